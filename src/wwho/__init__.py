@@ -1,0 +1,31 @@
+"""wwho: syllable-aware tokenizers for Indic scripts, and the byte-level tools around them.
+
+The public API is re-exported here; everything else is an implementation detail.
+"""
+
+from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
+from wwho.router import Script, TextSegment, join_segments, segment
+from wwho.schema import Schema, available_scripts, load_schema
+from wwho.syllables import Syllabifier, check_schema, syllabify
+from wwho import words
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CorpusError",
+    "SchemaError",
+    "Schema",
+    "Script",
+    "Syllabifier",
+    "TextSegment",
+    "TokenizerError",
+    "VocabError",
+    "WwhoError",
+    "available_scripts",
+    "check_schema",
+    "join_segments",
+    "load_schema",
+    "segment",
+    "syllabify",
+    "words",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from wwho.cli import main
+
+sys.exit(main())

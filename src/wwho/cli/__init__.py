@@ -1,0 +1,67 @@
+"""The ``wwho`` command line: one set of verbs for every tokenizer kind.
+
+``wwho train --kind K ...`` hands its arguments to the trainer of kind ``K``
+(``wwho.cli.train_<K>``); the other verbs live in one module each. This module only
+dispatches and turns :class:`wwho.WwhoError` into a one-line message and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from wwho.errors import WwhoError
+
+#: verb -> module implementing ``add_arguments(parser)`` and ``run(args) -> int``
+VERBS = {
+    "syllabify": ("wwho.cli.syllabify", "split text into orthographic syllables"),
+    "schema": ("wwho.cli.schema", "validate a script schema and check its grammar against its automaton"),
+}
+#: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
+TRAIN_KINDS: dict[str, str] = {}
+
+
+def _dispatch_train(argv: list[str]) -> int:
+    pre = argparse.ArgumentParser(prog="wwho train", add_help=False)
+    pre.add_argument("--kind", default="sgpe")
+    known, _ = pre.parse_known_args(argv)
+    if known.kind not in TRAIN_KINDS:
+        if "-h" in argv or "--help" in argv:
+            print(f"usage: wwho train --kind {{{','.join(TRAIN_KINDS) or 'none yet'}}} ... (see wwho train --kind K --help)")
+            return 0
+        raise WwhoError(f"unknown --kind {known.kind!r}; choose from: {', '.join(TRAIN_KINDS) or 'none yet'}")
+    module = importlib.import_module(TRAIN_KINDS[known.kind])
+    return module.main(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "train":
+            return _dispatch_train(argv[1:])
+        parser = argparse.ArgumentParser(prog="wwho", description="Syllable-aware tokenizers for Indic scripts.")
+        sub = parser.add_subparsers(dest="verb", metavar="VERB")
+        sub.add_parser("train", help="train a tokenizer (wwho train --kind K --help)")
+        for verb, (module_name, help_text) in VERBS.items():
+            module = importlib.import_module(module_name)
+            p = sub.add_parser(verb, help=help_text, description=help_text)
+            module.add_arguments(p)
+            p.set_defaults(run=module.run)
+        args = parser.parse_args(argv)
+        if not getattr(args, "run", None):
+            parser.print_help()
+            return 2
+        return int(args.run(args) or 0)
+    except WwhoError as exc:
+        print(f"wwho: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("wwho: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

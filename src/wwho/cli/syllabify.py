@@ -1,0 +1,28 @@
+"""``wwho syllabify``: print the syllables of a text (argument or stdin), one line per input line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from wwho.schema import available_scripts
+from wwho.syllables import Syllabifier
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="?", default="-", help="text to split, or - (default) to read standard input")
+    p.add_argument("--script", default="sinhala", help=f"bundled script ({', '.join(available_scripts())})")
+    p.add_argument("--schema", help="use a schema file of your own instead of --script")
+    p.add_argument("--leading-space", action="store_true", help="attach a space to the syllable after it")
+    p.add_argument("--json", action="store_true", help="print a JSON list of syllables per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(args.script)
+    lines = sys.stdin if args.text == "-" else [args.text]
+    for line in lines:
+        line = line.rstrip("\n")
+        tokens = syl.tokenize(line, args.leading_space)
+        print(json.dumps(tokens, ensure_ascii=False) if args.json else " | ".join(tokens))
+    return 0

@@ -1,0 +1,27 @@
+"""The exceptions wwho raises. Every error a user can cause is a :class:`WwhoError`.
+
+Each message names what is wrong and where (file, line, key, offset), so that a
+command-line user never has to read a traceback. Nothing here does any work.
+"""
+
+from __future__ import annotations
+
+
+class WwhoError(Exception):
+    """Base class of every error wwho raises on purpose."""
+
+
+class SchemaError(WwhoError, ValueError):
+    """A script schema is malformed (names the file and the offending key or state)."""
+
+
+class CorpusError(WwhoError, ValueError):
+    """A corpus file cannot be read or has a malformed line (names ``file:line``)."""
+
+
+class VocabError(WwhoError, ValueError):
+    """A vocabulary or tokenizer file is invalid (names the file and the problem)."""
+
+
+class TokenizerError(WwhoError, ValueError):
+    """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""

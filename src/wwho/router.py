@@ -1,0 +1,93 @@
+"""The code-switch router: split mixed text into runs of one script each.
+
+``segment(text)`` returns :class:`TextSegment` runs. A run of an Indic script starts
+with a character of one of that script's Unicode blocks (from its schema) and goes on
+through characters of those blocks, ZWJ/ZWNJ (which therefore never leave an Indic
+run) and the dandas U+0964/U+0965 (shared sentence punctuation, so a Sinhala sentence
+ending in a danda stays one run). Everything else — Latin, digits, punctuation, code,
+emoji, and scripts without a schema — is :attr:`Script.LATIN`.
+
+The space before an Indic run is moved out of the preceding Latin run into that run's
+``has_leading_space`` (a Latin run made only of that space disappears), which is the
+leading-space convention of the syllable layer. :func:`join_segments` restores the
+text exactly.
+
+The :class:`Script` enum has ``LATIN`` plus one member per bundled schema, so a new
+schema file adds a script here without code changes. The router does not tokenize.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from dataclasses import dataclass
+
+from wwho.errors import TokenizerError
+from wwho.schema import available_scripts, bundled_schema, char_class
+
+#: Characters that continue an Indic run of any script.
+JOINERS = "\u200c\u200d"
+SHARED_PUNCTUATION = "\u0964\u0965"
+
+Script = enum.Enum(  # type: ignore[misc]
+    "Script",
+    [("LATIN", "latin")] + [(name.upper(), name) for name in available_scripts()],
+    type=str,
+    module=__name__,
+)
+Script.__doc__ = "The script of a segment: LATIN (everything no schema claims) or a bundled Indic script."
+
+
+@dataclass(frozen=True)
+class TextSegment:
+    """A run of one script. ``has_leading_space``: a space preceded it in the input."""
+
+    text: str
+    script: Script
+    has_leading_space: bool = False
+
+    @property
+    def is_indic(self) -> bool:
+        return self.script is not Script.LATIN
+
+
+@functools.lru_cache(maxsize=None)
+def _run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
+    extra = {ord(c) for c in JOINERS + SHARED_PUNCTUATION}
+    groups = []
+    for name in scripts:
+        schema = bundled_schema(name)
+        block = set()
+        for first, last in ((b.first, b.last) for b in schema.blocks):
+            block.update(range(first, last + 1))
+        groups.append(f"(?P<{name}>{char_class(block)}{char_class(block | extra)}*)")
+    return re.compile("|".join(groups))
+
+
+def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSegment]:
+    """Split ``text`` into script runs; see the module docstring for the rules."""
+    if not isinstance(text, str):
+        raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+    names = tuple(available_scripts()) if scripts is None else tuple(scripts)
+    segments: list[TextSegment] = []
+    pos = 0
+    for m in _run_pattern(names).finditer(text):
+        leading = False
+        if m.start() > pos:
+            latin = text[pos:m.start()]
+            if latin.endswith(" "):
+                latin = latin[:-1]
+                leading = True
+            if latin:
+                segments.append(TextSegment(latin, Script.LATIN))
+        segments.append(TextSegment(m.group(), Script(m.lastgroup), leading))
+        pos = m.end()
+    if pos < len(text):
+        segments.append(TextSegment(text[pos:], Script.LATIN))
+    return segments
+
+
+def join_segments(segments: list[TextSegment]) -> str:
+    """The inverse of :func:`segment`: restores the moved spaces."""
+    return "".join((" " + s.text) if s.has_leading_space else s.text for s in segments)

@@ -1,0 +1,318 @@
+"""Script schemas: the data that tells the syllable engine how a script is written.
+
+A schema is a JSON file (format documented in ``docs/schemas.md``) holding character
+classes, a deterministic finite automaton over those classes, the same grammar in a
+compact notation, and the script's Unicode blocks. This module loads and validates
+schemas and compiles the grammar notation into a regular expression.
+
+It deliberately does not tokenize anything: :mod:`wwho.syllables` runs schemas.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wwho.errors import SchemaError
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA_FORMAT = "wwho-schema/1"
+
+#: Class label of every code point that no class lists.
+OTHER = "O"
+
+_LABEL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
+_CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A validated script schema. Build one with :func:`load_schema`."""
+
+    name: str
+    path: str
+    description: str
+    blocks: tuple[Block, ...]
+    word_chars: frozenset[int]
+    classes: dict[str, frozenset[int]]
+    class_names: dict[str, str]
+    grammar: str | None
+    start: str
+    transitions: dict[str, dict[str, str]]
+    accept_states: frozenset[str]
+    emit_states: frozenset[str]
+    class_of: dict[int, str] = field(repr=False)
+
+    def classify(self, ch: str) -> str:
+        """The class label of one character (``"O"`` when no class lists it)."""
+        return self.class_of.get(ord(ch), OTHER)
+
+    def script_chars(self) -> list[tuple[int, int]]:
+        """Code point ranges that belong to this script for word grouping and routing."""
+        ranges = [(b.first, b.last) for b in self.blocks]
+        ranges += [(cp, cp) for cp in sorted(self.word_chars)]
+        return ranges
+
+
+def available_scripts() -> list[str]:
+    """Names of the schemas bundled with wwho."""
+    return sorted(p.stem for p in SCHEMA_DIR.glob("*.json"))
+
+
+@functools.lru_cache(maxsize=None)
+def bundled_schema(name: str) -> Schema:
+    """Load a bundled schema by script name (cached)."""
+    path = SCHEMA_DIR / f"{name}.json"
+    if not path.is_file():
+        raise SchemaError(
+            f"unknown script {name!r}; bundled scripts: {', '.join(available_scripts())}"
+        )
+    return load_schema(path)
+
+
+def load_schema(path: str | Path) -> Schema:
+    """Read and validate a schema file; a problem raises :class:`SchemaError` naming the key."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SchemaError(f"{path}: no such schema file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    return parse_schema(data, source=str(path))
+
+
+def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
+    """Validate an already-parsed schema mapping (see :func:`load_schema`)."""
+
+    def fail(key: str, message: str) -> SchemaError:
+        return SchemaError(f"{source}: {key}: {message}")
+
+    if not isinstance(data, dict):
+        raise fail("(top level)", "a schema is a JSON object")
+    fmt = data.get("format", SCHEMA_FORMAT)
+    if fmt != SCHEMA_FORMAT:
+        raise fail("format", f"unsupported format {fmt!r}, expected {SCHEMA_FORMAT!r}")
+    for key in ("name", "char_classes", "start", "transitions", "accept_states"):
+        if key not in data:
+            raise fail(key, "required key is missing")
+    name = data["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise fail("name", f"must be a lowercase identifier, got {name!r}")
+
+    def codepoint(value: Any, key: str) -> int:
+        match = _CODEPOINT.match(value) if isinstance(value, str) else None
+        if not match:
+            raise fail(key, f"expected a code point like 'U+0D9A', got {value!r}")
+        cp = int(match.group(1), 16)
+        if cp > 0x10FFFF:
+            raise fail(key, f"code point {value!r} is beyond U+10FFFF")
+        return cp
+
+    # Character classes: each member is a code point or a [first, last] range.
+    raw_classes = data["char_classes"]
+    if not isinstance(raw_classes, dict) or not raw_classes:
+        raise fail("char_classes", "must be a non-empty object of class label -> members")
+    classes: dict[str, frozenset[int]] = {}
+    class_names: dict[str, str] = {}
+    class_of: dict[int, str] = {}
+    for label, spec in raw_classes.items():
+        key = f"char_classes.{label}"
+        if not _LABEL.match(label) or label == OTHER:
+            raise fail(key, f"class labels are identifiers starting with an uppercase letter, and {OTHER!r} is reserved for unlisted characters")
+        if isinstance(spec, list):
+            members, title = spec, label
+        elif isinstance(spec, dict) and isinstance(spec.get("members"), list):
+            members, title = spec["members"], str(spec.get("name", label))
+        else:
+            raise fail(key, "must be a list of members or an object with a 'members' list")
+        cps: set[int] = set()
+        for i, member in enumerate(members):
+            mkey = f"{key}[{i}]"
+            if isinstance(member, list):
+                if len(member) != 2:
+                    raise fail(mkey, "a range is [first, last]")
+                first, last = codepoint(member[0], mkey), codepoint(member[1], mkey)
+                if first > last:
+                    raise fail(mkey, f"range first {member[0]} is after last {member[1]}")
+                cps.update(range(first, last + 1))
+            else:
+                cps.add(codepoint(member, mkey))
+        if not cps:
+            raise fail(key, "class has no members")
+        for cp in cps:
+            if cp in class_of:
+                raise fail(key, f"U+{cp:04X} is also in class {class_of[cp]!r}; classes must not overlap")
+            class_of[cp] = label
+        classes[label] = frozenset(cps)
+        class_names[label] = title
+
+    # The automaton.
+    transitions_raw = data["transitions"]
+    if not isinstance(transitions_raw, dict) or not transitions_raw:
+        raise fail("transitions", "must be a non-empty object of state -> {class: next state}")
+    states = set(transitions_raw)
+    transitions: dict[str, dict[str, str]] = {}
+    for state, edges in transitions_raw.items():
+        key = f"transitions.{state}"
+        if not isinstance(edges, dict):
+            raise fail(key, "must be an object of class label -> next state")
+        for label, target in edges.items():
+            if label != OTHER and label not in classes:
+                raise fail(f"{key}.{label}", f"unknown class {label!r} (defined: {', '.join(classes)}, or {OTHER!r})")
+            if target not in states:
+                raise fail(f"{key}.{label}", f"unknown target state {target!r}; every state needs an entry in 'transitions' (use {{}} for none)")
+        transitions[state] = dict(edges)
+    start = data["start"]
+    if start not in states:
+        raise fail("start", f"unknown state {start!r}")
+
+    def state_set(key: str) -> frozenset[str]:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+            raise fail(key, "must be a list of state names")
+        for s in value:
+            if s not in states:
+                raise fail(key, f"unknown state {s!r}")
+        return frozenset(value)
+
+    accept_states = state_set("accept_states")
+    emit_states = state_set("emit_states")
+    if start in accept_states:
+        raise fail("accept_states", f"the start state {start!r} must not accept (it would accept the empty string)")
+    if not emit_states <= accept_states:
+        bad = sorted(emit_states - accept_states)
+        raise fail("emit_states", f"emit states must also be accept states: {bad}")
+
+    blocks: list[Block] = []
+    for i, block in enumerate(data.get("blocks", [])):
+        key = f"blocks[{i}]"
+        if not isinstance(block, dict) or not {"name", "first", "last"} <= set(block):
+            raise fail(key, "a block is {'name', 'first', 'last'}")
+        first, last = codepoint(block["first"], key), codepoint(block["last"], key)
+        if first > last:
+            raise fail(key, "first is after last")
+        blocks.append(Block(str(block["name"]), first, last))
+    word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
+
+    grammar = data.get("grammar")
+    if grammar is not None and not isinstance(grammar, str):
+        raise fail("grammar", "must be a string in the notation of docs/schemas.md")
+
+    schema = Schema(
+        name=name,
+        path=source,
+        description=str(data.get("description", "")),
+        blocks=tuple(blocks),
+        word_chars=word_chars,
+        classes=classes,
+        class_names=class_names,
+        grammar=grammar,
+        start=start,
+        transitions=transitions,
+        accept_states=accept_states,
+        emit_states=emit_states,
+        class_of=class_of,
+    )
+    if grammar is not None:
+        grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name
+    return schema
+
+
+# ---------------------------------------------------------------------------
+# Grammar notation -> regular expression
+# ---------------------------------------------------------------------------
+
+def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False) -> str:
+    """A regex character class for a set of code points, as ranges."""
+    parts: list[str] = []
+    cps = sorted(codepoints)
+    i = 0
+    while i < len(cps):
+        j = i
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
+            j += 1
+        lo, hi = _escape_cp(cps[i]), _escape_cp(cps[j])
+        parts.append(lo if i == j else f"{lo}-{hi}")
+        i = j + 1
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+def _escape_cp(cp: int) -> str:
+    return f"\\x{cp:02x}" if cp < 0x100 else (f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}")
+
+
+_GRAMMAR_TOKEN = re.compile(r"\s*(?:([A-Z][A-Za-z0-9_]*)|([()|?*+]))")
+
+
+def grammar_regex(schema: Schema, *, exclude: str = "") -> str:
+    """Translate the schema's grammar notation into a Python regex (no flags needed).
+
+    Class labels become character classes; ``O`` becomes "any character in no class",
+    minus the characters in ``exclude`` (the whitespace that the leading-space mode
+    keeps out of syllables). Groups become non-capturing.
+    """
+    grammar = schema.grammar
+    if grammar is None:
+        raise SchemaError(f"{schema.path}: grammar: the schema has no grammar")
+    every = set().union(*schema.classes.values()) | {ord(c) for c in exclude}
+    out: list[str] = []
+    pos = 0
+    depth = 0
+    prev_atom = False
+    while pos < len(grammar):
+        if grammar[pos:].strip() == "":
+            break
+        m = _GRAMMAR_TOKEN.match(grammar, pos)
+        if not m:
+            raise SchemaError(f"{schema.path}: grammar: unexpected {grammar[pos:].strip()[:10]!r} at offset {pos}")
+        label, op = m.groups()
+        pos = m.end()
+        if label:
+            if label == OTHER:
+                out.append(char_class(every, negate=True))
+            elif label in schema.classes:
+                out.append(char_class(schema.classes[label]))
+            else:
+                raise SchemaError(f"{schema.path}: grammar: unknown class {label!r} at offset {m.start(1)}")
+            prev_atom = True
+        elif op == "(":
+            out.append("(?:")
+            depth += 1
+            prev_atom = False
+        elif op == ")":
+            if depth == 0 or not prev_atom:
+                raise SchemaError(f"{schema.path}: grammar: unbalanced or empty group at offset {m.start(2)}")
+            depth -= 1
+            out.append(")")
+            prev_atom = True
+        elif op == "|":
+            if not prev_atom:
+                raise SchemaError(f"{schema.path}: grammar: empty alternative at offset {m.start(2)}")
+            out.append("|")
+            prev_atom = False
+        else:  # ? * +
+            if not prev_atom:
+                raise SchemaError(f"{schema.path}: grammar: {op!r} with nothing to repeat at offset {m.start(2)}")
+            out.append(op)
+    if depth or not prev_atom:
+        raise SchemaError(f"{schema.path}: grammar: incomplete expression (unclosed group or trailing operator)")
+    pattern = "".join(out)
+    try:
+        re.compile(pattern)
+    except re.error as exc:  # e.g. a doubled quantifier such as "C**"
+        raise SchemaError(f"{schema.path}: grammar: not a valid expression ({exc})") from None
+    return pattern
