@@ -1,0 +1,49 @@
+"""Small file helpers shared by every writer: atomic writes and JSON output.
+
+Every file wwho writes goes to a temporary file in the same directory and is renamed
+into place, so a killed run never leaves a torn file. Nothing here knows any format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; on success fsync and rename it to ``path``.
+
+    On any exception the temporary file is removed and ``path`` is left untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    binary = "b" in mode
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
+    """Write ``data`` as UTF-8 JSON (non-ASCII kept readable), atomically."""
+    with atomic_open(path, "w") as f:
+        json.dump(data, f, ensure_ascii=False, indent=indent)
+        f.write("\n")
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    with atomic_open(path, "wb") as f:
+        f.write(data)
