@@ -129,16 +129,24 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
     classes: dict[str, frozenset[int]] = {}
     class_names: dict[str, str] = {}
     class_of: dict[int, str] = {}
+    by_property: list[tuple[str, list[str]]] = []
     for label, spec in raw_classes.items():
         key = f"char_classes.{label}"
         if not _LABEL.match(label) or label == OTHER:
             raise fail(key, f"class labels are identifiers starting with an uppercase letter, and {OTHER!r} is reserved for unlisted characters")
         if isinstance(spec, list):
             members, title = spec, label
-        elif isinstance(spec, dict) and isinstance(spec.get("members"), list):
-            members, title = spec["members"], str(spec.get("name", label))
+        elif isinstance(spec, dict) and isinstance(spec.get("members", []), list):
+            members, title = spec.get("members", []), str(spec.get("name", label))
+            props = spec.get("properties", [])
+            if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
+                raise fail(f"{key}.properties", "must be a list of Unicode properties like 'InCB=Linker'")
+            if props:
+                by_property.append((label, props))
+            if not members and not props:
+                raise fail(key, "class has no members")
         else:
-            raise fail(key, "must be a list of members or an object with a 'members' list")
+            raise fail(key, "must be a list of members or an object with 'members' and/or 'properties'")
         cps: set[int] = set()
         for i, member in enumerate(members):
             mkey = f"{key}[{i}]"
@@ -151,7 +159,7 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
                 cps.update(range(first, last + 1))
             else:
                 cps.add(codepoint(member, mkey))
-        if not cps:
+        if not cps and not any(lbl == label for lbl, _ in by_property):
             raise fail(key, "class has no members")
         for cp in cps:
             if cp in class_of:
@@ -159,6 +167,21 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
             class_of[cp] = label
         classes[label] = frozenset(cps)
         class_names[label] = title
+
+    # Property-defined members come second: they take only code points that no explicit
+    # member list claims, and earlier classes win over later ones (so a class of "other
+    # scripts' viramas" can be listed before a class of "all other combining marks").
+    for label, props in by_property:
+        extra: set[int] = set()
+        for prop in props:
+            try:
+                extra |= _property_codepoints(prop)
+            except Exception as exc:  # regex raises its own error type for bad names
+                raise fail(f"char_classes.{label}.properties", f"unknown Unicode property {prop!r} ({exc})") from None
+        extra -= class_of.keys()
+        for cp in extra:
+            class_of[cp] = label
+        classes[label] = classes[label] | frozenset(extra)
 
     # The automaton.
     transitions_raw = data["transitions"]
@@ -230,6 +253,23 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
     if grammar is not None:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name
     return schema
+
+
+@functools.lru_cache(maxsize=None)
+def _property_codepoints(prop: str) -> frozenset[int]:
+    """Every code point with a Unicode property, e.g. ``InCB=Linker`` (via the ``regex`` module)."""
+    import regex  # only schemas that use properties pay for it
+
+    pattern = regex.compile(r"\p{%s}+" % prop)
+    cps: set[int] = set()
+    for m in pattern.finditer(_all_chars()):
+        cps.update(map(ord, m.group()))
+    return frozenset(cps)
+
+
+@functools.lru_cache(maxsize=1)
+def _all_chars() -> str:
+    return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
 
 
 # ---------------------------------------------------------------------------

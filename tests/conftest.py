@@ -1,0 +1,36 @@
+"""Shared test helpers: where the real data lives, and skipping cleanly when it is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+#: ../shared/data next to the repository (CI clones the repo beside shared/).
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CORPORA = DATA / "corpora"
+#: Set WWHO_FULL_CORPORA=1 to run corpus tests on whole files instead of slices.
+FULL = os.environ.get("WWHO_FULL_CORPORA") == "1"
+
+
+def corpus_files(*langs: str) -> list[Path]:
+    if not CORPORA.is_dir():
+        return []
+    return sorted(p for lang in langs for p in (CORPORA / lang).glob("*.txt"))
+
+
+def require_data(path: Path = DATA) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared data folder is needed for this test")
+    return path
+
+
+def read_slice(path: Path, max_bytes: int = 1_500_000) -> str:
+    """The whole file, or its first ``max_bytes`` (cut at a line end) unless WWHO_FULL_CORPORA=1."""
+    with open(path, encoding="utf-8") as f:
+        if FULL:
+            return f.read()
+        text = f.read(max_bytes)
+        rest = f.readline()
+    return text + rest

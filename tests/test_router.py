@@ -1,0 +1,76 @@
+"""The code-switch router (spec 001 section 3.1)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho import Script, TextSegment, join_segments, segment
+from wwho.errors import TokenizerError
+
+
+def test_script_enum_grows_with_schemas():
+    assert Script.LATIN.value == "latin"
+    assert Script("sinhala") is Script.SINHALA
+    assert Script("devanagari") is Script.DEVANAGARI
+
+
+def test_space_before_indic_run_moves_into_leading_space():
+    segs = segment("Hello ශ්‍රී ලංකාව and नमस्ते!")
+    assert segs == [
+        TextSegment("Hello", Script.LATIN),
+        TextSegment("ශ්‍රී", Script.SINHALA, True),
+        TextSegment("ලංකාව", Script.SINHALA, True),
+        TextSegment(" and", Script.LATIN),
+        TextSegment("नमस्ते", Script.DEVANAGARI, True),
+        TextSegment("!", Script.LATIN),
+    ]
+
+
+def test_zwj_and_zwnj_stay_inside_indic_runs():
+    segs = segment("ක්‍ය क्‌ष")
+    assert [s.text for s in segs] == ["ක්‍ය", "क्‌ष"]
+
+
+def test_dandas_count_as_indic_and_continue_a_sinhala_run():
+    segs = segment("ශ්‍රී। नमस्ते॥")
+    assert segs == [TextSegment("ශ්‍රී।", Script.SINHALA), TextSegment("नमस्ते॥", Script.DEVANAGARI, True)]
+
+
+def test_joiner_outside_indic_stays_latin():
+    assert segment("a\u200db") == [TextSegment("a\u200db", Script.LATIN)]
+
+
+def test_empty_and_only_space():
+    assert segment("") == []
+    assert segment(" ") == [TextSegment(" ", Script.LATIN)]
+    assert segment(" ක") == [TextSegment("ක", Script.SINHALA, True)]
+    assert segment("  ක") == [TextSegment(" ", Script.LATIN), TextSegment("ක", Script.SINHALA, True)]
+
+
+def test_non_str_is_a_clear_error():
+    with pytest.raises(TokenizerError):
+        segment(b"x")
+
+
+mixed = st.text(
+    alphabet=st.sampled_from(list("ශ්‍රීලංකාවනमस्ते।॥ab1 \t\n🙂\u200c\u200d.")), max_size=50
+)
+
+
+@given(mixed)
+@settings(max_examples=500, deadline=None)
+def test_rejoining_segments_gives_back_the_input(text):
+    segs = segment(text)
+    assert join_segments(segs) == text
+    for s in segs:
+        assert s.text  # never an empty segment
+        if s.has_leading_space:
+            assert s.is_indic
+
+
+@given(st.text(max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_rejoining_any_unicode(text):
+    assert join_segments(segment(text)) == text

@@ -1,0 +1,119 @@
+"""Schema loading and validation: every malformed schema names the file and the key."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from wwho import SchemaError, Syllabifier, load_schema
+from wwho.schema import SCHEMA_DIR, available_scripts, bundled_schema, parse_schema
+
+GOOD = {
+    "name": "toy",
+    "char_classes": {"C": ["U+0061", ["U+0062", "U+0063"]], "M": {"name": "mark", "members": ["U+0300"]}},
+    "grammar": "C M?",
+    "start": "S",
+    "transitions": {"S": {"C": "BASE"}, "BASE": {"M": "DONE"}, "DONE": {}},
+    "accept_states": ["BASE", "DONE"],
+    "emit_states": ["DONE"],
+}
+
+
+def write(tmp_path, data, name="toy.json"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_bundled_schemas_load_and_declare_blocks():
+    assert {"sinhala", "devanagari"} <= set(available_scripts())
+    for name in available_scripts():
+        schema = bundled_schema(name)
+        assert schema.blocks and schema.grammar
+        assert schema.start in schema.transitions
+
+
+def test_sinhala_classes_are_spec_000_sets():
+    s = bundled_schema("sinhala")
+    assert s.classes["C"] == frozenset(range(0x0D9A, 0x0DC7))
+    assert len(s.classes["C"]) == 45
+    assert len(s.classes["V"]) == 18
+    assert len(s.classes["P"]) == 19
+    assert s.classes["M"] == {0x0D82, 0x0D83}
+    assert s.classes["H"] == {0x0DCA}
+    assert s.classify("a") == "O"
+
+
+def test_good_toy_schema(tmp_path):
+    syl = Syllabifier.from_schema(write(tmp_path, GOOD))
+    assert syl.tokenize("ab\u0300c") == ["a", "b\u0300", "c"]
+
+
+def mutate(**changes):
+    data = copy.deepcopy(GOOD)
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key)
+        else:
+            data[key] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ("{not json", r"invalid JSON at line 1"),
+        (mutate(start=None), r"start: required key is missing"),
+        (mutate(start="NOPE"), r"start: unknown state 'NOPE'"),
+        (mutate(transitions={"S": {"C": "GONE"}}), r"transitions.S.C: unknown target state 'GONE'"),
+        (mutate(transitions={"S": {"Q": "S"}, "BASE": {}, "DONE": {}}), r"transitions.S.Q: unknown class 'Q'"),
+        (mutate(char_classes={"C": ["U+0061"], "M": ["U+0061"]}), r"char_classes.M: U\+0061 is also in class 'C'"),
+        (mutate(char_classes={"C": ["zz"]}), r"char_classes.C\[0\]: expected a code point"),
+        (mutate(char_classes={"C": [["U+0063", "U+0061"]]}), r"char_classes.C\[0\]: range first"),
+        (mutate(char_classes={"O": ["U+0061"]}), r"char_classes.O: class labels"),
+        (mutate(accept_states=["BASE", "NOWHERE"]), r"accept_states: unknown state 'NOWHERE'"),
+        (mutate(accept_states=["S", "BASE", "DONE"]), r"accept_states: the start state"),
+        (mutate(emit_states=["DONE", "BASE", "S"]), r"emit_states: emit states must also be accept states"),
+        (mutate(grammar="C (M"), r"grammar: incomplete expression"),
+        (mutate(grammar="C Q"), r"grammar: unknown class 'Q'"),
+        (mutate(grammar="C **"), r"grammar: "),
+        (mutate(name="Bad Name"), r"name: must be a lowercase identifier"),
+        (mutate(format="other/9"), r"format: unsupported format"),
+        (mutate(char_classes={"C": {"properties": ["NoSuchProperty=Yes"]}}), r"char_classes.C.properties: unknown Unicode property"),
+        ([], r"a schema is a JSON object"),
+    ],
+)
+def test_malformed_schema_names_file_and_key(tmp_path, data, message):
+    path = write(tmp_path, data)
+    with pytest.raises(SchemaError, match=message) as info:
+        load_schema(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_schema_file(tmp_path):
+    with pytest.raises(SchemaError, match="no such schema file"):
+        load_schema(tmp_path / "absent.json")
+
+
+def test_schema_without_grammar_uses_table_engine():
+    data = mutate(grammar=None)
+    syl = Syllabifier(parse_schema(data))
+    assert syl.engine == "table"
+    assert syl.tokenize("ab\u0300") == ["a", "b\u0300"]
+
+
+def test_cli_schema_check(capsys):
+    from wwho.cli import main
+
+    assert main(["schema", "check", str(SCHEMA_DIR / "sinhala.json"), "--max-length", "3"]) == 0
+    assert "grammar equals automaton" in capsys.readouterr().out
+
+
+def test_cli_schema_check_reports_a_grammar_that_disagrees(tmp_path, capsys):
+    from wwho.cli import main
+
+    path = write(tmp_path, mutate(grammar="C"))  # forgets the mark
+    assert main(["schema", "check", str(path), "--max-length", "2"]) == 1
+    assert "MISMATCH" in capsys.readouterr().out

@@ -1,0 +1,216 @@
+"""The syllable engine: spec 000 exactness for Sinhala, engine equivalence, edge cases."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spec000_reference as spec
+import wwho
+from wwho import Syllabifier, syllabify
+from wwho.errors import TokenizerError
+from wwho.schema import available_scripts, bundled_schema
+from wwho.syllables import check_schema
+
+SINHALA = Syllabifier.for_script("sinhala")
+
+# Two consonants, a vowel, HAL, ZWJ, two pili, anusvara, space, tab, newline, a Latin letter.
+ALPHABET = ["ක", "ර", "අ", "\u0dca", "\u200d", "ා", "ී", "ං", " ", "\t", "\n", "a"]
+
+
+def test_traced_example_of_spec_000_section_6():
+    text = "ශ්‍රී ලංකාව"
+    syllables = syllabify(text, "sinhala", leading_space=True)
+    assert syllables == ["ශ්‍රී", " ලං", "කා", "ව"]
+    assert wwho.words.segment_into_words(syllables) == [["ශ්‍රී"], [" ලං", "කා", "ව"]]
+
+
+@pytest.mark.parametrize("leading_space", [False, True])
+def test_sinhala_equals_spec_loop_on_every_short_string(leading_space):
+    for length in range(1, 5):
+        for chars in itertools.product(ALPHABET, repeat=length):
+            text = "".join(chars)
+            assert SINHALA.tokenize(text, leading_space) == spec.tokenize(text, leading_space), repr(text)
+
+
+sinhala_text = st.text(
+    alphabet=st.sampled_from(ALPHABET + ["ශ", "ෙ", "ඃ", "\u200c", "\r", "1", ".", "क", "🙂", "\u0dcf"]),
+    max_size=40,
+)
+
+
+@given(text=sinhala_text, leading_space=st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_sinhala_equals_spec_loop_hypothesis(text, leading_space):
+    assert SINHALA.tokenize(text, leading_space) == spec.tokenize(text, leading_space)
+    assert SINHALA.tokenize_table(text, leading_space) == spec.tokenize(text, leading_space)
+
+
+@given(text=st.text(max_size=60), leading_space=st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_any_unicode_equals_spec_loop_and_is_lossless(text, leading_space):
+    tokens = SINHALA.tokenize(text, leading_space)
+    assert tokens == spec.tokenize(text, leading_space)
+    assert "".join(tokens) == text
+
+
+# --- spec 000 section 7: the property table, one named test per row -------------------
+
+def test_hal_zwj_consonant_always_absorbed_as_one_unit():
+    assert syllabify("ක්‍ය") == ["ක්‍ය"]
+    assert syllabify("ශ්‍රී") == ["ශ්‍රී"]
+    assert syllabify("ක්‍ෂ්‍ර") == ["ක්‍ෂ්‍ර"]
+
+
+def test_hal_zwj_without_consonant_absorbed_not_split():
+    assert syllabify("ක්‍") == ["ක්‍"]
+    assert syllabify("ක්‍ a") == ["ක්‍", " ", "a"]
+    assert syllabify("ක්‍ා") == ["ක්‍ා"]  # a vowel sign may still follow the stopped conjunct
+
+
+def test_terminal_hal_absorbed_into_syllable():
+    assert syllabify("ත්") == ["ත්"]
+    assert syllabify("ත් ") == ["ත්", " "]
+    assert syllabify("ත්ං") == ["ත්ං"]
+
+
+def test_pili_cannot_start_a_token_except_as_orphan():
+    assert syllabify("ා") == ["ා"]
+    assert syllabify(" ාක", leading_space=True) == [" ා", "ක"]
+    assert syllabify("ං ං") == ["ං", " ", "ං"]
+
+
+def test_bare_zwj_is_not_dropped_but_passed_through():
+    assert syllabify("\u200d") == ["\u200d"]
+    assert syllabify("ක\u200dර") == ["ක", "\u200d", "ර"]
+
+
+def test_round_trip_lossless_every_character_in_exactly_one_token():
+    text = "ශ්‍රී ලංකාව \t\nabc  ක්‍ ා ං\u200d"
+    for ls in (False, True):
+        assert "".join(syllabify(text, leading_space=ls)) == text
+
+
+def test_linear_time_layer_1_on_a_long_run():
+    text = "ක්" * 50_000 + "ා" * 50_000
+    tokens = syllabify(text)
+    assert "".join(tokens) == text
+
+
+# --- whitespace rules of section 2.3 -----------------------------------------------------
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("  \t ක", [" ", " ", "\t", " ක"]),
+        ("\t\n ක", ["\t", "\n", " ක"]),
+        ("\t\nක", ["\t", "\n", "ක"]),
+        (" ක", [" ක"]),
+        ("\tක", ["\t", "ක"]),
+        ("ක ", ["ක", " "]),
+        ("ක  ", ["ක", " ", " "]),
+        ("a b", ["a", " b"]),
+        ("", []),
+    ],
+)
+def test_whitespace_table_of_section_2_3(text, tokens):
+    assert syllabify(text, leading_space=True) == tokens
+    assert spec.tokenize(text, True) == tokens
+
+
+def test_whitespace_without_leading_space_is_passthrough():
+    assert syllabify(" ක\t", leading_space=False) == [" ", "ක", "\t"]
+
+
+# --- engines, scripts, errors -------------------------------------------------------------
+
+@pytest.mark.parametrize("script", available_scripts())
+def test_generated_regex_equals_table_engine_exhaustively(script):
+    assert check_schema(bundled_schema(script), max_length=4) == []
+
+
+devanagari_text = st.text(
+    alphabet=st.sampled_from(
+        list("कखगषहअआइ\u093c\u094d\u093e\u093f\u0947\u0901\u0902\u0903\u0951\u200d\u200c।॥१ a\t\n")
+        + ["\u0306", "પ", "\u0acd", "🙂", "\u1cd0", "\u1cf5"]
+    ),
+    max_size=40,
+)
+
+
+@given(text=devanagari_text, leading_space=st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_devanagari_regex_equals_table_engine_hypothesis(text, leading_space):
+    syl = Syllabifier.for_script("devanagari")
+    assert syl.tokenize(text, leading_space) == syl.tokenize_table(text, leading_space)
+    assert "".join(syl.tokenize(text, leading_space)) == text
+
+
+@pytest.mark.parametrize(
+    "text, syllables",
+    [
+        ("नमस्ते", ["न", "म", "स्ते"]),
+        ("क्षत्रिय", ["क्ष", "त्रि", "य"]),
+        ("ज़िंदगी", ["ज़िं", "द", "गी"]),
+        ("हँसना", ["हँ", "स", "ना"]),
+        ("क्‍ष", ["क्‍ष"]),  # explicit half form with ZWJ stays one syllable
+        ("अंग्रेज़ी।", ["अं", "ग्रे", "ज़ी", "।"]),
+        ("विद्वान्", ["वि", "द्वा", "न्"]),
+    ],
+)
+def test_devanagari_known_syllables(text, syllables):
+    assert syllabify(text, "devanagari") == syllables
+
+
+def test_empty_input():
+    assert syllabify("") == []
+    assert syllabify("", "devanagari", leading_space=True) == []
+
+
+def test_lone_surrogates_pass_through():
+    text = "ක\ud800ා\udfff"
+    assert "".join(syllabify(text)) == text
+    assert syllabify(text) == spec.tokenize(text)
+
+
+@pytest.mark.parametrize("bad", [None, b"bytes", 42, ["list"]])
+def test_non_str_input_is_a_clear_error(bad):
+    with pytest.raises(TokenizerError, match="expected text as str"):
+        syllabify(bad)
+
+
+def test_unknown_script_is_a_clear_error():
+    with pytest.raises(wwho.SchemaError, match="unknown script 'klingon'.*sinhala"):
+        syllabify("x", "klingon")
+
+
+def test_engine_choice_is_explicit():
+    assert Syllabifier.for_script("sinhala").engine == "regex"
+    table = Syllabifier(bundled_schema("sinhala"), engine="table")
+    assert table.tokenize("ශ්‍රී ලංකාව", True) == ["ශ්‍රී", " ලං", "කා", "ව"]
+    with pytest.raises(ValueError):
+        Syllabifier(bundled_schema("sinhala"), engine="fast")
+
+
+def test_no_accept_state_reached_emits_first_character_alone(tmp_path):
+    # A schema whose walk can start (A -> MID) but only accepts after "A B": "A" alone is
+    # not a syllable, so it must come out as a single character, explicitly, not be lost.
+    import json
+
+    schema = {
+        "name": "toy",
+        "char_classes": {"A": ["U+0061"], "B": ["U+0062"]},
+        "grammar": "A B",
+        "start": "S",
+        "transitions": {"S": {"A": "MID"}, "MID": {"B": "END"}, "END": {}},
+        "accept_states": ["END"],
+    }
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(schema))
+    for engine in ("regex", "table"):
+        syl = Syllabifier.from_schema(path, engine=engine)
+        assert syl.tokenize("aab") == ["a", "ab"]
+        assert syl.tokenize("aac") == ["a", "a", "c"]
