@@ -1,0 +1,74 @@
+"""Syllabification speed: wwho vs regex \\X vs a per-character transcription of spec 000's loop.
+
+    python benchmarks/bench_syllables.py [FILE ...] [--repeat N]
+
+Default input: the Sinhala news in ../shared/data/corpora/si/ (news-*.txt). Prints MB/s
+(UTF-8 megabytes, 10^6) for each method on the same text in one run, and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import regex
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the spec-000 transcription lives with the tests
+import spec000_reference  # noqa: E402
+
+from wwho import Syllabifier  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "corpora"
+
+
+def best_of(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*", type=Path)
+    ap.add_argument("--script", default="sinhala")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--spec-mb", type=float, default=10.0, help="MB of text for the slow spec loop (default 10)")
+    args = ap.parse_args()
+    files = args.files or sorted((DATA / "si").glob("news-*.txt"))
+    if not files:
+        sys.exit(f"no input: pass files, or provide {DATA}/si/news-*.txt")
+    text = "".join(p.read_text(encoding="utf-8") for p in files)
+    mb = len(text.encode()) / 1e6
+    syl = Syllabifier.for_script(args.script)
+    print(f"input: {', '.join(p.name for p in files)}: {mb:.1f} MB, {len(text):,} characters, script {args.script}")
+    rows = []
+    for name, fn in [
+        ("wwho.syllabify (leading_space=True)", lambda: syl.tokenize(text, True)),
+        ("wwho.syllabify (leading_space=False)", lambda: syl.tokenize(text, False)),
+        ("regex.findall(r'\\X')", lambda: regex.findall(r"\X", text)),
+    ]:
+        seconds, out = best_of(fn, args.repeat)
+        rows.append((name, mb / seconds, len(out)))
+    # The spec loop is pure Python per character: time it on a prefix only.
+    prefix = text.encode()[: int(args.spec_mb * 1e6)].decode("utf-8", "ignore")
+    pmb = len(prefix.encode()) / 1e6
+    if args.script == "sinhala":
+        seconds, out = best_of(lambda: spec000_reference.tokenize(prefix, True), 1)
+        rows.append((f"spec 000 loop, per character ({pmb:.0f} MB)", pmb / seconds, len(out)))
+    seconds, out = best_of(lambda: syl.tokenize_table(prefix, True), 1)
+    rows.append((f"wwho table engine ({pmb:.0f} MB)", pmb / seconds, len(out)))
+    base = rows[2][1]
+    header = ("method", "MB/s", "vs \\X", "tokens")
+    print(f"{header[0]:44} {header[1]:>8} {header[2]:>7} {header[3]:>12}")
+    for name, speed, count in rows:
+        print(f"{name:44} {speed:8.2f} {speed / base:7.2f} {count:12,}")
+
+
+if __name__ == "__main__":
+    main()
