@@ -1,0 +1,219 @@
+"""Settings of a binary training run: defaults < ``config.toml`` < command-line flags.
+
+A config file is flat TOML whose keys are the long flag names with ``_`` or ``-``
+(``vocab_size = 4096``, ``mode = "random"``, ``ext = ["so", "gz"]``), plus ``inputs``
+(list of paths) and ``output``; relative paths in it are relative to the file. Sizes
+may be integers or strings with a binary suffix (``"4k"``, ``"16MiB"``). Unknown keys
+and wrong types are errors that name the file and the key.
+
+What this module deliberately does not do: parse ``argv`` (``wwho.cli.train_binary``)
+or run anything.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wwho.binary.ingest import MODES, IngestOptions, OptionError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class ConfigError(OptionError):
+    """A config file or flag value is invalid (names the file or flag, and the key)."""
+
+
+_SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+
+
+def parse_size(value: Any, where: str) -> int:
+    """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and (m := _SIZE.fullmatch(value)):
+        return int(m.group(1)) << (10 * " kmgt".index(m.group(2).lower() or " "))
+    raise ConfigError(f"{where}: expected a size such as 4096, 4k or 16MiB, got {value!r}")
+
+
+def parse_hex(value: Any, where: str) -> bytes:
+    """``"0a"``, ``"0d0a"``, ``"0x00"``, ``"0d 0a"`` -> bytes; at least one byte."""
+    text = value.strip() if isinstance(value, str) else None
+    if text and text[:2].lower() == "0x":
+        text = text[2:]
+    try:
+        data = bytes.fromhex(text) if text else b""
+    except ValueError:
+        data = b""
+    if not data:
+        raise ConfigError(f"{where}: expected hex bytes such as 0a or 0d0a, got {value!r}")
+    return data
+
+
+def _int(value: Any, where: str, low: int | None = None) -> int:
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if low is not None and value < low:
+        raise ConfigError(f"{where}: must be >= {low}, got {value}")
+    return value
+
+
+def _float(value: Any, where: str) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _mode(value: Any, where: str) -> str:
+    if value not in MODES:
+        raise ConfigError(f"{where}: expected one of {', '.join(MODES)}, got {value!r}")
+    return value
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _str_list(value: Any, where: str) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"{where}: expected a string or a list of strings, got {value!r}")
+    return items
+
+
+def _exts(value: Any, where: str) -> tuple[str, ...]:
+    exts = [e.strip() for item in _str_list(value, where) for e in item.split(",")]
+    if not all(exts):
+        raise ConfigError(f"{where}: empty extension in {value!r}")
+    return tuple(exts)
+
+
+# key -> converter(value, where) that checks and normalises a value from TOML or argv
+_KEYS: dict[str, Callable[[Any, str], Any]] = {
+    "inputs": _str_list,
+    "output": _str,
+    "pretty": _bool,
+    "vocab_size": lambda v, w: _int(parse_size(v, w), w, 1),
+    "min_frequency": lambda v, w: _int(v, w, 0),
+    "max_token_length": lambda v, w: _int(v, w, 1),
+    "mode": _mode,
+    "window_bytes": lambda v, w: _int(parse_size(v, w), w, 1),
+    "min_exp": lambda v, w: _int(v, w, 0),
+    "max_exp": lambda v, w: _int(v, w, 0),
+    "delimiter_hex": parse_hex,
+    "max_docs": lambda v, w: _int(v, w, 1),
+    "max_docs_per_file": lambda v, w: _int(v, w, 1),
+    "sample_rate": _float,
+    "seed": _int,
+    "follow_symlinks": _bool,
+    "ext": _exts,
+    "max_file_size": lambda v, w: _int(parse_size(v, w), w, 1),
+    "standard_specials": _bool,
+    "mask": _bool,
+    "unk": _bool,
+    "reserve": lambda v, w: _int(v, w, 0),
+    "template": _bool,
+    "pad_to_power_of_two": _bool,
+    "threads": lambda v, w: _int(v, w, 1),
+    "progress": _bool,
+}
+_TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_specials", "mask", "unk", "reserve",
+               "template", "pad_to_power_of_two", "threads", "progress")
+DEFAULTS: dict[str, Any] = {
+    "inputs": [], "output": None, "pretty": False,
+    "vocab_size": 32768, "min_frequency": 1024, "max_token_length": None,
+    "mode": "fixed", "window_bytes": 4096, "min_exp": 3, "max_exp": 14, "delimiter_hex": None,
+    "max_docs": None, "max_docs_per_file": None, "sample_rate": 1.0, "seed": 0,
+    "follow_symlinks": False, "ext": (), "max_file_size": None,
+    "standard_specials": True, "mask": True, "unk": True, "reserve": 128, "template": False,
+    "pad_to_power_of_two": True, "threads": None, "progress": True,
+}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a training run needs, validated."""
+
+    inputs: list[Path]
+    output: Path
+    pretty: bool
+    ingest: IngestOptions
+    train: dict[str, Any]  # keyword arguments of wwho.binary.train.train_from_counts
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """Read and check a TOML config file; paths in it are made relative to its directory."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 at byte {exc.start}") from None
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = key.replace("-", "_")
+        if name not in _KEYS:
+            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
+        values[name] = _KEYS[name](value, f"{path}: key {key!r}")
+    base = path.parent
+    if "inputs" in values:
+        values["inputs"] = [str(base / p) for p in values["inputs"]]
+    if "output" in values:
+        values["output"] = str(base / values["output"])
+    return values
+
+
+def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunConfig:
+    """Merge defaults, the config file and the flags that were given (not None, not empty)."""
+    values = dict(DEFAULTS)
+    if config is not None:
+        values.update(load_config(config))
+    for key, value in flags.items():
+        if key not in _KEYS:
+            raise ConfigError(f"unknown option {key!r}")
+        if value is None or (key in ("inputs", "ext") and not value):
+            continue
+        values[key] = _KEYS[key](value, "--" + key.replace("_", "-"))
+    if not values["inputs"]:
+        raise ConfigError("no inputs: give INPUT paths or `inputs = [...]` in the config file")
+    if not values["output"]:
+        raise ConfigError("no output: give -o tokenizer.json or `output = \"...\"` in the config file")
+    output = Path(values["output"])
+    if output.is_dir():
+        raise ConfigError(f"{output}: output is a directory; give a file name such as {output / 'tokenizer.json'}")
+    ingest = IngestOptions(
+        mode=values["mode"], window_bytes=values["window_bytes"], min_exp=values["min_exp"],
+        max_exp=values["max_exp"], delimiter=values["delimiter_hex"], max_docs=values["max_docs"],
+        max_docs_per_file=values["max_docs_per_file"], sample_rate=values["sample_rate"], seed=values["seed"],
+        follow_symlinks=values["follow_symlinks"], extensions=tuple(values["ext"]),
+        max_file_size=values["max_file_size"])
+    return RunConfig(inputs=[Path(p) for p in values["inputs"]], output=output, pretty=values["pretty"],
+                     ingest=ingest, train={k: values[k] for k in _TRAIN_KEYS})

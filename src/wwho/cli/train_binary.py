@@ -1,0 +1,99 @@
+"""``wwho train --kind binary INPUT... -o tokenizer.json``: train a byte-native BPE tokenizer.
+
+Flags override ``--config config.toml``, which overrides the defaults. Everything is
+checked before the first file is read, and the output is written atomically at the
+end, so a failed run leaves no file behind. The work is done by ``wwho.binary``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from wwho.binary.config import resolve
+from wwho.binary.ingest import MODES, count_windows
+from wwho.binary.io import save
+from wwho.binary.train import check_options, train_from_counts
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="wwho train --kind binary",
+        description="Train a byte-level BPE tokenizer for arbitrary binary files with HF tokenizers. "
+                    "Writes a standard tokenizer.json. Sizes accept k/M/G suffixes (binary).")
+    p.add_argument("--kind", help=argparse.SUPPRESS)
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files and directories to train on")
+    p.add_argument("-o", "--output", help="tokenizer.json to write")
+    p.add_argument("--config", help="TOML file with any of these options (flags override it)")
+    p.add_argument("--pretty", action="store_true", default=None, help="indent the JSON")
+
+    g = p.add_argument_group("training")
+    g.add_argument("--vocab-size", help="total vocabulary incl. special tokens, before padding (default 32768)")
+    g.add_argument("--min-frequency", help="stop merging when the best pair occurs fewer times (default 1024)")
+    g.add_argument("--max-token-length", help="longest token in bytes (default: no limit)")
+    g.add_argument("--threads", help="threads for the HF trainer (default: all cores)")
+    _switch(g, "progress", "progress bars on stderr (default on)", on="--progress", off="--no-progress")
+
+    g = p.add_argument_group("special tokens")
+    _switch(g, "standard_specials", "<|start|> <|end|> <|sep|> <|cls|> <|pad|> (default on)",
+            on="--with-standard-specials", off="--no-standard-specials")
+    _switch(g, "mask", "<|mask|> (default on)", on="--with-mask", off="--no-mask")
+    _switch(g, "unk", "<|unk|> (default on)", on="--with-unk", off="--no-unk")
+    g.add_argument("--reserve", metavar="N", help="<|reserved:0|>..<|reserved:N-1|> placeholders (default 128)")
+    _switch(g, "template", "post-processor <|start|> $A <|end|> / <|start|> $A <|sep|> $B <|end|> (default off)",
+            on="--with-template", off="--no-template")
+    _switch(g, "pad_to_power_of_two", "pad the total vocabulary to a power of two with reserved tokens "
+            "(default on)", on="--pad-to-power-of-two", off="--no-pad")
+
+    g = p.add_argument_group("input files")
+    _switch(g, "follow_symlinks", "follow symlinks inside directories (default off)",
+            on="--follow-symlinks", off="--no-follow-symlinks")
+    g.add_argument("--ext", action="append", help="only files inside directories ending with these extensions "
+                   "(repeat or comma-separate: --ext so,gz)")
+    g.add_argument("--max-file-size", help="skip files larger than this (default: no limit)")
+
+    g = p.add_argument_group("windows")
+    g.add_argument("--mode", choices=MODES, help="file: whole files; fixed: --window-bytes pieces (default); "
+                   "random: 2^min-exp..2^max-exp bytes; delim: pieces ending at --delimiter-hex")
+    g.add_argument("--window-bytes", help="fixed window size; longest piece in delim mode (default 4096)")
+    g.add_argument("--min-exp", help="random mode: smallest window 2^N bytes (default 3)")
+    g.add_argument("--max-exp", help="random mode: largest window 2^N bytes (default 14)")
+    g.add_argument("--delimiter-hex", help="delim mode: delimiter bytes in hex, e.g. 0a or 0d0a")
+
+    g = p.add_argument_group("sampling (bounds memory)")
+    g.add_argument("--max-docs", help="keep a uniform random sample of at most N windows in total")
+    g.add_argument("--max-docs-per-file", help="keep at most N windows of each file (uniform random)")
+    g.add_argument("--sample-rate", help="keep each window with this probability (default 1.0)")
+    g.add_argument("--seed", help="seed for random windows and sampling (default 0)")
+    return p
+
+
+def _switch(g: argparse._ArgumentGroup, dest: str, help_text: str, *, on: str, off: str) -> None:
+    g.add_argument(on, dest=dest, action="store_true", default=None, help=help_text)
+    g.add_argument(off, dest=dest, action="store_false", default=None, help=argparse.SUPPRESS)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config")}
+    run = resolve(flags, args.config)
+    check_options(**run.train)  # fail on a bad vocabulary size before reading any input
+
+    progress = run.train["progress"]
+    started = time.perf_counter()
+    counted = count_windows(run.inputs, run.ingest, progress=progress)
+    st = counted.stats
+    read_s = time.perf_counter() - started
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(st.skipped.items())) or "none"
+    print(f"read {st.bytes_read:,} bytes from {st.files:,} files in {read_s:.1f}s (skipped: {skipped}); "
+          f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct", file=sys.stderr)
+
+    tokenizer = train_from_counts(counted.counts, **run.train)
+    del counted
+    save(tokenizer, run.output, pretty=run.pretty)
+    total = tokenizer.get_vocab_size(with_added_tokens=True)
+    model = tokenizer.get_vocab_size(with_added_tokens=False)
+    print(f"wrote {run.output}: {total:,} tokens = 256 bytes + {model - 256:,} merges + {total - model:,} special "
+          f"({time.perf_counter() - started:.1f}s)", file=sys.stderr)
+    return 0
