@@ -19,7 +19,7 @@ VERBS = {
     "schema": ("wwho.cli.schema", "validate a script schema and check its grammar against its automaton"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
-TRAIN_KINDS: dict[str, str] = {}
+TRAIN_KINDS: dict[str, str] = {"binary": "wwho.cli.train_binary"}
 
 
 def _dispatch_train(argv: list[str]) -> int:
