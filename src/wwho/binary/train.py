@@ -39,6 +39,7 @@ UNK = "<|unk|>"
 TEMPLATE_SINGLE = "<|start|> $A <|end|>"
 TEMPLATE_PAIR = "<|start|> $A <|sep|> $B <|end|>"
 _FEED_BATCH = 1024
+_MAX_PAIR_COUNT = 2**31 - 1  # HF BpeTrainer keeps pair counts in an i32
 
 
 def reserved(i: int) -> str:
@@ -119,6 +120,10 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                           template=template, threads=threads)
     if not counts:
         raise VocabError("nothing to train on: no windows were counted")
+    pairs = sum(n * (len(w) - 1) for w, n in counts.items())
+    if pairs > _MAX_PAIR_COUNT:
+        raise OptionError(f"{pairs:,} byte pairs to count: HF's trainer counts pairs in 32-bit integers, which "
+                          "could overflow; sample fewer windows (--max-docs, --sample-rate, --max-docs-per-file)")
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(names), min_frequency=min_frequency,
                                   show_progress=progress, initial_alphabet=ALPHABET,
                                   max_token_length=max_token_length)

@@ -1,0 +1,297 @@
+"""Ingestion: the walk, each chunk mode, each sampling option and cap, determinism, errors.
+
+Expected values come from small hand-made trees and hand-written byte strings; the
+delimiter splitter is also checked against a naive whole-buffer splitter with
+hypothesis, with tiny read blocks so that delimiters straddle block boundaries.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho.binary import ingest
+from wwho.binary.config import ConfigError, parse_hex
+from wwho.binary.ingest import IngestOptions, IngestStats, OptionError, count_windows, iter_files, iter_windows
+from wwho.errors import CorpusError
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    write(root / "b.bin", b"BBBB")
+    write(root / "a.bin", b"AAAAAAAA")
+    write(root / "sub" / "c.so", b"CC")
+    write(root / "sub" / "empty.bin", b"")
+    write(root / ".git" / "HEAD", b"ref: refs/heads/main")
+    write(root / ".DS_Store", b"junk")
+    write(tmp_path / "outside" / "d.bin", b"DDD")
+    os.symlink(tmp_path / "outside" / "d.bin", root / "link.bin")
+    os.symlink(tmp_path / "outside", root / "linkdir")
+    return root
+
+
+def names(paths, **opts) -> list[str]:
+    return [key for _, key in iter_files(paths, IngestOptions(**opts))]
+
+
+def windows_of(data: bytes, seed: int = 0, **opts) -> list[bytes]:
+    return list(iter_windows(io.BytesIO(data), IngestOptions(**opts), random.Random(seed)))
+
+
+# --- walking ---------------------------------------------------------------------------------------
+
+def test_walk_order_and_skips(tree):
+    stats = IngestStats()
+    found = [key for _, key in iter_files([tree], stats=stats)]
+    assert found == ["a.bin", "b.bin", "sub/c.so"]  # sorted, depth first
+    assert stats.skipped == {".git": 1, ".DS_Store": 1, "empty": 1, "symlink": 2}
+
+
+def test_follow_symlinks_includes_linked_files_and_dirs(tree):
+    assert names([tree], follow_symlinks=True) == ["a.bin", "b.bin", "link.bin", "linkdir/d.bin", "sub/c.so"]
+
+
+def test_symlink_loop_is_not_followed_forever(tmp_path):
+    write(tmp_path / "d" / "x.bin", b"x")
+    os.symlink(tmp_path / "d", tmp_path / "d" / "loop")
+    stats = IngestStats()
+    found = [k for _, k in iter_files([tmp_path / "d"], IngestOptions(follow_symlinks=True), stats=stats)]
+    assert found == ["x.bin"] and stats.skipped == {"symlink loop": 1}
+
+
+def test_named_inputs_are_used_in_the_given_order_even_through_symlinks(tree):
+    assert names([tree / "sub" / "c.so", tree / "link.bin", tree / "a.bin"]) == ["c.so", "link.bin", "a.bin"]
+
+
+def test_extension_filter_applies_inside_directories(tree):
+    assert names([tree], extensions=("so",)) == ["sub/c.so"]
+    assert names([tree], extensions=(".SO", "bin")) == ["a.bin", "b.bin", "sub/c.so"]
+    assert names([tree / "a.bin"], extensions=("so",)) == ["a.bin"]  # named explicitly: always read
+
+
+def test_max_file_size_skips_larger_files(tree):
+    stats = IngestStats()
+    found = [k for _, k in iter_files([tree], IngestOptions(max_file_size=4), stats=stats)]
+    assert found == ["b.bin", "sub/c.so"] and stats.skipped["larger than max_file_size"] == 1
+
+
+# --- chunk modes -----------------------------------------------------------------------------------
+
+def test_fixed_mode_cuts_consecutive_windows():
+    assert windows_of(b"0123456789", window_bytes=4) == [b"0123", b"4567", b"89"]
+    assert windows_of(b"0123", window_bytes=4) == [b"0123"]
+
+
+def test_file_mode_gives_whole_files_and_counts_duplicates(tmp_path):
+    write(tmp_path / "x" / "1", b"same content")
+    write(tmp_path / "x" / "2", b"same content")
+    write(tmp_path / "x" / "3", b"other" * 2000)
+    counted = count_windows([tmp_path / "x"], IngestOptions(mode="file"))
+    assert counted.counts == {b"same content": 2, b"other" * 2000: 1}
+
+
+def test_identical_windows_are_aggregated(tmp_path):
+    write(tmp_path / "f", b"abcd" * 5 + b"xy")
+    counted = count_windows([tmp_path / "f"], IngestOptions(window_bytes=4))
+    assert counted.counts == {b"abcd": 5, b"xy": 1}
+    assert counted.stats.windows_seen == 6 and counted.stats.distinct == 2 and counted.total == 6
+
+
+def test_random_mode_sizes_stay_in_range_and_concatenate_to_the_file():
+    data = bytes(range(256)) * 800
+    wins = windows_of(data, min_exp=3, max_exp=10, mode="random")
+    assert b"".join(wins) == data
+    assert all(8 <= len(w) <= 1024 for w in wins[:-1])
+    sizes = {len(w) for w in wins[:-1]}
+    assert min(sizes) < 64 and max(sizes) > 512  # log-uniform: both scales appear
+    assert windows_of(data, min_exp=5, max_exp=5, mode="random") == windows_of(data, window_bytes=32)
+
+
+def test_random_mode_is_seeded(tmp_path):
+    write(tmp_path / "f", bytes(range(256)) * 200)
+    one = count_windows([tmp_path / "f"], IngestOptions(mode="random", seed=1)).counts
+    again = count_windows([tmp_path / "f"], IngestOptions(mode="random", seed=1)).counts
+    other = count_windows([tmp_path / "f"], IngestOptions(mode="random", seed=2)).counts
+    assert list(one.items()) == list(again.items())
+    assert one != other
+
+
+def test_a_files_random_windows_do_not_depend_on_other_files(tmp_path):
+    write(tmp_path / "t" / "b", bytes(range(256)) * 100)
+    alone = count_windows([tmp_path / "t"], IngestOptions(mode="random", seed=3)).counts
+    write(tmp_path / "t" / "a", os.urandom(5000))
+    write(tmp_path / "t" / "c", os.urandom(5000))
+    together = count_windows([tmp_path / "t"], IngestOptions(mode="random", seed=3)).counts
+    assert all(together[w] >= n for w, n in alone.items())
+
+
+def test_delim_mode_ends_pieces_after_each_delimiter():
+    assert windows_of(b"ab\ncd\n\nxyz", mode="delim", delimiter=b"\n") == [b"ab\n", b"cd\n", b"\n", b"xyz"]
+    assert windows_of(b"a\r\nb\r\n", mode="delim", delimiter=b"\r\n") == [b"a\r\n", b"b\r\n"]
+    # pieces longer than window_bytes are cut into window_bytes pieces, from the piece's start
+    assert windows_of(b"abcdefg\nhi", mode="delim", delimiter=b"\n", window_bytes=3) == [
+        b"abc", b"def", b"g\n", b"hi"]
+
+
+def naive_delim(data: bytes, delim: bytes, limit: int) -> list[bytes]:
+    out, start = [], 0
+    while start < len(data):
+        j = data.find(delim, start)
+        end = len(data) if j < 0 else j + len(delim)
+        out += [data[c:min(c + limit, end)] for c in range(start, end, limit)]
+        start = end
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"ba"]), max_size=60).map(b"".join),
+       delim=st.sampled_from([b"\n", b"ab", b"aab", b"ba\n"]), limit=st.integers(1, 9), block=st.integers(1, 7))
+def test_delim_streaming_equals_whole_buffer_split(data, delim, limit, block):
+    saved, ingest._BLOCK = ingest._BLOCK, block  # tiny reads: delimiters straddle block boundaries
+    try:
+        got = windows_of(data, mode="delim", delimiter=delim, window_bytes=limit)
+    finally:
+        ingest._BLOCK = saved
+    assert got == naive_delim(data, delim, limit)
+
+
+# --- sampling and caps -----------------------------------------------------------------------------
+
+@pytest.fixture
+def many(tmp_path: Path) -> Path:
+    """Three files of 400, 100 and 5 distinct 8-byte windows."""
+    for name, n in (("a", 400), ("b", 100), ("c", 5)):
+        write(tmp_path / "many" / name, b"".join(f"{name}{i:07d}".encode() for i in range(n)))
+    return tmp_path / "many"
+
+
+def opts(**kw) -> IngestOptions:
+    return IngestOptions(window_bytes=8, **kw)
+
+
+def test_sample_rate_keeps_a_seeded_subset_of_about_that_fraction(many):
+    full = count_windows([many], opts()).counts
+    half = count_windows([many], opts(sample_rate=0.5, seed=4)).counts
+    assert set(half) < set(full)
+    assert 200 < sum(half.values()) < 310  # Binomial(505, 0.5); fixed seed, so not flaky
+    assert count_windows([many], opts(sample_rate=0.5, seed=4)).counts == half
+    assert count_windows([many], opts(sample_rate=0.5, seed=5)).counts != half
+
+
+def test_max_docs_per_file_caps_each_file(many):
+    counted = count_windows([many], opts(max_docs_per_file=20, seed=1))
+    by_file = {name: sum(1 for w in counted.counts if w[:1] == name.encode()) for name in "abc"}
+    assert by_file == {"a": 20, "b": 20, "c": 5}
+    a_windows = [w for w in counted.counts if w.startswith(b"a")]
+    assert a_windows == sorted(a_windows)  # kept in file order
+    assert max(int(w[1:]) for w in a_windows) > 200  # a random sample, not the first 20
+
+
+def test_max_docs_caps_the_total_with_a_uniform_sample(many):
+    counted = count_windows([many], opts(max_docs=50, seed=2))
+    assert counted.total == 50 and counted.stats.windows_seen == 505
+    full = count_windows([many], opts()).counts
+    assert set(counted.counts) <= set(full)
+    assert {w[:1] for w in counted.counts} >= {b"a", b"b"}  # not just the first file
+
+
+def test_caps_combine_in_the_documented_order(many):
+    counted = count_windows([many], opts(sample_rate=0.5, max_docs_per_file=30, max_docs=40, seed=9))
+    st_ = counted.stats
+    assert st_.windows_seen == 505
+    assert st_.windows_sampled <= 30 + 30 + 5
+    assert counted.total == st_.windows_counted == 40
+
+
+def test_same_seed_same_counts_in_the_same_order(many):
+    o = opts(sample_rate=0.7, max_docs_per_file=50, max_docs=60, seed=11)
+    assert list(count_windows([many], o).counts.items()) == list(count_windows([many], o).counts.items())
+
+
+def test_memory_is_bounded_by_the_caps_not_the_input(tmp_path):
+    big = write(tmp_path / "big.bin", random.Random(0).randbytes(8 << 20))
+    tracemalloc.start()
+    try:
+        counted = count_windows([big], IngestOptions(max_docs=8, window_bytes=4096))
+        _, capped_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        uncapped = count_windows([big], IngestOptions(window_bytes=4096))
+        _, full_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert counted.total == 8 and uncapped.total == 2048
+    assert capped_peak < 1 << 20  # 8 windows of 4 KiB and bookkeeping, not 8 MiB
+    assert full_peak > 8 << 20  # the same measurement does see an uncapped corpus
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+def test_missing_input_is_a_corpus_error(tmp_path):
+    with pytest.raises(CorpusError, match="nope.bin: no such file"):
+        count_windows([tmp_path / "nope.bin"])
+
+
+def test_unreadable_file_is_a_corpus_error(tmp_path, monkeypatch):
+    secret = write(tmp_path / "d" / "secret.bin", b"data")
+    secret.chmod(0)
+    try:
+        if os.access(secret, os.R_OK):  # running as root: simulate the refusal the kernel would give
+            real_open = open
+
+            def refuse(path, *args, **kwargs):
+                if Path(path) == secret:
+                    raise PermissionError(13, "Permission denied", str(path))
+                return real_open(path, *args, **kwargs)
+
+            monkeypatch.setattr(ingest, "open", refuse, raising=False)
+        with pytest.raises(CorpusError, match=r"secret.bin: cannot read: Permission denied"):
+            count_windows([tmp_path / "d"])
+    finally:
+        secret.chmod(0o644)
+
+
+def test_empty_corpus_is_a_corpus_error_saying_what_was_skipped(tmp_path):
+    write(tmp_path / "e" / "empty", b"")
+    write(tmp_path / "e" / ".git" / "x", b"x")
+    with pytest.raises(CorpusError, match=r"no data to train on .*skipped: 1 \.git, 1 empty"):
+        count_windows([tmp_path / "e"])
+    with pytest.raises(CorpusError, match="no input paths"):
+        count_windows([])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"mode": "lines"}, "mode 'lines' is not one of"),
+    ({"window_bytes": 0}, "window_bytes must be a positive integer"),
+    ({"sample_rate": 0}, r"sample_rate must be in \(0, 1\]"),
+    ({"sample_rate": 1.5}, r"sample_rate must be in \(0, 1\]"),
+    ({"min_exp": 9, "max_exp": 4}, "min_exp .9. is larger than max_exp .4."),
+    ({"mode": "delim"}, "needs a delimiter"),
+    ({"delimiter": b"\n"}, "only applies to mode 'delim'"),
+    ({"max_docs": 0}, "max_docs must be a positive integer"),
+])
+def test_bad_options_are_option_errors(kwargs, message):
+    with pytest.raises(OptionError, match=message):
+        IngestOptions(**kwargs)
+
+
+def test_delimiter_hex_parsing():
+    assert parse_hex("0a", "--delimiter-hex") == b"\n"
+    assert parse_hex("0x0D0A", "--delimiter-hex") == b"\r\n"
+    assert parse_hex("0d 0a", "--delimiter-hex") == b"\r\n"
+    for bad in ("zz", "0", "", "0x", 10):
+        with pytest.raises(ConfigError, match="--delimiter-hex: expected hex bytes"):
+            parse_hex(bad, "--delimiter-hex")

@@ -1,0 +1,194 @@
+"""Latin-1 bridge, encode_bytes / decode_to_bytes round trips, and tokenizer.json save/load/detection.
+
+Oracles we did not write: Python's own ``chr``/``bytes``, and stock HF ``tokenizers``
+(``Tokenizer.from_str`` / ``from_file`` + ``encode``) for ids and offsets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from wwho import binary
+from wwho.binary import bytes_to_text, decode_to_bytes, encode_bytes, text_to_bytes
+from wwho.errors import TokenizerError, VocabError
+
+
+def _corpus(seed: int, n: int) -> bytes:
+    """Bytes with structure (frequent pairs and runs) so that BPE learns real merges."""
+    rng = random.Random(seed)
+    words = [bytes(rng.randrange(256) for _ in range(rng.randrange(2, 9))) for _ in range(40)]
+    out = bytearray()
+    while len(out) < n:
+        out += rng.choice(words) if rng.random() < 0.8 else bytes([rng.randrange(256)]) * rng.randrange(1, 40)
+    return bytes(out[:n])
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    data = _corpus(1, 200_000)
+    counts: dict[bytes, int] = {}
+    for i in range(0, len(data), 512):
+        counts[data[i:i + 512]] = counts.get(data[i:i + 512], 0) + 1
+    return binary.train_from_counts(counts, vocab_size=1024, min_frequency=2, template=True)
+
+
+def test_all_256_bytes_map_to_their_code_points():
+    data = bytes(range(256))
+    text = bytes_to_text(data)
+    assert text == "".join(chr(i) for i in range(256))
+    assert text_to_bytes(text) == data
+    assert bytes_to_text(bytearray(data)) == bytes_to_text(memoryview(data)) == text
+
+
+@given(st.binary(max_size=4096))
+def test_mapping_round_trip(data):
+    text = bytes_to_text(data)
+    assert len(text) == len(data)
+    assert text_to_bytes(text) == data
+
+
+def test_text_above_latin1_is_an_error_naming_the_offset():
+    with pytest.raises(TokenizerError, match=r"U\+0101.*offset 2"):
+        text_to_bytes("ab\u0101")
+    with pytest.raises(TokenizerError, match="expected bytes"):
+        bytes_to_text("text")  # type: ignore[arg-type]
+
+
+def test_each_byte_is_its_own_token_with_id_equal_to_the_byte(tok):
+    for b in range(256):
+        assert tok.token_to_id(chr(b)) == b
+        enc = encode_bytes(tok, bytes([b]))
+        assert enc.ids == [b] and enc.tokens == [bytes([b])] and enc.offsets == [(0, 1)]
+    assert decode_to_bytes(tok, list(range(256))) == bytes(range(256))
+
+
+@pytest.mark.parametrize("size", [1024, 64 * 1024, 1024 * 1024])
+def test_random_buffers_round_trip_with_and_without_specials(tok, size):
+    data = random.Random(size).randbytes(size)
+    plain = encode_bytes(tok, data)
+    assert decode_to_bytes(tok, plain.ids) == data
+    assert not any(plain.special_tokens_mask)
+    framed = encode_bytes(tok, data, add_special_tokens=True)
+    start, end = tok.token_to_id("<|start|>"), tok.token_to_id("<|end|>")
+    assert framed.ids == [start, *plain.ids, end]
+    assert decode_to_bytes(tok, framed.ids) == data
+    assert decode_to_bytes(tok, framed.ids, skip_special=False) == b"<|start|>" + data + b"<|end|>"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=3000) | st.builds(lambda n, seed: _corpus(seed, n), st.integers(0, 3000),
+                                             st.integers(0, 50)))
+def test_round_trip_offsets_and_tokens_cover_the_input(tok, data):
+    enc = encode_bytes(tok, data)
+    assert decode_to_bytes(tok, enc.ids) == data
+    assert b"".join(enc.tokens) == data
+    pos = 0
+    for token, (start, end) in zip(enc.tokens, enc.offsets):
+        assert start == pos and data[start:end] == token
+        pos = end
+    assert pos == len(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=2000))
+def test_ids_equal_stock_hf_on_the_saved_json(tok, data):
+    stock = Tokenizer.from_str(tok.to_str())  # no wwho code involved in encoding
+    text = data.decode("latin-1")
+    stock.encode_special_tokens = True
+    expected = stock.encode(text, add_special_tokens=False)
+    enc = encode_bytes(tok, data)
+    assert enc.ids == expected.ids
+    assert enc.offsets == expected.offsets
+    assert stock.decode(expected.ids).encode("latin-1") == data
+
+
+def test_special_token_text_inside_data_stays_data(tok):
+    data = b"\x00<|end|>\xff<|start|><|reserved:3|>"
+    enc = encode_bytes(tok, data)
+    assert tok.token_to_id("<|end|>") not in enc.ids
+    assert not any(enc.special_tokens_mask)
+    assert decode_to_bytes(tok, enc.ids) == data  # would lose bytes if they had become special ids
+
+
+def test_decode_rejects_bad_ids_naming_the_position(tok):
+    size = tok.get_vocab_size(with_added_tokens=True)
+    with pytest.raises(TokenizerError, match=rf"id {size} at position 2 is out of range"):
+        decode_to_bytes(tok, [1, 2, size])
+    with pytest.raises(TokenizerError, match="id -1 at position 0"):
+        decode_to_bytes(tok, [-1])
+    with pytest.raises(TokenizerError, match="position 1 is '7'"):
+        decode_to_bytes(tok, [7, "7"])  # type: ignore[list-item]
+    assert decode_to_bytes(tok, []) == b""
+
+
+def test_decode_without_a_decoder_still_concatenates(tok):
+    bare = Tokenizer.from_str(tok.to_str())
+    bare.decoder = None
+    data = _corpus(7, 5000)
+    ids = encode_bytes(tok, data, add_special_tokens=True).ids
+    assert decode_to_bytes(bare, ids) == data
+    assert decode_to_bytes(bare, ids, skip_special=False) == b"<|start|>" + data + b"<|end|>"
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_tokenizer_json_survives_save_and_load_unchanged(tok, tmp_path, pretty):
+    path = tmp_path / "tokenizer.json"
+    binary.save(tok, path, pretty=pretty)
+    text = path.read_text(encoding="utf-8")
+    assert text == tok.to_str(pretty=pretty)
+    loaded = binary.load(path)
+    assert loaded.to_str(pretty=pretty) == text
+    stock = Tokenizer.from_file(str(path))  # stock HF loads it unchanged
+    assert stock.to_str(pretty=pretty) == text
+    assert stock.get_vocab() == tok.get_vocab()
+    stock.save(str(tmp_path / "again.json"), pretty=pretty)
+    assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8")) == json.loads(text)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.json", "tokenizer.json"]  # no temp files left
+
+
+def test_saved_pipeline_has_nothing_that_changes_bytes(tok):
+    data = json.loads(tok.to_str())
+    assert data["normalizer"] is None and data["pre_tokenizer"] is None
+    assert data["decoder"] == {"type": "Fuse"}
+    assert data["model"]["type"] == "BPE" and data["model"]["byte_fallback"] is False
+    assert all(chr(b) in data["model"]["vocab"] for b in range(256))
+
+
+def test_detects_binary_tokenizers_by_content(tok, tmp_path):
+    ours = tmp_path / "ours.json"
+    binary.save(tok, ours)
+    assert binary.is_binary_tokenizer(ours)
+
+    text_tok = Tokenizer(models.BPE())
+    text_tok.pre_tokenizer = pre_tokenizers.ByteLevel()
+    text_tok.decoder = decoders.ByteLevel()
+    text_tok.train_from_iterator(["hello world"] * 10, trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    gpt2_style = tmp_path / "bytelevel.json"
+    text_tok.save(str(gpt2_style))
+    assert not binary.is_binary_tokenizer(gpt2_style)
+
+    (tmp_path / "junk.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    assert not binary.is_binary_tokenizer(tmp_path / "junk.gguf")
+    assert not binary.is_binary_tokenizer(tmp_path / "broken.json")
+    assert not binary.is_binary_tokenizer(tmp_path / "missing.json")
+
+
+def test_load_errors_are_typed_and_name_the_file(tmp_path):
+    with pytest.raises(VocabError, match="missing.json: cannot read"):
+        binary.load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "model": ,\n}', encoding="utf-8")
+    with pytest.raises(VocabError, match=r"bad.json:2:\d+: invalid JSON"):
+        binary.load(bad)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
+    with pytest.raises(VocabError, match="not a binary tokenizer"):
+        binary.load(other)
