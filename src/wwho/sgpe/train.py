@@ -1,0 +1,195 @@
+"""SGPE training: corpus -> pieces -> words of syllables -> merges -> ``vocab.json``.
+
+Phases (each with a progress bar when ``progress=True``):
+
+1. **count**: stream documents (:mod:`wwho.corpus`), count pieces in worker processes
+   (:mod:`wwho.bpe.count`);
+2. **words**: syllabify each *distinct* piece once and group syllables into words
+   (:mod:`wwho.sgpe.words`); boundary tokens (no script character) are counted apart and
+   never merged;
+3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (they are
+   left to byte fallback at encoding time); the symbol table is the boundary tokens
+   (sorted) then the syllables (most frequent first, ties by string);
+4. **merges**: :class:`wwho.bpe.MergeEngine`, most frequent pair first (``freq >= min_freq``,
+   strict as spec 000), ties to the smaller ``(left, right)`` string pair, until the
+   vocabulary is full; a checkpoint every ``checkpoint_every`` merges;
+5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
+   order), then the tokens of frequency 0: symbols used up by merges, the pieces that
+   rebuild syllables from characters (:mod:`wwho.sgpe.building`), and the 256 byte tokens.
+
+The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
+file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
+pieces``. A merge whose result already exists costs nothing. If the base alone does not
+fit, no merge is learned and the vocabulary is larger than asked (a warning says so).
+
+Resume: a checkpoint stores the merges as string pairs and a fingerprint of the engine
+input and options; ``resume=True`` recounts the corpus, checks the fingerprint, replays
+the merges and continues. Merge selection depends only on counts and the tie-break, so
+the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from wwho.bpe import UNK, MergeEngine
+from wwho.bpe.count import count_pieces
+from wwho.corpus import CorpusStats, iter_documents
+from wwho.errors import CorpusError, VocabError
+from wwho.fileio import write_json
+from wwho.sgpe.building import building_merges
+from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
+from wwho.sgpe.words import WordSplitter
+
+CHECKPOINT_FORMAT = "wwho-sgpe-checkpoint/1"
+CHECKPOINT_NAME = "checkpoint.json"
+
+
+def train_sgpe(
+    corpus,
+    *,
+    vocab_size: int,
+    script: str = "sinhala",
+    min_freq: int = 2,
+    prune_freq: int = 2,
+    workers: int | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int = 20_000,
+    resume: bool = False,
+    progress: bool = True,
+    text_field: str = "text",
+    skip_bad_lines: bool = False,
+    special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
+    stats: CorpusStats | None = None,
+) -> VocabFile:
+    """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring)."""
+    if type(vocab_size) is not int or vocab_size < len(special_tokens) + len(BYTE_TOKENS) + 1:
+        raise VocabError(
+            f"vocab_size {vocab_size!r} is too small: it must hold the {len(special_tokens)} special tokens, "
+            f"the {len(BYTE_TOKENS)} byte tokens and at least one more"
+        )
+    if min_freq < 1 or prune_freq < 1:
+        raise VocabError("min_freq and prune_freq must be >= 1")
+    if resume and checkpoint_dir is None:
+        raise VocabError("resume=True needs checkpoint_dir")
+    splitter = WordSplitter(script)
+    stats = stats if stats is not None else CorpusStats()
+    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+
+    # 1. count
+    t0 = time.perf_counter()
+    documents = iter_documents(corpus, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
+    pieces = count_pieces(documents, workers=workers, progress=progress)
+    if stats.bad_lines:
+        say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
+    if not pieces:
+        raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
+    say(f"[1/5] counted {sum(pieces.values()):,} pieces ({len(pieces):,} distinct) in "
+        f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
+
+    # 2. words
+    words: Counter[tuple[str, ...]] = Counter()
+    boundary: Counter[str] = Counter()
+    for piece, count in tqdm(sorted(pieces.items()), desc="words", unit="piece", disable=not progress):
+        for word in splitter.words(piece):
+            if splitter.is_boundary(word):
+                boundary[word[0]] += count
+            else:
+                words[tuple(word)] += count
+    syllable_freq: Counter[str] = Counter()
+    for word, count in words.items():
+        for s in word:
+            syllable_freq[s] += count
+
+    # 3. symbols
+    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq), key=lambda s: (-syllable_freq[s], s))
+    symbols = sorted(boundary) + syllables
+    index = {s: i for i, s in enumerate(symbols)}
+    word_list = sorted(words)
+    engine_words = [[index.get(s, UNK) for s in w] for w in word_list]
+    engine_counts = [words[w] for w in word_list]
+    build, pieces_needed = building_merges(symbols)
+    support = [p for p in pieces_needed if p not in index]
+    fixed = len(special_tokens) + len(BYTE_TOKENS) + len(support)
+    max_symbols = vocab_size - fixed
+    if max_symbols < len(symbols):
+        say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
+            f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
+    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {len(syllables):,} syllables; "
+        f"{len(syllable_freq) - len(syllables):,} pruned below {prune_freq}), {len(word_list):,} word types, "
+        f"{len(support):,} building pieces")
+
+    # 4. merges
+    engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
+    fingerprint = _fingerprint(engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size)
+    checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
+    if resume and checkpoint is not None and checkpoint.exists():
+        done = _load_checkpoint(checkpoint, fingerprint)
+        ids: dict[str, int] = dict(index)
+        replay = []
+        for a, b in done:  # the ids these merges got: a new string is appended, a known one reused
+            replay.append((ids[a], ids[b]))
+            ids.setdefault(a + b, len(ids))
+        engine.replay(replay)
+        say(f"resumed from {checkpoint}: {len(done):,} merges replayed")
+    t1 = time.perf_counter()
+
+    def on_merge(step: int) -> None:
+        if checkpoint is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
+            _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
+
+    engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
+                 on_merge=on_merge)
+    if checkpoint is not None:
+        _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
+    say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
+
+    # 5. vocabulary
+    freq = engine.symbol_frequencies()
+    for token, count in boundary.items():
+        freq[index[token]] += count
+    order = sorted(range(len(engine.symbols)), key=lambda i: (-freq[i], i))
+    vocab: dict[str, int] = {}
+    for token in (*special_tokens, *(engine.symbols[i] for i in order), *support, *BYTE_TOKENS):
+        vocab.setdefault(token, len(vocab))
+    merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+    return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, script=script,
+                     special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq)
+
+
+def _fingerprint(words, counts, symbols, *options) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode())
+    for w, c in zip(words, counts):
+        h.update(f"{w}{c};".encode())
+    return h.hexdigest()
+
+
+def _save_checkpoint(path: Path, engine: MergeEngine, fingerprint: str, elapsed: float) -> None:
+    write_json(path, {
+        "format": CHECKPOINT_FORMAT,
+        "fingerprint": fingerprint,
+        "step": len(engine.merges),
+        "elapsed_seconds": round(elapsed, 1),
+        "merges": [[engine.symbols[a], engine.symbols[b]] for a, b in engine.merges],
+    }, indent=None)
+
+
+def _load_checkpoint(path: Path, fingerprint: str) -> list[tuple[str, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise VocabError(f"{path}: unreadable checkpoint: {exc}") from None
+    if data.get("format") != CHECKPOINT_FORMAT:
+        raise VocabError(f"{path}: not a wwho SGPE checkpoint")
+    if data.get("fingerprint") != fingerprint:
+        raise VocabError(f"{path}: the checkpoint was made with another corpus or other options; "
+                         "resume with the same ones, or delete it to start over")
+    return [tuple(m) for m in data["merges"]]

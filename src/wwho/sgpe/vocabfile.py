@@ -1,0 +1,159 @@
+"""``vocab.json``: the SGPE vocabulary file (spec 000 section 3.7, extended), read and written.
+
+Fields of spec 000: ``version``, ``vocab_size``, ``special_tokens``, ``num_merges``,
+``prune_freq``, ``leading_space``, ``merges`` (string pairs, in rank order) and ``vocab``
+(token -> id: specials first, then by final corpus frequency, then the rest). wwho adds
+``format`` (``wwho-sgpe/1``), ``script`` (``sinhala``, ``devanagari`` or ``mixed``), ``scripts``,
+``min_freq``, ``fallback`` (``"bytes"``: the 256 tokens ``<0x00>``..``<0xFF>`` are in the
+vocabulary and unknown text falls back to them; ``"unk"``: spec 000's ``[UNK]``), and
+``syllable_merges``, the merges that rebuild each syllable from code points
+(:mod:`wwho.sgpe.building`), ranked before ``merges``.
+
+Loading validates everything and names what is wrong. Files of the original SGPE
+(``"version": "sgpe_v1.0.0"``, no byte tokens) load with ``fallback="unk"``.
+Writing is atomic. This module does not tokenize.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wwho.errors import VocabError
+from wwho.fileio import write_json
+
+FORMAT = "wwho-sgpe/1"
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
+
+
+@dataclass
+class VocabFile:
+    """The content of a ``vocab.json``."""
+
+    vocab: dict[str, int]
+    merges: list[tuple[str, str]]
+    syllable_merges: list[tuple[str, str]] = field(default_factory=list)
+    script: str = "sinhala"
+    special_tokens: tuple[str, ...] = SPECIAL_TOKENS
+    prune_freq: int = 1
+    min_freq: int = 2
+    fallback: str = "bytes"
+    leading_space: bool = True
+    version: str = FORMAT
+
+    def to_json(self) -> dict[str, Any]:
+        from wwho.sgpe.words import WordSplitter
+
+        return {
+            "version": self.version,
+            "format": FORMAT,
+            "script": self.script,
+            "scripts": list(WordSplitter(self.script).scripts),
+            "vocab_size": len(self.vocab),
+            "special_tokens": list(self.special_tokens),
+            "num_merges": len(self.merges),
+            "prune_freq": self.prune_freq,
+            "min_freq": self.min_freq,
+            "leading_space": self.leading_space,
+            "fallback": self.fallback,
+            "merges": [list(m) for m in self.merges],
+            "syllable_merges": [list(m) for m in self.syllable_merges],
+            "vocab": self.vocab,
+        }
+
+    def save(self, path: str | Path) -> None:
+        write_json(path, self.to_json(), indent=1)
+
+
+def load_vocab_file(path: str | Path) -> VocabFile:
+    """Read and validate a ``vocab.json``; raises :class:`VocabError` naming the problem."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VocabError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VocabError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise VocabError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    return parse_vocab(data, source=str(path))
+
+
+def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
+    def fail(msg: str) -> VocabError:
+        return VocabError(f"{source}: {msg}")
+
+    if not isinstance(data, dict):
+        raise fail("a vocab.json is a JSON object")
+    for key in ("vocab", "merges", "special_tokens"):
+        if key not in data:
+            raise fail(f"missing key {key!r}")
+    vocab = data["vocab"]
+    if not isinstance(vocab, dict) or not vocab:
+        raise fail("'vocab' must be a non-empty object of token -> id")
+    if not all(isinstance(k, str) and k and type(v) is int for k, v in vocab.items()):
+        bad = next(k for k, v in vocab.items() if not (isinstance(k, str) and k and type(v) is int))
+        raise fail(f"'vocab' entry {bad!r}: tokens are non-empty strings and ids are integers")
+    ids = sorted(vocab.values())
+    if ids != list(range(len(ids))):
+        missing = sorted(set(range(len(ids))) - set(ids))[:5]
+        raise fail(f"'vocab' ids must be 0..{len(ids) - 1} without gaps or duplicates (missing e.g. {missing})")
+    if "vocab_size" in data and data["vocab_size"] != len(vocab):
+        raise fail(f"'vocab_size' is {data['vocab_size']} but 'vocab' has {len(vocab)} entries")
+    specials = data["special_tokens"]
+    if not isinstance(specials, list) or not all(isinstance(s, str) for s in specials):
+        raise fail("'special_tokens' must be a list of strings")
+    for s in specials:
+        if s not in vocab:
+            raise fail(f"special token {s!r} is not in 'vocab'")
+
+    def merge_list(key: str) -> list[tuple[str, str]]:
+        value = data.get(key, [])
+        if not isinstance(value, list):
+            raise fail(f"'{key}' must be a list of [left, right] pairs")
+        out = []
+        for i, m in enumerate(value):
+            if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) and x for x in m)):
+                raise fail(f"'{key}'[{i}]: a merge is a pair of non-empty strings, got {m!r}")
+            a, b = m
+            for part in (a, b, a + b):
+                if part not in vocab:
+                    raise fail(f"'{key}'[{i}] ({a!r}, {b!r}): {part!r} is not in 'vocab'")
+            out.append((a, b))
+        return out
+
+    merges = merge_list("merges")
+    syllable_merges = merge_list("syllable_merges")
+    if "num_merges" in data and data["num_merges"] != len(merges):
+        raise fail(f"'num_merges' is {data['num_merges']} but 'merges' has {len(merges)}")
+    version = data.get("version", FORMAT)
+    fallback = data.get("fallback", "bytes" if version == FORMAT else "unk")
+    if fallback not in ("bytes", "unk"):
+        raise fail(f"'fallback' must be 'bytes' or 'unk', not {fallback!r}")
+    if fallback == "bytes":
+        missing = [t for t in BYTE_TOKENS if t not in vocab]
+        if missing:
+            raise fail(f"fallback 'bytes' needs the 256 byte tokens; missing {missing[:3]}...")
+    if fallback == "unk" and "[UNK]" not in vocab:
+        raise fail("fallback 'unk' needs the token '[UNK]' in 'vocab'")
+    script = data.get("script", data.get("script_mode", "sinhala"))
+    from wwho.sgpe.words import SCRIPT_MODES
+
+    if script not in SCRIPT_MODES:
+        raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {script!r}")
+    if data.get("leading_space", True) is not True:
+        raise fail("'leading_space' false is not supported (SGPE vocabularies are trained with leading spaces)")
+    return VocabFile(
+        vocab=dict(vocab),
+        merges=merges,
+        syllable_merges=syllable_merges,
+        script=script,
+        special_tokens=tuple(specials),
+        prune_freq=int(data.get("prune_freq", 1)),
+        min_freq=int(data.get("min_freq", 2)),
+        fallback=fallback,
+        version=version,
+    )
