@@ -63,7 +63,7 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = 1024, max_tok
     """Validate training options before any work; return the special tokens they imply."""
     names = special_tokens(standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve)
     for name, value, low in (("vocab_size", vocab_size, 1), ("min_frequency", min_frequency, 0),
-                             ("max_token_length", max_token_length, 1), ("threads", threads, 1)):
+                             ("max_token_length", max_token_length, 2), ("threads", threads, 1)):
         if value is None and name in ("max_token_length", "threads"):
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -126,7 +126,8 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                           "could overflow; sample fewer windows (--max-docs, --sample-rate, --max-docs-per-file)")
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(names), min_frequency=min_frequency,
                                   show_progress=progress, initial_alphabet=ALPHABET,
-                                  max_token_length=max_token_length)
+                                  # HF only forms tokens shorter than its limit (len < max_token_length)
+                                  max_token_length=None if max_token_length is None else max_token_length + 1)
     tokenizer = Tokenizer(models.BPE())
     with thread_limit(threads):
         tokenizer.train_from_iterator(_feed(counts), trainer, length=sum(counts.values()))

@@ -1,0 +1,175 @@
+"""The binary forms of ``wwho encode``, ``wwho decode`` and ``wwho inspect``.
+
+The generic verbs (owned by ``wwho.cli``) call these when ``--binary`` is given or
+the tokenizer file is a binary tokenizer (:func:`is_binary_tokenizer`). The
+``add_*_arguments`` functions add only the options the parser does not have yet, so
+a verb that already defines ``--tokenizer`` or ``--binary`` can share them.
+
+- encode: bytes of a file or stdin -> ids, tokens as hex, byte offsets (JSON, table or ids)
+- decode: ids (arguments, or ``-``: whitespace/comma separated or JSON on stdin) -> bytes
+- inspect: vocabulary sizes, special tokens, template, first merges and longest tokens
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from wwho.binary.io import is_binary_tokenizer, load
+from wwho.binary.mapping import decode_to_bytes, encode_bytes
+from wwho.errors import CorpusError, TokenizerError
+from wwho.fileio import atomic_open, write_bytes
+
+__all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
+           "run_decode", "run_encode"]
+
+
+def _add(p: argparse.ArgumentParser, *flags: str, **kwargs: Any) -> None:
+    """Add an argument unless the parser already has it (by option string or positional dest)."""
+    if flags[0].startswith("-"):
+        if any(flag in p._option_string_actions for flag in flags):
+            return
+    elif any(action.dest == flags[0] for action in p._actions):
+        return
+    p.add_argument(*flags, **kwargs)
+
+
+def add_encode_arguments(p: argparse.ArgumentParser) -> None:
+    _add(p, "--tokenizer", required=True, help="tokenizer.json of a binary tokenizer")
+    _add(p, "--binary", action="store_true", help="treat the input as raw bytes (binary tokenizer)")
+    _add(p, "input", help="file to encode, or - for standard input")
+    _add(p, "--specials", action="store_true", help="add the template's special tokens (<|start|> ... <|end|>)")
+    _add(p, "--format", choices=("json", "table", "ids"), default="json",
+         help="json: {ids, tokens (hex), offsets} (default); table: id, hex, start, end per line; "
+              "ids: ids only, space separated")
+    _add(p, "-o", "--output", help="write here instead of standard output")
+
+
+def add_decode_arguments(p: argparse.ArgumentParser) -> None:
+    _add(p, "--tokenizer", required=True, help="tokenizer.json of a binary tokenizer")
+    _add(p, "--binary", action="store_true", help="write raw bytes (binary tokenizer)")
+    _add(p, "ids", nargs="+", metavar="ID", help="token ids, or - to read them from standard input "
+         "(whitespace/comma separated, or the JSON from encode)")
+    _add(p, "--keep-specials", action="store_true", help="write special tokens' names instead of dropping them")
+    _add(p, "-o", "--output", help="write the bytes here (default: standard output)")
+
+
+def _read_input(name: str) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise CorpusError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    tokenizer = load(args.tokenizer)
+    if args.specials and tokenizer.post_processor is None:
+        raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
+                             "(train with --with-template)")
+    enc = encode_bytes(tokenizer, _read_input(args.input), add_special_tokens=bool(args.specials))
+    shown = [tok.decode("ascii") if special else tok.hex() for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
+    fmt = getattr(args, "format", "json")
+    if fmt == "ids":
+        text = " ".join(map(str, enc.ids)) + "\n"
+    elif fmt == "table":
+        text = "".join(f"{i}\t{tok}\t{s}\t{e}\n" for i, tok, (s, e) in zip(enc.ids, shown, enc.offsets))
+    else:
+        text = json.dumps({"ids": enc.ids, "tokens": shown, "offsets": [list(o) for o in enc.offsets]}) + "\n"
+    if getattr(args, "output", None):
+        with atomic_open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
+    """Ids from whitespace/comma separated integers, a JSON list, or encode's JSON object."""
+    stripped = text.strip()
+    if stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise TokenizerError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        ids = data.get("ids") if isinstance(data, dict) else data
+        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+            raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\"")
+        return ids
+    ids = []
+    for n, word in enumerate(w for w in re.split(r"[\s,]+", stripped) if w):
+        if not re.fullmatch(r"\d+", word):
+            raise TokenizerError(f"{where}: item {n} is {word!r}, not a token id")
+        ids.append(int(word))
+    return ids
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    tokenizer = load(args.tokenizer)
+    if args.ids == ["-"]:
+        ids = parse_ids(sys.stdin.read())
+    else:
+        ids = parse_ids(" ".join(args.ids), where="arguments")
+    data = decode_to_bytes(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))
+    if getattr(args, "output", None):
+        write_bytes(args.output, data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return 0
+
+
+def _hex(token: str, limit: int = 32) -> str:
+    raw = token.encode("latin-1")
+    shown = raw[:limit].hex(" ")
+    return shown + (f" ... ({len(raw)} bytes)" if len(raw) > limit else "")
+
+
+def _ascii(token: str, limit: int = 32) -> str:
+    return "".join(c if " " <= c <= "~" else "." for c in token[:limit])
+
+
+def inspect_tokenizer(path: str | Path, *, top: int = 10) -> str:
+    """A text report: vocabulary sizes, special tokens, template, first merges, longest tokens."""
+    tokenizer = load(path)  # validates: readable, binary, loadable by HF
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    vocab: dict[str, int] = data["model"]["vocab"]
+    merges = data["model"].get("merges") or []
+    added = sorted(data.get("added_tokens") or [], key=lambda t: t["id"])
+    total = tokenizer.get_vocab_size(with_added_tokens=True)
+    lines = [f"binary BPE tokenizer: {path}",
+             f"vocabulary: {total:,} = {len(vocab):,} model (256 bytes + {len(merges):,} merges) "
+             f"+ {len(added):,} added"]
+    lengths = [len(tok) for tok in vocab]
+    lines.append(f"token length: mean {sum(lengths) / len(lengths):.2f} bytes, max {max(lengths)} bytes")
+    named = [t for t in added if not t["content"].startswith("<|reserved:")]
+    reserved = [t for t in added if t["content"].startswith("<|reserved:")]
+    lines.append("special tokens: " + (", ".join(f"{t['content']}={t['id']}" for t in named) or "none"))
+    if reserved:
+        lines.append(f"reserved: {len(reserved)} ({reserved[0]['content']}={reserved[0]['id']} .. "
+                     f"{reserved[-1]['content']}={reserved[-1]['id']})")
+    post = data.get("post_processor")
+    if post and post.get("type") == "TemplateProcessing":
+        def show(items: list[dict[str, Any]]) -> str:
+            return " ".join(it["SpecialToken"]["id"] if "SpecialToken" in it else "$" + it["Sequence"]["id"]
+                            for it in items)
+        lines.append(f"template: single {show(post['single'])!r}, pair {show(post['pair'])!r}")
+    else:
+        lines.append(f"template: {post['type'] if post else 'none'}")
+    lines.append(f"first {min(top, len(merges))} merges (hex):")
+    for rank, merge in enumerate(merges[:top]):
+        if not isinstance(merge, list):  # the pre-0.20 "a b" form is ambiguous when a byte is a space
+            lines.append(f"  {rank:>6}: {merge!r}")
+            continue
+        left, right = merge
+        lines.append(f"  {rank:>6}: {_hex(left)} + {_hex(right)} -> id {vocab.get(left + right, '?')}")
+    lines.append(f"longest {min(top, len(vocab))} tokens:")
+    for tok, i in sorted(vocab.items(), key=lambda kv: (-len(kv[0]), kv[1]))[:top]:
+        lines.append(f"  id {i:>6}, {len(tok):>5} bytes: {_hex(tok)}  |{_ascii(tok)}|")
+    return "\n".join(lines)
+

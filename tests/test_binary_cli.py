@@ -1,0 +1,283 @@
+"""``wwho train --kind binary`` (through ``wwho.cli.main``), config files, and the binary
+encode / decode / inspect functions of ``wwho.cli.binary``.
+
+Every failing command must exit with status 2, print one ``wwho: error:`` line naming
+the problem, and leave no output file (nor a temporary file) behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer
+
+from wwho import binary
+from wwho.binary import IngestOptions
+from wwho.binary.config import ConfigError, load_config, parse_size, resolve
+from wwho.cli import main
+from wwho.cli import binary as bcli
+from wwho.errors import TokenizerError
+
+FAST = ["--vocab-size", "512", "--min-frequency", "2", "--no-progress"]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    rng = random.Random(0)
+    words = [rng.randbytes(rng.randrange(2, 7)) for _ in range(30)]
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for i in range(4):
+        (root / f"f{i}.bin").write_bytes(b"".join(rng.choice(words) for _ in range(3000)))
+    return root
+
+
+def run_train(*args: str) -> int:
+    return main(["train", "--kind", "binary", *map(str, args)])
+
+
+def files_in(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir())
+
+
+def test_cli_train_writes_the_same_tokenizer_as_the_library(corpus, tmp_path, capsys):
+    out = tmp_path / "out" / "tok.json"
+    assert run_train(corpus, "-o", out, "--mode", "random", "--seed", "3", "--with-template", *FAST) == 0
+    err = capsys.readouterr().err
+    assert "4 files" in err and "wrote" in err
+    lib = binary.train([corpus], vocab_size=512, min_frequency=2, template=True,
+                       ingest=IngestOptions(mode="random", seed=3))
+    assert out.read_text(encoding="utf-8") == lib.to_str()
+    assert binary.is_binary_tokenizer(out)
+    assert Tokenizer.from_file(str(out)).get_vocab_size() == 512
+
+
+def test_pretty_output_and_size_suffixes(corpus, tmp_path):
+    out = tmp_path / "tok.json"
+    assert run_train(corpus, "-o", out, "--pretty", "--window-bytes", "1k", *FAST) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("{\n  ")
+    lib = binary.train([corpus], vocab_size=512, min_frequency=2, ingest=IngestOptions(window_bytes=1024))
+    assert text == lib.to_str(pretty=True)
+
+
+def test_config_file_with_flags_overriding_it(corpus, tmp_path):
+    cfg = tmp_path / "conf" / "binary.toml"
+    cfg.parent.mkdir()
+    cfg.write_text(f'inputs = ["../corpus"]\noutput = "from-config.json"\nvocab_size = "1k"\n'
+                   f'min-frequency = 2\nmode = "fixed"\nwindow_bytes = 64\nprogress = false\nreserve = 8\n',
+                   encoding="utf-8")
+    assert run_train("--config", cfg) == 0
+    made = cfg.parent / "from-config.json"  # relative paths are relative to the config file
+    tok = binary.load(made)
+    assert tok.get_vocab_size() == 1024 and tok.token_to_id("<|reserved:7|>") is not None
+    lib = binary.train([corpus], vocab_size=1024, min_frequency=2, reserve=8, ingest=IngestOptions(window_bytes=64))
+    assert made.read_text(encoding="utf-8") == lib.to_str()
+
+    out = tmp_path / "override.json"
+    assert run_train("--config", cfg, "-o", out, "--vocab-size", "600", "--no-pad", "--window-bytes", "128") == 0
+    tok = binary.load(out)
+    assert tok.get_vocab_size() == 600  # flag beat the config's 1k, and padding is off
+    lib = binary.train([corpus], vocab_size=600, min_frequency=2, reserve=8, pad_to_power_of_two=False,
+                       ingest=IngestOptions(window_bytes=128))
+    assert out.read_text(encoding="utf-8") == lib.to_str()
+
+
+def test_resolve_merges_defaults_config_and_flags(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('inputs = ["x"]\noutput = "o.json"\nmode = "delim"\ndelimiter_hex = "0a"\nseed = 4\n'
+                   'ext = "so,gz"\n', encoding="utf-8")
+    run = resolve({"seed": "9", "inputs": [], "ext": None}, cfg)
+    assert run.inputs == [tmp_path / "x"] and run.output == tmp_path / "o.json"
+    assert run.ingest == IngestOptions(mode="delim", delimiter=b"\n", seed=9, extensions=(".so", ".gz"))
+    assert run.train["vocab_size"] == 32768 and run.train["min_frequency"] == 1024 and run.train["reserve"] == 128
+    assert parse_size("16MiB", "x") == 16 << 20 and parse_size(" 4k ", "x") == 4096
+
+
+@pytest.mark.parametrize("text, message", [
+    ("vocab_size = [1, 2", r"c.toml: invalid TOML: Unclosed array"),
+    ("a = 1\nb = = 2\n", r"c.toml: invalid TOML: .*line 2"),
+    ("vocab_size = 1024\nwindow = 5\n", r"c.toml: unknown key 'window'"),
+    ("vocab_size = true\n", r"c.toml: key 'vocab_size': expected a size"),
+    ("sample_rate = \"half\"\n", r"c.toml: key 'sample_rate': expected a number"),
+    ("mode = \"lines\"\n", r"c.toml: key 'mode': expected one of file, fixed, random, delim"),
+    ("delimiter_hex = \"0g\"\n", r"c.toml: key 'delimiter_hex': expected hex bytes"),
+])
+def test_bad_config_files_name_the_file_and_key(tmp_path, text, message):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_config(cfg)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["{missing}", "-o", "{out}"], "missing: no such file or directory"),
+    (["{empty}", "-o", "{out}"], "no data to train on"),
+    (["{corpus}", "-o", "{out}", "--vocab-size", "300"], "vocab_size 300 is smaller than the 256-byte alphabet"),
+    (["{corpus}", "-o", "{out}", "--mode", "delim", "--delimiter-hex", "xyz"], "--delimiter-hex: expected hex"),
+    (["{corpus}", "-o", "{out}", "--mode", "delim"], "needs a delimiter"),
+    (["{corpus}", "-o", "{out}", "--config", "{badtoml}"], "invalid TOML"),
+    (["{corpus}", "-o", "{out}", "--config", "{missing}"], "config file not found"),
+    (["{corpus}", "-o", "{out}", "--sample-rate", "2"], r"sample_rate must be in \(0, 1\]"),
+    (["{corpus}", "-o", "{out}", "--max-docs", "-3"], "--max-docs: must be >= 1"),
+    (["{corpus}", "-o", "{out}", "--threads", "x"], "--threads: expected an integer"),
+    (["{corpus}"], "no output"),
+    (["-o", "{out}"], "no inputs"),
+    (["{corpus}", "-o", "{outdir}"], "output is a directory"),
+])
+def test_bad_inputs_exit_2_with_one_line_and_no_output(corpus, tmp_path, capsys, args, message):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "empty").mkdir()
+    (work / "empty" / "zero.bin").write_bytes(b"")
+    (work / "bad.toml").write_text("vocab_size = \n", encoding="utf-8")
+    (work / "outdir").mkdir()
+    before = files_in(work)
+    fill = {"missing": work / "missing", "empty": work / "empty", "corpus": corpus, "out": work / "tok.json",
+            "badtoml": work / "bad.toml", "outdir": work / "outdir"}
+    assert run_train(*FAST, *(a.format(**fill) for a in args)) == 2  # later flags win
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("wwho: error: ") and re.search(message, err[-1]), err
+    assert files_in(work) == before  # no tokenizer.json, no temporary file
+
+
+def test_failure_after_training_leaves_no_output(tmp_path, capsys):
+    (tmp_path / "in.bin").write_bytes(b"<|end|>" * 5000)  # the special token's text becomes a learned token
+    out = tmp_path / "tok.json"
+    assert run_train(tmp_path / "in.bin", "-o", out, "--vocab-size", "1k", "--min-frequency", "2",
+                     "--no-progress") == 2
+    assert "was learned" in capsys.readouterr().err
+    assert files_in(tmp_path) == ["in.bin"]
+
+
+def test_unknown_kind_and_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        run_train("--help")
+    assert exc.value.code == 0
+    assert "wwho train --kind binary" in capsys.readouterr().out
+
+
+# --- encode / decode / inspect ---------------------------------------------------------------------
+
+@pytest.fixture
+def tok_path(corpus, tmp_path) -> Path:
+    path = tmp_path / "tok.json"
+    assert run_train(corpus, "-o", path, "--with-template", *FAST) == 0
+    return path
+
+
+def parse(add, argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    add(p)
+    return p.parse_args(argv)
+
+
+def test_encode_json_then_decode_from_stdin_round_trips(tok_path, corpus, tmp_path, capsys, monkeypatch):
+    data = (corpus / "f1.bin").read_bytes()[:5000] + bytes(range(256))
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    assert bcli.run_encode(parse(bcli.add_encode_arguments, ["--tokenizer", str(tok_path), "--binary",
+                                                             str(src)])) == 0
+    shown = json.loads(capsys.readouterr().out)
+    tok = binary.load(tok_path)
+    enc = binary.encode_bytes(tok, data)
+    assert shown["ids"] == enc.ids
+    assert shown["tokens"] == [t.hex() for t in enc.tokens]
+    assert [tuple(o) for o in shown["offsets"]] == enc.offsets
+    assert b"".join(bytes.fromhex(t) for t in shown["tokens"]) == data
+
+    out = tmp_path / "decoded.bin"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(shown)))
+    assert bcli.run_decode(parse(bcli.add_decode_arguments, ["--tokenizer", str(tok_path), "--binary", "-o",
+                                                             str(out), "-"])) == 0
+    assert out.read_bytes() == data
+
+
+def test_encode_stdin_with_specials_and_other_formats(tok_path, capsys, monkeypatch):
+    tok = binary.load(tok_path)
+    data = b"\x00\x01ab<|end|>\xff"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    bcli.run_encode(parse(bcli.add_encode_arguments, ["--tokenizer", str(tok_path), "-", "--specials",
+                                                      "--format", "table"]))
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    enc = binary.encode_bytes(tok, data, add_special_tokens=True)
+    assert [int(r[0]) for r in rows] == enc.ids
+    assert rows[0][1] == "<|start|>" and rows[-1][1] == "<|end|>"
+    assert b"".join(bytes.fromhex(r[1]) for r in rows[1:-1]) == data
+    assert [(int(r[2]), int(r[3])) for r in rows] == enc.offsets
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    bcli.run_encode(parse(bcli.add_encode_arguments, ["--tokenizer", str(tok_path), "-", "--format", "ids"]))
+    ids = capsys.readouterr().out.split()
+    assert list(map(int, ids)) == binary.encode_bytes(tok, data).ids
+
+
+def test_decode_ids_from_arguments_to_stdout(tok_path, capsysbinary):
+    tok = binary.load(tok_path)
+    data = b"ELF\x00\x00\x00\x7f"
+    ids = binary.encode_bytes(tok, data, add_special_tokens=True).ids
+    bcli.run_decode(parse(bcli.add_decode_arguments, ["--tokenizer", str(tok_path), *map(str, ids)]))
+    assert capsysbinary.readouterr().out == data
+    bcli.run_decode(parse(bcli.add_decode_arguments, ["--tokenizer", str(tok_path), "--keep-specials",
+                                                      ",".join(map(str, ids))]))
+    assert capsysbinary.readouterr().out == b"<|start|>" + data + b"<|end|>"
+
+
+def test_decode_errors_leave_no_output(tok_path, tmp_path):
+    out = tmp_path / "never.bin"
+    for ids, message in ((["1", "99999"], "id 99999 at position 1 is out of range"),
+                         (["1", "x2"], "item 1 is 'x2', not a token id")):
+        with pytest.raises(TokenizerError, match=message):
+            bcli.run_decode(parse(bcli.add_decode_arguments, ["--tokenizer", str(tok_path), "-o", str(out), *ids]))
+    assert not out.exists()
+
+
+def test_encode_specials_need_a_template(corpus, tmp_path):
+    path = tmp_path / "plain.json"
+    assert run_train(corpus, "-o", path, *FAST) == 0
+    (tmp_path / "x").write_bytes(b"abc")
+    with pytest.raises(TokenizerError, match="has no template"):
+        bcli.run_encode(parse(bcli.add_encode_arguments, ["--tokenizer", str(path), str(tmp_path / "x"),
+                                                          "--specials"]))
+
+
+def test_argument_adders_share_options_a_verb_already_has(tok_path, capsys, tmp_path):
+    p = argparse.ArgumentParser()
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--binary", action="store_true")
+    bcli.add_encode_arguments(p)  # must not raise "conflicting option string"
+    (tmp_path / "x").write_bytes(b"xyz")
+    bcli.run_encode(p.parse_args(["--tokenizer", str(tok_path), "--binary", str(tmp_path / "x")]))
+    assert json.loads(capsys.readouterr().out)["tokens"] == [t.hex() for t in
+                                                             binary.encode_bytes(binary.load(tok_path), b"xyz").tokens]
+
+
+def test_inspect_reports_sizes_specials_merges_and_longest_tokens(tmp_path):
+    data = (b"\x00" * 64 + b"\x7fELF\x02\x01") * 400
+    (tmp_path / "in.bin").write_bytes(data)
+    path = tmp_path / "tok.json"
+    assert run_train(tmp_path / "in.bin", "-o", path, "--vocab-size", "400", "--min-frequency", "2", "--reserve", "4",
+                     "--no-progress", "--with-template", "--window-bytes", "70") == 0
+    report = bcli.inspect_tokenizer(path)
+    tok = Tokenizer.from_file(str(path))
+    model = tok.get_vocab_size(with_added_tokens=False)
+    assert f"vocabulary: 512 = {model} model (256 bytes + {model - 256} merges) + {512 - model} added" in report
+    assert f"<|start|>={model}" in report and f"<|unk|>={model + 6}" in report
+    assert f"reserved: {512 - model - 7} (<|reserved:0|>={model + 7} .. <|reserved:{512 - model - 8}|>=511)" in report
+    assert "template: single '<|start|> $A <|end|>', pair '<|start|> $A <|sep|> $B <|end|>'" in report
+    assert "0: 00 + 00 -> id 256" in report  # the most frequent pair in this data
+    longest = max(tok.get_vocab(with_added_tokens=False), key=len)
+    assert f"{len(longest):>5} bytes: " in report
+
+
+def test_is_binary_tokenizer_is_exported_from_the_cli_module(tok_path, tmp_path):
+    assert bcli.is_binary_tokenizer(tok_path)
+    (tmp_path / "text.json").write_text('{"model": {"type": "BPE", "vocab": {"a": 0}}}', encoding="utf-8")
+    assert not bcli.is_binary_tokenizer(tmp_path / "text.json")
