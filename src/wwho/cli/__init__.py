@@ -17,9 +17,15 @@ from wwho.errors import WwhoError
 VERBS = {
     "syllabify": ("wwho.cli.syllabify", "split text into orthographic syllables"),
     "schema": ("wwho.cli.schema", "validate a script schema and check its grammar against its automaton"),
+    "encode": ("wwho.cli.encode", "text (or bytes) to token ids"),
+    "decode": ("wwho.cli.decode", "token ids to text (or bytes)"),
+    "inspect": ("wwho.cli.inspect", "show what a tokenizer file holds"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
-TRAIN_KINDS: dict[str, str] = {"binary": "wwho.cli.train_binary"}
+TRAIN_KINDS: dict[str, str] = {
+    "sgpe": "wwho.cli.train_sgpe",
+    "binary": "wwho.cli.train_binary",
+}
 
 
 def _dispatch_train(argv: list[str]) -> int:

@@ -176,6 +176,24 @@ class SGPETokenizer:
             ids.extend(vocab[u] for u in merge_units(units, self._ranks))
         return ids
 
+    def describe(self, *, top: int = 10) -> str:
+        """A human-readable summary (``wwho inspect``)."""
+        byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
+        lines = [
+            f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
+            f"({', '.join(self.splitter.scripts)}), format {self.file.version}",
+            f"  special tokens: {' '.join(self.special_tokens)}",
+            f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
+            f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
+            f"min_freq {self.file.min_freq}",
+            f"  first {top} merges:",
+            *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in self.merges[:top]),
+            f"  longest {top} tokens:",
+            *(f"    {t!r} ({len(t)} chars, id {self.vocab[t]})"
+              for t in sorted(self.vocab, key=lambda t: (-len(t), t))[:top]),
+        ]
+        return "\n".join(lines)
+
     # -- decoding ----------------------------------------------------------------------
 
     def token_bytes(self, token_id: int) -> bytes:

@@ -41,7 +41,7 @@ from tqdm.auto import tqdm
 
 from wwho.bpe import UNK, MergeEngine
 from wwho.bpe.count import count_pieces
-from wwho.corpus import CorpusStats, iter_documents
+from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.fileio import write_json
 from wwho.sgpe.building import building_merges
@@ -85,7 +85,8 @@ def train_sgpe(
 
     # 1. count
     t0 = time.perf_counter()
-    documents = iter_documents(corpus, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
+    files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
+    documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
     pieces = count_pieces(documents, workers=workers, progress=progress)
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")

@@ -1,0 +1,27 @@
+"""``wwho inspect PATH``: what a tokenizer file holds (kind, sizes, specials, merges, longest tokens)."""
+
+from __future__ import annotations
+
+import argparse
+
+from wwho.loading import detect_kind, load_tokenizer
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
+    p.add_argument("--top", type=int, default=10, help="how many merges and long tokens to show (default 10)")
+
+
+def run(args: argparse.Namespace) -> int:
+    kind = detect_kind(args.path)
+    if kind == "binary":
+        from wwho.cli.binary import inspect_tokenizer
+
+        print(inspect_tokenizer(args.path, top=args.top))
+        return 0
+    tok = load_tokenizer(args.path, kind=kind)
+    if hasattr(tok, "describe"):
+        print(tok.describe(top=args.top))
+    else:
+        print(f"{args.path}: {kind} tokenizer, vocabulary size {tok.vocab_size:,}")
+    return 0

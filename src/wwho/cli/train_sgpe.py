@@ -1,0 +1,74 @@
+"""``wwho train --kind sgpe --script S --vocab-size N --out DIR CORPUS...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from wwho.corpus import CorpusStats
+from wwho.sgpe import SGPETokenizer
+from wwho.sgpe.words import SCRIPT_MODES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wwho train --kind sgpe",
+                                description="Train a syllable-aware BPE (SGPE) vocabulary.")
+    p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
+    p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
+    p.add_argument("--out", "-o", required=True, help="output directory (vocab.json and the Hugging Face files)")
+    p.add_argument("--script", default="sinhala", choices=SCRIPT_MODES)
+    p.add_argument("--vocab-size", type=int, default=32_000, help="total vocabulary size (default 32000)")
+    p.add_argument("--min-freq", type=int, default=2, help="stop when the best pair is rarer than this (default 2)")
+    p.add_argument("--prune-freq", type=int, default=2,
+                   help="syllables rarer than this are left to byte fallback (default 2)")
+    p.add_argument("--workers", type=int, default=None, help="counting processes (default: cores - 1)")
+    p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
+    p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
+    p.add_argument("--checkpoint-every", type=int, default=20_000, help="merges between checkpoints (default 20000)")
+    p.add_argument("--checkpoint-dir", help="where checkpoints go (default: OUT/checkpoints, removed after success)")
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    from pathlib import Path
+
+    out = Path(args.out)
+    stats = CorpusStats()
+    t0 = time.perf_counter()
+    tok = SGPETokenizer.train(
+        args.corpus,
+        vocab_size=args.vocab_size,
+        script=args.script,
+        min_freq=args.min_freq,
+        prune_freq=args.prune_freq,
+        workers=args.workers,
+        checkpoint_dir=args.checkpoint_dir or out / "checkpoints",
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        progress=not args.quiet,
+        text_field=args.text_field,
+        skip_bad_lines=args.skip_bad_lines,
+        stats=stats,
+    )
+    seconds = time.perf_counter() - t0
+    path = tok.save(out)
+    if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
+        import shutil
+
+        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
+          f"{stats.documents:,} documents from {stats.files} files"
+          + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
+    if not args.no_verify:
+        try:
+            from wwho.export.verify import verify_sample
+        except ImportError:
+            verify_sample = None
+        if verify_sample is not None:
+            verify_sample(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
+    return 0

@@ -1,0 +1,129 @@
+"""Load any tokenizer wwho knows from a path, detecting its kind from the file.
+
+| path | kind |
+|---|---|
+| directory with ``meta_config.json`` | ``meta`` (tiktoken + SGPE) |
+| directory with ``vocab.json``, or a ``vocab.json`` | ``sgpe`` |
+| directory with ``bytelevel.json``, or a ``.tiktoken`` file | ``bytelevel`` |
+| ``*.gguf`` | ``gguf`` (byte-level BPE from a llama.cpp vocabulary) |
+| ``tokenizer.json`` of a binary tokenizer (Latin-1 bytes) | ``binary`` |
+| any other ``tokenizer.json`` | ``hf`` (byte-level BPE if it is one, else HF ``tokenizers`` as is) |
+
+Every loaded object has ``encode(text) -> list[int]``, ``decode(ids) -> str`` and
+``vocab_size``. This module only dispatches; each kind lives in its own module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from wwho.errors import VocabError
+
+KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
+
+
+def detect_kind(path: str | os.PathLike) -> str:
+    """The kind of tokenizer stored at ``path`` (see the module docstring)."""
+    p = Path(path)
+    if not p.exists():
+        raise VocabError(f"{p}: no such file or directory")
+    if p.is_dir():
+        for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
+                           ("tokenizer.json", None)):
+            if (p / name).is_file():
+                return kind or detect_kind(p / name)
+        raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
+                         "or tokenizer.json)")
+    suffix = p.suffix.lower()
+    if suffix == ".gguf":
+        return "gguf"
+    if suffix == ".tiktoken":
+        return "bytelevel"
+    if suffix == ".json":
+        data = _read_json(p)
+        if isinstance(data, dict) and "model" in data:
+            from wwho.binary.io import looks_binary
+
+            return "binary" if looks_binary(data) else "hf"
+        if isinstance(data, dict) and "vocab" in data and "merges" in data:
+            return "sgpe"
+        if isinstance(data, dict) and "offset" in data and "tiktoken_encoding" in data:
+            return "meta"
+    raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
+
+
+def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
+    """Load the tokenizer at ``path`` (its kind detected unless given)."""
+    kind = kind or detect_kind(path)
+    p = Path(path)
+    if kind == "sgpe":
+        from wwho.sgpe import SGPETokenizer
+
+        return SGPETokenizer.load(p)
+    if kind == "meta":
+        from wwho.meta import MetaTokenizer
+
+        return MetaTokenizer.load(p.parent if p.is_file() else p)
+    if kind == "bytelevel":
+        from wwho.bytelevel import ByteBPE
+
+        return ByteBPE.from_tiktoken(p) if p.suffix == ".tiktoken" else ByteBPE.load(p)
+    if kind == "gguf":
+        from wwho.bytelevel import ByteBPE
+
+        return ByteBPE.from_gguf(p)
+    if kind == "binary":
+        from wwho.binary.io import load
+
+        return load(p if p.is_file() else p / "tokenizer.json")
+    if kind == "hf":
+        return _load_hf(p if p.is_file() else p / "tokenizer.json")
+    raise VocabError(f"unknown tokenizer kind {kind!r}; known: {', '.join(KINDS)}")
+
+
+def _load_hf(path: Path) -> Any:
+    try:
+        from wwho.bytelevel import ByteBPE
+
+        return ByteBPE.from_hf(path)
+    except (ImportError, VocabError, ValueError):
+        pass
+    import tokenizers
+
+    try:
+        return HFTokenizer(tokenizers.Tokenizer.from_file(str(path)))
+    except Exception as exc:  # tokenizers raises a plain Exception for bad files
+        raise VocabError(f"{path}: HF tokenizers cannot load it: {exc}") from None
+
+
+class HFTokenizer:
+    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's encode/decode interface."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def tokenize(self, text: str) -> list[str]:
+        return self.tokenizer.encode(text, add_special_tokens=False).tokens
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=False)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise VocabError(f"{path}: not a readable JSON file: {exc}") from None

@@ -1,0 +1,220 @@
+"""SGPE training: hand-checkable merges, determinism, resume, vocab.json, bad inputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import wwho.sgpe.train as train_module
+from conftest import CORPORA, require_data
+from wwho.errors import CorpusError, VocabError
+from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
+from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
+
+SMALL = 5 + 256  # specials + byte tokens
+
+
+def corpus(tmp_path, lines, name="c.txt"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_spec_example_merges_by_frequency(tmp_path):
+    # " ලංකාව" three times, " ලංකා" once: (" ලං","කා") occurs 4 times, ("කා","ව") 3 times.
+    path = corpus(tmp_path, ["ශ්‍රී ලංකාව"] * 3 + ["ශ්‍රී ලංකා"])
+    vf = train_sgpe(path, vocab_size=1000, progress=False, workers=1)
+    assert vf.merges == [(" ලං", "කා"), (" ලංකා", "ව")]
+    tok = SGPETokenizer(vf)
+    assert tok.tokenize("ශ්‍රී ලංකාව") == ["ශ්‍රී", " ලංකාව"]
+    # ids: specials, then by final frequency (ශ්‍රී 4, " ලංකාව" 3, " ලංකා" 1), then the rest.
+    assert list(vf.vocab)[:8] == [*SPECIAL_TOKENS, "ශ්‍රී", " ලංකාව", " ලංකා"]
+    assert list(vf.vocab)[-256:] == list(BYTE_TOKENS)
+
+
+def test_min_freq_is_strict(tmp_path):
+    path = corpus(tmp_path, ["කකක", "කකක"])  # ("ක","ක") occurs 4 times, then ("කක","ක") 2 times
+    merges2 = train_sgpe(path, vocab_size=1000, min_freq=2, progress=False, workers=1).merges
+    assert merges2 == [("ක", "ක"), ("කක", "ක")]
+    merges3 = train_sgpe(path, vocab_size=1000, min_freq=3, progress=False, workers=1).merges
+    assert merges3 == [("ක", "ක")]  # the pair of frequency 2 < 3 is not merged
+
+
+def test_tie_break_prefers_the_smaller_string_pair(tmp_path):
+    path = corpus(tmp_path, ["මල", "කට"])  # two pairs of frequency 1 each
+    vf = train_sgpe(path, vocab_size=1000, min_freq=1, prune_freq=1, progress=False, workers=1)
+    assert vf.merges[0] == ("ක", "ට")  # "ක" (U+0D9A) < "ම" (U+0DB8)
+
+
+def test_budget_fills_the_vocabulary_exactly(tmp_path):
+    path = corpus(tmp_path, ["ශ්‍රී ලංකාව දකුණු ආසියාවේ පිහිටි දිවයිනකි"] * 5 + ["ලංකා රජය", "කාලය"] * 3)
+    full = train_sgpe(path, vocab_size=2000, min_freq=1, progress=False, workers=1)
+    small_size = len(full.vocab) - 3
+    small = train_sgpe(path, vocab_size=small_size, min_freq=1, progress=False, workers=1)
+    assert len(small.vocab) == small_size
+    assert small.merges == full.merges[: len(small.merges)]
+
+
+def test_pruned_syllables_fall_back_to_bytes_losslessly(tmp_path):
+    path = corpus(tmp_path, ["ලංකාව"] * 5 + ["ඖ"])  # ඖ seen once: pruned at prune_freq=2
+    tok = SGPETokenizer(train_sgpe(path, vocab_size=1000, prune_freq=2, progress=False, workers=1))
+    assert "ඖ" not in tok.vocab
+    assert tok.decode(tok.encode("ඖ ලංකාව")) == "ඖ ලංකාව"
+    assert tok.tokenize("ඖ")[0].startswith("<0x")
+
+
+def news_slice(tmp_path, lines=3000):
+    src = require_data(CORPORA / "si" / "news-bbcsinhala.txt")
+    with open(src, encoding="utf-8") as f:
+        text = "".join(next(f) for _ in range(lines))
+    path = tmp_path / "news.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_same_output_whatever_the_worker_count(tmp_path):
+    path = news_slice(tmp_path, 1500)
+    files = []
+    for workers in (1, 2):
+        vf = train_sgpe(path, vocab_size=3000, progress=False, workers=workers)
+        out = tmp_path / f"w{workers}" / "vocab.json"
+        vf.save(out)
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+
+
+def test_resume_after_a_kill_is_byte_identical(tmp_path, monkeypatch):
+    path = news_slice(tmp_path, 1500)
+    whole = train_sgpe(path, vocab_size=3000, progress=False, workers=1)
+    whole.save(tmp_path / "whole" / "vocab.json")
+
+    real_save = train_module._save_checkpoint
+    calls = []
+
+    def save_then_die(*args, **kwargs):
+        real_save(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # killed right after the second checkpoint
+
+    monkeypatch.setattr(train_module, "_save_checkpoint", save_then_die)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(KeyboardInterrupt):
+        train_sgpe(path, vocab_size=3000, progress=False, workers=1, checkpoint_dir=ckpt, checkpoint_every=300)
+    monkeypatch.setattr(train_module, "_save_checkpoint", real_save)
+    saved = json.loads((ckpt / "checkpoint.json").read_text(encoding="utf-8"))
+    assert saved["step"] == 600
+    resumed = train_sgpe(path, vocab_size=3000, progress=False, workers=2, checkpoint_dir=ckpt,
+                         checkpoint_every=300, resume=True)
+    resumed.save(tmp_path / "resumed" / "vocab.json")
+    assert (tmp_path / "resumed" / "vocab.json").read_bytes() == (tmp_path / "whole" / "vocab.json").read_bytes()
+
+
+def test_resume_with_another_corpus_is_refused(tmp_path):
+    path = news_slice(tmp_path, 300)
+    ckpt = tmp_path / "ckpt"
+    train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt)
+    other = corpus(tmp_path, ["ලංකාව"] * 3, name="other.txt")
+    with pytest.raises(VocabError, match="another corpus or other options"):
+        train_sgpe(other, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt, resume=True)
+
+
+def test_vocab_json_round_trip(tmp_path):
+    path = news_slice(tmp_path, 300)
+    tok = SGPETokenizer(train_sgpe(path, vocab_size=1500, progress=False, workers=1))
+    tok.save(tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "vocab.json").read_text(encoding="utf-8"))
+    for key in ("version", "vocab_size", "special_tokens", "num_merges", "prune_freq", "leading_space", "merges",
+                "vocab", "script", "scripts"):
+        assert key in data
+    assert data["leading_space"] is True and data["vocab_size"] == len(data["vocab"]) == 1500
+    again = SGPETokenizer.load(tmp_path / "out")
+    assert again.vocab == tok.vocab and again.merges == tok.merges
+    again.save(tmp_path / "out2")
+    assert (tmp_path / "out2" / "vocab.json").read_bytes() == (tmp_path / "out" / "vocab.json").read_bytes()
+
+
+# -- bad inputs ------------------------------------------------------------------------------
+
+def test_missing_and_empty_corpus(tmp_path):
+    with pytest.raises(CorpusError, match="no such file"):
+        train_sgpe(tmp_path / "absent.txt", vocab_size=1000, progress=False)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    with pytest.raises(CorpusError, match="the corpus has no text"):
+        train_sgpe(empty, vocab_size=1000, progress=False, workers=1)
+
+
+def test_invalid_json_line_names_file_and_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "ලංකාව"}\n{broken\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"c.jsonl:2: invalid JSON"):
+        train_sgpe(path, vocab_size=1000, progress=False, workers=1)
+    vf = train_sgpe(path, vocab_size=1000, progress=False, workers=1, skip_bad_lines=True, prune_freq=1)
+    assert "ලං" in vf.vocab
+
+
+def test_vocab_size_smaller_than_specials(tmp_path):
+    path = corpus(tmp_path, ["ලංකාව"])
+    with pytest.raises(VocabError, match="too small"):
+        train_sgpe(path, vocab_size=100, progress=False)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.pop("vocab"), "missing key 'vocab'"),
+        (lambda d: d["vocab"].update({"x": 10 ** 6}), "without gaps"),
+        (lambda d: d.update(merges=[["ල", "nope"]]), r"'nope' is not in 'vocab'"),
+        (lambda d: d.update(vocab_size=3), "'vocab_size' is 3"),
+        (lambda d: d.update(script="klingon"), "'script' must be one of"),
+        (lambda d: d["vocab"].update({"zz": d["vocab"].pop("<0x41>")}), "byte tokens"),
+    ],
+)
+def test_invalid_vocab_json_is_reported(tmp_path, mutate, message):
+    path = corpus(tmp_path, ["ලංකාව"] * 3)
+    vf = train_sgpe(path, vocab_size=1000, progress=False, workers=1)
+    data = vf.to_json()
+    mutate(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(VocabError, match=message):
+        load_vocab_file(bad)
+
+
+def test_not_json_vocab(tmp_path):
+    bad = tmp_path / "vocab.json"
+    bad.write_text("{oops")
+    with pytest.raises(VocabError, match="invalid JSON at line 1"):
+        SGPETokenizer.load(tmp_path)
+
+
+def test_cli_failure_leaves_no_output(tmp_path, capsys):
+    from wwho.cli import main
+
+    out = tmp_path / "out"
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "ලංකාව"}\n{broken\n', encoding="utf-8")
+    assert main(["train", "--kind", "sgpe", "--vocab-size", "1000", "--out", str(out), "--quiet", str(path)]) == 2
+    assert "c.jsonl:2" in capsys.readouterr().err
+    assert not (out / "vocab.json").exists()
+
+
+def test_cli_train_encode_decode_inspect(tmp_path, capsys):
+    from wwho.cli import main
+
+    path = news_slice(tmp_path, 300)
+    out = tmp_path / "out"
+    assert main(["train", "--kind", "sgpe", "--vocab-size", "1500", "--out", str(out), "--quiet", "--workers", "1",
+                 str(path)]) == 0
+    assert (out / "vocab.json").exists() and not (out / "checkpoints").exists()
+    capsys.readouterr()
+    assert main(["encode", "--tokenizer", str(out), "ශ්‍රී ලංකාව"]) == 0
+    ids = capsys.readouterr().out.split()
+    assert main(["decode", "--tokenizer", str(out), *ids]) == 0
+    assert capsys.readouterr().out == "ශ්‍රී ලංකාව\n"
+    assert main(["encode", "--tokenizer", str(out / "vocab.json"), "--tokens", "ශ්‍රී ලංකාව"]) == 0
+    assert "ශ්‍රී" in capsys.readouterr().out
+    assert main(["inspect", str(out)]) == 0
+    assert "SGPE vocabulary: 1,500 tokens" in capsys.readouterr().out
