@@ -1,0 +1,446 @@
+"""Byte-level BPE (tiktoken, GPT-2, Llama 3, Qwen2 ...): encode, decode, load, save.
+
+A :class:`ByteBPE` is a vocabulary of byte strings (``ranks``: token bytes -> id), a
+pre-tokenizer (:mod:`wwho.pretokenize`), special tokens, and one of two merge rules:
+
+* **ranks** (tiktoken): two adjacent parts merge if their concatenation is a token,
+  lowest id first; a piece that is itself a token is emitted whole.
+* **merges** (Hugging Face ``tokenizer.json``, GGUF): only the listed pairs merge, in
+  list order; a whole-piece lookup happens first only with ``ignore_merges`` (Llama 3).
+
+Both apply the lowest-ranked pair first and, on ties, the leftmost one. Short pieces
+use a list scan (``min``/``index`` run in C); long ones (a 100 kB run of one
+character) a heap over a linked list, so no piece costs quadratic time. Results are
+kept in a bounded per-piece cache.
+
+Special tokens follow tiktoken: by default their text in the input is an error;
+``allowed_special`` turns it into the special id; ``disallowed_special=()`` encodes it
+as plain text. ``added_tokens`` (GGUF ``USER_DEFINED`` / HF non-special added tokens)
+are always split out of the text first, as Hugging Face and llama.cpp do.
+
+Loading and saving live in :mod:`wwho.bytelevel_io` and :mod:`wwho.gguf`; this module
+does not read files, and it does not train (see :meth:`ByteBPE.train`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+import regex
+
+from wwho.errors import TokenizerError, VocabError
+from wwho.pretokenize import Pretokenizer
+
+#: Pieces of at most this many bytes use the list-scan merge; longer ones the heap.
+LONG_PIECE = 200
+#: Default bound of the per-piece cache (entries); it is cleared when full.
+CACHE_SIZE = 1 << 17
+
+_INF = 1 << 62
+_SINGLE = [bytes([b]) for b in range(256)]
+
+
+class DisallowedSpecialError(TokenizerError):
+    """The text contains a special token that the caller did not allow."""
+
+    def __init__(self, token: str, offset: int) -> None:
+        self.token, self.offset = token, offset
+        super().__init__(
+            f"text contains the special token {token!r} at offset {offset}; pass "
+            f"allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
+            f"disallowed_special=() to encode it as plain text"
+        )
+
+
+class ByteBPE:
+    """A byte-level BPE tokenizer (see the module docstring for the two merge rules)."""
+
+    def __init__(
+        self,
+        ranks: Mapping[bytes, int],
+        *,
+        pattern: str | Sequence[str] | Pretokenizer = "o200k",
+        special_tokens: Mapping[str, int] | None = None,
+        merges: Sequence[tuple[bytes, bytes]] | None = None,
+        ignore_merges: bool | None = None,
+        added_tokens: Mapping[str, int] | None = None,
+        extra_tokens: Mapping[int, bytes] | None = None,
+        bos_id: int | None = None,
+        eos_id: int | None = None,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        name: str = "",
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
+        """``ranks``: token bytes -> id (the rank, for the ranks rule). ``merges``: ordered pairs
+        (switches to the merges rule). ``extra_tokens``: id -> bytes of tokens that decode but
+        are never produced by encoding (e.g. a GGUF token that is not byte-level text)."""
+        self.pretokenizer = Pretokenizer.coerce(pattern)
+        self.name = name
+        self._encoder: dict[bytes, int] = dict(ranks)
+        self.special_tokens: dict[str, int] = dict(special_tokens or {})
+        self.added_tokens: dict[str, int] = dict(added_tokens or {})
+        self._extra: dict[int, bytes] = dict(extra_tokens or {})
+        self._decoder = self._build_decoder()
+        self.merges: list[tuple[bytes, bytes]] | None = None
+        self._merge_ranks: dict[tuple[bytes, bytes], int] | None = None
+        if merges is not None:
+            self.merges = [(bytes(a), bytes(b)) for a, b in merges]
+            self._merge_ranks = self._index_merges(self.merges)
+        self.ignore_merges = True if merges is None else bool(ignore_merges)
+        for label, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if value is not None and value not in self._decoder:
+                raise VocabError(f"{label}={value} is not a token id of this vocabulary")
+        self.bos_id, self.eos_id = bos_id, eos_id
+        self.add_bos, self.add_eos = bool(add_bos), bool(add_eos)
+        self._text_ids = {**self.added_tokens, **self.special_tokens}
+        self._special_set = frozenset(self.special_tokens)
+        self._splitters: dict[tuple[frozenset[str], bool], regex.Pattern | None] = {}
+        self._cache: dict[str | bytes, tuple[int, ...]] = {}
+        self._cache_size = int(cache_size)
+
+    def _build_decoder(self) -> dict[int, bytes]:
+        decoder: dict[int, bytes] = {}
+        groups = (
+            ("ranks", ((i, t) for t, i in self._encoder.items())),
+            ("special_tokens", ((i, s.encode("utf-8")) for s, i in self.special_tokens.items())),
+            ("added_tokens", ((i, s.encode("utf-8")) for s, i in self.added_tokens.items())),
+            ("extra_tokens", self._extra.items()),
+        )
+        for label, pairs in groups:
+            for i, data in pairs:
+                if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                    raise VocabError(f"{label}: token id {i!r} for {data!r} is not a non-negative int")
+                if i in decoder:
+                    raise VocabError(f"{label}: token id {i} is used twice ({decoder[i]!r} and {data!r})")
+                decoder[i] = data
+        for label, texts in (("special_tokens", self.special_tokens), ("added_tokens", self.added_tokens)):
+            if "" in texts:
+                raise VocabError(f"{label}: a special or added token cannot be empty")
+        clash = set(self.special_tokens) & set(self.added_tokens)
+        if clash:
+            raise VocabError(f"{sorted(clash)[0]!r} is both a special and an added token")
+        return decoder
+
+    def _index_merges(self, merges: list[tuple[bytes, bytes]]) -> dict[tuple[bytes, bytes], int]:
+        index: dict[tuple[bytes, bytes], int] = {}
+        for rank, (a, b) in enumerate(merges):
+            if a + b not in self._encoder:
+                raise VocabError(f"merge {rank} ({a!r}, {b!r}): the merged token {a + b!r} is not in the vocabulary")
+            index.setdefault((a, b), rank)  # a repeated pair keeps its first (lowest) rank
+        return index
+
+    # --- vocabulary -----------------------------------------------------------------------
+
+    @property
+    def ranks(self) -> Mapping[bytes, int]:
+        """Token bytes -> id of the ordinary (mergeable) tokens, read-only."""
+        return MappingProxyType(self._encoder)
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest token id (tiktoken's ``n_vocab``)."""
+        return max(self._decoder) + 1 if self._decoder else 0
+
+    @property
+    def vocab_size(self) -> int:
+        """How many ids have a token (ordinary, special, added, extra); <= ``n_vocab``."""
+        return len(self._decoder)
+
+    @property
+    def special_tokens_set(self) -> frozenset[str]:
+        return self._special_set
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token (a special token's are its UTF-8 text)."""
+        try:
+            return self._decoder[token_id]
+        except (KeyError, TypeError):
+            raise self._bad_id(token_id, None) from None
+
+    def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
+        where = "" if position is None else f" at position {position}"
+        return TokenizerError(f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})")
+
+    # --- decoding -------------------------------------------------------------------------
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        try:
+            return b"".join(map(self._decoder.__getitem__, ids))
+        except (KeyError, TypeError):
+            for position, i in enumerate(ids):
+                if not isinstance(i, int) or i not in self._decoder:
+                    raise self._bad_id(i, position) from None
+            raise
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``)."""
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    # --- encoding -------------------------------------------------------------------------
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of ``text`` with special-token text treated as plain text."""
+        return self._encode(_check_text(text), frozenset())
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Iterable[str] = frozenset(),
+        disallowed_special: Literal["all"] | Iterable[str] = "all",
+        add_special: bool = False,
+    ) -> list[int]:
+        """Ids of ``text`` (tiktoken semantics for special tokens; see the module docstring).
+
+        ``add_special`` prepends BOS / appends EOS when the vocabulary asks for it
+        (``add_bos`` / ``add_eos``, read from GGUF files).
+        """
+        _check_text(text)
+        allowed = self._special_set if allowed_special == "all" else self._known_specials(allowed_special)
+        if disallowed_special == "all":
+            disallowed = self._special_set - allowed
+        else:
+            disallowed = self._known_specials(disallowed_special)
+        if disallowed:
+            match = self._splitter(disallowed, added=False).search(text)
+            if match:
+                raise DisallowedSpecialError(match.group(), match.start())
+        ids = self._encode(text, allowed)
+        if add_special:
+            if self.add_bos and self.bos_id is not None:
+                ids.insert(0, self.bos_id)
+            if self.add_eos and self.eos_id is not None:
+                ids.append(self.eos_id)
+        return ids
+
+    def encode_batch(self, texts: Iterable[str], **options) -> list[list[int]]:
+        """``[encode(t, **options) for t in texts]``; the piece cache is shared."""
+        return [self.encode(t, **options) for t in texts]
+
+    def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        return [self.encode_ordinary(t) for t in texts]
+
+    def _known_specials(self, names: Iterable[str]) -> frozenset[str]:
+        if isinstance(names, str):
+            raise TokenizerError(f"special-token sets must be 'all' or a collection of strings, not {names!r}")
+        names = frozenset(names)
+        unknown = names - self._special_set
+        if unknown:
+            raise TokenizerError(f"not special tokens of this vocabulary: {sorted(unknown)}")
+        return names
+
+    def _splitter(self, specials: frozenset[str], *, added: bool = True) -> regex.Pattern | None:
+        """Regex matching ``specials`` (plus the added tokens if ``added``), longest first."""
+        key = (specials, added)
+        if key not in self._splitters:
+            texts = set(specials) | (set(self.added_tokens) if added else set())
+            # Longest first makes the alternation leftmost-longest, as HF's added-token matcher.
+            alternatives = sorted(texts, key=lambda s: (-len(s), s))
+            self._splitters[key] = regex.compile("|".join(map(regex.escape, alternatives))) if texts else None
+        return self._splitters[key]
+
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
+        try:
+            return self._encode_split(text, allowed)
+        except UnicodeEncodeError:
+            # Lone surrogates cannot be UTF-8: replace them as tiktoken does.
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return self._encode_split(text, allowed)
+
+    def _encode_split(self, text: str, allowed: frozenset[str]) -> list[int]:
+        splitter = self._splitter(allowed)
+        if splitter is None:
+            return self._encode_chunk(text)
+        ids: list[int] = []
+        pos = 0
+        for match in splitter.finditer(text):
+            if match.start() > pos:
+                ids += self._encode_chunk(text[pos : match.start()])
+            ids.append(self._text_ids[match.group()])
+            pos = match.end()
+        if pos < len(text):
+            ids += self._encode_chunk(text[pos:])
+        return ids
+
+    def _encode_chunk(self, text: str) -> list[int]:
+        """Ids of text that holds no special or added token: the hot path."""
+        pretok = self.pretokenizer
+        pieces: list = pretok.split_bytes(text) if pretok.has_byte_stage else pretok.split(text)
+        found = list(map(self._cache.get, pieces))
+        try:
+            return list(chain.from_iterable(found))
+        except TypeError:  # a None: some pieces are not cached yet
+            for i, ids in enumerate(found):
+                if ids is None:
+                    found[i] = self._encode_piece(pieces[i])
+            return list(chain.from_iterable(found))
+
+    def _encode_piece(self, piece: str | bytes) -> tuple[int, ...]:
+        data = piece.encode("utf-8") if isinstance(piece, str) else piece
+        encoder = self._encoder
+        token = encoder.get(data) if self.ignore_merges else None
+        if token is not None:
+            ids: tuple[int, ...] = (token,)
+        else:
+            if self._merge_ranks is None:
+                parts = _merge_by_ranks(data, encoder)
+            else:
+                parts = _merge_by_pairs(data, self._merge_ranks)
+            try:
+                ids = tuple(map(encoder.__getitem__, parts))
+            except KeyError:
+                missing = next(p for p in parts if p not in encoder)
+                raise TokenizerError(f"byte {missing!r} has no token in this vocabulary") from None
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()
+        self._cache[piece] = ids
+        return ids
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # --- constructors and files (implemented in wwho.bytelevel_io / wwho.gguf) -------------
+
+    @classmethod
+    def from_tiktoken(cls, name_or_path: str | Path, **options) -> ByteBPE:
+        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``)."""
+        from wwho.bytelevel_io import from_tiktoken
+
+        return from_tiktoken(name_or_path, **options)
+
+    @classmethod
+    def from_gguf(cls, path: str | Path, **options) -> ByteBPE:
+        """From the tokenizer metadata of a GGUF file (byte-level BPE models only)."""
+        from wwho.gguf import load_gguf
+
+        return load_gguf(path, **options)
+
+    @classmethod
+    def from_hf(cls, path: str | Path) -> ByteBPE:
+        """From a byte-level BPE Hugging Face ``tokenizer.json``."""
+        from wwho.bytelevel_io import from_hf
+
+        return from_hf(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ByteBPE:
+        """From a directory written by :meth:`save`."""
+        from wwho.bytelevel_io import load
+
+        return load(path)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``) into ``directory``."""
+        from wwho.bytelevel_io import save
+
+        return save(self, directory)
+
+    def export_hf(self, path: str | Path) -> Path:
+        """Write a Hugging Face ``tokenizer.json`` that encodes exactly like this tokenizer."""
+        from wwho.bytelevel_io import export_hf
+
+        return export_hf(self, path)
+
+    def __repr__(self) -> str:
+        rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
+        label = f" {self.name!r}" if self.name else ""
+        return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TokenizerError(f"expected text (str), got {type(text).__name__}")
+    return text
+
+
+# --- the merge loops ----------------------------------------------------------------------
+
+
+def _merge_by_ranks(data: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """tiktoken's rule: merge the adjacent pair whose concatenation has the lowest rank."""
+    if len(data) > LONG_PIECE:
+        return _merge_heap(data, lambda a, b: ranks.get(a + b))
+    parts = [_SINGLE[b] for b in data]
+    get = ranks.get
+    pair_ranks = [get(parts[i] + parts[i + 1], _INF) for i in range(len(parts) - 1)]
+    while pair_ranks:
+        best = min(pair_ranks)
+        if best == _INF:
+            break
+        i = pair_ranks.index(best)  # leftmost of the lowest
+        parts[i] += parts[i + 1]
+        del parts[i + 1], pair_ranks[i]
+        if i < len(pair_ranks):
+            pair_ranks[i] = get(parts[i] + parts[i + 1], _INF)
+        if i:
+            pair_ranks[i - 1] = get(parts[i - 1] + parts[i], _INF)
+    return parts
+
+
+def _merge_by_pairs(data: bytes, merges: Mapping[tuple[bytes, bytes], int]) -> list[bytes]:
+    """Hugging Face / GGUF rule: merge the listed pair with the lowest rank."""
+    if len(data) > LONG_PIECE:
+        return _merge_heap(data, lambda a, b: merges.get((a, b)))
+    parts = [_SINGLE[b] for b in data]
+    get = merges.get
+    pair_ranks = [get((parts[i], parts[i + 1]), _INF) for i in range(len(parts) - 1)]
+    while pair_ranks:
+        best = min(pair_ranks)
+        if best == _INF:
+            break
+        i = pair_ranks.index(best)
+        parts[i] += parts[i + 1]
+        del parts[i + 1], pair_ranks[i]
+        if i < len(pair_ranks):
+            pair_ranks[i] = get((parts[i], parts[i + 1]), _INF)
+        if i:
+            pair_ranks[i - 1] = get((parts[i - 1], parts[i]), _INF)
+    return parts
+
+
+def _merge_heap(data: bytes, rank_of: Callable[[bytes, bytes], int | None]) -> list[bytes]:
+    """The same rule in O(n log n): a heap of candidate pairs over a doubly linked list.
+
+    A heap entry ``(rank, left, len_left, len_right)`` is stale once either part has
+    grown (parts only grow, so equal lengths mean equal parts); stale entries are skipped.
+    ``left`` is the part's original index, so ties go to the leftmost pair.
+    """
+    parts: list[bytes | None] = [_SINGLE[b] for b in data]
+    n = len(parts)
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prv = list(range(-1, n - 1))
+    heap = []
+    for i in range(n - 1):
+        r = rank_of(parts[i], parts[i + 1])
+        if r is not None:
+            heap.append((r, i, 1, 1))
+    heapq.heapify(heap)
+    while heap:
+        _, i, len_left, len_right = heapq.heappop(heap)
+        left = parts[i]
+        j = nxt[i]
+        if left is None or j < 0 or len(left) != len_left or len(parts[j]) != len_right:
+            continue
+        merged = left + parts[j]
+        parts[i], parts[j] = merged, None
+        k = nxt[j]
+        nxt[i] = k
+        if k >= 0:
+            prv[k] = i
+            r = rank_of(merged, parts[k])
+            if r is not None:
+                heapq.heappush(heap, (r, i, len(merged), len(parts[k])))
+        p = prv[i]
+        if p >= 0:
+            r = rank_of(parts[p], merged)
+            if r is not None:
+                heapq.heappush(heap, (r, p, len(parts[p]), len(merged)))
+    return [part for part in parts if part is not None]

@@ -1,0 +1,305 @@
+"""Pre-tokenizers for byte-level BPE, and the GPT-2 byte <-> unicode mapping.
+
+A pre-tokenizer cuts text into pieces; BPE never merges across pieces. Here a
+pre-tokenizer is a sequence of regexes, each applied to every piece the previous
+one produced, keeping both the matches and the text between them (the Hugging Face
+``Split`` pre-tokenizer with behaviour ``Isolated``; llama.cpp applies its regex
+lists the same way). A single regex that matches every character (GPT-2, cl100k,
+o200k) therefore behaves exactly like tiktoken's ``findall``.
+
+Some Hugging Face pipelines keep splitting *after* their ``ByteLevel`` step, i.e. on
+the GPT-2 byte-mapped text (``"Ġ123"`` rather than ``" 123"``); ``byte_patterns``
+are those regexes. Pieces are then bytes and may cut a UTF-8 character.
+
+Named patterns (facts from tiktoken and llama.cpp / Hugging Face tokenizer
+configs, written out here): ``gpt2``, ``gpt4`` (= ``cl100k``), ``o200k``, and the
+GGUF ``tokenizer.ggml.pre`` names in :data:`GGUF_PRETOKENIZERS`.
+
+Deliberately not here: Unicode normalisation, special tokens (``ByteBPE`` splits
+those out first), BPE itself. Regex dialect: the ``regex`` module, whose ``\\s`` is
+Unicode ``White_Space`` like tiktoken's Rust regex; its Unicode tables may be a
+version ahead of or behind the tokenizer you compare with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import regex
+
+from wwho.errors import VocabError
+
+# --- the GPT-2 byte <-> unicode mapping ---------------------------------------------------
+# Printable Latin-1 bytes stand for themselves; the other 68 bytes (controls, space,
+# DEL, NBSP, soft hyphen) are moved to U+0100.. in byte order, so every token of a
+# byte-level vocabulary is a printable string.
+
+
+def _byte_to_unicode() -> dict[int, str]:
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {b: chr(b) for b in keep}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(0x100 + extra)
+            extra += 1
+    return table
+
+
+BYTE_TO_UNICODE: dict[int, str] = _byte_to_unicode()
+UNICODE_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_UNICODE.items()}
+# str.translate tables: bytes decoded as Latin-1 -> GPT-2 chars, and back. The reverse
+# table sends the Latin-1 chars that are *not* GPT-2 chars (controls, space, NBSP ...)
+# to U+FFFF so that encoding the result as Latin-1 fails for them, as for any char >= 256.
+_TO_UNICODE_TABLE = {b: c for b, c in BYTE_TO_UNICODE.items()}
+_TO_LATIN1_TABLE = {cp: 0xFFFF for cp in range(256)} | {ord(c): b for c, b in UNICODE_TO_BYTE.items()}
+
+
+def bytes_to_unicode(data: bytes) -> str:
+    """GPT-2 byte-level string of ``data`` (``b" hi"`` -> ``"Ġhi"``)."""
+    return data.decode("latin-1").translate(_TO_UNICODE_TABLE)
+
+
+def unicode_to_bytes(text: str) -> bytes | None:
+    """Inverse of :func:`bytes_to_unicode`; ``None`` if ``text`` has a char outside the mapping."""
+    try:
+        return text.translate(_TO_LATIN1_TABLE).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+
+
+# --- named patterns -----------------------------------------------------------------------
+
+#: GPT-2 / r50k (tiktoken's possessive form of the original GPT-2 regex).
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+#: cl100k_base ("gpt4").
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+#: o200k_base.
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+# The original GPT-2 regex as Hugging Face's ByteLevel(use_regex=True) writes it.
+_HF_GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# Llama 3 (the pre-possessive cl100k regex) and Qwen2 (the same with single digits).
+_LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+_QWEN2 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# DeepSeek LLM's letter class is the cased letters (Unicode category LC) as code-point
+# ranges. Written as numbers: several of these characters (U+1F7D, U+1FBE, U+2126,
+# U+212A ...) have singleton canonical decompositions, and an NFC-normalising copy of
+# the source would silently change them.
+_DEEPSEEK_LETTERS = (
+    (0x41, 0x5A), (0x61, 0x7A), (0xB5, 0xB5), (0xC0, 0xD6), (0xD8, 0xF6), (0xF8, 0x1BA), (0x1BC, 0x1BF),
+    (0x1C4, 0x293), (0x295, 0x2AF), (0x370, 0x373), (0x376, 0x377), (0x37B, 0x37D), (0x37F, 0x37F),
+    (0x386, 0x386), (0x388, 0x38A), (0x38C, 0x38C), (0x38E, 0x3A1), (0x3A3, 0x3F5), (0x3F7, 0x481),
+    (0x48A, 0x52F), (0x531, 0x556), (0x10A0, 0x10C5), (0x13A0, 0x13F5), (0x13F8, 0x13FD), (0x1C90, 0x1CBA),
+    (0x1CBD, 0x1CBF), (0x1D00, 0x1D2B), (0x1D6B, 0x1D77), (0x1D79, 0x1D9A), (0x1E00, 0x1F15),
+    (0x1F18, 0x1F1D), (0x1F20, 0x1F45), (0x1F48, 0x1F4D), (0x1F50, 0x1F57), (0x1F59, 0x1F59),
+    (0x1F5B, 0x1F5B), (0x1F5D, 0x1F5D), (0x1F5F, 0x1F7D), (0x1F80, 0x1FB4), (0x1FB6, 0x1FBC),
+    (0x1FBE, 0x1FBE), (0x1FC2, 0x1FC4), (0x1FC6, 0x1FCC), (0x1FD0, 0x1FD3), (0x1FD6, 0x1FDB),
+    (0x1FE0, 0x1FEC), (0x1FF2, 0x1FF4), (0x1FF6, 0x1FFC), (0x2102, 0x2102), (0x2107, 0x2107),
+    (0x210A, 0x2113), (0x2115, 0x2115), (0x2119, 0x211D), (0x2124, 0x2124), (0x2126, 0x2126),
+    (0x2128, 0x2128), (0x212A, 0x212D), (0x212F, 0x2134), (0x2139, 0x2139), (0x213C, 0x213F),
+    (0x2145, 0x2149), (0x214E, 0x214E), (0x2183, 0x2184), (0x2C00, 0x2C7B), (0x2C7E, 0x2CE4),
+    (0x2CEB, 0x2CEE), (0x2CF2, 0x2CF3), (0xA640, 0xA66D), (0xA680, 0xA69B), (0xA722, 0xA76F),
+    (0xA771, 0xA787), (0xA78B, 0xA78E), (0xAB70, 0xABBF), (0xFB00, 0xFB06), (0xFB13, 0xFB17),
+    (0xFF21, 0xFF3A), (0xFF41, 0xFF5A), (0x10400, 0x1044F), (0x104B0, 0x104D3), (0x104D8, 0x104FB),
+    (0x10C80, 0x10CB2), (0x10CC0, 0x10CF2), (0x118A0, 0x118DF), (0x1E900, 0x1E943),
+)
+_DEEPSEEK_PUNCT = ((0x21, 0x2F), (0x3A, 0x7E), (0xFF01, 0xFF0F), (0xFF1A, 0xFF5E), (0x2018, 0x201F), (0x3000, 0x3002))
+_CJK = ((0x4E00, 0x9FA5), (0x800, 0x4E00), (0xAC00, 0xD7FF))  # sic: DeepSeek's own ranges
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    def one(cp: int) -> str:  # escape only what is special inside [...], in every regex dialect
+        return "\\" + chr(cp) if chr(cp) in "\\[]^-" else chr(cp)
+
+    return "[" + "".join(one(a) if a == b else f"{one(a)}-{one(b)}" for a, b in ranges) + "]"
+
+
+_DEEPSEEK_LLM = (
+    "[\r\n]",
+    "\\s?" + _char_class(_DEEPSEEK_LETTERS) + "+",
+    "\\s?" + _char_class(_DEEPSEEK_PUNCT) + "+",
+    "\\s+$",
+    _char_class(_CJK) + "+",
+    "\\p{N}+",
+)
+_DEEPSEEK_CODER = ("[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", _char_class(_CJK) + "+", "\\p{N}")
+# Hugging Face Punctuation(): ASCII punctuation (incl. the symbols $+<=>^`|~) or Unicode P*.
+_PUNCT_RUN = r"""[\p{P}$+<=>^`|~]+"""
+
+
+@dataclass(frozen=True)
+class Pretokenizer:
+    """A sequence of splitting regexes (see the module docstring)."""
+
+    patterns: tuple[str, ...]
+    byte_patterns: tuple[str, ...] = ()
+    name: str = ""
+    _compiled: tuple = field(init=False, repr=False, compare=False)
+    _compiled_bytes: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patterns", tuple(self.patterns))
+        object.__setattr__(self, "byte_patterns", tuple(self.byte_patterns))
+        if not self.patterns and not self.byte_patterns:
+            raise VocabError("a pre-tokenizer needs at least one regex")
+        object.__setattr__(self, "_compiled", tuple(_compile(p) for p in self.patterns))
+        object.__setattr__(self, "_compiled_bytes", tuple(_compile(p) for p in self.byte_patterns))
+
+    @classmethod
+    def named(cls, name: str) -> Pretokenizer:
+        """``gpt2``, ``gpt4``/``cl100k``, ``o200k`` or a GGUF ``tokenizer.ggml.pre`` name."""
+        key = name.lower()
+        if key in PATTERNS:
+            return cls((PATTERNS[key],), name=key)
+        if key in GGUF_PRETOKENIZERS:
+            spec = GGUF_PRETOKENIZERS[key]
+            return cls(spec.patterns, spec.byte_patterns, name=key)
+        known = sorted({*PATTERNS, *GGUF_PRETOKENIZERS})
+        raise VocabError(f"unknown pre-tokenizer {name!r}; known: {', '.join(known)}")
+
+    @classmethod
+    def coerce(cls, pattern: str | Sequence[str] | Pretokenizer) -> Pretokenizer:
+        """A :class:`Pretokenizer` from a name, one regex, or a list of regexes."""
+        if isinstance(pattern, Pretokenizer):
+            return pattern
+        if isinstance(pattern, str):
+            key = pattern.lower()
+            if key in PATTERNS or key in GGUF_PRETOKENIZERS:
+                return cls.named(key)
+            return cls((pattern,))
+        return cls(tuple(pattern))
+
+    @property
+    def has_byte_stage(self) -> bool:
+        return bool(self.byte_patterns)
+
+    def split(self, text: str) -> list[str]:
+        """The pieces of ``text`` after the text regexes (the whole pipeline if no byte stage)."""
+        if len(self._compiled) == 1:
+            return _split_one(self._compiled[0], text)
+        pieces = [text]
+        for rx in self._compiled:
+            pieces = [sub for piece in pieces for sub in _split_one(rx, piece)]
+        return pieces
+
+    def split_bytes(self, text: str) -> list[bytes]:
+        """The UTF-8 pieces of ``text`` after the whole pipeline, byte stage included."""
+        pieces = self.split(text) if self._compiled else ([text] if text else [])
+        if not self._compiled_bytes:
+            return [p.encode("utf-8") for p in pieces]
+        out = []
+        for piece in pieces:
+            mapped = [bytes_to_unicode(piece.encode("utf-8"))]
+            for rx in self._compiled_bytes:
+                mapped = [sub for m in mapped for sub in _split_one(rx, m)]
+            out.extend(m.translate(_TO_LATIN1_TABLE).encode("latin-1") for m in mapped)
+        return out
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "patterns": list(self.patterns), "byte_patterns": list(self.byte_patterns)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Pretokenizer:
+        return cls(tuple(data["patterns"]), tuple(data.get("byte_patterns", ())), name=data.get("name", ""))
+
+
+def _compile(pattern: str) -> regex.Pattern:
+    try:
+        return regex.compile(pattern)
+    except regex.error as exc:
+        raise VocabError(f"invalid pre-tokenizer regex {pattern!r}: {exc}") from None
+
+
+def _split_one(rx: regex.Pattern, text: str) -> list[str]:
+    """Matches of ``rx`` in ``text`` plus the non-empty gaps between them, in order."""
+    if not rx.groups:
+        pieces = rx.findall(text)
+        # Fast path: the matches cover the text (always so for GPT-2/cl100k/o200k), so
+        # there are no gaps to keep. Matches are disjoint and ordered, so equal total
+        # length means full coverage.
+        if sum(map(len, pieces)) == len(text) and "" not in pieces:
+            return pieces
+    out = []
+    pos = 0
+    for m in rx.finditer(text):
+        start, end = m.span()
+        if start == end:
+            continue
+        if start > pos:
+            out.append(text[pos:start])
+        out.append(text[start:end])
+        pos = end
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+#: Named single regexes for :class:`Pretokenizer` and ``ByteBPE.train(pattern=...)``.
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2_PATTERN,
+    "r50k": GPT2_PATTERN,
+    "gpt4": CL100K_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "cl100k_base": CL100K_PATTERN,
+    "o200k": O200K_PATTERN,
+    "o200k_base": O200K_PATTERN,
+}
+
+
+@dataclass(frozen=True)
+class _Spec:
+    patterns: tuple[str, ...]
+    byte_patterns: tuple[str, ...] = ()
+    ignore_merges: bool = False  # Hugging Face BPE "ignore_merges" (whole-piece lookup first)
+
+
+_STARCODER = _Spec((r"\p{N}", _HF_GPT2))  # Digits(individual) then GPT-2 regex
+#: GGUF ``tokenizer.ggml.pre`` -> pre-tokenizer (regex lists as in llama.cpp's llama-vocab.cpp;
+#: where llama.cpp rewrites ``(?i:...)`` for std::regex, the original Hugging Face form is used).
+GGUF_PRETOKENIZERS: dict[str, _Spec] = {
+    "llama-bpe": _Spec((_LLAMA3,), ignore_merges=True),
+    "llama3": _Spec((_LLAMA3,), ignore_merges=True),
+    "llama-v3": _Spec((_LLAMA3,), ignore_merges=True),
+    "dbrx": _Spec((_LLAMA3,)),
+    "smaug-bpe": _Spec((_LLAMA3,)),
+    "qwen2": _Spec((_QWEN2,)),
+    "deepseek-r1-qwen": _Spec((_QWEN2,)),
+    "stablelm2": _Spec((_QWEN2,)),
+    "gpt-2": _Spec((_HF_GPT2,)),
+    "mpt": _Spec((_HF_GPT2,)),
+    "olmo": _Spec((_HF_GPT2,)),
+    "phi-2": _Spec((_HF_GPT2,)),
+    "jais": _Spec((_HF_GPT2,)),
+    "falcon": _Spec((_PUNCT_RUN, _HF_GPT2, "[0-9][0-9][0-9]")),
+    "deepseek-llm": _Spec(_DEEPSEEK_LLM),
+    "deepseek-coder": _Spec(_DEEPSEEK_CODER),
+    "starcoder": _STARCODER,
+    "refact": _STARCODER,
+    "command-r": _STARCODER,
+    "smollm": _STARCODER,
+    "codeshell": _STARCODER,
+    "exaone": _STARCODER,
+    "chatglm-bpe": _Spec((_LLAMA3,)),
+    "glm4": _Spec((_LLAMA3,)),
+}

@@ -1,0 +1,58 @@
+"""Incremental, UTF-8-safe decoding of a token stream (spec 004's "Streaming Decoder").
+
+A token can end in the middle of a UTF-8 character (o200k splits many Sinhala
+characters and emoji over two or three tokens). :class:`StreamingDecoder` feeds each
+token's bytes to Python's incremental UTF-8 decoder, which returns only complete
+characters and keeps an unfinished sequence for the next call. Invalid bytes become
+U+FFFD exactly as ``bytes.decode("utf-8", "replace")`` would, so for any ids::
+
+    "".join(map(dec.decode_token, ids)) + dec.flush() == tokenizer.decode(ids)
+
+It works with any tokenizer that has ``token_bytes(id) -> bytes`` (ByteBPE, SGPE,
+Meta). It does not detokenize text-level conventions (leading-space markers and the
+like): tokens are bytes, and that is all it decodes.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable
+from typing import Protocol
+
+
+class HasTokenBytes(Protocol):
+    def token_bytes(self, token_id: int) -> bytes: ...
+
+
+class StreamingDecoder:
+    """Decode tokens one at a time, emitting only complete UTF-8 characters."""
+
+    def __init__(self, tokenizer: HasTokenBytes, *, errors: str = "replace") -> None:
+        if not callable(getattr(tokenizer, "token_bytes", None)):
+            raise TypeError(f"{type(tokenizer).__name__} has no token_bytes(id) method")
+        self.tokenizer = tokenizer
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def decode_token(self, token_id: int) -> str:
+        """The text completed by this token ("" while a character is still unfinished)."""
+        return self._decoder.decode(self.tokenizer.token_bytes(token_id))
+
+    def decode_tokens(self, ids: Iterable[int]) -> str:
+        """Several tokens at once; the unfinished tail stays buffered."""
+        token_bytes = self.tokenizer.token_bytes
+        return self._decoder.decode(b"".join(token_bytes(i) for i in ids))
+
+    def flush(self) -> str:
+        """What is left: an unfinished character becomes U+FFFD. The decoder is then empty."""
+        text = self._decoder.decode(b"", final=True)
+        self._decoder.reset()
+        return text
+
+    def reset(self) -> None:
+        """Drop any buffered bytes without emitting them."""
+        self._decoder.reset()
+
+    @property
+    def pending(self) -> bytes:
+        """The buffered bytes of an unfinished character."""
+        return self._decoder.getstate()[0]
