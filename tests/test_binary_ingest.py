@@ -295,3 +295,51 @@ def test_delimiter_hex_parsing():
     for bad in ("zz", "0", "", "0x", 10):
         with pytest.raises(ConfigError, match="--delimiter-hex: expected hex bytes"):
             parse_hex(bad, "--delimiter-hex")
+
+
+# --- properties -------------------------------------------------------------------------------------
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.binary(max_size=3000), mode=st.sampled_from(["file", "fixed", "random", "delim"]),
+       window=st.integers(1, 700), exps=st.tuples(st.integers(0, 9), st.integers(0, 9)),
+       delim=st.binary(min_size=1, max_size=3), seed=st.integers(0, 2**32))
+def test_windows_of_every_mode_concatenate_back_to_the_file(data, mode, window, exps, delim, seed):
+    opts = dict(mode=mode, window_bytes=window, min_exp=min(exps), max_exp=max(exps),
+                delimiter=delim if mode == "delim" else None)
+    wins = windows_of(data, seed, **opts)
+    assert b"".join(wins) == data and all(wins)
+    assert windows_of(data, seed, **opts) == wins  # same rng seed, same windows
+    if mode in ("fixed", "delim"):
+        assert all(len(w) <= window for w in wins)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 400), min_size=1, max_size=5), rate=st.floats(0.05, 1.0),
+       per_file=st.none() | st.integers(1, 30), total=st.none() | st.integers(1, 60), seed=st.integers(0, 99))
+def test_sampling_keeps_a_bounded_sub_multiset_deterministically(tmp_path_factory, sizes, rate, per_file, total,
+                                                                 seed):
+    root = tmp_path_factory.mktemp("prop")
+    for i, n in enumerate(sizes):
+        (root / f"f{i}").write_bytes(b"".join(f"{i:02d}{j:06d}".encode() for j in range(n)))  # 8-byte windows
+    full = count_windows([root], IngestOptions(window_bytes=8)).counts
+    o = IngestOptions(window_bytes=8, sample_rate=rate, max_docs_per_file=per_file, max_docs=total, seed=seed)
+    try:
+        got = count_windows([root], o)
+    except CorpusError:  # everything sampled away: only possible with a low rate
+        assert rate < 1.0
+        return
+    assert all(full.get(w, 0) >= n for w, n in got.counts.items())
+    if per_file is not None:
+        for i in range(len(sizes)):
+            assert sum(n for w, n in got.counts.items() if w[:2] == f"{i:02d}".encode()) <= per_file
+    if total is not None:
+        assert got.total <= total
+    if rate == 1.0 and per_file is None and total is not None:
+        assert got.total == min(total, sum(sizes))
+    assert list(count_windows([root], o).counts.items()) == list(got.counts.items())
+
+
+@given(n=st.integers(0, 200), k=st.integers(1, 50), seed=st.integers(0, 10))
+def test_reservoir_sample_size_order_and_membership(n, k, seed):
+    got = ingest.reservoir(range(n), k, random.Random(seed))
+    assert len(got) == min(n, k) and got == sorted(set(got)) and all(0 <= x < n for x in got)
