@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -124,7 +125,10 @@ def test_decode_rejects_bad_ids_naming_the_position(tok):
         decode_to_bytes(tok, [-1])
     with pytest.raises(TokenizerError, match="position 1 is '7'"):
         decode_to_bytes(tok, [7, "7"])  # type: ignore[list-item]
+    with pytest.raises(TokenizerError, match="position 0 is True"):
+        decode_to_bytes(tok, [True])
     assert decode_to_bytes(tok, []) == b""
+    assert decode_to_bytes(tok, np.array([104, 105], dtype=np.int64)) == b"hi"  # numpy ids are fine
 
 
 def test_decode_without_a_decoder_still_concatenates(tok):

@@ -12,6 +12,7 @@ What this module deliberately does not do: load or train tokenizers (see ``io`` 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,12 +83,18 @@ def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: b
     ids = list(ids)
     size = tokenizer.get_vocab_size(with_added_tokens=True)
     if ids and not (all(type(i) is int for i in ids) and 0 <= min(ids) and max(ids) < size):
+        checked = []
         for pos, i in enumerate(ids):
-            if isinstance(i, bool) or not isinstance(i, int):
+            try:
+                value = operator.index(i)  # int, numpy integers; not floats or strings
+            except TypeError:
+                value = None
+            if value is None or isinstance(i, bool):
                 raise TokenizerError(f"id at position {pos} is {i!r}, not an integer")
-            if not 0 <= i < size:
-                raise TokenizerError(f"id {i} at position {pos} is out of range (vocabulary size {size})")
-        ids = [int(i) for i in ids]  # int subclasses such as numpy integers
+            if not 0 <= value < size:
+                raise TokenizerError(f"id {value} at position {pos} is out of range (vocabulary size {size})")
+            checked.append(value)
+        ids = checked
     if isinstance(tokenizer.decoder, decoders.Fuse):
         text = tokenizer.decode(ids, skip_special_tokens=skip_special)
     else:
