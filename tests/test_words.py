@@ -32,3 +32,34 @@ def test_equals_spec_segment_into_words(text):
     syl = syllabify(text, leading_space=True)
     assert segment_into_words(syl) == spec.segment_into_words(syl)
     assert [t for w in segment_into_words(syl) for t in w] == syl
+
+
+# --- the regex form used by trainers, encoders and the HF export --------------------------
+
+from wwho.sgpe.words import WordSplitter  # noqa: E402
+from wwho.words import word_pattern  # noqa: E402
+
+
+def regex_words(text, scripts="sinhala"):
+    return [m.group() for m in word_pattern(scripts).finditer(text)]
+
+
+@given(st.text(alphabet=st.sampled_from(list("කරඅ්‍ාීංශ \t\n\ra1.\u200cक\u093e🙂")), max_size=40))
+@settings(max_examples=500, deadline=None)
+def test_sinhala_regex_words_equal_the_spec_rule(text):
+    spec_words = spec.segment_into_words(spec.tokenize(text, True))
+    assert WordSplitter("sinhala").words(text) == spec_words
+    assert regex_words(text) == ["".join(w) for w in spec_words]
+
+
+@given(st.text(max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_sinhala_regex_words_equal_the_spec_rule_any_unicode(text):
+    assert WordSplitter("sinhala").words(text) == spec.segment_into_words(spec.tokenize(text, True))
+
+
+def test_devanagari_words_keep_marks_with_their_base():
+    assert regex_words("नमस्ते aा ō̃ ऊ̆", "devanagari") == ["नमस्ते", " aा", " ō̃", " ऊ̆"]
+    splitter = WordSplitter("devanagari")
+    assert splitter.split(" ऊ̆अ") == [(True, [" ऊ̆", "अ"])]
+    assert splitter.split("aा") == [(False, ["aा"])]

@@ -4,7 +4,9 @@
 with a character of one of that script's Unicode blocks (from its schema) and goes on
 through characters of those blocks, ZWJ/ZWNJ (which therefore never leave an Indic
 run) and the dandas U+0964/U+0965 (shared sentence punctuation, so a Sinhala sentence
-ending in a danda stays one run). Everything else — Latin, digits, punctuation, code,
+ending in a danda stays one run), and the characters the schema's ``word_classes`` and
+``attach_classes`` keep inside its words (for Devanagari: combining marks of any script
+and other Brahmic scripts' consonants and viramas). Everything else — Latin, digits, punctuation, code,
 emoji, and scripts without a schema — is :attr:`Script.LATIN`.
 
 The space before an Indic run is moved out of the preceding Latin run into that run's
@@ -61,7 +63,10 @@ def _run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
         block = set()
         for first, last in ((b.first, b.last) for b in schema.blocks):
             block.update(range(first, last + 1))
-        groups.append(f"(?P<{name}>{char_class(block)}{char_class(block | extra)}*)")
+        # A run also goes on through the characters the schema keeps inside its words
+        # (e.g. Devanagari: combining marks of any script, other scripts' conjuncts).
+        more = extra | schema.word_codepoints() | schema.attach_codepoints()
+        groups.append(f"(?P<{name}>{char_class(block)}{char_class(block | more)}*)")
     return re.compile("|".join(groups))
 
 

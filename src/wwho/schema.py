@@ -53,6 +53,8 @@ class Schema:
     accept_states: frozenset[str]
     emit_states: frozenset[str]
     class_of: dict[int, str] = field(repr=False)
+    word_classes: tuple[str, ...] = ()
+    attach_classes: tuple[str, ...] = ()
 
     def classify(self, ch: str) -> str:
         """The class label of one character (``"O"`` when no class lists it)."""
@@ -63,6 +65,20 @@ class Schema:
         ranges = [(b.first, b.last) for b in self.blocks]
         ranges += [(cp, cp) for cp in sorted(self.word_chars)]
         return ranges
+
+    def script_codepoints(self) -> frozenset[int]:
+        cps: set[int] = set()
+        for first, last in self.script_chars():
+            cps.update(range(first, last + 1))
+        return frozenset(cps)
+
+    def word_codepoints(self) -> frozenset[int]:
+        """Characters outside the script that still belong to its words (``word_classes``)."""
+        return frozenset().union(*(self.classes[c] for c in self.word_classes)) - self.script_codepoints()
+
+    def attach_codepoints(self) -> frozenset[int]:
+        """Marks that stay with the character before them, whatever it is (``attach_classes``)."""
+        return frozenset().union(*(self.classes[c] for c in self.attach_classes))
 
 
 def available_scripts() -> list[str]:
@@ -231,6 +247,18 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         blocks.append(Block(str(block["name"]), first, last))
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
 
+    def class_list(key: str) -> tuple[str, ...]:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            raise fail(key, "must be a list of class labels")
+        for c in value:
+            if c not in classes:
+                raise fail(key, f"unknown class {c!r}")
+        return tuple(value)
+
+    word_classes = class_list("word_classes")
+    attach_classes = class_list("attach_classes")
+
     grammar = data.get("grammar")
     if grammar is not None and not isinstance(grammar, str):
         raise fail("grammar", "must be a string in the notation of docs/schemas.md")
@@ -249,6 +277,8 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         accept_states=accept_states,
         emit_states=emit_states,
         class_of=class_of,
+        word_classes=word_classes,
+        attach_classes=attach_classes,
     )
     if grammar is not None:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name
@@ -276,8 +306,12 @@ def _all_chars() -> str:
 # Grammar notation -> regular expression
 # ---------------------------------------------------------------------------
 
-def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False) -> str:
-    """A regex character class for a set of code points, as ranges."""
+def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False, onig: bool = False) -> str:
+    """A regex character class for a set of code points, as ranges.
+
+    ``onig=True`` writes escapes as ``\\x{...}`` for Oniguruma (HF ``tokenizers``' regex engine).
+    """
+    escape = _escape_onig if onig else _escape_cp
     parts: list[str] = []
     cps = sorted(codepoints)
     i = 0
@@ -285,10 +319,14 @@ def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False) -
         j = i
         while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
             j += 1
-        lo, hi = _escape_cp(cps[i]), _escape_cp(cps[j])
+        lo, hi = escape(cps[i]), escape(cps[j])
         parts.append(lo if i == j else f"{lo}-{hi}")
         i = j + 1
     return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+def _escape_onig(cp: int) -> str:
+    return f"\\x{{{cp:04X}}}"
 
 
 def _escape_cp(cp: int) -> str:

@@ -1,13 +1,28 @@
-"""Words: group syllables into the units that BPE merges may never cross.
+"""Words: the units that BPE merges may never cross.
 
-The rule is spec 000's ``segment_into_words`` (section 3.1), kept in this one place
-for the trainers and the encoders:
+Spec 000's rule (section 3.1), :func:`segment_into_words`, groups syllables:
 
 * a *boundary token* is a token with no character of the script (its Unicode blocks
   plus its ``word_chars``, e.g. ZWJ for Sinhala): Latin letters, digits, punctuation,
   whitespace. It is a word of its own and is never merged with anything;
 * any other token joins the current word, except that a token starting with
   whitespace (a leading space from the syllable layer) starts a new word.
+
+The trainers and encoders use the same rule in a form one regular expression can
+compute *before* syllabification, :func:`word_pattern`, so that an exported Hugging
+Face tokenizer can reproduce the words with a ``Split`` pre-tokenizer:
+
+* a word is an optional leading space (a space glued to what follows unless that is
+  whitespace), a character of the script (or of the schema's ``word_classes``), then
+  any characters of the script, of ``word_classes`` or of ``attach_classes``;
+* any other character (optionally after the glued space) is a boundary token, together
+  with the ``attach_classes`` marks after it (so a combining mark never leaves its base);
+* a whitespace character not glued to anything is a boundary token alone.
+
+For Sinhala (no word or attach classes) both forms give the same words on every input
+(tested). For Devanagari they differ only where a token mixes a non-script base with
+script marks (``a`` + U+093E, a Latin letter with a Devanagari vowel sign): the
+regex form keeps such a cluster whole as a boundary token.
 
 It does not syllabify (:mod:`wwho.syllables`) and knows nothing of vocabularies.
 """
@@ -19,6 +34,8 @@ import re
 from collections.abc import Iterable
 
 from wwho.schema import bundled_schema, char_class
+
+WHITESPACE = " \t\n\r"
 
 _WS = (" ", "\t", "\n", "\r")
 
@@ -60,3 +77,39 @@ def segment_into_words(
     if current:
         words.append(current)
     return words
+
+
+def _names(scripts: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (scripts,) if isinstance(scripts, str) else tuple(scripts)
+
+
+def word_char_sets(scripts: str | tuple[str, ...]) -> tuple[frozenset[int], frozenset[int]]:
+    """``(starts, attach)``: characters that start or continue a word, and attached marks."""
+    starts: set[int] = set()
+    attach: set[int] = set()
+    for name in _names(scripts):
+        schema = bundled_schema(name)
+        starts |= schema.script_codepoints() | schema.word_codepoints()
+        attach |= schema.attach_codepoints()
+    return frozenset(starts), frozenset(attach)
+
+
+def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: bool = False) -> str:
+    """The regex source of :func:`word_pattern` (``onig=True``: for HF ``tokenizers``).
+
+    Group 1 is set for a word and empty for a boundary token.
+    """
+    starts, attach = word_char_sets(scripts)
+    ws = {ord(c) for c in WHITESPACE}
+    word_start = char_class(starts, onig=onig)
+    word_char = char_class(starts | attach, onig=onig)
+    other = char_class(starts | ws, negate=True, onig=onig)
+    marks = f"{char_class(attach, onig=onig)}*" if attach else ""
+    glued = "(?: (?=[^ \\t\\n\\r]))?"
+    return f"({glued}{word_start}{word_char}*)|{glued}{other}{marks}|[ \\t\\n\\r]"
+
+
+@functools.lru_cache(maxsize=None)
+def word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
+    """A compiled regex whose matches are the words and boundary tokens of a text, in order."""
+    return re.compile(word_pattern_source(scripts), re.DOTALL)

@@ -158,7 +158,7 @@ class SGPETokenizer:
     def _encode_piece(self, piece: str) -> list[int]:
         vocab = self.vocab
         ids: list[int] = []
-        for word in self.splitter.words(piece):
+        for _, word in self.splitter.split(piece):
             if self.fallback == "unk":
                 units = [s if s in vocab else "[UNK]" for s in word]
                 ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))

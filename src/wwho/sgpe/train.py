@@ -99,11 +99,11 @@ def train_sgpe(
     words: Counter[tuple[str, ...]] = Counter()
     boundary: Counter[str] = Counter()
     for piece, count in tqdm(sorted(pieces.items()), desc="words", unit="piece", disable=not progress):
-        for word in splitter.words(piece):
-            if splitter.is_boundary(word):
-                boundary[word[0]] += count
+        for is_word, tokens in splitter.split(piece):
+            if is_word:
+                words[tuple(tokens)] += count
             else:
-                words[tuple(word)] += count
+                boundary[tokens[0]] += count
     syllable_freq: Counter[str] = Counter()
     for word, count in words.items():
         for s in word:

@@ -5,24 +5,23 @@ space before it, or a single whitespace character). In leading-space mode no syl
 and no word ever crosses a piece boundary, so the words of a text are the words of
 its pieces in order; trainers and encoders therefore work once per distinct piece.
 
-A piece becomes syllables (the script's schema, ``leading_space=True``) and then words
-(:func:`wwho.words.segment_into_words`). In ``mixed`` mode the piece is first routed
-(:func:`wwho.router.segment`): each Indic run is syllabified by its own schema, other
-runs are one token per character (with the leading space rule), and words are grouped
-with the union of the scripts' characters.
+A piece becomes words and boundary tokens (:func:`wwho.words.word_pattern`, one regex)
+and each word becomes syllables (the script's schema, ``leading_space=True``). In
+``mixed`` mode the word pattern uses the union of both scripts, and a word is first
+routed (:func:`wwho.router.segment`): each Indic run is syllabified by its own schema,
+anything else in it is one token per character.
 
 This module does not know vocabularies or merges.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 
 from wwho.errors import TokenizerError
 from wwho.router import Script, segment
 from wwho.syllables import Syllabifier
-from wwho.words import segment_into_words
+from wwho.words import word_pattern
 
 SCRIPT_MODES = ("sinhala", "devanagari", "mixed")
 PIECES = re.compile(r" ?[^ \t\n\r]+|[ \t\n\r]")
@@ -39,13 +38,7 @@ class WordSplitter:
         self.script = script
         self.scripts: tuple[str, ...] = ("sinhala", "devanagari") if script == "mixed" else (script,)
         self._syllabifiers = {name: Syllabifier.for_script(name) for name in self.scripts}
-        chars = _script_re(self.scripts).pattern
-        # A piece made only of one script's characters (and its leading space). In mixed
-        # mode a piece of two scripts is routed, so "pure" means pure in one of them.
-        self._pure = re.compile(
-            "|".join(f" ?{_script_re((name,)).pattern}+" for name in self.scripts) if script == "mixed"
-            else f" ?{chars}+"
-        ).fullmatch
+        self._finditer = word_pattern(self.scripts).finditer
 
     def syllables(self, text: str) -> list[str]:
         """The syllable-level tokens of ``text`` (leading-space mode)."""
@@ -60,24 +53,20 @@ class WordSplitter:
                 tokens.extend(self._syllabifiers[seg.script.value].tokenize(part, True))
         return tokens
 
+    def split(self, text: str) -> list[tuple[bool, list[str]]]:
+        """``(is_word, tokens)`` for each word and boundary token of ``text``, in order.
+
+        Words come first from :func:`wwho.words.word_pattern` (one regex, the same one the
+        Hugging Face export uses), then each word is syllabified.
+        """
+        out: list[tuple[bool, list[str]]] = []
+        for m in self._finditer(text):
+            if m.group(1):
+                out.append((True, self.syllables(m.group())))
+            else:
+                out.append((False, [m.group()]))
+        return out
+
     def words(self, text: str) -> list[list[str]]:
         """The words of ``text``: lists of syllables, or one-token lists for boundary tokens."""
-        if self._pure(text):
-            # Every character belongs to the script, so every token does: one word (the
-            # common case, and what segment_into_words would return, only faster).
-            return [self.syllables(text)]
-        return segment_into_words(self.syllables(text), self.scripts)
-
-    def is_boundary(self, word: list[str]) -> bool:
-        return len(word) == 1 and _is_boundary(word[0], self.scripts)
-
-
-@functools.lru_cache(maxsize=None)
-def _script_re(scripts: tuple[str, ...]) -> re.Pattern[str]:
-    from wwho.words import script_char_pattern
-
-    return script_char_pattern(scripts)
-
-
-def _is_boundary(token: str, scripts: tuple[str, ...]) -> bool:
-    return not token or _script_re(scripts).search(token) is None
+        return [tokens for _, tokens in self.split(text)]
