@@ -34,3 +34,28 @@ def read_slice(path: Path, max_bytes: int = 1_500_000) -> str:
         text = f.read(max_bytes)
         rest = f.readline()
     return text + rest
+
+
+# --- trained SGPE tokenizers shared by the SGPE and export tests -------------------------
+
+TRAIN = {
+    "sinhala": [("si", "news-bbcsinhala.txt")],
+    "devanagari": [("hi", "tico19-test.txt"), ("mr", "tico19-test.txt")],
+    "mixed": [("si", "news-bbcsinhala.txt"), ("hi", "tico19-test.txt")],
+}
+EVAL = {"sinhala": ("si", "si-en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en"), "mixed": ("si-en", "hi-en")}
+
+
+@pytest.fixture(scope="session")
+def tokenizers(tmp_path_factory):
+    """An SGPE tokenizer per script mode, vocabulary 4000, trained on slices of the shared corpora."""
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    if not CORPORA.is_dir():
+        pytest.skip(f"{CORPORA} is absent")
+    out = {}
+    for script, files in TRAIN.items():
+        path = tmp_path_factory.mktemp(script) / "train.txt"
+        path.write_text("".join(read_slice(CORPORA / d / f, 400_000) for d, f in files), encoding="utf-8")
+        out[script] = SGPETokenizer(train_sgpe(path, vocab_size=4000, script=script, progress=False, workers=1))
+    return out

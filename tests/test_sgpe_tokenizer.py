@@ -12,29 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPORA, corpus_files, read_slice
+from conftest import EVAL, TRAIN, corpus_files, read_slice
 from wwho.errors import TokenizerError
-from wwho.sgpe import SGPETokenizer, train_sgpe
-
-TRAIN = {
-    "sinhala": [("si", "news-bbcsinhala.txt")],
-    "devanagari": [("hi", "tico19-test.txt"), ("mr", "tico19-test.txt")],
-    "mixed": [("si", "news-bbcsinhala.txt"), ("hi", "tico19-test.txt")],
-}
-EVAL = {"sinhala": ("si", "si-en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en"), "mixed": ("si-en", "hi-en")}
-
-
-@pytest.fixture(scope="session")
-def tokenizers(tmp_path_factory):
-    if not CORPORA.is_dir():
-        pytest.skip(f"{CORPORA} is absent")
-    out = {}
-    for script, files in TRAIN.items():
-        path = tmp_path_factory.mktemp(script) / "train.txt"
-        path.write_text("".join(read_slice(CORPORA / d / f, 400_000) for d, f in files), encoding="utf-8")
-        out[script] = SGPETokenizer(train_sgpe(path, vocab_size=4000, script=script, progress=False, workers=1))
-    return out
-
+from wwho.sgpe import SGPETokenizer
 
 SCRIPTS = list(TRAIN)
 

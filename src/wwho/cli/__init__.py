@@ -20,6 +20,7 @@ VERBS = {
     "encode": ("wwho.cli.encode", "text (or bytes) to token ids"),
     "decode": ("wwho.cli.decode", "token ids to text (or bytes)"),
     "inspect": ("wwho.cli.inspect", "show what a tokenizer file holds"),
+    "export": ("wwho.cli.export", "write a vocabulary in another ecosystem's format (hf)"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
 TRAIN_KINDS: dict[str, str] = {

@@ -1,0 +1,1 @@
+"""Exports of wwho tokenizers to other ecosystems (Hugging Face ``tokenizers``/``transformers``)."""

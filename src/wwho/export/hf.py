@@ -1,0 +1,88 @@
+"""An exact Hugging Face export of an SGPE vocabulary: ``tokenizer.json`` and friends.
+
+The file needs no custom code: stock ``tokenizers`` and ``transformers`` run it and get
+exactly :meth:`SGPETokenizer.encode`'s ids. How:
+
+* **pre-tokenizer**: a ``Split`` (behaviour ``isolated``) with :func:`wwho.words.word_pattern`
+  in Oniguruma syntax: the pre-tokens are exactly SGPE's words and boundary tokens;
+* **model**: ``BPE`` over code points, ``byte_fallback=True``. Its merges are the
+  syllable-building merges first (:mod:`wwho.sgpe.building`; they rebuild every syllable
+  of the vocabulary from its characters) and the learned merges after them, written in
+  the pair form of current ``tokenizers`` (unambiguous for tokens that contain spaces).
+  A character missing from the vocabulary becomes its UTF-8 byte tokens ``<0xNN>``,
+  as in the native encoder;
+* **decoder**: ``ByteFallback`` then ``Fuse``: tokens are joined as they are (spaces are
+  part of the tokens), byte tokens fused back into UTF-8. Decoding is lossless;
+* **post-processor**: spec 000's ``TemplateProcessing``: ``[CLS] $A [SEP]`` and
+  ``[CLS] $A [SEP] $B [SEP]``, used when ``add_special_tokens=True``.
+
+Limits (see ``docs/hf-export.md``): HF always recognizes special-token text such as
+``[CLS]`` in the input (native: ``allowed_special="all"``); Rust strings cannot hold lone
+surrogates; ``unk="token"`` vocabularies are not exported (HF cannot express it).
+
+This module does not train nor encode; :mod:`wwho.export.verify` compares the two.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wwho.errors import VocabError
+from wwho.fileio import write_json
+from wwho.words import word_pattern_source
+
+if TYPE_CHECKING:
+    from wwho.sgpe import SGPETokenizer
+
+MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "no limit" value
+
+
+def build_hf_tokenizer(tok: "SGPETokenizer"):
+    """A ``tokenizers.Tokenizer`` that encodes exactly like ``tok``."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+
+    if tok.fallback != "bytes":
+        raise VocabError("only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
+    merges: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for pair in (*tok.syllable_merges, *tok.merges):
+        if pair not in seen:
+            seen.add(pair)
+            merges.append(pair)
+    model = models.BPE(vocab=dict(tok.vocab), merges=merges, byte_fallback=True, unk_token="[UNK]", fuse_unk=False)
+    hf = Tokenizer(model)
+    pattern = word_pattern_source(tok.splitter.scripts, onig=True)
+    hf.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False)
+    hf.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
+    hf.add_special_tokens(list(tok.special_tokens))
+    if "[CLS]" in tok.vocab and "[SEP]" in tok.vocab:
+        cls, sep = ("[CLS]", tok.vocab["[CLS]"]), ("[SEP]", tok.vocab["[SEP]"])
+        hf.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[cls, sep]
+        )
+    return hf
+
+
+def save_hf_files(tok: "SGPETokenizer", directory: str | Path) -> list[Path]:
+    """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``."""
+    directory = Path(directory)
+    hf = build_hf_tokenizer(tok)
+    data = json.loads(hf.to_str())
+    paths = [directory / "tokenizer.json", directory / "tokenizer_config.json", directory / "special_tokens_map.json"]
+    write_json(paths[0], data, indent=None)
+    roles = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
+             "mask_token": "[MASK]"}
+    specials = {role: token for role, token in roles.items() if token in tok.vocab}
+    write_json(paths[1], {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **specials,
+        "model_max_length": MODEL_MAX_LENGTH,
+        # Spaces are part of SGPE tokens: any clean-up would change the decoded text.
+        "clean_up_tokenization_spaces": False,
+        "padding_side": "right",
+        "wwho": {"kind": "sgpe", "script": tok.script, "vocab_size": tok.vocab_size},
+    })
+    write_json(paths[2], specials)
+    return paths

@@ -1,0 +1,84 @@
+"""Check that the exported ``tokenizer.json`` encodes and decodes exactly like the native tokenizer.
+
+``verify(tok, hf, documents)`` encodes every document with both (native with
+``allowed_special="all"``, since HF always recognizes special-token text; HF with
+``add_special_tokens=False``), compares the ids, and checks that HF's decode gives the
+document back. ``wwho train`` runs it on a sample of its corpus and fails on any
+mismatch; ``wwho export hf --verify`` runs it on whole corpora.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from wwho.corpus import iter_documents
+from wwho.errors import WwhoError
+
+
+class ExportMismatch(WwhoError):
+    """The exported tokenizer does not reproduce the native one."""
+
+
+@dataclass
+class VerifyReport:
+    lines: int = 0
+    id_mismatches: int = 0
+    decode_mismatches: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.id_mismatches or self.decode_mismatches)
+
+    def summary(self) -> str:
+        text = (f"{self.lines:,} lines checked: {self.id_mismatches} with different ids, "
+                f"{self.decode_mismatches} not decoded back exactly")
+        return "\n".join([text, *self.examples])
+
+
+def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bool = False,
+           max_examples: int = 5) -> VerifyReport:
+    report = VerifyReport()
+    docs = iter(documents)
+    bar = tqdm(desc="verifying export", unit="line", disable=not progress)
+    while True:
+        chunk = list(itertools.islice(docs, batch))
+        if not chunk:
+            break
+        encodings = hf.encode_batch(chunk, add_special_tokens=False)
+        for doc, enc in zip(chunk, encodings):
+            report.lines += 1
+            native = tok.encode(doc, allowed_special="all")
+            if native != enc.ids:
+                report.id_mismatches += 1
+                if len(report.examples) < max_examples:
+                    i = next((k for k, (a, b) in enumerate(zip(native, enc.ids)) if a != b), min(len(native), len(enc.ids)))
+                    report.examples.append(
+                        f"  ids differ at token {i} in {doc[:60]!r}: native {tok.tokenize(doc)[max(0, i - 2):i + 3]} "
+                        f"vs HF {enc.tokens[max(0, i - 2):i + 3]}")
+            elif hf.decode(enc.ids, skip_special_tokens=False) != doc:
+                report.decode_mismatches += 1
+                if len(report.examples) < max_examples:
+                    report.examples.append(f"  HF decode differs for {doc[:60]!r}")
+        bar.update(len(chunk))
+    bar.close()
+    return report
+
+
+def verify_sample(tok, directory: str | Path, corpus, *, text_field: str = "text", lines: int = 5000,
+                  progress: bool = False) -> VerifyReport:
+    """Verify the files written in ``directory`` on the first ``lines`` documents of ``corpus``."""
+    from tokenizers import Tokenizer
+
+    path = Path(directory) / "tokenizer.json"
+    hf = Tokenizer.from_file(str(path))
+    docs = itertools.islice(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines)
+    report = verify(tok, hf, docs, progress=progress)
+    if not report.ok:
+        raise ExportMismatch(f"{path} does not reproduce the native tokenizer:\n{report.summary()}")
+    return report

@@ -1,0 +1,140 @@
+"""The Hugging Face export: stock tokenizers/transformers give exactly the native ids and text."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import EVAL, corpus_files, read_slice
+from wwho.export.hf import build_hf_tokenizer
+from wwho.export.verify import verify
+
+SCRIPTS = list(EVAL)
+
+
+@pytest.fixture(scope="module")
+def exported(tokenizers, tmp_path_factory):
+    """script -> (native tokenizer, directory written by save(), tokenizers.Tokenizer loaded from it)."""
+    from tokenizers import Tokenizer
+
+    out = {}
+    for script, tok in tokenizers.items():
+        directory = tmp_path_factory.mktemp(f"hf-{script}")
+        tok.save(directory)
+        out[script] = (tok, directory, Tokenizer.from_file(str(directory / "tokenizer.json")))
+    return out
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_identical_ids_on_corpora(exported, script):
+    tok, _, hf = exported[script]
+    langs = ("si", "si-en", "hi", "mr", "ne", "sa", "hi-en") if script == "mixed" else EVAL[script]
+    docs = itertools.chain.from_iterable(read_slice(p, 150_000).splitlines() for p in corpus_files(*langs))
+    report = verify(tok, hf, docs)
+    assert report.lines > 1000
+    assert report.ok, report.summary()
+
+
+fuzz = st.lists(
+    st.sampled_from(
+        list("ශ්‍රීලංකාවනඖ") + list("नमस्तेक्षज़ँ।") + list("aZ19.,-'\"")
+        + [" ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u200c", "\u200d", "🙂", "👍🏽", "\x00", "\x1b", "€", "[CLS]",
+           "[SEP]", "<0x41>", "ō\u0303", "\u0306"]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+@given(text=fuzz)
+@settings(max_examples=150, deadline=None)
+def test_fuzzed_text_identical_ids_and_lossless_both_ways(exported, script, text):
+    tok, _, hf = exported[script]
+    ids = hf.encode(text, add_special_tokens=False).ids
+    assert ids == tok.encode(text, allowed_special="all")
+    assert hf.decode(ids, skip_special_tokens=False) == text
+    assert tok.decode(ids) == text
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+@settings(max_examples=100, deadline=None)
+def test_any_unicode_identical(exported, script, text):
+    tok, _, hf = exported[script]
+    ids = hf.encode(text, add_special_tokens=False).ids
+    assert ids == tok.encode(text, allowed_special="all")
+    assert hf.decode(ids) == text
+
+
+def test_files_and_template(exported):
+    tok, directory, hf = exported["sinhala"]
+    for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        assert (directory / name).is_file()
+    data = json.loads((directory / "tokenizer.json").read_text(encoding="utf-8"))
+    assert data["model"]["type"] == "BPE" and data["model"]["byte_fallback"] is True
+    assert all(isinstance(m, list) and len(m) == 2 for m in data["model"]["merges"])  # pair form
+    assert data["pre_tokenizer"]["type"] == "Split"
+    enc = hf.encode("ශ්‍රී ලංකාව", add_special_tokens=True)
+    assert enc.ids == [tok.vocab["[CLS]"], *tok.encode("ශ්‍රී ලංකාව"), tok.vocab["[SEP]"]]
+    pair = hf.encode("ශ්‍රී", "ලංකාව", add_special_tokens=True)
+    assert pair.ids == [tok.vocab["[CLS]"], *tok.encode("ශ්‍රී"), tok.vocab["[SEP]"], *tok.encode("ලංකාව"),
+                        tok.vocab["[SEP]"]]
+    assert pair.type_ids[-1] == 1
+
+
+def test_transformers_round_trip(exported, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    tok, directory, _ = exported["sinhala"]
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(directory / "tokenizer.json"))
+    auto = transformers.AutoTokenizer.from_pretrained(str(directory))
+    texts = ["ශ්‍රී ලංකාව", "ලංකාව යනු දිවයිනකි. Hello 🙂"]
+    for t in (fast, auto):
+        assert t(texts[1], add_special_tokens=False)["input_ids"] == tok.encode(texts[1])
+    assert auto.decode(auto(texts[1], add_special_tokens=False)["input_ids"]) == texts[1]
+    batch = auto(texts, padding=True)
+    lengths = [len(tok.encode(t)) + 2 for t in texts]
+    assert [sum(m) for m in batch["attention_mask"]] == lengths
+    assert batch["input_ids"][0][: lengths[0]] == [tok.vocab["[CLS]"], *tok.encode(texts[0]), tok.vocab["[SEP]"]]
+    assert batch["input_ids"][0][lengths[0]:] == [tok.vocab["[PAD]"]] * (max(lengths) - lengths[0])
+    truncated = auto(texts[1], truncation=True, max_length=4)
+    assert len(truncated["input_ids"]) == 4 and truncated["input_ids"][-1] == tok.vocab["[SEP]"]
+    auto.save_pretrained(tmp_path / "again")
+    again = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "again"))
+    assert again(texts, padding=True)["input_ids"] == batch["input_ids"]
+    assert again.decode(again(texts[1])["input_ids"], skip_special_tokens=True) == texts[1]
+
+
+def test_cli_export_with_verify(exported, tmp_path, capsys):
+    from wwho.cli import main
+
+    tok, directory, _ = exported["sinhala"]
+    corpus = corpus_files("si")[0]
+    assert main(["export", "hf", str(directory / "vocab.json"), "-o", str(tmp_path / "out"), "--quiet",
+                 "--verify", str(corpus)]) == 0
+    out = capsys.readouterr().out
+    assert "0 with different ids, 0 not decoded back exactly" in out
+    assert (tmp_path / "out" / "tokenizer.json").read_bytes() == (directory / "tokenizer.json").read_bytes()
+
+
+def test_unk_token_vocabulary_is_not_exported(tokenizers):
+    from wwho.errors import VocabError
+    from wwho.sgpe import SGPETokenizer
+
+    with pytest.raises(VocabError, match="byte-fallback"):
+        build_hf_tokenizer(SGPETokenizer(tokenizers["sinhala"].file, unk="token"))
+
+
+def test_train_verification_fails_loudly_on_a_mismatch(exported, tmp_path):
+    from wwho.export.verify import ExportMismatch, verify_sample
+
+    sinhala, directory, _ = exported["sinhala"]
+    devanagari = exported["devanagari"][0]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\nनमस्ते दुनिया\n", encoding="utf-8")
+    assert verify_sample(sinhala, directory, corpus).ok
+    with pytest.raises(ExportMismatch, match="does not reproduce the native tokenizer"):
+        verify_sample(devanagari, directory, corpus)
