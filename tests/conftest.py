@@ -10,6 +10,8 @@ import pytest
 #: ../shared/data next to the repository (CI clones the repo beside shared/).
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORPORA = DATA / "corpora"
+#: The verified o200k_base ranks file (tiktoken's own download, kept offline).
+O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 #: Set WWHO_FULL_CORPORA=1 to run corpus tests on whole files instead of slices.
 FULL = os.environ.get("WWHO_FULL_CORPORA") == "1"
 
@@ -59,3 +61,13 @@ def tokenizers(tmp_path_factory):
         path.write_text("".join(read_slice(CORPORA / d / f, 400_000) for d, f in files), encoding="utf-8")
         out[script] = SGPETokenizer(train_sgpe(path, vocab_size=4000, script=script, progress=False, workers=1))
     return out
+
+
+@pytest.fixture(scope="session")
+def o200k():
+    """tiktoken's o200k_base, loaded offline from the shared ranks file."""
+    from wwho.tiktoken_loader import get_encoding
+
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    return get_encoding("o200k_base", ranks_file=O200K_FILE)

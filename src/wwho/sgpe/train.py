@@ -22,6 +22,9 @@ file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - 
 pieces``. A merge whose result already exists costs nothing. If the base alone does not
 fit, no merge is learned and the vocabulary is larger than asked (a warning says so).
 
+``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
+for the meta tokenizer, where tiktoken takes everything else.
+
 Resume: a checkpoint stores the merges as string pairs and a fingerprint of the engine
 input and options; ``resume=True`` recounts the corpus, checks the fingerprint, replays
 the merges and continues. Merge selection depends only on counts and the tie-break, so
@@ -68,6 +71,7 @@ def train_sgpe(
     skip_bad_lines: bool = False,
     special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
     stats: CorpusStats | None = None,
+    segments_only: bool = False,
 ) -> VocabFile:
     """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring)."""
     if type(vocab_size) is not int or vocab_size < len(special_tokens) + len(BYTE_TOKENS) + 1:
@@ -87,6 +91,8 @@ def train_sgpe(
     t0 = time.perf_counter()
     files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
     documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
+    if segments_only:
+        documents = indic_segments(documents, splitter.scripts)
     pieces = count_pieces(documents, workers=workers, progress=progress)
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
@@ -129,7 +135,8 @@ def train_sgpe(
 
     # 4. merges
     engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
-    fingerprint = _fingerprint(engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size)
+    fingerprint = _fingerprint(engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size,
+                               segments_only)
     checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
     if resume and checkpoint is not None and checkpoint.exists():
         done = _load_checkpoint(checkpoint, fingerprint)
@@ -163,6 +170,19 @@ def train_sgpe(
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, script=script,
                      special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq)
+
+
+def indic_segments(documents, scripts: tuple[str, ...]):
+    """Each Indic run of each document (with its leading space) as a document of its own.
+
+    For the meta tokenizer: tiktoken encodes everything else, so it takes no SGPE vocabulary.
+    """
+    from wwho.router import segment
+
+    for doc in documents:
+        for seg in segment(doc, scripts=scripts):
+            if seg.is_indic:
+                yield " " + seg.text if seg.has_leading_space else seg.text
 
 
 def _fingerprint(words, counts, symbols, *options) -> str:

@@ -1,0 +1,97 @@
+"""Load tiktoken encodings through tiktoken itself, offline when a ranks file is provided.
+
+``get_encoding("o200k_base")`` returns ``tiktoken.get_encoding``'s own object. When
+tiktoken cannot download its ranks file (no network), give the file instead:
+
+* ``get_encoding(name, ranks_file=PATH)`` (the CLI's ``--tiktoken-file PATH``), or
+* the environment variable ``WWHO_TIKTOKEN_FILE=PATH`` (or ``WWHO_TIKTOKEN_FILE_<NAME>``), or
+* tiktoken's own cache, ``TIKTOKEN_CACHE_DIR``.
+
+The file's sha256 is checked against the hash tiktoken expects for that encoding before
+it is used; it is then handed to tiktoken through a private cache directory (the
+mechanism tiktoken documents), so the pattern, special tokens and ranks are tiktoken's.
+This module does not tokenize.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from wwho.errors import VocabError
+
+#: name -> (URL tiktoken downloads, sha256 tiktoken expects): facts from tiktoken_ext/openai_public.py
+KNOWN = {
+    "o200k_base": ("https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+                   "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+    "cl100k_base": ("https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+                    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+    "p50k_base": ("https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
+                  "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),
+    "r50k_base": ("https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
+                  "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
+}
+_lock = threading.Lock()
+
+
+def ranks_file_for(name: str, ranks_file: str | os.PathLike | None = None) -> Path | None:
+    """The local ranks file to use for ``name``, from the argument or the environment."""
+    value = ranks_file or os.environ.get(f"WWHO_TIKTOKEN_FILE_{name.upper()}") or os.environ.get("WWHO_TIKTOKEN_FILE")
+    return Path(value) if value else None
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _sha256_cached(path: str, mtime: float, size: int) -> str:
+    return file_sha256(Path(path))
+
+
+def get_encoding(name: str = "o200k_base", *, ranks_file: str | os.PathLike | None = None):
+    """``tiktoken.get_encoding(name)``, fed from a local ranks file when one is given."""
+    import tiktoken
+    import tiktoken.registry
+
+    if name in getattr(tiktoken.registry, "ENCODINGS", {}):
+        return tiktoken.get_encoding(name)
+    local = ranks_file_for(name, ranks_file)
+    if local is not None:
+        if name not in KNOWN:
+            raise VocabError(f"no known download hash for tiktoken encoding {name!r}; known: {', '.join(KNOWN)}")
+        if not local.is_file():
+            raise VocabError(f"{local}: tiktoken ranks file not found")
+        url, expected = KNOWN[name]
+        stat = local.stat()
+        actual = _sha256_cached(str(local.resolve()), stat.st_mtime, stat.st_size)
+        if actual != expected:
+            raise VocabError(f"{local}: sha256 {actual} is not the {name} file tiktoken expects ({expected})")
+        with _lock, tempfile.TemporaryDirectory(prefix="wwho-tiktoken-") as cache:
+            os.symlink(local.resolve(), os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()))
+            old = os.environ.get("TIKTOKEN_CACHE_DIR")
+            os.environ["TIKTOKEN_CACHE_DIR"] = cache
+            try:
+                return tiktoken.get_encoding(name)
+            finally:
+                if old is None:
+                    del os.environ["TIKTOKEN_CACHE_DIR"]
+                else:
+                    os.environ["TIKTOKEN_CACHE_DIR"] = old
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # requests/urllib errors when offline, ValueError for unknown names
+        raise VocabError(
+            f"cannot load tiktoken encoding {name!r} ({type(exc).__name__}: {str(exc)[:200]}). Without network, "
+            f"give its ranks file: --tiktoken-file PATH, or WWHO_TIKTOKEN_FILE=PATH, or put it in tiktoken's "
+            f"cache (TIKTOKEN_CACHE_DIR) under the sha1 of its download URL"
+        ) from None
+
