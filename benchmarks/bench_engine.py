@@ -80,7 +80,7 @@ def main() -> None:
     t0 = time.perf_counter()
     engine = MergeEngine(words, counts, symbols, tie_break=args.tie_break)
     t_init = time.perf_counter() - t0
-    print(f"engine init (count pairs, index, heap): {t_init:.3f} s, {len(engine._pair_counts):,} pairs")
+    print(f"engine init (count pairs, index, heap): {t_init:.3f} s, {len(engine.pair_counts()):,} pairs")
 
     max_symbols = len(symbols) + args.merges
     profiler = cProfile.Profile() if args.profile else None

@@ -36,32 +36,46 @@ def merge_word(word, pair, new_id):
     return out
 
 
+def best_pair(words, counts, symbols, tie_break="smaller"):
+    """``(pair, freq)`` of the most frequent pair, ties by Python's order of the pair's symbols; or None."""
+    stats = count_pairs(words, counts)
+    if not stats:
+        return None
+    top = max(stats.values())
+    tied = [p for p, f in stats.items() if f == top]
+    pick = min if tie_break == "smaller" else max
+    return pick(tied, key=lambda p: (symbols[p[0]], symbols[p[1]])), top
+
+
+def add_symbol(symbols, pair):
+    """Id of the concatenation of ``pair``'s symbols: the existing one, or a new one appended."""
+    merged = symbols[pair[0]] + symbols[pair[1]]
+    if merged in symbols:
+        return symbols.index(merged)
+    symbols.append(merged)
+    return len(symbols) - 1
+
+
+def frequencies(words, counts, n_symbols):
+    freqs = [0] * n_symbols
+    for w, n in zip(words, counts):
+        for s in w:
+            if s != UNK:
+                freqs[s] += n
+    return freqs
+
+
 def train(words, counts, symbols, *, max_symbols, min_freq=2, tie_break="smaller"):
     """Return ``(merges, symbols, words, freqs)`` after training, recounting at every step."""
     words = [list(w) for w in words]
     symbols = list(symbols)
     merges = []
     while len(symbols) < max_symbols:
-        stats = count_pairs(words, counts)
-        if not stats:
+        best = best_pair(words, counts, symbols, tie_break)
+        if best is None or best[1] < min_freq:
             break
-        top = max(stats.values())
-        tied = [p for p, f in stats.items() if f == top]
-        pick = min if tie_break == "smaller" else max
-        pair = pick(tied, key=lambda p: (symbols[p[0]], symbols[p[1]]))
-        if top < min_freq:
-            break
-        merged = symbols[pair[0]] + symbols[pair[1]]
-        if merged in symbols:
-            new_id = symbols.index(merged)
-        else:
-            new_id = len(symbols)
-            symbols.append(merged)
+        pair = best[0]
+        new_id = add_symbol(symbols, pair)
         merges.append(pair)
         words = [merge_word(w, pair, new_id) for w in words]
-    freqs = [0] * len(symbols)
-    for w, n in zip(words, counts):
-        for s in w:
-            if s != UNK:
-                freqs[s] += n
-    return merges, symbols, words, freqs
+    return merges, symbols, words, frequencies(words, counts, len(symbols))

@@ -6,27 +6,31 @@ naive trainer that recounts everything each step would (``tests/bpe_reference.py
 and the test suite proves the two equal), but each merge only touches the words that contain the
 merged pair:
 
-* ``pair_counts``: adjacent pair -> weighted corpus frequency, updated incrementally;
-* ``where``: pair -> indices of the words that contain (or once contained) it; an index that went
-  stale costs one scan of a short word, which is cheaper than keeping the sets exact;
-* a lazy max-heap of ``(-freq, key(left), key(right), left, right)``: entries are pushed only when a
-  pair's count *grows*; an entry whose count has since *shrunk* is re-pushed with the true count
-  when it reaches the top, and an entry for a vanished pair is dropped. Because the key is a total
-  order on ``(frequency, tie-break key)`` alone, the chosen pair never depends on the heap's
-  history: replaying merges and rebuilding the heap gives byte-identical results.
+* ``pairs``: adjacent pair -> ``[frequency, word indices]``, positive frequencies only: counted
+  once with numpy, then updated incrementally (a merge of ``a b`` into ``c`` turns ``(left, a)``
+  into ``(left, c)`` and ``(b, right)`` into ``(c, right)`` around each occurrence). The word
+  indices are those of the words that contain (or once contained) the pair, possibly repeated:
+  a stale or repeated index costs one ``list.count`` on a short word, which is cheaper than
+  keeping the lists exact. One dict for both saves a lookup per update;
+* a lazy max-heap of ``(-freq, key(left), key(right), left, right)`` holding the pairs with
+  ``freq >= min_freq`` (pairs below can never be chosen, so they stay out until they grow, which
+  keeps the heap small). A pair is pushed when its count grows; an entry whose count has since
+  shrunk is fixed when it reaches the top; an entry for a vanished pair is dropped. Because the
+  order is total on ``(frequency, tie-break key)``, the chosen pair never depends on the heap's
+  history: a rebuilt heap (after :meth:`MergeEngine.replay`) picks exactly the same pairs.
 
 Tie-break: among pairs of equal frequency the one whose ``(symbols[left], symbols[right])`` is
 lexicographically smallest (``"smaller"``, SGPE's documented rule) or greatest (``"greater"``,
-GPT-2's convention) wins. For ``"greater"`` each symbol gets a precomputed order-reversing key
-(its code points negated, plus a terminator that sorts a prefix after its extensions), so a heap
-push costs the same in both modes and keys stay valid as symbols are added.
+GPT-2's convention) wins. For ``"greater"`` each symbol gets an order-reversing key when it is
+added (its code points or bytes negated, then a terminator that sorts a prefix after its
+extensions), so keys never change and a push costs the same in both modes.
 
 Symbol ``UNK`` (-1) marks a pruned rare unit: it stays in its word but never forms a pair.
 A merged symbol is ``symbols[left] + symbols[right]``; if that string (or bytes) is already in the
 table its id is reused (spec 000's ``SymbolTable.get_or_add``), so two merges may share an id.
 
-The hot loop (:meth:`MergeEngine._merge`) works on flat integer data only (lists of ints, a dict
-of int pairs), so it could move to compiled code without touching callers.
+The hot loop (:meth:`MergeEngine._merge`) works on flat integer data only (lists of ints, dicts
+keyed by ints and int pairs), so it could move to compiled code without touching callers.
 
 This module does not read corpora, count words, prune, choose specials, assign final vocabulary
 ids or write files: those belong to the trainers built on it (:mod:`wwho.bpe.count`, SGPE,
@@ -35,10 +39,15 @@ byte-level BPE), which also write checkpoints from the ``on_merge`` callback.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import heapq
+import itertools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from wwho.errors import WwhoError
@@ -48,12 +57,16 @@ UNK = -1
 
 TieBreak = Literal["smaller", "greater"]
 
+Pair = tuple[int, int]
+
+_NO_HEAP = float("inf")  # the push threshold while no heap is kept (during replay)
+
 
 class MergeError(WwhoError, ValueError):
     """Invalid input to the merge engine (names the word, symbol or merge that is wrong)."""
 
 
-def _reversed_key(symbol: str | bytes) -> tuple[int, ...]:
+def reversed_key(symbol: str | bytes) -> tuple[int, ...]:
     """A key whose order is the reverse of ``symbol``'s lexicographic order.
 
     Code points (or byte values) are negated; the terminator ``1`` is larger than any negated
@@ -63,12 +76,38 @@ def _reversed_key(symbol: str | bytes) -> tuple[int, ...]:
     return (*(-u for u in units), 1)
 
 
+def _as_ints(values: Sequence, what: str) -> list[int]:
+    """``values`` as a list of plain ints (numpy integers accepted), or a MergeError naming ``what``."""
+    out = list(values)
+    if not set(map(type, out)) <= {int}:
+        try:
+            out = [operator.index(x) for x in out]
+        except TypeError:
+            bad = next(x for x in out if not hasattr(x, "__index__"))
+            raise MergeError(f"{what}: {bad!r} is not an integer") from None
+    return out
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector: the engine makes no reference cycles, and with a
+    million live lists and tuples its full collections cost more than a tenth of the run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class MergeEngine:
     """Learn BPE merges over word types given as symbol-id sequences with counts.
 
     ``words[i]`` is a word type (symbol ids >= 0, or ``UNK``), ``counts[i]`` its corpus frequency
-    (> 0), ``symbols[i]`` the text (``str``) or bytes of symbol ``i``; all symbols must have the same
-    type, be non-empty and be distinct. Inputs are copied.
+    (> 0), ``symbols[i]`` the text (``str``) or bytes of symbol ``i``: all of one type, non-empty
+    and distinct. Inputs are copied. ``symbols`` and ``merges`` are the live state (read them, do
+    not modify them).
     """
 
     def __init__(
@@ -85,94 +124,96 @@ class MergeEngine:
             raise MergeError(f"words and counts differ in length: {len(words)} != {len(counts)}")
         self.tie_break: TieBreak = tie_break
         self.symbols: list = list(symbols)
-        self.merges: list[tuple[int, int]] = []
+        self.merges: list[Pair] = []
         self._ids: dict = {}
         self._keys: list = []
-        self._check_symbols()
-        for i, s in enumerate(self.symbols):
-            self._ids[s] = i
-            self._keys.append(s if tie_break == "smaller" else _reversed_key(s))
-
-        self._words: list[list[int]] = []
-        self._counts: list[int] = []
-        n_symbols = len(self.symbols)
-        for i, (word, count) in enumerate(zip(words, counts)):
-            w = list(word)
-            if w and (set(map(type, w)) != {int} or min(w) < UNK or max(w) >= n_symbols):
-                bad = next(x for x in w if type(x) is not int or not UNK <= x < n_symbols)
-                raise MergeError(
-                    f"word {i}: symbol id {bad!r} is neither UNK ({UNK}) nor an id in [0, {n_symbols})"
-                )
-            if type(count) is not int or count <= 0:
-                raise MergeError(f"word {i}: count must be a positive int, not {count!r}")
-            self._words.append(w)
-            self._counts.append(count)
-        self._pair_counts: dict[tuple[int, int], int] = {}
-        self._where: dict[tuple[int, int], set[int]] = {}
-        self._count_pairs()
-        self._heap: list = []
-        self._rebuild_heap()
-
-    def _check_symbols(self) -> None:
         kinds = set(map(type, self.symbols))
-        if not kinds <= {str} and not kinds <= {bytes}:
-            raise MergeError(f"symbols must be all str or all bytes, got {sorted(k.__name__ for k in kinds)}")
-        seen: dict = {}
+        if not (kinds <= {str} or kinds <= {bytes}):
+            raise MergeError(f"symbols must be all str or all bytes, not {sorted(k.__name__ for k in kinds)}")
         for i, s in enumerate(self.symbols):
             if not s:
                 raise MergeError(f"symbol {i} is empty")
-            if s in seen:
-                raise MergeError(f"symbols {seen[s]} and {i} are both {s!r}: symbols must be distinct")
-            seen[s] = i
+            if s in self._ids:
+                raise MergeError(f"symbols {self._ids[s]} and {i} are both {s!r}: symbols must be distinct")
+            self._ids[s] = i
+            self._keys.append(s if tie_break == "smaller" else reversed_key(s))
+
+        with _no_gc():  # a million small objects are made here
+            self._words: list[list[int]] = [list(w) for w in words]
+            if not set(map(type, itertools.chain.from_iterable(self._words))) <= {int}:
+                self._words = [_as_ints(w, f"word {i}") for i, w in enumerate(self._words)]
+            self._counts: list[int] = _as_ints(counts, "counts")
+            if self._counts and min(self._counts) <= 0:
+                i = next(i for i, n in enumerate(self._counts) if n <= 0)
+                raise MergeError(f"word {i}: count must be positive, not {self._counts[i]}")
+            self._pairs: dict[Pair, list] = {}  # pair -> [frequency, word indices]
+            self._count_pairs()
+        self._heap: list = []
+        self._floor: int | None = None  # the heap holds every pair with freq >= floor; None: no heap
 
     # -- state ------------------------------------------------------------------------------------
 
     def _count_pairs(self) -> None:
-        """Count every adjacent pair (skipping UNK) and index the words that contain it."""
-        pair_counts = self._pair_counts
-        where = self._where
-        pair_counts.clear()
-        where.clear()
-        get = pair_counts.get
-        for wi, w in enumerate(self._words):
-            if len(w) < 2:
-                continue
-            n = self._counts[wi]
-            for pair in zip(w, w[1:]):
-                if pair[0] < 0 or pair[1] < 0:
-                    continue
-                pair_counts[pair] = get(pair, 0) + n
-                ids = where.get(pair)
-                if ids is None:
-                    where[pair] = {wi}
-                else:
-                    ids.add(wi)
+        """Count every adjacent pair (UNK excluded) and index the words containing it, in numpy."""
+        words, counts, n_symbols = self._words, self._counts, len(self.symbols)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        total = int(lengths.sum())
+        if total == 0:
+            return
+        flat = np.fromiter(itertools.chain.from_iterable(words), dtype=np.int64, count=total)
+        if flat.min() < UNK or flat.max() >= n_symbols:
+            i, bad = next((i, x) for i, w in enumerate(words) for x in w if not UNK <= x < n_symbols)
+            raise MergeError(f"word {i}: symbol id {bad} is neither UNK ({UNK}) nor an id in [0, {n_symbols})")
+        if sum(counts) * int(lengths.max()) >= 2**62:
+            raise MergeError("counts too large: pair frequencies must fit in 62 bits")
+        word_of = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
+        left, right = flat[:-1], flat[1:]
+        keep = (word_of[:-1] == word_of[1:]) & (left >= 0) & (right >= 0)
+        code = left[keep] * n_symbols + right[keep]
+        order = np.argsort(code, kind="stable")
+        code = code[order]
+        word_ids = word_of[:-1][keep][order]
+        if code.size == 0:
+            return
+        starts = np.flatnonzero(np.concatenate(([True], code[1:] != code[:-1])))
+        freqs = np.add.reduceat(np.asarray(counts, dtype=np.int64)[word_ids], starts)
+        pairs = list(zip((code[starts] // n_symbols).tolist(), (code[starts] % n_symbols).tolist()))
+        ids = word_ids.tolist()
+        bounds = starts.tolist() + [len(ids)]
+        self._pairs = {
+            pair: [f, ids[bounds[j] : bounds[j + 1]]] for j, (pair, f) in enumerate(zip(pairs, freqs.tolist()))
+        }
 
-    def _rebuild_heap(self) -> None:
-        keys = self._keys
-        self._heap = [(-f, keys[a], keys[b], a, b) for (a, b), f in self._pair_counts.items() if f > 0]
-        heapq.heapify(self._heap)
+    def _prepare_heap(self, min_freq: int) -> None:
+        """Make the heap hold (lazily) every pair with ``freq >= min_freq``; rebuild if it holds fewer."""
+        floor = max(min_freq, 1)  # every pair present has freq >= 1
+        if self._floor is None or floor < self._floor:
+            keys = self._keys
+            self._heap = [(-f, keys[a], keys[b], a, b) for (a, b), (f, _) in self._pairs.items() if f >= floor]
+            heapq.heapify(self._heap)
+        # Raising the floor keeps the heap valid: it simply holds more than needed.
+        self._floor = floor
 
     def _best(self) -> tuple[int, int, int] | None:
-        """The most frequent pair (ties by key) as ``(left, right, freq)``, left on top of the heap."""
-        heap = self._heap
-        pair_counts = self._pair_counts
-        keys = self._keys
+        """The top valid heap entry as ``(left, right, freq)``, its entry left on top of the heap.
+
+        If any pair has ``freq >= floor`` this is the most frequent pair (ties by key): every such
+        pair has an entry whose stored frequency is at least its own. Otherwise it may be a pair
+        below the floor (pushed before the floor was raised), or None.
+        """
+        heap, pairs, keys, floor = self._heap, self._pairs, self._keys, self._floor
         while heap:
             neg, _, _, a, b = heap[0]
-            actual = pair_counts.get((a, b), 0)
+            entry = pairs.get((a, b))
+            actual = entry[0] if entry else 0
             if actual == -neg:
                 return a, b, actual
-            if actual <= 0:
-                # The pair vanished: forget it everywhere (a stale heap entry costs nothing more).
-                heapq.heappop(heap)
-                pair_counts.pop((a, b), None)
-                self._where.pop((a, b), None)
-            elif actual < -neg:
-                # Shrunk since pushed: decreases are not pushed eagerly, so fix it now.
+            if floor <= actual < -neg:
+                # Shrunk since pushed (decreases are not pushed eagerly): fix the entry now.
                 heapq.heapreplace(heap, (-actual, keys[a], keys[b], a, b))
             else:
-                # Grew since pushed: every increase was pushed, a current entry is deeper in the heap.
+                # Vanished, fell below the floor, or grew (every increase was pushed, so a current
+                # entry is deeper in the heap): drop this one.
                 heapq.heappop(heap)
         return None
 
@@ -184,36 +225,31 @@ class MergeEngine:
             c = len(self.symbols)
             self.symbols.append(s)
             self._ids[s] = c
-            self._keys.append(s if self.tie_break == "smaller" else _reversed_key(s))
+            self._keys.append(s if self.tie_break == "smaller" else reversed_key(s))
         return c
 
-    def _merge(self, a: int, b: int, c: int, *, push: bool = True) -> None:
-        """Replace every ``a b`` by ``c`` (left to right) in the words that contain it.
+    def _merge(self, a: int, b: int, c: int) -> None:
+        """Replace every ``a b`` by ``c`` (left to right, in place) in the words that contain it.
 
-        Updates ``pair_counts`` and ``where`` for the changed neighbourhoods only and, if ``push``,
-        gives every pair that gained occurrences a heap entry. The pair ``(a, b)`` itself is dropped.
+        Updates ``pairs`` for the changed neighbourhoods only, and pushes the pairs that grew to at
+        least the floor. The pair ``(a, b)`` itself is dropped.
         """
-        pair_counts = self._pair_counts
-        where = self._where
-        words = self._words
-        counts = self._counts
-        get = pair_counts.get
-        pair_counts.pop((a, b), None)
-        word_ids = where.pop((a, b), None)
-        if not word_ids:
+        pairs, words, counts = self._pairs, self._words, self._counts
+        entry = pairs.pop((a, b), None)
+        if entry is None:
             return
-        # New neighbour pairs (all contain c) -> one word id per occurrence; their counts are summed
-        # afterwards in C (sum(map(...))) instead of one dict update per occurrence.
-        new: dict[tuple[int, int], list[int]] = {}
-        new_get = new.get
+        # Word ids by neighbour symbol, one per occurrence: int keys, no tuple per occurrence; each
+        # distinct neighbour is settled once at the end, its counts summed in C.
+        lefts: dict[int, list[int]] = {}
+        rights: dict[int, list[int]] = {}
+        lefts_get, rights_get = lefts.get, rights.get
         same = a == b
         used = 2 if same else 1  # occurrences of `a` consumed by one merge
-        for wi in word_ids:
+        for wi in entry[1]:
             w = words[wi]
             k = w.count(a)
             if not k:
-                continue  # a stale index entry: the pair left this word earlier
-            n = counts[wi]
+                continue  # a stale or repeated index entry: the pair is not (or no longer) here
             end = len(w) - 1
             i = -1
             while k:
@@ -225,50 +261,66 @@ class MergeEngine:
                 if i:
                     left = w[i - 1]
                     if left >= 0:
-                        # (left, a) is never (a, b): an unmerged `a` right before an `a` of an (a, a)
-                        # merge would have been merged first. left == c when the previous occurrence
-                        # was just merged: (c, a) is then only in `new`, so it may go negative here.
-                        if left == c:
-                            pair_counts[c, a] = get((c, a), 0) - n
-                        else:
-                            pair_counts[left, a] -= n
-                        pair = (left, c)
-                        ids = new_get(pair)
+                        ids = lefts_get(left)
                         if ids is None:
-                            new[pair] = [wi]
+                            lefts[left] = [wi]
                         else:
                             ids.append(wi)
                 if i < end - 1:
                     right = w[i + 2]
                     if right >= 0:
-                        if not (same and right == a):  # else (b, right) is the merged pair, already gone
-                            pair_counts[b, right] -= n
-                        pair = (c, right)
-                        ids = new_get(pair)
+                        ids = rights_get(right)
                         if ids is None:
-                            new[pair] = [wi]
+                            rights[right] = [wi]
                         else:
                             ids.append(wi)
                 w[i] = c
                 del w[i + 1]
                 end -= 1
+
+        # Settle each distinct neighbour: take the old pair down, bring the new pair up, push it.
+        # Rights before lefts: in "a b a b" the first occurrence makes (c, a) (right neighbour `a`)
+        # and the second takes it down again (left neighbour `c`, the first one's merge).
         count_of = counts.__getitem__
-        heap = self._heap
-        keys = self._keys
-        for pair, ids in new.items():
-            freq = get(pair, 0) + sum(map(count_of, ids))
-            if freq <= 0:
-                pair_counts.pop(pair, None)  # e.g. (c, a) in "a b a b": created, then consumed
-                continue
-            pair_counts[pair] = freq
-            known = where.get(pair)
-            if known is None:
-                where[pair] = set(ids)
+        get = pairs.get
+        heap, keys = self._heap, self._keys
+        floor = _NO_HEAP if self._floor is None else self._floor
+        push = heapq.heappush
+        for right, ids in rights.items():
+            n = sum(map(count_of, ids))
+            if not (same and right == a):  # else (b, right) is the merged pair itself, gone already
+                old = (b, right)
+                entry = pairs[old]
+                entry[0] -= n
+                if not entry[0]:
+                    del pairs[old]
+            pair = (c, right)
+            entry = get(pair)
+            if entry is None:
+                pairs[pair] = entry = [n, ids]
             else:
-                known.update(ids)
-            if push:
-                x, y = pair
-                heapq.heappush(heap, (-freq, keys[x], keys[y], x, y))
+                entry[0] += n
+                entry[1] += ids
+            if entry[0] >= floor:
+                push(heap, (-entry[0], keys[c], keys[right], c, right))
+        for left, ids in lefts.items():
+            # (left, a) is never (a, b): an unmerged `a` right before an (a, a) occurrence would
+            # have been merged with it instead.
+            n = sum(map(count_of, ids))
+            old = (left, a)
+            entry = pairs[old]
+            entry[0] -= n
+            if not entry[0]:
+                del pairs[old]
+            pair = (left, c)
+            entry = get(pair)
+            if entry is None:
+                pairs[pair] = entry = [n, ids]
+            else:
+                entry[0] += n
+                entry[1] += ids
+            if entry[0] >= floor:
+                push(heap, (-entry[0], keys[left], keys[c], left, c))
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -276,11 +328,14 @@ class MergeEngine:
         """Merge the best pair and return ``(left, right, new_id, freq)``.
 
         ``freq`` is the pair's weighted count over all adjacent positions (overlapping ones
-        included, as a recount would give). Returns ``None``, changing nothing, when no pair is
-        left or the best one has ``freq < min_freq`` (strict: ``freq == min_freq`` merges).
+        included, as a recount gives). Returns ``None``, changing nothing, when no pair is left or
+        the best one has ``freq < min_freq`` (strict: a pair with ``freq == min_freq`` merges).
         """
+        if type(min_freq) is not int:
+            raise MergeError(f"min_freq must be an int, not {min_freq!r}")
+        self._prepare_heap(min_freq)
         best = self._best()
-        if best is None or best[2] < min_freq:
+        if best is None or best[2] < min_freq:  # an entry pushed under a lower floor may be below it
             return None
         a, b, freq = best
         heapq.heappop(self._heap)
@@ -303,39 +358,52 @@ class MergeEngine:
         ``on_merge(step)`` runs after each merge with ``step = len(self.merges)`` (replayed merges
         included), e.g. to write a checkpoint every N steps.
         """
-        budget = max_symbols - len(self.symbols)
-        with tqdm(total=max(budget, 0), unit="merge", disable=not progress, desc="merges") as bar:
-            while len(self.symbols) < max_symbols:
-                before = len(self.symbols)
-                if self.step(min_freq=min_freq) is None:
+        if type(max_symbols) is not int:
+            raise MergeError(f"max_symbols must be an int, not {max_symbols!r}")
+        symbols = self.symbols
+        step = self.step
+        with _no_gc(), tqdm(
+            total=max(max_symbols - len(symbols), 0), unit="merge", desc="merges", disable=not progress
+        ) as bar:
+            while len(symbols) < max_symbols:
+                before = len(symbols)
+                if step(min_freq=min_freq) is None:
                     break
-                if len(self.symbols) == before:
-                    bar.total += 1  # a reused id: one more merge is needed for the same budget
+                if len(symbols) == before:
+                    bar.total += 1  # a reused id: one more merge for the same budget
                 bar.update(1)
                 if on_merge is not None:
                     on_merge(len(self.merges))
 
-    def replay(self, merges: Sequence[tuple[int, int]]) -> None:
+    def replay(self, merges: Sequence[Pair]) -> None:
         """Apply known merges in order (resume from a checkpoint).
 
         Afterwards the state equals the state after training those merges. Raises
-        :class:`MergeError` for an id out of range or a pair absent at that point (a merge that
-        training on these words could not have produced: the checkpoint is for another corpus).
+        :class:`MergeError` for an id out of range or a pair absent at that point (training on
+        these words could not have produced it: the merges were learned from another corpus).
         """
-        for step, (a, b) in enumerate(merges, start=len(self.merges) + 1):
+        self._floor = None  # no heap upkeep while replaying; rebuilt by the next step()
+        self._heap = []
+        for step, merge in enumerate(merges, start=len(self.merges) + 1):
             n = len(self.symbols)
-            if not (type(a) is int and type(b) is int and 0 <= a < n and 0 <= b < n):
-                raise MergeError(f"merge {step}: ({a!r}, {b!r}) is not a pair of symbol ids in [0, {n})")
-            if self._pair_counts.get((a, b), 0) <= 0:
+            try:
+                a, b = map(operator.index, merge)
+            except (TypeError, ValueError):
+                raise MergeError(f"merge {step}: {merge!r} is not a pair of symbol ids") from None
+            if not (0 <= a < n and 0 <= b < n):
+                raise MergeError(f"merge {step}: ({a}, {b}) is not a pair of symbol ids in [0, {n})")
+            if (a, b) not in self._pairs:
                 raise MergeError(
                     f"merge {step}: pair ({self.symbols[a]!r}, {self.symbols[b]!r}) does not occur in "
-                    "the words at this point; these merges were not learned from this corpus"
+                    "the words at this point: these merges were not learned from these words"
                 )
             c = self._new_symbol(a, b)
             self.merges.append((a, b))
-            self._merge(a, b, c, push=False)
-        # Selection depends only on (frequency, key), so a fresh heap is as good as the old one.
-        self._rebuild_heap()
+            self._merge(a, b, c)
+
+    def pair_counts(self) -> dict[Pair, int]:
+        """The current frequency of every adjacent pair present (a copy; for inspection and tests)."""
+        return {pair: entry[0] for pair, entry in self._pairs.items()}
 
     def words_and_counts(self) -> tuple[list[list[int]], list[int]]:
         """The current (merged) word types, index-aligned with the input, and their counts (copies)."""
