@@ -53,3 +53,22 @@ def test_long_run_is_not_quadratic_and_correct():
     units = ["x"] * 100_000
     out = merge_units(units, {("x", "x"): 0, ("xx", "xx"): 1})
     assert out == ["xxxx"] * 25_000
+
+
+@given(
+    units=st.lists(st.sampled_from(list("abcd")), max_size=120),
+    merges=st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "ab", "ba", "cd", "abc", "aa"]),
+                              st.sampled_from(["a", "b", "c", "d", "ab", "cd", "aa"])), max_size=12),
+)
+@settings(max_examples=300, deadline=None)
+def test_merge_ids_equals_merge_units(units, merges):
+    from wwho.bpe.apply import merge_ids, pair_table
+
+    vocab = {}
+    for token in [*"abcd", *(a + b for a, b in merges), *(x for m in merges for x in m)]:
+        vocab.setdefault(token, len(vocab))
+    ranks = {}
+    for pair in merges:
+        ranks.setdefault(pair, len(ranks))
+    want = [vocab[u] for u in merge_units(units, ranks)]
+    assert merge_ids([vocab[u] for u in units], pair_table(merges, vocab)) == want

@@ -7,7 +7,9 @@ the rule of HF ``tokenizers``' BPE model and of spec 000's ``_apply_merges_to_wo
 scan; long ones a heap over a linked list, so a 100 kB word costs O(n log n).
 
 Units are ``str`` (SGPE syllables, characters) or ``bytes``; ``ranks`` maps a pair of
-units to its rank. This module does not decide what the units are nor map them to ids.
+units to its rank. :func:`merge_ids` does the same on token ids with a table keyed by
+``left << 32 | right`` (no string concatenation or hashing in the loop; encoders use it).
+This module does not decide what the units are.
 """
 
 from __future__ import annotations
@@ -82,6 +84,82 @@ def _merge_heap(parts: list, ranks: Mapping) -> list:
             r = get((parts[p], parts[i]))
             if r is not None:
                 heapq.heappush(heap, (r, p, parts[p], parts[i]))
+    out = []
+    i = 0
+    while i >= 0:
+        out.append(parts[i])
+        i = nxt[i]
+    return out
+
+
+def pair_table(merges, ids: Mapping) -> dict[int, tuple[int, int]]:
+    """``{left_id << 32 | right_id: (rank, merged_id)}`` for :func:`merge_ids` (first rank wins)."""
+    table: dict[int, tuple[int, int]] = {}
+    for rank, (a, b) in enumerate(merges):
+        key = ids[a] << 32 | ids[b]
+        if key not in table:
+            table[key] = (rank, ids[a + b])
+    return table
+
+
+def merge_ids(ids: list[int], table: Mapping[int, tuple[int, int]]) -> list[int]:
+    """:func:`merge_units` on token ids: the same merges, with integer keys (faster)."""
+    if len(ids) < 2:
+        return ids
+    if len(ids) > SCAN_LIMIT:
+        return _merge_heap_ids(ids, table)
+    get = table.get
+    while True:
+        best = None
+        best_i = -1
+        prev = ids[0]
+        for i in range(1, len(ids)):
+            cur = ids[i]
+            hit = get(prev << 32 | cur)
+            if hit is not None and (best is None or hit[0] < best[0]):
+                best = hit
+                best_i = i - 1
+            prev = cur
+        if best is None:
+            return ids
+        ids[best_i:best_i + 2] = [best[1]]
+        if len(ids) == 1:
+            return ids
+
+
+def _merge_heap_ids(ids: list[int], table: Mapping[int, tuple[int, int]]) -> list[int]:
+    n = len(ids)
+    parts = list(ids)
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prev = list(range(-1, n - 1))
+    alive = [True] * n
+    heap: list[tuple[int, int, int, int]] = []
+    get = table.get
+    for i in range(n - 1):
+        hit = get(parts[i] << 32 | parts[i + 1])
+        if hit is not None:
+            heap.append((hit[0], i, parts[i], parts[i + 1]))
+    heapq.heapify(heap)
+    while heap:
+        rank, i, left, right = heapq.heappop(heap)
+        j = nxt[i] if alive[i] else -1
+        if j < 0 or parts[i] != left or parts[j] != right:
+            continue
+        parts[i] = get(left << 32 | right)[1]
+        alive[j] = False
+        k = nxt[j]
+        nxt[i] = k
+        if k >= 0:
+            prev[k] = i
+            hit = get(parts[i] << 32 | parts[k])
+            if hit is not None:
+                heapq.heappush(heap, (hit[0], i, parts[i], parts[k]))
+        p = prev[i]
+        if p >= 0:
+            hit = get(parts[p] << 32 | parts[i])
+            if hit is not None:
+                heapq.heappush(heap, (hit[0], p, parts[p], parts[i]))
     out = []
     i = 0
     while i >= 0:

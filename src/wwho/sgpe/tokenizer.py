@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from wwho.bpe.apply import merge_units
+from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from wwho.errors import TokenizerError, VocabError
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import PIECES, WordSplitter
@@ -59,6 +59,8 @@ class SGPETokenizer:
         for pair in (*self.syllable_merges, *self.merges):
             self._ranks.setdefault(pair, len(self._ranks))
         self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(self.merges)))}
+        self._pairs = pair_table((*self.syllable_merges, *self.merges), self.vocab)
+        self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if vocab_file.fallback == "bytes" else []
         self._token_bytes: list[bytes] = [t.encode("utf-8", "surrogatepass") for t in self.id_to_token]
         if self.fallback == "bytes":
             for b, token in enumerate(BYTE_TOKENS):
@@ -163,17 +165,20 @@ class SGPETokenizer:
                 units = [s if s in vocab else "[UNK]" for s in word]
                 ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))
                 continue
-            units = []
+            units: list[int] = []
+            get = vocab.get
             for syllable in word:
-                if syllable in vocab:
-                    units.append(syllable)
-                else:
-                    for ch in syllable:
-                        if ch in vocab:
-                            units.append(ch)
-                        else:
-                            units.extend(BYTE_TOKENS[b] for b in ch.encode("utf-8", "surrogatepass"))
-            ids.extend(vocab[u] for u in merge_units(units, self._ranks))
+                i = get(syllable)
+                if i is not None:
+                    units.append(i)
+                    continue
+                for ch in syllable:
+                    i = get(ch)
+                    if i is not None:
+                        units.append(i)
+                    else:
+                        units.extend(self._byte_ids[b] for b in ch.encode("utf-8", "surrogatepass"))
+            ids.extend(merge_ids(units, self._pairs))
         return ids
 
     def describe(self, *, top: int = 10) -> str:

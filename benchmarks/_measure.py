@@ -1,0 +1,53 @@
+"""Benchmark plumbing: run a job in a fresh process, time it, sample the process tree's memory.
+
+``measure(code)`` runs ``python -c code`` and returns (seconds, peak RSS in MB summed over the
+process and all its children, sampled every 20 ms, stdout). Separate processes keep one
+tokenizer's memory from counting against the next.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+CORPORA = DATA / "corpora"
+O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+
+
+def o200k():
+    """tiktoken's o200k_base, offline from the shared ranks file when present."""
+    from wwho.tiktoken_loader import get_encoding
+
+    return get_encoding("o200k_base", ranks_file=O200K_FILE if O200K_FILE.is_file() else None)
+
+
+def measure(code: str, *, interval: float = 0.02) -> tuple[float, float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    ps = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        try:
+            total = ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True))
+        except psutil.Error:
+            total = 0
+        peak = max(peak, total)
+        time.sleep(interval)
+    seconds = time.perf_counter() - t0
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"benchmark job failed ({proc.returncode}):\n{err[-3000:]}")
+    return seconds, peak / 1e6, out
+
+
+def machine() -> str:
+    import platform
+
+    return (f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} cores, "
+            f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Python {platform.python_version()}")

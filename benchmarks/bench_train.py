@@ -1,0 +1,105 @@
+"""SGPE training vs HF tokenizers BpeTrainer and SentencePiece BPE on the same text, one run.
+
+    python benchmarks/bench_train.py [--vocab-size 32000] [FILES...]
+
+Default input: the 84.6 MB Sinhala news (../shared/data/corpora/si/news-*.txt). Each trainer
+runs in its own process; wall time and peak RSS (all processes of the job) are reported,
+then tokens per whitespace word on si/flores200-devtest.txt with each trained vocabulary,
+the share of lines each decodes back exactly, and how many syllables each splits.
+Vocabularies are written to .cache/bench_train/ (reused by bench_encode.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from _measure import CORPORA, ROOT, machine, measure
+
+CACHE = ROOT / ".cache" / "bench_train"
+
+WWHO = """
+import glob, sys
+from wwho.sgpe import SGPETokenizer
+tok = SGPETokenizer.train({files!r}, vocab_size={vocab}, script="sinhala", progress=False)
+tok.save({out!r})
+"""
+HF = """
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
+tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+tok.pre_tokenizer = pre_tokenizers.Whitespace()
+trainer = trainers.BpeTrainer(vocab_size={vocab}, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+                              show_progress=False)
+tok.train({files!r}, trainer)
+tok.save({out!r})
+"""
+SPM = """
+import sentencepiece as spm
+spm.SentencePieceTrainer.train(input={files!r}, model_prefix={out!r}, vocab_size={vocab}, model_type="bpe",
+    character_coverage=1.0, byte_fallback=True, input_sentence_size=0, num_threads=2,
+    train_extremely_large_corpus=False, minloglevel=2, max_sentence_length=100000)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--vocab-size", type=int, default=32_000)
+    ap.add_argument("--skip", nargs="*", default=[], help="trainers to skip: wwho hf spm")
+    args = ap.parse_args()
+    files = args.files or sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
+    if not files:
+        sys.exit("no input: pass files or provide ../shared/data/corpora/si/news-*.txt")
+    size = sum(Path(f).stat().st_size for f in files) / 1e6
+    CACHE.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {machine()}")
+    print(f"input: {len(files)} files, {size:.1f} MB; vocabulary {args.vocab_size:,}")
+    jobs = {
+        "wwho SGPE": ("wwho", WWHO, str(CACHE / f"wwho-{args.vocab_size}")),
+        "HF tokenizers BPE (Whitespace)": ("hf", HF, str(CACHE / f"hf-{args.vocab_size}.json")),
+        "SentencePiece BPE": ("spm", SPM, str(CACHE / f"spm-{args.vocab_size}")),
+    }
+    results = {}
+    for name, (key, template, out) in jobs.items():
+        if key in args.skip:
+            continue
+        try:
+            if key == "spm":
+                import sentencepiece  # noqa: F401
+        except ImportError:
+            print(f"{name}: skipped (sentencepiece is not installed)")
+            continue
+        seconds, rss, _ = measure(template.format(files=files, vocab=args.vocab_size, out=out))
+        results[name] = (seconds, rss, key, out)
+        print(f"  {name}: {seconds:.1f} s, peak RSS {rss:.0f} MB", flush=True)
+    base = results.get("wwho SGPE")
+    print(f"\n{'trainer':34} {'seconds':>8} {'peak MB':>8} {'time / wwho':>12} {'RSS / wwho':>11}")
+    for name, (seconds, rss, _, _) in results.items():
+        ratio = f"{seconds / base[0]:12.2f} {rss / base[1]:11.2f}" if base else ""
+        print(f"{name:34} {seconds:8.1f} {rss:8.0f} {ratio}")
+    compression(results)
+
+
+def compression(results) -> None:
+    from compression import evaluate_all
+
+    flores = CORPORA / "si" / "flores200-devtest.txt"
+    if not flores.exists():
+        print("compression: skipped (si/flores200-devtest.txt is absent)")
+        return
+    rows = evaluate_all({name: (key, out) for name, (_, _, key, out) in results.items()}, flores)
+    print(f"\ncompression on {flores.name} ({rows[0]['lines']} lines, {rows[0]['words']:,} words)")
+    print(f"{'tokenizer':34} {'tokens/word':>11} {'lossless lines':>15} {'split syllables':>16} {'fallback/UNK':>13}")
+    for r in rows:
+        note = f" (+{r['lines_without_exact_offsets']} lines not measurable)" if r["lines_without_exact_offsets"] else ""
+        print(f"{r['name']:34} {r['tokens_per_word']:11.3f} {r['lossless']:14.1%} {r['split_syllables']:16,} "
+              f"{r['fallback']:13,}{note}")
+    print("split syllables: syllables of the spec-exact Sinhala schema with a token boundary inside (for wwho,"
+          " only syllables absent from its vocabulary can be split); fallback/UNK: byte-fallback or [UNK] tokens")
+    (CACHE / "compression.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
