@@ -4,8 +4,10 @@ The public API is re-exported here; everything else is an implementation detail.
 """
 
 from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
+from wwho.loading import detect_kind, load_tokenizer
 from wwho.router import Script, TextSegment, join_segments, segment
 from wwho.schema import Schema, available_scripts, load_schema
+from wwho.sgpe import SGPETokenizer
 from wwho.syllables import Syllabifier, check_schema, syllabify
 from wwho import words
 
@@ -13,6 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorpusError",
+    "SGPETokenizer",
     "SchemaError",
     "Schema",
     "Script",
@@ -23,6 +26,8 @@ __all__ = [
     "WwhoError",
     "available_scripts",
     "check_schema",
+    "detect_kind",
+    "load_tokenizer",
     "join_segments",
     "load_schema",
     "segment",
