@@ -21,6 +21,7 @@ VERBS = {
     "decode": ("wwho.cli.decode", "token ids to text (or bytes)"),
     "inspect": ("wwho.cli.inspect", "show what a tokenizer file holds"),
     "export": ("wwho.cli.export", "write a vocabulary in another ecosystem's format (hf)"),
+    "eval": ("wwho.cli.eval", "compare tokenizers on corpora: fertility, integrity, parity"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
 TRAIN_KINDS: dict[str, str] = {

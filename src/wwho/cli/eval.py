@@ -1,0 +1,115 @@
+"""``wwho eval --corpus FILE... --tokenizer SPEC...``: compare tokenizers on corpora.
+
+Prints a table (default), ``--markdown``, or ``--json`` (schema: ``wwho/data/eval.schema.json``,
+documented in ``docs/eval.md``); ``--plot out.png`` draws one bar chart per metric
+(needs matplotlib). SPECs: see :mod:`wwho.evaluate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from wwho.evaluate import Metrics, evaluate_all
+
+COLUMNS = [
+    ("tokens/word", "fertility", "{:.3f}"),
+    ("bytes/token", "bytes_per_token", "{:.2f}"),
+    ("chars/token", "chars_per_token", "{:.2f}"),
+    ("in-cluster cuts", "cluster_cut_rate", "{:.2%}"),
+    ("in-syllable cuts", "syllable_cut_rate", "{:.2%}"),
+    ("fallback/UNK", "fallback_rate", "{:.2%}"),
+    ("lossless", "lossless_rate", "{:.1%}"),
+    ("ids used", "vocab_used", "{:,}"),
+    ("parity", "parity", "{:.2f}"),
+]
+PLOTTED = ["fertility", "bytes_per_token", "cluster_cut_rate", "syllable_cut_rate", "fallback_rate", "parity"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", nargs="+", required=True, help="text files (one document per line)")
+    p.add_argument("--tokenizer", nargs="+", required=True,
+                   help="wwho files/directories, tiktoken:NAME, hf:PATH, spm:MODEL")
+    p.add_argument("--parity-with", help="line-aligned reference corpus, e.g. en/flores200-devtest.txt")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    out.add_argument("--json", action="store_true", help="print JSON (see docs/eval.md)")
+    p.add_argument("--plot", metavar="PNG", help="write bar charts of the metrics (needs matplotlib)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    results = evaluate_all(args.tokenizer, args.corpus, parity_with=args.parity_with, progress=not args.quiet)
+    if args.json:
+        print(json.dumps(to_json(results, args.parity_with), ensure_ascii=False, indent=1))
+    else:
+        print(table(results, markdown=args.markdown))
+    if args.plot:
+        plot(results, args.plot)
+    return 0
+
+
+def to_json(results: list[Metrics], parity_with: str | None) -> dict:
+    return {"format": "wwho-eval/1", "parity_with": parity_with, "results": [m.to_json() for m in results]}
+
+
+def short(corpus: str) -> str:
+    """``lang/file.txt``: the file name with its folder (corpora of several languages share names)."""
+    p = Path(corpus)
+    return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
+
+
+def _cell(m: Metrics, attr: str, fmt: str) -> str:
+    value = getattr(m, attr)
+    if value is None:
+        return "-"
+    text = fmt.format(value)
+    if attr in ("cluster_cut_rate", "syllable_cut_rate") and m.unmeasured_lines:
+        text += f" ({m.unmeasured_lines} unmeasured lines)"
+    return text
+
+
+def table(results: list[Metrics], *, markdown: bool = False) -> str:
+    header = ["tokenizer", "corpus", *(c[0] for c in COLUMNS)]
+    rows = [[m.tokenizer, short(m.corpus), *(_cell(m, a, f) for _, a, f in COLUMNS)] for m in results]
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * len(COLUMNS)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = lambda r: "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
+
+
+def plot(results: list[Metrics], path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from wwho.errors import WwhoError
+
+        raise WwhoError("--plot needs matplotlib (pip install 'wwho[plot]')") from None
+    tokenizers = list(dict.fromkeys(m.tokenizer for m in results))
+    corpora = list(dict.fromkeys(m.corpus for m in results))
+    metrics = [a for a in PLOTTED if any(getattr(m, a) is not None for m in results)]
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(6, 1.6 * len(corpora) * max(1, len(tokenizers)) / 2),
+                                                       2.6 * len(metrics)), squeeze=False)
+    width = 0.8 / max(1, len(tokenizers))
+    for ax, attr in zip(axes[:, 0], metrics):
+        for k, name in enumerate(tokenizers):
+            values = [next((getattr(m, attr) or 0 for m in results if m.tokenizer == name and m.corpus == c), 0)
+                      for c in corpora]
+            ax.bar([i + k * width for i in range(len(corpora))], values, width, label=name)
+        ax.set_title(dict((a, t) for t, a, _ in COLUMNS)[attr])
+        ax.set_xticks([i + width * (len(tokenizers) - 1) / 2 for i in range(len(corpora))])
+        ax.set_xticklabels([short(c) for c in corpora], fontsize=7)
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    from wwho.fileio import atomic_open
+
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
+    plt.close(fig)

@@ -1,0 +1,296 @@
+"""Tokenizer evaluation: how many tokens a text costs and how well tokens respect the script.
+
+``load_spec(spec)`` turns a SPEC into an :class:`Evaluated` tokenizer:
+
+| SPEC | tokenizer |
+|---|---|
+| a wwho directory or file (``vocab.json``, meta directory, ``.gguf``, ``.tiktoken``, ``tokenizer.json``) | :func:`wwho.load_tokenizer` |
+| ``tiktoken:NAME`` | tiktoken's encoding (offline via ``WWHO_TIKTOKEN_FILE``) |
+| ``hf:PATH`` | HF ``tokenizers`` ``Tokenizer.from_file(PATH)`` as is |
+| ``spm:MODEL`` | a SentencePiece model (optional extra ``sentencepiece``) |
+
+``evaluate(tokenizer, lines)`` measures, per corpus (:class:`Metrics`): tokens per
+whitespace word (fertility), UTF-8 bytes and characters per token, the share of token
+boundaries that fall inside an extended grapheme cluster (``regex`` ``\\X``) and inside a
+schema syllable (Indic runs found by the router, syllabified by their schema), the
+byte-fallback/UNK rate, the number of distinct ids used, and the share of lines that
+decode back exactly. Boundaries are measured in UTF-8 byte offsets from each token's
+bytes (wwho, tiktoken), HF's character offsets, or SentencePiece's decoded prefixes (lines
+that SentencePiece normalizes are not measured, and counted). ``parity(a, b)`` compares
+token counts of line-aligned corpora (FLORES, NTREX).
+
+Output formats (table, Markdown, JSON, plot) live in :mod:`wwho.cli.eval`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import regex
+
+from wwho.errors import TokenizerError, VocabError
+from wwho.router import segment
+from wwho.syllables import syllabify
+
+#: encode(text) -> (ids, token end offsets in UTF-8 bytes, or None when unknown)
+Encoder = Callable[[str], tuple[list[int], list[int] | None]]
+
+
+@dataclass
+class Evaluated:
+    """A tokenizer under evaluation, whatever its origin."""
+
+    name: str
+    encode: Encoder
+    decode: Callable[[list[int]], str]
+    is_fallback: Callable[[int], bool]
+    vocab_size: int
+
+
+@dataclass
+class Metrics:
+    tokenizer: str
+    corpus: str
+    lines: int = 0
+    words: int = 0
+    chars: int = 0
+    bytes: int = 0
+    tokens: int = 0
+    boundaries: int = 0
+    boundaries_in_cluster: int = 0
+    boundaries_in_syllable: int = 0
+    unmeasured_lines: int = 0
+    fallback_tokens: int = 0
+    lossless_lines: int = 0
+    vocab_used: int = 0
+    vocab_size: int = 0
+    parity: float | None = None
+    ids_used: set = field(default_factory=set, repr=False)
+
+    @property
+    def fertility(self) -> float:
+        return self.tokens / self.words if self.words else 0.0
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.bytes / self.tokens if self.tokens else 0.0
+
+    @property
+    def chars_per_token(self) -> float:
+        return self.chars / self.tokens if self.tokens else 0.0
+
+    @property
+    def cluster_cut_rate(self) -> float:
+        return self.boundaries_in_cluster / self.boundaries if self.boundaries else 0.0
+
+    @property
+    def syllable_cut_rate(self) -> float:
+        return self.boundaries_in_syllable / self.boundaries if self.boundaries else 0.0
+
+    @property
+    def fallback_rate(self) -> float:
+        return self.fallback_tokens / self.tokens if self.tokens else 0.0
+
+    @property
+    def lossless_rate(self) -> float:
+        return self.lossless_lines / self.lines if self.lines else 0.0
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data.pop("ids_used")
+        for name in ("fertility", "bytes_per_token", "chars_per_token", "cluster_cut_rate", "syllable_cut_rate",
+                     "fallback_rate", "lossless_rate"):
+            data[name] = getattr(self, name)
+        return data
+
+
+# -- loading ------------------------------------------------------------------------------
+
+def load_spec(spec: str) -> Evaluated:
+    """Load a tokenizer from a SPEC (see the module docstring); unknown specs are a clear error."""
+    kind, _, rest = spec.partition(":")
+    if kind == "tiktoken" and rest:
+        return _tiktoken(rest)
+    if kind == "hf" and rest:
+        return _hf(rest, spec)
+    if kind == "spm" and rest:
+        return _spm(rest, spec)
+    path = Path(spec)
+    if not path.exists():
+        raise VocabError(f"{spec}: not a file or directory, nor tiktoken:NAME, hf:PATH or spm:MODEL")
+    from wwho.loading import load_tokenizer
+
+    return _native(load_tokenizer(path), spec)
+
+
+def _ends(pieces: Iterable[bytes]) -> list[int]:
+    out, pos = [], 0
+    for p in pieces:
+        pos += len(p)
+        out.append(pos)
+    return out
+
+
+def _native(tok, name: str) -> Evaluated:
+    if hasattr(tok, "token_bytes"):
+        token_bytes = tok.token_bytes
+
+        def encode(text: str):
+            ids = tok.encode(text)
+            return ids, _ends(token_bytes(i) for i in ids)
+    elif hasattr(tok, "tokenizer"):  # the HF adapter of wwho.loading
+        return _hf_object(tok.tokenizer, name)
+    else:
+        def encode(text: str):
+            return tok.encode(text), None
+    fallback_ids = set()
+    vocab = getattr(tok, "vocab", None)
+    if isinstance(vocab, dict):
+        fallback_ids = {i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
+    return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size))
+
+
+def _tiktoken(name: str) -> Evaluated:
+    from wwho.tiktoken_loader import get_encoding
+
+    enc = get_encoding(name)
+
+    def encode(text: str):
+        ids = enc.encode_ordinary(text)
+        return ids, _ends(enc.decode_single_token_bytes(i) for i in ids)
+    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab)
+
+
+def _hf(path: str, name: str) -> Evaluated:
+    from tokenizers import Tokenizer
+
+    try:
+        tok = Tokenizer.from_file(path)
+    except Exception as exc:  # tokenizers raises plain Exceptions
+        raise VocabError(f"{path}: HF tokenizers cannot load it: {exc}") from None
+    return _hf_object(tok, name)
+
+
+def _hf_object(tok, name: str) -> Evaluated:
+    unk = {i for i in (tok.token_to_id("[UNK]"), tok.token_to_id("<unk>"), tok.token_to_id("<|unk|>")) if i is not None}
+    byte_ids = {tok.token_to_id(f"<0x{b:02X}>") for b in range(256)} - {None}
+
+    def encode(text: str):
+        e = tok.encode(text, add_special_tokens=False)
+        starts = [0]
+        for ch in text:
+            starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
+        return e.ids, [starts[b] for _, b in e.offsets]
+    return Evaluated(name, encode, lambda ids: tok.decode(ids, skip_special_tokens=False),
+                     (unk | byte_ids).__contains__, tok.get_vocab_size(with_added_tokens=True))
+
+
+def _spm(model: str, name: str) -> Evaluated:
+    try:
+        import sentencepiece as spm
+    except ImportError:
+        raise VocabError("spm: SPECs need the optional package sentencepiece (pip install sentencepiece)") from None
+    try:
+        sp = spm.SentencePieceProcessor(model_file=model)
+    except Exception as exc:  # OSError or RuntimeError depending on the version
+        raise VocabError(f"{model}: SentencePiece cannot load it: {exc}") from None
+
+    def encode(text: str):
+        ids = sp.encode(text)
+        if sp.decode(ids) != text:
+            return ids, None
+        return ids, [len(sp.decode(ids[:k]).encode()) for k in range(1, len(ids) + 1)]
+    return Evaluated(name, encode, sp.decode, lambda i: sp.is_byte(i) or sp.is_unknown(i), sp.get_piece_size())
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4096)
+def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
+    """Byte offsets strictly inside a grapheme cluster, and strictly inside an Indic syllable."""
+    starts = [0]
+    for ch in text:
+        starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
+    inside_cluster: set[int] = set()
+    pos = 0
+    for cluster in regex.findall(r"\X", text):
+        a, b = starts[pos], starts[pos + len(cluster)]
+        inside_cluster.update(range(a + 1, b))
+        pos += len(cluster)
+    inside_syllable: set[int] = set()
+    pos = 0
+    for seg in segment(text):
+        if seg.has_leading_space:
+            pos += 1
+        if seg.is_indic:
+            for syl in syllabify(seg.text, seg.script.value):
+                a, b = starts[pos], starts[pos + len(syl)]
+                inside_syllable.update(range(a + 1, b))
+                pos += len(syl)
+        else:
+            pos += len(seg.text)
+    return frozenset(inside_cluster), frozenset(inside_syllable)
+
+
+def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress: bool = False) -> Metrics:
+    """Measure ``tok`` on ``lines``; see :class:`Metrics`."""
+    from tqdm.auto import tqdm
+
+    m = Metrics(tokenizer=tok.name, corpus=corpus, vocab_size=tok.vocab_size)
+    for line in tqdm(lines, desc=f"{tok.name} on {corpus}", unit="line", disable=not progress, leave=False):
+        try:
+            ids, ends = tok.encode(line)
+        except Exception as exc:  # a peer failing on a line is reported with the line
+            raise TokenizerError(f"{tok.name} failed on {corpus} line {m.lines + 1}: {exc}") from None
+        m.lines += 1
+        m.words += len(line.split())
+        m.chars += len(line)
+        m.bytes += len(line.encode("utf-8", "surrogatepass"))
+        m.tokens += len(ids)
+        m.ids_used.update(ids)
+        m.fallback_tokens += sum(1 for i in ids if tok.is_fallback(i))
+        m.lossless_lines += tok.decode(list(ids)) == line
+        if ends is None:
+            m.unmeasured_lines += 1
+            continue
+        inside_cluster, inside_syllable = _line_structure(line)
+        for end in ends[:-1]:
+            m.boundaries += 1
+            m.boundaries_in_cluster += end in inside_cluster
+            m.boundaries_in_syllable += end in inside_syllable
+    m.vocab_used = len(m.ids_used)
+    return m
+
+
+def parity(metrics: Metrics, reference: Metrics) -> float:
+    """Token-count ratio to a line-aligned reference corpus (e.g. the English FLORES lines)."""
+    if metrics.lines != reference.lines:
+        raise TokenizerError(f"parity needs line-aligned corpora: {metrics.corpus} has {metrics.lines} lines, "
+                             f"{reference.corpus} has {reference.lines}")
+    return metrics.tokens / reference.tokens if reference.tokens else 0.0
+
+
+def read_lines(path: str | Path) -> list[str]:
+    from wwho.corpus import iter_documents
+
+    return list(iter_documents(path))
+
+
+def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: str | None = None,
+                 progress: bool = False) -> list[Metrics]:
+    """Every tokenizer on every corpus (and its parity when ``parity_with`` is given)."""
+    tokenizers = [load_spec(s) for s in specs]
+    texts = {c: read_lines(c) for c in corpora}
+    reference = read_lines(parity_with) if parity_with else None
+    results = []
+    for tok in tokenizers:
+        ref = evaluate(tok, reference, corpus=str(parity_with)) if reference is not None else None
+        for corpus, lines in texts.items():
+            m = evaluate(tok, lines, corpus=corpus, progress=progress)
+            if ref is not None and m.lines == ref.lines:
+                m.parity = parity(m, ref)
+            results.append(m)
+    return results
