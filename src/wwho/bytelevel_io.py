@@ -174,7 +174,7 @@ def from_tiktoken(
                 f"{path}: sha256 {digest} is not that of the official {known.name} ranks file "
                 f"({known.sha256}); pass pattern= (and special_tokens=) to load it as a custom file"
             )
-        pattern = known.pattern
+        pattern = Pretokenizer.named(known.name)  # o200k_base / cl100k_base are named patterns
         special_tokens = known.special_tokens if special_tokens is None else special_tokens
     elif pattern is None:
         raise VocabError(f"{path}: not a known encoding, so pass pattern= (a regex or gpt2/gpt4/o200k)")
@@ -316,6 +316,12 @@ def export_hf(tok: ByteBPE, path: str | Path) -> Path:
     vocab = {bytes_to_unicode(token): i for token, i in tok.ranks.items()}
     for i, data in tok._extra.items():
         vocab[data.decode("utf-8", "surrogateescape")] = i  # not byte-level text: decodes as itself
+    # Special and added tokens go into the model vocabulary too: Hugging Face renumbers an
+    # added token that the model does not know, whatever "id" says.
+    for text, i in {**tok.special_tokens, **tok.added_tokens}.items():
+        if vocab.get(text, i) != i:
+            raise VocabError(f"cannot export: special token {text!r} has the same text as token {vocab[text]}")
+        vocab[text] = i
     merges = tok.merges if tok.merges is not None else tiktoken_merges(dict(tok.ranks))
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     steps = [_hf_split(p) for p in tok.pretokenizer.patterns] + [byte_level]

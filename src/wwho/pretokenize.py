@@ -23,6 +23,8 @@ version ahead of or behind the tokenizer you compare with.
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -148,13 +150,27 @@ _DEEPSEEK_CODER = ("[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", _char_class(_CJK) +
 _PUNCT_RUN = r"""[\p{P}$+<=>^`|~]+"""
 
 
+#: Unicode version the built-in pre-tokenizers classify characters by (that of tiktoken 0.14's
+#: Rust regex and of Hugging Face tokenizers' Oniguruma); see :class:`Pretokenizer`.
+UNICODE_VERSION = "16.0"
+
+
 @dataclass(frozen=True)
 class Pretokenizer:
-    """A sequence of splitting regexes (see the module docstring)."""
+    """A sequence of splitting regexes (see the module docstring).
+
+    ``unicode="16.0"`` (the default) makes character classes (``\\p{L}``, ``\\s``, ``\\d`` ...)
+    see characters as Unicode 16.0 does, whatever version the installed ``regex`` module has:
+    before matching, a character unassigned in 16.0 stands in as U+FDD0 (a noncharacter) and a
+    character whose category changed since gets a stand-in of its 16.0 category. Regexes made only
+    of literal characters and ranges are matched on the original text. ``unicode=None`` uses the
+    ``regex`` module's own tables.
+    """
 
     patterns: tuple[str, ...]
     byte_patterns: tuple[str, ...] = ()
     name: str = ""
+    unicode: str | None = UNICODE_VERSION
     _compiled: tuple = field(init=False, repr=False, compare=False)
     _compiled_bytes: tuple = field(init=False, repr=False, compare=False)
 
@@ -163,7 +179,11 @@ class Pretokenizer:
         object.__setattr__(self, "byte_patterns", tuple(self.byte_patterns))
         if not self.patterns and not self.byte_patterns:
             raise VocabError("a pre-tokenizer needs at least one regex")
-        object.__setattr__(self, "_compiled", tuple(_compile(p) for p in self.patterns))
+        if self.unicode not in (None, UNICODE_VERSION):
+            raise VocabError(f"unicode={self.unicode!r}: only {UNICODE_VERSION!r} or None is available")
+        pinned = self.unicode is not None
+        compiled = tuple((_compile(p), pinned and _CLASS_ESCAPE.search(p) is not None) for p in self.patterns)
+        object.__setattr__(self, "_compiled", compiled)
         object.__setattr__(self, "_compiled_bytes", tuple(_compile(p) for p in self.byte_patterns))
 
     @classmethod
@@ -196,10 +216,14 @@ class Pretokenizer:
 
     def split(self, text: str) -> list[str]:
         """The pieces of ``text`` after the text regexes (the whole pipeline if no byte stage)."""
-        if len(self._compiled) == 1:
-            return _split_one(self._compiled[0], text)
+        compiled = self._compiled
+        mapped = _unicode16_text(text) if self.unicode is not None else None
+        if mapped is not None:
+            return _split_mapped(compiled, text, mapped)
+        if len(compiled) == 1:
+            return _split_one(compiled[0][0], text)
         pieces = [text]
-        for rx in self._compiled:
+        for rx, _ in compiled:
             pieces = [sub for piece in pieces for sub in _split_one(rx, piece)]
         return pieces
 
@@ -217,11 +241,26 @@ class Pretokenizer:
         return out
 
     def to_json(self) -> dict:
-        return {"name": self.name, "patterns": list(self.patterns), "byte_patterns": list(self.byte_patterns)}
+        return {
+            "name": self.name,
+            "patterns": list(self.patterns),
+            "byte_patterns": list(self.byte_patterns),
+            "unicode": self.unicode,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> Pretokenizer:
-        return cls(tuple(data["patterns"]), tuple(data.get("byte_patterns", ())), name=data.get("name", ""))
+        return cls(
+            tuple(data["patterns"]),
+            tuple(data.get("byte_patterns", ())),
+            name=data.get("name", ""),
+            unicode=data.get("unicode", UNICODE_VERSION),
+        )
+
+
+# A regex with one of these escapes depends on Unicode tables; one without (literal chars and
+# ranges only) is matched on the original text even when pinned.
+_CLASS_ESCAPE = regex.compile(r"(?<!\\)(?:\\\\)*\\[pPsSdDwWbBX]")
 
 
 def _compile(pattern: str) -> regex.Pattern:
@@ -240,19 +279,88 @@ def _split_one(rx: regex.Pattern, text: str) -> list[str]:
         # length means full coverage.
         if sum(map(len, pieces)) == len(text) and "" not in pieces:
             return pieces
-    out = []
+    return [text[start:end] for start, end in _spans(rx, text)]
+
+
+def _spans(rx: regex.Pattern, text: str) -> list[tuple[int, int]]:
+    spans = []
     pos = 0
     for m in rx.finditer(text):
         start, end = m.span()
         if start == end:
             continue
         if start > pos:
-            out.append(text[pos:start])
-        out.append(text[start:end])
+            spans.append((pos, start))
+        spans.append((start, end))
         pos = end
     if pos < len(text):
-        out.append(text[pos:])
-    return out
+        spans.append((pos, len(text)))
+    return spans
+
+
+def _split_mapped(compiled: tuple, text: str, mapped: str) -> list[str]:
+    """The slow path of :meth:`Pretokenizer.split`: match on ``mapped``, cut ``text``."""
+    spans = [(0, len(text))] if text else []
+    for rx, pinned in compiled:
+        source = mapped if pinned else text
+        spans = [(start + a, start + b) for start, end in spans for a, b in _spans(rx, source[start:end])]
+    return [text[a:b] for a, b in spans]
+
+
+class _Unicode16:
+    """Finds and replaces the characters whose Unicode 16.0 classification the ``regex`` module may not share."""
+
+    STAND_INS = {"Ll": "a", "Lu": "A", "Lo": "\u05d0", "Lm": "\u02b0", "Mn": "\u0300", "Nd": "0", "No": "\u00b2"}
+
+    def __init__(self) -> None:
+        from wwho import _unicode16
+
+        ranges = []
+        for item in _unicode16.UNASSIGNED.split():
+            lo, _, hi = item.partition("-")
+            ranges.append((int(lo, 16), int(hi or lo, 16)))
+        bmp = [(a, min(b, 0xFFFF)) for a, b in ranges if a <= 0xFFFF]
+        self.astral = [(max(a, 0x10000), b) for a, b in ranges if b > 0xFFFF]
+        self.astral_starts = [a for a, _ in self.astral]
+        # A BMP-only class compiles to a bitmap in the re module: a fast search.
+        self.bmp = re.compile("[" + "".join(_range(a, b) for a, b in bmp) + "]")
+        self.any_astral = re.compile("[\U00010000-\U0010FFFF]")
+        self.changes = {cp: self.STAND_INS[cat] for cp, cat in _unicode16.CATEGORY_CHANGES.items()}
+        self.change_chars = [chr(cp) for cp in self.changes]
+
+    def is_unassigned_astral(self, char: str) -> bool:
+        i = bisect.bisect_right(self.astral_starts, ord(char)) - 1
+        return i >= 0 and ord(char) <= self.astral[i][1]
+
+    def __call__(self, text: str) -> str | None:
+        if text.isascii():
+            return None
+        table: dict[int, str | int] = {}
+        if self.bmp.search(text):
+            table.update((ord(c), 0xFDD0) for c in set(self.bmp.findall(text)))
+        if self.any_astral.search(text):
+            table.update((ord(c), 0xFDD0) for c in set(self.any_astral.findall(text)) if self.is_unassigned_astral(c))
+        for char in self.change_chars:
+            if char in text:
+                table[ord(char)] = self.changes[ord(char)]
+        return text.translate(table) if table else None
+
+
+def _range(a: int, b: int) -> str:
+    return re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+
+
+_UNICODE16: _Unicode16 | None = None
+
+
+def _unicode16_text(text: str) -> str | None:
+    """``text`` with its post-16.0 characters replaced by stand-ins, or None if it has none."""
+    global _UNICODE16
+    if text.isascii():
+        return None
+    if _UNICODE16 is None:  # a cache, built on first use
+        _UNICODE16 = _Unicode16()
+    return _UNICODE16(text)
 
 
 #: Named single regexes for :class:`Pretokenizer` and ``ByteBPE.train(pattern=...)``.

@@ -1,0 +1,449 @@
+"""ByteBPE: tiktoken-exact encoding (o200k_base on real corpora and fuzzed text, the cl100k
+and GPT-2 regexes), special-token semantics, decoding, errors, the word cache, long pieces,
+and the wwho / Hugging Face file formats checked against stock ``tokenizers``.
+
+Oracles are tiktoken and Hugging Face ``tokenizers`` themselves; the o200k ranks file is the
+official one (its sha256 is what tiktoken checks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wwho.bytelevel import ByteBPE, DisallowedSpecialError, _merge_by_pairs, _merge_by_ranks, _merge_heap
+from wwho.bytelevel_io import read_tiktoken_ranks, tiktoken_merges
+from wwho.errors import TokenizerError, VocabError, WwhoError
+
+tiktoken = pytest.importorskip("tiktoken")
+tokenizers = pytest.importorskip("tokenizers")
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+O200K_URL_SHA1 = "fb374d419588a4632f3f557e76b4b70aebbca790"  # tiktoken's cache key for the blob URL
+SPECIALS = ["<|endoftext|>", "<|endofprompt|>"]
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared data folder is needed for this test")
+    return path
+
+
+@pytest.fixture(scope="module")
+def cache_dir():
+    """A tiktoken cache holding the official o200k file under tiktoken's own key."""
+    _need(O200K_FILE)
+    with tempfile.TemporaryDirectory() as d:
+        os.symlink(O200K_FILE, Path(d) / O200K_URL_SHA1)
+        old = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = d
+        try:
+            yield Path(d)
+        finally:
+            if old is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="module")
+def ref(cache_dir):
+    return tiktoken.get_encoding("o200k_base")
+
+
+@pytest.fixture(scope="module")
+def ours(cache_dir):
+    return ByteBPE.from_tiktoken("o200k_base")  # found by name in tiktoken's cache
+
+
+def _lines(rel: str, limit: int | None = None) -> list[str]:
+    path = _need(DATA / "corpora" / rel)
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    return lines[:limit] if limit else lines
+
+
+# --- tiktoken equality on real text ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rel,limit",
+    [
+        ("en/flores200-devtest.txt", None),
+        ("si/flores200-devtest.txt", None),
+        ("en/news-lk_news.txt", 3000),
+        ("si/news-bbcsinhala.txt", 1500),
+        ("si-en/news-codeswitched-lines.txt", 300),
+    ],
+)
+def test_o200k_equals_tiktoken_on_corpus_lines(ours, ref, rel, limit):
+    lines = _lines(rel, limit)
+    for n, line in enumerate(lines):
+        assert ours.encode(line) == ref.encode(line), f"{rel} line {n + 1}"
+    text = "\n".join(lines[:300]) + "\n"  # multi-line text: newline runs and line starts
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_o200k_vocabulary_matches_tiktoken(ours, ref):
+    assert ours.n_vocab == ref.n_vocab == 200019
+    assert ours.special_tokens_set == ref.special_tokens_set
+    for i in [0, 1, 255, 1000, 199997, 199999, 200018]:
+        assert ours.token_bytes(i) == ref.decode_single_token_bytes(i)
+
+
+# --- tiktoken equality on fuzzed text ----------------------------------------------------
+
+_pieces = st.one_of(
+    st.text(max_size=30),
+    st.text(alphabet=" \t\n\r\x0b\x0c\u00a0\u3000\u2028", max_size=12),
+    st.text(alphabet="0123456789٣३൬", max_size=12),
+    st.text(alphabet="'sStTdDmMlLvVrReE ", max_size=10),
+    st.text(alphabet="අආකගසංඃ්ාිෙ\u200d\u200cශ්‍රී", max_size=15),
+    st.sampled_from(SPECIALS + ["<|endof", "|>", "🦙", "😶\u200d🌫️", "ſ", "\u212a"]),
+)
+fuzz_text = st.lists(_pieces, max_size=8).map("".join)
+
+
+@FUZZ
+@given(text=fuzz_text)
+def test_o200k_equals_tiktoken_on_fuzzed_text(ours, ref, text):
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert ours.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert ours.encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=())
+    try:
+        expected = ref.encode(text)
+    except ValueError:
+        with pytest.raises(DisallowedSpecialError):
+            ours.encode(text)
+    else:
+        assert ours.encode(text) == expected
+
+
+@FUZZ
+@given(text=st.text(st.characters(codec="utf-8"), max_size=60))
+def test_o200k_round_trip(ours, text):
+    assert ours.decode(ours.encode(text, disallowed_special=())) == text
+
+
+@pytest.fixture(scope="module")
+def tiktoken_patterns(ref, monkeypatch_module):
+    """The cl100k and r50k regexes as tiktoken itself defines them (its loader is stubbed)."""
+    import tiktoken_ext.openai_public as public
+
+    ranks = ref._mergeable_ranks
+    monkeypatch_module.setattr(public, "load_tiktoken_bpe", lambda *a, **k: ranks)
+    return {"cl100k": public.cl100k_base()["pat_str"], "gpt2": public.r50k_base()["pat_str"]}
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+@pytest.mark.parametrize("name", ["cl100k", "gpt2"])
+def test_named_regexes_split_like_tiktoken(ours, ref, tiktoken_patterns, name):
+    """Our cl100k/gpt2 regexes vs tiktoken's, both over the o200k ranks (so ids expose splits)."""
+    theirs = tiktoken.Encoding(f"t-{name}", pat_str=tiktoken_patterns[name], mergeable_ranks=ref._mergeable_ranks,
+                               special_tokens={})
+    mine = ByteBPE(ours.ranks, pattern=name)
+
+    @FUZZ
+    @given(text=fuzz_text)
+    def check(text):
+        assert mine.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+    check()
+    for line in _lines("en/flores200-devtest.txt", 200) + _lines("si/flores200-devtest.txt", 100):
+        assert mine.encode_ordinary(line) == theirs.encode_ordinary(line)
+
+
+def test_lone_surrogates_are_replaced_like_tiktoken(ours, ref):
+    for text in ["a\ud800b", "\udfff", "x \ud83d\ude00 y"]:
+        assert ours.encode(text) == ref.encode(text)
+
+
+# --- long pieces, merge loops, cache -----------------------------------------------------
+
+
+@pytest.mark.parametrize("char", ["a", "ශ", "1", " ", "\u0300", "🦙", "\n"])
+def test_long_runs_are_linear_and_exact(ours, ref, char):
+    text = char * 30_000
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert ours.encode_ordinary(char * 100_000)  # would take minutes if quadratic in Python
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(min_size=2, max_size=200), repeat=st.integers(1, 4))
+def test_heap_merge_equals_list_merge(ours, small_merges, data, repeat):
+    data = (data * repeat)[:200]  # repetition makes ties: equal ranks at several positions
+    ranks = ours.ranks
+    assert _merge_heap(data, lambda a, b: ranks.get(a + b)) == _merge_by_ranks(data, ranks)
+    assert _merge_heap(data, lambda a, b: small_merges.get((a, b))) == _merge_by_pairs(data, small_merges)
+
+
+@pytest.fixture(scope="module")
+def small_merges(ours):
+    small = {t: r for t, r in ours.ranks.items() if r < 3000}
+    return {pair: rank for rank, pair in enumerate(tiktoken_merges(small))}
+
+
+def test_cache_is_bounded_and_does_not_change_results(ours):
+    small = ByteBPE(ours.ranks, pattern="o200k", special_tokens={"<|endoftext|>": 199999}, cache_size=50)
+    lines = _lines("en/flores200-devtest.txt", 300)
+    assert [small.encode(x) for x in lines] == [ours.encode(x) for x in lines]
+    assert len(small._cache) <= 50
+
+
+def test_encode_batch(ours):
+    lines = _lines("si/flores200-devtest.txt", 50)
+    assert ours.encode_batch(lines) == [ours.encode(x) for x in lines]
+    assert ours.encode_ordinary_batch(lines) == [ours.encode_ordinary(x) for x in lines]
+
+
+# --- special tokens and errors ------------------------------------------------------------
+
+
+def test_special_token_semantics(ours):
+    text = "hi <|endoftext|> there"
+    with pytest.raises(DisallowedSpecialError) as info:
+        ours.encode(text)
+    assert info.value.token == "<|endoftext|>" and info.value.offset == 3
+    assert "<|endoftext|>" in str(info.value) and "offset 3" in str(info.value)
+    assert 199999 in ours.encode(text, allowed_special={"<|endoftext|>"})
+    assert 199999 in ours.encode(text, allowed_special="all")
+    assert 199999 not in ours.encode(text, disallowed_special=())
+    assert ours.encode_ordinary(text) == ours.encode(text, disallowed_special=())
+    with pytest.raises(DisallowedSpecialError):  # allowing one does not allow the other
+        ours.encode("<|endofprompt|>", allowed_special={"<|endoftext|>"})
+    with pytest.raises(TokenizerError, match="not special tokens"):
+        ours.encode("x", allowed_special={"<|nope|>"})
+    with pytest.raises(TokenizerError):
+        ours.encode(b"bytes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1, 200019, 10**9, 199998, "5", None, 1.5])
+def test_out_of_range_ids_are_typed_errors(ours, bad):
+    with pytest.raises(TokenizerError, match="not in this vocabulary"):
+        ours.decode([1, 2, bad])
+    with pytest.raises(TokenizerError, match="position 2"):
+        ours.decode_bytes([1, 2, bad])
+    with pytest.raises(TokenizerError):
+        ours.token_bytes(bad)
+
+
+def test_errors_are_wwho_errors():
+    assert issubclass(DisallowedSpecialError, WwhoError) and issubclass(DisallowedSpecialError, ValueError)
+
+
+def test_decode_replaces_invalid_utf8(ours):
+    ids = ours.encode("ශ")
+    assert len(ids) >= 1
+    broken = [i for i in range(256) if ours.token_bytes(i) == b"\xe0"]
+    assert ours.decode(broken) == "\ufffd"
+    assert ours.decode_bytes(broken) == b"\xe0"
+    with pytest.raises(UnicodeDecodeError):
+        ours.decode(broken, errors="strict")
+
+
+def test_constructor_validates_vocabulary():
+    with pytest.raises(VocabError, match="used twice"):
+        ByteBPE({b"a": 0, b"b": 0}, pattern="gpt2")
+    with pytest.raises(VocabError, match="used twice"):
+        ByteBPE({b"a": 0}, pattern="gpt2", special_tokens={"<s>": 0})
+    with pytest.raises(VocabError, match="not in the vocabulary"):
+        ByteBPE({b"a": 0, b"b": 1}, pattern="gpt2", merges=[(b"a", b"b")])
+    with pytest.raises(VocabError, match="not a token id"):
+        ByteBPE({b"a": 0}, pattern="gpt2", bos_id=5)
+    with pytest.raises(VocabError, match="unknown pre-tokenizer|invalid pre-tokenizer"):
+        ByteBPE({b"a": 0}, pattern="(")
+    tok = ByteBPE({b"a": 0}, pattern="gpt2")
+    with pytest.raises(TokenizerError, match="no token"):
+        tok.encode("b")
+
+
+# --- tiktoken files -------------------------------------------------------------------------
+
+
+def test_from_tiktoken_by_path_and_name_agree(ours):
+    by_path = ByteBPE.from_tiktoken(O200K_FILE)
+    assert by_path.name == "o200k_base" and by_path.special_tokens == ours.special_tokens
+    assert by_path.encode("Hello world") == ours.encode("Hello world") == [13225, 2375]
+
+
+def test_cl100k_without_file_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(VocabError, match="cl100k_base ranks file is not available offline.*ranks_path"):
+        ByteBPE.from_tiktoken("cl100k_base")
+    with pytest.raises(VocabError, match="not a known encoding"):
+        ByteBPE.from_tiktoken("p99k_base")
+
+
+def test_known_name_with_wrong_file_is_rejected(tmp_path):
+    fake = tmp_path / "o200k_base.tiktoken"
+    fake.write_bytes(b"YQ== 0\nYg== 1\n")
+    with pytest.raises(VocabError, match="sha256"):
+        ByteBPE.from_tiktoken(fake)
+    with pytest.raises(VocabError, match="sha256"):
+        ByteBPE.from_tiktoken("cl100k_base", ranks_path=fake)
+    custom = ByteBPE.from_tiktoken(fake, pattern="gpt2")  # explicitly a custom file
+    assert custom.encode("ab") == [0, 1]
+    with pytest.raises(VocabError, match="pattern="):
+        ByteBPE.from_tiktoken(_write(tmp_path, "x.tiktoken", b"YQ== 0\n"))
+
+
+def _write(directory: Path, name: str, data: bytes) -> Path:
+    path = directory / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"YQ== 0\n!!!! 1\n", r"x\.tiktoken:2: bad base64"),
+        (b"YQ== 0\nYg==\n", r"x\.tiktoken:2: expected"),
+        (b"YQ== 0\nYg== one\n", r"x\.tiktoken:2: bad base64 token or rank"),
+        (b"YQ== 0\nYQ== 1\n", r"x\.tiktoken:2: token b'a' appears twice"),
+        (b"YQ== 0\nYg== 0\n", r"x\.tiktoken:2: rank 0 also used on line 1"),
+        (b"YQ== -3\n", r"x\.tiktoken:1: empty token or negative rank"),
+        (b"\n\n", r"no tokens"),
+    ],
+)
+def test_bad_ranks_files(tmp_path, content, message):
+    path = _write(tmp_path, "x.tiktoken", content)
+    with pytest.raises(VocabError, match=message):
+        read_tiktoken_ranks(path)
+    with pytest.raises(VocabError):
+        ByteBPE.from_tiktoken(path, pattern="gpt2")
+
+
+def test_missing_ranks_file(tmp_path):
+    with pytest.raises(VocabError, match="no such ranks file"):
+        ByteBPE.from_tiktoken(tmp_path / "nope.tiktoken", pattern="gpt2")
+
+
+# --- save / load / export ---------------------------------------------------------------------
+
+
+def test_save_load_round_trip(ours, tmp_path):
+    ours.save(tmp_path / "tok")
+    files = sorted(p.name for p in (tmp_path / "tok").iterdir())
+    assert files == ["bytelevel.json", "ranks.tiktoken"]
+    config = json.loads((tmp_path / "tok" / "bytelevel.json").read_text(encoding="utf-8"))
+    assert config["version"] == 1 and config["merge_rule"] == "ranks"
+    # The ranks file is the official format: tiktoken's own loader reads it back.
+    from tiktoken.load import load_tiktoken_bpe
+
+    assert load_tiktoken_bpe(str(tmp_path / "tok" / "ranks.tiktoken")) == dict(ours.ranks)
+    back = ByteBPE.load(tmp_path / "tok")
+    for line in _lines("si/flores200-devtest.txt", 100) + ["<|endoftext|> x"]:
+        assert back.encode(line, allowed_special="all") == ours.encode(line, allowed_special="all")
+    assert back.n_vocab == ours.n_vocab and back.special_tokens == ours.special_tokens
+
+
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda c: c.update(format="other"), "not a wwho byte-level tokenizer"),
+        (lambda c: c.update(version=99), "format version 99"),
+        (lambda c: c.pop("pretokenizer"), "missing or malformed entry"),
+        (lambda c: c.update(merge_rule="magic"), "merge_rule"),
+    ],
+)
+def test_load_rejects_bad_config(tmp_path, edit, message):
+    tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens={"<s>": 256})
+    tok.save(tmp_path)
+    config = json.loads((tmp_path / "bytelevel.json").read_text())
+    edit(config)
+    (tmp_path / "bytelevel.json").write_text(json.dumps(config))
+    with pytest.raises(VocabError, match=message):
+        ByteBPE.load(tmp_path)
+
+
+def test_load_rejects_non_json(tmp_path):
+    (tmp_path / "bytelevel.json").write_bytes(b"\xff{")
+    with pytest.raises(VocabError, match="not valid UTF-8 JSON"):
+        ByteBPE.load(tmp_path)
+    with pytest.raises(VocabError, match="cannot read"):
+        ByteBPE.load(tmp_path / "absent")
+
+
+@pytest.fixture(scope="module")
+def o200k_hf(ours, tmp_path_factory):
+    path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
+    ours.export_hf(path)
+    return tokenizers.Tokenizer.from_file(str(path)), path
+
+
+@pytest.mark.parametrize("rel,limit", [("en/flores200-devtest.txt", 500), ("si/flores200-devtest.txt", 300)])
+def test_export_hf_runs_identically_in_tokenizers(ours, o200k_hf, rel, limit):
+    hf, _ = o200k_hf
+    lines = _lines(rel, limit)
+    got = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    assert got == [ours.encode(x) for x in lines]
+
+
+@FUZZ
+@given(text=fuzz_text)
+def test_export_hf_fuzzed(ours, o200k_hf, text):
+    hf, _ = o200k_hf
+    if any(s in text for s in SPECIALS):  # HF always matches special text; tiktoken only when allowed
+        assert hf.encode(text).ids == ours.encode(text, allowed_special="all")
+    else:
+        assert hf.encode(text).ids == ours.encode(text)
+
+
+def test_from_hf_reads_the_export_back(ours, o200k_hf):
+    _, path = o200k_hf
+    back = ByteBPE.from_hf(path)
+    assert back.merges is not None  # the merges rule this time
+    for line in _lines("en/flores200-devtest.txt", 200) + _lines("si/flores200-devtest.txt", 100):
+        assert back.encode(line) == ours.encode(line)
+
+
+def test_from_hf_rejects_unsupported(tmp_path):
+    base = {"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}}
+    cases = [
+        ({**base, "model": {"type": "WordPiece", "vocab": {}}}, "not BPE"),
+        ({**base, "normalizer": {"type": "NFC"}}, "normalizer"),
+        ({**base, "pre_tokenizer": {"type": "Whitespace"}}, "not supported"),
+        ({**base, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Isolated"}},
+         "no ByteLevel"),
+        ({"pre_tokenizer": None}, "missing or malformed"),
+    ]
+    for n, (data, message) in enumerate(cases):
+        path = tmp_path / f"t{n}.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(VocabError, match=message):
+            ByteBPE.from_hf(path)
+
+
+def test_random_small_vocab_round_trips_through_every_format(tmp_path):
+    """A toy merges-rule vocabulary: save/load and export/from_hf keep its ids."""
+    rng = random.Random(7)
+    ranks = {bytes([b]): b for b in range(256)}
+    merges = []
+    for _ in range(300):
+        a, b = rng.sample(list(ranks), 2)
+        if a + b not in ranks and len(a + b) < 8:
+            ranks[a + b] = len(ranks)
+            merges.append((a, b))
+    tok = ByteBPE(ranks, pattern="gpt2", merges=merges, special_tokens={"<|s|>": len(ranks)})
+    text = "".join(rng.choice("ab cde\nfg1,2") for _ in range(2000))
+    tok.save(tmp_path / "d")
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["bytelevel.json", "merges.txt", "ranks.tiktoken"]
+    assert ByteBPE.load(tmp_path / "d").encode(text) == tok.encode(text)
+    tok.export_hf(tmp_path / "t.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "t.json"))
+    assert hf.encode(text).ids == tok.encode(text)
+    assert ByteBPE.from_hf(tmp_path / "t.json").encode(text) == tok.encode(text)

@@ -1,0 +1,204 @@
+"""GGUF tokenizers: llama.cpp's test vectors for every byte-level BPE vocabulary in shared/data,
+our metadata reader against the ``gguf`` package's GGUFReader, refusal of SPM/WPM models, and
+clear errors for broken files (truncated, wrong magic, missing keys, unknown pre-tokenizer).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wwho.bytelevel import ByteBPE
+from wwho.errors import TokenizerError, VocabError
+from wwho.gguf import GGUFError, describe, load_gguf, read_metadata
+from wwho.pretokenize import bytes_to_unicode
+
+gguf = pytest.importorskip("gguf")
+
+VOCABS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gguf-vocab"
+SEPARATOR = "\n__ggml_vocab_test__\n"
+# Byte-level BPE vocabularies that have llama.cpp test vectors (see shared/data/README.md).
+BPE_WITH_VECTORS = [
+    "command-r", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "llama-bpe", "mpt", "qwen2",
+    "refact", "starcoder",
+]
+
+
+def _vocab(name: str) -> Path:
+    path = VOCABS / f"ggml-vocab-{name}.gguf"
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared data folder is needed for this test")
+    return path
+
+
+def _vectors(name: str) -> list[tuple[str, list[int]]]:
+    """(input, expected ids) pairs in llama.cpp's test-tokenizer-0 format."""
+    inputs = (VOCABS / f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8").split(SEPARATOR)
+    assert inputs[-1] == "", "the .inp file ends with a separator"
+    inputs = inputs[:-1]
+    lines = (VOCABS / f"ggml-vocab-{name}.gguf.out").read_text(encoding="utf-8").split("\n")
+    expected = [[int(x) for x in line.split()] for line in lines[: len(inputs)]]
+    assert len(inputs) == len(expected) == 46
+    return list(zip(inputs, expected))
+
+
+_LOADED: dict[str, ByteBPE] = {}
+
+
+def _load(name: str) -> ByteBPE:
+    if name not in _LOADED:
+        _LOADED[name] = load_gguf(_vocab(name))
+    return _LOADED[name]
+
+
+@pytest.mark.parametrize("name", BPE_WITH_VECTORS)
+def test_llama_cpp_vectors(name):
+    tok = _load(name)
+    for n, (text, expected) in enumerate(_vectors(name)):
+        assert tok.encode(text, disallowed_special=()) == expected, f"{name} vector {n}: {text!r}"
+        assert tok.decode(expected) == text, f"{name} vector {n} does not decode back"
+
+
+def test_deepseek_r1_qwen_vectors_with_the_qwen2_vocab():
+    # No GGUF of its own in the data: its pre-tokenizer maps to Qwen2's and its .out equals qwen2's.
+    tok = _load("qwen2")
+    for text, expected in _vectors("deepseek-r1-qwen"):
+        assert tok.encode(text) == expected
+
+
+@pytest.mark.parametrize("name,model", [("llama-spm", "llama"), ("phi-3", "llama"), ("bert-bge", "bert"),
+                                        ("baichuan", "llama")])
+def test_non_bpe_models_are_refused(name, model):
+    with pytest.raises(GGUFError, match=rf"tokenizer.ggml.model is '{model}' .*only byte-level BPE"):
+        load_gguf(_vocab(name))
+
+
+def test_missing_pre_tokenizer_key():
+    path = _vocab("gpt-neox")
+    with pytest.raises(GGUFError, match="no 'tokenizer.ggml.pre' key; pass pretokenizer="):
+        load_gguf(path)
+    tok = load_gguf(path, pretokenizer="gpt-2")
+    assert tok.decode(tok.encode("Hello world")) == "Hello world"
+
+
+def test_metadata_reader_equals_gguf_package():
+    path = _vocab("deepseek-coder")
+    ours = read_metadata(path)
+    theirs = read_metadata(path, engine="gguf")  # gguf.GGUFReader
+    assert ours.keys() == theirs.keys()
+    for key, value in ours.items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, theirs[key]), key
+        elif isinstance(value, float):
+            assert value == pytest.approx(float(theirs[key])), key
+        else:
+            assert value == theirs[key], key
+
+
+def test_special_and_bos_handling():
+    llama = _load("llama-bpe")
+    assert llama.bos_id == 128000 and llama.eos_id == 128001 and llama.add_bos
+    assert llama.encode("Hello", add_special=True) == [128000, 9906]
+    assert llama.encode("<|begin_of_text|>Hi", allowed_special="all")[0] == 128000
+    with pytest.raises(TokenizerError, match="special token '<\\|begin_of_text\\|>' at offset 0"):
+        llama.encode("<|begin_of_text|>")
+    assert llama.token_bytes(128000) == b"<|begin_of_text|>"
+    command_r = _load("command-r")
+    assert command_r.add_bos and command_r.bos_id == 5
+    # USER_DEFINED tokens are split out of the text without asking (llama.cpp and HF do too).
+    assert command_r.encode("x<|START_OF_TURN_TOKEN|>y")[1] == 255000
+    gpt2 = _load("gpt-2")
+    assert not gpt2.add_bos and gpt2.encode("Hello", add_special=True) == gpt2.encode("Hello")
+
+
+def test_describe():
+    info = describe(_vocab("qwen2"))
+    assert info["model"] == "gpt2" and info["pre"] == "qwen2"
+    assert info["tokens"] == 151936 and info["merges"] == 151387
+    assert info["token_types"]["control"] == 3
+
+
+def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    for name in ("llama-bpe", "deepseek-coder"):
+        tok = _load(name)
+        tok.export_hf(tmp_path / f"{name}.json")
+        hf = tokenizers.Tokenizer.from_file(str(tmp_path / f"{name}.json"))
+        for text, expected in _vectors(name):
+            assert hf.encode(text, add_special_tokens=False).ids == expected, (name, text)
+
+
+# --- broken files ---------------------------------------------------------------------------------
+
+
+def _write_gguf(path: Path, *, model="gpt2", pre="gpt-2", tokens=True, merges=True, types=True) -> Path:
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    if model is not None:
+        writer.add_tokenizer_model(model)
+    if pre is not None:
+        writer.add_tokenizer_pre(pre)
+    vocab = [bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab", "<|end|>"]
+    vocab[256] = bytes_to_unicode(b"ab")
+    if tokens:
+        writer.add_token_list(vocab)
+    if types:
+        writer.add_token_types([1] * 257 + [3])
+    if merges:
+        writer.add_token_merges(["a b"])
+    writer.add_eos_token_id(257)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    return path
+
+
+def test_small_written_gguf_loads(tmp_path):
+    tok = load_gguf(_write_gguf(tmp_path / "ok.gguf"))
+    assert tok.encode("abc") == [256, ord("c")]
+    assert tok.eos_id == 257 and tok.special_tokens == {"<|end|>": 257}
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        ({"model": None}, "missing key 'tokenizer.ggml.model'"),
+        ({"tokens": False}, "missing key 'tokenizer.ggml.tokens'"),
+        ({"merges": False}, "missing key 'tokenizer.ggml.merges'"),
+        ({"pre": "no-such-pre"}, "unknown pre-tokenizer tokenizer.ggml.pre='no-such-pre'; known: .*llama-bpe"),
+        ({"model": "t5"}, "'t5' \\(Unigram"),
+    ],
+)
+def test_missing_or_bad_keys(tmp_path, options, message):
+    path = _write_gguf(tmp_path / "bad.gguf", **options)
+    with pytest.raises(GGUFError, match=message):
+        load_gguf(path)
+
+
+def test_wrong_magic_empty_and_missing_files(tmp_path):
+    bad = tmp_path / "x.gguf"
+    bad.write_bytes(b"GGML" + bytes(100))
+    with pytest.raises(GGUFError, match="not a GGUF file"):
+        load_gguf(bad)
+    bad.write_bytes(b"")
+    with pytest.raises(GGUFError, match="too short"):
+        load_gguf(bad)
+    with pytest.raises(GGUFError, match="cannot read"):
+        load_gguf(tmp_path / "absent.gguf")
+    bad.write_bytes(b"GGUF" + (7).to_bytes(4, "little") + bytes(100))
+    with pytest.raises(GGUFError, match="version 7"):
+        load_gguf(bad)
+
+
+@pytest.mark.parametrize("fraction", [0.001, 0.2, 0.5, 0.9, 0.999])
+def test_truncated_files(tmp_path, fraction):
+    data = _vocab("gpt-2").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(data[: max(24, int(len(data) * fraction))])
+    with pytest.raises(GGUFError, match=r"file is truncated.* at byte offset \d+ \(while reading key '[\w.]+'\)"):
+        load_gguf(cut)
+
+
+def test_errors_are_vocab_errors():
+    assert issubclass(GGUFError, VocabError)

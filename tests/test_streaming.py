@@ -1,0 +1,118 @@
+"""StreamingDecoder: token-by-token output concatenates to the batch decode (real corpus lines,
+fuzzed id sequences with broken UTF-8), split characters are held back until complete, and it
+works with any object that has ``token_bytes``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho.bytelevel import ByteBPE
+from wwho.errors import TokenizerError
+from wwho.streaming import StreamingDecoder
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+
+
+@pytest.fixture(scope="module")
+def o200k():
+    if not O200K_FILE.exists():
+        pytest.skip(f"{O200K_FILE} is absent: the shared data folder is needed for this test")
+    return ByteBPE.from_tiktoken(O200K_FILE)
+
+
+@pytest.fixture(scope="module")
+def bytes_only():
+    """Every token is one byte, so every multi-byte character is split over tokens."""
+    return ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens={"<|end|>": 256})
+
+
+def _stream(tokenizer, ids) -> tuple[list[str], str]:
+    dec = StreamingDecoder(tokenizer)
+    parts = [dec.decode_token(i) for i in ids]
+    return parts, dec.flush()
+
+
+def test_emoji_split_over_tokens_is_held_back(bytes_only, o200k):
+    ids = bytes_only.encode("🦙")
+    assert len(ids) == 4
+    parts, rest = _stream(bytes_only, ids)
+    assert parts == ["", "", "", "🦙"] and rest == ""
+    # The same with real o200k tokens: the llama emoji is more than one token there.
+    ids = o200k.encode("🦙")
+    assert len(ids) > 1
+    parts, rest = _stream(o200k, ids)
+    assert parts[:-1] == [""] * (len(ids) - 1) and parts[-1] == "🦙" and rest == ""
+
+
+def test_sinhala_characters_split_by_o200k(o200k):
+    text = "ශ්‍රී ලංකාව"
+    ids = o200k.encode(text)
+    parts, rest = _stream(o200k, ids)
+    assert "".join(parts) + rest == text
+    assert all("\ufffd" not in p for p in parts)
+
+
+@pytest.mark.parametrize("rel", ["si/flores200-devtest.txt", "en/flores200-devtest.txt", "si-en/news-codeswitched-lines.txt"])
+def test_stream_equals_decode_on_corpus_lines(o200k, rel):
+    path = DATA / "corpora" / rel
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    lines = path.read_text(encoding="utf-8").splitlines()[:400]
+    dec = StreamingDecoder(o200k)
+    for line in lines:
+        ids = o200k.encode(line)
+        assert "".join(dec.decode_token(i) for i in ids) + dec.flush() == o200k.decode(ids) == line
+
+
+@settings(max_examples=300, deadline=None)
+@given(ids=st.lists(st.integers(0, 256), max_size=40))
+def test_stream_equals_decode_on_any_byte_sequence(bytes_only, ids):
+    """Arbitrary bytes, so truncated, overlong and stray continuation bytes all occur."""
+    parts, rest = _stream(bytes_only, ids)
+    assert "".join(parts) + rest == bytes_only.decode(ids)
+    assert b"".join(bytes_only.token_bytes(i) for i in ids).decode("utf-8", "replace") == "".join(parts) + rest
+
+
+@settings(max_examples=100, deadline=None)
+@given(ids=st.lists(st.integers(0, 199997), max_size=30), cut=st.integers(0, 30))
+def test_decode_tokens_in_chunks(o200k, ids, cut):
+    dec = StreamingDecoder(o200k)
+    out = dec.decode_tokens(ids[:cut]) + dec.decode_tokens(ids[cut:]) + dec.flush()
+    assert out == o200k.decode(ids)
+
+
+def test_flush_and_reset(bytes_only):
+    dec = StreamingDecoder(bytes_only)
+    assert dec.decode_token(0xE0) == "" and dec.pending == b"\xe0"
+    assert dec.flush() == "\ufffd" and dec.pending == b""
+    assert dec.flush() == ""
+    dec.decode_token(0xF0)
+    dec.decode_token(0x9F)
+    dec.reset()
+    assert dec.pending == b"" and dec.decode_token(ord("a")) == "a"
+    assert dec.decode_token(256) == "<|end|>"
+
+
+def test_bad_ids_and_bad_tokenizers(bytes_only):
+    dec = StreamingDecoder(bytes_only)
+    with pytest.raises(TokenizerError):
+        dec.decode_token(999)
+    with pytest.raises(TypeError, match="token_bytes"):
+        StreamingDecoder(object())
+
+
+def test_any_object_with_token_bytes():
+    class Syllables:  # what SGPE and Meta tokenizers provide
+        table = {0: "ශ්‍රී".encode(), 1: " ලං".encode(), 2: "කා".encode()}
+
+        def token_bytes(self, token_id: int) -> bytes:
+            return self.table[token_id]
+
+    parts, rest = _stream(Syllables(), [0, 1, 2])
+    assert parts == ["ශ්‍රී", " ලං", "කා"] and rest == ""
