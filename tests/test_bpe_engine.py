@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import bpe_reference as ref
 from conftest import CORPORA, require_data
 from wwho.bpe import UNK, MergeEngine, MergeError
-from wwho.bpe.engine import reversed_key
+from wwho.bpe.engine import _PairQueue, reversed_key
 
 
 def run(words, counts, symbols, *, max_symbols, min_freq=2, tie_break="smaller"):
@@ -294,6 +294,30 @@ def test_reversed_key_reverses_str_order(s):
 def test_reversed_key_reverses_bytes_order(x, y):
     assert (x < y) == (reversed_key(x) > reversed_key(y))
     assert (x == y) == (reversed_key(x) == reversed_key(y))
+
+
+@given(
+    start=st.dictionaries(st.integers(1, 6), st.lists(st.tuples(st.integers(0, 9)), min_size=1, max_size=4)),
+    ops=st.lists(st.one_of(st.tuples(st.integers(1, 6), st.integers(0, 9)), st.none()), max_size=40),
+)
+def test_pair_queue_order(start, ops):
+    # The queue alone is exact: the front is always the highest frequency, then the smallest entry,
+    # including pushes above the front bucket (which the engine makes only through reused ids).
+    queue = _PairQueue({f: list(entries) for f, entries in start.items()})
+    expected = [(-f, e) for f, entries in start.items() for e in entries]
+    for op in [*ops, *[None] * (len(start) * 4 + len(ops))]:  # then drain it
+        if op is not None:
+            queue.push(op[0], (op[1],))
+            expected.append((-op[0], (op[1],)))
+            continue
+        front = queue.peek()
+        if not expected:
+            assert front is None
+            continue
+        best = min(expected)
+        assert front == (-best[0], best[1])
+        queue.pop()
+        expected.remove(best)
 
 
 # -- real text ---------------------------------------------------------------------------------

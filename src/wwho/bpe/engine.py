@@ -12,25 +12,28 @@ merged pair:
   indices are those of the words that contain (or once contained) the pair, possibly repeated:
   a stale or repeated index costs one ``list.count`` on a short word, which is cheaper than
   keeping the lists exact. One dict for both saves a lookup per update;
-* a lazy max-heap of ``(-freq, key(left), key(right), left, right)`` holding the pairs with
-  ``freq >= min_freq`` (pairs below can never be chosen, so they stay out until they grow, which
-  keeps the heap small). A pair is pushed when its count grows; an entry whose count has since
-  shrunk is fixed when it reaches the top; an entry for a vanished pair is dropped. Because the
-  order is total on ``(frequency, tie-break key)``, the chosen pair never depends on the heap's
-  history: a rebuilt heap (after :meth:`MergeEngine.replay`) picks exactly the same pairs.
+* a lazy priority queue of the pairs with ``freq >= min_freq`` (pairs below can never be chosen,
+  so they stay out until they grow), most frequent first, ties by key: one bucket per frequency,
+  sorted only when it comes to the front, so the many rare pairs are never ordered at all
+  (:class:`_PairQueue`; cheaper than a heap here). A pair is filed when its count grows; an entry
+  whose count has since shrunk is filed again when it reaches the front; an entry for a vanished
+  pair is dropped. Because the order is total on ``(frequency, tie-break key)``, the chosen pair
+  never depends on the queue's history: a rebuilt queue (after :meth:`MergeEngine.replay`)
+  picks exactly the same pairs.
 
 Tie-break: among pairs of equal frequency the one whose ``(symbols[left], symbols[right])`` is
 lexicographically smallest (``"smaller"``, SGPE's documented rule) or greatest (``"greater"``,
 GPT-2's convention) wins. For ``"greater"`` each symbol gets an order-reversing key when it is
 added (its code points or bytes negated, then a terminator that sorts a prefix after its
-extensions), so keys never change and a push costs the same in both modes.
+extensions), so keys never change as symbols are added.
 
 Symbol ``UNK`` (-1) marks a pruned rare unit: it stays in its word but never forms a pair.
 A merged symbol is ``symbols[left] + symbols[right]``; if that string (or bytes) is already in the
 table its id is reused (spec 000's ``SymbolTable.get_or_add``), so two merges may share an id.
 
 The hot loop (:meth:`MergeEngine._merge`) works on flat integer data only (lists of ints, dicts
-keyed by ints and int pairs), so it could move to compiled code without touching callers.
+keyed by ints and int pairs), so it could move to compiled code without touching callers. Bulk
+work runs with the cyclic garbage collector paused (the engine makes no reference cycles).
 
 This module does not read corpora, count words, prune, choose specials, assign final vocabulary
 ids or write files: those belong to the trainers built on it (:mod:`wwho.bpe.count`, SGPE,
@@ -39,6 +42,7 @@ byte-level BPE), which also write checkpoints from the ``on_merge`` callback.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import heapq
@@ -59,7 +63,7 @@ TieBreak = Literal["smaller", "greater"]
 
 Pair = tuple[int, int]
 
-_NO_HEAP = float("inf")  # the push threshold while no heap is kept (during replay)
+_NO_HEAP = float("inf")  # the push threshold while no queue is kept (during replay)
 
 
 class MergeError(WwhoError, ValueError):
@@ -110,6 +114,58 @@ def _no_gc():
             gc.enable()
 
 
+class _PairQueue:
+    """Pair entries ``(key(left), key(right), left, right)`` by frequency, highest first, then by key.
+
+    One bucket per frequency: a push appends to its bucket, and a bucket is sorted (in C) only
+    when it becomes the front one, so the long tail of rare pairs is never ordered at all. Entries
+    are lazy, as in a heap: the engine checks the front one against the true count. The front
+    bucket is ``_front[_pos:]``; it holds the highest frequency of all (``_front_freq``, 0 when
+    there is no front), which a push of a higher frequency (possible only through a reused id)
+    restores by putting the front back among the buckets.
+    """
+
+    def __init__(self, buckets: dict[int, list]) -> None:
+        self._buckets = buckets
+        self._freqs = [-f for f in buckets]  # a heap of the buckets' frequencies, negated
+        heapq.heapify(self._freqs)
+        self._front: list = []
+        self._front_freq = 0
+        self._pos = 0
+
+    def push(self, freq: int, entry: tuple) -> None:
+        if freq == self._front_freq:
+            bisect.insort(self._front, entry, lo=self._pos)
+            return
+        if freq > self._front_freq and self._front_freq:
+            self._buckets[self._front_freq] = self._front[self._pos :]
+            heapq.heappush(self._freqs, -self._front_freq)
+            self._front, self._front_freq, self._pos = [], 0, 0
+        bucket = self._buckets.get(freq)
+        if bucket is None:
+            self._buckets[freq] = [entry]
+            heapq.heappush(self._freqs, -freq)
+        else:
+            bucket.append(entry)
+
+    def peek(self) -> tuple[int, tuple] | None:
+        """``(freq, entry)`` of the front entry, or None when empty."""
+        if not self._front_freq:
+            if not self._freqs:
+                return None
+            freq = -heapq.heappop(self._freqs)
+            front = self._buckets.pop(freq)
+            front.sort()
+            self._front, self._front_freq, self._pos = front, freq, 0
+        return self._front_freq, self._front[self._pos]
+
+    def pop(self) -> None:
+        """Drop the front entry."""
+        self._pos += 1
+        if self._pos == len(self._front):
+            self._front, self._front_freq, self._pos = [], 0, 0
+
+
 class MergeEngine:
     """Learn BPE merges over word types given as symbol-id sequences with counts.
 
@@ -157,8 +213,8 @@ class MergeEngine:
                 raise MergeError(f"word {i}: count must be positive, not {self._counts[i]}")
             self._pairs: dict[Pair, list] = {}  # pair -> [frequency, word indices]
             self._count_pairs()
-        self._heap: list = []
-        self._floor: int | None = None  # the heap holds every pair with freq >= floor; None: no heap
+        self._queue = _PairQueue({})
+        self._floor: int | None = None  # the queue holds every pair with freq >= floor; None: no queue
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -193,38 +249,48 @@ class MergeEngine:
             pair: [f, ids[bounds[j] : bounds[j + 1]]] for j, (pair, f) in enumerate(zip(pairs, freqs.tolist()))
         }
 
-    def _prepare_heap(self, min_freq: int) -> None:
-        """Make the heap hold (lazily) every pair with ``freq >= min_freq``; rebuild if it holds fewer."""
+    def _prepare_queue(self, min_freq: int) -> None:
+        """Make the queue hold (lazily) every pair with ``freq >= min_freq``; rebuild if it holds fewer."""
         floor = max(min_freq, 1)  # every pair present has freq >= 1
         if self._floor is None or floor < self._floor:
             keys = self._keys
-            self._heap = [(-f, keys[a], keys[b], a, b) for (a, b), (f, _) in self._pairs.items() if f >= floor]
-            heapq.heapify(self._heap)
-        # Raising the floor keeps the heap valid: it simply holds more than needed.
+            buckets: dict[int, list] = {}
+            for (a, b), (f, _) in self._pairs.items():
+                if f >= floor:
+                    entry = (keys[a], keys[b], a, b)
+                    bucket = buckets.get(f)
+                    if bucket is None:
+                        buckets[f] = [entry]
+                    else:
+                        bucket.append(entry)
+            self._queue = _PairQueue(buckets)
+        # Raising the floor keeps the queue valid: it simply holds more than needed.
         self._floor = floor
 
     def _best(self) -> tuple[int, int, int] | None:
-        """The top valid heap entry as ``(left, right, freq)``, its entry left on top of the heap.
+        """The front valid queue entry as ``(left, right, freq)``, left at the front of the queue.
 
         If any pair has ``freq >= floor`` this is the most frequent pair (ties by key): every such
         pair has an entry whose stored frequency is at least its own. Otherwise it may be a pair
         below the floor (pushed before the floor was raised), or None.
         """
-        heap, pairs, keys, floor = self._heap, self._pairs, self._keys, self._floor
-        while heap:
-            neg, _, _, a, b = heap[0]
-            entry = pairs.get((a, b))
-            actual = entry[0] if entry else 0
-            if actual == -neg:
+        queue, pairs, floor = self._queue, self._pairs, self._floor
+        while True:
+            front = queue.peek()
+            if front is None:
+                return None
+            stored, entry = front
+            a, b = entry[2], entry[3]
+            pair = pairs.get((a, b))
+            actual = pair[0] if pair else 0
+            if actual == stored:
                 return a, b, actual
-            if floor <= actual < -neg:
-                # Shrunk since pushed (decreases are not pushed eagerly): fix the entry now.
-                heapq.heapreplace(heap, (-actual, keys[a], keys[b], a, b))
-            else:
-                # Vanished, fell below the floor, or grew (every increase was pushed, so a current
-                # entry is deeper in the heap): drop this one.
-                heapq.heappop(heap)
-        return None
+            queue.pop()
+            if floor <= actual < stored:
+                # Shrunk since pushed (decreases are not pushed eagerly): file it again.
+                queue.push(actual, entry)
+            # Else it vanished, fell below the floor, or grew (every increase was pushed, so a
+            # current entry is further back): drop this one.
 
     def _new_symbol(self, a: int, b: int) -> int:
         """Id of ``symbols[a] + symbols[b]``: the existing id if present, else a new one appended."""
@@ -292,9 +358,9 @@ class MergeEngine:
         # and the second takes it down again (left neighbour `c`, the first one's merge).
         count_of = counts.__getitem__
         get = pairs.get
-        heap, keys = self._heap, self._keys
+        keys = self._keys
         floor = _NO_HEAP if self._floor is None else self._floor
-        push = heapq.heappush
+        push = self._queue.push
         for right, ids in rights.items():
             n = sum(map(count_of, ids))
             if not (same and right == a):  # else (b, right) is the merged pair itself, gone already
@@ -311,7 +377,7 @@ class MergeEngine:
                 entry[0] += n
                 entry[1] += ids
             if entry[0] >= floor:
-                push(heap, (-entry[0], keys[c], keys[right], c, right))
+                push(entry[0], (keys[c], keys[right], c, right))
         for left, ids in lefts.items():
             # (left, a) is never (a, b): an unmerged `a` right before an (a, a) occurrence would
             # have been merged with it instead.
@@ -329,7 +395,7 @@ class MergeEngine:
                 entry[0] += n
                 entry[1] += ids
             if entry[0] >= floor:
-                push(heap, (-entry[0], keys[left], keys[c], left, c))
+                push(entry[0], (keys[left], keys[c], left, c))
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -342,12 +408,12 @@ class MergeEngine:
         """
         if type(min_freq) is not int:
             raise MergeError(f"min_freq must be an int, not {min_freq!r}")
-        self._prepare_heap(min_freq)
+        self._prepare_queue(min_freq)
         best = self._best()
         if best is None or best[2] < min_freq:  # an entry pushed under a lower floor may be below it
             return None
         a, b, freq = best
-        heapq.heappop(self._heap)
+        self._queue.pop()
         c = self._new_symbol(a, b)
         self.merges.append((a, b))
         self._merge(a, b, c)
@@ -391,24 +457,25 @@ class MergeEngine:
         :class:`MergeError` for an id out of range or a pair absent at that point (training on
         these words could not have produced it: the merges were learned from another corpus).
         """
-        self._floor = None  # no heap upkeep while replaying; rebuilt by the next step()
-        self._heap = []
-        for step, merge in enumerate(merges, start=len(self.merges) + 1):
-            n = len(self.symbols)
-            try:
-                a, b = map(operator.index, merge)
-            except (TypeError, ValueError):
-                raise MergeError(f"merge {step}: {merge!r} is not a pair of symbol ids") from None
-            if not (0 <= a < n and 0 <= b < n):
-                raise MergeError(f"merge {step}: ({a}, {b}) is not a pair of symbol ids in [0, {n})")
-            if (a, b) not in self._pairs:
-                raise MergeError(
-                    f"merge {step}: pair ({self.symbols[a]!r}, {self.symbols[b]!r}) does not occur in "
-                    "the words at this point: these merges were not learned from these words"
-                )
-            c = self._new_symbol(a, b)
-            self.merges.append((a, b))
-            self._merge(a, b, c)
+        self._floor = None  # no queue upkeep while replaying; rebuilt by the next step()
+        self._queue = _PairQueue({})
+        with _no_gc():
+            for step, merge in enumerate(merges, start=len(self.merges) + 1):
+                n = len(self.symbols)
+                try:
+                    a, b = map(operator.index, merge)
+                except (TypeError, ValueError):
+                    raise MergeError(f"merge {step}: {merge!r} is not a pair of symbol ids") from None
+                if not (0 <= a < n and 0 <= b < n):
+                    raise MergeError(f"merge {step}: ({a}, {b}) is not a pair of symbol ids in [0, {n})")
+                if (a, b) not in self._pairs:
+                    raise MergeError(
+                        f"merge {step}: pair ({self.symbols[a]!r}, {self.symbols[b]!r}) does not occur "
+                        "in the words at this point: these merges were not learned from these words"
+                    )
+                c = self._new_symbol(a, b)
+                self.merges.append((a, b))
+                self._merge(a, b, c)
 
     def pair_counts(self) -> dict[Pair, int]:
         """The current frequency of every adjacent pair present (a copy; for inspection and tests)."""
