@@ -1,37 +1,45 @@
-"""Time the BPE merge engine alone on real Sinhala word types (syllable ids), as SGPE feeds it.
+"""Time the BPE merge engine alone on real word types, as SGPE (syllable ids) or byte-level BPE feeds it.
 
-Input: the Sinhala news (default ``si/news-bbcsinhala.txt``; ``--all-news`` for the 84.6 MB of
-``si/news-*.txt``), split on spaces; each distinct chunk is syllabified once with a leading space
+SGPE input (default): Sinhala news (``si/news-bbcsinhala.txt``; ``--all-news`` for the 84.6 MB of
+``si/news-*.txt``) split on spaces; each distinct chunk is syllabified once with a leading space
 (``wwho.syllabify(" " + chunk, leading_space=True)``) and grouped with
-``wwho.words.segment_into_words``; word types are counted with ``collections.Counter``, syllables
-with frequency < ``--prune-freq`` become UNK, and syllables get ids in sorted order. (Real SGPE
-counting leaves the first word of a line without its leading space; this does not change the
-shape of the input the engine sees.) Input preparation is timed separately and is not the engine's.
+``wwho.words.segment_into_words``; word types are counted with ``collections.Counter``;
+syllables rarer than ``--prune-freq`` become UNK; syllable ids in sorted order; tie-break
+"smaller". (Real SGPE counting leaves the first word of a line without its leading space; that
+does not change the shape of what the engine sees.)
 
-Prints: input size, engine construction time (pair counting, index, heap), the merge loop's
-merges/s, ``symbol_frequencies`` time, and with ``--profile`` the top functions by cProfile.
-Peer numbers for whole training (HF tokenizers, SentencePiece) are in ``bench_train.py``.
+Byte-level input (``--bytes``): the same files cut by the GPT-2 pre-tokenizer pattern, word types
+as UTF-8 bytes over the 256 byte symbols; tie-break "greater".
 
-    .venv/bin/python benchmarks/bench_engine.py [--all-news] [--merges 30000] [--profile]
+Input preparation is timed apart and is not the engine's. Printed: input size, engine init (pair
+counting and index), the merge loop (merges/s), ``symbol_frequencies``, the RSS the engine adds,
+and with ``--profile`` the top functions of the merge loop under cProfile. The whole-training
+comparison with HF tokenizers and SentencePiece is ``bench_train.py``.
+
+    .venv/bin/python benchmarks/bench_engine.py [--all-news] [--bytes] [--merges 30000] [--repeat 3] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import collections
+import cProfile
+import gc
 import pstats
 import time
 from pathlib import Path
+
+import regex
 
 import wwho
 from wwho.bpe import UNK, MergeEngine
 from wwho.words import segment_into_words
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "si"
+GPT2 = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
 
 
-def word_types(files: list[Path], prune_freq: int) -> tuple[list[list[int]], list[int], list[str]]:
+def syllable_word_types(files: list[Path], prune_freq: int) -> tuple[list[list[int]], list[int], list[str]]:
     chunks: collections.Counter[str] = collections.Counter()
     for path in files:
         with open(path, encoding="utf-8") as f:
@@ -47,18 +55,35 @@ def word_types(files: list[Path], prune_freq: int) -> tuple[list[list[int]], lis
             syllables[s] += n
     symbols = sorted(s for s, n in syllables.items() if n >= prune_freq)
     ids = {s: i for i, s in enumerate(symbols)}
-    id_words = [[ids.get(s, UNK) for s in word] for word in words]
-    return id_words, list(words.values()), symbols
+    return [[ids.get(s, UNK) for s in word] for word in words], list(words.values()), symbols
+
+
+def byte_word_types(files: list[Path]) -> tuple[list[list[int]], list[int], list[bytes]]:
+    words: collections.Counter[str] = collections.Counter()
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                words.update(GPT2.findall(line))
+    return [list(w.encode()) for w in words], list(words.values()), [bytes([i]) for i in range(256)]
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all-news", action="store_true", help="use all si/news-*.txt (84.6 MB)")
+    parser.add_argument("--bytes", action="store_true", help="byte-level input (GPT-2 pre-tokenizer)")
     parser.add_argument("--merges", type=int, default=30_000, help="merge budget (new symbols)")
     parser.add_argument("--min-freq", type=int, default=2)
-    parser.add_argument("--prune-freq", type=int, default=1, help="syllables rarer than this become UNK")
-    parser.add_argument("--tie-break", choices=["smaller", "greater"], default="smaller")
-    parser.add_argument("--profile", action="store_true", help="run the merge loop under cProfile")
+    parser.add_argument("--prune-freq", type=int, default=1, help="SGPE: syllables rarer than this become UNK")
+    parser.add_argument("--repeat", type=int, default=3, help="runs; the fastest is reported")
+    parser.add_argument("--profile", action="store_true", help="one more run of the merge loop under cProfile")
     args = parser.parse_args()
 
     files = sorted(DATA.glob("news-*.txt")) if args.all_news else [DATA / "news-bbcsinhala.txt"]
@@ -67,42 +92,50 @@ def main() -> None:
     mb = sum(f.stat().st_size for f in files) / 1e6
 
     t0 = time.perf_counter()
-    words, counts, symbols = word_types(files, args.prune_freq)
+    if args.bytes:
+        words, counts, symbols = byte_word_types(files)
+        tie_break = "greater"
+    else:
+        words, counts, symbols = syllable_word_types(files, args.prune_freq)
+        tie_break = "smaller"
     t_prep = time.perf_counter() - t0
     n_occ = sum(map(len, words))
     n_unk = sum(w.count(UNK) for w in words)
-    print(f"corpus: {', '.join(f.name for f in files)} ({mb:.1f} MB)")
+    print(f"corpus: {', '.join(f.name for f in files)} ({mb:.1f} MB), {'bytes' if args.bytes else 'syllables'}")
     print(
         f"input: {len(words):,} word types, {n_occ:,} symbol occurrences ({n_unk:,} UNK), "
         f"{len(symbols):,} symbols; prepared in {t_prep:.2f} s (not the engine's time)"
     )
 
-    t0 = time.perf_counter()
-    engine = MergeEngine(words, counts, symbols, tie_break=args.tie_break)
-    t_init = time.perf_counter() - t0
-    print(f"engine init (count pairs, index, heap): {t_init:.3f} s, {len(engine.pair_counts()):,} pairs")
-
     max_symbols = len(symbols) + args.merges
-    profiler = cProfile.Profile() if args.profile else None
-    t0 = time.perf_counter()
-    if profiler:
-        profiler.enable()
-    engine.train(max_symbols=max_symbols, min_freq=args.min_freq, progress=False)
-    if profiler:
-        profiler.disable()
-    t_train = time.perf_counter() - t0
-    n = len(engine.merges)
-    print(
-        f"merge loop: {n:,} merges ({len(engine.symbols) - len(symbols):,} new symbols) in {t_train:.3f} s "
-        f"= {n / t_train:,.0f} merges/s{' (under cProfile)' if profiler else ''}"
-    )
+    runs = []
+    for _ in range(args.repeat):
+        gc.collect()
+        rss0 = rss_mb()
+        t0 = time.perf_counter()
+        engine = MergeEngine(words, counts, symbols, tie_break=tie_break)
+        t1 = time.perf_counter()
+        engine.train(max_symbols=max_symbols, min_freq=args.min_freq, progress=False)
+        t2 = time.perf_counter()
+        engine.symbol_frequencies()
+        t3 = time.perf_counter()
+        runs.append((t3 - t0, t1 - t0, t2 - t1, t3 - t2, rss_mb() - rss0, len(engine.merges)))
+        del engine
+    total, t_init, t_train, t_freq, _, n = min(runs)
+    rss = runs[0][4]  # later runs reuse memory the first one freed
+    print(f"engine ({tie_break}), fastest of {len(runs)} runs (all totals: "
+          f"{', '.join(f'{r[0]:.2f}' for r in runs)} s):")
+    print(f"  init (copy, count pairs, index): {t_init:7.3f} s")
+    print(f"  merge loop:                      {t_train:7.3f} s  {n:,} merges = {n / t_train:,.0f} merges/s")
+    print(f"  symbol_frequencies:              {t_freq:7.3f} s")
+    print(f"  total:                           {total:7.3f} s   RSS added by the engine (first run): {rss:.0f} MB")
 
-    t0 = time.perf_counter()
-    engine.symbol_frequencies()
-    t_freq = time.perf_counter() - t0
-    print(f"symbol_frequencies: {t_freq:.3f} s")
-    print(f"engine total: {t_init + t_train + t_freq:.3f} s")
-    if profiler:
+    if args.profile:
+        engine = MergeEngine(words, counts, symbols, tie_break=tie_break)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        engine.train(max_symbols=max_symbols, min_freq=args.min_freq, progress=False)
+        profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
 
 

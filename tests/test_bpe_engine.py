@@ -409,3 +409,28 @@ def test_replay_on_real_text_equals_uninterrupted():
     assert state(resumed) == state(whole)
     again = run(words, counts, symbols, max_symbols=len(symbols) + 1200)
     assert state(again) == state(whole)  # deterministic
+
+
+def test_same_merges_under_any_hash_seed():
+    # str hashing is randomised per process; nothing the engine chooses may depend on it.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    require_data(CORPORA / "si" / "wikipedia-floresv1.txt")
+    script = (
+        "import sys, json; sys.path[:0] = [sys.argv[1]]\n"
+        "from test_bpe_engine import real_corpus, run\n"
+        "w, c, s = real_corpus('sinhala', 600)\n"
+        "e = run(w, c, s, max_symbols=len(s) + 500, tie_break=sys.argv[2])\n"
+        "print(json.dumps([e.merges, e.symbols]))\n"
+    )
+    tests = str(Path(__file__).resolve().parent)
+    outputs = set()
+    for seed, tie_break in [("1", "smaller"), ("2", "smaller"), ("3", "greater"), ("4", "greater")]:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", script, tests, tie_break], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        outputs.add((tie_break, out))
+    assert len(outputs) == 2
