@@ -16,7 +16,7 @@ counting and index), the merge loop (merges/s), ``symbol_frequencies``, the RSS 
 and with ``--profile`` the top functions of the merge loop under cProfile. The whole-training
 comparison with HF tokenizers and SentencePiece is ``bench_train.py``.
 
-    .venv/bin/python benchmarks/bench_engine.py [--all-news] [--bytes] [--merges 30000] [--repeat 3] [--profile]
+    .venv/bin/python benchmarks/bench_engine.py [--all-news] [--bytes] [--merges N] [--repeat N] [--profile]
 """
 
 from __future__ import annotations
@@ -81,9 +81,9 @@ def main() -> None:
     parser.add_argument("--bytes", action="store_true", help="byte-level input (GPT-2 pre-tokenizer)")
     parser.add_argument("--merges", type=int, default=30_000, help="merge budget (new symbols)")
     parser.add_argument("--min-freq", type=int, default=2)
-    parser.add_argument("--prune-freq", type=int, default=1, help="SGPE: syllables rarer than this become UNK")
+    parser.add_argument("--prune-freq", type=int, default=1, help="SGPE: rarer syllables become UNK")
     parser.add_argument("--repeat", type=int, default=3, help="runs; the fastest is reported")
-    parser.add_argument("--profile", action="store_true", help="one more run of the merge loop under cProfile")
+    parser.add_argument("--profile", action="store_true", help="one more merge loop under cProfile")
     args = parser.parse_args()
 
     files = sorted(DATA.glob("news-*.txt")) if args.all_news else [DATA / "news-bbcsinhala.txt"]
@@ -101,7 +101,8 @@ def main() -> None:
     t_prep = time.perf_counter() - t0
     n_occ = sum(map(len, words))
     n_unk = sum(w.count(UNK) for w in words)
-    print(f"corpus: {', '.join(f.name for f in files)} ({mb:.1f} MB), {'bytes' if args.bytes else 'syllables'}")
+    unit = "bytes" if args.bytes else "syllables"
+    print(f"corpus: {', '.join(f.name for f in files)} ({mb:.1f} MB), {unit}")
     print(
         f"input: {len(words):,} word types, {n_occ:,} symbol occurrences ({n_unk:,} UNK), "
         f"{len(symbols):,} symbols; prepared in {t_prep:.2f} s (not the engine's time)"
@@ -128,7 +129,8 @@ def main() -> None:
     print(f"  init (copy, count pairs, index): {t_init:7.3f} s")
     print(f"  merge loop:                      {t_train:7.3f} s  {n:,} merges = {n / t_train:,.0f} merges/s")
     print(f"  symbol_frequencies:              {t_freq:7.3f} s")
-    print(f"  total:                           {total:7.3f} s   RSS added by the engine (first run): {rss:.0f} MB")
+    print(f"  total:                           {total:7.3f} s")
+    print(f"  RSS added by the engine (first run): {rss:.0f} MB")
 
     if args.profile:
         engine = MergeEngine(words, counts, symbols, tie_break=tie_break)

@@ -199,7 +199,9 @@ def test_replay_rejects_foreign_merges():
 
 # -- differential: engine == naive reference ---------------------------------------------------
 
-TEXT_SYMBOLS = st.lists(st.text(alphabet="ab\x00\u0dbd\U0010ffff", min_size=1, max_size=3), min_size=1, max_size=7, unique=True)
+TEXT_SYMBOLS = st.lists(
+    st.text(alphabet="ab\x00\u0dbd\U0010ffff", min_size=1, max_size=3), min_size=1, max_size=7, unique=True
+)
 BYTE_SYMBOLS = st.lists(st.binary(min_size=1, max_size=2), min_size=1, max_size=7, unique=True)
 
 
@@ -223,7 +225,9 @@ def test_engine_equals_reference(corpus, tie_break, extra, min_freq):
     words, counts, symbols = corpus
     max_symbols = len(symbols) + extra
     engine = run(words, counts, symbols, max_symbols=max_symbols, min_freq=min_freq, tie_break=tie_break)
-    expected = ref.train(words, counts, symbols, max_symbols=max_symbols, min_freq=min_freq, tie_break=tie_break)
+    expected = ref.train(
+        words, counts, symbols, max_symbols=max_symbols, min_freq=min_freq, tie_break=tie_break
+    )
     assert state(engine) == expected
     assert engine.words_and_counts()[1] == counts
     assert engine.pair_counts() == ref.count_pairs(expected[2], counts)
@@ -257,7 +261,12 @@ def test_each_step_equals_reference(corpus, tie_break, thresholds):
 
 
 @settings(max_examples=200, deadline=None)
-@given(corpus=corpora(), tie_break=st.sampled_from(["smaller", "greater"]), k=st.integers(0, 10), extra=st.integers(0, 12))
+@given(
+    corpus=corpora(),
+    tie_break=st.sampled_from(["smaller", "greater"]),
+    k=st.integers(0, 10),
+    extra=st.integers(0, 12),
+)
 def test_replay_then_continue_equals_uninterrupted(corpus, tie_break, k, extra):
     words, counts, symbols = corpus
     max_symbols = len(symbols) + extra

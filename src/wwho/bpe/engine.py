@@ -228,7 +228,9 @@ class MergeEngine:
         flat = np.fromiter(itertools.chain.from_iterable(words), dtype=np.int64, count=total)
         if flat.min() < UNK or flat.max() >= n_symbols:
             i, bad = next((i, x) for i, w in enumerate(words) for x in w if not UNK <= x < n_symbols)
-            raise MergeError(f"word {i}: symbol id {bad} is neither UNK ({UNK}) nor an id in [0, {n_symbols})")
+            raise MergeError(
+                f"word {i}: symbol id {bad} is neither UNK ({UNK}) nor an id in [0, {n_symbols})"
+            )
         if sum(counts) * int(lengths.max()) >= 2**62:
             raise MergeError("counts too large: pair frequencies must fit in 62 bits")
         word_of = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
@@ -245,9 +247,8 @@ class MergeEngine:
         pairs = list(zip((code[starts] // n_symbols).tolist(), (code[starts] % n_symbols).tolist()))
         ids = word_ids.tolist()
         bounds = starts.tolist() + [len(ids)]
-        self._pairs = {
-            pair: [f, ids[bounds[j] : bounds[j + 1]]] for j, (pair, f) in enumerate(zip(pairs, freqs.tolist()))
-        }
+        freqs = freqs.tolist()
+        self._pairs = {pair: [freqs[j], ids[bounds[j] : bounds[j + 1]]] for j, pair in enumerate(pairs)}
 
     def _prepare_queue(self, min_freq: int) -> None:
         """Make the queue hold (lazily) every pair with ``freq >= min_freq``; rebuild if it holds fewer."""
