@@ -35,7 +35,7 @@ def best(fn, repeat=3):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--vocab", type=Path, default=ROOT / ".cache" / "bench_train" / "wwho-32000")
+    ap.add_argument("--vocab", type=Path, default=ROOT / ".cache" / "bench_train" / "si-wwho-32000")
     args = ap.parse_args()
     files = args.files or [CORPORA / "si" / f for f in HELD_OUT]
     files = [f for f in files if f.exists()]

@@ -1,8 +1,9 @@
 """SGPE training vs HF tokenizers BpeTrainer and SentencePiece BPE on the same text, one run.
 
-    python benchmarks/bench_train.py [--vocab-size 32000] [FILES...]
+    python benchmarks/bench_train.py [--vocab-size 32000] [--script sinhala] [--eval FILE] [--tag NAME] [FILES...]
 
-Default input: the 84.6 MB Sinhala news (../shared/data/corpora/si/news-*.txt). Each trainer
+Default input: the 84.6 MB Sinhala news (../shared/data/corpora/si/news-*.txt), evaluated on
+si/flores200-devtest.txt. ``--script devanagari --tag hi`` with Hindi files benchmarks Hindi. Each trainer
 runs in its own process; wall time and peak RSS (all processes of the job) are reported,
 then tokens per whitespace word on si/flores200-devtest.txt with each trained vocabulary,
 the share of lines each decodes back exactly, and how many syllables each splits.
@@ -23,7 +24,7 @@ CACHE = ROOT / ".cache" / "bench_train"
 WWHO = """
 import glob, sys
 from wwho.sgpe import SGPETokenizer
-tok = SGPETokenizer.train({files!r}, vocab_size={vocab}, script="sinhala", progress=False)
+tok = SGPETokenizer.train({files!r}, vocab_size={vocab}, script={script!r}, progress=False)
 tok.save({out!r})
 """
 HF = """
@@ -48,6 +49,10 @@ def main() -> None:
     ap.add_argument("files", nargs="*")
     ap.add_argument("--vocab-size", type=int, default=32_000)
     ap.add_argument("--skip", nargs="*", default=[], help="trainers to skip: wwho hf spm")
+    ap.add_argument("--script", default="sinhala", help="SGPE script mode (default sinhala)")
+    ap.add_argument("--eval", type=Path, default=CORPORA / "si" / "flores200-devtest.txt",
+                    help="held-out corpus for tokens per word (default si/flores200-devtest.txt)")
+    ap.add_argument("--tag", default="si", help="cache name prefix (default si)")
     args = ap.parse_args()
     files = args.files or sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
     if not files:
@@ -57,9 +62,9 @@ def main() -> None:
     print(f"machine: {machine()}")
     print(f"input: {len(files)} files, {size:.1f} MB; vocabulary {args.vocab_size:,}")
     jobs = {
-        "wwho SGPE": ("wwho", WWHO, str(CACHE / f"wwho-{args.vocab_size}")),
-        "HF tokenizers BPE (Whitespace)": ("hf", HF, str(CACHE / f"hf-{args.vocab_size}.json")),
-        "SentencePiece BPE": ("spm", SPM, str(CACHE / f"spm-{args.vocab_size}")),
+        "wwho SGPE": ("wwho", WWHO, str(CACHE / f"{args.tag}-wwho-{args.vocab_size}")),
+        "HF tokenizers BPE (Whitespace)": ("hf", HF, str(CACHE / f"{args.tag}-hf-{args.vocab_size}.json")),
+        "SentencePiece BPE": ("spm", SPM, str(CACHE / f"{args.tag}-spm-{args.vocab_size}")),
     }
     results = {}
     for name, (key, template, out) in jobs.items():
@@ -71,7 +76,7 @@ def main() -> None:
         except ImportError:
             print(f"{name}: skipped (sentencepiece is not installed)")
             continue
-        seconds, rss, _ = measure(template.format(files=files, vocab=args.vocab_size, out=out))
+        seconds, rss, _ = measure(template.format(files=files, vocab=args.vocab_size, out=out, script=args.script))
         results[name] = (seconds, rss, key, out)
         print(f"  {name}: {seconds:.1f} s, peak RSS {rss:.0f} MB", flush=True)
     base = results.get("wwho SGPE")
@@ -79,26 +84,25 @@ def main() -> None:
     for name, (seconds, rss, _, _) in results.items():
         ratio = f"{seconds / base[0]:12.2f} {rss / base[1]:11.2f}" if base else ""
         print(f"{name:34} {seconds:8.1f} {rss:8.0f} {ratio}")
-    compression(results)
+    compression(results, args.eval, args.tag, args.script)
 
 
-def compression(results) -> None:
+def compression(results, flores: Path, tag: str, script: str) -> None:
     from compression import evaluate_all
 
-    flores = CORPORA / "si" / "flores200-devtest.txt"
     if not flores.exists():
-        print("compression: skipped (si/flores200-devtest.txt is absent)")
+        print(f"compression: skipped ({flores} is absent)")
         return
-    rows = evaluate_all({name: (key, out) for name, (_, _, key, out) in results.items()}, flores)
+    rows = evaluate_all({name: (key, out) for name, (_, _, key, out) in results.items()}, flores, script=script)
     print(f"\ncompression on {flores.name} ({rows[0]['lines']} lines, {rows[0]['words']:,} words)")
     print(f"{'tokenizer':34} {'tokens/word':>11} {'lossless lines':>15} {'split syllables':>16} {'fallback/UNK':>13}")
     for r in rows:
         note = f" (+{r['lines_without_exact_offsets']} lines not measurable)" if r["lines_without_exact_offsets"] else ""
         print(f"{r['name']:34} {r['tokens_per_word']:11.3f} {r['lossless']:14.1%} {r['split_syllables']:16,} "
               f"{r['fallback']:13,}{note}")
-    print("split syllables: syllables of the spec-exact Sinhala schema with a token boundary inside (for wwho,"
+    print(f"split syllables: syllables of the {script} schema with a token boundary inside (for wwho,"
           " only syllables absent from its vocabulary can be split); fallback/UNK: byte-fallback or [UNK] tokens")
-    (CACHE / "compression.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+    (CACHE / f"{tag}-compression.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
 
 
 if __name__ == "__main__":

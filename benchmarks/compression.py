@@ -54,13 +54,13 @@ def ends_of(pieces: list[bytes]) -> list[int]:
     return out
 
 
-def split_syllables(text: str, ends: list[int]) -> int:
-    """Syllables (spec-exact Sinhala schema) whose bytes contain a token boundary."""
+def split_syllables(text: str, ends: list[int], script: str = "sinhala") -> int:
+    """Syllables (of the script's schema) whose bytes contain a token boundary."""
     from wwho import syllabify
 
     bounds = set(ends)
     count, pos = 0, 0
-    for syl in syllabify(text, "sinhala", leading_space=True):
+    for syl in syllabify(text, script, leading_space=True):
         n = len(syl.encode())
         if any(b in bounds for b in range(pos + 1, pos + n)):
             count += 1
@@ -68,7 +68,7 @@ def split_syllables(text: str, ends: list[int]) -> int:
     return count
 
 
-def evaluate_all(trained: dict[str, tuple[str, str]], corpus: Path) -> list[dict]:
+def evaluate_all(trained: dict[str, tuple[str, str]], corpus: Path, *, script: str = "sinhala") -> list[dict]:
     lines = corpus.read_text(encoding="utf-8").splitlines()
     words = sum(len(l.split()) for l in lines)
     rows = []
@@ -87,7 +87,7 @@ def evaluate_all(trained: dict[str, tuple[str, str]], corpus: Path) -> list[dict
             if ends is None:
                 unmeasured += 1
             else:
-                splits += split_syllables(line, ends)
+                splits += split_syllables(line, ends, script)
         rows.append({"name": name, "lines": len(lines), "words": words, "tokens_per_word": tokens / words,
                      "lossless": lossless / len(lines), "split_syllables": splits, "fallback": fallback,
                      "lines_without_exact_offsets": unmeasured})

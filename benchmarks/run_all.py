@@ -1,0 +1,118 @@
+"""Run every benchmark side by side with the peers, in one run, and write docs/benchmarks.md.
+
+    python benchmarks/run_all.py [--only NAME ...] [--skip NAME ...] [--out docs/benchmarks.md]
+
+Each benchmark is a script of this folder, run in its own process; its output (which
+already prints us vs peer with ratios) goes into the report verbatim, under the machine,
+the library versions and the data used. Comparison tokenizers (HF BPE, SentencePiece) are
+trained on the same data by bench_train.py and cached under .cache/. Then ``wwho eval``
+compares everything on the FLORES devtest of Sinhala and Hindi (parity against English) and
+draws docs/img/eval.png. Peers that are not installed are skipped with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _measure import CORPORA, DATA, ROOT, machine
+
+HERE = Path(__file__).resolve().parent
+CACHE = ROOT / ".cache" / "bench_train"
+HI_TRAIN = [CORPORA / "hi" / f for f in ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt",
+                                          "wmt14-newstest2014.txt")]
+
+BENCHMARKS = {
+    "syllables-si": ("Syllabification speed, Sinhala news", ["bench_syllables.py"]),
+    "syllables-hi": ("Syllabification speed, Devanagari (Hindi, Marathi, Nepali, Sanskrit)",
+                     ["bench_syllables.py", "--script", "devanagari", "--spec-mb", "2",
+                      *map(str, sorted(CORPORA.glob("[hmns][ira]/*.txt")))]),
+    "train-si": ("SGPE training vs HF tokenizers and SentencePiece, Sinhala news, vocabulary 32,000",
+                 ["bench_train.py"]),
+    "train-hi": ("SGPE training vs peers, Hindi (TICO-19, WMT14, Tatoeba, classical), vocabulary 32,000",
+                 ["bench_train.py", "--script", "devanagari", "--tag", "hi", "--eval",
+                  str(CORPORA / "hi" / "flores200-devtest.txt"), *map(str, HI_TRAIN)]),
+    "encode": ("Encoding speed on held-out Sinhala", ["bench_encode.py"]),
+    "engine": ("The merge engine alone", ["bench_engine.py"]),
+    "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders", ["bench_bytelevel.py"]),
+    "meta": ("Meta tokenizer (o200k_base + SGPE) on code-switched text", ["bench_meta.py"]),
+    "binary": ("Binary BPE on system binaries", ["bench_binary.py"]),
+}
+
+
+def versions() -> str:
+    out = [f"Python {sys.version.split()[0]}"]
+    for name in ("wwho", "regex", "tiktoken", "tokenizers", "sentencepiece", "transformers", "numpy"):
+        try:
+            out.append(f"{name} {md.version(name)}")
+        except md.PackageNotFoundError:
+            out.append(f"{name} (not installed)")
+    return ", ".join(out)
+
+
+def run(args: list[str]) -> tuple[str, float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, *args], cwd=HERE, capture_output=True, text=True)
+    text = proc.stdout + (f"\n[stderr]\n{proc.stderr[-2000:]}" if proc.returncode else "")
+    return text, time.perf_counter() - t0, proc.returncode
+
+
+def eval_section(report: list[str]) -> None:
+    specs = [str(p) for p in (CACHE / "si-wwho-32000", CACHE / "hi-wwho-32000") if p.exists()]
+    specs += ["tiktoken:o200k_base"]
+    specs += [f"hf:{p}" for p in (CACHE / "si-hf-32000.json", CACHE / "hi-hf-32000.json") if p.exists()]
+    specs += [f"spm:{p}" for p in (CACHE / "si-spm-32000.model", CACHE / "hi-spm-32000.model") if p.exists()]
+    corpora = [str(CORPORA / lang / "flores200-devtest.txt") for lang in ("si", "hi")]
+    img = ROOT / "docs" / "img" / "eval.png"
+    img.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["-m", "wwho", "eval", "--quiet", "--markdown", "--corpus", *corpora, "--tokenizer", *specs,
+           "--parity-with", str(CORPORA / "en" / "flores200-devtest.txt"), "--plot", str(img)]
+    text, seconds, code = run(cmd)
+    report += ["## Tokenizers compared on FLORES-200 devtest (`wwho eval`)", "",
+               "Every vocabulary at 32,000 tokens; `si-*` trained on the Sinhala news, `hi-*` on the Hindi "
+               "training files above; o200k_base is GPT-4o's (200,019 tokens). Parity: tokens relative to the "
+               "same tokenizer on the aligned English lines.", "", text.strip(), "", "![metrics](img/eval.png)", ""]
+    print(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", nargs="*", help=f"benchmarks to run: {' '.join(BENCHMARKS)} eval")
+    ap.add_argument("--skip", nargs="*", default=[])
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    args = ap.parse_args()
+    if not CORPORA.is_dir():
+        sys.exit(f"{CORPORA} is absent: the benchmarks need the shared data folder")
+    chosen = [n for n in BENCHMARKS if (not args.only or n in args.only) and n not in args.skip]
+    report = [
+        "# Benchmarks", "",
+        "Written by `python benchmarks/run_all.py` (`make bench`) in one run; every figure below was measured "
+        "then, on this machine. Peers run on the same data in the same run.", "",
+        f"- machine: {machine()}",
+        f"- versions: {versions()}",
+        f"- data: `../shared/data` ({DATA}); corpora as listed in each section", "",
+    ]
+    for name in chosen:
+        title, cmd = BENCHMARKS[name]
+        if not (HERE / cmd[0]).exists():
+            print(f"{name}: skipped ({cmd[0]} is missing)")
+            continue
+        print(f"== {name}: {title}", flush=True)
+        text, seconds, code = run(cmd)
+        print(text, flush=True)
+        status = "" if code == 0 else f" (FAILED, exit code {code})"
+        report += [f"## {title}{status}", "", f"`python benchmarks/{' '.join(cmd[:1])}` ({seconds:.0f} s)", "",
+                   "```", text.strip(), "```", ""]
+    if not args.only or "eval" in args.only:
+        eval_section(report)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(report) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
