@@ -225,7 +225,10 @@ class MergeEngine:
         total = int(lengths.sum())
         if total == 0:
             return
-        flat = np.fromiter(itertools.chain.from_iterable(words), dtype=np.int64, count=total)
+        try:
+            flat = np.fromiter(itertools.chain.from_iterable(words), dtype=np.int64, count=total)
+        except OverflowError:
+            flat = np.array([n_symbols])  # an id beyond int64: found and reported just below
         if flat.min() < UNK or flat.max() >= n_symbols:
             i, bad = next((i, x) for i, w in enumerate(words) for x in w if not UNK <= x < n_symbols)
             raise MergeError(
