@@ -153,8 +153,9 @@ def monkeypatch_module():
 @pytest.mark.parametrize("name", ["cl100k", "gpt2"])
 def test_named_regexes_split_like_tiktoken(ours, ref, tiktoken_patterns, name):
     """Our cl100k/gpt2 regexes vs tiktoken's, both over the o200k ranks (so ids expose splits)."""
-    theirs = tiktoken.Encoding(f"t-{name}", pat_str=tiktoken_patterns[name], mergeable_ranks=ref._mergeable_ranks,
-                               special_tokens={})
+    theirs = tiktoken.Encoding(
+        f"t-{name}", pat_str=tiktoken_patterns[name], mergeable_ranks=ref._mergeable_ranks, special_tokens={}
+    )
     mine = ByteBPE(ours.ranks, pattern=name)
 
     @FUZZ
@@ -441,9 +442,71 @@ def test_random_small_vocab_round_trips_through_every_format(tmp_path):
     tok = ByteBPE(ranks, pattern="gpt2", merges=merges, special_tokens={"<|s|>": len(ranks)})
     text = "".join(rng.choice("ab cde\nfg1,2") for _ in range(2000))
     tok.save(tmp_path / "d")
-    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["bytelevel.json", "merges.txt", "ranks.tiktoken"]
+    names = sorted(p.name for p in (tmp_path / "d").iterdir())
+    assert names == ["bytelevel.json", "merges.txt", "ranks.tiktoken"]
     assert ByteBPE.load(tmp_path / "d").encode(text) == tok.encode(text)
     tok.export_hf(tmp_path / "t.json")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "t.json"))
     assert hf.encode(text).ids == tok.encode(text)
     assert ByteBPE.from_hf(tmp_path / "t.json").encode(text) == tok.encode(text)
+
+
+# --- the word-cache fast path -----------------------------------------------------------------
+
+_spacey = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [" ", "  ", "\n", " \n", "\n ", "\t", " \t ", "\r\n", "\u00a0", "\u3000", " '", "'s ", "  \n\n "]
+        ),
+        st.text(alphabet="ab AB12.,!?'/-\n\u0300ශ්‍රී中😀\u200d\u00a0", max_size=8),
+        st.text(max_size=6),
+    ),
+    max_size=25,
+).map("".join)
+
+
+# One name per distinct regex list (the other GGUF names share these lists).
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpt2", "cl100k", "o200k", "llama-bpe", "qwen2", "gpt-2", "falcon", "deepseek-llm", "deepseek-coder",
+        "starcoder",
+    ],
+)
+def test_word_path_equals_piece_path(ours, name):
+    """Cutting text at single spaces (the word cache) must not change any pre-tokenizer's pieces."""
+    tok = ByteBPE(ours.ranks, pattern=name)
+    assert tok._space_split
+
+    @settings(max_examples=80, deadline=None)
+    @given(text=_spacey)
+    def check(text):
+        assert tok._encode_words(text) == tok._encode_pieces(text)
+        assert tok._encode_words(text) == tok._encode_pieces(text)  # again, from the caches
+
+    check()
+    lines = _lines("en/flores200-devtest.txt", 100) + _lines("si-en/news-codeswitched-lines.txt", 20)
+    text = "\n".join(lines) + " \n  end "
+    assert tok._encode_words(text) == tok._encode_pieces(text)
+
+
+@pytest.mark.parametrize("possessive,classic", [("gpt2", "_HF_GPT2"), ("cl100k", "_LLAMA3")])
+def test_possessive_and_classic_regex_forms_split_alike(ours, possessive, classic):
+    """export_hf writes the classic form (Oniguruma misreads '{1,3}+'): both must split alike."""
+    import wwho.pretokenize as pt
+
+    a = ByteBPE(ours.ranks, pattern=possessive)
+    b = ByteBPE(ours.ranks, pattern=getattr(pt, classic))
+
+    @FUZZ
+    @given(text=st.one_of(fuzz_text, _spacey))
+    def check(text):
+        assert a.encode_ordinary(text) == b.encode_ordinary(text)
+
+    check()
+
+
+def test_export_refuses_possessive_intervals(tmp_path):
+    tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern=r"\p{N}{1,3}+|\D+")
+    with pytest.raises(VocabError, match="possessive interval"):
+        tok.export_hf(tmp_path / "t.json")

@@ -24,7 +24,7 @@ from wwho.pretokenize import (
 )
 
 tokenizers = pytest.importorskip("tokenizers")
-from tokenizers import Regex, pre_tokenizers  # noqa: E402
+from tokenizers import Regex, pre_tokenizers
 
 
 def test_byte_mapping_is_huggingface_bytelevel_alphabet():
@@ -76,8 +76,9 @@ def test_named_and_errors():
         Pretokenizer(("[",))
     with pytest.raises(VocabError, match="unicode="):
         Pretokenizer(("a",), unicode="15.0")
-    for name in ("llama-bpe", "qwen2", "gpt-2", "falcon", "deepseek-llm", "deepseek-coder", "starcoder", "mpt",
-                 "refact", "command-r"):
+    required = ("llama-bpe", "qwen2", "gpt-2", "falcon", "deepseek-llm", "deepseek-coder", "starcoder", "mpt",
+                "refact", "command-r")
+    for name in required:
         assert name in GGUF_PRETOKENIZERS
 
 

@@ -18,15 +18,16 @@ Special tokens follow tiktoken: by default their text in the input is an error;
 as plain text. ``added_tokens`` (GGUF ``USER_DEFINED`` / HF non-special added tokens)
 are always split out of the text first, as Hugging Face and llama.cpp do.
 
-Loading and saving live in :mod:`wwho.bytelevel_io` and :mod:`wwho.gguf`; this module
-does not read files, and it does not train (see :meth:`ByteBPE.train`).
+Loading and saving live in :mod:`wwho.bytelevel_io` and :mod:`wwho.gguf`, training in
+:mod:`wwho.bytelevel_train`; this module itself reads no files.
 """
 
 from __future__ import annotations
 
 import heapq
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain
+from itertools import chain, compress, repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
@@ -101,7 +102,9 @@ class ByteBPE:
         self._text_ids = {**self.added_tokens, **self.special_tokens}
         self._special_set = frozenset(self.special_tokens)
         self._splitters: dict[tuple[frozenset[str], bool], regex.Pattern | None] = {}
-        self._cache: dict[str | bytes, tuple[int, ...]] = {}
+        self._cache: dict[str | bytes, tuple[int, ...]] = {}  # piece -> ids
+        self._words: dict[str, tuple[int, ...]] = {}  # clean word -> ids of " " + word
+        self._space_split = self.pretokenizer.space_split and not self.pretokenizer.has_byte_stage
         self._cache_size = int(cache_size)
 
     def _build_decoder(self) -> dict[int, bytes]:
@@ -124,14 +127,16 @@ class ByteBPE:
                 raise VocabError(f"{label}: a special or added token cannot be empty")
         clash = set(self.special_tokens) & set(self.added_tokens)
         if clash:
-            raise VocabError(f"{sorted(clash)[0]!r} is both a special and an added token")
+            raise VocabError(f"{min(clash)!r} is both a special and an added token")
         return decoder
 
     def _index_merges(self, merges: list[tuple[bytes, bytes]]) -> dict[tuple[bytes, bytes], int]:
         index: dict[tuple[bytes, bytes], int] = {}
         for rank, (a, b) in enumerate(merges):
             if a + b not in self._encoder:
-                raise VocabError(f"merge {rank} ({a!r}, {b!r}): the merged token {a + b!r} is not in the vocabulary")
+                raise VocabError(
+                    f"merge {rank} ({a!r}, {b!r}): the merged token {a + b!r} is not in the vocabulary"
+                )
             index.setdefault((a, b), rank)  # a repeated pair keeps its first (lowest) rank
         return index
 
@@ -165,7 +170,9 @@ class ByteBPE:
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
-        return TokenizerError(f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})")
+        return TokenizerError(
+            f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
+        )
 
     # --- decoding -------------------------------------------------------------------------
 
@@ -229,7 +236,9 @@ class ByteBPE:
 
     def _known_specials(self, names: Iterable[str]) -> frozenset[str]:
         if isinstance(names, str):
-            raise TokenizerError(f"special-token sets must be 'all' or a collection of strings, not {names!r}")
+            raise TokenizerError(
+                f"special-token sets must be 'all' or a collection of strings, not {names!r}"
+            )
         names = frozenset(names)
         unknown = names - self._special_set
         if unknown:
@@ -271,6 +280,12 @@ class ByteBPE:
 
     def _encode_chunk(self, text: str) -> list[int]:
         """Ids of text that holds no special or added token: the hot path."""
+        if self._space_split:
+            return self._encode_words(text)
+        return self._encode_pieces(text)
+
+    def _encode_pieces(self, text: str) -> list[int]:
+        """Pre-tokenize ``text`` and look every piece up in the piece cache."""
         pretok = self.pretokenizer
         pieces: list = pretok.split_bytes(text) if pretok.has_byte_stage else pretok.split(text)
         found = list(map(self._cache.get, pieces))
@@ -281,6 +296,64 @@ class ByteBPE:
                 if ids is None:
                     found[i] = self._encode_piece(pieces[i])
             return list(chain.from_iterable(found))
+
+    # Word-level fast path. For the built-in pre-tokenizers no piece ever spans a single space
+    # that has a non-space on both sides (only whitespace runs hold a space anywhere but at
+    # their start), so text can be cut before such spaces and the parts encoded alone. A
+    # "word" (text between spaces) is cached with the ids of " " + word when it is clean:
+    # non-empty, with no whitespace at either end. If every word is a cached (so clean) word,
+    # every cut is safe and encoding is split + dict lookups, all in C. tests/test_bytelevel.py
+    # checks this path against the plain one for every named pre-tokenizer.
+
+    def _encode_words(self, text: str) -> list[int]:
+        words = text.split(" ")
+        if len(words) < 3:
+            return self._encode_pieces(text)
+        found = list(map(self._words.get, words))
+        head = words[0]
+        found[0] = self._encode_pieces(head) if head else ()
+        if head and head[-1].isspace():
+            return self._encode_words_slow(words, found, [0])
+        try:
+            return list(chain.from_iterable(found))
+        except TypeError:
+            return self._encode_words_slow(words, found, [])
+
+    def _encode_words_slow(self, words: list[str], found: list, bad: list[int]) -> list[int]:
+        missing = compress(range(len(words)), map(operator.is_, found, repeat(None)))  # C-level scan
+        for i in missing:
+            word = words[i]
+            if word and not word[0].isspace() and not word[-1].isspace():
+                found[i] = self._encode_word(word)
+            else:
+                bad.append(i)
+        if not bad:
+            return list(chain.from_iterable(found))
+        # A word with whitespace at an end (or an empty one: two spaces in a row) makes the
+        # cuts on its sides unsafe: encode it together with its neighbours.
+        last = len(words) - 1
+        ranges: list[list[int]] = []
+        for i in sorted(bad):
+            a, b = max(i - 1, 0), min(i + 1, last)
+            if ranges and a <= ranges[-1][1]:
+                ranges[-1][1] = b
+            else:
+                ranges.append([a, b])
+        ids: list[int] = []
+        done = 0
+        for a, b in ranges:
+            ids += chain.from_iterable(found[done:a])
+            ids += self._encode_pieces(("" if a == 0 else " ") + " ".join(words[a : b + 1]))
+            done = b + 1
+        ids += chain.from_iterable(found[done:])
+        return ids
+
+    def _encode_word(self, word: str) -> tuple[int, ...]:
+        ids = tuple(self._encode_pieces(" " + word))
+        if len(self._words) >= self._cache_size:
+            self._words.clear()
+        self._words[word] = ids
+        return ids
 
     def _encode_piece(self, piece: str | bytes) -> tuple[int, ...]:
         data = piece.encode("utf-8") if isinstance(piece, str) else piece
@@ -305,8 +378,32 @@ class ByteBPE:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._words.clear()
 
-    # --- constructors and files (implemented in wwho.bytelevel_io / wwho.gguf) -------------
+    # --- training, constructors and files (wwho.bytelevel_train, wwho.bytelevel_io, wwho.gguf) --
+
+    @classmethod
+    def train(
+        cls,
+        corpus,
+        *,
+        vocab_size: int,
+        pattern: str = "gpt4",
+        special_tokens: Iterable[str] = (),
+        min_freq: int = 2,
+        workers: int | None = None,
+        progress: bool = True,
+        **options,
+    ) -> ByteBPE:
+        """Train on text/JSONL files; ``vocab_size`` counts bytes, merges and specials.
+
+        See :func:`wwho.bytelevel_train.train_bytelevel` (also for ``text_field``,
+        ``skip_bad_lines`` and ``stats``).
+        """
+        from wwho.bytelevel_train import train_bytelevel
+
+        return train_bytelevel(corpus, vocab_size=vocab_size, pattern=pattern, special_tokens=special_tokens,
+                               min_freq=min_freq, workers=workers, progress=progress, **options)
 
     @classmethod
     def from_tiktoken(cls, name_or_path: str | Path, **options) -> ByteBPE:

@@ -25,6 +25,7 @@ import binascii
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,10 @@ from wwho.errors import VocabError
 from wwho.fileio import atomic_open, write_json
 from wwho.pretokenize import (
     _HF_GPT2,
+    _LLAMA3,
     _PUNCT_RUN,
     CL100K_PATTERN,
+    GPT2_PATTERN,
     O200K_PATTERN,
     Pretokenizer,
     bytes_to_unicode,
@@ -179,7 +182,8 @@ def from_tiktoken(
     elif pattern is None:
         raise VocabError(f"{path}: not a known encoding, so pass pattern= (a regex or gpt2/gpt4/o200k)")
     ranks = read_tiktoken_ranks(path, data)
-    return ByteBPE(ranks, pattern=pattern, special_tokens=special_tokens or {}, name=known.name if known else path.stem)
+    name = known.name if known else path.stem
+    return ByteBPE(ranks, pattern=pattern, special_tokens=special_tokens or {}, name=name)
 
 
 def _read(path: Path) -> bytes:
@@ -227,7 +231,9 @@ def load(path: str | Path) -> ByteBPE:
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise VocabError(f"{config_path}: not a wwho byte-level tokenizer (format is not {FORMAT!r})")
     if config.get("version") != FORMAT_VERSION:
-        raise VocabError(f"{config_path}: format version {config.get('version')!r}; this wwho reads {FORMAT_VERSION}")
+        raise VocabError(
+            f"{config_path}: format version {config.get('version')!r}; this wwho reads {FORMAT_VERSION}"
+        )
     base = config_path.parent
     try:
         files = config["files"]
@@ -237,7 +243,8 @@ def load(path: str | Path) -> ByteBPE:
             merges = _read_merges_txt(base / files["merges"])
         elif config["merge_rule"] != "ranks":
             raise VocabError(f"{config_path}: merge_rule must be 'ranks' or 'merges'")
-        extra = {int(i): base64.b64decode(b, validate=True) for i, b in config.get("extra_tokens", {}).items()}
+        extra_json = config.get("extra_tokens", {})
+        extra = {int(i): base64.b64decode(b, validate=True) for i, b in extra_json.items()}
         return ByteBPE(
             ranks,
             pattern=Pretokenizer.from_json(config["pretokenizer"]),
@@ -320,7 +327,9 @@ def export_hf(tok: ByteBPE, path: str | Path) -> Path:
     # added token that the model does not know, whatever "id" says.
     for text, i in {**tok.special_tokens, **tok.added_tokens}.items():
         if vocab.get(text, i) != i:
-            raise VocabError(f"cannot export: special token {text!r} has the same text as token {vocab[text]}")
+            raise VocabError(
+                f"cannot export: special token {text!r} has the same text as token {vocab[text]}"
+            )
         vocab[text] = i
     merges = tok.merges if tok.merges is not None else tiktoken_merges(dict(tok.ranks))
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
@@ -358,7 +367,20 @@ def export_hf(tok: ByteBPE, path: str | Path) -> Path:
     return path
 
 
+# Oniguruma (Ruby syntax, as in Hugging Face tokenizers) reads "{1,3}+" as "({1,3})+", not as a
+# possessive interval, so tiktoken's possessive rewrites of the GPT-2 and cl100k regexes are exported
+# in their original forms, which split the same way (tests/test_bytelevel.py checks both claims).
+_HF_FORMS = {GPT2_PATTERN: _HF_GPT2, CL100K_PATTERN: _LLAMA3}
+_POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
+
+
 def _hf_split(pattern: str) -> dict:
+    pattern = _HF_FORMS.get(pattern, pattern)
+    if _POSSESSIVE_INTERVAL.search(pattern):
+        raise VocabError(
+            f"cannot export {pattern!r}: Hugging Face's regex engine (Oniguruma) reads a possessive "
+            "interval like '{1,3}+' as a repeated group"
+        )
     return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
 
 
@@ -374,7 +396,8 @@ def from_hf(path: str | Path) -> ByteBPE:
             if model.get(key):
                 raise VocabError(f"{path}: model.{key}={model[key]!r} is not supported")
         if data.get("normalizer") is not None:
-            raise VocabError(f"{path}: normalizer {data['normalizer'].get('type')!r} is not supported (only null)")
+            kind = data["normalizer"].get("type")
+            raise VocabError(f"{path}: normalizer {kind!r} is not supported (only null)")
         patterns, byte_patterns = _hf_pretokenizer(data.get("pre_tokenizer"), path)
         special, added = {}, {}
         for entry in data.get("added_tokens") or []:

@@ -171,7 +171,7 @@ def _parse(r: _Reader) -> dict[str, Any]:
 def _read_with_gguf(path: Path) -> dict[str, Any]:
     try:
         reader = gguf.GGUFReader(path)
-    except Exception as exc:  # the reader raises ValueError, IndexError, ... on bad files
+    except Exception as exc:  # noqa: BLE001 -- the reader raises ValueError, IndexError, ... on bad files
         raise GGUFError(f"{path}: gguf.GGUFReader cannot read it: {exc}") from None
     out: dict[str, Any] = {}
     for key, field in reader.fields.items():
@@ -206,7 +206,9 @@ def describe(path: str | Path) -> dict[str, Any]:
     }
 
 
-def load_gguf(path: str | Path, *, pretokenizer: str | Pretokenizer | None = None, engine: str = "fast") -> ByteBPE:
+def load_gguf(
+    path: str | Path, *, pretokenizer: str | Pretokenizer | None = None, engine: str = "fast"
+) -> ByteBPE:
     """A merges-rule :class:`ByteBPE` from a GGUF file's tokenizer metadata.
 
     ``pretokenizer`` overrides ``tokenizer.ggml.pre`` (needed when the file has none).
@@ -232,7 +234,8 @@ def load_gguf(path: str | Path, *, pretokenizer: str | Pretokenizer | None = Non
             raise GGUFError(f"{path}: no 'tokenizer.ggml.pre' key; pass pretokenizer= (e.g. 'gpt-2')")
         if pre not in GGUF_PRETOKENIZERS:
             raise GGUFError(
-                f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={pre!r}; known: {', '.join(sorted(GGUF_PRETOKENIZERS))}"
+                f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={pre!r}; "
+                f"known: {', '.join(sorted(GGUF_PRETOKENIZERS))}"
             )
         spec = GGUF_PRETOKENIZERS[pre]
         pretok, ignore_merges = Pretokenizer.named(pre), spec.ignore_merges
@@ -247,7 +250,9 @@ def load_gguf(path: str | Path, *, pretokenizer: str | Pretokenizer | None = Non
     if types is None:
         types = np.full(len(tokens), gguf.TokenType.NORMAL, dtype=np.int32)
     if len(types) < len(tokens):
-        raise GGUFError(f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {len(tokens)} tokens")
+        raise GGUFError(
+            f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {len(tokens)} tokens"
+        )
 
     ranks: dict[bytes, int] = {}
     special: dict[str, int] = {}
@@ -266,7 +271,8 @@ def load_gguf(path: str | Path, *, pretokenizer: str | Pretokenizer | None = Non
                 extra[i] = text.encode("utf-8")
             continue
         if text in special or text in added:
-            raise GGUFError(f"{path}: token {text!r} appears twice (ids {special.get(text, added.get(text))} and {i})")
+            first = special.get(text, added.get(text))
+            raise GGUFError(f"{path}: token {text!r} appears twice (ids {first} and {i})")
         table[text] = i
 
     merges = []

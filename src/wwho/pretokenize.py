@@ -27,6 +27,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import regex
 
@@ -81,10 +82,12 @@ CL100K_PATTERN = (
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 #: o200k_base.
-O200K_PATTERN = "|".join(
+_O200K_LETTERS_LOWER_LAST = r"""[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+_O200K_LETTERS_UPPER_FIRST = r"""[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+O200K_PATTERN = "|".join(  # one alternative per line, as tiktoken writes it
     [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?""" + _O200K_LETTERS_LOWER_LAST + r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?""" + _O200K_LETTERS_UPPER_FIRST + r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""\p{N}{1,3}""",
         r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
         r"""\s*[\r\n]+""",
@@ -126,7 +129,9 @@ _DEEPSEEK_LETTERS = (
     (0xFF21, 0xFF3A), (0xFF41, 0xFF5A), (0x10400, 0x1044F), (0x104B0, 0x104D3), (0x104D8, 0x104FB),
     (0x10C80, 0x10CB2), (0x10CC0, 0x10CF2), (0x118A0, 0x118DF), (0x1E900, 0x1E943),
 )
-_DEEPSEEK_PUNCT = ((0x21, 0x2F), (0x3A, 0x7E), (0xFF01, 0xFF0F), (0xFF1A, 0xFF5E), (0x2018, 0x201F), (0x3000, 0x3002))
+_DEEPSEEK_PUNCT = (
+    (0x21, 0x2F), (0x3A, 0x7E), (0xFF01, 0xFF0F), (0xFF1A, 0xFF5E), (0x2018, 0x201F), (0x3000, 0x3002),
+)
 _CJK = ((0x4E00, 0x9FA5), (0x800, 0x4E00), (0xAC00, 0xD7FF))  # sic: DeepSeek's own ranges
 
 
@@ -171,6 +176,9 @@ class Pretokenizer:
     byte_patterns: tuple[str, ...] = ()
     name: str = ""
     unicode: str | None = UNICODE_VERSION
+    #: True if no piece ever holds a space with non-whitespace on both sides, so text may be cut
+    #: there (``ByteBPE``'s word cache). Set for the named pre-tokenizers, which are tested for it.
+    space_split: bool = False
     _compiled: tuple = field(init=False, repr=False, compare=False)
     _compiled_bytes: tuple = field(init=False, repr=False, compare=False)
 
@@ -191,10 +199,10 @@ class Pretokenizer:
         """``gpt2``, ``gpt4``/``cl100k``, ``o200k`` or a GGUF ``tokenizer.ggml.pre`` name."""
         key = name.lower()
         if key in PATTERNS:
-            return cls((PATTERNS[key],), name=key)
+            return cls((PATTERNS[key],), name=key, space_split=True)
         if key in GGUF_PRETOKENIZERS:
             spec = GGUF_PRETOKENIZERS[key]
-            return cls(spec.patterns, spec.byte_patterns, name=key)
+            return cls(spec.patterns, spec.byte_patterns, name=key, space_split=True)
         known = sorted({*PATTERNS, *GGUF_PRETOKENIZERS})
         raise VocabError(f"unknown pre-tokenizer {name!r}; known: {', '.join(known)}")
 
@@ -246,6 +254,7 @@ class Pretokenizer:
             "patterns": list(self.patterns),
             "byte_patterns": list(self.byte_patterns),
             "unicode": self.unicode,
+            "space_split": self.space_split,
         }
 
     @classmethod
@@ -255,6 +264,7 @@ class Pretokenizer:
             tuple(data.get("byte_patterns", ())),
             name=data.get("name", ""),
             unicode=data.get("unicode", UNICODE_VERSION),
+            space_split=bool(data.get("space_split", False)),
         )
 
 
@@ -308,9 +318,12 @@ def _split_mapped(compiled: tuple, text: str, mapped: str) -> list[str]:
 
 
 class _Unicode16:
-    """Finds and replaces the characters whose Unicode 16.0 classification the ``regex`` module may not share."""
+    """Finds and replaces the characters whose Unicode 16.0 class the ``regex`` module may not share."""
 
-    STAND_INS = {"Ll": "a", "Lu": "A", "Lo": "\u05d0", "Lm": "\u02b0", "Mn": "\u0300", "Nd": "0", "No": "\u00b2"}
+    #: A plain character of each general category, to stand in for one whose category changed.
+    STAND_INS: ClassVar[dict[str, str]] = {
+        "Ll": "a", "Lu": "A", "Lo": "\u05d0", "Lm": "\u02b0", "Mn": "\u0300", "Nd": "0", "No": "\u00b2",
+    }
 
     def __init__(self) -> None:
         from wwho import _unicode16
@@ -339,7 +352,8 @@ class _Unicode16:
         if self.bmp.search(text):
             table.update((ord(c), 0xFDD0) for c in set(self.bmp.findall(text)))
         if self.any_astral.search(text):
-            table.update((ord(c), 0xFDD0) for c in set(self.any_astral.findall(text)) if self.is_unassigned_astral(c))
+            astral = set(self.any_astral.findall(text))
+            table.update((ord(c), 0xFDD0) for c in astral if self.is_unassigned_astral(c))
         for char in self.change_chars:
             if char in text:
                 table[ord(char)] = self.changes[ord(char)]

@@ -27,6 +27,7 @@ VERBS = {
 TRAIN_KINDS: dict[str, str] = {
     "sgpe": "wwho.cli.train_sgpe",
     "binary": "wwho.cli.train_binary",
+    "bytelevel": "wwho.cli.train_bytelevel",
 }
 
 

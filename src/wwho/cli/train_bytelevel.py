@@ -1,0 +1,62 @@
+"""``wwho train --kind bytelevel CORPUS... --out DIR``: train a byte-level BPE (tiktoken/GPT-2 style).
+
+Writes DIR/ranks.tiktoken, DIR/merges.txt and DIR/bytelevel.json (``ByteBPE.load(DIR)``) and
+DIR/tokenizer.json for Hugging Face ``tokenizers``. The work is done by ``wwho.bytelevel_train``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from wwho.bytelevel import ByteBPE
+from wwho.corpus import CorpusStats
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wwho train --kind bytelevel",
+                                description="Train a byte-level BPE vocabulary (GPT-2 / tiktoken style).")
+    p.add_argument("--kind", help=argparse.SUPPRESS)
+    p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
+    p.add_argument("--out", "-o", required=True, help="output directory")
+    p.add_argument("--vocab-size", type=int, default=32_000,
+                   help="total vocabulary size: 256 bytes + merges + special tokens (default 32000)")
+    p.add_argument("--pattern", default="gpt4",
+                   help="pre-tokenizer: gpt2, gpt4 (cl100k), o200k, or a regex (default gpt4)")
+    p.add_argument("--special", action="append", default=[], metavar="TOKEN",
+                   help="a special token (repeat for several); never merged, ids after the merged tokens")
+    p.add_argument("--min-freq", type=int, default=2,
+                   help="stop when the best pair is rarer than this (default 2)")
+    p.add_argument("--workers", type=int, default=None, help="counting processes (default: cores - 1)")
+    p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
+    p.add_argument("--skip-bad-lines", action="store_true",
+                   help="count and skip malformed lines instead of failing")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    stats = CorpusStats()
+    t0 = time.perf_counter()
+    tok = ByteBPE.train(
+        args.corpus,
+        vocab_size=args.vocab_size,
+        pattern=args.pattern,
+        special_tokens=args.special,
+        min_freq=args.min_freq,
+        workers=args.workers,
+        progress=not args.quiet,
+        text_field=args.text_field,
+        skip_bad_lines=args.skip_bad_lines,
+        stats=stats,
+    )
+    seconds = time.perf_counter() - t0
+    out = tok.save(Path(args.out))
+    tok.export_hf(out / "tokenizer.json")
+    print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
+          f"{stats.documents:,} documents from {stats.files} files"
+          + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
+    return 0

@@ -1,0 +1,154 @@
+"""Byte-level BPE training: equal to a naive trainer (recount everything each step) on small
+fuzzed corpora, deterministic across worker counts on real news, lossless and exactly exported
+to Hugging Face, special tokens never merged, the CLI, and clear errors.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import bpe_reference as ref
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wwho.bytelevel import ByteBPE
+from wwho.cli import main as wwho_main
+from wwho.errors import CorpusError, VocabError
+from wwho.pretokenize import PATTERNS
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+NEWS = DATA / "corpora" / "en" / "news-lk_news.txt"
+SPECIAL = "<|endoftext|>"
+
+
+def naive_train(docs: list[str], *, pattern: str, vocab_size: int, specials: list[str], min_freq: int):
+    """From the rules: cut at specials, findall, count pieces, naive BPE over bytes (ties: greater pair)."""
+    counts: Counter[bytes] = Counter()
+    rx = regex.compile(PATTERNS[pattern])
+    for doc in docs:
+        parts = regex.split("|".join(map(regex.escape, specials)), doc) if specials else [doc]
+        for part in parts:
+            counts.update(p.encode() for p in rx.findall(part))
+    words = sorted(counts)
+    merges, symbols, _, _ = ref.train(
+        [list(w) for w in words], [counts[w] for w in words], [bytes([b]) for b in range(256)],
+        max_symbols=vocab_size - len(specials), min_freq=min_freq, tie_break="greater",
+    )
+    return [(symbols[a], symbols[b]) for a, b in merges], symbols
+
+
+def _write(directory: Path, docs: list[str]) -> Path:
+    path = directory / "corpus.txt"
+    path.write_text("".join(d + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+_doc = st.lists(
+    st.one_of(
+        st.sampled_from(["the", " the", "then", " cat", "at", "  ", "123", "4567", "'s", "!!", SPECIAL,
+                         "ශ්\u200dරී", "ලං"]),
+        st.text(alphabet="abt hé1'!\t", max_size=6),
+    ),
+    min_size=1,
+    max_size=12,
+).map("".join).filter(lambda d: d.strip() and d.strip("\t\r\n ") == d)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=st.lists(_doc, min_size=1, max_size=15),
+    pattern=st.sampled_from(["gpt2", "gpt4", "o200k"]),
+    extra=st.integers(0, 60),
+    min_freq=st.integers(1, 3),
+    with_special=st.booleans(),
+)
+def test_equals_naive_trainer(docs, pattern, extra, min_freq, with_special):
+    specials = [SPECIAL] if with_special else []
+    with tempfile.TemporaryDirectory() as d:
+        tok = ByteBPE.train(_write(Path(d), docs), vocab_size=256 + extra + len(specials), pattern=pattern,
+                            special_tokens=specials, min_freq=min_freq, workers=1, progress=False)
+    merges, symbols = naive_train(docs, pattern=pattern, vocab_size=256 + extra + len(specials),
+                                  specials=specials, min_freq=min_freq)
+    assert tok.merges == merges
+    assert dict(tok.ranks) == {s: i for i, s in enumerate(symbols)}
+    assert tok.special_tokens == {s: len(symbols) + k for k, s in enumerate(specials)}
+    for doc in docs:  # a trained tokenizer is lossless
+        assert tok.decode(tok.encode(doc, allowed_special="all")) == doc
+
+
+@pytest.fixture(scope="module")
+def news_slice(tmp_path_factory):
+    if not NEWS.exists():
+        pytest.skip(f"{NEWS} is absent: the shared data folder is needed for this test")
+    lines = NEWS.read_text(encoding="utf-8").splitlines()[:1500]
+    return _write(tmp_path_factory.mktemp("news"), lines), lines
+
+
+def test_deterministic_across_worker_counts(news_slice, tmp_path):
+    path, _ = news_slice
+    outputs = []
+    for workers in (1, 2):
+        tok = ByteBPE.train(path, vocab_size=1500, special_tokens=[SPECIAL], workers=workers, progress=False)
+        out = tok.save(tmp_path / f"w{workers}")
+        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert outputs[0] == outputs[1]
+    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken"}
+
+
+def test_trained_tokenizer_exports_exactly(news_slice, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    path, lines = news_slice
+    tok = ByteBPE.train(path, vocab_size=1200, pattern="gpt4", workers=1, progress=False)
+    tok.export_hf(tmp_path / "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    sample = lines[:300] + ["2020 year 123456 x", "  two  spaces \n\n new"]
+    assert [e.ids for e in hf.encode_batch(sample)] == [tok.encode(x) for x in sample]
+    back = ByteBPE.load(tok.save(tmp_path / "saved"))
+    assert [back.encode(x) for x in sample] == [tok.encode(x) for x in sample]
+
+
+def test_special_tokens_are_never_merged(tmp_path):
+    docs = [f"a{SPECIAL}b", f"{SPECIAL}{SPECIAL} x", f"c {SPECIAL} d"] * 50
+    tok = ByteBPE.train(_write(tmp_path, docs), vocab_size=400, special_tokens=[SPECIAL], min_freq=1,
+                        workers=1, progress=False)
+    assert all(b"<|" not in t and b"|>" not in t for t in tok.ranks)
+    expected = [ord("a"), tok.special_tokens[SPECIAL], ord("b")]
+    assert tok.encode(f"a{SPECIAL}b", allowed_special="all") == expected
+
+
+def test_cli(tmp_path, capsys):
+    corpus = _write(tmp_path, ["hello world", "hello there world", "the world says hello"] * 20)
+    code = wwho_main(["train", "--kind", "bytelevel", str(corpus), "--out", str(tmp_path / "out"),
+                      "--vocab-size", "300", "--special", SPECIAL, "--pattern", "o200k", "--quiet",
+                      "--workers", "1"])
+    assert code == 0
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json"}
+    tok = ByteBPE.load(tmp_path / "out")
+    assert 257 < tok.vocab_size <= 300 and tok.pretokenizer.name == "o200k"  # a tiny corpus runs out of pairs
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_errors(tmp_path):
+    corpus = _write(tmp_path, ["some text"])
+    with pytest.raises(VocabError, match="too small"):
+        ByteBPE.train(corpus, vocab_size=100, progress=False)
+    with pytest.raises(VocabError, match="min_freq"):
+        ByteBPE.train(corpus, vocab_size=300, min_freq=0, progress=False)
+    with pytest.raises(VocabError, match="single-regex"):
+        ByteBPE.train(corpus, vocab_size=300, pattern="deepseek-llm", progress=False)
+    with pytest.raises(VocabError, match="non-empty"):
+        ByteBPE.train(corpus, vocab_size=300, special_tokens=[""], progress=False)
+    with pytest.raises(CorpusError, match="no such file"):
+        ByteBPE.train(tmp_path / "absent.txt", vocab_size=300, progress=False)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    with pytest.raises(CorpusError, match="no text"):
+        ByteBPE.train(empty, vocab_size=300, workers=1, progress=False)
+    argv = ["train", "--kind", "bytelevel", str(tmp_path / "absent.txt"), "--out", str(tmp_path / "o"),
+            "--quiet"]
+    assert wwho_main(argv) == 2
