@@ -202,7 +202,7 @@ def test_cache_is_bounded_and_does_not_change_results(ours):
     small = ByteBPE(ours.ranks, pattern="o200k", special_tokens={"<|endoftext|>": 199999}, cache_size=50)
     lines = _lines("en/flores200-devtest.txt", 300)
     assert [small.encode(x) for x in lines] == [ours.encode(x) for x in lines]
-    assert len(small._cache) <= 50
+    assert len(small._cache) <= 50 and len(small._words) <= 50
 
 
 def test_encode_batch(ours):
