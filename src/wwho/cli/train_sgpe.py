@@ -1,4 +1,10 @@
-"""``wwho train --kind sgpe --script S --vocab-size N --out DIR CORPUS...``."""
+"""``wwho train --kind sgpe --script S --vocab-size N --out DIR CORPUS... [--meta]``.
+
+With ``--meta`` the vocabulary is the SGPE part of a WWHO meta tokenizer (tiktoken +
+SGPE, :mod:`wwho.meta`): only the Indic runs of the corpus are counted (tiktoken encodes
+everything else), and ``meta_config.json`` and ``tokenizer_meta.json`` are written next
+to ``vocab.json`` (:mod:`wwho.export.meta`; no ``tokenizer.json`` for the SGPE part).
+"""
 
 from __future__ import annotations
 
@@ -28,8 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-every", type=int, default=20_000, help="merges between checkpoints (default 20000)")
     p.add_argument("--checkpoint-dir", help="where checkpoints go (default: OUT/checkpoints, removed after success)")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
-    p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches")
+    p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
+                   "(with --meta: that the meta tokenizer round-trips the corpus)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    meta = p.add_argument_group("meta tokenizer (tiktoken + SGPE in one id space)")
+    meta.add_argument("--meta", action="store_true",
+                      help="train the SGPE part of a meta tokenizer on the Indic runs only and write meta_config.json")
+    meta.add_argument("--tiktoken-encoding", default="o200k_base", metavar="NAME",
+                      help="the tiktoken encoding of the meta tokenizer (default o200k_base)")
+    meta.add_argument("--tiktoken-file", metavar="PATH",
+                      help="its ranks file, for offline use (or set WWHO_TIKTOKEN_FILE, or tiktoken's TIKTOKEN_CACHE_DIR)")
     return p
 
 
@@ -38,6 +52,15 @@ def main(argv: list[str]) -> int:
     from pathlib import Path
 
     out = Path(args.out)
+    encoding = None
+    if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
+        from wwho.meta import resolve_encoding
+
+        encoding = resolve_encoding(args.tiktoken_encoding, tiktoken_file=args.tiktoken_file)
+    elif args.tiktoken_file or args.tiktoken_encoding != "o200k_base":
+        from wwho.errors import WwhoError
+
+        raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
     stats = CorpusStats()
     t0 = time.perf_counter()
     tok = SGPETokenizer.train(
@@ -54,9 +77,20 @@ def main(argv: list[str]) -> int:
         text_field=args.text_field,
         skip_bad_lines=args.skip_bad_lines,
         stats=stats,
+        segments_only=args.meta,
     )
     seconds = time.perf_counter() - t0
-    path = tok.save(out)
+    if args.meta:
+        from wwho.meta import MetaTokenizer
+
+        meta = MetaTokenizer(tok, encoding)
+        meta.save(out)
+        path = out / "vocab.json"
+        if (out / "tokenizer.json").exists():
+            print(f"warning: {out / 'tokenizer.json'} is left from an earlier run; it is not this meta tokenizer "
+                  "(use wwho.hf.WWHOTokenizer for transformers)", file=sys.stderr)
+    else:
+        path = tok.save(out)
     if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
         import shutil
 
@@ -64,6 +98,10 @@ def main(argv: list[str]) -> int:
     print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
           f"{stats.documents:,} documents from {stats.files} files"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
+    if args.meta:
+        print(f"wrote {out / 'meta_config.json'}: {meta.vocab_size:,} ids = {encoding.name} [0, {meta.offset:,}) "
+              f"+ SGPE [{meta.offset:,}, {meta.vocab_size:,})", file=sys.stderr)
+        return 0 if args.no_verify else _verify_meta(meta, args.corpus, args.text_field)
     if not args.no_verify:
         try:
             from wwho.export.verify import verify_sample
@@ -71,4 +109,21 @@ def main(argv: list[str]) -> int:
             verify_sample = None
         if verify_sample is not None:
             verify_sample(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
+    return 0
+
+
+def _verify_meta(meta, corpus, text_field: str, lines: int = 5000) -> int:
+    """Decode(encode(line)) == line on the first ``lines`` documents of the corpus."""
+    import itertools
+
+    from wwho.corpus import iter_documents
+
+    docs = itertools.islice(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines)
+    checked = 0
+    for doc in docs:
+        checked += 1
+        if meta.decode(meta.encode_ordinary(doc)) != doc:
+            print(f"meta tokenizer does NOT round-trip document {checked}: {doc[:80]!r}", file=sys.stderr)
+            return 1
+    print(f"meta tokenizer round-trips the first {checked:,} documents of the corpus", file=sys.stderr)
     return 0

@@ -1,0 +1,158 @@
+"""The files of a meta tokenizer directory (spec 001 section 3.5), written and read.
+
+A directory written by :meth:`wwho.MetaTokenizer.save` (or ``wwho train --meta``) holds:
+
+* ``vocab.json``: the SGPE part, in SGPE's own ids (the ``wwho-sgpe/1`` format);
+* ``meta_config.json``: what joins the two: the offset (= tiktoken's ``n_vocab``), the
+  tiktoken encoding's name and the sha256 of its ranks, the SGPE vocabulary size and
+  file, the total size, a format version. Loading checks every field, and checks the
+  sha256 against the ranks tiktoken actually uses (from its cache or a given file);
+* ``tokenizer_meta.json``: a serialization of the unified vocabulary for other tools:
+  every SGPE token with its unified (offset) id, SGPE's merges, and the tiktoken part
+  described by name, ``n_vocab``, sha256, specials and unassigned ids (the ranks
+  themselves are tiktoken's file, not copied). It is **not** a Hugging Face
+  ``tokenizers`` file: no HF class can run it (nothing in HF routes scripts to two
+  models). wwho never reads it back; it is derived from the two files above.
+
+``meta_config.json`` is written last, so a killed save never leaves a directory that
+looks like a meta tokenizer. There are deliberately no ``tokenizer.json`` files for the
+SGPE part here: ``AutoTokenizer`` would load them as a tokenizer of the SGPE ids alone,
+silently giving different ids. This module does not tokenize.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wwho.errors import VocabError
+from wwho.fileio import write_json
+
+if TYPE_CHECKING:
+    from wwho.meta import MetaTokenizer
+
+CONFIG_FILE = "meta_config.json"
+META_FILE = "tokenizer_meta.json"
+VOCAB_FILE = "vocab.json"
+CONFIG_FORMAT = "wwho-meta-config/1"
+META_FORMAT = "wwho-meta-vocab/1"
+FORMAT_VERSION = 1
+
+
+def meta_config(tok: "MetaTokenizer") -> dict[str, Any]:
+    part = tok.tiktoken
+    return {
+        "format": CONFIG_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "offset": tok.offset,
+        "tiktoken_encoding": part.name,
+        "tiktoken_n_vocab": part.n_vocab,
+        "tiktoken_sha256": part.sha256,
+        "sgpe_vocab": VOCAB_FILE,
+        "sgpe_vocab_size": tok.sgpe.vocab_size,
+        "sgpe_script": tok.sgpe.script,
+        "vocab_size": tok.vocab_size,
+    }
+
+
+def meta_vocab_json(tok: "MetaTokenizer") -> dict[str, Any]:
+    """The content of ``tokenizer_meta.json`` (see the module docstring)."""
+    part = tok.tiktoken
+    sgpe = tok.sgpe
+    return {
+        "format": META_FORMAT,
+        "about": ("The unified id space of a WWHO meta tokenizer: ids [0, offset) are the tiktoken encoding's "
+                  "own ids, ids [offset, vocab_size) are the SGPE tokens below. Not a Hugging Face tokenizers "
+                  "file and not loadable by any HF class: use wwho.MetaTokenizer.load(directory) or "
+                  "wwho.hf.WWHOTokenizer.from_pretrained(directory)."),
+        "vocab_size": tok.vocab_size,
+        "tiktoken": {
+            "encoding": part.name,
+            "n_vocab": part.n_vocab,
+            "ranks_sha256": part.sha256,
+            "ids": [0, part.n_vocab],
+            "special_tokens": dict(sorted(part.special_tokens.items(), key=lambda kv: kv[1])),
+            "unassigned_ids": part.unassigned,
+        },
+        "sgpe": {
+            "offset": tok.offset,
+            "ids": [tok.offset, tok.vocab_size],
+            "script": sgpe.script,
+            "fallback": sgpe.fallback,
+            "special_tokens": {s: tok.offset + sgpe.vocab[s] for s in sgpe.special_tokens},
+            "vocab": {t: tok.offset + i for t, i in sgpe.vocab.items()},
+            "syllable_merges": [list(m) for m in sgpe.syllable_merges],
+            "merges": [list(m) for m in sgpe.merges],
+        },
+    }
+
+
+def save_meta(tok: "MetaTokenizer", directory: str | os.PathLike) -> Path:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tok.sgpe.file.save(directory / VOCAB_FILE)
+    write_json(directory / META_FILE, meta_vocab_json(tok), indent=None)
+    write_json(directory / CONFIG_FILE, meta_config(tok))
+    return directory / CONFIG_FILE
+
+
+def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and validate ``meta_config.json``; raises :class:`VocabError` naming the key."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VocabError(f"{path}: no such file (a meta tokenizer directory has {CONFIG_FILE})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VocabError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise VocabError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise VocabError(f"{path}: a {CONFIG_FILE} is a JSON object")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise VocabError(f"{path}: 'format_version' is {data.get('format_version')!r}; this wwho reads version "
+                         f"{FORMAT_VERSION}")
+    kinds = {"offset": int, "tiktoken_encoding": str, "tiktoken_n_vocab": int, "tiktoken_sha256": str,
+             "sgpe_vocab": str, "sgpe_vocab_size": int, "vocab_size": int}
+    for key, kind in kinds.items():
+        if key not in data:
+            raise VocabError(f"{path}: missing key {key!r}")
+        if type(data[key]) is not kind:
+            raise VocabError(f"{path}: {key!r} must be a {kind.__name__}, not {data[key]!r}")
+    if data["offset"] != data["tiktoken_n_vocab"]:
+        raise VocabError(f"{path}: 'offset' {data['offset']} is not 'tiktoken_n_vocab' {data['tiktoken_n_vocab']}")
+    if data["vocab_size"] != data["offset"] + data["sgpe_vocab_size"]:
+        raise VocabError(f"{path}: 'vocab_size' {data['vocab_size']} is not offset + sgpe_vocab_size "
+                         f"({data['offset']} + {data['sgpe_vocab_size']})")
+    name = data["sgpe_vocab"]
+    if Path(name).name != name or name in ("", ".", ".."):
+        raise VocabError(f"{path}: 'sgpe_vocab' must be a file name in the same directory, not {name!r}")
+    return data
+
+
+def load_meta(cls: type, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None):
+    from wwho.meta import resolve_encoding, tiktoken_part
+    from wwho.sgpe import SGPETokenizer
+
+    directory = Path(directory)
+    path = directory / CONFIG_FILE
+    config = read_meta_config(path)
+    name = config["tiktoken_encoding"]
+    try:
+        encoding = resolve_encoding(name, tiktoken_file=tiktoken_file)
+    except VocabError as exc:
+        raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
+    part = tiktoken_part(encoding)
+    if part.sha256 != config["tiktoken_sha256"]:
+        where = tiktoken_file or "tiktoken's cache"
+        raise VocabError(f"{path}: was made with {name} ranks of sha256 {config['tiktoken_sha256']}, but the ranks "
+                         f"in use ({where}) have sha256 {part.sha256}; ids would not match")
+    if part.n_vocab != config["offset"]:
+        raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
+    sgpe = SGPETokenizer.load(directory / config["sgpe_vocab"])
+    if sgpe.vocab_size != config["sgpe_vocab_size"]:
+        raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
+                         f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
+    return cls(sgpe, encoding)

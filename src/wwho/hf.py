@@ -1,0 +1,148 @@
+"""``WWHOTokenizer``: the meta tokenizer as a ``transformers`` tokenizer, for ``Trainer`` and friends.
+
+A ``PreTrainedTokenizer`` (transformers' Python backend) that delegates every encode and
+decode to :class:`wwho.meta.MetaTokenizer`, so its ids are exactly the meta tokenizer's::
+
+    tok = WWHOTokenizer.from_pretrained("meta_dir")          # a directory of `wwho train --meta`
+    tok = WWHOTokenizer(meta_tokenizer=MetaTokenizer(...))   # or wrap one
+    batch = tok(texts, padding=True, return_tensors="np")    # input_ids + attention_mask
+    tok.save_pretrained("out")                               # meta files + tokenizer_config.json
+
+Special tokens, chosen for causal-LM training:
+
+* ``eos_token`` = tiktoken's ``<|endoftext|>`` (id 199,999 in o200k_base): the document
+  separator GPT-style models use, already in the tiktoken range;
+* ``pad_token`` = SGPE's ``[PAD]`` (``⟦sgpe⟧[PAD]``, id ``offset + 0``): a token that never
+  occurs in encoded text. It is deliberately *not* the eos token: transformers' language-
+  modelling collator turns every ``pad_token_id`` label into -100, which would also stop
+  the model from learning to emit ``<|endoftext|>``;
+* no ``bos``/``unk`` (decoding is byte-exact, nothing is unknown). ``append_eos=True``
+  appends ``<|endoftext|>`` to every sequence when ``add_special_tokens=True``.
+
+Like every transformers tokenizer it recognizes the text of its special tokens
+(``<|endoftext|>``) in the input (``split_special_tokens=True`` turns that off); other text
+goes through :meth:`MetaTokenizer.tokenize` as ordinary text. Token strings are those of
+:mod:`wwho.meta` (GPT-2 byte mapping for tiktoken tokens, SGPE tokens as text), and
+decoding works on the tokens' bytes, so ``decode(encode(text)) == text``.
+
+``save_pretrained`` writes the meta tokenizer's files (``vocab.json``, ``meta_config.json``,
+``tokenizer_meta.json``) and transformers' ``tokenizer_config.json``; ``from_pretrained``
+reads them back (the tiktoken ranks come from tiktoken: pass ``tiktoken_file=PATH`` or set
+``WWHO_TIKTOKEN_FILE`` offline). ``AutoTokenizer`` cannot find this class by name: use
+``WWHOTokenizer.from_pretrained``. There is no fast (Rust) version.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from transformers import PreTrainedTokenizer
+
+from wwho.errors import TokenizerError
+from wwho.meta import SGPE_PREFIX, MetaTokenizer
+
+DEFAULT_EOS = "<|endoftext|>"
+
+
+class WWHOTokenizer(PreTrainedTokenizer):
+    """transformers tokenizer over a :class:`MetaTokenizer` (see the module docstring)."""
+
+    vocab_files_names = {"vocab_file": "vocab.json", "meta_config_file": "meta_config.json"}
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(self, vocab_file: str | None = None, meta_config_file: str | None = None, *,
+                 meta_tokenizer: MetaTokenizer | None = None, tiktoken_file: str | os.PathLike | None = None,
+                 eos_token: str | None = DEFAULT_EOS, pad_token: str | None = SGPE_PREFIX + "[PAD]",
+                 bos_token: str | None = None, unk_token: str | None = None, append_eos: bool = False,
+                 **kwargs: Any) -> None:
+        if meta_tokenizer is None:
+            if meta_config_file is None:
+                raise TokenizerError("WWHOTokenizer needs meta_tokenizer=MetaTokenizer(...) or a saved directory "
+                                     "(WWHOTokenizer.from_pretrained(directory))")
+            meta_tokenizer = MetaTokenizer.load(Path(meta_config_file).parent, tiktoken_file=tiktoken_file)
+        if not isinstance(meta_tokenizer, MetaTokenizer):
+            raise TokenizerError(f"meta_tokenizer must be a MetaTokenizer, not {type(meta_tokenizer).__name__}")
+        self.meta = meta_tokenizer
+        self._base_vocab = meta_tokenizer.get_vocab()
+        if pad_token == SGPE_PREFIX + "[PAD]" and pad_token not in self._base_vocab:
+            pad_token = None  # an SGPE vocabulary without [PAD]: set one with add_special_tokens
+        self.append_eos = bool(append_eos)
+        kwargs.setdefault("clean_up_tokenization_spaces", False)  # spaces are part of the tokens
+        kwargs["special_tokens_pattern"] = "eos" if self.append_eos else "none"
+        super().__init__(eos_token=eos_token, pad_token=pad_token, bos_token=bos_token, unk_token=unk_token,
+                         append_eos=self.append_eos, **kwargs)
+
+    # -- vocabulary --------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        return self.meta.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        vocab = dict(self._base_vocab)
+        vocab.update(self._added_tokens_encoder)
+        return vocab
+
+    def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        # Special-token text was split off by transformers before this; the rest is ordinary.
+        return self.meta.tokenize(text, disallowed_special=())
+
+    def _convert_token_to_id(self, token: str) -> int:
+        i = self._base_vocab.get(token)
+        if i is None:
+            if self.unk_token_id is not None:
+                return self.unk_token_id
+            raise TokenizerError(f"{token!r} is not a token of this vocabulary")
+        return i
+
+    def _convert_id_to_token(self, index: int) -> str:
+        return self.meta.id_to_token(index)
+
+    # -- decoding ----------------------------------------------------------------------
+
+    def _bytes_of_ids(self, ids: list[int]) -> bytes:
+        out: list[bytes] = []
+        run: list[int] = []
+        size = self.meta.vocab_size
+        for i in ids:
+            i = int(i)
+            if 0 <= i < size:
+                run.append(i)
+                continue
+            token = self._added_tokens_decoder.get(i)
+            if token is None:
+                raise TokenizerError(f"token id {i} is out of range [0, {len(self)})")
+            out.append(self.meta.decode_bytes(run))
+            run = []
+            out.append(token.content.encode("utf-8"))
+        out.append(self.meta.decode_bytes(run))
+        return b"".join(out)
+
+    def convert_tokens_to_string(self, tokens: list[str]) -> str:
+        data = []
+        for token in tokens:
+            i = self._base_vocab.get(token)
+            data.append(self.meta.token_bytes(i) if i is not None else token.encode("utf-8"))
+        return b"".join(data).decode("utf-8", "replace")
+
+    def _decode(self, token_ids: int | list[int], skip_special_tokens: bool = False,
+                clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:
+        ids = [token_ids] if isinstance(token_ids, int) else list(token_ids)
+        if skip_special_tokens:
+            skip = set(self.all_special_ids)
+            ids = [i for i in ids if int(i) not in skip]
+        text = self._bytes_of_ids(ids).decode("utf-8", "replace")
+        clean = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
+        return self.clean_up_tokenization(text) if clean else text
+
+    # -- files -------------------------------------------------------------------------
+
+    def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
+        if filename_prefix:
+            raise TokenizerError("WWHOTokenizer files have fixed names: filename_prefix is not supported")
+        from wwho.export.meta import CONFIG_FILE, META_FILE, VOCAB_FILE
+
+        self.meta.save(save_directory)
+        return tuple(str(Path(save_directory) / name) for name in (VOCAB_FILE, META_FILE, CONFIG_FILE))

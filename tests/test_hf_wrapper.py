@@ -1,0 +1,162 @@
+"""wwho.hf.WWHOTokenizer: the meta tokenizer inside transformers.
+
+Its ids must be exactly the meta tokenizer's (which tests/test_meta.py checks against
+tiktoken), its decode exact, and the transformers machinery a Trainer uses must work:
+padding and attention masks, truncation, special tokens, save_pretrained/from_pretrained,
+added tokens, and the language-modelling data collator.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from conftest import CORPORA, O200K_FILE, read_slice, require_data
+from wwho.errors import TokenizerError
+from wwho.meta import SGPE_PREFIX, MetaTokenizer
+
+transformers = pytest.importorskip("transformers")
+from wwho.hf import WWHOTokenizer  # noqa: E402  (needs transformers)
+
+EOS = 199_999  # tiktoken o200k_base's <|endoftext|>
+N = 200_019  # o200k_base n_vocab: the SGPE offset
+
+
+@pytest.fixture(scope="module")
+def meta(o200k, tmp_path_factory):
+    from wwho.sgpe import SGPETokenizer
+
+    require_data(CORPORA)
+    path = tmp_path_factory.mktemp("hf-train") / "train.txt"
+    path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 200_000)
+                    + read_slice(CORPORA / "hi" / "tico19-test.txt", 200_000), encoding="utf-8")
+    sgpe = SGPETokenizer.train(path, vocab_size=2500, script="mixed", segments_only=True, progress=False, workers=1)
+    return MetaTokenizer(sgpe, o200k)
+
+
+@pytest.fixture(scope="module")
+def tok(meta):
+    return WWHOTokenizer(meta_tokenizer=meta)
+
+
+def lines(rel: str, max_bytes: int = 60_000) -> list[str]:
+    return read_slice(require_data(CORPORA / rel), max_bytes).splitlines()
+
+
+def test_ids_are_the_meta_tokenizers_and_decode_is_exact(tok, meta):
+    texts = lines("si-en/news-codeswitched-lines.txt") + lines("hi-en/hasoc2019-tweets-not-offensive.txt")
+    texts = [t for t in texts if "<|" not in t]
+    assert len(texts) > 100
+    batch = tok(texts, add_special_tokens=False)["input_ids"]
+    assert batch == meta.encode_batch(texts)
+    assert tok.batch_decode(batch) == texts
+    assert tok.tokenize(texts[0]) == meta.tokenize(texts[0])
+
+
+piece = st.sampled_from(["ශ්‍රී", "ලංකාව", " ", "  ", "\n", "\t", "नमस्ते", "क्ष", "।", "hello", " World", "42", "🦜",
+                         "👍🏽", "\u200d", "\u200c", "é", ",", "[PAD]", "<|", "endoftext", "|>", "⟦sgpe⟧"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(piece, max_size=20).map("".join))
+def test_fuzzed_text(tok, meta, text):
+    assume("<|endoftext|>" not in text and "⟦sgpe⟧[PAD]" not in text)
+    ids = tok.encode(text, add_special_tokens=False)
+    assert ids == meta.encode(text, disallowed_special=())
+    assert tok.decode(ids) == text
+    tokens = tok.convert_ids_to_tokens(ids)
+    assert tok.convert_tokens_to_ids(tokens) == ids
+    assert tok.convert_tokens_to_string(tokens) == text
+
+
+def test_special_tokens(tok, meta):
+    assert (tok.eos_token, tok.eos_token_id) == ("<|endoftext|>", EOS)
+    assert (tok.pad_token, tok.pad_token_id) == (SGPE_PREFIX + "[PAD]", N + meta.sgpe.vocab["[PAD]"])
+    assert tok.bos_token is None and tok.unk_token is None
+    # transformers recognizes special-token text in the input (its convention) ...
+    text = "ශ්‍රී<|endoftext|> ලංකා next"
+    ids = tok.encode(text, add_special_tokens=False)
+    assert ids == meta.encode(text, allowed_special={"<|endoftext|>"})
+    assert EOS in ids and tok.decode(ids) == text
+    assert tok.decode(ids, skip_special_tokens=True) == "ශ්‍රී ලංකා next"
+    # ... unless told not to
+    assert tok.encode(text, add_special_tokens=False, split_special_tokens=True) == meta.encode(text, disallowed_special=())
+    assert tok.encode("a b", add_special_tokens=True) == meta.encode("a b")  # no eos unless append_eos
+
+
+def test_vocabulary_size_and_added_tokens(meta):
+    tok = WWHOTokenizer(meta_tokenizer=meta)
+    assert tok.vocab_size == len(tok) == meta.vocab_size == N + meta.sgpe.vocab_size
+    vocab = tok.get_vocab()
+    assert len(vocab) == meta.vocab_size and sorted(vocab.values()) == list(range(meta.vocab_size))
+    assert tok.add_tokens(["<wwho-new>"]) == 1
+    new_id = tok.convert_tokens_to_ids("<wwho-new>")
+    assert new_id == meta.vocab_size == len(tok) - 1  # after every existing id, no collision
+    ids = tok.encode("x <wwho-new> ශ්‍රී", add_special_tokens=False)
+    assert new_id in ids and tok.decode(ids) == "x <wwho-new> ශ්‍රී"
+
+
+def test_padding_attention_masks_truncation(tok):
+    texts = ["a", "ශ්‍රී ලංකා Cricket ටීම් 2024", "नमस्ते दुनिया"]
+    lengths = [len(tok.encode(t, add_special_tokens=False)) for t in texts]
+    batch = tok(texts, padding=True, return_tensors="np")
+    assert batch["input_ids"].shape == (3, max(lengths))
+    for row, mask, n in zip(batch["input_ids"], batch["attention_mask"], lengths):
+        assert list(mask) == [1] * n + [0] * (max(lengths) - n)
+        assert list(row[n:]) == [tok.pad_token_id] * (max(lengths) - n)
+    left = tok(texts, padding="max_length", max_length=20, padding_side="left")
+    assert all(len(r) == 20 for r in left["input_ids"])
+    assert left["input_ids"][0][:19] == [tok.pad_token_id] * 19 and left["attention_mask"][0][-1] == 1
+    cut = tok(texts[1], truncation=True, max_length=3)["input_ids"]
+    assert cut == tok.encode(texts[1], add_special_tokens=False)[:3]
+
+
+def test_language_modelling_collator(tmp_path, meta):
+    from transformers import DataCollatorForLanguageModeling
+
+    tok = WWHOTokenizer(meta_tokenizer=meta, append_eos=True)
+    features = [tok(t) for t in ["short", "ශ්‍රී ලංකා and हिंदी text"]]
+    assert all(f["input_ids"][-1] == EOS for f in features)
+    batch = DataCollatorForLanguageModeling(tokenizer=tok, mlm=False, return_tensors="np")(features)
+    ids, labels = batch["input_ids"], batch["labels"]
+    assert ((labels == -100) == (ids == tok.pad_token_id)).all()  # padding is ignored, eos is learned
+    assert (labels == EOS).sum() == 2
+
+
+def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
+    saved = tok.save_pretrained(tmp_path)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["meta_config.json", "tokenizer_config.json", "tokenizer_meta.json", "vocab.json"]
+    assert "tokenizer.json" not in names  # AutoTokenizer must not find an SGPE-only tokenizer here
+    assert {str(tmp_path / n) for n in ("vocab.json", "meta_config.json")} <= set(map(str, saved))
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["tokenizer_class"] == "WWHOTokenizer" and config["eos_token"] == "<|endoftext|>"
+    for loaded in (WWHOTokenizer.from_pretrained(tmp_path), WWHOTokenizer.from_pretrained(tmp_path, tiktoken_file=O200K_FILE)):
+        assert (loaded.eos_token_id, loaded.pad_token_id, len(loaded)) == (tok.eos_token_id, tok.pad_token_id, len(tok))
+        texts = lines("si-en/news-codeswitched-lines.txt", 20_000)
+        assert loaded(texts, add_special_tokens=False)["input_ids"] == meta.encode_batch(texts)
+    # the saved directory is also a plain meta tokenizer directory
+    assert MetaTokenizer.load(tmp_path).encode("ශ්‍රී x") == meta.encode("ශ්‍රී x")
+
+
+def test_append_eos_survives_save(meta, tmp_path):
+    tok = WWHOTokenizer(meta_tokenizer=meta, append_eos=True)
+    tok.save_pretrained(tmp_path)
+    again = WWHOTokenizer.from_pretrained(tmp_path)
+    assert again("ශ්‍රී")["input_ids"] == meta.encode("ශ්‍රී") + [EOS]
+
+
+def test_errors(tok, meta):
+    with pytest.raises(TokenizerError, match="200005"):
+        tok.decode([1, 200_005])
+    with pytest.raises(TokenizerError):
+        tok.decode([len(tok) + 5])
+    with pytest.raises(TokenizerError):
+        tok.convert_tokens_to_ids(["no such token string"])
+    with pytest.raises(TokenizerError, match="meta_tokenizer"):
+        WWHOTokenizer()
+    with pytest.raises(TokenizerError, match="filename_prefix"):
+        tok.save_vocabulary("/tmp", filename_prefix="x")

@@ -1,0 +1,490 @@
+"""MetaVocab and MetaTokenizer: tiktoken o200k_base + SGPE in one id space.
+
+Oracles we did not write: tiktoken itself (``encode_ordinary``/``encode`` ids, its o200k_base
+layout), the sha256 of the official ranks file, HF ``tokenizers``' ByteLevel mapping for the
+token strings, and the real corpora (si-en, hi-en, the Sinhala news) for round trips.
+The SGPE part is a small vocabulary trained here on Indic runs only (``segments_only``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from conftest import CORPORA, O200K_FILE, read_slice, require_data
+from wwho.errors import TokenizerError, VocabError, WwhoError
+from wwho.meta import SGPE_PREFIX, MetaTokenizer, MetaVocab, bytes_to_token_string, sgpe_token_string
+from wwho.router import Script, segment
+from wwho.schema import bundled_schema
+
+#: Facts about o200k_base from tiktoken (tiktoken_ext/openai_public.py and the file itself).
+O200K_N_VOCAB = 200_019
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+O200K_SPECIALS = {"<|endoftext|>": 199_999, "<|endofprompt|>": 200_018}
+O200K_UNASSIGNED = [199_998, *range(200_000, 200_018)]
+
+
+@pytest.fixture(scope="module")
+def sgpe(tmp_path_factory):
+    """A mixed (Sinhala + Devanagari) SGPE part trained on the Indic runs of corpus slices."""
+    from wwho.sgpe import SGPETokenizer
+
+    require_data(CORPORA)
+    path = tmp_path_factory.mktemp("meta-train") / "train.txt"
+    path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 300_000)
+                    + read_slice(CORPORA / "hi" / "tico19-test.txt", 300_000), encoding="utf-8")
+    return SGPETokenizer.train(path, vocab_size=3000, script="mixed", segments_only=True, progress=False, workers=1)
+
+
+@pytest.fixture(scope="module")
+def meta(sgpe, o200k):
+    return MetaTokenizer(sgpe, o200k)
+
+
+def indic_blocks() -> list[tuple[int, int]]:
+    return [(b.first, b.last) for name in ("sinhala", "devanagari") for b in bundled_schema(name).blocks]
+
+
+def has_indic(text: str) -> bool:
+    return any(first <= ord(c) <= last for c in text for first, last in indic_blocks())
+
+
+def lines_of(*relative: str, max_bytes: int = 300_000) -> list[str]:
+    out = []
+    for rel in relative:
+        out += read_slice(require_data(CORPORA / rel), max_bytes).splitlines()
+    return out
+
+
+# -- MetaVocab ---------------------------------------------------------------------------
+
+
+def test_metavocab_id_space(sgpe, o200k):
+    mv = MetaVocab(o200k.n_vocab, sgpe.vocab)
+    assert mv.offset == O200K_N_VOCAB
+    assert len(mv) == mv.size == O200K_N_VOCAB + len(sgpe.vocab)
+    ids = [mv.encode_sgpe_token(t) for t in sgpe.vocab]
+    assert sorted(ids) == list(range(O200K_N_VOCAB, mv.size))  # no collision, no gap, none in tiktoken's range
+    for token, raw in sgpe.vocab.items():
+        uid = raw + O200K_N_VOCAB
+        assert mv.decode_id(uid) == token and mv.sgpe_id(uid) == raw and not mv.is_tiktoken_id(uid)
+    assert mv.decode_id(0) is None and mv.decode_id(O200K_N_VOCAB - 1) is None
+    assert mv.is_tiktoken_id(O200K_N_VOCAB - 1) and mv.is_sgpe_id(O200K_N_VOCAB)
+
+
+def test_metavocab_errors(sgpe):
+    mv = MetaVocab(O200K_N_VOCAB, sgpe.vocab)
+    for bad in (-1, mv.size, True, 1.5, "3"):
+        with pytest.raises(TokenizerError):
+            mv.decode_id(bad)
+    with pytest.raises(VocabError, match="not a token"):
+        mv.encode_sgpe_token("no such token")
+    assert mv.encode_sgpe_token("no such token", sgpe.vocab["[UNK]"]) == O200K_N_VOCAB + sgpe.vocab["[UNK]"]
+    with pytest.raises(VocabError):
+        mv.encode_sgpe_token("no such token", mv.sgpe_size)
+    with pytest.raises(TokenizerError):
+        mv.sgpe_id(5)
+    with pytest.raises(VocabError):
+        MetaVocab(10, {"a": 0, "b": 0})
+
+
+# -- routing invariants ------------------------------------------------------------------
+
+no_indic_text = st.text(st.characters(codec="utf-8"), max_size=80).filter(lambda s: not has_indic(s))
+
+
+@settings(max_examples=300, deadline=None)
+@given(no_indic_text)
+def test_text_without_indic_is_exactly_tiktoken(meta, o200k, text):
+    assume("<|" not in text)
+    assert meta.encode(text) == o200k.encode_ordinary(text)
+
+
+def test_english_corpus_is_exactly_tiktoken(meta, o200k):
+    lines = lines_of("en/flores200-devtest.txt", max_bytes=60_000)
+    assert lines and not any(has_indic(l) for l in lines)
+    assert meta.encode_batch(lines) == [o200k.encode_ordinary(l) for l in lines]
+
+
+indic_char = st.sampled_from(list("ශ්‍රීලංකාවනඖෂ්ඨ") + list("नमस्तेक्षज़ँॐऽ") + ["\u200c", "\u200d"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), st.text(indic_char, min_size=1, max_size=20))
+def test_one_indic_run_is_exactly_sgpe_plus_offset(meta, sgpe, space, run):
+    text = (" " if space else "") + run
+    segments = segment(text, scripts=("sinhala", "devanagari"))
+    assume(len(segments) == 1 and segments[0].is_indic)
+    assert meta.encode(text) == [O200K_N_VOCAB + i for i in sgpe.encode(text)]
+
+
+def test_indic_words_of_the_news_are_exactly_sgpe_plus_offset(meta, sgpe):
+    words = {w for line in lines_of("si/news-bbcsinhala.txt", max_bytes=80_000) for w in line.split()}
+    runs = [w for w in words if len(segment(w)) == 1 and segment(w)[0].is_indic]
+    assert len(runs) > 1000
+    for w in runs:
+        assert meta.encode(w) == [O200K_N_VOCAB + i for i in sgpe.encode(w)]
+        assert meta.encode(" " + w) == [O200K_N_VOCAB + i for i in sgpe.encode(" " + w)]
+
+
+def reference_encode(text, sgpe, o200k):
+    """Spec 001 section 3.4 restated: Latin runs to tiktoken, Indic runs (with their space) to SGPE."""
+    ids = []
+    for seg in segment(text, scripts=("sinhala", "devanagari")):
+        if seg.script is Script.LATIN:
+            ids += o200k.encode_ordinary(seg.text)
+        else:
+            ids += [O200K_N_VOCAB + i for i in sgpe.encode((" " if seg.has_leading_space else "") + seg.text)]
+    return ids
+
+
+mixed_piece = st.sampled_from(
+    ["ශ්‍රී", "ලංකාව", "ක්‍ෂ", "ඖ", "ෂ්ඨ", "नमस्ते", "क्षत्रिय", "ज़", "ॐ", "।", "॥", "hello", "World", "x", "123",
+     "4.5", "🙂", "👍🏽", "🇱🇰", "\u200d", "\u200c", " ", "  ", "\t", "\n", "\r\n", "\u00a0", ",", "(", ")", "'",
+     "\x00", "é", "中文", "<|", "|>", "[PAD]", "<0x41>"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(mixed_piece, max_size=25).map("".join))
+def test_mixed_text_lossless_and_routed(meta, sgpe, o200k, text):
+    assume("<|endoftext|>" not in text and "<|endofprompt|>" not in text)
+    ids = meta.encode(text)
+    assert meta.decode(ids) == text
+    assert meta.decode_bytes(ids) == text.encode()
+    assert ids == reference_encode(text, sgpe, o200k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(codec="utf-8"), max_size=60))
+def test_any_text_lossless(meta, text):
+    assert meta.decode(meta.encode(text, disallowed_special=())) == text
+
+
+@pytest.mark.parametrize("rel", ["si-en/news-codeswitched-lines.txt", "hi-en/hasoc2019-tweets-not-offensive.txt",
+                                 "si/news-bbcsinhala.txt", "si/news-adaderana.txt"])
+def test_corpora_lossless(meta, rel):
+    lines = lines_of(rel, max_bytes=250_000)
+    assert len(lines) > 100
+    ids = meta.encode_batch(lines, disallowed_special=())
+    assert [meta.decode(i) for i in ids] == lines
+    assert any(i >= O200K_N_VOCAB for seq in ids for i in seq) and any(i < O200K_N_VOCAB for seq in ids for i in seq)
+
+
+def test_lone_surrogates_follow_tiktoken(meta, o200k):
+    # Not valid Unicode scalar values: tiktoken replaces them, and so does the meta tokenizer.
+    text = "a\ud800b ශ්‍රී"
+    assert meta.decode(meta.encode(text)) == "a\ufffdb ශ්‍රී"
+    assert meta.encode("a\ud800b") == o200k.encode_ordinary("a\ud800b")
+
+
+# -- decoding ----------------------------------------------------------------------------
+
+
+def test_character_split_over_tiktoken_tokens_decodes_whole(meta, o200k):
+    for text in ("🦜", "x 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ⸻", "ශ්‍රී 🇱🇰 ok"):
+        ids = meta.encode(text)
+        assert meta.decode(ids) == text
+    parrot = o200k.encode_ordinary("🦜")
+    assert len(parrot) > 1  # the precondition: o200k splits this character
+    assert "".join(meta.decode([i]) for i in parrot) != "🦜"
+
+
+def test_character_split_between_tiktoken_and_sgpe_bytes(meta, o200k, sgpe):
+    lead = o200k.encode_single_token(b"\xe0")  # U+0DC1 is E0 B7 81
+    ids = [lead, O200K_N_VOCAB + sgpe.vocab["<0xB7>"], O200K_N_VOCAB + sgpe.vocab["<0x81>"]]
+    assert meta.decode(ids) == "\u0dc1"
+
+
+def test_every_id_decodable_except_tiktoken_unassigned(meta, o200k):
+    assert meta.vocab_size == O200K_N_VOCAB + meta.sgpe.vocab_size
+    bad = []
+    for i in range(meta.vocab_size):
+        try:
+            data = meta.token_bytes(i)
+        except TokenizerError:
+            bad.append(i)
+            continue
+        if i < O200K_N_VOCAB:
+            assert data == o200k.decode_single_token_bytes(i)
+    assert bad == O200K_UNASSIGNED
+    assert meta.tiktoken.special_tokens == O200K_SPECIALS
+    with pytest.raises(TokenizerError, match="200005"):
+        meta.decode([1, 200_005, 2])
+    for bad_id in (-1, meta.vocab_size, "7", None):
+        with pytest.raises(TokenizerError):
+            meta.decode([bad_id])
+    all_sgpe = list(range(O200K_N_VOCAB, meta.vocab_size))
+    assert meta.decode_bytes(all_sgpe) == b"".join(meta.sgpe.token_bytes(i - O200K_N_VOCAB) for i in all_sgpe)
+
+
+def test_streaming_decoder(meta):
+    from wwho.streaming import StreamingDecoder
+
+    for line in lines_of("si-en/news-codeswitched-lines.txt", max_bytes=20_000) + ["🦜ශ්‍री", "x 🇱🇰"]:
+        ids = meta.encode(line)
+        dec = StreamingDecoder(meta)
+        assert "".join(dec.decode_token(i) for i in ids) + dec.flush() == meta.decode(ids) == line
+
+
+# -- special tokens (tiktoken's model) ---------------------------------------------------
+
+
+def test_special_tokens(meta, o200k, sgpe):
+    text = "end<|endoftext|> start <|endofprompt|>"
+    with pytest.raises(TokenizerError, match=r"<\|endoftext\|>.*offset 3"):
+        meta.encode(text)
+    assert meta.encode(text, allowed_special="all") == o200k.encode(text, allowed_special="all")
+    assert meta.encode(text, disallowed_special=()) == o200k.encode_ordinary(text)
+    with pytest.raises(TokenizerError, match="endofprompt"):
+        meta.encode(text, allowed_special={"<|endoftext|>"})
+    assert (meta.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=())
+            == o200k.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=()))
+    mixed = "ශ්‍රී<|endoftext|> ලංකා"
+    assert meta.encode(mixed, allowed_special="all") == (
+        meta.encode("ශ්‍රී") + [O200K_SPECIALS["<|endoftext|>"]] + meta.encode(" ලංකා"))
+    # SGPE's specials are ordinary text unless allowed
+    assert meta.encode("[PAD]") == o200k.encode_ordinary("[PAD]")
+    assert meta.encode("a[PAD]", allowed_special={"[PAD]"}) == [o200k.encode_single_token("a"),
+                                                                O200K_N_VOCAB + sgpe.vocab["[PAD]"]]
+    with pytest.raises(TokenizerError, match="not special tokens"):
+        meta.encode("x", allowed_special={"<|nope|>"})
+    with pytest.raises(TokenizerError):
+        meta.encode(b"bytes")  # type: ignore[arg-type]
+
+
+# -- token strings -----------------------------------------------------------------------
+
+
+def test_token_strings_use_the_byte_level_mapping_of_hf_tokenizers(meta):
+    from tokenizers import pre_tokenizers
+
+    assert sorted(pre_tokenizers.ByteLevel.alphabet()) == sorted(set(map(bytes_to_token_string, map(bytes_chr, range(256)))))
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    for text in ("Hello world", " ශ්‍රී\t\n", "🦜 x\u00a0y", "\x00\x7f\xad"):
+        assert byte_level.pre_tokenize_str(text)[0][0] == bytes_to_token_string(text.encode())
+
+
+def bytes_chr(b: int) -> bytes:
+    return bytes([b])
+
+
+def test_token_strings_are_one_to_one(meta):
+    vocab = meta.get_vocab()
+    assert len(vocab) == meta.vocab_size
+    assert sorted(vocab.values()) == list(range(meta.vocab_size))
+    assert meta.id_to_token(O200K_SPECIALS["<|endoftext|>"]) == "<|endoftext|>"
+    assert meta.id_to_token(O200K_N_VOCAB + meta.sgpe.vocab["[PAD]"]) == SGPE_PREFIX + "[PAD]"
+    assert meta.id_to_token(O200K_N_VOCAB + meta.sgpe.vocab["<0x41>"]) == SGPE_PREFIX + "<0x41>"
+    line = "ශ්‍රී ලංකා (SLEME) हिंदी 🦜"
+    tokens = meta.tokenize(line)
+    assert [meta.token_to_id(t) for t in tokens] == meta.encode(line)
+    assert tokens[0] == "ශ්\u200dරී" and "Ġ(" in tokens
+    with pytest.raises(TokenizerError):
+        meta.token_to_id("no such token string")
+
+
+def test_token_strings_escape_sgpe_tokens_that_look_like_tiktoken_ones(o200k, tmp_path):
+    """A vocabulary trained on whole text has ASCII boundary tokens ("a", ","): they must not
+    collide with tiktoken's; nor may a token that starts with the escape prefix."""
+    from wwho.sgpe import SGPETokenizer
+
+    path = tmp_path / "t.txt"
+    path.write_text(read_slice(CORPORA / "si-en" / "news-codeswitched-lines.txt", 60_000) + "⟦sgpe⟧ශ ⟦sgpe⟧ශ\n",
+                    encoding="utf-8")
+    sgpe = SGPETokenizer.train(path, vocab_size=1500, script="mixed", progress=False, workers=1)
+    assert "a" in sgpe.vocab and "," in sgpe.vocab
+    meta = MetaTokenizer(sgpe, o200k)
+    vocab = meta.get_vocab()
+    assert len(vocab) == meta.vocab_size
+    assert vocab["a"] == o200k.encode_single_token("a")
+    assert vocab[SGPE_PREFIX + "a"] == O200K_N_VOCAB + sgpe.vocab["a"]
+    assert sgpe_token_string("⟦x") == SGPE_PREFIX + "⟦x"
+    assert sgpe_token_string(" ශ") == " ශ"
+
+
+# -- files -------------------------------------------------------------------------------
+
+
+def test_save_load_round_trip(meta, tmp_path):
+    from wwho.loading import detect_kind, load_tokenizer
+
+    meta.save(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["meta_config.json", "tokenizer_meta.json", "vocab.json"]
+    config = json.loads((tmp_path / "meta_config.json").read_text(encoding="utf-8"))
+    assert config["offset"] == O200K_N_VOCAB and config["tiktoken_encoding"] == "o200k_base"
+    assert config["tiktoken_sha256"] == O200K_SHA256 == hashlib.sha256(O200K_FILE.read_bytes()).hexdigest()
+    assert config["sgpe_vocab_size"] == meta.sgpe.vocab_size and config["vocab_size"] == meta.vocab_size
+    assert detect_kind(tmp_path) == "meta"
+    for loaded in (MetaTokenizer.load(tmp_path), MetaTokenizer.load(tmp_path, tiktoken_file=O200K_FILE),
+                   load_tokenizer(tmp_path), load_tokenizer(tmp_path / "meta_config.json")):
+        assert isinstance(loaded, MetaTokenizer) and loaded.vocab_size == meta.vocab_size
+        lines = lines_of("si-en/news-codeswitched-lines.txt", max_bytes=30_000)
+        assert loaded.encode_batch(lines) == meta.encode_batch(lines)
+
+
+def test_tokenizer_meta_json_is_the_unified_vocabulary_and_not_hf(meta, tmp_path):
+    import tokenizers
+
+    meta.save(tmp_path)
+    data = json.loads((tmp_path / "tokenizer_meta.json").read_text(encoding="utf-8"))
+    assert "Not a Hugging Face" in data["about"]
+    assert data["tiktoken"] | {"special_tokens": None} == {
+        "encoding": "o200k_base", "n_vocab": O200K_N_VOCAB, "ranks_sha256": O200K_SHA256, "ids": [0, O200K_N_VOCAB],
+        "special_tokens": None, "unassigned_ids": O200K_UNASSIGNED}
+    assert data["tiktoken"]["special_tokens"] == O200K_SPECIALS
+    assert data["sgpe"]["vocab"] == {t: i + O200K_N_VOCAB for t, i in meta.sgpe.vocab.items()}
+    assert data["sgpe"]["merges"] == [list(m) for m in meta.sgpe.merges]
+    assert data["vocab_size"] == meta.vocab_size
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer_meta.json"))
+
+
+def edit_config(directory, **changes):
+    path = directory / "meta_config.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if value is None:
+            del data[key]
+        else:
+            data[key] = value
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_sha256_mismatch_is_a_clear_error(meta, tmp_path):
+    meta.save(tmp_path)
+    edit_config(tmp_path, tiktoken_sha256="0" * 64)
+    with pytest.raises(VocabError, match=f"sha256 0{{64}}.*{O200K_SHA256}"):
+        MetaTokenizer.load(tmp_path)
+
+
+def test_wrong_ranks_file_is_a_clear_error(meta, tmp_path):
+    meta.save(tmp_path / "m")
+    other = tmp_path / "o200k_base.tiktoken"
+    data = O200K_FILE.read_bytes()
+    other.write_bytes(data.replace(b"IQ== 0\n", b"Ig== 0\n", 1))
+    with pytest.raises(VocabError, match="sha256"):
+        MetaTokenizer.load(tmp_path / "m", tiktoken_file=other)
+    with pytest.raises(VocabError, match="not found.*--tiktoken-file"):
+        MetaTokenizer.load(tmp_path / "m", tiktoken_file=tmp_path / "missing.tiktoken")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"offset": 5}, "offset"),
+    ({"tiktoken_sha256": None}, "missing key 'tiktoken_sha256'"),
+    ({"sgpe_vocab_size": "12"}, "'sgpe_vocab_size' must be a int"),
+    ({"vocab_size": 7}, "vocab_size"),
+    ({"format_version": 99}, "format_version"),
+    ({"sgpe_vocab": "../vocab.json"}, "sgpe_vocab"),
+    ({"sgpe_vocab_size": 10, "vocab_size": O200K_N_VOCAB + 10}, "sgpe_vocab_size"),
+    ({"tiktoken_encoding": "no_such_encoding"}, "no_such_encoding"),
+])
+def test_bad_meta_config(meta, tmp_path, changes, message):
+    meta.save(tmp_path)
+    edit_config(tmp_path, **changes)
+    with pytest.raises(VocabError, match=message):
+        MetaTokenizer.load(tmp_path)
+
+
+def test_unreadable_files(meta, tmp_path):
+    meta.save(tmp_path)
+    (tmp_path / "vocab.json").unlink()
+    with pytest.raises(VocabError, match="vocab.json"):
+        MetaTokenizer.load(tmp_path)
+    (tmp_path / "meta_config.json").write_text("{oops", encoding="utf-8")
+    with pytest.raises(VocabError, match="line 1"):
+        MetaTokenizer.load(tmp_path)
+    with pytest.raises(VocabError, match="no such file"):
+        MetaTokenizer.load(tmp_path / "nowhere")
+
+
+def test_no_ranks_and_no_network_says_how_to_provide_them(meta, tmp_path):
+    meta.save(tmp_path / "m")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WWHO_TIKTOKEN", "TIKTOKEN", "DATA_GYM"))}
+    env |= {"TIKTOKEN_CACHE_DIR": str(tmp_path / "empty-cache"), "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "NO_PROXY": ""}
+    (tmp_path / "empty-cache").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "wwho", "inspect", str(tmp_path / "m")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "--tiktoken-file PATH" in proc.stderr and "WWHO_TIKTOKEN_FILE" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_constructor_errors(sgpe):
+    with pytest.raises(VocabError):
+        MetaTokenizer("not a tokenizer")  # type: ignore[arg-type]
+    with pytest.raises(VocabError):
+        MetaTokenizer(sgpe, 42)
+    with pytest.raises(WwhoError, match="not found"):
+        MetaTokenizer(sgpe, "o200k_base", tiktoken_file="/nonexistent/o200k_base.tiktoken")
+
+
+# -- CLI ---------------------------------------------------------------------------------
+
+
+def test_cli_train_meta_then_encode_decode_inspect(tmp_path, capsys):
+    from wwho.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(read_slice(CORPORA / rel, 150_000) for rel in
+                              ("si-en/news-codeswitched-lines.txt", "hi-en/hasoc2019-tweets-not-offensive.txt")),
+                      encoding="utf-8")
+    out = tmp_path / "meta"
+    rc = main(["train", "--kind", "sgpe", "--script", "mixed", "--vocab-size", "3000", "--meta", "--tiktoken-file",
+               str(O200K_FILE), "--workers", "1", "--quiet", "--out", str(out), str(corpus)])
+    assert rc == 0
+    assert sorted(p.name for p in out.iterdir()) == ["meta_config.json", "tokenizer_meta.json", "vocab.json"]
+    tok = MetaTokenizer.load(out)
+    # Trained on the Indic runs only: besides specials, byte tokens and the single characters
+    # syllables are built from (space, ZWJ), every token has an Indic character; none has Latin.
+    byte_tokens = {f"<0x{b:02X}>" for b in range(256)}
+    plain = [t for t in tok.sgpe.vocab if t not in byte_tokens and t not in tok.sgpe.special_tokens]
+    assert plain and all(has_indic(t) or len(t) == 1 for t in plain)
+    assert not [t for t in plain if any(c.isascii() and c.isalnum() for c in t)]
+    capsys.readouterr()
+    text = "ශ්‍රී ලංකා Cricket टीम 2024 🏏"
+    assert main(["encode", "--tokenizer", str(out), text]) == 0
+    printed = capsys.readouterr().out.split()
+    assert list(map(int, printed)) == tok.encode(text)
+    assert main(["decode", "--tokenizer", str(out), *printed]) == 0
+    assert capsys.readouterr().out == text + "\n"
+    assert main(["encode", "--tokenizer", str(out), "--tokens", text]) == 0
+    assert capsys.readouterr().out == " | ".join(tok.tokenize(text)) + "\n"
+    assert main(["inspect", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "o200k_base" in shown and f"{tok.vocab_size:,}" in shown and O200K_SHA256 in shown
+
+
+def test_cli_meta_options_errors(tmp_path, capsys):
+    from wwho.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකා\n", encoding="utf-8")
+    assert main(["train", "--kind", "sgpe", "--tiktoken-file", str(O200K_FILE), "--out", str(tmp_path / "a"),
+                 str(corpus)]) == 2
+    assert "--meta" in capsys.readouterr().err
+    assert main(["train", "--kind", "sgpe", "--meta", "--tiktoken-file", str(tmp_path / "none.tiktoken"),
+                 "--out", str(tmp_path / "b"), str(corpus)]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()  # failed before training, nothing written
+
+
+def test_describe(meta):
+    text = meta.describe(top=3)
+    assert "o200k_base" in text and "200,019" in text and O200K_SHA256 in text and "SGPE vocabulary" in text
+    assert repr(meta).startswith("MetaTokenizer(")
+
+
+def test_encode_batch_and_cache_are_consistent(meta):
+    lines = lines_of("hi-en/hasoc2019-tweets-not-offensive.txt", max_bytes=30_000)
+    first = meta.encode_batch(lines)
+    meta._cache.clear()
+    assert [meta.encode(l) for l in reversed(lines)] == list(reversed(first))
+    assert first == [reference_encode(l, meta.sgpe, meta.encoding) for l in lines]
