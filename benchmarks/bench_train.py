@@ -95,13 +95,17 @@ def compression(results, flores: Path, tag: str, script: str) -> None:
         return
     rows = evaluate_all({name: (key, out) for name, (_, _, key, out) in results.items()}, flores, script=script)
     print(f"\ncompression on {flores.name} ({rows[0]['lines']} lines, {rows[0]['words']:,} words)")
-    print(f"{'tokenizer':34} {'tokens/word':>11} {'lossless lines':>15} {'split syllables':>16} {'fallback/UNK':>13}")
+    print(f"{'tokenizer':34} {'tokens/word':>11} {'vs wwho':>8} {'lossless lines':>15} {'cuts in syllables':>18} "
+          f"{'cuts in clusters':>17} {'fallback/UNK':>13}")
+    ours = next((r["tokens_per_word"] for r in rows if r["name"] == "wwho SGPE"), None)
     for r in rows:
         note = f" (+{r['lines_without_exact_offsets']} lines not measurable)" if r["lines_without_exact_offsets"] else ""
-        print(f"{r['name']:34} {r['tokens_per_word']:11.3f} {r['lossless']:14.1%} {r['split_syllables']:16,} "
-              f"{r['fallback']:13,}{note}")
-    print(f"split syllables: syllables of the {script} schema with a token boundary inside (for wwho,"
-          " only syllables absent from its vocabulary can be split); fallback/UNK: byte-fallback or [UNK] tokens")
+        ratio = f"{r['tokens_per_word'] / ours:8.2f}" if ours else ""
+        print(f"{r['name']:34} {r['tokens_per_word']:11.3f} {ratio} {r['lossless']:14.1%} {r['split_syllables']:18,} "
+              f"{r['in_cluster']:17,} {r['fallback']:13,}{note}")
+    print(f"cuts: token boundaries strictly inside a syllable ({script} schema, Indic runs) or inside an extended "
+          "grapheme cluster (regex \\X); for wwho only syllables absent from its vocabulary can be cut; "
+          "fallback/UNK: byte-fallback or [UNK] tokens")
     (CACHE / f"{tag}-compression.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
 
 

@@ -1,4 +1,4 @@
-"""Small file helpers shared by every writer: atomic writes and JSON output.
+"""Small file helpers shared by every reader and writer: atomic writes, JSON in and out.
 
 Every file wwho writes goes to a temporary file in the same directory and is renamed
 into place, so a killed run never leaves a torn file. Nothing here knows any format.
@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from wwho.errors import WwhoError
 
 
 @contextlib.contextmanager
@@ -47,3 +49,16 @@ def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
 def write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_open(path, "wb") as f:
         f.write(data)
+
+
+def read_json(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> Any:
+    """Parse a UTF-8 JSON file; any problem raises ``error`` naming the file (and line, column)."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None

@@ -11,7 +11,6 @@ It deliberately does not tokenize anything: :mod:`wwho.syllables` runs schemas.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,16 +98,9 @@ def bundled_schema(name: str) -> Schema:
 
 def load_schema(path: str | Path) -> Schema:
     """Read and validate a schema file; a problem raises :class:`SchemaError` naming the key."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SchemaError(f"{path}: no such schema file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    return parse_schema(data, source=str(path))
+    from wwho.fileio import read_json
+
+    return parse_schema(read_json(path, error=SchemaError, what="schema file"), source=str(path))
 
 
 def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:

@@ -51,6 +51,16 @@ def _merge_scan(parts: list, ranks: Mapping) -> list:
 
 
 def _merge_heap(parts: list, ranks: Mapping) -> list:
+    get = ranks.get
+
+    def lookup(a, b):
+        rank = get((a, b))
+        return None if rank is None else (rank, a + b)
+    return _merge_linked(parts, lookup)
+
+
+def _merge_linked(parts: list, lookup) -> list:
+    """The heap algorithm; ``lookup(left, right)`` gives ``(rank, merged)`` or None."""
     # Doubly linked list over positions; the heap holds (rank, position, left, right) and
     # an entry is stale when the units at that position no longer are (left, right).
     n = len(parts)
@@ -58,39 +68,37 @@ def _merge_heap(parts: list, ranks: Mapping) -> list:
     nxt = list(range(1, n + 1))
     nxt[-1] = -1
     alive = [True] * n
-    heap: list[tuple[int, int, object, object]] = []
-    get = ranks.get
+    heap: list = []
     for i in range(n - 1):
-        rank = get((parts[i], parts[i + 1]))
-        if rank is not None:
-            heap.append((rank, i, parts[i], parts[i + 1]))
+        hit = lookup(parts[i], parts[i + 1])
+        if hit is not None:
+            heap.append((hit[0], i, parts[i], parts[i + 1]))
     heapq.heapify(heap)
     while heap:
-        rank, i, left, right = heapq.heappop(heap)
+        _, i, left, right = heapq.heappop(heap)
         j = nxt[i] if alive[i] else -1
         if j < 0 or parts[i] != left or parts[j] != right:
             continue
-        parts[i] = left + right
+        parts[i] = lookup(left, right)[1]
         alive[j] = False
         k = nxt[j]
         nxt[i] = k
         if k >= 0:
             prev[k] = i
-            r = get((parts[i], parts[k]))
-            if r is not None:
-                heapq.heappush(heap, (r, i, parts[i], parts[k]))
+            hit = lookup(parts[i], parts[k])
+            if hit is not None:
+                heapq.heappush(heap, (hit[0], i, parts[i], parts[k]))
         p = prev[i]
         if p >= 0:
-            r = get((parts[p], parts[i]))
-            if r is not None:
-                heapq.heappush(heap, (r, p, parts[p], parts[i]))
+            hit = lookup(parts[p], parts[i])
+            if hit is not None:
+                heapq.heappush(heap, (hit[0], p, parts[p], parts[i]))
     out = []
     i = 0
     while i >= 0:
         out.append(parts[i])
         i = nxt[i]
     return out
-
 
 def pair_table(merges, ids: Mapping) -> dict[int, tuple[int, int]]:
     """``{left_id << 32 | right_id: (rank, merged_id)}`` for :func:`merge_ids` (first rank wins)."""
@@ -107,7 +115,8 @@ def merge_ids(ids: list[int], table: Mapping[int, tuple[int, int]]) -> list[int]
     if len(ids) < 2:
         return ids
     if len(ids) > SCAN_LIMIT:
-        return _merge_heap_ids(ids, table)
+        get_hit = table.get
+        return _merge_linked(list(ids), lambda a, b: get_hit(a << 32 | b))
     get = table.get
     while True:
         best = None
@@ -125,44 +134,3 @@ def merge_ids(ids: list[int], table: Mapping[int, tuple[int, int]]) -> list[int]
         ids[best_i:best_i + 2] = [best[1]]
         if len(ids) == 1:
             return ids
-
-
-def _merge_heap_ids(ids: list[int], table: Mapping[int, tuple[int, int]]) -> list[int]:
-    n = len(ids)
-    parts = list(ids)
-    nxt = list(range(1, n + 1))
-    nxt[-1] = -1
-    prev = list(range(-1, n - 1))
-    alive = [True] * n
-    heap: list[tuple[int, int, int, int]] = []
-    get = table.get
-    for i in range(n - 1):
-        hit = get(parts[i] << 32 | parts[i + 1])
-        if hit is not None:
-            heap.append((hit[0], i, parts[i], parts[i + 1]))
-    heapq.heapify(heap)
-    while heap:
-        rank, i, left, right = heapq.heappop(heap)
-        j = nxt[i] if alive[i] else -1
-        if j < 0 or parts[i] != left or parts[j] != right:
-            continue
-        parts[i] = get(left << 32 | right)[1]
-        alive[j] = False
-        k = nxt[j]
-        nxt[i] = k
-        if k >= 0:
-            prev[k] = i
-            hit = get(parts[i] << 32 | parts[k])
-            if hit is not None:
-                heapq.heappush(heap, (hit[0], i, parts[i], parts[k]))
-        p = prev[i]
-        if p >= 0:
-            hit = get(parts[p] << 32 | parts[i])
-            if hit is not None:
-                heapq.heappush(heap, (hit[0], p, parts[p], parts[i]))
-    out = []
-    i = 0
-    while i >= 0:
-        out.append(parts[i])
-        i = nxt[i]
-    return out

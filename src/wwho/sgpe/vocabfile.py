@@ -16,13 +16,12 @@ Writing is atomic. This module does not tokenize.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wwho.errors import VocabError
-from wwho.fileio import write_json
+from wwho.fileio import read_json, write_json
 
 FORMAT = "wwho-sgpe/1"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -70,16 +69,7 @@ class VocabFile:
 
 def load_vocab_file(path: str | Path) -> VocabFile:
     """Read and validate a ``vocab.json``; raises :class:`VocabError` naming the problem."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise VocabError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VocabError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise VocabError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    return parse_vocab(data, source=str(path))
+    return parse_vocab(read_json(path, error=VocabError), source=str(path))
 
 
 def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
