@@ -17,6 +17,7 @@ and with ``--profile`` the top functions of the merge loop under cProfile. The w
 comparison with HF tokenizers and SentencePiece is ``bench_train.py``.
 
     .venv/bin/python benchmarks/bench_engine.py [--all-news] [--bytes] [--merges N] [--repeat N] [--profile]
+    .venv/bin/python benchmarks/bench_engine.py --bytes ../shared/data/corpora/*/*.txt   # 132 MB, 55 files
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def rss_mb() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, help="corpus files (default: si/news-bbcsinhala.txt)")
     parser.add_argument("--all-news", action="store_true", help="use all si/news-*.txt (84.6 MB)")
     parser.add_argument("--bytes", action="store_true", help="byte-level input (GPT-2 pre-tokenizer)")
     parser.add_argument("--merges", type=int, default=30_000, help="merge budget (new symbols)")
@@ -86,9 +88,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="one more merge loop under cProfile")
     args = parser.parse_args()
 
-    files = sorted(DATA.glob("news-*.txt")) if args.all_news else [DATA / "news-bbcsinhala.txt"]
+    files = args.files or (sorted(DATA.glob("news-*.txt")) if args.all_news else [DATA / "news-bbcsinhala.txt"])
     if not all(f.exists() for f in files):
-        raise SystemExit(f"corpus not found under {DATA}")
+        raise SystemExit(f"corpus not found: {[str(f) for f in files if not f.exists()]}")
     mb = sum(f.stat().st_size for f in files) / 1e6
 
     t0 = time.perf_counter()
@@ -102,7 +104,8 @@ def main() -> None:
     n_occ = sum(map(len, words))
     n_unk = sum(w.count(UNK) for w in words)
     unit = "bytes" if args.bytes else "syllables"
-    print(f"corpus: {', '.join(f.name for f in files)} ({mb:.1f} MB), {unit}")
+    names = ", ".join(f.name for f in files) if len(files) <= 4 else f"{len(files)} files"
+    print(f"corpus: {names} ({mb:.1f} MB), {unit}")
     print(
         f"input: {len(words):,} word types, {n_occ:,} symbol occurrences ({n_unk:,} UNK), "
         f"{len(symbols):,} symbols; prepared in {t_prep:.2f} s (not the engine's time)"
