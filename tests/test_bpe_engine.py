@@ -360,7 +360,7 @@ def real_corpus(kind, n_lines):
     return [list(w.encode()) for w in types], list(types.values()), [bytes([i]) for i in range(256)]
 
 
-def hf_merges(words, counts, n_symbols, *, vocab_size, min_freq):
+def hf_merges(words, counts, *, vocab_size, min_freq):
     """Train HF tokenizers' BpeTrainer on the same word types: symbol i is private-use char U+F0000+i."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -384,7 +384,7 @@ def test_hf_tokenizers_choices_are_most_frequent_pairs(kind, n_lines, n_merges):
     present = sorted({s for w in words for s in w})
     # HF's alphabet is the symbols present; give the engine the same budget over its own table.
     vocab_size = len(present) + n_merges
-    hf = hf_merges(words, counts, len(symbols), vocab_size=vocab_size, min_freq=2)
+    hf = hf_merges(words, counts, vocab_size=vocab_size, min_freq=2)
     assert len(hf) == n_merges
 
     follow = MergeEngine(words, counts, symbols)
