@@ -160,3 +160,12 @@ def test_errors(tok, meta):
         WWHOTokenizer()
     with pytest.raises(TokenizerError, match="filename_prefix"):
         tok.save_vocabulary("/tmp", filename_prefix="x")
+
+
+def test_pickles_for_worker_processes(tok):
+    """DataLoader workers and datasets.map(num_proc=...) send the tokenizer to other processes."""
+    import pickle
+
+    again = pickle.loads(pickle.dumps(tok))
+    text = "ශ්‍රී ලංකා and हिंदी 🦜"
+    assert again(text)["input_ids"] == tok(text)["input_ids"] and again.decode(again(text)["input_ids"]) == text
