@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import operator
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
 from pathlib import Path
@@ -102,9 +103,12 @@ class ByteBPE:
         self.add_bos, self.add_eos = bool(add_bos), bool(add_eos)
         self._text_ids = {**self.added_tokens, **self.special_tokens}
         self._special_set = frozenset(self.special_tokens)
+        # What every special token starts with ("<|" for most): a text without it holds none.
+        self._special_prefix = os.path.commonprefix(sorted(self._special_set))
         self._splitters: dict[tuple[frozenset[str], bool], regex.Pattern | None] = {}
         self._cache: dict[str | bytes, tuple[int, ...]] = {}  # piece -> ids
         self._words: dict[str, tuple[int, ...]] = {}  # clean word -> ids of " " + word
+        self._heads: dict[str, tuple[int, ...]] = {}  # first word of a text (no space before it)
         self._space_split = self.pretokenizer.space_split and not self.pretokenizer.has_byte_stage
         self._cache_size = int(cache_size)
 
@@ -211,15 +215,18 @@ class ByteBPE:
         (``add_bos`` / ``add_eos``, read from GGUF files).
         """
         _check_text(text)
-        allowed = self._special_set if allowed_special == "all" else self._known_specials(allowed_special)
-        if disallowed_special == "all":
-            disallowed = self._special_set - allowed
+        if not allowed_special and disallowed_special == "all":  # the default, made cheap
+            allowed = frozenset()
+            if self._special_set and self._special_prefix in text:  # a C substring scan
+                self._check_disallowed(text, self._special_set)
         else:
-            disallowed = self._known_specials(disallowed_special)
-        if disallowed:
-            match = self._splitter(disallowed, added=False).search(text)
-            if match:
-                raise DisallowedSpecialError(match.group(), match.start())
+            allowed = self._special_set if allowed_special == "all" else self._known_specials(allowed_special)
+            if disallowed_special == "all":
+                disallowed = self._special_set - allowed
+            else:
+                disallowed = self._known_specials(disallowed_special)
+            if disallowed:
+                self._check_disallowed(text, disallowed)
         ids = self._encode(text, allowed)
         if add_special:
             if self.add_bos and self.bos_id is not None:
@@ -227,6 +234,11 @@ class ByteBPE:
             if self.add_eos and self.eos_id is not None:
                 ids.append(self.eos_id)
         return ids
+
+    def _check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
+        match = self._splitter(disallowed, added=False).search(text)
+        if match:
+            raise DisallowedSpecialError(match.group(), match.start())
 
     def encode_batch(self, texts: Iterable[str], **options) -> list[list[int]]:
         """``[encode(t, **options) for t in texts]``; the piece cache is shared."""
@@ -265,7 +277,7 @@ class ByteBPE:
             return self._encode_split(text, allowed)
 
     def _encode_split(self, text: str, allowed: frozenset[str]) -> list[int]:
-        splitter = self._splitter(allowed)
+        splitter = self._splitter(allowed) if allowed or self.added_tokens else None
         if splitter is None:
             return self._encode_chunk(text)
         ids: list[int] = []
@@ -312,9 +324,17 @@ class ByteBPE:
             return self._encode_pieces(text)
         found = list(map(self._words.get, words))
         head = words[0]
-        found[0] = self._encode_pieces(head) if head else ()
-        if head and head[-1].isspace():
-            return self._encode_words_slow(words, found, [0])
+        if head:
+            ids = self._heads.get(head)
+            if ids is None:
+                ids = tuple(self._encode_pieces(head))
+                if head[-1].isspace():  # the cut after it is not safe
+                    found[0] = ids
+                    return self._encode_words_slow(words, found, [0])
+                self._remember(self._heads, head, ids)
+            found[0] = ids
+        else:
+            found[0] = ()
         try:
             return list(chain.from_iterable(found))
         except TypeError:
@@ -351,8 +371,8 @@ class ByteBPE:
 
     def _encode_word(self, word: str) -> tuple[int, ...]:
         pieces = self.pretokenizer.split(" " + word)
-        if len(pieces) == 1:  # the usual case: keep it in the word cache only
-            ids = self._cache.get(pieces[0]) or self._piece_ids(pieces[0])
+        if len(pieces) == 1:  # the usual case
+            ids = self._cache.get(pieces[0]) or self._encode_piece(pieces[0])
         else:
             ids = tuple(chain.from_iterable(self._cache.get(p) or self._encode_piece(p) for p in pieces))
         self._remember(self._words, word, ids)
@@ -390,6 +410,7 @@ class ByteBPE:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._words.clear()
+        self._heads.clear()
 
     # --- training, constructors and files (wwho.bytelevel_train, wwho.bytelevel_io, wwho.gguf) --
 
