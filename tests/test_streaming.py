@@ -21,7 +21,7 @@ O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 
 
 @pytest.fixture(scope="module")
-def o200k():
+def o200k_bpe():
     if not O200K_FILE.exists():
         pytest.skip(f"{O200K_FILE} is absent: the shared data folder is needed for this test")
     return ByteBPE.from_tiktoken(O200K_FILE)
@@ -39,22 +39,22 @@ def _stream(tokenizer, ids) -> tuple[list[str], str]:
     return parts, dec.flush()
 
 
-def test_emoji_split_over_tokens_is_held_back(bytes_only, o200k):
+def test_emoji_split_over_tokens_is_held_back(bytes_only, o200k_bpe):
     ids = bytes_only.encode("🦙")
     assert len(ids) == 4
     parts, rest = _stream(bytes_only, ids)
     assert parts == ["", "", "", "🦙"] and rest == ""
     # The same with real o200k tokens: the llama emoji is more than one token there.
-    ids = o200k.encode("🦙")
+    ids = o200k_bpe.encode("🦙")
     assert len(ids) > 1
-    parts, rest = _stream(o200k, ids)
+    parts, rest = _stream(o200k_bpe, ids)
     assert parts[:-1] == [""] * (len(ids) - 1) and parts[-1] == "🦙" and rest == ""
 
 
-def test_sinhala_characters_split_by_o200k(o200k):
+def test_sinhala_characters_split_by_o200k(o200k_bpe):
     text = "ශ්‍රී ලංකාව"
-    ids = o200k.encode(text)
-    parts, rest = _stream(o200k, ids)
+    ids = o200k_bpe.encode(text)
+    parts, rest = _stream(o200k_bpe, ids)
     assert "".join(parts) + rest == text
     assert all("\ufffd" not in p for p in parts)
 
@@ -62,15 +62,15 @@ def test_sinhala_characters_split_by_o200k(o200k):
 @pytest.mark.parametrize(
     "rel", ["si/flores200-devtest.txt", "en/flores200-devtest.txt", "si-en/news-codeswitched-lines.txt"]
 )
-def test_stream_equals_decode_on_corpus_lines(o200k, rel):
+def test_stream_equals_decode_on_corpus_lines(o200k_bpe, rel):
     path = DATA / "corpora" / rel
     if not path.exists():
         pytest.skip(f"{path} is absent")
     lines = path.read_text(encoding="utf-8").splitlines()[:400]
-    dec = StreamingDecoder(o200k)
+    dec = StreamingDecoder(o200k_bpe)
     for line in lines:
-        ids = o200k.encode(line)
-        assert "".join(dec.decode_token(i) for i in ids) + dec.flush() == o200k.decode(ids) == line
+        ids = o200k_bpe.encode(line)
+        assert "".join(dec.decode_token(i) for i in ids) + dec.flush() == o200k_bpe.decode(ids) == line
 
 
 @settings(max_examples=300, deadline=None)
@@ -85,10 +85,10 @@ def test_stream_equals_decode_on_any_byte_sequence(bytes_only, ids):
 
 @settings(max_examples=100, deadline=None)
 @given(ids=st.lists(st.integers(0, 199997), max_size=30), cut=st.integers(0, 30))
-def test_decode_tokens_in_chunks(o200k, ids, cut):
-    dec = StreamingDecoder(o200k)
+def test_decode_tokens_in_chunks(o200k_bpe, ids, cut):
+    dec = StreamingDecoder(o200k_bpe)
     out = dec.decode_tokens(ids[:cut]) + dec.decode_tokens(ids[cut:]) + dec.flush()
-    assert out == o200k.decode(ids)
+    assert out == o200k_bpe.decode(ids)
 
 
 def test_flush_and_reset(bytes_only):
@@ -122,3 +122,27 @@ def test_any_object_with_token_bytes():
 
     parts, rest = _stream(Syllables(), [0, 1, 2])
     assert parts == ["\u0dc1\u0dca\u200d\u0dbb\u0dd3", " \u0dbd\u0d82", "\u0d9a\u0dcf"] and rest == ""
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "meta"])
+def test_stream_equals_decode_for_sgpe_and_meta(tokenizers, o200k, kind):
+    """The other wwho tokenizers (SGPE, tiktoken + SGPE meta) stream-decode through token_bytes too."""
+    from wwho.meta import MetaTokenizer
+
+    sgpe = tokenizers["sinhala"]  # the session's SGPE tokenizer (tests/conftest.py)
+    tok = sgpe if kind == "sgpe" else MetaTokenizer(sgpe, o200k)
+    lines = []
+    for rel, n in (("si/flores200-devtest.txt", 200), ("si-en/news-codeswitched-lines.txt", 30)):
+        path = DATA / "corpora" / rel
+        if not path.exists():
+            pytest.skip(f"{path} is absent")
+        lines += path.read_text(encoding="utf-8").splitlines()[:n]
+    dec = StreamingDecoder(tok)
+    split_chars = 0
+    for line in lines:
+        ids = tok.encode(line)
+        parts = [dec.decode_token(i) for i in ids]
+        assert "".join(parts) + dec.flush() == tok.decode(ids) == line
+        split_chars += parts.count("")
+    if kind == "meta":
+        assert split_chars > 0  # o200k splits some characters over tokens: the buffering was exercised
