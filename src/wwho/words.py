@@ -113,3 +113,10 @@ def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: boo
 def word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
     """A compiled regex whose matches are the words and boundary tokens of a text, in order."""
     return re.compile(word_pattern_source(scripts), re.DOTALL)
+
+
+@functools.lru_cache(maxsize=None)
+def single_word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
+    """Matches (with ``fullmatch``) a text that :func:`word_pattern` finds to be exactly one word."""
+    starts, attach = word_char_sets(scripts)
+    return re.compile(f"(?: (?=[^ \\t\\n\\r]))?{char_class(starts)}{char_class(starts | attach)}*")

@@ -34,7 +34,9 @@ the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+from array import array
 import sys
 import time
 from collections import Counter
@@ -104,7 +106,7 @@ def train_sgpe(
     # 2. words
     words: Counter[tuple[str, ...]] = Counter()
     boundary: Counter[str] = Counter()
-    for piece, count in tqdm(sorted(pieces.items()), desc="words", unit="piece", disable=not progress):
+    for piece, count in tqdm(pieces.items(), desc="words", unit="piece", disable=not progress):
         for is_word, tokens in splitter.split(piece):
             if is_word:
                 words[tuple(tokens)] += count
@@ -135,9 +137,9 @@ def train_sgpe(
 
     # 4. merges
     engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
-    fingerprint = _fingerprint(engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size,
-                               segments_only)
     checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
+    fingerprint = "" if checkpoint is None else _fingerprint(
+        engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
     if resume and checkpoint is not None and checkpoint.exists():
         done = _load_checkpoint(checkpoint, fingerprint)
         ids: dict[str, int] = dict(index)
@@ -186,10 +188,12 @@ def indic_segments(documents, scripts: tuple[str, ...]):
 
 
 def _fingerprint(words, counts, symbols, *options) -> str:
+    """sha256 of the engine's input and the options: a checkpoint only resumes the same training."""
     h = hashlib.sha256()
     h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode())
-    for w, c in zip(words, counts):
-        h.update(f"{w}{c};".encode())
+    h.update(array("q", map(len, words)).tobytes())
+    h.update(array("q", itertools.chain.from_iterable(words)).tobytes())
+    h.update(array("q", counts).tobytes())
     return h.hexdigest()
 
 

@@ -21,7 +21,7 @@ import re
 from wwho.errors import TokenizerError
 from wwho.router import Script, segment
 from wwho.syllables import Syllabifier
-from wwho.words import word_pattern
+from wwho.words import single_word_pattern, word_pattern
 
 SCRIPT_MODES = ("sinhala", "devanagari", "mixed")
 PIECES = re.compile(r" ?[^ \t\n\r]+|[ \t\n\r]")
@@ -39,6 +39,7 @@ class WordSplitter:
         self.scripts: tuple[str, ...] = ("sinhala", "devanagari") if script == "mixed" else (script,)
         self._syllabifiers = {name: Syllabifier.for_script(name) for name in self.scripts}
         self._finditer = word_pattern(self.scripts).finditer
+        self._single_word = single_word_pattern(self.scripts).fullmatch
 
     def syllables(self, text: str) -> list[str]:
         """The syllable-level tokens of ``text`` (leading-space mode)."""
@@ -59,6 +60,8 @@ class WordSplitter:
         Words come first from :func:`wwho.words.word_pattern` (one regex, the same one the
         Hugging Face export uses), then each word is syllabified.
         """
+        if self._single_word(text):  # the common case: the whole piece is one word
+            return [(True, self.syllables(text))]
         out: list[tuple[bool, list[str]]] = []
         for m in self._finditer(text):
             if m.group(1):
