@@ -5,6 +5,7 @@ The public API is re-exported here; everything else is an implementation detail.
 
 from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
 from wwho.loading import detect_kind, load_tokenizer
+from wwho.meta import MetaTokenizer, MetaVocab
 from wwho.router import Script, TextSegment, join_segments, segment
 from wwho.schema import Schema, available_scripts, load_schema
 from wwho.sgpe import SGPETokenizer
@@ -15,6 +16,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorpusError",
+    "MetaTokenizer",
+    "MetaVocab",
     "SGPETokenizer",
     "SchemaError",
     "Schema",

@@ -31,12 +31,20 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
             yield f
             f.flush()
+            # mkstemp creates the file private (0600); give it the mode open() would have.
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
