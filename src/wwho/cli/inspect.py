@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 
+from wwho.cli.encode import use_tiktoken_file
 from wwho.loading import detect_kind, load_tokenizer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
     p.add_argument("--top", type=int, default=10, help="how many merges and long tokens to show (default 10)")
+    p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
 
 
 def run(args: argparse.Namespace) -> int:
+    use_tiktoken_file(args)
     kind = detect_kind(args.path)
     if kind == "binary":
         from wwho.cli.binary import inspect_tokenizer
