@@ -8,6 +8,9 @@
      (``TOKENIZERS_PARALLELISM=false``; exactness is checked on the same lines).
    Ours is timed twice: "cold" (fresh tokenizer, empty caches) and "warm" (second pass).
 3. Where our time goes (``--profile``): cProfile of a cold pass.
+4. Training (``--train``): ``ByteBPE.train`` vs HF ``tokenizers``' BpeTrainer (same regex, ByteLevel,
+   same vocabulary size) on the English news + the Sinhala news: wall time and peak RSS, each in a
+   child process of its own.
 
 Run: ``python benchmarks/bench_bytelevel.py`` (whole corpora) or ``--quick`` (slices).
 Numbers depend on the machine and its load; the ratios are what to read.
@@ -98,11 +101,62 @@ def speed(name: str, ours_factory, theirs, theirs_name: str, lines: list[str], c
     )
 
 
+_TRAIN_CHILD = r"""
+import json, resource, sys, time
+kind, files, vocab_size, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+start = time.perf_counter()
+if kind == "wwho":
+    from wwho.bytelevel import ByteBPE
+    tok = ByteBPE.train(files, vocab_size=vocab_size, pattern="gpt4", special_tokens=["<|endoftext|>"],
+                        workers=workers, progress=False)
+    size = tok.vocab_size
+else:
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from wwho.pretokenize import _LLAMA3  # cl100k in the form Oniguruma reads as tiktoken does
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(_LLAMA3), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train(files, trainer)
+    size = tok.get_vocab_size()
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "vocab": size}))
+"""
+
+
+def train_benchmark(vocab_size: int, quick: bool) -> None:
+    import json
+    import subprocess
+
+    files = [str(DATA / "corpora" / "en" / "news-lk_news.txt")]
+    files += [str(p) for p in sorted((DATA / "corpora" / "si").glob("news-*.txt"))]
+    if quick:
+        files = files[:2]
+    mb = sum(Path(f).stat().st_size for f in files) / 1e6
+    workers = max(1, os.cpu_count() or 1)
+    print(f"== training: vocab {vocab_size}, {len(files)} files, {mb:.1f} MB, gpt4 regex "
+          f"(wwho: {workers} counting processes; HF: its default threads)")
+    results = {}
+    for kind in ("wwho", "hf"):
+        out = subprocess.run([sys.executable, "-c", _TRAIN_CHILD, kind, json.dumps(files), str(vocab_size),
+                              str(workers)], capture_output=True, text=True, check=True)
+        results[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+        r = results[kind]
+        print(f"  {kind}: {r['seconds']:.1f} s, peak RSS {r['rss_mb']:.0f} MB, vocabulary {r['vocab']}")
+    print(f"  time ratio wwho/HF: {results['wwho']['seconds'] / results['hf']['seconds']:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="first 2000 lines of each file only")
     parser.add_argument("--profile", action="store_true", help="cProfile one cold pass of ours per language")
     parser.add_argument("--no-exactness", action="store_true")
+    parser.add_argument("--no-speed", action="store_true", help="skip the encoding speed part")
+    parser.add_argument("--train", action="store_true", help="also benchmark training (several minutes)")
+    parser.add_argument("--vocab-size", type=int, default=32_000, help="for --train (default 32000)")
     args = parser.parse_args(argv)
     if not O200K.exists():
         print(f"{O200K} is missing", file=sys.stderr)
@@ -113,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_exactness:
         exactness(ours, ref, args.quick)
 
+    if args.train:
+        train_benchmark(args.vocab_size, args.quick)
+    if args.no_speed:
+        return 0
     english, sinhala = corpus("en", args.quick), corpus("si", args.quick)
     print("== speed: o200k_base, single thread, encode() per line")
     for label, lines in (("English", english), ("Sinhala", sinhala)):

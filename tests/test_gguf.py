@@ -133,8 +133,10 @@ def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
 # --- broken files ---------------------------------------------------------------------------------
 
 
-def _write_gguf(path: Path, *, model="gpt2", pre="gpt-2", tokens=True, merges=True, types=True) -> Path:
-    writer = gguf.GGUFWriter(str(path), "gpt2")
+def _write_gguf(path: Path, *, model="gpt2", pre="gpt-2", tokens=True, merges=True, types=True,
+                big_endian=False) -> Path:
+    endian = gguf.GGUFEndian.BIG if big_endian else gguf.GGUFEndian.LITTLE
+    writer = gguf.GGUFWriter(str(path), "gpt2", endianess=endian)
     if model is not None:
         writer.add_tokenizer_model(model)
     if pre is not None:
@@ -154,8 +156,9 @@ def _write_gguf(path: Path, *, model="gpt2", pre="gpt-2", tokens=True, merges=Tr
     return path
 
 
-def test_small_written_gguf_loads(tmp_path):
-    tok = load_gguf(_write_gguf(tmp_path / "ok.gguf"))
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_small_written_gguf_loads(tmp_path, big_endian):
+    tok = load_gguf(_write_gguf(tmp_path / "ok.gguf", big_endian=big_endian))
     assert tok.encode("abc") == [256, ord("c")]
     assert tok.eos_id == 257 and tok.special_tokens == {"<|end|>": 257}
 
