@@ -3,25 +3,28 @@
 The public API is re-exported here; everything else is an implementation detail.
 """
 
+from wwho.bytelevel import ByteBPE
 from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.meta import MetaTokenizer, MetaVocab
 from wwho.router import Script, TextSegment, join_segments, segment
 from wwho.schema import Schema, available_scripts, load_schema
 from wwho.sgpe import SGPETokenizer
+from wwho.streaming import StreamingDecoder
 from wwho.syllables import Syllabifier, check_schema, syllabify
 from wwho import words
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CorpusError",
+    "ByteBPE",    "CorpusError",
     "MetaTokenizer",
     "MetaVocab",
     "SGPETokenizer",
     "SchemaError",
     "Schema",
     "Script",
+    "StreamingDecoder",
     "Syllabifier",
     "TextSegment",
     "TokenizerError",
