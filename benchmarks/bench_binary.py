@@ -13,6 +13,10 @@ Runs (``--runs``, comma separated):
   the naive way (every window kept, no aggregation): same merges, no wwho code.
 - ``capped``: ``wwho`` with ``--max-docs`` (default: a quarter of the windows), to show
   how the caps bound memory and time.
+- ``feed`` (not in the default list): the cost of feeding counted windows versus HF's plain
+  list, isolated by training a single merge; and a corpus of one window repeated.
+
+Wall times depend on what else runs on the machine; CPU seconds are printed too.
 
 After the ``wwho`` run, the tokenizer encodes the held-out files (up to ``--heldout-mb``)
 and prints bytes/token, the round-trip check, and encode MB/s.
@@ -61,7 +65,7 @@ def split(files: list[Path], mb: float, heldout_mb: float) -> tuple[list[Path], 
     for i, path in enumerate(files):
         size = path.stat().st_size
         if i % 10 == 9:
-            if n_held < heldout_mb * 1e6:
+            if n_held + size <= heldout_mb * 1e6:
                 held.append(path)
                 n_held += size
         elif n_train < mb * 1e6:
@@ -85,6 +89,8 @@ def child(spec: dict) -> dict:
 
     files = [Path(p) for p in spec["files"]]
     out: dict = {"run": spec["run"]}
+    if spec["run"] == "feed":
+        return feed_child(files, spec["window"])
     t0 = time.perf_counter()
     if spec["run"] == "hf":
         windows = []
@@ -113,6 +119,8 @@ def child(spec: dict) -> dict:
     out["total_s"] = time.perf_counter() - t0
     out["train_s"] = out["total_s"] - out["ingest_s"]
     out["peak_rss_mb"] = rss_mb()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out["cpu_s"] = usage.ru_utime + usage.ru_stime
     out["model_vocab"] = tok.get_vocab_size(with_added_tokens=False)
     out["model_sha256"] = hashlib.sha256(json.dumps(json.loads(tok.to_str())["model"]).encode()).hexdigest()
     out["total_vocab"] = tok.get_vocab_size(with_added_tokens=True)
@@ -132,6 +140,51 @@ def child(spec: dict) -> dict:
         if spec.get("save"):
             binary.save(tok, spec["save"])
     return out
+
+
+def feed_child(files: list[Path], window: int) -> dict:
+    """Cost of handing windows to HF: counted (wwho) vs the plain list (HF), one merge only.
+
+    Both train to 257 tokens, so the time is feeding + HF's pair counting, which is the
+    same work on both sides; the difference is the feed. Best of 3, alternating.
+    """
+    from tokenizers import Tokenizer, models, trainers
+
+    from wwho.binary import train_from_counts
+
+    windows = []
+    for path in files:
+        data = path.read_bytes()
+        windows.extend(data[i:i + window] for i in range(0, len(data), window))
+    counts: dict[bytes, int] = {}
+    for w in windows:
+        counts[w] = counts.get(w, 0) + 1
+    texts = [w.decode("latin-1") for w in windows]
+    no_specials = dict(standard_specials=False, mask=False, unk=False, reserve=0, pad_to_power_of_two=False)
+
+    def hf(items: list[str]) -> float:
+        t = time.perf_counter()
+        Tokenizer(models.BPE()).train_from_iterator(items, trainers.BpeTrainer(
+            vocab_size=257, initial_alphabet=[chr(b) for b in range(256)], show_progress=False), length=len(items))
+        return time.perf_counter() - t
+
+    def ours(c: dict[bytes, int]) -> float:
+        t = time.perf_counter()
+        train_from_counts(c, vocab_size=257, min_frequency=0, **no_specials)
+        return time.perf_counter() - t
+
+    # A corpus of one repeated window: the counted feed repeats it; HF gets the same repeats as a list.
+    dup_n = max(1, sum(map(len, windows)) // window)
+    dup = {windows[len(windows) // 2]: dup_n}
+    dup_list = [windows[len(windows) // 2].decode("latin-1")] * dup_n
+    best = {"hf": [], "wwho": [], "hf_dup": [], "wwho_dup": []}
+    for _ in range(3):
+        best["hf"].append(hf(texts))
+        best["wwho"].append(ours(counts))
+        best["hf_dup"].append(hf(dup_list))
+        best["wwho_dup"].append(ours(dup))
+    return {"run": "feed", "bytes": sum(map(len, windows)), "windows": len(windows), "distinct": len(counts),
+            "dup_n": dup_n, **{k: min(v) for k, v in best.items()}}
 
 
 def main() -> None:
@@ -180,11 +233,18 @@ def main() -> None:
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         results[run] = r
+        if run == "feed":
+            mb = r["bytes"] / 1e6
+            print(f"   feed: {mb:.1f} MB in {r['windows']:,} windows ({r['distinct']:,} distinct), feed + pair "
+                  f"counting, best of 3: wwho {r['wwho']:.2f} s, hf {r['hf']:.2f} s, ratio {r['wwho'] / r['hf']:.2f}x; "
+                  f"one window x {r['dup_n']:,}: wwho {r['wwho_dup']:.2f} s, hf {r['hf_dup']:.2f} s, "
+                  f"ratio {r['wwho_dup'] / r['hf_dup']:.2f}x")
+            continue
         mbps = n_train / 1e6 / r["total_s"]
         extra = f", max_docs {spec['max_docs']:,}: {r['kept']:,} windows kept" if run == "capped" else ""
         print(f"{run:>7}: {r['total_s']:8.1f} s total ({r['ingest_s']:.1f} s reading, {r['train_s']:.1f} s training)"
               f" = {mbps:.3f} MB input/s; peak RSS {r['peak_rss_mb']:,.0f} MB (after reading "
-              f"{r['rss_after_ingest_mb']:,.0f} MB); model vocab {r['model_vocab']:,}, total {r['total_vocab']:,}"
+              f"{r['rss_after_ingest_mb']:,.0f} MB); CPU {r['cpu_s']:.0f} s; model vocab {r['model_vocab']:,}, total {r['total_vocab']:,}"
               f"{extra}")
         if "distinct" in r and run == "wwho":
             print(f"         {r['windows']:,} windows, {r['distinct']:,} distinct")
