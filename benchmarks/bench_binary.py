@@ -164,8 +164,9 @@ def feed_child(files: list[Path], window: int) -> dict:
 
     def hf(items: list[str]) -> float:
         t = time.perf_counter()
-        Tokenizer(models.BPE()).train_from_iterator(items, trainers.BpeTrainer(
-            vocab_size=257, initial_alphabet=[chr(b) for b in range(256)], show_progress=False), length=len(items))
+        trainer = trainers.BpeTrainer(vocab_size=257, initial_alphabet=[chr(b) for b in range(256)],
+                                      show_progress=False)
+        Tokenizer(models.BPE()).train_from_iterator(items, trainer, length=len(items))
         return time.perf_counter() - t
 
     def ours(c: dict[bytes, int]) -> float:
@@ -210,7 +211,8 @@ def main() -> None:
     n_held = sum(p.stat().st_size for p in held)
     print(f"{len(files)} ELF files found; training on {len(train)} files = {n_train / 1e6:.1f} MB, "
           f"held out {len(held)} files = {n_held / 1e6:.1f} MB; vocab {args.vocab}, min_frequency "
-          f"{args.min_frequency}, window {args.window}, {os.cpu_count()} CPUs, threads {args.threads or 'all'}")
+          f"{args.min_frequency}, window {args.window}, {os.cpu_count()} CPUs, "
+          f"threads {args.threads or 'all'}")
     if n_train < args.mb * 1e6 * 0.9:
         print(f"note: only {n_train / 1e6:.1f} MB of ELF files on this machine")
     results = {}
@@ -225,7 +227,8 @@ def main() -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(spec, f)
         try:
-            proc = subprocess.run([sys.executable, __file__, "--child", f.name], capture_output=True, text=True)
+            proc = subprocess.run([sys.executable, __file__, "--child", f.name],
+                                  capture_output=True, text=True)
         finally:
             os.unlink(f.name)
         if proc.returncode != 0:
@@ -235,28 +238,33 @@ def main() -> None:
         results[run] = r
         if run == "feed":
             mb = r["bytes"] / 1e6
-            print(f"   feed: {mb:.1f} MB in {r['windows']:,} windows ({r['distinct']:,} distinct), feed + pair "
-                  f"counting, best of 3: wwho {r['wwho']:.2f} s, hf {r['hf']:.2f} s, ratio {r['wwho'] / r['hf']:.2f}x; "
+            print(f"   feed: {mb:.1f} MB in {r['windows']:,} windows ({r['distinct']:,} distinct), "
+                  f"feed + pair counting, best of 3: wwho {r['wwho']:.2f} s, hf {r['hf']:.2f} s, "
+                  f"ratio {r['wwho'] / r['hf']:.2f}x; "
                   f"one window x {r['dup_n']:,}: wwho {r['wwho_dup']:.2f} s, hf {r['hf_dup']:.2f} s, "
                   f"ratio {r['wwho_dup'] / r['hf_dup']:.2f}x")
             continue
         mbps = n_train / 1e6 / r["total_s"]
         extra = f", max_docs {spec['max_docs']:,}: {r['kept']:,} windows kept" if run == "capped" else ""
-        print(f"{run:>7}: {r['total_s']:8.1f} s total ({r['ingest_s']:.1f} s reading, {r['train_s']:.1f} s training)"
+        print(f"{run:>7}: {r['total_s']:8.1f} s total ({r['ingest_s']:.1f} s reading, "
+              f"{r['train_s']:.1f} s training)"
               f" = {mbps:.3f} MB input/s; peak RSS {r['peak_rss_mb']:,.0f} MB (after reading "
-              f"{r['rss_after_ingest_mb']:,.0f} MB); CPU {r['cpu_s']:.0f} s; model vocab {r['model_vocab']:,}, total {r['total_vocab']:,}"
+              f"{r['rss_after_ingest_mb']:,.0f} MB); CPU {r['cpu_s']:.0f} s; "
+              f"model vocab {r['model_vocab']:,}, total {r['total_vocab']:,}"
               f"{extra}")
         if "distinct" in r and run == "wwho":
             print(f"         {r['windows']:,} windows, {r['distinct']:,} distinct")
         if "heldout" in r:
             h = r["heldout"]
             print(f"         held out: {h['bytes']:,} bytes -> {h['tokens']:,} tokens = "
-                  f"{h['bytes_per_token']:.3f} bytes/token; round trip {'exact' if h['round_trip'] else 'FAILED'}; "
+                  f"{h['bytes_per_token']:.3f} bytes/token; "
+                  f"round trip {'exact' if h['round_trip'] else 'FAILED'}; "
                   f"encode+decode {h['bytes'] / 1e6 / h['encode_decode_s']:.2f} MB/s")
     if "wwho" in results and "hf" in results:
         w, h = results["wwho"], results["hf"]
         print(f"ratios wwho/hf: time {w['total_s'] / h['total_s']:.2f}x, peak RSS "
-              f"{w['peak_rss_mb'] / h['peak_rss_mb']:.2f}x, identical BPE model: {w['model_sha256'] == h['model_sha256']}")
+              f"{w['peak_rss_mb'] / h['peak_rss_mb']:.2f}x, "
+              f"identical BPE model: {w['model_sha256'] == h['model_sha256']}")
     if "wwho" in results and "capped" in results:
         w, c = results["wwho"], results["capped"]
         print(f"ratios capped/wwho: time {c['total_s'] / w['total_s']:.2f}x, peak RSS "

@@ -21,8 +21,8 @@ from tokenizers import Tokenizer
 from wwho import binary
 from wwho.binary import IngestOptions
 from wwho.binary.config import ConfigError, load_config, parse_size, resolve
-from wwho.cli import main
 from wwho.cli import binary as bcli
+from wwho.cli import main
 from wwho.errors import TokenizerError
 
 FAST = ["--vocab-size", "512", "--min-frequency", "2", "--no-progress"]
@@ -71,18 +71,20 @@ def test_pretty_output_and_size_suffixes(corpus, tmp_path):
 def test_config_file_with_flags_overriding_it(corpus, tmp_path):
     cfg = tmp_path / "conf" / "binary.toml"
     cfg.parent.mkdir()
-    cfg.write_text(f'inputs = ["../corpus"]\noutput = "from-config.json"\nvocab_size = "1k"\n'
-                   f'min-frequency = 2\nmode = "fixed"\nwindow_bytes = 64\nprogress = false\nreserve = 8\n',
+    cfg.write_text('inputs = ["../corpus"]\noutput = "from-config.json"\nvocab_size = "1k"\n'
+                   'min-frequency = 2\nmode = "fixed"\nwindow_bytes = 64\nprogress = false\nreserve = 8\n',
                    encoding="utf-8")
     assert run_train("--config", cfg) == 0
     made = cfg.parent / "from-config.json"  # relative paths are relative to the config file
     tok = binary.load(made)
     assert tok.get_vocab_size() == 1024 and tok.token_to_id("<|reserved:7|>") is not None
-    lib = binary.train([corpus], vocab_size=1024, min_frequency=2, reserve=8, ingest=IngestOptions(window_bytes=64))
+    lib = binary.train([corpus], vocab_size=1024, min_frequency=2, reserve=8,
+                       ingest=IngestOptions(window_bytes=64))
     assert made.read_text(encoding="utf-8") == lib.to_str()
 
     out = tmp_path / "override.json"
-    assert run_train("--config", cfg, "-o", out, "--vocab-size", "600", "--no-pad", "--window-bytes", "128") == 0
+    assert run_train("--config", cfg, "-o", out, "--vocab-size", "600", "--no-pad",
+                     "--window-bytes", "128") == 0
     tok = binary.load(out)
     assert tok.get_vocab_size() == 600  # flag beat the config's 1k, and padding is off
     lib = binary.train([corpus], vocab_size=600, min_frequency=2, reserve=8, pad_to_power_of_two=False,
@@ -97,7 +99,7 @@ def test_resolve_merges_defaults_config_and_flags(tmp_path):
     run = resolve({"seed": "9", "inputs": [], "ext": None}, cfg)
     assert run.inputs == [tmp_path / "x"] and run.output == tmp_path / "o.json"
     assert run.ingest == IngestOptions(mode="delim", delimiter=b"\n", seed=9, extensions=(".so", ".gz"))
-    assert run.train["vocab_size"] == 32768 and run.train["min_frequency"] == 1024 and run.train["reserve"] == 128
+    assert (run.train["vocab_size"], run.train["min_frequency"], run.train["reserve"]) == (32768, 1024, 128)
     assert parse_size("16MiB", "x") == 16 << 20 and parse_size(" 4k ", "x") == 4096
 
 
@@ -120,8 +122,8 @@ def test_bad_config_files_name_the_file_and_key(tmp_path, text, message):
 @pytest.mark.parametrize("args, message", [
     (["{missing}", "-o", "{out}"], "missing: no such file or directory"),
     (["{empty}", "-o", "{out}"], "no data to train on"),
-    (["{corpus}", "-o", "{out}", "--vocab-size", "300"], "vocab_size 300 is smaller than the 256-byte alphabet"),
-    (["{corpus}", "-o", "{out}", "--mode", "delim", "--delimiter-hex", "xyz"], "--delimiter-hex: expected hex"),
+    (["{corpus}", "-o", "{out}", "--vocab-size", "300"], "vocab_size 300 is smaller than the 256-byte"),
+    (["{corpus}", "-o", "{out}", "--mode", "delim", "--delimiter-hex", "xyz"], "--delimiter-hex: expected"),
     (["{corpus}", "-o", "{out}", "--mode", "delim"], "needs a delimiter"),
     (["{corpus}", "-o", "{out}", "--config", "{badtoml}"], "invalid TOML"),
     (["{corpus}", "-o", "{out}", "--config", "{missing}"], "config file not found"),
@@ -235,7 +237,8 @@ def test_decode_errors_leave_no_output(tok_path, tmp_path):
     for ids, message in ((["1", "99999"], "id 99999 at position 1 is out of range"),
                          (["1", "x2"], "item 1 is 'x2', not a token id")):
         with pytest.raises(TokenizerError, match=message):
-            bcli.run_decode(parse(bcli.add_decode_arguments, ["--tokenizer", str(tok_path), "-o", str(out), *ids]))
+            bcli.run_decode(parse(bcli.add_decode_arguments,
+                                  ["--tokenizer", str(tok_path), "-o", str(out), *ids]))
     assert not out.exists()
 
 
@@ -255,22 +258,25 @@ def test_argument_adders_share_options_a_verb_already_has(tok_path, capsys, tmp_
     bcli.add_encode_arguments(p)  # must not raise "conflicting option string"
     (tmp_path / "x").write_bytes(b"xyz")
     bcli.run_encode(p.parse_args(["--tokenizer", str(tok_path), "--binary", str(tmp_path / "x")]))
-    assert json.loads(capsys.readouterr().out)["tokens"] == [t.hex() for t in
-                                                             binary.encode_bytes(binary.load(tok_path), b"xyz").tokens]
+    expected = [t.hex() for t in binary.encode_bytes(binary.load(tok_path), b"xyz").tokens]
+    assert json.loads(capsys.readouterr().out)["tokens"] == expected
 
 
 def test_inspect_reports_sizes_specials_merges_and_longest_tokens(tmp_path):
     data = (b"\x00" * 64 + b"\x7fELF\x02\x01") * 400
     (tmp_path / "in.bin").write_bytes(data)
     path = tmp_path / "tok.json"
-    assert run_train(tmp_path / "in.bin", "-o", path, "--vocab-size", "400", "--min-frequency", "2", "--reserve", "4",
-                     "--no-progress", "--with-template", "--window-bytes", "70") == 0
+    assert run_train(tmp_path / "in.bin", "-o", path, "--vocab-size", "400", "--min-frequency", "2",
+                     "--reserve", "4", "--no-progress", "--with-template", "--window-bytes", "70") == 0
     report = bcli.inspect_tokenizer(path)
     tok = Tokenizer.from_file(str(path))
     model = tok.get_vocab_size(with_added_tokens=False)
-    assert f"vocabulary: 512 = {model} model (256 bytes + {model - 256} merges) + {512 - model} added" in report
+    assert f"vocabulary: 512 = {model} model (256 bytes + {model - 256} merges) + {512 - model} added" \
+        in report
     assert f"<|start|>={model}" in report and f"<|unk|>={model + 6}" in report
-    assert f"reserved: {512 - model - 7} (<|reserved:0|>={model + 7} .. <|reserved:{512 - model - 8}|>=511)" in report
+    n_reserved = 512 - model - 7
+    last = f"<|reserved:{n_reserved - 1}|>=511"
+    assert f"reserved: {n_reserved} (<|reserved:0|>={model + 7} .. {last})" in report
     assert "template: single '<|start|> $A <|end|>', pair '<|start|> $A <|sep|> $B <|end|>'" in report
     assert "0: 00 + 00 -> id 256" in report  # the most frequent pair in this data
     longest = max(tok.get_vocab(with_added_tokens=False), key=len)

@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 
 from wwho.binary import ingest
 from wwho.binary.config import ConfigError, parse_hex
-from wwho.binary.ingest import IngestOptions, IngestStats, OptionError, count_windows, iter_files, iter_windows
+from wwho.binary.ingest import (
+    IngestOptions,
+    IngestStats,
+    OptionError,
+    count_windows,
+    iter_files,
+    iter_windows,
+)
 from wwho.errors import CorpusError
 
 
@@ -159,7 +166,8 @@ def naive_delim(data: bytes, delim: bytes, limit: int) -> list[bytes]:
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"ba"]), max_size=60).map(b"".join),
-       delim=st.sampled_from([b"\n", b"ab", b"aab", b"ba\n"]), limit=st.integers(1, 9), block=st.integers(1, 7))
+       delim=st.sampled_from([b"\n", b"ab", b"aab", b"ba\n"]), limit=st.integers(1, 9),
+       block=st.integers(1, 7))
 def test_delim_streaming_equals_whole_buffer_split(data, delim, limit, block):
     saved, ingest._BLOCK = ingest._BLOCK, block  # tiny reads: delimiters straddle block boundaries
     try:
@@ -316,8 +324,8 @@ def test_windows_of_every_mode_concatenate_back_to_the_file(data, mode, window, 
 @settings(max_examples=60, deadline=None)
 @given(sizes=st.lists(st.integers(1, 400), min_size=1, max_size=5), rate=st.floats(0.05, 1.0),
        per_file=st.none() | st.integers(1, 30), total=st.none() | st.integers(1, 60), seed=st.integers(0, 99))
-def test_sampling_keeps_a_bounded_sub_multiset_deterministically(tmp_path_factory, sizes, rate, per_file, total,
-                                                                 seed):
+def test_sampling_keeps_a_bounded_sub_multiset_deterministically(tmp_path_factory, sizes, rate, per_file,
+                                                                 total, seed):
     root = tmp_path_factory.mktemp("prop")
     for i, n in enumerate(sizes):
         (root / f"f{i}").write_bytes(b"".join(f"{i:02d}{j:06d}".encode() for j in range(n)))  # 8-byte windows

@@ -153,7 +153,7 @@ def test_tokenizer_json_survives_save_and_load_unchanged(tok, tmp_path, pretty):
     assert stock.get_vocab() == tok.get_vocab()
     stock.save(str(tmp_path / "again.json"), pretty=pretty)
     assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8")) == json.loads(text)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.json", "tokenizer.json"]  # no temp files left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.json", "tokenizer.json"]  # no temp file
 
 
 def test_saved_pipeline_has_nothing_that_changes_bytes(tok):

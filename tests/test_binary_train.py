@@ -25,7 +25,8 @@ TINY = {"specials": dict(standard_specials=False, mask=False, unk=False, reserve
 
 
 def merges_of(tok: Tokenizer) -> list[tuple[bytes, bytes]]:
-    return [(a.encode("latin-1"), b.encode("latin-1")) for a, b in json.loads(tok.to_str())["model"]["merges"]]
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    return [(a.encode("latin-1"), b.encode("latin-1")) for a, b in merges]
 
 
 def test_merges_follow_the_counts_hand_computed():

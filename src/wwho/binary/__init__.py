@@ -5,8 +5,16 @@ windows (``ingest``); HF's ``BpeTrainer`` learns the merges (``train``); the res
 a standard ``tokenizer.json`` (``io``). See ``docs/binary.md``.
 """
 
-from wwho.binary.ingest import (IngestOptions, IngestStats, OptionError, WindowCounts, count_windows,
-                                iter_files, iter_sampled, iter_windows)
+from wwho.binary.ingest import (
+                                IngestOptions,
+                                IngestStats,
+                                OptionError,
+                                WindowCounts,
+                                count_windows,
+                                iter_files,
+                                iter_sampled,
+                                iter_windows,
+)
 from wwho.binary.io import is_binary_tokenizer, load, save
 from wwho.binary.mapping import BinaryEncoding, bytes_to_text, decode_to_bytes, encode_bytes, text_to_bytes
 from wwho.binary.train import special_tokens, train, train_from_counts

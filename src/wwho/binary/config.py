@@ -139,8 +139,8 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "threads": lambda v, w: _int(v, w, 1),
     "progress": _bool,
 }
-_TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_specials", "mask", "unk", "reserve",
-               "template", "pad_to_power_of_two", "threads", "progress")
+_TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_specials", "mask", "unk",
+               "reserve", "template", "pad_to_power_of_two", "threads", "progress")
 DEFAULTS: dict[str, Any] = {
     "inputs": [], "output": None, "pretty": False,
     "vocab_size": 32768, "min_frequency": 1024, "max_token_length": None,
@@ -208,7 +208,8 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
         raise ConfigError("no output: give -o tokenizer.json or `output = \"...\"` in the config file")
     output = Path(values["output"])
     if output.is_dir():
-        raise ConfigError(f"{output}: output is a directory; give a file name such as {output / 'tokenizer.json'}")
+        raise ConfigError(f"{output}: output is a directory; give a file name "
+                          f"such as {output / 'tokenizer.json'}")
     ingest = IngestOptions(
         mode=values["mode"], window_bytes=values["window_bytes"], min_exp=values["min_exp"],
         max_exp=values["max_exp"], delimiter=values["delimiter_hex"], max_docs=values["max_docs"],

@@ -95,7 +95,7 @@ class IngestOptions:
         exts = tuple(e if e.startswith(".") else "." + e for e in self.extensions)
         if any(e == "." for e in exts):
             raise OptionError("empty extension in extensions")
-        object.__setattr__(self, "extensions", exts)
+        object.__setattr__(self, "extensions", tuple(e.lower() for e in exts))  # matched case-insensitively
 
 
 def _positive(name: str, value: object) -> None:
@@ -185,7 +185,7 @@ def _walk(root: Path, directory: Path, options: IngestOptions, stats: IngestStat
             yield from _walk(root, path, options, stats, active | {ident})
         elif entry.name in SKIP_FILES:
             stats.skip(entry.name)
-        elif options.extensions and not entry.name.lower().endswith(tuple(e.lower() for e in options.extensions)):
+        elif options.extensions and not entry.name.lower().endswith(options.extensions):
             stats.skip("extension")
         elif _wanted_file(st, options, stats):
             yield path, path.relative_to(root).as_posix()
@@ -282,7 +282,8 @@ def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestSta
             yield window
 
 
-def _counted(windows: Iterator[bytes], stats: IngestStats, progress: object | None, path: Path) -> Iterator[bytes]:
+def _counted(windows: Iterator[bytes], stats: IngestStats, progress: object | None,
+             path: Path) -> Iterator[bytes]:
     try:
         for window in windows:
             stats.windows_seen += 1

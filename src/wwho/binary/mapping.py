@@ -34,8 +34,8 @@ def text_to_bytes(text: str) -> bytes:
         return text.encode("latin-1")
     except UnicodeEncodeError as exc:
         raise TokenizerError(
-            f"character {text[exc.start]!r} (U+{ord(text[exc.start]):04X}) at offset {exc.start} is not a byte; "
-            "is this a binary tokenizer?"
+            f"character {text[exc.start]!r} (U+{ord(text[exc.start]):04X}) at offset {exc.start} "
+            "is not a byte; is this a binary tokenizer?"
         ) from None
 
 
@@ -70,7 +70,8 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     enc = tokenizer.encode(text, add_special_tokens=add_special_tokens)
     # Latin-1 is one character per byte, so the character offsets HF returns are byte offsets.
     mask = enc.special_tokens_mask
-    tokens = [tok.encode("utf-8") if special else tok.encode("latin-1") for tok, special in zip(enc.tokens, mask)]
+    tokens = [tok.encode("utf-8") if special else tok.encode("latin-1")
+              for tok, special in zip(enc.tokens, mask)]
     return BinaryEncoding(ids=list(enc.ids), tokens=tokens, offsets=list(enc.offsets),
                           special_tokens_mask=list(mask))
 

@@ -115,15 +115,16 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                       pad_to_power_of_two: bool = True, threads: int | None = None,
                       progress: bool = False) -> Tokenizer:
     """Train on windows counted by :func:`wwho.binary.ingest.count_windows` (``{bytes: count}``)."""
-    names = check_options(vocab_size=vocab_size, min_frequency=min_frequency, max_token_length=max_token_length,
-                          standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve,
-                          template=template, threads=threads)
+    names = check_options(vocab_size=vocab_size, min_frequency=min_frequency,
+                          max_token_length=max_token_length, standard_specials=standard_specials, mask=mask,
+                          unk=unk, reserve=reserve, template=template, threads=threads)
     if not counts:
         raise VocabError("nothing to train on: no windows were counted")
     pairs = sum(n * (len(w) - 1) for w, n in counts.items())
     if pairs > _MAX_PAIR_COUNT:
-        raise OptionError(f"{pairs:,} byte pairs to count: HF's trainer counts pairs in 32-bit integers, which "
-                          "could overflow; sample fewer windows (--max-docs, --sample-rate, --max-docs-per-file)")
+        raise OptionError(f"{pairs:,} byte pairs to count: HF's trainer counts pairs in 32-bit integers, "
+                          "which could overflow; sample fewer windows (--max-docs, --sample-rate, "
+                          "--max-docs-per-file)")
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(names), min_frequency=min_frequency,
                                   show_progress=progress, initial_alphabet=ALPHABET,
                                   # HF only forms tokens shorter than its limit (len < max_token_length)
@@ -173,6 +174,6 @@ def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, v
                   threads=threads)
     counted = count_windows(paths, ingest or IngestOptions(), progress=progress)
     return train_from_counts(counted.counts, vocab_size=vocab_size, min_frequency=min_frequency,
-                             max_token_length=max_token_length, standard_specials=standard_specials, mask=mask,
-                             unk=unk, reserve=reserve, template=template,
+                             max_token_length=max_token_length, standard_specials=standard_specials,
+                             mask=mask, unk=unk, reserve=reserve, template=template,
                              pad_to_power_of_two=pad_to_power_of_two, threads=threads, progress=progress)

@@ -42,7 +42,8 @@ def add_encode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "--tokenizer", required=True, help="tokenizer.json of a binary tokenizer")
     _add(p, "--binary", action="store_true", help="treat the input as raw bytes (binary tokenizer)")
     _add(p, "input", help="file to encode, or - for standard input")
-    _add(p, "--specials", action="store_true", help="add the template's special tokens (<|start|> ... <|end|>)")
+    _add(p, "--specials", action="store_true",
+         help="add the template's special tokens (<|start|> ... <|end|>)")
     _add(p, "--format", choices=("json", "table", "ids"), default="json",
          help="json: {ids, tokens (hex), offsets} (default); table: id, hex, start, end per line; "
               "ids: ids only, space separated")
@@ -54,7 +55,8 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "--binary", action="store_true", help="write raw bytes (binary tokenizer)")
     _add(p, "ids", nargs="+", metavar="ID", help="token ids, or - to read them from standard input "
          "(whitespace/comma separated, or the JSON from encode)")
-    _add(p, "--keep-specials", action="store_true", help="write special tokens' names instead of dropping them")
+    _add(p, "--keep-specials", action="store_true",
+         help="write special tokens' names instead of dropping them")
     _add(p, "-o", "--output", help="write the bytes here (default: standard output)")
 
 
@@ -73,7 +75,8 @@ def run_encode(args: argparse.Namespace) -> int:
         raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
                              "(train with --with-template)")
     enc = encode_bytes(tokenizer, _read_input(args.input), add_special_tokens=bool(args.specials))
-    shown = [tok.decode("ascii") if special else tok.hex() for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
+    shown = [tok.decode("utf-8") if special else tok.hex()
+             for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
     fmt = getattr(args, "format", "json")
     if fmt == "ids":
         text = " ".join(map(str, enc.ids)) + "\n"

@@ -29,8 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretty", action="store_true", default=None, help="indent the JSON")
 
     g = p.add_argument_group("training")
-    g.add_argument("--vocab-size", help="total vocabulary incl. special tokens, before padding (default 32768)")
-    g.add_argument("--min-frequency", help="stop merging when the best pair occurs fewer times (default 1024)")
+    g.add_argument("--vocab-size",
+                   help="total vocabulary incl. special tokens, before padding (default 32768)")
+    g.add_argument("--min-frequency",
+                   help="stop merging when the best pair occurs fewer times (default 1024)")
     g.add_argument("--max-token-length", help="longest token in bytes (default: no limit)")
     g.add_argument("--threads", help="threads for the HF trainer (default: all cores)")
     _switch(g, "progress", "progress bars on stderr (default on)", on="--progress", off="--no-progress")
@@ -40,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
             on="--with-standard-specials", off="--no-standard-specials")
     _switch(g, "mask", "<|mask|> (default on)", on="--with-mask", off="--no-mask")
     _switch(g, "unk", "<|unk|> (default on)", on="--with-unk", off="--no-unk")
-    g.add_argument("--reserve", metavar="N", help="<|reserved:0|>..<|reserved:N-1|> placeholders (default 128)")
-    _switch(g, "template", "post-processor <|start|> $A <|end|> / <|start|> $A <|sep|> $B <|end|> (default off)",
+    g.add_argument("--reserve", metavar="N",
+                   help="<|reserved:0|>..<|reserved:N-1|> placeholders (default 128)")
+    _switch(g, "template",
+            "post-processor <|start|> $A <|end|> / <|start|> $A <|sep|> $B <|end|> (default off)",
             on="--with-template", off="--no-template")
     _switch(g, "pad_to_power_of_two", "pad the total vocabulary to a power of two with reserved tokens "
             "(default on)", on="--pad-to-power-of-two", off="--no-pad")
@@ -49,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("input files")
     _switch(g, "follow_symlinks", "follow symlinks inside directories (default off)",
             on="--follow-symlinks", off="--no-follow-symlinks")
-    g.add_argument("--ext", action="append", help="only files inside directories ending with these extensions "
-                   "(repeat or comma-separate: --ext so,gz)")
+    g.add_argument("--ext", action="append",
+                   help="only files inside directories ending with these extensions "
+                        "(repeat or comma-separate: --ext so,gz)")
     g.add_argument("--max-file-size", help="skip files larger than this (default: no limit)")
 
     g = p.add_argument_group("windows")
@@ -87,13 +92,14 @@ def main(argv: list[str]) -> int:
     read_s = time.perf_counter() - started
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(st.skipped.items())) or "none"
     print(f"read {st.bytes_read:,} bytes from {st.files:,} files in {read_s:.1f}s (skipped: {skipped}); "
-          f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct", file=sys.stderr)
+          f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct",
+          file=sys.stderr)
 
     tokenizer = train_from_counts(counted.counts, **run.train)
     del counted
     save(tokenizer, run.output, pretty=run.pretty)
     total = tokenizer.get_vocab_size(with_added_tokens=True)
     model = tokenizer.get_vocab_size(with_added_tokens=False)
-    print(f"wrote {run.output}: {total:,} tokens = 256 bytes + {model - 256:,} merges + {total - model:,} special "
-          f"({time.perf_counter() - started:.1f}s)", file=sys.stderr)
+    print(f"wrote {run.output}: {total:,} tokens = 256 bytes + {model - 256:,} merges + "
+          f"{total - model:,} special ({time.perf_counter() - started:.1f}s)", file=sys.stderr)
     return 0
