@@ -117,6 +117,15 @@ def test_special_token_text_inside_data_stays_data(tok):
     assert decode_to_bytes(tok, enc.ids) == data  # would lose bytes if they had become special ids
 
 
+def test_special_token_text_stays_data_with_a_stock_loaded_tokenizer(tok):
+    stock = Tokenizer.from_str(tok.to_str())  # HF does not save encode_special_tokens: it is False here
+    assert stock.encode_special_tokens is False
+    data = b"ab<|end|>cd<|pad|>"
+    enc = encode_bytes(stock, data)
+    assert not any(enc.special_tokens_mask) and b"".join(enc.tokens) == data
+    assert decode_to_bytes(stock, enc.ids) == data
+
+
 def test_decode_rejects_bad_ids_naming_the_position(tok):
     size = tok.get_vocab_size(with_added_tokens=True)
     with pytest.raises(TokenizerError, match=rf"id {size} at position 2 is out of range"):
