@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _switch(g: argparse._ArgumentGroup, dest: str, help_text: str, *, on: str, off: str) -> None:
-    g.add_argument(on, dest=dest, action="store_true", default=None, help=help_text)
+    g.add_argument(on, dest=dest, action="store_true", default=None, help=f"{help_text}; opposite: {off}")
     g.add_argument(off, dest=dest, action="store_false", default=None, help=argparse.SUPPRESS)
 
 
