@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, ROOT, machine
+from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "bench_train"
@@ -30,17 +30,20 @@ BENCHMARKS = {
     "syllables-si": ("Syllabification speed, Sinhala news", ["bench_syllables.py"]),
     "syllables-hi": ("Syllabification speed, Devanagari (Hindi, Marathi, Nepali, Sanskrit)",
                      ["bench_syllables.py", "--script", "devanagari", "--spec-mb", "2",
-                      *map(str, sorted(CORPORA.glob("[hmns][ira]/*.txt")))]),
+                      *(str(p) for lang in ("hi", "mr", "ne", "sa") for p in sorted((CORPORA / lang).glob("*.txt")))]),
     "train-si": ("SGPE training vs HF tokenizers and SentencePiece, Sinhala news, vocabulary 32,000",
                  ["bench_train.py"]),
     "train-hi": ("SGPE training vs peers, Hindi (TICO-19, WMT14, Tatoeba, classical), vocabulary 32,000",
                  ["bench_train.py", "--script", "devanagari", "--tag", "hi", "--eval",
                   str(CORPORA / "hi" / "flores200-devtest.txt"), *map(str, HI_TRAIN)]),
     "encode": ("Encoding speed on held-out Sinhala", ["bench_encode.py"]),
-    "engine": ("The merge engine alone", ["bench_engine.py"]),
-    "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders", ["bench_bytelevel.py"]),
+    "engine": ("The merge engine alone (SGPE input from all the Sinhala news)", ["bench_engine.py", "--all-news"]),
+    "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders, and training vs HF",
+                  ["bench_bytelevel.py", "--train"]),
     "meta": ("Meta tokenizer (o200k_base + SGPE) on code-switched text", ["bench_meta.py"]),
-    "binary": ("Binary BPE on system binaries", ["bench_binary.py"]),
+    # 40 MB, not the 200 MB: HF's BpeTrainer needs about 80 bytes of memory per input byte
+    # (measured), so 200 MB would need ~20 GB on a 24 GiB machine.
+    "binary": ("Binary BPE on system binaries (40 MB of ELF files)", ["bench_binary.py", "--mb", "40", "--runs", "1"]),
 }
 
 
@@ -54,24 +57,30 @@ def versions() -> str:
     return ", ".join(out)
 
 
-def run(args: list[str]) -> tuple[str, float, int]:
+def run(args: list[str], cwd: Path = HERE) -> tuple[str, float, int]:
+    import os
+
+    env = dict(os.environ)
+    if O200K_FILE.is_file():  # tiktoken offline: the verified ranks file of the shared data
+        env.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], cwd=HERE, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=env)
     text = proc.stdout + (f"\n[stderr]\n{proc.stderr[-2000:]}" if proc.returncode else "")
     return text, time.perf_counter() - t0, proc.returncode
 
 
 def eval_section(report: list[str]) -> None:
-    specs = [str(p) for p in (CACHE / "si-wwho-32000", CACHE / "hi-wwho-32000") if p.exists()]
+    rel = lambda p: str(p.relative_to(ROOT))  # noqa: E731  (short names in the table)
+    specs = [rel(p) for p in (CACHE / "si-wwho-32000", CACHE / "hi-wwho-32000") if p.exists()]
     specs += ["tiktoken:o200k_base"]
-    specs += [f"hf:{p}" for p in (CACHE / "si-hf-32000.json", CACHE / "hi-hf-32000.json") if p.exists()]
-    specs += [f"spm:{p}" for p in (CACHE / "si-spm-32000.model", CACHE / "hi-spm-32000.model") if p.exists()]
+    specs += [f"hf:{rel(p)}" for p in (CACHE / "si-hf-32000.json", CACHE / "hi-hf-32000.json") if p.exists()]
+    specs += [f"spm:{rel(p)}" for p in (CACHE / "si-spm-32000.model", CACHE / "hi-spm-32000.model") if p.exists()]
     corpora = [str(CORPORA / lang / "flores200-devtest.txt") for lang in ("si", "hi")]
     img = ROOT / "docs" / "img" / "eval.png"
     img.parent.mkdir(parents=True, exist_ok=True)
     cmd = ["-m", "wwho", "eval", "--quiet", "--markdown", "--corpus", *corpora, "--tokenizer", *specs,
            "--parity-with", str(CORPORA / "en" / "flores200-devtest.txt"), "--plot", str(img)]
-    text, seconds, code = run(cmd)
+    text, seconds, code = run(cmd, cwd=ROOT)
     report += ["## Tokenizers compared on FLORES-200 devtest (`wwho eval`)", "",
                "Every vocabulary at 32,000 tokens; `si-*` trained on the Sinhala news, `hi-*` on the Hindi "
                "training files above; o200k_base is GPT-4o's (200,019 tokens). Parity: tokens relative to the "

@@ -135,7 +135,7 @@ def test_generated_regex_equals_table_engine_exhaustively(script):
 devanagari_text = st.text(
     alphabet=st.sampled_from(
         list("कखगषहअआइ\u093c\u094d\u093e\u093f\u0947\u0901\u0902\u0903\u0951\u200d\u200c।॥१ a\t\n")
-        + ["\u0306", "પ", "\u0acd", "🙂", "\u1cd0", "\u1cf5"]
+        + ["\u0306", "પ", "\u0acd", "🙂", "\u1cd0", "\u1cf5", "\U0001d167", "\U00011001"]  # astral marks
     ),
     max_size=40,
 )
@@ -214,3 +214,9 @@ def test_no_accept_state_reached_emits_first_character_alone(tmp_path):
         syl = Syllabifier.from_schema(path, engine=engine)
         assert syl.tokenize("aab") == ["a", "ab"]
         assert syl.tokenize("aac") == ["a", "a", "c"]
+
+
+def test_astral_marks_take_the_exact_path():
+    syl = Syllabifier.for_script("devanagari")
+    text = "क\U0001d167ि"  # a combining mark above U+FFFF inside a syllable
+    assert syl.tokenize(text) == syl.tokenize_table(text) == [text]

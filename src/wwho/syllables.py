@@ -35,7 +35,9 @@ import re
 from pathlib import Path
 
 from wwho.errors import SchemaError, TokenizerError
-from wwho.schema import OTHER, Schema, bundled_schema, grammar_regex, load_schema
+from wwho.schema import OTHER, Schema, astral_class_chars, bundled_schema, grammar_regex, load_schema
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
 WHITESPACE = frozenset(" \t\n\r")
@@ -52,6 +54,7 @@ class Syllabifier:
         self.schema = schema
         self.engine = "table" if engine == "table" or schema.grammar is None else "regex"
         self._patterns: dict[bool, re.Pattern[str]] = {}
+        self._astral = None
         if self.engine == "regex":
             body = grammar_regex(schema, exclude=" \t\n\r")
             # Leading-space mode: a space glued to what follows unless that is whitespace
@@ -60,6 +63,17 @@ class Syllabifier:
             # ``re`` tries fewer branches per token (measured: 1.3x the three-branch form).
             self._patterns[True] = re.compile(rf"(?: (?![ \t\n\r]))?(?:{body}|.)", re.DOTALL)
             self._patterns[False] = re.compile(rf"(?:{grammar_regex(schema)})|.", re.DOTALL)
+            astral = astral_class_chars(schema)
+            if astral:
+                # re matches BMP-only classes from a bitmap but scans classes with astral members
+                # range by range (measured 3x slower on Devanagari). Texts without an astral
+                # character of a class get the BMP-only patterns, which match the same tokens.
+                self._astral = astral
+                fast = grammar_regex(schema, exclude=" \t\n\r", bmp_only=True)
+                self._fast = {
+                    True: re.compile(rf"(?: (?![ \t\n\r]))?(?:{fast}|.)", re.DOTALL),
+                    False: re.compile(rf"(?:{grammar_regex(schema, bmp_only=True)})|.", re.DOTALL),
+                }
 
     @classmethod
     def for_script(cls, name: str) -> "Syllabifier":
@@ -82,8 +96,16 @@ class Syllabifier:
         """Split ``text`` into syllables (and single-character tokens between them)."""
         _check_text(text)
         if self.engine == "regex":
+            if self._astral is not None and not self._has_astral_class_char(text):
+                return self._fast[bool(leading_space)].findall(text)
             return self._patterns[bool(leading_space)].findall(text)
         return self.tokenize_table(text, leading_space)
+
+    def _has_astral_class_char(self, text: str) -> bool:
+        # max() and one single-range findall run at C speed; most text has no astral character.
+        if not text or max(text) <= "\uffff":
+            return False
+        return any(ord(ch) in self._astral for ch in _ASTRAL.findall(text))
 
     # -- the reference engine ------------------------------------------------
 
