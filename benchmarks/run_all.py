@@ -71,21 +71,22 @@ def run(args: list[str], cwd: Path = HERE) -> tuple[str, float, int]:
 
 def eval_section(report: list[str]) -> None:
     rel = lambda p: str(p.relative_to(ROOT))  # noqa: E731  (short names in the table)
-    specs = [rel(p) for p in (CACHE / "si-wwho-32000", CACHE / "hi-wwho-32000") if p.exists()]
-    specs += ["tiktoken:o200k_base"]
-    specs += [f"hf:{rel(p)}" for p in (CACHE / "si-hf-32000.json", CACHE / "hi-hf-32000.json") if p.exists()]
-    specs += [f"spm:{rel(p)}" for p in (CACHE / "si-spm-32000.model", CACHE / "hi-spm-32000.model") if p.exists()]
-    corpora = [str(CORPORA / lang / "flores200-devtest.txt") for lang in ("si", "hi")]
-    img = ROOT / "docs" / "img" / "eval.png"
-    img.parent.mkdir(parents=True, exist_ok=True)
-    cmd = ["-m", "wwho", "eval", "--quiet", "--markdown", "--corpus", *corpora, "--tokenizer", *specs,
-           "--parity-with", str(CORPORA / "en" / "flores200-devtest.txt"), "--plot", str(img)]
-    text, seconds, code = run(cmd, cwd=ROOT)
     report += ["## Tokenizers compared on FLORES-200 devtest (`wwho eval`)", "",
-               "Every vocabulary at 32,000 tokens; `si-*` trained on the Sinhala news, `hi-*` on the Hindi "
-               "training files above; o200k_base is GPT-4o's (200,019 tokens). Parity: tokens relative to the "
-               "same tokenizer on the aligned English lines.", "", text.strip(), "", "![metrics](img/eval.png)", ""]
-    print(text)
+               "Every vocabulary at 32,000 tokens, trained on the same text per language (`si-*`: the Sinhala "
+               "news; `hi-*`: the Hindi training files above); o200k_base is GPT-4o's (200,019 tokens). Parity: "
+               "tokens relative to the same tokenizer on the aligned English lines.", ""]
+    for lang in ("si", "hi"):
+        specs = [rel(p) for p in [CACHE / f"{lang}-wwho-32000"] if p.exists()]
+        specs += ["tiktoken:o200k_base"]
+        specs += [f"hf:{rel(p)}" for p in [CACHE / f"{lang}-hf-32000.json"] if p.exists()]
+        specs += [f"spm:{rel(p)}" for p in [CACHE / f"{lang}-spm-32000.model"] if p.exists()]
+        img = ROOT / "docs" / "img" / f"eval-{lang}.png"
+        img.parent.mkdir(parents=True, exist_ok=True)
+        cmd = ["-m", "wwho", "eval", "--quiet", "--markdown", "--corpus", str(CORPORA / lang / "flores200-devtest.txt"),
+               "--tokenizer", *specs, "--parity-with", str(CORPORA / "en" / "flores200-devtest.txt"), "--plot", str(img)]
+        text, seconds, code = run(cmd, cwd=ROOT)
+        report += [text.strip(), "", f"![{lang} metrics](img/eval-{lang}.png)", ""]
+        print(text)
 
 
 def merge_sections(old: str, new: str) -> str:
