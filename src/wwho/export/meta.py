@@ -100,15 +100,10 @@ def save_meta(tok: "MetaTokenizer", directory: str | os.PathLike) -> Path:
 
 def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate ``meta_config.json``; raises :class:`VocabError` naming the key."""
+    from wwho.fileio import read_json
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise VocabError(f"{path}: no such file (a meta tokenizer directory has {CONFIG_FILE})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VocabError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise VocabError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    data = read_json(path, error=VocabError, what=f"file (a meta tokenizer directory has {CONFIG_FILE})")
     if not isinstance(data, dict):
         raise VocabError(f"{path}: a {CONFIG_FILE} is a JSON object")
     if data.get("format_version") != FORMAT_VERSION:
