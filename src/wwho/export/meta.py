@@ -22,7 +22,6 @@ silently giving different ids. This module does not tokenize.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
