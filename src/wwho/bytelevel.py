@@ -483,6 +483,27 @@ class ByteBPE:
 
         return export_hf(self, path)
 
+    def describe(self, *, top: int = 10) -> str:
+        """A human-readable summary (``wwho inspect``): model, pre-tokenizer, sizes, merges, specials."""
+        pre = self.pretokenizer
+        show = lambda b: b.decode("utf-8", "backslashreplace")  # noqa: E731
+        lines = [
+            f"byte-level BPE {self.name or '(unnamed)'}: n_vocab {self.n_vocab:,}, {self.vocab_size:,} tokens",
+            f"  pre-tokenizer: {pre.name or 'custom'} ({len(pre.patterns) + len(pre.byte_patterns)} regex(es))",
+            *(f"    {p}" for p in (*pre.patterns, *pre.byte_patterns)),
+            f"  merge rule: {'ranks (tiktoken)' if self.merges is None else f'{len(self.merges):,} merges (in order)'}",
+            f"  special tokens ({len(self.special_tokens)}): "
+            + ", ".join(f"{t}={i}" for t, i in sorted(self.special_tokens.items(), key=lambda x: x[1])[:top])
+            + (" ..." if len(self.special_tokens) > top else ""),
+            f"  added tokens: {len(self.added_tokens)}; bos {self.bos_id} (add: {self.add_bos}), "
+            f"eos {self.eos_id} (add: {self.add_eos})",
+        ]
+        if self.merges:
+            lines += [f"  first {top} merges:", *(f"    {show(a)!r} + {show(b)!r}" for a, b in self.merges[:top])]
+        longest = sorted(self._decoder.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
+        lines += [f"  longest {top} tokens:", *(f"    {i}: {show(b)!r} ({len(b)} bytes)" for i, b in longest)]
+        return "\n".join(lines)
+
     def __repr__(self) -> str:
         rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
         label = f" {self.name!r}" if self.name else ""
