@@ -89,7 +89,7 @@ def _load_hf(path: Path) -> Any:
         from wwho.bytelevel import ByteBPE
 
         return ByteBPE.from_hf(path)
-    except (ImportError, VocabError, ValueError):
+    except (VocabError, ValueError):  # not byte-level BPE: run it with HF tokenizers as it is
         pass
     import tokenizers
 

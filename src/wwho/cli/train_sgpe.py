@@ -103,12 +103,9 @@ def main(argv: list[str]) -> int:
               f"+ SGPE [{meta.offset:,}, {meta.vocab_size:,})", file=sys.stderr)
         return 0 if args.no_verify else _verify_meta(meta, args.corpus, args.text_field)
     if not args.no_verify:
-        try:
-            from wwho.export.verify import verify_sample
-        except ImportError:
-            verify_sample = None
-        if verify_sample is not None:
-            verify_sample(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
+        from wwho.export.verify import verify_sample
+
+        verify_sample(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
     return 0
 
 

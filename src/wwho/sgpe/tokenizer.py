@@ -54,11 +54,8 @@ class SGPETokenizer:
         self.special_tokens = vocab_file.special_tokens
         self.script = vocab_file.script
         self.splitter = WordSplitter(vocab_file.script)
-        # One rank table: building merges first, learned merges after them.
-        self._ranks: dict[tuple[str, str], int] = {}
-        for pair in (*self.syllable_merges, *self.merges):
-            self._ranks.setdefault(pair, len(self._ranks))
         self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(self.merges)))}
+        # One rank table: building merges first, learned merges after them.
         self._pairs = pair_table((*self.syllable_merges, *self.merges), self.vocab)
         self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if vocab_file.fallback == "bytes" else []
         self._token_bytes: list[bytes] = [t.encode("utf-8", "surrogatepass") for t in self.id_to_token]
@@ -91,13 +88,10 @@ class SGPETokenizer:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.file.save(directory / "vocab.json")
-        try:
+        if self.fallback == "bytes":  # an [UNK] vocabulary cannot be exported exactly
             from wwho.export.hf import save_hf_files
-        except ImportError:  # pragma: no cover - the export module ships with wwho
-            pass
-        else:
-            if self.fallback == "bytes":
-                save_hf_files(self, directory)
+
+            save_hf_files(self, directory)
         return directory / "vocab.json"
 
     # -- encoding ----------------------------------------------------------------------
