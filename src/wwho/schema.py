@@ -211,17 +211,18 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
     if start not in states:
         raise fail("start", f"unknown state {start!r}")
 
-    def state_set(key: str) -> frozenset[str]:
+    def names(key: str, known, what: str) -> tuple[str, ...]:
+        """``data[key]``: a list of names, each in ``known`` (states or class labels)."""
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-            raise fail(key, "must be a list of state names")
+            raise fail(key, f"must be a list of {what}s")
         for s in value:
-            if s not in states:
-                raise fail(key, f"unknown state {s!r}")
-        return frozenset(value)
+            if s not in known:
+                raise fail(key, f"unknown {what} {s!r}")
+        return tuple(value)
 
-    accept_states = state_set("accept_states")
-    emit_states = state_set("emit_states")
+    accept_states = frozenset(names("accept_states", states, "state"))
+    emit_states = frozenset(names("emit_states", states, "state"))
     if start in accept_states:
         raise fail("accept_states", f"the start state {start!r} must not accept (it would accept the empty string)")
     if not emit_states <= accept_states:
@@ -239,17 +240,8 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         blocks.append(Block(str(block["name"]), first, last))
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
 
-    def class_list(key: str) -> tuple[str, ...]:
-        value = data.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-            raise fail(key, "must be a list of class labels")
-        for c in value:
-            if c not in classes:
-                raise fail(key, f"unknown class {c!r}")
-        return tuple(value)
-
-    word_classes = class_list("word_classes")
-    attach_classes = class_list("attach_classes")
+    word_classes = names("word_classes", classes, "class")
+    attach_classes = names("attach_classes", classes, "class")
 
     grammar = data.get("grammar")
     if grammar is not None and not isinstance(grammar, str):

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 
+from wwho.bpe import count as bpe_count
 from wwho.errors import TokenizerError
 from wwho.router import Script, segment
 from wwho.syllables import Syllabifier
 from wwho.words import single_word_pattern, word_pattern
 
 SCRIPT_MODES = ("sinhala", "devanagari", "mixed")
-PIECES = re.compile(r" ?[^ \t\n\r]+|[ \t\n\r]")
+PIECES = re.compile(bpe_count.PIECES)  # the trainer counts exactly these pieces
 # One token per character, a space glued to the non-whitespace character after it.
 _PASSTHROUGH = re.compile(r"(?: (?![ \t\n\r]))?.", re.DOTALL)
 
