@@ -117,3 +117,13 @@ def test_cli_schema_check_reports_a_grammar_that_disagrees(tmp_path, capsys):
     path = write(tmp_path, mutate(grammar="C"))  # forgets the mark
     assert main(["schema", "check", str(path), "--max-length", "2"]) == 1
     assert "MISMATCH" in capsys.readouterr().out
+
+
+def test_bmp_only_class_of_astral_code_points_matches_nothing():
+    import re
+
+    from wwho.schema import char_class
+
+    pattern = re.compile(char_class({0x1D167}, bmp_only=True))
+    assert pattern.search("\uffff a \U0001d167") is None
+    assert re.fullmatch(char_class({0x61, 0x1D167}, bmp_only=True), "a")

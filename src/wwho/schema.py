@@ -298,7 +298,9 @@ def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False, o
     """
     escape = _escape_onig if onig else _escape_cp
     if bmp_only and not negate:
-        codepoints = {cp for cp in codepoints if cp <= 0xFFFF} or {0xFFFF}  # U+FFFF: a noncharacter
+        codepoints = {cp for cp in codepoints if cp <= 0xFFFF}
+        if not codepoints:
+            return "(?!)"  # an all-astral class: on the BMP-only path it can match nothing
     astral = [cp for cp in codepoints if cp > 0xFFFF]
     if not onig and not negate and astral and len(astral) < len(codepoints):
         # Python's re keeps a bitmap only for classes inside the BMP; a class that also holds
