@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from wwho.errors import TokenizerError, VocabError
+from wwho.pretokenize import BYTE_TO_UNICODE
 from wwho.router import _run_pattern
 
 #: Entries kept in the run cache (Indic runs, short Latin parts) before it is cleared (bounded memory).
@@ -52,20 +53,8 @@ SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 NAMESPACE = SGPE_PREFIX[0]
 
 
-def _byte_chars() -> list[str]:
-    # GPT-2's byte -> character mapping: printable Latin-1 bytes stand for themselves,
-    # the other 68 bytes take the characters U+0100.. in byte order.
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    chars = {b: chr(b) for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in chars:
-            chars[b] = chr(0x100 + extra)
-            extra += 1
-    return [chars[b] for b in range(256)]
-
-
-BYTE_CHARS = _byte_chars()
+# GPT-2's byte -> character mapping (shared with the byte-level pre-tokenizers).
+BYTE_CHARS = [BYTE_TO_UNICODE[b] for b in range(256)]
 ALPHABET = frozenset(BYTE_CHARS)
 _LATIN1_TO_CHARS = {b: c for b, c in enumerate(BYTE_CHARS)}
 
