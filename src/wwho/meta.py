@@ -45,7 +45,7 @@ from typing import Any
 
 from wwho.errors import TokenizerError, VocabError
 from wwho.pretokenize import BYTE_TO_UNICODE
-from wwho.router import _run_pattern
+from wwho.router import run_pattern
 
 #: Entries kept in the run cache (Indic runs, short Latin parts) before it is cleared (bounded memory).
 CACHE_SIZE = 200_000
@@ -225,7 +225,7 @@ class MetaTokenizer:
         self.special_tokens: dict[str, int] = {
             **self.tiktoken_specials, **{s: self.offset + sgpe_tokenizer.vocab[s] for s in sgpe_tokenizer.special_tokens}}
         self._scripts = sgpe_tokenizer.splitter.scripts
-        self._runs = _run_pattern(self._scripts).finditer
+        self._runs = run_pattern(self._scripts).finditer
         self._sgpe_bytes = [sgpe_tokenizer.token_bytes(i) for i in range(sgpe_tokenizer.vocab_size)]
         self._cache: dict[str, list[int]] = {}
         self._strings: list[str] | None = None

@@ -55,7 +55,12 @@ class TextSegment:
 
 
 @functools.lru_cache(maxsize=None)
-def _run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
+def run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
+    """The regex whose matches are the Indic runs of a text; the group name is the script.
+
+    :func:`segment` is built on it; hot paths that need only the runs (the meta tokenizer)
+    use it directly and skip building :class:`TextSegment` objects.
+    """
     extra = {ord(c) for c in JOINERS + SHARED_PUNCTUATION}
     groups = []
     for name in scripts:
@@ -77,7 +82,7 @@ def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSe
     names = tuple(available_scripts()) if scripts is None else tuple(scripts)
     segments: list[TextSegment] = []
     pos = 0
-    for m in _run_pattern(names).finditer(text):
+    for m in run_pattern(names).finditer(text):
         leading = False
         if m.start() > pos:
             latin = text[pos:m.start()]
