@@ -3,16 +3,16 @@
 The public API is re-exported here; everything else is an implementation detail.
 """
 
+from wwho import words
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.streaming import StreamingDecoder
 from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.meta import MetaTokenizer, MetaVocab
 from wwho.router import Script, TextSegment, join_segments, segment
 from wwho.schema import Schema, available_scripts, load_schema
 from wwho.sgpe import SGPETokenizer
-from wwho.streaming import StreamingDecoder
 from wwho.syllables import Syllabifier, check_schema, syllabify
-from wwho import words
 
 __version__ = "0.1.0"
 
