@@ -81,3 +81,32 @@ def test_indic_mode_routes_each_run_to_its_own_schema():
         want += [(" " + syl[0]) if want else syl[0]] + syl[1:]
     assert got == want + [" a", "b", "c"]
     assert set(MULTI_SCRIPT_MODES) == {"mixed", "indic"}
+
+
+def test_meta_tokenizer_with_an_indic_part(tokenizers, o200k):
+    """o200k_base for everything else, the indic SGPE part for every one of the ten scripts."""
+    from wwho import MetaTokenizer, segment
+
+    sgpe = tokenizers["indic"]
+    meta = MetaTokenizer(sgpe, o200k)
+    text = "GDP 2024: বাংলা ਪੰਜਾਬੀ ગુજરાતી ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം ශ්‍රී नमस्ते 🙂"
+    ids = meta.encode(text)
+    assert meta.decode(ids) == text
+    assert meta.encode("GDP 2024:") == o200k.encode_ordinary("GDP 2024:")
+    for seg in segment(text):
+        if seg.is_indic:
+            run = " " + seg.text
+            assert meta.encode(run) == [o200k.n_vocab + i for i in sgpe.encode(run)]
+
+
+def test_eval_measures_syllable_cuts_in_every_script():
+    from wwho.evaluate import Evaluated, evaluate
+
+    text = "বাংলা தமிழ் മലയാളം"
+    chars = Evaluated("bytes", lambda t: (list(range(len(t.encode()))), list(range(1, len(t.encode()) + 1))),
+                      lambda ids: "", lambda i: False, 0)
+    # one token per byte: every byte boundary inside a syllable is a cut, in each script
+    m = evaluate(chars, [text])
+    assert m.boundaries_in_syllable > 0 and m.boundaries_in_cluster > 0
+    whole = Evaluated("syllables", lambda t: ([0], [len(t.encode())]), lambda ids: text, lambda i: False, 0)
+    assert evaluate(whole, [text]).boundaries_in_syllable == 0
