@@ -117,7 +117,7 @@ ALL_INSC = sorted({v for vs in INSC.values() for v in vs} | {"Other", "Avagraha"
 
 
 def insc(ch: str) -> str:
-    return next((v for v in ALL_INSC if regex.match(r"\p{InSC=%s}" % v, ch)), "Other")
+    return next((v for v in ALL_INSC if regex.match(rf"\p{{InSC={v}}}", ch)), "Other")
 
 
 @pytest.mark.parametrize("script", NEW)

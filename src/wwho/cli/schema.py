@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-
 from pathlib import Path
 
 from wwho.errors import SchemaError
