@@ -200,10 +200,10 @@ def small_merges(ours):
 
 
 def test_cache_is_bounded_and_does_not_change_results(ours):
-    small = ByteBPE(ours.ranks, pattern="o200k", special_tokens={"<|endoftext|>": 199999}, cache_size=50)
+    small = ByteBPE(ours.ranks, pattern="o200k", special_tokens={"<|endoftext|>": 199999}, cache_bytes=20_000)
     lines = _lines("en/flores200-devtest.txt", 300)
     assert [small.encode(x) for x in lines] == [ours.encode(x) for x in lines]
-    assert len(small._cache) <= 50 and len(small._words) <= 50
+    assert 0 < small._cache.nbytes <= 10_000 and 0 < small._words.nbytes <= 7_500
 
 
 def test_encode_batch(ours):
@@ -235,7 +235,7 @@ def test_special_token_semantics(ours):
 
 @pytest.mark.parametrize("bad", [-1, 200019, 10**9, 199998, "5", None, 1.5])
 def test_out_of_range_ids_are_typed_errors(ours, bad):
-    with pytest.raises(TokenizerError, match="not in this vocabulary"):
+    with pytest.raises(TokenizerError, match="not in this vocabulary|not an integer"):
         ours.decode([1, 2, bad])
     with pytest.raises(TokenizerError, match="position 2"):
         ours.decode_bytes([1, 2, bad])

@@ -9,9 +9,11 @@ pre-tokenizer (:mod:`wwho.bytelevel.pretokenize`), special tokens, and one of tw
   list order; a whole-piece lookup happens first only with ``ignore_merges`` (Llama 3).
 
 Both apply the lowest-ranked pair first and, on ties, the leftmost one. Short pieces
-use a list scan (``min``/``index`` run in C); long ones (a 100 kB run of one
-character) a heap over a linked list, so no piece costs quadratic time. Results are
-kept in bounded caches, per piece and per space-separated word (see ``_encode_words``).
+use a list scan (``min``/``index`` run in C); long ones (a 10 MB run of one character)
+:func:`wwho.bpe.apply.merge_long`, so no piece costs quadratic time or a Python object per
+byte. Results are kept in caches bounded in bytes (``cache_bytes``, :mod:`wwho.cache`),
+per piece and per space-separated word (see ``_encode_words``); pieces of 256 characters
+or more are not cached.
 
 Special tokens follow tiktoken: by default their text in the input is an error;
 ``allowed_special`` turns it into the special id; ``disallowed_special=()`` encodes it
@@ -25,27 +27,30 @@ which the constructors here wrap. This module itself reads no files.
 
 from __future__ import annotations
 
-import heapq
 import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, compress, islice, repeat
+from itertools import chain, compress, repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
 import regex
 
+from wwho.bpe.apply import merge_long
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
+from wwho.cache import DEFAULT_CACHE_BYTES, PieceCache, check_cache_bytes
 from wwho.errors import TokenizerError, VocabError
+from wwho.ids import token_id as token_id_of
+from wwho.ids import token_ids
 
 #: Pieces of at most this many bytes use the list-scan merge; longer ones the heap.
 LONG_PIECE = 200
-#: Default bound of each cache (pieces; words), in entries. When one is full its older half is
-#: dropped. 2^18 holds every distinct o200k piece and word of the 87 MB of Sinhala text in
-#: shared/data (185k pieces, 222k words: 75 MB of memory, measured).
-CACHE_SIZE = 1 << 18
+#: How ``cache_bytes`` is shared by the three caches (pieces, words, first words of a text).
+#: The 87 MB of Sinhala text in shared/data have 185k distinct o200k pieces and 222k words
+#: (75 MB of memory, measured), so the default 256 MiB keeps all of them.
+CACHE_SHARES = (0.5, 0.375, 0.125)
 
 _INF = 1 << 62
 _SINGLE = [bytes([b]) for b in range(256)]
@@ -81,11 +86,12 @@ class ByteBPE:
         add_bos: bool = False,
         add_eos: bool = False,
         name: str = "",
-        cache_size: int = CACHE_SIZE,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         """``ranks``: token bytes -> id (the rank, for the ranks rule). ``merges``: ordered pairs
         (switches to the merges rule). ``extra_tokens``: id -> bytes of tokens that decode but
-        are never produced by encoding (e.g. a GGUF token that is not byte-level text)."""
+        are never produced by encoding (e.g. a GGUF token that is not byte-level text).
+        ``cache_bytes``: bound of the caches together (:mod:`wwho.cache`; 0 turns them off)."""
         self.pretokenizer = Pretokenizer.coerce(pattern)
         self.name = name
         self._encoder: dict[bytes, int] = dict(ranks)
@@ -110,11 +116,12 @@ class ByteBPE:
         # What every special token starts with ("<|" for most): a text without it holds none.
         self._special_prefix = os.path.commonprefix(sorted(self._special_set))
         self._splitters: dict[tuple[frozenset[str], bool], regex.Pattern | None] = {}
-        self._cache: dict[str | bytes, tuple[int, ...]] = {}  # piece -> ids
-        self._words: dict[str, tuple[int, ...]] = {}  # clean word -> ids of " " + word
-        self._heads: dict[str, tuple[int, ...]] = {}  # first word of a text (no space before it)
+        budget = check_cache_bytes(cache_bytes)
+        pieces, words, heads = (PieceCache(int(budget * share)) for share in CACHE_SHARES)
+        self._cache = pieces  # piece -> ids
+        self._words = words  # clean word -> ids of " " + word
+        self._heads = heads  # first word of a text (no space before it)
         self._space_split = self.pretokenizer.space_split and not self.pretokenizer.has_byte_stage
-        self._cache_size = int(cache_size)
 
     def _build_decoder(self) -> dict[int, bytes]:
         decoder: dict[int, bytes] = {}
@@ -173,8 +180,8 @@ class ByteBPE:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a special token's are its UTF-8 text)."""
         try:
-            return self._decoder[token_id]
-        except (KeyError, TypeError):
+            return self._decoder[token_id_of(token_id)]
+        except KeyError:
             raise self._bad_id(token_id, None) from None
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
@@ -186,18 +193,13 @@ class ByteBPE:
     # --- decoding -------------------------------------------------------------------------
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
+        ids = token_ids(ids)
         try:
             return b"".join(map(self._decoder.__getitem__, ids))
-        except (KeyError, TypeError):
-            for position, i in enumerate(ids):
-                try:
-                    known = operator.index(i) in self._decoder  # numpy integers are fine
-                except TypeError:
-                    known = False
-                if not known:
-                    raise self._bad_id(i, position) from None
-            raise
+        except KeyError:
+            position = next(p for p, i in enumerate(ids) if i not in self._decoder)
+            raise self._bad_id(ids[position], position) from None
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``)."""
@@ -408,12 +410,8 @@ class ByteBPE:
             missing = next(p for p in parts if p not in encoder)
             raise TokenizerError(f"byte {missing!r} has no token in this vocabulary") from None
 
-    def _remember(self, cache: dict, key: str | bytes, ids: tuple[int, ...]) -> None:
-        if len(cache) >= self._cache_size:
-            # Full: forget the older half (dicts keep insertion order), keep the recent half.
-            for old in list(islice(cache, len(cache) // 2)):
-                del cache[old]
-        cache[key] = ids
+    def _remember(self, cache: PieceCache, key: str | bytes, ids: tuple[int, ...]) -> None:
+        cache.put(key, ids)  # bounded in bytes; a full cache forgets its older half
 
     def clear_cache(self) -> None:
         self._cache.clear()
@@ -424,7 +422,7 @@ class ByteBPE:
 
     @classmethod
     def from_model(cls, model: ByteLevelModel, **options) -> ByteBPE:
-        """The tokenizer of a :class:`ByteLevelModel` (``options``: ``cache_size``)."""
+        """The tokenizer of a :class:`ByteLevelModel` (``options``: ``cache_bytes``)."""
         return cls(
             model.ranks,
             pattern=model.pattern,
@@ -602,41 +600,11 @@ def _merge_by_pairs(data: bytes, merges: Mapping[tuple[bytes, bytes], int]) -> l
 
 
 def _merge_heap(data: bytes, rank_of: Callable[[bytes, bytes], int | None]) -> list[bytes]:
-    """The same rule in O(n log n): a heap of candidate pairs over a doubly linked list.
+    """The same rule for long pieces, in O(n log n) time and O(n) machine integers of memory
+    (:func:`wwho.bpe.apply.merge_long`: buckets of positions per rank over a linked list)."""
 
-    A heap entry ``(rank, left, len_left, len_right)`` is stale once either part has
-    grown (parts only grow, so equal lengths mean equal parts); stale entries are skipped.
-    ``left`` is the part's original index, so ties go to the leftmost pair.
-    """
-    parts: list[bytes | None] = [_SINGLE[b] for b in data]
-    n = len(parts)
-    nxt = list(range(1, n + 1))
-    nxt[-1] = -1
-    prv = list(range(-1, n - 1))
-    heap = []
-    for i in range(n - 1):
-        r = rank_of(parts[i], parts[i + 1])
-        if r is not None:
-            heap.append((r, i, 1, 1))
-    heapq.heapify(heap)
-    while heap:
-        _, i, len_left, len_right = heapq.heappop(heap)
-        left = parts[i]
-        j = nxt[i]
-        if left is None or j < 0 or len(left) != len_left or len(parts[j]) != len_right:
-            continue
-        merged = left + parts[j]
-        parts[i], parts[j] = merged, None
-        k = nxt[j]
-        nxt[i] = k
-        if k >= 0:
-            prv[k] = i
-            r = rank_of(merged, parts[k])
-            if r is not None:
-                heapq.heappush(heap, (r, i, len(merged), len(parts[k])))
-        p = prv[i]
-        if p >= 0:
-            r = rank_of(parts[p], merged)
-            if r is not None:
-                heapq.heappush(heap, (r, p, len(parts[p]), len(merged)))
-    return [part for part in parts if part is not None]
+    def lookup(a: bytes, b: bytes) -> tuple[int, bytes] | None:
+        rank = rank_of(a, b)
+        return None if rank is None else (rank, a + b)
+
+    return merge_long([_SINGLE[b] for b in data], lookup)

@@ -26,18 +26,19 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from wwho.bpe.apply import merge_ids, merge_units, pair_table
+from wwho.cache import DEFAULT_CACHE_BYTES, PieceCache
 from wwho.errors import TokenizerError, VocabError
+from wwho.ids import token_ids
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import PIECES, WordSplitter
-
-#: Entries kept in the piece cache before it is cleared (bounded memory).
-CACHE_SIZE = 500_000
 
 
 class SGPETokenizer:
     """A syllable-aware BPE tokenizer. Build it with :meth:`train` or :meth:`load`."""
 
-    def __init__(self, vocab_file: VocabFile, *, unk: str | None = None) -> None:
+    def __init__(self, vocab_file: VocabFile, *, unk: str | None = None,
+                 cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        """``cache_bytes``: bound of the piece cache (:mod:`wwho.cache`; 0 turns it off)."""
         fallback = {None: vocab_file.fallback, "bytes": "bytes", "token": "unk", "unk": "unk"}.get(unk)
         if fallback is None:
             raise ValueError(f"unk must be 'bytes' or 'token', not {unk!r}")
@@ -64,7 +65,7 @@ class SGPETokenizer:
                 self._token_bytes[self.vocab[token]] = bytes([b])
         self._special_ids = frozenset(self.vocab[s] for s in self.special_tokens)
         self._unk_id = self.vocab.get("[UNK]")
-        self._cache: dict[str, list[int]] = {}
+        self._cache = PieceCache(cache_bytes)
 
     # -- construction ------------------------------------------------------------------
 
@@ -76,12 +77,13 @@ class SGPETokenizer:
         return cls(train_sgpe(corpus, vocab_size=vocab_size, script=script, **options))
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> "SGPETokenizer":
+    def load(cls, path: str | os.PathLike, *, unk: str | None = None,
+             cache_bytes: int = DEFAULT_CACHE_BYTES) -> "SGPETokenizer":
         """Load a ``vocab.json``, or a directory holding one."""
         path = Path(path)
         if path.is_dir():
             path = path / "vocab.json"
-        return cls(load_vocab_file(path), unk=unk)
+        return cls(load_vocab_file(path), unk=unk, cache_bytes=cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (and the Hugging Face files beside it) into ``directory``."""
@@ -117,15 +119,17 @@ class SGPETokenizer:
 
     def _encode_ordinary(self, text: str) -> list[int]:
         ids: list[int] = []
-        cache = self._cache
+        get, put = self._cache.get, self._cache.put
         for piece in PIECES.findall(text):
-            got = cache.get(piece)
+            got = get(piece)
             if got is None:
-                if len(cache) >= CACHE_SIZE:
-                    cache.clear()
-                got = cache[piece] = self._encode_piece(piece)
+                got = put(piece, self._encode_piece(piece))
             ids.extend(got)
         return ids
+
+    def clear_cache(self) -> None:
+        """Forget the cached pieces (the cache is bounded anyway: ``cache_bytes``)."""
+        self._cache.clear()
 
     def _encode_with_specials(self, text: str, allowed: Iterable[str] | str) -> list[int]:
         import re
@@ -154,7 +158,7 @@ class SGPETokenizer:
     def _encode_piece(self, piece: str) -> list[int]:
         vocab = self.vocab
         ids: list[int] = []
-        for _, word in self.splitter.split(piece):
+        for _, word in self.splitter.iter_split(piece):
             if self.fallback == "unk":
                 units = [s if s in vocab else "[UNK]" for s in word]
                 ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))
@@ -197,21 +201,16 @@ class SGPETokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a byte-fallback token is its single byte)."""
-        if type(token_id) is not int or not 0 <= token_id < len(self._token_bytes):
-            raise TokenizerError(f"token id {token_id!r} is out of range [0, {len(self._token_bytes)})")
-        return self._token_bytes[token_id]
+        (i,) = token_ids((token_id,), len(self._token_bytes))
+        return self._token_bytes[i]
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        table = self._token_bytes
-        n = len(table)
-        out = []
-        for i in ids:
-            if type(i) is not int or not 0 <= i < n:
-                raise TokenizerError(f"token id {i!r} is out of range [0, {n})")
-            if skip_special_tokens and i in self._special_ids:
-                continue
-            out.append(table[i])
-        return b"".join(out)
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
+        ids = token_ids(ids, len(self._token_bytes))
+        if skip_special_tokens:
+            special = self._special_ids
+            ids = [i for i in ids if i not in special]
+        return b"".join(map(self._token_bytes.__getitem__, ids))
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates

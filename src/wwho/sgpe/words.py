@@ -24,6 +24,7 @@ This module does not know vocabularies or merges.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from wwho.bpe import count as bpe_count
 from wwho.errors import TokenizerError
@@ -86,13 +87,18 @@ class WordSplitter:
         """
         if self._single_word(text):  # the common case: the whole piece is one word
             return [(True, self.syllables(text))]
-        out: list[tuple[bool, list[str]]] = []
+        return list(self.iter_split(text))
+
+    def iter_split(self, text: str) -> Iterator[tuple[bool, list[str]]]:
+        """:meth:`split` one word at a time (a 10 MB piece of boundary tokens is 10 M tuples)."""
+        if self._single_word(text):
+            yield True, self.syllables(text)
+            return
         for m in self._finditer(text):
             if m.group(1):
-                out.append((True, self.syllables(m.group())))
+                yield True, self.syllables(m.group())
             else:
-                out.append((False, [m.group()]))
-        return out
+                yield False, [m.group()]
 
     def words(self, text: str) -> list[list[str]]:
         """The words of ``text``: lists of syllables, or one-token lists for boundary tokens."""
