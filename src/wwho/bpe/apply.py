@@ -27,6 +27,7 @@ SCAN_LIMIT = 48
 #: The long version's memo of pair lookups is cleared when it holds this many pairs.
 _MEMO_LIMIT = 1 << 20
 _MISSING = object()
+_SINGLE = [bytes([b]) for b in range(256)]
 
 
 def merge_units(units: Sequence[Unit], ranks: Mapping[tuple[Unit, Unit], int]) -> list[Unit]:
@@ -73,19 +74,26 @@ def merge_long(parts: Sequence, lookup: Callable[[Any, Any], tuple[int, Any] | N
     creates one, the round stops there and the rest of the bucket waits for its turn again.
     A bucket entry is checked when it comes up (the pair at that position must still have
     rank ``r``), so entries never need deleting. Memory: units are interned to ints, and
-    the linked list and buckets are arrays of machine integers (about 40 bytes per unit in
-    all), not Python objects per pair.
+    the linked list and buckets are arrays of machine integers (about 20 bytes per unit in
+    all), not Python objects per pair. ``parts`` may be a ``bytes`` object: its units are
+    then its single bytes (as ``bytes``), interned without a loop.
     """
     n = len(parts)
-    index: dict = {}
-    units: list = []
-    ids = array("q", [0]) * n
-    for pos, unit in enumerate(parts):
-        uid = index.get(unit)
-        if uid is None:
-            uid = index[unit] = len(units)
-            units.append(unit)
-        ids[pos] = uid
+    code = "i" if n < 2**31 else "q"
+    if isinstance(parts, bytes):
+        units: list = list(_SINGLE)
+        index: dict = {unit: b for b, unit in enumerate(units)}
+        ids = array(code, iter(parts))  # (not array(code, parts): that reads raw machine words)
+    else:
+        index = {}
+        units = []
+        ids = array(code, [0]) * n
+        for pos, unit in enumerate(parts):
+            uid = index.get(unit)
+            if uid is None:
+                uid = index[unit] = len(units)
+                units.append(unit)
+            ids[pos] = uid
     memo: dict[int, tuple[int, int] | None] = {}
 
     def pair(a: int, b: int) -> tuple[int, int] | None:
@@ -108,16 +116,16 @@ def merge_long(parts: Sequence, lookup: Callable[[Any, Any], tuple[int, Any] | N
             memo[key] = hit
         return hit
 
-    nxt = array("q", range(1, n + 1))
+    nxt = array(code, range(1, n + 1))
     nxt[n - 1] = -1
-    prv = array("q", range(-1, n - 1))
+    prv = array(code, range(-1, n - 1))
     buckets: dict[int, array] = {}
     for pos in range(n - 1):
         hit = pair(ids[pos], ids[pos + 1])
         if hit is not None:
             bucket = buckets.get(hit[0])
             if bucket is None:
-                bucket = buckets[hit[0]] = array("q")
+                bucket = buckets[hit[0]] = array(code)
             bucket.append(pos)
     queue = list(buckets)  # the ranks that have a bucket
     heapq.heapify(queue)
@@ -153,7 +161,7 @@ def merge_long(parts: Sequence, lookup: Callable[[Any, Any], tuple[int, Any] | N
                     if rank in buckets:
                         buckets[rank].append(i)
                     else:
-                        buckets[rank] = array("q", (i,))
+                        buckets[rank] = array(code, (i,))
                         heapq.heappush(queue, rank)
                     low = rank <= r
             p = prv[i]
@@ -167,7 +175,7 @@ def merge_long(parts: Sequence, lookup: Callable[[Any, Any], tuple[int, Any] | N
                     if rank in buckets:
                         buckets[rank].append(p)
                     else:
-                        buckets[rank] = array("q", (p,))
+                        buckets[rank] = array(code, (p,))
                         heapq.heappush(queue, rank)
                     low = low or rank <= r
             if low:  # the one-at-a-time rule merges that pair first: this round ends here
@@ -189,10 +197,10 @@ def merge_long(parts: Sequence, lookup: Callable[[Any, Any], tuple[int, Any] | N
 
 def _sorted(positions: array) -> array:
     if len(positions) < 4096:
-        return array("q", sorted(positions))
+        return array(positions.typecode, sorted(positions))
     import numpy  # sorts in place, without a Python int per entry
 
-    numpy.frombuffer(positions, dtype=numpy.int64).sort()
+    numpy.frombuffer(positions, dtype=numpy.int32 if positions.typecode == "i" else numpy.int64).sort()
     return positions
 
 

@@ -66,7 +66,6 @@ LONG_RUN = 1 << 16
 # White_Space (the regex crate's ``\s``), as a character class body; without \r and \n.
 _SPACES = "\\t\\x0b\\x0c \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 _NEWLINES = "\\r\\n"
-_SINGLE = [bytes([b]) for b in range(256)]
 _WHITESPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
                         + "".join(map(chr, range(0x2000, 0x200B))))
 
@@ -85,25 +84,30 @@ def _family_patterns() -> dict[str, tuple[str, bool]]:
 class SafeEncoder:
     """``encode_ordinary`` of a ``tiktoken.Encoding``, safe on any text (module docstring).
 
-    ``token_bytes`` gives the bytes of every id (``None`` for unassigned ids); by default it
-    is read from the encoding with ``decode_single_token_bytes``. It is only needed when a
-    long run is found.
+    ``long_run``: whitespace runs this long or longer are cut out (any value >= 2 gives the
+    same ids; the tests use 2 to check the argument on short texts). ``token_bytes`` gives
+    the bytes of every id (``None`` for unassigned ids); by default it is read from the
+    encoding with ``decode_single_token_bytes``, once, when a long run is first found.
     """
 
-    def __init__(self, encoding: Any, *, token_bytes: Callable[[], Sequence[bytes | None]] | None = None) -> None:
+    def __init__(self, encoding: Any, *, long_run: int = LONG_RUN,
+                 token_bytes: Callable[[], Sequence[bytes | None]] | None = None) -> None:
+        if isinstance(long_run, bool) or not isinstance(long_run, int) or long_run < 2:
+            raise ValueError(f"long_run must be an int >= 2, not {long_run!r}")
         self.encoding = encoding
+        self.long_run = long_run
         self._token_bytes = token_bytes
         self._ranks: dict[bytes, int] | None = None
         self._fallback: Any = None
         family = _family_patterns().get(getattr(encoding, "_pat_str", None))
         run_chars, self._cut_at_end = family if family is not None else (_SPACES + _NEWLINES, False)
         self._known = family is not None
-        self._long_runs = re.compile(f"(?<![{run_chars}])[{run_chars}]{{{LONG_RUN},}}").finditer
+        self._long_runs = re.compile(f"(?<![{run_chars}])[{run_chars}]{{{long_run},}}").finditer
 
     def encode_ordinary(self, text: str) -> list[int]:
         """tiktoken's ids of ``text`` (special-token text is ordinary text)."""
         encode = self.encoding.encode_ordinary
-        if len(text) < LONG_RUN:
+        if len(text) < self.long_run:
             return encode(text)
         runs = [m.span() for m in self._long_runs(text)]
         if not runs:
@@ -148,7 +152,7 @@ class SafeEncoder:
             rank = ranks.get(a + b)
             return None if rank is None else (rank, a + b)
 
-        return [ranks[part] for part in merge_long([_SINGLE[b] for b in data], lookup)]
+        return [ranks[part] for part in merge_long(data, lookup)]
 
     def _fallback_encoder(self) -> Any:
         if self._fallback is None:

@@ -607,4 +607,4 @@ def _merge_heap(data: bytes, rank_of: Callable[[bytes, bytes], int | None]) -> l
         rank = rank_of(a, b)
         return None if rank is None else (rank, a + b)
 
-    return merge_long([_SINGLE[b] for b in data], lookup)
+    return merge_long(data, lookup)
