@@ -128,7 +128,7 @@ def test_bad_config_files_name_the_file_and_key(tmp_path, text, message):
     (["{corpus}", "-o", "{out}", "--config", "{badtoml}"], "invalid TOML"),
     (["{corpus}", "-o", "{out}", "--config", "{missing}"], "config file not found"),
     (["{corpus}", "-o", "{out}", "--sample-rate", "2"], r"sample_rate must be in \(0, 1\]"),
-    (["{corpus}", "-o", "{out}", "--max-docs", "-3"], "--max-docs: must be >= 1"),
+    (["{corpus}", "-o", "{out}", "--max-docs", "-3"], "--max-docs must be an integer from 1 to "),
     (["{corpus}", "-o", "{out}", "--threads", "x"], "--threads: expected an integer"),
     (["{corpus}"], "no output"),
     (["-o", "{out}"], "no inputs"),

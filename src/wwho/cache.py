@@ -19,7 +19,7 @@ process (the bound is an estimate of what the cache itself holds).
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from itertools import islice
 from typing import Any
 
@@ -48,11 +48,15 @@ def entry_size(key: Any, value: Any) -> int:
 class PieceCache:
     """A dict from pieces to their ids, bounded in bytes (see the module docstring)."""
 
-    __slots__ = ("data", "get", "max_bytes", "max_key_length", "nbytes")
+    __slots__ = ("data", "get", "max_bytes", "max_key_length", "nbytes", "sizeof")
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES, *, max_key_length: int = MAX_CACHED_KEY) -> None:
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES, *, max_key_length: int = MAX_CACHED_KEY,
+                 sizeof: Callable[[Any, Any], int] | None = None) -> None:
+        """``sizeof(key, value)``: the bytes of an entry, for values that hold more than
+        ``sys.getsizeof`` sees (default :func:`entry_size`)."""
         self.max_bytes = check_cache_bytes(max_bytes)
         self.max_key_length = max_key_length
+        self.sizeof = sizeof or entry_size
         self.data: dict[Hashable, Any] = {}
         self.get = self.data.get
         self.nbytes = 0
@@ -70,7 +74,7 @@ class PieceCache:
         """Remember ``value`` for ``key`` if the key is short enough; returns ``value``."""
         if len(key) > self.max_key_length or key in self.data:
             return value
-        size = entry_size(key, value)
+        size = self.sizeof(key, value)
         if self.nbytes + size > self.max_bytes:
             if size > self.max_bytes:
                 return value
@@ -84,7 +88,7 @@ class PieceCache:
         data = self.data
         while data and self.nbytes > target:
             for old in list(islice(data, max(1, len(data) // 2))):
-                self.nbytes -= entry_size(old, data.pop(old))
+                self.nbytes -= self.sizeof(old, data.pop(old))
         if not data:
             self.nbytes = 0
 

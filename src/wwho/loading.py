@@ -55,8 +55,10 @@ def detect_kind(path: str | os.PathLike) -> str:
     raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
 
 
-def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
-    """Load the tokenizer at ``path`` (its kind detected unless given)."""
+def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern: str | None = None) -> Any:
+    """Load the tokenizer at ``path`` (its kind detected unless given). ``pattern``: the
+    pre-tokenizer (a name such as ``o200k`` or a regex) of a ``.tiktoken`` file that is not
+    a known encoding, which the file itself does not say."""
     kind = kind or detect_kind(path)
     p = Path(path)
     if kind == "sgpe":
@@ -70,7 +72,7 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
     if kind == "bytelevel":
         from wwho.bytelevel import ByteBPE
 
-        return ByteBPE.from_tiktoken(p) if p.suffix == ".tiktoken" else ByteBPE.load(p)
+        return ByteBPE.from_tiktoken(p, pattern=pattern) if p.suffix == ".tiktoken" else ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE
 

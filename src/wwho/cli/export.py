@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from wwho.cli.outputs import HF_FILES, add_force, check_output_dir
 from wwho.corpus import iter_documents
 from wwho.export.hf import save_hf_files
 from wwho.export.verify import verify
@@ -14,7 +15,8 @@ from wwho.sgpe import SGPETokenizer
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", choices=["hf"], help="hf: tokenizer.json, tokenizer_config.json, special_tokens_map.json")
     p.add_argument("path", help="an SGPE vocab.json or its directory")
-    p.add_argument("-o", "--out", required=True, help="output directory")
+    p.add_argument("-o", "--out", required=True, help="output directory; if it already holds these files, --force is needed")
+    add_force(p)
     p.add_argument("--verify", nargs="+", metavar="CORPUS", help="encode these corpora with both and compare")
     p.add_argument("--text-field", default="text")
     p.add_argument("--quiet", action="store_true")
@@ -23,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tokenizers import Tokenizer
 
+    check_output_dir(args.out, HF_FILES, force=args.force)
     tok = SGPETokenizer.load(args.path)
     paths = save_hf_files(tok, args.out)
     print(f"wrote {', '.join(str(p) for p in paths)}")

@@ -12,9 +12,23 @@ import argparse
 import sys
 import time
 
-from wwho.corpus import CorpusStats
+from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.words import SCRIPT_MODES
+from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
+
+
+def count_arg(flag: str, low: int) -> object:
+    """An argparse type: ASCII digits, from ``low`` to 2**63 - 1."""
+    return arg_type(lambda v, w: check_range(v, w, low, MAX_COUNT), flag)
+
+
+VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size")
+WORKERS = arg_type(check_workers, "--workers")
+LINE_BYTES = arg_type(lambda v, w: check_max_line_bytes(v), "--max-line-bytes", size=True)
+LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M); a longer "
+             "line is an error, or skipped with --skip-bad-lines")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,18 +36,24 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True, help="output directory (vocab.json and the Hugging Face files)")
+    p.add_argument("--out", "-o", required=True, help="output directory (vocab.json and the Hugging Face files); "
+                   "if it already holds them, --force is needed")
+    add_force(p)
     p.add_argument("--script", default="sinhala", choices=SCRIPT_MODES, metavar="SCRIPT",
                    help=f"script mode: {', '.join(SCRIPT_MODES)} (mixed: sinhala + devanagari; indic: all ten "
                    "scripts, each run syllabified by its own schema; default sinhala)")
-    p.add_argument("--vocab-size", type=int, default=32_000, help="total vocabulary size (default 32000)")
-    p.add_argument("--min-freq", type=int, default=2, help="stop when the best pair is rarer than this (default 2)")
-    p.add_argument("--prune-freq", type=int, default=2,
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
+                   help="total vocabulary size, up to 16,777,216 (default 32000)")
+    p.add_argument("--min-freq", type=count_arg("--min-freq", 1), default=2,
+                   help="stop when the best pair is rarer than this (default 2)")
+    p.add_argument("--prune-freq", type=count_arg("--prune-freq", 1), default=2,
                    help="syllables rarer than this are left to byte fallback (default 2)")
-    p.add_argument("--workers", type=int, default=None, help="counting processes (default: cores - 1)")
+    p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
-    p.add_argument("--checkpoint-every", type=int, default=20_000, help="merges between checkpoints (default 20000)")
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
+    p.add_argument("--checkpoint-every", type=count_arg("--checkpoint-every", 0), default=20_000,
+                   help="merges between checkpoints (default 20000)")
     p.add_argument("--checkpoint-dir", help="where checkpoints go (default: OUT/checkpoints, removed after success)")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
@@ -51,9 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from pathlib import Path
-
-    out = Path(args.out)
+    out = check_output_dir(args.out, META_FILES if args.meta else SGPE_FILES, force=args.force)
     encoding = None
     if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
         from wwho.meta import resolve_encoding
@@ -80,6 +98,7 @@ def main(argv: list[str]) -> int:
         skip_bad_lines=args.skip_bad_lines,
         stats=stats,
         segments_only=args.meta,
+        max_line_bytes=args.max_line_bytes,
     )
     seconds = time.perf_counter() - t0
     if args.meta:

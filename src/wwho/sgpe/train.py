@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import sys
 import time
 from array import array
@@ -46,14 +47,16 @@ from tqdm.auto import tqdm
 
 from wwho.bpe import UNK, MergeEngine
 from wwho.bpe.count import count_pieces
-from wwho.corpus import CorpusStats, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.fileio import write_json
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
+from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 CHECKPOINT_FORMAT = "wwho-sgpe-checkpoint/1"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 CHECKPOINT_NAME = "checkpoint.json"
 
 
@@ -74,15 +77,23 @@ def train_sgpe(
     special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
     stats: CorpusStats | None = None,
     segments_only: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> VocabFile:
-    """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring)."""
-    if type(vocab_size) is not int or vocab_size < len(special_tokens) + len(BYTE_TOKENS) + 1:
+    """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
+
+    Every size is checked before the corpus is read (:mod:`wwho.sizes`)."""
+    smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
+    if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
             f"vocab_size {vocab_size!r} is too small: it must hold the {len(special_tokens)} special tokens, "
             f"the {len(BYTE_TOKENS)} byte tokens and at least one more"
         )
-    if min_freq < 1 or prune_freq < 1:
-        raise VocabError("min_freq and prune_freq must be >= 1")
+    check_vocab_size(vocab_size, low=smallest)
+    check_range(min_freq, "min_freq", 1, MAX_COUNT)
+    check_range(prune_freq, "prune_freq", 1, MAX_COUNT)
+    check_range(checkpoint_every, "checkpoint_every", 0, MAX_COUNT)
+    check_workers(workers)
+    check_max_line_bytes(max_line_bytes)
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
     splitter = WordSplitter(script)
@@ -92,7 +103,8 @@ def train_sgpe(
     # 1. count
     t0 = time.perf_counter()
     files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
-    documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
+    documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                               max_line_bytes=max_line_bytes)
     if segments_only:
         documents = indic_segments(documents, splitter.scripts)
     pieces = count_pieces(documents, workers=workers, progress=progress)
@@ -117,9 +129,11 @@ def train_sgpe(
         for s in word:
             syllable_freq[s] += count
 
-    # 3. symbols
-    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq), key=lambda s: (-syllable_freq[s], s))
-    symbols = sorted(boundary) + syllables
+    # 3. symbols (a lone surrogate is never a token: it cannot be UTF-8, in vocab.json or in HF's
+    # tokenizer.json; it is left to byte fallback, which encodes and decodes it losslessly)
+    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq and not _SURROGATE.search(s)),
+                       key=lambda s: (-syllable_freq[s], s))
+    symbols = sorted(b for b in boundary if not _SURROGATE.search(b)) + syllables
     index = {s: i for i, s in enumerate(symbols)}
     word_list = sorted(words)
     engine_words = [[index.get(s, UNK) for s in w] for w in word_list]
@@ -164,7 +178,8 @@ def train_sgpe(
     # 5. vocabulary
     freq = engine.symbol_frequencies()
     for token, count in boundary.items():
-        freq[index[token]] += count
+        if token in index:
+            freq[index[token]] += count
     order = sorted(range(len(engine.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
     for token in (*special_tokens, *(engine.symbols[i] for i in order), *support, *BYTE_TOKENS):
@@ -190,7 +205,7 @@ def indic_segments(documents, scripts: tuple[str, ...]):
 def _fingerprint(words, counts, symbols, *options) -> str:
     """sha256 of the engine's input and the options: a checkpoint only resumes the same training."""
     h = hashlib.sha256()
-    h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode())
+    h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode("utf-8", "surrogatepass"))
     h.update(array("q", map(len, words)).tobytes())
     h.update(array("q", itertools.chain.from_iterable(words)).tobytes())
     h.update(array("q", counts).tobytes())
