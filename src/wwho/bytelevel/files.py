@@ -180,7 +180,8 @@ def from_tiktoken(
         pattern = Pretokenizer.named(known.name)  # o200k_base / cl100k_base are named patterns
         special_tokens = known.special_tokens if special_tokens is None else special_tokens
     elif pattern is None:
-        raise VocabError(f"{path}: not a known encoding, so pass pattern= (a regex or gpt2/gpt4/o200k)")
+        raise VocabError(f"{path}: not a known encoding, so its pre-tokenizer must be given: pattern= (or "
+                         "--pattern on the command line): a regex, or gpt2, gpt4, o200k")
     ranks = read_tiktoken_ranks(path, data)
     name = known.name if known else path.stem
     return ByteLevelModel(ranks, Pretokenizer.coerce(pattern), special_tokens=dict(special_tokens or {}), name=name)
