@@ -224,7 +224,7 @@ class MetaTokenizer:
         # Shifted SGPE ids, made once: cached runs then share these int objects (8 bytes per id).
         self._shifted = list(range(self.offset, self.vocab.size))
         self._cache = PieceCache(cache_bytes)
-        self._safe_tiktoken = SafeEncoder(self.encoding, token_bytes=lambda: self.tiktoken.token_bytes)
+        self._safe_tiktoken = SafeEncoder(self.encoding, token_bytes=self._tiktoken_token_bytes)
         self._strings: list[str] | None = None
         self._string_ids: dict[str, int] | None = None
 
@@ -365,6 +365,9 @@ class MetaTokenizer:
         if len(text) < LONG_RUN:
             return self.encoding.encode_ordinary(text)
         return self._safe_tiktoken.encode_ordinary(text)
+
+    def _tiktoken_token_bytes(self) -> tuple[bytes | None, ...]:
+        return self.tiktoken.token_bytes  # a method, not a lambda: the tokenizer must pickle
 
     def clear_cache(self) -> None:
         """Forget the cached runs, and the SGPE part's cached pieces."""

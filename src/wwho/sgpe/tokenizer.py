@@ -163,8 +163,11 @@ class SGPETokenizer:
                 units = [s if s in vocab else "[UNK]" for s in word]
                 ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))
                 continue
-            units: list[int] = []
             get = vocab.get
+            if len(word) == 1 and (i := get(word[0])) is not None:  # one known unit: nothing to merge
+                ids.append(i)
+                continue
+            units: list[int] = []
             for syllable in word:
                 i = get(syllable)
                 if i is not None:
