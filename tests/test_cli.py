@@ -34,3 +34,64 @@ def test_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
     assert err.startswith("wwho: error:") and err.count("\n") == 1
     assert main(["train", "--kind", "nope"]) == 2
     assert "unknown --kind 'nope'" in capsys.readouterr().err
+
+
+# --- the real command: ids, lone surrogates, custom .tiktoken files, corpus line limits -----------
+
+
+@pytest.fixture(scope="module")
+def sgpe_dir(tokenizers, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli-sgpe")
+    tokenizers["sinhala"].save(path)
+    return path
+
+
+@pytest.mark.parametrize("ids", ["١٢", "１２", "1_2", "12x", "-3"])
+def test_decode_takes_ascii_digits_only(sgpe_dir, ids):
+    from cli_run import one_line_error, wwho
+
+    assert "not a token id" in one_line_error(wwho("decode", "--tokenizer", sgpe_dir, ids))
+    assert "not a token id" in one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-", input=f"{ids}\n".encode()))
+
+
+def test_lone_surrogates_through_encode_and_decode(sgpe_dir):
+    """SGPE round-trips U+D800 (byte fallback); the CLI writes it as its surrogate-pass bytes ED A0 80
+    and reads those back, instead of a traceback."""
+    from cli_run import wwho
+
+    from wwho.sgpe import SGPETokenizer
+
+    tok = SGPETokenizer.load(sgpe_dir)
+    text = "ශ්‍රී \ud800 x\udfff"
+    ids = tok.encode(text)
+    decoded = wwho("decode", "--tokenizer", sgpe_dir, *ids)
+    assert decoded.returncode == 0 and b"Traceback" not in decoded.stderr
+    assert decoded.stdout == text.encode("utf-8", "surrogatepass") + b"\n"
+    encoded = wwho("encode", "--tokenizer", sgpe_dir, input=decoded.stdout)
+    assert encoded.returncode == 0 and encoded.stdout.split() == [str(i).encode() for i in ids]
+    as_json = wwho("encode", "--tokenizer", sgpe_dir, "--json", input=decoded.stdout)
+    import json
+
+    assert json.loads(as_json.stdout)["ids"] == ids  # \ud800 is escaped: the JSON is valid UTF-8
+    bad = wwho("encode", "--tokenizer", sgpe_dir, input=b"ok\n\xff\xfe\n")
+    assert bad.returncode == 2 and b"stdin:2: invalid UTF-8" in bad.stderr
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_a_custom_tiktoken_file_loads_with_pattern(tmp_path):
+    from cli_run import one_line_error, wwho
+
+    from wwho.bytelevel import ByteBPE
+
+    custom = tmp_path / "mine.tiktoken"
+    custom.write_bytes(b"".join(O200K_FILE.read_bytes().splitlines(keepends=True)[:2000]))
+    assert "--pattern" in one_line_error(wwho("encode", "--tokenizer", custom, "hello world"))
+    for pattern in ("o200k", r"\s+|\S+"):
+        want = ByteBPE.from_tiktoken(custom, pattern=pattern).encode("hello world, again")
+        proc = wwho("encode", "--tokenizer", custom, "--pattern", pattern, "hello world, again")
+        assert proc.returncode == 0 and [int(x) for x in proc.stdout.split()] == want
+        back = wwho("decode", "--tokenizer", custom, "--pattern", pattern, *want)
+        assert back.stdout == b"hello world, again\n"
+    shown = wwho("inspect", custom, "--pattern", "gpt2")
+    assert shown.returncode == 0 and b"2,000 tokens" in shown.stdout
+    assert "invalid pre-tokenizer regex" in one_line_error(wwho("encode", "--tokenizer", custom, "--pattern", "(", "x"))

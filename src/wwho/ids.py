@@ -41,12 +41,18 @@ def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
 def token_id(value: object, size: int | None = None, *, position: int | None = None) -> int:
     """One id as a plain int (see :func:`token_ids`)."""
     where = "" if position is None else f" at position {position}"
+
+    def refuse(what: str) -> TokenizerError:
+        if position is None:
+            return TokenizerError(f"token id {value!r} is {what}")
+        return TokenizerError(f"token id at position {position} is {value!r}, {what}")
+
     if isinstance(value, bool):  # numpy's bool has no __index__: refused below
-        raise TokenizerError(f"token id {value!r}{where} is a bool, not an integer")
+        raise refuse("a bool, not an integer")
     try:
         i = operator.index(value)
     except TypeError:
-        raise TokenizerError(f"token id {value!r}{where} is not an integer") from None
+        raise refuse("not an integer") from None
     if i < 0 or (size is not None and i >= size):
         bound = "negative" if size is None else f"out of range [0, {size})"
         raise TokenizerError(f"token id {i}{where} is {bound}")

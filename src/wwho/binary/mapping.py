@@ -12,13 +12,13 @@ What this module deliberately does not do: load or train tokenizers (see ``io`` 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tokenizers import Tokenizer, decoders, models
 
 from wwho.errors import TokenizerError
+from wwho.ids import token_ids
 
 #: Data longer than this is encoded in pieces (see :func:`encode_bytes`).
 CHUNK_BYTES = 1 << 16
@@ -147,21 +147,7 @@ def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: b
 
     Raises :class:`TokenizerError` for a non-integer or out-of-range id, naming its position.
     """
-    ids = list(ids)
-    size = tokenizer.get_vocab_size(with_added_tokens=True)
-    if ids and not (all(type(i) is int for i in ids) and 0 <= min(ids) and max(ids) < size):
-        checked = []
-        for pos, i in enumerate(ids):
-            try:
-                value = operator.index(i)  # int, numpy integers; not floats or strings
-            except TypeError:
-                value = None
-            if value is None or isinstance(i, bool):
-                raise TokenizerError(f"id at position {pos} is {i!r}, not an integer")
-            if not 0 <= value < size:
-                raise TokenizerError(f"id {value} at position {pos} is out of range (vocabulary size {size})")
-            checked.append(value)
-        ids = checked
+    ids = token_ids(ids, tokenizer.get_vocab_size(with_added_tokens=True))  # ints, numpy ints; no bools
     if isinstance(tokenizer.decoder, decoders.Fuse):
         text = tokenizer.decode(ids, skip_special_tokens=skip_special)
     else:

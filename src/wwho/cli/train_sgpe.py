@@ -13,7 +13,7 @@ import sys
 import time
 
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.words import SCRIPT_MODES
 from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
@@ -26,7 +26,7 @@ def count_arg(flag: str, low: int) -> object:
 
 VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size")
 WORKERS = arg_type(check_workers, "--workers")
-LINE_BYTES = arg_type(lambda v, w: check_max_line_bytes(v), "--max-line-bytes", size=True)
+LINE_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**40), "--max-line-bytes", size=True)
 LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M); a longer "
              "line is an error, or skipped with --skip-bad-lines")
 
