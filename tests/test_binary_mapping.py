@@ -205,3 +205,17 @@ def test_load_errors_are_typed_and_name_the_file(tmp_path):
     other.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(VocabError, match="not a binary tokenizer"):
         binary.load(other)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), size=st.integers(2, 6000), chunk=st.integers(1, 700), specials=st.booleans())
+def test_long_data_in_pieces_gives_hfs_ids_on_the_whole(tok, seed, size, chunk, specials):
+    """Data longer than chunk_bytes is cut only between bytes that no token holds side by side;
+    the ids, tokens and offsets are exactly what HF computes on the whole data."""
+    data = _corpus(seed, size)
+    whole = tok.encode(bytes_to_text(data), add_special_tokens=specials)
+    pieces = encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=chunk)
+    assert pieces.ids == whole.ids
+    assert pieces.offsets == [tuple(o) for o in whole.offsets]
+    assert pieces.special_tokens_mask == whole.special_tokens_mask
+    assert pieces == encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=10**9)

@@ -152,3 +152,21 @@ def test_errors(tmp_path):
     argv = ["train", "--kind", "bytelevel", str(tmp_path / "absent.txt"), "--out", str(tmp_path / "o"),
             "--quiet"]
     assert wwho_main(argv) == 2
+
+
+def test_lone_surrogates_train_as_the_encoder_sees_them(tmp_path):
+    """Encoding replaces a lone surrogate by U+FFFD (as tiktoken does); training now does too, so no
+    token is learned from bytes that encoding never produces."""
+    import json
+
+    texts = ["abc \ud800 abc", "x\udfffy abc", "\ud83c\udfcf abc"] * 40
+    with_surrogates = tmp_path / "s.jsonl"
+    with_surrogates.write_text("\n".join(json.dumps({"text": t}) for t in texts) + "\n", encoding="ascii")
+    replaced = tmp_path / "r.jsonl"
+    cleaned = [t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in texts]
+    replaced.write_text("\n".join(json.dumps({"text": t}) for t in cleaned) + "\n", encoding="ascii")
+    a = ByteBPE.train(with_surrogates, vocab_size=300, progress=False, workers=1)
+    b = ByteBPE.train(replaced, vocab_size=300, progress=False, workers=1)
+    assert a.ranks == b.ranks and a.merges == b.merges
+    assert not any(b"\xed\xa0" in token or b"\xed\xbf" in token for token in a.ranks)
+    assert a.decode(a.encode("abc \ud800")) == "abc \ufffd"

@@ -218,3 +218,40 @@ def test_cli_train_encode_decode_inspect(tmp_path, capsys):
     assert "ශ්‍රී" in capsys.readouterr().out
     assert main(["inspect", str(out)]) == 0
     assert "SGPE vocabulary: 1,500 tokens" in capsys.readouterr().out
+
+
+def _surrogate_corpus(tmp_path):
+    """JSONL whose text holds lone surrogates (escaped: the only way a UTF-8 file can carry them)."""
+    lines = [json.dumps({"text": t}) for t in ["ශ්‍රී ලංකාව \ud800 ලංකා", "x\udfffy ලංකාව", "\ud83c\udfcf ලංකා \udc00"] * 30]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+def test_lone_surrogates_train_resume_save_and_round_trip(tmp_path):
+    """Lone surrogates are never tokens (no vocab.json or tokenizer.json could hold them): byte
+    fallback encodes them, so they round-trip; the checkpoint fingerprint and save() handle them."""
+    path = _surrogate_corpus(tmp_path)
+    vf = train_sgpe(path, vocab_size=400, progress=False, workers=1, checkpoint_dir=tmp_path / "ckpt",
+                    checkpoint_every=1)
+    assert not [t for t in vf.vocab if any("\ud800" <= c <= "\udfff" for c in t)]
+    again = train_sgpe(path, vocab_size=400, progress=False, workers=2, checkpoint_dir=tmp_path / "ckpt",
+                       checkpoint_every=1, resume=True)
+    assert again == vf
+    tok = SGPETokenizer(vf)
+    out = tok.save(tmp_path / "out")
+    loaded = SGPETokenizer.load(out)
+    for text in ["ශ්‍රී ලංකාව \ud800 ලංකා", "\udfff", "a\ud800\udc00b"]:
+        assert loaded.decode(loaded.encode(text)) == text
+    from tokenizers import Tokenizer
+
+    Tokenizer.from_file(str(tmp_path / "out" / "tokenizer.json"))  # HF can load what was written
+
+
+def test_the_cli_trains_on_lone_surrogates(tmp_path):
+    from cli_run import wwho
+
+    path = _surrogate_corpus(tmp_path)
+    proc = wwho("train", "--kind", "sgpe", path, "--vocab-size", 400, "--out", tmp_path / "out", "--quiet")
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert (tmp_path / "out" / "vocab.json").is_file()
