@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
-#: ../shared/data next to the repository (CI clones the repo beside shared/).
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+def _shared_data() -> Path:
+    """``$WWHO_SHARED_DATA``, else ``../shared/data`` beside the repository (CI clones the repo
+    beside shared/), else ``/work/shared/data`` (a git worktree lives elsewhere)."""
+    if os.environ.get("WWHO_SHARED_DATA"):
+        return Path(os.environ["WWHO_SHARED_DATA"])
+    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
+    return beside if beside.is_dir() else Path("/work/shared/data")
+
+
+DATA = _shared_data()
 CORPORA = DATA / "corpora"
 #: The verified o200k_base ranks file (tiktoken's own download, kept offline).
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"

@@ -26,7 +26,8 @@ from wwho.errors import TokenizerError, VocabError, WwhoError
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import DATA
+
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 O200K_URL_SHA1 = "fb374d419588a4632f3f557e76b4b70aebbca790"  # tiktoken's cache key for the blob URL
 SPECIALS = ["<|endoftext|>", "<|endofprompt|>"]

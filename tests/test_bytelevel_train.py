@@ -12,6 +12,7 @@ from pathlib import Path
 import bpe_reference as ref
 import pytest
 import regex
+from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from wwho.bytelevel.pretokenize import PATTERNS
 from wwho.cli import main as wwho_main
 from wwho.errors import CorpusError, VocabError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NEWS = DATA / "corpora" / "en" / "news-lk_news.txt"
 SPECIAL = "<|endoftext|>"
 

@@ -17,7 +17,9 @@ from wwho.errors import TokenizerError, VocabError
 
 gguf = pytest.importorskip("gguf")
 
-VOCABS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gguf-vocab"
+from conftest import DATA
+
+VOCABS = DATA / "gguf-vocab"
 SEPARATOR = "\n__ggml_vocab_test__\n"
 # Byte-level BPE vocabularies that have llama.cpp test vectors (see shared/data/README.md).
 BPE_WITH_VECTORS = [
