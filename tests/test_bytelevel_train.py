@@ -96,7 +96,7 @@ def test_deterministic_across_worker_counts(news_slice, tmp_path):
         out = tok.save(tmp_path / f"w{workers}")
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]
-    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken"}
+    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken", "wwho-manifest.json"}
 
 
 def test_trained_tokenizer_exports_exactly(news_slice, tmp_path):
@@ -127,7 +127,7 @@ def test_cli(tmp_path, capsys):
                       "--workers", "1"])
     assert code == 0
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
-        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json"}
+        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json", "wwho-manifest.json"}
     tok = ByteBPE.load(tmp_path / "out")
     assert 257 < tok.vocab_size <= 300 and tok.pretokenizer.name == "o200k"  # a tiny corpus runs out of pairs
     assert "wrote" in capsys.readouterr().err
