@@ -482,8 +482,14 @@ def _hf_split(pattern: str) -> dict:
     return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
 
 
+class NotByteLevel(VocabError):
+    """A valid ``tokenizer.json`` that ``ByteBPE`` does not run (another model, a normalizer, an
+    unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``."""
+
+
 def from_hf(path: str | Path) -> ByteLevelModel:
-    """A merges-rule model from a byte-level BPE ``tokenizer.json``."""
+    """A merges-rule model from a byte-level BPE ``tokenizer.json``; :class:`NotByteLevel` if it is
+    a tokenizer of another kind, :class:`VocabError` if it is broken."""
     path = Path(path)
     raw = _read(path)
     check_saved(path.parent, {path.name: raw}, only_listed=True)
@@ -492,13 +498,13 @@ def from_hf(path: str | Path) -> ByteLevelModel:
     try:
         model = data["model"]
         if model.get("type", "BPE") != "BPE":
-            raise VocabError(f"{path}: model type {brief(model.get('type'))} is not BPE")
+            raise NotByteLevel(f"{path}: model type {brief(model.get('type'))} is not BPE")
         for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
             if model.get(key):
-                raise VocabError(f"{path}: model.{key}={brief(model[key])} is not supported")
+                raise NotByteLevel(f"{path}: model.{key}={brief(model[key])} is not supported")
         if data.get("normalizer") is not None:
             kind = data["normalizer"].get("type")
-            raise VocabError(f"{path}: normalizer {brief(kind)} is not supported (only null)")
+            raise NotByteLevel(f"{path}: normalizer {brief(kind)} is not supported (only null)")
         patterns, byte_patterns = _hf_pretokenizer(data.get("pre_tokenizer"), path)
         special, added = {}, {}
         for n, entry in enumerate(data.get("added_tokens") or []):
@@ -569,13 +575,13 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
         target = byte_patterns if seen_byte_level else patterns
         if kind == "ByteLevel":
             if step.get("add_prefix_space"):
-                raise VocabError(f"{path}: ByteLevel add_prefix_space=true is not supported")
+                raise NotByteLevel(f"{path}: ByteLevel add_prefix_space=true is not supported")
             if step.get("use_regex", True):
                 target.append(_HF_GPT2)
             seen_byte_level = True
         elif kind == "Split":
             if step.get("behavior") != "Isolated" or step.get("invert"):
-                raise VocabError(f"{path}: Split behaviour {step.get('behavior')!r}/invert is not supported")
+                raise NotByteLevel(f"{path}: Split behaviour {brief(step.get('behavior'))}/invert is not supported")
             pattern = step["pattern"]
             target.append(pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"]))
         elif kind == "Digits":
@@ -583,12 +589,12 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
         elif kind == "Punctuation":
             behavior = step.get("behavior", "Isolated")
             if behavior not in ("Isolated", "Contiguous"):
-                raise VocabError(f"{path}: Punctuation behaviour {behavior!r} is not supported")
+                raise NotByteLevel(f"{path}: Punctuation behaviour {brief(behavior)} is not supported")
             target.append(_PUNCT_RUN if behavior == "Contiguous" else _PUNCT_RUN[:-1])
         else:
-            raise VocabError(f"{path}: pre-tokenizer {kind!r} is not supported by ByteBPE")
+            raise NotByteLevel(f"{path}: pre-tokenizer {brief(kind)} is not supported by ByteBPE")
     if not seen_byte_level:
-        raise VocabError(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
+        raise NotByteLevel(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
     return patterns, byte_patterns
 
 
