@@ -177,6 +177,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 at byte {exc.start}") from None
+    except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] runs out of stack
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply for a config file") from None
     values: dict[str, Any] = {}
     for key, value in raw.items():
         name = key.replace("-", "_")
