@@ -80,3 +80,31 @@ def o200k():
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
     return get_encoding("o200k_base", ranks_file=O200K_FILE)
+
+
+# --- the real `wwho` command, in a subprocess -----------------------------------------------
+
+
+def wwho_command() -> list[str]:
+    """The installed ``wwho`` console script of this interpreter's environment (else ``python -m wwho``)."""
+    import sys
+
+    script = Path(sys.executable).with_name("wwho")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "wwho"]
+
+
+def run_wwho(*args, env: dict | None = None, timeout: float = 300, **kwargs):
+    """Run ``wwho ARGS...``; returns the CompletedProcess (text output)."""
+    import subprocess
+
+    return subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=env, **kwargs)
+
+
+def one_line_error(proc) -> str:
+    """Assert the process failed as the CLI promises (exit 2, one line, no traceback); return the line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wwho: error: "), proc.stderr[-2000:]
+    return lines[0]
