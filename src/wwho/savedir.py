@@ -130,13 +130,13 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and target.is_dir():
             return _save_in_place(target, files, manifest, steps)
-        raise write_failed(target, exc) from None
+        raise write_failed(target, exc, directory=True) from None
     steps()
     try:
-        _write(staging / UNFINISHED, b"", steps)
-        _write(staging / MANIFEST, json_bytes(manifest), steps)
+        _write(staging, UNFINISHED, b"", target, steps)
+        _write(staging, MANIFEST, json_bytes(manifest), target, steps)
         for name, data in files.items():
-            _write(staging / name, data, steps)
+            _write(staging, name, data, target, steps)
         (staging / UNFINISHED).unlink()
         _fsync_dir(staging)
         os.chmod(staging, (target.stat().st_mode if target.is_dir() else 0o777 & ~umask()) & 0o7777)
@@ -159,7 +159,7 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     except BaseException as exc:
         recover(target, staging, force=True)  # the new files were never visible: drop them
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
-            raise write_failed(target, exc) from None
+            raise write_failed(target, exc, directory=True) from None
         raise
     steps()
     if in_cwd:  # our own working directory was the old one: follow the name
@@ -173,15 +173,15 @@ class _CannotExchange(Exception):
     pass
 
 
-def _write(path: Path, data: bytes, steps: _Steps) -> None:
+def _write(staging: Path, name: str, data: bytes, target: Path, steps: _Steps) -> None:
     try:
-        with open(path, "xb") as f:
+        with open(staging / name, "xb") as f:
             f.write(data)
             f.flush()
             os.fchmod(f.fileno(), 0o666 & ~umask())
             os.fsync(f.fileno())
     except OSError as exc:
-        raise write_failed(path.parent.parent / path.name, exc) from None
+        raise write_failed(target / name, exc, directory=True) from None
     steps()
 
 

@@ -333,4 +333,9 @@ def load_gguf(
         add_eos=typed("tokenizer.ggml.add_eos_token", bool, False),
         name=typed("general.name", str) or pre or path.stem,
     )
-    return check_model(model_data, str(path))
+    try:
+        return check_model(model_data, str(path))
+    except GGUFError:
+        raise
+    except VocabError as exc:
+        raise GGUFError(str(exc)) from None
