@@ -27,7 +27,8 @@ def trained(tmp_path_factory):
     corpus = root / "c.txt"
     corpus.write_text(SAMPLE.read_text(encoding="utf-8")[:150_000], encoding="utf-8")
     tok = ByteBPE.train(corpus, vocab_size=500, special_tokens=["<|end|>"], workers=1, progress=False)
-    tok.save(root / "dir", hf=True)
+    tok.save(root / "dir")
+    tok.export_hf(root / "dir" / "tokenizer.json")
     return root / "dir"
 
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import one_line_error, run_wwho
 
 from wwho.errors import VocabError
-from wwho.sgpe import checkpoints, train_sgpe
+from wwho.sgpe import train_sgpe
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
 
@@ -66,6 +66,8 @@ def test_checkpoints_go_where_help_and_training_say_and_only_wwhos_files_are_rem
 
 
 def test_remove_deletes_only_wwhos_files(tmp_path):
+    from wwho.sgpe import checkpoints
+
     folder = checkpoints.claim(tmp_path / "ck")
     (folder / "checkpoint.json").write_text("{}")
     (folder / "late.txt").write_text("someone's")  # appeared during training
@@ -104,6 +106,13 @@ def _corrupt(kind: str, good: dict) -> bytes:
     return json.dumps(data).encode()
 
 
+def _checkpoint_folder(path: Path) -> Path:
+    """A folder as wwho makes it for checkpoints (with its marker file)."""
+    path.mkdir(parents=True)
+    (path / ".wwho-checkpoints").touch()
+    return path
+
+
 KINDS = ["binary", "list", "no_merges", "merge_not_pair", "merge_numbers", "step", "unknown_symbol", "fingerprint",
          "truncated", "deep"]
 
@@ -117,7 +126,7 @@ def good_checkpoint(corpus, tmp_path_factory):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_corrupted_checkpoint_is_one_clear_error(corpus, tmp_path, good_checkpoint, kind):
-    folder = checkpoints.claim(tmp_path / "ck")
+    folder = _checkpoint_folder(tmp_path / "ck")
     (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
     with pytest.raises(VocabError, match=r"ck/checkpoint.json: "):
         train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, resume=True)
@@ -126,7 +135,7 @@ def test_a_corrupted_checkpoint_is_one_clear_error(corpus, tmp_path, good_checkp
 @pytest.mark.parametrize("kind", ["binary", "merge_not_pair", "unknown_symbol", "deep"])
 def test_a_corrupted_checkpoint_from_the_cli(corpus, tmp_path, good_checkpoint, kind):
     out = tmp_path / "out"
-    folder = checkpoints.claim(out / "checkpoints")
+    folder = _checkpoint_folder(out / "checkpoints")
     (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
     line = one_line_error(_train(corpus, out, "--resume", "--quiet"))
     assert "checkpoint.json: " in line

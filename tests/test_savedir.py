@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 from conftest import O200K_FILE
 
-from wwho import savedir
-from wwho.errors import VocabError, WriteError
-from wwho.savedir import MANIFEST, check_saved, member, recover, save_files
+from wwho.errors import VocabError
 from wwho.sgpe import SGPETokenizer, train_sgpe
 
 tokenizers = pytest.importorskip("tokenizers")
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+MANIFEST = "wwho-manifest.json"
 TEXTS = ["ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී සමාජවාදී ජනරජය", "Hello ලෝකය 2024!", "ක්‍රිකට් තරඟය  \n\tනිමා විය"]
 
 
@@ -117,14 +116,15 @@ def _litter(parent: Path) -> list[str]:
 
 
 def _check_after_kill(target: Path, models: dict[str, Path], names: tuple[str, ...]) -> str:
-    held = _which(target, models, names)
+    held = _which(target, models, names)  # the model's files all of one save ...
+    assert _which(target, models, (*names, MANIFEST)) == held  # ... and the manifest with them
     assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"  # a file is never away, even now
     # A subdirectory may sit beside the directory until the next save puts it back:
     assert (target / "data").is_dir() or any(p.name == "data" for p in target.parent.glob(".wwho-tmp-out.*/*"))
     return held
 
 
-SGPE_FILES = ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", MANIFEST)
+SGPE_FILES = ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
 def test_sgpe_save_killed_at_every_step_leaves_the_old_or_the_new_model(models, tmp_path):
@@ -166,7 +166,7 @@ def test_meta_save_killed_at_every_step(models, tmp_path):
     for name in ("A", "B"):
         sources[name] = tmp_path / f"meta{name}"
         MetaTokenizer(SGPETokenizer.load(models[name]), "o200k_base", tiktoken_file=O200K_FILE).save(sources[name])
-    names = ("vocab.json", "meta_config.json", "tokenizer_meta.json", MANIFEST)
+    names = ("vocab.json", "meta_config.json", "tokenizer_meta.json")
     cases = _run_killer("steps", sources["A"], sources["B"], tmp_path / "work", 100,
                         env={"WWHO_TIKTOKEN_FILE": str(O200K_FILE)})
     assert len(cases) > 8 and cases[-1]["killed"] is False
@@ -187,7 +187,7 @@ def test_bytelevel_save_killed_at_every_step(tmp_path):
     for name, size in (("A", 400), ("B", 600)):
         sources[name] = tmp_path / f"bl{name}"
         ByteBPE.train(corpus, vocab_size=size, workers=1, progress=False).save(sources[name], hf=True)
-    names = ("ranks.tiktoken", "merges.txt", "bytelevel.json", "tokenizer.json", MANIFEST)
+    names = ("ranks.tiktoken", "merges.txt", "bytelevel.json", "tokenizer.json")
     cases = _run_killer("steps", sources["A"], sources["B"], tmp_path / "work", 100)
     assert len(cases) > 8 and cases[-1]["killed"] is False
     seen = set()
@@ -204,6 +204,8 @@ def test_bytelevel_save_killed_at_every_step(tmp_path):
 
 
 def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
+    from wwho.savedir import save_files
+
     target = tmp_path / "out"
     save_files(target, {"a.json": b"1", "b.json": b"2"}, kind="x")
     (target / "mine.txt").write_text("keep")
@@ -219,6 +221,8 @@ def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
 
 
 def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monkeypatch):
+    from wwho.savedir import save_files
+
     real = tmp_path / "real"
     real.mkdir()
     os.symlink(real, tmp_path / "link")
@@ -230,6 +234,9 @@ def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monke
 
 
 def test_refusals(tmp_path):
+    from wwho.errors import WriteError
+    from wwho.savedir import save_files
+
     (tmp_path / "file").write_text("x")
     with pytest.raises(WriteError, match="exists and is not a directory"):
         save_files(tmp_path / "file", {"a.json": b"1"}, kind="x")
@@ -244,6 +251,8 @@ def test_refusals(tmp_path):
 def test_fallback_in_place_is_detected_at_load_when_killed(models, tmp_path, monkeypatch):
     """Where the directories cannot be exchanged, the files are replaced one by one, the manifest
     first: a save stopped half-way is then reported at load, naming the files."""
+    from wwho import savedir
+
     def cannot(a, b):
         raise savedir._CannotExchange
 
@@ -273,6 +282,8 @@ def test_files_of_different_saves_are_named_at_load(models, tmp_path):
 
 
 def test_recover_moves_back_only_what_is_not_wwhos(tmp_path):
+    from wwho.savedir import recover, save_files
+
     target = tmp_path / "out"
     save_files(target, {"a.json": b"1"}, kind="x")
     stale = tmp_path / ".wwho-tmp-out.999999999.abcdefgh"  # a dead process's leftovers
@@ -288,6 +299,8 @@ def test_recover_moves_back_only_what_is_not_wwhos(tmp_path):
 
 
 def test_member_keeps_names_inside_the_directory(tmp_path):
+    from wwho.savedir import member
+
     (tmp_path / "ok.txt").write_text("x")
     assert member(tmp_path, "ok.txt", source="cfg", key="k") == tmp_path / "ok.txt"
     secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"
@@ -302,6 +315,8 @@ def test_member_keeps_names_inside_the_directory(tmp_path):
 
 
 def test_check_saved_without_manifest_or_for_unlisted_files(tmp_path):
+    from wwho.savedir import check_saved, save_files
+
     check_saved(tmp_path, {"x.json": b"1"})  # no manifest: nothing to check
     save_files(tmp_path / "d", {"a.json": b"1"}, kind="x")
     check_saved(tmp_path / "d", {"other.json": b"2"}, only_listed=True)
