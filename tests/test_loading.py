@@ -75,6 +75,12 @@ def test_binary_tokenizer_ids_are_checked_before_hf_sees_them(tmp_path):
     path = tmp_path / "tokenizer.json"
     binary.save(tok, path)
     data = json.loads(path.read_text(encoding="utf-8"))
+    merges = data["model"]["merges"]
+    data["model"]["merges"] = merges[:-10]  # a truncated file: HF tokenizers loads it silently
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match=r"tokenizer.json: 10 tokens of several bytes are the result of no merge"):
+        load_tokenizer(path)
+    data["model"]["merges"] = merges
     vocab = data["model"]["vocab"]
     last = max(vocab, key=vocab.get)
     for value, message in ((0, r"have the same id 0"), (2 ** 63, r"id 9223372036854775808 is not an integer in"),

@@ -365,6 +365,8 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
     data = parse_json(raw, source=str(path), error=VocabError)
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise VocabError(f"{path}: not a wwho manifest (format is not {MANIFEST_FORMAT!r})")
+    if not isinstance(data.get("kind", ""), str):
+        raise VocabError(f"{path}: 'kind' must be a string")
     files = data.get("files")
     if not isinstance(files, dict):
         raise VocabError(f"{path}: 'files' must be an object of file name -> {{bytes, sha256}}")

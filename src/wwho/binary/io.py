@@ -72,6 +72,7 @@ def load(path: str | Path) -> Tokenizer:
         raise VocabError(f"{path}: not a binary tokenizer (need a BPE model over all 256 Latin-1 bytes, "
                          "no normalizer or pre-tokenizer, decoder null or Fuse)")
     check_ids(data, str(path))
+    check_merges(data, str(path))
     try:
         tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
     except Exception as exc:  # noqa: BLE001 -- the Rust loader raises a bare Exception
@@ -102,6 +103,26 @@ def check_ids(data: dict, source: str) -> None:
             raise VocabError(f"{source}: added_tokens[{n}] {brief(entry['content'], 60)} has id {i}, which is "
                              f"{brief(owner[i], 60)}")
         owner[i] = entry["content"]
+
+
+def check_merges(data: dict, source: str) -> None:
+    """Every model token longer than one byte is the result of a merge: a merge list cut short
+    (a truncated file) leaves tokens that can never be produced, and HF would load it silently."""
+    model = data["model"]
+    results = set()
+    for n, merge in enumerate(model.get("merges") or []):
+        if isinstance(merge, str):
+            cut = merge.find(" ", 1)
+            merge = [merge[:cut], merge[cut + 1:]] if cut > 0 else [merge]
+        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(m, str) for m in merge)):
+            raise VocabError(f"{source}: model.merges[{n}] is {brief(merge)}, not a pair of tokens")
+        results.add(merge[0] + merge[1])
+    lost = [t for t in model["vocab"] if len(t) > 1 and t not in results]
+    if lost:
+        first = min(lost, key=model["vocab"].__getitem__)
+        raise VocabError(f"{source}: {len(lost):,} tokens of several bytes are the result of no merge, e.g. "
+                         f"{brief(first, 40)} (id {model['vocab'][first]}): the merge list "
+                         f"({len(results):,} merges) looks truncated")
 
 
 def _check_id(value: object, source: str, what: str) -> int:
