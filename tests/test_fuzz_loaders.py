@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import fuzz_loaders  # noqa: E402
+import fuzz_loaders
 
 
 def test_a_short_fuzz_run_is_clean():
