@@ -69,10 +69,17 @@ def test_remove_deletes_only_wwhos_files(tmp_path):
     from wwho.sgpe import checkpoints
 
     folder = checkpoints.claim(tmp_path / "ck")
-    (folder / "checkpoint.json").write_text("{}")
+    assert not folder.exists()  # created with the first checkpoint, not before
+    checkpoints.save(folder, merges=[("a", "b")], fingerprint="f", elapsed=0)
     (folder / "late.txt").write_text("someone's")  # appeared during training
     checkpoints.remove(folder)
     assert sorted(os.listdir(folder)) == ["late.txt"]
+    checkpoints.remove(folder)
+    yours = tmp_path / "yours"
+    yours.mkdir()  # an empty folder of yours, given as --checkpoint-dir
+    checkpoints.save(checkpoints.claim(yours), merges=[], fingerprint="f", elapsed=0)
+    checkpoints.remove(yours)
+    assert yours.is_dir() and os.listdir(yours) == []  # emptied of wwho's files, but not removed
     unclaimed = tmp_path / "theirs"
     unclaimed.mkdir()
     (unclaimed / "checkpoint.json").write_text("{}")

@@ -65,8 +65,6 @@ def main(argv: list[str]) -> int:
     from wwho.sgpe import checkpoints
 
     out = output_directory(args.out)
-    recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
-    checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     encoding = None
     if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
         from wwho.meta import resolve_encoding
@@ -76,6 +74,8 @@ def main(argv: list[str]) -> int:
         from wwho.errors import WwhoError
 
         raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
+    recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
+    checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     stats = CorpusStats()
     t0 = time.perf_counter()
     if not args.quiet:

@@ -2,10 +2,11 @@
 
 A checkpoint directory holds ``checkpoint.json`` (the merges so far, as string pairs, and a
 fingerprint of the corpus and options) and a marker file, ``.wwho-checkpoints``, that says wwho
-made the directory. :func:`claim` refuses a directory wwho may not use: a symbolic link (writes
-would land elsewhere, and removal would follow it) or a directory holding anything but wwho's
-own checkpoint files. :func:`remove` deletes only those files, and then the directory if it
-is empty: never a tree, never a file it did not write.
+uses the directory and whether it created it. :func:`claim` refuses, before training, a
+directory wwho may not use: a symbolic link (writes would land elsewhere, and removal would
+follow it) or a directory holding anything but wwho's own checkpoint files. :func:`remove`
+deletes only those files, and then the directory if wwho created it and it is empty: never a
+tree, never a file it did not write.
 
 :func:`load` validates every field of ``checkpoint.json`` and names the file and the field; the
 merges themselves are checked against the training's words when they are replayed
@@ -31,7 +32,11 @@ def _ours(name: str) -> bool:
 
 
 def claim(directory: str | os.PathLike) -> Path:
-    """Create ``directory`` for checkpoints, or check that wwho may write into it; returns it."""
+    """Check that wwho may keep checkpoints in ``directory`` (it need not exist yet); returns it.
+
+    Nothing is created here: the directory and its marker come with the first checkpoint, so a
+    run that fails before then leaves nothing behind.
+    """
     path = Path(directory)
     if path.is_symlink():
         raise VocabError(f"checkpoint directory {path}: is a symbolic link; wwho writes checkpoints only into a "
@@ -43,28 +48,40 @@ def claim(directory: str | os.PathLike) -> Path:
         if foreign:
             raise VocabError(f"checkpoint directory {path}: holds files wwho did not write (e.g. {brief(foreign[0])}); "
                              "checkpoints need a directory of their own (give another --checkpoint-dir)")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        (path / MARKER).touch()
-    except OSError as exc:
-        raise VocabError(f"checkpoint directory {path}: cannot create it: {exc.strerror or exc}") from None
     return path
 
 
+def _prepare(path: Path) -> None:
+    """Create the directory (if needed) and the marker that says whether wwho created it."""
+    if (path / MARKER).exists():
+        return
+    created = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    (path / MARKER).write_text("created\n" if created else "adopted\n", encoding="utf-8")
+
+
 def remove(directory: str | os.PathLike) -> None:
-    """Delete wwho's checkpoint files in ``directory``, then the directory if nothing else is left."""
+    """Delete wwho's checkpoint files in ``directory``, then the directory if wwho created it and
+    nothing else is left."""
     path = Path(directory)
-    if path.is_symlink() or not path.is_dir() or not (path / MARKER).exists():
+    marker = path / MARKER
+    if path.is_symlink() or not path.is_dir() or not marker.exists():
         return  # not a directory wwho claimed: touch nothing
+    created = marker.read_text(encoding="utf-8", errors="replace").strip() == "created"
     for name in os.listdir(path):
         if _ours(name):
             with contextlib.suppress(FileNotFoundError):
                 (path / name).unlink()
-    with contextlib.suppress(OSError):  # not empty: someone put a file there; it stays
-        path.rmdir()
+    if created:
+        with contextlib.suppress(OSError):  # not empty: someone put a file there; it stays
+            path.rmdir()
 
 
 def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, elapsed: float) -> None:
+    try:
+        _prepare(directory)
+    except OSError as exc:
+        raise VocabError(f"checkpoint directory {directory}: cannot create it: {exc.strerror or exc}") from None
     write_json(directory / FILE, {
         "format": FORMAT,
         "fingerprint": fingerprint,
