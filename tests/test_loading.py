@@ -110,8 +110,8 @@ def test_out_pointing_at_a_file_fails_before_any_work(two, tmp_path):
     for kind in ("sgpe", "bytelevel"):
         line = one_line_error(run_wwho("train", "--kind", kind, corpus, "--out", target, "--vocab-size", "400",
                                        "--quiet", "--workers", "1"))
-        assert f"--out {target}: exists and is not a directory" in line
+        assert f"{target}: exists and is not a directory" in line
     line = one_line_error(run_wwho("export", "hf", two[0], "-o", target))
-    assert f"-o {target}: exists and is not a directory" in line
+    assert f"{target}: exists and is not a directory" in line
     assert target.read_text() == "my notes"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "out"]

@@ -101,6 +101,19 @@ class _Steps:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+def check_target(directory: str | os.PathLike) -> Path:
+    """Refuse, before any work, a directory to save into that cannot be one (a regular file, or
+    below a regular file); absent is fine. Returns it as a Path."""
+    path = Path(directory)
+    for p in (path, *path.absolute().parents):
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                raise WriteError(f"{path}: {'exists' if p == path else f'{p} exists'} and is not a directory; "
+                                 "give a directory for the tokenizer's files")
+            break
+    return path
+
+
 def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind: str) -> Path:
     """Write ``files`` (name -> content) and a manifest into ``directory`` as one unit; see the
     module docstring. Returns the directory. A failed write raises :class:`WriteError` and

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wwho.cli.outputs import output_directory
 from wwho.corpus import iter_documents
 from wwho.export.verify import verify
+from wwho.savedir import check_target
 from wwho.sgpe import SGPETokenizer
 
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         from wwho.errors import VocabError
 
         raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
-    out = output_directory(args.out, option="-o")
+    out = check_target(args.out)
     tok.save(out)
     paths = [out / name for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json",
                                      "special_tokens_map.json")]

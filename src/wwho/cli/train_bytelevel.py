@@ -11,8 +11,8 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
-from wwho.cli.outputs import output_directory
 from wwho.corpus import CorpusStats
+from wwho.savedir import check_target
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    out = output_directory(args.out)
+    out = check_target(args.out)
     stats = CorpusStats()
     t0 = time.perf_counter()
     tok = ByteBPE.train(

@@ -60,11 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from wwho.cli.outputs import output_directory
-    from wwho.savedir import recover
+    from wwho.savedir import check_target, recover
     from wwho.sgpe import checkpoints
 
-    out = output_directory(args.out)
+    out = check_target(args.out)
     encoding = None
     if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
         from wwho.meta import resolve_encoding
