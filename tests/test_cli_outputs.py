@@ -43,7 +43,7 @@ def _cases(inputs, out):
         "decode -o (binary)": (["decode", "--tokenizer", i["binary"], "1", "2", "3", "-o", out], [""]),
         "decode -o (text)": (["decode", "--tokenizer", i["sgpe"], "10", "11", "-o", out], [""]),
         "encode -o (text)": (["encode", "--tokenizer", i["sgpe"], "ශ්‍රී ලංකාව", "-o", out], [""]),
-        "export hf -o": (["export", "hf", i["sgpe"], "-o", out, "--quiet"], ["tokenizer.json"]),
+        "export hf -o": (["export", "hf", i["sgpe"], "-o", out, "--quiet"], ["vocab.json", "tokenizer.json"]),
     }
 
 

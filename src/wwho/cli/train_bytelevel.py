@@ -1,7 +1,7 @@
 """``wwho train --kind bytelevel CORPUS... --out DIR``: train a byte-level BPE (tiktoken/GPT-2 style).
 
 Writes DIR/ranks.tiktoken, DIR/merges.txt and DIR/bytelevel.json (``ByteBPE.load(DIR)``) and
-DIR/tokenizer.json for Hugging Face ``tokenizers``. The work is done by ``wwho.bytelevel.train``.
+DIR/tokenizer.json for Hugging Face ``tokenizers``, as one save (all or nothing). The work is done by ``wwho.bytelevel.train``.
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from wwho.bytelevel import ByteBPE
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.savedir import check_target
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    check_output_dir(args.out, BYTELEVEL_FILES, force=args.force)
+    out = check_target(args.out)
+    check_output_dir(out, BYTELEVEL_FILES, force=args.force)
     stats = CorpusStats()
     t0 = time.perf_counter()
     tok = ByteBPE.train(
@@ -61,8 +62,7 @@ def main(argv: list[str]) -> int:
         max_line_bytes=args.max_line_bytes,
     )
     seconds = time.perf_counter() - t0
-    out = tok.save(Path(args.out))
-    tok.export_hf(out / "tokenizer.json")
+    out = tok.save(out, hf=True)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
           f"{stats.documents:,} documents from {stats.files} files"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
