@@ -90,15 +90,16 @@ def _need(kind: str) -> None:
         pytest.skip(f"{path} is absent")
 
 
-@pytest.mark.parametrize("kind", ["sgpe", "meta", "o200k", "llama"])
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "o200k"])
 def test_an_encoder_holds_no_more_than_its_cache_bytes(kind, sgpe_dir):
-    """20,000 distinct 100-character pieces (cacheable) would hold ~20 MB unbounded; the bound is 4 MiB."""
+    """12,000 distinct 100-character pieces, which are cached: with the default bound the encoders
+    grew by 9.2 (SGPE), 21.1 (meta) and 16.8 MB (o200k), measured; with 2 MiB by 1.0, 1.4 and 4.8."""
     _need(kind)
-    setup = _load(kind, sgpe_dir, "4 * 2**20") + "tok.encode('warm up ශ්‍රී ලංකා')\n"
-    _, growth = measure(setup + PIECES.format(seed=1, size=100, count=20_000), WORK)
+    setup = _load(kind, sgpe_dir, "2 * 2**20") + "tok.encode('warm up ශ්‍රී ලංකා')\n"
+    _, growth = measure(setup + PIECES.format(seed=1, size=100, count=12_000), WORK)
     print(f"{kind}: {growth / MB:.1f} MB above the loaded tokenizer")
-    caches = 8 if kind == "meta" else 4  # the meta tokenizer's run cache and its SGPE part's, 4 MiB each
-    assert growth < (caches + 6) * MB, f"{kind}: {growth / MB:.1f} MB"
+    bound = {"sgpe": 5, "meta": 7, "o200k": 6}[kind]  # meta: its run cache and its SGPE part's, 2 MiB each
+    assert growth < bound * MB, f"{kind}: {growth / MB:.1f} MB"
 
 
 @pytest.mark.parametrize("kind", ["sgpe", "meta"])
@@ -109,4 +110,4 @@ def test_long_distinct_pieces_do_not_grow_an_encoder(kind, sgpe_dir):
     setup = _load(kind, sgpe_dir) + "tok.encode('warm up ශ්‍රී ලංකා')\n"
     _, growth = measure(setup + PIECES.format(seed=2, size=2_000, count=2_000), WORK)
     print(f"{kind}: {growth / MB:.1f} MB above the loaded tokenizer")
-    assert growth < 24 * MB, f"{kind}: {growth / MB:.1f} MB"
+    assert growth < 8 * MB, f"{kind}: {growth / MB:.1f} MB"  # measured 0.2 MB; 28 (SGPE) and 177 MB (meta) before

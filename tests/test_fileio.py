@@ -89,9 +89,9 @@ import json, os, subprocess, sys
 from pathlib import Path
 disk, corpus, wwho = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 out = disk / "out"
-def train(size):
+def train(size, *force):  # --force: the second run replaces the first one's files
     return subprocess.run([*wwho, "train", "--kind", "bytelevel", corpus, "--out", str(out), "--vocab-size",
-                           str(size), "--workers", "1", "--quiet"], capture_output=True, text=True)
+                           str(size), "--workers", "1", "--quiet", *force], capture_output=True, text=True)
 first = train(300)
 before = {p.name: p.read_bytes() for p in out.iterdir()}
 fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)  # fill the disk, then give back a little
@@ -102,7 +102,7 @@ except OSError:
     pass
 os.close(fd)
 os.truncate(disk / "filler", os.path.getsize(disk / "filler") - 8192)
-second = train(500)
+second = train(500, "--force")
 after = {p.name: p.read_bytes() for p in out.iterdir()}
 print(json.dumps({"first": first.returncode, "code": second.returncode, "stderr": second.stderr,
                   "same": before == after, "names": sorted(after),

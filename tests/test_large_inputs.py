@@ -73,7 +73,7 @@ hf = Tokenizer.from_file({str(sgpe_dir / "tokenizer.json")!r})
 assert hf.encode(text, add_special_tokens=False).ids == ids  # the exact HF export is the reference
 """)
     assert ids > 0
-    assert growth < 250 * MB, f"{growth / MB:.0f} MB"
+    assert growth < 160 * MB, f"{growth / MB:.0f} MB"  # measured 100 MB; 217 MB before the fix
 
 
 def test_meta_10mb(sgpe_dir):
@@ -85,7 +85,7 @@ tok = MetaTokenizer(SGPETokenizer.load({str(sgpe_dir)!r}), "o200k_base", tiktoke
 tok.encode_ordinary("warm up: tiktoken and the ranks table ශ්‍රී")
 """)
     assert ids > 0
-    assert growth < 400 * MB, f"{growth / MB:.0f} MB"
+    assert growth < 250 * MB, f"{growth / MB:.0f} MB"  # measured 64 MB; before the fix tiktoken crashed
 
 
 def test_meta_equals_wwhos_o200k_encoder_on_latin_text_past_tiktokens_limit(sgpe_dir):
@@ -97,7 +97,7 @@ def test_meta_equals_wwhos_o200k_encoder_on_latin_text_past_tiktokens_limit(sgpe
 
     meta = MetaTokenizer(SGPETokenizer.load(sgpe_dir), "o200k_base", tiktoken_file=O200K_FILE)
     o200k = ByteBPE.from_tiktoken("o200k_base", ranks_path=O200K_FILE)
-    text = "Colombo, 2024: " + " " * 1_050_000 + "done.\n" + "\t" * 20 + "end" + "\u3000" * 1_010_000
+    text = "Colombo, 2024: " + " \u3000" * 525_000 + "done.\n" + "\t" * 20 + "end"
     assert meta.encode_ordinary(text) == o200k.encode_ordinary(text)
 
 
@@ -118,7 +118,8 @@ from wwho.bytelevel import ByteBPE
 tok = {load}
 """, check)
     assert ids > 0
-    assert growth < 400 * MB, f"{growth / MB:.0f} MB"
+    bound = {"o200k": 240, "llama-bpe": 320}[name]  # measured 136 and 220 MB; 357 and 401 MB before the fix
+    assert growth < bound * MB, f"{growth / MB:.0f} MB"
 
 
 def test_binary_10mb(tmp_path):
@@ -150,5 +151,5 @@ result = len(enc.ids)
     print(f"peak memory above the loaded tokenizer: {growth / MB:.0f} MB")
     assert ids > 0
     # The result itself (ids, token bytes, offsets: Python objects) is most of it.
-    assert growth < 600 * MB, f"{growth / MB:.0f} MB"
+    assert growth < 600 * MB, f"{growth / MB:.0f} MB"  # measured 448 MB; 832 MB before the fix
 
