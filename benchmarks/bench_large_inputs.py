@@ -71,14 +71,14 @@ def loaders(sgpe_dir: Path, hf_json: Path) -> dict[str, tuple[str, str]]:
     o200k = f"tiktoken_file={str(O200K_FILE)!r}"
     return {
         "SGPE": (f"from wwho.sgpe import SGPETokenizer\ntok = SGPETokenizer.load({str(sgpe_dir)!r})", "tok.encode(text)"),
-        "meta (o200k + SGPE)": (f"from wwho.meta import MetaTokenizer\nfrom wwho.sgpe import SGPETokenizer\n"
-                                f"tok = MetaTokenizer(SGPETokenizer.load({str(sgpe_dir)!r}), 'o200k_base', {o200k})\n"
-                                "tok.encode('warm up')", "tok.encode(text)"),
-        "peer: tiktoken o200k_base": (f"from wwho.bytelevel.tiktoken_loader import get_encoding\n"
-                                      f"tok = get_encoding('o200k_base', ranks_file={str(O200K_FILE)!r})",
+        "meta (o200k + SGPE)": ((f"from wwho.meta import MetaTokenizer\nfrom wwho.sgpe import SGPETokenizer\n"
+                                 f"tok = MetaTokenizer(SGPETokenizer.load({str(sgpe_dir)!r}), 'o200k_base', {o200k})\n"
+                                 "tok.encode('warm up')"), "tok.encode(text)"),
+        "peer: tiktoken o200k_base": (("from wwho.bytelevel.tiktoken_loader import get_encoding\n"
+                                       f"tok = get_encoding('o200k_base', ranks_file={str(O200K_FILE)!r})"),
                                       "tok.encode_ordinary(text)"),
-        "ByteBPE o200k_base": (f"from wwho.bytelevel import ByteBPE\n"
-                               f"tok = ByteBPE.from_tiktoken('o200k_base', ranks_path={str(O200K_FILE)!r})",
+        "ByteBPE o200k_base": (("from wwho.bytelevel import ByteBPE\n"
+                                f"tok = ByteBPE.from_tiktoken('o200k_base', ranks_path={str(O200K_FILE)!r})"),
                                "tok.encode_ordinary(text)"),
         "ByteBPE llama-bpe (GGUF)": (f"from wwho.bytelevel import ByteBPE\ntok = ByteBPE.from_gguf({str(GGUF)!r})",
                                      "tok.encode_ordinary(text)"),
@@ -112,14 +112,14 @@ def main() -> int:
             continue
         for name in ("mixed", "spaces"):
             code = load + f"\nINPUT = {name!r}\n" + TEXT + TIMED.format().replace("ENCODE", expr)
-            seconds, peak, out = measure(code)
+            _, peak, out = measure(code)
             took, outcome = out.strip().splitlines()[-1].split("\t")
             print(f"{kind} | {name} 10 MB | {took} | {peak:.0f} | {outcome}", flush=True)
     for kind, expr in (("binary (encode_bytes, in pieces)", "encode_bytes(tok, data).ids"),
                        ("peer: HF on the whole binary data", "tok.encode(data.decode('latin-1')).ids")):
         if args.only and not any(o.lower() in kind.lower() for o in args.only):
             continue
-        seconds, peak, out = measure(BINARY + TIMED.format().replace("ENCODE", expr))
+        _, peak, out = measure(BINARY + TIMED.format().replace("ENCODE", expr))
         took, outcome = out.strip().splitlines()[-1].split("\t")
         print(f"{kind} | structured bytes 10 MB | {took} | {peak:.0f} | {outcome}", flush=True)
     return 0

@@ -14,7 +14,7 @@ def wwho(*args: object, input: bytes | None = None, timeout: float = 600,
          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``wwho ARGS...`` with stdout/stderr as bytes."""
     return subprocess.run([*wwho_command(), *map(str, args)], input=input, capture_output=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+                          check=False, env={**os.environ, **(env or {})})
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:

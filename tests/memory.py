@@ -43,7 +43,8 @@ def measure(setup: str, work: str, after: str = "", *, timeout: float = 900,
     if not Path("/proc/self/clear_refs").exists():
         pytest.skip("peak-memory tests need Linux's /proc/self/clear_refs")
     code = _TEMPLATE.format(setup=textwrap.dedent(setup), work=textwrap.dedent(work), after=textwrap.dedent(after))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("MEASURED ")]
     if proc.returncode != 0 or not lines:
         raise AssertionError(f"the measured process failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -124,7 +124,7 @@ tok = {load}
 
 def test_binary_10mb(tmp_path):
     """10 MB of structured bytes (frequent words, runs, noise): HF's memory was 230 bytes per byte."""
-    ids, growth = measure(f"""
+    ids, growth = measure("""
 import random
 from wwho import binary
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
@@ -136,7 +136,7 @@ def sample(n):
         out += rng.choice(words) if rng.random() < 0.8 else bytes([rng.randrange(256)]) * rng.randrange(1, 40)
     return bytes(out[:n])
 train = sample(300_000)
-counts = {{}}
+counts = {}
 for i in range(0, len(train), 512):
     counts[train[i:i + 512]] = counts.get(train[i:i + 512], 0) + 1
 tok = binary.train_from_counts(counts, vocab_size=2048, min_frequency=2)
