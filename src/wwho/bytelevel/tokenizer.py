@@ -330,7 +330,9 @@ class ByteBPE:
 
     def _encode_words(self, text: str) -> list[int]:
         words = text.split(" ")
-        if len(words) < 3:
+        if len(words) < 3 or 3 * len(words) > len(text):
+            # Few words, or mostly spaces (a run of a million spaces is a million empty "words",
+            # each a Python object below): the plain path gives the same ids.
             return self._encode_pieces(text)
         found = list(map(self._words.get, words))
         head = words[0]
