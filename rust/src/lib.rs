@@ -7,6 +7,16 @@
 
 pub mod merge;
 
+// SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
+pub mod charset;
+pub mod router;
+pub mod schema;
+pub mod sgpe;
+pub mod syllables;
+pub mod units;
+pub mod vocab;
+pub mod words;
+
 #[cfg(feature = "python")]
 mod py;
 

@@ -322,6 +322,17 @@ def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False, o
     return "[" + ("^" if negate else "") + "".join(parts) + "]"
 
 
+def code_point_ranges(codepoints) -> list[tuple[int, int]]:
+    """Sorted, merged ``(first, last)`` ranges of a set of code points (what the core takes)."""
+    ranges: list[tuple[int, int]] = []
+    for cp in sorted(codepoints):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return ranges
+
+
 def astral_class_chars(schema: Schema) -> frozenset[int]:
     """Code points above U+FFFF that some class of the schema lists."""
     return frozenset(cp for cp in schema.class_of if cp > 0xFFFF)
