@@ -9,16 +9,18 @@ use crate::charset::{check_range, CharMap};
 
 /// No transition.
 pub const NONE: u16 = u16::MAX;
-const ACCEPT: u8 = 1;
-const EMIT: u8 = 2;
+/// A transition entry is the target state with these flags of the target.
+const ACCEPT: u16 = 0x4000;
+const EMIT: u16 = 0x8000;
+const STATE: u16 = 0x3FFF;
 
 /// The tables of one schema. Class 0 is `O` (every code point no class lists).
 #[derive(Clone, Debug)]
 pub struct Automaton {
     classes: CharMap,
     width: usize,
+    /// `next[state * width + class]`: the target state and its flags, or [`NONE`].
     next: Vec<u16>,
-    flags: Vec<u8>,
     start: u16,
 }
 
@@ -67,21 +69,10 @@ impl Automaton {
             }
         }
         let owner = CharMap::from_flat(&flat);
-        let mut next = vec![NONE; states * width];
-        for (s, edges) in transitions.iter().enumerate() {
-            for &(class, target) in edges {
-                if class >= width || target >= states {
-                    return Err(format!(
-                        "state {s}: edge ({class}, {target}) is out of range"
-                    ));
-                }
-                next[s * width + class] = target as u16;
-            }
-        }
         if start >= states {
             return Err(format!("start state {start} is out of range"));
         }
-        let mut flags = vec![0u8; states];
+        let mut flags = vec![0u16; states];
         for &s in accept {
             *flags
                 .get_mut(s)
@@ -99,11 +90,21 @@ impl Automaton {
         if flags[start] & ACCEPT != 0 {
             return Err("the start state must not accept".into());
         }
+        let mut next = vec![NONE; states * width];
+        for (s, edges) in transitions.iter().enumerate() {
+            for &(class, target) in edges {
+                if class >= width || target >= states {
+                    return Err(format!(
+                        "state {s}: edge ({class}, {target}) is out of range"
+                    ));
+                }
+                next[s * width + class] = target as u16 | flags[target];
+            }
+        }
         Ok(Self {
             classes: owner,
             width,
             next,
-            flags,
             start: start as u16,
         })
     }
@@ -118,24 +119,25 @@ impl Automaton {
         self.start
     }
 
-    /// The state after reading a character of `class` in `state` ([`NONE`] if no edge).
+    /// The transition entry from `state` (an entry or the start state) on a character of
+    /// `class`: [`NONE`], or the target with its flags ([`Automaton::accepts`], ...).
     #[inline(always)]
     pub fn step(&self, state: u16, class: usize) -> u16 {
-        self.next[usize::from(state) * self.width + class]
+        self.next[usize::from(state & STATE) * self.width + class]
     }
 
     #[inline(always)]
-    pub fn accepts(&self, state: u16) -> bool {
-        self.flags[usize::from(state)] & ACCEPT != 0
+    pub fn accepts(&self, entry: u16) -> bool {
+        entry & ACCEPT != 0
     }
 
     #[inline(always)]
-    pub fn emits(&self, state: u16) -> bool {
-        self.flags[usize::from(state)] & EMIT != 0
+    pub fn emits(&self, entry: u16) -> bool {
+        entry & EMIT != 0
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.classes.heap_bytes() + self.next.len() * 2 + self.flags.len()
+        self.classes.heap_bytes() + self.next.len() * 2
     }
 }
 

@@ -82,6 +82,38 @@ struct Scratch {
     utf8: Vec<u8>,
 }
 
+impl Scratch {
+    /// Buffers kept between calls stay below this many entries each (a huge piece once
+    /// must not pin its buffers for the thread's life).
+    const KEEP: usize = 1 << 16;
+
+    fn trim(&mut self) {
+        if self.parts.ends.capacity() > Self::KEEP || self.parts.parts.capacity() > Self::KEEP {
+            self.parts = Parts::default();
+        }
+        if self.spans.capacity() > Self::KEEP || self.units.capacity() > Self::KEEP {
+            self.spans = Vec::new();
+            self.units = Vec::new();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Run `f` with this thread's scratch buffers (fresh ones if they are in use).
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let out = f(&mut scratch);
+            scratch.trim();
+            out
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
 impl Encoder {
     pub fn new(splitter: WordSplitter, spec: EncoderSpec) -> Result<Self, String> {
         let n = spec.tokens.len();
@@ -167,16 +199,16 @@ impl Encoder {
 
     /// The ids of `text`, special-token text included as ordinary text.
     pub fn encode_ordinary<U: Unit>(&self, text: &[U]) -> Vec<u32> {
-        let mut out = Vec::with_capacity(text.len() / 2 + 1);
-        self.encode_into(text, &mut Scratch::default(), &mut out);
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        with_scratch(|scratch| self.encode_into(text, scratch, &mut out));
         out
     }
 
     /// The ids of `text`, where the text of the special tokens in `allowed` (ids) becomes
     /// those tokens (the longest one where several start at the same place).
     pub fn encode<U: Unit>(&self, text: &[U], allowed: &[u32]) -> Vec<u32> {
-        let mut out = Vec::with_capacity(text.len() / 2 + 1);
-        self.encode_with(text, allowed, &mut Scratch::default(), &mut out);
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        with_scratch(|scratch| self.encode_with(text, allowed, scratch, &mut out));
         out
     }
 
@@ -309,10 +341,11 @@ impl Encoder {
         // Below ~64k characters a thread costs more than it saves.
         let threads = threads.clamp(1, texts.len().max(1)).min(total / 65_536 + 1);
         if threads == 1 {
-            let mut scratch = Scratch::default();
-            for (text, result) in texts.iter().zip(results.iter_mut()) {
-                with_text!(*text, t => self.encode_with(t, allowed, &mut scratch, result));
-            }
+            with_scratch(|scratch| {
+                for (text, result) in texts.iter().zip(results.iter_mut()) {
+                    with_text!(*text, t => self.encode_with(t, allowed, scratch, result));
+                }
+            });
             return results;
         }
         // Work is handed out in small chunks from a shared counter, so a thread that drew long
