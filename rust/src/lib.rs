@@ -9,6 +9,7 @@ pub mod merge;
 
 // SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
 pub mod charset;
+pub mod engine;
 pub mod router;
 pub mod schema;
 pub mod sgpe;

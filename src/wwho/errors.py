@@ -25,3 +25,7 @@ class VocabError(WwhoError, ValueError):
 
 class TokenizerError(WwhoError, ValueError):
     """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
+
+
+class MergeError(WwhoError, ValueError):
+    """Invalid input to the merge engine (names the word, symbol or merge that is wrong)."""

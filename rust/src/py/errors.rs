@@ -9,11 +9,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The `wwho.errors` exception classes the core raises.
 #[derive(Clone, Copy)]
+#[allow(dead_code)] // every kind wwho has, whether the core raises it yet or not
 pub enum Kind {
     Schema,
     Corpus,
     Vocab,
     Tokenizer,
+    Merge,
     Wwho,
 }
 
@@ -24,6 +26,7 @@ pub fn error(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr {
         Kind::Corpus => "CorpusError",
         Kind::Vocab => "VocabError",
         Kind::Tokenizer => "TokenizerError",
+        Kind::Merge => "MergeError",
         Kind::Wwho => "WwhoError",
     };
     let message = message.into();

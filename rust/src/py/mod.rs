@@ -8,10 +8,12 @@ use pyo3::prelude::*;
 mod errors;
 mod sgpe;
 mod text;
+mod train;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
     sgpe::register(m)?;
+    train::register(m)?;
     Ok(())
 }

@@ -249,7 +249,7 @@ impl PyEncoder {
             guard("encoding", run)
         }
         .map_err(|e| error(py, Kind::Tokenizer, e))?;
-        PyList::new(py, ids)
+        self.id_list(py, &ids)
     }
 
     /// [`encode`] for each text, on `num_threads` threads (all cores when 0) without the GIL.
@@ -279,12 +279,11 @@ impl PyEncoder {
                 })
             })
             .map_err(|e| error(py, Kind::Tokenizer, e))?;
-        PyList::new(
-            py,
-            all.into_iter()
-                .map(|ids| PyList::new(py, ids))
-                .collect::<PyResult<Vec<_>>>()?,
-        )
+        let lists = all
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 
     /// The bytes of `ids`, joined; `skip_special` leaves out the special tokens.

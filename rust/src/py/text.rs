@@ -51,3 +51,20 @@ pub fn substrings<'py>(
         Ok(list)
     }
 }
+
+/// A str holding exactly these code points (lone surrogates included, as Python allows).
+pub fn from_code_points<'py>(py: Python<'py>, cps: &[u32]) -> PyResult<Bound<'py, PyString>> {
+    if cps.iter().any(|&c| c > 0x10FFFF) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "code point beyond U+10FFFF",
+        ));
+    }
+    // SAFETY: a valid buffer of `cps.len()` UCS-4 code points; CPython copies it.
+    unsafe {
+        Ok(Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::PyUnicode_FromKindAndData(4, cps.as_ptr().cast(), cps.len() as isize),
+        )?
+        .cast_into_unchecked())
+    }
+}
