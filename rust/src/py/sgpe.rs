@@ -74,7 +74,7 @@ fn tokens_of<'py>(s: &Bound<'py, PyString>, ends: &[usize]) -> PyResult<Bound<'p
 /// The script runs of a text (`wwho.router.segment`).
 #[pyclass(frozen, module = "wwho._core", name = "Router")]
 pub struct PyRouter {
-    inner: Router,
+    pub(super) inner: Router,
 }
 
 #[pymethods]
@@ -110,7 +110,7 @@ impl PyRouter {
 /// Words of syllables for one script mode (`wwho.sgpe.words.WordSplitter`).
 #[pyclass(frozen, module = "wwho._core", name = "WordSplitter")]
 pub struct PyWordSplitter {
-    inner: WordSplitter,
+    pub(super) inner: WordSplitter,
 }
 
 #[pymethods]

@@ -1,4 +1,5 @@
-"""Applying learned merges to one word: repeatedly merge the best-ranked adjacent pair.
+"""Applying learned merges to one word in pure Python (a test reference; the core's ``rust/src/merge.rs``
+runs at encoding time): repeatedly merge the best-ranked adjacent pair.
 
 ``merge_units(units, ranks)`` merges, at each step, the adjacent pair with the lowest
 rank, the leftmost one among equal ranks, until no adjacent pair has a rank. This is
