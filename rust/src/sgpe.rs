@@ -390,6 +390,60 @@ impl Encoder {
         results
     }
 
+    /// Where encoding `text` spends its time: seconds for the pieces alone, then pieces and
+    /// words and syllables, then also the units (vocabulary lookups), then the whole encoding
+    /// (the merges too). Each stage includes the ones before it. For benchmarks.
+    pub fn stage_seconds<U: Unit>(&self, text: &[U]) -> [f64; 4] {
+        let time = |f: &mut dyn FnMut()| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        };
+        let mut scratch = Scratch::default();
+        let mut sink = 0usize;
+        let pieces = time(&mut || {
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = piece_end(text, pos);
+                sink += 1;
+            }
+        });
+        let words = time(&mut || {
+            let mut pos = 0;
+            while pos < text.len() {
+                let end = piece_end(text, pos);
+                scratch.parts.clear();
+                self.splitter.split(&text[pos..end], &mut scratch.parts);
+                sink += scratch.parts.ends.len();
+                pos = end;
+            }
+        });
+        let units = time(&mut || {
+            let mut pos = 0;
+            while pos < text.len() {
+                let end = piece_end(text, pos);
+                let piece = &text[pos..end];
+                scratch.parts.clear();
+                self.splitter.split(piece, &mut scratch.parts);
+                let mut start = 0;
+                for &e in &scratch.parts.ends {
+                    scratch.units.clear();
+                    self.push_units(&piece[start..e], &mut scratch.units, &mut scratch.utf8);
+                    sink += scratch.units.len();
+                    start = e;
+                }
+                pos = end;
+            }
+        });
+        let mut out = Vec::new();
+        let all = time(&mut || {
+            out.clear();
+            self.encode_into(text, &mut scratch, &mut out);
+        });
+        std::hint::black_box(sink);
+        [pieces, words, units, all]
+    }
+
     /// The bytes of `ids` joined; an id out of range is an error naming it.
     pub fn decode(&self, ids: &[i64], skip_special: bool) -> Result<Vec<u8>, i64> {
         let mut out = Vec::with_capacity(ids.len() * 4);

@@ -14,7 +14,10 @@
 //! SGPE *pieces* (`wwho.bpe.count.PIECES`, ` ?[^ \t\n\r]+|[ \t\n\r]`) are cut here too: no word
 //! or syllable crosses one. This module does not know vocabularies or merges.
 
-use crate::charset::{is_ws, CharSet};
+use crate::charset::{check_range, is_ws, CharMap};
+
+const START: u8 = 1;
+const ATTACH: u8 = 2;
 use crate::router::Router;
 use crate::schema::Automaton;
 use crate::units::Unit;
@@ -52,9 +55,8 @@ impl Parts {
 /// Words and syllables for one script mode.
 #[derive(Clone, Debug)]
 pub struct WordSplitter {
-    starts: CharSet,
-    word: CharSet,
-    attach: CharSet,
+    /// Per code point: [`START`] and/or [`ATTACH`] (one lookup answers both questions).
+    sets: CharMap,
     automata: Vec<Automaton>,
     router: Option<Router>,
 }
@@ -73,19 +75,27 @@ impl WordSplitter {
                 "a single-script splitter takes one automaton, a routed one at least one".into(),
             );
         }
-        let mut word = starts.to_vec();
-        word.extend_from_slice(attach);
+        let mut ranges: Vec<(u32, u32, u8)> = attach.iter().map(|&(a, b)| (a, b, ATTACH)).collect();
+        let mut flat = vec![0u8; 0x110000];
+        for &(first, last) in starts {
+            check_range(first, last)?;
+            flat[first as usize..=last as usize].fill(START);
+        }
+        for (first, last, flag) in ranges.drain(..) {
+            check_range(first, last)?;
+            flat[first as usize..=last as usize]
+                .iter_mut()
+                .for_each(|v| *v |= flag);
+        }
         Ok(Self {
-            starts: CharSet::from_ranges(starts)?,
-            word: CharSet::from_ranges(&word)?,
-            attach: CharSet::from_ranges(attach)?,
+            sets: CharMap::from_flat(&flat),
             automata,
             router,
         })
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.starts.heap_bytes() * 3
+        self.sets.heap_bytes()
             + self
                 .automata
                 .iter()
@@ -103,9 +113,9 @@ impl WordSplitter {
         // The regex's alternatives in order, each with and then without the glued space.
         for &skip in tries {
             let q = pos + skip;
-            if self.starts.contains(text[q].cp()) {
+            if self.sets.get(text[q].cp()) & START != 0 {
                 let mut end = q + 1;
-                while end < n && self.word.contains(text[end].cp()) {
+                while end < n && self.sets.get(text[end].cp()) != 0 {
                     end += 1;
                 }
                 return (end, true);
@@ -114,9 +124,9 @@ impl WordSplitter {
         for &skip in tries {
             let q = pos + skip;
             let c = text[q].cp();
-            if !self.starts.contains(c) && !is_ws(c) {
+            if self.sets.get(c) & START == 0 && !is_ws(c) {
                 let mut end = q + 1;
-                while end < n && self.attach.contains(text[end].cp()) {
+                while end < n && self.sets.get(text[end].cp()) & ATTACH != 0 {
                     end += 1;
                 }
                 return (end, false);

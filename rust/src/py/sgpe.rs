@@ -348,6 +348,16 @@ impl PyEncoder {
     fn heap_bytes(&self) -> usize {
         self.inner.heap_bytes()
     }
+
+    /// Seconds spent by stage on `text`: pieces; + words and syllables; + units; whole encoding
+    /// (each includes the ones before). For benchmarks.
+    fn stage_seconds(&self, s: &Bound<'_, PyString>) -> PyResult<[f64; 4]> {
+        let t = text(s)?;
+        let enc = &self.inner;
+        s.py()
+            .detach(|| guard("timing", || with_text!(t, t => enc.stage_seconds(t))))
+            .map_err(|e| error(s.py(), Kind::Wwho, e))
+    }
 }
 
 impl PyEncoder {
