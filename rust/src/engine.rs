@@ -55,6 +55,8 @@ fn order(symbols: &[Vec<u32>], greater: bool) -> impl Fn(u64, u64) -> Ordering +
 struct PairEntry {
     freq: u64,
     words: Vec<u32>,
+    /// Occurrences while the entries are first counted.
+    filled: u32,
 }
 
 /// Pair keys by frequency, highest first, then by the tie-break (see the module docs).
@@ -143,12 +145,21 @@ pub struct Engine {
     ids: FxHashMap<Vec<u32>, u32>,
     greater: bool,
     merges: Vec<(u32, u32)>,
-    words: Vec<Vec<u32>>,
+    /// Every word's symbols, one after the other (a merge shortens a word in place);
+    /// `spans[i]` is word `i`'s `(start, len)` in `data`. Flat, so that the words of a merge,
+    /// visited in index order, are near one another in memory.
+    data: Vec<u32>,
+    spans: Vec<(u32, u32)>,
     counts: Vec<u64>,
     pairs: FxHashMap<u64, PairEntry>,
     queue: Queue,
     /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
     floor: Option<u64>,
+    /// Scratch of [`Engine::merge`]: (neighbour, word) per occurrence.
+    lefts: Vec<(u32, u32)>,
+    rights: Vec<(u32, u32)>,
+    /// Per word: the number of the last merge that visited it.
+    seen: Vec<u32>,
 }
 
 /// What one merge did: `(left, right, merged id, frequency)`.
@@ -163,6 +174,20 @@ impl Engine {
         symbols: Vec<Vec<u32>>,
         greater: bool,
     ) -> Result<Self, EngineError> {
+        let lengths: Vec<usize> = words.iter().map(Vec::len).collect();
+        let data: Vec<u32> = words.into_iter().flatten().collect();
+        Self::from_flat(data, &lengths, counts, symbols, greater)
+    }
+
+    /// [`Engine::new`] with the words one after the other in `data`, word `i` of length
+    /// `lengths[i]` (no allocation per word).
+    pub fn from_flat(
+        data: Vec<u32>,
+        lengths: &[usize],
+        counts: Vec<u64>,
+        symbols: Vec<Vec<u32>>,
+        greater: bool,
+    ) -> Result<Self, EngineError> {
         let mut ids = FxHashMap::default();
         for (i, s) in symbols.iter().enumerate() {
             if s.is_empty() {
@@ -173,18 +198,26 @@ impl Engine {
             }
             ids.insert(s.clone(), i as u32);
         }
+        if data.len() >= u32::MAX as usize || lengths.iter().sum::<usize>() != data.len() {
+            return Err(EngineError::Overflow);
+        }
         let n = symbols.len() as u32;
+        let mut spans = Vec::with_capacity(lengths.len());
         let mut longest = 0;
         let mut total: u128 = 0;
-        for (i, (w, &c)) in words.iter().zip(&counts).enumerate() {
+        let mut start = 0usize;
+        for (i, (&len, &c)) in lengths.iter().zip(&counts).enumerate() {
+            let w = &data[start..start + len];
             if let Some(&bad) = w.iter().find(|&&x| x != UNK && x >= n) {
                 return Err(EngineError::BadId(i, bad));
             }
             if c == 0 {
                 return Err(EngineError::ZeroCount(i));
             }
-            longest = longest.max(w.len());
+            longest = longest.max(len);
             total += u128::from(c);
+            spans.push((start as u32, len as u32));
+            start += len;
         }
         if total * longest as u128 >= 1 << 62 {
             return Err(EngineError::Overflow);
@@ -194,25 +227,45 @@ impl Engine {
             ids,
             greater,
             merges: Vec::new(),
-            words,
+            data,
+            spans,
             counts,
             pairs: FxHashMap::default(),
             queue: Queue::default(),
             floor: None,
+            lefts: Vec::new(),
+            rights: Vec::new(),
+            seen: Vec::new(),
         };
+        engine.seen = vec![u32::MAX; engine.spans.len()];
         engine.count_pairs();
         Ok(engine)
     }
 
     fn count_pairs(&mut self) {
+        // Two passes: count each pair's occurrences, then fill lists made at their final size
+        // (a map of growing lists would allocate again and again).
         let mut pairs: FxHashMap<u64, PairEntry> = FxHashMap::default();
-        for (wi, w) in self.words.iter().enumerate() {
+        for wi in 0..self.spans.len() {
             let c = self.counts[wi];
-            for p in w.windows(2) {
+            for p in self.word(wi).windows(2) {
                 if p[0] != UNK && p[1] != UNK {
                     let e = pairs.entry(key(p[0], p[1])).or_default();
                     e.freq += c;
-                    e.words.push(wi as u32);
+                    e.filled += 1;
+                }
+            }
+        }
+        for e in pairs.values_mut() {
+            e.words = Vec::with_capacity(e.filled as usize);
+        }
+        for wi in 0..self.spans.len() {
+            let (start, len) = self.spans[wi];
+            for p in self.data[start as usize..(start + len) as usize].windows(2) {
+                if p[0] != UNK && p[1] != UNK {
+                    if let Some(e) = pairs.get_mut(&key(p[0], p[1])) {
+                        e.words.push(wi as u32);
+                    }
                 }
             }
         }
@@ -227,8 +280,16 @@ impl Engine {
         &self.merges
     }
 
-    pub fn words(&self) -> &[Vec<u32>] {
-        &self.words
+    /// Word `i`'s current symbols.
+    #[inline]
+    pub fn word(&self, i: usize) -> &[u32] {
+        let (start, len) = self.spans[i];
+        &self.data[start as usize..(start + len) as usize]
+    }
+
+    /// How many word types.
+    pub fn num_words(&self) -> usize {
+        self.spans.len()
     }
 
     pub fn counts(&self) -> &[u64] {
@@ -249,8 +310,8 @@ impl Engine {
     /// Corpus frequency of every symbol (sum over words of count times occurrences).
     pub fn symbol_frequencies(&self) -> Vec<u64> {
         let mut freqs = vec![0u64; self.symbols.len()];
-        for (w, &c) in self.words.iter().zip(&self.counts) {
-            for &s in w {
+        for (wi, &c) in self.counts.iter().enumerate() {
+            for &s in self.word(wi) {
                 if s != UNK {
                     freqs[s as usize] += c;
                 }
@@ -261,7 +322,7 @@ impl Engine {
 
     /// Bytes held by the engine (an estimate of its heap).
     pub fn heap_bytes(&self) -> usize {
-        let words: usize = self.words.iter().map(|w| w.capacity() * 4 + 24).sum();
+        let words = self.data.capacity() * 4 + self.spans.capacity() * 8;
         let pairs: usize = self
             .pairs
             .values()
@@ -390,40 +451,32 @@ impl Engine {
         let Some(entry) = self.pairs.remove(&key(a, b)) else {
             return;
         };
-        let mut holders = entry.words;
-        holders.sort_unstable();
-        holders.dedup();
-        // Word indices by neighbour symbol, one per occurrence.
-        let mut lefts: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        let mut rights: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        let mut left_order: Vec<u32> = Vec::new();
-        let mut right_order: Vec<u32> = Vec::new();
+        let holders = entry.words;
+        // Each word once (the list may repeat a word or name one that has lost the pair): a
+        // stamp per word marks the ones this merge has seen, with no sorting.
+        let stamp = self.merges.len() as u32;
+        // (neighbour symbol, word index), one per occurrence; buffers kept between merges.
+        let mut lefts = std::mem::take(&mut self.lefts);
+        let mut rights = std::mem::take(&mut self.rights);
+        lefts.clear();
+        rights.clear();
         for &wi in &holders {
-            let w = &mut self.words[wi as usize];
-            let len = w.len();
+            if self.seen[wi as usize] == stamp {
+                continue;
+            }
+            self.seen[wi as usize] = stamp;
+            let (start, len) = self.spans[wi as usize];
+            let w = &mut self.data[start as usize..(start + len) as usize];
+            let len = len as usize;
             let (mut r, mut out) = (0, 0);
             let mut changed = false;
             while r < len {
                 if w[r] == a && r + 1 < len && w[r + 1] == b {
                     if out > 0 && w[out - 1] != UNK {
-                        let left = w[out - 1];
-                        lefts
-                            .entry(left)
-                            .or_insert_with(|| {
-                                left_order.push(left);
-                                Vec::new()
-                            })
-                            .push(wi);
+                        lefts.push((w[out - 1], wi));
                     }
                     if r + 2 < len && w[r + 2] != UNK {
-                        let right = w[r + 2];
-                        rights
-                            .entry(right)
-                            .or_insert_with(|| {
-                                right_order.push(right);
-                                Vec::new()
-                            })
-                            .push(wi);
+                        rights.push((w[r + 2], wi));
                     }
                     w[out] = c;
                     out += 1;
@@ -436,27 +489,31 @@ impl Engine {
                 }
             }
             if changed {
-                w.truncate(out);
+                self.spans[wi as usize].1 = out as u32;
             }
         }
         // Settle each distinct neighbour: take the old pair down, bring the new pair up, file it.
         // Rights before lefts: in "a b a b" the first occurrence makes (c, a) (right neighbour a)
         // and the second takes it down again (left neighbour c, the first one's merge).
         let same = a == b;
-        for right in right_order {
-            let occurrences = rights.remove(&right).unwrap_or_default();
-            let n: u64 = occurrences.iter().map(|&wi| self.counts[wi as usize]).sum();
+        rights.sort_unstable_by_key(|&(neighbour, _)| neighbour);
+        for group in rights.chunk_by(|x, y| x.0 == y.0) {
+            let right = group[0].0;
+            let n: u64 = group.iter().map(|&(_, wi)| self.counts[wi as usize]).sum();
             if !(same && right == a) {
                 self.take_down(key(b, right), n);
             }
-            self.bring_up(key(c, right), n, occurrences);
+            self.bring_up(key(c, right), n, group);
         }
-        for left in left_order {
-            let occurrences = lefts.remove(&left).unwrap_or_default();
-            let n: u64 = occurrences.iter().map(|&wi| self.counts[wi as usize]).sum();
+        lefts.sort_unstable_by_key(|&(neighbour, _)| neighbour);
+        for group in lefts.chunk_by(|x, y| x.0 == y.0) {
+            let left = group[0].0;
+            let n: u64 = group.iter().map(|&(_, wi)| self.counts[wi as usize]).sum();
             self.take_down(key(left, a), n);
-            self.bring_up(key(left, c), n, occurrences);
+            self.bring_up(key(left, c), n, group);
         }
+        self.lefts = lefts;
+        self.rights = rights;
     }
 
     fn take_down(&mut self, k: u64, n: u64) {
@@ -468,10 +525,10 @@ impl Engine {
         }
     }
 
-    fn bring_up(&mut self, k: u64, n: u64, occurrences: Vec<u32>) {
+    fn bring_up(&mut self, k: u64, n: u64, occurrences: &[(u32, u32)]) {
         let e = self.pairs.entry(k).or_default();
         e.freq += n;
-        e.words.extend(occurrences);
+        e.words.extend(occurrences.iter().map(|&(_, wi)| wi));
         let freq = e.freq;
         if let Some(floor) = self.floor {
             if freq >= floor {

@@ -168,8 +168,10 @@ pub fn collect_words(
 pub struct EngineInput {
     /// Symbol strings (string ids): boundary tokens sorted, then syllables by frequency.
     pub symbols: Vec<u32>,
-    /// Word types as symbol ids ([`UNK`] for a pruned syllable), in Python's tuple order.
-    pub words: Vec<Vec<u32>>,
+    /// Word types as symbol ids ([`UNK`] for a pruned syllable), in Python's tuple order, one
+    /// after the other: word `i` has `lengths[i]` symbols.
+    pub data: Vec<u32>,
+    pub lengths: Vec<usize>,
     pub counts: Vec<u64>,
     /// How many syllables were kept.
     pub syllables: usize,
@@ -202,26 +204,32 @@ impl WordCounts {
         for (i, &s) in symbols.iter().enumerate() {
             index.entry(s).or_insert(i as u32);
         }
-        let mut words: Vec<(&[u32], u64)> = self.words.iter().map(|(w, &c)| (&w[..], c)).collect();
-        words.sort_unstable_by(|(a, _), (b, _)| {
-            a.iter()
-                .map(|&i| self.strings.get(i))
-                .cmp(b.iter().map(|&i| self.strings.get(i)))
-        });
-        let (words, counts) = words
-            .into_iter()
-            .map(|(w, c)| {
-                (
-                    w.iter()
-                        .map(|s| index.get(s).copied().unwrap_or(UNK))
-                        .collect(),
-                    c,
-                )
-            })
-            .unzip();
+        // Words in Python's order of tuples of strings: element by element, each string by
+        // code point. Rank the strings once, then compare words as sequences of ranks.
+        let mut by_string: Vec<u32> = (0..self.strings.len() as u32).collect();
+        by_string.sort_unstable_by(|&a, &b| self.cmp_strings(a, b));
+        let mut rank = vec![0u32; by_string.len()];
+        for (r, &s) in by_string.iter().enumerate() {
+            rank[s as usize] = r as u32;
+        }
+        let mut words: Vec<(Vec<u32>, &[u32], u64)> = self
+            .words
+            .iter()
+            .map(|(w, &c)| (w.iter().map(|&s| rank[s as usize]).collect(), &w[..], c))
+            .collect();
+        words.sort_unstable_by(|(a, _, _), (b, _, _)| a.cmp(b));
+        let mut data = Vec::with_capacity(words.iter().map(|(_, w, _)| w.len()).sum());
+        let mut lengths = Vec::with_capacity(words.len());
+        let mut counts = Vec::with_capacity(words.len());
+        for (_, w, c) in words {
+            data.extend(w.iter().map(|s| index.get(s).copied().unwrap_or(UNK)));
+            lengths.push(w.len());
+            counts.push(c);
+        }
         EngineInput {
             symbols,
-            words,
+            data,
+            lengths,
             counts,
             syllables: kept,
         }

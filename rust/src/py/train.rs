@@ -111,10 +111,10 @@ impl PyMergeEngine {
             )));
         }
         let n = units.len() as i64;
-        let mut word_ids = Vec::new();
+        let (mut data, mut lengths) = (Vec::new(), Vec::new());
         for (i, word) in words.try_iter()?.enumerate() {
             let word = word?;
-            let mut ids = Vec::new();
+            let before = data.len();
             for item in word.try_iter()? {
                 let item = item?;
                 let value = match item.extract::<i64>() {
@@ -132,9 +132,9 @@ impl PyMergeEngine {
                     }
                 };
                 if value == -1 {
-                    ids.push(UNK);
+                    data.push(UNK);
                 } else if (0..n).contains(&value) {
-                    ids.push(value as u32);
+                    data.push(value as u32);
                 } else {
                     return Err(err(format!(
                         "word {i}: symbol id {} is neither UNK (-1) nor an id in [0, {n})",
@@ -142,7 +142,7 @@ impl PyMergeEngine {
                     )));
                 }
             }
-            word_ids.push(ids);
+            lengths.push(data.len() - before);
         }
         let mut count_values = Vec::new();
         for (i, c) in counts.try_iter()?.enumerate() {
@@ -161,32 +161,36 @@ impl PyMergeEngine {
                 Err(_) => return Err(err(format!("counts: {} is not an integer", repr(&c)))),
             }
         }
-        if count_values.len() != word_ids.len() {
+        if count_values.len() != lengths.len() {
             return Err(err(format!(
                 "words and counts differ in length: {} != {}",
-                word_ids.len(),
+                lengths.len(),
                 count_values.len()
             )));
         }
-        let inner = Engine::new(word_ids, count_values, units, greater).map_err(|e| match e {
-            EngineError::Duplicate(a, b) => {
-                let shown = symbols.get_item(a).map(|s| repr(&s)).unwrap_or_default();
-                err(format!(
-                    "symbols {a} and {b} are both {shown}: symbols must be distinct"
-                ))
-            }
-            EngineError::Empty(i) => err(format!("symbol {i} is empty")),
-            EngineError::BadId(i, id) => err(format!(
-                "word {i}: symbol id {id} is neither UNK (-1) nor an id in [0, {n})"
-            )),
-            EngineError::ZeroCount(i) => err(format!("word {i}: count must be positive, not 0")),
-            EngineError::Overflow => {
-                err("counts too large: pair frequencies must fit in 62 bits".into())
-            }
-            EngineError::ReplayId(_) | EngineError::ReplayAbsent(_) => {
-                err("unexpected replay error".into())
-            }
-        })?;
+        let inner = Engine::from_flat(data, &lengths, count_values, units, greater).map_err(
+            |e| match e {
+                EngineError::Duplicate(a, b) => {
+                    let shown = symbols.get_item(a).map(|s| repr(&s)).unwrap_or_default();
+                    err(format!(
+                        "symbols {a} and {b} are both {shown}: symbols must be distinct"
+                    ))
+                }
+                EngineError::Empty(i) => err(format!("symbol {i} is empty")),
+                EngineError::BadId(i, id) => err(format!(
+                    "word {i}: symbol id {id} is neither UNK (-1) nor an id in [0, {n})"
+                )),
+                EngineError::ZeroCount(i) => {
+                    err(format!("word {i}: count must be positive, not 0"))
+                }
+                EngineError::Overflow => {
+                    err("counts too large: pair frequencies must fit in 62 bits".into())
+                }
+                EngineError::ReplayId(_) | EngineError::ReplayAbsent(_) => {
+                    err("unexpected replay error".into())
+                }
+            },
+        )?;
         Ok(Self {
             inner,
             kind: kind.unwrap_or(SymbolKind::Str),
@@ -290,12 +294,11 @@ impl PyMergeEngine {
 
     /// The current words (UNK as -1) and their counts.
     fn words_and_counts(&self) -> (Vec<Vec<i64>>, Vec<u64>) {
-        let words = self
-            .inner
-            .words()
-            .iter()
-            .map(|w| {
-                w.iter()
+        let words = (0..self.inner.num_words())
+            .map(|i| {
+                self.inner
+                    .word(i)
+                    .iter()
                     .map(|&x| if x == UNK { -1 } else { i64::from(x) })
                     .collect()
             })
@@ -577,15 +580,13 @@ impl PyWordCounts {
             .iter()
             .map(|&s| super::text::from_code_points(py, self.inner.strings.get(s)))
             .collect::<PyResult<Vec<_>>>()?;
-        let lengths = i64_bytes(input.words.iter().map(|w| w.len() as i64));
-        let flat =
-            i64_bytes(
-                input
-                    .words
-                    .iter()
-                    .flatten()
-                    .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
-            );
+        let lengths = i64_bytes(input.lengths.iter().map(|&n| n as i64));
+        let flat = i64_bytes(
+            input
+                .data
+                .iter()
+                .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
+        );
         let counts = i64_bytes(input.counts.iter().map(|&c| c as i64));
         let units: Vec<Vec<u32>> = input
             .symbols
@@ -593,7 +594,7 @@ impl PyWordCounts {
             .map(|&s| self.inner.strings.get(s).to_vec())
             .collect();
         let engine = py
-            .detach(|| Engine::new(input.words, input.counts, units, false))
+            .detach(|| Engine::from_flat(input.data, &input.lengths, input.counts, units, false))
             .map_err(|e| error(py, Kind::Merge, format!("{e:?}")))?;
         Ok((
             symbols,
