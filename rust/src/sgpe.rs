@@ -132,6 +132,19 @@ impl Encoder {
             check(a, "merge")?;
             check(b, "merge")?;
             check(c, "merge")?;
+            let (ta, tb, tc) = (
+                &spec.tokens[a as usize],
+                &spec.tokens[b as usize],
+                &spec.tokens[c as usize],
+            );
+            if tc.len() != ta.len() + tb.len()
+                || tc[..ta.len()] != ta[..]
+                || tc[ta.len()..] != tb[..]
+            {
+                return Err(format!(
+                    "merge {rank}: token {c} is not tokens {a} and {b} joined"
+                ));
+            }
             pairs.insert(
                 a,
                 b,
