@@ -140,7 +140,7 @@ def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
     (an empty list means the grammar is a faithful compilation of the automaton).
     """
     if schema.grammar is None:
-        return ["the schema has no grammar: only the table engine is available"]
+        return ["the schema has no grammar: there is nothing to compare the automaton with"]
     grammar = Syllabifier(schema, engine="regex")
     table = Syllabifier(schema, engine="table")
     alphabet = [chr(min(cps)) for cps in schema.classes.values()]
