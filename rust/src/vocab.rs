@@ -1,20 +1,24 @@
 //! A vocabulary of strings looked up by code point sequence, whatever the text's storage.
 //!
-//! Token strings are kept as code points in one flat array; an open-addressing table maps
-//! a hash of the code points to the id. A lookup hashes the slice it is given (UCS-1, UCS-2
-//! or UCS-4) without converting it. This module does not tokenize.
+//! Each token is a record in one flat array: its length, its id, then its code points. An
+//! open-addressing table maps a hash of the code points to (a tag of the hash, the record's
+//! offset), so a lookup that finds its token touches two cache lines: the slot and the record.
+//! A lookup hashes the slice it is given (UCS-1, UCS-2 or UCS-4) without converting it. This
+//! module does not tokenize.
 
 use crate::units::Unit;
 use rustc_hash::FxHashMap;
 
 const EMPTY: u64 = u64::MAX;
+const TAG: u64 = 0xFFFF_FFFF_0000_0000;
 
 #[derive(Clone, Debug, Default)]
 pub struct Vocab {
-    cps: Vec<u32>,
-    spans: Vec<(u32, u32)>, // token i is cps[start..start + len]
-    // (high 32 bits of the hash) << 32 | id: most probes that miss stop at the tag, without
-    // touching the token's code points.
+    /// Records `[len, id, code points...]`, one per token.
+    records: Vec<u32>,
+    /// Token id -> offset of its record.
+    offsets: Vec<u32>,
+    /// (high 32 bits of the hash) << 32 | record offset: most probes that miss stop at the tag.
     slots: Vec<u64>,
     mask: usize,
     /// Tokens of one code point: few, looked up often (single-character syllables, the
@@ -35,20 +39,22 @@ fn hash<U: Unit>(s: &[U]) -> u64 {
 impl Vocab {
     /// `tokens[i]` is the string of id `i` as code points; strings must be distinct.
     pub fn new(tokens: &[Vec<u32>]) -> Result<Self, String> {
-        let total: usize = tokens.iter().map(Vec::len).sum();
+        let total: usize = tokens.iter().map(|t| t.len() + 2).sum();
         if total >= u32::MAX as usize || tokens.len() >= u32::MAX as usize {
             return Err("the vocabulary is too large".into());
         }
-        let mut cps = Vec::with_capacity(total);
-        let mut spans = Vec::with_capacity(tokens.len());
-        for t in tokens {
-            spans.push((cps.len() as u32, t.len() as u32));
-            cps.extend_from_slice(t);
+        let mut records = Vec::with_capacity(total);
+        let mut offsets = Vec::with_capacity(tokens.len());
+        for (id, t) in tokens.iter().enumerate() {
+            offsets.push(records.len() as u32);
+            records.push(t.len() as u32);
+            records.push(id as u32);
+            records.extend_from_slice(t);
         }
         let size = (tokens.len() * 2).next_power_of_two().max(16);
         let mut vocab = Self {
-            cps,
-            spans,
+            records,
+            offsets,
             slots: vec![EMPTY; size],
             mask: size - 1,
             singles: FxHashMap::default(),
@@ -62,7 +68,7 @@ impl Vocab {
             while vocab.slots[slot] != EMPTY {
                 slot = (slot + 1) & vocab.mask;
             }
-            vocab.slots[slot] = (h & 0xFFFF_FFFF_0000_0000) | id as u64;
+            vocab.slots[slot] = (h & TAG) | u64::from(vocab.offsets[id]);
             if let [cp] = t[..] {
                 vocab.singles.insert(cp, id as u32);
             }
@@ -71,17 +77,18 @@ impl Vocab {
     }
 
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.offsets.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.offsets.is_empty()
     }
 
     /// The code points of token `id`.
     pub fn token(&self, id: u32) -> &[u32] {
-        let (start, len) = self.spans[id as usize];
-        &self.cps[start as usize..(start + len) as usize]
+        let at = self.offsets[id as usize] as usize;
+        let len = self.records[at] as usize;
+        &self.records[at + 2..at + 2 + len]
     }
 
     #[inline]
@@ -90,18 +97,23 @@ impl Vocab {
             return self.singles.get(&c.cp()).copied();
         }
         let h = hash(s);
-        let tag = h & 0xFFFF_FFFF_0000_0000;
+        let tag = h & TAG;
         let mut slot = h as usize & self.mask;
         loop {
             let entry = self.slots[slot];
             if entry == EMPTY {
                 return None;
             }
-            if entry & 0xFFFF_FFFF_0000_0000 == tag {
-                let id = entry as u32;
-                let t = self.token(id);
-                if t.len() == s.len() && t.iter().zip(s).all(|(&a, &b)| a == b.cp()) {
-                    return Some(id);
+            if entry & TAG == tag {
+                let at = entry as u32 as usize;
+                let len = self.records[at] as usize;
+                if len == s.len()
+                    && self.records[at + 2..at + 2 + len]
+                        .iter()
+                        .zip(s)
+                        .all(|(&a, &b)| a == b.cp())
+                {
+                    return Some(self.records[at + 1]);
                 }
             }
             slot = (slot + 1) & self.mask;
@@ -109,8 +121,8 @@ impl Vocab {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.cps.capacity() * 4
-            + self.spans.capacity() * 8
+        self.records.capacity() * 4
+            + self.offsets.capacity() * 4
             + self.slots.capacity() * 8
             + self.singles.capacity() * 9
     }
@@ -136,6 +148,10 @@ mod tests {
         assert_eq!(v.get(&[0x1F642u32]), Some(3));
         assert_eq!(v.get(&[0x63u8]), None);
         assert_eq!(v.get::<u8>(&[]), None);
+        assert_eq!(v.token(2), &tokens[2][..]);
         assert!(Vocab::new(&[vec![1], vec![1]]).is_err());
+        let many: Vec<Vec<u32>> = (0..5000u32).map(|i| vec![i % 97, i / 97, 7]).collect();
+        let v = Vocab::new(&many).unwrap();
+        assert!((0..5000u32).all(|i| v.get(&many[i as usize]) == Some(i)));
     }
 }
