@@ -1,9 +1,10 @@
 //! Python `str` objects as [`Text`]: their own storage (PEP 393), no UTF-8 conversion.
 
-use crate::units::Text;
+use crate::units::{Text, Unit};
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::{PyList, PyString};
+use rustc_hash::FxHashMap;
 
 /// The code points of `s`, borrowed from the string object for as long as it lives.
 pub fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
@@ -26,6 +27,10 @@ pub fn code_points(s: &Bound<'_, PyString>) -> PyResult<Vec<u32>> {
 }
 
 /// The list of strings `s[start:ends[0]]`, `s[ends[0]:ends[1]]`, ... (ends within the text).
+///
+/// A long list repeats the same short tokens (syllables) over and over: equal tokens then share
+/// one string object (a table local to the call, of at most [`SHARE_MAX`] entries), which costs
+/// a hash and a reference count instead of an allocation and its later release.
 pub fn substrings<'py>(
     s: &Bound<'py, PyString>,
     start: usize,
@@ -35,21 +40,78 @@ pub fn substrings<'py>(
     // SAFETY: PyList_New gives a list of `ends.len()` empty slots, each filled exactly once with
     // a new reference before the list is used; on an error the list is dropped (decref'd), and
     // CPython's list dealloc skips the NULL slots not filled yet.
-    unsafe {
-        let list: Bound<'py, PyList> =
-            Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(ends.len() as isize))?
-                .cast_into_unchecked();
+    let list: Bound<'py, PyList> = unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(ends.len() as isize))?
+            .cast_into_unchecked()
+    };
+    if ends.len() < SHARE_FROM {
         let mut pos = start;
         for (i, &end) in ends.iter().enumerate() {
-            let item = pyo3::ffi::PyUnicode_Substring(s.as_ptr(), pos as isize, end as isize);
-            if item.is_null() {
-                return Err(PyErr::fetch(py));
+            // SAFETY: as above; positions within the text.
+            unsafe {
+                let item = pyo3::ffi::PyUnicode_Substring(s.as_ptr(), pos as isize, end as isize);
+                if item.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, item);
             }
-            pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, item);
             pos = end;
         }
-        Ok(list)
+        return Ok(list);
     }
+    match text(s)? {
+        Text::U8(t) => shared_substrings(s, t, start, ends, &list)?,
+        Text::U16(t) => shared_substrings(s, t, start, ends, &list)?,
+        Text::U32(t) => shared_substrings(s, t, start, ends, &list)?,
+    }
+    Ok(list)
+}
+
+/// Lists at least this long share equal short tokens.
+const SHARE_FROM: usize = 1024;
+/// Tokens up to this many code points are shared.
+const SHARE_LEN: usize = 16;
+/// At most this many distinct tokens are remembered per call (bounded memory).
+const SHARE_MAX: usize = 1 << 16;
+
+fn shared_substrings<U: Unit + Eq + std::hash::Hash>(
+    s: &Bound<'_, PyString>,
+    t: &[U],
+    start: usize,
+    ends: &[usize],
+    list: &Bound<'_, PyList>,
+) -> PyResult<()> {
+    // The table holds borrowed pointers: each object it names is already in `list`, which
+    // keeps it alive for the whole call.
+    let mut seen: FxHashMap<&[U], *mut pyo3::ffi::PyObject> = FxHashMap::default();
+    let mut pos = start;
+    for (i, &end) in ends.iter().enumerate() {
+        let token = &t[pos..end];
+        let short = token.len() <= SHARE_LEN;
+        // SAFETY: as in `substrings`: each slot filled once with a new reference.
+        unsafe {
+            let item = match short.then(|| seen.get(token)).flatten() {
+                Some(&known) => {
+                    pyo3::ffi::Py_INCREF(known);
+                    known
+                }
+                None => {
+                    let item =
+                        pyo3::ffi::PyUnicode_Substring(s.as_ptr(), pos as isize, end as isize);
+                    if item.is_null() {
+                        return Err(PyErr::fetch(s.py()));
+                    }
+                    if short && seen.len() < SHARE_MAX {
+                        seen.insert(token, item);
+                    }
+                    item
+                }
+            };
+            pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, item);
+        }
+        pos = end;
+    }
+    Ok(())
 }
 
 /// A str holding exactly these code points (lone surrogates included, as Python allows).
