@@ -217,8 +217,8 @@ impl Encoder {
         out
     }
 
-    /// The ids of `text`, where the text of the special tokens in `allowed` (ids) becomes
-    /// those tokens (the longest one where several start at the same place).
+    /// The ids of `text`, where the text of the tokens in `allowed` (ids; the special tokens)
+    /// becomes those tokens (the longest one where several start at the same place).
     pub fn encode<U: Unit>(&self, text: &[U], allowed: &[u32]) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 4);
         with_scratch(|scratch| self.encode_with(text, allowed, scratch, &mut out));
@@ -235,8 +235,10 @@ impl Encoder {
         if allowed.is_empty() {
             return self.encode_into(text, scratch, out);
         }
+        // (An id out of range names no token: it is left out.)
         let mut specials: Vec<(&[u32], u32)> = allowed
             .iter()
+            .filter(|&&id| (id as usize) < self.vocab.len())
             .map(|&id| (self.vocab.token(id), id))
             .collect();
         specials.retain(|(s, _)| !s.is_empty());
