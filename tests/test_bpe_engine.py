@@ -493,3 +493,13 @@ def test_an_exception_in_on_merge_stops_training():
     with pytest.raises(KeyboardInterrupt):
         engine.train(max_symbols=10, on_merge=stop, progress=False)
     assert len(engine.merges) == 1 and len(engine.symbols) == 4
+
+
+def test_bytes_words_are_sequences_of_byte_ids():
+    words = [b"hello", b"help", b"\xff\x00"]
+    a = run(words, [3, 2, 1], [bytes([i]) for i in range(256)], max_symbols=262, tie_break="greater")
+    b = run([list(w) for w in words], [3, 2, 1], [bytes([i]) for i in range(256)], max_symbols=262,
+            tie_break="greater")
+    assert state(a) == state(b)
+    with pytest.raises(MergeError, match="word 0: symbol id 104"):
+        MergeEngine([b"hi"], [1], ["a", "b"])

@@ -115,6 +115,17 @@ impl PyMergeEngine {
         for (i, word) in words.try_iter()?.enumerate() {
             let word = word?;
             let before = data.len();
+            if let Ok(b) = word.cast::<PyBytes>() {
+                // A bytes word: its byte values are the ids (byte-level training's words).
+                if let Some(&bad) = b.as_bytes().iter().find(|&&x| i64::from(x) >= n) {
+                    return Err(err(format!(
+                        "word {i}: symbol id {bad} is neither UNK (-1) nor an id in [0, {n})"
+                    )));
+                }
+                data.extend(b.as_bytes().iter().map(|&x| u32::from(x)));
+                lengths.push(data.len() - before);
+                continue;
+            }
             for item in word.try_iter()? {
                 let item = item?;
                 let value = match item.extract::<i64>() {
