@@ -29,3 +29,14 @@ class TokenizerError(WwhoError, ValueError):
 
 class MergeError(WwhoError, ValueError):
     """Invalid input to the merge engine (names the word, symbol or merge that is wrong)."""
+
+
+class WriteError(WwhoError, OSError):
+    """A file or directory cannot be written (disk full, no permission); names the path. What was
+    there before is unchanged."""
+
+
+def brief(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages about untrusted data."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
