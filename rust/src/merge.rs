@@ -7,7 +7,8 @@
 //!
 //! Short words use a scan over the pair ranks; long ones a linked list swept rank by rank
 //! (buckets of positions), so a 1 MB run costs a few linear passes and never O(n²). This
-//! module does not decide what the units are.
+//! module does not decide what the units are: anything implementing [`Pairs`] drives the loops
+//! (byte-level's ranks rule looks the concatenated bytes up instead of keeping a pair table).
 
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -18,6 +19,18 @@ use std::collections::BinaryHeap;
 pub struct Merge {
     pub rank: u32,
     pub id: u32,
+}
+
+/// What an adjacent pair of ids merges into, if anything.
+pub trait Pairs {
+    fn get(&self, left: u32, right: u32) -> Option<Merge>;
+}
+
+impl Pairs for PairTable {
+    #[inline]
+    fn get(&self, left: u32, right: u32) -> Option<Merge> {
+        PairTable::get(self, left, right)
+    }
 }
 
 /// `(left, right) -> Merge`: open addressing with linear probing over one array, each slot
@@ -262,7 +275,15 @@ pub const SCAN_LIMIT: usize = 48;
 
 /// Merge `ids` in place by `table` (see the module docs).
 pub fn merge(ids: &mut Vec<u32>, table: &PairTable) {
-    if ids.len() < 2 || table.is_empty() {
+    if table.is_empty() {
+        return;
+    }
+    merge_with(ids, table);
+}
+
+/// Merge `ids` in place by any [`Pairs`] (see the module docs).
+pub fn merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+    if ids.len() < 2 {
         return;
     }
     if ids.len() <= SCAN_LIMIT {
@@ -276,7 +297,7 @@ const NONE: u32 = u32::MAX;
 /// "No merge" in the scan; a merge's rank is its index in a merge list, so never this.
 const NO_RANK: u32 = u32::MAX;
 
-fn merge_scan(ids: &mut Vec<u32>, table: &PairTable) {
+fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
     // ranks[i], merged[i]: the merge of (ids[i], ids[i + 1]), NO_RANK if none. On the stack:
     // most words are a few units long and an allocation would cost more than the merging.
     if ids.len() > SCAN_LIMIT {
@@ -287,7 +308,7 @@ fn merge_scan(ids: &mut Vec<u32>, table: &PairTable) {
     scan(ids, table, &mut [NO_RANK; SCAN_LIMIT], &mut [0; SCAN_LIMIT]);
 }
 
-fn scan(ids: &mut Vec<u32>, table: &PairTable, ranks: &mut [u32], merged: &mut [u32]) {
+fn scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, ranks: &mut [u32], merged: &mut [u32]) {
     let mut len = ids.len();
     let lookup = |a: u32, b: u32| table.get(a, b).map_or((NO_RANK, 0), |m| (m.rank, m.id));
     for i in 0..len - 1 {
@@ -322,7 +343,7 @@ fn scan(ids: &mut Vec<u32>, table: &PairTable, ranks: &mut [u32], merged: &mut [
     }
 }
 
-fn merge_long(ids: &mut Vec<u32>, table: &PairTable) {
+fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
     // A doubly linked list over the original positions, and the positions of the pairs that
     // can merge in one bucket per rank; a heap holds the ranks whose buckets are not empty.
     // The lowest rank's bucket is swept left to right, merging each position that still holds
