@@ -214,24 +214,30 @@ impl PyMergeEngine {
     }
 
     /// Merge until `max_symbols` symbols or no pair reaches `min_freq`; `after(left, right,
-    /// new id, freq)` is called after each merge (an exception it raises stops the run).
-    #[pyo3(signature = (max_symbols, min_freq, after=None))]
+    /// new id, freq, merges so far, symbols so far)` is called after every `every`-th merge (an
+    /// exception it raises stops the run). It must not call this engine (it is busy).
+    #[pyo3(signature = (max_symbols, min_freq, after=None, every=1))]
     fn train(
         &mut self,
         py: Python<'_>,
         max_symbols: usize,
         min_freq: i64,
         after: Option<Py<PyAny>>,
+        every: u64,
     ) -> PyResult<()> {
         let mut failure = None;
         let mut steps = 0u64;
+        let every = every.max(1);
         self.inner
-            .train(max_symbols, min_freq, |_, (a, b, c, freq)| {
+            .train(max_symbols, min_freq, |engine, (a, b, c, freq)| {
                 steps += 1;
                 let result = match &after {
-                    Some(f) => f.call1(py, (a, b, c, freq)).map(|_| ()),
-                    None if steps % 1024 == 0 => py.check_signals(),
-                    None => Ok(()),
+                    Some(f) if steps % every == 0 => {
+                        let sizes = (engine.merges().len(), engine.symbols().len());
+                        f.call1(py, (a, b, c, freq, sizes.0, sizes.1)).map(|_| ())
+                    }
+                    _ if steps % 1024 == 0 => py.check_signals(),
+                    _ => Ok(()),
                 };
                 match result {
                     Ok(()) => true,

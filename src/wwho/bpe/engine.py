@@ -122,21 +122,30 @@ class MergeEngine:
         if type(min_freq) is not int:
             raise MergeError(f"min_freq must be an int, not {min_freq!r}")
         symbols = self.symbols
-        with tqdm(total=max(max_symbols - len(symbols), 0), unit="merge", desc="merges",
-                  disable=not progress) as bar:
+        budget = max(max_symbols - len(symbols), 0)
+        with tqdm(total=budget, unit="merge", desc="merges", disable=not progress) as bar:
 
-            def after(a: int, b: int, c: int, freq: int) -> None:
+            def each(a: int, b: int, c: int, freq: int, *_: int) -> None:
                 before = len(symbols)
                 self._record(a, b, c)
                 if len(symbols) == before:
                     bar.total += 1  # a reused id: one more merge for the same budget
                 bar.update(1)
-                if on_merge is not None:
-                    on_merge(len(self.merges))
+                on_merge(len(self.merges))  # type: ignore[misc]
 
-            self._core.train(max_symbols, min_freq, after if (progress or on_merge is not None) else None)
-        if not progress and on_merge is None:  # the core ran without callbacks: catch up
-            self._sync()
+            start = (len(self.merges), len(symbols))
+
+            def some(a: int, b: int, c: int, freq: int, n_merges: int, n_symbols: int) -> None:
+                done, grown = n_merges - start[0], n_symbols - start[1]
+                bar.total = budget + done - grown  # reused ids: more merges for the same budget
+                bar.update(done - bar.n)
+
+            if on_merge is not None:  # called after every merge, as documented
+                self._core.train(max_symbols, min_freq, each, 1)
+            else:  # the bar moves every 256 merges; nothing crosses into Python in between
+                self._core.train(max_symbols, min_freq, some if progress else None, 256)
+                self._sync()
+                some(0, 0, 0, 0, len(self.merges), len(symbols))
 
     def _sync(self) -> None:
         """Fetch the merges and symbols the core made without callbacks."""

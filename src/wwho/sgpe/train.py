@@ -160,7 +160,7 @@ def train_sgpe(
             save_checkpoint()
 
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
-                 on_merge=on_merge)
+                 on_merge=on_merge if checkpoint_dir is not None and checkpoint_every > 0 else None)
     if checkpoint_dir is not None:
         save_checkpoint()
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
