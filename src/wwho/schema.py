@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,7 +298,13 @@ def _property_codepoints(prop: str) -> frozenset[int]:
 
 @functools.lru_cache(maxsize=1)
 def _all_chars() -> str:
-    return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    """Every code point but the surrogates, in order (4.4 MB; decoded from one UTF-32 buffer,
+    not joined from a million one-character strings, which peaked at 90 MB)."""
+    cps = array("I", range(0xD800))
+    cps.extend(range(0xE000, 0x110000))
+    if sys.byteorder != "little":
+        cps.byteswap()
+    return cps.tobytes().decode("utf-32-le")
 
 
 # ---------------------------------------------------------------------------
