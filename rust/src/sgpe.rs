@@ -278,6 +278,14 @@ impl Encoder {
             units,
             utf8,
         } = scratch;
+        if piece.len() == 1 {
+            // One character is one token whatever the words and syllables: its units alone.
+            units.clear();
+            self.push_units(piece, units, utf8);
+            merge(units, &self.pairs);
+            out.extend_from_slice(units);
+            return;
+        }
         parts.clear();
         self.splitter.split(piece, parts);
         spans.clear();
