@@ -227,3 +227,26 @@ def test_decode_rejects_what_is_not_an_int_id(tokenizers):
     assert tok.decode(iter(tok.encode("ලංකාව"))) == "ලංකාව"
     with pytest.raises(TokenizerError, match="out of range"):
         tok.token_bytes(len(tok))
+
+
+@pytest.mark.parametrize("script", ["sinhala", "mixed"])
+@given(texts=st.lists(fuzz_text, max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_routed_batch_is_runs_encoded_and_spans_between(tokenizers, script, texts):
+    # The meta tokenizer's split, in the core: each script run (with the space before it) is
+    # SGPE-encoded, everything else is handed back as a span.
+    from wwho.router import core_router, segment
+
+    tok = tokenizers[script]
+    scripts = tok.splitter.scripts
+    got = tok._core.encode_routed_batch(texts, core_router(scripts), 2)
+    for text, items in zip(texts, got):
+        want, pos = [], 0
+        for seg in segment(text, scripts=scripts):
+            part = " " + seg.text if seg.has_leading_space else seg.text
+            if seg.is_indic:
+                want.append(tok.encode(part))
+            else:
+                want.append((pos, pos + len(part)))
+            pos += len(part)
+        assert items == want

@@ -12,6 +12,7 @@
 
 use crate::charset::is_ws;
 use crate::merge::{merge, Merge, PairTable};
+use crate::router::Router;
 use crate::units::{push_utf8, Text, Unit};
 use crate::vocab::Vocab;
 use crate::with_text;
@@ -71,6 +72,64 @@ pub struct Encoder {
     token_starts: Vec<usize>,
     specials: Vec<u32>,
     is_special: Vec<bool>,
+}
+
+/// One item of [`Encoder::encode_routed`]: a script run's ids, or a span left to the caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Routed {
+    Run(Vec<u32>),
+    Other(usize, usize),
+}
+
+/// `f` on every item of `items`, on up to `threads` threads, results in input order.
+///
+/// Work is handed out in small chunks from a shared counter, so a thread that drew long texts
+/// does not hold the others up. Below ~64k characters in all a thread costs more than it saves.
+/// A panic in a worker is raised again in the caller (which turns it into an error).
+pub fn parallel_map<R: Send>(
+    items: &[Text<'_>],
+    threads: usize,
+    f: impl Fn(&Text<'_>) -> R + Sync,
+) -> Vec<R> {
+    let total: usize = items.iter().map(Text::len).sum();
+    let threads = threads.clamp(1, items.len().max(1)).min(total / 65_536 + 1);
+    if threads == 1 {
+        return items.iter().map(&f).collect();
+    }
+    const CHUNK: usize = 16;
+    let next = AtomicUsize::new(0);
+    let f = &f;
+    let done: Vec<Vec<(usize, Vec<R>)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let first = next.fetch_add(CHUNK, Ordering::Relaxed);
+                        if first >= items.len() {
+                            return mine;
+                        }
+                        let chunk = &items[first..(first + CHUNK).min(items.len())];
+                        mine.push((first, chunk.iter().map(f).collect()));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    for (first, results) in done.into_iter().flatten() {
+        for (k, r) in results.into_iter().enumerate() {
+            slots[first + k] = Some(r);
+        }
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// Reusable buffers of one encoding thread.
@@ -352,6 +411,39 @@ impl Encoder {
         }
     }
 
+    /// The meta tokenizer's split: `text` cut into script runs by `router` (a run taking the
+    /// space before it), each run encoded here, everything between runs left to the caller
+    /// (tiktoken) as a span. Appends [`Routed`] items in text order.
+    pub fn encode_routed<U: Unit>(&self, text: &[U], router: &Router, out: &mut Vec<Routed>) {
+        with_scratch(|scratch| {
+            let mut runs = Vec::new();
+            router.segment(text, &mut runs);
+            for run in runs {
+                if run.script.is_none() {
+                    out.push(Routed::Other(run.start, run.end));
+                    continue;
+                }
+                let mut ids = Vec::with_capacity((run.end - run.start) / 3 + 2);
+                self.encode_into(&text[run.start..run.end], scratch, &mut ids);
+                out.push(Routed::Run(ids));
+            }
+        })
+    }
+
+    /// [`Encoder::encode_routed`] for many texts on up to `threads` threads, in input order.
+    pub fn encode_routed_batch(
+        &self,
+        texts: &[Text<'_>],
+        router: &Router,
+        threads: usize,
+    ) -> Vec<Vec<Routed>> {
+        parallel_map(texts, threads, |text| {
+            let mut out = Vec::new();
+            with_text!(*text, t => self.encode_routed(t, router, &mut out));
+            out
+        })
+    }
+
     /// [`Encoder::encode`] for many texts on up to `threads` threads; results in input order.
     pub fn encode_batch(
         &self,
@@ -359,58 +451,13 @@ impl Encoder {
         allowed: &[u32],
         threads: usize,
     ) -> Vec<Vec<u32>> {
-        let mut results: Vec<Vec<u32>> = vec![Vec::new(); texts.len()];
-        let total: usize = texts.iter().map(Text::len).sum();
-        // Below ~64k characters a thread costs more than it saves.
-        let threads = threads.clamp(1, texts.len().max(1)).min(total / 65_536 + 1);
-        if threads == 1 {
-            with_scratch(|scratch| {
-                for (text, result) in texts.iter().zip(results.iter_mut()) {
-                    with_text!(*text, t => self.encode_with(t, allowed, scratch, result));
-                }
-            });
-            return results;
-        }
-        // Work is handed out in small chunks from a shared counter, so a thread that drew long
-        // texts does not hold the others up; each chunk's results go back to their slots.
-        const CHUNK: usize = 16;
-        let next = AtomicUsize::new(0);
-        let done: Vec<Vec<(usize, Vec<Vec<u32>>)>> = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut scratch = Scratch::default();
-                        let mut mine = Vec::new();
-                        loop {
-                            let first = next.fetch_add(CHUNK, Ordering::Relaxed);
-                            if first >= texts.len() {
-                                return mine;
-                            }
-                            let chunk = &texts[first..(first + CHUNK).min(texts.len())];
-                            let ids = chunk
-                                .iter()
-                                .map(|text| {
-                                    let mut out = Vec::new();
-                                    with_text!(*text, t => self.encode_with(t, allowed, &mut scratch, &mut out));
-                                    out
-                                })
-                                .collect();
-                            mine.push((first, ids));
-                        }
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        for (first, ids) in done.into_iter().flatten() {
-            for (k, v) in ids.into_iter().enumerate() {
-                results[first + k] = v;
-            }
-        }
-        results
+        parallel_map(texts, threads, |text| {
+            let mut out = Vec::with_capacity(text.len() / 3 + 4);
+            with_scratch(
+                |scratch| with_text!(*text, t => self.encode_with(t, allowed, scratch, &mut out)),
+            );
+            out
+        })
     }
 
     /// Where encoding `text` spends its time: seconds for the pieces alone, then pieces and

@@ -7,7 +7,7 @@ use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
 use crate::router::Router;
 use crate::schema::Automaton;
-use crate::sgpe::{Encoder, EncoderSpec, Fallback, Scope};
+use crate::sgpe::{Encoder, EncoderSpec, Fallback, Routed, Scope};
 use crate::units::Text;
 use crate::with_text;
 use crate::words::{Parts, WordSplitter};
@@ -284,6 +284,48 @@ impl PyEncoder {
             .map(|ids| self.id_list(py, ids))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
+    }
+
+    /// For each text, its script runs (by `router`) encoded, and the spans between them: a list
+    /// of items in text order, each a list of ids (a run, with the space before it) or a
+    /// `(start, end)` tuple (text left to the caller). On `num_threads` threads, without the GIL.
+    #[pyo3(signature = (texts, router, num_threads=0))]
+    fn encode_routed_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        router: PyRef<'py, PyRouter>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let views = texts
+            .iter()
+            .map(text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let threads = if num_threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            num_threads
+        };
+        let (enc, router) = (&self.inner, &router.inner);
+        let all = py
+            .detach(|| {
+                guard("encoding a batch", || {
+                    enc.encode_routed_batch(&views, router, threads)
+                })
+            })
+            .map_err(|e| error(py, Kind::Tokenizer, e))?;
+        let mut outer = Vec::with_capacity(all.len());
+        for items in &all {
+            let mut row = Vec::with_capacity(items.len());
+            for item in items {
+                row.push(match item {
+                    Routed::Run(ids) => self.id_list(py, ids)?.into_any(),
+                    Routed::Other(start, end) => PyTuple::new(py, [*start, *end])?.into_any(),
+                });
+            }
+            outer.push(PyList::new(py, row)?);
+        }
+        PyList::new(py, outer)
     }
 
     /// The bytes of `ids`, joined; `skip_special` leaves out the special tokens.
