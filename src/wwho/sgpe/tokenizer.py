@@ -144,6 +144,19 @@ class SGPETokenizer:
         allowed = self._allowed_ids(allowed_special) if allowed_special else []
         return self._core.encode_batch(texts, allowed, num_threads or 0)
 
+    def encode_routed_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list]:
+        """For each text, its runs of this vocabulary's scripts (:func:`wwho.router.segment`, a run
+        taking the space before it) encoded, and ``(start, end)`` spans of everything else, in
+        order: what the meta tokenizer hands to tiktoken. On ``num_threads`` threads (default:
+        all cores) without the GIL."""
+        from wwho.router import core_router
+
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        return self._core.encode_routed_batch(texts, core_router(self.splitter.scripts), num_threads or 0)
+
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text`` (byte-fallback tokens appear as ``<0xNN>``)."""
         return [self.id_to_token[i] for i in self.encode(text)]
