@@ -144,6 +144,10 @@ class SGPETokenizer:
         allowed = self._allowed_ids(allowed_special) if allowed_special else []
         return self._core.encode_batch(texts, allowed, num_threads or 0)
 
+    def clear_cache(self) -> None:
+        """Nothing to forget: the compiled encoder keeps no cache (kept for callers that clear
+        every tokenizer's caches alike)."""
+
     def encode_routed_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list]:
         """For each text, its runs of this vocabulary's scripts (:func:`wwho.router.segment`, a run
         taking the space before it) encoded, and ``(start, end)`` spans of everything else, in
