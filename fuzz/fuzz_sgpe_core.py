@@ -17,8 +17,8 @@ UTF-8, overlapping classes, ids beyond the vocabulary) go to every entry point o
 Each call must return or raise an ordinary exception (a ``wwho.errors.WwhoError``, or the
 ``TypeError``/``OverflowError``/``ValueError`` PyO3 raises for arguments of the wrong type or
 range); a crash or a ``PanicException`` fails the run. Prints how many calls of each kind
-ran and what was raised. Not part of ``make test`` (it is bounded by time, not by result);
-docs/ARCHITECTURE.md records the last run.
+ran and what was raised. ``tests/test_fuzz_core.py`` runs it for a few seconds with a fixed
+seed; docs/ARCHITECTURE.md records the last long run.
 """
 
 from __future__ import annotations
@@ -183,17 +183,15 @@ def fuzz_building(rng):
     _core.building_merges([rnd_text(rng, 6) for _ in range(rng.randrange(10))])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "little"))
-    args = ap.parse_args()
-    rng = random.Random(args.seed)
+def run(seconds: float, seed: int) -> tuple[collections.Counter[str], collections.Counter[str]]:
+    """Fuzz for ``seconds``; returns the calls and the expected errors by entry point. A crash
+    or a panic raises."""
+    rng = random.Random(seed)
     targets = {"automaton": fuzz_automaton, "splitter": fuzz_splitter, "encoder": fuzz_encoder,
                "engine": fuzz_engine, "building_merges": fuzz_building}
     calls: collections.Counter[str] = collections.Counter()
     raised: collections.Counter[str] = collections.Counter()
-    end = time.monotonic() + args.seconds
+    end = time.monotonic() + seconds
     with tempfile.TemporaryDirectory() as tmp:
         while time.monotonic() < end:
             name = rng.choice([*targets, "counter"])
@@ -206,8 +204,16 @@ def main() -> None:
             except ALLOWED as exc:
                 raised[f"{name}: {type(exc).__name__}"] += 1
             except BaseException as exc:  # a PanicException or anything unexpected: a finding
-                print(f"FINDING (seed {args.seed}) in {name}: {type(exc).__name__}: {exc}")
-                raise
+                raise AssertionError(f"finding (seed {seed}) in {name}: {type(exc).__name__}: {exc}") from exc
+    return calls, raised
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "little"))
+    args = ap.parse_args()
+    calls, raised = run(args.seconds, args.seed)
     print(f"seed {args.seed}, {args.seconds:g} s, {sum(calls.values()):,} calls: "
           + ", ".join(f"{k} {v:,}" for k, v in sorted(calls.items())))
     print("expected errors raised: " + ", ".join(f"{k} {v:,}" for k, v in sorted(raised.items())))
