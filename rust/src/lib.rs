@@ -8,6 +8,7 @@
 pub mod merge;
 
 // SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
+pub mod batch;
 pub mod charset;
 pub mod count;
 pub mod engine;

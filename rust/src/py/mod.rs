@@ -5,15 +5,17 @@
 
 use pyo3::prelude::*;
 
+mod count;
+mod engine;
 mod errors;
 mod sgpe;
 mod text;
-mod train;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
     sgpe::register(m)?;
-    train::register(m)?;
+    engine::register(m)?;
+    count::register(m)?;
     Ok(())
 }
