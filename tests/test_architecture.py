@@ -21,6 +21,9 @@ def _modules() -> dict[str, Path]:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         mods[".".join(parts)] = path
+    # The compiled core (rust/, built as wwho._core) is a leaf: it imports no wwho module, except
+    # wwho.errors by name when it raises, which imports nothing of wwho.
+    mods["wwho._core"] = PACKAGE / "_core.pyi"
     return mods
 
 
@@ -29,6 +32,8 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        if not path.is_file():
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -496,3 +497,28 @@ def test_encode_batch_and_cache_are_consistent(meta):
     meta._cache.clear()
     assert [meta.encode(l) for l in reversed(lines)] == list(reversed(first))
     assert first == [reference_encode(l, meta.sgpe, meta.encoding) for l in lines]
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.lists(st.one_of(mixed_piece, st.sampled_from(["<|endoftext|>", "[CLS]"])),
+                               max_size=15).map("".join), max_size=8),
+       threads=st.sampled_from([None, 1, 2, 3]))
+def test_encode_batch_equals_encode_on_threads(meta, texts, threads):
+    for allowed, disallowed in (("all", "all"), (frozenset(), ())):
+        want = [meta.encode(t, allowed_special=allowed, disallowed_special=disallowed) for t in texts]
+        assert meta.encode_batch(texts, allowed_special=allowed, disallowed_special=disallowed,
+                                 num_threads=threads) == want
+
+
+def test_encode_batch_of_the_corpora_on_threads(meta):
+    lines = lines_of("si-en/news-codeswitched-lines.txt", "hi-en/hasoc2019-tweets-not-offensive.txt",
+                     max_bytes=150_000)
+    want = [reference_encode(l, meta.sgpe, meta.encoding) for l in lines]
+    for threads in (1, 2, None):
+        assert meta.encode_batch(lines, num_threads=threads) == want
+    with pytest.raises(TokenizerError, match=re.escape("special token '<|endoftext|>' at offset 3")):
+        meta.encode_batch(["ok", "abc<|endoftext|>"])
+    with pytest.raises(TokenizerError, match="num_threads"):
+        meta.encode_batch(lines, num_threads=0)
+    with pytest.raises(TokenizerError, match="expected text as str"):
+        meta.encode_batch(["ok", None])

@@ -7,6 +7,20 @@
 
 pub mod merge;
 
+// SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
+pub mod batch;
+pub mod charset;
+pub mod count;
+pub mod engine;
+pub mod router;
+pub mod schema;
+pub mod sgpe;
+pub mod syllables;
+pub mod training;
+pub mod units;
+pub mod vocab;
+pub mod words;
+
 #[cfg(feature = "python")]
 mod py;
 

@@ -27,6 +27,10 @@ class TokenizerError(WwhoError, ValueError):
     """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
 
 
+class MergeError(WwhoError, ValueError):
+    """Invalid input to the merge engine (names the word, symbol or merge that is wrong)."""
+
+
 class WriteError(WwhoError, OSError):
     """A file or directory cannot be written (disk full, no permission); names the path. What was
     there before is unchanged."""

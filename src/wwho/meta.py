@@ -202,7 +202,7 @@ class MetaTokenizer:
     def __init__(self, sgpe_tokenizer: Any, tiktoken_encoding: Any = "o200k_base", *,
                  tiktoken_file: str | os.PathLike | None = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         """``cache_bytes`` bounds this tokenizer's run cache (:mod:`wwho.cache`); the SGPE part
-        has its own (:meth:`load` gives each half of its ``cache_bytes``)."""
+        (the compiled core) keeps no cache."""
         from wwho.sgpe import SGPETokenizer
 
         if not isinstance(sgpe_tokenizer, SGPETokenizer):
@@ -234,7 +234,7 @@ class MetaTokenizer:
     def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None,
              cache_bytes: int = DEFAULT_CACHE_BYTES) -> "MetaTokenizer":
         """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256.
-        ``cache_bytes`` is shared equally by the run cache and the SGPE part's piece cache."""
+        ``cache_bytes`` bounds the run cache (the SGPE part, in the core, keeps none)."""
         from wwho.export.meta import CONFIG_FILE, read_meta_config
         from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
@@ -254,12 +254,11 @@ class MetaTokenizer:
                              f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
         if part.n_vocab != config["offset"]:
             raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
-        sgpe = SGPETokenizer.load(member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'"),
-                                  cache_bytes=cache_bytes // 2)
+        sgpe = SGPETokenizer.load(member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'"))
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
                              f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
-        return cls(sgpe, encoding, cache_bytes=cache_bytes - cache_bytes // 2)
+        return cls(sgpe, encoding, cache_bytes=cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
@@ -290,13 +289,32 @@ class MetaTokenizer:
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        if not allowed and not disallowed:
+            return self._encode_ordinary(text)
+        ids: list[int] = []
+        for part in self._split_specials(text, allowed, disallowed):
+            if isinstance(part, int):
+                ids.append(part)
+            else:
+                ids += self._encode_ordinary(part)
+        return ids
+
+    def _specials(self, allowed_special: Iterable[str] | str,
+                  disallowed_special: Iterable[str] | str) -> tuple[frozenset[str], frozenset[str]]:
+        """The allowed and the disallowed special tokens, checked."""
         allowed = self._allowed(allowed_special)
         disallowed = (frozenset(self.tiktoken_specials) - allowed if disallowed_special == "all"
                       else frozenset(disallowed_special))
+        unknown = disallowed - set(self.special_tokens)
+        if unknown:
+            raise TokenizerError(f"disallowed_special names unknown special tokens: {sorted(unknown)}")
+        return allowed, disallowed
+
+    def _split_specials(self, text: str, allowed: frozenset[str], disallowed: frozenset[str]) -> list[str | int]:
+        """``text`` as ordinary parts (str) and allowed special tokens (their ids), in order; the
+        text of a disallowed special token is an error naming its offset."""
         if disallowed:
-            unknown = disallowed - set(self.special_tokens)
-            if unknown:
-                raise TokenizerError(f"disallowed_special names unknown special tokens: {sorted(unknown)}")
             m = _special_pattern(disallowed).search(text)
             if m:
                 raise TokenizerError(
@@ -304,15 +322,15 @@ class MetaTokenizer:
                     f"allowed_special={{{m.group()!r}}} to encode it as that token, or disallowed_special=() "
                     "to encode it as ordinary text")
         if not allowed:
-            return self._encode_ordinary(text)
-        ids: list[int] = []
+            return [text]
+        parts: list[str | int] = []
         pos = 0
         for m in _special_pattern(allowed).finditer(text):
-            ids += self._encode_ordinary(text[pos:m.start()])
-            ids.append(self.special_tokens[m.group()])
+            parts.append(text[pos:m.start()])
+            parts.append(self.special_tokens[m.group()])
             pos = m.end()
-        ids += self._encode_ordinary(text[pos:])
-        return ids
+        parts.append(text[pos:])
+        return parts
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
         if allowed_special == "all":
@@ -383,9 +401,36 @@ class MetaTokenizer:
         return self._encode_ordinary(text)
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
-                     disallowed_special: Iterable[str] | str = "all") -> list[list[int]]:
-        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-                for t in texts]
+                     disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores): the Indic
+        runs by the SGPE core without the GIL, the rest by tiktoken's own batch encoder."""
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
+            raise TokenizerError(f"num_threads must be a positive int or None, not {num_threads!r}")
+        threads = num_threads or os.cpu_count() or 1
+        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        plans = [self._split_specials(t, allowed, disallowed) for t in texts]
+        ordinary = [part for plan in plans for part in plan if isinstance(part, str)]
+        routed = self.sgpe.encode_routed_batch(ordinary, num_threads=threads)
+        latin = [part[item[0]:item[1]] for part, items in zip(ordinary, routed) for item in items
+                 if type(item) is tuple]
+        latin_ids = iter(self.encoding.encode_ordinary_batch(latin, num_threads=threads) if latin else ())
+        runs = iter(routed)
+        offset = self.offset
+        out: list[list[int]] = []
+        for plan in plans:
+            ids: list[int] = []
+            for part in plan:
+                if isinstance(part, int):
+                    ids.append(part)
+                    continue
+                for item in next(runs):
+                    ids += next(latin_ids) if type(item) is tuple else [offset + i for i in item]
+            out.append(ids)
+        return out
 
     def tokenize(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
                  disallowed_special: Iterable[str] | str = "all") -> list[str]:

@@ -112,8 +112,8 @@ def learn_merges(
     for piece, count in pieces.items():
         by_bytes[piece.encode("utf-8", "surrogatepass")] += count
     keys = sorted(by_bytes)  # a fixed order, whatever order the counter came in
-    words, counts = [list(k) for k in keys], [by_bytes[k] for k in keys]
-    engine = MergeEngine(words, counts, [bytes([b]) for b in range(256)], tie_break="greater")
+    # Each word is its bytes (a bytes object is a sequence of byte ids).
+    engine = MergeEngine(keys, [by_bytes[k] for k in keys], [bytes([b]) for b in range(256)], tie_break="greater")
     engine.train(max_symbols=max_symbols, min_freq=min_freq, progress=progress)
     symbols: list[bytes] = list(engine.symbols)
     return [(symbols[a], symbols[b]) for a, b in engine.merges], symbols

@@ -2,8 +2,9 @@
 
 Phases (each with a progress bar when ``progress=True``):
 
-1. **count**: stream documents (:mod:`wwho.corpus`), count pieces in worker processes
-   (:mod:`wwho.bpe.count`);
+1. **count**: count the pieces of every document (:func:`wwho.bpe.count.count_corpus`: the
+   core reads plain-text files itself, on all cores; other formats come through
+   :mod:`wwho.corpus`);
 2. **words**: syllabify each *distinct* piece once and group syllables into words
    (:mod:`wwho.sgpe.words`); boundary tokens (no script character) are counted apart and
    never merged;
@@ -25,6 +26,11 @@ fit, no merge is learned and the vocabulary is larger than asked (a warning says
 ``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
 for the meta tokenizer, where tiktoken takes everything else.
 
+Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
+building merges, the merge loop: ``rust/src/count.rs``, ``training.rs``, ``engine.rs``); the
+counts and word types never become Python objects. This module keeps the orchestration, the
+checkpoints and the vocabulary file.
+
 Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs and a
 fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
 fingerprint, replays the merges and continues. Merge selection depends only on counts and the tie-break, so
@@ -34,22 +40,17 @@ the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import re
 import sys
 import time
-from array import array
-from collections import Counter
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
-from wwho.bpe import UNK, MergeEngine
-from wwho.bpe.count import count_pieces
+from wwho.bpe import MergeEngine
+from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.errors import CorpusError, VocabError
+from wwho.router import core_router
 from wwho.sgpe import checkpoints
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
@@ -58,7 +59,6 @@ from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 CHECKPOINT_FORMAT = checkpoints.FORMAT
 CHECKPOINT_NAME = checkpoints.FILE
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def train_sgpe(
@@ -106,41 +106,25 @@ def train_sgpe(
     # 1. count
     t0 = time.perf_counter()
     files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
-    documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
-                               max_line_bytes=max_line_bytes)
-    if segments_only:
-        documents = indic_segments(documents, splitter.scripts)
-    pieces = count_pieces(documents, workers=workers, progress=progress)
+    router = core_router(splitter.scripts) if segments_only else None
+    pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                          workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes)
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
-    if not pieces:
+    if not len(pieces):
         raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
-    say(f"[1/5] counted {sum(pieces.values()):,} pieces ({len(pieces):,} distinct) in "
+    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct) in "
         f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
 
     # 2. words
-    words: Counter[tuple[str, ...]] = Counter()
-    boundary: Counter[str] = Counter()
-    for piece, count in tqdm(pieces.items(), desc="words", unit="piece", disable=not progress):
-        for is_word, tokens in splitter.split(piece):
-            if is_word:
-                words[tuple(tokens)] += count
-            else:
-                boundary[tokens[0]] += count
-    syllable_freq: Counter[str] = Counter()
-    for word, count in words.items():
-        for s in word:
-            syllable_freq[s] += count
+    words = pieces.words(splitter.core)
+    del pieces
+    boundary: dict[str, int] = words.boundary_counts()
+    syllable_count = len(words.syllable_counts())
 
-    # 3. symbols (a lone surrogate is never a token: it cannot be UTF-8, in vocab.json or in HF's
-    # tokenizer.json; it is left to byte fallback, which encodes and decodes it losslessly)
-    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq and not _SURROGATE.search(s)),
-                       key=lambda s: (-syllable_freq[s], s))
-    symbols = sorted(b for b in boundary if not _SURROGATE.search(b)) + syllables
+    # 3. symbols
+    symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq)
     index = {s: i for i, s in enumerate(symbols)}
-    word_list = sorted(words)
-    engine_words = [[index.get(s, UNK) for s in w] for w in word_list]
-    engine_counts = [words[w] for w in word_list]
     build, pieces_needed = building_merges(symbols)
     support = [p for p in pieces_needed if p not in index]
     fixed = len(special_tokens) + len(BYTE_TOKENS) + len(support)
@@ -148,14 +132,15 @@ def train_sgpe(
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {len(syllables):,} syllables; "
-        f"{len(syllable_freq) - len(syllables):,} pruned below {prune_freq}), {len(word_list):,} word types, "
+    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {kept:,} syllables; "
+        f"{syllable_count - kept:,} pruned below {prune_freq}), {len(words):,} word types, "
         f"{len(support):,} building pieces")
+    del words
 
     # 4. merges
-    engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
+    engine = MergeEngine.from_core(core_engine, symbols, tie_break="smaller")
     fingerprint = "" if checkpoint_dir is None else _fingerprint(
-        engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
+        engine_arrays, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
         checkpoint = Path(checkpoint_dir) / checkpoints.FILE
         done = checkpoints.load(Path(checkpoint_dir), fingerprint)
@@ -184,7 +169,7 @@ def train_sgpe(
             save_checkpoint()
 
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
-                 on_merge=on_merge)
+                 on_merge=on_merge if checkpoint_dir is not None and checkpoint_every > 0 else None)
     if checkpoint_dir is not None:
         save_checkpoint()
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
@@ -207,6 +192,7 @@ def indic_segments(documents, scripts: tuple[str, ...]):
     """Each Indic run of each document (with its leading space) as a document of its own.
 
     For the meta tokenizer: tiktoken encodes everything else, so it takes no SGPE vocabulary.
+    (The trainer has the core count the runs directly; this is the same rule on documents.)
     """
     from wwho.router import segment
 
@@ -216,11 +202,14 @@ def indic_segments(documents, scripts: tuple[str, ...]):
                 yield " " + seg.text if seg.has_leading_space else seg.text
 
 
-def _fingerprint(words, counts, symbols, *options) -> str:
-    """sha256 of the engine's input and the options: a checkpoint only resumes the same training."""
+def _fingerprint(engine_arrays, symbols, *options) -> str:
+    """sha256 of the engine's input and the options: a checkpoint only resumes the same training.
+
+    ``engine_arrays``: the word lengths, the words' symbol ids and the counts, as native int64
+    arrays (``array("q", ...).tobytes()`` of each, as earlier versions hashed them).
+    """
     h = hashlib.sha256()
-    h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    h.update(array("q", map(len, words)).tobytes())
-    h.update(array("q", itertools.chain.from_iterable(words)).tobytes())
-    h.update(array("q", counts).tobytes())
+    h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode())
+    for data in engine_arrays:
+        h.update(data)
     return h.hexdigest()
