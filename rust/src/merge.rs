@@ -6,7 +6,9 @@
 //! pair `(a, b)` merges into the token `a + b`, with that token's id as its rank.
 //!
 //! Short words use a scan over the pair ranks; long ones a heap over a linked list, so a
-//! 100 kB run costs O(n log n), never O(n²). This module does not decide what the units are.
+//! 100 kB run costs O(n log n), never O(n²). This module does not decide what the units are:
+//! anything implementing [`Pairs`] can drive the loops (byte-level's ranks rule looks the
+//! concatenated bytes up instead of keeping a pair table).
 
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -17,6 +19,11 @@ use std::collections::BinaryHeap;
 pub struct Merge {
     pub rank: u32,
     pub id: u32,
+}
+
+/// What an adjacent pair of ids merges into, if anything.
+pub trait Pairs {
+    fn get(&self, left: u32, right: u32) -> Option<Merge>;
 }
 
 /// `(left, right) -> Merge`, keyed by one `u64` so a lookup hashes a single integer.
@@ -72,12 +79,27 @@ impl PairTable {
     }
 }
 
+impl Pairs for PairTable {
+    #[inline]
+    fn get(&self, left: u32, right: u32) -> Option<Merge> {
+        PairTable::get(self, left, right)
+    }
+}
+
 /// Words longer than this use the heap; the scan is faster below it.
 pub const SCAN_LIMIT: usize = 48;
 
 /// Merge `ids` in place by `table` (see the module docs).
 pub fn merge(ids: &mut Vec<u32>, table: &PairTable) {
-    if ids.len() < 2 || table.is_empty() {
+    if table.is_empty() {
+        return;
+    }
+    merge_with(ids, table);
+}
+
+/// Merge `ids` in place by any [`Pairs`] (see the module docs).
+pub fn merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+    if ids.len() < 2 {
         return;
     }
     if ids.len() <= SCAN_LIMIT {
@@ -89,7 +111,7 @@ pub fn merge(ids: &mut Vec<u32>, table: &PairTable) {
 
 const NONE: u32 = u32::MAX;
 
-fn merge_scan(ids: &mut Vec<u32>, table: &PairTable) {
+fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
     // ranks[i]: the merge of (ids[i], ids[i + 1]), if any.
     let mut merges: Vec<Option<Merge>> = ids.windows(2).map(|w| table.get(w[0], w[1])).collect();
     loop {
@@ -115,7 +137,7 @@ fn merge_scan(ids: &mut Vec<u32>, table: &PairTable) {
     }
 }
 
-fn merge_heap(ids: &mut Vec<u32>, table: &PairTable) {
+fn merge_heap<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
     // A doubly linked list over the original positions; a heap entry (rank, left position,
     // left id, right id) is stale once either unit has changed. Ids at a position only ever
     // grow into longer tokens, never back, so comparing the ids detects every change.

@@ -5,8 +5,11 @@
 
 use pyo3::prelude::*;
 
+mod bytelevel;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
+    bytelevel::register(m)?;
     Ok(())
 }
