@@ -205,3 +205,10 @@ def test_load_errors_are_typed_and_name_the_file(tmp_path):
     other.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(VocabError, match="not a binary tokenizer"):
         binary.load(other)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
+    items = [_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]
+    batch = binary.encode_bytes_batch(tok, items, add_special_tokens=True, num_threads=threads)
+    assert batch == [encode_bytes(tok, data, add_special_tokens=True) for data in items]

@@ -50,6 +50,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnknownId", py.get_type::<UnknownId>())?;
     m.add("UnknownSpecial", py.get_type::<UnknownSpecial>())?;
     m.add("MAX_TOKEN_ID", MAX_ID)?;
+    m.add_function(wrap_pyfunction!(read_tiktoken, m)?)?;
     Ok(())
 }
 
@@ -65,6 +66,19 @@ fn to_py(err: Error) -> PyErr {
 
 fn regex_err(err: RegexError) -> PyErr {
     CoreVocabError::new_err(err.0)
+}
+
+/// `.tiktoken` file contents -> {token bytes: rank}; `CoreVocabError("<line>: <problem>")`.
+#[pyfunction]
+fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let ranks = py
+        .detach(|| crate::bytelevel::tiktoken::parse(data))
+        .map_err(CoreVocabError::new_err)?;
+    let out = PyDict::new(py);
+    for (token, rank) in ranks {
+        out.set_item(PyBytes::new(py, &token), rank)?;
+    }
+    Ok(out)
 }
 
 // --- pre-tokenizer ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from wwho.bytelevel import ByteBPE
+from wwho.cli.options import strict
 from wwho.corpus import CorpusStats
 
 
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="count and skip malformed lines instead of failing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    return p
+    return strict(p)
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 
+from wwho.cli.options import strict
 from wwho.corpus import CorpusStats
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.words import SCRIPT_MODES
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the tiktoken encoding of the meta tokenizer (default o200k_base)")
     meta.add_argument("--tiktoken-file", metavar="PATH",
                       help="its ranks file, for offline use (or set WWHO_TIKTOKEN_FILE, or tiktoken's TIKTOKEN_CACHE_DIR)")
-    return p
+    return strict(p)
 
 
 def main(argv: list[str]) -> int:
