@@ -25,8 +25,8 @@ enum Stage {
 }
 
 impl Stage {
-    fn new(pattern: &str) -> Result<Stage, RegexError> {
-        Ok(match Named::from_pattern(pattern) {
+    fn new(pattern: &str, scanners: bool) -> Result<Stage, RegexError> {
+        Ok(match Named::from_pattern(pattern).filter(|_| scanners) {
             Some(named) => Stage::Named(named),
             None => Stage::Regex(GeneralRegex::new(pattern)?),
         })
@@ -97,13 +97,25 @@ pub struct Pretokenizer {
 
 impl Pretokenizer {
     pub fn new<S: AsRef<str>>(patterns: &[S], byte_patterns: &[S]) -> Result<Self, RegexError> {
+        Self::with_scanners(patterns, byte_patterns, true)
+    }
+
+    /// `scanners: false` runs even the named patterns on the general regex path (for tests and
+    /// fuzzing: fancy-regex, tiktoken's engine, is then the oracle of the scanners).
+    pub fn with_scanners<S: AsRef<str>>(
+        patterns: &[S],
+        byte_patterns: &[S],
+        scanners: bool,
+    ) -> Result<Self, RegexError> {
         if patterns.is_empty() && byte_patterns.is_empty() {
             return Err(RegexError(
                 "a pre-tokenizer needs at least one regex".to_string(),
             ));
         }
         let compile = |ps: &[S]| -> Result<Vec<Stage>, RegexError> {
-            ps.iter().map(|p| Stage::new(p.as_ref())).collect()
+            ps.iter()
+                .map(|p| Stage::new(p.as_ref(), scanners))
+                .collect()
         };
         Ok(Pretokenizer {
             stages: compile(patterns)?,
@@ -293,6 +305,37 @@ mod tests {
             out,
             vec![b"a".to_vec(), b" ".to_vec(), "b\u{e9}".as_bytes().to_vec()]
         );
+    }
+
+    #[test]
+    fn scanners_equal_fancy_regex() {
+        let texts = [
+            "Hello world's  end\n\n x",
+            "  \t\n\r\n  ab'S 'll ' \u{17f}s 123456 a1b2",
+            "HTMLParser\u{1c5}x\u{2b0}y \u{0dc1}\u{0dca}\u{200d}\u{0dbb}\u{0dd3} \u{300}a",
+            "!!/\n\r/  ?? \u{3000}\u{a0}x\u{2028}",
+            "x  \n  ",
+            "'\u{17f}'LL 'Ve",
+        ];
+        for pattern in [
+            named::O200K,
+            named::CL100K,
+            named::LLAMA3,
+            named::QWEN2,
+            named::GPT2,
+            named::GPT2_HF,
+        ] {
+            let fast = Pretokenizer::new(&[pattern], &[]).unwrap();
+            let slow = Pretokenizer::with_scanners(&[pattern], &[], false).unwrap();
+            assert!(slow.stage_kinds()[0].contains("regex"));
+            for text in texts {
+                assert_eq!(
+                    fast.split(text).unwrap(),
+                    slow.split(text).unwrap(),
+                    "{pattern} on {text:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -64,6 +64,21 @@ fn to_py(err: Error) -> PyErr {
     }
 }
 
+/// Run core code, turning a panic (a bug: no input should cause one) into a `CoreError` instead of
+/// pyo3's `PanicException`, so that callers see the same typed error as for bad input.
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(CoreError::new_err(format!(
+            "internal error in wwho's core (please report it): {what}"
+        )))
+    })
+}
+
 fn regex_err(err: RegexError) -> PyErr {
     CoreVocabError::new_err(err.0)
 }
@@ -71,9 +86,10 @@ fn regex_err(err: RegexError) -> PyErr {
 /// `.tiktoken` file contents -> {token bytes: rank}; `CoreVocabError("<line>: <problem>")`.
 #[pyfunction]
 fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
-    let ranks = py
-        .detach(|| crate::bytelevel::tiktoken::parse(data))
-        .map_err(CoreVocabError::new_err)?;
+    let ranks = guard(|| {
+        py.detach(|| crate::bytelevel::tiktoken::parse(data))
+            .map_err(CoreVocabError::new_err)
+    })?;
     let out = PyDict::new(py);
     for (token, rank) in ranks {
         out.set_item(PyBytes::new(py, &token), rank)?;
@@ -92,7 +108,7 @@ pub struct Pretokenizer {
 impl Pretokenizer {
     #[new]
     fn new(patterns: Vec<String>, byte_patterns: Vec<String>) -> PyResult<Self> {
-        let inner = CorePretokenizer::new(&patterns, &byte_patterns).map_err(regex_err)?;
+        let inner = guard(|| CorePretokenizer::new(&patterns, &byte_patterns).map_err(regex_err))?;
         Ok(Pretokenizer { inner })
     }
 
@@ -103,7 +119,7 @@ impl Pretokenizer {
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
         let s = text.to_str()?;
-        let spans = py.detach(|| self.inner.split(s)).map_err(regex_err)?;
+        let spans = guard(|| py.detach(|| self.inner.split(s)).map_err(regex_err))?;
         PyList::new(py, spans.into_iter().map(|(a, b)| &s[a..b]))
     }
 
@@ -115,12 +131,14 @@ impl Pretokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let s = text.to_str()?;
         let mut pieces: Vec<Vec<u8>> = Vec::new();
-        self.inner
-            .for_each_piece::<RegexError>(s, &mut |p| {
-                pieces.push(p.to_vec());
-                Ok(())
-            })
-            .map_err(regex_err)?;
+        guard(|| {
+            self.inner
+                .for_each_piece::<RegexError>(s, &mut |p| {
+                    pieces.push(p.to_vec());
+                    Ok(())
+                })
+                .map_err(regex_err)
+        })?;
         PyList::new(py, pieces.iter().map(|p| PyBytes::new(py, p)))
     }
 
@@ -327,7 +345,7 @@ impl ByteLevel {
             byte_patterns: byte_patterns.iter().map(String::as_str).collect(),
             cache_bytes,
         };
-        let inner = py.detach(|| Core::new(&model)).map_err(to_py)?;
+        let inner = guard(|| py.detach(|| Core::new(&model)).map_err(to_py))?;
         Ok(ByteLevel {
             inner: Arc::new(inner),
         })
@@ -341,12 +359,14 @@ impl ByteLevel {
     ) -> PyResult<Bound<'py, PyList>> {
         let s = text.to_str()?;
         let core = &self.inner;
-        let ids = if s.len() < 512 {
-            core.encode(s, &SpecialSet::None, &SpecialSet::All)
-        } else {
-            py.detach(|| core.encode(s, &SpecialSet::None, &SpecialSet::All))
-        }
-        .map_err(to_py)?;
+        let ids = guard(|| {
+            if s.len() < 512 {
+                core.encode(s, &SpecialSet::None, &SpecialSet::All)
+            } else {
+                py.detach(|| core.encode(s, &SpecialSet::None, &SpecialSet::All))
+            }
+            .map_err(to_py)
+        })?;
         id_list(py, &ids)
     }
 
@@ -358,7 +378,7 @@ impl ByteLevel {
     ) -> PyResult<Bound<'py, PyList>> {
         let s = text.to_str()?;
         let core = &self.inner;
-        let ids = py.detach(|| core.encode_ordinary(s)).map_err(to_py)?;
+        let ids = guard(|| py.detach(|| core.encode_ordinary(s)).map_err(to_py))?;
         id_list(py, &ids)
     }
 
@@ -376,9 +396,10 @@ impl ByteLevel {
             specials_arg(&self.inner, disallowed)?,
         );
         let core = &self.inner;
-        let ids = py
-            .detach(|| core.encode(s, &allowed, &disallowed))
-            .map_err(to_py)?;
+        let ids = guard(|| {
+            py.detach(|| core.encode(s, &allowed, &disallowed))
+                .map_err(to_py)
+        })?;
         id_list(py, &ids)
     }
 
@@ -412,21 +433,23 @@ impl ByteLevel {
             Some(n) => Some(pool(n)?),
             None => None,
         };
-        let results: Vec<Result<Vec<u32>, Error>> = py.detach(|| {
-            let run = || {
-                strs.par_iter()
-                    .map(|s| core.encode(s, &allowed, &disallowed))
-                    .collect()
-            };
-            match &threads {
-                Some(p) if p.current_num_threads() == 1 => strs
-                    .iter()
-                    .map(|s| core.encode(s, &allowed, &disallowed))
-                    .collect(),
-                Some(p) => p.install(run),
-                None => run(),
-            }
-        });
+        let results: Vec<Result<Vec<u32>, Error>> = guard(|| {
+            Ok(py.detach(|| {
+                let run = || {
+                    strs.par_iter()
+                        .map(|s| core.encode(s, &allowed, &disallowed))
+                        .collect()
+                };
+                match &threads {
+                    Some(p) if p.current_num_threads() == 1 => strs
+                        .iter()
+                        .map(|s| core.encode(s, &allowed, &disallowed))
+                        .collect(),
+                    Some(p) => p.install(run),
+                    None => run(),
+                }
+            }))
+        })?;
         let out = PyList::empty(py);
         for r in results {
             out.append(id_list(py, &r.map_err(to_py)?)?)?;
@@ -436,7 +459,7 @@ impl ByteLevel {
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let data = self.inner.decode_bytes(&ids).map_err(to_py)?;
+        let data = guard(|| self.inner.decode_bytes(&ids).map_err(to_py))?;
         Ok(PyBytes::new(py, &data))
     }
 
