@@ -33,12 +33,9 @@ pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, String> {
         let bad = || format!("{lineno}: bad base64 token or rank in {}", shown());
         let token = decode_base64(token).ok_or_else(bad)?;
         let rank = parse_rank(rank).ok_or_else(bad)?;
-        let (Some(rank), false) = (rank, token.is_empty()) else {
-            return Err(format!(
-                "{lineno}: empty token or negative rank in {}",
-                shown()
-            ));
-        };
+        if token.is_empty() {
+            return Err(format!("{lineno}: empty token in {}", shown()));
+        }
         if rank > u64::from(super::MAX_ID) {
             return Err(format!("{lineno}: rank {rank} is too large"));
         }
@@ -100,37 +97,13 @@ fn trim(line: &[u8]) -> &[u8] {
     &line[start..end]
 }
 
-/// A decimal integer as Python's `int()` reads it (optional sign, digits, `_` between digits);
-/// Some(None) for a negative number.
-fn parse_rank(field: &[u8]) -> Option<Option<u64>> {
-    let (negative, digits) = match field.first()? {
-        b'-' => (true, &field[1..]),
-        b'+' => (false, &field[1..]),
-        _ => (false, field),
-    };
-    if digits.is_empty() || digits[0] == b'_' || digits[digits.len() - 1] == b'_' {
+/// A rank: ASCII digits only (what `str.isdigit()` accepts of ASCII; no sign, no `_`).
+fn parse_rank(field: &[u8]) -> Option<u64> {
+    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let mut value: u64 = 0;
-    let mut prev_underscore = false;
-    for &d in digits {
-        if d == b'_' {
-            if prev_underscore {
-                return None;
-            }
-            prev_underscore = true;
-            continue;
-        }
-        prev_underscore = false;
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some(if negative && value > 0 {
-        None
-    } else {
-        Some(value)
+    field.iter().try_fold(0u64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
     })
 }
 
@@ -179,13 +152,15 @@ mod tests {
             ok,
             vec![(b"a".to_vec(), 0), (b"ab".to_vec(), 1), (b"b".to_vec(), 2)]
         );
-        let cases: [(&[u8], &str); 7] = [
+        let cases: [(&[u8], &str); 9] = [
             (b"YQ== 0\n!!!! 1\n", "2: bad base64"),
             (b"YQ== 0\nYg==\n", "2: expected"),
             (b"YQ== 0\nYg== one\n", "2: bad base64 token or rank"),
             (b"YQ== 0\nYQ== 1\n", "2: token b'a' appears twice"),
             (b"YQ== 0\nYg== 0\n", "2: rank 0 also used on line 1"),
-            (b"YQ== -3\n", "1: empty token or negative rank"),
+            (b"YQ== -3\n", "1: bad base64 token or rank"),
+            (b"YQ== 1_0\n", "1: bad base64 token or rank"),
+            (b"= 3\n", "1: bad base64 token or rank"),
             (b"\n\n", "no tokens"),
         ];
         for (data, want) in cases {

@@ -256,7 +256,10 @@ impl Scan<'_> {
                 }
             });
             if let Some(end) = found {
-                return Some(self.contraction(end, true).unwrap_or(end));
+                if self.s.get(end) == Some(&b'\'') {
+                    return Some(self.contraction(end, true).unwrap_or(end));
+                }
+                return Some(end);
             }
         }
         if k0 & NUMBER != 0 {
@@ -280,6 +283,7 @@ impl Scan<'_> {
         None
     }
 
+    #[inline(always)]
     /// `[UL]*[LL]+` from `i`: `[UL]*` takes the longest run; if a lower-case letter follows,
     /// `[LL]+` extends through the `[LL]` run after it; otherwise the engine gives characters
     /// back until one of them is in `[LL]`, so the match ends after the run's last `[LL]` one.
@@ -303,6 +307,7 @@ impl Scan<'_> {
     }
 
     /// `[UL]+[LL]*` from `i`: both greedy, nothing to give back.
+    #[inline(always)]
     fn upper_first(&self, i: usize) -> Option<usize> {
         if i >= self.s.len() || self.class(i) & UL == 0 {
             return None;
@@ -311,6 +316,7 @@ impl Scan<'_> {
     }
 
     /// ` ?[^\s\p{L}\p{N}]+` at `pos` (first character `c0`): its end.
+    #[inline(always)]
     fn space_then_other(&self, pos: usize, c0: u32) -> Option<usize> {
         if c0 == u32::from(b' ') {
             // With the space, an "other" character must follow; without it, the space itself

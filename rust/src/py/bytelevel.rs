@@ -153,7 +153,12 @@ impl Pretokenizer {
 #[pyclass(frozen, module = "wwho._core")]
 pub struct ByteLevel {
     inner: Arc<Core>,
+    /// A Python int for every id below `n_vocab` (up to [`MAX_INTS`]): building a list of ids is
+    /// then reference counting, not allocating an int per id.
+    ints: Vec<Py<PyAny>>,
 }
+
+const MAX_INTS: u64 = 1 << 22;
 
 /// A token id given by Python: a non-negative int (not a bool) that fits.
 fn token_id(label: &str, value: &Bound<'_, PyAny>, what: &dyn Fn() -> String) -> PyResult<u32> {
@@ -217,17 +222,24 @@ fn specials_arg(core: &Core, value: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
         .map_err(|unknown| to_py(Error::UnknownSpecial(unknown)))
 }
 
-/// A Python list of ints from ids.
-fn id_list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+/// A Python list of ints from ids, taking the ints from `ints` where it has them.
+fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
     // SAFETY: PyList_New returns a new list with `len` NULL slots (or NULL and an exception);
-    // every slot is filled exactly once with a new reference before the list is used.
+    // every slot is filled exactly once with a new (strong) reference before the list is used.
     unsafe {
         let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
         if list.is_null() {
             return Err(PyErr::fetch(py));
         }
         for (i, &id) in ids.iter().enumerate() {
-            let item = ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id));
+            let item = match ints.get(id as usize) {
+                Some(int) => {
+                    let ptr = int.as_ptr();
+                    ffi::Py_INCREF(ptr);
+                    ptr
+                }
+                None => ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id)),
+            };
             if item.is_null() {
                 ffi::Py_DECREF(list);
                 return Err(PyErr::fetch(py));
@@ -346,8 +358,12 @@ impl ByteLevel {
             cache_bytes,
         };
         let inner = guard(|| py.detach(|| Core::new(&model)).map_err(to_py))?;
+        let ints = (0..inner.n_vocab().min(MAX_INTS))
+            .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
+            .collect::<PyResult<_>>()?;
         Ok(ByteLevel {
             inner: Arc::new(inner),
+            ints,
         })
     }
 
@@ -367,7 +383,7 @@ impl ByteLevel {
             }
             .map_err(to_py)
         })?;
-        id_list(py, &ids)
+        id_list(py, &self.ints, &ids)
     }
 
     /// Ids of `text` with special-token text as plain text.
@@ -379,7 +395,7 @@ impl ByteLevel {
         let s = text.to_str()?;
         let core = &self.inner;
         let ids = guard(|| py.detach(|| core.encode_ordinary(s)).map_err(to_py))?;
-        id_list(py, &ids)
+        id_list(py, &self.ints, &ids)
     }
 
     /// Ids of `text` with `allowed` / `disallowed` special tokens: "all", None or names.
@@ -400,7 +416,7 @@ impl ByteLevel {
             py.detach(|| core.encode(s, &allowed, &disallowed))
                 .map_err(to_py)
         })?;
-        id_list(py, &ids)
+        id_list(py, &self.ints, &ids)
     }
 
     /// `[encode_with(t, allowed, disallowed) for t in texts]` on `num_threads` threads (None:
@@ -452,7 +468,7 @@ impl ByteLevel {
         })?;
         let out = PyList::empty(py);
         for r in results {
-            out.append(id_list(py, &r.map_err(to_py)?)?)?;
+            out.append(id_list(py, &self.ints, &r.map_err(to_py)?)?)?;
         }
         Ok(out)
     }

@@ -30,7 +30,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import (
     _HF_GPT2,
@@ -94,18 +93,34 @@ TIKTOKEN_ENCODINGS: dict[str, KnownEncoding] = {
 
 
 def read_tiktoken_ranks(path: str | Path, data: bytes | None = None) -> dict[bytes, int]:
-    """Parse a ``.tiktoken`` file (``<base64> <rank>`` lines) into token bytes -> rank.
-
-    The core parses (one pass; Python's base64 per line was most of the cost of loading o200k):
-    strict base64, a decimal rank, no token or rank twice; errors name the file and line.
-    """
+    """Parse a ``.tiktoken`` file (``<base64> <rank>`` lines) into token bytes -> rank."""
     path = Path(path)
     if data is None:
         data = _read(path)
-    try:
-        return _core.read_tiktoken(data)
-    except _core.CoreVocabError as exc:
-        raise VocabError(f"{path}:{exc}" if str(exc)[:1].isdigit() else f"{path}: {exc}") from None
+    ranks: dict[bytes, int] = {}
+    seen_ids: dict[int, int] = {}
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise VocabError(f"{path}:{lineno}: expected '<base64 token> <rank>', got {line[:60]!r}")
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+            rank = int(fields[1])
+        except (binascii.Error, ValueError):
+            raise VocabError(f"{path}:{lineno}: bad base64 token or rank in {line[:60]!r}") from None
+        if rank < 0 or not token:
+            raise VocabError(f"{path}:{lineno}: empty token or negative rank in {line[:60]!r}")
+        if token in ranks:
+            raise VocabError(f"{path}:{lineno}: token {token!r} appears twice")
+        if rank in seen_ids:
+            raise VocabError(f"{path}:{lineno}: rank {rank} also used on line {seen_ids[rank]}")
+        ranks[token] = rank
+        seen_ids[rank] = lineno
+    if not ranks:
+        raise VocabError(f"{path}: no tokens in ranks file")
+    return ranks
 
 
 def write_tiktoken_ranks(path: str | Path, ranks: dict[bytes, int]) -> None:
