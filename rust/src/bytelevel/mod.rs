@@ -116,6 +116,9 @@ enum Rule {
 pub struct ByteLevel {
     /// Tells this tokenizer's entries in the per-thread memos from another's.
     uid: u64,
+    /// Ranks rule: the token of every two-byte string, or NO_TOKEN (256 kB): the first merges
+    /// of every piece ask about byte pairs.
+    byte_pairs: Vec<u32>,
     encoder: TokenTable,
     /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
     packed: Vec<([u64; 2], u32)>,
@@ -134,13 +137,22 @@ struct RankPairs<'a> {
     tok: &'a ByteLevel,
 }
 
+const NO_TOKEN: u32 = u32::MAX;
+
 impl Pairs for RankPairs<'_> {
     #[inline]
     fn get(&self, left: u32, right: u32) -> Option<Merge> {
         let tok = self.tok;
         let id = match (tok.unit_packed(left), tok.unit_packed(right)) {
+            (Some(a), Some(b)) if a.len == 1 && b.len == 1 => {
+                let id = tok.byte_pairs[((a.key as usize) << 8) | b.key as usize];
+                if id == NO_TOKEN {
+                    return None;
+                }
+                id
+            }
             (Some(a), Some(b)) if (a.len + b.len) as usize <= PACKED => {
-                tok.encoder.get_packed(a.concat(b)?)?
+                tok.encoder.get_packed_rare(a.concat(b)?)?
             }
             _ => tok.encoder.get(
                 [tok.unit_bytes(left), tok.unit_bytes(right)]
@@ -276,17 +288,28 @@ impl ByteLevel {
                 Rule::Merges(table)
             }
         };
+        let mut byte_pairs = Vec::new();
+        if model.merges.is_none() {
+            byte_pairs = vec![NO_TOKEN; 1 << 16];
+            for (i, slot) in byte_pairs.iter_mut().enumerate() {
+                if let Some(id) = encoder.get(&[(i >> 8) as u8, i as u8]) {
+                    *slot = id;
+                }
+            }
+        }
         let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
         static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(ByteLevel {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            byte_pairs,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,
             packed,
             vocab,
             byte_units,
             rule,
-            specials: Specials::new(&model.special_tokens, &model.added_tokens),
+            specials: Specials::new(&model.special_tokens, &model.added_tokens)
+                .map_err(Error::Vocab)?,
             pretokenizer,
             cache: PieceCache::new(model.cache_bytes),
         })

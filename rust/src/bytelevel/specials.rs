@@ -48,11 +48,16 @@ pub struct Specials {
     ids: Vec<u32>,
     n_special: usize,
     by_name: FxHashMap<String, usize>,
+    /// The matchers of the common calls, built once: every special token (the default
+    /// disallowed set), every added token (the default split), and both.
+    all_specials: Option<Arc<Matcher>>,
+    added_only: Option<Arc<Matcher>>,
+    everything: Option<Arc<Matcher>>,
     matchers: Mutex<MatcherMap>,
 }
 
 impl Specials {
-    pub fn new(special: &[(&str, u32)], added: &[(&str, u32)]) -> Specials {
+    pub fn new(special: &[(&str, u32)], added: &[(&str, u32)]) -> Result<Specials, String> {
         let texts = special
             .iter()
             .chain(added)
@@ -64,13 +69,32 @@ impl Specials {
             .enumerate()
             .map(|(n, (t, _))| (t.to_string(), n))
             .collect();
-        Specials {
+        let mut out = Specials {
             texts,
             ids,
             n_special: special.len(),
             by_name,
+            all_specials: None,
+            added_only: None,
+            everything: None,
             matchers: Mutex::new(FxHashMap::default()),
+        };
+        out.all_specials = out.build((0..out.n_special).collect())?;
+        out.added_only = out.build((out.n_special..out.texts.len()).collect())?;
+        out.everything = out.build((0..out.texts.len()).collect())?;
+        Ok(out)
+    }
+
+    fn build(&self, index: Vec<usize>) -> Result<Option<Arc<Matcher>>, String> {
+        if index.is_empty() {
+            return Ok(None);
         }
+        let patterns: Vec<&str> = index.iter().map(|&i| self.texts[i].as_str()).collect();
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)
+            .map_err(|e| format!("cannot build the special-token matcher: {e}"))?;
+        Ok(Some(Arc::new(Matcher { ac, index })))
     }
 
     pub fn text(&self, index: usize) -> &str {
@@ -137,15 +161,9 @@ impl Specials {
                 return Ok(Some(m.clone()));
             }
         }
-        let patterns: Vec<&str> = key.0.iter().map(|&i| self.texts[i].as_str()).collect();
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&patterns)
-            .map_err(|e| format!("cannot build the special-token matcher: {e}"))?;
-        let matcher = Arc::new(Matcher {
-            ac,
-            index: key.0.clone(),
-        });
+        let Some(matcher) = self.build(key.0.clone())? else {
+            return Ok(None);
+        };
         if let Ok(mut map) = self.matchers.lock() {
             if map.len() >= MAX_MATCHERS {
                 map.clear();
@@ -162,7 +180,7 @@ mod tests {
 
     #[test]
     fn leftmost_longest_and_sets() {
-        let s = Specials::new(&[("<|a|>", 10), ("<|a|><|b|>", 11)], &[("ab", 12)]);
+        let s = Specials::new(&[("<|a|>", 10), ("<|a|><|b|>", 11)], &[("ab", 12)]).unwrap();
         let all = s.matcher(&SpecialSet::All, true).unwrap().unwrap();
         let found: Vec<_> = all.find_iter("x<|a|><|b|>ab<|a|>").collect();
         assert_eq!(found, vec![(1, 1, 11), (2, 11, 13), (0, 13, 18)]);

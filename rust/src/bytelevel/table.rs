@@ -91,6 +91,18 @@ pub struct TokenTable {
     mask: usize,
     packed: usize,
     long: FxHashMap<Box<[u8]>, u32>,
+    /// A Bloom filter over the packed tokens (two bits each, 256 kB): most pairs BPE asks about
+    /// are not tokens, and this says so without touching the megabytes of `slots`.
+    bloom: Vec<u64>,
+}
+
+const BLOOM_BITS: u32 = 21;
+
+#[inline(always)]
+fn bloom_bits(h: u64) -> (usize, usize) {
+    let a = (h >> (64 - BLOOM_BITS)) as usize;
+    let b = ((h >> 20) as usize) & ((1 << BLOOM_BITS) - 1);
+    (a, b)
 }
 
 impl TokenTable {
@@ -108,6 +120,7 @@ impl TokenTable {
             mask: size - 1,
             packed: 0,
             long: FxHashMap::default(),
+            bloom: vec![0; (1 << BLOOM_BITS) / 64],
         }
     }
 
@@ -127,7 +140,11 @@ impl TokenTable {
         }
         let p = Packed::new(bytes);
         let key = [p.key as u64, (p.key >> 64) as u64];
-        let mut i = hash(p) as usize & self.mask;
+        let h = hash(p);
+        let (a, b) = bloom_bits(h);
+        self.bloom[a / 64] |= 1 << (a % 64);
+        self.bloom[b / 64] |= 1 << (b % 64);
+        let mut i = h as usize & self.mask;
         loop {
             let slot = &mut self.slots[i];
             if slot.id == EMPTY {
@@ -171,10 +188,27 @@ impl TokenTable {
         }
     }
 
+    /// Like [`get_packed`](Self::get_packed), asking the Bloom filter first: for lookups that
+    /// usually fail.
+    #[inline(always)]
+    pub fn get_packed_rare(&self, p: Packed) -> Option<u32> {
+        let h = hash(p);
+        let (a, b) = bloom_bits(h);
+        if self.bloom[a / 64] & (1 << (a % 64)) == 0 || self.bloom[b / 64] & (1 << (b % 64)) == 0 {
+            return None;
+        }
+        self.probe(p, h)
+    }
+
     #[inline(always)]
     pub fn get_packed(&self, p: Packed) -> Option<u32> {
+        self.probe(p, hash(p))
+    }
+
+    #[inline(always)]
+    fn probe(&self, p: Packed, h: u64) -> Option<u32> {
         let key = [p.key as u64, (p.key >> 64) as u64];
-        let mut i = hash(p) as usize & self.mask;
+        let mut i = h as usize & self.mask;
         loop {
             let slot = &self.slots[i];
             if slot.key == key && slot.len == p.len && slot.id != EMPTY {
@@ -199,6 +233,7 @@ impl TokenTable {
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.slots.len() * std::mem::size_of::<Slot>()
+            + self.bloom.len() * 8
             + self.long.keys().map(|k| k.len() + 32).sum::<usize>()
     }
 }
@@ -258,5 +293,14 @@ mod tests {
         }
         assert_eq!(t.get(b"tok999"), Some(1099));
         assert_eq!(t.get(b"a\0"), Some(2));
+        for i in 0..1000u32 {
+            let present = format!("tok{i}");
+            let absent = format!("kot{i}");
+            assert_eq!(
+                t.get_packed_rare(Packed::new(present.as_bytes())),
+                Some(100 + i)
+            );
+            assert_eq!(t.get_packed_rare(Packed::new(absent.as_bytes())), None);
+        }
     }
 }
