@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import random
 import os
 import sys
 import tempfile
@@ -161,8 +162,10 @@ ADVERSARIAL = {
     "digits, 1 MB": "7" * MB,
     "a piece not in the vocabulary (CJK, 1 MB)": "".join(chr(0x4E00 + i * 7919 % 20000)
                                                           for i in range(MB // 3)),
+    "a piece not in the vocabulary (random letters, 1 MB)": "".join(
+        "abcdefghijklmnopqrstuvwxyz"[i * 7919 % 26] for i in range(MB)),
     "alternating scripts (aශ), 1 MB": "aශ" * (MB // 4),
-    "random bytes as text, 1 MB": os.urandom(MB).decode("latin-1"),
+    "random Latin-1 text, 1 MB": random.Random(0).randbytes(MB).decode("latin-1"),
 }
 
 

@@ -2,8 +2,8 @@
 //!
 //! Bounded in bytes, not entries (a 2,000-character piece costs what it weighs): the budget is
 //! split over 16 shards, each behind its own lock, and a shard that would exceed its share is
-//! emptied before the insert. Pieces longer than [`MAX_PIECE`] bytes are never cached. The
-//! cache only saves work: a miss recomputes the same ids.
+//! emptied before the insert. Pieces longer than [`MAX_PIECE`] or shorter than [`MIN_PIECE`] bytes
+//! are never cached. The cache only saves work: a miss recomputes the same ids.
 
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
@@ -13,6 +13,9 @@ use rustc_hash::FxHashMap;
 
 /// Longer pieces are not cached (they are rare, and would crowd out many short ones).
 pub const MAX_PIECE: usize = 256;
+/// Shorter pieces are not cached either: their BPE is a handful of lookups, cheaper than a
+/// locked insert (and the per-thread memo keeps the frequent ones).
+pub const MIN_PIECE: usize = 6;
 const SHARDS: usize = 16;
 /// What one entry costs beyond its key and ids: two boxes and the hash table slot.
 const ENTRY_OVERHEAD: usize = 48;
@@ -51,7 +54,7 @@ impl PieceCache {
     /// Append the cached ids of `key` to `out`; false on a miss.
     #[inline]
     pub fn get_into(&self, key: &[u8], out: &mut Vec<u32>) -> bool {
-        if !self.enabled() || key.len() > MAX_PIECE {
+        if !self.enabled() || key.len() > MAX_PIECE || key.len() < MIN_PIECE {
             return false;
         }
         let Ok(shard) = self.shard(key).lock() else {
@@ -67,7 +70,7 @@ impl PieceCache {
     }
 
     pub fn insert(&self, key: &[u8], ids: &[u32]) {
-        if !self.enabled() || key.len() > MAX_PIECE {
+        if !self.enabled() || key.len() > MAX_PIECE || key.len() < MIN_PIECE {
             return;
         }
         let cost = key.len() + 4 * ids.len() + ENTRY_OVERHEAD;
@@ -136,8 +139,10 @@ mod tests {
         let cache = PieceCache::new(1 << 20);
         cache.insert(&[b'a'; MAX_PIECE + 1], &[1]);
         assert!(cache.is_empty());
+        cache.insert(b"short", &[1]);
+        assert!(cache.is_empty());
         let off = PieceCache::new(0);
-        off.insert(b"a", &[1]);
-        assert!(off.is_empty() && !off.get_into(b"a", &mut Vec::new()));
+        off.insert(b"abcdefg", &[1]);
+        assert!(off.is_empty() && !off.get_into(b"abcdefg", &mut Vec::new()));
     }
 }

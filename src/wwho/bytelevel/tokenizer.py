@@ -41,7 +41,7 @@ from wwho.errors import TokenizerError, VocabError
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted). 64 MiB holds
 #: about 700,000 pieces: every distinct o200k piece of the 87 MB of Sinhala news in shared/data
-#: (185,000) several times over. Pieces over 256 bytes are never cached.
+#: (185,000) several times over. Pieces over 256 or under 6 bytes are never cached.
 CACHE_BYTES = 64 << 20
 
 
