@@ -372,32 +372,33 @@ class ByteBPE:
             min_freq=min_freq, workers=workers, progress=progress, **options))
 
     @classmethod
-    def from_tiktoken(cls, name_or_path: str | Path, **options) -> ByteBPE:
-        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``)."""
+    def from_tiktoken(cls, name_or_path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
+        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``);
+        ``options`` go to :func:`wwho.bytelevel.files.from_tiktoken`."""
         from wwho.bytelevel.files import from_tiktoken
 
-        return cls.from_model(from_tiktoken(name_or_path, **options))
+        return cls.from_model(from_tiktoken(name_or_path, **options), cache_bytes=cache_bytes)
 
     @classmethod
-    def from_gguf(cls, path: str | Path, **options) -> ByteBPE:
+    def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
         """From the tokenizer metadata of a GGUF file (byte-level BPE models only)."""
         from wwho.bytelevel.gguf import load_gguf
 
-        return cls.from_model(load_gguf(path, **options))
+        return cls.from_model(load_gguf(path, **options), cache_bytes=cache_bytes)
 
     @classmethod
-    def from_hf(cls, path: str | Path) -> ByteBPE:
+    def from_hf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
         from wwho.bytelevel.files import from_hf
 
-        return cls.from_model(from_hf(path))
+        return cls.from_model(from_hf(path), cache_bytes=cache_bytes)
 
     @classmethod
-    def load(cls, path: str | Path) -> ByteBPE:
+    def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a directory written by :meth:`save`."""
         from wwho.bytelevel.files import load
 
-        return cls.from_model(load(path))
+        return cls.from_model(load(path), cache_bytes=cache_bytes)
 
     def save(self, directory: str | Path, *, hf: bool = False) -> Path:
         """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; + ``tokenizer.json``
