@@ -660,3 +660,40 @@ def test_export_refuses_possessive_intervals(tmp_path):
     tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern=r"\p{N}{1,3}+|\D+")
     with pytest.raises(VocabError, match="possessive interval"):
         tok.export_hf(tmp_path / "t.json")
+
+
+# --- the core's .tiktoken parser against the Python reader ------------------------------------
+
+_tiktoken_lines = st.lists(
+    st.one_of(
+        st.tuples(st.binary(min_size=0, max_size=6), st.integers(0, 40)).map(
+            lambda t: __import__("base64").b64encode(t[0]) + b" " + str(t[1]).encode()),
+        st.sampled_from([b"", b"  ", b"YQ== 1_0", b"YQ== -1", b"YQ== +1", b"YQ==", b"YQ 3", b"Y=Q= 3",
+                         b"YR== 4", b"YQ==\t5", b"YQ== 2147483648", b"YQ== 99999999999999999999", b"\xff 1",
+                         b"YQ== \xd9\xa3", b"YWI= 7 8"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=_tiktoken_lines, sep=st.sampled_from([b"\n", b"\r\n", b"\r", b"\x0b"]))
+def test_core_tiktoken_parser_is_at_least_as_strict_and_agrees(lines, sep):
+    """read_tiktoken_ranks trusts the core's parse of a valid file: wherever the Python reader
+    refuses a file the core must too, and wherever both accept, the ranks must be the same."""
+    from wwho import _core
+    from wwho.bytelevel.files import _read_tiktoken_python
+
+    data = sep.join(lines)
+    try:
+        expected = _read_tiktoken_python(Path("x.tiktoken"), data)
+    except VocabError:
+        expected = None
+    try:
+        got = _core.read_tiktoken(data)
+    except _core.CoreVocabError:
+        got = None
+    if expected is None:
+        assert got is None or max(got.values()) >= 2**31
+    elif got is not None:
+        assert got == expected
