@@ -100,7 +100,8 @@ def _check_merges(model: ByteLevelModel, source: str) -> None:
         first = min(lost, key=ranks.__getitem__)
         raise VocabError(
             f"{source}: {len(lost):,} tokens of several bytes are the result of no merge, e.g. "
-            f"{_show(first)} (id {ranks[first]}): the merge list ({len(model.merges):,} merges) looks truncated")
+            f"{_show(first)} (id {ranks[first]}): the merge list ({len(model.merges):,} merges) looks "
+            "truncated")
 
 
 def _show(data: bytes) -> str:
