@@ -466,7 +466,14 @@ impl ByteLevel {
         hot: Option<&hot::Hot>,
     ) -> Result<(), Error> {
         if self.whole_piece_first {
-            if let Some(id) = self.encoder.get(piece) {
+            // Asked only on a memo miss, and then often about a piece that is no token (a new
+            // word): the Bloom filter answers most of those without the big table.
+            let whole = if piece.len() <= PACKED {
+                self.encoder.get_packed_rare(Packed::new(piece))
+            } else {
+                self.encoder.get(piece)
+            };
+            if let Some(id) = whole {
                 out.push(id);
                 return Ok(());
             }
