@@ -8,6 +8,7 @@
 | ``*.gguf`` | ``gguf`` (byte-level BPE from a llama.cpp vocabulary) |
 | ``tokenizer.json`` of a binary tokenizer (Latin-1 bytes) | ``binary`` |
 | any other ``tokenizer.json`` | ``hf`` (byte-level BPE if it is one, else HF ``tokenizers`` as is) |
+| ``o200k_base``, ``cl100k_base`` (a name, no such path) | ``bytelevel``, its file found by :mod:`wwho.tiktoken_file` |
 
 Every loaded object has ``encode(text) -> list[int]``, ``decode(ids) -> str`` and
 ``vocab_size``. This module only dispatches; each kind lives in its own module.
@@ -29,6 +30,10 @@ def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path`` (see the module docstring)."""
     p = Path(path)
     if not p.exists():
+        from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+
+        if str(path) in TIKTOKEN_ENCODINGS:
+            return "bytelevel"
         raise VocabError(f"{p}: no such file or directory")
     if p.is_dir():
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
@@ -72,7 +77,9 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     if kind == "bytelevel":
         from wwho.bytelevel import ByteBPE
 
-        return ByteBPE.from_tiktoken(p, pattern=pattern) if p.suffix == ".tiktoken" else ByteBPE.load(p)
+        if p.suffix == ".tiktoken" or not p.exists():  # a file, or a known name such as o200k_base
+            return ByteBPE.from_tiktoken(p if p.exists() else str(path), pattern=pattern)
+        return ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE
 

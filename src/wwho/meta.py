@@ -179,20 +179,19 @@ def resolve_encoding(encoding: Any = "o200k_base", *, tiktoken_file: str | os.Pa
                 raise VocabError(f"tiktoken_encoding must be a name or a tiktoken.Encoding, not {type(encoding).__name__}")
         return encoding
     from wwho.bytelevel.tiktoken_loader import file_sha256, get_encoding
+    from wwho.tiktoken_file import ranks_file_for
 
-    if tiktoken_file is not None and not Path(tiktoken_file).is_file():
-        raise VocabError(f"{tiktoken_file}: tiktoken ranks file not found. Give the {encoding} ranks file tiktoken "
-                         "downloads (--tiktoken-file PATH or WWHO_TIKTOKEN_FILE=PATH), or put it in tiktoken's "
-                         "cache (TIKTOKEN_CACHE_DIR)")
-    enc = get_encoding(encoding, ranks_file=tiktoken_file)
-    if tiktoken_file is not None:
+    enc = get_encoding(encoding, tiktoken_file=tiktoken_file)
+    found = ranks_file_for(encoding, tiktoken_file)
+    if found is not None and found[0].is_file():
         # tiktoken keeps encodings in memory by name, so a file given after the first load
         # would be ignored silently: check that it holds the ranks actually in use.
-        path = Path(tiktoken_file)
+        path, source = found
         actual = file_sha256(path)
         if actual != tiktoken_part(enc).sha256:
-            raise VocabError(f"{path}: sha256 {actual} is not that of the {encoding} ranks in use "
-                             f"({tiktoken_part(enc).sha256})")
+            raise VocabError(f"{path} (from {source}): sha256 {actual} is not that of the {encoding} ranks in use "
+                             f"({tiktoken_part(enc).sha256}). To fix: point {source} at the official "
+                             f"{encoding}.tiktoken")
     return enc
 
 

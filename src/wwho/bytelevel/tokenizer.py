@@ -375,12 +375,20 @@ class ByteBPE:
             min_freq=min_freq, workers=workers, progress=progress, **options))
 
     @classmethod
-    def from_tiktoken(cls, name_or_path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
-        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``);
-        ``options`` go to :func:`wwho.bytelevel.files.from_tiktoken`."""
-        from wwho.bytelevel.files import from_tiktoken
+    def from_tiktoken(cls, name_or_path: str | Path, *, tiktoken_file: str | Path | None = None,
+                      cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
+        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``).
 
-        return cls.from_model(from_tiktoken(name_or_path, **options), cache_bytes=cache_bytes)
+        A known name finds its file at ``tiktoken_file=``, else ``WWHO_TIKTOKEN_FILE``, else
+        tiktoken's cache (never downloaded; see :mod:`wwho.tiktoken_file`). ``options``
+        (``pattern``, ``special_tokens``) go to :func:`wwho.bytelevel.files.from_tiktoken`.
+        """
+        from wwho.bytelevel.files import from_tiktoken
+        from wwho.tiktoken_file import renamed
+
+        tiktoken_file = renamed("ranks_path", options.pop("ranks_path", None), tiktoken_file)
+        return cls.from_model(from_tiktoken(name_or_path, tiktoken_file=tiktoken_file, **options),
+                              cache_bytes=cache_bytes)
 
     @classmethod
     def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:

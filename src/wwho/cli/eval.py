@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from wwho.cli.encode import PATTERN_HELP
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import add_force, check_output_file
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
@@ -43,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "an existing file needs --force)")
     add_force(p)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
+    p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -50,6 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.plot:
         check_output_file(args.plot, force=args.force, flag="--plot")
+    use_tiktoken_file(args)
     results = evaluate_all(args.tokenizer, args.corpus, parity_with=args.parity_with, progress=not args.quiet,
                            max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     if args.json:
