@@ -10,8 +10,9 @@
 | any other ``tokenizer.json`` | ``hf`` (byte-level BPE if it is one, else HF ``tokenizers`` as is) |
 | ``o200k_base``, ``cl100k_base`` (a name, no such path) | ``bytelevel``, its file found by :mod:`wwho.tiktoken_file` |
 
-Every loaded object has ``encode(text) -> list[int]``, ``decode(ids) -> str`` and
-``vocab_size``. This module only dispatches; each kind lives in its own module.
+Every wwho kind loaded satisfies :class:`wwho.protocol.Tokenizer` (binary: bytes in and out);
+an ``hf`` tokenizer that is not byte-level has ``encode(text) -> list[int]``, ``decode(ids) -> str``
+and ``vocab_size``. This module only dispatches; each kind lives in its own module.
 """
 
 from __future__ import annotations
@@ -85,9 +86,9 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
 
         return ByteBPE.from_gguf(p)
     if kind == "binary":
-        from wwho.binary.io import load
+        from wwho.binary.tokenizer import BinaryTokenizer
 
-        return load(p if p.is_file() else p / "tokenizer.json")
+        return BinaryTokenizer.load(p if p.is_file() else p / "tokenizer.json")
     if kind == "hf":
         return _load_hf(p if p.is_file() else p / "tokenizer.json")
     raise VocabError(f"unknown tokenizer kind {kind!r}; known: {', '.join(KINDS)}")

@@ -49,7 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="encode special-token text (e.g. <|endoftext|>, [CLS]) as the special token")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--ids", dest="show", action="store_const", const="ids", help="print ids (default)")
-    out.add_argument("--tokens", dest="show", action="store_const", const="tokens", help="print tokens separated by ' | '")
+    out.add_argument("--tokens", dest="show", action="store_const", const="tokens",
+                     help="print tokens as readable text separated by ' | ' (bytes that are not whole "
+                          "UTF-8 characters as <0xE0>)")
     out.add_argument("--json", dest="show", action="store_const", const="json", help="print {ids, tokens} as JSON")
     from wwho.cli import binary
 
@@ -171,10 +173,14 @@ def use_tiktoken_file(args: argparse.Namespace) -> None:
 
 
 def token_strings(tok, ids: list[int]) -> list[str]:
-    """How each id is shown: the vocabulary's token string where there is one, else its decoded text."""
-    table = getattr(tok, "id_to_token", None)
-    if isinstance(table, list):
-        return [table[i] for i in ids]
-    if callable(table):
-        return [table(i) for i in ids]
+    """How each id is shown: the token's bytes as readable text (:func:`wwho.readable.readable`:
+    invalid UTF-8 and control bytes as ``<0xE0>``), the same for every kind; a tokenizer
+    without ``token_bytes`` (a plain HF one) shows its token strings."""
+    from wwho.readable import readable
+
+    if hasattr(tok, "token_bytes"):
+        return [readable(tok.token_bytes(i)) for i in ids]
+    convert = getattr(tok.tokenizer, "id_to_token", None) if hasattr(tok, "tokenizer") else None
+    if convert is not None:
+        return [convert(i) for i in ids]
     return [tok.decode([i]) for i in ids]

@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:

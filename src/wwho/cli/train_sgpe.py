@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True,
+    p.add_argument("--out", "-o", "--output", dest="out", required=True,
                    help="output directory: vocab.json and the Hugging Face files, written all at once; if it "
                         "already holds them, --force is needed to replace them (other files stay)")
     add_force(p)
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "scripts, each run syllabified by its own schema; default sinhala)")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
                    help="total vocabulary size, up to 16,777,216 (default 32000)")
-    p.add_argument("--min-freq", type=count_arg("--min-freq", 1), default=2,
+    p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=2,
                    help="stop when the best pair is rarer than this (default 2)")
     p.add_argument("--prune-freq", type=count_arg("--prune-freq", 1), default=2,
                    help="syllables rarer than this are left to byte fallback (default 2)")
@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
                    "(with --meta: that the meta tokenizer round-trips the corpus)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
     meta = p.add_argument_group("meta tokenizer (tiktoken + SGPE in one id space)")
     meta.add_argument("--meta", action="store_true",
                       help="train the SGPE part of a meta tokenizer on the Indic runs only and write meta_config.json")
