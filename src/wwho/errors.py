@@ -48,3 +48,7 @@ class WwhoWarning(UserWarning):
 
 class ScriptWarning(WwhoWarning):
     """Most of the input is not in the script chosen (``script=``, ``--script``)."""
+
+
+class VocabSizeWarning(WwhoWarning):
+    """Training stopped before ``vocab_size``: the vocabulary is smaller than asked."""

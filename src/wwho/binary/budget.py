@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wwho.binary.ingest import MAX_EXP, IngestOptions, IngestStats, OptionError, iter_files
+from wwho.notices import plural
 
 #: HF BpeTrainer's peak RSS per byte of distinct windows fed (measured, see the module docstring)
 BYTES_PER_INPUT_BYTE = 80
@@ -63,7 +64,7 @@ class Estimate:
     peak: int  # estimated peak memory in bytes
 
     def describe(self) -> str:
-        return (f"{self.files:,} {plural(self.files, 'file')}, {human(self.file_bytes)}; "
+        return (f"{plural(self.files, 'file')}, {human(self.file_bytes)}; "
                 f"estimated peak memory at most {human(self.peak)}")
 
 
@@ -73,11 +74,6 @@ def human(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return ""  # pragma: no cover
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``word`` for 1, else ``many`` (``word + "s"`` by default)."""
-    return word if n == 1 else (many or word + "s")
 
 
 def _largest_window(options: IngestOptions, file_bytes: int) -> int:

@@ -34,6 +34,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, processors, trai
 
 from wwho.binary.ingest import IngestOptions, OptionError, count_windows
 from wwho.errors import VocabError, brief
+from wwho.notices import warn_short_vocabulary
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
 ALPHABET = [chr(b) for b in range(256)]
@@ -141,6 +142,8 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
         _train_interruptibly(tokenizer, counts, trainer, progress=progress)
     tokenizer.decoder = decoders.Fuse()
     model_size = tokenizer.get_vocab_size(with_added_tokens=False)
+    warn_short_vocabulary(model_size + len(names), vocab_size, min_freq=min_frequency,
+                          option="--min-frequency", stacklevel=3)
     _add_specials(tokenizer, names, model_size)
     if pad_to_power_of_two:
         total = tokenizer.get_vocab_size(with_added_tokens=True)

@@ -12,13 +12,13 @@ import sys
 import time
 
 from wwho.binary.budget import check as check_budget
-from wwho.binary.budget import plural
 from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, count_windows
 from wwho.binary.io import save
 from wwho.binary.train import check_options, train_from_counts
 from wwho.cli.options import strict
 from wwho.cli.outputs import add_force, check_output_file
+from wwho.notices import plural
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
     st = counted.stats
     read_s = time.perf_counter() - started
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(st.skipped.items())) or "none"
-    print(f"read {st.bytes_read:,} bytes from {st.files:,} {plural(st.files, 'file')} in {read_s:.1f}s (skipped: {skipped}); "
+    print(f"read {st.bytes_read:,} bytes from {plural(st.files, 'file')} in {read_s:.1f}s (skipped: {skipped}); "
           f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct",
           file=sys.stderr)
 

@@ -15,6 +15,7 @@ from wwho.cli.options import strict
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.notices import plural
 from wwho.savedir import check_target
 
 
@@ -65,6 +66,6 @@ def main(argv: list[str]) -> int:
     seconds = time.perf_counter() - t0
     out = tok.save(out, hf=True)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
-          f"{stats.documents:,} documents from {stats.files} files"
+          f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     return 0

@@ -20,6 +20,7 @@ import time
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.words import SCRIPT_MODES
 from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
@@ -134,7 +135,7 @@ def main(argv: list[str]) -> int:
     if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
         checkpoints.remove(checkpoint_dir)  # wwho's files only, then the folder if it is empty
     print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
-          f"{stats.documents:,} documents from {stats.files} files"
+          f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     if args.meta:
         print(f"wrote {out / 'meta_config.json'}: {meta.vocab_size:,} ids = {encoding.name} [0, {meta.offset:,}) "

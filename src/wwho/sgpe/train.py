@@ -50,7 +50,9 @@ from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.errors import CorpusError, VocabError
+from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
+from wwho.scriptcheck import letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
@@ -112,7 +114,7 @@ def train_sgpe(
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
     if not len(pieces):
-        raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
+        raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, {plural(stats.documents, 'document')})")
     say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct) in "
         f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
 
@@ -120,7 +122,10 @@ def train_sgpe(
     words = pieces.words(splitter.core)
     del pieces
     boundary: dict[str, int] = words.boundary_counts()
-    syllable_count = len(words.syllable_counts())
+    syllables = words.syllable_counts()
+    syllable_count = len(syllables)
+    _check_script(splitter.scripts, boundary, syllables)
+    del syllables
 
     # 3. symbols
     symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq)
@@ -132,7 +137,7 @@ def train_sgpe(
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {kept:,} syllables; "
+    say(f"[3/5] {len(symbols):,} base symbols ({plural(len(boundary), 'boundary token')}, {plural(kept, 'syllable')}; "
         f"{syllable_count - kept:,} pruned below {prune_freq}), {len(words):,} word types, "
         f"{len(support):,} building pieces")
     del words
@@ -184,8 +189,18 @@ def train_sgpe(
     for token in (*special_tokens, *(engine.symbols[i] for i in order), *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=4)
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, script=script,
                      special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq)
+
+
+def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
+    """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
+    tokens and bytes, and few or no merges are learned (see :mod:`wwho.scriptcheck`)."""
+    letters = letters_by_script(boundary.items())
+    for name in scripts:  # syllables are of the chosen scripts by construction
+        letters[name] += sum(len(s.strip()) * n for s, n in syllables.items()) if name == scripts[0] else 0
+    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=4)
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):
