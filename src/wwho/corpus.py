@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.errors import CorpusError
+from wwho.errors import CorpusError, brief
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
@@ -64,6 +64,10 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     for item in paths:
         text = str(item)
         path = Path(text)
+        if _looks_like_text(text):
+            raise CorpusError(f"the corpus is a list of files, directories or globs, but {brief(text, 50)} looks "
+                              "like text, not a path. To train on text in memory, use train_from_iterator(texts, ...), e.g. "
+                              "SGPETokenizer.train_from_iterator (or write the text to a file)")
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
         elif path.is_file():
@@ -73,11 +77,24 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
             if not matches:
                 raise CorpusError(f"{text}: the pattern matches no file")
             files.extend(matches)
+        elif " " in text.strip():
+            raise CorpusError(f"{text}: no such file or directory (the corpus is a list of paths; to train on "
+                              "text in memory, use SGPETokenizer.train_from_iterator(texts, ...))")
         else:
             raise CorpusError(f"{text}: no such file or directory")
     if not files:
         raise CorpusError("no corpus files given (directories were empty)")
     return files
+
+
+def _looks_like_text(text: str) -> bool:
+    """Text passed where a path belongs: a line break, or a name no file system takes, that is not
+    a path that exists. (Checked before ``stat``: ``Path.is_dir`` raises on a name too long.)"""
+    if "\n" in text or "\r" in text or "\x00" in text or len(os.fsencode(text)) > 4096:
+        return True
+    if any(len(os.fsencode(part)) > 255 for part in Path(text).parts):
+        return True
+    return False
 
 
 def file_format(path: Path) -> str:
