@@ -65,9 +65,10 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
         text = str(item)
         path = Path(text)
         if _looks_like_text(text):
-            raise CorpusError(f"the corpus is a list of files, directories or globs, but {brief(text, 50)} looks "
-                              "like text, not a path. To train on text in memory, use train_from_iterator(texts, ...), e.g. "
-                              "SGPETokenizer.train_from_iterator (or write the text to a file)")
+            raise CorpusError(f"the corpus is a list of files, directories or globs, but {brief(text, 50)} "
+                              "looks like text, not a path. To train on text in memory, use "
+                              "train_from_iterator(texts, ...), e.g. SGPETokenizer.train_from_iterator "
+                              "(or write the text to a file)")
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
         elif path.is_file():
@@ -78,8 +79,8 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
                 raise CorpusError(f"{text}: the pattern matches no file")
             files.extend(matches)
         elif " " in text.strip():
-            raise CorpusError(f"{text}: no such file or directory (the corpus is a list of paths; to train on "
-                              "text in memory, use SGPETokenizer.train_from_iterator(texts, ...))")
+            raise CorpusError(f"{text}: no such file or directory (the corpus is a list of paths; to "
+                              "train on text in memory, use SGPETokenizer.train_from_iterator(texts, ...))")
         else:
             raise CorpusError(f"{text}: no such file or directory")
     if not files:

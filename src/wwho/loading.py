@@ -21,7 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError, brief
+from wwho.errors import TokenizerError, VocabError, brief
+from wwho.ids import token_id as token_id_of
 from wwho.fileio import parse_json, read_bytes
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
@@ -120,7 +121,8 @@ def _load_hf(path: Path) -> Any:
 
 
 class HFTokenizer:
-    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's encode/decode interface."""
+    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names;
+    no ``token_bytes``: a non-byte-level HF model's tokens need not be bytes)."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
@@ -142,8 +144,29 @@ class HFTokenizer:
     def tokenize(self, text: str) -> list[str]:
         return self.tokenizer.encode(text, add_special_tokens=False).tokens
 
-    def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=False)
+    def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        return self.tokenizer.get_vocab(with_added_tokens=True)
+
+    def token_to_id(self, token: str) -> int:
+        i = self.tokenizer.token_to_id(token) if isinstance(token, str) else None
+        if i is None:
+            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary")
+        return i
+
+    def id_to_token(self, token_id: int) -> str:
+        token = self.tokenizer.id_to_token(token_id_of(token_id))
+        if token is None:
+            raise TokenizerError(f"token id {token_id!r} is not in this vocabulary")
+        return token
 
 
 def _read_json(path: Path) -> Any:
