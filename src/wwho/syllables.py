@@ -37,6 +37,7 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import SchemaError, TokenizerError
+from wwho.graphemes import property_ranges
 from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
@@ -120,6 +121,7 @@ def compile_automaton(schema: Schema) -> _core.Automaton:
             state_index[schema.start],
             [state_index[s] for s in schema.accept_states],
             [state_index[s] for s in schema.emit_states],
+            graphemes=list(property_ranges()) if schema.keep_clusters else None,
         )
     except SchemaError as exc:
         raise SchemaError(f"{schema.path}: {exc}") from None
