@@ -8,7 +8,8 @@ Grapheme_Cluster_Break, Extended_Pictographic and Indic_Conjunct_Break. They are
 ``regex`` module, so the core and ``regex``'s ``\\X`` (the oracle of the tests) follow the same
 Unicode version.
 
-It deliberately does not find clusters itself (``regex.findall(r"\\X", text)`` does).
+:func:`cluster_ends` finds clusters with ``regex`` ``\\X`` for the pure-Python grammar engine
+(``Syllabifier(engine="regex")``); this module does not implement the rules a second time.
 """
 
 from __future__ import annotations
@@ -55,3 +56,14 @@ def _every_code_point() -> str:
 
     chars = _all_chars()
     return chars[:0xD800] + "".join(map(chr, range(0xD800, 0xE000))) + chars[0xD800:]
+
+
+def cluster_ends(text: str) -> set[int]:
+    """The end position of every extended grapheme cluster of ``text`` (``regex`` ``\\X``)."""
+    import regex
+
+    ends, pos = set(), 0
+    for cluster in regex.findall(r"\X", text):
+        pos += len(cluster)
+        ends.add(pos)
+    return ends
