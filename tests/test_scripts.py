@@ -17,16 +17,18 @@ The shared corpora are tested in ``test_corpora_syllables.py``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.syllables import tokenize_table as reference_tokenize
 
 from wwho import Syllabifier, syllabify
 from wwho.schema import available_scripts, bundled_schema
 from wwho.syllables import check_schema
-
-from reference.syllables import tokenize_table as reference_tokenize
+from wwho.words import word_pattern
 
 NEW = ["bengali", "gurmukhi", "gujarati", "odia", "tamil", "telugu", "kannada", "malayalam"]
 # Sinhala stays exact to spec 000, which itself cuts clusters in malformed text (see test_syllables.py).
@@ -120,6 +122,25 @@ def test_hypothesis_foreign_clusters_are_kept_whole(script):
         assert tokens == grammar.tokenize(text, leading_space)
         bad = [p for p in cuts(text, tokens) if not (leading_space and allowed_cut(text, p))]
         assert bad == [], f"{script}: cluster cut at {bad} in {text!r}: {tokens!r}"
+
+    check()
+
+
+@pytest.mark.parametrize("script", CLUSTER_SAFE)
+def test_keeping_clusters_changes_nothing_inside_words(script):
+    """SGPE cuts text into words (``wwho.words.word_pattern``, the exported Split pre-tokenizer) before
+    syllables: inside a word the automaton already ends every syllable at a cluster boundary, so the
+    cluster rule changes no word's syllables, nor any trained vocabulary or exported tokenizer."""
+    keep = Syllabifier.for_script(script)
+    alone = Syllabifier(dataclasses.replace(bundled_schema(script), keep_clusters=False))
+    pattern = word_pattern(script)
+
+    @given(text=st.text(alphabet=st.sampled_from(script_alphabet(script) + FOREIGN * 4), max_size=30))
+    @settings(max_examples=200, deadline=None)
+    def check(text):
+        for m in pattern.finditer(text):
+            if m.group(1):
+                assert keep.tokenize(m.group(), True) == alone.tokenize(m.group(), True)
 
     check()
 

@@ -45,7 +45,7 @@ def property_ranges() -> tuple[tuple[int, int, int], ...]:
     text = _every_code_point()
     ranges: list[tuple[int, int, int]] = []
     for prop, value in (*BREAK_VALUES.items(), *INCB_FLAGS.items()):
-        for m in regex.finditer(r"\p{%s}+" % prop, text):
+        for m in regex.finditer(rf"\p{{{prop}}}+", text):
             ranges.append((m.start(), m.end() - 1, value))  # index == code point (see below)
     return tuple(ranges)
 
