@@ -10,6 +10,10 @@
 //! at the end of the text is a token of its own). Without it, whitespace is an ordinary
 //! character of class `O`.
 //!
+//! An automaton built [`Automaton::with_graphemes`] (a schema's `keep_clusters`) never ends a
+//! token inside an extended grapheme cluster: a syllable that would goes on to the cluster's end
+//! (whitespace still ends it with `leading_space`), and the next token starts there.
+//!
 //! Tokens are contiguous and cover the text, so they are returned as their end positions
 //! (code point indices). This module does not group words nor route scripts.
 

@@ -12,6 +12,11 @@ design (spec 000, section 2.3):
   pending at the end of the text is flushed as its own token. Whitespace never enters
   a syllable in this mode.
 
+With the schema's ``keep_clusters`` (every bundled schema but Sinhala's, which is spec 000's
+loop exactly), no token ends inside an extended grapheme cluster (UAX #29, :mod:`wwho.graphemes`):
+a syllable that would goes on to the cluster's end, so an emoji ZWJ sequence, a flag pair or CR LF
+is never cut (except that whitespace still ends a syllable in leading-space mode).
+
 What happens where the automaton accepts nothing is explicit: if no transition leaves
 the start state, or the walk never reaches an accept state, the first character is
 emitted alone and the engine moves on by one character. (The original DFA fell back
