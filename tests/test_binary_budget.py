@@ -53,14 +53,18 @@ def test_refusal_says_what_to_pass(tree):
 
 def test_sample_mode_lowers_the_rate_and_says_so(tree):
     budget = BASE_BYTES + (10 << 20)
-    options, est, note = check([tree], IngestOptions(), budget=budget, over_budget="sample")
+    options, _, note = check([tree], IngestOptions(), budget=budget, over_budget="sample")
     assert options.sample_rate < 1 and "sampling" in note and f"--sample-rate {options.sample_rate:g}" in note
     assert check([tree], options, budget=budget)[2] is None
 
 
 def test_library_train_refuses_before_reading(tree, monkeypatch):
     opened = []
-    monkeypatch.setattr("wwho.binary.ingest.open", lambda *a, **k: opened.append(a) or open(*a, **k), raising=False)
+    def recording_open(*args, **kwargs):
+        opened.append(args)
+        return open(*args, **kwargs)  # the caller closes it
+
+    monkeypatch.setattr("wwho.binary.ingest.open", recording_open, raising=False)
     with pytest.raises(BudgetError, match="To fix, pass --sample-rate"):
         binary.train([tree], vocab_size=400, min_frequency=2, memory_budget=BASE_BYTES + (1 << 20), progress=False)
     assert opened == []

@@ -119,7 +119,7 @@ def test_demo_hint_is_whole_and_the_demo_keeps_its_vocabulary(tmp_path):
     code = ("import wwho.demo as d; d._shared_ranks = lambda: None; import sys; "
             "sys.argv = ['demo', sys.argv[1]]; d.main()")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "demo-out")], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=600)
+                          text=True, env=env, cwd=tmp_path, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     hint = next(line for line in proc.stdout.splitlines() if "comparison skipped" in line)
     assert hint.endswith("(the file is o200k_base.tiktoken, tiktoken's download))"), hint

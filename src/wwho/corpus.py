@@ -93,9 +93,7 @@ def _looks_like_text(text: str) -> bool:
     a path that exists. (Checked before ``stat``: ``Path.is_dir`` raises on a name too long.)"""
     if "\n" in text or "\r" in text or "\x00" in text or len(os.fsencode(text)) > 4096:
         return True
-    if any(len(os.fsencode(part)) > 255 for part in Path(text).parts):
-        return True
-    return False
+    return any(len(os.fsencode(part)) > 255 for part in Path(text).parts)
 
 
 def file_format(path: Path) -> str:

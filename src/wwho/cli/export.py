@@ -31,9 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def refuse_meta(path: str) -> None:
     """A meta directory also holds an SGPE ``vocab.json``, but its ids are offset after tiktoken's:
     exporting that part alone would give other ids than the meta tokenizer, silently."""
+    from pathlib import Path
+
     from wwho.errors import VocabError
     from wwho.export.meta import CONFIG_FILE
-    from pathlib import Path
 
     p = Path(path)
     folder = p if p.is_dir() else p.parent
