@@ -54,6 +54,7 @@ def train_bytelevel(
     max_line_bytes: int = MAX_LINE_BYTES,
     engine: str = "local",
     address: str | None = None,
+    shard_bytes: int | None = None,
 ) -> ByteLevelModel:
     """Train a byte-level BPE model on text/JSONL files (see the module docstring).
 
@@ -63,8 +64,8 @@ def train_bytelevel(
     """
     if engine not in ("local", "ray"):
         raise VocabError(f"engine must be one of local, ray, not {engine!r}")
-    if address is not None and engine != "ray":
-        raise VocabError("address is an option of engine='ray'")
+    if (address is not None or shard_bytes is not None) and engine != "ray":
+        raise VocabError("address and shard_bytes are options of engine='ray'")
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
         raise VocabError("special tokens must be non-empty strings")
@@ -86,7 +87,7 @@ def train_bytelevel(
         from wwho.scale.ray_engine import count_on_ray
         from wwho.scale.shards import CountOptions, plan_shards
 
-        shards = plan_shards(files, max_line_bytes=max_line_bytes)
+        shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
         options = CountOptions("bytelevel", text_field=text_field, skip_bad_lines=skip_bad_lines,
                                max_line_bytes=max_line_bytes, pattern=pretok.patterns[0], specials=tuple(specials))
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,

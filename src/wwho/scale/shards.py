@@ -20,6 +20,7 @@ from pathlib import Path
 from wwho import _core
 from wwho.bpe.count import core_reads, count_file
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_documents
+from wwho.sizes import check_range
 
 #: Default shard size: big enough that a task's start-up is noise, small enough to spread a
 #: file over a few workers and to retry cheaply.
@@ -51,12 +52,14 @@ class CountOptions:
     specials: tuple[str, ...] = ()  # byte-level: special tokens cut out of the text
 
 
-def plan_shards(files: list[Path], *, shard_bytes: int = SHARD_BYTES, max_line_bytes: int = MAX_LINE_BYTES,
+def plan_shards(files: list[Path], *, shard_bytes: int | None = None, max_line_bytes: int = MAX_LINE_BYTES,
                 ranged: bool = True) -> list[Shard]:
-    """Files (in order) cut into shards of about ``shard_bytes``, each cut just after a line end.
+    """Files (in order) cut into shards of about ``shard_bytes`` (default :data:`SHARD_BYTES`),
+    each cut just after a line end.
 
     ``ranged=False``: whole files only. Finding a cut reads from the target offset to the next
     line end; the driver reads nothing else of the file."""
+    shard_bytes = SHARD_BYTES if shard_bytes is None else check_range(shard_bytes, "shard_bytes", 1, 2**50)
     shards: list[Shard] = []
     for path in files:
         size = path.stat().st_size

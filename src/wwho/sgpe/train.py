@@ -85,6 +85,7 @@ def train_sgpe(
     max_line_bytes: int = MAX_LINE_BYTES,
     engine: str = "local",
     address: str | None = None,
+    shard_bytes: int | None = None,
 ) -> VocabFile:
     """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
 
@@ -96,8 +97,8 @@ def train_sgpe(
     check_max_line_bytes(max_line_bytes)
     if engine not in ENGINES:
         raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    if address is not None and engine != "ray":
-        raise VocabError("address is an option of engine='ray'")
+    if (address is not None or shard_bytes is not None) and engine != "ray":
+        raise VocabError("address and shard_bytes are options of engine='ray'")
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir)
     stats = stats if stats is not None else CorpusStats()
@@ -109,7 +110,7 @@ def train_sgpe(
         from wwho.scale.ray_engine import count_on_ray
         from wwho.scale.shards import CountOptions, plan_shards
 
-        shards = plan_shards(files, max_line_bytes=max_line_bytes)
+        shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
         options = CountOptions("sgpe", text_field=text_field, skip_bad_lines=skip_bad_lines,
                                max_line_bytes=max_line_bytes, scripts=splitter.scripts if segments_only else None)
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
