@@ -153,11 +153,11 @@ def _cancel_after(ray, in_flight: dict, index: int) -> None:
 def connect(ray, address: str | None, workers: int | None) -> bool:
     """Use this process's Ray session, join ``address``, or start a local instance with ``workers``
     CPUs; ``True`` when this call started or joined (and the caller shuts down)."""
+    if address and address != "auto":
+        _check_reachable(address)  # also when a session is open: a wrong address is a mistake to report
     if ray.is_initialized():
         return False
     shown = address or "a new local Ray instance"
-    if address and address != "auto":
-        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, logging_level="WARNING", log_to_driver=False)
