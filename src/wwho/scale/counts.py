@@ -42,7 +42,9 @@ _DIGITS = re.compile(r"[0-9]+")
 _MAX_ROW_BYTES = 1 << 24  # a row longer than 16 MiB is not a piece count; bounds memory
 
 
-def iter_counts(counts: Mapping[str, int] | str | os.PathLike | Iterable[str | os.PathLike]) -> Iterator[tuple[str, int]]:
+def iter_counts(
+    counts: Mapping[str, int] | str | os.PathLike | Iterable[str | os.PathLike],
+) -> Iterator[tuple[str, int]]:
     """``(piece, count)`` of a dict or of count files (see the module docstring), checked."""
     if isinstance(counts, Mapping):
         return _mapping_counts(counts)
@@ -53,7 +55,8 @@ def _mapping_counts(counts: Mapping[str, int]) -> Iterator[tuple[str, int]]:
     for piece, count in counts.items():
         if not isinstance(piece, str) or not piece:
             raise CorpusError(f"counts: a key must be a non-empty string, not {brief(piece)}")
-        if isinstance(count, bool) or not hasattr(count, "__index__") or not 1 <= count.__index__() <= MAX_COUNT:
+        number = None if isinstance(count, bool) or not hasattr(count, "__index__") else count.__index__()
+        if number is None or not 1 <= number <= MAX_COUNT:
             raise CorpusError(f"counts[{brief(piece)}]: a count must be a whole number from 1 to 2**64 - 1, "
                               f"not {brief(count)}")
         yield piece, count.__index__()
@@ -87,7 +90,8 @@ def _file_counts(path: Path) -> Iterator[tuple[str, int]]:
                                   "(a tab inside a piece is written \\t)")
             escaped, number = fields
             if not _DIGITS.fullmatch(number) or not 1 <= int(number) <= MAX_COUNT:
-                raise CorpusError(f"{where}: the count {brief(number)} is not a whole number from 1 to 2**64 - 1")
+                raise CorpusError(f"{where}: the count {brief(number)} is not a whole number "
+                                  "from 1 to 2**64 - 1")
             piece = _unescape(escaped, where)
             if not piece:
                 raise CorpusError(f"{where}: the piece is empty")

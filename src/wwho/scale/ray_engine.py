@@ -81,7 +81,8 @@ def count_on_ray(
         failed: tuple[int, BaseException] | None = None
         pending = iter(shards)
         exhausted = False
-        with tqdm(total=total_bytes, desc="counting (ray)", unit="B", unit_scale=True, disable=not progress) as bar:
+        bar = tqdm(total=total_bytes, desc="counting (ray)", unit="B", unit_scale=True, disable=not progress)
+        with bar:
             while True:
                 while not exhausted and failed is None and len(in_flight) < 2 * limit:
                     shard = next(pending, None)
@@ -113,7 +114,8 @@ def count_on_ray(
                 bar.update(shard.size)
         if failed is not None:
             raise failed[1]
-        stats.first_bad.extend([m for i in sorted(first_bad) for m in first_bad[i]][: max(0, 5 - len(stats.first_bad))])
+        ordered = [m for i in sorted(first_bad) for m in first_bad[i]]
+        stats.first_bad.extend(ordered[: max(0, 5 - len(stats.first_bad))])
         return total
     finally:
         if started:

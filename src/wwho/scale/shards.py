@@ -116,18 +116,18 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
         if shard.path is None:
             counter.count_texts(list(shard.texts), threads=1)
         else:
-            count_file(counter, shard.path, text_field=options.text_field, skip_bad_lines=options.skip_bad_lines,
-                       stats=stats, workers=1, max_line_bytes=options.max_line_bytes, start=shard.start,
-                       end=shard.end)
+            count_file(counter, shard.path, text_field=options.text_field,
+                       skip_bad_lines=options.skip_bad_lines, stats=stats, workers=1,
+                       max_line_bytes=options.max_line_bytes, start=shard.start, end=shard.end)
         return counter.to_bytes(), stats
     from wwho.bytelevel.train import count_bytelevel
 
     if shard.path is None:
         documents = iter(shard.texts)
     else:
-        documents = file_documents(shard.path, text_field=options.text_field, skip_bad_lines=options.skip_bad_lines,
-                                   stats=stats, max_line_bytes=options.max_line_bytes, start=shard.start,
-                                   end=shard.end)
-    counts: Counter[str] = count_bytelevel(documents, pattern=options.pattern, specials=list(options.specials),
-                                           workers=1, progress=False)
+        documents = file_documents(shard.path, text_field=options.text_field,
+                                   skip_bad_lines=options.skip_bad_lines, stats=stats,
+                                   max_line_bytes=options.max_line_bytes, start=shard.start, end=shard.end)
+    counts: Counter[str] = count_bytelevel(documents, pattern=options.pattern,
+                                           specials=list(options.specials), workers=1, progress=False)
     return dict(counts), stats

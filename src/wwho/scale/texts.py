@@ -30,8 +30,8 @@ def iter_texts(
     :class:`CorpusError` naming the item. ``files_hint``: the API for files, named when
     ``iterable`` is a path."""
     if isinstance(iterable, (str, bytes, os.PathLike)):
-        raise CorpusError(f"train_from_iterator takes an iterable of strings, not one {type(iterable).__name__}; "
-                          f"for files use {files_hint}(...), for one text pass [text]")
+        raise CorpusError(f"train_from_iterator takes an iterable of strings, not one "
+                          f"{type(iterable).__name__}; for files use {files_hint}(...), for one text pass [text]")
     if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 0):
         raise CorpusError(f"length must be a non-negative integer or None, not {length!r}")
     if length is None and hasattr(iterable, "__len__"):
