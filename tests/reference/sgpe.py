@@ -6,7 +6,7 @@ vocabulary lookup with character and byte fallback, merges by :mod:`wwho.bpe.app
 
 from __future__ import annotations
 
-from reference.apply import merge_ids, merge_units, pair_table
+from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from reference.words import WordSplitter
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile
 from wwho.sgpe.words import PIECES

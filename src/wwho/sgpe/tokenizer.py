@@ -184,12 +184,6 @@ class SGPETokenizer:
         """The token strings of ``text`` (byte-fallback tokens appear as ``<0xNN>``)."""
         return [self.id_to_token[i] for i in self.encode(text)]
 
-        (i,) = token_ids((token_id,), len(self.vocab))
-        return self._core.token_bytes(i)
-
-    def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
-        return self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``)."""
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
@@ -212,12 +206,12 @@ class SGPETokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a byte-fallback token is its single byte)."""
-        if type(token_id) is not int:
-            raise TokenizerError(f"token id {token_id!r} is out of range [0, {len(self.vocab)})")
-        return self._core.token_bytes(token_id)
+        (i,) = token_ids((token_id,), len(self.vocab))
+        return self._core.token_bytes(i)
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        return self._core.decode_bytes(ids, bool(skip_special_tokens))
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
+        return self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
