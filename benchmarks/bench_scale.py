@@ -85,7 +85,7 @@ def main() -> int:
             def local(w):
                 return lambda: count_bytelevel(iter_documents(FILES), pattern=pattern, specials=[], workers=w,
                                                progress=False)
-            options = CountOptions("bytelevel", pattern=pattern)
+            options = CountOptions("bytelevel", pattern=pattern, count_documents=count_bytelevel)
         want, base = run("local, 1 worker", local(1), size)
         distinct = len(want)
         run("local, 2 workers", local(2), size, base)

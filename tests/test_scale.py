@@ -208,7 +208,7 @@ def _sharded(path: Path, kind: str, shard_bytes: int, **kw):
 
     total: Counter = Counter()
     stats = CorpusStats()
-    options = CountOptions(kind, pattern=r"\S+|\s+", **kw)
+    options = CountOptions(kind, pattern=r"\S+|\s+", count_documents=count_bytelevel, **kw)
     for shard in plan_shards([path], shard_bytes=shard_bytes):
         counts, s = count_shard(shard, options)
         if kind == "sgpe":

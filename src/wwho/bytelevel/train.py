@@ -89,7 +89,8 @@ def train_bytelevel(
 
         shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
         options = CountOptions("bytelevel", text_field=text_field, skip_bad_lines=skip_bad_lines,
-                               max_line_bytes=max_line_bytes, pattern=pretok.patterns[0], specials=tuple(specials))
+                               max_line_bytes=max_line_bytes, pattern=pretok.patterns[0], specials=tuple(specials),
+                               count_documents=count_bytelevel)
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
                               total_bytes=sum(s.size for s in shards), progress=progress)
         stats.files += len(files)

@@ -5,7 +5,7 @@ lines are exactly lines of the file), a whole file (JSONL and compressed files c
 without reading them), or a batch of texts (from an iterator). Counting a shard runs the same
 functions a local run does: :func:`wwho.bpe.count.count_file` for SGPE (the core reads the byte
 range), and :func:`wwho.bytelevel.train.count_bytelevel` over :func:`wwho.corpus.file_documents`
-for byte-level BPE. Messages keep the file's line numbers, so a bad line gives the same
+for byte-level BPE (handed over by the trainer). Messages keep the file's line numbers, so a bad line gives the same
 ``file:line`` error as a local run. The sum of the shards' counts is the corpus's count.
 
 This module does not schedule shards (:mod:`wwho.scale.ray_engine` does) and does not train.
@@ -14,6 +14,7 @@ This module does not schedule shards (:mod:`wwho.scale.ray_engine` does) and doe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,9 @@ class CountOptions:
     scripts: tuple[str, ...] | None = None  # SGPE: count only these scripts' runs (meta)
     pattern: str = ""  # byte-level: the pre-tokenizer regex
     specials: tuple[str, ...] = ()  # byte-level: special tokens cut out of the text
+    #: byte-level: the trainer's counting function (``wwho.bytelevel.train.count_bytelevel``), handed
+    #: over by the trainer so that this module stays below it (no import cycle)
+    count_documents: Callable[..., Counter[str]] | None = None
 
 
 def plan_shards(files: list[Path], *, shard_bytes: int | None = None, max_line_bytes: int = MAX_LINE_BYTES,
@@ -120,14 +124,14 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
                        skip_bad_lines=options.skip_bad_lines, stats=stats, workers=1,
                        max_line_bytes=options.max_line_bytes, start=shard.start, end=shard.end)
         return counter.to_bytes(), stats
-    from wwho.bytelevel.train import count_bytelevel
-
+    if options.count_documents is None:
+        raise ValueError("CountOptions.count_documents is needed for byte-level shards")
     if shard.path is None:
         documents = iter(shard.texts)
     else:
         documents = file_documents(shard.path, text_field=options.text_field,
                                    skip_bad_lines=options.skip_bad_lines, stats=stats,
                                    max_line_bytes=options.max_line_bytes, start=shard.start, end=shard.end)
-    counts: Counter[str] = count_bytelevel(documents, pattern=options.pattern,
+    counts: Counter[str] = options.count_documents(documents, pattern=options.pattern,
                                            specials=list(options.specials), workers=1, progress=False)
     return dict(counts), stats
