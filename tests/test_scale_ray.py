@@ -132,3 +132,14 @@ def test_cli_joins_a_running_cluster(cluster, corpus, tmp_path):
                    check=True, env=env, timeout=240)
     subprocess.run([*base, "--out", str(out_local)], check=True, env=env, timeout=240)
     assert (out_ray / "vocab.json").read_bytes() == (out_local / "vocab.json").read_bytes()
+
+
+def test_iterators_through_ray_equal_local(cluster, corpus, tmp_path):
+    lines = corpus[0].read_text(encoding="utf-8").splitlines()
+    batches = [lines[i:i + 500] for i in range(0, len(lines), 500)]
+    kw = dict(vocab_size=3000, progress=False)
+    assert (SGPETokenizer.train_from_iterator(iter(batches), engine="ray", **kw).file.to_bytes()
+            == SGPETokenizer.train_from_iterator(batches, **kw).file.to_bytes())
+    kw = dict(vocab_size=500, progress=False, special_tokens=["<|end|>"])
+    got = ByteBPE.train_from_iterator(iter(batches), engine="ray", **kw)
+    assert _saved(got, tmp_path / "ray") == _saved(ByteBPE.train_from_iterator(batches, **kw), tmp_path / "local")

@@ -187,16 +187,31 @@ def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tup
 
 def train_bytelevel_from_iterator(
     iterator, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
-    workers: int | None = None, progress: bool = True, length: int | None = None,
+    workers: int | None = None, progress: bool = True, length: int | None = None, engine: str = "local",
+    address: str | None = None,
 ) -> ByteLevelModel:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`);
-    each string is one document, as one line of a file is."""
+    each string is one document, as one line of a file is. ``engine="ray"``: counted in Ray tasks,
+    batches of about 8 MB of text each (sent from this process)."""
     from wwho.scale.texts import iter_texts
 
     pretok, specials = _checked(vocab_size, pattern, special_tokens, min_freq, workers)
+    if engine not in ("local", "ray"):
+        raise VocabError(f"engine must be one of local, ray, not {engine!r}")
+    if address is not None and engine != "ray":
+        raise VocabError("address is an option of engine='ray'")
     t0 = time.perf_counter()
     texts = iter_texts(iterator, length=length, progress=progress, files_hint="ByteBPE.train")
-    pieces = count_bytelevel(texts, pattern=pretok.patterns[0], specials=specials, workers=workers, progress=False)
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, text_shards
+
+        options = CountOptions("bytelevel", pattern=pretok.patterns[0], specials=tuple(specials),
+                               count_documents=count_bytelevel)
+        pieces = count_on_ray(text_shards(texts), options, address=address, workers=workers, progress=False)
+    else:
+        pieces = count_bytelevel(texts, pattern=pretok.patterns[0], specials=specials, workers=workers,
+                                 progress=False)
     if not pieces:
         raise CorpusError("the iterator has no text")
     return _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t0, "")

@@ -110,6 +110,8 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
     """Count one shard on one thread: SGPE counts as :meth:`PieceCounter.to_bytes`, byte-level
     counts as a dict, and what was read (``files`` is 1 for a shard of a file)."""
     stats = CorpusStats()
+    if shard.path is None:
+        stats.documents = sum(1 for text in shard.texts if text)
     if options.kind == "sgpe":
         router = None
         if options.scripts:

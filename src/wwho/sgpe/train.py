@@ -128,11 +128,12 @@ def train_sgpe(
 
 def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
                              workers: int | None = None, progress: bool = True, segments_only: bool = False,
-                             **options) -> VocabFile:
+                             engine: str = "local", address: str | None = None, **options) -> VocabFile:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`).
 
     Each string is one document, as one line of a file is; the counting runs in the core on
-    ``workers`` threads. Other options as :func:`train_sgpe`."""
+    ``workers`` threads, or with ``engine="ray"`` in Ray tasks, batches of about 8 MB of text
+    each (sent from this process). Other options as :func:`train_sgpe`."""
     from wwho.bpe.count import _batches
     from wwho.scale.texts import iter_texts
 
@@ -142,12 +143,24 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     splitter = WordSplitter(script)
     t0 = time.perf_counter()
     stats = CorpusStats()
-    counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None)
-    threads = 0 if workers is None else workers
-    for batch in _batches(iter_texts(iterator, length=length, progress=progress,
-                                     files_hint="SGPETokenizer.train"), 8_000_000):
-        counter.count_texts(batch, threads=threads)
-        stats.documents += sum(1 for t in batch if t)
+    if engine not in ENGINES:
+        raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    texts = iter_texts(iterator, length=length, progress=progress, files_hint="SGPETokenizer.train")
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, text_shards
+
+        options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None)
+        counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers, stats=stats,
+                               progress=False)
+    else:
+        if address is not None:
+            raise VocabError("address is an option of engine='ray'")
+        counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None)
+        threads = 0 if workers is None else workers
+        for batch in _batches(texts, 8_000_000):
+            counter.count_texts(batch, threads=threads)
+            stats.documents += sum(1 for t in batch if t)
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
                            segments_only=segments_only, stats=stats, started=t0, **options)
 
@@ -223,8 +236,9 @@ def train_on_pieces(
     if stats is not None and stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
     if not len(pieces):
-        source = "counts" if stats is None else f"corpus ({stats.files} files, {stats.documents} documents)"
-        raise CorpusError(f"the {source} has no text" if stats is not None else "the counts are empty")
+        if stats is None:
+            raise CorpusError("the counts are empty")
+        raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
     where = "" if stats is None else f" in {stats.documents:,} documents"
     say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
         f"{time.perf_counter() - t0:.1f}s")
