@@ -48,6 +48,8 @@ class Evaluated:
     decode: Callable[[list[int]], str]
     is_fallback: Callable[[int], bool]
     vocab_size: int
+    #: id -> the token's bytes where the tokenizer defines them (wwho kinds, tiktoken), else None
+    token_bytes: Callable[[int], bytes] | None = None
 
 
 @dataclass
@@ -150,7 +152,8 @@ def _native(tok, name: str) -> Evaluated:
     vocab = getattr(tok, "vocab", None)
     if isinstance(vocab, dict):
         fallback_ids = {i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
-    return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size))
+    return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size),
+                     getattr(tok, "token_bytes", None))
 
 
 def _tiktoken(name: str) -> Evaluated:
@@ -161,7 +164,8 @@ def _tiktoken(name: str) -> Evaluated:
     def encode(text: str):
         ids = enc.encode_ordinary(text)
         return ids, _ends(enc.decode_single_token_bytes(i) for i in ids)
-    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab)
+    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab,
+                     enc.decode_single_token_bytes)
 
 
 def _hf(path: str, name: str) -> Evaluated:
@@ -208,9 +212,9 @@ def _spm(model: str, name: str) -> Evaluated:
 
 # -- measuring ------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=4096)
-def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
-    """Byte offsets strictly inside a grapheme cluster, and strictly inside an Indic syllable."""
+def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
+    """UTF-8 byte offsets of ``text`` strictly inside a grapheme cluster, and strictly inside an Indic
+    syllable: a token boundary at such an offset cuts the cluster (syllable). Not cached."""
     starts = [0]
     for ch in text:
         starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
@@ -233,6 +237,10 @@ def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
         else:
             pos += len(seg.text)
     return frozenset(inside_cluster), frozenset(inside_syllable)
+
+
+#: evaluate() sees corpus lines again for every tokenizer: cache them (by count; lines are short)
+_line_structure = functools.lru_cache(maxsize=4096)(inside_offsets)
 
 
 def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress: bool = False) -> Metrics:
