@@ -128,7 +128,7 @@ def page(browser, server):
     page.wait_for_function("() => window.wwhoView && window.wwhoView.renderedText !== null")
     yield page
     assert problems == [], problems
-    assert all(u.startswith(server) or u.startswith("data:") for u in requests), requests  # offline
+    assert all(u.startswith((server, "data:")) for u in requests), requests  # offline
     page.close()
 
 

@@ -7,12 +7,14 @@ grapheme clusters, strict UTF-8 decoding for "not whole characters". Syllables c
 
 from __future__ import annotations
 
+import itertools
+
+import pytest
 import regex
 from conftest import DATA, FUZZ_INDIC, O200K_FILE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pytest
 from wwho import segment, syllabify
 from wwho.evaluate import Evaluated, load_spec
 from wwho.serve.view import TextLayout, compare, token_pieces, token_view
@@ -42,6 +44,14 @@ def llama3():
     if not LLAMA3.is_file():
         pytest.skip(f"{LLAMA3} is absent")
     return load_spec(str(LLAMA3))
+
+
+@pytest.fixture(scope="module")
+def llama3_native(llama3):
+    """wwho's ByteBPE on the Llama 3 vocabulary: its ids are checked against llama.cpp's in test_gguf.py."""
+    from wwho import ByteBPE
+
+    return ByteBPE.from_gguf(LLAMA3)
 
 
 @pytest.fixture(scope="module")
@@ -144,11 +154,9 @@ def test_shri_is_one_syllable_cut_by_o200k(o200k_spec):
 
 # -- byte-level pieces that are not whole characters (Llama 3 splits Sinhala letters) -------------
 
-def test_llama3_splits_a_letter_and_the_page_still_lines_up(llama3):
-    from wwho import ByteBPE
-
+def test_llama3_splits_a_letter_and_the_page_still_lines_up(llama3, llama3_native):
     text = "ස"  # U+0DC3, three bytes; Llama 3 has no token for it
-    own = ByteBPE.from_gguf(LLAMA3)
+    own = llama3_native
     ids = own.encode(text)
     assert len(ids) >= 2
     view = token_view(llama3, TextLayout(text))
@@ -160,21 +168,10 @@ def test_llama3_splits_a_letter_and_the_page_still_lines_up(llama3):
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
-def test_llama3_view_property(llama3, text):
-    own = _llama3_native()
+def test_llama3_view_property(llama3, llama3_native, text):
+    own = llama3_native
     ids = own.encode(text)
     check_against_bytes(token_view(llama3, TextLayout(text)), text, ids, [own.token_bytes(i) for i in ids])
-
-
-_NATIVE = {}
-
-
-def _llama3_native():
-    from wwho import ByteBPE
-
-    if "llama3" not in _NATIVE:
-        _NATIVE["llama3"] = ByteBPE.from_gguf(LLAMA3)
-    return _NATIVE["llama3"]
 
 
 # -- SGPE, and its HF export run by HF tokenizers (offsets instead of token bytes) ------------------
@@ -292,6 +289,6 @@ def test_compare_property(o200k_spec, llama3, tokenizers, sgpe, text):
         a, b = starts[s.start], starts[s.end]
         inner = [frozenset(e for e in v.ends if a < e < b) for v in views]
         assert s.agree == (len(set(inner)) == 1), (s, inner)
-    for s, nxt in zip(spans, spans[1:]):
+    for s, nxt in itertools.pairwise(spans):
         assert s.end == nxt.start
         assert not (s.agree and nxt.agree), "two agreeing spans in a row are one span"

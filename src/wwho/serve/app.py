@@ -182,6 +182,7 @@ def _tokenize(text: str, chosen: Sequence[Loaded], lock: threading.Lock) -> dict
     with lock:
         t0 = time.perf_counter()
         layout = TextLayout(text)
+        _ = layout.inside  # the cut structure, once for all: in no tokenizer's time
         views, results = [], []
         for t in chosen:
             try:
@@ -191,7 +192,9 @@ def _tokenize(text: str, chosen: Sequence[Loaded], lock: threading.Lock) -> dict
                                 "error": f"{type(exc).__name__}: {exc}"})
                 continue
             views.append(view)
-            results.append({**view.to_json(), "tokenizer": t.name, "label": t.label, "kind": t.kind})
+            results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind, **view.to_json()})
+            results[-1]["tokenizer"] = t.name
         spans = compare(views, layout)
         return {"chars": len(text), "bytes": len(layout.data), "results": results,
-                "compare": [{"start": s.start, "end": s.end, "text": s.text, "agree": s.agree} for s in spans], "seconds": time.perf_counter() - t0}
+                "compare": [{"start": s.start, "end": s.end, "text": s.text, "agree": s.agree} for s in spans],
+                "seconds": time.perf_counter() - t0}

@@ -54,9 +54,20 @@ class Token:
 
 @dataclass
 class TokenizerView:
+    """One tokenizer's tokens on one text, held as columns (one list per :class:`Token` field)."""
+
     tokenizer: str
     vocab_size: int
-    tokens: list[Token] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    hex: list[str] = field(default_factory=list)
+    partial: list[int] = field(default_factory=list)
+    lead: list[int] = field(default_factory=list)
+    #: code point offsets of each token's text (None when the tokenizer is not aligned)
+    starts: list[int] | None = None
+    stops: list[int] | None = None
+    cut_syllable: list[int] = field(default_factory=list)
+    cut_cluster: list[int] = field(default_factory=list)
     aligned: bool = True
     #: code points per token
     chars_per_token: float = 0.0
@@ -68,23 +79,23 @@ class TokenizerView:
     #: the byte offsets of the boundaries (for :func:`compare`; not sent)
     ends: list[int] = field(default_factory=list, repr=False)
 
+    @property
+    def tokens(self) -> list[Token]:
+        """The tokens as records (the columns, transposed)."""
+        starts = self.starts or [None] * len(self.ids)
+        stops = self.stops or [None] * len(self.ids)
+        return [Token(*row[:3], bool(row[3]), row[4], row[5], row[6], bool(row[7]), bool(row[8]))
+                for row in zip(self.ids, self.texts, self.hex, self.partial, self.lead, starts, stops,
+                               self.cut_syllable, self.cut_cluster)]
+
     def to_json(self) -> dict:
         """The API's form: the tokens as columns (one list per field; flags are 0/1), which keeps
-        10,000 characters of byte-level tokens to a few hundred kB."""
-        toks = self.tokens
-        columns = {
-            "id": [t.id for t in toks],
-            "text": [t.text for t in toks],
-            "bytes": [t.bytes for t in toks],
-            "start": [t.start for t in toks] if self.aligned else None,
-            "end": [t.end for t in toks] if self.aligned else None,
-            "lead": [t.lead for t in toks],
-            "partial": [int(t.partial) for t in toks],
-            "cut_syllable": [int(t.cut_syllable) for t in toks],
-            "cut_cluster": [int(t.cut_cluster) for t in toks],
-        }
+        10,000 characters of byte-level tokens to about a megabyte."""
+        columns = {"id": self.ids, "text": self.texts, "bytes": self.hex, "start": self.starts, "end": self.stops,
+                   "lead": self.lead, "partial": self.partial, "cut_syllable": self.cut_syllable,
+                   "cut_cluster": self.cut_cluster}
         return {"tokenizer": self.tokenizer, "vocab_size": self.vocab_size, "aligned": self.aligned,
-                "count": len(toks), "chars_per_token": self.chars_per_token, "boundaries": self.boundaries,
+                "count": len(self.ids), "chars_per_token": self.chars_per_token, "boundaries": self.boundaries,
                 "cuts_in_syllable": self.cuts_in_syllable, "cuts_in_cluster": self.cuts_in_cluster,
                 "seconds": self.seconds, "tokens": columns}
 
@@ -154,39 +165,42 @@ def token_view(tok: Evaluated, layout: TextLayout) -> TokenizerView:
     """The tokens of ``tok`` on the text of ``layout`` (see the module docstring)."""
     t0 = time.perf_counter()
     ids, ends = tok.encode(layout.text)
+    ids = [int(i) for i in ids]
     pieces = token_pieces(tok, ids, ends, layout.data)
-    view = TokenizerView(tokenizer=tok.name, vocab_size=tok.vocab_size)
+    view = TokenizerView(tokenizer=tok.name, vocab_size=tok.vocab_size, ids=ids)
     if pieces is None or b"".join(pieces) != layout.data:
         view.aligned = False
-        view.tokens = [Token(id=int(i), text=p.decode("utf-8", "replace") if p is not None else "",
-                             bytes=p.hex() if p is not None else "")
-                       for i, p in zip(ids, pieces or [None] * len(ids))]
+        pieces = pieces or [b""] * len(ids)
+        view.texts = [p.decode("utf-8", "replace") for p in pieces]
+        view.hex = [p.hex() for p in pieces]
+        view.partial = view.lead = view.cut_syllable = view.cut_cluster = [0] * len(ids)
     else:
-        _lay_over(view, ids, pieces, layout)
-    view.chars_per_token = len(layout.text) / len(view.tokens) if view.tokens else 0.0
+        _lay_over(view, pieces, layout)
+    view.chars_per_token = len(layout.text) / len(ids) if ids else 0.0
     view.seconds = time.perf_counter() - t0
     return view
 
 
-def _lay_over(view: TokenizerView, ids: Sequence[int], pieces: Sequence[bytes], layout: TextLayout) -> None:
+def _lay_over(view: TokenizerView, pieces: Sequence[bytes], layout: TextLayout) -> None:
     starts, text = layout.starts, layout.text
-    in_cluster, in_syllable = layout.inside if len(pieces) > 1 else (frozenset(), frozenset())
     ends = list(itertools.accumulate(map(len, pieces)))
-    # the first character at or after each token's end: token k holds characters [upto[k-1], upto[k])
-    upto = [bisect.bisect_left(starts, b) for b in ends]
-    a, first = 0, 0
-    tokens = view.tokens
-    for i, piece, b, c in zip(ids, pieces, ends, upto):
-        lead = min(starts[first] - a, b - a)  # starts[-1] is the text's end
-        tokens.append(Token(int(i), text[first:c], piece.hex(), lead > 0 or starts[c] != b, lead, first, c,
-                            b in in_syllable, b in in_cluster))
-        a, first = b, c
+    # the first character at or after each token's end: token k holds characters [stops[k-1], stops[k])
+    stops = [bisect.bisect_left(starts, b) for b in ends]
+    firsts = [0, *stops[:-1]]
+    view.starts, view.stops = firsts, stops
+    view.texts = [text[a:b] for a, b in zip(firsts, stops)]
+    view.hex = [p.hex() for p in pieces]
+    # a token's leading bytes before the first character it holds are another character's
+    byte_starts = [0, *ends[:-1]]
+    view.lead = [min(starts[c] - a, b - a) for a, b, c in zip(byte_starts, ends, firsts)]  # starts[-1]: the end
+    view.partial = [int(lead > 0 or starts[c] != b) for lead, b, c in zip(view.lead, ends, stops)]
     view.ends = ends[:-1]  # the text's end is not a boundary
-    if tokens:
-        tokens[-1].cut_syllable = tokens[-1].cut_cluster = False
+    in_cluster, in_syllable = layout.inside if view.ends else (frozenset(), frozenset())
+    view.cut_syllable = [int(b in in_syllable) for b in view.ends] + [0] * bool(ends)
+    view.cut_cluster = [int(b in in_cluster) for b in view.ends] + [0] * bool(ends)
     view.boundaries = len(view.ends)
-    view.cuts_in_syllable = sum(t.cut_syllable for t in tokens)
-    view.cuts_in_cluster = sum(t.cut_cluster for t in tokens)
+    view.cuts_in_syllable = sum(view.cut_syllable)
+    view.cuts_in_cluster = sum(view.cut_cluster)
 
 
 def compare(views: Sequence[TokenizerView], layout: TextLayout) -> list[Span]:

@@ -8,8 +8,8 @@
 "use strict";
 (() => {
   const DEBOUNCE_MS = 150;
-  const CHUNK = 400;     // tokens per block; a block also ends after a newline once it holds CHUNK / 2
-  const FIRST = 1200;    // tokens per row drawn before the page is shown
+  const CHUNK = 250;     // tokens per block; a block also ends after a newline once it holds CHUNK / 2
+  const FIRST = 600;     // tokens per row drawn before the page is shown
   const SLICE_MS = 12;   // longest stretch of drawing between two chances for the page to react
   const VISIBLE = { " ": "·", "\t": "→", "\n": "↵", "\r": "␍" };
   const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
