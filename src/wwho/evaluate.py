@@ -17,7 +17,8 @@ byte-fallback/UNK rate, the number of distinct ids used, and the share of lines 
 decode back exactly. Boundaries are measured in UTF-8 byte offsets from each token's
 bytes (wwho, tiktoken), HF's character offsets, or SentencePiece's decoded prefixes (lines
 that SentencePiece normalizes are not measured, and counted). ``parity(a, b)`` compares
-token counts of line-aligned corpora (FLORES, NTREX).
+token counts of line-aligned corpora (FLORES, NTREX). ``inside_offsets(text)`` is the cut
+structure of one text (``wwho serve`` draws it).
 
 Output formats (table, Markdown, JSON, plot) live in :mod:`wwho.cli.eval`.
 """

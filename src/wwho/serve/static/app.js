@@ -17,7 +17,8 @@
   const state = { tokenizers: [], limits: null, data: null, sentText: "", seq: 0, drawing: 0, controller: null, timer: 0 };
   // What the page last drew and how long it took, for people and for the browser tests.
   const view = (window.wwhoView = {
-    renderedText: null, rendering: false, requests: 0, serverMs: 0, roundTripMs: 0, firstMs: 0, renderMs: 0, tokens: 0,
+    renderedText: null, rendering: false, requests: 0, sentAt: 0, serverMs: 0, roundTripMs: 0, firstMs: 0,
+    renderMs: 0, tokens: 0,
   });
 
   const esc = (s) => s.replace(/[&<>"]/g, (c) => ESCAPES[c]);
@@ -72,7 +73,7 @@
     if (state.controller) state.controller.abort();  // the answer for an older text is no longer wanted
     const controller = (state.controller = new AbortController());
     const seq = ++state.seq;
-    const t0 = performance.now();
+    const t0 = (view.sentAt = performance.now());
     let res, data;
     try {
       res = await fetch("/api/tokenize", {
