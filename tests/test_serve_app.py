@@ -36,6 +36,13 @@ def client(loaded):
     return TestClient(create_app(loaded, limits=Limits(max_chars=1000)))
 
 
+@pytest.fixture(scope="module")
+def llama3_native(loaded):
+    from wwho import ByteBPE
+
+    return ByteBPE.from_gguf(LLAMA3)
+
+
 def tiktoken_ids(text):
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
@@ -79,14 +86,12 @@ def test_tokenizers_listed_with_limits(client, loaded):
 # -- tokenizing ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["ශ්‍රී ලංකාව", "क्षत्रिय और नमस्ते", "Hello ශ්‍රී क्ष 🏏\n\tx"])
-def test_tokenize_gives_each_tokenizers_own_ids(client, text):
-    from wwho import ByteBPE
-
+def test_tokenize_gives_each_tokenizers_own_ids(client, llama3_native, text):
     data = client.post("/api/tokenize", json={"text": text}).json()
     assert data["chars"] == len(text) and data["bytes"] == len(text.encode())
     o200k, llama = data["results"]
     assert o200k["tokens"]["id"] == tiktoken_ids(text)
-    assert llama["tokens"]["id"] == ByteBPE.from_gguf(LLAMA3).encode(text)
+    assert llama["tokens"]["id"] == llama3_native.encode(text)
     for r in data["results"]:
         columns = r["tokens"]
         assert set(columns) == {"id", "text", "bytes", "start", "end", "lead", "partial", "cut_syllable",
@@ -230,3 +235,22 @@ def test_bind_tells_loopback_apart():
         sock, is_loopback = bind(host, 0)
         sock.close()
         assert is_loopback is loopback, host
+
+
+def test_serve_warns_when_not_on_loopback(tmp_path):
+    """A real ``wwho serve --host 0.0.0.0``: the warning, then the address; stopped at once (no request sent)."""
+    import subprocess
+    import sys
+
+    if not LLAMA3.is_file():
+        pytest.skip(f"{LLAMA3} is absent")
+    proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "0.0.0.0", "--port", "0",
+                             "--tokenizer", str(LLAMA3)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        address = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert re.fullmatch(r"wwho serve: http://0\.0\.0\.0:\d+/  \(Ctrl-C to stop\)\n", address)
+    warning = [line for line in err.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "not a loopback address" in warning[0]

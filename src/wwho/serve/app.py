@@ -9,15 +9,16 @@
 The request and response formats, limits and errors are documented in ``docs/serve.md``. Every
 error is one line of JSON, ``{"error": "..."}``, with a 4xx status for a bad request. Tokenizers are
 loaded once, before the server starts (:func:`load_tokenizers`), and run one request at a time on a
-worker thread (their caches are not shared between threads). This module does not bind sockets or
+worker thread (their caches are not shared between threads); a request whose client has gone while
+it waited is dropped. This module does not bind sockets or
 parse command lines: :mod:`wwho.cli.serve` does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,7 +99,7 @@ def load_tokenizers(specs: Sequence[str]) -> list[Loaded]:
 def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits()) -> Starlette:
     """The Starlette application serving ``tokenizers``."""
     by_name = {t.name: t for t in tokenizers}
-    lock = threading.Lock()
+    one_at_a_time = asyncio.Lock()
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": CSP,
@@ -114,7 +115,10 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits()) -> St
     async def tokenize(request: Request) -> Response:
         text, names = _parse(await _read_body(request, limits), by_name, limits)
         chosen = [by_name[n] for n in names]
-        return JSONResponse(await run_in_threadpool(_tokenize, text, chosen, lock))
+        async with one_at_a_time:
+            if await request.is_disconnected():  # the page dropped it for a newer text while it waited
+                return Response(status_code=204)
+            return JSONResponse(await run_in_threadpool(_tokenize, text, chosen))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -178,23 +182,22 @@ def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str
     return text, list(dict.fromkeys(names))
 
 
-def _tokenize(text: str, chosen: Sequence[Loaded], lock: threading.Lock) -> dict:
-    with lock:
-        t0 = time.perf_counter()
-        layout = TextLayout(text)
-        _ = layout.inside  # the cut structure, once for all: in no tokenizer's time
-        views, results = [], []
-        for t in chosen:
-            try:
-                view = token_view(t.tokenizer, layout)
-            except Exception as exc:  # one tokenizer failing on a text must not hide the others
-                results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind,
-                                "error": f"{type(exc).__name__}: {exc}"})
-                continue
-            views.append(view)
-            results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind, **view.to_json()})
-            results[-1]["tokenizer"] = t.name
-        spans = compare(views, layout)
-        return {"chars": len(text), "bytes": len(layout.data), "results": results,
-                "compare": [{"start": s.start, "end": s.end, "text": s.text, "agree": s.agree} for s in spans],
-                "seconds": time.perf_counter() - t0}
+def _tokenize(text: str, chosen: Sequence[Loaded]) -> dict:
+    t0 = time.perf_counter()
+    layout = TextLayout(text)
+    _ = layout.inside  # the cut structure, once for all: in no tokenizer's time
+    views, results = [], []
+    for t in chosen:
+        try:
+            view = token_view(t.tokenizer, layout)
+        except Exception as exc:  # one tokenizer failing on a text must not hide the others
+            results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind,
+                            "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        views.append(view)
+        shown = {k: v for k, v in view.to_json().items() if k != "tokenizer"}
+        results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind, **shown})
+    spans = compare(views, layout)
+    return {"chars": len(text), "bytes": len(layout.data), "results": results,
+            "compare": [{"start": s.start, "end": s.end, "text": s.text, "agree": s.agree} for s in spans],
+            "seconds": time.perf_counter() - t0}
