@@ -196,6 +196,16 @@ def test_load_tokenizers_errors(tmp_path):
         load_tokenizers([str(tmp_path / "missing")])
 
 
+def test_labels_are_short_unless_two_files_share_a_name(tmp_path):
+    if not LLAMA3.is_file():
+        pytest.skip(f"{LLAMA3} is absent")
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "llama.gguf").symlink_to(LLAMA3)
+    specs = [str(LLAMA3), str(tmp_path / "a" / "llama.gguf"), str(tmp_path / "b" / "llama.gguf")]
+    assert [t.label for t in load_tokenizers(specs)] == [LLAMA3.name, *specs[1:]]
+
+
 def test_serve_without_the_extra_says_which_to_install(monkeypatch, capsys):
     import sys
 

@@ -55,19 +55,20 @@ class Limits:
 
 @dataclass
 class Loaded:
-    """A tokenizer the server offers: its SPEC is its name in the API."""
+    """A tokenizer the server offers: its SPEC is its name in the API, ``label`` what the page shows."""
 
     name: str
     kind: str
     tokenizer: Evaluated
+    label: str = ""
 
-    @property
-    def label(self) -> str:
-        """A short name for the page: a path's last part (with its folder for generic file names)."""
-        kind, sep, rest = self.name.partition(":")
-        if sep and kind in ("tiktoken", "hf", "spm"):
-            return kind + ":" + _short_path(rest) if kind != "tiktoken" else self.name
-        return _short_path(self.name)
+    def __post_init__(self) -> None:
+        if not self.label:  # a path's last part (with its folder for generic file names)
+            kind, sep, rest = self.name.partition(":")
+            if sep and kind in ("hf", "spm"):
+                self.label = f"{kind}:{_short_path(rest)}"
+            else:
+                self.label = self.name if sep and kind == "tiktoken" else _short_path(self.name)
 
 
 def _short_path(path: str) -> str:
@@ -93,6 +94,10 @@ def load_tokenizers(specs: Sequence[str]) -> list[Loaded]:
 
             kind = detect_kind(spec)
         out.append(Loaded(spec, kind, load_spec(spec)))
+    labels = [t.label for t in out]
+    for t in out:
+        if labels.count(t.label) > 1:  # two files of one name: show their SPECs
+            t.label = t.name
     return out
 
 
