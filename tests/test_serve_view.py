@@ -249,6 +249,25 @@ def test_tokens_whose_bytes_are_not_the_input_are_shown_unaligned():
     assert not view.aligned and [t.id for t in view.tokens] == [97, 98]
 
 
+def test_a_dummy_space_before_the_text_is_not_laid_over_it():
+    """SentencePiece-style tokenizers (and SGPE with prefix_space) encode " " + text."""
+    def encode(text):
+        return [ord(c) for c in " " + text], None
+    spaced = Evaluated("spaced", encode, lambda ids: "", lambda i: False, 0x110000, lambda i: chr(i).encode())
+    view = token_view(spaced, TextLayout("ab"))
+    assert view.aligned and view.prefix == " "
+    assert [(t.text, t.bytes, t.start, t.end) for t in view.tokens] == [("", "20", 0, 0), ("a", "61", 0, 1),
+                                                                         ("b", "62", 1, 2)]
+
+    def encode_joined(text):  # the dummy space inside the first token
+        return [1, 2], None
+    pieces = {1: b" a", 2: b"b"}
+    joined = Evaluated("joined", encode_joined, lambda ids: "", lambda i: False, 3, pieces.__getitem__)
+    view = token_view(joined, TextLayout("ab"))
+    assert view.prefix == " " and [(t.text, t.bytes) for t in view.tokens] == [("a", "2061"), ("b", "62")]
+    assert token_view(joined, TextLayout("xb")).aligned is False  # not a dummy space: not laid over
+
+
 # -- comparison ---------------------------------------------------------------------------------------
 
 def by_units(name: str, units: list[str]) -> Evaluated:

@@ -15,8 +15,9 @@ a replacement glyph there), and ``partial`` marks every token whose bytes are no
 **Alignment.** The tokens can be laid over the input only when their bytes, joined, are the input's
 UTF-8 bytes. Token bytes come from the tokenizer (wwho kinds, tiktoken) or are cut from the input
 at its offsets (HF ``tokenizers``: a lowercasing tokenizer is drawn over the original text;
-SentencePiece: only when it decodes the text back exactly). A tokenizer whose tokens do not rebuild
-the input (an ``[UNK]`` token, a normalized piece) is shown unaligned: its pieces, no boundary
+SentencePiece: only when it decodes the text back exactly). A dummy space a tokenizer puts before
+the text (``prefix``) is not laid over it. A tokenizer whose tokens do not rebuild the input (an
+``[UNK]`` token, a normalized piece) is shown unaligned: its pieces, no boundary
 marks, and it takes no part in the comparison.
 
 This module knows nothing of HTTP or HTML; :mod:`wwho.serve.app` serves what it returns.
@@ -69,6 +70,8 @@ class TokenizerView:
     cut_syllable: list[int] = field(default_factory=list)
     cut_cluster: list[int] = field(default_factory=list)
     aligned: bool = True
+    #: what the tokenizer put before the text (a dummy space), not laid over it; ``hex`` keeps it
+    prefix: str = ""
     #: code points per token
     chars_per_token: float = 0.0
     #: boundaries between tokens (count - 1), and those inside a syllable / grapheme cluster
@@ -95,6 +98,7 @@ class TokenizerView:
                    "lead": self.lead, "partial": self.partial, "cut_syllable": self.cut_syllable,
                    "cut_cluster": self.cut_cluster}
         return {"tokenizer": self.tokenizer, "vocab_size": self.vocab_size, "aligned": self.aligned,
+                "prefix": self.prefix,
                 "count": len(self.ids), "chars_per_token": self.chars_per_token, "boundaries": self.boundaries,
                 "cuts_in_syllable": self.cuts_in_syllable, "cuts_in_cluster": self.cuts_in_cluster,
                 "seconds": self.seconds, "tokens": columns}
@@ -168,6 +172,9 @@ def token_view(tok: Evaluated, layout: TextLayout) -> TokenizerView:
     ids = [int(i) for i in ids]
     pieces = token_pieces(tok, ids, ends, layout.data)
     view = TokenizerView(tokenizer=tok.name, vocab_size=tok.vocab_size, ids=ids)
+    real = pieces
+    if pieces is not None and layout.data:
+        pieces, view.prefix = _without_dummy_prefix(pieces, layout.data)
     if pieces is None or b"".join(pieces) != layout.data:
         view.aligned = False
         pieces = pieces or [b""] * len(ids)
@@ -176,9 +183,26 @@ def token_view(tok: Evaluated, layout: TextLayout) -> TokenizerView:
         view.partial = view.lead = view.cut_syllable = view.cut_cluster = [0] * len(ids)
     else:
         _lay_over(view, pieces, layout)
+        if view.prefix:
+            view.hex = [p.hex() for p in real]  # the tokens' own bytes, dummy space included
     view.chars_per_token = len(layout.text) / len(ids) if ids else 0.0
     view.seconds = time.perf_counter() - t0
     return view
+
+
+def _without_dummy_prefix(pieces: list[bytes], data: bytes) -> tuple[list[bytes], str]:
+    """Tokenizers that put a space before the text (SentencePiece-style ``prefix_space``) give bytes
+    that are one space longer than the input: lay them over the input without it."""
+    joined = b"".join(pieces)
+    extra = len(joined) - len(data)
+    if extra <= 0 or joined[extra:] != data or joined[:extra].strip(b" "):
+        return pieces, ""
+    out, left = [], extra
+    for p in pieces:
+        cut = min(left, len(p))
+        out.append(p[cut:])
+        left -= cut
+    return out, joined[:extra].decode()
 
 
 def _lay_over(view: TokenizerView, pieces: Sequence[bytes], layout: TextLayout) -> None:

@@ -149,10 +149,11 @@
     const stats = `<span class="stats"><b>${r.count.toLocaleString()}</b> tokens · <b>${r.chars_per_token.toFixed(2)}</b> chars/token` +
       (r.aligned ? ` · <b class="${r.cuts_in_syllable ? "bad" : ""}">${r.cuts_in_syllable}</b> cuts inside syllables · ` +
                    `<b>${r.cuts_in_cluster}</b> inside grapheme clusters` : "") + "</span>";
+    const prefix = r.prefix ? `<span class="kind">puts ${JSON.stringify(r.prefix)} before the text (in the first token's bytes, not drawn)</span>` : "";
     const note = r.aligned ? "" :
       '<div class="unaligned">this tokenizer\'s tokens do not rebuild the text (an unknown-token id, or normalization): ' +
       "they are shown as its pieces, without cut marks, and left out of the comparison</div>";
-    return `<div class="row" data-k="${k}">${head}${stats}</div>${note}<div class="tokens${ids ? " ids" : ""}"></div></div>`;
+    return `<div class="row" data-k="${k}">${head}${stats}${prefix}</div>${note}<div class="tokens${ids ? " ids" : ""}"></div></div>`;
   }
 
   // One row's tokens, CHUNK at a time: step() appends one block.
