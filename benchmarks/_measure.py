@@ -7,6 +7,7 @@ tokenizer's memory from counting against the next.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -15,7 +16,10 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+# $WWHO_SHARED_DATA, else ../shared/data beside the repository, else /work/shared/data (a git worktree)
+DATA = Path(os.environ.get("WWHO_SHARED_DATA") or ROOT.parent / "shared" / "data")
+if not DATA.is_dir():
+    DATA = Path("/work/shared/data")
 CORPORA = DATA / "corpora"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 
@@ -27,7 +31,12 @@ def o200k():
     return get_encoding("o200k_base", ranks_file=O200K_FILE if O200K_FILE.is_file() else None)
 
 
-def measure(code: str, *, interval: float = 0.02) -> tuple[float, float, str]:
+def measure(code: str, *, interval: float = 0.02, cpu: bool = False):
+    """``(seconds, peak RSS MB, stdout)``; with ``cpu=True`` also the CPU seconds (user + system) of
+    the job and its children, which a busy shared machine inflates less than wall time."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -43,6 +52,10 @@ def measure(code: str, *, interval: float = 0.02) -> tuple[float, float, str]:
     out, err = proc.communicate()
     if proc.returncode:
         raise RuntimeError(f"benchmark job failed ({proc.returncode}):\n{err[-3000:]}")
+    if cpu:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return seconds, peak / 1e6, out, used
     return seconds, peak / 1e6, out
 
 

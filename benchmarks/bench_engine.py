@@ -12,8 +12,10 @@ Byte-level input (``--bytes``): the same files cut by the GPT-2 pre-tokenizer pa
 as UTF-8 bytes over the 256 byte symbols; tie-break "greater".
 
 Input preparation is timed apart and is not the engine's. Printed: input size, engine init (pair
-counting and index), the merge loop (merges/s), ``symbol_frequencies``, the RSS the engine adds,
-and with ``--profile`` the top functions of the merge loop under cProfile. The whole-training
+counting and index), the merge loop (merges/s), ``symbol_frequencies``, the RSS the engine adds.
+The engine is the compiled core's (``rust/src/engine.rs``); ``--reference`` also times the
+pure-Python engine it replaced (``tests/reference/engine.py``) on the same input and checks that
+both make the same merges; ``--profile`` shows the top functions of that Python loop. The whole-training
 comparison with HF tokenizers and SentencePiece is ``bench_train.py``.
 
     .venv/bin/python benchmarks/bench_engine.py [--all-news] [--bytes] [--merges N] [--repeat N] [--profile]
@@ -30,11 +32,14 @@ import pstats
 import time
 from pathlib import Path
 
+import sys
+
 import regex
 
-import wwho
-from wwho.bpe import UNK, MergeEngine
-from wwho.words import segment_into_words
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the Python reference engine
+import wwho  # noqa: E402
+from wwho.bpe import UNK, MergeEngine  # noqa: E402
+from wwho.words import segment_into_words  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "si"
 GPT2 = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
@@ -85,7 +90,8 @@ def main() -> None:
     parser.add_argument("--min-freq", type=int, default=2)
     parser.add_argument("--prune-freq", type=int, default=1, help="SGPE: rarer syllables become UNK")
     parser.add_argument("--repeat", type=int, default=3, help="runs; the fastest is reported")
-    parser.add_argument("--profile", action="store_true", help="one more merge loop under cProfile")
+    parser.add_argument("--reference", action="store_true", help="also time the pure-Python reference engine")
+    parser.add_argument("--profile", action="store_true", help="the reference engine's loop under cProfile")
     args = parser.parse_args()
 
     files = args.files or (sorted(DATA.glob("news-*.txt")) if args.all_news else [DATA / "news-bbcsinhala.txt"])
@@ -135,8 +141,23 @@ def main() -> None:
     print(f"  total:                           {total:7.3f} s")
     print(f"  RSS added by the engine (first run): {rss:.0f} MB")
 
+    if args.reference or args.profile:
+        from reference.engine import MergeEngine as ReferenceEngine
+
+        t0 = time.perf_counter()
+        python = ReferenceEngine(words, counts, symbols, tie_break=tie_break)
+        python.train(max_symbols=max_symbols, min_freq=args.min_freq, progress=False)
+        seconds = time.perf_counter() - t0
+        core = MergeEngine(words, counts, symbols, tie_break=tie_break)
+        core.train(max_symbols=max_symbols, min_freq=args.min_freq, progress=False)
+        same = core.merges == python.merges and core.symbols == python.symbols
+        print(f"pure-Python reference engine (init + loop): {seconds:.3f} s = {seconds / total:.1f}x the core's; "
+              f"same merges: {same}")
+
     if args.profile:
-        engine = MergeEngine(words, counts, symbols, tie_break=tie_break)
+        from reference.engine import MergeEngine as ReferenceEngine
+
+        engine = ReferenceEngine(words, counts, symbols, tie_break=tie_break)
         profiler = cProfile.Profile()
         profiler.enable()
         engine.train(max_symbols=max_symbols, min_freq=args.min_freq, progress=False)

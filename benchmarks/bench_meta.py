@@ -142,10 +142,10 @@ def main() -> None:
         rows = {}
         for name, lines in sets.items():
             tok._cache.clear()
-            tok.sgpe._cache.clear()
+            tok.sgpe.clear_cache()
             _, cold = best_of(tok.encode_ordinary, lines, repeat=1)
             tok._cache.clear()
-            tok.sgpe._cache.clear()
+            tok.sgpe.clear_cache()
             for line in warmup:
                 tok.encode_ordinary(line)
             _, warm = best_of(tok.encode_ordinary, lines, repeat=1)

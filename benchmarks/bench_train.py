@@ -4,7 +4,8 @@
 
 Default input: the 84.6 MB Sinhala news (../shared/data/corpora/si/news-*.txt), evaluated on
 si/flores200-devtest.txt. ``--script devanagari --tag hi`` with Hindi files benchmarks Hindi. Each trainer
-runs in its own process; wall time and peak RSS (all processes of the job) are reported,
+runs in its own process; wall time, CPU time (user + system, all processes) and peak RSS (all
+processes of the job) are reported,
 then tokens per whitespace word on si/flores200-devtest.txt with each trained vocabulary,
 the share of lines each decodes back exactly, and how many syllables each splits.
 Vocabularies are written to .cache/bench_train/ (reused by bench_encode.py).
@@ -76,14 +77,22 @@ def main() -> None:
         except ImportError:
             print(f"{name}: skipped (sentencepiece is not installed)")
             continue
-        seconds, rss, _ = measure(template.format(files=files, vocab=args.vocab_size, out=out, script=args.script))
-        results[name] = (seconds, rss, key, out)
-        print(f"  {name}: {seconds:.1f} s, peak RSS {rss:.0f} MB", flush=True)
+        seconds, rss, _, cpu = measure(
+            template.format(files=files, vocab=args.vocab_size, out=out, script=args.script), cpu=True)
+        results[name] = (seconds, rss, key, out, cpu)
+        print(f"  {name}: {seconds:.1f} s, CPU {cpu:.1f} s, peak RSS {rss:.0f} MB", flush=True)
     base = results.get("wwho SGPE")
-    print(f"\n{'trainer':34} {'seconds':>8} {'peak MB':>8} {'time / wwho':>12} {'RSS / wwho':>11}")
-    for name, (seconds, rss, _, _) in results.items():
-        ratio = f"{seconds / base[0]:12.2f} {rss / base[1]:11.2f}" if base else ""
-        print(f"{name:34} {seconds:8.1f} {rss:8.0f} {ratio}")
+    print(f"\n{'trainer':34} {'seconds':>8} {'CPU s':>7} {'peak MB':>8} {'time / wwho':>12} {'CPU / wwho':>11} "
+          f"{'RSS / wwho':>11}")
+    for name, (seconds, rss, _, _, cpu) in results.items():
+        ratio = f"{seconds / base[0]:12.2f} {cpu / base[4]:11.2f} {rss / base[1]:11.2f}" if base else ""
+        print(f"{name:34} {seconds:8.1f} {cpu:7.1f} {rss:8.0f} {ratio}")
+    if base and "HF tokenizers BPE (Whitespace)" in results:
+        hf = results["HF tokenizers BPE (Whitespace)"]
+        print(f"wwho / HF BpeTrainer: wall {base[0] / hf[0]:.2f}x (target <= 0.5), peak RSS {base[1] / hf[1]:.2f}x "
+              "(target <= 1.5)")
+    if base and "SentencePiece BPE" in results:
+        print(f"wwho / SentencePiece: wall {base[0] / results['SentencePiece BPE'][0]:.2f}x (target < 1)")
     compression(results, args.eval, args.tag, args.script)
 
 
@@ -93,7 +102,7 @@ def compression(results, flores: Path, tag: str, script: str) -> None:
     if not flores.exists():
         print(f"compression: skipped ({flores} is absent)")
         return
-    rows = evaluate_all({name: (key, out) for name, (_, _, key, out) in results.items()}, flores, script=script)
+    rows = evaluate_all({name: (key, out) for name, (_, _, key, out, _) in results.items()}, flores, script=script)
     print(f"\ncompression on {flores.name} ({rows[0]['lines']} lines, {rows[0]['words']:,} words)")
     print(f"{'tokenizer':34} {'tokens/word':>11} {'vs wwho':>8} {'lossless lines':>15} {'cuts in syllables':>18} "
           f"{'cuts in clusters':>17} {'fallback/UNK':>13}")

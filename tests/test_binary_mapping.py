@@ -195,13 +195,34 @@ def test_detects_binary_tokenizers_by_content(tok, tmp_path):
 
 
 def test_load_errors_are_typed_and_name_the_file(tmp_path):
-    with pytest.raises(VocabError, match="missing.json: cannot read"):
+    with pytest.raises(VocabError, match="missing.json: no such tokenizer"):
         binary.load(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{\n  "model": ,\n}', encoding="utf-8")
-    with pytest.raises(VocabError, match=r"bad.json:2:\d+: invalid JSON"):
+    with pytest.raises(VocabError, match=r"bad.json: invalid JSON at line 2"):
         binary.load(bad)
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(VocabError, match="not a binary tokenizer"):
         binary.load(other)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), size=st.integers(2, 6000), chunk=st.integers(1, 700), specials=st.booleans())
+def test_long_data_in_pieces_gives_hfs_ids_on_the_whole(tok, seed, size, chunk, specials):
+    """Data longer than chunk_bytes is cut only between bytes that no token holds side by side;
+    the ids, tokens and offsets are exactly what HF computes on the whole data."""
+    data = _corpus(seed, size)
+    whole = tok.encode(bytes_to_text(data), add_special_tokens=specials)
+    pieces = encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=chunk)
+    assert pieces.ids == whole.ids
+    assert pieces.offsets == [tuple(o) for o in whole.offsets]
+    assert pieces.special_tokens_mask == whole.special_tokens_mask
+    assert pieces == encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=10**9)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
+    items = [_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]
+    batch = binary.encode_bytes_batch(tok, items, add_special_tokens=True, num_threads=threads)
+    assert batch == [encode_bytes(tok, data, add_special_tokens=True) for data in items]

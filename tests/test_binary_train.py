@@ -122,9 +122,9 @@ def test_special_token_learned_from_the_data_is_refused():
     ({"vocab_size": 390}, VocabError, r"vocab_size 390 is smaller than the 256-byte alphabet plus 135 .*391"),
     ({"vocab_size": 260, "reserve": 0, "mask": False}, VocabError, r"plus 6 special tokens \(262\)"),
     ({"template": True, "standard_specials": False}, OptionError, "template needs the standard"),
-    ({"reserve": -1}, OptionError, "reserve must be a non-negative integer"),
-    ({"min_frequency": -1}, OptionError, "min_frequency must be an integer >= 0"),
-    ({"threads": 0}, OptionError, "threads must be an integer >= 1"),
+    ({"reserve": -1}, OptionError, "reserve must be an integer from 0 to 16,777,216"),
+    ({"min_frequency": -1}, OptionError, "min_frequency must be an integer from 0 to "),
+    ({"threads": 0}, OptionError, "threads must be an integer from 1 to 1,024"),
 ])
 def test_bad_training_options_fail_before_reading_any_input(tmp_path, kwargs, error, message):
     with pytest.raises(error, match=message):

@@ -1,10 +1,10 @@
-"""Merge application: the heap path equals the scan path and a literal reading of spec 000 section 4.3."""
+"""Merge application (the pure-Python `wwho.bpe.apply`: the tests' reference; the core's merge.rs is
+tested in Rust and through the SGPE encoder): the heap path equals the scan path and a literal reading of spec 000 section 4.3."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from wwho.bpe import apply
 from wwho.bpe.apply import merge_units
 

@@ -24,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wwho.bpe import UNK, MergeEngine, MergeError
-from wwho.bpe.engine import _PairQueue, reversed_key
+from reference.engine import MergeEngine as ReferenceEngine
+from reference.engine import _PairQueue, reversed_key
 
 
 def run(words, counts, symbols, *, max_symbols, min_freq=2, tie_break="smaller"):
@@ -445,3 +446,60 @@ def test_same_merges_under_any_hash_seed():
                              capture_output=True, text=True).stdout
         outputs.add((tie_break, out))
     assert len(outputs) == 2
+
+
+# -- the compiled engine against the pure-Python one it replaced (tests/reference/engine.py) ----
+
+@settings(max_examples=200, deadline=None)
+@given(
+    corpus=st.one_of(corpora(), corpora(BYTE_SYMBOLS)),
+    tie_break=st.sampled_from(["smaller", "greater"]),
+    extra=st.integers(0, 15),
+    min_freq=st.integers(1, 3),
+)
+def test_core_engine_equals_the_python_engine(corpus, tie_break, extra, min_freq):
+    words, counts, symbols = corpus
+    max_symbols = len(symbols) + extra
+    core = run(words, counts, symbols, max_symbols=max_symbols, min_freq=min_freq, tie_break=tie_break)
+    python = ReferenceEngine(words, counts, symbols, tie_break=tie_break)
+    python.train(max_symbols=max_symbols, min_freq=min_freq, progress=False)
+    assert state(core) == state(python)
+    assert core.pair_counts() == python.pair_counts()
+
+
+def test_core_engine_equals_the_python_engine_on_real_text():
+    for kind, n_lines, tie_break in (("sinhala", 1500, "smaller"), ("english", 800, "greater")):
+        words, counts, symbols = real_corpus(kind, n_lines)
+        core = run(words, counts, symbols, max_symbols=len(symbols) + 1500, tie_break=tie_break)
+        python = ReferenceEngine(words, counts, symbols, tie_break=tie_break)
+        python.train(max_symbols=len(symbols) + 1500, progress=False)
+        assert state(core) == state(python)
+
+
+def test_counts_beyond_32_bits():
+    # 64-bit counts: a word seen 5 billion times still counts exactly.
+    big = 5_000_000_000
+    engine = MergeEngine([[0, 1], [1, 2]], [big, big - 1], ["a", "b", "c"])
+    assert engine.step() == (0, 1, 3, big)
+    assert engine.symbol_frequencies() == [0, big - 1, big - 1, big]
+
+
+def test_an_exception_in_on_merge_stops_training():
+    engine = MergeEngine([[0, 1, 2, 0, 1]], [5], ["a", "b", "c"])
+
+    def stop(step):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.train(max_symbols=10, on_merge=stop, progress=False)
+    assert len(engine.merges) == 1 and len(engine.symbols) == 4
+
+
+def test_bytes_words_are_sequences_of_byte_ids():
+    words = [b"hello", b"help", b"\xff\x00"]
+    a = run(words, [3, 2, 1], [bytes([i]) for i in range(256)], max_symbols=262, tie_break="greater")
+    b = run([list(w) for w in words], [3, 2, 1], [bytes([i]) for i in range(256)], max_symbols=262,
+            tie_break="greater")
+    assert state(a) == state(b)
+    with pytest.raises(MergeError, match="word 0: symbol id 104"):
+        MergeEngine([b"hi"], [1], ["a", "b"])

@@ -12,6 +12,7 @@ from pathlib import Path
 import bpe_reference as ref
 import pytest
 import regex
+from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from wwho.bytelevel.pretokenize import PATTERNS
 from wwho.cli import main as wwho_main
 from wwho.errors import CorpusError, VocabError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NEWS = DATA / "corpora" / "en" / "news-lk_news.txt"
 SPECIAL = "<|endoftext|>"
 
@@ -68,6 +68,12 @@ _doc = st.lists(
 )
 def test_equals_naive_trainer(docs, pattern, extra, min_freq, with_special):
     specials = [SPECIAL] if with_special else []
+    if not any(part for doc in docs for part in (doc.split(SPECIAL) if specials else [doc])):
+        # Nothing but special tokens (hypothesis found docs=["<|endoftext|>"]): no text to train on.
+        with tempfile.TemporaryDirectory() as d, pytest.raises(CorpusError, match="has no text"):
+            ByteBPE.train(_write(Path(d), docs), vocab_size=256 + extra + len(specials), pattern=pattern,
+                          special_tokens=specials, min_freq=min_freq, workers=1, progress=False)
+        return
     with tempfile.TemporaryDirectory() as d:
         tok = ByteBPE.train(_write(Path(d), docs), vocab_size=256 + extra + len(specials), pattern=pattern,
                             special_tokens=specials, min_freq=min_freq, workers=1, progress=False)
@@ -96,7 +102,7 @@ def test_deterministic_across_worker_counts(news_slice, tmp_path):
         out = tok.save(tmp_path / f"w{workers}")
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]
-    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken"}
+    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken", "wwho-manifest.json"}
 
 
 def test_trained_tokenizer_exports_exactly(news_slice, tmp_path):
@@ -127,7 +133,7 @@ def test_cli(tmp_path, capsys):
                       "--workers", "1"])
     assert code == 0
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
-        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json"}
+        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json", "wwho-manifest.json"}
     tok = ByteBPE.load(tmp_path / "out")
     assert 257 < tok.vocab_size <= 300 and tok.pretokenizer.name == "o200k"  # a tiny corpus runs out of pairs
     assert "wrote" in capsys.readouterr().err
@@ -152,3 +158,21 @@ def test_errors(tmp_path):
     argv = ["train", "--kind", "bytelevel", str(tmp_path / "absent.txt"), "--out", str(tmp_path / "o"),
             "--quiet"]
     assert wwho_main(argv) == 2
+
+
+def test_lone_surrogates_train_as_the_encoder_sees_them(tmp_path):
+    """Encoding replaces a lone surrogate by U+FFFD (as tiktoken does); training now does too, so no
+    token is learned from bytes that encoding never produces."""
+    import json
+
+    texts = ["abc \ud800 abc", "x\udfffy abc", "\ud83c\udfcf abc"] * 40
+    with_surrogates = tmp_path / "s.jsonl"
+    with_surrogates.write_text("\n".join(json.dumps({"text": t}) for t in texts) + "\n", encoding="ascii")
+    replaced = tmp_path / "r.jsonl"
+    cleaned = [t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in texts]
+    replaced.write_text("\n".join(json.dumps({"text": t}) for t in cleaned) + "\n", encoding="ascii")
+    a = ByteBPE.train(with_surrogates, vocab_size=300, progress=False, workers=1)
+    b = ByteBPE.train(replaced, vocab_size=300, progress=False, workers=1)
+    assert a.ranks == b.ranks and a.merges == b.merges
+    assert not any(b"\xed\xa0" in token or b"\xed\xbf" in token for token in a.ranks)
+    assert a.decode(a.encode("abc \ud800")) == "abc \ufffd"

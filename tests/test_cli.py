@@ -34,3 +34,96 @@ def test_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
     assert err.startswith("wwho: error:") and err.count("\n") == 1
     assert main(["train", "--kind", "nope"]) == 2
     assert "unknown --kind 'nope'" in capsys.readouterr().err
+
+
+# --- the real command: ids, lone surrogates, custom .tiktoken files, corpus line limits -----------
+
+
+@pytest.fixture(scope="module")
+def sgpe_dir(tokenizers, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli-sgpe")
+    tokenizers["sinhala"].save(path)
+    return path
+
+
+@pytest.mark.parametrize("ids", ["١٢", "１２", "1_2", "12x", "-3"])
+def test_decode_takes_ascii_digits_only(sgpe_dir, ids):
+    from cli_run import one_line_error, wwho
+
+    assert "not a token id" in one_line_error(wwho("decode", "--tokenizer", sgpe_dir, ids))
+    assert "not a token id" in one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-", input=f"{ids}\n".encode()))
+
+
+def test_lone_surrogates_through_encode_and_decode(sgpe_dir):
+    """SGPE round-trips U+D800 (byte fallback); the CLI writes it as its surrogate-pass bytes ED A0 80
+    and reads those back, instead of a traceback."""
+    from cli_run import wwho
+
+    from wwho.sgpe import SGPETokenizer
+
+    tok = SGPETokenizer.load(sgpe_dir)
+    text = "ශ්‍රී \ud800 x\udfff"
+    ids = tok.encode(text)
+    decoded = wwho("decode", "--tokenizer", sgpe_dir, *ids)
+    assert decoded.returncode == 0 and b"Traceback" not in decoded.stderr
+    assert decoded.stdout == text.encode("utf-8", "surrogatepass") + b"\n"
+    encoded = wwho("encode", "--tokenizer", sgpe_dir, input=decoded.stdout)
+    assert encoded.returncode == 0 and encoded.stdout.split() == [str(i).encode() for i in ids]
+    as_json = wwho("encode", "--tokenizer", sgpe_dir, "--json", input=decoded.stdout)
+    import json
+
+    assert json.loads(as_json.stdout)["ids"] == ids  # \ud800 is escaped: the JSON is valid UTF-8
+    bad = wwho("encode", "--tokenizer", sgpe_dir, input=b"ok\n\xff\xfe\n")
+    assert bad.returncode == 2 and b"stdin:2: invalid UTF-8" in bad.stderr
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_a_custom_tiktoken_file_loads_with_pattern(tmp_path):
+    from cli_run import one_line_error, wwho
+
+    from wwho.bytelevel import ByteBPE
+
+    custom = tmp_path / "mine.tiktoken"
+    custom.write_bytes(b"".join(O200K_FILE.read_bytes().splitlines(keepends=True)[:2000]))
+    assert "--pattern" in one_line_error(wwho("encode", "--tokenizer", custom, "hello world"))
+    for pattern in ("o200k", r"\s+|\S+"):
+        want = ByteBPE.from_tiktoken(custom, pattern=pattern).encode("hello world, again")
+        proc = wwho("encode", "--tokenizer", custom, "--pattern", pattern, "hello world, again")
+        assert proc.returncode == 0 and [int(x) for x in proc.stdout.split()] == want
+        back = wwho("decode", "--tokenizer", custom, "--pattern", pattern, *want)
+        assert back.stdout == b"hello world, again\n"
+    shown = wwho("inspect", custom, "--pattern", "gpt2")
+    assert shown.returncode == 0 and b"2,000 tokens" in shown.stdout
+    assert "invalid pre-tokenizer regex" in one_line_error(wwho("encode", "--tokenizer", custom, "--pattern", "(", "x"))
+@pytest.mark.skipif(not O200K_FILE.is_file() or not (DATA / "corpora").is_dir(), reason="shared data absent")
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_encode_a_file_on_threads_keeps_line_order(tmp_path, threads):
+    """The real ``wwho`` command, small blocks so that many are in flight: ids per line, in order."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from wwho.bytelevel import ByteBPE
+
+    lines = []
+    for lang in ("si", "en"):
+        with open(DATA / "corpora" / lang / "flores200-devtest.txt", encoding="utf-8") as f:
+            lines += [next(f).rstrip("\n") for _ in range(300)]
+    lines += ["", "   ", "<|endoftext|> as text"]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    wwho = Path(sys.executable).with_name("wwho")
+    done = subprocess.run([str(wwho), "encode", "--tokenizer", str(O200K_FILE), "--file", str(path), "--threads",
+                           threads, "--block-mb", "0.01", "--allow-special"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    tok = ByteBPE.from_tiktoken(O200K_FILE)
+    expected = [" ".join(map(str, tok.encode(line, allowed_special="all"))) for line in lines]
+    assert done.stdout.split("\n")[:-1] == expected
+    piped = subprocess.run([str(wwho), "encode", "--tokenizer", str(O200K_FILE), "--threads", threads, "-"],
+                           input="\n".join(lines[:50]) + "\n", capture_output=True, text=True, timeout=300)
+    assert piped.stdout.split("\n")[:-1] == expected[:50]
+
+
+def test_encode_refuses_text_and_file_together(tmp_path, capsys):
+    assert main(["encode", "--tokenizer", str(O200K_FILE), "--file", str(tmp_path / "x"), "hello"]) == 2
+    assert "either TEXT or --file" in capsys.readouterr().err

@@ -78,3 +78,109 @@ def test_truncated_gzip_is_a_clear_error(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(CorpusError, match="c.txt.gz:.*corrupt or truncated"):
         list(iter_documents(path))
+
+
+# --- line length: a line longer than max_line_bytes is a file:line error, read in bounded memory ---
+
+BOMB_MB = 512  # what the one endless line expands to
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory):
+    """A ~0.5 MB .gz holding one ordinary line, then 512 MB of 'a' with no newline."""
+    import zlib
+
+    path = tmp_path_factory.mktemp("bomb") / "bomb.txt.gz"
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip framing
+    chunk = b"a" * 2**20
+    with open(path, "wb") as f:
+        f.write(deflate.compress("ශ්‍රී ලංකා\n".encode()))
+        for _ in range(BOMB_MB):
+            f.write(deflate.compress(chunk))
+        f.write(deflate.flush())
+    assert path.stat().st_size < 2**20
+    return path
+
+
+def test_an_endless_line_is_a_file_line_error_read_in_bounded_memory(bomb):
+    from memory import MB, measure
+
+    result, growth = measure("from wwho.corpus import iter_documents\nfrom wwho.errors import CorpusError\n", f"""
+docs = []
+try:
+    for doc in iter_documents({str(bomb)!r}):
+        docs.append(doc)
+except CorpusError as exc:
+    result = [docs, str(exc)]
+""")
+    docs, message = result
+    assert docs == ["ශ්‍රී ලංකා"]
+    assert f"{bomb}:2:" in message and "67,108,864 bytes" in message and "--max-line-bytes" in message
+    assert growth < 200 * MB, f"{growth / MB:.0f} MB for a line of {BOMB_MB} MB"  # the limit is 64 MiB
+
+
+def test_skip_bad_lines_skips_an_endless_line_in_bounded_memory(tmp_path, bomb):
+    from memory import MB, measure
+
+    import shutil
+
+    path = tmp_path / "bomb-then-more.txt.gz"
+    shutil.copy(bomb, path)
+    with open(path, "ab") as f:  # a second gzip member: the endless line ends, then more lines
+        f.write(gzip.compress("\nafter\nthe end\n".encode()))
+    result, growth = measure("from wwho.corpus import CorpusStats, iter_documents\n", f"""
+stats = CorpusStats()
+result = [list(iter_documents({str(path)!r}, skip_bad_lines=True, stats=stats, max_line_bytes=2**20)),
+          stats.bad_lines, stats.first_bad]
+""")
+    docs, bad, first = result
+    assert docs == ["ශ්‍රී ලංකා", "after", "the end"]
+    assert bad == 1 and f"{path}:2:" in first[0]
+    assert growth < 40 * MB, f"{growth / MB:.0f} MB"
+
+
+def test_max_line_bytes_counts_the_line_end(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_bytes(b"abcd\n" + b"abcde\n" + b"xy")
+    with pytest.raises(CorpusError, match=r"c\.txt:2: the line is longer than 5 bytes"):
+        list(iter_documents(path, max_line_bytes=5))
+    assert list(iter_documents(path, max_line_bytes=6)) == ["abcd", "abcde", "xy"]
+    stats = CorpusStats()
+    assert list(iter_documents(path, max_line_bytes=5, skip_bad_lines=True, stats=stats)) == ["abcd", "xy"]
+    assert stats.bad_lines == 1 and stats.bytes == path.stat().st_size
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2**40 + 1, 1.5, "64M", True])
+def test_max_line_bytes_is_checked(tmp_path, bad):
+    path = tmp_path / "c.txt"
+    path.write_text("x\n")
+    with pytest.raises(CorpusError, match="max_line_bytes must be an integer from 1 to"):
+        list(iter_documents(path, max_line_bytes=bad))
+
+
+@pytest.mark.parametrize("verb", [["train", "--kind", "sgpe", "--vocab-size", "400", "--out", "{out}", "--quiet"],
+                                  ["train", "--kind", "bytelevel", "--vocab-size", "300", "--out", "{out}", "--quiet"],
+                                  ["eval", "--tokenizer", "{o200k}", "--quiet", "--corpus"]])
+def test_every_trainer_and_eval_stop_at_an_endless_line(tmp_path, bomb, verb):
+    from cli_run import one_line_error, wwho
+    from conftest import O200K_FILE
+
+    if "{o200k}" in verb and not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    args = [a.format(out=tmp_path / "out", o200k=O200K_FILE) for a in verb]
+    message = one_line_error(wwho(*args, bomb))
+    assert f"{bomb}:2:" in message and "--max-line-bytes" in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_line_limit_is_a_flag(tmp_path):
+    from cli_run import one_line_error, wwho
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකා\n" + "ලංකා " * 400 + "\n", encoding="utf-8")  # line 2: 5,201 bytes
+    args = ["train", "--kind", "sgpe", corpus, "--vocab-size", 400, "--quiet", "--no-verify"]
+    message = one_line_error(wwho(*args, "--out", tmp_path / "a", "--max-line-bytes", "4k"))
+    assert "c.txt:2: the line is longer than 4,096 bytes" in message
+    assert wwho(*args, "--out", tmp_path / "b", "--max-line-bytes", "8k").returncode == 0
+    skipped = wwho(*args, "--out", tmp_path / "c", "--max-line-bytes", "4k", "--skip-bad-lines")
+    assert skipped.returncode == 0 and b"1 bad lines skipped" in skipped.stderr

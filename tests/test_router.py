@@ -87,3 +87,30 @@ def test_every_script_gets_its_own_runs():
     assert all(s.has_leading_space for s in segs[1:-2])
     assert join_segments(segs) == text
     assert Script("malayalam") is Script.MALAYALAM
+
+
+# --- the compiled router against the regex one (tests/reference/router.py) -----------------
+
+from conftest import FUZZ_INDIC  # noqa: E402
+from reference.router import segment as reference_segment  # noqa: E402
+
+from wwho.schema import available_scripts  # noqa: E402
+from wwho.sgpe.words import MULTI_SCRIPT_MODES  # noqa: E402
+
+routed = st.text(alphabet=st.sampled_from(FUZZ_INDIC + list("ab1 \t\n🙂\u200c\u200d.\u0964\u0965\u0306")),
+                 max_size=50)
+SCRIPT_SETS = [None, *MULTI_SCRIPT_MODES.values(), ("devanagari", "sinhala"), ("tamil",)]
+
+
+@pytest.mark.parametrize("scripts", SCRIPT_SETS)
+@given(text=routed)
+@settings(max_examples=200, deadline=None)
+def test_core_router_equals_the_regex_router(scripts, text):
+    assert segment(text, scripts=scripts) == reference_segment(text, scripts=scripts)
+
+
+@given(text=st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_core_router_equals_the_regex_router_on_any_unicode(text):
+    assert segment(text) == reference_segment(text)
+    assert segment(text, scripts=tuple(available_scripts())) == reference_segment(text)

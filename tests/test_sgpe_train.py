@@ -7,9 +7,8 @@ import json
 import pytest
 from conftest import CORPORA, require_data
 
-import wwho.sgpe.train as train_module
 from wwho.errors import CorpusError, VocabError
-from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
+from wwho.sgpe import SGPETokenizer, checkpoints, load_vocab_file, train_sgpe
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 
 SMALL = 5 + 256  # specials + byte tokens
@@ -89,7 +88,7 @@ def test_resume_after_a_kill_is_byte_identical(tmp_path, monkeypatch):
     whole = train_sgpe(path, vocab_size=3000, progress=False, workers=1)
     whole.save(tmp_path / "whole" / "vocab.json")
 
-    real_save = train_module._save_checkpoint
+    real_save = checkpoints.save
     calls = []
 
     def save_then_die(*args, **kwargs):
@@ -98,11 +97,11 @@ def test_resume_after_a_kill_is_byte_identical(tmp_path, monkeypatch):
         if len(calls) == 2:
             raise KeyboardInterrupt  # killed right after the second checkpoint
 
-    monkeypatch.setattr(train_module, "_save_checkpoint", save_then_die)
+    monkeypatch.setattr(checkpoints, "save", save_then_die)
     ckpt = tmp_path / "ckpt"
     with pytest.raises(KeyboardInterrupt):
         train_sgpe(path, vocab_size=3000, progress=False, workers=1, checkpoint_dir=ckpt, checkpoint_every=300)
-    monkeypatch.setattr(train_module, "_save_checkpoint", real_save)
+    monkeypatch.setattr(checkpoints, "save", real_save)
     saved = json.loads((ckpt / "checkpoint.json").read_text(encoding="utf-8"))
     assert saved["step"] == 600
     resumed = train_sgpe(path, vocab_size=3000, progress=False, workers=2, checkpoint_dir=ckpt,
@@ -165,7 +164,7 @@ def test_vocab_size_smaller_than_specials(tmp_path):
     "mutate, message",
     [
         (lambda d: d.pop("vocab"), "missing key 'vocab'"),
-        (lambda d: d["vocab"].update({"x": 10 ** 6}), "without gaps"),
+        (lambda d: d["vocab"].update({"x": 10 ** 6}), "'x': id 1000000 is out of range"),
         (lambda d: d.update(merges=[["ල", "nope"]]), r"'nope' is not in 'vocab'"),
         (lambda d: d.update(vocab_size=3), "'vocab_size' is 3"),
         (lambda d: d.update(script="klingon"), "'script' must be one of"),
@@ -218,3 +217,40 @@ def test_cli_train_encode_decode_inspect(tmp_path, capsys):
     assert "ශ්‍රී" in capsys.readouterr().out
     assert main(["inspect", str(out)]) == 0
     assert "SGPE vocabulary: 1,500 tokens" in capsys.readouterr().out
+
+
+def _surrogate_corpus(tmp_path):
+    """JSONL whose text holds lone surrogates (escaped: the only way a UTF-8 file can carry them)."""
+    lines = [json.dumps({"text": t}) for t in ["ශ්‍රී ලංකාව \ud800 ලංකා", "x\udfffy ලංකාව", "\ud83c\udfcf ලංකා \udc00"] * 30]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+def test_lone_surrogates_train_resume_save_and_round_trip(tmp_path):
+    """Lone surrogates are never tokens (no vocab.json or tokenizer.json could hold them): byte
+    fallback encodes them, so they round-trip; the checkpoint fingerprint and save() handle them."""
+    path = _surrogate_corpus(tmp_path)
+    vf = train_sgpe(path, vocab_size=400, progress=False, workers=1, checkpoint_dir=tmp_path / "ckpt",
+                    checkpoint_every=1)
+    assert not [t for t in vf.vocab if any("\ud800" <= c <= "\udfff" for c in t)]
+    again = train_sgpe(path, vocab_size=400, progress=False, workers=2, checkpoint_dir=tmp_path / "ckpt",
+                       checkpoint_every=1, resume=True)
+    assert again == vf
+    tok = SGPETokenizer(vf)
+    out = tok.save(tmp_path / "out")
+    loaded = SGPETokenizer.load(out)
+    for text in ["ශ්‍රී ලංකාව \ud800 ලංකා", "\udfff", "a\ud800\udc00b"]:
+        assert loaded.decode(loaded.encode(text)) == text
+    from tokenizers import Tokenizer
+
+    Tokenizer.from_file(str(tmp_path / "out" / "tokenizer.json"))  # HF can load what was written
+
+
+def test_the_cli_trains_on_lone_surrogates(tmp_path):
+    from cli_run import wwho
+
+    path = _surrogate_corpus(tmp_path)
+    proc = wwho("train", "--kind", "sgpe", path, "--vocab-size", 400, "--out", tmp_path / "out", "--quiet")
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert (tmp_path / "out" / "vocab.json").is_file()

@@ -188,9 +188,12 @@ def test_unknown_script_is_a_clear_error():
 
 
 def test_engine_choice_is_explicit():
-    assert Syllabifier.for_script("sinhala").engine == "regex"
-    table = Syllabifier(bundled_schema("sinhala"), engine="table")
-    assert table.tokenize("ශ්‍රී ලංකාව", True) == ["ශ්‍රී", " ලං", "කා", "ව"]
+    # The automaton in the compiled core is the default; the grammar regex is what it is checked against.
+    assert Syllabifier.for_script("sinhala").engine == "table"
+    for engine in ("table", "regex"):
+        syl = Syllabifier(bundled_schema("sinhala"), engine=engine)
+        assert syl.engine == engine
+        assert syl.tokenize("ශ්‍රී ලංකාව", True) == ["ශ්‍රී", " ලං", "කා", "ව"]
     with pytest.raises(ValueError):
         Syllabifier(bundled_schema("sinhala"), engine="fast")
 
@@ -220,3 +223,73 @@ def test_astral_marks_take_the_exact_path():
     syl = Syllabifier.for_script("devanagari")
     text = "क\U0001d167ि"  # a combining mark above U+FFFF inside a syllable
     assert syl.tokenize(text) == syl.tokenize_table(text) == [text]
+
+
+# --- the compiled core against the pure-Python table walk (tests/reference/syllables.py) ------
+
+from reference.syllables import tokenize_table as reference_tokenize  # noqa: E402
+
+ALL_SCRIPT_CHARS = [ch for name in available_scripts() for ch in (
+    chr(min(cps)) for cps in bundled_schema(name).classes.values())]
+
+
+@pytest.mark.parametrize("script", available_scripts())
+@given(text=st.text(alphabet=st.sampled_from(ALL_SCRIPT_CHARS + [" ", "\t", "\n", "\r", "a", "\u200d",
+                                                                   "\u200c", "🙂", "\ud800"]), max_size=50),
+       leading_space=st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_core_equals_the_reference_table_walk(script, text, leading_space):
+    schema = bundled_schema(script)
+    assert Syllabifier.for_script(script).tokenize(text, leading_space) == reference_tokenize(
+        schema, text, leading_space)
+
+
+@pytest.mark.parametrize("script", available_scripts())
+@given(text=st.text(max_size=60), leading_space=st.booleans())
+@settings(max_examples=100, deadline=None)
+def test_core_equals_the_reference_on_any_unicode(script, text, leading_space):
+    schema = bundled_schema(script)
+    assert Syllabifier.for_script(script).tokenize(text, leading_space) == reference_tokenize(
+        schema, text, leading_space)
+
+
+def test_core_reads_every_string_storage():
+    # Python keeps a str in 1, 2 or 4 bytes per character: the core reads each directly.
+    syl = Syllabifier.for_script("sinhala")
+    for text in ["abc é", "ශ්‍රී ලංකාව", "ශ්‍රී ලංකාව 🙂", "\x00\xff", "\ud800ක"]:
+        for ls in (False, True):
+            assert syl.tokenize(text, ls) == reference_tokenize(syl.schema, text, ls)
+
+
+def test_a_long_text_releases_the_gil_and_agrees():
+    import threading
+
+    syl = Syllabifier.for_script("sinhala")
+    text = "ශ්‍රී ලංකාව " * 5000
+    want = reference_tokenize(syl.schema, text, True)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(syl.tokenize(text, True))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 4
+
+
+def test_a_schema_of_ones_own_runs_in_the_core(tmp_path):
+    import json
+
+    schema = {
+        "name": "toy",
+        "char_classes": {"A": [["U+0061", "U+0063"]], "B": ["U+0078"], "E": ["U+1F642"]},
+        "start": "S",
+        "transitions": {"S": {"A": "W", "E": "W"}, "W": {"B": "W", "O": "END"}, "END": {}},
+        "accept_states": ["W", "END"],
+        "emit_states": ["END"],
+    }
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(schema))
+    syl = Syllabifier.from_schema(path)
+    for text in ["axxb-c", "a x", "🙂xx?", "zz", ""]:
+        for ls in (False, True):
+            assert syl.tokenize(text, ls) == reference_tokenize(syl.schema, text, ls), text

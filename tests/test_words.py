@@ -63,3 +63,30 @@ def test_devanagari_words_keep_marks_with_their_base():
     splitter = WordSplitter("devanagari")
     assert splitter.split(" ऊ̆अ") == [(True, [" ऊ̆", "अ"])]
     assert splitter.split("aा") == [(False, ["aा"])]
+
+
+# --- the compiled splitter against the regex + table-walk one (tests/reference/words.py) -----
+
+import pytest  # noqa: E402
+from conftest import FUZZ_INDIC  # noqa: E402
+from reference.words import WordSplitter as ReferenceSplitter  # noqa: E402
+
+from wwho.sgpe.words import SCRIPT_MODES  # noqa: E402
+
+word_text = st.text(alphabet=st.sampled_from(FUZZ_INDIC + list(" \t\n\r ab1.,🙂\u200c\u200d\u0964\u0306\u093e")),
+                    max_size=40)
+
+
+@pytest.mark.parametrize("mode", SCRIPT_MODES)
+@given(text=word_text)
+@settings(max_examples=120, deadline=None)
+def test_core_splitter_equals_the_reference(mode, text):
+    assert WordSplitter(mode).split(text) == ReferenceSplitter(mode).split(text)
+    assert WordSplitter(mode).syllables(text) == ReferenceSplitter(mode).syllables(text)
+
+
+@pytest.mark.parametrize("mode", ["sinhala", "devanagari", "mixed", "indic"])
+@given(text=st.text(max_size=40))
+@settings(max_examples=100, deadline=None)
+def test_core_splitter_equals_the_reference_on_any_unicode(mode, text):
+    assert WordSplitter(mode).split(text) == ReferenceSplitter(mode).split(text)

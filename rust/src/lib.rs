@@ -5,7 +5,23 @@
 //! and `cargo fuzz` without an interpreter. Python hands the core compiled tables once (rank
 //! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
 
+pub mod bytelevel;
 pub mod merge;
+pub mod pretokenize;
+
+// SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
+pub mod batch;
+pub mod charset;
+pub mod count;
+pub mod engine;
+pub mod router;
+pub mod schema;
+pub mod sgpe;
+pub mod syllables;
+pub mod training;
+pub mod units;
+pub mod vocab;
+pub mod words;
 
 #[cfg(feature = "python")]
 mod py;

@@ -5,8 +5,10 @@
 //! rank. A [`PairTable`] says what each pair merges into. tiktoken's "ranks" rule fits too: the
 //! pair `(a, b)` merges into the token `a + b`, with that token's id as its rank.
 //!
-//! Short words use a scan over the pair ranks; long ones a heap over a linked list, so a
-//! 100 kB run costs O(n log n), never O(n²). This module does not decide what the units are.
+//! Short words use a scan over the pair ranks; long ones a linked list swept rank by rank
+//! (buckets of positions), so a 1 MB run costs a few linear passes and never O(n²). This
+//! module does not decide what the units are: anything implementing [`Pairs`] drives the loops
+//! (byte-level's ranks rule looks the concatenated bytes up instead of keeping a pair table).
 
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -19,15 +21,59 @@ pub struct Merge {
     pub id: u32,
 }
 
-/// `(left, right) -> Merge`, keyed by one `u64` so a lookup hashes a single integer.
+/// What an adjacent pair of ids merges into, if anything.
+pub trait Pairs {
+    fn get(&self, left: u32, right: u32) -> Option<Merge>;
+}
+
+impl Pairs for PairTable {
+    #[inline]
+    fn get(&self, left: u32, right: u32) -> Option<Merge> {
+        PairTable::get(self, left, right)
+    }
+}
+
+/// `(left, right) -> Merge`: open addressing with linear probing over one array, each slot
+/// holding its key and its merge, so a lookup usually costs one cache line (a general hash map
+/// keeps control bytes apart from the entries: two). While every id and rank fits in 16 bits
+/// (an SGPE vocabulary of up to 65,534 tokens) a slot is 8 bytes instead of 16: half the
+/// memory, so more of the table stays in cache.
 #[derive(Clone, Debug, Default)]
 pub struct PairTable {
-    map: FxHashMap<u64, Merge>,
+    /// 16-bit form: `left << 48 | right << 32 | rank << 16 | id`, or [`EMPTY`].
+    compact: Vec<u64>,
+    /// 32-bit form, once anything does not fit in 16 bits.
+    wide: Vec<Slot>,
+    len: usize,
+    shift: u32,
+    /// The pair `(u32::MAX, u32::MAX)`, whose key marks empty slots.
+    last_pair: Option<Merge>,
+    /// Bit `i`: some pair has left id `i` (ids below [`LEFT_BITS`]). Most units that cannot
+    /// merge (byte-fallback tokens, punctuation) are turned away here, in L1, without a probe.
+    lefts: Vec<u64>,
 }
+
+/// Ids at or above this are not in [`PairTable::lefts`] (always probed).
+const LEFT_BITS: u32 = 1 << 22;
+/// Ids and ranks up to this fit the 16-bit form.
+const SMALL: u32 = 0xFFFE;
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: u64,
+    merge: Merge,
+}
+
+const EMPTY: u64 = u64::MAX;
 
 #[inline]
 fn key(left: u32, right: u32) -> u64 {
     (u64::from(left) << 32) | u64::from(right)
+}
+
+#[inline(always)]
+fn bucket(key: u64, shift: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
 impl PairTable {
@@ -36,127 +82,349 @@ impl PairTable {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        let mut map = FxHashMap::default();
-        map.reserve(n);
-        Self { map }
+        let mut table = Self::default();
+        table.resize(n);
+        table
+    }
+
+    fn is_wide(&self) -> bool {
+        !self.wide.is_empty()
+    }
+
+    fn size(&self) -> usize {
+        if self.is_wide() {
+            self.wide.len()
+        } else {
+            self.compact.len()
+        }
+    }
+
+    /// Room for `n` entries at a load of at most 3/4.
+    fn resize(&mut self, n: usize) {
+        let size = (n * 4 / 3 + 1).next_power_of_two().max(16);
+        if size <= self.size() {
+            return;
+        }
+        self.rebuild(size, self.is_wide());
+    }
+
+    /// Every entry into a table of `size` slots, in the wide form if `wide`.
+    fn rebuild(&mut self, size: usize, wide: bool) {
+        let entries: Vec<(u64, Merge)> = if self.is_wide() {
+            self.wide
+                .iter()
+                .filter(|s| s.key != EMPTY)
+                .map(|s| (s.key, s.merge))
+                .collect()
+        } else {
+            self.compact
+                .iter()
+                .filter(|&&s| s != EMPTY)
+                .map(|&s| {
+                    let (l, r) = ((s >> 48) as u32, (s >> 32) as u32 & 0xFFFF);
+                    (
+                        key(l, r),
+                        Merge {
+                            rank: (s >> 16) as u32 & 0xFFFF,
+                            id: s as u32 & 0xFFFF,
+                        },
+                    )
+                })
+                .collect()
+        };
+        self.shift = 64 - size.trailing_zeros();
+        if wide {
+            self.compact = Vec::new();
+            self.wide = vec![
+                Slot {
+                    key: EMPTY,
+                    merge: Merge { rank: 0, id: 0 }
+                };
+                size
+            ];
+            for (k, merge) in entries {
+                let i = self.find_wide(k);
+                self.wide[i] = Slot { key: k, merge };
+            }
+        } else {
+            self.compact = vec![EMPTY; size];
+            for (k, merge) in entries {
+                let packed = compact_key(k);
+                let i = self.find_compact(packed);
+                self.compact[i] = packed | u64::from(merge.rank) << 16 | u64::from(merge.id);
+            }
+        }
+    }
+
+    /// The slot of `key`, or the empty slot where it would go (wide form).
+    #[inline(always)]
+    fn find_wide(&self, key: u64) -> usize {
+        let mask = self.wide.len() - 1;
+        let mut i = bucket(key, self.shift);
+        loop {
+            let k = self.wide[i].key;
+            if k == key || k == EMPTY {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The slot of `packed` (a 16-bit form key: the high 32 bits), or the empty slot.
+    #[inline(always)]
+    fn find_compact(&self, packed: u64) -> usize {
+        let mask = self.compact.len() - 1;
+        let mut i = bucket(packed, self.shift);
+        loop {
+            let s = self.compact[i];
+            if s == EMPTY || s & 0xFFFF_FFFF_0000_0000 == packed {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// Add a merge; a pair already present keeps its first (lowest-ranked) merge. Returns
     /// whether the pair was new.
     pub fn insert(&mut self, left: u32, right: u32, merge: Merge) -> bool {
-        match self.map.entry(key(left, right)) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(merge);
-                true
-            }
+        let k = key(left, right);
+        if k == EMPTY {
+            let new = self.last_pair.is_none();
+            self.last_pair.get_or_insert(merge);
+            return new;
         }
+        if self.get(left, right).is_some() {
+            return false;
+        }
+        if left < LEFT_BITS {
+            let word = (left / 64) as usize;
+            if word >= self.lefts.len() {
+                self.lefts.resize(word + 1, 0);
+            }
+            self.lefts[word] |= 1 << (left % 64);
+        }
+        let fits = left <= SMALL && right <= SMALL && merge.rank <= SMALL && merge.id <= SMALL;
+        if !fits && !self.is_wide() {
+            let size = self.size().max(16);
+            self.rebuild(size, true);
+        }
+        self.resize(self.len + 1);
+        if self.is_wide() {
+            let i = self.find_wide(k);
+            self.wide[i] = Slot { key: k, merge };
+        } else {
+            let packed = compact_key(k);
+            let i = self.find_compact(packed);
+            self.compact[i] = packed | u64::from(merge.rank) << 16 | u64::from(merge.id);
+        }
+        self.len += 1;
+        true
     }
 
     #[inline]
     pub fn get(&self, left: u32, right: u32) -> Option<Merge> {
-        self.map.get(&key(left, right)).copied()
+        let k = key(left, right);
+        if k == EMPTY {
+            return self.last_pair;
+        }
+        if left < LEFT_BITS {
+            match self.lefts.get((left / 64) as usize) {
+                Some(word) if word & (1 << (left % 64)) != 0 => {}
+                _ => return None,
+            }
+        }
+        if self.is_wide() {
+            let slot = self.wide[self.find_wide(k)];
+            return (slot.key == k).then_some(slot.merge);
+        }
+        if self.compact.is_empty() || left > SMALL || right > SMALL {
+            return None;
+        }
+        let packed = compact_key(k);
+        let s = self.compact[self.find_compact(packed)];
+        (s != EMPTY).then_some(Merge {
+            rank: (s >> 16) as u32 & 0xFFFF,
+            id: s as u32 & 0xFFFF,
+        })
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len + usize::from(self.last_pair.is_some())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
-    /// Bytes held by the table (an estimate: entries times their size, plus hash control bytes).
+    /// Bytes held by the table.
     pub fn heap_bytes(&self) -> usize {
-        self.map.capacity() * (std::mem::size_of::<(u64, Merge)>() + 1)
+        self.compact.capacity() * 8
+            + self.wide.capacity() * std::mem::size_of::<Slot>()
+            + self.lefts.capacity() * 8
     }
 }
 
-/// Words longer than this use the heap; the scan is faster below it.
+/// The high 32 bits of a 16-bit form slot for the pair key `k` (both ids at most [`SMALL`]).
+#[inline(always)]
+fn compact_key(k: u64) -> u64 {
+    ((k >> 32) << 48) | ((k & 0xFFFF) << 32)
+}
+
+/// Words longer than this use the rank buckets; the scan is faster below it.
 pub const SCAN_LIMIT: usize = 48;
 
 /// Merge `ids` in place by `table` (see the module docs).
 pub fn merge(ids: &mut Vec<u32>, table: &PairTable) {
-    if ids.len() < 2 || table.is_empty() {
+    if table.is_empty() {
+        return;
+    }
+    merge_with(ids, table);
+}
+
+/// Merge `ids` in place by any [`Pairs`] (see the module docs).
+pub fn merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+    if ids.len() < 2 {
         return;
     }
     if ids.len() <= SCAN_LIMIT {
         merge_scan(ids, table);
     } else {
-        merge_heap(ids, table);
+        merge_long(ids, table);
     }
 }
 
 const NONE: u32 = u32::MAX;
+/// "No merge" in the scan; a merge's rank is its index in a merge list, so never this.
+const NO_RANK: u32 = u32::MAX;
 
-fn merge_scan(ids: &mut Vec<u32>, table: &PairTable) {
-    // ranks[i]: the merge of (ids[i], ids[i + 1]), if any.
-    let mut merges: Vec<Option<Merge>> = ids.windows(2).map(|w| table.get(w[0], w[1])).collect();
+fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+    // ranks[i], merged[i]: the merge of (ids[i], ids[i + 1]), NO_RANK if none. On the stack:
+    // most words are a few units long and an allocation would cost more than the merging.
+    if ids.len() > SCAN_LIMIT {
+        // Only the tests scan long words (to compare with the rank buckets).
+        let (mut ranks, mut merged) = (vec![NO_RANK; ids.len()], vec![0; ids.len()]);
+        return scan(ids, table, &mut ranks, &mut merged);
+    }
+    scan(ids, table, &mut [NO_RANK; SCAN_LIMIT], &mut [0; SCAN_LIMIT]);
+}
+
+fn scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, ranks: &mut [u32], merged: &mut [u32]) {
+    let mut len = ids.len();
+    let lookup = |a: u32, b: u32| table.get(a, b).map_or((NO_RANK, 0), |m| (m.rank, m.id));
+    for i in 0..len - 1 {
+        (ranks[i], merged[i]) = lookup(ids[i], ids[i + 1]);
+    }
     loop {
-        let mut best: Option<(usize, Merge)> = None;
-        for (i, m) in merges.iter().enumerate() {
-            if let Some(m) = m {
-                match best {
-                    Some((_, b)) if b.rank <= m.rank => {}
-                    _ => best = Some((i, *m)),
-                }
+        let mut best = NO_RANK;
+        let mut i = 0;
+        for (k, &r) in ranks[..len - 1].iter().enumerate() {
+            if r < best {
+                best = r;
+                i = k;
             }
         }
-        let Some((i, m)) = best else { break };
-        ids[i] = m.id;
+        if best == NO_RANK {
+            break;
+        }
+        ids[i] = merged[i];
         ids.remove(i + 1);
-        merges.remove(i);
-        if i < merges.len() {
-            merges[i] = table.get(ids[i], ids[i + 1]);
+        ranks.copy_within(i + 1..len - 1, i);
+        merged.copy_within(i + 1..len - 1, i);
+        len -= 1;
+        if i + 1 < len {
+            (ranks[i], merged[i]) = lookup(ids[i], ids[i + 1]);
         }
         if i > 0 {
-            merges[i - 1] = table.get(ids[i - 1], ids[i]);
+            (ranks[i - 1], merged[i - 1]) = lookup(ids[i - 1], ids[i]);
+        }
+        if len == 1 {
+            break;
         }
     }
 }
 
-fn merge_heap(ids: &mut Vec<u32>, table: &PairTable) {
-    // A doubly linked list over the original positions; a heap entry (rank, left position,
-    // left id, right id) is stale once either unit has changed. Ids at a position only ever
-    // grow into longer tokens, never back, so comparing the ids detects every change.
+fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+    // A doubly linked list over the original positions, and the positions of the pairs that
+    // can merge in one bucket per rank; a heap holds the ranks whose buckets are not empty.
+    // The lowest rank's bucket is swept left to right, merging each position that still holds
+    // a pair of that rank. A merge's new pairs normally rank higher (a merged token is newer
+    // than its parts) and go to their buckets; if one ranks lower or the same, the sweep stops
+    // and the rest of the bucket goes back, so the order is the rule's in every case. Stale
+    // positions are checked against the table when they come up. A long run of one syllable
+    // thus costs a few linear sweeps instead of a heap operation per merge.
     let n = ids.len();
     let mut next: Vec<u32> = (1..=n as u32).collect();
     next[n - 1] = NONE;
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     prev[0] = NONE;
-    let mut heap: BinaryHeap<Reverse<(u32, u32, u32, u32)>> = BinaryHeap::with_capacity(n);
+    let mut alive = vec![true; n];
+    let mut buckets: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+    fn push(
+        buckets: &mut FxHashMap<u32, Vec<u32>>,
+        ranks: &mut BinaryHeap<Reverse<u32>>,
+        rank: u32,
+        pos: u32,
+    ) {
+        let bucket = buckets.entry(rank).or_default();
+        if bucket.is_empty() {
+            ranks.push(Reverse(rank));
+        }
+        bucket.push(pos);
+    }
     for i in 0..n - 1 {
         if let Some(m) = table.get(ids[i], ids[i + 1]) {
-            heap.push(Reverse((m.rank, i as u32, ids[i], ids[i + 1])));
+            push(&mut buckets, &mut ranks, m.rank, i as u32);
         }
     }
-    let mut alive = vec![true; n];
-    while let Some(Reverse((_, i, left, right))) = heap.pop() {
-        let i = i as usize;
-        let j = next[i];
-        if !alive[i] || j == NONE || ids[i] != left || ids[j as usize] != right {
-            continue;
+    let mut round: Vec<u32> = Vec::new();
+    while let Some(Reverse(rank)) = ranks.pop() {
+        match buckets.get_mut(&rank) {
+            Some(bucket) if !bucket.is_empty() => std::mem::swap(&mut round, bucket),
+            _ => continue,
         }
-        let Some(m) = table.get(left, right) else {
-            continue;
-        };
-        let j = j as usize;
-        ids[i] = m.id;
-        alive[j] = false;
-        let k = next[j];
-        next[i] = k;
-        if k != NONE {
-            prev[k as usize] = i as u32;
-            if let Some(m2) = table.get(ids[i], ids[k as usize]) {
-                heap.push(Reverse((m2.rank, i as u32, ids[i], ids[k as usize])));
+        round.sort_unstable();
+        round.dedup();
+        let mut k = 0;
+        while k < round.len() {
+            let i = round[k] as usize;
+            k += 1;
+            let j = next[i];
+            if !alive[i] || j == NONE {
+                continue;
+            }
+            let j = j as usize;
+            let m = match table.get(ids[i], ids[j]) {
+                Some(m) if m.rank == rank => m,
+                _ => continue, // stale: the pair here has changed since it was filed
+            };
+            ids[i] = m.id;
+            alive[j] = false;
+            let after = next[j];
+            next[i] = after;
+            let mut lower = false;
+            if after != NONE {
+                prev[after as usize] = i as u32;
+                if let Some(m2) = table.get(ids[i], ids[after as usize]) {
+                    push(&mut buckets, &mut ranks, m2.rank, i as u32);
+                    lower |= m2.rank <= rank;
+                }
+            }
+            let before = prev[i];
+            if before != NONE {
+                if let Some(m2) = table.get(ids[before as usize], ids[i]) {
+                    push(&mut buckets, &mut ranks, m2.rank, before);
+                    lower |= m2.rank <= rank;
+                }
+            }
+            if lower {
+                for &rest in &round[k..] {
+                    push(&mut buckets, &mut ranks, rank, rest);
+                }
+                break;
             }
         }
-        let p = prev[i];
-        if p != NONE {
-            if let Some(m2) = table.get(ids[p as usize], ids[i]) {
-                heap.push(Reverse((m2.rank, p, ids[p as usize], ids[i])));
-            }
-        }
+        round.clear();
     }
     let mut out = Vec::with_capacity(n);
     let mut i = 0u32;
@@ -215,13 +483,32 @@ mod tests {
         table
     }
 
+    /// Any pairs, any ranks, ids reused, ranks shared: a merge may create a pair that ranks
+    /// lower than itself (which BPE-trained tables never do), and equal ranks tie.
+    fn scrambled_table(rng: &mut Lcg, symbols: u32, merges: u32) -> PairTable {
+        let mut table = PairTable::new();
+        for _ in 0..merges {
+            let (a, b) = (rng.next(symbols + 3), rng.next(symbols + 3));
+            let merge = Merge {
+                rank: rng.next(merges),
+                id: rng.next(symbols + 3),
+            };
+            table.insert(a, b, merge);
+        }
+        table
+    }
+
     #[test]
-    fn scan_and_heap_equal_the_reference() {
+    fn scan_and_buckets_equal_the_reference() {
         let mut rng = Lcg(7);
-        for round in 0..400 {
+        for round in 0..3000 {
             let symbols = 2 + rng.next(6);
             let merges = 1 + rng.next(40);
-            let table = random_table(&mut rng, symbols, merges);
+            let table = if round % 3 == 2 {
+                scrambled_table(&mut rng, symbols, merges)
+            } else {
+                random_table(&mut rng, symbols, merges)
+            };
             let len = if round % 2 == 0 {
                 rng.next(SCAN_LIMIT as u32)
             } else {
@@ -235,7 +522,7 @@ mod tests {
             let (mut scan, mut heap) = (word.clone(), word.clone());
             if word.len() >= 2 {
                 merge_scan(&mut scan, &table);
-                merge_heap(&mut heap, &table);
+                merge_long(&mut heap, &table);
             }
             assert_eq!(scan, expected);
             assert_eq!(heap, expected);
@@ -253,6 +540,92 @@ mod tests {
         merge(&mut long, &table);
         assert_eq!(long.len(), 51);
         assert_eq!(long[50], 1);
+    }
+
+    #[test]
+    fn the_compact_form_turns_wide_when_needed() {
+        let mut table = PairTable::new();
+        for i in 0..3000u32 {
+            table.insert(i % 700, i / 700, Merge { rank: i, id: i + 1 });
+        }
+        assert!(!table.is_wide());
+        assert_eq!(
+            table.get(5, 2),
+            Some(Merge {
+                rank: 1405,
+                id: 1406
+            })
+        );
+        assert_eq!(table.get(70_000, 2), None);
+        table.insert(
+            70_000,
+            2,
+            Merge {
+                rank: 3000,
+                id: 3001,
+            },
+        );
+        assert!(table.is_wide());
+        assert_eq!(
+            table.get(5, 2),
+            Some(Merge {
+                rank: 1405,
+                id: 1406
+            })
+        );
+        assert_eq!(
+            table.get(70_000, 2),
+            Some(Merge {
+                rank: 3000,
+                id: 3001
+            })
+        );
+        assert_eq!(table.len(), 3001);
+        let mut ranks = PairTable::new();
+        ranks.insert(
+            1,
+            2,
+            Merge {
+                rank: 100_000,
+                id: 3,
+            },
+        );
+        assert!(ranks.is_wide());
+        assert_eq!(
+            ranks.get(1, 2),
+            Some(Merge {
+                rank: 100_000,
+                id: 3
+            })
+        );
+    }
+
+    #[test]
+    fn the_table_grows_and_keeps_every_pair() {
+        let mut table = PairTable::new();
+        for i in 0..10_000u32 {
+            assert!(table.insert(i, i.wrapping_mul(7), Merge { rank: i, id: i + 1 }));
+        }
+        assert!(table.insert(u32::MAX, u32::MAX, Merge { rank: 5, id: 6 }));
+        assert!(!table.insert(u32::MAX, u32::MAX, Merge { rank: 7, id: 8 }));
+        assert_eq!(table.len(), 10_001);
+        for i in 0..10_000u32 {
+            assert_eq!(
+                table.get(i, i.wrapping_mul(7)),
+                Some(Merge { rank: i, id: i + 1 })
+            );
+            assert_eq!(table.get(i, i.wrapping_mul(7) + 1), None);
+        }
+        assert_eq!(
+            table.get(u32::MAX, u32::MAX),
+            Some(Merge { rank: 5, id: 6 })
+        );
+        assert_eq!(PairTable::new().get(1, 2), None);
+        assert_eq!(PairTable::new().get(u32::MAX - 1, 2), None);
+        let mut big = PairTable::new();
+        big.insert(u32::MAX - 1, 3, Merge { rank: 0, id: 1 });
+        assert_eq!(big.get(u32::MAX - 1, 3), Some(Merge { rank: 0, id: 1 }));
+        assert_eq!(big.get(u32::MAX - 1, 4), None);
     }
 
     #[test]

@@ -25,13 +25,15 @@ Output formats (table, Markdown, JSON, plot) live in :mod:`wwho.cli.eval`.
 
 from __future__ import annotations
 
-import functools
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import regex
 
+from wwho.cache import ENTRY_OVERHEAD, PieceCache
+from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
 from wwho.errors import TokenizerError, VocabError
 from wwho.router import segment
 from wwho.syllables import syllabify
@@ -112,7 +114,7 @@ class Metrics:
 
 # -- loading ------------------------------------------------------------------------------
 
-def load_spec(spec: str) -> Evaluated:
+def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
     """Load a tokenizer from a SPEC (see the module docstring); unknown specs are a clear error."""
     kind, _, rest = spec.partition(":")
     if kind == "tiktoken" and rest:
@@ -126,7 +128,7 @@ def load_spec(spec: str) -> Evaluated:
         raise VocabError(f"{spec}: not a file or directory, nor tiktoken:NAME, hf:PATH or spm:MODEL")
     from wwho.loading import load_tokenizer
 
-    return _native(load_tokenizer(path), spec)
+    return _native(load_tokenizer(path, pattern=pattern), spec)
 
 
 def _ends(pieces: Iterable[bytes]) -> list[int]:
@@ -158,12 +160,14 @@ def _native(tok, name: str) -> Evaluated:
 
 
 def _tiktoken(name: str) -> Evaluated:
+    from wwho.bytelevel.safe_tiktoken import SafeEncoder
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
     enc = get_encoding(name)
+    safe = SafeEncoder(enc)  # tiktoken's ids, without its crash on very long whitespace runs
 
     def encode(text: str):
-        ids = enc.encode_ordinary(text)
+        ids = safe.encode_ordinary(text)
         return ids, _ends(enc.decode_single_token_bytes(i) for i in ids)
     return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab,
                      enc.decode_single_token_bytes)
@@ -213,6 +217,23 @@ def _spm(model: str, name: str) -> Evaluated:
 
 # -- measuring ------------------------------------------------------------------------------
 
+def _structure_size(line: str, value: tuple[frozenset[int], frozenset[int]]) -> int:
+    # the sets' tables plus an int object (28-32 bytes) per offset above 256
+    return sys.getsizeof(line) + sum(sys.getsizeof(s) + 32 * len(s) for s in value) + ENTRY_OVERHEAD
+
+
+#: Line structures are the same for every tokenizer: kept for the next one, up to 64 MiB.
+_STRUCTURES = PieceCache(64 * 2**20, max_key_length=4096, sizeof=_structure_size)
+
+
+def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
+    """Byte offsets strictly inside a grapheme cluster, and strictly inside an Indic syllable."""
+    got = _STRUCTURES.get(text)
+    if got is None:
+        got = _STRUCTURES.put(text, inside_offsets(text))
+    return got
+
+
 def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
     """UTF-8 byte offsets of ``text`` strictly inside a grapheme cluster, and strictly inside an Indic
     syllable: a token boundary at such an offset cuts the cluster (syllable). Not cached."""
@@ -241,7 +262,6 @@ def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
 
 
 #: evaluate() sees corpus lines again for every tokenizer: cache them (by count; lines are short)
-_line_structure = functools.lru_cache(maxsize=4096)(inside_offsets)
 
 
 def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress: bool = False) -> Metrics:
@@ -282,18 +302,21 @@ def parity(metrics: Metrics, reference: Metrics) -> float:
     return metrics.tokens / reference.tokens if reference.tokens else 0.0
 
 
-def read_lines(path: str | Path) -> list[str]:
+def read_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
     from wwho.corpus import iter_documents
 
-    return list(iter_documents(path))
+    return list(iter_documents(path, max_line_bytes=max_line_bytes))
 
 
 def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: str | None = None,
-                 progress: bool = False) -> list[Metrics]:
-    """Every tokenizer on every corpus (and its parity when ``parity_with`` is given)."""
-    tokenizers = [load_spec(s) for s in specs]
-    texts = {c: read_lines(c) for c in corpora}
-    reference = read_lines(parity_with) if parity_with else None
+                 progress: bool = False, max_line_bytes: int = MAX_LINE_BYTES,
+                 pattern: str | None = None) -> list[Metrics]:
+    """Every tokenizer on every corpus (and its parity when ``parity_with`` is given).
+    ``pattern``: the pre-tokenizer of ``.tiktoken`` files that are not a known encoding."""
+    check_max_line_bytes(max_line_bytes)
+    tokenizers = [load_spec(s, pattern=pattern) for s in specs]
+    texts = {c: read_lines(c, max_line_bytes=max_line_bytes) for c in corpora}
+    reference = read_lines(parity_with, max_line_bytes=max_line_bytes) if parity_with else None
     results = []
     for tok in tokenizers:
         ref = evaluate(tok, reference, corpus=str(parity_with)) if reference is not None else None

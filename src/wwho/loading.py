@@ -15,12 +15,12 @@ Every loaded object has ``encode(text) -> list[int]``, ``decode(ids) -> str`` an
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError
+from wwho.errors import VocabError, brief
+from wwho.fileio import parse_json, read_bytes
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 
@@ -55,8 +55,10 @@ def detect_kind(path: str | os.PathLike) -> str:
     raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
 
 
-def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
-    """Load the tokenizer at ``path`` (its kind detected unless given)."""
+def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern: str | None = None) -> Any:
+    """Load the tokenizer at ``path`` (its kind detected unless given). ``pattern``: the
+    pre-tokenizer (a name such as ``o200k`` or a regex) of a ``.tiktoken`` file that is not
+    a known encoding, which the file itself does not say."""
     kind = kind or detect_kind(path)
     p = Path(path)
     if kind == "sgpe":
@@ -70,7 +72,7 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
     if kind == "bytelevel":
         from wwho.bytelevel import ByteBPE
 
-        return ByteBPE.from_tiktoken(p) if p.suffix == ".tiktoken" else ByteBPE.load(p)
+        return ByteBPE.from_tiktoken(p, pattern=pattern) if p.suffix == ".tiktoken" else ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE
 
@@ -85,18 +87,28 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
 
 
 def _load_hf(path: Path) -> Any:
-    try:
-        from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel.files import NotByteLevel
 
-        return ByteBPE.from_hf(path)
-    except (VocabError, ValueError):  # not byte-level BPE: run it with HF tokenizers as it is
+    try:
+        return ByteBPE.from_hf(path)  # a broken byte-level file is an error, not a reason to try HF
+    except NotByteLevel:
         pass
     import tokenizers
 
+    from wwho.binary.io import check_ids
+    from wwho.savedir import check_saved
+
+    raw = read_bytes(path, error=VocabError)
+    check_saved(path.parent, {path.name: raw}, only_listed=True)
+    data = parse_json(raw, source=str(path), error=VocabError)
+    model = data.get("model") if isinstance(data, dict) else None
+    if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
+        check_ids(data, str(path))  # HF would keep the last of two tokens with one id
     try:
         return HFTokenizer(tokenizers.Tokenizer.from_file(str(path)))
-    except Exception as exc:  # tokenizers raises a plain Exception for bad files
-        raise VocabError(f"{path}: HF tokenizers cannot load it: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 -- tokenizers raises a plain Exception for bad files
+        raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
 
 
 class HFTokenizer:
@@ -112,8 +124,12 @@ class HFTokenizer:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """In order. ``num_threads=1`` encodes on this thread; otherwise HF ``tokenizers`` runs the
+        batch on its own thread pool (sized by ``RAYON_NUM_THREADS``, all cores by default)."""
+        if num_threads == 1:
+            return [self.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+        return [e.ids for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def tokenize(self, text: str) -> list[str]:
         return self.tokenizer.encode(text, add_special_tokens=False).tokens
@@ -123,7 +139,4 @@ class HFTokenizer:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise VocabError(f"{path}: not a readable JSON file: {exc}") from None
+    return parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import operator
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,11 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
+from wwho.bytelevel.safe_tiktoken import LONG_RUN, SafeEncoder
+from wwho.cache import DEFAULT_CACHE_BYTES, PieceCache
 from wwho.errors import TokenizerError, VocabError
+from wwho.ids import token_id, token_ids
 from wwho.router import run_pattern
 
-#: Entries kept in the run cache (Indic runs, short Latin parts) before it is cleared (bounded memory).
-CACHE_SIZE = 200_000
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 NAMESPACE = SGPE_PREFIX[0]
 
@@ -129,15 +129,7 @@ class MetaVocab:
         return None if uid < self.offset else self._tokens[uid - self.offset]
 
     def _check(self, uid: int) -> int:
-        if isinstance(uid, bool):
-            raise TokenizerError(f"token id {uid!r} is not an integer")
-        try:
-            uid = operator.index(uid)
-        except TypeError:
-            raise TokenizerError(f"token id {uid!r} is not an integer") from None
-        if not 0 <= uid < self.size:
-            raise TokenizerError(f"token id {uid} is out of range [0, {self.size})")
-        return uid
+        return token_id(uid, self.size)  # ints, numpy integers, __index__ objects; never bools
 
 
 @dataclass(frozen=True)
@@ -208,7 +200,9 @@ class MetaTokenizer:
     """tiktoken + SGPE in one id space; see the module docstring."""
 
     def __init__(self, sgpe_tokenizer: Any, tiktoken_encoding: Any = "o200k_base", *,
-                 tiktoken_file: str | os.PathLike | None = None) -> None:
+                 tiktoken_file: str | os.PathLike | None = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        """``cache_bytes`` bounds this tokenizer's run cache (:mod:`wwho.cache`); the SGPE part
+        (the compiled core) keeps no cache."""
         from wwho.sgpe import SGPETokenizer
 
         if not isinstance(sgpe_tokenizer, SGPETokenizer):
@@ -227,16 +221,22 @@ class MetaTokenizer:
         self._scripts = sgpe_tokenizer.splitter.scripts
         self._runs = run_pattern(self._scripts).finditer
         self._sgpe_bytes = [sgpe_tokenizer.token_bytes(i) for i in range(sgpe_tokenizer.vocab_size)]
-        self._cache: dict[str, list[int]] = {}
+        # Shifted SGPE ids, made once: cached runs then share these int objects (8 bytes per id).
+        self._shifted = list(range(self.offset, self.vocab.size))
+        self._cache = PieceCache(cache_bytes)
+        self._safe_tiktoken = SafeEncoder(self.encoding, token_bytes=self._tiktoken_token_bytes)
         self._strings: list[str] | None = None
         self._string_ids: dict[str, int] | None = None
 
     # -- construction and files --------------------------------------------------------
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None) -> "MetaTokenizer":
-        """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256."""
+    def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None,
+             cache_bytes: int = DEFAULT_CACHE_BYTES) -> "MetaTokenizer":
+        """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256.
+        ``cache_bytes`` bounds the run cache (the SGPE part, in the core, keeps none)."""
         from wwho.export.meta import CONFIG_FILE, read_meta_config
+        from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
 
         directory = Path(directory)
@@ -254,11 +254,11 @@ class MetaTokenizer:
                              f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
         if part.n_vocab != config["offset"]:
             raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
-        sgpe = SGPETokenizer.load(directory / config["sgpe_vocab"])
+        sgpe = SGPETokenizer.load(member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'"))
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
                              f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
-        return cls(sgpe, encoding)
+        return cls(sgpe, encoding, cache_bytes=cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
@@ -289,13 +289,32 @@ class MetaTokenizer:
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        if not allowed and not disallowed:
+            return self._encode_ordinary(text)
+        ids: list[int] = []
+        for part in self._split_specials(text, allowed, disallowed):
+            if isinstance(part, int):
+                ids.append(part)
+            else:
+                ids += self._encode_ordinary(part)
+        return ids
+
+    def _specials(self, allowed_special: Iterable[str] | str,
+                  disallowed_special: Iterable[str] | str) -> tuple[frozenset[str], frozenset[str]]:
+        """The allowed and the disallowed special tokens, checked."""
         allowed = self._allowed(allowed_special)
         disallowed = (frozenset(self.tiktoken_specials) - allowed if disallowed_special == "all"
                       else frozenset(disallowed_special))
+        unknown = disallowed - set(self.special_tokens)
+        if unknown:
+            raise TokenizerError(f"disallowed_special names unknown special tokens: {sorted(unknown)}")
+        return allowed, disallowed
+
+    def _split_specials(self, text: str, allowed: frozenset[str], disallowed: frozenset[str]) -> list[str | int]:
+        """``text`` as ordinary parts (str) and allowed special tokens (their ids), in order; the
+        text of a disallowed special token is an error naming its offset."""
         if disallowed:
-            unknown = disallowed - set(self.special_tokens)
-            if unknown:
-                raise TokenizerError(f"disallowed_special names unknown special tokens: {sorted(unknown)}")
             m = _special_pattern(disallowed).search(text)
             if m:
                 raise TokenizerError(
@@ -303,15 +322,15 @@ class MetaTokenizer:
                     f"allowed_special={{{m.group()!r}}} to encode it as that token, or disallowed_special=() "
                     "to encode it as ordinary text")
         if not allowed:
-            return self._encode_ordinary(text)
-        ids: list[int] = []
+            return [text]
+        parts: list[str | int] = []
         pos = 0
         for m in _special_pattern(allowed).finditer(text):
-            ids += self._encode_ordinary(text[pos:m.start()])
-            ids.append(self.special_tokens[m.group()])
+            parts.append(text[pos:m.start()])
+            parts.append(self.special_tokens[m.group()])
             pos = m.end()
-        ids += self._encode_ordinary(text[pos:])
-        return ids
+        parts.append(text[pos:])
+        return parts
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
         if allowed_special == "all":
@@ -330,7 +349,7 @@ class MetaTokenizer:
         # building a TextSegment per run: this loop is the encoder's hot path.
         ids: list[int] = []
         tiktoken_encode = self.encoding.encode_ordinary
-        cache = self._cache
+        get, put = self._cache.get, self._cache.put
         pos = 0
         for m in self._runs(text):
             start = m.start()
@@ -344,25 +363,36 @@ class MetaTokenizer:
                     # Short Latin parts repeat ("(", ", ", names) and a dict lookup costs less than a
                     # call into tiktoken; a Latin part never equals an Indic run, so one cache serves both.
                     if len(latin) <= 24:
-                        got = cache.get(latin)
+                        got = get(latin)
                         if got is None:
-                            if len(cache) >= CACHE_SIZE:
-                                cache.clear()
-                            got = cache[latin] = tiktoken_encode(latin)
+                            got = put(latin, tiktoken_encode(latin))
                         ids += got
                     else:
-                        ids += tiktoken_encode(latin)
+                        ids += self._encode_latin(latin)
             pos = m.end()
-            got = cache.get(run)
+            got = get(run)
             if got is None:
-                if len(cache) >= CACHE_SIZE:
-                    cache.clear()
-                offset = self.offset
-                got = cache[run] = [offset + i for i in self.sgpe.encode(run)]
+                shifted = self._shifted
+                got = put(run, [shifted[i] for i in self.sgpe.encode(run)])
             ids += got
         if pos < len(text):
-            ids += tiktoken_encode(text[pos:])
+            ids += self._encode_latin(text[pos:])
         return ids
+
+    def _encode_latin(self, text: str) -> list[int]:
+        """tiktoken's ids; a text long enough to hold a run that overflows tiktoken is cut first
+        (:mod:`wwho.bytelevel.safe_tiktoken`: the same ids, no crash)."""
+        if len(text) < LONG_RUN:
+            return self.encoding.encode_ordinary(text)
+        return self._safe_tiktoken.encode_ordinary(text)
+
+    def _tiktoken_token_bytes(self) -> tuple[bytes | None, ...]:
+        return self.tiktoken.token_bytes  # a method, not a lambda: the tokenizer must pickle
+
+    def clear_cache(self) -> None:
+        """Forget the cached runs, and the SGPE part's cached pieces."""
+        self._cache.clear()
+        self.sgpe.clear_cache()
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Every special-token text encoded as ordinary text (``disallowed_special=()``)."""
@@ -371,9 +401,36 @@ class MetaTokenizer:
         return self._encode_ordinary(text)
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
-                     disallowed_special: Iterable[str] | str = "all") -> list[list[int]]:
-        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-                for t in texts]
+                     disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores): the Indic
+        runs by the SGPE core without the GIL, the rest by tiktoken's own batch encoder."""
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
+            raise TokenizerError(f"num_threads must be a positive int or None, not {num_threads!r}")
+        threads = num_threads or os.cpu_count() or 1
+        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        plans = [self._split_specials(t, allowed, disallowed) for t in texts]
+        ordinary = [part for plan in plans for part in plan if isinstance(part, str)]
+        routed = self.sgpe.encode_routed_batch(ordinary, num_threads=threads)
+        latin = [part[item[0]:item[1]] for part, items in zip(ordinary, routed) for item in items
+                 if type(item) is tuple]
+        latin_ids = iter(self.encoding.encode_ordinary_batch(latin, num_threads=threads) if latin else ())
+        runs = iter(routed)
+        offset = self.offset
+        out: list[list[int]] = []
+        for plan in plans:
+            ids: list[int] = []
+            for part in plan:
+                if isinstance(part, int):
+                    ids.append(part)
+                    continue
+                for item in next(runs):
+                    ids += next(latin_ids) if type(item) is tuple else [offset + i for i in item]
+            out.append(ids)
+        return out
 
     def tokenize(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
                  disallowed_special: Iterable[str] | str = "all") -> list[str]:
@@ -432,18 +489,14 @@ class MetaTokenizer:
         offset, size, sgpe = self.offset, self.vocab.size, self._sgpe_bytes
         out: list[bytes] = []
         run: list[int] = []
-        for i in ids:
-            if type(i) is not int:
-                i = self.vocab._check(i)
-            if 0 <= i < offset:
+        for i in token_ids(ids, size):
+            if i < offset:
                 run.append(i)
-            elif offset <= i < size:
+            else:
                 if run:
                     out.append(self._tiktoken_bytes(run))
                     run = []
                 out.append(sgpe[i - offset])
-            else:
-                raise TokenizerError(f"token id {i} is out of range [0, {size})")
         if run:
             out.append(self._tiktoken_bytes(run))
         return b"".join(out)

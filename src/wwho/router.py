@@ -15,7 +15,9 @@ leading-space convention of the syllable layer. :func:`join_segments` restores t
 text exactly.
 
 The :class:`Script` enum has ``LATIN`` plus one member per bundled schema, so a new
-schema file adds a script here without code changes. The router does not tokenize.
+schema file adds a script here without code changes. :func:`segment` runs in the compiled
+core (``wwho._core.Router``, built from the same character sets as :func:`run_pattern`, the
+regex form kept for callers that want a pattern). The router does not tokenize.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import functools
 import re
 from dataclasses import dataclass
 
+from wwho import _core
 from wwho.errors import TokenizerError
-from wwho.schema import available_scripts, bundled_schema, char_class
+from wwho.schema import available_scripts, bundled_schema, char_class, code_point_ranges
 
 #: Characters that continue an Indic run of any script.
 JOINERS = "\u200c\u200d"
@@ -54,25 +57,32 @@ class TextSegment:
         return self.script is not Script.LATIN
 
 
+def script_sets(name: str) -> tuple[frozenset[int], frozenset[int]]:
+    """``(blocks, continuation)`` of a bundled script: where its runs start, and go on."""
+    schema = bundled_schema(name)
+    block: set[int] = set()
+    for first, last in ((b.first, b.last) for b in schema.blocks):
+        block.update(range(first, last + 1))
+    # A run also goes on through the characters the schema keeps inside its words
+    # (e.g. Devanagari: combining marks of any script, other scripts' conjuncts).
+    more = {ord(c) for c in JOINERS + SHARED_PUNCTUATION} | schema.word_codepoints() | schema.attach_codepoints()
+    return frozenset(block), frozenset(block | more)
+
+
 @functools.lru_cache(maxsize=None)
 def run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
-    """The regex whose matches are the Indic runs of a text; the group name is the script.
-
-    :func:`segment` is built on it; hot paths that need only the runs (the meta tokenizer)
-    use it directly and skip building :class:`TextSegment` objects.
-    """
-    extra = {ord(c) for c in JOINERS + SHARED_PUNCTUATION}
+    """The regex whose matches are the Indic runs of a text; the group name is the script."""
     groups = []
     for name in scripts:
-        schema = bundled_schema(name)
-        block = set()
-        for first, last in ((b.first, b.last) for b in schema.blocks):
-            block.update(range(first, last + 1))
-        # A run also goes on through the characters the schema keeps inside its words
-        # (e.g. Devanagari: combining marks of any script, other scripts' conjuncts).
-        more = extra | schema.word_codepoints() | schema.attach_codepoints()
-        groups.append(f"(?P<{name}>{char_class(block)}{char_class(block | more)}*)")
+        block, cont = script_sets(name)
+        groups.append(f"(?P<{name}>{char_class(block)}{char_class(cont)}*)")
     return re.compile("|".join(groups))
+
+
+@functools.cache
+def core_router(scripts: tuple[str, ...]) -> _core.Router:
+    """The compiled router for these scripts (first one wins where blocks overlap)."""
+    return _core.Router([tuple(map(code_point_ranges, script_sets(name))) for name in scripts])
 
 
 def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSegment]:
@@ -80,22 +90,9 @@ def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSe
     if not isinstance(text, str):
         raise TokenizerError(f"expected text as str, got {type(text).__name__}")
     names = tuple(available_scripts()) if scripts is None else tuple(scripts)
-    segments: list[TextSegment] = []
-    pos = 0
-    for m in run_pattern(names).finditer(text):
-        leading = False
-        if m.start() > pos:
-            latin = text[pos:m.start()]
-            if latin.endswith(" "):
-                latin = latin[:-1]
-                leading = True
-            if latin:
-                segments.append(TextSegment(latin, Script.LATIN))
-        segments.append(TextSegment(m.group(), Script(m.lastgroup), leading))
-        pos = m.end()
-    if pos < len(text):
-        segments.append(TextSegment(text[pos:], Script.LATIN))
-    return segments
+    kinds = [Script(name) for name in names]
+    return [TextSegment(text[start:end], Script.LATIN if k < 0 else kinds[k], leading)
+            for start, end, k, leading in core_router(names).segment(text)]
 
 
 def join_segments(segments: list[TextSegment]) -> str:

@@ -1,12 +1,23 @@
 //! The Python bindings (`wwho._core`): PyO3 types and conversions, and nothing else.
 //!
-//! One file per area, each with a `register` function; errors become `ValueError`s whose
-//! messages the Python layer re-raises as typed `wwho` errors.
+//! One file per area, each with a `register` function; errors are raised as wwho's own typed
+//! exceptions (`errors`), and a panic inside a core call becomes one too.
 
 use pyo3::prelude::*;
+
+mod bytelevel;
+mod count;
+mod engine;
+mod errors;
+mod sgpe;
+mod text;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
+    sgpe::register(m)?;
+    engine::register(m)?;
+    count::register(m)?;
+    bytelevel::register(m)?;
     Ok(())
 }

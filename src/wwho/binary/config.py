@@ -12,14 +12,17 @@ or run anything.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wwho.binary.ingest import MODES, IngestOptions, OptionError
+from wwho.binary.ingest import MAX_EXP, MODES, IngestOptions, OptionError
+from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WINDOW_BYTES, MAX_WORKERS, SizeError, check_range
+from wwho.sizes import parse_int as _parse_int
+from wwho.sizes import parse_size as _parse_size
+from wwho.errors import brief
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,16 +34,12 @@ class ConfigError(OptionError):
     """A config file or flag value is invalid (names the file or flag, and the key)."""
 
 
-_SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
-
-
 def parse_size(value: Any, where: str) -> int:
-    """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and (m := _SIZE.fullmatch(value)):
-        return int(m.group(1)) << (10 * " kmgt".index(m.group(2).lower() or " "))
-    raise ConfigError(f"{where}: expected a size such as 4096, 4k or 16MiB, got {value!r}")
+    """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples; ASCII digits)."""
+    try:
+        return _parse_size(value, where)
+    except SizeError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parse_hex(value: Any, where: str) -> bytes:
@@ -57,14 +56,19 @@ def parse_hex(value: Any, where: str) -> bytes:
     return data
 
 
-def _int(value: Any, where: str, low: int | None = None) -> int:
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
-    if low is not None and value < low:
-        raise ConfigError(f"{where}: must be >= {low}, got {value}")
+def _int(value: Any, where: str, low: int | None = None, high: int = MAX_COUNT) -> int:
+    """An integer in ``[low, high]`` (ASCII digits if a string); checked before it is used."""
+    try:
+        value = _parse_int(value, where)
+        if low is not None:
+            check_range(value, where, low, high)
+    except SizeError as exc:
+        raise ConfigError(str(exc)) from None
     return value
+
+
+def _size(low: int, high: int) -> Callable[[Any, str], int]:
+    return lambda v, w: _int(parse_size(v, w), w, low, high)
 
 
 def _float(value: Any, where: str) -> float:
@@ -115,13 +119,13 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "inputs": _str_list,
     "output": _str,
     "pretty": _bool,
-    "vocab_size": lambda v, w: _int(parse_size(v, w), w, 1),
+    "vocab_size": _size(1, MAX_VOCAB_SIZE),
     "min_frequency": lambda v, w: _int(v, w, 0),
     "max_token_length": lambda v, w: _int(v, w, 1),
     "mode": _mode,
-    "window_bytes": lambda v, w: _int(parse_size(v, w), w, 1),
-    "min_exp": lambda v, w: _int(v, w, 0),
-    "max_exp": lambda v, w: _int(v, w, 0),
+    "window_bytes": _size(1, MAX_WINDOW_BYTES),
+    "min_exp": lambda v, w: _int(v, w, 0, MAX_EXP),
+    "max_exp": lambda v, w: _int(v, w, 0, MAX_EXP),
     "delimiter_hex": parse_hex,
     "max_docs": lambda v, w: _int(v, w, 1),
     "max_docs_per_file": lambda v, w: _int(v, w, 1),
@@ -129,14 +133,14 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "seed": _int,
     "follow_symlinks": _bool,
     "ext": _exts,
-    "max_file_size": lambda v, w: _int(parse_size(v, w), w, 1),
+    "max_file_size": _size(1, MAX_COUNT),
     "standard_specials": _bool,
     "mask": _bool,
     "unk": _bool,
-    "reserve": lambda v, w: _int(v, w, 0),
+    "reserve": lambda v, w: _int(v, w, 0, MAX_VOCAB_SIZE),
     "template": _bool,
     "pad_to_power_of_two": _bool,
-    "threads": lambda v, w: _int(v, w, 1),
+    "threads": lambda v, w: _int(v, w, 1, MAX_WORKERS),
     "progress": _bool,
 }
 _TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_specials", "mask", "unk",
@@ -177,6 +181,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 at byte {exc.start}") from None
+    except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] runs out of stack
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply for a config file") from None
     values: dict[str, Any] = {}
     for key, value in raw.items():
         name = key.replace("-", "_")
@@ -207,7 +213,11 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
     if not values["output"]:
         raise ConfigError("no output: give -o tokenizer.json or `output = \"...\"` in the config file")
     output = Path(values["output"])
-    if output.is_dir():
+    try:
+        is_dir = output.is_dir()
+    except OSError as exc:  # a name too long for the filesystem, a loop of links
+        raise ConfigError(f"output {brief(str(output))}: {exc.strerror or exc}") from None
+    if is_dir:
         raise ConfigError(f"{output}: output is a directory; give a file name "
                           f"such as {output / 'tokenizer.json'}")
     ingest = IngestOptions(

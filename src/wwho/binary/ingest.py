@@ -38,8 +38,11 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from wwho.errors import CorpusError, WwhoError
+from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
 MODES = ("file", "fixed", "random", "delim")
+#: Largest ``min_exp``/``max_exp``: random windows are at most MAX_WINDOW_BYTES (16 MiB).
+MAX_EXP = MAX_WINDOW_BYTES.bit_length() - 1
 SKIP_DIRS = frozenset({".git"})
 SKIP_FILES = frozenset({".DS_Store"})
 _BLOCK = 1 << 20  # read size in delim mode
@@ -71,11 +74,11 @@ class IngestOptions:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise OptionError(f"mode {self.mode!r} is not one of {', '.join(MODES)}")
-        _positive("window_bytes", self.window_bytes)
+        _positive("window_bytes", self.window_bytes, MAX_WINDOW_BYTES)
         for name in ("min_exp", "max_exp"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 40:
-                raise OptionError(f"{name} must be an integer from 0 to 40, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXP:
+                raise OptionError(f"{name} must be an integer from 0 to {MAX_EXP}, got {value!r}")
         if self.min_exp > self.max_exp:
             raise OptionError(f"min_exp ({self.min_exp}) is larger than max_exp ({self.max_exp})")
         if self.mode == "delim" and not self.delimiter:
@@ -98,9 +101,9 @@ class IngestOptions:
         object.__setattr__(self, "extensions", tuple(e.lower() for e in exts))  # matched case-insensitively
 
 
-def _positive(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise OptionError(f"{name} must be a positive integer, got {value!r}")
+def _positive(name: str, value: object, high: int = MAX_COUNT) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise OptionError(f"{name} must be an integer from 1 to {high:,}, got {value!r}")
 
 
 @dataclass

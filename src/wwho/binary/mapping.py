@@ -12,13 +12,17 @@ What this module deliberately does not do: load or train tokenizers (see ``io`` 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tokenizers import Tokenizer, decoders
+from tokenizers import Tokenizer, decoders, models
 
 from wwho.errors import TokenizerError
+from wwho.ids import token_ids
+
+#: Data longer than this is encoded in pieces (see :func:`encode_bytes`).
+CHUNK_BYTES = 1 << 16
+_BATCH = 32  # pieces per encode_batch call: HF's memory holds about this many pieces
 
 
 def bytes_to_text(data: bytes | bytearray | memoryview) -> str:
@@ -58,16 +62,49 @@ class BinaryEncoding:
 
 
 def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
-                 add_special_tokens: bool = False) -> BinaryEncoding:
+                 add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> BinaryEncoding:
     """Encode raw bytes. ``add_special_tokens`` applies the tokenizer's template, if any.
 
     Binary data may contain the literal bytes of a special token (``<|end|>``); they
     must stay data. This sets ``tokenizer.encode_special_tokens = True`` (HF does not
     save that flag in ``tokenizer.json``), so special tokens come only from the template.
+
+    Data longer than ``chunk_bytes`` is encoded in pieces of about that size, cut only
+    between two bytes that no token of the vocabulary holds side by side: no token can
+    cover such a cut, so it is a boundary of the whole encoding, and BPE (lowest rank
+    first) merges each side of a boundary exactly as it would alone. The ids are HF's
+    on the whole data (tests compare them), with HF's memory bounded by the piece size
+    and the pieces encoded in parallel (``encode_batch``).
     """
-    text = bytes_to_text(data)
+    data = bytes(data) if not isinstance(data, bytes) else data
     tokenizer.encode_special_tokens = True
-    enc = tokenizer.encode(text, add_special_tokens=add_special_tokens)
+    pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None
+    if pieces is None:
+        return _encoding(tokenizer.encode(bytes_to_text(data), add_special_tokens=add_special_tokens))
+    ids: list[int] = []
+    tokens: list[bytes] = []
+    offsets: list[tuple[int, int]] = []
+    for k in range(0, len(pieces), _BATCH):
+        starts = pieces[k:k + _BATCH]
+        texts = [data[a:b].decode("latin-1") for a, b in starts]
+        for (start, _), enc in zip(starts, tokenizer.encode_batch(texts, add_special_tokens=False)):
+            ids += enc.ids
+            tokens += [t.encode("latin-1") for t in enc.tokens]
+            offsets += [(a + start, b + start) for a, b in enc.offsets]
+    mask = [0] * len(ids)
+    if add_special_tokens and tokenizer.post_processor is not None:
+        # The template's specials around one data token: [prefix..., data, suffix...].
+        frame = _encoding(tokenizer.encode("\x00", add_special_tokens=True))
+        cut = frame.special_tokens_mask.index(0)
+        before, after = slice(0, cut), slice(cut + 1, None)
+        ids = frame.ids[before] + ids + frame.ids[after]
+        tokens = frame.tokens[before] + tokens + frame.tokens[after]
+        offsets = frame.offsets[before] + offsets + frame.offsets[after]
+        mask = frame.special_tokens_mask[before] + mask + frame.special_tokens_mask[after]
+    return BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=mask)
+
+
+def _encoding(enc) -> BinaryEncoding:
     # Latin-1 is one character per byte, so the character offsets HF returns are byte offsets.
     mask = enc.special_tokens_mask
     tokens = [tok.encode("utf-8") if special else tok.encode("latin-1")
@@ -76,26 +113,62 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
                           special_tokens_mask=list(mask))
 
 
+def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int]] | None:
+    """``(start, end)`` pieces of about ``size`` bytes, cut where no token can cross; None when
+    the model is not a plain BPE over bytes (then the data is encoded whole)."""
+    model = tokenizer.model
+    if not isinstance(model, models.BPE) or model.ignore_merges or model.dropout or model.byte_fallback \
+            or model.continuing_subword_prefix or model.end_of_word_suffix:
+        return None
+    inside = bytearray(65536)  # byte pairs that occur inside some token
+    for token in tokenizer.get_vocab(with_added_tokens=False):
+        try:
+            raw = token.encode("latin-1")
+        except UnicodeEncodeError:
+            return None
+        for x, y in zip(raw, raw[1:]):
+            inside[x << 8 | y] = 1
+    import numpy as np
+
+    codes = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
+    free = np.flatnonzero(np.frombuffer(bytes(inside), dtype=np.uint8)[(codes[:-1] << 8) | codes[1:]] == 0) + 1
+    cuts = [0]
+    while True:
+        k = int(np.searchsorted(free, cuts[-1] + size))
+        if k == len(free):
+            break
+        cuts.append(int(free[k]))
+    cuts.append(len(data))
+    return list(zip(cuts, cuts[1:]))
+
+
+def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], *,
+                       add_special_tokens: bool = False, num_threads: int | None = None) -> list[BinaryEncoding]:
+    """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
+    otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
+    ``RAYON_NUM_THREADS`` to change it)."""
+    texts = [bytes_to_text(data) for data in items]
+    tokenizer.encode_special_tokens = True
+    if num_threads == 1:
+        encodings = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts]
+    else:
+        encodings = tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+    out = []
+    for enc in encodings:
+        mask = enc.special_tokens_mask
+        tokens = [tok.encode("utf-8") if special else tok.encode("latin-1")
+                  for tok, special in zip(enc.tokens, mask)]
+        out.append(BinaryEncoding(ids=list(enc.ids), tokens=tokens, offsets=list(enc.offsets),
+                                  special_tokens_mask=list(mask)))
+    return out
+
+
 def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: bool = True) -> bytes:
     """The bytes of ``ids``; special tokens are dropped unless ``skip_special=False``.
 
     Raises :class:`TokenizerError` for a non-integer or out-of-range id, naming its position.
     """
-    ids = list(ids)
-    size = tokenizer.get_vocab_size(with_added_tokens=True)
-    if ids and not (all(type(i) is int for i in ids) and 0 <= min(ids) and max(ids) < size):
-        checked = []
-        for pos, i in enumerate(ids):
-            try:
-                value = operator.index(i)  # int, numpy integers; not floats or strings
-            except TypeError:
-                value = None
-            if value is None or isinstance(i, bool):
-                raise TokenizerError(f"id at position {pos} is {i!r}, not an integer")
-            if not 0 <= value < size:
-                raise TokenizerError(f"id {value} at position {pos} is out of range (vocabulary size {size})")
-            checked.append(value)
-        ids = checked
+    ids = token_ids(ids, tokenizer.get_vocab_size(with_added_tokens=True))  # ints, numpy ints; no bools
     if isinstance(tokenizer.decoder, decoders.Fuse):
         text = tokenizer.decode(ids, skip_special_tokens=skip_special)
     else:

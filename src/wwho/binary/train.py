@@ -31,6 +31,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, processors, trai
 
 from wwho.binary.ingest import IngestOptions, OptionError, count_windows
 from wwho.errors import VocabError
+from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
 ALPHABET = [chr(b) for b in range(256)]
 STANDARD_SPECIALS = ("<|start|>", "<|end|>", "<|sep|>", "<|cls|>", "<|pad|>")
@@ -49,8 +50,8 @@ def reserved(i: int) -> str:
 def special_tokens(*, standard_specials: bool = True, mask: bool = True, unk: bool = True,
                    reserve: int = 128) -> list[str]:
     """The special tokens of a binary tokenizer, in id order (before power-of-two padding)."""
-    if isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0:
-        raise OptionError(f"reserve must be a non-negative integer, got {reserve!r}")
+    if isinstance(reserve, bool) or not isinstance(reserve, int) or not 0 <= reserve <= MAX_VOCAB_SIZE:
+        raise OptionError(f"reserve must be an integer from 0 to {MAX_VOCAB_SIZE:,}, got {reserve!r}")
     names = list(STANDARD_SPECIALS) if standard_specials else []
     names += [MASK] * mask + [UNK] * unk
     return names + [reserved(i) for i in range(reserve)]
@@ -61,13 +62,15 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = 1024, max_tok
                   template: bool = False, pad_to_power_of_two: bool = True, threads: int | None = None,
                   progress: bool = False) -> list[str]:
     """Validate training options before any work; return the special tokens they imply."""
-    names = special_tokens(standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve)
-    for name, value, low in (("vocab_size", vocab_size, 1), ("min_frequency", min_frequency, 0),
-                             ("max_token_length", max_token_length, 2), ("threads", threads, 1)):
+    for name, value, low, high in (("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE),
+                                   ("min_frequency", min_frequency, 0, MAX_COUNT),
+                                   ("max_token_length", max_token_length, 2, MAX_COUNT),
+                                   ("threads", threads, 1, MAX_WORKERS)):
         if value is None and name in ("max_token_length", "threads"):
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise OptionError(f"{name} must be an integer >= {low}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise OptionError(f"{name} must be an integer from {low:,} to {high:,}, got {value!r}")
+    names = special_tokens(standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve)
     if vocab_size < len(ALPHABET) + len(names):
         raise VocabError(f"vocab_size {vocab_size} is smaller than the 256-byte alphabet plus {len(names)} "
                          f"special tokens ({len(ALPHABET) + len(names)}); raise it or use fewer --reserve")

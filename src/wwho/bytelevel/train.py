@@ -32,8 +32,11 @@ from wwho.bpe import MergeEngine
 from wwho.bpe.count import count_pieces
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
-from wwho.corpus import CorpusStats, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
+from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
+
+_SURROGATE = regex.compile("[\ud800-\udfff]")
 
 
 def train_bytelevel(
@@ -48,6 +51,7 @@ def train_bytelevel(
     text_field: str = "text",
     skip_bad_lines: bool = False,
     stats: CorpusStats | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> ByteLevelModel:
     """Train a byte-level BPE model on text/JSONL files (see the module docstring).
 
@@ -57,13 +61,15 @@ def train_bytelevel(
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
         raise VocabError("special tokens must be non-empty strings")
-    if type(vocab_size) is not int or vocab_size < 256 + len(specials):
+    if type(vocab_size) is int and vocab_size < 256 + len(specials):
         raise VocabError(
             f"vocab_size {vocab_size!r} is too small: it must hold the 256 byte tokens and the "
             f"{len(specials)} special tokens"
         )
-    if type(min_freq) is not int or min_freq < 1:
-        raise VocabError(f"min_freq must be an int >= 1, not {min_freq!r}")
+    check_vocab_size(vocab_size, low=256 + len(specials))
+    check_range(min_freq, "min_freq", 1, MAX_COUNT)
+    check_workers(workers)
+    check_max_line_bytes(max_line_bytes)
     pretok = Pretokenizer.coerce(pattern)
     if len(pretok.patterns) != 1 or pretok.has_byte_stage:
         raise VocabError(
@@ -75,8 +81,9 @@ def train_bytelevel(
     t0 = time.perf_counter()
     files = resolve_paths(corpus)
     documents: Iterable[str] = iter_documents(
-        files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats
+        files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats, max_line_bytes=max_line_bytes
     )
+    documents = replace_surrogates(documents)
     if specials:
         documents = split_specials(documents, specials)
     pieces = count_pieces(
@@ -105,11 +112,21 @@ def learn_merges(
     for piece, count in pieces.items():
         by_bytes[piece.encode("utf-8", "surrogatepass")] += count
     keys = sorted(by_bytes)  # a fixed order, whatever order the counter came in
-    words, counts = [list(k) for k in keys], [by_bytes[k] for k in keys]
-    engine = MergeEngine(words, counts, [bytes([b]) for b in range(256)], tie_break="greater")
+    # Each word is its bytes (a bytes object is a sequence of byte ids).
+    engine = MergeEngine(keys, [by_bytes[k] for k in keys], [bytes([b]) for b in range(256)], tie_break="greater")
     engine.train(max_symbols=max_symbols, min_freq=min_freq, progress=progress)
     symbols: list[bytes] = list(engine.symbols)
     return [(symbols[a], symbols[b]) for a, b in engine.merges], symbols
+
+
+def replace_surrogates(documents: Iterable[str]) -> Iterator[str]:
+    """Each document with its lone surrogates replaced by U+FFFD, as :meth:`ByteBPE.encode` (and
+    tiktoken) do before encoding: training then sees the bytes encoding will see."""
+    for doc in documents:
+        if _SURROGATE.search(doc) is None:
+            yield doc
+        else:
+            yield doc.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[str]:

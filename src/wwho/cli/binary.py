@@ -21,6 +21,7 @@ from typing import Any
 
 from wwho.binary.io import is_binary_tokenizer, load
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
+from wwho.cli.outputs import FORCE_HELP, check_output_file
 from wwho.errors import CorpusError, TokenizerError
 from wwho.fileio import atomic_open, write_bytes
 
@@ -47,7 +48,8 @@ def add_encode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "--format", choices=("json", "table", "ids"), default="json",
          help="json: {ids, tokens (hex), offsets} (default); table: id, hex, start, end per line; "
               "ids: ids only, space separated")
-    _add(p, "-o", "--output", help="write here instead of standard output")
+    _add(p, "-o", "--output", help="write here instead of standard output (an existing file needs --force)")
+    _add(p, "--force", action="store_true", help=FORCE_HELP)
 
 
 def add_decode_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,7 +59,8 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
          "(whitespace/comma separated, or the JSON from encode)")
     _add(p, "--keep-specials", action="store_true",
          help="write special tokens' names instead of dropping them")
-    _add(p, "-o", "--output", help="write the bytes here (default: standard output)")
+    _add(p, "-o", "--output", help="write here (default: standard output; an existing file needs --force)")
+    _add(p, "--force", action="store_true", help=FORCE_HELP)
 
 
 def _read_input(name: str) -> bytes:
@@ -70,6 +73,8 @@ def _read_input(name: str) -> bytes:
 
 
 def run_encode(args: argparse.Namespace) -> int:
+    if getattr(args, "output", None):
+        check_output_file(args.output, force=getattr(args, "force", False))
     tokenizer = load(args.tokenizer)
     if args.specials and tokenizer.post_processor is None:
         raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
@@ -93,7 +98,7 @@ def run_encode(args: argparse.Namespace) -> int:
 
 
 def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
-    """Ids from whitespace/comma separated integers, a JSON list, or encode's JSON object."""
+    """Ids from whitespace/comma separated integers (ASCII digits only), a JSON list, or encode's JSON object."""
     stripped = text.strip()
     if stripped.startswith(("[", "{")):
         try:
@@ -106,13 +111,15 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
         return ids
     ids = []
     for n, word in enumerate(w for w in re.split(r"[\s,]+", stripped) if w):
-        if not re.fullmatch(r"\d+", word):
+        if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
             raise TokenizerError(f"{where}: item {n} is {word!r}, not a token id")
         ids.append(int(word))
     return ids
 
 
 def run_decode(args: argparse.Namespace) -> int:
+    if getattr(args, "output", None):
+        check_output_file(args.output, force=getattr(args, "force", False))
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
         ids = parse_ids(sys.stdin.read())

@@ -1,7 +1,10 @@
 """``wwho decode --tokenizer PATH ID... | -``: ids back to text (``--binary``: to bytes).
 
-With ``-`` the ids are read from standard input, one sequence per line (space or comma
-separated, or the JSON printed by ``wwho encode --json``).
+Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-`` they are read from
+standard input, one sequence per line (space or comma separated, or the JSON printed by
+``wwho encode --json``). The text goes to standard output, or to ``-o FILE`` (an existing
+file needs ``--force``); a lone surrogate in it (SGPE decodes them losslessly) is written
+as its surrogate-pass UTF-8 bytes (``ED A0 80`` for U+D800), never as a traceback.
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ import argparse
 import sys
 
 from wwho.cli.binary import parse_ids
-from wwho.cli.encode import use_tiktoken_file
+from wwho.cli.encode import PATTERN_HELP, _output, use_tiktoken_file, write_text
 from wwho.loading import detect_kind, load_tokenizer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
     p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
+    p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     from wwho.cli import binary
 
     binary.add_decode_arguments(p)
@@ -27,12 +31,14 @@ def run(args: argparse.Namespace) -> int:
         from wwho.cli import binary
 
         return binary.run_decode(args)
+    output = _output(args)
     use_tiktoken_file(args)
-    tok = load_tokenizer(args.tokenizer)
-    if args.ids == ["-"]:
-        for n, line in enumerate(sys.stdin, start=1):
-            if line.strip():
-                print(tok.decode(parse_ids(line, where=f"stdin:{n}")))
-    else:
-        print(tok.decode(parse_ids(" ".join(args.ids), where="arguments")))
+    tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
+    with output as out:
+        if args.ids == ["-"]:
+            for n, line in enumerate(sys.stdin, start=1):
+                if line.strip():
+                    write_text(out, tok.decode(parse_ids(line, where=f"stdin:{n}")) + "\n")
+        else:
+            write_text(out, tok.decode(parse_ids(" ".join(args.ids), where="arguments")) + "\n")
     return 0

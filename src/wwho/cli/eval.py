@@ -11,6 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
+from wwho.cli.encode import PATTERN_HELP
+from wwho.cli.outputs import add_force, check_output_file
+from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
+from wwho.corpus import MAX_LINE_BYTES
 from wwho.evaluate import Metrics, evaluate_all
 
 COLUMNS = [
@@ -35,12 +39,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--json", action="store_true", help="print JSON (see docs/eval.md)")
-    p.add_argument("--plot", metavar="PNG", help="write bar charts of the metrics (needs matplotlib)")
+    p.add_argument("--plot", metavar="PNG", help="write bar charts of the metrics (needs matplotlib; "
+                   "an existing file needs --force)")
+    add_force(p)
+    p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
-    results = evaluate_all(args.tokenizer, args.corpus, parity_with=args.parity_with, progress=not args.quiet)
+    if args.plot:
+        check_output_file(args.plot, force=args.force, flag="--plot")
+    results = evaluate_all(args.tokenizer, args.corpus, parity_with=args.parity_with, progress=not args.quiet,
+                           max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     if args.json:
         print(json.dumps(to_json(results, args.parity_with), ensure_ascii=False, indent=1))
     else:

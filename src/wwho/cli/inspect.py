@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from wwho.cli.encode import use_tiktoken_file
+from wwho.cli.encode import PATTERN_HELP, use_tiktoken_file
 from wwho.loading import detect_kind, load_tokenizer
 
 
@@ -12,6 +12,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
     p.add_argument("--top", type=int, default=10, help="how many merges and long tokens to show (default 10)")
     p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
+    p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(inspect_tokenizer(args.path, top=args.top))
         return 0
-    tok = load_tokenizer(args.path, kind=kind)
+    tok = load_tokenizer(args.path, kind=kind, pattern=args.pattern)
     if hasattr(tok, "describe"):
         print(tok.describe(top=args.top))
     else:

@@ -33,7 +33,7 @@ def _check(schema, label: str, max_length: int) -> int:
     print(f"{label}: valid schema {schema.name!r}: {len(schema.classes)} classes, "
           f"{len(schema.transitions)} states, {len(schema.blocks)} blocks")
     if schema.grammar is None:
-        print("no grammar: the table engine will be used (slower)")
+        print("no grammar: nothing to check (the automaton runs as it is)")
         return 0
     problems = check_schema(schema, max_length=max_length)
     for p in problems:

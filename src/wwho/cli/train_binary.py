@@ -15,6 +15,8 @@ from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, count_windows
 from wwho.binary.io import save
 from wwho.binary.train import check_options, train_from_counts
+from wwho.cli.options import strict
+from wwho.cli.outputs import add_force, check_output_file
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "Writes a standard tokenizer.json. Sizes accept k/M/G suffixes (binary).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files and directories to train on")
-    p.add_argument("-o", "--output", help="tokenizer.json to write")
+    p.add_argument("-o", "--output", help="tokenizer.json to write (an existing file needs --force)")
+    add_force(p)
     p.add_argument("--config", help="TOML file with any of these options (flags override it)")
     p.add_argument("--pretty", action="store_true", default=None, help="indent the JSON")
 
@@ -71,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-docs-per-file", help="keep at most N windows of each file (uniform random)")
     g.add_argument("--sample-rate", help="keep each window with this probability (default 1.0)")
     g.add_argument("--seed", help="seed for random windows and sampling (default 0)")
-    return p
+    return strict(p)
 
 
 def _switch(g: argparse._ArgumentGroup, dest: str, help_text: str, *, on: str, off: str) -> None:
@@ -81,8 +84,9 @@ def _switch(g: argparse._ArgumentGroup, dest: str, help_text: str, *, on: str, o
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config")}
+    flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config", "force")}
     run = resolve(flags, args.config)
+    check_output_file(run.output, force=args.force)
     check_options(**run.train)  # fail on a bad vocabulary size before reading any input
 
     progress = run.train["progress"]

@@ -1,7 +1,7 @@
 """``wwho train --kind bytelevel CORPUS... --out DIR``: train a byte-level BPE (tiktoken/GPT-2 style).
 
 Writes DIR/ranks.tiktoken, DIR/merges.txt and DIR/bytelevel.json (``ByteBPE.load(DIR)``) and
-DIR/tokenizer.json for Hugging Face ``tokenizers``. The work is done by ``wwho.bytelevel.train``.
+DIR/tokenizer.json for Hugging Face ``tokenizers``, as one save (all or nothing). The work is done by ``wwho.bytelevel.train``.
 """
 
 from __future__ import annotations
@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from wwho.bytelevel import ByteBPE
-from wwho.corpus import CorpusStats
+from wwho.cli.options import strict
+from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
+from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.savedir import check_target
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,25 +23,30 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a byte-level BPE vocabulary (GPT-2 / tiktoken style).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True, help="output directory")
-    p.add_argument("--vocab-size", type=int, default=32_000,
-                   help="total vocabulary size: 256 bytes + merges + special tokens (default 32000)")
+    p.add_argument("--out", "-o", required=True,
+                   help="output directory; if it already holds a byte-level tokenizer, --force is needed")
+    add_force(p)
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
+                   help="total vocabulary size: 256 bytes + merges + special tokens, up to 16,777,216 (default 32000)")
     p.add_argument("--pattern", default="gpt4",
                    help="pre-tokenizer: gpt2, gpt4 (cl100k), o200k, or a regex (default gpt4)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN",
                    help="a special token (repeat for several); never merged, ids after the merged tokens")
-    p.add_argument("--min-freq", type=int, default=2,
+    p.add_argument("--min-freq", type=count_arg("--min-freq", 1), default=2,
                    help="stop when the best pair is rarer than this (default 2)")
-    p.add_argument("--workers", type=int, default=None, help="counting processes (default: cores - 1)")
+    p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="count and skip malformed lines instead of failing")
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    return p
+    return strict(p)
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    out = check_target(args.out)
+    check_output_dir(out, BYTELEVEL_FILES, force=args.force)
     stats = CorpusStats()
     t0 = time.perf_counter()
     tok = ByteBPE.train(
@@ -52,10 +60,10 @@ def main(argv: list[str]) -> int:
         text_field=args.text_field,
         skip_bad_lines=args.skip_bad_lines,
         stats=stats,
+        max_line_bytes=args.max_line_bytes,
     )
     seconds = time.perf_counter() - t0
-    out = tok.save(Path(args.out))
-    tok.export_hf(out / "tokenizer.json")
+    out = tok.save(out, hf=True)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
           f"{stats.documents:,} documents from {stats.files} files"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)

@@ -12,14 +12,16 @@ repeated. A merge appended later has a higher rank than every earlier one, so it
 fire once no earlier merge applies: the tokens already built are unaffected (their runs
 end as a single piece before any later merge could apply). The result is verified.
 
-This module does not decide which tokens are syllables nor assign ids.
+The work runs in the compiled core (``rust/src/training.rs``); the pure-Python version is the
+tests' reference (``tests/reference/building.py``). This module does not decide which tokens
+are syllables nor assign ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wwho.bpe.apply import merge_units
+from wwho import _core
 
 
 def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -28,20 +30,4 @@ def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[
     Returns ``(merges, pieces)``: ``pieces`` holds every single character of the tokens and
     every merge result, sorted by (length, string).
     """
-    merges: list[tuple[str, str]] = []
-    ranks: dict[tuple[str, str], int] = {}
-    pieces: set[str] = set()
-    todo = sorted(set(tokens), key=lambda t: (len(t), t))
-    for token in todo:
-        pieces.update(token)
-        parts = merge_units(list(token), ranks)
-        while len(parts) > 1:
-            pair = (parts[0], parts[1])
-            ranks[pair] = len(merges)
-            merges.append(pair)
-            pieces.add(pair[0] + pair[1])
-            parts = merge_units(list(token), ranks)
-    for token in todo:  # the argument above, checked
-        if merge_units(list(token), ranks) != [token]:
-            raise AssertionError(f"building merges do not rebuild {token!r}")
-    return merges, sorted(pieces, key=lambda t: (len(t), t))
+    return _core.building_merges(list(tokens))

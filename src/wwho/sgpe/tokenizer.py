@@ -1,15 +1,21 @@
 """``SGPETokenizer``: encode and decode with a trained SGPE vocabulary.
 
-Encoding (all of it per *distinct piece*, behind a cache; see :mod:`wwho.sgpe.words`):
+Encoding (per piece; see :mod:`wwho.sgpe.words`):
 
 1. text -> pieces (one regex) -> words of syllables (the script's schema, leading spaces);
 2. each syllable in the vocabulary is one unit; a syllable that is not is split into its
    characters, and a character that is not in the vocabulary into its UTF-8 bytes, as the
    tokens ``<0x00>``..``<0xFF>`` (``fallback="bytes"``, the default: lossless);
-3. the units of a word are merged by rank (:func:`wwho.bpe.apply.merge_units`) with the
+3. the units of a word are merged by rank (lowest first, leftmost on ties) with the
    syllable-building merges first (they rebuild whatever syllable pieces they can from
    characters) and the learned merges after them, never across words;
 4. units -> ids.
+
+All of it runs in the compiled core (``wwho._core.SGPEEncoder``), which this class builds
+from the vocabulary once; :meth:`SGPETokenizer.encode_batch` spreads texts over threads
+without the GIL, and one tokenizer may serve many threads at once (the core holds no
+mutable state, hence no cache either). The pure-Python encoder it replaced is the tests'
+reference (``tests/reference/sgpe.py``).
 
 This is exactly what a BPE model with byte fallback computes from code points once the
 syllables are built, which is what makes the Hugging Face export exact. With
@@ -25,13 +31,12 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from wwho.bpe.apply import merge_ids, merge_units, pair_table
+from wwho import _core
 from wwho.errors import TokenizerError, VocabError
+from wwho.ids import token_ids
+from wwho.savedir import save_files
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
-from wwho.sgpe.words import PIECES, WordSplitter
-
-#: Entries kept in the piece cache before it is cleared (bounded memory).
-CACHE_SIZE = 500_000
+from wwho.sgpe.words import WordSplitter
 
 
 class SGPETokenizer:
@@ -54,29 +59,34 @@ class SGPETokenizer:
         self.special_tokens = vocab_file.special_tokens
         self.script = vocab_file.script
         self.splitter = WordSplitter(vocab_file.script)
-        self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(self.merges)))}
-        # One rank table: building merges first, learned merges after them.
-        self._pairs = pair_table((*self.syllable_merges, *self.merges), self.vocab)
-        self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if vocab_file.fallback == "bytes" else []
-        self._token_bytes: list[bytes] = [t.encode("utf-8", "surrogatepass") for t in self.id_to_token]
-        if self.fallback == "bytes":
-            for b, token in enumerate(BYTE_TOKENS):
-                self._token_bytes[self.vocab[token]] = bytes([b])
-        self._special_ids = frozenset(self.vocab[s] for s in self.special_tokens)
-        self._unk_id = self.vocab.get("[UNK]")
-        self._cache: dict[str, list[int]] = {}
+        vocab = self.vocab
+        # One rank table: building merges first, learned merges after them ("unk": learned only,
+        # as spec 000's encoder, which knows no building merges).
+        ranked = self.merges if fallback == "unk" else (*self.syllable_merges, *self.merges)
+        self._core = _core.SGPEEncoder(
+            self.splitter.core,
+            self.id_to_token,
+            [(vocab[a], vocab[b], vocab[a + b]) for a, b in ranked],
+            byte_ids=[vocab[t] for t in BYTE_TOKENS] if fallback == "bytes" else None,
+            unk_id=vocab.get("[UNK]"),
+            special_ids=[vocab[s] for s in self.special_tokens],
+        )
+
+    def __reduce__(self):
+        # Pickled as its vocabulary (for worker processes); the core tables are rebuilt.
+        return (_restore, (self.file, "bytes" if self.fallback == "bytes" else "token"))
 
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def train(cls, corpus, *, vocab_size: int, script: str = "sinhala", **options) -> "SGPETokenizer":
+    def train(cls, corpus, *, vocab_size: int, script: str = "sinhala", **options) -> SGPETokenizer:
         """Train on a corpus (files, directories, globs). See :func:`wwho.sgpe.train.train_sgpe`."""
         from wwho.sgpe.train import train_sgpe
 
         return cls(train_sgpe(corpus, vocab_size=vocab_size, script=script, **options))
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> "SGPETokenizer":
+    def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
         """Load a ``vocab.json``, or a directory holding one."""
         path = Path(path)
         if path.is_dir():
@@ -84,15 +94,16 @@ class SGPETokenizer:
         return cls(load_vocab_file(path), unk=unk)
 
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``vocab.json`` (and the Hugging Face files beside it) into ``directory``."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self.file.save(directory / "vocab.json")
+        """Write ``vocab.json`` and the Hugging Face files beside it into ``directory``, all or
+        nothing (:func:`wwho.savedir.save_files`: a killed save leaves the old files or the new
+        ones, and your other files in ``directory`` stay). Returns the ``vocab.json`` path."""
+        files = {"vocab.json": self.file.to_bytes()}
         if self.fallback == "bytes":  # an [UNK] vocabulary cannot be exported exactly
-            from wwho.export.hf import save_hf_files
+            from wwho.export.hf import hf_files
 
-            save_hf_files(self, directory)
-        return directory / "vocab.json"
+            files.update(hf_files(self))
+        save_files(directory, files, kind="sgpe")
+        return Path(directory) / "vocab.json"
 
     # -- encoding ----------------------------------------------------------------------
 
@@ -112,68 +123,48 @@ class SGPETokenizer:
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
         if allowed_special:
-            return self._encode_with_specials(text, allowed_special)
-        return self._encode_ordinary(text)
+            return self._core.encode(text, self._allowed_ids(allowed_special))
+        return self._core.encode(text)
 
-    def _encode_ordinary(self, text: str) -> list[int]:
-        ids: list[int] = []
-        cache = self._cache
-        for piece in PIECES.findall(text):
-            got = cache.get(piece)
-            if got is None:
-                if len(cache) >= CACHE_SIZE:
-                    cache.clear()
-                got = cache[piece] = self._encode_piece(piece)
-            ids.extend(got)
-        return ids
-
-    def _encode_with_specials(self, text: str, allowed: Iterable[str] | str) -> list[int]:
-        import re
-
+    def _allowed_ids(self, allowed: Iterable[str] | str) -> list[int]:
         allowed_set = set(self.special_tokens) if allowed == "all" else set(allowed)
         unknown = allowed_set - set(self.special_tokens)
         if unknown:
             raise TokenizerError(f"not special tokens of this vocabulary: {sorted(unknown)}")
-        pattern = re.compile("|".join(map(re.escape, sorted(allowed_set, key=len, reverse=True))))
-        ids: list[int] = []
-        pos = 0
-        for m in pattern.finditer(text):
-            ids += self._encode_ordinary(text[pos:m.start()])
-            ids.append(self.vocab[m.group()])
-            pos = m.end()
-        ids += self._encode_ordinary(text[pos:])
-        return ids
+        return [self.vocab[s] for s in allowed_set]
 
-    def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = ()) -> list[list[int]]:
-        return [self.encode(t, allowed_special=allowed_special) for t in texts]
+    def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
+                     num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores) without the GIL."""
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
+            raise TokenizerError(f"num_threads must be a positive int or None, not {num_threads!r}")
+        allowed = self._allowed_ids(allowed_special) if allowed_special else []
+        return self._core.encode_batch(texts, allowed, num_threads or 0)
+
+    def clear_cache(self) -> None:
+        """Nothing to forget: the compiled encoder keeps no cache (kept for callers that clear
+        every tokenizer's caches alike)."""
+
+    def encode_routed_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list]:
+        """For each text, its runs of this vocabulary's scripts (:func:`wwho.router.segment`, a run
+        taking the space before it) encoded, and ``(start, end)`` spans of everything else, in
+        order: what the meta tokenizer hands to tiktoken. On ``num_threads`` threads (default:
+        all cores) without the GIL."""
+        from wwho.router import core_router
+
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        return self._core.encode_routed_batch(texts, core_router(self.splitter.scripts), num_threads or 0)
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text`` (byte-fallback tokens appear as ``<0xNN>``)."""
         return [self.id_to_token[i] for i in self.encode(text)]
-
-    def _encode_piece(self, piece: str) -> list[int]:
-        vocab = self.vocab
-        ids: list[int] = []
-        for _, word in self.splitter.split(piece):
-            if self.fallback == "unk":
-                units = [s if s in vocab else "[UNK]" for s in word]
-                ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))
-                continue
-            units: list[int] = []
-            get = vocab.get
-            for syllable in word:
-                i = get(syllable)
-                if i is not None:
-                    units.append(i)
-                    continue
-                for ch in syllable:
-                    i = get(ch)
-                    if i is not None:
-                        units.append(i)
-                    else:
-                        units.extend(self._byte_ids[b] for b in ch.encode("utf-8", "surrogatepass"))
-            ids.extend(merge_ids(units, self._pairs))
-        return ids
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``)."""
@@ -197,21 +188,12 @@ class SGPETokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a byte-fallback token is its single byte)."""
-        if type(token_id) is not int or not 0 <= token_id < len(self._token_bytes):
-            raise TokenizerError(f"token id {token_id!r} is out of range [0, {len(self._token_bytes)})")
-        return self._token_bytes[token_id]
+        (i,) = token_ids((token_id,), len(self.vocab))
+        return self._core.token_bytes(i)
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        table = self._token_bytes
-        n = len(table)
-        out = []
-        for i in ids:
-            if type(i) is not int or not 0 <= i < n:
-                raise TokenizerError(f"token id {i!r} is out of range [0, {n})")
-            if skip_special_tokens and i in self._special_ids:
-                continue
-            out.append(table[i])
-        return b"".join(out)
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
+        return self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
@@ -221,3 +203,7 @@ class SGPETokenizer:
             return data.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             return data.decode("utf-8", errors)
+
+
+def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
+    return SGPETokenizer(vocab_file, unk=unk)

@@ -2,8 +2,9 @@
 
 Phases (each with a progress bar when ``progress=True``):
 
-1. **count**: stream documents (:mod:`wwho.corpus`), count pieces in worker processes
-   (:mod:`wwho.bpe.count`);
+1. **count**: count the pieces of every document (:func:`wwho.bpe.count.count_corpus`: the
+   core reads plain-text files itself, on all cores; other formats come through
+   :mod:`wwho.corpus`);
 2. **words**: syllabify each *distinct* piece once and group syllables into words
    (:mod:`wwho.sgpe.words`); boundary tokens (no script character) are counted apart and
    never merged;
@@ -25,36 +26,39 @@ fit, no merge is learned and the vocabulary is larger than asked (a warning says
 ``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
 for the meta tokenizer, where tiktoken takes everything else.
 
-Resume: a checkpoint stores the merges as string pairs and a fingerprint of the engine
-input and options; ``resume=True`` recounts the corpus, checks the fingerprint, replays
-the merges and continues. Merge selection depends only on counts and the tie-break, so
+Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
+building merges, the merge loop: ``rust/src/count.rs``, ``training.rs``, ``engine.rs``); the
+counts and word types never become Python objects. This module keeps the orchestration, the
+checkpoints and the vocabulary file.
+
+Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs and a
+fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
+fingerprint, replays the merges and continues. Merge selection depends only on counts and the tie-break, so
 the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import sys
 import time
-from array import array
-from collections import Counter
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
-from wwho.bpe import UNK, MergeEngine
-from wwho.bpe.count import count_pieces
-from wwho.corpus import CorpusStats, iter_documents, resolve_paths
+from wwho.bpe import MergeEngine
+from wwho.bpe.count import count_corpus
+from wwho.bpe.engine import MergeError
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.errors import CorpusError, VocabError
-from wwho.fileio import write_json
+from wwho.router import core_router
+from wwho.sgpe import checkpoints
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
+from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
-CHECKPOINT_FORMAT = "wwho-sgpe-checkpoint/1"
-CHECKPOINT_NAME = "checkpoint.json"
+CHECKPOINT_FORMAT = checkpoints.FORMAT
+CHECKPOINT_NAME = checkpoints.FILE
 
 
 def train_sgpe(
@@ -74,17 +78,27 @@ def train_sgpe(
     special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
     stats: CorpusStats | None = None,
     segments_only: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> VocabFile:
-    """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring)."""
-    if type(vocab_size) is not int or vocab_size < len(special_tokens) + len(BYTE_TOKENS) + 1:
+    """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
+
+    Every size is checked before the corpus is read (:mod:`wwho.sizes`)."""
+    smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
+    if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
             f"vocab_size {vocab_size!r} is too small: it must hold the {len(special_tokens)} special tokens, "
             f"the {len(BYTE_TOKENS)} byte tokens and at least one more"
         )
-    if min_freq < 1 or prune_freq < 1:
-        raise VocabError("min_freq and prune_freq must be >= 1")
+    check_vocab_size(vocab_size, low=smallest)
+    check_range(min_freq, "min_freq", 1, MAX_COUNT)
+    check_range(prune_freq, "prune_freq", 1, MAX_COUNT)
+    check_range(checkpoint_every, "checkpoint_every", 0, MAX_COUNT)
+    check_workers(workers)
+    check_max_line_bytes(max_line_bytes)
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
+    if checkpoint_dir is not None:
+        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
     splitter = WordSplitter(script)
     stats = stats if stats is not None else CorpusStats()
     say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
@@ -92,38 +106,25 @@ def train_sgpe(
     # 1. count
     t0 = time.perf_counter()
     files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
-    documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
-    if segments_only:
-        documents = indic_segments(documents, splitter.scripts)
-    pieces = count_pieces(documents, workers=workers, progress=progress)
+    router = core_router(splitter.scripts) if segments_only else None
+    pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                          workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes)
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
-    if not pieces:
+    if not len(pieces):
         raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
-    say(f"[1/5] counted {sum(pieces.values()):,} pieces ({len(pieces):,} distinct) in "
+    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct) in "
         f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
 
     # 2. words
-    words: Counter[tuple[str, ...]] = Counter()
-    boundary: Counter[str] = Counter()
-    for piece, count in tqdm(pieces.items(), desc="words", unit="piece", disable=not progress):
-        for is_word, tokens in splitter.split(piece):
-            if is_word:
-                words[tuple(tokens)] += count
-            else:
-                boundary[tokens[0]] += count
-    syllable_freq: Counter[str] = Counter()
-    for word, count in words.items():
-        for s in word:
-            syllable_freq[s] += count
+    words = pieces.words(splitter.core)
+    del pieces
+    boundary: dict[str, int] = words.boundary_counts()
+    syllable_count = len(words.syllable_counts())
 
     # 3. symbols
-    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq), key=lambda s: (-syllable_freq[s], s))
-    symbols = sorted(boundary) + syllables
+    symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq)
     index = {s: i for i, s in enumerate(symbols)}
-    word_list = sorted(words)
-    engine_words = [[index.get(s, UNK) for s in w] for w in word_list]
-    engine_counts = [words[w] for w in word_list]
     build, pieces_needed = building_merges(symbols)
     support = [p for p in pieces_needed if p not in index]
     fixed = len(special_tokens) + len(BYTE_TOKENS) + len(support)
@@ -131,40 +132,53 @@ def train_sgpe(
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {len(syllables):,} syllables; "
-        f"{len(syllable_freq) - len(syllables):,} pruned below {prune_freq}), {len(word_list):,} word types, "
+    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {kept:,} syllables; "
+        f"{syllable_count - kept:,} pruned below {prune_freq}), {len(words):,} word types, "
         f"{len(support):,} building pieces")
+    del words
 
     # 4. merges
-    engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
-    checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
-    fingerprint = "" if checkpoint is None else _fingerprint(
-        engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
-    if resume and checkpoint is not None and checkpoint.exists():
-        done = _load_checkpoint(checkpoint, fingerprint)
+    engine = MergeEngine.from_core(core_engine, symbols, tie_break="smaller")
+    fingerprint = "" if checkpoint_dir is None else _fingerprint(
+        engine_arrays, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
+    if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
+        checkpoint = Path(checkpoint_dir) / checkpoints.FILE
+        done = checkpoints.load(Path(checkpoint_dir), fingerprint)
         ids: dict[str, int] = dict(index)
         replay = []
-        for a, b in done:  # the ids these merges got: a new string is appended, a known one reused
+        for k, (a, b) in enumerate(done):  # the ids these merges got: a new string is appended, a known one reused
+            if a not in ids or b not in ids:
+                raise VocabError(f"{checkpoint}: merge {k} ({a!r}, {b!r}) is not of symbols of this training; "
+                                 "delete the checkpoint to start over")
             replay.append((ids[a], ids[b]))
             ids.setdefault(a + b, len(ids))
-        engine.replay(replay)
+        try:
+            engine.replay(replay)
+        except MergeError as exc:
+            raise VocabError(f"{checkpoint}: {exc}; delete the checkpoint to start over") from None
         say(f"resumed from {checkpoint}: {len(done):,} merges replayed")
     t1 = time.perf_counter()
 
+    def save_checkpoint() -> None:
+        merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+        checkpoints.save(Path(checkpoint_dir), merges=merges, fingerprint=fingerprint,
+                         elapsed=time.perf_counter() - t1)
+
     def on_merge(step: int) -> None:
-        if checkpoint is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
-            _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
+        if checkpoint_dir is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
+            save_checkpoint()
 
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
-                 on_merge=on_merge)
-    if checkpoint is not None:
-        _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
+                 on_merge=on_merge if checkpoint_dir is not None and checkpoint_every > 0 else None)
+    if checkpoint_dir is not None:
+        save_checkpoint()
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
 
     # 5. vocabulary
     freq = engine.symbol_frequencies()
     for token, count in boundary.items():
-        freq[index[token]] += count
+        if token in index:
+            freq[index[token]] += count
     order = sorted(range(len(engine.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
     for token in (*special_tokens, *(engine.symbols[i] for i in order), *support, *BYTE_TOKENS):
@@ -178,6 +192,7 @@ def indic_segments(documents, scripts: tuple[str, ...]):
     """Each Indic run of each document (with its leading space) as a document of its own.
 
     For the meta tokenizer: tiktoken encodes everything else, so it takes no SGPE vocabulary.
+    (The trainer has the core count the runs directly; this is the same rule on documents.)
     """
     from wwho.router import segment
 
@@ -187,34 +202,14 @@ def indic_segments(documents, scripts: tuple[str, ...]):
                 yield " " + seg.text if seg.has_leading_space else seg.text
 
 
-def _fingerprint(words, counts, symbols, *options) -> str:
-    """sha256 of the engine's input and the options: a checkpoint only resumes the same training."""
+def _fingerprint(engine_arrays, symbols, *options) -> str:
+    """sha256 of the engine's input and the options: a checkpoint only resumes the same training.
+
+    ``engine_arrays``: the word lengths, the words' symbol ids and the counts, as native int64
+    arrays (``array("q", ...).tobytes()`` of each, as earlier versions hashed them).
+    """
     h = hashlib.sha256()
     h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode())
-    h.update(array("q", map(len, words)).tobytes())
-    h.update(array("q", itertools.chain.from_iterable(words)).tobytes())
-    h.update(array("q", counts).tobytes())
+    for data in engine_arrays:
+        h.update(data)
     return h.hexdigest()
-
-
-def _save_checkpoint(path: Path, engine: MergeEngine, fingerprint: str, elapsed: float) -> None:
-    write_json(path, {
-        "format": CHECKPOINT_FORMAT,
-        "fingerprint": fingerprint,
-        "step": len(engine.merges),
-        "elapsed_seconds": round(elapsed, 1),
-        "merges": [[engine.symbols[a], engine.symbols[b]] for a, b in engine.merges],
-    }, indent=None)
-
-
-def _load_checkpoint(path: Path, fingerprint: str) -> list[tuple[str, str]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise VocabError(f"{path}: unreadable checkpoint: {exc}") from None
-    if data.get("format") != CHECKPOINT_FORMAT:
-        raise VocabError(f"{path}: not a wwho SGPE checkpoint")
-    if data.get("fingerprint") != fingerprint:
-        raise VocabError(f"{path}: the checkpoint was made with another corpus or other options; "
-                         "resume with the same ones, or delete it to start over")
-    return [tuple(m) for m in data["merges"]]

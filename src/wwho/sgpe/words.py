@@ -6,31 +6,37 @@ schemas (:data:`MULTI_SCRIPT_MODES`): ``mixed`` (Sinhala + Devanagari, as it alw
 ``indic`` (all ten bundled Indic scripts). The lists are fixed, not "whatever is bundled",
 so that a ``vocab.json`` trained in a mode keeps its meaning when a schema is added.
 
-Text is cut into *pieces* with one C-backed regex (a whitespace-free chunk with the one
-space before it, or a single whitespace character). In leading-space mode no syllable
+Text is cut into *pieces* (``PIECES``: a whitespace-free chunk with the one space before
+it, or a single whitespace character). In leading-space mode no syllable
 and no word ever crosses a piece boundary, so the words of a text are the words of
 its pieces in order; trainers and encoders therefore work once per distinct piece.
 
-A piece becomes words and boundary tokens (:func:`wwho.words.word_pattern`, one regex)
+A piece becomes words and boundary tokens (the rule of :func:`wwho.words.word_pattern`)
 and each word becomes syllables (the script's schema, ``leading_space=True``). In
-``mixed`` mode the word pattern uses the union of both scripts, and a word is first
+``mixed`` mode the word rule uses the union of both scripts, and a word is first
 routed (:func:`wwho.router.segment`): each Indic run is syllabified by its own schema,
 anything else in it is one token per character. Multi-script modes work the same way
 with more scripts.
+
+All of it runs in the compiled core (``wwho._core.WordSplitter``), built here from the
+schemas' character sets and automata; the regex form it replaced is the tests' reference
+(``tests/reference/words.py``).
 
 This module does not know vocabularies or merges.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
+from wwho import _core
 from wwho.bpe import count as bpe_count
 from wwho.errors import TokenizerError
-from wwho.router import Script, segment
-from wwho.schema import available_scripts
+from wwho.router import core_router
+from wwho.schema import available_scripts, code_point_ranges
 from wwho.syllables import Syllabifier
-from wwho.words import single_word_pattern, word_pattern
+from wwho.words import word_char_sets
 
 #: Modes that route each script run to its own schema, and the scripts each one covers.
 MULTI_SCRIPT_MODES: dict[str, tuple[str, ...]] = {
@@ -50,8 +56,6 @@ def mode_scripts(script: str) -> tuple[str, ...]:
         return (script,)
     raise TokenizerError(f"unknown script mode {script!r}; choose from {', '.join(SCRIPT_MODES)}")
 PIECES = re.compile(bpe_count.PIECES)  # the trainer counts exactly these pieces
-# One token per character, a space glued to the non-whitespace character after it.
-_PASSTHROUGH = re.compile(r"(?: (?![ \t\n\r]))?.", re.DOTALL)
 
 
 class WordSplitter:
@@ -60,40 +64,36 @@ class WordSplitter:
     def __init__(self, script: str) -> None:
         self.scripts: tuple[str, ...] = mode_scripts(script)
         self.script = script
-        self._routed = script in MULTI_SCRIPT_MODES
-        self._syllabifiers = {name: Syllabifier.for_script(name) for name in self.scripts}
-        self._finditer = word_pattern(self.scripts).finditer
-        self._single_word = single_word_pattern(self.scripts).fullmatch
+        self.core = core_splitter(self.scripts, script in MULTI_SCRIPT_MODES)
 
     def syllables(self, text: str) -> list[str]:
-        """The syllable-level tokens of ``text`` (leading-space mode)."""
-        if not self._routed:
-            return self._syllabifiers[self.script].tokenize(text, True)
-        tokens: list[str] = []
-        for seg in segment(text, scripts=self.scripts):
-            part = " " + seg.text if seg.has_leading_space else seg.text
-            if seg.script is Script.LATIN:
-                tokens.extend(_PASSTHROUGH.findall(part))
-            else:
-                tokens.extend(self._syllabifiers[seg.script.value].tokenize(part, True))
-        return tokens
+        """The syllable-level tokens of ``text`` taken as one word (leading-space mode)."""
+        _check_text(text)
+        return self.core.syllables(text)
 
     def split(self, text: str) -> list[tuple[bool, list[str]]]:
         """``(is_word, tokens)`` for each word and boundary token of ``text``, in order.
 
-        Words come first from :func:`wwho.words.word_pattern` (one regex, the same one the
-        Hugging Face export uses), then each word is syllabified.
+        Words come first (the rule of :func:`wwho.words.word_pattern`, the regex the Hugging
+        Face export uses), then each word is syllabified.
         """
-        if self._single_word(text):  # the common case: the whole piece is one word
-            return [(True, self.syllables(text))]
-        out: list[tuple[bool, list[str]]] = []
-        for m in self._finditer(text):
-            if m.group(1):
-                out.append((True, self.syllables(m.group())))
-            else:
-                out.append((False, [m.group()]))
-        return out
+        _check_text(text)
+        return self.core.split(text)
 
     def words(self, text: str) -> list[list[str]]:
         """The words of ``text``: lists of syllables, or one-token lists for boundary tokens."""
         return [tokens for _, tokens in self.split(text)]
+
+
+@functools.cache
+def core_splitter(scripts: tuple[str, ...], routed: bool) -> _core.WordSplitter:
+    """The compiled splitter of a script mode (shared by every tokenizer of that mode)."""
+    starts, attach = word_char_sets(scripts)
+    automata = [Syllabifier.for_script(name).automaton for name in scripts]
+    router = core_router(scripts) if routed else None
+    return _core.WordSplitter(code_point_ranges(starts), code_point_ranges(attach), automata, router)
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise TokenizerError(f"expected text as str, got {type(text).__name__}")

@@ -1,0 +1,645 @@
+//! Counting a corpus: documents -> SGPE piece frequencies (`wwho.bpe.count` for `PIECES`).
+//!
+//! A piece is a whitespace-free chunk with the one space before it, or one whitespace
+//! character (` ?[^ \t\n\r]+|[ \t\n\r]`). The whitespace is ASCII, so pieces are cut straight
+//! from UTF-8 bytes, and a piece is counted by its UTF-8 bytes (lone surrogates from Python in
+//! their 3-byte form). Counts are 64-bit.
+//!
+//! Plain-text files are read here, in blocks cut at line ends, each block's lines shared among
+//! threads that keep one count table each (merged once at the end). A document is a line
+//! without its line end (trailing `\r` and `\n` removed); empty lines are no documents; a line
+//! that is not UTF-8 is an error naming `file:line` and the byte, or is skipped and counted.
+//! Other formats (JSONL, compressed) are read by `wwho.corpus` and their documents handed over
+//! as text. With a router, only each document's script runs are counted (with their leading
+//! space): the meta tokenizer's SGPE part. This module knows nothing of syllables.
+
+use crate::router::{Router, Run};
+use crate::units::{push_utf8, Unit};
+use std::io::Read;
+use std::path::Path;
+
+/// Piece (UTF-8 bytes) -> count: an open-addressing table whose slots hold short pieces
+/// themselves (one cache line probed per lookup; a general map keeps each key in its own
+/// allocation, a second and third miss). Longer pieces live in an arena.
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    slots: Vec<Slot>,
+    len: usize,
+    arena: Vec<u8>,
+}
+
+const INLINE: usize = 32;
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    hash: u32,
+    /// Piece length; the slot is empty when `count == 0`.
+    len: u32,
+    count: u64,
+    /// The piece, or (longer than [`INLINE`]) its offset in the arena as 8 bytes.
+    key: [u8; INLINE],
+}
+
+const EMPTY: Slot = Slot {
+    hash: 0,
+    len: 0,
+    count: 0,
+    key: [0; INLINE],
+};
+
+#[inline]
+fn hash_bytes(piece: &[u8]) -> u32 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(piece);
+    let h = h.finish();
+    ((h >> 32) ^ h) as u32
+}
+
+impl Counts {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    fn key_of<'a>(&'a self, slot: &'a Slot) -> &'a [u8] {
+        let len = slot.len as usize;
+        if len <= INLINE {
+            &slot.key[..len]
+        } else {
+            let mut offset = [0u8; 8];
+            offset.copy_from_slice(&slot.key[..8]);
+            let start = u64::from_le_bytes(offset) as usize;
+            &self.arena[start..start + len]
+        }
+    }
+
+    /// Add `n` to the count of `piece`.
+    #[inline]
+    pub fn add(&mut self, piece: &[u8], n: u64) {
+        self.add_hashed(piece, hash_bytes(piece), n);
+    }
+
+    fn add_hashed(&mut self, piece: &[u8], hash: u32, n: u64) {
+        if (self.len + 1) * 10 > self.slots.len() * 7 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        let short = piece.len() <= INLINE;
+        // A short piece compares as one zero-padded array (a few vector instructions).
+        let mut key = [0u8; INLINE];
+        if short {
+            key[..piece.len()].copy_from_slice(piece);
+        }
+        loop {
+            let slot = &self.slots[i];
+            if slot.count == 0 {
+                break;
+            }
+            if slot.hash == hash
+                && slot.len as usize == piece.len()
+                && if short {
+                    slot.key == key
+                } else {
+                    self.key_of(slot) == piece
+                }
+            {
+                self.slots[i].count += n;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+        if !short {
+            key[..8].copy_from_slice(&(self.arena.len() as u64).to_le_bytes());
+            self.arena.extend_from_slice(piece);
+        }
+        self.slots[i] = Slot {
+            hash,
+            len: piece.len() as u32,
+            count: n,
+            key,
+        };
+        self.len += 1;
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; size]);
+        let mask = size - 1;
+        for slot in old.into_iter().filter(|s| s.count != 0) {
+            let mut i = slot.hash as usize & mask;
+            while self.slots[i].count != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = slot;
+        }
+    }
+
+    /// The count of `piece` (0 if absent).
+    pub fn get(&self, piece: &[u8]) -> u64 {
+        if self.slots.is_empty() {
+            return 0;
+        }
+        let hash = hash_bytes(piece);
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = &self.slots[i];
+            if slot.count == 0 {
+                return 0;
+            }
+            if slot.hash == hash && slot.len as usize == piece.len() && self.key_of(slot) == piece {
+                return slot.count;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Every `(piece, count)`, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.count != 0)
+            .map(|s| (self.key_of(s), s.count))
+    }
+
+    /// The sum of all counts.
+    pub fn total(&self) -> u64 {
+        self.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Bytes held by the table.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>() + self.arena.capacity()
+    }
+}
+
+/// End of the piece starting at `pos` in UTF-8 `text` (`pos < text.len()`).
+#[inline]
+pub fn piece_end_utf8(text: &[u8], pos: usize) -> usize {
+    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let n = text.len();
+    let mut end = pos + 1;
+    if ws(text[pos]) && !(text[pos] == b' ' && end < n && !ws(text[end])) {
+        return end;
+    }
+    while end < n && !ws(text[end]) {
+        end += 1;
+    }
+    end
+}
+
+/// Count the pieces of UTF-8 `text` into `counts`.
+pub fn count_utf8(text: &[u8], counts: &mut Counts) {
+    let mut pos = 0;
+    while pos < text.len() {
+        let end = piece_end_utf8(text, pos);
+        counts.add(&text[pos..end], 1);
+        pos = end;
+    }
+}
+
+/// Count the pieces of a text given as code points (`buf` is scratch space).
+pub fn count_units<U: Unit>(text: &[U], counts: &mut Counts, buf: &mut Vec<u8>) {
+    let mut pos = 0;
+    while pos < text.len() {
+        let end = crate::words::piece_end(text, pos);
+        buf.clear();
+        for &u in &text[pos..end] {
+            push_utf8(u.cp(), buf);
+        }
+        counts.add(buf, 1);
+        pos = end;
+    }
+}
+
+/// Count `text`, or with a router only its script runs (each with its leading space).
+pub fn count_document<U: Unit>(
+    text: &[U],
+    router: Option<&Router>,
+    counts: &mut Counts,
+    buf: &mut Vec<u8>,
+) {
+    let Some(router) = router else {
+        return count_units(text, counts, buf);
+    };
+    let mut runs: Vec<Run> = Vec::new();
+    router.segment(text, &mut runs);
+    for run in runs.iter().filter(|r| r.script.is_some()) {
+        count_units(&text[run.start..run.end], counts, buf);
+    }
+}
+
+/// Add `other` into `into`.
+pub fn absorb(into: &mut Counts, other: Counts) {
+    if into.is_empty() {
+        *into = other;
+        return;
+    }
+    for slot in other.slots.iter().filter(|s| s.count != 0) {
+        into.add_hashed(other.key_of(slot), slot.hash, slot.count);
+    }
+}
+
+/// What a pass over files saw (`wwho.corpus.CorpusStats`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub files: u64,
+    pub documents: u64,
+    pub bytes: u64,
+    pub bad_lines: u64,
+    /// The first bad lines: `file:line: what`.
+    pub first_bad: Vec<String>,
+}
+
+/// Why counting files stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CountError {
+    /// `file:line: what` (a line that is not UTF-8, without `skip_bad_lines`).
+    BadLine(String),
+    /// `file: what` (cannot open or read).
+    Io(String),
+}
+
+/// Options of [`count_files`].
+pub struct FileOptions<'a> {
+    pub threads: usize,
+    pub skip_bad_lines: bool,
+    pub router: Option<&'a Router>,
+    /// Bytes read per block (a block's lines are shared among the threads).
+    pub block_bytes: usize,
+    /// The longest line, its line end included: a longer one is a bad line, found after
+    /// reading about this many bytes of it (memory stays bounded on a file without newlines).
+    pub max_line_bytes: u64,
+}
+
+/// A bad line inside a block: line index in the block, and the byte offset in the line.
+type Bad = (u64, usize);
+
+/// Count the lines of `block` (whole lines), returning documents and the bad lines.
+fn count_lines(block: &[u8], router: Option<&Router>, counts: &mut Counts) -> (u64, Vec<Bad>) {
+    // One fast validation of the whole block; line by line only when it fails.
+    let all_valid = simdutf8::basic::from_utf8(block).is_ok();
+    let mut documents = 0;
+    let mut bad = Vec::new();
+    let mut units: Vec<u32> = Vec::new();
+    let mut buf = Vec::new();
+    for (index, raw) in block.split_inclusive(|&b| b == b'\n').enumerate() {
+        let mut line = raw;
+        while let [rest @ .., b'\r' | b'\n'] = line {
+            line = rest;
+        }
+        if !all_valid {
+            if let Err(e) = std::str::from_utf8(line) {
+                bad.push((index as u64, e.valid_up_to()));
+                continue;
+            }
+        }
+        if line.is_empty() {
+            continue;
+        }
+        documents += 1;
+        match router {
+            None => count_line(line, counts),
+            Some(router) => {
+                units.clear();
+                // Valid UTF-8 (checked above): decoding cannot fail.
+                let _ = crate::units::decode_wtf8_into(line, &mut units);
+                count_document(&units, Some(router), counts, &mut buf);
+            }
+        }
+    }
+    (documents, bad)
+}
+
+/// [`count_utf8`] for one line (no `\n` inside): runs of non-whitespace found with memchr.
+fn count_line(line: &[u8], counts: &mut Counts) {
+    let n = line.len();
+    let mut pos = 0;
+    while pos < n {
+        let b = line[pos];
+        let start = pos;
+        if matches!(b, b' ' | b'\t' | b'\r') {
+            // A space glued to the run after it; any other whitespace alone.
+            if b != b' ' || pos + 1 == n || matches!(line[pos + 1], b' ' | b'\t' | b'\r') {
+                counts.add(&line[pos..pos + 1], 1);
+                pos += 1;
+                continue;
+            }
+            pos += 1;
+        }
+        let end = memchr::memchr3(b' ', b'\t', b'\r', &line[pos..]).map_or(n, |i| pos + i);
+        counts.add(&line[start..end], 1);
+        pos = end;
+    }
+}
+
+/// `n` with thousands separators (`65,536`), as Python's `f"{n:,}"` writes it in messages.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Cut `block` into about `parts` pieces at line ends.
+fn split_at_lines(block: &[u8], parts: usize) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    for k in 1..parts {
+        let target = (block.len() * k / parts).max(start);
+        let cut = match memchr::memchr(b'\n', &block[target.min(block.len())..]) {
+            Some(i) => target + i + 1,
+            None => block.len(),
+        };
+        out.push(&block[start..cut]);
+        start = cut;
+    }
+    out.push(&block[start..]);
+    out
+}
+
+/// Count every line of plain-text `files` (see the module docs). `counts` holds one table per
+/// thread (merge them with [`absorb`]); `progress(bytes)` runs after each block and may stop
+/// the work by returning an error message.
+pub fn count_files(
+    files: &[&Path],
+    options: &FileOptions<'_>,
+    counts: &mut Vec<Counts>,
+    stats: &mut Stats,
+    mut progress: impl FnMut(u64) -> Result<(), String>,
+) -> Result<(), CountError> {
+    let threads = options.threads.max(1);
+    counts.resize_with(threads.max(counts.len()), Counts::default);
+    let block_bytes = options.block_bytes.max(1 << 16);
+    for path in files {
+        let shown = path.display();
+        let mut file = std::fs::File::open(path)
+            .map_err(|e| CountError::Io(format!("{shown}: cannot open: {e}")))?;
+        stats.files += 1;
+        let mut buf: Vec<u8> = Vec::with_capacity(block_bytes + (1 << 16));
+        let mut line_base: u64 = 0; // line number (0-based) of the block's first line
+        let mut target = block_bytes;
+        let mut eof = false;
+        let mut skipping = false; // inside an over-long line that is being skipped
+        loop {
+            // Fill up to `target` bytes, then cut after the last line end (the rest waits).
+            while !eof && buf.len() < target {
+                let want = (target - buf.len()) as u64;
+                match (&mut file).take(want).read_to_end(&mut buf) {
+                    Ok(0) => eof = true,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(CountError::Io(format!(
+                            "{shown}:{}: cannot read: {e}",
+                            line_base + 1
+                        )));
+                    }
+                }
+            }
+            if skipping {
+                // Drop the rest of an over-long bad line, up to and including its line end.
+                match memchr::memchr(b'\n', &buf) {
+                    Some(i) => {
+                        stats.bytes += (i + 1) as u64;
+                        progress((i + 1) as u64).map_err(CountError::Io)?;
+                        buf.drain(..=i);
+                        line_base += 1;
+                        skipping = false;
+                    }
+                    None => {
+                        stats.bytes += buf.len() as u64;
+                        progress(buf.len() as u64).map_err(CountError::Io)?;
+                        buf.clear();
+                        if eof {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+            }
+            // The first line of the buffer, line end included (its bytes so far when unended).
+            let first_line = memchr::memchr(b'\n', &buf).map_or(buf.len(), |i| i + 1) as u64;
+            if first_line > options.max_line_bytes {
+                let where_ = format!(
+                    "{shown}:{}: the line is longer than {} bytes, the limit that bounds memory \
+                     (raise it with --max-line-bytes, or max_line_bytes=)",
+                    line_base + 1,
+                    thousands(options.max_line_bytes)
+                );
+                if !options.skip_bad_lines {
+                    return Err(CountError::BadLine(where_));
+                }
+                stats.bad_lines += 1;
+                if stats.first_bad.len() < 5 {
+                    stats.first_bad.push(where_);
+                }
+                skipping = true;
+                target = block_bytes;
+                continue;
+            }
+            let cut = if eof {
+                buf.len()
+            } else {
+                match memchr::memrchr(b'\n', &buf) {
+                    Some(i) => i + 1,
+                    None => {
+                        // One line longer than a block: read on (up to `max_line_bytes`).
+                        target += block_bytes;
+                        continue;
+                    }
+                }
+            };
+            if cut == 0 {
+                break;
+            }
+            let block = &buf[..cut];
+            let parts = split_at_lines(block, threads);
+            let results: Vec<Option<(u64, Vec<Bad>)>> = std::thread::scope(|s| {
+                let handles: Vec<_> = parts
+                    .iter()
+                    .zip(counts.iter_mut())
+                    .map(|(&part, table)| s.spawn(move || count_lines(part, options.router, table)))
+                    .collect();
+                handles.into_iter().map(|h| h.join().ok()).collect()
+            });
+            // Lines of earlier parts come first; report bad lines in file order.
+            let mut base = line_base;
+            for (part, result) in parts.iter().zip(results) {
+                let (documents, bad) = result.ok_or_else(|| {
+                    CountError::Io(format!(
+                        "{shown}:{}: internal error while counting",
+                        line_base + 1
+                    ))
+                })?;
+                stats.documents += documents;
+                for (index, byte) in bad {
+                    let where_ =
+                        format!("{shown}:{}: invalid UTF-8 at byte {byte}", base + index + 1);
+                    if !options.skip_bad_lines {
+                        return Err(CountError::BadLine(where_));
+                    }
+                    stats.bad_lines += 1;
+                    if stats.first_bad.len() < 5 {
+                        stats.first_bad.push(where_);
+                    }
+                }
+                base += memchr::memchr_iter(b'\n', part).count() as u64;
+            }
+            line_base = base;
+            stats.bytes += cut as u64;
+            progress(cut as u64).map_err(CountError::Io)?;
+            buf.drain(..cut);
+            target = block_bytes;
+            if eof && buf.is_empty() {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(c: &Counts) -> Vec<(String, u64)> {
+        let mut v: Vec<_> = c
+            .iter()
+            .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), n))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn pieces_from_bytes_and_from_code_points_agree() {
+        let text = " ශ්‍රී ලංකාව  a\tb\r\n x ";
+        let mut a = Counts::default();
+        count_utf8(text.as_bytes(), &mut a);
+        let mut b = Counts::default();
+        let cps: Vec<u32> = text.chars().map(u32::from).collect();
+        count_units(&cps, &mut b, &mut Vec::new());
+        assert_eq!(sorted(&a), sorted(&b));
+        assert_eq!(a.get(" ලංකාව".as_bytes()), 1);
+        assert_eq!(a.get(b" "), 2);
+        assert_eq!(a.get(b" x"), 1);
+        assert_eq!(a.get(b"absent"), 0);
+    }
+
+    #[test]
+    fn lines_are_cut_like_the_general_scanner() {
+        for line in [
+            "",
+            " ",
+            "  ",
+            "a",
+            " a",
+            "a ",
+            " a  b\t c\r",
+            "\t\t x",
+            "ශ්‍රී ලංකාව",
+            "x\r\r y",
+        ] {
+            let (mut a, mut b) = (Counts::default(), Counts::default());
+            count_line(line.as_bytes(), &mut a);
+            count_utf8(line.as_bytes(), &mut b);
+            assert_eq!(sorted(&a), sorted(&b), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn long_pieces_and_growth() {
+        let mut c = Counts::default();
+        let long = "x".repeat(100);
+        for i in 0..5000u64 {
+            c.add(format!("{long}{i}").as_bytes(), i + 1);
+            c.add(format!("{i}").as_bytes(), 1);
+        }
+        c.add(format!("{long}7").as_bytes(), 10);
+        assert_eq!(c.len(), 10_000);
+        assert_eq!(c.get(format!("{long}7").as_bytes()), 18);
+        assert_eq!(c.get(b"4999"), 1);
+        let mut d = Counts::default();
+        d.add(b"4999", 2);
+        absorb(&mut d, c.clone());
+        assert_eq!(d.get(b"4999"), 3);
+        assert_eq!(d.total(), c.total() + 2);
+    }
+
+    #[test]
+    fn files_blocks_threads_and_bad_lines() {
+        let dir = std::env::temp_dir().join(format!("wwho-count-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.txt");
+        let mut content = Vec::new();
+        for i in 0..5000 {
+            content.extend_from_slice(format!("line {i} ශ්‍රී  x\r\n\n").as_bytes());
+        }
+        content.extend_from_slice(b"bad \xff here\nlast line");
+        std::fs::write(&path, &content).unwrap();
+        let mut want = Counts::default();
+        for line in content.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if std::str::from_utf8(line).is_ok() {
+                count_utf8(line, &mut want);
+            }
+        }
+        for threads in [1, 3] {
+            let options = FileOptions {
+                threads,
+                skip_bad_lines: true,
+                router: None,
+                block_bytes: 1 << 16,
+                max_line_bytes: u64::MAX,
+            };
+            let (mut counts, mut stats) = (Vec::new(), Stats::default());
+            count_files(&[path.as_path()], &options, &mut counts, &mut stats, |_| {
+                Ok(())
+            })
+            .unwrap();
+            let mut total = Counts::default();
+            for c in counts {
+                absorb(&mut total, c);
+            }
+            assert_eq!(sorted(&total), sorted(&want));
+            assert_eq!(stats.documents, 5001);
+            assert_eq!(stats.bad_lines, 1);
+            assert_eq!(stats.bytes, content.len() as u64);
+            assert_eq!(
+                stats.first_bad,
+                [format!("{}:10001: invalid UTF-8 at byte 4", path.display())]
+            );
+            let strict = FileOptions {
+                skip_bad_lines: false,
+                ..options
+            };
+            let err = count_files(
+                &[path.as_path()],
+                &strict,
+                &mut Vec::new(),
+                &mut Stats::default(),
+                |_| Ok(()),
+            );
+            assert_eq!(
+                err,
+                Err(CountError::BadLine(format!(
+                    "{}:10001: invalid UTF-8 at byte 4",
+                    path.display()
+                )))
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,706 @@
+//! The BPE merge engine shared by SGPE (units = syllables) and byte-level BPE (units = bytes).
+//!
+//! Exactly `wwho.bpe.engine.MergeEngine` (kept as `tests/reference/engine.py`, and checked
+//! against a naive trainer that recounts everything after each merge): word types as symbol-id
+//! sequences with 64-bit counts; the most frequent adjacent pair merges first (`freq >= min_freq`),
+//! ties to the pair whose `(symbols[left], symbols[right])` is lexicographically smallest
+//! (`"smaller"`, SGPE) or greatest (`"greater"`, GPT-2); a merged string already in the table
+//! reuses its id. Each merge touches only the words holding the pair:
+//!
+//! * `pairs`: pair -> frequency and the words that contain (or once contained) it, counted
+//!   once, then updated incrementally around each merge;
+//! * a lazy queue of the pairs with `freq >= floor`: one bucket per frequency, sorted by the
+//!   tie-break only when it reaches the front, so the many rare pairs are never ordered. An entry
+//!   is checked against the true count when it comes up; a pair that shrank is filed again.
+//!
+//! Symbols are sequences of units (code points for text, byte values for bytes), compared as
+//! Python compares `str` and `bytes`. [`UNK`] marks a pruned unit: it never pairs. This module
+//! does not read corpora, prune, or assign final ids.
+
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// A pruned unit: kept in its word, never part of a pair.
+pub const UNK: u32 = u32::MAX;
+
+#[inline]
+fn key(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
+}
+
+#[inline]
+fn unkey(k: u64) -> (u32, u32) {
+    ((k >> 32) as u32, k as u32)
+}
+
+/// The tie-break order of two pair keys: `(symbols[left], symbols[right])`, ascending for
+/// "smaller", descending for "greater" (the best pair sorts first either way).
+fn order(symbols: &[Vec<u32>], greater: bool) -> impl Fn(u64, u64) -> Ordering + '_ {
+    move |x: u64, y: u64| {
+        let ((a1, b1), (a2, b2)) = (unkey(x), unkey(y));
+        let o = symbols[a1 as usize]
+            .cmp(&symbols[a2 as usize])
+            .then_with(|| symbols[b1 as usize].cmp(&symbols[b2 as usize]));
+        if greater {
+            o.reverse()
+        } else {
+            o
+        }
+    }
+}
+
+/// A pair's frequency and the words holding it (an index may repeat or be stale).
+#[derive(Debug, Default)]
+struct PairEntry {
+    freq: u64,
+    words: Vec<u32>,
+    /// Occurrences while the entries are first counted.
+    filled: u32,
+}
+
+/// Pair keys by frequency, highest first, then by the tie-break (see the module docs).
+#[derive(Debug, Default)]
+struct Queue {
+    buckets: FxHashMap<u64, Vec<u64>>,
+    freqs: BinaryHeap<u64>,
+    front: Vec<u64>,
+    front_freq: u64,
+    pos: usize,
+}
+
+impl Queue {
+    fn push(&mut self, freq: u64, pair: u64, order: &impl Fn(u64, u64) -> Ordering) {
+        if freq == self.front_freq {
+            let at = self.pos
+                + self.front[self.pos..].partition_point(|&e| order(e, pair) == Ordering::Less);
+            self.front.insert(at, pair);
+            return;
+        }
+        if freq > self.front_freq && self.front_freq != 0 {
+            // Only a reused id can push above the front: put the front back among the buckets.
+            let rest = self.front.split_off(self.pos);
+            self.buckets.insert(self.front_freq, rest);
+            self.freqs.push(self.front_freq);
+            self.front.clear();
+            self.front_freq = 0;
+            self.pos = 0;
+        }
+        match self.buckets.get_mut(&freq) {
+            Some(bucket) => bucket.push(pair),
+            None => {
+                self.buckets.insert(freq, vec![pair]);
+                self.freqs.push(freq);
+            }
+        }
+    }
+
+    fn peek(&mut self, order: &impl Fn(u64, u64) -> Ordering) -> Option<(u64, u64)> {
+        if self.front_freq == 0 {
+            let freq = self.freqs.pop()?;
+            let mut front = self.buckets.remove(&freq).unwrap_or_default();
+            front.sort_unstable_by(|&x, &y| order(x, y));
+            self.front = front;
+            self.front_freq = freq;
+            self.pos = 0;
+            if self.front.is_empty() {
+                self.front_freq = 0;
+                return self.peek(order);
+            }
+        }
+        Some((self.front_freq, self.front[self.pos]))
+    }
+
+    fn pop(&mut self) {
+        self.pos += 1;
+        if self.pos == self.front.len() {
+            self.front.clear();
+            self.front_freq = 0;
+            self.pos = 0;
+        }
+    }
+}
+
+/// Why [`Engine::new`] or [`Engine::replay`] refused its input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum EngineError {
+    /// Symbols `first` and `second` are equal.
+    Duplicate(usize, usize),
+    /// Symbol `i` is empty.
+    Empty(usize),
+    /// Word `i` holds id `id`, neither UNK nor a symbol.
+    BadId(usize, u32),
+    /// Word `i` has count 0.
+    ZeroCount(usize),
+    /// Some pair frequency could exceed 62 bits.
+    Overflow,
+    /// Merge number `step` (1-based) names an id out of range.
+    ReplayId(usize),
+    /// Merge number `step` (1-based) is a pair that does not occur at that point.
+    ReplayAbsent(usize),
+}
+
+pub struct Engine {
+    symbols: Vec<Vec<u32>>,
+    ids: FxHashMap<Vec<u32>, u32>,
+    greater: bool,
+    merges: Vec<(u32, u32)>,
+    /// Every word's symbols, one after the other (a merge shortens a word in place);
+    /// `spans[i]` is word `i`'s `(start, len)` in `data`. Flat, so that the words of a merge,
+    /// visited in index order, are near one another in memory.
+    data: Vec<u32>,
+    spans: Vec<(u32, u32)>,
+    counts: Vec<u64>,
+    pairs: FxHashMap<u64, PairEntry>,
+    queue: Queue,
+    /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
+    floor: Option<u64>,
+    /// Scratch of [`Engine::merge`]: (neighbour, word) per occurrence.
+    lefts: Vec<(u32, u32)>,
+    rights: Vec<(u32, u32)>,
+    /// Per word: the number of the last merge that visited it.
+    seen: Vec<u32>,
+}
+
+/// What one merge did: `(left, right, merged id, frequency)`.
+pub type Step = (u32, u32, u32, u64);
+
+impl Engine {
+    /// `words[i]` (symbol ids or [`UNK`]) occurs `counts[i]` times; `symbols[i]` are the units
+    /// of symbol `i`; `greater` selects the tie-break.
+    pub fn new(
+        words: Vec<Vec<u32>>,
+        counts: Vec<u64>,
+        symbols: Vec<Vec<u32>>,
+        greater: bool,
+    ) -> Result<Self, EngineError> {
+        let lengths: Vec<usize> = words.iter().map(Vec::len).collect();
+        let data: Vec<u32> = words.into_iter().flatten().collect();
+        Self::from_flat(data, &lengths, counts, symbols, greater)
+    }
+
+    /// [`Engine::new`] with the words one after the other in `data`, word `i` of length
+    /// `lengths[i]` (no allocation per word).
+    pub fn from_flat(
+        data: Vec<u32>,
+        lengths: &[usize],
+        counts: Vec<u64>,
+        symbols: Vec<Vec<u32>>,
+        greater: bool,
+    ) -> Result<Self, EngineError> {
+        let mut ids = FxHashMap::default();
+        for (i, s) in symbols.iter().enumerate() {
+            if s.is_empty() {
+                return Err(EngineError::Empty(i));
+            }
+            if let Some(&first) = ids.get(s) {
+                return Err(EngineError::Duplicate(first as usize, i));
+            }
+            ids.insert(s.clone(), i as u32);
+        }
+        if data.len() >= u32::MAX as usize || lengths.iter().sum::<usize>() != data.len() {
+            return Err(EngineError::Overflow);
+        }
+        let n = symbols.len() as u32;
+        let mut spans = Vec::with_capacity(lengths.len());
+        let mut longest = 0;
+        let mut total: u128 = 0;
+        let mut start = 0usize;
+        for (i, (&len, &c)) in lengths.iter().zip(&counts).enumerate() {
+            let w = &data[start..start + len];
+            if let Some(&bad) = w.iter().find(|&&x| x != UNK && x >= n) {
+                return Err(EngineError::BadId(i, bad));
+            }
+            if c == 0 {
+                return Err(EngineError::ZeroCount(i));
+            }
+            longest = longest.max(len);
+            total += u128::from(c);
+            spans.push((start as u32, len as u32));
+            start += len;
+        }
+        if total * longest as u128 >= 1 << 62 {
+            return Err(EngineError::Overflow);
+        }
+        let mut engine = Self {
+            symbols,
+            ids,
+            greater,
+            merges: Vec::new(),
+            data,
+            spans,
+            counts,
+            pairs: FxHashMap::default(),
+            queue: Queue::default(),
+            floor: None,
+            lefts: Vec::new(),
+            rights: Vec::new(),
+            seen: Vec::new(),
+        };
+        engine.seen = vec![u32::MAX; engine.spans.len()];
+        engine.count_pairs();
+        Ok(engine)
+    }
+
+    fn count_pairs(&mut self) {
+        // Two passes: count each pair's occurrences, then fill lists made at their final size
+        // (a map of growing lists would allocate again and again).
+        let mut pairs: FxHashMap<u64, PairEntry> = FxHashMap::default();
+        for wi in 0..self.spans.len() {
+            let c = self.counts[wi];
+            for p in self.word(wi).windows(2) {
+                if p[0] != UNK && p[1] != UNK {
+                    let e = pairs.entry(key(p[0], p[1])).or_default();
+                    e.freq += c;
+                    e.filled += 1;
+                }
+            }
+        }
+        for e in pairs.values_mut() {
+            e.words = Vec::with_capacity(e.filled as usize);
+        }
+        for wi in 0..self.spans.len() {
+            let (start, len) = self.spans[wi];
+            for p in self.data[start as usize..(start + len) as usize].windows(2) {
+                if p[0] != UNK && p[1] != UNK {
+                    if let Some(e) = pairs.get_mut(&key(p[0], p[1])) {
+                        e.words.push(wi as u32);
+                    }
+                }
+            }
+        }
+        self.pairs = pairs;
+    }
+
+    pub fn symbols(&self) -> &[Vec<u32>] {
+        &self.symbols
+    }
+
+    pub fn merges(&self) -> &[(u32, u32)] {
+        &self.merges
+    }
+
+    /// Word `i`'s current symbols.
+    #[inline]
+    pub fn word(&self, i: usize) -> &[u32] {
+        let (start, len) = self.spans[i];
+        &self.data[start as usize..(start + len) as usize]
+    }
+
+    /// How many word types.
+    pub fn num_words(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// The current frequency of every pair present.
+    pub fn pair_counts(&self) -> Vec<(u32, u32, u64)> {
+        let mut out: Vec<_> = self
+            .pairs
+            .iter()
+            .map(|(&k, e)| (unkey(k).0, unkey(k).1, e.freq))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Corpus frequency of every symbol (sum over words of count times occurrences).
+    pub fn symbol_frequencies(&self) -> Vec<u64> {
+        let mut freqs = vec![0u64; self.symbols.len()];
+        for (wi, &c) in self.counts.iter().enumerate() {
+            for &s in self.word(wi) {
+                if s != UNK {
+                    freqs[s as usize] += c;
+                }
+            }
+        }
+        freqs
+    }
+
+    /// Bytes held by the engine (an estimate of its heap).
+    pub fn heap_bytes(&self) -> usize {
+        let words = self.data.capacity() * 4 + self.spans.capacity() * 8;
+        let pairs: usize = self
+            .pairs
+            .values()
+            .map(|e| e.words.capacity() * 4 + 48)
+            .sum();
+        let symbols: usize = self.symbols.iter().map(|s| s.capacity() * 8 + 56).sum();
+        words + pairs + symbols + self.counts.capacity() * 8
+    }
+
+    /// Make the queue hold every pair with `freq >= max(min_freq, 1)`; rebuilt if it holds fewer.
+    fn prepare_queue(&mut self, min_freq: i64) {
+        let floor = min_freq.max(1) as u64;
+        if self.floor.is_none_or(|f| floor < f) {
+            let mut buckets: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
+            for (&k, e) in &self.pairs {
+                if e.freq >= floor {
+                    buckets.entry(e.freq).or_default().push(k);
+                }
+            }
+            let freqs = buckets.keys().copied().collect();
+            self.queue = Queue {
+                buckets,
+                freqs,
+                ..Queue::default()
+            };
+        }
+        self.floor = Some(floor);
+    }
+
+    /// The front valid entry `(pair key, freq)`, left at the front of the queue.
+    fn best(&mut self) -> Option<(u64, u64)> {
+        let floor = self.floor.unwrap_or(u64::MAX);
+        let order = order(&self.symbols, self.greater);
+        loop {
+            let (stored, k) = self.queue.peek(&order)?;
+            let actual = self.pairs.get(&k).map_or(0, |e| e.freq);
+            if actual == stored {
+                return Some((k, actual));
+            }
+            self.queue.pop();
+            if floor <= actual && actual < stored {
+                // Shrunk since it was filed (decreases are not filed eagerly): file it again.
+                self.queue.push(actual, k, &order);
+            }
+            // Else it vanished, fell below the floor, or grew (every increase was filed, so a
+            // current entry is further back): drop this one.
+        }
+    }
+
+    fn new_symbol(&mut self, a: u32, b: u32) -> u32 {
+        let mut s = self.symbols[a as usize].clone();
+        s.extend_from_slice(&self.symbols[b as usize]);
+        if let Some(&c) = self.ids.get(&s) {
+            return c;
+        }
+        let c = self.symbols.len() as u32;
+        self.ids.insert(s.clone(), c);
+        self.symbols.push(s);
+        c
+    }
+
+    /// Merge the best pair: `Some((left, right, new id, freq))`, or `None` (nothing changes) when
+    /// no pair is left or the best one has `freq < min_freq`.
+    pub fn step(&mut self, min_freq: i64) -> Option<Step> {
+        self.prepare_queue(min_freq);
+        let (k, freq) = self.best()?;
+        if (freq as i128) < i128::from(min_freq) {
+            return None; // an entry filed under a lower floor may be below it
+        }
+        self.queue.pop();
+        let (a, b) = unkey(k);
+        let c = self.new_symbol(a, b);
+        self.merges.push((a, b));
+        self.merge(a, b, c);
+        Some((a, b, c, freq))
+    }
+
+    /// Merge until the table holds `max_symbols` symbols or no pair reaches `min_freq`; a merge
+    /// that reuses a symbol costs no budget. `after(step)` runs after each merge and may stop
+    /// the run by returning `false`.
+    pub fn train(
+        &mut self,
+        max_symbols: usize,
+        min_freq: i64,
+        mut after: impl FnMut(&Self, Step) -> bool,
+    ) {
+        while self.symbols.len() < max_symbols {
+            let Some(step) = self.step(min_freq) else {
+                break;
+            };
+            if !after(self, step) {
+                break;
+            }
+        }
+    }
+
+    /// Apply known merges in order (resume); the state then equals that after training them.
+    pub fn replay(&mut self, merges: &[(u32, u32)]) -> Result<(), EngineError> {
+        for &(a, b) in merges {
+            self.replay_one(a, b)?;
+        }
+        Ok(())
+    }
+
+    /// Apply one known merge; returns the id it made (or reused).
+    pub fn replay_one(&mut self, a: u32, b: u32) -> Result<u32, EngineError> {
+        self.floor = None; // no queue upkeep while replaying; rebuilt by the next step
+        self.queue = Queue::default();
+        let step = self.merges.len() + 1;
+        let n = self.symbols.len() as u32;
+        if a >= n || b >= n {
+            return Err(EngineError::ReplayId(step));
+        }
+        if !self.pairs.contains_key(&key(a, b)) {
+            return Err(EngineError::ReplayAbsent(step));
+        }
+        let c = self.new_symbol(a, b);
+        self.merges.push((a, b));
+        self.merge(a, b, c);
+        Ok(c)
+    }
+
+    /// Replace every `a b` by `c` (left to right, in place) in the words holding it; update the
+    /// pair counts around each occurrence and file the pairs that grew.
+    fn merge(&mut self, a: u32, b: u32, c: u32) {
+        let Some(entry) = self.pairs.remove(&key(a, b)) else {
+            return;
+        };
+        let holders = entry.words;
+        // Each word once (the list may repeat a word or name one that has lost the pair): a
+        // stamp per word marks the ones this merge has seen, with no sorting.
+        let stamp = self.merges.len() as u32;
+        // (neighbour symbol, word index), one per occurrence; buffers kept between merges.
+        let mut lefts = std::mem::take(&mut self.lefts);
+        let mut rights = std::mem::take(&mut self.rights);
+        lefts.clear();
+        rights.clear();
+        for &wi in &holders {
+            if self.seen[wi as usize] == stamp {
+                continue;
+            }
+            self.seen[wi as usize] = stamp;
+            let (start, len) = self.spans[wi as usize];
+            let w = &mut self.data[start as usize..(start + len) as usize];
+            let len = len as usize;
+            let (mut r, mut out) = (0, 0);
+            let mut changed = false;
+            while r < len {
+                if w[r] == a && r + 1 < len && w[r + 1] == b {
+                    if out > 0 && w[out - 1] != UNK {
+                        lefts.push((w[out - 1], wi));
+                    }
+                    if r + 2 < len && w[r + 2] != UNK {
+                        rights.push((w[r + 2], wi));
+                    }
+                    w[out] = c;
+                    out += 1;
+                    r += 2;
+                    changed = true;
+                } else {
+                    w[out] = w[r];
+                    out += 1;
+                    r += 1;
+                }
+            }
+            if changed {
+                self.spans[wi as usize].1 = out as u32;
+            }
+        }
+        // Settle each distinct neighbour: take the old pair down, bring the new pair up, file it.
+        // Rights before lefts: in "a b a b" the first occurrence makes (c, a) (right neighbour a)
+        // and the second takes it down again (left neighbour c, the first one's merge).
+        let same = a == b;
+        rights.sort_unstable_by_key(|&(neighbour, _)| neighbour);
+        for group in rights.chunk_by(|x, y| x.0 == y.0) {
+            let right = group[0].0;
+            let n: u64 = group.iter().map(|&(_, wi)| self.counts[wi as usize]).sum();
+            if !(same && right == a) {
+                self.take_down(key(b, right), n);
+            }
+            self.bring_up(key(c, right), n, group);
+        }
+        lefts.sort_unstable_by_key(|&(neighbour, _)| neighbour);
+        for group in lefts.chunk_by(|x, y| x.0 == y.0) {
+            let left = group[0].0;
+            let n: u64 = group.iter().map(|&(_, wi)| self.counts[wi as usize]).sum();
+            self.take_down(key(left, a), n);
+            self.bring_up(key(left, c), n, group);
+        }
+        self.lefts = lefts;
+        self.rights = rights;
+    }
+
+    fn take_down(&mut self, k: u64, n: u64) {
+        if let Some(e) = self.pairs.get_mut(&k) {
+            e.freq = e.freq.saturating_sub(n);
+            if e.freq == 0 {
+                self.pairs.remove(&k);
+            }
+        }
+    }
+
+    fn bring_up(&mut self, k: u64, n: u64, occurrences: &[(u32, u32)]) {
+        let e = self.pairs.entry(k).or_default();
+        e.freq += n;
+        e.words.extend(occurrences.iter().map(|&(_, wi)| wi));
+        let freq = e.freq;
+        if let Some(floor) = self.floor {
+            if freq >= floor {
+                self.queue
+                    .push(freq, k, &order(&self.symbols, self.greater));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> Vec<u32> {
+        text.chars().map(u32::from).collect()
+    }
+
+    /// Recount everything each step (the rule spelled out).
+    fn naive(
+        mut words: Vec<Vec<u32>>,
+        counts: &[u64],
+        mut symbols: Vec<Vec<u32>>,
+        greater: bool,
+        max: usize,
+    ) -> Vec<(u32, u32)> {
+        let mut merges = Vec::new();
+        while symbols.len() < max {
+            let mut freq: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+            for (w, &c) in words.iter().zip(counts) {
+                for p in w.windows(2) {
+                    if p[0] != UNK && p[1] != UNK {
+                        *freq.entry((p[0], p[1])).or_default() += c;
+                    }
+                }
+            }
+            let Some(&top) = freq.values().max() else {
+                break;
+            };
+            if top < 2 {
+                break;
+            }
+            let tied = freq.iter().filter(|(_, &f)| f == top).map(|(&p, _)| p);
+            let key =
+                |p: &(u32, u32)| (symbols[p.0 as usize].clone(), symbols[p.1 as usize].clone());
+            let (a, b) = if greater {
+                tied.max_by_key(key)
+            } else {
+                tied.min_by_key(key)
+            }
+            .unwrap();
+            let mut joined = symbols[a as usize].clone();
+            joined.extend_from_slice(&symbols[b as usize]);
+            let c = match symbols.iter().position(|x| *x == joined) {
+                Some(i) => i as u32,
+                None => {
+                    symbols.push(joined);
+                    symbols.len() as u32 - 1
+                }
+            };
+            merges.push((a, b));
+            for w in &mut words {
+                let mut out = Vec::new();
+                let mut i = 0;
+                while i < w.len() {
+                    if i + 1 < w.len() && w[i] == a && w[i + 1] == b {
+                        out.push(c);
+                        i += 2;
+                    } else {
+                        out.push(w[i]);
+                        i += 1;
+                    }
+                }
+                *w = out;
+            }
+        }
+        merges
+    }
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, bound: u32) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) % u64::from(bound)) as u32
+        }
+    }
+
+    #[test]
+    fn equals_the_naive_trainer() {
+        let mut rng = Lcg(3);
+        for round in 0..300 {
+            let alphabet = ["a", "b", "c", "ab", "ba", "\u{10ffff}"];
+            let k = 1 + rng.next(alphabet.len() as u32) as usize;
+            let symbols: Vec<Vec<u32>> = alphabet[..k].iter().map(|x| s(x)).collect();
+            let words: Vec<Vec<u32>> = (0..rng.next(8))
+                .map(|_| {
+                    (0..rng.next(9))
+                        .map(|_| {
+                            if rng.next(10) == 0 {
+                                UNK
+                            } else {
+                                rng.next(k as u32)
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let counts: Vec<u64> = words.iter().map(|_| 1 + u64::from(rng.next(4))).collect();
+            let greater = round % 2 == 1;
+            let max = k + rng.next(12) as usize;
+            let want = naive(words.clone(), &counts, symbols.clone(), greater, max);
+            let mut engine = Engine::new(words, counts, symbols, greater).unwrap();
+            engine.train(max, 2, |_, _| true);
+            assert_eq!(engine.merges(), &want[..], "round {round}");
+        }
+    }
+
+    #[test]
+    fn spec_000_lankava_and_id_reuse() {
+        // " ලං" "කා" "ව" twice and "ශ්‍රී" once: (" ලං", "කා") then (" ලංකා", "ව").
+        let symbols = vec![s(" ලං"), s("කා"), s("ව"), s("ශ්‍රී")];
+        let mut e = Engine::new(vec![vec![0, 1, 2], vec![3]], vec![2, 1], symbols, false).unwrap();
+        assert_eq!(e.step(2), Some((0, 1, 4, 2)));
+        assert_eq!(e.step(2), Some((4, 2, 5, 2)));
+        assert_eq!(e.step(2), None);
+        assert_eq!(e.symbols()[5], s(" ලංකාව"));
+        let mut r = Engine::new(
+            vec![vec![0, 1], vec![2, 3]],
+            vec![2, 2],
+            vec![s("a"), s("bc"), s("ab"), s("c")],
+            false,
+        )
+        .unwrap();
+        assert_eq!(r.step(1), Some((0, 1, 4, 2)));
+        assert_eq!(r.step(1), Some((2, 3, 4, 2))); // "ab" + "c" = "abc": the same id
+    }
+
+    #[test]
+    fn bad_input() {
+        assert_eq!(
+            Engine::new(vec![], vec![], vec![s("a"), s("a")], false).err(),
+            Some(EngineError::Duplicate(0, 1))
+        );
+        assert_eq!(
+            Engine::new(vec![], vec![], vec![vec![]], false).err(),
+            Some(EngineError::Empty(0))
+        );
+        assert_eq!(
+            Engine::new(vec![vec![5]], vec![1], vec![s("a")], false).err(),
+            Some(EngineError::BadId(0, 5))
+        );
+        assert_eq!(
+            Engine::new(vec![vec![0]], vec![0], vec![s("a")], false).err(),
+            Some(EngineError::ZeroCount(0))
+        );
+        assert_eq!(
+            Engine::new(vec![vec![0, 0]], vec![1 << 62], vec![s("a")], false).err(),
+            Some(EngineError::Overflow)
+        );
+        let mut e = Engine::new(
+            vec![vec![0, 1, 2]],
+            vec![3],
+            vec![s("a"), s("b"), s("c")],
+            false,
+        )
+        .unwrap();
+        assert_eq!(e.replay(&[(0, 7)]), Err(EngineError::ReplayId(1)));
+        assert_eq!(e.replay(&[(0, 2)]), Err(EngineError::ReplayAbsent(1)));
+        assert_eq!(e.replay(&[(0, 1)]), Ok(()));
+        assert_eq!(e.replay(&[(0, 1)]), Err(EngineError::ReplayAbsent(2)));
+    }
+}

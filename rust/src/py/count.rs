@@ -1,0 +1,340 @@
+//! Python types for SGPE training's data: `PieceCounter` (corpus -> piece counts), `WordCounts`
+//! (pieces -> words, syllables, the engine's input) and `building_merges`. The counts stay in
+//! the core; Python gets back only what it writes to `vocab.json`.
+
+use super::engine::{PyMergeEngine, SymbolKind};
+use super::errors::{error, guard, Kind};
+use super::sgpe::{PyRouter, PyWordSplitter};
+use crate::count::{absorb, count_document, count_files, CountError, Counts, FileOptions, Stats};
+use crate::engine::{Engine, UNK};
+use crate::router::Router;
+use crate::sgpe::Scope;
+use crate::training::{collect_words, WordCounts};
+use crate::units::{decode_wtf8_into, Text};
+use crate::with_text;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+use std::path::{Path, PathBuf};
+
+/// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core.
+#[pyclass(module = "wwho._core", name = "PieceCounter")]
+pub struct PyPieceCounter {
+    /// One table per thread until [`PyPieceCounter::total`] merges them.
+    tables: Vec<Counts>,
+    router: Option<Router>,
+}
+
+impl PyPieceCounter {
+    fn total(&mut self) -> &Counts {
+        if self.tables.len() != 1 {
+            let mut total = Counts::default();
+            for t in self.tables.drain(..) {
+                absorb(&mut total, t);
+            }
+            self.tables = vec![total];
+        }
+        &self.tables[0]
+    }
+}
+
+fn threads_or_all(threads: usize) -> usize {
+    if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    }
+}
+
+#[pymethods]
+impl PyPieceCounter {
+    /// `router`: count only the script runs of each document (the meta tokenizer's SGPE part).
+    #[new]
+    #[pyo3(signature = (router=None))]
+    fn new(router: Option<PyRef<'_, PyRouter>>) -> Self {
+        Self {
+            tables: Vec::new(),
+            router: router.map(|r| r.inner.clone()),
+        }
+    }
+
+    /// Count every line of plain-text files on `threads` threads (0: all cores) without the GIL.
+    /// `progress(bytes)` is called after each block. Returns `(files, documents, bytes,
+    /// bad_lines, first_bad)`; a bad line without `skip_bad_lines` is a CorpusError.
+    #[pyo3(signature = (paths, *, threads=0, skip_bad_lines=false, progress=None, block_bytes=8 << 20, max_line_bytes=u64::MAX))]
+    #[allow(clippy::type_complexity)]
+    fn count_files(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        threads: usize,
+        skip_bad_lines: bool,
+        progress: Option<Py<PyAny>>,
+        block_bytes: usize,
+        max_line_bytes: u64,
+    ) -> PyResult<(u64, u64, u64, u64, Vec<String>)> {
+        let threads = threads_or_all(threads);
+        let files: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let mut stats = Stats::default();
+        let tables = &mut self.tables;
+        let router = self.router.as_ref();
+        let result = py.detach(|| {
+            guard("counting", || {
+                let options = FileOptions {
+                    threads,
+                    skip_bad_lines,
+                    router,
+                    block_bytes,
+                    max_line_bytes,
+                };
+                count_files(
+                    &files,
+                    &options,
+                    tables,
+                    &mut stats,
+                    |bytes| match &progress {
+                        Some(f) => Python::attach(|py| {
+                            f.call1(py, (bytes,)).map(|_| ()).map_err(|e| e.to_string())
+                        }),
+                        None => Python::attach(|py| py.check_signals().map_err(|e| e.to_string())),
+                    },
+                )
+            })
+        });
+        match result {
+            Ok(Ok(())) => Ok((
+                stats.files,
+                stats.documents,
+                stats.bytes,
+                stats.bad_lines,
+                stats.first_bad,
+            )),
+            Ok(Err(CountError::BadLine(m))) => Err(error(
+                py,
+                Kind::Corpus,
+                format!("{m} (use --skip-bad-lines to skip such lines)"),
+            )),
+            Ok(Err(CountError::Io(m))) => Err(error(py, Kind::Corpus, m)),
+            Err(m) => Err(error(py, Kind::Wwho, m)),
+        }
+    }
+
+    /// Count documents given as text, on `threads` threads (0: all cores) without the GIL.
+    #[pyo3(signature = (texts, *, threads=0))]
+    fn count_texts(
+        &mut self,
+        py: Python<'_>,
+        texts: Vec<Bound<'_, PyString>>,
+        threads: usize,
+    ) -> PyResult<()> {
+        let views = texts
+            .iter()
+            .map(super::text::text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let threads = threads_or_all(threads).min(views.len().max(1));
+        if self.tables.len() < threads {
+            self.tables.resize_with(threads, Counts::default);
+        }
+        let router = self.router.as_ref();
+        let tables = &mut self.tables[..threads];
+        let chunk = views.len().div_ceil(threads).max(1);
+        py.detach(|| {
+            guard("counting", || {
+                std::thread::scope(|s| {
+                    for (docs, table) in views.chunks(chunk).zip(tables.iter_mut()) {
+                        s.spawn(move || {
+                            let mut buf = Vec::new();
+                            for doc in docs {
+                                with_text!(*doc, t => count_document(t, router, table, &mut buf));
+                            }
+                        });
+                    }
+                })
+            })
+        })
+        .map_err(|e| error(py, Kind::Wwho, e))
+    }
+
+    /// How many distinct pieces.
+    fn __len__(&mut self) -> usize {
+        self.total().len()
+    }
+
+    /// The sum of all counts.
+    fn total_count(&mut self) -> u64 {
+        self.total().total()
+    }
+
+    /// Every `(piece, count)` (as Python objects: for callers that need a Counter).
+    fn items<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, u64)>> {
+        let mut out = Vec::with_capacity(self.total().len());
+        let mut cps = Vec::new();
+        for (piece, n) in self.total().iter() {
+            cps.clear();
+            let _ = decode_wtf8_into(piece, &mut cps);
+            out.push((super::text::from_code_points(py, &cps)?, n));
+        }
+        Ok(out)
+    }
+
+    /// The words of every distinct piece (see `rust/src/training.rs`).
+    #[pyo3(signature = (splitter, *, scope="words", reserved=Vec::new()))]
+    fn words(
+        &mut self,
+        py: Python<'_>,
+        splitter: PyRef<'_, PyWordSplitter>,
+        scope: &str,
+        reserved: Vec<String>,
+    ) -> PyResult<PyWordCounts> {
+        let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
+        let splitter = splitter.inner.clone();
+        let total = self.total();
+        let inner = py
+            .detach(|| {
+                guard("collecting words", || {
+                    collect_words(total, &splitter, scope, &reserved)
+                })
+            })
+            .map_err(|e| error(py, Kind::Wwho, e))?;
+        Ok(PyWordCounts { inner })
+    }
+}
+
+/// Words, boundary tokens and syllables of a corpus, with their counts (held in the core).
+#[pyclass(module = "wwho._core", name = "WordCounts")]
+pub struct PyWordCounts {
+    inner: WordCounts,
+}
+
+fn i64_bytes(values: impl Iterator<Item = i64>) -> Vec<u8> {
+    values.flat_map(i64::to_ne_bytes).collect()
+}
+
+#[pymethods]
+impl PyWordCounts {
+    /// How many word types (mergeable spans).
+    fn __len__(&self) -> usize {
+        self.inner.words.len()
+    }
+
+    /// `{syllable: count}` for every syllable.
+    fn syllable_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (&s, &n) in &self.inner.syllable_freq {
+            d.set_item(
+                super::text::from_code_points(py, self.inner.strings.get(s))?,
+                n,
+            )?;
+        }
+        Ok(d)
+    }
+
+    /// `{token: count}` for every lone boundary token.
+    fn boundary_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (&s, &n) in &self.inner.boundary {
+            d.set_item(
+                super::text::from_code_points(py, self.inner.strings.get(s))?,
+                n,
+            )?;
+        }
+        Ok(d)
+    }
+
+    /// Every boundary token seen (lone or inside a span).
+    fn boundary_symbols<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyString>>> {
+        self.inner
+            .boundary_symbols
+            .keys()
+            .map(|&s| super::text::from_code_points(py, self.inner.strings.get(s)))
+            .collect()
+    }
+
+    /// The merge engine's input for `prune_freq`: `(symbols, engine, kept syllables, word
+    /// lengths, word symbols, counts)`, the last three as native int64 arrays (for a checksum).
+    #[allow(clippy::type_complexity)]
+    fn engine_input<'py>(
+        &self,
+        py: Python<'py>,
+        prune_freq: u64,
+    ) -> PyResult<(
+        Vec<Bound<'py, PyString>>,
+        PyMergeEngine,
+        usize,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+    )> {
+        let input = py.detach(|| self.inner.engine_input(prune_freq));
+        let symbols = input
+            .symbols
+            .iter()
+            .map(|&s| super::text::from_code_points(py, self.inner.strings.get(s)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let lengths = i64_bytes(input.lengths.iter().map(|&n| n as i64));
+        let flat = i64_bytes(
+            input
+                .data
+                .iter()
+                .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
+        );
+        let counts = i64_bytes(input.counts.iter().map(|&c| c as i64));
+        let units: Vec<Vec<u32>> = input
+            .symbols
+            .iter()
+            .map(|&s| self.inner.strings.get(s).to_vec())
+            .collect();
+        let engine = py
+            .detach(|| Engine::from_flat(input.data, &input.lengths, input.counts, units, false))
+            .map_err(|e| error(py, Kind::Merge, format!("{e:?}")))?;
+        Ok((
+            symbols,
+            PyMergeEngine {
+                inner: engine,
+                kind: SymbolKind::Str,
+            },
+            input.syllables,
+            PyBytes::new(py, &lengths),
+            PyBytes::new(py, &flat),
+            PyBytes::new(py, &counts),
+        ))
+    }
+}
+
+/// `(merges, pieces)`: merges (string pairs) that rebuild each token from its code points, and
+/// every piece they need, sorted by length then string (`wwho.sgpe.building`).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn building_merges<'py>(
+    py: Python<'py>,
+    tokens: Vec<Bound<'py, PyString>>,
+) -> PyResult<(
+    Vec<(Bound<'py, PyString>, Bound<'py, PyString>)>,
+    Vec<Bound<'py, PyString>>,
+)> {
+    let tokens = tokens
+        .iter()
+        .map(super::text::code_points)
+        .collect::<PyResult<Vec<_>>>()?;
+    let (merges, pieces) = py
+        .detach(|| {
+            guard("building merges", || {
+                crate::training::building_merges(&tokens)
+            })
+        })
+        .map_err(|e| error(py, Kind::Wwho, e))?
+        .map_err(|e| error(py, Kind::Vocab, e))?;
+    let s = |cps: &[u32]| super::text::from_code_points(py, cps);
+    let merges = merges
+        .iter()
+        .map(|(a, b)| Ok((s(a)?, s(b)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let pieces = pieces.iter().map(|p| s(p)).collect::<PyResult<Vec<_>>>()?;
+    Ok((merges, pieces))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyPieceCounter>()?;
+    m.add_class::<PyWordCounts>()?;
+    m.add_function(wrap_pyfunction!(building_merges, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,444 @@
+//! Python types for syllables, routing, words and SGPE encoding: `Automaton`, `Router`,
+//! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
+//! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
+
+use super::errors::{error, guard, Kind};
+use super::text::{code_points, substrings, text};
+use crate::charset::Ranges;
+use crate::router::Router;
+use crate::schema::Automaton;
+use crate::sgpe::{Encoder, EncoderSpec, Fallback, Routed, Scope};
+use crate::units::Text;
+use crate::with_text;
+use crate::words::{Parts, WordSplitter};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+
+/// Texts longer than this release the GIL while they are encoded.
+const DETACH_ABOVE: usize = 4096;
+
+/// A schema's automaton (`wwho.schema.Schema` compiled; see `docs/schemas.md`).
+#[pyclass(frozen, module = "wwho._core", name = "Automaton")]
+pub struct PyAutomaton {
+    inner: Automaton,
+}
+
+#[pymethods]
+impl PyAutomaton {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        classes: Vec<Ranges>,
+        transitions: Vec<Vec<(usize, usize)>>,
+        start: usize,
+        accept: Vec<usize>,
+        emit: Vec<usize>,
+    ) -> PyResult<Self> {
+        let inner = Automaton::new(&classes, &transitions, start, &accept, &emit)
+            .map_err(|e| error(py, Kind::Schema, e))?;
+        Ok(Self { inner })
+    }
+
+    /// The syllables of `text` (and the single characters between them), as strings.
+    fn tokenize<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        leading_space: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ends = self.ends(s, leading_space)?;
+        tokens_of(s, &ends)
+    }
+
+    /// The end position of every token of `text`.
+    fn ends(&self, s: &Bound<'_, PyString>, leading_space: bool) -> PyResult<Vec<usize>> {
+        let t = text(s)?;
+        let mut ends = Vec::new();
+        let a = &self.inner;
+        let run = || with_text!(t, t => a.syllabify(t, leading_space, &mut ends));
+        if t.len() > DETACH_ABOVE {
+            s.py()
+                .detach(|| guard("syllabifying", run))
+                .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        } else {
+            guard("syllabifying", run).map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        }
+        Ok(ends)
+    }
+}
+
+/// The strings `s[ends[i-1]:ends[i]]`.
+fn tokens_of<'py>(s: &Bound<'py, PyString>, ends: &[usize]) -> PyResult<Bound<'py, PyList>> {
+    substrings(s, 0, ends)
+}
+
+/// The script runs of a text (`wwho.router.segment`).
+#[pyclass(frozen, module = "wwho._core", name = "Router")]
+pub struct PyRouter {
+    pub(super) inner: Router,
+}
+
+#[pymethods]
+impl PyRouter {
+    /// `scripts[i] = (block ranges, continuation ranges)`, in priority order.
+    #[new]
+    fn new(py: Python<'_>, scripts: Vec<(Ranges, Ranges)>) -> PyResult<Self> {
+        Ok(Self {
+            inner: Router::new(&scripts).map_err(|e| error(py, Kind::Schema, e))?,
+        })
+    }
+
+    /// `(start, end, script, has_leading_space)` per run; `start` is after the leading space;
+    /// `script` is the script's index, or -1 for everything else.
+    fn segment(&self, s: &Bound<'_, PyString>) -> PyResult<Vec<(usize, usize, i64, bool)>> {
+        let t = text(s)?;
+        let mut runs = Vec::new();
+        guard(
+            "routing",
+            || with_text!(t, t => self.inner.segment(t, &mut runs)),
+        )
+        .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        Ok(runs
+            .iter()
+            .map(|r| {
+                let start = if r.leading { r.start + 1 } else { r.start };
+                (start, r.end, r.script.map_or(-1, |s| s as i64), r.leading)
+            })
+            .collect())
+    }
+}
+
+/// Words of syllables for one script mode (`wwho.sgpe.words.WordSplitter`).
+#[pyclass(frozen, module = "wwho._core", name = "WordSplitter")]
+pub struct PyWordSplitter {
+    pub(super) inner: WordSplitter,
+}
+
+#[pymethods]
+impl PyWordSplitter {
+    /// `starts`, `attach`: code point ranges; `automata`: one per script, in the router's order;
+    /// `router`: `None` for a single script.
+    #[new]
+    #[pyo3(signature = (starts, attach, automata, router=None))]
+    fn new(
+        py: Python<'_>,
+        starts: Ranges,
+        attach: Ranges,
+        automata: Vec<PyRef<'_, PyAutomaton>>,
+        router: Option<PyRef<'_, PyRouter>>,
+    ) -> PyResult<Self> {
+        let automata = automata.iter().map(|a| a.inner.clone()).collect();
+        let router = router.map(|r| r.inner.clone());
+        let inner = WordSplitter::new(&starts, &attach, automata, router)
+            .map_err(|e| error(py, Kind::Schema, e))?;
+        Ok(Self { inner })
+    }
+
+    /// `(is_word, tokens)` for each word and boundary token of `text`.
+    fn split<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        let t = text(s)?;
+        let mut parts = Parts::default();
+        guard(
+            "splitting words",
+            || with_text!(t, t => self.inner.split(t, &mut parts)),
+        )
+        .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        let py = s.py();
+        let mut first = 0;
+        let items = parts
+            .parts
+            .iter()
+            .map(|&(last, is_word)| {
+                let start = if first == 0 { 0 } else { parts.ends[first - 1] };
+                let tokens = substrings(s, start, &parts.ends[first..last])?;
+                first = last;
+                PyTuple::new(
+                    py,
+                    [
+                        is_word.into_pyobject(py)?.to_owned().into_any(),
+                        tokens.into_any(),
+                    ],
+                )
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// The syllable-level tokens of `text` taken as one word (leading-space mode).
+    fn syllables<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        let t = text(s)?;
+        let mut ends = Vec::new();
+        guard(
+            "syllabifying",
+            || with_text!(t, t => self.inner.syllables(t, 0, t.len(), &mut ends)),
+        )
+        .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        tokens_of(s, &ends)
+    }
+}
+
+/// An SGPE encoder and decoder over one vocabulary (`wwho.sgpe.tokenizer.SGPETokenizer`).
+#[pyclass(frozen, module = "wwho._core", name = "SGPEEncoder")]
+pub struct PyEncoder {
+    inner: Encoder,
+    /// One Python int per id, made once: a list of ids is then built by reference counting
+    /// alone (a fresh int object per token costs more than encoding the token).
+    ints: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl PyEncoder {
+    /// `tokens[i]`: the string of id `i`; `merges`: `(left, right, merged)` ids in rank order;
+    /// `byte_ids`: the ids of `<0x00>`..`<0xFF>` (byte fallback) or `None` with `unk_id`.
+    #[new]
+    #[pyo3(signature = (splitter, tokens, merges, *, byte_ids, unk_id, special_ids, scope="words"))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        splitter: PyRef<'_, PyWordSplitter>,
+        tokens: Vec<Bound<'_, PyString>>,
+        merges: Vec<(u32, u32, u32)>,
+        byte_ids: Option<Vec<u32>>,
+        unk_id: Option<u32>,
+        special_ids: Vec<u32>,
+        scope: &str,
+    ) -> PyResult<Self> {
+        let vocab_err = |e: String| error(py, Kind::Vocab, e);
+        let fallback = match (byte_ids, unk_id) {
+            (Some(ids), _) => Fallback::Bytes(Box::new(ids.try_into().map_err(|_| {
+                vocab_err("byte fallback needs exactly 256 byte token ids".into())
+            })?)),
+            (None, Some(unk)) => Fallback::Unk(unk),
+            (None, None) => return Err(vocab_err("either byte_ids or unk_id is needed".into())),
+        };
+        let tokens = tokens
+            .iter()
+            .map(code_points)
+            .collect::<PyResult<Vec<_>>>()?;
+        let spec = EncoderSpec {
+            tokens,
+            merges,
+            fallback,
+            special_ids,
+            scope: Scope::parse(scope).map_err(vocab_err)?,
+        };
+        let inner = Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?;
+        let ints = (0..inner.vocab_size() as u32)
+            .map(|i| {
+                i.into_pyobject(py)
+                    .map_or_else(|e| match e {}, |o| o.into_any().unbind())
+            })
+            .collect();
+        Ok(Self { inner, ints })
+    }
+
+    /// The ids of `text`; the text of the special tokens `allowed` (ids) becomes those tokens.
+    #[pyo3(signature = (s, allowed=Vec::new()))]
+    fn encode<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        allowed: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = s.py();
+        self.check_allowed(py, &allowed)?;
+        let t = text(s)?;
+        let enc = &self.inner;
+        let run = || with_text!(t, t => enc.encode(t, &allowed));
+        let ids = if t.len() > DETACH_ABOVE {
+            py.detach(|| guard("encoding", run))
+        } else {
+            guard("encoding", run)
+        }
+        .map_err(|e| error(py, Kind::Tokenizer, e))?;
+        self.id_list(py, &ids)
+    }
+
+    /// [`encode`] for each text, on `num_threads` threads (all cores when 0) without the GIL.
+    #[pyo3(signature = (texts, allowed=Vec::new(), num_threads=0))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Vec<u32>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.check_allowed(py, &allowed)?;
+        let views = texts
+            .iter()
+            .map(text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let threads = if num_threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            num_threads
+        };
+        let enc = &self.inner;
+        let all = py
+            .detach(|| {
+                guard("encoding a batch", || {
+                    enc.encode_batch(&views, &allowed, threads)
+                })
+            })
+            .map_err(|e| error(py, Kind::Tokenizer, e))?;
+        let lists = all
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// For each text, its script runs (by `router`) encoded, and the spans between them: a list
+    /// of items in text order, each a list of ids (a run, with the space before it) or a
+    /// `(start, end)` tuple (text left to the caller). On `num_threads` threads, without the GIL.
+    #[pyo3(signature = (texts, router, num_threads=0))]
+    fn encode_routed_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        router: PyRef<'py, PyRouter>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let views = texts
+            .iter()
+            .map(text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let threads = if num_threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            num_threads
+        };
+        let (enc, router) = (&self.inner, &router.inner);
+        let all = py
+            .detach(|| {
+                guard("encoding a batch", || {
+                    enc.encode_routed_batch(&views, router, threads)
+                })
+            })
+            .map_err(|e| error(py, Kind::Tokenizer, e))?;
+        let mut outer = Vec::with_capacity(all.len());
+        for items in &all {
+            let mut row = Vec::with_capacity(items.len());
+            for item in items {
+                row.push(match item {
+                    Routed::Run(ids) => self.id_list(py, ids)?.into_any(),
+                    Routed::Other(start, end) => PyTuple::new(py, [*start, *end])?.into_any(),
+                });
+            }
+            outer.push(PyList::new(py, row)?);
+        }
+        PyList::new(py, outer)
+    }
+
+    /// The bytes of `ids`, joined; `skip_special` leaves out the special tokens.
+    #[pyo3(signature = (ids, skip_special=false))]
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        skip_special: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let n = self.inner.vocab_size();
+        let bad = |id: &Bound<'py, PyAny>| {
+            let shown = id
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "?".into());
+            error(
+                py,
+                Kind::Tokenizer,
+                format!("token id {shown} is out of range [0, {n})"),
+            )
+        };
+        let mut values = Vec::new();
+        for item in ids
+            .try_iter()
+            .map_err(|_| error(py, Kind::Tokenizer, "ids must be an iterable of ints"))?
+        {
+            let item = item?;
+            // Exactly int (not bool, not float), as the Python decoder has always required.
+            if !item.is_exact_instance_of::<pyo3::types::PyInt>() {
+                return Err(bad(&item));
+            }
+            values.push(item.extract::<i64>().map_err(|_| bad(&item))?);
+        }
+        let bytes = self.inner.decode(&values, skip_special).map_err(|id| {
+            error(
+                py,
+                Kind::Tokenizer,
+                format!("token id {id} is out of range [0, {n})"),
+            )
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The bytes of one token (a byte-fallback token is its byte).
+    fn token_bytes<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let n = self.inner.vocab_size();
+        u32::try_from(id)
+            .ok()
+            .and_then(|id| self.inner.token_bytes(id))
+            .map(|b| PyBytes::new(py, b))
+            .ok_or_else(|| {
+                error(
+                    py,
+                    Kind::Tokenizer,
+                    format!("token id {id} is out of range [0, {n})"),
+                )
+            })
+    }
+
+    /// Bytes held by the encoder's tables (an estimate).
+    fn heap_bytes(&self) -> usize {
+        self.inner.heap_bytes()
+    }
+
+    /// Seconds spent by stage on `text`: pieces; + words and syllables; + units; whole encoding
+    /// (each includes the ones before). For benchmarks.
+    fn stage_seconds(&self, s: &Bound<'_, PyString>) -> PyResult<[f64; 4]> {
+        let t = text(s)?;
+        let enc = &self.inner;
+        s.py()
+            .detach(|| guard("timing", || with_text!(t, t => enc.stage_seconds(t))))
+            .map_err(|e| error(s.py(), Kind::Wwho, e))
+    }
+}
+
+impl PyEncoder {
+    /// The list of Python ints for `ids` (every id is below the vocabulary size).
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        // SAFETY: PyList_New gives `ids.len()` empty slots, each filled once with a new
+        // reference (the cached int, incref'd) before the list is used.
+        unsafe {
+            let list: Bound<'py, PyList> =
+                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(ids.len() as isize))?
+                    .cast_into_unchecked();
+            for (i, &id) in ids.iter().enumerate() {
+                let item = self.ints[id as usize].as_ptr();
+                pyo3::ffi::Py_INCREF(item);
+                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, item);
+            }
+            Ok(list)
+        }
+    }
+
+    fn check_allowed(&self, py: Python<'_>, allowed: &[u32]) -> PyResult<()> {
+        match allowed
+            .iter()
+            .find(|id| !self.inner.special_ids().contains(id))
+        {
+            Some(id) => Err(error(
+                py,
+                Kind::Tokenizer,
+                format!("id {id} is not a special token"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyAutomaton>()?;
+    m.add_class::<PyRouter>()?;
+    m.add_class::<PyWordSplitter>()?;
+    m.add_class::<PyEncoder>()?;
+    Ok(())
+}

@@ -1,0 +1,495 @@
+//! SGPE encoding and decoding (`wwho.sgpe.tokenizer.SGPETokenizer`'s hot path).
+//!
+//! Text -> pieces -> words and boundary tokens -> syllables ([`WordSplitter`]); each token is
+//! one unit if the vocabulary has it, else its characters, and a character the vocabulary lacks
+//! becomes its UTF-8 bytes as the byte tokens `<0x00>`..`<0xFF>` (or the whole token becomes
+//! `[UNK]` in the "unk" fallback). The units of a span (a word by default; see [`Scope`]) are
+//! merged by rank ([`crate::merge`]): the syllable-building merges first, then the learned ones.
+//!
+//! An [`Encoder`] is immutable after construction, so one can serve many threads at once;
+//! [`Encoder::encode_batch`] uses several. There is no cache: the work per piece is a few
+//! table lookups. This module does not train and does not read files.
+
+use crate::batch::parallel_map;
+use crate::charset::is_ws;
+use crate::merge::{merge, Merge, PairTable};
+use crate::router::Router;
+use crate::units::{push_utf8, Text, Unit};
+use crate::vocab::Vocab;
+use crate::with_text;
+use crate::words::{piece_end, Parts, WordSplitter};
+
+/// Which adjacent units merges may join (`wwho.sgpe.scopes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// One word of syllables; each boundary token alone.
+    Words,
+    /// As `Words`, and each run of non-whitespace boundary tokens together.
+    Runs,
+    /// The whole piece.
+    Pieces,
+}
+
+impl Scope {
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "words" => Ok(Scope::Words),
+            "runs" => Ok(Scope::Runs),
+            "pieces" => Ok(Scope::Pieces),
+            _ => Err(format!("unknown merge scope {name:?}")),
+        }
+    }
+}
+
+/// What a token the vocabulary lacks becomes.
+#[derive(Clone, Debug)]
+pub enum Fallback {
+    /// Its characters; a missing character its UTF-8 bytes (these 256 ids).
+    Bytes(Box<[u32; 256]>),
+    /// The `[UNK]` id, for the whole token.
+    Unk(u32),
+}
+
+/// Everything an encoder needs, in ids (Python computes them from `vocab.json`).
+pub struct EncoderSpec {
+    /// The string of every id, as code points.
+    pub tokens: Vec<Vec<u32>>,
+    /// `(left, right, merged)` in rank order (building merges first, then learned ones).
+    pub merges: Vec<(u32, u32, u32)>,
+    pub fallback: Fallback,
+    pub special_ids: Vec<u32>,
+    pub scope: Scope,
+}
+
+#[derive(Debug)]
+pub struct Encoder {
+    splitter: WordSplitter,
+    vocab: Vocab,
+    pairs: PairTable,
+    fallback: Fallback,
+    scope: Scope,
+    token_bytes: Vec<u8>,
+    token_starts: Vec<usize>,
+    specials: Vec<u32>,
+    is_special: Vec<bool>,
+}
+
+/// One item of [`Encoder::encode_routed`]: a script run's ids, or a span left to the caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Routed {
+    Run(Vec<u32>),
+    Other(usize, usize),
+}
+
+/// Reusable buffers of one encoding thread.
+#[derive(Default)]
+struct Scratch {
+    parts: Parts,
+    spans: Vec<usize>,
+    units: Vec<u32>,
+    utf8: Vec<u8>,
+}
+
+impl Scratch {
+    /// Buffers kept between calls stay below this many entries each (a huge piece once
+    /// must not pin its buffers for the thread's life).
+    const KEEP: usize = 1 << 16;
+
+    fn trim(&mut self) {
+        if self.parts.ends.capacity() > Self::KEEP || self.parts.parts.capacity() > Self::KEEP {
+            self.parts = Parts::default();
+        }
+        if self.spans.capacity() > Self::KEEP || self.units.capacity() > Self::KEEP {
+            self.spans = Vec::new();
+            self.units = Vec::new();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Run `f` with this thread's scratch buffers (fresh ones if they are in use).
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let out = f(&mut scratch);
+            scratch.trim();
+            out
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+impl Encoder {
+    pub fn new(splitter: WordSplitter, spec: EncoderSpec) -> Result<Self, String> {
+        let n = spec.tokens.len();
+        let check = |id: u32, what: &str| {
+            if (id as usize) < n {
+                Ok(id)
+            } else {
+                Err(format!(
+                    "{what} id {id} is not below the vocabulary size {n}"
+                ))
+            }
+        };
+        let vocab = Vocab::new(&spec.tokens)?;
+        let mut pairs = PairTable::with_capacity(spec.merges.len());
+        for (rank, &(a, b, c)) in spec.merges.iter().enumerate() {
+            check(a, "merge")?;
+            check(b, "merge")?;
+            check(c, "merge")?;
+            let (ta, tb, tc) = (
+                &spec.tokens[a as usize],
+                &spec.tokens[b as usize],
+                &spec.tokens[c as usize],
+            );
+            if tc.len() != ta.len() + tb.len()
+                || tc[..ta.len()] != ta[..]
+                || tc[ta.len()..] != tb[..]
+            {
+                return Err(format!(
+                    "merge {rank}: token {c} is not tokens {a} and {b} joined"
+                ));
+            }
+            pairs.insert(
+                a,
+                b,
+                Merge {
+                    rank: rank as u32,
+                    id: c,
+                },
+            );
+        }
+        let mut token_bytes = Vec::new();
+        let mut token_starts = Vec::with_capacity(n + 1);
+        let mut byte_of = vec![None; n];
+        match &spec.fallback {
+            Fallback::Bytes(ids) => {
+                for (b, &id) in ids.iter().enumerate() {
+                    byte_of[check(id, "byte token")? as usize] = Some(b as u8);
+                }
+            }
+            Fallback::Unk(id) => {
+                check(*id, "[UNK]")?;
+            }
+        }
+        for (t, byte) in spec.tokens.iter().zip(&byte_of) {
+            token_starts.push(token_bytes.len());
+            match byte {
+                Some(b) => token_bytes.push(*b),
+                None => t.iter().for_each(|&cp| push_utf8(cp, &mut token_bytes)),
+            }
+        }
+        token_starts.push(token_bytes.len());
+        let mut is_special = vec![false; n];
+        for &id in &spec.special_ids {
+            is_special[check(id, "special token")? as usize] = true;
+        }
+        Ok(Self {
+            splitter,
+            vocab,
+            pairs,
+            fallback: spec.fallback,
+            scope: spec.scope,
+            token_bytes,
+            token_starts,
+            specials: spec.special_ids,
+            is_special,
+        })
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    pub fn splitter(&self) -> &WordSplitter {
+        &self.splitter
+    }
+
+    /// Bytes held by the encoder's tables (an estimate).
+    pub fn heap_bytes(&self) -> usize {
+        self.splitter.heap_bytes()
+            + self.vocab.heap_bytes()
+            + self.pairs.heap_bytes()
+            + self.token_bytes.capacity()
+            + self.token_starts.capacity() * 8
+            + self.is_special.capacity()
+    }
+
+    /// The ids of `text`, special-token text included as ordinary text.
+    pub fn encode_ordinary<U: Unit>(&self, text: &[U]) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        with_scratch(|scratch| self.encode_into(text, scratch, &mut out));
+        out
+    }
+
+    /// The ids of `text`, where the text of the tokens in `allowed` (ids; the special tokens)
+    /// becomes those tokens (the longest one where several start at the same place).
+    pub fn encode<U: Unit>(&self, text: &[U], allowed: &[u32]) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        with_scratch(|scratch| self.encode_with(text, allowed, scratch, &mut out));
+        out
+    }
+
+    fn encode_with<U: Unit>(
+        &self,
+        text: &[U],
+        allowed: &[u32],
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) {
+        if allowed.is_empty() {
+            return self.encode_into(text, scratch, out);
+        }
+        // (An id out of range names no token: it is left out.)
+        let mut specials: Vec<(&[u32], u32)> = allowed
+            .iter()
+            .filter(|&&id| (id as usize) < self.vocab.len())
+            .map(|&id| (self.vocab.token(id), id))
+            .collect();
+        specials.retain(|(s, _)| !s.is_empty());
+        specials.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+        let (mut pos, mut done) = (0, 0);
+        while pos < text.len() {
+            let hit = specials.iter().find(|(s, _)| {
+                s.len() <= text.len() - pos
+                    && s.iter().zip(&text[pos..]).all(|(&a, &b)| a == b.cp())
+            });
+            match hit {
+                Some(&(s, id)) => {
+                    self.encode_into(&text[done..pos], scratch, out);
+                    out.push(id);
+                    pos += s.len();
+                    done = pos;
+                }
+                None => pos += 1,
+            }
+        }
+        self.encode_into(&text[done..], scratch, out);
+    }
+
+    fn encode_into<U: Unit>(&self, text: &[U], scratch: &mut Scratch, out: &mut Vec<u32>) {
+        let mut pos = 0;
+        while pos < text.len() {
+            let end = piece_end(text, pos);
+            self.encode_piece(&text[pos..end], scratch, out);
+            pos = end;
+        }
+    }
+
+    fn encode_piece<U: Unit>(&self, piece: &[U], scratch: &mut Scratch, out: &mut Vec<u32>) {
+        let Scratch {
+            parts,
+            spans,
+            units,
+            utf8,
+        } = scratch;
+        if piece.len() == 1 {
+            // One character is one token whatever the words and syllables: its units alone.
+            units.clear();
+            self.push_units(piece, units, utf8);
+            merge(units, &self.pairs);
+            out.extend_from_slice(units);
+            return;
+        }
+        parts.clear();
+        self.splitter.split(piece, parts);
+        spans.clear();
+        match self.scope {
+            Scope::Words => spans.extend(parts.parts.iter().map(|&(last, _)| last)),
+            Scope::Pieces => spans.push(parts.ends.len()),
+            Scope::Runs => {
+                // Words and whitespace tokens alone; consecutive other boundary tokens together.
+                let (mut first, mut in_run) = (0, false);
+                for &(last, is_word) in &parts.parts {
+                    let start = if first == 0 { 0 } else { parts.ends[first - 1] };
+                    let ws = !is_word && parts.ends[first] == start + 1 && is_ws(piece[start].cp());
+                    if is_word || ws {
+                        if in_run {
+                            spans.push(first);
+                            in_run = false;
+                        }
+                        spans.push(last);
+                    } else {
+                        in_run = true;
+                    }
+                    first = last;
+                }
+                if in_run {
+                    spans.push(parts.ends.len());
+                }
+            }
+        }
+        let (mut start, mut t) = (0, 0);
+        for &last in spans.iter() {
+            units.clear();
+            while t < last {
+                let end = parts.ends[t];
+                self.push_units(&piece[start..end], units, utf8);
+                start = end;
+                t += 1;
+            }
+            merge(units, &self.pairs);
+            out.extend_from_slice(units);
+        }
+    }
+
+    /// The units of one token (see the module docs).
+    #[inline]
+    fn push_units<U: Unit>(&self, token: &[U], units: &mut Vec<u32>, utf8: &mut Vec<u8>) {
+        if let Some(id) = self.vocab.get(token) {
+            units.push(id);
+            return;
+        }
+        match &self.fallback {
+            Fallback::Unk(unk) => units.push(*unk),
+            Fallback::Bytes(bytes) => {
+                for ch in token.chunks(1) {
+                    match self.vocab.get(ch) {
+                        Some(id) => units.push(id),
+                        None => {
+                            utf8.clear();
+                            push_utf8(ch[0].cp(), utf8);
+                            units.extend(utf8.iter().map(|&b| bytes[usize::from(b)]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The meta tokenizer's split: `text` cut into script runs by `router` (a run taking the
+    /// space before it), each run encoded here, everything between runs left to the caller
+    /// (tiktoken) as a span. Appends [`Routed`] items in text order.
+    pub fn encode_routed<U: Unit>(&self, text: &[U], router: &Router, out: &mut Vec<Routed>) {
+        with_scratch(|scratch| {
+            let mut runs = Vec::new();
+            router.segment(text, &mut runs);
+            for run in runs {
+                if run.script.is_none() {
+                    out.push(Routed::Other(run.start, run.end));
+                    continue;
+                }
+                let mut ids = Vec::with_capacity((run.end - run.start) / 3 + 2);
+                self.encode_into(&text[run.start..run.end], scratch, &mut ids);
+                out.push(Routed::Run(ids));
+            }
+        })
+    }
+
+    /// [`Encoder::encode_routed`] for many texts on up to `threads` threads, in input order.
+    pub fn encode_routed_batch(
+        &self,
+        texts: &[Text<'_>],
+        router: &Router,
+        threads: usize,
+    ) -> Vec<Vec<Routed>> {
+        parallel_map(texts, threads, |text| {
+            let mut out = Vec::new();
+            with_text!(*text, t => self.encode_routed(t, router, &mut out));
+            out
+        })
+    }
+
+    /// [`Encoder::encode`] for many texts on up to `threads` threads; results in input order.
+    pub fn encode_batch(
+        &self,
+        texts: &[Text<'_>],
+        allowed: &[u32],
+        threads: usize,
+    ) -> Vec<Vec<u32>> {
+        parallel_map(texts, threads, |text| {
+            let mut out = Vec::with_capacity(text.len() / 3 + 4);
+            with_scratch(
+                |scratch| with_text!(*text, t => self.encode_with(t, allowed, scratch, &mut out)),
+            );
+            out
+        })
+    }
+
+    /// Where encoding `text` spends its time: seconds for the pieces alone, then pieces and
+    /// words and syllables, then also the units (vocabulary lookups), then the whole encoding
+    /// (the merges too). Each stage includes the ones before it. For benchmarks.
+    pub fn stage_seconds<U: Unit>(&self, text: &[U]) -> [f64; 4] {
+        let time = |f: &mut dyn FnMut()| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        };
+        let mut scratch = Scratch::default();
+        let mut sink = 0usize;
+        let pieces = time(&mut || {
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = piece_end(text, pos);
+                sink += 1;
+            }
+        });
+        let words = time(&mut || {
+            let mut pos = 0;
+            while pos < text.len() {
+                let end = piece_end(text, pos);
+                scratch.parts.clear();
+                self.splitter.split(&text[pos..end], &mut scratch.parts);
+                sink += scratch.parts.ends.len();
+                pos = end;
+            }
+        });
+        let units = time(&mut || {
+            let mut pos = 0;
+            while pos < text.len() {
+                let end = piece_end(text, pos);
+                let piece = &text[pos..end];
+                scratch.parts.clear();
+                self.splitter.split(piece, &mut scratch.parts);
+                let mut start = 0;
+                for &e in &scratch.parts.ends {
+                    scratch.units.clear();
+                    self.push_units(&piece[start..e], &mut scratch.units, &mut scratch.utf8);
+                    sink += scratch.units.len();
+                    start = e;
+                }
+                pos = end;
+            }
+        });
+        let mut out = Vec::new();
+        let all = time(&mut || {
+            out.clear();
+            self.encode_into(text, &mut scratch, &mut out);
+        });
+        std::hint::black_box(sink);
+        [pieces, words, units, all]
+    }
+
+    /// The bytes of `ids` joined; an id out of range is an error naming it.
+    pub fn decode(&self, ids: &[i64], skip_special: bool) -> Result<Vec<u8>, i64> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        let n = self.vocab.len() as i64;
+        for &id in ids {
+            if !(0..n).contains(&id) {
+                return Err(id);
+            }
+            let id = id as usize;
+            if skip_special && self.is_special[id] {
+                continue;
+            }
+            out.extend_from_slice(
+                &self.token_bytes[self.token_starts[id]..self.token_starts[id + 1]],
+            );
+        }
+        Ok(out)
+    }
+
+    /// The bytes of one token (a byte-fallback token is its byte).
+    pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        let id = id as usize;
+        (id < self.vocab.len())
+            .then(|| &self.token_bytes[self.token_starts[id]..self.token_starts[id + 1]])
+    }
+
+    pub fn special_ids(&self) -> &[u32] {
+        &self.specials
+    }
+}

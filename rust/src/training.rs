@@ -1,0 +1,341 @@
+//! SGPE training between counting and merging (`wwho.sgpe.train`'s phases 2 and 3).
+//!
+//! * [`collect_words`]: each distinct piece once -> words of syllables and boundary tokens
+//!   ([`WordSplitter`]), grouped into the spans of the merge scope, counted by the piece's count;
+//! * [`WordCounts::engine_input`]: the symbol table (boundary tokens sorted, then syllables by
+//!   frequency, those rarer than `prune_freq` left out as [`UNK`]) and the word types, sorted as
+//!   Python sorts tuples of strings, as the merge engine's input;
+//! * [`building_merges`]: the merges that rebuild each symbol from its code points.
+//!
+//! Strings are interned as code point sequences; Python gets back only what it writes to
+//! `vocab.json`. This module does not read corpora, merge, or assign final ids.
+
+use crate::count::Counts;
+use crate::engine::UNK;
+use crate::merge::{merge, Merge, PairTable};
+use crate::sgpe::Scope;
+use crate::units::decode_wtf8_into;
+use crate::words::{Parts, WordSplitter};
+use aho_corasick::AhoCorasick;
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+
+/// Strings by id, and ids by string.
+#[derive(Debug, Default)]
+pub struct Interner {
+    strings: Vec<Box<[u32]>>,
+    index: FxHashMap<Box<[u32]>, u32>,
+}
+
+impl Interner {
+    pub fn id(&mut self, s: &[u32]) -> u32 {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.push(s.into());
+        self.index.insert(s.into(), id);
+        id
+    }
+
+    pub fn get(&self, id: u32) -> &[u32] {
+        &self.strings[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+}
+
+/// What the pieces of a corpus hold (`collect_words` in `wwho.sgpe.train`).
+#[derive(Debug, Default)]
+pub struct WordCounts {
+    pub strings: Interner,
+    /// Mergeable spans (string ids) and their counts.
+    pub words: FxHashMap<Box<[u32]>, u64>,
+    /// Lone boundary tokens (never merged) and their counts.
+    pub boundary: FxHashMap<u32, u64>,
+    /// Every syllable's count (the pruning candidates).
+    pub syllable_freq: FxHashMap<u32, u64>,
+    /// Every boundary token seen, lone or inside a span.
+    pub boundary_symbols: FxHashMap<u32, ()>,
+}
+
+/// Distinct pieces -> [`WordCounts`]. A piece holding the text of a `reserved` token (a special
+/// or byte token) is grouped as in scope `Words`, so that no merge ever produces that text.
+pub fn collect_words(
+    pieces: &Counts,
+    splitter: &WordSplitter,
+    scope: Scope,
+    reserved: &[String],
+) -> WordCounts {
+    let guard = if scope == Scope::Words || reserved.is_empty() {
+        None
+    } else {
+        AhoCorasick::new(reserved).ok()
+    };
+    let mut out = WordCounts::default();
+    let mut units: Vec<u32> = Vec::new();
+    let mut parts = Parts::default();
+    let mut ids: Vec<u32> = Vec::new();
+    let mut run: Vec<u32> = Vec::new();
+    // (The order of the pieces does not matter: every output is sorted by strings later.)
+    for (piece, count) in pieces.iter() {
+        units.clear();
+        if decode_wtf8_into(piece, &mut units).is_err() {
+            continue; // not produced by the counters (they write valid WTF-8)
+        }
+        parts.clear();
+        splitter.split(&units, &mut parts);
+        let token = |t: usize| {
+            let start = if t == 0 { 0 } else { parts.ends[t - 1] };
+            &units[start..parts.ends[t]]
+        };
+        // Every token's string id, and the per-token facts.
+        ids.clear();
+        let mut first = 0;
+        for &(last, is_word) in &parts.parts {
+            for t in first..last {
+                let id = out.strings.id(token(t));
+                ids.push(id);
+                if is_word {
+                    *out.syllable_freq.entry(id).or_default() += count;
+                } else {
+                    out.boundary_symbols.insert(id, ());
+                }
+            }
+            first = last;
+        }
+        let grouping = match &guard {
+            Some(ac) if ac.is_match(piece) => Scope::Words,
+            _ => scope,
+        };
+        let add = |span: &[u32], mergeable: bool, out: &mut WordCounts| {
+            if mergeable {
+                *out.words.entry(span.into()).or_default() += count;
+            } else {
+                *out.boundary.entry(span[0]).or_default() += count;
+            }
+        };
+        match grouping {
+            Scope::Words => {
+                let mut first = 0;
+                for &(last, is_word) in &parts.parts {
+                    add(&ids[first..last], is_word, &mut out);
+                    first = last;
+                }
+            }
+            Scope::Pieces => {
+                if !ids.is_empty() {
+                    let mergeable = ids.len() > 1 || parts.parts[0].1;
+                    add(&ids, mergeable, &mut out);
+                }
+            }
+            Scope::Runs => {
+                run.clear();
+                let mut first = 0;
+                for &(last, is_word) in &parts.parts {
+                    let ws = !is_word && {
+                        let t = token(first);
+                        t.len() == 1 && crate::charset::is_ws(t[0])
+                    };
+                    if is_word || ws {
+                        if !run.is_empty() {
+                            add(&run, run.len() > 1, &mut out);
+                            run.clear();
+                        }
+                        add(&ids[first..last], is_word, &mut out);
+                    } else {
+                        run.push(ids[first]);
+                    }
+                    first = last;
+                }
+                if !run.is_empty() {
+                    add(&run, run.len() > 1, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The merge engine's input for one pruning threshold.
+#[derive(Debug)]
+pub struct EngineInput {
+    /// Symbol strings (string ids): boundary tokens sorted, then syllables by frequency.
+    pub symbols: Vec<u32>,
+    /// Word types as symbol ids ([`UNK`] for a pruned syllable), in Python's tuple order, one
+    /// after the other: word `i` has `lengths[i]` symbols.
+    pub data: Vec<u32>,
+    pub lengths: Vec<usize>,
+    pub counts: Vec<u64>,
+    /// How many syllables were kept.
+    pub syllables: usize,
+}
+
+impl WordCounts {
+    /// Order two strings by id as Python orders `str`.
+    fn cmp_strings(&self, a: u32, b: u32) -> Ordering {
+        self.strings.get(a).cmp(self.strings.get(b))
+    }
+
+    pub fn engine_input(&self, prune_freq: u64) -> EngineInput {
+        // A lone surrogate is never a symbol: no UTF-8 file (vocab.json, tokenizer.json) can
+        // hold it. Words keep it as an unknown unit, and encoders give it to byte fallback.
+        let storable = |s: u32| {
+            !self
+                .strings
+                .get(s)
+                .iter()
+                .any(|c| (0xD800..0xE000).contains(c))
+        };
+        let mut boundary: Vec<u32> = self
+            .boundary_symbols
+            .keys()
+            .copied()
+            .filter(|&s| storable(s))
+            .collect();
+        boundary.sort_unstable_by(|&a, &b| self.cmp_strings(a, b));
+        let mut syllables: Vec<(u32, u64)> = self
+            .syllable_freq
+            .iter()
+            .filter(|(&s, &f)| f >= prune_freq && storable(s))
+            .map(|(&s, &f)| (s, f))
+            .collect();
+        syllables.sort_unstable_by(|&(a, fa), &(b, fb)| {
+            fb.cmp(&fa).then_with(|| self.cmp_strings(a, b))
+        });
+        let kept = syllables.len();
+        let symbols: Vec<u32> = boundary
+            .into_iter()
+            .chain(syllables.into_iter().map(|(s, _)| s))
+            .collect();
+        let mut index: FxHashMap<u32, u32> = FxHashMap::default();
+        for (i, &s) in symbols.iter().enumerate() {
+            index.entry(s).or_insert(i as u32);
+        }
+        // Words in Python's order of tuples of strings: element by element, each string by
+        // code point. Rank the strings once, then compare words as sequences of ranks.
+        let mut by_string: Vec<u32> = (0..self.strings.len() as u32).collect();
+        by_string.sort_unstable_by(|&a, &b| self.cmp_strings(a, b));
+        let mut rank = vec![0u32; by_string.len()];
+        for (r, &s) in by_string.iter().enumerate() {
+            rank[s as usize] = r as u32;
+        }
+        let mut words: Vec<(Vec<u32>, &[u32], u64)> = self
+            .words
+            .iter()
+            .map(|(w, &c)| (w.iter().map(|&s| rank[s as usize]).collect(), &w[..], c))
+            .collect();
+        words.sort_unstable_by(|(a, _, _), (b, _, _)| a.cmp(b));
+        let mut data = Vec::with_capacity(words.iter().map(|(_, w, _)| w.len()).sum());
+        let mut lengths = Vec::with_capacity(words.len());
+        let mut counts = Vec::with_capacity(words.len());
+        for (_, w, c) in words {
+            data.extend(w.iter().map(|s| index.get(s).copied().unwrap_or(UNK)));
+            lengths.push(w.len());
+            counts.push(c);
+        }
+        EngineInput {
+            symbols,
+            data,
+            lengths,
+            counts,
+            syllables: kept,
+        }
+    }
+}
+
+/// Merges that rebuild each token from its code points, and every piece they need (each
+/// character of the tokens and each merge result, sorted by length then string).
+///
+/// Tokens go shortest first; each is merged with the merges found so far, and while it does
+/// not come out whole a merge of its first two pieces is appended (a later merge ranks after
+/// every earlier one, so tokens already built are unaffected). The result is checked.
+pub type BuildingMerges = (Vec<(Vec<u32>, Vec<u32>)>, Vec<Vec<u32>>);
+
+pub fn building_merges(tokens: &[Vec<u32>]) -> Result<BuildingMerges, String> {
+    let mut todo: Vec<&[u32]> = tokens
+        .iter()
+        .map(|t| &t[..])
+        .filter(|t| !t.is_empty())
+        .collect();
+    todo.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    todo.dedup();
+    let mut pieces = Interner::default();
+    let mut table = PairTable::new();
+    let mut merges: Vec<(u32, u32)> = Vec::new();
+    let mut parts: Vec<u32> = Vec::new();
+    let run = |token: &[u32], pieces: &mut Interner, table: &PairTable, parts: &mut Vec<u32>| {
+        parts.clear();
+        parts.extend(token.iter().map(|&c| pieces.id(&[c])));
+        merge(parts, table);
+    };
+    for &token in &todo {
+        run(token, &mut pieces, &table, &mut parts);
+        while parts.len() > 1 {
+            let (a, b) = (parts[0], parts[1]);
+            let mut joined = pieces.get(a).to_vec();
+            joined.extend_from_slice(pieces.get(b));
+            let c = pieces.id(&joined);
+            table.insert(
+                a,
+                b,
+                Merge {
+                    rank: merges.len() as u32,
+                    id: c,
+                },
+            );
+            merges.push((a, b));
+            run(token, &mut pieces, &table, &mut parts);
+        }
+    }
+    for &token in &todo {
+        run(token, &mut pieces, &table, &mut parts);
+        if parts.len() != 1 || pieces.get(parts[0]) != token {
+            return Err(format!(
+                "building merges do not rebuild the token {token:?}"
+            ));
+        }
+    }
+    let mut all: Vec<Vec<u32>> = pieces.strings.iter().map(|s| s.to_vec()).collect();
+    all.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    let merges = merges
+        .into_iter()
+        .map(|(a, b)| (pieces.get(a).to_vec(), pieces.get(b).to_vec()))
+        .collect();
+    Ok((merges, all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> Vec<u32> {
+        text.chars().map(u32::from).collect()
+    }
+
+    #[test]
+    fn building_merges_rebuild_every_token() {
+        let tokens = vec![s("abc"), s("ab"), s("bcd"), s("x"), s("abc")];
+        let (merges, pieces) = building_merges(&tokens).unwrap();
+        assert_eq!(
+            merges,
+            vec![
+                (s("a"), s("b")),
+                (s("ab"), s("c")),
+                (s("b"), s("c")),
+                (s("bc"), s("d"))
+            ]
+        );
+        let shown: Vec<String> = pieces
+            .iter()
+            .map(|p| p.iter().map(|&c| char::from_u32(c).unwrap()).collect())
+            .collect();
+        assert_eq!(shown, ["a", "b", "c", "d", "x", "ab", "bc", "abc", "bcd"]);
+    }
+}

@@ -1,0 +1,175 @@
+//! Text as a slice of code points, whatever its storage.
+//!
+//! Python keeps a `str` as one code point per element in 1, 2 or 4 bytes (PEP 393); the core
+//! reads that storage directly (no UTF-8 conversion, which costs more than syllabifying) and is
+//! generic over the element type through [`Unit`]. Positions are therefore code point indices,
+//! exactly as Python's. Rust callers with UTF-8 text use [`decode_wtf8`] first.
+//!
+//! A lone surrogate (U+D800..U+DFFF) is an ordinary code point here, as in Python; its UTF-8
+//! form is the 3-byte "surrogatepass" encoding. This module does not tokenize.
+
+/// One element of a text: a code point stored in 1, 2 or 4 bytes.
+pub trait Unit: Copy + Send + Sync + 'static {
+    fn cp(self) -> u32;
+}
+
+impl Unit for u8 {
+    #[inline(always)]
+    fn cp(self) -> u32 {
+        u32::from(self)
+    }
+}
+
+impl Unit for u16 {
+    #[inline(always)]
+    fn cp(self) -> u32 {
+        u32::from(self)
+    }
+}
+
+impl Unit for u32 {
+    #[inline(always)]
+    fn cp(self) -> u32 {
+        self
+    }
+}
+
+/// A text borrowed in one of the three storages (what a Python `str` holds).
+#[derive(Clone, Copy, Debug)]
+pub enum Text<'a> {
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+}
+
+impl Text<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Text::U8(t) => t.len(),
+            Text::U16(t) => t.len(),
+            Text::U32(t) => t.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Run a generic expression on a [`Text`]: `with_text!(text, t => f(t))`, `t` a `&[U]`.
+#[macro_export]
+macro_rules! with_text {
+    ($text:expr, $t:ident => $body:expr) => {
+        match $text {
+            $crate::units::Text::U8($t) => $body,
+            $crate::units::Text::U16($t) => $body,
+            $crate::units::Text::U32($t) => $body,
+        }
+    };
+}
+
+/// Append the UTF-8 bytes of `cp` (surrogates as their 3-byte form, like Python's
+/// "surrogatepass") to `out`. Code points above U+10FFFF do not occur in Python strings.
+#[inline]
+pub fn push_utf8(cp: u32, out: &mut Vec<u8>) {
+    if cp < 0x80 {
+        out.push(cp as u8);
+    } else if cp < 0x800 {
+        out.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
+    } else if cp < 0x10000 {
+        out.extend_from_slice(&[
+            0xE0 | (cp >> 12) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ]);
+    } else {
+        out.extend_from_slice(&[
+            0xF0 | (cp >> 18) as u8,
+            0x80 | ((cp >> 12) & 0x3F) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ]);
+    }
+}
+
+/// The UTF-8 bytes of a code point sequence (surrogatepass).
+pub fn to_utf8<U: Unit>(text: &[U]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() * 3);
+    for &u in text {
+        push_utf8(u.cp(), &mut out);
+    }
+    out
+}
+
+/// Decode UTF-8 that may hold surrogates in their 3-byte form (WTF-8, Python's
+/// "surrogatepass") into code points. Returns the byte offset of the first invalid sequence
+/// on error.
+pub fn decode_wtf8(bytes: &[u8]) -> Result<Vec<u32>, usize> {
+    let mut out = Vec::with_capacity(bytes.len());
+    decode_wtf8_into(bytes, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode_wtf8`] appending to `out` (reused buffers in hot loops).
+pub fn decode_wtf8_into(bytes: &[u8], out: &mut Vec<u32>) -> Result<(), usize> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        out.extend(s.chars().map(u32::from));
+        return Ok(());
+    }
+    let n = bytes.len();
+    let mut i = 0;
+    while i < n {
+        let b = bytes[i];
+        let (len, min) = match b {
+            0x00..=0x7F => {
+                out.push(u32::from(b));
+                i += 1;
+                continue;
+            }
+            0xC2..=0xDF => (2, 0x80),
+            0xE0..=0xEF => (3, 0x800),
+            0xF0..=0xF4 => (4, 0x10000),
+            _ => return Err(i),
+        };
+        if i + len > n {
+            return Err(i);
+        }
+        let mut cp = u32::from(b) & (0x7F >> len);
+        for k in 1..len {
+            let c = bytes[i + k];
+            if c & 0xC0 != 0x80 {
+                return Err(i);
+            }
+            cp = (cp << 6) | u32::from(c & 0x3F);
+        }
+        if cp < min || cp > 0x10FFFF {
+            return Err(i);
+        }
+        out.push(cp);
+        i += len;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_round_trip_with_surrogates() {
+        let cps: Vec<u32> = vec![0x41, 0xE9, 0x0D9A, 0xD800, 0xDFFF, 0x1F642, 0x10FFFF, 0];
+        let bytes = to_utf8(&cps);
+        assert_eq!(decode_wtf8(&bytes), Ok(cps));
+        let s = "ශ්‍රී a 🙂";
+        let cps: Vec<u32> = s.chars().map(u32::from).collect();
+        assert_eq!(to_utf8(&cps), s.as_bytes());
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_offset() {
+        assert_eq!(decode_wtf8(b"ab\xffc"), Err(2));
+        assert_eq!(decode_wtf8(b"ab\xe0\x80\x80"), Err(2)); // overlong
+        assert_eq!(decode_wtf8(b"\xe0\xb6"), Err(0)); // truncated
+        assert_eq!(decode_wtf8(b"\xf4\x90\x80\x80"), Err(0)); // beyond U+10FFFF
+    }
+}

@@ -1,0 +1,157 @@
+//! A vocabulary of strings looked up by code point sequence, whatever the text's storage.
+//!
+//! Each token is a record in one flat array: its length, its id, then its code points. An
+//! open-addressing table maps a hash of the code points to (a tag of the hash, the record's
+//! offset), so a lookup that finds its token touches two cache lines: the slot and the record.
+//! A lookup hashes the slice it is given (UCS-1, UCS-2 or UCS-4) without converting it. This
+//! module does not tokenize.
+
+use crate::units::Unit;
+use rustc_hash::FxHashMap;
+
+const EMPTY: u64 = u64::MAX;
+const TAG: u64 = 0xFFFF_FFFF_0000_0000;
+
+#[derive(Clone, Debug, Default)]
+pub struct Vocab {
+    /// Records `[len, id, code points...]`, one per token.
+    records: Vec<u32>,
+    /// Token id -> offset of its record.
+    offsets: Vec<u32>,
+    /// (high 32 bits of the hash) << 32 | record offset: most probes that miss stop at the tag.
+    slots: Vec<u64>,
+    mask: usize,
+    /// Tokens of one code point: few, looked up often (single-character syllables, the
+    /// characters of an unknown syllable), so a small table of their own stays in cache.
+    singles: FxHashMap<u32, u32>,
+}
+
+#[inline(always)]
+fn hash<U: Unit>(s: &[U]) -> u64 {
+    // FxHash's step over code points, and a final mix so the low bits depend on all of them.
+    let mut h: u64 = s.len() as u64;
+    for &u in s {
+        h = (h.rotate_left(5) ^ u64::from(u.cp())).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    h ^ (h >> 29)
+}
+
+impl Vocab {
+    /// `tokens[i]` is the string of id `i` as code points; strings must be distinct.
+    pub fn new(tokens: &[Vec<u32>]) -> Result<Self, String> {
+        let total: usize = tokens.iter().map(|t| t.len() + 2).sum();
+        if total >= u32::MAX as usize || tokens.len() >= u32::MAX as usize {
+            return Err("the vocabulary is too large".into());
+        }
+        let mut records = Vec::with_capacity(total);
+        let mut offsets = Vec::with_capacity(tokens.len());
+        for (id, t) in tokens.iter().enumerate() {
+            offsets.push(records.len() as u32);
+            records.push(t.len() as u32);
+            records.push(id as u32);
+            records.extend_from_slice(t);
+        }
+        let size = (tokens.len() * 2).next_power_of_two().max(16);
+        let mut vocab = Self {
+            records,
+            offsets,
+            slots: vec![EMPTY; size],
+            mask: size - 1,
+            singles: FxHashMap::default(),
+        };
+        for (id, t) in tokens.iter().enumerate() {
+            if let Some(other) = vocab.get(t) {
+                return Err(format!("ids {other} and {id} have the same string"));
+            }
+            let h = hash(t);
+            let mut slot = h as usize & vocab.mask;
+            while vocab.slots[slot] != EMPTY {
+                slot = (slot + 1) & vocab.mask;
+            }
+            vocab.slots[slot] = (h & TAG) | u64::from(vocab.offsets[id]);
+            if let [cp] = t[..] {
+                vocab.singles.insert(cp, id as u32);
+            }
+        }
+        Ok(vocab)
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// The code points of token `id`.
+    pub fn token(&self, id: u32) -> &[u32] {
+        let at = self.offsets[id as usize] as usize;
+        let len = self.records[at] as usize;
+        &self.records[at + 2..at + 2 + len]
+    }
+
+    #[inline]
+    pub fn get<U: Unit>(&self, s: &[U]) -> Option<u32> {
+        if let [c] = s {
+            return self.singles.get(&c.cp()).copied();
+        }
+        let h = hash(s);
+        let tag = h & TAG;
+        let mut slot = h as usize & self.mask;
+        loop {
+            let entry = self.slots[slot];
+            if entry == EMPTY {
+                return None;
+            }
+            if entry & TAG == tag {
+                let at = entry as u32 as usize;
+                let len = self.records[at] as usize;
+                if len == s.len()
+                    && self.records[at + 2..at + 2 + len]
+                        .iter()
+                        .zip(s)
+                        .all(|(&a, &b)| a == b.cp())
+                {
+                    return Some(self.records[at + 1]);
+                }
+            }
+            slot = (slot + 1) & self.mask;
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.records.capacity() * 4
+            + self.offsets.capacity() * 4
+            + self.slots.capacity() * 8
+            + self.singles.capacity() * 9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_by_any_storage() {
+        let words = ["a", "ab", "ශ්‍රී", "🙂", "b"];
+        let tokens: Vec<Vec<u32>> = words
+            .iter()
+            .map(|w| w.chars().map(u32::from).collect())
+            .collect();
+        let v = Vocab::new(&tokens).unwrap();
+        assert_eq!(v.get(&[0x61u8, 0x62]), Some(1));
+        assert_eq!(v.get(&[0x61u16, 0x62]), Some(1));
+        assert_eq!(v.get(&tokens[2]), Some(2));
+        let ucs2: Vec<u16> = tokens[2].iter().map(|&c| c as u16).collect();
+        assert_eq!(v.get(&ucs2), Some(2));
+        assert_eq!(v.get(&[0x1F642u32]), Some(3));
+        assert_eq!(v.get(&[0x63u8]), None);
+        assert_eq!(v.get::<u8>(&[]), None);
+        assert_eq!(v.token(2), &tokens[2][..]);
+        assert!(Vocab::new(&[vec![1], vec![1]]).is_err());
+        let many: Vec<Vec<u32>> = (0..5000u32).map(|i| vec![i % 97, i / 97, 7]).collect();
+        let v = Vocab::new(&many).unwrap();
+        assert!((0..5000u32).all(|i| v.get(&many[i as usize]) == Some(i)));
+    }
+}

@@ -1,0 +1,30 @@
+"""Run the real ``wwho`` command in a subprocess, with its output as bytes (lone surrogates are
+written as their surrogate-pass bytes, so output is compared byte for byte). ``conftest.run_wwho``
+is the text version."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from conftest import wwho_command
+
+
+def wwho(*args: object, input: bytes | None = None, timeout: float = 600,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``wwho ARGS...`` with stdout/stderr as bytes."""
+    return subprocess.run([*wwho_command(), *map(str, args)], input=input, capture_output=True, timeout=timeout,
+                          check=False, env={**os.environ, **(env or {})})
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    """The stderr of a run that failed the way wwho promises: exit 2, no traceback, one line
+    (argparse's own errors: its usage line, then one error line)."""
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2, (proc.returncode, err[-2000:])
+    assert "Traceback" not in err, err[-2000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and (lines[-1].startswith("wwho: error:") or "error:" in lines[-1]), err
+    if lines[-1].startswith("wwho: error:"):
+        assert len(lines) == 1, err
+    return lines[-1]

@@ -1,0 +1,102 @@
+"""``-o``/``--out``/``--output``/``--plot`` never replace an existing output without ``--force``
+(wwho.cli.outputs), on every verb that writes, with the real ``wwho`` command.
+
+Each case runs the verb twice on the same output: the second run must exit 2 with one line
+naming the output and ``--force``, leave the first run's files byte-identical, and succeed
+with ``--force``. ``--help`` says so.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_run import one_line_error, wwho
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, tokenizers):
+    folder = tmp_path_factory.mktemp("outputs")
+    corpus = folder / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව ලස්සන රටකි. hello world\n" * 200, encoding="utf-8")
+    blob = folder / "blob.bin"
+    blob.write_bytes(bytes(range(256)) * 200)
+    sgpe = folder / "sgpe"
+    tokenizers["sinhala"].save(sgpe)
+    from wwho import binary
+    from wwho.binary.io import save
+
+    counts = {bytes(range(i, i + 64)): 3 for i in range(0, 192, 16)}
+    save(binary.train_from_counts(counts, vocab_size=512, min_frequency=1), folder / "binary.json")
+    return {"corpus": corpus, "blob": blob, "sgpe": sgpe, "binary": folder / "binary.json"}
+
+
+def _cases(inputs, out):
+    """verb arguments, with the output path ``out`` in them, and the files the verb writes."""
+    i = inputs
+    return {
+        "train sgpe": (["train", "--kind", "sgpe", i["corpus"], "--vocab-size", 600, "--out", out, "--quiet",
+                        "--no-verify"], ["vocab.json"]),
+        "train bytelevel": (["train", "--kind", "bytelevel", i["corpus"], "--vocab-size", 300, "--out", out,
+                             "--quiet"], ["bytelevel.json", "ranks.tiktoken"]),
+        "train binary": (["train", "--kind", "binary", i["blob"], "-o", out, "--vocab-size", 512,
+                          "--min-frequency", 2, "--reserve", 0, "--no-progress"], [""]),
+        "encode --binary -o": (["encode", "--tokenizer", i["binary"], "--binary", i["blob"], "-o", out], [""]),
+        "decode -o (binary)": (["decode", "--tokenizer", i["binary"], "1", "2", "3", "-o", out], [""]),
+        "decode -o (text)": (["decode", "--tokenizer", i["sgpe"], "10", "11", "-o", out], [""]),
+        "encode -o (text)": (["encode", "--tokenizer", i["sgpe"], "ශ්‍රී ලංකාව", "-o", out], [""]),
+        "export hf -o": (["export", "hf", i["sgpe"], "-o", out, "--quiet"], ["vocab.json", "tokenizer.json"]),
+    }
+
+
+CASES = ["train sgpe", "train bytelevel", "train binary", "encode --binary -o", "decode -o (binary)",
+         "decode -o (text)", "encode -o (text)", "export hf -o"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_an_existing_output_needs_force(inputs, tmp_path, case):
+    out = tmp_path / "out"
+    args, files = _cases(inputs, out)[case]
+    first = wwho(*args)
+    assert first.returncode == 0, first.stderr.decode()[-2000:]
+    paths = [out / f if f else out for f in files]
+    before = {p: p.read_bytes() for p in paths}
+    mtimes = {p: p.stat().st_mtime_ns for p in paths}
+    message = one_line_error(wwho(*args))
+    assert str(out) in message and "--force" in message
+    assert {p: p.read_bytes() for p in paths} == before
+    assert {p: p.stat().st_mtime_ns for p in paths} == mtimes
+    again = wwho(*args, "--force")
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+
+
+def test_eval_plot_needs_force(inputs, tmp_path):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "m.png"
+    plot.write_bytes(b"not mine")
+    args = ["eval", "--corpus", inputs["corpus"], "--tokenizer", inputs["sgpe"], "--plot", plot, "--quiet"]
+    message = one_line_error(wwho(*args))
+    assert str(plot) in message and "--force" in message
+    assert plot.read_bytes() == b"not mine"
+    assert wwho(*args, "--force").returncode == 0 and plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_directory_with_other_files_is_fine_and_they_stay(inputs, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    proc = wwho("export", "hf", inputs["sgpe"], "-o", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert (out / "notes.txt").read_text() == "mine" and (out / "tokenizer.json").exists()
+
+
+@pytest.mark.parametrize("verb", [["train", "--kind", "sgpe"], ["train", "--kind", "bytelevel"],
+                                  ["train", "--kind", "binary"], ["encode"], ["decode"], ["export"], ["eval"]])
+def test_help_says_force(verb):
+    proc = wwho(*verb, "--help")
+    assert proc.returncode == 0
+    assert b"--force" in proc.stdout
+
+
+def test_a_file_output_that_is_a_directory_is_refused(inputs, tmp_path):
+    message = one_line_error(wwho("encode", "--tokenizer", inputs["binary"], "--binary", inputs["blob"],
+                                  "-o", tmp_path))
+    assert "is a directory" in message

@@ -1,0 +1,93 @@
+"""Every decoder takes the same ids (wwho.ids): ints, numpy integers, ``__index__`` objects; never bools.
+
+Before, ``ByteBPE.decode([True])`` returned token 1 while SGPE refused bools, and SGPE refused
+``numpy.int64`` ids that the other kinds took.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import O200K_FILE
+
+from wwho.errors import TokenizerError
+
+
+class Index:
+    """An object that is an integer only through ``__index__`` (as some array libraries' scalars)."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+@pytest.fixture(scope="module")
+def kinds(tokenizers):
+    from wwho import binary
+    from wwho.binary.mapping import decode_to_bytes, encode_bytes
+    from wwho.bytelevel import ByteBPE
+
+    sgpe = tokenizers["sinhala"]
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"ab": 256, b"abc": 257})
+    bytelevel = ByteBPE(ranks, pattern="gpt2")
+    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
+    tok = binary.train_from_counts(counts, vocab_size=512, min_frequency=1)
+
+    class Binary:  # the binary kind's decoder, with the interface of the others
+        def encode(self, text):
+            return encode_bytes(tok, text.encode()).ids
+
+        def decode(self, ids):
+            return decode_to_bytes(tok, ids).decode()
+
+    out = {"sgpe": sgpe, "bytelevel": bytelevel, "binary": Binary()}
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
+    return out
+
+
+KINDS = ["sgpe", "meta", "bytelevel", "binary"]
+TEXT = {"sgpe": "ශ්‍රී ලංකාව", "meta": "ශ්‍රී ලංකාව in 2024", "bytelevel": "abc cab", "binary": "hello abc"}
+
+
+def _get(kinds, kind):
+    if kind not in kinds:
+        pytest.skip(f"{O200K_FILE} is absent")
+    return kinds[kind]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_integer_types_decode_alike(kinds, kind):
+    tok = _get(kinds, kind)
+    ids = tok.encode(TEXT[kind])
+    assert len(ids) >= 2
+    want = tok.decode(ids)
+    assert want == TEXT[kind]
+    dtype = np.int64 if max(ids) >= 2**16 else np.uint16
+    for variant in ([np.int64(i) for i in ids], [dtype(i) for i in ids], np.array(ids, dtype=np.int64),
+                    np.array(ids, dtype=dtype), [Index(i) for i in ids], tuple(ids), iter(ids)):
+        assert tok.decode(variant) == want, type(variant)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("bad", [True, False, np.bool_(True), 1.5, np.float64(2.0), "3", None, b"\x01"])
+def test_bools_and_non_integers_are_refused(kinds, kind, bad):
+    tok = _get(kinds, kind)
+    ids = tok.encode(TEXT[kind])
+    with pytest.raises(TokenizerError, match="position 1"):
+        tok.decode([ids[0], bad])
+    if hasattr(tok, "token_bytes"):
+        with pytest.raises(TokenizerError):
+            tok.token_bytes(bad)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_bool_array_is_refused(kinds, kind):
+    tok = _get(kinds, kind)
+    with pytest.raises(TokenizerError):
+        tok.decode(np.array([True, False]))
