@@ -28,6 +28,7 @@ from pathlib import Path
 from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from wwho.errors import TokenizerError, VocabError
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
+from wwho.sgpe.scopes import group_spans
 from wwho.sgpe.words import PIECES, WordSplitter
 
 #: Entries kept in the piece cache before it is cleared (bounded memory).
@@ -54,10 +55,13 @@ class SGPETokenizer:
         self.special_tokens = vocab_file.special_tokens
         self.script = vocab_file.script
         self.splitter = WordSplitter(vocab_file.script)
+        self.merge_scope = vocab_file.merge_scope
+        self.prefix_space = vocab_file.prefix_space
         self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(self.merges)))}
         # One rank table: building merges first, learned merges after them.
         self._pairs = pair_table((*self.syllable_merges, *self.merges), self.vocab)
         self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if vocab_file.fallback == "bytes" else []
+        self._byte_id_set = frozenset(self._byte_ids)
         self._token_bytes: list[bytes] = [t.encode("utf-8", "surrogatepass") for t in self.id_to_token]
         if self.fallback == "bytes":
             for b, token in enumerate(BYTE_TOKENS):
@@ -116,6 +120,8 @@ class SGPETokenizer:
         return self._encode_ordinary(text)
 
     def _encode_ordinary(self, text: str) -> list[int]:
+        if self.prefix_space and text:
+            text = " " + text
         ids: list[int] = []
         cache = self._cache
         for piece in PIECES.findall(text):
@@ -154,7 +160,10 @@ class SGPETokenizer:
     def _encode_piece(self, piece: str) -> list[int]:
         vocab = self.vocab
         ids: list[int] = []
-        for _, word in self.splitter.split(piece):
+        parts = self.splitter.split(piece)
+        if self.merge_scope != "words":
+            parts = group_spans(parts, self.merge_scope)
+        for _, word in parts:
             if self.fallback == "unk":
                 units = [s if s in vocab else "[UNK]" for s in word]
                 ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))
@@ -202,6 +211,8 @@ class SGPETokenizer:
         return self._token_bytes[token_id]
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of ``ids``, joined. With ``prefix_space``, the spaces of the first token are
+        dropped (the encoder's dummy space; as HF's ``Metaspace`` decoder does)."""
         table = self._token_bytes
         n = len(table)
         out = []
@@ -209,6 +220,9 @@ class SGPETokenizer:
             if type(i) is not int or not 0 <= i < n:
                 raise TokenizerError(f"token id {i!r} is out of range [0, {n})")
             if skip_special_tokens and i in self._special_ids:
+                continue
+            if not out and self.prefix_space and " " in self.id_to_token[i] and i not in self._byte_id_set:
+                out.append(table[i].replace(b" ", b""))
                 continue
             out.append(table[i])
         return b"".join(out)

@@ -44,12 +44,14 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from wwho.bpe import UNK, MergeEngine
+from wwho.bpe import MergeEngine
 from wwho.bpe.count import count_pieces
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.fileio import write_json
 from wwho.sgpe.building import building_merges
+from wwho.sgpe.budget import auto_prune_freq, base_symbols
+from wwho.sgpe.scopes import check_scope, group_spans, reserved_pattern
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 
@@ -62,8 +64,10 @@ def train_sgpe(
     *,
     vocab_size: int,
     script: str = "sinhala",
-    min_freq: int = 2,
-    prune_freq: int = 2,
+    min_freq: int = 1,
+    prune_freq: int | str = "auto",
+    merge_scope: str = "pieces",
+    prefix_space: bool = False,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
@@ -81,11 +85,17 @@ def train_sgpe(
             f"vocab_size {vocab_size!r} is too small: it must hold the {len(special_tokens)} special tokens, "
             f"the {len(BYTE_TOKENS)} byte tokens and at least one more"
         )
-    if min_freq < 1 or prune_freq < 1:
-        raise VocabError("min_freq and prune_freq must be >= 1")
+    if type(min_freq) is not int or min_freq < 1:
+        raise VocabError(f"min_freq must be an integer >= 1, not {min_freq!r}")
+    if prune_freq != "auto" and (type(prune_freq) is not int or prune_freq < 1):
+        raise VocabError(f"prune_freq must be 'auto' or an integer >= 1, not {prune_freq!r}")
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
+    if prefix_space and segments_only:
+        raise VocabError("prefix_space cannot be used with segments_only (the meta tokenizer): the dummy space "
+                         "would be added to every Indic run")
     splitter = WordSplitter(script)
+    check_scope(merge_scope)
     stats = stats if stats is not None else CorpusStats()
     say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
 
@@ -95,6 +105,8 @@ def train_sgpe(
     documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
     if segments_only:
         documents = indic_segments(documents, splitter.scripts)
+    if prefix_space:  # what the encoder will see
+        documents = (" " + doc for doc in documents)
     pieces = count_pieces(documents, workers=workers, progress=progress)
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
@@ -104,42 +116,36 @@ def train_sgpe(
         f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
 
     # 2. words
-    words: Counter[tuple[str, ...]] = Counter()
-    boundary: Counter[str] = Counter()
-    for piece, count in tqdm(pieces.items(), desc="words", unit="piece", disable=not progress):
-        for is_word, tokens in splitter.split(piece):
-            if is_word:
-                words[tuple(tokens)] += count
-            else:
-                boundary[tokens[0]] += count
-    syllable_freq: Counter[str] = Counter()
-    for word, count in words.items():
-        for s in word:
-            syllable_freq[s] += count
+    words, boundary, syllable_freq, boundary_symbols = collect_words(
+        pieces, splitter, merge_scope, reserved=(*special_tokens, *BYTE_TOKENS), progress=progress)
 
     # 3. symbols
-    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq), key=lambda s: (-syllable_freq[s], s))
-    symbols = sorted(boundary) + syllables
-    index = {s: i for i, s in enumerate(symbols)}
-    word_list = sorted(words)
-    engine_words = [[index.get(s, UNK) for s in w] for w in word_list]
-    engine_counts = [words[w] for w in word_list]
+    fixed = len(special_tokens) + len(BYTE_TOKENS)
+    if prune_freq == "auto":
+        _, all_pieces = building_merges([*boundary_symbols, *syllable_freq])
+        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, min_freq=min_freq, progress=progress,
+                                     ids_for_symbols=vocab_size - fixed - (len(all_pieces) - len(syllable_freq)
+                                                                           - len(boundary_symbols)))
+        say(f"prune_freq auto: {prune_freq}")
+    base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
+    symbols, index = base.symbols, base.index
     build, pieces_needed = building_merges(symbols)
     support = [p for p in pieces_needed if p not in index]
-    fixed = len(special_tokens) + len(BYTE_TOKENS) + len(support)
-    max_symbols = vocab_size - fixed
+    max_symbols = vocab_size - fixed - len(support)
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {len(syllables):,} syllables; "
-        f"{len(syllable_freq) - len(syllables):,} pruned below {prune_freq}), {len(word_list):,} word types, "
-        f"{len(support):,} building pieces")
+    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary_symbols):,} boundary tokens, {base.syllables:,} "
+        f"syllables; {len(syllable_freq) - base.syllables:,} pruned below {prune_freq}), "
+        f"{len(base.word_list):,} word types ({merge_scope}), {len(support):,} building pieces")
 
     # 4. merges
-    engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
+    engine = MergeEngine(base.words, base.counts, symbols, tie_break="smaller")
     checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
-    fingerprint = "" if checkpoint is None else _fingerprint(
-        engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
+    options = [script, min_freq, prune_freq, vocab_size, segments_only]
+    if (merge_scope, prefix_space) != ("words", False):  # format-1 checkpoints stay valid
+        options += [merge_scope, prefix_space]
+    fingerprint = "" if checkpoint is None else _fingerprint(base.words, base.counts, symbols, *options)
     if resume and checkpoint is not None and checkpoint.exists():
         done = _load_checkpoint(checkpoint, fingerprint)
         ids: dict[str, int] = dict(index)
@@ -171,7 +177,40 @@ def train_sgpe(
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, script=script,
-                     special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq)
+                     special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq,
+                     merge_scope=merge_scope, prefix_space=prefix_space)
+
+
+def collect_words(pieces: Counter[str], splitter: WordSplitter, scope: str, *, reserved: tuple[str, ...] = (),
+                  progress: bool = False):
+    """Distinct pieces -> ``(words, boundary, syllable_freq, boundary_symbols)``.
+
+    ``words``: the mergeable spans of ``scope`` (:mod:`wwho.sgpe.scopes`) with their counts;
+    ``boundary``: the counts of lone boundary tokens (never merged); ``syllable_freq``: every
+    syllable's count (pruning candidates); ``boundary_symbols``: every boundary token seen.
+    A piece containing the text of a ``reserved`` token (a special token, ``<0x41>``) is
+    grouped as in scope ``"words"``, so that no merge ever produces that token's string.
+    """
+    words: Counter[tuple[str, ...]] = Counter()
+    boundary: Counter[str] = Counter()
+    syllable_freq: Counter[str] = Counter()
+    boundary_symbols: set[str] = set()
+    guard = reserved_pattern(reserved) if scope != "words" else None
+    for piece, count in tqdm(pieces.items(), desc="words", unit="piece", disable=not progress):
+        parts = splitter.split(piece)
+        for is_word, tokens in parts:
+            if is_word:
+                for s in tokens:
+                    syllable_freq[s] += count
+            else:
+                boundary_symbols.add(tokens[0])
+        grouping = "words" if guard is not None and guard.search(piece) else scope
+        for mergeable, units in group_spans(parts, grouping):
+            if mergeable:
+                words[tuple(units)] += count
+            else:  # a lone boundary token: never merged
+                boundary[units[0]] += count
+    return words, boundary, syllable_freq, boundary_symbols
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):

@@ -24,6 +24,9 @@ from wwho.errors import VocabError
 from wwho.fileio import read_json, write_json
 
 FORMAT = "wwho-sgpe/1"
+#: Format 2 adds ``merge_scope`` and ``prefix_space``; a file is written in it only when they
+#: are not the defaults (``"words"``, false), so default files stay readable by format-1 readers.
+FORMAT_2 = "wwho-sgpe/2"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
 
@@ -41,14 +44,19 @@ class VocabFile:
     min_freq: int = 2
     fallback: str = "bytes"
     leading_space: bool = True
+    merge_scope: str = "words"
+    prefix_space: bool = False
+    space_unit: bool = False
     version: str = FORMAT
 
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        return {
-            "version": self.version,
-            "format": FORMAT,
+        extended = (self.merge_scope, self.prefix_space, self.space_unit) != ("words", False, False)
+        fmt = FORMAT_2 if extended else FORMAT
+        data = {
+            "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
+            "format": fmt,
             "script": self.script,
             "scripts": list(WordSplitter(self.script).scripts),
             "vocab_size": len(self.vocab),
@@ -62,6 +70,11 @@ class VocabFile:
             "syllable_merges": [list(m) for m in self.syllable_merges],
             "vocab": self.vocab,
         }
+        if extended:  # only then: a default file stays byte-identical to format 1
+            data["merge_scope"] = self.merge_scope
+            data["prefix_space"] = self.prefix_space
+            data["space_unit"] = self.space_unit
+        return data
 
     def save(self, path: str | Path) -> None:
         write_json(path, self.to_json(), indent=1)
@@ -120,7 +133,10 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     if "num_merges" in data and data["num_merges"] != len(merges):
         raise fail(f"'num_merges' is {data['num_merges']} but 'merges' has {len(merges)}")
     version = data.get("version", FORMAT)
-    fallback = data.get("fallback", "bytes" if version == FORMAT else "unk")
+    fmt = data.get("format")
+    if fmt is not None and fmt not in (FORMAT, FORMAT_2):
+        raise fail(f"'format' {fmt!r} is not one this wwho reads ({FORMAT}, {FORMAT_2}): upgrade wwho")
+    fallback = data.get("fallback", "bytes" if version in (FORMAT, FORMAT_2) else "unk")
     if fallback not in ("bytes", "unk"):
         raise fail(f"'fallback' must be 'bytes' or 'unk', not {fallback!r}")
     if fallback == "bytes":
@@ -136,6 +152,16 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {script!r}")
     if data.get("leading_space", True) is not True:
         raise fail("'leading_space' false is not supported (SGPE vocabularies are trained with leading spaces)")
+    from wwho.sgpe.scopes import MERGE_SCOPES
+
+    scope = data.get("merge_scope", "words")
+    if scope not in MERGE_SCOPES:
+        raise fail(f"'merge_scope' must be one of {', '.join(MERGE_SCOPES)}, not {scope!r}")
+    prefix_space = data.get("prefix_space", False)
+    space_unit = data.get("space_unit", False)
+    for key, value in (("prefix_space", prefix_space), ("space_unit", space_unit)):
+        if type(value) is not bool:
+            raise fail(f"'{key}' must be true or false, not {value!r}")
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
@@ -145,5 +171,8 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         prune_freq=int(data.get("prune_freq", 1)),
         min_freq=int(data.get("min_freq", 2)),
         fallback=fallback,
+        merge_scope=scope,
+        prefix_space=prefix_space,
+        space_unit=space_unit,
         version=version,
     )
