@@ -22,7 +22,7 @@ O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 
 def o200k():
     """tiktoken's o200k_base, offline from the shared ranks file when present."""
-    from wwho.tiktoken_loader import get_encoding
+    from wwho.bytelevel.tiktoken_loader import get_encoding
 
     return get_encoding("o200k_base", ranks_file=O200K_FILE if O200K_FILE.is_file() else None)
 

@@ -112,7 +112,7 @@ if kind == "wwho":
     size = tok.vocab_size
 else:
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-    from wwho.pretokenize import _LLAMA3  # cl100k in the form Oniguruma reads as tiktoken does
+    from wwho.bytelevel.pretokenize import _LLAMA3  # cl100k in the form Oniguruma reads as tiktoken does
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(_LLAMA3), "isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])

@@ -66,7 +66,7 @@ def tokenizers(tmp_path_factory):
 @pytest.fixture(scope="session")
 def o200k():
     """tiktoken's o200k_base, loaded offline from the shared ranks file."""
-    from wwho.tiktoken_loader import get_encoding
+    from wwho.bytelevel.tiktoken_loader import get_encoding
 
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")

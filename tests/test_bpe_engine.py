@@ -16,13 +16,13 @@ import collections
 import json
 import random
 
+import bpe_reference as ref
 import numpy as np
 import pytest
+from conftest import CORPORA, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bpe_reference as ref
-from conftest import CORPORA, require_data
 from wwho.bpe import UNK, MergeEngine, MergeError
 from wwho.bpe.engine import _PairQueue, reversed_key
 

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wwho.bytelevel import ByteBPE, DisallowedSpecialError, _merge_by_pairs, _merge_by_ranks, _merge_heap
-from wwho.bytelevel_io import read_tiktoken_ranks, tiktoken_merges
+from wwho.bytelevel import ByteBPE, DisallowedSpecialError
+from wwho.bytelevel.files import read_tiktoken_ranks, tiktoken_merges
+from wwho.bytelevel.tokenizer import _merge_by_pairs, _merge_by_ranks, _merge_heap
 from wwho.errors import TokenizerError, VocabError, WwhoError
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -493,7 +494,7 @@ def test_word_path_equals_piece_path(ours, name):
 @pytest.mark.parametrize("possessive,classic", [("gpt2", "_HF_GPT2"), ("cl100k", "_LLAMA3")])
 def test_possessive_and_classic_regex_forms_split_alike(ours, possessive, classic):
     """export_hf writes the classic form (Oniguruma misreads '{1,3}+'): both must split alike."""
-    import wwho.pretokenize as pt
+    import wwho.bytelevel.pretokenize as pt
 
     a = ByteBPE(ours.ranks, pattern=possessive)
     b = ByteBPE(ours.ranks, pattern=getattr(pt, classic))

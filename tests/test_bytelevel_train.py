@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.pretokenize import PATTERNS
 from wwho.cli import main as wwho_main
 from wwho.errors import CorpusError, VocabError
-from wwho.pretokenize import PATTERNS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NEWS = DATA / "corpora" / "en" / "news-lk_news.txt"

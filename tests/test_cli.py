@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA, O200K_FILE
+
 from wwho.cli import main
 
 GGUF = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"

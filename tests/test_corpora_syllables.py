@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 import regex
-
 import spec000_reference as spec
 from conftest import corpus_files, read_slice
+
 from wwho import syllabify
 
 SINHALA_FILES = corpus_files("si", "si-en")

@@ -6,8 +6,8 @@ import json
 from importlib import resources
 
 import pytest
-
 from conftest import CORPORA, O200K_FILE
+
 from wwho.errors import TokenizerError, VocabError
 from wwho.evaluate import Evaluated, evaluate, load_spec, parity
 

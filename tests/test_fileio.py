@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from wwho.fileio import atomic_open, read_json, write_json
 from wwho.errors import VocabError
+from wwho.fileio import atomic_open, read_json, write_json
 
 
 def test_write_json_round_trip_and_mode(tmp_path):

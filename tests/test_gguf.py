@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.gguf import GGUFError, describe, read_metadata
+from wwho.bytelevel.pretokenize import bytes_to_unicode
 from wwho.errors import TokenizerError, VocabError
-from wwho.gguf import GGUFError, describe, load_gguf, read_metadata
-from wwho.pretokenize import bytes_to_unicode
 
 gguf = pytest.importorskip("gguf")
 
@@ -49,7 +49,7 @@ _LOADED: dict[str, ByteBPE] = {}
 
 def _load(name: str) -> ByteBPE:
     if name not in _LOADED:
-        _LOADED[name] = load_gguf(_vocab(name))
+        _LOADED[name] = ByteBPE.from_gguf(_vocab(name))
     return _LOADED[name]
 
 
@@ -72,14 +72,14 @@ def test_deepseek_r1_qwen_vectors_with_the_qwen2_vocab():
                                         ("baichuan", "llama")])
 def test_non_bpe_models_are_refused(name, model):
     with pytest.raises(GGUFError, match=rf"tokenizer.ggml.model is '{model}' .*only byte-level BPE"):
-        load_gguf(_vocab(name))
+        ByteBPE.from_gguf(_vocab(name))
 
 
 def test_missing_pre_tokenizer_key():
     path = _vocab("gpt-neox")
     with pytest.raises(GGUFError, match="no 'tokenizer.ggml.pre' key; pass pretokenizer="):
-        load_gguf(path)
-    tok = load_gguf(path, pretokenizer="gpt-2")
+        ByteBPE.from_gguf(path)
+    tok = ByteBPE.from_gguf(path, pretokenizer="gpt-2")
     assert tok.decode(tok.encode("Hello world")) == "Hello world"
 
 
@@ -158,7 +158,7 @@ def _write_gguf(path: Path, *, model="gpt2", pre="gpt-2", tokens=True, merges=Tr
 
 @pytest.mark.parametrize("big_endian", [False, True])
 def test_small_written_gguf_loads(tmp_path, big_endian):
-    tok = load_gguf(_write_gguf(tmp_path / "ok.gguf", big_endian=big_endian))
+    tok = ByteBPE.from_gguf(_write_gguf(tmp_path / "ok.gguf", big_endian=big_endian))
     assert tok.encode("abc") == [256, ord("c")]
     assert tok.eos_id == 257 and tok.special_tokens == {"<|end|>": 257}
 
@@ -176,22 +176,22 @@ def test_small_written_gguf_loads(tmp_path, big_endian):
 def test_missing_or_bad_keys(tmp_path, options, message):
     path = _write_gguf(tmp_path / "bad.gguf", **options)
     with pytest.raises(GGUFError, match=message):
-        load_gguf(path)
+        ByteBPE.from_gguf(path)
 
 
 def test_wrong_magic_empty_and_missing_files(tmp_path):
     bad = tmp_path / "x.gguf"
     bad.write_bytes(b"GGML" + bytes(100))
     with pytest.raises(GGUFError, match="not a GGUF file"):
-        load_gguf(bad)
+        ByteBPE.from_gguf(bad)
     bad.write_bytes(b"")
     with pytest.raises(GGUFError, match="too short"):
-        load_gguf(bad)
+        ByteBPE.from_gguf(bad)
     with pytest.raises(GGUFError, match="cannot read"):
-        load_gguf(tmp_path / "absent.gguf")
+        ByteBPE.from_gguf(tmp_path / "absent.gguf")
     bad.write_bytes(b"GGUF" + (7).to_bytes(4, "little") + bytes(100))
     with pytest.raises(GGUFError, match="version 7"):
-        load_gguf(bad)
+        ByteBPE.from_gguf(bad)
 
 
 @pytest.mark.parametrize("fraction", [0.001, 0.2, 0.5, 0.9, 0.999])
@@ -201,7 +201,7 @@ def test_truncated_files(tmp_path, fraction):
     cut.write_bytes(data[: max(24, int(len(data) * fraction))])
     message = r"file is truncated.* at byte offset \d+ \(while reading key '[\w.]+'\)"
     with pytest.raises(GGUFError, match=message):
-        load_gguf(cut)
+        ByteBPE.from_gguf(cut)
 
 
 def test_errors_are_vocab_errors():

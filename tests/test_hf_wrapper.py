@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import CORPORA, O200K_FILE, read_slice, require_data
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPORA, O200K_FILE, read_slice, require_data
 from wwho.errors import TokenizerError
 from wwho.meta import SGPE_PREFIX, MetaTokenizer
 

@@ -15,10 +15,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import CORPORA, O200K_FILE, read_slice, require_data
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPORA, O200K_FILE, read_slice, require_data
 from wwho.errors import TokenizerError, VocabError, WwhoError
 from wwho.meta import SGPE_PREFIX, MetaTokenizer, MetaVocab, bytes_to_token_string, sgpe_token_string
 from wwho.router import Script, segment
@@ -225,7 +225,7 @@ def test_every_id_decodable_except_tiktoken_unassigned(meta, o200k):
 
 
 def test_streaming_decoder(meta):
-    from wwho.streaming import StreamingDecoder
+    from wwho.bytelevel.streaming import StreamingDecoder
 
     for line in lines_of("si-en/news-codeswitched-lines.txt", max_bytes=20_000) + ["🦜ශ්‍री", "x 🇱🇰"]:
         ids = meta.encode(line)

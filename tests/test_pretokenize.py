@@ -11,9 +11,8 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wwho import _unicode16
-from wwho.errors import VocabError
-from wwho.pretokenize import (
+from wwho.bytelevel import _unicode16
+from wwho.bytelevel.pretokenize import (
     BYTE_TO_UNICODE,
     GGUF_PRETOKENIZERS,
     O200K_PATTERN,
@@ -22,6 +21,7 @@ from wwho.pretokenize import (
     bytes_to_unicode,
     unicode_to_bytes,
 )
+from wwho.errors import VocabError
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, pre_tokenizers

@@ -9,10 +9,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import EVAL, TRAIN, corpus_files, read_slice
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EVAL, TRAIN, corpus_files, read_slice
 from wwho.errors import TokenizerError
 from wwho.sgpe import SGPETokenizer
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import CORPORA, require_data
 
 import wwho.sgpe.train as train_module
-from conftest import CORPORA, require_data
 from wwho.errors import CorpusError, VocabError
 from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS

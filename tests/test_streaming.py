@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.streaming import StreamingDecoder
 from wwho.errors import TokenizerError
-from wwho.streaming import StreamingDecoder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import spec000_reference as spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec000_reference as spec
 import wwho
 from wwho import Syllabifier, syllabify
 from wwho.errors import TokenizerError

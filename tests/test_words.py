@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import spec000_reference as spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec000_reference as spec
 from wwho.syllables import syllabify
 from wwho.words import is_boundary_token, segment_into_words
 

@@ -3,18 +3,30 @@
 The public API is re-exported here; everything else is an implementation detail.
 """
 
+try:  # the compiled core (Rust, rust/): there is no pure-Python fallback at run time
+    from wwho import _core
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "wwho's compiled core (wwho._core) is not built. Build it from a checkout with `make venv` "
+        "(or `pip install -e .`, or `maturin develop --release`); a source build needs a Rust toolchain "
+        "(https://rustup.rs)."
+    ) from exc
+
+from wwho import words
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.streaming import StreamingDecoder
 from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.meta import MetaTokenizer, MetaVocab
 from wwho.router import Script, TextSegment, join_segments, segment
 from wwho.schema import Schema, available_scripts, load_schema
 from wwho.sgpe import SGPETokenizer
-from wwho.streaming import StreamingDecoder
 from wwho.syllables import Syllabifier, check_schema, syllabify
-from wwho import words
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+if _core.__version__ != __version__:  # a stale build from an older checkout
+    raise ImportError(f"wwho._core is version {_core.__version__}, the Python package {__version__}: rebuild it "
+                      "with `make venv` (or `maturin develop --release`)")
 
 __all__ = [
     "ByteBPE",    "CorpusError",

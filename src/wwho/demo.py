@@ -26,8 +26,8 @@ def sample_lines() -> list[str]:
 
 
 def o200k():
+    from wwho.bytelevel.tiktoken_loader import get_encoding
     from wwho.errors import WwhoError
-    from wwho.tiktoken_loader import get_encoding
 
     shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "tiktoken" / "o200k_base.tiktoken"
     try:

@@ -154,7 +154,7 @@ def _native(tok, name: str) -> Evaluated:
 
 
 def _tiktoken(name: str) -> Evaluated:
-    from wwho.tiktoken_loader import get_encoding
+    from wwho.bytelevel.tiktoken_loader import get_encoding
 
     enc = get_encoding(name)
 

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
 from wwho.errors import TokenizerError, VocabError
-from wwho.pretokenize import BYTE_TO_UNICODE
 from wwho.router import run_pattern
 
 #: Entries kept in the run cache (Indic runs, short Latin parts) before it is cleared (bounded memory).
@@ -186,7 +186,7 @@ def resolve_encoding(encoding: Any = "o200k_base", *, tiktoken_file: str | os.Pa
             if not hasattr(encoding, attr):
                 raise VocabError(f"tiktoken_encoding must be a name or a tiktoken.Encoding, not {type(encoding).__name__}")
         return encoding
-    from wwho.tiktoken_loader import file_sha256, get_encoding
+    from wwho.bytelevel.tiktoken_loader import file_sha256, get_encoding
 
     if tiktoken_file is not None and not Path(tiktoken_file).is_file():
         raise VocabError(f"{tiktoken_file}: tiktoken ranks file not found. Give the {encoding} ranks file tiktoken "
@@ -236,9 +236,29 @@ class MetaTokenizer:
     @classmethod
     def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None) -> "MetaTokenizer":
         """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256."""
-        from wwho.export.meta import load_meta
+        from wwho.export.meta import CONFIG_FILE, read_meta_config
+        from wwho.sgpe import SGPETokenizer
 
-        return load_meta(cls, directory, tiktoken_file=tiktoken_file)
+        directory = Path(directory)
+        path = directory / CONFIG_FILE
+        config = read_meta_config(path)
+        name = config["tiktoken_encoding"]
+        try:
+            encoding = resolve_encoding(name, tiktoken_file=tiktoken_file)
+        except VocabError as exc:
+            raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
+        part = tiktoken_part(encoding)
+        if part.sha256 != config["tiktoken_sha256"]:
+            where = tiktoken_file or "tiktoken's cache"
+            raise VocabError(f"{path}: was made with {name} ranks of sha256 {config['tiktoken_sha256']}, but the "
+                             f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
+        if part.n_vocab != config["offset"]:
+            raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
+        sgpe = SGPETokenizer.load(directory / config["sgpe_vocab"])
+        if sgpe.vocab_size != config["sgpe_vocab_size"]:
+            raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
+                             f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
+        return cls(sgpe, encoding)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""

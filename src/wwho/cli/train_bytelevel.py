@@ -1,7 +1,7 @@
 """``wwho train --kind bytelevel CORPUS... --out DIR``: train a byte-level BPE (tiktoken/GPT-2 style).
 
 Writes DIR/ranks.tiktoken, DIR/merges.txt and DIR/bytelevel.json (``ByteBPE.load(DIR)``) and
-DIR/tokenizer.json for Hugging Face ``tokenizers``. The work is done by ``wwho.bytelevel_train``.
+DIR/tokenizer.json for Hugging Face ``tokenizers``. The work is done by ``wwho.bytelevel.train``.
 """
 
 from __future__ import annotations

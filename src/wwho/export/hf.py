@@ -20,26 +20,25 @@ Limits (see ``docs/hf-export.md``): HF always recognizes special-token text such
 ``[CLS]`` in the input (native: ``allowed_special="all"``); Rust strings cannot hold lone
 surrogates; ``unk="token"`` vocabularies are not exported (HF cannot express it).
 
-This module does not train nor encode; :mod:`wwho.export.verify` compares the two.
+This module does not train nor encode, and does not import the tokenizer (``tok`` is a
+:class:`wwho.SGPETokenizer`, which imports this module to save itself);
+:mod:`wwho.export.verify` compares the two.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from wwho.errors import VocabError
 from wwho.fileio import write_json
 from wwho.words import word_pattern_source
 
-if TYPE_CHECKING:
-    from wwho.sgpe import SGPETokenizer
-
 MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "no limit" value
 
 
-def build_hf_tokenizer(tok: "SGPETokenizer"):
+def build_hf_tokenizer(tok: Any):
     """A ``tokenizers.Tokenizer`` that encodes exactly like ``tok``."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 
@@ -65,7 +64,7 @@ def build_hf_tokenizer(tok: "SGPETokenizer"):
     return hf
 
 
-def save_hf_files(tok: "SGPETokenizer", directory: str | Path) -> list[Path]:
+def save_hf_files(tok: Any, directory: str | Path) -> list[Path]:
     """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``."""
     directory = Path(directory)
     hf = build_hf_tokenizer(tok)

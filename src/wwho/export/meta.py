@@ -17,20 +17,19 @@ A directory written by :meth:`wwho.MetaTokenizer.save` (or ``wwho train --meta``
 ``meta_config.json`` is written last, so a killed save never leaves a directory that
 looks like a meta tokenizer. There are deliberately no ``tokenizer.json`` files for the
 SGPE part here: ``AutoTokenizer`` would load them as a tokenizer of the SGPE ids alone,
-silently giving different ids. This module does not tokenize.
+silently giving different ids. This module does not tokenize, and does not import the
+tokenizer (``tok`` is a :class:`wwho.MetaTokenizer`; :meth:`~wwho.MetaTokenizer.load` reads the
+files back through :func:`read_meta_config`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wwho.errors import VocabError
 from wwho.fileio import write_json
-
-if TYPE_CHECKING:
-    from wwho.meta import MetaTokenizer
 
 CONFIG_FILE = "meta_config.json"
 META_FILE = "tokenizer_meta.json"
@@ -40,7 +39,7 @@ META_FORMAT = "wwho-meta-vocab/1"
 FORMAT_VERSION = 1
 
 
-def meta_config(tok: "MetaTokenizer") -> dict[str, Any]:
+def meta_config(tok: Any) -> dict[str, Any]:
     part = tok.tiktoken
     return {
         "format": CONFIG_FORMAT,
@@ -56,7 +55,7 @@ def meta_config(tok: "MetaTokenizer") -> dict[str, Any]:
     }
 
 
-def meta_vocab_json(tok: "MetaTokenizer") -> dict[str, Any]:
+def meta_vocab_json(tok: Any) -> dict[str, Any]:
     """The content of ``tokenizer_meta.json`` (see the module docstring)."""
     part = tok.tiktoken
     sgpe = tok.sgpe
@@ -88,7 +87,7 @@ def meta_vocab_json(tok: "MetaTokenizer") -> dict[str, Any]:
     }
 
 
-def save_meta(tok: "MetaTokenizer", directory: str | os.PathLike) -> Path:
+def save_meta(tok: Any, directory: str | os.PathLike) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tok.sgpe.file.save(directory / VOCAB_FILE)
@@ -124,29 +123,3 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
     if Path(name).name != name or name in ("", ".", ".."):
         raise VocabError(f"{path}: 'sgpe_vocab' must be a file name in the same directory, not {name!r}")
     return data
-
-
-def load_meta(cls: type, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None):
-    from wwho.meta import resolve_encoding, tiktoken_part
-    from wwho.sgpe import SGPETokenizer
-
-    directory = Path(directory)
-    path = directory / CONFIG_FILE
-    config = read_meta_config(path)
-    name = config["tiktoken_encoding"]
-    try:
-        encoding = resolve_encoding(name, tiktoken_file=tiktoken_file)
-    except VocabError as exc:
-        raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
-    part = tiktoken_part(encoding)
-    if part.sha256 != config["tiktoken_sha256"]:
-        where = tiktoken_file or "tiktoken's cache"
-        raise VocabError(f"{path}: was made with {name} ranks of sha256 {config['tiktoken_sha256']}, but the ranks "
-                         f"in use ({where}) have sha256 {part.sha256}; ids would not match")
-    if part.n_vocab != config["offset"]:
-        raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
-    sgpe = SGPETokenizer.load(directory / config["sgpe_vocab"])
-    if sgpe.vocab_size != config["sgpe_vocab_size"]:
-        raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
-                         f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
-    return cls(sgpe, encoding)

@@ -36,9 +36,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from array import array
 import sys
 import time
+from array import array
 from collections import Counter
 from pathlib import Path
 

@@ -326,7 +326,7 @@ class _Unicode16:
     }
 
     def __init__(self) -> None:
-        from wwho import _unicode16
+        from wwho.bytelevel import _unicode16
 
         ranges = []
         for item in _unicode16.UNASSIGNED.split():

@@ -7,10 +7,10 @@ vocab-only file. It uses the ``gguf`` package's type codes and can delegate to
 a numpy view per array element and needs ~15 s for a 256k-token vocabulary, this
 reader ~0.3 s. The tests check that both give the same metadata.
 
-:func:`load_gguf` turns ``tokenizer.ggml.*`` into a :class:`~wwho.bytelevel.ByteBPE`:
+:func:`load_gguf` turns ``tokenizer.ggml.*`` into a :class:`~wwho.bytelevel.model.ByteLevelModel`:
 tokens are GPT-2 byte-level strings, merges are ``"a b"`` strings whose order is their
 rank, and ``tokenizer.ggml.pre`` names the pre-tokenizer (see
-:data:`wwho.pretokenize.GGUF_PRETOKENIZERS`). Token types: NORMAL -> ordinary token,
+:data:`wwho.bytelevel.pretokenize.GGUF_PRETOKENIZERS`). Token types: NORMAL -> ordinary token,
 CONTROL/UNKNOWN -> special token, USER_DEFINED -> added token (always split out of
 the text, as llama.cpp and Hugging Face do), UNUSED or non-byte-level text ->
 decode-only. SentencePiece (``llama``), WordPiece (``bert``) and other models are
@@ -29,9 +29,9 @@ from typing import Any
 import gguf
 import numpy as np
 
-from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
 from wwho.errors import VocabError
-from wwho.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
 
 _T = gguf.GGUFValueType
 _SCALARS = {
@@ -208,8 +208,8 @@ def describe(path: str | Path) -> dict[str, Any]:
 
 def load_gguf(
     path: str | Path, *, pretokenizer: str | Pretokenizer | None = None, engine: str = "fast"
-) -> ByteBPE:
-    """A merges-rule :class:`ByteBPE` from a GGUF file's tokenizer metadata.
+) -> ByteLevelModel:
+    """A merges-rule model from a GGUF file's tokenizer metadata.
 
     ``pretokenizer`` overrides ``tokenizer.ggml.pre`` (needed when the file has none).
     """
@@ -296,9 +296,9 @@ def load_gguf(
         return value if 0 <= value < len(tokens) else None
 
     add_bos = meta.get("tokenizer.ggml.add_bos_token")
-    return ByteBPE(
+    return ByteLevelModel(
         ranks,
-        pattern=pretok,
+        pretok,
         special_tokens=special,
         merges=merges,
         ignore_merges=ignore_merges,

@@ -1,4 +1,4 @@
-"""Training a byte-level BPE vocabulary: corpus -> pieces -> bytes -> merges -> :class:`ByteBPE`.
+"""Training a byte-level BPE vocabulary: corpus -> pieces -> bytes -> merges -> :class:`~wwho.bytelevel.model.ByteLevelModel`.
 
 1. **count**: documents (:mod:`wwho.corpus`) are cut at special-token text (so special tokens
    are never part of a piece nor merged), then split by the pre-tokenizer regex and the
@@ -30,10 +30,10 @@ import regex
 
 from wwho.bpe import MergeEngine
 from wwho.bpe.count import count_pieces
-from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
-from wwho.pretokenize import Pretokenizer
 
 
 def train_bytelevel(
@@ -48,8 +48,8 @@ def train_bytelevel(
     text_field: str = "text",
     skip_bad_lines: bool = False,
     stats: CorpusStats | None = None,
-) -> ByteBPE:
-    """Train a :class:`ByteBPE` on text/JSONL files (see the module docstring).
+) -> ByteLevelModel:
+    """Train a byte-level BPE model on text/JSONL files (see the module docstring).
 
     ``vocab_size`` counts everything: the 256 byte tokens, the merged tokens and the special
     tokens. ``pattern`` is ``gpt2``, ``gpt4`` (cl100k), ``o200k`` or a regex.
@@ -93,8 +93,8 @@ def train_bytelevel(
         f"{time.perf_counter() - t0:.1f}s in all")
     ranks = {s: i for i, s in enumerate(symbols)}
     special_ids = {s: len(symbols) + k for k, s in enumerate(specials)}
-    return ByteBPE(ranks, pattern=pretok, special_tokens=special_ids, merges=merges, ignore_merges=False,
-                   name="bytelevel")
+    return ByteLevelModel(ranks, pretok, special_tokens=special_ids, merges=merges, ignore_merges=False,
+                          name="bytelevel")
 
 
 def learn_merges(

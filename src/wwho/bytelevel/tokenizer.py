@@ -1,7 +1,7 @@
 """Byte-level BPE (tiktoken, GPT-2, Llama 3, Qwen2 ...): encode, decode, load, save.
 
 A :class:`ByteBPE` is a vocabulary of byte strings (``ranks``: token bytes -> id), a
-pre-tokenizer (:mod:`wwho.pretokenize`), special tokens, and one of two merge rules:
+pre-tokenizer (:mod:`wwho.bytelevel.pretokenize`), special tokens, and one of two merge rules:
 
 * **ranks** (tiktoken): two adjacent parts merge if their concatenation is a token,
   lowest id first; a piece that is itself a token is emitted whole.
@@ -18,8 +18,9 @@ Special tokens follow tiktoken: by default their text in the input is an error;
 as plain text. ``added_tokens`` (GGUF ``USER_DEFINED`` / HF non-special added tokens)
 are always split out of the text first, as Hugging Face and llama.cpp do.
 
-Loading and saving live in :mod:`wwho.bytelevel_io` and :mod:`wwho.gguf`, training in
-:mod:`wwho.bytelevel_train`; this module itself reads no files.
+Loading and saving live in :mod:`wwho.bytelevel.files` and :mod:`wwho.bytelevel.gguf`, training in
+:mod:`wwho.bytelevel.train`; they produce and take a :class:`~wwho.bytelevel.model.ByteLevelModel`,
+which the constructors here wrap. This module itself reads no files.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from typing import Literal
 
 import regex
 
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.errors import TokenizerError, VocabError
-from wwho.pretokenize import Pretokenizer
 
 #: Pieces of at most this many bytes use the list-scan merge; longer ones the heap.
 LONG_PIECE = 200
@@ -418,7 +420,44 @@ class ByteBPE:
         self._words.clear()
         self._heads.clear()
 
-    # --- training, constructors and files (wwho.bytelevel_train, wwho.bytelevel_io, wwho.gguf) --
+    # --- training, constructors and files (wwho.bytelevel.train, .files, .gguf) ------------
+
+    @classmethod
+    def from_model(cls, model: ByteLevelModel, **options) -> ByteBPE:
+        """The tokenizer of a :class:`ByteLevelModel` (``options``: ``cache_size``)."""
+        return cls(
+            model.ranks,
+            pattern=model.pattern,
+            special_tokens=model.special_tokens,
+            merges=model.merges,
+            ignore_merges=model.ignore_merges,
+            added_tokens=model.added_tokens,
+            extra_tokens=model.extra_tokens,
+            bos_id=model.bos_id,
+            eos_id=model.eos_id,
+            add_bos=model.add_bos,
+            add_eos=model.add_eos,
+            name=model.name,
+            **options,
+        )
+
+    @property
+    def model(self) -> ByteLevelModel:
+        """The data of this tokenizer (copies), as the file writers take it."""
+        return ByteLevelModel(
+            dict(self._encoder),
+            self.pretokenizer,
+            special_tokens=dict(self.special_tokens),
+            merges=None if self.merges is None else list(self.merges),
+            ignore_merges=self.ignore_merges,
+            added_tokens=dict(self.added_tokens),
+            extra_tokens=dict(self._extra),
+            bos_id=self.bos_id,
+            eos_id=self.eos_id,
+            add_bos=self.add_bos,
+            add_eos=self.add_eos,
+            name=self.name,
+        )
 
     @classmethod
     def train(
@@ -435,53 +474,54 @@ class ByteBPE:
     ) -> ByteBPE:
         """Train on text/JSONL files; ``vocab_size`` counts bytes, merges and specials.
 
-        See :func:`wwho.bytelevel_train.train_bytelevel` (also for ``text_field``,
+        See :func:`wwho.bytelevel.train.train_bytelevel` (also for ``text_field``,
         ``skip_bad_lines`` and ``stats``).
         """
-        from wwho.bytelevel_train import train_bytelevel
+        from wwho.bytelevel.train import train_bytelevel
 
-        return train_bytelevel(corpus, vocab_size=vocab_size, pattern=pattern, special_tokens=special_tokens,
-                               min_freq=min_freq, workers=workers, progress=progress, **options)
+        return cls.from_model(train_bytelevel(
+            corpus, vocab_size=vocab_size, pattern=pattern, special_tokens=special_tokens,
+            min_freq=min_freq, workers=workers, progress=progress, **options))
 
     @classmethod
     def from_tiktoken(cls, name_or_path: str | Path, **options) -> ByteBPE:
         """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``)."""
-        from wwho.bytelevel_io import from_tiktoken
+        from wwho.bytelevel.files import from_tiktoken
 
-        return from_tiktoken(name_or_path, **options)
+        return cls.from_model(from_tiktoken(name_or_path, **options))
 
     @classmethod
     def from_gguf(cls, path: str | Path, **options) -> ByteBPE:
         """From the tokenizer metadata of a GGUF file (byte-level BPE models only)."""
-        from wwho.gguf import load_gguf
+        from wwho.bytelevel.gguf import load_gguf
 
-        return load_gguf(path, **options)
+        return cls.from_model(load_gguf(path, **options))
 
     @classmethod
     def from_hf(cls, path: str | Path) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
-        from wwho.bytelevel_io import from_hf
+        from wwho.bytelevel.files import from_hf
 
-        return from_hf(path)
+        return cls.from_model(from_hf(path))
 
     @classmethod
     def load(cls, path: str | Path) -> ByteBPE:
         """From a directory written by :meth:`save`."""
-        from wwho.bytelevel_io import load
+        from wwho.bytelevel.files import load
 
-        return load(path)
+        return cls.from_model(load(path))
 
     def save(self, directory: str | Path) -> Path:
         """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``) into ``directory``."""
-        from wwho.bytelevel_io import save
+        from wwho.bytelevel.files import save
 
-        return save(self, directory)
+        return save(self.model, directory)
 
     def export_hf(self, path: str | Path) -> Path:
         """Write a Hugging Face ``tokenizer.json`` that encodes exactly like this tokenizer."""
-        from wwho.bytelevel_io import export_hf
+        from wwho.bytelevel.files import export_hf
 
-        return export_hf(self, path)
+        return export_hf(self.model, path)
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``): model, pre-tokenizer, sizes, merges, specials."""

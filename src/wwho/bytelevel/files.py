@@ -15,7 +15,7 @@ and Hugging Face ``tokenizer.json`` (import and export).
   list holds, for every token, every split into two tokens, ordered by the token's
   rank, which lets the Hugging Face merge rule reproduce tiktoken's.
 
-Not here: BPE itself (:mod:`wwho.bytelevel`) and GGUF (:mod:`wwho.gguf`).
+Not here: BPE itself (:mod:`wwho.bytelevel`) and GGUF (:mod:`wwho.bytelevel.gguf`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from wwho.bytelevel import ByteBPE
-from wwho.errors import VocabError
-from wwho.fileio import atomic_open, write_json
-from wwho.pretokenize import (
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import (
     _HF_GPT2,
     _LLAMA3,
     _PUNCT_RUN,
@@ -44,6 +42,8 @@ from wwho.pretokenize import (
     bytes_to_unicode,
     unicode_to_bytes,
 )
+from wwho.errors import VocabError
+from wwho.fileio import atomic_open, write_json
 
 FORMAT = "wwho-bytelevel"
 FORMAT_VERSION = 1
@@ -146,8 +146,8 @@ def from_tiktoken(
     ranks_path: str | Path | None = None,
     pattern: str | None = None,
     special_tokens: dict[str, int] | None = None,
-) -> ByteBPE:
-    """A ranks-rule :class:`ByteBPE` from a known encoding name or a ``.tiktoken`` file.
+) -> ByteLevelModel:
+    """A ranks-rule model from a known encoding name or a ``.tiktoken`` file.
 
     Known names find their file at ``ranks_path`` or in tiktoken's cache and check its
     sha256. A file named like a known encoding (``o200k_base.tiktoken``) gets that
@@ -183,7 +183,7 @@ def from_tiktoken(
         raise VocabError(f"{path}: not a known encoding, so pass pattern= (a regex or gpt2/gpt4/o200k)")
     ranks = read_tiktoken_ranks(path, data)
     name = known.name if known else path.stem
-    return ByteBPE(ranks, pattern=pattern, special_tokens=special_tokens or {}, name=name)
+    return ByteLevelModel(ranks, Pretokenizer.coerce(pattern), special_tokens=dict(special_tokens or {}), name=name)
 
 
 def _read(path: Path) -> bytes:
@@ -196,10 +196,10 @@ def _read(path: Path) -> bytes:
 # --- wwho's directory format --------------------------------------------------------------
 
 
-def save(tok: ByteBPE, directory: str | Path) -> Path:
+def save(tok: ByteLevelModel, directory: str | Path) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    write_tiktoken_ranks(directory / RANKS_FILE, dict(tok.ranks))
+    write_tiktoken_ranks(directory / RANKS_FILE, tok.ranks)
     if tok.merges is not None:
         lines = ["#version: 0.2"] + [f"{bytes_to_unicode(a)} {bytes_to_unicode(b)}" for a, b in tok.merges]
         with atomic_open(directory / MERGES_FILE, "w") as f:
@@ -208,12 +208,12 @@ def save(tok: ByteBPE, directory: str | Path) -> Path:
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "name": tok.name,
-        "pretokenizer": tok.pretokenizer.to_json(),
+        "pretokenizer": tok.pattern.to_json(),
         "merge_rule": "ranks" if tok.merges is None else "merges",
         "ignore_merges": tok.ignore_merges,
         "special_tokens": tok.special_tokens,
         "added_tokens": tok.added_tokens,
-        "extra_tokens": {str(i): base64.b64encode(b).decode() for i, b in sorted(tok._extra.items())},
+        "extra_tokens": {str(i): base64.b64encode(b).decode() for i, b in sorted(tok.extra_tokens.items())},
         "bos_id": tok.bos_id,
         "eos_id": tok.eos_id,
         "add_bos": tok.add_bos,
@@ -224,7 +224,7 @@ def save(tok: ByteBPE, directory: str | Path) -> Path:
     return directory
 
 
-def load(path: str | Path) -> ByteBPE:
+def load(path: str | Path) -> ByteLevelModel:
     path = Path(path)
     config_path = path / CONFIG_FILE if path.is_dir() else path
     config = _read_json(config_path)
@@ -245,9 +245,9 @@ def load(path: str | Path) -> ByteBPE:
             raise VocabError(f"{config_path}: merge_rule must be 'ranks' or 'merges'")
         extra_json = config.get("extra_tokens", {})
         extra = {int(i): base64.b64decode(b, validate=True) for i, b in extra_json.items()}
-        return ByteBPE(
+        return ByteLevelModel(
             ranks,
-            pattern=Pretokenizer.from_json(config["pretokenizer"]),
+            Pretokenizer.from_json(config["pretokenizer"]),
             special_tokens=config["special_tokens"],
             merges=merges,
             ignore_merges=config["ignore_merges"],
@@ -318,10 +318,10 @@ def tiktoken_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     return merges
 
 
-def export_hf(tok: ByteBPE, path: str | Path) -> Path:
+def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
     path = Path(path)
     vocab = {bytes_to_unicode(token): i for token, i in tok.ranks.items()}
-    for i, data in tok._extra.items():
+    for i, data in tok.extra_tokens.items():
         vocab[data.decode("utf-8", "surrogateescape")] = i  # not byte-level text: decodes as itself
     # Special and added tokens go into the model vocabulary too: Hugging Face renumbers an
     # added token that the model does not know, whatever "id" says.
@@ -331,10 +331,10 @@ def export_hf(tok: ByteBPE, path: str | Path) -> Path:
                 f"cannot export: special token {text!r} has the same text as token {vocab[text]}"
             )
         vocab[text] = i
-    merges = tok.merges if tok.merges is not None else tiktoken_merges(dict(tok.ranks))
+    merges = tok.merges if tok.merges is not None else tiktoken_merges(tok.ranks)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
-    steps = [_hf_split(p) for p in tok.pretokenizer.patterns] + [byte_level]
-    steps += [_hf_split(p) for p in tok.pretokenizer.byte_patterns]
+    steps = [_hf_split(p) for p in tok.pattern.patterns] + [byte_level]
+    steps += [_hf_split(p) for p in tok.pattern.byte_patterns]
     added = [
         {"id": i, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
          "normalized": False, "special": special}
@@ -384,8 +384,8 @@ def _hf_split(pattern: str) -> dict:
     return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
 
 
-def from_hf(path: str | Path) -> ByteBPE:
-    """A merges-rule :class:`ByteBPE` from a byte-level BPE ``tokenizer.json``."""
+def from_hf(path: str | Path) -> ByteLevelModel:
+    """A merges-rule model from a byte-level BPE ``tokenizer.json``."""
     path = Path(path)
     data = _read_json(path)
     try:
@@ -421,9 +421,9 @@ def from_hf(path: str | Path) -> ByteBPE:
         if isinstance(exc, VocabError):
             raise
         raise VocabError(f"{path}: missing or malformed entry: {exc!r}") from None
-    return ByteBPE(
+    return ByteLevelModel(
         ranks,
-        pattern=Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name),
+        Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name),
         special_tokens=special,
         merges=merges,
         ignore_merges=bool(model.get("ignore_merges", False)),

@@ -1,0 +1,14 @@
+//! wwho's compiled core: the hot paths of the `wwho` Python package.
+//!
+//! Plain Rust, one module per concept, mirroring the Python modules. Only `py` (behind the
+//! `python` feature) knows Python: everything else is reachable from `cargo test`, `cargo bench`
+//! and `cargo fuzz` without an interpreter. Python hands the core compiled tables once (rank
+//! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
+
+pub mod merge;
+
+#[cfg(feature = "python")]
+mod py;
+
+/// The version of this crate, which the Python package checks at import.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
