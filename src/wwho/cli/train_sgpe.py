@@ -14,7 +14,17 @@ import time
 
 from wwho.corpus import CorpusStats
 from wwho.sgpe import SGPETokenizer
+from wwho.sgpe.scopes import MERGE_SCOPES
 from wwho.sgpe.words import SCRIPT_MODES
+
+
+def _prune_freq(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer, not {value!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,9 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", required=True, help="output directory (vocab.json and the Hugging Face files)")
     p.add_argument("--script", default="sinhala", choices=SCRIPT_MODES)
     p.add_argument("--vocab-size", type=int, default=32_000, help="total vocabulary size (default 32000)")
-    p.add_argument("--min-freq", type=int, default=2, help="stop when the best pair is rarer than this (default 2)")
-    p.add_argument("--prune-freq", type=int, default=2,
-                   help="syllables rarer than this are left to byte fallback (default 2)")
+    p.add_argument("--min-freq", type=int, default=1, help="stop when the best pair is rarer than this (default 1)")
+    p.add_argument("--prune-freq", type=_prune_freq, default="auto", metavar="auto|N",
+                   help="syllables rarer than N are left to characters and byte fallback; 'auto' (default): "
+                        "those rarer than half the last merge the budget pays for")
+    p.add_argument("--merge-scope", choices=MERGE_SCOPES, default="pieces",
+                   help="where merges may join units: 'pieces' (default) a whole whitespace-free chunk, "
+                        "punctuation included; 'runs' a word of syllables, or a run of digits, letters and "
+                        "punctuation, apart; 'words' spec 000: words of syllables only")
+    p.add_argument("--prefix-space", action="store_true",
+                   help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
+                        "decode drops it): fewer tokens for text-initial words; not with --meta")
     p.add_argument("--workers", type=int, default=None, help="counting processes (default: cores - 1)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
@@ -69,6 +87,8 @@ def main(argv: list[str]) -> int:
         script=args.script,
         min_freq=args.min_freq,
         prune_freq=args.prune_freq,
+        merge_scope=args.merge_scope,
+        prefix_space=args.prefix_space,
         workers=args.workers,
         checkpoint_dir=args.checkpoint_dir or out / "checkpoints",
         checkpoint_every=args.checkpoint_every,

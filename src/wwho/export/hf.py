@@ -3,8 +3,11 @@
 The file needs no custom code: stock ``tokenizers`` and ``transformers`` run it and get
 exactly :meth:`SGPETokenizer.encode`'s ids. How:
 
-* **pre-tokenizer**: a ``Split`` (behaviour ``isolated``) with :func:`wwho.words.word_pattern`
-  in Oniguruma syntax: the pre-tokens are exactly SGPE's words and boundary tokens;
+* **normalizer** (only for ``prefix_space`` vocabularies): ``Prepend(" ")``, the dummy space
+  the native encoder puts before each non-empty text (each part between special tokens);
+* **pre-tokenizer**: a ``Split`` (behaviour ``isolated``) with the vocabulary's merge scope
+  pattern (:func:`wwho.sgpe.scopes.scope_pattern_source`) in Oniguruma syntax: the
+  pre-tokens are exactly the spans SGPE merges in (words and boundary tokens, runs, or pieces);
 * **model**: ``BPE`` over code points, ``byte_fallback=True``. Its merges are the
   syllable-building merges first (:mod:`wwho.sgpe.building`; they rebuild every syllable
   of the vocabulary from its characters) and the learned merges after them, written in
@@ -12,7 +15,9 @@ exactly :meth:`SGPETokenizer.encode`'s ids. How:
   A character missing from the vocabulary becomes its UTF-8 byte tokens ``<0xNN>``,
   as in the native encoder;
 * **decoder**: ``ByteFallback`` then ``Fuse``: tokens are joined as they are (spaces are
-  part of the tokens), byte tokens fused back into UTF-8. Decoding is lossless;
+  part of the tokens), byte tokens fused back into UTF-8. Decoding is lossless. With
+  ``prefix_space``, ``Metaspace`` (replacement ``" "``) first: it drops the spaces of the first
+  token, the dummy one, exactly as the native decoder does;
 * **post-processor**: spec 000's ``TemplateProcessing``: ``[CLS] $A [SEP]`` and
   ``[CLS] $A [SEP] $B [SEP]``, used when ``add_special_tokens=True``.
 
@@ -33,14 +38,14 @@ from typing import Any
 
 from wwho.errors import VocabError
 from wwho.fileio import write_json
-from wwho.words import word_pattern_source
+from wwho.sgpe.scopes import scope_pattern_source
 
 MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "no limit" value
 
 
 def build_hf_tokenizer(tok: Any):
     """A ``tokenizers.Tokenizer`` that encodes exactly like ``tok``."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     if tok.fallback != "bytes":
         raise VocabError("only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
@@ -52,9 +57,13 @@ def build_hf_tokenizer(tok: Any):
             merges.append(pair)
     model = models.BPE(vocab=dict(tok.vocab), merges=merges, byte_fallback=True, unk_token="[UNK]", fuse_unk=False)
     hf = Tokenizer(model)
-    pattern = word_pattern_source(tok.splitter.scripts, onig=True)
+    pattern = scope_pattern_source(tok.splitter.scripts, tok.merge_scope, onig=True)
     hf.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False)
-    hf.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
+    steps = [decoders.ByteFallback(), decoders.Fuse()]
+    if tok.prefix_space:
+        hf.normalizer = normalizers.Prepend(" ")
+        steps.insert(0, decoders.Metaspace(replacement=" ", prepend_scheme="always", split=False))
+    hf.decoder = decoders.Sequence(steps)
     hf.add_special_tokens(list(tok.special_tokens))
     if "[CLS]" in tok.vocab and "[SEP]" in tok.vocab:
         cls, sep = ("[CLS]", tok.vocab["[CLS]"]), ("[SEP]", tok.vocab["[SEP]"])

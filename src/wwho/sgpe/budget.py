@@ -21,12 +21,14 @@ This module does not read corpora nor assign final ids.
 from __future__ import annotations
 
 import bisect
+import gc
 from collections import Counter
 from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
 from wwho.bpe import UNK, MergeEngine
+from wwho.sgpe.building import building_merges
 
 #: Keep a syllable when its frequency is at least this share of the last affordable merge's.
 PRUNE_RATIO = 0.5
@@ -57,35 +59,68 @@ def base_symbols(words: Counter[tuple[str, ...]], syllable_freq: Counter[str], b
 
 
 def auto_prune_freq(words: Counter[tuple[str, ...]], syllable_freq: Counter[str], boundary_symbols: set[str],
-                    *, ids_for_symbols: int, min_freq: int, progress: bool = False) -> int:
+                    *, ids: int, min_freq: int, progress: bool = False) -> int:
     """The pruning threshold of the module docstring.
 
-    ``ids_for_symbols`` is what the budget leaves for base symbols and merges (``vocab_size``
-    minus specials, byte tokens and building pieces).
+    ``ids`` is what the budget leaves for everything but the special and byte tokens: base
+    symbols, the pieces that build them, and merges.
     """
-    probe = base_symbols(words, syllable_freq, boundary_symbols, 1)
-    # With every syllable kept, merges fill what the symbols leave; pruning frees more ids, so
-    # the probe runs as far as the budget could ever reach (no syllable at all).
-    reach = ids_for_symbols - len(boundary_symbols)
+    need = _piece_needs(syllable_freq, boundary_symbols)
+    always = sum(1 for f in need.values() if f is None)  # boundary symbols and their pieces
+    reach = ids - always  # the most merges any threshold could leave room for
     if reach <= 0:
-        return 1
+        return max(syllable_freq.values(), default=1) + 1  # not even the boundary symbols fit: prune all
+    probe = base_symbols(words, syllable_freq, boundary_symbols, 1)
     engine = MergeEngine(probe.words, probe.counts, probe.symbols, tie_break="smaller")
-    freqs: list[int] = []
-    with tqdm(total=reach, unit="merge", desc="pruning probe", disable=not progress) as bar:
-        while len(freqs) < reach:
-            got = engine.step(min_freq=min_freq)
-            if got is None:
-                break
-            freqs.append(got[3])
-            bar.update(1)
-    del engine
-    if not freqs:  # nothing to merge: pruning could only lose
-        return 1
-    kept = sorted(syllable_freq.values())  # syllables with freq >= p: len(kept) - bisect_left(kept, p)
-    for p in sorted(set(kept)):
-        merges = reach - (len(kept) - bisect.bisect_left(kept, p))
-        if merges > len(freqs):  # every pair that reaches min_freq fits already: keep the rest
-            return p
-        if p >= PRUNE_RATIO * freqs[max(merges, 1) - 1]:
-            return p
-    return kept[-1]  # not reached in practice: the most frequent syllables only
+    freqs: list[int] = []  # the probe's merge frequencies, run only as far as a candidate needs
+    needed = sorted(f for f in need.values() if f is not None)  # pieces needed at threshold p: needed >= p
+    enabled = gc.isenabled()
+    gc.disable()  # the engine makes no reference cycles (as MergeEngine.train)
+    try:
+        with tqdm(total=reach, unit="merge", desc="pruning probe", disable=not progress) as bar:
+            for p in sorted(set(syllable_freq.values())):
+                merges = reach - (len(needed) - bisect.bisect_left(needed, p))
+                while len(freqs) <= max(merges, 0):  # one merge beyond: does every pair fit already?
+                    got = engine.step(min_freq=min_freq)
+                    if got is None:
+                        break
+                    freqs.append(got[3])
+                    bar.update(1)
+                if merges >= len(freqs):  # every pair that reaches min_freq fits: keep the other syllables
+                    if merges >= 0:
+                        return p
+                    continue
+                if p >= PRUNE_RATIO * freqs[max(merges, 1) - 1]:
+                    return p
+    finally:
+        if enabled:
+            gc.enable()
+    return max(syllable_freq.values(), default=0) + 1  # every syllable is worth less than a merge
+
+
+def _piece_needs(syllable_freq: Counter[str], boundary_symbols: set[str]) -> dict[str, int | None]:
+    """Every symbol and building piece -> the frequency of the most frequent syllable that needs it
+    (``None``: a boundary symbol needs it, so it is always in the vocabulary)."""
+    tokens = [*boundary_symbols, *syllable_freq]
+    merges, _ = building_merges(tokens)
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    need: dict[str, int | None] = {}
+    for token in tokens:
+        f = None if token in boundary_symbols else syllable_freq[token]
+        for piece in _build_path(token, ranks):
+            old = need.get(piece, 0)
+            need[piece] = None if f is None or old is None else max(old, f)
+    return need
+
+
+def _build_path(token: str, ranks: dict[tuple[str, str], int]) -> list[str]:
+    """The characters of ``token`` and every piece the building merges make on the way to it."""
+    parts = list(token)
+    path = list(parts)
+    while len(parts) > 1:
+        best = min(range(len(parts) - 1), key=lambda i: ranks.get((parts[i], parts[i + 1]), len(ranks)))
+        if (parts[best], parts[best + 1]) not in ranks:
+            break
+        parts[best:best + 2] = [parts[best] + parts[best + 1]]
+        path.append(parts[best])
+    return path

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from wwho.errors import TokenizerError, VocabError
-from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.scopes import group_spans
+from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import PIECES, WordSplitter
 
 #: Entries kept in the piece cache before it is cleared (bounded memory).
@@ -73,14 +73,14 @@ class SGPETokenizer:
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def train(cls, corpus, *, vocab_size: int, script: str = "sinhala", **options) -> "SGPETokenizer":
+    def train(cls, corpus, *, vocab_size: int, script: str = "sinhala", **options) -> SGPETokenizer:
         """Train on a corpus (files, directories, globs). See :func:`wwho.sgpe.train.train_sgpe`."""
         from wwho.sgpe.train import train_sgpe
 
         return cls(train_sgpe(corpus, vocab_size=vocab_size, script=script, **options))
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> "SGPETokenizer":
+    def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
         """Load a ``vocab.json``, or a directory holding one."""
         path = Path(path)
         if path.is_dir():
@@ -188,12 +188,13 @@ class SGPETokenizer:
         """A human-readable summary (``wwho inspect``)."""
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
-            f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
-            f"({', '.join(self.splitter.scripts)}), format {self.file.version}",
+            (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
+             f"({', '.join(self.splitter.scripts)}), format {self.file.version}"),
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
-            f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
-            f"min_freq {self.file.min_freq}",
+            f"  merge scope: {self.merge_scope}; prefix space: {'yes' if self.prefix_space else 'no'}",
+            (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
+             f"min_freq {self.file.min_freq}"),
             f"  first {top} merges:",
             *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in self.merges[:top]),
             f"  longest {top} tokens:",

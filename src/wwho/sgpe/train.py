@@ -49,8 +49,8 @@ from wwho.bpe.count import count_pieces
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.fileio import write_json
-from wwho.sgpe.building import building_merges
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
+from wwho.sgpe.building import building_merges
 from wwho.sgpe.scopes import check_scope, group_spans, reserved_pattern
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
@@ -122,10 +122,8 @@ def train_sgpe(
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
     if prune_freq == "auto":
-        _, all_pieces = building_merges([*boundary_symbols, *syllable_freq])
-        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, min_freq=min_freq, progress=progress,
-                                     ids_for_symbols=vocab_size - fixed - (len(all_pieces) - len(syllable_freq)
-                                                                           - len(boundary_symbols)))
+        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, ids=vocab_size - fixed,
+                                     min_freq=min_freq, progress=progress)
         say(f"prune_freq auto: {prune_freq}")
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index

@@ -46,13 +46,12 @@ class VocabFile:
     leading_space: bool = True
     merge_scope: str = "words"
     prefix_space: bool = False
-    space_unit: bool = False
     version: str = FORMAT
 
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        extended = (self.merge_scope, self.prefix_space, self.space_unit) != ("words", False, False)
+        extended = (self.merge_scope, self.prefix_space) != ("words", False)
         fmt = FORMAT_2 if extended else FORMAT
         data = {
             "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
@@ -73,7 +72,6 @@ class VocabFile:
         if extended:  # only then: a default file stays byte-identical to format 1
             data["merge_scope"] = self.merge_scope
             data["prefix_space"] = self.prefix_space
-            data["space_unit"] = self.space_unit
         return data
 
     def save(self, path: str | Path) -> None:
@@ -158,10 +156,8 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     if scope not in MERGE_SCOPES:
         raise fail(f"'merge_scope' must be one of {', '.join(MERGE_SCOPES)}, not {scope!r}")
     prefix_space = data.get("prefix_space", False)
-    space_unit = data.get("space_unit", False)
-    for key, value in (("prefix_space", prefix_space), ("space_unit", space_unit)):
-        if type(value) is not bool:
-            raise fail(f"'{key}' must be true or false, not {value!r}")
+    if type(prefix_space) is not bool:
+        raise fail(f"'prefix_space' must be true or false, not {prefix_space!r}")
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
@@ -173,6 +169,5 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         fallback=fallback,
         merge_scope=scope,
         prefix_space=prefix_space,
-        space_unit=space_unit,
         version=version,
     )
