@@ -63,13 +63,14 @@ def tokenizers(tmp_path_factory):
     return out
 
 
-#: SGPE options other than the defaults (merge scope "pieces", no dummy prefix), each trained once on a
-#: mixed Sinhala + Hindi slice, for the tests that must hold for every option (export, lossless, no split).
+#: SGPE options other than the defaults (merge scope "pieces", superwords 0.15, no dummy prefix), each trained
+#: once on a mixed Sinhala + Hindi slice, for the tests that must hold for every option (export, lossless, ...).
 VARIANTS = {
-    "words": {"merge_scope": "words"},
-    "runs": {"merge_scope": "runs"},
+    "words": {"merge_scope": "words", "superword_share": 0},
+    "runs": {"merge_scope": "runs", "superword_share": 0},
+    "pieces": {"superword_share": 0},
     "prefix": {"prefix_space": True},
-    "runs-prefix": {"merge_scope": "runs", "prefix_space": True, "prune_freq": 3},
+    "words-superwords-prefix": {"merge_scope": "words", "prefix_space": True, "prune_freq": 3},
 }
 
 

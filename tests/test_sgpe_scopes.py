@@ -121,6 +121,7 @@ def test_option_fields_in_vocab_json(variants, tmp_path):
         vf = load_vocab_file(tmp_path / name / "vocab.json")
         assert vf.merge_scope == options.get("merge_scope", "pieces")
         assert vf.prefix_space == options.get("prefix_space", False)
+        assert bool(vf.superword_merges) == (options.get("superword_share", 0.15) > 0)
         assert SGPETokenizer(vf).encode("ලංකාව, 2019 नमस्ते!") == tok.encode("ලංකාව, 2019 नमस्ते!")
 
 

@@ -24,7 +24,7 @@ def corpus(tmp_path, lines, name="c.txt"):
 def test_spec_example_merges_by_frequency(tmp_path):
     # " ලංකාව" three times, " ලංකා" once: (" ලං","කා") occurs 4 times, ("කා","ව") 3 times.
     path = corpus(tmp_path, ["ශ්‍රී ලංකාව"] * 3 + ["ශ්‍රී ලංකා"])
-    vf = train_sgpe(path, vocab_size=1000, progress=False, workers=1)
+    vf = train_sgpe(path, vocab_size=1000, merge_scope="words", superword_share=0, progress=False, workers=1)
     assert vf.merges == [(" ලං", "කා"), (" ලංකා", "ව")]
     tok = SGPETokenizer(vf)
     assert tok.tokenize("ශ්‍රී ලංකාව") == ["ශ්‍රී", " ලංකාව"]

@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where merges may join units: 'pieces' (default) a whole whitespace-free chunk, "
                         "punctuation included; 'runs' a word of syllables, or a run of digits, letters and "
                         "punctuation, apart; 'words' spec 000: words of syllables only")
+    p.add_argument("--superwords", type=float, default=0.15, metavar="SHARE",
+                   help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
+                        "(default 0.15; 0 turns them off)")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
@@ -89,6 +92,7 @@ def main(argv: list[str]) -> int:
         prune_freq=args.prune_freq,
         merge_scope=args.merge_scope,
         prefix_space=args.prefix_space,
+        superword_share=args.superwords,
         workers=args.workers,
         checkpoint_dir=args.checkpoint_dir or out / "checkpoints",
         checkpoint_every=args.checkpoint_every,

@@ -22,17 +22,23 @@ Training lives in :mod:`wwho.sgpe.train`; the file format in :mod:`wwho.sgpe.voc
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from wwho.errors import TokenizerError, VocabError
 from wwho.sgpe.scopes import group_spans
+from wwho.sgpe.superwords import SPANS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import PIECES, WordSplitter
 
 #: Entries kept in the piece cache before it is cleared (bounded memory).
 CACHE_SIZE = 500_000
+#: The same for the span cache of superword vocabularies (spans are sentences: longer, rarer).
+SPAN_CACHE_SIZE = 50_000
+SPAN_CACHE_CHARS = 2_000  # longer spans are not cached
+SPANS_RE = re.compile(SPANS)
 
 
 class SGPETokenizer:
@@ -61,7 +67,6 @@ class SGPETokenizer:
         # One rank table: building merges first, learned merges after them.
         self._pairs = pair_table((*self.syllable_merges, *self.merges), self.vocab)
         self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if vocab_file.fallback == "bytes" else []
-        self._byte_id_set = frozenset(self._byte_ids)
         self._token_bytes: list[bytes] = [t.encode("utf-8", "surrogatepass") for t in self.id_to_token]
         if self.fallback == "bytes":
             for b, token in enumerate(BYTE_TOKENS):
@@ -69,6 +74,11 @@ class SGPETokenizer:
         self._special_ids = frozenset(self.vocab[s] for s in self.special_tokens)
         self._unk_id = self.vocab.get("[UNK]")
         self._cache: dict[str, list[int]] = {}
+        self.superword_merges = vocab_file.superword_merges
+        # Superwords: pieces as above, then every rank over the span (wwho.sgpe.superwords).
+        self._span_pairs = (pair_table((*self.syllable_merges, *self.merges, *self.superword_merges), self.vocab)
+                            if self.superword_merges else None)
+        self._span_cache: dict[str, list[int]] = {}
 
     # -- construction ------------------------------------------------------------------
 
@@ -122,6 +132,8 @@ class SGPETokenizer:
     def _encode_ordinary(self, text: str) -> list[int]:
         if self.prefix_space and text:
             text = " " + text
+        if self._span_pairs is not None:
+            return self._encode_spans(text)
         ids: list[int] = []
         cache = self._cache
         for piece in PIECES.findall(text):
@@ -130,6 +142,28 @@ class SGPETokenizer:
                 if len(cache) >= CACHE_SIZE:
                     cache.clear()
                 got = cache[piece] = self._encode_piece(piece)
+            ids.extend(got)
+        return ids
+
+    def _encode_spans(self, text: str) -> list[int]:
+        ids: list[int] = []
+        cache, span_cache = self._cache, self._span_cache
+        for span in SPANS_RE.findall(text):
+            got = span_cache.get(span)
+            if got is None:
+                units: list[int] = []
+                for piece in PIECES.findall(span):
+                    part = cache.get(piece)
+                    if part is None:
+                        if len(cache) >= CACHE_SIZE:
+                            cache.clear()
+                        part = cache[piece] = self._encode_piece(piece)
+                    units += part
+                got = merge_ids(units, self._span_pairs) if len(units) > 1 else units
+                if len(span) <= SPAN_CACHE_CHARS:
+                    if len(span_cache) >= SPAN_CACHE_SIZE:
+                        span_cache.clear()
+                    span_cache[span] = got
             ids.extend(got)
         return ids
 
@@ -212,8 +246,8 @@ class SGPETokenizer:
         return self._token_bytes[token_id]
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        """The bytes of ``ids``, joined. With ``prefix_space``, the spaces of the first token are
-        dropped (the encoder's dummy space; as HF's ``Metaspace`` decoder does)."""
+        """The bytes of ``ids``, joined. With ``prefix_space``, one leading space is dropped (the
+        encoder's dummy space; HF's decoder does the same)."""
         table = self._token_bytes
         n = len(table)
         out = []
@@ -222,11 +256,11 @@ class SGPETokenizer:
                 raise TokenizerError(f"token id {i!r} is out of range [0, {n})")
             if skip_special_tokens and i in self._special_ids:
                 continue
-            if not out and self.prefix_space and " " in self.id_to_token[i] and i not in self._byte_id_set:
-                out.append(table[i].replace(b" ", b""))
-                continue
             out.append(table[i])
-        return b"".join(out)
+        data = b"".join(out)
+        if self.prefix_space and data[:1] == b" ":
+            data = data[1:]
+        return data
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates

@@ -40,6 +40,7 @@ import sys
 import time
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -52,6 +53,7 @@ from wwho.fileio import write_json
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.scopes import check_scope, group_spans, reserved_pattern
+from wwho.sgpe.superwords import SPANS, piece_counts, superword_engine
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 
@@ -68,6 +70,7 @@ def train_sgpe(
     prune_freq: int | str = "auto",
     merge_scope: str = "pieces",
     prefix_space: bool = False,
+    superword_share: float = 0.15,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
@@ -91,6 +94,8 @@ def train_sgpe(
         raise VocabError(f"prune_freq must be 'auto' or an integer >= 1, not {prune_freq!r}")
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
+    if type(superword_share) not in (int, float) or not 0 <= superword_share < 1:
+        raise VocabError(f"superword_share must be a number in [0, 1), not {superword_share!r}")
     if prefix_space and segments_only:
         raise VocabError("prefix_space cannot be used with segments_only (the meta tokenizer): the dummy space "
                          "would be added to every Indic run")
@@ -107,7 +112,12 @@ def train_sgpe(
         documents = indic_segments(documents, splitter.scripts)
     if prefix_space:  # what the encoder will see
         documents = (" " + doc for doc in documents)
-    pieces = count_pieces(documents, workers=workers, progress=progress)
+    spans = None
+    if superword_share:  # count spans (sentences); their pieces follow
+        spans = count_pieces(documents, pattern=SPANS, workers=workers, progress=progress)
+        pieces = piece_counts(spans)
+    else:
+        pieces = count_pieces(documents, workers=workers, progress=progress)
     if stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
     if not pieces:
@@ -116,20 +126,28 @@ def train_sgpe(
         f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
 
     # 2. words
-    words, boundary, syllable_freq, boundary_symbols = collect_words(
-        pieces, splitter, merge_scope, reserved=(*special_tokens, *BYTE_TOKENS), progress=progress)
+    guard = reserved_pattern((*special_tokens, *BYTE_TOKENS))
+
+    def piece_spans(piece: str, parts: list[tuple[bool, list[str]]] | None = None) -> list[tuple[bool, list[str]]]:
+        # A piece holding a special or byte token's text is grouped as in scope "words": no merge
+        # can then produce that string (see wwho.sgpe.scopes.reserved_pattern).
+        scope = "words" if merge_scope != "words" and guard.search(piece) else merge_scope
+        return group_spans(splitter.split(piece) if parts is None else parts, scope)
+
+    words, boundary, syllable_freq, boundary_symbols = collect_words(pieces, splitter, piece_spans, progress)
 
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
+    superword_ids = round(superword_share * vocab_size)
     if prune_freq == "auto":
-        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, ids=vocab_size - fixed,
+        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, ids=vocab_size - superword_ids - fixed,
                                      min_freq=min_freq, progress=progress)
         say(f"prune_freq auto: {prune_freq}")
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index
     build, pieces_needed = building_merges(symbols)
     support = [p for p in pieces_needed if p not in index]
-    max_symbols = vocab_size - fixed - len(support)
+    max_symbols = vocab_size - superword_ids - fixed - len(support)
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
@@ -141,8 +159,8 @@ def train_sgpe(
     engine = MergeEngine(base.words, base.counts, symbols, tie_break="smaller")
     checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
     options = [script, min_freq, prune_freq, vocab_size, segments_only]
-    if (merge_scope, prefix_space) != ("words", False):  # format-1 checkpoints stay valid
-        options += [merge_scope, prefix_space]
+    if (merge_scope, prefix_space, superword_share) != ("words", False, 0):  # format-1 checkpoints stay valid
+        options += [merge_scope, prefix_space, superword_share]
     fingerprint = "" if checkpoint is None else _fingerprint(base.words, base.counts, symbols, *options)
     if resume and checkpoint is not None and checkpoint.exists():
         done = _load_checkpoint(checkpoint, fingerprint)
@@ -164,50 +182,53 @@ def train_sgpe(
     if checkpoint is not None:
         _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
+    final = engine
+    if spans is not None:
+        t2 = time.perf_counter()
+        final = superword_engine(engine, base.word_list, index, spans, piece_spans, skip=guard, progress=progress,
+                                 max_symbols=vocab_size - fixed - len(support))
+        say(f"[4/5] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
 
     # 5. vocabulary
-    freq = engine.symbol_frequencies()
-    for token, count in boundary.items():
-        freq[index[token]] += count
-    order = sorted(range(len(engine.symbols)), key=lambda i: (-freq[i], i))
+    freq = final.symbol_frequencies()
+    if final is engine:  # else every span, whitespace included, was a word of the superword engine
+        for token, count in boundary.items():
+            freq[index[token]] += count
+    order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
-    for token in (*special_tokens, *(engine.symbols[i] for i in order), *support, *BYTE_TOKENS):
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
-    return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, script=script,
-                     special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq,
+    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
+    return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
+                     script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq,
                      merge_scope=merge_scope, prefix_space=prefix_space)
 
 
-def collect_words(pieces: Counter[str], splitter: WordSplitter, scope: str, *, reserved: tuple[str, ...] = (),
-                  progress: bool = False):
+def collect_words(pieces: Counter[str], splitter: WordSplitter, piece_spans: Callable, progress: bool = False):
     """Distinct pieces -> ``(words, boundary, syllable_freq, boundary_symbols)``.
 
-    ``words``: the mergeable spans of ``scope`` (:mod:`wwho.sgpe.scopes`) with their counts;
-    ``boundary``: the counts of lone boundary tokens (never merged); ``syllable_freq``: every
-    syllable's count (pruning candidates); ``boundary_symbols``: every boundary token seen.
-    A piece containing the text of a ``reserved`` token (a special token, ``<0x41>``) is
-    grouped as in scope ``"words"``, so that no merge ever produces that token's string.
+    ``words``: the mergeable spans (``piece_spans(piece, parts)``, :mod:`wwho.sgpe.scopes`) with their
+    counts; ``boundary``: the counts of lone boundary tokens (never merged); ``syllable_freq``:
+    every syllable's count (pruning candidates); ``boundary_symbols``: every boundary token seen.
     """
     words: Counter[tuple[str, ...]] = Counter()
     boundary: Counter[str] = Counter()
     syllable_freq: Counter[str] = Counter()
     boundary_symbols: set[str] = set()
-    guard = reserved_pattern(reserved) if scope != "words" else None
     for piece, count in tqdm(pieces.items(), desc="words", unit="piece", disable=not progress):
         parts = splitter.split(piece)
+        for mergeable, units in piece_spans(piece, parts):
+            if mergeable:
+                words[tuple(units)] += count
+            else:  # a lone boundary token: never merged
+                boundary[units[0]] += count
         for is_word, tokens in parts:
             if is_word:
                 for s in tokens:
                     syllable_freq[s] += count
             else:
                 boundary_symbols.add(tokens[0])
-        grouping = "words" if guard is not None and guard.search(piece) else scope
-        for mergeable, units in group_spans(parts, grouping):
-            if mergeable:
-                words[tuple(units)] += count
-            else:  # a lone boundary token: never merged
-                boundary[units[0]] += count
     return words, boundary, syllable_freq, boundary_symbols
 
 

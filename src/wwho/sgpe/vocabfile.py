@@ -38,6 +38,7 @@ class VocabFile:
     vocab: dict[str, int]
     merges: list[tuple[str, str]]
     syllable_merges: list[tuple[str, str]] = field(default_factory=list)
+    superword_merges: list[tuple[str, str]] = field(default_factory=list)
     script: str = "sinhala"
     special_tokens: tuple[str, ...] = SPECIAL_TOKENS
     prune_freq: int = 1
@@ -51,7 +52,7 @@ class VocabFile:
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        extended = (self.merge_scope, self.prefix_space) != ("words", False)
+        extended = (self.merge_scope, self.prefix_space, bool(self.superword_merges)) != ("words", False, False)
         fmt = FORMAT_2 if extended else FORMAT
         data = {
             "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
@@ -72,6 +73,7 @@ class VocabFile:
         if extended:  # only then: a default file stays byte-identical to format 1
             data["merge_scope"] = self.merge_scope
             data["prefix_space"] = self.prefix_space
+            data["superword_merges"] = [list(m) for m in self.superword_merges]
         return data
 
     def save(self, path: str | Path) -> None:
@@ -128,6 +130,7 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
 
     merges = merge_list("merges")
     syllable_merges = merge_list("syllable_merges")
+    superword_merges = merge_list("superword_merges")
     if "num_merges" in data and data["num_merges"] != len(merges):
         raise fail(f"'num_merges' is {data['num_merges']} but 'merges' has {len(merges)}")
     version = data.get("version", FORMAT)
@@ -158,10 +161,12 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     prefix_space = data.get("prefix_space", False)
     if type(prefix_space) is not bool:
         raise fail(f"'prefix_space' must be true or false, not {prefix_space!r}")
+
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
         syllable_merges=syllable_merges,
+        superword_merges=superword_merges,
         script=script,
         special_tokens=tuple(specials),
         prune_freq=int(data.get("prune_freq", 1)),
