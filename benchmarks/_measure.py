@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 CORPORA = DATA / "corpora"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+#: The Hindi training text of the benchmarks (TICO-19, WMT14, Tatoeba, classical verse; 2.6 MB).
+HI_TRAIN = [CORPORA / "hi" / f for f in
+            ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt", "wmt14-newstest2014.txt")]
 
 
 def o200k():

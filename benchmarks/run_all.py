@@ -19,13 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine
+from _measure import CORPORA, DATA, HI_TRAIN, O200K_FILE, ROOT, machine
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "bench_train"
-HI_TRAIN = [CORPORA / "hi" / f for f in ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt",
-                                          "wmt14-newstest2014.txt")]
-
 BENCHMARKS = {
     "syllables-si": ("Syllabification speed, Sinhala news", ["bench_syllables.py"]),
     "syllables-hi": ("Syllabification speed, Devanagari (Hindi, Marathi, Nepali, Sanskrit)",

@@ -50,8 +50,10 @@ def test_unknown_scope_is_a_clear_error(tmp_path):
 
 fuzz = st.lists(
     st.sampled_from(
-        list("ශ්‍රීලංකාවනඖ") + list("नमस्तेक्षज़ँ।ा") + list("aZ19.,-'\"()")
-        + [" ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u200c", "\u200d", "🙂", "\x00", "€", "ō\u0303", "\u0306"]
+        list("ශ්‍රීලංකාවනඖ") + list("नमस्तेक्षज़ँ।ा")
+        + list("aZ19.,-'\"()")
+        + [" ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u200c", "\u200d", "🙂", "\x00", "€"]
+        + ["ō\u0303", "\u0306"]
     ),
     max_size=40,
 ).map("".join)
@@ -65,7 +67,8 @@ def test_pattern_matches_are_the_native_spans(scope, script, text):
     from tokenizers import Regex, pre_tokenizers
 
     splitter = WordSplitter(script)
-    native = ["".join(units) for piece in PIECES.findall(text) for _, units in group_spans(splitter.split(piece), scope)]
+    native = ["".join(units) for piece in PIECES.findall(text)
+              for _, units in group_spans(splitter.split(piece), scope)]
     python = [m.group() for m in re.finditer(scope_pattern_source(splitter.scripts, scope), text, re.DOTALL)]
     assert python == native
     split = pre_tokenizers.Split(Regex(scope_pattern_source(splitter.scripts, scope, onig=True)), "isolated")
@@ -156,8 +159,8 @@ def test_variant_corpora_lossless_exact_export_no_split(exported_variants, name)
     report = verify(tok, hf, lines)
     assert report.lines > 1000
     assert report.ok, report.summary()
-    assert [l for l in lines if tok.decode(tok.encode(l)) != l] == []
-    assert [s for l in lines[::7] for s in split_known_syllables(tok, l)] == []
+    assert [line for line in lines if tok.decode(tok.encode(line)) != line] == []
+    assert [s for line in lines[::7] for s in split_known_syllables(tok, line)] == []
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))

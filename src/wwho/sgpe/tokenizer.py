@@ -76,8 +76,8 @@ class SGPETokenizer:
         self._cache: dict[str, list[int]] = {}
         self.superword_merges = vocab_file.superword_merges
         # Superwords: pieces as above, then every rank over the span (wwho.sgpe.superwords).
-        self._span_pairs = (pair_table((*self.syllable_merges, *self.merges, *self.superword_merges), self.vocab)
-                            if self.superword_merges else None)
+        everything = (*self.syllable_merges, *self.merges, *self.superword_merges)
+        self._span_pairs = pair_table(everything, self.vocab) if self.superword_merges else None
         self._span_cache: dict[str, list[int]] = {}
 
     # -- construction ------------------------------------------------------------------

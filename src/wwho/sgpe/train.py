@@ -57,6 +57,9 @@ from wwho.sgpe.superwords import SPANS, piece_counts, superword_engine
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 
+#: ``(is_word, tokens)`` of a piece, or ``(mergeable, units)`` of a span (:mod:`wwho.sgpe.scopes`).
+Part = tuple[bool, list[str]]
+
 CHECKPOINT_FORMAT = "wwho-sgpe-checkpoint/1"
 CHECKPOINT_NAME = "checkpoint.json"
 
@@ -97,8 +100,8 @@ def train_sgpe(
     if type(superword_share) not in (int, float) or not 0 <= superword_share < 1:
         raise VocabError(f"superword_share must be a number in [0, 1), not {superword_share!r}")
     if prefix_space and segments_only:
-        raise VocabError("prefix_space cannot be used with segments_only (the meta tokenizer): the dummy space "
-                         "would be added to every Indic run")
+        raise VocabError("prefix_space cannot be used with segments_only (the meta tokenizer): the dummy "
+                         "space would be added to every Indic run")
     splitter = WordSplitter(script)
     check_scope(merge_scope)
     stats = stats if stats is not None else CorpusStats()
@@ -128,7 +131,7 @@ def train_sgpe(
     # 2. words
     guard = reserved_pattern((*special_tokens, *BYTE_TOKENS))
 
-    def piece_spans(piece: str, parts: list[tuple[bool, list[str]]] | None = None) -> list[tuple[bool, list[str]]]:
+    def piece_spans(piece: str, parts: list[Part] | None = None) -> list[Part]:
         # A piece holding a special or byte token's text is grouped as in scope "words": no merge
         # can then produce that string (see wwho.sgpe.scopes.reserved_pattern).
         scope = "words" if merge_scope != "words" and guard.search(piece) else merge_scope
@@ -140,8 +143,8 @@ def train_sgpe(
     fixed = len(special_tokens) + len(BYTE_TOKENS)
     superword_ids = round(superword_share * vocab_size)
     if prune_freq == "auto":
-        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, ids=vocab_size - superword_ids - fixed,
-                                     min_freq=min_freq, progress=progress)
+        prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, min_freq=min_freq,
+                                     ids=vocab_size - superword_ids - fixed, progress=progress)
         say(f"prune_freq auto: {prune_freq}")
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index
@@ -185,8 +188,8 @@ def train_sgpe(
     final = engine
     if spans is not None:
         t2 = time.perf_counter()
-        final = superword_engine(engine, base.word_list, index, spans, piece_spans, skip=guard, progress=progress,
-                                 max_symbols=vocab_size - fixed - len(support))
+        final = superword_engine(engine, base.word_list, index, spans, piece_spans, skip=guard,
+                                 max_symbols=vocab_size - fixed - len(support), progress=progress)
         say(f"[4/5] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
 
     # 5. vocabulary
@@ -199,13 +202,16 @@ def train_sgpe(
     for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
-    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
+    superword_merges = []
+    if spans is not None:
+        superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges]
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
-                     script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq,
-                     merge_scope=merge_scope, prefix_space=prefix_space)
+                     script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
+                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
 
 
-def collect_words(pieces: Counter[str], splitter: WordSplitter, piece_spans: Callable, progress: bool = False):
+def collect_words(pieces: Counter[str], splitter: WordSplitter, piece_spans: Callable[..., list[Part]],
+                  progress: bool = False):
     """Distinct pieces -> ``(words, boundary, syllable_freq, boundary_symbols)``.
 
     ``words``: the mergeable spans (``piece_spans(piece, parts)``, :mod:`wwho.sgpe.scopes`) with their

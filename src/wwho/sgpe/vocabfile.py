@@ -52,7 +52,7 @@ class VocabFile:
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        extended = (self.merge_scope, self.prefix_space, bool(self.superword_merges)) != ("words", False, False)
+        extended = self.merge_scope != "words" or self.prefix_space or bool(self.superword_merges)
         fmt = FORMAT_2 if extended else FORMAT
         data = {
             "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
