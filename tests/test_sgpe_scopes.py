@@ -185,3 +185,17 @@ def test_variant_specials_and_any_unicode_identical(exported_variants, name, tex
     assert ids == tok.encode(text, allowed_special="all")
     for skip in (False, True):
         assert hf.decode(ids, skip_special_tokens=skip) == tok.decode(ids, skip_special_tokens=skip)
+
+
+def test_evaluate_places_boundaries_after_the_dummy_space(variants, tmp_path):
+    # wwho eval measures cuts from token bytes; the dummy space must not shift them by one byte.
+    from wwho.evaluate import evaluate, load_spec
+
+    for name in ("prefix", "pieces"):
+        variants[name].save(tmp_path / name)
+        tok = variants[name]
+        candidates = ["ශ්‍රී ලංකාව", "ලංකාව යනු දිවයිනකි", "ලංකාව", "ශ්‍රී ලංකාවේ ජනාධිපති", "भारत सरकार"]
+        lines = [line for line in candidates if all(s in tok.vocab for s in tok.splitter.syllables(line))]
+        assert len(lines) >= 2
+        m = evaluate(load_spec(str(tmp_path / name)), lines)
+        assert m.boundaries > 0 and m.boundaries_in_syllable == 0 and m.boundaries_in_cluster == 0

@@ -104,7 +104,7 @@ def _piece_needs(syllable_freq: Counter[str], boundary_symbols: set[str]) -> dic
     tokens = [*boundary_symbols, *syllable_freq]
     merges, _ = building_merges(tokens)
     ranks = {pair: i for i, pair in enumerate(merges)}
-    need: dict[str, int | None] = {}
+    need: dict[str, int | None] = {c: None for s in syllable_freq for c in s}  # characters: always kept
     for token in tokens:
         f = None if token in boundary_symbols else syllable_freq[token]
         for piece in _build_path(token, ranks):

@@ -149,7 +149,10 @@ def train_sgpe(
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index
     build, pieces_needed = building_merges(symbols)
-    support = [p for p in pieces_needed if p not in index]
+    # Every character of every syllable, pruned ones included: an unknown syllable then costs one
+    # token per character rather than the UTF-8 bytes of each.
+    characters = {c for s in syllable_freq for c in s}
+    support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
