@@ -226,7 +226,8 @@ class SGPETokenizer:
              f"({', '.join(self.splitter.scripts)}), format {self.file.version}"),
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
-            f"  merge scope: {self.merge_scope}; prefix space: {'yes' if self.prefix_space else 'no'}",
+            f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
+            f"prefix space: {'yes' if self.prefix_space else 'no'}",
             (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
              f"min_freq {self.file.min_freq}"),
             f"  first {top} merges:",

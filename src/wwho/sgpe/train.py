@@ -2,32 +2,38 @@
 
 Phases (each with a progress bar when ``progress=True``):
 
-1. **count**: stream documents (:mod:`wwho.corpus`), count pieces in worker processes
-   (:mod:`wwho.bpe.count`);
-2. **words**: syllabify each *distinct* piece once and group syllables into words
-   (:mod:`wwho.sgpe.words`); boundary tokens (no script character) are counted apart and
-   never merged;
-3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (they are
-   left to byte fallback at encoding time); the symbol table is the boundary tokens
-   (sorted) then the syllables (most frequent first, ties by string);
+1. **count**: stream documents (:mod:`wwho.corpus`), count pieces (with superwords: sentence
+   spans, whose pieces follow) in worker processes (:mod:`wwho.bpe.count`);
+2. **words**: syllabify each *distinct* piece once, split it into words and boundary tokens
+   (:mod:`wwho.sgpe.words`) and group those into the spans merges stay inside
+   (``merge_scope``, :mod:`wwho.sgpe.scopes`); a lone boundary token is counted apart;
+3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (left to
+   their characters and byte fallback at encoding time); ``"auto"`` chooses the threshold
+   (:mod:`wwho.sgpe.budget`); the symbol table is the boundary tokens (sorted) then the
+   syllables (most frequent first, ties by string);
 4. **merges**: :class:`wwho.bpe.MergeEngine`, most frequent pair first (``freq >= min_freq``,
    strict as spec 000), ties to the smaller ``(left, right)`` string pair, until the
-   vocabulary is full; a checkpoint every ``checkpoint_every`` merges;
+   vocabulary less the superword share is full; a checkpoint every ``checkpoint_every``
+   merges; then the superword merges (:mod:`wwho.sgpe.superwords`) fill the rest;
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
-   rebuild syllables from characters (:mod:`wwho.sgpe.building`), and the 256 byte tokens.
+   rebuild syllables from characters (:mod:`wwho.sgpe.building`) and every character of
+   every syllable, and the 256 byte tokens.
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
-pieces``. A merge whose result already exists costs nothing. If the base alone does not
-fit, no merge is learned and the vocabulary is larger than asked (a warning says so).
+pieces and characters``. A merge whose result already exists costs nothing. If the base
+alone does not fit, no merge is learned and the vocabulary is larger than asked (a warning
+says so). The defaults (scope ``"pieces"``, ``prune_freq="auto"``, ``min_freq=1``,
+``superword_share=0.15``) were chosen on held-out FLORES text (``docs/compression.md``);
+``merge_scope="words", prune_freq=2, min_freq=2, superword_share=0`` is spec 000's training.
 
 ``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
 for the meta tokenizer, where tiktoken takes everything else.
 
 Resume: a checkpoint stores the merges as string pairs and a fingerprint of the engine
 input and options; ``resume=True`` recounts the corpus, checks the fingerprint, replays
-the merges and continues. Merge selection depends only on counts and the tie-break, so
+the merges and continues (the superword stage is not checkpointed: it reruns). Merge selection depends only on counts and the tie-break, so
 the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 """
 

@@ -9,6 +9,13 @@ vocabulary and unknown text falls back to them; ``"unk"``: spec 000's ``[UNK]``)
 ``syllable_merges``, the merges that rebuild each syllable from code points
 (:mod:`wwho.sgpe.building`), ranked before ``merges``.
 
+Format 2 (``wwho-sgpe/2``, written only when one of these is not spec 000's choice) adds
+``merge_scope`` (:mod:`wwho.sgpe.scopes`), ``prefix_space`` (the dummy space) and
+``superword_merges`` (:mod:`wwho.sgpe.superwords`, ranked after ``merges``). A format-1 file
+loads as scope ``"words"``, no prefix, no superwords; a reader of format 1 only would load a
+format-2 file without error but encode it differently (it ignores those fields), so the format
+is bumped; the exported ``tokenizer.json`` carries everything in standard fields.
+
 Loading validates everything and names what is wrong. Files of the original SGPE
 (``"version": "sgpe_v1.0.0"``, no byte tokens) load with ``fallback="unk"``.
 Writing is atomic. This module does not tokenize.
@@ -24,8 +31,8 @@ from wwho.errors import VocabError
 from wwho.fileio import read_json, write_json
 
 FORMAT = "wwho-sgpe/1"
-#: Format 2 adds ``merge_scope`` and ``prefix_space``; a file is written in it only when they
-#: are not the defaults (``"words"``, false), so default files stay readable by format-1 readers.
+#: Format 2 adds ``merge_scope``, ``prefix_space`` and ``superword_merges``; a file is written in it
+#: only when they are not spec 000's (``"words"``, false, none): such files stay format 1.
 FORMAT_2 = "wwho-sgpe/2"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
