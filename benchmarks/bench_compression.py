@@ -347,8 +347,8 @@ def ablation(lang: str, size: int, fresh: bool) -> None:
         spec, _ = train(lang, kind, size, fresh)
         m = evaluate(spec, flores)
         print(
-            f"  {label:16} {m.fertility:.3f}  ({m.boundaries_in_syllable:,} syllable cuts, all in syllables "
-            "pruned from the vocabulary)"
+            f"  {label:16} {m.fertility:.3f}  ({m.boundaries_in_syllable:,} syllable cuts, "
+            f"{known_syllable_cuts(spec, flores)} in syllables of the vocabulary)"
         )
 
 
