@@ -315,6 +315,65 @@ def sgpe_account(lang: str, kind: str, size: int) -> None:
     print(f"FLORES tokens by kind ({total:,} tokens, {total / words:.3f} per word):")
     for k, n in kinds.most_common():
         print(f"  {k:28} {n:7,} {n / total:6.1%} {n / words:7.3f} per word")
+    if not tok.prefix_space:
+        spaced = sum(len(tok.encode(" " + line)) for line in flores)
+        print(
+            f"a space put before every FLORES line (a dummy prefix by hand): {total - spaced:,} fewer tokens "
+            f"({(total - spaced) / total:.1%}): the cost of the unspaced syllables of line-initial words"
+        )
+
+
+WORD_KINDS = ("script only", "script + other", "digits", "Latin letters", "other, no script")
+
+
+def word_kinds(lang: str, size: int) -> None:
+    """Tokens per FLORES word by kind of word, each word encoded alone after a space (so SGPE's
+    superwords do not count here: round 1 against the peers, to see where its gap was)."""
+    import re
+
+    from wwho.evaluate import load_spec
+    from wwho.words import script_char_pattern
+
+    scripts = ("sinhala",) if lang == "si" else ("devanagari",)
+    script_char = script_char_pattern(scripts)
+    words = [w for line in lines_of(lang, "flores200-devtest.txt") for w in line.split()]
+
+    def kind(w: str) -> str:
+        other = script_char.sub("", w)
+        if len(other) < len(w):
+            return "script + other" if other else "script only"
+        return (
+            "digits"
+            if w.isdigit()
+            else "Latin letters"
+            if re.fullmatch("[A-Za-z]+", w)
+            else "other, no script"
+        )
+
+    kinds = Counter(map(kind, words))
+    print(
+        f"\n### {lang}, {size:,}: tokens per FLORES word by kind of word (each word alone, after a space)\n"
+    )
+    print(f"{'tokenizer':44}" + "".join(f" {f'{k} ({kinds[k]:,})':>22}" for k in WORD_KINDS))
+    for name in ("sgpe-round1", "hf-ws", "hf-meta", "spm-bpe"):
+        tok = load_spec(train(lang, name, size, False)[0])
+        native = name.startswith("sgpe")  # the peers add their own prefix (or drop spaces)
+        cost = Counter()
+        for w in words:
+            cost[kind(w)] += len(tok.encode(" " + w if native else w)[0])
+        print(f"{LABELS[name]:44}" + "".join(f" {cost[k] / kinds[k]:22.3f}" for k in WORD_KINDS))
+
+
+def share_sweep(langs, size: int, fresh: bool) -> None:
+    print(f"\n### superword share, {size:,} tokens: FLORES tokens per word (0.15 is the default)\n")
+    for share in (0.0, 0.1, 0.15, 0.2, 0.3):
+        kind = {0.0: "sgpe-pieces-auto", 0.15: "sgpe"}.get(share, f"sgpe-share{share}")  # reuse those two
+        SGPE.setdefault(kind, {"superword_share": share})
+        cells = [
+            evaluate(train(lang, kind, size, fresh)[0], lines_of(lang, "flores200-devtest.txt")).fertility
+            for lang in langs
+        ]
+        print(f"  {share:4}" + "".join(f"  {lang} {c:.3f}" for lang, c in zip(langs, cells)))
 
 
 def peer_account(lang: str, kind: str, size: int) -> None:
@@ -359,6 +418,9 @@ def main() -> None:
     ap.add_argument(
         "--fresh", action="store_true", help="retrain everything (else reuse .cache/bench_compression)"
     )
+    ap.add_argument(
+        "--sweep", action="store_true", help="also try superword shares 0 to 0.3 (4 more trainings)"
+    )
     args = ap.parse_args()
     missing = [p for lang in args.langs for p in LANGS[lang][0] if not p.exists()]
     if missing:
@@ -379,7 +441,10 @@ def main() -> None:
         )
         for kind in ("sgpe-round1", "sgpe", "hf-ws", "hf-meta", "spm-bpe", "spm-uni"):
             peer_account(lang, kind, middle)
+        word_kinds(lang, middle)
         ablation(lang, middle, args.fresh)
+    if args.sweep:
+        share_sweep(args.langs, middle, args.fresh)
 
 
 if __name__ == "__main__":
