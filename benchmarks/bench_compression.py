@@ -373,7 +373,7 @@ def share_sweep(langs, size: int, fresh: bool) -> None:
             evaluate(train(lang, kind, size, fresh)[0], lines_of(lang, "flores200-devtest.txt")).fertility
             for lang in langs
         ]
-        print(f"  {share:4}" + "".join(f"  {lang} {c:.3f}" for lang, c in zip(langs, cells)))
+        print(f"  {share:4}" + "".join(f"  {lang} {c:.3f}" for lang, c in zip(langs, cells, strict=True)))
 
 
 def peer_account(lang: str, kind: str, size: int) -> None:
