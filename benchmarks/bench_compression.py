@@ -88,6 +88,9 @@ spm.SentencePieceTrainer.train(input={files!r}, model_prefix={out!r}, vocab_size
 """
 
 
+_TRAINED: set[str] = set()
+
+
 def train(lang: str, kind: str, vocab: int, fresh: bool) -> tuple[str, dict]:
     """Train (or reuse) one tokenizer; returns its wwho.evaluate SPEC and the training record."""
     files, script, _ = LANGS[lang]
@@ -112,8 +115,9 @@ def train(lang: str, kind: str, vocab: int, fresh: bool) -> tuple[str, dict]:
             prefix=not kind.endswith("noprefix"),
             model="unigram" if kind == "spm-uni" else "bpe",
         )
-    if done and not fresh and record_path.exists():
+    if done and (not fresh or base.name in _TRAINED) and record_path.exists():
         return spec, json.loads(record_path.read_text())
+    _TRAINED.add(base.name)  # --fresh retrains each tokenizer once per run, not at every use
     if kind.startswith("sgpe") and base.exists():
         shutil.rmtree(base)
     seconds, rss, _ = measure(job)
