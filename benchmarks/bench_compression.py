@@ -95,7 +95,7 @@ def train(lang: str, kind: str, vocab: int, fresh: bool) -> tuple[str, dict]:
     """Train (or reuse) one tokenizer; returns its wwho.evaluate SPEC and the training record."""
     files, script, _ = LANGS[lang]
     base = CACHE / f"{lang}-{kind}-{vocab}"
-    record_path = base.with_suffix(".train.json")
+    record_path = base.with_name(base.name + ".train.json")
     if kind.startswith("sgpe"):
         spec, out, done = str(base), str(base), (base / "vocab.json").exists()
         job = SGPE_JOB.format(

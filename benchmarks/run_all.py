@@ -34,7 +34,7 @@ BENCHMARKS = {
                  ["bench_train.py", "--script", "devanagari", "--tag", "hi", "--eval",
                   str(CORPORA / "hi" / "flores200-devtest.txt"), *map(str, HI_TRAIN)]),
     "compression": ("SGPE compression vs peers on the same text, and where the ids and tokens go (8k, 32k, 64k)",
-                    ["bench_compression.py"]),
+                    ["bench_compression.py", "--sweep"]),
     "encode": ("Encoding speed on held-out Sinhala", ["bench_encode.py"]),
     "engine": ("The merge engine alone (SGPE input from all the Sinhala news)", ["bench_engine.py", "--all-news"]),
     "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders, and training vs HF",
