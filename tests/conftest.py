@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
-#: ../shared/data next to the repository (CI clones the repo beside shared/).
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+def _shared_data() -> Path:
+    """``$WWHO_SHARED_DATA``, else ``../shared/data`` beside the repository (CI clones the repo
+    beside shared/), else ``/work/shared/data`` (a git worktree lives elsewhere)."""
+    if os.environ.get("WWHO_SHARED_DATA"):
+        return Path(os.environ["WWHO_SHARED_DATA"])
+    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
+    return beside if beside.is_dir() else Path("/work/shared/data")
+
+
+DATA = _shared_data()
 CORPORA = DATA / "corpora"
 #: The verified o200k_base ranks file (tiktoken's own download, kept offline).
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
@@ -44,13 +53,29 @@ TRAIN = {
     "sinhala": [("si", "news-bbcsinhala.txt")],
     "devanagari": [("hi", "tico19-test.txt"), ("mr", "tico19-test.txt")],
     "mixed": [("si", "news-bbcsinhala.txt"), ("hi", "tico19-test.txt")],
+    # One file per language (Odia has only FLORES; these are test fixtures, not benchmark numbers).
+    "bengali": [("bn", "tico19-test.txt")],
+    "gurmukhi": [("pa", "ntrex128-newstest2019.txt")],
+    "gujarati": [("gu", "ntrex128-newstest2019.txt")],
+    "odia": [("or", "flores200-devtest.txt")],
+    "tamil": [("ta", "tico19-test.txt")],
+    "telugu": [("te", "ntrex128-newstest2019.txt")],
+    "kannada": [("kn", "ntrex128-newstest2019.txt")],
+    "malayalam": [("ml", "ntrex128-newstest2019.txt")],
+    "indic": [(lang, "flores200-devtest.txt") for lang in ("si", "hi", "bn", "pa", "gu", "or", "ta", "te", "kn", "ml")],
 }
-EVAL = {"sinhala": ("si", "si-en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en"), "mixed": ("si-en", "hi-en")}
+EVAL = {"sinhala": ("si", "si-en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en"), "mixed": ("si-en", "hi-en"),
+        "bengali": ("bn",), "gurmukhi": ("pa",), "gujarati": ("gu",), "odia": ("or",), "tamil": ("ta",),
+        "telugu": ("te",), "kannada": ("kn",), "malayalam": ("ml",), "indic": ("si-en", "bn", "ta", "ml", "pa")}
+#: Characters of every bundled script for fuzzed strings: conjuncts, joiners, khanda ta, addak, chillus, dot reph.
+FUZZ_INDIC = (list("ශ්‍රීලංකාවනඖ") + list("नमस्तेक्षज़ँ।") + list("অ্যাৎক্ষৰ") + list("ਪੱਕਾਂੰ") + list("ક્ષર્ૐ")
+              + list("ଓଡ଼ିଆ୍ୱ") + list("க்ஷஸ்ரீழ") + list("క్షత్రిం") + list("ಕೃಷ್ಣಂ") + list("അവൻ്റ\u0d4eൽ"))
 
 
 @pytest.fixture(scope="session")
 def tokenizers(tmp_path_factory):
-    """An SGPE tokenizer per script mode, vocabulary 4000, trained on slices of the shared corpora."""
+    """An SGPE tokenizer per script mode, vocabulary 4000, trained on slices of the shared corpora
+    (400 kB of each file; 60 kB of each FLORES file for ``indic``)."""
     from wwho.sgpe import SGPETokenizer, train_sgpe
 
     if not CORPORA.is_dir():
@@ -58,7 +83,8 @@ def tokenizers(tmp_path_factory):
     out = {}
     for script, files in TRAIN.items():
         path = tmp_path_factory.mktemp(script) / "train.txt"
-        path.write_text("".join(read_slice(CORPORA / d / f, 400_000) for d, f in files), encoding="utf-8")
+        size = 60_000 if script == "indic" else 400_000
+        path.write_text("".join(read_slice(CORPORA / d / f, size) for d, f in files), encoding="utf-8")
         out[script] = SGPETokenizer(train_sgpe(path, vocab_size=4000, script=script, progress=False, workers=1))
     return out
 
@@ -97,3 +123,31 @@ def o200k():
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
     return get_encoding("o200k_base", ranks_file=O200K_FILE)
+
+
+# --- the real `wwho` command, in a subprocess -----------------------------------------------
+
+
+def wwho_command() -> list[str]:
+    """The installed ``wwho`` console script of this interpreter's environment (else ``python -m wwho``)."""
+    import sys
+
+    script = Path(sys.executable).with_name("wwho")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "wwho"]
+
+
+def run_wwho(*args, env: dict | None = None, timeout: float = 300, **kwargs):
+    """Run ``wwho ARGS...``; returns the CompletedProcess (text output)."""
+    import subprocess
+
+    return subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=env, **kwargs)
+
+
+def one_line_error(proc) -> str:
+    """Assert the process failed as the CLI promises (exit 2, one line, no traceback); return the line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wwho: error: "), proc.stderr[-2000:]
+    return lines[0]
