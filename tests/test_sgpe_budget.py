@@ -11,31 +11,32 @@ from wwho.errors import VocabError
 from wwho.sgpe import train_sgpe
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 
-# Syllables a, b (100 each), e (40), c (3), d (1); pairs (a, b) 100 and (e, e) 20; no boundary symbol.
-WORDS = Counter({("a", "b"): 100, ("e", "e"): 20, ("c",): 3, ("d",): 1})
-FREQ = Counter({"a": 100, "b": 100, "e": 40, "c": 3, "d": 1})
+# Syllables ka, ki (100 each), ke (40), ko (3), ku (1); pairs (ka, ki) 100 and (ke, ke) 20; no boundary
+# symbol. Their 6 characters are always kept (automatic pruning keeps every syllable's characters).
+WORDS = Counter({("ka", "ki"): 100, ("ke", "ke"): 20, ("ko",): 3, ("ku",): 1})
+FREQ = Counter({"ka": 100, "ki": 100, "ke": 40, "ko": 3, "ku": 1})
 
 
 def test_base_symbols_prunes_below_the_threshold():
     base = base_symbols(WORDS, FREQ, {"."}, 3)
-    assert base.symbols == [".", "a", "b", "e", "c"]  # boundary symbols, then by frequency, ties by string
+    assert base.symbols == [".", "ka", "ki", "ke", "ko"]  # boundary symbols, then by frequency, ties by string
     assert base.syllables == 4
-    assert base.words[base.word_list.index(("d",))] == [UNK]
-    assert base.words[base.word_list.index(("a", "b"))] == [1, 2]
+    assert base.words[base.word_list.index(("ku",))] == [UNK]
+    assert base.words[base.word_list.index(("ka", "ki"))] == [1, 2]
 
 
 @pytest.mark.parametrize("ids, expected", [
-    (7, 1),   # 5 syllables + both merges fit: keep everything
-    (6, 3),   # one id short: d (1 occurrence) goes, both merges fit
-    (5, 40),  # two short: pruning c and d (4 occurrences) pays for (e, e), worth 20
+    (13, 1),   # 6 characters + 5 syllables + both merges fit: keep everything
+    (12, 3),   # one id short: ku (1 occurrence) goes, both merges fit
+    (11, 40),  # two short: pruning ko and ku (4 occurrences) pays for (ke, ke), worth 20
 ])
 def test_auto_threshold_by_hand(ids, expected):
     assert auto_prune_freq(WORDS, FREQ, set(), ids=ids, min_freq=1) == expected
 
 
 def test_auto_threshold_when_nothing_can_merge():
-    words = Counter({("a",): 5, ("b",): 1})
-    assert auto_prune_freq(words, Counter({"a": 5, "b": 1}), set(), ids=3, min_freq=1) == 1
+    words = Counter({("ka",): 5, ("ki",): 1})
+    assert auto_prune_freq(words, Counter({"ka": 5, "ki": 1}), set(), ids=6, min_freq=1) == 1
 
 
 def test_bad_prune_and_min_freq(tmp_path):

@@ -17,8 +17,8 @@ Phases (each with a progress bar when ``progress=True``):
    merges; then the superword merges (:mod:`wwho.sgpe.superwords`) fill the rest;
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
-   rebuild syllables from characters (:mod:`wwho.sgpe.building`) and every character of
-   every syllable, and the 256 byte tokens.
+   rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
+   pruning, every character of every syllable, and the 256 byte tokens.
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
@@ -152,16 +152,18 @@ def train_sgpe(
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
     superword_ids = round(superword_share * vocab_size)
-    if prune_freq == "auto":
+    auto = prune_freq == "auto"
+    if auto:
         prune_freq = auto_prune_freq(words, syllable_freq, boundary_symbols, min_freq=min_freq,
                                      ids=vocab_size - superword_ids - fixed, progress=progress)
         say(f"prune_freq auto: {prune_freq}")
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index
     build, pieces_needed = building_merges(symbols)
-    # Every character of every syllable, pruned ones included: an unknown syllable then costs one
-    # token per character rather than the UTF-8 bytes of each.
-    characters = {c for s in syllable_freq for c in s}
+    # Automatic pruning leaves many syllables out: keep every character of every syllable, so that an
+    # unknown syllable costs one token per character rather than the UTF-8 bytes of each. (A fixed
+    # prune_freq keeps spec 000's base, syllables only, and so round 1's files.)
+    characters = {c for s in syllable_freq for c in s} if auto else set()
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     if max_symbols < len(symbols):
