@@ -175,7 +175,7 @@ def train_sgpe(
 
     # 4. merges
     engine = MergeEngine(base.words, base.counts, symbols, tie_break="smaller")
-    options = [script, min_freq, prune_freq, vocab_size, segments_only]
+    options = [script, min_freq, f"auto:{prune_freq}" if auto else prune_freq, vocab_size, segments_only]
     if (merge_scope, prefix_space, superword_share) != ("words", False, 0):  # format-1 checkpoints stay valid
         options += [merge_scope, prefix_space, superword_share]
     fingerprint = "" if checkpoint_dir is None else _fingerprint(base.words, base.counts, symbols, *options)
