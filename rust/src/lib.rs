@@ -15,6 +15,7 @@ pub mod engine;
 pub mod router;
 pub mod schema;
 pub mod sgpe;
+pub mod spans;
 pub mod syllables;
 pub mod training;
 pub mod units;

@@ -185,11 +185,15 @@ def count_corpus(
     router: _core.Router | None = None,
     batch_bytes: int = 8_000_000,
     max_line_bytes: int = MAX_LINE_BYTES,
+    prefix_space: bool = False,
+    span_breaks: str | None = None,
 ) -> _core.PieceCounter:
     """SGPE piece counts of corpus files, held in the core (see the module docstring).
 
     ``workers`` threads (default: all cores). ``router``: count only the script runs of each
-    document. Plain uncompressed text files are read by the core; JSONL and compressed files
+    document. ``prefix_space``: each document counted with a space before it (SGPE's dummy
+    prefix); ``span_breaks``: count superword spans ending after these characters
+    (:mod:`wwho.sgpe.superwords`) instead of pieces. Plain uncompressed text files are read by the core; JSONL and compressed files
     through :func:`wwho.corpus.iter_documents`. Bad lines are reported as there (``file:line``),
     and so are lines longer than ``max_line_bytes``.
     """
@@ -199,7 +203,7 @@ def count_corpus(
     core_reads = block_bytes >= 1 << 16
     stats = stats if stats is not None else CorpusStats()
     threads = 0 if workers is None else max(1, int(workers))
-    counter = _core.PieceCounter(router)
+    counter = _core.PieceCounter(router, prefix_space=prefix_space, span_breaks=span_breaks)
     with tqdm(desc="counting", unit="B", unit_scale=True, disable=not progress) as bar:
         for path in files:
             if core_reads and file_format(path) == "text" and path.suffix.lower() not in (".gz", ".xz", ".bz2"):
