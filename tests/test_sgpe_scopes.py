@@ -176,6 +176,17 @@ def test_variant_fuzzed_identical_and_lossless(exported_variants, name, text):
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
+@given(text=fuzz | st.text(max_size=30))
+@settings(max_examples=100, deadline=None)
+def test_variant_core_encoder_equals_the_reference(variants, name, text):
+    from reference.sgpe import Encoder
+
+    tok = variants[name]
+    assert tok.encode(text) == Encoder(tok.file).encode(text)
+    assert tok.encode_batch([text, text[::-1]], num_threads=2) == [tok.encode(text), tok.encode(text[::-1])]
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
        | st.lists(st.sampled_from(["[CLS]", "[SEP]", " ", "ලංකාව", "a"]), max_size=6).map("".join))
 @settings(max_examples=80, deadline=None)

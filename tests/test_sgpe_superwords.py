@@ -47,6 +47,38 @@ def test_piece_counts_equal_counting_pieces(spans):
     assert piece_counts(Counter(spans)) == expected
 
 
+@given(docs=st.lists(texts | st.text(max_size=20), max_size=6), prefix=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_core_counts_spans_and_their_pieces_as_the_regex(docs, prefix):
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    counter = _core.PieceCounter(span_breaks=SPAN_BREAKS, prefix_space=prefix)
+    counter.count_texts(docs, threads=2)
+    seen = [" " + d if prefix and d else d for d in docs]
+    spans = Counter(s for d in seen for s in re.findall(SPANS, d))
+    assert dict(counter.items()) == spans
+    assert dict(counter.pieces().items()) == piece_counts(spans)
+    plain = _core.PieceCounter(prefix_space=prefix)
+    plain.count_texts(docs, threads=1)
+    assert dict(plain.items()) == Counter(p for d in seen for p in re.findall(PIECES, d))
+
+
+def test_core_counts_spans_of_files_as_of_texts(tmp_path):
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    lines = ["ශ්‍රී ලංකාව යනු. දිවයිනකි  ය", "नमस्ते दुनिया। फिर", "", "  a b\tc  "] * 50
+    path = tmp_path / "c.txt"
+    path.write_text("\r\n".join(lines) + "\n", encoding="utf-8")
+    for prefix in (False, True):
+        from_file = _core.PieceCounter(span_breaks=SPAN_BREAKS, prefix_space=prefix)
+        from_file.count_files([path], threads=2, block_bytes=1 << 16)
+        from_texts = _core.PieceCounter(span_breaks=SPAN_BREAKS, prefix_space=prefix)
+        from_texts.count_texts([line for line in lines if line], threads=1)
+        assert dict(from_file.items()) == dict(from_texts.items())
+
+
 def corpus(tmp_path, lines):
     path = tmp_path / "c.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

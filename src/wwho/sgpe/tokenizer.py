@@ -183,14 +183,14 @@ class SGPETokenizer:
         """A human-readable summary (``wwho inspect``)."""
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
-            f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
-            f"({', '.join(self.splitter.scripts)}), format {self.file.version}",
+            (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
+             f"({', '.join(self.splitter.scripts)}), format {self.file.version}"),
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
-            f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
-            f"prefix space: {'yes' if self.prefix_space else 'no'}",
-            f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
-            f"min_freq {self.file.min_freq}",
+            (f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
+             f"prefix space: {'yes' if self.prefix_space else 'no'}"),
+            (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
+             f"min_freq {self.file.min_freq}"),
             f"  first {top} merges:",
             *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in self.merges[:top]),
             f"  longest {top} tokens:",
