@@ -179,4 +179,18 @@ mod tests {
         assert_eq!(ends("  ", ""), [1, 2]);
         assert_eq!(ends("a \tb", ""), [1, 2, 3, 4]);
     }
+
+    #[test]
+    fn piece_counts_follow_from_span_counts() {
+        let mut spans = Counts::default();
+        spans.add(" ab c.".as_bytes(), 2);
+        spans.add(" c".as_bytes(), 1);
+        spans.add(b" ", 4);
+        let pieces = pieces_of(&spans);
+        assert_eq!(pieces.get(b" ab"), 2);
+        assert_eq!(pieces.get(b" c."), 2);
+        assert_eq!(pieces.get(b" c"), 1);
+        assert_eq!(pieces.get(b" "), 4);
+        assert_eq!(pieces.total(), 9);
+    }
 }
