@@ -19,6 +19,7 @@ use crate::training::{for_each_span, Positions, WordCounts};
 use crate::units::{decode_wtf8_into, Unit};
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
+use rustc_hash::FxHashMap;
 
 /// The sentence punctuation after which a span ends, as a sorted set of code points.
 #[derive(Clone, Debug, Default)]
@@ -103,6 +104,9 @@ pub fn superword_words(
     let (mut data, mut lengths, mut counts) = (Vec::new(), Vec::new(), Vec::new());
     let (mut units, mut ids, mut seq) = (Vec::new(), Vec::new(), Vec::new());
     let mut parts = Parts::default();
+    // Each distinct piece's tokens once (a corpus has far fewer distinct pieces than spans).
+    let mut known: FxHashMap<&[u8], (u32, u32)> = FxHashMap::default();
+    let mut tokens: Vec<u32> = Vec::new();
     for (span, count) in spans.iter() {
         seq.clear();
         let mut pos = 0;
@@ -110,6 +114,10 @@ pub fn superword_words(
             let end = piece_end_utf8(span, pos);
             let piece = &span[pos..end];
             pos = end;
+            if let Some(&(start, len)) = known.get(piece) {
+                seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
+                continue;
+            }
             units.clear();
             if decode_wtf8_into(piece, &mut units).is_err() {
                 continue; // not produced by the counters (they write valid WTF-8)
@@ -128,16 +136,19 @@ pub fn superword_words(
             } else {
                 scope
             };
+            let first = tokens.len();
             for_each_span(
                 &parts,
                 &units,
                 &ids,
                 grouping,
                 |group, mergeable| match positions.words.get(group).filter(|_| mergeable) {
-                    Some(&w) => seq.extend_from_slice(engine.word(w as usize)),
-                    None => seq.extend(group.iter().map(|&s| symbol(s))),
+                    Some(&w) => tokens.extend_from_slice(engine.word(w as usize)),
+                    None => tokens.extend(group.iter().map(|&s| symbol(s))),
                 },
             );
+            known.insert(piece, (first as u32, (tokens.len() - first) as u32));
+            seq.extend_from_slice(&tokens[first..]);
         }
         if reserved_in(span) {
             for &t in &seq {
