@@ -219,3 +219,10 @@ def test_long_data_in_pieces_gives_hfs_ids_on_the_whole(tok, seed, size, chunk, 
     assert pieces.offsets == [tuple(o) for o in whole.offsets]
     assert pieces.special_tokens_mask == whole.special_tokens_mask
     assert pieces == encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=10**9)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
+    items = [_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]
+    batch = binary.encode_bytes_batch(tok, items, add_special_tokens=True, num_threads=threads)
+    assert batch == [encode_bytes(tok, data, add_special_tokens=True) for data in items]

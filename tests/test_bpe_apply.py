@@ -1,12 +1,12 @@
-"""Merge application (the pure-Python reference in tests/reference/apply.py; the core's merge.rs is
+"""Merge application (the pure-Python `wwho.bpe.apply`: the tests' reference; the core's merge.rs is
 tested in Rust and through the SGPE encoder): the heap path equals the scan path and a literal reading of spec 000 section 4.3."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import apply
-from reference.apply import merge_units
+from wwho.bpe import apply
+from wwho.bpe.apply import merge_units
 
 
 def spec_apply(tokens, ranks):
@@ -62,7 +62,7 @@ def test_long_run_is_not_quadratic_and_correct():
 )
 @settings(max_examples=300, deadline=None)
 def test_merge_ids_equals_merge_units(units, merges):
-    from reference.apply import merge_ids, pair_table
+    from wwho.bpe.apply import merge_ids, pair_table
 
     vocab = {}
     for token in [*"abcd", *(a + b for a, b in merges), *(x for m in merges for x in m)]:

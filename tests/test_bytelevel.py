@@ -1,9 +1,10 @@
 """ByteBPE: tiktoken-exact encoding (o200k_base on real corpora and fuzzed text, the cl100k
-and GPT-2 regexes), special-token semantics, decoding, errors, the word cache, long pieces,
-and the wwho / Hugging Face file formats checked against stock ``tokenizers``.
+and GPT-2 regexes), special-token semantics, decoding, errors, the piece cache, long pieces,
+threads, and the wwho / Hugging Face file formats checked against stock ``tokenizers``.
 
 Oracles are tiktoken and Hugging Face ``tokenizers`` themselves; the o200k ranks file is the
-official one (its sha256 is what tiktoken checks).
+official one (its sha256 is what tiktoken checks). The core is also compared with the pure-Python
+encoder it replaced (``tests/reference/bytelevel_py.py``) on arbitrary text, for both merge rules.
 """
 
 from __future__ import annotations
@@ -17,10 +18,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.bytelevel_py import (
+    ReferenceByteBPE,
+    ReferenceDisallowed,
+    merge_by_pairs,
+    merge_by_ranks,
+    merge_heap,
+)
 
 from wwho.bytelevel import ByteBPE, DisallowedSpecialError
 from wwho.bytelevel.files import read_tiktoken_ranks, tiktoken_merges
-from wwho.bytelevel.tokenizer import _merge_by_pairs, _merge_by_ranks, _merge_heap
 from wwho.errors import TokenizerError, VocabError, WwhoError
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -190,8 +197,8 @@ def test_long_runs_are_linear_and_exact(ours, ref, char):
 def test_heap_merge_equals_list_merge(ours, small_merges, data, repeat):
     data = (data * repeat)[:200]  # repetition makes ties: equal ranks at several positions
     ranks = ours.ranks
-    assert _merge_heap(data, lambda a, b: ranks.get(a + b)) == _merge_by_ranks(data, ranks)
-    assert _merge_heap(data, lambda a, b: small_merges.get((a, b))) == _merge_by_pairs(data, small_merges)
+    assert merge_heap(data, lambda a, b: ranks.get(a + b)) == merge_by_ranks(data, ranks)
+    assert merge_heap(data, lambda a, b: small_merges.get((a, b))) == merge_by_pairs(data, small_merges)
 
 
 @pytest.fixture(scope="module")
@@ -200,17 +207,64 @@ def small_merges(ours):
     return {pair: rank for rank, pair in enumerate(tiktoken_merges(small))}
 
 
-def test_cache_is_bounded_and_does_not_change_results(ours):
+def test_cache_is_bounded_in_bytes_and_does_not_change_results(ours):
     small = ByteBPE(ours.ranks, pattern="o200k", special_tokens={"<|endoftext|>": 199999}, cache_bytes=20_000)
-    lines = _lines("en/flores200-devtest.txt", 300)
-    assert [small.encode(x) for x in lines] == [ours.encode(x) for x in lines]
-    assert 0 < small._cache.nbytes <= 10_000 and 0 < small._words.nbytes <= 7_500
+    none = ByteBPE(ours.ranks, pattern="o200k", special_tokens={"<|endoftext|>": 199999}, cache_bytes=0)
+    lines = _lines("si/flores200-devtest.txt", 300)
+    expected = [ours.encode(x) for x in lines]
+    assert [small.encode(x) for x in lines] == expected
+    assert [none.encode(x) for x in lines] == expected
+    pieces, size = small.cache_info()
+    assert 0 < pieces and 0 < size <= 20_000
+    assert none.cache_info() == (0, 0)
+    small.clear_cache()
+    assert small.cache_info() == (0, 0)
+    with pytest.raises(VocabError, match="cache_bytes"):
+        ByteBPE(ours.ranks, cache_bytes=-1)
 
 
 def test_encode_batch(ours):
-    lines = _lines("si/flores200-devtest.txt", 50)
-    assert ours.encode_batch(lines) == [ours.encode(x) for x in lines]
+    lines = _lines("si/flores200-devtest.txt", 50) + ["", "<|endoftext|> x"]
+    one = [ours.encode(x, disallowed_special=()) for x in lines]
+    for threads in (None, 1, 2, 3):
+        assert ours.encode_batch(lines, num_threads=threads, disallowed_special=()) == one
     assert ours.encode_ordinary_batch(lines) == [ours.encode_ordinary(x) for x in lines]
+    assert ours.encode_batch(iter(lines), allowed_special="all")[-1][0] == 199999
+    with pytest.raises(DisallowedSpecialError, match="offset 0"):
+        ours.encode_batch(lines)  # the default disallows special-token text, as encode() does
+    with pytest.raises(TokenizerError, match=r"texts\[1\]: expected text"):
+        ours.encode_batch(["a", 5])  # type: ignore[list-item]
+    with pytest.raises(TokenizerError, match="num_threads"):
+        ours.encode_batch(lines, num_threads=0)
+    assert ours.encode_batch(["a\ud800b"]) == [ours.encode("a\ud800b")]
+
+
+def test_one_tokenizer_shared_by_many_threads(ours):
+    """Many threads, one object (cache and special-token matchers shared): the same ids as one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lines = _lines("si/news-bbcsinhala.txt", 400) + _lines("en/flores200-devtest.txt", 400)
+    tok = ByteBPE(ours.ranks, pattern="o200k", special_tokens=dict(ours.special_tokens), cache_bytes=50_000)
+    expected = [ours.encode(x) for x in lines]
+
+    def work(seed: int) -> bool:
+        order = list(range(len(lines)))
+        random.Random(seed).shuffle(order)
+        got = {i: tok.encode(lines[i], allowed_special={"<|endoftext|>"} if seed % 2 else frozenset()) for i in order}
+        batch = tok.encode_batch(lines[seed::8], num_threads=2)
+        return [got[i] for i in range(len(lines))] == expected and batch == expected[seed::8]
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(work, range(16)))
+
+
+def test_pickle_round_trip(ours):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(ours))
+    text = "Hello ශ්‍රී ලංකා <|endoftext|>"
+    assert back.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all")
+    assert back.name == ours.name and back.n_vocab == ours.n_vocab
 
 
 # --- special tokens and errors ------------------------------------------------------------
@@ -464,7 +518,7 @@ def test_random_small_vocab_round_trips_through_every_format(tmp_path):
     assert ByteBPE.from_hf(tmp_path / "t.json").encode(text) == tok.encode(text)
 
 
-# --- the word-cache fast path -----------------------------------------------------------------
+# --- the core against the pure-Python reference --------------------------------------------------
 
 _spacey = st.lists(
     st.one_of(
@@ -486,35 +540,118 @@ _spacey = st.lists(
         "starcoder",
     ],
 )
-def test_word_path_equals_piece_path(ours, name):
-    """Cutting text at single spaces (the word cache) must not change any pre-tokenizer's pieces."""
-    tok = ByteBPE(ours.ranks, pattern=name)
-    assert tok._space_split
+def test_ranks_rule_equals_the_reference(ours, name):
+    """Ids of the core against the pure-Python encoder it replaced, o200k's ranks, every pre-tokenizer."""
+    tok = ByteBPE(ours.ranks, pattern=name, special_tokens={"<|endoftext|>": 199999}, added_tokens={"@@": 200000})
+    ref = ReferenceByteBPE(tok.model)
 
     @settings(max_examples=80, deadline=None)
-    @given(text=_spacey)
+    @given(text=st.one_of(_spacey, fuzz_text, st.text(max_size=40)))
     def check(text):
-        assert tok._encode_words(text) == tok._encode_pieces(text)
-        assert tok._encode_words(text) == tok._encode_pieces(text)  # again, from the caches
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+        assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+        assert tok.encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=())
+        try:
+            expected = ref.encode(text)
+        except ReferenceDisallowed as exc:
+            with pytest.raises(DisallowedSpecialError) as info:
+                tok.encode(text)
+            assert (info.value.token, info.value.offset) == (exc.token, exc.offset)
+        else:
+            assert tok.encode(text) == expected
 
     check()
     lines = _lines("en/flores200-devtest.txt", 100) + _lines("si-en/news-codeswitched-lines.txt", 20)
     text = "\n".join(lines) + " \n  end "
-    assert tok._encode_words(text) == tok._encode_pieces(text)
+    assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
-@pytest.mark.parametrize("possessive,classic", [("gpt2", "_HF_GPT2"), ("cl100k", "_LLAMA3")])
-def test_possessive_and_classic_regex_forms_split_alike(ours, possessive, classic):
-    """export_hf writes the classic form (Oniguruma misreads '{1,3}+'): both must split alike."""
-    import wwho.bytelevel.pretokenize as pt
+@pytest.fixture(scope="module")
+def merges_tok(ours):
+    """A merges-rule vocabulary (o200k's first 5000 tokens as pairs), a byte missing, byte stages."""
+    small = {t: r for t, r in ours.ranks.items() if r < 5000 and t != b"\x00"}
+    merges = tiktoken_merges(small)
+    random.Random(3).shuffle(merges)  # an order tiktoken's rule would not give: the pair list rules
+    return ByteBPE(small, merges=merges, pattern=ByteBPE(ours.ranks).pretokenizer,
+                   special_tokens={"<|endoftext|>": 199999}, added_tokens={"ශ්‍රී": 199990})
 
-    a = ByteBPE(ours.ranks, pattern=possessive)
-    b = ByteBPE(ours.ranks, pattern=getattr(pt, classic))
+
+@pytest.mark.parametrize("ignore_merges", [False, True])
+def test_merges_rule_equals_the_reference(merges_tok, ignore_merges):
+    tok = ByteBPE.from_model(merges_tok.model) if not ignore_merges else ByteBPE(
+        merges_tok.ranks, merges=merges_tok.merges, ignore_merges=True, pattern="llama-bpe",
+        added_tokens={"ශ්‍රී": 199990})
+    ref = ReferenceByteBPE(tok.model)
+
+    @settings(max_examples=150, deadline=None)
+    @given(text=st.one_of(_spacey, fuzz_text, st.text(max_size=40)))
+    def check(text):
+        try:
+            expected = ref.encode_ordinary(text)
+        except ValueError as exc:  # a NUL byte has no token here
+            with pytest.raises(TokenizerError, match="has no token"):
+                tok.encode_ordinary(text)
+            assert "\x00" in text and "b'\\x00'" in str(exc)
+        else:
+            assert tok.encode_ordinary(text) == expected
+
+    check()
+    long = "ශ්‍රී ලංකාව " * 50 + "x" * 5000
+    assert tok.encode_ordinary(long) == ref.encode_ordinary(long)
+
+
+def test_byte_stage_tokenizer_equals_the_reference(ours):
+    from wwho.bytelevel import Pretokenizer
+
+    pre = Pretokenizer(("\\p{N}+",), (r"[\u00c0-\u00ff]|Ġ", "[^Ġ]+"))
+    tok = ByteBPE(ours.ranks, pattern=pre)
+    ref = ReferenceByteBPE(tok.model)
+
+    @settings(max_examples=100, deadline=None)
+    @given(text=st.one_of(fuzz_text, st.text(max_size=30)))
+    def check(text):
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+
+    check()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.lists(st.integers(0, 200_050), max_size=40))
+def test_decode_of_arbitrary_ids(ours, ids):
+    known = [i for i in ids if i < 199998 or i in (199999, 200018)]
+    assert ours.decode_bytes(known) == b"".join(ours.token_bytes(i) for i in known)
+    if len(known) < len(ids):
+        position = next(n for n, i in enumerate(ids) if i not in known)
+        with pytest.raises(TokenizerError, match=f"position {position}"):
+            ours.decode_bytes(ids)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(max_size=80))
+def test_round_trip_of_arbitrary_bytes_as_text(ours, data):
+    text = data.decode("utf-8", "replace")
+    assert ours.decode(ours.encode_ordinary(text)) == text
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k"])
+def test_exported_regex_forms_split_like_the_named_ones_in_huggingface(name):
+    """export_hf writes tiktoken's possessive regexes in forms Oniguruma reads right ('{1,3}+' it
+    reads as a repeated group): Hugging Face's own Split on the exported form gives our pieces."""
+    from tokenizers import Regex, pre_tokenizers
+
+    from wwho.bytelevel.files import _hf_split
+    from wwho.bytelevel.pretokenize import Pretokenizer
+
+    ours = Pretokenizer.named(name)
+    exported = _hf_split(ours.patterns[0])["pattern"]["Regex"]
+    hf = pre_tokenizers.Split(Regex(exported), "isolated")
+    for text in ["x  \n  ", "it's  \r\n ", "a 123456 b\n\n", "  \t"]:
+        assert [p for p, _ in hf.pre_tokenize_str(text)] == ours.split(text)
 
     @FUZZ
     @given(text=st.one_of(fuzz_text, _spacey))
     def check(text):
-        assert a.encode_ordinary(text) == b.encode_ordinary(text)
+        assert [p for p, _ in hf.pre_tokenize_str(text)] == ours.split(text)
 
     check()
 
@@ -523,3 +660,40 @@ def test_export_refuses_possessive_intervals(tmp_path):
     tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern=r"\p{N}{1,3}+|\D+")
     with pytest.raises(VocabError, match="possessive interval"):
         tok.export_hf(tmp_path / "t.json")
+
+
+# --- the core's .tiktoken parser against the Python reader ------------------------------------
+
+_tiktoken_lines = st.lists(
+    st.one_of(
+        st.tuples(st.binary(min_size=0, max_size=6), st.integers(0, 40)).map(
+            lambda t: __import__("base64").b64encode(t[0]) + b" " + str(t[1]).encode()),
+        st.sampled_from([b"", b"  ", b"YQ== 1_0", b"YQ== -1", b"YQ== +1", b"YQ==", b"YQ 3", b"Y=Q= 3",
+                         b"YR== 4", b"YQ==\t5", b"YQ== 2147483648", b"YQ== 99999999999999999999", b"\xff 1",
+                         b"YQ== \xd9\xa3", b"YWI= 7 8"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=_tiktoken_lines, sep=st.sampled_from([b"\n", b"\r\n", b"\r", b"\x0b"]))
+def test_core_tiktoken_parser_is_at_least_as_strict_and_agrees(lines, sep):
+    """read_tiktoken_ranks trusts the core's parse of a valid file: wherever the Python reader
+    refuses a file the core must too, and wherever both accept, the ranks must be the same."""
+    from wwho import _core
+    from wwho.bytelevel.files import _read_tiktoken_python
+
+    data = sep.join(lines)
+    try:
+        expected = _read_tiktoken_python(Path("x.tiktoken"), data)
+    except VocabError:
+        expected = None
+    try:
+        got = _core.read_tiktoken(data)
+    except _core.CoreVocabError:
+        got = None
+    if expected is None:
+        assert got is None or max(got.values()) >= 2**31
+    elif got is not None:
+        assert got == expected

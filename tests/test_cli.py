@@ -95,3 +95,35 @@ def test_a_custom_tiktoken_file_loads_with_pattern(tmp_path):
     shown = wwho("inspect", custom, "--pattern", "gpt2")
     assert shown.returncode == 0 and b"2,000 tokens" in shown.stdout
     assert "invalid pre-tokenizer regex" in one_line_error(wwho("encode", "--tokenizer", custom, "--pattern", "(", "x"))
+@pytest.mark.skipif(not O200K_FILE.is_file() or not (DATA / "corpora").is_dir(), reason="shared data absent")
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_encode_a_file_on_threads_keeps_line_order(tmp_path, threads):
+    """The real ``wwho`` command, small blocks so that many are in flight: ids per line, in order."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from wwho.bytelevel import ByteBPE
+
+    lines = []
+    for lang in ("si", "en"):
+        with open(DATA / "corpora" / lang / "flores200-devtest.txt", encoding="utf-8") as f:
+            lines += [next(f).rstrip("\n") for _ in range(300)]
+    lines += ["", "   ", "<|endoftext|> as text"]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    wwho = Path(sys.executable).with_name("wwho")
+    done = subprocess.run([str(wwho), "encode", "--tokenizer", str(O200K_FILE), "--file", str(path), "--threads",
+                           threads, "--block-mb", "0.01", "--allow-special"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    tok = ByteBPE.from_tiktoken(O200K_FILE)
+    expected = [" ".join(map(str, tok.encode(line, allowed_special="all"))) for line in lines]
+    assert done.stdout.split("\n")[:-1] == expected
+    piped = subprocess.run([str(wwho), "encode", "--tokenizer", str(O200K_FILE), "--threads", threads, "-"],
+                           input="\n".join(lines[:50]) + "\n", capture_output=True, text=True, timeout=300)
+    assert piped.stdout.split("\n")[:-1] == expected[:50]
+
+
+def test_encode_refuses_text_and_file_together(tmp_path, capsys):
+    assert main(["encode", "--tokenizer", str(O200K_FILE), "--file", str(tmp_path / "x"), "hello"]) == 2
+    assert "either TEXT or --file" in capsys.readouterr().err

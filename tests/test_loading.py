@@ -1,5 +1,6 @@
 """Loading any kind (``wwho.loading``) reports broken and mixed files with one clear error; the
-CLI turns each into one line and exit code 2 (the real ``wwho`` command, in a subprocess)."""
+CLI turns each into one line and exit code 2 (the real ``wwho`` command, in a subprocess); the HF
+adapter's batch encoding (any tokenizer.json HF runs as it is)."""
 
 from __future__ import annotations
 
@@ -115,3 +116,21 @@ def test_out_pointing_at_a_file_fails_before_any_work(two, tmp_path):
     assert f"{target}: exists and is not a directory" in line
     assert target.read_text() == "my notes"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "out"]
+
+
+@pytest.fixture(scope="module")
+def hf():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from wwho.loading import HFTokenizer
+
+    words = ["[UNK]", "hello", "world", "abc", "?"]
+    tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    return HFTokenizer(tok)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_encode_batch_in_order_on_any_thread_count(hf, threads):
+    texts = ["abc hello", "", "zyx?", "hello world abc"] * 50
+    assert hf.encode_batch(texts, num_threads=threads) == [hf.encode(t) for t in texts]

@@ -5,7 +5,9 @@
 //! and `cargo fuzz` without an interpreter. Python hands the core compiled tables once (rank
 //! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
 
+pub mod bytelevel;
 pub mod merge;
+pub mod pretokenize;
 
 // SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
 pub mod batch;

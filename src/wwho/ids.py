@@ -28,7 +28,10 @@ def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     if kind in ("i", "u"):  # a numpy array of integers: one C-level conversion
         ids = ids.tolist()  # type: ignore[attr-defined]
     elif not isinstance(ids, list):
-        ids = list(ids)
+        try:
+            ids = list(ids)  # type: ignore[call-overload]
+        except TypeError:
+            raise TokenizerError(f"expected a sequence of token ids, got {type(ids).__name__}") from None
     plain = bool(ids) and set(map(type, ids)) == {int}
     if plain and (size is None or (min(ids) >= 0 and max(ids) < size)):
         return ids  # type: ignore[return-value]

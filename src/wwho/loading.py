@@ -124,8 +124,12 @@ class HFTokenizer:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """In order. ``num_threads=1`` encodes on this thread; otherwise HF ``tokenizers`` runs the
+        batch on its own thread pool (sized by ``RAYON_NUM_THREADS``, all cores by default)."""
+        if num_threads == 1:
+            return [self.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+        return [e.ids for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def tokenize(self, text: str) -> list[str]:
         return self.tokenizer.encode(text, add_special_tokens=False).tokens

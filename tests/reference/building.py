@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reference.apply import merge_units
+from wwho.bpe.apply import merge_units
 
 
 def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:

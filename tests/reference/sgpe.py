@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from reference.apply import merge_ids, merge_units, pair_table
+from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from reference.words import WordSplitter
 from wwho.sgpe.scopes import group_spans
 from wwho.sgpe.superwords import SPANS

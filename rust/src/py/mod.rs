@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod bytelevel;
 mod count;
 mod engine;
 mod errors;
@@ -17,5 +18,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sgpe::register(m)?;
     engine::register(m)?;
     count::register(m)?;
+    bytelevel::register(m)?;
     Ok(())
 }

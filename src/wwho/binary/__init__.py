@@ -16,7 +16,14 @@ from wwho.binary.ingest import (
                                 iter_windows,
 )
 from wwho.binary.io import is_binary_tokenizer, load, save
-from wwho.binary.mapping import BinaryEncoding, bytes_to_text, decode_to_bytes, encode_bytes, text_to_bytes
+from wwho.binary.mapping import (
+    BinaryEncoding,
+    bytes_to_text,
+    decode_to_bytes,
+    encode_bytes,
+    encode_bytes_batch,
+    text_to_bytes,
+)
 from wwho.binary.train import special_tokens, train, train_from_counts
 
 __all__ = [
@@ -29,6 +36,7 @@ __all__ = [
     "count_windows",
     "decode_to_bytes",
     "encode_bytes",
+    "encode_bytes_batch",
     "is_binary_tokenizer",
     "iter_files",
     "iter_sampled",

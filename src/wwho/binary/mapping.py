@@ -142,6 +142,27 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
     return list(zip(cuts, cuts[1:]))
 
 
+def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], *,
+                       add_special_tokens: bool = False, num_threads: int | None = None) -> list[BinaryEncoding]:
+    """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
+    otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
+    ``RAYON_NUM_THREADS`` to change it)."""
+    texts = [bytes_to_text(data) for data in items]
+    tokenizer.encode_special_tokens = True
+    if num_threads == 1:
+        encodings = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts]
+    else:
+        encodings = tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+    out = []
+    for enc in encodings:
+        mask = enc.special_tokens_mask
+        tokens = [tok.encode("utf-8") if special else tok.encode("latin-1")
+                  for tok, special in zip(enc.tokens, mask)]
+        out.append(BinaryEncoding(ids=list(enc.ids), tokens=tokens, offsets=list(enc.offsets),
+                                  special_tokens_mask=list(mask)))
+    return out
+
+
 def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: bool = True) -> bytes:
     """The bytes of ``ids``; special tokens are dropped unless ``skip_special=False``.
 

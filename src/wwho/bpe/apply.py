@@ -1,4 +1,8 @@
-"""Applying learned merges to one word: repeatedly merge the best-ranked adjacent pair.
+"""Applying learned merges to one word in pure Python: repeatedly merge the best-ranked adjacent pair.
+
+Encoders run the compiled core's ``rust/src/merge.rs``; this module is the tests' reference for it,
+and :mod:`wwho.bytelevel.safe_tiktoken` uses :func:`merge_long` for the rare whitespace runs that
+would overflow tiktoken's stack.
 
 ``merge_units(units, ranks)`` merges, at each step, the adjacent pair with the lowest
 rank, the leftmost one among equal ranks, until no adjacent pair has a rank. This is

@@ -15,22 +15,23 @@ Named patterns (facts from tiktoken and llama.cpp / Hugging Face tokenizer
 configs, written out here): ``gpt2``, ``gpt4`` (= ``cl100k``), ``o200k``, and the
 GGUF ``tokenizer.ggml.pre`` names in :data:`GGUF_PRETOKENIZERS`.
 
+Matching runs in the compiled core (``wwho._core.Pretokenizer``, ``rust/src/pretokenize``):
+the o200k, cl100k, Llama 3, Qwen2 and GPT-2 regexes on hand-written scanners that split exactly
+as the regexes do, any other regex on Rust's ``regex`` / ``fancy-regex`` after translating the
+few places where Python's ``regex`` dialect differs (see docs/bytelevel.md). Character classes
+are Unicode 16.0, as in tiktoken and Hugging Face ``tokenizers``. The pure-Python matcher that
+ran before the core is the tests' reference (``tests/reference/pretokenize_py.py``).
+
 Deliberately not here: Unicode normalisation, special tokens (``ByteBPE`` splits
-those out first), BPE itself. Regex dialect: the ``regex`` module, whose ``\\s`` is
-Unicode ``White_Space`` like tiktoken's Rust regex; its Unicode tables may be a
-version ahead of or behind the tokenizer you compare with.
+those out first), BPE itself.
 """
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
 
-import regex
-
+from wwho import _core
 from wwho.errors import VocabError, brief
 
 # --- the GPT-2 byte <-> unicode mapping ---------------------------------------------------
@@ -155,32 +156,28 @@ _DEEPSEEK_CODER = ("[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", _char_class(_CJK) +
 _PUNCT_RUN = r"""[\p{P}$+<=>^`|~]+"""
 
 
-#: Unicode version the built-in pre-tokenizers classify characters by (that of tiktoken 0.14's
-#: Rust regex and of Hugging Face tokenizers' Oniguruma); see :class:`Pretokenizer`.
+#: Unicode version the pre-tokenizers classify characters by (that of tiktoken 0.14's Rust regex and
+#: of Hugging Face tokenizers' Oniguruma, and of the core's tables); see :class:`Pretokenizer`.
 UNICODE_VERSION = "16.0"
 
 
 @dataclass(frozen=True)
 class Pretokenizer:
-    """A sequence of splitting regexes (see the module docstring).
+    """A sequence of splitting regexes (see the module docstring), compiled by the core.
 
-    ``unicode="16.0"`` (the default) makes character classes (``\\p{L}``, ``\\s``, ``\\d`` ...)
-    see characters as Unicode 16.0 does, whatever version the installed ``regex`` module has:
-    before matching, a character unassigned in 16.0 stands in as U+FDD0 (a noncharacter) and a
-    character whose category changed since gets a stand-in of its 16.0 category. Regexes made only
-    of literal characters and ranges are matched on the original text. ``unicode=None`` uses the
-    ``regex`` module's own tables.
+    Character classes (``\\p{L}``, ``\\s``, ``\\d`` ...) see characters as Unicode 16.0 does.
+    ``unicode`` records that (``"16.0"``, the default); ``None``, which used to mean "the installed
+    ``regex`` module's tables", is accepted from older files and also means the core's 16.0 tables.
     """
 
     patterns: tuple[str, ...]
     byte_patterns: tuple[str, ...] = ()
     name: str = ""
     unicode: str | None = UNICODE_VERSION
-    #: True if no piece ever holds a space with non-whitespace on both sides, so text may be cut
-    #: there (``ByteBPE``'s word cache). Set for the named pre-tokenizers, which are tested for it.
+    #: True if no piece ever holds a space with non-whitespace on both sides (set for the named
+    #: pre-tokenizers, which are tested for it). Kept in files; the core does not need it.
     space_split: bool = False
-    _compiled: tuple = field(init=False, repr=False, compare=False)
-    _compiled_bytes: tuple = field(init=False, repr=False, compare=False)
+    _core: _core.Pretokenizer = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "patterns", tuple(self.patterns))
@@ -189,10 +186,17 @@ class Pretokenizer:
             raise VocabError("a pre-tokenizer needs at least one regex")
         if self.unicode not in (None, UNICODE_VERSION):
             raise VocabError(f"unicode={brief(self.unicode)}: only {UNICODE_VERSION!r} or None is available")
-        pinned = self.unicode is not None
-        compiled = tuple((_compile(p), pinned and _CLASS_ESCAPE.search(p) is not None) for p in self.patterns)
-        object.__setattr__(self, "_compiled", compiled)
-        object.__setattr__(self, "_compiled_bytes", tuple(_compile(p) for p in self.byte_patterns))
+        for p in (*self.patterns, *self.byte_patterns):
+            if not isinstance(p, str):
+                raise VocabError(f"a pre-tokenizer regex must be a str, not {brief(p)}")
+        try:
+            compiled = _core.Pretokenizer(list(self.patterns), list(self.byte_patterns))
+        except _core.CoreVocabError as exc:
+            raise VocabError(str(exc)) from None
+        object.__setattr__(self, "_core", compiled)
+
+    def __reduce__(self):
+        return (Pretokenizer.from_json, (self.to_json(),))
 
     @classmethod
     def named(cls, name: str) -> Pretokenizer:
@@ -222,31 +226,33 @@ class Pretokenizer:
     def has_byte_stage(self) -> bool:
         return bool(self.byte_patterns)
 
+    @property
+    def engines(self) -> list[str]:
+        """How the core runs each regex: a named scanner (``o200k``, ``cl100k``, ``llama3``,
+        ``qwen2``, ``gpt2``), ``regex`` (a DFA) or ``fancy-regex`` (backtracking)."""
+        return self._core.stage_kinds()
+
     def split(self, text: str) -> list[str]:
         """The pieces of ``text`` after the text regexes (the whole pipeline if no byte stage)."""
-        compiled = self._compiled
-        mapped = _unicode16_text(text) if self.unicode is not None else None
-        if mapped is not None:
-            return _split_mapped(compiled, text, mapped)
-        if len(compiled) == 1:
-            return _split_one(compiled[0][0], text)
-        pieces = [text]
-        for rx, _ in compiled:
-            pieces = [sub for piece in pieces for sub in _split_one(rx, piece)]
-        return pieces
+        try:
+            return self._core.split(text)
+        except UnicodeEncodeError:  # lone surrogates: split as the text would be encoded
+            return self._core.split(_replace_surrogates(text))
+        except TypeError:
+            raise VocabError(f"expected text (str), got {type(text).__name__}") from None
+        except _core.CoreError as exc:
+            raise VocabError(str(exc)) from None
 
     def split_bytes(self, text: str) -> list[bytes]:
         """The UTF-8 pieces of ``text`` after the whole pipeline, byte stage included."""
-        pieces = self.split(text) if self._compiled else ([text] if text else [])
-        if not self._compiled_bytes:
-            return [p.encode("utf-8") for p in pieces]
-        out = []
-        for piece in pieces:
-            mapped = [bytes_to_unicode(piece.encode("utf-8"))]
-            for rx in self._compiled_bytes:
-                mapped = [sub for m in mapped for sub in _split_one(rx, m)]
-            out.extend(m.translate(_TO_LATIN1_TABLE).encode("latin-1") for m in mapped)
-        return out
+        try:
+            return self._core.split_bytes(text)
+        except UnicodeEncodeError:
+            return self._core.split_bytes(_replace_surrogates(text))
+        except TypeError:
+            raise VocabError(f"expected text (str), got {type(text).__name__}") from None
+        except _core.CoreError as exc:
+            raise VocabError(str(exc)) from None
 
     def to_json(self) -> dict:
         return {
@@ -281,113 +287,9 @@ class Pretokenizer:
         )
 
 
-# A regex with one of these escapes depends on Unicode tables; one without (literal chars and
-# ranges only) is matched on the original text even when pinned.
-_CLASS_ESCAPE = regex.compile(r"(?<!\\)(?:\\\\)*\\[pPsSdDwWbBX]")
-
-
-def _compile(pattern: str) -> regex.Pattern:
-    try:
-        return regex.compile(pattern)
-    except regex.error as exc:
-        raise VocabError(f"invalid pre-tokenizer regex {brief(pattern)}: {exc}") from None
-
-
-def _split_one(rx: regex.Pattern, text: str) -> list[str]:
-    """Matches of ``rx`` in ``text`` plus the non-empty gaps between them, in order."""
-    if not rx.groups:
-        pieces = rx.findall(text)
-        # Fast path: the matches cover the text (always so for GPT-2/cl100k/o200k), so
-        # there are no gaps to keep. Matches are disjoint and ordered, so equal total
-        # length means full coverage.
-        if sum(map(len, pieces)) == len(text) and "" not in pieces:
-            return pieces
-    return [text[start:end] for start, end in _spans(rx, text)]
-
-
-def _spans(rx: regex.Pattern, text: str) -> list[tuple[int, int]]:
-    spans = []
-    pos = 0
-    for m in rx.finditer(text):
-        start, end = m.span()
-        if start == end:
-            continue
-        if start > pos:
-            spans.append((pos, start))
-        spans.append((start, end))
-        pos = end
-    if pos < len(text):
-        spans.append((pos, len(text)))
-    return spans
-
-
-def _split_mapped(compiled: tuple, text: str, mapped: str) -> list[str]:
-    """The slow path of :meth:`Pretokenizer.split`: match on ``mapped``, cut ``text``."""
-    spans = [(0, len(text))] if text else []
-    for rx, pinned in compiled:
-        source = mapped if pinned else text
-        spans = [(start + a, start + b) for start, end in spans for a, b in _spans(rx, source[start:end])]
-    return [text[a:b] for a, b in spans]
-
-
-class _Unicode16:
-    """Finds and replaces the characters whose Unicode 16.0 class the ``regex`` module may not share."""
-
-    #: A plain character of each general category, to stand in for one whose category changed.
-    STAND_INS: ClassVar[dict[str, str]] = {
-        "Ll": "a", "Lu": "A", "Lo": "\u05d0", "Lm": "\u02b0", "Mn": "\u0300", "Nd": "0", "No": "\u00b2",
-    }
-
-    def __init__(self) -> None:
-        from wwho.bytelevel import _unicode16
-
-        ranges = []
-        for item in _unicode16.UNASSIGNED.split():
-            lo, _, hi = item.partition("-")
-            ranges.append((int(lo, 16), int(hi or lo, 16)))
-        bmp = [(a, min(b, 0xFFFF)) for a, b in ranges if a <= 0xFFFF]
-        self.astral = [(max(a, 0x10000), b) for a, b in ranges if b > 0xFFFF]
-        self.astral_starts = [a for a, _ in self.astral]
-        # A BMP-only class compiles to a bitmap in the re module: a fast search.
-        self.bmp = re.compile("[" + "".join(_range(a, b) for a, b in bmp) + "]")
-        self.any_astral = re.compile("[\U00010000-\U0010FFFF]")
-        self.changes = {cp: self.STAND_INS[cat] for cp, cat in _unicode16.CATEGORY_CHANGES.items()}
-        self.change_chars = [chr(cp) for cp in self.changes]
-
-    def is_unassigned_astral(self, char: str) -> bool:
-        i = bisect.bisect_right(self.astral_starts, ord(char)) - 1
-        return i >= 0 and ord(char) <= self.astral[i][1]
-
-    def __call__(self, text: str) -> str | None:
-        if text.isascii():
-            return None
-        table: dict[int, str | int] = {}
-        if self.bmp.search(text):
-            table.update((ord(c), 0xFDD0) for c in set(self.bmp.findall(text)))
-        if self.any_astral.search(text):
-            astral = set(self.any_astral.findall(text))
-            table.update((ord(c), 0xFDD0) for c in astral if self.is_unassigned_astral(c))
-        for char in self.change_chars:
-            if char in text:
-                table[ord(char)] = self.changes[ord(char)]
-        return text.translate(table) if table else None
-
-
-def _range(a: int, b: int) -> str:
-    return re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-
-
-_UNICODE16: _Unicode16 | None = None
-
-
-def _unicode16_text(text: str) -> str | None:
-    """``text`` with its post-16.0 characters replaced by stand-ins, or None if it has none."""
-    global _UNICODE16
-    if text.isascii():
-        return None
-    if _UNICODE16 is None:  # a cache, built on first use
-        _UNICODE16 = _Unicode16()
-    return _UNICODE16(text)
+def _replace_surrogates(text: str) -> str:
+    """Lone surrogates cannot be UTF-8: each becomes U+FFFD (a valid pair its character), as in tiktoken."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 #: Named single regexes for :class:`Pretokenizer` and ``ByteBPE.train(pattern=...)``.

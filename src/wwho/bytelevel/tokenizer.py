@@ -8,12 +8,12 @@ pre-tokenizer (:mod:`wwho.bytelevel.pretokenize`), special tokens, and one of tw
 * **merges** (Hugging Face ``tokenizer.json``, GGUF): only the listed pairs merge, in
   list order; a whole-piece lookup happens first only with ``ignore_merges`` (Llama 3).
 
-Both apply the lowest-ranked pair first and, on ties, the leftmost one. Short pieces
-use a list scan (``min``/``index`` run in C); long ones (a 10 MB run of one character)
-:func:`wwho.bpe.apply.merge_long`, so no piece costs quadratic time or a Python object per
-byte. Results are kept in caches bounded in bytes (``cache_bytes``, :mod:`wwho.cache`),
-per piece and per space-separated word (see ``_encode_words``); pieces of 256 characters
-or more are not cached.
+Both apply the lowest-ranked pair first and, on ties, the leftmost one. Encoding and decoding
+run in the compiled core (``wwho._core.ByteLevel``, ``rust/src/bytelevel``): this class checks
+arguments, maps the core's errors to typed ``wwho`` errors and keeps the Python-side view of the
+vocabulary (``ranks``, ``merges``, ``model``). Pieces that need merging are remembered in a cache
+bounded in bytes (``cache_bytes``). ``encode_batch`` runs on all cores without the GIL, and one
+tokenizer may be shared by any number of threads.
 
 Special tokens follow tiktoken: by default their text in the input is an error;
 ``allowed_special`` turns it into the special id; ``disallowed_special=()`` encodes it
@@ -22,38 +22,29 @@ are always split out of the text first, as Hugging Face and llama.cpp do.
 
 Loading and saving live in :mod:`wwho.bytelevel.files` and :mod:`wwho.bytelevel.gguf`, training in
 :mod:`wwho.bytelevel.train`; they produce and take a :class:`~wwho.bytelevel.model.ByteLevelModel`,
-which the constructors here wrap. This module itself reads no files.
+which the constructors here wrap. This module itself reads no files. The pure-Python encoder that
+ran before the core is the tests' reference (``tests/reference/bytelevel_py.py``).
 """
 
 from __future__ import annotations
 
 import operator
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, compress, repeat
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-import regex
-
-from wwho.bpe.apply import merge_long
+from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import Pretokenizer
-from wwho.cache import DEFAULT_CACHE_BYTES, PieceCache, check_cache_bytes
+from wwho.bytelevel.pretokenize import Pretokenizer, _replace_surrogates
 from wwho.errors import TokenizerError, VocabError
 from wwho.ids import token_id as token_id_of
 from wwho.ids import token_ids
 
-#: Pieces of at most this many bytes use the list-scan merge; longer ones the heap.
-LONG_PIECE = 200
-#: How ``cache_bytes`` is shared by the three caches (pieces, words, first words of a text).
-#: The 87 MB of Sinhala text in shared/data have 185k distinct o200k pieces and 222k words
-#: (75 MB of memory, measured), so the default 256 MiB keeps all of them.
-CACHE_SHARES = (0.5, 0.375, 0.125)
-
-_INF = 1 << 62
-_SINGLE = [bytes([b]) for b in range(256)]
+#: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted). 64 MiB holds
+#: about 700,000 pieces: every distinct o200k piece of the 87 MB of Sinhala news in shared/data
+#: (185,000) several times over. Pieces over 256 or under 6 bytes are never cached.
+CACHE_BYTES = 64 << 20
 
 
 class DisallowedSpecialError(TokenizerError):
@@ -86,75 +77,51 @@ class ByteBPE:
         add_bos: bool = False,
         add_eos: bool = False,
         name: str = "",
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         """``ranks``: token bytes -> id (the rank, for the ranks rule). ``merges``: ordered pairs
         (switches to the merges rule). ``extra_tokens``: id -> bytes of tokens that decode but
         are never produced by encoding (e.g. a GGUF token that is not byte-level text).
-        ``cache_bytes``: bound of the caches together (:mod:`wwho.cache`; 0 turns them off)."""
+        ``cache_bytes``: the piece cache's bound in bytes (0: no cache)."""
         self.pretokenizer = Pretokenizer.coerce(pattern)
         self.name = name
         self._encoder: dict[bytes, int] = dict(ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
         self.added_tokens: dict[str, int] = dict(added_tokens or {})
         self._extra: dict[int, bytes] = dict(extra_tokens or {})
-        self._decoder = self._build_decoder()
-        self._n_vocab = max(self._decoder) + 1 if self._decoder else 0
         self.merges: list[tuple[bytes, bytes]] | None = None
-        self._merge_ranks: dict[tuple[bytes, bytes], int] | None = None
         if merges is not None:
             self.merges = [(bytes(a), bytes(b)) for a, b in merges]
-            self._merge_ranks = self._index_merges(self.merges)
         self.ignore_merges = True if merges is None else bool(ignore_merges)
+        if type(cache_bytes) is not int or cache_bytes < 0:
+            raise VocabError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
+        self._cache_bytes = cache_bytes
+        try:
+            self._core = _core.ByteLevel(
+                self._encoder,
+                merges=self.merges,
+                ignore_merges=self.ignore_merges,
+                special_tokens=self.special_tokens,
+                added_tokens=self.added_tokens,
+                extra_tokens=self._extra,
+                patterns=list(self.pretokenizer.patterns),
+                byte_patterns=list(self.pretokenizer.byte_patterns),
+                cache_bytes=cache_bytes,
+            )
+        except _core.CoreVocabError as exc:
+            raise VocabError(str(exc)) from None
         for label, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if value is not None and value not in self._decoder:
+            if value is not None and not self._has_id(value):
                 raise VocabError(f"{label}={value} is not a token id of this vocabulary")
         self.bos_id, self.eos_id = bos_id, eos_id
         self.add_bos, self.add_eos = bool(add_bos), bool(add_eos)
-        self._text_ids = {**self.added_tokens, **self.special_tokens}
         self._special_set = frozenset(self.special_tokens)
-        # What every special token starts with ("<|" for most): a text without it holds none.
-        self._special_prefix = os.path.commonprefix(sorted(self._special_set))
-        self._splitters: dict[tuple[frozenset[str], bool], regex.Pattern | None] = {}
-        budget = check_cache_bytes(cache_bytes)
-        pieces, words, heads = (PieceCache(int(budget * share)) for share in CACHE_SHARES)
-        self._cache = pieces  # piece -> ids
-        self._words = words  # clean word -> ids of " " + word
-        self._heads = heads  # first word of a text (no space before it)
-        self._space_split = self.pretokenizer.space_split and not self.pretokenizer.has_byte_stage
 
-    def _build_decoder(self) -> dict[int, bytes]:
-        decoder: dict[int, bytes] = {}
-        groups = (
-            ("ranks", ((i, t) for t, i in self._encoder.items())),
-            ("special_tokens", ((i, s.encode("utf-8")) for s, i in self.special_tokens.items())),
-            ("added_tokens", ((i, s.encode("utf-8")) for s, i in self.added_tokens.items())),
-            ("extra_tokens", self._extra.items()),
-        )
-        for label, pairs in groups:
-            for i, data in pairs:
-                if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                    raise VocabError(f"{label}: token id {i!r} for {data!r} is not a non-negative int")
-                if i in decoder:
-                    raise VocabError(f"{label}: token id {i} is used twice ({decoder[i]!r} and {data!r})")
-                decoder[i] = data
-        for label, texts in (("special_tokens", self.special_tokens), ("added_tokens", self.added_tokens)):
-            if "" in texts:
-                raise VocabError(f"{label}: a special or added token cannot be empty")
-        clash = set(self.special_tokens) & set(self.added_tokens)
-        if clash:
-            raise VocabError(f"{min(clash)!r} is both a special and an added token")
-        return decoder
-
-    def _index_merges(self, merges: list[tuple[bytes, bytes]]) -> dict[tuple[bytes, bytes], int]:
-        index: dict[tuple[bytes, bytes], int] = {}
-        for rank, (a, b) in enumerate(merges):
-            if a + b not in self._encoder:
-                raise VocabError(
-                    f"merge {rank} ({a!r}, {b!r}): the merged token {a + b!r} is not in the vocabulary"
-                )
-            index.setdefault((a, b), rank)  # a repeated pair keeps its first (lowest) rank
-        return index
+    def _has_id(self, value: object) -> bool:
+        try:
+            return self._core.token_bytes(operator.index(value)) is not None
+        except (TypeError, OverflowError):
+            return False
 
     # --- vocabulary -----------------------------------------------------------------------
 
@@ -166,12 +133,12 @@ class ByteBPE:
     @property
     def n_vocab(self) -> int:
         """One more than the largest token id (tiktoken's ``n_vocab``)."""
-        return self._n_vocab
+        return self._core.n_vocab
 
     @property
     def vocab_size(self) -> int:
         """How many ids have a token (ordinary, special, added, extra); <= ``n_vocab``."""
-        return len(self._decoder)
+        return self._core.vocab_size
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
@@ -180,9 +147,12 @@ class ByteBPE:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a special token's are its UTF-8 text)."""
         try:
-            return self._decoder[token_id_of(token_id)]
-        except KeyError:
-            raise self._bad_id(token_id, None) from None
+            data = self._core.token_bytes(token_id_of(token_id))
+        except OverflowError:
+            data = None
+        if data is None:
+            raise self._bad_id(token_id, None)
+        return data
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
@@ -196,10 +166,12 @@ class ByteBPE:
         """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
         ids = token_ids(ids)
         try:
-            return b"".join(map(self._decoder.__getitem__, ids))
-        except KeyError:
-            position = next(p for p, i in enumerate(ids) if i not in self._decoder)
-            raise self._bad_id(ids[position], position) from None
+            return self._core.decode_bytes(ids)
+        except (TypeError, OverflowError, _core.UnknownId):
+            for position, i in enumerate(ids):
+                if not self._has_id(i):
+                    raise self._bad_id(i, position) from None
+            raise
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``)."""
@@ -209,7 +181,10 @@ class ByteBPE:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with special-token text treated as plain text."""
-        return self._encode(_check_text(text), frozenset())
+        try:
+            return self._core.encode_ordinary(text)
+        except Exception as exc:  # noqa: BLE001 - every case is mapped or re-raised
+            return self._retry(exc, text, None, None)
 
     def encode(
         self,
@@ -224,20 +199,17 @@ class ByteBPE:
         ``add_special`` prepends BOS / appends EOS when the vocabulary asks for it
         (``add_bos`` / ``add_eos``, read from GGUF files).
         """
-        _check_text(text)
-        if not allowed_special and disallowed_special == "all":  # the default, made cheap
-            allowed = frozenset()
-            if self._special_set and self._special_prefix in text:  # a C substring scan
-                self._check_disallowed(text, self._special_set)
+        if not allowed_special and disallowed_special == "all":  # the default: one call
+            try:
+                ids = self._core.encode(text)
+            except Exception as exc:  # noqa: BLE001
+                ids = self._retry(exc, text, None, "all")
         else:
-            allowed = self._special_set if allowed_special == "all" else self._known_specials(allowed_special)
-            if disallowed_special == "all":
-                disallowed = self._special_set - allowed
-            else:
-                disallowed = self._known_specials(disallowed_special)
-            if disallowed:
-                self._check_disallowed(text, disallowed)
-        ids = self._encode(text, allowed)
+            allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+            try:
+                ids = self._core.encode_with(text, allowed, disallowed)
+            except Exception as exc:  # noqa: BLE001
+                ids = self._retry(exc, text, allowed, disallowed)
         if add_special:
             if self.add_bos and self.bos_id is not None:
                 ids.insert(0, self.bos_id)
@@ -245,17 +217,77 @@ class ByteBPE:
                 ids.append(self.eos_id)
         return ids
 
-    def _check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
-        match = self._splitter(disallowed, added=False).search(text)
-        if match:
-            raise DisallowedSpecialError(match.group(), match.start())
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: Literal["all"] | Iterable[str] = frozenset(),
+        disallowed_special: Literal["all"] | Iterable[str] = "all",
+        add_special: bool = False,
+    ) -> list[list[int]]:
+        """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
+        in order, without holding the GIL. The first text that fails raises its error."""
+        texts = texts if isinstance(texts, list) else list(texts)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        out = self._batch(texts, allowed, disallowed, num_threads)
+        if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
+            for ids in out:
+                if self.add_bos and self.bos_id is not None:
+                    ids.insert(0, self.bos_id)
+                if self.add_eos and self.eos_id is not None:
+                    ids.append(self.eos_id)
+        return out
 
-    def encode_batch(self, texts: Iterable[str], **options) -> list[list[int]]:
-        """``[encode(t, **options) for t in texts]``; the piece cache is shared."""
-        return [self.encode(t, **options) for t in texts]
+    def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: int | None = None) -> list[list[int]]:
+        texts = texts if isinstance(texts, list) else list(texts)
+        return self._batch(texts, None, None, num_threads)
 
-    def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
-        return [self.encode_ordinary(t) for t in texts]
+    def _batch(self, texts: list, allowed, disallowed, num_threads: int | None) -> list[list[int]]:
+        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
+            raise TokenizerError(f"num_threads must be an int >= 1 or None, not {num_threads!r}")
+        try:
+            return self._core.encode_batch(texts, allowed, disallowed, num_threads)
+        except Exception as exc:  # noqa: BLE001
+            for n, text in enumerate(texts):
+                if not isinstance(text, str):
+                    raise TokenizerError(f"texts[{n}]: expected text (str), got {type(text).__name__}") from None
+            if isinstance(exc, UnicodeEncodeError):
+                clean = [_replace_surrogates(t) for t in texts]
+                try:
+                    return self._core.encode_batch(clean, allowed, disallowed, num_threads)
+                except Exception as again:  # noqa: BLE001
+                    exc = again
+            raise self._error(exc) from None
+
+    def _special_sets(self, allowed_special, disallowed_special):
+        """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names."""
+        allowed = self._special_set if allowed_special == "all" else self._known_specials(allowed_special)
+        if disallowed_special == "all":
+            disallowed = self._special_set - allowed
+        else:
+            disallowed = self._known_specials(disallowed_special)
+        return allowed or None, disallowed or None
+
+    def _retry(self, exc: Exception, text: object, allowed, disallowed) -> list[int]:
+        """The rare paths of an encode: not a str, lone surrogates, or an error to map."""
+        if not isinstance(text, str):
+            raise TokenizerError(f"expected text (str), got {type(text).__name__}") from None
+        if isinstance(exc, UnicodeEncodeError):
+            clean = _replace_surrogates(text)
+            try:
+                return self._core.encode_with(clean, allowed, disallowed)
+            except Exception as again:  # noqa: BLE001
+                exc = again
+        raise self._error(exc) from None
+
+    @staticmethod
+    def _error(exc: Exception) -> Exception:
+        if isinstance(exc, _core.DisallowedSpecial):
+            return DisallowedSpecialError(*exc.args)
+        if isinstance(exc, _core.CoreError):
+            return TokenizerError(str(exc))
+        return exc
 
     def _known_specials(self, names: Iterable[str]) -> frozenset[str]:
         if isinstance(names, str):
@@ -268,157 +300,16 @@ class ByteBPE:
             raise TokenizerError(f"not special tokens of this vocabulary: {sorted(unknown)}")
         return names
 
-    def _splitter(self, specials: frozenset[str], *, added: bool = True) -> regex.Pattern | None:
-        """Regex matching ``specials`` (plus the added tokens if ``added``), longest first."""
-        key = (specials, added)
-        if key not in self._splitters:
-            texts = set(specials) | (set(self.added_tokens) if added else set())
-            # Longest first makes the alternation leftmost-longest, as HF's added-token matcher.
-            alternatives = sorted(texts, key=lambda s: (-len(s), s))
-            self._splitters[key] = regex.compile("|".join(map(regex.escape, alternatives))) if texts else None
-        return self._splitters[key]
-
-    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
-        try:
-            return self._encode_split(text, allowed)
-        except UnicodeEncodeError:
-            # Lone surrogates cannot be UTF-8: replace them as tiktoken does.
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return self._encode_split(text, allowed)
-
-    def _encode_split(self, text: str, allowed: frozenset[str]) -> list[int]:
-        splitter = self._splitter(allowed) if allowed or self.added_tokens else None
-        if splitter is None:
-            return self._encode_chunk(text)
-        ids: list[int] = []
-        pos = 0
-        for match in splitter.finditer(text):
-            if match.start() > pos:
-                ids += self._encode_chunk(text[pos : match.start()])
-            ids.append(self._text_ids[match.group()])
-            pos = match.end()
-        if pos < len(text):
-            ids += self._encode_chunk(text[pos:])
-        return ids
-
-    def _encode_chunk(self, text: str) -> list[int]:
-        """Ids of text that holds no special or added token: the hot path."""
-        if self._space_split:
-            return self._encode_words(text)
-        return self._encode_pieces(text)
-
-    def _encode_pieces(self, text: str) -> list[int]:
-        """Pre-tokenize ``text`` and look every piece up in the piece cache."""
-        pretok = self.pretokenizer
-        pieces: list = pretok.split_bytes(text) if pretok.has_byte_stage else pretok.split(text)
-        found = list(map(self._cache.get, pieces))
-        try:
-            return list(chain.from_iterable(found))
-        except TypeError:  # a None: some pieces are not cached yet
-            for i, ids in enumerate(found):
-                if ids is None:
-                    found[i] = self._encode_piece(pieces[i])
-            return list(chain.from_iterable(found))
-
-    # Word-level fast path. For the built-in pre-tokenizers no piece ever spans a single space
-    # that has a non-space on both sides (only whitespace runs hold a space anywhere but at
-    # their start), so text can be cut before such spaces and the parts encoded alone. A
-    # "word" (text between spaces) is cached with the ids of " " + word when it is clean:
-    # non-empty, with no whitespace at either end. If every word is a cached (so clean) word,
-    # every cut is safe and encoding is split + dict lookups, all in C. tests/test_bytelevel.py
-    # checks this path against the plain one for every named pre-tokenizer.
-
-    def _encode_words(self, text: str) -> list[int]:
-        words = text.split(" ")
-        if len(words) < 3 or 3 * len(words) > len(text):
-            # Few words, or mostly spaces (a run of a million spaces is a million empty "words",
-            # each a Python object below): the plain path gives the same ids.
-            return self._encode_pieces(text)
-        found = list(map(self._words.get, words))
-        head = words[0]
-        if head:
-            ids = self._heads.get(head)
-            if ids is None:
-                ids = tuple(self._encode_pieces(head))
-                if head[-1].isspace():  # the cut after it is not safe
-                    found[0] = ids
-                    return self._encode_words_slow(words, found, [0])
-                self._remember(self._heads, head, ids)
-            found[0] = ids
-        else:
-            found[0] = ()
-        try:
-            return list(chain.from_iterable(found))
-        except TypeError:
-            return self._encode_words_slow(words, found, [])
-
-    def _encode_words_slow(self, words: list[str], found: list, bad: list[int]) -> list[int]:
-        missing = compress(range(len(words)), map(operator.is_, found, repeat(None)))  # C-level scan
-        for i in missing:
-            word = words[i]
-            if word and not word[0].isspace() and not word[-1].isspace():
-                found[i] = self._encode_word(word)
-            else:
-                bad.append(i)
-        if not bad:
-            return list(chain.from_iterable(found))
-        # A word with whitespace at an end (or an empty one: two spaces in a row) makes the
-        # cuts on its sides unsafe: encode it together with its neighbours.
-        last = len(words) - 1
-        ranges: list[list[int]] = []
-        for i in sorted(bad):
-            a, b = max(i - 1, 0), min(i + 1, last)
-            if ranges and a <= ranges[-1][1]:
-                ranges[-1][1] = b
-            else:
-                ranges.append([a, b])
-        ids: list[int] = []
-        done = 0
-        for a, b in ranges:
-            ids += chain.from_iterable(found[done:a])
-            ids += self._encode_pieces(("" if a == 0 else " ") + " ".join(words[a : b + 1]))
-            done = b + 1
-        ids += chain.from_iterable(found[done:])
-        return ids
-
-    def _encode_word(self, word: str) -> tuple[int, ...]:
-        pieces = self.pretokenizer.split(" " + word)
-        if len(pieces) == 1:  # the usual case
-            ids = self._cache.get(pieces[0]) or self._encode_piece(pieces[0])
-        else:
-            ids = tuple(chain.from_iterable(self._cache.get(p) or self._encode_piece(p) for p in pieces))
-        self._remember(self._words, word, ids)
-        return ids
-
-    def _encode_piece(self, piece: str | bytes) -> tuple[int, ...]:
-        ids = self._piece_ids(piece)
-        self._remember(self._cache, piece, ids)
-        return ids
-
-    def _piece_ids(self, piece: str | bytes) -> tuple[int, ...]:
-        """BPE of one piece (no cache)."""
-        data = piece.encode("utf-8") if isinstance(piece, str) else piece
-        encoder = self._encoder
-        token = encoder.get(data) if self.ignore_merges else None
-        if token is not None:
-            return (token,)
-        if self._merge_ranks is None:
-            parts = _merge_by_ranks(data, encoder)
-        else:
-            parts = _merge_by_pairs(data, self._merge_ranks)
-        try:
-            return tuple(map(encoder.__getitem__, parts))
-        except KeyError:
-            missing = next(p for p in parts if p not in encoder)
-            raise TokenizerError(f"byte {missing!r} has no token in this vocabulary") from None
-
-    def _remember(self, cache: PieceCache, key: str | bytes, ids: tuple[int, ...]) -> None:
-        cache.put(key, ids)  # bounded in bytes; a full cache forgets its older half
+    def cache_info(self) -> tuple[int, int]:
+        """(pieces, bytes) held by the piece cache."""
+        return self._core.cache_info()
 
     def clear_cache(self) -> None:
-        self._cache.clear()
-        self._words.clear()
-        self._heads.clear()
+        self._core.clear_cache()
+
+    def __reduce__(self):
+        # Worker processes get the data and rebuild the core (the cache is not sent).
+        return (_rebuild, (self.model, self._cache_bytes))
 
     # --- training, constructors and files (wwho.bytelevel.train, .files, .gguf) ------------
 
@@ -484,29 +375,29 @@ class ByteBPE:
             min_freq=min_freq, workers=workers, progress=progress, **options))
 
     @classmethod
-    def from_tiktoken(cls, name_or_path: str | Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
-                      **options) -> ByteBPE:
-        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``)."""
+    def from_tiktoken(cls, name_or_path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
+        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``);
+        ``options`` go to :func:`wwho.bytelevel.files.from_tiktoken`."""
         from wwho.bytelevel.files import from_tiktoken
 
         return cls.from_model(from_tiktoken(name_or_path, **options), cache_bytes=cache_bytes)
 
     @classmethod
-    def from_gguf(cls, path: str | Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES, **options) -> ByteBPE:
+    def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
         """From the tokenizer metadata of a GGUF file (byte-level BPE models only)."""
         from wwho.bytelevel.gguf import load_gguf
 
         return cls.from_model(load_gguf(path, **options), cache_bytes=cache_bytes)
 
     @classmethod
-    def from_hf(cls, path: str | Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> ByteBPE:
+    def from_hf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
         from wwho.bytelevel.files import from_hf
 
         return cls.from_model(from_hf(path), cache_bytes=cache_bytes)
 
     @classmethod
-    def load(cls, path: str | Path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> ByteBPE:
+    def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a directory written by :meth:`save`."""
         from wwho.bytelevel.files import load
 
@@ -542,7 +433,9 @@ class ByteBPE:
         ]
         if self.merges:
             lines += [f"  first {top} merges:", *(f"    {show(a)!r} + {show(b)!r}" for a, b in self.merges[:top])]
-        longest = sorted(self._decoder.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
+        everything = [(i, t) for t, i in self._encoder.items()] + list(self._extra.items())
+        everything += [(i, s.encode()) for s, i in {**self.special_tokens, **self.added_tokens}.items()]
+        longest = sorted(everything, key=lambda kv: (-len(kv[1]), kv[0]))[:top]
         lines += [f"  longest {top} tokens:", *(f"    {i}: {show(b)!r} ({len(b)} bytes)" for i, b in longest)]
         return "\n".join(lines)
 
@@ -552,63 +445,5 @@ class ByteBPE:
         return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
 
 
-def _check_text(text: object) -> str:
-    if not isinstance(text, str):
-        raise TokenizerError(f"expected text (str), got {type(text).__name__}")
-    return text
-
-
-# --- the merge loops ----------------------------------------------------------------------
-
-
-def _merge_by_ranks(data: bytes, ranks: Mapping[bytes, int]) -> list[bytes]:
-    """tiktoken's rule: merge the adjacent pair whose concatenation has the lowest rank."""
-    if len(data) > LONG_PIECE:
-        return _merge_heap(data, lambda a, b: ranks.get(a + b))
-    parts = [_SINGLE[b] for b in data]
-    get = ranks.get
-    pair_ranks = [get(parts[i] + parts[i + 1], _INF) for i in range(len(parts) - 1)]
-    while pair_ranks:
-        best = min(pair_ranks)
-        if best == _INF:
-            break
-        i = pair_ranks.index(best)  # leftmost of the lowest
-        parts[i] += parts[i + 1]
-        del parts[i + 1], pair_ranks[i]
-        if i < len(pair_ranks):
-            pair_ranks[i] = get(parts[i] + parts[i + 1], _INF)
-        if i:
-            pair_ranks[i - 1] = get(parts[i - 1] + parts[i], _INF)
-    return parts
-
-
-def _merge_by_pairs(data: bytes, merges: Mapping[tuple[bytes, bytes], int]) -> list[bytes]:
-    """Hugging Face / GGUF rule: merge the listed pair with the lowest rank."""
-    if len(data) > LONG_PIECE:
-        return _merge_heap(data, lambda a, b: merges.get((a, b)))
-    parts = [_SINGLE[b] for b in data]
-    get = merges.get
-    pair_ranks = [get((parts[i], parts[i + 1]), _INF) for i in range(len(parts) - 1)]
-    while pair_ranks:
-        best = min(pair_ranks)
-        if best == _INF:
-            break
-        i = pair_ranks.index(best)
-        parts[i] += parts[i + 1]
-        del parts[i + 1], pair_ranks[i]
-        if i < len(pair_ranks):
-            pair_ranks[i] = get((parts[i], parts[i + 1]), _INF)
-        if i:
-            pair_ranks[i - 1] = get((parts[i - 1], parts[i]), _INF)
-    return parts
-
-
-def _merge_heap(data: bytes, rank_of: Callable[[bytes, bytes], int | None]) -> list[bytes]:
-    """The same rule for long pieces, in O(n log n) time and O(n) machine integers of memory
-    (:func:`wwho.bpe.apply.merge_long`: buckets of positions per rank over a linked list)."""
-
-    def lookup(a: bytes, b: bytes) -> tuple[int, bytes] | None:
-        rank = rank_of(a, b)
-        return None if rank is None else (rank, a + b)
-
-    return merge_long(data, lookup)
+def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:
+    return ByteBPE.from_model(model, cache_bytes=cache_bytes)

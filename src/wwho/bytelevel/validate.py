@@ -39,6 +39,30 @@ def check_id(value: object, source: str, what: str) -> int:
 
 def check_model(model: ByteLevelModel, source: str) -> ByteLevelModel:
     """Raise :class:`VocabError` naming ``source`` and the entry if ``model`` is inconsistent."""
+    if not _ids_look_right(model):
+        _check_ids(model, source)  # finds the first offending entry and raises
+    owner = set(model.ranks.values()) | set(model.special_tokens.values()) | set(model.added_tokens.values())
+    owner |= set(model.extra_tokens)
+    for label, value in (("bos_id", model.bos_id), ("eos_id", model.eos_id)):
+        if value is not None and check_id(value, source, label) not in owner:
+            raise VocabError(f"{source}: {label} {value} is not the id of any token")
+    if model.merges is not None:
+        _check_merges(model, source)
+    return model
+
+
+def _ids_look_right(model: ByteLevelModel) -> bool:
+    """All the id rules of :func:`_check_ids` at once, in bulk (C-speed set and min/max work): a
+    vocabulary of 200,000 tokens is checked in milliseconds; only a failing one is walked."""
+    ids = [*model.ranks.values(), *model.special_tokens.values(), *model.added_tokens.values(),
+           *model.extra_tokens]
+    if not ids or set(map(type, ids)) != {int}:
+        return False
+    low, top = min(ids), max(ids)
+    return 0 <= low and top < MAX_ID and len(set(ids)) == len(ids) and top < len(ids) + MAX_ID_GAP
+
+
+def _check_ids(model: ByteLevelModel, source: str) -> None:
     owner: dict[int, str] = {}
     groups = (
         ("token", ((i, t) for t, i in model.ranks.items())),
@@ -59,28 +83,25 @@ def check_model(model: ByteLevelModel, source: str) -> ByteLevelModel:
     if top >= len(owner) + MAX_ID_GAP:
         raise VocabError(f"{source}: {owner[top]} has id {top}, far beyond the {len(owner):,} tokens "
                          f"(at most {MAX_ID_GAP:,} ids may be unused)")
-    for label, value in (("bos_id", model.bos_id), ("eos_id", model.eos_id)):
-        if value is not None and check_id(value, source, label) not in owner:
-            raise VocabError(f"{source}: {label} {value} is not the id of any token")
-    if model.merges is not None:
-        _check_merges(model, source)
-    return model
 
 
 def _check_merges(model: ByteLevelModel, source: str) -> None:
     ranks = model.ranks
-    results: set[bytes] = set()
-    for k, (a, b) in enumerate(model.merges):
-        for part in (a, b, a + b):
-            if part not in ranks:
-                raise VocabError(f"{source}: merge {k} ({_show(a)} + {_show(b)}): {_show(part)} is not a token")
-        results.add(a + b)
+    results = {a + b for a, b in model.merges}
+    parts = {a for a, _ in model.merges} | {b for _, b in model.merges} | results
+    if not parts <= ranks.keys():  # checked in bulk; walked only to name the first culprit
+        for k, (a, b) in enumerate(model.merges):
+            for part in (a, b, a + b):
+                if part not in ranks:
+                    raise VocabError(
+                        f"{source}: merge {k} ({_show(a)} + {_show(b)}): {_show(part)} is not a token")
     lost = [t for t in ranks if len(t) > 1 and t not in results]
     if lost:
         first = min(lost, key=ranks.__getitem__)
         raise VocabError(
-            f"{source}: {len(lost):,} tokens of several bytes are the result of no merge, e.g. {_show(first)} "
-            f"(id {ranks[first]}): the merge list ({len(model.merges):,} merges) looks truncated")
+            f"{source}: {len(lost):,} tokens of several bytes are the result of no merge, e.g. "
+            f"{_show(first)} (id {ranks[first]}): the merge list ({len(model.merges):,} merges) looks "
+            "truncated")
 
 
 def _show(data: bytes) -> str:

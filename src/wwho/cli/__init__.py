@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 
+from wwho.cli.options import strict
 from wwho.errors import WwhoError
 
 #: verb -> module implementing ``add_arguments(parser)`` and ``run(args) -> int``
@@ -45,19 +46,25 @@ def _dispatch_train(argv: list[str]) -> int:
     return module.main(argv)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every verb but ``train`` (whose kinds build their own), strict about repeats."""
+    parser = argparse.ArgumentParser(prog="wwho", description="Syllable-aware tokenizers for Indic scripts.")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.add_parser("train", help="train a tokenizer (wwho train --kind K --help)")
+    for verb, (module_name, help_text) in VERBS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(verb, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(run=module.run)
+    return strict(parser)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] == "train":
             return _dispatch_train(argv[1:])
-        parser = argparse.ArgumentParser(prog="wwho", description="Syllable-aware tokenizers for Indic scripts.")
-        sub = parser.add_subparsers(dest="verb", metavar="VERB")
-        sub.add_parser("train", help="train a tokenizer (wwho train --kind K --help)")
-        for verb, (module_name, help_text) in VERBS.items():
-            module = importlib.import_module(module_name)
-            p = sub.add_parser(verb, help=help_text, description=help_text)
-            module.add_arguments(p)
-            p.set_defaults(run=module.run)
+        parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "run", None):
             parser.print_help()

@@ -1,21 +1,26 @@
-"""``wwho encode --tokenizer PATH [--ids | --tokens | --json] [TEXT | -]`` (and ``--binary FILE``).
+"""``wwho encode --tokenizer PATH [--ids | --tokens | --json] [TEXT | - | --file FILE]`` (and ``--binary FILE``).
 
-Text comes from the argument or, with ``-`` (the default), from standard input, one
-document per line. Both are read as UTF-8 with lone surrogates allowed in their
-surrogate-pass form (``ED A0 80`` is U+D800, what ``wwho decode`` writes for it); other
-invalid bytes are an ``arguments`` or ``stdin:LINE`` error. The tokenizer
-kind is detected from PATH (see :mod:`wwho.loading`); a ``.tiktoken`` file that is not a
-known encoding needs ``--pattern``. Output goes to standard output, or to ``-o FILE``
-(an existing file needs ``--force``). Text that cannot be UTF-8 (a lone surrogate) is
-written as its surrogate-pass bytes, and escaped as ``\\udXXX`` in ``--json``.
+Text comes from the argument, from a file (``--file``), or with ``-`` (the default) from standard
+input, one document per line. All are read as UTF-8 with lone surrogates allowed in their
+surrogate-pass form (``ED A0 80`` is U+D800, what ``wwho decode`` writes for it); other invalid
+bytes are an ``arguments``, ``FILE:LINE`` or ``stdin:LINE`` error. Lines are read in blocks
+(``--block-mb``), each block is encoded by the tokenizer's ``encode_batch`` on ``--threads``
+threads (default: all cores; byte-level and SGPE tokenizers release the GIL), and the results are
+written in input order, so memory stays bounded by a couple of blocks whatever the input size.
+The tokenizer kind is detected from PATH (see :mod:`wwho.loading`); a ``.tiktoken`` file that is
+not a known encoding needs ``--pattern``. Output goes to standard output, or to ``-o FILE`` (an
+existing file needs ``--force``). Text that cannot be UTF-8 (a lone surrogate) is written as its
+surrogate-pass bytes, and escaped as ``\\udXXX`` in ``--json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import IO, Any
 
@@ -30,6 +35,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
     p.add_argument("input", nargs="?", default="-", help="text to encode, or - (default) to read lines from standard input; "
                    "with --binary: a file")
+    p.add_argument("--file", metavar="FILE", help="encode every line of FILE (UTF-8), in order")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for encoding (default: all cores; 1: no parallelism)")
+    p.add_argument("--block-mb", type=float, default=4.0,
+                   help="lines are encoded in blocks of about this many MB (default 4)")
     p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--allow-special", action="store_true",
@@ -48,42 +58,85 @@ def run(args: argparse.Namespace) -> int:
         from wwho.cli import binary
 
         return binary.run_encode(args)
+    if args.threads is not None and args.threads < 1:
+        raise CorpusError(f"--threads must be at least 1, not {args.threads}")
+    if args.block_mb <= 0:
+        raise CorpusError(f"--block-mb must be positive, not {args.block_mb}")
+    if args.file and args.input != "-":
+        raise CorpusError("give either TEXT or --file, not both")
     output = _output(args)
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
-    lines = _stdin_lines() if args.input == "-" else [_argument_text(args.input)]
+    encode_batch = batch_encoder(tok, allow_special=args.allow_special, threads=args.threads)
     show = args.show or "ids"
     with output as out:
-        for line in lines:
-            ids = tok.encode(line, allowed_special="all") if args.allow_special else tok.encode(line)
+        for block in _blocks(_lines(args), int(args.block_mb * 1e6)):
+            results = encode_batch(block)
             if show == "ids":
-                write_text(out, " ".join(map(str, ids)) + "\n")
-                continue
-            tokens = token_strings(tok, ids)
-            if show == "tokens":
-                write_text(out, " | ".join(tokens) + "\n")
+                write_text(out, "".join(" ".join(map(str, ids)) + "\n" for ids in results))
+            elif show == "tokens":
+                write_text(out, "".join(" | ".join(token_strings(tok, ids)) + "\n" for ids in results))
             else:  # backslashreplace turns a lone surrogate into its JSON escape \udXXX
-                text = json.dumps({"ids": ids, "tokens": tokens}, ensure_ascii=False)
-                write_text(out, text + "\n", errors="backslashreplace")
+                text = "".join(json.dumps({"ids": ids, "tokens": token_strings(tok, ids)}, ensure_ascii=False)
+                               + "\n" for ids in results)
+                write_text(out, text, errors="backslashreplace")
     return 0
 
 
-def _stdin_lines() -> Iterator[str]:
-    for n, raw in enumerate(sys.stdin.buffer, start=1):
+def _lines(args: argparse.Namespace) -> Iterator[str]:
+    if args.file:
+        try:
+            with open(args.file, "rb") as f:
+                yield from _decoded(f, args.file)
+        except OSError as exc:
+            raise CorpusError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+    elif args.input == "-":
+        yield from _decoded(sys.stdin.buffer, "stdin")
+    else:
+        yield _argument_text(args.input)
+
+
+def _decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
+    for n, raw in enumerate(lines, start=1):
         try:
             yield raw.decode("utf-8", "surrogatepass").rstrip("\r\n")
         except UnicodeDecodeError as exc:
-            raise CorpusError(f"stdin:{n}: invalid UTF-8 at byte {exc.start}") from None
+            raise CorpusError(f"{name}:{n}: invalid UTF-8 at byte {exc.start}") from None
 
 
 def _argument_text(text: str) -> str:
     # Python decodes argv with surrogateescape: get the bytes back and read them as stdin is read.
-    import os
-
     try:
         return os.fsencode(text).decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
         raise CorpusError(f"arguments: the text is not UTF-8 (invalid byte at {exc.start})") from None
+
+
+def _blocks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Consecutive lists of lines of about ``size`` bytes (characters, as a cheap proxy) each."""
+    block: list[str] = []
+    held = 0
+    for line in lines:
+        block.append(line)
+        held += len(line) + 1
+        if held >= size:
+            yield block
+            block, held = [], 0
+    if block:
+        yield block
+
+
+def batch_encoder(tok, *, allow_special: bool = False, threads: int | None = None) -> Callable[[list[str]], list]:
+    """``texts -> ids`` for any tokenizer kind: its ``encode_batch`` with ``num_threads`` where it
+    takes one (byte-level, SGPE, HF), else its ``encode_batch``, else ``encode`` line by line."""
+    options: dict = {"allowed_special": "all"} if allow_special else {}
+    batch = getattr(tok, "encode_batch", None)
+    if batch is not None:
+        params = inspect.signature(batch).parameters
+        if "num_threads" in params:
+            options["num_threads"] = threads or os.cpu_count() or 1
+        return lambda texts: batch(texts, **options)
+    return lambda texts: [tok.encode(t, **options) for t in texts]
 
 
 def _output(args: argparse.Namespace) -> Any:
@@ -106,8 +159,6 @@ def write_text(out: IO[bytes], text: str, *, errors: str = "surrogatepass") -> N
 def use_tiktoken_file(args: argparse.Namespace) -> None:
     """``--tiktoken-file PATH`` is the same as ``WWHO_TIKTOKEN_FILE=PATH`` for this command."""
     if getattr(args, "tiktoken_file", None):
-        import os
-
         os.environ["WWHO_TIKTOKEN_FILE"] = args.tiktoken_file
 
 

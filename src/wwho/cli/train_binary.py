@@ -15,6 +15,7 @@ from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, count_windows
 from wwho.binary.io import save
 from wwho.binary.train import check_options, train_from_counts
+from wwho.cli.options import strict
 from wwho.cli.outputs import add_force, check_output_file
 
 
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-docs-per-file", help="keep at most N windows of each file (uniform random)")
     g.add_argument("--sample-rate", help="keep each window with this probability (default 1.0)")
     g.add_argument("--seed", help="seed for random windows and sampling (default 0)")
-    return p
+    return strict(p)
 
 
 def _switch(g: argparse._ArgumentGroup, dest: str, help_text: str, *, on: str, off: str) -> None:

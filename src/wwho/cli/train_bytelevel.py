@@ -11,6 +11,7 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
+from wwho.cli.options import strict
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    return p
+    return strict(p)
 
 
 def main(argv: list[str]) -> int:

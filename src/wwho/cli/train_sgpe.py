@@ -17,6 +17,7 @@ import argparse
 import sys
 import time
 
+from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.sgpe import SGPETokenizer
@@ -105,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the tiktoken encoding of the meta tokenizer (default o200k_base)")
     meta.add_argument("--tiktoken-file", metavar="PATH",
                       help="its ranks file, for offline use (or set WWHO_TIKTOKEN_FILE, or tiktoken's TIKTOKEN_CACHE_DIR)")
-    return p
+    return strict(p)
 
 
 def main(argv: list[str]) -> int:

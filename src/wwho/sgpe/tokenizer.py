@@ -39,6 +39,7 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError
+from wwho.ids import token_ids
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
@@ -203,14 +204,14 @@ class SGPETokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a byte-fallback token is its single byte)."""
-        if type(token_id) is not int:
-            raise TokenizerError(f"token id {token_id!r} is out of range [0, {len(self.vocab)})")
-        return self._core.token_bytes(token_id)
+        (i,) = token_ids((token_id,), len(self.vocab))
+        return self._core.token_bytes(i)
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        """The bytes of ``ids`` joined (each exactly an int in range). With ``prefix_space``, one
-        leading space is dropped (the encoder's dummy space; HF's decoder does the same)."""
-        data = self._core.decode_bytes(ids, bool(skip_special_tokens))
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
+        With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
+        does the same)."""
+        data = self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
         if self.prefix_space and data[:1] == b" ":
             data = data[1:]
         return data

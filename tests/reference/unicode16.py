@@ -9,7 +9,7 @@ is ``Cn`` (unassigned or noncharacter) in Unicode 16.0, surrogates excluded. It 
 ``unicodedata2`` 16.0.0 (``unicodedata2.category(chr(cp)) == "Cn"``; ``unicodedata2.unidata_version
 == "16.0.0"``). ``CATEGORY_CHANGES`` holds the Unicode 16.0 category of the assigned code points
 whose category the ``regex`` module (2026.11.15) reports differently (U+0295 became Lo in
-Unicode 17). Nothing here is code; :mod:`wwho.bytelevel.pretokenize` reads it.
+Unicode 17). Nothing here is code; the reference pre-tokenizer (:mod:`reference.pretokenize_py`) reads it.
 """
 
 VERSION = "16.0"

@@ -1,0 +1,136 @@
+//! Time the byte-level core without Python: `cargo run --release --example bytelevel_bench --
+//! <o200k_base.tiktoken> <corpus.txt> [lines]`. Prints MB/s for a physical floor (UTF-8
+//! validation and a memchr pass over the same bytes), pre-tokenizing alone, and encoding cold (a
+//! fresh tokenizer) and warm (a second pass). For profiling (`perf record`), not a test.
+
+/// Seconds of CPU time this thread has used: the machine is shared, so wall time would
+/// count other processes' turns.
+fn cpu() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+use wwho_core::bytelevel::specials::SpecialSet;
+use wwho_core::bytelevel::{tiktoken, ByteLevel, Model};
+use wwho_core::pretokenize::named::O200K;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: bytelevel_bench <o200k_base.tiktoken> <corpus.txt> [lines] [reps]");
+        std::process::exit(2);
+    }
+    let data = std::fs::read(&args[1]).expect("ranks file");
+    let text = std::fs::read_to_string(&args[2]).expect("corpus");
+    let n: usize = args
+        .get(3)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(usize::MAX);
+    let reps: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
+    // "only:split" / "only:warm": just that part (for callgrind and perf).
+    let only = args.get(5).map(String::as_str).unwrap_or("");
+    let lines: Vec<&str> = text.lines().take(n).collect();
+    let mb = lines.iter().map(|l| l.len()).sum::<usize>() as f64 / 1e6;
+
+    let t = cpu();
+    let ranks = tiktoken::parse(&data).expect("valid ranks");
+    let parsed = cpu() - t;
+    let build = || {
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            special_tokens: vec![("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)],
+            patterns: vec![O200K],
+            cache_bytes: 64 << 20,
+            ..Model::default()
+        };
+        ByteLevel::new(&model).expect("a valid model")
+    };
+    let t = cpu();
+    let tok = build();
+    println!(
+        "{} lines, {mb:.2} MB; parse ranks {:.0} ms, build {:.0} ms",
+        lines.len(),
+        parsed * 1e3,
+        (cpu() - t) * 1e3
+    );
+    // The best of `reps` runs, in CPU time.
+    let wanted = |label: &str| only.is_empty() || label.contains(only.trim_start_matches("only:"));
+    let rate = |label: &str, f: &mut dyn FnMut() -> f64| {
+        if !wanted(label) {
+            return;
+        }
+        let best = (0..reps).map(|_| f()).fold(f64::MAX, f64::min);
+        println!("  {label:<28} {:8.1} MB/s", mb / best);
+    };
+    let timed = |f: &mut dyn FnMut()| {
+        let t = cpu();
+        f();
+        cpu() - t
+    };
+    rate("utf-8 validation", &mut || {
+        timed(&mut || {
+            for l in &lines {
+                std::hint::black_box(std::str::from_utf8(l.as_bytes()).is_ok());
+            }
+        })
+    });
+    rate("memchr(' ') count", &mut || {
+        timed(&mut || {
+            for l in &lines {
+                std::hint::black_box(memchr::memchr_iter(b' ', l.as_bytes()).count());
+            }
+        })
+    });
+    rate("pre-tokenize (o200k)", &mut || {
+        timed(&mut || {
+            for l in &lines {
+                std::hint::black_box(tok.pretokenizer().split(l).map(|v| v.len()).unwrap_or(0));
+            }
+        })
+    });
+    rate("encode, fresh tokenizer", &mut || {
+        let fresh = build();
+        timed(&mut || {
+            for l in &lines {
+                let _ = std::hint::black_box(
+                    fresh
+                        .encode(l, &SpecialSet::None, &SpecialSet::All)
+                        .map(|v| v.len()),
+                );
+            }
+        })
+    });
+    for l in &lines {
+        let _ = tok.encode(l, &SpecialSet::None, &SpecialSet::All);
+    }
+    rate("encode, warm", &mut || {
+        timed(&mut || {
+            for l in &lines {
+                let _ = std::hint::black_box(
+                    tok.encode(l, &SpecialSet::None, &SpecialSet::All)
+                        .map(|v| v.len()),
+                );
+            }
+        })
+    });
+    let nocache = {
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![O200K],
+            cache_bytes: 0,
+            ..Model::default()
+        };
+        ByteLevel::new(&model).expect("a valid model")
+    };
+    rate("encode, no shared cache", &mut || {
+        timed(&mut || {
+            for l in &lines {
+                let _ = std::hint::black_box(nocache.encode_ordinary(l).map(|v| v.len()));
+            }
+        })
+    });
+}

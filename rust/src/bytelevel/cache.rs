@@ -1,0 +1,148 @@
+//! A bounded piece cache: piece bytes -> token ids, shared by every thread using a tokenizer.
+//!
+//! Bounded in bytes, not entries (a 2,000-character piece costs what it weighs): the budget is
+//! split over 16 shards, each behind its own lock, and a shard that would exceed its share is
+//! emptied before the insert. Pieces longer than [`MAX_PIECE`] or shorter than [`MIN_PIECE`] bytes
+//! are never cached. The cache only saves work: a miss recomputes the same ids.
+
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
+
+/// Longer pieces are not cached (they are rare, and would crowd out many short ones).
+pub const MAX_PIECE: usize = 256;
+/// Shorter pieces are not cached either: their BPE is a handful of lookups, cheaper than a
+/// locked insert (and the per-thread memo keeps the frequent ones).
+pub const MIN_PIECE: usize = 6;
+const SHARDS: usize = 16;
+/// What one entry costs beyond its key and ids: two boxes and the hash table slot.
+const ENTRY_OVERHEAD: usize = 48;
+
+#[derive(Default)]
+struct Shard {
+    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    bytes: usize,
+}
+
+pub struct PieceCache {
+    shards: Vec<Mutex<Shard>>,
+    shard_budget: usize,
+}
+
+impl PieceCache {
+    /// A cache holding at most about `budget` bytes (0 disables it).
+    pub fn new(budget: usize) -> PieceCache {
+        PieceCache {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shard_budget: budget / SHARDS,
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.shard_budget > 0
+    }
+
+    #[inline]
+    fn shard(&self, key: &[u8]) -> &Mutex<Shard> {
+        let mut h = FxHasher::default();
+        key.hash(&mut h);
+        &self.shards[(h.finish() >> 59) as usize % SHARDS]
+    }
+
+    /// Append the cached ids of `key` to `out`; false on a miss.
+    #[inline]
+    pub fn get_into(&self, key: &[u8], out: &mut Vec<u32>) -> bool {
+        if !self.enabled() || key.len() > MAX_PIECE || key.len() < MIN_PIECE {
+            return false;
+        }
+        let Ok(shard) = self.shard(key).lock() else {
+            return false; // poisoned: a panic elsewhere; behave as a miss
+        };
+        match shard.map.get(key) {
+            Some(ids) => {
+                out.extend_from_slice(ids);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn insert(&self, key: &[u8], ids: &[u32]) {
+        if !self.enabled() || key.len() > MAX_PIECE || key.len() < MIN_PIECE {
+            return;
+        }
+        let cost = key.len() + 4 * ids.len() + ENTRY_OVERHEAD;
+        let Ok(mut shard) = self.shard(key).lock() else {
+            return;
+        };
+        if shard.bytes + cost > self.shard_budget {
+            shard.map = FxHashMap::default(); // frees the table too, not just its entries
+            shard.bytes = 0;
+        }
+        if shard.map.insert(key.into(), ids.into()).is_none() {
+            shard.bytes += cost;
+        }
+    }
+
+    /// Bytes held (as counted against the budget).
+    pub fn bytes(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.lock().map(|s| s.bytes).unwrap_or(0))
+            .sum()
+    }
+
+    pub fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.lock().map(|s| s.map.len()).unwrap_or(0))
+            .sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn clear(&self) {
+        for shard in &self.shards {
+            if let Ok(mut s) = shard.lock() {
+                *s = Shard::default();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_in_bytes() {
+        let cache = PieceCache::new(16 * 1024);
+        for i in 0..10_000u32 {
+            let key = format!("piece number {i}");
+            cache.insert(key.as_bytes(), &[i, i + 1, i + 2]);
+            assert!(cache.bytes() <= 16 * 1024);
+        }
+        assert!(!cache.is_empty());
+        let mut out = Vec::new();
+        assert!(cache.get_into(b"piece number 9999", &mut out));
+        assert_eq!(out, vec![9999, 10000, 10001]);
+        cache.clear();
+        assert!(cache.is_empty() && cache.bytes() == 0);
+    }
+
+    #[test]
+    fn long_pieces_and_zero_budget_are_not_cached() {
+        let cache = PieceCache::new(1 << 20);
+        cache.insert(&[b'a'; MAX_PIECE + 1], &[1]);
+        assert!(cache.is_empty());
+        cache.insert(b"short", &[1]);
+        assert!(cache.is_empty());
+        let off = PieceCache::new(0);
+        off.insert(b"abcdefg", &[1]);
+        assert!(off.is_empty() && !off.get_into(b"abcdefg", &mut Vec::new()));
+    }
+}

@@ -1,0 +1,619 @@
+//! Byte-level BPE (tiktoken, GPT-2, Llama 3, Qwen2 ...): encode and decode.
+//!
+//! A [`ByteLevel`] is a vocabulary of byte strings (`ranks`: token bytes -> id), a
+//! [`Pretokenizer`], special and added tokens, and one of two merge rules, both applied by
+//! [`crate::merge`] (lowest rank first, leftmost on ties):
+//!
+//! * **ranks** (tiktoken): two adjacent parts merge if their concatenation is a token, the
+//!   token's id being the rank; a piece that is itself a token is emitted whole.
+//! * **merges** (Hugging Face `tokenizer.json`, GGUF): only the listed pairs merge, in list
+//!   order; a whole-piece lookup comes first only with `ignore_merges` (Llama 3).
+//!
+//! A byte with no token of its own still takes part in merges (a pseudo id stands for it), and
+//! is an error only if it is left over. Pieces needing merges are remembered in a byte-bounded
+//! cache ([`cache`]). Everything here is `Sync`: one tokenizer serves many threads. This module
+//! reads no files and knows no Python.
+
+pub mod cache;
+mod hot;
+pub mod specials;
+pub mod table;
+pub mod tiktoken;
+pub mod vocab;
+
+use crate::merge::{merge_with, Merge, PairTable, Pairs};
+use crate::pretokenize::general::RegexError;
+use crate::pretokenize::Pretokenizer;
+use cache::PieceCache;
+use specials::{SpecialSet, Specials};
+use std::fmt;
+use table::{Packed, TokenTable, PACKED};
+use vocab::{bytes_repr, str_repr, Vocab};
+
+/// Ids at or above this are pseudo ids of bytes that have no token.
+const PSEUDO: u32 = u32::MAX - 255;
+/// Largest token id a vocabulary may use.
+pub const MAX_ID: u32 = PSEUDO - 1;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The vocabulary is inconsistent (construction only).
+    Vocab(String),
+    /// A pre-tokenizer regex failed to compile or to run.
+    Regex(String),
+    /// The text holds a disallowed special token (`offset` in characters).
+    Disallowed { token: String, offset: usize },
+    /// A byte that no token covers is left after merging.
+    NoToken(u8),
+    /// Not special tokens of this vocabulary.
+    UnknownSpecial(Vec<String>),
+    /// A token id that is not in the vocabulary, at `position` of the input.
+    UnknownId { id: u32, position: usize },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Vocab(msg) | Error::Regex(msg) => f.write_str(msg),
+            Error::Disallowed { token, offset } => write!(
+                f,
+                "text contains the special token {} at offset {offset}",
+                str_repr(token)
+            ),
+            Error::NoToken(b) => write!(
+                f,
+                "byte {} has no token in this vocabulary",
+                bytes_repr(&[*b])
+            ),
+            Error::UnknownSpecial(names) => {
+                let names: Vec<String> = names.iter().map(|n| str_repr(n)).collect();
+                write!(
+                    f,
+                    "not special tokens of this vocabulary: [{}]",
+                    names.join(", ")
+                )
+            }
+            Error::UnknownId { id, position } => {
+                write!(
+                    f,
+                    "token id {id} at position {position} is not in this vocabulary"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<RegexError> for Error {
+    fn from(e: RegexError) -> Self {
+        Error::Regex(e.0)
+    }
+}
+
+/// What a byte-level tokenizer is made of (borrowed: the caller keeps the data).
+#[derive(Default)]
+pub struct Model<'a> {
+    pub ranks: Vec<(&'a [u8], u32)>,
+    /// The merges rule's ordered pairs; None for the ranks rule.
+    pub merges: Option<Vec<(&'a [u8], &'a [u8])>>,
+    pub ignore_merges: bool,
+    pub special_tokens: Vec<(&'a str, u32)>,
+    pub added_tokens: Vec<(&'a str, u32)>,
+    /// Tokens that decode but are never produced by encoding.
+    pub extra_tokens: Vec<(u32, &'a [u8])>,
+    pub patterns: Vec<&'a str>,
+    pub byte_patterns: Vec<&'a str>,
+    /// Piece-cache budget in bytes (0: no cache).
+    pub cache_bytes: usize,
+}
+
+enum Rule {
+    Ranks,
+    Merges(PairTable),
+}
+
+pub struct ByteLevel {
+    /// Tells this tokenizer's entries in the per-thread memos from another's.
+    uid: u64,
+    /// Ranks rule: the token of every two-byte string, or NO_TOKEN (256 kB): the first merges
+    /// of every piece ask about byte pairs.
+    byte_pairs: Vec<u32>,
+    encoder: TokenTable,
+    /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
+    packed: Vec<([u64; 2], u32)>,
+    vocab: Vocab,
+    /// Initial unit of each byte: its token's id, or a pseudo id.
+    byte_units: [u32; 256],
+    rule: Rule,
+    whole_piece_first: bool,
+    specials: Specials,
+    pretokenizer: Pretokenizer,
+    cache: PieceCache,
+}
+
+/// The ranks rule as [`Pairs`]: a pair merges into the token of its concatenated bytes.
+struct RankPairs<'a> {
+    tok: &'a ByteLevel,
+}
+
+const NO_TOKEN: u32 = u32::MAX;
+
+impl Pairs for RankPairs<'_> {
+    #[inline]
+    fn get(&self, left: u32, right: u32) -> Option<Merge> {
+        let tok = self.tok;
+        let id = match (tok.unit_packed(left), tok.unit_packed(right)) {
+            (Some(a), Some(b)) if a.len == 1 && b.len == 1 => {
+                let id = tok.byte_pairs[((a.key as usize) << 8) | b.key as usize];
+                if id == NO_TOKEN {
+                    return None;
+                }
+                id
+            }
+            (Some(a), Some(b)) if (a.len + b.len) as usize <= PACKED => {
+                tok.encoder.get_packed_rare(a.concat(b)?)?
+            }
+            _ => tok.encoder.get(
+                [tok.unit_bytes(left), tok.unit_bytes(right)]
+                    .concat()
+                    .as_slice(),
+            )?,
+        };
+        Some(Merge { rank: id, id })
+    }
+}
+
+impl ByteLevel {
+    pub fn new(model: &Model) -> Result<ByteLevel, Error> {
+        let max_id = model
+            .ranks
+            .iter()
+            .map(|&(_, i)| i)
+            .chain(model.special_tokens.iter().map(|&(_, i)| i))
+            .chain(model.added_tokens.iter().map(|&(_, i)| i))
+            .chain(model.extra_tokens.iter().map(|&(i, _)| i))
+            .max()
+            .unwrap_or(0);
+        if max_id > MAX_ID {
+            return Err(Error::Vocab(format!(
+                "token id {max_id} is too large (at most {MAX_ID})"
+            )));
+        }
+        let count = model.ranks.len()
+            + model.special_tokens.len()
+            + model.added_tokens.len()
+            + model.extra_tokens.len();
+        let total: usize = model.ranks.iter().map(|(b, _)| b.len()).sum();
+        let mut vocab = Vocab::with_capacity(count, max_id, total + 1024);
+        let mut encoder = TokenTable::with_capacity(model.ranks.len());
+        let mut add = |label: &str, id: u32, bytes: &[u8]| -> Result<(), Error> {
+            vocab.insert(id, bytes).map_err(|old| {
+                Error::Vocab(format!(
+                    "{label}: token id {id} is used twice ({} and {})",
+                    bytes_repr(&old),
+                    bytes_repr(bytes)
+                ))
+            })
+        };
+        for &(bytes, id) in &model.ranks {
+            add("ranks", id, bytes)?;
+            if encoder.insert(bytes, id).is_err() {
+                return Err(Error::Vocab(format!(
+                    "ranks: token {} appears twice",
+                    bytes_repr(bytes)
+                )));
+            }
+        }
+        let dense = (max_id as usize + 1).min(2 * model.ranks.len() + 1024);
+        let mut packed = vec![([0u64; 2], u32::MAX); dense];
+        for &(bytes, id) in &model.ranks {
+            if let Some(slot) = packed.get_mut(id as usize) {
+                if bytes.len() <= PACKED {
+                    let p = Packed::new(bytes);
+                    *slot = ([p.key as u64, (p.key >> 64) as u64], p.len);
+                }
+            }
+        }
+        for &(text, id) in &model.special_tokens {
+            add("special_tokens", id, text.as_bytes())?;
+        }
+        for &(text, id) in &model.added_tokens {
+            add("added_tokens", id, text.as_bytes())?;
+        }
+        for &(id, bytes) in &model.extra_tokens {
+            add("extra_tokens", id, bytes)?;
+        }
+        for (label, texts) in [
+            ("special_tokens", &model.special_tokens),
+            ("added_tokens", &model.added_tokens),
+        ] {
+            if texts.iter().any(|(t, _)| t.is_empty()) {
+                return Err(Error::Vocab(format!(
+                    "{label}: a special or added token cannot be empty"
+                )));
+            }
+        }
+        let special_texts: std::collections::HashSet<&str> =
+            model.special_tokens.iter().map(|&(t, _)| t).collect();
+        if let Some(clash) = model
+            .added_tokens
+            .iter()
+            .map(|&(t, _)| t)
+            .filter(|t| special_texts.contains(t))
+            .min()
+        {
+            return Err(Error::Vocab(format!(
+                "{} is both a special and an added token",
+                str_repr(clash)
+            )));
+        }
+        let mut byte_units = [0u32; 256];
+        for (b, unit) in byte_units.iter_mut().enumerate() {
+            *unit = encoder.get(&[b as u8][..]).unwrap_or(PSEUDO + b as u32);
+        }
+        let unit_of = |bytes: &[u8]| -> Option<u32> {
+            match encoder.get(bytes) {
+                Some(id) => Some(id),
+                None if bytes.len() == 1 => Some(PSEUDO + u32::from(bytes[0])),
+                None => None,
+            }
+        };
+        let rule = match &model.merges {
+            None => Rule::Ranks,
+            Some(merges) => {
+                let mut table = PairTable::with_capacity(merges.len());
+                for (rank, &(a, b)) in merges.iter().enumerate() {
+                    let merged = [a, b].concat();
+                    let Some(id) = encoder.get(merged.as_slice()) else {
+                        return Err(Error::Vocab(format!(
+                            "merge {rank} ({}, {}): the merged token {} is not in the vocabulary",
+                            bytes_repr(a),
+                            bytes_repr(b),
+                            bytes_repr(&merged)
+                        )));
+                    };
+                    // A part that is neither a token nor a single byte never exists: skip.
+                    if let (Some(x), Some(y)) = (unit_of(a), unit_of(b)) {
+                        table.insert(
+                            x,
+                            y,
+                            Merge {
+                                rank: rank as u32,
+                                id,
+                            },
+                        );
+                    }
+                }
+                Rule::Merges(table)
+            }
+        };
+        let mut byte_pairs = Vec::new();
+        if model.merges.is_none() {
+            byte_pairs = vec![NO_TOKEN; 1 << 16];
+            for (i, slot) in byte_pairs.iter_mut().enumerate() {
+                if let Some(id) = encoder.get(&[(i >> 8) as u8, i as u8]) {
+                    *slot = id;
+                }
+            }
+        }
+        let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
+        static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Ok(ByteLevel {
+            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            byte_pairs,
+            whole_piece_first: model.merges.is_none() || model.ignore_merges,
+            encoder,
+            packed,
+            vocab,
+            byte_units,
+            rule,
+            specials: Specials::new(&model.special_tokens, &model.added_tokens)
+                .map_err(Error::Vocab)?,
+            pretokenizer,
+            cache: PieceCache::new(model.cache_bytes),
+        })
+    }
+
+    /// The packed bytes of a unit (a token id or a pseudo id), None if longer than 16 bytes.
+    #[inline(always)]
+    fn unit_packed(&self, unit: u32) -> Option<Packed> {
+        if unit >= PSEUDO {
+            return Some(Packed {
+                key: u128::from(unit - PSEUDO),
+                len: 1,
+            });
+        }
+        match self.packed.get(unit as usize) {
+            Some(&(key, len)) if len != u32::MAX => Some(Packed {
+                key: u128::from(key[0]) | (u128::from(key[1]) << 64),
+                len,
+            }),
+            Some(_) => None,
+            None => {
+                let bytes = self.vocab.get(unit)?;
+                (bytes.len() <= PACKED).then(|| Packed::new(bytes))
+            }
+        }
+    }
+
+    #[inline]
+    fn unit_bytes(&self, unit: u32) -> &[u8] {
+        if unit >= PSEUDO {
+            let b = (unit - PSEUDO) as usize;
+            return &BYTES[b..b + 1];
+        }
+        self.vocab.get(unit).unwrap_or(&[])
+    }
+
+    // --- vocabulary --------------------------------------------------------------------------
+
+    pub fn n_vocab(&self) -> u64 {
+        self.vocab.n_vocab()
+    }
+
+    /// How many ids have a token.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.vocab.get(id)
+    }
+
+    pub fn pretokenizer(&self) -> &Pretokenizer {
+        &self.pretokenizer
+    }
+
+    pub fn specials(&self) -> &Specials {
+        &self.specials
+    }
+
+    pub fn cache(&self) -> &PieceCache {
+        &self.cache
+    }
+
+    // --- decoding ----------------------------------------------------------------------------
+
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for (position, &id) in ids.iter().enumerate() {
+            match self.vocab.get(id) {
+                Some(bytes) => out.extend_from_slice(bytes),
+                None => return Err(Error::UnknownId { id, position }),
+            }
+        }
+        Ok(out)
+    }
+
+    // --- encoding ----------------------------------------------------------------------------
+
+    /// Ids of `text`: special tokens in `disallowed` are an error, those in `allowed` become
+    /// their ids, added tokens are always split out, the rest is BPE.
+    pub fn encode(
+        &self,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+    ) -> Result<Vec<u32>, Error> {
+        if let Some(m) = self
+            .specials
+            .matcher(disallowed, false)
+            .map_err(Error::Vocab)?
+        {
+            if let Some((index, start, _)) = m.find_iter(text).next() {
+                return Err(Error::Disallowed {
+                    token: self.specials.text(index).to_string(),
+                    offset: text[..start].chars().count(),
+                });
+            }
+        }
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        let mut scratch = Vec::new();
+        match self.specials.matcher(allowed, true).map_err(Error::Vocab)? {
+            None => self.encode_chunk(text, &mut out, &mut scratch)?,
+            Some(m) => {
+                let mut done = 0;
+                for (index, start, end) in m.find_iter(text) {
+                    self.encode_chunk(&text[done..start], &mut out, &mut scratch)?;
+                    out.push(self.specials.id(index));
+                    done = end;
+                }
+                self.encode_chunk(&text[done..], &mut out, &mut scratch)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ids of `text` with special-token text as plain text (added tokens still split out).
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>, Error> {
+        self.encode(text, &SpecialSet::None, &SpecialSet::None)
+    }
+
+    /// Ids of text holding no special or added token: pre-tokenize, then BPE every piece.
+    fn encode_chunk(
+        &self,
+        text: &str,
+        out: &mut Vec<u32>,
+        scratch: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        hot::with(self.uid, |hot| match hot {
+            Some(hot) => self.pretokenizer.for_each_piece(text, &mut |piece| {
+                if hot.get_into(piece, out) {
+                    return Ok(());
+                }
+                let start = out.len();
+                self.encode_piece(piece, out, scratch, Some(hot))?;
+                hot.put(piece, &out[start..]);
+                Ok(())
+            }),
+            None => self.pretokenizer.for_each_piece(text, &mut |piece| {
+                self.encode_piece(piece, out, scratch, None)
+            }),
+        })
+    }
+
+    /// BPE of one piece, appended to `out`.
+    #[inline]
+    fn encode_piece(
+        &self,
+        piece: &[u8],
+        out: &mut Vec<u32>,
+        scratch: &mut Vec<u32>,
+        hot: Option<&hot::Hot>,
+    ) -> Result<(), Error> {
+        if self.whole_piece_first {
+            // Asked only on a memo miss, and then often about a piece that is no token (a new
+            // word): the Bloom filter answers most of those without the big table.
+            let whole = if piece.len() <= PACKED {
+                self.encoder.get_packed_rare(Packed::new(piece))
+            } else {
+                self.encoder.get(piece)
+            };
+            if let Some(id) = whole {
+                out.push(id);
+                return Ok(());
+            }
+        }
+        if self.cache.get_into(piece, out) {
+            return Ok(());
+        }
+        scratch.clear();
+        scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
+        let ranks = RankPairs { tok: self };
+        match (&self.rule, hot) {
+            (Rule::Ranks, Some(hot)) => merge_with(scratch, &hot.pairs(&ranks)),
+            (Rule::Ranks, None) => merge_with(scratch, &ranks),
+            (Rule::Merges(table), Some(hot)) => merge_with(scratch, &hot.pairs(table)),
+            (Rule::Merges(table), None) => merge_with(scratch, table),
+        }
+        if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
+            return Err(Error::NoToken((unit - PSEUDO) as u8));
+        }
+        self.cache.insert(piece, scratch);
+        out.extend_from_slice(scratch);
+        Ok(())
+    }
+}
+
+static BYTES: [u8; 256] = {
+    let mut all = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        all[i] = i as u8;
+        i += 1;
+    }
+    all
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::named;
+
+    fn bytes_model(extra: &[(&'static [u8], u32)]) -> Vec<(Vec<u8>, u32)> {
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        ranks.extend(extra.iter().map(|&(b, i)| (b.to_vec(), i)));
+        ranks
+    }
+
+    fn build(ranks: &[(Vec<u8>, u32)], merges: Option<Vec<(&[u8], &[u8])>>) -> ByteLevel {
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            merges,
+            special_tokens: vec![("<|end|>", 1000)],
+            added_tokens: vec![("@@", 1001)],
+            patterns: vec![named::GPT2],
+            cache_bytes: 1 << 20,
+            ..Model::default()
+        };
+        ByteLevel::new(&model).unwrap()
+    }
+
+    #[test]
+    fn ranks_rule_merges_lowest_first() {
+        let ranks = bytes_model(&[(b"ab", 256), (b"bc", 257), (b"abc", 258)]);
+        let tok = build(&ranks, None);
+        // "abc" is a token: emitted whole. "abcb": ab(256) first, then abc(258), then b.
+        assert_eq!(tok.encode_ordinary("abc").unwrap(), vec![258]);
+        assert_eq!(
+            tok.encode_ordinary("abcb").unwrap(),
+            vec![258, u32::from(b'b')]
+        );
+        assert_eq!(
+            tok.encode_ordinary("abcb").unwrap(),
+            vec![258, u32::from(b'b')]
+        ); // cached
+        assert_eq!(tok.decode_bytes(&[258, 98]).unwrap(), b"abcb");
+    }
+
+    #[test]
+    fn merges_rule_and_ignore_merges() {
+        let ranks = bytes_model(&[(b"ab", 256), (b"bc", 257), (b"abc", 258)]);
+        // Only "b"+"c" then "a"+"bc" are listed: "abc" goes a|bc -> abc.
+        let tok = build(&ranks, Some(vec![(b"b", b"c"), (b"a", b"bc")]));
+        assert_eq!(tok.encode_ordinary("abcb").unwrap(), vec![258, 98]);
+        assert_eq!(tok.encode_ordinary("ab").unwrap(), vec![97, 98]); // "ab" is not a listed merge
+    }
+
+    #[test]
+    fn specials_and_added_tokens() {
+        let tok = build(&bytes_model(&[]), None);
+        let err = tok
+            .encode("hé <|end|>", &SpecialSet::None, &SpecialSet::All)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::Disallowed {
+                token: "<|end|>".into(),
+                offset: 3
+            }
+        );
+        let ids = tok
+            .encode("a<|end|>@@", &SpecialSet::All, &SpecialSet::None)
+            .unwrap();
+        assert_eq!(ids, vec![97, 1000, 1001]);
+        let ids = tok.encode_ordinary("a<|end|>@@").unwrap();
+        assert_eq!(ids.last(), Some(&1001));
+        assert!(ids.len() > 3);
+    }
+
+    #[test]
+    fn missing_bytes_merge_or_fail() {
+        // No token for "a" alone, but "ab" exists: "ab" encodes, "a" alone cannot.
+        let ranks = vec![(b"ab".to_vec(), 0), (b"b".to_vec(), 1)];
+        let tok = build(&ranks, None);
+        assert_eq!(tok.encode_ordinary("abb").unwrap(), vec![0, 1]);
+        assert_eq!(tok.encode_ordinary("ba"), Err(Error::NoToken(b'a')));
+        assert_eq!(
+            tok.decode_bytes(&[0, 7]),
+            Err(Error::UnknownId { id: 7, position: 1 })
+        );
+    }
+
+    #[test]
+    fn bad_vocabularies_are_errors() {
+        let model = Model {
+            ranks: vec![(b"a", 0), (b"b", 0)],
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        let Err(Error::Vocab(msg)) = ByteLevel::new(&model) else {
+            panic!("accepted a duplicate id")
+        };
+        assert_eq!(msg, "ranks: token id 0 is used twice (b'a' and b'b')");
+        let model = Model {
+            ranks: vec![(b"a", 0), (b"b", 1)],
+            merges: Some(vec![(b"a", b"b")]),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        let Err(Error::Vocab(msg)) = ByteLevel::new(&model) else {
+            panic!("accepted a merge without a token")
+        };
+        assert!(msg.contains("the merged token b'ab' is not in the vocabulary"));
+    }
+}

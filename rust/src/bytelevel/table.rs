@@ -1,0 +1,306 @@
+//! Token bytes -> id, built for the two lookups byte-level BPE makes all the time: "is this
+//! piece a token?" and (for the ranks rule) "is this pair of tokens, concatenated, a token?".
+//!
+//! Tokens of at most 16 bytes (nearly all of them) are packed into two little-endian `u64`s and
+//! kept in an open-addressing table, so a lookup hashes and compares two integers instead of
+//! hashing a slice and calling `memcmp`; the packed form of every id is kept too, so a pair's
+//! concatenation is two shifts. Longer tokens go to an ordinary hash map.
+
+use rustc_hash::FxHashMap;
+
+const EMPTY: u32 = u32::MAX;
+/// Tokens up to this many bytes are packed.
+pub const PACKED: usize = 16;
+
+#[derive(Clone, Copy)]
+struct Slot {
+    key: [u64; 2],
+    len: u32,
+    id: u32,
+}
+
+/// A token packed: its bytes as a little-endian u128 (zero-padded), and its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packed {
+    pub key: u128,
+    pub len: u32,
+}
+
+impl Packed {
+    /// Pack `bytes` (at most [`PACKED`] long).
+    #[inline(always)]
+    pub fn new(bytes: &[u8]) -> Packed {
+        let n = bytes.len();
+        let key = if n <= 8 {
+            u128::from(load_le(bytes))
+        } else {
+            let lo = u64::from_le_bytes([
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            ]);
+            u128::from(lo) | (u128::from(load_le(&bytes[8..])) << 64)
+        };
+        Packed { key, len: n as u32 }
+    }
+
+    /// `self` followed by `other`, if the result still fits.
+    #[inline(always)]
+    pub fn concat(self, other: Packed) -> Option<Packed> {
+        let len = self.len + other.len;
+        if len as usize > PACKED {
+            return None;
+        }
+        // len(self) < 16 here whenever other is non-empty, so the shift is in range.
+        let key = if other.len == 0 {
+            self.key
+        } else {
+            self.key | (other.key << (8 * self.len))
+        };
+        Some(Packed { key, len })
+    }
+}
+
+/// Up to 8 bytes as a little-endian u64, zero-padded, without a `memcpy` call.
+#[inline(always)]
+pub(crate) fn load_le(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let first = u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let last = u64::from(u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]));
+        first | (last << (8 * (n - 4)))
+    } else if n > 0 {
+        u64::from(b[0])
+            | (u64::from(b[n / 2]) << (8 * (n / 2)))
+            | (u64::from(b[n - 1]) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
+#[inline(always)]
+fn hash(p: Packed) -> u64 {
+    let lo = p.key as u64;
+    let hi = (p.key >> 64) as u64;
+    let mut h = (lo ^ hi.rotate_left(23) ^ u64::from(p.len).rotate_left(47))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= h >> 31;
+    h.wrapping_mul(0xBF58_476D_1CE4_E5B9)
+}
+
+pub struct TokenTable {
+    slots: Vec<Slot>,
+    mask: usize,
+    packed: usize,
+    long: FxHashMap<Box<[u8]>, u32>,
+    /// A Bloom filter over the packed tokens (two bits each, 256 kB): most pairs BPE asks about
+    /// are not tokens, and this says so without touching the megabytes of `slots`.
+    bloom: Vec<u64>,
+}
+
+const BLOOM_BITS: u32 = 21;
+
+#[inline(always)]
+fn bloom_bits(h: u64) -> (usize, usize) {
+    let a = (h >> (64 - BLOOM_BITS)) as usize;
+    let b = ((h >> 20) as usize) & ((1 << BLOOM_BITS) - 1);
+    (a, b)
+}
+
+impl TokenTable {
+    pub fn with_capacity(n: usize) -> TokenTable {
+        let size = (2 * n).next_power_of_two().max(16);
+        TokenTable {
+            slots: vec![
+                Slot {
+                    key: [0, 0],
+                    len: 0,
+                    id: EMPTY
+                };
+                size
+            ],
+            mask: size - 1,
+            packed: 0,
+            long: FxHashMap::default(),
+            bloom: vec![0; (1 << BLOOM_BITS) / 64],
+        }
+    }
+
+    /// Insert a token; Err(the id it already has) if present.
+    pub fn insert(&mut self, bytes: &[u8], id: u32) -> Result<(), u32> {
+        if bytes.len() > PACKED {
+            return match self.long.insert(bytes.into(), id) {
+                Some(old) => {
+                    self.long.insert(bytes.into(), old);
+                    Err(old)
+                }
+                None => Ok(()),
+            };
+        }
+        if 2 * (self.packed + 1) > self.slots.len() {
+            self.grow();
+        }
+        let p = Packed::new(bytes);
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        let h = hash(p);
+        let (a, b) = bloom_bits(h);
+        self.bloom[a / 64] |= 1 << (a % 64);
+        self.bloom[b / 64] |= 1 << (b % 64);
+        let mut i = h as usize & self.mask;
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.id == EMPTY {
+                *slot = Slot {
+                    key,
+                    len: p.len,
+                    id,
+                };
+                self.packed += 1;
+                return Ok(());
+            }
+            if slot.key == key && slot.len == p.len {
+                return Err(slot.id);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        let size = (old.len() * 2).max(16);
+        self.slots = vec![
+            Slot {
+                key: [0, 0],
+                len: 0,
+                id: EMPTY
+            };
+            size
+        ];
+        self.mask = size - 1;
+        for s in old.into_iter().filter(|s| s.id != EMPTY) {
+            let p = Packed {
+                key: u128::from(s.key[0]) | (u128::from(s.key[1]) << 64),
+                len: s.len,
+            };
+            let mut i = hash(p) as usize & self.mask;
+            while self.slots[i].id != EMPTY {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// Like [`get_packed`](Self::get_packed), asking the Bloom filter first: for lookups that
+    /// usually fail.
+    #[inline(always)]
+    pub fn get_packed_rare(&self, p: Packed) -> Option<u32> {
+        let h = hash(p);
+        let (a, b) = bloom_bits(h);
+        if self.bloom[a / 64] & (1 << (a % 64)) == 0 || self.bloom[b / 64] & (1 << (b % 64)) == 0 {
+            return None;
+        }
+        self.probe(p, h)
+    }
+
+    #[inline(always)]
+    pub fn get_packed(&self, p: Packed) -> Option<u32> {
+        self.probe(p, hash(p))
+    }
+
+    #[inline(always)]
+    fn probe(&self, p: Packed, h: u64) -> Option<u32> {
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        let mut i = h as usize & self.mask;
+        loop {
+            let slot = &self.slots[i];
+            if slot.key == key && slot.len == p.len && slot.id != EMPTY {
+                return Some(slot.id);
+            }
+            if slot.id == EMPTY {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() <= PACKED {
+            self.get_packed(Packed::new(bytes))
+        } else {
+            self.long.get(bytes).copied()
+        }
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Slot>()
+            + self.bloom.len() * 8
+            + self.long.keys().map(|k| k.len() + 32).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_is_exact_for_every_length() {
+        let data: Vec<u8> = (1..=40).collect();
+        for n in 0..=PACKED {
+            let mut buf = [0u8; 16];
+            buf[..n].copy_from_slice(&data[..n]);
+            assert_eq!(
+                Packed::new(&data[..n]).key,
+                u128::from_le_bytes(buf),
+                "length {n}"
+            );
+        }
+        for a in 0..=PACKED {
+            for b in 0..=PACKED - a {
+                let joined = [&data[..a], &data[20..20 + b]].concat();
+                let p = Packed::new(&data[..a]).concat(Packed::new(&data[20..20 + b]));
+                assert_eq!(p, Some(Packed::new(&joined)));
+            }
+        }
+        assert_eq!(
+            Packed::new(&data[..9]).concat(Packed::new(&data[..8])),
+            None
+        );
+    }
+
+    #[test]
+    fn lookups_and_trailing_zero_bytes() {
+        let mut t = TokenTable::with_capacity(4);
+        let tokens: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"a".to_vec(),
+            b"a\0".to_vec(),
+            b"a\0\0".to_vec(),
+            vec![0],
+            b"0123456789abcdef".to_vec(),
+            b"0123456789abcdefg".to_vec(),
+        ];
+        for (i, tok) in tokens.iter().enumerate() {
+            t.insert(tok, i as u32).unwrap();
+        }
+        for (i, tok) in tokens.iter().enumerate() {
+            assert_eq!(t.get(tok), Some(i as u32));
+            assert_eq!(t.insert(tok, 99), Err(i as u32));
+        }
+        assert_eq!(t.get(b"b"), None);
+        assert_eq!(t.get(b"0123456789abcdeg"), None);
+        for i in 0..1000u32 {
+            t.insert(format!("tok{i}").as_bytes(), 100 + i).unwrap();
+        }
+        assert_eq!(t.get(b"tok999"), Some(1099));
+        assert_eq!(t.get(b"a\0"), Some(2));
+        for i in 0..1000u32 {
+            let present = format!("tok{i}");
+            let absent = format!("kot{i}");
+            assert_eq!(
+                t.get_packed_rare(Packed::new(present.as_bytes())),
+                Some(100 + i)
+            );
+            assert_eq!(t.get_packed_rare(Packed::new(absent.as_bytes())), None);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `.tiktoken` ranks files: one `<base64 token bytes> <rank>` per line (OpenAI's format).
+//!
+//! Parsing o200k's 200,000 lines in Python (base64 per line) is most of the cost of building a
+//! tokenizer; here it is one pass. The checks and messages are those of the Python reader
+//! (`wwho.bytelevel.files.read_tiktoken_ranks`): line numbers are 1-based, blank lines skipped.
+
+use super::vocab::bytes_repr;
+use rustc_hash::FxHashMap;
+
+/// Python's `bytes.isspace()` for one byte.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
+}
+
+/// (token bytes, rank) in file order; Err(message without the file name).
+pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, String> {
+    let mut out = Vec::with_capacity(data.len() / 12);
+    let mut lines = Vec::with_capacity(data.len() / 12);
+    let mut seen_ranks: FxHashMap<u64, usize> = FxHashMap::default();
+    for (n, raw) in split_lines(data).enumerate() {
+        let lineno = n + 1;
+        if trim(raw).is_empty() {
+            continue;
+        }
+        let shown = || bytes_repr(&raw[..raw.len().min(60)]);
+        let mut fields = raw.split(|&b| is_space(b)).filter(|f| !f.is_empty());
+        let (Some(token), Some(rank), None) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(format!(
+                "{lineno}: expected '<base64 token> <rank>', got {}",
+                shown()
+            ));
+        };
+        let bad = || format!("{lineno}: bad base64 token or rank in {}", shown());
+        let token = decode_base64(token).ok_or_else(bad)?;
+        let rank = parse_rank(rank).ok_or_else(bad)?;
+        if token.is_empty() {
+            return Err(format!("{lineno}: empty token in {}", shown()));
+        }
+        if rank > u64::from(super::MAX_ID) {
+            return Err(format!("{lineno}: rank {rank} is too large"));
+        }
+        if let Some(first) = seen_ranks.insert(rank, lineno) {
+            return Err(format!("{lineno}: rank {rank} also used on line {first}"));
+        }
+        out.push((token, rank as u32));
+        lines.push(lineno);
+    }
+    let mut seen_tokens: FxHashMap<&[u8], ()> = FxHashMap::default();
+    seen_tokens.reserve(out.len());
+    for ((token, _), lineno) in out.iter().zip(&lines) {
+        if seen_tokens.insert(token.as_slice(), ()).is_some() {
+            return Err(format!(
+                "{lineno}: token {} appears twice",
+                bytes_repr(token)
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err("no tokens in ranks file".to_string());
+    }
+    Ok(out)
+}
+
+fn split_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    // Python's bytes.splitlines(): \n, \r\n and \r end lines.
+    let mut rest = data;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
+        let (line, next) = match end {
+            None => (rest, &rest[rest.len()..]),
+            Some(i) => {
+                let skip = if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                (&rest[..i], &rest[i + skip..])
+            }
+        };
+        rest = next;
+        Some(line)
+    })
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let start = line
+        .iter()
+        .position(|&b| !is_space(b))
+        .unwrap_or(line.len());
+    let end = line
+        .iter()
+        .rposition(|&b| !is_space(b))
+        .map_or(start, |i| i + 1);
+    &line[start..end]
+}
+
+/// A rank: ASCII digits only (what `str.isdigit()` accepts of ASCII; no sign, no `_`).
+fn parse_rank(field: &[u8]) -> Option<u64> {
+    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    field.iter().try_fold(0u64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
+/// Strict standard base64 (as Python's `b64decode(validate=True)`): padding required.
+fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
+    if s.len() % 4 != 0 {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let chunks = s.len() / 4;
+    for (k, chunk) in s.chunks_exact(4).enumerate() {
+        let last = k + 1 == chunks;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in &chunk[..4 - pad] {
+            acc = (acc << 6) | value(c)?;
+        }
+        acc <<= 6 * pad as u32;
+        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects_like_python() {
+        let ok = parse(b"YQ== 0\r\nYWI= 1\n\n  Yg== 2  \n").unwrap();
+        assert_eq!(
+            ok,
+            vec![(b"a".to_vec(), 0), (b"ab".to_vec(), 1), (b"b".to_vec(), 2)]
+        );
+        let cases: [(&[u8], &str); 9] = [
+            (b"YQ== 0\n!!!! 1\n", "2: bad base64"),
+            (b"YQ== 0\nYg==\n", "2: expected"),
+            (b"YQ== 0\nYg== one\n", "2: bad base64 token or rank"),
+            (b"YQ== 0\nYQ== 1\n", "2: token b'a' appears twice"),
+            (b"YQ== 0\nYg== 0\n", "2: rank 0 also used on line 1"),
+            (b"YQ== -3\n", "1: bad base64 token or rank"),
+            (b"YQ== 1_0\n", "1: bad base64 token or rank"),
+            (b"= 3\n", "1: bad base64 token or rank"),
+            (b"\n\n", "no tokens"),
+        ];
+        for (data, want) in cases {
+            let err = parse(data).unwrap_err();
+            assert!(err.starts_with(want), "{err} vs {want}");
+        }
+        assert_eq!(decode_base64(b"/w=="), Some(vec![255]));
+        assert_eq!(decode_base64(b"YQ"), None);
+        assert_eq!(decode_base64(b"YQ==YQ=="), None);
+    }
+}

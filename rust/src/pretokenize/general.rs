@@ -1,0 +1,246 @@
+//! The general path: any other pre-tokenizer regex, written in Python's `regex` dialect.
+//!
+//! A pattern is translated where the dialects differ (below) and compiled with the `regex`
+//! crate (a DFA: linear time) when it can be, else with `fancy-regex` (backtracking, for
+//! lookaround, possessive quantifiers and back-references: tiktoken's engine). Both use
+//! regex-syntax's Unicode 16.0 tables, as the hand-written scanners do.
+//!
+//! Dialect differences handled: `$` outside a class means "at the end, or before a final
+//! newline" in Python (`(?=\n?\z)` here); `\Z` is Rust's `\z`; inside a class, Python reads `[`,
+//! `&&`, `~~` and `--` literally where Rust nests or combines classes. Not handled (documented
+//! in docs/bytelevel.md): after an empty match Python may find a non-empty one at the same
+//! position, Rust moves on; a pattern neither engine accepts is an error, not a fallback.
+
+#[derive(Debug)]
+pub enum Engine {
+    Plain(regex::Regex),
+    Fancy(fancy_regex::Regex),
+}
+
+#[derive(Debug)]
+pub struct GeneralRegex {
+    engine: Engine,
+}
+
+/// A regex that could not be compiled or run; the message names the pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegexError(pub String);
+
+impl GeneralRegex {
+    pub fn new(pattern: &str) -> Result<GeneralRegex, RegexError> {
+        let translated = translate(pattern);
+        // The regex crate reads a possessive `x++` as a repeated repetition `(x+)+`, which can
+        // match where the possessive form cannot: those patterns must go to fancy-regex.
+        let plain = if has_possessive(&translated) {
+            Err(())
+        } else {
+            // A generous size limit: user patterns with big Unicode classes are fine.
+            regex::RegexBuilder::new(&translated)
+                .size_limit(64 << 20)
+                .build()
+                .map_err(|_| ())
+        };
+        let engine = match plain {
+            Ok(rx) => Engine::Plain(rx),
+            Err(_) => match fancy_regex::RegexBuilder::new(&translated)
+                .backtrack_limit(10_000_000)
+                .build()
+            {
+                Ok(rx) => Engine::Fancy(rx),
+                Err(err) => {
+                    return Err(RegexError(format!(
+                        "invalid pre-tokenizer regex {pattern:?}: {err}"
+                    )))
+                }
+            },
+        };
+        Ok(GeneralRegex { engine })
+    }
+
+    pub fn is_plain(&self) -> bool {
+        matches!(self.engine, Engine::Plain(_))
+    }
+
+    /// Non-empty matches of the regex in `text` as byte spans, in order.
+    pub fn for_each_match(
+        &self,
+        text: &str,
+        mut f: impl FnMut(usize, usize),
+    ) -> Result<(), RegexError> {
+        match &self.engine {
+            Engine::Plain(rx) => {
+                for m in rx.find_iter(text) {
+                    if m.start() < m.end() {
+                        f(m.start(), m.end());
+                    }
+                }
+            }
+            Engine::Fancy(rx) => {
+                for m in rx.find_iter(text) {
+                    let m = m.map_err(|err| {
+                        RegexError(format!(
+                            "pre-tokenizer regex {:?} failed on a piece of {} bytes: {err}",
+                            rx.as_str(),
+                            text.len()
+                        ))
+                    })?;
+                    if m.start() < m.end() {
+                        f(m.start(), m.end());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a (translated) pattern has a possessive quantifier: `*+`, `++`, `?+` or `}+`
+/// outside a character class.
+fn has_possessive(pattern: &str) -> bool {
+    let mut chars = pattern.chars().peekable();
+    let (mut in_class, mut class_start, mut prev_quantifier) = (false, false, false);
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            // An escape, with its braces if any (`\p{N}`, `\x{41}`): never a quantifier.
+            let escaped = chars.next();
+            if matches!(escaped, Some('p' | 'P' | 'x' | 'u' | 'U' | 'N' | 'g'))
+                && chars.peek() == Some(&'{')
+            {
+                for d in chars.by_ref() {
+                    if d == '}' {
+                        break;
+                    }
+                }
+            }
+            prev_quantifier = false;
+            class_start = false;
+            continue;
+        }
+        if in_class {
+            if c == ']' && !class_start {
+                in_class = false;
+            }
+            class_start = class_start && c == '^';
+            prev_quantifier = false;
+            continue;
+        }
+        if c == '+' && prev_quantifier {
+            return true;
+        }
+        prev_quantifier = matches!(c, '*' | '+' | '?' | '}');
+        if c == '[' {
+            in_class = true;
+            class_start = true;
+        }
+    }
+    false
+}
+
+/// Python `regex` syntax -> Rust `regex`/`fancy-regex` syntax (see the module docs).
+pub fn translate(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut chars = pattern.chars().peekable();
+    let mut class_depth = 0usize; // Python classes do not nest: 0 or 1
+    let mut class_start = false; // just after `[` or `[^`: a `]` here is a literal
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('Z') if class_depth == 0 => out.push_str(r"\z"),
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => out.push('\\'),
+            }
+            class_start = false;
+            continue;
+        }
+        if class_depth == 0 {
+            match c {
+                '[' => {
+                    class_depth = 1;
+                    class_start = true;
+                    out.push('[');
+                    if chars.peek() == Some(&'^') {
+                        chars.next();
+                        out.push('^');
+                    }
+                    continue;
+                }
+                '$' => out.push_str(r"(?=\n?\z)"),
+                _ => out.push(c),
+            }
+            continue;
+        }
+        // Inside a class.
+        match c {
+            ']' if !class_start => {
+                class_depth = 0;
+                out.push(']');
+            }
+            '[' => {
+                if chars.peek() == Some(&':') {
+                    out.push('['); // a POSIX class [:alpha:], the same in both dialects
+                } else {
+                    out.push_str(r"\[");
+                }
+            }
+            '&' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                chars.next();
+                out.push_str(r"-\-");
+            }
+            _ => out.push(c),
+        }
+        class_start = false;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(rx: &GeneralRegex, text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        rx.for_each_match(text, |a, b| out.push((a, b))).unwrap();
+        out
+    }
+
+    #[test]
+    fn translation() {
+        assert_eq!(translate(r"\s+$"), r"\s+(?=\n?\z)");
+        assert_eq!(translate(r"[$]\Z"), r"[$]\z");
+        assert_eq!(translate(r"[[a]"), r"[\[a]");
+        assert_eq!(translate(r"[]a]"), r"[]a]");
+        assert_eq!(translate(r"[^]a]"), r"[^]a]");
+        assert_eq!(translate(r"[a&&b~~c]"), r"[a\&\&b\~\~c]");
+        assert_eq!(translate(r"[+--]"), r"[+-\-]");
+        assert_eq!(translate(r"[\]]x"), r"[\]]x");
+    }
+
+    #[test]
+    fn python_semantics() {
+        let dollar = GeneralRegex::new("a$").unwrap();
+        assert_eq!(spans(&dollar, "a\n"), vec![(0, 1)]);
+        assert_eq!(spans(&dollar, "a\nb"), vec![]);
+        let class = GeneralRegex::new(r"[+--]").unwrap();
+        assert_eq!(spans(&class, "+,-a"), vec![(0, 1), (1, 2), (2, 3)]);
+        let nested = GeneralRegex::new(r"[[a]").unwrap();
+        assert_eq!(spans(&nested, "a[b"), vec![(0, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn engines() {
+        assert!(GeneralRegex::new(r"\p{N}+").unwrap().is_plain());
+        assert!(!GeneralRegex::new(r"\s+(?!\S)").unwrap().is_plain());
+        assert!(!GeneralRegex::new(r"\p{L}++").unwrap().is_plain());
+        assert!(!GeneralRegex::new(r"\p{N}{1,3}+").unwrap().is_plain());
+        assert!(GeneralRegex::new(r"[+]+\++").unwrap().is_plain());
+        assert!(!GeneralRegex::new(r"\d{3}+").unwrap().is_plain());
+        assert!(GeneralRegex::new("(").is_err());
+    }
+}

@@ -1,0 +1,353 @@
+//! Pre-tokenizers for byte-level BPE: text -> pieces that BPE never merges across.
+//!
+//! A [`Pretokenizer`] is a sequence of regexes, each applied to every piece the previous one
+//! produced, keeping both the matches and the text between them (Hugging Face's `Split` with
+//! behaviour `Isolated`; llama.cpp applies its regex lists the same way). A single regex that
+//! matches everywhere (GPT-2, cl100k, o200k) therefore splits exactly like tiktoken's
+//! `findall`. Byte stages (`byte_patterns`) run after the GPT-2 byte mapping, on the mapped
+//! text, as some Hugging Face pipelines do; their pieces are bytes and may cut a character.
+//!
+//! Named patterns (recognised by their exact text) run on hand-written scanners ([`named`]);
+//! any other regex on the general path ([`general`]). Character classes are Unicode 16.0
+//! everywhere ([`classes`]). This module knows nothing of vocabularies, special tokens or BPE.
+
+pub mod classes;
+pub mod general;
+pub mod named;
+
+use general::{GeneralRegex, RegexError};
+use named::Named;
+
+#[derive(Debug)]
+enum Stage {
+    Named(Named),
+    Regex(GeneralRegex),
+}
+
+impl Stage {
+    fn new(pattern: &str, scanners: bool) -> Result<Stage, RegexError> {
+        Ok(match Named::from_pattern(pattern).filter(|_| scanners) {
+            Some(named) => Stage::Named(named),
+            None => Stage::Regex(GeneralRegex::new(pattern)?),
+        })
+    }
+
+    fn kind(&self) -> String {
+        match self {
+            Stage::Named(named) => named.name().to_string(),
+            Stage::Regex(rx) if rx.is_plain() => "regex".to_string(),
+            Stage::Regex(_) => "fancy-regex".to_string(),
+        }
+    }
+
+    /// The pieces of `text`: matches and the non-empty gaps between them, as byte spans.
+    #[inline]
+    fn split(&self, text: &str, f: &mut impl FnMut(usize, usize)) -> Result<(), RegexError> {
+        match self {
+            Stage::Named(named) => {
+                let table = classes::classes();
+                let s = text.as_bytes();
+                let (mut pos, mut gap) = (0, usize::MAX);
+                while pos < s.len() {
+                    match named.match_at(table, s, pos) {
+                        Some(end) => {
+                            if gap != usize::MAX {
+                                f(gap, pos);
+                                gap = usize::MAX;
+                            }
+                            f(pos, end);
+                            pos = end;
+                        }
+                        None => {
+                            if gap == usize::MAX {
+                                gap = pos;
+                            }
+                            pos += classes::decode(s, pos).1;
+                        }
+                    }
+                }
+                if gap != usize::MAX {
+                    f(gap, pos);
+                }
+                Ok(())
+            }
+            Stage::Regex(rx) => {
+                let mut done = 0;
+                rx.for_each_match(text, |start, end| {
+                    if start > done {
+                        f(done, start);
+                    }
+                    f(start, end);
+                    done = end;
+                })?;
+                if done < text.len() {
+                    f(done, text.len());
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Pretokenizer {
+    stages: Vec<Stage>,
+    byte_stages: Vec<Stage>,
+}
+
+impl Pretokenizer {
+    pub fn new<S: AsRef<str>>(patterns: &[S], byte_patterns: &[S]) -> Result<Self, RegexError> {
+        Self::with_scanners(patterns, byte_patterns, true)
+    }
+
+    /// `scanners: false` runs even the named patterns on the general regex path (for tests and
+    /// fuzzing: fancy-regex, tiktoken's engine, is then the oracle of the scanners).
+    pub fn with_scanners<S: AsRef<str>>(
+        patterns: &[S],
+        byte_patterns: &[S],
+        scanners: bool,
+    ) -> Result<Self, RegexError> {
+        if patterns.is_empty() && byte_patterns.is_empty() {
+            return Err(RegexError(
+                "a pre-tokenizer needs at least one regex".to_string(),
+            ));
+        }
+        let compile = |ps: &[S]| -> Result<Vec<Stage>, RegexError> {
+            ps.iter()
+                .map(|p| Stage::new(p.as_ref(), scanners))
+                .collect()
+        };
+        Ok(Pretokenizer {
+            stages: compile(patterns)?,
+            byte_stages: compile(byte_patterns)?,
+        })
+    }
+
+    /// How each regex runs: a named scanner (`o200k`...), `regex` or `fancy-regex`.
+    pub fn stage_kinds(&self) -> Vec<String> {
+        self.stages
+            .iter()
+            .chain(&self.byte_stages)
+            .map(Stage::kind)
+            .collect()
+    }
+
+    pub fn has_byte_stage(&self) -> bool {
+        !self.byte_stages.is_empty()
+    }
+
+    /// The pieces of `text` after the text regexes, as byte spans of `text`.
+    pub fn split(&self, text: &str) -> Result<Vec<(usize, usize)>, RegexError> {
+        let mut spans = Vec::new();
+        self.split_text(text, &mut |a, b| spans.push((a, b)))?;
+        Ok(spans)
+    }
+
+    fn split_text(&self, text: &str, f: &mut impl FnMut(usize, usize)) -> Result<(), RegexError> {
+        match self.stages.as_slice() {
+            [] => {
+                if !text.is_empty() {
+                    f(0, text.len());
+                }
+                Ok(())
+            }
+            [only] => only.split(text, f),
+            [first, rest @ ..] => {
+                let mut spans = Vec::new();
+                first.split(text, &mut |a, b| spans.push((a, b)))?;
+                for stage in rest {
+                    let mut next = Vec::with_capacity(spans.len());
+                    for &(a, b) in &spans {
+                        stage.split(&text[a..b], &mut |x, y| next.push((a + x, a + y)))?;
+                    }
+                    spans = next;
+                }
+                for (a, b) in spans {
+                    f(a, b);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Call `f` on the bytes of every piece of `text`, byte stages included, in order.
+    pub fn for_each_piece<E: From<RegexError>>(
+        &self,
+        text: &str,
+        f: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let bytes = text.as_bytes();
+        if self.byte_stages.is_empty() {
+            let mut result = Ok(());
+            self.split_text(text, &mut |a, b| {
+                if result.is_ok() {
+                    result = f(&bytes[a..b]);
+                }
+            })?;
+            return result;
+        }
+        let mut pieces = Vec::new();
+        self.split_text(text, &mut |a, b| pieces.push((a, b)))?;
+        for (a, b) in pieces {
+            let piece = &bytes[a..b];
+            let (mapped, starts) = map_bytes(piece);
+            let mut spans = vec![(0, mapped.len())];
+            for stage in &self.byte_stages {
+                let mut next = Vec::with_capacity(spans.len());
+                for &(x, y) in &spans {
+                    stage.split(&mapped[x..y], &mut |p, q| next.push((x + p, x + q)))?;
+                }
+                spans = next;
+            }
+            for (x, y) in spans {
+                // Mapped-text offsets back to byte offsets: every byte is one mapped character.
+                let (i, j) = (
+                    starts.partition_point(|&s| s < x),
+                    starts.partition_point(|&s| s < y),
+                );
+                f(&piece[i..j])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+// --- the GPT-2 byte <-> unicode mapping ----------------------------------------------------
+
+/// GPT-2's byte -> character map: printable Latin-1 bytes stand for themselves, the other 68
+/// (controls, space, DEL, NBSP, soft hyphen) are moved to U+0100.. in byte order.
+pub fn byte_to_char() -> [char; 256] {
+    let mut table = ['\0'; 256];
+    let mut extra = 0u32;
+    for (b, slot) in table.iter_mut().enumerate() {
+        let keep = (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || b >= 0xAE;
+        let cp = if keep {
+            b as u32
+        } else {
+            extra += 1;
+            0x100 + extra - 1
+        };
+        *slot = char::from_u32(cp).unwrap_or('\0');
+    }
+    table
+}
+
+/// `piece` in GPT-2 characters, and the byte offset in the result where each input byte starts.
+fn map_bytes(piece: &[u8]) -> (String, Vec<usize>) {
+    let table = byte_to_char();
+    let mut mapped = String::with_capacity(piece.len() * 2);
+    let mut starts = Vec::with_capacity(piece.len());
+    for &b in piece {
+        starts.push(mapped.len());
+        mapped.push(table[b as usize]);
+    }
+    (mapped, starts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: &Pretokenizer, text: &str) -> Vec<String> {
+        p.split(text)
+            .unwrap()
+            .into_iter()
+            .map(|(a, b)| text[a..b].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn o200k_known_splits() {
+        let p = Pretokenizer::new(&[named::O200K], &[]).unwrap();
+        assert_eq!(p.stage_kinds(), vec!["o200k"]);
+        assert_eq!(
+            pieces(&p, "Hello world's  end\n\n x"),
+            vec!["Hello", " world's", " ", " end", "\n\n", " x"]
+        );
+        assert_eq!(
+            pieces(&p, "HTMLParser 12345"),
+            vec!["HTMLParser", " ", "123", "45"]
+        );
+        assert_eq!(pieces(&p, "  "), vec!["  "]);
+        assert_eq!(pieces(&p, "a  "), vec!["a", "  "]);
+        assert_eq!(pieces(&p, "!!/\n"), vec!["!!/\n"]);
+    }
+
+    #[test]
+    fn cl100k_and_llama3_differ_on_a_final_run() {
+        let cl = Pretokenizer::new(&[named::CL100K], &[]).unwrap();
+        let llama = Pretokenizer::new(&[named::LLAMA3], &[]).unwrap();
+        assert_eq!(pieces(&cl, "x  \n  "), vec!["x", "  \n  "]);
+        assert_eq!(pieces(&llama, "x  \n  "), vec!["x", "  \n", "  "]);
+    }
+
+    #[test]
+    fn gaps_are_kept_and_stages_chain() {
+        let p = Pretokenizer::new(&["a+"], &[]).unwrap();
+        assert_eq!(pieces(&p, "xaay"), vec!["x", "aa", "y"]);
+        let p = Pretokenizer::new(&["a+", "y"], &[]).unwrap();
+        assert_eq!(pieces(&p, "xaayz"), vec!["x", "aa", "y", "z"]);
+        let p = Pretokenizer::new(&["(?=b)"], &[]).unwrap();
+        assert_eq!(pieces(&p, "abab"), vec!["abab"]);
+    }
+
+    #[test]
+    fn byte_stage_cuts_mapped_text() {
+        // A byte-stage regex sees "Ġ" for the space byte; splitting on it keeps bytes exact.
+        let p = Pretokenizer::new(&[named::GPT2], &["\u{120}"]).unwrap();
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        p.for_each_piece::<RegexError>("a b\u{e9}", &mut |piece| {
+            out.push(piece.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            vec![b"a".to_vec(), b" ".to_vec(), "b\u{e9}".as_bytes().to_vec()]
+        );
+    }
+
+    #[test]
+    fn scanners_equal_fancy_regex() {
+        let texts = [
+            "Hello world's  end\n\n x",
+            "  \t\n\r\n  ab'S 'll ' \u{17f}s 123456 a1b2",
+            "HTMLParser\u{1c5}x\u{2b0}y \u{0dc1}\u{0dca}\u{200d}\u{0dbb}\u{0dd3} \u{300}a",
+            "!!/\n\r/  ?? \u{3000}\u{a0}x\u{2028}",
+            "x  \n  ",
+            "'\u{17f}'LL 'Ve",
+        ];
+        for pattern in [
+            named::O200K,
+            named::CL100K,
+            named::LLAMA3,
+            named::QWEN2,
+            named::GPT2,
+            named::GPT2_HF,
+        ] {
+            let fast = Pretokenizer::new(&[pattern], &[]).unwrap();
+            let slow = Pretokenizer::with_scanners(&[pattern], &[], false).unwrap();
+            assert!(slow.stage_kinds()[0].contains("regex"));
+            for text in texts {
+                assert_eq!(
+                    fast.split(text).unwrap(),
+                    slow.split(text).unwrap(),
+                    "{pattern} on {text:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn byte_map_is_gpt2s() {
+        let t = byte_to_char();
+        assert_eq!(t[b' ' as usize], '\u{120}');
+        assert_eq!(t[b'\n' as usize], '\u{10a}');
+        assert_eq!(t[b'a' as usize], 'a');
+        assert_eq!(t[0xAD], '\u{143}');
+        let mut all: Vec<char> = t.to_vec();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 256);
+    }
+}

@@ -1,0 +1,416 @@
+//! Hand-written scanners for the named pre-tokenizer regexes (o200k, cl100k, Llama 3, Qwen2, GPT-2).
+//!
+//! Each scanner answers one question: where does the regex's match that starts at `pos` end? It
+//! follows the regex's alternatives in order and reproduces what a backtracking engine would do
+//! (the module comments on each alternative say how), so the pieces are exactly those of
+//! `regex.findall` in Python and of tiktoken's Rust regex, lookahead `\s+(?!\S)` included, at
+//! one pass over the characters instead of a backtracking search. Every named pattern matches
+//! at every position, so the pieces cover the text.
+//!
+//! The regexes themselves are facts from tiktoken, llama.cpp and Hugging Face configs; they are
+//! written out in `wwho/bytelevel/pretokenize.py`, and `Named::from_pattern` recognises them by
+//! their exact text. Anything else goes to the general regex path.
+
+use super::classes::{decode, Classes, LETTER, LOWER, MARK, NUMBER, OTHER_LETTER, SPACE, UPPER};
+
+pub const O200K: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+(?!\S)",
+    r"|\s+",
+);
+pub const CL100K: &str = concat!(
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+",
+    r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
+);
+pub const LLAMA3: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+pub const QWEN2: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+/// tiktoken's possessive form of GPT-2's regex (r50k).
+pub const GPT2: &str =
+    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// GPT-2's regex as Hugging Face's `ByteLevel(use_regex=True)` writes it (splits like `GPT2`).
+pub const GPT2_HF: &str =
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+/// o200k's "upper-case-like" class `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` and "lower-case-like" one.
+const UL: u8 = UPPER | OTHER_LETTER | MARK;
+const LL: u8 = LOWER | OTHER_LETTER | MARK;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Named {
+    O200k,
+    Cl100k,
+    Llama3,
+    Qwen2,
+    Gpt2,
+}
+
+impl Named {
+    pub fn from_pattern(pattern: &str) -> Option<Named> {
+        match pattern {
+            O200K => Some(Named::O200k),
+            CL100K => Some(Named::Cl100k),
+            LLAMA3 => Some(Named::Llama3),
+            QWEN2 => Some(Named::Qwen2),
+            GPT2 | GPT2_HF => Some(Named::Gpt2),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Named::O200k => "o200k",
+            Named::Cl100k => "cl100k",
+            Named::Llama3 => "llama3",
+            Named::Qwen2 => "qwen2",
+            Named::Gpt2 => "gpt2",
+        }
+    }
+
+    /// The end of the match starting at `pos` (< `s.len()`), or None if none starts there.
+    #[inline]
+    pub fn match_at(self, t: &Classes, s: &[u8], pos: usize) -> Option<usize> {
+        let scan = Scan { t, s };
+        match self {
+            Named::O200k => scan.o200k(pos),
+            Named::Cl100k => scan.cl100k(pos, 3, true),
+            Named::Llama3 => scan.cl100k(pos, 3, false),
+            Named::Qwen2 => scan.cl100k(pos, 1, false),
+            Named::Gpt2 => scan.gpt2(pos),
+        }
+    }
+}
+
+struct Scan<'a> {
+    t: &'a Classes,
+    s: &'a [u8],
+}
+
+impl Scan<'_> {
+    /// (code point, UTF-8 length, class flags) of the character at `i`.
+    #[inline(always)]
+    fn at(&self, i: usize) -> (u32, usize, u8) {
+        let (cp, len) = decode(self.s, i);
+        (cp, len, self.t.of(cp))
+    }
+
+    /// Class flags at `i`, 0 past the end.
+    #[inline(always)]
+    fn class(&self, i: usize) -> u8 {
+        if i < self.s.len() {
+            self.at(i).2
+        } else {
+            0
+        }
+    }
+
+    /// End of the longest run from `i` of characters whose flags meet `want`.
+    #[inline(always)]
+    fn run(&self, mut i: usize, want: u8) -> usize {
+        while i < self.s.len() {
+            let (_, len, k) = self.at(i);
+            if k & want == 0 {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// End of a run of at most `max` characters of class `want`.
+    fn run_max(&self, mut i: usize, want: u8, max: usize) -> usize {
+        for _ in 0..max {
+            if i >= self.s.len() {
+                break;
+            }
+            let (_, len, k) = self.at(i);
+            if k & want == 0 {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// `[^\s\p{L}\p{N}]+` from `i`: the run of "other" characters (punctuation, symbols, marks...).
+    fn other_run(&self, mut i: usize) -> usize {
+        while i < self.s.len() {
+            let (_, len, k) = self.at(i);
+            if k & (SPACE | LETTER | NUMBER) != 0 {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// `[^\s\p{L}\p{N}]` at `i`.
+    #[inline(always)]
+    fn is_other(&self, i: usize) -> bool {
+        i < self.s.len() && self.class(i) & (SPACE | LETTER | NUMBER) == 0
+    }
+
+    /// `[^\r\n\p{L}\p{N}]`: the optional one-character prefix of a letter run.
+    #[inline(always)]
+    fn is_prefix(cp: u32, k: u8) -> bool {
+        cp != 0x0D && cp != 0x0A && k & (LETTER | NUMBER) == 0
+    }
+
+    /// The whitespace run from `pos` (whose first character is whitespace): its end, the start
+    /// of its last character, and the end of its last `\r` or `\n` (0 if none).
+    fn space_run(&self, pos: usize) -> (usize, usize, usize) {
+        let (mut i, mut last, mut newline_end) = (pos, pos, 0);
+        while i < self.s.len() {
+            let (cp, len, k) = self.at(i);
+            if k & SPACE == 0 {
+                break;
+            }
+            if cp == 0x0A || cp == 0x0D {
+                newline_end = i + len;
+            }
+            last = i;
+            i += len;
+        }
+        (i, last, newline_end)
+    }
+
+    /// `'s|'t|'re|'ve|'m|'ll|'d` at `i` (which holds the apostrophe), case-insensitively
+    /// (simple case folding: `s` also matches `S` and U+017F LONG S) or not.
+    fn contraction(&self, i: usize, ignore_case: bool) -> Option<usize> {
+        let s = self.s;
+        if s.get(i) != Some(&b'\'') {
+            return None;
+        }
+        let letter = |j: usize| -> Option<(u8, usize)> {
+            let b = *s.get(j)?;
+            if b.is_ascii_alphabetic() {
+                if ignore_case {
+                    return Some((b.to_ascii_lowercase(), 1));
+                }
+                return b.is_ascii_lowercase().then_some((b, 1));
+            }
+            if ignore_case && b == 0xC5 && s.get(j + 1) == Some(&0xBF) {
+                return Some((b's', 2)); // U+017F folds to s
+            }
+            None
+        };
+        let (first, len) = letter(i + 1)?;
+        let j = i + 1 + len;
+        let second = |want: u8| match letter(j) {
+            Some((c, l)) if c == want => Some(j + l),
+            _ => None,
+        };
+        match first {
+            b's' | b't' | b'm' | b'd' => Some(j),
+            b'r' | b'v' => second(b'e'),
+            b'l' => second(b'l'),
+            _ => None,
+        }
+    }
+
+    // --- o200k -------------------------------------------------------------------------------
+
+    fn o200k(&self, pos: usize) -> Option<usize> {
+        let n = self.s.len();
+        let (c0, l0, k0) = self.at(pos);
+        let prefix = Self::is_prefix(c0, k0) && pos + l0 < n;
+        // Alternatives 1 and 2: P?[UL]*[LL]+C? then P?[UL]+[LL]*C? (P = the optional prefix, C =
+        // the contractions). A backtracking engine tries, in order: 1 with the prefix, 1 without,
+        // 2 with, 2 without. "Without" can only start a letter run if the first character is a
+        // letter or a mark (a mark is both a possible prefix and a member of both case classes).
+        let letterish = k0 & (LETTER | MARK) != 0;
+        if prefix || letterish {
+            let found = (if prefix {
+                self.lower_last(pos + l0)
+            } else {
+                None
+            })
+            .or_else(|| {
+                if letterish {
+                    self.lower_last(pos)
+                } else {
+                    None
+                }
+            })
+            .or_else(|| {
+                if prefix {
+                    self.upper_first(pos + l0)
+                } else {
+                    None
+                }
+            })
+            .or_else(|| {
+                if letterish {
+                    self.upper_first(pos)
+                } else {
+                    None
+                }
+            });
+            if let Some(end) = found {
+                if self.s.get(end) == Some(&b'\'') {
+                    return Some(self.contraction(end, true).unwrap_or(end));
+                }
+                return Some(end);
+            }
+        }
+        if k0 & NUMBER != 0 {
+            return Some(self.run_max(pos, NUMBER, 3)); // \p{N}{1,3}
+        }
+        if let Some(end) = self.space_then_other(pos, c0) {
+            // [\r\n/]*
+            let mut e = end;
+            while e < n && matches!(self.s[e], b'\r' | b'\n' | b'/') {
+                e += 1;
+            }
+            return Some(e);
+        }
+        if k0 & SPACE != 0 {
+            let (end, last, newline_end) = self.space_run(pos);
+            if newline_end > 0 {
+                return Some(newline_end); // \s*[\r\n]+: up to the run's last newline
+            }
+            return Some(self.space_lookahead(pos, end, last));
+        }
+        None
+    }
+
+    #[inline(always)]
+    /// `[UL]*[LL]+` from `i`: `[UL]*` takes the longest run; if a lower-case letter follows,
+    /// `[LL]+` extends through the `[LL]` run after it; otherwise the engine gives characters
+    /// back until one of them is in `[LL]`, so the match ends after the run's last `[LL]` one.
+    fn lower_last(&self, mut i: usize) -> Option<usize> {
+        let n = self.s.len();
+        let mut last_lower_end = None;
+        while i < n {
+            let (_, len, k) = self.at(i);
+            if k & UL == 0 {
+                if k & LL != 0 {
+                    return Some(self.run(i, LL));
+                }
+                break;
+            }
+            i += len;
+            if k & LL != 0 {
+                last_lower_end = Some(i);
+            }
+        }
+        last_lower_end
+    }
+
+    /// `[UL]+[LL]*` from `i`: both greedy, nothing to give back.
+    #[inline(always)]
+    fn upper_first(&self, i: usize) -> Option<usize> {
+        if i >= self.s.len() || self.class(i) & UL == 0 {
+            return None;
+        }
+        Some(self.run(self.run(i, UL), LL))
+    }
+
+    /// ` ?[^\s\p{L}\p{N}]+` at `pos` (first character `c0`): its end.
+    #[inline(always)]
+    fn space_then_other(&self, pos: usize, c0: u32) -> Option<usize> {
+        if c0 == u32::from(b' ') {
+            // With the space, an "other" character must follow; without it, the space itself
+            // would have to be one, and it is not.
+            return self.is_other(pos + 1).then(|| self.other_run(pos + 1));
+        }
+        self.is_other(pos).then(|| self.other_run(pos))
+    }
+
+    /// `\s+(?!\S)` or, failing that, one whitespace character (`\s+` / `\s` after it).
+    /// `\s+` takes the run; at the end of the text the lookahead holds, before a non-space
+    /// the engine gives back one character, which works when the run has two or more.
+    #[inline]
+    fn space_lookahead(&self, pos: usize, end: usize, last: usize) -> usize {
+        if end == self.s.len() || last == pos {
+            end
+        } else {
+            last
+        }
+    }
+
+    // --- cl100k, Llama 3, Qwen2 --------------------------------------------------------------
+
+    /// cl100k (`whole_final_run`: its `\s++$`), Llama 3 and Qwen2 (`max_digits` 1): the same
+    /// alternatives but for the digit count and that one.
+    fn cl100k(&self, pos: usize, max_digits: usize, whole_final_run: bool) -> Option<usize> {
+        let n = self.s.len();
+        let (c0, l0, k0) = self.at(pos);
+        if c0 == u32::from(b'\'') {
+            if let Some(end) = self.contraction(pos, true) {
+                return Some(end);
+            }
+        }
+        // [^\r\n\p{L}\p{N}]?+\p{L}++ (possessive or not: the same, since a prefix is no letter).
+        if Self::is_prefix(c0, k0) {
+            if self.class(pos + l0) & LETTER != 0 {
+                return Some(self.run(pos + l0, LETTER));
+            }
+        } else if k0 & LETTER != 0 {
+            return Some(self.run(pos, LETTER));
+        }
+        if k0 & NUMBER != 0 {
+            return Some(self.run_max(pos, NUMBER, max_digits));
+        }
+        if let Some(end) = self.space_then_other(pos, c0) {
+            let mut e = end; // [\r\n]*
+            while e < n && matches!(self.s[e], b'\r' | b'\n') {
+                e += 1;
+            }
+            return Some(e);
+        }
+        if k0 & SPACE != 0 {
+            let (end, last, newline_end) = self.space_run(pos);
+            if whole_final_run && end == n {
+                return Some(end); // \s++$
+            }
+            if newline_end > 0 {
+                return Some(newline_end); // \s*[\r\n] / \s*[\r\n]+
+            }
+            return Some(self.space_lookahead(pos, end, last));
+        }
+        None
+    }
+
+    // --- GPT-2 -------------------------------------------------------------------------------
+
+    fn gpt2(&self, pos: usize) -> Option<usize> {
+        let (c0, _, k0) = self.at(pos);
+        if c0 == u32::from(b'\'') {
+            if let Some(end) = self.contraction(pos, false) {
+                return Some(end);
+            }
+        }
+        // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`: with a space, the class must follow it.
+        let (start, k) = if c0 == u32::from(b' ') {
+            (pos + 1, self.class(pos + 1))
+        } else {
+            (pos, k0)
+        };
+        if start < self.s.len() {
+            if k & LETTER != 0 {
+                return Some(self.run(start, LETTER));
+            }
+            if k & NUMBER != 0 {
+                return Some(self.run(start, NUMBER));
+            }
+            if k & SPACE == 0 {
+                return Some(self.other_run(start));
+            }
+        }
+        if k0 & SPACE != 0 {
+            let (end, last, _) = self.space_run(pos);
+            return Some(self.space_lookahead(pos, end, last));
+        }
+        None
+    }
+}

@@ -1,0 +1,508 @@
+//! Python bindings of the byte-level core: `_core.ByteLevel`, `_core.Pretokenizer` and their
+//! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
+//! the exceptions into typed `wwho` errors.
+
+use crate::bytelevel::specials::SpecialSet;
+use crate::bytelevel::{ByteLevel as Core, Error, Model, MAX_ID};
+use crate::pretokenize::general::RegexError;
+use crate::pretokenize::Pretokenizer as CorePretokenizer;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::{create_exception, ffi};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+create_exception!(
+    _core,
+    CoreError,
+    PyValueError,
+    "An error from the compiled core."
+);
+create_exception!(
+    _core,
+    CoreVocabError,
+    CoreError,
+    "An inconsistent vocabulary or a bad regex."
+);
+create_exception!(
+    _core,
+    DisallowedSpecial,
+    CoreError,
+    "args: (token, character offset)."
+);
+create_exception!(_core, UnknownId, CoreError, "args: (id, position).");
+create_exception!(
+    _core,
+    UnknownSpecial,
+    CoreError,
+    "args: (sorted unknown names,)."
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<ByteLevel>()?;
+    m.add_class::<Pretokenizer>()?;
+    m.add("CoreError", py.get_type::<CoreError>())?;
+    m.add("CoreVocabError", py.get_type::<CoreVocabError>())?;
+    m.add("DisallowedSpecial", py.get_type::<DisallowedSpecial>())?;
+    m.add("UnknownId", py.get_type::<UnknownId>())?;
+    m.add("UnknownSpecial", py.get_type::<UnknownSpecial>())?;
+    m.add("MAX_TOKEN_ID", MAX_ID)?;
+    m.add_function(wrap_pyfunction!(read_tiktoken, m)?)?;
+    Ok(())
+}
+
+fn to_py(err: Error) -> PyErr {
+    match err {
+        Error::Vocab(msg) | Error::Regex(msg) => CoreVocabError::new_err(msg),
+        Error::Disallowed { token, offset } => DisallowedSpecial::new_err((token, offset)),
+        Error::UnknownId { id, position } => UnknownId::new_err((id, position)),
+        Error::UnknownSpecial(names) => UnknownSpecial::new_err((names,)),
+        other @ Error::NoToken(_) => CoreError::new_err(other.to_string()),
+    }
+}
+
+/// Run core code, turning a panic (a bug: no input should cause one) into a `CoreError` instead of
+/// pyo3's `PanicException`, so that callers see the same typed error as for bad input.
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(CoreError::new_err(format!(
+            "internal error in wwho's core (please report it): {what}"
+        )))
+    })
+}
+
+fn regex_err(err: RegexError) -> PyErr {
+    CoreVocabError::new_err(err.0)
+}
+
+/// `.tiktoken` file contents -> {token bytes: rank}; `CoreVocabError("<line>: <problem>")`.
+#[pyfunction]
+fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let ranks = guard(|| {
+        py.detach(|| crate::bytelevel::tiktoken::parse(data))
+            .map_err(CoreVocabError::new_err)
+    })?;
+    let out = PyDict::new(py);
+    for (token, rank) in ranks {
+        out.set_item(PyBytes::new(py, &token), rank)?;
+    }
+    Ok(out)
+}
+
+// --- pre-tokenizer ---------------------------------------------------------------------------
+
+#[pyclass(frozen, module = "wwho._core")]
+pub struct Pretokenizer {
+    inner: CorePretokenizer,
+}
+
+#[pymethods]
+impl Pretokenizer {
+    #[new]
+    fn new(patterns: Vec<String>, byte_patterns: Vec<String>) -> PyResult<Self> {
+        let inner = guard(|| CorePretokenizer::new(&patterns, &byte_patterns).map_err(regex_err))?;
+        Ok(Pretokenizer { inner })
+    }
+
+    /// The pieces of `text` after the text regexes.
+    fn split<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let s = text.to_str()?;
+        let spans = guard(|| py.detach(|| self.inner.split(s)).map_err(regex_err))?;
+        PyList::new(py, spans.into_iter().map(|(a, b)| &s[a..b]))
+    }
+
+    /// The UTF-8 pieces of `text` after the whole pipeline, byte stage included.
+    fn split_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let s = text.to_str()?;
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        guard(|| {
+            self.inner
+                .for_each_piece::<RegexError>(s, &mut |p| {
+                    pieces.push(p.to_vec());
+                    Ok(())
+                })
+                .map_err(regex_err)
+        })?;
+        PyList::new(py, pieces.iter().map(|p| PyBytes::new(py, p)))
+    }
+
+    /// How each regex runs: a named scanner (`o200k`, `cl100k` ...), `regex` or `fancy-regex`.
+    fn stage_kinds(&self) -> Vec<String> {
+        self.inner.stage_kinds()
+    }
+}
+
+// --- tokenizer -------------------------------------------------------------------------------
+
+#[pyclass(frozen, module = "wwho._core")]
+pub struct ByteLevel {
+    inner: Arc<Core>,
+    /// A Python int for every id below `n_vocab` (up to [`MAX_INTS`]): building a list of ids is
+    /// then reference counting, not allocating an int per id.
+    ints: Vec<Py<PyAny>>,
+}
+
+const MAX_INTS: u64 = 1 << 22;
+
+/// A token id given by Python: a non-negative int (not a bool) that fits.
+fn token_id(label: &str, value: &Bound<'_, PyAny>, what: &dyn Fn() -> String) -> PyResult<u32> {
+    let bad = || {
+        let shown = value.repr().map(|r| r.to_string()).unwrap_or_default();
+        CoreVocabError::new_err(format!(
+            "{label}: token id {shown} for {} is not a non-negative int",
+            what()
+        ))
+    };
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad());
+    }
+    let id: u64 = value.extract().map_err(|_| bad())?;
+    if id > u64::from(MAX_ID) {
+        return Err(CoreVocabError::new_err(format!(
+            "{label}: token id {id} for {} is too large (at most {MAX_ID})",
+            what()
+        )));
+    }
+    Ok(id as u32)
+}
+
+/// (text, id) of every entry of a `str -> int` dict.
+fn texts<'py>(label: &str, d: &Bound<'py, PyDict>) -> PyResult<Vec<(Bound<'py, PyString>, u32)>> {
+    let mut out = Vec::with_capacity(d.len());
+    for (key, value) in d.iter() {
+        let text = key.cast_into::<PyString>().map_err(|e| {
+            CoreVocabError::new_err(format!("{label}: token {} is not a str", e.into_inner()))
+        })?;
+        let id = token_id(label, &value, &|| {
+            text.repr().map(|r| r.to_string()).unwrap_or_default()
+        })?;
+        out.push((text, id));
+    }
+    Ok(out)
+}
+
+fn specials_arg(core: &Core, value: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
+    if value.is_none() {
+        return Ok(SpecialSet::None);
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        if s.to_str()? == "all" {
+            return Ok(SpecialSet::All);
+        }
+        return Err(PyTypeError::new_err(
+            "special-token sets must be 'all' or a collection of strings",
+        ));
+    }
+    let names: Vec<String> = value
+        .try_iter()?
+        .map(|x| x?.extract())
+        .collect::<PyResult<_>>()?;
+    if names.is_empty() {
+        return Ok(SpecialSet::None);
+    }
+    core.specials()
+        .resolve(&names)
+        .map(SpecialSet::Some)
+        .map_err(|unknown| to_py(Error::UnknownSpecial(unknown)))
+}
+
+/// A Python list of ints from ids, taking the ints from `ints` where it has them.
+fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: PyList_New returns a new list with `len` NULL slots (or NULL and an exception);
+    // every slot is filled exactly once with a new (strong) reference before the list is used.
+    unsafe {
+        let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+        if list.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        for (i, &id) in ids.iter().enumerate() {
+            let item = match ints.get(id as usize) {
+                Some(int) => {
+                    let ptr = int.as_ptr();
+                    ffi::Py_INCREF(ptr);
+                    ptr
+                }
+                None => ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id)),
+            };
+            if item.is_null() {
+                ffi::Py_DECREF(list);
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, item);
+        }
+        Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
+    }
+}
+
+/// A rayon pool of `n` threads, built once per size.
+fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<FxHashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let pools = POOLS.get_or_init(|| Mutex::new(FxHashMap::default()));
+    let mut map = pools
+        .lock()
+        .map_err(|_| CoreError::new_err("thread pool registry is poisoned"))?;
+    if let Some(p) = map.get(&n) {
+        return Ok(p.clone());
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .map_err(|e| CoreError::new_err(format!("cannot start {n} threads: {e}")))?;
+    let p = Arc::new(p);
+    map.insert(n, p.clone());
+    Ok(p)
+}
+
+#[pymethods]
+impl ByteLevel {
+    #[new]
+    #[pyo3(signature = (ranks, *, merges, ignore_merges, special_tokens, added_tokens, extra_tokens, patterns, byte_patterns, cache_bytes))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        ranks: &Bound<'_, PyDict>,
+        merges: Option<&Bound<'_, PyAny>>,
+        ignore_merges: bool,
+        special_tokens: &Bound<'_, PyDict>,
+        added_tokens: &Bound<'_, PyDict>,
+        extra_tokens: &Bound<'_, PyDict>,
+        patterns: Vec<String>,
+        byte_patterns: Vec<String>,
+        cache_bytes: usize,
+    ) -> PyResult<Self> {
+        let mut rank_items: Vec<(Bound<'_, PyBytes>, u32)> = Vec::with_capacity(ranks.len());
+        for (key, value) in ranks.iter() {
+            let bytes = key.cast_into::<PyBytes>().map_err(|e| {
+                CoreVocabError::new_err(format!("ranks: token {} is not bytes", e.into_inner()))
+            })?;
+            let id = token_id("ranks", &value, &|| {
+                bytes.repr().map(|r| r.to_string()).unwrap_or_default()
+            })?;
+            rank_items.push((bytes, id));
+        }
+        let mut merge_items: Option<Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>> = None;
+        if let Some(list) = merges {
+            let mut items = Vec::new();
+            for pair in list.try_iter()? {
+                let (a, b): (Bound<'_, PyBytes>, Bound<'_, PyBytes>) =
+                    pair?.extract().map_err(|_| {
+                        CoreVocabError::new_err("merges: every merge must be a pair of bytes")
+                    })?;
+                items.push((a, b));
+            }
+            merge_items = Some(items);
+        }
+        let special_items = texts("special_tokens", special_tokens)?;
+        let added_items = texts("added_tokens", added_tokens)?;
+        let mut extra_items: Vec<(u32, Bound<'_, PyBytes>)> = Vec::new();
+        for (key, value) in extra_tokens.iter() {
+            let bytes = value
+                .cast_into::<PyBytes>()
+                .map_err(|_| CoreVocabError::new_err("extra_tokens: every token must be bytes"))?;
+            let id = token_id("extra_tokens", &key, &|| {
+                bytes.repr().map(|r| r.to_string()).unwrap_or_default()
+            })?;
+            extra_items.push((id, bytes));
+        }
+        let str_of = |s: &Bound<'_, PyString>| -> PyResult<String> {
+            s.to_str().map(str::to_string).map_err(|_| {
+                CoreVocabError::new_err(format!(
+                    "token {s} is not valid Unicode (a lone surrogate?)"
+                ))
+            })
+        };
+        let special_owned: Vec<(String, u32)> = special_items
+            .iter()
+            .map(|(s, i)| Ok((str_of(s)?, *i)))
+            .collect::<PyResult<_>>()?;
+        let added_owned: Vec<(String, u32)> = added_items
+            .iter()
+            .map(|(s, i)| Ok((str_of(s)?, *i)))
+            .collect::<PyResult<_>>()?;
+        let model = Model {
+            ranks: rank_items.iter().map(|(b, i)| (b.as_bytes(), *i)).collect(),
+            merges: merge_items.as_ref().map(|items| {
+                items
+                    .iter()
+                    .map(|(a, b)| (a.as_bytes(), b.as_bytes()))
+                    .collect()
+            }),
+            ignore_merges,
+            special_tokens: special_owned
+                .iter()
+                .map(|(s, i)| (s.as_str(), *i))
+                .collect(),
+            added_tokens: added_owned.iter().map(|(s, i)| (s.as_str(), *i)).collect(),
+            extra_tokens: extra_items
+                .iter()
+                .map(|(i, b)| (*i, b.as_bytes()))
+                .collect(),
+            patterns: patterns.iter().map(String::as_str).collect(),
+            byte_patterns: byte_patterns.iter().map(String::as_str).collect(),
+            cache_bytes,
+        };
+        let inner = guard(|| py.detach(|| Core::new(&model)).map_err(to_py))?;
+        let ints = (0..inner.n_vocab().min(MAX_INTS))
+            .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
+            .collect::<PyResult<_>>()?;
+        Ok(ByteLevel {
+            inner: Arc::new(inner),
+            ints,
+        })
+    }
+
+    /// Ids of `text`; any special-token text is an error (`DisallowedSpecial`).
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let s = text.to_str()?;
+        let core = &self.inner;
+        let ids = guard(|| {
+            if s.len() < 512 {
+                core.encode(s, &SpecialSet::None, &SpecialSet::All)
+            } else {
+                py.detach(|| core.encode(s, &SpecialSet::None, &SpecialSet::All))
+            }
+            .map_err(to_py)
+        })?;
+        id_list(py, &self.ints, &ids)
+    }
+
+    /// Ids of `text` with special-token text as plain text.
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let s = text.to_str()?;
+        let core = &self.inner;
+        let ids = guard(|| py.detach(|| core.encode_ordinary(s)).map_err(to_py))?;
+        id_list(py, &self.ints, &ids)
+    }
+
+    /// Ids of `text` with `allowed` / `disallowed` special tokens: "all", None or names.
+    fn encode_with<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let s = text.to_str()?;
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let core = &self.inner;
+        let ids = guard(|| {
+            py.detach(|| core.encode(s, &allowed, &disallowed))
+                .map_err(to_py)
+        })?;
+        id_list(py, &self.ints, &ids)
+    }
+
+    /// `[encode_with(t, allowed, disallowed) for t in texts]` on `num_threads` threads (None:
+    /// all cores), without the GIL. The first failing text's error is raised.
+    #[pyo3(signature = (texts, allowed, disallowed, num_threads=None))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let owned: Vec<Bound<'py, PyString>> = texts
+            .try_iter()?
+            .map(|t| {
+                t?.cast_into::<PyString>().map_err(|e| {
+                    PyTypeError::new_err(format!("expected str, got {}", e.into_inner().get_type()))
+                })
+            })
+            .collect::<PyResult<_>>()?;
+        let strs: Vec<&str> = owned.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?;
+        let core = &self.inner;
+        let threads = match num_threads {
+            Some(0) => return Err(PyValueError::new_err("num_threads must be at least 1")),
+            Some(n) => Some(pool(n)?),
+            None => None,
+        };
+        let results: Vec<Result<Vec<u32>, Error>> = guard(|| {
+            Ok(py.detach(|| {
+                let run = || {
+                    strs.par_iter()
+                        .map(|s| core.encode(s, &allowed, &disallowed))
+                        .collect()
+                };
+                match &threads {
+                    Some(p) if p.current_num_threads() == 1 => strs
+                        .iter()
+                        .map(|s| core.encode(s, &allowed, &disallowed))
+                        .collect(),
+                    Some(p) => p.install(run),
+                    None => run(),
+                }
+            }))
+        })?;
+        let out = PyList::empty(py);
+        for r in results {
+            out.append(id_list(py, &self.ints, &r.map_err(to_py)?)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = guard(|| self.inner.decode_bytes(&ids).map_err(to_py))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
+        self.inner.token_bytes(id).map(|b| PyBytes::new(py, b))
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> u64 {
+        self.inner.n_vocab()
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    /// (entries, bytes) held by the piece cache.
+    fn cache_info(&self) -> (usize, usize) {
+        (self.inner.cache().len(), self.inner.cache().bytes())
+    }
+
+    fn clear_cache(&self) {
+        self.inner.cache().clear();
+    }
+
+    fn stage_kinds(&self) -> Vec<String> {
+        self.inner.pretokenizer().stage_kinds()
+    }
+}

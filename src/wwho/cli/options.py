@@ -1,0 +1,86 @@
+"""Strict command-line options: an option given twice never silently drops its first value.
+
+argparse keeps the last value of a repeated option, so ``wwho eval --tokenizer A --tokenizer B``
+used to evaluate only B. :func:`strict` fixes a parser (and its sub-parsers) in place:
+
+* an option taking a list (``nargs="+"`` / ``"*"``) accumulates: ``--corpus a b --corpus c`` is
+  ``[a, b, c]``;
+* an option taking one value (or a fixed number) may be given once; a second time is an error
+  naming both values;
+* flags that set the same destination to different values (``--ids`` then ``--json``,
+  ``--pretty`` then ``--no-pretty``) are an error; repeating the same flag is harmless.
+
+``append`` and ``count`` options already accumulate and are left alone. Every ``wwho`` verb
+and every ``wwho train --kind K`` parser goes through :func:`strict`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+_GIVEN = "_wwho_given_options"  # on the namespace while parsing, removed after
+
+
+def _given(namespace: argparse.Namespace) -> dict:
+    given = getattr(namespace, _GIVEN, None)
+    if given is None:
+        given = {}
+        setattr(namespace, _GIVEN, given)
+    return given
+
+
+class _StoreOnce(argparse._StoreAction):
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = _given(namespace)
+        key = ("value", self.dest)
+        if key in given:
+            first_flag, first = given[key]
+            parser.error(f"{option_string} given twice ({first_flag} {_show(first)}, then {option_string} "
+                         f"{_show(values)}); give it once")
+        given[key] = (option_string, values)
+        setattr(namespace, self.dest, values)
+
+
+class _ConstOnce(argparse._StoreConstAction):
+    """store_const / store_true / store_false: a second flag for the same destination must agree."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = _given(namespace)
+        key = ("const", self.dest)
+        if key in given and given[key][1] != self.const:
+            parser.error(f"{given[key][0]} and {option_string} contradict each other; give one")
+        given.setdefault(key, (option_string, self.const))
+        setattr(namespace, self.dest, self.const)
+
+
+def _show(value) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make ``parser`` (and its sub-parsers) strict about repeated options (see the module docs)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                strict(sub)
+            continue
+        if not action.option_strings:
+            continue  # positionals take what they take
+        kind = type(action)
+        if kind is argparse._StoreAction:
+            if action.nargs in ("+", "*"):
+                action.__class__ = argparse._ExtendAction
+            else:
+                action.__class__ = _StoreOnce
+        elif kind in (argparse._StoreConstAction, argparse._StoreTrueAction, argparse._StoreFalseAction):
+            action.__class__ = _ConstOnce
+    original = parser.parse_known_args
+
+    def parse_known_args(args=None, namespace=None):
+        namespace, rest = original(args, namespace)
+        if hasattr(namespace, _GIVEN):
+            delattr(namespace, _GIVEN)
+        return namespace, rest
+
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+    return parser

@@ -1,0 +1,97 @@
+"""Repeated command-line options (wwho.cli.options): list options accumulate, single-valued ones
+refuse a second value, contradicting flags are refused, on every verb and every ``train`` kind,
+checked on the parsers and through the real ``wwho`` command in a subprocess."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CORPORA, O200K_FILE
+
+from wwho.cli import TRAIN_KINDS, build_parser
+from wwho.cli.options import _ConstOnce, _StoreOnce, strict
+
+WWHO = Path(sys.executable).with_name("wwho")
+ACCEPTED = (_StoreOnce, _ConstOnce, argparse._ExtendAction, argparse._AppendAction, argparse._CountAction,
+            argparse._HelpAction, argparse._VersionAction)
+
+
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    top = build_parser()
+    subs = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    found = {f"wwho {verb}": p for verb, p in subs.choices.items() if verb != "train"}
+    for kind, module in TRAIN_KINDS.items():
+        found[f"wwho train --kind {kind}"] = importlib.import_module(module).build_parser()
+    return found
+
+
+def test_every_option_of_every_verb_is_strict():
+    parsers = _parsers()
+    assert "wwho eval" in parsers and "wwho train --kind sgpe" in parsers
+    for name, parser in parsers.items():
+        for action in parser._actions:
+            if action.option_strings:
+                assert isinstance(action, ACCEPTED), f"{name} {action.option_strings[0]}: {type(action).__name__}"
+
+
+def test_rules_on_a_parser():
+    p = argparse.ArgumentParser(exit_on_error=False)
+    p.add_argument("--one")
+    p.add_argument("--many", nargs="+")
+    p.add_argument("--flag", dest="mode", action="store_const", const="a")
+    p.add_argument("--other", dest="mode", action="store_const", const="b")
+    strict(p)
+    args = p.parse_args(["--many", "x", "y", "--many", "z", "--one", "1", "--flag", "--flag"])
+    assert args.many == ["x", "y", "z"] and args.one == "1" and args.mode == "a"
+    assert not hasattr(args, "_wwho_given_options")
+    assert p.parse_args([]).many is None  # defaults untouched
+    with pytest.raises(SystemExit):
+        p.parse_args(["--one", "1", "--one", "2"])
+    with pytest.raises(SystemExit):
+        p.parse_args(["--flag", "--other"])
+
+
+def _wwho(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(WWHO), *args], capture_output=True, text=True, input=stdin, timeout=300)
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["encode", "--tokenizer", "a", "--tokenizer", "b", "x"], "--tokenizer given twice (--tokenizer a, then --tokenizer b)"),
+        (["decode", "--tokenizer", "a", "--tokenizer", "b", "1"], "--tokenizer given twice"),
+        (["inspect", "x", "--top", "1", "--top", "2"], "--top given twice"),
+        (["export", "hf", "x", "-o", "a", "--out", "b"], "given twice (-o a, then --out b)"),
+        (["syllabify", "--schema", "a", "--schema", "b", "x"], "--schema given twice"),
+        (["train", "--kind", "bytelevel", "c.txt", "--out", "a", "--out", "b"], "--out given twice"),
+        (["train", "--kind", "sgpe", "c.txt", "--out", "a", "--vocab-size", "5", "--vocab-size", "6"], "--vocab-size given twice"),
+        (["train", "--kind", "binary", "c", "-o", "a", "-o", "b"], "given twice"),
+        (["encode", "--tokenizer", "a", "--ids", "--json", "x"], "not allowed with"),
+    ],
+)
+def test_the_real_command_refuses_a_second_value(argv, message):
+    if not WWHO.exists():
+        pytest.skip(f"{WWHO}: the wwho command is not installed in this environment")
+    done = _wwho(*argv)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file() or not CORPORA.is_dir(), reason="shared data absent")
+def test_the_real_command_evaluates_every_tokenizer_given(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\nශ්‍රී ලංකාව\n", encoding="utf-8")
+    done = _wwho("eval", "--corpus", str(corpus), "--tokenizer", str(O200K_FILE), "--tokenizer",
+                 f"hf:{tmp_path / 'missing.json'}", "--quiet")
+    assert done.returncode == 2 and "missing.json" in done.stderr  # the second one was not dropped
+    done = _wwho("eval", "--corpus", str(corpus), "--corpus", str(corpus), "--tokenizer", str(O200K_FILE),
+                 "--json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert len(json.loads(done.stdout)["results"]) == 1
