@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from reference.words import WordSplitter
+from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from wwho.sgpe.scopes import group_spans
 from wwho.sgpe.superwords import SPANS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile
