@@ -60,6 +60,7 @@ fn main() {
                 cut: Default::default(),
                 block_bytes: 8 << 20,
                 max_line_bytes: u64::MAX,
+                range: None,
             };
             let (mut tables, mut stats) = (Vec::new(), Stats::default());
             count_files(&files, &options, &mut tables, &mut stats, |_| Ok(())).expect("counted");

@@ -34,14 +34,13 @@ says so). The defaults (scope ``"pieces"``, ``prune_freq="auto"``, ``min_freq=1`
 for the meta tokenizer, where tiktoken takes everything else.
 
 Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
-building merges, the merge loops, the superword stage's input: ``rust/src/count.rs``,
-``training.rs``, ``spans.rs``, ``engine.rs``); the counts and word types never become Python
-objects. This module keeps the orchestration, the checkpoints and the vocabulary file.
+building merges, the merge loop: ``rust/src/count.rs``, ``training.rs``, ``engine.rs``); the
+counts and word types never become Python objects. This module keeps the orchestration, the
+checkpoints and the vocabulary file.
 
 Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs and a
 fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
-fingerprint, replays the merges and continues (the superword stage is not checkpointed: it
-reruns). Merge selection depends only on counts and the tie-break, so
+fingerprint, replays the merges and continues. Merge selection depends only on counts and the tie-break, so
 the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 """
 
@@ -53,6 +52,7 @@ import sys
 import time
 from pathlib import Path
 
+from wwho import _core
 from wwho.bpe import MergeEngine
 from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
@@ -70,6 +70,9 @@ from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 CHECKPOINT_FORMAT = checkpoints.FORMAT
 CHECKPOINT_NAME = checkpoints.FILE
+
+
+ENGINES = ("local", "ray")
 
 
 def train_sgpe(
@@ -93,10 +96,137 @@ def train_sgpe(
     stats: CorpusStats | None = None,
     segments_only: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
+    engine: str = "local",
+    address: str | None = None,
+    shard_bytes: int | None = None,
 ) -> VocabFile:
     """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
 
+    ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_engine`;
+    ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
+    started); the result is byte-identical to ``engine="local"``.
+
     Every size is checked before the corpus is read (:mod:`wwho.sizes`)."""
+    check_max_line_bytes(max_line_bytes)
+    if engine not in ENGINES:
+        raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if (address is not None or shard_bytes is not None) and engine != "ray":
+        raise VocabError("address and shard_bytes are options of engine='ray'")
+    _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
+                   checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
+    stats = stats if stats is not None else CorpusStats()
+    # With superwords the core counts sentence spans (their pieces follow from them).
+    span_breaks = SPAN_BREAKS if superword_share else None
+    splitter = WordSplitter(script)
+
+    t0 = time.perf_counter()
+    files = resolve_paths(corpus, texts_hint="SGPETokenizer.train_from_iterator")  # fail now on a missing input
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, plan_shards
+
+        shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
+        options = CountOptions("sgpe", text_field=text_field, skip_bad_lines=skip_bad_lines,
+                               max_line_bytes=max_line_bytes, scripts=splitter.scripts if segments_only else None,
+                               prefix_space=prefix_space, span_breaks=span_breaks)
+        pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
+                              total_bytes=sum(s.size for s in shards), progress=progress)
+        stats.files += len(files)
+    else:
+        router = core_router(splitter.scripts) if segments_only else None
+        pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                              workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes,
+                              prefix_space=prefix_space, span_breaks=span_breaks)
+    return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
+                           prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
+                           superword_share=superword_share, spans=span_breaks is not None,
+                           checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           resume=resume, progress=progress, special_tokens=special_tokens,
+                           segments_only=segments_only, stats=stats, started=t0)
+
+
+def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
+                             workers: int | None = None, progress: bool = True, segments_only: bool = False,
+                             engine: str = "local", address: str | None = None, **options) -> VocabFile:
+    """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`).
+
+    Each string is one document, as one line of a file is; the counting runs in the core on
+    ``workers`` threads, or with ``engine="ray"`` in Ray tasks, batches of about 8 MB of text
+    each (sent from this process). Other options as :func:`train_sgpe`."""
+    from wwho.bpe.count import _batches
+    from wwho.scale.texts import iter_texts
+
+    _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
+                   options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
+                   options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
+                   options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
+    splitter = WordSplitter(script)
+    t0 = time.perf_counter()
+    stats = CorpusStats()
+    prefix_space = options.get("prefix_space", False)
+    span_breaks = SPAN_BREAKS if options.get("superword_share", 0.15) else None
+    if engine not in ENGINES:
+        raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    texts = iter_texts(iterator, length=length, progress=progress, files_hint="SGPETokenizer.train")
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, text_shards
+
+        options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None,
+                                prefix_space=prefix_space, span_breaks=span_breaks)
+        counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers, stats=stats,
+                               progress=False)
+    else:
+        if address is not None:
+            raise VocabError("address is an option of engine='ray'")
+        counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None,
+                                     prefix_space=prefix_space, span_breaks=span_breaks)
+        threads = 0 if workers is None else workers
+        for batch in _batches(texts, 8_000_000):
+            counter.count_texts(batch, threads=threads)
+            stats.documents += sum(1 for t in batch if t)
+    return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
+                           segments_only=segments_only, stats=stats, started=t0, spans=span_breaks is not None,
+                           **options)
+
+
+def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", progress: bool = True,
+                           **options) -> VocabFile:
+    """Train on piece counts: a dict, or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
+
+    The counts of a corpus's pieces (``PIECES``) give the same vocabulary as the corpus trained with
+    ``superword_share=0`` (the default here: piece counts hold no sentences, so superword merges
+    cannot be learned from them; a nonzero share is refused). With ``prefix_space=True`` the
+    counts must be of text with the dummy space before each document."""
+    from wwho.scale.counts import iter_counts
+
+    options.setdefault("superword_share", 0)
+    if options["superword_share"]:
+        raise VocabError("superword_share needs sentence spans, which piece counts do not hold: "
+                         "train on the text (train or train_from_iterator), or use superword_share=0")
+    _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
+                   options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
+                   options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
+                   options.get("prefix_space", False), 0, False)
+    splitter = WordSplitter(script)
+    t0 = time.perf_counter()
+    counter = _core.PieceCounter()
+    pieces: list[str] = []
+    numbers: list[int] = []
+    for piece, count in iter_counts(counts):
+        pieces.append(piece)
+        numbers.append(count)
+        if len(pieces) >= 100_000:
+            counter.add(pieces, numbers)
+            pieces, numbers = [], []
+    counter.add(pieces, numbers)
+    return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
+                           stats=None, started=t0, **options)
+
+
+def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
+                   checkpoint_dir, merge_scope="pieces", prefix_space=False, superword_share=0.15,
+                   segments_only=False) -> None:
     smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
     if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
@@ -117,31 +247,52 @@ def train_sgpe(
     check_scope(merge_scope)
     check_range(checkpoint_every, "checkpoint_every", 0, MAX_COUNT)
     check_workers(workers)
-    check_max_line_bytes(max_line_bytes)
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
     if checkpoint_dir is not None:
-        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
-    splitter = WordSplitter(script)
-    stats = stats if stats is not None else CorpusStats()
-    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+        checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
 
-    # 1. count
-    t0 = time.perf_counter()
-    files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
-    router = core_router(splitter.scripts) if segments_only else None
-    # With superwords the core counts sentence spans (their pieces follow from them).
-    counted = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
-                           workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes,
-                           prefix_space=prefix_space, span_breaks=SPAN_BREAKS if superword_share else None)
-    spans = counted if superword_share else None
-    pieces = counted.pieces() if superword_share else counted
-    if stats.bad_lines:
+
+def train_on_pieces(
+    pieces: _core.PieceCounter,
+    *,
+    splitter: WordSplitter,
+    vocab_size: int,
+    min_freq: int = 1,
+    prune_freq: int | str = "auto",
+    merge_scope: str = "pieces",
+    prefix_space: bool = False,
+    superword_share: float = 0.15,
+    spans: bool = False,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int = 20_000,
+    resume: bool = False,
+    progress: bool = True,
+    special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
+    segments_only: bool = False,
+    stats: CorpusStats | None = None,
+    started: float | None = None,
+) -> VocabFile:
+    """Phases 2 to 5 on counted pieces (whatever counted them). ``stats``: what was read, or
+    ``None`` for counts given as such. ``spans=True``: ``pieces`` holds sentence-span counts
+    (counted with ``span_breaks``; the superword stage needs them), whose pieces are derived here."""
+    span_counts = None
+    if spans:
+        span_counts, pieces = pieces, pieces.pieces()
+    script = splitter.script
+    if checkpoint_dir is not None:
+        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # refuse a link or a foreign folder
+    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+    t0 = started if started is not None else time.perf_counter()
+    if stats is not None and stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
     if not len(pieces):
+        if stats is None:
+            raise CorpusError("the counts are empty")
         raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
-    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct) in "
-        f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
+    where = "" if stats is None else f" in {stats.documents:,} documents"
+    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
+        f"{time.perf_counter() - t0:.1f}s")
 
     # 2. words
     reserved = [*special_tokens, *BYTE_TOKENS]  # a piece holding their text is grouped as in scope "words"
@@ -177,7 +328,7 @@ def train_sgpe(
     say(f"[3/5] {len(symbols):,} base symbols ({len(boundary_symbols):,} boundary tokens, {kept:,} syllables; "
         f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
-    if spans is None:
+    if span_counts is None:
         words = None  # only the superword stage needs the word types again
 
     # 4. merges
@@ -219,14 +370,14 @@ def train_sgpe(
         save_checkpoint()
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
     final = engine
-    if spans is not None:
+    if span_counts is not None:
         t2 = time.perf_counter()
-        second = words.superword_engine(spans, splitter.core, engine._core, scope=merge_scope, reserved=reserved)
+        second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved)
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
                     min_freq=SUPERWORD_MIN_FREQ, progress=progress)
         say(f"[4/5] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
-    words = spans = None
+    words = span_counts = None
 
     # 5. vocabulary
     freq = final.symbol_frequencies()
