@@ -19,13 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine
+from _measure import CORPORA, DATA, HI_TRAIN, O200K_FILE, ROOT, machine
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "bench_train"
-HI_TRAIN = [CORPORA / "hi" / f for f in ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt",
-                                          "wmt14-newstest2014.txt")]
-
 BENCHMARKS = {
     "syllables-si": ("Syllabification speed, Sinhala news", ["bench_syllables.py"]),
     "syllables-hi": ("Syllabification speed, Devanagari (Hindi, Marathi, Nepali, Sanskrit)",
@@ -36,6 +33,8 @@ BENCHMARKS = {
     "train-hi": ("SGPE training vs peers, Hindi (TICO-19, WMT14, Tatoeba, classical), vocabulary 32,000",
                  ["bench_train.py", "--script", "devanagari", "--tag", "hi", "--eval",
                   str(CORPORA / "hi" / "flores200-devtest.txt"), *map(str, HI_TRAIN)]),
+    "compression": ("SGPE compression vs peers on the same text, and where the ids and tokens go (8k, 32k, 64k)",
+                    ["bench_compression.py", "--sweep"]),
     "encode": ("Encoding speed on held-out Sinhala", ["bench_encode.py"]),
     "engine": ("The merge engine alone (SGPE input from all the Sinhala news)",
                ["bench_engine.py", "--all-news", "--reference"]),
@@ -85,7 +84,8 @@ def eval_section(report: list[str]) -> None:
     for lang in ("si", "hi"):
         specs = [rel(p) for p in [CACHE / f"{lang}-wwho-32000"] if p.exists()]
         specs += ["tiktoken:o200k_base"]
-        specs += [f"hf:{rel(p)}" for p in [CACHE / f"{lang}-hf-32000.json"] if p.exists()]
+        specs += [f"hf:{rel(p)}" for p in [CACHE / f"{lang}-hf-32000.json", CACHE / f"{lang}-hfmeta-32000.json"]
+                  if p.exists()]
         specs += [f"spm:{rel(p)}" for p in [CACHE / f"{lang}-spm-32000.model"] if p.exists()]
         img = ROOT / "docs" / "img" / f"eval-{lang}.png"
         img.parent.mkdir(parents=True, exist_ok=True)
