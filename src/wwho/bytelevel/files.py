@@ -320,6 +320,12 @@ def tiktoken_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
 
 def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
     path = Path(path)
+    write_json(path, hf_tokenizer_json(tok), indent=None)
+    return path
+
+
+def hf_tokenizer_json(tok: ByteLevelModel) -> dict:
+    """The Hugging Face ``tokenizer.json`` data of ``tok`` (what :func:`export_hf` writes)."""
     vocab = {bytes_to_unicode(token): i for token, i in tok.ranks.items()}
     for i, data in tok.extra_tokens.items():
         vocab[data.decode("utf-8", "surrogateescape")] = i  # not byte-level text: decodes as itself
@@ -341,7 +347,7 @@ def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
         for special, table in ((True, tok.special_tokens), (False, tok.added_tokens))
         for text, i in table.items()
     ]
-    data = {
+    return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -363,8 +369,6 @@ def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
             "merges": [f"{bytes_to_unicode(a)} {bytes_to_unicode(b)}" for a, b in merges],
         },
     }
-    write_json(path, data, indent=None)
-    return path
 
 
 # Oniguruma (Ruby syntax, as in Hugging Face tokenizers) reads "{1,3}+" as "({1,3})+", not as a
@@ -374,14 +378,19 @@ _HF_FORMS = {GPT2_PATTERN: _HF_GPT2, CL100K_PATTERN: _LLAMA3}
 _POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
 
 
-def _hf_split(pattern: str) -> dict:
+def hf_pattern(pattern: str) -> str:
+    """The form of a pre-tokenizer regex that Hugging Face's engine (Oniguruma) reads as we do."""
     pattern = _HF_FORMS.get(pattern, pattern)
     if _POSSESSIVE_INTERVAL.search(pattern):
         raise VocabError(
             f"cannot export {pattern!r}: Hugging Face's regex engine (Oniguruma) reads a possessive "
             "interval like '{1,3}+' as a repeated group"
         )
-    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+    return pattern
+
+
+def _hf_split(pattern: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False}
 
 
 def from_hf(path: str | Path) -> ByteLevelModel:
