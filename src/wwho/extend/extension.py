@@ -49,6 +49,7 @@ class Extension:
     scripts: ScriptSet
     first_id: int
     new_tokens: list[bytes]
+    new_merges: list[tuple[bytes, bytes]]
     known_syllables: list[str]
     stats: LearnStats
     options: dict = field(default_factory=dict)
@@ -172,7 +173,7 @@ def extend_tokenizer(
     options = {"add": add, "scripts": list(script_set.names), "min_syllable_freq": min_syllable_freq,
                "syllable_share": syllable_share, "min_freq": min_freq}
     ext = Extension(tok, assemble(tok.model, merges, pattern, script_set), script_set, tok.n_vocab,
-                    list(merges.tokens), known, learn_stats, options, base_config)
+                    list(merges.tokens), list(merges.merges), known, learn_stats, options, base_config)
     if verify:
         from wwho.extend.verify import check_extension
 

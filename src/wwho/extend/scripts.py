@@ -112,6 +112,10 @@ class ScriptSet:
         """True if ``text`` holds a code point of the scripts' blocks (the promise is about text without)."""
         return self._block_search.search(text) is not None
 
+    def without_block_chars(self, text: str) -> str:
+        """``text`` with every code point of the scripts' blocks removed."""
+        return self._block_search.sub("", text)
+
     def script_of(self, word: str) -> ExtScript:
         """The script of a script word (by its first character after the optional space)."""
         return self._start_of[ord(word[1] if word[0] == " " else word[0])]

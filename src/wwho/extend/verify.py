@@ -89,7 +89,7 @@ def hf_encoder(tokenizer) -> Callable[[str], list[int]]:
 
 def without_scripts(lines: Iterable[str], scripts: ScriptSet) -> list[str]:
     """The lines with every code point of the scripts' blocks removed (text the promise is about)."""
-    return [scripts._block_search.sub("", line) for line in lines]
+    return [scripts.without_block_chars(line) for line in lines]
 
 
 def check_extension(ext: Extension, lines: Sequence[str]) -> None:
