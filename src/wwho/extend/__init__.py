@@ -17,8 +17,11 @@ merges), :mod:`~wwho.extend.learn` (what is learned from the corpus), :mod:`~wwh
 """
 
 from wwho.extend.embeddings import init_embeddings
-from wwho.extend.extension import Extension, extend_tokenizer, load_base
+from wwho.extend.extension import Extension, count_words, extend_tokenizer, load_base
 from wwho.extend.pretokenizer import NotExtendable
 from wwho.extend.verify import ExtensionCheckError
 
-__all__ = ["Extension", "ExtensionCheckError", "NotExtendable", "extend_tokenizer", "init_embeddings", "load_base"]
+__all__ = [
+    "Extension", "ExtensionCheckError", "NotExtendable", "count_words", "extend_tokenizer", "init_embeddings",
+    "load_base",
+]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,7 @@ def extend_tokenizer(
     skip_bad_lines: bool = False,
     stats: CorpusStats | None = None,
     tiktoken_file: str | os.PathLike | None = None,
+    word_counts: Counter[str] | None = None,
     verify: bool = True,
     progress: bool = True,
 ) -> Extension:
@@ -147,6 +149,8 @@ def extend_tokenizer(
     See the package docstring and ``docs/extend.md``. Raises :class:`~wwho.extend.NotExtendable`
     (before reading the corpus) when the base's pre-tokenizer cannot be extended exactly.
     ``verify`` runs :func:`wwho.extend.verify.check_extension` on the first lines of the corpus.
+    ``word_counts``: the corpus's script words as :func:`count_words` gives them, to skip counting
+    when extending several bases or sizes from one corpus.
     """
     if type(add) is not int or add < 1:
         raise VocabError(f"add must be a positive int, not {add!r}")
@@ -161,10 +165,11 @@ def extend_tokenizer(
     tok, base_config = load_base(base, tiktoken_file=tiktoken_file)
     pattern = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
     paths = resolve_paths(corpus)
-    stats = stats if stats is not None else CorpusStats()
-    docs = iter_documents(paths, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats)
-    words = count_pieces(docs, pattern=script_set.word_source(), engine="regex", workers=workers,
-                         progress=progress)
+    if word_counts is None:
+        words = count_words(paths, script_set, workers=workers, text_field=text_field,
+                            skip_bad_lines=skip_bad_lines, stats=stats, progress=progress)
+    else:
+        words = word_counts
     if not words:
         raise CorpusError(f"the corpus ({len(paths)} file(s)) holds no {script_set.label} text")
     merges = NewMerges(tok.ranks, tok.n_vocab, script_set)
@@ -179,6 +184,24 @@ def extend_tokenizer(
 
         check_extension(ext, _sample_lines(paths, text_field, limit=2000))
     return ext
+
+
+def count_words(
+    corpus: str | os.PathLike | Iterable[str | os.PathLike],
+    scripts: ScriptSet | Sequence[str] | str,
+    *,
+    workers: int | None = None,
+    text_field: str = "text",
+    skip_bad_lines: bool = False,
+    stats: CorpusStats | None = None,
+    progress: bool = True,
+) -> Counter[str]:
+    """Script word -> count over the corpus, as the extended pre-tokenizer's first step cuts them."""
+    if not isinstance(scripts, ScriptSet):
+        scripts = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
+    docs = iter_documents(resolve_paths(corpus), text_field=text_field, skip_bad_lines=skip_bad_lines,
+                          stats=stats if stats is not None else CorpusStats())
+    return count_pieces(docs, pattern=scripts.word_source(), engine="regex", workers=workers, progress=progress)
 
 
 def assemble(base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet) -> ByteLevelModel:
