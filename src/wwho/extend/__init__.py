@@ -22,6 +22,11 @@ from wwho.extend.pretokenizer import NotExtendable
 from wwho.extend.verify import ExtensionCheckError
 
 __all__ = [
-    "Extension", "ExtensionCheckError", "NotExtendable", "count_words", "extend_tokenizer", "init_embeddings",
+    "Extension",
+    "ExtensionCheckError",
+    "NotExtendable",
+    "count_words",
+    "extend_tokenizer",
+    "init_embeddings",
     "load_base",
 ]

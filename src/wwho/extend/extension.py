@@ -73,8 +73,9 @@ class Extension:
         return save_extension(self, directory, force=force)
 
 
-def load_base(base: str | os.PathLike | ByteBPE, *, tiktoken_file: str | os.PathLike | None = None
-              ) -> tuple[ByteBPE, dict]:
+def load_base(
+    base: str | os.PathLike | ByteBPE, *, tiktoken_file: str | os.PathLike | None = None
+) -> tuple[ByteBPE, dict]:
     """The base tokenizer and the ``transformers`` settings to carry over (chat template ...).
 
     ``base``: a ``ByteBPE``; ``tiktoken:NAME`` or a known tiktoken name (offline: ``tiktoken_file``,
@@ -90,8 +91,10 @@ def load_base(base: str | os.PathLike | ByteBPE, *, tiktoken_file: str | os.Path
         return ByteBPE.from_tiktoken(name, ranks_path=ranks), {}
     path = Path(spec)
     if not path.exists():
-        raise VocabError(f"{path}: no such file or directory (BASE is a tokenizer.json, .gguf, .tiktoken, "
-                         "a directory holding one, or tiktoken:NAME)")
+        raise VocabError(
+            f"{path}: no such file or directory (BASE is a tokenizer.json, .gguf, .tiktoken, "
+            "a directory holding one, or tiktoken:NAME)"
+        )
     if path.is_dir():
         if (path / "tokenizer.json").is_file():
             return load_base(path / "tokenizer.json")
@@ -166,19 +169,49 @@ def extend_tokenizer(
     pattern = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
     paths = resolve_paths(corpus)
     if word_counts is None:
-        words = count_words(paths, script_set, workers=workers, text_field=text_field,
-                            skip_bad_lines=skip_bad_lines, stats=stats, progress=progress)
+        words = count_words(
+            paths,
+            script_set,
+            workers=workers,
+            text_field=text_field,
+            skip_bad_lines=skip_bad_lines,
+            stats=stats,
+            progress=progress,
+        )
     else:
         words = word_counts
     if not words:
         raise CorpusError(f"the corpus ({len(paths)} file(s)) holds no {script_set.label} text")
     merges = NewMerges(tok.ranks, tok.n_vocab, script_set)
-    known, learn_stats = learn(words, script_set, merges, add=add, min_syllable_freq=min_syllable_freq,
-                               syllable_share=syllable_share, min_freq=min_freq, progress=progress)
-    options = {"add": add, "scripts": list(script_set.names), "min_syllable_freq": min_syllable_freq,
-               "syllable_share": syllable_share, "min_freq": min_freq}
-    ext = Extension(tok, assemble(tok.model, merges, pattern, script_set), script_set, tok.n_vocab,
-                    list(merges.tokens), list(merges.merges), known, learn_stats, options, base_config)
+    known, learn_stats = learn(
+        words,
+        script_set,
+        merges,
+        add=add,
+        min_syllable_freq=min_syllable_freq,
+        syllable_share=syllable_share,
+        min_freq=min_freq,
+        progress=progress,
+    )
+    options = {
+        "add": add,
+        "scripts": list(script_set.names),
+        "min_syllable_freq": min_syllable_freq,
+        "syllable_share": syllable_share,
+        "min_freq": min_freq,
+    }
+    ext = Extension(
+        tok,
+        assemble(tok.model, merges, pattern, script_set),
+        script_set,
+        tok.n_vocab,
+        list(merges.tokens),
+        list(merges.merges),
+        known,
+        learn_stats,
+        options,
+        base_config,
+    )
     if verify:
         from wwho.extend.verify import check_extension
 
@@ -199,12 +232,20 @@ def count_words(
     """Script word -> count over the corpus, as the extended pre-tokenizer's first step cuts them."""
     if not isinstance(scripts, ScriptSet):
         scripts = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
-    docs = iter_documents(resolve_paths(corpus), text_field=text_field, skip_bad_lines=skip_bad_lines,
-                          stats=stats if stats is not None else CorpusStats())
-    return count_pieces(docs, pattern=scripts.word_source(), engine="regex", workers=workers, progress=progress)
+    docs = iter_documents(
+        resolve_paths(corpus),
+        text_field=text_field,
+        skip_bad_lines=skip_bad_lines,
+        stats=stats if stats is not None else CorpusStats(),
+    )
+    return count_pieces(
+        docs, pattern=scripts.word_source(), engine="regex", workers=workers, progress=progress
+    )
 
 
-def assemble(base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet) -> ByteLevelModel:
+def assemble(
+    base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet
+) -> ByteLevelModel:
     """The extended model: base vocabulary + new tokens, new merges then the base's (see above)."""
     base_merges = base.merges if base.merges is not None else tiktoken_merges(base.ranks)
     kept = [pair for pair in base_merges if pair not in merges.ranks]

@@ -1,11 +1,13 @@
 """The files of an extension: a standard Hugging Face tokenizer directory, written all or nothing.
 
-| file | what |
-|---|---|
-| ``tokenizer.json`` | a byte-level BPE for stock ``tokenizers``: the extended pre-tokenizer as ``Split`` steps, the vocabulary, the merges, the base's special and added tokens, a ``TemplateProcessing`` post-processor when the base adds BOS/EOS (Llama 3) |
-| ``tokenizer_config.json`` | ``PreTrainedTokenizerFast`` (``AutoTokenizer`` needs no custom code), BOS/EOS roles, settings carried over from the base (chat template ...), ``wwho`` provenance |
-| ``special_tokens_map.json`` | the BOS/EOS roles |
-| ``wwho_extend.json`` | what the extension knows: base, scripts, first new id, known syllables, options, statistics |
+* ``tokenizer.json``: a byte-level BPE for stock ``tokenizers``: the extended pre-tokenizer as
+  ``Split`` steps, the vocabulary, the merges, the base's special and added tokens, and a
+  ``TemplateProcessing`` post-processor when the base adds BOS/EOS (Llama 3);
+* ``tokenizer_config.json``: ``PreTrainedTokenizerFast`` (``AutoTokenizer`` needs no custom code),
+  the BOS/EOS roles, settings carried over from the base (chat template ...), ``wwho`` provenance;
+* ``special_tokens_map.json``: the BOS/EOS roles;
+* ``wwho_extend.json``: what the extension knows: base, scripts, first new id, known syllables,
+  options, statistics.
 
 The directory is written into a temporary directory beside it and renamed into place: a killed run
 leaves no partial output. An existing directory is replaced only with ``force`` and only if it
@@ -87,8 +89,13 @@ def transformers_config(ext: Extension) -> tuple[dict, dict]:
         **ext.base_config,
         # Spaces are part of byte-level tokens: any clean-up would change the decoded text.
         "clean_up_tokenization_spaces": False,
-        "wwho": {"kind": "extend", "base": ext.base.name, "scripts": list(ext.scripts.names),
-                 "base_n_vocab": ext.first_id, "new_tokens": ext.n_new},
+        "wwho": {
+            "kind": "extend",
+            "base": ext.base.name,
+            "scripts": list(ext.scripts.names),
+            "base_n_vocab": ext.first_id,
+            "new_tokens": ext.n_new,
+        },
     }
     return config, roles
 

@@ -57,11 +57,14 @@ class LearnStats:
     @property
     def known_share(self) -> float:
         """Share of syllable occurrences in the corpus that are known syllables."""
-        return self.known_syllable_occurrences / self.syllable_occurrences if self.syllable_occurrences else 0.0
+        return (
+            self.known_syllable_occurrences / self.syllable_occurrences if self.syllable_occurrences else 0.0
+        )
 
 
-def split_words(words: Counter[str], scripts: ScriptSet, *, progress: bool = True
-                ) -> tuple[list[tuple[bool, tuple[str, ...]]], list[int], Counter[str]]:
+def split_words(
+    words: Counter[str], scripts: ScriptSet, *, progress: bool = True
+) -> tuple[list[tuple[bool, tuple[str, ...]]], list[int], Counter[str]]:
     """``(words as (has_space, syllables), their counts, syllable counts)`` of counted script words."""
     out: list[tuple[bool, tuple[str, ...]]] = []
     counts: list[int] = []
@@ -124,7 +127,9 @@ def learn(
         mark = merges.mark()
         trial = LearnStats()
         first = _admit(buildable, syllables, merges, cap=cap, worth=None, stats=trial, progress=progress)
-        _learn_merges(split, counts, first, merges, add=add, min_freq=min_freq, stats=trial, progress=progress)
+        _learn_merges(
+            split, counts, first, merges, add=add, min_freq=min_freq, stats=trial, progress=progress
+        )
         merges.rollback(mark)
         worth = trial.last_merge_freq or min_freq
         stats.syllable_value_floor = worth
@@ -148,8 +153,16 @@ def learn(
     return known, stats
 
 
-def _admit(candidates: list[str], syllables: Counter[str], merges: NewMerges, *, cap: int, worth: int | None,
-           stats: LearnStats, progress: bool) -> list[str]:
+def _admit(
+    candidates: list[str],
+    syllables: Counter[str],
+    merges: NewMerges,
+    *,
+    cap: int,
+    worth: int | None,
+    stats: LearnStats,
+    progress: bool,
+) -> list[str]:
     """Build syllables in order while the new tokens stay within ``cap``; with ``worth``, only those
     whose occurrences times the tokens each saves (its pieces without it, minus one) reach ``worth``
     per new token they cost."""
@@ -170,12 +183,14 @@ def _admit(candidates: list[str], syllables: Counter[str], merges: NewMerges, *,
     return known
 
 
-def _learn_merges(split, counts, known, merges: NewMerges, *, add, min_freq, stats: LearnStats, progress) -> None:
+def _learn_merges(
+    split, counts, known, merges: NewMerges, *, add, min_freq, stats: LearnStats, progress
+) -> None:
     symbols: list[bytes] = [b" "] + [s.encode("utf-8") for s in known]
     index = {s: i for i, s in enumerate(known, start=1)}
     words: list[list[int]] = []
     word_counts: list[int] = []
-    for (space, syls), n in zip(split, counts):
+    for (space, syls), n in zip(split, counts, strict=True):
         units = [0] if space else []
         units += [index.get(s, UNK) for s in syls]
         if len(units) > 1:

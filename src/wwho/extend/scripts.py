@@ -71,10 +71,14 @@ class ScriptSet:
         blocks = {s.name: tuple((b.first, b.last) for b in s.blocks) for s in schemas}
         for s in schemas:
             if not blocks[s.name]:
-                raise SchemaError(f"{s.path}: blocks: the schema lists no Unicode block, so no character is its own")
+                raise SchemaError(
+                    f"{s.path}: blocks: the schema lists no Unicode block, so no character is its own"
+                )
         for i, a in enumerate(schemas):
             for b in schemas[i + 1 :]:
-                if any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in blocks[a.name] for lo2, hi2 in blocks[b.name]):
+                if any(
+                    lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in blocks[a.name] for lo2, hi2 in blocks[b.name]
+                ):
                     raise SchemaError(f"extend: scripts {a.name!r} and {b.name!r} share Unicode blocks")
         self._all_blocks = tuple(sorted(r for name in names for r in blocks[name]))
         in_blocks = self.in_blocks
@@ -83,8 +87,14 @@ class ScriptSet:
             own = {cp for lo, hi in blocks[s.name] for cp in range(lo, hi + 1)}
             starts = frozenset(cp for cp in own if matched_as_itself(chr(cp)))
             extra = (set(s.word_chars) | s.attach_codepoints()) - own
-            extra = {cp for cp in extra if not in_blocks(cp) and cp not in _WHITESPACE and matched_as_itself(chr(cp))}
-            out.append(ExtScript(s.name, s, Syllabifier(s), blocks[s.name], starts, frozenset(starts | extra)))
+            extra = {
+                cp
+                for cp in extra
+                if not in_blocks(cp) and cp not in _WHITESPACE and matched_as_itself(chr(cp))
+            }
+            out.append(
+                ExtScript(s.name, s, Syllabifier(s), blocks[s.name], starts, frozenset(starts | extra))
+            )
         self.scripts: tuple[ExtScript, ...] = tuple(out)
         self._exclusive = _exclusive_sequences(self._all_blocks)
         self._start_of = {cp: script for script in self.scripts for cp in script.starts}

@@ -72,8 +72,9 @@ def syllable_cuts(tok: ByteBPE, text: str, scripts: ScriptSet, known: set[str]) 
     return cuts
 
 
-def first_difference(a: Callable[[str], list[int]], b: Callable[[str], list[int]], lines: Iterable[str]
-                     ) -> tuple[str, list[int], list[int]] | None:
+def first_difference(
+    a: Callable[[str], list[int]], b: Callable[[str], list[int]], lines: Iterable[str]
+) -> tuple[str, list[int], list[int]] | None:
     """The first line that ``a`` and ``b`` encode differently, with both results, or None."""
     for line in lines:
         x, y = a(line), b(line)
@@ -104,12 +105,16 @@ def check_extension(ext: Extension, lines: Sequence[str]) -> None:
     bad = unreachable(tok, ext.new_tokens)
     if bad:
         token, ids = bad[0]
-        raise ExtensionCheckError(f"{len(bad)} new token(s) are unreachable, e.g. {token.decode()!r} encodes to {ids}")
+        raise ExtensionCheckError(
+            f"{len(bad)} new token(s) are unreachable, e.g. {token.decode()!r} encodes to {ids}"
+        )
     known = set(ext.known_syllables)
     for line in lines:
         cuts = syllable_cuts(tok, line, ext.scripts, known)
         if cuts:
-            raise ExtensionCheckError(f"a token boundary cuts the known syllable {cuts[0][0]!r} in {line[:80]!r}")
+            raise ExtensionCheckError(
+                f"a token boundary cuts the known syllable {cuts[0][0]!r} in {line[:80]!r}"
+            )
     other = without_scripts(lines, ext.scripts)
     diff = first_difference(ext.base.encode_ordinary, tok.encode_ordinary, other)
     if diff:
@@ -117,4 +122,6 @@ def check_extension(ext: Extension, lines: Sequence[str]) -> None:
     hf = Tokenizer.from_str(json.dumps(tokenizer_json(ext)))
     diff = first_difference(lambda t: tok.encode(t, allowed_special="all"), hf_encoder(hf), [*lines, *other])
     if diff:
-        raise ExtensionCheckError(f"stock tokenizers differs from wwho on {diff[0][:80]!r}: {diff[2][:12]} vs {diff[1][:12]}")
+        raise ExtensionCheckError(
+            f"stock tokenizers differs from wwho on {diff[0][:80]!r}: {diff[2][:12]} vs {diff[1][:12]}"
+        )
