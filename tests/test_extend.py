@@ -410,12 +410,14 @@ def test_load_base_specs(bases, tmp_path):
     directory = tmp_path / "hf"
     directory.mkdir()
     (directory / "tokenizer.json").write_bytes(bases["hf"].read_bytes())
-    settings = {"chat_template": "{{ messages }}", "model_max_length": 8192, "tokenizer_class": "Other", "x": 1}
+    settings = {"chat_template": "{{ messages }}", "model_max_length": 8192, "tokenizer_class": "X", "x": 1}
     (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
     tok, config = load_base(directory)
     assert tok.n_vocab == 128_256 and config == {"chat_template": "{{ messages }}", "model_max_length": 8192}
     gguf, config = load_base(GGUF / "ggml-vocab-qwen2.gguf")
-    assert gguf.name == "qwen2" and config == {}  # the vocab-only file has no chat template
+    assert gguf.name == "qwen2" and config["chat_template"].startswith("{% for message in messages %}")
+    gguf, config = load_base(GGUF / "ggml-vocab-llama-bpe.gguf")
+    assert config == {}  # this vocab-only file has no chat template
 
 
 # --- files ---------------------------------------------------------------------------------------

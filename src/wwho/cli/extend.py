@@ -16,7 +16,7 @@ from pathlib import Path
 from wwho.corpus import CorpusStats
 from wwho.errors import WwhoError
 from wwho.extend import extend_tokenizer
-from wwho.extend.files import _check_target
+from wwho.extend.files import check_target
 from wwho.extend.scripts import parse_scripts
 
 
@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    _check_target(out, args.force)  # fail before the long work, not after it
+    check_target(out, args.force)  # fail before the long work, not after it
     if args.add < 1:
         raise WwhoError(f"--add must be a positive number of tokens, not {args.add}")
     stats = CorpusStats()

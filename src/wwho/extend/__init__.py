@@ -12,12 +12,14 @@ new_matrix = init_embeddings(ext.base, ext.tokenizer, old_matrix)
 Modules: :mod:`~wwho.extend.scripts` (script characters, words, exclusive byte sequences),
 :mod:`~wwho.extend.pretokenizer` (the extended pre-tokenizer), :mod:`~wwho.extend.building` (new
 merges), :mod:`~wwho.extend.learn` (what is learned from the corpus), :mod:`~wwho.extend.extension`
-(putting it together), :mod:`~wwho.extend.files`, :mod:`~wwho.extend.verify`,
-:mod:`~wwho.extend.embeddings`. The guarantees and their reasons: ``docs/extend.md``.
+(putting it together), :mod:`~wwho.extend.model` (the result), :mod:`~wwho.extend.files`,
+:mod:`~wwho.extend.verify`, :mod:`~wwho.extend.embeddings`.
+The guarantees and their reasons: ``docs/extend.md``.
 """
 
 from wwho.extend.embeddings import init_embeddings
-from wwho.extend.extension import Extension, count_words, extend_tokenizer, load_base
+from wwho.extend.extension import count_words, extend_tokenizer, load_base
+from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import NotExtendable
 from wwho.extend.verify import ExtensionCheckError
 

@@ -16,16 +16,15 @@ Text with no code point of the scripts' blocks therefore gets exactly the base's
 merge can fire on it, the base merges keep their relative order, and the pre-tokenizer splits it
 as the base does. The tests check it against the base (and tiktoken) on corpora and fuzzed text.
 
-Not here: the files (:mod:`wwho.extend.files`), the checks (:mod:`wwho.extend.verify`).
+Not here: the result's record (:mod:`wwho.extend.model`), the files (:mod:`wwho.extend.files`), the
+checks (:mod:`wwho.extend.verify`).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from wwho.bpe.count import count_pieces
@@ -36,41 +35,10 @@ from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.extend.building import NewMerges
-from wwho.extend.learn import LearnStats, learn
+from wwho.extend.learn import learn
+from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import extend_pretokenizer
 from wwho.extend.scripts import ScriptSet
-
-
-@dataclass
-class Extension:
-    """An extended tokenizer: its model, how it was made, and what it knows."""
-
-    base: ByteBPE
-    model: ByteLevelModel
-    scripts: ScriptSet
-    first_id: int
-    new_tokens: list[bytes]
-    new_merges: list[tuple[bytes, bytes]]
-    known_syllables: list[str]
-    stats: LearnStats
-    options: dict = field(default_factory=dict)
-    base_config: dict = field(default_factory=dict)  # transformers settings carried over from the base
-
-    @functools.cached_property
-    def tokenizer(self) -> ByteBPE:
-        """The extended tokenizer (wwho's encoder; ``ByteBPE.from_hf`` of the saved file equals it)."""
-        return ByteBPE.from_model(self.model)
-
-    @property
-    def n_new(self) -> int:
-        return len(self.new_tokens)
-
-    def save(self, directory: str | Path, *, force: bool = False) -> Path:
-        """Write ``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json`` and
-        ``wwho_extend.json`` into a new ``directory``, all or nothing (see :mod:`wwho.extend.files`)."""
-        from wwho.extend.files import save_extension
-
-        return save_extension(self, directory, force=force)
 
 
 def load_base(

@@ -17,47 +17,49 @@ holds nothing but these files (wwho never deletes what it did not write).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from wwho.bytelevel.files import hf_tokenizer_json
+from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import bytes_to_unicode
 from wwho.errors import VocabError
 from wwho.fileio import write_json
-
-if TYPE_CHECKING:
-    from wwho.extend.extension import Extension
 
 FORMAT = "wwho-extend/1"
 FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "wwho_extend.json")
 
 
-def tokenizer_json(ext: Extension) -> dict:
-    """The ``tokenizer.json`` data of an extension."""
-    data = hf_tokenizer_json(ext.model)
-    data["post_processor"] = _template(ext)
+def tokenizer_json(model: ByteLevelModel) -> dict:
+    """The ``tokenizer.json`` data of an extended model."""
+    data = hf_tokenizer_json(model)
+    data["post_processor"] = _template(model)
     return data
 
 
-def _token_text(ext: Extension, token_id: int) -> str:
-    model = ext.model
+def dumps_tokenizer(model: ByteLevelModel) -> str:
+    """``tokenizer.json`` as a string (for ``tokenizers.Tokenizer.from_str``)."""
+    return json.dumps(tokenizer_json(model), ensure_ascii=False)
+
+
+def _token_text(model: ByteLevelModel, token_id: int) -> str:
     for table in (model.special_tokens, model.added_tokens):
         for text, i in table.items():
             if i == token_id:
                 return text
-    return bytes_to_unicode(ext.tokenizer.token_bytes(token_id))
+    token = next((t for t, i in model.ranks.items() if i == token_id), None)
+    if token is None:
+        raise VocabError(f"token id {token_id} (BOS/EOS) is not in the vocabulary")
+    return bytes_to_unicode(token)
 
 
-def _template(ext: Extension) -> dict | None:
+def _template(model: ByteLevelModel) -> dict | None:
     """Llama 3's post-processor form: BOS (and/or EOS) around each sequence, as the base asks."""
-    model = ext.model
-    bos = _token_text(ext, model.bos_id) if model.add_bos and model.bos_id is not None else None
-    eos = _token_text(ext, model.eos_id) if model.add_eos and model.eos_id is not None else None
+    bos = _token_text(model, model.bos_id) if model.add_bos and model.bos_id is not None else None
+    eos = _token_text(model, model.eos_id) if model.add_eos and model.eos_id is not None else None
     if bos is None and eos is None:
         return None
 
@@ -75,44 +77,23 @@ def _template(ext: Extension) -> dict | None:
     }
 
 
-def transformers_config(ext: Extension) -> tuple[dict, dict]:
-    """``(tokenizer_config.json, special_tokens_map.json)`` data."""
-    model = ext.model
+def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
+    """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
+    base (chat template ...), and a ``wwho`` block holding ``provenance``."""
     roles = {}
     if model.bos_id is not None:
-        roles["bos_token"] = _token_text(ext, model.bos_id)
+        roles["bos_token"] = _token_text(model, model.bos_id)
     if model.eos_id is not None:
-        roles["eos_token"] = _token_text(ext, model.eos_id)
+        roles["eos_token"] = _token_text(model, model.eos_id)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
-        **ext.base_config,
+        **carried,
         # Spaces are part of byte-level tokens: any clean-up would change the decoded text.
         "clean_up_tokenization_spaces": False,
-        "wwho": {
-            "kind": "extend",
-            "base": ext.base.name,
-            "scripts": list(ext.scripts.names),
-            "base_n_vocab": ext.first_id,
-            "new_tokens": ext.n_new,
-        },
+        "wwho": {"kind": "extend", **provenance},
     }
     return config, roles
-
-
-def extension_record(ext: Extension) -> dict:
-    """``wwho_extend.json``: what the extension knows and how it was made."""
-    return {
-        "format": FORMAT,
-        "base": ext.base.name,
-        "base_n_vocab": ext.first_id,
-        "scripts": list(ext.scripts.names),
-        "first_new_id": ext.first_id,
-        "new_tokens": ext.n_new,
-        "options": ext.options,
-        "stats": dataclasses.asdict(ext.stats),
-        "known_syllables": ext.known_syllables,
-    }
 
 
 def read_record(directory: str | Path) -> dict:
@@ -126,16 +107,19 @@ def read_record(directory: str | Path) -> dict:
     return data
 
 
-def save_extension(ext: Extension, directory: str | Path, *, force: bool = False) -> Path:
-    """Write the extension's files into ``directory`` (see the module docstring)."""
+def save_extension(model: ByteLevelModel, record: dict, directory: str | Path, *, carried: dict,
+                   force: bool = False) -> Path:
+    """Write an extension's files into ``directory`` (see the module docstring); ``record`` is the
+    ``wwho_extend.json`` data (its ``format`` is set here)."""
     directory = Path(directory)
-    _check_target(directory, force)
-    config, roles = transformers_config(ext)
+    check_target(directory, force)
+    provenance = {k: record[k] for k in ("base", "scripts", "base_n_vocab", "new_tokens") if k in record}
+    config, roles = transformers_config(model, carried=carried, provenance=provenance)
     contents = {
-        "tokenizer.json": (tokenizer_json(ext), None),
+        "tokenizer.json": (tokenizer_json(model), None),
         "tokenizer_config.json": (config, 2),
         "special_tokens_map.json": (roles, 2),
-        "wwho_extend.json": (extension_record(ext), 2),
+        "wwho_extend.json": ({"format": FORMAT, **record}, 2),
     }
     with directory_transaction(directory) as tmp:
         for name, (data, indent) in contents.items():
@@ -143,7 +127,8 @@ def save_extension(ext: Extension, directory: str | Path, *, force: bool = False
     return directory
 
 
-def _check_target(directory: Path, force: bool) -> None:
+def check_target(directory: Path, force: bool) -> None:
+    """Raise unless ``directory`` may be written: absent, or (with ``force``) holding only our files."""
     if not directory.exists():
         return
     if not force:
@@ -191,7 +176,3 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
-
-def dumps_tokenizer(ext: Extension) -> str:
-    """``tokenizer.json`` as a string (for ``tokenizers.Tokenizer.from_str``)."""
-    return json.dumps(tokenizer_json(ext), ensure_ascii=False)

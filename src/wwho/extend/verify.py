@@ -21,7 +21,7 @@ from wwho.errors import VocabError
 
 if TYPE_CHECKING:
     from wwho.bytelevel import ByteBPE
-    from wwho.extend.extension import Extension
+    from wwho.extend.model import Extension
     from wwho.extend.scripts import ScriptSet
 
 
@@ -119,7 +119,7 @@ def check_extension(ext: Extension, lines: Sequence[str]) -> None:
     diff = first_difference(ext.base.encode_ordinary, tok.encode_ordinary, other)
     if diff:
         raise ExtensionCheckError(f"text without {ext.scripts.label} differs from the base: {diff[0][:80]!r}")
-    hf = Tokenizer.from_str(json.dumps(tokenizer_json(ext)))
+    hf = Tokenizer.from_str(json.dumps(tokenizer_json(ext.model)))
     diff = first_difference(lambda t: tok.encode(t, allowed_special="all"), hf_encoder(hf), [*lines, *other])
     if diff:
         raise ExtensionCheckError(
