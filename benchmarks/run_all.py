@@ -46,7 +46,11 @@ BENCHMARKS = {
     # 40 MB, not the 200 MB: HF's BpeTrainer needs about 80 bytes of memory per input byte
     # (measured), so 200 MB would need ~20 GB on a 24 GiB machine.
     "binary": ("Binary BPE on system binaries (40 MB of ELF files)", ["bench_binary.py", "--mb", "40", "--runs", "wwho,hf"]),
+    # Prints Markdown tables and a plot link: included as is, not as a code block.
+    "scripts": ("Every Indic script: SGPE vs SentencePiece, HF BPE, o200k_base, Llama 3, Qwen2 on FLORES-200 devtest",
+                ["bench_scripts.py"]),
 }
+MARKDOWN_OUTPUT = {"scripts"}
 
 
 def versions() -> str:
@@ -132,8 +136,9 @@ def main() -> None:
         text, seconds, code = run(cmd)
         print(text, flush=True)
         status = "" if code == 0 else f" (FAILED, exit code {code})"
+        body = [text.strip()] if name in MARKDOWN_OUTPUT and not code else ["```", text.strip(), "```"]
         report += [f"## {title}{status}", "", f"`python benchmarks/{' '.join(cmd[:1])}` ({seconds:.0f} s)", "",
-                   "```", text.strip(), "```", ""]
+                   *body, ""]
     if not args.only or "eval" in args.only:
         eval_section(report)
     text = "\n".join(report) + "\n"

@@ -44,13 +44,29 @@ TRAIN = {
     "sinhala": [("si", "news-bbcsinhala.txt")],
     "devanagari": [("hi", "tico19-test.txt"), ("mr", "tico19-test.txt")],
     "mixed": [("si", "news-bbcsinhala.txt"), ("hi", "tico19-test.txt")],
+    # One file per language (Odia has only FLORES; these are test fixtures, not benchmark numbers).
+    "bengali": [("bn", "tico19-test.txt")],
+    "gurmukhi": [("pa", "ntrex128-newstest2019.txt")],
+    "gujarati": [("gu", "ntrex128-newstest2019.txt")],
+    "odia": [("or", "flores200-devtest.txt")],
+    "tamil": [("ta", "tico19-test.txt")],
+    "telugu": [("te", "ntrex128-newstest2019.txt")],
+    "kannada": [("kn", "ntrex128-newstest2019.txt")],
+    "malayalam": [("ml", "ntrex128-newstest2019.txt")],
+    "indic": [(lang, "flores200-devtest.txt") for lang in ("si", "hi", "bn", "pa", "gu", "or", "ta", "te", "kn", "ml")],
 }
-EVAL = {"sinhala": ("si", "si-en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en"), "mixed": ("si-en", "hi-en")}
+EVAL = {"sinhala": ("si", "si-en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en"), "mixed": ("si-en", "hi-en"),
+        "bengali": ("bn",), "gurmukhi": ("pa",), "gujarati": ("gu",), "odia": ("or",), "tamil": ("ta",),
+        "telugu": ("te",), "kannada": ("kn",), "malayalam": ("ml",), "indic": ("si-en", "bn", "ta", "ml", "pa")}
+#: Characters of every bundled script for fuzzed strings: conjuncts, joiners, khanda ta, addak, chillus, dot reph.
+FUZZ_INDIC = (list("ශ්‍රීලංකාවනඖ") + list("नमस्तेक्षज़ँ।") + list("অ্যাৎক্ষৰ") + list("ਪੱਕਾਂੰ") + list("ક્ષર્ૐ")
+              + list("ଓଡ଼ିଆ୍ୱ") + list("க்ஷஸ்ரீழ") + list("క్షత్రిం") + list("ಕೃಷ್ಣಂ") + list("അവൻ്റ\u0d4eൽ"))
 
 
 @pytest.fixture(scope="session")
 def tokenizers(tmp_path_factory):
-    """An SGPE tokenizer per script mode, vocabulary 4000, trained on slices of the shared corpora."""
+    """An SGPE tokenizer per script mode, vocabulary 4000, trained on slices of the shared corpora
+    (400 kB of each file; 60 kB of each FLORES file for ``indic``)."""
     from wwho.sgpe import SGPETokenizer, train_sgpe
 
     if not CORPORA.is_dir():
@@ -58,7 +74,8 @@ def tokenizers(tmp_path_factory):
     out = {}
     for script, files in TRAIN.items():
         path = tmp_path_factory.mktemp(script) / "train.txt"
-        path.write_text("".join(read_slice(CORPORA / d / f, 400_000) for d, f in files), encoding="utf-8")
+        size = 60_000 if script == "indic" else 400_000
+        path.write_text("".join(read_slice(CORPORA / d / f, size) for d, f in files), encoding="utf-8")
         out[script] = SGPETokenizer(train_sgpe(path, vocab_size=4000, script=script, progress=False, workers=1))
     return out
 

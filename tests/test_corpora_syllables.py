@@ -1,4 +1,4 @@
-"""Real corpora: lossless, exact to spec 000 for Sinhala, no cut grapheme cluster for Devanagari.
+"""Real corpora: lossless, exact to spec 000 for Sinhala, no cut grapheme cluster for every other script.
 
 Big files are read as slices (first 1.5 MB) unless WWHO_FULL_CORPORA=1. The counts of
 cuts and of multi-cluster syllables are printed (run pytest with -s to see them).
@@ -15,6 +15,10 @@ from wwho import syllabify
 
 SINHALA_FILES = corpus_files("si", "si-en")
 DEVANAGARI_FILES = corpus_files("hi", "mr", "ne", "sa", "hi-en")
+#: language folder -> script, for the scripts added after Sinhala and Devanagari
+LANG_SCRIPT = {"bn": "bengali", "pa": "gurmukhi", "gu": "gujarati", "or": "odia", "ta": "tamil", "te": "telugu",
+               "kn": "kannada", "ml": "malayalam"}
+OTHER_FILES = corpus_files(*LANG_SCRIPT)
 
 
 def ends(tokens):
@@ -52,12 +56,13 @@ def test_sinhala_corpus_exact_to_spec_and_lossless(path):
           f"{len(cuts)} grapheme-cluster cuts (all made by spec 000's loop), {spanning:,} syllables span >1 cluster")
 
 
-@pytest.mark.skipif(not DEVANAGARI_FILES, reason="../shared/data/corpora is absent")
-@pytest.mark.parametrize("path", DEVANAGARI_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_devanagari_corpus_never_cuts_a_grapheme_cluster(path):
+@pytest.mark.skipif(not DEVANAGARI_FILES + OTHER_FILES, reason="../shared/data/corpora is absent")
+@pytest.mark.parametrize("path", DEVANAGARI_FILES + OTHER_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_corpus_never_cuts_a_grapheme_cluster(path):
+    script = LANG_SCRIPT.get(path.parent.name, "devanagari")
     text = read_slice(path)
     for leading_space in (True, False):
-        tokens = syllabify(text, "devanagari", leading_space=leading_space)
+        tokens = syllabify(text, script, leading_space=leading_space)
         assert "".join(tokens) == text
         cuts, spanning = cluster_report(text, tokens)
         context = [text[max(0, c - 4):c + 4] for c in cuts[:5]]

@@ -74,3 +74,16 @@ def test_rejoining_segments_gives_back_the_input(text):
 @settings(max_examples=300, deadline=None)
 def test_rejoining_any_unicode(text):
     assert join_segments(segment(text)) == text
+
+
+def test_every_script_gets_its_own_runs():
+    text = "Hello বাংলা ਪੰਜਾਬੀ ગુજરાતી ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം, ok।"
+    segs = segment(text)
+    assert [(s.script.value, s.text) for s in segs] == [
+        ("latin", "Hello"), ("bengali", "বাংলা"), ("gurmukhi", "ਪੰਜਾਬੀ"), ("gujarati", "ગુજરાતી"), ("odia", "ଓଡ଼ିଆ"),
+        ("tamil", "தமிழ்"), ("telugu", "తెలుగు"), ("kannada", "ಕನ್ನಡ"), ("malayalam", "മലയാളം"), ("latin", ", ok"),
+        ("devanagari", "।"),  # a danda after Latin text starts a run of the block it is encoded in
+    ]
+    assert all(s.has_leading_space for s in segs[1:-2])
+    assert join_segments(segs) == text
+    assert Script("malayalam") is Script.MALAYALAM

@@ -1,6 +1,6 @@
 """SGPETokenizer: lossless, never splits a known syllable, fuzzed input, unk mode, errors.
 
-Parametrized over the three script modes; each is trained once per session on a slice
+Parametrized over the script modes; each is trained once per session on a slice
 of the shared corpora (skipped with a reason when they are absent).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import EVAL, TRAIN, corpus_files, read_slice
+from conftest import EVAL, FUZZ_INDIC, TRAIN, corpus_files, read_slice
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,8 +54,7 @@ def test_corpora_lossless_and_no_known_syllable_split(tokenizers, script):
 
 
 fuzz_alphabet = st.sampled_from(
-    list("ශ්‍රීලංකාවනඖ")
-    + list("नमस्तेक्षज़ँ।")
+    FUZZ_INDIC
     + ["a", "Z", "1", "9", ".", ",", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u200c", "\u200d", "🙂", "👍🏽",
        "\x00", "\x1b", "\ud800", "€", "[CLS]", "<0x41>"]
 )

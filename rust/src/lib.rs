@@ -5,6 +5,8 @@
 //! and `cargo fuzz` without an interpreter. Python hands the core compiled tables once (rank
 //! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
 
+pub mod merge;
+
 #[cfg(feature = "python")]
 mod py;
 

@@ -1,31 +1,45 @@
-"""``wwho schema check FILE``: validate a schema and prove its grammar equals its automaton."""
+"""``wwho schema check FILE|SCRIPT``: validate a schema and prove its grammar equals its automaton.
+
+``SCRIPT`` is the name of a bundled schema (``tamil``), or ``all`` for every bundled one.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from wwho.schema import load_schema
+from wwho.errors import SchemaError
+from wwho.schema import available_scripts, bundled_schema, load_schema
 from wwho.syllables import check_schema
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["check"], help="check: validate and compare the two engines")
-    p.add_argument("path", help="schema JSON file")
+    p.add_argument("path", help="schema JSON file, a bundled script name, or 'all' (every bundled schema)")
     p.add_argument("--max-length", type=int, default=5, help="longest test string (default 5)")
 
 
 def run(args: argparse.Namespace) -> int:
-    schema = load_schema(args.path)
-    print(f"{args.path}: valid schema {schema.name!r}: {len(schema.classes)} classes, "
+    if args.path == "all" and not Path(args.path).exists():
+        return max(_check(bundled_schema(name), name, args.max_length) for name in available_scripts())
+    if not Path(args.path).exists() and args.path in available_scripts():
+        return _check(bundled_schema(args.path), args.path, args.max_length)
+    if not Path(args.path).exists():
+        raise SchemaError(f"{args.path}: not a schema file nor a bundled script ({', '.join(available_scripts())}, all)")
+    return _check(load_schema(args.path), args.path, args.max_length)
+
+
+def _check(schema, label: str, max_length: int) -> int:
+    print(f"{label}: valid schema {schema.name!r}: {len(schema.classes)} classes, "
           f"{len(schema.transitions)} states, {len(schema.blocks)} blocks")
     if schema.grammar is None:
         print("no grammar: the table engine will be used (slower)")
         return 0
-    problems = check_schema(schema, max_length=args.max_length)
+    problems = check_schema(schema, max_length=max_length)
     for p in problems:
         print("MISMATCH", p)
     if problems:
         print("the grammar does not match the automaton: fix one of them")
         return 1
-    print(f"grammar equals automaton on every string up to length {args.max_length}")
+    print(f"{label}: grammar equals automaton on every string up to length {max_length}")
     return 0

@@ -23,7 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
     p.add_argument("--out", "-o", required=True, help="output directory (vocab.json and the Hugging Face files)")
-    p.add_argument("--script", default="sinhala", choices=SCRIPT_MODES)
+    p.add_argument("--script", default="sinhala", choices=SCRIPT_MODES, metavar="SCRIPT",
+                   help=f"script mode: {', '.join(SCRIPT_MODES)} (mixed: sinhala + devanagari; indic: all ten "
+                   "scripts, each run syllabified by its own schema; default sinhala)")
     p.add_argument("--vocab-size", type=int, default=32_000, help="total vocabulary size (default 32000)")
     p.add_argument("--min-freq", type=int, default=2, help="stop when the best pair is rarer than this (default 2)")
     p.add_argument("--prune-freq", type=int, default=2,

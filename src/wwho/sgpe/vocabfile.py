@@ -3,7 +3,8 @@
 Fields of spec 000: ``version``, ``vocab_size``, ``special_tokens``, ``num_merges``,
 ``prune_freq``, ``leading_space``, ``merges`` (string pairs, in rank order) and ``vocab``
 (token -> id: specials first, then by final corpus frequency, then the rest). wwho adds
-``format`` (``wwho-sgpe/1``), ``script`` (``sinhala``, ``devanagari`` or ``mixed``), ``scripts``,
+``format`` (``wwho-sgpe/1``), ``script`` (a script mode: a bundled script, ``mixed`` or ``indic``), ``scripts``
+(the schemas the mode covers; checked on load),
 ``min_freq``, ``fallback`` (``"bytes"``: the 256 tokens ``<0x00>``..``<0xFF>`` are in the
 vocabulary and unknown text falls back to them; ``"unk"``: spec 000's ``[UNK]``), and
 ``syllable_merges``, the merges that rebuild each syllable from code points
@@ -130,10 +131,12 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     if fallback == "unk" and "[UNK]" not in vocab:
         raise fail("fallback 'unk' needs the token '[UNK]' in 'vocab'")
     script = data.get("script", data.get("script_mode", "sinhala"))
-    from wwho.sgpe.words import SCRIPT_MODES
+    from wwho.sgpe.words import SCRIPT_MODES, mode_scripts
 
     if script not in SCRIPT_MODES:
         raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {script!r}")
+    if "scripts" in data and data["scripts"] != list(mode_scripts(script)):
+        raise fail(f"'scripts' is {data['scripts']!r} but script mode {script!r} covers {list(mode_scripts(script))!r}")
     if data.get("leading_space", True) is not True:
         raise fail("'leading_space' false is not supported (SGPE vocabularies are trained with leading spaces)")
     return VocabFile(

@@ -1,4 +1,10 @@
-"""From text to SGPE words, for one script mode (``sinhala``, ``devanagari``, ``mixed``).
+"""From text to SGPE words, for one script mode.
+
+The script modes are data-driven: every bundled schema is a mode of its own (``sinhala``,
+``devanagari``, ``bengali``, ``tamil``, ...), and two multi-script modes name fixed lists of
+schemas (:data:`MULTI_SCRIPT_MODES`): ``mixed`` (Sinhala + Devanagari, as it always was) and
+``indic`` (all ten bundled Indic scripts). The lists are fixed, not "whatever is bundled",
+so that a ``vocab.json`` trained in a mode keeps its meaning when a schema is added.
 
 Text is cut into *pieces* with one C-backed regex (a whitespace-free chunk with the one
 space before it, or a single whitespace character). In leading-space mode no syllable
@@ -9,7 +15,8 @@ A piece becomes words and boundary tokens (:func:`wwho.words.word_pattern`, one 
 and each word becomes syllables (the script's schema, ``leading_space=True``). In
 ``mixed`` mode the word pattern uses the union of both scripts, and a word is first
 routed (:func:`wwho.router.segment`): each Indic run is syllabified by its own schema,
-anything else in it is one token per character.
+anything else in it is one token per character. Multi-script modes work the same way
+with more scripts.
 
 This module does not know vocabularies or merges.
 """
@@ -21,10 +28,27 @@ import re
 from wwho.bpe import count as bpe_count
 from wwho.errors import TokenizerError
 from wwho.router import Script, segment
+from wwho.schema import available_scripts
 from wwho.syllables import Syllabifier
 from wwho.words import single_word_pattern, word_pattern
 
-SCRIPT_MODES = ("sinhala", "devanagari", "mixed")
+#: Modes that route each script run to its own schema, and the scripts each one covers.
+MULTI_SCRIPT_MODES: dict[str, tuple[str, ...]] = {
+    "mixed": ("sinhala", "devanagari"),
+    "indic": ("bengali", "devanagari", "gujarati", "gurmukhi", "kannada", "malayalam", "odia", "sinhala",
+              "tamil", "telugu"),
+}
+#: Every script mode: one per bundled schema, then the multi-script modes.
+SCRIPT_MODES: tuple[str, ...] = (*available_scripts(), *MULTI_SCRIPT_MODES)
+
+
+def mode_scripts(script: str) -> tuple[str, ...]:
+    """The bundled scripts a script mode covers (a TokenizerError names the modes if unknown)."""
+    if script in MULTI_SCRIPT_MODES:
+        return MULTI_SCRIPT_MODES[script]
+    if script in SCRIPT_MODES:
+        return (script,)
+    raise TokenizerError(f"unknown script mode {script!r}; choose from {', '.join(SCRIPT_MODES)}")
 PIECES = re.compile(bpe_count.PIECES)  # the trainer counts exactly these pieces
 # One token per character, a space glued to the non-whitespace character after it.
 _PASSTHROUGH = re.compile(r"(?: (?![ \t\n\r]))?.", re.DOTALL)
@@ -34,17 +58,16 @@ class WordSplitter:
     """Turns pieces of text into SGPE words for one script mode."""
 
     def __init__(self, script: str) -> None:
-        if script not in SCRIPT_MODES:
-            raise TokenizerError(f"unknown script mode {script!r}; choose from {', '.join(SCRIPT_MODES)}")
+        self.scripts: tuple[str, ...] = mode_scripts(script)
         self.script = script
-        self.scripts: tuple[str, ...] = ("sinhala", "devanagari") if script == "mixed" else (script,)
+        self._routed = script in MULTI_SCRIPT_MODES
         self._syllabifiers = {name: Syllabifier.for_script(name) for name in self.scripts}
         self._finditer = word_pattern(self.scripts).finditer
         self._single_word = single_word_pattern(self.scripts).fullmatch
 
     def syllables(self, text: str) -> list[str]:
         """The syllable-level tokens of ``text`` (leading-space mode)."""
-        if self.script != "mixed":
+        if not self._routed:
             return self._syllabifiers[self.script].tokenize(text, True)
         tokens: list[str] = []
         for seg in segment(text, scripts=self.scripts):

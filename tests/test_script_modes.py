@@ -1,0 +1,112 @@
+"""Script modes: one per bundled schema, ``mixed`` and ``indic``; files of the earlier modes unchanged.
+
+``tests/data/compat/*.vocab.json`` were trained by wwho as it was before the eight new
+schemas (commit eddbb1d, modes sinhala/devanagari/mixed, vocabulary 1200, the first 300
+FLORES devtest lines of si and hi), with the ids it gave on probe lines. Today's code must
+load them with the same ids, and retrain them to the same file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import CORPORA
+
+from wwho.errors import TokenizerError, VocabError
+from wwho.schema import available_scripts
+from wwho.sgpe import SGPETokenizer, train_sgpe
+from wwho.sgpe.vocabfile import load_vocab_file, parse_vocab
+from wwho.sgpe.words import MULTI_SCRIPT_MODES, SCRIPT_MODES, WordSplitter, mode_scripts
+
+COMPAT = Path(__file__).parent / "data" / "compat"
+OLD_MODES = ["sinhala", "devanagari", "mixed"]
+
+
+def probe_lines() -> list[str]:
+    def lines(rel, n):
+        return (CORPORA / rel).read_text(encoding="utf-8").splitlines()[:n]
+    si = lines("si-en/news-codeswitched-lines.txt", 15)
+    hi = lines("hi-en/hasoc2019-tweets-not-offensive.txt", 15)
+    return si + hi + lines("bn/flores200-devtest.txt", 5)
+
+
+def test_modes_are_the_bundled_scripts_then_mixed_and_indic():
+    assert SCRIPT_MODES == (*available_scripts(), "mixed", "indic")
+    assert mode_scripts("mixed") == ("sinhala", "devanagari")
+    assert set(mode_scripts("indic")) == set(available_scripts())
+    assert mode_scripts("tamil") == ("tamil",)
+    with pytest.raises(TokenizerError, match="unknown script mode 'klingon'.*indic"):
+        WordSplitter("klingon")
+
+
+@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/data/corpora is absent")
+@pytest.mark.parametrize("mode", OLD_MODES)
+def test_earlier_vocab_files_load_with_identical_ids(mode):
+    tok = SGPETokenizer.load(COMPAT / f"{mode}.vocab.json")
+    want = json.loads((COMPAT / f"{mode}.ids.json").read_text())
+    lines = probe_lines()
+    assert len(want) == len(lines)
+    assert [tok.encode(line) for line in lines] == want
+
+
+@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/data/corpora is absent")
+@pytest.mark.parametrize("mode", OLD_MODES)
+def test_earlier_modes_retrain_to_the_same_file(mode, tmp_path):
+    text = "\n".join((CORPORA / "si/flores200-devtest.txt").read_text(encoding="utf-8").splitlines()[:300]
+                     + (CORPORA / "hi/flores200-devtest.txt").read_text(encoding="utf-8").splitlines()[:300]) + "\n"
+    (tmp_path / "t.txt").write_text(text, encoding="utf-8")
+    new = train_sgpe(tmp_path / "t.txt", vocab_size=1200, script=mode, progress=False, workers=1)
+    assert new.to_json() == load_vocab_file(COMPAT / f"{mode}.vocab.json").to_json()
+
+
+def test_scripts_field_must_match_the_mode():
+    data = json.loads((COMPAT / "mixed.vocab.json").read_text())
+    data["scripts"] = ["sinhala"]
+    with pytest.raises(VocabError, match="'scripts'.*covers"):
+        parse_vocab(data)
+
+
+def test_indic_mode_routes_each_run_to_its_own_schema():
+    from wwho import syllabify
+
+    splitter = WordSplitter("indic")
+    text = "ශ්‍රී नमस्ते বাংলা ਪੱਕਾ ગુજરાતી ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം abc"
+    got = splitter.syllables(text)
+    want = []
+    for word, script in zip(text.split(" ")[:-1], ["sinhala", "devanagari", "bengali", "gurmukhi", "gujarati", "odia",
+                                                   "tamil", "telugu", "kannada", "malayalam"]):
+        syl = syllabify(word, script)
+        want += [(" " + syl[0]) if want else syl[0]] + syl[1:]
+    assert got == want + [" a", "b", "c"]
+    assert set(MULTI_SCRIPT_MODES) == {"mixed", "indic"}
+
+
+def test_meta_tokenizer_with_an_indic_part(tokenizers, o200k):
+    """o200k_base for everything else, the indic SGPE part for every one of the ten scripts."""
+    from wwho import MetaTokenizer, segment
+
+    sgpe = tokenizers["indic"]
+    meta = MetaTokenizer(sgpe, o200k)
+    text = "GDP 2024: বাংলা ਪੰਜਾਬੀ ગુજરાતી ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം ශ්‍රී नमस्ते 🙂"
+    ids = meta.encode(text)
+    assert meta.decode(ids) == text
+    assert meta.encode("GDP 2024:") == o200k.encode_ordinary("GDP 2024:")
+    for seg in segment(text):
+        if seg.is_indic:
+            run = " " + seg.text
+            assert meta.encode(run) == [o200k.n_vocab + i for i in sgpe.encode(run)]
+
+
+def test_eval_measures_syllable_cuts_in_every_script():
+    from wwho.evaluate import Evaluated, evaluate
+
+    text = "বাংলা தமிழ் മലയാളം"
+    chars = Evaluated("bytes", lambda t: (list(range(len(t.encode()))), list(range(1, len(t.encode()) + 1))),
+                      lambda ids: "", lambda i: False, 0)
+    # one token per byte: every byte boundary inside a syllable is a cut, in each script
+    m = evaluate(chars, [text])
+    assert m.boundaries_in_syllable > 0 and m.boundaries_in_cluster > 0
+    whole = Evaluated("syllables", lambda t: ([0], [len(t.encode())]), lambda ids: text, lambda i: False, 0)
+    assert evaluate(whole, [text]).boundaries_in_syllable == 0
