@@ -7,6 +7,7 @@ tokenizer's memory from counting against the next.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -15,7 +16,10 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+# $WWHO_SHARED_DATA, else ../shared/data beside the repository, else /work/shared/data (a git worktree)
+DATA = Path(os.environ.get("WWHO_SHARED_DATA") or ROOT.parent / "shared" / "data")
+if not DATA.is_dir():
+    DATA = Path("/work/shared/data")
 CORPORA = DATA / "corpora"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 

@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
-#: ../shared/data next to the repository (CI clones the repo beside shared/).
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+def _shared_data() -> Path:
+    """``$WWHO_SHARED_DATA``, else ``../shared/data`` beside the repository (CI clones the repo
+    beside shared/), else ``/work/shared/data`` (a git worktree lives elsewhere)."""
+    if os.environ.get("WWHO_SHARED_DATA"):
+        return Path(os.environ["WWHO_SHARED_DATA"])
+    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
+    return beside if beside.is_dir() else Path("/work/shared/data")
+
+
+DATA = _shared_data()
 CORPORA = DATA / "corpora"
 #: The verified o200k_base ranks file (tiktoken's own download, kept offline).
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
@@ -88,3 +97,31 @@ def o200k():
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
     return get_encoding("o200k_base", ranks_file=O200K_FILE)
+
+
+# --- the real `wwho` command, in a subprocess -----------------------------------------------
+
+
+def wwho_command() -> list[str]:
+    """The installed ``wwho`` console script of this interpreter's environment (else ``python -m wwho``)."""
+    import sys
+
+    script = Path(sys.executable).with_name("wwho")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "wwho"]
+
+
+def run_wwho(*args, env: dict | None = None, timeout: float = 300, **kwargs):
+    """Run ``wwho ARGS...``; returns the CompletedProcess (text output)."""
+    import subprocess
+
+    return subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=env, **kwargs)
+
+
+def one_line_error(proc) -> str:
+    """Assert the process failed as the CLI promises (exit 2, one line, no traceback); return the line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wwho: error: "), proc.stderr[-2000:]
+    return lines[0]

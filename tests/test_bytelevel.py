@@ -26,7 +26,8 @@ from wwho.errors import TokenizerError, VocabError, WwhoError
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import DATA
+
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 O200K_URL_SHA1 = "fb374d419588a4632f3f557e76b4b70aebbca790"  # tiktoken's cache key for the blob URL
 SPECIALS = ["<|endoftext|>", "<|endofprompt|>"]
@@ -317,7 +318,7 @@ def _write(directory: Path, name: str, data: bytes) -> Path:
         (b"YQ== 0\nYg== one\n", r"x\.tiktoken:2: bad base64 token or rank"),
         (b"YQ== 0\nYQ== 1\n", r"x\.tiktoken:2: token b'a' appears twice"),
         (b"YQ== 0\nYg== 0\n", r"x\.tiktoken:2: rank 0 also used on line 1"),
-        (b"YQ== -3\n", r"x\.tiktoken:1: empty token or negative rank"),
+        (b"YQ== -3\n", r"x\.tiktoken:1: bad base64 token or rank"),
         (b"\n\n", r"no tokens"),
     ],
 )
@@ -326,6 +327,14 @@ def test_bad_ranks_files(tmp_path, content, message):
     with pytest.raises(VocabError, match=message):
         read_tiktoken_ranks(path)
     with pytest.raises(VocabError):
+        ByteBPE.from_tiktoken(path, pattern="gpt2")
+
+
+def test_a_tiktoken_file_with_a_lost_line_is_refused(tmp_path):
+    # On its own a .tiktoken file's ranks are its ids 0..n-1: a gap is a lost line, not a smaller vocabulary.
+    path = _write(tmp_path, "x.tiktoken", b"YQ== 0\nYg== 2\n")
+    assert read_tiktoken_ranks(path) == {b"a": 0, b"b": 2}  # the parser alone (wwho's directories may have gaps)
+    with pytest.raises(VocabError, match=r"x\.tiktoken: ranks must be 0\.\.1 .* rank 1 is missing"):
         ByteBPE.from_tiktoken(path, pattern="gpt2")
 
 
@@ -340,7 +349,7 @@ def test_missing_ranks_file(tmp_path):
 def test_save_load_round_trip(ours, tmp_path):
     ours.save(tmp_path / "tok")
     files = sorted(p.name for p in (tmp_path / "tok").iterdir())
-    assert files == ["bytelevel.json", "ranks.tiktoken"]
+    assert files == ["bytelevel.json", "ranks.tiktoken", "wwho-manifest.json"]
     config = json.loads((tmp_path / "tok" / "bytelevel.json").read_text(encoding="utf-8"))
     assert config["version"] == 1 and config["merge_rule"] == "ranks"
     # The ranks file is the official format: tiktoken's own loader reads it back.
@@ -358,7 +367,7 @@ def test_save_load_round_trip(ours, tmp_path):
     [
         (lambda c: c.update(format="other"), "not a wwho byte-level tokenizer"),
         (lambda c: c.update(version=99), "format version 99"),
-        (lambda c: c.pop("pretokenizer"), "missing or malformed entry"),
+        (lambda c: c.pop("pretokenizer"), "missing key 'pretokenizer'"),
         (lambda c: c.update(merge_rule="magic"), "merge_rule"),
     ],
 )
@@ -368,13 +377,16 @@ def test_load_rejects_bad_config(tmp_path, edit, message):
     config = json.loads((tmp_path / "bytelevel.json").read_text())
     edit(config)
     (tmp_path / "bytelevel.json").write_text(json.dumps(config))
+    with pytest.raises(VocabError, match="bytelevel.json does not match wwho-manifest.json"):
+        ByteBPE.load(tmp_path)  # the edit itself is caught first
+    (tmp_path / "wwho-manifest.json").unlink()  # a directory made by hand: the content is checked
     with pytest.raises(VocabError, match=message):
         ByteBPE.load(tmp_path)
 
 
 def test_load_rejects_non_json(tmp_path):
     (tmp_path / "bytelevel.json").write_bytes(b"\xff{")
-    with pytest.raises(VocabError, match="not valid UTF-8 JSON"):
+    with pytest.raises(VocabError, match="not UTF-8"):
         ByteBPE.load(tmp_path)
     with pytest.raises(VocabError, match="cannot read"):
         ByteBPE.load(tmp_path / "absent")
@@ -444,7 +456,7 @@ def test_random_small_vocab_round_trips_through_every_format(tmp_path):
     text = "".join(rng.choice("ab cde\nfg1,2") for _ in range(2000))
     tok.save(tmp_path / "d")
     names = sorted(p.name for p in (tmp_path / "d").iterdir())
-    assert names == ["bytelevel.json", "merges.txt", "ranks.tiktoken"]
+    assert names == ["bytelevel.json", "merges.txt", "ranks.tiktoken", "wwho-manifest.json"]
     assert ByteBPE.load(tmp_path / "d").encode(text) == tok.encode(text)
     tok.export_hf(tmp_path / "t.json")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "t.json"))

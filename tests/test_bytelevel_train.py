@@ -12,6 +12,7 @@ from pathlib import Path
 import bpe_reference as ref
 import pytest
 import regex
+from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from wwho.bytelevel.pretokenize import PATTERNS
 from wwho.cli import main as wwho_main
 from wwho.errors import CorpusError, VocabError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NEWS = DATA / "corpora" / "en" / "news-lk_news.txt"
 SPECIAL = "<|endoftext|>"
 
@@ -96,7 +96,7 @@ def test_deterministic_across_worker_counts(news_slice, tmp_path):
         out = tok.save(tmp_path / f"w{workers}")
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]
-    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken"}
+    assert set(outputs[0]) == {"bytelevel.json", "merges.txt", "ranks.tiktoken", "wwho-manifest.json"}
 
 
 def test_trained_tokenizer_exports_exactly(news_slice, tmp_path):
@@ -127,7 +127,7 @@ def test_cli(tmp_path, capsys):
                       "--workers", "1"])
     assert code == 0
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
-        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json"}
+        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json", "wwho-manifest.json"}
     tok = ByteBPE.load(tmp_path / "out")
     assert 257 < tok.vocab_size <= 300 and tok.pretokenizer.name == "o200k"  # a tiny corpus runs out of pairs
     assert "wrote" in capsys.readouterr().err

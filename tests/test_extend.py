@@ -424,40 +424,40 @@ def test_load_base_specs(bases, tmp_path):
 
 
 def test_directory_is_written_all_or_nothing(extensions, tmp_path, monkeypatch):
+    from wwho import savedir
+
     ext, directory, _ = extensions["llama3-si"]
-    assert sorted(p.name for p in directory.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in directory.iterdir()) == sorted([*FILES, savedir.MANIFEST])
     record = read_record(directory)
     assert record["known_syllables"] == ext.known_syllables and record["first_new_id"] == ext.first_id
-    with pytest.raises(VocabError, match="already exists"):
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    with pytest.raises(VocabError, match="already holds a tokenizer"):
         ext.save(directory)
-    ext.save(directory, force=True)  # a directory holding only its own files may be replaced
     (directory / "notes.txt").write_text("mine", encoding="utf-8")
-    with pytest.raises(VocabError, match="did not write"):
-        ext.save(directory, force=True)
+    ext.save(directory, force=True)  # replaces its own files, keeps yours
     assert (directory / "notes.txt").read_text(encoding="utf-8") == "mine"
-    (directory / "notes.txt").unlink()
+    assert {p.name: p.read_bytes() for p in directory.iterdir() if p.name != "notes.txt"} == before
 
-    import wwho.extend.files as files
+    real, calls = savedir._write, []
 
-    calls = []
+    def failing(staging, name, data, target, steps):
+        calls.append(name)
+        if len(calls) == 4:
+            raise OSError(28, "No space left on device")
+        return real(staging, name, data, target, steps)
 
-    def failing(path, data, **kw):
-        calls.append(path)
-        if len(calls) == 3:
-            raise OSError("disk full")
-        return real(path, data, **kw)
-
-    real = files.write_json
-    monkeypatch.setattr(files, "write_json", failing)
+    monkeypatch.setattr(savedir, "_write", failing)
     target = tmp_path / "new"
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OSError, match="No space left"):
         ext.save(target)
     assert not target.exists() and list(tmp_path.iterdir()) == []  # no output, no temporary directory
     calls.clear()
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OSError, match="No space left"):
         ext.save(directory, force=True)
-    assert sorted(p.name for p in directory.iterdir()) == sorted(FILES)  # the old one is untouched
+    assert {p.name: p.read_bytes() for p in directory.iterdir() if p.name != "notes.txt"} == before
     assert [p for p in directory.parent.iterdir() if p.name.startswith(".")] == []
+    with pytest.raises(OSError, match="not a directory"):
+        ext.save(directory / "notes.txt")
 
 
 def test_same_input_gives_identical_files(bases, tmp_path):
@@ -531,7 +531,7 @@ def test_cli_extend_then_encode(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "800 new tokens" in proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, "wwho-manifest.json"])
     text = "ශ්‍රී ලංකාවේ ජනාධිපති said"
     ids = ByteBPE.from_hf(out / "tokenizer.json").encode(text)
     enc = _wwho("encode", "--tokenizer", str(out), "--ids", text)
@@ -549,7 +549,7 @@ def test_cli_extend_then_encode(tmp_path):
         "-o",
         str(out),
     )
-    assert again.returncode == 2 and "already exists" in again.stderr and again.stderr.count("\n") == 1
+    assert again.returncode == 2 and "already holds" in again.stderr and again.stderr.count("\n") == 1
     bad = _wwho(
         "extend",
         "--base",

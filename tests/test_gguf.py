@@ -17,7 +17,9 @@ from wwho.errors import TokenizerError, VocabError
 
 gguf = pytest.importorskip("gguf")
 
-VOCABS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gguf-vocab"
+from conftest import DATA
+
+VOCABS = DATA / "gguf-vocab"
 SEPARATOR = "\n__ggml_vocab_test__\n"
 # Byte-level BPE vocabularies that have llama.cpp test vectors (see shared/data/README.md).
 BPE_WITH_VECTORS = [
@@ -206,3 +208,65 @@ def test_truncated_files(tmp_path, fraction):
 
 def test_errors_are_vocab_errors():
     assert issubclass(GGUFError, VocabError)
+
+
+# --- hostile metadata: wrong types, nested arrays, merge lists cut short ----------------------
+
+
+def test_a_string_bos_token_id_is_an_error_naming_the_key(tmp_path):
+    path = tmp_path / "s.gguf"
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab"])
+    writer.add_token_merges(["a b"])
+    writer.add_string("tokenizer.ggml.bos_token_id", "1")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(GGUFError, match=r"s.gguf: tokenizer.ggml.bos_token_id is '1', not a token id"):
+        ByteBPE.from_gguf(path)
+
+
+def test_deeply_nested_arrays_are_refused(tmp_path):
+    import struct
+
+    depth = 50_000
+    key = b"general.nested"
+    body = struct.pack("<Q", len(key)) + key + struct.pack("<I", 9)  # an ARRAY ...
+    body += struct.pack("<IQ", 9, 1) * depth + struct.pack("<IQ", 4, 0)  # ... of arrays of ... of nothing
+    path = tmp_path / "deep.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + body)
+    with pytest.raises(GGUFError, match=r"deep.gguf: arrays nested more than 8 deep at byte offset \d+"):
+        ByteBPE.from_gguf(path)
+
+
+def test_a_merge_list_cut_short_is_an_error(tmp_path):
+    writer_path = tmp_path / "cut2.gguf"
+    writer = gguf.GGUFWriter(str(writer_path), "gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab", "cd"])
+    writer.add_token_merges(["a b"])  # the merge "c d" is missing: "cd" can never be produced
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(GGUFError, match=r"cut2.gguf: 1 tokens of several bytes are the result of no merge, "
+                                        r"e\.g\. 'cd' \(id 257\): the merge list \(1 merges\) looks truncated"):
+        ByteBPE.from_gguf(writer_path)
+
+
+@pytest.mark.skipif(not _vocab("gpt-2").is_file(), reason="the GPT-2 GGUF vocabulary is absent")
+def test_a_real_vocabulary_with_its_last_merges_dropped_is_refused(tmp_path):
+    meta = read_metadata(_vocab("gpt-2"))
+    writer = gguf.GGUFWriter(str(tmp_path / "g.gguf"), "gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list(meta["tokenizer.ggml.tokens"])
+    writer.add_token_types([int(t) for t in meta["tokenizer.ggml.token_type"]])
+    writer.add_token_merges(meta["tokenizer.ggml.merges"][:-100])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(GGUFError, match=r"g.gguf: 100 tokens of several bytes are the result of no merge"):
+        ByteBPE.from_gguf(tmp_path / "g.gguf")

@@ -129,7 +129,8 @@ def test_language_modelling_collator(tmp_path, meta):
 def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
     saved = tok.save_pretrained(tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["meta_config.json", "tokenizer_config.json", "tokenizer_meta.json", "vocab.json"]
+    assert names == ["meta_config.json", "tokenizer_config.json", "tokenizer_meta.json", "vocab.json",
+                     "wwho-manifest.json"]
     assert "tokenizer.json" not in names  # AutoTokenizer must not find an SGPE-only tokenizer here
     assert {str(tmp_path / n) for n in ("vocab.json", "meta_config.json")} <= set(map(str, saved))
     config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))

@@ -316,7 +316,8 @@ def test_save_load_round_trip(meta, tmp_path):
     from wwho.loading import detect_kind, load_tokenizer
 
     meta.save(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["meta_config.json", "tokenizer_meta.json", "vocab.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "meta_config.json", "tokenizer_meta.json", "vocab.json", "wwho-manifest.json"]
     config = json.loads((tmp_path / "meta_config.json").read_text(encoding="utf-8"))
     assert config["offset"] == O200K_N_VOCAB and config["tiktoken_encoding"] == "o200k_base"
     assert config["tiktoken_sha256"] == O200K_SHA256 == hashlib.sha256(O200K_FILE.read_bytes()).hexdigest()
@@ -347,6 +348,8 @@ def test_tokenizer_meta_json_is_the_unified_vocabulary_and_not_hf(meta, tmp_path
 
 
 def edit_config(directory, **changes):
+    """Edit meta_config.json by hand: the save's manifest reports that, so it goes too (the content
+    of a directory made by hand is what these tests check)."""
     path = directory / "meta_config.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     for key, value in changes.items():
@@ -355,6 +358,9 @@ def edit_config(directory, **changes):
         else:
             data[key] = value
     path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match="meta_config.json does not match wwho-manifest.json"):
+        MetaTokenizer.load(directory)
+    (directory / "wwho-manifest.json").unlink()
 
 
 def test_sha256_mismatch_is_a_clear_error(meta, tmp_path):
@@ -397,6 +403,7 @@ def test_unreadable_files(meta, tmp_path):
     (tmp_path / "vocab.json").unlink()
     with pytest.raises(VocabError, match="vocab.json"):
         MetaTokenizer.load(tmp_path)
+    (tmp_path / "wwho-manifest.json").unlink()
     (tmp_path / "meta_config.json").write_text("{oops", encoding="utf-8")
     with pytest.raises(VocabError, match="line 1"):
         MetaTokenizer.load(tmp_path)
@@ -440,7 +447,8 @@ def test_cli_train_meta_then_encode_decode_inspect(tmp_path, capsys):
     rc = main(["train", "--kind", "sgpe", "--script", "mixed", "--vocab-size", "3000", "--meta", "--tiktoken-file",
                str(O200K_FILE), "--workers", "1", "--quiet", "--out", str(out), str(corpus)])
     assert rc == 0
-    assert sorted(p.name for p in out.iterdir()) == ["meta_config.json", "tokenizer_meta.json", "vocab.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "meta_config.json", "tokenizer_meta.json", "vocab.json", "wwho-manifest.json"]
     tok = MetaTokenizer.load(out)
     # Trained on the Indic runs only: besides specials, byte tokens and the single characters
     # syllables are built from (space, ZWJ), every token has an Indic character; none has Latin.

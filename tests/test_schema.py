@@ -83,6 +83,21 @@ def mutate(**changes):
         (mutate(format="other/9"), r"format: unsupported format"),
         (mutate(char_classes={"C": {"properties": ["NoSuchProperty=Yes"]}}), r"char_classes.C.properties: unknown Unicode property"),
         ([], r"a schema is a JSON object"),
+        # Wrong types are errors naming the key, not TypeErrors:
+        (mutate(start=[]), r"start: unknown state \[\]"),
+        (mutate(start={"a": 1}), r"start: unknown state"),
+        (mutate(transitions={"S": {"C": ["BASE"]}, "BASE": {}, "DONE": {}}), r"transitions.S.C: unknown target state"),
+        (mutate(blocks={"name": "x"}), r"blocks: must be a list"),
+        (mutate(word_chars="U+0061"), r"word_chars: must be a list"),
+        (mutate(grammar=["C"]), r"grammar: must be a string"),
+        (mutate(accept_states="BASE"), r"accept_states: must be a list of states"),
+        (mutate(char_classes={"C": {"members": "U+0061"}}), r"char_classes.C: must be a list of members"),
+        # A property name goes into a regex: only property syntax may
+        (mutate(char_classes={"C": {"properties": ["L}|(?s:.)*|\\p{L"]}}), r"char_classes.C.properties: .* is not a "
+                                                                             r"Unicode property name"),
+        # Deep nesting: one line, not a RecursionError
+        ("[" * 100_000 + "]" * 100_000, r"JSON nested too deeply"),
+        (mutate(grammar="(" * 5000 + "C" + ")" * 5000), r"grammar: (groups nested|nested too deeply)"),
     ],
 )
 def test_malformed_schema_names_file_and_key(tmp_path, data, message):

@@ -7,9 +7,8 @@ import json
 import pytest
 from conftest import CORPORA, require_data
 
-import wwho.sgpe.train as train_module
 from wwho.errors import CorpusError, VocabError
-from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
+from wwho.sgpe import SGPETokenizer, checkpoints, load_vocab_file, train_sgpe
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 
 SMALL = 5 + 256  # specials + byte tokens
@@ -89,7 +88,7 @@ def test_resume_after_a_kill_is_byte_identical(tmp_path, monkeypatch):
     whole = train_sgpe(path, vocab_size=3000, progress=False, workers=1)
     whole.save(tmp_path / "whole" / "vocab.json")
 
-    real_save = train_module._save_checkpoint
+    real_save = checkpoints.save
     calls = []
 
     def save_then_die(*args, **kwargs):
@@ -98,11 +97,11 @@ def test_resume_after_a_kill_is_byte_identical(tmp_path, monkeypatch):
         if len(calls) == 2:
             raise KeyboardInterrupt  # killed right after the second checkpoint
 
-    monkeypatch.setattr(train_module, "_save_checkpoint", save_then_die)
+    monkeypatch.setattr(checkpoints, "save", save_then_die)
     ckpt = tmp_path / "ckpt"
     with pytest.raises(KeyboardInterrupt):
         train_sgpe(path, vocab_size=3000, progress=False, workers=1, checkpoint_dir=ckpt, checkpoint_every=300)
-    monkeypatch.setattr(train_module, "_save_checkpoint", real_save)
+    monkeypatch.setattr(checkpoints, "save", real_save)
     saved = json.loads((ckpt / "checkpoint.json").read_text(encoding="utf-8"))
     assert saved["step"] == 600
     resumed = train_sgpe(path, vocab_size=3000, progress=False, workers=2, checkpoint_dir=ckpt,
@@ -165,7 +164,7 @@ def test_vocab_size_smaller_than_specials(tmp_path):
     "mutate, message",
     [
         (lambda d: d.pop("vocab"), "missing key 'vocab'"),
-        (lambda d: d["vocab"].update({"x": 10 ** 6}), "without gaps"),
+        (lambda d: d["vocab"].update({"x": 10 ** 6}), "'x': id 1000000 is out of range"),
         (lambda d: d.update(merges=[["ල", "nope"]]), r"'nope' is not in 'vocab'"),
         (lambda d: d.update(vocab_size=3), "'vocab_size' is 3"),
         (lambda d: d.update(script="klingon"), "'script' must be one of"),

@@ -5,10 +5,10 @@ works with any object that has ``token_bytes``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,6 @@ from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.streaming import StreamingDecoder
 from wwho.errors import TokenizerError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 
 

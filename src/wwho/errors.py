@@ -25,3 +25,14 @@ class VocabError(WwhoError, ValueError):
 
 class TokenizerError(WwhoError, ValueError):
     """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
+
+
+class WriteError(WwhoError, OSError):
+    """A file or directory cannot be written (disk full, no permission); names the path. What was
+    there before is unchanged."""
+
+
+def brief(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages about untrusted data."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,57 +1,143 @@
-"""Small file helpers shared by every reader and writer: atomic writes, JSON in and out.
+"""Small file helpers shared by every reader and writer: atomic single-file writes, JSON in and out.
 
-Every file wwho writes goes to a temporary file in the same directory and is renamed
-into place, so a killed run never leaves a torn file. Nothing here knows any format.
+Every single file wwho writes goes to a temporary file ``.wwho-tmp-<name>.<pid>.<random>.tmp``
+in the same directory, is fsynced and renamed into place, so a killed run never leaves a
+torn file. A temporary file whose process is gone (a ``kill -9``) is removed by the next
+write into that directory: only names with that prefix, never anything else. A failed write
+(a full disk, no permission) raises :class:`~wwho.errors.WriteError` naming the file; the
+old file is unchanged.
+
+Reading: :func:`parse_json` refuses duplicate keys and nesting deeper than the parser can
+take, with one line naming the file. Directories of several files that must agree are
+:mod:`wwho.savedir`. Nothing here knows any format.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from wwho.errors import WwhoError
+from wwho.errors import WriteError, WwhoError
+
+#: Every temporary name wwho creates starts with this (files here, directories in savedir).
+TEMP_PREFIX = ".wwho-tmp-"
+#: errno values that mean "this write failed", as opposed to an unrelated error in the caller's code.
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS, errno.EACCES,
+                          errno.EPERM})
+
+
+def write_failed(path: str | Path, exc: OSError, *, directory: bool = False) -> WriteError:
+    """One line for a failed write: the file, the system's reason, and that the old files are intact."""
+    reason = exc.strerror or str(exc)
+    kept = "the directory's files are unchanged" if directory else "the existing file, if any, is unchanged"
+    return WriteError(f"{path}: cannot write: {reason} (errno {exc.errno}); {kept}")
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it to ``path``.
 
-    On any exception the temporary file is removed and ``path`` is left untouched.
+    On any exception the temporary file is removed and ``path`` is left untouched; a failed
+    write (disk full, permission) becomes a :class:`WriteError` naming ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.{os.getpid()}.", suffix=".tmp",
+                                   dir=path.parent)
+    except OSError as exc:
+        raise write_failed(path, exc) from None
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
             yield f
             f.flush()
             # mkstemp creates the file private (0600); give it the mode open() would have.
-            os.fchmod(f.fileno(), 0o666 & ~_umask())
+            os.fchmod(f.fileno(), 0o666 & ~umask())
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and exc.errno in WRITE_ERRORS:
+            raise write_failed(path, exc) from None
         raise
 
 
-def _umask() -> int:
+def umask() -> int:
     mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
     os.umask(mask)
     return mask
 
 
+def temp_owner(name: str) -> int | None:
+    """The process id in a temporary name wwho made (``.wwho-tmp-<name>.<pid>.<random>[.tmp]``)."""
+    if not name.startswith(TEMP_PREFIX):
+        return None
+    parts = name.removesuffix(".tmp").rsplit(".", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temps(directory: str | Path) -> list[str]:
+    """Remove the temporary *files* of wwho processes that no longer run; returns their names.
+
+    Only regular files named ``.wwho-tmp-...<pid>...`` whose pid is not a live process: never
+    a name wwho does not make, never a file another running wwho is writing.
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = temp_owner(entry.name)
+        if pid is None or process_alive(pid) or not entry.is_file(follow_symlinks=False):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(entry.path)
+            removed.append(entry.name)
+    return removed
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_bytes(data: Any, *, indent: int | None = 2) -> bytes:
+    """``data`` as UTF-8 JSON (non-ASCII kept readable), with a final newline.
+
+    A lone surrogate (not encodable in UTF-8) is written as its ``\\udXXX`` escape, which
+    every JSON reader accepts and Python's reads back as the same lone surrogate.
+    """
+    text = json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # only inside strings can a surrogate occur in JSON text
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
     """Write ``data`` as UTF-8 JSON (non-ASCII kept readable), atomically."""
-    with atomic_open(path, "w") as f:
-        json.dump(data, f, ensure_ascii=False, indent=indent)
-        f.write("\n")
+    write_bytes(path, json_bytes(data, indent=indent))
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:
@@ -59,14 +145,49 @@ def write_bytes(path: str | Path, data: bytes) -> None:
         f.write(data)
 
 
-def read_json(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> Any:
-    """Parse a UTF-8 JSON file; any problem raises ``error`` naming the file (and line, column)."""
+def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> bytes:
+    """The bytes of a file; a missing or unreadable file raises ``error`` naming it."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return path.read_bytes()
     except FileNotFoundError:
         raise error(f"{path}: no such {what}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read: {exc}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a {what}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoError) -> Any:
+    """Parse UTF-8 JSON; a syntax error, a duplicate key or too deep nesting raises ``error``."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except UnicodeDecodeError as exc:
+        raise error(f"{source}: not UTF-8 (byte offset {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise error(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except _DuplicateKey as exc:
+        raise error(f"{source}: the key {str(exc)[:80]!r} appears twice in one JSON object") from None
+    except RecursionError:
+        raise error(f"{source}: JSON nested too deeply to be a tokenizer file") from None
+
+
+def read_json(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> Any:
+    """Parse a UTF-8 JSON file; any problem raises ``error`` naming the file (and line, column)."""
+    return parse_json(read_bytes(path, error=error, what=what), source=str(path), error=error)

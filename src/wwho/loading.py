@@ -15,12 +15,12 @@ Every loaded object has ``encode(text) -> list[int]``, ``decode(ids) -> str`` an
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError
+from wwho.errors import VocabError, brief
+from wwho.fileio import parse_json, read_bytes
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 
@@ -85,18 +85,28 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None) -> Any:
 
 
 def _load_hf(path: Path) -> Any:
-    try:
-        from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel.files import NotByteLevel
 
-        return ByteBPE.from_hf(path)
-    except (VocabError, ValueError):  # not byte-level BPE: run it with HF tokenizers as it is
+    try:
+        return ByteBPE.from_hf(path)  # a broken byte-level file is an error, not a reason to try HF
+    except NotByteLevel:
         pass
     import tokenizers
 
+    from wwho.binary.io import check_ids
+    from wwho.savedir import check_saved
+
+    raw = read_bytes(path, error=VocabError)
+    check_saved(path.parent, {path.name: raw}, only_listed=True)
+    data = parse_json(raw, source=str(path), error=VocabError)
+    model = data.get("model") if isinstance(data, dict) else None
+    if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
+        check_ids(data, str(path))  # HF would keep the last of two tokens with one id
     try:
         return HFTokenizer(tokenizers.Tokenizer.from_file(str(path)))
-    except Exception as exc:  # tokenizers raises a plain Exception for bad files
-        raise VocabError(f"{path}: HF tokenizers cannot load it: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 -- tokenizers raises a plain Exception for bad files
+        raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
 
 
 class HFTokenizer:
@@ -123,7 +133,4 @@ class HFTokenizer:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise VocabError(f"{path}: not a readable JSON file: {exc}") from None
+    return parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError)

@@ -237,6 +237,7 @@ class MetaTokenizer:
     def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None) -> "MetaTokenizer":
         """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256."""
         from wwho.export.meta import CONFIG_FILE, read_meta_config
+        from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
 
         directory = Path(directory)
@@ -254,7 +255,7 @@ class MetaTokenizer:
                              f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
         if part.n_vocab != config["offset"]:
             raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
-        sgpe = SGPETokenizer.load(directory / config["sgpe_vocab"])
+        sgpe = SGPETokenizer.load(member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'"))
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
                              f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import SchemaError
+from wwho.ambiguity import check_grammar
+from wwho.errors import SchemaError, brief
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_FORMAT = "wwho-schema/1"
@@ -25,6 +26,8 @@ SCHEMA_FORMAT = "wwho-schema/1"
 OTHER = "O"
 
 _LABEL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
+#: What may stand inside \p{...}: a property name, or name=value (regex module syntax), nothing else.
+_PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
 _CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
 
 
@@ -149,6 +152,10 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
             props = spec.get("properties", [])
             if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
                 raise fail(f"{key}.properties", "must be a list of Unicode properties like 'InCB=Linker'")
+            for prop in props:  # pasted into a regex: only property syntax may get there
+                if not _PROPERTY.fullmatch(prop):
+                    raise fail(f"{key}.properties", f"{brief(prop)} is not a Unicode property name like "
+                               "'InCB=Linker' or 'Mn'")
             if props:
                 by_property.append((label, props))
             if not members and not props:
@@ -204,12 +211,12 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         for label, target in edges.items():
             if label != OTHER and label not in classes:
                 raise fail(f"{key}.{label}", f"unknown class {label!r} (defined: {', '.join(classes)}, or {OTHER!r})")
-            if target not in states:
-                raise fail(f"{key}.{label}", f"unknown target state {target!r}; every state needs an entry in 'transitions' (use {{}} for none)")
+            if not isinstance(target, str) or target not in states:
+                raise fail(f"{key}.{label}", f"unknown target state {brief(target)}; every state needs an entry in 'transitions' (use {{}} for none)")
         transitions[state] = dict(edges)
     start = data["start"]
-    if start not in states:
-        raise fail("start", f"unknown state {start!r}")
+    if not isinstance(start, str) or start not in states:
+        raise fail("start", f"unknown state {brief(start)}")
 
     def names(key: str, known, what: str) -> tuple[str, ...]:
         """``data[key]``: a list of names, each in ``known`` (states or class labels)."""
@@ -230,6 +237,9 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         raise fail("emit_states", f"emit states must also be accept states: {bad}")
 
     blocks: list[Block] = []
+    for key in ("blocks", "word_chars"):
+        if not isinstance(data.get(key, []), list):
+            raise fail(key, "must be a list")
     for i, block in enumerate(data.get("blocks", [])):
         key = f"blocks[{i}]"
         if not isinstance(block, dict) or not {"name", "first", "last"} <= set(block):
@@ -266,6 +276,7 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
     )
     if grammar is not None:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name
+        check_grammar(grammar, source=f"{source}")  # and refuse one a backtracking engine would choke on
     return schema
 
 
@@ -274,6 +285,8 @@ def _property_codepoints(prop: str) -> frozenset[int]:
     """Every code point with a Unicode property, e.g. ``InCB=Linker`` (via the ``regex`` module)."""
     import regex  # only schemas that use properties pay for it
 
+    if not _PROPERTY.fullmatch(prop):  # never paste anything else into the pattern
+        raise ValueError(f"not a property name: {prop!r}")
     pattern = regex.compile(r"\p{%s}+" % prop)
     cps: set[int] = set()
     for m in pattern.finditer(_all_chars()):
@@ -409,4 +422,6 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
         re.compile(pattern)
     except re.error as exc:  # e.g. a doubled quantifier such as "C**"
         raise SchemaError(f"{schema.path}: grammar: not a valid expression ({exc})") from None
+    except RecursionError:
+        raise SchemaError(f"{schema.path}: grammar: groups nested too deeply") from None
     return pattern

@@ -81,9 +81,18 @@ class Syllabifier:
         return _for_script(name)
 
     @classmethod
-    def from_schema(cls, path: str | Path, *, engine: str = "auto") -> "Syllabifier":
-        """A syllabifier for a schema file of your own (validated on load)."""
-        return cls(load_schema(path), engine=engine)
+    def from_schema(cls, path: str | Path, *, engine: str = "auto", check_length: int = 3) -> Syllabifier:
+        """A syllabifier for a schema file of your own, validated on load as ``wwho schema check``
+        does: the grammar must not be one a backtracking engine chokes on (:mod:`wwho.ambiguity`),
+        and must equal the automaton on every string of up to ``check_length`` characters
+        (:func:`check_schema`; ``wwho schema check`` goes to 5; 0 skips it)."""
+        schema = load_schema(path)
+        if schema.grammar is not None and check_length > 0:
+            problems = check_schema(schema, max_length=check_length)
+            if problems:
+                raise SchemaError(f"{path}: grammar: it does not match the automaton, e.g. on {problems[0]}; "
+                                  f"see `wwho schema check {path}`")
+        return cls(schema, engine=engine)
 
     @property
     def script(self) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wwho.binary.ingest import MODES, IngestOptions, OptionError
+from wwho.errors import brief
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -177,6 +178,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 at byte {exc.start}") from None
+    except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] runs out of stack
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply for a config file") from None
     values: dict[str, Any] = {}
     for key, value in raw.items():
         name = key.replace("-", "_")
@@ -207,7 +210,11 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
     if not values["output"]:
         raise ConfigError("no output: give -o tokenizer.json or `output = \"...\"` in the config file")
     output = Path(values["output"])
-    if output.is_dir():
+    try:
+        is_dir = output.is_dir()
+    except OSError as exc:  # a name too long for the filesystem, a loop of links
+        raise ConfigError(f"output {brief(str(output))}: {exc.strerror or exc}") from None
+    if is_dir:
         raise ConfigError(f"{output}: output is a directory; give a file name "
                           f"such as {output / 'tokenizer.json'}")
     ingest = IngestOptions(

@@ -17,8 +17,9 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from wwho.errors import VocabError
-from wwho.fileio import atomic_open
+from wwho.errors import VocabError, brief
+from wwho.fileio import atomic_open, parse_json, read_bytes
+from wwho.savedir import check_saved
 
 
 def looks_binary(data: Any) -> bool:
@@ -58,29 +59,76 @@ def is_binary_tokenizer(path: str | Path) -> bool:
 def load(path: str | Path) -> Tokenizer:
     """Load a binary ``tokenizer.json``; :class:`VocabError` if it cannot be read or is not binary.
 
+    The ids are checked before HF ``tokenizers`` sees them (it keeps the last of two tokens
+    with one id and stores ids as u32): integers, not booleans, each once, in [0, 2**31).
     The returned tokenizer has ``encode_special_tokens = True``: special-token text inside
     the data is encoded as bytes, never as a special token (HF does not save this flag).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise VocabError(f"{path}: cannot read tokenizer: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise VocabError(f"{path}: not UTF-8 JSON (byte offset {exc.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise VocabError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    raw = read_bytes(path, error=VocabError, what="tokenizer")
+    check_saved(path.parent, {path.name: raw}, only_listed=True)
+    data = parse_json(raw, source=str(path), error=VocabError)
     if not looks_binary(data):
         raise VocabError(f"{path}: not a binary tokenizer (need a BPE model over all 256 Latin-1 bytes, "
                          "no normalizer or pre-tokenizer, decoder null or Fuse)")
+    check_ids(data, str(path))
+    check_merges(data, str(path))
     try:
-        tokenizer = Tokenizer.from_str(text)
-    except Exception as exc:  # the Rust loader raises a bare Exception
-        raise VocabError(f"{path}: HF tokenizers cannot load it: {exc}") from None
+        tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+    except Exception as exc:  # noqa: BLE001 -- the Rust loader raises a bare Exception
+        raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
     tokenizer.encode_special_tokens = True
     return tokenizer
+
+
+def check_ids(data: dict, source: str) -> None:
+    """The ids of an HF ``tokenizer.json`` (model vocabulary and added tokens): integers in
+    [0, 2**31), one token per id (an added token may repeat its model entry)."""
+    owner: dict[int, str] = {}
+    vocab = data["model"]["vocab"]
+    for token, i in vocab.items():
+        _check_id(i, source, f"model.vocab entry {brief(token, 60)}")
+        if i in owner:
+            raise VocabError(f"{source}: model.vocab entries {brief(owner[i], 60)} and {brief(token, 60)} have the "
+                             f"same id {i}")
+        owner[i] = token
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise VocabError(f"{source}: added_tokens must be a list")
+    for n, entry in enumerate(added):
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
+            raise VocabError(f"{source}: added_tokens[{n}] must be an object with a string 'content'")
+        i = _check_id(entry.get("id"), source, f"added_tokens[{n}]")
+        if owner.get(i, entry["content"]) != entry["content"]:
+            raise VocabError(f"{source}: added_tokens[{n}] {brief(entry['content'], 60)} has id {i}, which is "
+                             f"{brief(owner[i], 60)}")
+        owner[i] = entry["content"]
+
+
+def check_merges(data: dict, source: str) -> None:
+    """Every model token longer than one byte is the result of a merge: a merge list cut short
+    (a truncated file) leaves tokens that can never be produced, and HF would load it silently."""
+    model = data["model"]
+    results = set()
+    for n, merge in enumerate(model.get("merges") or []):
+        if isinstance(merge, str):
+            cut = merge.find(" ", 1)
+            merge = [merge[:cut], merge[cut + 1:]] if cut > 0 else [merge]
+        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(m, str) for m in merge)):
+            raise VocabError(f"{source}: model.merges[{n}] is {brief(merge)}, not a pair of tokens")
+        results.add(merge[0] + merge[1])
+    lost = [t for t in model["vocab"] if len(t) > 1 and t not in results]
+    if lost:
+        first = min(lost, key=model["vocab"].__getitem__)
+        raise VocabError(f"{source}: {len(lost):,} tokens of several bytes are the result of no merge, e.g. "
+                         f"{brief(first, 40)} (id {model['vocab'][first]}): the merge list "
+                         f"({len(results):,} merges) looks truncated")
+
+
+def _check_id(value: object, source: str, what: str) -> int:
+    if type(value) is not int or not 0 <= value < 1 << 31:
+        raise VocabError(f"{source}: {what}: id {brief(value)} is not an integer in [0, 2**31)")
+    return value
 
 
 def save(tokenizer: Tokenizer, path: str | Path, *, pretty: bool = False) -> None:

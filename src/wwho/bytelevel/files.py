@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import os
 import re
 import tempfile
@@ -42,8 +41,10 @@ from wwho.bytelevel.pretokenize import (
     bytes_to_unicode,
     unicode_to_bytes,
 )
-from wwho.errors import VocabError
-from wwho.fileio import atomic_open, write_json
+from wwho.bytelevel.validate import check_id, check_model
+from wwho.errors import VocabError, brief
+from wwho.fileio import json_bytes, parse_json, write_bytes
+from wwho.savedir import check_saved, member, save_files, sha256
 
 FORMAT = "wwho-bytelevel"
 FORMAT_VERSION = 1
@@ -57,6 +58,7 @@ class KnownEncoding:
     name: str
     url: str
     sha256: str
+    lines: int
     pattern: str
     special_tokens: dict[str, int]
 
@@ -69,6 +71,7 @@ TIKTOKEN_ENCODINGS: dict[str, KnownEncoding] = {
             "o200k_base",
             _BLOB + "o200k_base.tiktoken",
             "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            199_998,
             O200K_PATTERN,
             {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
         ),
@@ -76,6 +79,7 @@ TIKTOKEN_ENCODINGS: dict[str, KnownEncoding] = {
             "cl100k_base",
             _BLOB + "cl100k_base.tiktoken",
             "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            100_256,
             CL100K_PATTERN,
             {
                 "<|endoftext|>": 100257,
@@ -92,8 +96,12 @@ TIKTOKEN_ENCODINGS: dict[str, KnownEncoding] = {
 # --- .tiktoken ranks files ----------------------------------------------------------------
 
 
-def read_tiktoken_ranks(path: str | Path, data: bytes | None = None) -> dict[bytes, int]:
-    """Parse a ``.tiktoken`` file (``<base64> <rank>`` lines) into token bytes -> rank."""
+def read_tiktoken_ranks(path: str | Path, data: bytes | None = None, *, contiguous: bool = False) -> dict[bytes, int]:
+    """Parse a ``.tiktoken`` file (``<base64> <rank>`` lines) into token bytes -> rank.
+
+    ``contiguous=True`` (a file on its own: ranks are ids 0..n-1) also requires every rank
+    from 0 to the largest, so a line lost in the middle is an error naming the rank.
+    """
     path = Path(path)
     if data is None:
         data = _read(path)
@@ -104,32 +112,43 @@ def read_tiktoken_ranks(path: str | Path, data: bytes | None = None) -> dict[byt
             continue
         fields = line.split()
         if len(fields) != 2:
-            raise VocabError(f"{path}:{lineno}: expected '<base64 token> <rank>', got {line[:60]!r}")
+            raise VocabError(f"{path}:{lineno}: expected '<base64 token> <rank>', got {brief(line, 60)}")
         try:
             token = base64.b64decode(fields[0], validate=True)
+            if not fields[1].isdigit():  # int() would also take "-1", "+1", "1_000"
+                raise ValueError
             rank = int(fields[1])
         except (binascii.Error, ValueError):
-            raise VocabError(f"{path}:{lineno}: bad base64 token or rank in {line[:60]!r}") from None
-        if rank < 0 or not token:
-            raise VocabError(f"{path}:{lineno}: empty token or negative rank in {line[:60]!r}")
+            raise VocabError(f"{path}:{lineno}: bad base64 token or rank in {brief(line, 60)}") from None
+        if not token:
+            raise VocabError(f"{path}:{lineno}: empty token in {brief(line, 60)}")
+        check_id(rank, f"{path}:{lineno}", "rank")
         if token in ranks:
-            raise VocabError(f"{path}:{lineno}: token {token!r} appears twice")
+            raise VocabError(f"{path}:{lineno}: token {brief(token, 60)} appears twice (also on line "
+                             f"{seen_ids[ranks[token]]})")
         if rank in seen_ids:
             raise VocabError(f"{path}:{lineno}: rank {rank} also used on line {seen_ids[rank]}")
         ranks[token] = rank
         seen_ids[rank] = lineno
     if not ranks:
         raise VocabError(f"{path}: no tokens in ranks file")
+    if contiguous and max(seen_ids) != len(seen_ids) - 1:
+        missing = next(r for r in range(len(seen_ids) + 1) if r not in seen_ids)
+        raise VocabError(f"{path}: ranks must be 0..{len(seen_ids) - 1} (one per line), but rank {missing} is "
+                         f"missing and the largest is {max(seen_ids)}: a line was lost?")
     return ranks
 
 
-def write_tiktoken_ranks(path: str | Path, ranks: dict[bytes, int]) -> None:
+def tiktoken_ranks_bytes(ranks: dict[bytes, int]) -> bytes:
     lines = [
         base64.b64encode(token) + b" " + str(rank).encode()
         for token, rank in sorted(ranks.items(), key=lambda item: item[1])
     ]
-    with atomic_open(path, "wb") as f:
-        f.write(b"\n".join(lines) + b"\n")
+    return b"\n".join(lines) + b"\n"
+
+
+def write_tiktoken_ranks(path: str | Path, ranks: dict[bytes, int]) -> None:
+    write_bytes(path, tiktoken_ranks_bytes(ranks))
 
 
 def tiktoken_cache_path(url: str) -> Path:
@@ -173,17 +192,20 @@ def from_tiktoken(
     if known is not None:
         digest = hashlib.sha256(data).hexdigest()
         if digest != known.sha256:
+            lines = data.count(b"\n")
             raise VocabError(
                 f"{path}: sha256 {digest} is not that of the official {known.name} ranks file "
-                f"({known.sha256}); pass pattern= (and special_tokens=) to load it as a custom file"
+                f"({known.sha256}; {known.lines:,} lines, this one has {lines:,}): truncated or "
+                f"changed? Pass pattern= (and special_tokens=) to load it as a custom file"
             )
         pattern = Pretokenizer.named(known.name)  # o200k_base / cl100k_base are named patterns
         special_tokens = known.special_tokens if special_tokens is None else special_tokens
     elif pattern is None:
         raise VocabError(f"{path}: not a known encoding, so pass pattern= (a regex or gpt2/gpt4/o200k)")
-    ranks = read_tiktoken_ranks(path, data)
+    ranks = read_tiktoken_ranks(path, data, contiguous=True)
     name = known.name if known else path.stem
-    return ByteLevelModel(ranks, Pretokenizer.coerce(pattern), special_tokens=dict(special_tokens or {}), name=name)
+    model = ByteLevelModel(ranks, Pretokenizer.coerce(pattern), special_tokens=dict(special_tokens or {}), name=name)
+    return check_model(model, str(path))
 
 
 def _read(path: Path) -> bytes:
@@ -196,14 +218,16 @@ def _read(path: Path) -> bytes:
 # --- wwho's directory format --------------------------------------------------------------
 
 
-def save(tok: ByteLevelModel, directory: str | Path) -> Path:
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    write_tiktoken_ranks(directory / RANKS_FILE, tok.ranks)
+def save(tok: ByteLevelModel, directory: str | Path, *, hf: bool = False) -> Path:
+    """Write the directory as one save (:func:`wwho.savedir.save_files`); ``hf=True`` adds an
+    exact ``tokenizer.json`` (:func:`export_hf`)."""
+    ranks = tiktoken_ranks_bytes(tok.ranks)
+    files = {RANKS_FILE: ranks}
+    checks = {"ranks": {"entries": len(tok.ranks), "sha256": sha256(ranks)}}
     if tok.merges is not None:
         lines = ["#version: 0.2"] + [f"{bytes_to_unicode(a)} {bytes_to_unicode(b)}" for a, b in tok.merges]
-        with atomic_open(directory / MERGES_FILE, "w") as f:
-            f.write("\n".join(lines) + "\n")
+        files[MERGES_FILE] = ("\n".join(lines) + "\n").encode("utf-8")
+        checks["merges"] = {"entries": len(tok.merges), "sha256": sha256(files[MERGES_FILE])}
     config = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -219,69 +243,137 @@ def save(tok: ByteLevelModel, directory: str | Path) -> Path:
         "add_bos": tok.add_bos,
         "add_eos": tok.add_eos,
         "files": {"ranks": RANKS_FILE, "merges": MERGES_FILE if tok.merges is not None else None},
+        # What the files hold, so that a file cut at a line end is caught even without the manifest.
+        "checks": checks,
     }
-    write_json(directory / CONFIG_FILE, config)  # written last: its presence marks a complete save
-    return directory
+    files[CONFIG_FILE] = json_bytes(config)
+    if hf:
+        files["tokenizer.json"] = json_bytes(hf_json(tok), indent=None)
+    save_files(directory, files, kind="bytelevel")
+    return Path(directory)
 
 
 def load(path: str | Path) -> ByteLevelModel:
     path = Path(path)
     config_path = path / CONFIG_FILE if path.is_dir() else path
-    config = _read_json(config_path)
+    raw = _read(config_path)
+    check_saved(config_path.parent, {config_path.name: raw})  # and the other files, against the manifest
+    config = parse_json(raw, source=str(config_path), error=VocabError)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise VocabError(f"{config_path}: not a wwho byte-level tokenizer (format is not {FORMAT!r})")
     if config.get("version") != FORMAT_VERSION:
         raise VocabError(
-            f"{config_path}: format version {config.get('version')!r}; this wwho reads {FORMAT_VERSION}"
+            f"{config_path}: format version {brief(config.get('version'))}; this wwho reads {FORMAT_VERSION}"
         )
     base = config_path.parent
+    where = str(config_path)
+    get = _Getter(config, where)
+    rule = get("merge_rule", str)
+    if rule not in ("ranks", "merges"):
+        raise VocabError(f"{where}: merge_rule must be 'ranks' or 'merges', not {brief(rule)}")
+    files = get("files", dict)
+    ranks_path = member(base, files.get("ranks"), source=where, key="files.ranks")
+    ranks_raw = _read(ranks_path)
+    merges_path = merges_raw = None
+    if rule == "merges":
+        merges_path = member(base, files.get("merges"), source=where, key="files.merges")
+        merges_raw = _read(merges_path)
+    ranks = read_tiktoken_ranks(ranks_path, ranks_raw)
+    merges = _parse_merges_txt(merges_path, merges_raw) if merges_path is not None else None
+    _check_recorded(get("checks", dict, {}), where, ("ranks", ranks_path, ranks_raw, len(ranks)),
+                    ("merges", merges_path, merges_raw, None if merges is None else len(merges)))
+    extra = {}
+    for key, value in get("extra_tokens", dict, {}).items():
+        if not (key.isdigit() and isinstance(value, str)):
+            raise VocabError(f"{where}: extra_tokens entry {brief(key)}: expected \"<id>\": \"<base64>\"")
+        try:
+            extra[int(key)] = base64.b64decode(value, validate=True)
+        except binascii.Error:
+            raise VocabError(f"{where}: extra_tokens entry {brief(key)} is not base64") from None
+    pretokenizer = get("pretokenizer", dict)
     try:
-        files = config["files"]
-        ranks = read_tiktoken_ranks(base / files["ranks"])
-        merges = None
-        if config["merge_rule"] == "merges":
-            merges = _read_merges_txt(base / files["merges"])
-        elif config["merge_rule"] != "ranks":
-            raise VocabError(f"{config_path}: merge_rule must be 'ranks' or 'merges'")
-        extra_json = config.get("extra_tokens", {})
-        extra = {int(i): base64.b64decode(b, validate=True) for i, b in extra_json.items()}
-        return ByteLevelModel(
-            ranks,
-            Pretokenizer.from_json(config["pretokenizer"]),
-            special_tokens=config["special_tokens"],
-            merges=merges,
-            ignore_merges=config["ignore_merges"],
-            added_tokens=config.get("added_tokens", {}),
-            extra_tokens=extra,
-            bos_id=config.get("bos_id"),
-            eos_id=config.get("eos_id"),
-            add_bos=config.get("add_bos", False),
-            add_eos=config.get("add_eos", False),
-            name=config.get("name", ""),
-        )
-    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        pattern = Pretokenizer.from_json(pretokenizer)
+    except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, VocabError):
-            raise
-        raise VocabError(f"{config_path}: missing or malformed entry: {exc!r}") from None
+            raise VocabError(f"{where}: pretokenizer: {exc}") from None
+        raise VocabError(f"{where}: pretokenizer is malformed ({type(exc).__name__}: {brief(str(exc))})") from None
+    model = ByteLevelModel(
+        ranks,
+        pattern,
+        special_tokens=_text_ids(get("special_tokens", dict), where, "special_tokens"),
+        merges=merges,
+        ignore_merges=get("ignore_merges", bool),
+        added_tokens=_text_ids(get("added_tokens", dict, {}), where, "added_tokens"),
+        extra_tokens=extra,
+        bos_id=get("bos_id", int, None),
+        eos_id=get("eos_id", int, None),
+        add_bos=get("add_bos", bool, False),
+        add_eos=get("add_eos", bool, False),
+        name=get("name", str, ""),
+    )
+    return check_model(model, where)
 
 
-def _read_merges_txt(path: Path) -> list[tuple[bytes, bytes]]:
+class _Getter:
+    """``config[key]`` checked for its type, with errors naming the file and the key."""
+
+    _MISSING = object()
+
+    def __init__(self, config: dict, where: str) -> None:
+        self.config, self.where = config, where
+
+    def __call__(self, key: str, kind: type, default: object = _MISSING):
+        if key not in self.config:
+            if default is self._MISSING:
+                raise VocabError(f"{self.where}: missing key {key!r}")
+            return default
+        value = self.config[key]
+        if value is None and default is None:
+            return None
+        if type(value) is not kind:
+            raise VocabError(f"{self.where}: {key!r} must be a {kind.__name__}, not {brief(value)}")
+        return value
+
+
+def _text_ids(table: dict, where: str, key: str) -> dict[str, int]:
+    for text, i in table.items():
+        check_id(i, where, f"{key} entry {brief(text, 60)}")
+    return dict(table)
+
+
+def _check_recorded(checks: dict, where: str, *files) -> None:
+    """Compare the entry counts and sha256 recorded in ``bytelevel.json`` with the files read."""
+    for key, path, data, entries in files:
+        record = checks.get(key)
+        if path is None or record is None:
+            continue
+        if not isinstance(record, dict):
+            raise VocabError(f"{where}: checks.{key} must be an object")
+        if "entries" in record and record["entries"] != entries:
+            raise VocabError(f"{path}: has {entries:,} entries but {where} records {brief(record['entries'])}: "
+                             "truncated, or from another save?")
+        if "sha256" in record and record["sha256"] != sha256(data):
+            raise VocabError(f"{path}: its sha256 is not the one {where} records: changed, or from another save?")
+
+
+def _parse_merges_txt(path: Path, data: bytes) -> list[tuple[bytes, bytes]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VocabError(f"{path}: not UTF-8 (byte offset {exc.start})") from None
     merges = []
-    for lineno, line in enumerate(_read(path).decode("utf-8", "strict").splitlines(), 1):
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line or (lineno == 1 and line.startswith("#version")):
             continue
         pair = _merge_pair(line, f"{path}:{lineno}")
         if pair is None:
-            raise VocabError(f"{path}:{lineno}: {line!r} is not a pair of GPT-2 byte-level strings")
+            raise VocabError(f"{path}:{lineno}: {brief(line, 60)} is not a pair of GPT-2 byte-level strings")
         merges.append(pair)
     return merges
 
 
 def _read_json(path: Path):
-    try:
-        return json.loads(_read(path).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise VocabError(f"{path}: not valid UTF-8 JSON: {exc}") from None
+    return parse_json(_read(path), source=str(path), error=VocabError)
 
 
 def _merge_pair(merge, where: str) -> tuple[bytes, bytes] | None:
@@ -319,13 +411,14 @@ def tiktoken_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
 
 
 def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
+    """Write :func:`hf_json` to ``path`` (one file, atomically)."""
     path = Path(path)
-    write_json(path, hf_tokenizer_json(tok), indent=None)
+    write_bytes(path, json_bytes(hf_json(tok), indent=None))
     return path
 
 
-def hf_tokenizer_json(tok: ByteLevelModel) -> dict:
-    """The Hugging Face ``tokenizer.json`` data of ``tok`` (what :func:`export_hf` writes)."""
+def hf_json(tok: ByteLevelModel) -> dict:
+    """The content of a Hugging Face ``tokenizer.json`` that encodes exactly like ``tok``."""
     vocab = {bytes_to_unicode(token): i for token, i in tok.ranks.items()}
     for i, data in tok.extra_tokens.items():
         vocab[data.decode("utf-8", "surrogateescape")] = i  # not byte-level text: decodes as itself
@@ -369,6 +462,7 @@ def hf_tokenizer_json(tok: ByteLevelModel) -> dict:
             "merges": [f"{bytes_to_unicode(a)} {bytes_to_unicode(b)}" for a, b in merges],
         },
     }
+    return data
 
 
 # Oniguruma (Ruby syntax, as in Hugging Face tokenizers) reads "{1,3}+" as "({1,3})+", not as a
@@ -393,55 +487,86 @@ def _hf_split(pattern: str) -> dict:
     return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False}
 
 
+class NotByteLevel(VocabError):
+    """A valid ``tokenizer.json`` that ``ByteBPE`` does not run (another model, a normalizer, an
+    unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``."""
+
+
 def from_hf(path: str | Path) -> ByteLevelModel:
-    """A merges-rule model from a byte-level BPE ``tokenizer.json``."""
+    """A merges-rule model from a byte-level BPE ``tokenizer.json``; :class:`NotByteLevel` if it is
+    a tokenizer of another kind, :class:`VocabError` if it is broken."""
     path = Path(path)
-    data = _read_json(path)
+    raw = _read(path)
+    check_saved(path.parent, {path.name: raw}, only_listed=True)
+    data = parse_json(raw, source=str(path), error=VocabError)
+    where = str(path)
     try:
         model = data["model"]
         if model.get("type", "BPE") != "BPE":
-            raise VocabError(f"{path}: model type {model.get('type')!r} is not BPE")
+            raise NotByteLevel(f"{path}: model type {brief(model.get('type'))} is not BPE")
         for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
             if model.get(key):
-                raise VocabError(f"{path}: model.{key}={model[key]!r} is not supported")
+                raise NotByteLevel(f"{path}: model.{key}={brief(model[key])} is not supported")
         if data.get("normalizer") is not None:
             kind = data["normalizer"].get("type")
-            raise VocabError(f"{path}: normalizer {kind!r} is not supported (only null)")
+            raise NotByteLevel(f"{path}: normalizer {brief(kind)} is not supported (only null)")
         patterns, byte_patterns = _hf_pretokenizer(data.get("pre_tokenizer"), path)
         special, added = {}, {}
-        for entry in data.get("added_tokens") or []:
-            (special if entry.get("special") else added)[entry["content"]] = int(entry["id"])
-        ranks, extra = {}, {}
-        for text, i in model["vocab"].items():
+        for n, entry in enumerate(data.get("added_tokens") or []):
+            text, i = entry["content"], check_id(entry["id"], where, f"added_tokens[{n}]")
+            if not isinstance(text, str) or not text:
+                raise VocabError(f"{path}: added_tokens[{n}]: content must be a non-empty string")
+            table = special if entry.get("special") else added
             if text in special or text in added:
+                raise VocabError(f"{path}: added_tokens[{n}]: {brief(text)} is listed twice")
+            table[text] = i
+        vocab = model["vocab"]
+        if not isinstance(vocab, dict):
+            raise VocabError(f"{path}: model.vocab must be an object of token -> id")
+        ranks, extra = {}, {}
+        for text, i in vocab.items():
+            check_id(i, where, f"model.vocab entry {brief(text, 60)}")
+            if text in special or text in added:
+                if {**special, **added}[text] != i:
+                    raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
                 continue
             token = unicode_to_bytes(text)
             if token is None or not token:
-                extra[int(i)] = text.encode("utf-8", "surrogateescape")
+                extra[i] = text.encode("utf-8", "surrogateescape")
             else:
-                ranks[token] = int(i)
+                ranks[token] = i
         merges = []
         for n, merge in enumerate(model.get("merges") or []):
             pair = _merge_pair(merge, f"{path}: model.merges[{n}]")
-            if pair is not None:  # a pair of non-byte-level strings can never apply
+            if pair is not None:
                 merges.append(pair)
+            else:  # a pair of non-byte-level strings never applies to bytes, but must name tokens (as HF requires)
+                cut = merge.find(" ", 1) if isinstance(merge, str) else -1
+                left, right = (merge[:cut], merge[cut + 1:]) if cut > 0 else merge
+                for part in (left, right, left + right):
+                    if part not in vocab:
+                        raise VocabError(f"{path}: model.merges[{n}]: {brief(part)} is not a token")
         bos_id, add_bos = _hf_bos(data.get("post_processor"), {**special, **added})
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
+        ignore_merges = model.get("ignore_merges", False)
+        if not isinstance(ignore_merges, bool):
+            raise VocabError(f"{path}: model.ignore_merges must be true or false, not {brief(ignore_merges)}")
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
         if isinstance(exc, VocabError):
             raise
-        raise VocabError(f"{path}: missing or malformed entry: {exc!r}") from None
-    return ByteLevelModel(
+        raise VocabError(f"{path}: missing or malformed entry ({type(exc).__name__}: {brief(str(exc))})") from None
+    return check_model(ByteLevelModel(
         ranks,
-        Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name),
+        pretokenizer,
         special_tokens=special,
         merges=merges,
-        ignore_merges=bool(model.get("ignore_merges", False)),
+        ignore_merges=ignore_merges,
         added_tokens=added,
         extra_tokens=extra,
         bos_id=bos_id,
         add_bos=add_bos,
         name=path.stem,
-    )
+    ), where)
 
 
 def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str]]:
@@ -455,13 +580,13 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
         target = byte_patterns if seen_byte_level else patterns
         if kind == "ByteLevel":
             if step.get("add_prefix_space"):
-                raise VocabError(f"{path}: ByteLevel add_prefix_space=true is not supported")
+                raise NotByteLevel(f"{path}: ByteLevel add_prefix_space=true is not supported")
             if step.get("use_regex", True):
                 target.append(_HF_GPT2)
             seen_byte_level = True
         elif kind == "Split":
             if step.get("behavior") != "Isolated" or step.get("invert"):
-                raise VocabError(f"{path}: Split behaviour {step.get('behavior')!r}/invert is not supported")
+                raise NotByteLevel(f"{path}: Split behaviour {brief(step.get('behavior'))}/invert is not supported")
             pattern = step["pattern"]
             target.append(pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"]))
         elif kind == "Digits":
@@ -469,12 +594,12 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
         elif kind == "Punctuation":
             behavior = step.get("behavior", "Isolated")
             if behavior not in ("Isolated", "Contiguous"):
-                raise VocabError(f"{path}: Punctuation behaviour {behavior!r} is not supported")
+                raise NotByteLevel(f"{path}: Punctuation behaviour {brief(behavior)} is not supported")
             target.append(_PUNCT_RUN if behavior == "Contiguous" else _PUNCT_RUN[:-1])
         else:
-            raise VocabError(f"{path}: pre-tokenizer {kind!r} is not supported by ByteBPE")
+            raise NotByteLevel(f"{path}: pre-tokenizer {brief(kind)} is not supported by ByteBPE")
     if not seen_byte_level:
-        raise VocabError(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
+        raise NotByteLevel(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
     return patterns, byte_patterns
 
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
-from wwho.errors import VocabError
+from wwho.bytelevel.validate import check_model
+from wwho.errors import VocabError, brief
 
 _T = gguf.GGUFValueType
 _SCALARS = {
@@ -48,6 +49,10 @@ _MODEL_KINDS = {
     "no_vocab": "no vocabulary",
     "none": "no vocabulary",
 }
+
+
+#: Arrays of arrays deeper than this are refused (tokenizer metadata has none; each level recurses).
+MAX_ARRAY_DEPTH = 8
 
 
 class GGUFError(VocabError):
@@ -110,12 +115,14 @@ class _Reader:
         except UnicodeDecodeError:
             raise self.fail("an array string is not UTF-8") from None
 
-    def value(self, kind: int) -> Any:
+    def value(self, kind: int, depth: int = 0) -> Any:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _T.STRING:
             return self.string()
         if kind == _T.ARRAY:
+            if depth >= MAX_ARRAY_DEPTH:
+                raise self.fail(f"arrays nested more than {MAX_ARRAY_DEPTH} deep")
             item, count = self.unpack("I"), self.unpack("Q")
             if item == _T.STRING:
                 return self.string_array(count)
@@ -127,7 +134,9 @@ class _Reader:
                 array = np.frombuffer(self.buf, dtype=dtype, count=count, offset=self.pos).copy()
                 self.pos += size
                 return array
-            return [self.value(item) for _ in range(count)]  # arrays of arrays
+            if count * 12 > len(self.buf) - self.pos:  # each inner array has at least a type and a count
+                raise self.fail(f"file is truncated (an array of {count} arrays)")
+            return [self.value(item, depth + 1) for _ in range(count)]  # arrays of arrays
         raise self.fail(f"unknown value type {kind}")
 
 
@@ -221,20 +230,28 @@ def load_gguf(
             raise GGUFError(f"{path}: missing key {key!r}")
         return meta[key]
 
+    def typed(key: str, kind: type, default: Any = None) -> Any:
+        value = meta.get(key, default)
+        if value is not None and type(value) is not kind:
+            raise GGUFError(f"{path}: {key} must be a {kind.__name__}, not {brief(value)}")
+        return value
+
     model = need("tokenizer.ggml.model")
+    if not isinstance(model, str):
+        raise GGUFError(f"{path}: tokenizer.ggml.model must be a string, not {brief(model)}")
     if model != "gpt2":
         kind = _MODEL_KINDS.get(model, "unknown")
         raise GGUFError(
             f"{path}: tokenizer.ggml.model is {model!r} ({kind}); ByteBPE supports only byte-level BPE "
             f"models ('gpt2')"
         )
-    pre = meta.get("tokenizer.ggml.pre")
+    pre = typed("tokenizer.ggml.pre", str)
     if pretokenizer is None:
         if pre is None:
             raise GGUFError(f"{path}: no 'tokenizer.ggml.pre' key; pass pretokenizer= (e.g. 'gpt-2')")
         if pre not in GGUF_PRETOKENIZERS:
             raise GGUFError(
-                f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={pre!r}; "
+                f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={brief(pre)}; "
                 f"known: {', '.join(sorted(GGUF_PRETOKENIZERS))}"
             )
         spec = GGUF_PRETOKENIZERS[pre]
@@ -244,11 +261,14 @@ def load_gguf(
         ignore_merges = pretok.name in GGUF_PRETOKENIZERS and GGUF_PRETOKENIZERS[pretok.name].ignore_merges
     tokens = need("tokenizer.ggml.tokens")
     merges_raw = need("tokenizer.ggml.merges")
-    if not isinstance(tokens, list) or not isinstance(merges_raw, list):
-        raise GGUFError(f"{path}: tokenizer.ggml.tokens and tokenizer.ggml.merges must be string arrays")
+    for key, value in (("tokens", tokens), ("merges", merges_raw)):
+        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+            raise GGUFError(f"{path}: tokenizer.ggml.{key} must be an array of strings")
     types = meta.get("tokenizer.ggml.token_type")
     if types is None:
         types = np.full(len(tokens), gguf.TokenType.NORMAL, dtype=np.int32)
+    if not isinstance(types, np.ndarray) or types.dtype.kind not in "iu":
+        raise GGUFError(f"{path}: tokenizer.ggml.token_type must be an array of integers")
     if len(types) < len(tokens):
         raise GGUFError(
             f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {len(tokens)} tokens"
@@ -277,26 +297,29 @@ def load_gguf(
 
     merges = []
     known = {text: data for data, text in zip(ranks, (tokens[i] for i in ranks.values()))}
+    texts = set(tokens)
     for rank, line in enumerate(merges_raw):
         cut = line.find(" ", 1)
         if cut < 0:
-            raise GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {line!r} has no space")
+            raise GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {brief(line)} has no space")
         left, right = line[:cut], line[cut + 1 :]
-        a = known.get(left) or unicode_to_bytes(left)
-        b = known.get(right) or unicode_to_bytes(right)
-        if a and b and a + b in ranks:
-            merges.append((a, b))
-        # else: a pair of non-byte-level strings, or one whose result is no token: it never applies
+        for part in (left, right, left + right):
+            if part not in texts:
+                raise GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {brief(line)}: {brief(part)} is not a token")
+        if left in known and right in known:
+            merges.append((known[left], known[right]))
+        # else: a merge of special or decode-only tokens, which never applies to text
 
     def token_id(key: str) -> int | None:
         value = meta.get(key)
         if value is None:
             return None
-        value = int(value)
-        return value if 0 <= value < len(tokens) else None
+        if type(value) is not int or not 0 <= value < len(tokens):
+            raise GGUFError(f"{path}: {key} is {brief(value)}, not a token id (0..{len(tokens) - 1})")
+        return value
 
-    add_bos = meta.get("tokenizer.ggml.add_bos_token")
-    return ByteLevelModel(
+    add_bos = typed("tokenizer.ggml.add_bos_token", bool)
+    model_data = ByteLevelModel(
         ranks,
         pretok,
         special_tokens=special,
@@ -307,6 +330,12 @@ def load_gguf(
         bos_id=token_id("tokenizer.ggml.bos_token_id"),
         eos_id=token_id("tokenizer.ggml.eos_token_id"),
         add_bos=bool(add_bos) if add_bos is not None else ignore_merges and pre is not None,
-        add_eos=bool(meta.get("tokenizer.ggml.add_eos_token", False)),
-        name=str(meta.get("general.name") or pre or path.stem),
+        add_eos=typed("tokenizer.ggml.add_eos_token", bool, False),
+        name=typed("general.name", str) or pre or path.stem,
     )
+    try:
+        return check_model(model_data, str(path))
+    except GGUFError:
+        raise
+    except VocabError as exc:
+        raise GGUFError(str(exc)) from None

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import regex
 
-from wwho.errors import VocabError
+from wwho.errors import VocabError, brief
 
 # --- the GPT-2 byte <-> unicode mapping ---------------------------------------------------
 # Printable Latin-1 bytes stand for themselves; the other 68 bytes (controls, space,
@@ -188,7 +188,7 @@ class Pretokenizer:
         if not self.patterns and not self.byte_patterns:
             raise VocabError("a pre-tokenizer needs at least one regex")
         if self.unicode not in (None, UNICODE_VERSION):
-            raise VocabError(f"unicode={self.unicode!r}: only {UNICODE_VERSION!r} or None is available")
+            raise VocabError(f"unicode={brief(self.unicode)}: only {UNICODE_VERSION!r} or None is available")
         pinned = self.unicode is not None
         compiled = tuple((_compile(p), pinned and _CLASS_ESCAPE.search(p) is not None) for p in self.patterns)
         object.__setattr__(self, "_compiled", compiled)
@@ -259,12 +259,25 @@ class Pretokenizer:
 
     @classmethod
     def from_json(cls, data: dict) -> Pretokenizer:
+        """The inverse of :meth:`to_json`. ``space_split`` is a promise about the regexes that
+        a file cannot make: it holds only when they are a named pre-tokenizer's (tested ones)."""
+        patterns, byte_patterns = data["patterns"], data.get("byte_patterns", [])
+        for key, value in (("patterns", patterns), ("byte_patterns", byte_patterns)):
+            if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+                raise VocabError(f"pretokenizer.{key} must be a list of regexes (strings)")
+        name = data.get("name", "")
+        if not isinstance(name, str):
+            raise VocabError("pretokenizer.name must be a string")
+        named = None
+        if name.lower() in PATTERNS or name.lower() in GGUF_PRETOKENIZERS:
+            named = cls.named(name)
+        same = named is not None and (named.patterns, named.byte_patterns) == (tuple(patterns), tuple(byte_patterns))
         return cls(
-            tuple(data["patterns"]),
-            tuple(data.get("byte_patterns", ())),
-            name=data.get("name", ""),
+            tuple(patterns),
+            tuple(byte_patterns),
+            name=name,
             unicode=data.get("unicode", UNICODE_VERSION),
-            space_split=bool(data.get("space_split", False)),
+            space_split=same and named.space_split and bool(data.get("space_split", False)),
         )
 
 
@@ -277,7 +290,7 @@ def _compile(pattern: str) -> regex.Pattern:
     try:
         return regex.compile(pattern)
     except regex.error as exc:
-        raise VocabError(f"invalid pre-tokenizer regex {pattern!r}: {exc}") from None
+        raise VocabError(f"invalid pre-tokenizer regex {brief(pattern)}: {exc}") from None
 
 
 def _split_one(rx: regex.Pattern, text: str) -> list[str]:

@@ -511,11 +511,12 @@ class ByteBPE:
 
         return cls.from_model(load(path))
 
-    def save(self, directory: str | Path) -> Path:
-        """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``) into ``directory``."""
+    def save(self, directory: str | Path, *, hf: bool = False) -> Path:
+        """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; + ``tokenizer.json``
+        with ``hf=True``) into ``directory``, all or nothing (:func:`wwho.savedir.save_files`)."""
         from wwho.bytelevel.files import save
 
-        return save(self.model, directory)
+        return save(self.model, directory, hf=hf)
 
     def export_hf(self, path: str | Path) -> Path:
         """Write a Hugging Face ``tokenizer.json`` that encodes exactly like this tokenizer."""

@@ -2,7 +2,8 @@
 
 ``wwho train --kind K ...`` hands its arguments to the trainer of kind ``K``
 (``wwho.cli.train_<K>``); the other verbs live in one module each. This module only
-dispatches and turns :class:`wwho.WwhoError` into a one-line message and exit code 2.
+dispatches and turns :class:`wwho.WwhoError` (and an ``OSError`` of the machine: a full disk,
+a permission) into a one-line message and exit code 2.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the machine's, not wwho's: a full disk, a permission, a vanished file
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"wwho: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -49,11 +49,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a bundled script schema (sinhala, devanagari, ...) or a schema file; repeat or "
         "separate with commas for several scripts",
     )
-    p.add_argument("-o", "--out", required=True, help="output directory (must not exist, unless --force)")
+    p.add_argument("-o", "--out", required=True,
+                   help="output directory (created; if it holds a tokenizer already, see --force)")
     p.add_argument(
         "--force",
         action="store_true",
-        help="replace OUT if it exists and holds only files that wwho extend writes",
+        help="replace the tokenizer files in OUT if it already holds some (your other files stay)",
     )
     p.add_argument(
         "--min-syllable-freq",

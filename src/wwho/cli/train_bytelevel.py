@@ -1,7 +1,7 @@
 """``wwho train --kind bytelevel CORPUS... --out DIR``: train a byte-level BPE (tiktoken/GPT-2 style).
 
 Writes DIR/ranks.tiktoken, DIR/merges.txt and DIR/bytelevel.json (``ByteBPE.load(DIR)``) and
-DIR/tokenizer.json for Hugging Face ``tokenizers``. The work is done by ``wwho.bytelevel.train``.
+DIR/tokenizer.json for Hugging Face ``tokenizers``, as one save (all or nothing). The work is done by ``wwho.bytelevel.train``.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from wwho.bytelevel import ByteBPE
 from wwho.corpus import CorpusStats
+from wwho.savedir import check_target
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    out = check_target(args.out)
     stats = CorpusStats()
     t0 = time.perf_counter()
     tok = ByteBPE.train(
@@ -54,8 +55,7 @@ def main(argv: list[str]) -> int:
         stats=stats,
     )
     seconds = time.perf_counter() - t0
-    out = tok.save(Path(args.out))
-    tok.export_hf(out / "tokenizer.json")
+    out = tok.save(out, hf=True)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
           f"{stats.documents:,} documents from {stats.files} files"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)

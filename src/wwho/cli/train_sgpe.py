@@ -4,6 +4,11 @@ With ``--meta`` the vocabulary is the SGPE part of a WWHO meta tokenizer (tiktok
 SGPE, :mod:`wwho.meta`): only the Indic runs of the corpus are counted (tiktoken encodes
 everything else), and ``meta_config.json`` and ``tokenizer_meta.json`` are written next
 to ``vocab.json`` (:mod:`wwho.export.meta`; no ``tokenizer.json`` for the SGPE part).
+
+Checkpoints go to ``OUT/checkpoints`` (removed after a successful run, with only the files
+wwho wrote in it) or to ``--checkpoint-dir`` (kept). A checkpoint directory that is a
+symbolic link or holds other files is refused before training starts
+(:mod:`wwho.sgpe.checkpoints`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True, help="output directory (vocab.json and the Hugging Face files)")
+    p.add_argument("--out", "-o", required=True,
+                   help="output directory: vocab.json and the Hugging Face files, written all at once (files of "
+                        "an earlier save there are replaced; other files stay)")
     p.add_argument("--script", default="sinhala", choices=SCRIPT_MODES, metavar="SCRIPT",
                    help=f"script mode: {', '.join(SCRIPT_MODES)} (mixed: sinhala + devanagari; indic: all ten "
                    "scripts, each run syllabified by its own schema; default sinhala)")
@@ -34,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
     p.add_argument("--checkpoint-every", type=int, default=20_000, help="merges between checkpoints (default 20000)")
-    p.add_argument("--checkpoint-dir", help="where checkpoints go (default: OUT/checkpoints, removed after success)")
+    p.add_argument("--checkpoint-dir", metavar="DIR",
+                   help="where checkpoints go (default: OUT/checkpoints, created by wwho and removed after success; "
+                        "a given DIR is kept). Must be a real directory holding nothing but wwho's checkpoint files")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
                    "(with --meta: that the meta tokenizer round-trips the corpus)")
@@ -51,9 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from pathlib import Path
+    from wwho.savedir import check_target, recover
+    from wwho.sgpe import checkpoints
 
-    out = Path(args.out)
+    out = check_target(args.out)
     encoding = None
     if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
         from wwho.meta import resolve_encoding
@@ -63,8 +73,14 @@ def main(argv: list[str]) -> int:
         from wwho.errors import WwhoError
 
         raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
+    recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
+    checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     stats = CorpusStats()
     t0 = time.perf_counter()
+    if not args.quiet:
+        fate = "kept" if args.checkpoint_dir else "removed after success"
+        print(f"checkpoints: {checkpoint_dir / checkpoints.FILE} every {args.checkpoint_every:,} merges ({fate}; "
+              "--resume continues from it)", file=sys.stderr)
     tok = SGPETokenizer.train(
         args.corpus,
         vocab_size=args.vocab_size,
@@ -72,7 +88,7 @@ def main(argv: list[str]) -> int:
         min_freq=args.min_freq,
         prune_freq=args.prune_freq,
         workers=args.workers,
-        checkpoint_dir=args.checkpoint_dir or out / "checkpoints",
+        checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,
         resume=args.resume,
         progress=not args.quiet,
@@ -94,9 +110,7 @@ def main(argv: list[str]) -> int:
     else:
         path = tok.save(out)
     if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
-        import shutil
-
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+        checkpoints.remove(checkpoint_dir)  # wwho's files only, then the folder if it is empty
     print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
           f"{stats.documents:,} documents from {stats.files} files"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)

@@ -28,11 +28,10 @@ This module does not train nor encode, and does not import the tokenizer (``tok`
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from wwho.errors import VocabError
-from wwho.fileio import write_json
+from wwho.fileio import json_bytes
 from wwho.words import word_pattern_source
 
 MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "no limit" value
@@ -64,17 +63,15 @@ def build_hf_tokenizer(tok: Any):
     return hf
 
 
-def save_hf_files(tok: Any, directory: str | Path) -> list[Path]:
-    """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``."""
-    directory = Path(directory)
+def hf_files(tok: Any) -> dict[str, bytes]:
+    """The contents of ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``
+    (written beside ``vocab.json`` by :meth:`wwho.SGPETokenizer.save`, as one save)."""
     hf = build_hf_tokenizer(tok)
     data = json.loads(hf.to_str())
-    paths = [directory / "tokenizer.json", directory / "tokenizer_config.json", directory / "special_tokens_map.json"]
-    write_json(paths[0], data, indent=None)
     roles = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
              "mask_token": "[MASK]"}
     specials = {role: token for role, token in roles.items() if token in tok.vocab}
-    write_json(paths[1], {
+    config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **specials,
         "model_max_length": MODEL_MAX_LENGTH,
@@ -82,6 +79,9 @@ def save_hf_files(tok: Any, directory: str | Path) -> list[Path]:
         "clean_up_tokenization_spaces": False,
         "padding_side": "right",
         "wwho": {"kind": "sgpe", "script": tok.script, "vocab_size": tok.vocab_size},
-    })
-    write_json(paths[2], specials)
-    return paths
+    }
+    return {
+        "tokenizer.json": json_bytes(data, indent=None),
+        "tokenizer_config.json": json_bytes(config),
+        "special_tokens_map.json": json_bytes(specials),
+    }

@@ -14,8 +14,8 @@ A directory written by :meth:`wwho.MetaTokenizer.save` (or ``wwho train --meta``
   ``tokenizers`` file: no HF class can run it (nothing in HF routes scripts to two
   models). wwho never reads it back; it is derived from the two files above.
 
-``meta_config.json`` is written last, so a killed save never leaves a directory that
-looks like a meta tokenizer. There are deliberately no ``tokenizer.json`` files for the
+The three files are one save (:func:`wwho.savedir.save_files`): a killed save leaves the old
+directory or the new one, and loading checks them against ``wwho-manifest.json``. There are deliberately no ``tokenizer.json`` files for the
 SGPE part here: ``AutoTokenizer`` would load them as a tokenizer of the SGPE ids alone,
 silently giving different ids. This module does not tokenize, and does not import the
 tokenizer (``tok`` is a :class:`wwho.MetaTokenizer`; :meth:`~wwho.MetaTokenizer.load` reads the
@@ -28,8 +28,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError
-from wwho.fileio import write_json
+from wwho.errors import VocabError, brief
+from wwho.fileio import json_bytes, parse_json, read_bytes
+from wwho.savedir import check_saved, member, save_files
 
 CONFIG_FILE = "meta_config.json"
 META_FILE = "tokenizer_meta.json"
@@ -88,24 +89,26 @@ def meta_vocab_json(tok: Any) -> dict[str, Any]:
 
 
 def save_meta(tok: Any, directory: str | os.PathLike) -> Path:
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    tok.sgpe.file.save(directory / VOCAB_FILE)
-    write_json(directory / META_FILE, meta_vocab_json(tok), indent=None)
-    write_json(directory / CONFIG_FILE, meta_config(tok))
-    return directory / CONFIG_FILE
+    """Write the three files as one save (:func:`wwho.savedir.save_files`: all or nothing)."""
+    save_files(directory, {
+        VOCAB_FILE: tok.sgpe.file.to_bytes(),
+        META_FILE: json_bytes(meta_vocab_json(tok), indent=None),
+        CONFIG_FILE: json_bytes(meta_config(tok)),
+    }, kind="meta")
+    return Path(directory) / CONFIG_FILE
 
 
 def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read and validate ``meta_config.json``; raises :class:`VocabError` naming the key."""
-    from wwho.fileio import read_json
-
+    """Read and validate ``meta_config.json`` (and the directory's manifest); raises
+    :class:`VocabError` naming the key."""
     path = Path(path)
-    data = read_json(path, error=VocabError, what=f"file (a meta tokenizer directory has {CONFIG_FILE})")
+    raw = read_bytes(path, error=VocabError, what=f"file (a meta tokenizer directory has {CONFIG_FILE})")
+    check_saved(path.parent, {path.name: raw})
+    data = parse_json(raw, source=str(path), error=VocabError)
     if not isinstance(data, dict):
         raise VocabError(f"{path}: a {CONFIG_FILE} is a JSON object")
     if data.get("format_version") != FORMAT_VERSION:
-        raise VocabError(f"{path}: 'format_version' is {data.get('format_version')!r}; this wwho reads version "
+        raise VocabError(f"{path}: 'format_version' is {brief(data.get('format_version'))}; this wwho reads version "
                          f"{FORMAT_VERSION}")
     kinds = {"offset": int, "tiktoken_encoding": str, "tiktoken_n_vocab": int, "tiktoken_sha256": str,
              "sgpe_vocab": str, "sgpe_vocab_size": int, "vocab_size": int}
@@ -113,13 +116,13 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
         if key not in data:
             raise VocabError(f"{path}: missing key {key!r}")
         if type(data[key]) is not kind:
-            raise VocabError(f"{path}: {key!r} must be a {kind.__name__}, not {data[key]!r}")
+            raise VocabError(f"{path}: {key!r} must be a {kind.__name__}, not {brief(data[key])}")
+        if kind is int and not 0 <= data[key] < 1 << 31:
+            raise VocabError(f"{path}: {key!r} is {data[key]}, out of range for a vocabulary")
     if data["offset"] != data["tiktoken_n_vocab"]:
         raise VocabError(f"{path}: 'offset' {data['offset']} is not 'tiktoken_n_vocab' {data['tiktoken_n_vocab']}")
     if data["vocab_size"] != data["offset"] + data["sgpe_vocab_size"]:
         raise VocabError(f"{path}: 'vocab_size' {data['vocab_size']} is not offset + sgpe_vocab_size "
                          f"({data['offset']} + {data['sgpe_vocab_size']})")
-    name = data["sgpe_vocab"]
-    if Path(name).name != name or name in ("", ".", ".."):
-        raise VocabError(f"{path}: 'sgpe_vocab' must be a file name in the same directory, not {name!r}")
+    member(path.parent, data["sgpe_vocab"], source=str(path), key="'sgpe_vocab'")
     return data

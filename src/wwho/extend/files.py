@@ -9,25 +9,22 @@
 * ``wwho_extend.json``: what the extension knows: base, scripts, first new id, known syllables,
   options, statistics.
 
-The directory is written into a temporary directory beside it and renamed into place: a killed run
-leaves no partial output. An existing directory is replaced only with ``force`` and only if it
-holds nothing but these files (wwho never deletes what it did not write).
+The directory is written as one unit by :func:`wwho.savedir.save_files` (with its
+``wwho-manifest.json``): a killed save leaves the old files or the new ones, and other files in the
+directory stay. A directory that already holds an output is refused unless ``force``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from wwho.bytelevel.files import hf_tokenizer_json
+from wwho import savedir
+from wwho.bytelevel.files import hf_json
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import bytes_to_unicode
 from wwho.errors import VocabError
-from wwho.fileio import write_json
+from wwho.fileio import json_bytes
 
 FORMAT = "wwho-extend/1"
 FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "wwho_extend.json")
@@ -35,7 +32,7 @@ FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "
 
 def tokenizer_json(model: ByteLevelModel) -> dict:
     """The ``tokenizer.json`` data of an extended model."""
-    data = hf_tokenizer_json(model)
+    data = hf_json(model)
     data["post_processor"] = _template(model)
     return data
 
@@ -111,68 +108,26 @@ def save_extension(model: ByteLevelModel, record: dict, directory: str | Path, *
                    force: bool = False) -> Path:
     """Write an extension's files into ``directory`` (see the module docstring); ``record`` is the
     ``wwho_extend.json`` data (its ``format`` is set here)."""
-    directory = Path(directory)
-    check_target(directory, force)
+    directory = check_target(directory, force)
     provenance = {k: record[k] for k in ("base", "scripts", "base_n_vocab", "new_tokens") if k in record}
     config, roles = transformers_config(model, carried=carried, provenance=provenance)
-    contents = {
-        "tokenizer.json": (tokenizer_json(model), None),
-        "tokenizer_config.json": (config, 2),
-        "special_tokens_map.json": (roles, 2),
-        "wwho_extend.json": ({"format": FORMAT, **record}, 2),
+    files = {
+        "tokenizer.json": json_bytes(tokenizer_json(model), indent=None),
+        "tokenizer_config.json": json_bytes(config),
+        "special_tokens_map.json": json_bytes(roles),
+        "wwho_extend.json": json_bytes({"format": FORMAT, **record}),
     }
-    with directory_transaction(directory) as tmp:
-        for name, (data, indent) in contents.items():
-            write_json(tmp / name, data, indent=indent)
-    return directory
+    return savedir.save_files(directory, files, kind="extend")
 
 
-def check_target(directory: Path, force: bool) -> None:
-    """Raise unless ``directory`` may be written: absent, or (with ``force``) holding only our files."""
-    if not directory.exists():
-        return
-    if not force:
-        raise VocabError(f"{directory} already exists; pass --force (force=True) to replace it")
-    if not directory.is_dir():
-        raise VocabError(f"{directory} exists and is not a directory")
-    foreign = sorted(p.name for p in directory.iterdir() if p.name not in FILES)
-    if foreign:
+def check_target(directory: str | Path, force: bool) -> Path:
+    """Refuse, before any work, a target that is not a directory, or that already holds an output
+    (one of :data:`FILES` or a save manifest) unless ``force``."""
+    directory = savedir.check_target(directory)
+    present = [name for name in (*FILES, savedir.MANIFEST) if (directory / name).exists()]
+    if present and not force:
         raise VocabError(
-            f"{directory} holds files wwho extend did not write ({', '.join(foreign[:5])}); "
-            "it is replaced only if it holds nothing else: choose another directory"
+            f"{directory} already holds a tokenizer ({', '.join(present)}); pass --force (force=True) "
+            "to replace it"
         )
-
-
-@contextlib.contextmanager
-def directory_transaction(directory: Path):
-    """Yield a temporary directory beside ``directory``; on success it replaces ``directory``.
-
-    On an exception the temporary directory is removed and ``directory`` is left as it was.
-    """
-    parent = directory.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=parent))
-    try:
-        yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private
-        if directory.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".old", dir=parent))
-            os.replace(directory, old)  # onto the empty directory just made
-            try:
-                os.replace(tmp, directory)
-            except BaseException:
-                os.replace(old, directory)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
+    return directory

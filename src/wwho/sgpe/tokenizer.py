@@ -27,6 +27,7 @@ from pathlib import Path
 
 from wwho.bpe.apply import merge_ids, merge_units, pair_table
 from wwho.errors import TokenizerError, VocabError
+from wwho.savedir import save_files
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import PIECES, WordSplitter
 
@@ -84,15 +85,16 @@ class SGPETokenizer:
         return cls(load_vocab_file(path), unk=unk)
 
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``vocab.json`` (and the Hugging Face files beside it) into ``directory``."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self.file.save(directory / "vocab.json")
+        """Write ``vocab.json`` and the Hugging Face files beside it into ``directory``, all or
+        nothing (:func:`wwho.savedir.save_files`: a killed save leaves the old files or the new
+        ones, and your other files in ``directory`` stay). Returns the ``vocab.json`` path."""
+        files = {"vocab.json": self.file.to_bytes()}
         if self.fallback == "bytes":  # an [UNK] vocabulary cannot be exported exactly
-            from wwho.export.hf import save_hf_files
+            from wwho.export.hf import hf_files
 
-            save_hf_files(self, directory)
-        return directory / "vocab.json"
+            files.update(hf_files(self))
+        save_files(directory, files, kind="sgpe")
+        return Path(directory) / "vocab.json"
 
     # -- encoding ----------------------------------------------------------------------
 

@@ -25,9 +25,9 @@ fit, no merge is learned and the vocabulary is larger than asked (a warning says
 ``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
 for the meta tokenizer, where tiktoken takes everything else.
 
-Resume: a checkpoint stores the merges as string pairs and a fingerprint of the engine
-input and options; ``resume=True`` recounts the corpus, checks the fingerprint, replays
-the merges and continues. Merge selection depends only on counts and the tie-break, so
+Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs and a
+fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
+fingerprint, replays the merges and continues. Merge selection depends only on counts and the tie-break, so
 the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 """
 
@@ -46,15 +46,16 @@ from tqdm.auto import tqdm
 
 from wwho.bpe import UNK, MergeEngine
 from wwho.bpe.count import count_pieces
+from wwho.bpe.engine import MergeError
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
-from wwho.fileio import write_json
+from wwho.sgpe import checkpoints
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 
-CHECKPOINT_FORMAT = "wwho-sgpe-checkpoint/1"
-CHECKPOINT_NAME = "checkpoint.json"
+CHECKPOINT_FORMAT = checkpoints.FORMAT
+CHECKPOINT_NAME = checkpoints.FILE
 
 
 def train_sgpe(
@@ -85,6 +86,8 @@ def train_sgpe(
         raise VocabError("min_freq and prune_freq must be >= 1")
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
+    if checkpoint_dir is not None:
+        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
     splitter = WordSplitter(script)
     stats = stats if stats is not None else CorpusStats()
     say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
@@ -137,28 +140,39 @@ def train_sgpe(
 
     # 4. merges
     engine = MergeEngine(engine_words, engine_counts, symbols, tie_break="smaller")
-    checkpoint = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
-    fingerprint = "" if checkpoint is None else _fingerprint(
+    fingerprint = "" if checkpoint_dir is None else _fingerprint(
         engine_words, engine_counts, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
-    if resume and checkpoint is not None and checkpoint.exists():
-        done = _load_checkpoint(checkpoint, fingerprint)
+    if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
+        checkpoint = Path(checkpoint_dir) / checkpoints.FILE
+        done = checkpoints.load(Path(checkpoint_dir), fingerprint)
         ids: dict[str, int] = dict(index)
         replay = []
-        for a, b in done:  # the ids these merges got: a new string is appended, a known one reused
+        for k, (a, b) in enumerate(done):  # the ids these merges got: a new string is appended, a known one reused
+            if a not in ids or b not in ids:
+                raise VocabError(f"{checkpoint}: merge {k} ({a!r}, {b!r}) is not of symbols of this training; "
+                                 "delete the checkpoint to start over")
             replay.append((ids[a], ids[b]))
             ids.setdefault(a + b, len(ids))
-        engine.replay(replay)
+        try:
+            engine.replay(replay)
+        except MergeError as exc:
+            raise VocabError(f"{checkpoint}: {exc}; delete the checkpoint to start over") from None
         say(f"resumed from {checkpoint}: {len(done):,} merges replayed")
     t1 = time.perf_counter()
 
+    def save_checkpoint() -> None:
+        merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+        checkpoints.save(Path(checkpoint_dir), merges=merges, fingerprint=fingerprint,
+                         elapsed=time.perf_counter() - t1)
+
     def on_merge(step: int) -> None:
-        if checkpoint is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
-            _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
+        if checkpoint_dir is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
+            save_checkpoint()
 
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
                  on_merge=on_merge)
-    if checkpoint is not None:
-        _save_checkpoint(checkpoint, engine, fingerprint, time.perf_counter() - t1)
+    if checkpoint_dir is not None:
+        save_checkpoint()
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
 
     # 5. vocabulary
@@ -195,26 +209,3 @@ def _fingerprint(words, counts, symbols, *options) -> str:
     h.update(array("q", itertools.chain.from_iterable(words)).tobytes())
     h.update(array("q", counts).tobytes())
     return h.hexdigest()
-
-
-def _save_checkpoint(path: Path, engine: MergeEngine, fingerprint: str, elapsed: float) -> None:
-    write_json(path, {
-        "format": CHECKPOINT_FORMAT,
-        "fingerprint": fingerprint,
-        "step": len(engine.merges),
-        "elapsed_seconds": round(elapsed, 1),
-        "merges": [[engine.symbols[a], engine.symbols[b]] for a, b in engine.merges],
-    }, indent=None)
-
-
-def _load_checkpoint(path: Path, fingerprint: str) -> list[tuple[str, str]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise VocabError(f"{path}: unreadable checkpoint: {exc}") from None
-    if data.get("format") != CHECKPOINT_FORMAT:
-        raise VocabError(f"{path}: not a wwho SGPE checkpoint")
-    if data.get("fingerprint") != fingerprint:
-        raise VocabError(f"{path}: the checkpoint was made with another corpus or other options; "
-                         "resume with the same ones, or delete it to start over")
-    return [tuple(m) for m in data["merges"]]

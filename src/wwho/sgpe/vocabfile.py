@@ -10,8 +10,12 @@ vocabulary and unknown text falls back to them; ``"unk"``: spec 000's ``[UNK]``)
 ``syllable_merges``, the merges that rebuild each syllable from code points
 (:mod:`wwho.sgpe.building`), ranked before ``merges``.
 
-Loading validates everything and names what is wrong. Files of the original SGPE
-(``"version": "sgpe_v1.0.0"``, no byte tokens) load with ``fallback="unk"``.
+Loading validates everything and names what is wrong and where: ids must be the integers
+0..n-1, each once; every merge's parts and result must be tokens; and every token longer
+than one character must be a special or byte token or the result of a merge, which catches
+a truncated merge list. When the directory holds a ``wwho-manifest.json`` (every save
+writes one), the file must match it (:func:`wwho.savedir.check_saved`). Files of the
+original SGPE (``"version": "sgpe_v1.0.0"``, no byte tokens) load with ``fallback="unk"``.
 Writing is atomic. This module does not tokenize.
 """
 
@@ -21,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError
-from wwho.fileio import read_json, write_json
+from wwho.errors import VocabError, brief
+from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
+from wwho.savedir import check_saved
 
 FORMAT = "wwho-sgpe/1"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -64,13 +69,20 @@ class VocabFile:
             "vocab": self.vocab,
         }
 
+    def to_bytes(self) -> bytes:
+        return json_bytes(self.to_json(), indent=1)
+
     def save(self, path: str | Path) -> None:
-        write_json(path, self.to_json(), indent=1)
+        """Write this one file (atomically). A tokenizer directory: :meth:`wwho.SGPETokenizer.save`."""
+        write_bytes(path, self.to_bytes())
 
 
 def load_vocab_file(path: str | Path) -> VocabFile:
     """Read and validate a ``vocab.json``; raises :class:`VocabError` naming the problem."""
-    return parse_vocab(read_json(path, error=VocabError), source=str(path))
+    path = Path(path)
+    data = read_bytes(path, error=VocabError)
+    check_saved(path.parent, {path.name: data})
+    return parse_vocab(parse_json(data, source=str(path), error=VocabError), source=str(path))
 
 
 def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
@@ -85,21 +97,26 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     vocab = data["vocab"]
     if not isinstance(vocab, dict) or not vocab:
         raise fail("'vocab' must be a non-empty object of token -> id")
-    if not all(isinstance(k, str) and k and type(v) is int for k, v in vocab.items()):
-        bad = next(k for k, v in vocab.items() if not (isinstance(k, str) and k and type(v) is int))
-        raise fail(f"'vocab' entry {bad!r}: tokens are non-empty strings and ids are integers")
-    ids = sorted(vocab.values())
-    if ids != list(range(len(ids))):
-        missing = sorted(set(range(len(ids))) - set(ids))[:5]
-        raise fail(f"'vocab' ids must be 0..{len(ids) - 1} without gaps or duplicates (missing e.g. {missing})")
+    by_id: dict[int, str] = {}
+    for token, i in vocab.items():
+        if not token or type(i) is not int:
+            raise fail(f"'vocab' entry {brief(token)}: {brief(i)} is not an id; tokens are non-empty strings and ids "
+                       "integers")
+        if not 0 <= i < len(vocab):
+            raise fail(f"'vocab' entry {brief(token)}: id {i} is out of range (ids are 0..{len(vocab) - 1})")
+        if i in by_id:
+            raise fail(f"'vocab' entries {brief(by_id[i])} and {brief(token)} have the same id {i}")
+        by_id[i] = token
     if "vocab_size" in data and data["vocab_size"] != len(vocab):
-        raise fail(f"'vocab_size' is {data['vocab_size']} but 'vocab' has {len(vocab)} entries")
+        raise fail(f"'vocab_size' is {brief(data['vocab_size'])} but 'vocab' has {len(vocab)} entries")
     specials = data["special_tokens"]
     if not isinstance(specials, list) or not all(isinstance(s, str) for s in specials):
         raise fail("'special_tokens' must be a list of strings")
     for s in specials:
         if s not in vocab:
-            raise fail(f"special token {s!r} is not in 'vocab'")
+            raise fail(f"special token {brief(s)} is not in 'vocab'")
+    if len(set(specials)) != len(specials):
+        raise fail("'special_tokens' lists a token twice")
 
     def merge_list(key: str) -> list[tuple[str, str]]:
         value = data.get(key, [])
@@ -108,22 +125,32 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         out = []
         for i, m in enumerate(value):
             if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) and x for x in m)):
-                raise fail(f"'{key}'[{i}]: a merge is a pair of non-empty strings, got {m!r}")
+                raise fail(f"'{key}'[{i}]: a merge is a pair of non-empty strings, got {brief(m)}")
             a, b = m
             for part in (a, b, a + b):
                 if part not in vocab:
-                    raise fail(f"'{key}'[{i}] ({a!r}, {b!r}): {part!r} is not in 'vocab'")
+                    raise fail(f"'{key}'[{i}] ({brief(a, 40)}, {brief(b, 40)}): {brief(part)} is not in 'vocab'")
             out.append((a, b))
         return out
 
     merges = merge_list("merges")
     syllable_merges = merge_list("syllable_merges")
     if "num_merges" in data and data["num_merges"] != len(merges):
-        raise fail(f"'num_merges' is {data['num_merges']} but 'merges' has {len(merges)}")
+        raise fail(f"'num_merges' is {brief(data['num_merges'])} but 'merges' has {len(merges)}")
     version = data.get("version", FORMAT)
+    if not isinstance(version, str):
+        raise fail(f"'version' must be a string, not {brief(version)}")
+    if data.get("format", FORMAT) != FORMAT:
+        raise fail(f"'format' is {brief(data['format'])}; this wwho reads {FORMAT!r}")
     fallback = data.get("fallback", "bytes" if version == FORMAT else "unk")
     if fallback not in ("bytes", "unk"):
-        raise fail(f"'fallback' must be 'bytes' or 'unk', not {fallback!r}")
+        raise fail(f"'fallback' must be 'bytes' or 'unk', not {brief(fallback)}")
+    counts = {}
+    for key, default in (("prune_freq", 1), ("min_freq", 2)):
+        value = data.get(key, default)
+        if type(value) is not int or value < 1:
+            raise fail(f"{key!r} must be a positive integer, not {brief(value)}")
+        counts[key] = value
     if fallback == "bytes":
         missing = [t for t in BYTE_TOKENS if t not in vocab]
         if missing:
@@ -134,19 +161,39 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     from wwho.sgpe.words import SCRIPT_MODES, mode_scripts
 
     if script not in SCRIPT_MODES:
-        raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {script!r}")
+        raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {brief(script)}")
     if "scripts" in data and data["scripts"] != list(mode_scripts(script)):
-        raise fail(f"'scripts' is {data['scripts']!r} but script mode {script!r} covers {list(mode_scripts(script))!r}")
+        raise fail(f"'scripts' is {brief(data['scripts'])} but script mode {script!r} covers "
+                   f"{list(mode_scripts(script))!r}")
     if data.get("leading_space", True) is not True:
         raise fail("'leading_space' false is not supported (SGPE vocabularies are trained with leading spaces)")
+    if version == FORMAT:
+        _check_reachable(vocab, merges, syllable_merges, specials, fail)
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
         syllable_merges=syllable_merges,
         script=script,
         special_tokens=tuple(specials),
-        prune_freq=int(data.get("prune_freq", 1)),
-        min_freq=int(data.get("min_freq", 2)),
+        prune_freq=counts["prune_freq"],
+        min_freq=counts["min_freq"],
         fallback=fallback,
         version=version,
     )
+
+
+def _check_reachable(vocab, merges, syllable_merges, specials, fail) -> None:
+    """Every token of more than one character is a special or byte token or a merge result.
+
+    Training builds every base symbol with the syllable-building merges and every longer token
+    with a learned merge, so a token that no merge produces means a truncated merge list (the
+    encoder could never produce it, and the HF export would differ).
+    """
+    results = {a + b for a, b in merges}
+    results.update(a + b for a, b in syllable_merges)
+    fixed = set(specials) | set(BYTE_TOKENS)
+    lost = [t for t in vocab if len(t) > 1 and t not in results and t not in fixed]
+    if lost:
+        first = min(lost, key=vocab.__getitem__)
+        raise fail(f"{len(lost)} tokens are the result of no merge, e.g. {brief(first)} (id {vocab[first]}): the "
+                   "merge lists ('merges', 'syllable_merges') look truncated")

@@ -1,0 +1,87 @@
+"""Checks of a :class:`ByteLevelModel` read from a file, before anything is built from it.
+
+Every loader (wwho's directory, Hugging Face ``tokenizer.json``, GGUF, ``.tiktoken``) calls
+:func:`check_model`, which refuses what would load silently wrong:
+
+* ids that are not integers (``true``, ``"5"``, ``2.0``), negative, used twice, or far beyond
+  the vocabulary (``2**63``; at most :data:`MAX_ID_GAP` ids may be unused, o200k_base leaves 19);
+* merges (merges rule) whose parts or result are not tokens;
+* tokens of more than one byte that no merge produces (merges rule): a merge list cut short,
+  from a truncated ``merges.txt`` or ``tokenizer.json``. Every byte-level BPE vocabulary in
+  ``shared/data`` (ten GGUF models, 50k to 256k tokens) has none;
+* ``bos_id``/``eos_id`` that are not token ids.
+
+Errors name the source file and the first offending entry. A ``.tiktoken`` file cut at a line
+end is a smaller valid vocabulary and cannot be told from one, except by a recorded size or
+sha256 (known encodings, wwho's ``bytelevel.json``); that check is the loaders'. This module
+reads no files and does not encode.
+"""
+
+from __future__ import annotations
+
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.errors import VocabError, brief
+
+#: Ids are below 2**31 (HF tokenizers stores u32; embeddings are indexed by int32 or int64).
+MAX_ID = 1 << 31
+#: How many ids below the largest one may be unassigned (o200k_base: 19, GGUF/HF files: 0).
+MAX_ID_GAP = 1 << 16
+
+
+def check_id(value: object, source: str, what: str) -> int:
+    """An id read from a file: a non-negative ``int`` below :data:`MAX_ID` (not a bool or float)."""
+    if type(value) is not int:
+        raise VocabError(f"{source}: {what}: id {brief(value)} is not an integer")
+    if not 0 <= value < MAX_ID:
+        raise VocabError(f"{source}: {what}: id {value} is out of range [0, 2**31)")
+    return value
+
+
+def check_model(model: ByteLevelModel, source: str) -> ByteLevelModel:
+    """Raise :class:`VocabError` naming ``source`` and the entry if ``model`` is inconsistent."""
+    owner: dict[int, str] = {}
+    groups = (
+        ("token", ((i, t) for t, i in model.ranks.items())),
+        ("special token", ((i, t) for t, i in model.special_tokens.items())),
+        ("added token", ((i, t) for t, i in model.added_tokens.items())),
+        ("decode-only token", model.extra_tokens.items()),
+    )
+    for label, pairs in groups:
+        for i, token in pairs:
+            what = f"{label} {brief(token, 60)}"
+            check_id(i, source, what)
+            if i in owner:
+                raise VocabError(f"{source}: id {i} belongs to both {owner[i]} and {what}")
+            owner[i] = what
+    if not owner:
+        raise VocabError(f"{source}: no tokens")
+    top = max(owner)
+    if top >= len(owner) + MAX_ID_GAP:
+        raise VocabError(f"{source}: {owner[top]} has id {top}, far beyond the {len(owner):,} tokens "
+                         f"(at most {MAX_ID_GAP:,} ids may be unused)")
+    for label, value in (("bos_id", model.bos_id), ("eos_id", model.eos_id)):
+        if value is not None and check_id(value, source, label) not in owner:
+            raise VocabError(f"{source}: {label} {value} is not the id of any token")
+    if model.merges is not None:
+        _check_merges(model, source)
+    return model
+
+
+def _check_merges(model: ByteLevelModel, source: str) -> None:
+    ranks = model.ranks
+    results: set[bytes] = set()
+    for k, (a, b) in enumerate(model.merges):
+        for part in (a, b, a + b):
+            if part not in ranks:
+                raise VocabError(f"{source}: merge {k} ({_show(a)} + {_show(b)}): {_show(part)} is not a token")
+        results.add(a + b)
+    lost = [t for t in ranks if len(t) > 1 and t not in results]
+    if lost:
+        first = min(lost, key=ranks.__getitem__)
+        raise VocabError(
+            f"{source}: {len(lost):,} tokens of several bytes are the result of no merge, e.g. {_show(first)} "
+            f"(id {ranks[first]}): the merge list ({len(model.merges):,} merges) looks truncated")
+
+
+def _show(data: bytes) -> str:
+    return brief(data.decode("utf-8", "backslashreplace"), 40)

@@ -1,0 +1,188 @@
+"""Byte-level files load right or not at all (``bytelevel/files.py``, ``bytelevel/validate.py``):
+ids, merge lists cut short, ``.tiktoken`` files cut at a line end, referenced files outside the
+directory, field types. Errors name the file and the entry and never show a foreign file's content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import O200K_FILE, one_line_error, run_wwho
+
+from wwho import load_tokenizer
+from wwho.bytelevel import ByteBPE
+from wwho.errors import VocabError
+
+tokenizers = pytest.importorskip("tokenizers")
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bl")
+    corpus = root / "c.txt"
+    corpus.write_text(SAMPLE.read_text(encoding="utf-8")[:150_000], encoding="utf-8")
+    tok = ByteBPE.train(corpus, vocab_size=500, special_tokens=["<|end|>"], workers=1, progress=False)
+    tok.save(root / "dir")
+    tok.export_hf(root / "dir" / "tokenizer.json")
+    return root / "dir"
+
+
+def _copy(src: Path, dst: Path, *, manifest: bool = True) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    if not manifest:
+        (dst / "wwho-manifest.json").unlink()  # a directory made by hand: its content is what is checked
+    return dst
+
+
+# --- Hugging Face tokenizer.json ------------------------------------------------------------------
+
+
+def _hf(trained, tmp_path, change) -> Path:
+    data = json.loads((trained / "tokenizer.json").read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _a_token(data, i=300):
+    return next(t for t, k in data["model"]["vocab"].items() if k == i)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["model"]["vocab"].update({_a_token(d): 301}), r"id 301 belongs to both token .* and token"),
+    (lambda d: d["model"]["vocab"].update({_a_token(d): 2 ** 63}), r"id 9223372036854775808 is out of range"),
+    (lambda d: d["model"]["vocab"].update({_a_token(d): -3}), r"id -3 is out of range"),
+    (lambda d: d["model"]["vocab"].update({_a_token(d): True}), r"id True is not an integer"),
+    (lambda d: d["model"]["vocab"].update({_a_token(d): 100_000}), r"has id 100000, far beyond the 500 tokens"),
+    (lambda d: d["model"].update(merges=d["model"]["merges"][:-20]),
+     r"20 tokens of several bytes are the result of no merge, e\.g\. .* looks truncated"),
+    (lambda d: d["model"]["merges"].append("Ġ zzzq"), r"merge \d+ \(' ' \+ 'zzzq'\): 'zzzq' is not a token"),
+    (lambda d: d["added_tokens"][0].update(id="5"), r"added_tokens\[0\]: id '5' is not an integer"),
+])
+def test_tokenizer_json_that_would_load_wrong_is_refused(trained, tmp_path, change, message):
+    path = _hf(trained, tmp_path, change)
+    with pytest.raises(VocabError, match=r"tokenizer.json: .*" + message):
+        ByteBPE.from_hf(path)
+    with pytest.raises(VocabError, match=message):  # not handed to HF tokenizers instead, which would load it
+        load_tokenizer(path)
+
+
+def test_tokenizer_json_duplicate_keys_and_nesting(trained, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    text = (trained / "tokenizer.json").read_text(encoding="utf-8")
+    path.write_text(text[:-2] + ', "model": {}}\n', encoding="utf-8")
+    with pytest.raises(VocabError, match=r"tokenizer.json: the key 'model' appears twice"):
+        load_tokenizer(path)
+    path.write_text('{"model": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    with pytest.raises(VocabError, match=r"tokenizer.json: JSON nested too deeply"):
+        load_tokenizer(path)
+
+
+def test_other_hf_tokenizers_still_go_to_hf_but_with_checked_ids(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    hf = Tokenizer(models.WordLevel({"a": 0, "b": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.save(str(tmp_path / "tokenizer.json"))
+    assert load_tokenizer(tmp_path / "tokenizer.json").encode("a b") == [0, 1]
+    data = json.loads((tmp_path / "tokenizer.json").read_text())
+    data["model"]["vocab"]["b"] = 0  # HF would keep one of the two tokens and lose the other
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data))
+    with pytest.raises(VocabError, match=r"model.vocab entries 'a' and 'b' have the same id 0"):
+        load_tokenizer(tmp_path / "tokenizer.json")
+
+
+# --- wwho's directory ---------------------------------------------------------------------------
+
+
+def _cut_lines(path: Path, drop: int) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-drop]))  # cut at a line end: every line left is valid
+
+
+def test_a_directory_with_a_file_cut_at_a_line_end_is_refused(trained, tmp_path):
+    for name, message in (("merges.txt", r"merges.txt: has [\d,]+ entries but .*bytelevel.json records"),
+                          ("ranks.tiktoken", r"ranks.tiktoken: has [\d,]+ entries but .*bytelevel.json records")):
+        with_manifest = _copy(trained, tmp_path / f"m-{name}")
+        _cut_lines(with_manifest / name, 5)
+        with pytest.raises(VocabError, match=rf"{name} does not match wwho-manifest.json"):
+            ByteBPE.load(with_manifest)
+        by_hand = _copy(trained, tmp_path / f"h-{name}", manifest=False)
+        _cut_lines(by_hand / name, 5)
+        with pytest.raises(VocabError, match=message):
+            ByteBPE.load(by_hand)
+        config = json.loads((by_hand / "bytelevel.json").read_text())
+        del config["checks"]  # an older wwho's directory: the merge rule still finds the cut
+        (by_hand / "bytelevel.json").write_text(json.dumps(config))
+        with pytest.raises(VocabError, match=r"are the result of no merge|is not a token"):
+            ByteBPE.load(by_hand)
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_a_known_tiktoken_file_cut_at_a_line_end_is_refused(tmp_path):
+    cut = tmp_path / "o200k_base.tiktoken"
+    cut.write_bytes(b"".join(O200K_FILE.read_bytes().splitlines(keepends=True)[:150_000]))
+    with pytest.raises(VocabError, match=r"sha256 .* is not that of the official o200k_base ranks file .*"
+                                         r"199,998 lines, this one has 150,000\): truncated"):
+        ByteBPE.from_tiktoken(cut)
+    with pytest.raises(VocabError, match=r"sha256"):
+        load_tokenizer(cut)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.update(bos_id="3"), r"'bos_id' must be a int, not '3'"),
+    (lambda c: c.update(add_bos="yes"), r"'add_bos' must be a bool"),
+    (lambda c: c.update(ignore_merges=1), r"'ignore_merges' must be a bool"),
+    (lambda c: c.update(special_tokens={"<|end|>": 2 ** 40}),
+     r"special_tokens entry '<\|end\|>': id 1099511627776 is out of range"),
+    (lambda c: c.update(extra_tokens={"x": "AA=="}), r"extra_tokens entry 'x'"),
+    (lambda c: c["pretokenizer"].update(patterns="abc"), r"pretokenizer: pretokenizer.patterns must be a list"),
+    (lambda c: c.update(files=[]), r"'files' must be a dict"),
+    (lambda c: c.update(bos_id=10 ** 6), r"bos_id 1000000 is not the id of any token"),
+])
+def test_bytelevel_json_fields_of_the_wrong_type(trained, tmp_path, change, message):
+    directory = _copy(trained, tmp_path / "d", manifest=False)
+    config = json.loads((directory / "bytelevel.json").read_text())
+    change(config)
+    (directory / "bytelevel.json").write_text(json.dumps(config))
+    with pytest.raises(VocabError, match=r"bytelevel.json: " + message):
+        ByteBPE.load(directory)
+
+
+def test_a_file_named_by_bytelevel_json_stays_in_the_directory(trained, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("root:x:0:0:SECRET CONTENT\n")
+    for name, ranks in (("abs", str(outside)), ("up", "../secret.txt"), ("etc", "/etc/passwd")):
+        directory = _copy(trained, tmp_path / name, manifest=False)
+        config = json.loads((directory / "bytelevel.json").read_text())
+        config["files"]["ranks"] = ranks
+        (directory / "bytelevel.json").write_text(json.dumps(config))
+        with pytest.raises(VocabError, match=r"files.ranks must be a file name in the same directory") as info:
+            ByteBPE.load(directory)
+        assert "SECRET" not in str(info.value) and "root:" not in str(info.value)
+        line = one_line_error(run_wwho("inspect", directory))
+        assert "SECRET" not in line and "root:x" not in line and "files.ranks" in line
+    linked = _copy(trained, tmp_path / "link", manifest=False)
+    (linked / "ranks.tiktoken").unlink()
+    os.symlink(outside, linked / "ranks.tiktoken")
+    with pytest.raises(VocabError, match=r"'ranks.tiktoken' is a link to a file outside") as info:
+        ByteBPE.load(linked)
+    assert "SECRET" not in str(info.value)
+
+
+def test_space_split_is_not_taken_from_the_file(trained, tmp_path):
+    directory = _copy(trained, tmp_path / "d", manifest=False)
+    config = json.loads((directory / "bytelevel.json").read_text())
+    config["pretokenizer"].update(patterns=[r"\S+\s*"], name="custom", space_split=True)  # a false promise
+    (directory / "bytelevel.json").write_text(json.dumps(config))
+    tok = ByteBPE.load(directory)
+    assert tok.pretokenizer.space_split is False
+    assert ByteBPE.load(trained).pretokenizer.space_split is True  # the named pattern it was trained with

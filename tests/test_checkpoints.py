@@ -1,0 +1,148 @@
+"""SGPE checkpoints (``sgpe/checkpoints.py``): wwho never deletes a checkpoint folder it did not
+create, refuses a symlinked or foreign one before training, says where checkpoints go, and reports
+every kind of corrupted checkpoint in one line naming the file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import one_line_error, run_wwho
+
+from wwho.errors import VocabError
+from wwho.sgpe import train_sgpe
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ck") / "c.txt"
+    path.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:800]), encoding="utf-8")
+    return path
+
+
+def _train(corpus, out, *extra):
+    return run_wwho("train", "--kind", "sgpe", corpus, "--out", out, "--vocab-size", "1500", "--workers", "1",
+                    "--checkpoint-every", "100", "--no-verify", *extra)
+
+
+def test_an_existing_checkpoints_folder_of_yours_is_refused_and_kept(corpus, tmp_path):
+    out = tmp_path / "out"
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "checkpoints" / "important.txt").write_text("mine")
+    line = one_line_error(_train(corpus, out, "--quiet"))
+    assert "checkpoints: holds files wwho did not write (e.g. 'important.txt')" in line
+    assert (out / "checkpoints" / "important.txt").read_text() == "mine"
+    assert not (out / "vocab.json").exists()  # refused before training, not after
+
+
+def test_a_symlinked_checkpoints_folder_is_refused_and_its_target_untouched(corpus, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "data.bin").write_bytes(b"precious")
+    os.symlink(elsewhere, out / "checkpoints")
+    line = one_line_error(_train(corpus, out, "--quiet"))
+    assert "checkpoints: is a symbolic link" in line
+    assert sorted(os.listdir(elsewhere)) == ["data.bin"] and (out / "checkpoints").is_symlink()
+
+
+def test_checkpoints_go_where_help_and_training_say_and_only_wwhos_files_are_removed(corpus, tmp_path):
+    help_text = run_wwho("train", "--kind", "sgpe", "--help").stdout
+    assert "OUT/checkpoints" in " ".join(help_text.split()) and "removed after success" in help_text
+    out = tmp_path / "out"
+    proc = _train(corpus, out)
+    assert proc.returncode == 0, proc.stderr
+    assert f"checkpoints: {out / 'checkpoints' / 'checkpoint.json'}" in proc.stderr
+    assert (out / "vocab.json").exists() and not (out / "checkpoints").exists()
+    kept = tmp_path / "kept"
+    proc = _train(corpus, tmp_path / "out2", "--checkpoint-dir", kept, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(kept)) == [".wwho-checkpoints", "checkpoint.json"]  # a given folder is kept
+
+
+def test_remove_deletes_only_wwhos_files(tmp_path):
+    from wwho.sgpe import checkpoints
+
+    folder = checkpoints.claim(tmp_path / "ck")
+    assert not folder.exists()  # created with the first checkpoint, not before
+    checkpoints.save(folder, merges=[("a", "b")], fingerprint="f", elapsed=0)
+    (folder / "late.txt").write_text("someone's")  # appeared during training
+    checkpoints.remove(folder)
+    assert sorted(os.listdir(folder)) == ["late.txt"]
+    checkpoints.remove(folder)
+    yours = tmp_path / "yours"
+    yours.mkdir()  # an empty folder of yours, given as --checkpoint-dir
+    checkpoints.save(checkpoints.claim(yours), merges=[], fingerprint="f", elapsed=0)
+    checkpoints.remove(yours)
+    assert yours.is_dir() and os.listdir(yours) == []  # emptied of wwho's files, but not removed
+    unclaimed = tmp_path / "theirs"
+    unclaimed.mkdir()
+    (unclaimed / "checkpoint.json").write_text("{}")
+    checkpoints.remove(unclaimed)  # no marker: not wwho's folder
+    assert (unclaimed / "checkpoint.json").exists()
+
+
+def _corrupt(kind: str, good: dict) -> bytes:
+    data = dict(good)
+    if kind == "binary":
+        return b"\x89PNG\r\n\x1a\n\xff\xfe"
+    if kind == "list":
+        return b"[1, 2, 3]"
+    if kind == "no_merges":
+        data.pop("merges")
+    elif kind == "merge_not_pair":
+        data["merges"] = [["a"]] + data["merges"]
+    elif kind == "merge_numbers":
+        data["merges"] = [[1, 2]]
+    elif kind == "step":
+        data["step"] = "many"
+    elif kind == "unknown_symbol":
+        data["merges"] = [["\u0dbd\u0d82\u0d9a\u0dcf", "zzz"]] + data["merges"]
+        data["step"] += 1
+    elif kind == "fingerprint":
+        data["fingerprint"] = {"x": 1}
+    elif kind == "truncated":
+        return json.dumps(data).encode()[:-40]
+    elif kind == "deep":
+        return b'{"merges": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    return json.dumps(data).encode()
+
+
+def _checkpoint_folder(path: Path) -> Path:
+    """A folder as wwho makes it for checkpoints (with its marker file)."""
+    path.mkdir(parents=True)
+    (path / ".wwho-checkpoints").touch()
+    return path
+
+
+KINDS = ["binary", "list", "no_merges", "merge_not_pair", "merge_numbers", "step", "unknown_symbol", "fingerprint",
+         "truncated", "deep"]
+
+
+@pytest.fixture(scope="module")
+def good_checkpoint(corpus, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("good")
+    train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, checkpoint_every=100)
+    return json.loads((folder / "checkpoint.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_corrupted_checkpoint_is_one_clear_error(corpus, tmp_path, good_checkpoint, kind):
+    folder = _checkpoint_folder(tmp_path / "ck")
+    (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
+    with pytest.raises(VocabError, match=r"ck/checkpoint.json: "):
+        train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, resume=True)
+
+
+@pytest.mark.parametrize("kind", ["binary", "merge_not_pair", "unknown_symbol", "deep"])
+def test_a_corrupted_checkpoint_from_the_cli(corpus, tmp_path, good_checkpoint, kind):
+    out = tmp_path / "out"
+    folder = _checkpoint_folder(out / "checkpoints")
+    (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
+    line = one_line_error(_train(corpus, out, "--resume", "--quiet"))
+    assert "checkpoint.json: " in line

@@ -1,0 +1,117 @@
+"""Loading any kind (``wwho.loading``) reports broken and mixed files with one clear error; the
+CLI turns each into one line and exit code 2 (the real ``wwho`` command, in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import O200K_FILE, one_line_error, run_wwho
+
+from wwho import load_tokenizer
+from wwho.errors import VocabError
+from wwho.sgpe import SGPETokenizer, train_sgpe
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    root = tmp_path_factory.mktemp("two")
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    out = []
+    for k, size in enumerate((1000, 1300)):
+        corpus = root / f"{k}.txt"
+        corpus.write_text("\n".join(lines[k * 1000:(k + 1) * 1000]), encoding="utf-8")
+        SGPETokenizer(train_sgpe(corpus, vocab_size=size, progress=False, workers=1)).save(root / f"m{k}")
+        out.append(root / f"m{k}")
+    return out
+
+
+def test_files_of_two_saves_in_one_directory_are_named(two, tmp_path):
+    mixed = tmp_path / "mixed"
+    shutil.copytree(two[0], mixed)
+    shutil.copy(two[1] / "tokenizer.json", mixed / "tokenizer.json")
+    with pytest.raises(VocabError, match=r"mixed: tokenizer.json does not match wwho-manifest.json"):
+        load_tokenizer(mixed)
+    line = one_line_error(run_wwho("encode", "--tokenizer", mixed, "ශ්‍රී"))
+    assert "tokenizer.json does not match wwho-manifest.json" in line
+    shutil.copy(two[1] / "vocab.json", mixed / "vocab.json")
+    with pytest.raises(VocabError, match=r"mixed: tokenizer.json, vocab.json do not match"):
+        load_tokenizer(mixed)
+
+
+def test_a_foreign_file_in_a_saved_directory_is_not_taken_for_the_model(two, tmp_path):
+    from wwho.bytelevel import ByteBPE
+
+    directory = tmp_path / "d"
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(directory)
+    shutil.copy(two[0] / "vocab.json", directory / "vocab.json")  # detect_kind would pick vocab.json first
+    with pytest.raises(VocabError, match=r"vocab.json not listed in wwho-manifest.json"):
+        load_tokenizer(directory)
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_meta_sgpe_vocab_must_stay_in_the_directory(two, tmp_path):
+    from wwho.meta import MetaTokenizer
+
+    directory = tmp_path / "meta"
+    MetaTokenizer(SGPETokenizer.load(two[0]), "o200k_base", tiktoken_file=O200K_FILE).save(directory)
+    (directory / "wwho-manifest.json").unlink()
+    (directory / "vocab.json").unlink()
+    os.symlink(two[1] / "vocab.json", directory / "vocab.json")
+    with pytest.raises(VocabError, match=r"'sgpe_vocab' 'vocab.json' is a link to a file outside"):
+        MetaTokenizer.load(directory, tiktoken_file=O200K_FILE)
+
+
+def test_binary_tokenizer_ids_are_checked_before_hf_sees_them(tmp_path):
+    from wwho import binary
+
+    tok = binary.train_from_counts({bytes(range(i, i + 8)): 50 for i in range(0, 200, 3)}, vocab_size=512,
+                                   min_frequency=1, progress=False)
+    path = tmp_path / "tokenizer.json"
+    binary.save(tok, path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    merges = data["model"]["merges"]
+    data["model"]["merges"] = merges[:-10]  # a truncated file: HF tokenizers loads it silently
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match=r"tokenizer.json: 10 tokens of several bytes are the result of no merge"):
+        load_tokenizer(path)
+    data["model"]["merges"] = merges
+    vocab = data["model"]["vocab"]
+    last = max(vocab, key=vocab.get)
+    for value, message in ((0, r"have the same id 0"), (2 ** 63, r"id 9223372036854775808 is not an integer in"),
+                           (False, r"id False is not an integer")):
+        vocab[last] = value
+        path.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(VocabError, match=r"tokenizer.json: .*" + message):
+            load_tokenizer(path)
+
+
+@pytest.mark.parametrize("name, content", [
+    ("tokenizer.json", '{"model": ' + "[" * 200_000 + "]" * 200_000 + "}"),
+    ("vocab.json", "[" * 200_000),
+    ("bytelevel.json", '{"format": "wwho-bytelevel", "version": 1, "x": ' + "{\"a\":" * 100_000 + "1" + "}" * 100_001),
+])
+def test_deeply_nested_json_is_one_line(tmp_path, name, content):
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    line = one_line_error(run_wwho("inspect", tmp_path / name if name == "tokenizer.json" else tmp_path))
+    assert "nested too deeply" in line and name in line
+
+
+def test_out_pointing_at_a_file_fails_before_any_work(two, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\n" * 50, encoding="utf-8")
+    target = tmp_path / "out"
+    target.write_text("my notes")
+    for kind in ("sgpe", "bytelevel"):
+        line = one_line_error(run_wwho("train", "--kind", kind, corpus, "--out", target, "--vocab-size", "400",
+                                       "--quiet", "--workers", "1"))
+        assert f"{target}: exists and is not a directory" in line
+    line = one_line_error(run_wwho("export", "hf", two[0], "-o", target))
+    assert f"{target}: exists and is not a directory" in line
+    assert target.read_text() == "my notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "out"]

@@ -1,0 +1,327 @@
+"""Directory saves are all or nothing: a real saving process killed (SIGKILL) at every step, and at
+random instants, always leaves the old model or the new one, loadable, with wwho's ids equal to
+Hugging Face's; your own files survive; the next save leaves no temporary file; files of different
+saves are reported at load.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import O200K_FILE
+
+from wwho.errors import VocabError
+from wwho.sgpe import SGPETokenizer, train_sgpe
+
+tokenizers = pytest.importorskip("tokenizers")
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+MANIFEST = "wwho-manifest.json"
+TEXTS = ["ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී සමාජවාදී ජනරජය", "Hello ලෝකය 2024!", "ක්‍රිකට් තරඟය  \n\tනිමා විය"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Two different SGPE models (A and B), each saved once in a directory of its own."""
+    root = tmp_path_factory.mktemp("models")
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    out = {}
+    for name, size, part in (("A", 900, lines[:1500]), ("B", 1400, lines[1500:3500])):
+        corpus = root / f"{name}.txt"
+        corpus.write_text("\n".join(part), encoding="utf-8")
+        tok = SGPETokenizer(train_sgpe(corpus, vocab_size=size, progress=False, workers=1))
+        tok.save(root / name)
+        out[name] = root / name
+    return out
+
+
+#: Loads models A and B once, then for each case: saves A into a fresh target with your own files
+#: beside it, forks, and the child saves B into it and is SIGKILLed: by the save's own hook after
+#: step N (``steps``), or by the parent after a random delay while it saves in a loop (``random``).
+KILLER = textwrap.dedent("""
+    import json, os, random, signal, sys, time
+    from pathlib import Path
+    from wwho import load_tokenizer
+    mode, source_a, source_b, work, count = sys.argv[1:6]
+    a, b = load_tokenizer(source_a), load_tokenizer(source_b)
+    extra = {"hf": True} if (Path(source_a) / "bytelevel.json").exists() else {}
+    rng = random.Random(7)
+    for case in range(1, int(count) + 1):
+        target = Path(work) / f"case{case}" / "out"
+        a.save(target, **extra)
+        (target / "notes.txt").write_text("mine", encoding="utf-8")
+        (target / "data").mkdir()
+        (target / "data" / "corpus.txt").write_text("corpus", encoding="utf-8")
+        pid = os.fork()
+        if pid == 0:
+            if mode == "steps":
+                os.environ["WWHO_CRASH_AFTER"] = str(case)
+                b.save(target, **extra)
+            else:
+                while True:
+                    b.save(target, **extra)
+                    a.save(target, **extra)
+            os._exit(0)
+        if mode == "random":
+            time.sleep(rng.uniform(0.0, 0.3))
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        print(json.dumps({"target": str(target), "killed": killed}), flush=True)
+        if not killed:
+            break
+""")
+
+
+def _run_killer(mode: str, a: Path, b: Path, work: Path, count: int, env: dict | None = None) -> list[dict]:
+    import json
+
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", **(env or {}))
+    env.pop("WWHO_CRASH_AFTER", None)
+    proc = subprocess.run([sys.executable, "-c", KILLER, mode, str(a), str(b), str(work), str(count)],
+                          capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def _which(target: Path, models: dict[str, Path], names: tuple[str, ...]) -> str:
+    """Which model's files ``target`` holds; asserts they are all of that one model."""
+    owners = set(models)
+    for name in names:  # some files are the same in both models (special_tokens_map.json)
+        data = (target / name).read_bytes()
+        owners &= {k for k, src in models.items() if (src / name).read_bytes() == data}
+    assert len(owners) == 1, (owners, sorted(os.listdir(target)))
+    return owners.pop()
+
+
+def _check_loads_and_agrees(target: Path) -> None:
+    tok = SGPETokenizer.load(target)  # checks the manifest too
+    hf = tokenizers.Tokenizer.from_file(str(target / "tokenizer.json"))
+    for text in TEXTS:
+        assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text)
+
+
+def _check_user_files(target: Path) -> None:
+    assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert (target / "data" / "corpus.txt").read_text(encoding="utf-8") == "corpus"
+
+
+def _litter(parent: Path) -> list[str]:
+    return [str(p.relative_to(parent)) for p in parent.rglob(".wwho*")]
+
+
+def _check_after_kill(target: Path, models: dict[str, Path], names: tuple[str, ...]) -> str:
+    held = _which(target, models, names)  # the model's files all of one save ...
+    assert _which(target, models, (*names, MANIFEST)) == held  # ... and the manifest with them
+    assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"  # a file is never away, even now
+    # A subdirectory may sit beside the directory until the next save puts it back:
+    assert (target / "data").is_dir() or any(p.name == "data" for p in target.parent.glob(".wwho-tmp-out.*/*"))
+    return held
+
+
+SGPE_FILES = ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def test_sgpe_save_killed_at_every_step_leaves_the_old_or_the_new_model(models, tmp_path):
+    cases = _run_killer("steps", models["A"], models["B"], tmp_path, 100)
+    assert [c["killed"] for c in cases] == [True] * (len(cases) - 1) + [False]  # killed at every step, then done
+    assert len(cases) > 10  # manifest, files, links, exchange, clean-up: each step was a kill point
+    seen = []
+    for case in cases:
+        target = Path(case["target"])
+        seen.append(_check_after_kill(target, models, SGPE_FILES))
+        _check_loads_and_agrees(target)
+        SGPETokenizer.load(models["B"]).save(target)  # the next save
+        _check_user_files(target)
+        assert _litter(target.parent) == []
+        assert _which(target, models, SGPE_FILES) == "B"
+    assert seen[0] == "A" and seen[-1] == "B" and set(seen) == {"A", "B"}
+
+
+def test_sgpe_save_killed_at_random_instants(models, tmp_path):
+    """No hook: a child saving B and A in a loop, killed by the clock (40 kills)."""
+    cases = _run_killer("random", models["A"], models["B"], tmp_path, 40)
+    assert len(cases) == 40 and all(c["killed"] for c in cases)
+    seen = set()
+    for case in cases:
+        target = Path(case["target"])
+        seen.add(_check_after_kill(target, models, SGPE_FILES))
+        _check_loads_and_agrees(target)
+        SGPETokenizer.load(models["B"]).save(target)
+        _check_user_files(target)
+        assert _litter(target.parent) == []
+    assert seen == {"A", "B"}
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_meta_save_killed_at_every_step(models, tmp_path):
+    from wwho.meta import MetaTokenizer
+
+    sources = {}
+    for name in ("A", "B"):
+        sources[name] = tmp_path / f"meta{name}"
+        MetaTokenizer(SGPETokenizer.load(models[name]), "o200k_base", tiktoken_file=O200K_FILE).save(sources[name])
+    names = ("vocab.json", "meta_config.json", "tokenizer_meta.json")
+    cases = _run_killer("steps", sources["A"], sources["B"], tmp_path / "work", 100,
+                        env={"WWHO_TIKTOKEN_FILE": str(O200K_FILE)})
+    assert len(cases) > 8 and cases[-1]["killed"] is False
+    seen = set()
+    for case in cases:
+        target = Path(case["target"])
+        seen.add(_check_after_kill(target, sources, names))
+        MetaTokenizer.load(target, tiktoken_file=O200K_FILE)
+    assert seen == {"A", "B"}
+
+
+def test_bytelevel_save_killed_at_every_step(tmp_path):
+    from wwho.bytelevel import ByteBPE
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(SAMPLE.read_text(encoding="utf-8")[:200_000], encoding="utf-8")
+    sources = {}
+    for name, size in (("A", 400), ("B", 600)):
+        sources[name] = tmp_path / f"bl{name}"
+        ByteBPE.train(corpus, vocab_size=size, workers=1, progress=False).save(sources[name], hf=True)
+    names = ("ranks.tiktoken", "merges.txt", "bytelevel.json", "tokenizer.json")
+    cases = _run_killer("steps", sources["A"], sources["B"], tmp_path / "work", 100)
+    assert len(cases) > 8 and cases[-1]["killed"] is False
+    seen = set()
+    for case in cases:
+        target = Path(case["target"])
+        seen.add(_check_after_kill(target, sources, names))
+        tok = ByteBPE.load(target)
+        hf = tokenizers.Tokenizer.from_file(str(target / "tokenizer.json"))
+        assert all(hf.encode(t).ids == tok.encode(t) for t in TEXTS)
+    assert seen == {"A", "B"}
+
+
+# --- the rules, one by one --------------------------------------------------------------------
+
+
+def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
+    from wwho.savedir import save_files
+
+    target = tmp_path / "out"
+    save_files(target, {"a.json": b"1", "b.json": b"2"}, kind="x")
+    (target / "mine.txt").write_text("keep")
+    (target / "sub").mkdir()
+    os.symlink("/nonexistent", target / "link")
+    (target / "b.json").write_bytes(b"edited")  # changed by you after the save: now yours
+    save_files(target, {"a.json": b"11", "c.json": b"3"}, kind="x")
+    assert sorted(os.listdir(target)) == ["a.json", "b.json", "c.json", "link", "mine.txt", "sub", MANIFEST]
+    assert (target / "b.json").read_bytes() == b"edited" and os.readlink(target / "link") == "/nonexistent"
+    save_files(target, {"a.json": b"111"}, kind="x")
+    assert sorted(os.listdir(target)) == ["a.json", "b.json", "link", "mine.txt", "sub", MANIFEST]  # c.json: wwho's
+    assert _litter(tmp_path) == []
+
+
+def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monkeypatch):
+    from wwho.savedir import save_files
+
+    real = tmp_path / "real"
+    real.mkdir()
+    os.symlink(real, tmp_path / "link")
+    save_files(tmp_path / "link", {"a.json": b"1"}, kind="x")
+    assert (tmp_path / "link").is_symlink() and (real / "a.json").read_bytes() == b"1"
+    monkeypatch.chdir(real)
+    save_files(".", {"a.json": b"2"}, kind="x")
+    assert Path("a.json").read_bytes() == b"2" and os.path.samefile(os.getcwd(), real)
+
+
+def test_refusals(tmp_path):
+    from wwho.errors import WriteError
+    from wwho.savedir import save_files
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(WriteError, match="exists and is not a directory"):
+        save_files(tmp_path / "file", {"a.json": b"1"}, kind="x")
+    (tmp_path / "d" / "a.json").mkdir(parents=True)
+    with pytest.raises(WriteError, match="is a directory"):
+        save_files(tmp_path / "d", {"a.json": b"1"}, kind="x")
+    for bad in ("../x", "a/b", MANIFEST, ".wwho-tmp-x"):
+        with pytest.raises(ValueError):
+            save_files(tmp_path / "e", {bad: b"1"}, kind="x")
+
+
+def test_fallback_in_place_is_detected_at_load_when_killed(models, tmp_path, monkeypatch):
+    """Where the directories cannot be exchanged, the files are replaced one by one, the manifest
+    first: a save stopped half-way is then reported at load, naming the files."""
+    from wwho import savedir
+
+    def cannot(a, b):
+        raise savedir._CannotExchange
+
+    monkeypatch.setattr(savedir, "_exchange", cannot)
+    target = tmp_path / "out"
+    SGPETokenizer.load(models["A"]).save(target)
+    SGPETokenizer.load(models["B"]).save(target)
+    _check_loads_and_agrees(target)
+    assert _which(target, models, ("vocab.json", "tokenizer.json", MANIFEST)) == "B"
+    (target / "vocab.json").write_bytes((models["A"] / "vocab.json").read_bytes())  # as a kill half-way leaves it
+    with pytest.raises(VocabError, match=r"out: vocab.json does not match wwho-manifest.json"):
+        SGPETokenizer.load(target)
+
+
+def test_files_of_different_saves_are_named_at_load(models, tmp_path):
+    import shutil
+
+    target = tmp_path / "out"
+    SGPETokenizer.load(models["A"]).save(target)
+    shutil.copy(models["B"] / "tokenizer.json", target / "tokenizer.json")
+    with pytest.raises(VocabError, match=r"tokenizer.json does not match wwho-manifest.json"):
+        SGPETokenizer.load(target)
+    with pytest.raises(VocabError, match=r"tokenizer.json does not match"):
+        SGPETokenizer.load(target / "vocab.json")
+    (target / MANIFEST).unlink()  # a directory without a manifest (made by hand, or by an older wwho)
+    SGPETokenizer.load(target)
+
+
+def test_recover_moves_back_only_what_is_not_wwhos(tmp_path):
+    from wwho.savedir import recover, save_files
+
+    target = tmp_path / "out"
+    save_files(target, {"a.json": b"1"}, kind="x")
+    stale = tmp_path / ".wwho-tmp-out.999999999.abcdefgh"  # a dead process's leftovers
+    stale.mkdir()
+    (stale / "mine.txt").write_text("mine")
+    (stale / MANIFEST).write_bytes((target / MANIFEST).read_bytes())
+    (stale / "a.json").write_bytes(b"1")  # listed in its manifest, unchanged: wwho's
+    (stale / ".wwho-tmp-a.json.999999999.xyz.tmp").write_bytes(b"half")
+    unrelated = tmp_path / ".wwho-tmp-other.999999999.abcdefgh"  # another directory's: not touched here
+    unrelated.mkdir()
+    assert recover(target) == ["mine.txt"]
+    assert not stale.exists() and unrelated.exists() and (target / "mine.txt").read_text() == "mine"
+
+
+def test_member_keeps_names_inside_the_directory(tmp_path):
+    from wwho.savedir import member
+
+    (tmp_path / "ok.txt").write_text("x")
+    assert member(tmp_path, "ok.txt", source="cfg", key="k") == tmp_path / "ok.txt"
+    secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    secret.write_text("TOP SECRET LINE")
+    os.symlink(secret, tmp_path / "escape.txt")
+    for name in ("/etc/passwd", "../x", "a/b", "..", "", 7, ["x"]):
+        with pytest.raises(VocabError, match="must be a file name in the same directory"):
+            member(tmp_path, name, source="cfg", key="k")
+    with pytest.raises(VocabError, match="link to a file outside") as info:
+        member(tmp_path, "escape.txt", source="cfg", key="k")
+    assert "TOP SECRET" not in str(info.value)
+
+
+def test_check_saved_without_manifest_or_for_unlisted_files(tmp_path):
+    from wwho.savedir import check_saved, save_files
+
+    check_saved(tmp_path, {"x.json": b"1"})  # no manifest: nothing to check
+    save_files(tmp_path / "d", {"a.json": b"1"}, kind="x")
+    check_saved(tmp_path / "d", {"other.json": b"2"}, only_listed=True)
+    with pytest.raises(VocabError, match="other.json not listed in wwho-manifest.json"):
+        check_saved(tmp_path / "d", {"other.json": b"2"})
+    (tmp_path / "d" / MANIFEST).write_text('{"format": "wwho-manifest/1", "files": {"../a": {}}}')
+    with pytest.raises(VocabError, match="not a plain file name"):
+        check_saved(tmp_path / "d", {})
