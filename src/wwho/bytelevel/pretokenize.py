@@ -292,12 +292,6 @@ def _replace_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def matched_as_itself(char: str) -> bool:
-    """True if pinned pre-tokenizers (``unicode="16.0"``) match ``char`` as itself, not a stand-in
-    (it is assigned in Unicode 16.0 and its category has not changed since)."""
-    return _unicode16_text(char) is None
-
-
 #: Named single regexes for :class:`Pretokenizer` and ``ByteBPE.train(pattern=...)``.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2_PATTERN,

@@ -5,11 +5,11 @@ Everything comes from the scripts' schemas (``src/wwho/schemas/*.json``):
 
 * **blocks**: the schema's Unicode blocks. The extension's promise is about text with no code
   point in them (assigned or not): such text gets exactly the base tokenizer's ids.
-* **starts**: the characters of those blocks that Unicode 16.0 assigns (the version the pinned
-  pre-tokenizers classify by, :mod:`wwho.bytelevel.pretokenize`). A script word starts with one.
+* **starts**: the code points of those blocks (assigned or not: the script-word regex names them
+  one by one, so every regex engine matches them alike). A script word starts with one.
 * **word characters**: the starts, the schema's ``word_chars`` (ZWJ, ZWNJ) and ``attach_classes``
   (combining marks that stay with the character before them), minus whitespace, minus other
-  extended scripts' blocks, minus any character the pinned pre-tokenizer would see as a stand-in.
+  extended scripts' blocks.
 
 A **script word** is an optional space, a start, then word characters (:meth:`ScriptSet.word_source`,
 one alternative per script, so a word never mixes two extended scripts). It is written in the regex
@@ -36,7 +36,6 @@ from pathlib import Path
 
 import regex
 
-from wwho.bytelevel.pretokenize import matched_as_itself
 from wwho.errors import SchemaError
 from wwho.schema import Schema, bundled_schema, load_schema
 from wwho.syllables import Syllabifier
@@ -85,12 +84,12 @@ class ScriptSet:
         out = []
         for s in schemas:
             own = {cp for lo, hi in blocks[s.name] for cp in range(lo, hi + 1)}
-            starts = frozenset(cp for cp in own if matched_as_itself(chr(cp)))
+            starts = frozenset(own)
             extra = (set(s.word_chars) | s.attach_codepoints()) - own
             extra = {
                 cp
                 for cp in extra
-                if not in_blocks(cp) and cp not in _WHITESPACE and matched_as_itself(chr(cp))
+                if not in_blocks(cp) and cp not in _WHITESPACE
             }
             out.append(
                 ExtScript(s.name, s, Syllabifier(s), blocks[s.name], starts, frozenset(starts | extra))
