@@ -13,9 +13,11 @@ Measured per base, script and size:
   after; the share of token boundaries that fall inside a schema syllable (any syllable, known to
   the extension or not); the English FLORES lines (and the other script's FLORES lines) whose ids
   are identical to the base's, which must be all of them;
-* at ``--check-size``: stock HF ``tokenizers`` loading the written ``tokenizer.json`` against wwho
-  (``ByteBPE.from_hf`` of the same file) on every line of the shared corpora of the script (si/ and
-  si-en/, or hi/ mr/ ne/ sa/ hi-en/) and of en/ (where the ids must also equal the base's);
+* at ``--check-size``: stock HF ``tokenizers`` and ``transformers.AutoTokenizer.from_pretrained``
+  (no custom code) loading the written directory, against wwho (``ByteBPE.from_hf`` of the same
+  file), on every line of the shared corpora of the script (si/ and si-en/, or hi/ mr/ ne/ sa/
+  hi-en/), of the other script's code-switched corpus and of en/; every line there without a
+  character of the script's blocks must also get the base's ids;
 * encode speed of stock HF ``tokenizers``, one line at a time on one thread, of the extended
   ``tokenizer.json`` against the base's own (written by ``ByteBPE.export_hf``), on the FLORES
   devtest of the script and of English: a fresh ``Tokenizer`` (cold, its word cache empty) and a
@@ -44,7 +46,10 @@ BASES = {
     "o200k": "tiktoken:o200k_base",
 }
 LANG = {"sinhala": "si", "devanagari": "hi"}
-CHECK_LANGS = {"sinhala": ("si", "si-en", "en"), "devanagari": ("hi", "mr", "ne", "sa", "hi-en", "en")}
+CHECK_LANGS = {
+    "sinhala": ("si", "si-en", "hi-en", "en"),
+    "devanagari": ("hi", "mr", "ne", "sa", "hi-en", "si-en", "en"),
+}
 
 
 def training_files(script: str) -> list[Path]:
@@ -111,24 +116,35 @@ def hf_speed(path: Path, lines: list[str]) -> tuple[float, float]:
     return mb / times[0], mb / times[1]
 
 
-def full_check(ext_dir: Path, base, script: str) -> tuple[int, int, int]:
-    """(lines, HF != wwho, en lines != base) over every line of the script's corpora and en/."""
+def full_check(ext_dir: Path, base, script: str) -> tuple[int, int, int, int, int]:
+    """(lines, stock tokenizers != wwho, AutoTokenizer != wwho, lines without the script, of which
+    != base) over every line of the script's corpora, the other script's code-switched corpus and en/.
+    """
     from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
 
     from wwho.bytelevel import ByteBPE
+    from wwho.extend.scripts import ScriptSet
 
     hf = Tokenizer.from_file(str(ext_dir / "tokenizer.json"))
+    auto = AutoTokenizer.from_pretrained(str(ext_dir))  # no trust_remote_code: PreTrainedTokenizerFast
     ours = ByteBPE.from_hf(ext_dir / "tokenizer.json")
-    n = bad = bad_base = 0
+    scripts = ScriptSet([script])
+    n = bad = bad_auto = plain = bad_base = 0
     for lang in CHECK_LANGS[script]:
         for path in sorted((CORPORA / lang).glob("*.txt")):
-            for line in lines_of(path):
-                ids = ours.encode(line, allowed_special="all")
-                n += 1
-                bad += hf.encode(line, add_special_tokens=False).ids != ids
-                if lang == "en":
-                    bad_base += base.encode_ordinary(line) != ids
-    return n, bad, bad_base
+            lines = lines_of(path)
+            want = [ours.encode(line, allowed_special="all") for line in lines]
+            n += len(lines)
+            bad += sum(hf.encode(x, add_special_tokens=False).ids != ids for x, ids in zip(lines, want))
+            for i in range(0, len(lines), 4096):
+                got = auto(lines[i : i + 4096], add_special_tokens=False)["input_ids"]
+                bad_auto += sum(g != w for g, w in zip(got, want[i : i + 4096]))
+            for line, ids in zip(lines, want):
+                if not scripts.has_block_char(line):
+                    plain += 1
+                    bad_base += base.encode(line, allowed_special="all") != ids
+    return n, bad, bad_auto, plain, bad_base
 
 
 def meta_row() -> dict[str, float] | None:
@@ -241,10 +257,13 @@ def main() -> None:
                         )
                     if not args.quick:
                         t = time.perf_counter()
-                        n, bad, bad_base = full_check(out, base, script)
-                        checks.append((base_name, script, size, n, bad, bad_base, time.perf_counter() - t))
+                        n, bad, bad_auto, plain, bad_base = full_check(out, base, script)
+                        checks.append(
+                            (base_name, script, size, n, bad, bad_auto, plain, bad_base, time.perf_counter() - t)
+                        )
                         print(
-                            f"  whole corpora: {n:,} lines, HF != wwho on {bad}, en != base on {bad_base}",
+                            f"  whole corpora: {n:,} lines, stock tokenizers != wwho on {bad}, AutoTokenizer "
+                            f"!= wwho on {bad_auto}; {plain:,} lines without {script}, != base on {bad_base}",
                             flush=True,
                         )
                 del ext, tok
@@ -279,10 +298,13 @@ def main() -> None:
     )
     if checks:
         print()
-        print("| extension | lines (script corpora + en/) | stock tokenizers != wwho | en/ != base | s |")
-        print("|---|---:|---:|---:|---:|")
-        for b, s, size, n, bad, bad_base, sec in checks:
-            print(f"| {b} + {size // 1000}k {s} | {n:,} | {bad} | {bad_base} | {sec:.0f} |")
+        print(
+            "| extension | lines | stock tokenizers != wwho | AutoTokenizer != wwho | lines without the script "
+            "| of which != base | s |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for b, s, size, n, bad, bad_auto, plain, bad_base, sec in checks:
+            print(f"| {b} + {size // 1000}k {s} | {n:,} | {bad} | {bad_auto} | {plain:,} | {bad_base} | {sec:.0f} |")
     if speeds:
         print()
         print("Stock HF tokenizers encode, one line at a time (MB/s, cold first pass / warm second pass):")
@@ -294,7 +316,9 @@ def main() -> None:
                 f"| {b} | +{args.check_size // 1000}k {s} | FLORES {name} | {bc:.2f} / {bw:.2f} | "
                 f"{ec:.2f} / {ew:.2f} | {ew / bw:.2f}x |"
             )
-    if any(v[2] != len(en) for r in rows for v in r["after"].values()) or any(c[4] or c[5] for c in checks):
+    if any(v[2] != len(en) for r in rows for v in r["after"].values()) or any(
+        c[4] or c[5] or c[7] for c in checks
+    ):
         sys.exit("an extension broke a promise (see above)")
 
 

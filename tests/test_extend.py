@@ -45,17 +45,18 @@ ADD = 1500
 
 @pytest.fixture(scope="session")
 def bases(tmp_path_factory):
-    """name -> a base ByteBPE as its own files give it (the HF one exported from Llama 3's GGUF)."""
+    """name -> the base as ``wwho extend --base`` takes it: a GGUF file (Llama 3, Qwen2), the name
+    ``tiktoken:o200k_base`` (read offline from O200K_FILE), and a Hugging Face ``tokenizer.json``
+    (Llama 3's, exported from its GGUF)."""
     require_data(GGUF)
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
-    llama = ByteBPE.from_gguf(GGUF / "ggml-vocab-llama-bpe.gguf")
     hf_path = tmp_path_factory.mktemp("hf-base") / "tokenizer.json"
-    llama.export_hf(hf_path)
+    ByteBPE.from_gguf(GGUF / "ggml-vocab-llama-bpe.gguf").export_hf(hf_path)
     return {
-        "llama3": llama,
-        "qwen2": ByteBPE.from_gguf(GGUF / "ggml-vocab-qwen2.gguf"),
-        "o200k": ByteBPE.from_tiktoken("o200k_base", ranks_path=O200K_FILE),
+        "llama3": GGUF / "ggml-vocab-llama-bpe.gguf",
+        "qwen2": GGUF / "ggml-vocab-qwen2.gguf",
+        "o200k": "tiktoken:o200k_base",
         "hf": hf_path,
     }
 
@@ -82,6 +83,7 @@ def extensions(bases, tmp_path_factory):
             scripts=scripts,
             min_syllable_freq=2,
             workers=1,
+            tiktoken_file=O200K_FILE,
             verify=False,
             progress=False,
         )

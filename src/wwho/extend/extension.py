@@ -32,24 +32,32 @@ from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, tiktoken_merges
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
-from wwho.corpus import CorpusStats, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.extend.building import NewMerges
 from wwho.extend.learn import learn
 from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import extend_pretokenizer
 from wwho.extend.scripts import ScriptSet
+from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 
 def load_base(
-    base: str | os.PathLike | ByteBPE, *, tiktoken_file: str | os.PathLike | None = None
+    base: str | os.PathLike | ByteBPE,
+    *,
+    tiktoken_file: str | os.PathLike | None = None,
+    pattern: str | None = None,
 ) -> tuple[ByteBPE, dict]:
     """The base tokenizer and the ``transformers`` settings to carry over (chat template ...).
 
     ``base``: a ``ByteBPE``; ``tiktoken:NAME`` or a known tiktoken name (offline: ``tiktoken_file``,
     ``$WWHO_TIKTOKEN_FILE`` or tiktoken's cache); a ``.tiktoken`` or ``.gguf`` file; a Hugging Face
-    ``tokenizer.json`` (or its directory); a wwho byte-level directory.
+    ``tokenizer.json`` (or its directory); a wwho byte-level directory. ``pattern``: the
+    pre-tokenizer of a ``.tiktoken`` file that is not a known encoding (a regex, or ``gpt2``,
+    ``gpt4``, ``o200k``); every other base carries its own.
     """
+    if pattern is not None and not (isinstance(base, (str, os.PathLike)) and str(base).lower().endswith(".tiktoken")):
+        raise VocabError("pattern= (--pattern) is for a .tiktoken base only; every other base carries its own")
     if isinstance(base, ByteBPE):
         return base, {}
     spec = os.fspath(base)
@@ -76,7 +84,7 @@ def load_base(
         template = read_metadata(path).get("tokenizer.chat_template")
         return ByteBPE.from_gguf(path), ({"chat_template": template} if isinstance(template, str) else {})
     if suffix == ".tiktoken":
-        return ByteBPE.from_tiktoken(path), {}
+        return ByteBPE.from_tiktoken(path, pattern=pattern), {}
     if path.name == "bytelevel.json":
         return ByteBPE.load(path.parent), {}
     if suffix == ".json":
@@ -109,8 +117,10 @@ def extend_tokenizer(
     workers: int | None = None,
     text_field: str = "text",
     skip_bad_lines: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
     stats: CorpusStats | None = None,
     tiktoken_file: str | os.PathLike | None = None,
+    pattern: str | None = None,
     word_counts: Counter[str] | None = None,
     verify: bool = True,
     progress: bool = True,
@@ -123,18 +133,19 @@ def extend_tokenizer(
     ``word_counts``: the corpus's script words as :func:`count_words` gives them, to skip counting
     when extending several bases or sizes from one corpus.
     """
-    if type(add) is not int or add < 1:
-        raise VocabError(f"add must be a positive int, not {add!r}")
-    if not 0 < syllable_share <= 1:
-        raise VocabError(f"syllable_share must be in (0, 1], not {syllable_share!r}")
-    for label, value in (("min_syllable_freq", min_syllable_freq), ("min_freq", min_freq)):
-        if value is None and label == "min_syllable_freq":
-            continue
-        if type(value) is not int or value < 1:
-            raise VocabError(f"{label} must be a positive int, not {value!r}")
+    check_vocab_size(add, "add")
+    if isinstance(syllable_share, bool) or not isinstance(syllable_share, (int, float)) or not (
+        0 < syllable_share <= 1
+    ):
+        raise VocabError(f"syllable_share must be a number in (0, 1], not {syllable_share!r}")
+    if min_syllable_freq is not None:
+        check_range(min_syllable_freq, "min_syllable_freq", 1, MAX_COUNT)
+    check_range(min_freq, "min_freq", 1, MAX_COUNT)
+    check_workers(workers)
+    check_max_line_bytes(max_line_bytes)
     script_set = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
-    tok, base_config = load_base(base, tiktoken_file=tiktoken_file)
-    pattern = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
+    tok, base_config = load_base(base, tiktoken_file=tiktoken_file, pattern=pattern)
+    pretokenizer = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
     paths = resolve_paths(corpus)
     if word_counts is None:
         words = count_words(
@@ -143,6 +154,7 @@ def extend_tokenizer(
             workers=workers,
             text_field=text_field,
             skip_bad_lines=skip_bad_lines,
+            max_line_bytes=max_line_bytes,
             stats=stats,
             progress=progress,
         )
@@ -170,7 +182,7 @@ def extend_tokenizer(
     }
     ext = Extension(
         tok,
-        assemble(tok.model, merges, pattern, script_set),
+        assemble(tok.model, merges, pretokenizer, script_set),
         script_set,
         tok.n_vocab,
         list(merges.tokens),
@@ -183,7 +195,7 @@ def extend_tokenizer(
     if verify:
         from wwho.extend.verify import check_extension
 
-        check_extension(ext, _sample_lines(paths, text_field, limit=2000))
+        check_extension(ext, _sample_lines(paths, text_field, max_line_bytes, limit=2000))
     return ext
 
 
@@ -194,6 +206,7 @@ def count_words(
     workers: int | None = None,
     text_field: str = "text",
     skip_bad_lines: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
     stats: CorpusStats | None = None,
     progress: bool = True,
 ) -> Counter[str]:
@@ -205,6 +218,7 @@ def count_words(
         text_field=text_field,
         skip_bad_lines=skip_bad_lines,
         stats=stats if stats is not None else CorpusStats(),
+        max_line_bytes=max_line_bytes,
     )
     return count_pieces(
         docs, pattern=scripts.word_source(), engine="regex", workers=workers, progress=progress
@@ -235,9 +249,9 @@ def assemble(
     )
 
 
-def _sample_lines(paths: list[Path], text_field: str, *, limit: int) -> list[str]:
+def _sample_lines(paths: list[Path], text_field: str, max_line_bytes: int, *, limit: int) -> list[str]:
     lines = []
-    for doc in iter_documents(paths, text_field=text_field, skip_bad_lines=True):
+    for doc in iter_documents(paths, text_field=text_field, skip_bad_lines=True, max_line_bytes=max_line_bytes):
         lines.append(doc)
         if len(lines) >= limit:
             break

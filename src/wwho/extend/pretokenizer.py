@@ -14,17 +14,15 @@ splits them exactly as in the base. Hence:
 * on any text, a piece between script words is split as the base splits that text alone.
 
 The base's regexes keep their Hugging Face form (:func:`wwho.bytelevel.files.hf_pattern`), so the
-same strings run in the ``regex`` module and in Oniguruma.
+same strings run in wwho's core (``wwho._core.Pretokenizer``) and in Oniguruma.
 
 Refused, with the reason (:class:`NotExtendable`): a pre-tokenizer that also splits after its
 byte-level step (the byte-mapped text has no script characters to recognise, so a script word
-could be cut), and regexes that cannot be wrapped (a global inline flag, a syntax one of the two
-engines rejects).
+could be cut), and regexes that cannot be wrapped (a global inline flag, a syntax that wwho's core
+or Hugging Face's Oniguruma rejects).
 """
 
 from __future__ import annotations
-
-import regex
 
 from wwho.bytelevel.files import hf_pattern
 from wwho.bytelevel.pretokenize import Pretokenizer
@@ -53,21 +51,20 @@ def extend_pretokenizer(base: Pretokenizer, scripts: ScriptSet) -> Pretokenizer:
             raise NotExtendable(f"the base pre-tokenizer cannot be written for Hugging Face: {exc}") from None
         patterns.append(f"(?:{word})|(?:{own})")
     for pattern in patterns:
-        _check_both_engines(pattern)
+        _check_hf(pattern)
     name = f"{base.name or 'custom'}+{scripts.label}"
-    return Pretokenizer(tuple(patterns), name=name, unicode=base.unicode, space_split=base.space_split)
+    try:
+        return Pretokenizer(tuple(patterns), name=name, unicode=base.unicode, space_split=base.space_split)
+    except VocabError as exc:  # the core's regex engines reject a wrapped regex
+        raise NotExtendable(f"the wrapped base regex does not compile in wwho's core: {exc}") from None
 
 
-def _check_both_engines(pattern: str) -> None:
+def _check_hf(pattern: str) -> None:
     from tokenizers import Regex
 
     try:
-        regex.compile(pattern)
-    except regex.error as exc:
-        raise NotExtendable(f"the wrapped base regex does not compile ({exc}): {pattern[:200]!r}") from None
-    try:
         Regex(pattern)
-    except Exception as exc:  # tokenizers raises a plain Exception
+    except Exception as exc:  # noqa: BLE001 (tokenizers raises a plain Exception)
         raise NotExtendable(
             f"Hugging Face's regex engine rejects the wrapped base regex ({exc}): {pattern[:200]!r}"
         ) from None

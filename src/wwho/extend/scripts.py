@@ -175,7 +175,7 @@ def parse_scripts(values: Iterable[str]) -> list[str]:
 def _exclusive_sequences(blocks: tuple[tuple[int, int], ...]) -> frozenset[bytes]:
     """Every minimal exclusive byte sequence of the blocks (see the module docstring)."""
     merged = _ranges(sorted({cp for lo, hi in blocks for cp in range(lo, hi + 1)}))
-    inside = lambda lo, hi: any(a <= lo and hi <= b for a, b in merged)  # noqa: E731
+    inside = lambda lo, hi: any(a <= lo and hi <= b for a, b in merged)
     seqs: set[bytes] = set()
     for lo, hi in blocks:
         for cp in range(lo, hi + 1):
