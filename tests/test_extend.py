@@ -41,6 +41,8 @@ CASES = {
     "hf-hi": ("hf", ("devanagari",), HI),
 }
 ADD = 1500
+#: The shared Sinhala and Devanagari corpora (each file's first 25 kB in the default run).
+SCRIPT_LANGS = ("si", "si-en", "hi", "mr", "ne", "sa", "hi-en")
 
 
 @pytest.fixture(scope="session")
@@ -126,7 +128,7 @@ def test_new_merges_hold_a_character_of_the_scripts(extensions, case):
     or starts with two bytes every completion of which is a character of the blocks."""
     ext, _, _ = extensions[case]
     blocks = [(b.first, b.last) for s in ext.scripts.scripts for b in s.schema.blocks]
-    inside = lambda cp: any(lo <= cp <= hi for lo, hi in blocks)  # noqa: E731
+    inside = lambda cp: any(lo <= cp <= hi for lo, hi in blocks)
     leads = set()
     for lo, hi in blocks:
         for cp in range(lo, hi + 1):
@@ -196,10 +198,11 @@ def test_fuzzed_text_without_the_scripts_gives_the_base_ids(extensions, case, te
 def test_stock_tokenizers_gives_wwho_ids_on_corpora(extensions, case):
     ext, directory, hf = extensions[case]
     ours = ByteBPE.from_hf(directory / "tokenizer.json")
-    lines = _lines("si", "si-en", "hi", "mr", "ne", "sa", "hi-en", size=25_000)
+    lines = _lines(*SCRIPT_LANGS, size=25_000)
     assert len(lines) > 1500
     for line in lines:
         ids = ours.encode(line, allowed_special="all")
+        assert ext.tokenizer.encode(line, allowed_special="all") == ids, line
         assert hf.encode(line, add_special_tokens=False).ids == ids, line
         assert hf.decode(ids, skip_special_tokens=False) == line
 
@@ -267,17 +270,22 @@ def test_from_hf_reads_back_the_same_model(extensions, case):
     assert (back.bos_id, back.add_bos) == ((model.bos_id, True) if model.add_bos else (None, False))
 
 
-@pytest.mark.parametrize("case", ["llama3-si", "qwen2-hi"])
+@pytest.mark.parametrize("case", CASES)
 def test_transformers_autotokenizer_without_custom_code(extensions, case):
+    """``AutoTokenizer.from_pretrained(DIR)``, no ``trust_remote_code``: wwho's ids on the sample of
+    every Sinhala and Devanagari corpus, with and without the base's BOS, and the text back."""
     transformers = pytest.importorskip("transformers")
     ext, directory, _ = extensions[case]
     auto = transformers.AutoTokenizer.from_pretrained(str(directory))
     assert type(auto).__name__ in ("PreTrainedTokenizerFast", "TokenizersBackend")
-    for line in _lines("si", "hi", size=20_000)[:300]:
-        assert auto(line, add_special_tokens=False)["input_ids"] == ext.tokenizer.encode(line)
-        assert auto(line)["input_ids"] == ext.tokenizer.encode(line, add_special=True)  # Llama 3: BOS first
-        assert auto.decode(ext.tokenizer.encode(line)) == line
     assert len(auto) == ext.tokenizer.vocab_size
+    lines = _lines(*SCRIPT_LANGS, size=25_000)
+    want = [ext.tokenizer.encode(line) for line in lines]
+    assert auto(lines, add_special_tokens=False)["input_ids"] == want
+    bos = [ext.tokenizer.encode(line, add_special=True) for line in lines[:500]]
+    assert auto(lines[:500])["input_ids"] == bos  # Llama 3: its BOS first; the others add nothing
+    assert any(b != w for b, w in zip(bos, want)) == ext.model.add_bos
+    assert auto.batch_decode(want[:500]) == lines[:500]
 
 
 # --- the extended script ----------------------------------------------------------------------
@@ -409,17 +417,86 @@ def test_load_base_specs(bases, tmp_path):
 
     tok, config = load_base("tiktoken:o200k_base", tiktoken_file=O200K_FILE)
     assert tok.name == "o200k_base" and tok.n_vocab == 200_019 and config == {}
+    o200k_ranks = dict(tok.model.ranks)
     directory = tmp_path / "hf"
     directory.mkdir()
     (directory / "tokenizer.json").write_bytes(bases["hf"].read_bytes())
     settings = {"chat_template": "{{ messages }}", "model_max_length": 8192, "tokenizer_class": "X", "x": 1}
     (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
-    tok, config = load_base(directory)
-    assert tok.n_vocab == 128_256 and config == {"chat_template": "{{ messages }}", "model_max_length": 8192}
+    hf, config = load_base(directory)
+    assert hf.n_vocab == 128_256 and config == {"chat_template": "{{ messages }}", "model_max_length": 8192}
     gguf, config = load_base(GGUF / "ggml-vocab-qwen2.gguf")
     assert gguf.name == "qwen2" and config["chat_template"].startswith("{% for message in messages %}")
     gguf, config = load_base(GGUF / "ggml-vocab-llama-bpe.gguf")
     assert config == {}  # this vocab-only file has no chat template
+    named, _ = load_base(O200K_FILE)  # a .tiktoken file named like its encoding is that encoding
+    assert named.name == "o200k_base" and named.n_vocab == 200_019 and named.model.ranks == o200k_ranks
+    with pytest.raises(VocabError, match="pre-tokenizer must be given"):
+        load_base(_renamed(O200K_FILE, tmp_path / "ranks.tiktoken"))
+    with pytest.raises(VocabError, match="for a .tiktoken base only"):
+        load_base(GGUF / "ggml-vocab-qwen2.gguf", pattern="o200k")
+
+
+def _renamed(source: Path, target: Path) -> Path:
+    target.symlink_to(source)
+    return target
+
+
+def test_a_tiktoken_file_base(tmp_path):
+    """A ``.tiktoken`` file that is no known encoding (here o200k_base's first 30,000 ranks, a
+    consistent BPE: every token is two lower-ranked ones) with its regex given: the same promises."""
+    from tokenizers import Tokenizer
+
+    require_data(CORPORA)
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    ranks = tmp_path / "small.tiktoken"
+    with open(O200K_FILE, "rb") as f:
+        ranks.write_bytes(b"".join(itertools.islice(f, 30_000)))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 80_000), encoding="utf-8")
+    with pytest.raises(VocabError, match="pre-tokenizer must be given"):
+        extend_tokenizer(ranks, corpus, add=300, scripts="sinhala")
+    ext = extend_tokenizer(ranks, corpus, add=300, scripts="sinhala", pattern="o200k", workers=1, progress=False)
+    assert ext.base.n_vocab == ext.first_id == 30_000 and ext.tokenizer.n_vocab == 30_300
+    assert ext.model.ignore_merges  # tiktoken's rule: a piece that is a token is that token
+    directory = ext.save(tmp_path / "out")
+    hf = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    lines = _lines("si", "si-en", "en", size=15_000)
+    for line in lines:
+        ids = ext.tokenizer.encode(line)
+        assert hf.encode(line, add_special_tokens=False).ids == ids, line
+        assert ext.tokenizer.decode(ids) == line
+        if not ext.scripts.has_block_char(line):
+            assert ids == ext.base.encode(line), line
+    assert unreachable(ext.tokenizer, ext.new_tokens) == []
+
+
+def test_cli_options_are_checked_before_any_work(tmp_path, capsys):
+    from wwho.cli import main
+
+    common = ["extend", "--base", "x.gguf", "--corpus", "c.txt", "--script", "sinhala", "-o", str(tmp_path / "o")]
+    for extra, message in (
+        (["--add", "0"], "--add"),
+        (["--add", "ten"], "--add"),
+        (["--add", "10", "--syllable-share", "1.5"], "--syllable-share"),
+        (["--add", "10", "--syllable-share", "nan"], "--syllable-share"),
+        (["--add", "10", "--workers", "0"], "--workers"),
+        (["--add", "10", "--min-freq", "-1"], "--min-freq"),
+        (["--add", "10", "-o", "other"], "given twice"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*common, *extra])
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "tokenizer.json").write_text("{}", encoding="utf-8")
+    assert main([*common, "--add", "10"]) == 2  # before the base is even looked for
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds tokenizer.json; pass --force" in err
+    assert main([*common, "--add", "10", "--force"]) == 2  # now the missing base is the error
+    assert "x.gguf: no such file" in capsys.readouterr().err
+    assert (tmp_path / "o" / "tokenizer.json").read_text(encoding="utf-8") == "{}"  # nothing written
 
 
 # --- files ---------------------------------------------------------------------------------------
@@ -576,12 +653,18 @@ def test_cli_extend_then_encode(tmp_path):
 @pytest.mark.skipif(not FULL, reason="set WWHO_FULL_CORPORA=1 to check every line of every corpus")
 @pytest.mark.parametrize("case", CASES)
 def test_whole_corpora(extensions, case):
-    """Every line of every corpus: stock tokenizers == wwho, and the base's ids without the scripts."""
-    ext, _, hf = extensions[case]
-    texts = (p.read_text(encoding="utf-8", errors="replace") for p in sorted(CORPORA.glob("*/*.txt")))
-    lines = itertools.chain.from_iterable(text.splitlines() for text in texts)
-    for line in lines:
-        ids = ext.tokenizer.encode(line, allowed_special="all")
-        assert hf.encode(line, add_special_tokens=False).ids == ids, line
-        if not ext.scripts.has_block_char(line):
-            assert ext.base.encode(line, allowed_special="all") == ids, line
+    """Every line of every corpus: stock tokenizers and AutoTokenizer == wwho, and the base's ids
+    on every line without a character of the scripts."""
+    transformers = pytest.importorskip("transformers")
+    ext, directory, hf = extensions[case]
+    auto = transformers.AutoTokenizer.from_pretrained(str(directory))
+    for path in sorted(CORPORA.glob("*/*.txt")):
+        lines = [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line]
+        want = [ext.tokenizer.encode(line, allowed_special="all") for line in lines]
+        for line, ids in zip(lines, want, strict=True):
+            assert hf.encode(line, add_special_tokens=False).ids == ids, (path, line)
+            if not ext.scripts.has_block_char(line):
+                assert ext.base.encode(line, allowed_special="all") == ids, (path, line)
+        for i in range(0, len(lines), 4096):
+            got = auto(lines[i : i + 4096], add_special_tokens=False)["input_ids"]
+            assert got == want[i : i + 4096], path
