@@ -41,6 +41,8 @@ BENCHMARKS = {
     "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders, and training vs HF",
                   ["bench_bytelevel.py", "--train"]),
     "meta": ("Meta tokenizer (o200k_base + SGPE) on code-switched text", ["bench_meta.py"]),
+    "extend": ("Extending Llama 3, Qwen2 and o200k_base with Sinhala or Devanagari syllables (`wwho extend`)",
+               ["bench_extend.py"]),
     # 40 MB, not the 200 MB: HF's BpeTrainer needs about 80 bytes of memory per input byte
     # (measured), so 200 MB would need ~20 GB on a 24 GiB machine.
     "binary": ("Binary BPE on system binaries (40 MB of ELF files)", ["bench_binary.py", "--mb", "40", "--runs", "wwho,hf"]),
