@@ -22,6 +22,9 @@ if not DATA.is_dir():
     DATA = Path("/work/shared/data")
 CORPORA = DATA / "corpora"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+#: The Hindi training text of the benchmarks (TICO-19, WMT14, Tatoeba, classical verse; 2.6 MB).
+HI_TRAIN = [CORPORA / "hi" / f for f in
+            ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt", "wmt14-newstest2014.txt")]
 
 
 def o200k():

@@ -143,9 +143,12 @@ def _native(tok, name: str) -> Evaluated:
     if hasattr(tok, "token_bytes"):
         token_bytes = tok.token_bytes
 
+        dummy = 1 if getattr(tok, "prefix_space", False) else 0  # SGPE's dummy space is not in the text
+
         def encode(text: str):
             ids = tok.encode(text)
-            return ids, _ends(token_bytes(i) for i in ids)
+            ends = _ends(token_bytes(i) for i in ids)
+            return ids, [max(e - dummy, 0) for e in ends] if dummy and text else ends
     elif hasattr(tok, "tokenizer"):  # the HF adapter of wwho.loading
         return _hf_object(tok.tokenizer, name)
     else:

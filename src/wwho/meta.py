@@ -210,6 +210,9 @@ class MetaTokenizer:
 
         if not isinstance(sgpe_tokenizer, SGPETokenizer):
             raise VocabError(f"sgpe_tokenizer must be an SGPETokenizer, not {type(sgpe_tokenizer).__name__}")
+        if sgpe_tokenizer.prefix_space:
+            raise VocabError("an SGPE vocabulary trained with prefix_space cannot be a meta tokenizer's SGPE part: "
+                             "its dummy space would be added to every Indic run")
         self.sgpe = sgpe_tokenizer
         self.encoding = resolve_encoding(tiktoken_encoding, tiktoken_file=tiktoken_file)
         self.vocab = MetaVocab(self.encoding.n_vocab, sgpe_tokenizer.vocab)

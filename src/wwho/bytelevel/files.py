@@ -471,7 +471,7 @@ def hf_json(tok: ByteLevelModel) -> dict:
         for special, table in ((True, tok.special_tokens), (False, tok.added_tokens))
         for text, i in table.items()
     ]
-    data = {
+    return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -505,14 +505,19 @@ _HF_FORMS = {GPT2_PATTERN: _HF_GPT2, CL100K_PATTERN: CL100K_PATTERN.replace(r"\p
 _POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
 
 
-def _hf_split(pattern: str) -> dict:
+def hf_pattern(pattern: str) -> str:
+    """The form of a pre-tokenizer regex that Hugging Face's engine (Oniguruma) reads as we do."""
     pattern = _HF_FORMS.get(pattern, pattern)
     if _POSSESSIVE_INTERVAL.search(pattern):
         raise VocabError(
             f"cannot export {pattern!r}: Hugging Face's regex engine (Oniguruma) reads a possessive "
             "interval like '{1,3}+' as a repeated group"
         )
-    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+    return pattern
+
+
+def _hf_split(pattern: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False}
 
 
 class NotByteLevel(VocabError):

@@ -27,6 +27,8 @@ VERBS = {
     "inspect": ("wwho.cli.inspect", "show what a tokenizer file holds"),
     "export": ("wwho.cli.export", "write a vocabulary in another ecosystem's format (hf)"),
     "eval": ("wwho.cli.eval", "compare tokenizers on corpora: fertility, integrity, parity"),
+    "extend": ("wwho.cli.extend", "add Indic syllable tokens to a byte-level BPE (Llama 3, Qwen2, o200k), "
+               "keeping every base id"),
     "serve": ("wwho.cli.serve", "a local page showing how tokenizers cut your text, side by side"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``

@@ -23,6 +23,7 @@ from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
+from wwho.sgpe.scopes import MERGE_SCOPES
 from wwho.sgpe.words import SCRIPT_MODES
 from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
 
@@ -39,6 +40,25 @@ LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MA
              "line is an error, or skipped with --skip-bad-lines")
 
 
+_PRUNE_COUNT = count_arg("--prune-freq", 1)
+
+
+def _prune_freq(value: str) -> int | str:
+    if value == "auto":
+        return value
+    return _PRUNE_COUNT(value)
+
+
+def _share(value: str) -> float:
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0 <= share < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), not {value!r}")
+    return share
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wwho train --kind sgpe",
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
@@ -53,10 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "scripts, each run syllabified by its own schema; default sinhala)")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
                    help="total vocabulary size, up to 16,777,216 (default 32000)")
-    p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=2,
-                   help="stop when the best pair is rarer than this (default 2)")
-    p.add_argument("--prune-freq", type=count_arg("--prune-freq", 1), default=2,
-                   help="syllables rarer than this are left to byte fallback (default 2)")
+    p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=1,
+                   help="stop when the best pair is rarer than this (default 1)")
+    p.add_argument("--prune-freq", type=_prune_freq, default="auto", metavar="auto|N",
+                   help="syllables rarer than N are left to characters and byte fallback; 'auto' (default): "
+                        "those rarer than half the last merge the budget pays for")
+    p.add_argument("--merge-scope", choices=MERGE_SCOPES, default="pieces",
+                   help="where merges may join units: 'pieces' (default) a whole whitespace-free chunk, "
+                        "punctuation included; 'runs' a word of syllables, or a run of digits, letters and "
+                        "punctuation, apart; 'words' spec 000: words of syllables only")
+    p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
+                   help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
+                        "(default 0.15; 0 turns them off)")
+    p.add_argument("--prefix-space", action="store_true",
+                   help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
+                        "decode drops it): fewer tokens for text-initial words; not with --meta")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
@@ -111,6 +142,9 @@ def main(argv: list[str]) -> int:
         script=args.script,
         min_freq=args.min_freq,
         prune_freq=args.prune_freq,
+        merge_scope=args.merge_scope,
+        prefix_space=args.prefix_space,
+        superword_share=args.superwords,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,

@@ -6,10 +6,16 @@ Encoding (per piece; see :mod:`wwho.sgpe.words`):
 2. each syllable in the vocabulary is one unit; a syllable that is not is split into its
    characters, and a character that is not in the vocabulary into its UTF-8 bytes, as the
    tokens ``<0x00>``..``<0xFF>`` (``fallback="bytes"``, the default: lossless);
-3. the units of a word are merged by rank (lowest first, leftmost on ties) with the
+3. the units of a span are merged by rank (lowest first, leftmost on ties) with the
    syllable-building merges first (they rebuild whatever syllable pieces they can from
-   characters) and the learned merges after them, never across words;
-4. units -> ids.
+   characters) and the learned merges after them, never across spans (a span is a word, a run
+   or the whole piece: the vocabulary's ``merge_scope``, :mod:`wwho.sgpe.scopes`);
+4. with superword merges (:mod:`wwho.sgpe.superwords`), every rank, superword merges last,
+   then runs over the units of each sentence span (runs of pieces joined by single spaces);
+5. units -> ids.
+
+A ``prefix_space`` vocabulary encodes each text (each part between special tokens) as if a
+space came before it, SentencePiece's dummy prefix; decoding drops that one leading space.
 
 All of it runs in the compiled core (``wwho._core.SGPEEncoder``), which this class builds
 from the vocabulary once; :meth:`SGPETokenizer.encode_batch` spreads texts over threads
@@ -35,6 +41,7 @@ from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import token_ids
 from wwho.savedir import save_files
+from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
 
@@ -60,6 +67,9 @@ class SGPETokenizer:
         self.special_tokens = vocab_file.special_tokens
         self.script = vocab_file.script
         self.splitter = WordSplitter(vocab_file.script)
+        self.merge_scope = vocab_file.merge_scope
+        self.prefix_space = vocab_file.prefix_space
+        self.superword_merges = vocab_file.superword_merges
         vocab = self.vocab
         # One rank table: building merges first, learned merges after them ("unk": learned only,
         # as spec 000's encoder, which knows no building merges).
@@ -71,6 +81,10 @@ class SGPETokenizer:
             byte_ids=[vocab[t] for t in BYTE_TOKENS] if fallback == "bytes" else None,
             unk_id=vocab.get("[UNK]"),
             special_ids=[vocab[s] for s in self.special_tokens],
+            scope=self.merge_scope,
+            prefix_space=self.prefix_space,
+            superword_merges=[(vocab[a], vocab[b], vocab[a + b]) for a, b in self.superword_merges],
+            span_breaks=SPAN_BREAKS,
         )
 
     def __reduce__(self):
@@ -205,12 +219,14 @@ class SGPETokenizer:
         """A human-readable summary (``wwho inspect``)."""
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
-            f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
-            f"({', '.join(self.splitter.scripts)}), format {self.file.version}",
+            (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
+             f"({', '.join(self.splitter.scripts)}), format {self.file.version}"),
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
-            f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
-            f"min_freq {self.file.min_freq}",
+            (f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
+             f"prefix space: {'yes' if self.prefix_space else 'no'}"),
+            (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
+             f"min_freq {self.file.min_freq}"),
             f"  first {top} merges:",
             *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in self.merges[:top]),
             f"  longest {top} tokens:",
@@ -227,8 +243,13 @@ class SGPETokenizer:
         return self._core.token_bytes(i)
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
-        return self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
+        With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
+        does the same)."""
+        data = self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
+        if self.prefix_space and data[:1] == b" ":
+            data = data[1:]
+        return data
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
