@@ -31,7 +31,7 @@ def o200k():
     """tiktoken's o200k_base, offline from the shared ranks file when present."""
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
-    return get_encoding("o200k_base", ranks_file=O200K_FILE if O200K_FILE.is_file() else None)
+    return get_encoding("o200k_base", tiktoken_file=O200K_FILE if O200K_FILE.is_file() else None)
 
 
 def measure(code: str, *, interval: float = 0.02, cpu: bool = False):

@@ -128,7 +128,8 @@ def main() -> None:
         "then, on this machine. Peers run on the same data in the same run.", "",
         f"- machine: {machine()}",
         f"- versions: {versions()}",
-        f"- data: `../shared/data` ({DATA}); corpora as listed in each section", "",
+        "- data: public corpora (FLORES-200, TICO-19, NTREX-128, news text), llama.cpp's GGUF vocabulary files "
+        "and tiktoken's o200k_base, in the folder `WWHO_SHARED_DATA` names; corpora as listed in each section", "",
     ]
     for name in chosen:
         title, cmd = BENCHMARKS[name]

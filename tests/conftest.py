@@ -122,7 +122,7 @@ def o200k():
 
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
-    return get_encoding("o200k_base", ranks_file=O200K_FILE)
+    return get_encoding("o200k_base", tiktoken_file=O200K_FILE)
 
 
 # --- the real `wwho` command, in a subprocess -----------------------------------------------

@@ -17,10 +17,11 @@ import argparse
 import sys
 import time
 
+from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
-from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
 from wwho.sgpe.words import SCRIPT_MODES
@@ -63,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True,
+    p.add_argument("--out", "-o", "--output", dest="out", required=True,
                    help="output directory: vocab.json and the Hugging Face files, written all at once; if it "
                         "already holds them, --force is needed to replace them (other files stay)")
     add_force(p)
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "scripts, each run syllabified by its own schema; default sinhala)")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
                    help="total vocabulary size, up to 16,777,216 (default 32000)")
-    p.add_argument("--min-freq", type=count_arg("--min-freq", 1), default=1,
+    p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=1,
                    help="stop when the best pair is rarer than this (default 1)")
     p.add_argument("--prune-freq", type=_prune_freq, default="auto", metavar="auto|N",
                    help="syllables rarer than N are left to characters and byte fallback; 'auto' (default): "
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
                    "(with --meta: that the meta tokenizer round-trips the corpus)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
     add_engine_arguments(p)
     meta = p.add_argument_group("meta tokenizer (tiktoken + SGPE in one id space)")
     meta.add_argument("--meta", action="store_true",
@@ -171,7 +172,7 @@ def main(argv: list[str]) -> int:
     if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
         checkpoints.remove(checkpoint_dir)  # wwho's files only, then the folder if it is empty
     print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
-          f"{stats.documents:,} documents from {stats.files} files"
+          f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     if args.meta:
         print(f"wrote {out / 'meta_config.json'}: {meta.vocab_size:,} ids = {encoding.name} [0, {meta.offset:,}) "

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import TokenizerError, VocabError
+from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import token_ids
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
@@ -58,9 +58,10 @@ class SGPETokenizer:
         self.file = vocab_file
         self.fallback = fallback
         self.vocab: dict[str, int] = vocab_file.vocab
-        self.id_to_token: list[str] = [""] * len(self.vocab)
+        #: token strings by id (``id_to_token`` was this list before it became a method)
+        self.tokens: list[str] = [""] * len(self.vocab)
         for token, i in self.vocab.items():
-            self.id_to_token[i] = token
+            self.tokens[i] = token
         self.merges = vocab_file.merges
         self.syllable_merges = vocab_file.syllable_merges
         self.special_tokens = vocab_file.special_tokens
@@ -75,7 +76,7 @@ class SGPETokenizer:
         ranked = self.merges if fallback == "unk" else (*self.syllable_merges, *self.merges)
         self._core = _core.SGPEEncoder(
             self.splitter.core,
-            self.id_to_token,
+            self.tokens,
             [(vocab[a], vocab[b], vocab[a + b]) for a, b in ranked],
             byte_ids=[vocab[t] for t in BYTE_TOKENS] if fallback == "bytes" else None,
             unk_id=vocab.get("[UNK]"),
@@ -146,6 +147,22 @@ class SGPETokenizer:
     def __len__(self) -> int:
         return len(self.vocab)
 
+    def get_vocab(self) -> dict[str, int]:
+        """Token string -> id (a copy of ``vocab``)."""
+        return dict(self.vocab)
+
+    def token_to_id(self, token: str) -> int:
+        """The id of a token string; :class:`TokenizerError` if it is not one."""
+        try:
+            return self.vocab[token]
+        except (KeyError, TypeError):
+            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary") from None
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token string of an id; :class:`TokenizerError` if it is not one."""
+        (i,) = token_ids((token_id,), len(self.vocab))
+        return self.tokens[i]
+
     def __repr__(self) -> str:
         return f"SGPETokenizer(script={self.script!r}, vocab_size={self.vocab_size}, fallback={self.fallback!r})"
 
@@ -196,7 +213,7 @@ class SGPETokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text`` (byte-fallback tokens appear as ``<0xNN>``)."""
-        return [self.id_to_token[i] for i in self.encode(text)]
+        return [self.tokens[i] for i in self.encode(text)]
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``)."""
@@ -242,6 +259,11 @@ class SGPETokenizer:
             return data.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             return data.decode("utf-8", errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
+                     skip_special_tokens: bool = False) -> list[str]:
+        """:meth:`decode` of each list of ids, in order."""
+        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:

@@ -58,7 +58,9 @@ from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.errors import CorpusError, VocabError
+from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
+from wwho.scriptcheck import letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq
 from wwho.sgpe.building import building_merges
@@ -289,7 +291,8 @@ def train_on_pieces(
     if not len(pieces):
         if stats is None:
             raise CorpusError("the counts are empty")
-        raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
+        raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, "
+                          f"{plural(stats.documents, 'document')})")
     where = "" if stats is None else f" in {stats.documents:,} documents"
     say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
         f"{time.perf_counter() - t0:.1f}s")
@@ -301,6 +304,7 @@ def train_on_pieces(
     boundary: dict[str, int] = words.boundary_counts()
     syllable_freq: dict[str, int] = words.syllable_counts()
     boundary_symbols = set(words.boundary_symbols())
+    _check_script(splitter.scripts, boundary, syllable_freq)
 
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
@@ -325,7 +329,7 @@ def train_on_pieces(
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary_symbols):,} boundary tokens, {kept:,} syllables; "
+    say(f"[3/5] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
         f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
     if span_counts is None:
@@ -390,10 +394,20 @@ def train_on_pieces(
     for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=4)
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
+
+
+def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
+    """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
+    tokens and bytes, and few or no merges are learned (see :mod:`wwho.scriptcheck`)."""
+    letters = letters_by_script(boundary.items())
+    for name in scripts:  # syllables are of the chosen scripts by construction
+        letters[name] += sum(len(s.strip()) * n for s, n in syllables.items()) if name == scripts[0] else 0
+    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=4)
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):
