@@ -57,8 +57,11 @@ def test_training_in_the_wrong_script_warns(sinhala_corpus, tmp_path):
 def test_unreachable_vocabulary_size_is_said(sinhala_corpus):
     with pytest.warns(VocabSizeWarning, match=r"the vocabulary has [0-9,]+ tokens, not the 32,000 asked.*lower "
                                               r"--min-freq \(now 2\)"):
-        tok = wwho.SGPETokenizer.train(sinhala_corpus, vocab_size=32_000, progress=False, workers=1)
+        tok = wwho.SGPETokenizer.train(sinhala_corpus, vocab_size=32_000, progress=False, workers=1, min_freq=2)
     assert tok.vocab_size < 32_000
+    with pytest.warns(VocabSizeWarning, match=r"not the 32,000 asked: the training text has no pair of tokens left "
+                                              r"to merge\. To reach 32,000, train on more text$"):
+        wwho.SGPETokenizer.train(sinhala_corpus, vocab_size=32_000, progress=False, workers=1)  # min_freq=1
     with pytest.warns(VocabSizeWarning, match="not the 30,000 asked"):
         wwho.ByteBPE.train(sinhala_corpus, vocab_size=30_000, progress=False, workers=1)
 

@@ -46,7 +46,7 @@ def llama3_native(loaded):
 def tiktoken_ids(text):
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
-    return get_encoding("o200k_base", ranks_file=O200K_FILE).encode_ordinary(text)
+    return get_encoding("o200k_base", tiktoken_file=O200K_FILE).encode_ordinary(text)
 
 
 def error_of(response, status):

@@ -128,7 +128,7 @@ def check_against_bytes(view, text: str, ids: list[int], pieces: list[bytes]) ->
 def tiktoken_truth(text: str):
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
-    enc = get_encoding("o200k_base", ranks_file=O200K_FILE)
+    enc = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
     ids = enc.encode_ordinary(text)
     return ids, [enc.decode_single_token_bytes(i) for i in ids]
 

@@ -23,8 +23,12 @@ def warn_short_vocabulary(got: int, asked: int, *, min_freq: int, option: str = 
     """Warn when training gave ``got`` < ``asked`` tokens; return the message (None: no warning)."""
     if got >= asked:
         return None
-    message = (f"the vocabulary has {got:,} tokens, not the {asked:,} asked: no pair of tokens occurs "
-               f"{min_freq:,} {'time' if min_freq == 1 else 'times'} or more after that. To reach {asked:,}, "
-               f"train on more text or lower {option} (now {min_freq:,})")
+    if min_freq <= 1:  # nothing left to merge: lowering the threshold cannot help
+        message = (f"the vocabulary has {got:,} tokens, not the {asked:,} asked: the training text has no "
+                   f"pair of tokens left to merge. To reach {asked:,}, train on more text")
+    else:
+        message = (f"the vocabulary has {got:,} tokens, not the {asked:,} asked: no pair of tokens occurs "
+                   f"{min_freq:,} times or more after that. To reach {asked:,}, "
+                   f"train on more text or lower {option} (now {min_freq:,})")
     warnings.warn(message, VocabSizeWarning, stacklevel=stacklevel)
     return message
