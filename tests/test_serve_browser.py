@@ -101,7 +101,7 @@ def truth(tokenizers):
     from wwho import ByteBPE
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
-    enc = get_encoding("o200k_base", ranks_file=O200K_FILE)
+    enc = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
     llama = ByteBPE.from_gguf(LLAMA3)
     sgpe = tokenizers["mixed"]
 
