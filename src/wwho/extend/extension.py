@@ -63,8 +63,7 @@ def load_base(
     spec = os.fspath(base)
     name = spec.removeprefix("tiktoken:")
     if spec.startswith("tiktoken:") or (name in TIKTOKEN_ENCODINGS and not Path(spec).exists()):
-        ranks = tiktoken_file or os.environ.get("WWHO_TIKTOKEN_FILE") or None
-        return ByteBPE.from_tiktoken(name, tiktoken_file=ranks), {}
+        return ByteBPE.from_tiktoken(name, tiktoken_file=tiktoken_file), {}  # or WWHO_TIKTOKEN_FILE
     path = Path(spec)
     if not path.exists():
         raise VocabError(
