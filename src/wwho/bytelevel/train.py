@@ -1,8 +1,9 @@
 """Training a byte-level BPE vocabulary: corpus -> pieces -> bytes -> merges -> :class:`~wwho.bytelevel.model.ByteLevelModel`.
 
 1. **count**: documents (:mod:`wwho.corpus`) are cut at special-token text (so special tokens
-   are never part of a piece nor merged), then split by the pre-tokenizer regex and the
-   pieces counted in worker processes (:func:`wwho.bpe.count.count_pieces`);
+   are never part of a piece nor merged), then split by the compiled core's pre-tokenizer (the
+   one encoding uses) and the pieces counted in the core on threads without the GIL
+   (:func:`count_bytelevel`; 64-bit counts, keys the pieces' UTF-8 bytes);
 2. **words**: each distinct piece becomes the list of its UTF-8 byte values;
 3. **merges**: :class:`wwho.bpe.MergeEngine` over the 256 byte symbols, most frequent pair
    first (a pair merges while its count is ``>= min_freq``), ties to the lexicographically
@@ -14,8 +15,10 @@
 The counts and the merge choice do not depend on the number of workers or on the order of
 the pieces, so the same corpus and options give the same vocabulary. Pre-tokenizers with
 several regexes or a byte stage (GGUF models' own) are for loading, not for training here.
-Counting uses the ``regex`` module's own Unicode tables (the workers run ``findall``), so
-for characters assigned after Unicode 16.0 its pieces can differ from the pinned encoder's.
+The counts equal those of the ``regex`` module's ``findall`` with the same pattern
+(:func:`wwho.bpe.count.count_pieces`, the tests' reference), except for characters the two
+Unicode tables classify differently; counting with the encoder's own pre-tokenizer means
+training sees exactly the pieces that encoding will.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import regex
+from tqdm.auto import tqdm
 
+from wwho import _core
 from wwho.bpe import MergeEngine
-from wwho.bpe.count import count_pieces
+from wwho.bpe.count import _batches
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
@@ -86,9 +92,7 @@ def train_bytelevel(
     documents = replace_surrogates(documents)
     if specials:
         documents = split_specials(documents, specials)
-    pieces = count_pieces(
-        documents, pattern=pretok.patterns[0], engine="regex", workers=workers, progress=progress
-    )
+    pieces = count_bytelevel(documents, pretok, workers=workers, progress=progress)
     if not pieces:
         raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
     say(f"counted {sum(pieces.values()):,} pieces ({len(pieces):,} distinct) in "
@@ -104,13 +108,49 @@ def train_bytelevel(
                           name="bytelevel")
 
 
+def count_bytelevel(
+    documents: Iterable[str],
+    pretokenizer: Pretokenizer,
+    *,
+    workers: int | None = None,
+    batch_chars: int = 8_000_000,
+    progress: bool = False,
+) -> dict[bytes, int]:
+    """Piece counts (UTF-8 bytes -> count) of ``documents`` as ``pretokenizer`` cuts them.
+
+    The core counts each batch of about ``batch_chars`` characters on ``workers`` threads (default:
+    all cores) without the GIL, while this thread reads the next batch. Documents must hold no
+    lone surrogates (:func:`replace_surrogates`).
+    """
+    counter = _core.PieceCounter()
+    core_pretokenizer = pretokenizer._core  # noqa: SLF001 - the same package
+    threads = 0 if workers is None else max(1, int(workers))
+
+    def count(batch: list[str]) -> None:
+        counter.count_pretokenized(batch, core_pretokenizer, threads=threads)
+
+    with ThreadPoolExecutor(max_workers=1) as pool, \
+            tqdm(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
+        pending = None
+        for batch in _batches(documents, batch_chars):
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(count, batch)
+            bar.update(sum(map(len, batch)))
+        if pending is not None:
+            pending.result()
+    return dict(counter.byte_items())
+
+
 def learn_merges(
-    pieces: Counter[str] | dict[str, int], *, max_symbols: int, min_freq: int = 2, progress: bool = False
+    pieces: Mapping[str, int] | Mapping[bytes, int], *, max_symbols: int, min_freq: int = 2,
+    progress: bool = False,
 ) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
-    """Merges (as byte pairs, in training order) and the symbol table (bytes, by id) for piece counts."""
+    """Merges (as byte pairs, in training order) and the symbol table (bytes, by id) for piece
+    counts (keys: text, or its UTF-8 bytes)."""
     by_bytes: Counter[bytes] = Counter()
     for piece, count in pieces.items():
-        by_bytes[piece.encode("utf-8", "surrogatepass")] += count
+        by_bytes[piece if isinstance(piece, bytes) else piece.encode("utf-8", "surrogatepass")] += count
     keys = sorted(by_bytes)  # a fixed order, whatever order the counter came in
     # Each word is its bytes (a bytes object is a sequence of byte ids).
     engine = MergeEngine(keys, [by_bytes[k] for k in keys], [bytes([b]) for b in range(256)], tie_break="greater")
