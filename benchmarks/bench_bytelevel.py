@@ -213,7 +213,7 @@ def batches(ref: tiktoken.Encoding, hf, lines: list[str]) -> None:
 _TRAIN_CHILD = r"""
 import json, resource, sys, time
 kind, files, vocab_size, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 if kind == "wwho":
     from wwho.bytelevel import ByteBPE
     tok = ByteBPE.train(files, vocab_size=vocab_size, pattern="gpt4", special_tokens=["<|endoftext|>"],
@@ -231,11 +231,12 @@ else:
     tok.train(files, trainer)
     size = tok.get_vocab_size()
 seconds = time.perf_counter() - start
+cpu = time.process_time() - start_cpu + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
 # VmHWM: this process's own peak (ru_maxrss would include what the parent had when it forked us);
 # RUSAGE_CHILDREN: the counting workers this process forked.
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 peak = max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"seconds": seconds, "rss_mb": peak / 1024, "vocab": size}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "rss_mb": peak / 1024, "vocab": size}))
 """
 
 
@@ -257,9 +258,10 @@ def train_benchmark(vocab_size: int, quick: bool) -> None:
                               str(workers)], capture_output=True, text=True, check=True)
         results[kind] = json.loads(out.stdout.strip().splitlines()[-1])
         r = results[kind]
-        print(f"  {kind}: {r['seconds']:.1f} s, peak RSS {r['rss_mb']:.0f} MB (largest process), "
-              f"vocabulary {r['vocab']}")
-    print(f"  time ratio wwho/HF: {results['wwho']['seconds'] / results['hf']['seconds']:.2f}")
+        print(f"  {kind}: {r['seconds']:.1f} s, CPU time {r['cpu']:.1f} s (all threads and processes), "
+              f"peak RSS {r['rss_mb']:.0f} MB (largest process), vocabulary {r['vocab']}")
+    print(f"  time ratio wwho/HF: {results['wwho']['seconds'] / results['hf']['seconds']:.2f} (wall), "
+          f"{results['wwho']['cpu'] / results['hf']['cpu']:.2f} (CPU time); load average {os.getloadavg()[0]:.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
