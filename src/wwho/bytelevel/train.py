@@ -123,7 +123,7 @@ def count_bytelevel(
     lone surrogates (:func:`replace_surrogates`).
     """
     counter = _core.PieceCounter()
-    core_pretokenizer = pretokenizer._core  # noqa: SLF001 - the same package
+    core_pretokenizer = pretokenizer._core  # the same package
     threads = 0 if workers is None else max(1, int(workers))
 
     def count(batch: list[str]) -> None:
