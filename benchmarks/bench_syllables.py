@@ -5,13 +5,15 @@
 Default input: the Sinhala news in ../shared/data/corpora/si/ (news-*.txt). Prints MB/s
 (UTF-8 megabytes, 10^6, wall clock, best of ``--repeat``) for each method on the same text in
 one run, and the ratios to ``regex.findall(r'\\X')`` (target: wwho >= 5x). All return a list of
-strings. The slow pure-Python methods (spec 000's loop, the table walk wwho ran before the
+strings. For a schema that keeps grapheme clusters whole (all but Sinhala), the same automaton
+without that rule is timed too. The slow pure-Python methods (spec 000's loop, the table walk wwho ran before the
 core, the grammar as a Python ``re`` pattern) run on a prefix.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -26,7 +28,7 @@ from reference.syllables import tokenize_table  # noqa: E402
 
 from wwho import Syllabifier  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "corpora"
+from _measure import CORPORA as DATA  # noqa: E402  ($WWHO_SHARED_DATA, ../shared/data, /work/shared/data)
 
 
 def best_of(fn, repeat):
@@ -60,6 +62,11 @@ def main() -> None:
     ]:
         seconds, out = best_of(fn, args.repeat)
         rows.append((name, mb / seconds, len(out)))
+    if syl.schema.keep_clusters:
+        # What keeping grapheme clusters whole costs: the same automaton without the cluster rule.
+        alone = Syllabifier(dataclasses.replace(syl.schema, keep_clusters=False))
+        seconds, out = best_of(lambda: alone.tokenize(text, True), args.repeat)
+        rows.append(("wwho, keep_clusters off (leading_space=True)", mb / seconds, len(out)))
     # The spec loop is pure Python per character: time it on a prefix only.
     prefix = text.encode()[: int(args.spec_mb * 1e6)].decode("utf-8", "ignore")
     pmb = len(prefix.encode()) / 1e6

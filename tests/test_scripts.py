@@ -17,14 +17,18 @@ The shared corpora are tested in ``test_corpora_syllables.py``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.syllables import tokenize_table as reference_tokenize
 
 from wwho import Syllabifier, syllabify
 from wwho.schema import available_scripts, bundled_schema
 from wwho.syllables import check_schema
+from wwho.words import word_pattern
 
 NEW = ["bengali", "gurmukhi", "gujarati", "odia", "tamil", "telugu", "kannada", "malayalam"]
 # Sinhala stays exact to spec 000, which itself cuts clusters in malformed text (see test_syllables.py).
@@ -69,9 +73,11 @@ def cuts(text: str, tokens: list[str]) -> list[int]:
 
 
 def allowed_cut(text: str, pos: int) -> bool:
-    """The one documented exception: a prepended sign (Malayalam dot reph) right before whitespace, which
-    the leading-space rule keeps out of every syllable. ``\\X`` keeps ``U+0D4E`` + space together."""
-    return text[pos - 1] == "\u0d4e" and text[pos] in " \t\n\r"
+    """The one documented exception (leading-space mode only): whitespace never enters a syllable, so
+    a cut falls right before whitespace that ``\\X`` joins to the character before it: after a
+    prepended sign (Malayalam dot reph U+0D4E, Arabic U+0600 + space) or inside CR LF."""
+    return text[pos] in " \t\n\r" and (regex.match(r"\p{Grapheme_Cluster_Break=Prepend}", text[pos - 1]) is not None
+                                        or text[pos - 1: pos + 1] == "\r\n")
 
 
 @pytest.mark.parametrize("script", CLUSTER_SAFE)
@@ -88,6 +94,94 @@ def test_hypothesis_no_cut_cluster_lossless_and_engines_agree(script):
         assert bad == [], f"{script}: cluster cut at {bad} in {text!r}: {tokens!r}"
 
     check()
+
+
+# Sequences Unicode keeps together that no script schema describes (UAX #29): emoji ZWJ sequences
+# (GB11) and modifiers, flag pairs (GB12/13), Hangul (GB6-8), CR LF (GB3), prepended signs (GB9b),
+# other scripts' spacing marks (GB9a), conjuncts of other scripts (GB9c).
+FOREIGN = ["🙂", "👩", "👍", "\u200d", "\ufe0f", "\U0001f3fd", "🇱", "🇰", "🇮", "\r", "\n", "\u1100", "\u1161",
+           "\u11a8", "\uac00", "\uac01", "\u0600", "\u0d4e", "\u0903", "\u0e33", "\u0301", "©", "\ud800", "ष"]
+
+
+@pytest.mark.parametrize("script", CLUSTER_SAFE)
+def test_hypothesis_foreign_clusters_are_kept_whole(script):
+    """Every script's alphabet with emoji, ZWJ, regional indicators and the rest mixed in: no token ends
+    inside a ``regex`` ``\\X`` cluster, the tokens join back to the text, and the core equals the
+    pure-Python reference (which finds clusters with ``\\X`` itself)."""
+    syl = Syllabifier.for_script(script)
+    schema = bundled_schema(script)
+    grammar = Syllabifier(schema, engine="regex")
+
+    @given(text=st.text(alphabet=st.sampled_from(script_alphabet(script) + FOREIGN * 8), max_size=30),
+           leading_space=st.booleans())
+    @settings(max_examples=300, deadline=None)
+    def check(text, leading_space):
+        tokens = syl.tokenize(text, leading_space)
+        assert "".join(tokens) == text
+        assert tokens == reference_tokenize(schema, text, leading_space)
+        assert tokens == grammar.tokenize(text, leading_space)
+        bad = [p for p in cuts(text, tokens) if not (leading_space and allowed_cut(text, p))]
+        assert bad == [], f"{script}: cluster cut at {bad} in {text!r}: {tokens!r}"
+
+    check()
+
+
+@pytest.mark.parametrize("script", CLUSTER_SAFE)
+def test_keeping_clusters_changes_nothing_inside_words(script):
+    """SGPE cuts text into words (``wwho.words.word_pattern``, the exported Split pre-tokenizer) before
+    syllables: inside a word the automaton already ends every syllable at a cluster boundary, so the
+    cluster rule changes no word's syllables, nor any trained vocabulary or exported tokenizer."""
+    keep = Syllabifier.for_script(script)
+    alone = Syllabifier(dataclasses.replace(bundled_schema(script), keep_clusters=False))
+    pattern = word_pattern(script)
+
+    @given(text=st.text(alphabet=st.sampled_from(script_alphabet(script) + FOREIGN * 4), max_size=30))
+    @settings(max_examples=200, deadline=None)
+    def check(text):
+        for m in pattern.finditer(text):
+            if m.group(1):
+                assert keep.tokenize(m.group(), True) == alone.tokenize(m.group(), True)
+
+    check()
+
+
+# (text, leading_space, tokens): written from UAX #29's rules, and checked against \X below.
+KEPT_WHOLE = [
+    ("🙂\u200d🙂", False, ["🙂\u200d🙂"]),  # the hypothesis failure that found the bug (GB11)
+    ("🙂\u200d🙂", True, ["🙂\u200d🙂"]),
+    ("👩\u200d👩\u200d👧 🙂", True, ["👩\u200d👩\u200d👧", " 🙂"]),
+    ("👍\U0001f3fd\u200d🙂", False, ["👍\U0001f3fd\u200d🙂"]),  # Extend* between the pictograph and ZWJ
+    ("a\u200d🙂", False, ["a\u200d", "🙂"]),  # GB11 needs a pictograph before the ZWJ
+    ("🇱🇰🇮🇳🇱", False, ["🇱🇰", "🇮🇳", "🇱"]),  # GB12/13: pairs from the start of the run
+    ("\r\n", False, ["\r\n"]),  # GB3
+    ("\r\n", True, ["\r", "\n"]),  # ... but in leading-space mode whitespace is a token per character
+    ("\u1112\u1161\u11ab\uac01", False, ["\u1112\u1161\u11ab", "\uac01"]),  # Hangul jamo, GB6-8
+    ("\u0600a", False, ["\u0600a"]),  # GB9b
+    ("\u0600 a", True, ["\u0600", " a"]),  # the leading-space exception
+    ("a\u0e33\u0903", False, ["a\u0e33\u0903"]),  # GB9a
+]
+
+
+@pytest.mark.parametrize("script", CLUSTER_SAFE)
+@pytest.mark.parametrize(("text", "leading_space", "want"), KEPT_WHOLE)
+def test_foreign_clusters_kept_whole_examples(script, text, leading_space, want):
+    assert syllabify(text, script, leading_space=leading_space) == want
+    assert reference_tokenize(bundled_schema(script), text, leading_space) == want
+    if not leading_space:
+        assert want == regex.findall(r"\X", text)
+
+
+@pytest.mark.parametrize("script", CLUSTER_SAFE)
+def test_a_foreign_cluster_next_to_a_syllable(script):
+    consonant = chr(min(bundled_schema(script).classes["C" if script != "tamil" else "KA"]))
+    text = f"{consonant}🙂\u200d🙂{consonant}🇱🇰"
+    assert syllabify(text, script) == [consonant, "🙂\u200d🙂", consonant, "🇱🇰"]
+
+
+def test_sinhala_keeps_spec_000_and_cuts_what_the_spec_cuts():
+    assert bundled_schema("sinhala").keep_clusters is False
+    assert syllabify("🙂\u200d🙂", "sinhala") == ["🙂", "\u200d", "🙂"]  # O, then a stray ZWJ
+    assert syllabify("🇱🇰", "sinhala") == ["🇱", "🇰"]
 
 
 def test_the_dot_reph_exception_is_exactly_what_it_says():

@@ -14,6 +14,7 @@ pub mod batch;
 pub mod charset;
 pub mod count;
 pub mod engine;
+pub mod graphemes;
 pub mod router;
 pub mod schema;
 pub mod sgpe;

@@ -6,6 +6,7 @@
 //! schema runs exactly as fast as a bundled one. The walk itself is in `syllables`.
 
 use crate::charset::{check_range, CharMap};
+use crate::graphemes::Graphemes;
 
 /// No transition.
 pub const NONE: u16 = u16::MAX;
@@ -22,6 +23,8 @@ pub struct Automaton {
     /// `next[state * width + class]`: the target state and its flags, or [`NONE`].
     next: Vec<u16>,
     start: u16,
+    /// Set when the schema keeps extended grapheme clusters whole (`keep_clusters`).
+    graphemes: Option<Graphemes>,
 }
 
 impl Automaton {
@@ -106,7 +109,20 @@ impl Automaton {
             width,
             next,
             start: start as u16,
+            graphemes: None,
         })
+    }
+
+    /// The same automaton, whose tokens never end inside an extended grapheme cluster: a
+    /// syllable that would is extended to the cluster's end (see `syllables`).
+    pub fn with_graphemes(mut self, graphemes: Graphemes) -> Self {
+        self.graphemes = Some(graphemes);
+        self
+    }
+
+    #[inline(always)]
+    pub fn graphemes(&self) -> Option<&Graphemes> {
+        self.graphemes.as_ref()
     }
 
     #[inline(always)]
@@ -137,7 +153,9 @@ impl Automaton {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.classes.heap_bytes() + self.next.len() * 2
+        self.classes.heap_bytes()
+            + self.next.len() * 2
+            + self.graphemes.as_ref().map_or(0, Graphemes::heap_bytes)
     }
 }
 

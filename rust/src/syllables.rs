@@ -10,6 +10,10 @@
 //! at the end of the text is a token of its own). Without it, whitespace is an ordinary
 //! character of class `O`.
 //!
+//! An automaton built [`Automaton::with_graphemes`] (a schema's `keep_clusters`) never ends a
+//! token inside an extended grapheme cluster: a syllable that would goes on to the cluster's end
+//! (whitespace still ends it with `leading_space`), and the next token starts there.
+//!
 //! Tokens are contiguous and cover the text, so they are returned as their end positions
 //! (code point indices). This module does not group words nor route scripts.
 
@@ -81,7 +85,11 @@ impl Automaton {
                 pos = end;
                 continue;
             }
-            pos = self.longest_match(text, pos, leading_space);
+            let end = self.longest_match(text, pos, leading_space);
+            pos = match self.graphemes() {
+                Some(g) => g.next_boundary(text, pos, end, leading_space),
+                None => end,
+            };
             ends.push(pos);
             pending = false;
         }
@@ -146,6 +154,36 @@ mod tests {
         let mut ends = Vec::new();
         a.syllabify(&text, false, &mut ends);
         assert_eq!(ends, [1, 2, 5, 6]);
+    }
+
+    #[test]
+    fn kept_clusters_are_never_cut() {
+        let keep = sinhala().with_graphemes(crate::graphemes::tests::sample());
+        let tokens = |text: &str, leading_space: bool| {
+            let cps: Vec<u32> = text.chars().map(u32::from).collect();
+            let mut ends = Vec::new();
+            keep.syllabify(&cps, leading_space, &mut ends);
+            let mut out: Vec<String> = Vec::new();
+            let mut start = 0;
+            for end in ends {
+                out.push(text.chars().skip(start).take(end - start).collect());
+                start = end;
+            }
+            out
+        };
+        // Without the table, spec 000 cuts each of these.
+        assert_eq!(tokens("🙂\u{200d}🙂ක", false), ["🙂\u{200d}🙂", "ක"]);
+        assert_eq!(tokens("🇱🇰🇱🇰🇱", true), ["🇱🇰", "🇱🇰", "🇱"]);
+        assert_eq!(tokens("\r\n", false), ["\r\n"]);
+        assert_eq!(tokens("\r\n", true), ["\r", "\n"]); // whitespace stays the leading-space rule's
+        assert_eq!(tokens("\u{600}ක", false), ["\u{600}ක"]);
+        assert_eq!(tokens("\u{600} ක", true), ["\u{600}", " ක"]);
+        assert_eq!(tokens("කා\u{903}", false), ["කා\u{903}"]);
+        // and change nothing where the automaton ends at a boundary
+        assert_eq!(
+            tokens("ශ්\u{200d}රී ලංකාව", true),
+            ["ශ්\u{200d}රී", " ලං", "කා", "ව"]
+        );
     }
 
     #[test]

@@ -59,6 +59,8 @@ class Schema:
     class_of: dict[int, str] = field(repr=False)
     word_classes: tuple[str, ...] = ()
     attach_classes: tuple[str, ...] = ()
+    #: No token ends inside an extended grapheme cluster (UAX #29): see :mod:`wwho.graphemes`.
+    keep_clusters: bool = True
 
     def classify(self, ch: str) -> str:
         """The class label of one character (``"O"`` when no class lists it)."""
@@ -255,6 +257,10 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
     word_classes = names("word_classes", classes, "class")
     attach_classes = names("attach_classes", classes, "class")
 
+    keep_clusters = data.get("keep_clusters", True)
+    if not isinstance(keep_clusters, bool):
+        raise fail("keep_clusters", f"must be true or false, got {brief(keep_clusters)}")
+
     grammar = data.get("grammar")
     if grammar is not None and not isinstance(grammar, str):
         raise fail("grammar", "must be a string in the notation of docs/schemas.md")
@@ -275,6 +281,7 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         class_of=class_of,
         word_classes=word_classes,
         attach_classes=attach_classes,
+        keep_clusters=keep_clusters,
     )
     if grammar is not None:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name

@@ -12,6 +12,11 @@ design (spec 000, section 2.3):
   pending at the end of the text is flushed as its own token. Whitespace never enters
   a syllable in this mode.
 
+With the schema's ``keep_clusters`` (every bundled schema but Sinhala's, which is spec 000's
+loop exactly), no token ends inside an extended grapheme cluster (UAX #29, :mod:`wwho.graphemes`):
+a syllable that would goes on to the cluster's end, so an emoji ZWJ sequence, a flag pair or CR LF
+is never cut (except that whitespace still ends a syllable in leading-space mode).
+
 What happens where the automaton accepts nothing is explicit: if no transition leaves
 the start state, or the walk never reaches an accept state, the first character is
 emitted alone and the engine moves on by one character. (The original DFA fell back
@@ -30,6 +35,7 @@ text between scripts (:mod:`wwho.router`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -37,6 +43,7 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import SchemaError, TokenizerError
+from wwho.graphemes import cluster_ends, property_ranges
 from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
@@ -97,8 +104,25 @@ class Syllabifier:
         """Split ``text`` into syllables (and single-character tokens between them)."""
         _check_text(text)
         if self.engine == "regex":
-            return self._patterns[bool(leading_space)].findall(text)
+            return self._tokenize_grammar(text, bool(leading_space))
         return self.automaton.tokenize(text, bool(leading_space))
+
+    def _tokenize_grammar(self, text: str, leading_space: bool) -> list[str]:
+        pattern = self._patterns[leading_space]
+        if not self.schema.keep_clusters:
+            return pattern.findall(text)
+        # As the core does: a syllable that would end inside a cluster goes on to the cluster's end
+        # (whitespace still ends it in leading-space mode), and the next one starts there.
+        ends = cluster_ends(text)
+        tokens: list[str] = []
+        pos, n = 0, len(text)
+        while pos < n:
+            end = pattern.match(text, pos).end()  # type: ignore[union-attr]  # "|." always matches
+            while end < n and end not in ends and not (leading_space and text[end] in WHITESPACE):
+                end += 1
+            tokens.append(text[pos:end])
+            pos = end
+        return tokens
 
     def tokenize_table(self, text: str, leading_space: bool = False) -> list[str]:
         """The automaton's tokens, whatever ``engine`` is (the authoritative engine)."""
@@ -120,6 +144,7 @@ def compile_automaton(schema: Schema) -> _core.Automaton:
             state_index[schema.start],
             [state_index[s] for s in schema.accept_states],
             [state_index[s] for s in schema.emit_states],
+            graphemes=list(property_ranges()) if schema.keep_clusters else None,
         )
     except SchemaError as exc:
         raise SchemaError(f"{schema.path}: {exc}") from None
@@ -145,11 +170,15 @@ def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
 
     Every string of up to ``max_length`` characters over one representative of each
     class, plus a Latin letter, a space, a tab and a newline, is tokenized by both
-    engines in both leading-space modes. Returns a description of each disagreement
-    (an empty list means the grammar is a faithful compilation of the automaton).
+    engines in both leading-space modes. Both run the syllables alone (``keep_clusters``
+    off, which would hide a grammar that forgets a mark: the cluster rule comes after either
+    engine, the same for both). Returns a description of each disagreement (an empty list
+    means the grammar is a faithful compilation of the automaton).
     """
     if schema.grammar is None:
         return ["the schema has no grammar: there is nothing to compare the automaton with"]
+    # The syllables themselves: keeping clusters whole would hide a grammar that forgets a mark.
+    schema = dataclasses.replace(schema, keep_clusters=False)
     grammar = Syllabifier(schema, engine="regex")
     table = Syllabifier(schema, engine="table")
     alphabet = [chr(min(cps)) for cps in schema.classes.values()]

@@ -2,10 +2,14 @@
 
 This was wwho's reference engine before the compiled core; the core must give the same tokens
 on every input (maximal munch, last-accept rollback, the leading-space rule, the explicit
-no-accept fallback: see docs/schemas.md).
+no-accept fallback: see docs/schemas.md). A schema with ``keep_clusters`` extends a syllable that
+would end inside an extended grapheme cluster to the cluster's end, found here with ``regex`` ``\\X``
+(the core applies UAX #29's rules itself); in leading-space mode whitespace still ends it.
 """
 
 from __future__ import annotations
+
+import regex
 
 from wwho.schema import OTHER, Schema
 
@@ -17,6 +21,7 @@ def tokenize_table(schema: Schema, text: str, leading_space: bool = False) -> li
     n = len(text)
     pos = 0
     pending = ""
+    cluster_ends = _cluster_ends(text) if schema.keep_clusters else None
     while pos < n:
         if leading_space and text[pos] in WHITESPACE:
             end = pos
@@ -31,6 +36,9 @@ def tokenize_table(schema: Schema, text: str, leading_space: bool = False) -> li
             pos = end
             continue
         end = longest_match(schema, text, pos, leading_space)
+        if cluster_ends is not None:
+            while end < n and end not in cluster_ends and not (leading_space and text[end] in WHITESPACE):
+                end += 1
         tokens.append(pending + text[pos:end])
         pending = ""
         pos = end
@@ -61,3 +69,11 @@ def longest_match(schema: Schema, text: str, pos: int, leading_space: bool) -> i
         if state in schema.accept_states:
             last = p
     return last if last is not None else pos + 1
+
+
+def _cluster_ends(text: str) -> set[int]:
+    ends, pos = set(), 0
+    for cluster in regex.findall(r"\X", text):
+        pos += len(cluster)
+        ends.add(pos)
+    return ends

@@ -5,6 +5,7 @@
 use super::errors::{error, guard, Kind};
 use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
+use crate::graphemes::Graphemes;
 use crate::router::Router;
 use crate::schema::Automaton;
 use crate::sgpe::{Encoder, EncoderSpec, Fallback, Routed, Scope};
@@ -25,7 +26,10 @@ pub struct PyAutomaton {
 
 #[pymethods]
 impl PyAutomaton {
+    /// `graphemes`: `(first, last, value)` ranges of `wwho.graphemes.property_ranges()` when the
+    /// schema keeps extended grapheme clusters whole, else `None`.
     #[new]
+    #[pyo3(signature = (classes, transitions, start, accept, emit, *, graphemes=None))]
     fn new(
         py: Python<'_>,
         classes: Vec<Ranges>,
@@ -33,9 +37,14 @@ impl PyAutomaton {
         start: usize,
         accept: Vec<usize>,
         emit: Vec<usize>,
+        graphemes: Option<Vec<(u32, u32, u8)>>,
     ) -> PyResult<Self> {
-        let inner = Automaton::new(&classes, &transitions, start, &accept, &emit)
+        let mut inner = Automaton::new(&classes, &transitions, start, &accept, &emit)
             .map_err(|e| error(py, Kind::Schema, e))?;
+        if let Some(ranges) = graphemes {
+            let table = Graphemes::new(&ranges).map_err(|e| error(py, Kind::Schema, e))?;
+            inner = inner.with_graphemes(table);
+        }
         Ok(Self { inner })
     }
 
