@@ -32,7 +32,7 @@ test-rust:
 	$(CARGO) test --manifest-path rust/Cargo.toml
 
 test: $(CORE) test-rust
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 bench: $(CORE)
 	$(PY) benchmarks/run_all.py

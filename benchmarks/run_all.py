@@ -48,8 +48,10 @@ BENCHMARKS = {
     # Prints Markdown tables and a plot link: included as is, not as a code block.
     "scripts": ("Every Indic script: SGPE vs SentencePiece, HF BPE, o200k_base, Llama 3, Qwen2 on FLORES-200 devtest",
                 ["bench_scripts.py"]),
+    "serve": ("`wwho serve`: 10,000 characters with three tokenizers, server and page (headless Chromium)",
+              ["bench_serve.py"]),
 }
-MARKDOWN_OUTPUT = {"scripts"}
+MARKDOWN_OUTPUT = {"scripts", "serve"}
 
 
 def versions() -> str:

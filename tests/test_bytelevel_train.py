@@ -188,10 +188,10 @@ def _reference_counts(docs: list[str], pattern: str) -> Counter[bytes]:
 
 
 def _core_counts(docs: list[str], pattern: str, **options) -> dict[bytes, int]:
-    from wwho.bytelevel.pretokenize import Pretokenizer
     from wwho.bytelevel.train import count_bytelevel
 
-    return count_bytelevel(docs, Pretokenizer.coerce(pattern), **options)
+    counts = count_bytelevel(docs, pattern=pattern, specials=[], progress=False, **options)
+    return {piece.encode("utf-8"): n for piece, n in counts.items()}
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])

@@ -59,6 +59,7 @@ fn main() {
                 router: None,
                 block_bytes: 8 << 20,
                 max_line_bytes: u64::MAX,
+                range: None,
             };
             let (mut tables, mut stats) = (Vec::new(), Stats::default());
             count_files(&files, &options, &mut tables, &mut stats, |_| Ok(())).expect("counted");

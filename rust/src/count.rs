@@ -30,6 +30,9 @@ pub struct Counts {
 
 const INLINE: usize = 32;
 
+/// The header of [`Counts::to_bytes`].
+const MAGIC: &[u8] = b"WWHOCNT1";
+
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     hash: u32,
@@ -140,6 +143,59 @@ impl Counts {
         }
     }
 
+    /// Add `n` to the count of `piece` unless the sum would pass `u64::MAX` (then `false`,
+    /// nothing changed). A zero `n` adds nothing (a zero count marks an empty slot).
+    pub fn try_add(&mut self, piece: &[u8], n: u64) -> bool {
+        if self.get(piece).checked_add(n).is_none() {
+            return false;
+        }
+        if n != 0 {
+            self.add(piece, n);
+        }
+        true
+    }
+
+    /// The table as bytes: `MAGIC`, then per piece its length (u32 LE), its bytes and its count
+    /// (u64 LE), in no particular order. For shipping partial counts between processes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(MAGIC.len() + self.len * 16 + self.arena.len());
+        out.extend_from_slice(MAGIC);
+        for (piece, n) in self.iter() {
+            out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+            out.extend_from_slice(piece);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out
+    }
+
+    /// Add every count of a [`Counts::to_bytes`] buffer. On an error nothing may be assumed
+    /// about what was added.
+    pub fn add_bytes(&mut self, mut data: &[u8]) -> Result<(), String> {
+        data = data
+            .strip_prefix(MAGIC)
+            .ok_or("not a piece-count buffer (no header)")?;
+        while !data.is_empty() {
+            let bad = || "a truncated piece-count buffer".to_string();
+            let len =
+                u32::from_le_bytes(data.get(..4).ok_or_else(bad)?.try_into().unwrap()) as usize;
+            let piece = data.get(4..4 + len).ok_or_else(bad)?;
+            let n = u64::from_le_bytes(
+                data.get(4 + len..12 + len)
+                    .ok_or_else(bad)?
+                    .try_into()
+                    .unwrap(),
+            );
+            if !self.try_add(piece, n) {
+                return Err(format!(
+                    "the count of {:?} passes 2**64 - 1",
+                    String::from_utf8_lossy(piece)
+                ));
+            }
+            data = &data[12 + len..];
+        }
+        Ok(())
+    }
+
     /// The count of `piece` (0 if absent).
     pub fn get(&self, piece: &[u8]) -> u64 {
         if self.slots.is_empty() {
@@ -168,9 +224,9 @@ impl Counts {
             .map(|s| (self.key_of(s), s.count))
     }
 
-    /// The sum of all counts.
+    /// The sum of all counts (at most `u64::MAX`: counts given by a caller may add up past it).
     pub fn total(&self) -> u64 {
-        self.iter().map(|(_, n)| n).sum()
+        self.iter().fold(0, |sum, (_, n)| sum.saturating_add(n))
     }
 
     /// Bytes held by the table.
@@ -276,6 +332,47 @@ pub struct FileOptions<'a> {
     /// The longest line, its line end included: a longer one is a bad line, found after
     /// reading about this many bytes of it (memory stays bounded on a file without newlines).
     pub max_line_bytes: u64,
+    /// Only the bytes `[start, end)` of each file: a shard of a larger file (`wwho.scale`).
+    /// `start` must be 0 or just after a line end, `end` just after one or at the end of the
+    /// file, so the shard's lines are exactly the file's; line numbers in messages stay the
+    /// file's (the lines before `start` are counted only when a message needs them).
+    pub range: Option<(u64, u64)>,
+}
+
+/// `file:line` for messages, where line `rel` (0-based) counts from the start of the range.
+struct Place<'a> {
+    path: &'a Path,
+    start: u64,
+    before: Option<Option<u64>>,
+}
+
+impl Place<'_> {
+    fn at(&mut self, rel: u64) -> String {
+        let shown = self.path.display();
+        if self.start == 0 {
+            return format!("{shown}:{}", rel + 1);
+        }
+        let (path, start) = (self.path, self.start);
+        match *self.before.get_or_insert_with(|| lines_before(path, start)) {
+            Some(before) => format!("{shown}:{}", before + rel + 1),
+            None => format!("{shown} (line {} after byte {start})", rel + 1),
+        }
+    }
+}
+
+/// How many line ends come before byte `start` of the file (`None` if it cannot be read).
+fn lines_before(path: &Path, start: u64) -> Option<u64> {
+    let mut file = std::fs::File::open(path).ok()?.take(start);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut lines = 0u64;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Some(lines),
+            Ok(n) => lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// A bad line inside a block: line index in the block, and the byte offset in the line.
@@ -386,6 +483,21 @@ pub fn count_files(
         let shown = path.display();
         let mut file = std::fs::File::open(path)
             .map_err(|e| CountError::Io(format!("{shown}: cannot open: {e}")))?;
+        let (start, mut remaining) = match options.range {
+            Some((start, end)) => {
+                use std::io::Seek;
+                file.seek(std::io::SeekFrom::Start(start)).map_err(|e| {
+                    CountError::Io(format!("{shown}: cannot seek to byte {start}: {e}"))
+                })?;
+                (start, end.saturating_sub(start))
+            }
+            None => (0, u64::MAX),
+        };
+        let mut place = Place {
+            path,
+            start,
+            before: None,
+        };
         stats.files += 1;
         let mut buf: Vec<u8> = Vec::with_capacity(block_bytes + (1 << 16));
         let mut line_base: u64 = 0; // line number (0-based) of the block's first line
@@ -395,15 +507,19 @@ pub fn count_files(
         loop {
             // Fill up to `target` bytes, then cut after the last line end (the rest waits).
             while !eof && buf.len() < target {
-                let want = (target - buf.len()) as u64;
+                let want = ((target - buf.len()) as u64).min(remaining);
+                if want == 0 {
+                    eof = true;
+                    break;
+                }
                 match (&mut file).take(want).read_to_end(&mut buf) {
                     Ok(0) => eof = true,
-                    Ok(_) => {}
+                    Ok(n) => remaining -= n as u64,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
                         return Err(CountError::Io(format!(
-                            "{shown}:{}: cannot read: {e}",
-                            line_base + 1
+                            "{}: cannot read: {e}",
+                            place.at(line_base)
                         )));
                     }
                 }
@@ -433,9 +549,9 @@ pub fn count_files(
             let first_line = memchr::memchr(b'\n', &buf).map_or(buf.len(), |i| i + 1) as u64;
             if first_line > options.max_line_bytes {
                 let where_ = format!(
-                    "{shown}:{}: the line is longer than {} bytes, the limit that bounds memory \
+                    "{}: the line is longer than {} bytes, the limit that bounds memory \
                      (raise it with --max-line-bytes, or max_line_bytes=)",
-                    line_base + 1,
+                    place.at(line_base),
                     thousands(options.max_line_bytes)
                 );
                 if !options.skip_bad_lines {
@@ -479,14 +595,14 @@ pub fn count_files(
             for (part, result) in parts.iter().zip(results) {
                 let (documents, bad) = result.ok_or_else(|| {
                     CountError::Io(format!(
-                        "{shown}:{}: internal error while counting",
-                        line_base + 1
+                        "{}: internal error while counting",
+                        place.at(line_base)
                     ))
                 })?;
                 stats.documents += documents;
                 for (index, byte) in bad {
                     let where_ =
-                        format!("{shown}:{}: invalid UTF-8 at byte {byte}", base + index + 1);
+                        format!("{}: invalid UTF-8 at byte {byte}", place.at(base + index));
                     if !options.skip_bad_lines {
                         return Err(CountError::BadLine(where_));
                     }
@@ -579,6 +695,29 @@ mod tests {
     }
 
     #[test]
+    fn bytes_round_trip_and_overflow() {
+        let mut c = Counts::default();
+        let long = "ක".repeat(40);
+        for (p, n) in [("a", 3u64), (" b", 1), (long.as_str(), 7)] {
+            c.add(p.as_bytes(), n);
+        }
+        let mut d = Counts::default();
+        d.add(b"a", 1);
+        d.add_bytes(&c.to_bytes()).unwrap();
+        assert_eq!(d.get(b"a"), 4);
+        assert_eq!(d.get(long.as_bytes()), 7);
+        assert_eq!(d.len(), 3);
+        assert!(d.add_bytes(b"nonsense").is_err());
+        assert!(d.add_bytes(&c.to_bytes()[..12]).is_err());
+        let mut big = Counts::default();
+        big.add(b"a", u64::MAX - 3);
+        assert!(big.add_bytes(&c.to_bytes()).is_ok()); // exactly u64::MAX
+        assert!(!big.try_add(b"a", 1));
+        assert_eq!(big.get(b"a"), u64::MAX);
+        assert!(big.try_add(b"z", 0) && big.get(b"z") == 0 && big.len() == 3);
+    }
+
+    #[test]
     fn files_blocks_threads_and_bad_lines() {
         let dir = std::env::temp_dir().join(format!("wwho-count-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -603,6 +742,7 @@ mod tests {
                 router: None,
                 block_bytes: 1 << 16,
                 max_line_bytes: u64::MAX,
+                range: None,
             };
             let (mut counts, mut stats) = (Vec::new(), Stats::default());
             count_files(&[path.as_path()], &options, &mut counts, &mut stats, |_| {
@@ -640,6 +780,37 @@ mod tests {
                 )))
             );
         }
+        // Two ranges cut at a line end count what the whole file counts; a bad line in the
+        // second range keeps its line number in the file.
+        let cut = content.len() / 3;
+        let cut = (cut + content[cut..].iter().position(|&b| b == b'\n').unwrap() + 1) as u64;
+        let mut total = Counts::default();
+        let mut stats = Stats::default();
+        for range in [(0, cut), (cut, content.len() as u64)] {
+            let options = FileOptions {
+                threads: 2,
+                skip_bad_lines: true,
+                router: None,
+                block_bytes: 1 << 16,
+                max_line_bytes: u64::MAX,
+                range: Some(range),
+            };
+            let mut counts = Vec::new();
+            count_files(&[path.as_path()], &options, &mut counts, &mut stats, |_| {
+                Ok(())
+            })
+            .unwrap();
+            for c in counts {
+                absorb(&mut total, c);
+            }
+        }
+        assert_eq!(sorted(&total), sorted(&want));
+        assert_eq!(stats.documents, 5001);
+        assert_eq!(stats.bytes, content.len() as u64);
+        assert_eq!(
+            stats.first_bad,
+            [format!("{}:10001: invalid UTF-8 at byte 4", path.display())]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

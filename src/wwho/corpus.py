@@ -56,14 +56,25 @@ class CorpusStats:
     first_bad: list[str] = field(default_factory=list)
 
 
-def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """Expand directories and globs into a sorted list of files; missing inputs are an error."""
+def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, texts_hint: str = "") -> list[Path]:
+    """Expand directories and globs into a sorted list of files; missing inputs are an error.
+
+    ``texts_hint``: the API that takes strings instead (``"SGPETokenizer.train_from_iterator"``),
+    named in the error when an item is not a path but looks like text (a long string, a newline)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files: list[Path] = []
     for item in paths:
+        if not isinstance(item, (str, os.PathLike)):
+            hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
+            raise CorpusError(f"a corpus is file paths, not {type(item).__name__} objects{hint}")
         text = str(item)
         path = Path(text)
+        try:
+            path.is_dir()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL: text, not a path
+            hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
+            raise CorpusError(f"{_shown(text)}: not a file name{hint}") from None
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
         elif path.is_file():
@@ -74,10 +85,17 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
                 raise CorpusError(f"{text}: the pattern matches no file")
             files.extend(matches)
         else:
-            raise CorpusError(f"{text}: no such file or directory")
+            looks_like_text = len(text) > 255 or "\n" in text or " " in text.strip()
+            hint = f" (to train on texts in memory use {texts_hint})" if texts_hint and looks_like_text else ""
+            raise CorpusError(f"{_shown(text)}: no such file or directory{hint}")
     if not files:
         raise CorpusError("no corpus files given (directories were empty)")
     return files
+
+
+def _shown(text: str) -> str:
+    """A path for a one-line message: as is, or quoted and cut when it holds a line end or is long."""
+    return text if len(text) <= 255 and "\n" not in text and "\r" not in text else repr(text[:60]) + "..."
 
 
 def file_format(path: Path) -> str:
@@ -107,36 +125,78 @@ def iter_documents(
 ) -> Iterator[str]:
     """Yield every document of the corpus, in a deterministic order. See the module docstring."""
     stats = stats if stats is not None else CorpusStats()
-    limit = check_max_line_bytes(max_line_bytes)
     for path in resolve_paths(paths):
-        stats.files += 1
-        kind = format or file_format(path)
-        with open_binary(path) as f:
-            lineno = 0
-            try:
-                while raw := f.readline(limit + 1):
-                    lineno += 1
-                    stats.bytes += len(raw)
-                    try:
-                        if len(raw) > limit:
-                            raise ValueError(f"the line is longer than {limit:,} bytes, the limit that bounds "
-                                             "memory (raise it with --max-line-bytes, or max_line_bytes=)")
-                        doc = _parse_line(raw, kind, text_field)
-                    except ValueError as exc:
-                        where = f"{path}:{lineno}: {exc}"
-                        if not skip_bad_lines:
-                            raise CorpusError(where + " (use --skip-bad-lines to skip such lines)") from None
-                        if len(raw) > limit:
-                            stats.bytes += _skip_line(f, raw)
-                        stats.bad_lines += 1
-                        if len(stats.first_bad) < 5:
-                            stats.first_bad.append(where)
-                        continue
-                    if doc:
-                        stats.documents += 1
-                        yield doc
-            except (OSError, EOFError, lzma.LZMAError) as exc:
-                raise CorpusError(f"{path}:{lineno + 1}: cannot read (corrupt or truncated file?): {exc}") from None
+        yield from file_documents(path, text_field=text_field, format=format, skip_bad_lines=skip_bad_lines,
+                                  stats=stats, max_line_bytes=max_line_bytes)
+
+
+def file_documents(
+    path: Path,
+    *,
+    text_field: str = "text",
+    format: str | None = None,
+    skip_bad_lines: bool = False,
+    stats: CorpusStats | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    start: int = 0,
+    end: int | None = None,
+) -> Iterator[str]:
+    """The documents of one file; ``start``/``end``: only those bytes of an uncompressed file, cut
+    at line ends (a shard, :mod:`wwho.scale`). Line numbers in messages stay the file's."""
+    stats = stats if stats is not None else CorpusStats()
+    limit = check_max_line_bytes(max_line_bytes)
+    stats.files += 1
+    kind = format or file_format(path)
+    ranged = start != 0 or end is not None
+    if ranged and path.suffix.lower() in _OPENERS:
+        raise ValueError(f"{path}: a compressed file cannot be read by byte range")
+    stop = end if end is not None else float("inf")
+    with open_binary(path) as f:
+        if start:
+            f.seek(start)
+        pos = start
+        lineno = 0
+
+        def where(line: int) -> str:
+            return f"{path}:{line + (_lines_before(path, start) if start else 0)}"
+
+        try:
+            while pos < stop and (raw := f.readline(limit + 1)):
+                lineno += 1
+                stats.bytes += len(raw)
+                pos += len(raw)
+                try:
+                    if len(raw) > limit:
+                        raise ValueError(f"the line is longer than {limit:,} bytes, the limit that bounds "
+                                         "memory (raise it with --max-line-bytes, or max_line_bytes=)")
+                    doc = _parse_line(raw, kind, text_field)
+                except ValueError as exc:
+                    message = f"{where(lineno)}: {exc}"
+                    if not skip_bad_lines:
+                        raise CorpusError(message + " (use --skip-bad-lines to skip such lines)") from None
+                    if len(raw) > limit:
+                        skipped = _skip_line(f, raw)
+                        stats.bytes += skipped
+                        pos += skipped
+                    stats.bad_lines += 1
+                    if len(stats.first_bad) < 5:
+                        stats.first_bad.append(message)
+                    continue
+                if doc:
+                    stats.documents += 1
+                    yield doc
+        except (OSError, EOFError, lzma.LZMAError) as exc:
+            raise CorpusError(f"{where(lineno + 1)}: cannot read (corrupt or truncated file?): {exc}") from None
+
+
+def _lines_before(path: Path, offset: int) -> int:
+    """Line ends in the first ``offset`` bytes of ``path`` (for a message about a shard's line)."""
+    lines = 0
+    with open(path, "rb") as f:
+        while offset > 0 and (chunk := f.read(min(offset, 1 << 20))):
+            lines += chunk.count(b"\n")
+            offset -= len(chunk)
+    return lines
 
 
 def check_max_line_bytes(value: object) -> int:

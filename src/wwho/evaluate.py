@@ -17,7 +17,8 @@ byte-fallback/UNK rate, the number of distinct ids used, and the share of lines 
 decode back exactly. Boundaries are measured in UTF-8 byte offsets from each token's
 bytes (wwho, tiktoken), HF's character offsets, or SentencePiece's decoded prefixes (lines
 that SentencePiece normalizes are not measured, and counted). ``parity(a, b)`` compares
-token counts of line-aligned corpora (FLORES, NTREX).
+token counts of line-aligned corpora (FLORES, NTREX). ``inside_offsets(text)`` is the cut
+structure of one text (``wwho serve`` draws it).
 
 Output formats (table, Markdown, JSON, plot) live in :mod:`wwho.cli.eval`.
 """
@@ -50,6 +51,8 @@ class Evaluated:
     decode: Callable[[list[int]], str]
     is_fallback: Callable[[int], bool]
     vocab_size: int
+    #: id -> the token's bytes where the tokenizer defines them (wwho kinds, tiktoken), else None
+    token_bytes: Callable[[int], bytes] | None = None
 
 
 @dataclass
@@ -152,7 +155,8 @@ def _native(tok, name: str) -> Evaluated:
     vocab = getattr(tok, "vocab", None)
     if isinstance(vocab, dict):
         fallback_ids = {i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
-    return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size))
+    return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size),
+                     getattr(tok, "token_bytes", None))
 
 
 def _tiktoken(name: str) -> Evaluated:
@@ -165,7 +169,8 @@ def _tiktoken(name: str) -> Evaluated:
     def encode(text: str):
         ids = safe.encode_ordinary(text)
         return ids, _ends(enc.decode_single_token_bytes(i) for i in ids)
-    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab)
+    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab,
+                     enc.decode_single_token_bytes)
 
 
 def _hf(path: str, name: str) -> Evaluated:
@@ -225,11 +230,13 @@ def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
     """Byte offsets strictly inside a grapheme cluster, and strictly inside an Indic syllable."""
     got = _STRUCTURES.get(text)
     if got is None:
-        got = _STRUCTURES.put(text, _compute_line_structure(text))
+        got = _STRUCTURES.put(text, inside_offsets(text))
     return got
 
 
-def _compute_line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
+def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
+    """UTF-8 byte offsets of ``text`` strictly inside a grapheme cluster, and strictly inside an Indic
+    syllable: a token boundary at such an offset cuts the cluster (syllable). Not cached."""
     starts = [0]
     for ch in text:
         starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
@@ -252,6 +259,9 @@ def _compute_line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
         else:
             pos += len(seg.text)
     return frozenset(inside_cluster), frozenset(inside_syllable)
+
+
+#: evaluate() sees corpus lines again for every tokenizer: cache them (by count; lines are short)
 
 
 def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress: bool = False) -> Metrics:

@@ -62,8 +62,10 @@ impl PyPieceCounter {
     /// Count every line of plain-text files on `threads` threads (0: all cores) without the GIL.
     /// `progress(bytes)` is called after each block. Returns `(files, documents, bytes,
     /// bad_lines, first_bad)`; a bad line without `skip_bad_lines` is a CorpusError.
-    #[pyo3(signature = (paths, *, threads=0, skip_bad_lines=false, progress=None, block_bytes=8 << 20, max_line_bytes=u64::MAX))]
-    #[allow(clippy::type_complexity)]
+    /// `start`/`end`: only those bytes of each file (a shard, cut at line ends; see
+    /// `FileOptions::range`); line numbers in messages stay the file's.
+    #[pyo3(signature = (paths, *, threads=0, skip_bad_lines=false, progress=None, block_bytes=8 << 20, max_line_bytes=u64::MAX, start=0, end=None))]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn count_files(
         &mut self,
         py: Python<'_>,
@@ -73,7 +75,13 @@ impl PyPieceCounter {
         progress: Option<Py<PyAny>>,
         block_bytes: usize,
         max_line_bytes: u64,
+        start: u64,
+        end: Option<u64>,
     ) -> PyResult<(u64, u64, u64, u64, Vec<String>)> {
+        let range = match (start, end) {
+            (0, None) => None,
+            (start, end) => Some((start, end.unwrap_or(u64::MAX))),
+        };
         let threads = threads_or_all(threads);
         let files: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
         let mut stats = Stats::default();
@@ -87,6 +95,7 @@ impl PyPieceCounter {
                     router,
                     block_bytes,
                     max_line_bytes,
+                    range,
                 };
                 count_files(
                     &files,
@@ -233,6 +242,54 @@ impl PyPieceCounter {
             .iter()
             .map(|(piece, n)| (PyBytes::new(py, piece), n))
             .collect()
+    }
+
+    /// Add `counts[i]` to the count of `pieces[i]` (counts of 0 add nothing). A sum past
+    /// 2**64 - 1 is a CorpusError naming the piece (the pieces before it are added).
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        pieces: Vec<Bound<'_, PyString>>,
+        counts: Vec<u64>,
+    ) -> PyResult<()> {
+        if pieces.len() != counts.len() {
+            return Err(error(
+                py,
+                Kind::Wwho,
+                "add: pieces and counts differ in length",
+            ));
+        }
+        self.total();
+        let table = &mut self.tables[0];
+        let mut buf = Vec::new();
+        for (piece, &n) in pieces.iter().zip(&counts) {
+            let text = super::text::text(piece)?;
+            buf.clear();
+            with_text!(text, t => for u in t { crate::units::push_utf8(crate::units::Unit::cp(*u), &mut buf) });
+            if !table.try_add(&buf, n) {
+                return Err(error(
+                    py,
+                    Kind::Corpus,
+                    format!("the count of {:?} passes 2**64 - 1", piece.to_string()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every count as one `bytes` object (see `Counts::to_bytes`): partial counts shipped
+    /// between processes, added with [`PyPieceCounter::add_bytes`].
+    fn to_bytes<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let data = self.total().to_bytes();
+        PyBytes::new(py, &data)
+    }
+
+    /// Add every count of a `to_bytes` buffer (exactly: a sum past 2**64 - 1 is a CorpusError).
+    fn add_bytes(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        self.total();
+        let table = &mut self.tables[0];
+        py.detach(|| table.add_bytes(data))
+            .map_err(|e| error(py, Kind::Corpus, e))
     }
 
     /// How many distinct pieces.

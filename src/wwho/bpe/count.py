@@ -193,33 +193,68 @@ def count_corpus(
     through :func:`wwho.corpus.iter_documents`. Bad lines are reported as there (``file:line``),
     and so are lines longer than ``max_line_bytes``.
     """
-    # The core checks the length of a line that starts a block; every other line of a block is
-    # shorter than the block, so blocks no longer than the limit make the check complete.
-    block_bytes = min(8 << 20, max_line_bytes)
-    core_reads = block_bytes >= 1 << 16
     stats = stats if stats is not None else CorpusStats()
-    threads = 0 if workers is None else max(1, int(workers))
     counter = _core.PieceCounter(router)
     with tqdm(desc="counting", unit="B", unit_scale=True, disable=not progress) as bar:
         for path in files:
-            if core_reads and file_format(path) == "text" and path.suffix.lower() not in (".gz", ".xz", ".bz2"):
-                n_files, documents, size, bad, first_bad = counter.count_files(
-                    [path], threads=threads, skip_bad_lines=skip_bad_lines, progress=bar.update,
-                    block_bytes=block_bytes, max_line_bytes=max_line_bytes)
-                stats.files += n_files
-                stats.documents += documents
-                stats.bytes += size
-                stats.bad_lines += bad
-                stats.first_bad.extend(first_bad[: max(0, 5 - len(stats.first_bad))])
-                continue
-            before = stats.bytes
-            docs = iter_documents([path], text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
-                                  max_line_bytes=max_line_bytes)
-            for batch in _batches(docs, batch_bytes):
-                counter.count_texts(batch, threads=threads)
-                bar.update(stats.bytes - before)
-                before = stats.bytes
+            count_file(counter, path, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                       workers=workers, progress=bar.update, batch_bytes=batch_bytes,
+                       max_line_bytes=max_line_bytes)
     return counter
+
+
+def core_reads(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> bool:
+    """Whether :func:`count_file` has the core read ``path`` (plain, uncompressed text), which
+    is also what lets a file be cut into byte ranges (``start``/``end``)."""
+    return (_block_bytes(max_line_bytes) >= 1 << 16 and file_format(path) == "text"
+            and path.suffix.lower() not in (".gz", ".xz", ".bz2"))
+
+
+def _block_bytes(max_line_bytes: int) -> int:
+    # The core checks the length of a line that starts a block; every other line of a block is
+    # shorter than the block, so blocks no longer than the limit make the check complete.
+    return min(8 << 20, max_line_bytes)
+
+
+def count_file(
+    counter: _core.PieceCounter,
+    path: Path,
+    *,
+    text_field: str = "text",
+    skip_bad_lines: bool = False,
+    stats: CorpusStats,
+    workers: int | None = None,
+    progress=None,
+    batch_bytes: int = 8_000_000,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    start: int = 0,
+    end: int | None = None,
+) -> None:
+    """Count one corpus file into ``counter`` (the body of :func:`count_corpus`, also what a
+    shard of a cluster run executes: :mod:`wwho.scale`). ``start``/``end``: only those bytes
+    of the file, cut at line ends (plain text read by the core only, see :func:`core_reads`);
+    line numbers in messages stay the file's. ``progress(n)`` is called with bytes read."""
+    threads = 0 if workers is None else max(1, int(workers))
+    if core_reads(path, max_line_bytes):
+        n_files, documents, size, bad, first_bad = counter.count_files(
+            [path], threads=threads, skip_bad_lines=skip_bad_lines, progress=progress,
+            block_bytes=_block_bytes(max_line_bytes), max_line_bytes=max_line_bytes, start=start, end=end)
+        stats.files += n_files
+        stats.documents += documents
+        stats.bytes += size
+        stats.bad_lines += bad
+        stats.first_bad.extend(first_bad[: max(0, 5 - len(stats.first_bad))])
+        return
+    if start != 0 or end is not None:
+        raise ValueError(f"{path}: only plain uncompressed text files can be counted by byte range")
+    before = stats.bytes
+    docs = iter_documents([path], text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                          max_line_bytes=max_line_bytes)
+    for batch in _batches(docs, batch_bytes):
+        counter.count_texts(batch, threads=threads)
+        if progress is not None:
+            progress(stats.bytes - before)
+        before = stats.bytes
 
 
 def default_workers() -> int:

@@ -375,6 +375,23 @@ class ByteBPE:
             min_freq=min_freq, workers=workers, progress=progress, **options))
 
     @classmethod
+    def train_from_iterator(cls, iterator, *, vocab_size: int, length: int | None = None, **options) -> ByteBPE:
+        """Train on an iterable of strings or of batches of strings (a ``datasets`` column); each
+        string is one document. See :func:`wwho.bytelevel.train.train_bytelevel_from_iterator`."""
+        from wwho.bytelevel.train import train_bytelevel_from_iterator
+
+        return cls.from_model(train_bytelevel_from_iterator(iterator, vocab_size=vocab_size, length=length,
+                                                            **options))
+
+    @classmethod
+    def train_from_counts(cls, counts, *, vocab_size: int, **options) -> ByteBPE:
+        """Train on piece counts: a dict or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
+        See :func:`wwho.bytelevel.train.train_bytelevel_from_counts`."""
+        from wwho.bytelevel.train import train_bytelevel_from_counts
+
+        return cls.from_model(train_bytelevel_from_counts(counts, vocab_size=vocab_size, **options))
+
+    @classmethod
     def from_tiktoken(cls, name_or_path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
         """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``);
         ``options`` go to :func:`wwho.bytelevel.files.from_tiktoken`."""

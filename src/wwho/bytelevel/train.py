@@ -3,7 +3,7 @@
 1. **count**: documents (:mod:`wwho.corpus`) are cut at special-token text (so special tokens
    are never part of a piece nor merged), then split by the compiled core's pre-tokenizer (the
    one encoding uses) and the pieces counted in the core on threads without the GIL
-   (:func:`count_bytelevel`; 64-bit counts, keys the pieces' UTF-8 bytes);
+   (:func:`count_bytelevel`; 64-bit counts);
 2. **words**: each distinct piece becomes the list of its UTF-8 byte values;
 3. **merges**: :class:`wwho.bpe.MergeEngine` over the 256 byte symbols, most frequent pair
    first (a pair merges while its count is ``>= min_freq``), ties to the lexicographically
@@ -58,12 +58,20 @@ def train_bytelevel(
     skip_bad_lines: bool = False,
     stats: CorpusStats | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    engine: str = "local",
+    address: str | None = None,
+    shard_bytes: int | None = None,
 ) -> ByteLevelModel:
     """Train a byte-level BPE model on text/JSONL files (see the module docstring).
 
     ``vocab_size`` counts everything: the 256 byte tokens, the merged tokens and the special
-    tokens. ``pattern`` is ``gpt2``, ``gpt4`` (cl100k), ``o200k`` or a regex.
+    tokens. ``pattern`` is ``gpt2``, ``gpt4`` (cl100k), ``o200k`` or a regex. ``engine="ray"``:
+    count shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_engine`), same result.
     """
+    if engine not in ("local", "ray"):
+        raise VocabError(f"engine must be one of local, ray, not {engine!r}")
+    if (address is not None or shard_bytes is not None) and engine != "ray":
+        raise VocabError("address and shard_bytes are options of engine='ray'")
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
         raise VocabError("special tokens must be non-empty strings")
@@ -76,27 +84,37 @@ def train_bytelevel(
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)
     check_max_line_bytes(max_line_bytes)
-    pretok = Pretokenizer.coerce(pattern)
-    if len(pretok.patterns) != 1 or pretok.has_byte_stage:
-        raise VocabError(
-            f"training needs a single-regex pre-tokenizer (gpt2, gpt4, o200k or a regex), not {pattern!r}"
-        )
-    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+    pretok = _pretokenizer(pattern)
     stats = stats if stats is not None else CorpusStats()
 
     t0 = time.perf_counter()
-    files = resolve_paths(corpus)
-    documents: Iterable[str] = iter_documents(
-        files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats, max_line_bytes=max_line_bytes
-    )
-    documents = replace_surrogates(documents)
-    if specials:
-        documents = split_specials(documents, specials)
-    pieces = count_bytelevel(documents, pretok, workers=workers, progress=progress)
+    files = resolve_paths(corpus, texts_hint="ByteBPE.train_from_iterator")
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, plan_shards
+
+        shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
+        options = CountOptions("bytelevel", text_field=text_field, skip_bad_lines=skip_bad_lines,
+                               max_line_bytes=max_line_bytes, pattern=pretok.patterns[0], specials=tuple(specials),
+                               count_documents=count_bytelevel)
+        pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
+                              total_bytes=sum(s.size for s in shards), progress=progress)
+        stats.files += len(files)
+    else:
+        documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                                   max_line_bytes=max_line_bytes)
+        pieces = count_bytelevel(documents, pattern=pretok, specials=specials, workers=workers,
+                                 progress=progress)
     if not pieces:
         raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
-    say(f"counted {sum(pieces.values()):,} pieces ({len(pieces):,} distinct) in "
-        f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
+    where = f" in {stats.documents:,} documents"
+    return _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t0, where)
+
+
+def _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t0, where) -> ByteLevelModel:
+    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+    say(f"counted {sum(pieces.values()):,} pieces ({len(pieces):,} distinct){where}, "
+        f"{time.perf_counter() - t0:.1f}s")
 
     merges, symbols = learn_merges(pieces, max_symbols=vocab_size - len(specials), min_freq=min_freq,
                                    progress=progress)
@@ -108,22 +126,31 @@ def train_bytelevel(
                           name="bytelevel")
 
 
-def count_bytelevel(
-    documents: Iterable[str],
-    pretokenizer: Pretokenizer,
-    *,
-    workers: int | None = None,
-    batch_chars: int = 8_000_000,
-    progress: bool = False,
-) -> dict[bytes, int]:
-    """Piece counts (UTF-8 bytes -> count) of ``documents`` as ``pretokenizer`` cuts them.
+def _pretokenizer(pattern) -> Pretokenizer:
+    pretok = Pretokenizer.coerce(pattern)
+    if len(pretok.patterns) != 1 or pretok.has_byte_stage:
+        raise VocabError(
+            f"training needs a single-regex pre-tokenizer (gpt2, gpt4, o200k or a regex), not {pattern!r}"
+        )
+    return pretok
 
-    The core counts each batch of about ``batch_chars`` characters on ``workers`` threads (default:
-    all cores) without the GIL, while this thread reads the next batch. Documents must hold no
-    lone surrogates (:func:`replace_surrogates`).
+
+def count_bytelevel(
+    documents: Iterable[str], *, pattern: str | Pretokenizer, specials: list[str], workers: int | None = None,
+    progress: bool = True, batch_chars: int = 8_000_000,
+) -> Counter[str]:
+    """The pieces of documents as training counts them (surrogates replaced, special tokens cut
+    out, the pre-tokenizer): the one counting path of local runs, iterators and Ray shards.
+
+    The compiled core cuts and counts each batch of about ``batch_chars`` characters on ``workers``
+    threads (default: all cores) without the GIL, with the pre-tokenizer encoding uses, while this
+    thread reads the next batch.
     """
+    documents = replace_surrogates(documents)
+    if specials:
+        documents = split_specials(documents, specials)
     counter = _core.PieceCounter()
-    core_pretokenizer = pretokenizer._core  # the same package
+    core_pretokenizer = _pretokenizer(pattern)._core  # the same package
     threads = 0 if workers is None else max(1, int(workers))
 
     def count(batch: list[str]) -> None:
@@ -139,7 +166,8 @@ def count_bytelevel(
             bar.update(sum(map(len, batch)))
         if pending is not None:
             pending.result()
-    return dict(counter.byte_items())
+    # Pieces are cut from valid UTF-8 at character boundaries: they decode.
+    return Counter({piece.decode("utf-8"): n for piece, n in counter.byte_items()})
 
 
 def learn_merges(
@@ -177,3 +205,68 @@ def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[st
             yield doc
         else:
             yield from (part for part in splitter.split(doc) if part)
+
+
+def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tuple[Pretokenizer, list[str]]:
+    specials = list(dict.fromkeys(special_tokens))
+    if any(not isinstance(s, str) or not s for s in specials):
+        raise VocabError("special tokens must be non-empty strings")
+    check_vocab_size(vocab_size, low=256 + len(specials))
+    check_range(min_freq, "min_freq", 1, MAX_COUNT)
+    check_workers(workers)
+    return _pretokenizer(pattern), specials
+
+
+def train_bytelevel_from_iterator(
+    iterator, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
+    workers: int | None = None, progress: bool = True, length: int | None = None, engine: str = "local",
+    address: str | None = None,
+) -> ByteLevelModel:
+    """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`);
+    each string is one document, as one line of a file is. ``engine="ray"``: counted in Ray tasks,
+    batches of about 8 MB of text each (sent from this process)."""
+    from wwho.scale.texts import iter_texts
+
+    pretok, specials = _checked(vocab_size, pattern, special_tokens, min_freq, workers)
+    if engine not in ("local", "ray"):
+        raise VocabError(f"engine must be one of local, ray, not {engine!r}")
+    if address is not None and engine != "ray":
+        raise VocabError("address is an option of engine='ray'")
+    t0 = time.perf_counter()
+    texts = iter_texts(iterator, length=length, progress=progress, files_hint="ByteBPE.train")
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, text_shards
+
+        options = CountOptions("bytelevel", pattern=pretok.patterns[0], specials=tuple(specials),
+                               count_documents=count_bytelevel)
+        pieces = count_on_ray(text_shards(texts), options, address=address, workers=workers, progress=False)
+    else:
+        pieces = count_bytelevel(texts, pattern=pretok, specials=specials, workers=workers,
+                                 progress=False)
+    if not pieces:
+        raise CorpusError("the iterator has no text")
+    return _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t0, "")
+
+
+def train_bytelevel_from_counts(
+    counts, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
+    progress: bool = True,
+) -> ByteLevelModel:
+    """Train on piece counts: a dict, or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`). The
+    counts of a corpus's pieces give the same model as the corpus. ``pattern`` is the
+    pre-tokenizer the model will encode with (the counts' pieces should be its matches)."""
+    from wwho.scale.counts import add_counts, iter_counts
+
+    pretok, specials = _checked(vocab_size, pattern, special_tokens, min_freq)
+    t0 = time.perf_counter()
+    pieces = add_counts({}, ((_no_surrogates(p), n) for p, n in iter_counts(counts)))
+    if not pieces:
+        raise CorpusError("the counts are empty")
+    return _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t0, "")
+
+
+def _no_surrogates(piece: str) -> str:
+    if _SURROGATE.search(piece) is None:
+        return piece
+    return piece.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -24,6 +24,7 @@ VERBS = {
     "inspect": ("wwho.cli.inspect", "show what a tokenizer file holds"),
     "export": ("wwho.cli.export", "write a vocabulary in another ecosystem's format (hf)"),
     "eval": ("wwho.cli.eval", "compare tokenizers on corpora: fertility, integrity, parity"),
+    "serve": ("wwho.cli.serve", "a local page showing how tokenizers cut your text, side by side"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
 TRAIN_KINDS: dict[str, str] = {

@@ -11,6 +11,7 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
+from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_engine_arguments(p)
     return strict(p)
 
 
@@ -61,6 +63,7 @@ def main(argv: list[str]) -> int:
         skip_bad_lines=args.skip_bad_lines,
         stats=stats,
         max_line_bytes=args.max_line_bytes,
+        **engine_options(args),
     )
     seconds = time.perf_counter() - t0
     out = tok.save(out, hf=True)

@@ -19,6 +19,7 @@ import time
 
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
+from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.words import SCRIPT_MODES
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
                    "(with --meta: that the meta tokenizer round-trips the corpus)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_engine_arguments(p)
     meta = p.add_argument_group("meta tokenizer (tiktoken + SGPE in one id space)")
     meta.add_argument("--meta", action="store_true",
                       help="train the SGPE part of a meta tokenizer on the Indic runs only and write meta_config.json")
@@ -118,6 +120,7 @@ def main(argv: list[str]) -> int:
         stats=stats,
         segments_only=args.meta,
         max_line_bytes=args.max_line_bytes,
+        **engine_options(args),
     )
     seconds = time.perf_counter() - t0
     if args.meta:

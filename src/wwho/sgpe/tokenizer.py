@@ -86,6 +86,24 @@ class SGPETokenizer:
         return cls(train_sgpe(corpus, vocab_size=vocab_size, script=script, **options))
 
     @classmethod
+    def train_from_iterator(cls, iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
+                            **options) -> SGPETokenizer:
+        """Train on an iterable of strings or of batches of strings (a ``datasets`` column); each
+        string is one document. See :func:`wwho.sgpe.train.train_sgpe_from_iterator`."""
+        from wwho.sgpe.train import train_sgpe_from_iterator
+
+        return cls(train_sgpe_from_iterator(iterator, vocab_size=vocab_size, script=script, length=length,
+                                            **options))
+
+    @classmethod
+    def train_from_counts(cls, counts, *, vocab_size: int, script: str = "sinhala", **options) -> SGPETokenizer:
+        """Train on piece counts: a dict or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
+        See :func:`wwho.sgpe.train.train_sgpe_from_counts`."""
+        from wwho.sgpe.train import train_sgpe_from_counts
+
+        return cls(train_sgpe_from_counts(counts, vocab_size=vocab_size, script=script, **options))
+
+    @classmethod
     def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
         """Load a ``vocab.json``, or a directory holding one."""
         path = Path(path)

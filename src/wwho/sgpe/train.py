@@ -45,6 +45,7 @@ import sys
 import time
 from pathlib import Path
 
+from wwho import _core
 from wwho.bpe import MergeEngine
 from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
@@ -59,6 +60,9 @@ from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 CHECKPOINT_FORMAT = checkpoints.FORMAT
 CHECKPOINT_NAME = checkpoints.FILE
+
+
+ENGINES = ("local", "ray")
 
 
 def train_sgpe(
@@ -79,10 +83,116 @@ def train_sgpe(
     stats: CorpusStats | None = None,
     segments_only: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
+    engine: str = "local",
+    address: str | None = None,
+    shard_bytes: int | None = None,
 ) -> VocabFile:
     """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
 
+    ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_engine`;
+    ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
+    started); the result is byte-identical to ``engine="local"``.
+
     Every size is checked before the corpus is read (:mod:`wwho.sizes`)."""
+    check_max_line_bytes(max_line_bytes)
+    if engine not in ENGINES:
+        raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if (address is not None or shard_bytes is not None) and engine != "ray":
+        raise VocabError("address and shard_bytes are options of engine='ray'")
+    _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
+                   checkpoint_dir)
+    stats = stats if stats is not None else CorpusStats()
+    splitter = WordSplitter(script)
+
+    t0 = time.perf_counter()
+    files = resolve_paths(corpus, texts_hint="SGPETokenizer.train_from_iterator")  # fail now on a missing input
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, plan_shards
+
+        shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
+        options = CountOptions("sgpe", text_field=text_field, skip_bad_lines=skip_bad_lines,
+                               max_line_bytes=max_line_bytes, scripts=splitter.scripts if segments_only else None)
+        pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
+                              total_bytes=sum(s.size for s in shards), progress=progress)
+        stats.files += len(files)
+    else:
+        router = core_router(splitter.scripts) if segments_only else None
+        pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                              workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes)
+    return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
+                           prune_freq=prune_freq, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           resume=resume, progress=progress, special_tokens=special_tokens,
+                           segments_only=segments_only, stats=stats, started=t0)
+
+
+def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
+                             workers: int | None = None, progress: bool = True, segments_only: bool = False,
+                             engine: str = "local", address: str | None = None, **options) -> VocabFile:
+    """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`).
+
+    Each string is one document, as one line of a file is; the counting runs in the core on
+    ``workers`` threads, or with ``engine="ray"`` in Ray tasks, batches of about 8 MB of text
+    each (sent from this process). Other options as :func:`train_sgpe`."""
+    from wwho.bpe.count import _batches
+    from wwho.scale.texts import iter_texts
+
+    _check_options(vocab_size, options.get("min_freq", 2), options.get("prune_freq", 2),
+                   options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
+                   options.get("resume", False), options.get("checkpoint_dir"))
+    splitter = WordSplitter(script)
+    t0 = time.perf_counter()
+    stats = CorpusStats()
+    if engine not in ENGINES:
+        raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    texts = iter_texts(iterator, length=length, progress=progress, files_hint="SGPETokenizer.train")
+    if engine == "ray":
+        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.shards import CountOptions, text_shards
+
+        options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None)
+        counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers, stats=stats,
+                               progress=False)
+    else:
+        if address is not None:
+            raise VocabError("address is an option of engine='ray'")
+        counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None)
+        threads = 0 if workers is None else workers
+        for batch in _batches(texts, 8_000_000):
+            counter.count_texts(batch, threads=threads)
+            stats.documents += sum(1 for t in batch if t)
+    return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
+                           segments_only=segments_only, stats=stats, started=t0, **options)
+
+
+def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", progress: bool = True,
+                           **options) -> VocabFile:
+    """Train on piece counts: a dict, or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
+
+    The counts of a corpus's pieces (``PIECES``) give the same vocabulary as the corpus."""
+    from wwho.scale.counts import iter_counts
+
+    _check_options(vocab_size, options.get("min_freq", 2), options.get("prune_freq", 2),
+                   options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
+                   options.get("resume", False), options.get("checkpoint_dir"))
+    splitter = WordSplitter(script)
+    t0 = time.perf_counter()
+    counter = _core.PieceCounter()
+    pieces: list[str] = []
+    numbers: list[int] = []
+    for piece, count in iter_counts(counts):
+        pieces.append(piece)
+        numbers.append(count)
+        if len(pieces) >= 100_000:
+            counter.add(pieces, numbers)
+            pieces, numbers = [], []
+    counter.add(pieces, numbers)
+    return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
+                           stats=None, started=t0, **options)
+
+
+def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
+                   checkpoint_dir) -> None:
     smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
     if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
@@ -94,27 +204,44 @@ def train_sgpe(
     check_range(prune_freq, "prune_freq", 1, MAX_COUNT)
     check_range(checkpoint_every, "checkpoint_every", 0, MAX_COUNT)
     check_workers(workers)
-    check_max_line_bytes(max_line_bytes)
     if resume and checkpoint_dir is None:
         raise VocabError("resume=True needs checkpoint_dir")
     if checkpoint_dir is not None:
-        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
-    splitter = WordSplitter(script)
-    stats = stats if stats is not None else CorpusStats()
-    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+        checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
 
-    # 1. count
-    t0 = time.perf_counter()
-    files = resolve_paths(corpus)  # fail now, before any progress bar, on a missing input
-    router = core_router(splitter.scripts) if segments_only else None
-    pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
-                          workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes)
-    if stats.bad_lines:
+
+def train_on_pieces(
+    pieces: _core.PieceCounter,
+    *,
+    splitter: WordSplitter,
+    vocab_size: int,
+    min_freq: int = 2,
+    prune_freq: int = 2,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int = 20_000,
+    resume: bool = False,
+    progress: bool = True,
+    special_tokens: tuple[str, ...] = SPECIAL_TOKENS,
+    segments_only: bool = False,
+    stats: CorpusStats | None = None,
+    started: float | None = None,
+) -> VocabFile:
+    """Phases 2 to 5 on counted pieces (whatever counted them). ``stats``: what was read, or
+    ``None`` for counts given as such."""
+    script = splitter.script
+    if checkpoint_dir is not None:
+        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # refuse a link or a foreign folder
+    say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
+    t0 = started if started is not None else time.perf_counter()
+    if stats is not None and stats.bad_lines:
         say(f"skipped {stats.bad_lines} bad lines, e.g. {stats.first_bad[0]}")
     if not len(pieces):
+        if stats is None:
+            raise CorpusError("the counts are empty")
         raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
-    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct) in "
-        f"{stats.documents:,} documents, {time.perf_counter() - t0:.1f}s")
+    where = "" if stats is None else f" in {stats.documents:,} documents"
+    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
+        f"{time.perf_counter() - t0:.1f}s")
 
     # 2. words
     words = pieces.words(splitter.core)

@@ -1,0 +1,34 @@
+"""``--engine``, ``--address`` and ``--shard-bytes`` of ``wwho train`` (SGPE and byte-level): where
+the corpus is counted. ``local`` (default): worker threads/processes of this machine; ``ray``:
+Ray tasks (:mod:`wwho.scale.ray_engine`), on a new local Ray instance or the cluster at ``--address``.
+The result is byte-identical either way. This module only declares and forwards the options."""
+
+from __future__ import annotations
+
+import argparse
+
+from wwho.sizes import arg_type, check_range
+
+SHARD_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**50), "--shard-bytes", size=True)
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("counting on a cluster (pip install 'wwho[ray]')")
+    g.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="count on this machine (local, default) or in Ray tasks (ray); same result")
+    g.add_argument("--address", metavar="ADDR",
+                   help="with --engine ray: a running Ray cluster (HOST:PORT, ray://HOST:10001 or auto); "
+                        "default: start a local Ray instance with --workers CPUs")
+    g.add_argument("--shard-bytes", type=SHARD_BYTES, metavar="BYTES",
+                   help="with --engine ray: bytes of plain text per task, k/M/G suffixes (default 32M)")
+
+
+def engine_options(args: argparse.Namespace) -> dict:
+    """The trainer's keyword options for the parsed arguments (none for the local engine)."""
+    if args.engine != "ray":
+        from wwho.errors import WwhoError
+
+        if args.address or args.shard_bytes:
+            raise WwhoError("--address and --shard-bytes are options of --engine ray")
+        return {}
+    return {"engine": "ray", "address": args.address, "shard_bytes": args.shard_bytes}

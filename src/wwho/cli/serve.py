@@ -1,0 +1,92 @@
+"""``wwho serve [--tokenizer SPEC...] [--port 8000]``: a local page showing tokenizers side by side.
+
+Loads every SPEC (as ``wwho eval`` does: wwho files, ``tiktoken:NAME``, ``hf:PATH``, ``spm:MODEL``;
+default ``tiktoken:o200k_base``), binds the address itself (so a busy port is a one-line error and
+``--port 0`` picks a free one), prints the page's address and serves until interrupted. Binds to
+127.0.0.1 unless ``--host`` says otherwise, with a warning for any non-loopback address. The web
+framework (Starlette + uvicorn) is the optional extra ``wwho[serve]``, imported only here in ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import sys
+import threading
+
+from wwho.errors import WwhoError
+
+DEFAULT_TOKENIZERS = ["tiktoken:o200k_base"]
+MISSING_EXTRA = "wwho serve needs the optional web extra: pip install 'wwho[serve]' (Starlette and uvicorn)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tokenizer", nargs="+", metavar="SPEC",
+                   help="wwho files/directories (vocab.json, meta, .gguf, .tiktoken, tokenizer.json), tiktoken:NAME, "
+                        f"hf:PATH, spm:MODEL (default: {' '.join(DEFAULT_TOKENIZERS)})")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--max-chars", type=int, default=20_000, metavar="N",
+                   help="longest text a request may send, in characters (default 20,000)")
+    p.add_argument("--tiktoken-file", metavar="PATH",
+                   help="tiktoken ranks file for tiktoken:NAME offline (else WWHO_TIKTOKEN_FILE or tiktoken's cache)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from wwho.serve.app import Limits, create_app, load_tokenizers
+        from wwho.serve.view import warm_up
+    except ImportError as exc:
+        if exc.name and exc.name.split(".")[0] in ("starlette", "uvicorn", "anyio", "h11"):
+            raise WwhoError(MISSING_EXTRA) from None
+        raise
+    if args.max_chars < 1:
+        raise WwhoError(f"--max-chars must be at least 1, got {args.max_chars}")
+    if not 0 <= args.port <= 65535:
+        raise WwhoError(f"--port must be in 0..65535, got {args.port}")
+    if args.tiktoken_file:
+        os.environ["WWHO_TIKTOKEN_FILE"] = args.tiktoken_file
+    specs = args.tokenizer or DEFAULT_TOKENIZERS
+    sock, loopback = bind(args.host, args.port)  # before loading: a busy port fails at once
+    try:
+        print(f"wwho serve: loading {', '.join(specs)}", file=sys.stderr, flush=True)
+        app = create_app(load_tokenizers(specs), limits=Limits(max_chars=args.max_chars))
+    except BaseException:
+        sock.close()
+        raise
+    if not loopback:
+        print(f"wwho serve: warning: listening on {args.host}, not a loopback address: anyone who can reach this "
+              "machine can use the page and make it tokenize", file=sys.stderr, flush=True)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"wwho serve: http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
+    # The syllable tables of every script are built while the first page loads, not in its first request.
+    threading.Thread(target=warm_up, name="wwho-warm-up", daemon=True).start()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def bind(host: str, port: int) -> tuple[socket.socket, bool]:
+    """A listening socket on ``host:port`` and whether every address ``host`` names is a loopback one."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise WwhoError(f"--host {host}: cannot resolve it: {exc.strerror}") from None
+    family, _, _, _, address = infos[0]
+    loopback = all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise WwhoError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock, loopback

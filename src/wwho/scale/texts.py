@@ -1,0 +1,55 @@
+"""Documents from an iterable: strings, or batches (lists, tuples) of strings, as HF ``tokenizers``'
+``train_from_iterator`` takes them, e.g. a ``datasets`` column or ``IterableDataset`` batches.
+
+Each string is one document, as one line of a text file is: a newline inside it is text (for
+SGPE, its own piece). The progress bar counts the iterable's items (strings or batches) against
+``length`` or ``len(iterable)`` when either is known, and shows a count otherwise; it is drawn on
+stderr whether or not that is a terminal.
+
+This module does not read files (:mod:`wwho.corpus` does) and does not count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+from tqdm.auto import tqdm
+
+from wwho.errors import CorpusError
+
+
+def iter_texts(
+    iterable: Iterable[str | list[str] | tuple[str, ...]],
+    *,
+    length: int | None = None,
+    progress: bool = True,
+    files_hint: str = "train",
+) -> Iterator[str]:
+    """Every string of ``iterable`` (see the module docstring); anything else is a
+    :class:`CorpusError` naming the item. ``files_hint``: the API for files, named when
+    ``iterable`` is a path."""
+    if isinstance(iterable, (str, bytes, os.PathLike)):
+        raise CorpusError(f"train_from_iterator takes an iterable of strings, not one "
+                          f"{type(iterable).__name__}; for files use {files_hint}(...), for one text pass [text]")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 0):
+        raise CorpusError(f"length must be a non-negative integer or None, not {length!r}")
+    if length is None and hasattr(iterable, "__len__"):
+        try:
+            length = len(iterable)  # type: ignore[arg-type]
+        except TypeError:
+            length = None
+    with tqdm(iterable, total=length, desc="reading", unit="item", disable=not progress) as items:
+        for index, item in enumerate(items):
+            if isinstance(item, str):
+                yield item
+            elif isinstance(item, (list, tuple)):
+                for k, text in enumerate(item):
+                    if not isinstance(text, str):
+                        raise CorpusError(f"item {index} of the iterator: element {k} is "
+                                          f"{type(text).__name__}, not a string")
+                    yield text
+            else:
+                hint = " (a datasets batch is a dict: pass batch['text'])" if isinstance(item, dict) else ""
+                raise CorpusError(f"item {index} of the iterator is {type(item).__name__}: "
+                                  f"expected a string or a list of strings{hint}")

@@ -1,0 +1,270 @@
+"""What the page shows for one text: each tokenizer's tokens laid over the input, and where they disagree.
+
+:func:`token_view` encodes a text with one :class:`wwho.evaluate.Evaluated` tokenizer and returns
+its tokens with id, bytes, the input characters each token covers, and whether the boundary after it
+falls inside an Indic syllable or an extended grapheme cluster (``regex`` ``\\X``), measured exactly
+as ``wwho eval`` measures it (:func:`wwho.evaluate.inside_offsets`). :func:`compare` finds the spans
+of the text where the tokenizers' boundaries differ.
+
+**Characters and byte-level tokens.** A token's bytes need not be whole UTF-8 (o200k_base and Llama 3
+split one Sinhala letter into two tokens). Each input character is given to the token holding its
+first byte, so the tokens' ``text`` fields, joined, are the input exactly; a token that starts with
+the continuation bytes of a character given to an earlier token says so in ``lead`` (the page draws
+a replacement glyph there), and ``partial`` marks every token whose bytes are not whole characters.
+
+**Alignment.** The tokens can be laid over the input only when their bytes, joined, are the input's
+UTF-8 bytes. Token bytes come from the tokenizer (wwho kinds, tiktoken) or are cut from the input
+at its offsets (HF ``tokenizers``: a lowercasing tokenizer is drawn over the original text;
+SentencePiece: only when it decodes the text back exactly). A dummy space a tokenizer puts before
+the text (``prefix``) is not laid over it. A tokenizer whose tokens do not rebuild the input (an
+``[UNK]`` token, a normalized piece) is shown unaligned: its pieces, no boundary
+marks, and it takes no part in the comparison.
+
+This module knows nothing of HTTP or HTML; :mod:`wwho.serve.app` serves what it returns.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from wwho.evaluate import Evaluated, inside_offsets
+
+
+@dataclass(slots=True)
+class Token:
+    id: int
+    #: the input characters this token covers (empty for a token of continuation bytes only)
+    text: str
+    #: the token's bytes, hex
+    bytes: str
+    #: the bytes are not whole UTF-8 characters
+    partial: bool = False
+    #: leading continuation bytes of a character that an earlier token holds
+    lead: int = 0
+    #: code point offsets of ``text`` in the input (None when the tokenizer is not aligned)
+    start: int | None = None
+    end: int | None = None
+    #: the boundary after this token falls inside a syllable / inside a grapheme cluster
+    cut_syllable: bool = False
+    cut_cluster: bool = False
+
+
+@dataclass
+class TokenizerView:
+    """One tokenizer's tokens on one text, held as columns (one list per :class:`Token` field)."""
+
+    tokenizer: str
+    vocab_size: int
+    ids: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    hex: list[str] = field(default_factory=list)
+    partial: list[int] = field(default_factory=list)
+    lead: list[int] = field(default_factory=list)
+    #: code point offsets of each token's text (None when the tokenizer is not aligned)
+    starts: list[int] | None = None
+    stops: list[int] | None = None
+    cut_syllable: list[int] = field(default_factory=list)
+    cut_cluster: list[int] = field(default_factory=list)
+    aligned: bool = True
+    #: what the tokenizer put before the text (a dummy space), not laid over it; ``hex`` keeps it
+    prefix: str = ""
+    #: code points per token
+    chars_per_token: float = 0.0
+    #: boundaries between tokens (count - 1), and those inside a syllable / grapheme cluster
+    boundaries: int = 0
+    cuts_in_syllable: int = 0
+    cuts_in_cluster: int = 0
+    seconds: float = 0.0
+    #: the byte offsets of the boundaries (for :func:`compare`; not sent)
+    ends: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def tokens(self) -> list[Token]:
+        """The tokens as records (the columns, transposed)."""
+        starts = self.starts or [None] * len(self.ids)
+        stops = self.stops or [None] * len(self.ids)
+        return [Token(*row[:3], bool(row[3]), row[4], row[5], row[6], bool(row[7]), bool(row[8]))
+                for row in zip(self.ids, self.texts, self.hex, self.partial, self.lead, starts, stops,
+                               self.cut_syllable, self.cut_cluster)]
+
+    def to_json(self) -> dict:
+        """The API's form: the tokens as columns (one list per field; flags are 0/1), which keeps
+        10,000 characters of byte-level tokens to about a megabyte."""
+        columns = {"id": self.ids, "text": self.texts, "bytes": self.hex, "start": self.starts, "end": self.stops,
+                   "lead": self.lead, "partial": self.partial, "cut_syllable": self.cut_syllable,
+                   "cut_cluster": self.cut_cluster}
+        return {"tokenizer": self.tokenizer, "vocab_size": self.vocab_size, "aligned": self.aligned,
+                "prefix": self.prefix,
+                "count": len(self.ids), "chars_per_token": self.chars_per_token, "boundaries": self.boundaries,
+                "cuts_in_syllable": self.cuts_in_syllable, "cuts_in_cluster": self.cuts_in_cluster,
+                "seconds": self.seconds, "tokens": columns}
+
+
+@dataclass
+class Span:
+    """A stretch of the input between two boundaries every aligned tokenizer has."""
+
+    start: int
+    end: int
+    text: str
+    agree: bool
+
+
+class TextLayout:
+    """The byte offset of every character of one text, and the cut structure, computed once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.data = text.encode("utf-8", "surrogatepass")
+        starts = [0]
+        for ch in text:
+            starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
+        self.starts = starts  # starts[k]: byte offset of character k; starts[-1] == len(data)
+        self._inside: tuple[frozenset[int], frozenset[int]] | None = None
+
+    @property
+    def inside(self) -> tuple[frozenset[int], frozenset[int]]:
+        """(offsets inside a grapheme cluster, offsets inside a syllable), computed on first use."""
+        if self._inside is None:
+            self._inside = inside_offsets(self.text)
+        return self._inside
+
+    def first_char_from(self, offset: int) -> int:
+        """Index of the first character that starts at or after byte ``offset`` (the character count at
+        the end): a span of bytes holds the characters whose first byte it holds, as a token does."""
+        return bisect.bisect_left(self.starts, offset)
+
+
+def token_pieces(tok: Evaluated, ids: Sequence[int], ends: Sequence[int] | None, data: bytes) -> list[bytes] | None:
+    """Each token's bytes: from the tokenizer when it defines them, else cut from the input at ``ends``."""
+    if tok.token_bytes is not None:
+        return [tok.token_bytes(i) for i in ids]
+    if ends is None or len(ends) != len(ids):
+        return None
+    pieces: list[bytes] = []
+    k, prev = 0, 0
+    while k < len(ends):
+        # HF gives every byte-fallback token of one character that character's offsets: a run of
+        # equal ends. When the run has one token per byte, each token is one byte; else the first
+        # token takes the span.
+        j = k
+        while j + 1 < len(ends) and ends[j + 1] == ends[k]:
+            j += 1
+        span = data[prev:ends[k]]
+        run = j - k + 1
+        if run > 1 and len(span) == run:
+            pieces += [span[b:b + 1] for b in range(run)]
+        else:
+            pieces += [span] + [b""] * (run - 1)
+        prev = max(prev, ends[k])
+        k = j + 1
+    return pieces
+
+
+def token_view(tok: Evaluated, layout: TextLayout) -> TokenizerView:
+    """The tokens of ``tok`` on the text of ``layout`` (see the module docstring)."""
+    t0 = time.perf_counter()
+    ids, ends = tok.encode(layout.text)
+    ids = [int(i) for i in ids]
+    pieces = token_pieces(tok, ids, ends, layout.data)
+    view = TokenizerView(tokenizer=tok.name, vocab_size=tok.vocab_size, ids=ids)
+    real = pieces
+    if pieces is not None and layout.data:
+        pieces, view.prefix = _without_dummy_prefix(pieces, layout.data)
+    if pieces is None or b"".join(pieces) != layout.data:
+        view.aligned = False
+        pieces = pieces or [b""] * len(ids)
+        view.texts = [p.decode("utf-8", "replace") for p in pieces]
+        view.hex = [p.hex() for p in pieces]
+        view.partial = view.lead = view.cut_syllable = view.cut_cluster = [0] * len(ids)
+    else:
+        _lay_over(view, pieces, layout)
+        if view.prefix:
+            view.hex = [p.hex() for p in real]  # the tokens' own bytes, dummy space included
+    view.chars_per_token = len(layout.text) / len(ids) if ids else 0.0
+    view.seconds = time.perf_counter() - t0
+    return view
+
+
+def _without_dummy_prefix(pieces: list[bytes], data: bytes) -> tuple[list[bytes], str]:
+    """Tokenizers that put a space before the text (SentencePiece-style ``prefix_space``) give bytes
+    that are one space longer than the input: lay them over the input without it."""
+    joined = b"".join(pieces)
+    extra = len(joined) - len(data)
+    if extra <= 0 or joined[extra:] != data or joined[:extra].strip(b" "):
+        return pieces, ""
+    out, left = [], extra
+    for p in pieces:
+        cut = min(left, len(p))
+        out.append(p[cut:])
+        left -= cut
+    return out, joined[:extra].decode()
+
+
+def _lay_over(view: TokenizerView, pieces: Sequence[bytes], layout: TextLayout) -> None:
+    starts, text = layout.starts, layout.text
+    ends = list(itertools.accumulate(map(len, pieces)))
+    # the first character at or after each token's end: token k holds characters [stops[k-1], stops[k])
+    stops = [bisect.bisect_left(starts, b) for b in ends]
+    firsts = [0, *stops[:-1]]
+    view.starts, view.stops = firsts, stops
+    view.texts = [text[a:b] for a, b in zip(firsts, stops)]
+    view.hex = [p.hex() for p in pieces]
+    # a token's leading bytes before the first character it holds are another character's
+    byte_starts = [0, *ends[:-1]]
+    view.lead = [min(starts[c] - a, b - a) for a, b, c in zip(byte_starts, ends, firsts)]  # starts[-1]: the end
+    view.partial = [int(lead > 0 or starts[c] != b) for lead, b, c in zip(view.lead, ends, stops)]
+    view.ends = ends[:-1]  # the text's end is not a boundary
+    in_cluster, in_syllable = layout.inside if view.ends else (frozenset(), frozenset())
+    view.cut_syllable = [int(b in in_syllable) for b in view.ends] + [0] * bool(ends)
+    view.cut_cluster = [int(b in in_cluster) for b in view.ends] + [0] * bool(ends)
+    view.boundaries = len(view.ends)
+    view.cuts_in_syllable = sum(view.cut_syllable)
+    view.cuts_in_cluster = sum(view.cut_cluster)
+
+
+def compare(views: Sequence[TokenizerView], layout: TextLayout) -> list[Span]:
+    """The text cut at the boundaries all aligned views share; ``agree`` is False where any view has
+    another boundary inside the span. Offsets are code points: a span holds the characters whose first
+    byte it holds (as tokens do), and agreeing neighbours are one span."""
+    aligned = [set(v.ends) for v in views if v.aligned]
+    size = len(layout.data)
+    if not layout.text:
+        return []
+    if not aligned:
+        return [Span(0, len(layout.text), layout.text, True)]
+    common = set.intersection(*aligned)
+    everywhere = sorted(set.union(*aligned))
+    cuts = sorted(common | {0, size})
+    spans: list[Span] = []
+    for a, b in itertools.pairwise(cuts):
+        # any boundary strictly inside (a, b)?
+        k = bisect.bisect_right(everywhere, a)
+        agree = not (k < len(everywhere) and everywhere[k] < b)
+        s, e = layout.first_char_from(a), layout.first_char_from(b)
+        if s < e:
+            spans.append(Span(s, e, "", agree))
+        elif not agree:  # (a, b) is inside the last character of the span before
+            spans[-1].agree = False
+    merged: list[Span] = []
+    for span in spans:
+        if merged and span.agree and merged[-1].agree:
+            merged[-1].end = span.end
+        else:
+            merged.append(span)
+    spans = merged
+    for span in spans:
+        span.text = layout.text[span.start:span.end]
+    return spans
+
+
+def warm_up() -> None:
+    """Build every bundled script's syllable tables now rather than on the first request that needs them
+    (building one takes about a second)."""
+    from wwho.schema import available_scripts, bundled_schema
+
+    inside_offsets(" ".join(chr(bundled_schema(name).blocks[0].first + 0x15) for name in available_scripts()))

@@ -1,0 +1,266 @@
+"""The ``wwho serve`` web application through Starlette's test client, and the ``serve`` verb's checks.
+
+Ids are checked against tiktoken and llama.cpp's GGUF vocabulary run by wwho's ByteBPE (itself checked
+against llama.cpp's test vectors in test_gguf.py). Every error must be one line of JSON with a 4xx code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+
+import pytest
+from conftest import DATA, O200K_FILE
+from starlette.testclient import TestClient
+
+from wwho.cli import main
+from wwho.errors import VocabError
+from wwho.evaluate import Evaluated
+from wwho.serve.app import STATIC, Limits, Loaded, create_app, load_tokenizers
+
+LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    if not (O200K_FILE.is_file() and LLAMA3.is_file()):
+        pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+        return load_tokenizers(["tiktoken:o200k_base", str(LLAMA3)])
+
+
+@pytest.fixture(scope="module")
+def client(loaded):
+    return TestClient(create_app(loaded, limits=Limits(max_chars=1000)))
+
+
+@pytest.fixture(scope="module")
+def llama3_native(loaded):
+    from wwho import ByteBPE
+
+    return ByteBPE.from_gguf(LLAMA3)
+
+
+def tiktoken_ids(text):
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    return get_encoding("o200k_base", ranks_file=O200K_FILE).encode_ordinary(text)
+
+
+def error_of(response, status):
+    assert response.status_code == status, response.text
+    assert "\n" not in response.text
+    body = response.json()
+    assert set(body) == {"error"} and body["error"]
+    return body["error"]
+
+
+# -- the page and its files ----------------------------------------------------------------------------
+
+def test_page_and_static_files(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert '<script src="/static/app.js"' in page.text and 'href="/static/style.css"' in page.text
+    for name in ("app.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+
+
+def test_static_files_fetch_nothing_from_elsewhere():
+    """Offline: no URL, font or import of another host in the page's files."""
+    for path in STATIC.iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/|@import|url\(", text, re.IGNORECASE), path.name
+
+
+def test_tokenizers_listed_with_limits(client, loaded):
+    data = client.get("/api/tokenizers").json()
+    assert [t["name"] for t in data["tokenizers"]] == ["tiktoken:o200k_base", str(LLAMA3)]
+    assert [t["label"] for t in data["tokenizers"]] == ["tiktoken:o200k_base", LLAMA3.name]
+    assert data["tokenizers"][0]["vocab_size"] == 200_019
+    assert data["limits"] == {"max_chars": 1000, "max_body_bytes": 12 * 1000 + 65_536}
+
+
+# -- tokenizing ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["ශ්‍රී ලංකාව", "क्षत्रिय और नमस्ते", "Hello ශ්‍රී क्ष 🏏\n\tx"])
+def test_tokenize_gives_each_tokenizers_own_ids(client, llama3_native, text):
+    data = client.post("/api/tokenize", json={"text": text}).json()
+    assert data["chars"] == len(text) and data["bytes"] == len(text.encode())
+    o200k, llama = data["results"]
+    assert o200k["tokens"]["id"] == tiktoken_ids(text)
+    assert llama["tokens"]["id"] == llama3_native.encode(text)
+    for r in data["results"]:
+        columns = r["tokens"]
+        assert set(columns) == {"id", "text", "bytes", "start", "end", "lead", "partial", "cut_syllable",
+                                "cut_cluster"}
+        assert r["aligned"] and all(len(c) == r["count"] for c in columns.values())
+        assert "".join(columns["text"]) == text
+        assert columns["start"] == [0, *columns["end"][:-1]] and columns["end"][-1] == len(text)
+        assert b"".join(map(bytes.fromhex, columns["bytes"])) == text.encode()
+        assert r["chars_per_token"] == pytest.approx(len(text) / r["count"])
+    assert "".join(s["text"] for s in data["compare"]) == text
+
+
+def test_tokenize_a_chosen_subset_in_order(client):
+    data = client.post("/api/tokenize", json={"text": "abc", "tokenizers": [str(LLAMA3)]}).json()
+    assert [r["tokenizer"] for r in data["results"]] == [str(LLAMA3)]
+    data = client.post("/api/tokenize", json={"text": "", "tokenizers": []}).json()
+    assert data["results"] == [] and data["compare"] == []
+
+
+def test_empty_text(client):
+    data = client.post("/api/tokenize", json={"text": ""}).json()
+    assert [r["count"] for r in data["results"]] == [0, 0] and data["compare"] == []
+
+
+def test_json_with_charset_is_accepted(client):
+    body = json.dumps({"text": "ශ්‍රී"}, ensure_ascii=False).encode()
+    r = client.post("/api/tokenize", content=body, headers={"content-type": "application/json; charset=utf-8"})
+    assert r.status_code == 200
+
+
+def test_a_failing_tokenizer_does_not_hide_the_others(loaded):
+    def broken(text):
+        raise RuntimeError("boom")
+    bad = Loaded("broken", "test", Evaluated("broken", broken, lambda ids: "", lambda i: False, 1))
+    client = TestClient(create_app([bad, *loaded]))
+    data = client.post("/api/tokenize", json={"text": "ශ්‍රී"}).json()
+    assert data["results"][0] == {"tokenizer": "broken", "label": "broken", "kind": "test",
+                                  "error": "RuntimeError: boom"}
+    assert data["results"][1]["tokens"]["id"] == tiktoken_ids("ශ්‍රී")
+
+
+# -- bad requests: one line of JSON, 4xx ------------------------------------------------------------------
+
+def test_bad_json(client):
+    msg = error_of(client.post("/api/tokenize", content=b'{"text": ', headers={"content-type": "application/json"}),
+                   400)
+    assert msg.startswith("request body is not JSON")
+    msg = error_of(client.post("/api/tokenize", content=b"\xff\xfe", headers={"content-type": "application/json"}),
+                   400)
+    assert "UTF-8" in msg or "JSON" in msg
+
+
+@pytest.mark.parametrize(("body", "status", "words"), [
+    ([1, 2], 400, "JSON object"),
+    ({}, 400, '"text" must be a string'),
+    ({"text": 5}, 400, '"text" must be a string'),
+    ({"text": "a", "extra": 1}, 400, "unknown field 'extra'"),
+    ({"text": "a", "tokenizers": "tiktoken:o200k_base"}, 400, "list of tokenizer names"),
+    ({"text": "a", "tokenizers": ["nope"]}, 422, "unknown tokenizer 'nope'; loaded: tiktoken:o200k_base"),
+    ({"text": "a\ud800b"}, 422, "lone surrogate U+D800 at character 1"),
+    ({"text": "x" * 1001}, 413, "1,001 characters; the limit is 1,000"),
+])
+def test_bad_requests(client, body, status, words):
+    content = json.dumps(body).encode()  # ensure_ascii: a lone surrogate travels as \ud800
+    msg = error_of(client.post("/api/tokenize", content=content, headers={"content-type": "application/json"}),
+                   status)
+    assert words in msg
+
+
+def test_wrong_content_type(client):
+    msg = error_of(client.post("/api/tokenize", content=b"text=a",
+                               headers={"content-type": "application/x-www-form-urlencoded"}), 415)
+    assert "application/json" in msg
+
+
+def test_body_too_large(client):
+    limit = Limits(max_chars=1000).max_body_bytes
+    body = b'{"text": "' + b"a" * limit + b'"}'
+    msg = error_of(client.post("/api/tokenize", content=body, headers={"content-type": "application/json"}), 413)
+    assert f"{limit:,} bytes" in msg
+
+    def chunks():  # no Content-Length: the limit holds while reading
+        yield b'{"text": "'
+        for _ in range(limit // 4096 + 1):
+            yield b"a" * 4096
+        yield b'"}'
+    r = client.post("/api/tokenize", content=chunks(), headers={"content-type": "application/json"})
+    error_of(r, 413)
+
+
+def test_unknown_route_and_method(client):
+    assert "Not Found" in error_of(client.get("/api/nothing"), 404)
+    error_of(client.get("/api/tokenize"), 405)
+
+
+# -- loading and the serve verb --------------------------------------------------------------------------
+
+def test_load_tokenizers_errors(tmp_path):
+    with pytest.raises(VocabError, match="given twice"):
+        load_tokenizers(["tiktoken:o200k_base", "tiktoken:o200k_base"])
+    with pytest.raises(VocabError, match="no such file"):
+        load_tokenizers([str(tmp_path / "missing")])
+
+
+def test_labels_are_short_unless_two_files_share_a_name(tmp_path):
+    if not LLAMA3.is_file():
+        pytest.skip(f"{LLAMA3} is absent")
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "llama.gguf").symlink_to(LLAMA3)
+    specs = [str(LLAMA3), str(tmp_path / "a" / "llama.gguf"), str(tmp_path / "b" / "llama.gguf")]
+    assert [t.label for t in load_tokenizers(specs)] == [LLAMA3.name, *specs[1:]]
+
+
+def test_serve_without_the_extra_says_which_to_install(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn -> ImportError(name="uvicorn")
+    assert main(["serve", "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "wwho: error: wwho serve needs the optional web extra: pip install 'wwho[serve]' " \
+                  "(Starlette and uvicorn)"
+
+
+def test_serve_on_a_busy_port_is_one_line(capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--tokenizer", "tiktoken:o200k_base"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"wwho: error: cannot listen on 127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--port", "70000"], "--port must be in 0..65535"),
+    (["--max-chars", "0"], "--max-chars must be at least 1"),
+    (["--host", "no-such-host.invalid"], "cannot resolve"),
+    (["--port", "0", "--tokenizer", "/no/such/file.json"], "no such file"),
+])
+def test_serve_argument_errors(capsys, args, words):
+    assert main(["serve", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("wwho: error: ") and words in err[-1]
+
+
+def test_bind_tells_loopback_apart():
+    from wwho.cli.serve import bind
+
+    for host, loopback in (("127.0.0.1", True), ("localhost", True), ("0.0.0.0", False)):
+        sock, is_loopback = bind(host, 0)
+        sock.close()
+        assert is_loopback is loopback, host
+
+
+def test_serve_warns_when_not_on_loopback(tmp_path):
+    """A real ``wwho serve --host 0.0.0.0``: the warning, then the address; stopped at once (no request sent)."""
+    import subprocess
+    import sys
+
+    if not LLAMA3.is_file():
+        pytest.skip(f"{LLAMA3} is absent")
+    proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "0.0.0.0", "--port", "0",
+                             "--tokenizer", str(LLAMA3)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        address = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert re.fullmatch(r"wwho serve: http://0\.0\.0\.0:\d+/  \(Ctrl-C to stop\)\n", address)
+    warning = [line for line in err.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "not a loopback address" in warning[0]
