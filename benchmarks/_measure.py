@@ -22,13 +22,16 @@ if not DATA.is_dir():
     DATA = Path("/work/shared/data")
 CORPORA = DATA / "corpora"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+#: The Hindi training text of the benchmarks (TICO-19, WMT14, Tatoeba, classical verse; 2.6 MB).
+HI_TRAIN = [CORPORA / "hi" / f for f in
+            ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt", "wmt14-newstest2014.txt")]
 
 
 def o200k():
     """tiktoken's o200k_base, offline from the shared ranks file when present."""
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
-    return get_encoding("o200k_base", ranks_file=O200K_FILE if O200K_FILE.is_file() else None)
+    return get_encoding("o200k_base", tiktoken_file=O200K_FILE if O200K_FILE.is_file() else None)
 
 
 def measure(code: str, *, interval: float = 0.02, cpu: bool = False):

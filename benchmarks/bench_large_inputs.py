@@ -75,10 +75,10 @@ def loaders(sgpe_dir: Path, hf_json: Path) -> dict[str, tuple[str, str]]:
                                  f"tok = MetaTokenizer(SGPETokenizer.load({str(sgpe_dir)!r}), 'o200k_base', {o200k})\n"
                                  "tok.encode('warm up')"), "tok.encode(text)"),
         "peer: tiktoken o200k_base": (("from wwho.bytelevel.tiktoken_loader import get_encoding\n"
-                                       f"tok = get_encoding('o200k_base', ranks_file={str(O200K_FILE)!r})"),
+                                       f"tok = get_encoding('o200k_base', tiktoken_file={str(O200K_FILE)!r})"),
                                       "tok.encode_ordinary(text)"),
         "ByteBPE o200k_base": (("from wwho.bytelevel import ByteBPE\n"
-                                f"tok = ByteBPE.from_tiktoken('o200k_base', ranks_path={str(O200K_FILE)!r})"),
+                                f"tok = ByteBPE.from_tiktoken('o200k_base', tiktoken_file={str(O200K_FILE)!r})"),
                                "tok.encode_ordinary(text)"),
         "ByteBPE llama-bpe (GGUF)": (f"from wwho.bytelevel import ByteBPE\ntok = ByteBPE.from_gguf({str(GGUF)!r})",
                                      "tok.encode_ordinary(text)"),

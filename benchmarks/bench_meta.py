@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -181,7 +182,7 @@ def main() -> None:
         print(f"| {name} | " + " | ".join(cells) + " |")
     out = CACHE / "results.json"
     out.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(f"\nresults: {out}")
+    print(f"\nresults: {os.path.relpath(out)}")
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def main() -> None:
     pmb = len(prefix.encode()) / 1e6
     if args.script == "sinhala":
         seconds, out = best_of(lambda: spec000_reference.tokenize(prefix, True), 1)
-        rows.append((f"spec 000 loop, per character ({pmb:.0f} MB)", pmb / seconds, len(out)))
+        rows.append((f"original SGPE loop, per character ({pmb:.0f} MB)", pmb / seconds, len(out)))
     seconds, out = best_of(lambda: tokenize_table(syl.schema, prefix, True), 1)
     rows.append((f"pure-Python table walk ({pmb:.0f} MB)", pmb / seconds, len(out)))
     if syl.schema.grammar is not None:

@@ -1,4 +1,5 @@
-"""SGPE training vs HF tokenizers BpeTrainer and SentencePiece BPE on the same text, one run.
+"""SGPE training vs HF tokenizers BpeTrainer (Whitespace and Metaspace pre-tokenizers) and SentencePiece BPE
+on the same text, one run.
 
     python benchmarks/bench_train.py [--vocab-size 32000] [--script sinhala] [--eval FILE] [--tag NAME] [FILES...]
 
@@ -32,6 +33,9 @@ HF = """
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
 tok = Tokenizer(models.BPE(unk_token="[UNK]"))
 tok.pre_tokenizer = pre_tokenizers.Whitespace()
+if {metaspace!r}:  # SentencePiece-style: spaces kept as a prefix mark, lossless
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
 trainer = trainers.BpeTrainer(vocab_size={vocab}, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
                               show_progress=False)
 tok.train({files!r}, trainer)
@@ -65,6 +69,7 @@ def main() -> None:
     jobs = {
         "wwho SGPE": ("wwho", WWHO, str(CACHE / f"{args.tag}-wwho-{args.vocab_size}")),
         "HF tokenizers BPE (Whitespace)": ("hf", HF, str(CACHE / f"{args.tag}-hf-{args.vocab_size}.json")),
+        "HF tokenizers BPE (Metaspace)": ("hf", HF, str(CACHE / f"{args.tag}-hfmeta-{args.vocab_size}.json")),
         "SentencePiece BPE": ("spm", SPM, str(CACHE / f"{args.tag}-spm-{args.vocab_size}")),
     }
     results = {}
@@ -77,8 +82,9 @@ def main() -> None:
         except ImportError:
             print(f"{name}: skipped (sentencepiece is not installed)")
             continue
-        seconds, rss, _, cpu = measure(
-            template.format(files=files, vocab=args.vocab_size, out=out, script=args.script), cpu=True)
+        code = template.format(files=files, vocab=args.vocab_size, out=out, script=args.script,
+                               metaspace="Metaspace" in name)
+        seconds, rss, _, cpu = measure(code, cpu=True)
         results[name] = (seconds, rss, key, out, cpu)
         print(f"  {name}: {seconds:.1f} s, CPU {cpu:.1f} s, peak RSS {rss:.0f} MB", flush=True)
     base = results.get("wwho SGPE")

@@ -19,13 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine
+from _measure import CORPORA, DATA, HI_TRAIN, O200K_FILE, ROOT, machine
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "bench_train"
-HI_TRAIN = [CORPORA / "hi" / f for f in ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt",
-                                          "wmt14-newstest2014.txt")]
-
 BENCHMARKS = {
     "syllables-si": ("Syllabification speed, Sinhala news", ["bench_syllables.py"]),
     "syllables-hi": ("Syllabification speed, Devanagari (Hindi, Marathi, Nepali, Sanskrit)",
@@ -36,12 +33,16 @@ BENCHMARKS = {
     "train-hi": ("SGPE training vs peers, Hindi (TICO-19, WMT14, Tatoeba, classical), vocabulary 32,000",
                  ["bench_train.py", "--script", "devanagari", "--tag", "hi", "--eval",
                   str(CORPORA / "hi" / "flores200-devtest.txt"), *map(str, HI_TRAIN)]),
+    "compression": ("SGPE compression vs peers on the same text, and where the ids and tokens go (8k, 32k, 64k)",
+                    ["bench_compression.py", "--sweep"]),
     "encode": ("Encoding speed on held-out Sinhala", ["bench_encode.py"]),
     "engine": ("The merge engine alone (SGPE input from all the Sinhala news)",
                ["bench_engine.py", "--all-news", "--reference"]),
     "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders, and training vs HF",
                   ["bench_bytelevel.py", "--train"]),
     "meta": ("Meta tokenizer (o200k_base + SGPE) on code-switched text", ["bench_meta.py"]),
+    "extend": ("Extending Llama 3, Qwen2 and o200k_base with Sinhala or Devanagari syllables (`wwho extend`)",
+               ["bench_extend.py"]),
     # 40 MB, not the 200 MB: HF's BpeTrainer needs about 80 bytes of memory per input byte
     # (measured), so 200 MB would need ~20 GB on a 24 GiB machine.
     "binary": ("Binary BPE on system binaries (40 MB of ELF files)", ["bench_binary.py", "--mb", "40", "--runs", "wwho,hf"]),
@@ -85,7 +86,8 @@ def eval_section(report: list[str]) -> None:
     for lang in ("si", "hi"):
         specs = [rel(p) for p in [CACHE / f"{lang}-wwho-32000"] if p.exists()]
         specs += ["tiktoken:o200k_base"]
-        specs += [f"hf:{rel(p)}" for p in [CACHE / f"{lang}-hf-32000.json"] if p.exists()]
+        specs += [f"hf:{rel(p)}" for p in [CACHE / f"{lang}-hf-32000.json", CACHE / f"{lang}-hfmeta-32000.json"]
+                  if p.exists()]
         specs += [f"spm:{rel(p)}" for p in [CACHE / f"{lang}-spm-32000.model"] if p.exists()]
         img = ROOT / "docs" / "img" / f"eval-{lang}.png"
         img.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,8 @@ def main() -> None:
         "then, on this machine. Peers run on the same data in the same run.", "",
         f"- machine: {machine()}",
         f"- versions: {versions()}",
-        f"- data: `../shared/data` ({DATA}); corpora as listed in each section", "",
+        "- data: public corpora (FLORES-200, TICO-19, NTREX-128, news text), llama.cpp's GGUF vocabulary files "
+        "and tiktoken's o200k_base, in the folder `WWHO_SHARED_DATA` names; corpora as listed in each section", "",
     ]
     for name in chosen:
         title, cmd = BENCHMARKS[name]

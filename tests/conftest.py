@@ -89,6 +89,32 @@ def tokenizers(tmp_path_factory):
     return out
 
 
+#: SGPE options other than the defaults (merge scope "pieces", superwords 0.15, no dummy prefix), each trained
+#: once on a mixed Sinhala + Hindi slice, for the tests that must hold for every option (export, lossless, ...).
+VARIANTS = {
+    "words": {"merge_scope": "words", "superword_share": 0},
+    "runs": {"merge_scope": "runs", "superword_share": 0},
+    "pieces": {"superword_share": 0},
+    "prefix": {"prefix_space": True},
+    "words-superwords-prefix": {"merge_scope": "words", "prefix_space": True, "prune_freq": 3},
+}
+
+
+@pytest.fixture(scope="session")
+def variants(tmp_path_factory):
+    """name -> SGPE tokenizer (script mode "mixed", vocabulary 3000) trained with VARIANTS[name]."""
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    if not CORPORA.is_dir():
+        pytest.skip(f"{CORPORA} is absent")
+    path = tmp_path_factory.mktemp("variants") / "train.txt"
+    path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 250_000)
+                    + read_slice(CORPORA / "hi" / "tico19-test.txt", 150_000), encoding="utf-8")
+    return {name: SGPETokenizer(train_sgpe(path, vocab_size=3000, script="mixed", progress=False, workers=1,
+                                           **options))
+            for name, options in VARIANTS.items()}
+
+
 @pytest.fixture(scope="session")
 def o200k():
     """tiktoken's o200k_base, loaded offline from the shared ranks file."""
@@ -96,7 +122,7 @@ def o200k():
 
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
-    return get_encoding("o200k_base", ranks_file=O200K_FILE)
+    return get_encoding("o200k_base", tiktoken_file=O200K_FILE)
 
 
 # --- the real `wwho` command, in a subprocess -----------------------------------------------

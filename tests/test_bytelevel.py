@@ -339,7 +339,9 @@ def test_from_tiktoken_by_path_and_name_agree(ours):
 
 def test_cl100k_without_file_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    with pytest.raises(VocabError, match="cl100k_base ranks file is not available offline.*ranks_path"):
+    monkeypatch.delenv("WWHO_TIKTOKEN_FILE", raising=False)
+    with pytest.raises(VocabError, match="cl100k_base ranks file is not available offline.*To fix: pass "
+                       "tiktoken_file=PATH .command line: --tiktoken-file PATH. or set WWHO_TIKTOKEN_FILE=PATH"):
         ByteBPE.from_tiktoken("cl100k_base")
     with pytest.raises(VocabError, match="not a known encoding"):
         ByteBPE.from_tiktoken("p99k_base")
@@ -351,7 +353,7 @@ def test_known_name_with_wrong_file_is_rejected(tmp_path):
     with pytest.raises(VocabError, match="sha256"):
         ByteBPE.from_tiktoken(fake)
     with pytest.raises(VocabError, match="sha256"):
-        ByteBPE.from_tiktoken("cl100k_base", ranks_path=fake)
+        ByteBPE.from_tiktoken("cl100k_base", tiktoken_file=fake)
     custom = ByteBPE.from_tiktoken(fake, pattern="gpt2")  # explicitly a custom file
     assert custom.encode("ab") == [0, 1]
     with pytest.raises(VocabError, match="pattern="):

@@ -80,7 +80,7 @@ def _load(kind: str, sgpe_dir, cache_bytes: str = "") -> str:
                 f"tiktoken_file={str(O200K_FILE)!r}{option})\n")
     if kind == "o200k":
         return (f"from wwho.bytelevel import ByteBPE\n"
-                f"tok = ByteBPE.from_tiktoken('o200k_base', ranks_path={str(O200K_FILE)!r}{option})\n")
+                f"tok = ByteBPE.from_tiktoken('o200k_base', tiktoken_file={str(O200K_FILE)!r}{option})\n")
     return f"from wwho.bytelevel import ByteBPE\ntok = ByteBPE.from_gguf({str(GGUF)!r}{option})\n"
 
 

@@ -72,6 +72,10 @@ def _wwho(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
         (["train", "--kind", "sgpe", "c.txt", "--out", "a", "--vocab-size", "5", "--vocab-size", "6"], "--vocab-size given twice"),
         (["train", "--kind", "binary", "c", "-o", "a", "-o", "b"], "given twice"),
         (["encode", "--tokenizer", "a", "--ids", "--json", "x"], "not allowed with"),
+        (["extend", "--base", "a", "--base", "b", "--corpus", "c", "--add", "5", "--script", "sinhala", "-o", "o"],
+         "--base given twice (--base a, then --base b)"),
+        (["extend", "--base", "a", "--corpus", "c", "--add", "5", "--add", "6", "--script", "sinhala", "-o", "o"],
+         "--add given twice"),
     ],
 )
 def test_the_real_command_refuses_a_second_value(argv, message):

@@ -96,7 +96,7 @@ def test_meta_equals_wwhos_o200k_encoder_on_latin_text_past_tiktokens_limit(sgpe
     from wwho.sgpe import SGPETokenizer
 
     meta = MetaTokenizer(SGPETokenizer.load(sgpe_dir), "o200k_base", tiktoken_file=O200K_FILE)
-    o200k = ByteBPE.from_tiktoken("o200k_base", ranks_path=O200K_FILE)
+    o200k = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
     text = "Colombo, 2024: " + " \u3000" * 525_000 + "done.\n" + "\t" * 20 + "end"
     assert meta.encode_ordinary(text) == o200k.encode_ordinary(text)
 
@@ -104,7 +104,7 @@ def test_meta_equals_wwhos_o200k_encoder_on_latin_text_past_tiktokens_limit(sgpe
 @pytest.mark.parametrize("name", ["o200k", "llama-bpe"])
 def test_bytelevel_10mb(name, tmp_path):
     _need(CORPORA, O200K_FILE if name == "o200k" else GGUF)
-    load = (f"ByteBPE.from_tiktoken('o200k_base', ranks_path={str(O200K_FILE)!r})" if name == "o200k"
+    load = (f"ByteBPE.from_tiktoken('o200k_base', tiktoken_file={str(O200K_FILE)!r})" if name == "o200k"
             else f"ByteBPE.from_gguf({str(GGUF)!r})")
     check = CHECK
     if name == "llama-bpe":  # HF tokenizers on the exported tokenizer.json is the reference

@@ -465,7 +465,9 @@ def test_cli_train_meta_then_encode_decode_inspect(tmp_path, capsys):
     assert main(["decode", "--tokenizer", str(out), *printed]) == 0
     assert capsys.readouterr().out == text + "\n"
     assert main(["encode", "--tokenizer", str(out), "--tokens", text]) == 0
-    assert capsys.readouterr().out == " | ".join(tok.tokenize(text)) + "\n"
+    from wwho.readable import readable  # tokens as readable text: bytes of a cut character as <0xNN>
+
+    assert capsys.readouterr().out == " | ".join(readable(tok.token_bytes(i)) for i in tok.encode(text)) + "\n"
     assert main(["inspect", str(out)]) == 0
     shown = capsys.readouterr().out
     assert "o200k_base" in shown and f"{tok.vocab_size:,}" in shown and O200K_SHA256 in shown

@@ -19,7 +19,7 @@ from wwho.bpe.count import PIECES, count_corpus
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import CorpusStats, file_documents, iter_documents
-from wwho.errors import CorpusError
+from wwho.errors import CorpusError, VocabError
 from wwho.scale.counts import MAX_COUNT, read_counts, write_counts
 from wwho.scale.shards import CountOptions, Shard, count_shard, plan_shards
 from wwho.scale.texts import iter_texts
@@ -107,9 +107,12 @@ def test_a_list_of_texts_given_as_corpus_points_to_train_from_iterator(train):
 
 def test_sgpe_from_counts_equals_training_on_the_file(corpus, tmp_path):
     kw = dict(vocab_size=2500, progress=False)
-    want = SGPETokenizer.train(corpus, **kw).file.to_bytes()
+    # Piece counts hold no sentences: no superword stage (train_from_counts' default share is 0).
+    want = SGPETokenizer.train(corpus, superword_share=0, **kw).file.to_bytes()
     counts = dict(count_corpus([corpus], progress=False).items())
     assert SGPETokenizer.train_from_counts(counts, **kw).file.to_bytes() == want
+    with pytest.raises(VocabError, match="superword_share"):
+        SGPETokenizer.train_from_counts(counts, superword_share=0.15, **kw)
     # as two TSV part files (a Spark job's output), with whitespace pieces escaped
     items = sorted(counts.items())
     write_counts(tmp_path / "part-00000.tsv", items[::2])
@@ -131,10 +134,14 @@ def test_bytelevel_from_counts_equals_training_on_the_file(corpus, tmp_path):
 
 def test_counts_past_32_bits_train_like_their_ratio(corpus):
     counts = dict(count_corpus([corpus], progress=False).items())
-    small = SGPETokenizer.train_from_counts(counts, vocab_size=2000, min_freq=2, prune_freq=2, progress=False)
+    # Scope "words": the engine bounds total count x longest word below 2**62, and a whole piece (the
+    # default scope) is a longer word than this 2**40 scale leaves room for.
+    small = SGPETokenizer.train_from_counts(counts, vocab_size=2000, min_freq=2, prune_freq=2, progress=False,
+                                            merge_scope="words")
     scale = 2**40
     big = SGPETokenizer.train_from_counts({p: n * scale for p, n in counts.items()}, vocab_size=2000,
-                                          min_freq=2 * scale, prune_freq=2 * scale, progress=False)
+                                          min_freq=2 * scale, prune_freq=2 * scale, progress=False,
+                                          merge_scope="words")
     assert big.merges == small.merges and big.vocab == small.vocab
 
 

@@ -31,6 +31,8 @@ def split_known_syllables(tok, text):
     """Token boundaries falling strictly inside a syllable that is in the vocabulary."""
     ids = tok.encode(text)
     boundaries = set(byte_ends([tok.token_bytes(i) for i in ids]))
+    if tok.prefix_space and text:  # the tokens hold the encoder's dummy space too
+        text = " " + text
     bad = []
     pos = 0
     for syl in tok.splitter.syllables(text):

@@ -57,6 +57,7 @@ fn main() {
                 threads: t,
                 skip_bad_lines: false,
                 router: None,
+                cut: Default::default(),
                 block_bytes: 8 << 20,
                 max_line_bytes: u64::MAX,
                 range: None,

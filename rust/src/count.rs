@@ -14,6 +14,7 @@
 //! space): the meta tokenizer's SGPE part. This module knows nothing of syllables.
 
 use crate::router::{Router, Run};
+use crate::spans::{span_end, Breaks};
 use crate::units::{push_utf8, Unit};
 use std::io::Read;
 use std::path::Path;
@@ -274,20 +275,69 @@ pub fn count_units<U: Unit>(text: &[U], counts: &mut Counts, buf: &mut Vec<u8>) 
     }
 }
 
-/// Count `text`, or with a router only its script runs (each with its leading space).
+/// How a document is cut for counting: SGPE pieces (the default) or superword spans
+/// ([`crate::spans`]), each with or without the dummy space before the document.
+#[derive(Clone, Debug, Default)]
+pub struct Cut {
+    pub prefix_space: bool,
+    pub spans: Option<Breaks>,
+}
+
+impl Cut {
+    fn is_plain(&self) -> bool {
+        !self.prefix_space && self.spans.is_none()
+    }
+}
+
+/// Count the pieces or spans of `text` as `cut` says, the dummy space left to the caller.
+fn count_cut_units<U: Unit>(
+    text: &[U],
+    spans: Option<&Breaks>,
+    counts: &mut Counts,
+    buf: &mut Vec<u8>,
+) {
+    let Some(breaks) = spans else {
+        return count_units(text, counts, buf);
+    };
+    let mut pos = 0;
+    while pos < text.len() {
+        let end = span_end(text, pos, breaks);
+        buf.clear();
+        for &u in &text[pos..end] {
+            push_utf8(u.cp(), buf);
+        }
+        counts.add(buf, 1);
+        pos = end;
+    }
+}
+
+/// Count one text as `cut` says.
+fn count_cut<U: Unit>(text: &[U], cut: &Cut, counts: &mut Counts, buf: &mut Vec<u8>) {
+    if cut.prefix_space && !text.is_empty() {
+        let prefixed: Vec<u32> = std::iter::once(0x20)
+            .chain(text.iter().map(|u| u.cp()))
+            .collect();
+        return count_cut_units(&prefixed, cut.spans.as_ref(), counts, buf);
+    }
+    count_cut_units(text, cut.spans.as_ref(), counts, buf)
+}
+
+/// Count `text`, or with a router only its script runs (each with its leading space), cut
+/// as `cut` says.
 pub fn count_document<U: Unit>(
     text: &[U],
     router: Option<&Router>,
+    cut: &Cut,
     counts: &mut Counts,
     buf: &mut Vec<u8>,
 ) {
     let Some(router) = router else {
-        return count_units(text, counts, buf);
+        return count_cut(text, cut, counts, buf);
     };
     let mut runs: Vec<Run> = Vec::new();
     router.segment(text, &mut runs);
     for run in runs.iter().filter(|r| r.script.is_some()) {
-        count_units(&text[run.start..run.end], counts, buf);
+        count_cut(&text[run.start..run.end], cut, counts, buf);
     }
 }
 
@@ -327,6 +377,8 @@ pub struct FileOptions<'a> {
     pub threads: usize,
     pub skip_bad_lines: bool,
     pub router: Option<&'a Router>,
+    /// Pieces or spans, with or without the dummy space.
+    pub cut: Cut,
     /// Bytes read per block (a block's lines are shared among the threads).
     pub block_bytes: usize,
     /// The longest line, its line end included: a longer one is a bad line, found after
@@ -379,7 +431,12 @@ fn lines_before(path: &Path, start: u64) -> Option<u64> {
 type Bad = (u64, usize);
 
 /// Count the lines of `block` (whole lines), returning documents and the bad lines.
-fn count_lines(block: &[u8], router: Option<&Router>, counts: &mut Counts) -> (u64, Vec<Bad>) {
+fn count_lines(
+    block: &[u8],
+    router: Option<&Router>,
+    cut: &Cut,
+    counts: &mut Counts,
+) -> (u64, Vec<Bad>) {
     // One fast validation of the whole block; line by line only when it fails.
     let all_valid = simdutf8::basic::from_utf8(block).is_ok();
     let mut documents = 0;
@@ -401,14 +458,13 @@ fn count_lines(block: &[u8], router: Option<&Router>, counts: &mut Counts) -> (u
             continue;
         }
         documents += 1;
-        match router {
-            None => count_line(line, counts),
-            Some(router) => {
-                units.clear();
-                // Valid UTF-8 (checked above): decoding cannot fail.
-                let _ = crate::units::decode_wtf8_into(line, &mut units);
-                count_document(&units, Some(router), counts, &mut buf);
-            }
+        if router.is_none() && cut.is_plain() {
+            count_line(line, counts);
+        } else {
+            units.clear();
+            // Valid UTF-8 (checked above): decoding cannot fail.
+            let _ = crate::units::decode_wtf8_into(line, &mut units);
+            count_document(&units, router, cut, counts, &mut buf);
         }
     }
     (documents, bad)
@@ -586,7 +642,9 @@ pub fn count_files(
                 let handles: Vec<_> = parts
                     .iter()
                     .zip(counts.iter_mut())
-                    .map(|(&part, table)| s.spawn(move || count_lines(part, options.router, table)))
+                    .map(|(&part, table)| {
+                        s.spawn(move || count_lines(part, options.router, &options.cut, table))
+                    })
                     .collect();
                 handles.into_iter().map(|h| h.join().ok()).collect()
             });
@@ -740,6 +798,7 @@ mod tests {
                 threads,
                 skip_bad_lines: true,
                 router: None,
+                cut: Cut::default(),
                 block_bytes: 1 << 16,
                 max_line_bytes: u64::MAX,
                 range: None,
@@ -791,6 +850,7 @@ mod tests {
                 threads: 2,
                 skip_bad_lines: true,
                 router: None,
+                cut: Cut::default(),
                 block_bytes: 1 << 16,
                 max_line_bytes: u64::MAX,
                 range: Some(range),

@@ -18,6 +18,7 @@ pub mod graphemes;
 pub mod router;
 pub mod schema;
 pub mod sgpe;
+pub mod spans;
 pub mod syllables;
 pub mod training;
 pub mod units;

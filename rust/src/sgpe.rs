@@ -6,6 +6,13 @@
 //! `[UNK]` in the "unk" fallback). The units of a span (a word by default; see [`Scope`]) are
 //! merged by rank ([`crate::merge`]): the syllable-building merges first, then the learned ones.
 //!
+//! Two options of `wwho.sgpe` change the input of those steps, not the steps: `prefix_space`
+//! encodes each text (each part between special tokens) as if a space came before it; with
+//! superword merges, the text is cut into sentence spans ([`crate::spans`]), each span's pieces
+//! are encoded as above, then every merge (superword merges ranked last) runs over the span's
+//! units. Word-level merges never join two pieces, so this equals running all ranks over the
+//! span from code points, which is what the Hugging Face export's BPE does.
+//!
 //! An [`Encoder`] is immutable after construction, so one can serve many threads at once;
 //! [`Encoder::encode_batch`] uses several. There is no cache: the work per piece is a few
 //! table lookups. This module does not train and does not read files.
@@ -14,6 +21,7 @@ use crate::batch::parallel_map;
 use crate::charset::is_ws;
 use crate::merge::{merge, Merge, PairTable};
 use crate::router::Router;
+use crate::spans::{span_end, Breaks};
 use crate::units::{push_utf8, Text, Unit};
 use crate::vocab::Vocab;
 use crate::with_text;
@@ -59,6 +67,12 @@ pub struct EncoderSpec {
     pub fallback: Fallback,
     pub special_ids: Vec<u32>,
     pub scope: Scope,
+    /// Encode each text as if a space came before it (the dummy prefix).
+    pub prefix_space: bool,
+    /// Superword merges `(left, right, merged)`, ranked after `merges`; with them, text is cut
+    /// into spans that end after one of `span_breaks`.
+    pub superword_merges: Vec<(u32, u32, u32)>,
+    pub span_breaks: Vec<u32>,
 }
 
 #[derive(Debug)]
@@ -68,6 +82,10 @@ pub struct Encoder {
     pairs: PairTable,
     fallback: Fallback,
     scope: Scope,
+    prefix_space: bool,
+    /// Every merge, superword merges last (`None` without superword merges).
+    span_pairs: Option<PairTable>,
+    breaks: Breaks,
     token_bytes: Vec<u8>,
     token_starts: Vec<usize>,
     specials: Vec<u32>,
@@ -88,6 +106,10 @@ struct Scratch {
     spans: Vec<usize>,
     units: Vec<u32>,
     utf8: Vec<u8>,
+    /// The units of one superword span.
+    span: Vec<u32>,
+    /// The text with its dummy space (`prefix_space`).
+    prefixed: Vec<u32>,
 }
 
 impl Scratch {
@@ -102,6 +124,10 @@ impl Scratch {
         if self.spans.capacity() > Self::KEEP || self.units.capacity() > Self::KEEP {
             self.spans = Vec::new();
             self.units = Vec::new();
+        }
+        if self.span.capacity() > Self::KEEP || self.prefixed.capacity() > Self::KEEP {
+            self.span = Vec::new();
+            self.prefixed = Vec::new();
         }
     }
 }
@@ -136,7 +162,16 @@ impl Encoder {
         };
         let vocab = Vocab::new(&spec.tokens)?;
         let mut pairs = PairTable::with_capacity(spec.merges.len());
-        for (rank, &(a, b, c)) in spec.merges.iter().enumerate() {
+        let mut span_pairs = if spec.superword_merges.is_empty() {
+            None
+        } else {
+            Some(PairTable::with_capacity(
+                spec.merges.len() + spec.superword_merges.len(),
+            ))
+        };
+        let ranked = spec.merges.iter().map(|m| (m, true));
+        let superword = spec.superword_merges.iter().map(|m| (m, false));
+        for (rank, (&(a, b, c), word_level)) in ranked.chain(superword).enumerate() {
             check(a, "merge")?;
             check(b, "merge")?;
             check(c, "merge")?;
@@ -153,14 +188,16 @@ impl Encoder {
                     "merge {rank}: token {c} is not tokens {a} and {b} joined"
                 ));
             }
-            pairs.insert(
-                a,
-                b,
-                Merge {
-                    rank: rank as u32,
-                    id: c,
-                },
-            );
+            let merge = Merge {
+                rank: rank as u32,
+                id: c,
+            };
+            if word_level {
+                pairs.insert(a, b, merge);
+            }
+            if let Some(table) = &mut span_pairs {
+                table.insert(a, b, merge);
+            }
         }
         let mut token_bytes = Vec::new();
         let mut token_starts = Vec::with_capacity(n + 1);
@@ -193,6 +230,9 @@ impl Encoder {
             pairs,
             fallback: spec.fallback,
             scope: spec.scope,
+            prefix_space: spec.prefix_space,
+            span_pairs,
+            breaks: Breaks::new(spec.span_breaks),
             token_bytes,
             token_starts,
             specials: spec.special_ids,
@@ -213,6 +253,7 @@ impl Encoder {
         self.splitter.heap_bytes()
             + self.vocab.heap_bytes()
             + self.pairs.heap_bytes()
+            + self.span_pairs.as_ref().map_or(0, PairTable::heap_bytes)
             + self.token_bytes.capacity()
             + self.token_starts.capacity() * 8
             + self.is_special.capacity()
@@ -270,7 +311,39 @@ impl Encoder {
         self.encode_into(&text[done..], scratch, out);
     }
 
+    /// Encode one text (no special tokens in it), with the dummy space if the vocabulary has one.
     fn encode_into<U: Unit>(&self, text: &[U], scratch: &mut Scratch, out: &mut Vec<u32>) {
+        if !self.prefix_space || text.is_empty() {
+            return self.encode_text(text, scratch, out);
+        }
+        let mut prefixed = std::mem::take(&mut scratch.prefixed);
+        prefixed.clear();
+        prefixed.push(0x20);
+        prefixed.extend(text.iter().map(|u| u.cp()));
+        self.encode_text(&prefixed[..], scratch, out);
+        scratch.prefixed = prefixed;
+    }
+
+    fn encode_text<U: Unit>(&self, text: &[U], scratch: &mut Scratch, out: &mut Vec<u32>) {
+        let Some(span_pairs) = &self.span_pairs else {
+            return self.encode_pieces(text, scratch, out);
+        };
+        let mut span = std::mem::take(&mut scratch.span);
+        let mut pos = 0;
+        while pos < text.len() {
+            let end = span_end(text, pos, &self.breaks);
+            span.clear();
+            self.encode_pieces(&text[pos..end], scratch, &mut span);
+            if span.len() > 1 {
+                merge(&mut span, span_pairs);
+            }
+            out.extend_from_slice(&span);
+            pos = end;
+        }
+        scratch.span = span;
+    }
+
+    fn encode_pieces<U: Unit>(&self, text: &[U], scratch: &mut Scratch, out: &mut Vec<u32>) {
         let mut pos = 0;
         while pos < text.len() {
             let end = piece_end(text, pos);
@@ -285,6 +358,7 @@ impl Encoder {
             spans,
             units,
             utf8,
+            ..
         } = scratch;
         if piece.len() == 1 {
             // One character is one token whatever the words and syllables: its units alone.
@@ -373,7 +447,7 @@ impl Encoder {
                     continue;
                 }
                 let mut ids = Vec::with_capacity((run.end - run.start) / 3 + 2);
-                self.encode_into(&text[run.start..run.end], scratch, &mut ids);
+                self.encode_text(&text[run.start..run.end], scratch, &mut ids);
                 out.push(Routed::Run(ids));
             }
         })

@@ -42,6 +42,11 @@ impl Interner {
         &self.strings[id as usize]
     }
 
+    /// The id of `s`, if it was interned.
+    pub fn lookup(&self, s: &[u32]) -> Option<u32> {
+        self.index.get(s).copied()
+    }
+
     pub fn len(&self) -> usize {
         self.strings.len()
     }
@@ -82,7 +87,6 @@ pub fn collect_words(
     let mut units: Vec<u32> = Vec::new();
     let mut parts = Parts::default();
     let mut ids: Vec<u32> = Vec::new();
-    let mut run: Vec<u32> = Vec::new();
     // (The order of the pieces does not matter: every output is sorted by strings later.)
     for (piece, count) in pieces.iter() {
         units.clear();
@@ -114,53 +118,63 @@ pub fn collect_words(
             Some(ac) if ac.is_match(piece) => Scope::Words,
             _ => scope,
         };
-        let add = |span: &[u32], mergeable: bool, out: &mut WordCounts| {
+        for_each_span(&parts, &units, &ids, grouping, |span, mergeable| {
             if mergeable {
                 *out.words.entry(span.into()).or_default() += count;
             } else {
                 *out.boundary.entry(span[0]).or_default() += count;
             }
-        };
-        match grouping {
-            Scope::Words => {
-                let mut first = 0;
-                for &(last, is_word) in &parts.parts {
-                    add(&ids[first..last], is_word, &mut out);
-                    first = last;
-                }
+        });
+    }
+    out
+}
+
+/// The spans of one piece under `scope` (`wwho.sgpe.scopes.group_spans`): `f(span, mergeable)`
+/// for each, `span` a range of `ids` (one id per token of `parts`; `units` the piece's text).
+pub fn for_each_span(
+    parts: &Parts,
+    units: &[u32],
+    ids: &[u32],
+    scope: Scope,
+    mut f: impl FnMut(&[u32], bool),
+) {
+    match scope {
+        Scope::Words => {
+            let mut first = 0;
+            for &(last, is_word) in &parts.parts {
+                f(&ids[first..last], is_word);
+                first = last;
             }
-            Scope::Pieces => {
-                if !ids.is_empty() {
-                    let mergeable = ids.len() > 1 || parts.parts[0].1;
-                    add(&ids, mergeable, &mut out);
-                }
+        }
+        Scope::Pieces => {
+            if !ids.is_empty() {
+                f(ids, ids.len() > 1 || parts.parts[0].1);
             }
-            Scope::Runs => {
-                run.clear();
-                let mut first = 0;
-                for &(last, is_word) in &parts.parts {
-                    let ws = !is_word && {
-                        let t = token(first);
-                        t.len() == 1 && crate::charset::is_ws(t[0])
-                    };
-                    if is_word || ws {
-                        if !run.is_empty() {
-                            add(&run, run.len() > 1, &mut out);
-                            run.clear();
-                        }
-                        add(&ids[first..last], is_word, &mut out);
-                    } else {
-                        run.push(ids[first]);
+        }
+        Scope::Runs => {
+            // A boundary token is one token, so a run of them is a range of `ids`.
+            let mut run: Option<usize> = None;
+            let mut first = 0;
+            for &(last, is_word) in &parts.parts {
+                let ws = !is_word && {
+                    let start = if first == 0 { 0 } else { parts.ends[first - 1] };
+                    parts.ends[first] == start + 1 && crate::charset::is_ws(units[start])
+                };
+                if is_word || ws {
+                    if let Some(r) = run.take() {
+                        f(&ids[r..first], first - r > 1);
                     }
-                    first = last;
+                    f(&ids[first..last], is_word);
+                } else if run.is_none() {
+                    run = Some(first);
                 }
-                if !run.is_empty() {
-                    add(&run, run.len() > 1, &mut out);
-                }
+                first = last;
+            }
+            if let Some(r) = run {
+                f(&ids[r..first], first - r > 1);
             }
         }
     }
-    out
 }
 
 /// The merge engine's input for one pruning threshold.
@@ -175,6 +189,15 @@ pub struct EngineInput {
     pub counts: Vec<u64>,
     /// How many syllables were kept.
     pub syllables: usize,
+    /// Where things went: string id -> symbol id, and word (string ids) -> word index.
+    pub positions: Positions,
+}
+
+/// Symbol ids of strings and engine indices of word types (for the superword stage).
+#[derive(Debug, Default)]
+pub struct Positions {
+    pub symbols: FxHashMap<u32, u32>,
+    pub words: FxHashMap<Box<[u32]>, u32>,
 }
 
 impl WordCounts {
@@ -235,10 +258,12 @@ impl WordCounts {
         let mut data = Vec::with_capacity(words.iter().map(|(_, w, _)| w.len()).sum());
         let mut lengths = Vec::with_capacity(words.len());
         let mut counts = Vec::with_capacity(words.len());
-        for (_, w, c) in words {
+        let mut positions = FxHashMap::default();
+        for (i, (_, w, c)) in words.into_iter().enumerate() {
             data.extend(w.iter().map(|s| index.get(s).copied().unwrap_or(UNK)));
             lengths.push(w.len());
             counts.push(c);
+            positions.insert(w.into(), i as u32);
         }
         EngineInput {
             symbols,
@@ -246,6 +271,10 @@ impl WordCounts {
             lengths,
             counts,
             syllables: kept,
+            positions: Positions {
+                symbols: index,
+                words: positions,
+            },
         }
     }
 }

@@ -18,6 +18,7 @@ from wwho.bytelevel.streaming import StreamingDecoder
 from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.meta import MetaTokenizer, MetaVocab
+from wwho.protocol import Tokenizer
 from wwho.router import Script, TextSegment, join_segments, segment
 from wwho.schema import Schema, available_scripts, load_schema
 from wwho.sgpe import SGPETokenizer
@@ -39,6 +40,7 @@ __all__ = [
     "StreamingDecoder",
     "Syllabifier",
     "TextSegment",
+    "Tokenizer",
     "TokenizerError",
     "VocabError",
     "WwhoError",

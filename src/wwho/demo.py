@@ -1,7 +1,9 @@
 """``make demo``: train a small SGPE vocabulary on the bundled Sinhala sample and compare it with o200k_base.
 
 The sample (Wikipedia sentences of FLORES v1, CC BY-SA 4.0) is split 90/10: the vocabulary is
-trained on the first 90% of the lines and every figure is measured on the last 10%. The
+trained on the first 90% of the lines and every figure is measured on the last 10%. The vocabulary
+is saved to ``wwho-demo/`` in the current directory (or the folder given as the first argument),
+and the demo says so. The
 o200k_base column needs tiktoken's ranks file: it is found through ``WWHO_TIKTOKEN_FILE``,
 tiktoken's cache, the network, or ``../shared/data/tiktoken`` next to the repository;
 without it the comparison is skipped with a message.
@@ -9,6 +11,7 @@ without it the comparison is skipped with a message.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -19,6 +22,8 @@ from wwho.sgpe import SGPETokenizer
 
 SAMPLE = "sinhala-wikipedia-sample.txt"
 VOCAB_SIZE = 8000
+#: where the demo saves its vocabulary (a folder in the current directory; ``python -m wwho.demo DIR`` to choose)
+OUT = "wwho-demo"
 
 
 def sample_lines() -> list[str]:
@@ -29,12 +34,26 @@ def o200k():
     from wwho.bytelevel.tiktoken_loader import get_encoding
     from wwho.errors import WwhoError
 
-    shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "tiktoken" / "o200k_base.tiktoken"
+    shared = _shared_ranks()
     try:
-        return get_encoding("o200k_base", ranks_file=shared if shared.is_file() else None)
+        return get_encoding("o200k_base", tiktoken_file=shared)
     except WwhoError as exc:
-        print(f"(o200k_base comparison skipped: {str(exc)[:160]}...)\n")
+        print(f"(o200k_base comparison skipped: {exc})\n")
         return None
+
+
+def _shared_ranks() -> Path | None:
+    """A developer's checkout may hold the ranks file in the shared data folder (``WWHO_SHARED_DATA``,
+    else ``../shared/data`` beside the repository); a user's install never does, and finds it the
+    usual way (``WWHO_TIKTOKEN_FILE``, tiktoken's cache or download)."""
+    if os.environ.get("WWHO_TIKTOKEN_FILE"):
+        return None
+    roots = [os.environ.get("WWHO_SHARED_DATA"), Path(__file__).resolve().parents[3] / "shared" / "data",
+             "/work/shared/data"]
+    for root in roots:
+        if root and (Path(root) / "tiktoken" / "o200k_base.tiktoken").is_file():
+            return Path(root) / "tiktoken" / "o200k_base.tiktoken"
+    return None
 
 
 def main() -> None:
@@ -43,15 +62,17 @@ def main() -> None:
     train, held_out = lines[:cut], lines[cut:]
     print(f"wwho demo: SGPE on Sinhala ({len(train):,} training lines of the bundled Wikipedia sample, "
           f"{len(held_out):,} held out)\n")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else OUT).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "train.txt"
         corpus.write_text("\n".join(train) + "\n", encoding="utf-8")
         t0 = time.perf_counter()
         tok = SGPETokenizer.train(corpus, vocab_size=VOCAB_SIZE, progress=False, workers=1)
         seconds = time.perf_counter() - t0
-        tok.save(Path(tmp) / "vocab")
-        print(f"trained {tok.vocab_size:,} tokens ({len(tok.merges):,} merges) in {seconds:.1f}s; "
-              f"saved vocab.json + tokenizer.json (Hugging Face, exact)\n")
+    tok.save(out)  # all at once; other files in the folder are kept (see docs/reliability.md)
+    print(f"trained {tok.vocab_size:,} tokens ({len(tok.merges):,} merges) in {seconds:.1f}s\n"
+          f"saved to {out}/ (vocab.json, and tokenizer.json for Hugging Face, exact): load it with "
+          f"wwho.SGPETokenizer.load({str(out)!r}) or AutoTokenizer.from_pretrained({str(out)!r})\n")
     enc = o200k()
     for text in ["ශ්‍රී ලංකාව", *held_out[:3]]:
         print(text)

@@ -40,3 +40,15 @@ def brief(value: object, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters, for error messages about untrusted data."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class WwhoWarning(UserWarning):
+    """Base class of the warnings wwho gives (the CLI prints them as ``wwho: warning: ...``)."""
+
+
+class ScriptWarning(WwhoWarning):
+    """Most of the input is not in the script chosen (``script=``, ``--script``)."""
+
+
+class VocabSizeWarning(WwhoWarning):
+    """Training stopped before ``vocab_size``: the vocabulary is smaller than asked."""

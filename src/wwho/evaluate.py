@@ -36,7 +36,7 @@ from wwho.cache import ENTRY_OVERHEAD, PieceCache
 from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
 from wwho.errors import TokenizerError, VocabError
 from wwho.router import segment
-from wwho.syllables import syllabify
+from wwho.syllables import Syllabifier
 
 #: encode(text) -> (ids, token end offsets in UTF-8 bytes, or None when unknown)
 Encoder = Callable[[str], tuple[list[int], list[int] | None]]
@@ -143,9 +143,12 @@ def _native(tok, name: str) -> Evaluated:
     if hasattr(tok, "token_bytes"):
         token_bytes = tok.token_bytes
 
+        dummy = 1 if getattr(tok, "prefix_space", False) else 0  # SGPE's dummy space is not in the text
+
         def encode(text: str):
             ids = tok.encode(text)
-            return ids, _ends(token_bytes(i) for i in ids)
+            ends = _ends(token_bytes(i) for i in ids)
+            return ids, [max(e - dummy, 0) for e in ends] if dummy and text else ends
     elif hasattr(tok, "tokenizer"):  # the HF adapter of wwho.loading
         return _hf_object(tok.tokenizer, name)
     else:
@@ -252,7 +255,7 @@ def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
         if seg.has_leading_space:
             pos += 1
         if seg.is_indic:
-            for syl in syllabify(seg.text, seg.script.value):
+            for syl in Syllabifier.for_script(seg.script.value).tokenize(seg.text, False):
                 a, b = starts[pos], starts[pos + len(syl)]
                 inside_syllable.update(range(a + 1, b))
                 pos += len(syl)

@@ -38,7 +38,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from transformers import PreTrainedTokenizer
+try:
+    from transformers import PreTrainedTokenizer
+except ImportError as exc:  # the optional extra is not installed
+    raise ImportError(f"wwho.hf needs transformers, which is not installed ({exc}). To fix: "
+                      "pip install 'wwho[hf]' (or pip install 'transformers>=4.45')") from exc
 
 from wwho.errors import TokenizerError
 from wwho.meta import SGPE_PREFIX, MetaTokenizer

@@ -8,9 +8,11 @@
 | ``*.gguf`` | ``gguf`` (byte-level BPE from a llama.cpp vocabulary) |
 | ``tokenizer.json`` of a binary tokenizer (Latin-1 bytes) | ``binary`` |
 | any other ``tokenizer.json`` | ``hf`` (byte-level BPE if it is one, else HF ``tokenizers`` as is) |
+| ``o200k_base``, ``cl100k_base`` (a name, no such path) | ``bytelevel``, its file found by :mod:`wwho.tiktoken_file` |
 
-Every loaded object has ``encode(text) -> list[int]``, ``decode(ids) -> str`` and
-``vocab_size``. This module only dispatches; each kind lives in its own module.
+Every wwho kind loaded satisfies :class:`wwho.protocol.Tokenizer` (binary: bytes in and out);
+an ``hf`` tokenizer that is not byte-level has ``encode(text) -> list[int]``, ``decode(ids) -> str``
+and ``vocab_size``. This module only dispatches; each kind lives in its own module.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError, brief
+from wwho.errors import TokenizerError, VocabError, brief
+from wwho.ids import token_id as token_id_of
 from wwho.fileio import parse_json, read_bytes
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
@@ -29,6 +32,10 @@ def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path`` (see the module docstring)."""
     p = Path(path)
     if not p.exists():
+        from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+
+        if str(path) in TIKTOKEN_ENCODINGS:
+            return "bytelevel"
         raise VocabError(f"{p}: no such file or directory")
     if p.is_dir():
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
@@ -72,15 +79,17 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     if kind == "bytelevel":
         from wwho.bytelevel import ByteBPE
 
-        return ByteBPE.from_tiktoken(p, pattern=pattern) if p.suffix == ".tiktoken" else ByteBPE.load(p)
+        if p.suffix == ".tiktoken" or not p.exists():  # a file, or a known name such as o200k_base
+            return ByteBPE.from_tiktoken(p if p.exists() else str(path), pattern=pattern)
+        return ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE
 
         return ByteBPE.from_gguf(p)
     if kind == "binary":
-        from wwho.binary.io import load
+        from wwho.binary.tokenizer import BinaryTokenizer
 
-        return load(p if p.is_file() else p / "tokenizer.json")
+        return BinaryTokenizer.load(p if p.is_file() else p / "tokenizer.json")
     if kind == "hf":
         return _load_hf(p if p.is_file() else p / "tokenizer.json")
     raise VocabError(f"unknown tokenizer kind {kind!r}; known: {', '.join(KINDS)}")
@@ -112,7 +121,8 @@ def _load_hf(path: Path) -> Any:
 
 
 class HFTokenizer:
-    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's encode/decode interface."""
+    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names;
+    no ``token_bytes``: a non-byte-level HF model's tokens need not be bytes)."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
@@ -134,8 +144,29 @@ class HFTokenizer:
     def tokenize(self, text: str) -> list[str]:
         return self.tokenizer.encode(text, add_special_tokens=False).tokens
 
-    def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=False)
+    def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        return self.tokenizer.get_vocab(with_added_tokens=True)
+
+    def token_to_id(self, token: str) -> int:
+        i = self.tokenizer.token_to_id(token) if isinstance(token, str) else None
+        if i is None:
+            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary")
+        return i
+
+    def id_to_token(self, token_id: int) -> str:
+        token = self.tokenizer.id_to_token(token_id_of(token_id))
+        if token is None:
+            raise TokenizerError(f"token id {token_id!r} is not in this vocabulary")
+        return token
 
 
 def _read_json(path: Path) -> Any:

@@ -179,20 +179,23 @@ def resolve_encoding(encoding: Any = "o200k_base", *, tiktoken_file: str | os.Pa
                 raise VocabError(f"tiktoken_encoding must be a name or a tiktoken.Encoding, not {type(encoding).__name__}")
         return encoding
     from wwho.bytelevel.tiktoken_loader import file_sha256, get_encoding
+    from wwho.tiktoken_file import ranks_file_for
 
-    if tiktoken_file is not None and not Path(tiktoken_file).is_file():
-        raise VocabError(f"{tiktoken_file}: tiktoken ranks file not found. Give the {encoding} ranks file tiktoken "
-                         "downloads (--tiktoken-file PATH or WWHO_TIKTOKEN_FILE=PATH), or put it in tiktoken's "
-                         "cache (TIKTOKEN_CACHE_DIR)")
-    enc = get_encoding(encoding, ranks_file=tiktoken_file)
-    if tiktoken_file is not None:
+    found = ranks_file_for(encoding, tiktoken_file)
+    if found is not None and not found[0].is_file():
+        raise VocabError(f"{found[0]} (from {found[1]}): tiktoken ranks file not found. To fix: point "
+                         f"{'--tiktoken-file / tiktoken_file=' if found[1] == 'tiktoken_file' else found[1]} at "
+                         f"the {encoding}.tiktoken file")
+    enc = get_encoding(encoding, tiktoken_file=tiktoken_file)
+    if found is not None and found[0].is_file():
         # tiktoken keeps encodings in memory by name, so a file given after the first load
         # would be ignored silently: check that it holds the ranks actually in use.
-        path = Path(tiktoken_file)
+        path, source = found
         actual = file_sha256(path)
         if actual != tiktoken_part(enc).sha256:
-            raise VocabError(f"{path}: sha256 {actual} is not that of the {encoding} ranks in use "
-                             f"({tiktoken_part(enc).sha256})")
+            raise VocabError(f"{path} (from {source}): sha256 {actual} is not that of the {encoding} ranks in use "
+                             f"({tiktoken_part(enc).sha256}). To fix: point {source} at the official "
+                             f"{encoding}.tiktoken")
     return enc
 
 
@@ -207,6 +210,9 @@ class MetaTokenizer:
 
         if not isinstance(sgpe_tokenizer, SGPETokenizer):
             raise VocabError(f"sgpe_tokenizer must be an SGPETokenizer, not {type(sgpe_tokenizer).__name__}")
+        if sgpe_tokenizer.prefix_space:
+            raise VocabError("an SGPE vocabulary trained with prefix_space cannot be a meta tokenizer's SGPE part: "
+                             "its dummy space would be added to every Indic run")
         self.sgpe = sgpe_tokenizer
         self.encoding = resolve_encoding(tiktoken_encoding, tiktoken_file=tiktoken_file)
         self.vocab = MetaVocab(self.encoding.n_vocab, sgpe_tokenizer.vocab)
@@ -446,7 +452,7 @@ class MetaTokenizer:
             names = {i: s for s, i in part.special_tokens.items()}
             strings = [names[i] if i in names else f"\u27e6unassigned {i}\u27e7" if b is None
                        else bytes_to_token_string(b) for i, b in enumerate(part.token_bytes)]
-            strings += [sgpe_token_string(t) for t in self.sgpe.id_to_token]
+            strings += [sgpe_token_string(t) for t in self.sgpe.tokens]
             ids = {s: i for i, s in enumerate(strings)}
             if len(ids) != len(strings):  # only a special written like an ordinary token could do this
                 seen: set[str] = set()
@@ -508,9 +514,22 @@ class MetaTokenizer:
             bad = next(i for i in run if self.tiktoken.token_bytes[i] is None)
             raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.encoding.name}") from None
 
-    def decode(self, ids: Iterable[int], *, errors: str = "replace") -> str:
-        """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``)."""
+    def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
+        """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
+        ``skip_special_tokens``: drop tiktoken's special tokens and the SGPE part's."""
+        if skip_special_tokens:
+            special = self._special_ids()
+            ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
         return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
+                     skip_special_tokens: bool = False) -> list[str]:
+        """:meth:`decode` of each list of ids, in order."""
+        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    def _special_ids(self) -> frozenset[int]:
+        sgpe = (self.offset + self.sgpe.vocab[s] for s in self.sgpe.special_tokens)
+        return frozenset([*self.tiktoken.special_tokens.values(), *sgpe])
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``)."""

@@ -156,8 +156,18 @@ def _for_script(name: str) -> Syllabifier:
 
 
 def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False) -> list[str]:
-    """Split ``text`` into the syllables of a bundled script. See :class:`Syllabifier`."""
-    return _for_script(script).tokenize(text, leading_space)
+    """Split ``text`` into the syllables of a bundled script. See :class:`Syllabifier`.
+
+    Warns (:class:`wwho.errors.ScriptWarning`) when most of the letters of ``text`` are in another
+    script, whose characters would come back one code point at a time (``syllabify("नमस्ते")``
+    needs ``script="devanagari"``)."""
+    syllabifier = _for_script(script)
+    from wwho.scriptcheck import letters_by_script, warn_if_other_script
+
+    if isinstance(text, str):
+        warn_if_other_script(letters_by_script([(text, 1)]), (script,), what="the text", option="script=",
+                             stacklevel=3)
+    return syllabifier.tokenize(text, leading_space)
 
 
 def _check_text(text: object) -> None:

@@ -1,15 +1,24 @@
 """SGPE encoding in pure Python, as ``SGPETokenizer`` did it before the compiled core.
 
-Pieces by regex, words and syllables by the reference splitter (``reference.words``), units by
-vocabulary lookup with character and byte fallback, merges by :mod:`wwho.bpe.apply`.
+Pieces by regex, words and syllables by the reference splitter (``reference.words``), grouped
+into the merge scope's spans (:func:`wwho.sgpe.scopes.group_spans`), units by vocabulary lookup
+with character and byte fallback, merges by :mod:`wwho.bpe.apply`; the dummy space of
+``prefix_space``, and superword spans (``wwho.sgpe.superwords.SPANS``, every rank over each
+span's units) as the compress branch's pure-Python encoder did them.
 """
 
 from __future__ import annotations
 
-from wwho.bpe.apply import merge_ids, merge_units, pair_table
+import re
+
 from reference.words import WordSplitter
+from wwho.bpe.apply import merge_ids, merge_units, pair_table
+from wwho.sgpe.scopes import group_spans
+from wwho.sgpe.superwords import SPANS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile
 from wwho.sgpe.words import PIECES
+
+_SPANS = re.compile(SPANS)
 
 
 class Encoder:
@@ -20,9 +29,25 @@ class Encoder:
         self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(vocab_file.merges)))}
         self._pairs = pair_table((*vocab_file.syllable_merges, *vocab_file.merges), self.vocab)
         self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if self.fallback == "bytes" else []
+        self.scope = vocab_file.merge_scope
+        self.prefix_space = vocab_file.prefix_space
+        self._span_pairs = None
+        if vocab_file.superword_merges:
+            ranked = vocab_file.merges if self.fallback == "unk" else (*vocab_file.syllable_merges,
+                                                                       *vocab_file.merges)
+            self._span_pairs = pair_table((*ranked, *vocab_file.superword_merges), self.vocab)
 
     def encode(self, text: str) -> list[int]:
-        ids: list[int] = []
+        """Ids of ``text`` (no special tokens)."""
+        if self.prefix_space and text:
+            text = " " + text
+        if self._span_pairs is not None:
+            ids: list[int] = []
+            for span in _SPANS.findall(text):
+                units = [i for piece in PIECES.findall(span) for i in self.encode_piece(piece)]
+                ids.extend(merge_ids(units, self._span_pairs) if len(units) > 1 else units)
+            return ids
+        ids = []
         for piece in PIECES.findall(text):
             ids.extend(self.encode_piece(piece))
         return ids
@@ -30,7 +55,10 @@ class Encoder:
     def encode_piece(self, piece: str) -> list[int]:
         vocab = self.vocab
         ids: list[int] = []
-        for _, word in self.splitter.split(piece):
+        parts = self.splitter.split(piece)
+        if self.scope != "words":
+            parts = group_spans(parts, self.scope)
+        for _, word in parts:
             if self.fallback == "unk":
                 units = [s if s in vocab else "[UNK]" for s in word]
                 ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))

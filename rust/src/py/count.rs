@@ -6,12 +6,15 @@ use super::bytelevel::Pretokenizer as PyPretokenizer;
 use super::engine::{PyMergeEngine, SymbolKind};
 use super::errors::{error, guard, Kind};
 use super::sgpe::{PyRouter, PyWordSplitter};
-use crate::count::{absorb, count_document, count_files, CountError, Counts, FileOptions, Stats};
+use crate::count::{
+    absorb, count_document, count_files, CountError, Counts, Cut, FileOptions, Stats,
+};
 use crate::engine::{Engine, UNK};
 use crate::pretokenize::general::RegexError;
 use crate::router::Router;
 use crate::sgpe::Scope;
-use crate::training::{collect_words, WordCounts};
+use crate::spans::{pieces_of, superword_words, Breaks};
+use crate::training::{collect_words, Positions, WordCounts};
 use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
 use pyo3::prelude::*;
@@ -24,6 +27,7 @@ pub struct PyPieceCounter {
     /// One table per thread until [`PyPieceCounter::total`] merges them.
     tables: Vec<Counts>,
     router: Option<Router>,
+    cut: Cut,
 }
 
 impl PyPieceCounter {
@@ -49,13 +53,37 @@ fn threads_or_all(threads: usize) -> usize {
 
 #[pymethods]
 impl PyPieceCounter {
-    /// `router`: count only the script runs of each document (the meta tokenizer's SGPE part).
+    /// `router`: count only the script runs of each document (the meta tokenizer's SGPE part);
+    /// `prefix_space`: a space before each document (the dummy prefix); `span_breaks`: count
+    /// superword spans (`rust/src/spans.rs`) ending after these characters instead of pieces.
     #[new]
-    #[pyo3(signature = (router=None))]
-    fn new(router: Option<PyRef<'_, PyRouter>>) -> Self {
-        Self {
+    #[pyo3(signature = (router=None, *, prefix_space=false, span_breaks=None))]
+    fn new(
+        router: Option<PyRef<'_, PyRouter>>,
+        prefix_space: bool,
+        span_breaks: Option<Bound<'_, PyString>>,
+    ) -> PyResult<Self> {
+        let spans = span_breaks
+            .as_ref()
+            .map(super::text::code_points)
+            .transpose()?
+            .map(Breaks::new);
+        Ok(Self {
             tables: Vec::new(),
             router: router.map(|r| r.inner.clone()),
+            cut: Cut {
+                prefix_space,
+                spans,
+            },
+        })
+    }
+
+    /// The piece counts of these span counts (a counter made with `span_breaks`).
+    fn pieces(&mut self) -> Self {
+        Self {
+            tables: vec![pieces_of(self.total())],
+            router: None,
+            cut: Cut::default(),
         }
     }
 
@@ -93,6 +121,7 @@ impl PyPieceCounter {
                     threads,
                     skip_bad_lines,
                     router,
+                    cut: self.cut.clone(),
                     block_bytes,
                     max_line_bytes,
                     range,
@@ -146,6 +175,7 @@ impl PyPieceCounter {
             self.tables.resize_with(threads, Counts::default);
         }
         let router = self.router.as_ref();
+        let cut = &self.cut;
         let tables = &mut self.tables[..threads];
         let chunk = views.len().div_ceil(threads).max(1);
         py.detach(|| {
@@ -155,7 +185,7 @@ impl PyPieceCounter {
                         s.spawn(move || {
                             let mut buf = Vec::new();
                             for doc in docs {
-                                with_text!(*doc, t => count_document(t, router, table, &mut buf));
+                                with_text!(*doc, t => count_document(t, router, cut, table, &mut buf));
                             }
                         });
                     }
@@ -333,7 +363,10 @@ impl PyPieceCounter {
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?;
-        Ok(PyWordCounts { inner })
+        Ok(PyWordCounts {
+            inner,
+            positions: Positions::default(),
+        })
     }
 }
 
@@ -341,6 +374,8 @@ impl PyPieceCounter {
 #[pyclass(module = "wwho._core", name = "WordCounts")]
 pub struct PyWordCounts {
     inner: WordCounts,
+    /// Of the last `engine_input` (what the superword stage looks words up in).
+    positions: Positions,
 }
 
 fn i64_bytes(values: impl Iterator<Item = i64>) -> Vec<u8> {
@@ -391,7 +426,7 @@ impl PyWordCounts {
     /// lengths, word symbols, counts)`, the last three as native int64 arrays (for a checksum).
     #[allow(clippy::type_complexity)]
     fn engine_input<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         prune_freq: u64,
     ) -> PyResult<(
@@ -402,7 +437,9 @@ impl PyWordCounts {
         Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
     )> {
-        let input = py.detach(|| self.inner.engine_input(prune_freq));
+        let inner = &self.inner;
+        let mut input = py.detach(|| inner.engine_input(prune_freq));
+        self.positions = std::mem::take(&mut input.positions);
         let symbols = input
             .symbols
             .iter()
@@ -435,6 +472,40 @@ impl PyWordCounts {
             PyBytes::new(py, &flat),
             PyBytes::new(py, &counts),
         ))
+    }
+
+    /// The superword stage's engine (`wwho.sgpe.superwords`): every span of `spans` (a counter
+    /// made with `span_breaks`, whose pieces these words are) as the tokens the word-level
+    /// `engine` (trained from the last `engine_input`) left its pieces, with the span's count.
+    /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words`.
+    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new()))]
+    fn superword_engine(
+        &self,
+        py: Python<'_>,
+        mut spans: PyRefMut<'_, PyPieceCounter>,
+        splitter: PyRef<'_, PyWordSplitter>,
+        engine: PyRef<'_, PyMergeEngine>,
+        scope: &str,
+        reserved: Vec<String>,
+    ) -> PyResult<PyMergeEngine> {
+        let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
+        let spans = spans.total();
+        let (splitter, first) = (&splitter.inner, &engine.inner);
+        let (words, positions) = (&self.inner, &self.positions);
+        let built = py
+            .detach(|| {
+                guard("superword words", || {
+                    let (data, lengths, counts) =
+                        superword_words(spans, splitter, scope, &reserved, words, positions, first);
+                    Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false)
+                })
+            })
+            .map_err(|e| error(py, Kind::Wwho, e))?
+            .map_err(|e| error(py, Kind::Merge, format!("{e:?}")))?;
+        Ok(PyMergeEngine {
+            inner: built,
+            kind: SymbolKind::Str,
+        })
     }
 }
 

@@ -197,9 +197,12 @@ pub struct PyEncoder {
 #[pymethods]
 impl PyEncoder {
     /// `tokens[i]`: the string of id `i`; `merges`: `(left, right, merged)` ids in rank order;
-    /// `byte_ids`: the ids of `<0x00>`..`<0xFF>` (byte fallback) or `None` with `unk_id`.
+    /// `byte_ids`: the ids of `<0x00>`..`<0xFF>` (byte fallback) or `None` with `unk_id`;
+    /// `prefix_space`: the dummy space; `superword_merges` (ranked after `merges`) with the
+    /// sentence punctuation `span_breaks` that ends a span.
     #[new]
-    #[pyo3(signature = (splitter, tokens, merges, *, byte_ids, unk_id, special_ids, scope="words"))]
+    #[pyo3(signature = (splitter, tokens, merges, *, byte_ids, unk_id, special_ids, scope="words",
+                        prefix_space=false, superword_merges=Vec::new(), span_breaks=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -210,6 +213,9 @@ impl PyEncoder {
         unk_id: Option<u32>,
         special_ids: Vec<u32>,
         scope: &str,
+        prefix_space: bool,
+        superword_merges: Vec<(u32, u32, u32)>,
+        span_breaks: Option<Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let vocab_err = |e: String| error(py, Kind::Vocab, e);
         let fallback = match (byte_ids, unk_id) {
@@ -229,6 +235,13 @@ impl PyEncoder {
             fallback,
             special_ids,
             scope: Scope::parse(scope).map_err(vocab_err)?,
+            prefix_space,
+            superword_merges,
+            span_breaks: span_breaks
+                .as_ref()
+                .map(code_points)
+                .transpose()?
+                .unwrap_or_default(),
         };
         let inner = Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?;
         let ints = (0..inner.vocab_size() as u32)

@@ -24,10 +24,12 @@ from wwho.binary.mapping import (
     encode_bytes_batch,
     text_to_bytes,
 )
+from wwho.binary.tokenizer import BinaryTokenizer
 from wwho.binary.train import special_tokens, train, train_from_counts
 
 __all__ = [
     "BinaryEncoding",
+    "BinaryTokenizer",
     "IngestOptions",
     "IngestStats",
     "OptionError",

@@ -114,6 +114,12 @@ def _exts(value: Any, where: str) -> tuple[str, ...]:
     return tuple(exts)
 
 
+def _over_budget(value: Any, where: str) -> str:
+    if value not in ("refuse", "sample"):
+        raise ConfigError(f"{where}: expected refuse or sample, got {brief(value)}")
+    return value
+
+
 # key -> converter(value, where) that checks and normalises a value from TOML or argv
 _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "inputs": _str_list,
@@ -142,6 +148,8 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "pad_to_power_of_two": _bool,
     "threads": lambda v, w: _int(v, w, 1, MAX_WORKERS),
     "progress": _bool,
+    "memory_budget": _size(1, MAX_COUNT),
+    "over_budget": _over_budget,
 }
 _TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_specials", "mask", "unk",
                "reserve", "template", "pad_to_power_of_two", "threads", "progress")
@@ -153,6 +161,7 @@ DEFAULTS: dict[str, Any] = {
     "follow_symlinks": False, "ext": (), "max_file_size": None,
     "standard_specials": True, "mask": True, "unk": True, "reserve": 128, "template": False,
     "pad_to_power_of_two": True, "threads": None, "progress": True,
+    "memory_budget": None, "over_budget": "refuse",
 }
 
 
@@ -165,6 +174,8 @@ class RunConfig:
     pretty: bool
     ingest: IngestOptions
     train: dict[str, Any]  # keyword arguments of wwho.binary.train.train_from_counts
+    memory_budget: int | None = None  # None: wwho.binary.budget.default_budget()
+    over_budget: str = "refuse"
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -227,4 +238,5 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
         follow_symlinks=values["follow_symlinks"], extensions=tuple(values["ext"]),
         max_file_size=values["max_file_size"])
     return RunConfig(inputs=[Path(p) for p in values["inputs"]], output=output, pretty=values["pretty"],
-                     ingest=ingest, train={k: values[k] for k in _TRAIN_KEYS})
+                     ingest=ingest, train={k: values[k] for k in _TRAIN_KEYS},
+                     memory_budget=values["memory_budget"], over_budget=values["over_budget"])

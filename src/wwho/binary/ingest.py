@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from wwho.errors import CorpusError, WwhoError
+from wwho.notices import plural
 from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
 MODES = ("file", "fixed", "random", "delim")
@@ -334,5 +335,5 @@ def count_windows(paths: Iterable[str | Path], options: IngestOptions = IngestOp
     if not counts:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(stats.skipped.items())) or "nothing"
         raise CorpusError(f"no data to train on in {', '.join(map(str, paths))} "
-                          f"({stats.files} files read; skipped: {skipped})")
+                          f"({plural(stats.files, 'file')} read; skipped: {skipped})")
     return WindowCounts(counts=counts, stats=stats)

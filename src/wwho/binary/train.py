@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, processors, trainers
 
 from wwho.binary.ingest import IngestOptions, OptionError, count_windows
-from wwho.errors import VocabError
+from wwho.errors import VocabError, brief
+from wwho.notices import warn_short_vocabulary
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
 ALPHABET = [chr(b) for b in range(256)]
@@ -41,6 +45,7 @@ TEMPLATE_SINGLE = "<|start|> $A <|end|>"
 TEMPLATE_PAIR = "<|start|> $A <|sep|> $B <|end|>"
 _FEED_BATCH = 1024
 _MAX_PAIR_COUNT = 2**31 - 1  # HF BpeTrainer keeps pair counts in an i32
+_HEARTBEAT_S = 10.0  # how often progress is written when standard error is not a terminal
 
 
 def reserved(i: int) -> str:
@@ -134,9 +139,11 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                                   max_token_length=None if max_token_length is None else max_token_length + 1)
     tokenizer = Tokenizer(models.BPE())
     with thread_limit(threads):
-        tokenizer.train_from_iterator(_feed(counts), trainer, length=sum(counts.values()))
+        _train_interruptibly(tokenizer, counts, trainer, progress=progress)
     tokenizer.decoder = decoders.Fuse()
     model_size = tokenizer.get_vocab_size(with_added_tokens=False)
+    warn_short_vocabulary(model_size + len(names), vocab_size, min_freq=min_frequency,
+                          option="--min-frequency", stacklevel=3)
     _add_specials(tokenizer, names, model_size)
     if pad_to_power_of_two:
         total = tokenizer.get_vocab_size(with_added_tokens=True)
@@ -148,6 +155,71 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                                                                  special_tokens=ids)
     tokenizer.encode_special_tokens = True
     return tokenizer
+
+
+def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trainer: trainers.BpeTrainer, *,
+                         progress: bool) -> None:
+    """Run HF's training on a worker thread so that Ctrl-C stops it at once.
+
+    HF's merge loop is Rust that never looks at signals (44 s to react on a large run); it runs
+    without the GIL, so this thread keeps waiting in short slices and gets ``KeyboardInterrupt``
+    at once. The worker is then told to stop at its next window and abandoned: a daemon thread
+    does not keep the process alive (the CLI exits with 130), and in a library call it finishes
+    HF's current phase in the background and is dropped.
+
+    With ``progress``, windows fed to HF are counted on a bar (tqdm, which also writes to a log
+    that is not a terminal), then the merge phase reports its elapsed time every
+    ``_HEARTBEAT_S`` seconds when standard error is not a terminal (HF's own bar shows only on one).
+    """
+    stop = threading.Event()
+    failure: list[BaseException] = []
+    total = sum(counts.values())
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="win", unit_scale=True, desc="feeding HF", dynamic_ncols=True,
+                   mininterval=0.5 if sys.stderr.isatty() else _HEARTBEAT_S)
+
+    def feed() -> Iterator[list[str]]:
+        for batch in _feed(counts):
+            if stop.is_set():
+                raise KeyboardInterrupt
+            if bar is not None:
+                bar.update(len(batch))
+            yield batch
+
+    def work() -> None:
+        try:
+            tokenizer.train_from_iterator(feed(), trainer, length=total)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the waiting thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=work, name="wwho-binary-train", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    merging_said = next_beat = 0.0
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+            if bar is not None and bar.n >= total and not merging_said:
+                bar.close()
+                merging_said = time.monotonic()
+                next_beat = merging_said + _HEARTBEAT_S
+                print("merging (HF tokenizers)...", file=sys.stderr, flush=True)
+            if merging_said and not sys.stderr.isatty() and time.monotonic() >= next_beat:
+                next_beat += _HEARTBEAT_S
+                print(f"merging: {time.monotonic() - merging_said:.0f} s", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        stop.set()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if failure:
+        raise failure[0]
+    if progress:
+        print(f"trained in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
 
 
 def _add_specials(tokenizer: Tokenizer, names: list[str], first_id: int) -> None:
@@ -167,16 +239,36 @@ def _add_specials(tokenizer: Tokenizer, names: list[str], first_id: int) -> None
 def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, vocab_size: int = 32768,
           min_frequency: int = 1024, max_token_length: int | None = None, standard_specials: bool = True,
           mask: bool = True, unk: bool = True, reserve: int = 128, template: bool = False,
-          pad_to_power_of_two: bool = True, threads: int | None = None, progress: bool = False) -> Tokenizer:
+          pad_to_power_of_two: bool = True, threads: int | None = None, progress: bool = True,
+          memory_budget: int | None = None, over_budget: str = "refuse") -> Tokenizer:
     """Train a binary tokenizer on files and directories (see :mod:`wwho.binary.ingest`).
 
-    Options are checked before any file is read; errors are :class:`wwho.WwhoError`.
+    Options are checked before any file is read; errors are :class:`wwho.WwhoError`. The memory
+    the run needs is estimated from the file sizes first (:mod:`wwho.binary.budget`): above
+    ``memory_budget`` (default: half of physical memory) it is refused with the options that would
+    fit, or sampled to fit with ``over_budget="sample"``. ``progress`` (default on) writes bars and
+    the estimate to standard error, also when it is not a terminal.
     """
+    from wwho.binary.budget import check
+
     check_options(vocab_size=vocab_size, min_frequency=min_frequency, max_token_length=max_token_length,
                   standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve, template=template,
                   threads=threads)
-    counted = count_windows(paths, ingest or IngestOptions(), progress=progress)
+    paths = _paths(paths)
+    options, estimate, note = check(paths, ingest or IngestOptions(), budget=memory_budget,
+                                    over_budget=over_budget)
+    if progress:
+        print(note or estimate.describe(), file=sys.stderr, flush=True)
+    counted = count_windows(paths, options, progress=progress)
     return train_from_counts(counted.counts, vocab_size=vocab_size, min_frequency=min_frequency,
                              max_token_length=max_token_length, standard_specials=standard_specials,
                              mask=mask, unk=unk, reserve=reserve, template=template,
                              pad_to_power_of_two=pad_to_power_of_two, threads=threads, progress=progress)
+
+
+def _paths(paths: Iterable[str | Path]) -> list[str | Path]:
+    """The input paths; a single path or text given where a list of paths belongs is refused in one line."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise OptionError(f"paths must be a list of files or directories, not one {type(paths).__name__}: "
+                          f"pass [{brief(paths, 60)}]")
+    return list(paths)

@@ -185,6 +185,8 @@ def count_corpus(
     router: _core.Router | None = None,
     batch_bytes: int = 8_000_000,
     max_line_bytes: int = MAX_LINE_BYTES,
+    prefix_space: bool = False,
+    span_breaks: str | None = None,
 ) -> _core.PieceCounter:
     """SGPE piece counts of corpus files, held in the core (see the module docstring).
 
@@ -194,7 +196,7 @@ def count_corpus(
     and so are lines longer than ``max_line_bytes``.
     """
     stats = stats if stats is not None else CorpusStats()
-    counter = _core.PieceCounter(router)
+    counter = _core.PieceCounter(router, prefix_space=prefix_space, span_breaks=span_breaks)
     with tqdm(desc="counting", unit="B", unit_scale=True, disable=not progress) as bar:
         for path in files:
             count_file(counter, path, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,

@@ -182,26 +182,36 @@ def tiktoken_cache_path(url: str) -> Path:
 def from_tiktoken(
     name_or_path: str | Path,
     *,
-    ranks_path: str | Path | None = None,
+    tiktoken_file: str | Path | None = None,
     pattern: str | None = None,
     special_tokens: dict[str, int] | None = None,
+    ranks_path: str | Path | None = None,
 ) -> ByteLevelModel:
     """A ranks-rule model from a known encoding name or a ``.tiktoken`` file.
 
-    Known names find their file at ``ranks_path`` or in tiktoken's cache and check its
-    sha256. A file named like a known encoding (``o200k_base.tiktoken``) gets that
-    encoding's regex and special tokens; any other file needs ``pattern=``.
+    Known names find their file through :mod:`wwho.tiktoken_file` (``tiktoken_file=``, then
+    ``WWHO_TIKTOKEN_FILE``), else in tiktoken's cache, and check its sha256; nothing is
+    downloaded. A file named like a known encoding (``o200k_base.tiktoken``) gets that
+    encoding's regex and special tokens; any other file needs ``pattern=``. ``ranks_path=``
+    is the deprecated name of ``tiktoken_file=``.
     """
+    from wwho.tiktoken_file import FIX, missing, ranks_file_for, renamed
+
+    tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file, stacklevel=4)
     known = TIKTOKEN_ENCODINGS.get(str(name_or_path))
+    fix = "pass pattern= (and special_tokens=) to load it as a custom file"
     if known is not None:
-        candidates = [Path(ranks_path)] if ranks_path is not None else [tiktoken_cache_path(known.url)]
-        path = candidates[0]
-        if not path.is_file():
-            raise VocabError(
-                f"the {known.name} ranks file is not available offline: looked for {path}. Pass "
-                f"ranks_path=<{known.name}.tiktoken>, or put the file in tiktoken's cache as "
-                f"$TIKTOKEN_CACHE_DIR/{tiktoken_cache_path(known.url).name}"
-            )
+        fix = f"give the official {known.name}.tiktoken as {FIX}"
+        given = ranks_file_for(known.name, tiktoken_file)
+        if given is not None:
+            path, source = given
+            if not path.is_file():
+                raise VocabError(f"{path} (from {source}): no such file. To fix: point {source} at the "
+                                 f"{known.name}.tiktoken ranks file")
+        else:
+            path = tiktoken_cache_path(known.url)
+            if not path.is_file():
+                raise VocabError(missing(known.name, f"tiktoken's cache, {path}"))
     else:
         path = Path(name_or_path)
         if not path.is_file():
@@ -216,7 +226,7 @@ def from_tiktoken(
             raise VocabError(
                 f"{path}: sha256 {digest} is not that of the official {known.name} ranks file "
                 f"({known.sha256}; {known.lines:,} lines, this one has {lines:,}): truncated or "
-                f"changed? Pass pattern= (and special_tokens=) to load it as a custom file"
+                f"changed? To fix: {fix}"
             )
         pattern = Pretokenizer.named(known.name)  # o200k_base / cl100k_base are named patterns
         special_tokens = known.special_tokens if special_tokens is None else special_tokens
@@ -461,7 +471,7 @@ def hf_json(tok: ByteLevelModel) -> dict:
         for special, table in ((True, tok.special_tokens), (False, tok.added_tokens))
         for text, i in table.items()
     ]
-    data = {
+    return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -495,14 +505,19 @@ _HF_FORMS = {GPT2_PATTERN: _HF_GPT2, CL100K_PATTERN: CL100K_PATTERN.replace(r"\p
 _POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
 
 
-def _hf_split(pattern: str) -> dict:
+def hf_pattern(pattern: str) -> str:
+    """The form of a pre-tokenizer regex that Hugging Face's engine (Oniguruma) reads as we do."""
     pattern = _HF_FORMS.get(pattern, pattern)
     if _POSSESSIVE_INTERVAL.search(pattern):
         raise VocabError(
             f"cannot export {pattern!r}: Hugging Face's regex engine (Oniguruma) reads a possessive "
             "interval like '{1,3}+' as a repeated group"
         )
-    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+    return pattern
+
+
+def _hf_split(pattern: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False}
 
 
 class NotByteLevel(VocabError):

@@ -3,9 +3,11 @@
 ``get_encoding("o200k_base")`` returns ``tiktoken.get_encoding``'s own object. When
 tiktoken cannot download its ranks file (no network), give the file instead:
 
-* ``get_encoding(name, ranks_file=PATH)`` (the CLI's ``--tiktoken-file PATH``), or
+* ``get_encoding(name, tiktoken_file=PATH)`` (the CLI's ``--tiktoken-file PATH``), or
 * the environment variable ``WWHO_TIKTOKEN_FILE=PATH`` (or ``WWHO_TIKTOKEN_FILE_<NAME>``), or
 * tiktoken's own cache, ``TIKTOKEN_CACHE_DIR``.
+
+The first two are resolved by :mod:`wwho.tiktoken_file`, as for every other entry point.
 
 The file's sha256 is checked against the hash tiktoken expects for that encoding before
 it is used; it is then handed to tiktoken through a private cache directory (the
@@ -38,10 +40,12 @@ KNOWN = {
 _lock = threading.Lock()
 
 
-def ranks_file_for(name: str, ranks_file: str | os.PathLike | None = None) -> Path | None:
+def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) -> Path | None:
     """The local ranks file to use for ``name``, from the argument or the environment."""
-    value = ranks_file or os.environ.get(f"WWHO_TIKTOKEN_FILE_{name.upper()}") or os.environ.get("WWHO_TIKTOKEN_FILE")
-    return Path(value) if value else None
+    from wwho.tiktoken_file import ranks_file_for as find
+
+    found = find(name, tiktoken_file)
+    return found[0] if found else None
 
 
 def file_sha256(path: Path) -> str:
@@ -57,24 +61,32 @@ def _sha256_cached(path: str, mtime: float, size: int) -> str:
     return file_sha256(Path(path))
 
 
-def get_encoding(name: str = "o200k_base", *, ranks_file: str | os.PathLike | None = None):
-    """``tiktoken.get_encoding(name)``, fed from a local ranks file when one is given."""
+def get_encoding(name: str = "o200k_base", *, tiktoken_file: str | os.PathLike | None = None,
+                 ranks_file: str | os.PathLike | None = None):
+    """``tiktoken.get_encoding(name)``, fed from a local ranks file when one is given
+    (``ranks_file=`` is the deprecated name of ``tiktoken_file=``)."""
     import tiktoken
     import tiktoken.registry
 
+    from wwho.tiktoken_file import missing, ranks_file_for, renamed
+
+    tiktoken_file = renamed("ranks_file", ranks_file, tiktoken_file)
     if name in getattr(tiktoken.registry, "ENCODINGS", {}):
         return tiktoken.get_encoding(name)
-    local = ranks_file_for(name, ranks_file)
-    if local is not None:
+    found = ranks_file_for(name, tiktoken_file)
+    if found is not None:
+        local, source = found
         if name not in KNOWN:
             raise VocabError(f"no known download hash for tiktoken encoding {name!r}; known: {', '.join(KNOWN)}")
         if not local.is_file():
-            raise VocabError(f"{local}: tiktoken ranks file not found")
+            raise VocabError(f"{local} (from {source}): tiktoken ranks file not found. To fix: point {source} at "
+                             f"the {name}.tiktoken file")
         url, expected = KNOWN[name]
         stat = local.stat()
         actual = _sha256_cached(str(local.resolve()), stat.st_mtime, stat.st_size)
         if actual != expected:
-            raise VocabError(f"{local}: sha256 {actual} is not the {name} file tiktoken expects ({expected})")
+            raise VocabError(f"{local} (from {source}): sha256 {actual} is not the {name} file tiktoken expects "
+                             f"({expected}). To fix: point {source} at the official {name}.tiktoken")
         with _lock, tempfile.TemporaryDirectory(prefix="wwho-tiktoken-") as cache:
             os.symlink(local.resolve(), os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()))
             old = os.environ.get("TIKTOKEN_CACHE_DIR")
@@ -89,9 +101,5 @@ def get_encoding(name: str = "o200k_base", *, ranks_file: str | os.PathLike | No
     try:
         return tiktoken.get_encoding(name)
     except Exception as exc:  # requests/urllib errors when offline, ValueError for unknown names
-        raise VocabError(
-            f"cannot load tiktoken encoding {name!r} ({type(exc).__name__}: {str(exc)[:200]}). Without network, "
-            f"give its ranks file: --tiktoken-file PATH, or WWHO_TIKTOKEN_FILE=PATH, or put it in tiktoken's "
-            f"cache (TIKTOKEN_CACHE_DIR) under the sha1 of its download URL"
-        ) from None
-
+        raise VocabError(f"cannot load tiktoken encoding {name!r} ({type(exc).__name__}: {str(exc)[:200]}); "
+                         + missing(name)) from None

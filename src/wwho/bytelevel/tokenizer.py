@@ -36,8 +36,8 @@ from typing import Literal
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import Pretokenizer, _replace_surrogates
-from wwho.errors import TokenizerError, VocabError
+from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer, _replace_surrogates
+from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import token_id as token_id_of
 from wwho.ids import token_ids
 
@@ -116,6 +116,8 @@ class ByteBPE:
         self.bos_id, self.eos_id = bos_id, eos_id
         self.add_bos, self.add_eos = bool(add_bos), bool(add_eos)
         self._special_set = frozenset(self.special_tokens)
+        self._strings: dict[str, int] | None = None  # get_vocab(), built on first use
+        self._named_ids = frozenset([*self.special_tokens.values(), *self.added_tokens.values()])
 
     def _has_id(self, value: object) -> bool:
         try:
@@ -160,6 +162,39 @@ class ByteBPE:
             f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
         )
 
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    # --- token strings (the interface of wwho.protocol) -------------------------------------
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token string -> id, as HF's ``tokenizer.json`` writes them: ordinary tokens in GPT-2's
+        byte characters (``Ġ`` for a space), special and added tokens as their text."""
+        if self._strings is None:
+            table = {_byte_string(b): i for b, i in self._encoder.items()}
+            table.update((_byte_string(b), i) for i, b in self._extra.items())
+            table.update(self.added_tokens)
+            table.update(self.special_tokens)
+            self._strings = table
+        return dict(self._strings)
+
+    def token_to_id(self, token: str) -> int:
+        """The id of a token string (see :meth:`get_vocab`); :class:`TokenizerError` if it is not one."""
+        if self._strings is None:
+            self.get_vocab()
+        try:
+            return self._strings[token]  # type: ignore[index]
+        except (KeyError, TypeError):
+            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary") from None
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token string of an id (see :meth:`get_vocab`)."""
+        data = self.token_bytes(token_id)
+        i = token_id_of(token_id)
+        if i in self._named_ids:
+            return data.decode("utf-8")
+        return _byte_string(data)
+
     # --- decoding -------------------------------------------------------------------------
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
@@ -173,9 +208,18 @@ class ByteBPE:
                     raise self._bad_id(i, position) from None
             raise
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``)."""
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
+        ``skip_special_tokens``: drop the special tokens (``special_tokens``; added tokens stay)."""
+        if skip_special_tokens:
+            special = set(self.special_tokens.values())
+            ids = [i for i in token_ids(ids) if i not in special]
         return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
+                     skip_special_tokens: bool = False) -> list[str]:
+        """:meth:`decode` of each list of ids, in order."""
+        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
     # --- encoding -------------------------------------------------------------------------
 
@@ -392,12 +436,20 @@ class ByteBPE:
         return cls.from_model(train_bytelevel_from_counts(counts, vocab_size=vocab_size, **options))
 
     @classmethod
-    def from_tiktoken(cls, name_or_path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
-        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``);
-        ``options`` go to :func:`wwho.bytelevel.files.from_tiktoken`."""
-        from wwho.bytelevel.files import from_tiktoken
+    def from_tiktoken(cls, name_or_path: str | Path, *, tiktoken_file: str | Path | None = None,
+                      cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
+        """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``).
 
-        return cls.from_model(from_tiktoken(name_or_path, **options), cache_bytes=cache_bytes)
+        A known name finds its file at ``tiktoken_file=``, else ``WWHO_TIKTOKEN_FILE``, else
+        tiktoken's cache (never downloaded; see :mod:`wwho.tiktoken_file`). ``options``
+        (``pattern``, ``special_tokens``) go to :func:`wwho.bytelevel.files.from_tiktoken`.
+        """
+        from wwho.bytelevel.files import from_tiktoken
+        from wwho.tiktoken_file import renamed
+
+        tiktoken_file = renamed("ranks_path", options.pop("ranks_path", None), tiktoken_file)
+        return cls.from_model(from_tiktoken(name_or_path, tiktoken_file=tiktoken_file, **options),
+                              cache_bytes=cache_bytes)
 
     @classmethod
     def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
@@ -460,6 +512,10 @@ class ByteBPE:
         rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
         label = f" {self.name!r}" if self.name else ""
         return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
+
+
+def _byte_string(data: bytes) -> str:
+    return "".join(BYTE_TO_UNICODE[b] for b in data)
 
 
 def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:

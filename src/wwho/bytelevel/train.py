@@ -40,6 +40,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
+from wwho.notices import plural, warn_short_vocabulary
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 _SURROGATE = regex.compile("[\ud800-\udfff]")
@@ -106,7 +107,8 @@ def train_bytelevel(
         pieces = count_bytelevel(documents, pattern=pretok, specials=specials, workers=workers,
                                  progress=progress)
     if not pieces:
-        raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
+        raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, "
+                          f"{plural(stats.documents, 'document')})")
     where = f" in {stats.documents:,} documents"
     return _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t0, where)
 
@@ -120,6 +122,7 @@ def _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t
                                    progress=progress)
     say(f"learned {len(merges):,} merges, {len(symbols):,} tokens + {len(specials)} special, "
         f"{time.perf_counter() - t0:.1f}s in all")
+    warn_short_vocabulary(len(symbols) + len(specials), vocab_size, min_freq=min_freq, stacklevel=4)
     ranks = {s: i for i, s in enumerate(symbols)}
     special_ids = {s: len(symbols) + k for k, s in enumerate(specials)}
     return ByteLevelModel(ranks, pretok, special_tokens=special_ids, merges=merges, ignore_merges=False,

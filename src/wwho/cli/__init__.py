@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from wwho.cli.options import strict
-from wwho.errors import WwhoError
+from wwho.errors import WwhoError, WwhoWarning
+
+_python_show_warning = warnings.showwarning
 
 #: verb -> module implementing ``add_arguments(parser)`` and ``run(args) -> int``
 VERBS = {
@@ -24,6 +27,8 @@ VERBS = {
     "inspect": ("wwho.cli.inspect", "show what a tokenizer file holds"),
     "export": ("wwho.cli.export", "write a vocabulary in another ecosystem's format (hf)"),
     "eval": ("wwho.cli.eval", "compare tokenizers on corpora: fertility, integrity, parity"),
+    "extend": ("wwho.cli.extend", "add Indic syllable tokens to a byte-level BPE (Llama 3, Qwen2, o200k), "
+               "keeping every base id"),
     "serve": ("wwho.cli.serve", "a local page showing how tokenizers cut your text, side by side"),
 }
 #: kind -> module with ``main(argv) -> int`` for ``wwho train --kind``
@@ -34,14 +39,31 @@ TRAIN_KINDS: dict[str, str] = {
 }
 
 
+#: kind -> one line for ``wwho train --help``
+TRAIN_HELP = {
+    "sgpe": "syllable-aware BPE for Indic scripts (the default); --meta adds o200k_base for the rest",
+    "bytelevel": "byte-level BPE as tiktoken / GPT-2 / Llama 3 (text corpora)",
+    "binary": "byte-native BPE for arbitrary files (executables, archives), an HF tokenizer.json",
+}
+
+
+def train_help() -> str:
+    lines = ["usage: wwho train [--kind KIND] [options] INPUT...", "", "Train a tokenizer. Kinds:"]
+    width = max(map(len, TRAIN_KINDS))
+    lines += [f"  {kind:<{width}}  {TRAIN_HELP.get(kind, '')}" for kind in TRAIN_KINDS]
+    lines += ["", ("Each kind's options: wwho train --kind KIND --help. Across kinds: --vocab-size, "
+                   "--min-frequency (or --min-freq), --out/-o, --quiet (or --no-progress), --force.")]
+    return "\n".join(lines)
+
+
 def _dispatch_train(argv: list[str]) -> int:
     pre = argparse.ArgumentParser(prog="wwho train", add_help=False)
     pre.add_argument("--kind", default="sgpe")
     known, _ = pre.parse_known_args(argv)
+    if ("-h" in argv or "--help" in argv) and "--kind" not in " ".join(argv):
+        print(train_help())
+        return 0
     if known.kind not in TRAIN_KINDS:
-        if "-h" in argv or "--help" in argv:
-            print(f"usage: wwho train --kind {{{','.join(TRAIN_KINDS) or 'none yet'}}} ... (see wwho train --kind K --help)")
-            return 0
         raise WwhoError(f"unknown --kind {known.kind!r}; choose from: {', '.join(TRAIN_KINDS) or 'none yet'}")
     module = importlib.import_module(TRAIN_KINDS[known.kind])
     return module.main(argv)
@@ -49,7 +71,10 @@ def _dispatch_train(argv: list[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every verb but ``train`` (whose kinds build their own), strict about repeats."""
+    from wwho import __version__
+
     parser = argparse.ArgumentParser(prog="wwho", description="Syllable-aware tokenizers for Indic scripts.")
+    parser.add_argument("-V", "--version", action="version", version=f"wwho {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.add_parser("train", help="train a tokenizer (wwho train --kind K --help)")
     for verb, (module_name, help_text) in VERBS.items():
@@ -60,8 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     return strict(parser)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """wwho's own warnings as one line, like its errors; others as Python shows them."""
+    if issubclass(category, WwhoWarning):
+        print(f"wwho: warning: {message}", file=sys.stderr)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    warnings.showwarning = _show_warning
     try:
         if argv and argv[0] == "train":
             return _dispatch_train(argv[1:])

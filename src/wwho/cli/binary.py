@@ -83,7 +83,14 @@ def run_encode(args: argparse.Namespace) -> int:
     shown = [tok.decode("utf-8") if special else tok.hex()
              for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
     fmt = getattr(args, "format", "json")
-    if fmt == "ids":
+    if getattr(args, "show", None) in ("ids", "tokens"):  # the text verbs' --ids / --tokens
+        fmt = args.show
+    if fmt == "tokens":
+        from wwho.readable import readable
+
+        text = " | ".join(tok.decode("utf-8") if special else readable(tok)
+                          for tok, special in zip(enc.tokens, enc.special_tokens_mask)) + "\n"
+    elif fmt == "ids":
         text = " ".join(map(str, enc.ids)) + "\n"
     elif fmt == "table":
         text = "".join(f"{i}\t{tok}\t{s}\t{e}\n" for i, tok, (s, e) in zip(enc.ids, shown, enc.offsets))

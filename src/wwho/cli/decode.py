@@ -13,13 +13,13 @@ import argparse
 import sys
 
 from wwho.cli.binary import parse_ids
-from wwho.cli.encode import PATTERN_HELP, _output, use_tiktoken_file, write_text
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, _output, use_tiktoken_file, write_text
 from wwho.loading import detect_kind, load_tokenizer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
-    p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
+    p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     from wwho.cli import binary
 

@@ -30,6 +30,9 @@ from wwho.loading import detect_kind, load_tokenizer
 PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding: gpt2, gpt4, o200k "
                 "(or another name wwho knows) or a regex")
 
+TIKTOKEN_FILE_HELP = ("tiktoken's ranks file (e.g. o200k_base.tiktoken) for o200k_base/meta tokenizers offline; "
+                      "same as WWHO_TIKTOKEN_FILE=PATH")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
@@ -40,13 +43,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="threads for encoding (default: all cores; 1: no parallelism)")
     p.add_argument("--block-mb", type=float, default=4.0,
                    help="lines are encoded in blocks of about this many MB (default 4)")
-    p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
+    p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--allow-special", action="store_true",
                    help="encode special-token text (e.g. <|endoftext|>, [CLS]) as the special token")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--ids", dest="show", action="store_const", const="ids", help="print ids (default)")
-    out.add_argument("--tokens", dest="show", action="store_const", const="tokens", help="print tokens separated by ' | '")
+    out.add_argument("--tokens", dest="show", action="store_const", const="tokens",
+                     help="print tokens as readable text separated by ' | ' (bytes that are not whole "
+                          "UTF-8 characters as <0xE0>)")
     out.add_argument("--json", dest="show", action="store_const", const="json", help="print {ids, tokens} as JSON")
     from wwho.cli import binary
 
@@ -157,16 +162,25 @@ def write_text(out: IO[bytes], text: str, *, errors: str = "surrogatepass") -> N
 
 
 def use_tiktoken_file(args: argparse.Namespace) -> None:
-    """``--tiktoken-file PATH`` is the same as ``WWHO_TIKTOKEN_FILE=PATH`` for this command."""
+    """``--tiktoken-file PATH`` is the same as ``WWHO_TIKTOKEN_FILE=PATH`` for this command
+    (and wins over ``WWHO_TIKTOKEN_FILE_<NAME>``, as ``tiktoken_file=`` does in Python)."""
     if getattr(args, "tiktoken_file", None):
-        os.environ["WWHO_TIKTOKEN_FILE"] = args.tiktoken_file
+        from wwho.tiktoken_file import ENV
+
+        for var in [v for v in os.environ if v.startswith(ENV + "_")]:
+            del os.environ[var]
+        os.environ[ENV] = args.tiktoken_file
 
 
 def token_strings(tok, ids: list[int]) -> list[str]:
-    """How each id is shown: the vocabulary's token string where there is one, else its decoded text."""
-    table = getattr(tok, "id_to_token", None)
-    if isinstance(table, list):
-        return [table[i] for i in ids]
-    if callable(table):
-        return [table(i) for i in ids]
+    """How each id is shown: the token's bytes as readable text (:func:`wwho.readable.readable`:
+    invalid UTF-8 and control bytes as ``<0xE0>``), the same for every kind; a tokenizer
+    without ``token_bytes`` (a plain HF one) shows its token strings."""
+    from wwho.readable import readable
+
+    if hasattr(tok, "token_bytes"):
+        return [readable(tok.token_bytes(i)) for i in ids]
+    convert = getattr(tok.tokenizer, "id_to_token", None) if hasattr(tok, "tokenizer") else None
+    if convert is not None:
+        return [convert(i) for i in ids]
     return [tok.decode([i]) for i in ids]

@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from wwho.cli.encode import PATTERN_HELP
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import add_force, check_output_file
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
@@ -28,7 +28,11 @@ COLUMNS = [
     ("ids used", "vocab_used", "{:,}"),
     ("parity", "parity", "{:.2f}"),
 ]
-PLOTTED = ["fertility", "bytes_per_token", "cluster_cut_rate", "syllable_cut_rate", "fallback_rate", "parity"]
+PLOTTED = ["fertility", "bytes_per_token", "cluster_cut_rate", "syllable_cut_rate", "fallback_rate",
+           "lossless_rate", "parity"]
+#: metrics that are shares: plotted as percentages, as the table prints them
+RATES = {"cluster_cut_rate", "syllable_cut_rate", "fallback_rate", "lossless_rate"}
+UNMEASURED = "n/m"  # written where a bar would be for a value that was not measured
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,13 +47,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "an existing file needs --force)")
     add_force(p)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
+    p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.plot:
         check_output_file(args.plot, force=args.force, flag="--plot")
+    use_tiktoken_file(args)
     results = evaluate_all(args.tokenizer, args.corpus, parity_with=args.parity_with, progress=not args.quiet,
                            max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     if args.json:
@@ -93,6 +99,33 @@ def table(results: list[Metrics], *, markdown: bool = False) -> str:
     return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
+def plot_series(results: list[Metrics]) -> list[tuple[str, dict[str, list[float | None]]]]:
+    """What :func:`plot` draws: ``(title, {tokenizer: value per corpus})`` per chart. Rates are in
+    percent (``(%)`` in the title, as in the table); a value that was not measured is None (drawn
+    as "n/m", never as a zero bar); a cut rate measured on only some lines says so in its title."""
+    tokenizers = list(dict.fromkeys(m.tokenizer for m in results))
+    corpora = list(dict.fromkeys(m.corpus for m in results))
+    by_key = {(m.tokenizer, m.corpus): m for m in results}
+    titles = {a: t for t, a, _ in COLUMNS}
+    out = []
+    for attr in PLOTTED:
+        if not any(getattr(m, attr) is not None for m in results):
+            continue
+        values: dict[str, list[float | None]] = {}
+        for name in tokenizers:
+            row: list[float | None] = []
+            for corpus in corpora:
+                m = by_key.get((name, corpus))
+                v = None if m is None else getattr(m, attr)
+                row.append(None if v is None else (100 * v if attr in RATES else v))
+            values[name] = row
+        title = titles[attr] + (" (%)" if attr in RATES else "")
+        if attr in ("cluster_cut_rate", "syllable_cut_rate") and any(m.unmeasured_lines for m in results):
+            title += ", lines some tokenizers cannot place are not measured"
+        out.append((title, values))
+    return out
+
+
 def plot(results: list[Metrics], path: str) -> None:
     try:
         import matplotlib
@@ -103,18 +136,21 @@ def plot(results: list[Metrics], path: str) -> None:
         from wwho.errors import WwhoError
 
         raise WwhoError("--plot needs matplotlib (pip install 'wwho[plot]')") from None
+    series = plot_series(results)
     tokenizers = list(dict.fromkeys(m.tokenizer for m in results))
     corpora = list(dict.fromkeys(m.corpus for m in results))
-    metrics = [a for a in PLOTTED if any(getattr(m, a) is not None for m in results)]
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(max(6, 1.6 * len(corpora) * max(1, len(tokenizers)) / 2),
-                                                       2.6 * len(metrics)), squeeze=False)
+    fig, axes = plt.subplots(len(series), 1, figsize=(max(6, 1.6 * len(corpora) * max(1, len(tokenizers)) / 2),
+                                                      2.6 * len(series)), squeeze=False)
     width = 0.8 / max(1, len(tokenizers))
-    for ax, attr in zip(axes[:, 0], metrics):
+    for ax, (title, values_by_tokenizer) in zip(axes[:, 0], series):
         for k, name in enumerate(tokenizers):
-            values = [next((getattr(m, attr) or 0 for m in results if m.tokenizer == name and m.corpus == c), 0)
-                      for c in corpora]
-            ax.bar([i + k * width for i in range(len(corpora))], values, width, label=name)
-        ax.set_title(dict((a, t) for t, a, _ in COLUMNS)[attr])
+            xs = [i + k * width for i in range(len(corpora))]
+            values = values_by_tokenizer[name]
+            ax.bar(xs, [0 if v is None else v for v in values], width, label=name)
+            for x, v in zip(xs, values):
+                if v is None:  # no bar is not a zero: say it
+                    ax.text(x, 0, UNMEASURED, ha="center", va="bottom", fontsize=6, rotation=90)
+        ax.set_title(title)
         ax.set_xticks([i + width * (len(tokenizers) - 1) / 2 for i in range(len(corpora))])
         ax.set_xticklabels([short(c) for c in corpora], fontsize=7)
     axes[0, 0].legend(fontsize=7)

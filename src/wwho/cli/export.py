@@ -25,13 +25,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_force(p)
     p.add_argument("--verify", nargs="+", metavar="CORPUS", help="encode these corpora with both and compare")
     p.add_argument("--text-field", default="text")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
+
+
+def refuse_meta(path: str) -> None:
+    """A meta directory also holds an SGPE ``vocab.json``, but its ids are offset after tiktoken's:
+    exporting that part alone would give other ids than the meta tokenizer, silently."""
+    from pathlib import Path
+
+    from wwho.errors import VocabError
+    from wwho.export.meta import CONFIG_FILE
+
+    p = Path(path)
+    folder = p if p.is_dir() else p.parent
+    if (folder / CONFIG_FILE).is_file():
+        raise VocabError(f"{path}: is a meta vocabulary (o200k_base + SGPE); exporting its SGPE part alone would "
+                         f"drop tiktoken's ids and the offset. To fix: load it in transformers with "
+                         f"wwho.hf.WWHOTokenizer.from_pretrained({str(folder)!r}) (docs/meta.md), or export "
+                         f"the SGPE vocabulary it was trained from")
 
 
 def run(args: argparse.Namespace) -> int:
     from tokenizers import Tokenizer
 
     out = check_output_dir(check_target(args.out), SGPE_FILES, force=args.force)
+    refuse_meta(args.path)
     tok = SGPETokenizer.load(args.path)
     if tok.fallback != "bytes":
         from wwho.errors import VocabError

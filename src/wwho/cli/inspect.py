@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from wwho.cli.encode import PATTERN_HELP, use_tiktoken_file
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.loading import detect_kind, load_tokenizer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
     p.add_argument("--top", type=int, default=10, help="how many merges and long tokens to show (default 10)")
-    p.add_argument("--tiktoken-file", help="tiktoken ranks file for a meta tokenizer when offline")
+    p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 
 from wwho.schema import available_scripts
+from wwho.scriptcheck import letters_by_script, warn_if_other_script
 from wwho.syllables import Syllabifier
 
 
@@ -21,8 +23,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(args.script)
     lines = sys.stdin if args.text == "-" else [args.text]
+    letters: Counter = Counter()
     for line in lines:
         line = line.rstrip("\n")
+        if not args.schema and len(letters) < 1 << 20:
+            letters.update(letters_by_script([(line, 1)]))
         tokens = syl.tokenize(line, args.leading_space)
         print(json.dumps(tokens, ensure_ascii=False) if args.json else " | ".join(tokens))
+    if not args.schema:
+        warn_if_other_script(letters, (args.script,), what="the input", option="--script ")
     return 0

@@ -11,12 +11,14 @@ import argparse
 import sys
 import time
 
+from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, count_windows
 from wwho.binary.io import save
 from wwho.binary.train import check_options, train_from_counts
 from wwho.cli.options import strict
 from wwho.cli.outputs import add_force, check_output_file
+from wwho.notices import plural
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "Writes a standard tokenizer.json. Sizes accept k/M/G suffixes (binary).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files and directories to train on")
-    p.add_argument("-o", "--output", help="tokenizer.json to write (an existing file needs --force)")
+    p.add_argument("-o", "--output", "--out", dest="output",
+                   help="tokenizer.json to write (an existing file needs --force)")
     add_force(p)
     p.add_argument("--config", help="TOML file with any of these options (flags override it)")
     p.add_argument("--pretty", action="store_true", default=None, help="indent the JSON")
@@ -34,11 +37,22 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("training")
     g.add_argument("--vocab-size",
                    help="total vocabulary incl. special tokens, before padding (default 32768)")
-    g.add_argument("--min-frequency",
+    g.add_argument("--min-frequency", "--min-freq", dest="min_frequency",
                    help="stop merging when the best pair occurs fewer times (default 1024)")
     g.add_argument("--max-token-length", help="longest token in bytes (default: no limit)")
     g.add_argument("--threads", help="threads for the HF trainer (default: all cores)")
-    _switch(g, "progress", "progress bars on stderr (default on)", on="--progress", off="--no-progress")
+    _switch(g, "progress", "progress bars on stderr, also when it is not a terminal (default on)",
+            on="--progress", off="--no-progress")
+    g.add_argument("--quiet", dest="progress", action="store_false", default=None,
+                   help="no progress output (same as --no-progress)")
+
+    g = p.add_argument_group("memory (estimated from the file sizes before anything is read)")
+    g.add_argument("--memory-budget", metavar="SIZE",
+                   help="refuse (or sample, --over-budget sample) when training would need more "
+                        "(default: half of physical memory); e.g. 2G")
+    g.add_argument("--over-budget", choices=("refuse", "sample"),
+                   help="refuse: stop and say which --sample-rate / --max-docs fit (default); "
+                        "sample: lower --sample-rate to fit")
 
     g = p.add_argument_group("special tokens")
     _switch(g, "standard_specials", "<|start|> <|end|> <|sep|> <|cls|> <|pad|> (default on)",
@@ -90,12 +104,15 @@ def main(argv: list[str]) -> int:
     check_options(**run.train)  # fail on a bad vocabulary size before reading any input
 
     progress = run.train["progress"]
+    ingest, estimate, note = check_budget(run.inputs, run.ingest, budget=run.memory_budget,
+                                          over_budget=run.over_budget)
+    print(note or estimate.describe(), file=sys.stderr, flush=True)
     started = time.perf_counter()
-    counted = count_windows(run.inputs, run.ingest, progress=progress)
+    counted = count_windows(run.inputs, ingest, progress=progress)
     st = counted.stats
     read_s = time.perf_counter() - started
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(st.skipped.items())) or "none"
-    print(f"read {st.bytes_read:,} bytes from {st.files:,} files in {read_s:.1f}s (skipped: {skipped}); "
+    print(f"read {st.bytes_read:,} bytes from {plural(st.files, 'file')} in {read_s:.1f}s (skipped: {skipped}); "
           f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct",
           file=sys.stderr)
 

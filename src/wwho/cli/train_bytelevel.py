@@ -16,6 +16,7 @@ from wwho.cli.options import strict
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.notices import plural
 from wwho.savedir import check_target
 
 
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a byte-level BPE vocabulary (GPT-2 / tiktoken style).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True,
+    p.add_argument("--out", "-o", "--output", dest="out", required=True,
                    help="output directory; if it already holds a byte-level tokenizer, --force is needed")
     add_force(p)
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
@@ -33,14 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pre-tokenizer: gpt2, gpt4 (cl100k), o200k, or a regex (default gpt4)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN",
                    help="a special token (repeat for several); never merged, ids after the merged tokens")
-    p.add_argument("--min-freq", type=count_arg("--min-freq", 1), default=2,
+    p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=2,
                    help="stop when the best pair is rarer than this (default 2)")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting threads, 1-1024 (default: all cores)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
     add_engine_arguments(p)
     return strict(p)
 
@@ -68,6 +69,6 @@ def main(argv: list[str]) -> int:
     seconds = time.perf_counter() - t0
     out = tok.save(out, hf=True)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
-          f"{stats.documents:,} documents from {stats.files} files"
+          f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     return 0

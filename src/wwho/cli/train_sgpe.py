@@ -17,11 +17,13 @@ import argparse
 import sys
 import time
 
+from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
-from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
+from wwho.sgpe.scopes import MERGE_SCOPES
 from wwho.sgpe.words import SCRIPT_MODES
 from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
 
@@ -38,12 +40,31 @@ LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MA
              "line is an error, or skipped with --skip-bad-lines")
 
 
+_PRUNE_COUNT = count_arg("--prune-freq", 1)
+
+
+def _prune_freq(value: str) -> int | str:
+    if value == "auto":
+        return value
+    return _PRUNE_COUNT(value)
+
+
+def _share(value: str) -> float:
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0 <= share < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), not {value!r}")
+    return share
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wwho train --kind sgpe",
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", required=True,
+    p.add_argument("--out", "-o", "--output", dest="out", required=True,
                    help="output directory: vocab.json and the Hugging Face files, written all at once; if it "
                         "already holds them, --force is needed to replace them (other files stay)")
     add_force(p)
@@ -52,10 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "scripts, each run syllabified by its own schema; default sinhala)")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
                    help="total vocabulary size, up to 16,777,216 (default 32000)")
-    p.add_argument("--min-freq", type=count_arg("--min-freq", 1), default=2,
-                   help="stop when the best pair is rarer than this (default 2)")
-    p.add_argument("--prune-freq", type=count_arg("--prune-freq", 1), default=2,
-                   help="syllables rarer than this are left to byte fallback (default 2)")
+    p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=1,
+                   help="stop when the best pair is rarer than this (default 1)")
+    p.add_argument("--prune-freq", type=_prune_freq, default="auto", metavar="auto|N",
+                   help="syllables rarer than N are left to characters and byte fallback; 'auto' (default): "
+                        "those rarer than half the last merge the budget pays for")
+    p.add_argument("--merge-scope", choices=MERGE_SCOPES, default="pieces",
+                   help="where merges may join units: 'pieces' (default) a whole whitespace-free chunk, "
+                        "punctuation included; 'runs' a word of syllables, or a run of digits, letters and "
+                        "punctuation, apart; 'words' spec 000: words of syllables only")
+    p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
+                   help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
+                        "(default 0.15; 0 turns them off)")
+    p.add_argument("--prefix-space", action="store_true",
+                   help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
+                        "decode drops it): fewer tokens for text-initial words; not with --meta")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
@@ -68,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--no-verify", action="store_true", help="skip the check that the Hugging Face export matches "
                    "(with --meta: that the meta tokenizer round-trips the corpus)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
     add_engine_arguments(p)
     meta = p.add_argument_group("meta tokenizer (tiktoken + SGPE in one id space)")
     meta.add_argument("--meta", action="store_true",
@@ -110,6 +142,9 @@ def main(argv: list[str]) -> int:
         script=args.script,
         min_freq=args.min_freq,
         prune_freq=args.prune_freq,
+        merge_scope=args.merge_scope,
+        prefix_space=args.prefix_space,
+        superword_share=args.superwords,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,
@@ -137,7 +172,7 @@ def main(argv: list[str]) -> int:
     if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
         checkpoints.remove(checkpoint_dir)  # wwho's files only, then the folder if it is empty
     print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
-          f"{stats.documents:,} documents from {stats.files} files"
+          f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     if args.meta:
         print(f"wrote {out / 'meta_config.json'}: {meta.vocab_size:,} ids = {encoding.name} [0, {meta.offset:,}) "

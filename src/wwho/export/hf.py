@@ -3,16 +3,22 @@
 The file needs no custom code: stock ``tokenizers`` and ``transformers`` run it and get
 exactly :meth:`SGPETokenizer.encode`'s ids. How:
 
-* **pre-tokenizer**: a ``Split`` (behaviour ``isolated``) with :func:`wwho.words.word_pattern`
-  in Oniguruma syntax: the pre-tokens are exactly SGPE's words and boundary tokens;
+* **normalizer** (only for ``prefix_space`` vocabularies): ``Prepend(" ")``, the dummy space
+  the native encoder puts before each non-empty text (each part between special tokens);
+* **pre-tokenizer**: a ``Split`` (behaviour ``isolated``) with the vocabulary's merge scope
+  pattern (:func:`wwho.sgpe.scopes.scope_pattern_source`) in Oniguruma syntax: the
+  pre-tokens are exactly the spans SGPE merges in (words and boundary tokens, runs, or pieces;
+  with superword merges, sentence spans: :data:`wwho.sgpe.superwords.SPANS`);
 * **model**: ``BPE`` over code points, ``byte_fallback=True``. Its merges are the
   syllable-building merges first (:mod:`wwho.sgpe.building`; they rebuild every syllable
-  of the vocabulary from its characters) and the learned merges after them, written in
+  of the vocabulary from its characters), the learned merges, then the superword merges, written in
   the pair form of current ``tokenizers`` (unambiguous for tokens that contain spaces).
   A character missing from the vocabulary becomes its UTF-8 byte tokens ``<0xNN>``,
   as in the native encoder;
 * **decoder**: ``ByteFallback`` then ``Fuse``: tokens are joined as they are (spaces are
-  part of the tokens), byte tokens fused back into UTF-8. Decoding is lossless;
+  part of the tokens), byte tokens fused back into UTF-8. Decoding is lossless. With
+  ``prefix_space``, then ``Replace`` of ``\\A `` by nothing: one leading space of the decoded
+  text (the dummy one) is dropped, exactly as the native decoder does;
 * **post-processor**: spec 000's ``TemplateProcessing``: ``[CLS] $A [SEP]`` and
   ``[CLS] $A [SEP] $B [SEP]``, used when ``add_special_tokens=True``.
 
@@ -32,28 +38,36 @@ from typing import Any
 
 from wwho.errors import VocabError
 from wwho.fileio import json_bytes
-from wwho.words import word_pattern_source
+from wwho.sgpe.scopes import scope_pattern_source
+from wwho.sgpe.superwords import spans_pattern_source
 
 MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "no limit" value
 
 
 def build_hf_tokenizer(tok: Any):
     """A ``tokenizers.Tokenizer`` that encodes exactly like ``tok``."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     if tok.fallback != "bytes":
         raise VocabError("only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
     merges: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
-    for pair in (*tok.syllable_merges, *tok.merges):
+    for pair in (*tok.syllable_merges, *tok.merges, *tok.superword_merges):
         if pair not in seen:
             seen.add(pair)
             merges.append(pair)
     model = models.BPE(vocab=dict(tok.vocab), merges=merges, byte_fallback=True, unk_token="[UNK]", fuse_unk=False)
     hf = Tokenizer(model)
-    pattern = word_pattern_source(tok.splitter.scripts, onig=True)
+    if tok.superword_merges:  # the pre-tokens are spans; pieces and scopes follow from the merges themselves
+        pattern = spans_pattern_source(onig=True)
+    else:
+        pattern = scope_pattern_source(tok.splitter.scripts, tok.merge_scope, onig=True)
     hf.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False)
-    hf.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
+    steps = [decoders.ByteFallback(), decoders.Fuse()]
+    if tok.prefix_space:  # the dummy space: added before each text, dropped from the decoded text
+        hf.normalizer = normalizers.Prepend(" ")
+        steps.append(decoders.Replace(Regex(r"\A "), ""))
+    hf.decoder = decoders.Sequence(steps)
     hf.add_special_tokens(list(tok.special_tokens))
     if "[CLS]" in tok.vocab and "[SEP]" in tok.vocab:
         cls, sep = ("[CLS]", tok.vocab["[CLS]"]), ("[SEP]", tok.vocab["[SEP]"])

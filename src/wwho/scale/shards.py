@@ -49,6 +49,8 @@ class CountOptions:
     skip_bad_lines: bool = False
     max_line_bytes: int = MAX_LINE_BYTES
     scripts: tuple[str, ...] | None = None  # SGPE: count only these scripts' runs (meta)
+    prefix_space: bool = False  # SGPE: a space before each document (the dummy prefix)
+    span_breaks: str | None = None  # SGPE: count superword spans ending after these characters
     pattern: str = ""  # byte-level: the pre-tokenizer regex
     specials: tuple[str, ...] = ()  # byte-level: special tokens cut out of the text
     #: byte-level: the trainer's counting function (``wwho.bytelevel.train.count_bytelevel``), handed
@@ -118,7 +120,8 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
             from wwho.router import core_router
 
             router = core_router(options.scripts)
-        counter = _core.PieceCounter(router)
+        counter = _core.PieceCounter(router, prefix_space=options.prefix_space,
+                                     span_breaks=options.span_breaks)
         if shard.path is None:
             counter.count_texts(list(shard.texts), threads=1)
         else:

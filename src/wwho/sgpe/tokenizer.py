@@ -6,10 +6,16 @@ Encoding (per piece; see :mod:`wwho.sgpe.words`):
 2. each syllable in the vocabulary is one unit; a syllable that is not is split into its
    characters, and a character that is not in the vocabulary into its UTF-8 bytes, as the
    tokens ``<0x00>``..``<0xFF>`` (``fallback="bytes"``, the default: lossless);
-3. the units of a word are merged by rank (lowest first, leftmost on ties) with the
+3. the units of a span are merged by rank (lowest first, leftmost on ties) with the
    syllable-building merges first (they rebuild whatever syllable pieces they can from
-   characters) and the learned merges after them, never across words;
-4. units -> ids.
+   characters) and the learned merges after them, never across spans (a span is a word, a run
+   or the whole piece: the vocabulary's ``merge_scope``, :mod:`wwho.sgpe.scopes`);
+4. with superword merges (:mod:`wwho.sgpe.superwords`), every rank, superword merges last,
+   then runs over the units of each sentence span (runs of pieces joined by single spaces);
+5. units -> ids.
+
+A ``prefix_space`` vocabulary encodes each text (each part between special tokens) as if a
+space came before it, SentencePiece's dummy prefix; decoding drops that one leading space.
 
 All of it runs in the compiled core (``wwho._core.SGPEEncoder``), which this class builds
 from the vocabulary once; :meth:`SGPETokenizer.encode_batch` spreads texts over threads
@@ -32,9 +38,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import TokenizerError, VocabError
+from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import token_ids
 from wwho.savedir import save_files
+from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
 
@@ -51,25 +58,33 @@ class SGPETokenizer:
         self.file = vocab_file
         self.fallback = fallback
         self.vocab: dict[str, int] = vocab_file.vocab
-        self.id_to_token: list[str] = [""] * len(self.vocab)
+        #: token strings by id (``id_to_token`` was this list before it became a method)
+        self.tokens: list[str] = [""] * len(self.vocab)
         for token, i in self.vocab.items():
-            self.id_to_token[i] = token
+            self.tokens[i] = token
         self.merges = vocab_file.merges
         self.syllable_merges = vocab_file.syllable_merges
         self.special_tokens = vocab_file.special_tokens
         self.script = vocab_file.script
         self.splitter = WordSplitter(vocab_file.script)
+        self.merge_scope = vocab_file.merge_scope
+        self.prefix_space = vocab_file.prefix_space
+        self.superword_merges = vocab_file.superword_merges
         vocab = self.vocab
         # One rank table: building merges first, learned merges after them ("unk": learned only,
         # as spec 000's encoder, which knows no building merges).
         ranked = self.merges if fallback == "unk" else (*self.syllable_merges, *self.merges)
         self._core = _core.SGPEEncoder(
             self.splitter.core,
-            self.id_to_token,
+            self.tokens,
             [(vocab[a], vocab[b], vocab[a + b]) for a, b in ranked],
             byte_ids=[vocab[t] for t in BYTE_TOKENS] if fallback == "bytes" else None,
             unk_id=vocab.get("[UNK]"),
             special_ids=[vocab[s] for s in self.special_tokens],
+            scope=self.merge_scope,
+            prefix_space=self.prefix_space,
+            superword_merges=[(vocab[a], vocab[b], vocab[a + b]) for a, b in self.superword_merges],
+            span_breaks=SPAN_BREAKS,
         )
 
     def __reduce__(self):
@@ -132,6 +147,22 @@ class SGPETokenizer:
     def __len__(self) -> int:
         return len(self.vocab)
 
+    def get_vocab(self) -> dict[str, int]:
+        """Token string -> id (a copy of ``vocab``)."""
+        return dict(self.vocab)
+
+    def token_to_id(self, token: str) -> int:
+        """The id of a token string; :class:`TokenizerError` if it is not one."""
+        try:
+            return self.vocab[token]
+        except (KeyError, TypeError):
+            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary") from None
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token string of an id; :class:`TokenizerError` if it is not one."""
+        (i,) = token_ids((token_id,), len(self.vocab))
+        return self.tokens[i]
+
     def __repr__(self) -> str:
         return f"SGPETokenizer(script={self.script!r}, vocab_size={self.vocab_size}, fallback={self.fallback!r})"
 
@@ -182,18 +213,20 @@ class SGPETokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text`` (byte-fallback tokens appear as ``<0xNN>``)."""
-        return [self.id_to_token[i] for i in self.encode(text)]
+        return [self.tokens[i] for i in self.encode(text)]
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``)."""
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
-            f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
-            f"({', '.join(self.splitter.scripts)}), format {self.file.version}",
+            (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
+             f"({', '.join(self.splitter.scripts)}), format {self.file.version}"),
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
-            f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
-            f"min_freq {self.file.min_freq}",
+            (f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
+             f"prefix space: {'yes' if self.prefix_space else 'no'}"),
+            (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
+             f"min_freq {self.file.min_freq}"),
             f"  first {top} merges:",
             *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in self.merges[:top]),
             f"  longest {top} tokens:",
@@ -210,8 +243,13 @@ class SGPETokenizer:
         return self._core.token_bytes(i)
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
-        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
-        return self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
+        With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
+        does the same)."""
+        data = self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
+        if self.prefix_space and data[:1] == b" ":
+            data = data[1:]
+        return data
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
@@ -221,6 +259,11 @@ class SGPETokenizer:
             return data.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             return data.decode("utf-8", errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
+                     skip_special_tokens: bool = False) -> list[str]:
+        """:meth:`decode` of each list of ids, in order."""
+        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:

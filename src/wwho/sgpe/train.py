@@ -4,24 +4,31 @@ Phases (each with a progress bar when ``progress=True``):
 
 1. **count**: count the pieces of every document (:func:`wwho.bpe.count.count_corpus`: the
    core reads plain-text files itself, on all cores; other formats come through
-   :mod:`wwho.corpus`);
-2. **words**: syllabify each *distinct* piece once and group syllables into words
-   (:mod:`wwho.sgpe.words`); boundary tokens (no script character) are counted apart and
-   never merged;
-3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (they are
-   left to byte fallback at encoding time); the symbol table is the boundary tokens
-   (sorted) then the syllables (most frequent first, ties by string);
+   :mod:`wwho.corpus`); with superwords, the sentence spans, whose pieces follow; with
+   ``prefix_space``, each document with the dummy space before it (what the encoder sees);
+2. **words**: syllabify each *distinct* piece once, split it into words and boundary tokens
+   (:mod:`wwho.sgpe.words`) and group those into the spans merges stay inside
+   (``merge_scope``, :mod:`wwho.sgpe.scopes`); a lone boundary token is counted apart;
+3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (left to
+   their characters and byte fallback at encoding time); ``"auto"`` chooses the threshold
+   (:mod:`wwho.sgpe.budget`); the symbol table is the boundary tokens (sorted) then the
+   syllables (most frequent first, ties by string);
 4. **merges**: :class:`wwho.bpe.MergeEngine`, most frequent pair first (``freq >= min_freq``,
    strict as spec 000), ties to the smaller ``(left, right)`` string pair, until the
-   vocabulary is full; a checkpoint every ``checkpoint_every`` merges;
+   vocabulary less the superword share is full; a checkpoint every ``checkpoint_every``
+   merges; then the superword merges (:mod:`wwho.sgpe.superwords`) fill the rest;
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
-   rebuild syllables from characters (:mod:`wwho.sgpe.building`), and the 256 byte tokens.
+   rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
+   pruning, every character of every syllable, and the 256 byte tokens.
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
-pieces``. A merge whose result already exists costs nothing. If the base alone does not
-fit, no merge is learned and the vocabulary is larger than asked (a warning says so).
+pieces and characters``. A merge whose result already exists costs nothing. If the base
+alone does not fit, no merge is learned and the vocabulary is larger than asked (a warning
+says so). The defaults (scope ``"pieces"``, ``prune_freq="auto"``, ``min_freq=1``,
+``superword_share=0.15``) were chosen on held-out FLORES text (``docs/compression.md``);
+``merge_scope="words", prune_freq=2, min_freq=2, superword_share=0`` is spec 000's training.
 
 ``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
 for the meta tokenizer, where tiktoken takes everything else.
@@ -51,9 +58,14 @@ from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.errors import CorpusError, VocabError
+from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
+from wwho.scriptcheck import letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
+from wwho.sgpe.budget import auto_prune_freq
 from wwho.sgpe.building import building_merges
+from wwho.sgpe.scopes import check_scope
+from wwho.sgpe.superwords import SPAN_BREAKS, SUPERWORD_MIN_FREQ
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
@@ -70,8 +82,11 @@ def train_sgpe(
     *,
     vocab_size: int,
     script: str = "sinhala",
-    min_freq: int = 2,
-    prune_freq: int = 2,
+    min_freq: int = 1,
+    prune_freq: int | str = "auto",
+    merge_scope: str = "pieces",
+    prefix_space: bool = False,
+    superword_share: float = 0.15,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
@@ -100,8 +115,10 @@ def train_sgpe(
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
-                   checkpoint_dir)
+                   checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
     stats = stats if stats is not None else CorpusStats()
+    # With superwords the core counts sentence spans (their pieces follow from them).
+    span_breaks = SPAN_BREAKS if superword_share else None
     splitter = WordSplitter(script)
 
     t0 = time.perf_counter()
@@ -112,16 +129,20 @@ def train_sgpe(
 
         shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
         options = CountOptions("sgpe", text_field=text_field, skip_bad_lines=skip_bad_lines,
-                               max_line_bytes=max_line_bytes, scripts=splitter.scripts if segments_only else None)
+                               max_line_bytes=max_line_bytes, scripts=splitter.scripts if segments_only else None,
+                               prefix_space=prefix_space, span_breaks=span_breaks)
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
                               total_bytes=sum(s.size for s in shards), progress=progress)
         stats.files += len(files)
     else:
         router = core_router(splitter.scripts) if segments_only else None
         pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
-                              workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes)
+                              workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes,
+                              prefix_space=prefix_space, span_breaks=span_breaks)
     return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
-                           prune_freq=prune_freq, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
+                           superword_share=superword_share, spans=span_breaks is not None,
+                           checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
 
@@ -137,12 +158,15 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     from wwho.bpe.count import _batches
     from wwho.scale.texts import iter_texts
 
-    _check_options(vocab_size, options.get("min_freq", 2), options.get("prune_freq", 2),
+    _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
-                   options.get("resume", False), options.get("checkpoint_dir"))
+                   options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
+                   options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
     splitter = WordSplitter(script)
     t0 = time.perf_counter()
     stats = CorpusStats()
+    prefix_space = options.get("prefix_space", False)
+    span_breaks = SPAN_BREAKS if options.get("superword_share", 0.15) else None
     if engine not in ENGINES:
         raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     texts = iter_texts(iterator, length=length, progress=progress, files_hint="SGPETokenizer.train")
@@ -150,31 +174,42 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
         from wwho.scale.ray_engine import count_on_ray
         from wwho.scale.shards import CountOptions, text_shards
 
-        options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None)
+        options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None,
+                                prefix_space=prefix_space, span_breaks=span_breaks)
         counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers, stats=stats,
                                progress=False)
     else:
         if address is not None:
             raise VocabError("address is an option of engine='ray'")
-        counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None)
+        counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None,
+                                     prefix_space=prefix_space, span_breaks=span_breaks)
         threads = 0 if workers is None else workers
         for batch in _batches(texts, 8_000_000):
             counter.count_texts(batch, threads=threads)
             stats.documents += sum(1 for t in batch if t)
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
-                           segments_only=segments_only, stats=stats, started=t0, **options)
+                           segments_only=segments_only, stats=stats, started=t0, spans=span_breaks is not None,
+                           **options)
 
 
 def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", progress: bool = True,
                            **options) -> VocabFile:
     """Train on piece counts: a dict, or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
 
-    The counts of a corpus's pieces (``PIECES``) give the same vocabulary as the corpus."""
+    The counts of a corpus's pieces (``PIECES``) give the same vocabulary as the corpus trained with
+    ``superword_share=0`` (the default here: piece counts hold no sentences, so superword merges
+    cannot be learned from them; a nonzero share is refused). With ``prefix_space=True`` the
+    counts must be of text with the dummy space before each document."""
     from wwho.scale.counts import iter_counts
 
-    _check_options(vocab_size, options.get("min_freq", 2), options.get("prune_freq", 2),
+    options.setdefault("superword_share", 0)
+    if options["superword_share"]:
+        raise VocabError("superword_share needs sentence spans, which piece counts do not hold: "
+                         "train on the text (train or train_from_iterator), or use superword_share=0")
+    _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
-                   options.get("resume", False), options.get("checkpoint_dir"))
+                   options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
+                   options.get("prefix_space", False), 0, False)
     splitter = WordSplitter(script)
     t0 = time.perf_counter()
     counter = _core.PieceCounter()
@@ -192,7 +227,8 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 
 
 def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
-                   checkpoint_dir) -> None:
+                   checkpoint_dir, merge_scope="pieces", prefix_space=False, superword_share=0.15,
+                   segments_only=False) -> None:
     smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
     if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
@@ -201,7 +237,16 @@ def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, 
         )
     check_vocab_size(vocab_size, low=smallest)
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
-    check_range(prune_freq, "prune_freq", 1, MAX_COUNT)
+    if prune_freq != "auto":
+        if isinstance(prune_freq, str):
+            raise VocabError(f"prune_freq must be 'auto' or an integer >= 1, not {prune_freq!r}")
+        check_range(prune_freq, "prune_freq", 1, MAX_COUNT)
+    if type(superword_share) not in (int, float) or not 0 <= superword_share < 1:
+        raise VocabError(f"superword_share must be a number in [0, 1), not {superword_share!r}")
+    if prefix_space and segments_only:
+        raise VocabError("prefix_space cannot be used with segments_only (the meta tokenizer): the dummy "
+                         "space would be added to every Indic run")
+    check_scope(merge_scope)
     check_range(checkpoint_every, "checkpoint_every", 0, MAX_COUNT)
     check_workers(workers)
     if resume and checkpoint_dir is None:
@@ -215,8 +260,12 @@ def train_on_pieces(
     *,
     splitter: WordSplitter,
     vocab_size: int,
-    min_freq: int = 2,
-    prune_freq: int = 2,
+    min_freq: int = 1,
+    prune_freq: int | str = "auto",
+    merge_scope: str = "pieces",
+    prefix_space: bool = False,
+    superword_share: float = 0.15,
+    spans: bool = False,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
@@ -227,7 +276,11 @@ def train_on_pieces(
     started: float | None = None,
 ) -> VocabFile:
     """Phases 2 to 5 on counted pieces (whatever counted them). ``stats``: what was read, or
-    ``None`` for counts given as such."""
+    ``None`` for counts given as such. ``spans=True``: ``pieces`` holds sentence-span counts
+    (counted with ``span_breaks``; the superword stage needs them), whose pieces are derived here."""
+    span_counts = None
+    if spans:
+        span_counts, pieces = pieces, pieces.pieces()
     script = splitter.script
     if checkpoint_dir is not None:
         checkpoint_dir = checkpoints.claim(checkpoint_dir)  # refuse a link or a foreign folder
@@ -238,36 +291,56 @@ def train_on_pieces(
     if not len(pieces):
         if stats is None:
             raise CorpusError("the counts are empty")
-        raise CorpusError(f"the corpus has no text ({stats.files} files, {stats.documents} documents)")
+        raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, "
+                          f"{plural(stats.documents, 'document')})")
     where = "" if stats is None else f" in {stats.documents:,} documents"
     say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
         f"{time.perf_counter() - t0:.1f}s")
 
     # 2. words
-    words = pieces.words(splitter.core)
+    reserved = [*special_tokens, *BYTE_TOKENS]  # a piece holding their text is grouped as in scope "words"
+    words = pieces.words(splitter.core, scope=merge_scope, reserved=reserved)
     del pieces
     boundary: dict[str, int] = words.boundary_counts()
-    syllable_count = len(words.syllable_counts())
+    syllable_freq: dict[str, int] = words.syllable_counts()
+    boundary_symbols = set(words.boundary_symbols())
+    _check_script(splitter.scripts, boundary, syllable_freq)
 
     # 3. symbols
+    fixed = len(special_tokens) + len(BYTE_TOKENS)
+    superword_ids = round(superword_share * vocab_size)
+    auto = prune_freq == "auto"
+    if auto:
+        probe_symbols, probe, *_ = words.engine_input(1)
+        prune_freq = auto_prune_freq(MergeEngine.from_core(probe, probe_symbols, tie_break="smaller"),
+                                     syllable_freq, boundary_symbols, min_freq=min_freq,
+                                     ids=vocab_size - superword_ids - fixed, progress=progress)
+        del probe
+        say(f"prune_freq auto: {prune_freq}")
     symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq)
     index = {s: i for i, s in enumerate(symbols)}
     build, pieces_needed = building_merges(symbols)
-    support = [p for p in pieces_needed if p not in index]
-    fixed = len(special_tokens) + len(BYTE_TOKENS) + len(support)
-    max_symbols = vocab_size - fixed
+    # Automatic pruning leaves many syllables out: keep every character of every syllable, so that an
+    # unknown syllable costs one token per character rather than the UTF-8 bytes of each. (A fixed
+    # prune_freq keeps spec 000's base, syllables only, and so round 1's files.)
+    characters = {c for s in syllable_freq for c in s if not 0xD800 <= ord(c) < 0xE000} if auto else set()
+    support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
+    max_symbols = vocab_size - superword_ids - fixed - len(support)
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({len(boundary):,} boundary tokens, {kept:,} syllables; "
-        f"{syllable_count - kept:,} pruned below {prune_freq}), {len(words):,} word types, "
+    say(f"[3/5] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
+        f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
-    del words
+    if span_counts is None:
+        words = None  # only the superword stage needs the word types again
 
     # 4. merges
     engine = MergeEngine.from_core(core_engine, symbols, tie_break="smaller")
-    fingerprint = "" if checkpoint_dir is None else _fingerprint(
-        engine_arrays, symbols, script, min_freq, prune_freq, vocab_size, segments_only)
+    options = [script, min_freq, f"auto:{prune_freq}" if auto else prune_freq, vocab_size, segments_only]
+    if (merge_scope, prefix_space, superword_share) != ("words", False, 0):  # format-1 checkpoints stay valid
+        options += [merge_scope, prefix_space, superword_share]
+    fingerprint = "" if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
         checkpoint = Path(checkpoint_dir) / checkpoints.FILE
         done = checkpoints.load(Path(checkpoint_dir), fingerprint)
@@ -300,19 +373,41 @@ def train_on_pieces(
     if checkpoint_dir is not None:
         save_checkpoint()
     say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
+    final = engine
+    if span_counts is not None:
+        t2 = time.perf_counter()
+        second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved)
+        final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
+        final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
+                    min_freq=SUPERWORD_MIN_FREQ, progress=progress)
+        say(f"[4/5] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
+    words = span_counts = None
 
     # 5. vocabulary
-    freq = engine.symbol_frequencies()
-    for token, count in boundary.items():
-        if token in index:
-            freq[index[token]] += count
-    order = sorted(range(len(engine.symbols)), key=lambda i: (-freq[i], i))
+    freq = final.symbol_frequencies()
+    if final is engine:  # else every span, whitespace included, was a word of the superword engine
+        for token, count in boundary.items():
+            if token in index:
+                freq[index[token]] += count
+    order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
-    for token in (*special_tokens, *(engine.symbols[i] for i in order), *support, *BYTE_TOKENS):
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
-    return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, script=script,
-                     special_tokens=tuple(special_tokens), prune_freq=prune_freq, min_freq=min_freq)
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=4)
+    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
+    return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
+                     script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
+                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
+
+
+def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
+    """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
+    tokens and bytes, and few or no merges are learned (see :mod:`wwho.scriptcheck`)."""
+    letters = letters_by_script(boundary.items())
+    for name in scripts:  # syllables are of the chosen scripts by construction
+        letters[name] += sum(len(s.strip()) * n for s, n in syllables.items()) if name == scripts[0] else 0
+    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=4)
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):

@@ -10,6 +10,13 @@ vocabulary and unknown text falls back to them; ``"unk"``: spec 000's ``[UNK]``)
 ``syllable_merges``, the merges that rebuild each syllable from code points
 (:mod:`wwho.sgpe.building`), ranked before ``merges``.
 
+Format 2 (``wwho-sgpe/2``, written only when one of these is not spec 000's choice) adds
+``merge_scope`` (:mod:`wwho.sgpe.scopes`), ``prefix_space`` (the dummy space) and
+``superword_merges`` (:mod:`wwho.sgpe.superwords`, ranked after ``merges``). A format-1 file
+loads as scope ``"words"``, no prefix, no superwords. A reader of format 1 only refuses a
+format-2 file by its ``format`` field (wwho 0.1 did not check it and would ignore the new fields);
+the exported ``tokenizer.json`` carries everything in standard fields.
+
 Loading validates everything and names what is wrong and where: ids must be the integers
 0..n-1, each once; every merge's parts and result must be tokens; and every token longer
 than one character must be a special or byte token or the result of a merge, which catches
@@ -30,6 +37,9 @@ from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
 from wwho.savedir import check_saved
 
 FORMAT = "wwho-sgpe/1"
+#: Format 2 adds ``merge_scope``, ``prefix_space`` and ``superword_merges``; a file is written in it
+#: only when they are not spec 000's (``"words"``, false, none): such files stay format 1.
+FORMAT_2 = "wwho-sgpe/2"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
 
@@ -41,20 +51,25 @@ class VocabFile:
     vocab: dict[str, int]
     merges: list[tuple[str, str]]
     syllable_merges: list[tuple[str, str]] = field(default_factory=list)
+    superword_merges: list[tuple[str, str]] = field(default_factory=list)
     script: str = "sinhala"
     special_tokens: tuple[str, ...] = SPECIAL_TOKENS
     prune_freq: int = 1
     min_freq: int = 2
     fallback: str = "bytes"
     leading_space: bool = True
+    merge_scope: str = "words"
+    prefix_space: bool = False
     version: str = FORMAT
 
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        return {
-            "version": self.version,
-            "format": FORMAT,
+        extended = self.merge_scope != "words" or self.prefix_space or bool(self.superword_merges)
+        fmt = FORMAT_2 if extended else FORMAT
+        data = {
+            "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
+            "format": fmt,
             "script": self.script,
             "scripts": list(WordSplitter(self.script).scripts),
             "vocab_size": len(self.vocab),
@@ -68,6 +83,11 @@ class VocabFile:
             "syllable_merges": [list(m) for m in self.syllable_merges],
             "vocab": self.vocab,
         }
+        if extended:  # only then: a default file stays byte-identical to format 1
+            data["merge_scope"] = self.merge_scope
+            data["prefix_space"] = self.prefix_space
+            data["superword_merges"] = [list(m) for m in self.superword_merges]
+        return data
 
     def to_bytes(self) -> bytes:
         return json_bytes(self.to_json(), indent=1)
@@ -135,14 +155,15 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
 
     merges = merge_list("merges")
     syllable_merges = merge_list("syllable_merges")
+    superword_merges = merge_list("superword_merges")
     if "num_merges" in data and data["num_merges"] != len(merges):
         raise fail(f"'num_merges' is {brief(data['num_merges'])} but 'merges' has {len(merges)}")
     version = data.get("version", FORMAT)
     if not isinstance(version, str):
         raise fail(f"'version' must be a string, not {brief(version)}")
-    if data.get("format", FORMAT) != FORMAT:
-        raise fail(f"'format' is {brief(data['format'])}; this wwho reads {FORMAT!r}")
-    fallback = data.get("fallback", "bytes" if version == FORMAT else "unk")
+    if data.get("format", FORMAT) not in (FORMAT, FORMAT_2):
+        raise fail(f"'format' is {brief(data['format'])}; this wwho reads {FORMAT!r} and {FORMAT_2!r}")
+    fallback = data.get("fallback", "bytes" if version in (FORMAT, FORMAT_2) else "unk")
     if fallback not in ("bytes", "unk"):
         raise fail(f"'fallback' must be 'bytes' or 'unk', not {brief(fallback)}")
     counts = {}
@@ -167,22 +188,33 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
                    f"{list(mode_scripts(script))!r}")
     if data.get("leading_space", True) is not True:
         raise fail("'leading_space' false is not supported (SGPE vocabularies are trained with leading spaces)")
-    if version == FORMAT:
-        _check_reachable(vocab, merges, syllable_merges, specials, fail)
+    from wwho.sgpe.scopes import MERGE_SCOPES
+
+    scope = data.get("merge_scope", "words")
+    if scope not in MERGE_SCOPES:
+        raise fail(f"'merge_scope' must be one of {', '.join(MERGE_SCOPES)}, not {brief(scope)}")
+    prefix_space = data.get("prefix_space", False)
+    if type(prefix_space) is not bool:
+        raise fail(f"'prefix_space' must be true or false, not {brief(prefix_space)}")
+    if version in (FORMAT, FORMAT_2):
+        _check_reachable(vocab, [*merges, *syllable_merges, *superword_merges], specials, fail)
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
         syllable_merges=syllable_merges,
+        superword_merges=superword_merges,
         script=script,
         special_tokens=tuple(specials),
         prune_freq=counts["prune_freq"],
         min_freq=counts["min_freq"],
         fallback=fallback,
+        merge_scope=scope,
+        prefix_space=prefix_space,
         version=version,
     )
 
 
-def _check_reachable(vocab, merges, syllable_merges, specials, fail) -> None:
+def _check_reachable(vocab, merges, specials, fail) -> None:
     """Every token of more than one character is a special or byte token or a merge result.
 
     Training builds every base symbol with the syllable-building merges and every longer token
@@ -190,10 +222,9 @@ def _check_reachable(vocab, merges, syllable_merges, specials, fail) -> None:
     encoder could never produce it, and the HF export would differ).
     """
     results = {a + b for a, b in merges}
-    results.update(a + b for a, b in syllable_merges)
     fixed = set(specials) | set(BYTE_TOKENS)
     lost = [t for t in vocab if len(t) > 1 and t not in results and t not in fixed]
     if lost:
         first = min(lost, key=vocab.__getitem__)
         raise fail(f"{len(lost)} tokens are the result of no merge, e.g. {brief(first)} (id {vocab[first]}): the "
-                   "merge lists ('merges', 'syllable_merges') look truncated")
+                   "merge lists ('merges', 'syllable_merges', 'superword_merges') look truncated")

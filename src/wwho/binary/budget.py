@@ -1,0 +1,154 @@
+"""How much memory binary training will take, estimated before any file is read, and the budget.
+
+HF's ``BpeTrainer`` holds every distinct window, its symbols, the pair counts and, for each pair,
+the words it occurs in: its peak grows with the bytes it is fed. :func:`estimate` bounds that from
+the input's file sizes (a ``stat`` per file, nothing read) and the sampling options: at most
+``sample_rate`` of the bytes, at most ``max_docs`` windows. Repeated windows are counted once, so
+the real peak is often lower; the estimate is an upper bound, not a promise.
+
+The **budget** (``memory_budget=``, ``--memory-budget``) defaults to half of the machine's physical
+memory. Above it, training is refused before anything is read, with the ``--sample-rate`` and
+``--max-docs`` values that would fit (``over_budget="refuse"``, the default), or the sample rate is
+lowered to fit and said (``over_budget="sample"``, ``--over-budget sample``).
+
+The constants are measured, not derived: ``BYTES_PER_INPUT_BYTE`` is HF ``tokenizers``' peak
+resident memory per byte of distinct windows when training a 32,768-token binary vocabulary on ELF
+files (docs/binary.md says how it was measured).
+
+What this module deliberately does not do: read files, or limit memory (it only predicts it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from wwho.binary.ingest import MAX_EXP, IngestOptions, IngestStats, OptionError, iter_files
+from wwho.notices import plural
+
+#: HF BpeTrainer's peak RSS per byte of distinct windows fed (measured, see the module docstring)
+BYTES_PER_INPUT_BYTE = 80
+#: per window: its bytes object and dict entry here, its word entry in HF
+BYTES_PER_WINDOW = 300
+#: the interpreter, HF and the rest, before any data
+BASE_BYTES = 200 << 20
+OVER_BUDGET = ("refuse", "sample")
+
+
+class BudgetError(OptionError):
+    """Training would exceed the memory budget (the message says what to pass)."""
+
+
+def physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not on this platform
+        return None
+
+
+def default_budget() -> int:
+    """Half of physical memory (4 GiB where it cannot be read)."""
+    total = physical_memory()
+    return total // 2 if total else 4 << 30
+
+
+@dataclass(frozen=True)
+class Estimate:
+    files: int
+    file_bytes: int  # total size of the files that would be read
+    bytes: int  # at most this many bytes kept after sampling
+    windows: int  # at most this many windows kept
+    peak: int  # estimated peak memory in bytes
+
+    def describe(self) -> str:
+        return (f"{plural(self.files, 'file')}, {human(self.file_bytes)}; "
+                f"estimated peak memory at most {human(self.peak)}")
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""  # pragma: no cover
+
+
+def _largest_window(options: IngestOptions, file_bytes: int) -> int:
+    if options.mode == "file":
+        return max(file_bytes, 1)
+    if options.mode == "random":
+        return 1 << min(options.max_exp, MAX_EXP)
+    return options.window_bytes
+
+
+def _smallest_window(options: IngestOptions) -> int:
+    return 1 << options.min_exp if options.mode == "random" else options.window_bytes
+
+
+def peak_for(nbytes: int, windows: int) -> int:
+    return BASE_BYTES + nbytes * BYTES_PER_INPUT_BYTE + windows * BYTES_PER_WINDOW
+
+
+def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None = None) -> Estimate:
+    """Bound the memory of training on ``paths`` from file sizes alone (nothing is read)."""
+    options = options or IngestOptions()
+    files = total = largest = 0
+    for path, _ in iter_files(list(paths), options, stats=IngestStats()):
+        try:
+            size = Path(path).stat().st_size
+        except OSError:
+            continue  # reported by name when it is read
+        files += 1
+        total += size
+        largest = max(largest, size)
+    kept = int(total * options.sample_rate)
+    windows = -(-kept // _smallest_window(options)) if options.mode != "file" else files
+    if options.max_docs is not None:
+        windows = min(windows, options.max_docs)
+        kept = min(kept, options.max_docs * _largest_window(options, largest))
+    return Estimate(files=files, file_bytes=total, bytes=kept, windows=windows, peak=peak_for(kept, windows))
+
+
+def fit(est: Estimate, options: IngestOptions, budget: int) -> tuple[float, int]:
+    """The ``sample_rate`` and the ``max_docs`` that would bring ``est`` under ``budget``."""
+    room = max(budget - BASE_BYTES, 0)
+    share = room / max(est.peak - BASE_BYTES, 1)
+    rate = options.sample_rate * share
+    rate = float(f"{rate:.2g}") if rate > 0 else 0.0
+    while rate > 0 and rate > options.sample_rate * share:  # rounding must not go over
+        rate = float(f"{rate * 0.99:.2g}")
+    window = _largest_window(options, est.file_bytes)
+    docs = room // (window * BYTES_PER_INPUT_BYTE + BYTES_PER_WINDOW)
+    return rate, int(docs)
+
+
+def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget: int | None = None,
+          over_budget: str = "refuse") -> tuple[IngestOptions, Estimate, str | None]:
+    """``(options to use, estimate, note)``: the options unchanged when the estimate fits the
+    budget; else :class:`BudgetError` (``"refuse"``) or a lower ``sample_rate`` and a note saying so
+    (``"sample"``)."""
+    if over_budget not in OVER_BUDGET:
+        raise OptionError(f"over_budget must be one of {', '.join(OVER_BUDGET)}, not {over_budget!r}")
+    budget = default_budget() if budget is None else budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise OptionError(f"memory_budget must be a positive number of bytes, not {budget!r}")
+    est = estimate(paths, options)
+    if est.peak <= budget:
+        return options, est, None
+    rate, docs = fit(est, options, budget)
+    if over_budget == "sample" and rate > 0:
+        fitted = dataclasses.replace(options, sample_rate=rate)
+        return fitted, est, (f"{est.describe()}, over the budget of {human(budget)}: sampling "
+                             f"{rate:g} of the windows (--sample-rate {rate:g}) to fit")
+    fixes = []
+    if rate > 0:
+        fixes.append(f"--sample-rate {rate:g} (sample_rate={rate:g})")
+    if docs > 0:
+        fixes.append(f"--max-docs {docs} (IngestOptions(max_docs={docs}))")
+    fixes.append("--over-budget sample (over_budget=\"sample\") to sample automatically")
+    fixes.append(f"or raise --memory-budget (memory_budget=; now {human(budget)})")
+    raise BudgetError(f"training on {est.describe()}, over the memory budget of {human(budget)}. "
+                      f"To fix, pass {', or '.join(fixes)}")

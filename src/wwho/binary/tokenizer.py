@@ -1,0 +1,102 @@
+"""``BinaryTokenizer``: a binary BPE tokenizer with the interface every wwho kind shares.
+
+The model is a stock HF ``tokenizers.Tokenizer`` (``.hf``), as :func:`wwho.binary.train` and
+:func:`wwho.binary.load` return it; this class puts :class:`wwho.protocol.Tokenizer`'s names on it,
+with bytes in and out: ``encode(bytes) -> ids``, ``decode(ids) -> bytes``, ``token_to_id``,
+``id_to_token`` (token strings are HF's Latin-1 characters, one per byte), ``get_vocab``,
+``vocab_size``, ``len()``, batches, ``skip_special_tokens``. ``wwho.load_tokenizer`` returns one
+for a binary ``tokenizer.json``.
+
+What this class deliberately does not do: train or read files itself (``train``, ``io``), or offer
+HF's ``Encoding`` objects (use ``.hf`` or :func:`wwho.binary.encode_bytes` for offsets).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
+from wwho.errors import TokenizerError, brief
+from wwho.ids import token_ids
+
+
+class BinaryTokenizer:
+    """Binary BPE over bytes (see the module docstring); ``hf`` is the HF tokenizer it runs."""
+
+    def __init__(self, hf: Tokenizer) -> None:
+        self.hf = hf
+        self._specials = frozenset(i for i, t in hf.get_added_tokens_decoder().items() if t.special)
+
+    @classmethod
+    def train(cls, paths: Iterable[str | os.PathLike], **options) -> BinaryTokenizer:
+        """:func:`wwho.binary.train` (same options), wrapped."""
+        from wwho.binary.train import train
+
+        return cls(train(paths, **options))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> BinaryTokenizer:
+        from wwho.binary.io import load
+
+        return cls(load(path))
+
+    def save(self, path: str | os.PathLike, *, pretty: bool = False) -> Path:
+        from wwho.binary.io import save
+
+        save(self.hf, path, pretty=pretty)
+        return Path(path)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.hf.get_vocab_size(with_added_tokens=True)
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    def __repr__(self) -> str:
+        return f"BinaryTokenizer(vocab_size={self.vocab_size})"
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token string (one Latin-1 character per byte; special tokens by name) -> id."""
+        return self.hf.get_vocab(with_added_tokens=True)
+
+    def token_to_id(self, token: str) -> int:
+        i = self.hf.token_to_id(token) if isinstance(token, str) else None
+        if i is None:
+            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary")
+        return i
+
+    def id_to_token(self, token_id: int) -> str:
+        (i,) = token_ids((token_id,), self.vocab_size)
+        token = self.hf.id_to_token(i)
+        if token is None:
+            raise TokenizerError(f"token id {i} is not in this vocabulary")
+        return token
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token (a special token's are its name in UTF-8)."""
+        (i,) = token_ids((token_id,), self.vocab_size)
+        token = self.id_to_token(i)
+        return token.encode("utf-8") if i in self._specials else text_to_bytes(token)
+
+    def encode(self, data: bytes, *, add_special_tokens: bool = False) -> list[int]:
+        return encode_bytes(self.hf, data, add_special_tokens=add_special_tokens).ids
+
+    def encode_batch(self, items: Sequence[bytes], *, add_special_tokens: bool = False,
+                     num_threads: int | None = None) -> list[list[int]]:
+        return [e.ids for e in encode_bytes_batch(self.hf, items, add_special_tokens=add_special_tokens,
+                                                  num_threads=num_threads)]
+
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""
+        return decode_to_bytes(self.hf, list(ids), skip_special=skip_special_tokens)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+
+__all__ = ["BinaryTokenizer"]

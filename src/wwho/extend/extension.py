@@ -1,0 +1,258 @@
+"""Extend a byte-level BPE tokenizer with the syllables of Indic scripts: :func:`extend_tokenizer`.
+
+The result (:class:`Extension`) is one byte-level BPE with the merges rule:
+
+* **vocabulary**: every base token keeps its id and bytes (special, added and decode-only tokens
+  included); the new tokens get the ids from the base's ``n_vocab`` on, in order of creation;
+* **pre-tokenizer**: script words cut out whole, the base's regexes elsewhere
+  (:mod:`wwho.extend.pretokenizer`);
+* **merges**: the new merges (:mod:`wwho.extend.building`, :mod:`wwho.extend.learn`), then the
+  base's in their own order (a tiktoken base's ranks become "every split of every token, by rank",
+  as in :func:`wwho.bytelevel.files.tiktoken_merges`). A base merge that is also a new one is kept
+  only at its new place; such a pair is exclusive to the scripts, so this changes nothing elsewhere.
+  ``ignore_merges`` is the base's (always on for tiktoken bases).
+
+Text with no code point of the scripts' blocks therefore gets exactly the base's ids: no new
+merge can fire on it, the base merges keep their relative order, and the pre-tokenizer splits it
+as the base does. The tests check it against the base (and tiktoken) on corpora and fuzzed text.
+
+Not here: the result's record (:mod:`wwho.extend.model`), the files (:mod:`wwho.extend.files`), the
+checks (:mod:`wwho.extend.verify`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from wwho.bpe.count import count_pieces
+from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, tiktoken_merges
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import Pretokenizer
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
+from wwho.errors import CorpusError, VocabError
+from wwho.extend.building import NewMerges
+from wwho.extend.learn import learn
+from wwho.extend.model import Extension
+from wwho.extend.pretokenizer import extend_pretokenizer
+from wwho.extend.scripts import ScriptSet
+from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
+
+
+def load_base(
+    base: str | os.PathLike | ByteBPE,
+    *,
+    tiktoken_file: str | os.PathLike | None = None,
+    pattern: str | None = None,
+) -> tuple[ByteBPE, dict]:
+    """The base tokenizer and the ``transformers`` settings to carry over (chat template ...).
+
+    ``base``: a ``ByteBPE``; ``tiktoken:NAME`` or a known tiktoken name (offline: ``tiktoken_file``,
+    ``$WWHO_TIKTOKEN_FILE`` or tiktoken's cache); a ``.tiktoken`` or ``.gguf`` file; a Hugging Face
+    ``tokenizer.json`` (or its directory); a wwho byte-level directory. ``pattern``: the
+    pre-tokenizer of a ``.tiktoken`` file that is not a known encoding (a regex, or ``gpt2``,
+    ``gpt4``, ``o200k``); every other base carries its own.
+    """
+    if pattern is not None and not (isinstance(base, (str, os.PathLike)) and str(base).lower().endswith(".tiktoken")):
+        raise VocabError("pattern= (--pattern) is for a .tiktoken base only; every other base carries its own")
+    if isinstance(base, ByteBPE):
+        return base, {}
+    spec = os.fspath(base)
+    name = spec.removeprefix("tiktoken:")
+    if spec.startswith("tiktoken:") or (name in TIKTOKEN_ENCODINGS and not Path(spec).exists()):
+        ranks = tiktoken_file or os.environ.get("WWHO_TIKTOKEN_FILE") or None
+        return ByteBPE.from_tiktoken(name, ranks_path=ranks), {}
+    path = Path(spec)
+    if not path.exists():
+        raise VocabError(
+            f"{path}: no such file or directory (BASE is a tokenizer.json, .gguf, .tiktoken, "
+            "a directory holding one, or tiktoken:NAME)"
+        )
+    if path.is_dir():
+        if (path / "tokenizer.json").is_file():
+            return load_base(path / "tokenizer.json")
+        if (path / "bytelevel.json").is_file():
+            return ByteBPE.load(path), {}
+        raise VocabError(f"{path}: no tokenizer.json or bytelevel.json here")
+    suffix = path.suffix.lower()
+    if suffix == ".gguf":
+        from wwho.bytelevel.gguf import read_metadata
+
+        template = read_metadata(path).get("tokenizer.chat_template")
+        return ByteBPE.from_gguf(path), ({"chat_template": template} if isinstance(template, str) else {})
+    if suffix == ".tiktoken":
+        return ByteBPE.from_tiktoken(path, pattern=pattern), {}
+    if path.name == "bytelevel.json":
+        return ByteBPE.load(path.parent), {}
+    if suffix == ".json":
+        return ByteBPE.from_hf(path), _hf_config(path.parent / "tokenizer_config.json")
+    raise VocabError(f"{path}: not a byte-level BPE file wwho reads (tokenizer.json, .gguf, .tiktoken)")
+
+
+#: transformers settings of a base tokenizer_config.json that still hold for the extension.
+CARRIED_CONFIG = ("chat_template", "model_max_length", "padding_side", "model_input_names")
+
+
+def _hf_config(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    from wwho.fileio import read_json
+
+    data = read_json(path, error=VocabError, what="tokenizer_config.json")
+    return {k: data[k] for k in CARRIED_CONFIG if isinstance(data, dict) and k in data}
+
+
+def extend_tokenizer(
+    base: str | os.PathLike | ByteBPE,
+    corpus: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    add: int,
+    scripts: Sequence[str] | str = ("sinhala",),
+    min_syllable_freq: int | None = None,
+    syllable_share: float = 0.5,
+    min_freq: int = 2,
+    workers: int | None = None,
+    text_field: str = "text",
+    skip_bad_lines: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    stats: CorpusStats | None = None,
+    tiktoken_file: str | os.PathLike | None = None,
+    pattern: str | None = None,
+    word_counts: Counter[str] | None = None,
+    verify: bool = True,
+    progress: bool = True,
+) -> Extension:
+    """Learn ``add`` new tokens over the syllables of ``scripts`` on ``corpus`` and extend ``base``.
+
+    See the package docstring and ``docs/extend.md``. Raises :class:`~wwho.extend.NotExtendable`
+    (before reading the corpus) when the base's pre-tokenizer cannot be extended exactly.
+    ``verify`` runs :func:`wwho.extend.verify.check_extension` on the first lines of the corpus.
+    ``word_counts``: the corpus's script words as :func:`count_words` gives them, to skip counting
+    when extending several bases or sizes from one corpus.
+    """
+    check_vocab_size(add, "add")
+    if isinstance(syllable_share, bool) or not isinstance(syllable_share, (int, float)) or not (
+        0 < syllable_share <= 1
+    ):
+        raise VocabError(f"syllable_share must be a number in (0, 1], not {syllable_share!r}")
+    if min_syllable_freq is not None:
+        check_range(min_syllable_freq, "min_syllable_freq", 1, MAX_COUNT)
+    check_range(min_freq, "min_freq", 1, MAX_COUNT)
+    check_workers(workers)
+    check_max_line_bytes(max_line_bytes)
+    script_set = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
+    tok, base_config = load_base(base, tiktoken_file=tiktoken_file, pattern=pattern)
+    pretokenizer = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
+    paths = resolve_paths(corpus)
+    if word_counts is None:
+        words = count_words(
+            paths,
+            script_set,
+            workers=workers,
+            text_field=text_field,
+            skip_bad_lines=skip_bad_lines,
+            max_line_bytes=max_line_bytes,
+            stats=stats,
+            progress=progress,
+        )
+    else:
+        words = word_counts
+    if not words:
+        raise CorpusError(f"the corpus ({len(paths)} file(s)) holds no {script_set.label} text")
+    merges = NewMerges(tok.ranks, tok.n_vocab, script_set)
+    known, learn_stats = learn(
+        words,
+        script_set,
+        merges,
+        add=add,
+        min_syllable_freq=min_syllable_freq,
+        syllable_share=syllable_share,
+        min_freq=min_freq,
+        progress=progress,
+    )
+    options = {
+        "add": add,
+        "scripts": list(script_set.names),
+        "min_syllable_freq": min_syllable_freq,
+        "syllable_share": syllable_share,
+        "min_freq": min_freq,
+    }
+    ext = Extension(
+        tok,
+        assemble(tok.model, merges, pretokenizer, script_set),
+        script_set,
+        tok.n_vocab,
+        list(merges.tokens),
+        list(merges.merges),
+        known,
+        learn_stats,
+        options,
+        base_config,
+    )
+    if verify:
+        from wwho.extend.verify import check_extension
+
+        check_extension(ext, _sample_lines(paths, text_field, max_line_bytes, limit=2000))
+    return ext
+
+
+def count_words(
+    corpus: str | os.PathLike | Iterable[str | os.PathLike],
+    scripts: ScriptSet | Sequence[str] | str,
+    *,
+    workers: int | None = None,
+    text_field: str = "text",
+    skip_bad_lines: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    stats: CorpusStats | None = None,
+    progress: bool = True,
+) -> Counter[str]:
+    """Script word -> count over the corpus, as the extended pre-tokenizer's first step cuts them."""
+    if not isinstance(scripts, ScriptSet):
+        scripts = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
+    docs = iter_documents(
+        resolve_paths(corpus),
+        text_field=text_field,
+        skip_bad_lines=skip_bad_lines,
+        stats=stats if stats is not None else CorpusStats(),
+        max_line_bytes=max_line_bytes,
+    )
+    return count_pieces(
+        docs, pattern=scripts.word_source(), engine="regex", workers=workers, progress=progress
+    )
+
+
+def assemble(
+    base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet
+) -> ByteLevelModel:
+    """The extended model: base vocabulary + new tokens, new merges then the base's (see above)."""
+    base_merges = base.merges if base.merges is not None else tiktoken_merges(base.ranks)
+    kept = [pair for pair in base_merges if pair not in merges.ranks]
+    ranks = dict(base.ranks)
+    ranks.update(merges.ids)
+    return ByteLevelModel(
+        ranks,
+        pattern,
+        special_tokens=dict(base.special_tokens),
+        merges=list(merges.merges) + kept,
+        ignore_merges=base.ignore_merges,
+        added_tokens=dict(base.added_tokens),
+        extra_tokens=dict(base.extra_tokens),
+        bos_id=base.bos_id,
+        eos_id=base.eos_id,
+        add_bos=base.add_bos,
+        add_eos=base.add_eos,
+        name=f"{base.name or 'base'}+{scripts.label}",
+    )
+
+
+def _sample_lines(paths: list[Path], text_field: str, max_line_bytes: int, *, limit: int) -> list[str]:
+    lines = []
+    for doc in iter_documents(paths, text_field=text_field, skip_bad_lines=True, max_line_bytes=max_line_bytes):
+        lines.append(doc)
+        if len(lines) >= limit:
+            break
+    return lines

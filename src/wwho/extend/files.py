@@ -1,0 +1,133 @@
+"""The files of an extension: a standard Hugging Face tokenizer directory, written all or nothing.
+
+* ``tokenizer.json``: a byte-level BPE for stock ``tokenizers``: the extended pre-tokenizer as
+  ``Split`` steps, the vocabulary, the merges, the base's special and added tokens, and a
+  ``TemplateProcessing`` post-processor when the base adds BOS/EOS (Llama 3);
+* ``tokenizer_config.json``: ``PreTrainedTokenizerFast`` (``AutoTokenizer`` needs no custom code),
+  the BOS/EOS roles, settings carried over from the base (chat template ...), ``wwho`` provenance;
+* ``special_tokens_map.json``: the BOS/EOS roles;
+* ``wwho_extend.json``: what the extension knows: base, scripts, first new id, known syllables,
+  options, statistics.
+
+The directory is written as one unit by :func:`wwho.savedir.save_files` (with its
+``wwho-manifest.json``): a killed save leaves the old files or the new ones, and other files in the
+directory stay. A directory that already holds an output is refused unless ``force``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from wwho import savedir
+from wwho.bytelevel.files import hf_json
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import bytes_to_unicode
+from wwho.errors import VocabError
+from wwho.fileio import json_bytes
+
+FORMAT = "wwho-extend/1"
+FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "wwho_extend.json")
+
+
+def tokenizer_json(model: ByteLevelModel) -> dict:
+    """The ``tokenizer.json`` data of an extended model."""
+    data = hf_json(model)
+    data["post_processor"] = _template(model)
+    return data
+
+
+def dumps_tokenizer(model: ByteLevelModel) -> str:
+    """``tokenizer.json`` as a string (for ``tokenizers.Tokenizer.from_str``)."""
+    return json.dumps(tokenizer_json(model), ensure_ascii=False)
+
+
+def _token_text(model: ByteLevelModel, token_id: int) -> str:
+    for table in (model.special_tokens, model.added_tokens):
+        for text, i in table.items():
+            if i == token_id:
+                return text
+    token = next((t for t, i in model.ranks.items() if i == token_id), None)
+    if token is None:
+        raise VocabError(f"token id {token_id} (BOS/EOS) is not in the vocabulary")
+    return bytes_to_unicode(token)
+
+
+def _template(model: ByteLevelModel) -> dict | None:
+    """Llama 3's post-processor form: BOS (and/or EOS) around each sequence, as the base asks."""
+    bos = _token_text(model, model.bos_id) if model.add_bos and model.bos_id is not None else None
+    eos = _token_text(model, model.eos_id) if model.add_eos and model.eos_id is not None else None
+    if bos is None and eos is None:
+        return None
+
+    def seq(name: str, type_id: int) -> list[dict]:
+        out = [{"SpecialToken": {"id": bos, "type_id": type_id}}] if bos else []
+        out.append({"Sequence": {"id": name, "type_id": type_id}})
+        return out + ([{"SpecialToken": {"id": eos, "type_id": type_id}}] if eos else [])
+
+    ids = {bos: model.bos_id, eos: model.eos_id}
+    return {
+        "type": "TemplateProcessing",
+        "single": seq("A", 0),
+        "pair": seq("A", 0) + seq("B", 1),
+        "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in (bos, eos) if t},
+    }
+
+
+def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
+    """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
+    base (chat template ...), and a ``wwho`` block holding ``provenance``."""
+    roles = {}
+    if model.bos_id is not None:
+        roles["bos_token"] = _token_text(model, model.bos_id)
+    if model.eos_id is not None:
+        roles["eos_token"] = _token_text(model, model.eos_id)
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **roles,
+        **carried,
+        # Spaces are part of byte-level tokens: any clean-up would change the decoded text.
+        "clean_up_tokenization_spaces": False,
+        "wwho": {"kind": "extend", **provenance},
+    }
+    return config, roles
+
+
+def read_record(directory: str | Path) -> dict:
+    """Read ``wwho_extend.json`` of an extension directory."""
+    from wwho.fileio import read_json
+
+    path = Path(directory) / "wwho_extend.json"
+    data = read_json(path, error=VocabError, what="extension record")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise VocabError(f"{path}: not a wwho extension record (format is not {FORMAT!r})")
+    return data
+
+
+def save_extension(model: ByteLevelModel, record: dict, directory: str | Path, *, carried: dict,
+                   force: bool = False) -> Path:
+    """Write an extension's files into ``directory`` (see the module docstring); ``record`` is the
+    ``wwho_extend.json`` data (its ``format`` is set here)."""
+    directory = check_target(directory, force)
+    provenance = {k: record[k] for k in ("base", "scripts", "base_n_vocab", "new_tokens") if k in record}
+    config, roles = transformers_config(model, carried=carried, provenance=provenance)
+    files = {
+        "tokenizer.json": json_bytes(tokenizer_json(model), indent=None),
+        "tokenizer_config.json": json_bytes(config),
+        "special_tokens_map.json": json_bytes(roles),
+        "wwho_extend.json": json_bytes({"format": FORMAT, **record}),
+    }
+    return savedir.save_files(directory, files, kind="extend")
+
+
+def check_target(directory: str | Path, force: bool) -> Path:
+    """Refuse, before any work, a target that is not a directory, or that already holds an output
+    (one of :data:`FILES` or a save manifest) unless ``force``."""
+    directory = savedir.check_target(directory)
+    present = [name for name in (*FILES, savedir.MANIFEST) if (directory / name).exists()]
+    if present and not force:
+        raise VocabError(
+            f"{directory} already holds a tokenizer ({', '.join(present)}); pass --force (force=True) "
+            "to replace it"
+        )
+    return directory

@@ -1,0 +1,210 @@
+"""What an extension learns from its corpus: characters, syllables, then merges of whole tokens.
+
+1. **words**: the corpus is cut into script words with the same regex the extended pre-tokenizer
+   uses first (:meth:`wwho.extend.scripts.ScriptSet.word_source`), counted in worker processes
+   (:func:`wwho.bpe.count.count_pieces`); each *distinct* word is syllabified once by its script's
+   schema. A word is its leading space (the base token for ``" "``, if the word has one) followed by
+   its syllables, as units.
+2. **characters**: every buildable character (:mod:`wwho.extend.scripts`) that occurs at least
+   ``min_syllable_freq`` times is built from its bytes; so is every *cluster* (a buildable character
+   and the non-buildable ones after it, such as HAL + ZWJ) of the candidate syllables.
+3. **syllables**: syllables seen at least ``min_syllable_freq`` times whose first character is
+   buildable are built most frequent first, while characters, clusters and syllables together use
+   at most ``syllable_share`` of the ``add`` new tokens. These are the syllables the extension
+   *knows*: encoding never puts a token boundary inside one.
+4. **merges**: the shared merge engine (:class:`wwho.bpe.MergeEngine`) learns merges over the units
+   (a syllable it does not know is the engine's ``UNK``: never merged), most frequent pair first,
+   ties to the smaller byte pair, while the pair occurs at least ``min_freq`` times, until the
+   extension has ``add`` new tokens. A merge whose result is already a token costs nothing.
+
+Token counts are exact: ``add`` counts every new id (intermediate pieces included).
+This module does not write files or check the result (:mod:`wwho.extend.verify`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass
+
+from tqdm.auto import tqdm
+
+from wwho.bpe import UNK, MergeEngine
+from wwho.errors import VocabError
+from wwho.extend.building import NewMerges, clusters
+from wwho.extend.scripts import ScriptSet
+
+
+@dataclass
+class LearnStats:
+    """What was learned, for the report and ``wwho_extend.json``."""
+
+    distinct_words: int = 0
+    word_occurrences: int = 0
+    distinct_syllables: int = 0
+    syllable_occurrences: int = 0
+    char_tokens: int = 0
+    cluster_tokens: int = 0
+    known_syllables: int = 0
+    known_syllable_occurrences: int = 0
+    syllable_tokens: int = 0
+    unbuildable_syllables: int = 0
+    learned_merges: int = 0
+    learned_tokens: int = 0
+    last_merge_freq: int | None = None
+    syllable_value_floor: int | None = None
+
+    @property
+    def known_share(self) -> float:
+        """Share of syllable occurrences in the corpus that are known syllables."""
+        return (
+            self.known_syllable_occurrences / self.syllable_occurrences if self.syllable_occurrences else 0.0
+        )
+
+
+def split_words(
+    words: Counter[str], scripts: ScriptSet, *, progress: bool = True
+) -> tuple[list[tuple[bool, tuple[str, ...]]], list[int], Counter[str]]:
+    """``(words as (has_space, syllables), their counts, syllable counts)`` of counted script words."""
+    out: list[tuple[bool, tuple[str, ...]]] = []
+    counts: list[int] = []
+    syllables: Counter[str] = Counter()
+    for word, n in tqdm(sorted(words.items()), desc="syllables", unit="word", disable=not progress):
+        syls = tuple(scripts.syllables(word))
+        out.append((word[0] == " ", syls))
+        counts.append(n)
+        for s in syls:
+            syllables[s] += n
+    return out, counts, syllables
+
+
+def learn(
+    words: Counter[str],
+    scripts: ScriptSet,
+    merges: NewMerges,
+    *,
+    add: int,
+    min_syllable_freq: int | None = None,
+    syllable_share: float = 0.5,
+    min_freq: int = 2,
+    progress: bool = True,
+) -> tuple[list[str], LearnStats]:
+    """Fill ``merges`` with up to ``add`` new tokens; returns the known syllables and statistics."""
+    stats = LearnStats(distinct_words=len(words), word_occurrences=sum(words.values()))
+    split, counts, syllables = split_words(words, scripts, progress=progress)
+    stats.distinct_syllables = len(syllables)
+    stats.syllable_occurrences = sum(syllables.values())
+
+    # 1. characters
+    chars: Counter[str] = Counter()
+    for syl, n in syllables.items():
+        for ch in syl:
+            chars[ch] += n
+    for ch in sorted(c for c, n in chars.items() if n >= (min_syllable_freq or 2) and scripts.buildable(c)):
+        stats.char_tokens += merges.build(ch.encode("utf-8"))
+    if len(merges) > add:
+        raise VocabError(
+            f"--add {add} is too small: the {len(merges)} characters of {scripts.label} in the corpus "
+            f"that the base lacks need {len(merges)} new tokens by themselves"
+        )
+
+    # 2. clusters of the candidate syllables
+    candidates = sorted(
+        (s for s, n in syllables.items() if n >= (min_syllable_freq or 2)),
+        key=lambda s: (-syllables[s], s),
+    )
+    buildable = [s for s in candidates if scripts.buildable(s[0])]
+    stats.unbuildable_syllables = len(candidates) - len(buildable)
+    groups = {c for s in buildable for c in clusters(s, scripts) if len(c) > 1 and scripts.buildable(c[0])}
+    for c in sorted(groups, key=lambda c: (len(c), c)):
+        stats.cluster_tokens += merges.build(c.encode("utf-8"))
+
+    # 3. syllables, within the share of the budget
+    cap = min(add, int(add * syllable_share))
+    if min_syllable_freq is None:
+        # Auto: a first pass with every candidate (most frequent first) tells how often the last
+        # learned merge occurs (F); then a syllable is worth a token if it saves at least F.
+        mark = merges.mark()
+        trial = LearnStats()
+        first = _admit(buildable, syllables, merges, cap=cap, worth=None, stats=trial, progress=progress)
+        _learn_merges(
+            split, counts, first, merges, add=add, min_freq=min_freq, stats=trial, progress=progress
+        )
+        merges.rollback(mark)
+        worth = trial.last_merge_freq or min_freq
+        stats.syllable_value_floor = worth
+    else:
+        worth = None
+    known = _admit(buildable, syllables, merges, cap=cap, worth=worth, stats=stats, progress=progress)
+    stats.known_syllables = len(known)
+    stats.known_syllable_occurrences = sum(syllables[s] for s in known)
+    for syl in known:  # the argument of building.py, checked
+        if merges.apply(syl.encode("utf-8")) != [syl.encode("utf-8")]:
+            raise AssertionError(f"the building merges do not rebuild the syllable {syl!r}")
+
+    # 4. merges of whole units
+    _learn_merges(split, counts, known, merges, add=add, min_freq=min_freq, stats=stats, progress=progress)
+    if len(merges) < add:
+        print(
+            f"wwho extend: warning: the corpus supports only {len(merges):,} new tokens of the {add:,} asked "
+            f"(no pair of units occurs {min_freq} times any more)",
+            file=sys.stderr,
+        )
+    return known, stats
+
+
+def _admit(
+    candidates: list[str],
+    syllables: Counter[str],
+    merges: NewMerges,
+    *,
+    cap: int,
+    worth: int | None,
+    stats: LearnStats,
+    progress: bool,
+) -> list[str]:
+    """Build syllables in order while the new tokens stay within ``cap``; with ``worth``, only those
+    whose occurrences times the tokens each saves (its pieces without it, minus one) reach ``worth``
+    per new token they cost."""
+    known: list[str] = []
+    for syl in tqdm(candidates, desc="building syllables", unit="syllable", disable=not progress):
+        data = syl.encode("utf-8")
+        saved = len(merges.apply(data)) - 1
+        mark = merges.mark()
+        cost = merges.build(data)
+        if len(merges) > cap:
+            merges.rollback(mark)
+            break
+        if worth is not None and cost and syllables[syl] * saved < worth * cost:
+            merges.rollback(mark)
+            continue
+        stats.syllable_tokens += cost
+        known.append(syl)
+    return known
+
+
+def _learn_merges(
+    split, counts, known, merges: NewMerges, *, add, min_freq, stats: LearnStats, progress
+) -> None:
+    symbols: list[bytes] = [b" "] + [s.encode("utf-8") for s in known]
+    index = {s: i for i, s in enumerate(known, start=1)}
+    words: list[list[int]] = []
+    word_counts: list[int] = []
+    for (space, syls), n in zip(split, counts, strict=True):
+        units = [0] if space else []
+        units += [index.get(s, UNK) for s in syls]
+        if len(units) > 1:
+            words.append(units)
+            word_counts.append(n)
+    engine = MergeEngine(words, word_counts, symbols, tie_break="smaller")
+    with tqdm(total=max(add - len(merges), 0), desc="merges", unit="token", disable=not progress) as bar:
+        while len(merges) < add:
+            step = engine.step(min_freq=min_freq)
+            if step is None:
+                break
+            a, b, _, freq = step
+            cost = merges.add(engine.symbols[a], engine.symbols[b])
+            stats.learned_merges += 1
+            stats.learned_tokens += cost
+            stats.last_merge_freq = freq
+            bar.update(cost)

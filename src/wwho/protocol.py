@@ -1,0 +1,56 @@
+"""The interface every wwho tokenizer kind shares, written down as a ``typing.Protocol``.
+
+SGPE (:class:`wwho.SGPETokenizer`), the meta vocabulary (:class:`wwho.MetaTokenizer`), byte-level
+BPE (:class:`wwho.ByteBPE`) and binary BPE (:class:`wwho.binary.BinaryTokenizer`) all satisfy
+:class:`Tokenizer`; ``tests/test_protocol.py`` checks each against it with one parametrized test.
+The text kinds take and return ``str``; the binary kind takes and returns ``bytes`` (hence the
+type parameter). Names follow Hugging Face ``tokenizers`` where it has one:
+
+* ``vocab_size`` and ``len(tok)``: how many ids have a token;
+* ``get_vocab()``: token string -> id, the strings of the kind's own files (SGPE's syllables,
+  GPT-2's byte characters for byte-level tokens as in HF ``tokenizer.json``, Latin-1 characters
+  for binary tokens, prefixed strings for the meta vocabulary's SGPE part);
+* ``token_to_id(token)`` / ``id_to_token(id)``: one entry of that table; an unknown token or id
+  is a :class:`wwho.errors.TokenizerError` (HF returns ``None`` for the first; wwho says why);
+* ``encode``/``encode_batch``/``decode``/``decode_batch``, with ``decode(ids,
+  skip_special_tokens=True)`` dropping special tokens.
+
+How a token is shown to a person (``wwho encode --tokens``) is :func:`wwho.readable.readable`.
+This module holds no implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
+
+Data = TypeVar("Data", str, bytes)
+
+__all__ = ["Tokenizer"]
+
+
+@runtime_checkable
+class Tokenizer(Protocol[Data]):
+    """What every tokenizer kind offers (see the module docstring)."""
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def get_vocab(self) -> dict[str, int]: ...
+
+    def token_to_id(self, token: str) -> int: ...
+
+    def id_to_token(self, token_id: int) -> str: ...
+
+    def token_bytes(self, token_id: int) -> bytes: ...
+
+    def encode(self, text: Data) -> list[int]: ...
+
+    def encode_batch(self, texts: Sequence[Data]) -> list[list[int]]: ...
+
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> Data: ...
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *,
+                     skip_special_tokens: bool = False) -> list[Data]: ...

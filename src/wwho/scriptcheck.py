@@ -1,0 +1,63 @@
+"""Is the input in the script chosen? A warning when most of its letters are not.
+
+``syllabify("नमस्ते")`` with the default script (Sinhala) returns bare code points, and training
+SGPE with ``--script devanagari`` on Sinhala text learns no merges: both are legal and both
+surprise. :func:`letters_by_script` counts letters (and combining marks) per bundled script, by
+the router's script runs (:func:`wwho.router.segment`), ``latin`` for everything no schema claims;
+:func:`warn_if_other_script` warns (:class:`wwho.errors.ScriptWarning`) when the chosen scripts hold
+less than half of them, naming the script that does and the option to pass.
+
+Digits, punctuation, spaces and symbols are not counted, so numbers and markup never warn.
+This module does not tokenize and never changes what the caller does.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import warnings
+from collections import Counter
+from collections.abc import Iterable
+
+from wwho.errors import ScriptWarning
+from wwho.router import segment
+
+#: below this many letters there is too little to judge
+MIN_LETTERS = 2
+
+
+def _letters(text: str) -> int:
+    return sum(1 for c in text if c.isalpha() or unicodedata.category(c)[0] == "M")
+
+
+def letters_by_script(texts: Iterable[tuple[str, int]]) -> Counter:
+    """``{script name: letters}`` over ``(text, count)`` pairs (a count weighs repeated text)."""
+    out: Counter = Counter()
+    for text, count in texts:
+        for run in segment(text):
+            n = _letters(run.text)
+            if n:
+                out[run.script.value] += n * count
+    return out
+
+
+def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str, option: str,
+                         stacklevel: int = 3) -> str | None:
+    """Warn when ``chosen`` holds under half of ``letters``; return the message (None: no warning).
+
+    ``what`` names the input ("the text", "the corpus"); ``option`` how to choose a script
+    (``script=`` or ``--script``)."""
+    total = sum(letters.values())
+    if total < MIN_LETTERS:
+        return None
+    mine = sum(letters[name] for name in chosen)
+    if mine * 2 >= total:
+        return None
+    top, n = max(((s, c) for s, c in letters.items() if s not in chosen), key=lambda sc: (sc[1], sc[0]))
+    shown = "/".join(chosen)
+    if top == "latin":
+        fix = f"it is {n / total:.0%} other scripts (Latin, ...), which {shown} keeps whole, byte by byte"
+    else:
+        fix = f"it is {n / total:.0%} {top}: pass {option}{top}"
+    message = f"only {mine / total:.0%} of the letters of {what} are {shown}; {fix}"
+    warnings.warn(message, ScriptWarning, stacklevel=stacklevel)
+    return message

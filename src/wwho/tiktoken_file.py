@@ -1,0 +1,65 @@
+"""The one way wwho finds a tiktoken ranks file offline: ``tiktoken_file=``, ``--tiktoken-file``,
+``WWHO_TIKTOKEN_FILE``.
+
+Every entry point that needs OpenAI's ranks (``ByteBPE.from_tiktoken("o200k_base")``, the meta
+vocabulary, ``wwho eval tiktoken:NAME``, ``wwho encode/decode/inspect``, ``make demo``) asks
+:func:`ranks_file_for`, which looks, in this order, at:
+
+1. the argument: ``tiktoken_file=PATH`` in Python, ``--tiktoken-file PATH`` on the command line;
+2. ``WWHO_TIKTOKEN_FILE_<NAME>`` (e.g. ``WWHO_TIKTOKEN_FILE_CL100K_BASE``), for one encoding;
+3. ``WWHO_TIKTOKEN_FILE``, for the encoding asked (usually ``o200k_base``).
+
+Without any of them, ``ByteBPE`` looks in tiktoken's cache (``TIKTOKEN_CACHE_DIR``) and never
+downloads; the tiktoken-backed paths (meta, ``tiktoken:NAME`` in ``wwho eval``) call tiktoken, which
+downloads the file when the network allows. A file is always checked against the sha256 tiktoken
+expects for that name. :func:`missing` builds the error that ends with what to pass.
+
+The old spellings (``ranks_path=`` of ``ByteBPE.from_tiktoken``, ``ranks_file=`` of
+``get_encoding``) still work and warn (:func:`renamed`).
+
+This module only names files; it does not read or parse them.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+ENV = "WWHO_TIKTOKEN_FILE"
+FLAG = "--tiktoken-file"
+KEYWORD = "tiktoken_file"
+FIX = f"pass {KEYWORD}=PATH (command line: {FLAG} PATH) or set {ENV}=PATH"
+
+
+def env_name(name: str) -> str:
+    """The per-encoding variable, ``WWHO_TIKTOKEN_FILE_O200K_BASE`` for ``o200k_base``."""
+    return f"{ENV}_{name.upper()}"
+
+
+def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) -> tuple[Path, str] | None:
+    """``(path, where it came from)`` for encoding ``name``, or None when nothing names a file."""
+    if tiktoken_file is not None and str(tiktoken_file) != "":
+        return Path(tiktoken_file), KEYWORD
+    for var in (env_name(name), ENV):
+        value = os.environ.get(var)
+        if value:
+            return Path(value), var
+    return None
+
+
+def missing(name: str, looked: str | None = None) -> str:
+    """The message for an encoding whose ranks file is not available, ending with the fix."""
+    where = f"looked for {looked}; " if looked else ""
+    return (f"the {name} ranks file is not available offline ({where}nothing given). To fix: {FIX} "
+            f"(the file is {name}.tiktoken, tiktoken's download)")
+
+
+def renamed(old: str, value: object, new: object, *, stacklevel: int = 3) -> object:
+    """Accept a deprecated keyword ``old`` as an alias of ``tiktoken_file`` (with a DeprecationWarning)."""
+    if value is None:
+        return new
+    if new is not None:
+        raise TypeError(f"give {KEYWORD}= only ({old}= is its old name)")
+    warnings.warn(f"{old}= is deprecated; use {KEYWORD}= (same meaning)", DeprecationWarning, stacklevel=stacklevel)
+    return value

@@ -1,0 +1,120 @@
+"""SGPE training in pure Python, as the compress branch (issue 16) did it before the compiled core.
+
+Counting by regex (``PIECES``, or superword ``SPANS`` whose piece counts follow), words by the
+reference splitter grouped into the merge scope's spans, the automatic pruning threshold
+(:func:`wwho.sgpe.budget.auto_prune_freq` over the reference engine), the reference merge engine
+for the word-level and the superword merges, and the vocabulary in the same order as
+:func:`wwho.sgpe.train.train_sgpe`. Plain-text lines only, no checkpoints: a differential
+reference for the tests (``tests/test_sgpe_train_reference.py``), small corpora only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from reference.building import building_merges
+from reference.engine import MergeEngine
+from reference.words import WordSplitter
+from wwho.sgpe.budget import auto_prune_freq, base_symbols
+from wwho.sgpe.scopes import group_spans, reserved_pattern
+from wwho.sgpe.superwords import SPANS, SUPERWORD_MIN_FREQ, piece_counts
+from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
+from wwho.sgpe.words import PIECES
+
+
+def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
+          prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
+          superword_share: float = 0.15, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
+    splitter = WordSplitter(script)
+    documents = [line for line in lines if line]
+    if prefix_space:
+        documents = [" " + d for d in documents]
+    spans = None
+    if superword_share:
+        spans = Counter(s for d in documents for s in re.findall(SPANS, d))
+        pieces = piece_counts(spans)
+    else:
+        pieces = Counter(p for d in documents for p in PIECES.findall(d))
+
+    guard = reserved_pattern((*special_tokens, *BYTE_TOKENS))
+
+    def piece_spans(piece, parts=None):
+        scope = "words" if merge_scope != "words" and guard.search(piece) else merge_scope
+        return group_spans(splitter.split(piece) if parts is None else parts, scope)
+
+    words: Counter = Counter()
+    boundary: Counter = Counter()
+    syllable_freq: Counter = Counter()
+    boundary_symbols: set[str] = set()
+    for piece, count in pieces.items():
+        parts = splitter.split(piece)
+        for mergeable, units in piece_spans(piece, parts):
+            if mergeable:
+                words[tuple(units)] += count
+            else:
+                boundary[units[0]] += count
+        for is_word, tokens in parts:
+            if is_word:
+                for s in tokens:
+                    syllable_freq[s] += count
+            else:
+                boundary_symbols.add(tokens[0])
+
+    fixed = len(special_tokens) + len(BYTE_TOKENS)
+    superword_ids = round(superword_share * vocab_size)
+    auto = prune_freq == "auto"
+    if auto:
+        probe = base_symbols(words, syllable_freq, boundary_symbols, 1)
+        engine = MergeEngine(probe.words, probe.counts, probe.symbols, tie_break="smaller")
+        prune_freq = auto_prune_freq(engine, syllable_freq, boundary_symbols, min_freq=min_freq,
+                                     ids=vocab_size - superword_ids - fixed)
+    base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
+    symbols, index = base.symbols, base.index
+    build, pieces_needed = building_merges(symbols)
+    characters = {c for s in syllable_freq for c in s} if auto else set()
+    support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
+    max_symbols = vocab_size - superword_ids - fixed - len(support)
+    engine = MergeEngine(base.words, base.counts, symbols, tie_break="smaller")
+    engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=False)
+
+    final = engine
+    if spans is not None:
+        merged, _ = engine.words_and_counts()
+        position = {w: i for i, w in enumerate(base.word_list)}
+        cache: dict[str, list[int]] = {}
+
+        def piece_tokens(piece: str) -> list[int]:
+            if piece not in cache:
+                out: list[int] = []
+                for mergeable, units in piece_spans(piece):
+                    out.extend(merged[position[tuple(units)]] if mergeable else [index[units[0]]])
+                cache[piece] = out
+            return cache[piece]
+
+        span_words, span_counts = [], []
+        for span, count in sorted(spans.items()):
+            seq = [t for piece in PIECES.findall(span) for t in piece_tokens(piece)]
+            if guard.search(span):
+                span_words.extend([t] for t in seq)
+                span_counts.extend([count] * len(seq))
+            else:
+                span_words.append(seq)
+                span_counts.append(count)
+        final = MergeEngine(span_words, span_counts, list(engine.symbols), tie_break="smaller")
+        final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
+                    min_freq=SUPERWORD_MIN_FREQ, progress=False)
+
+    freq = final.symbol_frequencies()
+    if final is engine:
+        for token, count in boundary.items():
+            freq[index[token]] += count
+    order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
+    vocab: dict[str, int] = {}
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
+        vocab.setdefault(token, len(vocab))
+    merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
+    return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
+                     script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
+                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)

@@ -1,0 +1,139 @@
+"""Binary training: memory estimated before anything is read, the budget (refuse or sample, saying
+what to pass), progress when standard error is not a terminal, and Ctrl-C stopping training at once.
+CLI tests run the real ``wwho`` command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import run_wwho
+
+from wwho import binary
+from wwho.binary.budget import BASE_BYTES, BYTES_PER_INPUT_BYTE, BudgetError, check, estimate
+from wwho.binary.ingest import IngestOptions
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "files"
+    root.mkdir()
+    for i in range(3):
+        (root / f"f{i}.bin").write_bytes(os.urandom(300_000) + bytes(range(256)) * 100)
+    return root
+
+
+def test_estimate_reads_sizes_and_sampling(tree):
+    est = estimate([tree])
+    size = sum(p.stat().st_size for p in tree.iterdir())
+    assert (est.files, est.file_bytes, est.bytes) == (3, size, size)
+    assert est.peak >= BASE_BYTES + size * BYTES_PER_INPUT_BYTE
+    half = estimate([tree], IngestOptions(sample_rate=0.5))
+    assert half.bytes == size // 2 and half.peak < est.peak
+    capped = estimate([tree], IngestOptions(max_docs=10, window_bytes=4096))
+    assert capped.bytes == 10 * 4096 and capped.windows == 10
+
+
+def test_refusal_says_what_to_pass(tree):
+    budget = BASE_BYTES + (10 << 20)
+    with pytest.raises(BudgetError) as info:
+        check([tree], IngestOptions(), budget=budget)
+    message = str(info.value)
+    assert "over the memory budget" in message and "3 files" in message
+    rate = float(message.split("--sample-rate ")[1].split()[0])
+    docs = int(message.split("--max-docs ")[1].split()[0])
+    # what it says to pass does fit
+    assert check([tree], IngestOptions(sample_rate=rate), budget=budget)[1].peak <= budget
+    assert check([tree], IngestOptions(max_docs=docs), budget=budget)[1].peak <= budget
+
+
+def test_sample_mode_lowers_the_rate_and_says_so(tree):
+    budget = BASE_BYTES + (10 << 20)
+    options, _, note = check([tree], IngestOptions(), budget=budget, over_budget="sample")
+    assert options.sample_rate < 1 and "sampling" in note and f"--sample-rate {options.sample_rate:g}" in note
+    assert check([tree], options, budget=budget)[2] is None
+
+
+def test_library_train_refuses_before_reading(tree, monkeypatch):
+    opened = []
+    def recording_open(*args, **kwargs):
+        opened.append(args)
+        return open(*args, **kwargs)  # the caller closes it
+
+    monkeypatch.setattr("wwho.binary.ingest.open", recording_open, raising=False)
+    with pytest.raises(BudgetError, match="To fix, pass --sample-rate"):
+        binary.train([tree], vocab_size=400, min_frequency=2, memory_budget=BASE_BYTES + (1 << 20), progress=False)
+    assert opened == []
+
+
+def test_a_path_string_is_not_a_list_of_paths(tree):
+    with pytest.raises(binary.OptionError, match=r"paths must be a list .* pass \["):
+        binary.train(str(tree), vocab_size=400)
+
+
+def test_cli_refuses_over_budget_at_once(tree, tmp_path):
+    started = time.monotonic()
+    proc = run_wwho("train", "--kind", "binary", tree, "-o", tmp_path / "t.json", "--vocab-size", "32768",
+                    "--with-template", "--memory-budget", "210M")
+    assert time.monotonic() - started < 60
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("wwho: error: training on 3 files") and "--sample-rate" in line and "--max-docs" in line
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_cli_progress_shows_when_not_a_terminal(tree, tmp_path):
+    proc = run_wwho("train", "--kind", "binary", tree, "-o", tmp_path / "t.json", "--vocab-size", "600",
+                    "--min-freq", "2", "--reserve", "0")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "estimated peak memory at most" in err and "reading" in err and "feeding HF" in err
+    assert "3 files" in err and "merging" in err
+    quiet = run_wwho("train", "--kind", "binary", tree, "-o", tmp_path / "q.json", "--vocab-size", "600",
+                     "--min-frequency", "2", "--reserve", "0", "--quiet")
+    assert quiet.returncode == 0 and "feeding HF" not in quiet.stderr, quiet.stderr
+
+
+def test_one_file_is_one_file(tmp_path):
+    one = tmp_path / "one.bin"
+    one.write_bytes(os.urandom(5000) * 3)
+    proc = run_wwho("train", "--kind", "binary", one, "-o", tmp_path / "t.json", "--vocab-size", "300",
+                    "--min-freq", "2", "--reserve", "0", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "from 1 file in" in proc.stderr and "1 files" not in proc.stderr
+
+
+CHILD = r"""
+import os, random, sys
+from wwho.binary.train import train_from_counts
+rng = random.Random(0)
+alphabet = [bytes([rng.randrange(256) for _ in range(rng.randrange(1, 9))]) for _ in range(4000)]
+counts = {b"".join(rng.choice(alphabet) for _ in range(600)): 2 for _ in range(int(sys.argv[1]))}
+print("ready", flush=True)
+train_from_counts(counts, vocab_size=65536, min_frequency=2, progress=False)
+print("finished", flush=True)
+"""
+
+
+def test_ctrl_c_stops_training_at_once():
+    """SIGINT during HF's merge loop: the process ends within seconds (HF alone ignores it until done)."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(3)  # into training
+        assert child.poll() is None, "training ended before the signal: make the data larger"
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+    out = child.stdout.read()
+    assert "finished" not in out
+    assert child.returncode != 0 and waited < 10, (child.returncode, waited)

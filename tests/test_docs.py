@@ -1,0 +1,63 @@
+"""Docs a user can follow: no references to files a user of the package cannot see, the class
+``AutoTokenizer`` really returns named in docs/hf-export.md, and the eval plot labelled like the table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("path", USER_DOCS, ids=lambda p: p.name)
+def test_no_references_to_unpublished_files(path):
+    text = path.read_text(encoding="utf-8")
+    for pattern in (r"\.\./shared", r"/work/", r"\bspec 0\d\d\b", r"shared/DESIGN", r"shared/specs"):
+        found = re.search(pattern, text, re.IGNORECASE)
+        assert not found, f"{path.name}: {text[max(0, found.start() - 60):found.end() + 60]!r}"
+
+
+def test_hf_export_names_the_class_autotokenizer_returns(tmp_path):
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    import wwho
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\nලංකාවේ ජනතාව\n" * 30, encoding="utf-8")
+    wwho.SGPETokenizer.train(corpus, vocab_size=300, progress=False, workers=1).save(tmp_path / "out")
+    name = type(AutoTokenizer.from_pretrained(str(tmp_path / "out"))).__name__
+    doc = (ROOT / "docs" / "hf-export.md").read_text(encoding="utf-8")
+    line = next(line for line in doc.splitlines() if "AutoTokenizer.from_pretrained" in line)
+    assert name in line or f"`{name}`" in doc.split("Which class `AutoTokenizer` returns")[1][:600], name
+
+
+def test_eval_plot_series_are_percentages_with_unmeasured_marked_and_lossless():
+    from wwho.cli.eval import plot_series
+    from wwho.evaluate import Metrics
+
+    a = Metrics("A", "si/x.txt", lines=10, words=10, tokens=20, boundaries=10, boundaries_in_cluster=1,
+                boundaries_in_syllable=2, lossless_lines=9, fallback_tokens=1)
+    b = Metrics("B", "si/x.txt", lines=10, words=10, tokens=30, boundaries=20, lossless_lines=10)
+    b.boundaries_in_syllable = 0
+    series = dict(plot_series([a, b]))
+    cuts = next(t for t in series if t.startswith("in-cluster cuts"))
+    assert cuts.startswith("in-cluster cuts (%)") and series[cuts]["A"] == [pytest.approx(100 * a.cluster_cut_rate)]
+    assert series["lossless (%)"] == {"A": [pytest.approx(90.0)], "B": [pytest.approx(100.0)]}
+    assert "tokens/word" in series and "parity" not in series  # parity was not measured for anyone
+    c = Metrics("C", "si/x.txt", lines=10, words=10, tokens=20, lossless_lines=10, parity=1.5)
+    assert dict(plot_series([a, c]))["parity"] == {"A": [None], "C": [1.5]}  # None: drawn as "n/m", not 0
+
+
+def test_eval_plot_draws(tmp_path):
+    pytest.importorskip("matplotlib")
+    from wwho.cli.eval import plot
+    from wwho.evaluate import Metrics
+
+    results = [Metrics("A", "si/x.txt", lines=10, words=10, tokens=20, lossless_lines=9, parity=1.2),
+               Metrics("B", "si/x.txt", lines=10, words=10, tokens=20, lossless_lines=10)]
+    plot(results, str(tmp_path / "m.png"))
+    assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

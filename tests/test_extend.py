@@ -1,0 +1,670 @@
+"""wwho.extend: a byte-level BPE extended with Indic syllables keeps every promise of the issue.
+
+Oracles we did not write: the base tokenizer as loaded from its own files (and tiktoken itself for
+o200k_base), stock HF ``tokenizers`` and ``transformers`` running the written ``tokenizer.json``,
+the schemas' syllables, real corpora and fuzzed text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CORPORA, DATA, FULL, O200K_FILE, corpus_files, read_slice, require_data
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho.bytelevel import ByteBPE
+from wwho.errors import CorpusError, SchemaError, VocabError
+from wwho.extend import NotExtendable, extend_tokenizer, init_embeddings
+from wwho.extend.embeddings import base_ids_of
+from wwho.extend.files import FILES, read_record
+from wwho.extend.scripts import ScriptSet, parse_scripts
+from wwho.extend.verify import partial_tokens, syllable_cuts, unreachable
+
+GGUF = DATA / "gguf-vocab"
+ROOT = Path(__file__).resolve().parents[1]
+
+#: case -> (base, scripts, corpus files (lang, name, bytes)); small slices keep the suite fast.
+SI = [("si", "news-bbcsinhala.txt", 300_000)]
+HI = [("hi", "tico19-test.txt", 200_000), ("mr", "tico19-test.txt", 150_000)]
+CASES = {
+    "llama3-si": ("llama3", ("sinhala",), SI),
+    "qwen2-hi": ("qwen2", ("devanagari",), HI),
+    "o200k-si+hi": ("o200k", ("sinhala", "devanagari"), SI + HI),
+    "hf-hi": ("hf", ("devanagari",), HI),
+}
+ADD = 1500
+#: The shared Sinhala and Devanagari corpora (each file's first 25 kB in the default run).
+SCRIPT_LANGS = ("si", "si-en", "hi", "mr", "ne", "sa", "hi-en")
+
+
+@pytest.fixture(scope="session")
+def bases(tmp_path_factory):
+    """name -> the base as ``wwho extend --base`` takes it: a GGUF file (Llama 3, Qwen2), the name
+    ``tiktoken:o200k_base`` (read offline from O200K_FILE), and a Hugging Face ``tokenizer.json``
+    (Llama 3's, exported from its GGUF)."""
+    require_data(GGUF)
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    hf_path = tmp_path_factory.mktemp("hf-base") / "tokenizer.json"
+    ByteBPE.from_gguf(GGUF / "ggml-vocab-llama-bpe.gguf").export_hf(hf_path)
+    return {
+        "llama3": GGUF / "ggml-vocab-llama-bpe.gguf",
+        "qwen2": GGUF / "ggml-vocab-qwen2.gguf",
+        "o200k": "tiktoken:o200k_base",
+        "hf": hf_path,
+    }
+
+
+def _corpus(tmp_path_factory, files) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "train.txt"
+    path.write_text(
+        "".join(read_slice(CORPORA / lang / name, size) for lang, name, size in files), encoding="utf-8"
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
+def extensions(bases, tmp_path_factory):
+    """case -> (extension, its saved directory, stock tokenizers.Tokenizer of the directory)."""
+    from tokenizers import Tokenizer
+
+    out = {}
+    for case, (base, scripts, files) in CASES.items():
+        ext = extend_tokenizer(
+            bases[base],
+            _corpus(tmp_path_factory, files),
+            add=ADD,
+            scripts=scripts,
+            min_syllable_freq=2,
+            workers=1,
+            tiktoken_file=O200K_FILE,
+            verify=False,
+            progress=False,
+        )
+        directory = ext.save(tmp_path_factory.mktemp(case) / "out")
+        out[case] = (ext, directory, Tokenizer.from_file(str(directory / "tokenizer.json")))
+    return out
+
+
+def _lines(*langs: str, size: int = 120_000) -> list[str]:
+    return [line for p in corpus_files(*langs) for line in read_slice(p, size).splitlines() if line]
+
+
+# --- ids --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_base_token_keeps_its_id_and_new_ids_follow(extensions, case):
+    ext, _, hf = extensions[case]
+    base, tok = ext.base, ext.tokenizer
+    assert ext.first_id == base.n_vocab
+    assert ext.n_new == ADD
+    assert tok.n_vocab == base.n_vocab + ADD
+    for i in range(base.n_vocab):
+        try:
+            want = base.token_bytes(i)
+        except ValueError:  # an unassigned id of the base (o200k's gaps) stays unassigned
+            with pytest.raises(ValueError):
+                tok.token_bytes(i)
+            continue
+        assert tok.token_bytes(i) == want
+    assert sorted(ext.tokenizer.ranks[t] for t in ext.new_tokens) == list(
+        range(base.n_vocab, base.n_vocab + ADD)
+    )
+    assert hf.get_vocab_size(with_added_tokens=True) == tok.vocab_size
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_new_merges_hold_a_character_of_the_scripts(extensions, case):
+    """Checked independently of scripts.py: each new token holds a whole character of the blocks,
+    or starts with two bytes every completion of which is a character of the blocks."""
+    ext, _, _ = extensions[case]
+    blocks = [(b.first, b.last) for s in ext.scripts.scripts for b in s.schema.blocks]
+    inside = lambda cp: any(lo <= cp <= hi for lo, hi in blocks)
+    leads = set()
+    for lo, hi in blocks:
+        for cp in range(lo, hi + 1):
+            head = chr(cp).encode()[:2]
+            tails = [bytes([b]) for b in range(0x80, 0xC0)]
+            decoded = (
+                [(head + t).decode("utf-8", "replace") for t in tails] if len(chr(cp).encode()) == 3 else []
+            )
+            if decoded and all(len(d) == 1 and inside(ord(d)) for d in decoded):
+                leads.add(head)
+    assert ext.model.merges[: len(ext.new_merges)] == ext.new_merges  # ranked before the base's
+    for a, b in ext.new_merges:
+        token = a + b
+        text = token.decode("utf-8", "ignore")
+        assert any(inside(ord(c)) for c in text) or any(
+            token[i : i + 2] in leads for i in range(len(token) - 1)
+        ), token
+    if ext.base.merges is not None:  # then the base's merges, in their order, less those moved up
+        moved = set(ext.new_merges)
+        assert ext.model.merges[len(ext.new_merges) :] == [m for m in ext.base.merges if m not in moved]
+
+
+# --- text without the scripts: the base's ids exactly ----------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_text_without_the_scripts_gives_the_base_ids(extensions, case):
+    ext, _, hf = extensions[case]
+    langs = ["en", "hi-en", "si-en", "ta", "bn"] if "hi" not in case else ["en", "si-en", "ta", "bn"]
+    lines = [ln for ln in _lines(*langs, size=40_000) if not ext.scripts.has_block_char(ln)]
+    lines += [ext.scripts.without_block_chars(ln) for ln in _lines("si-en", "hi-en", size=40_000)]
+    assert len(lines) > 1000
+    base, tok = ext.base, ext.tokenizer
+    for line in lines:
+        want = base.encode_ordinary(line)
+        assert tok.encode_ordinary(line) == want, line
+        assert hf.encode(line, add_special_tokens=False).ids == want, line
+
+
+def test_o200k_extension_equals_tiktoken_on_english(extensions, o200k):
+    ext, _, hf = extensions["o200k-si+hi"]
+    for line in _lines("en", size=150_000):
+        want = o200k.encode_ordinary(line)
+        assert ext.tokenizer.encode_ordinary(line) == want
+        assert hf.encode(line, add_special_tokens=False).ids == want
+
+
+any_text = st.text(st.characters(codec="utf-8"), max_size=60)
+
+
+@pytest.mark.parametrize("case", CASES)
+@given(text=any_text)
+@settings(max_examples=150, deadline=None)
+def test_fuzzed_text_without_the_scripts_gives_the_base_ids(extensions, case, text):
+    ext, _, hf = extensions[case]
+    text = ext.scripts.without_block_chars(text)
+    want = ext.base.encode_ordinary(text)
+    assert ext.tokenizer.encode_ordinary(text) == want
+    assert hf.encode(text, add_special_tokens=False).ids == want
+    assert ext.tokenizer.pretokenizer.split(text) == ext.base.pretokenizer.split(text)
+
+
+# --- stock Hugging Face and transformers ------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_stock_tokenizers_gives_wwho_ids_on_corpora(extensions, case):
+    ext, directory, hf = extensions[case]
+    ours = ByteBPE.from_hf(directory / "tokenizer.json")
+    lines = _lines(*SCRIPT_LANGS, size=25_000)
+    assert len(lines) > 1500
+    for line in lines:
+        ids = ours.encode(line, allowed_special="all")
+        assert ext.tokenizer.encode(line, allowed_special="all") == ids, line
+        assert hf.encode(line, add_special_tokens=False).ids == ids, line
+        assert hf.decode(ids, skip_special_tokens=False) == line
+
+
+fuzz = st.lists(
+    st.sampled_from(
+        list("ශ්‍රීලංකාවනඖෞෛ")
+        + list("नमस्तेक्षज़ँ।१")
+        + list("aZ19.,-'\"(")
+        + [
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\u00a0",
+            "\u200c",
+            "\u200d",
+            "🙂",
+            "👍🏽",
+            "\u0306",
+            "\u0dca\u200d",
+            "\u094d\u200c",
+            "\U00011b00",
+            "\u1cd0",
+            "\ua8fd",
+            "\u0d80",
+            "\u0df4",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@pytest.mark.parametrize("case", CASES)
+@given(text=fuzz)
+@settings(max_examples=200, deadline=None)
+def test_fuzzed_text_same_ids_lossless_and_no_cut_syllable(extensions, case, text):
+    ext, _, hf = extensions[case]
+    tok = ext.tokenizer
+    ids = tok.encode(text, allowed_special="all")
+    assert hf.encode(text, add_special_tokens=False).ids == ids
+    assert tok.decode(ids) == text
+    assert hf.decode(ids, skip_special_tokens=False) == text
+    assert syllable_cuts(tok, text, ext.scripts, set(ext.known_syllables)) == []
+
+
+@pytest.mark.parametrize("case", CASES)
+@given(text=any_text)
+@settings(max_examples=100, deadline=None)
+def test_any_text_same_ids_and_lossless(extensions, case, text):
+    ext, _, hf = extensions[case]
+    ids = ext.tokenizer.encode(text, allowed_special="all")
+    assert hf.encode(text, add_special_tokens=False).ids == ids
+    assert ext.tokenizer.decode(ids) == text
+
+
+@pytest.mark.parametrize("case", ["llama3-si", "qwen2-hi"])
+def test_from_hf_reads_back_the_same_model(extensions, case):
+    ext, directory, _ = extensions[case]
+    back = ByteBPE.from_hf(directory / "tokenizer.json").model
+    model = ext.model
+    assert back.ranks == model.ranks and back.merges == model.merges
+    assert back.special_tokens == model.special_tokens and back.added_tokens == model.added_tokens
+    assert back.ignore_merges == model.ignore_merges
+    assert (back.bos_id, back.add_bos) == ((model.bos_id, True) if model.add_bos else (None, False))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_transformers_autotokenizer_without_custom_code(extensions, case):
+    """``AutoTokenizer.from_pretrained(DIR)``, no ``trust_remote_code``: wwho's ids on the sample of
+    every Sinhala and Devanagari corpus, with and without the base's BOS, and the text back."""
+    transformers = pytest.importorskip("transformers")
+    ext, directory, _ = extensions[case]
+    auto = transformers.AutoTokenizer.from_pretrained(str(directory))
+    assert type(auto).__name__ in ("PreTrainedTokenizerFast", "TokenizersBackend")
+    assert len(auto) == ext.tokenizer.vocab_size
+    lines = _lines(*SCRIPT_LANGS, size=25_000)
+    want = [ext.tokenizer.encode(line) for line in lines]
+    assert auto(lines, add_special_tokens=False)["input_ids"] == want
+    bos = [ext.tokenizer.encode(line, add_special=True) for line in lines[:500]]
+    assert auto(lines[:500])["input_ids"] == bos  # Llama 3: its BOS first; the others add nothing
+    assert any(b != w for b, w in zip(bos, want)) == ext.model.add_bos
+    assert auto.batch_decode(want[:500]) == lines[:500]
+
+
+# --- the extended script ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_new_token_is_reachable(extensions, case):
+    ext, _, hf = extensions[case]
+    assert unreachable(ext.tokenizer, ext.new_tokens) == []
+    for token in ext.new_tokens[:: max(1, ext.n_new // 300)]:
+        try:
+            text = token.decode()
+        except UnicodeDecodeError:
+            continue
+        assert hf.encode(text, add_special_tokens=False).ids == [ext.tokenizer.ranks[token]]
+    partial = partial_tokens(ext.new_tokens)
+    # Only building steps have no text: a character's lead bytes, a joiner half built onto its sign;
+    # each is a strict prefix of a new token that is whole text.
+    assert len(partial) <= 12
+    whole = [t for t in ext.tokenizer.ranks if len(t) > 3 and t not in partial]
+    for p in partial:
+        assert any(t.startswith(p) and len(t) > len(p) for t in whole), p
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_boundary_inside_a_known_syllable_on_corpora(extensions, case):
+    ext, _, _ = extensions[case]
+    known = set(ext.known_syllables)
+    assert len(known) > 200
+    lines = _lines(
+        *(["si", "si-en"] if "si" in case else []),
+        *(["hi", "mr", "ne", "sa"] if "hi" in case else []),
+        size=30_000,
+    )
+    for line in lines:
+        assert syllable_cuts(ext.tokenizer, line, ext.scripts, known) == [], line
+
+
+def test_llama3_whole_piece_lookup_still_comes_first(extensions):
+    """Llama 3's ignore_merges: a script word that is a base token is that one base token."""
+    ext, _, hf = extensions["hf-hi"]  # Llama 3 through its tokenizer.json
+    base = ext.base
+    words = [
+        t
+        for t in base.ranks
+        if t.decode("utf-8", "ignore") == t.decode("utf-8", "replace")
+        and ext.scripts.word_regex.fullmatch(t.decode("utf-8", "ignore") or "x")
+    ]
+    assert len(words) > 100, "Llama 3 has whole Devanagari words as tokens"
+    for token in words:
+        assert ext.tokenizer.encode(token.decode()) == [base.ranks[token]]
+        assert hf.encode(token.decode(), add_special_tokens=False).ids == [base.ranks[token]]
+
+
+def test_script_words_stay_whole_and_never_mix_scripts(extensions):
+    ext, _, _ = extensions["o200k-si+hi"]
+    pieces = ext.tokenizer.pretokenizer.split("Hello नमस्तेශ්‍රී (ශ්‍රී)abcශ ලංකාව, दुनिया।")
+    assert pieces == ["Hello", " नमस्ते", "ශ්\u200dරී", " (", "ශ්\u200dරී", ")abc", "ශ", " ලංකාව", ",", " दुनिया।"]
+    for i in ext.tokenizer.encode("नमस्तेශ්‍රී नमस्ते ශ්‍රී"):
+        text = ext.tokenizer.token_bytes(i).decode("utf-8", "ignore")
+        assert not (
+            any("\u0900" <= c <= "\u097f" for c in text) and any("\u0d80" <= c <= "\u0dff" for c in text)
+        )
+
+
+def test_sinhala_gets_far_fewer_tokens(extensions):
+    ext, _, _ = extensions["llama3-si"]
+    lines = read_slice(CORPORA / "si" / "flores200-devtest.txt", 60_000).splitlines()
+    base = sum(len(ext.base.encode(ln)) for ln in lines)
+    ours = sum(len(ext.tokenizer.encode(ln)) for ln in lines)
+    assert ours < 0.3 * base
+
+
+# --- what cannot be extended, bad input ------------------------------------------------------
+
+
+def test_a_byte_stage_pre_tokenizer_is_refused_before_any_work(bases, tmp_path):
+    data = json.loads(bases["hf"].read_text(encoding="utf-8"))
+    data["pre_tokenizer"]["pretokenizers"].append({"type": "Digits", "individual_digits": True})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(NotExtendable, match="after its ByteLevel step"):
+        extend_tokenizer(path, tmp_path / "no-such-corpus.txt", add=100, scripts="sinhala")
+    proc = _wwho(
+        "extend",
+        "--base",
+        str(path),
+        "--corpus",
+        str(tmp_path / "x.txt"),
+        "--add",
+        "100",
+        "--script",
+        "sinhala",
+        "-o",
+        str(tmp_path / "out"),
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "ByteLevel step" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_input_errors(bases, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Hello world only English\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="holds no sinhala text"):
+        extend_tokenizer(bases["llama3"], corpus, add=100, scripts="sinhala", progress=False, workers=1)
+    with pytest.raises(SchemaError, match="unknown script"):
+        extend_tokenizer(bases["llama3"], corpus, add=100, scripts="klingon")
+    with pytest.raises(VocabError, match="add must be"):
+        extend_tokenizer(bases["llama3"], corpus, add=0)
+    corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 50_000), encoding="utf-8")
+    with pytest.raises(VocabError, match="too small"):
+        extend_tokenizer(bases["llama3"], corpus, add=5, scripts="sinhala", progress=False, workers=1)
+    with pytest.raises(VocabError, match="not a byte-level BPE|SentencePiece"):
+        extend_tokenizer(GGUF / "ggml-vocab-llama-spm.gguf", corpus, add=100)
+    with pytest.raises(VocabError, match="no such file"):
+        extend_tokenizer(tmp_path / "missing.json", corpus, add=100)
+    twin = json.loads((ROOT / "src" / "wwho" / "schemas" / "sinhala.json").read_text(encoding="utf-8"))
+    twin["name"] = "sinhala_twin"
+    (tmp_path / "twin.json").write_text(json.dumps(twin), encoding="utf-8")
+    with pytest.raises(SchemaError, match="share Unicode blocks"):
+        ScriptSet(["sinhala", tmp_path / "twin.json"])
+    with pytest.raises(SchemaError, match="named twice"):
+        ScriptSet(["sinhala", "sinhala"])
+    assert parse_scripts(["sinhala,devanagari", " tamil "]) == ["sinhala", "devanagari", "tamil"]
+
+
+def test_load_base_specs(bases, tmp_path):
+    from wwho.extend import load_base
+
+    tok, config = load_base("tiktoken:o200k_base", tiktoken_file=O200K_FILE)
+    assert tok.name == "o200k_base" and tok.n_vocab == 200_019 and config == {}
+    o200k_ranks = dict(tok.model.ranks)
+    directory = tmp_path / "hf"
+    directory.mkdir()
+    (directory / "tokenizer.json").write_bytes(bases["hf"].read_bytes())
+    settings = {"chat_template": "{{ messages }}", "model_max_length": 8192, "tokenizer_class": "X", "x": 1}
+    (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
+    hf, config = load_base(directory)
+    assert hf.n_vocab == 128_256 and config == {"chat_template": "{{ messages }}", "model_max_length": 8192}
+    gguf, config = load_base(GGUF / "ggml-vocab-qwen2.gguf")
+    assert gguf.name == "qwen2" and config["chat_template"].startswith("{% for message in messages %}")
+    gguf, config = load_base(GGUF / "ggml-vocab-llama-bpe.gguf")
+    assert config == {}  # this vocab-only file has no chat template
+    named, _ = load_base(O200K_FILE)  # a .tiktoken file named like its encoding is that encoding
+    assert named.name == "o200k_base" and named.n_vocab == 200_019 and named.model.ranks == o200k_ranks
+    with pytest.raises(VocabError, match="pre-tokenizer must be given"):
+        load_base(_renamed(O200K_FILE, tmp_path / "ranks.tiktoken"))
+    with pytest.raises(VocabError, match="for a .tiktoken base only"):
+        load_base(GGUF / "ggml-vocab-qwen2.gguf", pattern="o200k")
+
+
+def _renamed(source: Path, target: Path) -> Path:
+    target.symlink_to(source)
+    return target
+
+
+def test_a_tiktoken_file_base(tmp_path):
+    """A ``.tiktoken`` file that is no known encoding (here o200k_base's first 30,000 ranks, a
+    consistent BPE: every token is two lower-ranked ones) with its regex given: the same promises."""
+    from tokenizers import Tokenizer
+
+    require_data(CORPORA)
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    ranks = tmp_path / "small.tiktoken"
+    with open(O200K_FILE, "rb") as f:
+        ranks.write_bytes(b"".join(itertools.islice(f, 30_000)))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 80_000), encoding="utf-8")
+    with pytest.raises(VocabError, match="pre-tokenizer must be given"):
+        extend_tokenizer(ranks, corpus, add=300, scripts="sinhala")
+    ext = extend_tokenizer(ranks, corpus, add=300, scripts="sinhala", pattern="o200k", workers=1, progress=False)
+    assert ext.base.n_vocab == ext.first_id == 30_000 and ext.tokenizer.n_vocab == 30_300
+    assert ext.model.ignore_merges  # tiktoken's rule: a piece that is a token is that token
+    directory = ext.save(tmp_path / "out")
+    hf = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    lines = _lines("si", "si-en", "en", size=15_000)
+    for line in lines:
+        ids = ext.tokenizer.encode(line)
+        assert hf.encode(line, add_special_tokens=False).ids == ids, line
+        assert ext.tokenizer.decode(ids) == line
+        if not ext.scripts.has_block_char(line):
+            assert ids == ext.base.encode(line), line
+    assert unreachable(ext.tokenizer, ext.new_tokens) == []
+
+
+def test_cli_options_are_checked_before_any_work(tmp_path, capsys):
+    from wwho.cli import main
+
+    common = ["extend", "--base", "x.gguf", "--corpus", "c.txt", "--script", "sinhala", "-o", str(tmp_path / "o")]
+    for extra, message in (
+        (["--add", "0"], "--add"),
+        (["--add", "ten"], "--add"),
+        (["--add", "10", "--syllable-share", "1.5"], "--syllable-share"),
+        (["--add", "10", "--syllable-share", "nan"], "--syllable-share"),
+        (["--add", "10", "--workers", "0"], "--workers"),
+        (["--add", "10", "--min-freq", "-1"], "--min-freq"),
+        (["--add", "10", "-o", "other"], "given twice"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*common, *extra])
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "tokenizer.json").write_text("{}", encoding="utf-8")
+    assert main([*common, "--add", "10"]) == 2  # before the base is even looked for
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds tokenizer.json; pass --force" in err
+    assert main([*common, "--add", "10", "--force"]) == 2  # now the missing base is the error
+    assert "x.gguf: no such file" in capsys.readouterr().err
+    assert (tmp_path / "o" / "tokenizer.json").read_text(encoding="utf-8") == "{}"  # nothing written
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+def test_directory_is_written_all_or_nothing(extensions, tmp_path, monkeypatch):
+    from wwho import savedir
+
+    ext, directory, _ = extensions["llama3-si"]
+    assert sorted(p.name for p in directory.iterdir()) == sorted([*FILES, savedir.MANIFEST])
+    record = read_record(directory)
+    assert record["known_syllables"] == ext.known_syllables and record["first_new_id"] == ext.first_id
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    with pytest.raises(VocabError, match="already holds a tokenizer"):
+        ext.save(directory)
+    (directory / "notes.txt").write_text("mine", encoding="utf-8")
+    ext.save(directory, force=True)  # replaces its own files, keeps yours
+    assert (directory / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert {p.name: p.read_bytes() for p in directory.iterdir() if p.name != "notes.txt"} == before
+
+    real, calls = savedir._write, []
+
+    def failing(staging, name, data, target, steps):
+        calls.append(name)
+        if len(calls) == 4:
+            raise OSError(28, "No space left on device")
+        return real(staging, name, data, target, steps)
+
+    monkeypatch.setattr(savedir, "_write", failing)
+    target = tmp_path / "new"
+    with pytest.raises(OSError, match="No space left"):
+        ext.save(target)
+    assert not target.exists() and list(tmp_path.iterdir()) == []  # no output, no temporary directory
+    calls.clear()
+    with pytest.raises(OSError, match="No space left"):
+        ext.save(directory, force=True)
+    assert {p.name: p.read_bytes() for p in directory.iterdir() if p.name != "notes.txt"} == before
+    assert [p for p in directory.parent.iterdir() if p.name.startswith(".")] == []
+    with pytest.raises(OSError, match="not a directory"):
+        ext.save(directory / "notes.txt")
+
+
+def test_same_input_gives_identical_files(bases, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 80_000), encoding="utf-8")
+    outs = []
+    for workers in (1, 2):
+        ext = extend_tokenizer(
+            bases["qwen2"], corpus, add=600, scripts="sinhala", workers=workers, progress=False
+        )
+        outs.append(ext.save(tmp_path / f"w{workers}"))
+    for name in FILES:
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+
+# --- embeddings ----------------------------------------------------------------------------------
+
+
+def test_init_embeddings_means_of_base_rows(extensions):
+    ext, _, _ = extensions["qwen2-hi"]
+    base, tok = ext.base, ext.tokenizer
+    rng = np.random.default_rng(0)
+    padded = base.n_vocab + 40  # Qwen2's models pad their embedding matrix
+    matrix = rng.standard_normal((padded, 8)).astype(np.float32)
+    out = init_embeddings(base, tok, matrix)
+    assert out.shape == (max(tok.n_vocab, padded), 8) and out.dtype == np.float32
+    np.testing.assert_array_equal(out[: base.n_vocab], matrix[: base.n_vocab])
+    for token in ext.new_tokens[:: max(1, ext.n_new // 100)]:
+        i = tok.ranks[token]
+        ids = base_ids_of(base, token)
+        assert base.decode_bytes(ids) == token
+        np.testing.assert_allclose(out[i], matrix[ids].mean(axis=0), rtol=1e-5)
+    for token in partial_tokens(ext.new_tokens):
+        assert base.decode_bytes(base_ids_of(base, token)) == token
+    with pytest.raises(VocabError, match="fewer than"):
+        init_embeddings(base, tok, matrix[:100])
+    other = extensions["llama3-si"][0]
+    with pytest.raises(VocabError, match="not an extension"):
+        init_embeddings(base, other.tokenizer, matrix)
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+def _wwho(*args: str, **kw) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("wwho")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "wwho"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=ROOT, **kw)
+
+
+def test_cli_extend_then_encode(tmp_path):
+    require_data(GGUF)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 120_000), encoding="utf-8")
+    out = tmp_path / "llama3-si"
+    proc = _wwho(
+        "extend",
+        "--base",
+        str(GGUF / "ggml-vocab-llama-bpe.gguf"),
+        "--corpus",
+        str(corpus),
+        "--add",
+        "800",
+        "--script",
+        "sinhala",
+        "-o",
+        str(out),
+        "--quiet",
+        "--workers",
+        "1",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "800 new tokens" in proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, "wwho-manifest.json"])
+    text = "ශ්‍රී ලංකාවේ ජනාධිපති said"
+    ids = ByteBPE.from_hf(out / "tokenizer.json").encode(text)
+    enc = _wwho("encode", "--tokenizer", str(out), "--ids", text)
+    assert enc.returncode == 0 and list(map(int, enc.stdout.split())) == ids
+    again = _wwho(
+        "extend",
+        "--base",
+        str(GGUF / "ggml-vocab-llama-bpe.gguf"),
+        "--corpus",
+        str(corpus),
+        "--add",
+        "800",
+        "--script",
+        "sinhala",
+        "-o",
+        str(out),
+    )
+    assert again.returncode == 2 and "already holds" in again.stderr and again.stderr.count("\n") == 1
+    bad = _wwho(
+        "extend",
+        "--base",
+        "tiktoken:o200k_base",
+        "--corpus",
+        str(corpus),
+        "--add",
+        "10",
+        "--script",
+        "klingon",
+        "-o",
+        str(tmp_path / "k"),
+        env={**os.environ, "WWHO_TIKTOKEN_FILE": str(O200K_FILE)},
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("wwho: error:") and "klingon" in bad.stderr
+
+
+# --- whole corpora (WWHO_FULL_CORPORA=1; benchmarks/bench_extend.py does the same for 16k) -----
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="set WWHO_FULL_CORPORA=1 to check every line of every corpus")
+@pytest.mark.parametrize("case", CASES)
+def test_whole_corpora(extensions, case):
+    """Every line of every corpus: stock tokenizers and AutoTokenizer == wwho, and the base's ids
+    on every line without a character of the scripts."""
+    transformers = pytest.importorskip("transformers")
+    ext, directory, hf = extensions[case]
+    auto = transformers.AutoTokenizer.from_pretrained(str(directory))
+    for path in sorted(CORPORA.glob("*/*.txt")):
+        lines = [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line]
+        want = [ext.tokenizer.encode(line, allowed_special="all") for line in lines]
+        for line, ids in zip(lines, want, strict=True):
+            assert hf.encode(line, add_special_tokens=False).ids == ids, (path, line)
+            if not ext.scripts.has_block_char(line):
+                assert ext.base.encode(line, allowed_special="all") == ids, (path, line)
+        for i in range(0, len(lines), 4096):
+            got = auto(lines[i : i + 4096], add_special_tokens=False)["input_ids"]
+            assert got == want[i : i + 4096], path

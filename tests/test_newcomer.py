@@ -1,0 +1,135 @@
+"""No silent surprises for a new user (issue 18): script warnings, a vocabulary smaller than asked,
+text given as a corpus, ``wwho export hf`` of a meta directory, ``wwho.hf`` without transformers,
+plurals, ``wwho --version``, ``wwho train --help``, and the flags every kind shares. CLI tests run
+the real ``wwho`` command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from importlib import resources
+
+import pytest
+from conftest import O200K_FILE, run_wwho
+
+import wwho
+from wwho.errors import CorpusError, ScriptWarning, VocabSizeWarning
+from wwho.notices import plural
+
+SINHALA = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
+
+
+@pytest.fixture(scope="module")
+def sinhala_corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("newcomer") / "si.txt"
+    path.write_text("\n".join(SINHALA[:300]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_syllabify_warns_on_another_script():
+    with pytest.warns(ScriptWarning, match="0% of the letters of the text are sinhala; it is 100% devanagari: "
+                                           "pass script=devanagari"):
+        assert wwho.syllabify("नमस्ते") == ["न", "म", "स", "्", "त", "े"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert wwho.syllabify("नमस्ते", "devanagari") == ["न", "म", "स्ते"]
+        wwho.syllabify("ශ්‍රී ලංකාව 2024, Cricket!")  # mostly Sinhala letters: no warning
+        wwho.syllabify("123 !?")  # no letters: nothing to judge
+
+
+def test_cli_syllabify_warns_in_one_line():
+    proc = run_wwho("syllabify", "नमस्ते")
+    assert proc.returncode == 0 and proc.stdout.strip() == "न | म | स | ् | त | े"
+    assert proc.stderr.strip() == ("wwho: warning: only 0% of the letters of the input are sinhala; it is 100% "
+                                   "devanagari: pass --script devanagari")
+    assert run_wwho("syllabify", "--script", "devanagari", "नमस्ते").stderr == ""
+
+
+def test_training_in_the_wrong_script_warns(sinhala_corpus, tmp_path):
+    proc = run_wwho("train", "--script", "devanagari", "--vocab-size", "2000", "--quiet", "--no-verify",
+                    "--out", tmp_path / "out", sinhala_corpus)
+    assert proc.returncode == 0, proc.stderr
+    assert "wwho: warning: only 0% of the letters of the corpus are devanagari; it is 100% sinhala: pass " \
+           "--script / script=sinhala" in proc.stderr
+
+
+def test_unreachable_vocabulary_size_is_said(sinhala_corpus):
+    with pytest.warns(VocabSizeWarning, match=r"the vocabulary has [0-9,]+ tokens, not the 32,000 asked.*lower "
+                                              r"--min-freq \(now 2\)"):
+        tok = wwho.SGPETokenizer.train(sinhala_corpus, vocab_size=32_000, progress=False, workers=1)
+    assert tok.vocab_size < 32_000
+    with pytest.warns(VocabSizeWarning, match="not the 30,000 asked"):
+        wwho.ByteBPE.train(sinhala_corpus, vocab_size=30_000, progress=False, workers=1)
+
+
+def test_cli_says_an_unreachable_vocabulary_size(sinhala_corpus, tmp_path):
+    proc = run_wwho("train", "--kind", "bytelevel", "--vocab-size", "30000", "--min-frequency", "3", "--quiet",
+                    "-o", tmp_path / "b", sinhala_corpus)
+    assert proc.returncode == 0, proc.stderr
+    assert "wwho: warning: the vocabulary has" in proc.stderr and "not the 30,000 asked" in proc.stderr
+
+
+@pytest.mark.parametrize("corpus", [["ශ්‍රී ලංකාව\nදෙවන පේළිය"], ["x" * 300], ["hello world"]])
+def test_text_given_as_a_corpus_is_a_one_line_error(corpus):
+    with pytest.raises(CorpusError, match="train_from_iterator") as info:
+        wwho.SGPETokenizer.train(corpus, vocab_size=400, progress=False)
+    assert "\n" not in str(info.value).replace("\\n", "")
+
+
+def test_export_hf_refuses_a_meta_directory(sinhala_corpus, tmp_path):
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    sgpe = wwho.SGPETokenizer.train(sinhala_corpus, vocab_size=600, progress=False, workers=1)
+    wwho.MetaTokenizer(sgpe, tiktoken_file=O200K_FILE).save(tmp_path / "meta")
+    for path in (tmp_path / "meta", tmp_path / "meta" / "vocab.json"):
+        proc = run_wwho("export", "hf", path, "-o", tmp_path / "hf")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert "is a meta vocabulary" in proc.stderr and "WWHOTokenizer.from_pretrained" in proc.stderr
+    assert not (tmp_path / "hf" / "tokenizer.json").exists()
+
+
+def test_wwho_hf_without_transformers_names_the_extra():
+    code = "import sys; sys.modules['transformers'] = None\nfrom wwho.hf import WWHOTokenizer"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert "wwho.hf needs transformers" in proc.stderr and "pip install 'wwho[hf]'" in proc.stderr
+
+
+def test_plurals():
+    assert plural(1, "file") == "1 file" and plural(2, "file") == "2 files" and plural(0, "file") == "0 files"
+    assert plural(1, "boundary token") == "1 boundary token" and plural(1_000, "line") == "1,000 lines"
+
+
+def test_version_and_train_help():
+    proc = run_wwho("--version")
+    assert (proc.returncode, proc.stdout.strip()) == (0, f"wwho {wwho.__version__}")
+    proc = run_wwho("train", "--help")
+    assert proc.returncode == 0
+    from wwho.cli import TRAIN_KINDS
+
+    for kind in TRAIN_KINDS:
+        assert f"  {kind} " in proc.stdout, kind
+    assert "--min-frequency" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "binary"])
+def test_flags_agree_across_kinds(kind, sinhala_corpus, tmp_path):
+    """--min-freq and --min-frequency, --out and -o, --quiet and --no-progress on every kind."""
+    size = "400" if kind == "binary" else "600"
+    extra = ["--reserve", "0"] if kind == "binary" else ["--no-verify"] if kind == "sgpe" else []
+    outputs = {}
+    for n, (freq, out, quiet) in enumerate([("--min-freq", "-o", "--quiet"),
+                                            ("--min-frequency", "--out", "--no-progress")]):
+        target = tmp_path / (f"o{n}.json" if kind == "binary" else f"o{n}")
+        proc = run_wwho("train", "--kind", kind, "--vocab-size", size, freq, "3", out, target, quiet, *extra,
+                        sinhala_corpus)
+        assert proc.returncode == 0, proc.stderr
+        assert "it/s" not in proc.stderr and "%|" not in proc.stderr  # no progress bar
+        outputs[n] = target
+    first, second = (p if kind == "binary" else p / ("vocab.json" if kind == "sgpe" else "ranks.tiktoken")
+                     for p in outputs.values())
+    assert first.read_bytes() == second.read_bytes()
+    proc = run_wwho("train", "--kind", kind, "--vocab-size", size, "--min-freq", "3", "--min-frequency", "4",
+                    "-o", tmp_path / "x", sinhala_corpus)
+    assert proc.returncode == 2 and "given twice" in proc.stderr

@@ -1,0 +1,136 @@
+"""One interface for every tokenizer kind (wwho.protocol.Tokenizer), checked with one parametrized
+test per property over SGPE, meta, byte-level and binary; token strings checked against HF
+``tokenizers`` reading each kind's exported ``tokenizer.json`` (an oracle we did not write)."""
+
+from __future__ import annotations
+
+import inspect
+from importlib import resources
+
+import pytest
+from conftest import O200K_FILE
+from tokenizers import Tokenizer as HFTokenizer
+
+import wwho
+from wwho import binary
+from wwho.errors import TokenizerError
+from wwho.protocol import Tokenizer
+
+KINDS = ["sgpe", "meta", "bytelevel", "binary"]
+LINES = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()[:400]
+TEXTS = ["ශ්‍රී ලංකාව", "Hello ශ්‍රී ලංකා Cricket 2024 🏏", "", *LINES[:5]]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("protocol") / "train.txt"
+    path.write_text("\n".join(LINES + ["Hello world, the quick brown fox."] * 20) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tokenizers(corpus):
+    sgpe = wwho.SGPETokenizer.train(corpus, vocab_size=900, progress=False, workers=1)
+    byte = wwho.ByteBPE.train(corpus, vocab_size=400, special_tokens=["<|end|>"], progress=False, workers=1)
+    data = corpus.read_bytes()
+    counts = {data[i:i + 64]: 3 for i in range(0, len(data), 64)}
+    binary_tok = binary.BinaryTokenizer(binary.train_from_counts(counts, vocab_size=512, min_frequency=2,
+                                                                 template=True))
+    return {"sgpe": sgpe, "bytelevel": byte, "binary": binary_tok}
+
+
+@pytest.fixture(params=KINDS)
+def kind_tok(request, tokenizers):
+    kind = request.param
+    if kind == "meta":
+        if not O200K_FILE.is_file():
+            pytest.skip(f"{O200K_FILE} is absent")
+        return kind, wwho.MetaTokenizer(tokenizers["sgpe"], "o200k_base", tiktoken_file=O200K_FILE)
+    return kind, tokenizers[kind]
+
+
+def _data(kind: str, text: str):
+    return text.encode("utf-8") if kind == "binary" else text
+
+
+def _sample_ids(tok) -> list[int]:
+    vocab = tok.get_vocab()
+    ids = sorted(vocab.values())
+    return ids if len(ids) < 2000 else ids[:300] + ids[-600:] + ids[::997]
+
+
+def test_every_kind_satisfies_the_protocol(kind_tok):
+    kind, tok = kind_tok
+    assert isinstance(tok, Tokenizer)
+    for name, member in inspect.getmembers(Tokenizer):
+        if not name.startswith("_") or name == "__len__":
+            assert hasattr(tok, name), (kind, name)
+    assert tok.vocab_size == len(tok) == len(tok.get_vocab())
+    assert len(set(tok.get_vocab().values())) == tok.vocab_size
+
+
+def test_token_strings_and_ids_agree(kind_tok):
+    kind, tok = kind_tok
+    vocab = tok.get_vocab()
+    for i in _sample_ids(tok):
+        token = tok.id_to_token(i)
+        assert isinstance(token, str)
+        assert vocab[token] == i and tok.token_to_id(token) == i, (kind, i, token)
+    with pytest.raises(TokenizerError, match="not a token string"):
+        tok.token_to_id("\x00no such token\x00")
+    with pytest.raises(TokenizerError):
+        tok.id_to_token(10**9)
+    with pytest.raises(TokenizerError):
+        tok.id_to_token(True)
+
+
+def test_encode_decode_and_batches(kind_tok):
+    kind, tok = kind_tok
+    items = [_data(kind, t) for t in TEXTS]
+    encoded = [tok.encode(t) for t in items]
+    assert tok.encode_batch(items) == encoded
+    assert [tok.decode(ids) for ids in encoded] == items
+    assert tok.decode_batch(encoded) == items
+    assert tok.decode_batch(encoded, skip_special_tokens=True) == items
+    joined = b"".join(tok.token_bytes(i) for i in encoded[1])
+    assert joined == TEXTS[1].encode("utf-8")
+
+
+def test_skip_special_tokens_drops_specials(kind_tok):
+    kind, tok = kind_tok
+    special = {"sgpe": "[CLS]", "meta": "<|endoftext|>", "bytelevel": "<|end|>", "binary": "<|start|>"}[kind]
+    sid = tok.token_to_id(special)
+    ids = tok.encode(_data(kind, "ශ්‍රී ලංකා"))
+    both = [sid, *ids, sid]
+    assert tok.decode(both, skip_special_tokens=True) == tok.decode(ids)
+    kept = tok.decode(both)
+    assert kept != tok.decode(ids) and _data(kind, special) in kept
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "binary"])
+def test_token_strings_are_hf_tokenizers_own(kind, tokenizers, tmp_path):
+    """get_vocab() is exactly what stock HF tokenizers reads from the kind's tokenizer.json."""
+    tok = tokenizers[kind]
+    if kind == "sgpe":
+        tok.save(tmp_path / "out")
+        path = tmp_path / "out" / "tokenizer.json"
+    elif kind == "bytelevel":
+        path = tok.export_hf(tmp_path / "tokenizer.json")
+    else:
+        path = tok.save(tmp_path / "tokenizer.json")
+    hf = HFTokenizer.from_file(str(path))
+    assert hf.get_vocab(with_added_tokens=True) == tok.get_vocab()
+    for i in range(0, tok.vocab_size, 7):
+        assert hf.id_to_token(i) == tok.id_to_token(i)
+
+
+def test_sgpe_token_list_is_kept_under_a_clear_name(tokenizers):
+    tok = tokenizers["sgpe"]
+    assert tok.tokens[5] == tok.id_to_token(5) and len(tok.tokens) == tok.vocab_size
+
+
+def test_load_tokenizer_gives_the_interface_for_binary(tokenizers, tmp_path):
+    path = tokenizers["binary"].save(tmp_path / "tokenizer.json")
+    loaded = wwho.load_tokenizer(path)
+    assert isinstance(loaded, binary.BinaryTokenizer) and isinstance(loaded, Tokenizer)
+    assert loaded.encode(b"\x00\xffabc") == tokenizers["binary"].encode(b"\x00\xffabc")

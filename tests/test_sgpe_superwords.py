@@ -1,0 +1,122 @@
+"""Superword merges: the span pattern (Python and HF agree), counts, hand-checkable merges, guards."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho.bpe.count import PIECES
+from wwho.sgpe import SGPETokenizer, train_sgpe
+from wwho.sgpe.superwords import SPANS, piece_counts, spans_pattern_source
+from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
+
+ALPHABET = ["ශ්‍රී", "ලංකාව", "नमस्ते", "a", "1", ".", "।", "॥", "෴", "?", ":", ",",
+            " ", "  ", "\n", "\t", "\u00a0", "🙂"]
+texts = st.lists(st.sampled_from(ALPHABET), max_size=30).map("".join)
+
+
+@given(text=texts)
+@settings(max_examples=300, deadline=None)
+def test_span_pattern_is_the_same_in_python_and_hf(text):
+    from tokenizers import Regex, pre_tokenizers
+
+    python = re.findall(SPANS, text)
+    assert "".join(python) == text
+    split = pre_tokenizers.Split(Regex(spans_pattern_source(onig=True)), "isolated")
+    assert [s for s, _ in split.pre_tokenize_str(text)] == python
+    for span in python:  # a span is whole pieces, and ends a sentence only at its end
+        assert "".join(re.findall(PIECES, span)) == span
+        assert not re.search(r"[.!?:;।॥෴] ", span)
+
+
+def test_spans_by_hand():
+    assert re.findall(SPANS, "ශ්‍රී ලංකාව යනු. දිවයිනකි  ය\nx") == [
+        "ශ්‍රී ලංකාව යනු.", " දිවයිනකි", " ", " ය", "\n", "x"]
+
+
+@given(spans=st.dictionaries(texts, st.integers(1, 5), max_size=10))
+@settings(max_examples=100, deadline=None)
+def test_piece_counts_equal_counting_pieces(spans):
+    expected: Counter[str] = Counter()
+    for span, count in spans.items():
+        for piece in re.findall(PIECES, span):
+            expected[piece] += count
+    assert piece_counts(Counter(spans)) == expected
+
+
+@given(docs=st.lists(texts | st.text(max_size=20), max_size=6), prefix=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_core_counts_spans_and_their_pieces_as_the_regex(docs, prefix):
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    counter = _core.PieceCounter(span_breaks=SPAN_BREAKS, prefix_space=prefix)
+    counter.count_texts(docs, threads=2)
+    seen = [" " + d if prefix and d else d for d in docs]
+    spans = Counter(s for d in seen for s in re.findall(SPANS, d))
+    assert dict(counter.items()) == spans
+    assert dict(counter.pieces().items()) == piece_counts(spans)
+    plain = _core.PieceCounter(prefix_space=prefix)
+    plain.count_texts(docs, threads=1)
+    assert dict(plain.items()) == Counter(p for d in seen for p in re.findall(PIECES, d))
+
+
+def test_core_counts_spans_of_files_as_of_texts(tmp_path):
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    lines = ["ශ්‍රී ලංකාව යනු. දිවයිනකි  ය", "नमस्ते दुनिया। फिर", "", "  a b\tc  "] * 50
+    path = tmp_path / "c.txt"
+    path.write_text("\r\n".join(lines) + "\n", encoding="utf-8")
+    for prefix in (False, True):
+        from_file = _core.PieceCounter(span_breaks=SPAN_BREAKS, prefix_space=prefix)
+        from_file.count_files([path], threads=2, block_bytes=1 << 16)
+        from_texts = _core.PieceCounter(span_breaks=SPAN_BREAKS, prefix_space=prefix)
+        from_texts.count_texts([line for line in lines if line], threads=1)
+        assert dict(from_file.items()) == dict(from_texts.items())
+
+
+def corpus(tmp_path, lines):
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_repeated_phrase_becomes_one_token(tmp_path):
+    path = corpus(tmp_path, ["ශ්‍රී ලංකාව දිවයිනකි"] * 20 + ["ලංකාව", "දිවයිනකි"])
+    vf = train_sgpe(path, vocab_size=2000, superword_share=0.5, progress=False, workers=1)
+    # both pairs occur 20 times; the tie goes to the smaller string pair (" " < "ශ")
+    assert vf.superword_merges == [(" ලංකාව", " දිවයිනකි"), ("ශ්‍රී", " ලංකාව දිවයිනකි")]
+    tok = SGPETokenizer(vf)
+    assert tok.tokenize("ශ්‍රී ලංකාව දිවයිනකි") == ["ශ්‍රී ලංකාව දිවයිනකි"]
+    assert tok.tokenize("ලංකාව දිවයිනකි") == ["ලංකාව", " දිවයිනකි"]  # never seen together: no superword
+
+
+def test_no_superword_after_sentence_punctuation(tmp_path):
+    path = corpus(tmp_path, ["ලංකාව. දිවයිනකි"] * 20)
+    vf = train_sgpe(path, vocab_size=2000, superword_share=0.5, progress=False, workers=1)
+    assert vf.superword_merges == []
+    assert SGPETokenizer(vf).tokenize("ලංකාව. දිවයිනකි") == ["ලංකාව.", " දිවයිනකි"]
+
+
+def test_superwords_never_produce_a_special_or_byte_token(tmp_path):
+    path = corpus(tmp_path, ["x [CLS] <0x41> [CLS] y"] * 30)
+    vf = train_sgpe(path, vocab_size=1000, superword_share=0.5, progress=False, workers=1)
+    made = {a + b for a, b in (*vf.merges, *vf.superword_merges)}
+    assert not made & (set(SPECIAL_TOKENS) | set(BYTE_TOKENS))
+    tok = SGPETokenizer(vf)
+    assert tok.decode(tok.encode("x [CLS] <0x41> [CLS] y")) == "x [CLS] <0x41> [CLS] y"
+
+
+def test_share_is_checked(tmp_path):
+    import pytest
+
+    from wwho.errors import VocabError
+
+    path = corpus(tmp_path, ["ලංකාව"])
+    for bad in (1.0, -0.1, "0.1"):
+        with pytest.raises(VocabError, match="superword_share"):
+            train_sgpe(path, vocab_size=1000, superword_share=bad, progress=False, workers=1)

@@ -1,0 +1,53 @@
+"""The compiled SGPE trainer against the pure-Python one (``tests/reference/train.py``).
+
+The core counts pieces, sentence spans and the dummy space, groups words into merge scopes,
+builds the engine input and the superword stage's input; the reference does all of it in
+Python with regular expressions and the reference merge engine. Every option of issue 16
+(scopes, ``prefix_space``, automatic and fixed pruning, ``min_freq``, superwords) must give
+the same vocabulary file, on real text and on text that holds special and byte token strings.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CORPORA, read_slice
+from reference.train import train as reference_train
+
+from wwho.sgpe import train_sgpe
+
+OPTIONS = {
+    "defaults": {},
+    "spec000": {"merge_scope": "words", "prune_freq": 2, "min_freq": 2, "superword_share": 0},
+    "runs-auto": {"merge_scope": "runs", "superword_share": 0},
+    "pieces-prefix-superwords": {"prefix_space": True, "superword_share": 0.3},
+    "words-superwords-prune3": {"merge_scope": "words", "prune_freq": 3, "superword_share": 0.2},
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    if not CORPORA.is_dir():
+        pytest.skip(f"{CORPORA} is absent")
+    text = (read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 60_000)
+            + read_slice(CORPORA / "hi" / "tico19-test.txt", 40_000)
+            # reserved strings inside pieces and spans, repeated so that merges could form them
+            + "x[CLS]y ශ්‍රී <0x41> ලංකාව. [SEP][SEP] ලංකාව\r\n" * 3 + "\n\n  double  spaces \tand tabs\n")
+    path = tmp_path_factory.mktemp("ref") / "train.txt"
+    path.write_bytes(text.encode("utf-8"))
+    lines = [line.rstrip("\r\n") for line in text.split("\n")]
+    return path, lines
+
+
+@pytest.mark.parametrize("vocab_size", [700, 2500])
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_core_trainer_equals_the_reference(corpus, name, vocab_size):
+    path, lines = corpus
+    options = OPTIONS[name]
+    got = train_sgpe(path, vocab_size=vocab_size, script="mixed", progress=False, workers=2, **options)
+    want = reference_train(lines, vocab_size=vocab_size, script="mixed", **options)
+    assert got.prune_freq == want.prune_freq
+    assert got.merges == want.merges
+    assert got.superword_merges == want.superword_merges
+    assert got.syllable_merges == want.syllable_merges
+    assert got.vocab == want.vocab
+    assert got.to_bytes() == want.to_bytes()

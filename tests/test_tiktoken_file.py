@@ -1,0 +1,131 @@
+"""One name for the offline tiktoken file (wwho.tiktoken_file): ``tiktoken_file=``, ``--tiktoken-file``,
+``WWHO_TIKTOKEN_FILE``, honoured by every API and verb; the old spellings warn; messages end with the fix."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import pytest
+from conftest import O200K_FILE, run_wwho
+
+import wwho
+from wwho.errors import VocabError
+from wwho.tiktoken_file import ENV, FIX, missing, ranks_file_for
+
+pytestmark = pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+
+
+def _env(**extra) -> dict:
+    """An environment with no tiktoken file anywhere and an empty tiktoken cache, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV)}
+    return {**env, "TIKTOKEN_CACHE_DIR": "/nonexistent/wwho-empty-cache", **extra}
+
+
+def test_resolution_order(monkeypatch, tmp_path):
+    monkeypatch.delenv(ENV, raising=False)
+    assert ranks_file_for("o200k_base") is None
+    monkeypatch.setenv(ENV, "/a")
+    assert ranks_file_for("o200k_base") == (__import__("pathlib").Path("/a"), ENV)
+    monkeypatch.setenv(ENV + "_O200K_BASE", "/b")
+    assert ranks_file_for("o200k_base")[1] == ENV + "_O200K_BASE"
+    assert ranks_file_for("o200k_base", tmp_path)[1] == "tiktoken_file"
+
+
+def test_message_ends_with_the_fix():
+    message = missing("o200k_base", "somewhere")
+    assert message.endswith("(the file is o200k_base.tiktoken, tiktoken's download)")
+    assert FIX in message and "--tiktoken-file PATH" in message and "WWHO_TIKTOKEN_FILE=PATH" in message
+
+
+def test_from_tiktoken_honours_the_environment_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # nothing there
+    monkeypatch.delenv(ENV, raising=False)
+    with pytest.raises(VocabError, match=r"not available offline.*To fix: pass tiktoken_file=PATH"):
+        wwho.ByteBPE.from_tiktoken("o200k_base")
+    monkeypatch.setenv(ENV, str(O200K_FILE))
+    enc = wwho.ByteBPE.from_tiktoken("o200k_base")  # the bug: this ignored WWHO_TIKTOKEN_FILE
+    assert enc.encode("Hello world") == [13225, 2375]
+    monkeypatch.setenv(ENV, str(tmp_path / "missing.tiktoken"))
+    with pytest.raises(VocabError, match=r"missing.tiktoken \(from WWHO_TIKTOKEN_FILE\): no such file. To fix"):
+        wwho.ByteBPE.from_tiktoken("o200k_base")
+
+
+def test_the_same_keyword_everywhere(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    assert wwho.ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE).n_vocab == 200019
+    assert get_encoding("o200k_base", tiktoken_file=O200K_FILE).n_vocab == 200019
+
+
+def test_old_spellings_warn_and_still_work(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    with pytest.warns(DeprecationWarning, match="ranks_path= is deprecated; use tiktoken_file="):
+        enc = wwho.ByteBPE.from_tiktoken("o200k_base", ranks_path=O200K_FILE)
+    assert enc.encode("Hello world") == [13225, 2375]
+    with pytest.warns(DeprecationWarning, match="ranks_file= is deprecated; use tiktoken_file="):
+        assert get_encoding("o200k_base", ranks_file=O200K_FILE).n_vocab == 200019
+    with pytest.raises(TypeError, match="give tiktoken_file= only"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wwho.ByteBPE.from_tiktoken("o200k_base", ranks_path=O200K_FILE, tiktoken_file=O200K_FILE)
+
+
+def test_encode_decode_inspect_take_the_flag_and_the_variable(tmp_path):
+    for how in (["--tiktoken-file", str(O200K_FILE)], []):
+        env = _env() if how else _env(WWHO_TIKTOKEN_FILE=str(O200K_FILE))
+        proc = run_wwho("encode", "--tokenizer", "o200k_base", *how, "Hello world", env=env)
+        assert (proc.returncode, proc.stdout) == (0, "13225 2375\n"), proc.stderr
+        proc = run_wwho("decode", "--tokenizer", "o200k_base", *how, "13225", "2375", env=env)
+        assert (proc.returncode, proc.stdout) == (0, "Hello world\n"), proc.stderr
+        proc = run_wwho("inspect", "o200k_base", *how, env=env)
+        assert proc.returncode == 0 and "200,019" in proc.stdout.replace("200019", "200,019"), proc.stderr
+
+
+def test_without_the_file_the_cli_says_what_to_pass():
+    proc = run_wwho("encode", "--tokenizer", "o200k_base", "Hello", env=_env())
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("(the file is o200k_base.tiktoken, tiktoken's download)"), proc.stderr
+    assert "--tiktoken-file PATH" in proc.stderr
+
+
+def test_eval_takes_the_flag_it_tells_you_to_pass(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Hello world\nශ්‍රී ලංකාව\n", encoding="utf-8")
+    proc = run_wwho("eval", "--corpus", corpus, "--tokenizer", "tiktoken:o200k_base", "--json", "--quiet",
+                    "--tiktoken-file", O200K_FILE, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    assert '"tokenizer": "tiktoken:o200k_base"' in proc.stdout
+
+
+def test_meta_load_and_train_take_the_same_flag(tmp_path):
+    lines = ["ශ්‍රී ලංකාව Cricket", "ලංකාවේ ජනතාව"] * 50
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = run_wwho("train", "--kind", "sgpe", "--meta", "--tiktoken-file", O200K_FILE, "--vocab-size", "400",
+                    "--quiet", "--no-verify", "--out", tmp_path / "meta", corpus, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    proc = run_wwho("encode", "--tokenizer", tmp_path / "meta", "Hello", env=_env(WWHO_TIKTOKEN_FILE=str(O200K_FILE)))
+    assert (proc.returncode, proc.stdout) == (0, "13225\n"), proc.stderr
+
+
+def test_demo_hint_is_whole_and_the_demo_keeps_its_vocabulary(tmp_path):
+    env = _env(WWHO_SHARED_DATA=str(tmp_path / "none"))
+    code = ("import wwho.demo as d; d._shared_ranks = lambda: None; import sys; "
+            "sys.argv = ['demo', sys.argv[1]]; d.main()")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "demo-out")], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    hint = next(line for line in proc.stdout.splitlines() if "comparison skipped" in line)
+    assert hint.endswith("(the file is o200k_base.tiktoken, tiktoken's download))"), hint
+    assert "WWHO_TIKTOKEN_FILE=PATH" in hint and "..." not in hint
+    saved = tmp_path / "demo-out"
+    assert f"saved to {saved}/" in proc.stdout
+    assert (saved / "vocab.json").is_file() and (saved / "tokenizer.json").is_file()
+    assert wwho.SGPETokenizer.load(saved).vocab_size > 1000
+    shutil.rmtree(saved)
