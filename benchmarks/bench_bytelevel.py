@@ -16,8 +16,10 @@
    vocabulary size) on the English news + the Sinhala news: wall time and peak RSS, each in a child
    process of its own.
 
-Run: ``python benchmarks/bench_bytelevel.py`` (whole corpora) or ``--quick`` (slices). Times are
-wall-clock; the ratios are what to read (the machine may be shared). For where the time goes
+Run: ``python benchmarks/bench_bytelevel.py`` (whole corpora) or ``--quick`` (slices); ``--o200k-only``
+for the o200k speed part alone. Times are wall-clock, and for the per-line speed, training and batches
+also CPU time (this process's, all threads): on a shared machine the CPU-time ratios are the ones to
+read, and CPU time over wall time says how many cores a run got. For where the time goes
 inside the core, see ``rust/examples/bytelevel_bench.rs`` (CPU time, and ``perf record``).
 """
 
@@ -25,8 +27,8 @@ from __future__ import annotations
 
 import argparse
 import gc
-import random
 import os
+import random
 import sys
 import tempfile
 import time
@@ -69,6 +71,14 @@ def timed(fn, lines: list[str]) -> tuple[float, list]:
     start = time.perf_counter()
     out = [fn(line) for line in lines]
     return time.perf_counter() - start, out
+
+
+def cpu_timed(fn, lines: list[str]) -> tuple[float, float, list]:
+    """(wall seconds, CPU seconds of this process, outputs): CPU time is not inflated by other
+    processes taking turns on the cores, so on a loaded machine its ratios are the ones to read."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    out = [fn(line) for line in lines]
+    return time.perf_counter() - start, time.process_time() - start_cpu, out
 
 
 def exactness(ours: ByteBPE, ref: tiktoken.Encoding, quick: bool) -> None:
@@ -135,22 +145,29 @@ def speed(name: str, ours_factory, theirs, theirs_name: str, lines: list[str], c
     mb = nbytes / MB
     ours = ours_factory()
     t_cold = t_theirs = t_warm = 0.0
+    c_cold = c_theirs = c_warm = 0.0
     same = True
     gc.collect()
     for start in range(0, len(lines), chunk):
         part = lines[start : start + chunk]
-        dt, ids_ours = timed(ours.encode, part)
-        t_cold += dt
-        dt, ids_theirs = timed(theirs, part)
-        t_theirs += dt
+        dt, dc, ids_ours = cpu_timed(ours.encode, part)
+        t_cold, c_cold = t_cold + dt, c_cold + dc
+        dt, dc, ids_theirs = cpu_timed(theirs, part)
+        t_theirs, c_theirs = t_theirs + dt, c_theirs + dc
         same = same and ids_ours == ids_theirs
     for start in range(0, len(lines), chunk):
-        t_warm += timed(ours.encode, lines[start : start + chunk])[0]
+        dt, dc, _ = cpu_timed(ours.encode, lines[start : start + chunk])
+        t_warm, c_warm = t_warm + dt, c_warm + dc
     pieces, cache = ours.cache_info()
     print(
         f"  {name}: {len(lines)} lines, {mb:.2f} MB | {theirs_name} {mb / t_theirs:6.2f} MB/s | "
         f"ours cold {mb / t_cold:6.2f} MB/s (x{t_theirs / t_cold:.2f}) | ours warm {mb / t_warm:6.2f} MB/s "
         f"(x{t_theirs / t_warm:.2f}) | ids equal: {same} | piece cache: {pieces} pieces, {cache / MB:.1f} MB"
+    )
+    print(
+        f"    in CPU time: {theirs_name} {mb / c_theirs:6.2f} MB/s | ours cold {mb / c_cold:6.2f} MB/s "
+        f"(x{c_theirs / c_cold:.2f}) | ours warm {mb / c_warm:6.2f} MB/s (x{c_theirs / c_warm:.2f}) | "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     return t_cold * 1e9 / nbytes
 
@@ -194,21 +211,26 @@ def batches(ref: tiktoken.Encoding, hf, lines: list[str]) -> None:
         ("ours", lambda n: ours.encode_batch(lines, num_threads=n)),
         ("tiktoken", lambda n: ref.encode_batch(lines, num_threads=n)),
     ):
-        t = {}
+        t, cpu = {}, {}
         for n in (1, 2):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             run(n)
-            t[n] = time.perf_counter() - start
-        rows.append((name, t))
-    for name, t in rows:
-        print(f"  {name:9s} 1 thread {t[1]:6.2f} s | 2 threads {t[2]:6.2f} s | speed-up x{t[1] / t[2]:.2f}")
-    print(f"  ours vs tiktoken, 2 threads: x{rows[1][1][2] / rows[0][1][2]:.2f}")
+            t[n], cpu[n] = time.perf_counter() - start, time.process_time() - start_cpu
+        rows.append((name, t, cpu))
+    for name, t, cpu in rows:
+        # CPU time over wall time says how many cores the run got: on a loaded machine the wall-time
+        # speed-up says little, and the CPU time of 2 threads against 1 says what threads cost.
+        print(f"  {name:9s} 1 thread {t[1]:6.2f} s ({cpu[1] / t[1]:.2f} cores) | 2 threads {t[2]:6.2f} s "
+              f"({cpu[2] / t[2]:.2f} cores) | speed-up x{t[1] / t[2]:.2f} | CPU time 2 threads / 1: "
+              f"x{cpu[2] / cpu[1]:.2f}")
+    print(f"  ours vs tiktoken, 2 threads: x{rows[1][1][2] / rows[0][1][2]:.2f}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 _TRAIN_CHILD = r"""
 import json, resource, sys, time
 kind, files, vocab_size, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 if kind == "wwho":
     from wwho.bytelevel import ByteBPE
     tok = ByteBPE.train(files, vocab_size=vocab_size, pattern="gpt4", special_tokens=["<|endoftext|>"],
@@ -226,11 +248,12 @@ else:
     tok.train(files, trainer)
     size = tok.get_vocab_size()
 seconds = time.perf_counter() - start
+cpu = time.process_time() - start_cpu + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
 # VmHWM: this process's own peak (ru_maxrss would include what the parent had when it forked us);
 # RUSAGE_CHILDREN: the counting workers this process forked.
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 peak = max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"seconds": seconds, "rss_mb": peak / 1024, "vocab": size}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "rss_mb": peak / 1024, "vocab": size}))
 """
 
 
@@ -245,16 +268,17 @@ def train_benchmark(vocab_size: int, quick: bool) -> None:
     mb = sum(Path(f).stat().st_size for f in files) / 1e6
     workers = max(1, os.cpu_count() or 1)
     print(f"== training: vocab {vocab_size}, {len(files)} files, {mb:.1f} MB, gpt4 regex "
-          f"(wwho: {workers} counting processes; HF: its default threads)")
+          f"(wwho: {workers} counting threads; HF: its default threads)")
     results = {}
     for kind in ("wwho", "hf"):
         out = subprocess.run([sys.executable, "-c", _TRAIN_CHILD, kind, json.dumps(files), str(vocab_size),
                               str(workers)], capture_output=True, text=True, check=True)
         results[kind] = json.loads(out.stdout.strip().splitlines()[-1])
         r = results[kind]
-        print(f"  {kind}: {r['seconds']:.1f} s, peak RSS {r['rss_mb']:.0f} MB (largest process), "
-              f"vocabulary {r['vocab']}")
-    print(f"  time ratio wwho/HF: {results['wwho']['seconds'] / results['hf']['seconds']:.2f}")
+        print(f"  {kind}: {r['seconds']:.1f} s, CPU time {r['cpu']:.1f} s (all threads and processes), "
+              f"peak RSS {r['rss_mb']:.0f} MB (largest process), vocabulary {r['vocab']}")
+    print(f"  time ratio wwho/HF: {results['wwho']['seconds'] / results['hf']['seconds']:.2f} (wall), "
+          f"{results['wwho']['cpu'] / results['hf']['cpu']:.2f} (CPU time); load average {os.getloadavg()[0]:.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-exactness", action="store_true")
     parser.add_argument("--no-speed", action="store_true", help="skip the encoding speed parts")
     parser.add_argument("--train", action="store_true", help="also benchmark training (several minutes)")
+    parser.add_argument("--o200k-only", action="store_true",
+                        help="speed: only o200k_base against tiktoken (no construction, GGUF, bad cases, batches)")
     parser.add_argument("--vocab-size", type=int, default=32_000, help="for --train (default 32000)")
     args = parser.parse_args(argv)
     if not O200K.exists():
@@ -272,11 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     ref = tiktoken_o200k()
     if not args.no_exactness:
         exactness(ByteBPE.from_tiktoken(O200K), ref, args.quick)
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.train:
         train_benchmark(args.vocab_size, args.quick)
     if args.no_speed:
         return 0
-    construction()
+    if not args.o200k_only:
+        construction()
     english, sinhala = corpus("en", args.quick), corpus("si", args.quick)
     print("== speed: o200k_base, one thread, encode() per line")
     per_byte = []
@@ -284,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         floor(label, lines)
         per_byte.append(speed(label, lambda: ByteBPE.from_tiktoken(O200K), ref.encode, "tiktoken", lines))
 
+    if args.o200k_only:
+        return 0
     hf = None
     if LLAMA.exists():
         print("== speed: llama-bpe (GGUF), one thread, encode per line, vs HF tokenizers on our export")

@@ -176,3 +176,83 @@ def test_lone_surrogates_train_as_the_encoder_sees_them(tmp_path):
     assert a.ranks == b.ranks and a.merges == b.merges
     assert not any(b"\xed\xa0" in token or b"\xed\xbf" in token for token in a.ranks)
     assert a.decode(a.encode("abc \ud800")) == "abc \ufffd"
+
+
+# --- counting in the core (count_bytelevel) against the `regex` module's findall ---------------------
+
+def _reference_counts(docs: list[str], pattern: str) -> Counter[bytes]:
+    from wwho.bpe.count import count_pieces
+
+    counts = count_pieces(docs, pattern=PATTERNS[pattern], engine="regex", workers=1, progress=False)
+    return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
+
+
+def _core_counts(docs: list[str], pattern: str, **options) -> dict[bytes, int]:
+    from wwho.bytelevel.train import count_bytelevel
+
+    counts = count_bytelevel(docs, pattern=pattern, specials=[], progress=False, **options)
+    return {piece.encode("utf-8"): n for piece, n in counts.items()}
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])
+@pytest.mark.parametrize("lang", ["en", "si", "hi"])
+def test_core_counts_equal_regex_findall_on_real_text(lang, pattern):
+    files = sorted((DATA / "corpora" / lang).glob("*.txt"))
+    if not files:
+        pytest.skip(f"{DATA / 'corpora' / lang} is absent: the shared data folder is needed for this test")
+    docs = [line for path in files for line in path.read_text(encoding="utf-8").splitlines()[:400]]
+    expected = _reference_counts(docs, pattern)
+    # Small batches and two threads: counts must not depend on how the work is cut.
+    assert _core_counts(docs, pattern, workers=2, batch_chars=5_000) == expected
+    assert _core_counts(docs, pattern, workers=1) == expected
+
+
+_no_surrogates = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=st.lists(_no_surrogates, max_size=8), pattern=st.sampled_from(["gpt2", "gpt4", "o200k"]),
+       workers=st.integers(1, 3))
+def test_core_counts_equal_the_reference_on_any_text(docs, pattern, workers):
+    """Any code point: against the pure-Python pre-tokenizer pinned to the core's Unicode 16.0 (the
+    installed ``regex`` module may have newer tables: hypothesis found U+12550, assigned since, which
+    plain ``findall`` reads as a letter and the core as unassigned)."""
+    from reference.pretokenize_py import ReferencePretokenizer
+
+    ref = ReferencePretokenizer.named(pattern)
+    expected = Counter(piece.encode("utf-8") for doc in docs for piece in ref.split(doc))
+    assert _core_counts(docs, pattern, workers=workers, batch_chars=7) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(docs=st.lists(st.text(st.characters(codec="latin-1") | st.sampled_from("ශ්‍රීලංකා हिन्दी ’“”…—€"),
+                             max_size=40), max_size=8),
+       pattern=st.sampled_from(["gpt2", "gpt4", "o200k"]))
+def test_core_counts_equal_regex_findall_on_generated_text(docs, pattern):
+    """Characters whose Unicode properties are the same in every version: plain ``findall``."""
+    assert _core_counts(docs, pattern, workers=2, batch_chars=7) == _reference_counts(docs, pattern)
+
+
+def test_training_reads_every_format_and_bound_like_before(tmp_path):
+    """JSONL (gzip), a bad line skipped, a line over max_line_bytes: the documents counted are
+    exactly those iter_documents yields, whatever the file's format."""
+    import gzip
+    import json
+
+    docs = ["the cat sat on the mat", "ශ්‍රී ලංකා news 2024", "then the cat's 123 hats!!"] * 30
+    plain = _write(tmp_path, docs)
+    packed = tmp_path / "c.jsonl.gz"
+    with gzip.open(packed, "wt", encoding="utf-8") as f:
+        for n, doc in enumerate(docs):
+            f.write(json.dumps({"text": doc}) + "\n")
+            if n == 5:
+                f.write("{not json\n")  # a bad line
+            if n == 9:
+                f.write(json.dumps({"text": "x" * 5000}) + "\n")  # over max_line_bytes
+    with pytest.raises(CorpusError):
+        ByteBPE.train(packed, vocab_size=320, progress=False, workers=2)
+    a = ByteBPE.train(plain, vocab_size=320, progress=False, workers=2)
+    b = ByteBPE.train(packed, vocab_size=320, progress=False, workers=2, skip_bad_lines=True, max_line_bytes=4096)
+    assert a.ranks == b.ranks and a.merges == b.merges
+    merges, _ = naive_train(docs, pattern="gpt4", vocab_size=320, specials=[], min_freq=2)
+    assert a.merges == merges

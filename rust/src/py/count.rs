@@ -2,6 +2,7 @@
 //! (pieces -> words, syllables, the engine's input) and `building_merges`. The counts stay in
 //! the core; Python gets back only what it writes to `vocab.json`.
 
+use super::bytelevel::Pretokenizer as PyPretokenizer;
 use super::engine::{PyMergeEngine, SymbolKind};
 use super::errors::{error, guard, Kind};
 use super::sgpe::{PyRouter, PyWordSplitter};
@@ -9,6 +10,7 @@ use crate::count::{
     absorb, count_document, count_files, CountError, Counts, Cut, FileOptions, Stats,
 };
 use crate::engine::{Engine, UNK};
+use crate::pretokenize::general::RegexError;
 use crate::router::Router;
 use crate::sgpe::Scope;
 use crate::spans::{pieces_of, superword_words, Breaks};
@@ -191,6 +193,85 @@ impl PyPieceCounter {
             })
         })
         .map_err(|e| error(py, Kind::Wwho, e))
+    }
+
+    /// Count the pieces of documents as `pretokenizer` cuts them (byte-level training), on
+    /// `threads` threads (0: all cores) without the GIL. Keys are the pieces' UTF-8 bytes; a
+    /// document with a lone surrogate is a `UnicodeEncodeError` (callers replace them first).
+    #[pyo3(signature = (texts, pretokenizer, *, threads=0))]
+    fn count_pretokenized(
+        &mut self,
+        py: Python<'_>,
+        texts: Vec<Bound<'_, PyString>>,
+        pretokenizer: PyRef<'_, PyPretokenizer>,
+        threads: usize,
+    ) -> PyResult<()> {
+        let strs = texts
+            .iter()
+            .map(|t| t.to_str())
+            .collect::<PyResult<Vec<&str>>>()?;
+        let threads = threads_or_all(threads).min(strs.len().max(1));
+        if self.tables.len() < threads {
+            self.tables.resize_with(threads, Counts::default);
+        }
+        let tables = &mut self.tables[..threads];
+        let pre = &pretokenizer.inner;
+        // Chunks of about equal bytes, not equal documents: documents vary a lot in length.
+        let total: usize = strs.iter().map(|s| s.len()).sum();
+        let share = total.div_ceil(threads).max(1);
+        let mut parts: Vec<&[&str]> = Vec::with_capacity(threads);
+        let (mut start, mut size) = (0, 0);
+        for (i, s) in strs.iter().enumerate() {
+            size += s.len();
+            if size >= share && parts.len() + 1 < threads {
+                parts.push(&strs[start..=i]);
+                (start, size) = (i + 1, 0);
+            }
+        }
+        parts.push(&strs[start..]);
+        let result = py
+            .detach(|| {
+                guard("counting", || {
+                    std::thread::scope(|s| {
+                        let handles: Vec<_> = parts
+                            .iter()
+                            .zip(tables.iter_mut())
+                            .map(|(docs, table)| {
+                                s.spawn(move || {
+                                    for doc in docs.iter() {
+                                        pre.for_each_piece::<RegexError>(doc, &mut |p| {
+                                            table.add(p, 1);
+                                            Ok(())
+                                        })?;
+                                    }
+                                    Ok::<(), RegexError>(())
+                                })
+                            })
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                            .collect::<Result<Vec<()>, RegexError>>()
+                    })
+                })
+            })
+            .map_err(|e| error(py, Kind::Wwho, e))?;
+        result.map_err(|e| {
+            error(
+                py,
+                Kind::Corpus,
+                format!("the pre-tokenizer failed on the corpus: {}", e.0),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Every `(piece bytes, count)`: the keys exactly as counted (byte-level training).
+    fn byte_items<'py>(&mut self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u64)> {
+        self.total()
+            .iter()
+            .map(|(piece, n)| (PyBytes::new(py, piece), n))
+            .collect()
     }
 
     /// Add `counts[i]` to the count of `pieces[i]` (counts of 0 add nothing). A sum past

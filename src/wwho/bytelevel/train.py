@@ -1,8 +1,9 @@
 """Training a byte-level BPE vocabulary: corpus -> pieces -> bytes -> merges -> :class:`~wwho.bytelevel.model.ByteLevelModel`.
 
 1. **count**: documents (:mod:`wwho.corpus`) are cut at special-token text (so special tokens
-   are never part of a piece nor merged), then split by the pre-tokenizer regex and the
-   pieces counted in worker processes (:func:`wwho.bpe.count.count_pieces`);
+   are never part of a piece nor merged), then split by the compiled core's pre-tokenizer (the
+   one encoding uses) and the pieces counted in the core on threads without the GIL
+   (:func:`count_bytelevel`; 64-bit counts);
 2. **words**: each distinct piece becomes the list of its UTF-8 byte values;
 3. **merges**: :class:`wwho.bpe.MergeEngine` over the 256 byte symbols, most frequent pair
    first (a pair merges while its count is ``>= min_freq``), ties to the lexicographically
@@ -14,8 +15,10 @@
 The counts and the merge choice do not depend on the number of workers or on the order of
 the pieces, so the same corpus and options give the same vocabulary. Pre-tokenizers with
 several regexes or a byte stage (GGUF models' own) are for loading, not for training here.
-Counting uses the ``regex`` module's own Unicode tables (the workers run ``findall``), so
-for characters assigned after Unicode 16.0 its pieces can differ from the pinned encoder's.
+The counts equal those of the ``regex`` module's ``findall`` with the same pattern
+(:func:`wwho.bpe.count.count_pieces`, the tests' reference), except for characters the two
+Unicode tables classify differently; counting with the encoder's own pre-tokenizer means
+training sees exactly the pieces that encoding will.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import regex
+from tqdm.auto import tqdm
 
+from wwho import _core
 from wwho.bpe import MergeEngine
-from wwho.bpe.count import count_pieces
+from wwho.bpe.count import _batches
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
@@ -98,7 +104,7 @@ def train_bytelevel(
     else:
         documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
                                    max_line_bytes=max_line_bytes)
-        pieces = count_bytelevel(documents, pattern=pretok.patterns[0], specials=specials, workers=workers,
+        pieces = count_bytelevel(documents, pattern=pretok, specials=specials, workers=workers,
                                  progress=progress)
     if not pieces:
         raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, "
@@ -133,23 +139,49 @@ def _pretokenizer(pattern) -> Pretokenizer:
 
 
 def count_bytelevel(
-    documents: Iterable[str], *, pattern: str, specials: list[str], workers: int | None = None, progress: bool = True
+    documents: Iterable[str], *, pattern: str | Pretokenizer, specials: list[str], workers: int | None = None,
+    progress: bool = True, batch_chars: int = 8_000_000,
 ) -> Counter[str]:
     """The pieces of documents as training counts them (surrogates replaced, special tokens cut
-    out, the pre-tokenizer regex): the one counting path of local runs, iterators and Ray shards."""
+    out, the pre-tokenizer): the one counting path of local runs, iterators and Ray shards.
+
+    The compiled core cuts and counts each batch of about ``batch_chars`` characters on ``workers``
+    threads (default: all cores) without the GIL, with the pre-tokenizer encoding uses, while this
+    thread reads the next batch.
+    """
     documents = replace_surrogates(documents)
     if specials:
         documents = split_specials(documents, specials)
-    return count_pieces(documents, pattern=pattern, engine="regex", workers=workers, progress=progress)
+    counter = _core.PieceCounter()
+    core_pretokenizer = _pretokenizer(pattern)._core  # the same package
+    threads = 0 if workers is None else max(1, int(workers))
+
+    def count(batch: list[str]) -> None:
+        counter.count_pretokenized(batch, core_pretokenizer, threads=threads)
+
+    with ThreadPoolExecutor(max_workers=1) as pool, \
+            tqdm(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
+        pending = None
+        for batch in _batches(documents, batch_chars):
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(count, batch)
+            bar.update(sum(map(len, batch)))
+        if pending is not None:
+            pending.result()
+    # Pieces are cut from valid UTF-8 at character boundaries: they decode.
+    return Counter({piece.decode("utf-8"): n for piece, n in counter.byte_items()})
 
 
 def learn_merges(
-    pieces: Counter[str] | dict[str, int], *, max_symbols: int, min_freq: int = 2, progress: bool = False
+    pieces: Mapping[str, int] | Mapping[bytes, int], *, max_symbols: int, min_freq: int = 2,
+    progress: bool = False,
 ) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
-    """Merges (as byte pairs, in training order) and the symbol table (bytes, by id) for piece counts."""
+    """Merges (as byte pairs, in training order) and the symbol table (bytes, by id) for piece
+    counts (keys: text, or its UTF-8 bytes)."""
     by_bytes: Counter[bytes] = Counter()
     for piece, count in pieces.items():
-        by_bytes[piece.encode("utf-8", "surrogatepass")] += count
+        by_bytes[piece if isinstance(piece, bytes) else piece.encode("utf-8", "surrogatepass")] += count
     keys = sorted(by_bytes)  # a fixed order, whatever order the counter came in
     # Each word is its bytes (a bytes object is a sequence of byte ids).
     engine = MergeEngine(keys, [by_bytes[k] for k in keys], [bytes([b]) for b in range(256)], tie_break="greater")
@@ -213,7 +245,7 @@ def train_bytelevel_from_iterator(
                                count_documents=count_bytelevel)
         pieces = count_on_ray(text_shards(texts), options, address=address, workers=workers, progress=False)
     else:
-        pieces = count_bytelevel(texts, pattern=pretok.patterns[0], specials=specials, workers=workers,
+        pieces = count_bytelevel(texts, pattern=pretok, specials=specials, workers=workers,
                                  progress=False)
     if not pieces:
         raise CorpusError("the iterator has no text")

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a special token (repeat for several); never merged, ids after the merged tokens")
     p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=2,
                    help="stop when the best pair is rarer than this (default 2)")
-    p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
+    p.add_argument("--workers", type=WORKERS, default=None, help="counting threads, 1-1024 (default: all cores)")
     p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="count and skip malformed lines instead of failing")
