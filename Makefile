@@ -32,6 +32,7 @@ test-rust:
 	$(CARGO) test --manifest-path rust/Cargo.toml
 
 test: $(CORE) test-rust
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 bench: $(CORE)

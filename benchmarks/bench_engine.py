@@ -29,10 +29,9 @@ import collections
 import cProfile
 import gc
 import pstats
+import sys
 import time
 from pathlib import Path
-
-import sys
 
 import regex
 

@@ -83,7 +83,7 @@ def main() -> int:
             pattern = Pretokenizer.coerce("gpt4").patterns[0]
 
             def local(w):
-                return lambda: count_bytelevel(iter_documents(FILES), pattern=pattern, specials=[], workers=w,
+                return lambda: count_bytelevel(iter_documents(FILES), pattern=pattern, specials=[], workers=w,  # noqa: B023
                                                progress=False)
             options = CountOptions("bytelevel", pattern=pattern, count_documents=count_bytelevel)
         want, base = run("local, 1 worker", local(1), size)
@@ -96,7 +96,7 @@ def main() -> int:
             started = time.perf_counter() - t0
             try:
                 got, _ = run(f"ray, {cpus} CPU{'s' if cpus > 1 else ''} (start {started:.1f} s)",
-                             lambda: count_on_ray(shards, options, total_bytes=size, progress=False), size, base)
+                             lambda: count_on_ray(shards, options, total_bytes=size, progress=False), size, base)  # noqa: B023
             finally:
                 ray.shutdown()
             same = (dict(got.items()) if kind == "sgpe" else got) == want_items

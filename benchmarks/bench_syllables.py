@@ -23,12 +23,10 @@ import regex
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the spec-000 transcription lives with the tests
 import spec000_reference  # noqa: E402
-
+from _measure import CORPORA as DATA  # noqa: E402  ($WWHO_SHARED_DATA, ../shared/data, /work/shared/data)
 from reference.syllables import tokenize_table  # noqa: E402
 
 from wwho import Syllabifier  # noqa: E402
-
-from _measure import CORPORA as DATA  # noqa: E402  ($WWHO_SHARED_DATA, ../shared/data, /work/shared/data)
 
 
 def best_of(fn, repeat):

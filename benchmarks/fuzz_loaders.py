@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _measure import DATA, O200K_FILE
+from _measure import DATA, O200K_FILE  # noqa: E402 (after the sys.path entry above)
 
 ROOT = HERE.parent
 SAMPLE = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"

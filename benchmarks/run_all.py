@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, HI_TRAIN, O200K_FILE, ROOT, machine
+from _measure import CORPORA, HI_TRAIN, O200K_FILE, ROOT, machine
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "bench_train"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from wwho.bpe import apply
 from wwho.bpe.apply import merge_units
 

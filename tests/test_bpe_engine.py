@@ -22,10 +22,10 @@ import pytest
 from conftest import CORPORA, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from wwho.bpe import UNK, MergeEngine, MergeError
 from reference.engine import MergeEngine as ReferenceEngine
 from reference.engine import _PairQueue, reversed_key
+
+from wwho.bpe import UNK, MergeEngine, MergeError
 
 
 def run(words, counts, symbols, *, max_symbols, min_freq=2, tie_break="smaller"):

@@ -33,7 +33,7 @@ from wwho.errors import TokenizerError, VocabError, WwhoError
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
 
-from conftest import DATA
+from conftest import DATA  # noqa: E402 (after the importorskip above)
 
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 O200K_URL_SHA1 = "fb374d419588a4632f3f557e76b4b70aebbca790"  # tiktoken's cache key for the blob URL

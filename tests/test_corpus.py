@@ -120,14 +120,14 @@ except CorpusError as exc:
 
 
 def test_skip_bad_lines_skips_an_endless_line_in_bounded_memory(tmp_path, bomb):
-    from memory import MB, measure
-
     import shutil
+
+    from memory import MB, measure
 
     path = tmp_path / "bomb-then-more.txt.gz"
     shutil.copy(bomb, path)
     with open(path, "ab") as f:  # a second gzip member: the endless line ends, then more lines
-        f.write(gzip.compress("\nafter\nthe end\n".encode()))
+        f.write(gzip.compress(b"\nafter\nthe end\n"))
     result, growth = measure("from wwho.corpus import CorpusStats, iter_documents\n", f"""
 stats = CorpusStats()
 result = [list(iter_documents({str(path)!r}, skip_bad_lines=True, stats=stats, max_line_bytes=2**20)),

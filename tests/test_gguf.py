@@ -17,7 +17,7 @@ from wwho.errors import TokenizerError, VocabError
 
 gguf = pytest.importorskip("gguf")
 
-from conftest import DATA
+from conftest import DATA  # noqa: E402 (after the importorskip above)
 
 VOCABS = DATA / "gguf-vocab"
 SEPARATOR = "\n__ggml_vocab_test__\n"

@@ -36,7 +36,7 @@ from wwho.bytelevel.pretokenize import (
 from wwho.errors import VocabError
 
 tokenizers = pytest.importorskip("tokenizers")
-from tokenizers import Regex, pre_tokenizers
+from tokenizers import Regex, pre_tokenizers  # noqa: E402 (after the importorskip above)
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

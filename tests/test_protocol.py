@@ -62,7 +62,7 @@ def _sample_ids(tok) -> list[int]:
 def test_every_kind_satisfies_the_protocol(kind_tok):
     kind, tok = kind_tok
     assert isinstance(tok, Tokenizer)
-    for name, member in inspect.getmembers(Tokenizer):
+    for name, _member in inspect.getmembers(Tokenizer):
         if not name.startswith("_") or name == "__len__":
             assert hasattr(tok, name), (kind, name)
     assert tok.vocab_size == len(tok) == len(tok.get_vocab())

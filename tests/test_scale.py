@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import CORPORA, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPORA, require_data
 from wwho.bpe.count import PIECES, count_corpus
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.train import count_bytelevel

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPORA, require_data
+
 from wwho.bytelevel import ByteBPE
 from wwho.cli import main as cli
 from wwho.corpus import CorpusStats

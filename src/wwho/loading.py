@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from wwho.errors import TokenizerError, VocabError, brief
-from wwho.ids import token_id as token_id_of
 from wwho.fileio import parse_json, read_bytes
+from wwho.ids import token_id as token_id_of
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 

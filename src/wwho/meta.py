@@ -238,7 +238,7 @@ class MetaTokenizer:
 
     @classmethod
     def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None,
-             cache_bytes: int = DEFAULT_CACHE_BYTES) -> "MetaTokenizer":
+             cache_bytes: int = DEFAULT_CACHE_BYTES) -> MetaTokenizer:
         """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256.
         ``cache_bytes`` bounds the run cache (the SGPE part, in the core, keeps none)."""
         from wwho.export.meta import CONFIG_FILE, read_meta_config

@@ -69,7 +69,7 @@ def script_sets(name: str) -> tuple[frozenset[int], frozenset[int]]:
     return frozenset(block), frozenset(block | more)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
     """The regex whose matches are the Indic runs of a text; the group name is the script."""
     groups = []

@@ -92,7 +92,7 @@ def available_scripts() -> list[str]:
     return sorted(p.stem for p in SCHEMA_DIR.glob("*.json"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundled_schema(name: str) -> Schema:
     """Load a bundled schema by script name (cached)."""
     path = SCHEMA_DIR / f"{name}.json"
@@ -289,14 +289,14 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
     return schema
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _property_codepoints(prop: str) -> frozenset[int]:
     """Every code point with a Unicode property, e.g. ``InCB=Linker`` (via the ``regex`` module)."""
     import regex  # only schemas that use properties pay for it
 
     if not _PROPERTY.fullmatch(prop):  # never paste anything else into the pattern
         raise ValueError(f"not a property name: {prop!r}")
-    pattern = regex.compile(r"\p{%s}+" % prop)
+    pattern = regex.compile(rf"\p{{{prop}}}+")
     cps: set[int] = set()
     for m in pattern.finditer(_all_chars()):
         cps.update(map(ord, m.group()))

@@ -40,7 +40,7 @@ WHITESPACE = " \t\n\r"
 _WS = (" ", "\t", "\n", "\r")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def script_char_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
     """A regex matching one character that belongs to the given script(s)."""
     names = (scripts,) if isinstance(scripts, str) else scripts
@@ -109,13 +109,13 @@ def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: boo
     return f"({glued}{word_start}{word_char}*)|{glued}{other}{marks}|[ \\t\\n\\r]"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
     """A compiled regex whose matches are the words and boundary tokens of a text, in order."""
     return re.compile(word_pattern_source(scripts), re.DOTALL)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def single_word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
     """Matches (with ``fullmatch``) a text that :func:`word_pattern` finds to be exactly one word."""
     starts, attach = word_char_sets(scripts)

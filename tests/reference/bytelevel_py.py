@@ -14,8 +14,8 @@ import heapq
 from collections.abc import Callable, Mapping
 
 import regex
-from reference.pretokenize_py import ReferencePretokenizer
 
+from reference.pretokenize_py import ReferencePretokenizer
 from wwho.bytelevel.model import ByteLevelModel
 
 LONG_PIECE = 200

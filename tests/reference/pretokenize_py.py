@@ -19,8 +19,8 @@ import re
 from typing import ClassVar
 
 import regex
-from reference import unicode16
 
+from reference import unicode16
 from wwho.bytelevel.pretokenize import _TO_LATIN1_TABLE, GGUF_PRETOKENIZERS, PATTERNS, bytes_to_unicode
 
 UNICODE_VERSION = "16.0"

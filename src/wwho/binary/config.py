@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from wwho.binary.ingest import MAX_EXP, MODES, IngestOptions, OptionError
+from wwho.errors import brief
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WINDOW_BYTES, MAX_WORKERS, SizeError, check_range
 from wwho.sizes import parse_int as _parse_int
 from wwho.sizes import parse_size as _parse_size
-from wwho.errors import brief
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -56,7 +56,7 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sha256_cached(path: str, mtime: float, size: int) -> str:
     return file_sha256(Path(path))
 

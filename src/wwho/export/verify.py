@@ -22,7 +22,6 @@ from tqdm.auto import tqdm
 from wwho.corpus import iter_documents
 from wwho.errors import WwhoError
 
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
