@@ -423,7 +423,15 @@ impl ByteLevel {
     ) -> PyResult<Bound<'py, PyList>> {
         let s = text.to_str()?;
         let core = &self.inner;
-        let ids = guard(|| py.detach(|| core.encode_ordinary(s)).map_err(to_py))?;
+        // As `encode`: short texts keep the GIL (releasing it costs more than they take).
+        let ids = guard(|| {
+            if s.len() < 512 {
+                core.encode_ordinary(s)
+            } else {
+                py.detach(|| core.encode_ordinary(s))
+            }
+            .map_err(to_py)
+        })?;
         id_list(py, &self.ints, &ids)
     }
 
