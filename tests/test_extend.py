@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import CORPORA, DATA, FULL, O200K_FILE, corpus_files, read_slice, require_data
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from wwho.bytelevel import ByteBPE
@@ -181,12 +181,17 @@ any_text = st.text(st.characters(codec="utf-8"), max_size=60)
 
 @pytest.mark.parametrize("case", CASES)
 @given(text=any_text)
+@example(text="<|endoftext|> x")  # special-token text (Qwen2's, o200k's): found by CI's fuzzing
+@example(text="a<|endofprompt|>")
 @settings(max_examples=150, deadline=None)
 def test_fuzzed_text_without_the_scripts_gives_the_base_ids(extensions, case, text):
     ext, _, hf = extensions[case]
     text = ext.scripts.without_block_chars(text)
-    want = ext.base.encode_ordinary(text)
-    assert ext.tokenizer.encode_ordinary(text) == want
+    assert ext.tokenizer.encode_ordinary(text) == ext.base.encode_ordinary(text)
+    # A tokenizer.json always matches its added tokens in the text (HF has no encode_ordinary),
+    # so stock HF is compared with the base's encode that allows every special token.
+    want = ext.base.encode(text, allowed_special="all")
+    assert ext.tokenizer.encode(text, allowed_special="all") == want
     assert hf.encode(text, add_special_tokens=False).ids == want
     assert ext.tokenizer.pretokenizer.split(text) == ext.base.pretokenizer.split(text)
 
@@ -251,6 +256,7 @@ def test_fuzzed_text_same_ids_lossless_and_no_cut_syllable(extensions, case, tex
 
 @pytest.mark.parametrize("case", CASES)
 @given(text=any_text)
+@example(text="<|endoftext|><|endofprompt|>")
 @settings(max_examples=100, deadline=None)
 def test_any_text_same_ids_and_lossless(extensions, case, text):
     ext, _, hf = extensions[case]
