@@ -1,58 +1,287 @@
-//! Many texts on several threads: [`parallel_map`], shared by every batch entry point.
+//! Many texts on several threads, results in input order: [`ordered`] (a pipeline) and
+//! [`parallel_map`] (all results at once), shared by every batch entry point.
 //!
-//! Plain `std::thread::scope` workers pulling small chunks from a shared counter (no pool kept
-//! between calls, so nothing to size or shut down). This module knows nothing of tokenizers.
+//! The items are cut into chunks of about [`CHUNK_WEIGHT`] (a text's length, plus a little for
+//! each text; a long text is a chunk of its own) handed out from a shared counter, so a thread
+//! that drew long texts does not hold the others up. The calling thread is one of the threads:
+//! it takes chunks too, but first hands the finished ones, in input order, to a consumer. That
+//! is where the Python layer turns ids into lists under the GIL, while the other threads go on
+//! encoding: the conversion overlaps the work instead of following it. The other threads come
+//! from a pool kept per thread count, so their thread-local memos stay warm between calls.
+//!
+//! This module knows nothing of tokenizers or Python; it does not split one text over threads.
+
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
 
 use crate::units::Text;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// `f` on every item of `items`, on up to `threads` threads, results in input order.
+/// Work per chunk: about this many code units (a few hundred microseconds of encoding), so
+/// the consumer gets results early and the last chunk leaves little for one thread alone.
+pub const CHUNK_WEIGHT: usize = 32_768;
+/// Weight of each item on top of its own: the fixed costs of a text (a call, a list).
+const ITEM_WEIGHT: usize = 64;
+/// Below this total weight a second thread costs more than it saves.
+const PARALLEL_FROM: usize = 65_536;
+/// At most this many pools (thread counts) are kept.
+const MAX_POOLS: usize = 4;
+
+type Panic = Box<dyn Any + Send + 'static>;
+type Slot<R> = Mutex<Option<Result<Vec<R>, Panic>>>;
+
+/// `work` on every item on up to `threads` threads, the calling thread included; `consume` on
+/// the calling thread receives the results in input order as they become ready, as
+/// `consume(first, results)` for the items from `first` on (each item exactly once).
 ///
-/// Work is handed out in small chunks from a shared counter, so a thread that drew long texts
-/// does not hold the others up. Below ~64k characters in all a thread costs more than it saves.
+/// When `consume` fails, the threads stop taking new chunks and its error is returned. A panic
+/// in `work` is raised again in the caller once the other threads have stopped.
+pub fn ordered<T: Sync, R: Send, E>(
+    items: &[T],
+    threads: usize,
+    weight: impl Fn(&T) -> usize,
+    work: impl Fn(&T) -> R + Sync,
+    mut consume: impl FnMut(usize, Vec<R>) -> Result<(), E>,
+) -> Result<(), E> {
+    let bounds = chunk_bounds(items, &weight);
+    let chunks = bounds.len() - 1;
+    let total: usize = items.iter().map(|t| weight(t) + ITEM_WEIGHT).sum();
+    let threads = threads.clamp(1, chunks.max(1));
+    if threads == 1 || total < PARALLEL_FROM {
+        for c in 0..chunks {
+            let part = &items[bounds[c]..bounds[c + 1]];
+            consume(bounds[c], part.iter().map(&work).collect())?;
+        }
+        return Ok(());
+    }
+    let shared = Shared {
+        items,
+        bounds: &bounds,
+        work: &work,
+        next: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        slots: (0..chunks).map(|_| Mutex::new(None)).collect(),
+        caller: std::thread::current(),
+    };
+    let outcome = pool(threads - 1).in_place_scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(|_| while shared.take_one() {});
+        }
+        let outcome = shared.lead(&mut consume);
+        // On an error or a panic the other threads finish their chunk and stop; on success
+        // there is nothing left to take.
+        shared.stop.store(true, Ordering::Relaxed);
+        outcome
+    });
+    match outcome {
+        Ok(result) => result,
+        Err(panic) => resume_unwind(panic),
+    }
+}
+
+/// `f` on every text of `items`, on up to `threads` threads, results in input order.
+///
 /// A panic in a worker is raised again in the caller (which turns it into an error).
 pub fn parallel_map<R: Send>(
     items: &[Text<'_>],
     threads: usize,
     f: impl Fn(&Text<'_>) -> R + Sync,
 ) -> Vec<R> {
-    let total: usize = items.iter().map(Text::len).sum();
-    let threads = threads.clamp(1, items.len().max(1)).min(total / 65_536 + 1);
-    if threads == 1 {
-        return items.iter().map(&f).collect();
-    }
-    const CHUNK: usize = 16;
-    let next = AtomicUsize::new(0);
-    let f = &f;
-    let done: Vec<Vec<(usize, Vec<R>)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let first = next.fetch_add(CHUNK, Ordering::Relaxed);
-                        if first >= items.len() {
-                            return mine;
-                        }
-                        let chunk = &items[first..(first + CHUNK).min(items.len())];
-                        mine.push((first, chunk.iter().map(f).collect()));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+    let mut out = Vec::with_capacity(items.len());
+    let done = ordered(items, threads, Text::len, f, |_, results| {
+        out.extend(results);
+        Ok::<(), std::convert::Infallible>(())
     });
-    let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
-    for (first, results) in done.into_iter().flatten() {
-        for (k, r) in results.into_iter().enumerate() {
-            slots[first + k] = Some(r);
+    match done {
+        Ok(()) => out,
+        Err(never) => match never {},
+    }
+}
+
+/// Starts of consecutive chunks of about [`CHUNK_WEIGHT`], then `items.len()`.
+fn chunk_bounds<T>(items: &[T], weight: &impl Fn(&T) -> usize) -> Vec<usize> {
+    let mut bounds = vec![0];
+    let mut held = 0;
+    for (i, item) in items.iter().enumerate() {
+        held += weight(item) + ITEM_WEIGHT;
+        if held >= CHUNK_WEIGHT && i + 1 < items.len() {
+            bounds.push(i + 1);
+            held = 0;
         }
     }
-    slots.into_iter().flatten().collect()
+    if !items.is_empty() {
+        bounds.push(items.len());
+    }
+    bounds
+}
+
+/// What the threads of one [`ordered`] call share.
+struct Shared<'a, T, R, W> {
+    items: &'a [T],
+    bounds: &'a [usize],
+    work: &'a W,
+    /// The next chunk nobody has taken yet.
+    next: AtomicUsize,
+    /// Set when the caller gives up (an error, a panic): take no more chunks.
+    stop: AtomicBool,
+    /// Each chunk's results (or its panic), from the thread that did it until the caller takes them.
+    slots: Vec<Slot<R>>,
+    caller: Thread,
+}
+
+impl<T: Sync, R: Send, W: Fn(&T) -> R + Sync> Shared<'_, T, R, W> {
+    /// Do the next chunk nobody has taken; false when there is none (or the caller stopped).
+    fn take_one(&self) -> bool {
+        if self.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let c = self.next.fetch_add(1, Ordering::Relaxed);
+        if c >= self.slots.len() {
+            return false;
+        }
+        let part = &self.items[self.bounds[c]..self.bounds[c + 1]];
+        let results = catch_unwind(AssertUnwindSafe(|| part.iter().map(self.work).collect()));
+        *lock(&self.slots[c]) = Some(results);
+        self.caller.unpark();
+        true
+    }
+
+    /// The calling thread's part: hand finished chunks to `consume` in order, and while none is
+    /// ready, do chunks itself. Ok(consume's outcome) or the first panic of any thread.
+    fn lead<E>(
+        &self,
+        consume: &mut impl FnMut(usize, Vec<R>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, Panic> {
+        let mut done = 0;
+        while done < self.slots.len() {
+            let first = self.bounds[done];
+            let mut ready: Vec<R> = Vec::new();
+            while done < self.slots.len() {
+                match lock(&self.slots[done]).take() {
+                    Some(Ok(results)) => {
+                        if ready.is_empty() {
+                            ready = results;
+                        } else {
+                            ready.extend(results);
+                        }
+                        done += 1;
+                    }
+                    Some(Err(panic)) => return Err(panic),
+                    None => break,
+                }
+            }
+            if !ready.is_empty() {
+                if let Err(e) = consume(first, ready) {
+                    return Ok(Err(e));
+                }
+                continue;
+            }
+            if !self.take_one() {
+                // Everything is taken; wait for the chunk due next (its thread unparks us).
+                std::thread::park();
+            }
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// A slot's lock; a panic never happens while one is held, so a poisoned lock is still sound.
+fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A pool of `n` threads, kept for the next call with the same count (at most [`MAX_POOLS`]
+/// counts are kept; the oldest is dropped, its threads ending when its last call does).
+fn pool(n: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    let mut pools = lock(POOLS.get_or_init(|| Mutex::new(Vec::new())));
+    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+        return p.clone();
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("wwho-batch-{i}"))
+            .build()
+            .unwrap_or_else(|e| panic!("cannot start {n} threads: {e}")),
+    );
+    if pools.len() >= MAX_POOLS {
+        pools.remove(0);
+    }
+    pools.push((n, p.clone()));
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lens: &[usize]) -> Vec<Vec<u8>> {
+        lens.iter()
+            .enumerate()
+            .map(|(i, &n)| vec![b'a' + (i % 26) as u8; n])
+            .collect()
+    }
+
+    #[test]
+    fn in_order_on_any_thread_count() {
+        for lens in [
+            vec![],
+            vec![0],
+            vec![5; 100_000],
+            vec![300_000, 1, 2, 3],
+            (0..5000).map(|i| (i * 7919) % 4000).collect(),
+        ] {
+            let owned = texts(&lens);
+            let items: Vec<Text<'_>> = owned.iter().map(|t| Text::U8(t)).collect();
+            let want: Vec<usize> = lens.clone();
+            for threads in [1, 2, 3, 8] {
+                assert_eq!(parallel_map(&items, threads, |t| t.len()), want);
+                let mut next = 0;
+                ordered(&items, threads, Text::len, Text::len, |first, got| {
+                    assert_eq!(first, next);
+                    assert_eq!(got, want[first..first + got.len()]);
+                    next += got.len();
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+                assert_eq!(next, want.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_consumer_error_stops_the_work() {
+        let owned = texts(&vec![1000; 10_000]);
+        let items: Vec<Text<'_>> = owned.iter().map(|t| Text::U8(t)).collect();
+        let done = AtomicUsize::new(0);
+        let result = ordered(
+            &items,
+            2,
+            Text::len,
+            |t| {
+                done.fetch_add(1, Ordering::Relaxed);
+                t.len()
+            },
+            |first, _| if first > 0 { Err(first) } else { Ok(()) },
+        );
+        assert!(matches!(result, Err(first) if first > 0));
+        assert!(done.load(Ordering::Relaxed) < items.len());
+    }
+
+    #[test]
+    fn a_panic_reaches_the_caller() {
+        let owned = texts(&vec![1000; 1000]);
+        let items: Vec<Text<'_>> = owned.iter().map(|t| Text::U8(t)).collect();
+        for threads in [1, 2] {
+            let caught = catch_unwind(AssertUnwindSafe(|| {
+                parallel_map(&items, threads, |t| {
+                    assert!(t.len() != 1000 || threads == 0, "boom");
+                })
+            }));
+            assert!(caught.is_err());
+        }
+    }
 }

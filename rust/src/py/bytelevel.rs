@@ -10,9 +10,10 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use pyo3::{create_exception, ffi};
-use rayon::prelude::*;
-use rustc_hash::FxHashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use super::batch::{encode_texts, thread_count};
+use super::text::{text, utf8_replacing_surrogates};
+use crate::units::Text;
+use std::sync::Arc;
 
 create_exception!(
     _core,
@@ -279,25 +280,6 @@ fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bo
     }
 }
 
-/// A rayon pool of `n` threads, built once per size.
-fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<FxHashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let pools = POOLS.get_or_init(|| Mutex::new(FxHashMap::default()));
-    let mut map = pools
-        .lock()
-        .map_err(|_| CoreError::new_err("thread pool registry is poisoned"))?;
-    if let Some(p) = map.get(&n) {
-        return Ok(p.clone());
-    }
-    let p = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .map_err(|e| CoreError::new_err(format!("cannot start {n} threads: {e}")))?;
-    let p = Arc::new(p);
-    map.insert(n, p.clone());
-    Ok(p)
-}
-
 #[pymethods]
 impl ByteLevel {
     #[new]
@@ -479,35 +461,20 @@ impl ByteLevel {
                 })
             })
             .collect::<PyResult<_>>()?;
-        let strs: Vec<&str> = owned.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?;
-        let core = &self.inner;
-        let threads = match num_threads {
-            Some(0) => return Err(PyValueError::new_err("num_threads must be at least 1")),
-            Some(n) => Some(pool(n)?),
-            None => None,
-        };
-        let results: Vec<Result<Vec<u32>, Error>> = guard(|| {
-            Ok(py.detach(|| {
-                let run = || {
-                    strs.par_iter()
-                        .map(|s| core.encode(s, &allowed, &disallowed))
-                        .collect()
-                };
-                match &threads {
-                    Some(p) if p.current_num_threads() == 1 => strs
-                        .iter()
-                        .map(|s| core.encode(s, &allowed, &disallowed))
-                        .collect(),
-                    Some(p) => p.install(run),
-                    None => run(),
-                }
-            }))
-        })?;
-        let out = PyList::empty(py);
-        for r in results {
-            out.append(id_list(py, &self.ints, &r.map_err(to_py)?)?)?;
+        if num_threads == Some(0) {
+            return Err(PyValueError::new_err("num_threads must be at least 1"));
         }
-        Ok(out)
+        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let core = &self.inner;
+        // Each thread reads the strings' own storage (UTF-8 made by the thread itself where it is
+        // not ASCII), so the calling thread does no per-text work but the lists.
+        let work = |t: &Text<'_>| core.encode(&utf8_replacing_surrogates(*t), &allowed, &disallowed);
+        guard(|| {
+            let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
+                Ok(id_list(py, &self.ints, &ids.map_err(to_py)?)?.into_any().unbind())
+            };
+            encode_texts(py, &views, thread_count(num_threads), work, ids_of)
+        })
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.

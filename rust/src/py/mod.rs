@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod batch;
 mod bytelevel;
 mod count;
 mod engine;

@@ -2,6 +2,7 @@
 //! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
+use super::batch::{encode_texts, thread_count};
 use super::errors::{error, guard, Kind};
 use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
@@ -288,24 +289,12 @@ impl PyEncoder {
             .iter()
             .map(text)
             .collect::<PyResult<Vec<Text<'_>>>>()?;
-        let threads = if num_threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            num_threads
-        };
         let enc = &self.inner;
-        let all = py
-            .detach(|| {
-                guard("encoding a batch", || {
-                    enc.encode_batch(&views, &allowed, threads)
-                })
-            })
-            .map_err(|e| error(py, Kind::Tokenizer, e))?;
-        let lists = all
-            .iter()
-            .map(|ids| self.id_list(py, ids))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        let work = |t: &Text<'_>| with_text!(*t, t => enc.encode(t, &allowed));
+        let ids_of = |py: Python<'_>, ids: Vec<u32>| Ok(self.id_list(py, &ids)?.into_any().unbind());
+        batch_guard(py, || {
+            encode_texts(py, &views, thread_count(Some(num_threads)), work, ids_of)
+        })
     }
 
     /// For each text, its script runs (by `router`) encoded, and the spans between them: a list
@@ -323,31 +312,25 @@ impl PyEncoder {
             .iter()
             .map(text)
             .collect::<PyResult<Vec<Text<'_>>>>()?;
-        let threads = if num_threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            num_threads
-        };
         let (enc, router) = (&self.inner, &router.inner);
-        let all = py
-            .detach(|| {
-                guard("encoding a batch", || {
-                    enc.encode_routed_batch(&views, router, threads)
+        let work = |t: &Text<'_>| {
+            let mut out = Vec::new();
+            with_text!(*t, t => enc.encode_routed(t, router, &mut out));
+            out
+        };
+        let row_of = |py: Python<'_>, items: Vec<Routed>| {
+            let row = items
+                .iter()
+                .map(|item| match item {
+                    Routed::Run(ids) => Ok(self.id_list(py, ids)?.into_any()),
+                    Routed::Other(start, end) => Ok(PyTuple::new(py, [*start, *end])?.into_any()),
                 })
-            })
-            .map_err(|e| error(py, Kind::Tokenizer, e))?;
-        let mut outer = Vec::with_capacity(all.len());
-        for items in &all {
-            let mut row = Vec::with_capacity(items.len());
-            for item in items {
-                row.push(match item {
-                    Routed::Run(ids) => self.id_list(py, ids)?.into_any(),
-                    Routed::Other(start, end) => PyTuple::new(py, [*start, *end])?.into_any(),
-                });
-            }
-            outer.push(PyList::new(py, row)?);
-        }
-        PyList::new(py, outer)
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, row)?.into_any().unbind())
+        };
+        batch_guard(py, || {
+            encode_texts(py, &views, thread_count(Some(num_threads)), work, row_of)
+        })
     }
 
     /// The bytes of `ids`, joined; `skip_special` leaves out the special tokens.
@@ -455,6 +438,14 @@ impl PyEncoder {
             None => Ok(()),
         }
     }
+}
+
+/// Run a batch, turning a panic in the core into a `TokenizerError`.
+fn batch_guard<'py>(
+    py: Python<'py>,
+    f: impl FnOnce() -> PyResult<Bound<'py, PyList>>,
+) -> PyResult<Bound<'py, PyList>> {
+    guard("encoding a batch", f).unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::{PyList, PyString};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 /// The code points of `s`, borrowed from the string object for as long as it lives.
 pub fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
@@ -129,4 +130,36 @@ pub fn from_code_points<'py>(py: Python<'py>, cps: &[u32]) -> PyResult<Bound<'py
         )?
         .cast_into_unchecked())
     }
+}
+
+/// `t` as UTF-8 with each lone surrogate as U+FFFD and a high surrogate followed by a low one as
+/// the character the pair stands for: what `wwho.bytelevel.pretokenize._replace_surrogates`
+/// (and tiktoken) do to text that cannot be UTF-8. Borrowed when `t` is ASCII. Reads only the
+/// string's own storage, so any thread may call it while the caller holds the string.
+pub fn utf8_replacing_surrogates(t: Text<'_>) -> Cow<'_, str> {
+    match t {
+        // SAFETY: ASCII is UTF-8.
+        Text::U8(b) if b.is_ascii() => Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(b) }),
+        Text::U8(b) => Cow::Owned(b.iter().map(|&c| char::from(c)).collect()),
+        Text::U16(u) => Cow::Owned(replacing_surrogates(u)),
+        Text::U32(u) => Cow::Owned(replacing_surrogates(u)),
+    }
+}
+
+fn replacing_surrogates<U: Unit>(t: &[U]) -> String {
+    let mut out = String::with_capacity(t.len() * 3);
+    let mut i = 0;
+    while i < t.len() {
+        let c = t[i].cp();
+        let low = t.get(i + 1).map_or(0, |u| u.cp());
+        let ch = if (0xD800..0xDC00).contains(&c) && (0xDC00..0xE000).contains(&low) {
+            i += 1;
+            char::from_u32(0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00))
+        } else {
+            char::from_u32(c)
+        };
+        out.push(ch.unwrap_or(char::REPLACEMENT_CHARACTER));
+        i += 1;
+    }
+    out
 }
