@@ -22,6 +22,9 @@ use crate::units::Text;
 /// Work per chunk: about this many code units (a few hundred microseconds of encoding), so
 /// the consumer gets results early and the last chunk leaves little for one thread alone.
 pub const CHUNK_WEIGHT: usize = 32_768;
+/// Work per chunk when one thread does it all: the consumer still gets results as they come
+/// (and the work's results never pile up), with fewer switches between the two.
+pub const CHUNK_WEIGHT_ONE: usize = 1 << 20;
 /// Weight of each item on top of its own: the fixed costs of a text (a call, a list).
 const ITEM_WEIGHT: usize = 64;
 /// Below this total weight a second thread costs more than it saves.
@@ -45,11 +48,12 @@ pub fn ordered<T: Sync, R: Send, E>(
     work: impl Fn(&T) -> R + Sync,
     mut consume: impl FnMut(usize, Vec<R>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let bounds = chunk_bounds(items, &weight);
-    let chunks = bounds.len() - 1;
     let total: usize = items.iter().map(|t| weight(t) + ITEM_WEIGHT).sum();
-    let threads = threads.clamp(1, chunks.max(1));
-    if threads == 1 || total < PARALLEL_FROM {
+    let threads = if total < PARALLEL_FROM { 1 } else { threads.max(1) };
+    let bounds = chunk_bounds(items, &weight, threads);
+    let chunks = bounds.len() - 1;
+    let threads = threads.min(chunks);
+    if threads <= 1 {
         for c in 0..chunks {
             let part = &items[bounds[c]..bounds[c + 1]];
             consume(bounds[c], part.iter().map(&work).collect())?;
@@ -100,13 +104,16 @@ pub fn parallel_map<R: Send>(
     }
 }
 
-/// Starts of consecutive chunks of about [`CHUNK_WEIGHT`], then `items.len()`.
-fn chunk_bounds<T>(items: &[T], weight: &impl Fn(&T) -> usize) -> Vec<usize> {
+/// Starts of consecutive chunks of about [`CHUNK_WEIGHT`] (or [`CHUNK_WEIGHT_ONE`] on one
+/// thread), then `items.len()`.
+fn chunk_bounds<T>(items: &[T], weight: &impl Fn(&T) -> usize, threads: usize) -> Vec<usize> {
+    // One thread needs no balance: bigger chunks interleave encoding and handing over less.
+    let chunk = if threads == 1 { CHUNK_WEIGHT_ONE } else { CHUNK_WEIGHT };
     let mut bounds = vec![0];
     let mut held = 0;
     for (i, item) in items.iter().enumerate() {
         held += weight(item) + ITEM_WEIGHT;
-        if held >= CHUNK_WEIGHT && i + 1 < items.len() {
+        if held >= chunk && i + 1 < items.len() {
             bounds.push(i + 1);
             held = 0;
         }

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use pyo3::{create_exception, ffi};
 use super::batch::{encode_texts, thread_count};
-use super::text::{text, utf8_replacing_surrogates};
+use super::text::{text, with_utf8};
 use crate::units::Text;
 use std::sync::Arc;
 
@@ -468,7 +468,7 @@ impl ByteLevel {
         let core = &self.inner;
         // Each thread reads the strings' own storage (UTF-8 made by the thread itself where it is
         // not ASCII), so the calling thread does no per-text work but the lists.
-        let work = |t: &Text<'_>| core.encode(&utf8_replacing_surrogates(*t), &allowed, &disallowed);
+        let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
         guard(|| {
             let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
                 Ok(id_list(py, &self.ints, &ids.map_err(to_py)?)?.into_any().unbind())

@@ -5,7 +5,6 @@ use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::{PyList, PyString};
 use rustc_hash::FxHashMap;
-use std::borrow::Cow;
 
 /// The code points of `s`, borrowed from the string object for as long as it lives.
 pub fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
@@ -132,34 +131,100 @@ pub fn from_code_points<'py>(py: Python<'py>, cps: &[u32]) -> PyResult<Bound<'py
     }
 }
 
-/// `t` as UTF-8 with each lone surrogate as U+FFFD and a high surrogate followed by a low one as
-/// the character the pair stands for: what `wwho.bytelevel.pretokenize._replace_surrogates`
-/// (and tiktoken) do to text that cannot be UTF-8. Borrowed when `t` is ASCII. Reads only the
-/// string's own storage, so any thread may call it while the caller holds the string.
-pub fn utf8_replacing_surrogates(t: Text<'_>) -> Cow<'_, str> {
-    match t {
-        // SAFETY: ASCII is UTF-8.
-        Text::U8(b) if b.is_ascii() => Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(b) }),
-        Text::U8(b) => Cow::Owned(b.iter().map(|&c| char::from(c)).collect()),
-        Text::U16(u) => Cow::Owned(replacing_surrogates(u)),
-        Text::U32(u) => Cow::Owned(replacing_surrogates(u)),
+/// `f` of `t` as UTF-8, with each lone surrogate as U+FFFD and a high surrogate followed by a
+/// low one as the character the pair stands for: what `wwho.bytelevel.pretokenize.
+/// _replace_surrogates` (and tiktoken) do to text that cannot be UTF-8. ASCII is read in place;
+/// other text is written into a buffer of this thread's (kept for the next text, up to
+/// [`KEEP_UTF8`] bytes). Reads only the string's own storage, so any thread may call it while
+/// the caller holds the string.
+pub fn with_utf8<R>(t: Text<'_>, f: impl FnOnce(&str) -> R) -> R {
+    if let Text::U8(b) = t {
+        if b.is_ascii() {
+            // SAFETY: ASCII is UTF-8.
+            return f(unsafe { std::str::from_utf8_unchecked(b) });
+        }
     }
+    UTF8.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            let out = f(utf8_into(t, &mut buf));
+            if buf.capacity() > KEEP_UTF8 {
+                *buf = Vec::new();
+            }
+            out
+        }
+        Err(_) => f(utf8_into(t, &mut Vec::new())),
+    })
 }
 
-fn replacing_surrogates<U: Unit>(t: &[U]) -> String {
-    let mut out = String::with_capacity(t.len() * 3);
-    let mut i = 0;
-    while i < t.len() {
-        let c = t[i].cp();
-        let low = t.get(i + 1).map_or(0, |u| u.cp());
-        let ch = if (0xD800..0xDC00).contains(&c) && (0xDC00..0xE000).contains(&low) {
-            i += 1;
-            char::from_u32(0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00))
-        } else {
-            char::from_u32(c)
-        };
-        out.push(ch.unwrap_or(char::REPLACEMENT_CHARACTER));
-        i += 1;
+/// The per-thread buffer of [`with_utf8`] is released when a text needed more than this.
+const KEEP_UTF8: usize = 1 << 20;
+
+thread_local! {
+    static UTF8: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `t` as UTF-8 in `buf` (its old contents dropped), surrogates as in [`with_utf8`].
+fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> &'b str {
+    buf.clear();
+    match t {
+        Text::U8(u) => write_utf8(u, 2, buf),
+        Text::U16(u) => write_utf8(u, 3, buf),
+        Text::U32(u) => write_utf8(u, 4, buf),
     }
-    out
+    // Every code point written is a scalar value (surrogates were replaced or paired) and
+    // Python's code points are at most U+10FFFF; checked anyway (SIMD, many GB/s), not assumed.
+    simdutf8::basic::from_utf8(buf).expect("UTF-8 made from code points")
+}
+
+/// Append the UTF-8 of `t` to `buf`, at most `per_unit` bytes for each of its units.
+///
+/// Writes through a pointer into room reserved first: the per-byte checks of `Vec::push` cost
+/// more than the rest of the loop, which runs once per character of every text of a batch.
+#[inline(always)]
+fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
+    buf.reserve(per_unit * t.len());
+    let start = buf.len();
+    // SAFETY: `room` bytes are reserved past `start`; each unit writes at most `per_unit` bytes
+    // (a surrogate pair: 4 bytes for 2 units, within 2 * 3), so `n` never passes `room`, and
+    // the length is set to the bytes written, all initialized.
+    unsafe {
+        let p = buf.as_mut_ptr().add(start);
+        let mut n = 0;
+        let mut i = 0;
+        while i < t.len() {
+            let mut c = t[i].cp();
+            i += 1;
+            if c < 0x80 {
+                *p.add(n) = c as u8;
+                n += 1;
+                continue;
+            }
+            if (0xD800..0xE000).contains(&c) {
+                let low = t.get(i).map_or(0, |u| u.cp());
+                if c < 0xDC00 && (0xDC00..0xE000).contains(&low) {
+                    i += 1;
+                    c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                } else {
+                    c = 0xFFFD;
+                }
+            }
+            if c < 0x800 {
+                *p.add(n) = 0xC0 | (c >> 6) as u8;
+                *p.add(n + 1) = 0x80 | (c & 0x3F) as u8;
+                n += 2;
+            } else if c < 0x10000 {
+                *p.add(n) = 0xE0 | (c >> 12) as u8;
+                *p.add(n + 1) = 0x80 | ((c >> 6) & 0x3F) as u8;
+                *p.add(n + 2) = 0x80 | (c & 0x3F) as u8;
+                n += 3;
+            } else {
+                *p.add(n) = 0xF0 | (c >> 18) as u8;
+                *p.add(n + 1) = 0x80 | ((c >> 12) & 0x3F) as u8;
+                *p.add(n + 2) = 0x80 | ((c >> 6) & 0x3F) as u8;
+                *p.add(n + 3) = 0x80 | (c & 0x3F) as u8;
+                n += 4;
+            }
+        }
+        buf.set_len(start + n);
+    }
 }
