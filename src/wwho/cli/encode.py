@@ -74,11 +74,11 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     encode_batch = batch_encoder(tok, allow_special=args.allow_special, threads=args.threads)
     show = args.show or "ids"
+    id_text = _IdText()
     with output as out:
-        for block in _blocks(_lines(args), int(args.block_mb * 1e6)):
-            results = encode_batch(block)
+        for results in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
             if show == "ids":
-                write_text(out, "".join(" ".join(map(str, ids)) + "\n" for ids in results))
+                write_text(out, id_text.lines(results))
             elif show == "tokens":
                 write_text(out, "".join(" | ".join(token_strings(tok, ids)) + "\n" for ids in results))
             else:  # backslashreplace turns a lone surrogate into its JSON escape \udXXX
@@ -86,6 +86,53 @@ def run(args: argparse.Namespace) -> int:
                                + "\n" for ids in results)
                 write_text(out, text, errors="backslashreplace")
     return 0
+
+
+def _encoded_ahead(blocks: Iterator[list[str]], encode_batch: Callable[[list[str]], list]) -> Iterator[list]:
+    """``encode_batch(block)`` for each block, in order, the next block read and encoded by a
+    helper thread while the caller writes this one (the core encodes without the GIL, so writing
+    and encoding overlap). At most two blocks are held. An error reading the input is raised
+    after the block before it is handed out, as it would be without the look-ahead."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="wwho-encode") as ahead:
+        pending = None
+        while True:
+            try:
+                block = next(blocks, None)
+            except BaseException:
+                if pending is not None:
+                    yield pending.result()
+                raise
+            if block is None:
+                break
+            future = ahead.submit(encode_batch, block)
+            if pending is not None:
+                yield pending.result()
+            pending = future
+        if pending is not None:
+            yield pending.result()
+
+
+#: The largest id :class:`_IdText` makes a table entry for (16M ids: more than any vocabulary).
+MAX_ID_TABLE = 1 << 24
+
+
+class _IdText:
+    """Lines of ids as text, ``" ".join(map(str, ids))``, with the text of each id made once
+    (a table as long as the largest id seen: bounded by the vocabulary)."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+
+    def lines(self, results: list[list[int]]) -> str:
+        top = max((max(ids) for ids in results if ids), default=-1)
+        if top >= MAX_ID_TABLE:  # not a vocabulary's id: no table for it
+            return "".join(" ".join(map(str, ids)) + "\n" for ids in results)
+        if top >= len(self.table):
+            self.table += [str(i) for i in range(len(self.table), top + 1)]
+        table = self.table
+        return "".join(" ".join([table[i] for i in ids]) + "\n" for ids in results)
 
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
