@@ -127,3 +127,28 @@ def test_encode_a_file_on_threads_keeps_line_order(tmp_path, threads):
 def test_encode_refuses_text_and_file_together(tmp_path, capsys):
     assert main(["encode", "--tokenizer", str(O200K_FILE), "--file", str(tmp_path / "x"), "hello"]) == 2
     assert "either TEXT or --file" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file() or not (DATA / "corpora").is_dir(), reason="shared data absent")
+def test_encode_writes_every_block_before_a_bad_line(tmp_path):
+    """Blocks (one line each here) are encoded one ahead of the writing: an invalid line is still
+    reported after every block before it was written, in order, as without the look-ahead."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from wwho.bytelevel import ByteBPE
+
+    with open(DATA / "corpora" / "si" / "flores200-devtest.txt", encoding="utf-8") as f:
+        lines = [next(f).rstrip("\n") for _ in range(40)]
+    path = tmp_path / "in.txt"
+    path.write_bytes("\n".join(lines).encode() + b"\n\xff bad\nafter\n")
+    wwho = Path(sys.executable).with_name("wwho")
+    for threads in ("1", "2"):
+        done = subprocess.run([str(wwho), "encode", "--tokenizer", str(O200K_FILE), "--file", str(path),
+                               "--threads", threads, "--block-mb", "0.000001"], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 2
+        assert f"in.txt:{len(lines) + 1}: invalid UTF-8" in done.stderr
+        tok = ByteBPE.from_tiktoken(O200K_FILE)
+        assert done.stdout.split("\n")[:-1] == [" ".join(map(str, tok.encode(line))) for line in lines]
