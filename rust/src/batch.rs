@@ -34,6 +34,7 @@ const MAX_POOLS: usize = 4;
 
 type Panic = Box<dyn Any + Send + 'static>;
 type Slot<R> = Mutex<Option<Result<Vec<R>, Panic>>>;
+type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
 
 /// `work` on every item on up to `threads` threads, the calling thread included; `consume` on
 /// the calling thread receives the results in input order as they become ready, as
@@ -49,7 +50,11 @@ pub fn ordered<T: Sync, R: Send, E>(
     mut consume: impl FnMut(usize, Vec<R>) -> Result<(), E>,
 ) -> Result<(), E> {
     let total: usize = items.iter().map(|t| weight(t) + ITEM_WEIGHT).sum();
-    let threads = if total < PARALLEL_FROM { 1 } else { threads.max(1) };
+    let threads = if total < PARALLEL_FROM {
+        1
+    } else {
+        threads.max(1)
+    };
     let bounds = chunk_bounds(items, &weight, threads);
     let chunks = bounds.len() - 1;
     let threads = threads.min(chunks);
@@ -108,7 +113,11 @@ pub fn parallel_map<R: Send>(
 /// thread), then `items.len()`.
 fn chunk_bounds<T>(items: &[T], weight: &impl Fn(&T) -> usize, threads: usize) -> Vec<usize> {
     // One thread needs no balance: bigger chunks interleave encoding and handing over less.
-    let chunk = if threads == 1 { CHUNK_WEIGHT_ONE } else { CHUNK_WEIGHT };
+    let chunk = if threads == 1 {
+        CHUNK_WEIGHT_ONE
+    } else {
+        CHUNK_WEIGHT
+    };
     let mut bounds = vec![0];
     let mut held = 0;
     for (i, item) in items.iter().enumerate() {
@@ -202,7 +211,7 @@ fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
 /// A pool of `n` threads, kept for the next call with the same count (at most [`MAX_POOLS`]
 /// counts are kept; the oldest is dropped, its threads ending when its last call does).
 fn pool(n: usize) -> Arc<rayon::ThreadPool> {
-    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    static POOLS: OnceLock<Pools> = OnceLock::new();
     let mut pools = lock(POOLS.get_or_init(|| Mutex::new(Vec::new())));
     if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
         return p.clone();

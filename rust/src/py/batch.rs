@@ -23,7 +23,7 @@ pub fn thread_count(num_threads: Option<usize>) -> usize {
 
 /// `[convert(work(t)) for t in texts]` as a Python list: `work` on `threads` threads without
 /// the GIL, `convert` on the calling thread with it. The first text (in order) whose `convert`
-/// fails stops the batch with that error.
+/// fails stops the batch with that error; so does a signal's exception (KeyboardInterrupt).
 pub fn encode_texts<'py, R, W, C>(
     py: Python<'py>,
     texts: &[Text<'_>],
@@ -48,6 +48,8 @@ where
     py.detach(|| {
         ordered(texts, threads, Text::len, work, |first, results| {
             Python::attach(|py| {
+                // A Ctrl-C stops a long batch here (the threads stop taking chunks).
+                py.check_signals()?;
                 let list = list.bind(py);
                 for (k, r) in results.into_iter().enumerate() {
                     let item = convert(py, r)?;

@@ -2,17 +2,17 @@
 //! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
 //! the exceptions into typed `wwho` errors.
 
+use super::batch::{encode_texts, thread_count};
+use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::{ByteLevel as Core, Error, Model, MAX_ID};
 use crate::pretokenize::general::RegexError;
 use crate::pretokenize::Pretokenizer as CorePretokenizer;
+use crate::units::Text;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use pyo3::{create_exception, ffi};
-use super::batch::{encode_texts, thread_count};
-use super::text::{text, with_utf8};
-use crate::units::Text;
 use std::sync::Arc;
 
 create_exception!(
@@ -471,7 +471,9 @@ impl ByteLevel {
         let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
         guard(|| {
             let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
-                Ok(id_list(py, &self.ints, &ids.map_err(to_py)?)?.into_any().unbind())
+                Ok(id_list(py, &self.ints, &ids.map_err(to_py)?)?
+                    .into_any()
+                    .unbind())
             };
             encode_texts(py, &views, thread_count(num_threads), work, ids_of)
         })

@@ -291,7 +291,8 @@ impl PyEncoder {
             .collect::<PyResult<Vec<Text<'_>>>>()?;
         let enc = &self.inner;
         let work = |t: &Text<'_>| with_text!(*t, t => enc.encode(t, &allowed));
-        let ids_of = |py: Python<'_>, ids: Vec<u32>| Ok(self.id_list(py, &ids)?.into_any().unbind());
+        let ids_of =
+            |py: Python<'_>, ids: Vec<u32>| Ok(self.id_list(py, &ids)?.into_any().unbind());
         batch_guard(py, || {
             encode_texts(py, &views, thread_count(Some(num_threads)), work, ids_of)
         })
