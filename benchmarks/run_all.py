@@ -36,6 +36,7 @@ BENCHMARKS = {
     "compression": ("SGPE compression vs peers on the same text, and where the ids and tokens go (8k, 32k, 64k)",
                     ["bench_compression.py", "--sweep"]),
     "encode": ("Encoding speed on held-out Sinhala", ["bench_encode.py"]),
+    "batch": ("encode_batch on 1 and 2 threads, SGPE and byte-level, batches of 6-15 MB", ["bench_batch.py"]),
     "engine": ("The merge engine alone (SGPE input from all the Sinhala news)",
                ["bench_engine.py", "--all-news", "--reference"]),
     "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders, and training vs HF",
