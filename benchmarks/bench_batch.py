@@ -97,7 +97,7 @@ def main() -> None:
         tok = SGPETokenizer.load(args.vocab)
         for label, lines in data.items():
             compare(f"SGPE 32k, {label}", lambda ls, n: tok.encode_batch(ls, num_threads=n), lines, args.repeat,
-                    check=lambda ids, ls=lines: _check(tok.encode, ls, ids, f"SGPE, {label}"))
+                    check=lambda ids, ls=lines, at=label: _check(tok.encode, ls, ids, f"SGPE, {at}"))
     if "bytelevel" in kinds:
         from wwho.bytelevel import ByteBPE
 
@@ -105,7 +105,7 @@ def main() -> None:
         for label, lines in data.items():
             compare(f"ByteBPE o200k, {label}",
                     lambda ls, n: ours.encode_batch(ls, num_threads=n, disallowed_special=()), lines, args.repeat,
-                    check=lambda ids, ls=lines: _check(ours.encode_ordinary, ls, ids, f"ByteBPE, {label}"))
+                    check=lambda ids, ls=lines, at=label: _check(ours.encode_ordinary, ls, ids, f"ByteBPE, {at}"))
     if "tiktoken" in kinds:
         enc = o200k()
         for label, lines in data.items():
