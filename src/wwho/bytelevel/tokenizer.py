@@ -290,18 +290,14 @@ class ByteBPE:
     def _batch(self, texts: list, allowed, disallowed, num_threads: int | None) -> list[list[int]]:
         if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
             raise TokenizerError(f"num_threads must be an int >= 1 or None, not {num_threads!r}")
+        # The core's threads make each text's UTF-8 themselves, lone surrogates replaced as
+        # _replace_surrogates does: no retry here, unlike encode().
         try:
             return self._core.encode_batch(texts, allowed, disallowed, num_threads)
         except Exception as exc:  # noqa: BLE001
             for n, text in enumerate(texts):
                 if not isinstance(text, str):
                     raise TokenizerError(f"texts[{n}]: expected text (str), got {type(text).__name__}") from None
-            if isinstance(exc, UnicodeEncodeError):
-                clean = [_replace_surrogates(t) for t in texts]
-                try:
-                    return self._core.encode_batch(clean, allowed, disallowed, num_threads)
-                except Exception as again:  # noqa: BLE001
-                    exc = again
             raise self._error(exc) from None
 
     def _special_sets(self, allowed_special, disallowed_special):
