@@ -11,6 +11,7 @@ own batch for o200k. Speed is measured by ``benchmarks/bench_batch.py``, not her
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -205,3 +206,26 @@ def test_concurrent_batches_share_the_threads(kind, corpus):
         t.join()
     assert not failures
     assert want[0][:50] == [encode(t) for t in parts[0][:50]]
+
+
+def _child_batch(batch, texts, want, queue) -> None:
+    queue.put(batch(texts, 2) == want)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is not available on this platform")
+def test_a_forked_child_runs_threaded_batches(kind, corpus):
+    """A child made by fork after a threaded batch (a data loader's workers) has none of the
+    pool's threads; its own threaded batches must still finish, with the same ids."""
+    import multiprocessing
+
+    _, _, _, batch = kind
+    want = batch(corpus, 2)  # the parent's pool now exists
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_batch, args=(batch, corpus, want, queue))
+    child.start()
+    child.join(120)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("a threaded batch in a forked child never finished")
+    assert child.exitcode == 0 and queue.get(timeout=10)

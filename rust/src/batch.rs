@@ -34,7 +34,8 @@ const MAX_POOLS: usize = 4;
 
 type Panic = Box<dyn Any + Send + 'static>;
 type Slot<R> = Mutex<Option<Result<Vec<R>, Panic>>>;
-type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+/// The process id that made the pools, and the pools by thread count.
+type Pools = Mutex<(u32, Vec<(usize, Arc<rayon::ThreadPool>)>)>;
 
 /// `work` on every item on up to `threads` threads, the calling thread included; `consume` on
 /// the calling thread receives the results in input order as they become ready, as
@@ -210,10 +211,18 @@ fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
 
 /// A pool of `n` threads, kept for the next call with the same count (at most [`MAX_POOLS`]
 /// counts are kept; the oldest is dropped, its threads ending when its last call does).
+///
+/// A child process made by `fork` has none of its parent's threads: its first batch finds pools
+/// made by another process id, forgets them (their threads are not there to stop) and makes its
+/// own, where waiting on the parent's would never end.
 fn pool(n: usize) -> Arc<rayon::ThreadPool> {
     static POOLS: OnceLock<Pools> = OnceLock::new();
-    let mut pools = lock(POOLS.get_or_init(|| Mutex::new(Vec::new())));
-    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+    let mut pools = lock(POOLS.get_or_init(|| Mutex::new((std::process::id(), Vec::new()))));
+    if pools.0 != std::process::id() {
+        std::mem::forget(std::mem::take(&mut pools.1));
+        pools.0 = std::process::id();
+    }
+    if let Some((_, p)) = pools.1.iter().find(|(k, _)| *k == n) {
         return p.clone();
     }
     let p = Arc::new(
@@ -223,10 +232,10 @@ fn pool(n: usize) -> Arc<rayon::ThreadPool> {
             .build()
             .unwrap_or_else(|e| panic!("cannot start {n} threads: {e}")),
     );
-    if pools.len() >= MAX_POOLS {
-        pools.remove(0);
+    if pools.1.len() >= MAX_POOLS {
+        pools.1.remove(0);
     }
-    pools.push((n, p.clone()));
+    pools.1.push((n, p.clone()));
     p
 }
 
