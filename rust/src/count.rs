@@ -225,6 +225,17 @@ impl Counts {
             .map(|s| (self.key_of(s), s.count))
     }
 
+    /// Every `(piece, count)` of part `k` of `parts` (the slots cut into equal ranges): the
+    /// parts, in order, are [`Counts::iter`].
+    pub fn iter_part(&self, k: usize, parts: usize) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        let n = self.slots.len();
+        let parts = parts.max(1);
+        self.slots[n * k / parts..n * (k + 1) / parts]
+            .iter()
+            .filter(|s| s.count != 0)
+            .map(|s| (self.key_of(s), s.count))
+    }
+
     /// The sum of all counts (at most `u64::MAX`: counts given by a caller may add up past it).
     pub fn total(&self) -> u64 {
         self.iter().fold(0, |sum, (_, n)| sum.saturating_add(n))

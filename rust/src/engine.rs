@@ -8,7 +8,10 @@
 //! reuses its id. Each merge touches only the words holding the pair:
 //!
 //! * `pairs`: pair -> frequency and the words that contain (or once contained) it, counted
-//!   once, then updated incrementally around each merge;
+//!   once, then updated incrementally around each merge. The words found by the first count
+//!   sit in one flat buffer (`holders`, a range per pair: no allocation per pair, which on
+//!   sentence-long superword spans means millions of pairs); those a pair gains later go to a
+//!   list of its own (`extra`), made only for pairs that gain any;
 //! * a lazy queue of the pairs with `freq >= floor`: one bucket per frequency, sorted by the
 //!   tie-break only when it reaches the front, so the many rare pairs are never ordered. An entry
 //!   is checked against the true count when it comes up; a pair that shrank is filed again.
@@ -50,13 +53,14 @@ fn order(symbols: &[Vec<u32>], greater: bool) -> impl Fn(u64, u64) -> Ordering +
     }
 }
 
-/// A pair's frequency and the words holding it (an index may repeat or be stale).
-#[derive(Debug, Default)]
+/// A pair's frequency and the words holding it (an index may repeat or be stale): the range
+/// `start..start + len` of [`Engine::holders`] (from the first count) and, for a pair that
+/// gained occurrences since, its list in [`Engine::extra`].
+#[derive(Clone, Copy, Debug, Default)]
 struct PairEntry {
     freq: u64,
-    words: Vec<u32>,
-    /// Occurrences while the entries are first counted.
-    filled: u32,
+    start: u32,
+    len: u32,
 }
 
 /// Pair keys by frequency, highest first, then by the tie-break (see the module docs).
@@ -152,12 +156,18 @@ pub struct Engine {
     spans: Vec<(u32, u32)>,
     counts: Vec<u64>,
     pairs: FxHashMap<u64, PairEntry>,
+    /// The words of every pair at the first count, pair after pair (see [`PairEntry`]).
+    holders: Vec<u32>,
+    /// Words a pair gained after the first count.
+    extra: FxHashMap<u64, Vec<u32>>,
     queue: Queue,
     /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
     floor: Option<u64>,
     /// Scratch of [`Engine::merge`]: (neighbour, word) per occurrence.
     lefts: Vec<(u32, u32)>,
     rights: Vec<(u32, u32)>,
+    /// Scratch of [`Engine::merge`]: the words holding the pair being merged.
+    visit: Vec<u32>,
     /// Per word: the number of the last merge that visited it.
     seen: Vec<u32>,
 }
@@ -231,10 +241,13 @@ impl Engine {
             spans,
             counts,
             pairs: FxHashMap::default(),
+            holders: Vec::new(),
+            extra: FxHashMap::default(),
             queue: Queue::default(),
             floor: None,
             lefts: Vec::new(),
             rights: Vec::new(),
+            visit: Vec::new(),
             seen: Vec::new(),
         };
         engine.seen = vec![u32::MAX; engine.spans.len()];
@@ -243,8 +256,8 @@ impl Engine {
     }
 
     fn count_pairs(&mut self) {
-        // Two passes: count each pair's occurrences, then fill lists made at their final size
-        // (a map of growing lists would allocate again and again).
+        // Two passes: count each pair's occurrences, then fill the flat holder buffer, each
+        // pair's range placed by a running sum of those occurrences.
         let mut pairs: FxHashMap<u64, PairEntry> = FxHashMap::default();
         for wi in 0..self.spans.len() {
             let c = self.counts[wi];
@@ -252,24 +265,30 @@ impl Engine {
                 if p[0] != UNK && p[1] != UNK {
                     let e = pairs.entry(key(p[0], p[1])).or_default();
                     e.freq += c;
-                    e.filled += 1;
+                    e.len += 1;
                 }
             }
         }
+        let mut start = 0u32;
         for e in pairs.values_mut() {
-            e.words = Vec::with_capacity(e.filled as usize);
+            e.start = start;
+            start += e.len;
+            e.len = 0;
         }
+        let mut holders = vec![0u32; start as usize];
         for wi in 0..self.spans.len() {
-            let (start, len) = self.spans[wi];
-            for p in self.data[start as usize..(start + len) as usize].windows(2) {
+            let (first, len) = self.spans[wi];
+            for p in self.data[first as usize..(first + len) as usize].windows(2) {
                 if p[0] != UNK && p[1] != UNK {
                     if let Some(e) = pairs.get_mut(&key(p[0], p[1])) {
-                        e.words.push(wi as u32);
+                        holders[(e.start + e.len) as usize] = wi as u32;
+                        e.len += 1;
                     }
                 }
             }
         }
         self.pairs = pairs;
+        self.holders = holders;
     }
 
     pub fn symbols(&self) -> &[Vec<u32>] {
@@ -307,6 +326,23 @@ impl Engine {
         out
     }
 
+    /// Drop the words, their counts and the pair index (the symbols and merges stay): the
+    /// engine then holds no words, so it learns nothing more.
+    pub fn release_words(&mut self) {
+        self.data = Vec::new();
+        self.spans = Vec::new();
+        self.counts = Vec::new();
+        self.pairs = FxHashMap::default();
+        self.holders = Vec::new();
+        self.extra = FxHashMap::default();
+        self.queue = Queue::default();
+        self.floor = None;
+        self.lefts = Vec::new();
+        self.rights = Vec::new();
+        self.visit = Vec::new();
+        self.seen = Vec::new();
+    }
+
     /// Corpus frequency of every symbol (sum over words of count times occurrences).
     pub fn symbol_frequencies(&self) -> Vec<u64> {
         let mut freqs = vec![0u64; self.symbols.len()];
@@ -323,11 +359,13 @@ impl Engine {
     /// Bytes held by the engine (an estimate of its heap).
     pub fn heap_bytes(&self) -> usize {
         let words = self.data.capacity() * 4 + self.spans.capacity() * 8;
-        let pairs: usize = self
-            .pairs
-            .values()
-            .map(|e| e.words.capacity() * 4 + 48)
-            .sum();
+        let pairs = self.pairs.capacity() * 25
+            + self.holders.capacity() * 4
+            + self
+                .extra
+                .values()
+                .map(|w| w.capacity() * 4 + 33)
+                .sum::<usize>();
         let symbols: usize = self.symbols.iter().map(|s| s.capacity() * 8 + 56).sum();
         words + pairs + symbols + self.counts.capacity() * 8
     }
@@ -409,6 +447,16 @@ impl Engine {
         min_freq: i64,
         mut after: impl FnMut(&Self, Step) -> bool,
     ) {
+        let dbg = std::env::var_os("WWHO_TIMING").is_some();
+        if dbg {
+            eprintln!(
+                "TIMING pairs {} cap {} holders {} data {}",
+                self.pairs.len(),
+                self.pairs.capacity(),
+                self.holders.len(),
+                self.data.len()
+            );
+        }
         while self.symbols.len() < max_symbols {
             let Some(step) = self.step(min_freq) else {
                 break;
@@ -416,6 +464,15 @@ impl Engine {
             if !after(self, step) {
                 break;
             }
+        }
+        if dbg {
+            eprintln!(
+                "TIMING pairs {} cap {} extra {} {}",
+                self.pairs.len(),
+                self.pairs.capacity(),
+                self.extra.len(),
+                self.extra.values().map(|v| v.len()).sum::<usize>()
+            );
         }
     }
 
@@ -451,7 +508,13 @@ impl Engine {
         let Some(entry) = self.pairs.remove(&key(a, b)) else {
             return;
         };
-        let holders = entry.words;
+        let mut holders = std::mem::take(&mut self.visit);
+        holders.clear();
+        let first = entry.start as usize;
+        holders.extend_from_slice(&self.holders[first..first + entry.len as usize]);
+        if let Some(more) = self.extra.remove(&key(a, b)) {
+            holders.extend_from_slice(&more);
+        }
         // Each word once (the list may repeat a word or name one that has lost the pair): a
         // stamp per word marks the ones this merge has seen, with no sorting.
         let stamp = self.merges.len() as u32;
@@ -514,6 +577,7 @@ impl Engine {
         }
         self.lefts = lefts;
         self.rights = rights;
+        self.visit = holders;
     }
 
     fn take_down(&mut self, k: u64, n: u64) {
@@ -521,6 +585,7 @@ impl Engine {
             e.freq = e.freq.saturating_sub(n);
             if e.freq == 0 {
                 self.pairs.remove(&k);
+                self.extra.remove(&k);
             }
         }
     }
@@ -528,8 +593,11 @@ impl Engine {
     fn bring_up(&mut self, k: u64, n: u64, occurrences: &[(u32, u32)]) {
         let e = self.pairs.entry(k).or_default();
         e.freq += n;
-        e.words.extend(occurrences.iter().map(|&(_, wi)| wi));
         let freq = e.freq;
+        self.extra
+            .entry(k)
+            .or_default()
+            .extend(occurrences.iter().map(|&(_, wi)| wi));
         if let Some(floor) = self.floor {
             if freq >= floor {
                 self.queue
@@ -702,5 +770,18 @@ mod tests {
         assert_eq!(e.replay(&[(0, 2)]), Err(EngineError::ReplayAbsent(1)));
         assert_eq!(e.replay(&[(0, 1)]), Ok(()));
         assert_eq!(e.replay(&[(0, 1)]), Err(EngineError::ReplayAbsent(2)));
+    }
+
+    #[test]
+    fn released_engine_keeps_symbols_and_merges_and_learns_nothing() {
+        let mut e =
+            Engine::new(vec![vec![0, 1, 0, 1]], vec![3], vec![s("a"), s("b")], false).unwrap();
+        assert_eq!(e.step(2), Some((0, 1, 2, 6)));
+        e.release_words();
+        assert_eq!(e.symbols()[2], s("ab"));
+        assert_eq!(e.merges(), &[(0, 1)]);
+        assert_eq!(e.step(1), None);
+        assert_eq!(e.symbol_frequencies(), vec![0, 0, 0]);
+        assert_eq!(e.replay(&[(2, 2)]), Err(EngineError::ReplayAbsent(2)));
     }
 }

@@ -19,7 +19,6 @@ use crate::training::{for_each_span, Positions, WordCounts};
 use crate::units::{decode_wtf8_into, Unit};
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
-use rustc_hash::FxHashMap;
 
 /// The sentence punctuation after which a span ends, as a sorted set of code points.
 #[derive(Clone, Debug, Default)]
@@ -84,7 +83,9 @@ pub fn pieces_of(spans: &Counts) -> Counts {
 /// it: `scope`, and scope `Words` for a piece holding `reserved` text), with the span's count.
 /// The tokens of a span holding `reserved` text become words of one token each: counted, never
 /// merged, so no superword merge can produce such a string. Returns `(data, lengths, counts)`
-/// for [`Engine::from_flat`].
+/// for [`Engine::from_flat`], the spans in the order of [`Counts::iter`]; `threads` threads
+/// each take a part of the table (the engine's result does not depend on the order anyway).
+#[allow(clippy::too_many_arguments)]
 pub fn superword_words(
     spans: &Counts,
     splitter: &WordSplitter,
@@ -93,76 +94,139 @@ pub fn superword_words(
     words: &WordCounts,
     positions: &Positions,
     engine: &Engine,
+    threads: usize,
 ) -> (Vec<u32>, Vec<usize>, Vec<u64>) {
     let guard = if reserved.is_empty() {
         None
     } else {
         AhoCorasick::new(reserved).ok()
     };
-    let reserved_in = |text: &[u8]| guard.as_ref().is_some_and(|ac| ac.is_match(text));
-    let symbol = |s: u32| positions.symbols.get(&s).copied().unwrap_or(UNK);
-    let (mut data, mut lengths, mut counts) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut units, mut ids, mut seq) = (Vec::new(), Vec::new(), Vec::new());
-    let mut parts = Parts::default();
-    // Each distinct piece's tokens once (a corpus has far fewer distinct pieces than spans).
-    let mut known: FxHashMap<&[u8], (u32, u32)> = FxHashMap::default();
-    let mut tokens: Vec<u32> = Vec::new();
-    for (span, count) in spans.iter() {
-        seq.clear();
-        let mut pos = 0;
-        while pos < span.len() {
-            let end = piece_end_utf8(span, pos);
-            let piece = &span[pos..end];
-            pos = end;
-            if let Some(&(start, len)) = known.get(piece) {
-                seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
-                continue;
+    let threads = threads.max(1);
+    let part = |k: usize| {
+        let mut out = SpanWords::default();
+        out.add(
+            spans.iter_part(k, threads),
+            splitter,
+            scope,
+            guard.as_ref(),
+            words,
+            positions,
+            engine,
+        );
+        out
+    };
+    let mut parts: Vec<SpanWords> = if threads == 1 {
+        vec![part(0)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|k| s.spawn(move || part(k))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
+    let mut all = std::mem::take(&mut parts[0]);
+    all.data
+        .reserve(parts[1..].iter().map(|p| p.data.len()).sum());
+    for p in parts.drain(1..) {
+        all.data.extend_from_slice(&p.data);
+        all.lengths.extend_from_slice(&p.lengths);
+        all.counts.extend_from_slice(&p.counts);
+    }
+    (all.data, all.lengths, all.counts)
+}
+
+/// Engine words of some spans (see [`superword_words`]).
+#[derive(Default)]
+struct SpanWords {
+    data: Vec<u32>,
+    lengths: Vec<usize>,
+    counts: Vec<u64>,
+}
+
+impl SpanWords {
+    #[allow(clippy::too_many_arguments)]
+    fn add<'a>(
+        &mut self,
+        spans: impl Iterator<Item = (&'a [u8], u64)>,
+        splitter: &WordSplitter,
+        scope: Scope,
+        guard: Option<&AhoCorasick>,
+        words: &WordCounts,
+        positions: &Positions,
+        engine: &Engine,
+    ) {
+        let reserved_in = |text: &[u8]| guard.is_some_and(|ac| ac.is_match(text));
+        let symbol = |s: u32| positions.symbols.get(&s).copied().unwrap_or(UNK);
+        let (data, lengths, counts) = (&mut self.data, &mut self.lengths, &mut self.counts);
+        let (mut units, mut ids, mut seq) = (Vec::new(), Vec::new(), Vec::new());
+        let mut parts = Parts::default();
+        // Each distinct piece's tokens once (a corpus has far fewer distinct pieces than spans):
+        // piece -> 1 + its index in `at`, in a table holding short pieces inline (a map keyed
+        // by slices of the span table would miss the cache on every comparison).
+        let mut known = Counts::default();
+        let mut at: Vec<(u32, u32)> = Vec::new();
+        let mut tokens: Vec<u32> = Vec::new();
+        for (span, count) in spans {
+            seq.clear();
+            let mut pos = 0;
+            while pos < span.len() {
+                let end = piece_end_utf8(span, pos);
+                let piece = &span[pos..end];
+                pos = end;
+                let seen = known.get(piece);
+                if seen != 0 {
+                    let (start, len) = at[seen as usize - 1];
+                    seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
+                    continue;
+                }
+                units.clear();
+                if decode_wtf8_into(piece, &mut units).is_err() {
+                    continue; // not produced by the counters (they write valid WTF-8)
+                }
+                parts.clear();
+                splitter.split(&units, &mut parts);
+                ids.clear();
+                let mut start = 0;
+                for &e in &parts.ends {
+                    // Every token was interned when the pieces of these spans were collected.
+                    ids.push(words.strings.lookup(&units[start..e]).unwrap_or(UNK));
+                    start = e;
+                }
+                let grouping = if scope != Scope::Words && reserved_in(piece) {
+                    Scope::Words
+                } else {
+                    scope
+                };
+                let first = tokens.len();
+                for_each_span(
+                    &parts,
+                    &units,
+                    &ids,
+                    grouping,
+                    |group, mergeable| match positions.words.get(group).filter(|_| mergeable) {
+                        Some(&w) => tokens.extend_from_slice(engine.word(w as usize)),
+                        None => tokens.extend(group.iter().map(|&s| symbol(s))),
+                    },
+                );
+                at.push((first as u32, (tokens.len() - first) as u32));
+                known.add(piece, at.len() as u64);
+                seq.extend_from_slice(&tokens[first..]);
             }
-            units.clear();
-            if decode_wtf8_into(piece, &mut units).is_err() {
-                continue; // not produced by the counters (they write valid WTF-8)
-            }
-            parts.clear();
-            splitter.split(&units, &mut parts);
-            ids.clear();
-            let mut start = 0;
-            for &e in &parts.ends {
-                // Every token was interned when the pieces of these spans were collected.
-                ids.push(words.strings.lookup(&units[start..e]).unwrap_or(UNK));
-                start = e;
-            }
-            let grouping = if scope != Scope::Words && reserved_in(piece) {
-                Scope::Words
-            } else {
-                scope
-            };
-            let first = tokens.len();
-            for_each_span(
-                &parts,
-                &units,
-                &ids,
-                grouping,
-                |group, mergeable| match positions.words.get(group).filter(|_| mergeable) {
-                    Some(&w) => tokens.extend_from_slice(engine.word(w as usize)),
-                    None => tokens.extend(group.iter().map(|&s| symbol(s))),
-                },
-            );
-            known.insert(piece, (first as u32, (tokens.len() - first) as u32));
-            seq.extend_from_slice(&tokens[first..]);
-        }
-        if reserved_in(span) {
-            for &t in &seq {
-                data.push(t);
-                lengths.push(1);
+            if reserved_in(span) {
+                for &t in &seq {
+                    data.push(t);
+                    lengths.push(1);
+                    counts.push(count);
+                }
+            } else if !seq.is_empty() {
+                data.extend_from_slice(&seq);
+                lengths.push(seq.len());
                 counts.push(count);
             }
-        } else if !seq.is_empty() {
-            data.extend_from_slice(&seq);
-            lengths.push(seq.len());
-            counts.push(count);
         }
     }
-    (data, lengths, counts)
 }
 
 #[cfg(test)]

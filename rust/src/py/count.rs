@@ -478,7 +478,10 @@ impl PyWordCounts {
     /// made with `span_breaks`, whose pieces these words are) as the tokens the word-level
     /// `engine` (trained from the last `engine_input`) left its pieces, with the span's count.
     /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words`.
-    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new()))]
+    /// `spans` is consumed (left empty): the span table is the largest of a training, and is
+    /// freed before the engine counts its pairs. `threads`: 0 for all cores.
+    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new(), threads=0))]
+    #[allow(clippy::too_many_arguments)]
     fn superword_engine(
         &self,
         py: Python<'_>,
@@ -487,17 +490,29 @@ impl PyWordCounts {
         engine: PyRef<'_, PyMergeEngine>,
         scope: &str,
         reserved: Vec<String>,
+        threads: usize,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
-        let spans = spans.total();
+        spans.total();
+        let table = std::mem::take(&mut spans.tables);
         let (splitter, first) = (&splitter.inner, &engine.inner);
         let (words, positions) = (&self.inner, &self.positions);
+        let threads = threads_or_all(threads);
         let built = py
             .detach(|| {
                 guard("superword words", || {
-                    let (data, lengths, counts) =
-                        superword_words(spans, splitter, scope, &reserved, words, positions, first);
-                    Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false)
+                    let t0 = std::time::Instant::now();
+                    let (data, lengths, counts) = superword_words(
+                        &table[0], splitter, scope, &reserved, words, positions, first, threads,
+                    );
+                    let t1 = std::time::Instant::now();
+                    drop(table);
+                    let e =
+                        Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false);
+                    if std::env::var_os("WWHO_TIMING").is_some() {
+                        eprintln!("TIMING words {:?} drop+engine {:?}", t1 - t0, t1.elapsed());
+                    }
+                    e
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?
