@@ -8,10 +8,10 @@
 //! reuses its id. Each merge touches only the words holding the pair:
 //!
 //! * `pairs`: pair -> frequency and the words that contain (or once contained) it, counted
-//!   once, then updated incrementally around each merge. The words found by the first count
-//!   sit in one flat buffer (`holders`, a range per pair: no allocation per pair, which on
-//!   sentence-long superword spans means millions of pairs); those a pair gains later go to a
-//!   list of its own (`extra`), made only for pairs that gain any;
+//!   once, then updated incrementally around each merge. The words sit in one flat buffer
+//!   (`holders`, a range per pair: no allocation per pair, which on sentence-long superword
+//!   spans means millions of pairs); a pair that gains words has its range moved to the end
+//!   of the buffer (unless it is there already) and extended;
 //! * a lazy queue of the pairs with `freq >= floor`: one bucket per frequency, sorted by the
 //!   tie-break only when it reaches the front, so the many rare pairs are never ordered. An entry
 //!   is checked against the true count when it comes up; a pair that shrank is filed again.
@@ -54,8 +54,7 @@ fn order(symbols: &[Vec<u32>], greater: bool) -> impl Fn(u64, u64) -> Ordering +
 }
 
 /// A pair's frequency and the words holding it (an index may repeat or be stale): the range
-/// `start..start + len` of [`Engine::holders`] (from the first count) and, for a pair that
-/// gained occurrences since, its list in [`Engine::extra`].
+/// `start..start + len` of [`Engine::holders`].
 #[derive(Clone, Copy, Debug, Default)]
 struct PairEntry {
     freq: u64,
@@ -156,10 +155,9 @@ pub struct Engine {
     spans: Vec<(u32, u32)>,
     counts: Vec<u64>,
     pairs: FxHashMap<u64, PairEntry>,
-    /// The words of every pair at the first count, pair after pair (see [`PairEntry`]).
+    /// The words of every pair, pair after pair (see [`PairEntry`]); ranges of pairs that
+    /// were merged, vanished or moved are left behind until [`Engine::compact_holders`].
     holders: Vec<u32>,
-    /// Words a pair gained after the first count.
-    extra: FxHashMap<u64, Vec<u32>>,
     queue: Queue,
     /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
     floor: Option<u64>,
@@ -242,7 +240,6 @@ impl Engine {
             counts,
             pairs: FxHashMap::default(),
             holders: Vec::new(),
-            extra: FxHashMap::default(),
             queue: Queue::default(),
             floor: None,
             lefts: Vec::new(),
@@ -334,7 +331,6 @@ impl Engine {
         self.counts = Vec::new();
         self.pairs = FxHashMap::default();
         self.holders = Vec::new();
-        self.extra = FxHashMap::default();
         self.queue = Queue::default();
         self.floor = None;
         self.lefts = Vec::new();
@@ -359,13 +355,7 @@ impl Engine {
     /// Bytes held by the engine (an estimate of its heap).
     pub fn heap_bytes(&self) -> usize {
         let words = self.data.capacity() * 4 + self.spans.capacity() * 8;
-        let pairs = self.pairs.capacity() * 25
-            + self.holders.capacity() * 4
-            + self
-                .extra
-                .values()
-                .map(|w| w.capacity() * 4 + 33)
-                .sum::<usize>();
+        let pairs = self.pairs.capacity() * 25 + self.holders.capacity() * 4;
         let symbols: usize = self.symbols.iter().map(|s| s.capacity() * 8 + 56).sum();
         words + pairs + symbols + self.counts.capacity() * 8
     }
@@ -447,16 +437,6 @@ impl Engine {
         min_freq: i64,
         mut after: impl FnMut(&Self, Step) -> bool,
     ) {
-        let dbg = std::env::var_os("WWHO_TIMING").is_some();
-        if dbg {
-            eprintln!(
-                "TIMING pairs {} cap {} holders {} data {}",
-                self.pairs.len(),
-                self.pairs.capacity(),
-                self.holders.len(),
-                self.data.len()
-            );
-        }
         while self.symbols.len() < max_symbols {
             let Some(step) = self.step(min_freq) else {
                 break;
@@ -464,15 +444,6 @@ impl Engine {
             if !after(self, step) {
                 break;
             }
-        }
-        if dbg {
-            eprintln!(
-                "TIMING pairs {} cap {} extra {} {}",
-                self.pairs.len(),
-                self.pairs.capacity(),
-                self.extra.len(),
-                self.extra.values().map(|v| v.len()).sum::<usize>()
-            );
         }
     }
 
@@ -512,9 +483,6 @@ impl Engine {
         holders.clear();
         let first = entry.start as usize;
         holders.extend_from_slice(&self.holders[first..first + entry.len as usize]);
-        if let Some(more) = self.extra.remove(&key(a, b)) {
-            holders.extend_from_slice(&more);
-        }
         // Each word once (the list may repeat a word or name one that has lost the pair): a
         // stamp per word marks the ones this merge has seen, with no sorting.
         let stamp = self.merges.len() as u32;
@@ -585,25 +553,44 @@ impl Engine {
             e.freq = e.freq.saturating_sub(n);
             if e.freq == 0 {
                 self.pairs.remove(&k);
-                self.extra.remove(&k);
             }
         }
     }
 
     fn bring_up(&mut self, k: u64, n: u64, occurrences: &[(u32, u32)]) {
+        if self.holders.len() + occurrences.len() >= u32::MAX as usize {
+            self.compact_holders();
+        }
         let e = self.pairs.entry(k).or_default();
         e.freq += n;
         let freq = e.freq;
-        self.extra
-            .entry(k)
-            .or_default()
-            .extend(occurrences.iter().map(|&(_, wi)| wi));
+        let (start, len) = (e.start as usize, e.len as usize);
+        if start + len != self.holders.len() {
+            // Not the last range: move it to the end, where it can grow.
+            e.start = self.holders.len() as u32;
+            self.holders.extend_from_within(start..start + len);
+        }
+        self.holders.extend(occurrences.iter().map(|&(_, wi)| wi));
+        e.len += occurrences.len() as u32;
         if let Some(floor) = self.floor {
             if freq >= floor {
                 self.queue
                     .push(freq, k, &order(&self.symbols, self.greater));
             }
         }
+    }
+
+    /// Copy the live ranges of `holders` into a new buffer (ranges left behind by merged,
+    /// vanished or moved pairs are dropped): done only when the buffer would pass `u32` offsets.
+    fn compact_holders(&mut self) {
+        let live: usize = self.pairs.values().map(|e| e.len as usize).sum();
+        let mut holders = Vec::with_capacity(live + live / 4);
+        for e in self.pairs.values_mut() {
+            let start = e.start as usize;
+            e.start = holders.len() as u32;
+            holders.extend_from_slice(&self.holders[start..start + e.len as usize]);
+        }
+        self.holders = holders;
     }
 }
 
@@ -711,9 +698,16 @@ mod tests {
             let greater = round % 2 == 1;
             let max = k + rng.next(12) as usize;
             let want = naive(words.clone(), &counts, symbols.clone(), greater, max);
-            let mut engine = Engine::new(words, counts, symbols, greater).unwrap();
+            let mut engine =
+                Engine::new(words.clone(), counts.clone(), symbols.clone(), greater).unwrap();
             engine.train(max, 2, |_, _| true);
             assert_eq!(engine.merges(), &want[..], "round {round}");
+            // Compacting the holder buffer between merges changes nothing.
+            let mut compacted = Engine::new(words, counts, symbols, greater).unwrap();
+            while compacted.symbols().len() < max && compacted.step(2).is_some() {
+                compacted.compact_holders();
+            }
+            assert_eq!(compacted.merges(), &want[..], "round {round}, compacted");
         }
     }
 
