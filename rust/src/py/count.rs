@@ -519,12 +519,15 @@ impl PyWordCounts {
     }
 
     /// The merge engine's input for `prune_freq`: `(symbols, engine, kept syllables, word
-    /// lengths, word symbols, counts)`, the last three as native int64 arrays (for a checksum).
+    /// lengths, word symbols, counts)`, the last three as native int64 arrays (for a checksum;
+    /// empty unless `arrays`).
     #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (prune_freq, *, arrays=true))]
     fn engine_input<'py>(
         &mut self,
         py: Python<'py>,
         prune_freq: u64,
+        arrays: bool,
     ) -> PyResult<(
         Vec<Bound<'py, PyString>>,
         PyMergeEngine,
@@ -541,14 +544,20 @@ impl PyWordCounts {
             .iter()
             .map(|&s| super::text::from_code_points(py, self.inner.strings.get(s)))
             .collect::<PyResult<Vec<_>>>()?;
-        let lengths = i64_bytes(input.lengths.iter().map(|&n| n as i64));
-        let flat = i64_bytes(
-            input
-                .data
-                .iter()
-                .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
-        );
-        let counts = i64_bytes(input.counts.iter().map(|&c| c as i64));
+        let (lengths, flat, counts) = if arrays {
+            (
+                i64_bytes(input.lengths.iter().map(|&n| n as i64)),
+                i64_bytes(
+                    input
+                        .data
+                        .iter()
+                        .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
+                ),
+                i64_bytes(input.counts.iter().map(|&c| c as i64)),
+            )
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
         let units: Vec<Vec<u32>> = input
             .symbols
             .iter()
@@ -601,18 +610,11 @@ impl PyWordCounts {
         let built = py
             .detach(|| {
                 guard("superword words", || {
-                    let t0 = std::time::Instant::now();
                     let (data, lengths, counts) = superword_words(
                         &table, splitter, scope, &reserved, words, positions, first,
                     );
-                    let t1 = std::time::Instant::now();
                     drop(table);
-                    let e =
-                        Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false);
-                    if std::env::var_os("WWHO_TIMING").is_some() {
-                        eprintln!("TIMING words {:?} drop+engine {:?}", t1 - t0, t1.elapsed());
-                    }
-                    e
+                    Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false)
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?
