@@ -318,7 +318,8 @@ def train_on_pieces(
         del probe
         say(f"prune_freq auto: {prune_freq}")
     # The engine input as arrays only for a checkpoint's fingerprint.
-    symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq, arrays=checkpoint_dir is not None)
+    symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq,
+                                                                   arrays=checkpoint_dir is not None)
     index = {s: i for i, s in enumerate(symbols)}
     build, pieces_needed = building_merges(symbols)
     # Automatic pruning leaves many syllables out: keep every character of every syllable, so that an
