@@ -26,6 +26,9 @@ const MAP_PRIVATE: c_int = 0x02;
 const MAP_ANONYMOUS: c_int = 0x20;
 const MREMAP_MAYMOVE: c_int = 1;
 const MAP_FAILED: *mut c_void = !0usize as *mut c_void;
+const MADV_HUGEPAGE: c_int = 14;
+/// Mappings of at least this size ask for transparent huge pages.
+const HUGE: usize = 4 << 20;
 
 extern "C" {
     fn mmap(
@@ -37,6 +40,7 @@ extern "C" {
         off: c_long,
     ) -> *mut c_void;
     fn munmap(addr: *mut c_void, len: usize) -> c_int;
+    fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int;
     fn mremap(old: *mut c_void, old_len: usize, new_len: usize, flags: c_int, ...) -> *mut c_void;
 }
 
@@ -58,10 +62,12 @@ unsafe fn map(size: usize) -> *mut u8 {
         0,
     );
     if p == MAP_FAILED {
-        std::ptr::null_mut()
-    } else {
-        p.cast()
+        return std::ptr::null_mut();
     }
+    if size >= HUGE {
+        madvise(p, size, MADV_HUGEPAGE);
+    }
+    p.cast()
 }
 
 unsafe impl GlobalAlloc for LargeMapped {

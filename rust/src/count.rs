@@ -11,7 +11,9 @@
 //! that is not UTF-8 is an error naming `file:line` and the byte, or is skipped and counted.
 //! Other formats (JSONL, compressed) are read by `wwho.corpus` and their documents handed over
 //! as text. With a router, only each document's script runs are counted (with their leading
-//! space): the meta tokenizer's SGPE part. This module knows nothing of syllables.
+//! space): the meta tokenizer's SGPE part. Counting adds to a [`Tally`]: piece counts
+//! ([`Counts`]) or, for superword spans, a [`crate::spans::SpanTable`]. This module knows
+//! nothing of syllables.
 
 use crate::router::{Router, Run};
 use crate::spans::{span_end, Breaks};
