@@ -44,6 +44,21 @@ extern "C" {
     fn mremap(old: *mut c_void, old_len: usize, new_len: usize, flags: c_int, ...) -> *mut c_void;
 }
 
+/// Hand the system allocator's free pages back to the kernel (glibc's `malloc_trim`): after a
+/// stage that freed many small blocks (word types, interned strings), which stay in its heap.
+pub fn trim() {
+    #[cfg(target_env = "gnu")]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> c_int;
+        }
+        // SAFETY: malloc_trim only returns free memory of the allocator's own heaps.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 /// See the module docs.
 pub struct LargeMapped;
 

@@ -583,15 +583,16 @@ impl PyWordCounts {
     /// made with `span_breaks`, whose pieces these words are) as the tokens the word-level
     /// `engine` (trained from the last `engine_input`) left its pieces, with the span's count.
     /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words`.
-    /// `spans` is consumed (left empty): the span table is the largest of a training, and is
-    /// freed before the engine counts its pairs.
+    /// What the stage no longer needs is freed before the new engine counts its pairs: `spans`
+    /// and these word counts are left empty, and `engine`'s words are released (its symbols and
+    /// merges stay).
     #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new()))]
     fn superword_engine(
-        &self,
+        &mut self,
         py: Python<'_>,
         mut spans: PyRefMut<'_, PyPieceCounter>,
         splitter: PyRef<'_, PyWordSplitter>,
-        engine: PyRef<'_, PyMergeEngine>,
+        mut engine: PyRefMut<'_, PyMergeEngine>,
         scope: &str,
         reserved: Vec<String>,
     ) -> PyResult<PyMergeEngine> {
@@ -605,16 +606,23 @@ impl PyWordCounts {
             spans.tables.clear();
             table
         };
-        let (splitter, first) = (&splitter.inner, &engine.inner);
-        let (words, positions) = (&self.inner, &self.positions);
+        let splitter = &splitter.inner;
+        let first = &mut engine.inner;
+        let (words, positions) = (&mut self.inner, &mut self.positions);
         let built = py
             .detach(|| {
                 guard("superword words", || {
                     let (data, lengths, counts) = superword_words(
                         &table, splitter, scope, &reserved, words, positions, first,
                     );
+                    let symbols = first.symbols().to_vec();
                     drop(table);
-                    Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false)
+                    *words = WordCounts::default();
+                    *positions = Positions::default();
+                    first.release_words();
+                    #[cfg(target_os = "linux")]
+                    crate::alloc::trim();
+                    Engine::from_flat(data, &lengths, counts, symbols, false)
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?

@@ -323,11 +323,6 @@ impl PyMergeEngine {
         self.inner.symbols().len()
     }
 
-    /// Free the words and the pair index (symbols and merges stay; nothing more is learned).
-    fn release(&mut self) {
-        self.inner.release_words();
-    }
-
     /// Bytes held by the engine (an estimate).
     fn heap_bytes(&self) -> usize {
         self.inner.heap_bytes()

@@ -147,13 +147,6 @@ class MergeEngine:
                 self._sync()
                 some(0, 0, 0, 0, len(self.merges), len(symbols))
 
-    def release(self) -> None:
-        """Free the words and the pair index held in the core; ``merges`` and ``symbols`` stay.
-
-        For a trainer done with this engine's words (the SGPE superword stage, once it has read
-        them): training, stepping, replaying or asking for counts afterwards sees no words."""
-        self._core.release()
-
     def _sync(self) -> None:
         """Fetch the merges and symbols the core made without callbacks."""
         core_merges = self._core.merges_from(len(self.merges))

@@ -379,11 +379,10 @@ def train_on_pieces(
     final = engine
     if span_counts is not None:
         t2 = time.perf_counter()
-        # The span table is consumed (freed inside); the word types and the first engine's words
-        # are no longer needed either: free them before the second engine grows.
+        # Frees the span table, the word types and the first engine's words (its symbols and
+        # merges stay) before the second engine counts its pairs.
         second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved)
         words = span_counts = None
-        engine.release()
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
                     min_freq=SUPERWORD_MIN_FREQ, progress=progress)
