@@ -8,6 +8,10 @@
 //! ([`crate::words::piece_end`]). This is the `SPANS` regular expression of
 //! `wwho.sgpe.superwords`, which the Hugging Face export uses as its pre-tokenizer.
 //!
+//! Training keeps span counts in a [`SpanTable`] (each distinct piece once, spans as piece ids,
+//! the piece counts kept while counting) and turns it into the superword engine's input
+//! ([`superword_words`]).
+//!
 //! The break characters are data from Python (sentence punctuation); this module does not know
 //! scripts, vocabularies or merges.
 

@@ -17,8 +17,8 @@ as they are counted: :func:`piece_counts`' rule), the word-level engine runs as 
 span becomes the sequence of its pieces' tokens as that engine left them and a second engine
 learns the superword merges. All of it runs in the compiled core (``rust/src/spans.rs``: span
 cutting, the span table, the second engine's input; a span holding a special or byte token's
-text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module holds the rule as data (``SPAN_BREAKS``, ``SPANS``) and its
-Python statement for the tests and the Hugging Face export.
+text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module holds the rule as data
+(``SPAN_BREAKS``, ``SPANS``) and its Python statement for the tests and the Hugging Face export.
 
 This module does not read corpora nor assign final ids.
 """
