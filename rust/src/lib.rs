@@ -8,6 +8,7 @@
 #[cfg(target_os = "linux")]
 pub mod alloc;
 pub mod bytelevel;
+pub mod huge;
 pub mod merge;
 pub mod pretokenize;
 
