@@ -120,3 +120,76 @@ def test_share_is_checked(tmp_path):
     for bad in (1.0, -0.1, "0.1"):
         with pytest.raises(VocabError, match="superword_share"):
             train_sgpe(path, vocab_size=1000, superword_share=bad, progress=False, workers=1)
+
+
+@given(docs=st.lists(texts, max_size=6))
+@settings(max_examples=100, deadline=None)
+def test_span_counts_ship_as_bytes_into_span_and_plain_counters(docs):
+    # Shards counted elsewhere arrive as bytes (wwho.scale): into a span counter, or into the plain
+    # counter Ray's driver keeps, the spans and their pieces are the same.
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    counted = _core.PieceCounter(span_breaks=SPAN_BREAKS)
+    counted.count_texts(docs, threads=2)
+    spans = Counter(s for d in docs for s in re.findall(SPANS, d))
+    shipped = counted.to_bytes()
+    into_spans = _core.PieceCounter(span_breaks=SPAN_BREAKS)
+    into_spans.add_bytes(shipped)
+    into_spans.add_bytes(shipped)
+    into_plain = _core.PieceCounter()
+    into_plain.add_bytes(shipped)
+    assert dict(into_plain.items()) == spans
+    assert dict(into_spans.items()) == {s: 2 * n for s, n in spans.items()}
+    assert len(into_spans) == len(spans) and into_spans.total_count() == 2 * sum(spans.values())
+    assert dict(into_plain.pieces().items()) == dict(counted.pieces().items()) == piece_counts(spans)
+
+
+def test_span_counter_add_counts_spans_and_refuses_overflow():
+    import pytest
+
+    from wwho import _core
+    from wwho.errors import CorpusError
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    c = _core.PieceCounter(span_breaks=SPAN_BREAKS)
+    c.add([" a b", " a b", " c"], [2, 1, 5])
+    assert dict(c.items()) == {" a b": 3, " c": 5}
+    assert dict(c.pieces().items()) == {" a": 3, " b": 3, " c": 5}
+    c.add([" a"], [2**64 - 1 - 3])
+    with pytest.raises(CorpusError, match="passes 2"):
+        c.add([" a"], [1])  # the span " a" fits, its piece " a" (3 already from " a b") does not
+    assert dict(c.pieces().items())[" a"] == 2**64 - 1
+
+
+def test_superword_stage_from_span_texts_equals_from_span_counts():
+    # The Ray driver hands the trainer span texts in a plain counter; the result is the same.
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+    from wwho.sgpe.train import train_on_pieces
+    from wwho.sgpe.words import WordSplitter
+
+    lines = ["ශ්‍රී ලංකාව දිවයිනකි. ලංකාව යනු", "ලංකාව දිවයිනකි", "x [CLS] y", "ශ්‍රී ලංකාව දිවයිනකි"] * 10
+    counted = _core.PieceCounter(span_breaks=SPAN_BREAKS)
+    counted.count_texts(lines, threads=2)
+    plain = _core.PieceCounter()
+    plain.add_bytes(counted.to_bytes())
+    files = [train_on_pieces(c, splitter=WordSplitter("sinhala"), vocab_size=700, superword_share=0.3,
+                             spans=True, progress=False) for c in (counted, plain)]
+    assert files[0].superword_merges and files[0].superword_merges == files[1].superword_merges
+    assert files[0].vocab == files[1].vocab and files[0].merges == files[1].merges
+    assert len(counted) == 0  # the superword stage consumed the span table
+
+
+def test_superwords_never_produce_a_special_token_holding_a_space(tmp_path):
+    # A reserved text with a space spans pieces: the span's text is searched, not its pieces.
+    path = corpus(tmp_path, ["ලංකාව x y දිවයිනකි"] * 30)
+    specials = (*SPECIAL_TOKENS, "x y")
+    vf = train_sgpe(path, vocab_size=1000, superword_share=0.5, progress=False, workers=1,
+                    special_tokens=specials)
+    made = {a + b for a, b in (*vf.merges, *vf.superword_merges)}
+    assert "x y" not in made and " x y" not in made
+    assert not any("x y" in m for m in made)
+    plain = train_sgpe(corpus(tmp_path, ["ලංකාව x z දිවයිනකි"] * 30), vocab_size=1000, superword_share=0.5,
+                       progress=False, workers=1, special_tokens=specials)
+    assert any(" x z" in a + b for a, b in plain.superword_merges)  # the guard is what stopped it

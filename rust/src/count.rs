@@ -11,7 +11,9 @@
 //! that is not UTF-8 is an error naming `file:line` and the byte, or is skipped and counted.
 //! Other formats (JSONL, compressed) are read by `wwho.corpus` and their documents handed over
 //! as text. With a router, only each document's script runs are counted (with their leading
-//! space): the meta tokenizer's SGPE part. This module knows nothing of syllables.
+//! space): the meta tokenizer's SGPE part. Counting adds to a [`Tally`]: piece counts
+//! ([`Counts`]) or, for superword spans, a [`crate::spans::SpanTable`]. This module knows
+//! nothing of syllables.
 
 use crate::router::{Router, Run};
 use crate::spans::{span_end, Breaks};
@@ -30,6 +32,19 @@ pub struct Counts {
 }
 
 const INLINE: usize = 32;
+
+/// What counting adds to: piece counts ([`Counts`]) or span counts held as piece ids
+/// ([`crate::spans::SpanTable`]). `key` is a piece or span, UTF-8 (WTF-8 for lone surrogates).
+pub trait Tally: Default + Send {
+    fn add(&mut self, key: &[u8], n: u64);
+}
+
+impl Tally for Counts {
+    #[inline]
+    fn add(&mut self, key: &[u8], n: u64) {
+        Counts::add(self, key, n);
+    }
+}
 
 /// The header of [`Counts::to_bytes`].
 const MAGIC: &[u8] = b"WWHOCNT1";
@@ -159,42 +174,22 @@ impl Counts {
     /// The table as bytes: `MAGIC`, then per piece its length (u32 LE), its bytes and its count
     /// (u64 LE), in no particular order. For shipping partial counts between processes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(MAGIC.len() + self.len * 16 + self.arena.len());
-        out.extend_from_slice(MAGIC);
-        for (piece, n) in self.iter() {
-            out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
-            out.extend_from_slice(piece);
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        out
+        entries_to_bytes(self.iter(), self.len * 16 + self.arena.len())
     }
 
     /// Add every count of a [`Counts::to_bytes`] buffer. On an error nothing may be assumed
     /// about what was added.
-    pub fn add_bytes(&mut self, mut data: &[u8]) -> Result<(), String> {
-        data = data
-            .strip_prefix(MAGIC)
-            .ok_or("not a piece-count buffer (no header)")?;
-        while !data.is_empty() {
-            let bad = || "a truncated piece-count buffer".to_string();
-            let len =
-                u32::from_le_bytes(data.get(..4).ok_or_else(bad)?.try_into().unwrap()) as usize;
-            let piece = data.get(4..4 + len).ok_or_else(bad)?;
-            let n = u64::from_le_bytes(
-                data.get(4 + len..12 + len)
-                    .ok_or_else(bad)?
-                    .try_into()
-                    .unwrap(),
-            );
-            if !self.try_add(piece, n) {
-                return Err(format!(
+    pub fn add_bytes(&mut self, data: &[u8]) -> Result<(), String> {
+        for_each_entry(data, |piece, n| {
+            if self.try_add(piece, n) {
+                Ok(())
+            } else {
+                Err(format!(
                     "the count of {:?} passes 2**64 - 1",
                     String::from_utf8_lossy(piece)
-                ));
+                ))
             }
-            data = &data[12 + len..];
-        }
-        Ok(())
+        })
     }
 
     /// The count of `piece` (0 if absent).
@@ -236,6 +231,45 @@ impl Counts {
     }
 }
 
+/// `(key, count)` entries in the format of [`Counts::to_bytes`].
+pub fn entries_to_bytes<'a>(
+    entries: impl Iterator<Item = (&'a [u8], u64)>,
+    hint: usize,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + hint);
+    out.extend_from_slice(MAGIC);
+    for (piece, n) in entries {
+        out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+        out.extend_from_slice(piece);
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    out
+}
+
+/// `f(key, count)` for every entry of a [`Counts::to_bytes`] buffer, stopping at the first error.
+pub fn for_each_entry(
+    mut data: &[u8],
+    mut f: impl FnMut(&[u8], u64) -> Result<(), String>,
+) -> Result<(), String> {
+    data = data
+        .strip_prefix(MAGIC)
+        .ok_or("not a piece-count buffer (no header)")?;
+    while !data.is_empty() {
+        let bad = || "a truncated piece-count buffer".to_string();
+        let len = u32::from_le_bytes(data.get(..4).ok_or_else(bad)?.try_into().unwrap()) as usize;
+        let piece = data.get(4..4 + len).ok_or_else(bad)?;
+        let n = u64::from_le_bytes(
+            data.get(4 + len..12 + len)
+                .ok_or_else(bad)?
+                .try_into()
+                .unwrap(),
+        );
+        f(piece, n)?;
+        data = &data[12 + len..];
+    }
+    Ok(())
+}
+
 /// End of the piece starting at `pos` in UTF-8 `text` (`pos < text.len()`).
 #[inline]
 pub fn piece_end_utf8(text: &[u8], pos: usize) -> usize {
@@ -252,7 +286,7 @@ pub fn piece_end_utf8(text: &[u8], pos: usize) -> usize {
 }
 
 /// Count the pieces of UTF-8 `text` into `counts`.
-pub fn count_utf8(text: &[u8], counts: &mut Counts) {
+pub fn count_utf8(text: &[u8], counts: &mut impl Tally) {
     let mut pos = 0;
     while pos < text.len() {
         let end = piece_end_utf8(text, pos);
@@ -262,7 +296,7 @@ pub fn count_utf8(text: &[u8], counts: &mut Counts) {
 }
 
 /// Count the pieces of a text given as code points (`buf` is scratch space).
-pub fn count_units<U: Unit>(text: &[U], counts: &mut Counts, buf: &mut Vec<u8>) {
+pub fn count_units<U: Unit>(text: &[U], counts: &mut impl Tally, buf: &mut Vec<u8>) {
     let mut pos = 0;
     while pos < text.len() {
         let end = crate::words::piece_end(text, pos);
@@ -293,7 +327,7 @@ impl Cut {
 fn count_cut_units<U: Unit>(
     text: &[U],
     spans: Option<&Breaks>,
-    counts: &mut Counts,
+    counts: &mut impl Tally,
     buf: &mut Vec<u8>,
 ) {
     let Some(breaks) = spans else {
@@ -312,7 +346,7 @@ fn count_cut_units<U: Unit>(
 }
 
 /// Count one text as `cut` says.
-fn count_cut<U: Unit>(text: &[U], cut: &Cut, counts: &mut Counts, buf: &mut Vec<u8>) {
+fn count_cut<U: Unit>(text: &[U], cut: &Cut, counts: &mut impl Tally, buf: &mut Vec<u8>) {
     if cut.prefix_space && !text.is_empty() {
         let prefixed: Vec<u32> = std::iter::once(0x20)
             .chain(text.iter().map(|u| u.cp()))
@@ -328,7 +362,7 @@ pub fn count_document<U: Unit>(
     text: &[U],
     router: Option<&Router>,
     cut: &Cut,
-    counts: &mut Counts,
+    counts: &mut impl Tally,
     buf: &mut Vec<u8>,
 ) {
     let Some(router) = router else {
@@ -435,7 +469,7 @@ fn count_lines(
     block: &[u8],
     router: Option<&Router>,
     cut: &Cut,
-    counts: &mut Counts,
+    counts: &mut impl Tally,
 ) -> (u64, Vec<Bad>) {
     // One fast validation of the whole block; line by line only when it fails.
     let all_valid = simdutf8::basic::from_utf8(block).is_ok();
@@ -471,7 +505,7 @@ fn count_lines(
 }
 
 /// [`count_utf8`] for one line (no `\n` inside): runs of non-whitespace found with memchr.
-fn count_line(line: &[u8], counts: &mut Counts) {
+fn count_line(line: &[u8], counts: &mut impl Tally) {
     let n = line.len();
     let mut pos = 0;
     while pos < n {
@@ -525,15 +559,15 @@ fn split_at_lines(block: &[u8], parts: usize) -> Vec<&[u8]> {
 /// Count every line of plain-text `files` (see the module docs). `counts` holds one table per
 /// thread (merge them with [`absorb`]); `progress(bytes)` runs after each block and may stop
 /// the work by returning an error message.
-pub fn count_files(
+pub fn count_files<T: Tally>(
     files: &[&Path],
     options: &FileOptions<'_>,
-    counts: &mut Vec<Counts>,
+    counts: &mut Vec<T>,
     stats: &mut Stats,
     mut progress: impl FnMut(u64) -> Result<(), String>,
 ) -> Result<(), CountError> {
     let threads = options.threads.max(1);
-    counts.resize_with(threads.max(counts.len()), Counts::default);
+    counts.resize_with(threads.max(counts.len()), T::default);
     let block_bytes = options.block_bytes.max(1 << 16);
     for path in files {
         let shown = path.display();
@@ -827,7 +861,7 @@ mod tests {
             let err = count_files(
                 &[path.as_path()],
                 &strict,
-                &mut Vec::new(),
+                &mut Vec::<Counts>::new(),
                 &mut Stats::default(),
                 |_| Ok(()),
             );

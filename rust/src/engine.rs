@@ -8,7 +8,10 @@
 //! reuses its id. Each merge touches only the words holding the pair:
 //!
 //! * `pairs`: pair -> frequency and the words that contain (or once contained) it, counted
-//!   once, then updated incrementally around each merge;
+//!   once, then updated incrementally around each merge. The words sit in one flat buffer
+//!   (`holders`, a range per pair: no allocation per pair, which on sentence-long superword
+//!   spans means millions of pairs); a pair that gains words has its range moved to the end
+//!   of the buffer (unless it is there already) and extended;
 //! * a lazy queue of the pairs with `freq >= floor`: one bucket per frequency, sorted by the
 //!   tie-break only when it reaches the front, so the many rare pairs are never ordered. An entry
 //!   is checked against the true count when it comes up; a pair that shrank is filed again.
@@ -50,13 +53,95 @@ fn order(symbols: &[Vec<u32>], greater: bool) -> impl Fn(u64, u64) -> Ordering +
     }
 }
 
-/// A pair's frequency and the words holding it (an index may repeat or be stale).
-#[derive(Debug, Default)]
+/// A pair's frequency and the words holding it (an index may repeat or be stale): the range
+/// `start..start + len` of [`Engine::holders`].
+#[derive(Clone, Copy, Debug, Default)]
 struct PairEntry {
     freq: u64,
-    words: Vec<u32>,
-    /// Occurrences while the entries are first counted.
-    filled: u32,
+    start: u32,
+    len: u32,
+}
+
+/// Pair key -> [`PairEntry`], in [`SHARDS`] maps chosen by a hash of the key: the first count
+/// fills the shards on all threads (each thread its own shards), and a shard that fills up
+/// doubles alone (a single table of millions of pairs would hold its old and new copies at
+/// once, tens of megabytes, in the middle of training).
+#[derive(Debug)]
+struct PairMap {
+    shards: Vec<FxHashMap<u64, PairEntry>>,
+}
+
+const SHARDS: usize = 8;
+
+/// A shard, where its holder ranges start in the buffer, and that part of the buffer.
+type ShardFill<'a> = (&'a mut FxHashMap<u64, PairEntry>, usize, &'a mut [u32]);
+
+/// The shards dealt to `threads` threads: `(shard index, shard)` each.
+#[allow(clippy::type_complexity)]
+fn shard_groups(
+    shards: &mut [FxHashMap<u64, PairEntry>],
+    threads: usize,
+) -> Vec<Vec<(usize, &mut FxHashMap<u64, PairEntry>)>> {
+    let mut groups: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, m) in shards.iter_mut().enumerate() {
+        groups[i % threads].push((i, m));
+    }
+    groups
+}
+
+/// Engines with fewer symbols than this in their words count their pairs on one thread.
+const PARALLEL_FROM: usize = 1 << 18;
+
+#[inline]
+fn shard_of(k: u64) -> usize {
+    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize
+}
+
+impl Default for PairMap {
+    fn default() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| FxHashMap::default()).collect(),
+        }
+    }
+}
+
+impl PairMap {
+    #[inline]
+    fn get(&self, k: &u64) -> Option<&PairEntry> {
+        self.shards[shard_of(*k)].get(k)
+    }
+
+    #[inline]
+    fn get_mut(&mut self, k: &u64) -> Option<&mut PairEntry> {
+        self.shards[shard_of(*k)].get_mut(k)
+    }
+
+    #[inline]
+    fn remove(&mut self, k: &u64) -> Option<PairEntry> {
+        self.shards[shard_of(*k)].remove(k)
+    }
+
+    #[inline]
+    fn contains_key(&self, k: &u64) -> bool {
+        self.shards[shard_of(*k)].contains_key(k)
+    }
+
+    #[inline]
+    fn entry(&mut self, k: u64) -> std::collections::hash_map::Entry<'_, u64, PairEntry> {
+        self.shards[shard_of(k)].entry(k)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&u64, &PairEntry)> + '_ {
+        self.shards.iter().flat_map(|m| m.iter())
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut PairEntry> + '_ {
+        self.shards.iter_mut().flat_map(|m| m.values_mut())
+    }
+
+    fn capacity(&self) -> usize {
+        self.shards.iter().map(|m| m.capacity()).sum()
+    }
 }
 
 /// Pair keys by frequency, highest first, then by the tie-break (see the module docs).
@@ -151,13 +236,18 @@ pub struct Engine {
     data: Vec<u32>,
     spans: Vec<(u32, u32)>,
     counts: Vec<u64>,
-    pairs: FxHashMap<u64, PairEntry>,
+    pairs: PairMap,
+    /// The words of every pair, pair after pair (see [`PairEntry`]); ranges of pairs that
+    /// were merged, vanished or moved are left behind until [`Engine::compact_holders`].
+    holders: Vec<u32>,
     queue: Queue,
     /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
     floor: Option<u64>,
     /// Scratch of [`Engine::merge`]: (neighbour, word) per occurrence.
     lefts: Vec<(u32, u32)>,
     rights: Vec<(u32, u32)>,
+    /// Scratch of [`Engine::merge`]: the words holding the pair being merged.
+    visit: Vec<u32>,
     /// Per word: the number of the last merge that visited it.
     seen: Vec<u32>,
 }
@@ -230,11 +320,13 @@ impl Engine {
             data,
             spans,
             counts,
-            pairs: FxHashMap::default(),
+            pairs: PairMap::default(),
+            holders: Vec::new(),
             queue: Queue::default(),
             floor: None,
             lefts: Vec::new(),
             rights: Vec::new(),
+            visit: Vec::new(),
             seen: Vec::new(),
         };
         engine.seen = vec![u32::MAX; engine.spans.len()];
@@ -243,33 +335,87 @@ impl Engine {
     }
 
     fn count_pairs(&mut self) {
-        // Two passes: count each pair's occurrences, then fill lists made at their final size
-        // (a map of growing lists would allocate again and again).
-        let mut pairs: FxHashMap<u64, PairEntry> = FxHashMap::default();
-        for wi in 0..self.spans.len() {
-            let c = self.counts[wi];
-            for p in self.word(wi).windows(2) {
-                if p[0] != UNK && p[1] != UNK {
-                    let e = pairs.entry(key(p[0], p[1])).or_default();
-                    e.freq += c;
-                    e.filled += 1;
-                }
-            }
-        }
-        for e in pairs.values_mut() {
-            e.words = Vec::with_capacity(e.filled as usize);
-        }
-        for wi in 0..self.spans.len() {
-            let (start, len) = self.spans[wi];
-            for p in self.data[start as usize..(start + len) as usize].windows(2) {
-                if p[0] != UNK && p[1] != UNK {
-                    if let Some(e) = pairs.get_mut(&key(p[0], p[1])) {
-                        e.words.push(wi as u32);
+        // Two passes: count each pair's occurrences, then fill the flat holder buffer, each
+        // pair's range placed by a running sum of those occurrences. Each thread takes some
+        // shards and reads every word, counting only its shards' pairs.
+        let threads = if self.data.len() < PARALLEL_FROM {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(SHARDS))
+        };
+        let (data, spans, counts) = (&self.data[..], &self.spans[..], &self.counts[..]);
+        let each_pair = |f: &mut dyn FnMut(usize, u64, u32, u64)| {
+            for (wi, &(start, len)) in spans.iter().enumerate() {
+                let c = counts[wi];
+                for p in data[start as usize..(start + len) as usize].windows(2) {
+                    if p[0] != UNK && p[1] != UNK {
+                        let k = key(p[0], p[1]);
+                        f(shard_of(k), k, wi as u32, c);
                     }
                 }
             }
+        };
+        let mut pairs = PairMap::default();
+        std::thread::scope(|s| {
+            for group in shard_groups(&mut pairs.shards, threads) {
+                s.spawn(move || {
+                    let mut mine: Vec<Option<&mut FxHashMap<u64, PairEntry>>> =
+                        (0..SHARDS).map(|_| None).collect();
+                    for (i, m) in group {
+                        mine[i] = Some(m);
+                    }
+                    each_pair(&mut |shard, k, _, c| {
+                        if let Some(m) = mine[shard].as_deref_mut() {
+                            let e = m.entry(k).or_default();
+                            e.freq += c;
+                            e.len += 1;
+                        }
+                    });
+                });
+            }
+        });
+        // Shard after shard, so each shard's ranges are one slice of the buffer.
+        let mut bases = Vec::with_capacity(SHARDS + 1);
+        let mut start = 0u32;
+        for m in &mut pairs.shards {
+            bases.push(start as usize);
+            for e in m.values_mut() {
+                e.start = start;
+                start += e.len;
+                e.len = 0;
+            }
         }
+        bases.push(start as usize);
+        let mut holders = vec![0u32; start as usize];
+        let mut slices: Vec<Option<(usize, &mut [u32])>> = Vec::with_capacity(SHARDS);
+        let mut rest = &mut holders[..];
+        for i in 0..SHARDS {
+            let (slice, tail) = rest.split_at_mut(bases[i + 1] - bases[i]);
+            slices.push(Some((bases[i], slice)));
+            rest = tail;
+        }
+        std::thread::scope(|s| {
+            let mut slices = slices;
+            for group in shard_groups(&mut pairs.shards, threads) {
+                let mut mine: Vec<Option<ShardFill<'_>>> = (0..SHARDS).map(|_| None).collect();
+                for (i, m) in group {
+                    let (base, slice) = slices[i].take().unwrap_or_default();
+                    mine[i] = Some((m, base, slice));
+                }
+                s.spawn(move || {
+                    each_pair(&mut |shard, k, wi, _| {
+                        if let Some((m, base, slice)) = mine[shard].as_mut() {
+                            if let Some(e) = m.get_mut(&k) {
+                                slice[e.start as usize + e.len as usize - *base] = wi;
+                                e.len += 1;
+                            }
+                        }
+                    });
+                });
+            }
+        });
         self.pairs = pairs;
+        self.holders = holders;
     }
 
     pub fn symbols(&self) -> &[Vec<u32>] {
@@ -307,6 +453,22 @@ impl Engine {
         out
     }
 
+    /// Drop the words, their counts and the pair index (the symbols and merges stay): the
+    /// engine then holds no words, so it learns nothing more.
+    pub fn release_words(&mut self) {
+        self.data = Vec::new();
+        self.spans = Vec::new();
+        self.counts = Vec::new();
+        self.pairs = PairMap::default();
+        self.holders = Vec::new();
+        self.queue = Queue::default();
+        self.floor = None;
+        self.lefts = Vec::new();
+        self.rights = Vec::new();
+        self.visit = Vec::new();
+        self.seen = Vec::new();
+    }
+
     /// Corpus frequency of every symbol (sum over words of count times occurrences).
     pub fn symbol_frequencies(&self) -> Vec<u64> {
         let mut freqs = vec![0u64; self.symbols.len()];
@@ -323,11 +485,7 @@ impl Engine {
     /// Bytes held by the engine (an estimate of its heap).
     pub fn heap_bytes(&self) -> usize {
         let words = self.data.capacity() * 4 + self.spans.capacity() * 8;
-        let pairs: usize = self
-            .pairs
-            .values()
-            .map(|e| e.words.capacity() * 4 + 48)
-            .sum();
+        let pairs = self.pairs.capacity() * 25 + self.holders.capacity() * 4;
         let symbols: usize = self.symbols.iter().map(|s| s.capacity() * 8 + 56).sum();
         words + pairs + symbols + self.counts.capacity() * 8
     }
@@ -337,7 +495,7 @@ impl Engine {
         let floor = min_freq.max(1) as u64;
         if self.floor.is_none_or(|f| floor < f) {
             let mut buckets: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
-            for (&k, e) in &self.pairs {
+            for (&k, e) in self.pairs.iter() {
                 if e.freq >= floor {
                     buckets.entry(e.freq).or_default().push(k);
                 }
@@ -451,7 +609,10 @@ impl Engine {
         let Some(entry) = self.pairs.remove(&key(a, b)) else {
             return;
         };
-        let holders = entry.words;
+        let mut holders = std::mem::take(&mut self.visit);
+        holders.clear();
+        let first = entry.start as usize;
+        holders.extend_from_slice(&self.holders[first..first + entry.len as usize]);
         // Each word once (the list may repeat a word or name one that has lost the pair): a
         // stamp per word marks the ones this merge has seen, with no sorting.
         let stamp = self.merges.len() as u32;
@@ -514,6 +675,7 @@ impl Engine {
         }
         self.lefts = lefts;
         self.rights = rights;
+        self.visit = holders;
     }
 
     fn take_down(&mut self, k: u64, n: u64) {
@@ -526,16 +688,39 @@ impl Engine {
     }
 
     fn bring_up(&mut self, k: u64, n: u64, occurrences: &[(u32, u32)]) {
+        if self.holders.len() + occurrences.len() >= u32::MAX as usize {
+            self.compact_holders();
+        }
         let e = self.pairs.entry(k).or_default();
         e.freq += n;
-        e.words.extend(occurrences.iter().map(|&(_, wi)| wi));
         let freq = e.freq;
+        let (start, len) = (e.start as usize, e.len as usize);
+        if start + len != self.holders.len() {
+            // Not the last range: move it to the end, where it can grow.
+            e.start = self.holders.len() as u32;
+            self.holders.extend_from_within(start..start + len);
+        }
+        self.holders.extend(occurrences.iter().map(|&(_, wi)| wi));
+        e.len += occurrences.len() as u32;
         if let Some(floor) = self.floor {
             if freq >= floor {
                 self.queue
                     .push(freq, k, &order(&self.symbols, self.greater));
             }
         }
+    }
+
+    /// Copy the live ranges of `holders` into a new buffer (ranges left behind by merged,
+    /// vanished or moved pairs are dropped): done only when the buffer would pass `u32` offsets.
+    fn compact_holders(&mut self) {
+        let live: usize = self.pairs.iter().map(|(_, e)| e.len as usize).sum();
+        let mut holders = Vec::with_capacity(live + live / 4);
+        for e in self.pairs.values_mut() {
+            let start = e.start as usize;
+            e.start = holders.len() as u32;
+            holders.extend_from_slice(&self.holders[start..start + e.len as usize]);
+        }
+        self.holders = holders;
     }
 }
 
@@ -643,10 +828,40 @@ mod tests {
             let greater = round % 2 == 1;
             let max = k + rng.next(12) as usize;
             let want = naive(words.clone(), &counts, symbols.clone(), greater, max);
-            let mut engine = Engine::new(words, counts, symbols, greater).unwrap();
+            let mut engine =
+                Engine::new(words.clone(), counts.clone(), symbols.clone(), greater).unwrap();
             engine.train(max, 2, |_, _| true);
             assert_eq!(engine.merges(), &want[..], "round {round}");
+            // Compacting the holder buffer between merges changes nothing.
+            let mut compacted = Engine::new(words, counts, symbols, greater).unwrap();
+            while compacted.symbols().len() < max && compacted.step(2).is_some() {
+                compacted.compact_holders();
+            }
+            assert_eq!(compacted.merges(), &want[..], "round {round}, compacted");
         }
+    }
+
+    #[test]
+    fn large_engines_count_pairs_on_threads_as_the_naive_trainer() {
+        // Enough symbols for the threaded count (PARALLEL_FROM), few enough merges for the
+        // naive trainer.
+        let mut rng = Lcg(11);
+        let symbols: Vec<Vec<u32>> = (0..40).map(|i| vec![0x61 + i]).collect();
+        let mut words = Vec::new();
+        let mut size = 0;
+        while size <= PARALLEL_FROM {
+            let w: Vec<u32> = (0..1 + rng.next(30))
+                .map(|_| if rng.next(50) == 0 { UNK } else { rng.next(40) })
+                .collect();
+            size += w.len();
+            words.push(w);
+        }
+        let counts: Vec<u64> = words.iter().map(|_| 1 + u64::from(rng.next(3))).collect();
+        let want = naive(words.clone(), &counts, symbols.clone(), false, 70);
+        let mut engine = Engine::new(words, counts, symbols, false).unwrap();
+        assert!(engine.data.len() >= PARALLEL_FROM);
+        engine.train(70, 2, |_, _| true);
+        assert_eq!(engine.merges(), &want[..]);
     }
 
     #[test]
@@ -702,5 +917,18 @@ mod tests {
         assert_eq!(e.replay(&[(0, 2)]), Err(EngineError::ReplayAbsent(1)));
         assert_eq!(e.replay(&[(0, 1)]), Ok(()));
         assert_eq!(e.replay(&[(0, 1)]), Err(EngineError::ReplayAbsent(2)));
+    }
+
+    #[test]
+    fn released_engine_keeps_symbols_and_merges_and_learns_nothing() {
+        let mut e =
+            Engine::new(vec![vec![0, 1, 0, 1]], vec![3], vec![s("a"), s("b")], false).unwrap();
+        assert_eq!(e.step(2), Some((0, 1, 2, 6)));
+        e.release_words();
+        assert_eq!(e.symbols()[2], s("ab"));
+        assert_eq!(e.merges(), &[(0, 1)]);
+        assert_eq!(e.step(1), None);
+        assert_eq!(e.symbol_frequencies(), vec![0, 0, 0]);
+        assert_eq!(e.replay(&[(2, 2)]), Err(EngineError::ReplayAbsent(2)));
     }
 }

@@ -5,7 +5,10 @@
 //! and `cargo fuzz` without an interpreter. Python hands the core compiled tables once (rank
 //! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
 
+#[cfg(target_os = "linux")]
+pub mod alloc;
 pub mod bytelevel;
+pub mod huge;
 pub mod merge;
 pub mod pretokenize;
 
@@ -27,6 +30,11 @@ pub mod words;
 
 #[cfg(feature = "python")]
 mod py;
+
+// The extension's allocator (see `alloc`): large blocks go back to the kernel when freed.
+#[cfg(all(feature = "python", target_os = "linux"))]
+#[global_allocator]
+static ALLOCATOR: alloc::LargeMapped = alloc::LargeMapped;
 
 /// The version of this crate, which the Python package checks at import.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

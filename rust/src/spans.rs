@@ -8,18 +8,21 @@
 //! ([`crate::words::piece_end`]). This is the `SPANS` regular expression of
 //! `wwho.sgpe.superwords`, which the Hugging Face export uses as its pre-tokenizer.
 //!
+//! Training keeps span counts in a [`SpanTable`] (each distinct piece once, spans as piece ids,
+//! the piece counts kept while counting) and turns it into the superword engine's input
+//! ([`superword_words`]).
+//!
 //! The break characters are data from Python (sentence punctuation); this module does not know
 //! scripts, vocabularies or merges.
 
 use crate::charset::is_ws;
-use crate::count::{piece_end_utf8, Counts};
+use crate::count::{entries_to_bytes, for_each_entry, piece_end_utf8, Counts, Tally};
 use crate::engine::{Engine, UNK};
 use crate::sgpe::Scope;
 use crate::training::{for_each_span, Positions, WordCounts};
 use crate::units::{decode_wtf8_into, Unit};
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
-use rustc_hash::FxHashMap;
 
 /// The sentence punctuation after which a span ends, as a sorted set of code points.
 #[derive(Clone, Debug, Default)]
@@ -79,14 +82,296 @@ pub fn pieces_of(spans: &Counts) -> Counts {
     out
 }
 
+/// Span counts held as sequences of piece ids: each distinct piece's text once, each distinct
+/// span as its piece ids (4 bytes a piece instead of the span's text, which on a corpus of
+/// mostly distinct sentences is the corpus itself), and every piece's count kept as spans are
+/// added, so the piece counts need no second pass. Counting threads keep one table each;
+/// [`SpanTable::absorb`] merges them (piece ids are renumbered). Counts are 64-bit.
+#[derive(Debug, Default)]
+pub struct SpanTable {
+    /// Piece -> 1 + its id.
+    ids: Counts,
+    /// Piece texts one after the other: piece `i` is `text[ends[i - 1]..ends[i]]`.
+    text: Vec<u8>,
+    ends: Vec<usize>,
+    /// Piece counts by id (span count times occurrences, summed).
+    piece_counts: Vec<u64>,
+    /// Span piece ids one after the other: span `j` is `seq[starts[j]..starts[j + 1]]`.
+    seq: Vec<u32>,
+    starts: Vec<usize>,
+    counts: Vec<u64>,
+    hashes: Vec<u32>,
+    /// Open addressing over the spans: 1 + span index, 0 for an empty slot.
+    slots: Vec<u32>,
+    scratch: Vec<u32>,
+}
+
+#[inline]
+fn hash_ids(ids: &[u32]) -> u32 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    for &id in ids {
+        h.write_u32(id);
+    }
+    let h = h.finish();
+    ((h >> 32) ^ h) as u32
+}
+
+impl Tally for SpanTable {
+    /// Add `n` to the count of `span` (its text), and to each of its pieces' counts.
+    fn add(&mut self, span: &[u8], n: u64) {
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        self.cut(span, &mut ids);
+        for &id in &ids {
+            self.piece_counts[id as usize] += n;
+        }
+        self.add_ids(&ids, n);
+        self.scratch = ids;
+    }
+}
+
+impl SpanTable {
+    /// How many distinct spans.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// How many distinct pieces.
+    pub fn num_pieces(&self) -> usize {
+        self.piece_counts.len()
+    }
+
+    /// The text of piece `id`.
+    pub fn piece(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    /// The id of `piece`, made if new (with count 0).
+    fn piece_id(&mut self, piece: &[u8]) -> u32 {
+        let known = self.ids.get(piece);
+        if known != 0 {
+            return (known - 1) as u32;
+        }
+        let id = self.ends.len() as u32;
+        self.text.extend_from_slice(piece);
+        self.ends.push(self.text.len());
+        self.piece_counts.push(0);
+        self.ids.add(piece, u64::from(id) + 1);
+        id
+    }
+
+    /// The ids of the pieces of `span`, appended to `ids`.
+    fn cut(&mut self, span: &[u8], ids: &mut Vec<u32>) {
+        let mut pos = 0;
+        while pos < span.len() {
+            let end = piece_end_utf8(span, pos);
+            ids.push(self.piece_id(&span[pos..end]));
+            pos = end;
+        }
+    }
+
+    /// Span `j`: its piece ids and count.
+    pub fn span(&self, j: usize) -> (&[u32], u64) {
+        let start = self.starts[j];
+        let end = self.starts.get(j + 1).copied().unwrap_or(self.seq.len());
+        (&self.seq[start..end], self.counts[j])
+    }
+
+    /// Index of the span `ids` (hash `h`) in `slots`: `Ok(span)` or `Err(free slot)`.
+    fn find(&self, ids: &[u32], h: u32) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return Err(i);
+            }
+            let j = slot as usize - 1;
+            if self.hashes[j] == h && self.span(j).0 == ids {
+                return Ok(j);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Add `n` to the count of the span made of pieces `ids` (its pieces' counts are the
+    /// caller's).
+    fn add_ids(&mut self, ids: &[u32], n: u64) {
+        if (self.len() + 1) * 10 > self.slots.len() * 7 {
+            self.grow();
+        }
+        let h = hash_ids(ids);
+        match self.find(ids, h) {
+            Ok(j) => self.counts[j] += n,
+            Err(slot) => {
+                self.starts.push(self.seq.len());
+                self.seq.extend_from_slice(ids);
+                self.counts.push(n);
+                self.hashes.push(h);
+                self.slots[slot] = self.counts.len() as u32;
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1024);
+        self.slots = vec![0; size];
+        let mask = size - 1;
+        for (j, &h) in self.hashes.iter().enumerate() {
+            let mut i = h as usize & mask;
+            while self.slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = j as u32 + 1;
+        }
+    }
+
+    /// [`Tally::add`] unless a count would pass `u64::MAX` (then `false`, no count changed; new
+    /// pieces may have been given ids with count 0).
+    pub fn try_add(&mut self, span: &[u8], n: u64) -> bool {
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        self.cut(span, &mut ids);
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        let pieces_fit = sorted.chunk_by(|a, b| a == b).all(|run| {
+            n.checked_mul(run.len() as u64)
+                .and_then(|add| self.piece_counts[run[0] as usize].checked_add(add))
+                .is_some()
+        });
+        let h = hash_ids(&ids);
+        let span_fits = match (self.slots.is_empty(), self.find_or_none(&ids, h)) {
+            (false, Some(j)) => self.counts[j].checked_add(n).is_some(),
+            _ => true,
+        };
+        let ok = pieces_fit && span_fits;
+        if ok && n != 0 {
+            for &id in &ids {
+                self.piece_counts[id as usize] += n;
+            }
+            self.add_ids(&ids, n);
+        }
+        self.scratch = ids;
+        ok
+    }
+
+    fn find_or_none(&self, ids: &[u32], h: u32) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        self.find(ids, h).ok()
+    }
+
+    /// Add every count of `other` into this table.
+    pub fn absorb(&mut self, other: SpanTable) {
+        if self.ends.is_empty() && self.counts.is_empty() {
+            *self = other;
+            return;
+        }
+        let mut remap = Vec::with_capacity(other.num_pieces());
+        for (i, &n) in other.piece_counts.iter().enumerate() {
+            let id = self.piece_id(other.piece(i as u32));
+            self.piece_counts[id as usize] += n;
+            remap.push(id);
+        }
+        let mut ids = Vec::new();
+        for j in 0..other.len() {
+            let (seq, n) = other.span(j);
+            ids.clear();
+            ids.extend(seq.iter().map(|&id| remap[id as usize]));
+            self.add_ids(&ids, n);
+        }
+    }
+
+    /// Span counts given as text (e.g. shipped between processes as [`Counts`]).
+    pub fn from_counts(spans: &Counts) -> Self {
+        let mut out = Self::default();
+        for (span, n) in spans.iter() {
+            Tally::add(&mut out, span, n);
+        }
+        out
+    }
+
+    /// The text of span `j`, written to `buf`.
+    pub fn span_text(&self, j: usize, buf: &mut Vec<u8>) {
+        buf.clear();
+        for &id in self.span(j).0 {
+            buf.extend_from_slice(self.piece(id));
+        }
+    }
+
+    /// Every `(span text, count)`.
+    pub fn for_each_span(&self, mut f: impl FnMut(&[u8], u64)) {
+        let mut buf = Vec::new();
+        for j in 0..self.len() {
+            self.span_text(j, &mut buf);
+            f(&buf, self.counts[j]);
+        }
+    }
+
+    /// The sum of all span counts (saturating).
+    pub fn total(&self) -> u64 {
+        self.counts.iter().fold(0, |sum, &n| sum.saturating_add(n))
+    }
+
+    /// The piece counts.
+    pub fn pieces(&self) -> Counts {
+        let mut out = Counts::default();
+        for (i, &n) in self.piece_counts.iter().enumerate() {
+            if n != 0 {
+                out.add(self.piece(i as u32), n);
+            }
+        }
+        out
+    }
+
+    /// The spans as [`Counts::to_bytes`] writes span texts.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut texts = Counts::default();
+        self.for_each_span(|span, n| texts.add(span, n));
+        entries_to_bytes(texts.iter(), self.text.len() + self.seq.len() * 8)
+    }
+
+    /// Add every span of a [`Counts::to_bytes`] buffer of span texts.
+    pub fn add_bytes(&mut self, data: &[u8]) -> Result<(), String> {
+        for_each_entry(data, |span, n| {
+            if self.try_add(span, n) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the count of {:?} passes 2**64 - 1",
+                    String::from_utf8_lossy(span)
+                ))
+            }
+        })
+    }
+
+    /// Bytes held by the table.
+    pub fn heap_bytes(&self) -> usize {
+        self.ids.heap_bytes()
+            + self.text.capacity()
+            + (self.ends.capacity() + self.starts.capacity()) * 8
+            + (self.piece_counts.capacity() + self.counts.capacity()) * 8
+            + (self.seq.capacity() + self.hashes.capacity() + self.slots.capacity()) * 4
+    }
+}
+
 /// The superword engine's input: every span of the corpus as the tokens its pieces have after
 /// the word-level `engine` (each piece grouped as [`crate::training::collect_words`] grouped
 /// it: `scope`, and scope `Words` for a piece holding `reserved` text), with the span's count.
 /// The tokens of a span holding `reserved` text become words of one token each: counted, never
 /// merged, so no superword merge can produce such a string. Returns `(data, lengths, counts)`
-/// for [`Engine::from_flat`].
+/// for [`Engine::from_flat`], the spans in the table's order (the engine's result does not
+/// depend on the order). Each distinct piece is split and looked up once.
 pub fn superword_words(
-    spans: &Counts,
+    spans: &SpanTable,
     splitter: &WordSplitter,
     scope: Scope,
     reserved: &[String],
@@ -100,57 +385,76 @@ pub fn superword_words(
         AhoCorasick::new(reserved).ok()
     };
     let reserved_in = |text: &[u8]| guard.as_ref().is_some_and(|ac| ac.is_match(text));
+    // A reserved text without whitespace lies inside one piece; one with whitespace may cross
+    // pieces, and then the span's text is searched.
+    let crosses = reserved
+        .iter()
+        .any(|r| r.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')));
     let symbol = |s: u32| positions.symbols.get(&s).copied().unwrap_or(UNK);
-    let (mut data, mut lengths, mut counts) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut units, mut ids, mut seq) = (Vec::new(), Vec::new(), Vec::new());
-    let mut parts = Parts::default();
-    // Each distinct piece's tokens once (a corpus has far fewer distinct pieces than spans).
-    let mut known: FxHashMap<&[u8], (u32, u32)> = FxHashMap::default();
+    // Each distinct piece's tokens: `tokens[at[id]]`.
+    let mut at: Vec<(u32, u32)> = Vec::with_capacity(spans.num_pieces());
+    let mut has_reserved: Vec<bool> = Vec::with_capacity(spans.num_pieces());
     let mut tokens: Vec<u32> = Vec::new();
-    for (span, count) in spans.iter() {
-        seq.clear();
-        let mut pos = 0;
-        while pos < span.len() {
-            let end = piece_end_utf8(span, pos);
-            let piece = &span[pos..end];
-            pos = end;
-            if let Some(&(start, len)) = known.get(piece) {
-                seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
-                continue;
-            }
-            units.clear();
-            if decode_wtf8_into(piece, &mut units).is_err() {
-                continue; // not produced by the counters (they write valid WTF-8)
-            }
-            parts.clear();
-            splitter.split(&units, &mut parts);
-            ids.clear();
-            let mut start = 0;
-            for &e in &parts.ends {
-                // Every token was interned when the pieces of these spans were collected.
-                ids.push(words.strings.lookup(&units[start..e]).unwrap_or(UNK));
-                start = e;
-            }
-            let grouping = if scope != Scope::Words && reserved_in(piece) {
-                Scope::Words
-            } else {
-                scope
-            };
-            let first = tokens.len();
-            for_each_span(
-                &parts,
-                &units,
-                &ids,
-                grouping,
-                |group, mergeable| match positions.words.get(group).filter(|_| mergeable) {
-                    Some(&w) => tokens.extend_from_slice(engine.word(w as usize)),
-                    None => tokens.extend(group.iter().map(|&s| symbol(s))),
-                },
-            );
-            known.insert(piece, (first as u32, (tokens.len() - first) as u32));
-            seq.extend_from_slice(&tokens[first..]);
+    let (mut units, mut ids) = (Vec::new(), Vec::new());
+    let mut parts = Parts::default();
+    for id in 0..spans.num_pieces() as u32 {
+        let piece = spans.piece(id);
+        let first = tokens.len();
+        let held = reserved_in(piece);
+        has_reserved.push(held);
+        units.clear();
+        if decode_wtf8_into(piece, &mut units).is_err() {
+            at.push((first as u32, 0)); // not produced by the counters (they write valid WTF-8)
+            continue;
         }
-        if reserved_in(span) {
+        parts.clear();
+        splitter.split(&units, &mut parts);
+        ids.clear();
+        let mut start = 0;
+        for &e in &parts.ends {
+            // Every token was interned when the pieces of these spans were collected.
+            ids.push(words.strings.lookup(&units[start..e]).unwrap_or(UNK));
+            start = e;
+        }
+        let grouping = if scope != Scope::Words && held {
+            Scope::Words
+        } else {
+            scope
+        };
+        for_each_span(
+            &parts,
+            &units,
+            &ids,
+            grouping,
+            |group, mergeable| match positions.words.get(group).filter(|_| mergeable) {
+                Some(&w) => tokens.extend_from_slice(engine.word(w as usize)),
+                None => tokens.extend(group.iter().map(|&s| symbol(s))),
+            },
+        );
+        at.push((first as u32, (tokens.len() - first) as u32));
+    }
+    let total: usize = (0..spans.len()).map(|j| spans.span(j).0.len()).sum();
+    let mut data = Vec::with_capacity(total + total / 8);
+    let (mut lengths, mut counts) = (
+        Vec::with_capacity(spans.len()),
+        Vec::with_capacity(spans.len()),
+    );
+    let mut seq: Vec<u32> = Vec::new();
+    let mut text = Vec::new();
+    for j in 0..spans.len() {
+        let (pieces, count) = spans.span(j);
+        seq.clear();
+        for &id in pieces {
+            let (start, len) = at[id as usize];
+            seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
+        }
+        let held = if crosses {
+            spans.span_text(j, &mut text);
+            reserved_in(&text)
+        } else {
+            pieces.iter().any(|&id| has_reserved[id as usize])
+        };
+        if held {
             for &t in &seq {
                 data.push(t);
                 lengths.push(1);
@@ -189,6 +493,73 @@ mod tests {
         assert_eq!(ends("a b c", "b"), [3, 5]);
         assert_eq!(ends("  ", ""), [1, 2]);
         assert_eq!(ends("a \tb", ""), [1, 2, 3, 4]);
+    }
+
+    fn sorted(c: &Counts) -> Vec<(Vec<u8>, u64)> {
+        let mut v: Vec<_> = c.iter().map(|(k, n)| (k.to_vec(), n)).collect();
+        v.sort();
+        v
+    }
+
+    fn span_texts(t: &SpanTable) -> Counts {
+        let mut out = Counts::default();
+        t.for_each_span(|span, n| out.add(span, n));
+        out
+    }
+
+    #[test]
+    fn span_tables_count_as_text_tables_do() {
+        let spans = [
+            " ab c.",
+            " c",
+            " ",
+            " ab c.",
+            "x y  z",
+            " c",
+            "\n",
+            " ශ්‍රී ලංකාව.",
+        ];
+        // One table, then the same spans over two tables merged, then the text table.
+        let mut one = SpanTable::default();
+        let (mut left, mut right) = (SpanTable::default(), SpanTable::default());
+        let mut text = Counts::default();
+        for (i, span) in spans.iter().enumerate() {
+            let n = i as u64 + 1;
+            Tally::add(&mut one, span.as_bytes(), n);
+            Tally::add(
+                if i % 2 == 0 { &mut left } else { &mut right },
+                span.as_bytes(),
+                n,
+            );
+            text.add(span.as_bytes(), n);
+        }
+        left.absorb(right);
+        for table in [&one, &left] {
+            assert_eq!(table.len(), text.len());
+            assert_eq!(table.total(), text.total());
+            assert_eq!(sorted(&span_texts(table)), sorted(&text));
+            assert_eq!(sorted(&table.pieces()), sorted(&pieces_of(&text)));
+        }
+        let shipped = SpanTable::from_counts(&text);
+        assert_eq!(sorted(&shipped.pieces()), sorted(&pieces_of(&text)));
+        let mut again = SpanTable::default();
+        again.add_bytes(&one.to_bytes()).unwrap();
+        assert_eq!(sorted(&span_texts(&again)), sorted(&text));
+    }
+
+    #[test]
+    fn span_tables_refuse_counts_past_64_bits() {
+        let mut t = SpanTable::default();
+        assert!(t.try_add(b" a a", u64::MAX / 2));
+        // the span fits (u64::MAX / 2 + 1) but its piece " a" (twice per span) would not
+        assert!(!t.try_add(b" a", 2));
+        assert!(!t.try_add(b" a a", 1));
+        assert!(t.try_add(b" b", u64::MAX));
+        assert!(!t.try_add(b" b", 1));
+        assert!(t.try_add(b" b", 0));
+        assert_eq!(t.pieces().get(b" a"), u64::MAX - 1);
+        assert_eq!(t.pieces().get(b" b"), u64::MAX);
+        assert_eq!(t.len(), 2);
     }
 
     #[test]

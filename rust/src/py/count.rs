@@ -7,13 +7,13 @@ use super::engine::{PyMergeEngine, SymbolKind};
 use super::errors::{error, guard, Kind};
 use super::sgpe::{PyRouter, PyWordSplitter};
 use crate::count::{
-    absorb, count_document, count_files, CountError, Counts, Cut, FileOptions, Stats,
+    absorb, count_document, count_files, CountError, Counts, Cut, FileOptions, Stats, Tally,
 };
 use crate::engine::{Engine, UNK};
 use crate::pretokenize::general::RegexError;
 use crate::router::Router;
 use crate::sgpe::Scope;
-use crate::spans::{pieces_of, superword_words, Breaks};
+use crate::spans::{pieces_of, superword_words, Breaks, SpanTable};
 use crate::training::{collect_words, Positions, WordCounts};
 use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
@@ -21,11 +21,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use std::path::{Path, PathBuf};
 
-/// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core.
+/// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core;
+/// with `span_breaks`, superword span counts (as piece ids: `crate::spans::SpanTable`).
 #[pyclass(module = "wwho._core", name = "PieceCounter")]
 pub struct PyPieceCounter {
     /// One table per thread until [`PyPieceCounter::total`] merges them.
     tables: Vec<Counts>,
+    /// The same for span counts (a counter made with `span_breaks`).
+    spans: Vec<SpanTable>,
     router: Option<Router>,
     cut: Cut,
 }
@@ -41,6 +44,61 @@ impl PyPieceCounter {
         }
         &self.tables[0]
     }
+
+    fn span_total(&mut self) -> &mut SpanTable {
+        if self.spans.len() != 1 {
+            let mut total = SpanTable::default();
+            for t in self.spans.drain(..) {
+                total.absorb(t);
+            }
+            self.spans = vec![total];
+        }
+        &mut self.spans[0]
+    }
+
+    fn counts_spans(&self) -> bool {
+        self.cut.spans.is_some()
+    }
+
+    /// `f(key, count)` for every piece (span, for a span counter) as UTF-8 bytes.
+    fn for_each(&mut self, mut f: impl FnMut(&[u8], u64)) {
+        if self.counts_spans() {
+            self.span_total().for_each_span(f);
+        } else {
+            for (key, n) in self.total().iter() {
+                f(key, n);
+            }
+        }
+    }
+
+    fn plain(counts: Counts) -> Self {
+        Self {
+            tables: vec![counts],
+            spans: Vec::new(),
+            router: None,
+            cut: Cut::default(),
+        }
+    }
+}
+
+/// Count `views` in chunks of `chunk` documents, one thread and one table per chunk.
+fn count_views<T: Tally>(
+    views: &[Text<'_>],
+    chunk: usize,
+    router: Option<&Router>,
+    cut: &Cut,
+    tables: &mut [T],
+) {
+    std::thread::scope(|s| {
+        for (docs, table) in views.chunks(chunk).zip(tables.iter_mut()) {
+            s.spawn(move || {
+                let mut buf = Vec::new();
+                for doc in docs {
+                    with_text!(*doc, t => count_document(t, router, cut, table, &mut buf));
+                }
+            });
+        }
+    })
 }
 
 fn threads_or_all(threads: usize) -> usize {
@@ -70,6 +128,7 @@ impl PyPieceCounter {
             .map(Breaks::new);
         Ok(Self {
             tables: Vec::new(),
+            spans: Vec::new(),
             router: router.map(|r| r.inner.clone()),
             cut: Cut {
                 prefix_space,
@@ -78,13 +137,13 @@ impl PyPieceCounter {
         })
     }
 
-    /// The piece counts of these span counts (a counter made with `span_breaks`).
+    /// The piece counts of these span counts (a counter made with `span_breaks`, or one that
+    /// was given span texts, e.g. by `add_bytes`).
     fn pieces(&mut self) -> Self {
-        Self {
-            tables: vec![pieces_of(self.total())],
-            router: None,
-            cut: Cut::default(),
+        if self.counts_spans() {
+            return Self::plain(self.span_total().pieces());
         }
+        Self::plain(pieces_of(self.total()))
     }
 
     /// Count every line of plain-text files on `threads` threads (0: all cores) without the GIL.
@@ -113,7 +172,8 @@ impl PyPieceCounter {
         let threads = threads_or_all(threads);
         let files: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
         let mut stats = Stats::default();
-        let tables = &mut self.tables;
+        let counts_spans = self.counts_spans();
+        let (tables, spans) = (&mut self.tables, &mut self.spans);
         let router = self.router.as_ref();
         let result = py.detach(|| {
             guard("counting", || {
@@ -126,18 +186,17 @@ impl PyPieceCounter {
                     max_line_bytes,
                     range,
                 };
-                count_files(
-                    &files,
-                    &options,
-                    tables,
-                    &mut stats,
-                    |bytes| match &progress {
-                        Some(f) => Python::attach(|py| {
-                            f.call1(py, (bytes,)).map(|_| ()).map_err(|e| e.to_string())
-                        }),
-                        None => Python::attach(|py| py.check_signals().map_err(|e| e.to_string())),
-                    },
-                )
+                let progress = |bytes| match &progress {
+                    Some(f) => Python::attach(|py| {
+                        f.call1(py, (bytes,)).map(|_| ()).map_err(|e| e.to_string())
+                    }),
+                    None => Python::attach(|py| py.check_signals().map_err(|e| e.to_string())),
+                };
+                if counts_spans {
+                    count_files(&files, &options, spans, &mut stats, progress)
+                } else {
+                    count_files(&files, &options, tables, &mut stats, progress)
+                }
             })
         });
         match result {
@@ -171,28 +230,31 @@ impl PyPieceCounter {
             .map(super::text::text)
             .collect::<PyResult<Vec<Text<'_>>>>()?;
         let threads = threads_or_all(threads).min(views.len().max(1));
-        if self.tables.len() < threads {
-            self.tables.resize_with(threads, Counts::default);
-        }
         let router = self.router.as_ref();
         let cut = &self.cut;
-        let tables = &mut self.tables[..threads];
         let chunk = views.len().div_ceil(threads).max(1);
-        py.detach(|| {
-            guard("counting", || {
-                std::thread::scope(|s| {
-                    for (docs, table) in views.chunks(chunk).zip(tables.iter_mut()) {
-                        s.spawn(move || {
-                            let mut buf = Vec::new();
-                            for doc in docs {
-                                with_text!(*doc, t => count_document(t, router, cut, table, &mut buf));
-                            }
-                        });
-                    }
+        let result = if self.cut.spans.is_some() {
+            if self.spans.len() < threads {
+                self.spans.resize_with(threads, SpanTable::default);
+            }
+            let tables = &mut self.spans[..threads];
+            py.detach(|| {
+                guard("counting", || {
+                    count_views(&views, chunk, router, cut, tables)
                 })
             })
-        })
-        .map_err(|e| error(py, Kind::Wwho, e))
+        } else {
+            if self.tables.len() < threads {
+                self.tables.resize_with(threads, Counts::default);
+            }
+            let tables = &mut self.tables[..threads];
+            py.detach(|| {
+                guard("counting", || {
+                    count_views(&views, chunk, router, cut, tables)
+                })
+            })
+        };
+        result.map_err(|e| error(py, Kind::Wwho, e))
     }
 
     /// Count the pieces of documents as `pretokenizer` cuts them (byte-level training), on
@@ -266,16 +328,17 @@ impl PyPieceCounter {
         Ok(())
     }
 
-    /// Every `(piece bytes, count)`: the keys exactly as counted (byte-level training).
+    /// Every `(piece bytes, count)`: the keys exactly as counted (byte-level training; spans'
+    /// texts for a span counter).
     fn byte_items<'py>(&mut self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u64)> {
-        self.total()
-            .iter()
-            .map(|(piece, n)| (PyBytes::new(py, piece), n))
-            .collect()
+        let mut out = Vec::new();
+        self.for_each(|key, n| out.push((PyBytes::new(py, key), n)));
+        out
     }
 
-    /// Add `counts[i]` to the count of `pieces[i]` (counts of 0 add nothing). A sum past
-    /// 2**64 - 1 is a CorpusError naming the piece (the pieces before it are added).
+    /// Add `counts[i]` to the count of `pieces[i]` (counts of 0 add nothing; spans for a span
+    /// counter). A sum past 2**64 - 1 is a CorpusError naming the piece (the pieces before it
+    /// are added).
     fn add(
         &mut self,
         py: Python<'_>,
@@ -289,14 +352,23 @@ impl PyPieceCounter {
                 "add: pieces and counts differ in length",
             ));
         }
-        self.total();
-        let table = &mut self.tables[0];
+        let counts_spans = self.counts_spans();
+        if counts_spans {
+            self.span_total();
+        } else {
+            self.total();
+        }
         let mut buf = Vec::new();
         for (piece, &n) in pieces.iter().zip(&counts) {
             let text = super::text::text(piece)?;
             buf.clear();
             with_text!(text, t => for u in t { crate::units::push_utf8(crate::units::Unit::cp(*u), &mut buf) });
-            if !table.try_add(&buf, n) {
+            let added = if counts_spans {
+                self.spans[0].try_add(&buf, n)
+            } else {
+                self.tables[0].try_add(&buf, n)
+            };
+            if !added {
                 return Err(error(
                     py,
                     Kind::Corpus,
@@ -307,41 +379,59 @@ impl PyPieceCounter {
         Ok(())
     }
 
-    /// Every count as one `bytes` object (see `Counts::to_bytes`): partial counts shipped
-    /// between processes, added with [`PyPieceCounter::add_bytes`].
+    /// Every count as one `bytes` object (see `Counts::to_bytes`; span texts for a span
+    /// counter): partial counts shipped between processes, added with
+    /// [`PyPieceCounter::add_bytes`].
     fn to_bytes<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let data = self.total().to_bytes();
+        let data = if self.counts_spans() {
+            self.span_total().to_bytes()
+        } else {
+            self.total().to_bytes()
+        };
         PyBytes::new(py, &data)
     }
 
     /// Add every count of a `to_bytes` buffer (exactly: a sum past 2**64 - 1 is a CorpusError).
     fn add_bytes(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
-        self.total();
-        let table = &mut self.tables[0];
-        py.detach(|| table.add_bytes(data))
-            .map_err(|e| error(py, Kind::Corpus, e))
+        let result = if self.counts_spans() {
+            let table = self.span_total();
+            py.detach(|| table.add_bytes(data))
+        } else {
+            self.total();
+            let table = &mut self.tables[0];
+            py.detach(|| table.add_bytes(data))
+        };
+        result.map_err(|e| error(py, Kind::Corpus, e))
     }
 
-    /// How many distinct pieces.
+    /// How many distinct pieces (spans, for a span counter).
     fn __len__(&mut self) -> usize {
+        if self.counts_spans() {
+            return self.span_total().len();
+        }
         self.total().len()
     }
 
     /// The sum of all counts.
     fn total_count(&mut self) -> u64 {
+        if self.counts_spans() {
+            return self.span_total().total();
+        }
         self.total().total()
     }
 
-    /// Every `(piece, count)` (as Python objects: for callers that need a Counter).
+    /// Every `(piece, count)` (as Python objects: for callers that need a Counter; spans for a
+    /// span counter).
     fn items<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, u64)>> {
-        let mut out = Vec::with_capacity(self.total().len());
-        let mut cps = Vec::new();
-        for (piece, n) in self.total().iter() {
-            cps.clear();
-            let _ = decode_wtf8_into(piece, &mut cps);
-            out.push((super::text::from_code_points(py, &cps)?, n));
-        }
-        Ok(out)
+        let mut keys: Vec<(Vec<u32>, u64)> = Vec::new();
+        self.for_each(|key, n| {
+            let mut cps = Vec::new();
+            let _ = decode_wtf8_into(key, &mut cps);
+            keys.push((cps, n));
+        });
+        keys.into_iter()
+            .map(|(cps, n)| Ok((super::text::from_code_points(py, &cps)?, n)))
+            .collect()
     }
 
     /// The words of every distinct piece (see `rust/src/training.rs`).
@@ -355,7 +445,13 @@ impl PyPieceCounter {
     ) -> PyResult<PyWordCounts> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
         let splitter = splitter.inner.clone();
-        let total = self.total();
+        let derived; // a span counter's words are those of its pieces
+        let total = if self.counts_spans() {
+            derived = self.span_total().pieces();
+            &derived
+        } else {
+            self.total()
+        };
         let inner = py
             .detach(|| {
                 guard("collecting words", || {
@@ -423,12 +519,15 @@ impl PyWordCounts {
     }
 
     /// The merge engine's input for `prune_freq`: `(symbols, engine, kept syllables, word
-    /// lengths, word symbols, counts)`, the last three as native int64 arrays (for a checksum).
+    /// lengths, word symbols, counts)`, the last three as native int64 arrays (for a checksum;
+    /// empty unless `arrays`).
     #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (prune_freq, *, arrays=true))]
     fn engine_input<'py>(
         &mut self,
         py: Python<'py>,
         prune_freq: u64,
+        arrays: bool,
     ) -> PyResult<(
         Vec<Bound<'py, PyString>>,
         PyMergeEngine,
@@ -445,14 +544,20 @@ impl PyWordCounts {
             .iter()
             .map(|&s| super::text::from_code_points(py, self.inner.strings.get(s)))
             .collect::<PyResult<Vec<_>>>()?;
-        let lengths = i64_bytes(input.lengths.iter().map(|&n| n as i64));
-        let flat = i64_bytes(
-            input
-                .data
-                .iter()
-                .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
-        );
-        let counts = i64_bytes(input.counts.iter().map(|&c| c as i64));
+        let (lengths, flat, counts) = if arrays {
+            (
+                i64_bytes(input.lengths.iter().map(|&n| n as i64)),
+                i64_bytes(
+                    input
+                        .data
+                        .iter()
+                        .map(|&x| if x == UNK { -1 } else { i64::from(x) }),
+                ),
+                i64_bytes(input.counts.iter().map(|&c| c as i64)),
+            )
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
         let units: Vec<Vec<u32>> = input
             .symbols
             .iter()
@@ -478,26 +583,46 @@ impl PyWordCounts {
     /// made with `span_breaks`, whose pieces these words are) as the tokens the word-level
     /// `engine` (trained from the last `engine_input`) left its pieces, with the span's count.
     /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words`.
+    /// What the stage no longer needs is freed before the new engine counts its pairs: `spans`
+    /// and these word counts are left empty, and `engine`'s words are released (its symbols and
+    /// merges stay).
     #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new()))]
     fn superword_engine(
-        &self,
+        &mut self,
         py: Python<'_>,
         mut spans: PyRefMut<'_, PyPieceCounter>,
         splitter: PyRef<'_, PyWordSplitter>,
-        engine: PyRef<'_, PyMergeEngine>,
+        mut engine: PyRefMut<'_, PyMergeEngine>,
         scope: &str,
         reserved: Vec<String>,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
-        let spans = spans.total();
-        let (splitter, first) = (&splitter.inner, &engine.inner);
-        let (words, positions) = (&self.inner, &self.positions);
+        let table = if spans.counts_spans() {
+            spans.span_total();
+            spans.spans.pop().unwrap_or_default()
+        } else {
+            // Span texts given as such (e.g. added from shards counted elsewhere).
+            let table = SpanTable::from_counts(spans.total());
+            spans.tables.clear();
+            table
+        };
+        let splitter = &splitter.inner;
+        let first = &mut engine.inner;
+        let (words, positions) = (&mut self.inner, &mut self.positions);
         let built = py
             .detach(|| {
                 guard("superword words", || {
-                    let (data, lengths, counts) =
-                        superword_words(spans, splitter, scope, &reserved, words, positions, first);
-                    Engine::from_flat(data, &lengths, counts, first.symbols().to_vec(), false)
+                    let (data, lengths, counts) = superword_words(
+                        &table, splitter, scope, &reserved, words, positions, first,
+                    );
+                    let symbols = first.symbols().to_vec();
+                    drop(table);
+                    *words = WordCounts::default();
+                    *positions = Positions::default();
+                    first.release_words();
+                    #[cfg(target_os = "linux")]
+                    crate::alloc::trim();
+                    Engine::from_flat(data, &lengths, counts, symbols, false)
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?

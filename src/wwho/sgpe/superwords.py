@@ -12,13 +12,13 @@ span's tokens. Word-level merges never join two pieces (their right side never s
 with a space), so this equals running all ranks over the span from code points, which is
 what Hugging Face's BPE does with ``SPANS`` as its ``Split`` pre-tokenizer.
 
-Training: the spans of the corpus are counted and the piece counts derived from them, the
-word-level engine runs as usual, then each span becomes the sequence of its pieces' tokens as
-that engine left them and a second engine learns the superword merges. All of it runs in the
-compiled core (``rust/src/spans.rs``: span cutting, :func:`piece_counts`' rule, the second
-engine's input; a span holding a special or byte token's text is left unmerged); encoding too
-(``rust/src/sgpe.rs``). This module holds the rule as data (``SPAN_BREAKS``, ``SPANS``) and its
-Python statement for the tests and the Hugging Face export.
+Training: the spans of the corpus are counted (as sequences of piece ids, the piece counts kept
+as they are counted: :func:`piece_counts`' rule), the word-level engine runs as usual, then each
+span becomes the sequence of its pieces' tokens as that engine left them and a second engine
+learns the superword merges. All of it runs in the compiled core (``rust/src/spans.rs``: span
+cutting, the span table, the second engine's input; a span holding a special or byte token's
+text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module holds the rule as data
+(``SPAN_BREAKS``, ``SPANS``) and its Python statement for the tests and the Hugging Face export.
 
 This module does not read corpora nor assign final ids.
 """

@@ -311,13 +311,15 @@ def train_on_pieces(
     superword_ids = round(superword_share * vocab_size)
     auto = prune_freq == "auto"
     if auto:
-        probe_symbols, probe, *_ = words.engine_input(1)
+        probe_symbols, probe, *_ = words.engine_input(1, arrays=False)
         prune_freq = auto_prune_freq(MergeEngine.from_core(probe, probe_symbols, tie_break="smaller"),
                                      syllable_freq, boundary_symbols, min_freq=min_freq,
                                      ids=vocab_size - superword_ids - fixed, progress=progress)
         del probe
         say(f"prune_freq auto: {prune_freq}")
-    symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq)
+    # The engine input as arrays only for a checkpoint's fingerprint.
+    symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq,
+                                                                   arrays=checkpoint_dir is not None)
     index = {s: i for i, s in enumerate(symbols)}
     build, pieces_needed = building_merges(symbols)
     # Automatic pruning leaves many syllables out: keep every character of every syllable, so that an
@@ -341,6 +343,7 @@ def train_on_pieces(
     if (merge_scope, prefix_space, superword_share) != ("words", False, 0):  # format-1 checkpoints stay valid
         options += [merge_scope, prefix_space, superword_share]
     fingerprint = "" if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
+    del engine_arrays
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
         checkpoint = Path(checkpoint_dir) / checkpoints.FILE
         done = checkpoints.load(Path(checkpoint_dir), fingerprint)
@@ -376,7 +379,10 @@ def train_on_pieces(
     final = engine
     if span_counts is not None:
         t2 = time.perf_counter()
+        # Frees the span table, the word types and the first engine's words (its symbols and
+        # merges stay) before the second engine counts its pairs.
         second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved)
+        words = span_counts = None
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
                     min_freq=SUPERWORD_MIN_FREQ, progress=progress)
