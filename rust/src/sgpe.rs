@@ -19,7 +19,7 @@
 
 use crate::batch::parallel_map;
 use crate::charset::is_ws;
-use crate::merge::{merge, Merge, PairTable};
+use crate::merge::{merge, merge_seeded, Merge, PairTable};
 use crate::router::Router;
 use crate::spans::{span_end, Breaks};
 use crate::units::{push_utf8, Text, Unit};
@@ -85,6 +85,12 @@ pub struct Encoder {
     prefix_space: bool,
     /// Every merge, superword merges last (`None` without superword merges).
     span_pairs: Option<PairTable>,
+    /// Whether, after each piece's own merges, only the pairs that join two pieces of a span can
+    /// merge at first (see [`Encoder::seeds_suffice`]); the span pass then looks up only those.
+    seeded_spans: bool,
+    /// Bit `id`: token `id` is a whole piece that encodes as itself (found at construction by
+    /// encoding it). A piece that is such a token needs no syllables, units or merges.
+    whole: Vec<u64>,
     breaks: Breaks,
     token_bytes: Vec<u8>,
     token_starts: Vec<usize>,
@@ -108,6 +114,8 @@ struct Scratch {
     utf8: Vec<u8>,
     /// The units of one superword span.
     span: Vec<u32>,
+    /// The positions in a span where two pieces meet and a merge applies.
+    seeds: Vec<usize>,
     /// The text with its dummy space (`prefix_space`).
     prefixed: Vec<u32>,
 }
@@ -128,6 +136,9 @@ impl Scratch {
         if self.span.capacity() > Self::KEEP || self.prefixed.capacity() > Self::KEEP {
             self.span = Vec::new();
             self.prefixed = Vec::new();
+        }
+        if self.seeds.capacity() > Self::KEEP {
+            self.seeds = Vec::new();
         }
     }
 }
@@ -224,7 +235,8 @@ impl Encoder {
         for &id in &spec.special_ids {
             is_special[check(id, "special token")? as usize] = true;
         }
-        Ok(Self {
+        let seeded_spans = Self::seeds_suffice(&spec, &byte_of);
+        let mut encoder = Self {
             splitter,
             vocab,
             pairs,
@@ -232,12 +244,73 @@ impl Encoder {
             scope: spec.scope,
             prefix_space: spec.prefix_space,
             span_pairs,
+            seeded_spans,
+            whole: Vec::new(),
             breaks: Breaks::new(spec.span_breaks),
             token_bytes,
             token_starts,
             specials: spec.special_ids,
             is_special,
-        })
+        };
+        encoder.whole = encoder.whole_pieces(&spec.tokens);
+        Ok(encoder)
+    }
+
+    /// Whether the superword pass may look up only the pairs that join two pieces at first.
+    ///
+    /// With scope `Pieces` each piece's units have been merged by every word-level merge, so
+    /// a pair inside a piece can only have a superword merge. If each superword merge's right
+    /// token starts with a space, and no byte-fallback token or `[UNK]` (units that can stand
+    /// anywhere in a piece) starts with one, no element inside a piece can be such a right
+    /// token: a piece holds a space only as its first character, and an element's string
+    /// begins with the string of its first unit. So at first only the pairs across pieces can
+    /// merge; pairs formed later are looked up as usual ([`merge_seeded`]).
+    fn seeds_suffice(spec: &EncoderSpec, byte_of: &[Option<u8>]) -> bool {
+        let starts_with_space = |id: u32| spec.tokens[id as usize].first() == Some(&0x20);
+        let unk_ok = match &spec.fallback {
+            Fallback::Unk(id) => !starts_with_space(*id),
+            Fallback::Bytes(_) => true,
+        };
+        let bytes_ok = byte_of
+            .iter()
+            .enumerate()
+            .all(|(id, b)| b.is_none() || !starts_with_space(id as u32));
+        spec.scope == Scope::Pieces
+            && unk_ok
+            && bytes_ok
+            && spec
+                .superword_merges
+                .iter()
+                .all(|&(_, right, _)| starts_with_space(right))
+    }
+
+    /// The bitset of [`Encoder::whole`]: every token that is one whole piece, encoded as a
+    /// piece by the full path; those whose encoding is the token alone. (Exact by construction:
+    /// a piece's ids depend on its code points only.)
+    fn whole_pieces(&self, tokens: &[Vec<u32>]) -> Vec<u64> {
+        let mut whole = vec![0u64; tokens.len().div_ceil(64)];
+        let mut out = Vec::new();
+        with_scratch(|scratch| {
+            for (id, t) in tokens.iter().enumerate() {
+                if t.is_empty() || piece_end(&t[..], 0) != t.len() {
+                    continue;
+                }
+                out.clear();
+                self.encode_piece(&t[..], scratch, &mut out);
+                if out[..] == [id as u32] {
+                    whole[id / 64] |= 1 << (id % 64);
+                }
+            }
+        });
+        whole
+    }
+
+    /// The id of `piece` if it is a token that encodes as itself.
+    #[inline]
+    fn whole_piece<U: Unit>(&self, piece: &[U]) -> Option<u32> {
+        let id = self.vocab.get(piece)?;
+        let word = *self.whole.get(id as usize / 64)?;
+        (word & (1 << (id % 64)) != 0).then_some(id)
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -257,6 +330,7 @@ impl Encoder {
             + self.token_bytes.capacity()
             + self.token_starts.capacity() * 8
             + self.is_special.capacity()
+            + self.whole.capacity() * 8
     }
 
     /// The ids of `text`, special-token text included as ordinary text.
@@ -330,16 +404,47 @@ impl Encoder {
         };
         let mut span = std::mem::take(&mut scratch.span);
         let mut pos = 0;
+        if !self.seeded_spans {
+            while pos < text.len() {
+                let end = span_end(text, pos, &self.breaks);
+                span.clear();
+                self.encode_pieces(&text[pos..end], scratch, &mut span);
+                if span.len() > 1 {
+                    merge(&mut span, span_pairs);
+                }
+                out.extend_from_slice(&span);
+                pos = end;
+            }
+            scratch.span = span;
+            return;
+        }
+        // Each span's pieces straight into `out`; the pairs that join two pieces looked up as
+        // they are made, and the span merged only if one of them can merge.
+        let mut seeds = std::mem::take(&mut scratch.seeds);
         while pos < text.len() {
             let end = span_end(text, pos, &self.breaks);
-            span.clear();
-            self.encode_pieces(&text[pos..end], scratch, &mut span);
-            if span.len() > 1 {
-                merge(&mut span, span_pairs);
+            let start = out.len();
+            seeds.clear();
+            let mut p = pos;
+            while p < end {
+                let e = piece_end(text, p);
+                let first = out.len();
+                self.encode_piece(&text[p..e], scratch, out);
+                if first > start && span_pairs.get(out[first - 1], out[first]).is_some() {
+                    seeds.push(first - 1 - start);
+                }
+                p = e;
             }
-            out.extend_from_slice(&span);
+            if !seeds.is_empty() {
+                span.clear();
+                span.extend_from_slice(&out[start..]);
+                merge_seeded(&mut span, span_pairs, &seeds);
+                out.truncate(start);
+                out.extend_from_slice(&span);
+            }
             pos = end;
         }
+        scratch.seeds = seeds;
         scratch.span = span;
     }
 
@@ -360,6 +465,10 @@ impl Encoder {
             utf8,
             ..
         } = scratch;
+        if let Some(id) = self.whole_piece(piece) {
+            out.push(id);
+            return;
+        }
         if piece.len() == 1 {
             // One character is one token whatever the words and syllables: its units alone.
             units.clear();
