@@ -21,7 +21,7 @@ use crate::batch::parallel_map;
 use crate::charset::is_ws;
 use crate::merge::{merge, merge_seeded, Merge, PairTable};
 use crate::router::Router;
-use crate::spans::{span_end, Breaks};
+use crate::spans::{goes_on, span_end, Breaks};
 use crate::units::{push_utf8, Text, Unit};
 use crate::vocab::Vocab;
 use crate::with_text;
@@ -88,6 +88,9 @@ pub struct Encoder {
     /// Whether, after each piece's own merges, only the pairs that join two pieces of a span can
     /// merge at first (see [`Encoder::seeds_suffice`]); the span pass then looks up only those.
     seeded_spans: bool,
+    /// Bit `id`: some merge of `span_pairs` has `id` on its right (most pairs that join two
+    /// pieces are turned away here without a probe).
+    span_rights: Vec<u64>,
     /// Bit `id`: token `id` is a whole piece that encodes as itself (found at construction by
     /// encoding it). A piece that is such a token needs no syllables, units or merges.
     whole: Vec<u64>,
@@ -236,6 +239,13 @@ impl Encoder {
             is_special[check(id, "special token")? as usize] = true;
         }
         let seeded_spans = Self::seeds_suffice(&spec, &byte_of);
+        let mut span_rights = Vec::new();
+        if span_pairs.is_some() {
+            span_rights = vec![0u64; n.div_ceil(64)];
+            for &(_, b, _) in spec.merges.iter().chain(&spec.superword_merges) {
+                span_rights[b as usize / 64] |= 1 << (b % 64);
+            }
+        }
         let mut encoder = Self {
             splitter,
             vocab,
@@ -245,6 +255,7 @@ impl Encoder {
             prefix_space: spec.prefix_space,
             span_pairs,
             seeded_spans,
+            span_rights,
             whole: Vec::new(),
             breaks: Breaks::new(spec.span_breaks),
             token_bytes,
@@ -331,6 +342,7 @@ impl Encoder {
             + self.token_starts.capacity() * 8
             + self.is_special.capacity()
             + self.whole.capacity() * 8
+            + self.span_rights.capacity() * 8
     }
 
     /// The ids of `text`, special-token text included as ordinary text.
@@ -418,22 +430,29 @@ impl Encoder {
             scratch.span = span;
             return;
         }
-        // Each span's pieces straight into `out`; the pairs that join two pieces looked up as
-        // they are made, and the span merged only if one of them can merge.
+        // Each span's pieces straight into `out` (the span ends where a piece does not go on);
+        // the pairs that join two pieces looked up as they are made, and the span merged only
+        // if one of them can merge.
         let mut seeds = std::mem::take(&mut scratch.seeds);
+        let has_right = |id: u32| self.span_rights[id as usize / 64] & (1 << (id % 64)) != 0;
         while pos < text.len() {
-            let end = span_end(text, pos, &self.breaks);
             let start = out.len();
             seeds.clear();
             let mut p = pos;
-            while p < end {
+            loop {
                 let e = piece_end(text, p);
                 let first = out.len();
                 self.encode_piece(&text[p..e], scratch, out);
-                if first > start && span_pairs.get(out[first - 1], out[first]).is_some() {
+                if first > start
+                    && has_right(out[first])
+                    && span_pairs.get(out[first - 1], out[first]).is_some()
+                {
                     seeds.push(first - 1 - start);
                 }
                 p = e;
+                if !goes_on(text, e, &self.breaks) {
+                    break;
+                }
             }
             if !seeds.is_empty() {
                 span.clear();
@@ -442,7 +461,7 @@ impl Encoder {
                 out.truncate(start);
                 out.extend_from_slice(&span);
             }
-            pos = end;
+            pos = p;
         }
         scratch.seeds = seeds;
         scratch.span = span;

@@ -54,15 +54,24 @@ pub fn span_end<U: Unit>(text: &[U], pos: usize, breaks: &Breaks) -> usize {
         while end < n && !is_ws(text[end].cp()) {
             end += 1;
         }
-        let joins = end + 1 < n
-            && text[end].cp() == 0x20
-            && !is_ws(text[end + 1].cp())
-            && !breaks.contains(text[end - 1].cp());
-        if !joins {
+        if !goes_on(text, end, breaks) {
             return end;
         }
         end += 2;
     }
+}
+
+/// Whether the span holding the SGPE piece that ends at `end` goes on with the next piece:
+/// a space glued to a non-whitespace character follows, and the piece is not whitespace alone
+/// and does not end in a break. (A caller walking pieces finds the spans with this.)
+#[inline]
+pub fn goes_on<U: Unit>(text: &[U], end: usize, breaks: &Breaks) -> bool {
+    end > 0
+        && end + 1 < text.len()
+        && text[end].cp() == 0x20
+        && !is_ws(text[end + 1].cp())
+        && !is_ws(text[end - 1].cp())
+        && !breaks.contains(text[end - 1].cp())
 }
 
 /// The piece counts of a corpus from its span counts.
@@ -189,6 +198,36 @@ mod tests {
         assert_eq!(ends("a b c", "b"), [3, 5]);
         assert_eq!(ends("  ", ""), [1, 2]);
         assert_eq!(ends("a \tb", ""), [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn walking_pieces_finds_the_spans() {
+        let alphabet: Vec<u32> = " \t\n.ab".chars().map(u32::from).collect();
+        let breaks = Breaks::new(vec![u32::from('.')]);
+        let mut seed = 5u64;
+        for _ in 0..5000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (seed >> 59) as usize;
+            let text: Vec<u32> = (0..len)
+                .map(|i| alphabet[((seed >> (i * 2 % 50)) % alphabet.len() as u64) as usize])
+                .collect();
+            let (mut expected, mut got) = (Vec::new(), Vec::new());
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = span_end(&text, pos, &breaks);
+                expected.push(pos);
+            }
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = crate::words::piece_end(&text, pos);
+                if !goes_on(&text, pos, &breaks) {
+                    got.push(pos);
+                }
+            }
+            assert_eq!(got, expected, "{text:?}");
+        }
     }
 
     #[test]
