@@ -579,10 +579,11 @@ mod tests {
         let mut rng = Lcg(11);
         for round in 0..3000 {
             let symbols = 2 + rng.next(8);
+            let merges = 1 + rng.next(40);
             let table = if round % 3 == 2 {
-                scrambled_table(&mut rng, symbols, 1 + rng.next(40))
+                scrambled_table(&mut rng, symbols, merges)
             } else {
-                random_table(&mut rng, symbols, 1 + rng.next(40))
+                random_table(&mut rng, symbols, merges)
             };
             let len = 2 + rng.next(if round % 2 == 0 { 40 } else { 300 });
             let word: Vec<u32> = (0..len).map(|_| rng.next(symbols)).collect();
