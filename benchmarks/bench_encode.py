@@ -141,7 +141,8 @@ def main() -> None:
     utf8, _ = best(lambda: text.encode("utf-8"), args.repeat)
     total = stages[3]
     print(f"\nwhere the time goes (the core on the held-out text as one string, {total * 1e3:.1f} ms in all):")
-    names = ["pieces (whitespace scan)", "words and syllables", "units (vocabulary lookups)", "merges and ids"]
+    names = ["pieces and spans (one scan)", "whole-piece lookups", "other pieces: syllables, units",
+             "merges, superword pass, ids"]
     previous = 0.0
     for name, cumulative in zip(names, stages):
         print(f"  {name:32} {(cumulative - previous) * 1e3:7.1f} ms  {(cumulative - previous) / total:6.1%}")

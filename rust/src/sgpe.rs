@@ -94,6 +94,8 @@ pub struct Encoder {
     /// Bit `id`: token `id` is a whole piece that encodes as itself (found at construction by
     /// encoding it). A piece that is such a token needs no syllables, units or merges.
     whole: Vec<u64>,
+    /// The length of the longest such token (a longer piece is not looked up).
+    whole_max: usize,
     breaks: Breaks,
     token_bytes: Vec<u8>,
     token_starts: Vec<usize>,
@@ -257,13 +259,14 @@ impl Encoder {
             seeded_spans,
             span_rights,
             whole: Vec::new(),
+            whole_max: 0,
             breaks: Breaks::new(spec.span_breaks),
             token_bytes,
             token_starts,
             specials: spec.special_ids,
             is_special,
         };
-        encoder.whole = encoder.whole_pieces(&spec.tokens);
+        (encoder.whole, encoder.whole_max) = encoder.whole_pieces(&spec.tokens);
         Ok(encoder)
     }
 
@@ -298,8 +301,9 @@ impl Encoder {
     /// The bitset of [`Encoder::whole`]: every token that is one whole piece, encoded as a
     /// piece by the full path; those whose encoding is the token alone. (Exact by construction:
     /// a piece's ids depend on its code points only.)
-    fn whole_pieces(&self, tokens: &[Vec<u32>]) -> Vec<u64> {
+    fn whole_pieces(&self, tokens: &[Vec<u32>]) -> (Vec<u64>, usize) {
         let mut whole = vec![0u64; tokens.len().div_ceil(64)];
+        let mut longest = 0;
         let mut out = Vec::new();
         with_scratch(|scratch| {
             for (id, t) in tokens.iter().enumerate() {
@@ -310,15 +314,19 @@ impl Encoder {
                 self.encode_piece(&t[..], scratch, &mut out);
                 if out[..] == [id as u32] {
                     whole[id / 64] |= 1 << (id % 64);
+                    longest = longest.max(t.len());
                 }
             }
         });
-        whole
+        (whole, longest)
     }
 
     /// The id of `piece` if it is a token that encodes as itself.
     #[inline]
     fn whole_piece<U: Unit>(&self, piece: &[U]) -> Option<u32> {
+        if piece.len() > self.whole_max {
+            return None;
+        }
         let id = self.vocab.get(piece)?;
         let word = *self.whole.get(id as usize / 64)?;
         (word & (1 << (id % 64)) != 0).then_some(id)
@@ -611,9 +619,10 @@ impl Encoder {
         })
     }
 
-    /// Where encoding `text` spends its time: seconds for the pieces alone, then pieces and
-    /// words and syllables, then also the units (vocabulary lookups), then the whole encoding
-    /// (the merges too). Each stage includes the ones before it. For benchmarks.
+    /// Where encoding `text` spends its time: seconds for the pieces and spans alone; then
+    /// also the whole-piece lookups; then also the words, syllables and units (vocabulary
+    /// lookups) of the pieces that are not one token; then the whole encoding (the merges and
+    /// the superword pass too). Each stage includes the ones before it. For benchmarks.
     pub fn stage_seconds<U: Unit>(&self, text: &[U]) -> [f64; 4] {
         let time = |f: &mut dyn FnMut()| {
             let t = std::time::Instant::now();
@@ -622,39 +631,37 @@ impl Encoder {
         };
         let mut scratch = Scratch::default();
         let mut sink = 0usize;
-        let pieces = time(&mut || {
-            let mut pos = 0;
-            while pos < text.len() {
-                pos = piece_end(text, pos);
-                sink += 1;
-            }
-        });
-        let words = time(&mut || {
+        // Every piece of `text`, and whether a span goes on after it.
+        let mut walk = |f: &mut dyn FnMut(&[U])| {
             let mut pos = 0;
             while pos < text.len() {
                 let end = piece_end(text, pos);
-                scratch.parts.clear();
-                self.splitter.split(&text[pos..end], &mut scratch.parts);
-                sink += scratch.parts.ends.len();
+                f(&text[pos..end]);
+                sink += usize::from(goes_on(text, end, &self.breaks));
                 pos = end;
             }
+        };
+        let pieces = time(&mut || walk(&mut |_| {}));
+        let wholes = time(&mut || {
+            walk(&mut |piece| {
+                std::hint::black_box(self.whole_piece(piece));
+            })
         });
         let units = time(&mut || {
-            let mut pos = 0;
-            while pos < text.len() {
-                let end = piece_end(text, pos);
-                let piece = &text[pos..end];
+            walk(&mut |piece| {
+                if self.whole_piece(piece).is_some() {
+                    return;
+                }
                 scratch.parts.clear();
                 self.splitter.split(piece, &mut scratch.parts);
                 let mut start = 0;
                 for &e in &scratch.parts.ends {
                     scratch.units.clear();
                     self.push_units(&piece[start..e], &mut scratch.units, &mut scratch.utf8);
-                    sink += scratch.units.len();
+                    std::hint::black_box(&scratch.units);
                     start = e;
                 }
-                pos = end;
-            }
+            })
         });
         let mut out = Vec::new();
         let all = time(&mut || {
@@ -662,7 +669,7 @@ impl Encoder {
             self.encode_into(text, &mut scratch, &mut out);
         });
         std::hint::black_box(sink);
-        [pieces, words, units, all]
+        [pieces, wholes, units, all]
     }
 
     /// The bytes of `ids` joined; an id out of range is an error naming it.
@@ -739,7 +746,7 @@ mod tests {
     /// merges, every span merged from all its pairs.
     fn plain(tokens: &[&str], merges: &[(&str, &str)], superword: &[(&str, &str)]) -> Encoder {
         let mut e = encoder(tokens, merges, superword);
-        e.whole = Vec::new();
+        (e.whole, e.whole_max) = (Vec::new(), 0);
         e.seeded_spans = false;
         e
     }
