@@ -11,7 +11,7 @@
 //! The break characters are data from Python (sentence punctuation); this module does not know
 //! scripts, vocabularies or merges.
 
-use crate::charset::is_ws;
+use crate::charset::{is_ws, CharSet};
 use crate::count::{piece_end_utf8, Counts};
 use crate::engine::{Engine, UNK};
 use crate::sgpe::Scope;
@@ -21,20 +21,29 @@ use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
 use rustc_hash::FxHashMap;
 
-/// The sentence punctuation after which a span ends, as a sorted set of code points.
+/// The sentence punctuation after which a span ends: a set of code points (a table: asked
+/// once per piece, so two loads rather than a search).
 #[derive(Clone, Debug, Default)]
-pub struct Breaks(Vec<u32>);
+pub struct Breaks(Option<CharSet>);
 
 impl Breaks {
-    pub fn new(mut chars: Vec<u32>) -> Self {
-        chars.sort_unstable();
-        chars.dedup();
-        Self(chars)
+    /// Code points above U+10FFFF are left out (no text holds them).
+    pub fn new(chars: Vec<u32>) -> Self {
+        let ranges: Vec<(u32, u32)> = chars
+            .into_iter()
+            .filter(|&c| c <= 0x10FFFF)
+            .map(|c| (c, c))
+            .collect();
+        Self(CharSet::from_ranges(&ranges).ok())
     }
 
     #[inline]
     fn contains(&self, c: u32) -> bool {
-        self.0.binary_search(&c).is_ok()
+        self.0.as_ref().is_some_and(|set| set.contains(c))
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, CharSet::heap_bytes)
     }
 }
 
