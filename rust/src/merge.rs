@@ -392,6 +392,10 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
     // positions are checked against the table when they come up. A long run of one syllable
     // thus costs a few linear sweeps instead of a heap operation per merge.
     let n = ids.len();
+    // A long run where nothing merges (the bytes of unknown characters) costs one pass: no lists.
+    if seeds.is_none() && (0..n - 1).all(|i| table.get(ids[i], ids[i + 1]).is_none()) {
+        return;
+    }
     let mut next: Vec<u32> = (1..=n as u32).collect();
     next[n - 1] = NONE;
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();

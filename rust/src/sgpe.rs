@@ -545,12 +545,36 @@ impl Encoder {
             out.extend_from_slice(units);
             return;
         }
+        if self.scope == Scope::Pieces {
+            // One span, the whole piece: its units word by word, no list of words kept.
+            units.clear();
+            let ends = &mut parts.ends;
+            let mut pos = 0;
+            while pos < piece.len() {
+                let (end, is_word) = self.splitter.next_word(piece, pos);
+                if is_word {
+                    ends.clear();
+                    self.splitter.syllables(piece, pos, end, ends);
+                    let mut start = pos;
+                    for &e in ends.iter() {
+                        self.push_units(&piece[start..e], units, utf8);
+                        start = e;
+                    }
+                } else {
+                    self.push_units(&piece[pos..end], units, utf8);
+                }
+                pos = end;
+            }
+            merge(units, &self.pairs);
+            out.extend_from_slice(units);
+            return;
+        }
         parts.clear();
         self.splitter.split(piece, parts);
         spans.clear();
         match self.scope {
             Scope::Words => spans.extend(parts.parts.iter().map(|&(last, _)| last)),
-            Scope::Pieces => spans.push(parts.ends.len()),
+            Scope::Pieces => spans.push(parts.ends.len()), // (not reached: above)
             Scope::Runs => {
                 // Words and whitespace tokens alone; consecutive other boundary tokens together.
                 let (mut first, mut in_run) = (0, false);
@@ -598,7 +622,13 @@ impl Encoder {
             Fallback::Unk(unk) => units.push(*unk),
             Fallback::Bytes(bytes) => {
                 for ch in token.chunks(1) {
-                    match self.vocab.get(ch) {
+                    // (a one-character token was looked up above)
+                    let found = if token.len() == 1 {
+                        None
+                    } else {
+                        self.vocab.get(ch)
+                    };
+                    match found {
                         Some(id) => units.push(id),
                         None => {
                             utf8.clear();
