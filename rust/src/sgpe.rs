@@ -13,9 +13,17 @@
 //! units. Word-level merges never join two pieces, so this equals running all ranks over the
 //! span from code points, which is what the Hugging Face export's BPE does.
 //!
+//! Two shortcuts give the same ids with less work. A piece that is a vocabulary token whose own
+//! encoding is that token (found at construction by encoding every such token: most pieces of
+//! ordinary text) is one lookup, without syllables, units or merges. And where each piece has
+//! had every word-level merge (scope `Pieces`) and superword merges only join a token to one
+//! starting with a space, only the pairs where two pieces meet can merge when a span's second
+//! pass begins: those are looked up (through a small filter) as the pieces are encoded, and a
+//! span none of them can merge is left as it is ([`Encoder::seeds_suffice`]).
+//!
 //! An [`Encoder`] is immutable after construction, so one can serve many threads at once;
-//! [`Encoder::encode_batch`] uses several. There is no cache: the work per piece is a few
-//! table lookups. This module does not train and does not read files.
+//! [`Encoder::encode_batch`] uses several. There is no cache that fills as text is encoded.
+//! This module does not train and does not read files.
 
 use crate::batch::parallel_map;
 use crate::charset::is_ws;
