@@ -16,6 +16,7 @@
 
 pub mod cache;
 mod hot;
+mod ranks;
 pub mod specials;
 pub mod table;
 pub mod tiktoken;
@@ -482,13 +483,18 @@ impl ByteLevel {
             return Ok(());
         }
         scratch.clear();
-        scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
-        let ranks = RankPairs { tok: self };
-        match (&self.rule, hot) {
-            (Rule::Ranks, Some(hot)) => merge_with(scratch, &hot.pairs(&ranks)),
-            (Rule::Ranks, None) => merge_with(scratch, &ranks),
-            (Rule::Merges(table), Some(hot)) => merge_with(scratch, &hot.pairs(table)),
-            (Rule::Merges(table), None) => merge_with(scratch, table),
+        let short = matches!(self.rule, Rule::Ranks) && piece.len() <= ranks::MAX_SHORT;
+        if short {
+            self.merge_short(piece, scratch);
+        } else {
+            scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
+            let pairs = RankPairs { tok: self };
+            match (&self.rule, hot) {
+                (Rule::Ranks, Some(hot)) => merge_with(scratch, &hot.pairs(&pairs)),
+                (Rule::Ranks, None) => merge_with(scratch, &pairs),
+                (Rule::Merges(table), Some(hot)) => merge_with(scratch, &hot.pairs(table)),
+                (Rule::Merges(table), None) => merge_with(scratch, table),
+            }
         }
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
             return Err(Error::NoToken((unit - PSEUDO) as u8));

@@ -220,6 +220,9 @@ impl Scan<'_> {
     // --- o200k -------------------------------------------------------------------------------
 
     fn o200k(&self, pos: usize) -> Option<usize> {
+        if let Some(end) = self.o200k_ascii_word(pos) {
+            return Some(end);
+        }
         let n = self.s.len();
         let (c0, l0, k0) = self.at(pos);
         let prefix = Self::is_prefix(c0, k0) && pos + l0 < n;
@@ -281,6 +284,43 @@ impl Scan<'_> {
             return Some(self.space_lookahead(pos, end, last));
         }
         None
+    }
+
+    /// The common case of o200k's first alternative, on ASCII: an optional prefix character,
+    /// `[A-Z]*[a-z]+`, then whatever the general scanner would take after it. None when the
+    /// text at `pos` is not of that shape; the general path then decides, as it would have.
+    ///
+    /// Why it is the same match: ASCII has no letters of the classes both case runs accept, so
+    /// `[UL]*` over ASCII is `[A-Z]*`, and once a lower-case letter follows it, the first
+    /// alternative (with its prefix, tried first) matches through the `[LL]` run after it.
+    #[inline(always)]
+    fn o200k_ascii_word(&self, pos: usize) -> Option<usize> {
+        let s = self.s;
+        let n = s.len();
+        let b0 = s[pos];
+        if b0 >= 0x80 {
+            return None;
+        }
+        let mut i = pos;
+        if !b0.is_ascii_alphanumeric() && b0 != b'\r' && b0 != b'\n' {
+            i += 1; // the prefix [^\r\n\p{L}\p{N}]
+        }
+        while i < n && s[i].is_ascii_uppercase() {
+            i += 1;
+        }
+        if i >= n || !s[i].is_ascii_lowercase() {
+            return None;
+        }
+        while i < n && s[i].is_ascii_lowercase() {
+            i += 1;
+        }
+        if i < n && s[i] >= 0x80 {
+            i = self.run(i, LL); // the [LL] run goes on beyond ASCII
+        }
+        if s.get(i) == Some(&b'\'') {
+            return Some(self.contraction(i, true).unwrap_or(i));
+        }
+        Some(i)
     }
 
     #[inline(always)]
