@@ -6,6 +6,7 @@
 //! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
 
 pub mod bytelevel;
+pub mod huge;
 pub mod merge;
 pub mod pretokenize;
 

@@ -10,6 +10,7 @@
 //! module does not decide what the units are: anything implementing [`Pairs`] drives the loops
 //! (byte-level's ranks rule looks the concatenated bytes up instead of keeping a pair table).
 
+use crate::huge::HugeSlice;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -41,9 +42,9 @@ impl Pairs for PairTable {
 #[derive(Clone, Debug, Default)]
 pub struct PairTable {
     /// 16-bit form: `left << 48 | right << 32 | rank << 16 | id`, or [`EMPTY`].
-    compact: Vec<u64>,
+    compact: HugeSlice<u64>,
     /// 32-bit form, once anything does not fit in 16 bits.
-    wide: Vec<Slot>,
+    wide: HugeSlice<Slot>,
     len: usize,
     shift: u32,
     /// The pair `(u32::MAX, u32::MAX)`, whose key marks empty slots.
@@ -134,20 +135,20 @@ impl PairTable {
         };
         self.shift = 64 - size.trailing_zeros();
         if wide {
-            self.compact = Vec::new();
-            self.wide = vec![
+            self.compact = HugeSlice::default();
+            self.wide = HugeSlice::new(
+                size,
                 Slot {
                     key: EMPTY,
-                    merge: Merge { rank: 0, id: 0 }
-                };
-                size
-            ];
+                    merge: Merge { rank: 0, id: 0 },
+                },
+            );
             for (k, merge) in entries {
                 let i = self.find_wide(k);
                 self.wide[i] = Slot { key: k, merge };
             }
         } else {
-            self.compact = vec![EMPTY; size];
+            self.compact = HugeSlice::new(size, EMPTY);
             for (k, merge) in entries {
                 let packed = compact_key(k);
                 let i = self.find_compact(packed);
@@ -258,8 +259,8 @@ impl PairTable {
 
     /// Bytes held by the table.
     pub fn heap_bytes(&self) -> usize {
-        self.compact.capacity() * 8
-            + self.wide.capacity() * std::mem::size_of::<Slot>()
+        self.compact.len() * 8
+            + self.wide.len() * std::mem::size_of::<Slot>()
             + self.lefts.capacity() * 8
     }
 }

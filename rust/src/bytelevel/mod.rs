@@ -122,7 +122,7 @@ pub struct ByteLevel {
     byte_pairs: Vec<u32>,
     encoder: TokenTable,
     /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
-    packed: Vec<([u64; 2], u32)>,
+    packed: crate::huge::HugeSlice<([u64; 2], u32)>,
     vocab: Vocab,
     /// Initial unit of each byte: its token's id, or a pseudo id.
     byte_units: [u32; 256],
@@ -207,7 +207,7 @@ impl ByteLevel {
             }
         }
         let dense = (max_id as usize + 1).min(2 * model.ranks.len() + 1024);
-        let mut packed = vec![([0u64; 2], u32::MAX); dense];
+        let mut packed = crate::huge::HugeSlice::new(dense, ([0u64; 2], u32::MAX));
         for &(bytes, id) in &model.ranks {
             if let Some(slot) = packed.get_mut(id as usize) {
                 if bytes.len() <= PACKED {

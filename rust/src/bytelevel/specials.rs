@@ -39,6 +39,22 @@ impl Matcher {
     }
 }
 
+/// A matcher built with the tokenizer (borrowed) or on demand (shared with the cache).
+pub enum MatcherRef<'a> {
+    Fixed(&'a Matcher),
+    Built(Arc<Matcher>),
+}
+
+impl std::ops::Deref for MatcherRef<'_> {
+    type Target = Matcher;
+    fn deref(&self) -> &Matcher {
+        match self {
+            MatcherRef::Fixed(m) => m,
+            MatcherRef::Built(m) => m,
+        }
+    }
+}
+
 /// (indices of the tokens, whether added tokens are in) -> matcher.
 type MatcherMap = FxHashMap<(Vec<usize>, bool), Arc<Matcher>>;
 
@@ -147,7 +163,19 @@ impl Specials {
         &self,
         set: &SpecialSet,
         with_added: bool,
-    ) -> Result<Option<Arc<Matcher>>, String> {
+    ) -> Result<Option<MatcherRef<'_>>, String> {
+        // The common calls take no lock and touch no shared count: `encode` asks twice per
+        // text, from every thread of a batch.
+        let fixed = match (set, with_added) {
+            (SpecialSet::None, false) => return Ok(None),
+            (SpecialSet::All, false) => Some(&self.all_specials),
+            (SpecialSet::None, true) => Some(&self.added_only),
+            (SpecialSet::All, true) => Some(&self.everything),
+            (SpecialSet::Some(_), _) => None,
+        };
+        if let Some(m) = fixed {
+            return Ok(m.as_deref().map(MatcherRef::Fixed));
+        }
         let mut index = self.indices(set);
         if with_added {
             index.extend(self.n_special..self.texts.len());
@@ -158,7 +186,7 @@ impl Specials {
         let key = (index, with_added);
         if let Ok(map) = self.matchers.lock() {
             if let Some(m) = map.get(&key) {
-                return Ok(Some(m.clone()));
+                return Ok(Some(MatcherRef::Built(m.clone())));
             }
         }
         let Some(matcher) = self.build(key.0.clone())? else {
@@ -170,7 +198,7 @@ impl Specials {
             }
             map.insert(key, matcher.clone());
         }
-        Ok(Some(matcher))
+        Ok(Some(MatcherRef::Built(matcher)))
     }
 }
 

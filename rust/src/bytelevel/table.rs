@@ -6,9 +6,15 @@
 //! hashing a slice and calling `memcmp`; the packed form of every id is kept too, so a pair's
 //! concatenation is two shifts. Longer tokens go to an ordinary hash map.
 
+use crate::huge::HugeSlice;
 use rustc_hash::FxHashMap;
 
 const EMPTY: u32 = u32::MAX;
+const EMPTY_SLOT: Slot = Slot {
+    key: [0, 0],
+    len: 0,
+    id: EMPTY,
+};
 /// Tokens up to this many bytes are packed.
 pub const PACKED: usize = 16;
 
@@ -87,7 +93,8 @@ fn hash(p: Packed) -> u64 {
 }
 
 pub struct TokenTable {
-    slots: Vec<Slot>,
+    /// On huge pages: lookups land anywhere in it (see [`crate::huge`]).
+    slots: HugeSlice<Slot>,
     mask: usize,
     packed: usize,
     long: FxHashMap<Box<[u8]>, u32>,
@@ -109,14 +116,7 @@ impl TokenTable {
     pub fn with_capacity(n: usize) -> TokenTable {
         let size = (2 * n).next_power_of_two().max(16);
         TokenTable {
-            slots: vec![
-                Slot {
-                    key: [0, 0],
-                    len: 0,
-                    id: EMPTY
-                };
-                size
-            ],
+            slots: HugeSlice::new(size, EMPTY_SLOT),
             mask: size - 1,
             packed: 0,
             long: FxHashMap::default(),
@@ -164,18 +164,10 @@ impl TokenTable {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        let size = (old.len() * 2).max(16);
-        self.slots = vec![
-            Slot {
-                key: [0, 0],
-                len: 0,
-                id: EMPTY
-            };
-            size
-        ];
+        let size = (self.slots.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.slots, HugeSlice::new(size, EMPTY_SLOT));
         self.mask = size - 1;
-        for s in old.into_iter().filter(|s| s.id != EMPTY) {
+        for &s in old.iter().filter(|s| s.id != EMPTY) {
             let p = Packed {
                 key: u128::from(s.key[0]) | (u128::from(s.key[1]) << 64),
                 len: s.len,
