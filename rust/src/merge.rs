@@ -288,9 +288,25 @@ pub fn merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
         return;
     }
     if ids.len() <= SCAN_LIMIT {
-        merge_scan(ids, table);
+        merge_scan(ids, table, None);
     } else {
-        merge_long(ids, table);
+        merge_long(ids, table, None);
+    }
+}
+
+/// [`merge`] where the caller knows that, of the adjacent pairs of `ids`, only those at
+/// `seeds` (ascending positions `i` of the pairs `(ids[i], ids[i + 1])`) can merge: the other
+/// pairs are not looked up at first. Pairs that merging forms are looked up as usual, so the
+/// result is [`merge`]'s whenever that holds (SGPE's superword pass: only the pairs that join
+/// two pieces can merge at first).
+pub fn merge_seeded<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: &[usize]) {
+    if ids.len() < 2 || seeds.is_empty() {
+        return;
+    }
+    if ids.len() <= SCAN_LIMIT {
+        merge_scan(ids, table, Some(seeds));
+    } else {
+        merge_long(ids, table, Some(seeds));
     }
 }
 
@@ -298,22 +314,45 @@ const NONE: u32 = u32::MAX;
 /// "No merge" in the scan; a merge's rank is its index in a merge list, so never this.
 const NO_RANK: u32 = u32::MAX;
 
-fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+/// `seeds`: the only pairs to look up at first (all of them if `None`).
+fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[usize]>) {
     // ranks[i], merged[i]: the merge of (ids[i], ids[i + 1]), NO_RANK if none. On the stack:
     // most words are a few units long and an allocation would cost more than the merging.
     if ids.len() > SCAN_LIMIT {
         // Only the tests scan long words (to compare with the rank buckets).
         let (mut ranks, mut merged) = (vec![NO_RANK; ids.len()], vec![0; ids.len()]);
-        return scan(ids, table, &mut ranks, &mut merged);
+        return scan(ids, table, &mut ranks, &mut merged, seeds);
     }
-    scan(ids, table, &mut [NO_RANK; SCAN_LIMIT], &mut [0; SCAN_LIMIT]);
+    scan(
+        ids,
+        table,
+        &mut [NO_RANK; SCAN_LIMIT],
+        &mut [0; SCAN_LIMIT],
+        seeds,
+    );
 }
 
-fn scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, ranks: &mut [u32], merged: &mut [u32]) {
+fn scan<T: Pairs + ?Sized>(
+    ids: &mut Vec<u32>,
+    table: &T,
+    ranks: &mut [u32],
+    merged: &mut [u32],
+    seeds: Option<&[usize]>,
+) {
     let mut len = ids.len();
     let lookup = |a: u32, b: u32| table.get(a, b).map_or((NO_RANK, 0), |m| (m.rank, m.id));
-    for i in 0..len - 1 {
-        (ranks[i], merged[i]) = lookup(ids[i], ids[i + 1]);
+    match seeds {
+        None => {
+            for i in 0..len - 1 {
+                (ranks[i], merged[i]) = lookup(ids[i], ids[i + 1]);
+            }
+        }
+        Some(seeds) => {
+            ranks[..len - 1].fill(NO_RANK);
+            for &i in seeds {
+                (ranks[i], merged[i]) = lookup(ids[i], ids[i + 1]);
+            }
+        }
     }
     loop {
         let mut best = NO_RANK;
@@ -344,7 +383,7 @@ fn scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, ranks: &mut [u32], mer
     }
 }
 
-fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[usize]>) {
     // A doubly linked list over the original positions, and the positions of the pairs that
     // can merge in one bucket per rank; a heap holds the ranks whose buckets are not empty.
     // The lowest rank's bucket is swept left to right, merging each position that still holds
@@ -354,6 +393,10 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
     // positions are checked against the table when they come up. A long run of one syllable
     // thus costs a few linear sweeps instead of a heap operation per merge.
     let n = ids.len();
+    // A long run where nothing merges (the bytes of unknown characters) costs one pass: no lists.
+    if seeds.is_none() && (0..n - 1).all(|i| table.get(ids[i], ids[i + 1]).is_none()) {
+        return;
+    }
     let mut next: Vec<u32> = (1..=n as u32).collect();
     next[n - 1] = NONE;
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
@@ -373,10 +416,14 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
         }
         bucket.push(pos);
     }
-    for i in 0..n - 1 {
+    let mut file = |i: usize| {
         if let Some(m) = table.get(ids[i], ids[i + 1]) {
             push(&mut buckets, &mut ranks, m.rank, i as u32);
         }
+    };
+    match seeds {
+        None => (0..n - 1).for_each(&mut file),
+        Some(seeds) => seeds.iter().for_each(|&i| file(i)),
     }
     let mut round: Vec<u32> = Vec::new();
     while let Some(Reverse(rank)) = ranks.pop() {
@@ -522,9 +569,39 @@ mod tests {
             assert_eq!(got, expected, "word {word:?}");
             let (mut scan, mut heap) = (word.clone(), word.clone());
             if word.len() >= 2 {
-                merge_scan(&mut scan, &table);
-                merge_long(&mut heap, &table);
+                merge_scan(&mut scan, &table, None);
+                merge_long(&mut heap, &table, None);
             }
+            assert_eq!(scan, expected);
+            assert_eq!(heap, expected);
+        }
+    }
+
+    #[test]
+    fn seeded_merges_equal_the_reference() {
+        // Seeded with exactly the pairs that have a merge at first (the precondition), both the
+        // scan and the rank buckets find what the rule finds.
+        let mut rng = Lcg(11);
+        for round in 0..3000 {
+            let symbols = 2 + rng.next(8);
+            let merges = 1 + rng.next(40);
+            let table = if round % 3 == 2 {
+                scrambled_table(&mut rng, symbols, merges)
+            } else {
+                random_table(&mut rng, symbols, merges)
+            };
+            let len = 2 + rng.next(if round % 2 == 0 { 40 } else { 300 });
+            let word: Vec<u32> = (0..len).map(|_| rng.next(symbols)).collect();
+            let seeds: Vec<usize> = (0..word.len() - 1)
+                .filter(|&i| table.get(word[i], word[i + 1]).is_some())
+                .collect();
+            let expected = reference(word.clone(), &table);
+            let mut got = word.clone();
+            merge_seeded(&mut got, &table, &seeds);
+            assert_eq!(got, expected, "word {word:?}");
+            let (mut scan, mut heap) = (word.clone(), word.clone());
+            merge_scan(&mut scan, &table, Some(&seeds));
+            merge_long(&mut heap, &table, Some(&seeds));
             assert_eq!(scan, expected);
             assert_eq!(heap, expected);
         }

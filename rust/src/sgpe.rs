@@ -13,15 +13,23 @@
 //! units. Word-level merges never join two pieces, so this equals running all ranks over the
 //! span from code points, which is what the Hugging Face export's BPE does.
 //!
+//! Two shortcuts give the same ids with less work. A piece that is a vocabulary token whose own
+//! encoding is that token (found at construction by encoding every such token: most pieces of
+//! ordinary text) is one lookup, without syllables, units or merges. And where each piece has
+//! had every word-level merge (scope `Pieces`) and superword merges only join a token to one
+//! starting with a space, only the pairs where two pieces meet can merge when a span's second
+//! pass begins: those are looked up (through a small filter) as the pieces are encoded, and a
+//! span none of them can merge is left as it is ([`Encoder::seeds_suffice`]).
+//!
 //! An [`Encoder`] is immutable after construction, so one can serve many threads at once;
-//! [`Encoder::encode_batch`] uses several. There is no cache: the work per piece is a few
-//! table lookups. This module does not train and does not read files.
+//! [`Encoder::encode_batch`] uses several. There is no cache that fills as text is encoded.
+//! This module does not train and does not read files.
 
 use crate::batch::parallel_map;
 use crate::charset::is_ws;
-use crate::merge::{merge, Merge, PairTable};
+use crate::merge::{merge, merge_seeded, Merge, PairTable};
 use crate::router::Router;
-use crate::spans::{span_end, Breaks};
+use crate::spans::{goes_on, span_end, Breaks};
 use crate::units::{push_utf8, Text, Unit};
 use crate::vocab::Vocab;
 use crate::with_text;
@@ -85,11 +93,65 @@ pub struct Encoder {
     prefix_space: bool,
     /// Every merge, superword merges last (`None` without superword merges).
     span_pairs: Option<PairTable>,
+    /// Whether, after each piece's own merges, only the pairs that join two pieces of a span can
+    /// merge at first (see [`Encoder::seeds_suffice`]); the span pass then looks up only those.
+    seeded_spans: bool,
+    /// The pairs of `span_pairs` (most pairs that join two pieces are turned away here, in a
+    /// few kilobytes, without a probe of the table).
+    span_filter: PairFilter,
+    /// Bit `id`: token `id` is a whole piece that encodes as itself (found at construction by
+    /// encoding it). A piece that is such a token needs no syllables, units or merges.
+    whole: Vec<u64>,
+    /// The length of the longest such token (a longer piece is not looked up).
+    whole_max: usize,
     breaks: Breaks,
     token_bytes: Vec<u8>,
     token_starts: Vec<usize>,
     specials: Vec<u32>,
     is_special: Vec<bool>,
+}
+
+/// A set of id pairs that may say "maybe" for a pair not in it, never "no" for one in it:
+/// one bit per hash of a pair, about eight bits per pair (a Bloom filter with one hash).
+#[derive(Clone, Debug, Default)]
+struct PairFilter {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl PairFilter {
+    fn new<'a>(pairs: impl Iterator<Item = &'a (u32, u32, u32)> + Clone) -> Self {
+        let size = (pairs.clone().count() * 8).next_power_of_two().max(64);
+        let mut filter = Self {
+            bits: vec![0; size / 64],
+            shift: 64 - size.trailing_zeros(),
+        };
+        for &(a, b, _) in pairs {
+            let bit = filter.bit(a, b);
+            filter.bits[bit / 64] |= 1 << (bit % 64);
+        }
+        filter
+    }
+
+    #[inline(always)]
+    fn bit(&self, a: u32, b: u32) -> usize {
+        let key = (u64::from(a) << 32) | u64::from(b);
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// False only if `(a, b)` is not one of the pairs.
+    #[inline(always)]
+    fn may_hold(&self, a: u32, b: u32) -> bool {
+        if self.bits.is_empty() {
+            return true;
+        }
+        let bit = self.bit(a, b);
+        self.bits[bit / 64] & (1 << (bit % 64)) != 0
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bits.capacity() * 8
+    }
 }
 
 /// One item of [`Encoder::encode_routed`]: a script run's ids, or a span left to the caller.
@@ -108,6 +170,8 @@ struct Scratch {
     utf8: Vec<u8>,
     /// The units of one superword span.
     span: Vec<u32>,
+    /// The positions in a span where two pieces meet and a merge applies.
+    seeds: Vec<usize>,
     /// The text with its dummy space (`prefix_space`).
     prefixed: Vec<u32>,
 }
@@ -128,6 +192,9 @@ impl Scratch {
         if self.span.capacity() > Self::KEEP || self.prefixed.capacity() > Self::KEEP {
             self.span = Vec::new();
             self.prefixed = Vec::new();
+        }
+        if self.seeds.capacity() > Self::KEEP {
+            self.seeds = Vec::new();
         }
     }
 }
@@ -224,7 +291,13 @@ impl Encoder {
         for &id in &spec.special_ids {
             is_special[check(id, "special token")? as usize] = true;
         }
-        Ok(Self {
+        let seeded_spans = Self::seeds_suffice(&spec, &byte_of);
+        let span_filter = if span_pairs.is_some() {
+            PairFilter::new(spec.merges.iter().chain(&spec.superword_merges))
+        } else {
+            PairFilter::default()
+        };
+        let mut encoder = Self {
             splitter,
             vocab,
             pairs,
@@ -232,12 +305,80 @@ impl Encoder {
             scope: spec.scope,
             prefix_space: spec.prefix_space,
             span_pairs,
+            seeded_spans,
+            span_filter,
+            whole: Vec::new(),
+            whole_max: 0,
             breaks: Breaks::new(spec.span_breaks),
             token_bytes,
             token_starts,
             specials: spec.special_ids,
             is_special,
-        })
+        };
+        (encoder.whole, encoder.whole_max) = encoder.whole_pieces(&spec.tokens);
+        Ok(encoder)
+    }
+
+    /// Whether the superword pass may look up only the pairs that join two pieces at first.
+    ///
+    /// With scope `Pieces` each piece's units have been merged by every word-level merge, so
+    /// a pair inside a piece can only have a superword merge. If each superword merge's right
+    /// token starts with a space, and no byte-fallback token or `[UNK]` (units that can stand
+    /// anywhere in a piece) starts with one, no element inside a piece can be such a right
+    /// token: a piece holds a space only as its first character, and an element's string
+    /// begins with the string of its first unit. So at first only the pairs across pieces can
+    /// merge; pairs formed later are looked up as usual ([`merge_seeded`]).
+    fn seeds_suffice(spec: &EncoderSpec, byte_of: &[Option<u8>]) -> bool {
+        let starts_with_space = |id: u32| spec.tokens[id as usize].first() == Some(&0x20);
+        let unk_ok = match &spec.fallback {
+            Fallback::Unk(id) => !starts_with_space(*id),
+            Fallback::Bytes(_) => true,
+        };
+        let bytes_ok = byte_of
+            .iter()
+            .enumerate()
+            .all(|(id, b)| b.is_none() || !starts_with_space(id as u32));
+        spec.scope == Scope::Pieces
+            && unk_ok
+            && bytes_ok
+            && spec
+                .superword_merges
+                .iter()
+                .all(|&(_, right, _)| starts_with_space(right))
+    }
+
+    /// The bitset of [`Encoder::whole`]: every token that is one whole piece, encoded as a
+    /// piece by the full path; those whose encoding is the token alone. (Exact by construction:
+    /// a piece's ids depend on its code points only.)
+    fn whole_pieces(&self, tokens: &[Vec<u32>]) -> (Vec<u64>, usize) {
+        let mut whole = vec![0u64; tokens.len().div_ceil(64)];
+        let mut longest = 0;
+        let mut out = Vec::new();
+        with_scratch(|scratch| {
+            for (id, t) in tokens.iter().enumerate() {
+                if t.is_empty() || piece_end(&t[..], 0) != t.len() {
+                    continue;
+                }
+                out.clear();
+                self.encode_piece(&t[..], scratch, &mut out);
+                if out[..] == [id as u32] {
+                    whole[id / 64] |= 1 << (id % 64);
+                    longest = longest.max(t.len());
+                }
+            }
+        });
+        (whole, longest)
+    }
+
+    /// The id of `piece` if it is a token that encodes as itself.
+    #[inline]
+    fn whole_piece<U: Unit>(&self, piece: &[U]) -> Option<u32> {
+        if piece.len() > self.whole_max {
+            return None;
+        }
+        let id = self.vocab.get(piece)?;
+        let word = *self.whole.get(id as usize / 64)?;
+        (word & (1 << (id % 64)) != 0).then_some(id)
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -257,6 +398,9 @@ impl Encoder {
             + self.token_bytes.capacity()
             + self.token_starts.capacity() * 8
             + self.is_special.capacity()
+            + self.whole.capacity() * 8
+            + self.span_filter.heap_bytes()
+            + self.breaks.heap_bytes()
     }
 
     /// The ids of `text`, special-token text included as ordinary text.
@@ -330,16 +474,53 @@ impl Encoder {
         };
         let mut span = std::mem::take(&mut scratch.span);
         let mut pos = 0;
-        while pos < text.len() {
-            let end = span_end(text, pos, &self.breaks);
-            span.clear();
-            self.encode_pieces(&text[pos..end], scratch, &mut span);
-            if span.len() > 1 {
-                merge(&mut span, span_pairs);
+        if !self.seeded_spans {
+            while pos < text.len() {
+                let end = span_end(text, pos, &self.breaks);
+                span.clear();
+                self.encode_pieces(&text[pos..end], scratch, &mut span);
+                if span.len() > 1 {
+                    merge(&mut span, span_pairs);
+                }
+                out.extend_from_slice(&span);
+                pos = end;
             }
-            out.extend_from_slice(&span);
-            pos = end;
+            scratch.span = span;
+            return;
         }
+        // Each span's pieces straight into `out` (the span ends where a piece does not go on);
+        // the pairs that join two pieces looked up as they are made, and the span merged only
+        // if one of them can merge.
+        let mut seeds = std::mem::take(&mut scratch.seeds);
+        while pos < text.len() {
+            let start = out.len();
+            seeds.clear();
+            let mut p = pos;
+            loop {
+                let e = piece_end(text, p);
+                let first = out.len();
+                self.encode_piece(&text[p..e], scratch, out);
+                if first > start
+                    && self.span_filter.may_hold(out[first - 1], out[first])
+                    && span_pairs.get(out[first - 1], out[first]).is_some()
+                {
+                    seeds.push(first - 1 - start);
+                }
+                p = e;
+                if !goes_on(text, e, &self.breaks) {
+                    break;
+                }
+            }
+            if !seeds.is_empty() {
+                span.clear();
+                span.extend_from_slice(&out[start..]);
+                merge_seeded(&mut span, span_pairs, &seeds);
+                out.truncate(start);
+                out.extend_from_slice(&span);
+            }
+            pos = p;
+        }
+        scratch.seeds = seeds;
         scratch.span = span;
     }
 
@@ -360,10 +541,38 @@ impl Encoder {
             utf8,
             ..
         } = scratch;
+        if let Some(id) = self.whole_piece(piece) {
+            out.push(id);
+            return;
+        }
         if piece.len() == 1 {
             // One character is one token whatever the words and syllables: its units alone.
             units.clear();
             self.push_units(piece, units, utf8);
+            merge(units, &self.pairs);
+            out.extend_from_slice(units);
+            return;
+        }
+        if self.scope == Scope::Pieces {
+            // One span, the whole piece: its units word by word, no list of words kept.
+            units.clear();
+            let ends = &mut parts.ends;
+            let mut pos = 0;
+            while pos < piece.len() {
+                let (end, is_word) = self.splitter.next_word(piece, pos);
+                if is_word {
+                    ends.clear();
+                    self.splitter.syllables(piece, pos, end, ends);
+                    let mut start = pos;
+                    for &e in ends.iter() {
+                        self.push_units(&piece[start..e], units, utf8);
+                        start = e;
+                    }
+                } else {
+                    self.push_units(&piece[pos..end], units, utf8);
+                }
+                pos = end;
+            }
             merge(units, &self.pairs);
             out.extend_from_slice(units);
             return;
@@ -373,7 +582,7 @@ impl Encoder {
         spans.clear();
         match self.scope {
             Scope::Words => spans.extend(parts.parts.iter().map(|&(last, _)| last)),
-            Scope::Pieces => spans.push(parts.ends.len()),
+            Scope::Pieces => spans.push(parts.ends.len()), // (not reached: above)
             Scope::Runs => {
                 // Words and whitespace tokens alone; consecutive other boundary tokens together.
                 let (mut first, mut in_run) = (0, false);
@@ -421,7 +630,13 @@ impl Encoder {
             Fallback::Unk(unk) => units.push(*unk),
             Fallback::Bytes(bytes) => {
                 for ch in token.chunks(1) {
-                    match self.vocab.get(ch) {
+                    // (a one-character token was looked up above)
+                    let found = if token.len() == 1 {
+                        None
+                    } else {
+                        self.vocab.get(ch)
+                    };
+                    match found {
                         Some(id) => units.push(id),
                         None => {
                             utf8.clear();
@@ -483,9 +698,10 @@ impl Encoder {
         })
     }
 
-    /// Where encoding `text` spends its time: seconds for the pieces alone, then pieces and
-    /// words and syllables, then also the units (vocabulary lookups), then the whole encoding
-    /// (the merges too). Each stage includes the ones before it. For benchmarks.
+    /// Where encoding `text` spends its time: seconds for the pieces and spans alone; then
+    /// also the whole-piece lookups; then also the words, syllables and units (vocabulary
+    /// lookups) of the pieces that are not one token; then the whole encoding (the merges and
+    /// the superword pass too). Each stage includes the ones before it. For benchmarks.
     pub fn stage_seconds<U: Unit>(&self, text: &[U]) -> [f64; 4] {
         let time = |f: &mut dyn FnMut()| {
             let t = std::time::Instant::now();
@@ -494,39 +710,37 @@ impl Encoder {
         };
         let mut scratch = Scratch::default();
         let mut sink = 0usize;
-        let pieces = time(&mut || {
-            let mut pos = 0;
-            while pos < text.len() {
-                pos = piece_end(text, pos);
-                sink += 1;
-            }
-        });
-        let words = time(&mut || {
+        // Every piece of `text`, and whether a span goes on after it.
+        let mut walk = |f: &mut dyn FnMut(&[U])| {
             let mut pos = 0;
             while pos < text.len() {
                 let end = piece_end(text, pos);
-                scratch.parts.clear();
-                self.splitter.split(&text[pos..end], &mut scratch.parts);
-                sink += scratch.parts.ends.len();
+                f(&text[pos..end]);
+                sink += usize::from(goes_on(text, end, &self.breaks));
                 pos = end;
             }
+        };
+        let pieces = time(&mut || walk(&mut |_| {}));
+        let wholes = time(&mut || {
+            walk(&mut |piece| {
+                std::hint::black_box(self.whole_piece(piece));
+            })
         });
         let units = time(&mut || {
-            let mut pos = 0;
-            while pos < text.len() {
-                let end = piece_end(text, pos);
-                let piece = &text[pos..end];
+            walk(&mut |piece| {
+                if self.whole_piece(piece).is_some() {
+                    return;
+                }
                 scratch.parts.clear();
                 self.splitter.split(piece, &mut scratch.parts);
                 let mut start = 0;
                 for &e in &scratch.parts.ends {
                     scratch.units.clear();
                     self.push_units(&piece[start..e], &mut scratch.units, &mut scratch.utf8);
-                    sink += scratch.units.len();
+                    std::hint::black_box(&scratch.units);
                     start = e;
                 }
-                pos = end;
-            }
+            })
         });
         let mut out = Vec::new();
         let all = time(&mut || {
@@ -534,7 +748,7 @@ impl Encoder {
             self.encode_into(text, &mut scratch, &mut out);
         });
         std::hint::black_box(sink);
-        [pieces, words, units, all]
+        [pieces, wholes, units, all]
     }
 
     /// The bytes of `ids` joined; an id out of range is an error naming it.
@@ -565,5 +779,141 @@ impl Encoder {
 
     pub fn special_ids(&self) -> &[u32] {
         &self.specials
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::tests::sinhala;
+
+    fn cps(s: &str) -> Vec<u32> {
+        s.chars().map(u32::from).collect()
+    }
+
+    /// An encoder over the byte tokens and `tokens`; merges and superword merges by strings.
+    fn encoder(tokens: &[&str], merges: &[(&str, &str)], superword: &[(&str, &str)]) -> Encoder {
+        let splitter = WordSplitter::new(
+            &[(0x0D80, 0x0DFF), (0x200D, 0x200D)],
+            &[],
+            vec![sinhala()],
+            None,
+        )
+        .unwrap();
+        let mut all: Vec<Vec<u32>> = (0..256).map(|b| cps(&format!("<0x{b:02X}>"))).collect();
+        all.extend(tokens.iter().map(|t| cps(t)));
+        let id = |s: &str| all.iter().position(|t| *t == cps(s)).unwrap() as u32;
+        let ids = |list: &[(&str, &str)]| {
+            list.iter()
+                .map(|&(a, b)| (id(a), id(b), id(&format!("{a}{b}"))))
+                .collect()
+        };
+        let spec = EncoderSpec {
+            tokens: all.clone(),
+            merges: ids(merges),
+            fallback: Fallback::Bytes(Box::new(std::array::from_fn(|b| b as u32))),
+            special_ids: vec![],
+            scope: Scope::Pieces,
+            prefix_space: false,
+            superword_merges: ids(superword),
+            span_breaks: vec![u32::from('.')],
+        };
+        Encoder::new(splitter, spec).unwrap()
+    }
+
+    /// The same encoder without the shortcuts: every piece through syllables, units and
+    /// merges, every span merged from all its pairs.
+    fn plain(tokens: &[&str], merges: &[(&str, &str)], superword: &[(&str, &str)]) -> Encoder {
+        let mut e = encoder(tokens, merges, superword);
+        (e.whole, e.whole_max) = (Vec::new(), 0);
+        e.seeded_spans = false;
+        e
+    }
+
+    /// Texts of `alphabet`'s characters, up to 12 long, from a fixed generator.
+    fn texts(alphabet: &str, n: usize) -> Vec<Vec<u32>> {
+        let alphabet = cps(alphabet);
+        let mut seed = 3u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        (0..n)
+            .map(|_| {
+                (0..next() % 13)
+                    .map(|_| alphabet[next() % alphabet.len()])
+                    .collect()
+            })
+            .collect()
+    }
+
+    const TOKENS: &[&str] = &[
+        "a", "b", " ", ".", " a", " b", "ab", " ab", "a a", "a a b", " a a", "a.",
+    ];
+
+    #[test]
+    fn a_whole_piece_token_bpe_does_not_reach_is_not_taken() {
+        // "ab" is a token, but no merge makes it: the piece "ab" stays two tokens.
+        let e = encoder(TOKENS, &[(" ", "a"), (" ", "b")], &[]);
+        assert_eq!(e.encode_ordinary(&cps("ab")), [256, 257]);
+        assert_eq!(e.encode_ordinary(&cps(" a")), [260]);
+        // " ab" is the boundary tokens " a" and "b" (no script characters), merged.
+        let e = encoder(TOKENS, &[("a", "b"), (" a", "b")], &[]);
+        assert_eq!(e.encode_ordinary(&cps("ab")), [262]);
+        assert_eq!(e.encode_ordinary(&cps(" ab")), [263]);
+    }
+
+    #[test]
+    fn shortcuts_give_the_plain_ids() {
+        let merges = [(" ", "a"), (" ", "b"), ("a", "b"), (" ", "ab"), ("a", ".")];
+        let superword = [("a", " a"), ("a a", " b"), (" a", " a")];
+        let (fast, slow) = (
+            encoder(TOKENS, &merges, &superword),
+            plain(TOKENS, &merges, &superword),
+        );
+        assert!(fast.seeded_spans);
+        assert_eq!(fast.encode_ordinary(&cps("a a b")), [265]);
+        assert_eq!(fast.encode_ordinary(&cps("a. a b")), [267, 260, 261]);
+        for text in texts("ab .\n\u{0D9A}", 20_000) {
+            assert_eq!(
+                fast.encode_ordinary(&text),
+                slow.encode_ordinary(&text),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_pair_filter_holds_every_pair_and_turns_most_others_away() {
+        let pairs: Vec<(u32, u32, u32)> = (0..5000u32).map(|i| (i, i * 7 % 3001, 0)).collect();
+        let filter = PairFilter::new(pairs.iter());
+        assert!(pairs.iter().all(|&(a, b, _)| filter.may_hold(a, b)));
+        let others = (0..20_000u32)
+            .filter(|&i| filter.may_hold(i, i + 1))
+            .count();
+        assert!(others < 20_000 / 5, "{others} of 20,000 other pairs pass");
+        assert!(PairFilter::default().may_hold(1, 2));
+    }
+
+    #[test]
+    fn a_superword_merge_inside_a_piece_turns_the_shortcut_off() {
+        // ("a", "b") as a superword merge can join units inside the piece "ab": every pair of
+        // the span must be looked up.
+        let superword = [("a", " a"), ("a", "b")];
+        let (fast, slow) = (
+            encoder(TOKENS, &[(" ", "a")], &superword),
+            plain(TOKENS, &[(" ", "a")], &superword),
+        );
+        assert!(!fast.seeded_spans);
+        assert_eq!(fast.encode_ordinary(&cps("ab")), [262]);
+        for text in texts("ab .", 5_000) {
+            assert_eq!(
+                fast.encode_ordinary(&text),
+                slow.encode_ordinary(&text),
+                "{text:?}"
+            );
+        }
     }
 }

@@ -15,7 +15,7 @@
 //! The break characters are data from Python (sentence punctuation); this module does not know
 //! scripts, vocabularies or merges.
 
-use crate::charset::is_ws;
+use crate::charset::{is_ws, CharSet};
 use crate::count::{entries_to_bytes, for_each_entry, piece_end_utf8, Counts, Tally};
 use crate::engine::{Engine, UNK};
 use crate::sgpe::Scope;
@@ -24,20 +24,29 @@ use crate::units::{decode_wtf8_into, Unit};
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
 
-/// The sentence punctuation after which a span ends, as a sorted set of code points.
+/// The sentence punctuation after which a span ends: a set of code points (a table: asked
+/// once per piece, so two loads rather than a search).
 #[derive(Clone, Debug, Default)]
-pub struct Breaks(Vec<u32>);
+pub struct Breaks(Option<CharSet>);
 
 impl Breaks {
-    pub fn new(mut chars: Vec<u32>) -> Self {
-        chars.sort_unstable();
-        chars.dedup();
-        Self(chars)
+    /// Code points above U+10FFFF are left out (no text holds them).
+    pub fn new(chars: Vec<u32>) -> Self {
+        let ranges: Vec<(u32, u32)> = chars
+            .into_iter()
+            .filter(|&c| c <= 0x10FFFF)
+            .map(|c| (c, c))
+            .collect();
+        Self(CharSet::from_ranges(&ranges).ok())
     }
 
     #[inline]
     fn contains(&self, c: u32) -> bool {
-        self.0.binary_search(&c).is_ok()
+        self.0.as_ref().is_some_and(|set| set.contains(c))
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, CharSet::heap_bytes)
     }
 }
 
@@ -57,15 +66,24 @@ pub fn span_end<U: Unit>(text: &[U], pos: usize, breaks: &Breaks) -> usize {
         while end < n && !is_ws(text[end].cp()) {
             end += 1;
         }
-        let joins = end + 1 < n
-            && text[end].cp() == 0x20
-            && !is_ws(text[end + 1].cp())
-            && !breaks.contains(text[end - 1].cp());
-        if !joins {
+        if !goes_on(text, end, breaks) {
             return end;
         }
         end += 2;
     }
+}
+
+/// Whether the span holding the SGPE piece that ends at `end` goes on with the next piece:
+/// a space glued to a non-whitespace character follows, and the piece is not whitespace alone
+/// and does not end in a break. (A caller walking pieces finds the spans with this.)
+#[inline]
+pub fn goes_on<U: Unit>(text: &[U], end: usize, breaks: &Breaks) -> bool {
+    end > 0
+        && end + 1 < text.len()
+        && text[end].cp() == 0x20
+        && !is_ws(text[end + 1].cp())
+        && !is_ws(text[end - 1].cp())
+        && !breaks.contains(text[end - 1].cp())
 }
 
 /// The piece counts of a corpus from its span counts.
@@ -560,6 +578,36 @@ mod tests {
         assert_eq!(t.pieces().get(b" a"), u64::MAX - 1);
         assert_eq!(t.pieces().get(b" b"), u64::MAX);
         assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn walking_pieces_finds_the_spans() {
+        let alphabet: Vec<u32> = " \t\n.ab".chars().map(u32::from).collect();
+        let breaks = Breaks::new(vec![u32::from('.')]);
+        let mut seed = 5u64;
+        for _ in 0..5000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (seed >> 59) as usize;
+            let text: Vec<u32> = (0..len)
+                .map(|i| alphabet[((seed >> (i * 2 % 50)) % alphabet.len() as u64) as usize])
+                .collect();
+            let (mut expected, mut got) = (Vec::new(), Vec::new());
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = span_end(&text, pos, &breaks);
+                expected.push(pos);
+            }
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = crate::words::piece_end(&text, pos);
+                if !goes_on(&text, pos, &breaks) {
+                    got.push(pos);
+                }
+            }
+            assert_eq!(got, expected, "{text:?}");
+        }
     }
 
     #[test]

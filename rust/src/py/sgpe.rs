@@ -397,8 +397,9 @@ impl PyEncoder {
         self.inner.heap_bytes()
     }
 
-    /// Seconds spent by stage on `text`: pieces; + words and syllables; + units; whole encoding
-    /// (each includes the ones before). For benchmarks.
+    /// Seconds spent by stage on `text`: pieces and spans; + whole-piece lookups; + words,
+    /// syllables and units of the other pieces; whole encoding (each includes the ones before).
+    /// For benchmarks.
     fn stage_seconds(&self, s: &Bound<'_, PyString>) -> PyResult<[f64; 4]> {
         let t = text(s)?;
         let enc = &self.inner;
