@@ -29,6 +29,7 @@ demo: $(CORE)
 test-rust:
 	$(CARGO) fmt --manifest-path rust/Cargo.toml --check
 	$(CARGO) clippy --manifest-path rust/Cargo.toml --all-targets -- -D warnings
+	$(CARGO) clippy --manifest-path rust/Cargo.toml --all-targets --features python -- -D warnings
 	$(CARGO) test --manifest-path rust/Cargo.toml
 
 test: $(CORE) test-rust

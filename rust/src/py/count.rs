@@ -382,6 +382,9 @@ impl PyPieceCounter {
     /// Every count as one `bytes` object (see `Counts::to_bytes`; span texts for a span
     /// counter): partial counts shipped between processes, added with
     /// [`PyPieceCounter::add_bytes`].
+    // The Python name says what users get; `&mut` because the threads' partial counts are
+    // folded into one table first.
+    #[allow(clippy::wrong_self_convention)]
     fn to_bytes<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
         let data = if self.counts_spans() {
             self.span_total().to_bytes()
