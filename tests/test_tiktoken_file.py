@@ -129,3 +129,17 @@ def test_demo_hint_is_whole_and_the_demo_keeps_its_vocabulary(tmp_path):
     assert (saved / "vocab.json").is_file() and (saved / "tokenizer.json").is_file()
     assert wwho.SGPETokenizer.load(saved).vocab_size > 1000
     shutil.rmtree(saved)
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason="the o200k_base ranks file is absent")
+def test_demo_shows_o200k_tokens_without_replacement_characters(tmp_path):
+    """A byte-level token holding part of a character is shown as <0xNN>, as `wwho encode --tokens` does."""
+    code = "import wwho.demo as d; import sys; sys.argv = ['demo', sys.argv[1]]; d.main()"
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "demo-out")], capture_output=True,
+                          text=True, env=_env(WWHO_TIKTOKEN_FILE=str(O200K_FILE)), cwd=tmp_path, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    shown = [line for line in proc.stdout.splitlines() if line.lstrip().startswith("o200k  (")]
+    assert shown, proc.stdout
+    assert not any("\ufffd" in line for line in shown)
+    assert any("<0x" in line for line in shown)  # the sample has characters that o200k cuts

@@ -18,6 +18,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from wwho.readable import readable
 from wwho.sgpe import SGPETokenizer
 
 SAMPLE = "sinhala-wikipedia-sample.txt"
@@ -78,7 +79,8 @@ def main() -> None:
         print(text)
         print(f"  wwho   ({len(tok.encode(text)):3} tokens): {' | '.join(tok.tokenize(text))}")
         if enc is not None:
-            pieces = [enc.decode_single_token_bytes(i).decode("utf-8", "replace") for i in enc.encode_ordinary(text)]
+            # A byte-level token may hold part of a character: shown as <0xNN>, never as U+FFFD.
+            pieces = [readable(enc.decode_single_token_bytes(i)) for i in enc.encode_ordinary(text)]
             print(f"  o200k  ({len(pieces):3} tokens): {' | '.join(pieces)}")
         print()
     words = sum(len(l.split()) for l in held_out)
