@@ -120,6 +120,9 @@ pub struct ByteLevel {
     /// Ranks rule: the token of every two-byte string, or NO_TOKEN (256 kB): the first merges
     /// of every piece ask about byte pairs.
     byte_pairs: Vec<u32>,
+    /// Ranks rule: bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token
+    /// (2 MB): where a long piece may be cut (see [`ranks`]).
+    windows: crate::huge::HugeSlice<u64>,
     encoder: TokenTable,
     /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
     packed: crate::huge::HugeSlice<([u64; 2], u32)>,
@@ -298,11 +301,23 @@ impl ByteLevel {
                 }
             }
         }
+        let mut windows = crate::huge::HugeSlice::default();
+        if model.merges.is_none() {
+            windows = crate::huge::HugeSlice::new(1 << 18, 0u64);
+            for &(bytes, _) in &model.ranks {
+                for w in bytes.windows(3) {
+                    let bit =
+                        (usize::from(w[0]) << 16) | (usize::from(w[1]) << 8) | usize::from(w[2]);
+                    windows[bit / 64] |= 1 << (bit % 64);
+                }
+            }
+        }
         let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
         static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(ByteLevel {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             byte_pairs,
+            windows,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,
             packed,
@@ -483,9 +498,11 @@ impl ByteLevel {
             return Ok(());
         }
         scratch.clear();
-        let short = matches!(self.rule, Rule::Ranks) && piece.len() <= ranks::MAX_SHORT;
-        if short {
+        let is_ranks = matches!(self.rule, Rule::Ranks);
+        if is_ranks && piece.len() <= ranks::MAX_SHORT {
             self.merge_short(piece, scratch);
+        } else if is_ranks {
+            self.merge_long(piece, scratch, hot);
         } else {
             scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
             let pairs = RankPairs { tok: self };

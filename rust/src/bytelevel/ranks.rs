@@ -7,8 +7,10 @@
 //! driven by ids, has to do). Pieces longer than [`MAX_SHORT`] bytes take the general loop,
 //! which is O(n log n); this one is O(n²) in the piece's length, and fastest for words.
 
+use super::hot::Hot;
 use super::table::{Packed, PACKED};
-use super::{ByteLevel, NO_TOKEN};
+use super::{ByteLevel, RankPairs, NO_TOKEN};
+use crate::merge::merge_with;
 
 /// Longest piece merged here.
 pub const MAX_SHORT: usize = 64;
@@ -24,6 +26,52 @@ impl ByteLevel {
                 .get_packed_rare(Packed::new(bytes))
                 .unwrap_or(NO_TOKEN),
             _ => self.encoder.get(bytes).unwrap_or(NO_TOKEN),
+        }
+    }
+
+    /// Whether no token can ever span byte `p` of `piece` (0 < p < len): under the ranks
+    /// rule every part is a token, and a token across `p` would hold bytes `p - 1` and `p`:
+    /// as the whole two-byte token, or inside one of the three-byte windows around them.
+    #[inline(always)]
+    fn can_cut(&self, piece: &[u8], p: usize) -> bool {
+        let window = |i: usize| {
+            let bit = (usize::from(piece[i]) << 16)
+                | (usize::from(piece[i + 1]) << 8)
+                | usize::from(piece[i + 2]);
+            self.windows[bit / 64] & (1 << (bit % 64)) != 0
+        };
+        self.rank_of(&piece[p - 1..p + 1]) == NO_TOKEN
+            && (p < 2 || !window(p - 2))
+            && (p + 1 >= piece.len() || !window(p - 1))
+    }
+
+    /// The units of a long `piece` (ranks rule) after every merge, into `units`. The piece is
+    /// cut where no token can span (see [`Self::can_cut`]): merges never cross a cut, so each
+    /// part merges alone, with the same result; parts of up to [`MAX_SHORT`] bytes take
+    /// [`Self::merge_short`], longer ones the general loop. A run of text no token spans
+    /// (a piece of characters the vocabulary never joins) thus costs short merges only.
+    pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>, hot: Option<&Hot>) {
+        units.clear();
+        let mut part = Vec::new();
+        let mut start = 0;
+        for end in 1..=piece.len() {
+            if end < piece.len() && !self.can_cut(piece, end) {
+                continue;
+            }
+            let bytes = &piece[start..end];
+            if bytes.len() <= MAX_SHORT {
+                self.merge_short(bytes, &mut part);
+            } else {
+                part.clear();
+                part.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
+                let pairs = RankPairs { tok: self };
+                match hot {
+                    Some(hot) => merge_with(&mut part, &hot.pairs(&pairs)),
+                    None => merge_with(&mut part, &pairs),
+                }
+            }
+            units.extend_from_slice(&part);
+            start = end;
         }
     }
 
@@ -99,11 +147,13 @@ mod tests {
             .collect();
         for (i, t) in [
             "ab", "bc", "abc", "ca", "aa", "aaa", "cab", "zb", "bz", "abz", "zz", "bcab", "aab",
+            // tokens across a byte pair that is no token: only the three-byte windows see them
+            "abd", "eab", "dd",
         ]
         .iter()
         .enumerate()
         {
-            ranks.push((t.as_bytes().to_vec(), 300 - i as u32 * 3));
+            ranks.push((t.as_bytes().to_vec(), 400 - i as u32 * 3));
         }
         let model = Model {
             ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
@@ -116,6 +166,33 @@ mod tests {
             merge_with(&mut units, &RankPairs { tok: &tok });
             units
         };
+        // Long pieces: cut where no token can span, each part merged alone; 'd' and 'e' are in
+        // no longer token, so pieces with them have cuts, and the rest have few.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for round in 0..600 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = MAX_SHORT + 1 + (state % 400) as usize;
+            let letters: &[u8] = if round % 2 == 0 { b"abczde" } else { b"abcz" };
+            let mut x = state;
+            let piece: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    letters[((x >> 33) % letters.len() as u64) as usize]
+                })
+                .collect();
+            let mut long = Vec::new();
+            tok.merge_long(&piece, &mut long, None);
+            assert_eq!(
+                long,
+                general(&piece),
+                "{:?}",
+                String::from_utf8_lossy(&piece)
+            );
+        }
         let alphabet = b"abcz";
         let mut short = Vec::new();
         let mut check = |piece: &[u8]| {
