@@ -34,15 +34,17 @@ impl ByteLevel {
     /// as the whole two-byte token, or inside one of the three-byte windows around them.
     #[inline(always)]
     fn can_cut(&self, piece: &[u8], p: usize) -> bool {
+        let pair = (usize::from(piece[p - 1]) << 8) | usize::from(piece[p]);
+        if self.byte_pairs[pair] != NO_TOKEN {
+            return false; // the common case inside runs that merge: decided in one load
+        }
         let window = |i: usize| {
             let bit = (usize::from(piece[i]) << 16)
                 | (usize::from(piece[i + 1]) << 8)
                 | usize::from(piece[i + 2]);
             self.windows[bit / 64] & (1 << (bit % 64)) != 0
         };
-        self.rank_of(&piece[p - 1..p + 1]) == NO_TOKEN
-            && (p < 2 || !window(p - 2))
-            && (p + 1 >= piece.len() || !window(p - 1))
+        (p < 2 || !window(p - 2)) && (p + 1 >= piece.len() || !window(p - 1))
     }
 
     /// The units of a long `piece` (ranks rule) after every merge, into `units`. The piece is
@@ -52,26 +54,40 @@ impl ByteLevel {
     /// (a piece of characters the vocabulary never joins) thus costs short merges only.
     pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>, hot: Option<&Hot>) {
         units.clear();
+        let general = |bytes: &[u8], out: &mut Vec<u32>| {
+            out.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
+            let pairs = RankPairs { tok: self };
+            match hot {
+                Some(hot) => merge_with(out, &hot.pairs(&pairs)),
+                None => merge_with(out, &pairs),
+            }
+        };
+        let mut end = 1;
+        while end < piece.len() && !self.can_cut(piece, end) {
+            end += 1;
+        }
+        if end == piece.len() {
+            return general(piece, units); // no cut: as before, without a copy
+        }
         let mut part = Vec::new();
         let mut start = 0;
-        for end in 1..=piece.len() {
-            if end < piece.len() && !self.can_cut(piece, end) {
-                continue;
-            }
+        loop {
             let bytes = &piece[start..end];
             if bytes.len() <= MAX_SHORT {
                 self.merge_short(bytes, &mut part);
             } else {
                 part.clear();
-                part.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
-                let pairs = RankPairs { tok: self };
-                match hot {
-                    Some(hot) => merge_with(&mut part, &hot.pairs(&pairs)),
-                    None => merge_with(&mut part, &pairs),
-                }
+                general(bytes, &mut part);
             }
             units.extend_from_slice(&part);
+            if end == piece.len() {
+                return;
+            }
             start = end;
+            end += 1;
+            while end < piece.len() && !self.can_cut(piece, end) {
+                end += 1;
+            }
         }
     }
 
