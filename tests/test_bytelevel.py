@@ -137,6 +137,19 @@ def test_o200k_equals_tiktoken_on_fuzzed_text(ours, ref, text):
         assert ours.encode(text) == expected
 
 
+# Long pieces (more than 64 bytes: one run of letters) of scripts whose characters o200k joins
+# only sometimes: the core cuts them where no token can span and merges each part alone.
+_letters = st.sampled_from(["\u4e00\u9fa5", "\u3040\u30ff", "\uac00\ud7a3", "\u0400\u04ff", "ab", "\u00e0\u00ff"]).flatmap(
+    lambda r: st.lists(st.characters(min_codepoint=ord(r[0]), max_codepoint=ord(r[1])), min_size=30, max_size=300))
+long_piece = st.lists(_letters, min_size=1, max_size=3).map(lambda runs: "".join("".join(r) for r in runs))
+
+
+@FUZZ
+@given(text=long_piece)
+def test_o200k_equals_tiktoken_on_long_pieces(ours, ref, text):
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 @FUZZ
 @given(text=st.text(st.characters(codec="utf-8"), max_size=60))
 def test_o200k_round_trip(ours, text):
