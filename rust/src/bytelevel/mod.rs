@@ -498,19 +498,15 @@ impl ByteLevel {
             return Ok(());
         }
         scratch.clear();
-        let is_ranks = matches!(self.rule, Rule::Ranks);
-        if is_ranks && piece.len() <= ranks::MAX_SHORT {
-            self.merge_short(piece, scratch);
-        } else if is_ranks {
-            self.merge_long(piece, scratch, hot);
-        } else {
-            scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
-            let pairs = RankPairs { tok: self };
-            match (&self.rule, hot) {
-                (Rule::Ranks, Some(hot)) => merge_with(scratch, &hot.pairs(&pairs)),
-                (Rule::Ranks, None) => merge_with(scratch, &pairs),
-                (Rule::Merges(table), Some(hot)) => merge_with(scratch, &hot.pairs(table)),
-                (Rule::Merges(table), None) => merge_with(scratch, table),
+        match (&self.rule, hot) {
+            (Rule::Ranks, _) if piece.len() <= ranks::MAX_SHORT => self.merge_short(piece, scratch),
+            (Rule::Ranks, _) => self.merge_long(piece, scratch, hot),
+            (Rule::Merges(table), hot) => {
+                scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
+                match hot {
+                    Some(hot) => merge_with(scratch, &hot.pairs(table)),
+                    None => merge_with(scratch, table),
+                }
             }
         }
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
