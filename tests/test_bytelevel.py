@@ -150,6 +150,26 @@ def test_o200k_equals_tiktoken_on_long_pieces(ours, ref, text):
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+# Long runs of one byte (spaces, newlines, dashes, one letter): the core merges them group by
+# group (rust/src/bytelevel/runs.rs). Every printable ASCII character and the whitespace that
+# forms one o200k piece, at lengths around the shortcut's threshold (256) and far past it.
+_RUN_CHARS = [chr(c) for c in range(0x21, 0x7F)] + [" ", "\n", "\t", "\r"]
+
+
+@pytest.mark.parametrize("n", [255, 256, 257, 1000, 4097, 30_001])
+def test_o200k_equals_tiktoken_on_runs_of_one_byte(ours, ref, n):
+    for char in _RUN_CHARS:
+        assert ours.encode_ordinary(char * n) == ref.encode_ordinary(char * n), (char, n)
+
+
+@FUZZ
+@given(char=st.sampled_from(_RUN_CHARS), n=st.integers(200, 20_000), before=st.text(max_size=3),
+       after=st.text(max_size=3))
+def test_o200k_equals_tiktoken_on_fuzzed_runs(ours, ref, char, n, before, after):
+    text = before + char * n + after
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 @FUZZ
 @given(text=st.text(st.characters(codec="utf-8"), max_size=60))
 def test_o200k_round_trip(ours, text):

@@ -17,6 +17,7 @@
 pub mod cache;
 mod hot;
 mod ranks;
+mod runs;
 pub mod specials;
 pub mod table;
 pub mod tiktoken;
@@ -123,6 +124,9 @@ pub struct ByteLevel {
     /// Ranks rule: bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token
     /// (2 MB): where a long piece may be cut (see [`ranks`]).
     windows: crate::huge::HugeSlice<u64>,
+    /// Ranks rule: `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or
+    /// NO_TOKEN (see [`runs`]); empty for bytes with no such token.
+    run_tokens: Vec<Vec<u32>>,
     encoder: TokenTable,
     /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
     packed: crate::huge::HugeSlice<([u64; 2], u32)>,
@@ -312,12 +316,25 @@ impl ByteLevel {
                 }
             }
         }
+        let mut run_tokens = vec![Vec::new(); 256];
+        if model.merges.is_none() {
+            for &(bytes, id) in &model.ranks {
+                if bytes.len() >= 2 && bytes.iter().all(|&b| b == bytes[0]) {
+                    let tokens: &mut Vec<u32> = &mut run_tokens[usize::from(bytes[0])];
+                    if tokens.len() <= bytes.len() {
+                        tokens.resize(bytes.len() + 1, NO_TOKEN);
+                    }
+                    tokens[bytes.len()] = id;
+                }
+            }
+        }
         let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
         static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(ByteLevel {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             byte_pairs,
             windows,
+            run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,
             packed,

@@ -62,6 +62,12 @@ impl ByteLevel {
                 None => merge_with(out, &pairs),
             }
         };
+        if piece.len() >= super::runs::MIN_RUN
+            && piece.iter().all(|&b| b == piece[0])
+            && self.merge_run(piece[0], piece.len(), units)
+        {
+            return; // one byte repeated: merged run by run (see [`super::runs`])
+        }
         let mut end = 1;
         while end < piece.len() && !self.can_cut(piece, end) {
             end += 1;

@@ -1,0 +1,223 @@
+//! tiktoken's merge rule on a long piece of one repeated byte (a run of spaces, newlines,
+//! dashes or one letter), simulated on groups of equal parts instead of part by part.
+//!
+//! Every part of such a piece is `b^k` for some length `k`, and two adjacent parts of lengths
+//! `i` and `j` merge if `b^(i+j)` is a token, whose id is the merge's rank. So the state is a
+//! short list of groups, `(length, count)`, and the rule's next merge (lowest rank, leftmost on
+//! ties) is either the first pair inside a group or the pair where two groups meet. A group of
+//! `c` equal parts merges pairwise left to right, all in one step, when no pair that those
+//! merges create would rank lower in between (checked at each step; otherwise one merge is
+//! done and the rule chooses again). A million spaces thus cost a few dozen steps, where the
+//! general loop costs a few passes over a million parts.
+//!
+//! It never guesses: every step is the rule's own next merge (or several that the rule would
+//! make one after the other). When the groups grow past [`MAX_GROUPS`] or the steps past
+//! [`MAX_STEPS`] (a vocabulary whose ranks make runs merge in no regular order), it gives up
+//! and the caller runs the general loop. Only the ranks rule; a merges list takes the general
+//! loop.
+
+use super::{ByteLevel, NO_TOKEN};
+
+/// Shorter runs take the general loop: there the table lookups below would cost more.
+pub const MIN_RUN: usize = 256;
+const MAX_GROUPS: usize = 64;
+const MAX_STEPS: usize = 4096;
+
+/// `count` adjacent parts of `len` bytes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Group {
+    len: usize,
+    count: usize,
+}
+
+/// Drop empty groups and join neighbours of equal length.
+fn normalize(groups: &mut Vec<Group>) {
+    let mut out: Vec<Group> = Vec::with_capacity(groups.len());
+    for g in groups.drain(..) {
+        match out.last_mut() {
+            _ if g.count == 0 => {}
+            Some(last) if last.len == g.len => last.count += g.count,
+            _ => out.push(g),
+        }
+    }
+    *groups = out;
+}
+
+impl ByteLevel {
+    /// The units of `byte` repeated `n` times after every merge (ranks rule), into `units`;
+    /// false (and `units` untouched) if it gave up.
+    pub(super) fn merge_run(&self, byte: u8, n: usize, units: &mut Vec<u32>) -> bool {
+        // tokens[k]: the id of `byte` repeated k times (k >= 2), or NO_TOKEN.
+        let tokens = &self.run_tokens[usize::from(byte)];
+        let rank = |len: usize| tokens.get(len).copied().unwrap_or(NO_TOKEN);
+        let mut groups = vec![Group { len: 1, count: n }];
+        for _ in 0..MAX_STEPS {
+            if groups.len() > MAX_GROUPS {
+                return false;
+            }
+            // The rule's next merge. In position order the candidates are: group 0's first
+            // inner pair, the pair where groups 0 and 1 meet, group 1's first inner pair, ...;
+            // a strict `<` keeps the leftmost of equal ranks.
+            let mut best = NO_TOKEN;
+            let mut at: Option<(usize, bool)> = None; // (group, inner pair?)
+            for (g, group) in groups.iter().enumerate() {
+                if g > 0 {
+                    let r = rank(groups[g - 1].len + group.len);
+                    if r < best {
+                        (best, at) = (r, Some((g, false)));
+                    }
+                }
+                if group.count >= 2 {
+                    let r = rank(2 * group.len);
+                    if r < best {
+                        (best, at) = (r, Some((g, true)));
+                    }
+                }
+            }
+            match at {
+                None => {
+                    units.clear();
+                    for group in &groups {
+                        let unit = match group.len {
+                            1 => self.byte_units[usize::from(byte)],
+                            len => rank(len), // a part longer than a byte is a merged token
+                        };
+                        units.extend(std::iter::repeat_n(unit, group.count));
+                    }
+                    return true;
+                }
+                Some((g, false)) => {
+                    // Groups g - 1 and g meet: the last part of one and the first of the other
+                    // become one part.
+                    let joined = Group {
+                        len: groups[g - 1].len + groups[g].len,
+                        count: 1,
+                    };
+                    groups[g - 1].count -= 1;
+                    groups[g].count -= 1;
+                    groups.insert(g, joined);
+                }
+                Some((g, true)) => {
+                    let Group { len: k, count: c } = groups[g];
+                    // Merging pair after pair, left to right, stays the rule's order while every
+                    // pair the merges create in between ranks higher: (2k, k) after the merged
+                    // ones, (2k, 2k) among them, and (a, 2k) with the part `a` before the group.
+                    let pairs = c / 2;
+                    let higher = |len: usize| rank(len) > best;
+                    let all = pairs < 2
+                        || (higher(3 * k)
+                            && (pairs < 3 || higher(4 * k))
+                            && (g == 0 || higher(groups[g - 1].len + 2 * k)));
+                    let merged = if all { pairs } else { 1 };
+                    groups[g].count = c - 2 * merged;
+                    groups.insert(
+                        g,
+                        Group {
+                            len: 2 * k,
+                            count: merged,
+                        },
+                    );
+                }
+            }
+            normalize(&mut groups);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bytelevel::{ByteLevel, Model, RankPairs};
+    use crate::merge::merge_with;
+    use crate::pretokenize::named;
+
+    /// A vocabulary of every byte plus `b'a'` repeated `len` times for each (len, id).
+    fn with_runs(runs: &[(usize, u32)]) -> ByteLevel {
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8)
+            .map(|b| (vec![b], 100_000 + u32::from(b)))
+            .collect();
+        ranks.extend(runs.iter().map(|&(len, id)| (vec![b'a'; len], id)));
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        ByteLevel::new(&model).unwrap()
+    }
+
+    fn general(tok: &ByteLevel, n: usize) -> Vec<u32> {
+        let mut units = vec![tok.byte_units[usize::from(b'a')]; n];
+        merge_with(&mut units, &RankPairs { tok });
+        units
+    }
+
+    /// The run simulation against the general loop, on random vocabularies of runs (ranks in
+    /// any order, so merges of longer runs may come first) and many lengths: the same units
+    /// whenever it does not give up, and it does not give up on the orderly ones.
+    #[test]
+    fn equals_the_general_loop() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        let mut gave_up = 0;
+        for round in 0..300 {
+            let orderly = round % 3 == 0; // ranks grow with length, as in a learned vocabulary
+            let mut runs: Vec<(usize, u32)> = Vec::new();
+            let longest = 2 + next(40) as usize;
+            for len in 2..=longest {
+                if len == 2 || next(3) > 0 {
+                    let id = if orderly {
+                        len as u32 * 10
+                    } else {
+                        next(5000) as u32
+                    };
+                    if runs.iter().all(|&(_, other)| other != id) {
+                        runs.push((len, id));
+                    }
+                }
+            }
+            let tok = with_runs(&runs);
+            for n in [
+                1,
+                2,
+                3,
+                5,
+                7,
+                64,
+                255,
+                256,
+                257,
+                1000,
+                4097,
+                10_000 + next(5000) as usize,
+            ] {
+                let mut units = Vec::new();
+                if tok.merge_run(b'a', n, &mut units) {
+                    assert_eq!(units, general(&tok, n), "runs {runs:?}, n {n}");
+                } else {
+                    assert!(!orderly, "gave up on orderly runs {runs:?}, n {n}");
+                    gave_up += 1;
+                }
+            }
+        }
+        // Giving up is for odd vocabularies; on these it is rare.
+        assert!(gave_up < 300, "gave up {gave_up} times");
+    }
+
+    /// Runs where the pair of a merged part and the next one ranks below the inner pairs:
+    /// merging a whole group at once would be wrong there, and one merge at a time is right.
+    #[test]
+    fn lower_ranks_in_between_stop_a_group() {
+        // "aaa" ranks below "aa": after the first "aa", ("aa", "a") merges before the next "aa".
+        let tok = with_runs(&[(2, 20), (3, 10), (4, 30), (6, 5)]);
+        for n in 2..200 {
+            let mut units = Vec::new();
+            assert!(tok.merge_run(b'a', n, &mut units), "n {n}");
+            assert_eq!(units, general(&tok, n), "n {n}");
+        }
+    }
+}
