@@ -732,3 +732,11 @@ def test_core_tiktoken_parser_is_at_least_as_strict_and_agrees(lines, sep):
         assert got is None or max(got.values()) >= 2**31
     elif got is not None:
         assert got == expected
+
+
+def test_o200k_equals_tiktoken_on_random_latin1(ours, ref):
+    # Many short new pieces: the core answers one- and two-byte pieces from its byte tables and
+    # stops asking its per-thread memo while the memo misses (rust/src/bytelevel/hot.rs).
+    text = random.Random(7).randbytes(300_000).decode("latin-1")
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert ours.encode_ordinary(text[:2000] * 40) == ref.encode_ordinary(text[:2000] * 40)

@@ -197,6 +197,47 @@ impl Hot {
     }
 }
 
+/// Pieces per look at the memo's hit rate.
+const WINDOW: u32 = 1024;
+/// Fewer hits than this in a window: the text is not repeating itself (random bytes, a long
+/// run of new words), and probing and filling the memo only costs, so it is left alone for
+/// the next [`REST`] pieces, then tried again.
+const FEW_HITS: u32 = WINDOW / 4;
+const REST: u32 = 8 * WINDOW;
+
+/// When to leave the memo alone during one text: it never changes a result, only what a
+/// piece costs.
+#[derive(Default)]
+pub struct Bypass {
+    probes: u32,
+    hits: u32,
+    rest: u32,
+}
+
+impl Bypass {
+    /// Whether to skip the memo for this piece (counted as a probe otherwise).
+    #[inline(always)]
+    pub fn skip(&mut self) -> bool {
+        if self.rest > 0 {
+            self.rest -= 1;
+            return true;
+        }
+        self.probes += 1;
+        if self.probes == WINDOW {
+            if self.hits < FEW_HITS {
+                self.rest = REST;
+            }
+            (self.probes, self.hits) = (0, 0);
+        }
+        false
+    }
+
+    #[inline(always)]
+    pub fn hit(&mut self) {
+        self.hits += 1;
+    }
+}
+
 thread_local! {
     static HOT: RefCell<Hot> = RefCell::new(Hot::new());
 }
@@ -245,6 +286,16 @@ mod tests {
         assert_eq!(std::mem::size_of::<Entry>(), 64);
         hot.claim(2);
         assert!(!hot.get_into(b"abc", &mut Vec::new()));
+        // The bypass: a window with few hits rests the memo for REST pieces, then probes again.
+        let mut bypass = Bypass::default();
+        assert!((0..WINDOW).all(|_| !bypass.skip()));
+        assert!((0..REST).all(|_| bypass.skip()));
+        for _ in 0..WINDOW {
+            assert!(!bypass.skip());
+            bypass.hit();
+        }
+        assert!((0..WINDOW).all(|_| !bypass.skip())); // after a window of hits: probing
+        assert!(bypass.skip()); // and that window had none
         with(3, |h| {
             let h = h.unwrap();
             h.put(b"x", &[1]);

@@ -474,19 +474,64 @@ impl ByteLevel {
             return Ok(());
         }
         hot::with(self.uid, |hot| match hot {
-            Some(hot) => self.pretokenizer.for_each_piece(text, &mut |piece| {
-                if hot.get_into(piece, out) {
-                    return Ok(());
-                }
-                let start = out.len();
-                self.encode_piece(piece, out, scratch, Some(hot))?;
-                hot.put(piece, &out[start..]);
-                Ok(())
-            }),
+            Some(hot) => {
+                let mut bypass = hot::Bypass::default();
+                self.pretokenizer.for_each_piece(text, &mut |piece| {
+                    if self.tiny_piece(piece, out) {
+                        return Ok(());
+                    }
+                    if bypass.skip() {
+                        return self.encode_piece(piece, out, scratch, Some(hot));
+                    }
+                    if hot.get_into(piece, out) {
+                        bypass.hit();
+                        return Ok(());
+                    }
+                    let start = out.len();
+                    self.encode_piece(piece, out, scratch, Some(hot))?;
+                    hot.put(piece, &out[start..]);
+                    Ok(())
+                })
+            }
             None => self.pretokenizer.for_each_piece(text, &mut |piece| {
                 self.encode_piece(piece, out, scratch, None)
             }),
         })
+    }
+
+    /// A piece of one byte, or of two under the ranks rule, appended to `out` straight from
+    /// the byte tables (true), without the memos: what a memo would answer, for less than
+    /// asking it (text of many short new pieces, such as random Latin-1, is mostly these).
+    /// False: not such a piece, or a byte without a token (the slow path reports it).
+    #[inline(always)]
+    fn tiny_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        match *piece {
+            [b] => {
+                let unit = self.byte_units[usize::from(b)];
+                if unit >= PSEUDO {
+                    return false;
+                }
+                out.push(unit);
+                true
+            }
+            // byte_pairs is empty under the merges rule.
+            [a, b] if !self.byte_pairs.is_empty() => {
+                let pair = self.byte_pairs[(usize::from(a) << 8) | usize::from(b)];
+                let (x, y) = (
+                    self.byte_units[usize::from(a)],
+                    self.byte_units[usize::from(b)],
+                );
+                if pair != NO_TOKEN {
+                    out.push(pair);
+                } else if x < PSEUDO && y < PSEUDO {
+                    out.extend_from_slice(&[x, y]);
+                } else {
+                    return false;
+                }
+                true
+            }
+            _ => false,
+        }
     }
 
     /// BPE of one piece, appended to `out`.
