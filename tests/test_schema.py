@@ -33,6 +33,17 @@ def test_bundled_schemas_load_and_declare_blocks():
         schema = bundled_schema(name)
         assert schema.blocks and schema.grammar
         assert schema.start in schema.transitions
+        # bundled_schema skips compiling the grammar at run time: the full check is here.
+        assert load_schema(SCHEMA_DIR / f"{name}.json") == schema
+
+
+def test_a_bad_grammar_is_refused_unless_the_check_is_skipped(tmp_path):
+    data = json.loads((SCHEMA_DIR / "sinhala.json").read_text(encoding="utf-8"))
+    data["grammar"] = "(C*)*"
+    path = write(tmp_path, data, "bad.json")
+    with pytest.raises(SchemaError, match="grammar"):
+        load_schema(path)
+    assert load_schema(path, check_grammar=False).grammar == "(C*)*"
 
 
 def test_sinhala_classes_are_spec_000_sets():

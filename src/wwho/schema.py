@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wwho.ambiguity import check_grammar
+from wwho.ambiguity import check_grammar as refuse_backtracking
 from wwho.errors import SchemaError, brief
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -94,23 +94,31 @@ def available_scripts() -> list[str]:
 
 @functools.cache
 def bundled_schema(name: str) -> Schema:
-    """Load a bundled schema by script name (cached)."""
+    """Load a bundled schema by script name (cached).
+
+    Its grammar is not compiled here: a bundled grammar passes :func:`load_schema`'s full check in
+    the tests (``tests/test_schema.py``), and compiling all ten costs about a second that every
+    caller needing only the blocks (the script router, the script check of training) would pay."""
     path = SCHEMA_DIR / f"{name}.json"
     if not path.is_file():
         raise SchemaError(
             f"unknown script {name!r}; bundled scripts: {', '.join(available_scripts())}"
         )
-    return load_schema(path)
+    return load_schema(path, check_grammar=False)
 
 
-def load_schema(path: str | Path) -> Schema:
-    """Read and validate a schema file; a problem raises :class:`SchemaError` naming the key."""
+def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
+    """Read and validate a schema file; a problem raises :class:`SchemaError` naming the key.
+
+    ``check_grammar=False`` skips compiling the grammar and the backtracking check (for files
+    known to pass them: the bundled ones)."""
     from wwho.fileio import read_json
 
-    return parse_schema(read_json(path, error=SchemaError, what="schema file"), source=str(path))
+    return parse_schema(read_json(path, error=SchemaError, what="schema file"), source=str(path),
+                        check_grammar=check_grammar)
 
 
-def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
+def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = True) -> Schema:
     """Validate an already-parsed schema mapping (see :func:`load_schema`)."""
 
     def fail(key: str, message: str) -> SchemaError:
@@ -283,9 +291,9 @@ def parse_schema(data: Any, *, source: str = "<schema>") -> Schema:
         attach_classes=attach_classes,
         keep_clusters=keep_clusters,
     )
-    if grammar is not None:
+    if grammar is not None and check_grammar:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name
-        check_grammar(grammar, source=f"{source}")  # and refuse one a backtracking engine would choke on
+        refuse_backtracking(grammar, source=f"{source}")  # and one a backtracking engine would choke on
     return schema
 
 
