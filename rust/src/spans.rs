@@ -408,48 +408,50 @@ pub fn superword_words(
     let crosses = reserved
         .iter()
         .any(|r| r.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')));
-    let symbol = |s: u32| positions.symbols.get(&s).copied().unwrap_or(UNK);
-    // Each distinct piece's tokens: `tokens[at[id]]`.
-    let mut at: Vec<(u32, u32)> = Vec::with_capacity(spans.num_pieces());
-    let mut has_reserved: Vec<bool> = Vec::with_capacity(spans.num_pieces());
-    let mut tokens: Vec<u32> = Vec::new();
-    let (mut units, mut ids) = (Vec::new(), Vec::new());
-    let mut parts = Parts::default();
-    for id in 0..spans.num_pieces() as u32 {
-        let piece = spans.piece(id);
-        let first = tokens.len();
-        let held = reserved_in(piece);
-        has_reserved.push(held);
-        units.clear();
-        if decode_wtf8_into(piece, &mut units).is_err() {
-            at.push((first as u32, 0)); // not produced by the counters (they write valid WTF-8)
-            continue;
-        }
-        parts.clear();
-        splitter.split(&units, &mut parts);
-        ids.clear();
-        let mut start = 0;
-        for &e in &parts.ends {
-            // Every token was interned when the pieces of these spans were collected.
-            ids.push(words.strings.lookup(&units[start..e]).unwrap_or(UNK));
-            start = e;
-        }
-        let grouping = if scope != Scope::Words && held {
-            Scope::Words
-        } else {
-            scope
-        };
-        for_each_span(
-            &parts,
-            &units,
-            &ids,
-            grouping,
-            |group, mergeable| match positions.words.get(group).filter(|_| mergeable) {
-                Some(&w) => tokens.extend_from_slice(engine.word(w as usize)),
-                None => tokens.extend(group.iter().map(|&s| symbol(s))),
-            },
+    // Each distinct piece's tokens: `tokens[at[id]]`. Pieces are independent, so ranges of
+    // them are done on all cores (in the order of the ids, so the result is the same).
+    let pieces = PieceTokens {
+        spans,
+        splitter,
+        scope,
+        reserved_in: &reserved_in,
+        words,
+        positions,
+        engine,
+    };
+    let n = spans.num_pieces() as u32;
+    let threads = if n < 16_384 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |t| t.get().min(8)) as u32
+    };
+    let ranges: Vec<std::ops::Range<u32>> = (0..threads)
+        .map(|t| n * t / threads..n * (t + 1) / threads)
+        .collect();
+    let done: Vec<RangeTokens> = std::thread::scope(|s| {
+        let handles: Vec<_> = ranges[1..]
+            .iter()
+            .map(|r| {
+                let (r, pieces) = (r.clone(), &pieces);
+                s.spawn(move || pieces.run(r))
+            })
+            .collect();
+        let mut all = vec![pieces.run(ranges[0].clone())];
+        all.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic in a piece range")),
         );
-        at.push((first as u32, (tokens.len() - first) as u32));
+        all
+    });
+    let mut at: Vec<(u32, u32)> = Vec::with_capacity(n as usize);
+    let mut has_reserved: Vec<bool> = Vec::with_capacity(n as usize);
+    let mut tokens: Vec<u32> = Vec::with_capacity(done.iter().map(|d| d.2.len()).sum());
+    for (part_at, part_reserved, part_tokens) in done {
+        let base = tokens.len() as u32;
+        at.extend(part_at.iter().map(|&(start, len)| (base + start, len)));
+        has_reserved.extend(part_reserved);
+        tokens.extend(part_tokens);
     }
     let total: usize = (0..spans.len()).map(|j| spans.span(j).0.len()).sum();
     let mut data = Vec::with_capacity(total + total / 8);
@@ -485,6 +487,70 @@ pub fn superword_words(
         }
     }
     (data, lengths, counts)
+}
+
+/// Of a range of pieces: each one's (start, length) in the tokens, whether it holds reserved
+/// text, and the tokens.
+type RangeTokens = (Vec<(u32, u32)>, Vec<bool>, Vec<u32>);
+
+/// What [`superword_words`] needs to find the tokens of one distinct piece.
+struct PieceTokens<'a, R: Fn(&[u8]) -> bool + Sync> {
+    spans: &'a SpanTable,
+    splitter: &'a WordSplitter,
+    scope: Scope,
+    reserved_in: &'a R,
+    words: &'a WordCounts,
+    positions: &'a Positions,
+    engine: &'a Engine,
+}
+
+impl<R: Fn(&[u8]) -> bool + Sync> PieceTokens<'_, R> {
+    /// The [`RangeTokens`] of the pieces with ids in `range`.
+    fn run(&self, range: std::ops::Range<u32>) -> RangeTokens {
+        let symbol = |s: u32| self.positions.symbols.get(&s).copied().unwrap_or(UNK);
+        let mut at = Vec::with_capacity(range.len());
+        let mut has_reserved = Vec::with_capacity(range.len());
+        let mut tokens: Vec<u32> = Vec::new();
+        let (mut units, mut ids) = (Vec::new(), Vec::new());
+        let mut parts = Parts::default();
+        for id in range {
+            let piece = self.spans.piece(id);
+            let first = tokens.len();
+            let held = (self.reserved_in)(piece);
+            has_reserved.push(held);
+            units.clear();
+            if decode_wtf8_into(piece, &mut units).is_err() {
+                at.push((first as u32, 0)); // not produced by the counters (they write valid WTF-8)
+                continue;
+            }
+            parts.clear();
+            self.splitter.split(&units, &mut parts);
+            ids.clear();
+            let mut start = 0;
+            for &e in &parts.ends {
+                // Every token was interned when the pieces of these spans were collected.
+                ids.push(self.words.strings.lookup(&units[start..e]).unwrap_or(UNK));
+                start = e;
+            }
+            let grouping = if self.scope != Scope::Words && held {
+                Scope::Words
+            } else {
+                self.scope
+            };
+            for_each_span(
+                &parts,
+                &units,
+                &ids,
+                grouping,
+                |group, mergeable| match self.positions.words.get(group).filter(|_| mergeable) {
+                    Some(&w) => tokens.extend_from_slice(self.engine.word(w as usize)),
+                    None => tokens.extend(group.iter().map(|&s| symbol(s))),
+                },
+            );
+            at.push((first as u32, (tokens.len() - first) as u32));
+        }
+        (at, has_reserved, tokens)
+    }
 }
 
 #[cfg(test)]
