@@ -44,6 +44,12 @@ impl PieceCache {
         self.shard_budget > 0
     }
 
+    /// Whether a piece of `len` bytes would be looked up and kept at all.
+    #[inline]
+    pub fn holds(&self, len: usize) -> bool {
+        self.enabled() && (MIN_PIECE..=MAX_PIECE).contains(&len)
+    }
+
     #[inline]
     fn shard(&self, key: &[u8]) -> &Mutex<Shard> {
         let mut h = FxHasher::default();

@@ -475,27 +475,31 @@ impl ByteLevel {
         }
         hot::with(self.uid, |hot| match hot {
             Some(hot) => {
-                let mut bypass = hot::Bypass::default();
+                // Each memo is left alone while it misses (text that does not repeat itself).
+                let (mut bypass, mut shared) = (hot::Bypass::default(), hot::Bypass::default());
                 self.pretokenizer.for_each_piece(text, &mut |piece| {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
                     }
                     if bypass.skip() {
-                        return self.encode_piece(piece, out, scratch, Some(hot));
+                        return self.encode_piece(piece, out, scratch, Some(hot), &mut shared);
                     }
                     if hot.get_into(piece, out) {
                         bypass.hit();
                         return Ok(());
                     }
                     let start = out.len();
-                    self.encode_piece(piece, out, scratch, Some(hot))?;
+                    self.encode_piece(piece, out, scratch, Some(hot), &mut shared)?;
                     hot.put(piece, &out[start..]);
                     Ok(())
                 })
             }
-            None => self.pretokenizer.for_each_piece(text, &mut |piece| {
-                self.encode_piece(piece, out, scratch, None)
-            }),
+            None => {
+                let mut shared = hot::Bypass::default();
+                self.pretokenizer.for_each_piece(text, &mut |piece| {
+                    self.encode_piece(piece, out, scratch, None, &mut shared)
+                })
+            }
         })
     }
 
@@ -542,6 +546,7 @@ impl ByteLevel {
         out: &mut Vec<u32>,
         scratch: &mut Vec<u32>,
         hot: Option<&hot::Hot>,
+        shared: &mut hot::Bypass,
     ) -> Result<(), Error> {
         if self.whole_piece_first {
             // Asked only on a memo miss, and then often about a piece that is no token (a new
@@ -556,7 +561,10 @@ impl ByteLevel {
                 return Ok(());
             }
         }
-        if self.cache.get_into(piece, out) {
+        // The shared cache (a lock, a hash, an allocation per new piece) only while it hits.
+        let cached = self.cache.holds(piece.len()) && !shared.skip();
+        if cached && self.cache.get_into(piece, out) {
+            shared.hit();
             return Ok(());
         }
         scratch.clear();
@@ -574,7 +582,9 @@ impl ByteLevel {
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
             return Err(Error::NoToken((unit - PSEUDO) as u8));
         }
-        self.cache.insert(piece, scratch);
+        if cached {
+            self.cache.insert(piece, scratch);
+        }
         out.extend_from_slice(scratch);
         Ok(())
     }
