@@ -121,6 +121,8 @@ pub struct ByteLevel {
     /// Ranks rule: the token of every two-byte string, or NO_TOKEN (256 kB): the first merges
     /// of every piece ask about byte pairs.
     byte_pairs: Vec<u32>,
+    /// Merges rule: the token a two-byte piece becomes, or NO_TOKEN (256 kB; see `new`).
+    two_bytes: Vec<u32>,
     /// Ranks rule: bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token
     /// (2 MB): where a long piece may be cut (see [`ranks`]).
     windows: crate::huge::HugeSlice<u64>,
@@ -305,6 +307,29 @@ impl ByteLevel {
                 }
             }
         }
+        // Merges rule: what a two-byte piece becomes when it becomes one token (the whole
+        // piece with `ignore_merges`, else the merge of its two bytes), or NO_TOKEN.
+        let mut two_bytes = Vec::new();
+        if let Rule::Merges(table) = &rule {
+            two_bytes = vec![NO_TOKEN; 1 << 16];
+            let whole_first = model.ignore_merges;
+            for (i, slot) in two_bytes.iter_mut().enumerate() {
+                let (a, b) = ((i >> 8) as u8, i as u8);
+                let whole = if whole_first {
+                    encoder.get(&[a, b])
+                } else {
+                    None
+                };
+                let merged = || {
+                    table
+                        .get(byte_units[usize::from(a)], byte_units[usize::from(b)])
+                        .map(|m| m.id)
+                };
+                if let Some(id) = whole.or_else(merged) {
+                    *slot = id;
+                }
+            }
+        }
         let mut windows = crate::huge::HugeSlice::default();
         if model.merges.is_none() {
             windows = crate::huge::HugeSlice::new(1 << 18, 0u64);
@@ -333,6 +358,7 @@ impl ByteLevel {
         Ok(ByteLevel {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             byte_pairs,
+            two_bytes,
             windows,
             run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
@@ -503,10 +529,10 @@ impl ByteLevel {
         })
     }
 
-    /// A piece of one byte, or of two under the ranks rule, appended to `out` straight from
-    /// the byte tables (true), without the memos: what a memo would answer, for less than
-    /// asking it (text of many short new pieces, such as random Latin-1, is mostly these).
-    /// False: not such a piece, or a byte without a token (the slow path reports it).
+    /// A piece of one or two bytes appended to `out` straight from the byte tables (true),
+    /// without the memos: what a memo would answer, for less than asking it (text of many
+    /// short new pieces, such as random Latin-1, is mostly these). False: not such a piece, or
+    /// a byte without a token (the slow path reports it).
     #[inline(always)]
     fn tiny_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
         match *piece {
@@ -518,9 +544,15 @@ impl ByteLevel {
                 out.push(unit);
                 true
             }
-            // byte_pairs is empty under the merges rule.
-            [a, b] if !self.byte_pairs.is_empty() => {
-                let pair = self.byte_pairs[(usize::from(a) << 8) | usize::from(b)];
+            [a, b] => {
+                // Under the ranks rule a two-byte piece is one token if it is a token; under
+                // the merges rule, see `two_bytes` (one of the two is empty).
+                let table = if self.byte_pairs.is_empty() {
+                    &self.two_bytes
+                } else {
+                    &self.byte_pairs
+                };
+                let pair = table[(usize::from(a) << 8) | usize::from(b)];
                 let (x, y) = (
                     self.byte_units[usize::from(a)],
                     self.byte_units[usize::from(b)],
