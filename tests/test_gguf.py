@@ -132,6 +132,19 @@ def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
             assert hf.encode(text, add_special_tokens=False).ids == expected, (name, text)
 
 
+@pytest.mark.parametrize("n", [255, 300, 4097])
+def test_llama_runs_of_one_byte_equal_hf(tmp_path, n):
+    # Long runs of one byte take a shortcut in the core (rust/src/bytelevel/runs.rs), here under
+    # the merges rule (GGUF); HF tokenizers on the exported tokenizer.json is the oracle.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = _load("llama-bpe")
+    tok.export_hf(tmp_path / "llama.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "llama.json"))
+    for char in [chr(c) for c in range(0x21, 0x7F)] + [" ", "\n", "\t"]:
+        text = char * n
+        assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (char, n)
+
+
 # --- broken files ---------------------------------------------------------------------------------
 
 

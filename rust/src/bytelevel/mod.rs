@@ -126,8 +126,8 @@ pub struct ByteLevel {
     /// Ranks rule: bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token
     /// (2 MB): where a long piece may be cut (see [`ranks`]).
     windows: crate::huge::HugeSlice<u64>,
-    /// Ranks rule: `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or
-    /// NO_TOKEN (see [`runs`]); empty for bytes with no such token.
+    /// `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or NO_TOKEN
+    /// (see [`runs`]); empty for bytes with no such token.
     run_tokens: Vec<Vec<u32>>,
     encoder: TokenTable,
     /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
@@ -342,15 +342,13 @@ impl ByteLevel {
             }
         }
         let mut run_tokens = vec![Vec::new(); 256];
-        if model.merges.is_none() {
-            for &(bytes, id) in &model.ranks {
-                if bytes.len() >= 2 && bytes.iter().all(|&b| b == bytes[0]) {
-                    let tokens: &mut Vec<u32> = &mut run_tokens[usize::from(bytes[0])];
-                    if tokens.len() <= bytes.len() {
-                        tokens.resize(bytes.len() + 1, NO_TOKEN);
-                    }
-                    tokens[bytes.len()] = id;
+        for &(bytes, id) in &model.ranks {
+            if bytes.len() >= 2 && bytes.iter().all(|&b| b == bytes[0]) {
+                let tokens: &mut Vec<u32> = &mut run_tokens[usize::from(bytes[0])];
+                if tokens.len() <= bytes.len() {
+                    tokens.resize(bytes.len() + 1, NO_TOKEN);
                 }
+                tokens[bytes.len()] = id;
             }
         }
         let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
@@ -603,6 +601,10 @@ impl ByteLevel {
         match (&self.rule, hot) {
             (Rule::Ranks, _) if piece.len() <= ranks::MAX_SHORT => self.merge_short(piece, scratch),
             (Rule::Ranks, _) => self.merge_long(piece, scratch, hot),
+            (Rule::Merges(_), _)
+                if piece.len() >= runs::MIN_RUN
+                    && piece.iter().all(|&b| b == piece[0])
+                    && self.merge_run(piece[0], piece.len(), scratch) => {}
             (Rule::Merges(table), hot) => {
                 scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
                 match hot {

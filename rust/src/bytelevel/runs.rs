@@ -1,8 +1,8 @@
-//! tiktoken's merge rule on a long piece of one repeated byte (a run of spaces, newlines,
-//! dashes or one letter), simulated on groups of equal parts instead of part by part.
+//! BPE of a long piece of one repeated byte (a run of spaces, newlines, dashes or one letter),
+//! simulated on groups of equal parts instead of part by part.
 //!
-//! Every part of such a piece is `b^k` for some length `k`, and two adjacent parts of lengths
-//! `i` and `j` merge if `b^(i+j)` is a token, whose id is the merge's rank. So the state is a
+//! Every part of such a piece is `b^k` for some length `k`, and (ranks rule) two adjacent
+//! parts of lengths `i` and `j` merge if `b^(i+j)` is a token, whose id is the merge's rank. So the state is a
 //! short list of groups, `(length, count)`, and the rule's next merge (lowest rank, leftmost on
 //! ties) is either the first pair inside a group or the pair where two groups meet. A group of
 //! `c` equal parts merges pairwise left to right, all in one step, when no pair that those
@@ -13,10 +13,10 @@
 //! It never guesses: every step is the rule's own next merge (or several that the rule would
 //! make one after the other). When the groups grow past [`MAX_GROUPS`] or the steps past
 //! [`MAX_STEPS`] (a vocabulary whose ranks make runs merge in no regular order), it gives up
-//! and the caller runs the general loop. Only the ranks rule; a merges list takes the general
-//! loop.
+//! and the caller runs the general loop. Both merge rules: under a merges list (GGUF, Hugging
+//! Face) the rank is the listed pair's, the rest is the same.
 
-use super::{ByteLevel, NO_TOKEN};
+use super::{ByteLevel, Rule, NO_TOKEN};
 
 /// Shorter runs take the general loop: there the table lookups below would cost more.
 pub const MIN_RUN: usize = 256;
@@ -44,90 +44,111 @@ fn normalize(groups: &mut Vec<Group>) {
 }
 
 impl ByteLevel {
-    /// The units of `byte` repeated `n` times after every merge (ranks rule), into `units`;
-    /// false (and `units` untouched) if it gave up.
+    /// The units of `byte` repeated `n` times after every merge, into `units`; false (and
+    /// `units` untouched) if it gave up. Either merge rule: under the ranks rule two parts
+    /// merge by the rank of their concatenation, under the merges rule by the listed pair.
     pub(super) fn merge_run(&self, byte: u8, n: usize, units: &mut Vec<u32>) -> bool {
         // tokens[k]: the id of `byte` repeated k times (k >= 2), or NO_TOKEN.
         let tokens = &self.run_tokens[usize::from(byte)];
-        let rank = |len: usize| tokens.get(len).copied().unwrap_or(NO_TOKEN);
-        let mut groups = vec![Group { len: 1, count: n }];
-        for _ in 0..MAX_STEPS {
-            if groups.len() > MAX_GROUPS {
-                return false;
+        let unit = |len: usize| match len {
+            1 => self.byte_units[usize::from(byte)],
+            _ => tokens.get(len).copied().unwrap_or(NO_TOKEN),
+        };
+        match &self.rule {
+            Rule::Ranks => simulate(n, &|i, j| unit(i + j), &unit, units),
+            Rule::Merges(table) => {
+                let pair = |i: usize, j: usize| match (unit(i), unit(j)) {
+                    (NO_TOKEN, _) | (_, NO_TOKEN) => NO_TOKEN,
+                    (a, b) => table.get(a, b).map_or(NO_TOKEN, |m| m.rank),
+                };
+                simulate(n, &pair, &unit, units)
             }
-            // The rule's next merge. In position order the candidates are: group 0's first
-            // inner pair, the pair where groups 0 and 1 meet, group 1's first inner pair, ...;
-            // a strict `<` keeps the leftmost of equal ranks.
-            let mut best = NO_TOKEN;
-            let mut at: Option<(usize, bool)> = None; // (group, inner pair?)
-            for (g, group) in groups.iter().enumerate() {
-                if g > 0 {
-                    let r = rank(groups[g - 1].len + group.len);
-                    if r < best {
-                        (best, at) = (r, Some((g, false)));
-                    }
-                }
-                if group.count >= 2 {
-                    let r = rank(2 * group.len);
-                    if r < best {
-                        (best, at) = (r, Some((g, true)));
-                    }
-                }
-            }
-            match at {
-                None => {
-                    units.clear();
-                    for group in &groups {
-                        let unit = match group.len {
-                            1 => self.byte_units[usize::from(byte)],
-                            len => rank(len), // a part longer than a byte is a merged token
-                        };
-                        units.extend(std::iter::repeat_n(unit, group.count));
-                    }
-                    return true;
-                }
-                Some((g, false)) => {
-                    // Groups g - 1 and g meet: the last part of one and the first of the other
-                    // become one part.
-                    let joined = Group {
-                        len: groups[g - 1].len + groups[g].len,
-                        count: 1,
-                    };
-                    groups[g - 1].count -= 1;
-                    groups[g].count -= 1;
-                    groups.insert(g, joined);
-                }
-                Some((g, true)) => {
-                    let Group { len: k, count: c } = groups[g];
-                    // Merging pair after pair, left to right, stays the rule's order while every
-                    // pair the merges create in between ranks higher: (2k, k) after the merged
-                    // ones, (2k, 2k) among them, and (a, 2k) with the part `a` before the group.
-                    let pairs = c / 2;
-                    let higher = |len: usize| rank(len) > best;
-                    let all = pairs < 2
-                        || (higher(3 * k)
-                            && (pairs < 3 || higher(4 * k))
-                            && (g == 0 || higher(groups[g - 1].len + 2 * k)));
-                    let merged = if all { pairs } else { 1 };
-                    groups[g].count = c - 2 * merged;
-                    groups.insert(
-                        g,
-                        Group {
-                            len: 2 * k,
-                            count: merged,
-                        },
-                    );
-                }
-            }
-            normalize(&mut groups);
         }
-        false
     }
+}
+
+/// The rule run on `n` parts of length 1: `rank(i, j)` is the rank of merging parts of
+/// lengths `i` and `j` (NO_TOKEN: they do not merge), `unit(k)` the unit of a part of length
+/// `k`. See the module docs; false if it gave up.
+fn simulate(
+    n: usize,
+    rank: &dyn Fn(usize, usize) -> u32,
+    unit: &dyn Fn(usize) -> u32,
+    units: &mut Vec<u32>,
+) -> bool {
+    let mut groups = vec![Group { len: 1, count: n }];
+    for _ in 0..MAX_STEPS {
+        if groups.len() > MAX_GROUPS {
+            return false;
+        }
+        // The rule's next merge. In position order the candidates are: group 0's first
+        // inner pair, the pair where groups 0 and 1 meet, group 1's first inner pair, ...;
+        // a strict `<` keeps the leftmost of equal ranks.
+        let mut best = NO_TOKEN;
+        let mut at: Option<(usize, bool)> = None; // (group, inner pair?)
+        for (g, group) in groups.iter().enumerate() {
+            if g > 0 {
+                let r = rank(groups[g - 1].len, group.len);
+                if r < best {
+                    (best, at) = (r, Some((g, false)));
+                }
+            }
+            if group.count >= 2 {
+                let r = rank(group.len, group.len);
+                if r < best {
+                    (best, at) = (r, Some((g, true)));
+                }
+            }
+        }
+        match at {
+            None => {
+                units.clear();
+                for group in &groups {
+                    units.extend(std::iter::repeat_n(unit(group.len), group.count));
+                }
+                return true;
+            }
+            Some((g, false)) => {
+                // Groups g - 1 and g meet: the last part of one and the first of the other
+                // become one part.
+                let joined = Group {
+                    len: groups[g - 1].len + groups[g].len,
+                    count: 1,
+                };
+                groups[g - 1].count -= 1;
+                groups[g].count -= 1;
+                groups.insert(g, joined);
+            }
+            Some((g, true)) => {
+                let Group { len: k, count: c } = groups[g];
+                // Merging pair after pair, left to right, stays the rule's order while every
+                // pair the merges create in between ranks higher: (2k, k) after the merged
+                // ones, (2k, 2k) among them, and (a, 2k) with the part `a` before the group.
+                let pairs = c / 2;
+                let higher = |i: usize, j: usize| rank(i, j) > best;
+                let all = pairs < 2
+                    || (higher(2 * k, k)
+                        && (pairs < 3 || higher(2 * k, 2 * k))
+                        && (g == 0 || higher(groups[g - 1].len, 2 * k)));
+                let merged = if all { pairs } else { 1 };
+                groups[g].count = c - 2 * merged;
+                groups.insert(
+                    g,
+                    Group {
+                        len: 2 * k,
+                        count: merged,
+                    },
+                );
+            }
+        }
+        normalize(&mut groups);
+    }
+    false
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::bytelevel::{ByteLevel, Model, RankPairs};
+    use crate::bytelevel::{ByteLevel, Model, RankPairs, Rule};
     use crate::merge::merge_with;
     use crate::pretokenize::named;
 
@@ -206,6 +227,63 @@ mod tests {
         }
         // Giving up is for odd vocabularies; on these it is rare.
         assert!(gave_up < 300, "gave up {gave_up} times");
+    }
+
+    /// The merges rule (a listed pair per merge, in list order), against the general loop over
+    /// the same pair table, on random merge lists over runs of 'a'.
+    #[test]
+    fn merges_rule_equals_the_general_loop() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        let mut gave_up = 0;
+        for _ in 0..200 {
+            let longest = 2 + next(24) as usize;
+            let runs: Vec<Vec<u8>> = (1..=longest).map(|k| vec![b'a'; k]).collect();
+            // Every split of every run, in a random order; some left out.
+            let mut merges: Vec<(usize, usize)> = (2..=longest)
+                .flat_map(|k| (1..k).map(move |i| (i, k - i)))
+                .filter(|_| next(4) > 0)
+                .collect();
+            for i in (1..merges.len()).rev() {
+                merges.swap(i, next(i as u64 + 1) as usize);
+            }
+            let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8)
+                .filter(|&b| b != b'a')
+                .map(|b| (vec![b], 1000 + u32::from(b)))
+                .collect();
+            ranks.extend(runs.iter().enumerate().map(|(k, r)| (r.clone(), k as u32)));
+            let model = Model {
+                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+                merges: Some(
+                    merges
+                        .iter()
+                        .map(|&(i, j)| (&runs[i - 1][..], &runs[j - 1][..]))
+                        .collect(),
+                ),
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).unwrap();
+            let Rule::Merges(table) = &tok.rule else {
+                panic!("a merges list gives the merges rule")
+            };
+            for n in [2, 3, 9, 64, 256, 1000, 3001 + next(3000) as usize] {
+                let mut units = Vec::new();
+                if tok.merge_run(b'a', n, &mut units) {
+                    let mut general = vec![tok.byte_units[usize::from(b'a')]; n];
+                    merge_with(&mut general, table);
+                    assert_eq!(units, general, "merges {merges:?}, n {n}");
+                } else {
+                    gave_up += 1;
+                }
+            }
+        }
+        assert!(gave_up < 700, "gave up {gave_up} times of 1400");
     }
 
     /// Runs where the pair of a merged part and the next one ranks below the inner pairs:
