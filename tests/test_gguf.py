@@ -145,6 +145,23 @@ def test_llama_runs_of_one_byte_equal_hf(tmp_path, n):
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (char, n)
 
 
+@pytest.mark.parametrize("first, last", [(0x4E00, 0x9FA5), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x0400, 0x04FF),
+                                         (0x61, 0x7A), (0xE0, 0xFF)])
+def test_llama_long_pieces_equal_hf(tmp_path, first, last):
+    # Long pieces (one run of letters) are cut where no token can span and each part is merged
+    # alone, under the merges rule too; HF tokenizers on the exported tokenizer.json is the oracle.
+    tokenizers = pytest.importorskip("tokenizers")
+    import random
+
+    tok = _load("llama-bpe")
+    tok.export_hf(tmp_path / "llama.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "llama.json"))
+    rng = random.Random(first)
+    for length in (70, 300, 3000):
+        text = "".join(chr(rng.randint(first, last)) for _ in range(length))
+        assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, length
+
+
 # --- broken files ---------------------------------------------------------------------------------
 
 

@@ -118,13 +118,13 @@ enum Rule {
 pub struct ByteLevel {
     /// Tells this tokenizer's entries in the per-thread memos from another's.
     uid: u64,
-    /// Ranks rule: the token of every two-byte string, or NO_TOKEN (256 kB): the first merges
-    /// of every piece ask about byte pairs.
+    /// The token of every two-byte string, or NO_TOKEN (256 kB): the ranks rule's first merges
+    /// of every piece ask about byte pairs, and both rules' long-piece cuts.
     byte_pairs: Vec<u32>,
     /// Merges rule: the token a two-byte piece becomes, or NO_TOKEN (256 kB; see `new`).
     two_bytes: Vec<u32>,
-    /// Ranks rule: bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token
-    /// (2 MB): where a long piece may be cut (see [`ranks`]).
+    /// Bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token (2 MB):
+    /// where a long piece may be cut (see [`ranks`]).
     windows: crate::huge::HugeSlice<u64>,
     /// `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or NO_TOKEN
     /// (see [`runs`]); empty for bytes with no such token.
@@ -298,13 +298,10 @@ impl ByteLevel {
                 Rule::Merges(table)
             }
         };
-        let mut byte_pairs = Vec::new();
-        if model.merges.is_none() {
-            byte_pairs = vec![NO_TOKEN; 1 << 16];
-            for (i, slot) in byte_pairs.iter_mut().enumerate() {
-                if let Some(id) = encoder.get(&[(i >> 8) as u8, i as u8]) {
-                    *slot = id;
-                }
+        let mut byte_pairs = vec![NO_TOKEN; 1 << 16];
+        for (i, slot) in byte_pairs.iter_mut().enumerate() {
+            if let Some(id) = encoder.get(&[(i >> 8) as u8, i as u8]) {
+                *slot = id;
             }
         }
         // Merges rule: what a two-byte piece becomes when it becomes one token (the whole
@@ -330,15 +327,11 @@ impl ByteLevel {
                 }
             }
         }
-        let mut windows = crate::huge::HugeSlice::default();
-        if model.merges.is_none() {
-            windows = crate::huge::HugeSlice::new(1 << 18, 0u64);
-            for &(bytes, _) in &model.ranks {
-                for w in bytes.windows(3) {
-                    let bit =
-                        (usize::from(w[0]) << 16) | (usize::from(w[1]) << 8) | usize::from(w[2]);
-                    windows[bit / 64] |= 1 << (bit % 64);
-                }
+        let mut windows = crate::huge::HugeSlice::new(1 << 18, 0u64);
+        for &(bytes, _) in &model.ranks {
+            for w in bytes.windows(3) {
+                let bit = (usize::from(w[0]) << 16) | (usize::from(w[1]) << 8) | usize::from(w[2]);
+                windows[bit / 64] |= 1 << (bit % 64);
             }
         }
         let mut run_tokens = vec![Vec::new(); 256];
@@ -544,11 +537,10 @@ impl ByteLevel {
             }
             [a, b] => {
                 // Under the ranks rule a two-byte piece is one token if it is a token; under
-                // the merges rule, see `two_bytes` (one of the two is empty).
-                let table = if self.byte_pairs.is_empty() {
-                    &self.two_bytes
-                } else {
-                    &self.byte_pairs
+                // the merges rule, see `two_bytes`.
+                let table = match self.rule {
+                    Rule::Ranks => &self.byte_pairs,
+                    Rule::Merges(_) => &self.two_bytes,
                 };
                 let pair = table[(usize::from(a) << 8) | usize::from(b)];
                 let (x, y) = (
@@ -606,10 +598,27 @@ impl ByteLevel {
                     && piece.iter().all(|&b| b == piece[0])
                     && self.merge_run(piece[0], piece.len(), scratch) => {}
             (Rule::Merges(table), hot) => {
-                scratch.extend(piece.iter().map(|&b| self.byte_units[b as usize]));
-                match hot {
-                    Some(hot) => merge_with(scratch, &hot.pairs(table)),
-                    None => merge_with(scratch, table),
+                let merge = |part: &[u8], units: &mut Vec<u32>| {
+                    units.extend(part.iter().map(|&b| self.byte_units[b as usize]));
+                    match hot {
+                        Some(hot) => merge_with(units, &hot.pairs(table)),
+                        None => merge_with(units, table),
+                    }
+                };
+                if piece.len() <= ranks::MAX_SHORT {
+                    merge(piece, scratch);
+                } else {
+                    // Cut where no token can span, as under the ranks rule: a merge makes a
+                    // token, so none crosses a cut, and each part merges alone (the whole
+                    // piece was looked up above, with `ignore_merges`; its parts are not).
+                    let (mut start, mut part) = (0, Vec::new());
+                    while start < piece.len() {
+                        let end = self.next_cut(piece, start);
+                        part.clear();
+                        merge(&piece[start..end], &mut part);
+                        scratch.extend_from_slice(&part);
+                        start = end;
+                    }
                 }
             }
         }
@@ -682,6 +691,75 @@ mod tests {
         let tok = build(&ranks, Some(vec![(b"b", b"c"), (b"a", b"bc")]));
         assert_eq!(tok.encode_ordinary("abcb").unwrap(), vec![258, 98]);
         assert_eq!(tok.encode_ordinary("ab").unwrap(), vec![97, 98]); // "ab" is not a listed merge
+    }
+
+    /// Long pieces under the merges rule are cut where no token can span: the same units as
+    /// merging the whole piece, on random pieces over letters some of whose pairs are in no
+    /// token (cuts) and some only inside three-byte tokens.
+    #[test]
+    fn merges_rule_cuts_long_pieces_as_the_whole_would_merge() {
+        let extra: Vec<(&'static [u8], u32)> = vec![
+            (b"ab", 256),
+            (b"bc", 257),
+            (b"abc", 258),
+            (b"ca", 259),
+            (b"cab", 260),
+            (b"abd", 261),
+            (b"eab", 262),
+            (b"aa", 263),
+            (b"aaa", 264),
+        ];
+        let ranks = bytes_model(&extra);
+        let merges: Vec<(&[u8], &[u8])> = vec![
+            (b"a", b"a"),
+            (b"c", b"a"),
+            (b"b", b"c"),
+            (b"ab", b"d"),
+            (b"a", b"b"),
+            (b"aa", b"a"),
+            (b"e", b"ab"),
+            (b"a", b"bc"),
+            (b"ca", b"b"),
+        ];
+        let tok = build(&ranks, Some(merges));
+        let Rule::Merges(table) = &tok.rule else {
+            panic!("a merges list gives the merges rule")
+        };
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        // Pieces where a three-byte token forms across a pair that is no token, on either side.
+        let mut pieces: Vec<Vec<u8>> = vec![b"eabe".repeat(20), b"xabd".repeat(20)];
+        for round in 0..400 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = ranks::MAX_SHORT + 1 + (state % 300) as usize;
+            let letters: &[u8] = if round % 2 == 0 { b"abcde" } else { b"abc" };
+            let mut x = state;
+            pieces.push(
+                (0..len)
+                    .map(|_| {
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        letters[((x >> 33) % letters.len() as u64) as usize]
+                    })
+                    .collect(),
+            );
+        }
+        for piece in pieces {
+            let (mut out, mut scratch) = (Vec::new(), Vec::new());
+            tok.encode_piece(
+                &piece,
+                &mut out,
+                &mut scratch,
+                None,
+                &mut hot::Bypass::default(),
+            )
+            .unwrap();
+            let mut whole: Vec<u32> = piece.iter().map(|&b| tok.byte_units[b as usize]).collect();
+            merge_with(&mut whole, table);
+            assert_eq!(out, whole, "{:?}", String::from_utf8_lossy(&piece));
+        }
     }
 
     #[test]

@@ -68,10 +68,7 @@ impl ByteLevel {
         {
             return; // one byte repeated: merged run by run (see [`super::runs`])
         }
-        let mut end = 1;
-        while end < piece.len() && !self.can_cut(piece, end) {
-            end += 1;
-        }
+        let mut end = self.next_cut(piece, 0);
         if end == piece.len() {
             return general(piece, units); // no cut: as before, without a copy
         }
@@ -90,11 +87,19 @@ impl ByteLevel {
                 return;
             }
             start = end;
-            end += 1;
-            while end < piece.len() && !self.can_cut(piece, end) {
-                end += 1;
-            }
+            end = self.next_cut(piece, start);
         }
+    }
+
+    /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
+    /// length. Either merge rule: under both, every part is a token.
+    #[inline]
+    pub(super) fn next_cut(&self, piece: &[u8], start: usize) -> usize {
+        let mut end = start + 1;
+        while end < piece.len() && !self.can_cut(piece, end) {
+            end += 1;
+        }
+        end
     }
 
     /// The units of `piece` (at most [`MAX_SHORT`] bytes, ranks rule) after every merge, into
