@@ -188,11 +188,13 @@ ADVERSARIAL = {
 }
 
 
-def adversarial(ordinary_ns: float) -> None:
-    print(f"== no bad case: 1 MB inputs, ours (a fresh o200k_base each), against ordinary text's average "
+def adversarial(ordinary_ns: float, factory=None, tokenizer: str = "o200k_base") -> None:
+    """Each bad case with a fresh tokenizer from ``factory`` (default: o200k_base)."""
+    factory = factory or (lambda: ByteBPE.from_tiktoken(O200K))
+    print(f"== no bad case: 1 MB inputs, ours (a fresh {tokenizer} each), against ordinary text's average "
           f"cold per-byte time ({ordinary_ns:.1f} ns/byte)")
     for name, text in ADVERSARIAL.items():
-        tok = ByteBPE.from_tiktoken(O200K)
+        tok = factory()
         nbytes = len(text.encode("utf-8"))
         t = time.perf_counter()
         ids = tok.encode_ordinary(text)
@@ -324,10 +326,12 @@ def main(argv: list[str] | None = None) -> int:
         def hf_encode(line: str) -> list[int]:
             return hf.encode(line, add_special_tokens=False).ids
 
-        for label, lines in (("English", english), ("Sinhala", sinhala)):
-            speed(label, lambda: ByteBPE.from_gguf(LLAMA), hf_encode, "HF tokenizers", lines)
+        llama_per_byte = [speed(label, lambda: ByteBPE.from_gguf(LLAMA), hf_encode, "HF tokenizers", lines)
+                          for label, lines in (("English", english), ("Sinhala", sinhala))]
 
     adversarial(sum(per_byte) / len(per_byte))
+    if LLAMA.exists():  # the merges rule (GGUF): its own bad cases, against its own ordinary text
+        adversarial(sum(llama_per_byte) / len(llama_per_byte), lambda: ByteBPE.from_gguf(LLAMA), "llama-bpe (GGUF)")
     batches(ref, hf, (sinhala + english)[: 40_000 if args.quick else 200_000])
     return 0
 
