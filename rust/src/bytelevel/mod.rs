@@ -295,7 +295,7 @@ impl ByteLevel {
                         );
                     }
                 }
-                Rule::Merges(table)
+                Rule::Merges(table.with_filter())
             }
         };
         let mut byte_pairs = vec![NO_TOKEN; 1 << 16];
@@ -598,6 +598,7 @@ impl ByteLevel {
                     && piece.iter().all(|&b| b == piece[0])
                     && self.merge_run(piece[0], piece.len(), scratch) => {}
             (Rule::Merges(table), hot) => {
+                let table = &crate::merge::Filtered(table);
                 let merge = |part: &[u8], units: &mut Vec<u32>| {
                     units.extend(part.iter().map(|&b| self.byte_units[b as usize]));
                     match hot {
