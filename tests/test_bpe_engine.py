@@ -67,6 +67,23 @@ def test_step_returns_merge_and_frequency():
     assert engine.step(min_freq=1) is None  # no pair left at all
 
 
+def test_steps_equal_one_step_at_a_time():
+    rng = random.Random(4)
+    words = [[rng.randrange(6) for _ in range(rng.randrange(1, 12))] for _ in range(300)]
+    counts = [rng.randrange(1, 9) for _ in words]
+    symbols = [chr(0x0D9A + i) for i in range(6)]
+    one, many = MergeEngine(words, counts, symbols), MergeEngine(words, counts, symbols)
+    singles = []
+    while (got := one.step(min_freq=3)) is not None:
+        singles.append(got)
+    batched = many.steps(7, min_freq=3) + many.steps(10**9, min_freq=3)
+    assert batched == singles and len(singles) > 7
+    assert state(many) == state(one)
+    assert many.steps(5, min_freq=3) == [] and many.steps(-1) == []
+    with pytest.raises(MergeError, match="min_freq"):
+        many.steps(1, min_freq="3")
+
+
 @pytest.mark.parametrize(
     ("tie_break", "first"), [("smaller", (0, 1)), ("greater", (2, 3))]
 )

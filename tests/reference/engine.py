@@ -405,6 +405,13 @@ class MergeEngine:
 
     # -- public API -------------------------------------------------------------------------------
 
+    def steps(self, n: int, *, min_freq: int = 2) -> list[tuple[int, int, int, int]]:
+        """Up to ``n`` merges, each as :meth:`step` makes it (fewer once none is left)."""
+        done = []
+        while len(done) < n and (got := self.step(min_freq=min_freq)) is not None:
+            done.append(got)
+        return done
+
     def step(self, *, min_freq: int = 2) -> tuple[int, int, int, int] | None:
         """Merge the best pair and return ``(left, right, new_id, freq)``.
 

@@ -205,6 +205,26 @@ impl PyMergeEngine {
         self.inner.step(min_freq)
     }
 
+    /// Up to `n` merges, each as `step` makes it; fewer once no pair reaches `min_freq`.
+    fn steps(
+        &mut self,
+        py: Python<'_>,
+        n: usize,
+        min_freq: i64,
+    ) -> PyResult<Vec<(u32, u32, u32, u64)>> {
+        let mut done = Vec::with_capacity(n.min(1 << 20));
+        while done.len() < n {
+            match self.inner.step(min_freq) {
+                Some(merge) => done.push(merge),
+                None => break,
+            }
+            if done.len() % 4096 == 0 {
+                py.check_signals()?;
+            }
+        }
+        Ok(done)
+    }
+
     /// Merge until `max_symbols` symbols or no pair reaches `min_freq`; `after(left, right,
     /// new id, freq, merges so far, symbols so far)` is called after every `every`-th merge (an
     /// exception it raises stops the run). It must not call this engine (it is busy).

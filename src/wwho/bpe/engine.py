@@ -103,6 +103,16 @@ class MergeEngine:
             self._record(*got[:3])
         return got
 
+    def steps(self, n: int, *, min_freq: int = 2) -> list[tuple[int, int, int, int]]:
+        """Up to ``n`` merges, each as :meth:`step` makes it (fewer once no pair reaches
+        ``min_freq``): one call into the core instead of ``n``."""
+        if type(min_freq) is not int:
+            raise MergeError(f"min_freq must be an int, not {min_freq!r}")
+        done = self._core.steps(max(n, 0), min_freq)
+        for a, b, c, _ in done:
+            self._record(a, b, c)
+        return done
+
     def train(
         self,
         *,

@@ -86,12 +86,10 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
     with tqdm(total=reach, unit="merge", desc="pruning probe", disable=not progress) as bar:
         for p in sorted(set(syllable_freq.values())):
             merges = reach - (len(needed) - bisect.bisect_left(needed, p))
-            while len(freqs) <= max(merges, 0):  # one merge beyond: does every pair fit already?
-                got = engine.step(min_freq=min_freq)
-                if got is None:
-                    break
-                freqs.append(got[3])
-                bar.update(1)
+            if len(freqs) <= max(merges, 0):  # one merge beyond: does every pair fit already?
+                got = engine.steps(max(merges, 0) + 1 - len(freqs), min_freq=min_freq)
+                freqs.extend(freq for *_, freq in got)
+                bar.update(len(got))
             if merges >= len(freqs):  # every pair that reaches min_freq fits: keep the other syllables
                 if merges >= 0:
                     return p
