@@ -68,14 +68,17 @@ def probe_engine(words: Counter[tuple[str, ...]], syllable_freq: Counter[str],
 
 
 def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], boundary_symbols: set[str],
-                    *, ids: int, min_freq: int, progress: bool = False) -> int:
+                    *, ids: int, min_freq: int, progress: bool = False,
+                    need: dict[str, int | None] | None = None) -> int:
     """The pruning threshold of the module docstring.
 
     ``probe``: a fresh merge engine over the training words with no syllable pruned (it is
     stepped, so it cannot be reused). ``ids`` is what the budget leaves for everything but the
-    special and byte tokens: base symbols, the pieces that build them, and merges.
+    special and byte tokens: base symbols, the pieces that build them, and merges. ``need``:
+    :func:`piece_needs` of the same arguments, if already worked out.
     """
-    need = _piece_needs(syllable_freq, boundary_symbols)
+    if need is None:
+        need = piece_needs(syllable_freq, boundary_symbols)
     always = sum(1 for f in need.values() if f is None)  # boundary symbols and their pieces
     reach = ids - always  # the most merges any threshold could leave room for
     if reach <= 0:
@@ -99,7 +102,7 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
     return max(syllable_freq.values(), default=0) + 1  # every syllable is worth less than a merge
 
 
-def _piece_needs(syllable_freq: Mapping[str, int], boundary_symbols: set[str]) -> dict[str, int | None]:
+def piece_needs(syllable_freq: Mapping[str, int], boundary_symbols: set[str]) -> dict[str, int | None]:
     """Every symbol and building piece -> the frequency of the most frequent syllable that needs it
     (``None``: a boundary symbol needs it, so it is always in the vocabulary)."""
     tokens = [*boundary_symbols, *syllable_freq]

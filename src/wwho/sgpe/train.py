@@ -50,6 +50,7 @@ import hashlib
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from wwho import _core
@@ -62,7 +63,7 @@ from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
 from wwho.scriptcheck import letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
-from wwho.sgpe.budget import auto_prune_freq
+from wwho.sgpe.budget import auto_prune_freq, piece_needs
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.scopes import check_scope
 from wwho.sgpe.superwords import SPAN_BREAKS, SUPERWORD_MIN_FREQ
@@ -311,10 +312,15 @@ def train_on_pieces(
     superword_ids = round(superword_share * vocab_size)
     auto = prune_freq == "auto"
     if auto:
-        probe_symbols, probe, *_ = words.engine_input(1, arrays=False)
+        # The pieces each syllable needs (Python) are worked out while the core builds the probe
+        # (it releases the GIL): the two overlap on two cores.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            needs = pool.submit(piece_needs, syllable_freq, boundary_symbols)
+            probe_symbols, probe, *_ = words.engine_input(1, arrays=False)
+            need = needs.result()
         prune_freq = auto_prune_freq(MergeEngine.from_core(probe, probe_symbols, tie_break="smaller"),
                                      syllable_freq, boundary_symbols, min_freq=min_freq,
-                                     ids=vocab_size - superword_ids - fixed, progress=progress)
+                                     ids=vocab_size - superword_ids - fixed, progress=progress, need=need)
         del probe
         say(f"prune_freq auto: {prune_freq}")
     # The engine input as arrays only for a checkpoint's fingerprint.
