@@ -166,6 +166,16 @@ mod tests {
         ByteLevel::new(&model).unwrap()
     }
 
+    /// A small deterministic generator (xorshift): `next(bound)` is in `0..bound`.
+    fn generator(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |bound| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        }
+    }
+
     fn general(tok: &ByteLevel, n: usize) -> Vec<u32> {
         let mut units = vec![tok.byte_units[usize::from(b'a')]; n];
         merge_with(&mut units, &RankPairs { tok });
@@ -177,13 +187,7 @@ mod tests {
     /// whenever it does not give up, and it does not give up on the orderly ones.
     #[test]
     fn equals_the_general_loop() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut next = generator(0x9E37_79B9_7F4A_7C15);
         let mut gave_up = 0;
         for round in 0..300 {
             let orderly = round % 3 == 0; // ranks grow with length, as in a learned vocabulary
@@ -233,13 +237,7 @@ mod tests {
     /// the same pair table, on random merge lists over runs of 'a'.
     #[test]
     fn merges_rule_equals_the_general_loop() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut next = generator(0x2545_F491_4F6C_DD1D);
         let mut gave_up = 0;
         for _ in 0..200 {
             let longest = 2 + next(24) as usize;
