@@ -20,6 +20,8 @@ mod ranks;
 mod runs;
 pub mod specials;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod tiktoken;
 pub mod vocab;
 
@@ -593,10 +595,6 @@ impl ByteLevel {
         match (&self.rule, hot) {
             (Rule::Ranks, _) if piece.len() <= ranks::MAX_SHORT => self.merge_short(piece, scratch),
             (Rule::Ranks, _) => self.merge_long(piece, scratch, hot),
-            (Rule::Merges(_), _)
-                if piece.len() >= runs::MIN_RUN
-                    && piece.iter().all(|&b| b == piece[0])
-                    && self.merge_run(piece[0], piece.len(), scratch) => {}
             (Rule::Merges(table), hot) => {
                 let table = &crate::merge::Filtered(table);
                 let merge = |part: &[u8], units: &mut Vec<u32>| {
@@ -609,17 +607,9 @@ impl ByteLevel {
                 if piece.len() <= ranks::MAX_SHORT {
                     merge(piece, scratch);
                 } else {
-                    // Cut where no token can span, as under the ranks rule: a merge makes a
-                    // token, so none crosses a cut, and each part merges alone (the whole
-                    // piece was looked up above, with `ignore_merges`; its parts are not).
-                    let (mut start, mut part) = (0, Vec::new());
-                    while start < piece.len() {
-                        let end = self.next_cut(piece, start);
-                        part.clear();
-                        merge(&piece[start..end], &mut part);
-                        scratch.extend_from_slice(&part);
-                        start = end;
-                    }
+                    // As under the ranks rule (the whole piece was looked up above with
+                    // `ignore_merges`; its parts are not).
+                    self.merge_in_parts(piece, scratch, merge);
                 }
             }
         }
@@ -726,27 +716,14 @@ mod tests {
         let Rule::Merges(table) = &tok.rule else {
             panic!("a merges list gives the merges rule")
         };
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
         // Pieces where a three-byte token forms across a pair that is no token, on either side.
         let mut pieces: Vec<Vec<u8>> = vec![b"eabe".repeat(20), b"xabd".repeat(20)];
-        for round in 0..400 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = ranks::MAX_SHORT + 1 + (state % 300) as usize;
-            let letters: &[u8] = if round % 2 == 0 { b"abcde" } else { b"abc" };
-            let mut x = state;
-            pieces.push(
-                (0..len)
-                    .map(|_| {
-                        x = x
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        letters[((x >> 33) % letters.len() as u64) as usize]
-                    })
-                    .collect(),
-            );
-        }
+        pieces.extend(testing::long_pieces(
+            0x9E37_79B9_7F4A_7C15,
+            400,
+            300,
+            [b"abcde", b"abc"],
+        ));
         for piece in pieces {
             let (mut out, mut scratch) = (Vec::new(), Vec::new());
             tok.encode_piece(

@@ -29,9 +29,9 @@ impl ByteLevel {
         }
     }
 
-    /// Whether no token can ever span byte `p` of `piece` (0 < p < len): under the ranks
-    /// rule every part is a token, and a token across `p` would hold bytes `p - 1` and `p`:
-    /// as the whole two-byte token, or inside one of the three-byte windows around them.
+    /// Whether no token can ever span byte `p` of `piece` (0 < p < len): under either rule a
+    /// merge makes a token, and a token across `p` would hold bytes `p - 1` and `p`: as the
+    /// whole two-byte token, or inside one of the three-byte windows around them.
     #[inline(always)]
     fn can_cut(&self, piece: &[u8], p: usize) -> bool {
         let pair = (usize::from(piece[p - 1]) << 8) | usize::from(piece[p]);
@@ -47,41 +47,49 @@ impl ByteLevel {
         (p < 2 || !window(p - 2)) && (p + 1 >= piece.len() || !window(p - 1))
     }
 
-    /// The units of a long `piece` (ranks rule) after every merge, into `units`. The piece is
-    /// cut where no token can span (see [`Self::can_cut`]): merges never cross a cut, so each
-    /// part merges alone, with the same result; parts of up to [`MAX_SHORT`] bytes take
-    /// [`Self::merge_short`], longer ones the general loop. A run of text no token spans
-    /// (a piece of characters the vocabulary never joins) thus costs short merges only.
+    /// The units of a long `piece` (ranks rule) after every merge, into `units`: see
+    /// [`Self::merge_in_parts`]; parts of up to [`MAX_SHORT`] bytes take [`Self::merge_short`],
+    /// longer ones the general loop. A run of text no token spans (a piece of characters the
+    /// vocabulary never joins) thus costs short merges only.
     pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>, hot: Option<&Hot>) {
-        units.clear();
-        let general = |bytes: &[u8], out: &mut Vec<u32>| {
+        self.merge_in_parts(piece, units, |bytes, out| {
+            if bytes.len() <= MAX_SHORT {
+                return self.merge_short(bytes, out);
+            }
             out.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
             let pairs = RankPairs { tok: self };
             match hot {
                 Some(hot) => merge_with(out, &hot.pairs(&pairs)),
                 None => merge_with(out, &pairs),
             }
-        };
+        });
+    }
+
+    /// The units of a long `piece` after every merge, into `units`, under either rule: a run of
+    /// one repeated byte is merged run by run ([`super::runs`]); any other piece is cut where no
+    /// token can span (see [`Self::can_cut`]), and `merge` merges each part alone into an empty
+    /// `Vec`. Merges never cross a cut, so the result is the whole piece's.
+    pub(super) fn merge_in_parts(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+        merge: impl Fn(&[u8], &mut Vec<u32>),
+    ) {
+        units.clear();
         if piece.len() >= super::runs::MIN_RUN
             && piece.iter().all(|&b| b == piece[0])
             && self.merge_run(piece[0], piece.len(), units)
         {
-            return; // one byte repeated: merged run by run (see [`super::runs`])
+            return;
         }
         let mut end = self.next_cut(piece, 0);
         if end == piece.len() {
-            return general(piece, units); // no cut: as before, without a copy
+            return merge(piece, units); // no cut: without a copy
         }
-        let mut part = Vec::new();
-        let mut start = 0;
+        let (mut start, mut part) = (0, Vec::new());
         loop {
-            let bytes = &piece[start..end];
-            if bytes.len() <= MAX_SHORT {
-                self.merge_short(bytes, &mut part);
-            } else {
-                part.clear();
-                general(bytes, &mut part);
-            }
+            part.clear();
+            merge(&piece[start..end], &mut part);
             units.extend_from_slice(&part);
             if end == piece.len() {
                 return;
@@ -92,9 +100,9 @@ impl ByteLevel {
     }
 
     /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
-    /// length. Either merge rule: under both, every part is a token.
+    /// length.
     #[inline]
-    pub(super) fn next_cut(&self, piece: &[u8], start: usize) -> usize {
+    fn next_cut(&self, piece: &[u8], start: usize) -> usize {
         let mut end = start + 1;
         while end < piece.len() && !self.can_cut(piece, end) {
             end += 1;
@@ -160,7 +168,7 @@ impl ByteLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytelevel::{Model, RankPairs};
+    use crate::bytelevel::{testing, Model, RankPairs};
     use crate::merge::merge_with;
     use crate::pretokenize::named;
 
@@ -195,22 +203,7 @@ mod tests {
         };
         // Long pieces: cut where no token can span, each part merged alone; 'd' and 'e' are in
         // no longer token, so pieces with them have cuts, and the rest have few.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        for round in 0..600 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = MAX_SHORT + 1 + (state % 400) as usize;
-            let letters: &[u8] = if round % 2 == 0 { b"abczde" } else { b"abcz" };
-            let mut x = state;
-            let piece: Vec<u8> = (0..len)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    letters[((x >> 33) % letters.len() as u64) as usize]
-                })
-                .collect();
+        for piece in testing::long_pieces(0x9E37_79B9_7F4A_7C15, 600, 400, [b"abczde", b"abcz"]) {
             let mut long = Vec::new();
             tok.merge_long(&piece, &mut long, None);
             assert_eq!(

@@ -148,6 +148,7 @@ fn simulate(
 
 #[cfg(test)]
 mod tests {
+    use crate::bytelevel::testing::generator;
     use crate::bytelevel::{ByteLevel, Model, RankPairs, Rule};
     use crate::merge::merge_with;
     use crate::pretokenize::named;
@@ -164,16 +165,6 @@ mod tests {
             ..Model::default()
         };
         ByteLevel::new(&model).unwrap()
-    }
-
-    /// A small deterministic generator (xorshift): `next(bound)` is in `0..bound`.
-    fn generator(mut state: u64) -> impl FnMut(u64) -> u64 {
-        move |bound| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        }
     }
 
     fn general(tok: &ByteLevel, n: usize) -> Vec<u32> {
