@@ -69,6 +69,20 @@ fn filter_bits(k: u64) -> (usize, usize) {
     )
 }
 
+/// Set key `k`'s two bits in a Bloom filter.
+fn mark(filter: &mut [u64], k: u64) {
+    let (a, b) = filter_bits(k);
+    filter[a / 64] |= 1 << (a % 64);
+    filter[b / 64] |= 1 << (b % 64);
+}
+
+/// Whether key `k` may be in the filter (both its bits set).
+#[inline(always)]
+fn may_hold(filter: &[u64], k: u64) -> bool {
+    let (a, b) = filter_bits(k);
+    filter[a / 64] & (1 << (a % 64)) != 0 && filter[b / 64] & (1 << (b % 64)) != 0
+}
+
 /// A [`PairTable`] asked through its Bloom filter (see [`PairTable::with_filter`]).
 pub struct Filtered<'a>(pub &'a PairTable);
 
@@ -76,13 +90,8 @@ impl Pairs for Filtered<'_> {
     #[inline]
     fn get(&self, left: u32, right: u32) -> Option<Merge> {
         let table = self.0;
-        if !table.filter.is_empty() {
-            let (a, b) = filter_bits(key(left, right));
-            if table.filter[a / 64] & (1 << (a % 64)) == 0
-                || table.filter[b / 64] & (1 << (b % 64)) == 0
-            {
-                return None;
-            }
+        if !table.filter.is_empty() && !may_hold(&table.filter, key(left, right)) {
+            return None;
         }
         table.get(left, right)
     }
@@ -143,9 +152,9 @@ impl PairTable {
         self.rebuild(size, self.is_wide());
     }
 
-    /// Every entry into a table of `size` slots, in the wide form if `wide`.
-    fn rebuild(&mut self, size: usize, wide: bool) {
-        let entries: Vec<(u64, Merge)> = if self.is_wide() {
+    /// Every entry held in the table (not the pair kept in `last_pair`), as (key, merge).
+    fn entries(&self) -> Vec<(u64, Merge)> {
+        if self.is_wide() {
             self.wide
                 .iter()
                 .filter(|s| s.key != EMPTY)
@@ -166,7 +175,12 @@ impl PairTable {
                     )
                 })
                 .collect()
-        };
+        }
+    }
+
+    /// Every entry into a table of `size` slots, in the wide form if `wide`.
+    fn rebuild(&mut self, size: usize, wide: bool) {
+        let entries = self.entries();
         self.shift = 64 - size.trailing_zeros();
         if wide {
             self.compact = HugeSlice::default();
@@ -224,10 +238,7 @@ impl PairTable {
     pub fn insert(&mut self, left: u32, right: u32, merge: Merge) -> bool {
         let k = key(left, right);
         if !self.filter.is_empty() {
-            // The filter must never turn a held pair away.
-            let (a, b) = filter_bits(k);
-            self.filter[a / 64] |= 1 << (a % 64);
-            self.filter[b / 64] |= 1 << (b % 64);
+            mark(&mut self.filter, k); // the filter must never turn a held pair away
         }
         if k == EMPTY {
             let new = self.last_pair.is_none();
@@ -296,24 +307,11 @@ impl PairTable {
     /// Build the Bloom filter of the pairs, for [`Filtered`] (later inserts keep it up to date).
     pub fn with_filter(mut self) -> Self {
         let mut filter = vec![0u64; (1 << FILTER_BITS) / 64];
-        let mut set = |k: u64| {
-            let (a, b) = filter_bits(k);
-            filter[a / 64] |= 1 << (a % 64);
-            filter[b / 64] |= 1 << (b % 64);
-        };
-        if self.is_wide() {
-            self.wide
-                .iter()
-                .filter(|s| s.key != EMPTY)
-                .for_each(|s| set(s.key));
-        } else {
-            self.compact
-                .iter()
-                .filter(|&&s| s != EMPTY)
-                .for_each(|&s| set(key((s >> 48) as u32, (s >> 32) as u32 & 0xFFFF)));
+        for (k, _) in self.entries() {
+            mark(&mut filter, k);
         }
         if self.last_pair.is_some() {
-            set(EMPTY);
+            mark(&mut filter, EMPTY);
         }
         self.filter = filter;
         self
@@ -634,7 +632,7 @@ mod tests {
             for (a, b) in [(5, 7), (u32::MAX, u32::MAX), (70_000, 1)] {
                 assert_eq!(Filtered(&table).get(a, b), table.get(a, b));
             }
-            // Absent pairs whose left side merges (past the `lefts` test) mostly stop at the filter.
+            // Absent pairs whose left side merges (past `lefts`) mostly stop at the filter.
             for _ in 0..10_000 {
                 let (a, b) = filter_bits(key(rng.next(300), 1_000_000 + rng.next(1_000_000)));
                 let set = |i: usize| table.filter[i / 64] & (1 << (i % 64)) != 0;

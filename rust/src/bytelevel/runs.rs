@@ -2,9 +2,10 @@
 //! simulated on groups of equal parts instead of part by part.
 //!
 //! Every part of such a piece is `b^k` for some length `k`, and (ranks rule) two adjacent
-//! parts of lengths `i` and `j` merge if `b^(i+j)` is a token, whose id is the merge's rank. So the state is a
-//! short list of groups, `(length, count)`, and the rule's next merge (lowest rank, leftmost on
-//! ties) is either the first pair inside a group or the pair where two groups meet. A group of
+//! parts of lengths `i` and `j` merge if `b^(i+j)` is a token, whose id is the merge's rank.
+//! So the state is a short list of groups, `(length, count)`, and the rule's next merge
+//! (lowest rank, leftmost on ties) is either the first pair inside a group or the pair where
+//! two groups meet. A group of
 //! `c` equal parts merges pairwise left to right, all in one step, when no pair that those
 //! merges create would rank lower in between (checked at each step; otherwise one merge is
 //! done and the rule chooses again). A million spaces thus cost a few dozen steps, where the
