@@ -37,12 +37,34 @@ const INLINE: usize = 32;
 /// ([`crate::spans::SpanTable`]). `key` is a piece or span, UTF-8 (WTF-8 for lone surrogates).
 pub trait Tally: Default + Send {
     fn add(&mut self, key: &[u8], n: u64);
+
+    /// [`Tally::add`] unless a count would pass `u64::MAX` (then `false`).
+    fn try_add(&mut self, key: &[u8], n: u64) -> bool;
+
+    /// Add every count of a [`Counts::to_bytes`] buffer (piece or span texts). On an error
+    /// nothing may be assumed about what was added.
+    fn add_bytes(&mut self, data: &[u8]) -> Result<(), String> {
+        for_each_entry(data, |key, n| {
+            if self.try_add(key, n) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the count of {:?} passes 2**64 - 1",
+                    String::from_utf8_lossy(key)
+                ))
+            }
+        })
+    }
 }
 
 impl Tally for Counts {
     #[inline]
     fn add(&mut self, key: &[u8], n: u64) {
         Counts::add(self, key, n);
+    }
+
+    fn try_add(&mut self, key: &[u8], n: u64) -> bool {
+        Counts::try_add(self, key, n)
     }
 }
 
@@ -175,21 +197,6 @@ impl Counts {
     /// (u64 LE), in no particular order. For shipping partial counts between processes.
     pub fn to_bytes(&self) -> Vec<u8> {
         entries_to_bytes(self.iter(), self.len * 16 + self.arena.len())
-    }
-
-    /// Add every count of a [`Counts::to_bytes`] buffer. On an error nothing may be assumed
-    /// about what was added.
-    pub fn add_bytes(&mut self, data: &[u8]) -> Result<(), String> {
-        for_each_entry(data, |piece, n| {
-            if self.try_add(piece, n) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "the count of {:?} passes 2**64 - 1",
-                    String::from_utf8_lossy(piece)
-                ))
-            }
-        })
     }
 
     /// The count of `piece` (0 if absent).

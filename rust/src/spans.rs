@@ -16,7 +16,7 @@
 //! scripts, vocabularies or merges.
 
 use crate::charset::{is_ws, CharSet};
-use crate::count::{entries_to_bytes, for_each_entry, piece_end_utf8, Counts, Tally};
+use crate::count::{entries_to_bytes, piece_end_utf8, Counts, Tally};
 use crate::engine::{Engine, UNK};
 use crate::sgpe::Scope;
 use crate::training::{for_each_span, Positions, WordCounts};
@@ -146,6 +146,10 @@ impl Tally for SpanTable {
         }
         self.add_ids(&ids, n);
         self.scratch = ids;
+    }
+
+    fn try_add(&mut self, span: &[u8], n: u64) -> bool {
+        SpanTable::try_add(self, span, n)
     }
 }
 
@@ -355,20 +359,6 @@ impl SpanTable {
         let mut texts = Counts::default();
         self.for_each_span(|span, n| texts.add(span, n));
         entries_to_bytes(texts.iter(), self.text.len() + self.seq.len() * 8)
-    }
-
-    /// Add every span of a [`Counts::to_bytes`] buffer of span texts.
-    pub fn add_bytes(&mut self, data: &[u8]) -> Result<(), String> {
-        for_each_entry(data, |span, n| {
-            if self.try_add(span, n) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "the count of {:?} passes 2**64 - 1",
-                    String::from_utf8_lossy(span)
-                ))
-            }
-        })
     }
 
     /// Bytes held by the table.
