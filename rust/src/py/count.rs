@@ -81,6 +81,14 @@ impl PyPieceCounter {
     }
 }
 
+/// The first `n` tables, adding empty ones if there are fewer.
+fn first<T: Default>(tables: &mut Vec<T>, n: usize) -> &mut [T] {
+    if tables.len() < n {
+        tables.resize_with(n, T::default);
+    }
+    &mut tables[..n]
+}
+
 /// Count `views` in chunks of `chunk` documents, one thread and one table per chunk.
 fn count_views<T: Tally>(
     views: &[Text<'_>],
@@ -233,27 +241,13 @@ impl PyPieceCounter {
         let router = self.router.as_ref();
         let cut = &self.cut;
         let chunk = views.len().div_ceil(threads).max(1);
-        let result = if self.cut.spans.is_some() {
-            if self.spans.len() < threads {
-                self.spans.resize_with(threads, SpanTable::default);
-            }
-            let tables = &mut self.spans[..threads];
-            py.detach(|| {
-                guard("counting", || {
-                    count_views(&views, chunk, router, cut, tables)
-                })
+        let (tables, spans) = (&mut self.tables, &mut self.spans);
+        let result = py.detach(|| {
+            guard("counting", || match cut.spans {
+                Some(_) => count_views(&views, chunk, router, cut, first(spans, threads)),
+                None => count_views(&views, chunk, router, cut, first(tables, threads)),
             })
-        } else {
-            if self.tables.len() < threads {
-                self.tables.resize_with(threads, Counts::default);
-            }
-            let tables = &mut self.tables[..threads];
-            py.detach(|| {
-                guard("counting", || {
-                    count_views(&views, chunk, router, cut, tables)
-                })
-            })
-        };
+        });
         result.map_err(|e| error(py, Kind::Wwho, e))
     }
 
@@ -273,10 +267,7 @@ impl PyPieceCounter {
             .map(|t| t.to_str())
             .collect::<PyResult<Vec<&str>>>()?;
         let threads = threads_or_all(threads).min(strs.len().max(1));
-        if self.tables.len() < threads {
-            self.tables.resize_with(threads, Counts::default);
-        }
-        let tables = &mut self.tables[..threads];
+        let tables = first(&mut self.tables, threads);
         let pre = &pretokenizer.inner;
         // Chunks of about equal bytes, not equal documents: documents vary a lot in length.
         let total: usize = strs.iter().map(|s| s.len()).sum();
