@@ -19,10 +19,11 @@ use crate::charset::{is_ws, CharSet};
 use crate::count::{entries_to_bytes, piece_end_utf8, Counts, Tally};
 use crate::engine::{Engine, UNK};
 use crate::sgpe::Scope;
-use crate::training::{for_each_span, Positions, WordCounts};
+use crate::training::{for_each_span, WordCounts};
 use crate::units::{decode_wtf8_into, Unit};
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
+use rustc_hash::FxHashMap;
 
 /// The sentence punctuation after which a span ends: a set of code points (a table: asked
 /// once per piece, so two loads rather than a search).
@@ -384,7 +385,7 @@ pub fn superword_words(
     scope: Scope,
     reserved: &[String],
     words: &WordCounts,
-    positions: &Positions,
+    symbol_ids: &FxHashMap<u32, u32>,
     engine: &Engine,
 ) -> (Vec<u32>, Vec<usize>, Vec<u64>) {
     let guard = if reserved.is_empty() {
@@ -406,7 +407,7 @@ pub fn superword_words(
         scope,
         reserved_in: &reserved_in,
         words,
-        positions,
+        symbol_ids,
         engine,
     };
     let n = spans.num_pieces() as u32;
@@ -490,14 +491,14 @@ struct PieceTokens<'a, R: Fn(&[u8]) -> bool + Sync> {
     scope: Scope,
     reserved_in: &'a R,
     words: &'a WordCounts,
-    positions: &'a Positions,
+    symbol_ids: &'a FxHashMap<u32, u32>,
     engine: &'a Engine,
 }
 
 impl<R: Fn(&[u8]) -> bool + Sync> PieceTokens<'_, R> {
     /// The [`RangeTokens`] of the pieces with ids in `range`.
     fn run(&self, range: std::ops::Range<u32>) -> RangeTokens {
-        let symbol = |s: u32| self.positions.symbols.get(&s).copied().unwrap_or(UNK);
+        let symbol = |s: u32| self.symbol_ids.get(&s).copied().unwrap_or(UNK);
         let mut at = Vec::with_capacity(range.len());
         let mut has_reserved = Vec::with_capacity(range.len());
         let mut tokens: Vec<u32> = Vec::new();
@@ -532,8 +533,8 @@ impl<R: Fn(&[u8]) -> bool + Sync> PieceTokens<'_, R> {
                 &units,
                 &ids,
                 grouping,
-                |group, mergeable| match self.positions.words.get(group).filter(|_| mergeable) {
-                    Some(&w) => tokens.extend_from_slice(self.engine.word(w as usize)),
+                |group, mergeable| match self.words.position(group).filter(|_| mergeable) {
+                    Some(w) => tokens.extend_from_slice(self.engine.word(w as usize)),
                     None => tokens.extend(group.iter().map(|&s| symbol(s))),
                 },
             );

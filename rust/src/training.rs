@@ -3,8 +3,9 @@
 //! * [`collect_words`]: each distinct piece once -> words of syllables and boundary tokens
 //!   ([`WordSplitter`]), grouped into the spans of the merge scope, counted by the piece's count;
 //! * [`WordCounts::engine_input`]: the symbol table (boundary tokens sorted, then syllables by
-//!   frequency, those rarer than `prune_freq` left out as [`UNK`]) and the word types, sorted as
-//!   Python sorts tuples of strings, as the merge engine's input;
+//!   frequency, those rarer than `prune_freq` left out as [`UNK`]) and the word types (sorted
+//!   once, as Python sorts tuples of strings, when they are collected), as the merge engine's
+//!   input;
 //! * [`building_merges`]: the merges that rebuild each symbol from its code points.
 //!
 //! Strings are interned as code point sequences; Python gets back only what it writes to
@@ -60,8 +61,11 @@ impl Interner {
 #[derive(Debug, Default)]
 pub struct WordCounts {
     pub strings: Interner,
-    /// Mergeable spans (string ids) and their counts.
-    pub words: FxHashMap<Box<[u32]>, u64>,
+    /// Mergeable spans (string ids) and their counts, in Python's order of tuples of strings:
+    /// word `i` is word `i` of every engine input.
+    pub words: Vec<(Box<[u32]>, u64)>,
+    /// Open addressing over `words` (index + 1, 0 for empty), for [`WordCounts::position`].
+    slots: Vec<u32>,
     /// Lone boundary tokens (never merged) and their counts.
     pub boundary: FxHashMap<u32, u64>,
     /// Every syllable's count (the pruning candidates).
@@ -84,6 +88,7 @@ pub fn collect_words(
         AhoCorasick::new(reserved).ok()
     };
     let mut out = WordCounts::default();
+    let mut words: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
     let mut units: Vec<u32> = Vec::new();
     let mut parts = Parts::default();
     let mut ids: Vec<u32> = Vec::new();
@@ -120,12 +125,13 @@ pub fn collect_words(
         };
         for_each_span(&parts, &units, &ids, grouping, |span, mergeable| {
             if mergeable {
-                *out.words.entry(span.into()).or_default() += count;
+                *words.entry(span.into()).or_default() += count;
             } else {
                 *out.boundary.entry(span[0]).or_default() += count;
             }
         });
     }
+    out.set_words(words);
     out
 }
 
@@ -189,18 +195,62 @@ pub struct EngineInput {
     pub counts: Vec<u64>,
     /// How many syllables were kept.
     pub syllables: usize,
-    /// Where things went: string id -> symbol id, and word (string ids) -> word index.
-    pub positions: Positions,
+    /// String id -> symbol id (for the superword stage).
+    pub symbol_ids: FxHashMap<u32, u32>,
 }
 
-/// Symbol ids of strings and engine indices of word types (for the superword stage).
-#[derive(Debug, Default)]
-pub struct Positions {
-    pub symbols: FxHashMap<u32, u32>,
-    pub words: FxHashMap<Box<[u32]>, u32>,
+fn hash_word(word: &[u32]) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    word.hash(&mut h);
+    h.finish() as usize
 }
 
 impl WordCounts {
+    /// Keep `words` in Python's order of tuples of strings (element by element, each string
+    /// by code point): the engine inputs of every pruning threshold then share one sort.
+    fn set_words(&mut self, words: FxHashMap<Box<[u32]>, u64>) {
+        // Rank the strings once, then compare words as sequences of ranks.
+        let mut by_string: Vec<u32> = (0..self.strings.len() as u32).collect();
+        by_string.sort_unstable_by(|&a, &b| self.cmp_strings(a, b));
+        let mut rank = vec![0u32; by_string.len()];
+        for (r, &s) in by_string.iter().enumerate() {
+            rank[s as usize] = r as u32;
+        }
+        let mut ranked: Vec<(Vec<u32>, Box<[u32]>, u64)> = words
+            .into_iter()
+            .map(|(w, c)| (w.iter().map(|&s| rank[s as usize]).collect(), w, c))
+            .collect();
+        ranked.sort_unstable_by(|(a, _, _), (b, _, _)| a.cmp(b));
+        self.words = ranked.into_iter().map(|(_, w, c)| (w, c)).collect();
+        let size = (self.words.len() * 2).next_power_of_two().max(16);
+        let mut slots = vec![0u32; size];
+        for (i, (w, _)) in self.words.iter().enumerate() {
+            let mut at = hash_word(w) & (size - 1);
+            while slots[at] != 0 {
+                at = (at + 1) & (size - 1);
+            }
+            slots[at] = i as u32 + 1;
+        }
+        self.slots = slots;
+    }
+
+    /// The index of word type `word` (string ids) in [`Self::words`] and every engine input.
+    pub fn position(&self, word: &[u32]) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = hash_word(word) & mask;
+        loop {
+            match self.slots[at] {
+                0 => return None,
+                i if *self.words[i as usize - 1].0 == *word => return Some(i - 1),
+                _ => at = (at + 1) & mask,
+            }
+        }
+    }
+
     /// Order two strings by id as Python orders `str`.
     fn cmp_strings(&self, a: u32, b: u32) -> Ordering {
         self.strings.get(a).cmp(self.strings.get(b))
@@ -241,29 +291,13 @@ impl WordCounts {
         for (i, &s) in symbols.iter().enumerate() {
             index.entry(s).or_insert(i as u32);
         }
-        // Words in Python's order of tuples of strings: element by element, each string by
-        // code point. Rank the strings once, then compare words as sequences of ranks.
-        let mut by_string: Vec<u32> = (0..self.strings.len() as u32).collect();
-        by_string.sort_unstable_by(|&a, &b| self.cmp_strings(a, b));
-        let mut rank = vec![0u32; by_string.len()];
-        for (r, &s) in by_string.iter().enumerate() {
-            rank[s as usize] = r as u32;
-        }
-        let mut words: Vec<(Vec<u32>, &[u32], u64)> = self
-            .words
-            .iter()
-            .map(|(w, &c)| (w.iter().map(|&s| rank[s as usize]).collect(), &w[..], c))
-            .collect();
-        words.sort_unstable_by(|(a, _, _), (b, _, _)| a.cmp(b));
-        let mut data = Vec::with_capacity(words.iter().map(|(_, w, _)| w.len()).sum());
-        let mut lengths = Vec::with_capacity(words.len());
-        let mut counts = Vec::with_capacity(words.len());
-        let mut positions = FxHashMap::default();
-        for (i, (_, w, c)) in words.into_iter().enumerate() {
+        let mut data = Vec::with_capacity(self.words.iter().map(|(w, _)| w.len()).sum());
+        let mut lengths = Vec::with_capacity(self.words.len());
+        let mut counts = Vec::with_capacity(self.words.len());
+        for (w, c) in &self.words {
             data.extend(w.iter().map(|s| index.get(s).copied().unwrap_or(UNK)));
             lengths.push(w.len());
-            counts.push(c);
-            positions.insert(w.into(), i as u32);
+            counts.push(*c);
         }
         EngineInput {
             symbols,
@@ -271,10 +305,7 @@ impl WordCounts {
             lengths,
             counts,
             syllables: kept,
-            positions: Positions {
-                symbols: index,
-                words: positions,
-            },
+            symbol_ids: index,
         }
     }
 }

@@ -226,18 +226,6 @@ fn specials_arg(core: &Core, value: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
 /// Ids per block of [`id_list`]: the int objects of a block are all asked for before any is used.
 const BLOCK: usize = 64;
 
-/// A hint to load the cache line at `p`; never faults, whatever `p` is.
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// A Python list of ints from ids, taking the ints from `ints` where it has them.
 fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
     // The cached int objects are spread over megabytes, so touching each one's reference count
@@ -256,7 +244,7 @@ fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bo
             for (slot, &id) in objects.iter_mut().zip(block) {
                 *slot = match ints.get(id as usize) {
                     Some(int) => {
-                        prefetch(int.as_ptr() as *const u8);
+                        crate::prefetch(int.as_ptr() as *const u8);
                         int.as_ptr()
                     }
                     None => std::ptr::null_mut(),

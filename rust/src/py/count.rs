@@ -14,11 +14,12 @@ use crate::pretokenize::general::RegexError;
 use crate::router::Router;
 use crate::sgpe::Scope;
 use crate::spans::{pieces_of, superword_words, Breaks, SpanTable};
-use crate::training::{collect_words, Positions, WordCounts};
+use crate::training::{collect_words, WordCounts};
 use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 /// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core;
@@ -455,7 +456,7 @@ impl PyPieceCounter {
             .map_err(|e| error(py, Kind::Wwho, e))?;
         Ok(PyWordCounts {
             inner,
-            positions: Positions::default(),
+            symbol_ids: FxHashMap::default(),
         })
     }
 }
@@ -464,8 +465,8 @@ impl PyPieceCounter {
 #[pyclass(module = "wwho._core", name = "WordCounts")]
 pub struct PyWordCounts {
     inner: WordCounts,
-    /// Of the last `engine_input` (what the superword stage looks words up in).
-    positions: Positions,
+    /// String id -> symbol id, of the last `engine_input` (the superword stage's symbols).
+    symbol_ids: FxHashMap<u32, u32>,
 }
 
 fn i64_bytes(values: impl Iterator<Item = i64>) -> Vec<u8> {
@@ -532,7 +533,7 @@ impl PyWordCounts {
     )> {
         let inner = &self.inner;
         let mut input = py.detach(|| inner.engine_input(prune_freq));
-        self.positions = std::mem::take(&mut input.positions);
+        self.symbol_ids = std::mem::take(&mut input.symbol_ids);
         let symbols = input
             .symbols
             .iter()
@@ -602,17 +603,17 @@ impl PyWordCounts {
         };
         let splitter = &splitter.inner;
         let first = &mut engine.inner;
-        let (words, positions) = (&mut self.inner, &mut self.positions);
+        let (words, symbol_ids) = (&mut self.inner, &mut self.symbol_ids);
         let built = py
             .detach(|| {
                 guard("superword words", || {
                     let (data, lengths, counts) = superword_words(
-                        &table, splitter, scope, &reserved, words, positions, first,
+                        &table, splitter, scope, &reserved, words, symbol_ids, first,
                     );
                     let symbols = first.symbols().to_vec();
                     drop(table);
                     *words = WordCounts::default();
-                    *positions = Positions::default();
+                    *symbol_ids = FxHashMap::default();
                     first.release_words();
                     #[cfg(target_os = "linux")]
                     crate::alloc::trim();
