@@ -18,6 +18,7 @@ use crate::sgpe::Scope;
 use crate::units::decode_wtf8_into;
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
+use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
@@ -217,12 +218,15 @@ impl WordCounts {
         for (r, &s) in by_string.iter().enumerate() {
             rank[s as usize] = r as u32;
         }
-        let mut ranked: Vec<(Vec<u32>, Box<[u32]>, u64)> = words
-            .into_iter()
-            .map(|(w, c)| (w.iter().map(|&s| rank[s as usize]).collect(), w, c))
-            .collect();
-        ranked.sort_unstable_by(|(a, _, _), (b, _, _)| a.cmp(b));
-        self.words = ranked.into_iter().map(|(_, w, c)| (w, c)).collect();
+        let mut sorted: Vec<(Box<[u32]>, u64)> = words.into_iter().collect();
+        // On all cores: most of this stage's time on a large corpus (a quarter of a million
+        // word types) is this sort.
+        sorted.par_sort_unstable_by(|(a, _), (b, _)| {
+            a.iter()
+                .map(|&s| rank[s as usize])
+                .cmp(b.iter().map(|&s| rank[s as usize]))
+        });
+        self.words = sorted;
         let size = (self.words.len() * 2).next_power_of_two().max(16);
         let mut slots = vec![0u32; size];
         for (i, (w, _)) in self.words.iter().enumerate() {
