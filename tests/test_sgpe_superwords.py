@@ -79,6 +79,22 @@ def test_core_counts_spans_of_files_as_of_texts(tmp_path):
         assert dict(from_file.items()) == dict(from_texts.items())
 
 
+@given(lines=st.lists(texts.map(lambda t: t.replace("\n", " ")), min_size=1, max_size=8))
+@settings(max_examples=150, deadline=None)
+def test_core_cuts_spans_of_file_lines_as_the_pattern_does(tmp_path_factory, lines):
+    # Lines read from files are cut as UTF-8 (without decoding them), texts as code points.
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+
+    path = tmp_path_factory.mktemp("spans") / "c.txt"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
+    counter = _core.PieceCounter(span_breaks=SPAN_BREAKS)
+    counter.count_files([path], threads=1)
+    read = path.read_text(encoding="utf-8").split("\n")  # as the core splits lines (\r stays)
+    want = Counter(s for line in read for s in re.findall(SPANS, line.rstrip("\r\n")))
+    assert dict(counter.items()) == want
+
+
 def corpus(tmp_path, lines):
     path = tmp_path / "c.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

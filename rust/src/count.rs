@@ -16,7 +16,7 @@
 //! nothing of syllables.
 
 use crate::router::{Router, Run};
-use crate::spans::{span_end, Breaks};
+use crate::spans::{span_end, span_end_utf8, Breaks};
 use crate::units::{push_utf8, Unit};
 use std::io::Read;
 use std::path::Path;
@@ -501,6 +501,14 @@ fn count_lines(
         documents += 1;
         if router.is_none() && cut.is_plain() {
             count_line(line, counts);
+        } else if let (None, false, Some(breaks)) = (router, cut.prefix_space, &cut.spans) {
+            // Spans cut from the UTF-8 line itself: no decoding to code points and back.
+            let mut pos = 0;
+            while pos < line.len() {
+                let end = span_end_utf8(line, pos, breaks);
+                counts.add(&line[pos..end], 1);
+                pos = end;
+            }
         } else {
             units.clear();
             // Valid UTF-8 (checked above): decoding cannot fail.

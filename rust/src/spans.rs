@@ -87,6 +87,56 @@ pub fn goes_on<U: Unit>(text: &[U], end: usize, breaks: &Breaks) -> bool {
         && !breaks.contains(text[end - 1].cp())
 }
 
+/// [`span_end`] on UTF-8 text (`text` valid UTF-8, `pos` at a character's start): the
+/// counters cut lines read from files with it, without decoding them to code points first.
+/// Whitespace is ASCII, so only the character before a space is decoded (for the breaks).
+#[inline]
+pub fn span_end_utf8(text: &[u8], pos: usize, breaks: &Breaks) -> usize {
+    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let n = text.len();
+    let mut end = pos + 1;
+    if ws(text[pos]) {
+        if !(text[pos] == b' ' && end < n && !ws(text[end])) {
+            return end;
+        }
+        end += 1; // the glued space and the first byte after it
+    }
+    loop {
+        while end < n && !ws(text[end]) {
+            end += 1;
+        }
+        let goes_on = end + 1 < n
+            && text[end] == b' '
+            && !ws(text[end + 1])
+            && !ws(text[end - 1])
+            && !breaks.contains(char_before(text, end));
+        if !goes_on {
+            return end;
+        }
+        end += 2;
+    }
+}
+
+/// The code point of the UTF-8 character that ends at byte `end` (`0 < end`).
+#[inline]
+fn char_before(text: &[u8], end: usize) -> u32 {
+    let mut start = end - 1;
+    while start > 0 && end - start < 4 && text[start] & 0xC0 == 0x80 {
+        start -= 1;
+    }
+    let lead = u32::from(text[start]);
+    let (mut cp, follow) = match end - start {
+        1 => (lead, 0),
+        2 => (lead & 0x1F, 1),
+        3 => (lead & 0x0F, 2),
+        _ => (lead & 0x07, 3),
+    };
+    for &b in &text[end - follow..end] {
+        cp = (cp << 6) | u32::from(b & 0x3F);
+    }
+    cp
+}
+
 /// The piece counts of a corpus from its span counts.
 pub fn pieces_of(spans: &Counts) -> Counts {
     let mut out = Counts::default();
@@ -558,6 +608,59 @@ mod tests {
             out.push(pos);
         }
         out
+    }
+
+    #[test]
+    fn spans_of_utf8_end_where_spans_of_code_points_end() {
+        // Random texts over whitespace, breaks (ASCII and not) and letters of 1 to 4 bytes.
+        let alphabet = [
+            " ",
+            " ",
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            ".",
+            "।",
+            "෴",
+            "a",
+            "ක",
+            "€",
+            "😀",
+            "ශ්‍රී",
+        ];
+        let breaks_text = ".।෴";
+        let breaks = Breaks::new(breaks_text.chars().map(u32::from).collect());
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            for _ in 0..(state % 40) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
+            }
+            // The same spans, as byte offsets.
+            let offsets: Vec<usize> = text
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([text.len()])
+                .collect();
+            let want: Vec<usize> = ends(&text, breaks_text)
+                .iter()
+                .map(|&e| offsets[e])
+                .collect();
+            let mut got = Vec::new();
+            let mut pos = 0;
+            while pos < text.len() {
+                pos = span_end_utf8(text.as_bytes(), pos, &breaks);
+                got.push(pos);
+            }
+            assert_eq!(got, want, "{text:?}");
+        }
     }
 
     #[test]
