@@ -73,20 +73,18 @@ struct PairMap {
 
 const SHARDS: usize = 8;
 
-/// A shard, where its holder ranges start in the buffer, and that part of the buffer.
-type ShardFill<'a> = (&'a mut FxHashMap<u64, PairEntry>, usize, &'a mut [u32]);
-
-/// The shards dealt to `threads` threads: `(shard index, shard)` each.
-#[allow(clippy::type_complexity)]
+/// The shards dealt to `threads` threads, each thread a run of consecutive shards (so that
+/// its holder ranges form one slice of the buffer): `(first shard, shards)` each.
 fn shard_groups(
     shards: &mut [FxHashMap<u64, PairEntry>],
     threads: usize,
-) -> Vec<Vec<(usize, &mut FxHashMap<u64, PairEntry>)>> {
-    let mut groups: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, m) in shards.iter_mut().enumerate() {
-        groups[i % threads].push((i, m));
-    }
-    groups
+) -> Vec<(usize, &mut [FxHashMap<u64, PairEntry>])> {
+    let per = shards.len().div_ceil(threads);
+    shards
+        .chunks_mut(per)
+        .enumerate()
+        .map(|(t, group)| (t * per, group))
+        .collect()
 }
 
 /// How many words ahead [`Engine::merge`] asks for a word's symbols (twice that for its span).
@@ -338,9 +336,13 @@ impl Engine {
     }
 
     fn count_pairs(&mut self) {
-        // Two passes: count each pair's occurrences, then fill the flat holder buffer, each
-        // pair's range placed by a running sum of those occurrences. Each thread takes some
-        // shards and reads every word, counting only its shards' pairs.
+        // Each thread takes a run of shards and reads every word, handling only its shards'
+        // pairs. First pass: count each pair and number it as it is met (the number, kept in
+        // `start` for now, indexes the thread's own arrays), noting each occurrence's number.
+        // Then each pair's range of the holder buffer is placed by a running sum, shard after
+        // shard. Second pass: the words again, each occurrence's number saying where its word
+        // goes, with no second hash lookup (the lookups are most of this work: millions of
+        // pairs, a cache miss each).
         let threads = if self.data.len() < PARALLEL_FROM {
             1
         } else {
@@ -359,59 +361,80 @@ impl Engine {
             }
         };
         let mut pairs = PairMap::default();
-        std::thread::scope(|s| {
-            for group in shard_groups(&mut pairs.shards, threads) {
-                s.spawn(move || {
-                    let mut mine: Vec<Option<&mut FxHashMap<u64, PairEntry>>> =
-                        (0..SHARDS).map(|_| None).collect();
-                    for (i, m) in group {
-                        mine[i] = Some(m);
-                    }
-                    each_pair(&mut |shard, k, _, c| {
-                        if let Some(m) = mine[shard].as_deref_mut() {
-                            let e = m.entry(k).or_default();
-                            e.freq += c;
-                            e.len += 1;
-                        }
-                    });
-                });
-            }
+        let mut groups = shard_groups(&mut pairs.shards, threads);
+        let numbered: Vec<(Vec<u32>, u32)> = std::thread::scope(|s| {
+            let handles: Vec<_> = groups
+                .iter_mut()
+                .map(|(first, group)| {
+                    let (first, group) = (*first, &mut **group);
+                    s.spawn(move || {
+                        let mut occurrences: Vec<u32> = Vec::new();
+                        let mut numbers = 0u32;
+                        each_pair(&mut |shard, k, _, c| {
+                            if let Some(m) = shard.checked_sub(first).and_then(|i| group.get_mut(i))
+                            {
+                                let e = m.entry(k).or_insert_with(|| {
+                                    numbers += 1;
+                                    PairEntry {
+                                        start: numbers - 1,
+                                        ..PairEntry::default()
+                                    }
+                                });
+                                e.freq += c;
+                                e.len += 1;
+                                occurrences.push(e.start);
+                            }
+                        });
+                        (occurrences, numbers)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic counting pairs"))
+                .collect()
         });
-        // Shard after shard, so each shard's ranges are one slice of the buffer.
-        let mut bases = Vec::with_capacity(SHARDS + 1);
+        // Place the ranges; `next[t][n]`: where thread t's pair number n puts its next word,
+        // relative to the thread's slice of the buffer.
+        let mut next: Vec<Vec<u32>> = Vec::with_capacity(groups.len());
+        let mut bounds = vec![0usize];
         let mut start = 0u32;
-        for m in &mut pairs.shards {
-            bases.push(start as usize);
-            for e in m.values_mut() {
-                e.start = start;
-                start += e.len;
-                e.len = 0;
+        for ((_, group), (_, numbers)) in groups.iter_mut().zip(&numbered) {
+            let base = start;
+            let mut places = vec![0u32; *numbers as usize];
+            for m in group.iter_mut() {
+                for e in m.values_mut() {
+                    places[e.start as usize] = start - base;
+                    e.start = start;
+                    start += e.len;
+                }
             }
+            next.push(places);
+            bounds.push(start as usize);
         }
-        bases.push(start as usize);
+        drop(groups);
         let mut holders = vec![0u32; start as usize];
-        let mut slices: Vec<Option<(usize, &mut [u32])>> = Vec::with_capacity(SHARDS);
+        let mut slices: Vec<&mut [u32]> = Vec::with_capacity(next.len());
         let mut rest = &mut holders[..];
-        for i in 0..SHARDS {
-            let (slice, tail) = rest.split_at_mut(bases[i + 1] - bases[i]);
-            slices.push(Some((bases[i], slice)));
+        for w in bounds.windows(2) {
+            let (slice, tail) = rest.split_at_mut(w[1] - w[0]);
+            slices.push(slice);
             rest = tail;
         }
+        let per = SHARDS.div_ceil(threads);
         std::thread::scope(|s| {
-            let mut slices = slices;
-            for group in shard_groups(&mut pairs.shards, threads) {
-                let mut mine: Vec<Option<ShardFill<'_>>> = (0..SHARDS).map(|_| None).collect();
-                for (i, m) in group {
-                    let (base, slice) = slices[i].take().unwrap_or_default();
-                    mine[i] = Some((m, base, slice));
-                }
+            for (t, ((slice, places), (occurrences, _))) in
+                slices.into_iter().zip(&mut next).zip(&numbered).enumerate()
+            {
                 s.spawn(move || {
-                    each_pair(&mut |shard, k, wi, _| {
-                        if let Some((m, base, slice)) = mine[shard].as_mut() {
-                            if let Some(e) = m.get_mut(&k) {
-                                slice[e.start as usize + e.len as usize - *base] = wi;
-                                e.len += 1;
-                            }
+                    let mine = t * per..(t + 1) * per;
+                    let mut k = 0;
+                    each_pair(&mut |shard, _, wi, _| {
+                        if mine.contains(&shard) {
+                            let place = &mut places[occurrences[k] as usize];
+                            slice[*place as usize] = wi;
+                            *place += 1;
+                            k += 1;
                         }
                     });
                 });
