@@ -209,3 +209,23 @@ def test_superwords_never_produce_a_special_token_holding_a_space(tmp_path):
     plain = train_sgpe(corpus(tmp_path, ["ලංකාව x z දිවයිනකි"] * 30), vocab_size=1000, superword_share=0.5,
                        progress=False, workers=1, special_tokens=specials)
     assert any(" x z" in a + b for a, b in plain.superword_merges)  # the guard is what stopped it
+
+
+def test_a_preparation_left_unused_is_harmless():
+    # Training that stops between prepare_superwords and superword_engine (an error, Ctrl-C)
+    # drops the word counts while the preparation's thread may still run.
+    import gc
+
+    from wwho import _core
+    from wwho.sgpe.superwords import SPAN_BREAKS
+    from wwho.sgpe.words import WordSplitter
+
+    splitter = WordSplitter("sinhala").core
+    for _ in range(20):
+        counter = _core.PieceCounter(span_breaks=SPAN_BREAKS)
+        counter.count_texts(["ශ්‍රී ලංකාව දිවයිනකි. ලංකාව යනු"] * 50, threads=2)
+        words = counter.pieces().words(splitter, scope="pieces")
+        words.prepare_superwords(counter, splitter, scope="pieces")
+        assert len(counter) == 0  # the span counts went to the preparation
+        del words, counter
+        gc.collect()

@@ -10,7 +10,7 @@
 //!
 //! Training keeps span counts in a [`SpanTable`] (each distinct piece once, spans as piece ids,
 //! the piece counts kept while counting) and turns it into the superword engine's input
-//! ([`superword_words`]).
+//! ([`PieceItems`], then [`superword_words`]).
 //!
 //! The break characters are data from Python (sentence punctuation); this module does not know
 //! scripts, vocabularies or merges.
@@ -422,78 +422,127 @@ impl SpanTable {
     }
 }
 
-/// The superword engine's input: every span of the corpus as the tokens its pieces have after
+/// What each distinct piece of a span table becomes in the superword stage, worked out before
+/// the word-level engine has run (so that it can run beside it): per group of the piece's
+/// tokens, the index of its word type in [`WordCounts::words`] (that word's tokens after the
+/// engine), or else each token's string id. Pieces holding `reserved` text are marked.
+pub struct PieceItems {
+    /// Per piece id: its range of `items`.
+    at: Vec<(u32, u32)>,
+    has_reserved: Vec<bool>,
+    /// [`WORD`] | word index, a string id, or [`UNK`] for a token that is no string.
+    items: Vec<u32>,
+    /// Whether some reserved text holds whitespace (then it may cross pieces, and a span's
+    /// whole text is searched).
+    crosses: bool,
+    guard: Option<AhoCorasick>,
+}
+
+/// Marks a word index among the string ids of [`PieceItems::items`].
+const WORD: u32 = 1 << 31;
+
+impl PieceItems {
+    /// The items of every piece of `spans` (`scope` and `reserved` as
+    /// [`crate::training::collect_words`] grouped them), on `threads` threads.
+    pub fn new(
+        spans: &SpanTable,
+        splitter: &WordSplitter,
+        scope: Scope,
+        reserved: &[String],
+        words: &WordCounts,
+        threads: usize,
+    ) -> Result<Self, String> {
+        if words.words.len() >= (WORD - 1) as usize || words.strings.len() >= WORD as usize {
+            return Err("too many word types for the superword stage".into());
+        }
+        let guard = if reserved.is_empty() {
+            None
+        } else {
+            AhoCorasick::new(reserved).ok()
+        };
+        let crosses = reserved
+            .iter()
+            .any(|r| r.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')));
+        let reserved_in = |text: &[u8]| guard.as_ref().is_some_and(|ac| ac.is_match(text));
+        let pieces = PieceTokens {
+            spans,
+            splitter,
+            scope,
+            reserved_in: &reserved_in,
+            words,
+        };
+        // Pieces are independent: ranges of them on `threads` threads, in the order of the
+        // ids, so the result is the same.
+        let n = spans.num_pieces() as u32;
+        let threads = if n < 16_384 { 1 } else { threads.max(1) as u32 };
+        let ranges: Vec<std::ops::Range<u32>> = (0..threads)
+            .map(|t| n * t / threads..n * (t + 1) / threads)
+            .collect();
+        let done: Vec<RangeItems> = std::thread::scope(|s| {
+            let handles: Vec<_> = ranges[1..]
+                .iter()
+                .map(|r| {
+                    let (r, pieces) = (r.clone(), &pieces);
+                    s.spawn(move || pieces.run(r))
+                })
+                .collect();
+            let mut all = vec![pieces.run(ranges[0].clone())];
+            all.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("no panic in a piece range")),
+            );
+            all
+        });
+        let mut at: Vec<(u32, u32)> = Vec::with_capacity(n as usize);
+        let mut has_reserved: Vec<bool> = Vec::with_capacity(n as usize);
+        let mut items: Vec<u32> = Vec::with_capacity(done.iter().map(|d| d.2.len()).sum());
+        for (part_at, part_reserved, part_items) in done {
+            let base = items.len() as u32;
+            at.extend(part_at.iter().map(|&(start, len)| (base + start, len)));
+            has_reserved.extend(part_reserved);
+            items.extend(part_items);
+        }
+        Ok(Self {
+            at,
+            has_reserved,
+            items,
+            crosses,
+            guard,
+        })
+    }
+}
+
+/// The superword engine's input: every span of `spans` as the tokens its pieces have after
 /// the word-level `engine` (each piece grouped as [`crate::training::collect_words`] grouped
-/// it: `scope`, and scope `Words` for a piece holding `reserved` text), with the span's count.
-/// The tokens of a span holding `reserved` text become words of one token each: counted, never
-/// merged, so no superword merge can produce such a string. Returns `(data, lengths, counts)`
-/// for [`Engine::from_flat`], the spans in the table's order (the engine's result does not
-/// depend on the order). Each distinct piece is split and looked up once.
+/// it), with the span's count; `pieces` are the pieces' [`PieceItems`] and `symbol_ids` the
+/// engine's symbol of each string. The tokens of a span holding reserved text become words of
+/// one token each: counted, never merged, so no superword merge can produce such a string.
+/// Returns `(data, lengths, counts)` for [`Engine::from_flat`], the spans in the table's order
+/// (the engine's result does not depend on the order).
 pub fn superword_words(
     spans: &SpanTable,
-    splitter: &WordSplitter,
-    scope: Scope,
-    reserved: &[String],
-    words: &WordCounts,
+    pieces: &PieceItems,
     symbol_ids: &FxHashMap<u32, u32>,
     engine: &Engine,
 ) -> (Vec<u32>, Vec<usize>, Vec<u64>) {
-    let guard = if reserved.is_empty() {
-        None
-    } else {
-        AhoCorasick::new(reserved).ok()
-    };
-    let reserved_in = |text: &[u8]| guard.as_ref().is_some_and(|ac| ac.is_match(text));
-    // A reserved text without whitespace lies inside one piece; one with whitespace may cross
-    // pieces, and then the span's text is searched.
-    let crosses = reserved
-        .iter()
-        .any(|r| r.bytes().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')));
-    // Each distinct piece's tokens: `tokens[at[id]]`. Pieces are independent, so ranges of
-    // them are done on all cores (in the order of the ids, so the result is the same).
-    let pieces = PieceTokens {
-        spans,
-        splitter,
-        scope,
-        reserved_in: &reserved_in,
-        words,
-        symbol_ids,
-        engine,
-    };
-    let n = spans.num_pieces() as u32;
-    let threads = if n < 16_384 {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |t| t.get().min(8)) as u32
-    };
-    let ranges: Vec<std::ops::Range<u32>> = (0..threads)
-        .map(|t| n * t / threads..n * (t + 1) / threads)
-        .collect();
-    let done: Vec<RangeTokens> = std::thread::scope(|s| {
-        let handles: Vec<_> = ranges[1..]
-            .iter()
-            .map(|r| {
-                let (r, pieces) = (r.clone(), &pieces);
-                s.spawn(move || pieces.run(r))
-            })
-            .collect();
-        let mut all = vec![pieces.run(ranges[0].clone())];
-        all.extend(
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("no panic in a piece range")),
-        );
-        all
-    });
-    let mut at: Vec<(u32, u32)> = Vec::with_capacity(n as usize);
-    let mut has_reserved: Vec<bool> = Vec::with_capacity(n as usize);
-    let mut tokens: Vec<u32> = Vec::with_capacity(done.iter().map(|d| d.2.len()).sum());
-    for (part_at, part_reserved, part_tokens) in done {
-        let base = tokens.len() as u32;
-        at.extend(part_at.iter().map(|&(start, len)| (base + start, len)));
-        has_reserved.extend(part_reserved);
-        tokens.extend(part_tokens);
+    // Each distinct piece's tokens: `tokens[at[id]]`.
+    let mut at: Vec<(u32, u32)> = Vec::with_capacity(pieces.at.len());
+    let mut tokens: Vec<u32> = Vec::with_capacity(pieces.items.len() + pieces.items.len() / 2);
+    for &(start, len) in &pieces.at {
+        let first = tokens.len();
+        for &item in &pieces.items[start as usize..(start + len) as usize] {
+            if item == UNK {
+                tokens.push(UNK);
+            } else if item & WORD != 0 {
+                tokens.extend_from_slice(engine.word((item & !WORD) as usize));
+            } else {
+                tokens.push(symbol_ids.get(&item).copied().unwrap_or(UNK));
+            }
+        }
+        at.push((first as u32, (tokens.len() - first) as u32));
     }
+    let reserved_in = |text: &[u8]| pieces.guard.as_ref().is_some_and(|ac| ac.is_match(text));
     let total: usize = (0..spans.len()).map(|j| spans.span(j).0.len()).sum();
     let mut data = Vec::with_capacity(total + total / 8);
     let (mut lengths, mut counts) = (
@@ -503,17 +552,17 @@ pub fn superword_words(
     let mut seq: Vec<u32> = Vec::new();
     let mut text = Vec::new();
     for j in 0..spans.len() {
-        let (pieces, count) = spans.span(j);
+        let (ids, count) = spans.span(j);
         seq.clear();
-        for &id in pieces {
+        for &id in ids {
             let (start, len) = at[id as usize];
             seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
         }
-        let held = if crosses {
+        let held = if pieces.crosses {
             spans.span_text(j, &mut text);
             reserved_in(&text)
         } else {
-            pieces.iter().any(|&id| has_reserved[id as usize])
+            ids.iter().any(|&id| pieces.has_reserved[id as usize])
         };
         if held {
             for &t in &seq {
@@ -530,33 +579,30 @@ pub fn superword_words(
     (data, lengths, counts)
 }
 
-/// Of a range of pieces: each one's (start, length) in the tokens, whether it holds reserved
-/// text, and the tokens.
-type RangeTokens = (Vec<(u32, u32)>, Vec<bool>, Vec<u32>);
+/// Of a range of pieces: each one's (start, length) in the items, whether it holds reserved
+/// text, and the items.
+type RangeItems = (Vec<(u32, u32)>, Vec<bool>, Vec<u32>);
 
-/// What [`superword_words`] needs to find the tokens of one distinct piece.
+/// What [`PieceItems::new`] needs to find the items of one distinct piece.
 struct PieceTokens<'a, R: Fn(&[u8]) -> bool + Sync> {
     spans: &'a SpanTable,
     splitter: &'a WordSplitter,
     scope: Scope,
     reserved_in: &'a R,
     words: &'a WordCounts,
-    symbol_ids: &'a FxHashMap<u32, u32>,
-    engine: &'a Engine,
 }
 
 impl<R: Fn(&[u8]) -> bool + Sync> PieceTokens<'_, R> {
-    /// The [`RangeTokens`] of the pieces with ids in `range`.
-    fn run(&self, range: std::ops::Range<u32>) -> RangeTokens {
-        let symbol = |s: u32| self.symbol_ids.get(&s).copied().unwrap_or(UNK);
+    /// The [`RangeItems`] of the pieces with ids in `range`.
+    fn run(&self, range: std::ops::Range<u32>) -> RangeItems {
         let mut at = Vec::with_capacity(range.len());
         let mut has_reserved = Vec::with_capacity(range.len());
-        let mut tokens: Vec<u32> = Vec::new();
+        let mut items: Vec<u32> = Vec::new();
         let (mut units, mut ids) = (Vec::new(), Vec::new());
         let mut parts = Parts::default();
         for id in range {
             let piece = self.spans.piece(id);
-            let first = tokens.len();
+            let first = items.len();
             let held = (self.reserved_in)(piece);
             has_reserved.push(held);
             units.clear();
@@ -584,13 +630,13 @@ impl<R: Fn(&[u8]) -> bool + Sync> PieceTokens<'_, R> {
                 &ids,
                 grouping,
                 |group, mergeable| match self.words.position(group).filter(|_| mergeable) {
-                    Some(w) => tokens.extend_from_slice(self.engine.word(w as usize)),
-                    None => tokens.extend(group.iter().map(|&s| symbol(s))),
+                    Some(w) => items.push(WORD | w),
+                    None => items.extend_from_slice(group),
                 },
             );
-            at.push((first as u32, (tokens.len() - first) as u32));
+            at.push((first as u32, (items.len() - first) as u32));
         }
-        (at, has_reserved, tokens)
+        (at, has_reserved, items)
     }
 }
 

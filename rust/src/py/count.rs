@@ -13,7 +13,7 @@ use crate::engine::{Engine, UNK};
 use crate::pretokenize::general::RegexError;
 use crate::router::Router;
 use crate::sgpe::Scope;
-use crate::spans::{pieces_of, superword_words, Breaks, SpanTable};
+use crate::spans::{pieces_of, superword_words, Breaks, PieceItems, SpanTable};
 use crate::training::{collect_words, WordCounts};
 use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core;
 /// with `span_breaks`, superword span counts (as piece ids: `crate::spans::SpanTable`).
@@ -150,7 +151,14 @@ impl PyPieceCounter {
     /// was given span texts, e.g. by `add_bytes`).
     fn pieces(&mut self) -> Self {
         if self.counts_spans() {
-            return Self::plain(self.span_total().pieces());
+            // From each thread's table: merging the tables' spans is left to whoever needs the
+            // spans (the superword stage, which does it beside the word-level training).
+            let mut tables = self.spans.iter();
+            let mut total = tables.next().map(SpanTable::pieces).unwrap_or_default();
+            for table in tables {
+                absorb(&mut total, table.pieces());
+            }
+            return Self::plain(total);
         }
         Self::plain(pieces_of(self.total()))
     }
@@ -455,8 +463,9 @@ impl PyPieceCounter {
             })
             .map_err(|e| error(py, Kind::Wwho, e))?;
         Ok(PyWordCounts {
-            inner,
+            inner: Arc::new(inner),
             symbol_ids: FxHashMap::default(),
+            prepared: None,
         })
     }
 }
@@ -464,10 +473,16 @@ impl PyPieceCounter {
 /// Words, boundary tokens and syllables of a corpus, with their counts (held in the core).
 #[pyclass(module = "wwho._core", name = "WordCounts")]
 pub struct PyWordCounts {
-    inner: WordCounts,
+    /// Shared with the thread of `prepare_superwords` while it runs.
+    inner: Arc<WordCounts>,
+    /// The superword stage's spans and piece items, being worked out (`prepare_superwords`).
+    prepared: Option<Prepared>,
     /// String id -> symbol id, of the last `engine_input` (the superword stage's symbols).
     symbol_ids: FxHashMap<u32, u32>,
 }
+
+/// The thread of `prepare_superwords`: the merged span table and its pieces' items.
+type Prepared = std::thread::JoinHandle<Result<Result<(SpanTable, PieceItems), String>, String>>;
 
 fn i64_bytes(values: impl Iterator<Item = i64>) -> Vec<u8> {
     values.flat_map(i64::to_ne_bytes).collect()
@@ -574,13 +589,46 @@ impl PyWordCounts {
         ))
     }
 
+    /// Start working out, on a thread of its own, what `superword_engine` needs before the
+    /// word-level engine has run: `spans`'s counting threads' tables merged, and what each of
+    /// its pieces becomes (`rust/src/spans.rs`, `PieceItems`). The word-level training then runs
+    /// beside it. `spans` is left without its span counts; `superword_engine` takes the result.
+    /// Arguments as for `superword_engine`; a counter given span texts as such is left alone.
+    #[pyo3(signature = (spans, splitter, *, scope, reserved=Vec::new()))]
+    fn prepare_superwords(
+        &mut self,
+        py: Python<'_>,
+        mut spans: PyRefMut<'_, PyPieceCounter>,
+        splitter: PyRef<'_, PyWordSplitter>,
+        scope: &str,
+        reserved: Vec<String>,
+    ) -> PyResult<()> {
+        let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
+        if !spans.counts_spans() || self.prepared.is_some() {
+            return Ok(());
+        }
+        let tables = std::mem::take(&mut spans.spans);
+        let (splitter, words) = (splitter.inner.clone(), Arc::clone(&self.inner));
+        self.prepared = Some(std::thread::spawn(move || {
+            guard("preparing superword spans", move || {
+                let mut table = SpanTable::default();
+                for t in tables {
+                    table.absorb(t);
+                }
+                let items = PieceItems::new(&table, &splitter, scope, &reserved, &words, 1)?;
+                Ok((table, items))
+            })
+        }));
+        Ok(())
+    }
+
     /// The superword stage's engine (`wwho.sgpe.superwords`): every span of `spans` (a counter
     /// made with `span_breaks`, whose pieces these words are) as the tokens the word-level
     /// `engine` (trained from the last `engine_input`) left its pieces, with the span's count.
-    /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words`.
-    /// What the stage no longer needs is freed before the new engine counts its pairs: `spans`
-    /// and these word counts are left empty, and `engine`'s words are released (its symbols and
-    /// merges stay).
+    /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words` (those of
+    /// `prepare_superwords`, if it was called). What the stage no longer needs is freed before
+    /// the new engine counts its pairs: `spans` and these word counts are left empty, and
+    /// `engine`'s words are released (its symbols and merges stay).
     #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new()))]
     fn superword_engine(
         &mut self,
@@ -592,36 +640,61 @@ impl PyWordCounts {
         reserved: Vec<String>,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
-        let table = if spans.counts_spans() {
-            spans.span_total();
-            spans.spans.pop().unwrap_or_default()
-        } else {
-            // Span texts given as such (e.g. added from shards counted elsewhere).
-            let table = SpanTable::from_counts(spans.total());
-            spans.tables.clear();
-            table
+        let prepared = match self.prepared.take() {
+            Some(thread) => Some(
+                py.detach(|| thread.join())
+                    .map_err(|_| error(py, Kind::Wwho, "the superword preparation stopped"))?
+                    .map_err(|e| error(py, Kind::Wwho, e))?
+                    .map_err(|e| error(py, Kind::Merge, e))?,
+            ),
+            None => None,
+        };
+        let table = match prepared {
+            Some(_) => None,
+            None if spans.counts_spans() => {
+                spans.span_total();
+                spans.spans.pop()
+            }
+            None => {
+                // Span texts given as such (e.g. added from shards counted elsewhere).
+                let table = SpanTable::from_counts(spans.total());
+                spans.tables.clear();
+                Some(table)
+            }
         };
         let splitter = &splitter.inner;
         let first = &mut engine.inner;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let (words, symbol_ids) = (&mut self.inner, &mut self.symbol_ids);
         let built = py
             .detach(|| {
                 guard("superword words", || {
-                    let (data, lengths, counts) = superword_words(
-                        &table, splitter, scope, &reserved, words, symbol_ids, first,
-                    );
+                    let (table, items) = match (prepared, table) {
+                        (Some(done), _) => done,
+                        (None, table) => {
+                            let table = table.unwrap_or_default();
+                            let items = PieceItems::new(
+                                &table, splitter, scope, &reserved, words, threads,
+                            )?;
+                            (table, items)
+                        }
+                    };
+                    let (data, lengths, counts) =
+                        superword_words(&table, &items, symbol_ids, first);
                     let symbols = first.symbols().to_vec();
                     drop(table);
-                    *words = WordCounts::default();
+                    drop(items);
+                    *words = Arc::new(WordCounts::default());
                     *symbol_ids = FxHashMap::default();
                     first.release_words();
                     #[cfg(target_os = "linux")]
                     crate::alloc::trim();
                     Engine::from_flat(data, &lengths, counts, symbols, false)
+                        .map_err(|e| format!("{e:?}"))
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?
-            .map_err(|e| error(py, Kind::Merge, format!("{e:?}")))?;
+            .map_err(|e| error(py, Kind::Merge, e))?;
         Ok(PyMergeEngine {
             inner: built,
             kind: SymbolKind::Str,

@@ -302,6 +302,10 @@ def train_on_pieces(
     reserved = [*special_tokens, *BYTE_TOKENS]  # a piece holding their text is grouped as in scope "words"
     words = pieces.words(splitter.core, scope=merge_scope, reserved=reserved)
     del pieces
+    if span_counts is not None:
+        # The superword stage's spans and what each piece becomes are worked out on a thread of
+        # the core's, beside phases 3 and 4 (which run on one core).
+        words.prepare_superwords(span_counts, splitter.core, scope=merge_scope, reserved=reserved)
     boundary: dict[str, int] = words.boundary_counts()
     syllable_freq: dict[str, int] = words.syllable_counts()
     boundary_symbols = set(words.boundary_symbols())
