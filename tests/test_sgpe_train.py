@@ -257,3 +257,38 @@ def test_the_cli_trains_on_lone_surrogates(tmp_path):
     proc = wwho("train", "--kind", "sgpe", path, "--vocab-size", 400, "--out", tmp_path / "out", "--quiet")
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert (tmp_path / "out" / "vocab.json").is_file()
+
+
+def _full_script_check(scripts, boundary, syllables):
+    """The training's script check without its shortcut: every boundary token through the router."""
+    from wwho.scriptcheck import letters_by_script, warn_if_other_script
+
+    letters = letters_by_script(boundary.items())
+    letters[scripts[0]] += sum(len(s.strip()) * n for s, n in syllables.items())
+    return warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=")
+
+
+@pytest.mark.parametrize("boundary, syllables, warns", [
+    ({"नमस्ते": 40, "abc": 3}, {"ක": 10}, True),  # mostly Devanagari: the router runs
+    ({"नमस्ते": 1, "abc": 1}, {"ක": 50, "ලං": 20}, False),  # the syllables outweigh anything: shortcut
+    ({"ab": 10}, {"ක": 20}, False),  # exactly half is enough
+    ({"abc": 10}, {"ක": 20}, True),
+    ({"abcde": 10}, {"ක": 20, "x": 0}, True),
+    ({"12": 100, "..": 100}, {}, False),  # no letters at all
+])
+def test_the_script_check_warns_as_the_full_check_does(boundary, syllables, warns):
+    import warnings
+
+    from wwho.errors import ScriptWarning
+    from wwho.sgpe.train import _check_script
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _check_script(("sinhala",), boundary, syllables)
+    got = [str(w.message) for w in caught if issubclass(w.category, ScriptWarning)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _full_script_check(("sinhala",), boundary, syllables)
+    assert got == ([want] if want else [])
+    assert bool(got) == warns
+

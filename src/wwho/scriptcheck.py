@@ -25,7 +25,8 @@ from wwho.router import segment
 MIN_LETTERS = 2
 
 
-def _letters(text: str) -> int:
+def letter_count(text: str) -> int:
+    """The letters and combining marks of ``text`` (what :func:`letters_by_script` counts)."""
     return sum(1 for c in text if c.isalpha() or unicodedata.category(c)[0] == "M")
 
 
@@ -34,7 +35,7 @@ def letters_by_script(texts: Iterable[tuple[str, int]]) -> Counter:
     out: Counter = Counter()
     for text, count in texts:
         for run in segment(text):
-            n = _letters(run.text)
+            n = letter_count(run.text)
             if n:
                 out[run.script.value] += n * count
     return out

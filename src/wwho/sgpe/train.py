@@ -61,7 +61,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resol
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
-from wwho.scriptcheck import letters_by_script, warn_if_other_script
+from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
 from wwho.sgpe.building import building_merges
@@ -420,9 +420,13 @@ def train_on_pieces(
 def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
     """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
     tokens and bytes, and few or no merges are learned (see :mod:`wwho.scriptcheck`)."""
+    own = sum(len(s.strip()) * n for s, n in syllables.items())  # of the chosen scripts by construction
+    if own >= sum(letter_count(t) * n for t, n in boundary.items()):
+        # Half of all letters at least are the chosen scripts' whatever the boundary tokens hold:
+        # no warning, and no need for the router of every script (a tenth of a second to build).
+        return
     letters = letters_by_script(boundary.items())
-    for name in scripts:  # syllables are of the chosen scripts by construction
-        letters[name] += sum(len(s.strip()) * n for s, n in syllables.items()) if name == scripts[0] else 0
+    letters[scripts[0]] += own
     warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=4)
 
 
