@@ -244,6 +244,8 @@ pub struct Engine {
     queue: Queue,
     /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
     floor: Option<u64>,
+    /// Pairs rarer than this were left out of `pairs` ([`Engine::forget_rare_pairs`]); 0: none.
+    forgotten_below: u64,
     /// Scratch of [`Engine::merge`]: (neighbour, word) per occurrence.
     lefts: Vec<(u32, u32)>,
     rights: Vec<(u32, u32)>,
@@ -325,6 +327,7 @@ impl Engine {
             holders: Vec::new(),
             queue: Queue::default(),
             floor: None,
+            forgotten_below: 0,
             lefts: Vec::new(),
             rights: Vec::new(),
             visit: Vec::new(),
@@ -469,7 +472,8 @@ impl Engine {
     }
 
     /// The current frequency of every pair present.
-    pub fn pair_counts(&self) -> Vec<(u32, u32, u64)> {
+    pub fn pair_counts(&mut self) -> Vec<(u32, u32, u64)> {
+        self.recount_pairs();
         let mut out: Vec<_> = self
             .pairs
             .iter()
@@ -514,6 +518,37 @@ impl Engine {
         let pairs = self.pairs.capacity() * 25 + self.holders.capacity() * 4;
         let symbols: usize = self.symbols.iter().map(|s| s.capacity() * 8 + 56).sum();
         words + pairs + symbols + self.counts.capacity() * 8
+    }
+
+    /// Leave the pairs rarer than `floor` out of the pair index, for an engine that will only
+    /// ever merge pairs of `freq >= floor` (the superword stage's many pairs seen once): the
+    /// index shrinks to the pairs that can be merged, and each merge's lookups stay in cache.
+    /// Exact: a pair of existing symbols only loses occurrences as merges go on, so one that
+    /// was rarer than `floor` stays so, unless a merge reuses an existing id (its pairs may
+    /// then gain occurrences) or a merge below `floor` is asked for. Then every pair is counted
+    /// again from the words first ([`Engine::recount_pairs`]), once.
+    pub fn forget_rare_pairs(&mut self, floor: u64) {
+        if floor < 2 || self.forgotten_below != 0 {
+            return;
+        }
+        for m in &mut self.pairs.shards {
+            m.retain(|_, e| e.freq >= floor);
+        }
+        self.forgotten_below = floor;
+        self.floor = None; // the queue is rebuilt from the pairs left
+        self.queue = Queue::default();
+    }
+
+    /// Count every pair again from the words (after [`Engine::forget_rare_pairs`]): the state
+    /// is then that of an engine that never forgot any.
+    fn recount_pairs(&mut self) {
+        if self.forgotten_below == 0 {
+            return;
+        }
+        self.count_pairs();
+        self.forgotten_below = 0;
+        self.floor = None;
+        self.queue = Queue::default();
     }
 
     /// Make the queue hold every pair with `freq >= max(min_freq, 1)`; rebuilt if it holds fewer.
@@ -571,6 +606,9 @@ impl Engine {
     /// Merge the best pair: `Some((left, right, new id, freq))`, or `None` (nothing changes) when
     /// no pair is left or the best one has `freq < min_freq`.
     pub fn step(&mut self, min_freq: i64) -> Option<Step> {
+        if i128::from(min_freq) < i128::from(self.forgotten_below) {
+            self.recount_pairs(); // forgotten pairs may be merged now
+        }
         self.prepare_queue(min_freq);
         let (k, freq) = self.best()?;
         if (freq as i128) < i128::from(min_freq) {
@@ -578,7 +616,11 @@ impl Engine {
         }
         self.queue.pop();
         let (a, b) = unkey(k);
+        let known = self.symbols.len();
         let c = self.new_symbol(a, b);
+        if (c as usize) < known {
+            self.recount_pairs(); // a reused id: its forgotten pairs may come back
+        }
         self.merges.push((a, b));
         self.merge(a, b, c);
         Some((a, b, c, freq))
@@ -613,6 +655,7 @@ impl Engine {
 
     /// Apply one known merge; returns the id it made (or reused).
     pub fn replay_one(&mut self, a: u32, b: u32) -> Result<u32, EngineError> {
+        self.recount_pairs();
         self.floor = None; // no queue upkeep while replaying; rebuilt by the next step
         self.queue = Queue::default();
         let step = self.merges.len() + 1;
@@ -876,6 +919,41 @@ mod tests {
             }
             assert_eq!(compacted.merges(), &want[..], "round {round}, compacted");
         }
+    }
+
+    #[test]
+    fn forgetting_rare_pairs_changes_no_merge() {
+        // The alphabet makes merges reuse ids ("a" + "b" = "ab"), which must recount; a step
+        // below the floor must recount too.
+        let mut rng = Lcg(7);
+        let mut recounted = 0;
+        for round in 0..400 {
+            let alphabet = ["a", "b", "c", "ab", "ba", "abc"];
+            let k = 2 + rng.next(alphabet.len() as u32 - 1) as usize;
+            let symbols: Vec<Vec<u32>> = alphabet[..k].iter().map(|x| s(x)).collect();
+            let words: Vec<Vec<u32>> = (0..1 + rng.next(10))
+                .map(|_| (0..rng.next(12)).map(|_| rng.next(k as u32)).collect())
+                .collect();
+            let counts: Vec<u64> = words.iter().map(|_| 1 + u64::from(rng.next(3))).collect();
+            let (greater, floor) = (round % 2 == 1, 2 + u64::from(rng.next(3)));
+            let max = k + rng.next(10) as usize;
+            let min_freq = floor as i64 - i64::from(rng.next(3) == 0); // sometimes below
+            let mut want =
+                Engine::new(words.clone(), counts.clone(), symbols.clone(), greater).unwrap();
+            want.train(max, min_freq, |_, _| true);
+            let mut got = Engine::new(words, counts, symbols, greater).unwrap();
+            got.forget_rare_pairs(floor);
+            got.train(max, min_freq, |_, _| true);
+            assert_eq!(got.merges(), want.merges(), "round {round}");
+            assert_eq!(
+                got.symbol_frequencies(),
+                want.symbol_frequencies(),
+                "round {round}"
+            );
+            recounted += usize::from(got.forgotten_below == 0);
+            assert_eq!(got.pair_counts(), want.pair_counts(), "round {round}");
+        }
+        assert!(recounted > 50, "the recount paths ran {recounted} times");
     }
 
     #[test]

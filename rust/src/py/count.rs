@@ -628,8 +628,11 @@ impl PyWordCounts {
     /// Its symbols are `engine`'s; `scope` and `reserved` as for `PieceCounter.words` (those of
     /// `prepare_superwords`, if it was called). What the stage no longer needs is freed before
     /// the new engine counts its pairs: `spans` and these word counts are left empty, and
-    /// `engine`'s words are released (its symbols and merges stay).
-    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new()))]
+    /// `engine`'s words are released (its symbols and merges stay). `min_freq`: the least
+    /// frequency the new engine will be asked to merge; rarer pairs are left out of its index
+    /// (see `rust/src/engine.rs`, `forget_rare_pairs`; the results are the same).
+    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new(), min_freq=1))]
+    #[allow(clippy::too_many_arguments)]
     fn superword_engine(
         &mut self,
         py: Python<'_>,
@@ -638,6 +641,7 @@ impl PyWordCounts {
         mut engine: PyRefMut<'_, PyMergeEngine>,
         scope: &str,
         reserved: Vec<String>,
+        min_freq: u64,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
         let prepared = match self.prepared.take() {
@@ -689,8 +693,10 @@ impl PyWordCounts {
                     first.release_words();
                     #[cfg(target_os = "linux")]
                     crate::alloc::trim();
-                    Engine::from_flat(data, &lengths, counts, symbols, false)
-                        .map_err(|e| format!("{e:?}"))
+                    let mut built = Engine::from_flat(data, &lengths, counts, symbols, false)
+                        .map_err(|e| format!("{e:?}"))?;
+                    built.forget_rare_pairs(min_freq);
+                    Ok::<_, String>(built)
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?

@@ -313,7 +313,7 @@ impl PyMergeEngine {
     }
 
     /// `{(left, right): freq}` for every pair present.
-    fn pair_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn pair_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (a, b, f) in self.inner.pair_counts() {
             d.set_item((a, b), f)?;

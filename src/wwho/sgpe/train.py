@@ -391,7 +391,8 @@ def train_on_pieces(
         t2 = time.perf_counter()
         # Frees the span table, the word types and the first engine's words (its symbols and
         # merges stay) before the second engine counts its pairs.
-        second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved)
+        second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved,
+                                        min_freq=SUPERWORD_MIN_FREQ)
         words = span_counts = None
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
