@@ -77,6 +77,7 @@ pub struct WordCounts {
 
 /// Distinct pieces -> [`WordCounts`]. A piece holding the text of a `reserved` token (a special
 /// or byte token) is grouped as in scope `Words`, so that no merge ever produces that text.
+/// Ranges of the pieces are done on all cores, then merged (string ids renumbered).
 pub fn collect_words(
     pieces: &Counts,
     splitter: &WordSplitter,
@@ -88,13 +89,76 @@ pub fn collect_words(
     } else {
         AhoCorasick::new(reserved).ok()
     };
+    // (The order of the pieces does not matter: every output is sorted by strings later.)
+    let entries: Vec<(&[u8], u64)> = pieces.iter().collect();
+    let threads = if entries.len() < PARALLEL_PIECES {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    let per = entries.len().div_ceil(threads).max(1);
+    let mut parts: Vec<Part> = std::thread::scope(|s| {
+        let handles: Vec<_> = entries
+            .chunks(per)
+            .map(|chunk| {
+                let guard = guard.as_ref();
+                s.spawn(move || collect_part(chunk, splitter, scope, guard))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic collecting words"))
+            .collect()
+    });
+    let (mut out, mut words) = if parts.is_empty() {
+        Part::default()
+    } else {
+        parts.remove(0)
+    };
+    for (part, part_words) in parts {
+        let remap: Vec<u32> = part
+            .strings
+            .strings
+            .iter()
+            .map(|s| out.strings.id(s))
+            .collect();
+        for (s, n) in part.syllable_freq {
+            *out.syllable_freq.entry(remap[s as usize]).or_default() += n;
+        }
+        for (s, n) in part.boundary {
+            *out.boundary.entry(remap[s as usize]).or_default() += n;
+        }
+        for (s, ()) in part.boundary_symbols {
+            out.boundary_symbols.insert(remap[s as usize], ());
+        }
+        for (w, n) in part_words {
+            let w: Box<[u32]> = w.iter().map(|&s| remap[s as usize]).collect();
+            *words.entry(w).or_default() += n;
+        }
+    }
+    out.set_words(words);
+    out
+}
+
+/// Fewer distinct pieces than this are collected on one thread. (Low enough that the tests'
+/// corpora of a few thousand pieces take the threaded path.)
+const PARALLEL_PIECES: usize = 2_048;
+
+/// What one range of pieces holds: everything but the sorted word types, and the word types.
+type Part = (WordCounts, FxHashMap<Box<[u32]>, u64>);
+
+fn collect_part(
+    pieces: &[(&[u8], u64)],
+    splitter: &WordSplitter,
+    scope: Scope,
+    guard: Option<&AhoCorasick>,
+) -> Part {
     let mut out = WordCounts::default();
     let mut words: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
     let mut units: Vec<u32> = Vec::new();
     let mut parts = Parts::default();
     let mut ids: Vec<u32> = Vec::new();
-    // (The order of the pieces does not matter: every output is sorted by strings later.)
-    for (piece, count) in pieces.iter() {
+    for &(piece, count) in pieces {
         units.clear();
         if decode_wtf8_into(piece, &mut units).is_err() {
             continue; // not produced by the counters (they write valid WTF-8)
@@ -120,7 +184,7 @@ pub fn collect_words(
             }
             first = last;
         }
-        let grouping = match &guard {
+        let grouping = match guard {
             Some(ac) if ac.is_match(piece) => Scope::Words,
             _ => scope,
         };
@@ -132,8 +196,7 @@ pub fn collect_words(
             }
         });
     }
-    out.set_words(words);
-    out
+    (out, words)
 }
 
 /// The spans of one piece under `scope` (`wwho.sgpe.scopes.group_spans`): `f(span, mergeable)`
