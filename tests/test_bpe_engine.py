@@ -520,3 +520,34 @@ def test_bytes_words_are_sequences_of_byte_ids():
     assert state(a) == state(b)
     with pytest.raises(MergeError, match="word 0: symbol id 104"):
         MergeEngine([b"hi"], [1], ["a", "b"])
+
+
+def test_work_without_progress_imports_no_tqdm():
+    # tqdm.auto costs a third of `import wwho`; a silent run must not need it.
+    import subprocess
+    import sys
+
+    code = ("import sys, wwho, wwho.sgpe.train\n"
+            "from wwho.bpe import MergeEngine\n"
+            "e = MergeEngine([[0, 1], [0, 1]], [1, 1], ['a', 'b'])\n"
+            "e.train(max_symbols=3, progress=False)\n"
+            "assert e.merges == [(0, 1)], e.merges\n"
+            "print('tqdm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_the_silent_bar_counts_as_tqdm_does():
+    from wwho.progress import SilentBar, progress_bar
+
+    bar = progress_bar(total=5, disable=True)
+    assert isinstance(bar, SilentBar)
+    with bar:
+        bar.update(2)
+        bar.total += 1
+        bar.update()
+    assert (bar.n, bar.total) == (3, 6)
+    assert list(progress_bar([1, 2], disable=True)) == [1, 2]
+    shown = progress_bar(total=2, disable=False, file=open("/dev/null", "w"))  # noqa: SIM115
+    assert type(shown).__name__ == "tqdm" or "tqdm" in type(shown).__module__
+    shown.close()

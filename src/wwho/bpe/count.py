@@ -35,10 +35,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from wwho import _core
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_format, iter_documents
+from wwho.progress import progress_bar
 
 #: SGPE pieces: a whitespace-free chunk with the single space before it, or one whitespace character.
 PIECES = r" ?[^ \t\n\r]+|[ \t\n\r]"
@@ -95,7 +94,7 @@ def count_pieces(
     """Count the pieces of every document. See the module docstring."""
     if pattern == PIECES and engine == "re":  # SGPE's pieces: the core counts them
         counter = _core.PieceCounter()
-        with tqdm(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
+        with progress_bar(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
             for batch in _batches(documents, batch_bytes):
                 counter.count_texts(batch, threads=0 if workers is None else max(1, int(workers)))
                 bar.update(sum(map(len, batch)))
@@ -104,7 +103,7 @@ def count_pieces(
     total: Counter[str] = Counter()
     spills: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="wwho-count-", dir=spill_dir) as tmp:
-        bar = tqdm(desc="counting", unit="char", unit_scale=True, disable=not progress)
+        bar = progress_bar(desc="counting", unit="char", unit_scale=True, disable=not progress)
         batches = _batches(documents, batch_bytes)
         if workers == 1:
             _init_worker(pattern, engine)
@@ -197,7 +196,7 @@ def count_corpus(
     """
     stats = stats if stats is not None else CorpusStats()
     counter = _core.PieceCounter(router, prefix_space=prefix_space, span_breaks=span_breaks)
-    with tqdm(desc="counting", unit="B", unit_scale=True, disable=not progress) as bar:
+    with progress_bar(desc="counting", unit="B", unit_scale=True, disable=not progress) as bar:
         for path in files:
             count_file(counter, path, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
                        workers=workers, progress=bar.update, batch_bytes=batch_bytes,

@@ -33,10 +33,9 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from tqdm.auto import tqdm
-
 from wwho import _core
 from wwho.errors import MergeError
+from wwho.progress import progress_bar
 
 __all__ = ["UNK", "MergeEngine", "MergeError", "TieBreak"]
 
@@ -133,7 +132,7 @@ class MergeEngine:
             raise MergeError(f"min_freq must be an int, not {min_freq!r}")
         symbols = self.symbols
         budget = max(max_symbols - len(symbols), 0)
-        with tqdm(total=budget, unit="merge", desc="merges", disable=not progress) as bar:
+        with progress_bar(total=budget, unit="merge", desc="merges", disable=not progress) as bar:
 
             def each(a: int, b: int, c: int, freq: int, *_: int) -> None:
                 before = len(symbols)

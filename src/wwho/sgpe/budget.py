@@ -27,9 +27,8 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tqdm.auto import tqdm
-
 from wwho.bpe import UNK, MergeEngine
+from wwho.progress import progress_bar
 from wwho.sgpe.building import building_merges
 
 #: Keep a syllable when its frequency is at least this share of the last affordable merge's.
@@ -86,7 +85,7 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
     engine = probe
     freqs: list[int] = []  # the probe's merge frequencies, run only as far as a candidate needs
     needed = sorted(f for f in need.values() if f is not None)  # pieces needed at threshold p: needed >= p
-    with tqdm(total=reach, unit="merge", desc="pruning probe", disable=not progress) as bar:
+    with progress_bar(total=reach, unit="merge", desc="pruning probe", disable=not progress) as bar:
         for p in sorted(set(syllable_freq.values())):
             merges = reach - (len(needed) - bisect.bisect_left(needed, p))
             if len(freqs) <= max(merges, 0):  # one merge beyond: does every pair fit already?

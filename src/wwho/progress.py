@@ -1,0 +1,45 @@
+"""Progress bars: tqdm's (``tqdm.auto``, so notebooks get theirs), imported only when one is shown.
+
+Importing ``tqdm.auto`` costs about 40 ms (it looks for a notebook), a third of ``import wwho``;
+work run with ``progress=False`` gets a silent stand-in with the few members wwho uses
+(``update``, ``n``, ``total``, ``close``, iteration, ``with``). This module does not format or
+decide when to show progress: callers pass ``disable`` as they passed it to tqdm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+class SilentBar:
+    """A disabled progress bar: counts what ``update`` is told and shows nothing."""
+
+    def __init__(self, iterable: Iterable | None = None, *, total: float | None = None) -> None:
+        self.iterable = iterable
+        self.total = total
+        self.n = 0
+
+    def update(self, n: float = 1) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        pass
+
+    def __iter__(self):
+        return iter(self.iterable if self.iterable is not None else ())
+
+    def __enter__(self) -> SilentBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def progress_bar(iterable: Iterable | None = None, *, disable: bool = False, **options: Any):
+    """``tqdm.auto.tqdm(iterable, **options)``, or a :class:`SilentBar` when ``disable``."""
+    if disable:
+        return SilentBar(iterable, total=options.get("total"))
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, **options)
