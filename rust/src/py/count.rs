@@ -693,10 +693,8 @@ impl PyWordCounts {
                     first.release_words();
                     #[cfg(target_os = "linux")]
                     crate::alloc::trim();
-                    let mut built = Engine::from_flat(data, &lengths, counts, symbols, false)
-                        .map_err(|e| format!("{e:?}"))?;
-                    built.forget_rare_pairs(min_freq);
-                    Ok::<_, String>(built)
+                    Engine::from_flat_forgetting(data, &lengths, counts, symbols, false, min_freq)
+                        .map_err(|e| format!("{e:?}"))
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?
