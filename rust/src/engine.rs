@@ -73,23 +73,6 @@ struct PairMap {
 
 const SHARDS: usize = 8;
 
-/// The shards dealt to `threads` threads, each thread a run of consecutive shards (so that
-/// its holder ranges form one slice of the buffer): `(first shard, shards)` each.
-fn shard_groups(
-    shards: &mut [FxHashMap<u64, PairEntry>],
-    threads: usize,
-) -> Vec<(usize, &mut [FxHashMap<u64, PairEntry>])> {
-    let per = shards.len().div_ceil(threads);
-    shards
-        .chunks_mut(per)
-        .enumerate()
-        .map(|(t, group)| (t * per, group))
-        .collect()
-}
-
-/// The place of a forgotten pair's words in [`Engine::count_pairs`]: none.
-const FORGOTTEN: u32 = u32::MAX;
-
 /// How many words ahead [`Engine::merge`] asks for a word's symbols (twice that for its span).
 const AHEAD: usize = 8;
 
@@ -99,6 +82,32 @@ const PARALLEL_FROM: usize = 1 << 18;
 #[inline]
 fn shard_of(k: u64) -> usize {
     (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize
+}
+
+/// Sort `items` by their key's low `bits` bits, stably (least significant digit first, 11
+/// bits a pass); `scratch` is working space.
+fn radix_sort(items: &mut Vec<(u64, u32)>, scratch: &mut Vec<(u64, u32)>, bits: u32) {
+    const DIGIT: u32 = 11;
+    let mut shift = 0;
+    while shift < bits {
+        let mut at = vec![0usize; 1 << DIGIT];
+        for &(k, _) in items.iter() {
+            at[((k >> shift) & ((1 << DIGIT) - 1)) as usize] += 1;
+        }
+        let mut sum = 0;
+        for slot in &mut at {
+            (*slot, sum) = (sum, sum + *slot);
+        }
+        scratch.clear();
+        scratch.resize(items.len(), (0, 0));
+        for &item in items.iter() {
+            let d = ((item.0 >> shift) & ((1 << DIGIT) - 1)) as usize;
+            scratch[at[d]] = item;
+            at[d] += 1;
+        }
+        std::mem::swap(items, scratch);
+        shift += DIGIT;
+    }
 }
 
 impl Default for PairMap {
@@ -367,117 +376,81 @@ impl Engine {
     }
 
     fn count_pairs(&mut self) {
-        // Each thread takes a run of shards and reads every word, handling only its shards'
-        // pairs. First pass: count each pair and number it as it is met (the number, kept in
-        // `start` for now, indexes the thread's own arrays), noting each occurrence's number.
-        // Then each pair's range of the holder buffer is placed by a running sum, shard after
-        // shard. Second pass: the words again, each occurrence's number saying where its word
-        // goes, with no second hash lookup (the lookups are most of this work: millions of
-        // pairs, a cache miss each).
-        // Pairs rarer than this are left out ([`Engine::forget_rare_pairs`]).
-        let keep = self.forgotten_below;
+        // Shard by shard (each thread takes every `threads`-th), with no hash lookup per
+        // occurrence: the shard's occurrences (pair, word) are listed in word order, sorted by
+        // pair with a stable radix sort (so each pair's words stay in word order), and each
+        // run of one pair becomes its entry and its range of holders. A hash map per
+        // occurrence was a cache miss each: millions of them on the superword engine.
+        let keep = self.forgotten_below.max(1);
         let threads = if self.data.len() < PARALLEL_FROM {
             1
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(SHARDS))
         };
+        // Pairs sort as `left << bits | right`, `bits` enough for any symbol id.
+        let bits = (u64::BITS - (self.symbols.len() as u64).leading_zeros()).min(32);
         let (data, spans, counts) = (&self.data[..], &self.spans[..], &self.counts[..]);
-        let each_pair = |f: &mut dyn FnMut(usize, u64, u32, u64)| {
+        let shard = |s: usize, occurrences: &mut Vec<(u64, u32)>, scratch: &mut Vec<(u64, u32)>| {
+            occurrences.clear();
             for (wi, &(start, len)) in spans.iter().enumerate() {
-                let c = counts[wi];
                 for p in data[start as usize..(start + len) as usize].windows(2) {
-                    if p[0] != UNK && p[1] != UNK {
-                        let k = key(p[0], p[1]);
-                        f(shard_of(k), k, wi as u32, c);
+                    if p[0] != UNK && p[1] != UNK && shard_of(key(p[0], p[1])) == s {
+                        occurrences.push(((u64::from(p[0]) << bits) | u64::from(p[1]), wi as u32));
                     }
                 }
             }
+            radix_sort(occurrences, scratch, 2 * bits);
+            let mut map: FxHashMap<u64, PairEntry> = FxHashMap::default();
+            let mut holders: Vec<u32> = Vec::new();
+            for run in occurrences.chunk_by(|x, y| x.0 == y.0) {
+                let freq: u64 = run.iter().map(|&(_, wi)| counts[wi as usize]).sum();
+                if freq < keep {
+                    continue;
+                }
+                let (left, right) = (run[0].0 >> bits, run[0].0 & ((1 << bits) - 1));
+                let entry = PairEntry {
+                    freq,
+                    start: holders.len() as u32,
+                    len: run.len() as u32,
+                };
+                map.insert(key(left as u32, right as u32), entry);
+                holders.extend(run.iter().map(|&(_, wi)| wi));
+            }
+            (map, holders)
         };
-        let mut pairs = PairMap::default();
-        let mut groups = shard_groups(&mut pairs.shards, threads);
-        let numbered: Vec<(Vec<u32>, u32)> = std::thread::scope(|s| {
-            let handles: Vec<_> = groups
-                .iter_mut()
-                .map(|(first, group)| {
-                    let (first, group) = (*first, &mut **group);
+        let shard = &shard;
+        let mut done: Vec<(usize, FxHashMap<u64, PairEntry>, Vec<u32>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
                     s.spawn(move || {
-                        let mut occurrences: Vec<u32> = Vec::new();
-                        let mut numbers = 0u32;
-                        each_pair(&mut |shard, k, _, c| {
-                            if let Some(m) = shard.checked_sub(first).and_then(|i| group.get_mut(i))
-                            {
-                                let e = m.entry(k).or_insert_with(|| {
-                                    numbers += 1;
-                                    PairEntry {
-                                        start: numbers - 1,
-                                        ..PairEntry::default()
-                                    }
-                                });
-                                e.freq += c;
-                                e.len += 1;
-                                occurrences.push(e.start);
-                            }
-                        });
-                        (occurrences, numbers)
+                        let (mut occurrences, mut scratch) = (Vec::new(), Vec::new());
+                        (t..SHARDS)
+                            .step_by(threads)
+                            .map(|i| {
+                                let (map, holders) = shard(i, &mut occurrences, &mut scratch);
+                                (i, map, holders)
+                            })
+                            .collect::<Vec<_>>()
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().expect("no panic counting pairs"))
+                .flat_map(|h| h.join().expect("no panic counting pairs"))
                 .collect()
         });
-        // Place the ranges; `next[t][n]`: where thread t's pair number n puts its next word,
-        // relative to the thread's slice of the buffer.
-        let mut next: Vec<Vec<u32>> = Vec::with_capacity(groups.len());
-        let mut bounds = vec![0usize];
-        let mut start = 0u32;
-        for ((_, group), (_, numbers)) in groups.iter_mut().zip(&numbered) {
-            let base = start;
-            let mut places = vec![FORGOTTEN; *numbers as usize];
-            for m in group.iter_mut() {
-                if keep > 1 {
-                    m.retain(|_, e| e.freq >= keep);
-                }
-                for e in m.values_mut() {
-                    places[e.start as usize] = start - base;
-                    e.start = start;
-                    start += e.len;
-                }
+        // Shard after shard, so each shard's ranges are one slice of the buffer.
+        done.sort_unstable_by_key(|&(i, _, _)| i);
+        let mut holders = Vec::with_capacity(done.iter().map(|(_, _, h)| h.len()).sum());
+        let mut pairs = PairMap::default();
+        for (i, mut map, part) in done {
+            let base = holders.len() as u32;
+            for e in map.values_mut() {
+                e.start += base;
             }
-            next.push(places);
-            bounds.push(start as usize);
+            holders.extend_from_slice(&part);
+            pairs.shards[i] = map;
         }
-        drop(groups);
-        let mut holders = vec![0u32; start as usize];
-        let mut slices: Vec<&mut [u32]> = Vec::with_capacity(next.len());
-        let mut rest = &mut holders[..];
-        for w in bounds.windows(2) {
-            let (slice, tail) = rest.split_at_mut(w[1] - w[0]);
-            slices.push(slice);
-            rest = tail;
-        }
-        let per = SHARDS.div_ceil(threads);
-        std::thread::scope(|s| {
-            for (t, ((slice, places), (occurrences, _))) in
-                slices.into_iter().zip(&mut next).zip(&numbered).enumerate()
-            {
-                s.spawn(move || {
-                    let mine = t * per..(t + 1) * per;
-                    let mut k = 0;
-                    each_pair(&mut |shard, _, wi, _| {
-                        if mine.contains(&shard) {
-                            let place = &mut places[occurrences[k] as usize];
-                            if *place != FORGOTTEN {
-                                slice[*place as usize] = wi;
-                                *place += 1;
-                            }
-                            k += 1;
-                        }
-                    });
-                });
-            }
-        });
         self.pairs = pairs;
         self.holders = holders;
     }
@@ -953,6 +926,32 @@ mod tests {
                 compacted.compact_holders();
             }
             assert_eq!(compacted.merges(), &want[..], "round {round}, compacted");
+        }
+    }
+
+    #[test]
+    fn radix_sort_is_a_stable_sort() {
+        let mut rng = Lcg(5);
+        for bits in [1, 7, 11, 12, 23, 34, 64] {
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            let mut items: Vec<(u64, u32)> = (0..3000)
+                .map(|i| {
+                    let k = (u64::from(rng.next(u32::MAX)) << 32 | u64::from(rng.next(u32::MAX)))
+                        & mask;
+                    (
+                        k % (1 + u64::from(rng.next(50))).max(1) * (mask / 50).max(1) & mask,
+                        i,
+                    )
+                })
+                .collect();
+            let mut want = items.clone();
+            want.sort_by_key(|&(k, _)| k); // stable: equal keys keep their order
+            radix_sort(&mut items, &mut Vec::new(), bits);
+            assert_eq!(items, want, "{bits} bits");
         }
     }
 
