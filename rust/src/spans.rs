@@ -16,7 +16,7 @@
 //! scripts, vocabularies or merges.
 
 use crate::charset::{is_ws, CharSet};
-use crate::count::{entries_to_bytes, piece_end_utf8, Counts, Tally};
+use crate::count::{entries_to_bytes, next_ws, piece_end_utf8, Counts, Tally};
 use crate::engine::{Engine, UNK};
 use crate::sgpe::Scope;
 use crate::training::{for_each_span, WordCounts};
@@ -102,9 +102,7 @@ pub fn span_end_utf8(text: &[u8], pos: usize, breaks: &Breaks) -> usize {
         end += 1; // the glued space and the first byte after it
     }
     loop {
-        while end < n && !ws(text[end]) {
-            end += 1;
-        }
+        end = next_ws(text, end.min(n));
         let goes_on = end + 1 < n
             && text[end] == b' '
             && !ws(text[end + 1])
