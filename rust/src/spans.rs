@@ -23,7 +23,6 @@ use crate::training::{for_each_span, WordCounts};
 use crate::units::{decode_wtf8_into, Unit};
 use crate::words::{Parts, WordSplitter};
 use aho_corasick::AhoCorasick;
-use rustc_hash::FxHashMap;
 
 /// The sentence punctuation after which a span ends: a set of code points (a table: asked
 /// once per piece, so two loads rather than a search).
@@ -521,7 +520,7 @@ impl PieceItems {
 pub fn superword_words(
     spans: &SpanTable,
     pieces: &PieceItems,
-    symbol_ids: &FxHashMap<u32, u32>,
+    symbol_ids: &[u32],
     engine: &Engine,
 ) -> (Vec<u32>, Vec<usize>, Vec<u64>) {
     // Each distinct piece's tokens: `tokens[at[id]]`.
@@ -535,7 +534,7 @@ pub fn superword_words(
             } else if item & WORD != 0 {
                 tokens.extend_from_slice(engine.word((item & !WORD) as usize));
             } else {
-                tokens.push(symbol_ids.get(&item).copied().unwrap_or(UNK));
+                tokens.push(symbol_ids.get(item as usize).copied().unwrap_or(UNK));
             }
         }
         at.push((first as u32, (tokens.len() - first) as u32));

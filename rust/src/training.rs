@@ -259,8 +259,8 @@ pub struct EngineInput {
     pub counts: Vec<u64>,
     /// How many syllables were kept.
     pub syllables: usize,
-    /// String id -> symbol id (for the superword stage).
-    pub symbol_ids: FxHashMap<u32, u32>,
+    /// String id -> symbol id, [`UNK`] for none (for the superword stage).
+    pub symbol_ids: Vec<u32>,
 }
 
 fn hash_word(word: &[u32]) -> usize {
@@ -354,15 +354,21 @@ impl WordCounts {
             .into_iter()
             .chain(syllables.into_iter().map(|(s, _)| s))
             .collect();
-        let mut index: FxHashMap<u32, u32> = FxHashMap::default();
+        // By string id (dense): a load per symbol of the words, not a hash lookup.
+        let mut index = vec![UNK; self.strings.len()];
         for (i, &s) in symbols.iter().enumerate() {
-            index.entry(s).or_insert(i as u32);
+            if index[s as usize] == UNK {
+                index[s as usize] = i as u32;
+            }
         }
         let mut data = Vec::with_capacity(self.words.iter().map(|(w, _)| w.len()).sum());
         let mut lengths = Vec::with_capacity(self.words.len());
         let mut counts = Vec::with_capacity(self.words.len());
         for (w, c) in &self.words {
-            data.extend(w.iter().map(|s| index.get(s).copied().unwrap_or(UNK)));
+            data.extend(
+                w.iter()
+                    .map(|&s| index.get(s as usize).copied().unwrap_or(UNK)),
+            );
             lengths.push(w.len());
             counts.push(*c);
         }

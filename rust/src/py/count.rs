@@ -19,7 +19,6 @@ use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -464,7 +463,7 @@ impl PyPieceCounter {
             .map_err(|e| error(py, Kind::Wwho, e))?;
         Ok(PyWordCounts {
             inner: Arc::new(inner),
-            symbol_ids: FxHashMap::default(),
+            symbol_ids: Vec::new(),
             prepared: None,
         })
     }
@@ -478,7 +477,7 @@ pub struct PyWordCounts {
     /// The superword stage's spans and piece items, being worked out (`prepare_superwords`).
     prepared: Option<Prepared>,
     /// String id -> symbol id, of the last `engine_input` (the superword stage's symbols).
-    symbol_ids: FxHashMap<u32, u32>,
+    symbol_ids: Vec<u32>,
 }
 
 /// The thread of `prepare_superwords`: the merged span table and its pieces' items.
@@ -689,7 +688,7 @@ impl PyWordCounts {
                     drop(table);
                     drop(items);
                     *words = Arc::new(WordCounts::default());
-                    *symbol_ids = FxHashMap::default();
+                    *symbol_ids = Vec::new();
                     first.release_words();
                     #[cfg(target_os = "linux")]
                     crate::alloc::trim();
