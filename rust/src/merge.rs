@@ -457,15 +457,6 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
     // positions are checked against the table when they come up. A long run of one syllable
     // thus costs a few linear sweeps instead of a heap operation per merge.
     let n = ids.len();
-    // A long run where nothing merges (the bytes of unknown characters) costs one pass: no lists.
-    if seeds.is_none() && (0..n - 1).all(|i| table.get(ids[i], ids[i + 1]).is_none()) {
-        return;
-    }
-    let mut next: Vec<u32> = (1..=n as u32).collect();
-    next[n - 1] = NONE;
-    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
-    prev[0] = NONE;
-    let mut alive = vec![true; n];
     let mut buckets: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
     fn push(
@@ -489,6 +480,16 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
         None => (0..n - 1).for_each(&mut file),
         Some(seeds) => seeds.iter().for_each(|&i| file(i)),
     }
+    // A long run where nothing merges (the bytes of unknown characters) costs one pass: no lists.
+    if ranks.is_empty() {
+        return;
+    }
+    // A position that merged into the one before it is dead: its `next` is NONE, like the
+    // last position's, so that entries still filed for it come to nothing.
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    next[n - 1] = NONE;
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    prev[0] = NONE;
     let mut round: Vec<u32> = Vec::new();
     while let Some(Reverse(rank)) = ranks.pop() {
         match buckets.get_mut(&rank) {
@@ -502,8 +503,8 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
             let i = round[k] as usize;
             k += 1;
             let j = next[i];
-            if !alive[i] || j == NONE {
-                continue;
+            if j == NONE {
+                continue; // dead, or the last position
             }
             let j = j as usize;
             let m = match table.get(ids[i], ids[j]) {
@@ -511,8 +512,8 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
                 _ => continue, // stale: the pair here has changed since it was filed
             };
             ids[i] = m.id;
-            alive[j] = false;
             let after = next[j];
+            next[j] = NONE;
             next[i] = after;
             let mut lower = false;
             if after != NONE {
