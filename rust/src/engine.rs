@@ -256,7 +256,7 @@ pub struct Engine {
     queue: Queue,
     /// The queue holds every pair with `freq >= floor`; `None`: no queue is kept (replay).
     floor: Option<u64>,
-    /// Pairs rarer than this were left out of `pairs` ([`Engine::forget_rare_pairs`]); 0: none.
+    /// Pairs rarer than this were left out of `pairs` ([`Engine::from_flat_forgetting`]); 0: none.
     forgotten_below: u64,
     /// Scratch of [`Engine::merge`]: (neighbour, word) per occurrence.
     lefts: Vec<(u32, u32)>,
@@ -293,23 +293,18 @@ impl Engine {
         symbols: Vec<Vec<u32>>,
         greater: bool,
     ) -> Result<Self, EngineError> {
-        Self::build(data, lengths, counts, symbols, greater, 0)
+        Self::from_flat_forgetting(data, lengths, counts, symbols, greater, 0)
     }
 
-    /// [`Engine::from_flat`] then [`Engine::forget_rare_pairs`]`(floor)`, without ever filing
-    /// the words of the pairs forgotten.
+    /// [`Engine::from_flat`] for an engine that will only ever merge pairs of `freq >= floor`
+    /// (the superword stage's, whose many pairs seen once can never merge): the rarer pairs are
+    /// left out of the pair index, which shrinks to the pairs that can be merged, so that each
+    /// merge's lookups stay in cache. Exact: a pair of existing symbols only loses occurrences
+    /// as merges go on, so one that was rarer than `floor` stays so, unless a merge reuses an
+    /// existing id (its pairs may then gain occurrences) or a merge below `floor` is asked for.
+    /// Then every pair is counted again from the words first ([`Engine::recount_pairs`]), once.
+    /// A `floor` below 2 forgets nothing.
     pub fn from_flat_forgetting(
-        data: Vec<u32>,
-        lengths: &[usize],
-        counts: Vec<u64>,
-        symbols: Vec<Vec<u32>>,
-        greater: bool,
-        floor: u64,
-    ) -> Result<Self, EngineError> {
-        Self::build(data, lengths, counts, symbols, greater, floor)
-    }
-
-    fn build(
         data: Vec<u32>,
         lengths: &[usize],
         counts: Vec<u64>,
@@ -528,27 +523,8 @@ impl Engine {
         words + pairs + symbols + self.counts.capacity() * 8
     }
 
-    /// Leave the pairs rarer than `floor` out of the pair index, for an engine that will only
-    /// ever merge pairs of `freq >= floor` (the superword stage's many pairs seen once): the
-    /// index shrinks to the pairs that can be merged, and each merge's lookups stay in cache.
-    /// Exact: a pair of existing symbols only loses occurrences as merges go on, so one that
-    /// was rarer than `floor` stays so, unless a merge reuses an existing id (its pairs may
-    /// then gain occurrences) or a merge below `floor` is asked for. Then every pair is counted
-    /// again from the words first ([`Engine::recount_pairs`]), once.
-    pub fn forget_rare_pairs(&mut self, floor: u64) {
-        if floor < 2 || self.forgotten_below != 0 {
-            return;
-        }
-        for m in &mut self.pairs.shards {
-            m.retain(|_, e| e.freq >= floor);
-        }
-        self.forgotten_below = floor;
-        self.floor = None; // the queue is rebuilt from the pairs left
-        self.queue = Queue::default();
-    }
-
-    /// Count every pair again from the words (after [`Engine::forget_rare_pairs`]): the state
-    /// is then that of an engine that never forgot any.
+    /// Count every pair again from the words (after [`Engine::from_flat_forgetting`]): the
+    /// state is then that of an engine that never forgot any.
     fn recount_pairs(&mut self) {
         if self.forgotten_below == 0 {
             return;
@@ -970,16 +946,11 @@ mod tests {
             let mut want =
                 Engine::new(words.clone(), counts.clone(), symbols.clone(), greater).unwrap();
             want.train(max, min_freq, |_, _| true);
-            let mut got = if round % 4 < 2 {
-                let mut e = Engine::new(words, counts, symbols, greater).unwrap();
-                e.forget_rare_pairs(floor);
-                e
-            } else {
-                let lengths: Vec<usize> = words.iter().map(Vec::len).collect();
-                let data = words.into_iter().flatten().collect();
+            let lengths: Vec<usize> = words.iter().map(Vec::len).collect();
+            let data = words.into_iter().flatten().collect();
+            let mut got =
                 Engine::from_flat_forgetting(data, &lengths, counts, symbols, greater, floor)
-                    .unwrap()
-            };
+                    .unwrap();
             got.train(max, min_freq, |_, _| true);
             assert_eq!(got.merges(), want.merges(), "round {round}");
             assert_eq!(

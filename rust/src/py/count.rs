@@ -629,7 +629,7 @@ impl PyWordCounts {
     /// the new engine counts its pairs: `spans` and these word counts are left empty, and
     /// `engine`'s words are released (its symbols and merges stay). `min_freq`: the least
     /// frequency the new engine will be asked to merge; rarer pairs are left out of its index
-    /// (see `rust/src/engine.rs`, `forget_rare_pairs`; the results are the same).
+    /// (see `rust/src/engine.rs`, `from_flat_forgetting`; the results are the same).
     #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new(), min_freq=1))]
     #[allow(clippy::too_many_arguments)]
     fn superword_engine(
