@@ -15,6 +15,7 @@
 //! ([`Counts`]) or, for superword spans, a [`crate::spans::SpanTable`]. This module knows
 //! nothing of syllables.
 
+use crate::charset::is_ws;
 use crate::router::{Router, Run};
 use crate::spans::{span_end, span_end_utf8, Breaks};
 use crate::units::{push_utf8, Unit};
@@ -280,7 +281,7 @@ pub fn for_each_entry(
 /// End of the piece starting at `pos` in UTF-8 `text` (`pos < text.len()`).
 #[inline]
 pub fn piece_end_utf8(text: &[u8], pos: usize) -> usize {
-    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let ws = |b: u8| is_ws(b.into());
     let n = text.len();
     let end = pos + 1;
     if ws(text[pos]) && !(text[pos] == b' ' && end < n && !ws(text[end])) {
@@ -308,7 +309,7 @@ pub fn next_ws(text: &[u8], from: usize) -> usize {
         }
         i += 8;
     }
-    while i < text.len() && !matches!(text[i], b' ' | b'\t' | b'\n' | b'\r') {
+    while i < text.len() && !is_ws(text[i].into()) {
         i += 1;
     }
     i

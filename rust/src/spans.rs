@@ -91,7 +91,7 @@ pub fn goes_on<U: Unit>(text: &[U], end: usize, breaks: &Breaks) -> bool {
 /// Whitespace is ASCII, so only the character before a space is decoded (for the breaks).
 #[inline]
 pub fn span_end_utf8(text: &[u8], pos: usize, breaks: &Breaks) -> usize {
-    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let ws = |b: u8| is_ws(b.into());
     let n = text.len();
     let mut end = pos + 1;
     if ws(text[pos]) {

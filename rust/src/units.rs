@@ -113,7 +113,7 @@ pub fn decode_wtf8(bytes: &[u8]) -> Result<Vec<u32>, usize> {
 /// [`decode_wtf8`] appending to `out` (reused buffers in hot loops).
 pub fn decode_wtf8_into(bytes: &[u8], out: &mut Vec<u32>) -> Result<(), usize> {
     // simdutf8: several times std's speed on text that is not ASCII (Indic text is 3 bytes a
-    // character), and training decodes every line it counts.
+    // character), and training decodes every distinct piece, the encoders every text.
     if let Ok(s) = simdutf8::basic::from_utf8(bytes) {
         out.extend(s.chars().map(u32::from));
         return Ok(());

@@ -643,26 +643,23 @@ impl PyWordCounts {
         min_freq: u64,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
-        let prepared = match self.prepared.take() {
-            Some(thread) => Some(
-                py.detach(|| thread.join())
-                    .map_err(|_| error(py, Kind::Wwho, "the superword preparation stopped"))?
-                    .map_err(|e| error(py, Kind::Wwho, e))?
-                    .map_err(|e| error(py, Kind::Merge, e))?,
-            ),
-            None => None,
-        };
-        let table = match prepared {
-            Some(_) => None,
+        // The span table with its pieces' items (prepared beside the word-level training), or
+        // the table alone, its items to be worked out here.
+        let input: Result<(SpanTable, PieceItems), SpanTable> = match self.prepared.take() {
+            Some(thread) => Ok(py
+                .detach(|| thread.join())
+                .map_err(|_| error(py, Kind::Wwho, "the superword preparation stopped"))?
+                .map_err(|e| error(py, Kind::Wwho, e))?
+                .map_err(|e| error(py, Kind::Merge, e))?),
             None if spans.counts_spans() => {
                 spans.span_total();
-                spans.spans.pop()
+                Err(spans.spans.pop().unwrap_or_default())
             }
             None => {
                 // Span texts given as such (e.g. added from shards counted elsewhere).
                 let table = SpanTable::from_counts(spans.total());
                 spans.tables.clear();
-                Some(table)
+                Err(table)
             }
         };
         let splitter = &splitter.inner;
@@ -672,10 +669,9 @@ impl PyWordCounts {
         let built = py
             .detach(|| {
                 guard("superword words", || {
-                    let (table, items) = match (prepared, table) {
-                        (Some(done), _) => done,
-                        (None, table) => {
-                            let table = table.unwrap_or_default();
+                    let (table, items) = match input {
+                        Ok(prepared) => prepared,
+                        Err(table) => {
                             let items = PieceItems::new(
                                 &table, splitter, scope, &reserved, words, threads,
                             )?;
