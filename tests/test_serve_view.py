@@ -12,7 +12,7 @@ import itertools
 import pytest
 import regex
 from conftest import DATA, FUZZ_INDIC, O200K_FILE
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wwho import segment, syllabify
@@ -296,6 +296,7 @@ def test_compare_marks_the_spans_where_cuts_differ():
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
+@example(text="🏏क")
 def test_compare_property(o200k_spec, llama3, tokenizers, sgpe, text):
     layout = TextLayout(text)
     views = [token_view(t, layout) for t in (o200k_spec, llama3, load_spec(str(sgpe)))]
@@ -304,9 +305,11 @@ def test_compare_property(o200k_spec, llama3, tokenizers, sgpe, text):
     assert all(s.text == text[s.start:s.end] and s.start < s.end for s in spans)
     starts = char_starts(text)
     for s in spans:
-        # inside an agreeing span every tokenizer cuts at the same bytes; inside a disagreeing one they differ
+        # in an agreeing span every tokenizer cuts at the same bytes, its first byte included; in a
+        # disagreeing one they differ. (The first byte counts: in "🏏क" o200k keeps the emoji's last
+        # byte with "क", llama-bpe cuts before "क", so they disagree on where "क" starts.)
         a, b = starts[s.start], starts[s.end]
-        inner = [frozenset(e for e in v.ends if a < e < b) for v in views]
+        inner = [frozenset(e for e in v.ends if a <= e < b) for v in views]
         assert s.agree == (len(set(inner)) == 1), (s, inner)
     for s, nxt in itertools.pairwise(spans):
         assert s.end == nxt.start
