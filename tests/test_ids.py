@@ -92,3 +92,35 @@ def test_a_bool_array_is_refused(kinds, kind):
     tok = _get(kinds, kind)
     with pytest.raises(TokenizerError):
         tok.decode(np.array([True, False]))
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
+def test_ids_outlive_their_tokenizer(kinds, kind):
+    """The core makes each id's Python int on first use and keeps it (``rust/src/py/ints.rs``); the
+    lists it returned stay whole when the tokenizer that holds those ints is freed, and a fresh
+    tokenizer makes them again, on any number of threads at once."""
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    from wwho.bytelevel import ByteBPE
+    from wwho.sgpe import SGPETokenizer
+
+    def fresh():
+        if kind == "sgpe":
+            return SGPETokenizer(kinds["sgpe"].file)
+        # Ids above 256: CPython keeps the ints up to 256 itself, whoever asks for them.
+        return ByteBPE({token: 1000 + i for token, i in kinds["bytelevel"].ranks.items()}, pattern="gpt2")
+
+    texts = [TEXT[kind] * n for n in range(1, 30)]
+    expected = [fresh().encode(t) for t in texts]
+    assert sum(i > 256 for ids in expected for i in ids) > 100
+    tok = fresh()
+    kept = [tok.encode(t) for t in texts]
+    first = tok.encode(texts[0])
+    del tok
+    gc.collect()
+    assert kept == expected
+    assert first == expected[0] and all(type(i) is int for i in first)
+    tok = fresh()
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(tok.encode, texts * 8)) == expected * 8

@@ -3,16 +3,17 @@
 //! the exceptions into typed `wwho` errors.
 
 use super::batch::{encode_texts, thread_count};
+use super::ints::IdInts;
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::{ByteLevel as Core, Error, Model, MAX_ID};
 use crate::pretokenize::general::RegexError;
 use crate::pretokenize::Pretokenizer as CorePretokenizer;
 use crate::units::Text;
+use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use pyo3::{create_exception, ffi};
 use std::sync::Arc;
 
 create_exception!(
@@ -154,12 +155,9 @@ impl Pretokenizer {
 #[pyclass(frozen, module = "wwho._core")]
 pub struct ByteLevel {
     inner: Arc<Core>,
-    /// A Python int for every id below `n_vocab` (up to [`MAX_INTS`]): building a list of ids is
-    /// then reference counting, not allocating an int per id.
-    ints: Vec<Py<PyAny>>,
+    /// The Python ints of the ids, made on first use.
+    ints: IdInts,
 }
-
-const MAX_INTS: u64 = 1 << 22;
 
 /// A token id given by Python: a non-negative int (not a bool) that fits.
 fn token_id(label: &str, value: &Bound<'_, PyAny>, what: &dyn Fn() -> String) -> PyResult<u32> {
@@ -221,51 +219,6 @@ fn specials_arg(core: &Core, value: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
         .resolve(&names)
         .map(SpecialSet::Some)
         .map_err(|unknown| to_py(Error::UnknownSpecial(unknown)))
-}
-
-/// Ids per block of [`id_list`]: the int objects of a block are all asked for before any is used.
-const BLOCK: usize = 64;
-
-/// A Python list of ints from ids, taking the ints from `ints` where it has them.
-fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-    // The cached int objects are spread over megabytes, so touching each one's reference count
-    // is a cache miss: for each block of ids, first gather the objects' addresses and ask for
-    // their cache lines (independent loads, which the CPU overlaps), then take the references.
-    let mut objects = [std::ptr::null_mut::<ffi::PyObject>(); BLOCK];
-    // SAFETY: PyList_New returns a new list with `len` NULL slots (or NULL and an exception);
-    // every slot is filled exactly once with a new (strong) reference before the list is used,
-    // and on an error the list is released (CPython's list dealloc skips NULL slots).
-    unsafe {
-        let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
-        if list.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        for (b, block) in ids.chunks(BLOCK).enumerate() {
-            for (slot, &id) in objects.iter_mut().zip(block) {
-                *slot = match ints.get(id as usize) {
-                    Some(int) => {
-                        crate::prefetch(int.as_ptr() as *const u8);
-                        int.as_ptr()
-                    }
-                    None => std::ptr::null_mut(),
-                };
-            }
-            for (k, (&object, &id)) in objects.iter().zip(block).enumerate() {
-                let item = if object.is_null() {
-                    ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id))
-                } else {
-                    ffi::Py_INCREF(object);
-                    object
-                };
-                if item.is_null() {
-                    ffi::Py_DECREF(list);
-                    return Err(PyErr::fetch(py));
-                }
-                ffi::PyList_SET_ITEM(list, (b * BLOCK + k) as ffi::Py_ssize_t, item);
-            }
-        }
-        Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
-    }
 }
 
 #[pymethods]
@@ -357,9 +310,7 @@ impl ByteLevel {
             cache_bytes,
         };
         let inner = guard(|| py.detach(|| Core::new(&model)).map_err(to_py))?;
-        let ints = (0..inner.n_vocab().min(MAX_INTS))
-            .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
-            .collect::<PyResult<_>>()?;
+        let ints = IdInts::new(inner.n_vocab());
         Ok(ByteLevel {
             inner: Arc::new(inner),
             ints,
@@ -382,7 +333,7 @@ impl ByteLevel {
             }
             .map_err(to_py)
         })?;
-        id_list(py, &self.ints, &ids)
+        self.ints.list(py, &ids)
     }
 
     /// Ids of `text` with special-token text as plain text.
@@ -402,7 +353,7 @@ impl ByteLevel {
             }
             .map_err(to_py)
         })?;
-        id_list(py, &self.ints, &ids)
+        self.ints.list(py, &ids)
     }
 
     /// Ids of `text` with `allowed` / `disallowed` special tokens: "all", None or names.
@@ -423,7 +374,7 @@ impl ByteLevel {
             py.detach(|| core.encode(s, &allowed, &disallowed))
                 .map_err(to_py)
         })?;
-        id_list(py, &self.ints, &ids)
+        self.ints.list(py, &ids)
     }
 
     /// `[encode_with(t, allowed, disallowed) for t in texts]` on `num_threads` threads (None:
@@ -459,7 +410,9 @@ impl ByteLevel {
         let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
         guard(|| {
             let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
-                Ok(id_list(py, &self.ints, &ids.map_err(to_py)?)?
+                Ok(self
+                    .ints
+                    .list(py, &ids.map_err(to_py)?)?
                     .into_any()
                     .unbind())
             };

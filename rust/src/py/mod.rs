@@ -10,6 +10,7 @@ mod bytelevel;
 mod count;
 mod engine;
 mod errors;
+mod ints;
 mod sgpe;
 mod text;
 

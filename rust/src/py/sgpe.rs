@@ -4,6 +4,7 @@
 
 use super::batch::{encode_texts, thread_count};
 use super::errors::{error, guard, Kind};
+use super::ints::IdInts;
 use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
 use crate::graphemes::Graphemes;
@@ -190,9 +191,9 @@ impl PyWordSplitter {
 #[pyclass(frozen, module = "wwho._core", name = "SGPEEncoder")]
 pub struct PyEncoder {
     inner: Encoder,
-    /// One Python int per id, made once: a list of ids is then built by reference counting
-    /// alone (a fresh int object per token costs more than encoding the token).
-    ints: Vec<Py<PyAny>>,
+    /// The Python ints of the ids, made on first use (a fresh int object per token would cost
+    /// more than encoding the token).
+    ints: IdInts,
 }
 
 #[pymethods]
@@ -245,12 +246,7 @@ impl PyEncoder {
                 .unwrap_or_default(),
         };
         let inner = Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?;
-        let ints = (0..inner.vocab_size() as u32)
-            .map(|i| {
-                i.into_pyobject(py)
-                    .map_or_else(|e| match e {}, |o| o.into_any().unbind())
-            })
-            .collect();
+        let ints = IdInts::new(inner.vocab_size() as u64);
         Ok(Self { inner, ints })
     }
 
@@ -412,19 +408,7 @@ impl PyEncoder {
 impl PyEncoder {
     /// The list of Python ints for `ids` (every id is below the vocabulary size).
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        // SAFETY: PyList_New gives `ids.len()` empty slots, each filled once with a new
-        // reference (the cached int, incref'd) before the list is used.
-        unsafe {
-            let list: Bound<'py, PyList> =
-                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(ids.len() as isize))?
-                    .cast_into_unchecked();
-            for (i, &id) in ids.iter().enumerate() {
-                let item = self.ints[id as usize].as_ptr();
-                pyo3::ffi::Py_INCREF(item);
-                pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, item);
-            }
-            Ok(list)
-        }
+        self.ints.list(py, ids)
     }
 
     fn check_allowed(&self, py: Python<'_>, allowed: &[u32]) -> PyResult<()> {

@@ -1,0 +1,127 @@
+//! Python ints for token ids, each made on first use and kept: a list of ids is then built by
+//! reference counting, not by allocating an int per id.
+//!
+//! Made on first use, the ints lie in memory in the order text first asks for them, so those of
+//! everyday tokens sit together (a few hundred kB for a language's text) instead of one per cache
+//! line across the int objects of the whole vocabulary (6 MB for o200k's 200,019 ids). Building
+//! a list increments each int's reference count, freeing it decrements it, and Python's garbage
+//! collector reads each one whenever it walks the list: all of that touches far fewer cache
+//! lines. It also spares building 200,000 ints when a tokenizer is loaded. Nothing here changes
+//! a value: an int is an int.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// Ids at or above this get a fresh int each time (a vocabulary this large is not real).
+const MAX_KEPT: usize = 1 << 22;
+
+/// Ids per block of [`IdInts::list`]: the int objects of a block are asked for before any is used.
+const BLOCK: usize = 64;
+
+pub struct IdInts {
+    /// One slot per id below the vocabulary size (at most [`MAX_KEPT`]): null until made.
+    slots: Box<[AtomicPtr<ffi::PyObject>]>,
+}
+
+impl IdInts {
+    /// Room for ids below `n`.
+    pub fn new(n: u64) -> IdInts {
+        let n = usize::try_from(n).unwrap_or(MAX_KEPT).min(MAX_KEPT);
+        IdInts {
+            slots: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+        }
+    }
+
+    /// A new reference to the int `id`, or null with a Python exception set.
+    #[inline(always)]
+    fn int(&self, slot: Option<&AtomicPtr<ffi::PyObject>>, id: u32) -> *mut ffi::PyObject {
+        // SAFETY: called with the thread attached to Python (every caller holds a `Python`);
+        // a slot holds null or a strong reference owned by `self`, which is never replaced.
+        unsafe {
+            let Some(slot) = slot else {
+                return ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id));
+            };
+            let held = slot.load(Ordering::Acquire);
+            if !held.is_null() {
+                ffi::Py_INCREF(held);
+                return held;
+            }
+            let made = ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id));
+            if made.is_null() {
+                return made;
+            }
+            // Another thread (free-threaded Python) may have made it first: keep theirs.
+            match slot.compare_exchange(
+                std::ptr::null_mut(),
+                made,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    ffi::Py_INCREF(made); // one reference kept here, one returned
+                    made
+                }
+                Err(theirs) => {
+                    ffi::Py_DECREF(made);
+                    ffi::Py_INCREF(theirs);
+                    theirs
+                }
+            }
+        }
+    }
+
+    /// A Python list of the ints of `ids`.
+    pub fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        // SAFETY: PyList_New returns a new list with `len` NULL slots (or NULL and an exception);
+        // every slot is filled exactly once with a new (strong) reference before the list is
+        // used, and on an error the list is released (CPython's list dealloc skips NULL slots).
+        unsafe {
+            let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            if list.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            for (b, block) in ids.chunks(BLOCK).enumerate() {
+                // Ask for the cache lines of a block's ints before touching any of them: the
+                // loads overlap instead of waiting one after the other.
+                for &id in block {
+                    if let Some(slot) = self.slots.get(id as usize) {
+                        crate::prefetch(slot.load(Ordering::Relaxed) as *const u8);
+                    }
+                }
+                for (k, &id) in block.iter().enumerate() {
+                    let item = self.int(self.slots.get(id as usize), id);
+                    if item.is_null() {
+                        ffi::Py_DECREF(list);
+                        return Err(PyErr::fetch(py));
+                    }
+                    ffi::PyList_SET_ITEM(list, (b * BLOCK + k) as ffi::Py_ssize_t, item);
+                }
+            }
+            Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
+        }
+    }
+}
+
+impl Drop for IdInts {
+    fn drop(&mut self) {
+        let held: Vec<*mut ffi::PyObject> = self
+            .slots
+            .iter()
+            .map(|s| s.load(Ordering::Acquire))
+            .filter(|p| !p.is_null())
+            .collect();
+        if held.is_empty() {
+            return;
+        }
+        Python::attach(|_| {
+            for p in held {
+                // SAFETY: each is a strong reference owned by `self`, released once.
+                unsafe { ffi::Py_DECREF(p) };
+            }
+        });
+    }
+}
