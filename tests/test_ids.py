@@ -124,3 +124,16 @@ def test_ids_outlive_their_tokenizer(kinds, kind):
     tok = fresh()
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(tok.encode, texts * 8)) == expected * 8
+
+
+def test_encoding_keeps_no_utf8_copy_in_the_string(kinds):
+    """Byte-level encoding converts a non-ASCII str to UTF-8 in a per-thread buffer of its own, so the
+    str object does not grow: CPython's ``PyUnicode_AsUTF8AndSize`` keeps a UTF-8 copy inside every str
+    it converts, for as long as the str lives (a corpus held in memory would carry a second copy)."""
+    import sys
+
+    tok = kinds["bytelevel"]
+    for text in ["ශ්‍රී ලංකා " * 200, "naïve café " * 200, "😀 emoji " * 200, "a\ud800b " * 50]:
+        before = sys.getsizeof(text)
+        ids = tok.encode(text) + tok.encode_ordinary(text) + tok.encode(text, allowed_special="all")
+        assert ids and sys.getsizeof(text) == before

@@ -323,15 +323,16 @@ impl ByteLevel {
         py: Python<'py>,
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let s = text.to_str()?;
         let core = &self.inner;
-        let ids = guard(|| {
-            if s.len() < 512 {
-                core.encode(s, &SpecialSet::None, &SpecialSet::All)
-            } else {
-                py.detach(|| core.encode(s, &SpecialSet::None, &SpecialSet::All))
-            }
-            .map_err(to_py)
+        let ids = with_utf8(super::text::text(text)?, |s| {
+            guard(|| {
+                if s.len() < 512 {
+                    core.encode(s, &SpecialSet::None, &SpecialSet::All)
+                } else {
+                    py.detach(|| core.encode(s, &SpecialSet::None, &SpecialSet::All))
+                }
+                .map_err(to_py)
+            })
         })?;
         self.ints.list(py, &ids)
     }
@@ -342,16 +343,17 @@ impl ByteLevel {
         py: Python<'py>,
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let s = text.to_str()?;
         let core = &self.inner;
         // As `encode`: short texts keep the GIL (releasing it costs more than they take).
-        let ids = guard(|| {
-            if s.len() < 512 {
-                core.encode_ordinary(s)
-            } else {
-                py.detach(|| core.encode_ordinary(s))
-            }
-            .map_err(to_py)
+        let ids = with_utf8(super::text::text(text)?, |s| {
+            guard(|| {
+                if s.len() < 512 {
+                    core.encode_ordinary(s)
+                } else {
+                    py.detach(|| core.encode_ordinary(s))
+                }
+                .map_err(to_py)
+            })
         })?;
         self.ints.list(py, &ids)
     }
@@ -364,15 +366,16 @@ impl ByteLevel {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let s = text.to_str()?;
         let (allowed, disallowed) = (
             specials_arg(&self.inner, allowed)?,
             specials_arg(&self.inner, disallowed)?,
         );
         let core = &self.inner;
-        let ids = guard(|| {
-            py.detach(|| core.encode(s, &allowed, &disallowed))
-                .map_err(to_py)
+        let ids = with_utf8(super::text::text(text)?, |s| {
+            guard(|| {
+                py.detach(|| core.encode(s, &allowed, &disallowed))
+                    .map_err(to_py)
+            })
         })?;
         self.ints.list(py, &ids)
     }
