@@ -310,7 +310,8 @@ class ByteBPE:
         return allowed or None, disallowed or None
 
     def _retry(self, exc: Exception, text: object, allowed, disallowed) -> list[int]:
-        """The rare paths of an encode: not a str, lone surrogates, or an error to map."""
+        """The rare paths of an encode: not a str, or an error to map (the core itself turns lone
+        surrogates into U+FFFD; a str it could not read as UTF-8 would be retried here the same way)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text (str), got {type(text).__name__}") from None
         if isinstance(exc, UnicodeEncodeError):
