@@ -292,3 +292,33 @@ def test_the_script_check_warns_as_the_full_check_does(boundary, syllables, warn
     assert got == ([want] if want else [])
     assert bool(got) == warns
 
+
+
+@pytest.mark.parametrize("scope", ["pieces", "words", "runs"])
+@pytest.mark.parametrize("lang, script, warns", [
+    ("hi", "sinhala", "devanagari"),  # the wrong script: Hindi is boundary tokens inside spans
+    ("si", "devanagari", "sinhala"),
+    ("si", "sinhala", None),
+    ("hi", "devanagari", None),
+])
+def test_training_in_the_wrong_script_warns_in_every_scope(tmp_path, scope, lang, script, warns):
+    """Real news in one script trained for another: a ScriptWarning naming the script to pass, in
+    every merge scope (before, the default scope counted only lone boundary tokens and said nothing
+    when a whole Hindi corpus was trained as Sinhala); the right script: none."""
+    import warnings
+
+    from conftest import read_slice
+
+    from wwho.errors import ScriptWarning
+
+    name = {"hi": "tico19-test.txt", "si": "news-bbcsinhala.txt"}[lang]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(read_slice(require_data(CORPORA / lang / name), 60_000), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_sgpe(corpus, vocab_size=600, script=script, merge_scope=scope, progress=False, workers=1)
+    got = [str(w.message) for w in caught if issubclass(w.category, ScriptWarning)]
+    if warns is None:
+        assert got == []
+    else:
+        assert len(got) == 1 and f"pass --script / script={warns}" in got[0], got

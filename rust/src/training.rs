@@ -71,8 +71,9 @@ pub struct WordCounts {
     pub boundary: FxHashMap<u32, u64>,
     /// Every syllable's count (the pruning candidates).
     pub syllable_freq: FxHashMap<u32, u64>,
-    /// Every boundary token seen, lone or inside a span.
-    pub boundary_symbols: FxHashMap<u32, ()>,
+    /// Every boundary token seen, lone or inside a span, and how often (the script check's
+    /// letters: inside spans is where the default scope puts a whole other script).
+    pub boundary_symbols: FxHashMap<u32, u64>,
 }
 
 /// Distinct pieces -> [`WordCounts`]. A piece holding the text of a `reserved` token (a special
@@ -128,8 +129,8 @@ pub fn collect_words(
         for (s, n) in part.boundary {
             *out.boundary.entry(remap[s as usize]).or_default() += n;
         }
-        for (s, ()) in part.boundary_symbols {
-            out.boundary_symbols.insert(remap[s as usize], ());
+        for (s, n) in part.boundary_symbols {
+            *out.boundary_symbols.entry(remap[s as usize]).or_default() += n;
         }
         for (w, n) in part_words {
             let w: Box<[u32]> = w.iter().map(|&s| remap[s as usize]).collect();
@@ -179,7 +180,7 @@ fn collect_part(
                 if is_word {
                     *out.syllable_freq.entry(id).or_default() += count;
                 } else {
-                    out.boundary_symbols.insert(id, ());
+                    *out.boundary_symbols.entry(id).or_default() += count;
                 }
             }
             first = last;

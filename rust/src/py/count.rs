@@ -518,6 +518,18 @@ impl PyWordCounts {
         Ok(d)
     }
 
+    /// `{boundary token: occurrences}`, lone or inside a span.
+    fn boundary_symbol_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (&s, &n) in &self.inner.boundary_symbols {
+            d.set_item(
+                super::text::from_code_points(py, self.inner.strings.get(s))?,
+                n,
+            )?;
+        }
+        Ok(d)
+    }
+
     /// Every boundary token seen (lone or inside a span).
     fn boundary_symbols<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyString>>> {
         self.inner

@@ -309,7 +309,9 @@ def train_on_pieces(
     boundary: dict[str, int] = words.boundary_counts()
     syllable_freq: dict[str, int] = words.syllable_counts()
     boundary_symbols = set(words.boundary_symbols())
-    _check_script(splitter.scripts, boundary, syllable_freq)
+    # Every boundary token, lone or inside a span: with the default scope, a whole corpus in
+    # another script is boundary tokens inside mergeable spans.
+    _check_script(splitter.scripts, words.boundary_symbol_counts(), syllable_freq)
 
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
@@ -420,7 +422,8 @@ def train_on_pieces(
 
 def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
     """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
-    tokens and bytes, and few or no merges are learned (see :mod:`wwho.scriptcheck`)."""
+    tokens and bytes, and no syllable-aware merges are learned for it (see :mod:`wwho.scriptcheck`).
+    ``boundary``: every boundary token's occurrences, lone or inside a span."""
     own = sum(len(s.strip()) * n for s, n in syllables.items())  # of the chosen scripts by construction
     if own >= sum(letter_count(t) * n for t, n in boundary.items()):
         # Half of all letters at least are the chosen scripts' whatever the boundary tokens hold:
