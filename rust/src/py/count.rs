@@ -19,6 +19,7 @@ use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -487,6 +488,24 @@ fn i64_bytes(values: impl Iterator<Item = i64>) -> Vec<u8> {
     values.flat_map(i64::to_ne_bytes).collect()
 }
 
+impl PyWordCounts {
+    /// `{string: count}` from counts by string id.
+    fn string_counts<'py>(
+        &self,
+        py: Python<'py>,
+        counts: &FxHashMap<u32, u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (&s, &n) in counts {
+            d.set_item(
+                super::text::from_code_points(py, self.inner.strings.get(s))?,
+                n,
+            )?;
+        }
+        Ok(d)
+    }
+}
+
 #[pymethods]
 impl PyWordCounts {
     /// How many word types (mergeable spans).
@@ -496,47 +515,17 @@ impl PyWordCounts {
 
     /// `{syllable: count}` for every syllable.
     fn syllable_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (&s, &n) in &self.inner.syllable_freq {
-            d.set_item(
-                super::text::from_code_points(py, self.inner.strings.get(s))?,
-                n,
-            )?;
-        }
-        Ok(d)
+        self.string_counts(py, &self.inner.syllable_freq)
     }
 
     /// `{token: count}` for every lone boundary token.
     fn boundary_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (&s, &n) in &self.inner.boundary {
-            d.set_item(
-                super::text::from_code_points(py, self.inner.strings.get(s))?,
-                n,
-            )?;
-        }
-        Ok(d)
+        self.string_counts(py, &self.inner.boundary)
     }
 
-    /// `{boundary token: occurrences}`, lone or inside a span.
+    /// `{boundary token: occurrences}` for every boundary token, lone or inside a span.
     fn boundary_symbol_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (&s, &n) in &self.inner.boundary_symbols {
-            d.set_item(
-                super::text::from_code_points(py, self.inner.strings.get(s))?,
-                n,
-            )?;
-        }
-        Ok(d)
-    }
-
-    /// Every boundary token seen (lone or inside a span).
-    fn boundary_symbols<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyString>>> {
-        self.inner
-            .boundary_symbols
-            .keys()
-            .map(|&s| super::text::from_code_points(py, self.inner.strings.get(s)))
-            .collect()
+        self.string_counts(py, &self.inner.boundary_symbols)
     }
 
     /// The merge engine's input for `prune_freq`: `(symbols, engine, kept syllables, word

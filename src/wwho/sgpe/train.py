@@ -308,10 +308,11 @@ def train_on_pieces(
         words.prepare_superwords(span_counts, splitter.core, scope=merge_scope, reserved=reserved)
     boundary: dict[str, int] = words.boundary_counts()
     syllable_freq: dict[str, int] = words.syllable_counts()
-    boundary_symbols = set(words.boundary_symbols())
     # Every boundary token, lone or inside a span: with the default scope, a whole corpus in
     # another script is boundary tokens inside mergeable spans.
-    _check_script(splitter.scripts, words.boundary_symbol_counts(), syllable_freq)
+    boundary_occurrences: dict[str, int] = words.boundary_symbol_counts()
+    boundary_symbols = set(boundary_occurrences)
+    _check_script(splitter.scripts, boundary_occurrences, syllable_freq)
 
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
