@@ -36,7 +36,7 @@ from typing import Literal
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer, _replace_surrogates
+from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import token_id as token_id_of
 from wwho.ids import token_ids
@@ -228,7 +228,7 @@ class ByteBPE:
         try:
             return self._core.encode_ordinary(text)
         except Exception as exc:  # noqa: BLE001 - every case is mapped or re-raised
-            return self._retry(exc, text, None, None)
+            raise self._encode_error(exc, text) from None
 
     def encode(
         self,
@@ -247,13 +247,13 @@ class ByteBPE:
             try:
                 ids = self._core.encode(text)
             except Exception as exc:  # noqa: BLE001
-                ids = self._retry(exc, text, None, "all")
+                raise self._encode_error(exc, text) from None
         else:
             allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
             try:
                 ids = self._core.encode_with(text, allowed, disallowed)
             except Exception as exc:  # noqa: BLE001
-                ids = self._retry(exc, text, allowed, disallowed)
+                raise self._encode_error(exc, text) from None
         if add_special:
             if self.add_bos and self.bos_id is not None:
                 ids.insert(0, self.bos_id)
@@ -291,7 +291,7 @@ class ByteBPE:
         if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
             raise TokenizerError(f"num_threads must be an int >= 1 or None, not {num_threads!r}")
         # The core's threads make each text's UTF-8 themselves, lone surrogates replaced as
-        # _replace_surrogates does: no retry here, unlike encode().
+        # _replace_surrogates does (as encode() does too).
         try:
             return self._core.encode_batch(texts, allowed, disallowed, num_threads)
         except Exception as exc:  # noqa: BLE001
@@ -309,18 +309,12 @@ class ByteBPE:
             disallowed = self._known_specials(disallowed_special)
         return allowed or None, disallowed or None
 
-    def _retry(self, exc: Exception, text: object, allowed, disallowed) -> list[int]:
-        """The rare paths of an encode: not a str, or an error to map (the core itself turns lone
-        surrogates into U+FFFD; a str it could not read as UTF-8 would be retried here the same way)."""
+    def _encode_error(self, exc: Exception, text: object) -> Exception:
+        """The error an encode raises: not a str, or the core's error mapped (the core itself turns
+        lone surrogates into U+FFFD, as tiktoken does)."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text (str), got {type(text).__name__}") from None
-        if isinstance(exc, UnicodeEncodeError):
-            clean = _replace_surrogates(text)
-            try:
-                return self._core.encode_with(clean, allowed, disallowed)
-            except Exception as again:  # noqa: BLE001
-                exc = again
-        raise self._error(exc) from None
+            return TokenizerError(f"expected text (str), got {type(text).__name__}")
+        return self._error(exc)
 
     @staticmethod
     def _error(exc: Exception) -> Exception:
