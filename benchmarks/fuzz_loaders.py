@@ -366,9 +366,12 @@ def run_case(seed: Seed, name: str, kind: str, new: bytes, work: Path, tally: Ta
     label = f"{name}: {kind}"
     try:
         loaded = seed.load(target)
-        if type(loaded).__name__ == "Tokenizer":  # a binary tokenizer: HF tokenizers' own object
+        if type(loaded).__name__ == "Tokenizer":  # HF tokenizers' own object
             for text in TEXTS:
                 loaded.decode(loaded.encode(text).ids)
+        elif type(loaded).__name__ == "BinaryTokenizer":  # bytes in, bytes out
+            for text in TEXTS:
+                loaded.decode(loaded.encode(text.encode("utf-8")))
         elif hasattr(loaded, "encode") and hasattr(loaded, "decode"):
             for text in TEXTS:
                 loaded.decode(loaded.encode(text))

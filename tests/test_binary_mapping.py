@@ -57,8 +57,18 @@ def test_mapping_round_trip(data):
 def test_text_above_latin1_is_an_error_naming_the_offset():
     with pytest.raises(TokenizerError, match=r"U\+0101.*offset 2"):
         text_to_bytes("ab\u0101")
-    with pytest.raises(TokenizerError, match="expected bytes"):
+    with pytest.raises(TokenizerError, match="encodes bytes, not str"):
         bytes_to_text("text")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("data,message", [("text", "encodes bytes, not str: pass text.encode"),
+                                          (5, "expected bytes, got int"), (None, "expected bytes, got NoneType")])
+def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
+    # bytes(5) would be five zero bytes and bytes("text") a TypeError from inside: neither.
+    with pytest.raises(TokenizerError, match=message):
+        encode_bytes(tok, data)
+    with pytest.raises(TokenizerError, match=message):
+        binary.BinaryTokenizer(tok).encode(data)
 
 
 def test_each_byte_is_its_own_token_with_id_equal_to_the_byte(tok):

@@ -27,9 +27,17 @@ _BATCH = 32  # pieces per encode_batch call: HF's memory holds about this many p
 
 def bytes_to_text(data: bytes | bytearray | memoryview) -> str:
     """Map each byte to the character with the same code point (Latin-1)."""
+    _check_data(data)
+    return bytes(data).decode("latin-1")
+
+
+def _check_data(data: object) -> None:
+    """A TokenizerError unless ``data`` is bytes-like (``bytes(5)`` would be five zero bytes)."""
+    if isinstance(data, str):
+        raise TokenizerError("a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
+                             "(or use a text tokenizer)")
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TokenizerError(f"expected bytes, got {type(data).__name__}")
-    return bytes(data).decode("latin-1")
 
 
 def text_to_bytes(text: str) -> bytes:
@@ -76,6 +84,7 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     on the whole data (tests compare them), with HF's memory bounded by the piece size
     and the pieces encoded in parallel (``encode_batch``).
     """
+    _check_data(data)
     data = bytes(data) if not isinstance(data, bytes) else data
     tokenizer.encode_special_tokens = True
     pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None
