@@ -9,9 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import gguf_py as reference_gguf
 
+from wwho import _core
 from wwho.bytelevel import ByteBPE
-from wwho.bytelevel.gguf import GGUFError, describe, read_metadata
+from wwho.bytelevel.gguf import GGUFError, describe, load_gguf, read_metadata
 from wwho.bytelevel.pretokenize import bytes_to_unicode
 from wwho.errors import TokenizerError, VocabError
 
@@ -300,3 +304,148 @@ def test_a_real_vocabulary_with_its_last_merges_dropped_is_refused(tmp_path):
     writer.close()
     with pytest.raises(GGUFError, match=r"g.gguf: 100 tokens of several bytes are the result of no merge"):
         ByteBPE.from_gguf(tmp_path / "g.gguf")
+
+
+# --- the core's reading of the tokenizer arrays against the Python reference ----------------------
+
+
+def _pack(strings: list[str]) -> bytes:
+    """A GGUF string array's payload: each string as a little-endian u64 length and its UTF-8."""
+    return b"".join(len(b).to_bytes(8, "little") + b for b in (s.encode("utf-8") for s in strings))
+
+
+def _both(tokens: list[str], types: list[int], merges: list[str]):
+    """(reference result or its refusal's args, core result or its refusal's args)."""
+    try:
+        expected = reference_gguf.vocab(tokens, types, merges)
+    except reference_gguf.Found as found:
+        expected = found.args
+    try:
+        got = _core.gguf_vocab(_pack(tokens), len(tokens), types, _pack(merges), len(merges), False)
+    except _core.CoreGGUFError as exc:
+        got = exc.args
+    return expected, got
+
+
+def _same(expected, got) -> None:
+    if isinstance(expected, tuple) and isinstance(expected[0], str):  # a refusal
+        assert got == expected
+        return
+    for mine, theirs in zip(got, expected):
+        assert mine == theirs and (not isinstance(mine, dict) or list(mine) == list(theirs))
+    assert len(got) == len(expected) == 6
+
+
+# GPT-2 byte-level characters (a, b, Ġ for the space, é), characters outside the mapping (a space,
+# an ideographic space) and the pieces of special-token text.
+_CHARS = st.sampled_from(["a", "b", "Ġ", "é", " ", "\u3000", "<", ">", "s"])
+
+
+@st.composite
+def _vocabularies(draw):
+    tokens = draw(st.lists(st.text(_CHARS, max_size=4), max_size=30))
+    types = draw(st.lists(st.sampled_from([0, 1, 1, 1, 2, 3, 4, 5, 6, 99]), min_size=len(tokens),
+                          max_size=len(tokens)))
+    pick = st.sampled_from(tokens) if tokens else st.just("a")
+    merge = st.one_of(st.tuples(pick, pick).map(" ".join), st.text(_CHARS, max_size=5))
+    merges = draw(st.lists(merge, max_size=30))
+    return tokens, types, merges
+
+
+@settings(max_examples=400, deadline=None)
+@given(_vocabularies())
+def test_core_reads_random_vocabularies_as_the_reference(vocabulary):
+    _same(*_both(*vocabulary))
+
+
+def test_core_reads_merge_lists_the_reference_accepts():
+    """The random lists above are mostly refused early; these are valid ones, cut short or not."""
+    tokens = [bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab", "abc", "Ġa", "<s>"]
+    types = [1] * 259 + [3]
+    merges = ["a b", "ab c", "Ġ a", "<s> a"]
+    for cut in range(len(merges) + 1):
+        _same(*_both(tokens, types, merges[:cut]))
+    _same(*_both(tokens, types[:-1] + [1], merges))  # "<s>" ordinary: its merge now applies
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "command-r"])
+def test_core_reads_real_vocabularies_as_the_reference(name):
+    meta = read_metadata(_vocab(name))
+    tokens, merges = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.merges"]
+    types = [int(t) for t in meta["tokenizer.ggml.token_type"]][: len(tokens)]
+    expected, got = _both(tokens, types, merges)
+    _same(expected, got)
+    assert got[5] is None and len(got[4]) >= 50_000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=3), max_size=20, unique=True),
+       st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=20))
+def test_core_merges_check_equals_the_reference(tokens, picks):
+    ranks = {t: i for i, t in enumerate(tokens)}
+    pool = tokens + [b"zz", b"a"]
+    merges = [(pool[i % len(pool)], pool[j % len(pool)]) for i, j in picks]
+    assert _core.check_merges(ranks, merges) == reference_gguf.check_merges(ranks, merges)
+
+
+def test_merges_whose_result_is_not_byte_level_text_are_refused(tmp_path):
+    path = tmp_path / "m.gguf"
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab"])
+    writer.add_token_types([1] * 256 + [3])  # "ab" is a control token's text
+    writer.add_token_merges(["a b"])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(GGUFError, match=r"m.gguf: merge 0 \('a' \+ 'b'\): 'ab' is not a token"):
+        ByteBPE.from_gguf(path)
+
+
+@pytest.mark.parametrize("merge,message", [
+    ("ab", r"tokenizer.ggml.merges\[1\] = 'ab' has no space"),
+    ("a zz", r"tokenizer.ggml.merges\[1\] = 'a zz': 'zz' is not a token"),
+])
+def test_bad_merge_lines_name_their_index(tmp_path, merge, message):
+    path = tmp_path / "bad.gguf"
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab"])
+    writer.add_token_merges(["a b", merge])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(GGUFError, match=r"bad.gguf: " + message):
+        ByteBPE.from_gguf(path)
+
+
+def test_strings_that_are_not_utf8_are_named(tmp_path):
+    path = _write_gguf(tmp_path / "u.gguf")
+    data = path.read_bytes()
+    marker = b"<|end|>"  # the last token: patch it to bytes that are not UTF-8
+    at = data.rindex(marker)
+    path.write_bytes(data[:at] + b"\xff\xfe" + data[at + 2:])
+    with pytest.raises(GGUFError, match=r"u.gguf: tokenizer.ggml.tokens\[257\] is not UTF-8"):
+        ByteBPE.from_gguf(path)
+    with pytest.raises(GGUFError, match=r"u.gguf: string 257 of an array is not UTF-8 at byte offset "
+                                        rf"{at} \(while reading key 'tokenizer.ggml.tokens'\)"):
+        read_metadata(path)
+
+
+def test_the_gguf_engine_loads_the_same_tokenizer():
+    path = _vocab("gpt-2")
+    ours = load_gguf(path)
+    theirs = load_gguf(path, engine="gguf")
+    assert ours == theirs
+
+
+def test_merges_are_kept_as_loaded_and_other_pairs_are_rebuilt():
+    merges = [(b"a", b"b")]
+    tok = ByteBPE({b"a": 0, b"b": 1, b"ab": 2}, pattern="gpt-2", merges=merges)
+    assert tok.merges == merges and tok.merges is not merges
+    for odd in ([[b"a", b"b"]], [(bytearray(b"a"), b"b")], [(type("B", (bytes,), {})(b"a"), b"b")]):
+        tok = ByteBPE({b"a": 0, b"b": 1, b"ab": 2}, pattern="gpt-2", merges=odd)
+        assert tok.merges == [(b"a", b"b")] and all(type(x) is bytes for pair in tok.merges for x in pair)
+        assert tok.encode("ab") == [2]

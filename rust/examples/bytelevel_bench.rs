@@ -31,7 +31,8 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(usize::MAX);
     let reps: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
-    // "only:split" / "only:warm": just that part (for callgrind and perf).
+    // "only:split" / "only:warm": just that part (for callgrind and perf); "only:new": the cost
+    // of each distinct piece that is not a token, on fresh per-thread memos (see `new_pieces`).
     let only = args.get(5).map(String::as_str).unwrap_or("");
     let lines: Vec<&str> = text.lines().take(n).collect();
     let mb = lines.iter().map(|l| l.len()).sum::<usize>() as f64 / 1e6;
@@ -126,6 +127,19 @@ fn main() {
         };
         ByteLevel::new(&model).expect("a valid model")
     };
+    if only == "only:new" {
+        let build0 = || {
+            let model = Model {
+                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+                patterns: vec![O200K],
+                cache_bytes: 0,
+                ..Model::default()
+            };
+            ByteLevel::new(&model).expect("a valid model")
+        };
+        new_pieces(&build0, &lines);
+        return;
+    }
     rate("encode, no shared cache", &mut || {
         timed(&mut || {
             for l in &lines {
@@ -133,4 +147,41 @@ fn main() {
             }
         })
     });
+}
+
+/// ns per distinct new (non-token) piece, on a fresh tokenizer without a shared cache: first
+/// on a fresh thread, then again on another fresh thread (empty per-thread memos both times;
+/// the second pass finds the tables in the CPU caches).
+pub fn new_pieces(build: &dyn Fn() -> ByteLevel, lines: &[&str]) {
+    let probe = build();
+    let mut seen = std::collections::HashSet::new();
+    let mut pieces: Vec<String> = Vec::new();
+    for l in lines {
+        for p in probe.pretokenizer().split(l).unwrap() {
+            let s = l[p.0..p.1].to_string();
+            if seen.insert(s.clone()) && probe.encode_ordinary(&s).unwrap().len() > 1 {
+                pieces.push(s);
+            }
+        }
+    }
+    let tok = build();
+    let tok = &tok;
+    let pieces = &pieces;
+    for pass in ["first", "again"] {
+        let ns = std::thread::scope(|s| {
+            s.spawn(|| {
+                let t = cpu();
+                for p in pieces {
+                    std::hint::black_box(tok.encode_ordinary(p).map(|v| v.len()).unwrap());
+                }
+                (cpu() - t) * 1e9 / pieces.len() as f64
+            })
+            .join()
+            .unwrap()
+        });
+        println!(
+            "  new pieces ({} distinct), {pass}: {ns:.0} ns each",
+            pieces.len()
+        );
+    }
 }

@@ -273,6 +273,36 @@ impl PairTable {
         true
     }
 
+    /// [`Self::insert`] of every `(left, right, merge)`, with the same result as one by one in
+    /// this order (the first of equal pairs wins), but done in the order of the table's slots:
+    /// a vocabulary's 280,000 merges then fill the table front to back instead of missing the
+    /// CPU cache once each.
+    pub fn extend(&mut self, merges: &[(u32, u32, Merge)]) {
+        let fits = |&(l, r, m): &(u32, u32, Merge)| {
+            l <= SMALL && r <= SMALL && m.rank <= SMALL && m.id <= SMALL
+        };
+        if !self.is_wide() && !merges.iter().all(fits) {
+            let size = self.size().max(16);
+            self.rebuild(size, true);
+        }
+        self.resize(self.len + merges.len());
+        let wide = self.is_wide();
+        // (slot, index): equal pairs (equal slots) stay in list order.
+        let mut order: Vec<(usize, usize)> = merges
+            .iter()
+            .enumerate()
+            .map(|(i, &(l, r, _))| {
+                let k = key(l, r);
+                (bucket(if wide { k } else { compact_key(k) }, self.shift), i)
+            })
+            .collect();
+        order.sort_unstable();
+        for (_, i) in order {
+            let (l, r, m) = merges[i];
+            self.insert(l, r, m);
+        }
+    }
+
     #[inline]
     pub fn get(&self, left: u32, right: u32) -> Option<Merge> {
         let k = key(left, right);
@@ -821,6 +851,48 @@ mod tests {
         big.insert(u32::MAX - 1, 3, Merge { rank: 0, id: 1 });
         assert_eq!(big.get(u32::MAX - 1, 3), Some(Merge { rank: 0, id: 1 }));
         assert_eq!(big.get(u32::MAX - 1, 4), None);
+    }
+
+    /// `extend` gives the table that inserting one by one gives: the first of repeated pairs
+    /// wins, small and wide ids, the pair whose key marks empty slots, into empty and filled
+    /// tables.
+    #[test]
+    fn extend_equals_inserting_in_order() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % u64::from(n)) as u32
+        };
+        for (count, top) in [(0, 10), (50, 8), (3000, 60), (3000, 1 << 20), (20_000, 400)] {
+            let mut merges: Vec<(u32, u32, Merge)> = (0..count)
+                .map(|rank| {
+                    let id = 1000 + next(top);
+                    (next(top), next(top), Merge { rank, id })
+                })
+                .collect();
+            merges.push((u32::MAX, u32::MAX, Merge { rank: 1, id: 2 }));
+            for before in [0usize, 5] {
+                let (mut one, mut bulk) = (PairTable::new(), PairTable::new());
+                for &(l, r, m) in &merges[..before.min(merges.len())] {
+                    one.insert(l, r, m);
+                    bulk.insert(l, r, m);
+                }
+                for &(l, r, m) in &merges[before.min(merges.len())..] {
+                    one.insert(l, r, m);
+                }
+                bulk.extend(&merges[before.min(merges.len())..]);
+                assert_eq!(one.len(), bulk.len());
+                for &(l, r, _) in &merges {
+                    assert_eq!(one.get(l, r), bulk.get(l, r), "({l}, {r})");
+                    assert_eq!(
+                        one.get(l, r.wrapping_add(1)),
+                        bulk.get(l, r.wrapping_add(1))
+                    );
+                }
+            }
+        }
     }
 
     #[test]

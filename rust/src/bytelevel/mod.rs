@@ -15,6 +15,7 @@
 //! reads no files and knows no Python.
 
 pub mod cache;
+pub mod gguf;
 mod hot;
 mod ranks;
 mod runs;
@@ -274,29 +275,33 @@ impl ByteLevel {
         let rule = match &model.merges {
             None => Rule::Ranks,
             Some(merges) => {
-                let mut table = PairTable::with_capacity(merges.len());
+                let mut table = PairTable::new();
+                let mut entries = Vec::with_capacity(merges.len());
                 for (rank, &(a, b)) in merges.iter().enumerate() {
-                    let merged = [a, b].concat();
-                    let Some(id) = encoder.get(merged.as_slice()) else {
+                    // Packed when short (nearly always): no allocation per merge.
+                    let merged = match Packed::new_checked(a).zip(Packed::new_checked(b)) {
+                        Some((pa, pb)) => pa.concat(pb).map(|p| encoder.get_packed(p)),
+                        None => None,
+                    };
+                    let found = merged.unwrap_or_else(|| encoder.get(&[a, b].concat()));
+                    let Some(id) = found else {
                         return Err(Error::Vocab(format!(
                             "merge {rank} ({}, {}): the merged token {} is not in the vocabulary",
                             bytes_repr(a),
                             bytes_repr(b),
-                            bytes_repr(&merged)
+                            bytes_repr(&[a, b].concat())
                         )));
                     };
                     // A part that is neither a token nor a single byte never exists: skip.
                     if let (Some(x), Some(y)) = (unit_of(a), unit_of(b)) {
-                        table.insert(
-                            x,
-                            y,
-                            Merge {
-                                rank: rank as u32,
-                                id,
-                            },
-                        );
+                        let merge = Merge {
+                            rank: rank as u32,
+                            id,
+                        };
+                        entries.push((x, y, merge));
                     }
                 }
+                table.extend(&entries);
                 Rule::Merges(table.with_filter())
             }
         };

@@ -48,6 +48,12 @@ impl Packed {
         Packed { key, len: n as u32 }
     }
 
+    /// `bytes` packed, or None if longer than [`PACKED`].
+    #[inline(always)]
+    pub fn new_checked(bytes: &[u8]) -> Option<Packed> {
+        (bytes.len() <= PACKED).then(|| Packed::new(bytes))
+    }
+
     /// `self` followed by `other`, if the result still fits.
     #[inline(always)]
     pub fn concat(self, other: Packed) -> Option<Packed> {

@@ -85,6 +85,64 @@ impl Vocab {
     }
 }
 
+/// What is wrong with a merges list against its vocabulary (see [`check_merges`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum MergeProblem {
+    /// Merge `index`'s left part, right part or result (`part`, checked in that order) is no token.
+    NotToken { index: usize, part: Vec<u8> },
+    /// `count` tokens of two or more bytes are the result of no merge; `first` (id `id`) is the
+    /// one with the lowest id.
+    Lost {
+        count: usize,
+        first: Vec<u8>,
+        id: u32,
+    },
+}
+
+/// Whether `merges` fit `ranks` (token bytes, id): every merge's parts and result are tokens, and
+/// every token of two or more bytes is some merge's result (else the list was cut short). The
+/// rules of `wwho.bytelevel.validate`, which asks this of every loaded merges-rule model.
+pub fn check_merges(ranks: &[(&[u8], u32)], merges: &[(&[u8], &[u8])]) -> Result<(), MergeProblem> {
+    let tokens: FxHashMap<&[u8], usize> = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, &(b, _))| (b, i))
+        .collect();
+    let mut produced = vec![false; ranks.len()];
+    let mut joined = Vec::new();
+    for (index, &(a, b)) in merges.iter().enumerate() {
+        joined.clear();
+        joined.extend_from_slice(a);
+        joined.extend_from_slice(b);
+        let mut result = 0;
+        for part in [a, b, joined.as_slice()] {
+            match tokens.get(part) {
+                Some(&i) => result = i,
+                None => {
+                    return Err(MergeProblem::NotToken {
+                        index,
+                        part: part.to_vec(),
+                    })
+                }
+            }
+        }
+        produced[result] = true;
+    }
+    let lost = ranks
+        .iter()
+        .zip(&produced)
+        .filter(|&(&(b, _), &made)| b.len() > 1 && !made)
+        .map(|(r, _)| r);
+    match lost.clone().min_by_key(|&&(_, id)| id) {
+        None => Ok(()),
+        Some(&(first, id)) => Err(MergeProblem::Lost {
+            count: lost.count(),
+            first: first.to_vec(),
+            id,
+        }),
+    }
+}
+
 /// Python's `repr()` of a `bytes` object (`b'a\n\xe0'`), for error messages.
 pub fn bytes_repr(data: &[u8]) -> String {
     let quote = if data.contains(&b'\'') && !data.contains(&b'"') {
@@ -162,6 +220,37 @@ mod tests {
         assert_eq!(v.len(), 3);
         let ids: Vec<u32> = v.iter().map(|(i, _)| i).collect();
         assert_eq!(ids, vec![0, 5, 1 << 30]);
+    }
+
+    #[test]
+    fn merges_are_checked_against_the_tokens() {
+        let ranks: Vec<(&[u8], u32)> = vec![(b"a", 0), (b"b", 1), (b"ab", 2), (b"abb", 3)];
+        let ok: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"ab", b"b")];
+        assert_eq!(check_merges(&ranks, &ok), Ok(()));
+        assert_eq!(
+            check_merges(&ranks, &ok[..1]),
+            Err(MergeProblem::Lost {
+                count: 1,
+                first: b"abb".to_vec(),
+                id: 3
+            })
+        );
+        let bad: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"b", b"b")];
+        assert_eq!(
+            check_merges(&ranks, &bad),
+            Err(MergeProblem::NotToken {
+                index: 1,
+                part: b"bb".to_vec()
+            })
+        );
+        let bad: Vec<(&[u8], &[u8])> = vec![(b"c", b"a")];
+        assert_eq!(
+            check_merges(&ranks, &bad),
+            Err(MergeProblem::NotToken {
+                index: 0,
+                part: b"c".to_vec()
+            })
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::units::Text;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::sync::Arc;
 
 create_exception!(
@@ -53,6 +53,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnknownSpecial", py.get_type::<UnknownSpecial>())?;
     m.add("MAX_TOKEN_ID", MAX_ID)?;
     m.add_function(wrap_pyfunction!(read_tiktoken, m)?)?;
+    m.add_function(wrap_pyfunction!(check_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(are_byte_pairs, m)?)?;
     Ok(())
 }
 
@@ -97,6 +99,53 @@ fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDic
         out.set_item(PyBytes::new(py, &token), rank)?;
     }
     Ok(out)
+}
+
+/// Whether every item of `items` is a tuple of exactly two `bytes` (exact types, no subclasses):
+/// what `ByteBPE` keeps as its merges without rebuilding them.
+#[pyfunction]
+fn are_byte_pairs(items: &Bound<'_, PyList>) -> bool {
+    items.iter().all(|item| {
+        item.cast_exact::<PyTuple>().is_ok_and(|pair| {
+            pair.len() == 2 && pair.iter().all(|x| x.is_exact_instance_of::<PyBytes>())
+        })
+    })
+}
+
+/// `wwho.bytelevel.validate`'s merges check: None, `("part", index, part)` (a merge's part or
+/// result is no token) or `("lost", count, first, id)` (tokens no merge produces); a TypeError
+/// if a key or a part is not bytes.
+#[pyfunction]
+fn check_merges<'py>(
+    py: Python<'py>,
+    ranks: &Bound<'py, PyDict>,
+    merges: &Bound<'py, PyList>,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let mut tokens: Vec<(Bound<'py, PyBytes>, u32)> = Vec::with_capacity(ranks.len());
+    for (key, value) in ranks.iter() {
+        tokens.push((key.cast_into::<PyBytes>()?, value.extract()?));
+    }
+    let mut pairs: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> =
+        Vec::with_capacity(merges.len());
+    for pair in merges.iter() {
+        pairs.push(pair.extract()?);
+    }
+    let ranks: Vec<(&[u8], u32)> = tokens.iter().map(|(b, i)| (b.as_bytes(), *i)).collect();
+    let merges: Vec<(&[u8], &[u8])> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_bytes(), b.as_bytes()))
+        .collect();
+    let found = guard(|| Ok(py.detach(|| crate::bytelevel::vocab::check_merges(&ranks, &merges))))?;
+    use crate::bytelevel::vocab::MergeProblem;
+    Ok(match found {
+        Ok(()) => None,
+        Err(MergeProblem::NotToken { index, part }) => {
+            Some(("part", index, PyBytes::new(py, &part)).into_pyobject(py)?)
+        }
+        Err(MergeProblem::Lost { count, first, id }) => {
+            Some(("lost", count, PyBytes::new(py, &first), id).into_pyobject(py)?)
+        }
+    })
 }
 
 // --- pre-tokenizer ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ mod bytelevel;
 mod count;
 mod engine;
 mod errors;
+mod gguf;
 mod ints;
 mod sgpe;
 mod text;
@@ -21,5 +22,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     engine::register(m)?;
     count::register(m)?;
     bytelevel::register(m)?;
+    gguf::register(m)?;
     Ok(())
 }

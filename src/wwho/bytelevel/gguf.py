@@ -5,7 +5,8 @@ order) and stops before the tensors, so a multi-gigabyte model costs no more tha
 vocab-only file. It uses the ``gguf`` package's type codes and can delegate to
 ``gguf.GGUFReader`` (``engine="gguf"``), but parses itself by default: GGUFReader builds
 a numpy view per array element and needs ~15 s for a 256k-token vocabulary, this
-reader ~0.3 s. The tests check that both give the same metadata.
+reader, whose string arrays the core walks (``_core.gguf_strings``), a few ms. The tests check
+that both give the same metadata.
 
 :func:`load_gguf` turns ``tokenizer.ggml.*`` into a :class:`~wwho.bytelevel.model.ByteLevelModel`:
 tokens are GPT-2 byte-level strings, merges are ``"a b"`` strings whose order is their
@@ -13,7 +14,9 @@ rank, and ``tokenizer.ggml.pre`` names the pre-tokenizer (see
 :data:`wwho.bytelevel.pretokenize.GGUF_PRETOKENIZERS`). Token types: NORMAL -> ordinary token,
 CONTROL/UNKNOWN -> special token, USER_DEFINED -> added token (always split out of
 the text, as llama.cpp and Hugging Face do), UNUSED or non-byte-level text ->
-decode-only. SentencePiece (``llama``), WordPiece (``bert``) and other models are
+decode-only. That loop, over 128k tokens and 280k merges for Llama 3, runs in the core
+(``_core.gguf_vocab``, which also checks the merge list); its Python form is the reference the
+tests compare it with (``tests/reference/gguf_py.py``). SentencePiece (``llama``), WordPiece (``bert``) and other models are
 refused with a clear error: they are not byte-level BPE.
 
 Not here: tensors, chat templates, SPM/WPM/UGM tokenizers.
@@ -23,15 +26,17 @@ from __future__ import annotations
 
 import mmap
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gguf
 import numpy as np
 
+from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
-from wwho.bytelevel.validate import check_model
+from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer
+from wwho.bytelevel.validate import check_model, merge_problem
 from wwho.errors import VocabError, brief
 
 _T = gguf.GGUFValueType
@@ -57,6 +62,15 @@ MAX_ARRAY_DEPTH = 8
 
 class GGUFError(VocabError):
     """A GGUF file is unreadable, truncated, or lacks a needed key (names file, key, offset)."""
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A string array left undecoded: its ``count`` length-prefixed strings, as in the file."""
+
+    data: bytes
+    count: int
+    big_endian: bool
 
 
 class _Reader:
@@ -92,30 +106,22 @@ class _Reader:
         self.pos += n
         return raw
 
-    def string_array(self, count: int) -> list[str]:
-        # The hot loop of a 256k-token vocabulary: locals only, one unpack per string.
-        buf, pos, end = self.buf, self.pos, len(self.buf)
-        length = struct.Struct(self.endian + "Q").unpack_from
-        raws = []
-        append = raws.append
+    def string_array(self, count: int, *, raw: bool = False) -> list[str] | _Raw:
+        """``count`` strings (the core walks them: a 256k-token vocabulary is 400k strings);
+        with ``raw``, left undecoded for :func:`load_gguf`."""
         try:
-            for _ in range(count):
-                (n,) = length(buf, pos)
-                pos += 8
-                if pos + n > end:
-                    raise struct.error
-                append(buf[pos : pos + n])
-                pos += n
-        except struct.error:
-            self.pos = pos
-            raise self.fail(f"file is truncated (string {len(raws)} of an array of {count})") from None
-        self.pos = pos
-        try:
-            return [r.decode("utf-8") for r in raws]
-        except UnicodeDecodeError:
-            raise self.fail("an array string is not UTF-8") from None
+            texts, end = _core.gguf_strings(self.buf, self.pos, count, self.endian == ">", decode=not raw)
+        except _core.CoreGGUFError as exc:
+            kind, index, *rest = exc.args
+            self.pos = rest[-2]
+            if kind == "truncated":
+                raise self.fail(f"file is truncated (string {index} of an array of {count})") from None
+            raise self.fail(f"string {index} of an array is not UTF-8") from None
+        found = _Raw(bytes(self.buf[self.pos : end]), count, self.endian == ">") if raw else texts
+        self.pos = end
+        return found
 
-    def value(self, kind: int, depth: int = 0) -> Any:
+    def value(self, kind: int, depth: int = 0, *, raw: bool = False) -> Any:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _T.STRING:
@@ -125,7 +131,7 @@ class _Reader:
                 raise self.fail(f"arrays nested more than {MAX_ARRAY_DEPTH} deep")
             item, count = self.unpack("I"), self.unpack("Q")
             if item == _T.STRING:
-                return self.string_array(count)
+                return self.string_array(count, raw=raw)
             if item in _SCALARS:
                 dtype = np.dtype(self.endian + _SCALARS[item])
                 size = dtype.itemsize * count
@@ -142,7 +148,11 @@ class _Reader:
 
 def read_metadata(path: str | Path, *, engine: str = "fast") -> dict[str, Any]:
     """All key/value metadata of a GGUF file (arrays of numbers as numpy arrays)."""
-    path = Path(path)
+    return _read(Path(path), engine, frozenset())
+
+
+def _read(path: Path, engine: str, raw_keys: frozenset[str]) -> dict[str, Any]:
+    """:func:`read_metadata`, leaving the string arrays of ``raw_keys`` undecoded (fast engine)."""
     if engine == "gguf":
         return _read_with_gguf(path)
     try:
@@ -151,12 +161,12 @@ def read_metadata(path: str | Path, *, engine: str = "fast") -> dict[str, Any]:
             if size < 24:
                 raise GGUFError(f"{path}: {size} bytes is too short for a GGUF header")
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                return _parse(_Reader(buf, path))
+                return _parse(_Reader(buf, path), raw_keys)
     except OSError as exc:
         raise GGUFError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _parse(r: _Reader) -> dict[str, Any]:
+def _parse(r: _Reader, raw_keys: frozenset[str]) -> dict[str, Any]:
     if r.buf[:4] != b"GGUF":
         raise GGUFError(f"{r.path}: not a GGUF file (magic {bytes(r.buf[:4])!r}, expected b'GGUF')")
     r.pos = 4
@@ -173,7 +183,7 @@ def _parse(r: _Reader) -> dict[str, Any]:
         r.context = f"metadata entry {index}"
         key = r.string()
         r.context = f"key {key!r}"
-        metadata[key] = r.value(r.unpack("I"))
+        metadata[key] = r.value(r.unpack("I"), raw=key in raw_keys)
     return metadata
 
 
@@ -215,6 +225,37 @@ def describe(path: str | Path) -> dict[str, Any]:
     }
 
 
+#: The string arrays load_gguf hands to the core undecoded.
+_ARRAYS = frozenset({"tokenizer.ggml.tokens", "tokenizer.ggml.merges"})
+
+
+def _strings(path: Path, key: str, value: Any) -> _Raw:
+    """``tokenizer.ggml.<key>`` as a raw string array (the ``gguf`` engine gives a list: packed)."""
+    if isinstance(value, _Raw):
+        return value
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        data = b"".join(len(b).to_bytes(8, "little") + b for b in (t.encode("utf-8") for t in value))
+        return _Raw(data, len(value), False)
+    raise GGUFError(f"{path}: tokenizer.ggml.{key} must be an array of strings")
+
+
+def _vocab_error(path: Path, args: tuple) -> GGUFError:
+    """The core's finding about the tokenizer arrays, worded with the file and the entry."""
+    kind, *rest = args
+    if kind == "twice":
+        text, first, second = rest
+        return GGUFError(f"{path}: token {text!r} appears twice (ids {first} and {second})")
+    if kind == "no_space":
+        rank, line = rest
+        return GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {brief(line)} has no space")
+    if kind == "not_token":
+        rank, line, part = rest
+        return GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {brief(line)}: {brief(part)} is not a token")
+    index, *_, array = rest
+    what = "is not UTF-8" if kind == "utf8" else "runs past the end of the array"
+    return GGUFError(f"{path}: tokenizer.ggml.{array}[{index}] {what}")
+
+
 def load_gguf(
     path: str | Path, *, pretokenizer: str | Pretokenizer | None = None, engine: str = "fast"
 ) -> ByteLevelModel:
@@ -223,7 +264,7 @@ def load_gguf(
     ``pretokenizer`` overrides ``tokenizer.ggml.pre`` (needed when the file has none).
     """
     path = Path(path)
-    meta = read_metadata(path, engine=engine)
+    meta = _read(path, engine, _ARRAYS)
 
     def need(key: str) -> Any:
         if key not in meta:
@@ -259,63 +300,31 @@ def load_gguf(
     else:
         pretok = Pretokenizer.coerce(pretokenizer)
         ignore_merges = pretok.name in GGUF_PRETOKENIZERS and GGUF_PRETOKENIZERS[pretok.name].ignore_merges
-    tokens = need("tokenizer.ggml.tokens")
-    merges_raw = need("tokenizer.ggml.merges")
-    for key, value in (("tokens", tokens), ("merges", merges_raw)):
-        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-            raise GGUFError(f"{path}: tokenizer.ggml.{key} must be an array of strings")
+    tokens = _strings(path, "tokens", need("tokenizer.ggml.tokens"))
+    merges_raw = _strings(path, "merges", need("tokenizer.ggml.merges"))
     types = meta.get("tokenizer.ggml.token_type")
     if types is None:
-        types = np.full(len(tokens), gguf.TokenType.NORMAL, dtype=np.int32)
+        types = np.full(tokens.count, gguf.TokenType.NORMAL, dtype=np.int32)
     if not isinstance(types, np.ndarray) or types.dtype.kind not in "iu":
         raise GGUFError(f"{path}: tokenizer.ggml.token_type must be an array of integers")
-    if len(types) < len(tokens):
+    if len(types) < tokens.count:
         raise GGUFError(
-            f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {len(tokens)} tokens"
+            f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {tokens.count} tokens"
         )
-
-    ranks: dict[bytes, int] = {}
-    special: dict[str, int] = {}
-    added: dict[str, int] = {}
-    extra: dict[int, bytes] = {}
-    for i, (text, kind) in enumerate(zip(tokens, types.tolist())):
-        if kind in (gguf.TokenType.CONTROL, gguf.TokenType.UNKNOWN) and text:
-            table: dict = special
-        elif kind == gguf.TokenType.USER_DEFINED and text:
-            table = added
-        else:
-            data = unicode_to_bytes(text) if kind != gguf.TokenType.UNUSED else None
-            if data and data not in ranks:
-                ranks[data] = i
-            else:  # decodes as its own text, never produced by encoding
-                extra[i] = text.encode("utf-8")
-            continue
-        if text in special or text in added:
-            first = special.get(text, added.get(text))
-            raise GGUFError(f"{path}: token {text!r} appears twice (ids {first} and {i})")
-        table[text] = i
-
-    merges = []
-    known = {text: data for data, text in zip(ranks, (tokens[i] for i in ranks.values()))}
-    texts = set(tokens)
-    for rank, line in enumerate(merges_raw):
-        cut = line.find(" ", 1)
-        if cut < 0:
-            raise GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {brief(line)} has no space")
-        left, right = line[:cut], line[cut + 1 :]
-        for part in (left, right, left + right):
-            if part not in texts:
-                raise GGUFError(f"{path}: tokenizer.ggml.merges[{rank}] = {brief(line)}: {brief(part)} is not a token")
-        if left in known and right in known:
-            merges.append((known[left], known[right]))
-        # else: a merge of special or decode-only tokens, which never applies to text
+    try:
+        ranks, special, added, extra, merges, problem = _core.gguf_vocab(
+            tokens.data, tokens.count, types[: tokens.count].astype(np.int64).tolist(),
+            merges_raw.data, merges_raw.count, tokens.big_endian)
+    except _core.CoreGGUFError as exc:
+        raise _vocab_error(path, exc.args) from None
+    n_tokens = tokens.count
 
     def token_id(key: str) -> int | None:
         value = meta.get(key)
         if value is None:
             return None
-        if type(value) is not int or not 0 <= value < len(tokens):
-            raise GGUFError(f"{path}: {key} is {brief(value)}, not a token id (0..{len(tokens) - 1})")
+        if type(value) is not int or not 0 <= value < n_tokens:
+            raise GGUFError(f"{path}: {key} is {brief(value)}, not a token id (0..{n_tokens - 1})")
         return value
 
     add_bos = typed("tokenizer.ggml.add_bos_token", bool)
@@ -334,8 +343,11 @@ def load_gguf(
         name=typed("general.name", str) or pre or path.stem,
     )
     try:
-        return check_model(model_data, str(path))
+        check_model(model_data, str(path), merges_checked=True)
+        if problem is not None:
+            raise merge_problem(model_data, str(path), problem)
     except GGUFError:
         raise
     except VocabError as exc:
         raise GGUFError(str(exc)) from None
+    return model_data

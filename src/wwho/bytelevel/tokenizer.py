@@ -59,6 +59,16 @@ class DisallowedSpecialError(TokenizerError):
         )
 
 
+def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``merges`` as a new list of ``(bytes, bytes)`` tuples. A list of them already (what every
+    loader gives) is only copied, its items being immutable: rebuilding 280,000 tuples took 80 ms
+    of loading a GGUF file."""
+    pairs = list(merges)
+    if _core.are_byte_pairs(pairs):
+        return pairs
+    return [(bytes(a), bytes(b)) for a, b in pairs]
+
+
 class ByteBPE:
     """A byte-level BPE tokenizer (see the module docstring for the two merge rules)."""
 
@@ -91,7 +101,7 @@ class ByteBPE:
         self._extra: dict[int, bytes] = dict(extra_tokens or {})
         self.merges: list[tuple[bytes, bytes]] | None = None
         if merges is not None:
-            self.merges = [(bytes(a), bytes(b)) for a, b in merges]
+            self.merges = _pairs(merges)
         self.ignore_merges = True if merges is None else bool(ignore_merges)
         if type(cache_bytes) is not int or cache_bytes < 0:
             raise VocabError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")

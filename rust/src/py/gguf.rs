@@ -1,0 +1,195 @@
+//! Python bindings of the GGUF tokenizer arrays ([`crate::bytelevel::gguf`]): conversions only.
+//!
+//! Errors are `CoreGGUFError` with structured args, so that `wwho.bytelevel.gguf` words them
+//! exactly as its Python reader does (with the file name and the key being read):
+//! `("truncated", index, count, offset, array)`, `("utf8", index, offset, array)`, `("twice", text,
+//! first, second)`, `("no_space", rank, line)`, `("not_token", rank, line, part)`; `array` names
+//! the array of [`gguf_vocab`] ("tokens" or "merges"), empty for [`gguf_strings`].
+
+use super::bytelevel::CoreError;
+use crate::bytelevel::gguf::{self, Error};
+use crate::bytelevel::vocab::MergeProblem;
+use pyo3::buffer::PyBuffer;
+use pyo3::create_exception;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+create_exception!(
+    _core,
+    CoreGGUFError,
+    CoreError,
+    "A GGUF string array or tokenizer entry that is not what it must be (args: see wwho_core::py::gguf)."
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CoreGGUFError", m.py().get_type::<CoreGGUFError>())?;
+    m.add_function(wrap_pyfunction!(gguf_strings, m)?)?;
+    m.add_function(wrap_pyfunction!(gguf_vocab, m)?)?;
+    Ok(())
+}
+
+fn to_py(py: Python<'_>, err: Error, array: &str) -> PyErr {
+    let args = match err {
+        Error::Truncated {
+            index,
+            count,
+            offset,
+        } => ("truncated", index, count, offset, array).into_pyobject(py),
+        Error::NotUtf8 { index, offset } => ("utf8", index, offset, array).into_pyobject(py),
+        Error::Twice {
+            text,
+            first,
+            second,
+        } => ("twice", text, first, second).into_pyobject(py),
+        Error::NoSpace { rank, line } => ("no_space", rank, line).into_pyobject(py),
+        Error::NotToken { rank, line, part } => ("not_token", rank, line, part).into_pyobject(py),
+    };
+    match args {
+        Ok(args) => CoreGGUFError::new_err(args.unbind()),
+        Err(e) => e,
+    }
+}
+
+/// Run `f` on the bytes of a buffer (a `bytes` or a read-only `mmap`).
+fn with_bytes<T>(buf: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<T>) -> PyResult<T> {
+    let buffer = PyBuffer::<u8>::get(buf)?;
+    if !buffer.is_c_contiguous() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "a contiguous buffer is needed",
+        ));
+    }
+    let data: &[u8] = if buffer.len_bytes() == 0 {
+        &[]
+    } else {
+        // SAFETY: the buffer is contiguous and held (exported) until `buffer` drops after `f`;
+        // the GIL is held throughout, so no Python code can resize or write it meanwhile.
+        unsafe { std::slice::from_raw_parts(buffer.buf_ptr() as *const u8, buffer.len_bytes()) }
+    };
+    f(data)
+}
+
+/// `count` length-prefixed strings from byte `pos` of `buf`: (their list of str, or None if
+/// not `decode`; the offset after the last).
+#[pyfunction]
+#[pyo3(signature = (buf, pos, count, big_endian, *, decode))]
+fn gguf_strings<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    pos: usize,
+    count: u64,
+    big_endian: bool,
+    decode: bool,
+) -> PyResult<(Option<Bound<'py, PyList>>, usize)> {
+    with_bytes(buf, |data| {
+        let (spans, end) =
+            gguf::strings(data, pos, count, big_endian).map_err(|e| to_py(py, e, ""))?;
+        if !decode {
+            return Ok((None, end));
+        }
+        let mut texts = Vec::with_capacity(spans.len());
+        for (i, &span) in spans.iter().enumerate() {
+            texts.push(PyString::new(
+                py,
+                gguf::text(data, span, i).map_err(|e| to_py(py, e, ""))?,
+            ));
+        }
+        Ok((Some(PyList::new(py, texts)?), end))
+    })
+}
+
+/// The strings of raw array `array` (`count` of them, from offset 0 of `raw`), as UTF-8.
+fn texts<'a>(
+    py: Python<'_>,
+    raw: &'a [u8],
+    count: u64,
+    big_endian: bool,
+    array: &str,
+) -> PyResult<Vec<&'a str>> {
+    let (spans, _) = gguf::strings(raw, 0, count, big_endian).map_err(|e| to_py(py, e, array))?;
+    spans
+        .iter()
+        .enumerate()
+        .map(|(i, &span)| gguf::text(raw, span, i).map_err(|e| to_py(py, e, array)))
+        .collect()
+}
+
+/// `load_gguf`'s loop over the raw `tokens` and `merges` arrays (as [`gguf_strings`] found
+/// them) and the token `types`: (ranks {bytes: id}, special {str: id}, added {str: id}, extra
+/// {id: bytes}, merges [(bytes, bytes)], problem), the merges' bytes being the ranks' own keys;
+/// `problem` is None or what `check_merges` (in `py::bytelevel`) would return.
+#[pyfunction]
+#[pyo3(signature = (tokens, n_tokens, types, merges, n_merges, big_endian))]
+#[allow(clippy::type_complexity)]
+fn gguf_vocab<'py>(
+    py: Python<'py>,
+    tokens: &[u8],
+    n_tokens: u64,
+    types: Vec<i64>,
+    merges: &[u8],
+    n_merges: u64,
+    big_endian: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let token_texts = texts(py, tokens, n_tokens, big_endian, "tokens")?;
+    let merge_texts = texts(py, merges, n_merges, big_endian, "merges")?;
+    let vocab = py
+        .detach(|| {
+            super::errors::guard("reading a GGUF vocabulary", || {
+                gguf::vocab(&token_texts, &types, &merge_texts)
+            })
+        })
+        .map_err(CoreError::new_err)?
+        .map_err(|e| to_py(py, e, ""))?;
+    let ranks = PyDict::new(py);
+    let mut keys = Vec::with_capacity(vocab.ranks.len());
+    for (data, id) in &vocab.ranks {
+        let key = PyBytes::new(py, data);
+        ranks.set_item(&key, id)?;
+        keys.push(key);
+    }
+    let named = |list: &[(String, u32)]| -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (text, id) in list {
+            d.set_item(text, id)?;
+        }
+        Ok(d)
+    };
+    let extra = PyDict::new(py);
+    for (id, data) in &vocab.extra {
+        extra.set_item(id, PyBytes::new(py, data))?;
+    }
+    let pairs = vocab
+        .merges
+        .iter()
+        .map(|&(a, b)| {
+            let pair = PyTuple::new(py, [&keys[a as usize], &keys[b as usize]])?;
+            // A tuple of two bytes objects can never be part of a reference cycle; CPython's
+            // collector untracks such tuples itself when it first walks them. Doing it now
+            // spares the collections that 280,000 new tuples would set off (30-60 ms).
+            // SAFETY: `pair` is a live tuple owned here; untracking is allowed at any time.
+            unsafe { pyo3::ffi::PyObject_GC_UnTrack(pair.as_ptr().cast()) };
+            Ok(pair)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let problem = match &vocab.problem {
+        None => py.None().into_bound(py),
+        Some(MergeProblem::NotToken { index, part }) => ("part", index, PyBytes::new(py, part))
+            .into_pyobject(py)?
+            .into_any(),
+        Some(MergeProblem::Lost { count, first, id }) => {
+            ("lost", count, PyBytes::new(py, first), id)
+                .into_pyobject(py)?
+                .into_any()
+        }
+    };
+    PyTuple::new(
+        py,
+        [
+            ranks.into_any(),
+            named(&vocab.special)?.into_any(),
+            named(&vocab.added)?.into_any(),
+            extra.into_any(),
+            PyList::new(py, pairs)?.into_any(),
+            problem,
+        ],
+    )
+}
