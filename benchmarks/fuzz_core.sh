@@ -9,6 +9,8 @@
 #   decode_ids     arbitrary ids: the tokens' bytes, or the first unknown id and its position
 #   tiktoken_file  arbitrary bytes as a .tiktoken file: parsed or refused, then a tokenizer or refused
 #   user_regex     an arbitrary user regex on arbitrary text: refused, or pieces that cover the text
+#   gguf_arrays    arbitrary bytes as GGUF tokenizer arrays: read or refused; the merge-list finding
+#                  equals check_merges; a model without one builds a tokenizer that encodes
 # With $WWHO_O200K (default: the shared o200k_base.tiktoken, if present) the tokenizer targets use
 # o200k's real vocabulary. A crash leaves its input in rust/fuzz/artifacts/<target>/ and stops.
 set -eu
@@ -21,7 +23,7 @@ if [ -z "${WWHO_O200K:-}" ] && [ -f "$data/tiktoken/o200k_base.tiktoken" ]; then
     export WWHO_O200K
 fi
 cd "$root/rust/fuzz"
-for target in pretokenize encode_decode decode_ids tiktoken_file user_regex; do
+for target in pretokenize encode_decode decode_ids tiktoken_file user_regex gguf_arrays; do
     mkdir -p "corpus/$target"
     echo "== $target: ${seconds}s"
     cargo +nightly fuzz run -O "$target" "corpus/$target" -- -max_total_time="$seconds" -max_len=4096 \
