@@ -11,9 +11,14 @@ from pathlib import Path
 
 import pytest
 from conftest import O200K_FILE, one_line_error, run_wwho
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import files_py as reference_files
 
-from wwho import load_tokenizer
+from wwho import _core, load_tokenizer
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.files import _parse_merges_txt
+from wwho.bytelevel.pretokenize import unicode_to_bytes
 from wwho.errors import VocabError
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -186,3 +191,43 @@ def test_space_split_is_not_taken_from_the_file(trained, tmp_path):
     tok = ByteBPE.load(directory)
     assert tok.pretokenizer.space_split is False
     assert ByteBPE.load(trained).pretokenizer.space_split is True  # the named pattern it was trained with
+
+
+# --- the core's reading of merges and GPT-2 strings against the Python reference ---------------
+
+# GPT-2 byte-level characters, characters outside the mapping (a space, U+3000, a lone surrogate).
+_MERGE_CHARS = st.sampled_from(["a", "b", "Ġ", "é", " ", "\u3000", "\ud800", "ĉ"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(
+    st.text(_MERGE_CHARS, max_size=6),
+    st.lists(st.text(_MERGE_CHARS, max_size=3), min_size=1, max_size=3),
+    st.tuples(st.text(_MERGE_CHARS, max_size=3), st.text(_MERGE_CHARS, max_size=3)),
+    st.sampled_from([None, 5, ["a", 5], b"a b"]),
+), max_size=12))
+def test_core_merge_pairs_equal_the_reference(merges):
+    try:
+        got = _core.merge_pairs(merges)
+    except _core.CoreMergeError as exc:
+        got = exc.args
+    assert got == reference_files.merge_pairs(merges)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=6), st.text(_MERGE_CHARS, max_size=6), st.just(7)), max_size=10))
+def test_core_gpt2_bytes_equal_unicode_to_bytes(texts):
+    assert _core.gpt2_bytes(texts) == [unicode_to_bytes(t) if isinstance(t, str) else None for t in texts]
+
+
+def test_merges_txt_errors_name_their_line(tmp_path):
+    path = tmp_path / "merges.txt"
+    for body, message in [
+        ("#version: 0.2\na b\n\nab\n", r"merges.txt:4: merge 'ab' has no space"),
+        ("a b\n\u3000 b\n", r"merges.txt:2: '\\u3000 b' is not a pair of GPT-2 byte-level strings"),
+    ]:
+        path.write_text(body, encoding="utf-8")
+        with pytest.raises(VocabError, match=message):
+            _parse_merges_txt(path, path.read_bytes())
+    path.write_text("#version: 0.2\nĠ a\n\na b\n", encoding="utf-8")
+    assert _parse_merges_txt(path, path.read_bytes()) == [(b" ", b"a"), (b"a", b"b")]

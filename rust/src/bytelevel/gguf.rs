@@ -11,7 +11,7 @@
 //! parts are byte-level tokens. This module reads no files and knows no Python.
 
 use super::vocab::MergeProblem;
-use crate::pretokenize::byte_to_char;
+use crate::pretokenize::gpt2_to_bytes;
 use rustc_hash::FxHashMap;
 
 /// GGUF token types (llama.cpp's `llama_token_type`).
@@ -112,18 +112,8 @@ pub struct Vocab {
     pub problem: Option<MergeProblem>,
 }
 
-/// GPT-2 byte-level text -> bytes; None if a character is outside the mapping (`table`: the
-/// byte of each character below U+0144, or None).
-fn unicode_to_bytes(text: &str, table: &[Option<u8>; 0x144]) -> Option<Vec<u8>> {
-    text.chars().map(|c| *table.get(c as usize)?).collect()
-}
-
 /// The model of `tokens` (their `types`: at least as many) and `merges`, all UTF-8 already.
 pub fn vocab(tokens: &[&str], types: &[i64], merges: &[&str]) -> Result<Vocab, Error> {
-    let mut chars = [None; 0x144];
-    for (b, &c) in byte_to_char().iter().enumerate() {
-        chars[c as usize] = Some(b as u8);
-    }
     let mut out = Vocab::default();
     let mut named: FxHashMap<&str, u32> = FxHashMap::default();
     // Text of a byte-level token -> its index in `out.ranks`. The mapping is one to one, so a
@@ -153,7 +143,7 @@ pub fn vocab(tokens: &[&str], types: &[i64], merges: &[&str]) -> Result<Vocab, E
         let data = if kind == UNUSED {
             None
         } else {
-            unicode_to_bytes(text, &chars)
+            gpt2_to_bytes(text)
         };
         match data {
             Some(data) if !data.is_empty() && !known.contains_key(text) => {

@@ -232,6 +232,20 @@ pub fn byte_to_char() -> [char; 256] {
     table
 }
 
+/// The bytes of a GPT-2 byte-level string (`"Ġhi"` -> `b" hi"`), or None if a character is
+/// outside the mapping (Python's `unicode_to_bytes`; the empty string gives empty bytes).
+pub fn gpt2_to_bytes(text: &str) -> Option<Vec<u8>> {
+    static TABLE: std::sync::OnceLock<[Option<u8>; 0x144]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = [None; 0x144];
+        for (b, &c) in byte_to_char().iter().enumerate() {
+            table[c as usize] = Some(b as u8);
+        }
+        table
+    });
+    text.chars().map(|c| *table.get(c as usize)?).collect()
+}
+
 /// `piece` in GPT-2 characters, and the byte offset in the result where each input byte starts.
 fn map_bytes(piece: &[u8]) -> (String, Vec<usize>) {
     let table = byte_to_char();

@@ -37,6 +37,12 @@ create_exception!(
 create_exception!(_core, UnknownId, CoreError, "args: (id, position).");
 create_exception!(
     _core,
+    CoreMergeError,
+    CoreError,
+    "args: (\"no_space\" or \"shape\", index of the merge)."
+);
+create_exception!(
+    _core,
     UnknownSpecial,
     CoreError,
     "args: (sorted unknown names,)."
@@ -55,6 +61,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(check_merges, m)?)?;
     m.add_function(wrap_pyfunction!(are_byte_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(gpt2_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_pairs, m)?)?;
+    m.add("CoreMergeError", py.get_type::<CoreMergeError>())?;
     Ok(())
 }
 
@@ -99,6 +108,95 @@ fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDic
         out.set_item(PyBytes::new(py, &token), rank)?;
     }
     Ok(out)
+}
+
+/// GPT-2 byte-level strings -> their bytes, None where one is not such a string (a character
+/// outside the mapping, or not a `str`): Python's `unicode_to_bytes` over a whole vocabulary.
+#[pyfunction]
+fn gpt2_bytes<'py>(py: Python<'py>, texts: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+    let out: Vec<Option<Bound<'py, PyBytes>>> = texts
+        .iter()
+        .map(|t| {
+            let text = t.cast::<PyString>().ok()?.to_str().ok()?.to_owned();
+            Some(PyBytes::new(py, &crate::pretokenize::gpt2_to_bytes(&text)?))
+        })
+        .collect();
+    PyList::new(py, out)
+}
+
+/// Merges as Hugging Face writes them (`"a b"`, the space found after the first character as
+/// llama.cpp does, or `["a", "b"]`) -> `(bytes, bytes)`, or None where a part is empty or not
+/// GPT-2 byte-level text. Equal parts share one `bytes` object. `CoreMergeError(("no_space" |
+/// "shape", index))` for an entry that is neither form.
+#[pyfunction]
+fn merge_pairs<'py>(py: Python<'py>, merges: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+    let mut seen: rustc_hash::FxHashMap<String, Option<Bound<'py, PyBytes>>> =
+        rustc_hash::FxHashMap::default();
+    let mut part = |text: &str| -> Option<Bound<'py, PyBytes>> {
+        if let Some(found) = seen.get(text) {
+            return found.clone();
+        }
+        let bytes = crate::pretokenize::gpt2_to_bytes(text)
+            .filter(|b| !b.is_empty())
+            .map(|b| PyBytes::new(py, &b));
+        seen.insert(text.to_owned(), bytes.clone());
+        bytes
+    };
+    let mut out = Vec::with_capacity(merges.len());
+    for (index, merge) in merges.iter().enumerate() {
+        let fail = |kind: &str| CoreMergeError::new_err((kind.to_owned(), index));
+        // The two parts' bytes; None: a part is not byte-level text (also a lone surrogate).
+        let parts = if let Ok(line) = merge.cast::<PyString>() {
+            match line.to_str() {
+                Ok(line) => {
+                    let first = line.chars().next().map_or(0, char::len_utf8);
+                    let Some(cut) = line[first..].find(' ') else {
+                        return Err(fail("no_space"));
+                    };
+                    part(&line[..first + cut]).zip(part(&line[first + cut + 1..]))
+                }
+                Err(_) => {
+                    if !line.to_string_lossy().chars().skip(1).any(|c| c == ' ') {
+                        return Err(fail("no_space"));
+                    }
+                    None
+                }
+            }
+        } else {
+            // A list or tuple of two str.
+            let items: Option<Vec<Bound<'py, PyAny>>> = if let Ok(l) = merge.cast::<PyList>() {
+                Some(l.iter().collect())
+            } else if let Ok(t) = merge.cast::<PyTuple>() {
+                Some(t.iter().collect())
+            } else {
+                None
+            };
+            let strs: Option<Vec<Bound<'py, PyString>>> =
+                items.filter(|v| v.len() == 2).and_then(|v| {
+                    v.into_iter()
+                        .map(|x| x.cast_into::<PyString>().ok())
+                        .collect()
+                });
+            let Some(strs) = strs else {
+                return Err(fail("shape"));
+            };
+            match (strs[0].to_str(), strs[1].to_str()) {
+                (Ok(a), Ok(b)) => part(a).zip(part(b)),
+                _ => None,
+            }
+        };
+        out.push(match parts {
+            Some((a, b)) => {
+                let pair = PyTuple::new(py, [a, b])?;
+                // Two bytes objects cannot form a reference cycle (see `py::gguf`).
+                // SAFETY: `pair` is a live tuple owned here; untracking is allowed at any time.
+                unsafe { pyo3::ffi::PyObject_GC_UnTrack(pair.as_ptr().cast()) };
+                Some(pair)
+            }
+            None => None,
+        });
+    }
+    PyList::new(py, out)
 }
 
 /// Whether every item of `items` is a tuple of exactly two `bytes` (exact types, no subclasses):
