@@ -118,7 +118,7 @@ fn main() {
             }
         })
     });
-    let nocache = {
+    let build_nocache = || {
         let model = Model {
             ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
             patterns: vec![O200K],
@@ -128,18 +128,10 @@ fn main() {
         ByteLevel::new(&model).expect("a valid model")
     };
     if only == "only:new" {
-        let build0 = || {
-            let model = Model {
-                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-                patterns: vec![O200K],
-                cache_bytes: 0,
-                ..Model::default()
-            };
-            ByteLevel::new(&model).expect("a valid model")
-        };
-        new_pieces(&build0, &lines);
+        new_pieces(&build_nocache, &lines);
         return;
     }
+    let nocache = build_nocache();
     rate("encode, no shared cache", &mut || {
         timed(&mut || {
             for l in &lines {

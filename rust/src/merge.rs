@@ -255,10 +255,8 @@ impl PairTable {
             }
             self.lefts[word] |= 1 << (left % 64);
         }
-        let fits = left <= SMALL && right <= SMALL && merge.rank <= SMALL && merge.id <= SMALL;
-        if !fits && !self.is_wide() {
-            let size = self.size().max(16);
-            self.rebuild(size, true);
+        if !fits_compact(left, right, merge) {
+            self.go_wide();
         }
         self.resize(self.len + 1);
         if self.is_wide() {
@@ -278,12 +276,9 @@ impl PairTable {
     /// a vocabulary's 280,000 merges then fill the table front to back instead of missing the
     /// CPU cache once each.
     pub fn extend(&mut self, merges: &[(u32, u32, Merge)]) {
-        let fits = |&(l, r, m): &(u32, u32, Merge)| {
-            l <= SMALL && r <= SMALL && m.rank <= SMALL && m.id <= SMALL
-        };
-        if !self.is_wide() && !merges.iter().all(fits) {
-            let size = self.size().max(16);
-            self.rebuild(size, true);
+        // The final form and size first: the slots below are those of the table filled.
+        if !merges.iter().all(|&(l, r, m)| fits_compact(l, r, m)) {
+            self.go_wide();
         }
         self.resize(self.len + merges.len());
         let wide = self.is_wide();
@@ -300,6 +295,14 @@ impl PairTable {
         for (_, i) in order {
             let (l, r, m) = merges[i];
             self.insert(l, r, m);
+        }
+    }
+
+    /// Switch to the 32-bit form (kept if already there).
+    fn go_wide(&mut self) {
+        if !self.is_wide() {
+            let size = self.size().max(16);
+            self.rebuild(size, true);
         }
     }
 
@@ -357,6 +360,11 @@ impl PairTable {
             + self.wide.len() * std::mem::size_of::<Slot>()
             + self.lefts.capacity() * 8
     }
+}
+
+/// Whether a merge fits the 16-bit form.
+fn fits_compact(left: u32, right: u32, merge: Merge) -> bool {
+    left <= SMALL && right <= SMALL && merge.rank <= SMALL && merge.id <= SMALL
 }
 
 /// The high 32 bits of a 16-bit form slot for the pair key `k` (both ids at most [`SMALL`]).

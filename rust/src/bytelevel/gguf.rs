@@ -200,18 +200,7 @@ pub fn vocab(tokens: &[&str], types: &[i64], merges: &[&str]) -> Result<Vocab, E
         out.merges.push((a, b));
     }
     if out.problem.is_none() {
-        let lost = out
-            .ranks
-            .iter()
-            .zip(&produced)
-            .filter(|&((data, _), &made)| data.len() > 1 && !made);
-        if let Some(((first, id), _)) = lost.clone().next() {
-            out.problem = Some(MergeProblem::Lost {
-                count: lost.count(),
-                first: first.clone(),
-                id: *id,
-            });
-        }
+        out.problem = super::vocab::lost(&out.ranks, &produced);
     }
     Ok(out)
 }

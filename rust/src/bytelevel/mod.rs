@@ -279,11 +279,10 @@ impl ByteLevel {
                 let mut entries = Vec::with_capacity(merges.len());
                 for (rank, &(a, b)) in merges.iter().enumerate() {
                     // Packed when short (nearly always): no allocation per merge.
-                    let merged = match Packed::new_checked(a).zip(Packed::new_checked(b)) {
-                        Some((pa, pb)) => pa.concat(pb).map(|p| encoder.get_packed(p)),
-                        None => None,
-                    };
-                    let found = merged.unwrap_or_else(|| encoder.get(&[a, b].concat()));
+                    let found = Packed::new_checked(a)
+                        .zip(Packed::new_checked(b))
+                        .and_then(|(pa, pb)| pa.concat(pb))
+                        .map_or_else(|| encoder.get(&[a, b].concat()), |p| encoder.get_packed(p));
                     let Some(id) = found else {
                         return Err(Error::Vocab(format!(
                             "merge {rank} ({}, {}): the merged token {} is not in the vocabulary",

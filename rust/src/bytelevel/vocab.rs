@@ -128,19 +128,23 @@ pub fn check_merges(ranks: &[(&[u8], u32)], merges: &[(&[u8], &[u8])]) -> Result
         }
         produced[result] = true;
     }
+    lost(ranks, &produced).map_or(Ok(()), Err)
+}
+
+/// The [`MergeProblem::Lost`] finding for the tokens of two or more bytes that no merge produces
+/// (`produced[i]` for `ranks[i]`), naming the one with the lowest id; None if there are none.
+pub(super) fn lost<B: AsRef<[u8]>>(ranks: &[(B, u32)], produced: &[bool]) -> Option<MergeProblem> {
     let lost = ranks
         .iter()
-        .zip(&produced)
-        .filter(|&(&(b, _), &made)| b.len() > 1 && !made)
+        .zip(produced)
+        .filter(|&((b, _), &made)| b.as_ref().len() > 1 && !made)
         .map(|(r, _)| r);
-    match lost.clone().min_by_key(|&&(_, id)| id) {
-        None => Ok(()),
-        Some(&(first, id)) => Err(MergeProblem::Lost {
-            count: lost.count(),
-            first: first.to_vec(),
-            id,
-        }),
-    }
+    let (first, id) = lost.clone().min_by_key(|&&(_, id)| id)?;
+    Some(MergeProblem::Lost {
+        count: lost.count(),
+        first: first.as_ref().to_vec(),
+        id: *id,
+    })
 }
 
 /// Python's `repr()` of a `bytes` object (`b'a\n\xe0'`), for error messages.

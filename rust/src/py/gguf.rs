@@ -6,13 +6,12 @@
 //! first, second)`, `("no_space", rank, line)`, `("not_token", rank, line, part)`; `array` names
 //! the array of [`gguf_vocab`] ("tokens" or "merges"), empty for [`gguf_strings`].
 
-use super::bytelevel::CoreError;
+use super::bytelevel::{bytes_pair, merge_problem, CoreError};
 use crate::bytelevel::gguf::{self, Error};
-use crate::bytelevel::vocab::MergeProblem;
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 create_exception!(
     _core,
@@ -81,36 +80,34 @@ fn gguf_strings<'py>(
     decode: bool,
 ) -> PyResult<(Option<Bound<'py, PyList>>, usize)> {
     with_bytes(buf, |data| {
-        let (spans, end) =
-            gguf::strings(data, pos, count, big_endian).map_err(|e| to_py(py, e, ""))?;
         if !decode {
+            let (_, end) =
+                gguf::strings(data, pos, count, big_endian).map_err(|e| to_py(py, e, ""))?;
             return Ok((None, end));
         }
-        let mut texts = Vec::with_capacity(spans.len());
-        for (i, &span) in spans.iter().enumerate() {
-            texts.push(PyString::new(
-                py,
-                gguf::text(data, span, i).map_err(|e| to_py(py, e, ""))?,
-            ));
-        }
-        Ok((Some(PyList::new(py, texts)?), end))
+        let (found, end) = texts(py, data, pos, count, big_endian, "")?;
+        Ok((Some(PyList::new(py, found)?), end))
     })
 }
 
-/// The strings of raw array `array` (`count` of them, from offset 0 of `raw`), as UTF-8.
+/// The `count` strings of array `array` from byte `pos` of `data`, as UTF-8, and the offset after
+/// the last.
 fn texts<'a>(
     py: Python<'_>,
-    raw: &'a [u8],
+    data: &'a [u8],
+    pos: usize,
     count: u64,
     big_endian: bool,
     array: &str,
-) -> PyResult<Vec<&'a str>> {
-    let (spans, _) = gguf::strings(raw, 0, count, big_endian).map_err(|e| to_py(py, e, array))?;
-    spans
+) -> PyResult<(Vec<&'a str>, usize)> {
+    let (spans, end) =
+        gguf::strings(data, pos, count, big_endian).map_err(|e| to_py(py, e, array))?;
+    let found = spans
         .iter()
         .enumerate()
-        .map(|(i, &span)| gguf::text(raw, span, i).map_err(|e| to_py(py, e, array)))
-        .collect()
+        .map(|(i, &span)| gguf::text(data, span, i).map_err(|e| to_py(py, e, array)))
+        .collect::<PyResult<_>>()?;
+    Ok((found, end))
 }
 
 /// `load_gguf`'s loop over the raw `tokens` and `merges` arrays (as [`gguf_strings`] found
@@ -129,8 +126,8 @@ fn gguf_vocab<'py>(
     n_merges: u64,
     big_endian: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let token_texts = texts(py, tokens, n_tokens, big_endian, "tokens")?;
-    let merge_texts = texts(py, merges, n_merges, big_endian, "merges")?;
+    let (token_texts, _) = texts(py, tokens, 0, n_tokens, big_endian, "tokens")?;
+    let (merge_texts, _) = texts(py, merges, 0, n_merges, big_endian, "merges")?;
     let vocab = py
         .detach(|| {
             super::errors::guard("reading a GGUF vocabulary", || {
@@ -160,26 +157,11 @@ fn gguf_vocab<'py>(
     let pairs = vocab
         .merges
         .iter()
-        .map(|&(a, b)| {
-            let pair = PyTuple::new(py, [&keys[a as usize], &keys[b as usize]])?;
-            // A tuple of two bytes objects can never be part of a reference cycle; CPython's
-            // collector untracks such tuples itself when it first walks them. Doing it now
-            // spares the collections that 280,000 new tuples would set off (30-60 ms).
-            // SAFETY: `pair` is a live tuple owned here; untracking is allowed at any time.
-            unsafe { pyo3::ffi::PyObject_GC_UnTrack(pair.as_ptr().cast()) };
-            Ok(pair)
-        })
+        .map(|&(a, b)| bytes_pair(&keys[a as usize], &keys[b as usize]))
         .collect::<PyResult<Vec<_>>>()?;
     let problem = match &vocab.problem {
         None => py.None().into_bound(py),
-        Some(MergeProblem::NotToken { index, part }) => ("part", index, PyBytes::new(py, part))
-            .into_pyobject(py)?
-            .into_any(),
-        Some(MergeProblem::Lost { count, first, id }) => {
-            ("lost", count, PyBytes::new(py, first), id)
-                .into_pyobject(py)?
-                .into_any()
-        }
+        Some(problem) => merge_problem(py, problem)?.into_any(),
     };
     PyTuple::new(
         py,
