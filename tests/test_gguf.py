@@ -247,17 +247,27 @@ def test_errors_are_vocab_errors():
 # --- hostile metadata: wrong types, nested arrays, merge lists cut short ----------------------
 
 
-def test_a_string_bos_token_id_is_an_error_naming_the_key(tmp_path):
-    path = tmp_path / "s.gguf"
+def _byte_gguf(path: Path, extra: list[str], merges: list[str], *, types: list[int] | None = None,
+               strings: dict[str, str] | None = None) -> Path:
+    """A gpt-2 GGUF of the 256 byte tokens, then ``extra``, with ``merges`` (and ``types``, and
+    string keys ``strings``)."""
     writer = gguf.GGUFWriter(str(path), "gpt2")
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("gpt-2")
-    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab"])
-    writer.add_token_merges(["a b"])
-    writer.add_string("tokenizer.ggml.bos_token_id", "1")
+    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + extra)
+    if types is not None:
+        writer.add_token_types(types)
+    writer.add_token_merges(merges)
+    for key, value in (strings or {}).items():
+        writer.add_string(key, value)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.close()
+    return path
+
+
+def test_a_string_bos_token_id_is_an_error_naming_the_key(tmp_path):
+    path = _byte_gguf(tmp_path / "s.gguf", ["ab"], ["a b"], strings={"tokenizer.ggml.bos_token_id": "1"})
     with pytest.raises(GGUFError, match=r"s.gguf: tokenizer.ggml.bos_token_id is '1', not a token id"):
         ByteBPE.from_gguf(path)
 
@@ -276,15 +286,8 @@ def test_deeply_nested_arrays_are_refused(tmp_path):
 
 
 def test_a_merge_list_cut_short_is_an_error(tmp_path):
-    writer_path = tmp_path / "cut2.gguf"
-    writer = gguf.GGUFWriter(str(writer_path), "gpt2")
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("gpt-2")
-    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab", "cd"])
-    writer.add_token_merges(["a b"])  # the merge "c d" is missing: "cd" can never be produced
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.close()
+    # The merge "c d" is missing: "cd" can never be produced.
+    writer_path = _byte_gguf(tmp_path / "cut2.gguf", ["ab", "cd"], ["a b"])
     with pytest.raises(GGUFError, match=r"cut2.gguf: 1 tokens of several bytes are the result of no merge, "
                                         r"e\.g\. 'cd' \(id 257\): the merge list \(1 merges\) looks truncated"):
         ByteBPE.from_gguf(writer_path)
@@ -389,16 +392,8 @@ def test_core_merges_check_equals_the_reference(tokens, picks):
 
 
 def test_merges_whose_result_is_not_byte_level_text_are_refused(tmp_path):
-    path = tmp_path / "m.gguf"
-    writer = gguf.GGUFWriter(str(path), "gpt2")
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("gpt-2")
-    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab"])
-    writer.add_token_types([1] * 256 + [3])  # "ab" is a control token's text
-    writer.add_token_merges(["a b"])
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.close()
+    # "ab" is a control token's text.
+    path = _byte_gguf(tmp_path / "m.gguf", ["ab"], ["a b"], types=[1] * 256 + [3])
     with pytest.raises(GGUFError, match=r"m.gguf: merge 0 \('a' \+ 'b'\): 'ab' is not a token"):
         ByteBPE.from_gguf(path)
 
@@ -408,15 +403,7 @@ def test_merges_whose_result_is_not_byte_level_text_are_refused(tmp_path):
     ("a zz", r"tokenizer.ggml.merges\[1\] = 'a zz': 'zz' is not a token"),
 ])
 def test_bad_merge_lines_name_their_index(tmp_path, merge, message):
-    path = tmp_path / "bad.gguf"
-    writer = gguf.GGUFWriter(str(path), "gpt2")
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("gpt-2")
-    writer.add_token_list([bytes_to_unicode(bytes([b])) for b in range(256)] + ["ab"])
-    writer.add_token_merges(["a b", merge])
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.close()
+    path = _byte_gguf(tmp_path / "bad.gguf", ["ab"], ["a b", merge])
     with pytest.raises(GGUFError, match=r"bad.gguf: " + message):
         ByteBPE.from_gguf(path)
 

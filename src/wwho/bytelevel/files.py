@@ -40,7 +40,7 @@ from wwho.bytelevel.pretokenize import (
     Pretokenizer,
     bytes_to_unicode,
 )
-from wwho.bytelevel.validate import MAX_ID, check_id, check_model
+from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, write_bytes
 from wwho.savedir import check_saved, member, save_files, sha256
@@ -367,7 +367,7 @@ class _Getter:
 
 def _text_ids(table: dict, where: str, key: str) -> dict[str, int]:
     for text, i in table.items():
-        if type(i) is not int or not 0 <= i < MAX_ID:  # (the message only when needed)
+        if not is_id(i):
             check_id(i, where, f"{key} entry {brief(text, 60)}")
     return dict(table)
 
@@ -561,7 +561,7 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         named = {**special, **added}
         texts = list(vocab)
         for text, i, token in zip(texts, vocab.values(), _core.gpt2_bytes(texts)):
-            if type(i) is not int or not 0 <= i < MAX_ID:  # (the message only when needed)
+            if not is_id(i):
                 check_id(i, where, f"model.vocab entry {brief(text, 60)}")
             if text in named:
                 if named[text] != i:

@@ -16,8 +16,8 @@ CONTROL/UNKNOWN -> special token, USER_DEFINED -> added token (always split out 
 the text, as llama.cpp and Hugging Face do), UNUSED or non-byte-level text ->
 decode-only. That loop, over 128k tokens and 280k merges for Llama 3, runs in the core
 (``_core.gguf_vocab``, which also checks the merge list); its Python form is the reference the
-tests compare it with (``tests/reference/gguf_py.py``). SentencePiece (``llama``), WordPiece (``bert``) and other models are
-refused with a clear error: they are not byte-level BPE.
+tests compare it with (``tests/reference/gguf_py.py``). SentencePiece (``llama``), WordPiece
+(``bert``) and other models are refused with a clear error: they are not byte-level BPE.
 
 Not here: tensors, chat templates, SPM/WPM/UGM tokenizers.
 """
@@ -112,8 +112,8 @@ class _Reader:
         try:
             texts, end = _core.gguf_strings(self.buf, self.pos, count, self.endian == ">", decode=not raw)
         except _core.CoreGGUFError as exc:
-            kind, index, *rest = exc.args
-            self.pos = rest[-2]
+            kind, index, *_, offset, _array = exc.args
+            self.pos = offset
             if kind == "truncated":
                 raise self.fail(f"file is truncated (string {index} of an array of {count})") from None
             raise self.fail(f"string {index} of an array is not UTF-8") from None
