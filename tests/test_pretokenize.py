@@ -95,6 +95,32 @@ def test_core_splits_like_the_reference(patterns):
     check()
 
 
+# The o200k scanner finds the end of an ASCII lower-case run eight bytes at a time: runs of every
+# length, ending at the text's end or before the bytes just outside a-z (` and {), upper case,
+# an apostrophe, a non-ASCII letter or mark, a digit or a space.
+_RUN_ENDS = "`{@[AZ'\u00e9\u0301\u0dca0 \n\u00ff"
+
+
+@pytest.mark.parametrize("name", ["o200k", "cl100k", "llama-bpe", "gpt2"])
+def test_core_splits_ascii_words_of_every_length(name):
+    core, ref = Pretokenizer.named(name), ReferencePretokenizer.named(name)
+    texts = [
+        head + "abcdefghijklmnopqrstuvwxyz"[:n] * (1 + n // 26) + end
+        for head in ("", " ", "X", ".", "\n")
+        for n in range(0, 40)
+        for end in ["", *_RUN_ENDS]
+    ]
+    for text in texts:
+        assert core.split(text) == ref.split(text), repr(text)
+
+    @FUZZ
+    @given(text=st.lists(st.sampled_from(["abcdefgh", "xyz", "q", " ", *_RUN_ENDS]), max_size=12).map("".join))
+    def check(text):
+        assert core.split(text) == ref.split(text)
+
+    check()
+
+
 def test_the_reference_stand_in_is_not_the_character():
     """U+0295 changed category after 16.0 (Ll -> Lo); the reference matches an 'a' in its place, which
     a literal range such as DeepSeek's ``:-~`` then also matches. The core sees the character itself,

@@ -90,6 +90,39 @@ impl Named {
     }
 }
 
+/// The end of the run of ASCII lower-case letters (`any_case`: of ASCII letters) from `i`, eight
+/// bytes at a time: a word's end is then found by arithmetic on one or two loads, not by a byte
+/// loop whose exit at each word end is a branch the CPU cannot predict.
+#[inline(always)]
+fn ascii_letter_run(s: &[u8], mut i: usize, any_case: bool) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Setting bit 5 turns A-Z into a-z and no other byte into a-z (@ [ ` { stay outside).
+    let fold = if any_case { 0x20 * ONES } else { 0 };
+    loop {
+        let rest = &s[i..];
+        // Past the end the load is zero-padded, and a zero byte is no letter.
+        let w = match rest.first_chunk::<8>() {
+            Some(chunk) => u64::from_le_bytes(*chunk),
+            None => {
+                let mut tail = [0u8; 8];
+                tail[..rest.len()].copy_from_slice(rest);
+                u64::from_le_bytes(tail)
+            }
+        };
+        // Per byte, on its low seven bits (no carry can cross bytes): high bit set iff >= b'a',
+        // and iff > b'z'; a byte with its own high bit set is no ASCII letter.
+        let low = (w & !HIGH) | fold;
+        let from_a = low.wrapping_add((0x80 - u64::from(b'a')) * ONES);
+        let past_z = low.wrapping_add((0x80 - u64::from(b'z') - 1) * ONES);
+        let other = (!from_a | past_z | w) & HIGH;
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+}
+
 struct Scan<'a> {
     t: &'a Classes,
     s: &'a [u8],
@@ -124,6 +157,16 @@ impl Scan<'_> {
             i += len;
         }
         i
+    }
+
+    /// End of the `\p{L}` run from `i`: ASCII letters eight at a time, then any others.
+    #[inline(always)]
+    fn letter_run(&self, i: usize) -> usize {
+        let end = ascii_letter_run(self.s, i, true);
+        if end < self.s.len() && self.s[end] >= 0x80 {
+            return self.run(end, LETTER);
+        }
+        end
     }
 
     /// End of a run of at most `max` characters of class `want`.
@@ -311,9 +354,7 @@ impl Scan<'_> {
         if i >= n || !s[i].is_ascii_lowercase() {
             return None;
         }
-        while i < n && s[i].is_ascii_lowercase() {
-            i += 1;
-        }
+        i = ascii_letter_run(s, i + 1, false);
         if i < n && s[i] >= 0x80 {
             i = self.run(i, LL); // the [LL] run goes on beyond ASCII
         }
@@ -393,10 +434,10 @@ impl Scan<'_> {
         // [^\r\n\p{L}\p{N}]?+\p{L}++ (possessive or not: the same, since a prefix is no letter).
         if Self::is_prefix(c0, k0) {
             if self.class(pos + l0) & LETTER != 0 {
-                return Some(self.run(pos + l0, LETTER));
+                return Some(self.letter_run(pos + l0));
             }
         } else if k0 & LETTER != 0 {
-            return Some(self.run(pos, LETTER));
+            return Some(self.letter_run(pos));
         }
         if k0 & NUMBER != 0 {
             return Some(self.run_max(pos, NUMBER, max_digits));
@@ -438,7 +479,7 @@ impl Scan<'_> {
         };
         if start < self.s.len() {
             if k & LETTER != 0 {
-                return Some(self.run(start, LETTER));
+                return Some(self.letter_run(start));
             }
             if k & NUMBER != 0 {
                 return Some(self.run(start, NUMBER));
