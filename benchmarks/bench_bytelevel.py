@@ -151,12 +151,11 @@ def fresh(lines: list[str]) -> list[str]:
 
 def flat(ids: list[list[int]]) -> tuple[array, array]:
     """A chunk's ids as two arrays, every id and each line's count: equal exactly when the lists are.
-    Arrays are not tracked by Python's garbage collector, so the chunk kept for the comparison adds
-    nothing to the collections run during the other tokenizer's timed pass. Until November 2026 this
-    file kept both chunks' lists through the next timed pass, and every pass paid for the collector
-    walking them: in three alternating runs, English cold took 31 ns/byte for us and 74-85 for
-    tiktoken that way, 23 and 63-64 this way (tiktoken's lists hold ints of their own, ours shared
-    ones, so walking its lists touches more memory)."""
+    Arrays are not tracked by Python's garbage collector and hold no int objects, so the chunk kept
+    for the comparison costs the other tokenizer's timed pass nothing. Until November 2026 this file
+    kept both chunks' lists through the next timed pass, and every pass was slower for it (the
+    collector walks kept lists, and tiktoken's lists hold ints of their own): in three alternating
+    runs, English cold took 31 ns/byte for us and 74-85 for tiktoken that way, 23 and 63-64 this way."""
     return array("I", chain.from_iterable(ids)), array("I", map(len, ids))
 
 
