@@ -126,6 +126,8 @@ pub struct ByteLevel {
     byte_pairs: Vec<u32>,
     /// Merges rule: the token a two-byte piece becomes, or NO_TOKEN (256 kB; see `new`).
     two_bytes: Vec<u32>,
+    /// Merges rule: the merge of every pair of ids below 256 (see [`SmallPairs`]).
+    small_pairs: Vec<u64>,
     /// Bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token (2 MB):
     /// where a long piece may be cut (see [`ranks`]).
     windows: crate::huge::HugeSlice<u64>,
@@ -151,6 +153,31 @@ struct RankPairs<'a> {
 }
 
 const NO_TOKEN: u32 = u32::MAX;
+
+/// The merges rule's pairs with those of two ids below 256 answered from a dense table: in the
+/// vocabularies of the GPT-2 family those are the byte tokens, whose pairs every piece asks
+/// about first (and text of many new short pieces, such as random Latin-1, asks about little
+/// else), here in one load instead of a memo, a Bloom filter and a table of megabytes.
+struct SmallPairs<'a, P: Pairs + ?Sized> {
+    small: &'a [u64],
+    inner: &'a P,
+}
+
+const NO_SMALL_PAIR: u64 = u64::MAX;
+
+impl<P: Pairs + ?Sized> Pairs for SmallPairs<'_, P> {
+    #[inline(always)]
+    fn get(&self, left: u32, right: u32) -> Option<Merge> {
+        if (left | right) < 256 {
+            let v = self.small[((left as usize) << 8) | right as usize];
+            return (v != NO_SMALL_PAIR).then_some(Merge {
+                rank: (v >> 32) as u32,
+                id: v as u32,
+            });
+        }
+        self.inner.get(left, right)
+    }
+}
 
 impl Pairs for RankPairs<'_> {
     #[inline]
@@ -352,10 +379,21 @@ impl ByteLevel {
         }
         let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
         static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let small_pairs = match &rule {
+            Rule::Merges(table) => (0..1u32 << 16)
+                .map(|i| {
+                    table.get(i >> 8, i & 0xFF).map_or(NO_SMALL_PAIR, |m| {
+                        (u64::from(m.rank) << 32) | u64::from(m.id)
+                    })
+                })
+                .collect(),
+            Rule::Ranks => Vec::new(),
+        };
         Ok(ByteLevel {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             byte_pairs,
             two_bytes,
+            small_pairs,
             windows,
             run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
@@ -604,8 +642,20 @@ impl ByteLevel {
                 let merge = |part: &[u8], units: &mut Vec<u32>| {
                     units.extend(part.iter().map(|&b| self.byte_units[b as usize]));
                     match hot {
-                        Some(hot) => merge_with(units, &hot.pairs(table)),
-                        None => merge_with(units, table),
+                        Some(hot) => merge_with(
+                            units,
+                            &SmallPairs {
+                                small: &self.small_pairs,
+                                inner: &hot.pairs(table),
+                            },
+                        ),
+                        None => merge_with(
+                            units,
+                            &SmallPairs {
+                                small: &self.small_pairs,
+                                inner: table,
+                            },
+                        ),
                     }
                 };
                 if piece.len() <= ranks::MAX_SHORT {
