@@ -172,6 +172,15 @@ def test_o200k_equals_tiktoken_on_fuzzed_runs(ours, ref, char, n, before, after)
 
 
 @FUZZ
+@given(text=st.text(st.characters(codec="latin-1"), max_size=60))
+def test_o200k_equals_tiktoken_on_latin1_strings(ours, ref, text):
+    # Python keeps such a str one byte per character; the core writes its UTF-8 without a branch
+    # per character (`write_latin1`), and every character from U+0000 to U+00FF goes through it.
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert ours.decode(ours.encode_ordinary(text)) == text
+
+
+@FUZZ
 @given(text=st.text(st.characters(codec="utf-8"), max_size=60))
 def test_o200k_round_trip(ours, text):
     assert ours.decode(ours.encode(text, disallowed_special=())) == text

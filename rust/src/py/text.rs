@@ -167,13 +167,36 @@ thread_local! {
 fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> &'b str {
     buf.clear();
     match t {
-        Text::U8(u) => write_utf8(u, 2, buf),
+        Text::U8(u) => write_latin1(u, buf),
         Text::U16(u) => write_utf8(u, 3, buf),
         Text::U32(u) => write_utf8(u, 4, buf),
     }
     // Every code point written is a scalar value (surrogates were replaced or paired) and
     // Python's code points are at most U+10FFFF; checked anyway (SIMD, many GB/s), not assumed.
     simdutf8::basic::from_utf8(buf).expect("UTF-8 made from code points")
+}
+
+/// Append the UTF-8 of Latin-1 text to `buf` without a branch per character: both bytes of a
+/// two-byte form are always written and the length moves by one or two, since text that
+/// mixes ASCII with other Latin-1 letters at random would mispredict most such branches.
+fn write_latin1(t: &[u8], buf: &mut Vec<u8>) {
+    buf.reserve(2 * t.len());
+    let start = buf.len();
+    // SAFETY: 2 * t.len() bytes are reserved past `start`; character i writes bytes n and
+    // n + 1 with n <= 2 * i, so within the room; the length is set to the bytes that belong to
+    // the text (a second byte written after an ASCII character is overwritten or left beyond
+    // it), all initialized.
+    unsafe {
+        let p = buf.as_mut_ptr().add(start);
+        let mut n = 0;
+        for &b in t {
+            let wide = usize::from(b >> 7);
+            *p.add(n) = if wide == 1 { 0xC0 | (b >> 6) } else { b };
+            *p.add(n + 1) = 0x80 | (b & 0x3F);
+            n += 1 + wide;
+        }
+        buf.set_len(start + n);
+    }
 }
 
 /// Append the UTF-8 of `t` to `buf`, at most `per_unit` bytes for each of its units.
