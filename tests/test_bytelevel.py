@@ -648,6 +648,28 @@ def test_merges_rule_equals_the_reference(merges_tok, ignore_merges):
     assert tok.encode_ordinary(latin1) == ref.encode_ordinary(latin1)
 
 
+def test_merges_rule_with_bytes_at_high_ids_equals_the_reference(merges_tok):
+    """The byte tokens moved to the top ids and o200k's most frequent two-byte-and-longer tokens to
+    the ids below 256, where the core answers pairs from its dense table of small ids' merges
+    (`SmallPairs`): pairs such as (" t", "he") then come from that table."""
+    top = max(merges_tok.ranks.values())
+    ranks = {token: i - 256 if len(token) > 1 else top + 1 + i for token, i in merges_tok.ranks.items()}
+    assert len(set(ranks.values())) == len(ranks)
+    assert all(len(t) > 1 for t, i in ranks.items() if i < 256)
+    tok = ByteBPE(ranks, merges=merges_tok.merges, pattern="llama-bpe")
+    ref = ReferenceByteBPE(tok.model)
+
+    @settings(max_examples=100, deadline=None)
+    @given(text=st.one_of(_spacey, fuzz_text, st.text(st.characters(codec="latin-1", exclude_characters="\x00"))))
+    def check(text):
+        text = text.replace("\x00", "")  # no token here (see merges_tok)
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+
+    check()
+    lines = "\n".join(_lines("en/flores200-devtest.txt", 100))
+    assert tok.encode_ordinary(lines) == ref.encode_ordinary(lines)
+
+
 def test_byte_stage_tokenizer_equals_the_reference(ours):
     from wwho.bytelevel import Pretokenizer
 
