@@ -604,6 +604,17 @@ impl ByteLevel {
         }
     }
 
+    /// The merges rule's loop on `units`, with pairs of small ids from [`SmallPairs`]' table
+    /// and the others from `pairs`.
+    #[inline(always)]
+    fn merge_units<P: Pairs + ?Sized>(&self, units: &mut Vec<u32>, pairs: &P) {
+        let small = SmallPairs {
+            small: &self.small_pairs,
+            inner: pairs,
+        };
+        merge_with(units, &small);
+    }
+
     /// BPE of one piece, appended to `out`.
     #[inline]
     fn encode_piece(
@@ -642,20 +653,8 @@ impl ByteLevel {
                 let merge = |part: &[u8], units: &mut Vec<u32>| {
                     units.extend(part.iter().map(|&b| self.byte_units[b as usize]));
                     match hot {
-                        Some(hot) => merge_with(
-                            units,
-                            &SmallPairs {
-                                small: &self.small_pairs,
-                                inner: &hot.pairs(table),
-                            },
-                        ),
-                        None => merge_with(
-                            units,
-                            &SmallPairs {
-                                small: &self.small_pairs,
-                                inner: table,
-                            },
-                        ),
+                        Some(hot) => self.merge_units(units, &hot.pairs(table)),
+                        None => self.merge_units(units, table),
                     }
                 };
                 if piece.len() <= ranks::MAX_SHORT {
