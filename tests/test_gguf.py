@@ -5,6 +5,7 @@ clear errors for broken files (truncated, wrong magic, missing keys, unknown pre
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from reference import gguf_py as reference_gguf
 
 from wwho import _core
 from wwho.bytelevel import ByteBPE
-from wwho.bytelevel.gguf import GGUFError, describe, load_gguf, read_metadata
+from wwho.bytelevel.gguf import GGUFError, Skipped, describe, load_gguf, read_metadata
 from wwho.bytelevel.pretokenize import bytes_to_unicode
 from wwho.errors import TokenizerError, VocabError
 
@@ -93,9 +94,18 @@ def test_metadata_reader_equals_gguf_package():
     path = _vocab("deepseek-coder")
     ours = read_metadata(path)
     theirs = read_metadata(path, engine="gguf")  # gguf.GGUFReader
+    fields = gguf.GGUFReader(path).fields
     assert ours.keys() == theirs.keys()
+    skipped = {key for key, value in ours.items() if isinstance(value, Skipped)}
+    # The model's hyper-parameters are walked over, not read; the tokenizer's keys and general.name are read.
+    assert skipped == {key for key in ours if not key.startswith(("tokenizer.", "general."))}
+    assert "general.name" in ours and "llama.block_count" in skipped
     for key, value in ours.items():
-        if isinstance(value, np.ndarray):
+        if isinstance(value, Skipped):  # its type and size, as GGUFReader finds them
+            field = fields[key]
+            assert value.type == gguf.GGUFValueType(field.types[0]).name.lower(), key
+            assert value.size == sum(part.nbytes for part in field.parts[3:]), key
+        elif isinstance(value, np.ndarray):
             assert np.array_equal(value, theirs[key]), key
         elif isinstance(value, float):
             assert value == pytest.approx(float(theirs[key])), key
@@ -273,8 +283,6 @@ def test_a_string_bos_token_id_is_an_error_naming_the_key(tmp_path):
 
 
 def test_deeply_nested_arrays_are_refused(tmp_path):
-    import struct
-
     depth = 50_000
     key = b"general.nested"
     body = struct.pack("<Q", len(key)) + key + struct.pack("<I", 9)  # an ARRAY ...
@@ -436,3 +444,144 @@ def test_merges_are_kept_as_loaded_and_other_pairs_are_rebuilt():
         tok = ByteBPE({b"a": 0, b"b": 1, b"ab": 2}, pattern="gpt-2", merges=odd)
         assert tok.merges == [(b"a", b"b")] and all(type(x) is bytes for pair in tok.merges for x in pair)
         assert tok.encode("ab") == [2]
+
+
+# --- metadata the tokenizer does not need: walked over, not read (issue 27, item 5) ----------------
+
+
+def _s(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return struct.pack("<Q", len(data)) + data
+
+
+def _kv_string(key: str, value: str) -> bytes:
+    return _s(key) + struct.pack("<I", 8) + _s(value)
+
+
+def _kv_strings(key: str, values: list[str]) -> bytes:
+    return _s(key) + struct.pack("<IIQ", 9, 8, len(values)) + b"".join(_s(v) for v in values)
+
+
+def _raw_gguf(path: Path, *entries: bytes, tokens: list[str] | None = None, types: list[int] | None = None,
+              merges: list[str] | None = None) -> Path:
+    """A little-endian GGUF v3 file written byte by byte: a gpt-2 vocabulary (the 256 byte tokens,
+    or ``tokens``; ``types``; ``merges``), then the raw key/value ``entries``."""
+    tokens = [bytes_to_unicode(bytes([b])) for b in range(256)] if tokens is None else tokens
+    kvs = [_kv_string("tokenizer.ggml.model", "gpt2"), _kv_string("tokenizer.ggml.pre", "gpt-2"),
+           _kv_strings("tokenizer.ggml.tokens", tokens), _kv_strings("tokenizer.ggml.merges", merges or [])]
+    if types is not None:
+        kvs.append(_s("tokenizer.ggml.token_type") + struct.pack("<IIQ", 9, 5, len(types))
+                   + struct.pack(f"<{len(types)}i", *types))
+    kvs += entries
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs))
+    return path
+
+
+def _empty_arrays(key: str, n: int) -> bytes:
+    """``key``: an array of ``n`` empty arrays (of uint8), 12 bytes each: a type and a count."""
+    return _s(key) + struct.pack("<IIQ", 9, 9, n) + struct.pack("<IQ", 0, 0) * n
+
+
+def _mixed_arrays(key: str, n: int) -> bytes:
+    """``key``: ``n`` inner arrays that alternate in shape (empty, one string, two int32s, one array of
+    one float64), so that no run of equal headers can be jumped over at once."""
+    shapes = [struct.pack("<IQ", 0, 0), struct.pack("<IQ", 8, 1) + _s("x"), struct.pack("<IQ", 5, 2) + bytes(8),
+              struct.pack("<IQ", 9, 1) + struct.pack("<IQ", 12, 1) + bytes(8)]
+    return _s(key) + struct.pack("<IIQ", 9, 9, n) + b"".join(shapes[i % 4] for i in range(n))
+
+
+@pytest.mark.parametrize("key", ["llama.junk", "general.junk", "tokenizer.ggml.junk"])
+def test_an_array_of_millions_of_arrays_is_walked_over_not_read(tmp_path, key):
+    """Before: an array of 4M empty arrays (48 MB) took 8 s and 760 MB to load (a Python list and
+    a numpy array per item); now the core walks it, and what the file says of it is its type and size."""
+    import time
+
+    path = _raw_gguf(tmp_path / "m.gguf", _empty_arrays(key, 4_000_000), _mixed_arrays("other.mixed", 400_000))
+    start = time.perf_counter()
+    tok = ByteBPE.from_gguf(path)
+    took = time.perf_counter() - start
+    assert tok.encode("hi") == [ord("h"), ord("i")]
+    assert took < 2.0, f"{took:.1f} s to load a 48 MB file"
+    meta = read_metadata(path)
+    assert meta[key] == Skipped("array[array]", 12 + 12 * 4_000_000, 4_000_000)
+    assert str(meta[key]) == "array[array] (4,000,000 items, 48,000,012 bytes, not read)"
+    assert isinstance(meta["other.mixed"], Skipped) and meta["other.mixed"].count == 400_000
+    info = describe(path)
+    assert info["skipped"] == {key: str(meta[key]), "other.mixed": str(meta["other.mixed"])}
+    assert info["tokens"] == 256
+
+
+def test_skipping_a_large_array_of_arrays_costs_little_memory(tmp_path):
+    """1M empty arrays (12 MB): the peak resident memory of loading rose by 170 MB before; now by
+    about the file's own pages (the file is mapped)."""
+    from memory import MB, measure
+
+    path = _raw_gguf(tmp_path / "m.gguf", _empty_arrays("llama.junk", 1_000_000))
+    result, growth = measure(
+        "from wwho.bytelevel import ByteBPE",
+        f"result = len(ByteBPE.from_gguf({str(path)!r}))",
+    )
+    assert result == 256
+    assert growth < 64 * MB, f"loading a 12 MB file grew the peak RSS by {growth / MB:.0f} MB"
+
+
+@pytest.mark.parametrize("entry, message", [
+    # Counts that the bytes left in the file cannot hold: refused before anything is allocated.
+    (_s("tokenizer.ggml.scores") + struct.pack("<IIQ", 9, 6, 2**61), r"truncated \(an array of 2305843009213693952"),
+    (_s("tokenizer.ggml.added") + struct.pack("<IIQ", 9, 8, 2**62), r"truncated \(string 0 of an array"),
+    (_s("llama.junk") + struct.pack("<IIQ", 9, 9, 2**63) + struct.pack("<IQ", 0, 0), "truncated"),
+    (_s("llama.junk") + struct.pack("<IIQ", 9, 12, 2**62), "truncated"),
+    (_s("llama.junk") + struct.pack("<IQ", 8, 2**64 - 1), "truncated"),
+    (_s("llama.junk") + struct.pack("<IIQ", 9, 13, 0), "unknown value type 13"),
+    (_s("llama.junk") + struct.pack("<IIQ", 9, 9, 1) + struct.pack("<IQ", 99, 0), "unknown value type 99"),
+    (_s("tokenizer.ggml.x") + struct.pack("<IIQ", 9, 13, 0), "unknown value type 13"),
+    (_s("general.x") + struct.pack("<I", 77), "unknown value type 77"),
+], ids=["scores", "strings", "arrays", "skipped-f64", "skipped-string", "item-type", "inner-type", "needed-type",
+        "scalar-type"])
+def test_impossible_counts_and_types_are_refused_naming_the_key(tmp_path, entry, message):
+    path = _raw_gguf(tmp_path / "c.gguf", entry)
+    key = entry[8:8 + int.from_bytes(entry[:8], "little")].decode()
+    with pytest.raises(GGUFError, match=rf"c.gguf: .*{message}.* at byte offset \d+ \(while reading key '{key}'\)"):
+        read_metadata(path)
+
+
+@pytest.mark.parametrize("bad", [0, 7, -1, 255])
+def test_an_unknown_token_type_is_refused_naming_the_id(tmp_path, bad):
+    types = [1] * 256
+    types[100] = bad
+    path = _raw_gguf(tmp_path / "t.gguf", types=types)
+    with pytest.raises(GGUFError, match=rf"t.gguf: tokenizer.ggml.token_type\[100\] = {bad} is not a token type "
+                                        r"\(1 NORMAL, .* 6 BYTE\); 1 such entries"):
+        ByteBPE.from_gguf(path)
+
+
+def _bytes_tokens(*extra: str) -> list[str]:
+    return [bytes_to_unicode(bytes([b])) for b in range(256)] + list(extra)
+
+
+@pytest.mark.parametrize("extra, types, ids", [
+    (["a"], [1], (97, 256)),  # an ordinary token repeated: llama.cpp stops, this was silently decode-only
+    (["ab", "ab"], [1, 1], (256, 257)),
+    (["a"], [6], (97, 256)),  # BYTE is ordinary too
+    (["<s>", "<s>"], [1, 3], (256, 257)),  # a special token whose text is also an ordinary token's
+    (["<s>", "<s>"], [4, 1], (256, 257)),
+    (["<s>", "<s>"], [3, 4], (256, 257)),  # two named tokens: refused before too
+])
+def test_a_repeated_token_text_is_refused_naming_both_ids(tmp_path, extra, types, ids):
+    merges = ["a b"] if "ab" in extra else []
+    path = _raw_gguf(tmp_path / "d.gguf", tokens=_bytes_tokens(*extra), types=[1] * 256 + types, merges=merges)
+    text = extra[-1]
+    with pytest.raises(GGUFError, match=rf"d.gguf: token {text!r} appears twice \(ids {ids[0]} and {ids[1]}\)"):
+        ByteBPE.from_gguf(path)
+
+
+@pytest.mark.parametrize("extra, types", [
+    (["a"], [5]),  # UNUSED: never produced by encoding
+    (["x y", "x y"], [1, 1]),  # not byte-level text (a space): decode-only either way
+    (["", ""], [3, 1]),  # empty text
+])
+def test_repeats_that_encoding_never_produces_are_allowed(tmp_path, extra, types):
+    path = _raw_gguf(tmp_path / "ok.gguf", tokens=_bytes_tokens(*extra), types=[1] * 256 + types)
+    tok = ByteBPE.from_gguf(path)
+    assert tok.encode("a") == [97]
+    assert tok.decode([256 + len(extra) - 1]) == extra[-1]

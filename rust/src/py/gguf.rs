@@ -4,7 +4,8 @@
 //! exactly as its Python reader does (with the file name and the key being read):
 //! `("truncated", index, count, offset, array)`, `("utf8", index, offset, array)`, `("twice", text,
 //! first, second)`, `("no_space", rank, line)`, `("not_token", rank, line, part)`; `array` names
-//! the array of [`gguf_vocab`] ("tokens" or "merges"), empty for [`gguf_strings`].
+//! the array of [`gguf_vocab`] ("tokens" or "merges"), empty for [`gguf_strings`]. [`gguf_skip`]'s
+//! are `("past", offset)`, `("type", kind, offset)` and `("deep", depth, offset)`.
 
 use super::bytelevel::{bytes_pair, merge_problem, CoreError};
 use crate::bytelevel::gguf::{self, Error};
@@ -24,6 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CoreGGUFError", m.py().get_type::<CoreGGUFError>())?;
     m.add_function(wrap_pyfunction!(gguf_strings, m)?)?;
     m.add_function(wrap_pyfunction!(gguf_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(gguf_skip, m)?)?;
     Ok(())
 }
 
@@ -42,6 +44,9 @@ fn to_py(py: Python<'_>, err: Error, array: &str) -> PyErr {
         } => ("twice", text, first, second).into_pyobject(py),
         Error::NoSpace { rank, line } => ("no_space", rank, line).into_pyobject(py),
         Error::NotToken { rank, line, part } => ("not_token", rank, line, part).into_pyobject(py),
+        Error::Past { offset } => ("past", offset).into_pyobject(py),
+        Error::UnknownType { kind, offset } => ("type", kind, offset).into_pyobject(py),
+        Error::TooDeep { depth, offset } => ("deep", depth, offset).into_pyobject(py),
     };
     match args {
         Ok(args) => CoreGGUFError::new_err(args.unbind()),
@@ -65,6 +70,23 @@ fn with_bytes<T>(buf: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<T>) -
         unsafe { std::slice::from_raw_parts(buffer.buf_ptr() as *const u8, buffer.len_bytes()) }
     };
     f(data)
+}
+
+/// The offset after the value of GGUF type `kind` at byte `pos` of `buf`, walked without reading
+/// it (at most `max_depth` arrays deep): metadata the reader does not need.
+#[pyfunction]
+#[pyo3(signature = (buf, pos, kind, big_endian, max_depth))]
+fn gguf_skip(
+    py: Python<'_>,
+    buf: &Bound<'_, PyAny>,
+    pos: usize,
+    kind: u32,
+    big_endian: bool,
+    max_depth: usize,
+) -> PyResult<usize> {
+    with_bytes(buf, |data| {
+        gguf::skip(data, pos, kind, big_endian, max_depth).map_err(|e| to_py(py, e, ""))
+    })
 }
 
 /// `count` length-prefixed strings from byte `pos` of `buf`: (their list of str, or None if

@@ -2,7 +2,9 @@
 
 :func:`read_metadata` reads the key/value header of a GGUF file (v2 or v3, either byte
 order) and stops before the tensors, so a multi-gigabyte model costs no more than a
-vocab-only file. It uses the ``gguf`` package's type codes and can delegate to
+vocab-only file. Of the header it reads what a tokenizer uses (``tokenizer.*``, the scalars and
+strings of ``general.*``); every other value is walked over by the core (``_core.gguf_skip``)
+without being read, and is known by its type and size only (:class:`Skipped`). It uses the ``gguf`` package's type codes and can delegate to
 ``gguf.GGUFReader`` (``engine="gguf"``), but parses itself by default: GGUFReader builds
 a numpy view per array element and needs ~15 s for a 256k-token vocabulary, this
 reader, whose string arrays the core walks (``_core.gguf_strings``), a few ms. The tests check
@@ -35,7 +37,7 @@ import numpy as np
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer
+from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
 from wwho.bytelevel.validate import check_model, merge_problem
 from wwho.errors import VocabError, brief
 
@@ -56,12 +58,43 @@ _MODEL_KINDS = {
 }
 
 
-#: Arrays of arrays deeper than this are refused (tokenizer metadata has none; each level recurses).
+#: Arrays of arrays deeper than this are refused (tokenizer metadata has none).
 MAX_ARRAY_DEPTH = 8
+#: llama.cpp's token types (``llama_token_type``; 0, UNDEFINED, is never written by its converters).
+NORMAL, BYTE = 1, 6
+TOKEN_TYPES = "1 NORMAL, 2 UNKNOWN, 3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE"
 
 
 class GGUFError(VocabError):
     """A GGUF file is unreadable, truncated, or lacks a needed key (names file, key, offset)."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A metadata value the tokenizer does not need, walked over without being read (see
+    :func:`read_metadata`): its GGUF ``type`` (``"uint32"``, ``"string"``, ``"array[array]"``...),
+    its ``size`` in bytes in the file, and for an array its item ``count``."""
+
+    type: str
+    size: int
+    count: int | None = None
+
+    def __str__(self) -> str:
+        items = "" if self.count is None else f"{self.count:,} items, "
+        return f"{self.type} ({items}{self.size:,} bytes, not read)"
+
+
+def _needed(key: str, kind: int, item: int | None) -> bool:
+    """Whether :func:`read_metadata` reads the value of ``key`` (of type ``kind``; ``item``: the
+    type of an array's items): ``tokenizer.*`` and the scalars and strings of ``general.*``, except
+    arrays of arrays, which no tokenizer key is."""
+    if item == _T.ARRAY:
+        return False
+    return key.startswith("tokenizer.") or (key.startswith("general.") and kind != _T.ARRAY)
+
+
+def _type_name(kind: int) -> str:
+    return _T(kind).name.lower()
 
 
 @dataclass(frozen=True)
@@ -121,33 +154,67 @@ class _Reader:
         self.pos = end
         return found
 
-    def value(self, kind: int, depth: int = 0, *, raw: bool = False) -> Any:
+    def array_item(self) -> int | None:
+        """The item type of the array that starts here (None if the file ends first)."""
+        if self.pos + 4 > len(self.buf):
+            return None
+        return struct.unpack_from(self.endian + "I", self.buf, self.pos)[0]
+
+    def value(self, kind: int, *, raw: bool = False) -> Any:
+        """A scalar, a string or an array of either (an array of arrays is never read: see :meth:`skip`).
+        Nothing is allocated before the file is known to hold it: a string array's count is
+        checked as the core walks it, a number array's before it is copied."""
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _T.STRING:
             return self.string()
         if kind == _T.ARRAY:
-            if depth >= MAX_ARRAY_DEPTH:
-                raise self.fail(f"arrays nested more than {MAX_ARRAY_DEPTH} deep")
             item, count = self.unpack("I"), self.unpack("Q")
             if item == _T.STRING:
                 return self.string_array(count, raw=raw)
             if item in _SCALARS:
                 dtype = np.dtype(self.endian + _SCALARS[item])
-                size = dtype.itemsize * count
-                if self.pos + size > len(self.buf):
+                if count > (len(self.buf) - self.pos) // dtype.itemsize:
                     raise self.fail(f"file is truncated (an array of {count} items)")
                 array = np.frombuffer(self.buf, dtype=dtype, count=count, offset=self.pos).copy()
-                self.pos += size
+                self.pos += dtype.itemsize * count
                 return array
-            if count * 12 > len(self.buf) - self.pos:  # each inner array has at least a type and a count
-                raise self.fail(f"file is truncated (an array of {count} arrays)")
-            return [self.value(item, depth + 1) for _ in range(count)]  # arrays of arrays
+            raise self.fail(f"unknown value type {item} (the items of an array)")
         raise self.fail(f"unknown value type {kind}")
+
+    def skip(self, kind: int) -> Skipped:
+        """Walk over a value of type ``kind`` without reading it (the core walks arrays: linear
+        in their bytes, with no object per item; at most :data:`MAX_ARRAY_DEPTH` deep)."""
+        start, name, count = self.pos, None, None
+        if kind == _T.ARRAY and self.pos + 12 <= len(self.buf):
+            item, count = struct.unpack_from(self.endian + "IQ", self.buf, self.pos)
+            if item in _SCALARS or item in (_T.STRING, _T.ARRAY):
+                name = f"array[{_type_name(item)}]"
+        try:
+            end = _core.gguf_skip(self.buf, self.pos, kind, self.endian == ">", MAX_ARRAY_DEPTH)
+        except _core.CoreGGUFError as exc:
+            what, *rest, offset = exc.args
+            self.pos = offset
+            if what == "past":
+                raise self.fail("file is truncated") from None
+            if what == "deep":
+                raise self.fail(f"arrays nested more than {MAX_ARRAY_DEPTH} deep") from None
+            raise self.fail(f"unknown value type {rest[0]}") from None
+        self.pos = end
+        return Skipped(name or _type_name(kind), end - start, count)
 
 
 def read_metadata(path: str | Path, *, engine: str = "fast") -> dict[str, Any]:
-    """All key/value metadata of a GGUF file (arrays of numbers as numpy arrays)."""
+    """The key/value metadata of a GGUF file, every key in file order.
+
+    What a tokenizer uses is read: ``tokenizer.*`` and the scalars and strings of ``general.*``
+    (arrays of numbers as numpy arrays, of strings as lists). Every other value (the model's
+    hyper-parameters, ``general.*`` arrays, any array of arrays) is walked over without being read
+    and is a :class:`Skipped` (its type and size): a hostile value costs time linear in its bytes
+    and no memory of its own, where reading an array of four million empty arrays (48 MB) took
+    8 s and 760 MB. ``engine="gguf"`` reads every value with ``gguf.GGUFReader`` (slow, unbounded:
+    for comparisons only).
+    """
     return _read(Path(path), engine, frozenset())
 
 
@@ -183,7 +250,11 @@ def _parse(r: _Reader, raw_keys: frozenset[str]) -> dict[str, Any]:
         r.context = f"metadata entry {index}"
         key = r.string()
         r.context = f"key {key!r}"
-        metadata[key] = r.value(r.unpack("I"), raw=key in raw_keys)
+        kind = r.unpack("I")
+        if _needed(key, kind, r.array_item() if kind == _T.ARRAY else None):
+            metadata[key] = r.value(kind, raw=key in raw_keys)
+        else:
+            metadata[key] = r.skip(kind)
     return metadata
 
 
@@ -206,7 +277,8 @@ def _read_with_gguf(path: Path) -> dict[str, Any]:
 
 
 def describe(path: str | Path) -> dict[str, Any]:
-    """A short summary of a GGUF tokenizer (for ``wwho inspect``)."""
+    """A short summary of a GGUF tokenizer; ``skipped``: the keys it does not need, each as its type
+    and size (:class:`Skipped`), never their values."""
     meta = read_metadata(path)
     types = meta.get("tokenizer.ggml.token_type")
     counts = {}
@@ -222,6 +294,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         "bos_token_id": meta.get("tokenizer.ggml.bos_token_id"),
         "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
         "add_bos_token": meta.get("tokenizer.ggml.add_bos_token"),
+        "skipped": {key: str(value) for key, value in meta.items() if isinstance(value, Skipped)},
     }
 
 
@@ -254,6 +327,35 @@ def _vocab_error(path: Path, args: tuple) -> GGUFError:
     index, *_, array = rest
     what = "is not UTF-8" if kind == "utf8" else "runs past the end of the array"
     return GGUFError(f"{path}: tokenizer.ggml.{array}[{index}] {what}")
+
+
+def _check_repeats(path: Path, types: list[int], ranks: dict[bytes, int], special: dict[str, int],
+                   added: dict[str, int], extra: dict[int, bytes]) -> None:
+    """Refuse two tokens with the same text that encoding could both produce.
+
+    The core has refused two special or added tokens with one text, and kept a repeated ordinary
+    token as decode-only. Here: an ordinary (NORMAL or BYTE) token that repeats an earlier one's
+    byte-level text, and a special or added token whose text is also an ordinary token's, are
+    errors naming both ids (llama.cpp stops on every repeated text; a Hugging Face vocabulary, a
+    dict, cannot hold one). Repeats that encoding never produces stay allowed, decode-only: of an
+    UNUSED token, of empty text, of text that is not byte-level. Costs one look-up per special,
+    added and decode-only token.
+    """
+    def twice(text: str, ids: tuple[int, int]) -> GGUFError:
+        first, second = sorted(ids)
+        return GGUFError(f"{path}: token {text!r} appears twice (ids {first} and {second})")
+
+    for i, raw in extra.items():
+        if types[i] in (NORMAL, BYTE):
+            text = raw.decode("utf-8")
+            data = unicode_to_bytes(text)
+            if data and data in ranks:
+                raise twice(text, (ranks[data], i))
+    for named in (special, added):
+        for text, i in named.items():
+            data = unicode_to_bytes(text)
+            if data and data in ranks:
+                raise twice(text, (ranks[data], i))
 
 
 def load_gguf(
@@ -311,12 +413,21 @@ def load_gguf(
         raise GGUFError(
             f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {tokens.count} tokens"
         )
+    types = types[: tokens.count].astype(np.int64)
+    unknown = np.flatnonzero((types < 1) | (types > 6))
+    if unknown.size:
+        first = int(unknown[0])
+        raise GGUFError(
+            f"{path}: tokenizer.ggml.token_type[{first}] = {int(types[first])} is not a token type "
+            f"({TOKEN_TYPES}); {unknown.size} such entries"
+        )
+    types = types.tolist()
     try:
         ranks, special, added, extra, merges, problem = _core.gguf_vocab(
-            tokens.data, tokens.count, types[: tokens.count].astype(np.int64).tolist(),
-            merges_raw.data, merges_raw.count, tokens.big_endian)
+            tokens.data, tokens.count, types, merges_raw.data, merges_raw.count, tokens.big_endian)
     except _core.CoreGGUFError as exc:
         raise _vocab_error(path, exc.args) from None
+    _check_repeats(path, types, ranks, special, added, extra)
     n_tokens = tokens.count
 
     def token_id(key: str) -> int | None:
