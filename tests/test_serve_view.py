@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from wwho import segment, syllabify
 from wwho.evaluate import Evaluated, load_spec
-from wwho.serve.view import TextLayout, compare, token_pieces, token_view
+from wwho.serve.view import TextLayout, compare, fair_shares, token_pieces, token_view
 
 LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 ALPHABET = FUZZ_INDIC + list("ab Z1.,\t\n") + ["\u200d", "\u200c", "é", "e\u0301", "🏏", "👍🏽", "中"]
@@ -314,3 +314,52 @@ def test_compare_property(o200k_spec, llama3, tokenizers, sgpe, text):
     for s, nxt in itertools.pairwise(spans):
         assert s.end == nxt.start
         assert not (s.agree and nxt.agree), "two agreeing spans in a row are one span"
+
+
+# -- bounded output -----------------------------------------------------------------------------------
+
+def test_a_limit_lays_out_only_the_first_tokens_but_counts_them_all(o200k_spec):
+    text = "ශ්‍රී ලංකාව " * 40
+    layout = TextLayout(text)
+    full = token_view(o200k_spec, layout)
+    cut = token_view(o200k_spec, layout, limit=7)
+    assert cut.truncated and not full.truncated
+    assert len(cut.ids) == len(cut.texts) == len(cut.cut_syllable) == len(cut.starts) == 7
+    assert cut.tokens == full.tokens[:7]  # the same tokens as far as they go, flags after the 7th included
+    assert (cut.count, cut.boundaries, cut.cuts_in_syllable, cut.cuts_in_cluster) == \
+           (full.count, full.boundaries, full.cuts_in_syllable, full.cuts_in_cluster)
+    assert cut.covered == len("".join(full.texts[:7]).encode()) and full.covered == len(layout.data)
+    assert token_view(o200k_spec, layout, limit=full.count).tokens == full.tokens
+
+
+def test_compare_stops_where_the_shortest_truncated_view_stops():
+    text = "abcdefgh"
+    layout = TextLayout(text)
+    a = token_view(by_units("a", ["ab", "cd", "ef", "gh"]), layout, limit=2)
+    b = token_view(by_units("b", ["ab", "c", "d", "ef", "gh"]), layout)
+    assert [(s.text, s.agree) for s in compare([a, b], layout)] == [("ab", True), ("cd", False)]
+    assert compare([token_view(by_units("a", ["ab", "cd"]), TextLayout("abcd"), limit=0)], TextLayout("abcd")) == []
+
+
+@pytest.mark.parametrize(("counts", "budget", "shares"), [
+    ([10, 20, 30], 100, [10, 20, 30]),     # enough for all
+    ([10, 50_000, 30_000], 40_000, [10, 19_995, 19_995]),  # what the small one leaves goes to the others
+    ([30, 30, 30], 30, [10, 10, 10]),
+    ([], 10, []),
+    ([5, 0], 3, [3, 0]),
+])
+def test_fair_shares(counts, budget, shares):
+    assert fair_shares(counts, budget) == shares
+    assert sum(shares) <= budget
+
+
+def test_each_token_bytes_is_asked_once_per_id():
+    calls = []
+
+    def token_bytes(i):
+        calls.append(i)
+        return b"ab"[i:i + 1]
+    tok = Evaluated("ab", lambda text: ([0, 1] * (len(text) // 2), None), lambda ids: "", lambda i: False, 2,
+                    token_bytes)
+    view = token_view(tok, TextLayout("ab" * 1000))
+    assert view.aligned and view.count == 2000 and sorted(calls) == [0, 1]

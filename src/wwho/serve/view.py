@@ -20,12 +20,19 @@ the text (``prefix``) is not laid over it. A tokenizer whose tokens do not rebui
 ``[UNK]`` token, a normalized piece) is shown unaligned: its pieces, no boundary
 marks, and it takes no part in the comparison.
 
+**Bounded output.** ``token_view(..., limit=N)`` encodes the whole text and counts every token and cut,
+but lays only the first N tokens over the text (``truncated`` says so); :func:`compare` then covers
+only the part of the text that every aligned view shows, and :func:`fair_shares` splits one budget of
+tokens between several tokenizers. Each token's bytes are asked of the tokenizer once per distinct id.
+The work is linear in the text's length and the tokens shown.
+
 This module knows nothing of HTTP or HTML; :mod:`wwho.serve.app` serves what it returns.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import time
 from collections.abc import Sequence
@@ -55,7 +62,10 @@ class Token:
 
 @dataclass
 class TokenizerView:
-    """One tokenizer's tokens on one text, held as columns (one list per :class:`Token` field)."""
+    """One tokenizer's tokens on one text, held as columns (one list per :class:`Token` field).
+
+    The columns hold the first ``len(ids)`` tokens (all of them unless ``truncated``); ``count`` and the
+    cut statistics are over every token of the text."""
 
     tokenizer: str
     vocab_size: int
@@ -72,6 +82,10 @@ class TokenizerView:
     aligned: bool = True
     #: what the tokenizer put before the text (a dummy space), not laid over it; ``hex`` keeps it
     prefix: str = ""
+    #: every token of the text, shown or not
+    count: int = 0
+    #: the columns stop before the last token (see ``limit`` in :func:`token_view`)
+    truncated: bool = False
     #: code points per token
     chars_per_token: float = 0.0
     #: boundaries between tokens (count - 1), and those inside a syllable / grapheme cluster
@@ -79,12 +93,14 @@ class TokenizerView:
     cuts_in_syllable: int = 0
     cuts_in_cluster: int = 0
     seconds: float = 0.0
-    #: the byte offsets of the boundaries (for :func:`compare`; not sent)
+    #: the byte offsets of every boundary, shown or not (for :func:`compare`; not sent)
     ends: list[int] = field(default_factory=list, repr=False)
+    #: the byte offset where the shown tokens end (the text's length unless truncated)
+    covered: int = 0
 
     @property
     def tokens(self) -> list[Token]:
-        """The tokens as records (the columns, transposed)."""
+        """The shown tokens as records (the columns, transposed)."""
         starts = self.starts or [None] * len(self.ids)
         stops = self.stops or [None] * len(self.ids)
         return [Token(*row[:3], bool(row[3]), row[4], row[5], row[6], bool(row[7]), bool(row[8]))
@@ -98,8 +114,8 @@ class TokenizerView:
                    "lead": self.lead, "partial": self.partial, "cut_syllable": self.cut_syllable,
                    "cut_cluster": self.cut_cluster}
         return {"tokenizer": self.tokenizer, "vocab_size": self.vocab_size, "aligned": self.aligned,
-                "prefix": self.prefix,
-                "count": len(self.ids), "chars_per_token": self.chars_per_token, "boundaries": self.boundaries,
+                "prefix": self.prefix, "count": self.count, "shown": len(self.ids), "truncated": self.truncated,
+                "chars_per_token": self.chars_per_token, "boundaries": self.boundaries,
                 "cuts_in_syllable": self.cuts_in_syllable, "cuts_in_cluster": self.cuts_in_cluster,
                 "seconds": self.seconds, "tokens": columns}
 
@@ -142,7 +158,8 @@ class TextLayout:
 def token_pieces(tok: Evaluated, ids: Sequence[int], ends: Sequence[int] | None, data: bytes) -> list[bytes] | None:
     """Each token's bytes: from the tokenizer when it defines them, else cut from the input at ``ends``."""
     if tok.token_bytes is not None:
-        return [tok.token_bytes(i) for i in ids]
+        # a text repeats its tokens: ask the tokenizer (a Python call each) once per distinct id
+        return list(map(functools.cache(tok.token_bytes), ids))
     if ends is None or len(ends) != len(ids):
         return None
     pieces: list[bytes] = []
@@ -165,29 +182,69 @@ def token_pieces(tok: Evaluated, ids: Sequence[int], ends: Sequence[int] | None,
     return pieces
 
 
-def token_view(tok: Evaluated, layout: TextLayout) -> TokenizerView:
-    """The tokens of ``tok`` on the text of ``layout`` (see the module docstring)."""
+@dataclass
+class Encoded:
+    """One tokenizer's tokens on one text before they are laid over it: :func:`encode` then :func:`lay_out`
+    (what :func:`token_view` does) lets a caller share a budget of tokens shown by the counts."""
+
+    tok: Evaluated
+    ids: list[int]
+    #: each token's bytes (None when neither the tokenizer nor its offsets give them)
+    pieces: list[bytes] | None
+    seconds: float
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+
+def encode(tok: Evaluated, layout: TextLayout) -> Encoded:
+    """The ids of ``tok`` on the text of ``layout`` and each token's bytes."""
     t0 = time.perf_counter()
     ids, ends = tok.encode(layout.text)
     ids = [int(i) for i in ids]
-    pieces = token_pieces(tok, ids, ends, layout.data)
-    view = TokenizerView(tokenizer=tok.name, vocab_size=tok.vocab_size, ids=ids)
-    real = pieces
+    return Encoded(tok, ids, token_pieces(tok, ids, ends, layout.data), time.perf_counter() - t0)
+
+
+def lay_out(enc: Encoded, layout: TextLayout, limit: int | None = None) -> TokenizerView:
+    """The view of ``enc``: every token counted, the first ``limit`` (default all) laid over the text."""
+    t0 = time.perf_counter()
+    ids, count = enc.ids, enc.count
+    shown = count if limit is None else max(0, min(count, limit))
+    view = TokenizerView(tokenizer=enc.tok.name, vocab_size=enc.tok.vocab_size, ids=ids[:shown], count=count,
+                         truncated=shown < count)
+    pieces = real = enc.pieces
     if pieces is not None and layout.data:
         pieces, view.prefix = _without_dummy_prefix(pieces, layout.data)
     if pieces is None or b"".join(pieces) != layout.data:
         view.aligned = False
-        pieces = pieces or [b""] * len(ids)
+        pieces = (pieces or [b""] * count)[:shown]
         view.texts = [p.decode("utf-8", "replace") for p in pieces]
         view.hex = [p.hex() for p in pieces]
-        view.partial = view.lead = view.cut_syllable = view.cut_cluster = [0] * len(ids)
+        view.partial = view.lead = view.cut_syllable = view.cut_cluster = [0] * shown
     else:
-        _lay_over(view, pieces, layout)
+        _lay_over(view, pieces, layout, shown)
         if view.prefix:
-            view.hex = [p.hex() for p in real]  # the tokens' own bytes, dummy space included
-    view.chars_per_token = len(layout.text) / len(ids) if ids else 0.0
-    view.seconds = time.perf_counter() - t0
+            view.hex = [p.hex() for p in real[:shown]]  # the tokens' own bytes, dummy space included
+    view.chars_per_token = len(layout.text) / count if count else 0.0
+    view.seconds = enc.seconds + time.perf_counter() - t0
     return view
+
+
+def token_view(tok: Evaluated, layout: TextLayout, limit: int | None = None) -> TokenizerView:
+    """The tokens of ``tok`` on the text of ``layout``, the first ``limit`` shown (see the module docstring)."""
+    return lay_out(encode(tok, layout), layout, limit)
+
+
+def fair_shares(counts: Sequence[int], budget: int) -> list[int]:
+    """How many tokens each of several tokenizers may show out of ``budget`` in all: equal shares, and
+    what one tokenizer does not need goes to the others (so a budget above the total shows every token)."""
+    shares = [0] * len(counts)
+    left = budget
+    for k, i in enumerate(sorted(range(len(counts)), key=counts.__getitem__)):
+        shares[i] = min(counts[i], left // (len(counts) - k))
+        left -= shares[i]
+    return shares
 
 
 def _without_dummy_prefix(pieces: list[bytes], data: bytes) -> tuple[list[bytes], str]:
@@ -198,47 +255,58 @@ def _without_dummy_prefix(pieces: list[bytes], data: bytes) -> tuple[list[bytes]
     if extra <= 0 or joined[extra:] != data or joined[:extra].strip(b" "):
         return pieces, ""
     out, left = [], extra
-    for p in pieces:
+    for k, p in enumerate(pieces):
+        if not left:
+            out += pieces[k:]
+            break
         cut = min(left, len(p))
         out.append(p[cut:])
         left -= cut
     return out, joined[:extra].decode()
 
 
-def _lay_over(view: TokenizerView, pieces: Sequence[bytes], layout: TextLayout) -> None:
+def _lay_over(view: TokenizerView, pieces: Sequence[bytes], layout: TextLayout, shown: int) -> None:
     starts, text = layout.starts, layout.text
     ends = list(itertools.accumulate(map(len, pieces)))
+    view.ends = ends[:-1]  # the text's end is not a boundary
+    in_cluster, in_syllable = layout.inside if view.ends else (frozenset(), frozenset())
+    view.boundaries = len(view.ends)
+    view.cuts_in_syllable = sum(map(in_syllable.__contains__, view.ends))
+    view.cuts_in_cluster = sum(map(in_cluster.__contains__, view.ends))
+    # the columns, for the first `shown` tokens only
+    ends = ends[:shown]
+    view.covered = ends[-1] if ends else 0
     # the first character at or after each token's end: token k holds characters [stops[k-1], stops[k])
     stops = [bisect.bisect_left(starts, b) for b in ends]
     firsts = [0, *stops[:-1]]
     view.starts, view.stops = firsts, stops
     view.texts = [text[a:b] for a, b in zip(firsts, stops)]
-    view.hex = [p.hex() for p in pieces]
+    view.hex = [p.hex() for p in pieces[:shown]]
     # a token's leading bytes before the first character it holds are another character's
     byte_starts = [0, *ends[:-1]]
     view.lead = [min(starts[c] - a, b - a) for a, b, c in zip(byte_starts, ends, firsts)]  # starts[-1]: the end
     view.partial = [int(lead > 0 or starts[c] != b) for lead, b, c in zip(view.lead, ends, stops)]
-    view.ends = ends[:-1]  # the text's end is not a boundary
-    in_cluster, in_syllable = layout.inside if view.ends else (frozenset(), frozenset())
-    view.cut_syllable = [int(b in in_syllable) for b in view.ends] + [0] * bool(ends)
-    view.cut_cluster = [int(b in in_cluster) for b in view.ends] + [0] * bool(ends)
-    view.boundaries = len(view.ends)
-    view.cuts_in_syllable = sum(view.cut_syllable)
-    view.cuts_in_cluster = sum(view.cut_cluster)
+    inner = view.ends[:shown]  # the boundary after each shown token; the text's last token has none
+    last = [0] * (shown - len(inner))
+    view.cut_syllable = [int(b in in_syllable) for b in inner] + last
+    view.cut_cluster = [int(b in in_cluster) for b in inner] + last
 
 
 def compare(views: Sequence[TokenizerView], layout: TextLayout) -> list[Span]:
     """The text cut at the boundaries all aligned views share; ``agree`` is False where any view has
     another boundary inside the span. Offsets are code points: a span holds the characters whose first
-    byte it holds (as tokens do), and agreeing neighbours are one span."""
-    aligned = [set(v.ends) for v in views if v.aligned]
-    size = len(layout.data)
+    byte it holds (as tokens do), and agreeing neighbours are one span. When a view shows only its
+    first tokens (``truncated``), the spans stop where the shortest such view stops."""
+    aligned = [v for v in views if v.aligned]
     if not layout.text:
         return []
     if not aligned:
         return [Span(0, len(layout.text), layout.text, True)]
-    common = set.intersection(*aligned)
-    everywhere = sorted(set.union(*aligned))
+    size = min(v.covered for v in aligned)
+    # every view's boundaries before `size` (ends are sorted: cumulative lengths)
+    inner = [set(v.ends[:bisect.bisect_left(v.ends, size)]) for v in aligned]
+    common = set.intersection(*inner)
+    everywhere = sorted(set.union(*inner))
     cuts = sorted(common | {0, size})
     spans: list[Span] = []
     for a, b in itertools.pairwise(cuts):
@@ -248,7 +316,7 @@ def compare(views: Sequence[TokenizerView], layout: TextLayout) -> list[Span]:
         s, e = layout.first_char_from(a), layout.first_char_from(b)
         if s < e:
             spans.append(Span(s, e, "", agree))
-        elif not agree:  # (a, b) is inside the last character of the span before
+        elif not agree and spans:  # (a, b) is inside the last character of the span before
             spans[-1].agree = False
     merged: list[Span] = []
     for span in spans:
