@@ -1,37 +1,77 @@
-"""Token ids handed to a decoder: which values count as ids, checked once for every kind.
+"""What the public methods of every tokenizer kind are handed, checked once for all kinds:
+token ids (:func:`token_ids`) and batches (:func:`batch`).
 
 An id is a Python ``int``, a numpy integer (``numpy.int64``, ``numpy.uint16``, ...) or any
 object with ``__index__`` (``operator.index``), and is never a ``bool``: ``True`` is not
 token 1, although Python would compare and hash it as 1. Every decoder (SGPE, meta,
 byte-level, binary) goes through :func:`token_ids`, so the kinds accept and refuse the
 same values. The common case, a list of plain ints in range, costs two C-level passes.
-This module does not decode anything.
+
+What is *not* a sequence of ids, although Python would iterate it: a str or bytes; a dict (its
+keys would be decoded: ``decode({5: 1})`` gave token 5's text) or a set (no order); one id on its
+own (``decode(np.int64(5))`` raised a bare ``TypeError``: say ``decode([5])``). A batch is a list
+(or any other ordered iterable) of texts: a single str is not one (``encode_batch("hello")``
+encoded each character), nor, for a binary tokenizer, a single bytes object, nor a dict or set.
+This module does not decode or encode anything.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Set
 
 from wwho.errors import TokenizerError
+
+#: One text or one id given where a collection of them is expected.
+_ONE_TEXT = (str, bytes, bytearray, memoryview)
+
+
+def _name(value: object) -> str:
+    """The type of ``value`` as a reader knows it: ``int``, ``numpy.int64``."""
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _unordered(value: object, what: str) -> str | None:
+    """Why a dict or a set is not ``what`` (None for anything else)."""
+    if isinstance(value, Mapping):
+        return f"{what}, not a {_name(value)} (its keys would be taken, in insertion order): pass a list"
+    if isinstance(value, Set):
+        return f"{what}, not a {_name(value)} (a set has no order): pass a list"
+    return None
+
+
+def batch(items: Iterable[object], method: str = "encode_batch", *, of: str = "texts", one: str = "text") -> list:
+    """``items`` as a list, for the batch method ``method`` that takes a list ``of`` things
+    (``"texts"``, ``"byte strings"``, ``"lists of token ids"``), each called ``one`` in messages.
+
+    Refuses, with :class:`TokenizerError`, what Python would iterate but is no batch: one text
+    (a str, or bytes-like: iterating it gives characters or ints) and a dict or set.
+    """
+    if isinstance(items, list):
+        return items
+    what = f"{method} takes a list of {of}"
+    if isinstance(items, _ONE_TEXT):
+        raise TokenizerError(f"{what}, not a single {_name(items)} (whose items would each be taken as one): "
+                             f"for one, use {method}([{one}])")
+    why = _unordered(items, what)
+    if why:
+        raise TokenizerError(why)
+    try:
+        return list(items)
+    except TypeError:
+        raise TokenizerError(f"{what}, not a {_name(items)}") from None
 
 
 def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     """``ids`` as a list of plain ints, each in ``[0, size)`` when ``size`` is given.
 
     Raises :class:`TokenizerError` naming the first id that is not an integer (a bool, a
-    float, a string) or is out of range, and its position.
+    float, a string) or is out of range, and its position; and for what is not a sequence of
+    ids (see the module docstring).
     """
-    if isinstance(ids, (str, bytes)):
-        raise TokenizerError(f"expected a sequence of token ids, got {type(ids).__name__}")
-    kind = getattr(getattr(ids, "dtype", None), "kind", None)
-    if kind in ("i", "u"):  # a numpy array of integers: one C-level conversion
-        ids = ids.tolist()  # type: ignore[attr-defined]
-    elif not isinstance(ids, list):
-        try:
-            ids = list(ids)  # type: ignore[call-overload]
-        except TypeError:
-            raise TokenizerError(f"expected a sequence of token ids, got {type(ids).__name__}") from None
+    if not isinstance(ids, list):
+        ids = _sequence(ids)
     plain = bool(ids) and set(map(type, ids)) == {int}
     if plain and (size is None or (min(ids) >= 0 and max(ids) < size)):
         return ids  # type: ignore[return-value]
@@ -60,3 +100,24 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
         bound = "negative" if size is None else f"out of range [0, {size})"
         raise TokenizerError(f"token id {i}{where} is {bound}")
     return i
+
+
+def _sequence(ids: object) -> list:
+    """``ids`` (not a list) as a list, or the TokenizerError that says why it is not a sequence of ids."""
+    what = "expected a sequence of token ids"
+    one = f"{what}, got {_name(ids)}, a single id: for one id use decode([id])"
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TokenizerError(f"{what}, got {_name(ids)}")
+    if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration
+        raise TokenizerError(one)
+    why = _unordered(ids, what)
+    if why:
+        raise TokenizerError(why)
+    if getattr(getattr(ids, "dtype", None), "kind", None) in ("i", "u"):  # a numpy array of integers
+        return ids.tolist()  # type: ignore[attr-defined]  # one C-level conversion
+    try:
+        return list(ids)  # type: ignore[call-overload]
+    except TypeError:
+        if hasattr(type(ids), "__index__"):
+            raise TokenizerError(one) from None
+        raise TokenizerError(f"{what}, got {_name(ids)}") from None

@@ -46,8 +46,10 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
 from wwho.bytelevel.safe_tiktoken import LONG_RUN, SafeEncoder
 from wwho.cache import DEFAULT_CACHE_BYTES, PieceCache
 from wwho.errors import TokenizerError, VocabError
+from wwho.ids import batch as as_batch
 from wwho.ids import token_id, token_ids
 from wwho.router import run_pattern
+from wwho.threads import cpus, thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 NAMESPACE = SGPE_PREFIX[0]
@@ -410,13 +412,11 @@ class MetaTokenizer:
                      disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores): the Indic
         runs by the SGPE core without the GIL, the rest by tiktoken's own batch encoder."""
-        texts = list(texts)
+        texts = as_batch(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
-            raise TokenizerError(f"num_threads must be a positive int or None, not {num_threads!r}")
-        threads = num_threads or os.cpu_count() or 1
+        threads = thread_count(num_threads) or cpus()
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
         plans = [self._split_specials(t, allowed, disallowed) for t in texts]
         ordinary = [part for plan in plans for part in plan if isinstance(part, str)]
@@ -525,7 +525,8 @@ class MetaTokenizer:
     def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens) for ids in batch]
+        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
+                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
 
     def _special_ids(self) -> frozenset[int]:
         sgpe = (self.offset + self.sgpe.vocab[s] for s in self.sgpe.special_tokens)

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from tokenizers import Tokenizer, decoders, models
 
 from wwho.errors import TokenizerError
+from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
+from wwho.threads import thread_count
 
 #: Data longer than this is encoded in pieces (see :func:`encode_bytes`).
 CHUNK_BYTES = 1 << 16
@@ -156,6 +158,8 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
     """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
     otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
     ``RAYON_NUM_THREADS`` to change it)."""
+    items = as_batch(items, of="byte strings", one="data")
+    num_threads = thread_count(num_threads)
     texts = [bytes_to_text(data) for data in items]
     tokenizer.encode_special_tokens = True
     if num_threads == 1:

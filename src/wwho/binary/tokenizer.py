@@ -21,6 +21,7 @@ from tokenizers import Tokenizer
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
 from wwho.errors import TokenizerError, brief
+from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
 
 
@@ -93,10 +94,11 @@ class BinaryTokenizer:
 
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""
-        return decode_to_bytes(self.hf, list(ids), skip_special=skip_special_tokens)
+        return decode_to_bytes(self.hf, ids, skip_special=skip_special_tokens)  # ids checked there
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
-        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens)
+                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
 
 
 __all__ = ["BinaryTokenizer"]

@@ -38,8 +38,10 @@ from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.errors import TokenizerError, VocabError, brief
+from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
 from wwho.ids import token_ids
+from wwho.threads import thread_count
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted). 64 MiB holds
 #: about 700,000 pieces: every distinct o200k piece of the 87 MB of Sinhala news in shared/data
@@ -229,7 +231,8 @@ class ByteBPE:
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]
+        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens)
+                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
 
     # --- encoding -------------------------------------------------------------------------
 
@@ -282,7 +285,7 @@ class ByteBPE:
     ) -> list[list[int]]:
         """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
         in order, without holding the GIL. The first text that fails raises its error."""
-        texts = texts if isinstance(texts, list) else list(texts)
+        texts = as_batch(texts)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         out = self._batch(texts, allowed, disallowed, num_threads)
         if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
@@ -294,12 +297,11 @@ class ByteBPE:
         return out
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: int | None = None) -> list[list[int]]:
-        texts = texts if isinstance(texts, list) else list(texts)
+        texts = as_batch(texts, "encode_ordinary_batch")
         return self._batch(texts, None, None, num_threads)
 
     def _batch(self, texts: list, allowed, disallowed, num_threads: int | None) -> list[list[int]]:
-        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
-            raise TokenizerError(f"num_threads must be an int >= 1 or None, not {num_threads!r}")
+        num_threads = thread_count(num_threads)
         # The core's threads make each text's UTF-8 themselves, lone surrogates replaced as
         # _replace_surrogates does (as encode() does too).
         try:

@@ -39,11 +39,13 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
+from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
+from wwho.threads import thread_count
 
 
 class SGPETokenizer:
@@ -185,14 +187,13 @@ class SGPETokenizer:
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                      num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores) without the GIL."""
-        texts = list(texts)
+        texts = as_batch(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
-            raise TokenizerError(f"num_threads must be a positive int or None, not {num_threads!r}")
+        threads = thread_count(num_threads)
         allowed = self._allowed_ids(allowed_special) if allowed_special else []
-        return self._core.encode_batch(texts, allowed, num_threads or 0)
+        return self._core.encode_batch(texts, allowed, threads or 0)
 
     def clear_cache(self) -> None:
         """Nothing to forget: the compiled encoder keeps no cache (kept for callers that clear
@@ -205,11 +206,12 @@ class SGPETokenizer:
         all cores) without the GIL."""
         from wwho.router import core_router
 
-        texts = list(texts)
+        texts = as_batch(texts, "encode_routed_batch")
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        return self._core.encode_routed_batch(texts, core_router(self.splitter.scripts), num_threads or 0)
+        threads = thread_count(num_threads)
+        return self._core.encode_routed_batch(texts, core_router(self.splitter.scripts), threads or 0)
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text`` (byte-fallback tokens appear as ``<0xNN>``)."""
@@ -263,7 +265,8 @@ class SGPETokenizer:
     def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens) for ids in batch]
+        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
+                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:

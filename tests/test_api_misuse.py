@@ -1,0 +1,162 @@
+"""Misuse of the public methods is answered with a TokenizerError that says what was wrong, the same
+for every tokenizer kind (issue 27, item 11; the checks live in ``wwho.ids`` and ``wwho.threads``).
+
+Before: ``encode_batch("hello")`` encoded each character, ``decode({5: 1})`` decoded the dict's
+keys, ``decode(np.int64(5))`` raised a bare ``TypeError``, ``num_threads=2**64`` a bare
+``OverflowError``, and ``num_threads=100_000`` was accepted and left hundreds of pool threads alive.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from conftest import O200K_FILE
+
+from wwho.errors import TokenizerError
+from wwho.threads import MAX_THREADS, cpus, thread_count
+
+KINDS = ["bytelevel", "sgpe", "meta", "binary"]
+SINHALA = ["ශ්‍රී ලංකාව ශ්‍රී ලංකා මම ගෙදර යනවා"] * 50
+
+
+def _sgpe():
+    from wwho.sgpe import SGPETokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a small vocabulary: fewer tokens than asked
+        return SGPETokenizer.train_from_iterator(SINHALA, vocab_size=300, script="sinhala", progress=False)
+
+
+@pytest.fixture(scope="module")
+def kinds():
+    from wwho.binary import train_from_counts
+    from wwho.binary.tokenizer import BinaryTokenizer
+    from wwho.bytelevel import ByteBPE
+
+    sgpe = _sgpe()
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"ab": 256, b"abc": 257})
+    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
+    out = {
+        "bytelevel": ByteBPE(ranks, pattern="gpt2"),
+        "sgpe": sgpe,
+        "binary": BinaryTokenizer(train_from_counts(counts, vocab_size=512, min_frequency=1)),
+    }
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
+    return out
+
+
+def _get(kinds, kind):
+    if kind not in kinds:
+        pytest.skip(f"{O200K_FILE} is absent")
+    return kinds[kind]
+
+
+def _one(kind):
+    """One input of the kind's encoder."""
+    return b"hello abc" if kind == "binary" else SINHALA[0] if kind in ("sgpe", "meta") else "abc cab"
+
+
+def _batch_methods(tok, kind):
+    """Every batch encoder of the kind, as (name, method)."""
+    names = {"bytelevel": ["encode_batch", "encode_ordinary_batch"], "sgpe": ["encode_batch", "encode_routed_batch"],
+             "meta": ["encode_batch"], "binary": ["encode_batch"]}[kind]
+    return [(name, getattr(tok, name)) for name in names]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_text_is_not_a_batch(kinds, kind):
+    tok = _get(kinds, kind)
+    one = _one(kind)
+    singles = [one, b"abc", bytearray(b"abc"), "abc"] if kind == "binary" else [one, "hello", b"hello"]
+    for name, method in _batch_methods(tok, kind):
+        for single in singles:
+            with pytest.raises(TokenizerError, match=rf"{name} takes a list of .*, not a single {type(single).__name__}"):
+                method(single)
+        for unordered, word in (({one: 1}, "dict"), ({one}, "set"), (frozenset([one]), "frozenset")):
+            with pytest.raises(TokenizerError, match=rf"{name} takes a list of .*, not a {word}"):
+                method(unordered)
+        # What a batch is: any ordered collection of texts.
+        want = [tok.encode(one)]
+        for good in ([one], (one,), iter([one])):
+            got = method(good)
+            assert (got == want) if name != "encode_routed_batch" else len(got) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decode_refuses_dicts_sets_and_single_ids(kinds, kind):
+    tok = _get(kinds, kind)
+    ids = tok.encode(_one(kind))
+    for unordered, word in (({ids[0]: 1}, "dict"), ({ids[0]}, "set"), ({}.fromkeys(ids).keys(), "dict_keys")):
+        with pytest.raises(TokenizerError, match=rf"expected a sequence of token ids, not a {word}"):
+            tok.decode(unordered)
+    for single, name in ((np.int64(ids[0]), "numpy.int64"), (np.uint32(ids[0]), "numpy.uint32"),
+                         (np.array(ids[0]), "numpy.ndarray"), (ids[0], "int")):
+        with pytest.raises(TokenizerError, match=rf"got {name}, a single id: for one id use decode\(\[id\]\)"):
+            tok.decode(single)
+    assert tok.decode([np.int64(ids[0])]) == tok.decode(ids[:1])
+    with pytest.raises(TokenizerError, match="decode_batch takes a list of lists of token ids, not a dict"):
+        tok.decode_batch({0: ids})
+    with pytest.raises(TokenizerError, match="got int, a single id"):
+        tok.decode_batch(ids)  # a flat list: each item is one id
+    assert tok.decode_batch((ids, ids)) == [tok.decode(ids)] * 2
+
+
+BAD_COUNTS = [2**64, 2**63, 100_000, MAX_THREADS + 1, 0, -1, True, False, 2.0, "2", np.float64(2)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("bad", BAD_COUNTS, ids=repr)
+def test_bad_thread_counts_are_refused(kinds, kind, bad):
+    tok = _get(kinds, kind)
+    for _, method in _batch_methods(tok, kind):
+        with pytest.raises(TokenizerError, match=rf"num_threads must be an integer from 1 to {MAX_THREADS}"):
+            method([_one(kind)], num_threads=bad)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_thread_counts_that_are_integers_are_taken(kinds, kind):
+    tok = _get(kinds, kind)
+    texts = [_one(kind)] * 3
+    want = [tok.encode(t) for t in texts]
+    for n in (1, 2, np.int64(3), np.uint8(2), MAX_THREADS, None):
+        got = tok.encode_batch(texts, num_threads=n)
+        assert got == want, n
+
+
+def test_thread_count():
+    assert thread_count(None) is None
+    assert thread_count(1) == 1
+    assert thread_count(MAX_THREADS) == min(MAX_THREADS, cpus())
+    assert thread_count(np.int32(2)) == min(2, cpus())
+    assert MAX_THREADS >= 256
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sgpe"])
+def test_a_large_thread_count_leaves_no_crowd_of_threads(kind):
+    """The core keeps a pool of threads per count asked for: ``num_threads=200`` kept 200 threads alive
+    (100_000 kept 241). Now a count is lowered to the CPUs the process may use."""
+    make = ("from wwho.bytelevel import ByteBPE\n"
+            "tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern='gpt2')" if kind == "bytelevel" else
+            "import warnings\nwarnings.simplefilter('ignore')\nfrom wwho.sgpe import SGPETokenizer\n"
+            f"tok = SGPETokenizer.train_from_iterator({SINHALA!r}, vocab_size=300, script='sinhala', progress=False)")
+    code = make + textwrap.dedent("""
+        import os
+        texts = ["abc cab " * 20 + str(i) for i in range(4000)]  # 660 kB: enough for the core to use threads
+        want = [tok.encode(t) for t in texts]
+        before = len(os.listdir("/proc/self/task"))
+        assert tok.encode_batch(texts, num_threads=200) == want
+        print(len(os.listdir("/proc/self/task")) - before)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    added = int(proc.stdout.split()[-1])
+    assert added <= cpus(), f"{added} threads left alive after encode_batch(num_threads=200)"
