@@ -77,10 +77,10 @@ def test_static_files_fetch_nothing_from_elsewhere():
 
 def test_tokenizers_listed_with_limits(client, loaded):
     data = client.get("/api/tokenizers").json()
-    assert [t["name"] for t in data["tokenizers"]] == ["tiktoken:o200k_base", str(LLAMA3)]
-    assert [t["label"] for t in data["tokenizers"]] == ["tiktoken:o200k_base", LLAMA3.name]
+    assert [t["name"] for t in data["tokenizers"]] == ["tiktoken:o200k_base", LLAMA3.name]  # names, not paths
+    assert [t["kind"] for t in data["tokenizers"]] == ["tiktoken", "gguf"]
     assert data["tokenizers"][0]["vocab_size"] == 200_019
-    assert data["limits"] == {"max_chars": 1000, "max_body_bytes": 12 * 1000 + 65_536}
+    assert data["limits"] == {"max_chars": 1000, "max_body_bytes": 12 * 1000 + 65_536, "max_tokens": 40_000}
 
 
 # -- tokenizing ------------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def test_tokenize_gives_each_tokenizers_own_ids(client, llama3_native, text):
         columns = r["tokens"]
         assert set(columns) == {"id", "text", "bytes", "start", "end", "lead", "partial", "cut_syllable",
                                 "cut_cluster"}
-        assert r["aligned"] and all(len(c) == r["count"] for c in columns.values())
+        assert r["aligned"] and not r["truncated"] and all(len(c) == r["count"] == r["shown"] for c in columns.values())
         assert "".join(columns["text"]) == text
         assert columns["start"] == [0, *columns["end"][:-1]] and columns["end"][-1] == len(text)
         assert b"".join(map(bytes.fromhex, columns["bytes"])) == text.encode()
@@ -105,8 +105,8 @@ def test_tokenize_gives_each_tokenizers_own_ids(client, llama3_native, text):
 
 
 def test_tokenize_a_chosen_subset_in_order(client):
-    data = client.post("/api/tokenize", json={"text": "abc", "tokenizers": [str(LLAMA3)]}).json()
-    assert [r["tokenizer"] for r in data["results"]] == [str(LLAMA3)]
+    data = client.post("/api/tokenize", json={"text": "abc", "tokenizers": [LLAMA3.name]}).json()
+    assert [r["tokenizer"] for r in data["results"]] == [LLAMA3.name]
     data = client.post("/api/tokenize", json={"text": "", "tokenizers": []}).json()
     assert data["results"] == [] and data["compare"] == []
 
@@ -128,8 +128,7 @@ def test_a_failing_tokenizer_does_not_hide_the_others(loaded):
     bad = Loaded("broken", "test", Evaluated("broken", broken, lambda ids: "", lambda i: False, 1))
     client = TestClient(create_app([bad, *loaded]))
     data = client.post("/api/tokenize", json={"text": "ශ්‍රී"}).json()
-    assert data["results"][0] == {"tokenizer": "broken", "label": "broken", "kind": "test",
-                                  "error": "RuntimeError: boom"}
+    assert data["results"][0] == {"tokenizer": "broken", "kind": "test", "error": "RuntimeError: boom"}
     assert data["results"][1]["tokens"]["id"] == tiktoken_ids("ශ්‍රී")
 
 
@@ -196,14 +195,16 @@ def test_load_tokenizers_errors(tmp_path):
         load_tokenizers([str(tmp_path / "missing")])
 
 
-def test_labels_are_short_unless_two_files_share_a_name(tmp_path):
+def test_names_are_short_and_two_files_of_one_name_are_told_apart_by_folder(tmp_path):
     if not LLAMA3.is_file():
         pytest.skip(f"{LLAMA3} is absent")
     for folder in ("a", "b"):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "llama.gguf").symlink_to(LLAMA3)
-    specs = [str(LLAMA3), str(tmp_path / "a" / "llama.gguf"), str(tmp_path / "b" / "llama.gguf")]
-    assert [t.label for t in load_tokenizers(specs)] == [LLAMA3.name, *specs[1:]]
+        (tmp_path / folder / "x").mkdir(parents=True)
+        (tmp_path / folder / "x" / "llama.gguf").symlink_to(LLAMA3)
+    specs = [str(LLAMA3), str(tmp_path / "a" / "x" / "llama.gguf"), str(tmp_path / "b" / "x" / "llama.gguf"),
+             f"{tmp_path}/a/./x/llama.gguf"]
+    assert [t.name for t in load_tokenizers(specs)] == [LLAMA3.name, "a/x/llama.gguf (1)", "b/x/llama.gguf",
+                                                        "a/x/llama.gguf (2)"]
 
 
 def test_serve_without_the_extra_says_which_to_install(monkeypatch, capsys):

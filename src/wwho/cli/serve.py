@@ -3,8 +3,11 @@
 Loads every SPEC (as ``wwho eval`` does: wwho files, ``tiktoken:NAME``, ``hf:PATH``, ``spm:MODEL``;
 default ``tiktoken:o200k_base``), binds the address itself (so a busy port is a one-line error and
 ``--port 0`` picks a free one), prints the page's address and serves until interrupted. Binds to
-127.0.0.1 unless ``--host`` says otherwise, with a warning for any non-loopback address. The web
-framework (Starlette + uvicorn) is the optional extra ``wwho[serve]``, imported only here in ``run``.
+127.0.0.1 unless ``--host`` says otherwise, with a warning for any non-loopback address; on a loopback
+address the page answers only to loopback host names. uvicorn runs with the connection limits of
+:mod:`wwho.serve.connections`; the request limits are :class:`wwho.serve.app.Limits` (docs/serve.md).
+The web framework (Starlette + uvicorn) is the optional extra ``wwho[serve]``, imported only here in
+``run``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from wwho.serve.app import Limits, create_app, load_tokenizers
+        from wwho.serve.app import Limits, create_app, load_tokenizers, loopback_hosts
+        from wwho.serve.connections import guarded_protocol
         from wwho.serve.view import warm_up
     except ImportError as exc:
         if exc.name and exc.name.split(".")[0] in ("starlette", "uvicorn", "anyio", "h11"):
@@ -53,21 +57,24 @@ def run(args: argparse.Namespace) -> int:
         os.environ["WWHO_TIKTOKEN_FILE"] = args.tiktoken_file
     specs = args.tokenizer or DEFAULT_TOKENIZERS
     sock, loopback = bind(args.host, args.port)  # before loading: a busy port fails at once
+    host, port = sock.getsockname()[:2]
+    limits = Limits(max_chars=args.max_chars)
     try:
         print(f"wwho serve: loading {', '.join(specs)}", file=sys.stderr, flush=True)
-        app = create_app(load_tokenizers(specs), limits=Limits(max_chars=args.max_chars))
+        # on loopback, a page elsewhere that rebinds its name to this address is refused
+        app = create_app(load_tokenizers(specs), limits=limits, hosts=loopback_hosts(port, host) if loopback else None)
     except BaseException:
         sock.close()
         raise
     if not loopback:
         print(f"wwho serve: warning: listening on {args.host}, not a loopback address: anyone who can reach this "
               "machine can use the page and make it tokenize", file=sys.stderr, flush=True)
-    host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"wwho serve: http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
     # The syllable tables of every script are built while the first page loads, not in its first request.
     threading.Thread(target=warm_up, name="wwho-warm-up", daemon=True).start()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(app, http=guarded_protocol(limits), timeout_keep_alive=5, log_level="warning",
+                            access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 

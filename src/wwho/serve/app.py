@@ -3,49 +3,92 @@
 | route | what |
 |---|---|
 | ``GET /`` | the page (``static/index.html``; script and style beside it, nothing fetched from elsewhere) |
-| ``GET /api/tokenizers`` | the loaded tokenizers and the request limits |
+| ``GET /api/tokenizers`` | the loaded tokenizers (by name, never by path) and the request limits |
 | ``POST /api/tokenize`` | ``{"text": ..., "tokenizers": [...]}`` -> every tokenizer's tokens and the comparison |
 
 The request and response formats, limits and errors are documented in ``docs/serve.md``. Every
-error is one line of JSON, ``{"error": "..."}``, with a 4xx status for a bad request. Tokenizers are
-loaded once, before the server starts (:func:`load_tokenizers`), and run one request at a time on a
-worker thread (their caches are not shared between threads); a request whose client has gone while
-it waited is dropped. This module does not bind sockets or
-parse command lines: :mod:`wwho.cli.serve` does.
+error is one line of JSON, ``{"error": "..."}``, with a 4xx status for a bad request, and 429 or
+503 with ``Retry-After`` when the server is busy. Tokenizers are loaded once, before the server starts (:func:`load_tokenizers`).
+
+**Bounded work.** A request's text is at most ``max_chars`` code points, and at most ``max_tokens``
+tokens are laid over it and sent, shared between the tokenizers asked for. Requests run one at a
+time on one worker thread (the tokenizers' caches are not shared between threads), the cheapest
+waiting request first (:class:`Worker`): a few large requests cannot hold small ones up for longer
+than the one running. The queue is bounded, one client address may have only a few large requests
+in it, and a request has a time limit while it waits and while it runs; a request whose client has
+gone is dropped, and one that runs too long is stopped between two tokenizers. A refusal is
+answered at once, without doing any of the work. The JSON is parsed strictly (duplicate keys, deep nesting,
+huge numbers are 400s) and written on the worker thread.
+
+**Host and Origin.** Served on a loopback address, the app answers only requests whose ``Host`` is
+a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1 gets 421) and, on any
+address, only requests whose ``Origin``, when sent, is this server (:class:`HostGuard`).
+
+This module does not bind sockets, parse command lines or limit connections (slow headers, stalled
+writes): :mod:`wwho.cli.serve` and :mod:`wwho.serve.connections` do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import json
+import os
 import re
+import threading
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wwho.errors import VocabError
 from wwho.evaluate import Evaluated, load_spec
-from wwho.serve.view import TextLayout, compare, token_view
+from wwho.serve.view import Encoded, TextLayout, compare, encode, fair_shares, lay_out
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 STATIC = Path(__file__).resolve().parent / "static"
 #: The page loads nothing from anywhere but this server.
 CSP = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+#: The names a loopback address answers to (with the port, or without one).
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 @dataclass(frozen=True)
 class Limits:
+    """What one request, one client and all clients together may cost; documented in docs/serve.md."""
+
     #: longest text, in code points
     max_chars: int = 20_000
+    #: tokens laid over the text and sent per request, shared between the tokenizers asked for
+    max_tokens: int = 40_000
+    #: requests waiting for the worker; when full, a cheaper request takes the place of the costliest
+    queue: int = 16
+    #: requests of more than ``small_chars`` code points one client address may have waiting or running
+    per_client: int = 2
+    small_chars: int = 1_000
+    #: seconds a request may wait for the worker, and run on it
+    wait_seconds: float = 10.0
+    work_seconds: float = 5.0
+    #: seconds to receive a request body
+    body_seconds: float = 10.0
+    #: connections (:mod:`wwho.serve.connections`): seconds to receive a request's headers, seconds a
+    #: response may wait for the client to read, and connections open at once
+    header_seconds: float = 10.0
+    write_seconds: float = 10.0
+    max_connections: int = 256
 
     @property
     def max_body_bytes(self) -> int:
@@ -53,37 +96,63 @@ class Limits:
         return 12 * self.max_chars + 65_536
 
 
+#: JSON numbers longer than this are refused (the API has no numbers; Python's int() of a long
+#: string is quadratic)
+MAX_NUMBER_CHARS = 100
+
+
 @dataclass
 class Loaded:
-    """A tokenizer the server offers: its SPEC is its name in the API, ``label`` what the page shows."""
+    """A tokenizer the server offers: ``spec`` as given on the command line (never sent), ``name`` what the
+    API and the page call it: a SPEC without its path, a path's last part (see :func:`load_tokenizers`)."""
 
-    name: str
+    spec: str
     kind: str
     tokenizer: Evaluated
-    label: str = ""
+    name: str = ""
 
     def __post_init__(self) -> None:
-        if not self.label:  # a path's last part (with its folder for generic file names)
-            kind, sep, rest = self.name.partition(":")
-            if sep and kind in ("hf", "spm"):
-                self.label = f"{kind}:{_short_path(rest)}"
-            else:
-                self.label = self.name if sep and kind == "tiktoken" else _short_path(self.name)
+        if not self.name:
+            self.name = _public_name(self.spec)
 
 
-def _short_path(path: str) -> str:
-    p = Path(path)
-    if p.name in ("tokenizer.json", "vocab.json", "") and p.parent.name:
-        return f"{p.parent.name}/{p.name}" if p.name else p.parent.name
-    return p.name or path
+def _public_name(spec: str, parts: int = 1) -> str:
+    """``spec`` without its local path: ``tiktoken:NAME`` as it is, a path as its last ``parts`` parts
+    (one more for generic file names such as ``tokenizer.json``), ``hf:``/``spm:`` kept before it."""
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "tiktoken":
+        return spec
+    prefix, path = (f"{kind}:", rest) if sep and kind in ("hf", "spm") else ("", spec)
+    names = Path(os.path.abspath(path)).parts[1:]  # not resolved: a link keeps its own name
+    if names and names[-1] in ("tokenizer.json", "vocab.json"):
+        parts += 1
+    return prefix + ("/".join(names[-parts:]) or "tokenizer")
 
 
 class BadRequest(HTTPException):
     """A client error answered with one line of JSON."""
 
 
+class Busy(HTTPException):
+    """The server will not do this request now (429: this client has too many; 503: everyone has):
+    one line of JSON with ``Retry-After``."""
+
+    def __init__(self, status: int, detail: str, retry_after: int = 2) -> None:
+        super().__init__(status, detail, headers={"Retry-After": str(retry_after)})
+
+
+class _ClientGone(Exception):
+    """The client closed its connection: nothing is sent."""
+
+
+class _Stopped(Exception):
+    """A running request was told to stop (it took too long, or its client has gone)."""
+
+
 def load_tokenizers(specs: Sequence[str]) -> list[Loaded]:
-    """Load every SPEC (as ``wwho eval`` does); a duplicate or unloadable SPEC is a :class:`VocabError`."""
+    """Load every SPEC (as ``wwho eval`` does); a duplicate or unloadable SPEC is a :class:`VocabError`.
+
+    Names are SPECs without paths: two files of one name are told apart by their folders."""
     if len(set(specs)) != len(specs):
         raise VocabError(f"a tokenizer is given twice: {', '.join(s for s in specs if specs.count(s) > 1)}")
     out = []
@@ -94,17 +163,30 @@ def load_tokenizers(specs: Sequence[str]) -> list[Loaded]:
 
             kind = detect_kind(spec)
         out.append(Loaded(spec, kind, load_spec(spec)))
-    labels = [t.label for t in out]
-    for t in out:
-        if labels.count(t.label) > 1:  # two files of one name: show their SPECs
-            t.label = t.name
+    for parts in range(2, 64):  # two files of one name: their folders, as many as tell them apart
+        groups: dict[str, list[Loaded]] = {}
+        for t in out:
+            groups.setdefault(t.name, []).append(t)
+        apart = [g for g in groups.values() if len({_public_name(t.spec, 64) for t in g}) > 1]
+        if not apart:
+            break
+        for t in itertools.chain(*apart):
+            t.name = _public_name(t.spec, parts)
+    names = Counter(t.name for t in out)
+    seen: Counter[str] = Counter()
+    for t in out:  # the same file under two spellings: numbered
+        if names[t.name] > 1:
+            seen[t.name] += 1
+            t.name = f"{t.name} ({seen[t.name]})"
     return out
 
 
-def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits()) -> Starlette:
-    """The Starlette application serving ``tokenizers``."""
+def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
+               hosts: Collection[str] | None = None) -> Starlette:
+    """The Starlette application serving ``tokenizers``. ``hosts``: the only ``Host`` headers answered
+    (lower case, with the port where the client sends one; see :func:`loopback_hosts`); None: any."""
     by_name = {t.name: t for t in tokenizers}
-    one_at_a_time = asyncio.Lock()
+    worker = Worker(limits)
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": CSP,
@@ -112,18 +194,23 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits()) -> St
 
     async def list_tokenizers(request: Request) -> Response:
         return JSONResponse({
-            "tokenizers": [{"name": t.name, "label": t.label, "kind": t.kind, "vocab_size": t.tokenizer.vocab_size}
+            "tokenizers": [{"name": t.name, "kind": t.kind, "vocab_size": t.tokenizer.vocab_size}
                            for t in tokenizers],
-            "limits": {"max_chars": limits.max_chars, "max_body_bytes": limits.max_body_bytes},
+            "limits": {"max_chars": limits.max_chars, "max_body_bytes": limits.max_body_bytes,
+                       "max_tokens": limits.max_tokens},
         })
 
     async def tokenize(request: Request) -> Response:
         text, names = _parse(await _read_body(request, limits), by_name, limits)
         chosen = [by_name[n] for n in names]
-        async with one_at_a_time:
-            if await request.is_disconnected():  # the page dropped it for a newer text while it waited
-                return Response(status_code=204)
-            return JSONResponse(await run_in_threadpool(_tokenize, text, chosen))
+        client = request.client.host if request.client else ""
+        try:
+            body = await worker.run(lambda stop: _tokenize(text, chosen, limits.max_tokens, stop),
+                                    cost=(len(text) + 1) * max(len(chosen), 1), client=client,
+                                    large=len(text) > limits.small_chars, request=request)
+        except _ClientGone:
+            return Response(status_code=204)
+        return Response(body, media_type="application/json")
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -136,40 +223,132 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits()) -> St
             Route("/api/tokenize", tokenize, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
+        middleware=[Middleware(HostGuard, hosts=hosts)],
         exception_handlers={HTTPException: http_error},
     )
 
 
+# -- Host and Origin ------------------------------------------------------------------------------
+
+def loopback_hosts(port: int, address: str = "127.0.0.1") -> frozenset[str]:
+    """The ``Host`` headers of a server on loopback ``address``:``port``: its loopback names, with the
+    port or without it."""
+    shown = f"[{address}]" if ":" in address else address
+    names = {*LOOPBACK_NAMES, shown.lower()}
+    return frozenset(names | {f"{n}:{port}" for n in names})
+
+
+class HostGuard:
+    """Refuses, before routing, a request whose ``Host`` is not one of ``hosts`` (421: a page that rebound
+    its own name to this address) or whose ``Origin``, when sent, is not ``http://`` + its ``Host`` (403:
+    another site's page). ``hosts=None`` accepts any ``Host``."""
+
+    def __init__(self, app: ASGIApp, hosts: Collection[str] | None) -> None:
+        self.app = app
+        self.hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            host = headers.get("host", "").lower()
+            origin = headers.get("origin")
+            refusal = None
+            if self.hosts is not None and host not in self.hosts:
+                refusal = 421, (f"this server answers only to {', '.join(LOOPBACK_NAMES)}, "
+                                f"not to Host {_clip(host)!r}" if host else "a request needs a Host header")
+            elif origin is not None and origin.lower() != f"http://{host}":
+                refusal = 403, f"requests from another site's page (Origin {_clip(origin)!r}) are refused"
+            if refusal:
+                await JSONResponse({"error": refusal[1]}, status_code=refusal[0],
+                                   headers={"Connection": "close"})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _clip(text: str, size: int = 80) -> str:
+    return text if len(text) <= size else text[:size] + "…"
+
+
+# -- the request body --------------------------------------------------------------------------------
+
 async def _read_body(request: Request, limits: Limits) -> bytes:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/json":
-        raise BadRequest(415, f"send JSON with Content-Type: application/json (got {ctype or 'none'!r})")
+        raise BadRequest(415, f"send JSON with Content-Type: application/json (got {_clip(ctype) or 'none'!r})")
+    # the body is left unread: the connection closes after the answer
     too_large = BadRequest(413, f"request body larger than {limits.max_body_bytes:,} bytes "
-                                f"(texts are limited to {limits.max_chars:,} characters)")
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limits.max_body_bytes:
+                                f"(texts are limited to {limits.max_chars:,} characters)", {"Connection": "close"})
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and (len(declared) > 15 or int(declared) > limits.max_body_bytes):
         raise too_large
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limits.max_body_bytes:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+
+    async def read() -> bytes:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limits.max_body_bytes:
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
+    try:
+        return await asyncio.wait_for(read(), limits.body_seconds)
+    except TimeoutError:
+        raise BadRequest(408, f"the request body did not arrive within {limits.body_seconds:g} seconds",
+                         {"Connection": "close"}) from None
+
+
+class _Refused(ValueError):
+    """A JSON value the API does not take (raised from the decoder's hooks)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"request body has the key {_clip(key)!r} twice")
+            seen.add(key)
+    return out
+
+
+def _short_number(text: str) -> str:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Refused(f"request body has a number of {len(text):,} characters "
+                       f"(at most {MAX_NUMBER_CHARS} are read)")
+    return text
+
+
+def _int(text: str) -> int:
+    return int(_short_number(text))
+
+
+def _float(text: str) -> float:
+    return float(_short_number(text))
+
+
+def _constant(name: str) -> float:
+    raise _Refused(f"request body has {name}, which is not JSON")
 
 
 def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str, list[str]]:
     try:
-        data = json.loads(body)
+        data = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_int=_int,
+                          parse_float=_float, parse_constant=_constant)
     except UnicodeDecodeError as exc:
         raise BadRequest(400, f"request body is not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
         raise BadRequest(400, f"request body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except _Refused as exc:
+        raise BadRequest(400, str(exc)) from None
+    except RecursionError:
+        raise BadRequest(400, "request body is nested too deeply "
+                              '(expected {"text": "...", "tokenizers": ["..."]})') from None
     if not isinstance(data, dict):
         raise BadRequest(400, 'expected a JSON object like {"text": "...", "tokenizers": ["..."]}')
     unknown = sorted(set(data) - {"text", "tokenizers"})
     if unknown:
-        raise BadRequest(400, f"unknown field {unknown[0]!r}; fields: text, tokenizers")
+        raise BadRequest(400, f"unknown field {_clip(unknown[0])!r}; fields: text, tokenizers")
     text = data.get("text")
     if not isinstance(text, str):
         raise BadRequest(400, '"text" must be a string')
@@ -183,26 +362,163 @@ def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str
         raise BadRequest(400, '"tokenizers" must be a list of tokenizer names (see GET /api/tokenizers)')
     for n in names:
         if n not in by_name:
-            raise BadRequest(422, f"unknown tokenizer {n!r}; loaded: {', '.join(by_name)}")
+            raise BadRequest(422, f"unknown tokenizer {_clip(n)!r}; loaded: {', '.join(by_name)}")
     return text, list(dict.fromkeys(names))
 
 
-def _tokenize(text: str, chosen: Sequence[Loaded]) -> dict:
+# -- admission and the worker --------------------------------------------------------------------------
+
+class Worker:
+    """Runs jobs one at a time on one thread, the cheapest waiting job first, with bounded waiting.
+
+    :meth:`run` refuses at once (:class:`Busy`) a large job of a client that has ``per_client`` large
+    jobs admitted (429), and a job when ``queue`` jobs wait and none costs more than it (503; else the
+    costliest waiting job is refused to make room). A job waits at most ``wait_seconds`` and runs at
+    most ``work_seconds`` (then 503); a job whose client disconnects is dropped while it waits and told
+    to stop while it runs. A job that is told to stop keeps the thread until it does: at most one job
+    ever runs."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wwho-serve")
+        self._busy = False
+        self._waiting: list[tuple[int, int, asyncio.Future]] = []  # a heap: (cost, arrival, granted)
+        self._arrivals = itertools.count()
+        self._large: Counter[str] = Counter()  # large jobs admitted, by client address
+
+    async def run(self, job, *, cost: int, client: str, large: bool, request: Request) -> bytes:
+        """``job(stop)`` on the worker thread (``stop``: a :class:`threading.Event` it checks), its result."""
+        limits = self.limits
+        if large and self._large[client] >= limits.per_client:
+            raise Busy(429, f"this client already has {limits.per_client} texts of more than "
+                            f"{limits.small_chars:,} characters waiting or running; try again when they are answered")
+        gone = asyncio.ensure_future(_disconnected(request))
+        if large:
+            self._large[client] += 1
+        try:
+            await self._admit(cost, gone)
+            return await self._work(job, gone)
+        finally:
+            gone.cancel()
+            if large:
+                self._large[client] -= 1
+                if not self._large[client]:
+                    del self._large[client]
+
+    async def _admit(self, cost: int, gone: asyncio.Future) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        # queued: the cheapest job goes next (a small text is not held up by a flood of large ones)
+        limits = self.limits
+        if len(self._waiting) >= limits.queue:
+            costliest = max(self._waiting)
+            if costliest[0] <= cost:
+                raise Busy(503, f"the server is busy ({limits.queue} requests are waiting); try again shortly")
+            self._waiting.remove(costliest)
+            heapq.heapify(self._waiting)
+            costliest[2].set_exception(Busy(503, "the server is busy with smaller requests; try again shortly"))
+        granted = asyncio.get_running_loop().create_future()
+        entry = (cost, next(self._arrivals), granted)
+        heapq.heappush(self._waiting, entry)
+        await asyncio.wait({granted, gone}, timeout=limits.wait_seconds, return_when=asyncio.FIRST_COMPLETED)
+        if granted.done():
+            granted.result()  # Busy when a cheaper request took the place
+            if not gone.done():
+                return
+            self._release()  # granted as the client left: hand the thread on
+            raise _ClientGone
+        granted.cancel()
+        self._waiting.remove(entry)
+        heapq.heapify(self._waiting)
+        if gone.done():
+            raise _ClientGone
+        raise Busy(503, f"the server was busy for {limits.wait_seconds:g} seconds; try again shortly")
+
+    async def _work(self, job, gone: asyncio.Future) -> bytes:
+        stop = threading.Event()
+        running = asyncio.get_running_loop().run_in_executor(self._executor, job, stop)
+        running.add_done_callback(self._finished)  # the thread is free only when the job has returned
+        await asyncio.wait({running, gone}, timeout=self.limits.work_seconds, return_when=asyncio.FIRST_COMPLETED)
+        if running.done():
+            return running.result()
+        stop.set()
+        if gone.done():
+            raise _ClientGone
+        raise Busy(503, f"the text took more than {self.limits.work_seconds:g} seconds; "
+                        "try a shorter text or fewer tokenizers", retry_after=5)
+
+    def _finished(self, running: asyncio.Future) -> None:
+        if not running.cancelled():
+            running.exception()  # retrieved here when nobody waits for it any more (a stopped job)
+        self._release()
+
+    def _release(self) -> None:
+        while self._waiting:
+            _, _, granted = heapq.heappop(self._waiting)
+            if not granted.done():
+                granted.set_result(None)
+                return
+        self._busy = False
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has closed the connection (the body has been read: the next message
+    is the disconnect)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+# -- the job ---------------------------------------------------------------------------------------
+
+def _tokenize(text: str, chosen: Sequence[Loaded], max_tokens: int, stop: threading.Event) -> bytes:
+    """The response body: every tokenizer's view (at most ``max_tokens`` tokens laid out in all) and the
+    comparison, as JSON. Raises :class:`_Stopped` between two steps once ``stop`` is set."""
+    def check() -> None:
+        if stop.is_set():
+            raise _Stopped
+
     t0 = time.perf_counter()
     layout = TextLayout(text)
     _ = layout.inside  # the cut structure, once for all: in no tokenizer's time
-    views, results = [], []
+    encoded: list[Encoded | str] = []
     for t in chosen:
+        check()
         try:
-            view = token_view(t.tokenizer, layout)
+            encoded.append(encode(t.tokenizer, layout))
         except Exception as exc:  # one tokenizer failing on a text must not hide the others
-            results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind,
-                            "error": f"{type(exc).__name__}: {exc}"})
-            continue
-        views.append(view)
-        shown = {k: v for k, v in view.to_json().items() if k != "tokenizer"}
-        results.append({"tokenizer": t.name, "label": t.label, "kind": t.kind, **shown})
+            encoded.append(_error_text(exc, chosen))
+    shares = fair_shares([e.count if isinstance(e, Encoded) else 0 for e in encoded], max_tokens)
+    views, results = [], []
+    for t, enc, share in zip(chosen, encoded, shares):
+        check()
+        if isinstance(enc, Encoded):
+            try:
+                view = lay_out(enc, layout, share)
+            except Exception as exc:
+                enc = _error_text(exc, chosen)
+            else:
+                views.append(view)
+                shown = {k: v for k, v in view.to_json().items() if k != "tokenizer"}  # the SPEC: a path
+                results.append({"tokenizer": t.name, "kind": t.kind, **shown})
+                continue
+        results.append({"tokenizer": t.name, "kind": t.kind, "error": enc})
+    check()
     spans = compare(views, layout)
-    return {"chars": len(text), "bytes": len(layout.data), "results": results,
-            "compare": [{"start": s.start, "end": s.end, "text": s.text, "agree": s.agree} for s in spans],
-            "seconds": time.perf_counter() - t0}
+    out = {"chars": len(text), "bytes": len(layout.data), "results": results,
+           "compare": [{"start": s.start, "end": s.end, "text": s.text, "agree": s.agree} for s in spans],
+           "seconds": time.perf_counter() - t0}
+    check()
+    return json.dumps(out, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:])(?:/|[A-Za-z]:\\)[^\s'\"]+")
+
+
+def _error_text(exc: Exception, loaded: Sequence[Loaded]) -> str:
+    """A tokenizer's exception as the page sees it: the SPECs' paths replaced by names, any other absolute
+    path left out."""
+    message = f"{type(exc).__name__}: {exc}"
+    for t in sorted(loaded, key=lambda t: -len(t.spec)):
+        message = message.replace(t.spec, t.name)
+    return _ABSOLUTE_PATH.sub("…", message)

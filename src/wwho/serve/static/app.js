@@ -43,8 +43,8 @@
     state.tokenizers = info.tokenizers;
     state.limits = info.limits;
     $("#choices").innerHTML = info.tokenizers.map((t, k) =>
-      `<label title="${esc(t.name)}: ${esc(t.kind)}, ${t.vocab_size.toLocaleString()} tokens">` +
-      `<input type="checkbox" data-k="${k}" checked> ${esc(t.label)}</label>`).join("");
+      `<label title="${esc(t.kind)}, ${t.vocab_size.toLocaleString()} tokens">` +
+      `<input type="checkbox" data-k="${k}" checked> ${esc(t.name)}</label>`).join("");
     $("#choices").addEventListener("change", () => schedule(0));
     $("#text").addEventListener("input", () => schedule(DEBOUNCE_MS));
     $("#show-ids").addEventListener("change", render);
@@ -88,7 +88,10 @@
     if (seq !== state.seq) return;
     view.requests++;
     if (!res.ok) {
-      setStatus(data.error || `HTTP ${res.status}`, true);
+      // busy (429, 503): ask again for the same text when the server says to
+      const retry = (res.status === 429 || res.status === 503) && +res.headers.get("Retry-After");
+      setStatus((data.error || `HTTP ${res.status}`) + (retry ? ` (asking again in ${retry} s)` : ""), true);
+      if (retry) schedule(retry * 1000);
       return;
     }
     view.roundTripMs = performance.now() - t0;
@@ -120,7 +123,7 @@
     view.firstMs = performance.now() - t0;
     const finish = () => {
       view.renderMs = performance.now() - t0;
-      view.tokens = data.results.reduce((n, r) => n + (r.count || 0), 0);
+      view.tokens = data.results.reduce((n, r) => n + (r.shown || 0), 0);
       view.renderedText = state.sentText;
       view.rendering = false;
       setStatus(`${plural(data.chars, "character")} · server ${view.serverMs.toFixed(0)} ms · ` +
@@ -135,7 +138,7 @@
       else finish();
     };
     if (jobs.some((job) => !job.done)) {
-      setStatus(`drawing ${plural(data.results.reduce((n, r) => n + (r.count || 0), 0), "token")}…`);
+      setStatus(`drawing ${plural(data.results.reduce((n, r) => n + (r.shown || 0), 0), "token")}…`);
       setTimeout(more, 0);
     } else {
       finish();
@@ -143,17 +146,19 @@
   }
 
   function rowHead(r, k, ids) {
-    const head = `<div class="head"><span class="name" title="${esc(r.tokenizer)}">${esc(r.label)}</span>` +
+    const head = `<div class="head"><span class="name">${esc(r.tokenizer)}</span>` +
       `<span class="kind">${esc(r.kind)}${r.vocab_size ? `, ${r.vocab_size.toLocaleString()} tokens` : ""}</span>`;
     if (r.error) return `<div class="row" data-k="${k}">${head}</div><div class="error">${esc(r.error)}</div></div>`;
     const stats = `<span class="stats"><b>${r.count.toLocaleString()}</b> tokens · <b>${r.chars_per_token.toFixed(2)}</b> chars/token` +
       (r.aligned ? ` · <b class="${r.cuts_in_syllable ? "bad" : ""}">${r.cuts_in_syllable}</b> cuts inside syllables · ` +
                    `<b>${r.cuts_in_cluster}</b> inside grapheme clusters` : "") + "</span>";
     const prefix = r.prefix ? `<span class="kind">puts ${JSON.stringify(r.prefix)} before the text (in the first token's bytes, not drawn)</span>` : "";
+    const cut = r.truncated ? `<span class="kind">showing the first ${r.shown.toLocaleString()} of ${r.count.toLocaleString()} tokens ` +
+      `(the server sends ${state.limits ? state.limits.max_tokens.toLocaleString() : "a limited number of"} tokens per text, shared by the tokenizers)</span>` : "";
     const note = r.aligned ? "" :
       '<div class="unaligned">this tokenizer\'s tokens do not rebuild the text (an unknown-token id, or normalization): ' +
       "they are shown as its pieces, without cut marks, and left out of the comparison</div>";
-    return `<div class="row" data-k="${k}">${head}${stats}${prefix}</div>${note}<div class="tokens${ids ? " ids" : ""}"></div></div>`;
+    return `<div class="row" data-k="${k}">${head}${stats}${prefix}${cut}</div>${note}<div class="tokens${ids ? " ids" : ""}"></div></div>`;
   }
 
   // One row's tokens, CHUNK at a time: step() appends one block.
@@ -200,10 +205,12 @@
     el.innerHTML = "";
     section.hidden = aligned.length < 2;
     if (section.hidden) return null;
-    section.querySelector(".note").textContent = disagree.length
-      ? `(${plural(disagree.length, "span")} marked; hover one to see how each tokenizer cuts it)`
-      : "(they agree everywhere)";
     const spans = data.compare;
+    const compared = spans.length ? spans[spans.length - 1].end : 0;
+    section.querySelector(".note").textContent = (disagree.length
+      ? `(${plural(disagree.length, "span")} marked; hover one to see how each tokenizer cuts it)`
+      : "(they agree everywhere)") +
+      (compared < data.chars ? ` over the first ${plural(compared, "character")}, where the shortest row shown ends` : "");
     let k = 0;
     const job = { drawn: 0, done: spans.length === 0, step };
     function step() {
@@ -270,7 +277,7 @@
     if (!el || !state.data) return;
     const s = state.data.compare[+el.dataset.s];
     showTip(event, state.data.results.filter((r) => !r.error && r.aligned)
-      .map((r) => `${r.label}: ${piecesIn(r, s.start, s.end)}`).join("\n"));
+      .map((r) => `${r.tokenizer}: ${piecesIn(r, s.start, s.end)}`).join("\n"));
   }
 
   document.addEventListener("DOMContentLoaded", start);

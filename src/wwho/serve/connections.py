@@ -1,0 +1,102 @@
+"""Connection limits for ``wwho serve`` that uvicorn does not have: a deadline for each request's headers,
+a deadline for a client that does not read its answer, and a bound on open connections.
+
+uvicorn's HTTP/1.1 protocol (h11) waits for headers for as long as a client keeps sending them, and its
+keep-alive timer stops at the first byte of the next request, so a client sending one byte a second
+holds a connection forever; a client that does not read its answer holds the answer in memory
+forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with three additions:
+
+* a request must arrive whole (its headers, or the rest of a body the application did not read)
+  within ``header_seconds`` of the connection opening or of the previous answer, else the
+  connection is closed (with a one-line JSON 408 when part of a request had arrived);
+* an answer the client has not read for ``write_seconds`` (the socket's buffers full) is dropped with
+  the connection;
+* when more than ``max_connections`` are open, opening one closes the one that has waited longest
+  for a request (a connection whose request is being answered is never closed for this).
+
+Request bodies, queues and timing of the work are the application's (:mod:`wwho.serve.app`). This
+module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from wwho.serve.app import Limits
+
+
+def guarded_protocol(limits: Limits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol class with the limits of the module docstring (pass it as ``http=``)."""
+    # connections waiting for a request, oldest first: what is closed when there are too many
+    waiting: OrderedDict[GuardedH11, None] = OrderedDict()
+    message = json.dumps({"error": f"the request did not arrive within {limits.header_seconds:g} seconds"})
+    too_slow = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n%s\n") % (len(message) + 1, message.encode())
+
+    class GuardedH11(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+        _stalled: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._await_request()
+            if len(self.connections) > limits.max_connections:
+                oldest = next((c for c in waiting if c is not self), self)
+                oldest.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._deadline is not None and self.conn.our_state is h11.SEND_RESPONSE:
+                self._request_arrived()  # the application has the request: its own limits apply
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.our_state is not h11.SEND_RESPONSE:
+                self._await_request()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._request_arrived()
+            if self._stalled is not None:
+                self._stalled.cancel()
+            super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stalled is None:
+                self._stalled = self.loop.call_later(limits.write_seconds, self.transport.abort)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+
+        def _await_request(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = self.loop.call_later(limits.header_seconds, self._too_slow)
+            waiting[self] = None
+            waiting.move_to_end(self)
+
+        def _request_arrived(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            waiting.pop(self, None)
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            waiting.pop(self, None)
+            if self.transport.is_closing():
+                return
+            started = self.conn.our_state is h11.IDLE and self.conn.trailing_data[0]
+            if started:  # part of a request: say why (nothing of an answer has been sent on it)
+                self.transport.write(too_slow)
+            self.transport.close()
+
+    return GuardedH11

@@ -1,0 +1,500 @@
+"""``wwho serve`` against hostile clients and pages (issue 27, items 7-9).
+
+* Strict JSON: deep nesting, huge numbers, duplicate keys, NaN, other encodings are one-line 4xx.
+* Names, Host and Origin: no local path reaches the page; on loopback, only loopback Host names are
+  answered (DNS rebinding), and an Origin, when sent, must be the server itself.
+* Bounded work: a worst-case text sends at most ``max_tokens`` tokens; the worker runs the cheapest
+  waiting request first, refuses quickly (429/503) when full, and stops a request that runs too long.
+* A load test: the real ``wwho serve`` on 127.0.0.1 (an ephemeral port) while hostile clients flood it
+  with large requests they never read, dribble headers and bodies a byte a second; honest clients'
+  small requests must be answered within seconds. Loopback only, a fixed number of connections, and
+  it stops by itself in well under a minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+
+import pytest
+from conftest import DATA, O200K_FILE
+from starlette.testclient import TestClient
+
+from wwho.evaluate import Evaluated
+
+LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # one emoji ZWJ sequence, 7 code points
+WORST = (FAMILY * 3000)[:20_000]  # byte-level tokenizers give 1.5 to 3 tokens per code point
+MAX_TOKENS = 40_000  # Limits().max_tokens
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    from wwho.serve.app import load_tokenizers
+
+    if not (O200K_FILE.is_file() and LLAMA3.is_file()):
+        pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+        return load_tokenizers(["tiktoken:o200k_base", str(LLAMA3)])
+
+
+@pytest.fixture(scope="module")
+def client(loaded):
+    from wwho.serve.app import create_app
+
+    return TestClient(create_app(loaded), raise_server_exceptions=False)
+
+
+def error_of(response, status):
+    assert response.status_code == status, response.text
+    assert "\n" not in response.text.rstrip("\n")
+    body = response.json()
+    assert set(body) == {"error"} and body["error"]
+    return body["error"]
+
+
+def post_raw(client, body: bytes):
+    return client.post("/api/tokenize", content=body, headers={"content-type": "application/json"})
+
+
+# -- item 9: every bad body is a one-line 4xx ------------------------------------------------------------
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"[" * 150_000 + b"]" * 150_000, "nested too deeply"),
+    (b'{"text": "a", "tokenizers": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "nested too deeply"),
+    (b'{"text": "a", "x": ' + b"7" * 200_000 + b"}", "a number of 200,000 characters"),
+    (b'{"text": "a", "x": 1.' + b"5" * 200_000 + b"}", "a number of 200,002 characters"),
+    (b'{"text": "a", "text": "b"}', "the key 'text' twice"),
+    (b'{"text": "a", "tokenizers": [{"k": 1, "k": 2}]}', "the key 'k' twice"),
+    (b'{"text": "a", "x": NaN}', "NaN, which is not JSON"),
+    (b'{"text": "a", "x": -Infinity}', "-Infinity, which is not JSON"),
+    ('{"text": "a"}'.encode("utf-16"), "not UTF-8"),
+])
+def test_bad_bodies_are_one_line_400s(client, body, words):
+    t0 = time.perf_counter()
+    msg = error_of(post_raw(client, body), 400)
+    assert words in msg
+    assert time.perf_counter() - t0 < 5
+
+
+def test_the_real_server_logs_no_traceback_for_bad_bodies(server):
+    port, log = server
+    for body in (b"[" * 150_000 + b"]" * 150_000, b'{"text": ' + b"9" * 200_000 + b"}"):
+        got = raw_exchange(port, request_bytes(port, body))
+        head, _, rest = got.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), got[:300]
+        assert rest.count(b"\n") <= 1 and json.loads(rest)["error"]
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+# -- item 8: names only, Host and Origin -------------------------------------------------------------------
+
+def test_no_local_path_reaches_the_page(client, loaded):
+    folder = str(LLAMA3.parent)
+    listed = client.get("/api/tokenizers")
+    assert [t["name"] for t in listed.json()["tokenizers"]] == ["tiktoken:o200k_base", LLAMA3.name]
+    unknown = client.post("/api/tokenize", json={"text": "a", "tokenizers": ["nope"]})
+    answer = client.post("/api/tokenize", json={"text": "ශ්‍රී"})
+    for response in (listed, unknown, answer):
+        assert folder not in response.text and str(DATA) not in response.text
+
+
+def test_a_tokenizer_error_does_not_show_its_path(loaded):
+    from wwho.serve.app import Loaded, create_app
+
+    spec = str(DATA / "private" / "broken.json")
+
+    def broken(text):
+        raise RuntimeError(f"cannot read {spec}: also /home/someone/.cache/x and C:\\Users\\x\\y")
+    bad = Loaded(spec, "test", Evaluated(spec, broken, lambda ids: "", lambda i: False, 1))
+    data = TestClient(create_app([bad])).post("/api/tokenize", json={"text": "a"}).json()
+    assert data["results"] == [{"tokenizer": "broken.json", "kind": "test",
+                                "error": "RuntimeError: cannot read broken.json: also … and …"}]
+
+
+def test_on_loopback_only_loopback_names_are_answered(loaded):
+    from wwho.serve.app import create_app, loopback_hosts
+
+    app = create_app(loaded, hosts=loopback_hosts(8000))
+    for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000", "LOCALHOST:8000", "localhost", "127.0.0.1"):
+        assert TestClient(app, base_url=f"http://{host}").get("/api/tokenizers").status_code == 200, host
+    for host in ("rebound.example:8000", "rebound.example", "localhost:8001", "127.0.0.2:8000", "localhost.:8000"):
+        c = TestClient(app, base_url=f"http://{host}")
+        assert "answers only to localhost" in error_of(c.get("/api/tokenizers"), 421), host
+        error_of(c.post("/api/tokenize", json={"text": "a"}), 421)
+        error_of(c.get("/"), 421)
+    ok = TestClient(app, base_url="http://localhost:8000")
+    assert ok.post("/api/tokenize", json={"text": "a"}, headers={"Origin": "http://localhost:8000"}).status_code == 200
+    for origin in ("http://rebound.example:8000", "http://127.0.0.1:8000", "null", "https://localhost:8000"):
+        msg = error_of(ok.post("/api/tokenize", json={"text": "a"}, headers={"Origin": origin}), 403)
+        assert "another site's page" in msg
+
+
+def test_any_host_when_not_on_loopback_but_still_same_origin(loaded):
+    from wwho.serve.app import create_app
+
+    c = TestClient(create_app(loaded, hosts=None), base_url="http://192.0.2.7:8000")
+    assert c.get("/api/tokenizers").status_code == 200
+    error_of(c.post("/api/tokenize", json={"text": "a"}, headers={"Origin": "http://elsewhere.example"}), 403)
+
+
+# -- item 7: bounded output, and the worker ----------------------------------------------------------------
+
+def test_a_worst_case_text_sends_at_most_max_tokens(client, loaded):
+    r = client.post("/api/tokenize", json={"text": WORST})
+    assert r.status_code == 200
+    data = r.json()
+    limit = MAX_TOKENS
+    shown = [len(x["tokens"]["id"]) for x in data["results"]]
+    assert sum(shown) <= limit
+    assert all(x["truncated"] and x["count"] > x["shown"] for x in data["results"])
+    assert len(r.content) < 60 * limit
+    # the comparison covers the text as far as every row goes, no further
+    compared = "".join(s["text"] for s in data["compare"])
+    assert WORST.startswith(compared) and 0 < len(compared) < len(WORST)
+    for x in data["results"]:
+        assert "".join(x["tokens"]["text"]).startswith(compared)
+    from wwho.serve.app import Limits
+
+    assert Limits().max_tokens == MAX_TOKENS
+
+
+class FakeRequest:
+    """What :meth:`Worker.run` uses of a request: ``receive``, which returns when the client leaves."""
+
+    def __init__(self) -> None:
+        self.left = asyncio.Event()
+
+    async def receive(self):
+        await self.left.wait()
+        return {"type": "http.disconnect"}
+
+
+def blocked_job(gate: threading.Event, result="first"):
+    def job(stop):
+        gate.wait(10)
+        return result
+    return job
+
+
+def test_the_cheapest_waiting_request_runs_next():
+    from wwho.serve.app import Limits, Worker
+
+    async def main():
+        worker, gate, order = Worker(Limits()), threading.Event(), []
+
+        def job(name):
+            def run(stop):
+                order.append(name)
+                return name
+            return run
+        first = asyncio.ensure_future(worker.run(blocked_job(gate), cost=5, client="a", large=False,
+                                                 request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        waiting = [asyncio.ensure_future(worker.run(job(name), cost=cost, client=name, large=False,
+                                                    request=FakeRequest()))
+                   for name, cost in (("big", 20_000), ("bigger", 40_000), ("small", 10))]
+        await asyncio.sleep(0.05)
+        gate.set()
+        assert await asyncio.gather(first, *waiting) == ["first", "big", "bigger", "small"]
+        assert order == ["small", "big", "bigger"]
+    asyncio.run(main())
+
+
+def test_a_full_queue_refuses_at_once_unless_the_request_is_cheaper():
+    from wwho.serve.app import Busy, Limits, Worker
+
+    async def main():
+        worker, gate = Worker(Limits(queue=2)), threading.Event()
+        running = asyncio.ensure_future(worker.run(blocked_job(gate), cost=5, client="a", large=False,
+                                                   request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        queued = [asyncio.ensure_future(worker.run(lambda stop, c=c: c, cost=c, client="b", large=False,
+                                                   request=FakeRequest())) for c in (1000, 2000)]
+        await asyncio.sleep(0.05)
+        t0 = time.perf_counter()
+        with pytest.raises(Busy) as refused:
+            await worker.run(lambda stop: "no", cost=3000, client="c", large=False, request=FakeRequest())
+        assert refused.value.status_code == 503 and refused.value.headers["Retry-After"]
+        assert time.perf_counter() - t0 < 0.5
+        cheap = asyncio.ensure_future(worker.run(lambda stop: "cheap", cost=10, client="c", large=False,
+                                                 request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        assert queued[1].done() and queued[1].exception().status_code == 503  # the costliest gave way
+        gate.set()
+        assert await asyncio.gather(running, queued[0], cheap) == ["first", 1000, "cheap"]
+    asyncio.run(main())
+
+
+def test_one_client_has_a_few_large_requests_at_most():
+    from wwho.serve.app import Busy, Limits, Worker
+
+    async def main():
+        worker, gate = Worker(Limits(per_client=2)), threading.Event()
+        mine = [asyncio.ensure_future(worker.run(blocked_job(gate), cost=9, client="a", large=True,
+                                                 request=FakeRequest())) for _ in range(2)]
+        await asyncio.sleep(0.05)
+        with pytest.raises(Busy) as refused:
+            await worker.run(lambda stop: "no", cost=9, client="a", large=True, request=FakeRequest())
+        assert refused.value.status_code == 429 and "texts of more than 1,000 characters" in refused.value.detail
+        others = [asyncio.ensure_future(worker.run(lambda stop, r=r: r, cost=9, client=c, large=large,
+                                                   request=FakeRequest()))
+                  for r, (c, large) in enumerate([("b", True), ("a", False)])]
+        gate.set()
+        assert await asyncio.gather(*mine, *others) == ["first", "first", 0, 1]
+        assert await worker.run(lambda stop: "again", cost=9, client="a", large=True, request=FakeRequest()) == "again"
+    asyncio.run(main())
+
+
+def test_a_request_that_runs_too_long_is_stopped_and_holds_the_thread_until_it_stops():
+    from wwho.serve.app import Busy, Limits, Worker
+
+    async def main():
+        worker, events = Worker(Limits(work_seconds=0.2)), []
+
+        def long_job(stop):
+            while not stop.wait(0.01):
+                pass
+            time.sleep(0.2)  # a step that cannot be interrupted
+            events.append("long stopped")
+            raise RuntimeError("stopped")
+
+        def next_job(stop):
+            events.append("next ran")
+            return "next"
+        t0 = time.perf_counter()
+        long = asyncio.ensure_future(worker.run(long_job, cost=5, client="a", large=False, request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        after = asyncio.ensure_future(worker.run(next_job, cost=5, client="b", large=False, request=FakeRequest()))
+        with pytest.raises(Busy) as refused:
+            await long
+        assert refused.value.status_code == 503 and "took more than 0.2 seconds" in refused.value.detail
+        assert 0.15 < time.perf_counter() - t0 < 1.5
+        assert await after == "next"
+        assert events == ["long stopped", "next ran"]
+    asyncio.run(main())
+
+
+def test_waiting_too_long_or_leaving_drops_the_request():
+    from wwho.serve.app import Busy, Limits, Worker, _ClientGone
+
+    async def main():
+        worker, gate, ran = Worker(Limits(wait_seconds=0.3)), threading.Event(), []
+        first = asyncio.ensure_future(worker.run(blocked_job(gate), cost=5, client="a", large=False,
+                                                 request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        leaving = FakeRequest()
+        gone = asyncio.ensure_future(worker.run(lambda stop: ran.append("gone"), cost=5, client="b", large=False,
+                                                request=leaving))
+        late = asyncio.ensure_future(worker.run(lambda stop: ran.append("late"), cost=5, client="c", large=False,
+                                                request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        leaving.left.set()
+        with pytest.raises(_ClientGone):
+            await gone
+        with pytest.raises(Busy) as refused:
+            await late
+        assert refused.value.status_code == 503 and "busy for 0.3 seconds" in refused.value.detail
+        gate.set()
+        assert await first == "first" and ran == []
+    asyncio.run(main())
+
+
+# -- the load test: the real server, hostile and honest clients ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The real ``wwho serve`` on 127.0.0.1 and a free port: (port, path of its stderr)."""
+    if not (O200K_FILE.is_file() and LLAMA3.is_file()):
+        pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
+    log = tmp_path_factory.mktemp("serve-limits") / "stderr.txt"
+    env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "127.0.0.1", "--port", "0",
+                                 "--tokenizer", "tiktoken:o200k_base", str(LLAMA3)],
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    try:
+        port = None
+        deadline = time.monotonic() + 90
+        while port is None and time.monotonic() < deadline and proc.poll() is None:
+            if select.select([proc.stdout], [], [], 1)[0]:
+                line = proc.stdout.readline()
+                if line.startswith("wwho serve: http://127.0.0.1:"):
+                    port = int(line.split(":")[3].split("/")[0])
+        if port is None:
+            pytest.fail(f"wwho serve did not start: {log.read_text()}")
+        yield port, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def raw_exchange(port: int, request: bytes) -> bytes:
+    """Send ``request`` on a new connection and read the answer until the server closes or 5 s pass."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(request)
+        _, got = closed_after(s, time.monotonic(), time.monotonic() + 5)
+    return got
+
+
+def test_the_real_server_answers_only_to_loopback_names(server):
+    """DNS rebinding: a page on rebound.example whose name now resolves to 127.0.0.1 sends Host:
+    rebound.example; it must not read the tokenizer list nor make the server work."""
+    port, _ = server
+    ok = raw_exchange(port, f"GET /api/tokenizers HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+                      .encode())
+    assert ok.startswith(b"HTTP/1.1 200 ") and b'"name":"ggml-vocab-llama-bpe.gguf"' in ok
+    assert str(LLAMA3.parent).encode() not in ok
+    rebound = raw_exchange(port, f"GET /api/tokenizers HTTP/1.1\r\nHost: rebound.example:{port}\r\n\r\n".encode())
+    assert rebound.startswith(b"HTTP/1.1 421 ") and b"llama" not in rebound
+    work = raw_exchange(port, request_bytes(port, b'{"text": "a"}', host=f"rebound.example:{port}"))
+    assert work.startswith(b"HTTP/1.1 421 ")
+    other_page = raw_exchange(port, request_bytes(port, b'{"text": "a"}')
+                              .replace(b"\r\n\r\n", b"\r\nOrigin: http://rebound.example\r\n\r\n", 1))
+    assert other_page.startswith(b"HTTP/1.1 403 ")
+
+
+def request_bytes(port: int, body: bytes, host: str | None = None) -> bytes:
+    return (f"POST /api/tokenize HTTP/1.1\r\nHost: {host or f'127.0.0.1:{port}'}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def ask(port: int, text: str, timeout: float = 15) -> tuple[int, float]:
+    """One honest request on a new connection: its status and how long the answer took."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/tokenize", data=json.dumps({"text": text}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    t0 = time.perf_counter()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
+            res.read()
+            status = res.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except OSError:
+        status = 0
+    return status, time.perf_counter() - t0
+
+
+def closed_after(sock: socket.socket, t0: float, until: float) -> tuple[float | None, bytes]:
+    """Seconds from ``t0`` until the server closed ``sock`` (None: still open at ``until``), and what it sent."""
+    got = b""
+    while time.monotonic() < until:
+        if select.select([sock], [], [], 0.2)[0]:
+            try:
+                chunk = sock.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return time.monotonic() - t0, got
+            got += chunk
+    return None, got
+
+
+def answer_status(sock: socket.socket) -> int | str:
+    """The status of the answer waiting unread on ``sock`` ("reset": dropped by the server unread)."""
+    sock.setblocking(False)
+    try:
+        head = sock.recv(12)
+    except BlockingIOError:
+        return "none"
+    except OSError:
+        return "reset"
+    return int(head[9:12]) if head.startswith(b"HTTP/1.1 ") else "closed"
+
+
+def test_hostile_clients_do_not_stall_honest_ones(server):
+    """40 connections from 40 loopback addresses send 20,000-character emoji texts and never read the
+    answers, twice; 20 connections send their headers a byte a second, 5 their body; meanwhile 3 honest
+    clients ask for small texts one after another. Every honest request must be answered (200) within
+    a few seconds, and the slow connections must be closed by the server."""
+    port, log = server
+    sockets: list[socket.socket] = []
+    slow_headers: list[socket.socket] = []
+    slow_bodies: list[socket.socket] = []
+    try:
+        assert ask(port, "warm up ශ්‍රී क्ष")[0] == 200
+        big = request_bytes(port, json.dumps({"text": WORST}).encode())
+
+        def flood() -> None:
+            for _ in range(2):
+                for k in range(40):
+                    s = socket.socket()
+                    s.bind((f"127.0.0.{10 + k}", 0))
+                    s.connect(("127.0.0.1", port))
+                    s.sendall(big)  # never read
+                    sockets.append(s)
+                time.sleep(4)
+
+        t0 = time.monotonic()
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"POST /api/tokenize HTTP/1.1\r\n")
+            slow_headers.append(s)
+        for _ in range(5):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(request_bytes(port, b"")[:-len(b"0\r\n\r\n")] + b"1000\r\n\r\n")  # and no body yet
+            slow_bodies.append(s)
+        stop = threading.Event()
+
+        def dribble() -> None:  # one byte a second on every slow connection while it is open
+            while not stop.wait(1):
+                for s in slow_headers + slow_bodies:
+                    try:
+                        s.send(b"x" if s in slow_headers else b" ")
+                    except OSError:
+                        pass
+
+        latencies: list[tuple[int, float]] = []
+
+        def honest(k: int) -> None:
+            n = 0
+            while not stop.is_set():
+                latencies.append(ask(port, f"honest {k} {n}: ශ්‍රී लंका 🏏"))
+                n += 1
+                time.sleep(0.1)
+
+        threads = [threading.Thread(target=f, args=a, daemon=True)
+                   for f, a in [(flood, ()), (dribble, ())] + [(honest, (k,)) for k in range(3)]]
+        for t in threads:
+            t.start()
+        limits_end = t0 + 10 + 5  # header_seconds / body_seconds, and time to spare
+        header_closed = [closed_after(s, t0, limits_end + 3) for s in slow_headers]
+        body_closed = [closed_after(s, t0, limits_end + 3) for s in slow_bodies]
+        stop.set()
+        for t in threads:
+            t.join(40)
+        flood_answers = Counter(answer_status(s) for s in sockets)
+    finally:
+        for s in sockets + slow_headers + slow_bodies:
+            s.close()
+    statuses = [s for s, _ in latencies]
+    times = sorted(t for _, t in latencies)
+    closed = sorted(t for t, _ in header_closed + body_closed if t is not None)
+    print(f"\nhonest requests: {len(times)}, median {statistics.median(times or [0]):.3f} s, "
+          f"max {max(times or [0]):.3f} s; slow connections closed by the server: {len(closed)} of "
+          f"{len(header_closed) + len(body_closed)}, after {min(closed or [0]):.1f}-{max(closed or [0]):.1f} s; "
+          f"the flood's answers: {dict(flood_answers)}")
+    assert statuses and set(statuses) == {200}, statuses
+    assert len(times) >= 20 and times[-1] < 5, times
+    assert all(t is not None and t < limits_end - t0 for t, _ in header_closed), header_closed
+    for t, got in body_closed:
+        assert t is not None and t < limits_end - t0 and got.startswith(b"HTTP/1.1 408 "), (t, got)
+    # the flood was served as far as it was admitted (200) and refused quickly beyond that
+    assert flood_answers[200] and flood_answers[503] + flood_answers[429] >= 40, flood_answers
+    assert "Traceback" not in log.read_text(), log.read_text()
