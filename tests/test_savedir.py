@@ -6,10 +6,12 @@ saves are reported at load.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -281,21 +283,152 @@ def test_files_of_different_saves_are_named_at_load(models, tmp_path):
     SGPETokenizer.load(target)
 
 
-def test_recover_moves_back_only_what_is_not_wwhos(tmp_path):
+def _killed_save(target: Path, files: dict[str, bytes], step: int) -> bool:
+    """Save ``files`` into ``target`` in a forked child SIGKILLed after the save's ``step``-th step;
+    whether it was killed (False: the save finished first)."""
+    import signal
+
+    from wwho.savedir import save_files
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.environ["WWHO_CRASH_AFTER"] = str(step)
+        try:
+            save_files(target, files, kind="x")
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def test_a_killed_save_is_recovered_at_every_step(tmp_path):
+    """What a genuinely killed save leaves (its marker, manifest, files, the old directory after the
+    exchange) is cleaned up by the next recover(): your files and folders are back, nothing is left.
+    After the exchange, the folder the save moved out is what recover() moves back."""
     from wwho.savedir import recover, save_files
 
-    target = tmp_path / "out"
+    moved_back = []
+    for step in range(1, 100):
+        target = tmp_path / f"case{step}" / "out"
+        save_files(target, {"a.json": b"1", "b.json": b"2"}, kind="x")
+        (target / "mine.txt").write_text("mine")
+        (target / "data").mkdir()
+        (target / "data" / "corpus.txt").write_text("corpus")
+        if not _killed_save(target, {"a.json": b"11", "c.json": b"3"}, step):
+            break
+        moved_back.append(recover(target))
+        assert (target / "mine.txt").read_text() == "mine" and (target / "data" / "corpus.txt").read_text() == "corpus"
+        assert sorted(os.listdir(target.parent)) == ["out"], (step, os.listdir(target.parent))
+        assert _litter(target.parent) == [], step
+        names = set(os.listdir(target))
+        assert names in ({"a.json", "b.json", "mine.txt", "data", MANIFEST},
+                         {"a.json", "c.json", "mine.txt", "data", MANIFEST}), (step, names)
+    assert step > 8 and ["data"] in moved_back
+
+
+def _planted(parent: Path, name: str = ".wwho-tmp-tok.4000000.x") -> Path:
+    """What another user can create in a shared directory: a sibling named like a killed save's
+    leftovers, holding Hugging Face files that would change how the tokenizer loads."""
+    planted = parent / name
+    planted.mkdir()
+    (planted / "tokenizer_config.json").write_text(
+        '{"bos_token": "<|planted|>", "chat_template": "{{ planted }}", '
+        '"auto_map": {"AutoTokenizer": ["tokenization_evil.EvilTokenizer", null]}}')
+    (planted / "tokenization_evil.py").write_text("import os  # code for trust_remote_code=True\n")
+    return planted
+
+
+def test_a_planted_directory_is_never_adopted(tmp_path):
+    """The issue's case: a sibling ``.wwho-tmp-tok.<dead pid>.x/tokenizer_config.json`` that no save
+    of yours wrote. Before: the next save (here one that adds tokenizer.json, as ``hf=True``) moved
+    the planted files into the tokenizer directory. Now they stay where they are, with a warning."""
+    from wwho.errors import WwhoWarning
+    from wwho.savedir import recover, save_files
+
+    target = tmp_path / "tok"
+    save_files(target, {"ranks.tiktoken": b"r", "bytelevel.json": b"{}"}, kind="x")
+    planted = _planted(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        save_files(target, {"ranks.tiktoken": b"r", "bytelevel.json": b"{}", "tokenizer.json": b"{}"}, kind="x")
+    assert sorted(os.listdir(target)) == ["bytelevel.json", "ranks.tiktoken", "tokenizer.json", MANIFEST]
+    assert sorted(os.listdir(planted)) == ["tokenization_evil.py", "tokenizer_config.json"]  # never deleted
+    assert [str(w.message).split(": ")[:2] for w in caught if w.category is WwhoWarning] == [
+        [str(planted), "left alone"]]
+    # A marker planted with it does not help: a new directory's marker only lets wwho remove the files
+    # it lists (never move one in), and what moves back after an exchange must be the very entry
+    # (device, inode) the save moved out, listed in a marker inside the target.
+    forged = {"format": "wwho-save/1", "target": "tok", "pid": 4000000, "token": "x", "files": [], "back": []}
+    (planted / ".wwho-save").write_text(json.dumps(forged))
+    with pytest.warns(WwhoWarning, match="left alone"):
+        assert recover(target) == []
+    (planted / ".wwho-save").unlink()
+    ino = os.lstat(planted / "tokenizer_config.json").st_ino
+    (target / ".wwho-save").write_text(json.dumps({**forged, "back": [["tokenizer_config.json", 1, ino]]}))
+    with pytest.warns(WwhoWarning, match="left alone"):
+        assert recover(target) == []
+    assert sorted(os.listdir(target)) == [".wwho-save", "bytelevel.json", "ranks.tiktoken", "tokenizer.json",
+                                          MANIFEST]
+    assert sorted(os.listdir(planted)) == ["tokenization_evil.py", "tokenizer_config.json"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give files to another user")
+def test_another_users_directory_or_temporary_file_is_never_touched(tmp_path):
+    """Even with a marker that would pass, a sibling owned by another user (uid 65534) is left
+    alone; so is another user's temporary file, which before was deleted by the next write."""
+    from wwho.errors import WwhoWarning
+    from wwho.fileio import write_bytes
+    from wwho.savedir import save_files
+
+    target = tmp_path / "tok"
     save_files(target, {"a.json": b"1"}, kind="x")
-    stale = tmp_path / ".wwho-tmp-out.999999999.abcdefgh"  # a dead process's leftovers
-    stale.mkdir()
-    (stale / "mine.txt").write_text("mine")
-    (stale / MANIFEST).write_bytes((target / MANIFEST).read_bytes())
-    (stale / "a.json").write_bytes(b"1")  # listed in its manifest, unchanged: wwho's
-    (stale / ".wwho-tmp-a.json.999999999.xyz.tmp").write_bytes(b"half")
-    unrelated = tmp_path / ".wwho-tmp-other.999999999.abcdefgh"  # another directory's: not touched here
-    unrelated.mkdir()
-    assert recover(target) == ["mine.txt"]
-    assert not stale.exists() and unrelated.exists() and (target / "mine.txt").read_text() == "mine"
+    planted = _planted(tmp_path)
+    (planted / ".wwho-save").write_text(json.dumps(
+        {"format": "wwho-save/1", "target": "tok", "pid": 4000000, "token": "x",
+         "files": [], "back": []}))
+    foreign_tmp = tmp_path / ".wwho-tmp-x.json.4000000.abcdef.tmp"
+    foreign_tmp.write_text("theirs")
+    for path in (planted, *planted.iterdir(), foreign_tmp):
+        os.chown(path, 65534, 65534)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        save_files(target, {"a.json": b"2", "tokenizer.json": b"{}"}, kind="x")
+    write_bytes(tmp_path / "x.json", b"{}")
+    assert sorted(os.listdir(target)) == ["a.json", "tokenizer.json", MANIFEST]
+    assert sorted(os.listdir(planted)) == [".wwho-save", "tokenization_evil.py", "tokenizer_config.json"]
+    assert foreign_tmp.read_text() == "theirs"
+    assert any("belongs to another user (uid 65534)" in str(w.message) for w in caught if w.category is WwhoWarning)
+
+
+def test_an_interrupted_save_leaves_nothing(tmp_path):
+    """Ctrl-C (KeyboardInterrupt) after any step of a save: the old files, whole, or the new ones;
+    your files and folders in place; no staging directory, no marker."""
+    import signal
+
+    from wwho.savedir import save_files
+
+    for step in range(1, 100):
+        target = tmp_path / f"case{step}" / "out"
+        save_files(target, {"a.json": b"1", "b.json": b"2"}, kind="x")
+        (target / "mine.txt").write_text("mine")
+        (target / "data").mkdir()
+        os.environ["WWHO_INTERRUPT_AFTER"] = str(step)
+        try:
+            save_files(target, {"a.json": b"11", "c.json": b"3"}, kind="x")
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            interrupted = False
+        finally:
+            del os.environ["WWHO_INTERRUPT_AFTER"]
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        assert sorted(os.listdir(target.parent)) == ["out"], (step, os.listdir(target.parent))
+        names = set(os.listdir(target))
+        assert names in ({"a.json", "b.json", "mine.txt", "data", MANIFEST},
+                         {"a.json", "c.json", "mine.txt", "data", MANIFEST}), (step, names)
+        if not interrupted:
+            break
+    assert step > 8
 
 
 def test_member_keeps_names_inside_the_directory(tmp_path):

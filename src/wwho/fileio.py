@@ -19,7 +19,7 @@ import errno
 import json
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -40,34 +40,51 @@ def write_failed(path: str | Path, exc: OSError, *, directory: bool = False) -> 
     return WriteError(f"{path}: cannot write: {reason} (errno {exc.errno}); {kept}")
 
 
+def temp_name(path: Path, suffix: str = ".tmp") -> Path:
+    """A fresh temporary name beside ``path``: ``.wwho-tmp-<name>.<pid>.<random><suffix>``."""
+    return path.parent / f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}"
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it to ``path``.
 
-    On any exception the temporary file is removed and ``path`` is left untouched; a failed
-    write (disk full, permission) becomes a :class:`WriteError` naming ``path``.
+    On any exception (a Ctrl-C included, at any instant once the temporary file exists) the
+    temporary file is removed and ``path`` is left untouched; a failed write (disk full,
+    permission) becomes a :class:`WriteError` naming ``path``.
     """
     path = Path(path)
     binary = "b" in mode
+    tmp: Path | None = None
+    opened = False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.{os.getpid()}.", suffix=".tmp",
-                                   dir=path.parent)
-    except OSError as exc:
-        raise write_failed(path, exc) from None
-    try:
+        for _ in range(100):
+            # The name is chosen before the file exists (not tempfile.mkstemp, which returns it only after),
+            # so an interrupt at any instant after the file is created still knows what to remove.
+            tmp = temp_name(path)
+            try:
+                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+                break
+            except FileExistsError:
+                tmp = None
+        else:
+            raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+        opened = True
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
             yield f
             f.flush()
-            # mkstemp creates the file private (0600); give it the mode open() would have.
+            # The file is created private (0600); give it the mode open() would have.
             os.fchmod(f.fileno(), 0o666 & ~umask())
             os.fsync(f.fileno())
         os.replace(tmp, path)
+        tmp = None
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and exc.errno in WRITE_ERRORS:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not opened):
             raise write_failed(path, exc) from None
         raise
 
@@ -101,21 +118,29 @@ def process_alive(pid: int) -> bool:
 def remove_stale_temps(directory: str | Path) -> list[str]:
     """Remove the temporary *files* of wwho processes that no longer run; returns their names.
 
-    Only regular files named ``.wwho-tmp-...<pid>...`` whose pid is not a live process: never
-    a name wwho does not make, never a file another running wwho is writing.
+    Only regular files of this user's named ``.wwho-tmp-...<pid>...`` whose pid is not a live
+    process: never a name wwho does not make, never a file another running wwho is writing, never
+    another user's file (in a shared directory such as ``/tmp`` anyone can create such a name).
+    A file that cannot be removed is left; it never fails the write that looked.
     """
     removed = []
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return removed
     for entry in entries:
         pid = temp_owner(entry.name)
-        if pid is None or process_alive(pid) or not entry.is_file(follow_symlinks=False):
+        if pid is None or process_alive(pid):
             continue
-        with contextlib.suppress(FileNotFoundError):
+        try:
+            if not entry.is_file(follow_symlinks=False) or (
+                    uid is not None and entry.stat(follow_symlinks=False).st_uid != uid):
+                continue
             os.unlink(entry.path)
-            removed.append(entry.name)
+        except OSError:
+            continue
+        removed.append(entry.name)
     return removed
 
 

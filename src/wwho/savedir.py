@@ -7,19 +7,26 @@ A tokenizer is several files that must agree: ``vocab.json`` and the Hugging Fac
 for any other reader (Hugging Face reads ``tokenizer.json`` alone):
 
 1. leftovers of an earlier killed save into the same directory are cleaned up (:func:`recover`);
-2. ``wwho-manifest.json`` (size and sha256 of every file), then every file, is written into a
-   new sibling directory ``.wwho-tmp-<name>.<pid>.<random>`` and fsynced (a marker file says
-   "unfinished" until the last one is written);
+2. a marker (``.wwho-save``: this process, a random token, the target's name, the files it
+   writes), then ``wwho-manifest.json`` (size and sha256 of every file), then every file, is
+   written into a new sibling directory ``.wwho-tmp-<name>.<pid>.<token>`` and fsynced;
 3. each entry of the existing directory that this save does not replace (your own files, a
-   ``checkpoints`` folder) gets a hard link in the new directory;
+   ``checkpoints`` folder) gets a hard link in the new directory; those that cannot
+   (subdirectories) are listed in the marker, by name, device and inode;
 4. the two directories are exchanged in one system call (Linux ``renameat2(RENAME_EXCHANGE)``;
    a plain ``rename`` when the target does not exist yet);
-5. what is left in the old directory is put back or removed (:func:`recover`): entries that
-   could not be linked (subdirectories) move into the new directory, hard-link twins and the
-   old model's files go, then the emptied old directory.
+5. what is left in the old directory is put back or removed: the entries the marker lists move
+   into the new directory, hard-link twins and the old model's files go, then the emptied old
+   directory, then the marker.
 
 Only names wwho creates are ever removed, and an entry is removed only when its data is still
-in the directory (a hard-link twin) or it is a file a wwho save wrote (listed in a manifest).
+in the directory (a hard-link twin) or it is a file a wwho save wrote (listed in a manifest or
+the marker). A leftover sibling is adopted only when it is this user's and a marker of the save
+that made it vouches for it (:func:`recover`): a directory someone else planted beside yours
+(in a shared directory anyone may create ``.wwho-tmp-...``) is left alone, with a warning.
+An interrupt (Ctrl-C) at any step leaves the old directory or the new one, like a kill, and
+no sibling: the save cleans up before it lets the interrupt through.
+
 Where the exchange is impossible (not Linux, a filesystem without it, a directory that is a
 mount point, a parent that is not writable) the files are replaced one by one, each
 atomically, and the manifest last: a kill in between is then *detected* at load instead of
@@ -39,14 +46,16 @@ import errno
 import hashlib
 import os
 import re
+import secrets
 import signal
+import stat
 import sys
-import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError, WriteError
+from wwho.errors import VocabError, WriteError, WwhoWarning
 from wwho.fileio import (
     TEMP_PREFIX,
     atomic_open,
@@ -61,11 +70,19 @@ from wwho.fileio import (
 
 MANIFEST = "wwho-manifest.json"
 MANIFEST_FORMAT = "wwho-manifest/1"
-#: Present in a new directory until all its files are written: how recover() tells a save that never
-#: finished (drop its files) from an old directory left after an exchange (keep what is not wwho's).
-UNFINISHED = ".wwho-unfinished"
+#: The first file a save writes into its new directory, and the proof, for :func:`recover`, that a
+#: leftover directory is a save's: who made it (pid, and a random token that is also the end of the
+#: directory's name), for which target, the files it writes, and the entries of the old directory it
+#: moves back after the exchange (name, device, inode). It moves with the new files into the target
+#: and is removed from there when the save is done.
+MARKER = ".wwho-save"
+MARKER_FORMAT = "wwho-save/1"
+_MARKER_NEXT = MARKER + ".next"  # the marker's final version, written beside it and renamed over it
+_MAX_MARKER_BYTES = 64 * 2**20
 #: Test hook: ``WWHO_CRASH_AFTER=N`` makes a save SIGKILL its own process after its N-th step.
 CRASH_ENV = "WWHO_CRASH_AFTER"
+#: Test hook: ``WWHO_INTERRUPT_AFTER=N`` sends the save's own process SIGINT (Ctrl-C) after its N-th step.
+INTERRUPT_ENV = "WWHO_INTERRUPT_AFTER"
 #: errno values of an exchange that this filesystem or directory cannot do (use the fallback).
 _NO_EXCHANGE = frozenset({errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.EBUSY, errno.EPERM, errno.EACCES,
                           errno.ENOTSUP, errno.EROFS})
@@ -88,17 +105,21 @@ def file_sha256(path: str | Path) -> str:
 
 
 class _Steps:
-    """Counts the steps of one save, for the crash test hook (``WWHO_CRASH_AFTER``)."""
+    """Counts the steps of one save, for the test hooks (``WWHO_CRASH_AFTER``, ``WWHO_INTERRUPT_AFTER``)."""
 
     def __init__(self, *, crash: bool = True) -> None:
         value = os.environ.get(CRASH_ENV, "") if crash else ""
         self.crash_after = int(value) if value.isdigit() else None
+        value = os.environ.get(INTERRUPT_ENV, "") if crash else ""
+        self.interrupt_after = int(value) if value.isdigit() else None
         self.done = 0
 
     def __call__(self) -> None:
         self.done += 1
         if self.done == self.crash_after:
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.done == self.interrupt_after:
+            signal.raise_signal(signal.SIGINT)
 
 
 def check_target(directory: str | os.PathLike) -> Path:
@@ -120,7 +141,7 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     leaves the directory as it was."""
     target = Path(directory)
     for name in files:
-        if not _plain_name(name) or name == MANIFEST or name.startswith(TEMP_PREFIX):
+        if not _plain_name(name) or name in (MANIFEST, MARKER, _MARKER_NEXT) or name.startswith(TEMP_PREFIX):
             raise ValueError(f"not a file name a save may write: {name!r}")
     if target.is_symlink() and target.resolve().is_dir():
         target = target.resolve()  # save into the directory the link points at; keep the link
@@ -136,21 +157,30 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
         "kind": kind,
         "files": {name: {"bytes": len(data), "sha256": sha256(data)} for name, data in sorted(files.items())},
     }
+    token = secrets.token_hex(6)
+    # The name is chosen before the directory exists (not tempfile.mkdtemp, which returns it only after),
+    # so that an interrupt at any instant knows what to remove.
+    staging = target.parent / f"{TEMP_PREFIX}{target.name}.{os.getpid()}.{token}"
+    marker = {"format": MARKER_FORMAT, "target": target.name, "pid": os.getpid(), "token": token,
+              "files": sorted(files), "back": []}
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         recover(target)
-        staging = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{target.name}.{os.getpid()}.", dir=target.parent))
+        os.mkdir(staging, 0o700)
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and target.is_dir():
             return _save_in_place(target, files, manifest, steps)
         raise write_failed(target, exc, directory=True) from None
-    steps()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            staging.rmdir()
+        raise
     try:
-        _write(staging, UNFINISHED, b"", target, steps)
+        steps()
+        _write(staging, MARKER, json_bytes(marker), target, steps)
         _write(staging, MANIFEST, json_bytes(manifest), target, steps)
         for name, data in files.items():
             _write(staging, name, data, target, steps)
-        (staging / UNFINISHED).unlink()
         _fsync_dir(staging)
         os.chmod(staging, (target.stat().st_mode if target.is_dir() else 0o777 & ~umask()) & 0o7777)
         steps()
@@ -162,23 +192,33 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
             else:
                 _fsync_dir(target.parent)
                 steps()
+                _settle(target, staging, token, own=True, steps=steps)  # removes the marker
                 return target
-        _link_others(target, staging, files, steps)
+        marker["back"] = _link_others(target, staging, files, steps)
+        _write(staging, _MARKER_NEXT, json_bytes(marker), target, steps)
+        os.replace(staging / _MARKER_NEXT, staging / MARKER)
+        _fsync_dir(staging)
         in_cwd = _is_cwd(target)
         _exchange(staging, target)
     except _CannotExchange:
-        recover(target, staging, force=True)
+        _settle(target, staging, token, own=True)
         return _save_in_place(target, files, manifest, steps)
     except BaseException as exc:
-        recover(target, staging, force=True)  # the new files were never visible: drop them
+        # Before the exchange the new files were never visible: they go. After it (an interrupt just
+        # then), the old directory's entries are put back as on success. The marker says which.
+        _settle(target, staging, token, own=True)
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise write_failed(target, exc, directory=True) from None
         raise
-    steps()
-    if in_cwd:  # our own working directory was the old one: follow the name
-        os.chdir(target)
-    _fsync_dir(target.parent)
-    recover(target, staging, force=True, steps=steps)
+    try:
+        steps()
+        if in_cwd:  # our own working directory was the old one: follow the name
+            os.chdir(target)
+        _fsync_dir(target.parent)
+        _settle(target, staging, token, own=True, steps=steps)
+    except BaseException:  # an interrupt while putting things back: finish putting them back, then stop
+        _settle(target, staging, token, own=True)
+        raise
     return target
 
 
@@ -198,21 +238,33 @@ def _write(staging: Path, name: str, data: bytes, target: Path, steps: _Steps) -
     steps()
 
 
-def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps: _Steps) -> None:
+def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps: _Steps) -> list[list[Any]]:
     """Hard-link into the new directory every entry of ``target`` that this save does not write,
-    except the old model's own files (listed in its manifest, unchanged) and wwho's temp files."""
+    except the old model's own files (listed in its manifest, unchanged) and wwho's own names.
+    Returns ``[name, device, inode]`` of each entry that must be moved back after the exchange
+    instead (a subdirectory, or a file where hard links fail): the marker lists them."""
     old = _listed(target)
+    back: list[list[Any]] = []
     for entry in os.scandir(target):
         name = entry.name
-        if name in files or name in (MANIFEST, UNFINISHED) or temp_owner(name) is not None:
+        if name in files or name in (MANIFEST, MARKER, _MARKER_NEXT) or temp_owner(name) is not None:
             continue
         if name in old and entry.is_file(follow_symlinks=False) and _matches(Path(entry.path), old[name]):
             continue  # a file of the previous save that this one does not write: it goes with the old directory
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # gone meanwhile
         if entry.is_dir(follow_symlinks=False):
-            continue  # directories cannot be linked: recover() moves them after the exchange
-        with contextlib.suppress(OSError):  # no hard links here: recover() moves it instead
+            back.append([name, st.st_dev, st.st_ino])  # directories cannot be linked: moved after the exchange
+            continue
+        try:
             os.link(entry.path, staging / name, follow_symlinks=False)
+        except OSError:  # no hard links here: moved after the exchange instead
+            back.append([name, st.st_dev, st.st_ino])
+        else:
             steps()
+    return back
 
 
 def _exchange(a: Path, b: Path) -> None:
@@ -267,77 +319,217 @@ def _is_cwd(path: Path) -> bool:
 # --- cleaning up after a killed save -----------------------------------------------------------
 
 
-def recover(directory: str | os.PathLike, staging: Path | None = None, *, force: bool = False,
-            steps: _Steps | None = None) -> list[str]:
-    """Finish what killed saves into ``directory`` left beside it; returns what was moved back.
+def recover(directory: str | os.PathLike) -> list[str]:
+    """Finish what killed saves into ``directory`` left beside it; returns the names moved back.
 
-    Looks at the sibling directories ``.wwho-tmp-<name>.<pid>.*`` whose process is gone (or
-    ``staging`` with ``force=True``: the caller's own). Each is an unfinished save (its manifest
-    names it) or the old directory after an exchange. In either: a hard-link twin of an entry of
-    ``directory`` and a file written by a save are removed; anything else (your files, a
-    subdirectory) moves into ``directory``, or stays if that name is taken. Then the emptied
-    sibling is removed. Never removes anything else, never a directory tree.
+    A save leaves a sibling directory ``.wwho-tmp-<name>.<pid>.<token>`` when it is killed: its
+    new directory (never exchanged), or the old directory (after the exchange). One is adopted
+    only if all of these hold: its process is gone; it is a real directory (not a link) owned by
+    this user; and a marker written by that save (``.wwho-save``, owned by this user, naming this
+    target, the pid and the token) is inside it (a new directory) or inside ``directory`` (after
+    the exchange). Then only what the save wrote is removed (the files its marker and manifests
+    list, hard-link twins of ``directory``'s entries, its temporary files), and only the entries
+    its marker lists as moved out of ``directory`` (same name, device and inode) move back in.
+    Anything else stays where it is, and so does the sibling, with a :class:`WwhoWarning`
+    naming it: a directory someone else planted beside yours is never moved in, never deleted.
     """
     target = Path(os.path.abspath(directory))
-    steps = steps or _Steps(crash=False)
-    if staging is not None:
-        candidates = [staging] if force else []
-    else:
-        candidates = []
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(target.parent):
-                pid = temp_owner(entry.name)
-                if (pid is not None and entry.name.rsplit(".", 2)[0] == TEMP_PREFIX + target.name
-                        and not process_alive(pid) and entry.is_dir(follow_symlinks=False)):
-                    candidates.append(Path(entry.path))
     moved: list[str] = []
-    for old in candidates:
-        moved += _empty_into(old, target, steps)
-        with contextlib.suppress(OSError):
-            old.rmdir()
-            steps()
+    prefix = TEMP_PREFIX + target.name
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        entries = []
+    for entry in entries:
+        pid = temp_owner(entry.name)
+        if pid is None or entry.name.rsplit(".", 2)[0] != prefix or process_alive(pid):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue  # a file (remove_stale_temps' business) or a link: not a save's directory
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not _mine(st):
+            _left_alone(Path(entry.path), target, f"it belongs to another user (uid {st.st_uid})")
+            continue
+        moved += _settle(target, Path(entry.path), entry.name.rsplit(".", 1)[1])
+    _drop_stale_marker(target)
     if target.is_dir():
         remove_stale_temps(target)
     return moved
 
 
-def _empty_into(old: Path, target: Path, steps: _Steps) -> list[str]:
-    own = _listed(old)
-    unfinished = (old / UNFINISHED).exists()  # never exchanged: its files never counted
-    current = _listed(target) if target.is_dir() else {}
-    moved = []
+def _settle(target: Path, old: Path, token: str, *, own: bool = False, steps: _Steps | None = None) -> list[str]:
+    """Clean up the sibling ``old`` of a save with ``token`` (``own``: this process's save, just
+    now): discard it if it is a new directory never exchanged (its marker is inside it), finish
+    it if it is the target's old directory (the marker is in the target). Returns names moved back."""
+    steps = steps or _Steps(crash=False)
+    pid = os.getpid() if own else temp_owner(old.name)
+    if pid is None:
+        return []
+    inside = _read_marker(old / MARKER, target.name, pid, token)
+    if inside is not None:  # never exchanged: a new directory that did not become the target
+        _discard(old, target, inside, steps)
+        return []
+    outside = _read_marker(target / MARKER, target.name, pid, token)
+    if outside is not None:  # exchanged (or renamed into place): ``old`` is what the target held before
+        moved = _finish(old, target, outside, steps) if os.path.lexists(old) else []
+        if not os.path.lexists(old):
+            with contextlib.suppress(FileNotFoundError):
+                (target / MARKER).unlink()
+                steps()
+        return moved
+    # No marker names it: a save killed before its marker was written leaves its directory empty, or
+    # with the marker half-written; anything else is not known to be a save's.
+    with contextlib.suppress(OSError):
+        names = os.listdir(old)
+        if set(names) <= {MARKER, _MARKER_NEXT} and all(_mine_file(old / name) for name in names):
+            for name in names:
+                (old / name).unlink()
+            old.rmdir()
+            return []
+    if os.path.lexists(old):
+        _left_alone(old, target, "no marker of a wwho save of yours is in it or in the directory")
+    return []
+
+
+def _discard(new: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> None:
+    """A save's new directory that never became the target: remove what the save wrote (the
+    files its marker lists, its manifest, hard links of the target's entries), then the directory."""
+    written = {*marker["files"], MANIFEST, _MARKER_NEXT}
+    kept = []
+    for entry in list(os.scandir(new)):
+        name, path = entry.name, Path(entry.path)
+        if name == MARKER:
+            continue  # last: it is what makes the directory a save's
+        if _same_file(path, target / name) or (name in written and _mine_file(path)) or _dead_temp(path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                steps()
+        else:
+            kept.append(name)
+    if kept:
+        _left_alone(new, target, f"it holds {', '.join(sorted(kept)[:3])}, which no wwho save wrote")
+        return
+    with contextlib.suppress(FileNotFoundError):
+        (new / MARKER).unlink()
+        steps()
+    with contextlib.suppress(OSError):
+        new.rmdir()
+        steps()
+
+
+def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> list[str]:
+    """The target's previous directory after the exchange: move back the entries the marker lists
+    (same device and inode), remove what is wwho's (hard-link twins, the old model's files, the
+    versions of the files the new save replaced, manifests, markers), then the directory."""
+    previous = _listed(old)  # the old model's files (its manifest is removed last)
+    back = {name: (dev, ino) for name, dev, ino in marker["back"]}
+    replaced = set(marker["files"])
+    moved: list[str] = []
+    kept = []
     for entry in list(os.scandir(old)):
         name, path = entry.name, Path(entry.path)
-        if name in (MANIFEST, UNFINISHED) and not entry.is_dir(follow_symlinks=False):
-            continue  # removed last: the rules below read them
-        if entry.is_dir(follow_symlinks=False) or not _written_by_wwho(name, path, target, own, current, unfinished):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if back.get(name) == (st.st_dev, st.st_ino):
             there = target / name
-            if not os.path.lexists(there) and target.is_dir():
+            if not os.path.lexists(there):
                 with contextlib.suppress(OSError):
                     os.rename(path, there)
                     moved.append(name)
                     steps()
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+                    continue
+            kept.append(name)
+        elif name == MANIFEST and _mine_file(path):
+            continue  # last: the rule below reads it
+        elif _same_file(path, target / name) or _dead_temp(path) or (_mine_file(path) and (
+                name in replaced or name in (MARKER, _MARKER_NEXT)
+                or (name in previous and _matches(path, previous[name])))):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                steps()
+        else:
+            kept.append(name)
+    with contextlib.suppress(FileNotFoundError):
+        if _mine_file(old / MANIFEST):
+            (old / MANIFEST).unlink()
             steps()
-    for name in (MANIFEST, UNFINISHED):
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-            (old / name).unlink()
-            steps()
+    if kept:
+        _left_alone(old, target, f"it holds {', '.join(sorted(kept)[:3])}, which no wwho save wrote "
+                                 "(or whose name is taken in the directory)")
+        return moved
+    with contextlib.suppress(OSError):
+        old.rmdir()
+        steps()
     return moved
 
 
-def _written_by_wwho(name: str, path: Path, target: Path, own: dict, current: dict, unfinished: bool) -> bool:
-    """Whether a file left beside ``target`` by a save may go (see :func:`recover`)."""
-    if temp_owner(name) is not None:
-        return True  # a temporary file of a dead process
-    if _same_file(path, target / name):
-        return True  # a hard-link twin: the data is in the target
-    if name in own and (unfinished or _matches(path, own[name])):
-        return True  # a new file of a save that never finished, or the previous model's, unchanged
-    # A name the finished save wrote: this is what it replaced, as any save overwrites its files.
-    return name in current and not unfinished
+def _drop_stale_marker(target: Path) -> None:
+    """A marker left in the target by a save killed after its rename or exchange, whose old
+    directory is gone already: remove it (only a marker of this user's, of a process that is gone)."""
+    path = target / MARKER
+    if not _mine_file(path):
+        return
+    data = _read_marker(path, target.name, None, None)
+    if data is None or process_alive(data["pid"]):
+        return
+    if not os.path.lexists(target.parent / f"{TEMP_PREFIX}{target.name}.{data['pid']}.{data['token']}"):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _read_marker(path: Path, target_name: str, pid: int | None, token: str | None) -> dict[str, Any] | None:
+    """The marker at ``path`` if it is a regular file of this user's written by the save of
+    ``target_name`` with this ``pid`` and ``token`` (None: any); otherwise None."""
+    if not _mine_file(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(_MAX_MARKER_BYTES + 1)
+        data = parse_json(raw, source=str(path), error=VocabError)
+    except (OSError, VocabError):
+        return None
+    if not (isinstance(data, dict) and data.get("format") == MARKER_FORMAT and data.get("target") == target_name
+            and type(data.get("pid")) is int and isinstance(data.get("token"), str)
+            and (pid is None or data["pid"] == pid) and (token is None or data["token"] == token)):
+        return None
+    files, back = data.get("files"), data.get("back")
+    if not (isinstance(files, list) and all(_plain_name(n) for n in files) and isinstance(back, list)
+            and all(isinstance(b, list) and len(b) == 3 and _plain_name(b[0]) and type(b[1]) is int
+                    and type(b[2]) is int for b in back)):
+        return None
+    return data
+
+
+def _mine(st: os.stat_result) -> bool:
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    return uid is None or st.st_uid == uid
+
+
+def _mine_file(path: Path) -> bool:
+    """A regular file (not a link) owned by this user."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and _mine(st)
+
+
+def _dead_temp(path: Path) -> bool:
+    """A temporary file of this user's whose wwho process is gone."""
+    pid = temp_owner(path.name)
+    return pid is not None and _mine_file(path) and not process_alive(pid)
+
+
+def _left_alone(path: Path, target: Path, why: str) -> None:
+    warnings.warn(f"{path}: left alone: it is named like a leftover of a wwho save into {target}, but {why}; "
+                  "wwho neither moves anything out of it nor deletes it (look inside, then remove it yourself)",
+                  WwhoWarning, stacklevel=3)
 
 
 def _same_file(a: Path, b: Path) -> bool:
