@@ -11,6 +11,9 @@ code-switched Sinhala-English news) measures:
   (``seconds`` in the response: encoding, laying tokens over the text, cuts, comparison) and the
   round trip with JSON; the first request after start ("cold": syllable tables may still be
   building in the background) and the median of ``--runs`` later ones on shifted texts ("warm");
+* the worst case the server takes: 20,000 characters (the default limit) of emoji ZWJ sequences,
+  which byte-level tokenizers cut into 1.5-3 tokens per code point: the server's time, the tokens
+  counted and sent (at most ``max_tokens`` are sent) and the JSON's size (median of ``--runs``);
 * the page in headless Chromium (Playwright, the system's Chromium): the text is pasted and the
   page's own measurements are read: round trip, the first screen drawn (synchronous, with layout),
   and every token drawn (in slices, the page answering in between); median of ``--runs``.
@@ -70,12 +73,20 @@ def start_server(specs: list[str]) -> tuple[subprocess.Popen, str]:
 
 
 def post(url: str, text: str) -> tuple[float, float]:
+    seconds, trip, _ = post_full(url, text)
+    return seconds, trip
+
+
+def post_full(url: str, text: str) -> tuple[float, float, dict]:
+    """The server's time, the round trip, and the answer with its size in bytes as ``size``."""
     body = json.dumps({"text": text}).encode()
     req = urllib.request.Request(url + "api/tokenize", data=body, headers={"Content-Type": "application/json"})
     t0 = time.perf_counter()
     with urllib.request.urlopen(req) as res:
-        data = json.loads(res.read())
-    return data["seconds"], time.perf_counter() - t0
+        raw = res.read()
+    data = json.loads(raw)
+    data["size"] = len(raw)
+    return data["seconds"], time.perf_counter() - t0, data
 
 
 def find_chromium(given: str | None) -> str | None:
@@ -129,6 +140,16 @@ def main() -> None:
             print(f"| {name} | {cold[0] * 1000:.0f} ms | {server * 1000:.0f} ms | {trip * 1000:.0f} ms | "
                   f"{encode * 1000:.0f} ms | {server / encode:.1f}x |")
         print()
+        family = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"
+        worst = (family * 3000)[:20_000]
+        post_full(url, worst[:100])
+        answers = [post_full(url, worst[k:] + worst[:k]) for k in range(args.runs)]
+        data = answers[-1][2]
+        print(f"worst case, {len(worst):,} characters of emoji ZWJ sequences: server "
+              f"{statistics.median(a[0] for a in answers) * 1000:.0f} ms, round trip "
+              f"{statistics.median(a[1] for a in answers) * 1000:.0f} ms, tokens counted "
+              f"{sum(r['count'] for r in data['results']):,}, sent {sum(r['shown'] for r in data['results']):,}, "
+              f"JSON {data['size'] / 1e6:.1f} MB\n")
         if chromium is None:
             print("page: skipped (no Chromium found; apt-get install chromium)")
             return
