@@ -7,16 +7,19 @@
 //! it takes chunks too, but first hands the finished ones, in input order, to a consumer. That
 //! is where the Python layer turns ids into lists under the GIL, while the other threads go on
 //! encoding: the conversion overlaps the work instead of following it. The other threads come
-//! from a pool kept per thread count, so their thread-local memos stay warm between calls.
+//! from a pool kept per calling thread and thread count, so their thread-local memos stay warm
+//! between calls.
 //!
 //! This module knows nothing of tokenizers or Python; it does not split one text over threads.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::thread::Thread;
 
+use crate::fork;
 use crate::units::Text;
 
 /// Work per chunk: about this many code units (a few hundred microseconds of encoding), so
@@ -34,8 +37,8 @@ const MAX_POOLS: usize = 4;
 
 type Panic = Box<dyn Any + Send + 'static>;
 type Slot<R> = Mutex<Option<Result<Vec<R>, Panic>>>;
-/// The process id that made the pools, and the pools by thread count.
-type Pools = Mutex<(u32, Vec<(usize, Arc<rayon::ThreadPool>)>)>;
+/// The fork generation that made the pools, and the pools by thread count.
+type Pools = (u64, Vec<(usize, Arc<rayon::ThreadPool>)>);
 
 /// `work` on every item on up to `threads` threads, the calling thread included; `consume` on
 /// the calling thread receives the results in input order as they become ready, as
@@ -209,34 +212,41 @@ fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A pool of `n` threads, kept for the next call with the same count (at most [`MAX_POOLS`]
-/// counts are kept; the oldest is dropped, its threads ending when its last call does).
+/// A pool of `n` threads, kept for this thread's next call with the same count (at most
+/// [`MAX_POOLS`] counts are kept; the oldest is dropped, its threads ending when its last call
+/// does).
 ///
-/// A child process made by `fork` has none of its parent's threads: its first batch finds pools
-/// made by another process id, forgets them (their threads are not there to stop) and makes its
-/// own, where waiting on the parent's would never end.
+/// Kept per calling thread, so no lock guards them: a lock held by another thread when the
+/// process forks would be copied held into the child. A child made by `fork` has none of its
+/// parent's threads: its first batch finds pools of an earlier [`fork::generation`], forgets
+/// them (their threads are not there to stop) and makes its own, where waiting on the parent's
+/// would never end.
 fn pool(n: usize) -> Arc<rayon::ThreadPool> {
-    static POOLS: OnceLock<Pools> = OnceLock::new();
-    let mut pools = lock(POOLS.get_or_init(|| Mutex::new((std::process::id(), Vec::new()))));
-    if pools.0 != std::process::id() {
-        std::mem::forget(std::mem::take(&mut pools.1));
-        pools.0 = std::process::id();
+    thread_local! {
+        static POOLS: RefCell<Pools> = const { RefCell::new((0, Vec::new())) };
     }
-    if let Some((_, p)) = pools.1.iter().find(|(k, _)| *k == n) {
-        return p.clone();
-    }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .thread_name(|i| format!("wwho-batch-{i}"))
-            .build()
-            .unwrap_or_else(|e| panic!("cannot start {n} threads: {e}")),
-    );
-    if pools.1.len() >= MAX_POOLS {
-        pools.1.remove(0);
-    }
-    pools.1.push((n, p.clone()));
-    p
+    POOLS.with_borrow_mut(|(made_in, pools)| {
+        let now = fork::generation();
+        if *made_in != now {
+            std::mem::forget(std::mem::take(pools));
+            *made_in = now;
+        }
+        if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+            return p.clone();
+        }
+        let p = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .thread_name(|i| format!("wwho-batch-{i}"))
+                .build()
+                .unwrap_or_else(|e| panic!("cannot start {n} threads: {e}")),
+        );
+        if pools.len() >= MAX_POOLS {
+            pools.remove(0);
+        }
+        pools.push((n, p.clone()));
+        p
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod batch;
 pub mod charset;
 pub mod count;
 pub mod engine;
+pub mod fork;
 pub mod graphemes;
 pub mod router;
 pub mod schema;

@@ -4,10 +4,16 @@
 //! split over 16 shards, each behind its own lock, and a shard that would exceed its share is
 //! emptied before the insert. Pieces longer than [`MAX_PIECE`] or shorter than [`MIN_PIECE`] bytes
 //! are never cached. The cache only saves work: a miss recomputes the same ids.
+//!
+//! Its locks are only ever tried: a shard another thread holds is a miss (or an insert skipped),
+//! so no thread waits on one, and a child made by `fork` starts with empty shards of its own
+//! (see [`crate::fork`]), never with a lock its parent's threads held.
 
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+use crate::fork::PerProcess;
 
 use rustc_hash::FxHashMap;
 
@@ -26,8 +32,10 @@ struct Shard {
     bytes: usize,
 }
 
+type Shards = [Mutex<Shard>; SHARDS];
+
 pub struct PieceCache {
-    shards: Vec<Mutex<Shard>>,
+    shards: PerProcess<Shards>,
     shard_budget: usize,
 }
 
@@ -35,7 +43,7 @@ impl PieceCache {
     /// A cache holding at most about `budget` bytes (0 disables it).
     pub fn new(budget: usize) -> PieceCache {
         PieceCache {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shards: PerProcess::new(|| std::array::from_fn(|_| Mutex::default())),
             shard_budget: budget / SHARDS,
         }
     }
@@ -51,10 +59,10 @@ impl PieceCache {
     }
 
     #[inline]
-    fn shard(&self, key: &[u8]) -> &Mutex<Shard> {
+    fn shard(&self, key: &[u8]) -> Option<MutexGuard<'_, Shard>> {
         let mut h = FxHasher::default();
         key.hash(&mut h);
-        &self.shards[(h.finish() >> 59) as usize % SHARDS]
+        try_lock(&self.shards.get()[(h.finish() >> 59) as usize % SHARDS])
     }
 
     /// Append the cached ids of `key` to `out`; false on a miss.
@@ -63,8 +71,8 @@ impl PieceCache {
         if !self.enabled() || key.len() > MAX_PIECE || key.len() < MIN_PIECE {
             return false;
         }
-        let Ok(shard) = self.shard(key).lock() else {
-            return false; // poisoned: a panic elsewhere; behave as a miss
+        let Some(shard) = self.shard(key) else {
+            return false;
         };
         match shard.map.get(key) {
             Some(ids) => {
@@ -80,7 +88,7 @@ impl PieceCache {
             return;
         }
         let cost = key.len() + 4 * ids.len() + ENTRY_OVERHEAD;
-        let Ok(mut shard) = self.shard(key).lock() else {
+        let Some(mut shard) = self.shard(key) else {
             return;
         };
         if shard.bytes + cost > self.shard_budget {
@@ -95,15 +103,17 @@ impl PieceCache {
     /// Bytes held (as counted against the budget).
     pub fn bytes(&self) -> usize {
         self.shards
+            .get()
             .iter()
-            .map(|s| s.lock().map(|s| s.bytes).unwrap_or(0))
+            .filter_map(|s| try_lock(s).map(|s| s.bytes))
             .sum()
     }
 
     pub fn len(&self) -> usize {
         self.shards
+            .get()
             .iter()
-            .map(|s| s.lock().map(|s| s.map.len()).unwrap_or(0))
+            .filter_map(|s| try_lock(s).map(|s| s.map.len()))
             .sum()
     }
 
@@ -112,10 +122,25 @@ impl PieceCache {
     }
 
     pub fn clear(&self) {
-        for shard in &self.shards {
-            if let Ok(mut s) = shard.lock() {
+        for shard in self.shards.get() {
+            if let Some(mut s) = try_lock(shard) {
                 *s = Shard::default();
             }
+        }
+    }
+}
+
+/// The shard if no other thread holds it. A poisoned shard (a panic while it was held) is
+/// emptied: its table may be half-changed.
+fn try_lock(shard: &Mutex<Shard>) -> Option<MutexGuard<'_, Shard>> {
+    match shard.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::WouldBlock) => None,
+        Err(TryLockError::Poisoned(poisoned)) => {
+            let mut guard = poisoned.into_inner();
+            *guard = Shard::default();
+            shard.clear_poison();
+            Some(guard)
         }
     }
 }

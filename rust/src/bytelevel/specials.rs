@@ -11,6 +11,8 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::fork::PerProcess;
+
 const MAX_MATCHERS: usize = 64;
 
 /// A set of special tokens, by index into [`Specials`]' special tokens.
@@ -69,7 +71,8 @@ pub struct Specials {
     all_specials: Option<Arc<Matcher>>,
     added_only: Option<Arc<Matcher>>,
     everything: Option<Arc<Matcher>>,
-    matchers: Mutex<MatcherMap>,
+    /// Matchers built for other sets, kept (a lock only tried: busy means build one more).
+    matchers: PerProcess<Mutex<MatcherMap>>,
 }
 
 impl Specials {
@@ -93,7 +96,7 @@ impl Specials {
             all_specials: None,
             added_only: None,
             everything: None,
-            matchers: Mutex::new(FxHashMap::default()),
+            matchers: PerProcess::new(Mutex::default),
         };
         out.all_specials = out.build((0..out.n_special).collect())?;
         out.added_only = out.build((out.n_special..out.texts.len()).collect())?;
@@ -184,7 +187,7 @@ impl Specials {
             return Ok(None);
         }
         let key = (index, with_added);
-        if let Ok(map) = self.matchers.lock() {
+        if let Ok(map) = self.matchers.get().try_lock() {
             if let Some(m) = map.get(&key) {
                 return Ok(Some(MatcherRef::Built(m.clone())));
             }
@@ -192,7 +195,7 @@ impl Specials {
         let Some(matcher) = self.build(key.0.clone())? else {
             return Ok(None);
         };
-        if let Ok(mut map) = self.matchers.lock() {
+        if let Ok(mut map) = self.matchers.get().try_lock() {
             if map.len() >= MAX_MATCHERS {
                 map.clear();
             }

@@ -2,6 +2,11 @@
 //! result turned into its Python object on the calling thread, in input order, as soon as it is
 //! ready, while the other threads go on encoding ([`crate::batch::ordered`]).
 //!
+//! The list of results is filled while the GIL is released between chunks, so other threads run
+//! Python meanwhile: it is kept out of the garbage collector's sight ([`Filling`]) until every
+//! slot is filled, or `gc.get_objects()` in another thread would hand out a list with empty
+//! (NULL) slots, and reading one crashes the interpreter.
+//!
 //! Converting after all the encoding was done left one thread working alone at the end (about a
 //! fifth of a batch's time); here the conversion overlaps the encoding, and the Python list of
 //! results is built in place, at its final size. What a text's ids are (`work`) and what Python
@@ -13,11 +18,62 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-/// Threads for `num_threads`: None or 0 means one per core.
+/// Threads for `num_threads`: None or 0 means one per core; never more than
+/// [`MAX_THREADS`] (the Python layer refuses larger counts with a clear error first).
 pub fn thread_count(num_threads: Option<usize>) -> usize {
-    match num_threads {
+    let n = match num_threads {
         Some(n) if n > 0 => n,
         _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    n.min(MAX_THREADS)
+}
+
+/// The most threads one batch uses, whatever it asks for.
+pub const MAX_THREADS: usize = 256;
+
+/// A list under construction: untracked by the garbage collector, so no other thread can reach
+/// it (through `gc.get_objects()`, `gc.get_referrers()`) while some slots are still empty.
+pub struct Filling {
+    list: Py<PyList>,
+}
+
+impl Filling {
+    /// A list of `len` empty slots, invisible to the garbage collector.
+    pub fn new(py: Python<'_>, len: usize) -> PyResult<Filling> {
+        // SAFETY: PyList_New returns a new, tracked list (or NULL with an exception set);
+        // untracking an object this code alone refers to is always allowed.
+        let list = unsafe {
+            let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len as ffi::Py_ssize_t))?;
+            ffi::PyObject_GC_UnTrack(list.as_ptr().cast());
+            list.cast_into_unchecked::<PyList>().unbind()
+        };
+        Ok(Filling { list })
+    }
+
+    /// Put `item` in slot `i`.
+    ///
+    /// # Safety
+    /// `i` is below the list's length and its slot is still empty (each slot is set once).
+    pub unsafe fn set(&self, py: Python<'_>, i: usize, item: Py<PyAny>) {
+        // SAFETY: the caller's promise; the slot takes over the new reference.
+        unsafe {
+            ffi::PyList_SET_ITEM(
+                self.list.bind(py).as_ptr(),
+                i as ffi::Py_ssize_t,
+                item.into_ptr(),
+            )
+        };
+    }
+
+    /// The list, visible to the garbage collector again.
+    ///
+    /// # Safety
+    /// Every slot has been set.
+    pub unsafe fn finish(self, py: Python<'_>) -> Bound<'_, PyList> {
+        let list = self.list.into_bound(py);
+        // SAFETY: untracked since `new`; every slot holds an object (the caller's promise).
+        unsafe { ffi::PyObject_GC_Track(list.as_ptr().cast()) };
+        list
     }
 }
 
@@ -36,35 +92,24 @@ where
     W: Fn(&Text<'_>) -> R + Sync,
     C: Fn(Python<'_>, R) -> PyResult<Py<PyAny>> + Sync,
 {
-    // SAFETY: PyList_New gives a list of `texts.len()` empty slots. Each is filled exactly once
-    // (`ordered` hands every result over once) with a new reference, before the list is returned;
-    // on an error the list is dropped, and CPython's list dealloc skips the slots still empty.
-    let list: Py<PyList> = unsafe {
-        Bound::from_owned_ptr_or_err(py, ffi::PyList_New(texts.len() as ffi::Py_ssize_t))?
-            .cast_into_unchecked::<PyList>()
-            .unbind()
-    };
-    let (work, convert) = (&work, &convert);
+    // On an error the list is dropped unfinished: CPython's list dealloc skips empty slots.
+    let list = Filling::new(py, texts.len())?;
+    let (work, convert, filling) = (&work, &convert, &list);
     py.detach(|| {
         ordered(texts, threads, Text::len, work, |first, results| {
             Python::attach(|py| {
                 // A Ctrl-C stops a long batch here (the threads stop taking chunks).
                 py.check_signals()?;
-                let list = list.bind(py);
                 for (k, r) in results.into_iter().enumerate() {
                     let item = convert(py, r)?;
-                    // SAFETY: as above; `first + k` is this result's own slot, still empty.
-                    unsafe {
-                        ffi::PyList_SET_ITEM(
-                            list.as_ptr(),
-                            (first + k) as ffi::Py_ssize_t,
-                            item.into_ptr(),
-                        );
-                    }
+                    // SAFETY: `ordered` hands every result over once: `first + k` is this
+                    // result's own slot, below `texts.len()` and still empty.
+                    unsafe { filling.set(py, first + k, item) };
                 }
                 Ok::<(), PyErr>(())
             })
         })
     })?;
-    Ok(list.into_bound(py))
+    // SAFETY: `ordered` returned Ok, so it handed over every result: every slot is set.
+    Ok(unsafe { list.finish(py) })
 }
