@@ -40,6 +40,16 @@ KNOWN = {
 _lock = threading.Lock()
 
 
+def _fresh_lock() -> None:
+    """A child made by ``fork`` gets its own lock: one held by another thread of the parent at the
+    fork would be copied held, and nobody in the child would ever release it."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
+
+
 def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) -> Path | None:
     """The local ranks file to use for ``name``, from the argument or the environment."""
     from wwho.tiktoken_file import ranks_file_for as find

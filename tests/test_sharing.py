@@ -1,0 +1,166 @@
+"""Tokenizers shared by threads and across ``fork``: the rules of docs/reliability.md, each tried for real.
+
+Each case runs in a child interpreter with a time limit, because what it guards against is a crash
+(SIGSEGV) or a hang, which would take the test run down with it:
+
+- a batch's result list is never visible half-built: a thread walking ``gc.get_objects()`` while
+  ``encode_batch`` runs (memory profilers and debuggers do) never meets an empty slot;
+- ``os.fork()`` while other threads encode gives a child that encodes (single texts and batches)
+  and exits: no lock, pool or cache of the core is inherited held;
+- ``multiprocessing`` workers made by the fork start method after the tokenizer ran on threads.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import O200K_FILE
+
+SAMPLE = "src/wwho/data/sinhala-wikipedia-sample.txt"
+
+
+@pytest.fixture(scope="module")
+def sgpe_dir(tmp_path_factory):
+    """A small SGPE tokenizer (the bundled sample, vocabulary 1,000), saved for child processes."""
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    directory = tmp_path_factory.mktemp("sharing") / "sgpe"
+    SGPETokenizer(train_sgpe(SAMPLE, vocab_size=1000, progress=False, workers=1)).save(directory)
+    return directory
+
+
+def loader(kind: str, sgpe_dir) -> str:
+    """Python source making ``tok`` of this kind in a child process."""
+    if kind in ("bytelevel", "meta") and not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent: the shared o200k_base ranks file is needed")
+    if kind == "bytelevel":
+        return f"from wwho import ByteBPE\ntok = ByteBPE.from_tiktoken('o200k_base', tiktoken_file={str(O200K_FILE)!r})\n"
+    if kind == "sgpe":
+        return f"from wwho import SGPETokenizer\ntok = SGPETokenizer.load({str(sgpe_dir)!r})\n"
+    return (f"from wwho import MetaTokenizer, SGPETokenizer\n"
+            f"tok = MetaTokenizer(SGPETokenizer.load({str(sgpe_dir)!r}), 'o200k_base', "
+            f"tiktoken_file={str(O200K_FILE)!r})\n")
+
+
+def run_child(source: str, timeout: float) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=timeout,
+                              cwd=os.getcwd())
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the child hung for {timeout} s; its output: {exc.stdout!r} {exc.stderr!r}")
+
+
+# Lines of words never seen before, 6 to 12 letters (the shared piece cache holds pieces of 6 bytes
+# and more, and each new one takes a lock twice), in two scripts.
+TEXTS = """
+import random
+_r = random.Random(5)
+_latin, _sinhala = "abcdefghijklmnopqrstuvwxyz", "කගචජටඩණතදනපබමයරලවසහළ"
+def _word(letters):
+    return "".join(_r.choice(letters) + ("ා" if letters is _sinhala else "") for _ in range(_r.randint(3, 6)))
+texts = [" ".join(_word(_latin if k % 3 else _sinhala) for k in range(12)) for i in range(N)]
+"""
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sgpe", "meta"])
+def test_a_gc_walker_never_sees_a_half_built_batch(kind, sgpe_dir):
+    source = loader(kind, sgpe_dir) + textwrap.dedent("""
+        import gc, threading
+        N = 60_000
+    """) + TEXTS + textwrap.dedent("""
+        walks = 0
+        def walker():
+            global walks
+            while True:
+                for o in gc.get_objects():
+                    if type(o) is list and len(o) == N and o is not texts:
+                        sum(len(x) for x in o)
+                walks += 1
+        threading.Thread(target=walker, daemon=True).start()
+        for _ in range(3):
+            out = tok.encode_batch(texts, num_threads=2)
+            assert len(out) == N and all(out)
+        print("walks", walks)
+    """)
+    done = run_child(source, timeout=240)
+    assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
+    assert int(done.stdout.split()[-1]) > 0  # the walker did walk while the batches ran
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sgpe", "meta"])
+def test_fork_while_other_threads_encode(kind, sgpe_dir):
+    # A thread loops batches while the main thread forks every 30 ms;
+    # each child encodes on its own, runs a two-thread batch, and exits. A child that does not
+    # finish in 20 s counts as hung.
+    source = loader(kind, sgpe_dir) + textwrap.dedent("""
+        import os, threading, time
+        N = 4_000
+    """) + TEXTS + textwrap.dedent("""
+        stop = False
+        def batches():
+            while not stop:
+                tok.encode_batch(texts, num_threads=2)
+        workers = [threading.Thread(target=batches)]
+        for w in workers:
+            w.start()
+        time.sleep(0.3)
+        hung = forks = 0
+        for _ in range(FORKS):
+            time.sleep(0.03)
+            pid = os.fork()
+            if pid == 0:
+                ok = all(tok.encode(t) for t in texts[:2000])
+                ok = ok and len(tok.encode_batch(texts, num_threads=2)) == N
+                os._exit(0 if ok else 3)
+            forks += 1
+            deadline = time.monotonic() + 20
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    assert os.waitstatus_to_exitcode(status) == 0, status
+                    break
+                if time.monotonic() > deadline:
+                    hung += 1
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.01)
+        stop = True
+        for w in workers:
+            w.join()
+        print("forks", forks, "hung", hung)
+    """).replace("FORKS", "30")
+    done = run_child(source, timeout=400)
+    assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
+    assert done.stdout.split()[-3:] == ["30", "hung", "0"], done.stdout
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sgpe"])
+def test_multiprocessing_fork_workers_after_threads(kind, sgpe_dir):
+    source = loader(kind, sgpe_dir) + textwrap.dedent("""
+        import multiprocessing, threading
+        N = 20_000
+    """) + TEXTS + textwrap.dedent("""
+        stop = False
+        def batches():
+            while not stop:
+                tok.encode_batch(texts, num_threads=2)
+        worker = threading.Thread(target=batches)
+        worker.start()
+        want = tok.encode_batch(texts[:400], num_threads=1)
+        def job(i):
+            return tok.encode_batch(texts[i:i + 40], num_threads=2)
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            got = [ids for part in pool.map(job, range(0, 400, 40)) for ids in part]
+        stop = True
+        worker.join()
+        assert got == want
+        print("ok")
+    """)
+    done = run_child(source, timeout=240)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-3000:])
