@@ -3,6 +3,10 @@
 The public API is re-exported here; everything else is an implementation detail.
 """
 
+# First: for the `wwho` command, Ctrl-C during the imports below is one line and exit 130 (the import
+# installs that guard; for a program importing wwho it does nothing).
+from wwho.cli import interrupts as _interrupts  # noqa: F401
+
 try:  # the compiled core (Rust, rust/): there is no pure-Python fallback at run time
     from wwho import _core
 except ImportError as exc:  # pragma: no cover - only without a build

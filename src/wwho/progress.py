@@ -4,6 +4,7 @@ Importing ``tqdm.auto`` costs about 40 ms (it looks for a notebook), a third of 
 work run with ``progress=False`` gets a silent stand-in with the few members wwho uses
 (``update``, ``n``, ``total``, ``close``, iteration, ``with``). This module does not format or
 decide when to show progress: callers pass ``disable`` as they passed it to tqdm.
+:func:`close_all` ends every bar still drawn (the CLI's Ctrl-C message then starts its own line).
 """
 
 from __future__ import annotations
@@ -43,3 +44,19 @@ def progress_bar(iterable: Iterable | None = None, *, disable: bool = False, **o
     from tqdm.auto import tqdm
 
     return tqdm(iterable, **options)
+
+
+def close_all() -> None:
+    """Close every tqdm bar still drawn (with its final newline), so that the next message starts
+    its own line: what the CLI does before saying ``wwho: interrupted``. Imports nothing new."""
+    import sys
+
+    if "tqdm" not in sys.modules:
+        return
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        try:
+            bar.close()
+        except Exception:  # noqa: BLE001 -- a bar that cannot draw any more is closed enough
+            pass

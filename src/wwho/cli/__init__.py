@@ -3,11 +3,15 @@
 ``wwho train --kind K ...`` hands its arguments to the trainer of kind ``K``
 (``wwho.cli.train_<K>``); the other verbs live in one module each. This module only
 dispatches and turns :class:`wwho.WwhoError` (and an ``OSError`` of the machine: a full disk,
-a permission) into a one-line message and exit code 2.
+a permission) into a one-line message and exit code 2, and Ctrl-C, at any moment, into
+``wwho: interrupted`` and exit code 130 (:mod:`wwho.cli.interrupts`).
 """
 
 from __future__ import annotations
 
+from wwho.cli import interrupts  # first of all: it guards the command's start-up (see its docstring)
+
+# isort: split
 import argparse
 import importlib
 import sys
@@ -96,27 +100,39 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     warnings.showwarning = _show_warning
-    try:
-        if argv and argv[0] == "train":
-            return _dispatch_train(argv[1:])
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if not getattr(args, "run", None):
-            parser.print_help()
+    with interrupts.handling() as state:
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            return interrupts.report()
+        except WwhoError as exc:
+            if state.interrupted:  # compiled code reported the interrupt as an error
+                return interrupts.report()
+            print(f"wwho: error: {exc}", file=sys.stderr)
             return 2
-        return int(args.run(args) or 0)
-    except WwhoError as exc:
-        print(f"wwho: error: {exc}", file=sys.stderr)
+        except BrokenPipeError:
+            return 0
+        except OSError as exc:  # the machine's, not wwho's: a full disk, a permission, a vanished file
+            if state.interrupted:
+                return interrupts.report()
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"wwho: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            return 2
+        except Exception:
+            if state.interrupted:  # a library wrapped the KeyboardInterrupt in its own exception
+                return interrupts.report()
+            raise
+
+
+def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "train":
+        return _dispatch_train(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
         return 2
-    except KeyboardInterrupt:
-        print("wwho: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as exc:  # the machine's, not wwho's: a full disk, a permission, a vanished file
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"wwho: error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return 2
+    return int(args.run(args) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

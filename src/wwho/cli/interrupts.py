@@ -1,0 +1,151 @@
+"""Ctrl-C in the ``wwho`` command: one line, ``wwho: interrupted``, and exit code 130, at any moment.
+
+An interrupt can arrive at four kinds of moment, and each is handled here once:
+
+* while Python imports wwho (a tenth of a second, before :func:`wwho.cli.main` runs):
+  ``wwho/__init__.py`` imports this module first, and importing it calls :func:`guard_startup`,
+  which, when the process is the ``wwho`` command (the console script or ``python -m wwho``),
+  makes an uncaught ``KeyboardInterrupt`` print the line and exit 130 instead of a traceback.
+  Nothing is written yet at that point, so nothing can be half-written. In a program that
+  imports wwho it does nothing.
+* inside a verb: :func:`handling` installs a SIGINT handler for the duration of ``main``. The
+  first SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, so every ``finally``
+  and ``except BaseException`` on the way out runs (an atomic write removes its temporary
+  file, a directory save drops its staging directory: :mod:`wwho.fileio`, :mod:`wwho.savedir`);
+  later SIGINTs are ignored while that cleanup runs, so a second Ctrl-C cannot leave it half done.
+* inside compiled code that turns the exception into an error message (the core's counting
+  reports ``KeyboardInterrupt:`` as a :class:`~wwho.errors.WwhoError`): the handler records
+  that the user interrupted, and ``main`` reports any error that follows as the interrupt.
+* in worker processes forked while the handler is installed (the counting pool of byte-level
+  training): they inherit the handler, which ignores SIGINT there; the parent stops them.
+
+Nothing here writes a file. ``main`` calls :func:`report` to print the line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+
+MESSAGE = "wwho: interrupted"
+#: The exit code of an interrupted command (128 + SIGINT), as shells report it.
+EXIT_CODE = 130
+
+_command = False  # this process is the wwho command (guard_startup installed its guard)
+_reported = False  # MESSAGE was printed: never twice in one process
+
+
+class State:
+    """What the handler saw during one ``main``. (A plain class: this module is imported first of
+    all wwho, and only what Python loads anyway is imported here, to start guarding sooner.)"""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.interrupted = False  # a SIGINT arrived
+        self.raised = False  # the KeyboardInterrupt for it was raised (later SIGINTs are ignored)
+
+
+def _is_command() -> bool:
+    """Whether this process is the ``wwho`` command: its console script, or ``python -m wwho``."""
+    argv = list(getattr(sys, "orig_argv", []) or [])
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "-m":
+            return argv[i + 1] == "wwho"
+    if any(arg == "-mwwho" for arg in argv):
+        return True
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return name in ("wwho", "wwho.exe", "wwho-script.py")
+
+
+def guard_startup() -> bool:
+    """For the ``wwho`` command only: an uncaught ``KeyboardInterrupt`` (one that arrives while
+    Python still imports wwho, before ``main`` handles it) prints :data:`MESSAGE` and exits with
+    :data:`EXIT_CODE`. Returns whether the guard was installed."""
+    global _command
+    if not _is_command():
+        return False
+    _command = True
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            report()
+            os._exit(EXIT_CODE)  # an excepthook cannot choose the exit code otherwise
+        previous(kind, value, traceback)
+
+    sys.excepthook = hook
+    return True
+
+
+@contextlib.contextmanager
+def handling() -> Iterator[State]:
+    """Install the SIGINT handler (see the module docstring) for the ``with`` block; the previous
+    handler is put back after it. Outside the main thread (``main`` called from a thread) Python
+    cannot set handlers, and the state only records nothing."""
+    state = State()
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def on_sigint(signum, frame) -> None:
+        if os.getpid() != state.pid:
+            return  # a forked worker: the main process stops it
+        state.interrupted = True
+        if not state.raised:
+            state.raised = True
+            raise KeyboardInterrupt
+
+    previous_unraisable = sys.unraisablehook
+
+    def on_unraisable(unraisable) -> None:
+        # The KeyboardInterrupt landed in a finalizer (``__del__``, a weakref callback), where Python
+        # prints and drops it: raise it again in the main flow instead of letting the work go on.
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and os.getpid() == state.pid:
+            state.raised = False
+            signal.raise_signal(signal.SIGINT)
+            return
+        previous_unraisable(unraisable)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    sys.unraisablehook = on_unraisable
+    try:
+        yield state
+    finally:
+        sys.unraisablehook = previous_unraisable
+        if _command and state.interrupted:  # said and cleaned up: nothing left for another Ctrl-C to do
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Python keeps SIG_IGN while it finalizes)
+        elif _command:  # the command is exiting: a Ctrl-C now ends it at once, with one line at most
+            signal.signal(signal.SIGINT, _while_exiting)
+        else:  # main() called in a program of its own: give it its handler back
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+
+def _while_exiting(signum, frame) -> None:
+    report()
+    os._exit(EXIT_CODE)
+
+
+def report() -> int:
+    """Close any progress bar still drawn (so the message starts its own line), print
+    :data:`MESSAGE` on standard error (once per process), and return :data:`EXIT_CODE`."""
+    global _reported
+    if _command and _reported:
+        return EXIT_CODE
+    _reported = True
+    with contextlib.suppress(Exception):
+        from wwho.progress import close_all
+
+        close_all()
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(MESSAGE + "\n")
+        sys.stderr.flush()
+    return EXIT_CODE
+
+
+guard_startup()

@@ -1,0 +1,386 @@
+"""Ctrl-C in the real ``wwho`` command: every verb, at start-up and mid-work, says one line
+(``wwho: interrupted``), exits 130 and leaves no output file, whole or half-written, and no
+temporary file behind.
+
+Each run is a real process in a session of its own; SIGINT goes to the whole process group, as a
+terminal's Ctrl-C does (so worker processes get it too). "Start-up" is signalled as soon as the
+process has loaded wwho's compiled core, i.e. while Python is still importing wwho; "mid-work" when
+the process holds its input open (or its output's temporary file exists), read from ``/proc``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import wwho_command
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to choose the moment")
+
+QUIET_ENV = {"PYTHONUNBUFFERED": "1"}
+
+
+# --- the corpus and tokenizers the verbs run on ----------------------------------------------------
+
+
+def _words(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    consonants = [chr(c) for c in range(0x915, 0x939)]
+    signs = ["", "\u093e", "\u093f", "\u0940", "\u0941", "\u0947", "\u094b", "\u0902", "\u094d"]
+    return ["".join(rng.choice(consonants) + rng.choice(signs) for _ in range(rng.randint(1, 5)))
+            for _ in range(n)]
+
+
+def write_corpus(path: Path, megabytes: float, *, seed: int = 1, words_per_line: int = 40) -> Path:
+    """Devanagari text of random words (many distinct ones, so training has work to do)."""
+    rng = random.Random(seed)
+    words = _words(50_000, seed)
+    lines = []
+    size = 0
+    while size < megabytes * 1e6:
+        line = " ".join(rng.choices(words, k=words_per_line))
+        lines.append(line)
+        size += len(line.encode()) + 1
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _wwho(*args: object, **kwargs) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=300,
+                          **kwargs)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """A big corpus (12 MB), smaller ones, an SGPE and a byte-level tokenizer, and encoded ids."""
+    root = tmp_path_factory.mktemp("interrupt")
+    big = write_corpus(root / "big.txt", 12)
+    small = write_corpus(root / "small.txt", 1, seed=2)
+    medium = write_corpus(root / "medium.txt", 3, seed=3)  # binary training: ~4 s, ~350 MB
+    sgpe = root / "sgpe"
+    _wwho("train", "--kind", "sgpe", "--script", "devanagari", "--vocab-size", "3000", "--quiet", "--no-verify",
+          "-o", sgpe, small)
+    bytelevel = root / "bytelevel"
+    _wwho("train", "--kind", "bytelevel", "--vocab-size", "1000", "--quiet", "-o", bytelevel, small)
+    ids = root / "ids.txt"
+    _wwho("encode", "--tokenizer", sgpe, "--file", big, "-o", ids)
+    return {"root": root, "big": big, "small": small, "medium": medium, "sgpe": sgpe, "bytelevel": bytelevel, "ids": ids}
+
+
+# --- choosing the moment ---------------------------------------------------------------------------
+
+
+def _maps(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return ""
+
+
+def importing(pid: int) -> bool:
+    """wwho's compiled core is loaded: Python is importing wwho (``main`` has not started)."""
+    return "_core.cpython" in _maps(pid) or "_core.abi3" in _maps(pid)
+
+
+def reading(path: Path):
+    """The process (or one of its threads) holds ``path`` open and has read some of it."""
+    target = str(path.resolve())
+
+    def check(pid: int) -> bool:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return False
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") != target:
+                    continue
+                info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+            except OSError:
+                continue
+            pos = int(info.split("pos:")[1].split()[0])
+            if pos > 0:
+                return True
+        return False
+
+    return check
+
+
+def temp_in(directory: Path):
+    """A ``.wwho-tmp-`` file or directory exists in ``directory``: an output is being written."""
+    def check(pid: int) -> bool:
+        try:
+            return any(name.startswith(".wwho-tmp-") for name in os.listdir(directory))
+        except OSError:
+            return False
+
+    return check
+
+
+def after(seconds: float, first=importing):
+    """``seconds`` after ``first`` held (default: after start-up began)."""
+    since: list[float] = []
+
+    def check(pid: int) -> bool:
+        if not since:
+            if first(pid):
+                since.append(time.monotonic())
+            return False
+        return time.monotonic() - since[0] >= seconds
+
+    return check
+
+
+def interrupt(args: list[object], when, *, stdin: Path | None = None, env: dict | None = None,
+              timeout: float = 60, command: list[str] | None = None) -> tuple[int, str, str]:
+    """Run ``wwho ARGS``, send SIGINT to its process group when ``when(pid)`` holds; returns
+    (exit code, stdout, stderr). Fails if the process ended before the moment came."""
+    with open(stdin or os.devnull, "rb") as inp:
+        proc = subprocess.Popen([*(command or wwho_command()), *map(str, args)], stdin=inp, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                env={**os.environ, **QUIET_ENV, **(env or {})})
+        try:
+            deadline = time.monotonic() + timeout
+            while not when(proc.pid):
+                if proc.poll() is not None:
+                    out, err = proc.communicate()
+                    pytest.fail(f"wwho {args[0]} ended (exit {proc.returncode}) before the moment to interrupt it; "
+                                f"stderr: {err.decode()[-1000:]}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the moment to interrupt wwho {args[0]} never came")
+                time.sleep(0.001)
+            os.killpg(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=timeout)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def assert_interrupted(rc: int, err: str, *, alone: bool = True) -> None:
+    """Exit 130 and ``wwho: interrupted`` as the last line of standard error (``alone``: the only
+    line), once, without a traceback."""
+    if alone:
+        assert (rc, err) == (130, "wwho: interrupted\n"), (rc, err[-3000:])
+    assert rc == 130, (rc, err[-3000:])
+    assert err.endswith("wwho: interrupted\n") and err.count("wwho: interrupted") == 1, err[-3000:]
+    assert err == "wwho: interrupted\n" or err.endswith("\nwwho: interrupted\n"), err[-3000:]
+    assert "Traceback" not in err and "error" not in err, err[-3000:]
+
+
+def no_litter(directory: Path) -> None:
+    """Nothing a wwho write leaves while it runs: no ``.wwho-tmp-`` file or directory."""
+    left = [name for name in os.listdir(directory) if name.startswith(".wwho-tmp-")]
+    assert not left, left
+
+
+# --- every verb at start-up ----------------------------------------------------------------------
+
+
+def _verbs(work: dict, out: Path) -> dict[str, list[object]]:
+    return {
+        "train-sgpe": ["train", "--kind", "sgpe", "--script", "devanagari", "--quiet", "-o", out, work["big"]],
+        "train-bytelevel": ["train", "--kind", "bytelevel", "--quiet", "-o", out, work["big"]],
+        "train-binary": ["train", "--kind", "binary", "--quiet", "-o", out / "tokenizer.json", work["small"]],
+        "encode": ["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out / "ids.txt"],
+        "decode": ["decode", "--tokenizer", work["sgpe"], "-", "-o", out / "text.txt"],
+        "eval": ["eval", "--quiet", "--corpus", work["big"], "--tokenizer", work["sgpe"]],
+        "export": ["export", "hf", work["sgpe"], "-o", out, "--quiet", "--verify", work["big"]],
+        "extend": ["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script",
+                   "devanagari", "--quiet", "-o", out],
+        "syllabify": ["syllabify", "--script", "devanagari"],
+        "inspect": ["inspect", work["sgpe"]],
+        "schema": ["schema", "check", "devanagari"],
+    }
+
+
+VERBS = ["train-sgpe", "train-bytelevel", "train-binary", "encode", "decode", "eval", "export", "extend",
+         "syllabify", "inspect", "schema"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_ctrl_c_at_start_up(work, tmp_path, verb):
+    """Before the fix: a KeyboardInterrupt traceback from the imports (killed by SIGINT)."""
+    out = tmp_path / "out"
+    rc, _, err = interrupt(_verbs(work, out)[verb], importing, stdin=work["big"] if verb == "syllabify" else None)
+    assert_interrupted(rc, err)
+    assert not out.exists()
+
+
+def test_ctrl_c_at_start_up_of_python_m_wwho(work):
+    """``python -m wwho`` imports the package before ``wwho.__main__``: guarded the same way."""
+    rc, _, err = interrupt(["schema", "check", "devanagari"], importing, command=[sys.executable, "-m", "wwho"])
+    assert_interrupted(rc, err)
+
+
+# --- every verb that can run long, mid-work --------------------------------------------------------
+
+
+def test_train_sgpe_while_the_core_counts(work, tmp_path):
+    """Before the fix: ``wwho: error: KeyboardInterrupt:`` and exit 2 (the core turned the
+    interrupt into an error message)."""
+    out = tmp_path / "out"
+    args = ["train", "--kind", "sgpe", "--script", "devanagari", "--quiet", "--workers", "1", "-o", out, work["big"]]
+    rc, _, err = interrupt(args, reading(work["big"]))
+    assert_interrupted(rc, err)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+def test_train_sgpe_with_progress_bars(work, tmp_path):
+    """With progress bars on, the message is still one line of its own, the last one."""
+    out = tmp_path / "out"
+    args = ["train", "--kind", "sgpe", "--script", "devanagari", "--workers", "1", "-o", out, work["big"]]
+    rc, _, err = interrupt(args, reading(work["big"]))
+    assert_interrupted(rc, err, alone=False)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("step", [1, 3, 5, 6])
+def test_train_sgpe_interrupted_while_saving(work, tmp_path, step):
+    """A Ctrl-C inside the directory save (after its N-th step) leaves no vocab.json, no staging
+    directory: the save is all or nothing."""
+    out = tmp_path / "out"
+    args = ["train", "--kind", "sgpe", "--script", "devanagari", "--vocab-size", "2000", "--quiet", "--no-verify",
+            "-o", out, work["small"]]
+    proc = subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "WWHO_INTERRUPT_AFTER": str(step)})
+    assert_interrupted(proc.returncode, proc.stderr)
+    assert not (out / "vocab.json").exists() and not (out / "tokenizer.json").exists()
+    no_litter(tmp_path)
+
+
+def test_train_bytelevel_mid_corpus(work, tmp_path):
+    out = tmp_path / "out"
+    args = ["train", "--kind", "bytelevel", "--quiet", "-o", out, work["big"]]
+    rc, _, err = interrupt(args, reading(work["big"]))
+    assert_interrupted(rc, err)
+    assert not out.exists()
+
+
+def test_extend_with_worker_processes(work, tmp_path):
+    """``extend`` counts in a pool of forked worker processes; they get the Ctrl-C too (a terminal
+    sends it to the whole group). Before the fix a worker printed ``Process ForkPoolWorker-2:`` and
+    its traceback; now they ignore it and the main process stops them."""
+    out = tmp_path / "out"
+    args = ["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script", "devanagari",
+            "--workers", "2", "--quiet", "-o", out]
+    rc, _, err = interrupt(args, after(0.4, reading(work["big"])))
+    assert_interrupted(rc, err)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+def test_train_binary_while_hf_trains(work, tmp_path):
+    """(The binary trainer says what it read even with --quiet.)"""
+    out = tmp_path / "tokenizer.json"
+    args = ["train", "--kind", "binary", "--quiet", "--vocab-size", "2000", "-o", out, work["medium"]]
+    rc, _, err = interrupt(args, after(1.0))
+    assert_interrupted(rc, err, alone=False)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+@pytest.mark.parametrize("verb", ["encode", "decode"])
+def test_encode_and_decode_while_writing_the_output(work, tmp_path, verb):
+    """Interrupted while the output's temporary file is being written: no output, no temporary file."""
+    out = tmp_path / "out.txt"
+    if verb == "encode":
+        args = ["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out]
+    else:
+        args = ["decode", "--tokenizer", work["sgpe"], "-", "-o", out]
+    rc, _, err = interrupt(args, temp_in(tmp_path), stdin=work["ids"] if verb == "decode" else None)
+    assert_interrupted(rc, err)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+def test_eval_mid_corpus(work):
+    rc, _, err = interrupt(["eval", "--quiet", "--corpus", work["big"], "--tokenizer", work["sgpe"]],
+                           reading(work["big"]))
+    assert_interrupted(rc, err)
+
+
+def test_export_while_verifying_keeps_the_whole_export(work, tmp_path):
+    """The files are saved before --verify reads the corpus: interrupted then, they are all there
+    and belong together (the manifest matches), never some of them."""
+    from wwho.savedir import check_saved
+
+    out = tmp_path / "out"
+    rc, _, err = interrupt(["export", "hf", work["sgpe"], "-o", out, "--quiet", "--verify", work["big"]],
+                           reading(work["big"]))
+    assert_interrupted(rc, err)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.json",
+                     "wwho-manifest.json"]
+    check_saved(out, {name: (out / name).read_bytes() for name in names if name != "wwho-manifest.json"})
+    no_litter(tmp_path)
+
+
+@pytest.mark.parametrize("step", [2, 4])
+def test_export_interrupted_while_saving(work, tmp_path, step):
+    out = tmp_path / "out"
+    proc = subprocess.run([*wwho_command(), "export", "hf", str(work["sgpe"]), "-o", str(out)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "WWHO_INTERRUPT_AFTER": str(step)})
+    assert_interrupted(proc.returncode, proc.stderr)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+def test_extend_mid_corpus(work, tmp_path):
+    out = tmp_path / "out"
+    args = ["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script", "devanagari",
+            "--quiet", "-o", out]
+    rc, _, err = interrupt(args, reading(work["big"]))
+    assert_interrupted(rc, err)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+def test_syllabify_mid_input(work):
+    rc, out, err = interrupt(["syllabify", "--script", "devanagari"], after(0.3), stdin=work["big"])
+    assert_interrupted(rc, err)
+
+
+def test_schema_check_mid_check(work):
+    rc, out, err = interrupt(["schema", "check", "devanagari"], after(0.5))
+    assert_interrupted(rc, err)
+
+
+def test_a_second_ctrl_c_during_cleanup_changes_nothing(work, tmp_path):
+    """Ctrl-C pressed twice in quick succession: still one line and exit 130, no output."""
+    out = tmp_path / "out.txt"
+    args = ["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out]
+    seen: list[int] = []
+
+    def twice(pid: int) -> bool:
+        if temp_in(tmp_path)(pid):
+            if not seen:
+                os.killpg(pid, signal.SIGINT)
+                seen.append(pid)
+                return False
+            return True
+        return bool(seen)
+
+    rc, _, err = interrupt(args, twice)
+    assert_interrupted(rc, err)
+    assert not out.exists()
+    no_litter(tmp_path)
+
+
+def test_main_in_a_program_gives_its_handler_back():
+    """``wwho.cli.main`` called in a program of its own restores the program's SIGINT handler."""
+    from wwho.cli import main
+
+    before = signal.getsignal(signal.SIGINT)
+    assert main(["syllabify", "--script", "sinhala", "ක"]) == 0
+    assert signal.getsignal(signal.SIGINT) is before
