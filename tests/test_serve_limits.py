@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import select
@@ -498,3 +499,81 @@ def test_hostile_clients_do_not_stall_honest_ones(server):
     # the flood was served as far as it was admitted (200) and refused quickly beyond that
     assert flood_answers[200] and flood_answers[503] + flood_answers[429] >= 40, flood_answers
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+@contextlib.contextmanager
+def guarded_server(limits):
+    """uvicorn with the connection guard of ``wwho serve`` and ``limits``, in a thread (127.0.0.1): its port."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from wwho.serve.connections import guarded_protocol
+
+    async def hello(request):
+        return JSONResponse({"hello": 1})
+
+    async def big(request):  # more than the system's socket buffers hold
+        return Response(b"x" * 64_000_000)
+    app = Starlette(routes=[Route("/", hello), Route("/big", big)])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    server = uvicorn.Server(uvicorn.Config(app, http=guarded_protocol(limits), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def test_headers_sent_slowly_are_cut_off():
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits(header_seconds=0.5)) as port, socket.create_connection(("127.0.0.1", port)) as s:
+        t0 = time.monotonic()
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        for _ in range(10):  # a byte every 0.2 s: never idle, never done
+            time.sleep(0.2)
+            try:
+                s.send(b"a")
+            except OSError:
+                break
+        took, got = closed_after(s, t0, t0 + 5)
+        assert took is not None and 0.4 < took < 2.5
+        assert got.startswith(b"HTTP/1.1 408 ") and json.loads(got.partition(b"\r\n\r\n")[2])["error"]
+        with socket.create_connection(("127.0.0.1", port)) as silent:  # sends nothing: closed, nothing said
+            t0 = time.monotonic()
+            took, got = closed_after(silent, t0, t0 + 5)
+        assert took is not None and took < 2.5 and got == b""
+
+
+def test_too_many_connections_close_the_oldest_idle_ones():
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits(max_connections=5)) as port:
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+        time.sleep(0.2)
+        got = raw_exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert got.startswith(b"HTTP/1.1 200 ")
+        closed = [closed_after(s, time.monotonic(), time.monotonic() + 0.3)[0] is not None for s in idle]
+        for s in idle:
+            s.close()
+    assert closed == [True] * 4 + [False] * 4  # 5 open at most, the new one included
+
+
+def test_an_answer_the_client_does_not_read_is_dropped():
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits(write_seconds=0.5)) as port, socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(3)  # not reading
+        took, got = closed_after(s, time.monotonic(), time.monotonic() + 10)
+    assert took is not None and got.startswith(b"HTTP/1.1 200 ") and len(got) < 64_000_000

@@ -45,8 +45,9 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._await_request()
-            if len(self.connections) > limits.max_connections:
+            if len(self.connections) > limits.max_connections:  # (closed ones leave the set a moment later)
                 oldest = next((c for c in waiting if c is not self), self)
+                oldest._request_arrived()  # out of `waiting` now: the next one opened closes another
                 oldest.transport.close()
 
         def data_received(self, data: bytes) -> None:
