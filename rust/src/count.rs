@@ -434,6 +434,25 @@ pub enum CountError {
     BadLine(String),
     /// `file: what` (cannot open or read).
     Io(String),
+    /// `file:line: what` (the memory for a block or a long line could not be had).
+    Memory(String),
+}
+
+/// Room for `more` bytes in `buf`, or a [`CountError::Memory`] naming the place.
+fn reserve(
+    buf: &mut Vec<u8>,
+    more: usize,
+    place: &mut Place<'_>,
+    line: u64,
+) -> Result<(), CountError> {
+    buf.try_reserve(more).map_err(|_| {
+        CountError::Memory(format!(
+            "{}: cannot hold {} bytes of the file in memory (a block or one long line; \
+             lower --max-line-bytes or max_line_bytes=)",
+            place.at(line),
+            thousands(buf.len().saturating_add(more) as u64)
+        ))
+    })
 }
 
 /// Options of [`count_files`].
@@ -627,7 +646,10 @@ pub fn count_files<T: Tally>(
             before: None,
         };
         stats.files += 1;
-        let mut buf: Vec<u8> = Vec::with_capacity(block_bytes + (1 << 16));
+        let mut buf: Vec<u8> = Vec::new();
+        // Both sizes come from the caller (`block_bytes`, `max_line_bytes`): memory that cannot
+        // be had is an error, not the abort Rust's allocation failure would be.
+        reserve(&mut buf, block_bytes.saturating_add(1 << 16), &mut place, 0)?;
         let mut line_base: u64 = 0; // line number (0-based) of the block's first line
         let mut target = block_bytes;
         let mut eof = false;
@@ -640,6 +662,7 @@ pub fn count_files<T: Tally>(
                     eof = true;
                     break;
                 }
+                reserve(&mut buf, want as usize, &mut place, line_base)?;
                 match (&mut file).take(want).read_to_end(&mut buf) {
                     Ok(0) => eof = true,
                     Ok(n) => remaining -= n as u64,

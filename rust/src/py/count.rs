@@ -230,6 +230,7 @@ impl PyPieceCounter {
                 format!("{m} (use --skip-bad-lines to skip such lines)"),
             )),
             Ok(Err(CountError::Io(m))) => Err(error(py, Kind::Corpus, m)),
+            Ok(Err(CountError::Memory(m))) => Err(pyo3::exceptions::PyMemoryError::new_err(m)),
             Err(m) => Err(error(py, Kind::Wwho, m)),
         }
     }

@@ -1,0 +1,40 @@
+"""Memory the core cannot get, for a size that input chose, is a ``MemoryError``, never an abort.
+
+Rust's default on a failed allocation is to abort the whole process. Where the size of a request comes
+from input (an option, a line of a file), the core asks with ``try_reserve`` and reports what it could
+not hold, naming the file and line. Tried under ``RLIMIT_AS`` (``ulimit -v``) in a child process, on a
+sparse file: one 3 GiB line, no disk used.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as on Linux")
+
+LIMITED = textwrap.dedent("""
+    import resource, sys
+    path = sys.argv[1]
+    with open(path, "wb") as f:
+        f.truncate(3 << 30)  # one line of 3 GiB (NUL bytes, sparse)
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+""")
+
+
+def test_a_line_larger_than_memory_is_a_memory_error(tmp_path):
+    source = LIMITED + textwrap.dedent("""
+        from wwho.sgpe import train_sgpe
+        try:
+            train_sgpe(path, vocab_size=1000, progress=False, workers=1, max_line_bytes=4 << 30)
+        except MemoryError as exc:
+            print("MemoryError", exc)
+    """)
+    done = subprocess.run([sys.executable, "-c", source, str(tmp_path / "one-line.txt")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.startswith("MemoryError"), done.stdout
+    assert "one-line.txt:1: cannot hold" in done.stdout and "max_line_bytes" in done.stdout
