@@ -313,6 +313,25 @@ def test_waiting_too_long_or_leaving_drops_the_request():
     asyncio.run(main())
 
 
+def test_a_cancelled_request_does_not_keep_the_worker():
+    from wwho.serve.app import Limits, Worker
+
+    async def main():
+        worker, gate = Worker(Limits()), threading.Event()
+        first = asyncio.ensure_future(worker.run(blocked_job(gate), cost=5, client="a", large=False,
+                                                 request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        waiting = asyncio.ensure_future(worker.run(lambda stop: "never", cost=5, client="b", large=False,
+                                                   request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        waiting.cancel()  # e.g. the server shutting down
+        gate.set()
+        assert await first == "first"
+        after = worker.run(lambda stop: "after", cost=5, client="c", large=False, request=FakeRequest())
+        assert await asyncio.wait_for(after, 5) == "after"
+    asyncio.run(main())
+
+
 # -- the load test: the real server, hostile and honest clients ---------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -497,7 +516,7 @@ def test_hostile_clients_do_not_stall_honest_ones(server):
     for t, got in body_closed:
         assert t is not None and t < limits_end - t0 and got.startswith(b"HTTP/1.1 408 "), (t, got)
     # the flood was served as far as it was admitted (200) and refused quickly beyond that
-    assert flood_answers[200] and flood_answers[503] + flood_answers[429] >= 40, flood_answers
+    assert flood_answers[200] and flood_answers[503] + flood_answers[429] >= 20, flood_answers
     assert "Traceback" not in log.read_text(), log.read_text()
 
 

@@ -421,25 +421,35 @@ class Worker:
         granted = asyncio.get_running_loop().create_future()
         entry = (cost, next(self._arrivals), granted)
         heapq.heappush(self._waiting, entry)
-        await asyncio.wait({granted, gone}, timeout=limits.wait_seconds, return_when=asyncio.FIRST_COMPLETED)
-        if granted.done():
-            granted.result()  # Busy when a cheaper request took the place
-            if not gone.done():
-                return
-            self._release()  # granted as the client left: hand the thread on
-            raise _ClientGone
-        granted.cancel()
-        self._waiting.remove(entry)
-        heapq.heapify(self._waiting)
-        if gone.done():
-            raise _ClientGone
-        raise Busy(503, f"the server was busy for {limits.wait_seconds:g} seconds; try again shortly")
+        try:
+            await asyncio.wait({granted, gone}, timeout=limits.wait_seconds, return_when=asyncio.FIRST_COMPLETED)
+            if granted.done():
+                granted.result()  # Busy when a cheaper request took the place
+                if not gone.done():
+                    return
+                raise _ClientGone
+            if gone.done():
+                raise _ClientGone
+            raise Busy(503, f"the server was busy for {limits.wait_seconds:g} seconds; try again shortly")
+        except BaseException:  # refused, gone, timed out, or cancelled: give up the place or the thread
+            if granted.done() and not granted.cancelled() and granted.exception() is None:
+                self._release()  # the thread was handed to this request: hand it on
+            else:
+                granted.cancel()
+                if entry in self._waiting:
+                    self._waiting.remove(entry)
+                    heapq.heapify(self._waiting)
+            raise
 
     async def _work(self, job, gone: asyncio.Future) -> bytes:
         stop = threading.Event()
         running = asyncio.get_running_loop().run_in_executor(self._executor, job, stop)
         running.add_done_callback(self._finished)  # the thread is free only when the job has returned
-        await asyncio.wait({running, gone}, timeout=self.limits.work_seconds, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await asyncio.wait({running, gone}, timeout=self.limits.work_seconds, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            stop.set()
+            raise
         if running.done():
             return running.result()
         stop.set()
