@@ -38,6 +38,23 @@ def test_syllabify_warns_on_another_script():
         wwho.syllabify("123 !?")  # no letters: nothing to judge
 
 
+def test_syllabify_judges_a_long_text_on_a_sample():
+    from wwho.scriptcheck import SAMPLE_CHARS, sample
+
+    hindi = "नमस्ते दुनिया " * 20_000  # 280,000 characters
+    picked = sample(hindi)
+    assert len(picked) <= SAMPLE_CHARS + 16 and set(picked) <= set(hindi + "\n")
+    assert sample("short") == "short"
+    # Windows spread over the whole text: a text that changes script half way is seen as mixed.
+    half = "ශ්‍රී ලංකාව " * 20_000 + "नमस्ते दुनिया " * 20_000
+    assert "ශ" in sample(half) and "न" in sample(half)
+    with pytest.warns(ScriptWarning, match="pass script=devanagari"):
+        assert len(wwho.syllabify(hindi)) > len(hindi) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wwho.syllabify("ශ්‍රී ලංකාව " * 20_000 + "Cricket! " * 1000)
+
+
 def test_cli_syllabify_warns_in_one_line():
     proc = run_wwho("syllabify", "नमस्ते")
     assert proc.returncode == 0 and proc.stdout.strip() == "न | म | स | ् | त | े"

@@ -160,13 +160,14 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
 
     Warns (:class:`wwho.errors.ScriptWarning`) when most of the letters of ``text`` are in another
     script, whose characters would come back one code point at a time (``syllabify("नमस्ते")``
-    needs ``script="devanagari"``)."""
+    needs ``script="devanagari"``); a long text is judged on a sample of it
+    (:func:`wwho.scriptcheck.sample`)."""
     syllabifier = _for_script(script)
-    from wwho.scriptcheck import letters_by_script, warn_if_other_script
+    from wwho.scriptcheck import letters_by_script, sample, warn_if_other_script
 
     if isinstance(text, str):
-        warn_if_other_script(letters_by_script([(text, 1)]), (script,), what="the text", option="script=",
-                             stacklevel=3)
+        warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
+                             option="script=", stacklevel=3)
     return syllabifier.tokenize(text, leading_space)
 
 

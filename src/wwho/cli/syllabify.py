@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 
 from wwho.schema import available_scripts
-from wwho.scriptcheck import letters_by_script, warn_if_other_script
+from wwho.scriptcheck import SAMPLE_CHARS, letters_by_script, warn_if_other_script
 from wwho.syllables import Syllabifier
 
 
@@ -24,10 +24,12 @@ def run(args: argparse.Namespace) -> int:
     syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(args.script)
     lines = sys.stdin if args.text == "-" else [args.text]
     letters: Counter = Counter()
+    judged = 0  # characters the script check has seen: the input's start is its sample
     for line in lines:
         line = line.rstrip("\n")
-        if not args.schema and len(letters) < 1 << 20:
-            letters.update(letters_by_script([(line, 1)]))
+        if not args.schema and judged < SAMPLE_CHARS:
+            letters.update(letters_by_script([(line[:SAMPLE_CHARS - judged], 1)]))
+            judged += len(line)
         tokens = syl.tokenize(line, args.leading_space)
         print(json.dumps(tokens, ensure_ascii=False) if args.json else " | ".join(tokens))
     if not args.schema:
