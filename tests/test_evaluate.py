@@ -144,3 +144,30 @@ def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
     assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                  "--markdown"]) == 0
     assert capsys.readouterr().out.startswith("| tokenizer | corpus | tokens/word")
+
+
+def test_spm_token_ends_are_byte_offsets_found_in_linear_time(tmp_path):
+    """SentencePiece token ends from the pieces' own bytes: a byte-fallback piece ends inside its
+    character (decoding every prefix gave the replacement characters' lengths there, and took time
+    quadratic in the line: a 20,000-emoji text held `wwho serve` for 30 s)."""
+    spm = pytest.importorskip("sentencepiece")
+    from wwho.evaluate import _spm_ends
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8"))
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=800,
+                                   model_type="bpe", minloglevel=2, byte_fallback=True)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    for text in ["එය ඖපචාරික ලෙසින්", "Hello, world 123!", "👩‍👩‍👧‍👦 ශ්‍රී"]:
+        ids = sp.encode(text)
+        assert sp.decode(ids) == text
+        ends = _spm_ends(sp, ids, text)
+        pieces = [bytes([int(p[3:5], 16)]) if sp.is_byte(i) else p.replace("\u2581", " ").encode()
+                  for i, p in ((i, sp.id_to_piece(i)) for i in ids)]
+        whole = b"".join(pieces)
+        skip = len(whole) - len(text.encode())  # the dummy prefix space decode drops
+        assert whole[skip:] == text.encode() and skip in (0, 1)
+        assert ends == [max(sum(map(len, pieces[:k])) - skip, 0) for k in range(1, len(ids) + 1)]
+        assert ends == sorted(ends) and ends[-1] == len(text.encode())
+    long = "👩‍👩‍👧‍👦" * 20_000
+    assert _spm_ends(sp, sp.encode(long), long)[-1] == len(long.encode())

@@ -214,8 +214,37 @@ def _spm(model: str, name: str) -> Evaluated:
         ids = sp.encode(text)
         if sp.decode(ids) != text:
             return ids, None
-        return ids, [len(sp.decode(ids[:k]).encode()) for k in range(1, len(ids) + 1)]
+        return ids, _spm_ends(sp, ids, text)
     return Evaluated(name, encode, sp.decode, lambda i: sp.is_byte(i) or sp.is_unknown(i), sp.get_piece_size())
+
+
+#: Longest id list whose token ends may be found by decoding every prefix (quadratic), when the
+#: pieces' own bytes do not add up to the text.
+SPM_PREFIX_DECODES = 512
+
+
+def _spm_ends(sp, ids: list[int], text: str) -> list[int] | None:
+    """The UTF-8 end offset of each SentencePiece token of a lossless encoding of ``text``.
+
+    Linear: each piece's bytes (``▁`` is a space, ``<0xAB>`` one byte), checked against the text;
+    the dummy prefix space that ``decode`` drops is allowed for. When they do not add up (a model
+    whose pieces are not the text's bytes), short lists decode every prefix, and longer ones say
+    nothing (None) rather than cost time quadratic in a line's length."""
+    ends, pos, parts = [], 0, []
+    for i in ids:
+        piece = sp.id_to_piece(i)
+        data = bytes([int(piece[3:5], 16)]) if sp.is_byte(i) else piece.replace("\u2581", " ").encode()
+        parts.append(data)
+        pos += len(data)
+        ends.append(pos)
+    joined, target = b"".join(parts), text.encode()
+    if joined == target:
+        return ends
+    if joined[:1] == b" " and joined[1:] == target:
+        return [max(end - 1, 0) for end in ends]
+    if len(ids) <= SPM_PREFIX_DECODES:
+        return [len(sp.decode(ids[:k]).encode()) for k in range(1, len(ids) + 1)]
+    return None
 
 
 # -- measuring ------------------------------------------------------------------------------
