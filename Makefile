@@ -1,27 +1,38 @@
 # Two commands: `make demo` and `make test`. Each creates .venv, builds the Rust core (wwho._core,
-# release mode, through maturin) into it and installs what it needs. A source build needs cargo.
+# release mode, through maturin) into it and installs what it needs: the demo only wwho's own
+# dependencies, the tests their extras too. `make check` is the fast tier for daily work. A source
+# build needs cargo.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml rust/Cargo.toml | cksum | cut -d' ' -f1)
+HASH   := $(shell cat pyproject.toml rust/Cargo.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(HASH)
+TESTS  := $(VENV)/.installed-test-$(HASH)
 CORE   := $(VENV)/.core-built
+DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 RUST   := $(shell find rust/src -name '*.rs') rust/Cargo.toml
 CARGO  := cargo --quiet
 
-.PHONY: demo test test-rust venv bench clean
+.PHONY: demo test check test-rust venv bench clean
 
+# wwho itself (editable: src/ is what runs) and its run-time dependencies; one build of the core.
 $(STAMP): pyproject.toml rust/Cargo.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
-	@rm -f $(VENV)/.installed-*; touch $(STAMP)
+	$(PY) -m pip install --quiet --upgrade pip "maturin>=1.8,<2"
+	$(DEVELOP)
+	@rm -f $(VENV)/.installed-[0-9]*; touch $(STAMP) $(CORE)
 
-# Rebuild the extension when the Rust sources change (pip's editable install does not watch them).
+# The test extras (pytest, ruff, transformers, ray, playwright, ...) only for the tests.
+$(TESTS): $(STAMP)
+	$(DEVELOP) --extras test
+	@rm -f $(VENV)/.installed-test-*; touch $(TESTS)
+
+# Rebuild the extension when the Rust sources change (the editable install does not watch them).
 $(CORE): $(STAMP) $(RUST)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet --skip-install
+	$(DEVELOP) --skip-install
 	@touch $(CORE)
 
-venv: $(CORE)
+venv: $(CORE) $(TESTS)
 
 demo: $(CORE)
 	$(PY) -m wwho.demo
@@ -32,11 +43,16 @@ test-rust:
 	$(CARGO) clippy --manifest-path rust/Cargo.toml --all-targets --features python -- -D warnings
 	$(CARGO) test --manifest-path rust/Cargo.toml
 
-test: $(CORE) test-rust
+test: $(CORE) $(TESTS) test-rust
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 
-bench: $(CORE)
+# The fast tier: every module's tests but the whole-corpus ones (marked slow), no cargo.
+check: $(CORE) $(TESTS)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
+
+bench: $(CORE) $(TESTS)
 	$(PY) benchmarks/run_all.py
 
 clean:
