@@ -10,6 +10,7 @@ pub mod alloc;
 pub mod bytelevel;
 pub mod huge;
 pub mod merge;
+pub mod meta;
 pub mod pretokenize;
 
 // SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.

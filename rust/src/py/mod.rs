@@ -12,6 +12,7 @@ mod engine;
 mod errors;
 mod gguf;
 mod ints;
+mod meta;
 mod sgpe;
 mod text;
 
@@ -23,5 +24,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     count::register(m)?;
     bytelevel::register(m)?;
     gguf::register(m)?;
+    meta::register(m)?;
     Ok(())
 }

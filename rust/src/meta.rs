@@ -1,0 +1,345 @@
+//! The meta tokenizer's encoder (`wwho.meta`): a byte-level BPE (tiktoken's `o200k_base`) for
+//! everything but the Indic runs, an SGPE vocabulary for those, one id space.
+//!
+//! Ids `[0, offset)` are the byte-level encoder's own; an SGPE id `i` is `offset + i`. The text is
+//! cut into script runs by the router (a run takes the space right before it, as in
+//! [`Router::segment`]); each run is encoded by SGPE, everything between runs by the byte-level
+//! encoder. Special tokens follow tiktoken's model: the text of a *disallowed* one is an error (the
+//! leftmost, the longest where several start there), that of an *allowed* one becomes its id (the
+//! same leftmost-longest rule, matches never overlapping), any other is ordinary text. This module
+//! does not know Python; `py::meta` wraps it.
+
+use crate::bytelevel::{ByteLevel, Error as ByteError};
+use crate::router::Router;
+use crate::sgpe::Encoder;
+use crate::units::Unit;
+use std::sync::Arc;
+
+/// A special token: its text (code points) and its unified id.
+#[derive(Clone, Debug)]
+pub struct Special {
+    pub text: Vec<u32>,
+    pub id: u32,
+}
+
+/// Why a text could not be encoded.
+#[derive(Debug)]
+pub enum Error {
+    /// The special token `index` (of [`Meta::specials`]) is in the text at code point `offset`.
+    Disallowed { index: usize, offset: usize },
+    /// The byte-level encoder failed (a byte no token covers: not with tiktoken's files).
+    Bytes(ByteError),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Disallowed { index, offset } => {
+                write!(f, "disallowed special token {index} at offset {offset}")
+            }
+            Error::Bytes(e) => e.fmt(f),
+        }
+    }
+}
+
+/// An id with no token, at `position` of the input.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UnknownId {
+    pub id: u32,
+    pub position: usize,
+}
+
+pub struct Meta {
+    sgpe: Encoder,
+    router: Router,
+    bytes: Arc<ByteLevel>,
+    offset: u32,
+    specials: Vec<Special>,
+    /// The specials disallowed when the caller names none (tiktoken's).
+    defaults: Vec<usize>,
+}
+
+impl Meta {
+    /// `offset`: the byte-level part's size (its `n_vocab`); `defaults`: indices of `specials`.
+    pub fn new(
+        sgpe: Encoder,
+        router: Router,
+        bytes: Arc<ByteLevel>,
+        offset: u32,
+        specials: Vec<Special>,
+        defaults: Vec<usize>,
+    ) -> Result<Meta, String> {
+        if u64::from(offset) < bytes.n_vocab() {
+            return Err(format!(
+                "offset {offset} is below the byte-level part's n_vocab {}",
+                bytes.n_vocab()
+            ));
+        }
+        if u64::from(offset) + sgpe.vocab_size() as u64 > u64::from(u32::MAX) {
+            return Err("the unified vocabulary does not fit 32-bit ids".into());
+        }
+        let size = u64::from(offset) + sgpe.vocab_size() as u64;
+        if let Some(s) = specials.iter().find(|s| s.text.is_empty()) {
+            return Err(format!("special token {} has no text", s.id));
+        }
+        if let Some(s) = specials.iter().find(|s| u64::from(s.id) >= size) {
+            return Err(format!("special token id {} is not below {size}", s.id));
+        }
+        if let Some(&i) = defaults.iter().find(|&&i| i >= specials.len()) {
+            return Err(format!("default special {i} is not a special token"));
+        }
+        Ok(Meta {
+            sgpe,
+            router,
+            bytes,
+            offset,
+            specials,
+            defaults,
+        })
+    }
+
+    /// One past the largest id.
+    pub fn size(&self) -> u64 {
+        u64::from(self.offset) + self.sgpe.vocab_size() as u64
+    }
+
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    pub fn specials(&self) -> &[Special] {
+        &self.specials
+    }
+
+    /// The ids of `text` with the default special tokens disallowed and none allowed.
+    pub fn encode<U: Unit>(&self, text: &[U]) -> Result<Vec<u32>, Error> {
+        self.encode_with(text, &[], &self.defaults)
+    }
+
+    /// The ids of `text`: the specials `allowed` (indices) become their ids, the text of one of
+    /// `disallowed` is an error, every other text is ordinary.
+    pub fn encode_with<U: Unit>(
+        &self,
+        text: &[U],
+        allowed: &[usize],
+        disallowed: &[usize],
+    ) -> Result<Vec<u32>, Error> {
+        if let Some((offset, index)) = self.find_special(text, 0, disallowed) {
+            return Err(Error::Disallowed { index, offset });
+        }
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        let mut pos = 0;
+        while let Some((start, index)) = self.find_special(text, pos, allowed) {
+            self.encode_ordinary_into(&text[pos..start], &mut out)?;
+            let special = &self.specials[index];
+            out.push(special.id);
+            pos = start + special.text.len();
+        }
+        self.encode_ordinary_into(&text[pos..], &mut out)?;
+        Ok(out)
+    }
+
+    /// The ids of `text`, the text of every special token ordinary.
+    pub fn encode_ordinary<U: Unit>(&self, text: &[U]) -> Result<Vec<u32>, Error> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        self.encode_ordinary_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_ordinary_into<U: Unit>(&self, text: &[U], out: &mut Vec<u32>) -> Result<(), Error> {
+        let mut pos = 0;
+        while let Some((start, end, _)) = self.router.next_run(text, pos) {
+            // The space right before a run is the run's (Router::segment's rule).
+            let run_start = if start > pos && text[start - 1].cp() == 0x20 {
+                start - 1
+            } else {
+                start
+            };
+            self.encode_other(&text[pos..run_start], out)?;
+            let ids = self.sgpe.encode_ordinary(&text[run_start..end]);
+            out.extend(ids.iter().map(|&i| i + self.offset));
+            pos = end;
+        }
+        self.encode_other(&text[pos..], out)
+    }
+
+    /// Text between script runs: the byte-level encoder's ids.
+    fn encode_other<U: Unit>(&self, text: &[U], out: &mut Vec<u32>) -> Result<(), Error> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let ids = with_utf8(text, |s| self.bytes.encode_ordinary(s)).map_err(Error::Bytes)?;
+        if out.is_empty() {
+            *out = ids;
+        } else {
+            out.extend_from_slice(&ids);
+        }
+        Ok(())
+    }
+
+    /// The leftmost special of `set` in `text` at or after `from`, the longest of those starting
+    /// there: `(start, index)`.
+    fn find_special<U: Unit>(
+        &self,
+        text: &[U],
+        from: usize,
+        set: &[usize],
+    ) -> Option<(usize, usize)> {
+        match set {
+            [] => None,
+            [only] => find(text, from, &self.specials[*only].text).map(|p| (p, *only)),
+            _ => {
+                let mut best: Option<(usize, usize)> = None;
+                for &index in set {
+                    let pattern = &self.specials[index].text;
+                    // Only a match starting at or before the best start so far can be better.
+                    let limit =
+                        best.map_or(text.len(), |(q, _)| (q + pattern.len()).min(text.len()));
+                    let Some(p) = find(&text[..limit], from, pattern) else {
+                        continue;
+                    };
+                    let better = match best {
+                        None => true,
+                        Some((q, i)) => p < q || self.specials[i].text.len() < pattern.len(),
+                    };
+                    if better {
+                        best = Some((p, index));
+                    }
+                }
+                best
+            }
+        }
+    }
+
+    /// The bytes of `ids` joined.
+    pub fn decode(&self, ids: &[u32]) -> Result<Vec<u8>, UnknownId> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for (position, &id) in ids.iter().enumerate() {
+            match self.token_bytes(id) {
+                Some(b) => out.extend_from_slice(b),
+                None => return Err(UnknownId { id, position }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The bytes of one token; `None` for an id with no token.
+    pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        if id < self.offset {
+            self.bytes.token_bytes(id)
+        } else {
+            self.sgpe.token_bytes(id - self.offset)
+        }
+    }
+
+    /// The byte-level part (its piece cache, its tables).
+    pub fn bytes(&self) -> &ByteLevel {
+        &self.bytes
+    }
+
+    /// Bytes held by the SGPE part's tables (an estimate; the byte-level part may be shared).
+    pub fn sgpe_heap_bytes(&self) -> usize {
+        self.sgpe.heap_bytes()
+    }
+}
+
+/// The first position at or after `from` where `pattern` (not empty) starts in `text`.
+fn find<U: Unit>(text: &[U], from: usize, pattern: &[u32]) -> Option<usize> {
+    let (&first, rest) = pattern.split_first()?;
+    let last = text.len().checked_sub(pattern.len())?;
+    let mut p = from;
+    while p <= last {
+        if text[p].cp() == first && rest.iter().zip(&text[p + 1..]).all(|(&c, u)| u.cp() == c) {
+            return Some(p);
+        }
+        p += 1;
+    }
+    None
+}
+
+/// `f` of `t` as UTF-8, each lone surrogate as U+FFFD and a high surrogate followed by a low one
+/// as the character the pair stands for (what tiktoken and `ByteBPE` do to text that cannot be
+/// UTF-8). ASCII in one-byte storage is read in place; other text goes through a buffer of this
+/// thread's, kept for the next span up to [`KEEP_UTF8`] bytes.
+fn with_utf8<U: Unit, R>(t: &[U], f: impl FnOnce(&str) -> R) -> R {
+    if std::mem::size_of::<U>() == 1 {
+        // SAFETY: a one-byte unit is a u8 (the three units are u8, u16 and u32).
+        let bytes = unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<u8>(), t.len()) };
+        if bytes.is_ascii() {
+            // SAFETY: ASCII is UTF-8.
+            return f(unsafe { std::str::from_utf8_unchecked(bytes) });
+        }
+    }
+    UTF8.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            let out = f(utf8_into(t, &mut buf));
+            if buf.capacity() > KEEP_UTF8 {
+                *buf = Vec::new();
+            }
+            out
+        }
+        Err(_) => f(utf8_into(t, &mut Vec::new())),
+    })
+}
+
+const KEEP_UTF8: usize = 1 << 20;
+
+thread_local! {
+    static UTF8: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn utf8_into<'b, U: Unit>(t: &[U], buf: &'b mut Vec<u8>) -> &'b str {
+    buf.clear();
+    buf.reserve(4 * t.len());
+    let mut i = 0;
+    while i < t.len() {
+        let mut c = t[i].cp();
+        i += 1;
+        if c < 0x80 {
+            buf.push(c as u8);
+            continue;
+        }
+        if (0xD800..0xE000).contains(&c) {
+            let low = t.get(i).map_or(0, |u| u.cp());
+            if c < 0xDC00 && (0xDC00..0xE000).contains(&low) {
+                i += 1;
+                c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+            } else {
+                c = 0xFFFD;
+            }
+        }
+        let ch = char::from_u32(c).unwrap_or('\u{FFFD}');
+        let mut room = [0u8; 4];
+        buf.extend_from_slice(ch.encode_utf8(&mut room).as_bytes());
+    }
+    // SAFETY: only whole UTF-8 sequences of scalar values were written.
+    unsafe { std::str::from_utf8_unchecked(buf) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_is_the_first_match() {
+        let t: Vec<u32> = "ab<|x|><|x|>".chars().map(u32::from).collect();
+        let p: Vec<u32> = "<|x|>".chars().map(u32::from).collect();
+        assert_eq!(find(&t, 0, &p), Some(2));
+        assert_eq!(find(&t, 3, &p), Some(7));
+        assert_eq!(find(&t, 8, &p), None);
+        assert_eq!(find(&t[..6], 0, &p), None);
+    }
+
+    #[test]
+    fn utf8_pairs_and_replaces_surrogates() {
+        let t: Vec<u16> = vec![0x61, 0xD83D, 0xDE00, 0xD800, 0x62, 0xDC00];
+        assert_eq!(
+            with_utf8(&t, |s| s.to_string()),
+            "a\u{1F600}\u{FFFD}b\u{FFFD}"
+        );
+        let t: Vec<u8> = vec![0x63, 0xE9];
+        assert_eq!(with_utf8(&t, |s| s.to_string()), "c\u{E9}");
+        let t: Vec<u8> = b"plain".to_vec();
+        assert_eq!(with_utf8(&t, |s| s.to_string()), "plain");
+    }
+}

@@ -1,0 +1,304 @@
+//! Python type of the meta tokenizer's encoder: `_core.MetaEncoder` (`wwho.meta.MetaTokenizer`
+//! builds it; see `crate::meta`). Tables come in once: the SGPE part's as `SGPEEncoder` takes
+//! them, the byte-level part's (tiktoken's ranks) as `ByteLevel` takes them, the special tokens
+//! with their unified ids. Text comes in as `str`, read in its own storage.
+
+use super::batch::{encode_texts, thread_count};
+use super::errors::{error, guard, Kind};
+use super::ints::IdInts;
+use super::sgpe::{PyRouter, PyWordSplitter};
+use super::text::{code_points, text};
+use crate::bytelevel::{ByteLevel, Model};
+use crate::meta::{Error, Meta, Special};
+use crate::sgpe::{Encoder, EncoderSpec, Fallback, Scope};
+use crate::units::Text;
+use crate::with_text;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use std::sync::Arc;
+
+/// Texts longer than this release the GIL while they are encoded.
+const DETACH_ABOVE: usize = 2048;
+
+#[pyclass(frozen, module = "wwho._core", name = "MetaEncoder")]
+pub struct PyMeta {
+    inner: Meta,
+    ints: IdInts,
+}
+
+#[pymethods]
+impl PyMeta {
+    /// The SGPE part: `splitter` .. `span_breaks` as `SGPEEncoder` takes them (no dummy space);
+    /// `router`: its scripts' runs. The byte-level part: `ranks` (bytes -> id), its pre-tokenizer
+    /// `patterns` and `byte_patterns`, its `byte_specials` (str -> id, for decoding),
+    /// `cache_bytes`. `offset`: the first SGPE id; `specials`: `(text, unified id)` of every
+    /// special token; `defaults`: the indices of those disallowed when the caller names none.
+    #[new]
+    #[pyo3(signature = (splitter, tokens, merges, *, byte_ids, unk_id, special_ids, scope,
+                        superword_merges, span_breaks, router, ranks, patterns, byte_patterns,
+                        byte_specials, cache_bytes, offset, specials, defaults))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        splitter: PyRef<'_, PyWordSplitter>,
+        tokens: Vec<Bound<'_, PyString>>,
+        merges: Vec<(u32, u32, u32)>,
+        byte_ids: Option<Vec<u32>>,
+        unk_id: Option<u32>,
+        special_ids: Vec<u32>,
+        scope: &str,
+        superword_merges: Vec<(u32, u32, u32)>,
+        span_breaks: Bound<'_, PyString>,
+        router: PyRef<'_, PyRouter>,
+        ranks: &Bound<'_, PyDict>,
+        patterns: Vec<String>,
+        byte_patterns: Vec<String>,
+        byte_specials: Vec<(String, u32)>,
+        cache_bytes: usize,
+        offset: u32,
+        specials: Vec<(Bound<'_, PyString>, u32)>,
+        defaults: Vec<usize>,
+    ) -> PyResult<Self> {
+        let vocab_err = |e: String| error(py, Kind::Vocab, e);
+        let fallback = match (byte_ids, unk_id) {
+            (Some(ids), _) => Fallback::Bytes(Box::new(ids.try_into().map_err(|_| {
+                vocab_err("byte fallback needs exactly 256 byte token ids".into())
+            })?)),
+            (None, Some(unk)) => Fallback::Unk(unk),
+            (None, None) => return Err(vocab_err("either byte_ids or unk_id is needed".into())),
+        };
+        let spec = EncoderSpec {
+            tokens: tokens
+                .iter()
+                .map(code_points)
+                .collect::<PyResult<Vec<_>>>()?,
+            merges,
+            fallback,
+            special_ids,
+            scope: Scope::parse(scope).map_err(vocab_err)?,
+            prefix_space: false,
+            superword_merges,
+            span_breaks: code_points(&span_breaks)?,
+        };
+        let sgpe = Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?;
+
+        let mut rank_items: Vec<(Bound<'_, PyBytes>, u32)> = Vec::with_capacity(ranks.len());
+        for (key, value) in ranks.iter() {
+            let bytes = key
+                .cast_into::<PyBytes>()
+                .map_err(|_| vocab_err("ranks: every token must be bytes".into()))?;
+            let id: u32 = value
+                .extract()
+                .map_err(|_| vocab_err("ranks: every id must be an int below 2**32".into()))?;
+            rank_items.push((bytes, id));
+        }
+        let model = Model {
+            ranks: rank_items.iter().map(|(b, i)| (b.as_bytes(), *i)).collect(),
+            merges: None,
+            ignore_merges: true,
+            special_tokens: byte_specials
+                .iter()
+                .map(|(s, i)| (s.as_str(), *i))
+                .collect(),
+            patterns: patterns.iter().map(String::as_str).collect(),
+            byte_patterns: byte_patterns.iter().map(String::as_str).collect(),
+            cache_bytes,
+            ..Model::default()
+        };
+        let bytes = guard("building the byte-level part", || {
+            py.detach(|| ByteLevel::new(&model))
+        })
+        .map_err(vocab_err)?
+        .map_err(|e| vocab_err(e.to_string()))?;
+
+        let specials = specials
+            .iter()
+            .map(|(s, id)| {
+                Ok(Special {
+                    text: code_points(s)?,
+                    id: *id,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = Meta::new(
+            sgpe,
+            router.inner.clone(),
+            Arc::new(bytes),
+            offset,
+            specials,
+            defaults,
+        )
+        .map_err(vocab_err)?;
+        let ints = IdInts::new(inner.size());
+        Ok(Self { inner, ints })
+    }
+
+    /// The ids of `text`; the text of tiktoken's special tokens is an error.
+    fn encode<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        let meta = &self.inner;
+        self.one(s, |t| with_text!(t, t => meta.encode(t)))
+    }
+
+    /// The ids of `text`, every special token's text ordinary.
+    fn encode_ordinary<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        let meta = &self.inner;
+        self.one(s, |t| with_text!(t, t => meta.encode_ordinary(t)))
+    }
+
+    /// The ids of `text` with the specials `allowed` (indices) as their ids and the text of those
+    /// `disallowed` an error.
+    fn encode_with<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.check(s.py(), &allowed)?;
+        self.check(s.py(), &disallowed)?;
+        let meta = &self.inner;
+        self.one(
+            s,
+            |t| with_text!(t, t => meta.encode_with(t, &allowed, &disallowed)),
+        )
+    }
+
+    /// [`encode_with`] for each text (`allowed`/`disallowed` None: the defaults of `encode`), on
+    /// `num_threads` threads (all cores when 0) without the GIL; the first failing text (in
+    /// order) raises its error.
+    #[pyo3(signature = (texts, allowed=None, disallowed=None, num_threads=0))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Option<Vec<usize>>,
+        disallowed: Option<Vec<usize>>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let defaults = allowed.is_none() && disallowed.is_none();
+        let (allowed, disallowed) = (allowed.unwrap_or_default(), disallowed.unwrap_or_default());
+        self.check(py, &allowed)?;
+        self.check(py, &disallowed)?;
+        let views = texts
+            .iter()
+            .map(text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let meta = &self.inner;
+        let work = |t: &Text<'_>| {
+            if defaults {
+                with_text!(*t, t => meta.encode(t))
+            } else {
+                with_text!(*t, t => meta.encode_with(t, &allowed, &disallowed))
+            }
+        };
+        let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
+            let ids = ids.map_err(|e| self.error(py, e))?;
+            Ok(self.ints.list(py, &ids)?.into_any().unbind())
+        };
+        guard("encoding a batch", || {
+            encode_texts(py, &views, thread_count(Some(num_threads)), work, ids_of)
+        })
+        .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
+    }
+
+    /// The bytes of `ids` joined; `(id, position)` of the first id with no token is a
+    /// `TokenizerError` whose message names them.
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.inner.decode(&ids).map_err(|bad| {
+            error(
+                py,
+                Kind::Tokenizer,
+                format!(
+                    "token id {} at position {} has no token",
+                    bad.id, bad.position
+                ),
+            )
+        })?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// The bytes of one token, None for an id with no token.
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
+        self.inner.token_bytes(id).map(|b| PyBytes::new(py, b))
+    }
+
+    /// One past the largest id.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+
+    /// (entries, bytes) held by the byte-level part's piece cache.
+    fn cache_info(&self) -> (usize, usize) {
+        (
+            self.inner.bytes().cache().len(),
+            self.inner.bytes().cache().bytes(),
+        )
+    }
+
+    fn clear_cache(&self) {
+        self.inner.bytes().cache().clear();
+    }
+
+    /// Bytes held by the SGPE part's tables (an estimate).
+    fn sgpe_heap_bytes(&self) -> usize {
+        self.inner.sgpe_heap_bytes()
+    }
+}
+
+impl PyMeta {
+    /// Encode one text; a long one without the GIL.
+    fn one<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        f: impl Fn(Text<'_>) -> Result<Vec<u32>, Error> + Send + Sync,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = s.py();
+        let t = text(s)?;
+        let ids = if t.len() > DETACH_ABOVE {
+            py.detach(|| guard("encoding", || f(t)))
+        } else {
+            guard("encoding", || f(t))
+        }
+        .map_err(|e| error(py, Kind::Tokenizer, e))?
+        .map_err(|e| self.error(py, e))?;
+        self.ints.list(py, &ids)
+    }
+
+    fn check(&self, py: Python<'_>, set: &[usize]) -> PyResult<()> {
+        match set.iter().find(|&&i| i >= self.inner.specials().len()) {
+            Some(i) => Err(error(
+                py,
+                Kind::Tokenizer,
+                format!("{i} is not the index of a special token"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The `TokenizerError` of a failed encoding (the message of `wwho.meta` before the core).
+    fn error(&self, py: Python<'_>, e: Error) -> PyErr {
+        match e {
+            Error::Disallowed { index, offset } => {
+                let special = &self.inner.specials()[index];
+                let shown = super::text::from_code_points(py, &special.text)
+                    .and_then(|s| s.repr().map(|r| r.to_string()))
+                    .unwrap_or_default();
+                error(
+                    py,
+                    Kind::Tokenizer,
+                    format!(
+                        "the text contains the special token {shown} at offset {offset}: pass \
+                         allowed_special={{{shown}}} to encode it as that token, or \
+                         disallowed_special=() to encode it as ordinary text"
+                    ),
+                )
+            }
+            Error::Bytes(e) => error(py, Kind::Tokenizer, e.to_string()),
+        }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyMeta>()?;
+    Ok(())
+}
