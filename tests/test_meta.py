@@ -2,7 +2,9 @@
 
 Oracles we did not write: tiktoken itself (``encode_ordinary``/``encode`` ids, its o200k_base
 layout), the sha256 of the official ranks file, HF ``tokenizers``' ByteLevel mapping for the
-token strings, and the real corpora (si-en, hi-en, the Sinhala news) for round trips.
+token strings, and the real corpora (si-en, hi-en, the Sinhala news) for round trips. The
+encoder runs in the core (router, SGPE, the byte-level o200k encoder); the Python encoder it
+replaced, tiktoken-backed, is the reference it is compared with (``tests/reference/meta_py.py``).
 The SGPE part is a small vocabulary trained here on Indic runs only (``segments_only``).
 """
 
@@ -19,6 +21,7 @@ import pytest
 from conftest import CORPORA, O200K_FILE, read_slice, require_data
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from reference.meta_py import MetaPy
 
 from wwho.errors import TokenizerError, VocabError, WwhoError
 from wwho.meta import SGPE_PREFIX, MetaTokenizer, MetaVocab, bytes_to_token_string, sgpe_token_string
@@ -493,12 +496,12 @@ def test_describe(meta):
     assert repr(meta).startswith("MetaTokenizer(")
 
 
-def test_encode_batch_and_cache_are_consistent(meta):
+def test_encode_batch_and_cache_are_consistent(meta, o200k):
     lines = lines_of("hi-en/hasoc2019-tweets-not-offensive.txt", max_bytes=30_000)
     first = meta.encode_batch(lines)
-    meta._cache.clear()
+    meta.clear_cache()
     assert [meta.encode(l) for l in reversed(lines)] == list(reversed(first))
-    assert first == [reference_encode(l, meta.sgpe, meta.encoding) for l in lines]
+    assert first == [reference_encode(l, meta.sgpe, o200k) for l in lines]
 
 
 @settings(max_examples=60, deadline=None)
@@ -512,10 +515,10 @@ def test_encode_batch_equals_encode_on_threads(meta, texts, threads):
                                  num_threads=threads) == want
 
 
-def test_encode_batch_of_the_corpora_on_threads(meta):
+def test_encode_batch_of_the_corpora_on_threads(meta, o200k):
     lines = lines_of("si-en/news-codeswitched-lines.txt", "hi-en/hasoc2019-tweets-not-offensive.txt",
                      max_bytes=150_000)
-    want = [reference_encode(l, meta.sgpe, meta.encoding) for l in lines]
+    want = [reference_encode(l, meta.sgpe, o200k) for l in lines]
     for threads in (1, 2, None):
         assert meta.encode_batch(lines, num_threads=threads) == want
     with pytest.raises(TokenizerError, match=re.escape("special token '<|endoftext|>' at offset 3")):
@@ -524,3 +527,125 @@ def test_encode_batch_of_the_corpora_on_threads(meta):
         meta.encode_batch(lines, num_threads=0)
     with pytest.raises(TokenizerError, match="expected text as str"):
         meta.encode_batch(["ok", None])
+
+
+# -- the core against the Python encoder it replaced (tests/reference/meta_py.py) -------
+
+
+@pytest.fixture(scope="module")
+def reference(sgpe, o200k):
+    return MetaPy(sgpe, o200k)
+
+
+def outcome(encode, text, **options):
+    """The ids, or the error's type and message."""
+    try:
+        return encode(text, **options)
+    except TokenizerError as exc:
+        return type(exc), str(exc)
+
+
+SPECIAL_OPTIONS = [{}, {"disallowed_special": ()}, {"allowed_special": "all"},
+                   {"allowed_special": {"<|endoftext|>"}}, {"allowed_special": {"[CLS]", "[PAD]"}},
+                   {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
+                   {"disallowed_special": {"[PAD]"}}]
+
+
+@pytest.mark.parametrize("rel", ["si/news-bbcsinhala.txt", "si/news-adaderana.txt", "hi/tico19-test.txt",
+                                 "si-en/news-codeswitched-lines.txt", "hi-en/hasoc2019-tweets-not-offensive.txt",
+                                 "en/flores200-devtest.txt", "en/news-lk_news.txt"])
+def test_core_equals_the_python_encoder_on_the_corpora(meta, reference, rel):
+    lines = lines_of(rel, max_bytes=200_000)
+    assert len(lines) > 100
+    want = [reference.encode_ordinary(line) for line in lines]
+    assert meta.encode_batch(lines, disallowed_special=()) == want
+    assert meta.encode_batch(lines, num_threads=1) == want  # no special-token text in these lines
+    assert [meta.encode(line) for line in lines[:300]] == want[:300]
+    # Whole documents: many runs in one text, and its surrogate-free non-ASCII storage.
+    text = "\n".join(lines[:400])
+    assert meta.encode(text) == reference.encode(text)
+
+
+special_piece = st.sampled_from(["<|endoftext|>", "<|endofprompt|>", "<|endoftext", "[CLS]", "[PAD]", "[PAD", "<|"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(mixed_piece, special_piece, st.text(max_size=4)), max_size=20).map("".join),
+       st.sampled_from(SPECIAL_OPTIONS))
+def test_core_equals_the_python_encoder_on_fuzzed_text(meta, reference, text, options):
+    assert outcome(meta.encode, text, **options) == outcome(reference.encode, text, **options)
+    if not isinstance(outcome(meta.encode, text, **options), tuple):
+        assert meta.encode_batch([text, text], **options) == [meta.encode(text, **options)] * 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(codec="utf-8"), max_size=60))
+def test_core_equals_the_python_encoder_on_any_text(meta, reference, text):
+    assert meta.encode_ordinary(text) == reference.encode_ordinary(text)
+
+
+def test_lone_surrogates_and_pairs_follow_tiktoken(meta, reference):
+    for text in ("a\ud800b", "x\ud83d\ude00y", "\udc00 ශ්‍රී \ud800", "ශ\ud800ී", "\ud800" * 3):
+        assert meta.encode(text) == reference.encode(text)
+
+
+def test_long_whitespace_runs(meta, reference):
+    """tiktoken panics on a million spaces (reference: safe_tiktoken); the core's runs need no cut."""
+    for text in (" " * 300_000 + "ශ්‍රී x", "a" + "\t" * 200_001 + " ලංකා"):
+        assert meta.encode(text) == reference.encode(text)
+
+
+def test_disallowed_special_error_names_the_token_and_offset(meta):
+    for encode in (meta.encode, lambda t: meta.encode_batch([t])[0]):
+        with pytest.raises(TokenizerError, match=re.escape("special token '<|endofprompt|>' at offset 7: pass")):
+            encode("ශ්‍රී x<|endofprompt|><|endoftext|>")
+    with pytest.raises(TokenizerError, match=re.escape("'[PAD]' at offset 2")):
+        meta.encode("ab[PAD]", disallowed_special={"[PAD]"})
+    with pytest.raises(TokenizerError, match="unknown special"):
+        meta.encode("ab", disallowed_special={"<|nope|>"})
+
+
+# -- the byte-level part: offline, from a name, a ByteBPE or a tiktoken.Encoding ---------
+
+
+def test_byte_level_part_from_a_name_a_bytebpe_or_an_encoding(sgpe, meta, monkeypatch):
+    from wwho.bytelevel import ByteBPE
+
+    lines = lines_of("si-en/news-codeswitched-lines.txt", max_bytes=40_000)
+    want = meta.encode_batch(lines)
+    bpe = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+    by_name = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+    by_env = MetaTokenizer(sgpe)
+    for tok in (by_name, by_env, MetaTokenizer(sgpe, bpe)):
+        assert tok.encode_batch(lines) == want
+        assert tok.tiktoken == meta.tiktoken
+    # Text without Indic characters: exactly the ByteBPE's ids.
+    english = lines_of("en/flores200-devtest.txt", max_bytes=60_000)
+    assert by_name.encode_batch(english) == bpe.encode_batch(english)
+
+
+def test_offline_without_tiktoken(sgpe, meta, tmp_path):
+    """Loading by name reads the file itself: tiktoken is neither imported nor asked."""
+    meta.save(tmp_path / "m")
+    code = ("import sys\nsys.modules['tiktoken'] = None\n"  # importing tiktoken now fails
+            "from wwho.meta import MetaTokenizer\n"
+            f"tok = MetaTokenizer.load({str(tmp_path / 'm')!r})\n"
+            "print(tok.encode('ශ්‍රී ලංකා Cricket'))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WWHO_TIKTOKEN", "TIKTOKEN"))}
+    env |= {"WWHO_TIKTOKEN_FILE": str(O200K_FILE), "TIKTOKEN_CACHE_DIR": str(tmp_path / "none")}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == meta.encode("ශ්‍රී ලංකා Cricket")
+    del env["WWHO_TIKTOKEN_FILE"]
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "WWHO_TIKTOKEN_FILE=PATH" in proc.stderr and "tiktoken_file=PATH" in proc.stderr
+
+
+def test_pickles(meta):
+    import pickle
+
+    again = pickle.loads(pickle.dumps(meta))
+    text = "ශ්‍රී ලංකා and हिंदी 🦜 <|endoftext|>"
+    assert again.encode(text, allowed_special="all") == meta.encode(text, allowed_special="all")
+    assert again.tiktoken == meta.tiktoken and again.vocab_size == meta.vocab_size

@@ -33,23 +33,22 @@ otherwise (``[PAD]``, ``<0x41>``) as ``⟦sgpe⟧`` + text; unassigned ids are
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import os
-import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
-from wwho.bytelevel.safe_tiktoken import LONG_RUN, SafeEncoder
-from wwho.cache import DEFAULT_CACHE_BYTES, PieceCache
+from wwho import _core
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
+from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id, token_ids
-from wwho.router import run_pattern
-from wwho.threads import cpus, thread_count
+from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 NAMESPACE = SGPE_PREFIX[0]
@@ -136,51 +135,70 @@ class MetaVocab:
 
 @dataclass(frozen=True)
 class TiktokenPart:
-    """What the meta tokenizer needs to know of a tiktoken encoding, computed once."""
+    """What the meta tokenizer needs to know of its tiktoken encoding, computed once."""
 
     name: str
     n_vocab: int
-    token_bytes: tuple[bytes | None, ...]  # None: an unassigned id
     special_tokens: dict[str, int]
     sha256: str  # of the ranks in tiktoken's file format: for official files, the file's sha256
+    unassigned_ids: tuple[int, ...] = ()
 
     @property
     def unassigned(self) -> list[int]:
-        return [i for i, b in enumerate(self.token_bytes) if b is None]
+        return list(self.unassigned_ids)
 
 
-@functools.lru_cache(maxsize=8)
-def tiktoken_part(encoding: Any) -> TiktokenPart:
-    """Token bytes, specials and ranks sha256 of a ``tiktoken.Encoding`` (through its public API)."""
+def ranks_sha256(ranks: Mapping[bytes, int]) -> str:
+    """The sha256 of ``ranks`` in tiktoken's file format (``base64(token) rank`` lines, by rank)."""
+    h = hashlib.sha256()
+    for data, i in sorted(ranks.items(), key=lambda kv: kv[1]):
+        h.update(base64.b64encode(data) + b" %d\n" % i)
+    return h.hexdigest()
+
+
+def _part_of(model: ByteLevelModel, sha256: str | None = None) -> TiktokenPart:
+    ids = set(model.ranks.values())
+    ids.update(model.special_tokens.values())
+    n_vocab = max(ids) + 1 if ids else 0
+    return TiktokenPart(model.name, n_vocab, dict(model.special_tokens), sha256 or ranks_sha256(model.ranks),
+                        tuple(i for i in range(n_vocab) if i not in ids))
+
+
+def _model_of_encoding(encoding: Any) -> ByteLevelModel:
+    """A ``tiktoken.Encoding`` as a ranks-rule model (through its public API; the regex of an
+    encoding wwho does not know is read from ``_pat_str``)."""
+    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+
     specials = {s: encoding.encode_single_token(s) for s in encoding.special_tokens_set}
     special_ids = set(specials.values())
-    table: list[bytes | None] = []
-    h = hashlib.sha256()
-    for i in range(encoding.n_vocab):
-        try:
-            data = encoding.decode_single_token_bytes(i)
-        except KeyError:
-            table.append(None)
-            continue
-        table.append(data)
-        if i not in special_ids:  # a .tiktoken file is "base64(token) rank" lines, by rank
-            h.update(base64.b64encode(data) + b" %d\n" % i)
-    return TiktokenPart(encoding.name, encoding.n_vocab, tuple(table), specials, h.hexdigest())
-
-
-@functools.lru_cache(maxsize=64)
-def _special_pattern(tokens: frozenset[str]) -> re.Pattern[str]:
-    return re.compile("|".join(map(re.escape, sorted(tokens, key=lambda t: (-len(t), t)))))
+    known = getattr(encoding, "_mergeable_ranks", None)  # tiktoken's own dict: a copy is 20x faster
+    if isinstance(known, dict) and all(type(k) is bytes for k in list(known)[:16]):
+        ranks = dict(known)
+    else:
+        ranks = {}
+        for i in range(encoding.n_vocab):
+            if i in special_ids:
+                continue
+            try:
+                ranks[encoding.decode_single_token_bytes(i)] = i
+            except KeyError:
+                continue
+    if encoding.name in TIKTOKEN_ENCODINGS:
+        pattern = Pretokenizer.named(encoding.name)
+    else:
+        pattern = Pretokenizer.coerce(getattr(encoding, "_pat_str", None) or "o200k")
+    return ByteLevelModel(ranks, pattern, special_tokens=specials, name=encoding.name)
 
 
 def resolve_encoding(encoding: Any = "o200k_base", *, tiktoken_file: str | os.PathLike | None = None) -> Any:
-    """A ``tiktoken.Encoding`` from a name (offline with ``tiktoken_file``) or as given."""
+    """The byte-level part of a meta tokenizer, as :class:`MetaTokenizer` takes it: for a name, a
+    :class:`~wwho.bytelevel.ByteLevelModel` read offline like ``ByteBPE.from_tiktoken`` does
+    (``tiktoken_file=``, ``WWHO_TIKTOKEN_FILE``, tiktoken's cache; never downloaded); a name wwho
+    does not know goes to tiktoken (optional), which may download it. Anything else is returned as
+    given (a ``ByteBPE``, a ``ByteLevelModel``, a ``tiktoken.Encoding``)."""
     if not isinstance(encoding, str):
-        for attr in ("encode_ordinary", "decode_bytes", "decode_single_token_bytes", "n_vocab", "name"):
-            if not hasattr(encoding, attr):
-                raise VocabError(f"tiktoken_encoding must be a name or a tiktoken.Encoding, not {type(encoding).__name__}")
         return encoding
-    from wwho.bytelevel.tiktoken_loader import file_sha256, get_encoding
+    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, from_tiktoken
     from wwho.tiktoken_file import ranks_file_for
 
     found = ranks_file_for(encoding, tiktoken_file)
@@ -188,17 +206,50 @@ def resolve_encoding(encoding: Any = "o200k_base", *, tiktoken_file: str | os.Pa
         raise VocabError(f"{found[0]} (from {found[1]}): tiktoken ranks file not found. To fix: point "
                          f"{'--tiktoken-file / tiktoken_file=' if found[1] == 'tiktoken_file' else found[1]} at "
                          f"the {encoding}.tiktoken file")
-    enc = get_encoding(encoding, tiktoken_file=tiktoken_file)
-    if found is not None and found[0].is_file():
-        # tiktoken keeps encodings in memory by name, so a file given after the first load
-        # would be ignored silently: check that it holds the ranks actually in use.
-        path, source = found
-        actual = file_sha256(path)
-        if actual != tiktoken_part(enc).sha256:
-            raise VocabError(f"{path} (from {source}): sha256 {actual} is not that of the {encoding} ranks in use "
-                             f"({tiktoken_part(enc).sha256}). To fix: point {source} at the official "
-                             f"{encoding}.tiktoken")
-    return enc
+    if encoding in TIKTOKEN_ENCODINGS:
+        try:
+            return from_tiktoken(encoding, tiktoken_file=tiktoken_file)
+        except VocabError:
+            # Not in tiktoken's cache: an encoding tiktoken already holds in memory (this process
+            # loaded it) serves too; nothing is downloaded.
+            loaded = getattr(sys.modules.get("tiktoken.registry"), "ENCODINGS", {}).get(encoding)
+            if found is not None or loaded is None:
+                raise
+            return loaded
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    try:
+        return get_encoding(encoding, tiktoken_file=tiktoken_file)
+    except ImportError:
+        raise VocabError(f"unknown tiktoken encoding {encoding!r}: wwho knows {', '.join(TIKTOKEN_ENCODINGS)}; "
+                         "others need the tiktoken package") from None
+
+
+def _byte_level(encoding: Any, tiktoken_file: str | os.PathLike | None) -> tuple[ByteLevelModel, TiktokenPart]:
+    """The model and the facts of the byte-level part named or given by ``encoding``."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+
+    given = encoding
+    encoding = resolve_encoding(encoding, tiktoken_file=tiktoken_file)
+    if isinstance(encoding, ByteBPE):
+        model = encoding.model
+    elif isinstance(encoding, ByteLevelModel):
+        model = encoding
+    elif all(hasattr(encoding, a) for a in ("encode_single_token", "decode_single_token_bytes", "n_vocab", "name",
+                                            "special_tokens_set")):
+        model = _model_of_encoding(encoding)
+    else:
+        raise VocabError("tiktoken_encoding must be a name, a ByteBPE or a tiktoken.Encoding, not "
+                         f"{type(encoding).__name__}")
+    if model.merges is not None or model.added_tokens or model.extra_tokens:
+        raise VocabError("the byte-level part of a meta tokenizer must be a tiktoken-style vocabulary (ranks, "
+                         "special tokens), without merges, added or extra tokens")
+    known = TIKTOKEN_ENCODINGS.get(model.name)
+    # A known name read from its file was checked against the official file's sha256 already.
+    read = isinstance(given, str) and isinstance(encoding, ByteLevelModel)
+    sha256 = known.sha256 if read and known is not None else None
+    return model, _part_of(model, sha256)
 
 
 class MetaTokenizer:
@@ -206,8 +257,9 @@ class MetaTokenizer:
 
     def __init__(self, sgpe_tokenizer: Any, tiktoken_encoding: Any = "o200k_base", *,
                  tiktoken_file: str | os.PathLike | None = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
-        """``cache_bytes`` bounds this tokenizer's run cache (:mod:`wwho.cache`); the SGPE part
-        (the compiled core) keeps no cache."""
+        """``tiktoken_encoding``: a name (``"o200k_base"``, loaded offline as ``ByteBPE.from_tiktoken``
+        does), a :class:`~wwho.bytelevel.ByteBPE` or a ``tiktoken.Encoding`` (its ranks are copied).
+        ``cache_bytes`` bounds the byte-level part's piece cache (the SGPE part keeps none)."""
         from wwho.sgpe import SGPETokenizer
 
         if not isinstance(sgpe_tokenizer, SGPETokenizer):
@@ -215,24 +267,25 @@ class MetaTokenizer:
         if sgpe_tokenizer.prefix_space:
             raise VocabError("an SGPE vocabulary trained with prefix_space cannot be a meta tokenizer's SGPE part: "
                              "its dummy space would be added to every Indic run")
+        if type(cache_bytes) is not int or cache_bytes < 0:
+            raise VocabError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
+        model, part = _byte_level(tiktoken_encoding, tiktoken_file)
         self.sgpe = sgpe_tokenizer
-        self.encoding = resolve_encoding(tiktoken_encoding, tiktoken_file=tiktoken_file)
-        self.vocab = MetaVocab(self.encoding.n_vocab, sgpe_tokenizer.vocab)
+        self.tiktoken = part
+        self.vocab = MetaVocab(part.n_vocab, sgpe_tokenizer.vocab)
         self.offset = self.vocab.offset
-        self.tiktoken_specials: dict[str, int] = {
-            s: self.encoding.encode_single_token(s) for s in self.encoding.special_tokens_set}
+        self.tiktoken_specials: dict[str, int] = dict(part.special_tokens)
         clash = set(self.tiktoken_specials) & set(sgpe_tokenizer.special_tokens)
         if clash:
             raise VocabError(f"special tokens in both tiktoken and SGPE: {sorted(clash)}")
         self.special_tokens: dict[str, int] = {
             **self.tiktoken_specials, **{s: self.offset + sgpe_tokenizer.vocab[s] for s in sgpe_tokenizer.special_tokens}}
+        self._special_index = {s: k for k, s in enumerate(self.special_tokens)}
         self._scripts = sgpe_tokenizer.splitter.scripts
-        self._runs = run_pattern(self._scripts).finditer
-        self._sgpe_bytes = [sgpe_tokenizer.token_bytes(i) for i in range(sgpe_tokenizer.vocab_size)]
-        # Shifted SGPE ids, made once: cached runs then share these int objects (8 bytes per id).
-        self._shifted = list(range(self.offset, self.vocab.size))
-        self._cache = PieceCache(cache_bytes)
-        self._safe_tiktoken = SafeEncoder(self.encoding, token_bytes=self._tiktoken_token_bytes)
+        self._pattern = model.pattern
+        self._cache_bytes = cache_bytes
+        self._core = _meta_core(sgpe_tokenizer, model, self.offset, self.special_tokens, self.tiktoken_specials,
+                                cache_bytes)
         self._strings: list[str] | None = None
         self._string_ids: dict[str, int] | None = None
 
@@ -242,7 +295,9 @@ class MetaTokenizer:
     def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None,
              cache_bytes: int = DEFAULT_CACHE_BYTES) -> MetaTokenizer:
         """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256.
-        ``cache_bytes`` bounds the run cache (the SGPE part, in the core, keeps none)."""
+        The ranks are found offline as ``ByteBPE.from_tiktoken`` finds them (``tiktoken_file=``,
+        ``WWHO_TIKTOKEN_FILE``, tiktoken's cache). ``cache_bytes`` bounds the byte-level part's
+        piece cache (the SGPE part, in the core, keeps none)."""
         from wwho.export.meta import CONFIG_FILE, read_meta_config
         from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
@@ -252,10 +307,9 @@ class MetaTokenizer:
         config = read_meta_config(path)
         name = config["tiktoken_encoding"]
         try:
-            encoding = resolve_encoding(name, tiktoken_file=tiktoken_file)
+            model, part = _byte_level(name, tiktoken_file)
         except VocabError as exc:
             raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
-        part = tiktoken_part(encoding)
         if part.sha256 != config["tiktoken_sha256"]:
             where = tiktoken_file or "tiktoken's cache"
             raise VocabError(f"{path}: was made with {name} ranks of sha256 {config['tiktoken_sha256']}, but the "
@@ -266,7 +320,7 @@ class MetaTokenizer:
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
                              f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
-        return cls(sgpe, encoding, cache_bytes=cache_bytes)
+        return cls(sgpe, model, cache_bytes=cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
@@ -274,9 +328,22 @@ class MetaTokenizer:
 
         return save_meta(self, directory)
 
-    @property
-    def tiktoken(self) -> TiktokenPart:
-        return tiktoken_part(self.encoding)
+    def __reduce__(self):
+        # Pickled as the SGPE part and the byte-level part's model (read back from the core).
+        return (_restore, (self.sgpe, self._model(), self._cache_bytes))
+
+    def _model(self) -> ByteLevelModel:
+        """The byte-level part as a model (its ranks read from the core)."""
+        specials = set(self.tiktoken_specials.values())
+        ranks = {}
+        token_bytes = self._core.token_bytes
+        for i in range(self.offset):
+            if i not in specials:
+                data = token_bytes(i)
+                if data is not None:
+                    ranks[data] = i
+        return ByteLevelModel(ranks, self._pattern, special_tokens=dict(self.tiktoken_specials),
+                              name=self.tiktoken.name)
 
     @property
     def vocab_size(self) -> int:
@@ -286,7 +353,7 @@ class MetaTokenizer:
         return self.vocab.size
 
     def __repr__(self) -> str:
-        return (f"MetaTokenizer(tiktoken={self.encoding.name!r} [0, {self.offset}), "
+        return (f"MetaTokenizer(tiktoken={self.tiktoken.name!r} [0, {self.offset}), "
                 f"sgpe={self.sgpe.script!r} [{self.offset}, {self.vocab.size}))")
 
     # -- encoding ----------------------------------------------------------------------
@@ -297,16 +364,13 @@ class MetaTokenizer:
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        if disallowed_special == "all" and not allowed_special and not isinstance(allowed_special, str):
+            return self._core.encode(text)  # the default: one call
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
         if not allowed and not disallowed:
-            return self._encode_ordinary(text)
-        ids: list[int] = []
-        for part in self._split_specials(text, allowed, disallowed):
-            if isinstance(part, int):
-                ids.append(part)
-            else:
-                ids += self._encode_ordinary(part)
-        return ids
+            return self._core.encode_ordinary(text)
+        index = self._special_index
+        return self._core.encode_with(text, [index[s] for s in allowed], [index[s] for s in disallowed])
 
     def _specials(self, allowed_special: Iterable[str] | str,
                   disallowed_special: Iterable[str] | str) -> tuple[frozenset[str], frozenset[str]]:
@@ -318,27 +382,6 @@ class MetaTokenizer:
         if unknown:
             raise TokenizerError(f"disallowed_special names unknown special tokens: {sorted(unknown)}")
         return allowed, disallowed
-
-    def _split_specials(self, text: str, allowed: frozenset[str], disallowed: frozenset[str]) -> list[str | int]:
-        """``text`` as ordinary parts (str) and allowed special tokens (their ids), in order; the
-        text of a disallowed special token is an error naming its offset."""
-        if disallowed:
-            m = _special_pattern(disallowed).search(text)
-            if m:
-                raise TokenizerError(
-                    f"the text contains the special token {m.group()!r} at offset {m.start()}: pass "
-                    f"allowed_special={{{m.group()!r}}} to encode it as that token, or disallowed_special=() "
-                    "to encode it as ordinary text")
-        if not allowed:
-            return [text]
-        parts: list[str | int] = []
-        pos = 0
-        for m in _special_pattern(allowed).finditer(text):
-            parts.append(text[pos:m.start()])
-            parts.append(self.special_tokens[m.group()])
-            pos = m.end()
-        parts.append(text[pos:])
-        return parts
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
         if allowed_special == "all":
@@ -352,91 +395,31 @@ class MetaTokenizer:
                                  f"known: {sorted(self.special_tokens)}")
         return allowed
 
-    def _encode_ordinary(self, text: str) -> list[int]:
-        # The router's rules (wwho.router.segment) over the router's own run pattern, without
-        # building a TextSegment per run: this loop is the encoder's hot path.
-        ids: list[int] = []
-        tiktoken_encode = self.encoding.encode_ordinary
-        get, put = self._cache.get, self._cache.put
-        pos = 0
-        for m in self._runs(text):
-            start = m.start()
-            run = m.group()
-            if start > pos:
-                latin = text[pos:start]
-                if latin[-1] == " ":  # the space before an Indic run is that run's leading space
-                    latin = latin[:-1]
-                    run = " " + run
-                if latin:
-                    # Short Latin parts repeat ("(", ", ", names) and a dict lookup costs less than a
-                    # call into tiktoken; a Latin part never equals an Indic run, so one cache serves both.
-                    if len(latin) <= 24:
-                        got = get(latin)
-                        if got is None:
-                            got = put(latin, tiktoken_encode(latin))
-                        ids += got
-                    else:
-                        ids += self._encode_latin(latin)
-            pos = m.end()
-            got = get(run)
-            if got is None:
-                shifted = self._shifted
-                got = put(run, [shifted[i] for i in self.sgpe.encode(run)])
-            ids += got
-        if pos < len(text):
-            ids += self._encode_latin(text[pos:])
-        return ids
-
-    def _encode_latin(self, text: str) -> list[int]:
-        """tiktoken's ids; a text long enough to hold a run that overflows tiktoken is cut first
-        (:mod:`wwho.bytelevel.safe_tiktoken`: the same ids, no crash)."""
-        if len(text) < LONG_RUN:
-            return self.encoding.encode_ordinary(text)
-        return self._safe_tiktoken.encode_ordinary(text)
-
-    def _tiktoken_token_bytes(self) -> tuple[bytes | None, ...]:
-        return self.tiktoken.token_bytes  # a method, not a lambda: the tokenizer must pickle
-
     def clear_cache(self) -> None:
-        """Forget the cached runs, and the SGPE part's cached pieces."""
-        self._cache.clear()
+        """Forget the byte-level part's cached pieces (the SGPE part keeps none)."""
+        self._core.clear_cache()
         self.sgpe.clear_cache()
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Every special-token text encoded as ordinary text (``disallowed_special=()``)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        return self._encode_ordinary(text)
+        return self._core.encode_ordinary(text)
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
                      disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None) -> list[list[int]]:
-        """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores): the Indic
-        runs by the SGPE core without the GIL, the rest by tiktoken's own batch encoder."""
+        """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores), in the
+        core without the GIL. The first text (in order) that fails raises its error."""
         texts = as_batch(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        threads = thread_count(num_threads) or cpus()
+        threads = thread_count(num_threads) or 0
+        if disallowed_special == "all" and not allowed_special and not isinstance(allowed_special, str):
+            return self._core.encode_batch(texts, None, None, threads)
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
-        plans = [self._split_specials(t, allowed, disallowed) for t in texts]
-        ordinary = [part for plan in plans for part in plan if isinstance(part, str)]
-        routed = self.sgpe.encode_routed_batch(ordinary, num_threads=threads)
-        latin = [part[item[0]:item[1]] for part, items in zip(ordinary, routed) for item in items
-                 if type(item) is tuple]
-        latin_ids = iter(self.encoding.encode_ordinary_batch(latin, num_threads=threads) if latin else ())
-        runs = iter(routed)
-        offset = self.offset
-        out: list[list[int]] = []
-        for plan in plans:
-            ids: list[int] = []
-            for part in plan:
-                if isinstance(part, int):
-                    ids.append(part)
-                    continue
-                for item in next(runs):
-                    ids += next(latin_ids) if type(item) is tuple else [offset + i for i in item]
-            out.append(ids)
-        return out
+        index = self._special_index
+        return self._core.encode_batch(texts, [index[s] for s in allowed], [index[s] for s in disallowed], threads)
 
     def tokenize(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
                  disallowed_special: Iterable[str] | str = "all") -> list[str]:
@@ -448,10 +431,10 @@ class MetaTokenizer:
 
     def _string_table(self) -> tuple[list[str], dict[str, int]]:
         if self._strings is None:
-            part = self.tiktoken
-            names = {i: s for s, i in part.special_tokens.items()}
+            names = {i: s for s, i in self.tiktoken.special_tokens.items()}
+            token_bytes = self._core.token_bytes
             strings = [names[i] if i in names else f"\u27e6unassigned {i}\u27e7" if b is None
-                       else bytes_to_token_string(b) for i, b in enumerate(part.token_bytes)]
+                       else bytes_to_token_string(b) for i, b in ((i, token_bytes(i)) for i in range(self.offset))]
             strings += [sgpe_token_string(t) for t in self.sgpe.tokens]
             ids = {s: i for i, s in enumerate(strings)}
             if len(ids) != len(strings):  # only a special written like an ordinary token could do this
@@ -483,36 +466,19 @@ class MetaTokenizer:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (what :class:`wwho.StreamingDecoder` needs)."""
         uid = self.vocab._check(token_id)
-        if uid >= self.offset:
-            return self._sgpe_bytes[uid - self.offset]
-        data = self.tiktoken.token_bytes[uid]
+        data = self._core.token_bytes(uid)
         if data is None:
-            raise TokenizerError(f"token id {uid} is not assigned in tiktoken's {self.encoding.name}")
+            raise TokenizerError(f"token id {uid} is not assigned in tiktoken's {self.tiktoken.name}")
         return data
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes of ``ids``, joined; consecutive tiktoken ids are decoded together by tiktoken."""
-        offset, size, sgpe = self.offset, self.vocab.size, self._sgpe_bytes
-        out: list[bytes] = []
-        run: list[int] = []
-        for i in token_ids(ids, size):
-            if i < offset:
-                run.append(i)
-            else:
-                if run:
-                    out.append(self._tiktoken_bytes(run))
-                    run = []
-                out.append(sgpe[i - offset])
-        if run:
-            out.append(self._tiktoken_bytes(run))
-        return b"".join(out)
-
-    def _tiktoken_bytes(self, run: list[int]) -> bytes:
+        """The bytes of ``ids``, joined (in the core)."""
+        ids = token_ids(ids, self.vocab.size)
         try:
-            return self.encoding.decode_bytes(run)
-        except KeyError:
-            bad = next(i for i in run if self.tiktoken.token_bytes[i] is None)
-            raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.encoding.name}") from None
+            return self._core.decode_bytes(ids)
+        except TokenizerError:
+            bad = next(i for i in ids if self._core.token_bytes(i) is None)
+            raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
@@ -542,7 +508,45 @@ class MetaTokenizer:
             f"  tiktoken {part.name}: n_vocab {part.n_vocab:,}, special tokens "
             + ", ".join(f"{s} = {i}" for s, i in sorted(part.special_tokens.items(), key=lambda kv: kv[1]))
             + f", {len(part.unassigned)} unassigned ids; ranks sha256 {part.sha256}",
-            f"  routing: {', '.join(self._scripts)} runs -> SGPE (ids + {self.offset:,}); everything else -> tiktoken",
+            f"  routing: {', '.join(self._scripts)} runs -> SGPE (ids + {self.offset:,}); everything else -> "
+            f"{part.name} (the core's byte-level encoder)",
             f"  SGPE part ({self.sgpe.vocab_size:,} tokens, ids offset by {self.offset:,}):",
             sgpe,
         ])
+
+
+def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: dict[str, int],
+               defaults: Mapping[str, int], cache_bytes: int) -> Any:
+    """The core's meta encoder: the SGPE part's tables as ``SGPETokenizer`` hands them to its own
+    encoder, the byte-level part's as ``ByteBPE`` does."""
+    from wwho.router import core_router
+    from wwho.sgpe.superwords import SPAN_BREAKS
+    from wwho.sgpe.vocabfile import BYTE_TOKENS
+
+    vocab = sgpe.vocab
+    ranked = sgpe.merges if sgpe.fallback == "unk" else (*sgpe.syllable_merges, *sgpe.merges)
+    names = list(specials)
+    return _core.MetaEncoder(
+        sgpe.splitter.core,
+        sgpe.tokens,
+        [(vocab[a], vocab[b], vocab[a + b]) for a, b in ranked],
+        byte_ids=[vocab[t] for t in BYTE_TOKENS] if sgpe.fallback == "bytes" else None,
+        unk_id=vocab.get("[UNK]"),
+        special_ids=[vocab[s] for s in sgpe.special_tokens],
+        scope=sgpe.merge_scope,
+        superword_merges=[(vocab[a], vocab[b], vocab[a + b]) for a, b in sgpe.superword_merges],
+        span_breaks=SPAN_BREAKS,
+        router=core_router(sgpe.splitter.scripts),
+        ranks=model.ranks,
+        patterns=list(model.pattern.patterns),
+        byte_patterns=list(model.pattern.byte_patterns),
+        byte_specials=list(model.special_tokens.items()),
+        cache_bytes=cache_bytes,
+        offset=offset,
+        specials=list(specials.items()),
+        defaults=[names.index(s) for s in defaults],
+    )
+
+
+def _restore(sgpe: Any, model: ByteLevelModel, cache_bytes: int) -> MetaTokenizer:
+    return MetaTokenizer(sgpe, model, cache_bytes=cache_bytes)
