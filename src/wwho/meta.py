@@ -270,6 +270,9 @@ class MetaTokenizer:
         if type(cache_bytes) is not int or cache_bytes < 0:
             raise VocabError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
         model, part = _byte_level(tiktoken_encoding, tiktoken_file)
+        self._setup(sgpe_tokenizer, model, part, cache_bytes)
+
+    def _setup(self, sgpe_tokenizer: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> None:
         self.sgpe = sgpe_tokenizer
         self.tiktoken = part
         self.vocab = MetaVocab(part.n_vocab, sgpe_tokenizer.vocab)
@@ -320,7 +323,7 @@ class MetaTokenizer:
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
                              f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
-        return cls(sgpe, model, cache_bytes=cache_bytes)
+        return _restore(sgpe, model, part, cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
@@ -330,7 +333,7 @@ class MetaTokenizer:
 
     def __reduce__(self):
         # Pickled as the SGPE part and the byte-level part's model (read back from the core).
-        return (_restore, (self.sgpe, self._model(), self._cache_bytes))
+        return (_restore, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes))
 
     def _model(self) -> ByteLevelModel:
         """The byte-level part as a model (its ranks read from the core)."""
@@ -548,5 +551,12 @@ def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: dict[str
     )
 
 
-def _restore(sgpe: Any, model: ByteLevelModel, cache_bytes: int) -> MetaTokenizer:
-    return MetaTokenizer(sgpe, model, cache_bytes=cache_bytes)
+def _restore(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> MetaTokenizer:
+    """A tokenizer of parts already checked (loading, unpickling)."""
+    from wwho.sgpe import SGPETokenizer
+
+    if not isinstance(sgpe, SGPETokenizer) or sgpe.prefix_space or not isinstance(model, ByteLevelModel):
+        raise VocabError("not the parts of a meta tokenizer")
+    tok = MetaTokenizer.__new__(MetaTokenizer)
+    tok._setup(sgpe, model, part, cache_bytes)
+    return tok
