@@ -25,8 +25,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import CORPORA, machine  # noqa: E402
 
-from wwho.bpe.count import count_corpus  # noqa: E402
 from wwho.corpus import iter_documents  # noqa: E402
+from wwho.counting import count_corpus  # noqa: E402
 from wwho.sizes import parse_size  # noqa: E402
 
 FILES = sorted((CORPORA / "si").glob("news-*.txt"))

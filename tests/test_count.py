@@ -1,4 +1,5 @@
-"""Piece counting: equals a plain Counter, whatever the worker count or spilling."""
+"""Piece counting: the core (``wwho.counting``) against the pure-Python reference (``tests/reference/count.py``),
+and the reference against a plain ``Counter`` of ``findall``, whatever the worker count or spilling."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.count import count_pieces
 
-from wwho.bpe.count import PIECES, count_pieces
+from wwho.counting import PIECES
 
 DOCS = ["ශ්‍රී ලංකාව  a\tb", "x y  z", "\r\n tabs\tand\\escapes\\t here", "ශ්‍රී ලංකාව"] * 50
 
@@ -23,16 +25,15 @@ def expected(docs):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_equals_counter(workers):
-    assert count_pieces(DOCS, workers=workers, progress=False, batch_bytes=100) == expected(DOCS)
+    assert count_pieces(DOCS, workers=workers, batch_bytes=100) == expected(DOCS)
 
 
-# The same pattern spelled differently takes the Python path (worker processes, spills), which
-# byte-level training uses; PIECES itself is counted by the core.
+# The same pattern spelled differently (the reference counts any pattern alike).
 PIECES_BY_REGEX = r"(?: ?[^ \t\n\r]+)|[ \t\n\r]"
 
 
 def test_spilling_gives_the_same_counts(tmp_path):
-    got = count_pieces(DOCS, pattern=PIECES_BY_REGEX, workers=2, progress=False, batch_bytes=50, max_in_memory=3,
+    got = count_pieces(DOCS, pattern=PIECES_BY_REGEX, workers=2, batch_bytes=50, max_in_memory=3,
                        spill_dir=tmp_path)
     assert got == expected(DOCS)
     assert list(tmp_path.iterdir()) == []  # spill files are cleaned up
@@ -41,29 +42,33 @@ def test_spilling_gives_the_same_counts(tmp_path):
 @given(st.lists(st.text(alphabet=st.sampled_from(list(" \t\n\r\\ab")), max_size=12), max_size=30))
 @settings(max_examples=100, deadline=None)
 def test_spill_round_trip_of_any_piece(docs):
-    got = count_pieces(docs, pattern=PIECES_BY_REGEX, workers=1, progress=False, batch_bytes=5, max_in_memory=2)
+    got = count_pieces(docs, pattern=PIECES_BY_REGEX, workers=1, batch_bytes=5, max_in_memory=2)
     assert got == expected(docs)
 
 
 def test_custom_pattern_with_regex_engine():
     docs = ["Hello world 123"]
-    got = count_pieces(docs, pattern=r"\p{L}+|\p{N}+", engine="regex", workers=1, progress=False)
+    got = count_pieces(docs, pattern=r"\p{L}+|\p{N}+", engine="regex", workers=1)
     assert got == Counter({"Hello": 1, "world": 1, "123": 1})
 
 
-# --- the core's counting (count_corpus, count_pieces with PIECES) -------------------------------
+# --- the core's counting (count_corpus, PieceCounter) -------------------------------------------
 
 from conftest import CORPORA, read_slice  # noqa: E402
 
-from wwho.bpe.count import count_corpus  # noqa: E402
+from wwho import _core  # noqa: E402
 from wwho.corpus import CorpusStats, iter_documents  # noqa: E402
+from wwho.counting import count_corpus  # noqa: E402
 from wwho.errors import CorpusError  # noqa: E402
 
 
 @given(st.lists(st.text(max_size=30), max_size=20), st.integers(1, 3))
 @settings(max_examples=150, deadline=None)
 def test_core_counts_any_unicode_like_the_regex(docs, workers):
-    assert count_pieces(docs, workers=workers, progress=False, batch_bytes=7) == expected(docs)
+    counter = _core.PieceCounter()
+    for i in range(0, len(docs), 3):
+        counter.count_texts(docs[i:i + 3], threads=workers)
+    assert _counter(counter) == expected(docs) == count_pieces(docs, workers=1, batch_bytes=7)
 
 
 def _counter(counter):
@@ -84,7 +89,7 @@ def test_core_reads_text_files_like_iter_documents(tmp_path):
     files = [text, jsonl]
     for workers in (1, 2):
         stats, want_stats = CorpusStats(), CorpusStats()
-        got = _counter(count_corpus(files, workers=workers, progress=False, stats=stats))
+        got = _counter(count_corpus(files, workers=workers, stats=stats))
         assert got == expected(iter_documents(files, stats=want_stats))
         assert stats == want_stats
 
@@ -95,9 +100,9 @@ def test_core_bad_lines_name_file_and_line(tmp_path, workers):
     good = "ok line\n" * 3000
     path.write_bytes(good.encode() + b"bad \xff\xfe line\n" + good.encode() + b"\xe0\xb6\n")
     with pytest.raises(CorpusError, match=r"c.txt:3001: invalid UTF-8 at byte 4 \(use --skip-bad-lines"):
-        count_corpus([path], workers=workers, progress=False)
+        count_corpus([path], workers=workers)
     stats, want_stats = CorpusStats(), CorpusStats()
-    got = _counter(count_corpus([path], workers=workers, progress=False, stats=stats, skip_bad_lines=True))
+    got = _counter(count_corpus([path], workers=workers, stats=stats, skip_bad_lines=True))
     assert got == expected(iter_documents([path], stats=want_stats, skip_bad_lines=True))
     assert stats == want_stats
     assert stats.bad_lines == 2 and stats.first_bad[1].endswith("c.txt:6002: invalid UTF-8 at byte 0")
@@ -109,7 +114,7 @@ def test_core_counts_a_real_corpus_like_the_regex(tmp_path):
         pytest.skip(f"{path} is absent")
     sample = tmp_path / "news.txt"
     sample.write_text(read_slice(path, 3_000_000), encoding="utf-8")
-    got = _counter(count_corpus([sample], workers=2, progress=False))
+    got = _counter(count_corpus([sample], workers=2))
     assert got == expected(iter_documents([sample]))
 
 
@@ -120,7 +125,7 @@ def test_core_counts_only_script_runs_with_a_router(tmp_path):
     path = tmp_path / "mixed.txt"
     path.write_text("Hello ශ්‍රී ලංකාව and नमस्ते!\nonly latin\n ක a ක\n", encoding="utf-8")
     scripts = ("sinhala", "devanagari")
-    got = _counter(count_corpus([path], progress=False, router=core_router(scripts)))
+    got = _counter(count_corpus([path], router=core_router(scripts)))
     assert got == expected(indic_segments(iter_documents([path]), scripts))
 
 
@@ -132,9 +137,9 @@ def test_core_refuses_or_skips_an_over_long_line_like_iter_documents(tmp_path, w
     long_line = "ශ්‍රී " * 30_000  # 480,000 bytes
     path.write_text("first line\n" + long_line + "\nafter it\n" + "x" * 1000 + "\n" + long_line, encoding="utf-8")
     with pytest.raises(CorpusError, match=r"long.txt:2: the line is longer than 100,000 bytes"):
-        count_corpus([path], workers=workers, progress=False, max_line_bytes=100_000)
+        count_corpus([path], workers=workers, max_line_bytes=100_000)
     stats, want_stats = CorpusStats(), CorpusStats()
-    got = _counter(count_corpus([path], workers=workers, progress=False, stats=stats, skip_bad_lines=True,
+    got = _counter(count_corpus([path], workers=workers, stats=stats, skip_bad_lines=True,
                                 max_line_bytes=100_000))
     assert got == expected(iter_documents([path], stats=want_stats, skip_bad_lines=True, max_line_bytes=100_000))
     assert got == expected(["first line", "after it", "x" * 1000])

@@ -98,6 +98,47 @@ def _lines(*langs: str, size: int = 120_000) -> list[str]:
     return [line for p in corpus_files(*langs) for line in read_slice(p, size).splitlines() if line]
 
 
+# --- counting words: the core against findall (tests/reference/count.py) ---------------------
+
+#: Characters around the scripts' edges: starts, ZWJ/ZWNJ, marks of other blocks, spaces, a lone
+#: surrogate, an astral start (Devanagari Extended-A), other scripts.
+_WORD_CHARS = list("\u0d80\u0d9a\u0dca\u0dd2\u0dff\u0915\u094d\u0952\u097f\u1cd0\ua8ff\U00011b00"
+                   "\u200d\u200c\u0301\u0483 \t\r\n\u00a0\u3000ab1!\ud800\ufffd\u0b95\U0001f642")
+
+
+def _findall_counts(docs, scripts):
+    from reference.count import count_pieces
+
+    return count_pieces(docs, pattern=ScriptSet(scripts).word_source(), engine="regex", workers=1)
+
+
+@pytest.mark.parametrize("scripts", [("sinhala",), ("devanagari",), ("sinhala", "devanagari")])
+def test_count_words_equals_findall_on_corpora(scripts, tmp_path):
+    from wwho.corpus import iter_documents
+    from wwho.extend import count_words
+
+    files = corpus_files(*SCRIPT_LANGS, "en")
+    if not files:
+        pytest.skip(f"{CORPORA} is absent")
+    paths = []
+    for i, path in enumerate(files):
+        paths.append(tmp_path / f"{i}.txt")
+        paths[-1].write_text(read_slice(path, 400_000), encoding="utf-8")
+    got = count_words(paths, list(scripts), workers=2, progress=False)
+    want = _findall_counts(iter_documents(paths), scripts)
+    assert got == want and len(want) > 10_000
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(_WORD_CHARS), max_size=40), max_size=12),
+       st.sampled_from([("sinhala",), ("devanagari",), ("sinhala", "devanagari")]), st.integers(1, 3))
+@settings(max_examples=200, deadline=None)
+@example(["\u0d9a\ud800\u0d9a", " \u0d9a \u0915 \u200d\u0d9a\u0301"], ("sinhala", "devanagari"), 2)
+def test_count_words_equals_findall_on_any_text(docs, scripts, workers):
+    from wwho.extend.extension import count_script_words
+
+    assert count_script_words(docs, list(scripts), workers=workers, progress=False) == _findall_counts(docs, scripts)
+
+
 # --- ids --------------------------------------------------------------------------------------
 
 

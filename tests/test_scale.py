@@ -15,10 +15,10 @@ from conftest import CORPORA, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wwho.bpe.count import PIECES, count_corpus
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import CorpusStats, file_documents, iter_documents
+from wwho.counting import PIECES, count_corpus
 from wwho.errors import CorpusError, VocabError
 from wwho.scale.counts import MAX_COUNT, read_counts, write_counts
 from wwho.scale.shards import CountOptions, Shard, count_shard, plan_shards

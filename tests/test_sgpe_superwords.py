@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wwho.bpe.count import PIECES
+from wwho.counting import PIECES
 from wwho.sgpe import SGPETokenizer, train_sgpe
 from wwho.sgpe.superwords import SPANS, piece_counts, spans_pattern_source
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS

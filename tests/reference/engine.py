@@ -40,7 +40,7 @@ keyed by ints and int pairs), so it could move to compiled code without touching
 work runs with the cyclic garbage collector paused (the engine makes no reference cycles).
 
 This module does not read corpora, count words, prune, choose specials, assign final vocabulary
-ids or write files: those belong to the trainers built on it (:mod:`wwho.bpe.count`, SGPE,
+ids or write files: those belong to the trainers built on it (:mod:`wwho.counting`, SGPE,
 byte-level BPE), which also write checkpoints from the ``on_merge`` callback.
 """
 

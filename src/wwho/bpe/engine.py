@@ -23,7 +23,7 @@ keeps the Python API, the progress bar and the ``on_merge`` callback. The pure-P
 replaced is the tests' reference (``tests/reference/engine.py``).
 
 This module does not read corpora, count words, prune, choose specials, assign final vocabulary
-ids or write files: those belong to the trainers built on it (:mod:`wwho.bpe.count`, SGPE,
+ids or write files: those belong to the trainers built on it (:mod:`wwho.counting`, SGPE,
 byte-level BPE), which also write checkpoints from the ``on_merge`` callback.
 """
 

@@ -16,7 +16,7 @@ The counts and the merge choice do not depend on the number of workers or on the
 the pieces, so the same corpus and options give the same vocabulary. Pre-tokenizers with
 several regexes or a byte stage (GGUF models' own) are for loading, not for training here.
 The counts equal those of the ``regex`` module's ``findall`` with the same pattern
-(:func:`wwho.bpe.count.count_pieces`, the tests' reference), except for characters the two
+(``tests/reference/count.py``, the tests' reference), except for characters the two
 Unicode tables classify differently; counting with the encoder's own pre-tokenizer means
 training sees exactly the pieces that encoding will.
 """
@@ -35,10 +35,10 @@ from tqdm.auto import tqdm
 
 from wwho import _core
 from wwho.bpe import MergeEngine
-from wwho.bpe.count import _batches
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
+from wwho.counting import batches
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
@@ -162,7 +162,7 @@ def count_bytelevel(
     with ThreadPoolExecutor(max_workers=1) as pool, \
             tqdm(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
         pending = None
-        for batch in _batches(documents, batch_chars):
+        for batch in batches(documents, batch_chars):
             if pending is not None:
                 pending.result()
             pending = pool.submit(count, batch)

@@ -27,11 +27,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from wwho.bpe.count import count_pieces
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, tiktoken_merges
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
+from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.extend.building import NewMerges
@@ -209,9 +209,7 @@ def count_words(
     stats: CorpusStats | None = None,
     progress: bool = True,
 ) -> Counter[str]:
-    """Script word -> count over the corpus, as the extended pre-tokenizer's first step cuts them."""
-    if not isinstance(scripts, ScriptSet):
-        scripts = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
+    """Script word -> count over the corpus files (:func:`count_script_words` of their documents)."""
     docs = iter_documents(
         resolve_paths(corpus),
         text_field=text_field,
@@ -219,9 +217,34 @@ def count_words(
         stats=stats if stats is not None else CorpusStats(),
         max_line_bytes=max_line_bytes,
     )
-    return count_pieces(
-        docs, pattern=scripts.word_source(), engine="regex", workers=workers, progress=progress
-    )
+    return count_script_words(docs, scripts, workers=workers, progress=progress)
+
+
+def count_script_words(
+    documents: Iterable[str],
+    scripts: ScriptSet | Sequence[str] | str,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+) -> Counter[str]:
+    """Script word -> count over ``documents``, as the extended pre-tokenizer's first step cuts them.
+
+    The compiled core cuts and counts them on ``workers`` threads (default: all cores), as
+    byte-level training counts its pieces (:func:`wwho.bytelevel.train.count_bytelevel`). Its
+    pre-tokenizer hands on the text between two matches too, so the pattern is the script-word
+    regex or else any one character: a word is found exactly where the word regex alone finds it
+    (the regex has no lookaround, so where it fails the scan moves on by one character, as
+    ``findall`` does), and the single characters that are not words (the only other keys, so the
+    table stays small on text of other scripts) are dropped. Lone surrogates are replaced by
+    U+FFFD first; neither is a word character, so no word changes. The counts equal ``findall``
+    of the word regex, the tests' reference (``tests/reference/count.py``).
+    """
+    if not isinstance(scripts, ScriptSet):
+        scripts = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
+    pattern = Pretokenizer((f"{scripts.word_source()}|(?s:.)",))
+    counts = count_bytelevel(documents, pattern=pattern, specials=[], workers=workers, progress=progress)
+    is_word = scripts.word_regex.fullmatch
+    return Counter({piece: n for piece, n in counts.items() if is_word(piece)})
 
 
 def assemble(

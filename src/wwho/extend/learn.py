@@ -1,8 +1,8 @@
 """What an extension learns from its corpus: characters, syllables, then merges of whole tokens.
 
 1. **words**: the corpus is cut into script words with the same regex the extended pre-tokenizer
-   uses first (:meth:`wwho.extend.scripts.ScriptSet.word_source`), counted in worker processes
-   (:func:`wwho.bpe.count.count_pieces`); each *distinct* word is syllabified once by its script's
+   uses first (:meth:`wwho.extend.scripts.ScriptSet.word_source`), counted by the compiled core on
+   threads (:func:`wwho.extend.extension.count_words`); each *distinct* word is syllabified once by its script's
    schema. A word is its leading space (the base token for ``" "``, if the word has one) followed by
    its syllables, as units.
 2. **characters**: every buildable character (:mod:`wwho.extend.scripts`) that occurs at least

@@ -2,7 +2,7 @@
 
 The trainers' ``train_from_counts`` take these. A *piece* is what the trainer counts: for SGPE a
 whitespace-free chunk with the one space before it, or one whitespace character
-(:data:`wwho.bpe.count.PIECES`); for byte-level BPE a match of the pre-tokenizer regex. Counts of
+(:data:`wwho.counting.PIECES`); for byte-level BPE a match of the pre-tokenizer regex. Counts of
 a corpus's pieces train the same vocabulary as the corpus itself (the tests check ``vocab.json``
 bytes); keys that are not such pieces are trained on as they are.
 

@@ -3,7 +3,7 @@
 A :class:`Shard` is a byte range of a plain uncompressed text file, cut at line ends (so its
 lines are exactly lines of the file), a whole file (JSONL and compressed files cannot be cut
 without reading them), or a batch of texts (from an iterator). Counting a shard runs the same
-functions a local run does: :func:`wwho.bpe.count.count_file` for SGPE (the core reads the byte
+functions a local run does: :func:`wwho.counting.count_file` for SGPE (the core reads the byte
 range), and :func:`wwho.bytelevel.train.count_bytelevel` over :func:`wwho.corpus.file_documents`
 for byte-level BPE (handed over by the trainer). Messages keep the file's line numbers, so a bad line gives the same
 ``file:line`` error as a local run. The sum of the shards' counts is the corpus's count.
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wwho import _core
-from wwho.bpe.count import core_reads, count_file
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_documents
+from wwho.counting import core_reads, count_file
 from wwho.sizes import check_range
 
 #: Default shard size: big enough that a task's start-up is noise, small enough to spread a

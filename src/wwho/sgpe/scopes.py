@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from wwho.bpe.count import PIECES
+from wwho.counting import PIECES
 from wwho.errors import VocabError
 from wwho.schema import char_class
 from wwho.words import word_char_sets, word_pattern_source

@@ -29,7 +29,7 @@ import itertools
 import re
 from collections import Counter
 
-from wwho.bpe.count import PIECES
+from wwho.counting import PIECES
 
 #: Sentence punctuation after which a span ends (the space after it starts the next span).
 SPAN_BREAKS = ".!?:;\u0964\u0965\u0df4"

@@ -2,7 +2,7 @@
 
 Phases (each with a progress bar when ``progress=True``):
 
-1. **count**: count the pieces of every document (:func:`wwho.bpe.count.count_corpus`: the
+1. **count**: count the pieces of every document (:func:`wwho.counting.count_corpus`: the
    core reads plain-text files itself, on all cores; other formats come through
    :mod:`wwho.corpus`); with superwords, the sentence spans, whose pieces follow; with
    ``prefix_space``, each document with the dummy space before it (what the encoder sees);
@@ -55,9 +55,9 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.bpe import MergeEngine
-from wwho.bpe.count import count_corpus
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
+from wwho.counting import count_corpus
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
@@ -156,7 +156,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     Each string is one document, as one line of a file is; the counting runs in the core on
     ``workers`` threads, or with ``engine="ray"`` in Ray tasks, batches of about 8 MB of text
     each (sent from this process). Other options as :func:`train_sgpe`."""
-    from wwho.bpe.count import _batches
+    from wwho.counting import batches
     from wwho.scale.texts import iter_texts
 
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
@@ -185,7 +185,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
         counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None,
                                      prefix_space=prefix_space, span_breaks=span_breaks)
         threads = 0 if workers is None else workers
-        for batch in _batches(texts, 8_000_000):
+        for batch in batches(texts, 8_000_000):
             counter.count_texts(batch, threads=threads)
             stats.documents += sum(1 for t in batch if t)
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,

@@ -30,8 +30,7 @@ from __future__ import annotations
 import functools
 import re
 
-from wwho import _core
-from wwho.bpe import count as bpe_count
+from wwho import _core, counting
 from wwho.errors import TokenizerError
 from wwho.router import core_router
 from wwho.schema import available_scripts, code_point_ranges
@@ -55,7 +54,7 @@ def mode_scripts(script: str) -> tuple[str, ...]:
     if script in SCRIPT_MODES:
         return (script,)
     raise TokenizerError(f"unknown script mode {script!r}; choose from {', '.join(SCRIPT_MODES)}")
-PIECES = re.compile(bpe_count.PIECES)  # the trainer counts exactly these pieces
+PIECES = re.compile(counting.PIECES)  # the trainer counts exactly these pieces
 
 
 class WordSplitter:
