@@ -3,7 +3,8 @@
 ``tests/data/compat/*.vocab.json`` were trained by wwho as it was before the eight new
 schemas (commit eddbb1d, modes sinhala/devanagari/mixed, vocabulary 1200, the first 300
 FLORES devtest lines of si and hi), with the ids it gave on probe lines. Today's code must
-load them with the same ids, and retrain them to the same file.
+load them with the same ids, and retrain them to the same file (but for the syllable-building
+merges, which issue 29 reordered).
 """
 
 from __future__ import annotations
@@ -60,7 +61,18 @@ def test_earlier_modes_retrain_to_the_same_file(mode, tmp_path):
     # round 1's training (spec 000's options; the defaults changed since, docs/compression.md)
     new = train_sgpe(tmp_path / "t.txt", vocab_size=1200, script=mode, progress=False, workers=1,
                      merge_scope="words", prune_freq=2, min_freq=2, superword_share=0)
-    assert new.to_json() == load_vocab_file(COMPAT / f"{mode}.vocab.json").to_json()
+    old = load_vocab_file(COMPAT / f"{mode}.vocab.json")
+    # Issue 29 builds syllables before joining their leading space (wwho.sgpe.building): the building
+    # merges differ, and some pieces of the old order (a space and the start of a syllable) are gone.
+    # Everything else is the same file, and every token before the first of those pieces keeps its id.
+    got, want = new.to_json(), old.to_json()
+    for key in ("syllable_merges", "vocab", "vocab_size"):
+        del got[key], want[key]
+    assert got == want
+    gone = set(old.vocab) - set(new.vocab)
+    assert set(new.vocab) <= set(old.vocab) and all(t[0] == " " for t in gone)
+    first = min(old.vocab[t] for t in gone)
+    assert all(new.vocab[t] == i for t, i in old.vocab.items() if i < first)
 
 
 def test_scripts_field_must_match_the_mode():

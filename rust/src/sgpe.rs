@@ -21,6 +21,14 @@
 //! pass begins: those are looked up (through a small filter) as the pieces are encoded, and a
 //! span none of them can merge is left as it is ([`Encoder::seeds_suffice`]).
 //!
+//! The fallback keeps every syllable the vocabulary knows, with or without its leading space,
+//! whole. A syllable the vocabulary lacks goes to its characters, and the building merges, which
+//! rank first, rebuild what they can. They are ordered so that on ` X` they rebuild `X` before
+//! any of them joins the space (`crate::training::building_merges`): where ` X` is not a token
+//! but `X` is, the result is the space and `X`, never pieces of each. There is no second rule
+//! here: the same merges run in the Hugging Face export's BPE, which gives the same tokens
+//! (vocabularies trained before this order keep their merges, and with them their old result).
+//!
 //! An [`Encoder`] is immutable after construction, so one can serve many threads at once;
 //! [`Encoder::encode_batch`] uses several. There is no cache that fills as text is encoded.
 //! This module does not train and does not read files.
@@ -883,6 +891,42 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_space_prefixed_syllable_the_vocabulary_lacks_keeps_its_bare_syllable() {
+        // Issue 29's case: "ශ්‍රී" and " ශ්‍" are tokens, " ශ්‍රී" is not. With the building
+        // merges of training (bare syllables built first), " ශ්‍රී" is the space and "ශ්‍රී";
+        // with the space's merges first it was " ශ්‍" and "රී".
+        let symbols = ["ශ්\u{200D}රී", " ශ්\u{200D}", "රී", " "];
+        let (merges, pieces) =
+            crate::training::building_merges(&symbols.map(cps)).expect("building merges");
+        let text = |t: &[u32]| t.iter().map(|&c| char::from_u32(c).unwrap()).collect();
+        let pieces: Vec<String> = pieces.iter().map(|p| text(p)).collect();
+        let merges: Vec<(String, String)> =
+            merges.iter().map(|(a, b)| (text(a), text(b))).collect();
+        let tokens: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        let pairs: Vec<(&str, &str)> = merges
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let e = encoder(&tokens, &pairs, &[]);
+        let shown = |ids: Vec<u32>| -> Vec<String> {
+            ids.iter().map(|&id| text(e.vocab.token(id))).collect()
+        };
+        assert_eq!(
+            shown(e.encode_ordinary(&cps(" ශ්\u{200D}රී"))),
+            [" ", "ශ්\u{200D}රී"]
+        );
+        assert_eq!(shown(e.encode_ordinary(&cps(" ශ්\u{200D}"))), [" ශ්\u{200D}"]);
+        assert_eq!(shown(e.encode_ordinary(&cps("ශ්\u{200D}රී"))), ["ශ්\u{200D}රී"]);
+        // The space's merges first (the order before): the syllable is cut.
+        let mut spaced_first = pairs.clone();
+        spaced_first.sort_by_key(|&(a, _)| !a.starts_with(' '));
+        let old = encoder(&tokens, &spaced_first, &[]);
+        let ids = old.encode_ordinary(&cps(" ශ්\u{200D}රී"));
+        assert_eq!(ids.len(), 2);
+        assert_eq!(text(old.vocab.token(ids[0])), " ශ්\u{200D}");
     }
 
     #[test]

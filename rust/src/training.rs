@@ -387,9 +387,19 @@ impl WordCounts {
 /// Merges that rebuild each token from its code points, and every piece they need (each
 /// character of the tokens and each merge result, sorted by length then string).
 ///
-/// Tokens go shortest first; each is merged with the merges found so far, and while it does
-/// not come out whole a merge of its first two pieces is appended (a later merge ranks after
-/// every earlier one, so tokens already built are unaffected). The result is checked.
+/// Tokens go shortest first, those without a leading space before those with one; each is
+/// merged with the merges found so far, and while it does not come out whole a merge of its
+/// first two pieces is appended (a later merge ranks after every earlier one, so tokens
+/// already built are unaffected). The result is checked.
+///
+/// Why the leading space goes last: no token of the first group holds a space (a space only
+/// starts a token), so its merges never touch one, and every merge of the second group joins
+/// the piece that starts with the space to the piece after it. Run on ` X`, the merges first
+/// rebuild `X` exactly as they rebuild it alone, and only then join the space to it, piece by
+/// piece. So where ` X` is not a token but `X` is, a BPE from code points (the encoder's
+/// fallback for an unknown syllable, and the Hugging Face export) gives the space and `X`,
+/// never a cut inside `X` (issue 29: ` ශ්‍රී` had become ` ශ්‍` and `රී`, a mixed order having
+/// joined the space to the first characters before `ශ්‍රී` was built).
 pub type BuildingMerges = (Vec<(Vec<u32>, Vec<u32>)>, Vec<Vec<u32>>);
 
 pub fn building_merges(tokens: &[Vec<u32>]) -> Result<BuildingMerges, String> {
@@ -398,7 +408,12 @@ pub fn building_merges(tokens: &[Vec<u32>]) -> Result<BuildingMerges, String> {
         .map(|t| &t[..])
         .filter(|t| !t.is_empty())
         .collect();
-    todo.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    let spaced = |t: &[u32]| t[0] == 0x20;
+    todo.sort_unstable_by(|a, b| {
+        (spaced(a), a.len())
+            .cmp(&(spaced(b), b.len()))
+            .then_with(|| a.cmp(b))
+    });
     todo.dedup();
     let mut pieces = Interner::default();
     let mut table = PairTable::new();
@@ -471,5 +486,39 @@ mod tests {
             .map(|p| p.iter().map(|&c| char::from_u32(c).unwrap()).collect())
             .collect();
         assert_eq!(shown, ["a", "b", "c", "d", "x", "ab", "bc", "abc", "bcd"]);
+    }
+
+    #[test]
+    fn a_leading_space_is_joined_after_the_rest_is_built() {
+        // " a" sorts before "ab" by length and string; built first, its merge (" ", "a") would
+        // fire first on " ab" too and cut "ab" (issue 29). Bare tokens go first.
+        let tokens = vec![s(" a"), s("ab"), s(" bcd"), s("bc")];
+        let (merges, _) = building_merges(&tokens).unwrap();
+        assert_eq!(
+            merges,
+            vec![
+                (s("a"), s("b")),
+                (s("b"), s("c")),
+                (s(" "), s("a")),
+                (s(" "), s("bc")),
+                (s(" bc"), s("d")),
+            ]
+        );
+        // " ab" (not a token) from code points: the space, then "ab" whole.
+        let mut interner = Interner::default();
+        let mut table = PairTable::new();
+        for (rank, (a, b)) in merges.iter().enumerate() {
+            let joined: Vec<u32> = a.iter().chain(b).copied().collect();
+            let (a, b, c) = (interner.id(a), interner.id(b), interner.id(&joined));
+            let merge = Merge {
+                rank: rank as u32,
+                id: c,
+            };
+            table.insert(a, b, merge);
+        }
+        let mut parts: Vec<u32> = s(" ab").iter().map(|&c| interner.id(&[c])).collect();
+        merge(&mut parts, &table);
+        let got: Vec<&[u32]> = parts.iter().map(|&p| interner.get(p)).collect();
+        assert_eq!(got, [&s(" ")[..], &s("ab")[..]]);
     }
 }

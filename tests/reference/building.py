@@ -6,7 +6,9 @@ merge list that, applied by rank to the code points of any one of ``tokens`` alo
 back exactly that token, plus the intermediate pieces those merges create (they must be
 in the vocabulary too).
 
-How: tokens are taken shortest first; each is run through the merges found so far; if
+How: tokens are taken shortest first, those with a leading space after all the others (so
+that on `` X`` the merges rebuild ``X`` before any joins the space: no cut inside a known ``X``
+when `` X`` is not a token; issue 29); each is run through the merges found so far; if
 it does not come out whole, a merge joining its first two pieces is appended and the run
 repeated. A merge appended later has a higher rank than every earlier one, so it can only
 fire once no earlier merge applies: the tokens already built are unaffected (their runs
@@ -31,7 +33,7 @@ def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[
     merges: list[tuple[str, str]] = []
     ranks: dict[tuple[str, str], int] = {}
     pieces: set[str] = set()
-    todo = sorted(set(tokens), key=lambda t: (len(t), t))
+    todo = sorted(set(tokens), key=lambda t: (t[:1] == " ", len(t), t))
     for token in todo:
         pieces.update(token)
         parts = merge_units(list(token), ranks)

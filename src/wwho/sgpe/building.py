@@ -6,11 +6,18 @@ merge list that, applied by rank to the code points of any one of ``tokens`` alo
 back exactly that token, plus the intermediate pieces those merges create (they must be
 in the vocabulary too).
 
-How: tokens are taken shortest first; each is run through the merges found so far; if
-it does not come out whole, a merge joining its first two pieces is appended and the run
-repeated. A merge appended later has a higher rank than every earlier one, so it can only
-fire once no earlier merge applies: the tokens already built are unaffected (their runs
-end as a single piece before any later merge could apply). The result is verified.
+How: tokens are taken shortest first, those with a leading space after all the others; each
+is run through the merges found so far; if it does not come out whole, a merge joining its
+first two pieces is appended and the run repeated. A merge appended later has a higher rank
+than every earlier one, so it can only fire once no earlier merge applies: the tokens already
+built are unaffected (their runs end as a single piece before any later merge could apply).
+The result is verified.
+
+The leading space goes last for integrity: the first group's merges never touch a space, and
+the second group's only join the piece that starts with the space to the next one. On `` X``
+they rebuild ``X`` first, exactly as alone, then join the space to it. So a syllable `` X``
+that is not a token, where ``X`` is, becomes the space and ``X``, never a piece of each (issue
+29: `` ශ්‍රී`` gave ``' ශ්‍'``, ``'රී'`` when the space's merges could come first).
 
 The work runs in the compiled core (``rust/src/training.rs``); the pure-Python version is the
 tests' reference (``tests/reference/building.py``). This module does not decide which tokens
