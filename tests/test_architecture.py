@@ -100,3 +100,37 @@ def test_no_import_cycles():
     assert "wwho.bytelevel.tokenizer" in graph and graph["wwho.bytelevel.tokenizer"]  # the walk saw imports
     assert "wwho._core" in graph["wwho.bytelevel.tokenizer"]  # an edge to the extension, not to wwho
     assert cycles(graph) == []
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module or "")
+    return found
+
+
+def test_the_package_never_imports_the_tests_references():
+    """``tests/reference/`` holds test oracles only (issue 28): nothing under ``src/wwho`` may run them."""
+    for name, path in _modules().items():
+        if path is None:
+            continue
+        bad = {m for m in _imports(path) if m.split(".")[0] in ("reference", "tests", "conftest")}
+        assert not bad, f"{name} imports {sorted(bad)}"
+
+
+def test_the_pure_python_counter_is_a_test_reference_only():
+    """One implementation per job at run time, the core's: the ``findall`` counter in worker
+    processes with spill files lives in ``tests/reference/count.py``, not in the package."""
+    import importlib.util
+
+    assert importlib.util.find_spec("wwho.bpe.count") is None
+    assert importlib.util.find_spec("wwho.counting") is not None
+    for name, path in _modules().items():
+        if path is None:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for definition in ("def count_pieces(", "def _merge_spills(", "def merge_ids(", "def pair_table("):
+            assert definition not in text, f"{name} defines {definition[4:-1]}, a test reference"

@@ -1,5 +1,6 @@
-"""Merge application (the pure-Python `wwho.bpe.apply`: the tests' reference; the core's merge.rs is
-tested in Rust and through the SGPE encoder): the heap path equals the scan path and a literal reading of spec 000 section 4.3."""
+"""Merge application in pure Python (`wwho.bpe.apply`, which `wwho extend` runs to simulate its growing
+merge table, and `reference.apply` on ids): the heap path equals the scan path and a literal reading of
+spec 000 section 4.3, and on bytes equals the compiled encoder (`rust/src/merge.rs`) with the same merges."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def test_long_run_is_not_quadratic_and_correct():
 )
 @settings(max_examples=300, deadline=None)
 def test_merge_ids_equals_merge_units(units, merges):
-    from wwho.bpe.apply import merge_ids, pair_table
+    from reference.apply import merge_ids, pair_table
 
     vocab = {}
     for token in [*"abcd", *(a + b for a, b in merges), *(x for m in merges for x in m)]:
@@ -73,3 +74,31 @@ def test_merge_ids_equals_merge_units(units, merges):
         ranks.setdefault(pair, len(ranks))
     want = [vocab[u] for u in merge_units(units, ranks)]
     assert merge_ids([vocab[u] for u in units], pair_table(merges, vocab)) == want
+
+
+# --- extend's merge simulator (NewMerges.apply) against the core's byte-level encoder ----------
+
+_PARTS = [b"a", b"b", b"\xe0", b"\xb6", b"\xb7", b"\x9a", b"\xbd", b"\x8a", b"ab", b"\xe0\xb6", b"\xe0\xb6\x9a",
+          b"\x9a\xe0", b"\xe0\xb7", b"\xe0\xb7\x8a"]
+
+
+@given(
+    text=st.text(alphabet=st.sampled_from(list("ab\u0d9a\u0dbd\u0dca")), max_size=60),
+    merges=st.lists(st.tuples(st.sampled_from(_PARTS), st.sampled_from(_PARTS)), max_size=16),
+)
+@settings(max_examples=300, deadline=None)
+def test_merge_units_on_bytes_equals_the_core(text, merges):
+    """What ``wwho extend`` simulates with :func:`merge_units` (bytes, merges by rank) is what the
+    compiled encoder (``rust/src/merge.rs``, the merges rule) makes of one piece with those merges."""
+    from wwho.bytelevel import ByteBPE
+
+    singles = [bytes([b]) for b in range(256)]
+    ranks = {t: i for i, t in enumerate(singles)}
+    kept = []
+    for a, b in merges:  # a merge list as encoders take one: parts that are tokens, no repeat
+        if a in ranks and b in ranks and (a, b) not in kept:
+            kept.append((a, b))
+            ranks.setdefault(a + b, len(ranks))
+    want = merge_units([singles[b] for b in text.encode("utf-8")], {pair: r for r, pair in enumerate(kept)})
+    core = ByteBPE(ranks, merges=kept, pattern="(?s:.+)", cache_bytes=0)
+    assert [core.token_bytes(i) for i in core.encode(text)] == want

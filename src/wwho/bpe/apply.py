@@ -1,19 +1,21 @@
-"""Applying learned merges to one word in pure Python: repeatedly merge the best-ranked adjacent pair.
+"""Applying merges to one word in pure Python: repeatedly merge the best-ranked adjacent pair.
 
-Encoders run the compiled core's ``rust/src/merge.rs``; this module is the tests' reference for it,
-and :mod:`wwho.bytelevel.safe_tiktoken` uses :func:`merge_long` for the rare whitespace runs that
-would overflow tiktoken's stack.
+At run time this serves one job the compiled core has no function for: ``wwho extend``'s
+:class:`wwho.extend.building.NewMerges`, which simulates a merge table that grows one merge at a
+time (and is rolled back) while the extension is built. The core's merges are fixed when a
+tokenizer is built (``_core.ByteLevel``); encoders run ``rust/src/merge.rs``. The tests compare
+this module with that encoder, with HF ``tokenizers`` through the extension's export, and with
+spec 000's loop; the id-table variant that the pure-Python SGPE encoder used is a test reference
+(``tests/reference/apply.py``).
 
 ``merge_units(units, ranks)`` merges, at each step, the adjacent pair with the lowest
 rank, the leftmost one among equal ranks, until no adjacent pair has a rank. This is
 the rule of HF ``tokenizers``' BPE model and of spec 000's ``_apply_merges_to_word``
 (which rescans the whole word after every merge: quadratic). Short words use a plain
 scan; long ones rounds of buckets (one per rank) over a linked list of machine integers, so a
-10 MB word costs O(n log n) time and about 40 bytes per unit (see :func:`_merge_linked`).
+10 MB word costs O(n log n) time and about 40 bytes per unit (see :func:`merge_long`).
 
-Units are ``str`` (SGPE syllables, characters) or ``bytes``; ``ranks`` maps a pair of
-units to its rank. :func:`merge_ids` does the same on token ids with a table keyed by
-``left << 32 | right`` (no string concatenation or hashing in the loop; encoders use it).
+Units are ``str`` (characters) or ``bytes``; ``ranks`` maps a pair of units to its rank.
 This module does not decide what the units are.
 """
 
@@ -206,39 +208,3 @@ def _sorted(positions: array) -> array:
 
     numpy.frombuffer(positions, dtype=numpy.int32 if positions.typecode == "i" else numpy.int64).sort()
     return positions
-
-
-def pair_table(merges, ids: Mapping) -> dict[int, tuple[int, int]]:
-    """``{left_id << 32 | right_id: (rank, merged_id)}`` for :func:`merge_ids` (first rank wins)."""
-    table: dict[int, tuple[int, int]] = {}
-    for rank, (a, b) in enumerate(merges):
-        key = ids[a] << 32 | ids[b]
-        if key not in table:
-            table[key] = (rank, ids[a + b])
-    return table
-
-
-def merge_ids(ids: list[int], table: Mapping[int, tuple[int, int]]) -> list[int]:
-    """:func:`merge_units` on token ids: the same merges, with integer keys (faster)."""
-    if len(ids) < 2:
-        return ids
-    if len(ids) > SCAN_LIMIT:
-        get_hit = table.get
-        return merge_long(list(ids), lambda a, b: get_hit(a << 32 | b))
-    get = table.get
-    while True:
-        best = None
-        best_i = -1
-        prev = ids[0]
-        for i in range(1, len(ids)):
-            cur = ids[i]
-            hit = get(prev << 32 | cur)
-            if hit is not None and (best is None or hit[0] < best[0]):
-                best = hit
-                best_i = i - 1
-            prev = cur
-        if best is None:
-            return ids
-        ids[best_i:best_i + 2] = [best[1]]
-        if len(ids) == 1:
-            return ids

@@ -6,9 +6,10 @@ whitespace characters in a row (999,999 spaces with tiktoken 0.14) it overflows 
 tiktoken panics with ``pyo3_runtime.PanicException``, a ``BaseException`` that no
 ``except Exception`` stops. :class:`SafeEncoder` finds runs of :data:`LONG_RUN` or more
 whitespace characters first, cuts the text around each one where tiktoken's own pieces
-end anyway, hands the rest to tiktoken and merges the run's piece itself with the
-encoding's ranks (tiktoken's rule: the whole piece if it is a token, else the lowest-ranked
-pair first, :func:`wwho.bpe.apply.merge_long`). Shorter runs never reach the new code.
+end anyway, hands the rest to tiktoken and has the run's piece merged with the encoding's
+ranks by wwho's compiled byte-level encoder (tiktoken's rule: the whole piece if it is a token,
+else the lowest-ranked pair first; ``rust/src/merge.rs``, linear in memory and O(n log n) on a
+long piece), given the piece as one piece. Shorter runs never reach the new code.
 
 **Why the ids are tiktoken's.** For the three regex families tiktoken ships (``o200k_base``;
 ``cl100k_base``; ``r50k_base``/``p50k_base``/``gpt2``), let a *run* be a maximal stretch of
@@ -57,8 +58,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from wwho.bpe.apply import merge_long
-
 #: Whitespace runs at least this long are cut out before tiktoken sees the text (it
 #: overflows at about 1,000,000; any length >= 2 gives the same ids).
 LONG_RUN = 1 << 16
@@ -66,6 +65,8 @@ LONG_RUN = 1 << 16
 # White_Space (the regex crate's ``\s``), as a character class body; without \r and \n.
 _SPACES = "\\t\\x0b\\x0c \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 _NEWLINES = "\\r\\n"
+#: The pre-tokenizer of the run's encoder: everything is one piece.
+_ONE_PIECE = "(?s:.+)"
 _WHITESPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
                         + "".join(map(chr, range(0x2000, 0x200B))))
 
@@ -99,6 +100,7 @@ class SafeEncoder:
         self._token_bytes = token_bytes
         self._ranks: dict[bytes, int] | None = None
         self._fallback: Any = None
+        self._run: Any = None
         family = _family_patterns().get(getattr(encoding, "_pat_str", None))
         run_chars, self._cut_at_end = family if family is not None else (_SPACES + _NEWLINES, False)
         self._known = family is not None
@@ -127,7 +129,7 @@ class SafeEncoder:
                 continue
             if s > pos:
                 ids += encode(text[pos:s])
-            ids += self._piece_ids(text[s:end].encode("utf-8"))
+            ids += self._piece_ids(text[s:end])
             pos = end
         if pos < len(text):
             ids += encode(text[pos:])
@@ -141,18 +143,14 @@ class SafeEncoder:
             self._ranks = {data: i for i, data in enumerate(table) if data is not None and i not in special_ids}
         return self._ranks
 
-    def _piece_ids(self, data: bytes) -> list[int]:
+    def _piece_ids(self, piece: str) -> list[int]:
         """tiktoken's BPE of one piece: the piece itself if it is a token, else merges by rank."""
-        ranks = self._ranks_table()
-        whole = ranks.get(data)
-        if whole is not None:
-            return [whole]
+        if self._run is None:
+            from wwho.bytelevel.tokenizer import ByteBPE
 
-        def lookup(a: bytes, b: bytes) -> tuple[int, bytes] | None:
-            rank = ranks.get(a + b)
-            return None if rank is None else (rank, a + b)
-
-        return [ranks[part] for part in merge_long(data, lookup)]
+            # The whole text is one piece: the run's piece is cut out already.
+            self._run = ByteBPE(self._ranks_table(), pattern=_ONE_PIECE, cache_bytes=0)
+        return self._run.encode_ordinary(piece)
 
     def _fallback_encoder(self) -> Any:
         if self._fallback is None:
