@@ -152,3 +152,78 @@ def test_encode_writes_every_block_before_a_bad_line(tmp_path):
         assert f"in.txt:{len(lines) + 1}: invalid UTF-8" in done.stderr
         tok = ByteBPE.from_tiktoken(O200K_FILE)
         assert done.stdout.split("\n")[:-1] == [" ".join(map(str, tok.encode(line))) for line in lines]
+
+
+# --- inputs that are not files (issue 27, item 4) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_sgpe(tmp_path_factory):
+    """A small SGPE tokenizer (vocabulary 300) on the bundled Sinhala sample."""
+    from pathlib import Path
+
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    root = tmp_path_factory.mktemp("cli-small")
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    corpus = root / "c.txt"
+    corpus.write_text("\n".join(sample.read_text(encoding="utf-8").splitlines()[:800]), encoding="utf-8")
+    SGPETokenizer(train_sgpe(corpus, vocab_size=300, progress=False, workers=1)).save(root / "tok")
+    return root / "tok"
+
+
+def test_inputs_that_are_not_files_are_one_line(tmp_path, small_sgpe):
+    """A corpus that is a FIFO or a device says what it is (before: ``no such file or directory``);
+    ``/dev/zero`` given to a loader or to ``encode --file`` is refused at once (before: read until
+    memory ran out); a schema or config FIFO is refused instead of waiting for a writer."""
+    import os
+
+    from cli_run import one_line_error, wwho
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    cases = [
+        (["train", "--kind", "sgpe", "--quiet", "-o", tmp_path / "o1", fifo],
+         f"{fifo}: is a FIFO (named pipe), not a corpus file"),
+        (["train", "--kind", "bytelevel", "-o", tmp_path / "o2", "/dev/zero"], "/dev/zero: is a character device, "
+                                                                               "not a corpus file"),
+        (["eval", "--corpus", fifo, "--tokenizer", small_sgpe], f"{fifo}: is a FIFO (named pipe), not a corpus file"),
+        (["encode", "--tokenizer", small_sgpe, "--file", "/dev/zero"],
+         "/dev/zero: is a character device; a file to encode must be a regular file or a FIFO"),
+        (["encode", "--tokenizer", small_sgpe, "--file", tmp_path],
+         f"{tmp_path}: is a directory, not a file to encode"),
+        (["schema", "check", fifo], f"{fifo}: is a FIFO (named pipe); a schema file must be a regular file"),
+        (["syllabify", "--schema", "/dev/zero", "x"],
+         "/dev/zero: is a character device; a schema file must be a regular file"),
+        (["train", "--kind", "binary", "-o", tmp_path / "b.json", "--config", fifo, small_sgpe / "vocab.json"],
+         f"{fifo}: is a FIFO (named pipe); a config file must be a regular file"),
+    ]
+    for args, message in cases:
+        line = one_line_error(wwho(*args, timeout=60))
+        assert line == f"wwho: error: {message}" or line.startswith(f"wwho: error: {message}"), (args, line)
+
+
+def test_encode_reads_a_fifo_as_a_stream(tmp_path, small_sgpe):
+    """``--file`` takes a FIFO (``--file <(zcat corpus.gz)``), read once in order as standard input
+    is: the same ids as from a regular file."""
+    import os
+    import threading
+
+    from cli_run import wwho
+
+    text = "ශ්‍රී ලංකාව\nHello ලෝකය\n" * 50
+    regular = tmp_path / "text.txt"
+    regular.write_text(text, encoding="utf-8")
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    streamed = wwho("encode", "--tokenizer", small_sgpe, "--file", fifo, timeout=60)
+    writer.join(10)
+    assert streamed.returncode == 0, streamed.stderr
+    assert streamed.stdout == wwho("encode", "--tokenizer", small_sgpe, "--file", regular).stdout

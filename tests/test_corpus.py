@@ -184,3 +184,75 @@ def test_the_line_limit_is_a_flag(tmp_path):
     assert wwho(*args, "--out", tmp_path / "b", "--max-line-bytes", "8k").returncode == 0
     skipped = wwho(*args, "--out", tmp_path / "c", "--max-line-bytes", "4k", "--skip-bad-lines")
     assert skipped.returncode == 0 and b"1 bad lines skipped" in skipped.stderr
+
+
+# --- inputs that exist but are not files (issue 27, item 4) ------------------------------------------
+
+
+def test_a_fifo_or_a_device_says_what_it_is(tmp_path):
+    """Before: ``no such file or directory`` for a path that exists. Corpora are read more than
+    once (counting, then checking the export), so a stream is refused, saying so."""
+    import os
+
+    fifo = tmp_path / "corpus.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(CorpusError, match=r"corpus.txt: is a FIFO \(named pipe\), not a corpus file: give regular "
+                                          r"files, directories or globs \(a stream: save it to a file first\)$"):
+        resolve_paths([fifo])
+    with pytest.raises(CorpusError, match=r"^/dev/null: is a character device, not a corpus file"):
+        resolve_paths("/dev/null")
+    (tmp_path / "real.txt").write_text("a\n")
+    assert resolve_paths(tmp_path) == [tmp_path / "real.txt"]  # in a directory: regular files only, as before
+
+
+def test_a_fifo_put_in_a_files_place_is_refused_without_blocking(tmp_path):
+    """The check is made again on the open file, which is opened without blocking: a FIFO that
+    replaced a corpus file after the paths were resolved cannot hang the run."""
+    import os
+    import threading
+
+    from wwho.corpus import file_documents
+
+    fifo = tmp_path / "corpus.txt.gz"
+    os.mkfifo(fifo)
+    outcome: list[object] = []
+
+    def read() -> None:
+        try:
+            outcome.append(list(file_documents(fifo)))
+        except CorpusError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():
+        with open(fifo, "wb"):
+            pass
+        thread.join(10)
+        pytest.fail("blocked on a FIFO")
+    assert isinstance(outcome[0], CorpusError) and "is a FIFO (named pipe)" in str(outcome[0])
+
+
+def test_compressed_files_close_the_file_under_them(tmp_path):
+    """A decompressor given a file object does not close it: open_binary closes both (no file left
+    open, no ResourceWarning)."""
+    import gc
+    import os
+    import warnings
+
+    from wwho.corpus import open_binary
+
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for suffix, compress in ((".gz", gzip.compress), (".xz", lzma.compress), (".bz2", bz2.compress)):
+            path = tmp_path / f"c.txt{suffix}"
+            path.write_bytes(compress(b"one\ntwo\n"))
+            with open_binary(path) as f:
+                assert f.readline() == b"one\n"
+            assert list(iter_documents(path)) == ["one", "two"]
+        if before is not None:
+            assert len(os.listdir("/proc/self/fd")) == before
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]

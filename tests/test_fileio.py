@@ -141,3 +141,189 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_old_files_stay(tmp_path
     assert "No space left on device" in line and f"{disk}/out" in line, line
     assert result["same"] and "vocab.json" not in result["names"] and "ranks.tiktoken" in result["names"]
     assert result["litter"] == []
+
+
+# --- files that are not files: devices, FIFOs, directories, files above the bound (issue 27, item 4) ---
+
+
+def _capped(code: str, *args: object, timeout: float = 60):
+    """Run ``code`` in a fresh Python with 1 GiB of address space at most and a time limit: on the
+    code before the fix, reading /dev/zero fails there with a MemoryError instead of taking the
+    machine's memory, and a FIFO that blocks fails the test instead of hanging it."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    try:
+        return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                              timeout=timeout, preexec_fn=limit, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {timeout} s (blocked on a FIFO, or reading without end)")
+
+
+LOADERS = '''
+import sys, time
+from pathlib import Path
+from wwho.errors import WwhoError
+what, path = sys.argv[1:]
+t = time.perf_counter()
+try:
+    if what == "sgpe":
+        from wwho.sgpe import SGPETokenizer
+        SGPETokenizer.load(path)
+    elif what == "hf":
+        from wwho.bytelevel import ByteBPE
+        ByteBPE.from_hf(path)
+    elif what == "bytelevel":
+        from wwho.bytelevel import ByteBPE
+        ByteBPE.load(path)
+    elif what == "any":
+        from wwho import load_tokenizer
+        load_tokenizer(path, kind="sgpe")
+    elif what == "schema":
+        from wwho.schema import load_schema
+        load_schema(path)
+    elif what == "binary-config":
+        from wwho.binary.config import load_config
+        load_config(path)
+    elif what == "is-binary":
+        from wwho.binary.io import is_binary_tokenizer
+        print("is binary:", is_binary_tokenizer(path))
+        sys.exit(0)
+except WwhoError as exc:
+    print(type(exc).__name__, exc)
+    print(f"{time.perf_counter() - t:.3f}")
+    sys.exit(0)
+print("loaded")
+sys.exit(1)
+'''
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "pipe.json"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("loader, name", [("sgpe", "vocab.json"), ("bytelevel", "bytelevel.json"),
+                                          ("any", "vocab.json")])
+def test_a_tokenizer_file_linked_to_dev_zero_is_refused_at_once(tmp_path, loader, name):
+    """``D/vocab.json -> /dev/zero``: before, ``SGPETokenizer.load(D)`` read until memory ran out
+    (here a MemoryError at the 1 GiB cap); now one line naming the file and what it is."""
+    (tmp_path / name).symlink_to("/dev/zero")
+    proc = _capped(LOADERS, loader, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kind, message = proc.stdout.splitlines()[0].split(" ", 1)
+    assert kind == "VocabError" and message == f"{tmp_path / name}: is a character device, not a regular file"
+    assert float(proc.stdout.splitlines()[1]) < 1.0
+
+
+@pytest.mark.parametrize("loader", ["hf", "schema", "binary-config", "is-binary"])
+def test_a_fifo_never_blocks_a_loader(fifo, loader):
+    """``ByteBPE.from_hf(FIFO)`` blocked for ever (waiting for a writer); so did a schema or a
+    binary training config given as a FIFO."""
+    proc = _capped(LOADERS, loader, fifo, timeout=30)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    if loader == "is-binary":
+        assert proc.stdout.strip() == "is binary: False"
+        return
+    line = proc.stdout.splitlines()[0]
+    assert f"{fifo}: is a FIFO (named pipe)" in line and "regular file" in line, line
+
+
+def test_schema_check_of_dev_zero_is_one_line_at_once():
+    """Before: ``wwho schema check /dev/zero`` read /dev/zero into memory (3.6 GB in the issue; a
+    MemoryError traceback after 1.0 s at a 1.5 GB cap on the development machine). Now: 0.3 s, 51 MB."""
+    import time
+
+    proc_start = time.perf_counter()
+    proc = _capped("import sys; from wwho.cli import main; sys.exit(main())", "schema", "check", "/dev/zero")
+    seconds = time.perf_counter() - proc_start
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr == "wwho: error: /dev/zero: is a character device; a schema file must be a regular file\n"
+    assert seconds < 10
+
+
+def _unblocked(fn, fifo):
+    """``fn()`` on a thread; if it is still waiting on ``fifo`` after 10 s, give it a writer (and so an
+    end of file) and fail, instead of hanging the test run."""
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            fn()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():
+        with open(fifo, "wb"):
+            pass
+        thread.join(10)
+        pytest.fail("blocked on a FIFO waiting for a writer")
+    if outcome[0] is not None:
+        raise outcome[0]
+
+
+def test_read_bytes_refuses_what_is_not_a_regular_file(tmp_path, fifo):
+    from wwho.fileio import read_bytes
+
+    with pytest.raises(VocabError, match=r"is a directory, not a vocabulary"):
+        read_bytes(tmp_path, error=VocabError, what="vocabulary")
+    with pytest.raises(VocabError, match=r"pipe.json: is a FIFO \(named pipe\); a vocabulary must be a regular file"):
+        _unblocked(lambda: read_bytes(fifo, error=VocabError, what="vocabulary"), fifo)
+    with pytest.raises(VocabError, match=r"/dev/null: is a character device, not a regular file"):
+        read_bytes("/dev/null", error=VocabError)
+    assert read_bytes("/proc/self/status").startswith(b"Name:")  # a regular file whose size says 0
+
+
+def test_read_bytes_bound(tmp_path, monkeypatch):
+    """A regular file above the bound is refused before it is read; the bound is
+    ``WWHO_MAX_FILE_BYTES``; a file that grows while it is read stops at the bound + 1 bytes."""
+    from wwho import fileio
+    from wwho.fileio import MAX_FILE_BYTES, max_file_bytes, read_bytes
+
+    path = tmp_path / "vocab.json"
+    path.write_bytes(b"x" * 5000)
+    assert max_file_bytes() == MAX_FILE_BYTES == 2 * 2**30
+    assert read_bytes(path, limit=5000) == b"x" * 5000
+    with pytest.raises(VocabError, match=r"vocab.json: is 5,000 bytes, more than the 4,999 wwho reads from a file$"):
+        read_bytes(path, error=VocabError, limit=4999)
+    monkeypatch.setenv("WWHO_MAX_FILE_BYTES", "4k")
+    with pytest.raises(VocabError, match=r"more than the 4,096 wwho reads from a vocabulary \(set WWHO_MAX_FILE_BYTES"):
+        read_bytes(path, error=VocabError, what="vocabulary")
+    monkeypatch.delenv("WWHO_MAX_FILE_BYTES")
+
+    real_fstat = os.fstat
+    reads: list[int] = []
+
+    class Growing:  # the file's size said 10 bytes when it was opened; it holds 5000 now
+        def __init__(self, fd):
+            self.st = real_fstat(fd)
+
+        def __getattr__(self, name):
+            return 10 if name == "st_size" else getattr(self.st, name)
+
+    monkeypatch.setattr(fileio.os, "fstat", lambda fd: Growing(fd))
+    real_open = fileio.open_regular
+
+    def counting_open(*args, **kwargs):
+        f = real_open(*args, **kwargs)
+        read = f.read
+        f_read = lambda n=-1: (reads.append(n), read(n))[1]  # noqa: E731
+        return type("F", (), {"read": staticmethod(f_read), "fileno": f.fileno,
+                              "__enter__": lambda self: self, "__exit__": lambda self, *a: f.close()})()
+
+    monkeypatch.setattr(fileio, "open_regular", counting_open)
+    with pytest.raises(VocabError, match=r"vocab.json: grew past 100 bytes while it was read"):
+        read_bytes(path, error=VocabError, limit=100)
+    assert reads[0] == 11 and sum(reads) == 101  # its size + 1, then up to the bound + 1: never more

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wwho.errors import CorpusError
+from wwho.fileio import file_type, open_regular
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
@@ -79,6 +80,9 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
         elif path.is_file():
             files.append(path)
+        elif os.path.exists(path):  # a FIFO, a device, a socket: it exists, but is no file to read twice
+            raise CorpusError(f"{_shown(text)}: is {file_type(os.stat(path).st_mode)}, not a corpus file: give "
+                              "regular files, directories or globs (a stream: save it to a file first)")
         elif any(ch in text for ch in "*?["):
             matches = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
             if not matches:
@@ -107,11 +111,27 @@ def file_format(path: Path) -> str:
 
 
 def open_binary(path: Path) -> io.BufferedIOBase:
+    """The file, decompressed if its name says so; only a regular file is opened (checked on the
+    open file too, and opened without blocking: a FIFO put in its place cannot hang the run)."""
+    raw = open_regular(path, error=CorpusError, what="corpus file")
     opener = _OPENERS.get(path.suffix.lower())
+    if opener is None:
+        return io.BufferedReader(raw)  # type: ignore[arg-type]
     try:
-        return opener(path, "rb") if opener else open(path, "rb")  # type: ignore[return-value]
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot open: {exc.strerror or exc}") from None
+        stream = opener(raw, "rb")
+    except BaseException:
+        raw.close()
+        raise
+    close = stream.close
+
+    def close_both() -> None:  # a decompressor given a file object does not close it
+        try:
+            close()
+        finally:
+            raw.close()
+
+    stream.close = close_both  # type: ignore[method-assign]
+    return stream  # type: ignore[return-value]
 
 
 def iter_documents(

@@ -7,8 +7,11 @@ write into that directory: only names with that prefix, never anything else. A f
 (a full disk, no permission) raises :class:`~wwho.errors.WriteError` naming the file; the
 old file is unchanged.
 
-Reading: :func:`parse_json` refuses duplicate keys and nesting deeper than the parser can
-take, with one line naming the file. Directories of several files that must agree are
+Reading: :func:`read_bytes` (and :func:`read_json`) reads only regular files, and at most
+:func:`max_file_bytes` of them: a directory, a device such as ``/dev/zero``, a FIFO or a socket
+is refused before anything is read, never read until memory runs out or blocked on.
+:func:`parse_json` refuses duplicate keys and nesting deeper than the parser can take. Each
+is one line naming the file. Directories of several files that must agree are
 :mod:`wwho.savedir`. Nothing here knows any format.
 """
 
@@ -20,6 +23,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -170,17 +174,112 @@ def write_bytes(path: str | Path, data: bytes) -> None:
         f.write(data)
 
 
-def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> bytes:
-    """The bytes of a file; a missing or unreadable file raises ``error`` naming it."""
+#: The most bytes a loader reads from one file (a vocabulary, a ``tokenizer.json``, a checkpoint):
+#: 2 GiB. A vocabulary of the largest size wwho allows (2**24 tokens) with its merges is well under it;
+#: a JSON file that size already takes some 20 GB to parse. ``WWHO_MAX_FILE_BYTES`` (``4G``, ``512M``)
+#: sets another bound.
+MAX_FILE_BYTES = 2 * 2**30
+MAX_FILE_ENV = "WWHO_MAX_FILE_BYTES"
+_READ_CHUNK = 1 << 24
+
+
+def max_file_bytes() -> int:
+    """:data:`MAX_FILE_BYTES`, or ``$WWHO_MAX_FILE_BYTES`` when set."""
+    value = os.environ.get(MAX_FILE_ENV)
+    if not value:
+        return MAX_FILE_BYTES
+    from wwho.sizes import parse_size
+
+    limit = parse_size(value, MAX_FILE_ENV)
+    if limit < 1:
+        raise WwhoError(f"{MAX_FILE_ENV} must be at least 1 byte, not {value!r}")
+    return limit
+
+
+def file_type(mode: int) -> str:
+    """What a file that is not a regular file is, for a message: ``a FIFO (named pipe)``, ..."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse(path: Path, mode: int, error: type[WwhoError], what: str, fifo: bool = False) -> WwhoError:
+    if stat.S_ISDIR(mode):
+        return error(f"{path}: is a directory, not a {what}")
+    allowed = "a regular file or a FIFO" if fifo else "a regular file"
+    if what == "file":
+        return error(f"{path}: is {file_type(mode)}, not {allowed}")
+    return error(f"{path}: is {file_type(mode)}; a {what} must be {allowed}")
+
+
+def open_regular(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file",
+                 fifo: bool = False) -> IO[bytes]:
+    """``path`` opened for reading (binary, unbuffered), after refusing what is not a regular file:
+    a directory, a device (``/dev/zero`` never ends), a socket, a FIFO (it blocks until a writer
+    comes; ``fifo=True`` accepts one, for an input read once as a stream). The check is made on
+    the path (symlinks followed) and again on the open file, which is opened without blocking, so
+    a FIFO put in its place meanwhile cannot hang the open. Errors are ``error`` naming the path."""
     path = Path(path)
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
+        mode = os.stat(path).st_mode
+        if not (stat.S_ISREG(mode) or (fifo and stat.S_ISFIFO(mode))):
+            raise _refuse(path, mode, error, what, fifo)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         raise error(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise error(f"{path}: is a directory, not a {what}") from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISREG(mode) or (fifo and stat.S_ISFIFO(mode))):
+            raise _refuse(path, mode, error, what, fifo)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a FIFO accepted as a stream waits for its data, as standard input does
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file",
+               limit: int | None = None) -> bytes:
+    """The bytes of a regular file. A missing or unreadable file, one that is not a regular file
+    (:func:`open_regular`), or one larger than ``limit`` (default :func:`max_file_bytes`) raises
+    ``error`` naming it; at most ``limit + 1`` bytes are ever read, so a file that grows while it
+    is read cannot pass the bound either."""
+    path = Path(path)
+    limit = max_file_bytes() if limit is None else limit
+    with open_regular(path, error=error, what=what) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise error(f"{path}: is {size:,} bytes, more than the {limit:,} wwho reads from a {what}"
+                            + _limit_hint(limit))
+            parts = []
+            total = 0
+            want = size + 1  # one more than its size: the read that says it ended (or that it grew)
+            while total <= limit:
+                chunk = f.read(min(want - total if total < want else _READ_CHUNK, limit + 1 - total))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                total += len(chunk)
+        except OSError as exc:
+            raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if total > limit:
+        raise error(f"{path}: grew past {limit:,} bytes while it was read, more than wwho reads from a {what}"
+                    + _limit_hint(limit))
+    return b"".join(parts)
+
+
+def _limit_hint(limit: int) -> str:
+    return f" (set {MAX_FILE_ENV} to read more)" if limit == max_file_bytes() else ""
 
 
 class _DuplicateKey(ValueError):

@@ -60,8 +60,10 @@ from wwho.fileio import (
     TEMP_PREFIX,
     atomic_open,
     json_bytes,
+    open_regular,
     parse_json,
     process_alive,
+    read_bytes,
     remove_stale_temps,
     temp_owner,
     umask,
@@ -78,7 +80,7 @@ MANIFEST_FORMAT = "wwho-manifest/1"
 MARKER = ".wwho-save"
 MARKER_FORMAT = "wwho-save/1"
 _MARKER_NEXT = MARKER + ".next"  # the marker's final version, written beside it and renamed over it
-_MAX_MARKER_BYTES = 64 * 2**20
+_MAX_MARKER_BYTES = 64 * 2**20  # also the bound of a manifest
 #: Test hook: ``WWHO_CRASH_AFTER=N`` makes a save SIGKILL its own process after its N-th step.
 CRASH_ENV = "WWHO_CRASH_AFTER"
 #: Test hook: ``WWHO_INTERRUPT_AFTER=N`` sends the save's own process SIGINT (Ctrl-C) after its N-th step.
@@ -94,8 +96,9 @@ def sha256(data: bytes) -> str:
 
 
 def file_sha256(path: str | Path) -> str:
+    """The sha256 of a regular file (anything else is a :class:`VocabError`: a FIFO would block)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path, error=VocabError) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -488,11 +491,9 @@ def _read_marker(path: Path, target_name: str, pid: int | None, token: str | Non
     if not _mine_file(path):
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read(_MAX_MARKER_BYTES + 1)
-        data = parse_json(raw, source=str(path), error=VocabError)
-    except (OSError, VocabError):
+        data = parse_json(read_bytes(path, error=VocabError, limit=_MAX_MARKER_BYTES), source=str(path),
+                          error=VocabError)
+    except VocabError:
         return None
     if not (isinstance(data, dict) and data.get("format") == MARKER_FORMAT and data.get("target") == target_name
             and type(data.get("pid")) is int and isinstance(data.get("token"), str)
@@ -543,7 +544,7 @@ def _same_file(a: Path, b: Path) -> bool:
 def _matches(path: Path, record: dict[str, Any]) -> bool:
     try:
         return path.stat().st_size == record["bytes"] and file_sha256(path) == record["sha256"]
-    except OSError:
+    except (OSError, VocabError):
         return False
 
 
@@ -561,12 +562,9 @@ def _listed(directory: Path) -> dict[str, dict[str, Any]]:
 
 def read_manifest(path: Path) -> dict[str, Any] | None:
     """The validated manifest at ``path``; None if there is none."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        raise VocabError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    raw = read_bytes(path, error=VocabError, limit=_MAX_MARKER_BYTES)  # a regular file, bounded
     data = parse_json(raw, source=str(path), error=VocabError)
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise VocabError(f"{path}: not a wwho manifest (format is not {MANIFEST_FORMAT!r})")

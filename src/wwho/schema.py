@@ -92,6 +92,10 @@ def available_scripts() -> list[str]:
     return sorted(p.stem for p in SCHEMA_DIR.glob("*.json"))
 
 
+#: A schema is a few kilobytes (the bundled ones: 2-9 KB); a file larger than this is not one.
+MAX_SCHEMA_BYTES = 16 * 2**20
+
+
 @functools.cache
 def bundled_schema(name: str) -> Schema:
     """Load a bundled schema by script name (cached).
@@ -112,9 +116,12 @@ def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
 
     ``check_grammar=False`` skips compiling the grammar and the backtracking check (for files
     known to pass them: the bundled ones)."""
-    from wwho.fileio import read_json
+    from wwho.fileio import parse_json, read_bytes
 
-    return parse_schema(read_json(path, error=SchemaError, what="schema file"), source=str(path),
+    # A regular file of at most MAX_SCHEMA_BYTES: /dev/zero or a FIFO is one line at once, not gigabytes
+    # read or a wait for a writer.
+    raw = read_bytes(path, error=SchemaError, what="schema file", limit=MAX_SCHEMA_BYTES)
+    return parse_schema(parse_json(raw, source=str(path), error=SchemaError), source=str(path),
                         check_grammar=check_grammar)
 
 

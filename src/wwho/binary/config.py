@@ -12,6 +12,7 @@ or run anything.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -178,16 +179,20 @@ class RunConfig:
     over_budget: str = "refuse"
 
 
+#: A config file is a few lines; this bounds what is read (and parsed) from one.
+MAX_CONFIG_BYTES = 16 * 2**20
+
+
 def load_config(path: str | Path) -> dict[str, Any]:
     """Read and check a TOML config file; paths in it are made relative to its directory."""
+    from wwho.fileio import read_bytes
+
     path = Path(path)
+    if not os.path.lexists(path):
+        raise ConfigError(f"{path}: config file not found")
+    data = read_bytes(path, error=ConfigError, what="config file", limit=MAX_CONFIG_BYTES)  # no FIFO, no device
     try:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+        raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:

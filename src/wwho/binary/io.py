@@ -45,13 +45,16 @@ def is_binary_tokenizer(path: str | Path) -> bool:
 
     Any file that is not such JSON (missing, unreadable, GGUF, a text tokenizer) gives False.
     """
+    from wwho.errors import WwhoError
+    from wwho.fileio import open_regular
+
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a regular file only: a FIFO would block, a device never end
             head = f.read(1)
-            if head not in (b"{", b" ", b"\n", b"\r", b"\t", b"\xef"):  # JSON object, maybe after a BOM
-                return False
-            data = json.loads((head + f.read()).decode("utf-8-sig"))
-    except (OSError, ValueError):
+        if head not in (b"{", b" ", b"\n", b"\r", b"\t", b"\xef"):  # JSON object, maybe after a BOM
+            return False
+        data = json.loads(read_bytes(path).decode("utf-8-sig"))
+    except (OSError, ValueError, WwhoError):
         return False
     return looks_binary(data)
 

@@ -42,7 +42,7 @@ from wwho.bytelevel.pretokenize import (
 )
 from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id
 from wwho.errors import VocabError, brief
-from wwho.fileio import json_bytes, parse_json, write_bytes
+from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
 from wwho.savedir import check_saved, member, save_files, sha256
 
 FORMAT = "wwho-bytelevel"
@@ -239,10 +239,11 @@ def from_tiktoken(
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise VocabError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    """Through :func:`wwho.fileio.read_bytes`: a regular file only (a FIFO would block, a device never
+    end) and at most its bound."""
+    if not os.path.lexists(path):
+        raise VocabError(f"{path}: cannot read: No such file or directory")
+    return read_bytes(path, error=VocabError)
 
 
 # --- wwho's directory format --------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -22,8 +23,8 @@ from typing import Any
 from wwho.binary.io import is_binary_tokenizer, load
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
 from wwho.cli.outputs import FORCE_HELP, check_output_file
-from wwho.errors import CorpusError, TokenizerError
-from wwho.fileio import atomic_open, write_bytes
+from wwho.errors import CorpusError, TokenizerError, VocabError
+from wwho.fileio import atomic_open, parse_json, read_bytes, write_bytes
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
            "run_decode", "run_encode"]
@@ -66,10 +67,11 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
 def _read_input(name: str) -> bytes:
     if name == "-":
         return sys.stdin.buffer.read()
-    try:
-        return Path(name).read_bytes()
-    except OSError as exc:
-        raise CorpusError(f"{name}: cannot read: {exc.strerror}") from None
+    if not os.path.lexists(name):
+        raise CorpusError(f"{name}: cannot read: No such file or directory")
+    # A regular file, up to wwho.fileio's bound (WWHO_MAX_FILE_BYTES): /dev/zero would never end; a
+    # stream is given as - (standard input).
+    return read_bytes(name, error=CorpusError, what="file to encode")
 
 
 def run_encode(args: argparse.Namespace) -> int:
@@ -154,7 +156,7 @@ def _ascii(token: str, limit: int = 32) -> str:
 def inspect_tokenizer(path: str | Path, *, top: int = 10) -> str:
     """A text report: vocabulary sizes, special tokens, template, first merges, longest tokens."""
     tokenizer = load(path)  # validates: readable, binary, loadable by HF
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = parse_json(read_bytes(path, error=VocabError, what="tokenizer"), source=str(path), error=VocabError)
     vocab: dict[str, int] = data["model"]["vocab"]
     merges = data["model"].get("merges") or []
     added = sorted(data.get("added_tokens") or [], key=lambda t: t["id"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import io
 import json
 import os
 import sys
@@ -137,8 +138,12 @@ class _IdText:
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
     if args.file:
+        from wwho.fileio import open_regular
+
+        # A regular file, or a FIFO read once as a stream (as standard input is); never a directory or a
+        # device (/dev/zero is one endless line).
         try:
-            with open(args.file, "rb") as f:
+            with io.BufferedReader(open_regular(args.file, error=CorpusError, what="file to encode", fifo=True)) as f:
                 yield from _decoded(f, args.file)
         except OSError as exc:
             raise CorpusError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
