@@ -57,6 +57,8 @@ pub struct Meta {
     specials: Vec<Special>,
     /// The specials disallowed when the caller names none (tiktoken's).
     defaults: Vec<usize>,
+    /// No run starts at a code point below 256: a text in one-byte storage is never routed.
+    latin1_free: bool,
 }
 
 impl Meta {
@@ -88,6 +90,7 @@ impl Meta {
         if let Some(&i) = defaults.iter().find(|&&i| i >= specials.len()) {
             return Err(format!("default special {i} is not a special token"));
         }
+        let latin1_free = (0..=255u8).all(|c| router.next_run(&[c], 0).is_none());
         Ok(Meta {
             sgpe,
             router,
@@ -95,6 +98,7 @@ impl Meta {
             offset,
             specials,
             defaults,
+            latin1_free,
         })
     }
 
@@ -127,7 +131,8 @@ impl Meta {
         if let Some((offset, index)) = self.find_special(text, 0, disallowed) {
             return Err(Error::Disallowed { index, offset });
         }
-        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        // Not allocated here: the first span's ids are usually all of them, and become `out`.
+        let mut out = Vec::new();
         let mut pos = 0;
         while let Some((start, index)) = self.find_special(text, pos, allowed) {
             self.encode_ordinary_into(&text[pos..start], &mut out)?;
@@ -141,12 +146,15 @@ impl Meta {
 
     /// The ids of `text`, the text of every special token ordinary.
     pub fn encode_ordinary<U: Unit>(&self, text: &[U]) -> Result<Vec<u32>, Error> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        let mut out = Vec::new();
         self.encode_ordinary_into(text, &mut out)?;
         Ok(out)
     }
 
     fn encode_ordinary_into<U: Unit>(&self, text: &[U], out: &mut Vec<u32>) -> Result<(), Error> {
+        if std::mem::size_of::<U>() == 1 && self.latin1_free {
+            return self.encode_other(text, out); // Latin-1 text: no run to look for
+        }
         let mut pos = 0;
         while let Some((start, end, _)) = self.router.next_run(text, pos) {
             // The space right before a run is the run's (Router::segment's rule).
@@ -248,6 +256,19 @@ fn find<U: Unit>(text: &[U], from: usize, pattern: &[u32]) -> Option<usize> {
     let (&first, rest) = pattern.split_first()?;
     let last = text.len().checked_sub(pattern.len())?;
     let mut p = from;
+    if std::mem::size_of::<U>() == 1 {
+        // SAFETY: a one-byte unit is a u8 (the three units are u8, u16 and u32).
+        let bytes = unsafe { std::slice::from_raw_parts(text.as_ptr().cast::<u8>(), text.len()) };
+        let first = u8::try_from(first).ok()?;
+        while p <= last {
+            p += memchr::memchr(first, &bytes[p..=last])?;
+            if rest.iter().zip(&text[p + 1..]).all(|(&c, u)| u.cp() == c) {
+                return Some(p);
+            }
+            p += 1;
+        }
+        return None;
+    }
     while p <= last {
         if text[p].cp() == first && rest.iter().zip(&text[p + 1..]).all(|(&c, u)| u.cp() == c) {
             return Some(p);
@@ -328,6 +349,11 @@ mod tests {
         assert_eq!(find(&t, 3, &p), Some(7));
         assert_eq!(find(&t, 8, &p), None);
         assert_eq!(find(&t[..6], 0, &p), None);
+        let b: Vec<u8> = b"ab<|x|><|x|><|".to_vec();
+        assert_eq!(find(&b, 0, &p), Some(2));
+        assert_eq!(find(&b, 3, &p), Some(7));
+        assert_eq!(find(&b, 8, &p), None);
+        assert_eq!(find(&b, 0, &[0x100]), None);
     }
 
     #[test]

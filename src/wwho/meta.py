@@ -51,6 +51,7 @@ from wwho.ids import token_id, token_ids
 from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
+_NONE: frozenset[str] = frozenset()  # encode's default allowed_special (its fast path looks for this object)
 NAMESPACE = SGPE_PREFIX[0]
 
 
@@ -361,14 +362,17 @@ class MetaTokenizer:
 
     # -- encoding ----------------------------------------------------------------------
 
-    def encode(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
+    def encode(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
                disallowed_special: Iterable[str] | str = "all") -> list[int]:
         """Unified ids of ``text``. Special tokens follow tiktoken's model (module docstring);
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
+        if allowed_special is _NONE and disallowed_special == "all":  # the default: one call
+            try:
+                return self._core.encode(text)
+            except TypeError:
+                raise TokenizerError(f"expected text as str, got {type(text).__name__}") from None
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        if disallowed_special == "all" and not allowed_special and not isinstance(allowed_special, str):
-            return self._core.encode(text)  # the default: one call
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
         if not allowed and not disallowed:
             return self._core.encode_ordinary(text)
