@@ -9,7 +9,11 @@ Encoding (per piece; see :mod:`wwho.sgpe.words`):
 3. the units of a span are merged by rank (lowest first, leftmost on ties) with the
    syllable-building merges first (they rebuild whatever syllable pieces they can from
    characters) and the learned merges after them, never across spans (a span is a word, a run
-   or the whole piece: the vocabulary's ``merge_scope``, :mod:`wwho.sgpe.scopes`);
+   or the whole piece: the vocabulary's ``merge_scope``, :mod:`wwho.sgpe.scopes`). The building
+   merges rebuild a syllable before they join a leading space to it (:mod:`wwho.sgpe.building`),
+   so a syllable after a space that is not a token, where the bare syllable is, becomes the space
+   and that token: no boundary falls inside a syllable the vocabulary knows with or without its
+   leading space (vocabularies trained before this order keep their own merges);
 4. with superword merges (:mod:`wwho.sgpe.superwords`), every rank, superword merges last,
    then runs over the units of each sentence span (runs of pieces joined by single spaces);
 5. units -> ids.
