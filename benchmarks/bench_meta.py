@@ -1,6 +1,7 @@
 """The WWHO meta tokenizer (o200k_base + SGPE) vs o200k_base alone on code-switched text, one run.
 
     python benchmarks/bench_meta.py [--sizes 32000 64000] [--news-mb 3] [--retrain]
+    python benchmarks/bench_meta.py --vs-bytebpe [--lines 20000] [--tokenizer META_DIR]
 
 Training (cached under .cache/bench_meta/meta-<size>/, made with ``wwho train --kind sgpe
 --script mixed --meta``): the Sinhala news (si/news-ada, news-adaderana, news-lankadeepa)
@@ -14,10 +15,18 @@ Held out for evaluation, so that no evaluated line was trained on:
 
 For each set: tokens per whitespace word and total tokens for each tokenizer, the meta
 tokenizer's reduction in tokens vs o200k_base, lossless round trip (meta), and single-thread
-encode MB/s (10^6 UTF-8 bytes/s, one line at a time; o200k_base: best of 3; the meta
-tokenizer: one pass with empty caches ("cold") and one pass after encoding 3.8 MB of other
-news and Hindi ("after warm-up", the steady state of a long-running encoder)). The original reports 61.7% fewer tokens than o200k_base on Sinhala and
-27.0% on Hindi with a 128k SGPE vocabulary.
+encode MB/s (10^6 UTF-8 bytes/s, one line at a time; o200k_base: tiktoken, best of 3; the
+meta tokenizer: one pass with an empty piece cache ("cold") and one pass after encoding
+3.8 MB of other news and Hindi ("after warm-up", the steady state of a long-running encoder)).
+The original reports 61.7% fewer tokens than o200k_base on Sinhala and 27.0% on Hindi with a
+128k SGPE vocabulary.
+
+``--vs-bytebpe`` times the meta tokenizer against ``ByteBPE.from_tiktoken("o200k_base")`` (the
+core's byte-level encoder, which encodes every non-Indic span of the meta tokenizer) on
+``--lines`` English lines (en/news-lk_news.txt) and as many Sinhala ones (si/news-bbcsinhala.txt):
+``encode`` one line at a time and ``encode_batch`` (all cores), each the best of 3 passes after one
+untimed pass, the two tokenizers' passes interleaved; the English ids must be equal. The SGPE part
+is ``--tokenizer META_DIR``, else a 16k one trained once on 3 MB of si/news-ada.txt (cached).
 """
 
 from __future__ import annotations
@@ -100,12 +109,85 @@ def best_of(fn, lines, repeat=3) -> tuple[float, float]:
     return min(times), times[0]
 
 
+def small_meta() -> Path:
+    """A meta directory with a 16k SGPE part trained on 3 MB of si/news-ada.txt (not evaluated)."""
+    out = CACHE / "meta-small-16000"
+    if (out / "meta_config.json").exists():
+        return out
+    corpus = CACHE / "train-si-ada-3mb.txt"
+    if not corpus.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        corpus.write_text("\n".join(read_lines(CORPORA / "si" / "news-ada.txt", 3_000_000)) + "\n", encoding="utf-8")
+    from wwho.cli.train_sgpe import main as train_main
+
+    rc = train_main(["--script", "mixed", "--vocab-size", "16000", "--meta", "--tiktoken-file", str(O200K_FILE),
+                     "--out", str(out), "--quiet", "--no-verify", str(corpus)])
+    if rc:
+        sys.exit("training the small meta tokenizer failed")
+    return out
+
+
+def interleaved(fns: dict, repeat: int = 3) -> dict[str, float]:
+    """Best of ``repeat`` seconds of each function, after one untimed call each; calls interleaved."""
+    for fn in fns.values():
+        fn()
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return best
+
+
+def vs_bytebpe(n_lines: int, directory: Path | None) -> None:
+    from wwho.bytelevel import ByteBPE
+    from wwho.meta import MetaTokenizer
+
+    print(f"machine: {machine()}")
+    directory = directory or small_meta()
+    t = time.perf_counter()
+    meta = MetaTokenizer.load(directory, tiktoken_file=O200K_FILE)
+    t_meta = time.perf_counter() - t
+    t = time.perf_counter()
+    bpe = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+    t_bpe = time.perf_counter() - t
+    print(f"load: MetaTokenizer {t_meta:.2f} s ({directory.name}, SGPE {meta.sgpe.vocab_size:,} tokens), "
+          f"ByteBPE {t_bpe:.2f} s")
+    sets = {"English (en/news-lk_news.txt)": read_lines(CORPORA / "en" / "news-lk_news.txt")[:n_lines],
+            "Sinhala (si/news-bbcsinhala.txt)": read_lines(CORPORA / "si" / "news-bbcsinhala.txt")[:n_lines]}
+    print("| set | lines | MB | ByteBPE encode s | meta encode s | ratio | ByteBPE batch s | meta batch s | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    results = {}
+    for name, lines in sets.items():
+        mb = sum(len(line.encode()) for line in lines) / 1e6
+        if name.startswith("English"):
+            assert meta.encode_batch(lines) == bpe.encode_batch(lines), "English ids differ"
+        one = interleaved({"bpe": lambda lines=lines: [bpe.encode(x) for x in lines],
+                           "meta": lambda lines=lines: [meta.encode(x) for x in lines]})
+        batch = interleaved({"bpe": lambda lines=lines: bpe.encode_batch(lines),
+                             "meta": lambda lines=lines: meta.encode_batch(lines)})
+        results[name] = {"lines": len(lines), "mb": mb, "encode": one, "batch": batch}
+        print(f"| {name} | {len(lines):,} | {mb:.2f} | {one['bpe']:.3f} | {one['meta']:.3f} | "
+              f"{one['meta'] / one['bpe']:.2f}x | {batch['bpe']:.3f} | {batch['meta']:.3f} | "
+              f"{batch['meta'] / batch['bpe']:.2f}x |")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    (CACHE / "vs-bytebpe.json").write_text(json.dumps({"machine": machine(), "sets": results}, indent=1),
+                                           encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[32_000, 64_000])
     ap.add_argument("--news-mb", type=float, default=3.0)
     ap.add_argument("--retrain", action="store_true")
+    ap.add_argument("--vs-bytebpe", action="store_true", help="time MetaTokenizer against ByteBPE (o200k_base)")
+    ap.add_argument("--lines", type=int, default=20_000, help="lines per language for --vs-bytebpe")
+    ap.add_argument("--tokenizer", type=Path, help="a meta directory for --vs-bytebpe")
     args = ap.parse_args()
+    if args.vs_bytebpe:
+        vs_bytebpe(args.lines, args.tokenizer)
+        return
     from wwho.meta import MetaTokenizer
 
     print(f"machine: {machine()}")
@@ -142,11 +224,9 @@ def main() -> None:
         results.setdefault("composition", {})[size] = composition
         rows = {}
         for name, lines in sets.items():
-            tok._cache.clear()
-            tok.sgpe.clear_cache()
+            tok.clear_cache()
             _, cold = best_of(tok.encode_ordinary, lines, repeat=1)
-            tok._cache.clear()
-            tok.sgpe.clear_cache()
+            tok.clear_cache()
             for line in warmup:
                 tok.encode_ordinary(line)
             _, warm = best_of(tok.encode_ordinary, lines, repeat=1)

@@ -1,25 +1,29 @@
-"""The WWHO meta tokenizer: tiktoken for everything else, SGPE for Indic runs, one id space.
+"""The WWHO meta tokenizer: tiktoken's o200k_base for everything else, SGPE for Indic runs, one id space.
 
 Ids (spec 001 section 5)::
 
-    [0, n)          tiktoken's ids, unchanged (n = encoding.n_vocab, 200,019 for o200k_base)
+    [0, n)          tiktoken's ids, unchanged (n = n_vocab, 200,019 for o200k_base)
     [n, n + k)      SGPE's ids plus n (k = len(sgpe vocabulary))
 
 :class:`MetaVocab` is only that arithmetic (it knows n and the SGPE vocabulary, never
-tiktoken). :class:`MetaTokenizer` routes text (:func:`wwho.router.segment`): a Latin/other
-run goes to tiktoken's ``encode_ordinary``, an Indic run (with its leading space) to SGPE,
-whose ids are shifted by n. So text with no Indic character gets exactly tiktoken's ids,
-and an Indic run exactly SGPE's ids plus n. tiktoken's special tokens (``<|endoftext|>``)
-follow tiktoken's model: disallowed in the text by default (a :class:`TokenizerError`
-names them), encoded as specials when listed in ``allowed_special``, ordinary text with
+tiktoken). :class:`MetaTokenizer` encodes in the compiled core (``wwho._core.MetaEncoder``,
+``rust/src/meta.rs``): the router (:func:`wwho.router.segment`'s rule) cuts the text into
+script runs; a Latin/other run goes to the core's byte-level encoder with o200k_base's ranks
+(the encoder of :class:`wwho.bytelevel.ByteBPE`), an Indic run (with its leading space) to the
+SGPE encoder, whose ids are shifted by n. So text with no Indic character gets exactly
+tiktoken's ids, and an Indic run exactly SGPE's ids plus n. The ranks are read offline as
+``ByteBPE.from_tiktoken`` reads them (``tiktoken_file=``, ``WWHO_TIKTOKEN_FILE``, tiktoken's
+cache; never downloaded); the ``tiktoken`` package is not needed (a ``tiktoken.Encoding`` is
+still accepted, its ranks copied). tiktoken's special tokens (``<|endoftext|>``) follow
+tiktoken's model: disallowed in the text by default (a :class:`TokenizerError` names them),
+encoded as specials when listed in ``allowed_special``, ordinary text with
 ``disallowed_special=()``.
 
-Decoding joins the bytes of all tokens (consecutive tiktoken ids go to tiktoken's
-``decode_bytes`` together) and decodes UTF-8 once, so a character split across tokens,
-even across the two halves, comes back whole. Lossless for any text whose Indic runs
-SGPE encodes losslessly (byte fallback), except lone surrogates, which tiktoken
-replaces by U+FFFD. Some o200k_base ids are unassigned (199,998 and 200,000..200,017):
-decoding them is an error, as in tiktoken.
+Decoding joins the bytes of all tokens and decodes UTF-8 once, so a character split across
+tokens, even across the two halves, comes back whole. Lossless for any text whose Indic runs
+SGPE encodes losslessly (byte fallback), except lone surrogates, which become U+FFFD in the
+non-Indic text, as tiktoken does. Some o200k_base ids are unassigned (199,998 and
+200,000..200,017): decoding them is an error, as in tiktoken.
 
 Token strings (``tokenize``, the transformers class) must map one-to-one to ids, and
 tiktoken tokens are bytes, so: tiktoken tokens are written with the GPT-2 byte-to-
@@ -27,7 +31,8 @@ character mapping (``"Ġthe"``), tiktoken specials as their text, SGPE tokens as
 text when it has a character outside that mapping's alphabet (every Indic token), and
 otherwise (``[PAD]``, ``<0x41>``) as ``⟦sgpe⟧`` + text; unassigned ids are
 ``⟦unassigned ID⟧``. The files (``meta_config.json``, ``tokenizer_meta.json``) are
-:mod:`wwho.export.meta`. This module does not train (see ``wwho train --meta``).
+:mod:`wwho.export.meta`. This module does not train (see ``wwho train --meta``). The Python
+encoder the core replaced is the tests' reference (``tests/reference/meta_py.py``).
 """
 
 from __future__ import annotations
