@@ -1,4 +1,4 @@
-"""The package's layering: no import cycles between wwho's modules.
+"""The package's layering: no import cycles between wwho's modules, and no test reference in the package.
 
 Every ``import`` statement counts, including the ones inside functions and under
 ``TYPE_CHECKING``: a lazy import hides a cycle from Python, not from a reader. An import of
