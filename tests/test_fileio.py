@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -327,3 +328,28 @@ def test_read_bytes_bound(tmp_path, monkeypatch):
     with pytest.raises(VocabError, match=r"vocab.json: grew past 100 bytes while it was read"):
         read_bytes(path, error=VocabError, limit=100)
     assert reads[0] == 11 and sum(reads) == 101  # its size + 1, then up to the bound + 1: never more
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to act as two users")
+def test_another_users_temporary_name_in_a_shared_directory_is_left_alone():
+    """In a sticky (1777) directory a temporary name of another user's (dead pid) was removed by
+    the next write, which failed with EPERM for an ordinary user: one planted file stopped every
+    write there. Now it is not this user's, so it is left, and the write succeeds."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="wwho-shared-"))  # pytest's tmp_path is private to root
+    try:
+        shared.chmod(0o1777)
+        planted = shared / ".wwho-tmp-x.json.4000000.abcdef.tmp"
+        planted.write_text("someone else's")
+        code = ("import os, sys; from wwho.fileio import write_bytes; os.setgid(65534); os.setuid(65534); "
+                "write_bytes(sys.argv[1], b'{}')")
+        proc = subprocess.run([sys.executable, "-c", code, str(shared / "x.json")], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert (shared / "x.json").read_bytes() == b"{}" and planted.read_text() == "someone else's"
+    finally:
+        shutil.rmtree(shared)
