@@ -28,7 +28,8 @@ def byte_ends(pieces, encode=str.encode):
 
 
 def split_known_syllables(tok, text):
-    """Token boundaries falling strictly inside a syllable that is in the vocabulary."""
+    """Token boundaries falling strictly inside a syllable that is in the vocabulary, with its
+    leading space or, after a space, without it (then a boundary after the space is no cut)."""
     ids = tok.encode(text)
     boundaries = set(byte_ends([tok.token_bytes(i) for i in ids]))
     if tok.prefix_space and text:  # the tokens hold the encoder's dummy space too
@@ -38,6 +39,9 @@ def split_known_syllables(tok, text):
     for syl in tok.splitter.syllables(text):
         n = len(syl.encode("utf-8", "surrogatepass"))
         if syl in tok.vocab and any(b in boundaries for b in range(pos + 1, pos + n)):
+            bad.append(syl)
+        elif (syl not in tok.vocab and syl[:1] == " " and syl[1:] in tok.vocab
+              and any(b in boundaries for b in range(pos + 2, pos + n))):
             bad.append(syl)
         pos += n
     return bad
