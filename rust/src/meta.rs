@@ -340,6 +340,122 @@ fn utf8_into<'b, U: Unit>(t: &[U], buf: &'b mut Vec<u8>) -> &'b str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bytelevel::Model;
+    use crate::schema::tests::sinhala;
+    use crate::sgpe::{EncoderSpec, Fallback, Scope};
+    use crate::words::WordSplitter;
+
+    fn cps(s: &str) -> Vec<u32> {
+        s.chars().map(u32::from).collect()
+    }
+
+    /// Byte-level ids: the 256 bytes, then "ab" (256); "<|e|>" (299) and "[P]" (SGPE 258) special.
+    /// SGPE: byte fallback (ids 0..255), " ශ" (256), "ශ" (257), "[P]" (258). Offset 300.
+    fn meta() -> Meta {
+        let blocks = vec![(0x0D80, 0x0DFF)];
+        let splitter = WordSplitter::new(
+            &[(0x0D80, 0x0DFF), (0x200D, 0x200D)],
+            &[],
+            vec![sinhala()],
+            None,
+        )
+        .unwrap();
+        let mut tokens: Vec<Vec<u32>> = (0..256).map(|b| cps(&format!("<0x{b:02X}>"))).collect();
+        tokens.extend([cps(" ශ"), cps("ශ"), cps("[P]")]);
+        let spec = EncoderSpec {
+            tokens,
+            merges: vec![],
+            fallback: Fallback::Bytes(Box::new(std::array::from_fn(|b| b as u32))),
+            special_ids: vec![258],
+            scope: Scope::Pieces,
+            prefix_space: false,
+            superword_merges: vec![],
+            span_breaks: vec![],
+        };
+        let sgpe = Encoder::new(splitter, spec).unwrap();
+        let router = Router::new(&[(blocks, vec![(0x200D, 0x200D)])]).unwrap();
+        let singles: Vec<[u8; 1]> = (0..=255u8).map(|b| [b]).collect();
+        let mut ranks: Vec<(&[u8], u32)> = singles
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (&b[..], i as u32))
+            .collect();
+        ranks.push((b"ab", 256));
+        let model = Model {
+            ranks,
+            ignore_merges: true,
+            special_tokens: vec![("<|e|>", 299)],
+            patterns: vec![r"\S+|\s+"],
+            ..Model::default()
+        };
+        let bytes = Arc::new(ByteLevel::new(&model).unwrap());
+        let specials = vec![
+            Special {
+                text: cps("<|e|>"),
+                id: 299,
+            },
+            Special {
+                text: cps("[P]"),
+                id: 558,
+            },
+        ];
+        Meta::new(sgpe, router, bytes, 300, specials, vec![0]).unwrap()
+    }
+
+    #[test]
+    fn routes_runs_to_sgpe_and_the_rest_to_bytes() {
+        let m = meta();
+        let text = cps("ab ශx ශ");
+        let ids = m.encode(&text).unwrap();
+        assert_eq!(ids, vec![256, 300 + 256, u32::from(b'x'), 300 + 256]);
+        assert_eq!(m.decode(&ids).unwrap(), "ab ශx ශ".as_bytes());
+        // The space before a run is the run's; a run at the start has none.
+        assert_eq!(m.encode(&cps("ශ a")).unwrap(), vec![557, 32, 97]);
+        // Latin-1 storage skips the router and gives the same ids.
+        let latin: Vec<u8> = b"ab [P] \xe9".to_vec();
+        let wide: Vec<u32> = latin.iter().map(|&b| u32::from(b)).collect();
+        assert_eq!(m.encode(&latin).unwrap(), m.encode(&wide).unwrap());
+        assert_eq!(
+            m.decode(&[299, 1000]),
+            Err(UnknownId {
+                id: 1000,
+                position: 1
+            })
+        );
+        assert_eq!(
+            m.decode(&[257]),
+            Err(UnknownId {
+                id: 257,
+                position: 0
+            })
+        );
+    }
+
+    #[test]
+    fn special_tokens_follow_tiktoken() {
+        let m = meta();
+        let text = cps("ශ<|e|>x[P]");
+        match m.encode(&text) {
+            Err(Error::Disallowed {
+                index: 0,
+                offset: 1,
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            m.encode_with(&text, &[0, 1], &[]).unwrap(),
+            vec![557, 299, u32::from(b'x'), 558]
+        );
+        let ordinary = m.encode_ordinary(&text).unwrap();
+        assert_eq!(m.decode(&ordinary).unwrap(), "ශ<|e|>x[P]".as_bytes());
+        match m.encode_with(&text, &[0], &[1]) {
+            Err(Error::Disallowed {
+                index: 1,
+                offset: 7,
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn find_is_the_first_match() {
