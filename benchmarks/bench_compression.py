@@ -140,7 +140,8 @@ def evaluate(spec: str, lines: list[str]):
 
 
 def known_syllable_cuts(spec: str, lines: list[str]) -> int:
-    """Token boundaries strictly inside a syllable that is in the SGPE vocabulary (must be 0)."""
+    """Token boundaries strictly inside a syllable that the SGPE vocabulary knows, with its leading
+    space or bare (must be 0); for a syllable known only bare, a boundary after its space is fine."""
     from wwho.sgpe import SGPETokenizer
 
     tok = SGPETokenizer.load(spec)
@@ -155,6 +156,8 @@ def known_syllable_cuts(spec: str, lines: list[str]) -> int:
             n = len(syllable.encode("utf-8", "surrogatepass"))
             if syllable in tok.vocab:
                 cuts += sum(1 for b in range(pos + 1, pos + n) if b in ends)
+            elif syllable[:1] == " " and syllable[1:] in tok.vocab:
+                cuts += sum(1 for b in range(pos + 2, pos + n) if b in ends)
             pos += n
     return cuts
 
