@@ -384,3 +384,22 @@ def test_main_in_a_program_gives_its_handler_back():
     before = signal.getsignal(signal.SIGINT)
     assert main(["syllabify", "--script", "sinhala", "ක"]) == 0
     assert signal.getsignal(signal.SIGINT) is before
+
+
+# --- the library: an exception raised while the core counts comes back as itself ---------------------
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, ValueError])
+def test_the_core_counter_raises_a_callback_exception_as_itself(tmp_path, raised):
+    """A Ctrl-C (or any exception) raised in the progress callback of the core's file counter reaches
+    the caller as that exception, not as a ``WwhoError`` carrying its text (training called from a
+    program, where no CLI turns it into ``wwho: interrupted``)."""
+    from wwho import _core
+
+    corpus = write_corpus(tmp_path / "c.txt", 0.2)
+
+    def progress(done: int) -> None:
+        raise raised("from the callback")
+
+    with pytest.raises(raised, match="from the callback"):
+        _core.PieceCounter().count_files([corpus], progress=progress, block_bytes=1 << 14)

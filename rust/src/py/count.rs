@@ -192,6 +192,9 @@ impl PyPieceCounter {
         let counts_spans = self.counts_spans();
         let (tables, spans) = (&mut self.tables, &mut self.spans);
         let router = self.router.as_ref();
+        // The exception a progress call or a signal raised (KeyboardInterrupt, most often): raised
+        // again as it is, not as a message.
+        let mut raised: Option<PyErr> = None;
         let result = py.detach(|| {
             guard("counting", || {
                 let options = FileOptions {
@@ -203,11 +206,16 @@ impl PyPieceCounter {
                     max_line_bytes,
                     range,
                 };
-                let progress = |bytes| match &progress {
-                    Some(f) => Python::attach(|py| {
-                        f.call1(py, (bytes,)).map(|_| ()).map_err(|e| e.to_string())
-                    }),
-                    None => Python::attach(|py| py.check_signals().map_err(|e| e.to_string())),
+                let progress = |bytes| {
+                    let done = Python::attach(|py| match &progress {
+                        Some(f) => f.call1(py, (bytes,)).map(|_| ()),
+                        None => py.check_signals(),
+                    });
+                    done.map_err(|e| {
+                        let message = e.to_string();
+                        raised = Some(e);
+                        message
+                    })
                 };
                 if counts_spans {
                     count_files(&files, &options, spans, &mut stats, progress)
@@ -216,6 +224,9 @@ impl PyPieceCounter {
                 }
             })
         });
+        if let Some(e) = raised {
+            return Err(e);
+        }
         match result {
             Ok(Ok(())) => Ok((
                 stats.files,
