@@ -585,3 +585,20 @@ def test_repeats_that_encoding_never_produces_are_allowed(tmp_path, extra, types
     tok = ByteBPE.from_gguf(path)
     assert tok.encode("a") == [97]
     assert tok.decode([256 + len(extra) - 1]) == extra[-1]
+
+
+def test_a_fifo_or_device_is_refused_not_read(tmp_path):
+    """A FIFO named like a GGUF file blocked `wwho inspect` until Ctrl-C; a device was mapped. Both are
+    refused at once, in one line naming the path (run in a child, with a time limit, for the hang)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "model.gguf"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        done = subprocess.run([sys.executable, "-c", "import sys\nfrom wwho.bytelevel.gguf import GGUFError, "
+                               "read_metadata\ntry:\n    read_metadata(sys.argv[1])\nexcept GGUFError as e:\n"
+                               "    print(e)\n", str(path)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert str(path) in done.stdout and ("FIFO" in done.stdout or "device" in done.stdout), done.stdout

@@ -40,6 +40,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
 from wwho.bytelevel.validate import check_model, merge_problem
 from wwho.errors import VocabError, brief
+from wwho.fileio import open_regular
 
 _T = gguf.GGUFValueType
 _SCALARS = {
@@ -222,8 +223,10 @@ def _read(path: Path, engine: str, raw_keys: frozenset[str]) -> dict[str, Any]:
     """:func:`read_metadata`, leaving the string arrays of ``raw_keys`` undecoded (fast engine)."""
     if engine == "gguf":
         return _read_with_gguf(path)
+    # A regular file only (a FIFO would block, a device never ends); never read whole: it is mapped.
+    f = open_regular(path, error=GGUFError, what="GGUF file")
     try:
-        with open(path, "rb") as f:
+        with f:
             size = f.seek(0, 2)
             if size < 24:
                 raise GGUFError(f"{path}: {size} bytes is too short for a GGUF header")
