@@ -184,6 +184,12 @@ try:
     elif what == "any":
         from wwho import load_tokenizer
         load_tokenizer(path, kind="sgpe")
+    elif what == "detect":
+        from wwho import load_tokenizer
+        load_tokenizer(path)
+    elif what == "tiktoken":
+        from wwho.bytelevel import ByteBPE
+        ByteBPE.from_tiktoken(path, pattern="o200k")
     elif what == "schema":
         from wwho.schema import load_schema
         load_schema(path)
@@ -211,7 +217,7 @@ def fifo(tmp_path):
 
 
 @pytest.mark.parametrize("loader, name", [("sgpe", "vocab.json"), ("bytelevel", "bytelevel.json"),
-                                          ("any", "vocab.json")])
+                                          ("any", "vocab.json"), ("detect", "vocab.json")])
 def test_a_tokenizer_file_linked_to_dev_zero_is_refused_at_once(tmp_path, loader, name):
     """``D/vocab.json -> /dev/zero``: before, ``SGPETokenizer.load(D)`` read until memory ran out
     (here a MemoryError at the 1 GiB cap); now one line naming the file and what it is."""
@@ -223,7 +229,7 @@ def test_a_tokenizer_file_linked_to_dev_zero_is_refused_at_once(tmp_path, loader
     assert float(proc.stdout.splitlines()[1]) < 1.0
 
 
-@pytest.mark.parametrize("loader", ["hf", "schema", "binary-config", "is-binary"])
+@pytest.mark.parametrize("loader", ["hf", "schema", "binary-config", "is-binary", "tiktoken"])
 def test_a_fifo_never_blocks_a_loader(fifo, loader):
     """``ByteBPE.from_hf(FIFO)`` blocked for ever (waiting for a writer); so did a schema or a
     binary training config given as a FIFO."""

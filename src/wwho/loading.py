@@ -40,7 +40,7 @@ def detect_kind(path: str | os.PathLike) -> str:
     if p.is_dir():
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
                            ("tokenizer.json", None)):
-            if (p / name).is_file():
+            if (p / name).exists():  # what is not a regular file is refused by its loader, by name
                 return kind or detect_kind(p / name)
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
                          "or tokenizer.json)")

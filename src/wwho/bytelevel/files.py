@@ -204,7 +204,7 @@ def from_tiktoken(
         given = ranks_file_for(known.name, tiktoken_file)
         if given is not None:
             path, source = given
-            if not path.is_file():
+            if not path.exists():  # a FIFO or device is refused by the reader, which says what it is
                 raise VocabError(f"{path} (from {source}): no such file. To fix: point {source} at the "
                                  f"{known.name}.tiktoken ranks file")
         else:
@@ -213,7 +213,7 @@ def from_tiktoken(
                 raise VocabError(missing(known.name, f"tiktoken's cache, {path}"))
     else:
         path = Path(name_or_path)
-        if not path.is_file():
+        if not path.exists():
             names = ", ".join(TIKTOKEN_ENCODINGS)
             raise VocabError(f"{name_or_path}: no such ranks file, and not a known encoding ({names})")
         known = TIKTOKEN_ENCODINGS.get(path.name.removesuffix(".tiktoken")) if pattern is None else None
