@@ -16,8 +16,8 @@ The result is verified.
 The leading space goes last for integrity: the first group's merges never touch a space, and
 the second group's only join the piece that starts with the space to the next one. On `` X``
 they rebuild ``X`` first, exactly as alone, then join the space to it. So a syllable `` X``
-that is not a token, where ``X`` is, becomes the space and ``X``, never a piece of each (issue
-29: `` ශ්‍රී`` gave ``' ශ්‍'``, ``'රී'`` when the space's merges could come first).
+that is not a token, where ``X`` is, becomes the space and ``X``, never a piece of each (with the space's
+merges allowed first, `` ශ්‍රී`` gave ``' ශ්‍'``, ``'රී'``).
 
 The work runs in the compiled core (``rust/src/training.rs``); the pure-Python version is the
 tests' reference (``tests/reference/building.py``). This module does not decide which tokens
