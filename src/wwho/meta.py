@@ -423,15 +423,39 @@ class MetaTokenizer:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores), in the
         core without the GIL. The first text (in order) that fails raises its error."""
         texts = as_batch(texts)
+        return self._core.encode_batch(texts, *self._batch_args(texts, allowed_special, disallowed_special),
+                                       thread_count(num_threads) or 0)
+
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
+                        disallowed_special: Iterable[str] | str = "all"):
+        """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id."""
+        ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
+                                            disallowed_special=disallowed_special, num_threads=1)
+        return ids
+
+    def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
+                              disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None):
+        """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
+        text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
+        from wwho import arrays
+
+        texts = as_batch(texts, "encode_batch_to_numpy")
+        flat = self._core.encode_batch_flat(texts, *self._batch_args(texts, allowed_special, disallowed_special),
+                                            thread_count(num_threads) or 0)
+        return arrays.from_core(flat)
+
+    def _batch_args(self, texts: list, allowed_special: Iterable[str] | str,
+                    disallowed_special: Iterable[str] | str) -> tuple[list[int] | None, list[int] | None]:
+        """The core's (allowed, disallowed) special-token indices for a batch (None, None: the
+        defaults), after checking that every text is a str."""
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        threads = thread_count(num_threads) or 0
         if disallowed_special == "all" and not allowed_special and not isinstance(allowed_special, str):
-            return self._core.encode_batch(texts, None, None, threads)
+            return None, None
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
         index = self._special_index
-        return self._core.encode_batch(texts, [index[s] for s in allowed], [index[s] for s in disallowed], threads)
+        return [index[s] for s in allowed], [index[s] for s in disallowed]
 
     def tokenize(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
                  disallowed_special: Iterable[str] | str = "all") -> list[str]:

@@ -16,7 +16,7 @@ use crate::batch::ordered;
 use crate::units::Text;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyByteArray, PyList};
 
 /// Threads for `num_threads`: None or 0 means one per core; never more than
 /// [`MAX_THREADS`] (the Python layer refuses larger counts with a clear error first).
@@ -112,4 +112,80 @@ where
     })?;
     // SAFETY: `ordered` returned Ok, so it handed over every result: every slot is set.
     Ok(unsafe { list.finish(py) })
+}
+
+/// What stops a flat batch: a text's own error, or a signal's exception.
+enum Stop<E> {
+    Text(E),
+    Signal(PyErr),
+}
+
+/// Every text's ids in one array and where each text's ids start: `(ids, offsets)` as two
+/// `bytearray`s holding native-endian `u32` ids and `len(texts) + 1` `i64` offsets (numpy reads
+/// them without a copy). The flat form of a batch: no Python object is made per text or per id,
+/// so the calling thread only appends ids while the others encode, and no GIL is held but for a
+/// signal check per chunk. The first text (in order) whose `work` fails stops the batch.
+pub fn encode_flat<'py, E, W>(
+    py: Python<'py>,
+    texts: &[Text<'_>],
+    threads: usize,
+    work: W,
+    error: impl FnOnce(Python<'py>, E) -> PyErr,
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)>
+where
+    E: Send,
+    W: Fn(&Text<'_>) -> Result<Vec<u32>, E> + Sync,
+{
+    let mut ids: Vec<u32> = Vec::new();
+    let mut offsets: Vec<i64> = Vec::with_capacity(texts.len() + 1);
+    offsets.push(0);
+    let done = py.detach(|| {
+        ordered(texts, threads, Text::len, &work, |_, results| {
+            for r in results {
+                ids.extend_from_slice(&r.map_err(Stop::Text)?);
+                offsets.push(ids.len() as i64);
+            }
+            // A Ctrl-C stops a long batch here (the threads stop taking chunks).
+            Python::attach(|py| py.check_signals()).map_err(Stop::Signal)
+        })
+    });
+    match done {
+        Ok(()) => Ok((native_bytes(py, &ids)?, native_bytes(py, &offsets)?)),
+        Err(Stop::Text(e)) => Err(error(py, e)),
+        Err(Stop::Signal(e)) => Err(e),
+    }
+}
+
+/// Numbers as a `bytearray` of their native-endian bytes.
+fn native_bytes<'py, T: Copy + NativeBytes>(
+    py: Python<'py>,
+    values: &[T],
+) -> PyResult<Bound<'py, PyByteArray>> {
+    let width = std::mem::size_of::<T>();
+    PyByteArray::new_with(py, std::mem::size_of_val(values), |buf| {
+        for (out, v) in buf.chunks_exact_mut(width).zip(values) {
+            out.copy_from_slice((*v).native().as_ref());
+        }
+        Ok(())
+    })
+}
+
+/// A number's native-endian bytes.
+trait NativeBytes {
+    type Bytes: AsRef<[u8]>;
+    fn native(self) -> Self::Bytes;
+}
+
+impl NativeBytes for u32 {
+    type Bytes = [u8; 4];
+    fn native(self) -> [u8; 4] {
+        self.to_ne_bytes()
+    }
+}
+
+impl NativeBytes for i64 {
+    type Bytes = [u8; 8];
+    fn native(self) -> [u8; 8] {
+        self.to_ne_bytes()
+    }
 }

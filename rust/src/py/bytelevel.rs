@@ -2,7 +2,7 @@
 //! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
 //! the exceptions into typed `wwho` errors.
 
-use super::batch::{encode_texts, thread_count};
+use super::batch::{encode_flat, encode_texts, thread_count};
 use super::ints::IdInts;
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
@@ -14,7 +14,7 @@ use crate::units::Text;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::sync::Arc;
 
 create_exception!(
@@ -561,17 +561,7 @@ impl ByteLevel {
             specials_arg(&self.inner, allowed)?,
             specials_arg(&self.inner, disallowed)?,
         );
-        let owned: Vec<Bound<'py, PyString>> = texts
-            .try_iter()?
-            .map(|t| {
-                t?.cast_into::<PyString>().map_err(|e| {
-                    PyTypeError::new_err(format!("expected str, got {}", e.into_inner().get_type()))
-                })
-            })
-            .collect::<PyResult<_>>()?;
-        if num_threads == Some(0) {
-            return Err(PyValueError::new_err("num_threads must be at least 1"));
-        }
+        let owned = batch_strings(texts, num_threads)?;
         let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
         let core = &self.inner;
         // Each thread reads the strings' own storage (UTF-8 made by the thread itself where it is
@@ -587,6 +577,28 @@ impl ByteLevel {
             };
             encode_texts(py, &views, thread_count(num_threads), work, ids_of)
         })
+    }
+
+    /// [`encode_batch`](Self::encode_batch) as one array: `(ids, offsets)`, two `bytearray`s of
+    /// native-endian `u32` ids and `len(texts) + 1` `i64` starts (see `batch::encode_flat`).
+    #[pyo3(signature = (texts, allowed, disallowed, num_threads=None))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let owned = batch_strings(texts, num_threads)?;
+        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let core = &self.inner;
+        let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
+        guard(|| encode_flat(py, &views, thread_count(num_threads), work, |_, e| to_py(e)))
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
@@ -621,4 +633,22 @@ impl ByteLevel {
     fn stage_kinds(&self) -> Vec<String> {
         self.inner.pretokenizer().stage_kinds()
     }
+}
+
+/// The strings of a batch (a TypeError for the first item that is not one).
+fn batch_strings<'py>(
+    texts: &Bound<'py, PyAny>,
+    num_threads: Option<usize>,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    if num_threads == Some(0) {
+        return Err(PyValueError::new_err("num_threads must be at least 1"));
+    }
+    texts
+        .try_iter()?
+        .map(|t| {
+            t?.cast_into::<PyString>().map_err(|e| {
+                PyTypeError::new_err(format!("expected str, got {}", e.into_inner().get_type()))
+            })
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //! them, the byte-level part's (tiktoken's ranks) as `ByteLevel` takes them, the special tokens
 //! with their unified ids. Text comes in as `str`, read in its own storage.
 
-use super::batch::{encode_texts, thread_count};
+use super::batch::{encode_flat, encode_texts, thread_count};
 use super::errors::{error, guard, Kind};
 use super::ints::IdInts;
 use super::sgpe::{PyRouter, PyWordSplitter};
@@ -14,7 +14,7 @@ use crate::sgpe::{Encoder, EncoderSpec, Fallback, Scope};
 use crate::units::Text;
 use crate::with_text;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use std::sync::Arc;
 
 /// Texts longer than this release the GIL while they are encoded.
@@ -174,30 +174,30 @@ impl PyMeta {
         disallowed: Option<Vec<usize>>,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let defaults = allowed.is_none() && disallowed.is_none();
-        let (allowed, disallowed) = (allowed.unwrap_or_default(), disallowed.unwrap_or_default());
-        self.check(py, &allowed)?;
-        self.check(py, &disallowed)?;
-        let views = texts
-            .iter()
-            .map(text)
-            .collect::<PyResult<Vec<Text<'_>>>>()?;
-        let meta = &self.inner;
-        let work = |t: &Text<'_>| {
-            if defaults {
-                with_text!(*t, t => meta.encode(t))
-            } else {
-                with_text!(*t, t => meta.encode_with(t, &allowed, &disallowed))
-            }
-        };
-        let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
-            let ids = ids.map_err(|e| self.error(py, e))?;
-            Ok(self.ints.list(py, &ids)?.into_any().unbind())
-        };
-        guard("encoding a batch", || {
-            encode_texts(py, &views, thread_count(Some(num_threads)), work, ids_of)
+        self.batch(py, &texts, allowed, disallowed, |views, work| {
+            let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
+                let ids = ids.map_err(|e| self.error(py, e))?;
+                Ok(self.ints.list(py, &ids)?.into_any().unbind())
+            };
+            encode_texts(py, views, thread_count(Some(num_threads)), work, ids_of)
         })
-        .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
+    }
+
+    /// [`encode_batch`](Self::encode_batch) as one array: `(ids, offsets)`, two `bytearray`s of
+    /// native-endian `u32` ids and `len(texts) + 1` `i64` starts (see `batch::encode_flat`).
+    #[pyo3(signature = (texts, allowed=None, disallowed=None, num_threads=0))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Option<Vec<usize>>,
+        disallowed: Option<Vec<usize>>,
+        num_threads: usize,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        self.batch(py, &texts, allowed, disallowed, |views, work| {
+            let threads = thread_count(Some(num_threads));
+            encode_flat(py, views, threads, work, |py, e| self.error(py, e))
+        })
     }
 
     /// The bytes of `ids` joined; `(id, position)` of the first id with no token is a
@@ -301,4 +301,39 @@ impl PyMeta {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMeta>()?;
     Ok(())
+}
+
+impl PyMeta {
+    /// What both batch forms share: the specials checked, the texts' views, and the work per text
+    /// (`encode` for the defaults, else `encode_with`), handed to `run`.
+    fn batch<'py, T>(
+        &self,
+        py: Python<'py>,
+        texts: &[Bound<'py, PyString>],
+        allowed: Option<Vec<usize>>,
+        disallowed: Option<Vec<usize>>,
+        run: impl FnOnce(
+            &[Text<'_>],
+            &(dyn Fn(&Text<'_>) -> Result<Vec<u32>, Error> + Sync),
+        ) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let defaults = allowed.is_none() && disallowed.is_none();
+        let (allowed, disallowed) = (allowed.unwrap_or_default(), disallowed.unwrap_or_default());
+        self.check(py, &allowed)?;
+        self.check(py, &disallowed)?;
+        let views = texts
+            .iter()
+            .map(text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let meta = &self.inner;
+        let work = |t: &Text<'_>| {
+            if defaults {
+                with_text!(*t, t => meta.encode(t))
+            } else {
+                with_text!(*t, t => meta.encode_with(t, &allowed, &disallowed))
+            }
+        };
+        guard("encoding a batch", || run(&views, &work))
+            .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
+    }
 }

@@ -2,7 +2,7 @@
 //! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
-use super::batch::{encode_texts, thread_count};
+use super::batch::{encode_flat, encode_texts, thread_count};
 use super::errors::{error, guard, Kind};
 use super::ints::IdInts;
 use super::text::{code_points, substrings, text};
@@ -15,7 +15,7 @@ use crate::units::Text;
 use crate::with_text;
 use crate::words::{Parts, WordSplitter};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 
 /// Texts longer than this release the GIL while they are encoded.
 const DETACH_ABOVE: usize = 4096;
@@ -292,6 +292,35 @@ impl PyEncoder {
         batch_guard(py, || {
             encode_texts(py, &views, thread_count(Some(num_threads)), work, ids_of)
         })
+    }
+
+    /// [`encode_batch`](Self::encode_batch) as one array: `(ids, offsets)`, two `bytearray`s of
+    /// native-endian `u32` ids and `len(texts) + 1` `i64` starts (see `batch::encode_flat`).
+    #[pyo3(signature = (texts, allowed=Vec::new(), num_threads=0))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Vec<u32>,
+        num_threads: usize,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        self.check_allowed(py, &allowed)?;
+        let views = texts
+            .iter()
+            .map(text)
+            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let enc = &self.inner;
+        let work = |t: &Text<'_>| Ok::<_, String>(with_text!(*t, t => enc.encode(t, &allowed)));
+        guard("encoding a batch", || {
+            encode_flat(
+                py,
+                &views,
+                thread_count(Some(num_threads)),
+                work,
+                |py, e| error(py, Kind::Tokenizer, e),
+            )
+        })
+        .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
     }
 
     /// For each text, its script runs (by `router`) encoded, and the spans between them: a list

@@ -92,6 +92,21 @@ class BinaryTokenizer:
         return [e.ids for e in encode_bytes_batch(self.hf, items, add_special_tokens=add_special_tokens,
                                                   num_threads=num_threads)]
 
+    def encode_to_numpy(self, data: bytes, *, add_special_tokens: bool = False):
+        """:meth:`encode` as a ``numpy.uint32`` array."""
+        import numpy as np
+
+        return np.asarray(self.encode(data, add_special_tokens=add_special_tokens), dtype=np.uint32)
+
+    def encode_batch_to_numpy(self, items: Sequence[bytes], *, add_special_tokens: bool = False,
+                              num_threads: int | None = None):
+        """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``. Binary
+        tokenizers run on Hugging Face ``tokenizers``, whose lists are converted here."""
+        from wwho import arrays
+
+        return arrays.from_lists(self.encode_batch(items, add_special_tokens=add_special_tokens,
+                                                   num_threads=num_threads))
+
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""
         return decode_to_bytes(self.hf, ids, skip_special=skip_special_tokens)  # ids checked there

@@ -199,6 +199,24 @@ class SGPETokenizer:
         allowed = self._allowed_ids(allowed_special) if allowed_special else []
         return self._core.encode_batch(texts, allowed, threads or 0)
 
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = ()):
+        """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id."""
+        ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special, num_threads=1)
+        return ids
+
+    def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
+                              num_threads: int | None = None):
+        """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
+        text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
+        from wwho import arrays
+
+        texts = as_batch(texts, "encode_batch_to_numpy")
+        for t in texts:
+            if not isinstance(t, str):
+                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        allowed = self._allowed_ids(allowed_special) if allowed_special else []
+        return arrays.from_core(self._core.encode_batch_flat(texts, allowed, thread_count(num_threads) or 0))
+
     def clear_cache(self) -> None:
         """Nothing to forget: the compiled encoder keeps no cache (kept for callers that clear
         every tokenizer's caches alike)."""

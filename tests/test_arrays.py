@@ -1,0 +1,130 @@
+"""Ids as arrays (``wwho.arrays``): ``encode_to_numpy`` and ``encode_batch_to_numpy`` equal the list
+forms for every tokenizer kind, with tiktoken's dtype, and every ``decode`` takes the arrays.
+
+The byte-level o200k case is also checked against tiktoken's own ``encode_to_numpy``.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from importlib import resources
+
+import numpy as np
+import pytest
+from conftest import O200K_FILE
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho import arrays
+
+KINDS = ["bytelevel", "o200k", "sgpe", "meta", "binary"]
+SAMPLE = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
+TEXTS = SAMPLE[:300] + ["", "Hello, world 123!", "ශ්‍රී ලංකාව 2024 🏏", " " * 300, "\ud800 lone"] + SAMPLE[300:400]
+
+
+@pytest.fixture(scope="module")
+def kinds():
+    from wwho.binary import train_from_counts
+    from wwho.binary.tokenizer import BinaryTokenizer
+    from wwho.bytelevel import ByteBPE
+    from wwho.sgpe import SGPETokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sgpe = SGPETokenizer.train_from_iterator(SAMPLE[:1000], vocab_size=1000, script="sinhala", progress=False)
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"ab": 256, b"abc": 257})
+    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
+    out = {
+        "bytelevel": ByteBPE(ranks, pattern="gpt2"),
+        "sgpe": sgpe,
+        "binary": BinaryTokenizer(train_from_counts(counts, vocab_size=512, min_frequency=1)),
+    }
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        out["o200k"] = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
+    return out
+
+
+def _get(kinds, kind):
+    if kind not in kinds:
+        pytest.skip(f"{O200K_FILE} is absent: the shared o200k_base ranks file is needed")
+    return kinds[kind]
+
+
+def _inputs(kind):
+    if kind == "binary":
+        return [t.encode("utf-8", "surrogatepass") for t in TEXTS]
+    if kind == "sgpe":
+        return [t for t in TEXTS if "\ud800" not in t]  # SGPE refuses lone surrogates
+    return TEXTS
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arrays_equal_the_lists(kinds, kind, threads):
+    tok = _get(kinds, kind)
+    texts = _inputs(kind)
+    lists = tok.encode_batch(texts, num_threads=threads)
+    ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=threads)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64
+    assert len(offsets) == len(texts) + 1 and offsets[0] == 0 and offsets[-1] == len(ids)
+    assert [part.tolist() for part in arrays.split(ids, offsets)] == lists
+    for text, want in zip(texts[:50], lists[:50]):
+        one = tok.encode_to_numpy(text)
+        assert one.dtype == np.uint32 and one.tolist() == tok.encode(text) == want
+    # Every decode takes an array as it takes a list.
+    assert tok.decode(ids[offsets[1]:offsets[2]]) == tok.decode(lists[1])
+    ids[:] = 0  # the arrays are the caller's own, writable
+    assert tok.encode_batch_to_numpy(texts[:3])[0].tolist() == [i for ids in lists[:3] for i in ids]
+
+
+def test_o200k_arrays_equal_tiktoken(kinds):
+    tiktoken = pytest.importorskip("tiktoken")
+    tok = _get(kinds, "o200k")
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    enc = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
+    assert isinstance(enc, tiktoken.Encoding)
+    for text in TEXTS:
+        # tiktoken refuses lone surrogates; both replace them with U+FFFD otherwise
+        want = enc.encode_to_numpy(re.sub("[\ud800-\udfff]", "\ufffd", text))
+        got = tok.encode_to_numpy(text)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.sampled_from(list("ab ශ්‍රීලංකා\n🏏.1")), max_size=40), max_size=30))
+def test_arrays_equal_the_lists_on_any_texts(kinds, kind, texts):
+    tok = _get(kinds, kind)
+    ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=2)
+    assert [part.tolist() for part in arrays.split(ids, offsets)] == tok.encode_batch(texts, num_threads=2)
+
+
+def test_special_tokens_in_the_flat_form(kinds):
+    tok = _get(kinds, "o200k")
+    texts = ["a<|endoftext|>b", "plain"]
+    ids, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
+    assert [p.tolist() for p in arrays.split(ids, offsets)] == tok.encode_batch(texts, allowed_special="all")
+    from wwho.errors import TokenizerError
+
+    with pytest.raises(TokenizerError, match="endoftext"):
+        tok.encode_batch_to_numpy(texts)
+
+
+@pytest.mark.parametrize("bos, eos", [(1, None), (None, 2), (1, 2), (None, None)])
+def test_add_bos_eos(bos, eos):
+    lists = [[5, 6], [], [7]]
+    ids, offsets = arrays.from_lists(lists)
+    out, out_offsets = arrays.add_bos_eos(ids, offsets, bos, eos)
+    want = [([bos] if bos is not None else []) + ids + ([eos] if eos is not None else []) for ids in lists]
+    assert [p.tolist() for p in arrays.split(out, out_offsets)] == want
+
+
+def test_from_lists_of_nothing():
+    ids, offsets = arrays.from_lists([])
+    assert ids.tolist() == [] and offsets.tolist() == [0]
