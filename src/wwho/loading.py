@@ -4,11 +4,11 @@
 |---|---|
 | directory with ``meta_config.json`` | ``meta`` (tiktoken + SGPE) |
 | directory with ``vocab.json``, or a ``vocab.json`` | ``sgpe`` |
-| directory with ``bytelevel.json``, or a ``.tiktoken`` file | ``bytelevel`` |
+| directory with ``bytelevel.json``, or a ``.tiktoken`` file | ``bytelevel`` (a renamed official file is known by its sha256) |
 | ``*.gguf`` | ``gguf`` (byte-level BPE from a llama.cpp vocabulary) |
 | ``tokenizer.json`` of a binary tokenizer (Latin-1 bytes) | ``binary`` |
 | any other ``tokenizer.json`` | ``hf`` (byte-level BPE if it is one, else HF ``tokenizers`` as is) |
-| ``o200k_base``, ``cl100k_base`` (a name, no such path) | ``bytelevel``, its file found by :mod:`wwho.tiktoken_file` |
+| ``o200k_base``, ``cl100k_base``, or ``tiktoken:NAME`` (no such path) | ``bytelevel``, its file found by :mod:`wwho.tiktoken_file` |
 
 Every wwho kind loaded satisfies :class:`wwho.protocol.Tokenizer` (binary: bytes in and out);
 an ``hf`` tokenizer that is not byte-level has ``encode(text) -> list[int]``, ``decode(ids) -> str``
@@ -32,11 +32,12 @@ def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path`` (see the module docstring)."""
     p = Path(path)
     if not p.exists():
-        from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+        from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, known_encoding_name
 
-        if str(path) in TIKTOKEN_ENCODINGS:
+        if known_encoding_name(path):
             return "bytelevel"
-        raise VocabError(f"{p}: no such file or directory")
+        raise VocabError(f"{p}: no such file or directory, nor a known encoding ({', '.join(TIKTOKEN_ENCODINGS)}, "
+                         "also spelled tiktoken:NAME)")
     if p.is_dir():
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
                            ("tokenizer.json", None)):
@@ -79,8 +80,8 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     if kind == "bytelevel":
         from wwho.bytelevel import ByteBPE
 
-        if p.suffix == ".tiktoken" or not p.exists():  # a file, or a known name such as o200k_base
-            return ByteBPE.from_tiktoken(p if p.exists() else str(path), pattern=pattern)
+        if p.suffix == ".tiktoken" or not p.exists():  # a file, or a known name such as (tiktoken:)o200k_base
+            return ByteBPE.from_tiktoken(p if p.exists() else os.fspath(path), pattern=pattern)
         return ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE

@@ -92,6 +92,27 @@ TIKTOKEN_ENCODINGS: dict[str, KnownEncoding] = {
 }
 
 
+def known_encoding_name(spec: str | os.PathLike) -> str | None:
+    """The known encoding ``spec`` names, spelled either way: ``o200k_base`` or ``tiktoken:o200k_base``
+    (when no file or directory has that name); None for anything else. ``tiktoken:NAME`` of an
+    encoding wwho does not build in is a :class:`VocabError` naming the known ones."""
+    text = os.fspath(spec)
+    if os.path.lexists(text):
+        return None
+    name = text.removeprefix("tiktoken:")
+    if name in TIKTOKEN_ENCODINGS:
+        return name
+    if text.startswith("tiktoken:"):
+        raise VocabError(f"{text}: not an encoding wwho knows offline ({', '.join(TIKTOKEN_ENCODINGS)})")
+    return None
+
+
+def known_by_content(data: bytes) -> KnownEncoding | None:
+    """The known encoding whose official ranks file is ``data`` (by sha256), whatever the file is called."""
+    digest = hashlib.sha256(data).hexdigest()
+    return next((e for e in TIKTOKEN_ENCODINGS.values() if e.sha256 == digest), None)
+
+
 # --- .tiktoken ranks files ----------------------------------------------------------------
 
 
@@ -190,14 +211,16 @@ def from_tiktoken(
 
     Known names find their file through :mod:`wwho.tiktoken_file` (``tiktoken_file=``, then
     ``WWHO_TIKTOKEN_FILE``), else in tiktoken's cache, and check its sha256; nothing is
-    downloaded. A file named like a known encoding (``o200k_base.tiktoken``) gets that
-    encoding's regex and special tokens; any other file needs ``pattern=``. ``ranks_path=``
+    downloaded. ``tiktoken:o200k_base`` is the same as ``o200k_base``. A file named like a known
+    encoding (``o200k_base.tiktoken``), or whose content is that encoding's official file (same
+    sha256, any name), gets that encoding's regex and special tokens; any other file needs
+    ``pattern=``. ``ranks_path=``
     is the deprecated name of ``tiktoken_file=``.
     """
     from wwho.tiktoken_file import FIX, missing, ranks_file_for, renamed
 
     tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file, stacklevel=4)
-    known = TIKTOKEN_ENCODINGS.get(str(name_or_path))
+    known = TIKTOKEN_ENCODINGS.get(known_encoding_name(name_or_path) or "")
     fix = "pass pattern= (and special_tokens=) to load it as a custom file"
     if known is not None:
         fix = f"give the official {known.name}.tiktoken as {FIX}"
@@ -218,6 +241,8 @@ def from_tiktoken(
             raise VocabError(f"{name_or_path}: no such ranks file, and not a known encoding ({names})")
         known = TIKTOKEN_ENCODINGS.get(path.name.removesuffix(".tiktoken")) if pattern is None else None
     data = _read(path)
+    if known is None and pattern is None:  # a renamed official file is still that encoding
+        known = known_by_content(data)
     if known is not None:
         digest = hashlib.sha256(data).hexdigest()
         if digest != known.sha256:

@@ -36,7 +36,8 @@ TIKTOKEN_FILE_HELP = ("tiktoken's ranks file (e.g. o200k_base.tiktoken) for o200
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
+    p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf, .tiktoken, or a known encoding: "
+                   "o200k_base (also spelled tiktoken:o200k_base)")
     p.add_argument("input", nargs="?", default="-", help="text to encode, or - (default) to read lines from standard input; "
                    "with --binary: a file")
     p.add_argument("--file", metavar="FILE", help="encode every line of FILE (UTF-8), in order")

@@ -38,7 +38,7 @@ UNMEASURED = "n/m"  # written where a bar would be for a value that was not meas
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", nargs="+", required=True, help="text files (one document per line)")
     p.add_argument("--tokenizer", nargs="+", required=True,
-                   help="wwho files/directories, tiktoken:NAME, hf:PATH, spm:MODEL")
+                   help="wwho files/directories, tiktoken:NAME (or just NAME, e.g. o200k_base), hf:PATH, spm:MODEL")
     p.add_argument("--parity-with", help="line-aligned reference corpus, e.g. en/flores200-devtest.txt")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         check_output_file(args.plot, force=args.force, flag="--plot")
     use_tiktoken_file(args)
-    results = evaluate_all(args.tokenizer, args.corpus, parity_with=args.parity_with, progress=not args.quiet,
+    results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with, progress=not args.quiet,
                            max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     if args.json:
         print(json.dumps(to_json(results, args.parity_with), ensure_ascii=False, indent=1))
@@ -65,6 +65,18 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot(results, args.plot)
     return 0
+
+
+def tiktoken_specs(specs: list[str]) -> list[str]:
+    """The specs with a bare known encoding (``o200k_base``, no such path) spelled ``tiktoken:o200k_base``,
+    as ``wwho encode`` takes both spellings."""
+    from wwho.bytelevel.files import known_encoding_name
+
+    out = []
+    for spec in specs:
+        name = None if spec.startswith("tiktoken:") else known_encoding_name(spec)
+        out.append(f"tiktoken:{name}" if name else spec)
+    return out
 
 
 def to_json(results: list[Metrics], parity_with: str | None) -> dict:

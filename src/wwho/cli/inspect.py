@@ -9,7 +9,8 @@ from wwho.loading import detect_kind, load_tokenizer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf or .tiktoken")
+    p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf, .tiktoken, or a known "
+                   "encoding: o200k_base (also spelled tiktoken:o200k_base)")
     p.add_argument("--top", type=int, default=10, help="how many merges and long tokens to show (default 10)")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)

@@ -27,7 +27,7 @@ MISSING_EXTRA = "wwho serve needs the optional web extra: pip install 'wwho[serv
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", nargs="+", metavar="SPEC",
-                   help="wwho files/directories (vocab.json, meta, .gguf, .tiktoken, tokenizer.json), tiktoken:NAME, "
+                   help="wwho files/directories (vocab.json, meta, .gguf, .tiktoken, tokenizer.json), tiktoken:NAME (or NAME), "
                         f"hf:PATH, spm:MODEL (default: {' '.join(DEFAULT_TOKENIZERS)})")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         raise WwhoError(f"--port must be in 0..65535, got {args.port}")
     if args.tiktoken_file:
         os.environ["WWHO_TIKTOKEN_FILE"] = args.tiktoken_file
-    specs = args.tokenizer or DEFAULT_TOKENIZERS
+    from wwho.cli.eval import tiktoken_specs
+
+    specs = tiktoken_specs(args.tokenizer or DEFAULT_TOKENIZERS)
     sock, loopback = bind(args.host, args.port)  # before loading: a busy port fails at once
     host, port = sock.getsockname()[:2]
     limits = Limits(max_chars=args.max_chars)
