@@ -1,4 +1,4 @@
-"""tiktoken without its crash on long whitespace runs, with tiktoken's ids (wwho.bytelevel.safe_tiktoken).
+"""tiktoken without its crash on long whitespace runs, with tiktoken's ids (tests/reference/safe_tiktoken.py: a test oracle, not run by the package).
 
 The oracle is tiktoken itself, for each of its three regex families (o200k_base, cl100k_base,
 r50k/gpt2), run with the o200k_base ranks: the cut rule is checked on short texts with the
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wwho.bytelevel.pretokenize import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
-from wwho.bytelevel.safe_tiktoken import SafeEncoder
+from reference.safe_tiktoken import SafeEncoder
 from wwho.errors import TokenizerError
 
 FAMILIES = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN, "gpt2": GPT2_PATTERN}

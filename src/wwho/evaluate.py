@@ -163,17 +163,17 @@ def _native(tok, name: str) -> Evaluated:
 
 
 def _tiktoken(name: str) -> Evaluated:
-    from wwho.bytelevel.safe_tiktoken import SafeEncoder
-    from wwho.bytelevel.tiktoken_loader import get_encoding
+    """A tiktoken encoding by name, read offline as ``ByteBPE.from_tiktoken`` reads it (the ranks
+    file from ``WWHO_TIKTOKEN_FILE`` or tiktoken's cache) and encoded by the core: tiktoken's ids."""
+    from wwho.bytelevel import ByteBPE
 
-    enc = get_encoding(name)
-    safe = SafeEncoder(enc)  # tiktoken's ids, without its crash on very long whitespace runs
+    enc = ByteBPE.from_tiktoken(name)
+    token_bytes = enc.token_bytes
 
     def encode(text: str):
-        ids = safe.encode_ordinary(text)
-        return ids, _ends(enc.decode_single_token_bytes(i) for i in ids)
-    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab,
-                     enc.decode_single_token_bytes)
+        ids = enc.encode_ordinary(text)
+        return ids, _ends(token_bytes(i) for i in ids)
+    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab, token_bytes)
 
 
 def _hf(path: str, name: str) -> Evaluated:

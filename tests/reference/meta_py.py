@@ -1,6 +1,6 @@
 """The meta tokenizer's encoder in Python, as it was before the compiled core (``wwho.meta``
 until issue 28): the router's run pattern looped over in Python, Latin parts to tiktoken's
-``encode_ordinary`` (long whitespace runs through :mod:`wwho.bytelevel.safe_tiktoken`), each
+``encode_ordinary`` (long whitespace runs through tests/reference/safe_tiktoken.py), each
 Indic run with its leading space to SGPE, shifted by tiktoken's ``n_vocab``; special tokens
 split out by regexes. The tests compare ``MetaTokenizer`` with it. No cache: the ids are what
 the cached encoder gave.
@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from wwho.bytelevel.safe_tiktoken import LONG_RUN, SafeEncoder
+from reference.safe_tiktoken import LONG_RUN, SafeEncoder
 from wwho.errors import TokenizerError
 from wwho.router import run_pattern
 
