@@ -13,7 +13,7 @@ DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release 
 RUST   := $(shell find rust/src -name '*.rs') rust/Cargo.toml
 CARGO  := cargo --quiet
 
-.PHONY: demo test check test-rust venv bench clean
+.PHONY: demo test check test-rust venv bench fuzz clean
 
 # wwho itself (editable: src/ is what runs) and its run-time dependencies; one build of the core.
 $(STAMP): pyproject.toml rust/Cargo.toml
@@ -44,16 +44,23 @@ test-rust:
 	$(CARGO) test --manifest-path rust/Cargo.toml
 
 test: $(CORE) $(TESTS) test-rust
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks fuzz
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 # The fast tier: every module's tests but the whole-corpus ones (marked slow), no cargo.
 check: $(CORE) $(TESTS)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks fuzz
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
 bench: $(CORE) $(TESTS)
 	$(PY) benchmarks/run_all.py
+
+# The Python fuzzers of fuzz/, a minute each: every loader on mutated saved files, and the core's
+# SGPE and training entry points. `fuzz/run_cargo.sh` runs the cargo-fuzz targets (fuzz/cargo/;
+# needs a nightly toolchain and cargo-fuzz).
+fuzz: $(CORE) $(TESTS)
+	$(PY) fuzz/loaders.py --seconds 60
+	$(PY) fuzz/sgpe_core.py --seconds 60
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build src/*.egg-info rust/target src/wwho/_core*.so

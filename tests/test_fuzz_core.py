@@ -1,14 +1,25 @@
-"""A short run of fuzz/fuzz_sgpe_core.py: random tables, ids, files and texts into the core's SGPE and
+"""A short run of fuzz/sgpe_core.py: random tables, ids, files and texts into the core's SGPE and
 training entry points must give results or wwho's (or PyO3's argument) errors, never a crash or panic."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 
-import fuzz_sgpe_core  # noqa: E402
+
+def _load(name: str, path: Path):
+    """Import a script of fuzz/ by its path (registered in sys.modules for its dataclasses)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz_sgpe_core = _load("wwho_fuzz_sgpe_core", FUZZ / "sgpe_core.py")
 
 
 def test_a_short_fuzz_run_finds_nothing():

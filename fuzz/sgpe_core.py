@@ -1,6 +1,6 @@
 """Fuzz the compiled core's SGPE and training entry points for a bounded time.
 
-    python fuzz/fuzz_sgpe_core.py [--seconds 60] [--seed N]
+    python fuzz/sgpe_core.py [--seconds 60] [--seed N]
 
 Random inputs (biased towards edge cases: empty, huge, out-of-range, lone surrogates, invalid
 UTF-8, overlapping classes, ids beyond the vocabulary) go to every entry point of
@@ -18,7 +18,7 @@ Each call must return or raise an ordinary exception (a ``wwho.errors.WwhoError`
 ``TypeError``/``OverflowError``/``ValueError`` PyO3 raises for arguments of the wrong type or
 range); a crash or a ``PanicException`` fails the run. Prints how many calls of each kind
 ran and what was raised. ``tests/test_fuzz_core.py`` runs it for a few seconds with a fixed
-seed; docs/ARCHITECTURE.md records the last long run.
+seed; docs/reliability.md records a long run.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fuzz every loader with mutated copies of real saved files, and count what happens.
 
-    python benchmarks/fuzz_loaders.py [--seconds 300] [--seed 0] [--memory-limit-gb 4]
+    python fuzz/loaders.py [--seconds 300] [--seed 0] [--memory-limit-gb 4]
 
 Seeds are files wwho really wrote (or reads): an SGPE directory, a meta directory, byte-level
 directories (merges rule with ``tokenizer.json``, ranks rule), a custom ``.tiktoken`` and
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import signal
@@ -45,11 +46,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _measure import DATA, O200K_FILE  # noqa: E402 (after the sys.path entry above)
-
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parents[1]
+# The shared data folder: $WWHO_SHARED_DATA, else ../shared/data beside the repository.
+DATA = Path(os.environ.get("WWHO_SHARED_DATA") or ROOT.parent / "shared" / "data")
+O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 SAMPLE = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
 GPT2_GGUF = DATA / "gguf-vocab" / "ggml-vocab-gpt-2.gguf"
 TEXTS = ["ශ්‍රී ලංකාව 2024", "Hello, world! 🏏", "नमस्ते दुनिया", " \t\n"]
