@@ -16,10 +16,8 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-# $WWHO_SHARED_DATA, else ../shared/data beside the repository, else /work/shared/data (a git worktree)
+# $WWHO_SHARED_DATA, else ../shared/data beside the repository (a checkout elsewhere sets the variable)
 DATA = Path(os.environ.get("WWHO_SHARED_DATA") or ROOT.parent / "shared" / "data")
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
 CORPORA = DATA / "corpora"
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 #: The Hindi training text of the benchmarks (TICO-19, WMT14, Tatoeba, classical verse; 2.6 MB).

@@ -46,9 +46,8 @@ import tokenizers
 
 from wwho.bytelevel import ByteBPE
 
+# $WWHO_SHARED_DATA, else ../shared/data beside the repository
 DATA = Path(os.environ.get("WWHO_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
 O200K = DATA / "tiktoken" / "o200k_base.tiktoken"
 LLAMA = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 O200K_CACHE_KEY = "fb374d419588a4632f3f557e76b4b70aebbca790"  # sha1 of the blob URL, tiktoken's cache name

@@ -27,7 +27,7 @@ import regex
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the spec-000 transcription lives with the tests
 import spec000_reference  # noqa: E402
-from _measure import CORPORA as DATA  # noqa: E402  ($WWHO_SHARED_DATA, ../shared/data, /work/shared/data)
+from _measure import CORPORA as DATA  # noqa: E402  ($WWHO_SHARED_DATA, else ../shared/data)
 from reference.syllables import tokenize_table  # noqa: E402
 
 import wwho  # noqa: E402

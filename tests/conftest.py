@@ -10,11 +10,11 @@ import pytest
 
 def _shared_data() -> Path:
     """``$WWHO_SHARED_DATA``, else ``../shared/data`` beside the repository (CI clones the repo
-    beside shared/), else ``/work/shared/data`` (a git worktree lives elsewhere)."""
+    beside shared/). A checkout elsewhere (a git worktree in another folder) sets
+    ``WWHO_SHARED_DATA``; without the folder, the tests that need it are skipped, saying so."""
     if os.environ.get("WWHO_SHARED_DATA"):
         return Path(os.environ["WWHO_SHARED_DATA"])
-    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
-    return beside if beside.is_dir() else Path("/work/shared/data")
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 DATA = _shared_data()
@@ -33,7 +33,8 @@ def corpus_files(*langs: str) -> list[Path]:
 
 def require_data(path: Path = DATA) -> Path:
     if not path.exists():
-        pytest.skip(f"{path} is absent: the shared data folder is needed for this test")
+        pytest.skip(f"{path} is absent: this test needs the shared data folder "
+                    "(set WWHO_SHARED_DATA, or put it at ../shared/data beside the repository)")
     return path
 
 

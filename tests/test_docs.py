@@ -61,3 +61,19 @@ def test_eval_plot_draws(tmp_path):
                Metrics("B", "si/x.txt", lines=10, words=10, tokens=20, lossless_lines=10)]
     plot(results, str(tmp_path / "m.png"))
     assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_absolute_paths_of_one_machine():
+    """The shared data is found through ``WWHO_SHARED_DATA`` or ``../shared/data`` beside the
+    repository, never through a folder of one particular machine."""
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files", "src", "tests", "benchmarks", "fuzz", "rust", "Makefile"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    own = Path(__file__).resolve()
+    for name in files:
+        path = ROOT / name
+        if path.resolve() == own or path.suffix not in (".py", ".rs", ".sh", ".toml", ".md", "") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert "/work/shared" not in text and "/work/main" not in text, f"{name} names a machine's folder"

@@ -49,8 +49,7 @@ def _shared_ranks() -> Path | None:
     usual way (``WWHO_TIKTOKEN_FILE``, tiktoken's cache or download)."""
     if os.environ.get("WWHO_TIKTOKEN_FILE"):
         return None
-    roots = [os.environ.get("WWHO_SHARED_DATA"), Path(__file__).resolve().parents[3] / "shared" / "data",
-             "/work/shared/data"]
+    roots = [os.environ.get("WWHO_SHARED_DATA"), Path(__file__).resolve().parents[3] / "shared" / "data"]
     for root in roots:
         if root and (Path(root) / "tiktoken" / "o200k_base.tiktoken").is_file():
             return Path(root) / "tiktoken" / "o200k_base.tiktoken"
