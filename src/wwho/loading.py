@@ -63,6 +63,35 @@ def detect_kind(path: str | os.PathLike) -> str:
     raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
 
 
+#: What each kind is, for messages.
+KIND_NAMES = {
+    "sgpe": "an SGPE vocabulary (vocab.json)",
+    "meta": "a meta tokenizer (tiktoken + SGPE, meta_config.json)",
+    "bytelevel": "a byte-level BPE tokenizer (bytelevel.json or .tiktoken)",
+    "gguf": "a GGUF vocabulary",
+    "binary": "a binary (bytes) tokenizer",
+    "hf": "a Hugging Face tokenizer.json",
+}
+
+
+def check_kind(path: str | os.PathLike, expected: str, loader: str) -> None:
+    """Raise :class:`VocabError` when ``path`` holds a tokenizer of another kind than ``expected``,
+    saying what it is and which function loads any kind (``loader`` is the one that was called).
+    Does nothing when ``path`` is that kind or no kind at all (the loader's own error says why)."""
+    try:
+        kind = detect_kind(path)
+    except (VocabError, OSError):
+        return
+    if kind == expected:
+        return
+    p = Path(path)
+    what = KIND_NAMES[kind]
+    if (p if p.is_dir() else p.parent).joinpath("wwho_extend.json").is_file() and kind == "hf":
+        what = "a `wwho extend` directory (a Hugging Face tokenizer.json)"
+    raise VocabError(f"{p}: this is {what}, not {KIND_NAMES[expected]}, so {loader} cannot read it. "
+                     "To fix: wwho.load_tokenizer(path) loads any kind (and wwho commands take it as is)")
+
+
 def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern: str | None = None) -> Any:
     """Load the tokenizer at ``path`` (its kind detected unless given). ``pattern``: the
     pre-tokenizer (a name such as ``o200k`` or a regex) of a ``.tiktoken`` file that is not

@@ -469,10 +469,30 @@ def tiktoken_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
 
 
 def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
-    """Write :func:`hf_json` to ``path`` (one file, atomically)."""
+    """Write ``tok`` for Hugging Face. ``path`` ending in ``.json``: :func:`hf_json` as that one file
+    (atomically). Any other ``path``: a directory as ``AutoTokenizer.from_pretrained`` reads it
+    (:func:`hf_directory_files`), written as one save (:func:`wwho.savedir.save_files`)."""
     path = Path(path)
-    write_bytes(path, json_bytes(hf_json(tok), indent=None))
-    return path
+    if path.suffix.lower() == ".json":
+        write_bytes(path, json_bytes(hf_json(tok), indent=None))
+        return path
+    return save_files(path, hf_directory_files(tok), kind="bytelevel-hf")
+
+
+def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
+    """``tokenizer.json`` (with a post-processor adding BOS/EOS where the model adds them: a GGUF's
+    ``add_bos``), ``tokenizer_config.json`` (``PreTrainedTokenizerFast``, the BOS/EOS roles,
+    ``add_bos_token``/``add_eos_token``) and ``special_tokens_map.json``."""
+    from wwho.extend.files import tokenizer_json, transformers_config
+
+    carried = {"add_bos_token": bool(tok.add_bos), "add_eos_token": bool(tok.add_eos)}
+    config, roles = transformers_config(tok, carried=carried, provenance={"name": tok.name})
+    config["wwho"]["kind"] = "bytelevel"
+    return {
+        "tokenizer.json": json_bytes(tokenizer_json(tok), indent=None),
+        "tokenizer_config.json": json_bytes(config),
+        "special_tokens_map.json": json_bytes(roles),
+    }
 
 
 def hf_json(tok: ByteLevelModel) -> dict:

@@ -511,10 +511,17 @@ class ByteBPE:
 
     @classmethod
     def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
-        """From a directory written by :meth:`save`."""
+        """From a directory written by :meth:`save`. Another kind of tokenizer is an error that
+        names it (:func:`wwho.load_tokenizer` loads any kind)."""
         from wwho.bytelevel.files import load
+        from wwho.loading import check_kind
 
-        return cls.from_model(load(path), cache_bytes=cache_bytes)
+        try:
+            model = load(path)
+        except VocabError:
+            check_kind(path, "bytelevel", "ByteBPE.load")
+            raise
+        return cls.from_model(model, cache_bytes=cache_bytes)
 
     def save(self, directory: str | Path, *, hf: bool = False) -> Path:
         """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; + ``tokenizer.json``
@@ -524,7 +531,11 @@ class ByteBPE:
         return save(self.model, directory, hf=hf)
 
     def export_hf(self, path: str | Path) -> Path:
-        """Write a Hugging Face ``tokenizer.json`` that encodes exactly like this tokenizer."""
+        """Write this tokenizer for Hugging Face, encoding exactly like it. ``path`` ending in
+        ``.json``: that one ``tokenizer.json``. Any other ``path``: a directory for
+        ``AutoTokenizer.from_pretrained``, as saves write one: ``tokenizer.json``,
+        ``tokenizer_config.json`` (BOS/EOS roles; BOS added where the model adds it, as a GGUF's
+        ``add_bos`` says) and ``special_tokens_map.json``. Returns the path written."""
         from wwho.bytelevel.files import export_hf
 
         return export_hf(self.model, path)

@@ -126,11 +126,20 @@ class SGPETokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
-        """Load a ``vocab.json``, or a directory holding one."""
+        """Load a ``vocab.json``, or a directory holding one. Another kind of tokenizer is an error
+        that names it (:func:`wwho.load_tokenizer` loads any kind)."""
+        from wwho.loading import check_kind
+
         path = Path(path)
         if path.is_dir():
+            if not (path / "vocab.json").exists():
+                check_kind(path, "sgpe", "SGPETokenizer.load")
             path = path / "vocab.json"
-        return cls(load_vocab_file(path), unk=unk)
+        try:
+            return cls(load_vocab_file(path), unk=unk)
+        except VocabError:
+            check_kind(path, "sgpe", "SGPETokenizer.load")
+            raise
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` and the Hugging Face files beside it into ``directory``, all or

@@ -1,0 +1,92 @@
+"""A loader given another kind of tokenizer says what the file is and which function loads it,
+instead of the symptom (a missing key, a missing file); ``ByteBPE.export_hf`` of a path that is
+not a ``.json`` writes a directory ``AutoTokenizer`` reads, BOS included where the model adds it."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from conftest import DATA, require_data, run_wwho
+
+from wwho.bytelevel import ByteBPE
+from wwho.errors import VocabError
+from wwho.sgpe import SGPETokenizer
+
+GGUF = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+
+
+@pytest.fixture(scope="module")
+def binary_json(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bin")
+    rng = random.Random(0)
+    words = [rng.randbytes(rng.randrange(2, 6)) for _ in range(20)]
+    (root / "data.bin").write_bytes(b"".join(rng.choice(words) for _ in range(2000)))
+    out = root / "out"
+    proc = run_wwho("train", "--kind", "binary", root / "data.bin", "-o", out, "--vocab-size", "512",
+                    "--min-frequency", "2", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    (path,) = out.glob("*.json") if out.is_dir() else [out]
+    renamed = root / "bin.json"
+    renamed.write_bytes(path.read_bytes())
+    return renamed
+
+
+def test_sgpe_load_of_a_binary_tokenizer_names_it(binary_json):
+    with pytest.raises(VocabError) as err:
+        SGPETokenizer.load(binary_json)
+    message = str(err.value)
+    assert "binary (bytes) tokenizer" in message and "not an SGPE vocabulary" in message
+    assert "wwho.load_tokenizer" in message and "missing key" not in message
+
+
+def test_sgpe_load_of_an_extend_directory_names_it(tmp_path):
+    """A `wwho extend` directory: tokenizer.json and friends, with the extension's record."""
+    require_data(GGUF)
+    out = ByteBPE.from_gguf(GGUF).export_hf(tmp_path / "llama3-si")
+    (out / "wwho_extend.json").write_text(json.dumps({"format": "wwho-extend/1"}), encoding="utf-8")
+    with pytest.raises(VocabError) as err:
+        SGPETokenizer.load(out)
+    message = str(err.value)
+    assert "`wwho extend` directory" in message and "wwho.load_tokenizer" in message
+    assert "no such" not in message
+    with pytest.raises(VocabError, match="`wwho extend` directory.*ByteBPE.load"):
+        ByteBPE.load(out)
+
+
+def test_sgpe_load_of_a_missing_file_still_says_so(tmp_path):
+    with pytest.raises(VocabError, match="No such file|no such file"):
+        SGPETokenizer.load(tmp_path / "absent.json")
+
+
+def test_export_hf_without_json_suffix_writes_a_directory(tmp_path):
+    require_data(GGUF)
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = ByteBPE.from_gguf(GGUF)
+    assert tok.add_bos
+    out = tok.export_hf(tmp_path / "llama3-base")
+    assert out.is_dir()
+    names = {p.name for p in out.iterdir()}
+    assert {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"} <= names
+    config = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["add_bos_token"] is True and config["bos_token"] == "<|begin_of_text|>"
+    hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer.json"))
+    text = "hello world, again"
+    assert hf.encode(text).ids == [tok.bos_id, *tok.encode(text)]  # BOS added, as the GGUF says
+    assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text)
+    # the one-file form is unchanged
+    single = tok.export_hf(tmp_path / "t.json")
+    assert single.is_file() and json.loads(single.read_text(encoding="utf-8"))["post_processor"] is None
+    # and wwho loads the directory back
+    back = run_wwho("encode", "--tokenizer", out, text)
+    assert back.returncode == 0 and list(map(int, back.stdout.split())) == tok.encode(text)
+
+
+def test_export_hf_directory_loads_in_transformers(tmp_path):
+    require_data(GGUF)
+    transformers = pytest.importorskip("transformers")
+    tok = ByteBPE.from_gguf(GGUF)
+    out = tok.export_hf(tmp_path / "llama3-base")
+    auto = transformers.AutoTokenizer.from_pretrained(str(out))
+    assert auto("hello")["input_ids"] == [tok.bos_id, *tok.encode("hello")]
