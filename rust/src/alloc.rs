@@ -1,20 +1,19 @@
 //! The extension's allocator: large blocks straight from the kernel, everything else from the
 //! system allocator.
 //!
-//! Training builds and frees tables of tens of megabytes one after the other (the span
-//! table, the engines' word buffers and pair maps). glibc's malloc raises its mmap threshold to
-//! the size of each such block once it is freed, so the next ones come from its heap, and what
-//! they leave when freed stays in the process: measured on the 84.6 MB Sinhala training, about
-//! 100 MB of the peak RSS was memory already freed. Here a block of at least [`LARGE`] bytes
+//! Training builds and frees large tables one after the other (the span table, the engines'
+//! word buffers and pair maps). glibc's malloc raises its mmap threshold to the size of each
+//! such block once it is freed, so the next ones come from its heap, and what they leave when
+//! freed stays in the process and in its peak RSS. Here a block of at least [`LARGE`] bytes
 //! is its own anonymous mapping (`mmap`; grown or shrunk with `mremap`, which moves pages
 //! instead of copying them; returned with `munmap` the moment it is freed). Only the core's
 //! own allocations are affected: the host process's malloc settings are left alone.
 //!
-//! The line is 4 MiB, not lower: a mapping costs a page fault per page each time it is made,
-//! and an encoder's buffers for a long text (units, links, ids: 1.3 MB each for 1 MB of
-//! Sinhala) are made on every call. At 1 MiB, encoding 1 MB of one repeated syllable pair spent
-//! 28% of its time in the kernel (60-68 MB/s; 85-90 MB/s at 4 MiB). The training's peak RSS
-//! is 221-229 MB at 4 MiB against 186-197 MB at 1 MiB (HF's BpeTrainer: 178 MB).
+//! The line is not lower because a mapping costs a page fault per page each time it is made,
+//! and an encoder's buffers for a long text (units, links, ids) are made on every call: a lower
+//! line moves encoding time into the kernel, a higher one leaves more freed training memory in
+//! glibc's heap. The measurements behind the choice are in docs/benchmarks.md ("The allocator's
+//! line").
 //!
 //! Linux only (elsewhere the system allocator serves everything); installed by the Python
 //! extension (`python` feature), not by `cargo test`, which exercises it in its own tests.

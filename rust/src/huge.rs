@@ -1,11 +1,11 @@
 //! Big lookup tables on huge pages.
 //!
-//! The token table of a 200k vocabulary is about 12 MB, and encoding reads it at random: on
-//! 4 kB pages nearly every lookup also misses the TLB (a few thousand entries cover a few MB)
-//! and waits for a page walk before the cache miss itself. [`HugeSlice`] allocates a table
-//! aligned to 2 MB and asks Linux for transparent huge pages on it (`madvise`), so a handful
-//! of TLB entries cover it. Where the kernel says no (or on other systems) it is an ordinary
-//! allocation: the hint never changes a result. Small tables are left alone.
+//! The token table of a large vocabulary spans many megabytes, and encoding reads it at random: on
+//! ordinary pages nearly every lookup also misses the TLB (its entries cover far less than the
+//! table) and waits for a page walk before the cache miss itself. [`HugeSlice`] allocates a table
+//! aligned to 2 MB and asks Linux for transparent huge pages on it (`madvise`), so a handful of TLB
+//! entries cover it. Where the kernel says no (or on other systems) it is an ordinary allocation:
+//! the hint never changes a result. Small tables are left alone.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ops::{Deref, DerefMut};

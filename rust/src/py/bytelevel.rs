@@ -113,8 +113,8 @@ fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDic
 
 /// The tuple `(a, b)` of two `bytes`, untracked by the garbage collector. Such a tuple can never
 /// be part of a reference cycle, and CPython's collector untracks it itself when it first walks
-/// it; doing it now spares the collections that a vocabulary's 280,000 new merges would set off
-/// (30-60 ms of loading one).
+/// it; doing it now spares the collections that a vocabulary's many new merge tuples would set
+/// off while it loads.
 pub(crate) fn bytes_pair<'py>(
     a: &Bound<'py, PyBytes>,
     b: &Bound<'py, PyBytes>,

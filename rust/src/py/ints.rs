@@ -2,12 +2,11 @@
 //! reference counting, not by allocating an int per id.
 //!
 //! Made on first use, the ints lie in memory in the order text first asks for them, so those of
-//! everyday tokens sit together (a few hundred kB for a language's text) instead of one per cache
-//! line across the int objects of the whole vocabulary (6 MB for o200k's 200,019 ids). Building
-//! a list increments each int's reference count, freeing it decrements it, and Python's garbage
-//! collector reads each one whenever it walks the list: all of that touches far fewer cache
-//! lines. It also spares building 200,000 ints when a tokenizer is loaded. Nothing here changes
-//! a value: an int is an int.
+//! everyday tokens sit together instead of one per cache line across the int objects of the whole
+//! vocabulary. Building a list increments each int's reference count, freeing it decrements it, and
+//! Python's garbage collector reads each one whenever it walks the list: all of that touches far
+//! fewer cache lines. It also spares building an int per id when a tokenizer is loaded. Nothing
+//! here changes a value: an int is an int.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
