@@ -9,6 +9,7 @@ is an edge to ``wwho.a.b`` when that is a module, else to ``wwho.a``.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wwho"
@@ -126,11 +127,66 @@ def test_the_pure_python_counter_is_a_test_reference_only():
     processes with spill files lives in ``tests/reference/count.py``, not in the package."""
     import importlib.util
 
-    assert importlib.util.find_spec("wwho.bpe.count") is None
+    for gone in ("wwho.bpe.count", "wwho.bpe.apply", "wwho.bytelevel.safe_tiktoken"):
+        assert importlib.util.find_spec(gone) is None, f"{gone} is a test reference now"
     assert importlib.util.find_spec("wwho.counting") is not None
     for name, path in _modules().items():
         if path is None:
             continue
         text = path.read_text(encoding="utf-8")
-        for definition in ("def count_pieces(", "def _merge_spills(", "def merge_ids(", "def pair_table("):
+        for definition in ("def count_pieces(", "def _merge_spills(", "def merge_ids(", "def pair_table(",
+                           "def merge_units(", "class SafeEncoder"):
             assert definition not in text, f"{name} defines {definition[4:-1]}, a test reference"
+
+
+ROOT = PACKAGE.parents[1]
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+#: Folders whose every module docs/ARCHITECTURE.md names, in a section headed by the folder.
+DOCUMENTED = {"src/wwho": ".py", "rust/src": ".rs", "tests/reference": ".py", "benchmarks": ".py",
+              "fuzz": (".py", ".sh")}
+
+
+def _sections(text: str) -> dict[str, str]:
+    """Each ``### `folder/``` section of the page by its folder."""
+    found = {}
+    for chunk in re.split(r"^(?=#{2,3} )", text, flags=re.M):
+        heading = re.match(r"### `([^`]+)/`", chunk)
+        if heading:
+            found[heading.group(1)] = chunk
+    return found
+
+
+def test_architecture_names_every_module_in_its_folders_table():
+    sections = _sections(ARCHITECTURE.read_text(encoding="utf-8"))
+    missing = []
+    for top, suffix in DOCUMENTED.items():
+        for folder in [ROOT / top, *sorted(p for p in (ROOT / top).rglob("*") if p.is_dir())]:
+            modules = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name.endswith(suffix))
+            if modules in ([], ["__init__.py"]) or "__pycache__" in folder.parts or folder.name == "fuzz_targets":
+                continue
+            name = folder.relative_to(ROOT).as_posix()
+            section = sections.get(name)
+            if section is None:
+                missing.append(f"{name}/ (no section)")
+                continue
+            missing += [f"{name}/{m}" for m in modules if f"`{m}`" not in section]
+    assert not missing, f"docs/ARCHITECTURE.md does not name: {missing}"
+
+
+#: A figure: a number with a unit of speed, size, time or share, or a ratio (``5x``, ``x2.5``).
+FIGURE = re.compile(r"(?<![\w.])\d[\d,.]*\s*(?:[KMG]i?B/s|[KMGk]i?B\b|ms\b|µs\b|ns\b|s\b|%|times\b)"
+                    r"|\b\d+(?:\.\d+)?x\b|\bx\d")
+
+
+def test_architecture_carries_no_figures():
+    """Measurements live in docs/benchmarks.md; prose that carries them drifts."""
+    for number, line in enumerate(ARCHITECTURE.read_text(encoding="utf-8").splitlines(), 1):
+        found = FIGURE.search(line)
+        assert not found, f"docs/ARCHITECTURE.md:{number}: {found.group(0)!r} in {line.strip()[:100]!r}"
+
+
+def test_the_figure_pattern():
+    for figure in ("85 MB/s", "0.20 s", "28%", "5x", "x2.51", "12.6 MB", "4 MiB", "30-60 ms"):
+        assert FIGURE.search(figure), figure
+    for prose in ("`<0x41>`", "GB9c", "UAX #29", "PEP 393", "o200k_base", "64-bit", "1, 2 or 4 bytes"):
+        assert not FIGURE.search(prose), prose
