@@ -117,10 +117,20 @@ impl Pretokenizer {
                 .map(|p| Stage::new(p.as_ref(), scanners))
                 .collect()
         };
-        Ok(Pretokenizer {
+        let pretokenizer = Pretokenizer {
             stages: compile(patterns)?,
             byte_stages: compile(byte_patterns)?,
-        })
+        };
+        // The scanners' class table, now rather than in the first encode.
+        if pretokenizer
+            .stages
+            .iter()
+            .chain(&pretokenizer.byte_stages)
+            .any(|stage| matches!(stage, Stage::Named(_)))
+        {
+            classes::classes();
+        }
+        Ok(pretokenizer)
     }
 
     /// How each regex runs: a named scanner (`o200k`...), `regex` or `fancy-regex`.
