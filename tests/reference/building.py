@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from wwho.bpe.apply import merge_units
+from reference.merge_units import merge_units
 
 
 def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:

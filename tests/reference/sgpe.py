@@ -2,7 +2,7 @@
 
 Pieces by regex, words and syllables by the reference splitter (``reference.words``), grouped
 into the merge scope's spans (:func:`wwho.sgpe.scopes.group_spans`), units by vocabulary lookup
-with character and byte fallback, merges by :mod:`wwho.bpe.apply` (:mod:`reference.apply` on ids); the dummy space of
+with character and byte fallback, merges by :mod:`reference.merge_units` (:mod:`reference.apply` on ids); the dummy space of
 ``prefix_space``, and superword spans (``wwho.sgpe.superwords.SPANS``, every rank over each
 span's units) as the compress branch's pure-Python encoder did them.
 """
@@ -13,7 +13,7 @@ import re
 
 from reference.apply import merge_ids, pair_table
 from reference.words import WordSplitter
-from wwho.bpe.apply import merge_units
+from reference.merge_units import merge_units
 from wwho.sgpe.scopes import group_spans
 from wwho.sgpe.superwords import SPANS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile

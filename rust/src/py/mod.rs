@@ -12,6 +12,7 @@ mod engine;
 mod errors;
 mod gguf;
 mod ints;
+mod merges;
 mod meta;
 mod sgpe;
 mod text;
@@ -25,5 +26,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bytelevel::register(m)?;
     gguf::register(m)?;
     meta::register(m)?;
+    merges::register(m)?;
     Ok(())
 }

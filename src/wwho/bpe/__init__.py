@@ -1,8 +1,7 @@
 """Byte-pair encoding machinery shared by wwho's trainers.
 
-:mod:`wwho.bpe.engine` learns merges (exported here); beside it, :mod:`wwho.bpe.apply` applies
-merges by rank in pure Python for ``wwho extend``'s growing merge table. Corpus counting is
-:mod:`wwho.counting` (in the core).
+:mod:`wwho.bpe.engine` learns merges (exported here, on the core's engine). Applying merges is the
+core's (encoders; ``_core.GrowingMerges`` for ``wwho extend``), corpus counting :mod:`wwho.counting`.
 """
 
 from wwho.bpe.engine import UNK, MergeEngine, MergeError

@@ -3,7 +3,9 @@
 An extension puts all of its merges *before* the base's. Each one is exclusive: one side holds an
 exclusive byte sequence of the scripts, or the pair is one (:mod:`wwho.extend.scripts`), so on text
 without a script character none of them can ever fire. :class:`NewMerges` holds them with the new
-tokens (ids after every base id, in order of creation) and simulates them on bytes.
+tokens (ids after every base id, in order of creation) and simulates them on bytes with the core's
+merge rule (``_core.GrowingMerges``: the table grows one merge at a time and is cut back on a
+rollback).
 
 How a token is built (:meth:`NewMerges.build`): its bytes are run through the merges so far; while
 it does not come out whole, a merge joining its first two pieces is appended. The first piece
@@ -26,11 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wwho.bpe.apply import merge_units
+from wwho import _core
 from wwho.extend.scripts import ScriptSet
 
 Pair = tuple[bytes, bytes]
-_SINGLE = [bytes([b]) for b in range(256)]
 
 
 class NewMerges:
@@ -44,6 +45,7 @@ class NewMerges:
         self.ranks: dict[Pair, int] = {}
         self.tokens: list[bytes] = []  # new tokens, in id order
         self.ids: dict[bytes, int] = {}
+        self._table = _core.GrowingMerges()  # the same merges, in the core, for apply()
 
     def __len__(self) -> int:
         """How many new tokens (ids) there are."""
@@ -65,6 +67,7 @@ class NewMerges:
             raise AssertionError(f"merge ({a!r}, {b!r}) is not exclusive to {scripts.label}")
         self.ranks[(a, b)] = len(self.merges)
         self.merges.append((a, b))
+        self._table.push(a, b)
         token = a + b
         if self.known(token):
             return 0
@@ -74,7 +77,7 @@ class NewMerges:
 
     def apply(self, data: bytes) -> list[bytes]:
         """The pieces the new merges alone make of ``data`` (rank order, leftmost first)."""
-        return merge_units([_SINGLE[b] for b in data], self.ranks)
+        return self._table.apply(data)
 
     def build(self, token: bytes) -> int:
         """Append the merges that build ``token`` whole; returns how many new tokens that made."""
@@ -95,6 +98,7 @@ class NewMerges:
             del self.ranks[pair]
         for token in self.tokens[n_tokens:]:
             del self.ids[token]
+        self._table.truncate(n_merges)
         del self.merges[n_merges:], self.tokens[n_tokens:]
 
 

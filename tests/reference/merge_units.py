@@ -1,12 +1,9 @@
 """Applying merges to one word in pure Python: repeatedly merge the best-ranked adjacent pair.
 
-At run time this serves one job the compiled core has no function for: ``wwho extend``'s
-:class:`wwho.extend.building.NewMerges`, which simulates a merge table that grows one merge at a
-time (and is rolled back) while the extension is built. The core's merges are fixed when a
-tokenizer is built (``_core.ByteLevel``); encoders run ``rust/src/merge.rs``. The tests compare
-this module with that encoder, with HF ``tokenizers`` through the extension's export, and with
-spec 000's loop; the id-table variant that the pure-Python SGPE encoder used is a test reference
-(``tests/reference/apply.py``).
+A test oracle, not part of the package: the encoders run the core's ``rust/src/merge.rs`` and
+``wwho extend`` builds on ``_core.GrowingMerges`` (the same rule). The tests compare this module
+with that encoder, with HF ``tokenizers`` through the extension's export, and with spec 000's loop;
+the id-table variant is ``reference.apply``.
 
 ``merge_units(units, ranks)`` merges, at each step, the adjacent pair with the lowest
 rank, the leftmost one among equal ranks, until no adjacent pair has a rank. This is
