@@ -1,9 +1,9 @@
 """Progress bars: tqdm's (``tqdm.auto``, so notebooks get theirs), imported only when one is shown.
 
-Importing ``tqdm.auto`` costs about 40 ms (it looks for a notebook), a third of ``import wwho``;
-work run with ``progress=False`` gets a silent stand-in with the few members wwho uses
-(``update``, ``n``, ``total``, ``close``, iteration, ``with``). This module does not format or
-decide when to show progress: callers pass ``disable`` as they passed it to tqdm.
+Importing ``tqdm.auto`` is a large part of ``import wwho`` (it looks for a notebook); work run
+with ``progress=False`` gets a silent stand-in with the few members wwho uses (``update``, ``n``,
+``total``, ``close``, iteration, ``with``). This module does not format or decide when to show
+progress: callers pass ``disable`` as they passed it to tqdm.
 :func:`close_all` ends every bar still drawn (the CLI's Ctrl-C message then starts its own line).
 """
 
