@@ -84,9 +84,8 @@ def run_encode(args: argparse.Namespace) -> int:
     enc = encode_bytes(tokenizer, _read_input(args.input), add_special_tokens=bool(args.specials))
     shown = [tok.decode("utf-8") if special else tok.hex()
              for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
-    fmt = getattr(args, "format", "json")
-    if getattr(args, "show", None) in ("ids", "tokens"):  # the text verbs' --ids / --tokens
-        fmt = args.show
+    # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
+    fmt = getattr(args, "show", None) or getattr(args, "format", None) or "json"
     if fmt == "tokens":
         from wwho.readable import readable
 

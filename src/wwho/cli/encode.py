@@ -1,4 +1,5 @@
-"""``wwho encode --tokenizer PATH [--ids | --tokens | --json] [TEXT | - | --file FILE]`` (and ``--binary FILE``).
+"""``wwho encode --tokenizer PATH [--ids | --tokens | --json] [TEXT | - | --file FILE]`` (and ``--binary FILE``,
+which also takes ``--table``).
 
 Text comes from the argument, from a file (``--file``), or with ``-`` (the default) from standard
 input, one document per line. All are read as UTF-8 with lone surrogates allowed in their
@@ -49,12 +50,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--allow-special", action="store_true",
                    help="encode special-token text (e.g. <|endoftext|>, [CLS]) as the special token")
+    # One set of output flags for every kind (the binary kind's --format X is a hidden alias of --X).
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--ids", dest="show", action="store_const", const="ids", help="print ids (default)")
+    out.add_argument("--ids", dest="show", action="store_const", const="ids",
+                     help="print ids (the default, except with --binary: --json)")
     out.add_argument("--tokens", dest="show", action="store_const", const="tokens",
                      help="print tokens as readable text separated by ' | ' (bytes that are not whole "
                           "UTF-8 characters as <0xE0>)")
-    out.add_argument("--json", dest="show", action="store_const", const="json", help="print {ids, tokens} as JSON")
+    out.add_argument("--json", dest="show", action="store_const", const="json",
+                     help="print {ids, tokens} as JSON (--binary: tokens as hex, and byte offsets)")
+    out.add_argument("--table", dest="show", action="store_const", const="table",
+                     help="--binary only: id, hex, start, end per line")
+    out.add_argument("--format", dest="show", choices=("ids", "tokens", "json", "table"), help=argparse.SUPPRESS)
     from wwho.cli import binary
 
     binary.add_encode_arguments(p)
@@ -71,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise CorpusError(f"--block-mb must be positive, not {args.block_mb}")
     if args.file and args.input != "-":
         raise CorpusError("give either TEXT or --file, not both")
+    if args.show == "table":
+        raise CorpusError("--table is for binary tokenizers (--binary); text tokenizers print --ids, --tokens "
+                          "or --json")
     output = _output(args)
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)

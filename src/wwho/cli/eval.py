@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", nargs="+", required=True, help="text files (one document per line)")
     p.add_argument("--tokenizer", nargs="+", required=True,
                    help="wwho files/directories, tiktoken:NAME (or just NAME, e.g. o200k_base), hf:PATH, spm:MODEL")
-    p.add_argument("--parity-with", help="line-aligned reference corpus, e.g. en/flores200-devtest.txt")
+    p.add_argument("--parity-with", help="line-aligned reference corpus, e.g. en/flores200-devtest.txt; the parity "
+                   "column is the larger token count of the two over the smaller: 1.00 is parity, lower is better")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--json", action="store_true", help="print JSON (see docs/eval.md)")
@@ -48,7 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_force(p)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
-    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
+                   help=LINE_HELP.split(";")[0] + "; a longer line is an error")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
 

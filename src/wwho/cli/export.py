@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "if it already holds them, --force is needed")
     add_force(p)
     p.add_argument("--verify", nargs="+", metavar="CORPUS", help="encode these corpora with both and compare")
-    p.add_argument("--text-field", default="text")
+    p.add_argument("--text-field", default="text",
+                   help="with --verify: the JSONL field holding the text (default 'text'; plain text files have none)")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
 

@@ -20,7 +20,7 @@ import time
 from wwho.cli.engine import add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
 from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
@@ -127,16 +127,24 @@ def main(argv: list[str]) -> int:
         from wwho.errors import WwhoError
 
         raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
+    resolve_paths(args.corpus)  # a missing corpus fails now, before a checkpoint folder or a word about one
     recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
     check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=args.force)
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     stats = CorpusStats()
     t0 = time.perf_counter()
-    if not args.quiet:
+    # Said only when a checkpoint can be written before the merges end (fewer merges than --checkpoint-every:
+    # nothing to resume from, as in a short run with the defaults).
+    if not args.quiet and 0 < args.checkpoint_every < args.vocab_size:
         fate = "kept" if args.checkpoint_dir else "removed after success"
         print(f"checkpoints: {checkpoint_dir / checkpoints.FILE} every {args.checkpoint_every:,} merges ({fate}; "
               "--resume continues from it)", file=sys.stderr)
-    tok = SGPETokenizer.train(
+    tok = _train(args, checkpoint_dir, stats)
+    return _finish(args, tok, out, encoding, checkpoint_dir, stats, time.perf_counter() - t0)
+
+
+def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPETokenizer:
+    return SGPETokenizer.train(
         args.corpus,
         vocab_size=args.vocab_size,
         script=args.script,
@@ -157,7 +165,12 @@ def main(argv: list[str]) -> int:
         max_line_bytes=args.max_line_bytes,
         **engine_options(args),
     )
-    seconds = time.perf_counter() - t0
+
+
+def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpoint_dir, stats: CorpusStats,
+            seconds: float) -> int:
+    from wwho.sgpe import checkpoints
+
     if args.meta:
         from wwho.meta import MetaTokenizer
 

@@ -126,16 +126,20 @@ def learn(
         # learned merge occurs (F); then a syllable is worth a token if it saves at least F.
         mark = merges.mark()
         trial = LearnStats()
-        first = _admit(buildable, syllables, merges, cap=cap, worth=None, stats=trial, progress=progress)
+        # Its bars say so: the same bars run again for the pass that is kept.
+        first = _admit(buildable, syllables, merges, cap=cap, worth=None, stats=trial, progress=progress,
+                       label=TRIAL_LABEL)
         _learn_merges(
-            split, counts, first, merges, add=add, min_freq=min_freq, stats=trial, progress=progress
+            split, counts, first, merges, add=add, min_freq=min_freq, stats=trial, progress=progress,
+            label=TRIAL_LABEL,
         )
         merges.rollback(mark)
         worth = trial.last_merge_freq or min_freq
         stats.syllable_value_floor = worth
     else:
         worth = None
-    known = _admit(buildable, syllables, merges, cap=cap, worth=worth, stats=stats, progress=progress)
+    label = FINAL_LABEL if min_syllable_freq is None else ""
+    known = _admit(buildable, syllables, merges, cap=cap, worth=worth, stats=stats, progress=progress, label=label)
     stats.known_syllables = len(known)
     stats.known_syllable_occurrences = sum(syllables[s] for s in known)
     for syl in known:  # the argument of building.py, checked
@@ -143,7 +147,8 @@ def learn(
             raise AssertionError(f"the building merges do not rebuild the syllable {syl!r}")
 
     # 4. merges of whole units
-    _learn_merges(split, counts, known, merges, add=add, min_freq=min_freq, stats=stats, progress=progress)
+    _learn_merges(split, counts, known, merges, add=add, min_freq=min_freq, stats=stats, progress=progress,
+                  label=label)
     if len(merges) < add:
         print(
             f"wwho extend: warning: the corpus supports only {len(merges):,} new tokens of the {add:,} asked "
@@ -151,6 +156,12 @@ def learn(
             file=sys.stderr,
         )
     return known, stats
+
+
+#: Bar labels of the two passes of ``min_syllable_freq=None`` (auto): a trial pass that measures the
+#: value of a merge, rolled back, then the pass that is kept.
+TRIAL_LABEL = "pass 1/2 (trial, to price a syllable): "
+FINAL_LABEL = "pass 2/2 (kept): "
 
 
 def _admit(
@@ -162,12 +173,13 @@ def _admit(
     worth: int | None,
     stats: LearnStats,
     progress: bool,
+    label: str = "",
 ) -> list[str]:
     """Build syllables in order while the new tokens stay within ``cap``; with ``worth``, only those
     whose occurrences times the tokens each saves (its pieces without it, minus one) reach ``worth``
     per new token they cost."""
     known: list[str] = []
-    for syl in tqdm(candidates, desc="building syllables", unit="syllable", disable=not progress):
+    for syl in tqdm(candidates, desc=f"{label}building syllables", unit="syllable", disable=not progress):
         data = syl.encode("utf-8")
         saved = len(merges.apply(data)) - 1
         mark = merges.mark()
@@ -184,7 +196,7 @@ def _admit(
 
 
 def _learn_merges(
-    split, counts, known, merges: NewMerges, *, add, min_freq, stats: LearnStats, progress
+    split, counts, known, merges: NewMerges, *, add, min_freq, stats: LearnStats, progress, label: str = ""
 ) -> None:
     symbols: list[bytes] = [b" "] + [s.encode("utf-8") for s in known]
     index = {s: i for i, s in enumerate(known, start=1)}
@@ -197,7 +209,7 @@ def _learn_merges(
             words.append(units)
             word_counts.append(n)
     engine = MergeEngine(words, word_counts, symbols, tie_break="smaller")
-    with tqdm(total=max(add - len(merges), 0), desc="merges", unit="token", disable=not progress) as bar:
+    with tqdm(total=max(add - len(merges), 0), desc=f"{label}merges", unit="token", disable=not progress) as bar:
         while len(merges) < add:
             step = engine.step(min_freq=min_freq)
             if step is None:

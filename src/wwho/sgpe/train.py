@@ -295,7 +295,9 @@ def train_on_pieces(
         raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, "
                           f"{plural(stats.documents, 'document')})")
     where = "" if stats is None else f" in {stats.documents:,} documents"
-    say(f"[1/5] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
+    # The stages printed, numbered without gaps: counting, base symbols, merges (, superword merges).
+    stages = 4 if span_counts is not None else 3
+    say(f"[1/{stages}] counted {pieces.total_count():,} pieces ({len(pieces):,} distinct){where}, "
         f"{time.perf_counter() - t0:.1f}s")
 
     # 2. words
@@ -344,7 +346,7 @@ def train_on_pieces(
     if max_symbols < len(symbols):
         say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
             f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
-    say(f"[3/5] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
+    say(f"[2/{stages}] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
         f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
     if span_counts is None:
@@ -388,7 +390,7 @@ def train_on_pieces(
                  on_merge=on_merge if checkpoint_dir is not None and checkpoint_every > 0 else None)
     if checkpoint_dir is not None:
         save_checkpoint()
-    say(f"[4/5] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
+    say(f"[3/{stages}] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
     final = engine
     if span_counts is not None:
         t2 = time.perf_counter()
@@ -400,7 +402,7 @@ def train_on_pieces(
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
                     min_freq=SUPERWORD_MIN_FREQ, progress=progress)
-        say(f"[4/5] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
+        say(f"[4/{stages}] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
     words = span_counts = None
 
     # 5. vocabulary

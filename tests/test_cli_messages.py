@@ -1,0 +1,120 @@
+"""What the commands say: help that names only options the verb takes, one set of output flags for
+``wwho encode``, stage labels without gaps, a checkpoint banner only where a checkpoint can help,
+progress bars with short names; and what eval measures: ``hf:`` cuts inside a character, and a
+parity where lower is better. CLI behaviour is checked through the real ``wwho`` command."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+import pytest
+from conftest import O200K_FILE, one_line_error, run_wwho
+
+from wwho.evaluate import Evaluated, evaluate, parity
+
+SINHALA = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("messages") / "si.txt"
+    path.write_text("\n".join(SINHALA[:200]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_help_names_only_options_of_the_verb():
+    eval_help = run_wwho("eval", "--help").stdout
+    assert "--skip-bad-lines" not in eval_help and "a longer line is an error" in " ".join(eval_help.split())
+    assert "lower is better" in " ".join(eval_help.split())
+    export_help = " ".join(run_wwho("export", "--help").stdout.split())
+    assert re.search(r"--text-field TEXT_FIELD with --verify: the JSONL field", export_help), export_help
+
+
+def test_encode_has_one_set_of_output_flags(small_corpus, tmp_path):
+    help_text = run_wwho("encode", "--help").stdout
+    assert "--format" not in help_text and "--table" in help_text
+    out = tmp_path / "sgpe"
+    assert run_wwho("train", "--kind", "sgpe", small_corpus, "--out", out, "--vocab-size", "600", "--quiet",
+                    "--no-verify", "--workers", "1").returncode == 0
+    line = one_line_error(run_wwho("encode", "--tokenizer", out, "--table", "ශ්‍රී"))
+    assert "--table is for binary tokenizers" in line
+    ids = run_wwho("encode", "--tokenizer", out, "ශ්‍රී ලංකාව").stdout.split()
+    assert run_wwho("encode", "--tokenizer", out, "--format", "ids", "ශ්‍රී ලංකාව").stdout.split() == ids  # old spelling
+
+
+def test_stage_labels_count_without_gaps_and_no_banner_for_a_short_run(small_corpus, tmp_path):
+    for superwords in ("0", "0.15"):
+        proc = run_wwho("train", "--kind", "sgpe", small_corpus, "--out", tmp_path / f"o{superwords}",
+                        "--vocab-size", "800", "--superwords", superwords, "--no-verify", "--workers", "1")
+        assert proc.returncode == 0, proc.stderr
+        labels = re.findall(r"^\[(\d)/(\d)\]", proc.stderr, re.M)
+        total = int(labels[0][1])
+        assert [int(k) for k, _ in labels] == list(range(1, total + 1)), proc.stderr
+        assert {int(n) for _, n in labels} == {total}
+        # 800 tokens cannot reach the default --checkpoint-every 20000 merges: nothing to resume from
+        assert "checkpoints:" not in proc.stderr
+
+
+def test_a_missing_corpus_fails_before_any_checkpoint_word(tmp_path):
+    proc = run_wwho("train", "--kind", "sgpe", tmp_path / "absent.txt", "--out", tmp_path / "o", "--vocab-size",
+                    "50000", "--checkpoint-every", "10")
+    line = one_line_error(proc)
+    assert "absent.txt: no such file or directory" in line
+    assert not (tmp_path / "o" / "checkpoints").exists()
+
+
+def _by_char(name: str) -> Evaluated:
+    def encode(text):
+        ids = [ord(c) for c in text]
+        return ids, list(range(1, len(text.encode()) + 1)) if text.isascii() else None
+    return Evaluated(name, encode, lambda ids: "".join(map(chr, ids)), lambda i: False, 0x110000)
+
+
+def test_parity_is_lower_is_better_either_way():
+    tok = _by_char("t")
+    cheap = evaluate(tok, ["ab", "c"], corpus="si")
+    costly = evaluate(tok, ["abcdef", "ghi"], corpus="en")
+    # a tokenizer three times as costly on English as on Sinhala is as far from parity as the reverse
+    assert parity(cheap, costly) == parity(costly, cheap) == 3.0
+    assert parity(cheap, cheap) == 1.0
+
+
+def test_eval_bars_show_short_names(tmp_path, capsys):
+    corpus = tmp_path / "deep" / "folder" / "si" / "c.txt"
+    corpus.parent.mkdir(parents=True)
+    evaluate(_by_char(str(tmp_path / "models" / "mine")), ["ab"] * 3, corpus=str(corpus), progress=True)
+    err = capsys.readouterr().err
+    assert "mine on si/c.txt" in err and str(tmp_path) not in err
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_hf_peer_cuts_are_counted_inside_a_character(tmp_path):
+    """The same ids through wwho and through HF's tokenizer.json give the same cut counts: a cut inside
+    a character (o200k cuts rare Sinhala letters into bytes) is seen in hf: too."""
+    pytest.importorskip("tokenizers")
+    from wwho.bytelevel import ByteBPE
+    from wwho.evaluate import _native, load_spec
+
+    tok = ByteBPE.from_tiktoken(O200K_FILE)
+    path = tok.export_hf(tmp_path / "o200k.json")
+    lines = SINHALA[:40] + ["ඓතිහාසික Cricket", "ඎ ඏ ඐ"]
+    native = evaluate(_native(tok, "o200k"), lines)
+    hf = evaluate(load_spec(f"hf:{path}"), lines)
+    assert native.tokens == hf.tokens and native.ids_used == hf.ids_used
+    assert native.boundaries_in_cluster > 0
+    assert (hf.boundaries, hf.boundaries_in_cluster, hf.boundaries_in_syllable) == (
+        native.boundaries, native.boundaries_in_cluster, native.boundaries_in_syllable)
+
+
+def test_eval_json_parity_is_at_least_one(small_corpus, tmp_path):
+    ref = tmp_path / "en.txt"
+    ref.write_text("".join(f"line {i} of the English side\n" for i in range(200)), encoding="utf-8")
+    out = tmp_path / "sgpe"
+    assert run_wwho("train", "--kind", "sgpe", small_corpus, "--out", out, "--vocab-size", "600", "--quiet",
+                    "--no-verify", "--workers", "1").returncode == 0
+    proc = run_wwho("eval", "--corpus", small_corpus, "--tokenizer", out, "--parity-with", ref, "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(proc.stdout)["results"]
+    assert result["parity"] >= 1.0
