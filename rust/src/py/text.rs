@@ -172,7 +172,7 @@ fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> &'b str {
         Text::U32(u) => write_utf8(u, 4, buf),
     }
     // Every code point written is a scalar value (surrogates were replaced or paired) and
-    // Python's code points are at most U+10FFFF; checked anyway (SIMD, cheap beside encoding), not assumed.
+    // Python's code points are at most U+10FFFF; checked anyway (SIMD: cheap), not assumed.
     simdutf8::basic::from_utf8(buf).expect("UTF-8 made from code points")
 }
 
