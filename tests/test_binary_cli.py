@@ -99,7 +99,7 @@ def test_resolve_merges_defaults_config_and_flags(tmp_path):
     run = resolve({"seed": "9", "inputs": [], "ext": None}, cfg)
     assert run.inputs == [tmp_path / "x"] and run.output == tmp_path / "o.json"
     assert run.ingest == IngestOptions(mode="delim", delimiter=b"\n", seed=9, extensions=(".so", ".gz"))
-    assert (run.train["vocab_size"], run.train["min_frequency"], run.train["reserve"]) == (32768, 1024, 128)
+    assert (run.train["vocab_size"], run.train["min_frequency"], run.train["reserve"]) == (32768, 2, 128)
     assert parse_size("16MiB", "x") == 16 << 20 and parse_size(" 4k ", "x") == 4096
 
 

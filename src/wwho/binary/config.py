@@ -156,7 +156,7 @@ _TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_spec
                "reserve", "template", "pad_to_power_of_two", "threads", "progress")
 DEFAULTS: dict[str, Any] = {
     "inputs": [], "output": None, "pretty": False,
-    "vocab_size": 32768, "min_frequency": 1024, "max_token_length": None,
+    "vocab_size": 32768, "min_frequency": 2, "max_token_length": None,
     "mode": "fixed", "window_bytes": 4096, "min_exp": 3, "max_exp": 14, "delimiter_hex": None,
     "max_docs": None, "max_docs_per_file": None, "sample_rate": 1.0, "seed": 0,
     "follow_symlinks": False, "ext": (), "max_file_size": None,

@@ -9,7 +9,10 @@ optionally a ``TemplateProcessing`` post-processor (``<|start|> $A <|end|>``).
 
 ``vocab_size`` counts the model and the special tokens. When ``pad_to_power_of_two``
 is on, more ``<|reserved:N|>`` tokens are appended until the total is a power of two
-(training may stop below ``vocab_size`` when no pair reaches ``min_frequency``).
+(training may stop below ``vocab_size`` when no pair reaches ``min_frequency``). The default
+``min_frequency`` (2: a pair seen once is not a pattern) lets ``vocab_size`` end training on
+corpora of a megabyte or more, so the vocabulary is the size asked and no padding is needed.
+:func:`describe_size` is the one way the size is told (warning and summary alike).
 
 Counts reach the trainer without expanding the corpus: each distinct window is sent
 as the same ``str`` object repeated ``count`` times, in lists of at most 1024, so the
@@ -34,7 +37,6 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, processors, trai
 
 from wwho.binary.ingest import IngestOptions, OptionError, count_windows
 from wwho.errors import VocabError, brief
-from wwho.notices import warn_short_vocabulary
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
 ALPHABET = [chr(b) for b in range(256)]
@@ -45,7 +47,9 @@ TEMPLATE_SINGLE = "<|start|> $A <|end|>"
 TEMPLATE_PAIR = "<|start|> $A <|sep|> $B <|end|>"
 _FEED_BATCH = 1024
 _MAX_PAIR_COUNT = 2**31 - 1  # HF BpeTrainer keeps pair counts in an i32
-_HEARTBEAT_S = 10.0  # how often progress is written when standard error is not a terminal
+_HEARTBEAT_S = 10.0
+#: The default ``min_frequency``: stop only when the best pair occurs once (nothing is learned from it)
+MIN_FREQUENCY = 2  # how often progress is written when standard error is not a terminal
 
 
 def reserved(i: int) -> str:
@@ -62,7 +66,7 @@ def special_tokens(*, standard_specials: bool = True, mask: bool = True, unk: bo
     return names + [reserved(i) for i in range(reserve)]
 
 
-def check_options(*, vocab_size: int = 32768, min_frequency: int = 1024, max_token_length: int | None = None,
+def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY, max_token_length: int | None = None,
                   standard_specials: bool = True, mask: bool = True, unk: bool = True, reserve: int = 128,
                   template: bool = False, pad_to_power_of_two: bool = True, threads: int | None = None,
                   progress: bool = False) -> list[str]:
@@ -117,7 +121,7 @@ def _feed(counts: Mapping[bytes, int]) -> Iterator[list[str]]:
             n -= k
 
 
-def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, min_frequency: int = 1024,
+def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY,
                       max_token_length: int | None = None, standard_specials: bool = True, mask: bool = True,
                       unk: bool = True, reserve: int = 128, template: bool = False,
                       pad_to_power_of_two: bool = True, threads: int | None = None,
@@ -134,7 +138,7 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                           "which could overflow; sample fewer windows (--max-docs, --sample-rate, "
                           "--max-docs-per-file)")
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(names), min_frequency=min_frequency,
-                                  show_progress=progress, initial_alphabet=ALPHABET,
+                                  show_progress=progress and sys.stderr.isatty(), initial_alphabet=ALPHABET,
                                   # HF only forms tokens shorter than its limit (len < max_token_length)
                                   max_token_length=None if max_token_length is None else max_token_length + 1)
     tokenizer = Tokenizer(models.BPE())
@@ -142,19 +146,42 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
         _train_interruptibly(tokenizer, counts, trainer, progress=progress)
     tokenizer.decoder = decoders.Fuse()
     model_size = tokenizer.get_vocab_size(with_added_tokens=False)
-    warn_short_vocabulary(model_size + len(names), vocab_size, min_freq=min_frequency,
-                          option="--min-frequency", stacklevel=3)
+    total = model_size + len(names)
+    padding = (1 << (total - 1).bit_length()) - total if pad_to_power_of_two else 0
+    if total < vocab_size:
+        _warn_short(model_size, len(names), padding, vocab_size, min_frequency)
     _add_specials(tokenizer, names, model_size)
-    if pad_to_power_of_two:
-        total = tokenizer.get_vocab_size(with_added_tokens=True)
-        target = 1 << (total - 1).bit_length()
-        _add_specials(tokenizer, [reserved(i) for i in range(reserve, reserve + target - total)], total)
+    if padding:
+        _add_specials(tokenizer, [reserved(i) for i in range(reserve, reserve + padding)], total)
     if template:
         ids = [(name, tokenizer.token_to_id(name)) for name in STANDARD_SPECIALS[:3]]
         tokenizer.post_processor = processors.TemplateProcessing(single=TEMPLATE_SINGLE, pair=TEMPLATE_PAIR,
                                                                  special_tokens=ids)
     tokenizer.encode_special_tokens = True
     return tokenizer
+
+
+def describe_size(model_size: int, specials: int, padding: int) -> str:
+    """The vocabulary's one size and what it is made of: ``"2,048 tokens = 256 bytes + 634 merges +
+    135 special + 1,023 reserved (power-of-two padding)"``."""
+    text = (f"{model_size + specials + padding:,} tokens = {len(ALPHABET)} bytes + {model_size - len(ALPHABET):,} "
+            f"merges + {specials:,} special")
+    return text + (f" + {padding:,} reserved (power-of-two padding)" if padding else "")
+
+
+def _warn_short(model_size: int, specials: int, padding: int, asked: int, min_frequency: int) -> None:
+    """Training stopped before ``asked``: say it with the size the summary prints, and what to change."""
+    import warnings
+
+    from wwho.errors import VocabSizeWarning
+
+    room = asked - len(ALPHABET) - specials
+    why = ("no pair of tokens is left to merge" if min_frequency <= 1 else
+           f"no pair of tokens occurs {min_frequency:,} times or more after that")
+    fix = "train on more data" + ("" if min_frequency <= 1 else f" or lower --min-frequency (now {min_frequency:,})")
+    warnings.warn(f"{model_size - len(ALPHABET):,} merges learned, not the {room:,} that --vocab-size {asked:,} "
+                  f"has room for: {why}; the vocabulary is {describe_size(model_size, specials, padding)}. "
+                  f"To reach {asked:,}, {fix}", VocabSizeWarning, stacklevel=3)
 
 
 def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trainer: trainers.BpeTrainer, *,
@@ -206,7 +233,9 @@ def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trai
                 bar.close()
                 merging_said = time.monotonic()
                 next_beat = merging_said + _HEARTBEAT_S
-                print("merging (HF tokenizers)...", file=sys.stderr, flush=True)
+                print("merging (HF tokenizers)..." + ("" if sys.stderr.isatty() else
+                      f" its merge bar shows on a terminal; here, the time every {_HEARTBEAT_S:.0f} s"),
+                      file=sys.stderr, flush=True)
             if merging_said and not sys.stderr.isatty() and time.monotonic() >= next_beat:
                 next_beat += _HEARTBEAT_S
                 print(f"merging: {time.monotonic() - merging_said:.0f} s", file=sys.stderr, flush=True)
@@ -237,7 +266,7 @@ def _add_specials(tokenizer: Tokenizer, names: list[str], first_id: int) -> None
 
 
 def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, vocab_size: int = 32768,
-          min_frequency: int = 1024, max_token_length: int | None = None, standard_specials: bool = True,
+          min_frequency: int = MIN_FREQUENCY, max_token_length: int | None = None, standard_specials: bool = True,
           mask: bool = True, unk: bool = True, reserve: int = 128, template: bool = False,
           pad_to_power_of_two: bool = True, threads: int | None = None, progress: bool = True,
           memory_budget: int | None = None, over_budget: str = "refuse") -> Tokenizer:

@@ -15,7 +15,7 @@ from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, count_windows
 from wwho.binary.io import save
-from wwho.binary.train import check_options, train_from_counts
+from wwho.binary.train import check_options, describe_size, train_from_counts
 from wwho.cli.options import strict
 from wwho.cli.outputs import add_force, check_output_file
 from wwho.notices import plural
@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--vocab-size",
                    help="total vocabulary incl. special tokens, before padding (default 32768)")
     g.add_argument("--min-frequency", "--min-freq", dest="min_frequency",
-                   help="stop merging when the best pair occurs fewer times (default 1024)")
+                   help="stop merging when the best pair occurs fewer times (default 2: --vocab-size ends "
+                        "training on a megabyte or more)")
     g.add_argument("--max-token-length", help="longest token in bytes (default: no limit)")
     g.add_argument("--threads", help="threads for the HF trainer (default: all cores)")
     _switch(g, "progress", "progress bars on stderr, also when it is not a terminal (default on)",
@@ -101,7 +102,7 @@ def main(argv: list[str]) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config", "force")}
     run = resolve(flags, args.config)
     check_output_file(run.output, force=args.force)
-    check_options(**run.train)  # fail on a bad vocabulary size before reading any input
+    specials = len(check_options(**run.train))  # fail on a bad vocabulary size before reading any input
 
     progress = run.train["progress"]
     ingest, estimate, note = check_budget(run.inputs, run.ingest, budget=run.memory_budget,
@@ -121,6 +122,6 @@ def main(argv: list[str]) -> int:
     save(tokenizer, run.output, pretty=run.pretty)
     total = tokenizer.get_vocab_size(with_added_tokens=True)
     model = tokenizer.get_vocab_size(with_added_tokens=False)
-    print(f"wrote {run.output}: {total:,} tokens = 256 bytes + {model - 256:,} merges + "
-          f"{total - model:,} special ({time.perf_counter() - started:.1f}s)", file=sys.stderr)
+    print(f"wrote {run.output}: {describe_size(model, specials, total - model - specials)} "
+          f"({time.perf_counter() - started:.1f}s)", file=sys.stderr)
     return 0
