@@ -109,8 +109,9 @@ class SGPETokenizer:
     @classmethod
     def train_from_iterator(cls, iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
                             **options) -> SGPETokenizer:
-        """Train on an iterable of strings or of batches of strings (a ``datasets`` column); each
-        string is one document. See :func:`wwho.sgpe.train.train_sgpe_from_iterator`."""
+        """Train on an iterable of strings or of batches of strings, or a ``datasets.Dataset``
+        (its ``text_column=``, default ``"text"``); each string is one document. See
+        :func:`wwho.sgpe.train.train_sgpe_from_iterator`."""
         from wwho.sgpe.train import train_sgpe_from_iterator
 
         return cls(train_sgpe_from_iterator(iterator, vocab_size=vocab_size, script=script, length=length,

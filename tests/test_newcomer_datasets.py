@@ -1,0 +1,88 @@
+"""``SGPETokenizer.train_from_iterator(dataset)`` takes a Hugging Face ``datasets.Dataset`` as HF
+users pass it (its text column, or the one named by ``text_column=``). ``datasets`` need not be
+installed: a table of the same shape stands in for it, and the real one is used when present."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from wwho.errors import CorpusError
+from wwho.sgpe import SGPETokenizer
+from wwho.sgpe.train import DATASET_SLICE
+
+SINHALA = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()[:1500]
+
+
+class Table:
+    """The shape of ``datasets.Dataset`` that matters here: ``column_names``, ``len``, a slice of rows
+    as a dict of columns, and a column by name; iterating gives rows as dicts (as datasets does)."""
+
+    def __init__(self, columns: dict[str, list]):
+        self.columns = columns
+        self.slices = 0
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.columns)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values())))
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.columns[key]
+        if isinstance(key, slice):
+            self.slices += 1
+            return {name: values[key] for name, values in self.columns.items()}
+        raise TypeError(key)
+
+    def __iter__(self):
+        names = list(self.columns)
+        for row in zip(*self.columns.values()):
+            yield dict(zip(names, row))
+
+
+class Streamed(Table):
+    """``IterableDataset``: columns, rows, no length."""
+
+    def __len__(self):
+        raise TypeError("an IterableDataset has no len()")
+
+
+def _train(data, **options):
+    return SGPETokenizer.train_from_iterator(data, vocab_size=700, progress=False, workers=1, **options)
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return _train(SINHALA).file.to_bytes()
+
+
+def test_a_dataset_trains_on_its_text_column(expected):
+    table = Table({"id": list(range(len(SINHALA))), "text": SINHALA})
+    assert _train(table).file.to_bytes() == expected
+    assert table.slices == -(-len(SINHALA) // DATASET_SLICE)  # read in slices, not the column at once
+
+
+def test_another_column_by_name_and_a_streamed_dataset(expected):
+    assert _train(Table({"sentence": SINHALA, "n": [1] * len(SINHALA)}), text_column="sentence").file.to_bytes() \
+        == expected
+    assert _train(Streamed({"text": SINHALA})).file.to_bytes() == expected
+
+
+def test_a_missing_column_and_a_dataset_dict_are_named():
+    with pytest.raises(CorpusError, match=r"no column 'text' \(its columns: sentence, n\); pass text_column="):
+        _train(Table({"sentence": SINHALA, "n": [1] * len(SINHALA)}))
+
+    class Splits:
+        column_names = {"train": ["text"], "test": ["text"]}
+
+    with pytest.raises(CorpusError, match=r"DatasetDict of splits train, test: pass one split"):
+        _train(Splits())
+
+
+def test_the_real_datasets_package_when_installed(expected):
+    datasets = pytest.importorskip("datasets", reason="datasets is not installed (the stand-in above covers it)")
+    assert _train(datasets.Dataset.from_dict({"text": SINHALA})).file.to_bytes() == expected
