@@ -12,13 +12,13 @@
 //! Other formats (JSONL, compressed) are read by `wwho.corpus` and their documents handed over
 //! as text. With a router, only each document's script runs are counted (with their leading
 //! space): the meta tokenizer's SGPE part. Counting adds to a [`Tally`]: piece counts
-//! ([`Counts`]) or, for superword spans, a [`crate::spans::SpanTable`]. This module knows
+//! ([`Counts`]) or, for superword spans, a [`crate::superwords::SpanTable`]. This module knows
 //! nothing of syllables.
 
-use crate::charset::is_ws;
 use crate::router::{Router, Run};
 use crate::spans::{span_end, span_end_utf8, Breaks};
 use crate::units::{push_utf8, Unit};
+use crate::words::piece_end_utf8;
 use std::io::Read;
 use std::path::Path;
 
@@ -35,7 +35,7 @@ pub struct Counts {
 const INLINE: usize = 32;
 
 /// What counting adds to: piece counts ([`Counts`]) or span counts held as piece ids
-/// ([`crate::spans::SpanTable`]). `key` is a piece or span, UTF-8 (WTF-8 for lone surrogates).
+/// ([`crate::superwords::SpanTable`]). `key` is a piece or span, UTF-8 (WTF-8 for lone surrogates).
 pub trait Tally: Default + Send {
     fn add(&mut self, key: &[u8], n: u64);
 
@@ -276,43 +276,6 @@ pub fn for_each_entry(
         data = &data[12 + len..];
     }
     Ok(())
-}
-
-/// End of the piece starting at `pos` in UTF-8 `text` (`pos < text.len()`).
-#[inline]
-pub fn piece_end_utf8(text: &[u8], pos: usize) -> usize {
-    let ws = |b: u8| is_ws(b.into());
-    let n = text.len();
-    let end = pos + 1;
-    if ws(text[pos]) && !(text[pos] == b' ' && end < n && !ws(text[end])) {
-        return end;
-    }
-    next_ws(text, end)
-}
-
-/// The first of `' '`, `'\t'`, `'\n'`, `'\r'` in `text` from `from` on (`text.len()` if none).
-/// Eight bytes at a time: all four are below `0x21`, and a word with no byte below it (most
-/// of any text, and all of Indic text's three-byte characters) is passed over whole.
-#[inline]
-pub fn next_ws(text: &[u8], from: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut i = from;
-    while i + 8 <= text.len() {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&text[i..i + 8]);
-        let x = u64::from_le_bytes(word);
-        // A byte below 0x21 sets its high bit here (a byte of 0x80 or more can set one too:
-        // the bytes are then checked one by one, which only costs time).
-        if x.wrapping_sub(ONES * 0x21) & !x & HIGHS != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while i < text.len() && !is_ws(text[i].into()) {
-        i += 1;
-    }
-    i
 }
 
 /// Count the pieces of UTF-8 `text` into `counts`.
@@ -782,38 +745,6 @@ pub fn count_files<T: Tally>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn next_ws_finds_the_first_whitespace_byte() {
-        // Bytes near the threshold (0x1F-0x22), whitespace, and high bytes, at every offset.
-        let alphabet = [
-            b' ', b'\t', b'\n', b'\r', 0x1F, 0x21, 0x22, 0x00, 0x7F, 0x80, 0xA0, 0xE0, 0xFF, b'a',
-        ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..3000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = (state % 40) as usize;
-            let text: Vec<u8> = (0..len)
-                .map(|i| {
-                    let r = state.rotate_left(i as u32 * 5) ^ (i as u64).wrapping_mul(0x2545_F491);
-                    // mostly non-whitespace, so that long stretches are skipped word by word
-                    if r % 7 == 0 {
-                        alphabet[(r / 7 % 4) as usize]
-                    } else {
-                        alphabet[4 + (r / 7 % 10) as usize]
-                    }
-                })
-                .collect();
-            for from in 0..=len {
-                let want = (from..len)
-                    .find(|&i| matches!(text[i], b' ' | b'\t' | b'\n' | b'\r'))
-                    .unwrap_or(len);
-                assert_eq!(next_ws(&text, from), want, "{text:?} from {from}");
-            }
-        }
-    }
 
     fn sorted(c: &Counts) -> Vec<(String, u64)> {
         let mut v: Vec<_> = c

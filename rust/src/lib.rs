@@ -25,6 +25,7 @@ pub mod router;
 pub mod schema;
 pub mod sgpe;
 pub mod spans;
+pub mod superwords;
 pub mod syllables;
 pub mod training;
 pub mod units;

@@ -41,29 +41,8 @@ use crate::spans::{goes_on, span_end, Breaks};
 use crate::units::{push_utf8, Text, Unit};
 use crate::vocab::Vocab;
 use crate::with_text;
+pub use crate::words::Scope;
 use crate::words::{piece_end, Parts, WordSplitter};
-
-/// Which adjacent units merges may join (`wwho.sgpe.scopes`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// One word of syllables; each boundary token alone.
-    Words,
-    /// As `Words`, and each run of non-whitespace boundary tokens together.
-    Runs,
-    /// The whole piece.
-    Pieces,
-}
-
-impl Scope {
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "words" => Ok(Scope::Words),
-            "runs" => Ok(Scope::Runs),
-            "pieces" => Ok(Scope::Pieces),
-            _ => Err(format!("unknown merge scope {name:?}")),
-        }
-    }
-}
 
 /// What a token the vocabulary lacks becomes.
 #[derive(Clone, Debug)]

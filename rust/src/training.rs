@@ -14,9 +14,8 @@
 use crate::count::Counts;
 use crate::engine::UNK;
 use crate::merge::{merge, Merge, PairTable};
-use crate::sgpe::Scope;
 use crate::units::decode_wtf8_into;
-use crate::words::{Parts, WordSplitter};
+use crate::words::{Parts, Scope, WordSplitter};
 use aho_corasick::AhoCorasick;
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;

@@ -37,6 +37,65 @@ pub fn piece_end<U: Unit>(text: &[U], pos: usize) -> usize {
     end
 }
 
+/// End of the piece starting at `pos` in UTF-8 `text` (`pos < text.len()`).
+#[inline]
+pub fn piece_end_utf8(text: &[u8], pos: usize) -> usize {
+    let ws = |b: u8| is_ws(b.into());
+    let n = text.len();
+    let end = pos + 1;
+    if ws(text[pos]) && !(text[pos] == b' ' && end < n && !ws(text[end])) {
+        return end;
+    }
+    next_ws(text, end)
+}
+
+/// The first of `' '`, `'\t'`, `'\n'`, `'\r'` in `text` from `from` on (`text.len()` if none).
+/// Eight bytes at a time: all four are below `0x21`, and a word with no byte below it (most
+/// of any text, and all of Indic text's three-byte characters) is passed over whole.
+#[inline]
+pub fn next_ws(text: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while i + 8 <= text.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&text[i..i + 8]);
+        let x = u64::from_le_bytes(word);
+        // A byte below 0x21 sets its high bit here (a byte of 0x80 or more can set one too:
+        // the bytes are then checked one by one, which only costs time).
+        if x.wrapping_sub(ONES * 0x21) & !x & HIGHS != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < text.len() && !is_ws(text[i].into()) {
+        i += 1;
+    }
+    i
+}
+
+/// Which adjacent units merges may join (`wwho.sgpe.scopes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// One word of syllables; each boundary token alone.
+    Words,
+    /// As `Words`, and each run of non-whitespace boundary tokens together.
+    Runs,
+    /// The whole piece.
+    Pieces,
+}
+
+impl Scope {
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "words" => Ok(Scope::Words),
+            "runs" => Ok(Scope::Runs),
+            "pieces" => Ok(Scope::Pieces),
+            _ => Err(format!("unknown merge scope {name:?}")),
+        }
+    }
+}
+
 /// The words of a text: token end positions, and for each word or boundary token the index
 /// one past its last token in `ends`, and whether it is a word.
 #[derive(Clone, Debug, Default)]
@@ -191,6 +250,38 @@ fn passthrough<U: Unit>(text: &[U], start: usize, end: usize, ends: &mut Vec<usi
 mod tests {
     use super::*;
     use crate::schema::tests::sinhala;
+
+    #[test]
+    fn next_ws_finds_the_first_whitespace_byte() {
+        // Bytes near the threshold (0x1F-0x22), whitespace, and high bytes, at every offset.
+        let alphabet = [
+            b' ', b'\t', b'\n', b'\r', 0x1F, 0x21, 0x22, 0x00, 0x7F, 0x80, 0xA0, 0xE0, 0xFF, b'a',
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..3000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 40) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = state.rotate_left(i as u32 * 5) ^ (i as u64).wrapping_mul(0x2545_F491);
+                    // mostly non-whitespace, so that long stretches are skipped word by word
+                    if r % 7 == 0 {
+                        alphabet[(r / 7 % 4) as usize]
+                    } else {
+                        alphabet[4 + (r / 7 % 10) as usize]
+                    }
+                })
+                .collect();
+            for from in 0..=len {
+                let want = (from..len)
+                    .find(|&i| matches!(text[i], b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(len);
+                assert_eq!(next_ws(&text, from), want, "{text:?} from {from}");
+            }
+        }
+    }
 
     fn cps(s: &str) -> Vec<u32> {
         s.chars().map(u32::from).collect()

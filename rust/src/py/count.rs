@@ -12,11 +12,12 @@ use crate::count::{
 use crate::engine::{Engine, UNK};
 use crate::pretokenize::general::RegexError;
 use crate::router::Router;
-use crate::sgpe::Scope;
-use crate::spans::{pieces_of, superword_words, Breaks, PieceItems, SpanTable};
+use crate::spans::Breaks;
+use crate::superwords::{self, pieces_of, Failure, Grouping, Input, Preparation, SpanTable};
 use crate::training::{collect_words, WordCounts};
 use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
+use crate::words::Scope;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use rustc_hash::FxHashMap;
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core;
-/// with `span_breaks`, superword span counts (as piece ids: `crate::spans::SpanTable`).
+/// with `span_breaks`, superword span counts (as piece ids: `crate::superwords::SpanTable`).
 #[pyclass(module = "wwho._core", name = "PieceCounter")]
 pub struct PyPieceCounter {
     /// One table per thread until [`PyPieceCounter::total`] merges them.
@@ -49,11 +50,7 @@ impl PyPieceCounter {
 
     fn span_total(&mut self) -> &mut SpanTable {
         if self.spans.len() != 1 {
-            let mut total = SpanTable::default();
-            for t in self.spans.drain(..) {
-                total.absorb(t);
-            }
-            self.spans = vec![total];
+            self.spans = vec![superwords::merged(self.spans.drain(..))];
         }
         &mut self.spans[0]
     }
@@ -151,14 +148,7 @@ impl PyPieceCounter {
     /// was given span texts, e.g. by `add_bytes`).
     fn pieces(&mut self) -> Self {
         if self.counts_spans() {
-            // From each thread's table: merging the tables' spans is left to whoever needs the
-            // spans (the superword stage, which does it beside the word-level training).
-            let mut tables = self.spans.iter();
-            let mut total = tables.next().map(SpanTable::pieces).unwrap_or_default();
-            for table in tables {
-                absorb(&mut total, table.pieces());
-            }
-            return Self::plain(total);
+            return Self::plain(superwords::pieces(&self.spans));
         }
         Self::plain(pieces_of(self.total()))
     }
@@ -488,13 +478,10 @@ pub struct PyWordCounts {
     /// Shared with the thread of `prepare_superwords` while it runs.
     inner: Arc<WordCounts>,
     /// The superword stage's spans and piece items, being worked out (`prepare_superwords`).
-    prepared: Option<Prepared>,
+    prepared: Option<Preparation>,
     /// String id -> symbol id, of the last `engine_input` (the superword stage's symbols).
     symbol_ids: Vec<u32>,
 }
-
-/// The thread of `prepare_superwords`: the merged span table and its pieces' items.
-type Prepared = std::thread::JoinHandle<Result<Result<(SpanTable, PieceItems), String>, String>>;
 
 fn i64_bytes(values: impl Iterator<Item = i64>) -> Vec<u8> {
     values.flat_map(i64::to_ne_bytes).collect()
@@ -603,8 +590,9 @@ impl PyWordCounts {
 
     /// Start working out, on a thread of its own, what `superword_engine` needs before the
     /// word-level engine has run: `spans`'s counting threads' tables merged, and what each of
-    /// its pieces becomes (`rust/src/spans.rs`, `PieceItems`). The word-level training then runs
-    /// beside it. `spans` is left without its span counts; `superword_engine` takes the result.
+    /// its pieces becomes (`rust/src/superwords.rs`, `prepare`). The word-level training then
+    /// runs beside it. `spans` is left without its span counts; `superword_engine` takes the
+    /// result.
     /// Arguments as for `superword_engine`; a counter given span texts as such is left alone.
     #[pyo3(signature = (spans, splitter, *, scope, reserved=Vec::new()))]
     fn prepare_superwords(
@@ -619,18 +607,13 @@ impl PyWordCounts {
         if !spans.counts_spans() || self.prepared.is_some() {
             return Ok(());
         }
-        let tables = std::mem::take(&mut spans.spans);
-        let (splitter, words) = (splitter.inner.clone(), Arc::clone(&self.inner));
-        self.prepared = Some(std::thread::spawn(move || {
-            guard("preparing superword spans", move || {
-                let mut table = SpanTable::default();
-                for t in tables {
-                    table.absorb(t);
-                }
-                let items = PieceItems::new(&table, &splitter, scope, &reserved, &words, 1)?;
-                Ok((table, items))
-            })
-        }));
+        self.prepared = Some(superwords::prepare(
+            std::mem::take(&mut spans.spans),
+            splitter.inner.clone(),
+            scope,
+            reserved,
+            Arc::clone(&self.inner),
+        ));
         Ok(())
     }
 
@@ -656,57 +639,49 @@ impl PyWordCounts {
         min_freq: u64,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
-        // The span table with its pieces' items (prepared beside the word-level training), or
-        // the table alone, its items to be worked out here.
-        let input: Result<(SpanTable, PieceItems), SpanTable> = match self.prepared.take() {
-            Some(thread) => Ok(py
-                .detach(|| thread.join())
-                .map_err(|_| error(py, Kind::Wwho, "the superword preparation stopped"))?
-                .map_err(|e| error(py, Kind::Wwho, e))?
-                .map_err(|e| error(py, Kind::Merge, e))?),
+        let input = match self.prepared.take() {
+            Some(preparation) => Input::Prepared(preparation),
             None if spans.counts_spans() => {
-                spans.span_total();
-                Err(spans.spans.pop().unwrap_or_default())
+                Input::Spans(superwords::Spans::Tables(std::mem::take(&mut spans.spans)))
             }
             None => {
                 // Span texts given as such (e.g. added from shards counted elsewhere).
-                let table = SpanTable::from_counts(spans.total());
-                spans.tables.clear();
-                Err(table)
+                spans.total();
+                Input::Spans(superwords::Spans::Texts(
+                    spans.tables.pop().unwrap_or_default(),
+                ))
             }
         };
-        let splitter = &splitter.inner;
-        let first = &mut engine.inner;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let (words, symbol_ids) = (&mut self.inner, &mut self.symbol_ids);
+        let grouping = Grouping {
+            splitter: &splitter.inner,
+            scope,
+            reserved: &reserved,
+        };
+        let level = superwords::WordLevel {
+            words: &mut self.inner,
+            symbol_ids: &mut self.symbol_ids,
+            engine: &mut engine.inner,
+        };
         let built = py
             .detach(|| {
                 guard("superword words", || {
-                    let (table, items) = match input {
-                        Ok(prepared) => prepared,
-                        Err(table) => {
-                            let items = PieceItems::new(
-                                &table, splitter, scope, &reserved, words, threads,
-                            )?;
-                            (table, items)
-                        }
-                    };
-                    let (data, lengths, counts) =
-                        superword_words(&table, &items, symbol_ids, first);
-                    let symbols = first.symbols().to_vec();
-                    drop(table);
-                    drop(items);
-                    *words = Arc::new(WordCounts::default());
-                    *symbol_ids = Vec::new();
-                    first.release_words();
-                    #[cfg(target_os = "linux")]
-                    crate::alloc::trim();
-                    Engine::from_flat_forgetting(data, &lengths, counts, symbols, false, min_freq)
-                        .map_err(|e| format!("{e:?}"))
+                    superwords::engine(input, &grouping, level, min_freq)
                 })
             })
             .map_err(|e| error(py, Kind::Wwho, e))?
-            .map_err(|e| error(py, Kind::Merge, e))?;
+            .map_err(|failure| match failure {
+                // Reported as a panic inside a core call is (see `guard`).
+                Failure::Panicked(panic) => error(
+                    py,
+                    Kind::Wwho,
+                    guard("preparing superword spans", || {
+                        std::panic::resume_unwind(panic)
+                    })
+                    .err()
+                    .unwrap_or_default(),
+                ),
+                Failure::Refused(e) => error(py, Kind::Merge, e),
+            })?;
         Ok(PyMergeEngine {
             inner: built,
             kind: SymbolKind::Str,
