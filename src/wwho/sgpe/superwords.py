@@ -15,10 +15,12 @@ what Hugging Face's BPE does with ``SPANS`` as its ``Split`` pre-tokenizer.
 Training: the spans of the corpus are counted (as sequences of piece ids, the piece counts kept
 as they are counted: :func:`piece_counts`' rule), the word-level engine runs as usual, then each
 span becomes the sequence of its pieces' tokens as that engine left them and a second engine
-learns the superword merges. All of it runs in the compiled core (``rust/src/spans.rs``: span
-cutting, the span table, the second engine's input; a span holding a special or byte token's
-text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module holds the rule as data
-(``SPAN_BREAKS``, ``SPANS``) and its Python statement for the tests and the Hugging Face export.
+learns the superword merges (:class:`SuperwordStage`, which :mod:`wwho.sgpe.train` runs). The
+work runs in the compiled core (``rust/src/spans.rs``: span cutting; ``rust/src/superwords.rs``:
+the span table, the second engine's input, freeing what the first stage leaves; a span holding a
+special or byte token's text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module
+holds the rule as data (``SPAN_BREAKS``, ``SPANS``), its Python statement for the tests and the
+Hugging Face export, and the stage's steps.
 
 This module does not read corpora nor assign final ids.
 """
@@ -29,6 +31,8 @@ import itertools
 import re
 from collections import Counter
 
+from wwho import _core
+from wwho.bpe import MergeEngine
 from wwho.counting import PIECES
 
 #: Sentence punctuation after which a span ends (the space after it starts the next span).
@@ -42,6 +46,45 @@ SPANS = (r"(?: (?=[^ \t\n\r]))?[^ \t\n\r]+(?:(?<![" + re.escape(SPAN_BREAKS) + r
 SUPERWORD_MIN_FREQ = 2
 
 _pieces = re.compile(PIECES).findall
+
+
+def span_breaks(superword_share: float) -> str | None:
+    """What the counters cut sentence spans after (``span_breaks`` of ``_core.PieceCounter``), or
+    ``None`` without superwords (``superword_share=0``): then pieces are counted."""
+    return SPAN_BREAKS if superword_share else None
+
+
+class SuperwordStage:
+    """The superword stage of one training, started once the word types are collected.
+
+    ``spans``: the span counter (made with :func:`span_breaks`, or given span texts);
+    ``words``: the word types of its pieces (``PieceCounter.words`` with the same ``scope`` and
+    ``reserved``). What each piece becomes is worked out on a thread of the core's from here on,
+    beside phases 3 and 4 (which run on one core); :meth:`train` takes it."""
+
+    def __init__(self, spans: _core.PieceCounter, words: _core.WordCounts, splitter: _core.WordSplitter, *,
+                 scope: str, reserved: list[str]) -> None:
+        self._spans: _core.PieceCounter | None = spans
+        self._words: _core.WordCounts | None = words
+        self._splitter = splitter
+        self._scope = scope
+        self._reserved = reserved
+        words.prepare_superwords(spans, splitter, scope=scope, reserved=reserved)
+
+    def train(self, engine: MergeEngine, *, max_symbols: int, progress: bool) -> MergeEngine:
+        """The superword merges after ``engine``'s (trained on ``words``): a second engine over
+        the spans as the tokens ``engine`` left their pieces, trained until it has
+        ``max_symbols`` symbols. The span counts, the word types and ``engine``'s words (its
+        symbols and merges stay) are freed before the second engine counts its pairs."""
+        if self._spans is None or self._words is None:
+            raise RuntimeError("the superword stage runs once")
+        second = self._words.superword_engine(self._spans, self._splitter, engine._core, scope=self._scope,
+                                              reserved=self._reserved, min_freq=SUPERWORD_MIN_FREQ)
+        self._spans = self._words = None
+        final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
+        final.train(max_symbols=max(max_symbols, len(final.symbols)), min_freq=SUPERWORD_MIN_FREQ,
+                    progress=progress)
+        return final
 
 
 def spans_pattern_source(*, onig: bool = False) -> str:

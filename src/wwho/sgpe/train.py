@@ -34,9 +34,10 @@ says so). The defaults (scope ``"pieces"``, ``prune_freq="auto"``, ``min_freq=1`
 for the meta tokenizer, where tiktoken takes everything else.
 
 Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
-building merges, the merge loop: ``rust/src/count.rs``, ``training.rs``, ``engine.rs``); the
-counts and word types never become Python objects. This module keeps the orchestration, the
-checkpoints and the vocabulary file.
+building merges, the merge loop: ``rust/src/count.rs``, ``training.rs``, ``engine.rs``; the
+superword stage: ``superwords.rs``); the counts and word types never become Python objects. This
+module keeps the orchestration, the checkpoints and the vocabulary file; the superword stage's
+steps are :class:`wwho.sgpe.superwords.SuperwordStage`'s.
 
 Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs and a
 fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
@@ -66,7 +67,7 @@ from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.scopes import check_scope
-from wwho.sgpe.superwords import SPAN_BREAKS, SUPERWORD_MIN_FREQ
+from wwho.sgpe.superwords import SuperwordStage, span_breaks
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
@@ -119,7 +120,7 @@ def train_sgpe(
                    checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
     stats = stats if stats is not None else CorpusStats()
     # With superwords the core counts sentence spans (their pieces follow from them).
-    span_breaks = SPAN_BREAKS if superword_share else None
+    breaks = span_breaks(superword_share)
     splitter = WordSplitter(script)
 
     t0 = time.perf_counter()
@@ -131,7 +132,7 @@ def train_sgpe(
         shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
         options = CountOptions("sgpe", text_field=text_field, skip_bad_lines=skip_bad_lines,
                                max_line_bytes=max_line_bytes, scripts=splitter.scripts if segments_only else None,
-                               prefix_space=prefix_space, span_breaks=span_breaks)
+                               prefix_space=prefix_space, span_breaks=breaks)
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
                               total_bytes=sum(s.size for s in shards), progress=progress)
         stats.files += len(files)
@@ -139,10 +140,10 @@ def train_sgpe(
         router = core_router(splitter.scripts) if segments_only else None
         pieces = count_corpus(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
                               workers=workers, progress=progress, router=router, max_line_bytes=max_line_bytes,
-                              prefix_space=prefix_space, span_breaks=span_breaks)
+                              prefix_space=prefix_space, span_breaks=breaks)
     return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
-                           superword_share=superword_share, spans=span_breaks is not None,
+                           superword_share=superword_share, spans=breaks is not None,
                            checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
@@ -169,7 +170,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     t0 = time.perf_counter()
     stats = CorpusStats()
     prefix_space = options.get("prefix_space", False)
-    span_breaks = SPAN_BREAKS if options.get("superword_share", 0.15) else None
+    breaks = span_breaks(options.get("superword_share", 0.15))
     if engine not in ENGINES:
         raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     iterator, length = dataset_texts(iterator, text_column, length)
@@ -179,20 +180,20 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
         from wwho.scale.shards import CountOptions, text_shards
 
         options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None,
-                                prefix_space=prefix_space, span_breaks=span_breaks)
+                                prefix_space=prefix_space, span_breaks=breaks)
         counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers, stats=stats,
                                progress=False)
     else:
         if address is not None:
             raise VocabError("address is an option of engine='ray'")
         counter = _core.PieceCounter(core_router(splitter.scripts) if segments_only else None,
-                                     prefix_space=prefix_space, span_breaks=span_breaks)
+                                     prefix_space=prefix_space, span_breaks=breaks)
         threads = 0 if workers is None else workers
         for batch in batches(texts, 8_000_000):
             counter.count_texts(batch, threads=threads)
             stats.documents += sum(1 for t in batch if t)
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
-                           segments_only=segments_only, stats=stats, started=t0, spans=span_breaks is not None,
+                           segments_only=segments_only, stats=stats, started=t0, spans=breaks is not None,
                            **options)
 
 
@@ -338,10 +339,10 @@ def train_on_pieces(
     reserved = [*special_tokens, *BYTE_TOKENS]  # a piece holding their text is grouped as in scope "words"
     words = pieces.words(splitter.core, scope=merge_scope, reserved=reserved)
     del pieces
-    if span_counts is not None:
-        # The superword stage's spans and what each piece becomes are worked out on a thread of
-        # the core's, beside phases 3 and 4 (which run on one core).
-        words.prepare_superwords(span_counts, splitter.core, scope=merge_scope, reserved=reserved)
+    # The superword stage starts now: what each piece becomes is worked out beside phases 3 and 4.
+    stage = None if span_counts is None else SuperwordStage(span_counts, words, splitter.core, scope=merge_scope,
+                                                            reserved=reserved)
+    span_counts = None
     boundary: dict[str, int] = words.boundary_counts()
     syllable_freq: dict[str, int] = words.syllable_counts()
     # Every boundary token, lone or inside a span: with the default scope, a whole corpus in
@@ -383,8 +384,7 @@ def train_on_pieces(
     say(f"[2/{stages}] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
         f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
-    if span_counts is None:
-        words = None  # only the superword stage needs the word types again
+    words = None  # only the superword stage needs the word types again (it holds them)
 
     # 4. merges
     engine = MergeEngine.from_core(core_engine, symbols, tie_break="smaller")
@@ -426,18 +426,11 @@ def train_on_pieces(
         save_checkpoint()
     say(f"[3/{stages}] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
     final = engine
-    if span_counts is not None:
+    if stage is not None:
         t2 = time.perf_counter()
-        # Frees the span table, the word types and the first engine's words (its symbols and
-        # merges stay) before the second engine counts its pairs.
-        second = words.superword_engine(span_counts, splitter.core, engine._core, scope=merge_scope, reserved=reserved,
-                                        min_freq=SUPERWORD_MIN_FREQ)
-        words = span_counts = None
-        final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
-        final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
-                    min_freq=SUPERWORD_MIN_FREQ, progress=progress)
+        final = stage.train(engine, max_symbols=vocab_size - fixed - len(support), progress=progress)
         say(f"[4/{stages}] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
-    words = span_counts = None
+    stage = None
 
     # 5. vocabulary
     freq = final.symbol_frequencies()
