@@ -190,3 +190,100 @@ def test_the_figure_pattern():
         assert FIGURE.search(figure), figure
     for prose in ("`<0x41>`", "GB9c", "UAX #29", "PEP 393", "o200k_base", "64-bit", "1, 2 or 4 bytes"):
         assert not FIGURE.search(prose), prose
+
+
+RUST = Path(__file__).resolve().parents[1] / "rust" / "src"
+_RUST_SKIP = re.compile(
+    r"//[^\n]*|/\*.*?\*/"  # comments (doc comments too: a link is no dependency)
+    r"|b?r(#*)\".*?\"\1"  # raw strings
+    r"|b?\"(?:\\.|[^\\\"])*\""  # strings
+    r"|b?'(?:\\u\{[0-9a-fA-F]+\}|\\.|[^\\'\n])'",  # characters (not lifetimes)
+    re.S,
+)
+_RUST_PATH = re.compile(r"\b(crate\s*::|(?:super\s*::\s*)+)\s*|\bmod\s+(\w+)\s*\{|[{}]")
+_RUST_STEP = re.compile(r"(super\s*::\s*)+|(\w+)")
+
+
+def _rust_names(text: str, at: int) -> list[str]:
+    """The first name of each path at ``text[at:]``: ``a::b`` gives ``a``, ``{a, b::{c}}`` gives ``a``, ``b``."""
+    if text[at] != "{":
+        m = re.match(r"\w+", text[at:])
+        return [m.group()] if m else []
+    names, depth, start = [], 0, True
+    for m in re.finditer(r"[{},]|\w+", text[at:]):
+        token = m.group()
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif token == ",":
+            start = depth == 1
+        elif start and depth == 1:
+            names.append(token)
+            start = False
+    return names
+
+
+def rust_references(text: str, path: list[str]) -> set[str]:
+    """Top-level modules that Rust source ``text`` of the module at ``path`` (``["py", "count"]``)
+    names: ``crate::x``, ``$crate::x``, ``use crate::{x, y::z}``, and ``super::`` paths that climb
+    to the crate root (counted from the file's module and the inline ``mod m { ... }`` around them)."""
+    text = _RUST_SKIP.sub(" ", text)
+    found: set[str] = set()
+    stack: list[str | None] = []  # per open brace: the inline module it opens, if any
+    for m in _RUST_PATH.finditer(text):
+        token = m.group()
+        if m.group(2):
+            stack.append(m.group(2))
+        elif token == "{":
+            stack.append(None)
+        elif token == "}":
+            if stack:
+                stack.pop()
+        elif m.group(1).startswith("crate"):
+            found.update(_rust_names(text, m.end()))
+        else:
+            here = path + [name for name in stack if name]
+            up = m.group(1).count("super")
+            if up >= len(here):  # climbs to the crate root
+                found.update(_rust_names(text, m.end()))
+    return found
+
+
+def rust_module_graph() -> dict[str, set[str]]:
+    """The crate's top-level modules (``rust/src/x.rs`` and ``rust/src/x/``) and which name which."""
+    files: dict[str, list[tuple[Path, list[str]]]] = {}
+    for file in RUST.rglob("*.rs"):
+        parts = list(file.relative_to(RUST).with_suffix("").parts)
+        if parts == ["lib"]:
+            continue
+        if parts[-1] == "mod":
+            parts = parts[:-1]
+        files.setdefault(parts[0], []).append((file, parts))
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for module, sources in files.items():
+        for file, parts in sources:
+            names = rust_references(file.read_text(encoding="utf-8"), parts)
+            graph[module].update(n for n in names if n in graph and n != module)
+    return graph
+
+
+def test_the_rust_checker_reads_paths():
+    text = """use crate::{a, b::{c, d}, e::f};
+    // crate::commented
+    let s = "crate::quoted"; let c = '"';
+    mod tests { use super::*; fn t() { super::super::g::h(); } }
+    fn k() { $crate::i::j!(); super::l::m(); }
+    """
+    assert rust_references(text, ["x"]) == {"a", "b", "e", "g", "i", "l"}
+    assert rust_references(text, ["x", "y"]) == {"a", "b", "e", "i"}
+
+
+def test_no_rust_module_cycles():
+    """The core's modules (``rust/src``) form layers, as the package's do: no module names one that
+    names it back, through any chain (a cycle is listed by its modules)."""
+    graph = rust_module_graph()
+    assert "units" in graph["sgpe"] and graph["py"]  # the walk saw references
+    assert cycles(graph) == []
