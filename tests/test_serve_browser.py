@@ -4,7 +4,8 @@ headless Chromium (Debian's ``chromium`` package, driven by Playwright; no brows
 Text is typed into the page key by key; the tokens the page shows (their text, and their ids with
 "show ids") must equal each tokenizer's own output: tiktoken's for o200k_base, wwho's ByteBPE for the
 Llama 3 GGUF vocabulary (checked against llama.cpp's vectors in test_gguf.py), and the SGPE
-tokenizer's. Cut marks are checked against ``regex`` ``\\X`` and the schema syllables.
+tokenizer's. Cut marks are checked against ``regex`` ``\\X`` and the schema syllables. The notice for
+scripts without a font is checked against fontconfig (``fc-list``), and with the check's outcome forced.
 
 Skipped, with the reason, only when no Chromium can be found (``.ci/run`` installs it) or Playwright
 is missing. ``WWHO_SCREENSHOT=docs/img/serve.png`` also saves the README's screenshot from the run.
@@ -252,6 +253,84 @@ def test_unchecking_a_tokenizer_hides_its_row(page, truth):
     page.wait_for_function("() => document.querySelectorAll('#results .row').length === 2")
     drawn(page)
     assert [r["label"] for r in page.evaluate(READ_ROWS)] == ["tiktoken:o200k_base", "sgpe-mixed"]
+
+
+# -- scripts without a font ---------------------------------------------------------------------------------
+
+def fontconfig_has(char: str) -> bool | None:
+    """Whether fontconfig (which Chromium asks on Linux) knows a font with a glyph for ``char``; None
+    when ``fc-list`` is absent."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return None
+    found = subprocess.run([fc_list, f":charset={ord(char):x}", "family"], capture_output=True, text=True,
+                           timeout=60, check=True).stdout
+    return bool(found.strip())
+
+
+def notice(page) -> str | None:
+    """The text of the "no font for ..." notice, None while it is hidden."""
+    box = page.locator("#fonts")
+    return " ".join(box.text_content().split()) if box.is_visible() else None
+
+
+def show_text(page, text: str) -> None:
+    page.locator("#text").fill(text)
+    drawn(page, text)
+
+
+def test_font_check_tells_letters_from_boxes(page):
+    """The page's check draws a letter and a code point no font has (U+0378) on a canvas: a Latin letter
+    is drawn, a noncharacter is a box, and Sinhala and Brahmi are drawn exactly when fontconfig has a
+    font for them (so both outcomes are checked on a machine without fonts-noto-core)."""
+    can_draw = "c => window.wwhoFonts.canDraw(c)"
+    assert page.evaluate(can_draw, "A") is True
+    assert page.evaluate(can_draw, "\ufdd0") is False
+    for letters in ("\u0d9a\u0d85", "\U00011005"):  # Sinhala KA and A; Brahmi A (fonts-noto-core has both)
+        has = fontconfig_has(letters[0])
+        if has is None:
+            pytest.skip("fc-list is absent: cannot tell which fonts Chromium has")
+        assert page.evaluate(can_draw, letters) is has, (letters, has)
+
+
+def test_notice_when_sinhala_has_no_font(page):
+    """On Sinhala text the notice appears exactly when this machine's Chromium has no Sinhala font, and
+    then it names Sinhala and the package that fixes it."""
+    has = fontconfig_has("\u0d9a")
+    if has is None:
+        pytest.skip("fc-list is absent: cannot tell whether Chromium has a Sinhala font")
+    show_text(page, TEXTS["sinhala"])
+    assert page.evaluate("() => window.wwhoFonts.missing") == ([] if has else ["Sinhala"])
+    shown = notice(page)
+    if has:
+        assert shown is None
+    else:
+        assert shown.startswith("× This browser has no font for Sinhala:"), shown
+        assert "sudo apt install fonts-noto-core" in shown and "Noto Sans Sinhala" in shown
+    show_text(page, "Hello, world")  # no Indic script: no notice
+    assert notice(page) is None
+
+
+def test_notice_names_each_missing_script_and_can_be_dismissed(page):
+    """The outcome of the check forced (its cache filled in), so that this runs the same with or without
+    fonts: only the scripts present in the text and without a font are named; closing the notice keeps
+    it closed for those scripts, and a script newly missing brings it back."""
+    page.evaluate("""() => { const d = window.wwhoFonts.drawable; d.clear();
+        d.set('Sinhala', false); d.set('Tamil', false); d.set('Bengali', false); d.set('Devanagari', true); }""")
+    show_text(page, "Hello")
+    assert notice(page) is None
+    show_text(page, "ශ්‍රී ලංකා नमस्ते வணக்கம்")
+    assert page.evaluate("() => window.wwhoFonts.missing") == ["Sinhala", "Tamil"]
+    shown = notice(page)
+    assert shown.startswith("× This browser has no font for Sinhala and Tamil:"), shown
+    assert "install Noto Sans Sinhala and Noto Sans Tamil from" in shown and "Devanagari" not in shown
+    page.locator("#fonts .close").click()
+    assert notice(page) is None
+    show_text(page, "ලංකාව வணக்கம்")
+    assert notice(page) is None  # dismissed for these scripts
+    show_text(page, "ලංකාව বাংলা")
+    assert notice(page).startswith("× This browser has no font for Bengali:")
+    assert page.evaluate("() => window.wwhoFonts.missing") == ["Sinhala", "Bengali"]
 
 
 def test_ten_thousand_characters(page, truth):

@@ -33,6 +33,7 @@
   }
 
   async function start() {
+    $("#fonts .close").addEventListener("click", dismissFonts);
     let info;
     try {
       info = await (await fetch("/api/tokenizers")).json();
@@ -64,6 +65,7 @@
 
   async function send() {
     const text = $("#text").value;
+    checkFonts(text);
     const chosen = [...document.querySelectorAll("#choices input:checked")].map((el) => state.tokenizers[+el.dataset.k].name);
     const n = codePoints(text);
     if (state.limits && n > state.limits.max_chars) {
@@ -278,6 +280,97 @@
     const s = state.data.compare[+el.dataset.s];
     showTip(event, state.data.results.filter((r) => !r.error && r.aligned)
       .map((r) => `${r.tokenizer}: ${piecesIn(r, s.start, s.end)}`).join("\n"));
+  }
+
+  // -- fonts -----------------------------------------------------------------------------------
+  // A script the browser has no font for is drawn as empty boxes ("tofu"): every letter looks the
+  // same and no token can be read. For each script in the text (only those, and each once) the page
+  // draws two of its letters on a canvas and compares them with a code point no font has (U+0378,
+  // unassigned), drawn in the same font: the same pixels (Chromium draws the same .notdef box for
+  // both), or both letters exactly as wide as it (for a browser that draws each missing code point's
+  // own box, e.g. with its number in hex) = no font. Then a notice names the scripts and the fonts
+  // that draw them. A browser whose canvas cannot be read gets no notice; the page works the same.
+  const SCRIPTS = [
+    // [name, \p{Script=...}, two letters of different widths, Noto font]
+    ["Sinhala", "Sinhala", "\u0D9A\u0D85", "Noto Sans Sinhala"],
+    ["Devanagari", "Devanagari", "\u0915\u0907", "Noto Sans Devanagari"],
+    ["Bengali", "Bengali", "\u0995\u0987", "Noto Sans Bengali"],
+    ["Gurmukhi", "Gurmukhi", "\u0A15\u0A07", "Noto Sans Gurmukhi"],
+    ["Gujarati", "Gujarati", "\u0A95\u0A87", "Noto Sans Gujarati"],
+    ["Odia", "Oriya", "\u0B15\u0B07", "Noto Sans Oriya"],
+    ["Tamil", "Tamil", "\u0B95\u0B87", "Noto Sans Tamil"],
+    ["Telugu", "Telugu", "\u0C15\u0C07", "Noto Sans Telugu"],
+    ["Kannada", "Kannada", "\u0C95\u0C87", "Noto Sans Kannada"],
+    ["Malayalam", "Malayalam", "\u0D15\u0D07", "Noto Sans Malayalam"],
+  ].map(([name, script, letters, noto]) => ({ name, letters: [...letters], noto, re: new RegExp(`\\p{Script=${script}}`, "u") }));
+  const NO_GLYPH = "\u0378";
+  const fonts = (window.wwhoFonts = {
+    drawable: new Map(),   // script name -> whether the browser has a font for it (checked once)
+    dismissed: new Set(),  // scripts whose notice the user closed
+    missing: [],           // the scripts of the text shown that cannot be drawn
+    canDraw, missingIn, SCRIPTS,
+  });
+  let canvas = null;
+
+  function family() {
+    return getComputedStyle($("#text")).fontFamily || "sans-serif";
+  }
+
+  function ink(ctx, text) {
+    ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
+    ctx.fillText(text, 8, 44);
+    return { width: ctx.measureText(text).width, pixels: ctx.getImageData(0, 0, ctx.canvas.width, ctx.canvas.height).data };
+  }
+
+  // Whether every one of `letters` (characters) is drawn with a glyph, in the page's text font.
+  function canDraw(letters) {
+    if (!canvas) {
+      canvas = document.createElement("canvas");
+      canvas.width = 96;
+      canvas.height = 64;
+    }
+    const ctx = canvas.getContext("2d", { willReadFrequently: true });
+    if (!ctx) return true;  // no canvas: nothing to tell
+    ctx.font = `40px ${family()}`;
+    ctx.fillStyle = "#000";
+    const box = ink(ctx, NO_GLYPH);
+    const drawn = [...letters].map((c) => ink(ctx, c));
+    const same = (a) => a.width === box.width && a.pixels.every((v, k) => v === box.pixels[k]);
+    if (drawn.some(same)) return false;
+    return !(drawn.length > 1 && drawn.every((a) => a.width === box.width));
+  }
+
+  // The scripts of `text` the browser has no font for.
+  function missingIn(text) {
+    return SCRIPTS.filter((s) => {
+      if (!s.re.test(text)) return false;
+      if (!fonts.drawable.has(s.name)) fonts.drawable.set(s.name, canDraw(s.letters));
+      return !fonts.drawable.get(s.name);
+    });
+  }
+
+  function checkFonts(text) {
+    let missing;
+    try {
+      missing = missingIn(text);
+    } catch (err) {
+      missing = [];  // a browser that cannot tell: say nothing rather than break the page
+    }
+    fonts.missing = missing.map((s) => s.name);
+    const show = missing.filter((s) => !fonts.dismissed.has(s.name));
+    const el = $("#fonts");
+    el.hidden = show.length === 0;
+    if (el.hidden) return;
+    const names = show.map((s) => s.name);
+    const list = (words) => words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} and ${words[words.length - 1]}`;
+    el.querySelector(".scripts").textContent = list(names);
+    el.querySelector(".noto").textContent = list(show.map((s) => s.noto));
+    el.dataset.scripts = names.join(" ");
+  }
+
+  function dismissFonts() {
+    for (const name of $("#fonts").dataset.scripts.split(" ")) fonts.dismissed.add(name);
+    $("#fonts").hidden = true;
   }
 
   document.addEventListener("DOMContentLoaded", start);
