@@ -229,3 +229,29 @@ def test_a_preparation_left_unused_is_harmless():
         assert len(counter) == 0  # the span counts went to the preparation
         del words, counter
         gc.collect()
+
+
+def test_the_superword_stage_runs_once_and_frees_what_it_used():
+    # SuperwordStage is the whole stage: prepared when made, trained once, leaving the span counts,
+    # the word types and the first engine's words empty (the first engine's merges stay).
+    import pytest
+
+    from wwho import _core
+    from wwho.bpe import MergeEngine
+    from wwho.sgpe.superwords import SuperwordStage, span_breaks
+    from wwho.sgpe.words import WordSplitter
+
+    assert span_breaks(0) is None and span_breaks(0.15)
+    splitter = WordSplitter("sinhala").core
+    counter = _core.PieceCounter(span_breaks=span_breaks(0.15))
+    counter.count_texts(["ශ්‍රී ලංකාව දිවයිනකි. ලංකාව යනු", "ශ්‍රී ලංකාව දිවයිනකි"] * 20, threads=2)
+    words = counter.pieces().words(splitter, scope="pieces")
+    stage = SuperwordStage(counter, words, splitter, scope="pieces", reserved=[])
+    symbols, core, *_ = words.engine_input(1, arrays=False)
+    first = MergeEngine.from_core(core, symbols, tie_break="smaller")
+    first.train(max_symbols=len(symbols) + 5, min_freq=1, progress=False)
+    final = stage.train(first, max_symbols=len(first.symbols) + 20, progress=False)
+    assert final.merges and final.symbols[: len(first.symbols)] == first.symbols
+    assert len(counter) == 0 and len(words) == 0 and len(first.merges) == 5
+    with pytest.raises(RuntimeError, match="runs once"):
+        stage.train(first, max_symbols=100, progress=False)
