@@ -133,6 +133,42 @@ def test_version_and_train_help():
     assert "--min-frequency" in proc.stdout
 
 
+#: What neither ``import wwho`` nor ``wwho --version`` may import: each is imported where it is used.
+HEAVY = ("numpy", "tokenizers", "regex", "tqdm", "gguf", "tiktoken")
+HEAVY_WWHO = ("wwho.extend", "wwho.evaluate")
+
+
+def _imported_by(code: str) -> tuple[list[str], str]:
+    """Run ``code`` in a fresh interpreter; the heavy modules it left in ``sys.modules``, and its stdout."""
+    probe = (f"{code}\nimport sys\n"
+             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} "
+             f"or m.startswith({HEAVY_WWHO!r})), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return eval(proc.stderr.strip().splitlines()[-1]), proc.stdout  # noqa: S307 -- our own repr of a list
+
+
+def test_import_wwho_is_light():
+    """Start-up: ``import wwho`` loads the core and nothing heavy; each public name loads on first use."""
+    assert _imported_by("import wwho")[0] == []
+    loaded, out = _imported_by("import wwho\nfrom wwho import ByteBPE, words\n"
+                               "print(ByteBPE.__name__, words.__name__, set(wwho.__all__) <= set(dir(wwho)))")
+    assert out.split() == ["ByteBPE", "wwho.words", "True"]
+    assert "numpy" not in loaded  # numpy only when arrays are asked for
+    for name in wwho.__all__:
+        assert getattr(wwho, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+        wwho.NoSuchThing  # noqa: B018
+
+
+def test_version_imports_nothing_heavy():
+    """``wwho --version`` builds the parser of every verb, none of which imports a heavy module."""
+    loaded, out = _imported_by("import sys\nsys.argv = ['wwho', '--version']\nfrom wwho.cli import main\n"
+                               "try:\n    main()\nexcept SystemExit:\n    pass")
+    assert out.strip() == f"wwho {wwho.__version__}"
+    assert loaded == []
+
+
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "binary"])
 def test_flags_agree_across_kinds(kind, sinhala_corpus, tmp_path):
     """--min-freq and --min-frequency, --out and -o, --quiet and --no-progress on every kind."""
@@ -153,3 +189,4 @@ def test_flags_agree_across_kinds(kind, sinhala_corpus, tmp_path):
     proc = run_wwho("train", "--kind", kind, "--vocab-size", size, "--min-freq", "3", "--min-frequency", "4",
                     "-o", tmp_path / "x", sinhala_corpus)
     assert proc.returncode == 2 and "given twice" in proc.stderr
+

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tokenizers import Tokenizer
+if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without HF tokenizers
+    from tokenizers import Tokenizer
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import atomic_open, parse_json, read_bytes
@@ -76,6 +77,8 @@ def load(path: str | Path) -> Tokenizer:
                          "no normalizer or pre-tokenizer, decoder null or Fuse)")
     check_ids(data, str(path))
     check_merges(data, str(path))
+    from tokenizers import Tokenizer
+
     try:
         tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
     except Exception as exc:  # noqa: BLE001 -- the Rust loader raises a bare Exception

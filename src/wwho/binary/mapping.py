@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tokenizers import Tokenizer, decoders, models
+if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
+    from tokenizers import Tokenizer
 
 from wwho.errors import TokenizerError
 from wwho.ids import batch as as_batch
@@ -127,6 +129,8 @@ def _encoding(enc) -> BinaryEncoding:
 def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int]] | None:
     """``(start, end)`` pieces of about ``size`` bytes, cut where no token can cross; None when
     the model is not a plain BPE over bytes (then the data is encoded whole)."""
+    from tokenizers import models
+
     model = tokenizer.model
     if not isinstance(model, models.BPE) or model.ignore_merges or model.dropout or model.byte_fallback \
             or model.continuing_subword_prefix or model.end_of_word_suffix:
@@ -181,6 +185,8 @@ def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: b
 
     Raises :class:`TokenizerError` for a non-integer or out-of-range id, naming its position.
     """
+    from tokenizers import decoders
+
     ids = token_ids(ids, tokenizer.get_vocab_size(with_added_tokens=True))  # ints, numpy ints; no bools
     if isinstance(tokenizer.decoder, decoders.Fuse):
         text = tokenizer.decode(ids, skip_special_tokens=skip_special)

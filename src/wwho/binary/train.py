@@ -32,8 +32,10 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tokenizers import AddedToken, Tokenizer, decoders, models, processors, trainers
+if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
+    from tokenizers import Tokenizer, trainers
 
 from wwho.binary.ingest import IngestOptions, OptionError, count_windows
 from wwho.errors import VocabError, brief
@@ -127,6 +129,8 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                       pad_to_power_of_two: bool = True, threads: int | None = None,
                       progress: bool = False) -> Tokenizer:
     """Train on windows counted by :func:`wwho.binary.ingest.count_windows` (``{bytes: count}``)."""
+    from tokenizers import Tokenizer, decoders, models, processors, trainers
+
     names = check_options(vocab_size=vocab_size, min_frequency=min_frequency,
                           max_token_length=max_token_length, standard_specials=standard_specials, mask=mask,
                           unk=unk, reserve=reserve, template=template, threads=threads)
@@ -252,6 +256,8 @@ def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trai
 
 
 def _add_specials(tokenizer: Tokenizer, names: list[str], first_id: int) -> None:
+    from tokenizers import AddedToken
+
     vocab = tokenizer.get_vocab(with_added_tokens=True)
     clash = [name for name in names if name in vocab]
     if clash:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import add_force, check_output_file
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
-from wwho.evaluate import Metrics, evaluate_all
+
+if TYPE_CHECKING:
+    from wwho.evaluate import Metrics
 
 COLUMNS = [
     ("tokens/word", "fertility", "{:.3f}"),
@@ -55,6 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from wwho.evaluate import evaluate_all  # here: `wwho --version` does without wwho.evaluate
+
     if args.plot:
         check_output_file(args.plot, force=args.force, flag="--plot")
     use_tiktoken_file(args)

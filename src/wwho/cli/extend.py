@@ -18,9 +18,6 @@ import time
 from wwho.cli.outputs import add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
-from wwho.extend import extend_tokenizer
-from wwho.extend.files import FILES
-from wwho.extend.scripts import parse_scripts
 from wwho.savedir import MANIFEST, check_target
 from wwho.sizes import arg_type, check_vocab_size
 
@@ -120,6 +117,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from wwho.extend import extend_tokenizer  # here: `wwho --version` does without wwho.extend
+    from wwho.extend.files import FILES
+    from wwho.extend.scripts import parse_scripts
+
     # Fail before the long work, not after it.
     out = check_output_dir(check_target(args.out), (*FILES, MANIFEST), force=args.force)
     stats = CorpusStats()

@@ -17,8 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from wwho.corpus import iter_documents
 from wwho.errors import WwhoError
 
@@ -51,6 +49,8 @@ class VerifyReport:
 
 def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bool = False,
            max_examples: int = 5) -> VerifyReport:
+    from tqdm.auto import tqdm  # here: `wwho --version` does without it
+
     report = VerifyReport()
     docs = iter(documents)
     bar = tqdm(desc="verifying export", unit="line", disable=not progress)

@@ -12,10 +12,13 @@ Not here: torch, model surgery (see ``docs/extend.md`` for ``resize_token_embedd
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from wwho.bytelevel import ByteBPE
 from wwho.errors import VocabError
+
+if TYPE_CHECKING:  # imported where used: `wwho --version` does without numpy
+    import numpy as np
 
 
 def base_ids_of(base: ByteBPE, token: bytes) -> list[int]:
@@ -36,6 +39,8 @@ def init_embeddings(base: ByteBPE, extended: ByteBPE, matrix) -> np.ndarray:
     ``base.n_vocab`` rows (anything ``numpy.asarray`` takes: a numpy array, a CPU torch tensor's
     ``.numpy()``). Returns a new array of ``max(extended.n_vocab, len(matrix))`` rows, same dtype.
     """
+    import numpy as np
+
     weights = np.asarray(matrix)
     if weights.ndim != 2:
         raise VocabError(f"the embedding matrix must be 2-dimensional, not of shape {weights.shape}")
