@@ -24,6 +24,7 @@ from wwho.bytelevel import ByteBPE
 from wwho.errors import CorpusError, SchemaError, VocabError
 from wwho.extend import NotExtendable, extend_tokenizer, init_embeddings
 from wwho.extend.embeddings import base_ids_of
+from wwho.extend.extension import count_script_words
 from wwho.extend.files import FILES, read_record
 from wwho.extend.scripts import ScriptSet, parse_scripts
 from wwho.extend.verify import partial_tokens, syllable_cuts, unreachable
@@ -152,11 +153,11 @@ def test_every_base_token_keeps_its_id_and_new_ids_follow(extensions, case):
     for i in range(base.n_vocab):
         try:
             want = base.token_bytes(i)
-        except ValueError:  # an unassigned id of the base (o200k's gaps) stays unassigned
-            with pytest.raises(ValueError):
-                tok.token_bytes(i)
+        except ValueError:  # an unassigned id of the base (o200k's gaps) holds a reserved special token
+            assert tok.special_tokens[f"<|reserved_{i}|>"] == i
             continue
         assert tok.token_bytes(i) == want
+    assert tok.vocab_size == tok.n_vocab == ext.embedding_rows  # every id has a token: len() covers them
     assert sorted(ext.tokenizer.ranks[t] for t in ext.new_tokens) == list(
         range(base.n_vocab, base.n_vocab + ADD)
     )
@@ -325,7 +326,8 @@ def test_transformers_autotokenizer_without_custom_code(extensions, case):
     ext, directory, _ = extensions[case]
     auto = transformers.AutoTokenizer.from_pretrained(str(directory))
     assert type(auto).__name__ in ("PreTrainedTokenizerFast", "TokenizersBackend")
-    assert len(auto) == ext.tokenizer.vocab_size
+    assert len(auto) == ext.tokenizer.vocab_size == ext.tokenizer.n_vocab  # resize_token_embeddings(len(auto))
+    assert max(auto.get_vocab().values()) == len(auto) - 1
     lines = _lines(*SCRIPT_LANGS, size=25_000)
     want = [ext.tokenizer.encode(line) for line in lines]
     assert auto(lines, add_special_tokens=False)["input_ids"] == want
@@ -600,6 +602,42 @@ def test_same_input_gives_identical_files(bases, tmp_path):
 
 
 # --- embeddings ----------------------------------------------------------------------------------
+
+
+def test_o200k_holes_are_reserved_and_padding_reaches_a_multiple(extensions, tmp_path):
+    """o200k_base has no token at 199,998 and 200,000..200,017: the extension fills them, so
+    len(tokenizer) is the row count; pad_to_multiple_of adds reserved ids up to a multiple."""
+    ext, directory, _ = extensions["o200k-si+hi"]
+    holes = [199_998, *range(200_000, 200_018)]
+    assert ext.base.n_vocab == 200_019 and ext.base.vocab_size == 200_000  # ids vs tokens of the base
+    assert [ext.tokenizer.special_tokens[f"<|reserved_{i}|>"] for i in holes] == holes
+    assert ext.n_reserved == len(holes) and ext.embedding_rows == 200_019 + ADD
+    lines = _lines("si", size=60_000)
+    words = count_script_words(lines, ("sinhala",), workers=1, progress=False)
+    (tmp_path / "c.txt").write_text("\n".join(lines), encoding="utf-8")  # counted above: word_counts
+    padded = extend_tokenizer(ext.base, tmp_path / "c.txt", add=300, scripts=("sinhala",), min_syllable_freq=2, word_counts=words,
+                              verify=False, progress=False, pad_to_multiple_of=128)
+    tok = padded.tokenizer
+    assert tok.n_vocab % 128 == 0 and tok.vocab_size == tok.n_vocab == padded.embedding_rows
+    assert tok.n_vocab - 128 < 200_019 + 300 <= tok.n_vocab
+    assert padded.n_reserved == len(holes) + tok.n_vocab - (200_019 + 300)
+    assert tok.encode("ශ්‍රී ලංකාව hello") == tok.encode("ශ්‍රී ලංකාව hello", allowed_special="all")
+    matrix = np.ones((200_019, 4), dtype=np.float32)
+    rows = init_embeddings(ext.base, tok, matrix)
+    assert rows.shape == (padded.embedding_rows, 4) and np.all(rows == 1)  # every row set, base rows kept
+
+
+def test_cli_says_the_row_count(tmp_path):
+    require_data(GGUF)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 60_000), encoding="utf-8")
+    proc = _wwho("extend", "--base", str(GGUF / "ggml-vocab-llama-bpe.gguf"), "--corpus", str(corpus), "--add",
+                 "200", "--script", "sinhala", "-o", str(tmp_path / "o"), "--quiet", "--workers", "1",
+                 "--pad-to-multiple-of", "64", "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    tok = ByteBPE.from_hf(tmp_path / "o" / "tokenizer.json")
+    assert tok.n_vocab % 64 == 0 and tok.vocab_size == tok.n_vocab
+    assert f"resize the model to {tok.n_vocab:,} embedding rows" in proc.stderr
 
 
 def test_init_embeddings_means_of_base_rows(extensions):

@@ -146,12 +146,16 @@ class ByteBPE:
 
     @property
     def n_vocab(self) -> int:
-        """One more than the largest token id (tiktoken's ``n_vocab``)."""
+        """One more than the largest token id (tiktoken's ``n_vocab``): the rows an embedding matrix
+        needs. Not the number of tokens where some ids have none: ``o200k_base`` has ``n_vocab``
+        200,019 and :attr:`vocab_size` 200,000 (no token at 199,998 and 200,000..200,017)."""
         return self._core.n_vocab
 
     @property
     def vocab_size(self) -> int:
-        """How many ids have a token (ordinary, special, added, extra); <= ``n_vocab``."""
+        """How many ids have a token (ordinary, special, added, extra); <= :attr:`n_vocab`, smaller
+        where the ids have holes (``o200k_base``: 200,000 tokens, ids up to 200,018). ``len(tok)``
+        is this; size an embedding matrix by :attr:`n_vocab`."""
         return self._core.vocab_size
 
     @property

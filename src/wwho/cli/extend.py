@@ -113,6 +113,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the checks on the first 2,000 corpus lines (stock tokenizers, base ids, "
         "syllables, reachability) before writing",
     )
+    p.add_argument(
+        "--pad-to-multiple-of",
+        type=count_arg("--pad-to-multiple-of", 1),
+        default=None,
+        metavar="M",
+        help="add reserved tokens until the vocabulary is a multiple of M (64 or 128 suit GPU kernels); "
+        "the base's id holes are always filled",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -142,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         pattern=args.pattern,
         verify=not args.no_verify,
         progress=not args.quiet,
+        pad_to_multiple_of=args.pad_to_multiple_of,
     )
     ext.save(out, force=args.force)
     s = ext.stats
@@ -154,4 +163,8 @@ def run(args: argparse.Namespace) -> int:
         + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""),
         file=sys.stderr,
     )
+    reserved = f", {ext.n_reserved:,} of them reserved (ids the base has no token for, padding)" if ext.n_reserved \
+        else ""
+    print(f"vocabulary: {ext.embedding_rows:,} ids{reserved}: resize the model to {ext.embedding_rows:,} embedding "
+          "rows (= len(tokenizer); init_embeddings returns them)", file=sys.stderr)
     return 0

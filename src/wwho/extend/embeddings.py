@@ -37,7 +37,11 @@ def init_embeddings(base: ByteBPE, extended: ByteBPE, matrix) -> np.ndarray:
 
     ``matrix``: the base model's embedding (or output) matrix, rows indexed by base id, at least
     ``base.n_vocab`` rows (anything ``numpy.asarray`` takes: a numpy array, a CPU torch tensor's
-    ``.numpy()``). Returns a new array of ``max(extended.n_vocab, len(matrix))`` rows, same dtype.
+    ``.numpy()``). Returns a new array of ``max(extended.n_vocab, len(matrix))`` rows, same dtype:
+    **the row count to use**, ``model.resize_token_embeddings(out.shape[0])``. For an extension
+    written by wwho it is ``len(AutoTokenizer.from_pretrained(DIR))`` (every id, holes and padding
+    included, has a token), or more where the base matrix was padded further. A padding id beyond
+    the base matrix starts as the mean of the base rows; the base's own rows (its holes too) are copied.
     """
     import numpy as np
 
@@ -51,9 +55,14 @@ def init_embeddings(base: ByteBPE, extended: ByteBPE, matrix) -> np.ndarray:
         raise VocabError("extended is not an extension of base (its first ids are not the base's tokens)")
     out = np.empty((max(extended.n_vocab, weights.shape[0]), weights.shape[1]), dtype=weights.dtype)
     out[: weights.shape[0]] = weights
+    reserved = set(extended.special_tokens.values())  # after the base, only padding is special
+    mean = weights[:first].astype(np.float64).mean(axis=0).astype(weights.dtype)
     for i in range(first, extended.n_vocab):
-        ids = base_ids_of(base, extended.token_bytes(i))
-        out[i] = weights[ids].astype(np.float64).mean(axis=0).astype(weights.dtype)
+        if i not in reserved:
+            ids = base_ids_of(base, extended.token_bytes(i))
+            out[i] = weights[ids].astype(np.float64).mean(axis=0).astype(weights.dtype)
+        elif i >= weights.shape[0]:  # padding beyond the base matrix: no text to start from
+            out[i] = mean
     return out
 
 

@@ -4,6 +4,10 @@ The result (:class:`Extension`) is one byte-level BPE with the merges rule:
 
 * **vocabulary**: every base token keeps its id and bytes (special, added and decode-only tokens
   included); the new tokens get the ids from the base's ``n_vocab`` on, in order of creation;
+  every id below the last one has a token: the base's holes (o200k_base has none at 199,998 and
+  200,000..200,017) become special ``<|reserved_ID|>`` tokens, as o200k-based models fill them, so
+  ``len(tokenizer)`` is the row count of the embedding matrix; ``pad_to_multiple_of`` adds more of
+  them up to a multiple (64, 128) of it;
 * **pre-tokenizer**: script words cut out whole, the base's regexes elsewhere
   (:mod:`wwho.extend.pretokenizer`);
 * **merges**: the new merges (:mod:`wwho.extend.building`, :mod:`wwho.extend.learn`), then the
@@ -123,6 +127,7 @@ def extend_tokenizer(
     word_counts: Counter[str] | None = None,
     verify: bool = True,
     progress: bool = True,
+    pad_to_multiple_of: int | None = None,
 ) -> Extension:
     """Learn ``add`` new tokens over the syllables of ``scripts`` on ``corpus`` and extend ``base``.
 
@@ -130,7 +135,8 @@ def extend_tokenizer(
     (before reading the corpus) when the base's pre-tokenizer cannot be extended exactly.
     ``verify`` runs :func:`wwho.extend.verify.check_extension` on the first lines of the corpus.
     ``word_counts``: the corpus's script words as :func:`count_words` gives them, to skip counting
-    when extending several bases or sizes from one corpus.
+    when extending several bases or sizes from one corpus. ``pad_to_multiple_of``: reserved tokens
+    after the new ones until the vocabulary is a multiple of it (64 or 128 suit GPU kernels).
     """
     check_vocab_size(add, "add")
     if isinstance(syllable_share, bool) or not isinstance(syllable_share, (int, float)) or not (
@@ -142,6 +148,8 @@ def extend_tokenizer(
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)
     check_max_line_bytes(max_line_bytes)
+    if pad_to_multiple_of is not None:
+        check_range(pad_to_multiple_of, "pad_to_multiple_of", 1, 1 << 20)
     script_set = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
     tok, base_config = load_base(base, tiktoken_file=tiktoken_file, pattern=pattern)
     pretokenizer = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
@@ -179,9 +187,11 @@ def extend_tokenizer(
         "syllable_share": syllable_share,
         "min_freq": min_freq,
     }
+    if pad_to_multiple_of is not None:
+        options["pad_to_multiple_of"] = pad_to_multiple_of
     ext = Extension(
         tok,
-        assemble(tok.model, merges, pretokenizer, script_set),
+        assemble(tok.model, merges, pretokenizer, script_set, pad_to_multiple_of=pad_to_multiple_of),
         script_set,
         tok.n_vocab,
         list(merges.tokens),
@@ -247,18 +257,37 @@ def count_script_words(
     return Counter({piece: n for piece, n in counts.items() if is_word(piece)})
 
 
+def reserved_token(token_id: int) -> str:
+    """The special token that holds an id with no token of its own (o200k_harmony's naming)."""
+    return f"<|reserved_{token_id}|>"
+
+
 def assemble(
-    base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet
+    base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet, *,
+    pad_to_multiple_of: int | None = None,
 ) -> ByteLevelModel:
-    """The extended model: base vocabulary + new tokens, new merges then the base's (see above)."""
+    """The extended model: base vocabulary + new tokens, new merges then the base's, every id up to
+    the last (and to ``pad_to_multiple_of``) holding a token (see above)."""
     base_merges = base.merges if base.merges is not None else tiktoken_merges(base.ranks)
     kept = [pair for pair in base_merges if pair not in merges.ranks]
     ranks = dict(base.ranks)
     ranks.update(merges.ids)
+    specials = dict(base.special_tokens)
+    used = {*ranks.values(), *specials.values(), *base.added_tokens.values(), *base.extra_tokens}
+    size = max(used) + 1
+    if pad_to_multiple_of:
+        size = -(-size // pad_to_multiple_of) * pad_to_multiple_of
+    texts = {*specials, *base.added_tokens}
+    for i in range(size):
+        if i not in used:
+            name = reserved_token(i)
+            if name in texts:
+                raise VocabError(f"cannot fill id {i}: the base already has a token {name!r} at another id")
+            specials[name] = i
     return ByteLevelModel(
         ranks,
         pattern,
-        special_tokens=dict(base.special_tokens),
+        special_tokens=specials,
         merges=list(merges.merges) + kept,
         ignore_merges=base.ignore_merges,
         added_tokens=dict(base.added_tokens),

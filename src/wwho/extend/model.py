@@ -42,6 +42,17 @@ class Extension:
     def n_new(self) -> int:
         return len(self.new_tokens)
 
+    @property
+    def n_reserved(self) -> int:
+        """Ids holding a ``<|reserved_ID|>`` token: the base's holes and the padding."""
+        return sum(1 for t in self.model.special_tokens if t not in self.base.special_tokens)
+
+    @property
+    def embedding_rows(self) -> int:
+        """The rows the model's embedding matrix needs: ``len(AutoTokenizer)`` of the saved directory,
+        every id (holes and padding filled with reserved tokens), as :func:`init_embeddings` returns."""
+        return self.tokenizer.n_vocab
+
     def record(self) -> dict:
         """``wwho_extend.json``: what the extension knows and how it was made."""
         return {
