@@ -118,3 +118,18 @@ def test_eval_json_parity_is_at_least_one(small_corpus, tmp_path):
     assert proc.returncode == 0, proc.stderr
     (result,) = json.loads(proc.stdout)["results"]
     assert result["parity"] >= 1.0
+
+
+def test_extend_says_why_its_bars_run_twice(tmp_path):
+    from conftest import DATA
+
+    gguf = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+    if not gguf.is_file():
+        pytest.skip(f"{gguf} is absent")
+    corpus = tmp_path / "si.txt"
+    corpus.write_text("\n".join(SINHALA[:300]) + "\n", encoding="utf-8")
+    proc = run_wwho("extend", "--base", gguf, "--corpus", corpus, "--add", "200", "--script", "sinhala", "-o",
+                    tmp_path / "out", "--workers", "1", "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    assert "pass 1/2 (trial, to price a syllable): merges" in proc.stderr
+    assert "pass 2/2 (kept): merges" in proc.stderr
