@@ -190,3 +190,24 @@ def test_flags_agree_across_kinds(kind, sinhala_corpus, tmp_path):
                     "-o", tmp_path / "x", sinhala_corpus)
     assert proc.returncode == 2 and "given twice" in proc.stderr
 
+
+def test_source_build_without_cargo_fails_at_once(tmp_path):
+    """The build backend (build_backend/wwho_build.py, maturin behind a check) refuses in one line,
+    naming what to install, when cargo is not on PATH: maturin alone would download a toolchain."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    hooks = ["get_requires_for_build_wheel()", "get_requires_for_build_editable()", "get_requires_for_build_sdist()",
+             f"prepare_metadata_for_build_wheel({str(tmp_path)!r})", f"build_wheel({str(tmp_path)!r})",
+             f"build_sdist({str(tmp_path)!r})"]
+    bare = tmp_path / "bin"  # a PATH with python but no cargo
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    for hook in hooks:
+        code = f"import sys; sys.path.insert(0, 'build_backend'); import wwho_build; wwho_build.{hook}"
+        proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60,
+                              env={"PATH": str(bare), "MATURIN_NO_INSTALL_RUST": ""})
+        assert proc.returncode == 1, (hook, proc.stderr[-2000:])
+        assert proc.stderr.strip() == ("wwho needs a Rust toolchain to build from source: install it from "
+                                       "https://rustup.rs (or `apt install cargo`), or install a wheel"), hook
+    assert list(tmp_path.iterdir()) == [bare]  # nothing was built or written
