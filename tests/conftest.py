@@ -152,3 +152,26 @@ def one_line_error(proc) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wwho: error: "), proc.stderr[-2000:]
     return lines[0]
+
+
+#: Tests that feed text of another script (Latin, or another Indic script) on purpose: the
+#: ScriptWarning that ``wwho.syllabify`` and SGPE training give for such input is expected there
+#: and is not shown. Anywhere else one is a surprise, and pytest's warnings summary shows it.
+#: (The tests that check the warning itself catch it with ``pytest.warns``: tests/test_newcomer.py.)
+EXPECTED_SCRIPT_WARNINGS = {
+    "test_bpe_engine.py::test_core_engine_equals_the_python_engine_on_real_text",  # real lines, English in them
+    "test_bpe_engine.py::test_hf_tokenizers_choices_are_most_frequent_pairs",
+    "test_script_modes.py::test_earlier_modes_retrain_to_the_same_file",  # a mostly Sinhala corpus, each script
+    "test_scripts.py::test_foreign_clusters_kept_whole_examples",  # foreign clusters, each script
+    "test_sgpe_scopes.py::test_merges_never_produce_a_special_or_byte_token",  # generated corpora
+    "test_sgpe_superwords.py::test_superwords_never_produce_a_special_or_byte_token",
+    "test_syllables.py::test_whitespace_table_of_section_2_3",  # the spec's table: "a b" among its rows
+    "test_words.py::test_equals_spec_segment_into_words",  # generated text: Sinhala, Latin, digits
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    expected = pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")
+    for item in items:
+        if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in EXPECTED_SCRIPT_WARNINGS:
+            item.add_marker(expected)
