@@ -12,7 +12,9 @@
 
 Every wwho kind loaded satisfies :class:`wwho.protocol.Tokenizer` (binary: bytes in and out);
 an ``hf`` tokenizer that is not byte-level has ``encode(text) -> list[int]``, ``decode(ids) -> str``
-and ``vocab_size``. This module only dispatches; each kind lives in its own module.
+and ``vocab_size``. This module only dispatches; each kind lives in its own module. The kind is told by
+:func:`wwho.bytelevel.files.detect_kind`, which lives below every loader so that a loader given another
+kind can say what it is (:func:`wwho.bytelevel.files.check_kind`) without an import cycle.
 """
 
 from __future__ import annotations
@@ -29,67 +31,11 @@ KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 
 
 def detect_kind(path: str | os.PathLike) -> str:
-    """The kind of tokenizer stored at ``path`` (see the module docstring)."""
-    p = Path(path)
-    if not p.exists():
-        from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, known_encoding_name
+    """The kind of tokenizer stored at ``path`` (see the module docstring), as
+    :func:`wwho.bytelevel.files.detect_kind` tells it."""
+    from wwho.bytelevel.files import detect_kind as detect
 
-        if known_encoding_name(path):
-            return "bytelevel"
-        raise VocabError(f"{p}: no such file or directory, nor a known encoding ({', '.join(TIKTOKEN_ENCODINGS)}, "
-                         "also spelled tiktoken:NAME)")
-    if p.is_dir():
-        for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
-                           ("tokenizer.json", None)):
-            if (p / name).exists():  # what is not a regular file is refused by its loader, by name
-                return kind or detect_kind(p / name)
-        raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
-                         "or tokenizer.json)")
-    suffix = p.suffix.lower()
-    if suffix == ".gguf":
-        return "gguf"
-    if suffix == ".tiktoken":
-        return "bytelevel"
-    if suffix == ".json":
-        data = _read_json(p)
-        if isinstance(data, dict) and "model" in data:
-            from wwho.binary.io import looks_binary
-
-            return "binary" if looks_binary(data) else "hf"
-        if isinstance(data, dict) and "vocab" in data and "merges" in data:
-            return "sgpe"
-        if isinstance(data, dict) and "offset" in data and "tiktoken_encoding" in data:
-            return "meta"
-    raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
-
-
-#: What each kind is, for messages.
-KIND_NAMES = {
-    "sgpe": "an SGPE vocabulary (vocab.json)",
-    "meta": "a meta tokenizer (tiktoken + SGPE, meta_config.json)",
-    "bytelevel": "a byte-level BPE tokenizer (bytelevel.json or .tiktoken)",
-    "gguf": "a GGUF vocabulary",
-    "binary": "a binary (bytes) tokenizer",
-    "hf": "a Hugging Face tokenizer.json",
-}
-
-
-def check_kind(path: str | os.PathLike, expected: str, loader: str) -> None:
-    """Raise :class:`VocabError` when ``path`` holds a tokenizer of another kind than ``expected``,
-    saying what it is and which function loads any kind (``loader`` is the one that was called).
-    Does nothing when ``path`` is that kind or no kind at all (the loader's own error says why)."""
-    try:
-        kind = detect_kind(path)
-    except (VocabError, OSError):
-        return
-    if kind == expected:
-        return
-    p = Path(path)
-    what = KIND_NAMES[kind]
-    if (p if p.is_dir() else p.parent).joinpath("wwho_extend.json").is_file() and kind == "hf":
-        what = "a `wwho extend` directory (a Hugging Face tokenizer.json)"
-    raise VocabError(f"{p}: this is {what}, not {KIND_NAMES[expected]}, so {loader} cannot read it. "
-                     "To fix: wwho.load_tokenizer(path) loads any kind (and wwho commands take it as is)")
+    return detect(path)
 
 
 def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern: str | None = None) -> Any:
@@ -197,7 +143,3 @@ class HFTokenizer:
         if token is None:
             raise TokenizerError(f"token id {token_id!r} is not in this vocabulary")
         return token
-
-
-def _read_json(path: Path) -> Any:
-    return parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError)

@@ -483,15 +483,59 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
     """``tokenizer.json`` (with a post-processor adding BOS/EOS where the model adds them: a GGUF's
     ``add_bos``), ``tokenizer_config.json`` (``PreTrainedTokenizerFast``, the BOS/EOS roles,
     ``add_bos_token``/``add_eos_token``) and ``special_tokens_map.json``."""
-    from wwho.extend.files import tokenizer_json, transformers_config
-
-    carried = {"add_bos_token": bool(tok.add_bos), "add_eos_token": bool(tok.add_eos)}
-    config, roles = transformers_config(tok, carried=carried, provenance={"name": tok.name})
-    config["wwho"]["kind"] = "bytelevel"
+    data = hf_json(tok)
+    data["post_processor"] = hf_post_processor(tok)
+    roles = {}
+    if tok.bos_id is not None:
+        roles["bos_token"] = token_text(tok, tok.bos_id)
+    if tok.eos_id is not None:
+        roles["eos_token"] = token_text(tok, tok.eos_id)
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **roles,
+        "add_bos_token": bool(tok.add_bos),
+        "add_eos_token": bool(tok.add_eos),
+        # Spaces are part of byte-level tokens: any clean-up would change the decoded text.
+        "clean_up_tokenization_spaces": False,
+        "wwho": {"kind": "bytelevel", "name": tok.name},
+    }
     return {
-        "tokenizer.json": json_bytes(tokenizer_json(tok), indent=None),
+        "tokenizer.json": json_bytes(data, indent=None),
         "tokenizer_config.json": json_bytes(config),
         "special_tokens_map.json": json_bytes(roles),
+    }
+
+
+def token_text(model: ByteLevelModel, token_id: int) -> str:
+    for table in (model.special_tokens, model.added_tokens):
+        for text, i in table.items():
+            if i == token_id:
+                return text
+    token = next((t for t, i in model.ranks.items() if i == token_id), None)
+    if token is None:
+        raise VocabError(f"token id {token_id} (BOS/EOS) is not in the vocabulary")
+    return bytes_to_unicode(token)
+
+
+def hf_post_processor(model: ByteLevelModel) -> dict | None:
+    """A ``TemplateProcessing`` post-processor putting BOS (and/or EOS) around each sequence where
+    the model adds them (Llama 3's form); None where it adds neither."""
+    bos = token_text(model, model.bos_id) if model.add_bos and model.bos_id is not None else None
+    eos = token_text(model, model.eos_id) if model.add_eos and model.eos_id is not None else None
+    if bos is None and eos is None:
+        return None
+
+    def seq(name: str, type_id: int) -> list[dict]:
+        out = [{"SpecialToken": {"id": bos, "type_id": type_id}}] if bos else []
+        out.append({"Sequence": {"id": name, "type_id": type_id}})
+        return out + ([{"SpecialToken": {"id": eos, "type_id": type_id}}] if eos else [])
+
+    ids = {bos: model.bos_id, eos: model.eos_id}
+    return {
+        "type": "TemplateProcessing",
+        "single": seq("A", 0),
+        "pair": seq("A", 0) + seq("B", 1),
+        "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in (bos, eos) if t},
     }
 
 
@@ -699,3 +743,75 @@ def _hf_bos(post: dict | None, texts: dict[str, int]) -> tuple[int | None, bool]
     first = (post.get("single") or [{}])[0]
     token = first.get("SpecialToken", {}).get("id")
     return (texts[token], True) if token in texts else (None, False)
+
+
+# --- what kind of tokenizer a path holds -------------------------------------------------------
+# Every kind, not only byte-level: here, below every loader, so that SGPETokenizer.load and
+# ByteBPE.load can name a wrong kind (check_kind) without an import cycle through wwho.loading.
+
+
+def detect_kind(path: str | os.PathLike) -> str:
+    """The kind of tokenizer stored at ``path``, one of :data:`wwho.loading.KINDS` (see
+    :mod:`wwho.loading`, which loads it)."""
+    p = Path(path)
+    if not p.exists():
+        if known_encoding_name(path):
+            return "bytelevel"
+        raise VocabError(f"{p}: no such file or directory, nor a known encoding ({', '.join(TIKTOKEN_ENCODINGS)}, "
+                         "also spelled tiktoken:NAME)")
+    if p.is_dir():
+        for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
+                           ("tokenizer.json", None)):
+            if (p / name).exists():  # what is not a regular file is refused by its loader, by name
+                return kind or detect_kind(p / name)
+        raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
+                         "or tokenizer.json)")
+    suffix = p.suffix.lower()
+    if suffix == ".gguf":
+        return "gguf"
+    if suffix == ".tiktoken":
+        return "bytelevel"
+    if suffix == ".json":
+        data = _read_json(p)
+        if isinstance(data, dict) and "model" in data:
+            from wwho.binary.io import looks_binary
+
+            return "binary" if looks_binary(data) else "hf"
+        if isinstance(data, dict) and "vocab" in data and "merges" in data:
+            return "sgpe"
+        if isinstance(data, dict) and "offset" in data and "tiktoken_encoding" in data:
+            return "meta"
+    raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
+
+
+#: What each kind is, for messages.
+KIND_NAMES = {
+    "sgpe": "an SGPE vocabulary (vocab.json)",
+    "meta": "a meta tokenizer (tiktoken + SGPE, meta_config.json)",
+    "bytelevel": "a byte-level BPE tokenizer (bytelevel.json or .tiktoken)",
+    "gguf": "a GGUF vocabulary",
+    "binary": "a binary (bytes) tokenizer",
+    "hf": "a Hugging Face tokenizer.json",
+}
+
+
+def check_kind(path: str | os.PathLike, expected: str, loader: str) -> None:
+    """Raise :class:`VocabError` when ``path`` holds a tokenizer of another kind than ``expected``,
+    saying what it is and which function loads any kind (``loader`` is the one that was called).
+    Does nothing when ``path`` is that kind or no kind at all (the loader's own error says why)."""
+    try:
+        kind = detect_kind(path)
+    except (VocabError, OSError):
+        return
+    if kind == expected:
+        return
+    p = Path(path)
+    what = KIND_NAMES[kind]
+    if (p if p.is_dir() else p.parent).joinpath("wwho_extend.json").is_file() and kind == "hf":
+        what = "a `wwho extend` directory (a Hugging Face tokenizer.json)"
+    raise VocabError(f"{p}: this is {what}, not {KIND_NAMES[expected]}, so {loader} cannot read it. "
+                     "To fix: wwho.load_tokenizer(path) loads any kind (and wwho commands take it as is)")
+
+
+def _read_json(path: Path) -> object:
+    return parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError)

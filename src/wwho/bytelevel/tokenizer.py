@@ -517,8 +517,7 @@ class ByteBPE:
     def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a directory written by :meth:`save`. Another kind of tokenizer is an error that
         names it (:func:`wwho.load_tokenizer` loads any kind)."""
-        from wwho.bytelevel.files import load
-        from wwho.loading import check_kind
+        from wwho.bytelevel.files import check_kind, load
 
         try:
             model = load(path)

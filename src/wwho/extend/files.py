@@ -20,9 +20,8 @@ import json
 from pathlib import Path
 
 from wwho import savedir
-from wwho.bytelevel.files import hf_json
+from wwho.bytelevel.files import hf_json, hf_post_processor, token_text
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import bytes_to_unicode
 from wwho.errors import VocabError
 from wwho.fileio import json_bytes
 
@@ -33,7 +32,7 @@ FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "
 def tokenizer_json(model: ByteLevelModel) -> dict:
     """The ``tokenizer.json`` data of an extended model."""
     data = hf_json(model)
-    data["post_processor"] = _template(model)
+    data["post_processor"] = hf_post_processor(model)
     return data
 
 
@@ -42,46 +41,14 @@ def dumps_tokenizer(model: ByteLevelModel) -> str:
     return json.dumps(tokenizer_json(model), ensure_ascii=False)
 
 
-def _token_text(model: ByteLevelModel, token_id: int) -> str:
-    for table in (model.special_tokens, model.added_tokens):
-        for text, i in table.items():
-            if i == token_id:
-                return text
-    token = next((t for t, i in model.ranks.items() if i == token_id), None)
-    if token is None:
-        raise VocabError(f"token id {token_id} (BOS/EOS) is not in the vocabulary")
-    return bytes_to_unicode(token)
-
-
-def _template(model: ByteLevelModel) -> dict | None:
-    """Llama 3's post-processor form: BOS (and/or EOS) around each sequence, as the base asks."""
-    bos = _token_text(model, model.bos_id) if model.add_bos and model.bos_id is not None else None
-    eos = _token_text(model, model.eos_id) if model.add_eos and model.eos_id is not None else None
-    if bos is None and eos is None:
-        return None
-
-    def seq(name: str, type_id: int) -> list[dict]:
-        out = [{"SpecialToken": {"id": bos, "type_id": type_id}}] if bos else []
-        out.append({"Sequence": {"id": name, "type_id": type_id}})
-        return out + ([{"SpecialToken": {"id": eos, "type_id": type_id}}] if eos else [])
-
-    ids = {bos: model.bos_id, eos: model.eos_id}
-    return {
-        "type": "TemplateProcessing",
-        "single": seq("A", 0),
-        "pair": seq("A", 0) + seq("B", 1),
-        "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in (bos, eos) if t},
-    }
-
-
 def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
     """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
     base (chat template ...), and a ``wwho`` block holding ``provenance``."""
     roles = {}
     if model.bos_id is not None:
-        roles["bos_token"] = _token_text(model, model.bos_id)
+        roles["bos_token"] = token_text(model, model.bos_id)
     if model.eos_id is not None:
-        roles["eos_token"] = _token_text(model, model.eos_id)
+        roles["eos_token"] = token_text(model, model.eos_id)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
