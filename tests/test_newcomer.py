@@ -157,6 +157,7 @@ def test_import_wwho_is_light():
     assert "numpy" not in loaded  # numpy only when arrays are asked for
     for name in wwho.__all__:
         assert getattr(wwho, name) is not None, name
+    assert _imported_by("import wwho\nwwho.sgpe.SGPETokenizer\nwwho.bytelevel.ByteBPE")[0] == []
     with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
         wwho.NoSuchThing  # noqa: B018
 

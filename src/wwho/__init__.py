@@ -56,11 +56,14 @@ _EXPORTS = {
     "syllabify": "wwho.syllables",
     "words": "wwho.words",
 }
+#: submodules that ``import wwho`` used to import, so ``wwho.sgpe.X`` worked after it: still does
+_SUBMODULES = frozenset({"bytelevel", "errors", "loading", "meta", "protocol", "router", "schema", "sgpe",
+                         "syllables"})
 
 
 def __getattr__(name: str):
     """Import a public name on first use and keep it (later lookups do not come here)."""
-    source = _EXPORTS.get(name)
+    source = _EXPORTS.get(name) or (f"wwho.{name}" if name in _SUBMODULES else None)
     if source is None:
         raise AttributeError(f"module 'wwho' has no attribute {name!r}")
     module = importlib.import_module(source)
