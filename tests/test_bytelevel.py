@@ -180,6 +180,44 @@ def test_o200k_equals_tiktoken_on_latin1_strings(ours, ref, text):
     assert ours.decode(ours.encode_ordinary(text)) == text
 
 
+# Whitespace-heavy text: o200k makes one piece of a whitespace run up to its last newline, so a
+# random mix of whitespace is one long piece that the core cuts where no token can span and
+# merges part by part (short parts by a scan, parts up to 192 bytes with a heap, longer ones by
+# rank buckets: rust/src/bytelevel/ranks.rs), and long runs of Latin-1 and CJK characters too.
+_WHITESPACE = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
+_mixed_ws = st.one_of(
+    st.text(alphabet=_WHITESPACE, min_size=1, max_size=600),
+    st.text(alphabet=st.sampled_from([" ", "\n", "\t", "\r"]), min_size=1, max_size=600),
+    st.lists(st.sampled_from([" ", "  ", "\n", "\t"]), min_size=1, max_size=400).map("".join),
+    st.text(alphabet=st.sampled_from([" ", "\n"]), min_size=1, max_size=600),
+)
+_ws_heavy = st.lists(
+    st.one_of(_mixed_ws, st.text(st.characters(codec="latin-1"), max_size=40),
+              st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), max_size=40),
+              st.sampled_from(["a", "Word", "x.", "12", "'s"])),
+    min_size=1, max_size=6).map("".join)
+
+
+@FUZZ
+@given(text=_ws_heavy)
+def test_o200k_equals_tiktoken_on_whitespace_heavy_text(ours, ref, text):
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("kind", ["whitespace", "ascii-whitespace", "space-newline", "two-spaces-tab-newline",
+                                  "latin-1", "cjk"])
+def test_o200k_equals_tiktoken_on_long_random_runs(ours, ref, kind):
+    rng = random.Random(kind)
+    pool = {"whitespace": _WHITESPACE, "ascii-whitespace": " \t\n\r", "space-newline": " \n",
+            "two-spaces-tab-newline": "  \t\n", "latin-1": [chr(c) for c in range(0x20, 0x100)],
+            "cjk": [chr(c) for c in range(0x4E00, 0xA000)]}[kind]
+    # 100,000 characters: well past every part length the core treats differently, and below
+    # the length where tiktoken's regex overflows its stack.
+    text = "".join(rng.choice(pool) for _ in range(100_000))
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert ours.encode_ordinary("x" + text + "y") == ref.encode_ordinary("x" + text + "y")
+
+
 @FUZZ
 @given(text=st.text(st.characters(codec="utf-8"), max_size=60))
 def test_o200k_round_trip(ours, text):

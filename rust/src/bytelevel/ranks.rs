@@ -14,6 +14,72 @@ use crate::merge::merge_with;
 
 /// Longest piece merged here.
 pub const MAX_SHORT: usize = 64;
+/// Longest part of a long piece merged with a heap ([`ByteLevel::merge_heap`]); longer ones
+/// take the general loop's rank buckets, whose setup (a hash map, a heap of ranks, lists)
+/// costs more than the merging below about 200 bytes, while the heap's pops cost more above
+/// (random whitespace, whose parts are of all lengths: 57 against 64-66 ns/byte).
+pub const MAX_HEAP: usize = 192;
+
+/// A binary min-heap of `u64` keys whose pop moves the hole to the bottom choosing the
+/// smaller child without a branch on the comparison (std's `BinaryHeap` branches on it, and
+/// on merge keys that branch is a coin toss), then sifts the last key up from there: new keys
+/// of a merge usually rank above most others, so that sift is a step or two.
+struct MinHeap(Vec<u64>);
+
+impl MinHeap {
+    fn from(mut keys: Vec<u64>) -> MinHeap {
+        keys.sort_unstable(); // a sorted array is a heap
+        MinHeap(keys)
+    }
+
+    #[inline]
+    fn push(&mut self, key: u64) {
+        let h = &mut self.0;
+        let mut hole = h.len();
+        h.push(key);
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if h[parent] <= key {
+                break;
+            }
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = key;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u64> {
+        let h = &mut self.0;
+        let top = *h.first()?;
+        let last = h.pop()?;
+        let n = h.len();
+        if n == 0 {
+            return Some(top);
+        }
+        let (mut hole, mut child) = (0, 1);
+        while child + 1 < n {
+            child += usize::from(h[child + 1] < h[child]);
+            h[hole] = h[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child < n {
+            h[hole] = h[child];
+            hole = child;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if h[parent] <= last {
+                break;
+            }
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = last;
+        Some(top)
+    }
+}
 
 impl ByteLevel {
     /// The id of the token `bytes` (two or more bytes), or [`NO_TOKEN`].
@@ -55,6 +121,9 @@ impl ByteLevel {
         self.merge_in_parts(piece, units, |bytes, out| {
             if bytes.len() <= MAX_SHORT {
                 return self.merge_short(bytes, out);
+            }
+            if bytes.len() <= MAX_HEAP {
+                return self.merge_heap(bytes, out);
             }
             out.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
             let pairs = RankPairs { tok: self };
@@ -108,6 +177,86 @@ impl ByteLevel {
             end += 1;
         }
         end
+    }
+
+    /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
+    /// like [`Self::merge_short`] but with a heap of `rank << 32 | start` keys instead of a
+    /// scan: the lowest key is the lowest rank, leftmost among equals, which is the rule's
+    /// next merge. A key whose part has merged or whose pair has changed since is skipped
+    /// when it comes up (the part's current rank differs: a merged pair is a longer token, so
+    /// never the same id). O(n log n), with one allocation for the parts and one for the heap.
+    pub(super) fn merge_heap(&self, piece: &[u8], units: &mut Vec<u32>) {
+        #[derive(Clone, Copy)]
+        struct Part {
+            /// Where the next part starts (the piece's length for the last one).
+            end: u32,
+            /// Where the part before starts (NONE for the first).
+            prev: u32,
+            /// The token this part and the next make (NO_TOKEN: none, or a dead part).
+            rank: u32,
+            /// The part's unit.
+            id: u32,
+        }
+        const NONE: u32 = u32::MAX;
+        let n = piece.len();
+        debug_assert!(n >= 2 && n < NONE as usize);
+        let mut parts: Vec<Part> = piece
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| Part {
+                end: i as u32 + 1,
+                prev: (i as u32).wrapping_sub(1),
+                rank: NO_TOKEN,
+                id: self.byte_units[usize::from(b)],
+            })
+            .collect();
+        parts[0].prev = NONE;
+        let mut keys = Vec::with_capacity(n);
+        for i in 0..n - 1 {
+            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
+            parts[i].rank = r;
+            if r != NO_TOKEN {
+                keys.push((u64::from(r) << 32) | i as u64);
+            }
+        }
+        let mut heap = MinHeap::from(keys);
+        while let Some(key) = heap.pop() {
+            let (r, i) = ((key >> 32) as u32, key as u32 as usize);
+            if parts[i].rank != r {
+                continue; // stale
+            }
+            // Parts i and j = its next become one, ending where the part after j starts.
+            let j = parts[i].end as usize;
+            let k = parts[j].end as usize;
+            parts[j].rank = NO_TOKEN;
+            parts[i].end = k as u32;
+            parts[i].id = r;
+            parts[i].rank = if k < n {
+                parts[k].prev = i as u32;
+                let r2 = self.rank_of(&piece[i..parts[k].end as usize]);
+                if r2 != NO_TOKEN {
+                    heap.push((u64::from(r2) << 32) | i as u64);
+                }
+                r2
+            } else {
+                NO_TOKEN
+            };
+            let p = parts[i].prev;
+            if p != NONE {
+                let p = p as usize;
+                let r2 = self.rank_of(&piece[p..k]);
+                parts[p].rank = r2;
+                if r2 != NO_TOKEN {
+                    heap.push((u64::from(r2) << 32) | p as u64);
+                }
+            }
+        }
+        units.clear();
+        let mut i = 0;
+        while i < n {
+            units.push(parts[i].id);
+            i = parts[i].end as usize;
+        }
     }
 
     /// The units of `piece` (at most [`MAX_SHORT`] bytes, ranks rule) after every merge, into

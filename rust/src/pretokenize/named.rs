@@ -213,6 +213,19 @@ impl Scan<'_> {
     fn space_run(&self, pos: usize) -> (usize, usize, usize) {
         let (mut i, mut last, mut newline_end) = (pos, pos, 0);
         while i < self.s.len() {
+            let b = self.s[i];
+            if b < 0x80 {
+                // ASCII White_Space (\t \n \x0B \x0C \r and space) without decoding.
+                if !matches!(b, 0x09..=0x0D | 0x20) {
+                    break;
+                }
+                if b == b'\n' || b == b'\r' {
+                    newline_end = i + 1;
+                }
+                last = i;
+                i += 1;
+                continue;
+            }
             let (cp, len, k) = self.at(i);
             if k & SPACE == 0 {
                 break;
