@@ -389,8 +389,12 @@ impl ByteLevel {
                 .collect(),
             Rule::Ranks => Vec::new(),
         };
+        let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // This thread's memo (half a megabyte), allocated and emptied for this tokenizer now
+        // rather than in its first encode.
+        hot::with(uid, |_| ());
         Ok(ByteLevel {
-            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            uid,
             byte_pairs,
             two_bytes,
             small_pairs,
