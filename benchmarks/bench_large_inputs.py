@@ -10,16 +10,28 @@ a fresh process (a fresh tokenizer: cold caches); the peak is the whole process'
 set, sampled, minus nothing (so it includes the loaded tokenizer). Peers on the same input:
 tiktoken (o200k_base), Hugging Face ``tokenizers`` running the exported llama-bpe
 ``tokenizer.json``, and HF on the whole binary data (what ``encode_bytes`` did before).
+
+    python benchmarks/bench_large_inputs.py --classes
+
+instead times 1 MB of each bad input class (one character, spaces, newlines, random
+whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
+process: ByteBPE o200k_base and tiktoken alternating, each call cold (the piece cache cleared),
+best of 5. It also times the first encode after construction against a later cold one (a fresh
+process each, medians of 5) and construction against ``tiktoken.get_encoding``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import random
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, measure
+from _measure import CORPORA, DATA, O200K_FILE, machine, measure
 
 GGUF = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 
@@ -87,10 +99,113 @@ def loaders(sgpe_dir: Path, hf_json: Path) -> dict[str, tuple[str, str]]:
     }
 
 
+MB = 1_000_000
+#: White_Space characters: ASCII, Latin-1 and the Unicode spaces.
+UNICODE_SPACES = (" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+                  "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _random_text(pool, nbytes: int, seed: int) -> str:
+    rng = random.Random(seed)
+    out, n = [], 0
+    while n < nbytes:
+        c = rng.choice(pool)
+        out.append(c)
+        n += len(c.encode())
+    return "".join(out)
+
+
+def class_inputs() -> dict[str, str]:
+    with open(CORPORA / "en" / "news-lk_news.txt", encoding="utf-8") as f:
+        english = f.read(2 * MB).encode()[:MB].decode("utf-8", "ignore")
+    return {
+        "English news (the baseline)": english,
+        "one character (a)": "a" * MB,
+        "spaces": " " * MB,
+        "newlines": "\n" * MB,
+        "random whitespace, Unicode": _random_text(UNICODE_SPACES, MB, 1),
+        "random whitespace, \\t\\n\\r and space": _random_text(" \t\n\r", MB, 2),
+        "random whitespace, space and \\n": _random_text(" \n", MB, 3),
+        "random whitespace, 2 spaces, \\t, \\n": _random_text(["  ", "\t", "\n"], MB, 4),
+        "random Latin-1": random.Random(0).randbytes(MB).decode("latin-1"),
+        "random CJK": _random_text([chr(c) for c in range(0x4E00, 0xA000)], MB, 5),
+    }
+
+
+FIRST_CALL = f"""
+import time
+t0 = time.perf_counter()
+from wwho.bytelevel import ByteBPE
+tok = ByteBPE.from_tiktoken("o200k_base", tiktoken_file={str(O200K_FILE)!r})
+t1 = time.perf_counter()
+with open({str(CORPORA / "en" / "news-lk_news.txt")!r}, encoding="utf-8") as f:
+    text = f.read(600_000)
+a, b = text[:100_000], text[300_000:400_000]
+t2 = time.perf_counter(); tok.encode_ordinary(a); t3 = time.perf_counter()
+tok.clear_cache(); t4 = time.perf_counter(); tok.encode_ordinary(b); t5 = time.perf_counter()
+from wwho.bytelevel.tiktoken_loader import get_encoding
+t6 = time.perf_counter(); get_encoding("o200k_base", tiktoken_file={str(O200K_FILE)!r}); t7 = time.perf_counter()
+print(t1 - t0, (t3 - t2) / len(a.encode()), (t5 - t4) / len(b.encode()), t7 - t6)
+"""
+
+
+def classes(reps: int = 5) -> None:
+    """The bad input classes against English, ours and tiktoken's, per byte (see the docs)."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
+    runs = [measure(FIRST_CALL)[2].split() for _ in range(reps)]
+    build, first, cold, tt_build = (statistics.median(float(r[i]) for r in runs) for i in range(4))
+    print(f"o200k_base construction {build:.3f} s (tiktoken.get_encoding {tt_build:.3f} s); first encode "
+          f"after construction {first * 1e9:.1f} ns/byte, a later cold one {cold * 1e9:.1f} ns/byte "
+          f"(x{first / cold:.2f}; 100 kB of English, medians of {reps} processes)")
+    ours = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+    theirs = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
+    inputs = class_inputs()
+    best: dict[str, list[float]] = {name: [float("inf"), float("inf")] for name in inputs}
+    failed: dict[str, str] = {}
+    for _ in range(reps):
+        for name, text in inputs.items():
+            ours.clear_cache()
+            t = time.perf_counter()
+            ids = ours.encode_ordinary(text)
+            best[name][0] = min(best[name][0], time.perf_counter() - t)
+            if name in failed:
+                continue
+            try:
+                t = time.perf_counter()
+                expected = theirs.encode_ordinary(text)
+                best[name][1] = min(best[name][1], time.perf_counter() - t)
+            except BaseException as exc:  # noqa: BLE001 (tiktoken's regex overflow is a PanicException)
+                failed[name] = type(exc).__name__
+                continue
+            if ids != expected:
+                failed[name] = "ids differ!"
+    base = [t / len(inputs["English news (the baseline)"].encode()) for t in best["English news (the baseline)"]]
+    print(f"1 MB of each class, cold, best of {reps}, alternating; per byte and against English")
+    print("input | ByteBPE ns/byte | x English | tiktoken ns/byte | x English")
+    print("---|---:|---:|---:|---")
+    for name, text in inputs.items():
+        n = len(text.encode())
+        ours_ns, theirs_ns = (t / n * 1e9 for t in best[name])
+        tt = (f"{theirs_ns:.1f} | x{theirs_ns / base[1] / 1e9:.2f}" if name not in failed
+              else f"{failed[name]} | -")
+        print(f"{name} | {ours_ns:.1f} | x{ours_ns / base[0] / 1e9:.2f} | {tt}", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="substrings of the kinds to run")
+    parser.add_argument("--classes", action="store_true", help="the bad input classes against English (see above)")
     args = parser.parse_args()
+    if args.classes:
+        if not (CORPORA.exists() and O200K_FILE.exists()):
+            print("skipped: the shared data is absent")
+            return 0
+        classes()
+        return 0
     for path in (CORPORA, O200K_FILE, GGUF):
         if not path.exists():
             print(f"skipped: {path} is absent")
