@@ -557,26 +557,22 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let owned = batch_strings(texts, num_threads)?;
-        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
-        let core = &self.inner;
-        // Each thread reads the strings' own storage (UTF-8 made by the thread itself where it is
-        // not ASCII), so the calling thread does no per-text work but the lists.
-        let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
-        guard(|| {
-            let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
-                Ok(self
-                    .ints
-                    .list(py, &ids.map_err(to_py)?)?
-                    .into_any()
-                    .unbind())
-            };
-            encode_texts(py, &views, thread_count(num_threads), work, ids_of)
-        })
+        self.batch(
+            texts,
+            allowed,
+            disallowed,
+            |views, work| {
+                let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
+                    Ok(self
+                        .ints
+                        .list(py, &ids.map_err(to_py)?)?
+                        .into_any()
+                        .unbind())
+                };
+                encode_texts(py, views, thread_count(num_threads), work, ids_of)
+            },
+            num_threads,
+        )
     }
 
     /// [`encode_batch`](Self::encode_batch) as one array: `(ids, offsets)`, two `bytearray`s of
@@ -590,15 +586,13 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let owned = batch_strings(texts, num_threads)?;
-        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
-        let core = &self.inner;
-        let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
-        guard(|| encode_flat(py, &views, thread_count(num_threads), work, |_, e| to_py(e)))
+        self.batch(
+            texts,
+            allowed,
+            disallowed,
+            |views, work| encode_flat(py, views, thread_count(num_threads), work, |_, e| to_py(e)),
+            num_threads,
+        )
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
@@ -651,4 +645,31 @@ fn batch_strings<'py>(
             })
         })
         .collect()
+}
+
+impl ByteLevel {
+    /// What both batch forms share: the special-token sets and the texts read, and the work per
+    /// text, handed to `run`. Each thread reads the strings' own storage (UTF-8 made by the thread
+    /// itself where it is not ASCII), so the calling thread does no per-text work but the results.
+    fn batch<'py, T>(
+        &self,
+        texts: &Bound<'py, PyAny>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        run: impl FnOnce(
+            &[Text<'_>],
+            &(dyn Fn(&Text<'_>) -> Result<Vec<u32>, Error> + Sync),
+        ) -> PyResult<T>,
+        num_threads: Option<usize>,
+    ) -> PyResult<T> {
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let owned = batch_strings(texts, num_threads)?;
+        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let core = &self.inner;
+        let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
+        guard(|| run(&views, &work))
+    }
 }

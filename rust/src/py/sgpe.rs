@@ -16,6 +16,7 @@ use crate::with_text;
 use crate::words::{Parts, WordSplitter};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
+use std::convert::Infallible;
 
 /// Texts longer than this release the GIL while they are encoded.
 const DETACH_ABOVE: usize = 4096;
@@ -281,10 +282,7 @@ impl PyEncoder {
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         self.check_allowed(py, &allowed)?;
-        let views = texts
-            .iter()
-            .map(text)
-            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let views = views(&texts)?;
         let enc = &self.inner;
         let work = |t: &Text<'_>| with_text!(*t, t => enc.encode(t, &allowed));
         let ids_of =
@@ -305,22 +303,19 @@ impl PyEncoder {
         num_threads: usize,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         self.check_allowed(py, &allowed)?;
-        let views = texts
-            .iter()
-            .map(text)
-            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let views = views(&texts)?;
         let enc = &self.inner;
-        let work = |t: &Text<'_>| Ok::<_, String>(with_text!(*t, t => enc.encode(t, &allowed)));
-        guard("encoding a batch", || {
+        let work = |t: &Text<'_>| Ok(with_text!(*t, t => enc.encode(t, &allowed)));
+        let threads = thread_count(Some(num_threads));
+        batch_guard(py, || {
             encode_flat(
                 py,
                 &views,
-                thread_count(Some(num_threads)),
+                threads,
                 work,
-                |py, e| error(py, Kind::Tokenizer, e),
+                |_, never: Infallible| match never {},
             )
         })
-        .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
     }
 
     /// For each text, its script runs (by `router`) encoded, and the spans between them: a list
@@ -334,10 +329,7 @@ impl PyEncoder {
         router: PyRef<'py, PyRouter>,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let views = texts
-            .iter()
-            .map(text)
-            .collect::<PyResult<Vec<Text<'_>>>>()?;
+        let views = views(&texts)?;
         let (enc, router) = (&self.inner, &router.inner);
         let work = |t: &Text<'_>| {
             let mut out = Vec::new();
@@ -456,11 +448,13 @@ impl PyEncoder {
 }
 
 /// Run a batch, turning a panic in the core into a `TokenizerError`.
-fn batch_guard<'py>(
-    py: Python<'py>,
-    f: impl FnOnce() -> PyResult<Bound<'py, PyList>>,
-) -> PyResult<Bound<'py, PyList>> {
+fn batch_guard<'py, T>(py: Python<'py>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     guard("encoding a batch", f).unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
+}
+
+/// The texts of a batch as the core reads them (their own storage).
+fn views<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Text<'a>>> {
+    texts.iter().map(text).collect()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
