@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 import spec000_reference as spec
+from conftest import FUZZ_INDIC
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -293,3 +294,12 @@ def test_a_schema_of_ones_own_runs_in_the_core(tmp_path):
     for text in ["axxb-c", "a x", "🙂xx?", "zz", ""]:
         for ls in (False, True):
             assert syl.tokenize(text, ls) == reference_tokenize(syl.schema, text, ls), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(FUZZ_INDIC + [" ", "\t", "a", "\u200d", "\ud800", "🏏"]), max_size=40),
+       leading_space=st.booleans(), script=st.sampled_from(["sinhala", "devanagari", "tamil"]))
+def test_joined_equals_joining_the_tokens(text, leading_space, script):
+    """What ``wwho syllabify`` prints, made in the core without a string per syllable."""
+    syl = Syllabifier.for_script(script)
+    assert syl.joined(text, " | ", leading_space) == " | ".join(syl.tokenize(text, leading_space))

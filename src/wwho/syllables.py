@@ -107,6 +107,17 @@ class Syllabifier:
             return self._tokenize_grammar(text, bool(leading_space))
         return self.automaton.tokenize(text, bool(leading_space))
 
+    def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
+        """``separator.join(self.tokenize(text, leading_space))``, made in the core without a string
+        per syllable when the engine is the automaton (what ``wwho syllabify`` prints)."""
+        _check_text(text)
+        if self.engine == "table":
+            try:
+                return self.automaton.tokenize_joined(text, bool(leading_space), separator)
+            except UnicodeEncodeError:  # a lone surrogate: the core's UTF-8 cannot hold it
+                pass
+        return separator.join(self.tokenize(text, leading_space))
+
     def _tokenize_grammar(self, text: str, leading_space: bool) -> list[str]:
         pattern = self._patterns[leading_space]
         if not self.schema.keep_clusters:

@@ -61,6 +61,27 @@ impl PyAutomaton {
         tokens_of(s, &ends)
     }
 
+    /// `sep.join(tokenize(text, leading_space))` without a string object per token (what
+    /// `wwho syllabify` prints). A text with a lone surrogate is a `UnicodeEncodeError`.
+    fn tokenize_joined(
+        &self,
+        s: &Bound<'_, PyString>,
+        leading_space: bool,
+        sep: &str,
+    ) -> PyResult<String> {
+        let ends = self.ends(s, leading_space)?;
+        let utf8 = s.to_str()?;
+        let mut out = String::with_capacity(utf8.len() + sep.len() * ends.len());
+        let mut next = ends.iter().peekable();
+        for (i, c) in utf8.chars().enumerate() {
+            if i > 0 && next.next_if(|&&end| end == i).is_some() {
+                out.push_str(sep);
+            }
+            out.push(c);
+        }
+        Ok(out)
+    }
+
     /// The end position of every token of `text`.
     fn ends(&self, s: &Bound<'_, PyString>, leading_space: bool) -> PyResult<Vec<usize>> {
         let t = text(s)?;

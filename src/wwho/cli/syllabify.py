@@ -25,13 +25,25 @@ def run(args: argparse.Namespace) -> int:
     lines = sys.stdin if args.text == "-" else [args.text]
     letters: Counter = Counter()
     judged = 0  # characters the script check has seen: the input's start is its sample
+    out: list[str] = []
     for line in lines:
         line = line.rstrip("\n")
         if not args.schema and judged < SAMPLE_CHARS:
             letters.update(letters_by_script([(line[:SAMPLE_CHARS - judged], 1)]))
             judged += len(line)
-        tokens = syl.tokenize(line, args.leading_space)
-        print(json.dumps(tokens, ensure_ascii=False) if args.json else " | ".join(tokens))
+        if args.json:
+            out.append(json.dumps(syl.tokenize(line, args.leading_space), ensure_ascii=False))
+        else:
+            out.append(syl.joined(line, " | ", args.leading_space))
+        if len(out) >= 1024:  # written in blocks: one write per line costs more than the syllables
+            _write(out)
+    _write(out)
     if not args.schema:
         warn_if_other_script(letters, (args.script,), what="the input", option="--script ")
     return 0
+
+
+def _write(lines: list[str]) -> None:
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
+        lines.clear()
