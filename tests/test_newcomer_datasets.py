@@ -1,5 +1,5 @@
-"""``SGPETokenizer.train_from_iterator(dataset)`` takes a Hugging Face ``datasets.Dataset`` as HF
-users pass it (its text column, or the one named by ``text_column=``). ``datasets`` need not be
+"""``SGPETokenizer.train_from_iterator(dataset)`` and ``ByteBPE.train_from_iterator(dataset)`` take a
+Hugging Face ``datasets.Dataset`` as HF users pass it (its text column, or the one named by ``text_column=``). ``datasets`` need not be
 installed: a table of the same shape stands in for it, and the real one is used when present."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from importlib import resources
 import pytest
 
 from wwho.errors import CorpusError
+from wwho.scale.texts import DATASET_SLICE
 from wwho.sgpe import SGPETokenizer
-from wwho.sgpe.train import DATASET_SLICE
 
 SINHALA = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()[:1500]
 
@@ -86,3 +86,14 @@ def test_a_missing_column_and_a_dataset_dict_are_named():
 def test_the_real_datasets_package_when_installed(expected):
     datasets = pytest.importorskip("datasets", reason="datasets is not installed (the stand-in above covers it)")
     assert _train(datasets.Dataset.from_dict({"text": SINHALA})).file.to_bytes() == expected
+
+
+def test_byte_level_training_takes_a_dataset_too():
+    from wwho import ByteBPE
+
+    def train(data, **options):
+        return ByteBPE.train_from_iterator(data, vocab_size=600, progress=False, workers=1, **options)
+
+    want = train(SINHALA).encode_batch(SINHALA[:50])
+    assert train(Table({"id": list(range(len(SINHALA))), "text": SINHALA})).encode_batch(SINHALA[:50]) == want
+    assert train(Streamed({"body": SINHALA}), text_column="body").encode_batch(SINHALA[:50]) == want

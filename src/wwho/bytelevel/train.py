@@ -223,12 +223,13 @@ def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tup
 def train_bytelevel_from_iterator(
     iterator, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
     workers: int | None = None, progress: bool = True, length: int | None = None, engine: str = "local",
-    address: str | None = None,
+    address: str | None = None, text_column: str = "text",
 ) -> ByteLevelModel:
-    """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`);
-    each string is one document, as one line of a file is. ``engine="ray"``: counted in Ray tasks,
-    batches of about 8 MB of text each (sent from this process)."""
-    from wwho.scale.texts import iter_texts
+    """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`),
+    or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices); each string is
+    one document, as one line of a file is. ``engine="ray"``: counted in Ray tasks, batches of about
+    8 MB of text each (sent from this process)."""
+    from wwho.scale.texts import dataset_texts, iter_texts
 
     pretok, specials = _checked(vocab_size, pattern, special_tokens, min_freq, workers)
     if engine not in ("local", "ray"):
@@ -236,6 +237,7 @@ def train_bytelevel_from_iterator(
     if address is not None and engine != "ray":
         raise VocabError("address is an option of engine='ray'")
     t0 = time.perf_counter()
+    iterator, length = dataset_texts(iterator, text_column, length)
     texts = iter_texts(iterator, length=length, progress=progress, files_hint="ByteBPE.train")
     if engine == "ray":
         from wwho.scale.ray_engine import count_on_ray

@@ -6,6 +6,9 @@ SGPE, its own piece). The progress bar counts the iterable's items (strings or b
 ``length`` or ``len(iterable)`` when either is known, and shows a count otherwise; it is drawn on
 stderr whether or not that is a terminal.
 
+A ``datasets.Dataset`` (or any table of that shape) is read by its text column in slices
+(:func:`dataset_texts`), as Hugging Face users pass one.
+
 This module does not read files (:mod:`wwho.corpus` does) and does not count.
 """
 
@@ -53,3 +56,34 @@ def iter_texts(
                 hint = " (a datasets batch is a dict: pass batch['text'])" if isinstance(item, dict) else ""
                 raise CorpusError(f"item {index} of the iterator is {type(item).__name__}: "
                                   f"expected a string or a list of strings{hint}")
+
+
+#: Rows of a dataset read per slice by :func:`dataset_texts`.
+DATASET_SLICE = 1000
+
+
+def dataset_texts(data, text_column: str = "text", length: int | None = None):
+    """``(iterable, length)`` for :func:`iter_texts`. A table of columns, as
+    ``datasets.Dataset`` is (``column_names``; rows by ``len`` and slices), gives its ``text_column``
+    in slices of :data:`DATASET_SLICE` rows (as HF ``tokenizers`` users write ``dataset[i:i + 1000]["text"]``;
+    the whole column is never held at once); one without ``len`` (``IterableDataset``) gives the column
+    of each row; anything else is returned as is. ``datasets`` itself is not imported: any object of
+    that shape works."""
+    names = getattr(data, "column_names", None)
+    if names is None or isinstance(data, (str, bytes, dict)):
+        return data, length
+    if isinstance(names, dict):  # a DatasetDict: {split: columns}
+        raise CorpusError(f"train_from_iterator got a DatasetDict of splits {', '.join(map(str, names))}: "
+                          "pass one split, e.g. dataset['train']")
+    if text_column not in names:
+        raise CorpusError(f"the dataset has no column {text_column!r} (its columns: {', '.join(map(str, names))}); "
+                          "pass text_column= to name the one holding the text")
+    try:
+        rows = len(data)
+    except TypeError:  # streamed: rows one by one
+        return (row[text_column] for row in data), length
+
+    def slices():
+        for start in range(0, rows, DATASET_SLICE):
+            yield list(data[start:start + DATASET_SLICE][text_column])
+    return slices(), -(-rows // DATASET_SLICE) if length is None else length

@@ -154,13 +154,13 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
                              engine: str = "local", address: str | None = None, text_column: str = "text",
                              **options) -> VocabFile:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`),
-    or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices: :func:`dataset_texts`).
+    or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices: :func:`wwho.scale.texts.dataset_texts`).
 
     Each string is one document, as one line of a file is; the counting runs in the core on
     ``workers`` threads, or with ``engine="ray"`` in Ray tasks, batches of about 8 MB of text
     each (sent from this process). Other options as :func:`train_sgpe`."""
     from wwho.counting import batches
-    from wwho.scale.texts import iter_texts
+    from wwho.scale.texts import dataset_texts, iter_texts
 
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
@@ -195,37 +195,6 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
                            segments_only=segments_only, stats=stats, started=t0, spans=breaks is not None,
                            **options)
-
-
-#: Rows of a dataset read per slice by :func:`dataset_texts`.
-DATASET_SLICE = 1000
-
-
-def dataset_texts(data, text_column: str = "text", length: int | None = None):
-    """``(iterable, length)`` for :func:`wwho.scale.texts.iter_texts`. A table of columns, as
-    ``datasets.Dataset`` is (``column_names``; rows by ``len`` and slices), gives its ``text_column``
-    in slices of :data:`DATASET_SLICE` rows (as HF ``tokenizers`` users write ``dataset[i:i + 1000]["text"]``;
-    the whole column is never held at once); one without ``len`` (``IterableDataset``) gives the column
-    of each row; anything else is returned as is. ``datasets`` itself is not imported: any object of
-    that shape works."""
-    names = getattr(data, "column_names", None)
-    if names is None or isinstance(data, (str, bytes, dict)):
-        return data, length
-    if isinstance(names, dict):  # a DatasetDict: {split: columns}
-        raise CorpusError(f"train_from_iterator got a DatasetDict of splits {', '.join(map(str, names))}: "
-                          "pass one split, e.g. dataset['train']")
-    if text_column not in names:
-        raise CorpusError(f"the dataset has no column {text_column!r} (its columns: {', '.join(map(str, names))}); "
-                          "pass text_column= to name the one holding the text")
-    try:
-        rows = len(data)
-    except TypeError:  # streamed: rows one by one
-        return (row[text_column] for row in data), length
-
-    def slices():
-        for start in range(0, rows, DATASET_SLICE):
-            yield list(data[start:start + DATASET_SLICE][text_column])
-    return slices(), -(-rows // DATASET_SLICE) if length is None else length
 
 
 def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", progress: bool = True,
