@@ -4,10 +4,9 @@ spec 000 section 4.3, and on bytes equals the compiled encoder (`rust/src/merge.
 
 from __future__ import annotations
 
+import reference.merge_units as apply
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import reference.merge_units as apply
 from reference.merge_units import merge_units
 
 

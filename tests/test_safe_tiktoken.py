@@ -13,9 +13,9 @@ import pytest
 from conftest import O200K_FILE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.safe_tiktoken import SafeEncoder
 
 from wwho.bytelevel.pretokenize import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
-from reference.safe_tiktoken import SafeEncoder
 from wwho.errors import TokenizerError
 
 FAMILIES = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN, "gpt2": GPT2_PATTERN}

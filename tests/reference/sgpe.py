@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from reference.apply import merge_ids, pair_table
-from reference.words import WordSplitter
 from reference.merge_units import merge_units
+from reference.words import WordSplitter
 from wwho.sgpe.scopes import group_spans
 from wwho.sgpe.superwords import SPANS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile
