@@ -9,7 +9,7 @@ Wikipedia sentences) for "ids never used on held-out text". Every tokenizer is t
 the same text in its own process (time and peak RSS measured; the machine is shared, so
 times are indicative) and cached under .cache/bench_compression/ (--fresh retrains).
 
-Tokenizers: SGPE as round 1 shipped it (words scope, prune_freq 2, min_freq 2, no
+Tokenizers: SGPE with its classic options (words scope, prune_freq 2, min_freq 2, no
 superwords), SGPE's steps to the new default (pieces scope; automatic pruning and
 min_freq 1; superword merges = the default), the default with prefix_space, and the peers:
 HF tokenizers BPE with its Whitespace pre-tokenizer (drops spaces, cannot decode) and with
@@ -41,14 +41,14 @@ LANGS = {
 }
 
 SGPE = {  # name -> train_sgpe options
-    "sgpe-round1": dict(merge_scope="words", prune_freq=2, min_freq=2, superword_share=0),
+    "sgpe-classic": dict(merge_scope="words", prune_freq=2, min_freq=2, superword_share=0),
     "sgpe-pieces": dict(prune_freq=2, min_freq=2, superword_share=0),
     "sgpe-pieces-auto": dict(superword_share=0),
     "sgpe": {},
     "sgpe-prefix": dict(prefix_space=True),
 }
 LABELS = {
-    "sgpe-round1": "SGPE round 1 (words, prune 2, min_freq 2)",
+    "sgpe-classic": "SGPE classic (words, prune 2, min_freq 2)",
     "sgpe-pieces": "SGPE + pieces scope",
     "sgpe-pieces-auto": "SGPE + pieces + auto prune, min_freq 1",
     "sgpe": "SGPE default (+ superwords 0.15)",
@@ -224,7 +224,7 @@ def like_for_like(langs, size, fresh) -> None:
 def second_held_out(langs, size, fresh) -> None:
     """The defaults were chosen looking at FLORES devtest: check the ranking on another held-out set."""
     print(f"\n## Another held-out set: NTREX-128 (1,997 sentences), {size:,} tokens, tokens per word\n")
-    kinds = ["sgpe-round1", "sgpe-pieces-auto", "sgpe", "sgpe-prefix", "hf-ws", "hf-meta", "spm-bpe"]
+    kinds = ["sgpe-classic", "sgpe-pieces-auto", "sgpe", "sgpe-prefix", "hf-ws", "hf-meta", "spm-bpe"]
     kinds.append("spm-uni")
     print(f"{'tokenizer':44}" + "".join(f" {lang:>7}" for lang in langs))
     ntrex = {lang: lines_of(lang, "ntrex128-newstest2019.txt") for lang in langs}
@@ -335,7 +335,7 @@ WORD_KINDS = ("script only", "script + other", "digits", "Latin letters", "other
 
 def word_kinds(lang: str, size: int) -> None:
     """Tokens per FLORES word by kind of word, each word encoded alone after a space (so SGPE's
-    superwords do not count here: round 1 against the peers, to see where its gap was)."""
+    superwords do not count here: classic SGPE against the peers, to see where its gap was)."""
     import re
 
     from wwho.evaluate import load_spec
@@ -362,7 +362,7 @@ def word_kinds(lang: str, size: int) -> None:
         f"\n### {lang}, {size:,}: tokens per FLORES word by kind of word (each word alone, after a space)\n"
     )
     print(f"{'tokenizer':44}" + "".join(f" {f'{k} ({kinds[k]:,})':>22}" for k in WORD_KINDS))
-    for name in ("sgpe-round1", "hf-ws", "hf-meta", "spm-bpe"):
+    for name in ("sgpe-classic", "hf-ws", "hf-meta", "spm-bpe"):
         tok = load_spec(train(lang, name, size, False)[0])
         native = name.startswith("sgpe")  # the peers add their own prefix (or drop spaces)
         cost = Counter()
@@ -440,13 +440,13 @@ def main() -> None:
     second_held_out(args.langs, middle, args.fresh)
     print(f"\n## Where the ids and tokens go, {middle:,} tokens")
     for lang in args.langs:
-        for kind in ("sgpe-round1", "sgpe"):
+        for kind in ("sgpe-classic", "sgpe"):
             sgpe_account(lang, kind, middle)
         print(
             f"\n### peers, {lang}, {middle:,}: ids never used on the held-out text "
             f"({', '.join(LANGS[lang][2])})\n"
         )
-        for kind in ("sgpe-round1", "sgpe", "hf-ws", "hf-meta", "spm-bpe", "spm-uni"):
+        for kind in ("sgpe-classic", "sgpe", "hf-ws", "hf-meta", "spm-bpe", "spm-uni"):
             peer_account(lang, kind, middle)
         word_kinds(lang, middle)
         ablation(lang, middle, args.fresh)

@@ -8,7 +8,7 @@ in the vocabulary too).
 
 How: tokens are taken shortest first, those with a leading space after all the others (so
 that on `` X`` the merges rebuild ``X`` before any joins the space: no cut inside a known ``X``
-when `` X`` is not a token; issue 29); each is run through the merges found so far; if
+when `` X`` is not a token); each is run through the merges found so far; if
 it does not come out whole, a merge joining its first two pieces is appended and the run
 repeated. A merge appended later has a higher rank than every earlier one, so it can only
 fire once no earlier merge applies: the tokens already built are unaffected (their runs

@@ -1,6 +1,5 @@
-"""The meta tokenizer's encoder in Python, as it was before the compiled core (``wwho.meta``
-until issue 28): the router's run pattern looped over in Python, Latin parts to tiktoken's
-``encode_ordinary`` (long whitespace runs through tests/reference/safe_tiktoken.py), each
+"""The meta tokenizer's encoder in Python, a test oracle for the core's (``_core.MetaEncoder``):
+the router's run pattern looped over in Python, Latin parts to tiktoken's ``encode_ordinary`` (long whitespace runs through tests/reference/safe_tiktoken.py), each
 Indic run with its leading space to SGPE, shifted by tiktoken's ``n_vocab``; special tokens
 split out by regexes. The tests compare ``MetaTokenizer`` with it. No cache: the ids are what
 the cached encoder gave.

@@ -1,4 +1,4 @@
-"""SGPE training in pure Python, as the compress branch (issue 16) did it before the compiled core.
+"""SGPE training in pure Python: the oracle the compiled core's trainer is compared with.
 
 Counting by regex (``PIECES``, or superword ``SPANS`` whose piece counts follow), words by the
 reference splitter grouped into the merge scope's spans, the automatic pruning threshold

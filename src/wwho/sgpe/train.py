@@ -343,7 +343,7 @@ def train_on_pieces(
     build, pieces_needed = building_merges(symbols)
     # Automatic pruning leaves many syllables out: keep every character of every syllable, so that an
     # unknown syllable costs one token per character rather than the UTF-8 bytes of each. (A fixed
-    # prune_freq keeps spec 000's base, syllables only, and so round 1's files.)
+    # prune_freq keeps spec 000's base, syllables only, and so the files of the classic options.)
     characters = {c for s in syllable_freq for c in s if not 0xD800 <= ord(c) < 0xE000} if auto else set()
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
