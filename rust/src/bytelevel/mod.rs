@@ -131,6 +131,9 @@ pub struct ByteLevel {
     /// Bit `a << 16 | b << 8 | c` is set if the bytes `a b c` occur in some token (2 MB):
     /// where a long piece may be cut (see [`ranks`]).
     windows: crate::huge::HugeSlice<u64>,
+    /// Bit [`ranks::window4_bit`] of every four bytes that occur in some token (2 MB, hashed:
+    /// a collision only keeps a long piece from being cut somewhere it could have been).
+    windows4: crate::huge::HugeSlice<u64>,
     /// `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or NO_TOKEN
     /// (see [`runs`]); empty for bytes with no such token.
     run_tokens: Vec<Vec<u32>>,
@@ -367,6 +370,13 @@ impl ByteLevel {
                 windows[bit / 64] |= 1 << (bit % 64);
             }
         }
+        let mut windows4 = crate::huge::HugeSlice::new(1 << (ranks::WINDOW4_BITS - 6), 0u64);
+        for &(bytes, _) in &model.ranks {
+            for w in bytes.windows(4) {
+                let bit = ranks::window4_bit(w);
+                windows4[bit / 64] |= 1 << (bit % 64);
+            }
+        }
         let mut run_tokens = vec![Vec::new(); 256];
         for &(bytes, id) in &model.ranks {
             if bytes.len() >= 2 && bytes.iter().all(|&b| b == bytes[0]) {
@@ -399,6 +409,7 @@ impl ByteLevel {
             two_bytes,
             small_pairs,
             windows,
+            windows4,
             run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,

@@ -20,6 +20,16 @@ pub const MAX_SHORT: usize = 64;
 /// (random whitespace, whose parts are of all lengths: 57 against 64-66 ns/byte).
 pub const MAX_HEAP: usize = 192;
 
+/// Bits of the hashed set of four-byte token windows (`ByteLevel::windows4`).
+pub const WINDOW4_BITS: u32 = 24;
+
+/// The bit of four bytes in `ByteLevel::windows4`.
+#[inline(always)]
+pub fn window4_bit(w: &[u8]) -> usize {
+    let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+    (v.wrapping_mul(0x9E37_79B1) >> (32 - WINDOW4_BITS)) as usize
+}
+
 /// A binary min-heap of `u64` keys whose pop moves the hole to the bottom choosing the
 /// smaller child without a branch on the comparison (std's `BinaryHeap` branches on it, and
 /// on merge keys that branch is a coin toss), then sifts the last key up from there: new keys
@@ -113,6 +123,28 @@ impl ByteLevel {
         (p < 2 || !window(p - 2)) && (p + 1 >= piece.len() || !window(p - 1))
     }
 
+    /// [`Self::can_cut`] looking further, where that said no: a token across `p` of three
+    /// bytes is one of those two windows itself, and a longer one holds one of the (up to)
+    /// three four-byte windows that contain bytes `p - 1` and `p`. Random whitespace, whose
+    /// three-byte windows all occur in tokens, is cut here. Asked only inside parts longer
+    /// than [`MAX_SHORT`]: elsewhere (CJK) the lookups cost more than they save.
+    fn can_cut_fine(&self, piece: &[u8], p: usize) -> bool {
+        let pair = (usize::from(piece[p - 1]) << 8) | usize::from(piece[p]);
+        if self.byte_pairs[pair] != NO_TOKEN {
+            return false;
+        }
+        let window4 = |a: usize| {
+            let bit = window4_bit(&piece[a..a + 4]);
+            self.windows4[bit / 64] & (1 << (bit % 64)) != 0
+        };
+        // The four-byte windows first: a bit each, where the tokens are lookups.
+        if (p.saturating_sub(3)..p).any(|a| a + 4 <= piece.len() && window4(a)) {
+            return false;
+        }
+        (p < 2 || self.rank_of(&piece[p - 2..=p]) == NO_TOKEN)
+            && (p + 1 >= piece.len() || self.rank_of(&piece[p - 1..=p + 1]) == NO_TOKEN)
+    }
+
     /// The units of a long `piece` (ranks rule) after every merge, into `units`: see
     /// [`Self::merge_in_parts`]; parts of up to [`MAX_SHORT`] bytes take [`Self::merge_short`],
     /// longer ones the general loop. A run of text no token spans (a piece of characters the
@@ -151,7 +183,8 @@ impl ByteLevel {
         {
             return;
         }
-        let mut end = self.next_cut(piece, 0);
+        let mut coarse = 0;
+        let mut end = self.next_cut(piece, 0, &mut coarse);
         if end == piece.len() {
             return merge(piece, units); // no cut: without a copy
         }
@@ -164,19 +197,31 @@ impl ByteLevel {
                 return;
             }
             start = end;
-            end = self.next_cut(piece, start);
+            end = self.next_cut(piece, start, &mut coarse);
         }
     }
 
     /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
     /// length.
+    ///
+    /// `coarse` is the next cut [`Self::can_cut`] allows (kept between calls): inside a part
+    /// longer than [`MAX_SHORT`] up to it, [`Self::can_cut_fine`] looks for one before it, so
+    /// every byte is asked about once by each.
     #[inline]
-    fn next_cut(&self, piece: &[u8], start: usize) -> usize {
-        let mut end = start + 1;
-        while end < piece.len() && !self.can_cut(piece, end) {
-            end += 1;
+    fn next_cut(&self, piece: &[u8], start: usize, coarse: &mut usize) -> usize {
+        if *coarse <= start {
+            let mut end = start + 1;
+            while end < piece.len() && !self.can_cut(piece, end) {
+                end += 1;
+            }
+            *coarse = end;
         }
-        end
+        if *coarse - start > MAX_SHORT {
+            if let Some(p) = (start + 1..*coarse).find(|&p| self.can_cut_fine(piece, p)) {
+                return p;
+            }
+        }
+        *coarse
     }
 
     /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
@@ -321,6 +366,47 @@ mod tests {
     use crate::merge::merge_with;
     use crate::pretokenize::named;
 
+    /// Long pieces over an alphabet whose every byte pair but one is a token, and whose every
+    /// three-byte window around that pair occurs in some token (as in random whitespace): only
+    /// the four-byte windows and the three-byte tokens find the cuts, and tokens across the
+    /// pair of each length test that they are not missed.
+    #[test]
+    fn fine_cuts_equal_the_general_loop() {
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        let tokens = [
+            // every pair but "yw", and tokens across "yw" (three bytes on either side, four,
+            // five), ranked so that each of them forms somewhere
+            "wx", "xy", "ywx", "xyw", "yy", "xx", "yx", "xw", "ww", "wy", "xyy", "xyyw", "yywx",
+            "ywxx", "yywxx",
+            // the windows around "yw", from tokens that never form ('q' is in no piece)
+            "qxywq", "qyywq", "qwywq", "qywxq", "qywyq", "qywwq",
+        ];
+        for (i, t) in tokens.iter().enumerate() {
+            ranks.push((t.as_bytes().to_vec(), 300 + i as u32));
+        }
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        let tok = ByteLevel::new(&model).unwrap();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..600 {
+            let mut piece = Vec::new();
+            while piece.len() < 65 + round % 400 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                piece.push(b"xyw"[(state % 3) as usize]);
+            }
+            let mut long = Vec::new();
+            tok.merge_long(&piece, &mut long, None);
+            let mut units: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
+            merge_with(&mut units, &RankPairs { tok: &tok });
+            assert_eq!(long, units, "{:?}", String::from_utf8_lossy(&piece));
+        }
+    }
+
     /// merge_short against the general loop driven by ids, on every string over a small
     /// alphabet up to length 6, and on long random ones: the same units.
     #[test]
@@ -333,6 +419,9 @@ mod tests {
             "ab", "bc", "abc", "ca", "aa", "aaa", "cab", "zb", "bz", "abz", "zz", "bcab", "aab",
             // tokens across a byte pair that is no token: only the three-byte windows see them
             "abd", "eab", "dd",
+            // across the pair "zd", which is no token, only longer windows see these: the
+            // three-byte token "zda", and "dezzd" through the four bytes "ezzd"
+            "ez", "dez", "dezz", "dezzd", "da", "zda",
         ]
         .iter()
         .enumerate()
