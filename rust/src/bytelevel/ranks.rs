@@ -4,8 +4,9 @@
 //! token, and the token's id is the merge's rank. The concatenation of two adjacent parts is a
 //! slice of the piece itself, so it can be looked up directly, without first fetching each
 //! part's bytes by id from a table of megabytes (what the general loop in [`crate::merge`],
-//! driven by ids, has to do). Pieces longer than [`MAX_SHORT`] bytes take the general loop,
-//! which is O(n log n); this one is O(n²) in the piece's length, and fastest for words.
+//! driven by ids, has to do). Pieces longer than [`MAX_SHORT`] bytes are cut where no token
+//! can span, and parts longer than that take a heap (up to [`MAX_HEAP`] bytes) or the general
+//! loop, both O(n log n); this one is O(n²) in the piece's length, and fastest for words.
 
 use super::hot::Hot;
 use super::table::{Packed, PACKED};
