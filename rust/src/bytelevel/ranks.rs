@@ -208,7 +208,7 @@ impl ByteLevel {
     /// `coarse` is the next cut [`Self::can_cut`] allows (kept between calls): inside a part
     /// longer than [`MAX_SHORT`] up to it, [`Self::can_cut_fine`] looks for one before it, so
     /// every byte is asked about once by each.
-    #[inline]
+    #[inline(always)]
     fn next_cut(&self, piece: &[u8], start: usize, coarse: &mut usize) -> usize {
         if *coarse <= start {
             let mut end = start + 1;
@@ -218,11 +218,18 @@ impl ByteLevel {
             *coarse = end;
         }
         if *coarse - start > MAX_SHORT {
-            if let Some(p) = (start + 1..*coarse).find(|&p| self.can_cut_fine(piece, p)) {
+            if let Some(p) = self.fine_cut(piece, start, *coarse) {
                 return p;
             }
         }
         *coarse
+    }
+
+    /// The first cut [`Self::can_cut_fine`] allows between `start` and `end` (out of line: the
+    /// loop of [`Self::next_cut`] stays as small as it was without it).
+    #[inline(never)]
+    fn fine_cut(&self, piece: &[u8], start: usize, end: usize) -> Option<usize> {
+        (start + 1..end).find(|&p| self.can_cut_fine(piece, p))
     }
 
     /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
@@ -231,6 +238,7 @@ impl ByteLevel {
     /// next merge. A key whose part has merged or whose pair has changed since is skipped
     /// when it comes up (the part's current rank differs: a merged pair is a longer token, so
     /// never the same id). O(n log n), with one allocation for the parts and one for the heap.
+    #[inline(never)]
     pub(super) fn merge_heap(&self, piece: &[u8], units: &mut Vec<u32>) {
         #[derive(Clone, Copy)]
         struct Part {
