@@ -184,7 +184,7 @@ impl ByteLevel {
         {
             return;
         }
-        let mut coarse = 0;
+        let mut coarse = (0, false);
         let mut end = self.next_cut(piece, 0, &mut coarse);
         if end == piece.len() {
             return merge(piece, units); // no cut: without a copy
@@ -205,24 +205,27 @@ impl ByteLevel {
     /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
     /// length.
     ///
-    /// `coarse` is the next cut [`Self::can_cut`] allows (kept between calls): inside a part
+    /// `coarse.0` is the next cut [`Self::can_cut`] allows (kept between calls): inside a part
     /// longer than [`MAX_SHORT`] up to it, [`Self::can_cut_fine`] looks for one before it, so
-    /// every byte is asked about once by each.
+    /// every byte is asked about once by each. `coarse.1` says whether some byte pair before `coarse.0` is no token: where every pair
+    /// is one (random spaces and newlines), the finer test has nothing to find.
     #[inline(always)]
-    fn next_cut(&self, piece: &[u8], start: usize, coarse: &mut usize) -> usize {
-        if *coarse <= start {
-            let mut end = start + 1;
+    fn next_cut(&self, piece: &[u8], start: usize, coarse: &mut (usize, bool)) -> usize {
+        if coarse.0 <= start {
+            let (mut end, mut open) = (start + 1, false);
             while end < piece.len() && !self.can_cut(piece, end) {
+                let pair = (usize::from(piece[end - 1]) << 8) | usize::from(piece[end]);
+                open |= self.byte_pairs[pair] == NO_TOKEN;
                 end += 1;
             }
-            *coarse = end;
+            *coarse = (end, open);
         }
-        if *coarse - start > MAX_SHORT {
-            if let Some(p) = self.fine_cut(piece, start, *coarse) {
+        if coarse.1 && coarse.0 - start > MAX_SHORT {
+            if let Some(p) = self.fine_cut(piece, start, coarse.0) {
                 return p;
             }
         }
-        *coarse
+        coarse.0
     }
 
     /// The first cut [`Self::can_cut_fine`] allows between `start` and `end` (out of line: the

@@ -215,13 +215,15 @@ impl Scan<'_> {
         while i < self.s.len() {
             let b = self.s[i];
             if b < 0x80 {
-                // ASCII White_Space (\t \n \x0B \x0C \r and space) without decoding.
-                if !matches!(b, 0x09..=0x0D | 0x20) {
+                // ASCII White_Space (\t \n \x0B \x0C \r and space) without decoding, and
+                // without a branch on which one it is (random whitespace would mispredict it).
+                const SPACES: u128 = 0x3E00 | 1 << 0x20;
+                const NEWLINES: u128 = 1 << 0x0A | 1 << 0x0D;
+                if (SPACES >> b) & 1 == 0 {
                     break;
                 }
-                if b == b'\n' || b == b'\r' {
-                    newline_end = i + 1;
-                }
+                let newline = ((NEWLINES >> b) & 1) as usize;
+                newline_end = newline * (i + 1) + (1 - newline) * newline_end;
                 last = i;
                 i += 1;
                 continue;
