@@ -29,6 +29,7 @@ pub mod superwords;
 pub mod syllables;
 pub mod training;
 pub mod units;
+pub mod utf8;
 pub mod vocab;
 pub mod words;
 

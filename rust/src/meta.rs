@@ -13,6 +13,7 @@ use crate::bytelevel::{ByteLevel, Error as ByteError};
 use crate::router::Router;
 use crate::sgpe::Encoder;
 use crate::units::Unit;
+use crate::utf8::with_utf8;
 use std::sync::Arc;
 
 /// A special token: its text (code points) and its unified id.
@@ -176,7 +177,8 @@ impl Meta {
         if text.is_empty() {
             return Ok(());
         }
-        let ids = with_utf8(text, |s| self.bytes.encode_ordinary(s)).map_err(Error::Bytes)?;
+        let ids =
+            with_utf8(U::text(text), |s| self.bytes.encode_ordinary(s)).map_err(Error::Bytes)?;
         if out.is_empty() {
             *out = ids;
         } else {
@@ -276,65 +278,6 @@ fn find<U: Unit>(text: &[U], from: usize, pattern: &[u32]) -> Option<usize> {
         p += 1;
     }
     None
-}
-
-/// `f` of `t` as UTF-8, each lone surrogate as U+FFFD and a high surrogate followed by a low one
-/// as the character the pair stands for (what tiktoken and `ByteBPE` do to text that cannot be
-/// UTF-8). ASCII in one-byte storage is read in place; other text goes through a buffer of this
-/// thread's, kept for the next span up to [`KEEP_UTF8`] bytes.
-fn with_utf8<U: Unit, R>(t: &[U], f: impl FnOnce(&str) -> R) -> R {
-    if std::mem::size_of::<U>() == 1 {
-        // SAFETY: a one-byte unit is a u8 (the three units are u8, u16 and u32).
-        let bytes = unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<u8>(), t.len()) };
-        if bytes.is_ascii() {
-            // SAFETY: ASCII is UTF-8.
-            return f(unsafe { std::str::from_utf8_unchecked(bytes) });
-        }
-    }
-    UTF8.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => {
-            let out = f(utf8_into(t, &mut buf));
-            if buf.capacity() > KEEP_UTF8 {
-                *buf = Vec::new();
-            }
-            out
-        }
-        Err(_) => f(utf8_into(t, &mut Vec::new())),
-    })
-}
-
-const KEEP_UTF8: usize = 1 << 20;
-
-thread_local! {
-    static UTF8: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-fn utf8_into<'b, U: Unit>(t: &[U], buf: &'b mut Vec<u8>) -> &'b str {
-    buf.clear();
-    buf.reserve(4 * t.len());
-    let mut i = 0;
-    while i < t.len() {
-        let mut c = t[i].cp();
-        i += 1;
-        if c < 0x80 {
-            buf.push(c as u8);
-            continue;
-        }
-        if (0xD800..0xE000).contains(&c) {
-            let low = t.get(i).map_or(0, |u| u.cp());
-            if c < 0xDC00 && (0xDC00..0xE000).contains(&low) {
-                i += 1;
-                c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-            } else {
-                c = 0xFFFD;
-            }
-        }
-        let ch = char::from_u32(c).unwrap_or('\u{FFFD}');
-        let mut room = [0u8; 4];
-        buf.extend_from_slice(ch.encode_utf8(&mut room).as_bytes());
-    }
-    // SAFETY: only whole UTF-8 sequences of scalar values were written.
-    unsafe { std::str::from_utf8_unchecked(buf) }
 }
 
 #[cfg(test)]
@@ -470,18 +413,5 @@ mod tests {
         assert_eq!(find(&b, 3, &p), Some(7));
         assert_eq!(find(&b, 8, &p), None);
         assert_eq!(find(&b, 0, &[0x100]), None);
-    }
-
-    #[test]
-    fn utf8_pairs_and_replaces_surrogates() {
-        let t: Vec<u16> = vec![0x61, 0xD83D, 0xDE00, 0xD800, 0x62, 0xDC00];
-        assert_eq!(
-            with_utf8(&t, |s| s.to_string()),
-            "a\u{1F600}\u{FFFD}b\u{FFFD}"
-        );
-        let t: Vec<u8> = vec![0x63, 0xE9];
-        assert_eq!(with_utf8(&t, |s| s.to_string()), "c\u{E9}");
-        let t: Vec<u8> = b"plain".to_vec();
-        assert_eq!(with_utf8(&t, |s| s.to_string()), "plain");
     }
 }

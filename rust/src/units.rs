@@ -11,9 +11,16 @@
 /// One element of a text: a code point stored in 1, 2 or 4 bytes.
 pub trait Unit: Copy + Send + Sync + 'static {
     fn cp(self) -> u32;
+    /// A slice of these units as a [`Text`].
+    fn text(t: &[Self]) -> Text<'_>;
 }
 
 impl Unit for u8 {
+    #[inline(always)]
+    fn text(t: &[Self]) -> Text<'_> {
+        Text::U8(t)
+    }
+
     #[inline(always)]
     fn cp(self) -> u32 {
         u32::from(self)
@@ -22,12 +29,22 @@ impl Unit for u8 {
 
 impl Unit for u16 {
     #[inline(always)]
+    fn text(t: &[Self]) -> Text<'_> {
+        Text::U16(t)
+    }
+
+    #[inline(always)]
     fn cp(self) -> u32 {
         u32::from(self)
     }
 }
 
 impl Unit for u32 {
+    #[inline(always)]
+    fn text(t: &[Self]) -> Text<'_> {
+        Text::U32(t)
+    }
+
     #[inline(always)]
     fn cp(self) -> u32 {
         self

@@ -1,0 +1,149 @@
+//! Text as UTF-8 for the byte-level encoders: a Python `str`'s own storage (PEP 393 units, see
+//! [`crate::units`]) written as UTF-8 into a per-thread buffer, lone surrogates replaced as tiktoken
+//! does. One implementation for every caller (the byte-level bindings, the meta encoder). This
+//! module does not encode.
+
+use crate::units::{Text, Unit};
+
+/// `f` of `t` as UTF-8, with each lone surrogate as U+FFFD and a high surrogate followed by a
+/// low one as the character the pair stands for: what `wwho.bytelevel.pretokenize.
+/// _replace_surrogates` (and tiktoken) do to text that cannot be UTF-8. ASCII is read in place;
+/// other text is written into a buffer of this thread's (kept for the next text, up to
+/// [`KEEP_UTF8`] bytes). Reads only the string's own storage, so any thread may call it while
+/// the caller holds the string.
+pub fn with_utf8<R>(t: Text<'_>, f: impl FnOnce(&str) -> R) -> R {
+    if let Text::U8(b) = t {
+        if b.is_ascii() {
+            // SAFETY: ASCII is UTF-8.
+            return f(unsafe { std::str::from_utf8_unchecked(b) });
+        }
+    }
+    UTF8.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            let out = f(utf8_into(t, &mut buf));
+            if buf.capacity() > KEEP_UTF8 {
+                *buf = Vec::new();
+            }
+            out
+        }
+        Err(_) => f(utf8_into(t, &mut Vec::new())),
+    })
+}
+
+/// The per-thread buffer of [`with_utf8`] is released when a text needed more than this.
+const KEEP_UTF8: usize = 1 << 20;
+
+thread_local! {
+    static UTF8: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `t` as UTF-8 in `buf` (its old contents dropped), surrogates as in [`with_utf8`].
+fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> &'b str {
+    buf.clear();
+    match t {
+        Text::U8(u) => write_latin1(u, buf),
+        Text::U16(u) => write_utf8(u, 3, buf),
+        Text::U32(u) => write_utf8(u, 4, buf),
+    }
+    // Every code point written is a scalar value (surrogates were replaced or paired) and
+    // Python's code points are at most U+10FFFF; checked anyway (SIMD: cheap), not assumed.
+    simdutf8::basic::from_utf8(buf).expect("UTF-8 made from code points")
+}
+
+/// Append the UTF-8 of Latin-1 text to `buf` without a branch per character: both bytes of a
+/// two-byte form are always written and the length moves by one or two, since text that
+/// mixes ASCII with other Latin-1 letters at random would mispredict most such branches.
+fn write_latin1(t: &[u8], buf: &mut Vec<u8>) {
+    buf.reserve(2 * t.len());
+    let start = buf.len();
+    // SAFETY: 2 * t.len() bytes are reserved past `start`; character i writes bytes n and
+    // n + 1 with n <= 2 * i, so within the room; the length is set to the bytes that belong to
+    // the text (a second byte written after an ASCII character is overwritten or left beyond
+    // it), all initialized.
+    unsafe {
+        let p = buf.as_mut_ptr().add(start);
+        let mut n = 0;
+        for &b in t {
+            let wide = usize::from(b >> 7);
+            *p.add(n) = if wide == 1 { 0xC0 | (b >> 6) } else { b };
+            *p.add(n + 1) = 0x80 | (b & 0x3F);
+            n += 1 + wide;
+        }
+        buf.set_len(start + n);
+    }
+}
+
+/// Append the UTF-8 of `t` to `buf`, at most `per_unit` bytes for each of its units.
+///
+/// Writes through a pointer into room reserved first: the per-byte checks of `Vec::push` cost
+/// more than the rest of the loop, which runs once per character of every text of a batch.
+#[inline(always)]
+fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
+    buf.reserve(per_unit * t.len());
+    let start = buf.len();
+    // SAFETY: `room` bytes are reserved past `start`; each unit writes at most `per_unit` bytes
+    // (a surrogate pair: 4 bytes for 2 units, within 2 * 3), so `n` never passes `room`, and
+    // the length is set to the bytes written, all initialized.
+    unsafe {
+        let p = buf.as_mut_ptr().add(start);
+        let mut n = 0;
+        let mut i = 0;
+        while i < t.len() {
+            let mut c = t[i].cp();
+            i += 1;
+            if c < 0x80 {
+                *p.add(n) = c as u8;
+                n += 1;
+                continue;
+            }
+            if (0xD800..0xE000).contains(&c) {
+                let low = t.get(i).map_or(0, |u| u.cp());
+                if c < 0xDC00 && (0xDC00..0xE000).contains(&low) {
+                    i += 1;
+                    c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                } else {
+                    c = 0xFFFD;
+                }
+            }
+            if c < 0x800 {
+                *p.add(n) = 0xC0 | (c >> 6) as u8;
+                *p.add(n + 1) = 0x80 | (c & 0x3F) as u8;
+                n += 2;
+            } else if c < 0x10000 {
+                *p.add(n) = 0xE0 | (c >> 12) as u8;
+                *p.add(n + 1) = 0x80 | ((c >> 6) & 0x3F) as u8;
+                *p.add(n + 2) = 0x80 | (c & 0x3F) as u8;
+                n += 3;
+            } else {
+                *p.add(n) = 0xF0 | (c >> 18) as u8;
+                *p.add(n + 1) = 0x80 | ((c >> 12) & 0x3F) as u8;
+                *p.add(n + 2) = 0x80 | ((c >> 6) & 0x3F) as u8;
+                *p.add(n + 3) = 0x80 | (c & 0x3F) as u8;
+                n += 4;
+            }
+        }
+        buf.set_len(start + n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_and_replaces_surrogates() {
+        let t: Vec<u16> = vec![0x61, 0xD83D, 0xDE00, 0xD800, 0x62, 0xDC00];
+        assert_eq!(
+            with_utf8(Text::U16(&t), |s| s.to_string()),
+            "a\u{1F600}\u{FFFD}b\u{FFFD}"
+        );
+        let t: Vec<u8> = vec![0x63, 0xE9];
+        assert_eq!(with_utf8(Text::U8(&t), |s| s.to_string()), "c\u{E9}");
+        assert_eq!(with_utf8(Text::U8(b"plain"), |s| s.to_string()), "plain");
+        let t: Vec<u32> = vec![0x1F600, 0xDC00, 0x41];
+        assert_eq!(
+            with_utf8(Text::U32(&t), |s| s.to_string()),
+            "\u{1F600}\u{FFFD}A"
+        );
+    }
+}
