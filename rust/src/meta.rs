@@ -51,7 +51,7 @@ pub struct UnknownId {
 }
 
 pub struct Meta {
-    sgpe: Encoder,
+    sgpe: Arc<Encoder>,
     router: Router,
     bytes: Arc<ByteLevel>,
     offset: u32,
@@ -65,7 +65,7 @@ pub struct Meta {
 impl Meta {
     /// `offset`: the byte-level part's size (its `n_vocab`); `defaults`: indices of `specials`.
     pub fn new(
-        sgpe: Encoder,
+        sgpe: Arc<Encoder>,
         router: Router,
         bytes: Arc<ByteLevel>,
         offset: u32,
@@ -342,7 +342,7 @@ mod tests {
                 id: 558,
             },
         ];
-        Meta::new(sgpe, router, bytes, 300, specials, vec![0]).unwrap()
+        Meta::new(Arc::new(sgpe), router, bytes, 300, specials, vec![0]).unwrap()
     }
 
     #[test]

@@ -553,25 +553,13 @@ class MetaTokenizer:
 
 def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: dict[str, int],
                defaults: Mapping[str, int], cache_bytes: int) -> Any:
-    """The core's meta encoder: the SGPE part's tables as ``SGPETokenizer`` hands them to its own
-    encoder, the byte-level part's as ``ByteBPE`` does."""
+    """The core's meta encoder: the SGPE tokenizer's own encoder (shared) and the byte-level part's
+    tables as ``ByteBPE`` hands them to its own."""
     from wwho.router import core_router
-    from wwho.sgpe.superwords import SPAN_BREAKS
-    from wwho.sgpe.vocabfile import BYTE_TOKENS
 
-    vocab = sgpe.vocab
-    ranked = sgpe.merges if sgpe.fallback == "unk" else (*sgpe.syllable_merges, *sgpe.merges)
     names = list(specials)
     return _core.MetaEncoder(
-        sgpe.splitter.core,
-        sgpe.tokens,
-        [(vocab[a], vocab[b], vocab[a + b]) for a, b in ranked],
-        byte_ids=[vocab[t] for t in BYTE_TOKENS] if sgpe.fallback == "bytes" else None,
-        unk_id=vocab.get("[UNK]"),
-        special_ids=[vocab[s] for s in sgpe.special_tokens],
-        scope=sgpe.merge_scope,
-        superword_merges=[(vocab[a], vocab[b], vocab[a + b]) for a, b in sgpe.superword_merges],
-        span_breaks=SPAN_BREAKS,
+        sgpe._core,  # the SGPE tokenizer's own encoder, shared (meta refuses a dummy space)
         router=core_router(sgpe.splitter.scripts),
         ranks=model.ranks,
         patterns=list(model.pattern.patterns),

@@ -6,11 +6,10 @@
 use super::batch::{encode_flat, encode_texts, thread_count};
 use super::errors::{error, guard, Kind};
 use super::ints::IdInts;
-use super::sgpe::{PyRouter, PyWordSplitter};
+use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
 use crate::bytelevel::{ByteLevel, Model};
 use crate::meta::{Error, Meta, Special};
-use crate::sgpe::{Encoder, EncoderSpec, Fallback, Scope};
 use crate::units::Text;
 use crate::with_text;
 use pyo3::prelude::*;
@@ -28,27 +27,18 @@ pub struct PyMeta {
 
 #[pymethods]
 impl PyMeta {
-    /// The SGPE part: `splitter` .. `span_breaks` as `SGPEEncoder` takes them (no dummy space);
-    /// `router`: its scripts' runs. The byte-level part: `ranks` (bytes -> id), its pre-tokenizer
-    /// `patterns` and `byte_patterns`, its `byte_specials` (str -> id, for decoding),
+    /// The SGPE part: `sgpe`, the `SGPEEncoder` of the vocabulary (shared, not copied; no dummy
+    /// space); `router`: its scripts' runs. The byte-level part: `ranks` (bytes -> id), its
+    /// pre-tokenizer `patterns` and `byte_patterns`, its `byte_specials` (str -> id, for decoding),
     /// `cache_bytes`. `offset`: the first SGPE id; `specials`: `(text, unified id)` of every
     /// special token; `defaults`: the indices of those disallowed when the caller names none.
     #[new]
-    #[pyo3(signature = (splitter, tokens, merges, *, byte_ids, unk_id, special_ids, scope,
-                        superword_merges, span_breaks, router, ranks, patterns, byte_patterns,
-                        byte_specials, cache_bytes, offset, specials, defaults))]
+    #[pyo3(signature = (sgpe, *, router, ranks, patterns, byte_patterns, byte_specials, cache_bytes,
+                        offset, specials, defaults))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        splitter: PyRef<'_, PyWordSplitter>,
-        tokens: Vec<Bound<'_, PyString>>,
-        merges: Vec<(u32, u32, u32)>,
-        byte_ids: Option<Vec<u32>>,
-        unk_id: Option<u32>,
-        special_ids: Vec<u32>,
-        scope: &str,
-        superword_merges: Vec<(u32, u32, u32)>,
-        span_breaks: Bound<'_, PyString>,
+        sgpe: PyRef<'_, PyEncoder>,
         router: PyRef<'_, PyRouter>,
         ranks: &Bound<'_, PyDict>,
         patterns: Vec<String>,
@@ -60,27 +50,7 @@ impl PyMeta {
         defaults: Vec<usize>,
     ) -> PyResult<Self> {
         let vocab_err = |e: String| error(py, Kind::Vocab, e);
-        let fallback = match (byte_ids, unk_id) {
-            (Some(ids), _) => Fallback::Bytes(Box::new(ids.try_into().map_err(|_| {
-                vocab_err("byte fallback needs exactly 256 byte token ids".into())
-            })?)),
-            (None, Some(unk)) => Fallback::Unk(unk),
-            (None, None) => return Err(vocab_err("either byte_ids or unk_id is needed".into())),
-        };
-        let spec = EncoderSpec {
-            tokens: tokens
-                .iter()
-                .map(code_points)
-                .collect::<PyResult<Vec<_>>>()?,
-            merges,
-            fallback,
-            special_ids,
-            scope: Scope::parse(scope).map_err(vocab_err)?,
-            prefix_space: false,
-            superword_merges,
-            span_breaks: code_points(&span_breaks)?,
-        };
-        let sgpe = Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?;
+        let sgpe = Arc::clone(&sgpe.inner);
 
         let mut rank_items: Vec<(Bound<'_, PyBytes>, u32)> = Vec::with_capacity(ranks.len());
         for (key, value) in ranks.iter() {

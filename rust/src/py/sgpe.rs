@@ -17,6 +17,7 @@ use crate::words::{Parts, WordSplitter};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 use std::convert::Infallible;
+use std::sync::Arc;
 
 /// Texts longer than this release the GIL while they are encoded.
 const DETACH_ABOVE: usize = 4096;
@@ -212,7 +213,8 @@ impl PyWordSplitter {
 /// An SGPE encoder and decoder over one vocabulary (`wwho.sgpe.tokenizer.SGPETokenizer`).
 #[pyclass(frozen, module = "wwho._core", name = "SGPEEncoder")]
 pub struct PyEncoder {
-    inner: Encoder,
+    /// Shared with the meta encoder built over the same vocabulary (`MetaEncoder`).
+    pub(super) inner: Arc<Encoder>,
     /// The Python ints of the ids, made on first use (a fresh int object per token would cost
     /// more than encoding the token).
     ints: IdInts,
@@ -267,7 +269,7 @@ impl PyEncoder {
                 .transpose()?
                 .unwrap_or_default(),
         };
-        let inner = Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?;
+        let inner = Arc::new(Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?);
         let ints = IdInts::new(inner.vocab_size() as u64);
         Ok(Self { inner, ints })
     }
