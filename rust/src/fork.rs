@@ -67,9 +67,8 @@ impl<T> PerProcess<T> {
     #[inline]
     pub fn get(&self) -> &T {
         let now = generation();
-        let made = self.generation.load(Ordering::Acquire);
-        if made != now {
-            self.renew(made, now);
+        if self.generation.load(Ordering::Acquire) != now {
+            self.renew(now);
         }
         // SAFETY: `current` always holds a pointer from `Box::into_raw`, freed only by `drop`
         // (which has `&mut self`); a replaced one is leaked, so the reference stays valid for
@@ -78,21 +77,14 @@ impl<T> PerProcess<T> {
     }
 
     #[cold]
-    fn renew(&self, made: u64, now: u64) {
+    fn renew(&self, now: u64) {
         let fresh = Box::into_raw(Box::new((self.make)()));
-        // Of the threads of this child that notice at once, one installs its fresh value. The
-        // pointer is swapped before the generation is published, so a thread that sees the new
-        // generation also sees the new pointer.
-        let old = self.current.swap(fresh, Ordering::AcqRel);
-        if self
-            .generation
-            .compare_exchange(made, now, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // Another thread renewed meanwhile: keep ours anyway (both are fresh); theirs,
-            // swapped out by us, is leaked like the inherited one.
-        }
-        let _ = old; // the inherited value is leaked on purpose (see the type's docs)
+        // The pointer is swapped before the generation is published, so a thread that sees the
+        // new generation also sees a fresh value. What is swapped out (the inherited value, or a
+        // fresh one another thread of this child installed a moment before) is leaked on purpose
+        // (see the type's docs): a reference to it may still be in use.
+        self.current.swap(fresh, Ordering::AcqRel);
+        self.generation.store(now, Ordering::Release);
     }
 }
 
