@@ -189,3 +189,27 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(expected)
         if item.path.name in EXPECTED_VOCAB_SIZE_WARNINGS or name in EXPECTED_VOCAB_SIZE_WARNINGS:
             item.add_marker(small)
+
+
+def tokenizer_kinds(sgpe) -> dict:
+    """One small tokenizer of each kind around ``sgpe``: byte-level (a few ranks), binary (trained on
+    made-up counts), and, with the shared o200k_base file, the meta tokenizer and o200k itself.
+    For tests that run the same check on every kind."""
+    from wwho.binary import train_from_counts
+    from wwho.binary.tokenizer import BinaryTokenizer
+    from wwho.bytelevel import ByteBPE
+
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"ab": 256, b"abc": 257})
+    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
+    out = {
+        "bytelevel": ByteBPE(ranks, pattern="gpt2"),
+        "sgpe": sgpe,
+        "binary": BinaryTokenizer(train_from_counts(counts, vocab_size=512, min_frequency=1)),
+    }
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        out["o200k"] = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
+    return out

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import O200K_FILE
+from conftest import O200K_FILE, tokenizer_kinds
 
 from wwho.errors import TokenizerError
 from wwho.threads import MAX_THREADS, cpus, thread_count
@@ -34,24 +34,7 @@ def _sgpe():
 
 @pytest.fixture(scope="module")
 def kinds():
-    from wwho.binary import train_from_counts
-    from wwho.binary.tokenizer import BinaryTokenizer
-    from wwho.bytelevel import ByteBPE
-
-    sgpe = _sgpe()
-    ranks = {bytes([b]): b for b in range(256)}
-    ranks.update({b"ab": 256, b"abc": 257})
-    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
-    out = {
-        "bytelevel": ByteBPE(ranks, pattern="gpt2"),
-        "sgpe": sgpe,
-        "binary": BinaryTokenizer(train_from_counts(counts, vocab_size=512, min_frequency=1)),
-    }
-    if O200K_FILE.is_file():
-        from wwho.meta import MetaTokenizer
-
-        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
-    return out
+    return tokenizer_kinds(_sgpe())
 
 
 def _get(kinds, kind):

@@ -12,7 +12,7 @@ from importlib import resources
 
 import numpy as np
 import pytest
-from conftest import O200K_FILE
+from conftest import O200K_FILE, tokenizer_kinds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,28 +25,12 @@ TEXTS = SAMPLE[:300] + ["", "Hello, world 123!", "ශ්‍රී ලංකා�
 
 @pytest.fixture(scope="module")
 def kinds():
-    from wwho.binary import train_from_counts
-    from wwho.binary.tokenizer import BinaryTokenizer
-    from wwho.bytelevel import ByteBPE
     from wwho.sgpe import SGPETokenizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sgpe = SGPETokenizer.train_from_iterator(SAMPLE[:1000], vocab_size=1000, script="sinhala", progress=False)
-    ranks = {bytes([b]): b for b in range(256)}
-    ranks.update({b"ab": 256, b"abc": 257})
-    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
-    out = {
-        "bytelevel": ByteBPE(ranks, pattern="gpt2"),
-        "sgpe": sgpe,
-        "binary": BinaryTokenizer(train_from_counts(counts, vocab_size=512, min_frequency=1)),
-    }
-    if O200K_FILE.is_file():
-        from wwho.meta import MetaTokenizer
-
-        out["o200k"] = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
-        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
-    return out
+    return tokenizer_kinds(sgpe)
 
 
 def _get(kinds, kind):
