@@ -117,6 +117,7 @@ mod tests {
         if pid == 0 {
             // The child: the inherited lock is held; its own value is fresh and free.
             let ok = generation() >= 1 && matches!(shared.get().try_lock(), Ok(v) if *v == vec![7]);
+            // SAFETY: ends the child at once, without running the parent's test harness again.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
         drop(held);
