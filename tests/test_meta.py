@@ -287,11 +287,29 @@ def test_token_strings_are_one_to_one(meta):
     assert meta.id_to_token(O200K_N_VOCAB + meta.sgpe.vocab["[PAD]"]) == SGPE_PREFIX + "[PAD]"
     assert meta.id_to_token(O200K_N_VOCAB + meta.sgpe.vocab["<0x41>"]) == SGPE_PREFIX + "<0x41>"
     line = "ශ්‍රී ලංකා (SLEME) हिंदी 🦜"
-    tokens = meta.tokenize(line)
+    tokens = meta.convert_ids_to_tokens(meta.encode(line))
     assert [meta.token_to_id(t) for t in tokens] == meta.encode(line)
     assert tokens[0] == "ශ්\u200dරී" and "Ġ(" in tokens
     with pytest.raises(TokenizerError):
         meta.token_to_id("no such token string")
+
+
+def test_tokenize_shows_text_in_both_parts(meta):
+    """One convention: a space is a space in the tiktoken part as in the SGPE part (no ``Ġ``),
+    and only bytes that are not UTF-8 alone are ``<0xNN>``, as ``wwho encode --tokens`` shows."""
+    from wwho.readable import readable
+
+    line = "ශ්‍රී ලංකා Cricket (SLEME) <|endoftext|>"
+    ids = meta.encode(line, allowed_special="all")
+    tokens = meta.tokenize(line, allowed_special="all")
+    assert tokens == [readable(meta.token_bytes(i)) for i in ids]
+    assert "".join(tokens) == line  # every token here is whole characters
+    assert " Cricket" in tokens and tokens[-1] == "<|endoftext|>"
+    assert any(meta.vocab.decode_id(i) is not None and t.startswith(" ") for i, t in zip(ids, tokens))
+    # a character that o200k_base cuts between tokens: its pieces are bytes, not U+FFFD or Ġ-style
+    pieces = meta.tokenize("\U0001F99C")
+    assert len(pieces) > 1 and all(p.startswith("<0x") for p in pieces)
+    assert meta.convert_ids_to_tokens(meta.encode(" Cricket")) == ["ĠCricket"]  # the vocabulary's strings
 
 
 def test_token_strings_escape_sgpe_tokens_that_look_like_tiktoken_ones(o200k, tmp_path):

@@ -21,7 +21,7 @@ Special tokens, chosen for causal-LM training:
 
 Like every transformers tokenizer it recognizes the text of its special tokens
 (``<|endoftext|>``) in the input (``split_special_tokens=True`` turns that off); other text
-goes through :meth:`MetaTokenizer.tokenize` as ordinary text. Token strings are those of
+goes through :meth:`MetaTokenizer.encode` as ordinary text. Token strings are those of
 :mod:`wwho.meta` (GPT-2 byte mapping for tiktoken tokens, SGPE tokens as text), and
 decoding works on the tokens' bytes, so ``decode(encode(text)) == text``.
 
@@ -91,7 +91,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         # Special-token text was split off by transformers before this; the rest is ordinary.
-        return self.meta.tokenize(text, disallowed_special=())
+        return self.meta.convert_ids_to_tokens(self.meta.encode(text, disallowed_special=()))
 
     def _convert_token_to_id(self, token: str) -> int:
         i = self._base_vocab.get(token)

@@ -25,7 +25,8 @@ SGPE encodes losslessly (byte fallback), except lone surrogates, which become U+
 non-Indic text, as tiktoken does. Some o200k_base ids are unassigned (199,998 and
 200,000..200,017): decoding them is an error, as in tiktoken.
 
-Token strings (``tokenize``, the transformers class) must map one-to-one to ids, and
+``tokenize`` shows each token as text (see its docstring). Token strings (``convert_ids_to_tokens``,
+``get_vocab``, the transformers class) must map one-to-one to ids, and
 tiktoken tokens are bytes, so: tiktoken tokens are written with the GPT-2 byte-to-
 character mapping (``"Ġthe"``), tiktoken specials as their text, SGPE tokens as their
 text when it has a character outside that mapping's alphabet (every Indic token), and
@@ -459,9 +460,20 @@ class MetaTokenizer:
 
     def tokenize(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
                  disallowed_special: Iterable[str] | str = "all") -> list[str]:
-        """The token strings of ``text`` (see the module docstring for their form)."""
+        """Each token of ``text`` as a person reads it, one convention for both parts: the token's
+        own text (a space is a space, in the tiktoken part as in the SGPE part), and only the bytes
+        that are not valid UTF-8 on their own (a character o200k_base cuts between tokens, SGPE's
+        byte fallback) written as ``<0xE0>``, control characters too (:func:`wwho.readable.readable`,
+        what ``wwho encode --tokens`` shows). Specials are their text.
+
+        These are for reading, not ids: two tokens may read the same (o200k_base's ``"a"`` and an
+        SGPE token ``"a"``). The one-to-one token strings of the vocabulary (GPT-2's byte mapping,
+        ``"Ġthe"``, for the tiktoken part; see the module docstring) are
+        ``convert_ids_to_tokens(encode(text))``, what ``token_to_id`` and the transformers class use."""
+        from wwho.readable import readable
+
         ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return self.convert_ids_to_tokens(ids)
+        return [readable(self.token_bytes(i)) for i in ids]
 
     # -- token strings -----------------------------------------------------------------
 
