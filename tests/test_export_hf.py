@@ -130,6 +130,20 @@ def test_unk_token_vocabulary_is_not_exported(tokenizers):
         build_hf_tokenizer(SGPETokenizer(tokenizers["sinhala"].file, unk="token"))
 
 
+def test_train_verification_checks_the_start_of_the_corpus(exported, tmp_path):
+    """At most ``lines`` documents and ``max_bytes`` of UTF-8 (the first document always)."""
+    from wwho.export.verify import verify_sample
+
+    sinhala, directory, _ = exported["sinhala"]
+    corpus = tmp_path / "c.txt"
+    line = "ශ්‍රී ලංකාව"  # 31 bytes
+    corpus.write_text((line + "\n") * 10, encoding="utf-8")
+    assert verify_sample(sinhala, directory, corpus).lines == 10
+    assert verify_sample(sinhala, directory, corpus, lines=3).lines == 3
+    assert verify_sample(sinhala, directory, corpus, max_bytes=100).lines == 3
+    assert verify_sample(sinhala, directory, corpus, max_bytes=1).lines == 1
+
+
 def test_train_verification_fails_loudly_on_a_mismatch(exported, tmp_path):
     from wwho.export.verify import ExportMismatch, verify_sample
 

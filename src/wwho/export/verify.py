@@ -3,8 +3,8 @@
 ``verify(tok, hf, documents)`` encodes every document with both (native with
 ``allowed_special="all"``, since HF always recognizes special-token text; HF with
 ``add_special_tokens=False``), compares the ids, and checks that HF's decode gives the
-document back. ``wwho train`` runs it on a sample of its corpus and fails on any
-mismatch; ``wwho export hf --verify`` runs it on whole corpora. Documents with a lone
+document back. ``wwho train`` runs it on the start of its corpus (:func:`verify_sample`: the
+first 5,000 documents, at most 1 MB) and fails on any mismatch; ``wwho export hf --verify`` runs it on whole corpora. Documents with a lone
 surrogate are counted apart and not compared: HF ``tokenizers`` takes only valid Unicode
 (Rust strings), so it cannot encode them at all (the native tokenizer round-trips them).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,11 +49,11 @@ class VerifyReport:
 
 def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bool = False,
            max_examples: int = 5) -> VerifyReport:
-    from tqdm.auto import tqdm  # here: `wwho --version` does without it
+    from wwho.progress import progress_bar  # tqdm only when a bar is shown
 
     report = VerifyReport()
     docs = iter(documents)
-    bar = tqdm(desc="verifying export", unit="line", disable=not progress)
+    bar = progress_bar(desc="verifying export", unit="line", disable=not progress)
     while True:
         chunk = list(itertools.islice(docs, batch))
         if not chunk:
@@ -81,14 +81,33 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
     return report
 
 
-def verify_sample(tok, directory: str | Path, corpus, *, text_field: str = "text", lines: int = 5000,
-                  progress: bool = False) -> VerifyReport:
-    """Verify the files written in ``directory`` on the first ``lines`` documents of ``corpus``."""
+#: How much of the corpus ``wwho train`` checks the export on: the first 5,000 documents, at most
+#: 1 MB of UTF-8 (HF's encoder is most of the check's time; ``wwho export hf --verify`` checks
+#: whole corpora).
+SAMPLE_LINES = 5000
+SAMPLE_BYTES = 1_000_000
+
+
+def _first(documents: Iterable[str], lines: int, max_bytes: int) -> Iterator[str]:
+    """The first ``lines`` documents, stopping before the one that would pass ``max_bytes``
+    (the first document is always given)."""
+    total = 0
+    for i, doc in enumerate(documents):
+        total += len(doc) if doc.isascii() else len(doc.encode("utf-8", "surrogatepass"))
+        if i >= lines or (i and total > max_bytes):
+            return
+        yield doc
+
+
+def verify_sample(tok, directory: str | Path, corpus, *, text_field: str = "text", lines: int = SAMPLE_LINES,
+                  max_bytes: int = SAMPLE_BYTES, progress: bool = False) -> VerifyReport:
+    """Verify the files written in ``directory`` on the first ``lines`` documents of ``corpus``,
+    at most ``max_bytes`` of them."""
     from tokenizers import Tokenizer
 
     path = Path(directory) / "tokenizer.json"
     hf = Tokenizer.from_file(str(path))
-    docs = itertools.islice(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines)
+    docs = _first(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines, max_bytes)
     report = verify(tok, hf, docs, progress=progress)
     if not report.ok:
         raise ExportMismatch(f"{path} does not reproduce the native tokenizer:\n{report.summary()}")
