@@ -50,10 +50,16 @@ BENCHMARKS = {
     # Prints Markdown tables and a plot link: included as is, not as a code block.
     "scripts": ("Every Indic script: SGPE vs SentencePiece, HF BPE, o200k_base, Llama 3, Qwen2 on FLORES-200 devtest",
                 ["bench_scripts.py"]),
+    "languages": ("Every Indic language: SGPE vs SentencePiece and HF BPE, word-bounded and across spaces",
+                  ["bench_languages.py"]),
+    "languages-domain": ("Every Indic language on text of another domain than the training text",
+                         ["bench_languages.py", "--split", "domain", "--sizes", "8000"]),
+    "sweep": ("Vocabulary-size sweep, Sinhala and Hindi, SGPE vs SentencePiece BPE",
+              ["bench_languages.py", "--sweep", "--plot", str(ROOT / "docs" / "img" / "sweep.png")]),
     "serve": ("`wwho serve`: 10,000 characters with three tokenizers, server and page (headless Chromium)",
               ["bench_serve.py"]),
 }
-MARKDOWN_OUTPUT = {"scripts", "serve"}
+MARKDOWN_OUTPUT = {"scripts", "serve", "languages", "languages-domain", "sweep"}
 
 
 def versions() -> str:
