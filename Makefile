@@ -13,7 +13,7 @@ DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release 
 RUST   := $(shell find rust/src -name '*.rs') rust/Cargo.toml
 CARGO  := cargo --quiet
 
-.PHONY: demo test check test-rust venv bench fuzz clean
+.PHONY: demo test check test-rust venv bench joint-indic fuzz clean
 
 # wwho itself (editable: src/ is what runs) and its run-time dependencies; one build of the core.
 $(STAMP): pyproject.toml rust/Cargo.toml
@@ -54,6 +54,12 @@ check: $(CORE) $(TESTS)
 
 bench: $(CORE) $(TESTS)
 	$(PY) benchmarks/run_all.py
+
+# One joint Indic tokenizer (issue 29): SGPE 64k on a temperature-balanced mixture of 13 Indic
+# languages plus English, against SentencePiece BPE 64k on the same mixture and o200k_base, Llama 3,
+# Qwen2 on FLORES; HF export and meta checks. Cached in .cache/bench_joint/ (docs/joint-indic.md).
+joint-indic: $(CORE) $(TESTS)
+	$(PY) benchmarks/bench_joint.py
 
 # The Python fuzzers of fuzz/, a minute each: every loader on mutated saved files, and the core's
 # SGPE and training entry points. `fuzz/run_cargo.sh` runs the cargo-fuzz targets (fuzz/cargo/;
