@@ -8,8 +8,11 @@ PY     := $(VENV)/bin/python
 HASH   := $(shell cat pyproject.toml rust/Cargo.toml | cksum | cut -d' ' -f1)
 STAMP  := $(VENV)/.installed-$(HASH)
 TESTS  := $(VENV)/.installed-test-$(HASH)
-CORE   := $(VENV)/.core-built
-DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+# The cargo profile of the core: dev-release (rust/Cargo.toml) for the developer loop, a shorter
+# compile; `make PROFILE=release ...` builds it as the wheels are (fat LTO, one codegen unit).
+PROFILE ?= dev-release
+CORE   := $(VENV)/.core-built-$(PROFILE)
+DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --profile $(PROFILE) --quiet
 RUST   := $(shell find rust/src -name '*.rs') rust/Cargo.toml
 CARGO  := cargo --quiet
 
@@ -20,7 +23,7 @@ $(STAMP): pyproject.toml rust/Cargo.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip "maturin>=1.8,<2"
 	$(DEVELOP)
-	@rm -f $(VENV)/.installed-[0-9]*; touch $(STAMP) $(CORE)
+	@rm -f $(VENV)/.installed-[0-9]* $(VENV)/.core-built*; touch $(STAMP) $(CORE)
 
 # The test extras (pytest, ruff, transformers, ray, playwright, ...) only for the tests.
 $(TESTS): $(STAMP)
@@ -30,7 +33,7 @@ $(TESTS): $(STAMP)
 # Rebuild the extension when the Rust sources change (the editable install does not watch them).
 $(CORE): $(STAMP) $(RUST)
 	$(DEVELOP) --skip-install
-	@touch $(CORE)
+	@rm -f $(VENV)/.core-built*; touch $(CORE)
 
 venv: $(CORE) $(TESTS)
 
