@@ -170,6 +170,16 @@ def test_version_imports_nothing_heavy():
     assert loaded == []
 
 
+def test_quiet_sgpe_training_does_not_import_tqdm(sinhala_corpus, tmp_path):
+    """Training's fixed cost: ``--quiet`` shows no bar, so nothing imports tqdm (the export check
+    included)."""
+    argv = ["train", "--kind", "sgpe", "--vocab-size", "600", "--quiet", "-o", str(tmp_path / "out"),
+            str(sinhala_corpus)]
+    loaded, _ = _imported_by(f"from wwho.cli import main\nassert main({argv!r}) == 0")
+    assert "tqdm" not in {m.split(".")[0] for m in loaded}
+    assert (tmp_path / "out" / "tokenizer.json").is_file()
+
+
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "binary"])
 def test_flags_agree_across_kinds(kind, sinhala_corpus, tmp_path):
     """--min-freq and --min-frequency, --out and -o, --quiet and --no-progress on every kind."""
