@@ -1,5 +1,5 @@
 # Two commands: `make demo` and `make test`. Each creates .venv, builds the Rust core (wwho._core,
-# release mode, through maturin) into it and installs what it needs: the demo only wwho's own
+# optimized, through maturin; PROFILE below) into it and installs what it needs: the demo only wwho's own
 # dependencies, the tests their extras too. `make check` is the fast tier for daily work. A source
 # build needs cargo.
 PYTHON ?= python3
