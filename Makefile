@@ -60,7 +60,7 @@ bench:
 	$(MAKE) PROFILE=release venv
 	$(PY) benchmarks/run_all.py
 
-# One joint Indic tokenizer (issue 29): SGPE 64k on a temperature-balanced mixture of 13 Indic
+# One joint Indic tokenizer: SGPE 64k on a temperature-balanced mixture of 13 Indic
 # languages plus English, against SentencePiece BPE 64k on the same mixture and o200k_base, Llama 3,
 # Qwen2 on FLORES; HF export and meta checks. Cached in .cache/bench_joint/ (docs/joint-indic.md).
 joint-indic: $(CORE) $(TESTS)

@@ -1,4 +1,4 @@
-"""One joint Indic tokenizer (issue 29, item 2): SGPE 64k on a balanced mixture of 13 Indic languages
+"""One joint Indic tokenizer: SGPE 64k on a balanced mixture of 13 Indic languages
 plus English, against SentencePiece BPE 64k on the same mixture and o200k_base, Llama 3 and Qwen2.
 
     python benchmarks/bench_joint.py [--alpha 0.3] [--total-mb 40] [--vocab 64000]

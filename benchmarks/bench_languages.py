@@ -3,7 +3,7 @@
     python benchmarks/bench_languages.py [--langs si hi ...] [--sizes 8000 32000] [--sgpe NAME ...]
 
 Per language and vocabulary size, every tokenizer is trained on the same text (the language's
-shared files other than FLORES; Sinhala: the BBC news and the small files, 21 MB, so that the
+shared files other than FLORES; Sinhala: the BBC news and the small files, 14.8 MB, so that the
 peers train in minutes; Odia, which has FLORES only, is cross-fitted: trained on each half of
 FLORES and measured on the other) and measured on FLORES-200 devtest (held out): tokens per
 whitespace word, lines decoded back exactly, and, for SGPE, token boundaries inside a syllable
@@ -265,7 +265,26 @@ def run(langs: list[str], sizes: list[int], split: str, fresh: bool) -> dict:
                     cut = c.in_syllable / c.boundaries if c.boundaries else 0.0
                     parts.append(f"{LABELS.get(kind, kind)} {c.lossless}/{c.lines}, {cut:.1%}")
                 print(f"- {lang}: " + "; ".join(parts))
+    summary(langs, sizes, split, results)
     return results
+
+
+def summary(langs: list[str], sizes: list[int], split: str, results: dict) -> None:
+    """One line per language and size: each SGPE row against the best peer of its pairing."""
+    print(
+        f"\n## Summary ({'FLORES-200 devtest' if split == 'flores' else 'another domain'}): tokens per word, "
+        "SGPE / the best peer of the same pairing (below 1: SGPE spends fewer)\n"
+    )
+    ours = {p: [k for k, (q, _) in SGPE_KINDS.items() if q == p] for p in PEERS}
+    print("| lang | size | " + " | ".join(LABELS.get(k, k) for p in PEERS for k in ours[p]) + " |")
+    print("|---|---:|" + "---:|" * sum(map(len, ours.values())))
+    for lang in langs:
+        for size in sizes:
+            cells = []
+            for pairing, peers in PEERS.items():
+                best = min(results[(lang, size, split, k)].per_word for k in peers)
+                cells += [f"{results[(lang, size, split, k)].per_word / best:.3f}" for k in ours[pairing]]
+            print(f"| {lang} | {size // 1000}k | " + " | ".join(cells) + " |")
 
 
 SWEEP_SIZES = [8000, 16000, 32000, 64000, 128000]
