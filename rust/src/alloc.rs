@@ -69,7 +69,7 @@ pub struct LargeMapped;
 
 #[inline]
 fn mapped(layout: &Layout) -> bool {
-    layout.size() >= LARGE && layout.align() <= PAGE && !crate::ab::off(crate::ab::ALLOC)
+    layout.size() >= LARGE && layout.align() <= PAGE
 }
 
 unsafe fn map(size: usize) -> *mut u8 {
@@ -84,7 +84,7 @@ unsafe fn map(size: usize) -> *mut u8 {
     if p == MAP_FAILED {
         return std::ptr::null_mut();
     }
-    if size >= HUGE && !crate::ab::off(crate::ab::HUGE) {
+    if size >= HUGE {
         madvise(p, size, MADV_HUGEPAGE);
     }
     p.cast()

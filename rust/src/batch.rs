@@ -231,14 +231,6 @@ fn pool(n: usize) -> Arc<rayon::ThreadPool> {
             std::mem::forget(std::mem::take(pools));
             *made_in = now;
         }
-        if crate::ab::off(crate::ab::POOLS) {
-            return Arc::new(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .unwrap(),
-            );
-        }
         if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
             return p.clone();
         }

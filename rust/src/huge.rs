@@ -32,7 +32,7 @@ impl<T: Copy> HugeSlice<T> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .expect("table size overflows");
-        let align = if bytes >= HUGE && !crate::ab::off(crate::ab::HUGE) {
+        let align = if bytes >= HUGE {
             HUGE
         } else {
             std::mem::align_of::<T>()
@@ -47,7 +47,7 @@ impl<T: Copy> HugeSlice<T> {
             handle_alloc_error(layout)
         };
         #[cfg(target_os = "linux")]
-        if bytes >= HUGE && !crate::ab::off(crate::ab::HUGE) {
+        if bytes >= HUGE {
             // SAFETY: the range is this allocation, untouched yet; the advice only affects
             // how the kernel backs it. A refusal (error return) leaves ordinary pages.
             unsafe {

@@ -5,7 +5,6 @@
 //! and `cargo fuzz` without an interpreter. Python hands the core compiled tables once (rank
 //! maps, merge lists, schema automata, regex patterns), then strings or bytes in, ids out.
 
-pub mod ab;
 #[cfg(target_os = "linux")]
 pub mod alloc;
 pub mod bytelevel;
@@ -48,9 +47,6 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// A hint to load the cache line at `p`; never faults, whatever `p` is.
 #[inline(always)]
 pub(crate) fn prefetch(p: *const u8) {
-    if ab::off(ab::PREFETCH) {
-        return;
-    }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint that never faults, whatever the address.
     unsafe {

@@ -90,10 +90,7 @@ impl Pairs for Filtered<'_> {
     #[inline]
     fn get(&self, left: u32, right: u32) -> Option<Merge> {
         let table = self.0;
-        if !crate::ab::off(crate::ab::BLOOM)
-            && !table.filter.is_empty()
-            && !may_hold(&table.filter, key(left, right))
-        {
+        if !table.filter.is_empty() && !may_hold(&table.filter, key(left, right)) {
             return None;
         }
         table.get(left, right)

@@ -129,7 +129,7 @@ impl PairFilter {
     /// False only if `(a, b)` is not one of the pairs.
     #[inline(always)]
     fn may_hold(&self, a: u32, b: u32) -> bool {
-        if self.bits.is_empty() || crate::ab::off(crate::ab::BLOOM) {
+        if self.bits.is_empty() {
             return true;
         }
         let bit = self.bit(a, b);

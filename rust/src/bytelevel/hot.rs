@@ -68,7 +68,7 @@ impl<P: Pairs + ?Sized> Pairs for MemoPairs<'_, P> {
     #[inline(always)]
     fn get(&self, left: u32, right: u32) -> Option<Merge> {
         let key = (u64::from(left) << 32) | u64::from(right);
-        if key == EMPTY_PAIR || crate::ab::off(crate::ab::PAIRMEMO) {
+        if key == EMPTY_PAIR {
             return self.inner.get(left, right);
         }
         let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PAIR_SLOTS.trailing_zeros());

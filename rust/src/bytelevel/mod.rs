@@ -557,7 +557,7 @@ impl ByteLevel {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
                     }
-                    if crate::ab::off(crate::ab::HOT) || bypass.skip() {
+                    if bypass.skip() {
                         return self.encode_piece(piece, out, scratch, Some(hot), &mut shared);
                     }
                     if hot.get_into(piece, out) {

@@ -192,10 +192,7 @@ impl TokenTable {
     pub fn get_packed_rare(&self, p: Packed) -> Option<u32> {
         let h = hash(p);
         let (a, b) = bloom_bits(h);
-        if !crate::ab::off(crate::ab::BLOOM)
-            && (self.bloom[a / 64] & (1 << (a % 64)) == 0
-                || self.bloom[b / 64] & (1 << (b % 64)) == 0)
-        {
+        if self.bloom[a / 64] & (1 << (a % 64)) == 0 || self.bloom[b / 64] & (1 << (b % 64)) == 0 {
             return None;
         }
         self.probe(p, h)

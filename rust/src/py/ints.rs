@@ -38,11 +38,6 @@ impl IdInts {
     /// A new reference to the int `id`, or null with a Python exception set.
     #[inline(always)]
     fn int(&self, slot: Option<&AtomicPtr<ffi::PyObject>>, id: u32) -> *mut ffi::PyObject {
-        let slot = if crate::ab::off(crate::ab::INTS) {
-            None
-        } else {
-            slot
-        };
         // SAFETY: called with the thread attached to Python (every caller holds a `Python`);
         // a slot holds null or a strong reference owned by `self`, which is never replaced.
         unsafe {
