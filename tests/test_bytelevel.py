@@ -681,7 +681,7 @@ def test_merges_rule_equals_the_reference(merges_tok, ignore_merges):
     check()
     long = "ශ්‍රී ලංකාව " * 50 + "x" * 5000
     assert tok.encode_ordinary(long) == ref.encode_ordinary(long)
-    # Many one- and two-byte pieces (answered from the byte tables) and memos left alone.
+    # Many one- and two-byte pieces (answered from the byte tables) and the cache left alone.
     latin1 = random.Random(5).randbytes(20_000).decode("latin-1").replace("\x00", "")
     assert tok.encode_ordinary(latin1) == ref.encode_ordinary(latin1)
 
@@ -809,8 +809,8 @@ def test_core_tiktoken_parser_is_at_least_as_strict_and_agrees(lines, sep):
 
 def test_o200k_equals_tiktoken_on_random_latin1(cache_dir, ref):
     # Many short new pieces: the core answers one- and two-byte pieces from its byte tables and
-    # leaves its per-thread memo and its shared piece cache alone while they miss
-    # (rust/src/bytelevel/hot.rs), which must change no id.
+    # leaves its shared piece cache alone while it misses (rust/src/bytelevel/cache.rs), which
+    # must change no id.
     tok = ByteBPE.from_tiktoken("o200k_base")
     text = random.Random(7).randbytes(300_000).decode("latin-1")
     assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
@@ -819,5 +819,5 @@ def test_o200k_equals_tiktoken_on_random_latin1(cache_dir, ref):
     long_pieces = {p for p in regex.findall(ref._pat_str, text) if 6 <= len(p.encode()) <= 256}
     kept, _ = tok.cache_info()
     assert 0 < kept < len(long_pieces) / 2
-    # Text that repeats itself is memoized again within the same call.
+    # Text that repeats itself is cached again within the same call.
     assert tok.encode_ordinary(text[:2000] * 40) == ref.encode_ordinary(text[:2000] * 40)

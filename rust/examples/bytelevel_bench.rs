@@ -32,7 +32,7 @@ fn main() {
         .unwrap_or(usize::MAX);
     let reps: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
     // "only:split" / "only:warm": just that part (for callgrind and perf); "only:new": the cost
-    // of each distinct piece that is not a token, on fresh per-thread memos (see `new_pieces`).
+    // of each distinct piece that is not a token, without the cache (see `new_pieces`).
     let only = args.get(5).map(String::as_str).unwrap_or("");
     let lines: Vec<&str> = text.lines().take(n).collect();
     let mb = lines.iter().map(|l| l.len()).sum::<usize>() as f64 / 1e6;
@@ -142,8 +142,8 @@ fn main() {
 }
 
 /// ns per distinct new (non-token) piece, on a fresh tokenizer without a shared cache: first
-/// on a fresh thread, then again on another fresh thread (empty per-thread memos both times;
-/// the second pass finds the tables in the CPU caches).
+/// on a fresh thread, then again on another fresh thread (the second pass finds the tables in
+/// the CPU caches).
 pub fn new_pieces(build: &dyn Fn() -> ByteLevel, lines: &[&str]) {
     let probe = build();
     let mut seen = std::collections::HashSet::new();

@@ -52,49 +52,6 @@ pub struct PairTable {
     /// Bit `i`: some pair has left id `i` (ids below [`LEFT_BITS`]). Most units that cannot
     /// merge (byte-fallback tokens, punctuation) are turned away here, in L1, without a probe.
     lefts: Vec<u64>,
-    /// A Bloom filter over the pairs (two bits each, 256 kB), once [`Self::with_filter`] asked
-    /// for it: [`Filtered`] lookups of pairs that are absent, as most pairs of new text are
-    /// (random characters), then cost an L2 load instead of a probe of megabytes.
-    filter: Vec<u64>,
-}
-
-const FILTER_BITS: u32 = 21;
-
-#[inline(always)]
-fn filter_bits(k: u64) -> (usize, usize) {
-    let h = k.wrapping_mul(0xD6E8_FEB8_6659_FD93);
-    (
-        (h >> (64 - FILTER_BITS)) as usize,
-        ((h >> 20) as usize) & ((1 << FILTER_BITS) - 1),
-    )
-}
-
-/// Set key `k`'s two bits in a Bloom filter.
-fn mark(filter: &mut [u64], k: u64) {
-    let (a, b) = filter_bits(k);
-    filter[a / 64] |= 1 << (a % 64);
-    filter[b / 64] |= 1 << (b % 64);
-}
-
-/// Whether key `k` may be in the filter (both its bits set).
-#[inline(always)]
-fn may_hold(filter: &[u64], k: u64) -> bool {
-    let (a, b) = filter_bits(k);
-    filter[a / 64] & (1 << (a % 64)) != 0 && filter[b / 64] & (1 << (b % 64)) != 0
-}
-
-/// A [`PairTable`] asked through its Bloom filter (see [`PairTable::with_filter`]).
-pub struct Filtered<'a>(pub &'a PairTable);
-
-impl Pairs for Filtered<'_> {
-    #[inline]
-    fn get(&self, left: u32, right: u32) -> Option<Merge> {
-        let table = self.0;
-        if !table.filter.is_empty() && !may_hold(&table.filter, key(left, right)) {
-            return None;
-        }
-        table.get(left, right)
-    }
 }
 
 /// Ids at or above this are not in [`PairTable::lefts`] (always probed).
@@ -237,9 +194,6 @@ impl PairTable {
     /// whether the pair was new.
     pub fn insert(&mut self, left: u32, right: u32, merge: Merge) -> bool {
         let k = key(left, right);
-        if !self.filter.is_empty() {
-            mark(&mut self.filter, k); // the filter must never turn a held pair away
-        }
         if k == EMPTY {
             let new = self.last_pair.is_none();
             self.last_pair.get_or_insert(merge);
@@ -335,19 +289,6 @@ impl PairTable {
 
     pub fn len(&self) -> usize {
         self.len + usize::from(self.last_pair.is_some())
-    }
-
-    /// Build the Bloom filter of the pairs, for [`Filtered`] (later inserts keep it up to date).
-    pub fn with_filter(mut self) -> Self {
-        let mut filter = vec![0u64; (1 << FILTER_BITS) / 64];
-        for (k, _) in self.entries() {
-            mark(&mut filter, k);
-        }
-        if self.last_pair.is_some() {
-            mark(&mut filter, EMPTY);
-        }
-        self.filter = filter;
-        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -632,58 +573,6 @@ mod tests {
             );
         }
         table
-    }
-
-    /// The Bloom filter never turns a held pair away (compact and wide tables, pairs inserted
-    /// before and after it was built, the pair whose key marks empty slots), and turns most
-    /// absent ones away.
-    #[test]
-    fn filtered_lookups_equal_the_table() {
-        let mut rng = Lcg(11);
-        for wide in [false, true] {
-            let mut table = random_table(&mut rng, 300, 20_000);
-            if wide {
-                let big = Merge {
-                    rank: 70_000,
-                    id: 70_000,
-                };
-                table.insert(70_000, 1, big);
-            }
-            let mut table = table.with_filter();
-            table.insert(
-                5,
-                7,
-                Merge {
-                    rank: 30_000,
-                    id: 40_000,
-                },
-            );
-            table.insert(u32::MAX, u32::MAX, Merge { rank: 1, id: 2 });
-            let (mut absent, mut passed) = (0, 0);
-            for _ in 0..200_000 {
-                let (a, b) = (rng.next(21_000), rng.next(21_000));
-                let want = table.get(a, b);
-                assert_eq!(Filtered(&table).get(a, b), want, "({a}, {b})");
-                if want.is_none() {
-                    absent += 1;
-                }
-            }
-            for (a, b) in [(5, 7), (u32::MAX, u32::MAX), (70_000, 1)] {
-                assert_eq!(Filtered(&table).get(a, b), table.get(a, b));
-            }
-            // Absent pairs whose left side merges (past `lefts`) mostly stop at the filter.
-            for _ in 0..10_000 {
-                let (a, b) = filter_bits(key(rng.next(300), 1_000_000 + rng.next(1_000_000)));
-                let set = |i: usize| table.filter[i / 64] & (1 << (i % 64)) != 0;
-                if set(a) && set(b) {
-                    passed += 1;
-                }
-            }
-            assert!(
-                absent > 0 && passed < 1_000,
-                "{passed} of 10,000 absent pairs passed"
-            );
-        }
     }
 
     /// Any pairs, any ranks, ids reused, ranks shared: a merge may create a pair that ranks

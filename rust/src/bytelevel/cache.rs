@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 /// Longer pieces are not cached (they are rare, and would crowd out many short ones).
 pub const MAX_PIECE: usize = 256;
 /// Shorter pieces are not cached either: their BPE is a handful of lookups, cheaper than a
-/// locked insert (and the per-thread memo keeps the frequent ones).
+/// locked insert.
 pub const MIN_PIECE: usize = 6;
 const SHARDS: usize = 16;
 /// What one entry costs beyond its key and ids: two boxes and the hash table slot.
@@ -130,6 +130,47 @@ impl PieceCache {
     }
 }
 
+/// Pieces per look at the cache's hit rate.
+const WINDOW: u32 = 1024;
+/// Fewer hits than this in a window: the text is not repeating itself (random bytes, a long
+/// run of new words), and probing and filling the cache only costs, so it is left alone for
+/// the next [`REST`] pieces, then tried again.
+const FEW_HITS: u32 = WINDOW / 4;
+const REST: u32 = 8 * WINDOW;
+
+/// When to leave the cache alone during one text: it never changes a result, only what a
+/// piece costs.
+#[derive(Default)]
+pub struct Bypass {
+    probes: u32,
+    hits: u32,
+    rest: u32,
+}
+
+impl Bypass {
+    /// Whether to skip the cache for this piece (counted as a probe otherwise).
+    #[inline(always)]
+    pub fn skip(&mut self) -> bool {
+        if self.rest > 0 {
+            self.rest -= 1;
+            return true;
+        }
+        self.probes += 1;
+        if self.probes == WINDOW {
+            if self.hits < FEW_HITS {
+                self.rest = REST;
+            }
+            (self.probes, self.hits) = (0, 0);
+        }
+        false
+    }
+
+    #[inline(always)]
+    pub fn hit(&mut self) {
+        self.hits += 1;
+    }
+}
+
 /// The shard if no other thread holds it. A poisoned shard (a panic while it was held) is
 /// emptied: its table may be half-changed.
 fn try_lock(shard: &Mutex<Shard>) -> Option<MutexGuard<'_, Shard>> {
@@ -175,5 +216,19 @@ mod tests {
         let off = PieceCache::new(0);
         off.insert(b"abcdefg", &[1]);
         assert!(off.is_empty() && !off.get_into(b"abcdefg", &mut Vec::new()));
+    }
+
+    #[test]
+    fn the_bypass_rests_while_the_cache_misses() {
+        // A window with few hits rests the cache for REST pieces, then probes again.
+        let mut bypass = Bypass::default();
+        assert!((0..WINDOW).all(|_| !bypass.skip()));
+        assert!((0..REST).all(|_| bypass.skip()));
+        for _ in 0..WINDOW {
+            assert!(!bypass.skip());
+            bypass.hit();
+        }
+        assert!((0..WINDOW).all(|_| !bypass.skip())); // after a window of hits: probing
+        assert!(bypass.skip()); // and that window had none
     }
 }

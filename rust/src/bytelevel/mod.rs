@@ -16,7 +16,6 @@
 
 pub mod cache;
 pub mod gguf;
-mod hot;
 mod ranks;
 mod runs;
 pub mod specials;
@@ -29,7 +28,7 @@ pub mod vocab;
 use crate::merge::{merge_with, Merge, PairTable, Pairs};
 use crate::pretokenize::general::RegexError;
 use crate::pretokenize::Pretokenizer;
-use cache::PieceCache;
+use cache::{Bypass, PieceCache};
 use specials::{SpecialSet, Specials};
 use std::fmt;
 use table::{Packed, TokenTable, PACKED};
@@ -119,8 +118,6 @@ enum Rule {
 }
 
 pub struct ByteLevel {
-    /// Tells this tokenizer's entries in the per-thread memos from another's.
-    uid: u64,
     /// The token of every two-byte string, or NO_TOKEN (256 kB): the ranks rule's first merges
     /// of every piece ask about byte pairs, and both rules' long-piece cuts.
     byte_pairs: Vec<u32>,
@@ -160,7 +157,7 @@ const NO_TOKEN: u32 = u32::MAX;
 /// The merges rule's pairs with those of two ids below 256 answered from a dense table: in the
 /// vocabularies of the GPT-2 family those are the byte tokens, whose pairs every piece asks
 /// about first (and text of many new short pieces, such as random Latin-1, asks about little
-/// else), here in one load instead of a memo, a Bloom filter and a table of megabytes.
+/// else), here in one load instead of a probe of a table of megabytes.
 struct SmallPairs<'a, P: Pairs + ?Sized> {
     small: &'a [u64],
     inner: &'a P,
@@ -331,7 +328,7 @@ impl ByteLevel {
                     }
                 }
                 table.extend(&entries);
-                Rule::Merges(table.with_filter())
+                Rule::Merges(table)
             }
         };
         let mut byte_pairs = vec![NO_TOKEN; 1 << 16];
@@ -388,7 +385,6 @@ impl ByteLevel {
             }
         }
         let pretokenizer = Pretokenizer::new(&model.patterns, &model.byte_patterns)?;
-        static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let small_pairs = match &rule {
             Rule::Merges(table) => (0..1u32 << 16)
                 .map(|i| {
@@ -399,12 +395,7 @@ impl ByteLevel {
                 .collect(),
             Rule::Ranks => Vec::new(),
         };
-        let uid = NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // This thread's memo (half a megabyte), allocated and emptied for this tokenizer now
-        // rather than in its first encode.
-        hot::with(uid, |_| ());
         Ok(ByteLevel {
-            uid,
             byte_pairs,
             two_bytes,
             small_pairs,
@@ -549,40 +540,20 @@ impl ByteLevel {
         if text.is_empty() {
             return Ok(());
         }
-        hot::with(self.uid, |hot| match hot {
-            Some(hot) => {
-                // Each memo is left alone while it misses (text that does not repeat itself).
-                let (mut bypass, mut shared) = (hot::Bypass::default(), hot::Bypass::default());
-                self.pretokenizer.for_each_piece(text, &mut |piece| {
-                    if self.tiny_piece(piece, out) {
-                        return Ok(());
-                    }
-                    if bypass.skip() {
-                        return self.encode_piece(piece, out, scratch, Some(hot), &mut shared);
-                    }
-                    if hot.get_into(piece, out) {
-                        bypass.hit();
-                        return Ok(());
-                    }
-                    let start = out.len();
-                    self.encode_piece(piece, out, scratch, Some(hot), &mut shared)?;
-                    hot.put(piece, &out[start..]);
-                    Ok(())
-                })
+        // The shared cache is left alone while it misses (text that does not repeat itself).
+        let mut bypass = Bypass::default();
+        self.pretokenizer.for_each_piece(text, &mut |piece| {
+            if self.tiny_piece(piece, out) {
+                return Ok(());
             }
-            None => {
-                let mut shared = hot::Bypass::default();
-                self.pretokenizer.for_each_piece(text, &mut |piece| {
-                    self.encode_piece(piece, out, scratch, None, &mut shared)
-                })
-            }
+            self.encode_piece(piece, out, scratch, &mut bypass)
         })
     }
 
     /// A piece of one or two bytes appended to `out` straight from the byte tables (true),
-    /// without the memos: what a memo would answer, for less than asking it (text of many
-    /// short new pieces, such as random Latin-1, is mostly these). False: not such a piece, or
-    /// a byte without a token (the slow path reports it).
+    /// without the cache or a merge (text of many short new pieces, such as random Latin-1, is
+    /// mostly these). False: not such a piece, or a byte without a token (the slow path
+    /// reports it).
     #[inline(always)]
     fn tiny_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
         match *piece {
@@ -637,12 +608,11 @@ impl ByteLevel {
         piece: &[u8],
         out: &mut Vec<u32>,
         scratch: &mut Vec<u32>,
-        hot: Option<&hot::Hot>,
-        shared: &mut hot::Bypass,
+        bypass: &mut Bypass,
     ) -> Result<(), Error> {
         if self.whole_piece_first {
-            // Asked only on a memo miss, and then often about a piece that is no token (a new
-            // word): the Bloom filter answers most of those without the big table.
+            // Often asked about a piece that is no token (a new word): the Bloom filter answers
+            // most of those without the big table.
             let whole = if piece.len() <= PACKED {
                 self.encoder.get_packed_rare(Packed::new(piece))
             } else {
@@ -654,23 +624,19 @@ impl ByteLevel {
             }
         }
         // The shared cache (a lock, a hash, an allocation per new piece) only while it hits.
-        let cached = self.cache.holds(piece.len()) && !shared.skip();
+        let cached = self.cache.holds(piece.len()) && !bypass.skip();
         if cached && self.cache.get_into(piece, out) {
-            shared.hit();
+            bypass.hit();
             return Ok(());
         }
         scratch.clear();
-        match (&self.rule, hot) {
-            (Rule::Ranks, _) if piece.len() <= ranks::MAX_SHORT => self.merge_short(piece, scratch),
-            (Rule::Ranks, _) => self.merge_long(piece, scratch, hot),
-            (Rule::Merges(table), hot) => {
-                let table = &crate::merge::Filtered(table);
+        match &self.rule {
+            Rule::Ranks if piece.len() <= ranks::MAX_SHORT => self.merge_short(piece, scratch),
+            Rule::Ranks => self.merge_long(piece, scratch),
+            Rule::Merges(table) => {
                 let merge = |part: &[u8], units: &mut Vec<u32>| {
                     units.extend(part.iter().map(|&b| self.byte_units[b as usize]));
-                    match hot {
-                        Some(hot) => self.merge_units(units, &hot.pairs(table)),
-                        None => self.merge_units(units, table),
-                    }
+                    self.merge_units(units, table);
                 };
                 if piece.len() <= ranks::MAX_SHORT {
                     merge(piece, scratch);
@@ -794,14 +760,8 @@ mod tests {
         ));
         for piece in pieces {
             let (mut out, mut scratch) = (Vec::new(), Vec::new());
-            tok.encode_piece(
-                &piece,
-                &mut out,
-                &mut scratch,
-                None,
-                &mut hot::Bypass::default(),
-            )
-            .unwrap();
+            tok.encode_piece(&piece, &mut out, &mut scratch, &mut Bypass::default())
+                .unwrap();
             let mut whole: Vec<u32> = piece.iter().map(|&b| tok.byte_units[b as usize]).collect();
             merge_with(&mut whole, table);
             assert_eq!(out, whole, "{:?}", String::from_utf8_lossy(&piece));

@@ -8,7 +8,6 @@
 //! can span, and parts longer than that take a heap (up to [`MAX_HEAP`] bytes) or the general
 //! loop, both O(n log n); this one is O(n²) in the piece's length, and fastest for words.
 
-use super::hot::Hot;
 use super::table::{Packed, PACKED};
 use super::{ByteLevel, RankPairs, NO_TOKEN};
 use crate::merge::merge_with;
@@ -150,7 +149,7 @@ impl ByteLevel {
     /// [`Self::merge_in_parts`]; parts of up to [`MAX_SHORT`] bytes take [`Self::merge_short`],
     /// longer ones the general loop. A run of text no token spans (a piece of characters the
     /// vocabulary never joins) thus costs short merges only.
-    pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>, hot: Option<&Hot>) {
+    pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>) {
         self.merge_in_parts(piece, units, |bytes, out| {
             if bytes.len() <= MAX_SHORT {
                 return self.merge_short(bytes, out);
@@ -159,11 +158,7 @@ impl ByteLevel {
                 return self.merge_heap(bytes, out);
             }
             out.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
-            let pairs = RankPairs { tok: self };
-            match hot {
-                Some(hot) => merge_with(out, &hot.pairs(&pairs)),
-                None => merge_with(out, &pairs),
-            }
+            merge_with(out, &RankPairs { tok: self });
         });
     }
 
@@ -412,7 +407,7 @@ mod tests {
                 piece.push(b"xyw"[(state % 3) as usize]);
             }
             let mut long = Vec::new();
-            tok.merge_long(&piece, &mut long, None);
+            tok.merge_long(&piece, &mut long);
             let mut units: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
             merge_with(&mut units, &RankPairs { tok: &tok });
             assert_eq!(long, units, "{:?}", String::from_utf8_lossy(&piece));
@@ -455,7 +450,7 @@ mod tests {
         // no longer token, so pieces with them have cuts, and the rest have few.
         for piece in testing::long_pieces(0x9E37_79B9_7F4A_7C15, 600, 400, [b"abczde", b"abcz"]) {
             let mut long = Vec::new();
-            tok.merge_long(&piece, &mut long, None);
+            tok.merge_long(&piece, &mut long);
             assert_eq!(
                 long,
                 general(&piece),
