@@ -18,7 +18,7 @@
 //! ordinary text) is one lookup, without syllables, units or merges. And where each piece has
 //! had every word-level merge (scope `Pieces`) and superword merges only join a token to one
 //! starting with a space, only the pairs where two pieces meet can merge when a span's second
-//! pass begins: those are looked up (through a small filter) as the pieces are encoded, and a
+//! pass begins: those are looked up as the pieces are encoded, and a
 //! span none of them can merge is left as it is ([`Encoder::seeds_suffice`]).
 //!
 //! The fallback keeps every syllable the vocabulary knows, with or without its leading space,
@@ -83,9 +83,6 @@ pub struct Encoder {
     /// Whether, after each piece's own merges, only the pairs that join two pieces of a span can
     /// merge at first (see [`Encoder::seeds_suffice`]); the span pass then looks up only those.
     seeded_spans: bool,
-    /// The pairs of `span_pairs` (most pairs that join two pieces are turned away here, in a
-    /// few kilobytes, without a probe of the table).
-    span_filter: PairFilter,
     /// Bit `id`: token `id` is a whole piece that encodes as itself (found at construction by
     /// encoding it). A piece that is such a token needs no syllables, units or merges.
     whole: Vec<u64>,
@@ -96,49 +93,6 @@ pub struct Encoder {
     token_starts: Vec<usize>,
     specials: Vec<u32>,
     is_special: Vec<bool>,
-}
-
-/// A set of id pairs that may say "maybe" for a pair not in it, never "no" for one in it:
-/// one bit per hash of a pair, about eight bits per pair (a Bloom filter with one hash).
-#[derive(Clone, Debug, Default)]
-struct PairFilter {
-    bits: Vec<u64>,
-    shift: u32,
-}
-
-impl PairFilter {
-    fn new<'a>(pairs: impl Iterator<Item = &'a (u32, u32, u32)> + Clone) -> Self {
-        let size = (pairs.clone().count() * 8).next_power_of_two().max(64);
-        let mut filter = Self {
-            bits: vec![0; size / 64],
-            shift: 64 - size.trailing_zeros(),
-        };
-        for &(a, b, _) in pairs {
-            let bit = filter.bit(a, b);
-            filter.bits[bit / 64] |= 1 << (bit % 64);
-        }
-        filter
-    }
-
-    #[inline(always)]
-    fn bit(&self, a: u32, b: u32) -> usize {
-        let key = (u64::from(a) << 32) | u64::from(b);
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    /// False only if `(a, b)` is not one of the pairs.
-    #[inline(always)]
-    fn may_hold(&self, a: u32, b: u32) -> bool {
-        if self.bits.is_empty() {
-            return true;
-        }
-        let bit = self.bit(a, b);
-        self.bits[bit / 64] & (1 << (bit % 64)) != 0
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.bits.capacity() * 8
-    }
 }
 
 /// One item of [`Encoder::encode_routed`]: a script run's ids, or a span left to the caller.
@@ -279,11 +233,6 @@ impl Encoder {
             is_special[check(id, "special token")? as usize] = true;
         }
         let seeded_spans = Self::seeds_suffice(&spec, &byte_of);
-        let span_filter = if span_pairs.is_some() {
-            PairFilter::new(spec.merges.iter().chain(&spec.superword_merges))
-        } else {
-            PairFilter::default()
-        };
         let mut encoder = Self {
             splitter,
             vocab,
@@ -293,7 +242,6 @@ impl Encoder {
             prefix_space: spec.prefix_space,
             span_pairs,
             seeded_spans,
-            span_filter,
             whole: Vec::new(),
             whole_max: 0,
             breaks: Breaks::new(spec.span_breaks),
@@ -386,7 +334,6 @@ impl Encoder {
             + self.token_starts.capacity() * 8
             + self.is_special.capacity()
             + self.whole.capacity() * 8
-            + self.span_filter.heap_bytes()
             + self.breaks.heap_bytes()
     }
 
@@ -487,10 +434,7 @@ impl Encoder {
                 let e = piece_end(text, p);
                 let first = out.len();
                 self.encode_piece(&text[p..e], scratch, out);
-                if first > start
-                    && self.span_filter.may_hold(out[first - 1], out[first])
-                    && span_pairs.get(out[first - 1], out[first]).is_some()
-                {
+                if first > start && span_pairs.get(out[first - 1], out[first]).is_some() {
                     seeds.push(first - 1 - start);
                 }
                 p = e;
@@ -906,18 +850,6 @@ mod tests {
         let ids = old.encode_ordinary(&cps(" ශ්\u{200D}රී"));
         assert_eq!(ids.len(), 2);
         assert_eq!(text(old.vocab.token(ids[0])), " ශ්\u{200D}");
-    }
-
-    #[test]
-    fn the_pair_filter_holds_every_pair_and_turns_most_others_away() {
-        let pairs: Vec<(u32, u32, u32)> = (0..5000u32).map(|i| (i, i * 7 % 3001, 0)).collect();
-        let filter = PairFilter::new(pairs.iter());
-        assert!(pairs.iter().all(|&(a, b, _)| filter.may_hold(a, b)));
-        let others = (0..20_000u32)
-            .filter(|&i| filter.may_hold(i, i + 1))
-            .count();
-        assert!(others < 20_000 / 5, "{others} of 20,000 other pairs pass");
-        assert!(PairFilter::default().may_hold(1, 2));
     }
 
     #[test]
