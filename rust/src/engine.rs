@@ -73,9 +73,6 @@ struct PairMap {
 
 const SHARDS: usize = 8;
 
-/// How many words ahead [`Engine::merge`] asks for a word's symbols (twice that for its span).
-const AHEAD: usize = 8;
-
 /// Engines with fewer symbols than this in their words count their pairs on one thread.
 const PARALLEL_FROM: usize = 1 << 18;
 
@@ -674,18 +671,7 @@ impl Engine {
         let mut rights = std::mem::take(&mut self.rights);
         lefts.clear();
         rights.clear();
-        for (k, &wi) in holders.iter().enumerate() {
-            // The words are scattered over the buffer: ask for the memory of the words a few
-            // places ahead (their span and stamp first, then their symbols) so that the loads
-            // overlap instead of each word waiting for its own.
-            if let Some(&far) = holders.get(k + 2 * AHEAD) {
-                crate::prefetch(std::ptr::from_ref(&self.spans[far as usize]).cast());
-                crate::prefetch(std::ptr::from_ref(&self.seen[far as usize]).cast());
-            }
-            if let Some(&near) = holders.get(k + AHEAD) {
-                let start = self.spans[near as usize].0 as usize;
-                crate::prefetch(self.data.as_ptr().wrapping_add(start).cast());
-            }
+        for &wi in holders.iter() {
             if self.seen[wi as usize] == stamp {
                 continue;
             }

@@ -43,15 +43,3 @@ static ALLOCATOR: alloc::LargeMapped = alloc::LargeMapped;
 
 /// The version of this crate, which the Python package checks at import.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// A hint to load the cache line at `p`; never faults, whatever `p` is.
-#[inline(always)]
-pub(crate) fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
