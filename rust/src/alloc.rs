@@ -72,7 +72,14 @@ fn mapped(layout: &Layout) -> bool {
     layout.size() >= LARGE && layout.align() <= PAGE
 }
 
+/// A fresh private anonymous mapping of `size` bytes (zeroed, page-aligned), or null.
+///
+/// # Safety
+/// `size` is non-zero; the caller owns the mapping and returns it with `munmap(p, size)` (or
+/// moves it with `mremap`), never through the system allocator.
 unsafe fn map(size: usize) -> *mut u8 {
+    // SAFETY: a new anonymous mapping aliases no memory of this process; a failure is reported
+    // as MAP_FAILED, which becomes null (what GlobalAlloc callers test for), never a pointer.
     let p = mmap(
         std::ptr::null_mut(),
         size,
@@ -85,41 +92,61 @@ unsafe fn map(size: usize) -> *mut u8 {
         return std::ptr::null_mut();
     }
     if size >= HUGE {
+        // SAFETY: the range is the mapping just made; the advice only changes how the kernel
+        // backs it, and a refusal (an error return) leaves ordinary pages.
         madvise(p, size, MADV_HUGEPAGE);
     }
     p.cast()
 }
 
+// SAFETY: every block is either the system allocator's (small sizes, or alignments above a
+// page) or a mapping of its own, and `mapped` sends a block back the way it came: a layout's
+// size and alignment decide, and GlobalAlloc's contract hands `dealloc` and `realloc` the layout
+// the block was made with. Mappings are page-aligned, which covers every alignment `mapped`
+// accepts, and zeroed, which `alloc_zeroed` relies on.
 unsafe impl GlobalAlloc for LargeMapped {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if mapped(&layout) {
+            // SAFETY: a mapped layout is at least LARGE bytes, so non-zero.
             map(layout.size())
         } else {
+            // SAFETY: the caller's layout (non-zero size, GlobalAlloc's contract), passed on.
             System.alloc(layout)
         }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if mapped(&layout) {
-            map(layout.size()) // fresh anonymous pages are zero
+            // SAFETY: as in `alloc`; fresh anonymous pages are zero.
+            map(layout.size())
         } else {
+            // SAFETY: as in `alloc`.
             System.alloc_zeroed(layout)
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if mapped(&layout) {
+            // SAFETY: `ptr` came from `map` with this size (the same layout is mapped both
+            // times), and the caller gives it up.
             munmap(ptr.cast(), layout.size());
         } else {
+            // SAFETY: `ptr` came from the system allocator with this layout.
             System.dealloc(ptr, layout);
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: GlobalAlloc's contract: `new_size` is non-zero and, rounded up to the
+        // alignment, does not overflow isize.
         let new = Layout::from_size_align_unchecked(new_size, layout.align());
         match (mapped(&layout), mapped(&new)) {
+            // SAFETY: a system block, and it stays one.
             (false, false) => System.realloc(ptr, layout, new_size),
             (true, true) => {
+                // SAFETY: `ptr` is a mapping of `layout.size()` bytes made by `map`; MAYMOVE
+                // lets the kernel move its pages, and on failure the old mapping is untouched
+                // (still the caller's, as GlobalAlloc requires when null is returned).
                 let p = mremap(ptr.cast(), layout.size(), new_size, MREMAP_MAYMOVE);
                 if p == MAP_FAILED {
                     std::ptr::null_mut()
@@ -129,6 +156,8 @@ unsafe impl GlobalAlloc for LargeMapped {
             }
             _ => {
                 // Across the threshold: a new block of the other kind, then the old one freed.
+                // SAFETY: `new` is a valid layout (above); the old block is freed only once
+                // its bytes are copied into the new one, two distinct live blocks.
                 let p = self.alloc(new);
                 if !p.is_null() {
                     std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
@@ -147,6 +176,8 @@ mod tests {
     #[test]
     fn blocks_on_both_sides_of_the_threshold_keep_their_bytes() {
         let a = LargeMapped;
+        // SAFETY: each block is used within its size and freed once, with the layout it was
+        // made (or last reallocated) with.
         unsafe {
             let small = Layout::from_size_align(1000, 8).unwrap();
             let p = a.alloc(small);
@@ -167,6 +198,31 @@ mod tests {
             let z = a.alloc_zeroed(larger);
             assert!(!z.is_null() && *z == 0 && *z.add(3 * LARGE - 1) == 0);
             a.dealloc(z, larger);
+        }
+    }
+
+    #[test]
+    fn alignments_above_a_page_and_failed_mappings() {
+        let a = LargeMapped;
+        // SAFETY: as above; null results are never used or freed.
+        unsafe {
+            // A mapping is only page-aligned: a larger alignment must go to the system allocator.
+            let wide = Layout::from_size_align(LARGE, 2 * PAGE * 16).unwrap();
+            assert!(!mapped(&wide));
+            let p = a.alloc(wide);
+            assert!(!p.is_null() && p as usize % wide.align() == 0);
+            a.dealloc(p, wide);
+            let large = Layout::from_size_align(LARGE, PAGE).unwrap();
+            let p = a.alloc(large);
+            assert!(!p.is_null() && p as usize % PAGE == 0);
+            a.dealloc(p, large);
+            // More than the address space: null, not MAP_FAILED passed off as a pointer.
+            let impossible = Layout::from_size_align(1 << 50, 8).unwrap();
+            assert!(a.alloc(impossible).is_null());
+            assert!(a.alloc_zeroed(impossible).is_null());
+            let p = a.alloc(large);
+            assert!(a.realloc(p, large, 1 << 50).is_null());
+            a.dealloc(p, large); // a failed realloc leaves the block the caller's
         }
     }
 }
