@@ -137,3 +137,27 @@ def test_encoding_keeps_no_utf8_copy_in_the_string(kinds):
         before = sys.getsizeof(text)
         ids = tok.encode(text) + tok.encode_ordinary(text) + tok.encode(text, allowed_special="all")
         assert ids and sys.getsizeof(text) == before
+
+
+def test_the_ints_of_ids_are_shared_and_their_references_balance():
+    """The core makes one int per id and hands out new references to it (rust/src/py/ints.rs):
+    a reference too few would free an int still in a list, one too many would leak it."""
+    import gc
+    import sys
+
+    from wwho import ByteBPE
+
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    tok = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+    text = "Tokenizers turn text into integers, again and again. " * 50
+    first = tok.encode_ordinary(text)
+    x = next(i for i in first if i > 1000)  # not one of CPython's own small ints
+    at = first.index(x)
+    base = sys.getrefcount(x)
+    lists = [tok.encode_ordinary(text) for _ in range(20)] + tok.encode_batch([text] * 20, num_threads=2)
+    assert all(ids == first and ids[at] is x for ids in lists)
+    assert sys.getrefcount(x) == base + sum(ids.count(x) for ids in lists)
+    del lists
+    gc.collect()
+    assert sys.getrefcount(x) == base
