@@ -7,8 +7,8 @@
 //! it takes chunks too, but first hands the finished ones, in input order, to a consumer. That
 //! is where the Python layer turns ids into lists under the GIL, while the other threads go on
 //! encoding: the conversion overlaps the work instead of following it. The other threads come
-//! from a pool kept per calling thread and thread count, so their thread-local memos stay warm
-//! between calls.
+//! from a pool kept per calling thread and thread count: a call starts no threads, and the
+//! threads' own buffers stay warm between calls.
 //!
 //! This module knows nothing of tokenizers or Python; it does not split one text over threads.
 
