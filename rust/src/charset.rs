@@ -5,6 +5,7 @@
 //! kilobytes (most pages are all "other") and a lookup is two loads, astral code points
 //! included. Built from code point ranges that Python hands over; it does not know scripts.
 
+use crate::errors::SchemaError;
 use rustc_hash::FxHashMap;
 
 /// Inclusive code point ranges `(first, last)`.
@@ -22,7 +23,7 @@ pub struct CharMap {
 impl CharMap {
     /// Build from `(first, last, value)` ranges (inclusive). Later ranges overwrite earlier ones;
     /// a code point beyond U+10FFFF or a range with `first > last` is an error.
-    pub fn from_ranges(ranges: &[(u32, u32, u8)]) -> Result<Self, String> {
+    pub fn from_ranges(ranges: &[(u32, u32, u8)]) -> Result<Self, SchemaError> {
         let mut flat = vec![0u8; 0x110000];
         for &(first, last, value) in ranges {
             check_range(first, last)?;
@@ -64,11 +65,9 @@ impl CharMap {
 }
 
 /// An error unless `first..=last` is a valid range of code points.
-pub fn check_range(first: u32, last: u32) -> Result<(), String> {
+pub fn check_range(first: u32, last: u32) -> Result<(), SchemaError> {
     if first > last || last > 0x10FFFF {
-        return Err(format!(
-            "invalid code point range U+{first:04X}..U+{last:04X}"
-        ));
+        return Err(SchemaError::Range { first, last });
     }
     Ok(())
 }
@@ -78,7 +77,7 @@ pub fn check_range(first: u32, last: u32) -> Result<(), String> {
 pub struct CharSet(CharMap);
 
 impl CharSet {
-    pub fn from_ranges(ranges: &[(u32, u32)]) -> Result<Self, String> {
+    pub fn from_ranges(ranges: &[(u32, u32)]) -> Result<Self, SchemaError> {
         let tagged: Vec<(u32, u32, u8)> = ranges.iter().map(|&(a, b)| (a, b, 1)).collect();
         Ok(Self(CharMap::from_ranges(&tagged)?))
     }

@@ -44,15 +44,12 @@ pub trait Tally: Default + Send {
 
     /// Add every count of a [`Counts::to_bytes`] buffer (piece or span texts). On an error
     /// nothing may be assumed about what was added.
-    fn add_bytes(&mut self, data: &[u8]) -> Result<(), String> {
+    fn add_bytes(&mut self, data: &[u8]) -> Result<(), CountError> {
         for_each_entry(data, |key, n| {
             if self.try_add(key, n) {
                 Ok(())
             } else {
-                Err(format!(
-                    "the count of {:?} passes 2**64 - 1",
-                    String::from_utf8_lossy(key)
-                ))
+                Err(CountError::Overflow(key.to_vec()))
             }
         })
     }
@@ -257,18 +254,16 @@ pub fn entries_to_bytes<'a>(
 /// `f(key, count)` for every entry of a [`Counts::to_bytes`] buffer, stopping at the first error.
 pub fn for_each_entry(
     mut data: &[u8],
-    mut f: impl FnMut(&[u8], u64) -> Result<(), String>,
-) -> Result<(), String> {
-    data = data
-        .strip_prefix(MAGIC)
-        .ok_or("not a piece-count buffer (no header)")?;
+    mut f: impl FnMut(&[u8], u64) -> Result<(), CountError>,
+) -> Result<(), CountError> {
+    data = data.strip_prefix(MAGIC).ok_or(CountError::NoHeader)?;
     while !data.is_empty() {
-        let bad = || "a truncated piece-count buffer".to_string();
-        let len = u32::from_le_bytes(data.get(..4).ok_or_else(bad)?.try_into().unwrap()) as usize;
-        let piece = data.get(4..4 + len).ok_or_else(bad)?;
+        let bad = CountError::Truncated;
+        let len = u32::from_le_bytes(data.get(..4).ok_or(bad)?.try_into().unwrap()) as usize;
+        let piece = data.get(4..4 + len).ok_or(CountError::Truncated)?;
         let n = u64::from_le_bytes(
             data.get(4 + len..12 + len)
-                .ok_or_else(bad)?
+                .ok_or(CountError::Truncated)?
                 .try_into()
                 .unwrap(),
         );
@@ -390,7 +385,8 @@ pub struct Stats {
     pub first_bad: Vec<String>,
 }
 
-/// Why counting files stopped.
+/// Why counting stopped: a file that cannot be read or counted, or a count buffer that cannot
+/// be added (`wwho.errors.CorpusError`, except `Memory`: a `MemoryError`).
 #[derive(Debug, PartialEq, Eq)]
 pub enum CountError {
     /// `file:line: what` (a line that is not UTF-8, without `skip_bad_lines`).
@@ -399,7 +395,35 @@ pub enum CountError {
     Io(String),
     /// `file:line: what` (the memory for a block or a long line could not be had).
     Memory(String),
+    /// The progress callback stopped the work, with this message.
+    Stopped(String),
+    /// A buffer that does not start as [`Counts::to_bytes`] makes it.
+    NoHeader,
+    /// A buffer that ends inside an entry.
+    Truncated,
+    /// The count of this key (UTF-8, WTF-8 for lone surrogates) would pass `u64::MAX`.
+    Overflow(Vec<u8>),
 }
+
+impl std::fmt::Display for CountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CountError::BadLine(m)
+            | CountError::Io(m)
+            | CountError::Memory(m)
+            | CountError::Stopped(m) => f.write_str(m),
+            CountError::NoHeader => f.write_str("not a piece-count buffer (no header)"),
+            CountError::Truncated => f.write_str("a truncated piece-count buffer"),
+            CountError::Overflow(key) => write!(
+                f,
+                "the count of {:?} passes 2**64 - 1",
+                String::from_utf8_lossy(key)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CountError {}
 
 /// Room for `more` bytes in `buf`, or a [`CountError::Memory`] naming the place.
 fn reserve(
@@ -578,13 +602,13 @@ fn split_at_lines(block: &[u8], parts: usize) -> Vec<&[u8]> {
 
 /// Count every line of plain-text `files` (see the module docs). `counts` holds one table per
 /// thread (merge them with [`absorb`]); `progress(bytes)` runs after each block and may stop
-/// the work by returning an error message.
+/// the work by returning an error ([`CountError::Stopped`], most often).
 pub fn count_files<T: Tally>(
     files: &[&Path],
     options: &FileOptions<'_>,
     counts: &mut Vec<T>,
     stats: &mut Stats,
-    mut progress: impl FnMut(u64) -> Result<(), String>,
+    mut progress: impl FnMut(u64) -> Result<(), CountError>,
 ) -> Result<(), CountError> {
     let threads = options.threads.max(1);
     counts.resize_with(threads.max(counts.len()), T::default);
@@ -643,14 +667,14 @@ pub fn count_files<T: Tally>(
                 match memchr::memchr(b'\n', &buf) {
                     Some(i) => {
                         stats.bytes += (i + 1) as u64;
-                        progress((i + 1) as u64).map_err(CountError::Io)?;
+                        progress((i + 1) as u64)?;
                         buf.drain(..=i);
                         line_base += 1;
                         skipping = false;
                     }
                     None => {
                         stats.bytes += buf.len() as u64;
-                        progress(buf.len() as u64).map_err(CountError::Io)?;
+                        progress(buf.len() as u64)?;
                         buf.clear();
                         if eof {
                             break;
@@ -731,7 +755,7 @@ pub fn count_files<T: Tally>(
             }
             line_base = base;
             stats.bytes += cut as u64;
-            progress(cut as u64).map_err(CountError::Io)?;
+            progress(cut as u64)?;
             buf.drain(..cut);
             target = block_bytes;
             if eof && buf.is_empty() {

@@ -233,7 +233,39 @@ pub enum EngineError {
     ReplayId(usize),
     /// Merge number `step` (1-based) is a pair that does not occur at that point.
     ReplayAbsent(usize),
+    /// More word types than the superword stage numbers (`crate::superwords`).
+    TooManyWords,
 }
+
+/// The messages without the symbols' text, which only the caller can show (`py::engine` names
+/// them as Python shows them).
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            EngineError::Duplicate(a, b) => {
+                write!(f, "symbols {a} and {b} are equal: symbols must be distinct")
+            }
+            EngineError::Empty(i) => write!(f, "symbol {i} is empty"),
+            EngineError::BadId(i, id) => {
+                write!(f, "word {i}: symbol id {id} is neither UNK nor a symbol")
+            }
+            EngineError::ZeroCount(i) => write!(f, "word {i}: count must be positive, not 0"),
+            EngineError::Overflow => {
+                f.write_str("counts too large: pair frequencies must fit in 62 bits")
+            }
+            EngineError::ReplayId(step) => write!(f, "merge {step} names an id out of range"),
+            EngineError::ReplayAbsent(step) => {
+                write!(
+                    f,
+                    "merge {step} is a pair that does not occur at that point"
+                )
+            }
+            EngineError::TooManyWords => f.write_str("too many word types for the superword stage"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
 
 pub struct Engine {
     symbols: Vec<Vec<u32>>,

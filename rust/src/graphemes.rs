@@ -11,6 +11,7 @@
 //! linear time. This module does not know syllables; `syllables` asks it where a token may end.
 
 use crate::charset::{check_range, CharMap};
+use crate::errors::SchemaError;
 use crate::units::Unit;
 
 // Grapheme_Cluster_Break values (low four bits of an entry); Extended_Pictographic is its own value.
@@ -45,18 +46,16 @@ impl Graphemes {
     /// Build from `(first, last, value)` ranges: each value one break value ([`OTHER`] ..
     /// [`PICTOGRAPHIC`]) or-ed with `INCB_*` flags. Ranges with the same code point are or-ed
     /// together, so the break values and the InCB flags may come as separate ranges.
-    pub fn new(ranges: &[(u32, u32, u8)]) -> Result<Self, String> {
+    pub fn new(ranges: &[(u32, u32, u8)]) -> Result<Self, SchemaError> {
         let mut flat = vec![0u8; 0x110000];
         for &(first, last, value) in ranges {
             check_range(first, last)?;
             if value & BREAK > PICTOGRAPHIC || value & 0x80 != 0 {
-                return Err(format!("invalid grapheme property value {value:#04x}"));
+                return Err(SchemaError::GraphemeValue(value));
             }
             for slot in &mut flat[first as usize..=last as usize] {
                 if *slot & BREAK != 0 && value & BREAK != 0 && *slot & BREAK != value & BREAK {
-                    return Err(format!(
-                        "U+{first:04X}..U+{last:04X}: two grapheme break values for one code point"
-                    ));
+                    return Err(SchemaError::GraphemeBreaks { first, last });
                 }
                 *slot |= value;
             }

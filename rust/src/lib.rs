@@ -18,6 +18,7 @@ pub mod batch;
 pub mod charset;
 pub mod count;
 pub mod engine;
+pub mod errors;
 pub mod fork;
 pub mod graphemes;
 pub mod growing;

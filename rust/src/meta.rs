@@ -10,6 +10,7 @@
 //! does not know Python; `py::meta` wraps it.
 
 use crate::bytelevel::{ByteLevel, Error as ByteError};
+use crate::errors::VocabError;
 use crate::router::Router;
 use crate::sgpe::Encoder;
 use crate::units::Unit;
@@ -71,25 +72,25 @@ impl Meta {
         offset: u32,
         specials: Vec<Special>,
         defaults: Vec<usize>,
-    ) -> Result<Meta, String> {
+    ) -> Result<Meta, VocabError> {
         if u64::from(offset) < bytes.n_vocab() {
-            return Err(format!(
-                "offset {offset} is below the byte-level part's n_vocab {}",
-                bytes.n_vocab()
-            ));
+            return Err(VocabError::Offset {
+                offset,
+                n_vocab: bytes.n_vocab(),
+            });
         }
         if u64::from(offset) + sgpe.vocab_size() as u64 > u64::from(u32::MAX) {
-            return Err("the unified vocabulary does not fit 32-bit ids".into());
+            return Err(VocabError::Unified);
         }
         let size = u64::from(offset) + sgpe.vocab_size() as u64;
         if let Some(s) = specials.iter().find(|s| s.text.is_empty()) {
-            return Err(format!("special token {} has no text", s.id));
+            return Err(VocabError::EmptySpecial(s.id));
         }
         if let Some(s) = specials.iter().find(|s| u64::from(s.id) >= size) {
-            return Err(format!("special token id {} is not below {size}", s.id));
+            return Err(VocabError::SpecialId { id: s.id, size });
         }
         if let Some(&i) = defaults.iter().find(|&&i| i >= specials.len()) {
-            return Err(format!("default special {i} is not a special token"));
+            return Err(VocabError::DefaultSpecial(i));
         }
         let latin1_free = (0..=255u8).all(|c| router.next_run(&[c], 0).is_none());
         Ok(Meta {

@@ -8,6 +8,7 @@
 //! does not syllabify.
 
 use crate::charset::{CharMap, CharSet, Ranges};
+use crate::errors::SchemaError;
 use crate::units::Unit;
 
 /// One run of a text: `script` is `None` for Latin. `start..end` includes the leading space,
@@ -29,9 +30,9 @@ pub struct Router {
 
 impl Router {
     /// `scripts[i] = (block ranges, continuation ranges)`, in priority order (at most 254).
-    pub fn new(scripts: &[(Ranges, Ranges)]) -> Result<Self, String> {
+    pub fn new(scripts: &[(Ranges, Ranges)]) -> Result<Self, SchemaError> {
         if scripts.len() > 254 {
-            return Err("at most 254 scripts can be routed".into());
+            return Err(SchemaError::Scripts(scripts.len()));
         }
         let mut ranges = Vec::new();
         // Later ranges overwrite earlier ones in a CharMap: list the scripts last to first.

@@ -6,6 +6,7 @@
 //! schema runs exactly as fast as a bundled one. The walk itself is in `syllables`.
 
 use crate::charset::{check_range, CharMap};
+use crate::errors::SchemaError;
 use crate::graphemes::Graphemes;
 
 /// No transition.
@@ -39,19 +40,13 @@ impl Automaton {
         start: usize,
         accept: &[usize],
         emit: &[usize],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SchemaError> {
         if classes.len() > 254 {
-            return Err(format!(
-                "{} classes: at most 254 are supported",
-                classes.len()
-            ));
+            return Err(SchemaError::Classes(classes.len()));
         }
         let states = transitions.len();
         if states == 0 || states >= usize::from(NONE) {
-            return Err(format!(
-                "{states} states: between 1 and {} are supported",
-                NONE - 1
-            ));
+            return Err(SchemaError::States(states));
         }
         let width = classes.len() + 1;
         let mut flat = vec![0u8; 0x110000];
@@ -62,10 +57,11 @@ impl Automaton {
                 for (cp, slot) in flat[first as usize..=last as usize].iter_mut().enumerate() {
                     if *slot != 0 && *slot != label {
                         let cp = first as usize + cp;
-                        return Err(format!(
-                            "U+{cp:04X} is in class {} and class {label}",
-                            *slot
-                        ));
+                        return Err(SchemaError::Overlap {
+                            cp: cp as u32,
+                            first: *slot,
+                            second: label,
+                        });
                     }
                     *slot = label;
                 }
@@ -73,33 +69,31 @@ impl Automaton {
         }
         let owner = CharMap::from_flat(&flat);
         if start >= states {
-            return Err(format!("start state {start} is out of range"));
+            return Err(SchemaError::Start(start));
         }
         let mut flags = vec![0u16; states];
         for &s in accept {
-            *flags
-                .get_mut(s)
-                .ok_or(format!("accept state {s} is out of range"))? |= ACCEPT;
+            *flags.get_mut(s).ok_or(SchemaError::Accept(s))? |= ACCEPT;
         }
         for &s in emit {
-            let f = flags
-                .get_mut(s)
-                .ok_or(format!("emit state {s} is out of range"))?;
+            let f = flags.get_mut(s).ok_or(SchemaError::Emit(s))?;
             if *f & ACCEPT == 0 {
-                return Err(format!("emit state {s} does not accept"));
+                return Err(SchemaError::EmitNotAccepting(s));
             }
             *f |= EMIT;
         }
         if flags[start] & ACCEPT != 0 {
-            return Err("the start state must not accept".into());
+            return Err(SchemaError::StartAccepts);
         }
         let mut next = vec![NONE; states * width];
         for (s, edges) in transitions.iter().enumerate() {
             for &(class, target) in edges {
                 if class >= width || target >= states {
-                    return Err(format!(
-                        "state {s}: edge ({class}, {target}) is out of range"
-                    ));
+                    return Err(SchemaError::Edge {
+                        state: s,
+                        class,
+                        target,
+                    });
                 }
                 next[s * width + class] = target as u16 | flags[target];
             }

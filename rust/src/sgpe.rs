@@ -35,6 +35,7 @@
 
 use crate::batch::parallel_map;
 use crate::charset::is_ws;
+use crate::errors::VocabError;
 use crate::merge::{merge, merge_seeded, Merge, PairTable};
 use crate::router::Router;
 use crate::spans::{goes_on, span_end, Breaks};
@@ -157,15 +158,13 @@ fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
 }
 
 impl Encoder {
-    pub fn new(splitter: WordSplitter, spec: EncoderSpec) -> Result<Self, String> {
+    pub fn new(splitter: WordSplitter, spec: EncoderSpec) -> Result<Self, VocabError> {
         let n = spec.tokens.len();
-        let check = |id: u32, what: &str| {
+        let check = |id: u32, what: &'static str| {
             if (id as usize) < n {
                 Ok(id)
             } else {
-                Err(format!(
-                    "{what} id {id} is not below the vocabulary size {n}"
-                ))
+                Err(VocabError::Id { what, id, size: n })
             }
         };
         let vocab = Vocab::new(&spec.tokens)?;
@@ -192,9 +191,12 @@ impl Encoder {
                 || tc[..ta.len()] != ta[..]
                 || tc[ta.len()..] != tb[..]
             {
-                return Err(format!(
-                    "merge {rank}: token {c} is not tokens {a} and {b} joined"
-                ));
+                return Err(VocabError::NotJoined {
+                    rank,
+                    left: a,
+                    right: b,
+                    joined: c,
+                });
             }
             let merge = Merge {
                 rank: rank as u32,

@@ -12,7 +12,7 @@
 //! This module does not read corpora, choose the budget or assign final ids.
 
 use crate::count::{absorb, entries_to_bytes, Counts, Tally};
-use crate::engine::{Engine, UNK};
+use crate::engine::{Engine, EngineError, UNK};
 use crate::training::{for_each_span, WordCounts};
 use crate::units::decode_wtf8_into;
 use crate::words::{piece_end_utf8, Parts, Scope, WordSplitter};
@@ -333,9 +333,9 @@ impl PieceItems {
         reserved: &[String],
         words: &WordCounts,
         threads: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         if words.words.len() >= (WORD - 1) as usize || words.strings.len() >= WORD as usize {
-            return Err("too many word types for the superword stage".into());
+            return Err(EngineError::TooManyWords);
         }
         let guard = if reserved.is_empty() {
             None
@@ -575,11 +575,11 @@ pub enum Failure {
     /// A panic on the thread of [`prepare`] (its payload, for the caller to report).
     Panicked(Box<dyn std::any::Any + Send>),
     /// Too many word types for the stage, or an input the engine refuses.
-    Refused(String),
+    Refused(EngineError),
 }
 
 /// The merged span table and its pieces' items, being worked out on a thread of its own.
-pub struct Preparation(std::thread::JoinHandle<Result<(SpanTable, PieceItems), String>>);
+pub struct Preparation(std::thread::JoinHandle<Result<(SpanTable, PieceItems), EngineError>>);
 
 impl Preparation {
     fn join(self) -> Result<(SpanTable, PieceItems), Failure> {
@@ -666,7 +666,7 @@ pub fn engine(
     #[cfg(target_os = "linux")]
     crate::alloc::trim();
     Engine::from_flat_forgetting(data, &lengths, counts, symbols, false, min_freq)
-        .map_err(|e| Failure::Refused(format!("{e:?}")))
+        .map_err(Failure::Refused)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 use crate::count::Counts;
 use crate::engine::UNK;
+use crate::errors::VocabError;
 use crate::merge::{merge, Merge, PairTable};
 use crate::units::decode_wtf8_into;
 use crate::words::{Parts, Scope, WordSplitter};
@@ -401,7 +402,7 @@ impl WordCounts {
 /// joined the space to the first characters before `ශ්‍රී` was built).
 pub type BuildingMerges = (Vec<(Vec<u32>, Vec<u32>)>, Vec<Vec<u32>>);
 
-pub fn building_merges(tokens: &[Vec<u32>]) -> Result<BuildingMerges, String> {
+pub fn building_merges(tokens: &[Vec<u32>]) -> Result<BuildingMerges, VocabError> {
     let mut todo: Vec<&[u32]> = tokens
         .iter()
         .map(|t| &t[..])
@@ -445,9 +446,7 @@ pub fn building_merges(tokens: &[Vec<u32>]) -> Result<BuildingMerges, String> {
     for &token in &todo {
         run(token, &mut pieces, &table, &mut parts);
         if parts.len() != 1 || pieces.get(parts[0]) != token {
-            return Err(format!(
-                "building merges do not rebuild the token {token:?}"
-            ));
+            return Err(VocabError::NotRebuilt(token.to_vec()));
         }
     }
     let mut all: Vec<Vec<u32>> = pieces.strings.iter().map(|s| s.to_vec()).collect();

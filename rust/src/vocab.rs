@@ -6,6 +6,7 @@
 //! A lookup hashes the slice it is given (UCS-1, UCS-2 or UCS-4) without converting it. This
 //! module does not tokenize.
 
+use crate::errors::VocabError;
 use crate::units::Unit;
 use rustc_hash::FxHashMap;
 
@@ -45,10 +46,10 @@ fn hash<U: Unit>(s: &[U]) -> u64 {
 
 impl Vocab {
     /// `tokens[i]` is the string of id `i` as code points; strings must be distinct.
-    pub fn new(tokens: &[Vec<u32>]) -> Result<Self, String> {
+    pub fn new(tokens: &[Vec<u32>]) -> Result<Self, VocabError> {
         let total: usize = tokens.iter().map(|t| t.len() + 2).sum();
         if total >= u32::MAX as usize || tokens.len() >= u32::MAX as usize {
-            return Err("the vocabulary is too large".into());
+            return Err(VocabError::TooLarge);
         }
         let mut records = Vec::with_capacity(total);
         let mut offsets = Vec::with_capacity(tokens.len());
@@ -68,7 +69,10 @@ impl Vocab {
         };
         for (id, t) in tokens.iter().enumerate() {
             if let Some(other) = vocab.get(t) {
-                return Err(format!("ids {other} and {id} have the same string"));
+                return Err(VocabError::SameString {
+                    first: other,
+                    second: id,
+                });
             }
             let h = hash(t);
             let mut slot = h as usize & vocab.mask;

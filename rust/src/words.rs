@@ -15,6 +15,7 @@
 //! or syllable crosses one. This module does not know vocabularies or merges.
 
 use crate::charset::{check_range, is_ws, CharMap};
+use crate::errors::{SchemaError, VocabError};
 
 const START: u8 = 1;
 const ATTACH: u8 = 2;
@@ -86,12 +87,12 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, VocabError> {
         match name {
             "words" => Ok(Scope::Words),
             "runs" => Ok(Scope::Runs),
             "pieces" => Ok(Scope::Pieces),
-            _ => Err(format!("unknown merge scope {name:?}")),
+            _ => Err(VocabError::Scope(name.to_string())),
         }
     }
 }
@@ -128,11 +129,9 @@ impl WordSplitter {
         attach: &[(u32, u32)],
         automata: Vec<Automaton>,
         router: Option<Router>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SchemaError> {
         if automata.is_empty() || (router.is_none() && automata.len() != 1) {
-            return Err(
-                "a single-script splitter takes one automaton, a routed one at least one".into(),
-            );
+            return Err(SchemaError::Automata);
         }
         let mut ranges: Vec<(u32, u32, u8)> = attach.iter().map(|&(a, b)| (a, b, ATTACH)).collect();
         let mut flat = vec![0u8; 0x110000];

@@ -4,7 +4,7 @@
 
 use super::bytelevel::Pretokenizer as PyPretokenizer;
 use super::engine::{PyMergeEngine, SymbolKind};
-use super::errors::{error, guard, Kind};
+use super::errors::{count_error, error, guard, raise, Kind};
 use super::sgpe::{PyRouter, PyWordSplitter};
 use crate::count::{
     absorb, count_document, count_files, CountError, Counts, Cut, FileOptions, Stats, Tally,
@@ -204,7 +204,7 @@ impl PyPieceCounter {
                     done.map_err(|e| {
                         let message = e.to_string();
                         raised = Some(e);
-                        message
+                        CountError::Stopped(message)
                     })
                 };
                 if counts_spans {
@@ -225,14 +225,8 @@ impl PyPieceCounter {
                 stats.bad_lines,
                 stats.first_bad,
             )),
-            Ok(Err(CountError::BadLine(m))) => Err(error(
-                py,
-                Kind::Corpus,
-                format!("{m} (use --skip-bad-lines to skip such lines)"),
-            )),
-            Ok(Err(CountError::Io(m))) => Err(error(py, Kind::Corpus, m)),
-            Ok(Err(CountError::Memory(m))) => Err(pyo3::exceptions::PyMemoryError::new_err(m)),
-            Err(m) => Err(error(py, Kind::Wwho, m)),
+            Ok(Err(e)) => Err(count_error(py, e)),
+            Err(panic) => Err(raise(py, panic)),
         }
     }
 
@@ -259,7 +253,7 @@ impl PyPieceCounter {
                 None => count_views(&views, chunk, router, cut, first(tables, threads)),
             })
         });
-        result.map_err(|e| error(py, Kind::Wwho, e))
+        result.map_err(|e| raise(py, e))
     }
 
     /// Count the pieces of documents as `pretokenizer` cuts them (byte-level training), on
@@ -319,7 +313,7 @@ impl PyPieceCounter {
                     })
                 })
             })
-            .map_err(|e| error(py, Kind::Wwho, e))?;
+            .map_err(|e| raise(py, e))?;
         result.map_err(|e| {
             error(
                 py,
@@ -371,11 +365,7 @@ impl PyPieceCounter {
                 self.tables[0].try_add(&buf, n)
             };
             if !added {
-                return Err(error(
-                    py,
-                    Kind::Corpus,
-                    format!("the count of {:?} passes 2**64 - 1", piece.to_string()),
-                ));
+                return Err(count_error(py, CountError::Overflow(buf)));
             }
         }
         Ok(())
@@ -406,7 +396,7 @@ impl PyPieceCounter {
             let table = &mut self.tables[0];
             py.detach(|| table.add_bytes(data))
         };
-        result.map_err(|e| error(py, Kind::Corpus, e))
+        result.map_err(|e| count_error(py, e))
     }
 
     /// How many distinct pieces (spans, for a span counter).
@@ -448,7 +438,7 @@ impl PyPieceCounter {
         scope: &str,
         reserved: Vec<String>,
     ) -> PyResult<PyWordCounts> {
-        let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
+        let scope = Scope::parse(scope).map_err(|e| raise(py, e))?;
         let splitter = splitter.inner.clone();
         let derived; // a span counter's words are those of its pieces
         let total = if self.counts_spans() {
@@ -463,7 +453,7 @@ impl PyPieceCounter {
                     collect_words(total, &splitter, scope, &reserved)
                 })
             })
-            .map_err(|e| error(py, Kind::Wwho, e))?;
+            .map_err(|e| raise(py, e))?;
         Ok(PyWordCounts {
             inner: Arc::new(inner),
             symbol_ids: Vec::new(),
@@ -574,7 +564,7 @@ impl PyWordCounts {
             .collect();
         let engine = py
             .detach(|| Engine::from_flat(input.data, &input.lengths, input.counts, units, false))
-            .map_err(|e| error(py, Kind::Merge, format!("{e:?}")))?;
+            .map_err(|e| raise(py, e))?;
         Ok((
             symbols,
             PyMergeEngine {
@@ -603,7 +593,7 @@ impl PyWordCounts {
         scope: &str,
         reserved: Vec<String>,
     ) -> PyResult<()> {
-        let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
+        let scope = Scope::parse(scope).map_err(|e| raise(py, e))?;
         if !spans.counts_spans() || self.prepared.is_some() {
             return Ok(());
         }
@@ -638,7 +628,7 @@ impl PyWordCounts {
         reserved: Vec<String>,
         min_freq: u64,
     ) -> PyResult<PyMergeEngine> {
-        let scope = Scope::parse(scope).map_err(|e| error(py, Kind::Vocab, e))?;
+        let scope = Scope::parse(scope).map_err(|e| raise(py, e))?;
         let input = match self.prepared.take() {
             Some(preparation) => Input::Prepared(preparation),
             None if spans.counts_spans() => {
@@ -668,19 +658,18 @@ impl PyWordCounts {
                     superwords::engine(input, &grouping, level, min_freq)
                 })
             })
-            .map_err(|e| error(py, Kind::Wwho, e))?
+            .map_err(|e| raise(py, e))?
             .map_err(|failure| match failure {
                 // Reported as a panic inside a core call is (see `guard`).
-                Failure::Panicked(panic) => error(
-                    py,
-                    Kind::Wwho,
-                    guard("preparing superword spans", || {
+                Failure::Panicked(panic) => {
+                    match guard("preparing superword spans", || {
                         std::panic::resume_unwind(panic)
-                    })
-                    .err()
-                    .unwrap_or_default(),
-                ),
-                Failure::Refused(e) => error(py, Kind::Merge, e),
+                    }) {
+                        Err(panic) => raise(py, panic),
+                        Ok(()) => error(py, Kind::Wwho, "the superword thread stopped"),
+                    }
+                }
+                Failure::Refused(e) => raise(py, e),
             })?;
         Ok(PyMergeEngine {
             inner: built,
@@ -710,8 +699,8 @@ fn building_merges<'py>(
                 crate::training::building_merges(&tokens)
             })
         })
-        .map_err(|e| error(py, Kind::Wwho, e))?
-        .map_err(|e| error(py, Kind::Vocab, e))?;
+        .map_err(|e| raise(py, e))?
+        .map_err(|e| raise(py, e))?;
     let s = |cps: &[u32]| super::text::from_code_points(py, cps);
     let merges = merges
         .iter()

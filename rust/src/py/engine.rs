@@ -189,9 +189,9 @@ impl PyMergeEngine {
                 EngineError::Overflow => {
                     err("counts too large: pair frequencies must fit in 62 bits".into())
                 }
-                EngineError::ReplayId(_) | EngineError::ReplayAbsent(_) => {
-                    err("unexpected replay error".into())
-                }
+                EngineError::ReplayId(_)
+                | EngineError::ReplayAbsent(_)
+                | EngineError::TooManyWords => err(format!("unexpected engine error: {e}")),
             },
         )?;
         Ok(Self {

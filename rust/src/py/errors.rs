@@ -2,9 +2,15 @@
 //!
 //! Every failure the core reports becomes a `WwhoError` subclass with a message naming what is
 //! wrong (the id, the offset, the file); a Rust panic inside a core call becomes one too, never
-//! a `PanicException`.
+//! a `PanicException`. The class follows the core's error type ([`Raised`], [`count_error`]),
+//! the message its `Display`; a binding that knows more context (the symbol's Python repr, a
+//! flag to pass) may still choose its own message with [`error`].
 
+use crate::count::CountError;
+use crate::engine::EngineError;
+use crate::errors::{SchemaError, VocabError};
 use pyo3::prelude::*;
+use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The `wwho.errors` exception classes the core raises.
@@ -20,7 +26,7 @@ pub enum Kind {
 }
 
 /// A `wwho.errors` exception of `kind` with `message`.
-pub fn error(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr {
+pub fn error(py: Python<'_>, kind: Kind, message: impl fmt::Display) -> PyErr {
     let name = match kind {
         Kind::Schema => "SchemaError",
         Kind::Corpus => "CorpusError",
@@ -29,7 +35,7 @@ pub fn error(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr {
         Kind::Merge => "MergeError",
         Kind::Wwho => "WwhoError",
     };
-    let message = message.into();
+    let message = message.to_string();
     match py.import("wwho.errors").and_then(|m| m.getattr(name)) {
         Ok(class) => match class.call1((message.clone(),)) {
             Ok(exc) => PyErr::from_value(exc),
@@ -39,14 +45,76 @@ pub fn error(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr {
     }
 }
 
+/// The `wwho.errors` class each of the core's error types becomes, with its `Display` as message.
+pub trait Raised: fmt::Display {
+    const KIND: Kind;
+}
+
+impl Raised for SchemaError {
+    const KIND: Kind = Kind::Schema;
+}
+
+impl Raised for VocabError {
+    const KIND: Kind = Kind::Vocab;
+}
+
+impl Raised for EngineError {
+    const KIND: Kind = Kind::Merge;
+}
+
+impl Raised for Panic {
+    const KIND: Kind = Kind::Wwho;
+}
+
+/// `e` as the `wwho.errors` exception of its type.
+pub fn raise<E: Raised>(py: Python<'_>, e: E) -> PyErr {
+    error(py, E::KIND, e)
+}
+
+/// A counting error as Python sees it: a `CorpusError`, or a `MemoryError` where the memory for
+/// a block could not be had; a bad line's message says how to skip such lines.
+pub fn count_error(py: Python<'_>, e: CountError) -> PyErr {
+    match e {
+        CountError::BadLine(m) => error(
+            py,
+            Kind::Corpus,
+            format!("{m} (use --skip-bad-lines to skip such lines)"),
+        ),
+        CountError::Memory(m) => pyo3::exceptions::PyMemoryError::new_err(m),
+        other => error(py, Kind::Corpus, other),
+    }
+}
+
+/// A panic inside a core call: a bug, reported as what was being done and the panic's message.
+#[derive(Debug)]
+pub struct Panic {
+    what: String,
+    detail: String,
+}
+
+impl fmt::Display for Panic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "internal error in the compiled core while {}: {} (please report this)",
+            self.what, self.detail
+        )
+    }
+}
+
+impl std::error::Error for Panic {}
+
 /// Run `f`, turning a panic into an `Err` naming what was being done.
-pub fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Panic> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
         let detail = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        format!("internal error in the compiled core while {what}: {detail} (please report this)")
+        Panic {
+            what: what.to_string(),
+            detail,
+        }
     })
 }

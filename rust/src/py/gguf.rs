@@ -156,7 +156,7 @@ fn gguf_vocab<'py>(
                 gguf::vocab(&token_texts, &types, &merge_texts)
             })
         })
-        .map_err(CoreError::new_err)?
+        .map_err(|panic| CoreError::new_err(panic.to_string()))?
         .map_err(|e| to_py(py, e, ""))?;
     let ranks = PyDict::new(py);
     let mut keys = Vec::with_capacity(vocab.ranks.len());

@@ -4,7 +4,7 @@
 //! with their unified ids. Text comes in as `str`, read in its own storage.
 
 use super::batch::{encode_flat, encode_texts, thread_count};
-use super::errors::{error, guard, Kind};
+use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
@@ -78,7 +78,7 @@ impl PyMeta {
         let bytes = guard("building the byte-level part", || {
             py.detach(|| ByteLevel::new(&model))
         })
-        .map_err(vocab_err)?
+        .map_err(|panic| vocab_err(panic.to_string()))?
         .map_err(|e| vocab_err(e.to_string()))?;
 
         let specials = specials
@@ -98,7 +98,7 @@ impl PyMeta {
             specials,
             defaults,
         )
-        .map_err(vocab_err)?;
+        .map_err(|e| raise(py, e))?;
         let ints = IdInts::new(inner.size());
         Ok(Self { inner, ints })
     }

@@ -3,7 +3,7 @@
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
 use super::batch::{encode_flat, encode_texts, thread_count};
-use super::errors::{error, guard, Kind};
+use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
@@ -44,9 +44,9 @@ impl PyAutomaton {
         graphemes: Option<Vec<(u32, u32, u8)>>,
     ) -> PyResult<Self> {
         let mut inner = Automaton::new(&classes, &transitions, start, &accept, &emit)
-            .map_err(|e| error(py, Kind::Schema, e))?;
+            .map_err(|e| raise(py, e))?;
         if let Some(ranges) = graphemes {
-            let table = Graphemes::new(&ranges).map_err(|e| error(py, Kind::Schema, e))?;
+            let table = Graphemes::new(&ranges).map_err(|e| raise(py, e))?;
             inner = inner.with_graphemes(table);
         }
         Ok(Self { inner })
@@ -92,9 +92,9 @@ impl PyAutomaton {
         if t.len() > DETACH_ABOVE {
             s.py()
                 .detach(|| guard("syllabifying", run))
-                .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+                .map_err(|e| raise(s.py(), e))?;
         } else {
-            guard("syllabifying", run).map_err(|e| error(s.py(), Kind::Wwho, e))?;
+            guard("syllabifying", run).map_err(|e| raise(s.py(), e))?;
         }
         Ok(ends)
     }
@@ -117,7 +117,7 @@ impl PyRouter {
     #[new]
     fn new(py: Python<'_>, scripts: Vec<(Ranges, Ranges)>) -> PyResult<Self> {
         Ok(Self {
-            inner: Router::new(&scripts).map_err(|e| error(py, Kind::Schema, e))?,
+            inner: Router::new(&scripts).map_err(|e| raise(py, e))?,
         })
     }
 
@@ -130,7 +130,7 @@ impl PyRouter {
             "routing",
             || with_text!(t, t => self.inner.segment(t, &mut runs)),
         )
-        .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        .map_err(|e| raise(s.py(), e))?;
         Ok(runs
             .iter()
             .map(|r| {
@@ -162,8 +162,8 @@ impl PyWordSplitter {
     ) -> PyResult<Self> {
         let automata = automata.iter().map(|a| a.inner.clone()).collect();
         let router = router.map(|r| r.inner.clone());
-        let inner = WordSplitter::new(&starts, &attach, automata, router)
-            .map_err(|e| error(py, Kind::Schema, e))?;
+        let inner =
+            WordSplitter::new(&starts, &attach, automata, router).map_err(|e| raise(py, e))?;
         Ok(Self { inner })
     }
 
@@ -175,7 +175,7 @@ impl PyWordSplitter {
             "splitting words",
             || with_text!(t, t => self.inner.split(t, &mut parts)),
         )
-        .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        .map_err(|e| raise(s.py(), e))?;
         let py = s.py();
         let mut first = 0;
         let items = parts
@@ -205,7 +205,7 @@ impl PyWordSplitter {
             "syllabifying",
             || with_text!(t, t => self.inner.syllables(t, 0, t.len(), &mut ends)),
         )
-        .map_err(|e| error(s.py(), Kind::Wwho, e))?;
+        .map_err(|e| raise(s.py(), e))?;
         tokens_of(s, &ends)
     }
 }
@@ -260,7 +260,7 @@ impl PyEncoder {
             merges,
             fallback,
             special_ids,
-            scope: Scope::parse(scope).map_err(vocab_err)?,
+            scope: Scope::parse(scope).map_err(|e| raise(py, e))?,
             prefix_space,
             superword_merges,
             span_breaks: span_breaks
@@ -269,7 +269,7 @@ impl PyEncoder {
                 .transpose()?
                 .unwrap_or_default(),
         };
-        let inner = Arc::new(Encoder::new(splitter.inner.clone(), spec).map_err(vocab_err)?);
+        let inner = Arc::new(Encoder::new(splitter.inner.clone(), spec).map_err(|e| raise(py, e))?);
         let ints = IdInts::new(inner.vocab_size() as u64);
         Ok(Self { inner, ints })
     }
@@ -445,7 +445,7 @@ impl PyEncoder {
         let enc = &self.inner;
         s.py()
             .detach(|| guard("timing", || with_text!(t, t => enc.stage_seconds(t))))
-            .map_err(|e| error(s.py(), Kind::Wwho, e))
+            .map_err(|e| raise(s.py(), e))
     }
 }
 
