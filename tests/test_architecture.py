@@ -287,3 +287,44 @@ def test_no_rust_module_cycles():
     graph = rust_module_graph()
     assert "units" in graph["sgpe"] and graph["py"]  # the walk saw references
     assert cycles(graph) == []
+
+
+def _string_errors(text: str) -> list[str]:
+    """Each ``Result<T, E>`` of Rust source ``text`` whose error ``E`` is a bare string (``String``,
+    ``&str``, ``Vec<String>``), nested generics and line breaks included; comments and strings skipped."""
+    text = _RUST_SKIP.sub(" ", text)
+    found = []
+    for m in re.finditer(r"\bResult\s*<", text):
+        depth, i, parts, start = 1, m.end(), [], m.end()
+        while depth and i < len(text):
+            c = text[i]
+            if c in "<([":
+                depth += 1
+            elif c in ")]" or (c == ">" and text[i - 1] != "-"):
+                depth -= 1
+            elif c == "," and depth == 1:
+                parts.append(text[start:i])
+                start = i + 1
+            i += 1
+        parts.append(text[start : i - 1])
+        if len(parts) == 2 and re.fullmatch(r"(?:&\s*(?:'\w+\s*)?str|String|Vec\s*<\s*String\s*>)", parts[1].strip()):
+            found.append(" ".join(text[m.start() : i].split()))
+    return found
+
+
+def test_the_string_error_finder():
+    text = """fn a() -> Result<Vec<(Vec<u8>, u32)>, String> {}
+    fn b(f: impl FnMut(u64) -> Result<(), String>) -> Result<u8,
+        &'static str> {}
+    fn c() -> Result<Vec<String>, CountError> {} // Result<(), String>
+    fn d() -> PyResult<String> {}"""
+    assert _string_errors(text) == ["Result<Vec<(Vec<u8>, u32)>, String>", "Result<(), String>",
+                                    "Result<u8, &'static str>"]
+
+
+def test_the_core_reports_typed_errors():
+    """Every error of the core is an enum (or type) that says what went wrong and where, never a
+    message string: the bindings choose the Python exception by the variant (``py::errors``)."""
+    found = [f"{path.relative_to(RUST.parent.parent).as_posix()}: {sig}" for path in sorted(RUST.rglob("*.rs"))
+             for sig in _string_errors(path.read_text(encoding="utf-8"))]
+    assert not found, found

@@ -408,8 +408,7 @@ impl ByteLevel {
             vocab,
             byte_units,
             rule,
-            specials: Specials::new(&model.special_tokens, &model.added_tokens)
-                .map_err(Error::Vocab)?,
+            specials: Specials::new(&model.special_tokens, &model.added_tokens)?,
             pretokenizer,
             cache: PieceCache::new(model.cache_bytes),
         })
@@ -496,11 +495,7 @@ impl ByteLevel {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<u32>, Error> {
-        if let Some(m) = self
-            .specials
-            .matcher(disallowed, false)
-            .map_err(Error::Vocab)?
-        {
+        if let Some(m) = self.specials.matcher(disallowed, false)? {
             if let Some((index, start, _)) = m.find_iter(text).next() {
                 return Err(Error::Disallowed {
                     token: self.specials.text(index).to_string(),
@@ -510,7 +505,7 @@ impl ByteLevel {
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 4);
         let mut scratch = Vec::new();
-        match self.specials.matcher(allowed, true).map_err(Error::Vocab)? {
+        match self.specials.matcher(allowed, true)? {
             None => self.encode_chunk(text, &mut out, &mut scratch)?,
             Some(m) => {
                 let mut done = 0;

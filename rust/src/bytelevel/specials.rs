@@ -11,6 +11,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
 
+use super::Error;
 use crate::fork::PerProcess;
 
 const MAX_MATCHERS: usize = 64;
@@ -76,7 +77,7 @@ pub struct Specials {
 }
 
 impl Specials {
-    pub fn new(special: &[(&str, u32)], added: &[(&str, u32)]) -> Result<Specials, String> {
+    pub fn new(special: &[(&str, u32)], added: &[(&str, u32)]) -> Result<Specials, Error> {
         let texts = special
             .iter()
             .chain(added)
@@ -104,7 +105,7 @@ impl Specials {
         Ok(out)
     }
 
-    fn build(&self, index: Vec<usize>) -> Result<Option<Arc<Matcher>>, String> {
+    fn build(&self, index: Vec<usize>) -> Result<Option<Arc<Matcher>>, Error> {
         if index.is_empty() {
             return Ok(None);
         }
@@ -112,7 +113,7 @@ impl Specials {
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
-            .map_err(|e| format!("cannot build the special-token matcher: {e}"))?;
+            .map_err(|e| Error::Vocab(format!("cannot build the special-token matcher: {e}")))?;
         Ok(Some(Arc::new(Matcher { ac, index })))
     }
 
@@ -132,8 +133,8 @@ impl Specials {
         self.texts.len() - self.n_special
     }
 
-    /// Indices of the named special tokens; Err(the unknown names).
-    pub fn resolve<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<usize>, Vec<String>> {
+    /// Indices of the named special tokens; [`Error::UnknownSpecial`] names the unknown ones.
+    pub fn resolve<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<usize>, Error> {
         let mut found = Vec::with_capacity(names.len());
         let mut unknown = Vec::new();
         for name in names {
@@ -148,7 +149,7 @@ impl Specials {
             Ok(found)
         } else {
             unknown.sort();
-            Err(unknown)
+            Err(Error::UnknownSpecial(unknown))
         }
     }
 
@@ -166,7 +167,7 @@ impl Specials {
         &self,
         set: &SpecialSet,
         with_added: bool,
-    ) -> Result<Option<MatcherRef<'_>>, String> {
+    ) -> Result<Option<MatcherRef<'_>>, Error> {
         // The common calls take no lock and touch no shared count: `encode` asks twice per
         // text, from every thread of a batch.
         let fixed = match (set, with_added) {
@@ -223,6 +224,9 @@ mod tests {
         assert_eq!(found, vec![(0, 0, 5)]);
         assert!(s.matcher(&SpecialSet::None, false).unwrap().is_none());
         assert_eq!(s.resolve(&["<|a|>", "<|a|>"]), Ok(vec![0]));
-        assert_eq!(s.resolve(&["nope"]), Err(vec!["nope".to_string()]));
+        assert_eq!(
+            s.resolve(&["nope"]),
+            Err(Error::UnknownSpecial(vec!["nope".to_string()]))
+        );
     }
 }

@@ -12,51 +12,107 @@ fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
 }
 
-/// (token bytes, rank) in file order; Err(message without the file name).
-pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, String> {
+/// Why a ranks file was refused: the 1-based line and what is wrong with it (the caller adds
+/// the file name). `shown` fields hold the line's start as Python shows bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not two fields.
+    Fields { line: usize, shown: String },
+    /// A token that is not strict base64, or a rank that is not a number.
+    Syntax { line: usize, shown: String },
+    /// A token of no bytes.
+    EmptyToken { line: usize, shown: String },
+    /// A rank above the largest id.
+    RankTooLarge { line: usize, rank: u64 },
+    /// A rank that an earlier line (`first`) has.
+    RankTwice {
+        line: usize,
+        rank: u64,
+        first: usize,
+    },
+    /// A token that an earlier line has (`shown`: the token's bytes).
+    TokenTwice { line: usize, shown: String },
+    /// No line holds a token.
+    NoTokens,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Fields { line, shown } => {
+                write!(f, "{line}: expected '<base64 token> <rank>', got {shown}")
+            }
+            ParseError::Syntax { line, shown } => {
+                write!(f, "{line}: bad base64 token or rank in {shown}")
+            }
+            ParseError::EmptyToken { line, shown } => write!(f, "{line}: empty token in {shown}"),
+            ParseError::RankTooLarge { line, rank } => {
+                write!(f, "{line}: rank {rank} is too large")
+            }
+            ParseError::RankTwice { line, rank, first } => {
+                write!(f, "{line}: rank {rank} also used on line {first}")
+            }
+            ParseError::TokenTwice { line, shown } => {
+                write!(f, "{line}: token {shown} appears twice")
+            }
+            ParseError::NoTokens => f.write_str("no tokens in ranks file"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// (token bytes, rank) in file order.
+pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, ParseError> {
     let mut out = Vec::with_capacity(data.len() / 12);
     let mut lines = Vec::with_capacity(data.len() / 12);
     let mut seen_ranks: FxHashMap<u64, usize> = FxHashMap::default();
     for (n, raw) in split_lines(data).enumerate() {
-        let lineno = n + 1;
+        let line = n + 1;
         if trim(raw).is_empty() {
             continue;
         }
         let shown = || bytes_repr(&raw[..raw.len().min(60)]);
         let mut fields = raw.split(|&b| is_space(b)).filter(|f| !f.is_empty());
         let (Some(token), Some(rank), None) = (fields.next(), fields.next(), fields.next()) else {
-            return Err(format!(
-                "{lineno}: expected '<base64 token> <rank>', got {}",
-                shown()
-            ));
+            return Err(ParseError::Fields {
+                line,
+                shown: shown(),
+            });
         };
-        let bad = || format!("{lineno}: bad base64 token or rank in {}", shown());
+        let bad = || ParseError::Syntax {
+            line,
+            shown: shown(),
+        };
         let token = decode_base64(token).ok_or_else(bad)?;
         let rank = parse_rank(rank).ok_or_else(bad)?;
         if token.is_empty() {
-            return Err(format!("{lineno}: empty token in {}", shown()));
+            return Err(ParseError::EmptyToken {
+                line,
+                shown: shown(),
+            });
         }
         if rank > u64::from(super::MAX_ID) {
-            return Err(format!("{lineno}: rank {rank} is too large"));
+            return Err(ParseError::RankTooLarge { line, rank });
         }
-        if let Some(first) = seen_ranks.insert(rank, lineno) {
-            return Err(format!("{lineno}: rank {rank} also used on line {first}"));
+        if let Some(first) = seen_ranks.insert(rank, line) {
+            return Err(ParseError::RankTwice { line, rank, first });
         }
         out.push((token, rank as u32));
-        lines.push(lineno);
+        lines.push(line);
     }
     let mut seen_tokens: FxHashMap<&[u8], ()> = FxHashMap::default();
     seen_tokens.reserve(out.len());
-    for ((token, _), lineno) in out.iter().zip(&lines) {
+    for ((token, _), &line) in out.iter().zip(&lines) {
         if seen_tokens.insert(token.as_slice(), ()).is_some() {
-            return Err(format!(
-                "{lineno}: token {} appears twice",
-                bytes_repr(token)
-            ));
+            return Err(ParseError::TokenTwice {
+                line,
+                shown: bytes_repr(token),
+            });
         }
     }
     if out.is_empty() {
-        return Err("no tokens in ranks file".to_string());
+        return Err(ParseError::NoTokens);
     }
     Ok(out)
 }
@@ -164,7 +220,7 @@ mod tests {
             (b"\n\n", "no tokens"),
         ];
         for (data, want) in cases {
-            let err = parse(data).unwrap_err();
+            let err = parse(data).unwrap_err().to_string();
             assert!(err.starts_with(want), "{err} vs {want}");
         }
         assert_eq!(decode_base64(b"/w=="), Some(vec![255]));

@@ -102,7 +102,7 @@ fn regex_err(err: RegexError) -> PyErr {
 fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
     let ranks = guard(|| {
         py.detach(|| crate::bytelevel::tiktoken::parse(data))
-            .map_err(CoreVocabError::new_err)
+            .map_err(|e| CoreVocabError::new_err(e.to_string()))
     })?;
     let out = PyDict::new(py);
     for (token, rank) in ranks {
@@ -384,7 +384,7 @@ fn specials_arg(core: &Core, value: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
     core.specials()
         .resolve(&names)
         .map(SpecialSet::Some)
-        .map_err(|unknown| to_py(Error::UnknownSpecial(unknown)))
+        .map_err(to_py)
 }
 
 #[pymethods]
