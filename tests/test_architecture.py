@@ -124,7 +124,7 @@ def test_the_package_never_imports_the_tests_references():
 
 def test_the_pure_python_counter_is_a_test_reference_only():
     """One implementation per job at run time, the core's: the ``findall`` counter in worker
-    processes with spill files lives in ``tests/reference/count.py``, not in the package."""
+    processes with spill files lives in ``tests/reference/counting.py``, not in the package."""
     import importlib.util
 
     for gone in ("wwho.bpe.count", "wwho.bpe.apply", "wwho.bytelevel.safe_tiktoken"):

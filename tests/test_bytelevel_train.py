@@ -181,7 +181,7 @@ def test_lone_surrogates_train_as_the_encoder_sees_them(tmp_path):
 # --- counting in the core (count_bytelevel) against the `regex` module's findall ---------------------
 
 def _reference_counts(docs: list[str], pattern: str) -> Counter[bytes]:
-    from reference.count import count_pieces
+    from reference.counting import count_pieces
 
     counts = count_pieces(docs, pattern=PATTERNS[pattern], engine="regex", workers=1)
     return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})

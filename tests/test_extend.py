@@ -99,7 +99,7 @@ def _lines(*langs: str, size: int = 120_000) -> list[str]:
     return [line for p in corpus_files(*langs) for line in read_slice(p, size).splitlines() if line]
 
 
-# --- counting words: the core against findall (tests/reference/count.py) ---------------------
+# --- counting words: the core against findall (tests/reference/counting.py) ---------------------
 
 #: Characters around the scripts' edges: starts, ZWJ/ZWNJ, marks of other blocks, spaces, a lone
 #: surrogate, an astral start (Devanagari Extended-A), other scripts.
@@ -108,7 +108,7 @@ _WORD_CHARS = list("\u0d80\u0d9a\u0dca\u0dd2\u0dff\u0915\u094d\u0952\u097f\u1cd0
 
 
 def _findall_counts(docs, scripts):
-    from reference.count import count_pieces
+    from reference.counting import count_pieces
 
     return count_pieces(docs, pattern=ScriptSet(scripts).word_source(), engine="regex", workers=1)
 

@@ -4,7 +4,7 @@
 //! its `Display` gives. They live here, in a module that uses no other, because the modules
 //! that report them sit at every layer (`charset` under `schema`, `vocab` under `sgpe`):
 //! defined in one of those, they would make a module cycle. Errors of one module stay in it
-//! (`count::CountError`, `engine::EngineError`, `bytelevel::Error`, `meta::Error`).
+//! (`counting::CountError`, `engine::EngineError`, `bytelevel::Error`, `meta::Error`).
 
 use std::fmt;
 

@@ -16,7 +16,7 @@ pub mod pretokenize;
 // SGPE: schemas, syllables, words, encoding; counting and the merge engine for training.
 pub mod batch;
 pub mod charset;
-pub mod count;
+pub mod counting;
 pub mod engine;
 pub mod errors;
 pub mod fork;

@@ -11,7 +11,7 @@
 //!
 //! This module does not read corpora, choose the budget or assign final ids.
 
-use crate::count::{absorb, entries_to_bytes, Counts, Tally};
+use crate::counting::{absorb, entries_to_bytes, Counts, Tally};
 use crate::engine::{Engine, EngineError, UNK};
 use crate::training::{for_each_span, WordCounts};
 use crate::units::decode_wtf8_into;

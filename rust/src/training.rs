@@ -11,7 +11,7 @@
 //! Strings are interned as code point sequences; Python gets back only what it writes to
 //! `vocab.json`. This module does not read corpora, merge, or assign final ids.
 
-use crate::count::Counts;
+use crate::counting::Counts;
 use crate::engine::UNK;
 use crate::errors::VocabError;
 use crate::merge::{merge, Merge, PairTable};

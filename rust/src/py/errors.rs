@@ -6,7 +6,7 @@
 //! the message its `Display`; a binding that knows more context (the symbol's Python repr, a
 //! flag to pass) may still choose its own message with [`error`].
 
-use crate::count::CountError;
+use crate::counting::CountError;
 use crate::engine::EngineError;
 use crate::errors::{SchemaError, VocabError};
 use pyo3::prelude::*;

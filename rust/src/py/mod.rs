@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 mod batch;
 mod bytelevel;
-mod count;
+mod counting;
 mod engine;
 mod errors;
 mod gguf;
@@ -22,7 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
     sgpe::register(m)?;
     engine::register(m)?;
-    count::register(m)?;
+    counting::register(m)?;
     bytelevel::register(m)?;
     gguf::register(m)?;
     meta::register(m)?;

@@ -16,7 +16,7 @@ The counts and the merge choice do not depend on the number of workers or on the
 the pieces, so the same corpus and options give the same vocabulary. Pre-tokenizers with
 several regexes or a byte stage (GGUF models' own) are for loading, not for training here.
 The counts equal those of the ``regex`` module's ``findall`` with the same pattern
-(``tests/reference/count.py``, the tests' reference), except for characters the two
+(``tests/reference/counting.py``, the tests' reference), except for characters the two
 Unicode tables classify differently; counting with the encoder's own pre-tokenizer means
 training sees exactly the pieces that encoding will.
 """

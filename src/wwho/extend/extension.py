@@ -247,7 +247,7 @@ def count_script_words(
     ``findall`` does), and the single characters that are not words (the only other keys, so the
     table stays small on text of other scripts) are dropped. Lone surrogates are replaced by
     U+FFFD first; neither is a word character, so no word changes. The counts equal ``findall``
-    of the word regex, the tests' reference (``tests/reference/count.py``).
+    of the word regex, the tests' reference (``tests/reference/counting.py``).
     """
     if not isinstance(scripts, ScriptSet):
         scripts = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))

@@ -1,13 +1,13 @@
 //! Counting speed on real files, next to the physical limits on the same bytes.
 //!
-//!     cargo run --release --example count_speed -- FILES...
+//!     cargo run --release --example counting_speed -- FILES...
 //!
 //! Prints MB/s for: one memchr pass over the bytes (count newlines), one UTF-8 validation
 //! pass, and SGPE piece counting (1 thread and all threads). Not a test: numbers only.
 
 use std::path::Path;
 use std::time::Instant;
-use wwho_core::count::{absorb, count_files, Counts, FileOptions, Stats};
+use wwho_core::counting::{absorb, count_files, Counts, FileOptions, Stats};
 
 fn main() {
     let paths: Vec<String> = std::env::args().skip(1).collect();

@@ -6,7 +6,7 @@ use super::bytelevel::Pretokenizer as PyPretokenizer;
 use super::engine::{PyMergeEngine, SymbolKind};
 use super::errors::{count_error, error, guard, raise, Kind};
 use super::sgpe::{PyRouter, PyWordSplitter};
-use crate::count::{
+use crate::counting::{
     absorb, count_document, count_files, CountError, Counts, Cut, FileOptions, Stats, Tally,
 };
 use crate::engine::{Engine, UNK};

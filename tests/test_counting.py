@@ -1,4 +1,4 @@
-"""Piece counting: the core (``wwho.counting``) against the pure-Python reference (``tests/reference/count.py``),
+"""Piece counting: the core (``wwho.counting``) against the pure-Python reference (``tests/reference/counting.py``),
 and the reference against a plain ``Counter`` of ``findall``, whatever the worker count or spilling."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference.count import count_pieces
+from reference.counting import count_pieces
 
 from wwho.counting import PIECES
 
