@@ -11,8 +11,8 @@ mod counting;
 mod engine;
 mod errors;
 mod gguf;
+mod growing;
 mod ints;
-mod merges;
 mod meta;
 mod sgpe;
 mod text;
@@ -26,6 +26,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bytelevel::register(m)?;
     gguf::register(m)?;
     meta::register(m)?;
-    merges::register(m)?;
+    growing::register(m)?;
     Ok(())
 }
