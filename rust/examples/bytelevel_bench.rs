@@ -15,7 +15,7 @@ fn cpu() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 use wwho_core::bytelevel::specials::SpecialSet;
-use wwho_core::bytelevel::{tiktoken, ByteLevel, Model};
+use wwho_core::bytelevel::{files, ByteLevel, Model};
 use wwho_core::pretokenize::named::O200K;
 
 fn main() {
@@ -38,7 +38,7 @@ fn main() {
     let mb = lines.iter().map(|l| l.len()).sum::<usize>() as f64 / 1e6;
 
     let t = cpu();
-    let ranks = tiktoken::parse(&data).expect("valid ranks");
+    let ranks = files::parse_tiktoken(&data).expect("valid ranks");
     let parsed = cpu() - t;
     let build = || {
         let model = Model {

@@ -2,7 +2,7 @@
 // Shared by the fuzz targets: the o200k tokenizer (from $WWHO_O200K, else a small synthetic
 // vocabulary) and turning fuzz bytes into text.
 use std::sync::OnceLock;
-use wwho_core::bytelevel::{tiktoken, ByteLevel, Model};
+use wwho_core::bytelevel::{files, ByteLevel, Model};
 use wwho_core::pretokenize::named;
 
 pub fn text(data: &[u8]) -> String {
@@ -14,7 +14,7 @@ pub fn ranks() -> &'static Vec<(Vec<u8>, u32)> {
     static RANKS: OnceLock<Vec<(Vec<u8>, u32)>> = OnceLock::new();
     RANKS.get_or_init(|| {
         if let Some(data) = std::env::var_os("WWHO_O200K").and_then(|p| std::fs::read(p).ok()) {
-            if let Ok(r) = tiktoken::parse(&data) {
+            if let Ok(r) = files::parse_tiktoken(&data) {
                 return r;
             }
         }

@@ -2,11 +2,11 @@
 //! parses builds a tokenizer or is refused, never a panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use wwho_core::bytelevel::{tiktoken, ByteLevel, Model};
+use wwho_core::bytelevel::{files, ByteLevel, Model};
 use wwho_core::pretokenize::named;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(ranks) = tiktoken::parse(data) {
+    if let Ok(ranks) = files::parse_tiktoken(data) {
         let model = Model {
             ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
             patterns: vec![named::GPT2],

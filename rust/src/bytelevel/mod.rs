@@ -15,6 +15,7 @@
 //! reads no files and knows no Python.
 
 pub mod cache;
+pub mod files;
 pub mod gguf;
 mod ranks;
 mod runs;
@@ -22,7 +23,6 @@ pub mod specials;
 pub mod table;
 #[cfg(test)]
 mod testing;
-pub mod tiktoken;
 pub mod vocab;
 
 use crate::merge::{merge_with, Merge, PairTable, Pairs};

@@ -101,7 +101,7 @@ fn regex_err(err: RegexError) -> PyErr {
 #[pyfunction]
 fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
     let ranks = guard(|| {
-        py.detach(|| crate::bytelevel::tiktoken::parse(data))
+        py.detach(|| crate::bytelevel::files::parse_tiktoken(data))
             .map_err(|e| CoreVocabError::new_err(e.to_string()))
     })?;
     let out = PyDict::new(py);

@@ -1,6 +1,7 @@
-//! `.tiktoken` ranks files: one `<base64 token bytes> <rank>` per line (OpenAI's format).
+//! The core's part of the byte-level files (`wwho.bytelevel.files` reads and writes the rest):
+//! `.tiktoken` ranks files, one `<base64 token bytes> <rank>` per line (OpenAI's format).
 //!
-//! Parsing o200k's 200,000 lines in Python (base64 per line) is most of the cost of building a
+//! Parsing o200k's file in Python (base64 per line) is most of the cost of building a
 //! tokenizer; here it is one pass. The checks and messages are those of the Python reader
 //! (`wwho.bytelevel.files.read_tiktoken_ranks`): line numbers are 1-based, blank lines skipped.
 
@@ -15,7 +16,7 @@ fn is_space(b: u8) -> bool {
 /// Why a ranks file was refused: the 1-based line and what is wrong with it (the caller adds
 /// the file name). `shown` fields hold the line's start as Python shows bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ParseError {
+pub enum TiktokenError {
     /// Not two fields.
     Fields { line: usize, shown: String },
     /// A token that is not strict base64, or a rank that is not a number.
@@ -36,34 +37,36 @@ pub enum ParseError {
     NoTokens,
 }
 
-impl std::fmt::Display for ParseError {
+impl std::fmt::Display for TiktokenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseError::Fields { line, shown } => {
+            TiktokenError::Fields { line, shown } => {
                 write!(f, "{line}: expected '<base64 token> <rank>', got {shown}")
             }
-            ParseError::Syntax { line, shown } => {
+            TiktokenError::Syntax { line, shown } => {
                 write!(f, "{line}: bad base64 token or rank in {shown}")
             }
-            ParseError::EmptyToken { line, shown } => write!(f, "{line}: empty token in {shown}"),
-            ParseError::RankTooLarge { line, rank } => {
+            TiktokenError::EmptyToken { line, shown } => {
+                write!(f, "{line}: empty token in {shown}")
+            }
+            TiktokenError::RankTooLarge { line, rank } => {
                 write!(f, "{line}: rank {rank} is too large")
             }
-            ParseError::RankTwice { line, rank, first } => {
+            TiktokenError::RankTwice { line, rank, first } => {
                 write!(f, "{line}: rank {rank} also used on line {first}")
             }
-            ParseError::TokenTwice { line, shown } => {
+            TiktokenError::TokenTwice { line, shown } => {
                 write!(f, "{line}: token {shown} appears twice")
             }
-            ParseError::NoTokens => f.write_str("no tokens in ranks file"),
+            TiktokenError::NoTokens => f.write_str("no tokens in ranks file"),
         }
     }
 }
 
-impl std::error::Error for ParseError {}
+impl std::error::Error for TiktokenError {}
 
 /// (token bytes, rank) in file order.
-pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, ParseError> {
+pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError> {
     let mut out = Vec::with_capacity(data.len() / 12);
     let mut lines = Vec::with_capacity(data.len() / 12);
     let mut seen_ranks: FxHashMap<u64, usize> = FxHashMap::default();
@@ -75,28 +78,28 @@ pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, ParseError> {
         let shown = || bytes_repr(&raw[..raw.len().min(60)]);
         let mut fields = raw.split(|&b| is_space(b)).filter(|f| !f.is_empty());
         let (Some(token), Some(rank), None) = (fields.next(), fields.next(), fields.next()) else {
-            return Err(ParseError::Fields {
+            return Err(TiktokenError::Fields {
                 line,
                 shown: shown(),
             });
         };
-        let bad = || ParseError::Syntax {
+        let bad = || TiktokenError::Syntax {
             line,
             shown: shown(),
         };
         let token = decode_base64(token).ok_or_else(bad)?;
         let rank = parse_rank(rank).ok_or_else(bad)?;
         if token.is_empty() {
-            return Err(ParseError::EmptyToken {
+            return Err(TiktokenError::EmptyToken {
                 line,
                 shown: shown(),
             });
         }
         if rank > u64::from(super::MAX_ID) {
-            return Err(ParseError::RankTooLarge { line, rank });
+            return Err(TiktokenError::RankTooLarge { line, rank });
         }
         if let Some(first) = seen_ranks.insert(rank, line) {
-            return Err(ParseError::RankTwice { line, rank, first });
+            return Err(TiktokenError::RankTwice { line, rank, first });
         }
         out.push((token, rank as u32));
         lines.push(line);
@@ -105,14 +108,14 @@ pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, ParseError> {
     seen_tokens.reserve(out.len());
     for ((token, _), &line) in out.iter().zip(&lines) {
         if seen_tokens.insert(token.as_slice(), ()).is_some() {
-            return Err(ParseError::TokenTwice {
+            return Err(TiktokenError::TokenTwice {
                 line,
                 shown: bytes_repr(token),
             });
         }
     }
     if out.is_empty() {
-        return Err(ParseError::NoTokens);
+        return Err(TiktokenError::NoTokens);
     }
     Ok(out)
 }
@@ -203,7 +206,7 @@ mod tests {
 
     #[test]
     fn parses_and_rejects_like_python() {
-        let ok = parse(b"YQ== 0\r\nYWI= 1\n\n  Yg== 2  \n").unwrap();
+        let ok = parse_tiktoken(b"YQ== 0\r\nYWI= 1\n\n  Yg== 2  \n").unwrap();
         assert_eq!(
             ok,
             vec![(b"a".to_vec(), 0), (b"ab".to_vec(), 1), (b"b".to_vec(), 2)]
@@ -220,7 +223,7 @@ mod tests {
             (b"\n\n", "no tokens"),
         ];
         for (data, want) in cases {
-            let err = parse(data).unwrap_err().to_string();
+            let err = parse_tiktoken(data).unwrap_err().to_string();
             assert!(err.starts_with(want), "{err} vs {want}");
         }
         assert_eq!(decode_base64(b"/w=="), Some(vec![255]));
