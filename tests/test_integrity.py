@@ -188,7 +188,7 @@ hf_cache: dict = {}
 def hf_of(tok: SGPETokenizer):
     from tokenizers import Tokenizer
 
-    from wwho.export.hf import build_hf_tokenizer
+    from wwho.export.sgpe_hf import build_hf_tokenizer
 
     return Tokenizer.from_str(build_hf_tokenizer(tok).to_str())
 

@@ -195,7 +195,7 @@ def test_hf_offsets_view_property(tokenizers, sgpe, text):
     hf = Tokenizer.from_file(str(sgpe / "tokenizer.json"))
     ids = hf.encode(text, add_special_tokens=False).ids
     tok = tokenizers["mixed"]
-    assert ids == tok.encode(text)  # the export is exact (tested in test_export_hf); the bytes are SGPE's
+    assert ids == tok.encode(text)  # the export is exact (tested in test_export_sgpe_hf); the bytes are SGPE's
     view = token_view(load_spec(f"hf:{sgpe / 'tokenizer.json'}"), TextLayout(text))
     check_against_bytes(view, text, ids, [tok.token_bytes(i) for i in ids])
 

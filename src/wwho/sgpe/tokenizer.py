@@ -148,7 +148,7 @@ class SGPETokenizer:
         ones, and your other files in ``directory`` stay). Returns the ``vocab.json`` path."""
         files = {"vocab.json": self.file.to_bytes()}
         if self.fallback == "bytes":  # an [UNK] vocabulary cannot be exported exactly
-            from wwho.export.hf import hf_files
+            from wwho.export.sgpe_hf import hf_files
 
             files.update(hf_files(self))
         save_files(directory, files, kind="sgpe")

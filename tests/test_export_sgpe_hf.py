@@ -10,7 +10,7 @@ from conftest import EVAL, FUZZ_INDIC, corpus_files, read_slice
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wwho.export.hf import build_hf_tokenizer
+from wwho.export.sgpe_hf import build_hf_tokenizer
 from wwho.export.verify import verify
 
 SCRIPTS = list(EVAL)
