@@ -58,7 +58,7 @@ def main() -> int:
         return 1
     import ray
 
-    from wwho.scale.ray_engine import count_on_ray
+    from wwho.scale.ray_counter import count_on_ray
     from wwho.scale.shards import CountOptions, plan_shards
 
     shard_bytes = parse_size(args.shard_bytes, "--shard-bytes")

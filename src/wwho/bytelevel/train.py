@@ -67,7 +67,7 @@ def train_bytelevel(
 
     ``vocab_size`` counts everything: the 256 byte tokens, the merged tokens and the special
     tokens. ``pattern`` is ``gpt2``, ``gpt4`` (cl100k), ``o200k`` or a regex. ``engine="ray"``:
-    count shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_engine`), same result.
+    count shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`), same result.
     """
     if engine not in ("local", "ray"):
         raise VocabError(f"engine must be one of local, ray, not {engine!r}")
@@ -91,7 +91,7 @@ def train_bytelevel(
     t0 = time.perf_counter()
     files = resolve_paths(corpus, texts_hint="ByteBPE.train_from_iterator")
     if engine == "ray":
-        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.ray_counter import count_on_ray
         from wwho.scale.shards import CountOptions, plan_shards
 
         shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
@@ -240,7 +240,7 @@ def train_bytelevel_from_iterator(
     iterator, length = dataset_texts(iterator, text_column, length)
     texts = iter_texts(iterator, length=length, progress=progress, files_hint="ByteBPE.train")
     if engine == "ray":
-        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.ray_counter import count_on_ray
         from wwho.scale.shards import CountOptions, text_shards
 
         options = CountOptions("bytelevel", pattern=pretok.patterns[0], specials=tuple(specials),

@@ -11,7 +11,7 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
-from wwho.cli.engine import add_engine_arguments, engine_options
+from wwho.cli.counter import add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg

@@ -17,7 +17,7 @@ import argparse
 import sys
 import time
 
-from wwho.cli.engine import add_engine_arguments, engine_options
+from wwho.cli.counter import add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths

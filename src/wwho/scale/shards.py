@@ -8,7 +8,7 @@ range), and :func:`wwho.bytelevel.train.count_bytelevel` over :func:`wwho.corpus
 for byte-level BPE (handed over by the trainer). Messages keep the file's line numbers, so a bad line gives the same
 ``file:line`` error as a local run. The sum of the shards' counts is the corpus's count.
 
-This module does not schedule shards (:mod:`wwho.scale.ray_engine` does) and does not train.
+This module does not schedule shards (:mod:`wwho.scale.ray_counter` does) and does not train.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ says so). The defaults (scope ``"pieces"``, ``prune_freq="auto"``, ``min_freq=1`
 for the meta tokenizer, where tiktoken takes everything else.
 
 Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
-building merges, the merge loop: ``rust/src/count.rs``, ``training.rs``, ``engine.rs``; the
+building merges, the merge loop: ``rust/src/counting.rs``, ``training.rs``, ``engine.rs``; the
 superword stage: ``superwords.rs``); the counts and word types never become Python objects. This
 module keeps the orchestration, the checkpoints and the vocabulary file; the superword stage's
 steps are :class:`wwho.sgpe.superwords.SuperwordStage`'s.
@@ -106,7 +106,7 @@ def train_sgpe(
 ) -> VocabFile:
     """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
 
-    ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_engine`;
+    ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
     started); the result is byte-identical to ``engine="local"``.
 
@@ -126,7 +126,7 @@ def train_sgpe(
     t0 = time.perf_counter()
     files = resolve_paths(corpus, texts_hint="SGPETokenizer.train_from_iterator")  # fail now on a missing input
     if engine == "ray":
-        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.ray_counter import count_on_ray
         from wwho.scale.shards import CountOptions, plan_shards
 
         shards = plan_shards(files, shard_bytes=shard_bytes, max_line_bytes=max_line_bytes)
@@ -176,7 +176,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     iterator, length = dataset_texts(iterator, text_column, length)
     texts = iter_texts(iterator, length=length, progress=progress, files_hint="SGPETokenizer.train")
     if engine == "ray":
-        from wwho.scale.ray_engine import count_on_ray
+        from wwho.scale.ray_counter import count_on_ray
         from wwho.scale.shards import CountOptions, text_shards
 
         options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None,

@@ -1,6 +1,6 @@
 """``--engine``, ``--address`` and ``--shard-bytes`` of ``wwho train`` (SGPE and byte-level): where
 the corpus is counted. ``local`` (default): worker threads/processes of this machine; ``ray``:
-Ray tasks (:mod:`wwho.scale.ray_engine`), on a new local Ray instance or the cluster at ``--address``.
+Ray tasks (:mod:`wwho.scale.ray_counter`), on a new local Ray instance or the cluster at ``--address``.
 The result is byte-identical either way. This module only declares and forwards the options."""
 
 from __future__ import annotations
