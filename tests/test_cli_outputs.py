@@ -8,8 +8,11 @@ with ``--force``. ``--help`` says so.
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from cli_run import one_line_error, wwho
+from conftest import wwho_command
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +103,48 @@ def test_a_file_output_that_is_a_directory_is_refused(inputs, tmp_path):
     message = one_line_error(wwho("encode", "--tokenizer", inputs["binary"], "--binary", inputs["blob"],
                                   "-o", tmp_path))
     assert "is a directory" in message
+
+
+@pytest.mark.parametrize("data", [
+    "ශ්‍රී ලංකාව\nනමස්\n", "no final newline\nශ්‍රී", "\n\nක\n\n", "crlf\r\nලංකා\r\n", "", "ක" * 50_000 + "\n",
+])
+def test_syllabify_stdin_prints_each_line_alone(data):
+    """Standard input goes through the core in blocks; the output is each line syllabified alone."""
+    from wwho import Syllabifier
+
+    syl = Syllabifier.for_script("sinhala")
+    lines = data.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    want = "".join(syl.joined(line, " | ") + "\n" for line in lines)
+    proc = subprocess.run([*wwho_command(), "syllabify"], input=data.encode(), capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == want
+
+
+def test_syllabify_stdin_not_utf8_names_the_byte():
+    proc = subprocess.run([*wwho_command(), "syllabify"], input="ක\n".encode() * 10 + b"\xff\n",
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 2
+    assert b"not UTF-8 at byte 40" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_syllabify_stdin_blocks_join_long_lines(monkeypatch):
+    """A line longer than a block, and lines split between blocks, come out whole."""
+    import io
+    import sys
+
+    from wwho.cli import main
+    from wwho.cli import syllabify as verb
+
+    monkeypatch.setattr(verb, "BLOCK_BYTES", 7)
+    data = ("ශ්‍රී ලංකාව " * 5 + "\nකා\n\nනම").encode()
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="utf-8"))
+    assert main(["syllabify"]) == 0
+    from wwho import Syllabifier
+
+    syl = Syllabifier.for_script("sinhala")
+    want = "".join(syl.joined(line, " | ") + "\n" for line in data.decode().split("\n"))
+    assert out.getvalue().decode() == want

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 import spec000_reference as spec
-from conftest import FUZZ_INDIC
+from conftest import CORPORA, FUZZ_INDIC, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -303,3 +303,25 @@ def test_joined_equals_joining_the_tokens(text, leading_space, script):
     """What ``wwho syllabify`` prints, made in the core without a string per syllable."""
     syl = Syllabifier.for_script(script)
     assert syl.joined(text, " | ", leading_space) == " | ".join(syl.tokenize(text, leading_space))
+
+
+LINES_ALPHABET = FUZZ_INDIC + [" ", "\t", "\r", "\n", "\n", "a", "|", "\ud800"]
+
+
+@pytest.mark.parametrize("script", available_scripts())
+@pytest.mark.parametrize("leading_space", [False, True])
+@settings(max_examples=60, deadline=None)
+@given(text=st.lists(st.sampled_from(LINES_ALPHABET), max_size=40).map("".join))
+def test_joined_lines_is_joined_per_line(script, leading_space, text):
+    """What ``wwho syllabify`` prints for a block equals each line syllabified alone."""
+    syl = Syllabifier.for_script(script)
+    want = "\n".join(syl.joined(line, " | ", leading_space) for line in text.split("\n"))
+    assert syl.joined_lines(text, " | ", leading_space) == want.encode("utf-8", "surrogatepass")
+
+
+def test_joined_lines_on_a_real_corpus():
+    path = require_data(CORPORA / "hi" / "flores200-devtest.txt")
+    text = path.read_text(encoding="utf-8")
+    syl = Syllabifier.for_script("devanagari")
+    want = "\n".join(" | ".join(syl.tokenize(line)) for line in text.split("\n"))
+    assert syl.joined_lines(text, " | ") == want.encode()

@@ -19,7 +19,7 @@
 
 use crate::charset::is_ws;
 use crate::schema::{Automaton, NONE};
-use crate::units::Unit;
+use crate::units::{push_utf8, Unit};
 
 impl Automaton {
     /// End of the longest accepted syllable starting at `pos` (`pos < text.len()`);
@@ -59,6 +59,35 @@ impl Automaton {
     /// Append the end position of every token of `text` to `ends` (see the module docs).
     pub fn syllabify<U: Unit>(&self, text: &[U], leading_space: bool, ends: &mut Vec<usize>) {
         self.syllabify_from(text, 0, leading_space, ends)
+    }
+
+    /// The tokens of every line of `text` (a line ends at `\n`, which is kept) joined by `sep`,
+    /// appended to `out` as UTF-8 (a lone surrogate in its 3-byte form): what `wwho syllabify`
+    /// prints. Each line is syllabified alone, as when it is given alone.
+    pub fn joined_lines<U: Unit>(
+        &self,
+        text: &[U],
+        leading_space: bool,
+        sep: &[u8],
+        out: &mut Vec<u8>,
+    ) {
+        let mut ends = Vec::new();
+        for line in text.split_inclusive(|u| u.cp() == 0x0A) {
+            let ended = line.last().is_some_and(|u| u.cp() == 0x0A);
+            let body = if ended { &line[..line.len() - 1] } else { line };
+            ends.clear();
+            self.syllabify(body, leading_space, &mut ends);
+            let mut next = ends.iter().peekable();
+            for (i, u) in body.iter().enumerate() {
+                if i > 0 && next.next_if(|&&end| end == i).is_some() {
+                    out.extend_from_slice(sep);
+                }
+                push_utf8(u.cp(), out);
+            }
+            if ended {
+                out.push(b'\n');
+            }
+        }
     }
 
     /// [`Automaton::syllabify`] on `text[start..]`, positions still relative to `text`.

@@ -118,6 +118,16 @@ class Syllabifier:
                 pass
         return separator.join(self.tokenize(text, leading_space))
 
+    def joined_lines(self, text: str, separator: str, leading_space: bool = False) -> bytes:
+        """The UTF-8 of :meth:`joined` applied to each line of ``text`` (split at ``"\\n"`` only, line
+        ends kept): what ``wwho syllabify`` prints for a block of its input. The automaton does a
+        whole block in one call, without the GIL and without a string per line."""
+        _check_text(text)
+        if self.engine == "table":  # lone surrogates come out in their 3-byte form, as "surrogatepass"
+            return self.automaton.joined_lines(text, bool(leading_space), separator)
+        lines = (self.joined(line, separator, leading_space) for line in text.split("\n"))
+        return "\n".join(lines).encode("utf-8", "surrogatepass")
+
     def _tokenize_grammar(self, text: str, leading_space: bool) -> list[str]:
         pattern = self._patterns[leading_space]
         if not self.schema.keep_clusters:

@@ -83,6 +83,24 @@ impl PyAutomaton {
         Ok(out)
     }
 
+    /// What `wwho syllabify` prints for `text`: the tokens of each line joined by `sep`, the line
+    /// ends kept, as UTF-8 bytes (no str per line or token), made without the GIL.
+    fn joined_lines<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        leading_space: bool,
+        sep: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let t = text(s)?;
+        let a = &self.inner;
+        let mut out = Vec::with_capacity(t.len() * 2);
+        let run = || with_text!(t, t => a.joined_lines(t, leading_space, sep.as_bytes(), &mut out));
+        s.py()
+            .detach(|| guard("syllabifying", run))
+            .map_err(|e| raise(s.py(), e))?;
+        Ok(PyBytes::new(s.py(), &out))
+    }
+
     /// The end position of every token of `text`.
     fn ends(&self, s: &Bound<'_, PyString>, leading_space: bool) -> PyResult<Vec<usize>> {
         let t = text(s)?;
