@@ -146,7 +146,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         if filename_prefix:
             raise TokenizerError("WWHOTokenizer files have fixed names: filename_prefix is not supported")
-        from wwho.export.meta import CONFIG_FILE, META_FILE, VOCAB_FILE
+        from wwho.export.meta_files import CONFIG_FILE, META_FILE, VOCAB_FILE
 
         self.meta.save(save_directory)
         return tuple(str(Path(save_directory) / name) for name in (VOCAB_FILE, META_FILE, CONFIG_FILE))

@@ -32,7 +32,7 @@ character mapping (``"Ġthe"``), tiktoken specials as their text, SGPE tokens as
 text when it has a character outside that mapping's alphabet (every Indic token), and
 otherwise (``[PAD]``, ``<0x41>``) as ``⟦sgpe⟧`` + text; unassigned ids are
 ``⟦unassigned ID⟧``. The files (``meta_config.json``, ``tokenizer_meta.json``) are
-:mod:`wwho.export.meta`. This module does not train (see ``wwho train --meta``). The Python
+:mod:`wwho.export.meta_files`. This module does not train (see ``wwho train --meta``). The Python
 encoder the core replaced is the tests' reference (``tests/reference/meta_py.py``).
 """
 
@@ -308,7 +308,7 @@ class MetaTokenizer:
         The ranks are found offline as ``ByteBPE.from_tiktoken`` finds them (``tiktoken_file=``,
         ``WWHO_TIKTOKEN_FILE``, tiktoken's cache). ``cache_bytes`` bounds the byte-level part's
         piece cache (the SGPE part, in the core, keeps none)."""
-        from wwho.export.meta import CONFIG_FILE, read_meta_config
+        from wwho.export.meta_files import CONFIG_FILE, read_meta_config
         from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
 
@@ -334,7 +334,7 @@ class MetaTokenizer:
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
-        from wwho.export.meta import save_meta
+        from wwho.export.meta_files import save_meta
 
         return save_meta(self, directory)
 

@@ -35,7 +35,7 @@ def refuse_meta(path: str) -> None:
     from pathlib import Path
 
     from wwho.errors import VocabError
-    from wwho.export.meta import CONFIG_FILE
+    from wwho.export.meta_files import CONFIG_FILE
 
     p = Path(path)
     folder = p if p.is_dir() else p.parent

@@ -3,7 +3,7 @@
 With ``--meta`` the vocabulary is the SGPE part of a WWHO meta tokenizer (tiktoken +
 SGPE, :mod:`wwho.meta`): only the Indic runs of the corpus are counted (tiktoken encodes
 everything else), and ``meta_config.json`` and ``tokenizer_meta.json`` are written next
-to ``vocab.json`` (:mod:`wwho.export.meta`; no ``tokenizer.json`` for the SGPE part).
+to ``vocab.json`` (:mod:`wwho.export.meta_files`; no ``tokenizer.json`` for the SGPE part).
 
 Checkpoints go to ``OUT/checkpoints`` (removed after a successful run, with only the files
 wwho wrote in it) or to ``--checkpoint-dir`` (kept). A checkpoint directory that is a
