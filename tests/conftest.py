@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background by a shell without job control (`make test &`, nohup, some
+# CI runners) inherits SIGINT ignored, and Python then keeps ignoring it, in this process and in the
+# commands the tests start. The Ctrl-C tests need it delivered as a terminal delivers it: a Python
+# handler here is reset to the default in every child at exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def deliver_sigint() -> None:
+    """``preexec_fn`` of a command a test interrupts: SIGINT at its default and not blocked in the
+    child, whatever the test process inherited or a library left in it (an ignored or blocked
+    signal survives ``exec``; a full run once saw every start-up interrupt ignored this way)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _shared_data() -> Path:

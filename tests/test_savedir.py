@@ -407,6 +407,9 @@ def test_an_interrupted_save_leaves_nothing(tmp_path):
 
     from wwho.savedir import save_files
 
+    # The hook sends this process SIGINT: make sure it is handled here and not blocked.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     for step in range(1, 100):
         target = tmp_path / f"case{step}" / "out"
         save_files(target, {"a.json": b"1", "b.json": b"2"}, kind="x")
