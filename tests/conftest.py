@@ -196,10 +196,19 @@ EXPECTED_VOCAB_SIZE_WARNINGS = {
 }
 
 
+#: Measured slow tests (see the file's header): marked ``slow`` for the fast tier, ``make check``.
+SLOW_TESTS = frozenset(
+    line.strip() for line in (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
 def pytest_collection_modifyitems(config, items):
     expected = pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")
     small = pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")
     for item in items:
+        if f"tests/{item.nodeid.split('tests/')[-1]}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
         name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         if name in EXPECTED_SCRIPT_WARNINGS:
             item.add_marker(expected)
