@@ -315,8 +315,9 @@ LINES_ALPHABET = FUZZ_INDIC + [" ", "\t", "\r", "\n", "\n", "a", "|", "\ud800"]
 def test_joined_lines_is_joined_per_line(script, leading_space, text):
     """What ``wwho syllabify`` prints for a block equals each line syllabified alone."""
     syl = Syllabifier.for_script(script)
-    want = "\n".join(syl.joined(line, " | ", leading_space) for line in text.split("\n"))
+    want = "\n".join(" | ".join(syl.tokenize(line, leading_space)) for line in text.split("\n"))
     assert syl.joined_lines(text, " | ", leading_space) == want.encode("utf-8", "surrogatepass")
+    assert syl.joined(text, " | ", leading_space) == " | ".join(syl.tokenize(text, leading_space))
 
 
 def test_joined_lines_on_a_real_corpus():

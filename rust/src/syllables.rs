@@ -61,20 +61,26 @@ impl Automaton {
         self.syllabify_from(text, 0, leading_space, ends)
     }
 
-    /// The tokens of every line of `text` (a line ends at `\n`, which is kept) joined by `sep`,
-    /// appended to `out` as UTF-8 (a lone surrogate in its 3-byte form): what `wwho syllabify`
-    /// prints. Each line is syllabified alone, as when it is given alone.
-    pub fn joined_lines<U: Unit>(
+    /// The tokens of `text` joined by `sep`, appended to `out` as UTF-8 (a lone surrogate in its
+    /// 3-byte form, as Python's "surrogatepass"); with `lines`, each line (ending at `\n`, which is
+    /// kept) is syllabified alone, as when it is given alone: what `wwho syllabify` prints.
+    pub fn joined<U: Unit>(
         &self,
         text: &[U],
         leading_space: bool,
+        lines: bool,
         sep: &[u8],
         out: &mut Vec<u8>,
     ) {
         let mut ends = Vec::new();
-        for line in text.split_inclusive(|u| u.cp() == 0x0A) {
-            let ended = line.last().is_some_and(|u| u.cp() == 0x0A);
-            let body = if ended { &line[..line.len() - 1] } else { line };
+        let parts: Box<dyn Iterator<Item = &[U]>> = if lines {
+            Box::new(text.split_inclusive(|u| u.cp() == 0x0A))
+        } else {
+            Box::new(std::iter::once(text))
+        };
+        for part in parts {
+            let ended = lines && part.last().is_some_and(|u| u.cp() == 0x0A);
+            let body = if ended { &part[..part.len() - 1] } else { part };
             ends.clear();
             self.syllabify(body, leading_space, &mut ends);
             let mut next = ends.iter().peekable();

@@ -109,22 +109,19 @@ class Syllabifier:
 
     def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
         """``separator.join(self.tokenize(text, leading_space))``, made in the core without a string
-        per syllable when the engine is the automaton (what ``wwho syllabify`` prints)."""
+        per syllable when the engine is the automaton."""
         _check_text(text)
         if self.engine == "table":
-            try:
-                return self.automaton.tokenize_joined(text, bool(leading_space), separator)
-            except UnicodeEncodeError:  # a lone surrogate: the core's UTF-8 cannot hold it
-                pass
+            return self.automaton.joined(text, bool(leading_space), separator, False).decode("utf-8", "surrogatepass")
         return separator.join(self.tokenize(text, leading_space))
 
     def joined_lines(self, text: str, separator: str, leading_space: bool = False) -> bytes:
         """The UTF-8 of :meth:`joined` applied to each line of ``text`` (split at ``"\\n"`` only, line
-        ends kept): what ``wwho syllabify`` prints for a block of its input. The automaton does a
-        whole block in one call, without the GIL and without a string per line."""
+        ends kept; lone surrogates as "surrogatepass" writes them): what ``wwho syllabify`` prints
+        for a block of its input. The automaton does a whole block in one call, without the GIL."""
         _check_text(text)
-        if self.engine == "table":  # lone surrogates come out in their 3-byte form, as "surrogatepass"
-            return self.automaton.joined_lines(text, bool(leading_space), separator)
+        if self.engine == "table":
+            return self.automaton.joined(text, bool(leading_space), separator, True)
         lines = (self.joined(line, separator, leading_space) for line in text.split("\n"))
         return "\n".join(lines).encode("utf-8", "surrogatepass")
 

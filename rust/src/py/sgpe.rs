@@ -62,42 +62,28 @@ impl PyAutomaton {
         tokens_of(s, &ends)
     }
 
-    /// `sep.join(tokenize(text, leading_space))` without a string object per token (what
-    /// `wwho syllabify` prints). A text with a lone surrogate is a `UnicodeEncodeError`.
-    fn tokenize_joined(
-        &self,
-        s: &Bound<'_, PyString>,
-        leading_space: bool,
-        sep: &str,
-    ) -> PyResult<String> {
-        let ends = self.ends(s, leading_space)?;
-        let utf8 = s.to_str()?;
-        let mut out = String::with_capacity(utf8.len() + sep.len() * ends.len());
-        let mut next = ends.iter().peekable();
-        for (i, c) in utf8.chars().enumerate() {
-            if i > 0 && next.next_if(|&&end| end == i).is_some() {
-                out.push_str(sep);
-            }
-            out.push(c);
-        }
-        Ok(out)
-    }
-
-    /// What `wwho syllabify` prints for `text`: the tokens of each line joined by `sep`, the line
-    /// ends kept, as UTF-8 bytes (no str per line or token), made without the GIL.
-    fn joined_lines<'py>(
+    /// `sep.join(tokenize(text, leading_space))` as UTF-8 bytes, without a string object per token
+    /// (a lone surrogate in its 3-byte form); with `lines`, each line alone, the line ends kept
+    /// (what `wwho syllabify` prints for a block of its input). Long texts without the GIL.
+    fn joined<'py>(
         &self,
         s: &Bound<'py, PyString>,
         leading_space: bool,
         sep: &str,
+        lines: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let t = text(s)?;
         let a = &self.inner;
-        let mut out = Vec::with_capacity(t.len() * 2);
-        let run = || with_text!(t, t => a.joined_lines(t, leading_space, sep.as_bytes(), &mut out));
-        s.py()
-            .detach(|| guard("syllabifying", run))
-            .map_err(|e| raise(s.py(), e))?;
+        let mut out = Vec::with_capacity(t.len() + t.len() / 2);
+        let run =
+            || with_text!(t, t => a.joined(t, leading_space, lines, sep.as_bytes(), &mut out));
+        if t.len() > DETACH_ABOVE {
+            s.py()
+                .detach(|| guard("syllabifying", run))
+                .map_err(|e| raise(s.py(), e))?;
+        } else {
+            guard("syllabifying", run).map_err(|e| raise(s.py(), e))?;
+        }
         Ok(PyBytes::new(s.py(), &out))
     }
 
