@@ -193,7 +193,6 @@ class Cell:
     lossless: int = 0
     boundaries: int = 0
     in_syllable: int = 0
-    unmeasured: int = 0
     known_cuts: int | None = None
     vocab: int = 0
 
@@ -208,7 +207,6 @@ class Cell:
         self.lossless += m.lossless_lines
         self.boundaries += m.boundaries
         self.in_syllable += m.boundaries_in_syllable
-        self.unmeasured += m.unmeasured_lines
         self.vocab = max(self.vocab, m.vocab_size)
         if known_cuts is not None:
             self.known_cuts = (self.known_cuts or 0) + known_cuts
