@@ -179,6 +179,27 @@ def test_on_merge_and_progress_bar(capsys):
     assert "merge/s" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("every", [1, 3, 5, 7, 300])
+@pytest.mark.parametrize("replayed", [0, 3, 4])
+def test_on_merge_every_lands_on_each_multiple_with_the_merges_complete(every, replayed):
+    # 40 distinct letters in one long word: 39 merges when each merge takes the leftmost top pair.
+    word = list(range(40))
+    symbols = [chr(0x61 + i) if i < 26 else chr(0x41 + i - 26) for i in range(40)]
+    whole = MergeEngine([word], [2], symbols)
+    whole.train(max_symbols=1000, min_freq=1, progress=False)
+    engine = MergeEngine([word], [2], symbols)
+    engine.replay(whole.merges[:replayed])
+    seen = []
+
+    def at(step):
+        assert len(engine.merges) == step and engine.merges == whole.merges[:step]
+        seen.append(step)
+
+    engine.train(max_symbols=1000, min_freq=1, progress=False, on_merge=at, on_merge_every=every)
+    assert engine.merges == whole.merges and engine.symbols == whole.symbols
+    assert seen == [s for s in range(replayed + 1, len(whole.merges) + 1) if s % every == 0]
+
+
 def test_numpy_integers_are_accepted():
     engine = MergeEngine([np.array([0, 1], dtype=np.int32)], [np.int64(2)], ["a", "b"])
     assert engine.step() == (0, 1, 2, 2)

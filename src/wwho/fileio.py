@@ -22,7 +22,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,7 +45,7 @@ def write_failed(path: str | Path, exc: OSError, *, directory: bool = False) -> 
 
 def temp_name(path: Path, suffix: str = ".tmp") -> Path:
     """A fresh temporary name beside ``path``: ``.wwho-tmp-<name>.<pid>.<random><suffix>``."""
-    return path.parent / f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}"
+    return path.parent / f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(6).hex()}{suffix}"
 
 
 @contextlib.contextmanager
@@ -157,7 +156,38 @@ def json_bytes(data: Any, *, indent: int | None = 2) -> bytes:
     A lone surrogate (not encodable in UTF-8) is written as its ``\\udXXX`` escape, which
     every JSON reader accepts and Python's reads back as the same lone surrogate.
     """
-    text = json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
+    return _utf8(json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
+
+
+def json_rows_bytes(data: dict[str, Any]) -> bytes:
+    """A JSON object as UTF-8, one line per key and one line per entry of its large values.
+
+    For vocabulary files: a ``{token: id}`` object gets one ``"token": id`` per line and a list
+    of string lists (merge pairs) one ``["a", "b"]`` per line; other values are written on
+    their key's line. Readable and greppable like ``indent=1``, but built by ``json``'s C
+    string encoder: ``indent`` sends ``json.dumps`` through its pure-Python encoder, which
+    takes about twice as long on a 32k vocabulary (see docs/benchmarks.md). Lone surrogates
+    are escaped as in :func:`json_bytes`.
+    """
+    quote = json.encoder.encode_basestring  # the C encoder, non-ASCII kept
+    items = []
+    for key, value in data.items():
+        if isinstance(value, dict) and value and all(type(v) is int for v in value.values()):
+            body = json.dumps(value, ensure_ascii=False, separators=(",\n  ", ": "))[1:-1]
+            items.append(f" {quote(key)}: {{\n  {body}\n }}")
+        elif isinstance(value, list) and value and all(type(row) is list for row in value):
+            try:  # the C encoder refuses anything but str: such rows are written below
+                body = ",\n  ".join(["[" + ", ".join(map(quote, row)) + "]" for row in value])
+            except TypeError:
+                items.append(f" {quote(key)}: {json.dumps(value, ensure_ascii=False)}")
+            else:
+                items.append(f" {quote(key)}: [\n  {body}\n ]")
+        else:
+            items.append(f" {quote(key)}: {json.dumps(value, ensure_ascii=False)}")
+    return _utf8("{\n" + ",\n".join(items) + "\n}\n")
+
+
+def _utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # only inside strings can a surrogate occur in JSON text

@@ -14,7 +14,9 @@ Unicode version.
 
 from __future__ import annotations
 
+import bisect
 import functools
+from collections.abc import Iterable
 
 # The values of rust/src/graphemes.rs: a Grapheme_Cluster_Break value (Extended_Pictographic as
 # its own value) in the low four bits, Indic_Conjunct_Break flags above.
@@ -39,23 +41,83 @@ INCB_FLAGS = {"InCB=Consonant": 0x10, "InCB=Linker": 0x20, "InCB=Extend": 0x40}
 
 @functools.cache
 def property_ranges() -> tuple[tuple[int, int, int], ...]:
-    """``(first, last, value)`` for every code point with a grapheme property (computed once)."""
+    """``(first, last, value)`` for every code point with a grapheme property (computed once).
+
+    Few of the 1.1M code points have any of these properties, and one ``regex`` scan of them all
+    per property was most of a process's start-up for every schema that keeps clusters. So five
+    scans find the code points that can have one (a Grapheme_Cluster_Break other than Other,
+    Extended_Pictographic, an Indic_Conjunct_Break value: every property of the table is one of
+    these), and each property is then scanned on those alone, joined by a code point outside them.
+    """
     import regex
 
-    text = _every_code_point()
+    text = every_code_point()
+    spans = _merged(
+        (m.start(), m.end())
+        for prop in ("Grapheme_Cluster_Break=Other", *INCB_FLAGS, "Extended_Pictographic")
+        for m in regex.finditer(rf"\P{{{prop}}}+" if prop.endswith("=Other") else rf"\p{{{prop}}}+", text)
+    )
+    gap = _first_outside(spans)  # none of the properties: no match runs across it
+    starts, joined = [], []  # where each span starts in the joined text
+    at = 0
+    for first, end in spans:
+        starts.append(at)
+        joined.append(text[first:end])
+        at += end - first + 1
+    candidates = gap.join(joined)
     ranges: list[tuple[int, int, int]] = []
     for prop, value in (*BREAK_VALUES.items(), *INCB_FLAGS.items()):
-        for m in regex.finditer(rf"\p{{{prop}}}+", text):
-            ranges.append((m.start(), m.end() - 1, value))  # index == code point (see below)
-    return tuple(ranges)
+        for m in regex.finditer(rf"\p{{{prop}}}+", candidates):
+            k = bisect.bisect_right(starts, m.start()) - 1
+            shift = spans[k][0] - starts[k]
+            ranges.append((m.start() + shift, m.end() - 1 + shift, value))  # index == code point
+    return tuple(sorted(ranges, key=lambda r: (r[2], r[0])))
 
 
-def _every_code_point() -> str:
-    """Every code point, lone surrogates included, at the index equal to its value."""
-    from wwho.schema import _all_chars  # everything but the surrogates, in order
+def property_code_points(prop: str) -> frozenset[int] | None:
+    """The code points of one property of the table (e.g. ``InCB=Linker``), or None for another one."""
+    value = BREAK_VALUES.get(prop) or INCB_FLAGS.get(prop)
+    if value is None:
+        return None
+    cps: set[int] = set()
+    for first, last, v in property_ranges():
+        if v == value:
+            cps.update(range(first, last + 1))
+    return frozenset(cps)
 
-    chars = _all_chars()
-    return chars[:0xD800] + "".join(map(chr, range(0xD800, 0xE000))) + chars[0xD800:]
+
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for first, end in sorted(spans):
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((first, end))
+    return out
+
+
+def _first_outside(spans: list[tuple[int, int]]) -> str:
+    cp = 0
+    for first, end in spans:
+        if cp < first:
+            break
+        cp = max(cp, end)
+    return chr(cp)
+
+
+@functools.lru_cache(maxsize=1)
+def every_code_point() -> str:
+    """Every code point, lone surrogates included, at the index equal to its value (4.4 MB).
+
+    Built as UTF-32-LE bytes by slice assignment (each byte lane is a repeating pattern) and
+    decoded once: a million ints or one-character strings from Python were several times slower.
+    """
+    n = 0x110000  # 17 planes of 65,536
+    data = bytearray(4 * n)
+    data[0::4] = bytes(range(256)) * (n // 256)
+    data[1::4] = b"".join(bytes([v]) * 256 for v in range(256)) * (n // 65536)
+    data[2::4] = b"".join(bytes([plane]) * 65536 for plane in range(17))
+    return data.decode("utf-32-le", "surrogatepass")
 
 
 def cluster_ends(text: str) -> set[int]:

@@ -46,7 +46,6 @@ import errno
 import hashlib
 import os
 import re
-import secrets
 import signal
 import stat
 import sys
@@ -160,7 +159,7 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
         "kind": kind,
         "files": {name: {"bytes": len(data), "sha256": sha256(data)} for name, data in sorted(files.items())},
     }
-    token = secrets.token_hex(6)
+    token = os.urandom(6).hex()
     # The name is chosen before the directory exists (not tempfile.mkdtemp, which returns it only after),
     # so that an interrupt at any instant knows what to remove.
     staging = target.parent / f"{TEMP_PREFIX}{target.name}.{os.getpid()}.{token}"

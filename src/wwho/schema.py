@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -306,27 +304,22 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
 
 @functools.cache
 def _property_codepoints(prop: str) -> frozenset[int]:
-    """Every code point with a Unicode property, e.g. ``InCB=Linker`` (via the ``regex`` module)."""
+    """Every code point but the surrogates with a Unicode property, e.g. ``InCB=Linker`` (via the
+    ``regex`` module; the grapheme properties from :mod:`wwho.graphemes`' table, computed once)."""
     import regex  # only schemas that use properties pay for it
+
+    from wwho.graphemes import every_code_point, property_code_points
 
     if not _PROPERTY.fullmatch(prop):  # never paste anything else into the pattern
         raise ValueError(f"not a property name: {prop!r}")
+    known = property_code_points(prop)
+    if known is not None:
+        return frozenset(cp for cp in known if not 0xD800 <= cp < 0xE000)
     pattern = regex.compile(rf"\p{{{prop}}}+")
     cps: set[int] = set()
-    for m in pattern.finditer(_all_chars()):
-        cps.update(map(ord, m.group()))
+    for m in pattern.finditer(every_code_point()):
+        cps.update(cp for cp in map(ord, m.group()) if not 0xD800 <= cp < 0xE000)
     return frozenset(cps)
-
-
-@functools.lru_cache(maxsize=1)
-def _all_chars() -> str:
-    """Every code point but the surrogates, in order (4.4 MB; decoded from one UTF-32 buffer,
-    not joined from a million one-character strings, which peaked at 90 MB)."""
-    cps = array("I", range(0xD800))
-    cps.extend(range(0xE000, 0x110000))
-    if sys.byteorder != "little":
-        cps.byteswap()
-    return cps.tobytes().decode("utf-32-le")
 
 
 # ---------------------------------------------------------------------------

@@ -405,8 +405,9 @@ class MergeEngine:
 
     # -- public API -------------------------------------------------------------------------------
 
-    def steps(self, n: int, *, min_freq: int = 2) -> list[tuple[int, int, int, int]]:
-        """Up to ``n`` merges, each as :meth:`step` makes it (fewer once none is left)."""
+    def steps(self, n: int, *, min_freq: int = 2, record: bool = True) -> list[tuple[int, int, int, int]]:
+        """Up to ``n`` merges, each as :meth:`step` makes it (fewer once none is left). This engine
+        always records its merges; ``record`` is taken for the compiled engine's signature."""
         done = []
         while len(done) < n and (got := self.step(min_freq=min_freq)) is not None:
             done.append(got)

@@ -29,6 +29,7 @@ byte-level BPE), which also write checkpoints from the ``on_merge`` callback.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -45,6 +46,10 @@ UNK = -1
 TieBreak = Literal["smaller", "greater"]
 
 Pair = tuple[int, int]
+
+
+class _Pause(Exception):
+    """Raised by :meth:`MergeEngine.train`'s callback to stop the core on a multiple of ``on_merge_every``."""
 
 
 class MergeEngine:
@@ -102,14 +107,17 @@ class MergeEngine:
             self._record(*got[:3])
         return got
 
-    def steps(self, n: int, *, min_freq: int = 2) -> list[tuple[int, int, int, int]]:
+    def steps(self, n: int, *, min_freq: int = 2, record: bool = True) -> list[tuple[int, int, int, int]]:
         """Up to ``n`` merges, each as :meth:`step` makes it (fewer once no pair reaches
-        ``min_freq``): one call into the core instead of ``n``."""
+        ``min_freq``): one call into the core instead of ``n``. ``record=False`` leaves
+        ``merges`` and ``symbols`` behind the core (for a probe that only reads the frequencies
+        and is then thrown away)."""
         if type(min_freq) is not int:
             raise MergeError(f"min_freq must be an int, not {min_freq!r}")
         done = self._core.steps(max(n, 0), min_freq)
-        for a, b, c, _ in done:
-            self._record(a, b, c)
+        if record:
+            for a, b, c, _ in done:
+                self._record(a, b, c)
         return done
 
     def train(
@@ -119,29 +127,24 @@ class MergeEngine:
         min_freq: int = 2,
         progress: bool = True,
         on_merge: Callable[[int], None] | None = None,
+        on_merge_every: int = 1,
     ) -> None:
         """Merge until the table holds ``max_symbols`` symbols or no pair reaches ``min_freq``.
 
         A merge that reuses an existing symbol does not grow the table, so it does not use budget.
-        ``on_merge(step)`` runs after each merge with ``step = len(self.merges)`` (replayed merges
-        included), e.g. to write a checkpoint every N steps.
+        ``on_merge(step)`` runs after each merge whose ``step = len(self.merges)`` (replayed merges
+        included) is a multiple of ``on_merge_every`` (default: every merge), e.g. to write a
+        checkpoint every N steps; ``self.merges`` and ``self.symbols`` are complete when it runs.
         """
         if type(max_symbols) is not int:
             raise MergeError(f"max_symbols must be an int, not {max_symbols!r}")
         if type(min_freq) is not int:
             raise MergeError(f"min_freq must be an int, not {min_freq!r}")
+        if type(on_merge_every) is not int or on_merge_every < 1:
+            raise MergeError(f"on_merge_every must be an int >= 1, not {on_merge_every!r}")
         symbols = self.symbols
         budget = max(max_symbols - len(symbols), 0)
         with progress_bar(total=budget, unit="merge", desc="merges", disable=not progress) as bar:
-
-            def each(a: int, b: int, c: int, freq: int, *_: int) -> None:
-                before = len(symbols)
-                self._record(a, b, c)
-                if len(symbols) == before:
-                    bar.total += 1  # a reused id: one more merge for the same budget
-                bar.update(1)
-                on_merge(len(self.merges))  # type: ignore[misc]
-
             start = (len(self.merges), len(symbols))
 
             def some(a: int, b: int, c: int, freq: int, n_merges: int, n_symbols: int) -> None:
@@ -149,12 +152,29 @@ class MergeEngine:
                 bar.total = budget + done - grown  # reused ids: more merges for the same budget
                 bar.update(done - bar.n)
 
-            if on_merge is not None:  # called after every merge, as documented
-                self._core.train(max_symbols, min_freq, each, 1)
-            else:  # the bar moves every 256 merges; nothing crosses into Python in between
+            if on_merge is None:  # the bar moves every 256 merges; nothing crosses into Python in between
                 self._core.train(max_symbols, min_freq, some if progress else None, 256)
-                self._sync()
-                some(0, 0, 0, 0, len(self.merges), len(symbols))
+            else:
+                # The core cannot be read while it trains, so the callback stops it on each multiple of N
+                # (the merge done), and the merges are fetched before on_merge and training goes on. The
+                # core counts the merges of one call: from a start on a multiple of N its calls every
+                # gcd(N, 256) merges land on the multiples and still move the bar; from a start between
+                # multiples (a resumed run) it calls after every merge until the first one.
+                def at(a: int, b: int, c: int, freq: int, n_merges: int, n_symbols: int) -> None:
+                    some(a, b, c, freq, n_merges, n_symbols)
+                    if n_merges % on_merge_every == 0:
+                        raise _Pause
+
+                while True:
+                    aligned = len(self.merges) % on_merge_every == 0
+                    try:
+                        self._core.train(max_symbols, min_freq, at, math.gcd(on_merge_every, 256) if aligned else 1)
+                        break
+                    except _Pause:
+                        self._sync()
+                        on_merge(len(self.merges))
+            self._sync()
+            some(0, 0, 0, 0, len(self.merges), len(symbols))
 
     def _sync(self) -> None:
         """Fetch the merges and symbols the core made without callbacks."""

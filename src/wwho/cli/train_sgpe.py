@@ -180,8 +180,13 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
         if (out / "tokenizer.json").exists():
             print(f"warning: {out / 'tokenizer.json'} is left from an earlier run; it is not this meta tokenizer "
                   "(use wwho.hf.WWHOTokenizer for transformers)", file=sys.stderr)
-    else:
+    elif args.no_verify:
         path = tok.save(out)
+    else:  # saved and checked at once; a mismatch is raised below, once the save is reported
+        from wwho.export.verify import save_verified
+
+        report = save_verified(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
+        path = out / "vocab.json"
     if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
         checkpoints.remove(checkpoint_dir)  # wwho's files only, then the folder if it is empty
     print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
@@ -192,9 +197,7 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
               f"+ SGPE [{meta.offset:,}, {meta.vocab_size:,})", file=sys.stderr)
         return 0 if args.no_verify else _verify_meta(meta, args.corpus, args.text_field)
     if not args.no_verify:
-        from wwho.export.verify import verify_sample
-
-        verify_sample(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
+        report.check(out / "tokenizer.json")
     return 0
 
 

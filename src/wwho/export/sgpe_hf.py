@@ -45,7 +45,21 @@ MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "n
 
 
 def build_hf_tokenizer(tok: Any):
-    """A ``tokenizers.Tokenizer`` that encodes exactly like ``tok``."""
+    """A ``tokenizers.Tokenizer`` that encodes exactly like ``tok`` (read from :func:`tokenizer_json`)."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(json.dumps(tokenizer_json(tok), ensure_ascii=False))
+
+
+def tokenizer_json(tok: Any) -> dict[str, Any]:
+    """The content of ``tokenizer.json`` for ``tok``.
+
+    ``tokenizers`` itself writes every part but the vocabulary and the merges: a tokenizer
+    whose model holds only the special tokens, serialized; the two large tables are then put
+    in as data (the ``{token: id}`` object and the ``[left, right]`` pairs that ``tokenizers``
+    0.20+ writes). Building the whole model in ``tokenizers`` first cost about as much as the
+    rest of the save.
+    """
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     if tok.fallback != "bytes":
@@ -56,7 +70,8 @@ def build_hf_tokenizer(tok: Any):
         if pair not in seen:
             seen.add(pair)
             merges.append(pair)
-    model = models.BPE(vocab=dict(tok.vocab), merges=merges, byte_fallback=True, unk_token="[UNK]", fuse_unk=False)
+    specials = {s: tok.vocab[s] for s in tok.special_tokens}
+    model = models.BPE(vocab=specials, merges=[], byte_fallback=True, unk_token="[UNK]", fuse_unk=False)
     hf = Tokenizer(model)
     if tok.superword_merges:  # the pre-tokens are spans; pieces and scopes follow from the merges themselves
         pattern = spans_pattern_source(onig=True)
@@ -74,14 +89,18 @@ def build_hf_tokenizer(tok: Any):
         hf.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[cls, sep]
         )
-    return hf
+    data = json.loads(hf.to_str())
+    if data["model"].get("vocab") != specials or data["model"].get("merges") != []:
+        raise VocabError("this version of tokenizers writes BPE models in a layout wwho does not know")
+    data["model"]["vocab"] = dict(tok.vocab)
+    data["model"]["merges"] = merges  # pairs, written as JSON lists
+    return data
 
 
 def hf_files(tok: Any) -> dict[str, bytes]:
     """The contents of ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``
     (written beside ``vocab.json`` by :meth:`wwho.SGPETokenizer.save`, as one save)."""
-    hf = build_hf_tokenizer(tok)
-    data = json.loads(hf.to_str())
+    data = tokenizer_json(tok)
     roles = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
              "mask_token": "[MASK]"}
     specials = {role: token for role, token in roles.items() if token in tok.vocab}

@@ -89,7 +89,7 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
         for p in sorted(set(syllable_freq.values())):
             merges = reach - (len(needed) - bisect.bisect_left(needed, p))
             if len(freqs) <= max(merges, 0):  # one merge beyond: does every pair fit already?
-                got = engine.steps(max(merges, 0) + 1 - len(freqs), min_freq=min_freq)
+                got = engine.steps(max(merges, 0) + 1 - len(freqs), min_freq=min_freq, record=False)
                 freqs.extend(freq for *_, freq in got)
                 bar.update(len(got))
             if merges >= len(freqs):  # every pair that reaches min_freq fits: keep the other syllables

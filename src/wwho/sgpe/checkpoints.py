@@ -87,7 +87,7 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
         "fingerprint": fingerprint,
         "step": len(merges),
         "elapsed_seconds": round(elapsed, 1),
-        "merges": [list(m) for m in merges],
+        "merges": merges,  # pairs, written as JSON lists
     }, indent=None)
 
 

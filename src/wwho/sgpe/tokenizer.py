@@ -38,7 +38,7 @@ Training lives in :mod:`wwho.sgpe.train`; the file format in :mod:`wwho.sgpe.voc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from wwho import _core
@@ -146,13 +146,17 @@ class SGPETokenizer:
         """Write ``vocab.json`` and the Hugging Face files beside it into ``directory``, all or
         nothing (:func:`wwho.savedir.save_files`: a killed save leaves the old files or the new
         ones, and your other files in ``directory`` stay). Returns the ``vocab.json`` path."""
-        files = {"vocab.json": self.file.to_bytes()}
+        save_files(directory, dict(self.files()), kind="sgpe")
+        return Path(directory) / "vocab.json"
+
+    def files(self) -> Iterator[tuple[str, bytes]]:
+        """The name and bytes of each file :meth:`save` writes, the Hugging Face files first (so
+        that a check of ``tokenizer.json`` can start while ``vocab.json`` is built)."""
         if self.fallback == "bytes":  # an [UNK] vocabulary cannot be exported exactly
             from wwho.export.sgpe_hf import hf_files
 
-            files.update(hf_files(self))
-        save_files(directory, files, kind="sgpe")
-        return Path(directory) / "vocab.json"
+            yield from hf_files(self).items()
+        yield "vocab.json", self.file.to_bytes()
 
     # -- encoding ----------------------------------------------------------------------
 

@@ -385,12 +385,10 @@ def train_on_pieces(
         checkpoints.save(Path(checkpoint_dir), merges=merges, fingerprint=fingerprint,
                          elapsed=time.perf_counter() - t1)
 
-    def on_merge(step: int) -> None:
-        if checkpoint_dir is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
-            save_checkpoint()
-
+    checkpointing = checkpoint_dir is not None and checkpoint_every > 0
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
-                 on_merge=on_merge if checkpoint_dir is not None and checkpoint_every > 0 else None)
+                 on_merge=(lambda step: save_checkpoint()) if checkpointing else None,
+                 on_merge_every=checkpoint_every if checkpointing else 1)
     if checkpoint_dir is not None:
         save_checkpoint()
     say(f"[3/{stages}] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")

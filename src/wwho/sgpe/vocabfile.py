@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from wwho.errors import VocabError, brief
-from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
+from wwho.fileio import json_rows_bytes, parse_json, read_bytes, write_bytes
 from wwho.savedir import check_saved
 
 FORMAT = "wwho-sgpe/1"
@@ -90,7 +90,7 @@ class VocabFile:
         return data
 
     def to_bytes(self) -> bytes:
-        return json_bytes(self.to_json(), indent=1)
+        return json_rows_bytes(self.to_json())
 
     def save(self, path: str | Path) -> None:
         """Write this one file (atomically). A tokenizer directory: :meth:`wwho.SGPETokenizer.save`."""
