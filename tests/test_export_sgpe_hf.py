@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from wwho.export.sgpe_hf import build_hf_tokenizer
 from wwho.export.verify import verify
+from wwho.sgpe import SGPETokenizer
 
 SCRIPTS = list(EVAL)
 
@@ -124,7 +125,6 @@ def test_cli_export_with_verify(exported, tmp_path, capsys):
 
 def test_unk_token_vocabulary_is_not_exported(tokenizers):
     from wwho.errors import VocabError
-    from wwho.sgpe import SGPETokenizer
 
     with pytest.raises(VocabError, match="byte-fallback"):
         build_hf_tokenizer(SGPETokenizer(tokenizers["sinhala"].file, unk="token"))
@@ -154,3 +154,27 @@ def test_train_verification_fails_loudly_on_a_mismatch(exported, tmp_path):
     assert verify_sample(sinhala, directory, corpus).ok
     with pytest.raises(ExportMismatch, match="does not reproduce the native tokenizer"):
         verify_sample(devanagari, directory, corpus)
+
+
+def test_save_verified_saves_the_files_and_checks_the_bytes_it_saves(exported, tmp_path, monkeypatch):
+    """The check of ``wwho train`` runs beside the save, on the ``tokenizer.json`` being written: the
+    files are those of ``save``, and a ``tokenizer.json`` that is not the tokenizer's is caught."""
+    from wwho.export.verify import ExportMismatch, save_verified
+
+    sinhala, directory, _ = exported["sinhala"]
+    devanagari = exported["devanagari"][0]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\nनमस्ते दुनिया\n" * 3, encoding="utf-8")
+    report = save_verified(sinhala, tmp_path / "out", corpus)
+    assert report.ok and report.lines == 6
+    for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        assert (tmp_path / "out" / name).read_bytes() == (directory / name).read_bytes(), name
+    # Devanagari's vocabulary with Sinhala's tokenizer.json: saved, and the report says they differ.
+    wrong = dict(sinhala.files())["tokenizer.json"]
+    files = SGPETokenizer.files
+    monkeypatch.setattr(SGPETokenizer, "files", lambda self: (
+        (name, wrong if name == "tokenizer.json" else data) for name, data in files(self)))
+    bad = save_verified(devanagari, tmp_path / "bad", corpus)
+    assert not bad.ok and bad.id_mismatches
+    with pytest.raises(ExportMismatch, match="does not reproduce the native tokenizer"):
+        bad.check(tmp_path / "bad" / "tokenizer.json")

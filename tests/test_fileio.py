@@ -7,6 +7,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wwho.errors import VocabError
 from wwho.fileio import atomic_open, read_json, write_json
@@ -84,6 +86,34 @@ def test_json_bytes_writes_lone_surrogates_as_escapes(tmp_path):
     write_json(tmp_path / "s.json", data)
     assert read_json(tmp_path / "s.json") == data
 
+
+
+_text = st.text(max_size=8)  # any code points, lone surrogates, quotes and backslashes included
+_value = st.recursive(st.none() | st.booleans() | st.integers() | _text,
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_text, st.one_of(
+    st.dictionaries(_text, st.integers(), max_size=5),  # a vocabulary: one entry per line
+    st.lists(st.lists(_text, max_size=3), max_size=5),  # merges: one pair per line
+    _value,
+), max_size=5))
+def test_json_rows_bytes_reads_back_as_the_same_object(data):
+    from wwho.fileio import json_rows_bytes, parse_json
+
+    raw = json_rows_bytes(data)
+    assert parse_json(raw, source="rows.json") == data
+    assert raw.endswith(b"\n")
+
+
+def test_json_rows_bytes_writes_one_line_per_token_and_per_pair():
+    from wwho.fileio import json_rows_bytes
+
+    raw = json_rows_bytes({"name": "x", "merges": [["a", "b"], ["\"], [", "c"]], "vocab": {"a": 0, "b\ud800": 1}})
+    assert raw.decode().splitlines() == [
+        "{", ' "name": "x",', ' "merges": [', '  ["a", "b"],', '  ["\\"], [", "c"]', " ],",
+        ' "vocab": {', '  "a": 0,', '  "b\\ud800": 1', " }", "}"]
 
 FULL_DISK = r'''
 import json, os, subprocess, sys
