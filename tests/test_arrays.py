@@ -100,6 +100,31 @@ def test_special_tokens_in_the_flat_form(kinds):
         tok.encode_batch_to_numpy(texts)
 
 
+@pytest.mark.parametrize("kind", ["bytelevel", "o200k"])
+def test_one_text_array_takes_encodes_options(kinds, kind):
+    """The byte-level ``encode_to_numpy`` has its own path (not a batch of one): the same ids,
+    special-token handling, errors and BOS/EOS as ``encode``."""
+    from wwho.errors import TokenizerError
+
+    tok = _get(kinds, kind)
+    special = sorted(tok.special_tokens)[0] if tok.special_tokens else None
+    texts = ["", "plain text", " " * 3000 + "x", "ශ්‍රී ලංකාව 🏏 \ud800", "a" * 5000]
+    if special is not None:
+        texts.append(f"a{special}b")
+    for text in texts:
+        for options in [{}, {"disallowed_special": ()}, {"allowed_special": "all"}, {"add_special": True}]:
+            try:
+                want = tok.encode(text, **options)
+            except TokenizerError as exc:
+                with pytest.raises(type(exc), match=re.escape(str(exc))):
+                    tok.encode_to_numpy(text, **options)
+                continue
+            got = tok.encode_to_numpy(text, **options)
+            assert got.dtype == np.uint32 and got.flags.writeable and got.tolist() == want
+    with pytest.raises(TokenizerError, match="expected text"):
+        tok.encode_to_numpy(b"bytes")
+
+
 @pytest.mark.parametrize("bos, eos", [(1, None), (None, 2), (1, 2), (None, None)])
 def test_add_bos_eos(bos, eos):
     lists = [[5, 6], [], [7]]

@@ -26,6 +26,11 @@ def from_core(flat: tuple[bytearray, bytearray]) -> tuple[np.ndarray, np.ndarray
     return np.frombuffer(ids, dtype=IDS), np.frombuffer(offsets, dtype=OFFSETS)
 
 
+def one_text(ids: np.ndarray) -> np.ndarray:
+    """The offsets of ``ids`` as the flat form of a batch of one text."""
+    return np.array([0, len(ids)], dtype=OFFSETS)
+
+
 def from_lists(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """The flat form of per-text id lists."""
     offsets = np.zeros(len(lists) + 1, dtype=OFFSETS)

@@ -495,6 +495,20 @@ impl ByteLevel {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<u32>, Error> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        self.encode_into(text, allowed, disallowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::encode`], the ids appended to `out` (a flat batch fills one vector for many
+    /// texts). On an error `out` may hold some of the text's ids after its old contents.
+    pub fn encode_into(
+        &self,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
         if let Some(m) = self.specials.matcher(disallowed, false)? {
             if let Some((index, start, _)) = m.find_iter(text).next() {
                 return Err(Error::Disallowed {
@@ -503,21 +517,20 @@ impl ByteLevel {
                 });
             }
         }
-        let mut out = Vec::with_capacity(text.len() / 3 + 4);
         let mut scratch = Vec::new();
         match self.specials.matcher(allowed, true)? {
-            None => self.encode_chunk(text, &mut out, &mut scratch)?,
+            None => self.encode_chunk(text, out, &mut scratch)?,
             Some(m) => {
                 let mut done = 0;
                 for (index, start, end) in m.find_iter(text) {
-                    self.encode_chunk(&text[done..start], &mut out, &mut scratch)?;
+                    self.encode_chunk(&text[done..start], out, &mut scratch)?;
                     out.push(self.specials.id(index));
                     done = end;
                 }
-                self.encode_chunk(&text[done..], &mut out, &mut scratch)?;
+                self.encode_chunk(&text[done..], out, &mut scratch)?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Ids of `text` with special-token text as plain text (added tokens still split out).

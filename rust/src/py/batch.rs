@@ -16,6 +16,7 @@ use crate::batch::ordered;
 use crate::units::Text;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyList};
 
 /// Threads for `num_threads`: None or 0 means one per core; never more than
@@ -154,6 +155,21 @@ where
         Err(Stop::Text(e)) => Err(error(py, e)),
         Err(Stop::Signal(e)) => Err(e),
     }
+}
+
+/// One text's ids as a numpy `uint32` array: a `bytearray` of them that `numpy.frombuffer`
+/// takes over without a copy, called from here with the dtype object made once (numpy parses
+/// keywords and dtype names at each call, and a Python wrapper would add a frame per text).
+pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny>> {
+    static NUMPY: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    let (frombuffer, dtype) = NUMPY.get_or_try_init(py, || {
+        let numpy = py.import("numpy")?;
+        let dtype = numpy.getattr("dtype")?.call1(("uint32",))?;
+        Ok::<_, PyErr>((numpy.getattr("frombuffer")?.unbind(), dtype.unbind()))
+    })?;
+    frombuffer
+        .bind(py)
+        .call1((native_bytes(py, ids)?, dtype.bind(py)))
 }
 
 /// Numbers as a `bytearray` of their native-endian bytes.

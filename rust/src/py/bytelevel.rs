@@ -2,7 +2,7 @@
 //! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
 //! the exceptions into typed `wwho` errors.
 
-use super::batch::{encode_flat, encode_texts, thread_count};
+use super::batch::{encode_flat, encode_texts, ids_array, thread_count};
 use super::ints::IdInts;
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
@@ -544,6 +544,34 @@ impl ByteLevel {
             })
         })?;
         self.ints.list(py, &ids)
+    }
+
+    /// [`encode_with`](Self::encode_with) as a numpy `uint32` array (see `batch::ids_array`): no
+    /// int per id, no list, and none of a batch's machinery (threads, chunks, offsets).
+    fn encode_array<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let core = &self.inner;
+        let ids = with_utf8(super::text::text(text)?, |s| {
+            guard(|| {
+                // As `encode`: short texts keep the GIL.
+                if s.len() < 512 {
+                    core.encode(s, &allowed, &disallowed)
+                } else {
+                    py.detach(|| core.encode(s, &allowed, &disallowed))
+                }
+                .map_err(to_py)
+            })
+        })?;
+        ids_array(py, &ids)
     }
 
     /// `[encode_with(t, allowed, disallowed) for t in texts]` on `num_threads` threads (None:

@@ -290,7 +290,7 @@ class ByteBPE:
         """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
         in order, without holding the GIL. The first text that fails raises its error."""
         texts = as_batch(texts)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._core_sets(allowed_special, disallowed_special)
         out = self._batch(texts, allowed, disallowed, num_threads)
         if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
             for ids in out:
@@ -313,9 +313,21 @@ class ByteBPE:
         add_special: bool = False,
     ):
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
-        a Python int per id."""
-        ids, _ = self.encode_batch_to_numpy([text], num_threads=1, allowed_special=allowed_special,
-                                            disallowed_special=disallowed_special, add_special=add_special)
+        a Python int per id or a list: the core writes the ids into a buffer numpy takes over
+        (numpy is imported on the first call)."""
+        if not allowed_special and disallowed_special == "all":  # the default, as in encode()
+            allowed, disallowed = None, "all"
+        else:
+            allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        try:
+            ids = self._core.encode_array(text, allowed, disallowed)
+        except Exception as exc:  # noqa: BLE001
+            raise self._encode_error(exc, text) from None
+        if add_special:
+            from wwho import arrays
+
+            ids, _ = arrays.add_bos_eos(ids, arrays.one_text(ids), self.bos_id if self.add_bos else None,
+                                        self.eos_id if self.add_eos else None)
         return ids
 
     def encode_batch_to_numpy(
@@ -333,7 +345,7 @@ class ByteBPE:
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._core_sets(allowed_special, disallowed_special)
         ids, offsets = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
         if add_special:
@@ -356,6 +368,13 @@ class ByteBPE:
         # The core's threads make each text's UTF-8 themselves, lone surrogates replaced as
         # _replace_surrogates does (as encode() does too).
         return self._in_core(texts, lambda: self._core.encode_batch(texts, allowed, disallowed, num_threads))
+
+    def _core_sets(self, allowed_special, disallowed_special):
+        """:meth:`_special_sets`, with the default (every special token disallowed) as ``"all"``:
+        the core then uses its matcher of all special tokens without reading names."""
+        if not allowed_special and disallowed_special == "all":
+            return None, "all"
+        return self._special_sets(allowed_special, disallowed_special)
 
     def _special_sets(self, allowed_special, disallowed_special):
         """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names."""
