@@ -32,7 +32,8 @@ same for every tokenizer. A line's first token is predicted from a begin-of-line
 
 The SGPE variants of :data:`VARIANTS` (and any ``--sgpe NAME=JSON``, options of
 ``SGPETokenizer.train``, plus ``"danda_as_punct": true``, which maps the dandas to punctuation
-in the training text and every line before encoding) are trained here, into .cache/bench_lm/. A kind ending in ``+sp`` is that tokenizer
+in the training text and every line before encoding) are trained here, into .cache/bench_lm/, and
+so is ``syl-uni``, SentencePiece Unigram over syllables (``syllable_unigram.py``, an experiment). A kind ending in ``+sp`` is that tokenizer
 fed each line with a space before it (the dummy prefix at encoding time only). ``--analyse``
 prints where the bits go (per kind of token, the first token of a line, rare tokens, byte
 fallback) and how consistently each frequent FLORES word is cut across its occurrences in the
@@ -90,7 +91,15 @@ class Encoder:
 
     def __init__(self, kind: str, path: str, space: bool = False, table: dict | None = None) -> None:
         self.kind, self.path, self.space, self.table = kind, path, space, table
-        if kind.startswith("spm"):
+        if kind == "syl-uni":  # SentencePiece Unigram over syllables (syllable_unigram.py)
+            from syllable_unigram import SyllableUnigram
+
+            self.syl = SyllableUnigram(Path(path).with_suffix(""))
+            self.sp = self.syl.sp
+            self.vocab = self.sp.get_piece_size()
+            control = {i for i in range(self.vocab) if self.sp.is_control(i) or self.sp.is_unknown(i)}
+            self.bytes = [b"" if i in control else piece_bytes(self.syl.piece_text(i)) for i in range(self.vocab)]
+        elif kind.startswith("spm"):
             import sentencepiece as spm
 
             self.sp = spm.SentencePieceProcessor(model_file=path)
@@ -136,7 +145,9 @@ class Encoder:
         if hasattr(self, "sgpe"):
             ids, offsets = self.sgpe.encode_batch_to_numpy(lines)
             return ids.astype(np.int64), offsets.astype(np.int64)
-        if hasattr(self, "sp"):
+        if hasattr(self, "syl"):
+            seqs = self.syl.encode(lines)
+        elif hasattr(self, "sp"):
             seqs = self.sp.encode(lines)
         else:
             seqs = [e.ids for e in self.hf.encode_batch(lines, add_special_tokens=False)]
@@ -172,6 +183,15 @@ def tokenizer_path(lang: str, kind: str, size: int, variants: dict[str, dict]) -
             SGPETokenizer.train(files, vocab_size=size, script=bl.SCRIPTS[lang], **options).save(str(out))
             print(f"  trained {out.name} in {time.perf_counter() - t0:.0f} s", flush=True)
         return str(out)
+    if kind == "syl-uni":
+        from syllable_unigram import train
+
+        prefix = CACHE / f"{lang}-syl-uni-{size}"
+        if not prefix.with_suffix(".model").exists():
+            t0 = time.perf_counter()
+            train(training_lines(lang), bl.SCRIPTS[lang], size, prefix)
+            print(f"  trained {prefix.name} in {time.perf_counter() - t0:.0f} s", flush=True)
+        return str(prefix.with_suffix(".model"))
     if kind not in bl.SGPE_KINDS and kind not in bl.LABELS:
         raise SystemExit(f"unknown tokenizer {kind!r}: one of {', '.join(bl.LABELS)} or an --sgpe variant")
     spec, _ = bl.train(lang, lang, kind, size, bl.training_files(lang), False)
