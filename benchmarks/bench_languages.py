@@ -17,6 +17,8 @@ Two pairings, like with like:
 * **across spaces**: SGPE with superwords against the same peers allowed to cross spaces
   (SentencePiece ``split_by_whitespace=False``, HF Metaspace ``split=False``).
 
+``--tradeoff PNG`` plots what keeping syllables costs: tokens per word, relative to the best peer,
+against the share of token boundaries inside a syllable, every language and tokenizer.
 ``--sgpe NAME=JSON`` adds SGPE variants (``train_sgpe`` options as JSON) to both pairings, for
 experiments. Trained models are cached in .cache/bench_languages/ (``--fresh`` retrains SGPE).
 """
@@ -344,6 +346,41 @@ def sweep(langs: list[str], plot: str | None) -> None:
         print(f"\nplot: {plot}")
 
 
+def tradeoff_plot(langs: list[str], sizes: list[int], split: str, results: dict, path: str) -> None:
+    """Tokens per word (relative to the language's best peer of the pairing) against the share of
+    token boundaries inside a syllable, every language and tokenizer: one panel per pairing and size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pairings = list(PEERS)
+    fig, axes = plt.subplots(len(sizes), len(pairings), figsize=(6 * len(pairings), 4 * len(sizes)), squeeze=False)
+    markers = "osD^vP*X"
+    for row, size in enumerate(sizes):
+        for col, pairing in enumerate(pairings):
+            ax = axes[row][col]
+            kinds = [k for k, (p, _) in SGPE_KINDS.items() if p == pairing] + PEERS[pairing]
+            for i, kind in enumerate(kinds):
+                xs, ys = [], []
+                for lang in langs:
+                    best = min(results[(lang, size, split, k)].per_word for k in PEERS[pairing])
+                    c = results[(lang, size, split, kind)]
+                    xs.append(100 * c.in_syllable / c.boundaries if c.boundaries else 0.0)
+                    ys.append(c.per_word / best)
+                ax.scatter(xs, ys, marker=markers[i % len(markers)], s=22, label=LABELS.get(kind, kind),
+                           alpha=0.85)
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+            ax.set_title(f"{pairing}, {size // 1000}k: {len(langs)} languages")
+            ax.set_xlabel("token boundaries inside a syllable (% of all)")
+            ax.set_ylabel("tokens per word / best peer")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"\ntrade-off plot: {path}")
+
+
 WORD_KINDS = ("script only", "script + other", "digits", "Latin letters", "other")
 
 
@@ -442,6 +479,7 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true", help="vocabulary sizes 8k-128k (default langs: si hi)")
     ap.add_argument("--plot", help="with --sweep: write the plot to this PNG")
     ap.add_argument("--account", action="store_true", help="where the tokens go (word-bounded, per language)")
+    ap.add_argument("--tradeoff", metavar="PNG", help="also plot tokens per word against cuts inside syllables")
     ap.add_argument("--fresh", action="store_true", help="retrain the SGPE models")
     args = ap.parse_args()
     unknown = set(args.langs) - set(SCRIPTS)
@@ -464,7 +502,9 @@ def main() -> None:
             for lang in langs:
                 account(lang, size)
         return
-    run(langs, args.sizes, args.split, args.fresh)
+    results = run(langs, args.sizes, args.split, args.fresh)
+    if args.tradeoff:
+        tradeoff_plot(langs, args.sizes, args.split, results, args.tradeoff)
 
 
 if __name__ == "__main__":
