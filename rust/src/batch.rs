@@ -36,7 +36,7 @@ const PARALLEL_FROM: usize = 65_536;
 const MAX_POOLS: usize = 4;
 
 type Panic = Box<dyn Any + Send + 'static>;
-type Slot<R> = Mutex<Option<Result<Vec<R>, Panic>>>;
+type Slot<C> = Mutex<Option<Result<C, Panic>>>;
 /// The fork generation that made the pools, and the pools by thread count.
 type Pools = (u64, Vec<(usize, Arc<rayon::ThreadPool>)>);
 
@@ -51,7 +51,26 @@ pub fn ordered<T: Sync, R: Send, E>(
     threads: usize,
     weight: impl Fn(&T) -> usize,
     work: impl Fn(&T) -> R + Sync,
-    mut consume: impl FnMut(usize, Vec<R>) -> Result<(), E>,
+    consume: impl FnMut(usize, Vec<R>) -> Result<(), E>,
+) -> Result<(), E> {
+    ordered_chunks(
+        items,
+        threads,
+        weight,
+        |part| part.iter().map(&work).collect(),
+        consume,
+    )
+}
+
+/// [`ordered`] a chunk at a time: `work` takes a whole chunk of consecutive items (so that it
+/// can put all their results in one place, such as one vector of ids), and `consume(first,
+/// result)` receives each chunk's result in input order, `first` being its first item.
+pub fn ordered_chunks<T: Sync, C: Send, E>(
+    items: &[T],
+    threads: usize,
+    weight: impl Fn(&T) -> usize,
+    work: impl Fn(&[T]) -> C + Sync,
+    mut consume: impl FnMut(usize, C) -> Result<(), E>,
 ) -> Result<(), E> {
     let total: usize = items.iter().map(|t| weight(t) + ITEM_WEIGHT).sum();
     let threads = if total < PARALLEL_FROM {
@@ -64,8 +83,7 @@ pub fn ordered<T: Sync, R: Send, E>(
     let threads = threads.min(chunks);
     if threads <= 1 {
         for c in 0..chunks {
-            let part = &items[bounds[c]..bounds[c + 1]];
-            consume(bounds[c], part.iter().map(&work).collect())?;
+            consume(bounds[c], work(&items[bounds[c]..bounds[c + 1]]))?;
         }
         return Ok(());
     }
@@ -137,8 +155,8 @@ fn chunk_bounds<T>(items: &[T], weight: &impl Fn(&T) -> usize, threads: usize) -
     bounds
 }
 
-/// What the threads of one [`ordered`] call share.
-struct Shared<'a, T, R, W> {
+/// What the threads of one [`ordered_chunks`] call share.
+struct Shared<'a, T, C, W> {
     items: &'a [T],
     bounds: &'a [usize],
     work: &'a W,
@@ -146,12 +164,12 @@ struct Shared<'a, T, R, W> {
     next: AtomicUsize,
     /// Set when the caller gives up (an error, a panic): take no more chunks.
     stop: AtomicBool,
-    /// Each chunk's results (or its panic), from the thread that did it until the caller takes them.
-    slots: Vec<Slot<R>>,
+    /// Each chunk's result (or its panic), from the thread that did it until the caller takes it.
+    slots: Vec<Slot<C>>,
     caller: Thread,
 }
 
-impl<T: Sync, R: Send, W: Fn(&T) -> R + Sync> Shared<'_, T, R, W> {
+impl<T: Sync, C: Send, W: Fn(&[T]) -> C + Sync> Shared<'_, T, C, W> {
     /// Do the next chunk nobody has taken; false when there is none (or the caller stopped).
     fn take_one(&self) -> bool {
         if self.stop.load(Ordering::Relaxed) {
@@ -162,8 +180,8 @@ impl<T: Sync, R: Send, W: Fn(&T) -> R + Sync> Shared<'_, T, R, W> {
             return false;
         }
         let part = &self.items[self.bounds[c]..self.bounds[c + 1]];
-        let results = catch_unwind(AssertUnwindSafe(|| part.iter().map(self.work).collect()));
-        *lock(&self.slots[c]) = Some(results);
+        let result = catch_unwind(AssertUnwindSafe(|| (self.work)(part)));
+        *lock(&self.slots[c]) = Some(result);
         self.caller.unpark();
         true
     }
@@ -172,35 +190,26 @@ impl<T: Sync, R: Send, W: Fn(&T) -> R + Sync> Shared<'_, T, R, W> {
     /// ready, do chunks itself. Ok(consume's outcome) or the first panic of any thread.
     fn lead<E>(
         &self,
-        consume: &mut impl FnMut(usize, Vec<R>) -> Result<(), E>,
+        consume: &mut impl FnMut(usize, C) -> Result<(), E>,
     ) -> Result<Result<(), E>, Panic> {
         let mut done = 0;
         while done < self.slots.len() {
-            let first = self.bounds[done];
-            let mut ready: Vec<R> = Vec::new();
-            while done < self.slots.len() {
-                match lock(&self.slots[done]).take() {
-                    Some(Ok(results)) => {
-                        if ready.is_empty() {
-                            ready = results;
-                        } else {
-                            ready.extend(results);
-                        }
-                        done += 1;
+            let ready = lock(&self.slots[done]).take();
+            match ready {
+                Some(Ok(result)) => {
+                    if let Err(e) = consume(self.bounds[done], result) {
+                        return Ok(Err(e));
                     }
-                    Some(Err(panic)) => return Err(panic),
-                    None => break,
+                    done += 1;
                 }
-            }
-            if !ready.is_empty() {
-                if let Err(e) = consume(first, ready) {
-                    return Ok(Err(e));
+                Some(Err(panic)) => return Err(panic),
+                None => {
+                    if !self.take_one() {
+                        // Everything is taken; wait for the chunk due next (its thread unparks
+                        // us).
+                        std::thread::park();
+                    }
                 }
-                continue;
-            }
-            if !self.take_one() {
-                // Everything is taken; wait for the chunk due next (its thread unparks us).
-                std::thread::park();
             }
         }
         Ok(Ok(()))

@@ -90,12 +90,25 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
         let mut i = 0;
         while i < t.len() {
             let mut c = t[i].cp();
-            i += 1;
             if c < 0x80 {
+                // Text stored in 2 or 4 bytes a character is mostly ASCII when it is a Latin
+                // script with a few quotes or dashes: eight ASCII units at a time then.
+                if let Some(eight) = t.get(i..i + 8) {
+                    if eight.iter().fold(0, |any, u| any | u.cp()) < 0x80 {
+                        for (k, u) in eight.iter().enumerate() {
+                            *p.add(n + k) = u.cp() as u8;
+                        }
+                        n += 8;
+                        i += 8;
+                        continue;
+                    }
+                }
                 *p.add(n) = c as u8;
                 n += 1;
+                i += 1;
                 continue;
             }
+            i += 1;
             if (0xD800..0xE000).contains(&c) {
                 let low = t.get(i).map_or(0, |u| u.cp());
                 if c < 0xDC00 && (0xDC00..0xE000).contains(&low) {
@@ -140,6 +153,16 @@ mod tests {
         let t: Vec<u8> = vec![0x63, 0xE9];
         assert_eq!(with_utf8(Text::U8(&t), |s| s.to_string()), "c\u{E9}");
         assert_eq!(with_utf8(Text::U8(b"plain"), |s| s.to_string()), "plain");
+        // Runs of ASCII of every length around other characters (the eight-unit path).
+        let mut t: Vec<u16> = Vec::new();
+        for n in 0..40u16 {
+            t.extend((0..n).map(|k| 0x61 + k % 26));
+            t.push(if n % 3 == 0 { 0x2019 } else { 0xE9 });
+        }
+        let want = String::from_utf16(&t).unwrap();
+        assert_eq!(with_utf8(Text::U16(&t), |s| s.to_string()), want);
+        let wide: Vec<u32> = t.iter().map(|&u| u32::from(u)).collect();
+        assert_eq!(with_utf8(Text::U32(&wide), |s| s.to_string()), want);
         let t: Vec<u32> = vec![0x1F600, 0xDC00, 0x41];
         assert_eq!(
             with_utf8(Text::U32(&t), |s| s.to_string()),

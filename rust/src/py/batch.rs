@@ -12,7 +12,7 @@
 //! results is built in place, at its final size. What a text's ids are (`work`) and what Python
 //! object holds them (`convert`) are each tokenizer's own.
 
-use crate::batch::ordered;
+use crate::batch::{ordered, ordered_chunks};
 use crate::units::Text;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -137,15 +137,54 @@ where
     E: Send,
     W: Fn(&Text<'_>) -> Result<Vec<u32>, E> + Sync,
 {
+    encode_flat_into(
+        py,
+        texts,
+        threads,
+        |t, out| {
+            out.extend_from_slice(&work(t)?);
+            Ok(())
+        },
+        error,
+    )
+}
+
+/// [`encode_flat`] with a `work` that appends a text's ids to a vector: each chunk of texts
+/// fills one vector (no vector per text), which becomes the batch's own when it is the first.
+pub fn encode_flat_into<'py, E, W>(
+    py: Python<'py>,
+    texts: &[Text<'_>],
+    threads: usize,
+    work: W,
+    error: impl FnOnce(Python<'py>, E) -> PyErr,
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)>
+where
+    E: Send,
+    W: Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), E> + Sync,
+{
     let mut ids: Vec<u32> = Vec::new();
     let mut offsets: Vec<i64> = Vec::with_capacity(texts.len() + 1);
     offsets.push(0);
+    // A chunk's ids, and where each of its texts' ids end in them.
+    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), E> {
+        let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
+        let mut ends = Vec::with_capacity(part.len());
+        for t in part {
+            work(t, &mut out)?;
+            ends.push(out.len());
+        }
+        Ok((out, ends))
+    };
     let done = py.detach(|| {
-        ordered(texts, threads, Text::len, &work, |_, results| {
-            for r in results {
-                ids.extend_from_slice(&r.map_err(Stop::Text)?);
-                offsets.push(ids.len() as i64);
+        ordered_chunks(texts, threads, Text::len, chunk, |_, result| {
+            let (out, ends) = result.map_err(Stop::Text)?;
+            let base = ids.len();
+            if base == 0 {
+                ids = out;
+            } else {
+                ids.extend_from_slice(&out);
             }
+            offsets.extend(ends.iter().map(|&end| (base + end) as i64));
             // A Ctrl-C stops a long batch here (the threads stop taking chunks).
             Python::attach(|py| py.check_signals()).map_err(Stop::Signal)
         })

@@ -2,7 +2,7 @@
 //! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
 //! the exceptions into typed `wwho` errors.
 
-use super::batch::{encode_flat, encode_texts, ids_array, thread_count};
+use super::batch::{encode_flat_into, encode_texts, ids_array, thread_count};
 use super::ints::IdInts;
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
@@ -614,13 +614,17 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        self.batch(
-            texts,
-            allowed,
-            disallowed,
-            |views, work| encode_flat(py, views, thread_count(num_threads), work, |_, e| to_py(e)),
-            num_threads,
-        )
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let owned = batch_strings(texts, num_threads)?;
+        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let core = &self.inner;
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
+            with_utf8(*t, |s| core.encode_into(s, &allowed, &disallowed, out))
+        };
+        guard(|| encode_flat_into(py, &views, thread_count(num_threads), work, |_, e| to_py(e)))
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
