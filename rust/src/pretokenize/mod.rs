@@ -14,6 +14,7 @@
 pub mod classes;
 pub mod general;
 pub mod named;
+mod prose;
 
 use general::{GeneralRegex, RegexError};
 use named::Named;
@@ -48,7 +49,21 @@ impl Stage {
                 let table = classes::classes();
                 let s = text.as_bytes();
                 let (mut pos, mut gap) = (0, usize::MAX);
+                let prose = *named == Named::O200k;
                 while pos < s.len() {
+                    // Plain ASCII prose ahead (two ASCII bytes: not a space before another
+                    // script): its pieces 64 bytes at a time, as far as they are decided.
+                    if prose
+                        && gap == usize::MAX
+                        && s[pos] < 0x80
+                        && s.get(pos + 1).is_some_and(|&b| b < 0x80)
+                    {
+                        let next = prose::o200k_pieces(s, pos, f);
+                        if next != pos {
+                            pos = next;
+                            continue;
+                        }
+                    }
                     match named.match_at(table, s, pos) {
                         Some(end) => {
                             if gap != usize::MAX {
