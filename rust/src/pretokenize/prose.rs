@@ -2,21 +2,23 @@
 //!
 //! The scanners of [`super::named`] decide one piece at a time, with a few branches per piece
 //! that the CPU cannot predict (which alternative, how long a run). On plain prose (ASCII
-//! letters, single spaces, punctuation other than the apostrophe) o200k's regex reduces to four
-//! rules on the two characters before each position, so every piece start of a 64-byte block
-//! follows from bitmaps of its character classes by whole-word operations. A byte is a piece
-//! start when:
+//! letters and digits, single spaces, punctuation other than the apostrophe) o200k's regex
+//! reduces to a few rules on the three characters before each position, so every piece start
+//! of a 64-byte block follows from bitmaps of its character classes by whole-word operations.
+//! A byte is a piece start when:
 //!
 //! 1. it is a space (nothing before takes a following space; a single space is a word's prefix
 //!    or the start of ` ?[^\s\p{L}\p{N}]+`);
 //! 2. it is an upper-case letter after a lower-case one (`[\p{Lu}...]*[\p{Ll}...]+` ends there);
-//! 3. it is punctuation after a letter (a letter run never takes punctuation);
+//! 3. it is punctuation after a letter or a digit (their runs never take punctuation);
 //! 4. it is a letter after punctuation that is not itself a lone piece start: a punctuation run
-//!    of one character after a letter is the next word's prefix (`[^\r\n\p{L}\p{N}]?`), a
-//!    longer run or one after a space is a piece of its own.
+//!    of one character after a letter or digit is the next word's prefix
+//!    (`[^\r\n\p{L}\p{N}]?`), a longer run or one after a space is a piece of its own;
+//! 5. it is a letter after a digit, or a digit after anything but a digit (`\p{N}{1,3}` takes
+//!    no prefix); a fourth digit in a row ends the stretch instead (the groups of three).
 //!
-//! Everything else (digits, the apostrophe of contractions, other whitespace, two spaces in a
-//! row, control characters, non-ASCII) ends the stretch: the pieces decided before it are
+//! Everything else (the apostrophe of contractions, other whitespace, two spaces in a row,
+//! control characters, non-ASCII) ends the stretch: the pieces decided before it are
 //! handed out, and the scalar scanner goes on from the last piece start. Exactness against the
 //! scalar scanner (itself checked against fancy-regex) is tested on random and real text.
 
@@ -25,6 +27,7 @@
 struct Block {
     lower: u64,
     upper: u64,
+    digit: u64,
     space: u64,
     punct: u64,
     /// Bytes the four rules do not cover.
@@ -46,7 +49,7 @@ fn classify(block: &[u8; 64]) -> Block {
     for k in 0..4 {
         // SAFETY: SSE2 is part of the x86_64 baseline; the load reads bytes 16k..16k+16 of a
         // 64-byte array (unaligned loads allowed).
-        let (lower, upper, space, punct) = unsafe {
+        let (lower, upper, digit, space, punct) = unsafe {
             let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast::<__m128i>());
             // Signed compares: bytes from 0x80 up are negative, in no range below.
             let range = |lo: u8, hi: u8| {
@@ -62,14 +65,15 @@ fn classify(block: &[u8; 64]) -> Block {
             let printable = bits(range(0x21, 0x7E));
             let space = bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8)));
             let punct = printable & !(lower | upper | digit | apostrophe);
-            (lower, upper, space, punct)
+            (lower, upper, digit, space, punct)
         };
         c.lower |= lower << (16 * k);
         c.upper |= upper << (16 * k);
+        c.digit |= digit << (16 * k);
         c.space |= space << (16 * k);
         c.punct |= punct << (16 * k);
     }
-    c.other = !(c.lower | c.upper | c.space | c.punct);
+    c.other = !(c.lower | c.upper | c.digit | c.space | c.punct);
     c
 }
 
@@ -82,6 +86,7 @@ fn classify(block: &[u8; 64]) -> Block {
         match b {
             b'a'..=b'z' => c.lower |= bit,
             b'A'..=b'Z' => c.upper |= bit,
+            b'0'..=b'9' => c.digit |= bit,
             b' ' => c.space |= bit,
             _ if is_punct(b) => c.punct |= bit,
             _ => c.other |= bit,
@@ -97,12 +102,13 @@ fn classify(block: &[u8; 64]) -> Block {
 pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl FnMut(usize, usize)) -> usize {
     let mut start = pos;
     let mut base = pos;
-    // The classes of the two bytes before the block, as its bits 63 and 62 would hold them.
-    // Before `pos`: letters, so that rule 4 never fires at `pos + 1` (punctuation at the piece
-    // start `pos` is a lone start: the prefix of a following word), and no lower-case letter,
-    // punctuation or space (rules 2 to 4 and the two-space check never look at a byte before
-    // `pos` otherwise; `pos` itself is a start already).
-    let (mut lower_in, mut letter_in, mut punct_in, mut space_in) = (0u64, 3u64 << 62, 0, 0);
+    // The classes of the bytes before the block, as its top bits would hold them. Before
+    // `pos`: letters, so that rule 4 never fires at `pos + 1` (punctuation at the piece start
+    // `pos` is a lone start: the prefix of a following word), and nothing else (the other
+    // rules and checks never look at a byte before `pos` otherwise: `pos` is a start already,
+    // and a digit run from `pos` is counted from `pos`, where the scalar scanner began it).
+    let (mut lower_in, mut word_in, mut punct_in, mut space_in, mut digit_in) =
+        (0u64, 3u64 << 62, 0, 0, 0);
     loop {
         let mut padded = [0u8; 64];
         let block: &[u8; 64] = match s.get(base..base + 64) {
@@ -115,15 +121,23 @@ pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl FnMut(usize, usize)) -> u
         };
         let c = classify(block);
         let letter = c.lower | c.upper;
+        let word = letter | c.digit;
         let prev = |x: u64, carry: u64| (x << 1) | (carry >> 63);
         let prev2 = |x: u64, carry: u64| (x << 2) | (carry >> 62);
+        let prev3 = |x: u64, carry: u64| (x << 3) | (carry >> 61);
+        let after_digit = prev(c.digit, digit_in);
         // Two spaces in a row: o200k gives the last space of a run back to what follows, which
-        // these rules do not follow; the second space ends the stretch.
-        let other = c.other | (c.space & prev(c.space, space_in));
+        // these rules do not follow; the second space ends the stretch. So does a fourth digit
+        // in a row (where the groups of three fall is the scalar scanner's to count).
+        let other = c.other
+            | (c.space & prev(c.space, space_in))
+            | (c.digit & after_digit & prev2(c.digit, digit_in) & prev3(c.digit, digit_in));
         let starts = c.space
             | (c.upper & prev(c.lower, lower_in))
-            | (c.punct & prev(letter, letter_in))
-            | (letter & prev(c.punct, punct_in) & !prev2(letter, letter_in));
+            | (c.punct & prev(word, word_in))
+            | (letter & prev(c.punct, punct_in) & !prev2(word, word_in))
+            | (letter & after_digit)
+            | (c.digit & !after_digit);
         // Starts before the first byte outside the stretch (and after `pos`) are decided.
         let end = other.trailing_zeros();
         let mut decided = starts & if end == 64 { !0 } else { (1u64 << end) - 1 };
@@ -139,7 +153,8 @@ pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl FnMut(usize, usize)) -> u
         if end < 64 || base + 64 >= s.len() {
             return start;
         }
-        (lower_in, letter_in, punct_in, space_in) = (c.lower, letter, c.punct, c.space);
+        (lower_in, word_in, punct_in, space_in, digit_in) =
+            (c.lower, word, c.punct, c.space, c.digit);
         base += 64;
     }
 }
@@ -187,6 +202,8 @@ mod tests {
             "Hello world, this is a test. HTMLParser camelCase aB ABC def (x) a.b.c a..b .b",
             "a - b; a, b! a!! b \"quoted\" (paren)word x.Y x.(y) a  b a   b.  c",
             "it's 2024: don't\tstop\nnow  end ",
+            "in 2024, 1.5 12345 a1b2 B52s 9a .5 5. x.1y 1234567 0.25%",
+            "1a 12a 123a 1234a ab12 AB123cd",
             "",
             " ",
             "(b",
@@ -198,13 +215,13 @@ mod tests {
 
     #[test]
     fn prose_rules_equal_the_scanner_on_random_text() {
-        let alphabet: Vec<u8> = b"aaaaeeettnnsAAEBZ      .,;:!?()-/\"'1\t\nxX~"
+        let alphabet: Vec<u8> = b"aaaaeeettnnsAAEBZ      .,;:!?()-/\"'1120937\t\nxX~"
             .iter()
             .copied()
             .chain("é’".bytes())
             .collect();
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for n in 0..3000 {
+        for n in 0..6000 {
             let len = n % 300;
             let mut s = Vec::with_capacity(len);
             while s.len() < len {
