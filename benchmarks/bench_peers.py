@@ -25,7 +25,8 @@ Every tokenizer is loaded offline from the shared ranks file (``tiktoken/o200k_b
 
 Data: held-out news text, English ``corpora/en/news-lk_news.txt`` and Sinhala
 ``corpora/si/news-bbcsinhala.txt``, one text per non-empty line; ``--mb`` caps the bytes used per
-language (default: the whole file). Line ``i`` belongs to round ``i % rounds``, so every round
+language (default: the whole file). ``--langs hi-flores bn-flores ...`` uses FLORES-200 devtest of
+that language instead (about 0.35 MB: take ``--rounds 1``). Line ``i`` belongs to round ``i % rounds``, so every round
 has its own lines, of the same kind, never seen before by any object of that round's process.
 
 Measured, for each tokenizer and each mode where the library has one:
@@ -91,6 +92,10 @@ CACHE = ROOT / ".cache" / "bench_peers"
 HF_JSON = CACHE / "o200k_base.tokenizer.json"
 QT_DIR = CACHE / "quicktok"
 CORPUS = {"en": CORPORA / "en" / "news-lk_news.txt", "si": CORPORA / "si" / "news-bbcsinhala.txt"}
+#: FLORES-200 devtest of every other language of the shared corpora (``--langs hi-flores ...``): about
+#: 0.35 MB each, so one round (``--rounds 1``) is the sensible setting.
+CORPUS.update({f"{lang}-flores": CORPORA / lang / "flores200-devtest.txt"
+               for lang in ("hi", "bn", "ta", "ml", "te", "kn", "mr", "gu", "pa", "or", "ne", "sa", "si", "en")})
 PACKAGES = {
     "wwho": "wwho",
     "tiktoken": "tiktoken",
