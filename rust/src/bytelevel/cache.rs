@@ -1,7 +1,7 @@
 //! A bounded piece cache: piece bytes -> token ids, shared by every thread using a tokenizer.
 //!
 //! Bounded in bytes, not entries (a 2,000-character piece costs what it weighs): the budget is
-//! split over 16 shards, each behind its own lock, and a shard that would exceed its share is
+//! split over 64 shards, each behind its own lock, and a shard that would exceed its share is
 //! emptied before the insert. Pieces longer than [`MAX_PIECE`] or shorter than [`MIN_PIECE`] bytes
 //! are never cached. The cache only saves work: a miss recomputes the same ids.
 //!
@@ -22,7 +22,7 @@ pub const MAX_PIECE: usize = 256;
 /// Shorter pieces are not cached either: their BPE is a handful of lookups, cheaper than a
 /// locked insert.
 pub const MIN_PIECE: usize = 6;
-const SHARDS: usize = 16;
+const SHARDS: usize = 64;
 /// What one entry costs beyond its key and ids: two boxes and the hash table slot.
 const ENTRY_OVERHEAD: usize = 48;
 
@@ -32,7 +32,13 @@ struct Shard {
     bytes: usize,
 }
 
-type Shards = [Mutex<Shard>; SHARDS];
+/// A shard's lock on cache lines of its own: threads taking the locks of neighbouring shards
+/// would otherwise pass one line back and forth on every lookup.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot(Mutex<Shard>);
+
+type Shards = [Slot; SHARDS];
 
 pub struct PieceCache {
     shards: PerProcess<Shards>,
@@ -43,7 +49,7 @@ impl PieceCache {
     /// A cache holding at most about `budget` bytes (0 disables it).
     pub fn new(budget: usize) -> PieceCache {
         PieceCache {
-            shards: PerProcess::new(|| std::array::from_fn(|_| Mutex::default())),
+            shards: PerProcess::new(|| std::array::from_fn(|_| Slot::default())),
             shard_budget: budget / SHARDS,
         }
     }
@@ -62,7 +68,7 @@ impl PieceCache {
     fn shard(&self, key: &[u8]) -> Option<MutexGuard<'_, Shard>> {
         let mut h = FxHasher::default();
         key.hash(&mut h);
-        try_lock(&self.shards.get()[(h.finish() >> 59) as usize % SHARDS])
+        try_lock(&self.shards.get()[(h.finish() >> 58) as usize % SHARDS].0)
     }
 
     /// Append the cached ids of `key` to `out`; false on a miss.
@@ -105,7 +111,7 @@ impl PieceCache {
         self.shards
             .get()
             .iter()
-            .filter_map(|s| try_lock(s).map(|s| s.bytes))
+            .filter_map(|s| try_lock(&s.0).map(|s| s.bytes))
             .sum()
     }
 
@@ -113,7 +119,7 @@ impl PieceCache {
         self.shards
             .get()
             .iter()
-            .filter_map(|s| try_lock(s).map(|s| s.map.len()))
+            .filter_map(|s| try_lock(&s.0).map(|s| s.map.len()))
             .sum()
     }
 
@@ -123,7 +129,7 @@ impl PieceCache {
 
     pub fn clear(&self) {
         for shard in self.shards.get() {
-            if let Some(mut s) = try_lock(shard) {
+            if let Some(mut s) = try_lock(&shard.0) {
                 *s = Shard::default();
             }
         }
