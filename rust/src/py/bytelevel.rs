@@ -532,17 +532,7 @@ impl ByteLevel {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let core = &self.inner;
-        let ids = with_utf8(super::text::text(text)?, |s| {
-            guard(|| {
-                py.detach(|| core.encode(s, &allowed, &disallowed))
-                    .map_err(to_py)
-            })
-        })?;
+        let ids = self.ids_with(py, text, allowed, disallowed)?;
         self.ints.list(py, &ids)
     }
 
@@ -555,22 +545,7 @@ impl ByteLevel {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let core = &self.inner;
-        let ids = with_utf8(super::text::text(text)?, |s| {
-            guard(|| {
-                // As `encode`: short texts keep the GIL.
-                if s.len() < 512 {
-                    core.encode(s, &allowed, &disallowed)
-                } else {
-                    py.detach(|| core.encode(s, &allowed, &disallowed))
-                }
-                .map_err(to_py)
-            })
-        })?;
+        let ids = self.ids_with(py, text, allowed, disallowed)?;
         ids_array(py, &ids)
     }
 
@@ -680,6 +655,33 @@ fn batch_strings<'py>(
 }
 
 impl ByteLevel {
+    /// The ids of one text with `allowed` / `disallowed` special tokens, for `encode_with` and
+    /// `encode_array`. As in `encode`, short texts keep the GIL (releasing it costs more than
+    /// they take).
+    fn ids_with<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<u32>> {
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let core = &self.inner;
+        with_utf8(super::text::text(text)?, |s| {
+            guard(|| {
+                if s.len() < 512 {
+                    core.encode(s, &allowed, &disallowed)
+                } else {
+                    py.detach(|| core.encode(s, &allowed, &disallowed))
+                }
+                .map_err(to_py)
+            })
+        })
+    }
+
     /// What both batch forms share: the special-token sets and the texts read, and the work per
     /// text, handed to `run`. Each thread reads the strings' own storage (UTF-8 made by the thread
     /// itself where it is not ASCII), so the calling thread does no per-text work but the results.
