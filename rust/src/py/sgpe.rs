@@ -22,6 +22,21 @@ use std::sync::Arc;
 /// Texts longer than this release the GIL while they are encoded.
 const DETACH_ABOVE: usize = 4096;
 
+/// `run`, a walk of the automaton over a text of `len` code units, without the GIL when the
+/// text is long; a panic becomes the core's Python error.
+fn syllabifying<T: Send>(
+    py: Python<'_>,
+    len: usize,
+    run: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    if len > DETACH_ABOVE {
+        py.detach(|| guard("syllabifying", run))
+    } else {
+        guard("syllabifying", run)
+    }
+    .map_err(|e| raise(py, e))
+}
+
 /// A schema's automaton (`wwho.schema.Schema` compiled; see `docs/schemas.md`).
 #[pyclass(frozen, module = "wwho._core", name = "Automaton")]
 pub struct PyAutomaton {
@@ -75,15 +90,11 @@ impl PyAutomaton {
         let t = text(s)?;
         let a = &self.inner;
         let mut out = Vec::with_capacity(t.len() + t.len() / 2);
-        let run =
-            || with_text!(t, t => a.joined(t, leading_space, lines, sep.as_bytes(), &mut out));
-        if t.len() > DETACH_ABOVE {
-            s.py()
-                .detach(|| guard("syllabifying", run))
-                .map_err(|e| raise(s.py(), e))?;
-        } else {
-            guard("syllabifying", run).map_err(|e| raise(s.py(), e))?;
-        }
+        syllabifying(
+            s.py(),
+            t.len(),
+            || with_text!(t, t => a.joined(t, leading_space, lines, sep.as_bytes(), &mut out)),
+        )?;
         Ok(PyBytes::new(s.py(), &out))
     }
 
@@ -92,14 +103,11 @@ impl PyAutomaton {
         let t = text(s)?;
         let mut ends = Vec::new();
         let a = &self.inner;
-        let run = || with_text!(t, t => a.syllabify(t, leading_space, &mut ends));
-        if t.len() > DETACH_ABOVE {
-            s.py()
-                .detach(|| guard("syllabifying", run))
-                .map_err(|e| raise(s.py(), e))?;
-        } else {
-            guard("syllabifying", run).map_err(|e| raise(s.py(), e))?;
-        }
+        syllabifying(
+            s.py(),
+            t.len(),
+            || with_text!(t, t => a.syllabify(t, leading_space, &mut ends)),
+        )?;
         Ok(ends)
     }
 }
