@@ -113,8 +113,9 @@ def _first(documents: Iterable[str], lines: int, max_bytes: int) -> Iterator[str
 
 def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text", lines: int = SAMPLE_LINES,
                   max_bytes: int = SAMPLE_BYTES, progress: bool = False) -> VerifyReport:
-    """``tok.save(directory)`` and :func:`verify_sample` of what it writes, in about the time of
-    the longer one: the check runs on a second thread from the bytes of ``tokenizer.json``
+    """``tok.save(directory)`` and :func:`verify` of what it writes on the first ``lines`` documents
+    of ``corpus`` (at most ``max_bytes`` of them; the first always), in about the time of the
+    longer one: the check runs on a second thread from the bytes of ``tokenizer.json``
     while ``vocab.json`` is built and the save is written (both encoders release the GIL).
     The files are saved either way; the report says whether they match (its :meth:`VerifyReport.check`
     raises :class:`ExportMismatch` if not)."""
@@ -142,14 +143,3 @@ def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text
         save_files(directory, files, kind="sgpe")
         return report.result()
 
-
-def verify_sample(tok, directory: str | Path, corpus, *, text_field: str = "text", lines: int = SAMPLE_LINES,
-                  max_bytes: int = SAMPLE_BYTES, progress: bool = False) -> VerifyReport:
-    """Verify the files written in ``directory`` on the first ``lines`` documents of ``corpus``,
-    at most ``max_bytes`` of them."""
-    from tokenizers import Tokenizer
-
-    path = Path(directory) / "tokenizer.json"
-    hf = Tokenizer.from_file(str(path))
-    docs = _first(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines, max_bytes)
-    return verify(tok, hf, docs, progress=progress).check(path)
