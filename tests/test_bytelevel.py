@@ -90,6 +90,11 @@ def _lines(rel: str, limit: int | None = None) -> list[str]:
     [
         ("en/flores200-devtest.txt", None),
         ("si/flores200-devtest.txt", None),
+        # every other Indic script: long pieces o200k has few tokens for, merged from bytes
+        *[
+            (f"{lang}/flores200-devtest.txt", None)
+            for lang in ("hi", "mr", "ne", "sa", "bn", "pa", "gu", "or", "ta", "te", "kn", "ml")
+        ],
         ("en/news-lk_news.txt", 3000),
         ("si/news-bbcsinhala.txt", 1500),
         ("si-en/news-codeswitched-lines.txt", 300),

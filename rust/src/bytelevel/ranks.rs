@@ -313,28 +313,35 @@ impl ByteLevel {
 
     /// The units of `piece` (at most [`MAX_SHORT`] bytes, ranks rule) after every merge, into
     /// `units`: token ids, or pseudo ids of bytes left without a token.
+    ///
+    /// Parts are kept in place by the byte they start at, linked to their neighbours, and a
+    /// merged part's slot is marked dead rather than removed: the scan for the lowest rank
+    /// then reads a few dead slots, which costs less than shifting three arrays per merge.
     pub(super) fn merge_short(&self, piece: &[u8], units: &mut Vec<u32>) {
         let n = piece.len();
         debug_assert!((1..=MAX_SHORT).contains(&n));
-        // Part i is piece[start[i]..start[i + 1]], its unit id[i]; rank[i] is the token that
-        // parts i and i + 1 make together (NO_TOKEN: none).
-        let mut start = [0u8; MAX_SHORT + 1];
+        // The part starting at byte i (if one does) ends at next[i], follows the part at
+        // prev[i], and is unit id[i]; rank[i] is the token it and the part after it make
+        // (NO_TOKEN: none, or no part starts at i).
+        let mut next = [0u8; MAX_SHORT];
+        let mut prev = [0u8; MAX_SHORT];
         let mut id = [0u32; MAX_SHORT];
         let mut rank = [NO_TOKEN; MAX_SHORT];
         for (i, &b) in piece.iter().enumerate() {
-            start[i] = i as u8;
+            next[i] = i as u8 + 1;
+            prev[i] = (i as u8).wrapping_sub(1);
             id[i] = self.byte_units[usize::from(b)];
         }
-        start[n] = n as u8;
         for i in 0..n - 1 {
-            rank[i] = self.rank_of(&piece[i..i + 2]);
+            rank[i] = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
         }
-        let mut len = n;
+        // Slots at or past `end` hold no pair (the last part's rank is NO_TOKEN).
+        let mut end = n - 1;
         loop {
             // The lowest rank, leftmost among equals.
             let mut at = 0;
             let mut best = NO_TOKEN;
-            for (i, &r) in rank[..len - 1].iter().enumerate() {
+            for (i, &r) in rank[..end].iter().enumerate() {
                 if r < best {
                     best = r;
                     at = i;
@@ -343,26 +350,30 @@ impl ByteLevel {
             if best == NO_TOKEN {
                 break;
             }
-            // Parts at and at + 1 become one: drop part at + 1.
+            // The part at `at` and the next one, j, become one, ending where k starts.
+            let j = usize::from(next[at]);
+            let k = usize::from(next[j]);
             id[at] = best;
-            start.copy_within(at + 2..=len, at + 1);
-            id.copy_within(at + 2..len, at + 1);
-            if at + 2 < len - 1 {
-                rank.copy_within(at + 2..len - 1, at + 1);
-            }
-            len -= 1;
-            let span = |i: usize| usize::from(start[i])..usize::from(start[i + 2]);
-            rank[at] = if at + 1 < len {
-                self.rank_of(&piece[span(at)])
+            next[at] = k as u8;
+            rank[j] = NO_TOKEN;
+            rank[at] = if k < n {
+                prev[k] = at as u8;
+                self.rank_of(&piece[at..usize::from(next[k])])
             } else {
+                end = at;
                 NO_TOKEN
             };
             if at > 0 {
-                rank[at - 1] = self.rank_of(&piece[span(at - 1)]);
+                let p = usize::from(prev[at]);
+                rank[p] = self.rank_of(&piece[p..k]);
             }
         }
         units.clear();
-        units.extend_from_slice(&id[..len]);
+        let mut i = 0;
+        while i < n {
+            units.push(id[i]);
+            i = usize::from(next[i]);
+        }
     }
 }
 

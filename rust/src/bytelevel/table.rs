@@ -111,11 +111,13 @@ pub struct TokenTable {
 
 const BLOOM_BITS: u32 = 21;
 
+/// The word of the Bloom filter a hash sets bits in, and the two bits: both in one word, so a
+/// lookup loads one cache line.
 #[inline(always)]
-fn bloom_bits(h: u64) -> (usize, usize) {
-    let a = (h >> (64 - BLOOM_BITS)) as usize;
-    let b = ((h >> 20) as usize) & ((1 << BLOOM_BITS) - 1);
-    (a, b)
+fn bloom_bits(h: u64) -> (usize, u64) {
+    let word = (h >> (64 - BLOOM_BITS + 6)) as usize;
+    let bits = (1u64 << ((h >> 20) & 63)) | (1u64 << ((h >> 26) & 63));
+    (word, bits)
 }
 
 impl TokenTable {
@@ -147,9 +149,8 @@ impl TokenTable {
         let p = Packed::new(bytes);
         let key = [p.key as u64, (p.key >> 64) as u64];
         let h = hash(p);
-        let (a, b) = bloom_bits(h);
-        self.bloom[a / 64] |= 1 << (a % 64);
-        self.bloom[b / 64] |= 1 << (b % 64);
+        let (word, bits) = bloom_bits(h);
+        self.bloom[word] |= bits;
         let mut i = h as usize & self.mask;
         loop {
             let slot = &mut self.slots[i];
@@ -191,8 +192,8 @@ impl TokenTable {
     #[inline(always)]
     pub fn get_packed_rare(&self, p: Packed) -> Option<u32> {
         let h = hash(p);
-        let (a, b) = bloom_bits(h);
-        if self.bloom[a / 64] & (1 << (a % 64)) == 0 || self.bloom[b / 64] & (1 << (b % 64)) == 0 {
+        let (word, bits) = bloom_bits(h);
+        if self.bloom[word] & bits != bits {
             return None;
         }
         self.probe(p, h)
