@@ -10,17 +10,15 @@ use crate::huge::HugeSlice;
 use rustc_hash::FxHashMap;
 
 const EMPTY: u32 = u32::MAX;
-const EMPTY_SLOT: Slot = Slot {
-    key: [0, 0],
-    len: 0,
-    id: EMPTY,
-};
 /// Tokens up to this many bytes are packed.
 pub const PACKED: usize = 16;
+/// Tokens up to this many bytes (most of a vocabulary) go to the table of one-word keys.
+const SHORT: usize = 8;
 
+/// One token of a [`Slots`] table: its packed bytes (`u64` or two), length and id.
 #[derive(Clone, Copy)]
-struct Slot {
-    key: [u64; 2],
+struct Slot<K> {
+    key: K,
     len: u32,
     id: u32,
 }
@@ -98,14 +96,118 @@ fn hash(p: Packed) -> u64 {
     h.wrapping_mul(0xBF58_476D_1CE4_E5B9)
 }
 
-pub struct TokenTable {
+/// An open-addressing table of packed tokens with keys of type `K`, linear probing.
+struct Slots<K: Copy> {
     /// On huge pages: lookups land anywhere in it (see [`crate::huge`]).
-    slots: HugeSlice<Slot>,
+    slots: HugeSlice<Slot<K>>,
     mask: usize,
-    packed: usize,
+    count: usize,
+}
+
+impl<K: Copy + Default + PartialEq + Into<Keys>> Slots<K> {
+    fn empty() -> Slot<K> {
+        Slot {
+            key: K::default(),
+            len: 0,
+            id: EMPTY,
+        }
+    }
+
+    fn new(n: usize) -> Slots<K> {
+        // Load at most 2/3 after `n` inserts: a probe seldom leaves its cache line, and the
+        // table stays small enough that a cold lookup finds it in the CPU's caches more often.
+        let size = (n + n / 2).next_power_of_two().max(16);
+        Slots {
+            slots: HugeSlice::new(size, Self::empty()),
+            mask: size - 1,
+            count: 0,
+        }
+    }
+
+    fn insert(&mut self, key: K, len: u32, id: u32, h: u64) -> Result<(), u32> {
+        if 3 * (self.count + 1) > 2 * self.slots.len() {
+            self.grow();
+        }
+        let mut i = h as usize & self.mask;
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.id == EMPTY {
+                *slot = Slot { key, len, id };
+                self.count += 1;
+                return Ok(());
+            }
+            if slot.key == key && slot.len == len {
+                return Err(slot.id);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, HugeSlice::new(size, Self::empty()));
+        self.mask = size - 1;
+        for &s in old.iter().filter(|s| s.id != EMPTY) {
+            let mut i = slot_hash(&s) as usize & self.mask;
+            while self.slots[i].id != EMPTY {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    #[inline(always)]
+    fn probe(&self, key: K, len: u32, h: u64) -> Option<u32> {
+        let mut i = h as usize & self.mask;
+        loop {
+            let slot = &self.slots[i];
+            if slot.key == key && slot.len == len && slot.id != EMPTY {
+                return Some(slot.id);
+            }
+            if slot.id == EMPTY {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Slot<K>>()
+    }
+}
+
+/// The hash of a stored slot's token (to re-insert it when its table grows).
+fn slot_hash<K: Copy + Into<Keys>>(s: &Slot<K>) -> u64 {
+    let Keys(lo, hi) = s.key.into();
+    hash(Packed {
+        key: u128::from(lo) | (u128::from(hi) << 64),
+        len: s.len,
+    })
+}
+
+/// A slot's key as two words.
+struct Keys(u64, u64);
+
+impl From<u64> for Keys {
+    fn from(k: u64) -> Keys {
+        Keys(k, 0)
+    }
+}
+
+impl From<[u64; 2]> for Keys {
+    fn from(k: [u64; 2]) -> Keys {
+        Keys(k[0], k[1])
+    }
+}
+
+pub struct TokenTable {
+    /// Tokens of up to [`SHORT`] bytes, 16 bytes a slot.
+    short: Slots<u64>,
+    /// Tokens of up to [`PACKED`] bytes, 24 bytes a slot.
+    mid: Slots<[u64; 2]>,
     long: FxHashMap<Box<[u8]>, u32>,
     /// A Bloom filter over the packed tokens (two bits each, 256 kB): most pairs BPE asks about
-    /// are not tokens, and this says so without touching the megabytes of `slots`.
+    /// are not tokens, and this says so without touching the megabytes of the tables.
     bloom: Vec<u64>,
 }
 
@@ -121,12 +223,11 @@ fn bloom_bits(h: u64) -> (usize, u64) {
 }
 
 impl TokenTable {
-    pub fn with_capacity(n: usize) -> TokenTable {
-        let size = (2 * n).next_power_of_two().max(16);
+    /// A table sized for `n` tokens, `short` of them of at most 8 bytes (it grows past either).
+    pub fn with_capacity(n: usize, short: usize) -> TokenTable {
         TokenTable {
-            slots: HugeSlice::new(size, EMPTY_SLOT),
-            mask: size - 1,
-            packed: 0,
+            short: Slots::new(short),
+            mid: Slots::new(n.saturating_sub(short)),
             long: FxHashMap::default(),
             bloom: vec![0; (1 << BLOOM_BITS) / 64],
         }
@@ -143,47 +244,15 @@ impl TokenTable {
                 None => Ok(()),
             };
         }
-        if 2 * (self.packed + 1) > self.slots.len() {
-            self.grow();
-        }
         let p = Packed::new(bytes);
-        let key = [p.key as u64, (p.key >> 64) as u64];
         let h = hash(p);
         let (word, bits) = bloom_bits(h);
         self.bloom[word] |= bits;
-        let mut i = h as usize & self.mask;
-        loop {
-            let slot = &mut self.slots[i];
-            if slot.id == EMPTY {
-                *slot = Slot {
-                    key,
-                    len: p.len,
-                    id,
-                };
-                self.packed += 1;
-                return Ok(());
-            }
-            if slot.key == key && slot.len == p.len {
-                return Err(slot.id);
-            }
-            i = (i + 1) & self.mask;
-        }
-    }
-
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(16);
-        let old = std::mem::replace(&mut self.slots, HugeSlice::new(size, EMPTY_SLOT));
-        self.mask = size - 1;
-        for &s in old.iter().filter(|s| s.id != EMPTY) {
-            let p = Packed {
-                key: u128::from(s.key[0]) | (u128::from(s.key[1]) << 64),
-                len: s.len,
-            };
-            let mut i = hash(p) as usize & self.mask;
-            while self.slots[i].id != EMPTY {
-                i = (i + 1) & self.mask;
-            }
-            self.slots[i] = s;
+        if bytes.len() <= SHORT {
+            self.short.insert(p.key as u64, p.len, id, h)
+        } else {
+            self.mid
+                .insert([p.key as u64, (p.key >> 64) as u64], p.len, id, h)
         }
     }
 
@@ -206,17 +275,11 @@ impl TokenTable {
 
     #[inline(always)]
     fn probe(&self, p: Packed, h: u64) -> Option<u32> {
-        let key = [p.key as u64, (p.key >> 64) as u64];
-        let mut i = h as usize & self.mask;
-        loop {
-            let slot = &self.slots[i];
-            if slot.key == key && slot.len == p.len && slot.id != EMPTY {
-                return Some(slot.id);
-            }
-            if slot.id == EMPTY {
-                return None;
-            }
-            i = (i + 1) & self.mask;
+        if p.len as usize <= SHORT {
+            self.short.probe(p.key as u64, p.len, h)
+        } else {
+            self.mid
+                .probe([p.key as u64, (p.key >> 64) as u64], p.len, h)
         }
     }
 
@@ -231,7 +294,8 @@ impl TokenTable {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<Slot>()
+        self.short.heap_bytes()
+            + self.mid.heap_bytes()
             + self.bloom.len() * 8
             + self.long.keys().map(|k| k.len() + 32).sum::<usize>()
     }
@@ -268,7 +332,7 @@ mod tests {
 
     #[test]
     fn lookups_and_trailing_zero_bytes() {
-        let mut t = TokenTable::with_capacity(4);
+        let mut t = TokenTable::with_capacity(4, 2);
         let tokens: Vec<Vec<u8>> = vec![
             b"".to_vec(),
             b"a".to_vec(),
