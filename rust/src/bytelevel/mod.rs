@@ -619,6 +619,16 @@ impl ByteLevel {
         scratch: &mut Vec<u32>,
         bypass: &mut Bypass,
     ) -> Result<(), Error> {
+        // The shared cache (a lock, a hash, an allocation per new piece) only while it hits.
+        let cached = self.cache.holds(piece.len()) && !bypass.skip();
+        // A piece that is one token is answered by the token table, and never cached; most
+        // ASCII words are such tokens, most words of other scripts are not, so for those the
+        // cache is asked first (a hit then skips the table's Bloom filter, a load of its own).
+        let cache_first = cached && piece[piece.len() - 1] >= 0x80;
+        if cache_first && self.cache.get_into(piece, out) {
+            bypass.hit();
+            return Ok(());
+        }
         if self.whole_piece_first {
             // Often asked about a piece that is no token (a new word): the Bloom filter answers
             // most of those without the big table.
@@ -632,9 +642,7 @@ impl ByteLevel {
                 return Ok(());
             }
         }
-        // The shared cache (a lock, a hash, an allocation per new piece) only while it hits.
-        let cached = self.cache.holds(piece.len()) && !bypass.skip();
-        if cached && self.cache.get_into(piece, out) {
+        if cached && !cache_first && self.cache.get_into(piece, out) {
             bypass.hit();
             return Ok(());
         }
