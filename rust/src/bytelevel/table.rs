@@ -2,9 +2,11 @@
 //! piece a token?" and (for the ranks rule) "is this pair of tokens, concatenated, a token?".
 //!
 //! Tokens of at most 16 bytes (nearly all of them) are packed into two little-endian `u64`s and
-//! kept in an open-addressing table, so a lookup hashes and compares two integers instead of
-//! hashing a slice and calling `memcmp`; the packed form of every id is kept too, so a pair's
-//! concatenation is two shifts. Longer tokens go to an ordinary hash map.
+//! kept in open-addressing tables, so a lookup hashes and compares integers instead of hashing a
+//! slice and calling `memcmp`; the packed form of every id is kept too, so a pair's
+//! concatenation is two shifts. Tokens of at most 8 bytes (most of a vocabulary) have a table of
+//! 16-byte slots, the others one of 24-byte slots: the smaller the table, the more of it stays in
+//! the CPU's caches. Longer tokens go to an ordinary hash map.
 
 use crate::huge::HugeSlice;
 use rustc_hash::FxHashMap;
@@ -339,6 +341,9 @@ mod tests {
             b"a\0".to_vec(),
             b"a\0\0".to_vec(),
             vec![0],
+            b"01234567".to_vec(),  // the longest of the short table
+            b"012345678".to_vec(), // the shortest of the other
+            b"0123456\0".to_vec(),
             b"0123456789abcdef".to_vec(),
             b"0123456789abcdefg".to_vec(),
         ];
