@@ -624,7 +624,7 @@ impl ByteLevel {
         // A piece that is one token is answered by the token table, and never cached; most
         // ASCII words are such tokens, most words of other scripts are not, so for those the
         // cache is asked first (a hit then skips the table's Bloom filter, a load of its own).
-        let cache_first = cached && piece[piece.len() - 1] >= 0x80;
+        let cache_first = cached && piece.last().is_some_and(|&b| b >= 0x80);
         if cache_first && self.cache.get_into(piece, out) {
             bypass.hit();
             return Ok(());
