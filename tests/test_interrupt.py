@@ -386,6 +386,36 @@ def test_main_in_a_program_gives_its_handler_back():
     assert signal.getsignal(signal.SIGINT) is before
 
 
+FINALIZER_PROGRAM = """
+import os, signal, sys
+from wwho.cli import interrupts
+
+class Dropped:
+    def __del__(self):  # the handler runs here: Python prints and drops what a finalizer raises
+        os.kill(os.getpid(), signal.SIGINT)
+
+with interrupts.handling() as state:
+    try:
+        for _ in range(int(sys.argv[1])):
+            Dropped()
+        for _ in range(50):
+            sum(range(100_000))
+        print("finished", state.interrupted)
+    except KeyboardInterrupt:
+        print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("finalizers", [1, 3])
+def test_an_interrupt_a_finalizer_drops_still_stops_the_work(finalizers):
+    """A SIGINT whose ``KeyboardInterrupt`` is raised in a finalizer (``__del__``, a weakref callback
+    of a worker pool) is raised again in the main flow, without a traceback. The hook used to raise
+    it from inside itself, where Python dropped it a second time and the verb ran on to exit 0."""
+    proc = subprocess.run([sys.executable, "-c", FINALIZER_PROGRAM, str(finalizers)], capture_output=True,
+                          text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "interrupted\n", "")
+
+
 # --- the library: an exception raised while the core counts comes back as itself ---------------------
 
 

@@ -102,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     with interrupts.handling() as state:
         try:
-            return _main(argv)
+            code = _main(argv)
+            if state.interrupted:  # a library caught the KeyboardInterrupt and went on
+                return interrupts.report()
+            return code
         except KeyboardInterrupt:
             return interrupts.report()
         except WwhoError as exc:

@@ -1,6 +1,6 @@
 """Ctrl-C in the ``wwho`` command: one line, ``wwho: interrupted``, and exit code 130, at any moment.
 
-An interrupt can arrive at four kinds of moment, and each is handled here once:
+An interrupt can arrive at five kinds of moment, and each is handled here once:
 
 * while Python imports wwho (a tenth of a second, before :func:`wwho.cli.main` runs):
   ``wwho/__init__.py`` imports this module first, and importing it calls :func:`guard_startup`,
@@ -16,6 +16,11 @@ An interrupt can arrive at four kinds of moment, and each is handled here once:
 * inside compiled code that turns the exception into an error message (the core's counting
   reports ``KeyboardInterrupt:`` as a :class:`~wwho.errors.WwhoError`): the handler records
   that the user interrupted, and ``main`` reports any error that follows as the interrupt.
+* inside a finalizer (``__del__``, a weakref callback of a worker pool), where Python prints and
+  drops whatever is raised: the unraisable hook catches the dropped ``KeyboardInterrupt``, and a
+  short-lived thread sends the signal to the main thread again until the handler raises it in the
+  main flow (the handler does not raise while the hook itself runs, which would be dropped too).
+  Should the verb still end normally after a Ctrl-C, ``main`` reports the interrupt all the same.
 * in worker processes forked while the handler is installed (the counting pool of byte-level
   training): they inherit the handler, which ignores SIGINT there; the parent stops them.
 
@@ -24,16 +29,21 @@ Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 MESSAGE = "wwho: interrupted"
 #: The exit code of an interrupted command (128 + SIGINT), as shells report it.
 EXIT_CODE = 130
+
+#: How often a KeyboardInterrupt that a finalizer dropped is sent to the main thread again.
+RESEND_SECONDS = 0.01
 
 _command = False  # this process is the wwho command (guard_startup installed its guard)
 _reported = False  # MESSAGE was printed: never twice in one process
@@ -47,6 +57,8 @@ class State:
         self.pid = os.getpid()
         self.interrupted = False  # a SIGINT arrived
         self.raised = False  # the KeyboardInterrupt for it was raised (later SIGINTs are ignored)
+        self.pending = False  # it was raised in a finalizer and dropped: to be raised again
+        self.in_hook = False  # the unraisable hook is running (raising there is dropped too)
 
 
 def _is_command() -> bool:
@@ -95,18 +107,35 @@ def handling() -> Iterator[State]:
         if os.getpid() != state.pid:
             return  # a forked worker: the main process stops it
         state.interrupted = True
+        if state.in_hook:
+            return  # it would be dropped again: the resending thread tries once the hook is done
         if not state.raised:
             state.raised = True
+            state.pending = False
             raise KeyboardInterrupt
+
+    def resend() -> None:
+        # Delivers the SIGINT to the main thread again until a handler run raises it outside any
+        # finalizer (one that lands in another finalizer comes back through the hook).
+        while state.pending:
+            _thread.interrupt_main(signal.SIGINT)
+            time.sleep(RESEND_SECONDS)
 
     previous_unraisable = sys.unraisablehook
 
     def on_unraisable(unraisable) -> None:
         # The KeyboardInterrupt landed in a finalizer (``__del__``, a weakref callback), where Python
         # prints and drops it: raise it again in the main flow instead of letting the work go on.
+        # Not from here: a handler run inside this hook is dropped the same way, so another thread
+        # sends the signal again, and the handler raises it once the main thread is past the hook.
         if isinstance(unraisable.exc_value, KeyboardInterrupt) and os.getpid() == state.pid:
-            state.raised = False
-            signal.raise_signal(signal.SIGINT)
+            state.in_hook = True
+            try:
+                state.raised = False
+                state.pending = True
+                threading.Thread(target=resend, name="wwho-interrupt", daemon=True).start()
+            finally:
+                state.in_hook = False
             return
         previous_unraisable(unraisable)
 
@@ -115,6 +144,7 @@ def handling() -> Iterator[State]:
     try:
         yield state
     finally:
+        state.pending = False  # stops a resending thread
         sys.unraisablehook = previous_unraisable
         if _command and state.interrupted:  # said and cleaned up: nothing left for another Ctrl-C to do
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Python keeps SIG_IGN while it finalizes)
