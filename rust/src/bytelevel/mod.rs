@@ -135,8 +135,6 @@ pub struct ByteLevel {
     /// (see [`runs`]); empty for bytes with no such token.
     run_tokens: Vec<Vec<u32>>,
     encoder: TokenTable,
-    /// Every ordinary token packed, by id (`len` is `u32::MAX` for long or missing ones).
-    packed: crate::huge::HugeSlice<([u64; 2], u32)>,
     vocab: Vocab,
     /// Initial unit of each byte: its token's id, or a pseudo id.
     byte_units: [u32; 256],
@@ -147,7 +145,9 @@ pub struct ByteLevel {
     cache: PieceCache,
 }
 
-/// The ranks rule as [`Pairs`]: a pair merges into the token of its concatenated bytes.
+/// The ranks rule as [`Pairs`], driven by ids: a pair merges into the token of its concatenated
+/// bytes. The tests' reference for the merges by byte positions of [`ranks`].
+#[cfg(test)]
 struct RankPairs<'a> {
     tok: &'a ByteLevel,
 }
@@ -179,27 +179,11 @@ impl<P: Pairs + ?Sized> Pairs for SmallPairs<'_, P> {
     }
 }
 
+#[cfg(test)]
 impl Pairs for RankPairs<'_> {
-    #[inline]
     fn get(&self, left: u32, right: u32) -> Option<Merge> {
-        let tok = self.tok;
-        let id = match (tok.unit_packed(left), tok.unit_packed(right)) {
-            (Some(a), Some(b)) if a.len == 1 && b.len == 1 => {
-                let id = tok.byte_pairs[((a.key as usize) << 8) | b.key as usize];
-                if id == NO_TOKEN {
-                    return None;
-                }
-                id
-            }
-            (Some(a), Some(b)) if (a.len + b.len) as usize <= PACKED => {
-                tok.encoder.get_packed_rare(a.concat(b)?)?
-            }
-            _ => tok.encoder.get(
-                [tok.unit_bytes(left), tok.unit_bytes(right)]
-                    .concat()
-                    .as_slice(),
-            )?,
-        };
+        let bytes = [self.tok.unit_bytes(left), self.tok.unit_bytes(right)].concat();
+        let id = self.tok.encoder.get(&bytes)?;
         Some(Merge { rank: id, id })
     }
 }
@@ -244,16 +228,6 @@ impl ByteLevel {
                     "ranks: token {} appears twice",
                     bytes_repr(bytes)
                 )));
-            }
-        }
-        let dense = (max_id as usize + 1).min(2 * model.ranks.len() + 1024);
-        let mut packed = crate::huge::HugeSlice::new(dense, ([0u64; 2], u32::MAX));
-        for &(bytes, id) in &model.ranks {
-            if let Some(slot) = packed.get_mut(id as usize) {
-                if bytes.len() <= PACKED {
-                    let p = Packed::new(bytes);
-                    *slot = ([p.key as u64, (p.key >> 64) as u64], p.len);
-                }
             }
         }
         for &(text, id) in &model.special_tokens {
@@ -405,7 +379,6 @@ impl ByteLevel {
             run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,
-            packed,
             vocab,
             byte_units,
             rule,
@@ -415,29 +388,8 @@ impl ByteLevel {
         })
     }
 
-    /// The packed bytes of a unit (a token id or a pseudo id), None if longer than 16 bytes.
-    #[inline(always)]
-    fn unit_packed(&self, unit: u32) -> Option<Packed> {
-        if unit >= PSEUDO {
-            return Some(Packed {
-                key: u128::from(unit - PSEUDO),
-                len: 1,
-            });
-        }
-        match self.packed.get(unit as usize) {
-            Some(&(key, len)) if len != u32::MAX => Some(Packed {
-                key: u128::from(key[0]) | (u128::from(key[1]) << 64),
-                len,
-            }),
-            Some(_) => None,
-            None => {
-                let bytes = self.vocab.get(unit)?;
-                (bytes.len() <= PACKED).then(|| Packed::new(bytes))
-            }
-        }
-    }
-
-    #[inline]
+    /// The bytes of a unit (a token id or a pseudo id).
+    #[cfg(test)]
     fn unit_bytes(&self, unit: u32) -> &[u8] {
         if unit >= PSEUDO {
             let b = (unit - PSEUDO) as usize;
@@ -675,6 +627,7 @@ impl ByteLevel {
     }
 }
 
+#[cfg(test)]
 static BYTES: [u8; 256] = {
     let mut all = [0u8; 256];
     let mut i = 0;

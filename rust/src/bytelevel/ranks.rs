@@ -5,19 +5,22 @@
 //! slice of the piece itself, so it can be looked up directly, without first fetching each
 //! part's bytes by id from a table of megabytes (what the general loop in [`crate::merge`],
 //! driven by ids, has to do). Pieces longer than [`MAX_SHORT`] bytes are cut where no token
-//! can span, and parts longer than that take a heap (up to [`MAX_HEAP`] bytes) or the general
-//! loop, both O(n log n); this one is O(n²) in the piece's length, and fastest for words.
+//! can span, and parts longer than that take a heap (up to [`MAX_HEAP`] bytes) or buckets
+//! swept rank by rank, both by byte positions too; the short merge is O(n²) in the piece's
+//! length, and fastest for words.
 
 use super::table::{Packed, PACKED};
-use super::{ByteLevel, RankPairs, NO_TOKEN};
-use crate::merge::merge_with;
+use super::{ByteLevel, NO_TOKEN};
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Longest piece merged here.
 pub const MAX_SHORT: usize = 64;
 /// Longest part of a long piece merged with a heap ([`ByteLevel::merge_heap`]); longer ones
-/// take the general loop's rank buckets, whose setup (a hash map, a heap of ranks, lists)
-/// costs more than the merging below about 200 bytes, while the heap's pops cost more above
-/// (random whitespace, whose parts are of all lengths: 57 against 64-66 ns/byte).
+/// take rank buckets ([`ByteLevel::merge_sweep`]), whose setup (a hash map, a heap of ranks,
+/// lists) costs more than the merging below about 200 bytes, while the heap's pops cost more
+/// above (measured on random whitespace, whose parts are of all lengths).
 pub const MAX_HEAP: usize = 192;
 
 /// Bits of the hashed set of four-byte token windows (`ByteLevel::windows4`).
@@ -157,8 +160,7 @@ impl ByteLevel {
             if bytes.len() <= MAX_HEAP {
                 return self.merge_heap(bytes, out);
             }
-            out.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
-            merge_with(out, &RankPairs { tok: self });
+            self.merge_sweep(bytes, out);
         });
     }
 
@@ -308,6 +310,104 @@ impl ByteLevel {
         while i < n {
             units.push(parts[i].id);
             i = parts[i].end as usize;
+        }
+    }
+
+    /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
+    /// like [`Self::merge_heap`], for parts too long for a heap to stay in cache: the positions
+    /// of the pairs that can merge are kept in one bucket per rank, and the lowest rank's
+    /// bucket is swept left to right (a run of one kind of pair costs a linear pass, not a
+    /// heap operation per merge). A merge's new pairs normally rank higher (a token is newer
+    /// than its parts); where one ranks the same or lower, the sweep stops and the rest of
+    /// the bucket goes back, so the order is the rule's. A position whose part has merged or
+    /// whose pair has changed since it was filed is skipped (its current rank differs: a
+    /// part only grows, so its pair never spans the same bytes twice).
+    #[inline(never)]
+    pub(super) fn merge_sweep(&self, piece: &[u8], units: &mut Vec<u32>) {
+        const NONE: u32 = u32::MAX;
+        let n = piece.len();
+        debug_assert!(n >= 2 && n < NONE as usize);
+        // The part starting at byte i (if one does) ends at end[i], follows the part at
+        // prev[i], and is unit id[i]; rank[i] is the token it and the part after it make
+        // (NO_TOKEN: none, or no part starts at i).
+        let mut end: Vec<u32> = (1..=n as u32).collect();
+        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+        let mut id: Vec<u32> = piece
+            .iter()
+            .map(|&b| self.byte_units[usize::from(b)])
+            .collect();
+        let mut rank = vec![NO_TOKEN; n];
+        type Buckets = (FxHashMap<u32, Vec<u32>>, BinaryHeap<Reverse<u32>>);
+        fn push((buckets, ranks): &mut Buckets, r: u32, pos: u32) {
+            let bucket = buckets.entry(r).or_default();
+            if bucket.is_empty() {
+                ranks.push(Reverse(r));
+            }
+            bucket.push(pos);
+        }
+        let mut queue: Buckets = (FxHashMap::default(), BinaryHeap::new());
+        for i in 0..n - 1 {
+            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
+            rank[i] = r;
+            if r != NO_TOKEN {
+                push(&mut queue, r, i as u32);
+            }
+        }
+        let mut round: Vec<u32> = Vec::new();
+        while let Some(Reverse(r)) = queue.1.pop() {
+            match queue.0.get_mut(&r) {
+                Some(bucket) if !bucket.is_empty() => std::mem::swap(&mut round, bucket),
+                _ => continue,
+            }
+            round.sort_unstable();
+            let mut k = 0;
+            while k < round.len() {
+                let i = round[k] as usize;
+                k += 1;
+                if rank[i] != r {
+                    continue; // stale
+                }
+                // Parts i and j = its next become one, ending where the part after j starts.
+                let j = end[i] as usize;
+                let after = end[j] as usize;
+                rank[j] = NO_TOKEN;
+                end[i] = after as u32;
+                id[i] = r;
+                let mut lower = false;
+                rank[i] = if after < n {
+                    prev[after] = i as u32;
+                    let r2 = self.rank_of(&piece[i..end[after] as usize]);
+                    if r2 != NO_TOKEN {
+                        push(&mut queue, r2, i as u32);
+                        lower |= r2 <= r;
+                    }
+                    r2
+                } else {
+                    NO_TOKEN
+                };
+                let p = prev[i];
+                if p != NONE {
+                    let r2 = self.rank_of(&piece[p as usize..after]);
+                    rank[p as usize] = r2;
+                    if r2 != NO_TOKEN {
+                        push(&mut queue, r2, p);
+                        lower |= r2 <= r;
+                    }
+                }
+                if lower {
+                    for &rest in &round[k..] {
+                        push(&mut queue, r, rest);
+                    }
+                    break;
+                }
+            }
+            round.clear();
+        }
+        units.clear();
+        let mut i = 0;
+        while i < n {
+            units.push(id[i]);
+            i = end[i] as usize;
         }
     }
 
@@ -466,6 +566,28 @@ mod tests {
                 long,
                 general(&piece),
                 "{:?}",
+                String::from_utf8_lossy(&piece)
+            );
+        }
+        // Each merger of whole parts alone, uncut, from 2 bytes up: the heap, and the sweep,
+        // which stops and refiles its bucket where a merge makes a pair of its rank or lower
+        // (here tokens rank below their parts).
+        let mut next = testing::generator(0x0DDB_1A5E_5BAD_5EED);
+        for round in 0..1500 {
+            let alphabet: &[u8] = [b"abcz".as_slice(), b"abczde", b"ab"][round % 3];
+            let len = 2 + next(if round % 5 == 0 { 1500 } else { 200 }) as usize;
+            let piece: Vec<u8> = (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            let (mut heap, mut sweep) = (Vec::new(), Vec::new());
+            tok.merge_heap(&piece, &mut heap);
+            tok.merge_sweep(&piece, &mut sweep);
+            let expected = general(&piece);
+            assert_eq!(heap, expected, "heap {:?}", String::from_utf8_lossy(&piece));
+            assert_eq!(
+                sweep,
+                expected,
+                "sweep {:?}",
                 String::from_utf8_lossy(&piece)
             );
         }
