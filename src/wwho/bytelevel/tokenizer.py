@@ -416,6 +416,8 @@ class ByteBPE:
         return self._core.cache_info()
 
     def clear_cache(self) -> None:
+        """Forget every cached piece. The cache's tables of short pieces keep their memory (within
+        ``cache_bytes``): another thread may be reading one at that moment."""
         self._core.clear_cache()
 
     def __reduce__(self):
