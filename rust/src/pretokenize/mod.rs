@@ -206,7 +206,11 @@ impl Pretokenizer {
             let mut result = Ok(());
             self.split_text(text, &mut |a, b| {
                 if result.is_ok() {
-                    result = f(&bytes[a..b]);
+                    // Only an error is stored: assigning every piece's `Ok` would run the
+                    // error type's drop glue on the `Ok` it replaces, a call per piece.
+                    if let Err(e) = f(&bytes[a..b]) {
+                        result = Err(e);
+                    }
                 }
             })?;
             return result;
