@@ -571,13 +571,16 @@ impl ByteLevel {
         scratch: &mut Vec<u32>,
         bypass: &mut Bypass,
     ) -> Result<(), Error> {
-        // The shared cache (a lock, a hash, an allocation per new piece) only while it hits.
-        let cached = self.cache.holds(piece.len()) && !bypass.skip();
-        // A piece that is one token is answered by the token table, and never cached; most
-        // ASCII words are such tokens, most words of other scripts are not, so for those the
-        // cache is asked first (a hit then skips the table's Bloom filter, a load of its own).
-        let cache_first = cached && piece.last().is_some_and(|&b| b >= 0x80);
-        if cache_first && self.cache.get_into(piece, out) {
+        // The shared cache only while it hits (`bypass`, which counts the pieces it is asked
+        // about). A piece that is one token is answered by the token table, and never cached;
+        // most ASCII words are such tokens, most words of other scripts are not, so for those
+        // the cache is asked first (a hit then skips the table's Bloom filter, a load of its
+        // own), and for the others only once the table has said no: a one-token word is no
+        // miss of the cache's, and counting it as one would rest the cache on English text.
+        let holds = self.cache.holds(piece.len());
+        let cache_first = holds && piece.last().is_some_and(|&b| b >= 0x80);
+        let mut cached = cache_first && !bypass.skip();
+        if cached && self.cache.get_into(piece, out) {
             bypass.hit();
             return Ok(());
         }
@@ -594,9 +597,12 @@ impl ByteLevel {
                 return Ok(());
             }
         }
-        if cached && !cache_first && self.cache.get_into(piece, out) {
-            bypass.hit();
-            return Ok(());
+        if holds && !cache_first {
+            cached = !bypass.skip();
+            if cached && self.cache.get_into(piece, out) {
+                bypass.hit();
+                return Ok(());
+            }
         }
         scratch.clear();
         match &self.rule {
@@ -660,6 +666,24 @@ mod tests {
             ..Model::default()
         };
         ByteLevel::new(&model).unwrap()
+    }
+
+    #[test]
+    fn one_token_words_do_not_rest_the_cache() {
+        // 3,000 words that are tokens, then 500 new words of several tokens each: the cache
+        // rests only while the pieces it is asked about miss, and it is not asked about a word
+        // the token table answers, so all 500 are cached (counted as misses, they rested it).
+        let ranks = bytes_model(&[(b" abcdef", 256)]);
+        let tok = build(&ranks, None);
+        let mut text = " abcdef".repeat(3000);
+        for i in 0..500u32 {
+            let letters: String = (0..5)
+                .map(|k| char::from(b'q' + ((i >> (2 * k)) & 3) as u8))
+                .collect();
+            text.push_str(&format!(" x{letters}"));
+        }
+        tok.encode_ordinary(&text).unwrap();
+        assert_eq!(tok.cache().len(), 500);
     }
 
     #[test]
