@@ -426,6 +426,47 @@ fn scan<T: Pairs + ?Sized>(
     }
 }
 
+/// Positions filed by rank, swept lowest rank first: the queue of the long-word merges, here over
+/// ids and in [`crate::bytelevel`] over byte positions. A bucket per rank, and a heap of the
+/// ranks whose buckets are not empty.
+#[derive(Default)]
+pub(crate) struct RankBuckets {
+    buckets: FxHashMap<u32, Vec<u32>>,
+    ranks: BinaryHeap<Reverse<u32>>,
+}
+
+impl RankBuckets {
+    /// File position `pos` under `rank` (a rank whose round is under way gets a new round).
+    #[inline]
+    pub(crate) fn push(&mut self, rank: u32, pos: u32) {
+        let bucket = self.buckets.entry(rank).or_default();
+        if bucket.is_empty() {
+            self.ranks.push(Reverse(rank));
+        }
+        bucket.push(pos);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ranks.is_empty()
+    }
+
+    /// The lowest rank with positions filed, its positions into `round` in increasing order
+    /// (each once; `round`'s old contents are dropped), or None when nothing is left.
+    pub(crate) fn next_round(&mut self, round: &mut Vec<u32>) -> Option<u32> {
+        round.clear();
+        while let Some(Reverse(rank)) = self.ranks.pop() {
+            match self.buckets.get_mut(&rank) {
+                Some(bucket) if !bucket.is_empty() => std::mem::swap(round, bucket),
+                _ => continue,
+            }
+            round.sort_unstable();
+            round.dedup();
+            return Some(rank);
+        }
+        None
+    }
+}
+
 fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[usize]>) {
     // A doubly linked list over the original positions, and the positions of the pairs that
     // can merge in one bucket per rank; a heap holds the ranks whose buckets are not empty.
@@ -436,23 +477,10 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
     // positions are checked against the table when they come up. A long run of one syllable
     // thus costs a few linear sweeps instead of a heap operation per merge.
     let n = ids.len();
-    let mut buckets: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
-    fn push(
-        buckets: &mut FxHashMap<u32, Vec<u32>>,
-        ranks: &mut BinaryHeap<Reverse<u32>>,
-        rank: u32,
-        pos: u32,
-    ) {
-        let bucket = buckets.entry(rank).or_default();
-        if bucket.is_empty() {
-            ranks.push(Reverse(rank));
-        }
-        bucket.push(pos);
-    }
+    let mut queue = RankBuckets::default();
     let mut file = |i: usize| {
         if let Some(m) = table.get(ids[i], ids[i + 1]) {
-            push(&mut buckets, &mut ranks, m.rank, i as u32);
+            queue.push(m.rank, i as u32);
         }
     };
     match seeds {
@@ -460,7 +488,7 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
         Some(seeds) => seeds.iter().for_each(|&i| file(i)),
     }
     // A long run where nothing merges (the bytes of unknown characters) costs one pass: no lists.
-    if ranks.is_empty() {
+    if queue.is_empty() {
         return;
     }
     // A position that merged into the one before it is dead: its `next` is NONE, like the
@@ -470,13 +498,7 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     prev[0] = NONE;
     let mut round: Vec<u32> = Vec::new();
-    while let Some(Reverse(rank)) = ranks.pop() {
-        match buckets.get_mut(&rank) {
-            Some(bucket) if !bucket.is_empty() => std::mem::swap(&mut round, bucket),
-            _ => continue,
-        }
-        round.sort_unstable();
-        round.dedup();
+    while let Some(rank) = queue.next_round(&mut round) {
         let mut k = 0;
         while k < round.len() {
             let i = round[k] as usize;
@@ -498,25 +520,24 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
             if after != NONE {
                 prev[after as usize] = i as u32;
                 if let Some(m2) = table.get(ids[i], ids[after as usize]) {
-                    push(&mut buckets, &mut ranks, m2.rank, i as u32);
+                    queue.push(m2.rank, i as u32);
                     lower |= m2.rank <= rank;
                 }
             }
             let before = prev[i];
             if before != NONE {
                 if let Some(m2) = table.get(ids[before as usize], ids[i]) {
-                    push(&mut buckets, &mut ranks, m2.rank, before);
+                    queue.push(m2.rank, before);
                     lower |= m2.rank <= rank;
                 }
             }
             if lower {
                 for &rest in &round[k..] {
-                    push(&mut buckets, &mut ranks, rank, rest);
+                    queue.push(rank, rest);
                 }
                 break;
             }
         }
-        round.clear();
     }
     let mut out = Vec::with_capacity(n);
     let mut i = 0u32;

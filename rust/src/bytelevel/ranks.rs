@@ -11,9 +11,7 @@
 
 use super::table::{Packed, PACKED};
 use super::{ByteLevel, NO_TOKEN};
-use rustc_hash::FxHashMap;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::merge::RankBuckets;
 
 /// Longest piece merged here.
 pub const MAX_SHORT: usize = 64;
@@ -337,29 +335,16 @@ impl ByteLevel {
             .map(|&b| self.byte_units[usize::from(b)])
             .collect();
         let mut rank = vec![NO_TOKEN; n];
-        type Buckets = (FxHashMap<u32, Vec<u32>>, BinaryHeap<Reverse<u32>>);
-        fn push((buckets, ranks): &mut Buckets, r: u32, pos: u32) {
-            let bucket = buckets.entry(r).or_default();
-            if bucket.is_empty() {
-                ranks.push(Reverse(r));
-            }
-            bucket.push(pos);
-        }
-        let mut queue: Buckets = (FxHashMap::default(), BinaryHeap::new());
+        let mut queue = RankBuckets::default();
         for i in 0..n - 1 {
             let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
             rank[i] = r;
             if r != NO_TOKEN {
-                push(&mut queue, r, i as u32);
+                queue.push(r, i as u32);
             }
         }
         let mut round: Vec<u32> = Vec::new();
-        while let Some(Reverse(r)) = queue.1.pop() {
-            match queue.0.get_mut(&r) {
-                Some(bucket) if !bucket.is_empty() => std::mem::swap(&mut round, bucket),
-                _ => continue,
-            }
-            round.sort_unstable();
+        while let Some(r) = queue.next_round(&mut round) {
             let mut k = 0;
             while k < round.len() {
                 let i = round[k] as usize;
@@ -378,7 +363,7 @@ impl ByteLevel {
                     prev[after] = i as u32;
                     let r2 = self.rank_of(&piece[i..end[after] as usize]);
                     if r2 != NO_TOKEN {
-                        push(&mut queue, r2, i as u32);
+                        queue.push(r2, i as u32);
                         lower |= r2 <= r;
                     }
                     r2
@@ -390,18 +375,17 @@ impl ByteLevel {
                     let r2 = self.rank_of(&piece[p as usize..after]);
                     rank[p as usize] = r2;
                     if r2 != NO_TOKEN {
-                        push(&mut queue, r2, p);
+                        queue.push(r2, p);
                         lower |= r2 <= r;
                     }
                 }
                 if lower {
                     for &rest in &round[k..] {
-                        push(&mut queue, r, rest);
+                        queue.push(r, rest);
                     }
                     break;
                 }
             }
-            round.clear();
         }
         units.clear();
         let mut i = 0;
