@@ -176,15 +176,24 @@ impl Lines {
         false
     }
 
-    /// Store `words` in line `i` of the current table. Only the shard's writer, holding its lock.
-    fn write(&self, i: usize, words: &[u64; 8]) {
+    /// Run `change` on the current table's lines with the sequence number odd, so that no
+    /// reader takes a line meanwhile. Only the shard's writer, holding its lock; also after a
+    /// writer panicked midway (the odd number it left is made even again).
+    fn changing(&self, change: impl FnOnce(&[Line])) {
         let seq = self.seq.load(Ordering::Relaxed) | 1;
         self.seq.store(seq, Ordering::Relaxed);
         fence(Ordering::Release);
-        for (w, &v) in self.table()[i].0.iter().zip(words) {
-            w.store(v, Ordering::Relaxed);
-        }
+        change(self.table());
         self.seq.store(seq + 1, Ordering::Release);
+    }
+
+    /// Store `words` in line `i` of the current table.
+    fn write(&self, i: usize, words: &[u64; 8]) {
+        self.changing(|table| {
+            for (w, &v) in table[i].0.iter().zip(words) {
+                w.store(v, Ordering::Relaxed);
+            }
+        });
     }
 
     /// Move to a table twice as large (up to `max` lines), putting every line back; returns
@@ -221,16 +230,13 @@ impl Lines {
         used
     }
 
-    /// Empty every line of the current table (it keeps its size). Only the shard's writer;
-    /// also after a writer panicked midway (an odd sequence number is made even again).
+    /// Empty every line of the current table (it keeps its size).
     fn clear(&self) {
-        let seq = self.seq.load(Ordering::Relaxed) | 1;
-        self.seq.store(seq, Ordering::Relaxed);
-        fence(Ordering::Release);
-        for line in self.table() {
-            line.0[3].store(0, Ordering::Relaxed);
-        }
-        self.seq.store(seq + 1, Ordering::Release);
+        self.changing(|table| {
+            for line in table {
+                line.0[3].store(0, Ordering::Relaxed);
+            }
+        });
     }
 
     /// Bytes of every table made (the ones grown out of included).

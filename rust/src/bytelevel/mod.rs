@@ -210,7 +210,11 @@ impl ByteLevel {
             + model.extra_tokens.len();
         let total: usize = model.ranks.iter().map(|(b, _)| b.len()).sum();
         let mut vocab = Vocab::with_capacity(count, max_id, total + 1024);
-        let short = model.ranks.iter().filter(|(b, _)| b.len() <= 8).count();
+        let short = model
+            .ranks
+            .iter()
+            .filter(|(b, _)| b.len() <= table::SHORT)
+            .count();
         let mut encoder = TokenTable::with_capacity(model.ranks.len(), short);
         let mut add = |label: &str, id: u32, bytes: &[u8]| -> Result<(), Error> {
             vocab.insert(id, bytes).map_err(|old| {

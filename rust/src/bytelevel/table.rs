@@ -15,7 +15,7 @@ const EMPTY: u32 = u32::MAX;
 /// Tokens up to this many bytes are packed.
 pub const PACKED: usize = 16;
 /// Tokens up to this many bytes (most of a vocabulary) go to the table of one-word keys.
-const SHORT: usize = 8;
+pub const SHORT: usize = 8;
 
 /// One token of a [`Slots`] table: its packed bytes (`u64` or two), length and id.
 #[derive(Clone, Copy)]
