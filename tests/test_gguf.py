@@ -159,6 +159,23 @@ def test_llama_runs_of_one_byte_equal_hf(tmp_path, n):
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (char, n)
 
 
+@pytest.mark.parametrize("pool", [" \t\n\r", " \n", ["  ", "\t", "\n"], [" " * n for n in range(1, 140)] + ["\t", "\n"]])
+def test_llama_whitespace_equals_hf(tmp_path, pool):
+    # A long piece of ASCII whitespace is encoded in one pass by compatible token pairs
+    # (rust/src/bytelevel/whitespace.rs), under the merges rule too; HF is the oracle.
+    tokenizers = pytest.importorskip("tokenizers")
+    import random
+
+    tok = _load("llama-bpe")
+    tok.export_hf(tmp_path / "llama.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "llama.json"))
+    rng = random.Random(str(pool))
+    for length in (70, 300, 3000, 30_000):
+        text = "".join(rng.choice(pool) for _ in range(length))
+        for t in (text, "x" + text + "y"):
+            assert tok.encode_ordinary(t) == hf.encode(t, add_special_tokens=False).ids, length
+
+
 @pytest.mark.parametrize("first, last", [(0x4E00, 0x9FA5), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x0400, 0x04FF),
                                          (0x61, 0x7A), (0xE0, 0xFF)])
 def test_llama_long_pieces_equal_hf(tmp_path, first, last):

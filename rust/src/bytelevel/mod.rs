@@ -24,6 +24,7 @@ pub mod table;
 #[cfg(test)]
 mod testing;
 pub mod vocab;
+mod whitespace;
 
 use crate::merge::{merge_with, Merge, PairTable, Pairs};
 use crate::pretokenize::general::RegexError;
@@ -143,6 +144,9 @@ pub struct ByteLevel {
     specials: Specials,
     pretokenizer: Pretokenizer,
     cache: PieceCache,
+    /// Long pieces of ASCII whitespace in one pass (see [`whitespace`]), when the vocabulary
+    /// allows it.
+    whitespace: Option<whitespace::Whitespace>,
 }
 
 /// The ranks rule as [`Pairs`], driven by ids: a pair merges into the token of its concatenated
@@ -374,7 +378,7 @@ impl ByteLevel {
                 .collect(),
             Rule::Ranks => Vec::new(),
         };
-        Ok(ByteLevel {
+        let mut tok = ByteLevel {
             byte_pairs,
             two_bytes,
             small_pairs,
@@ -389,7 +393,25 @@ impl ByteLevel {
             specials: Specials::new(&model.special_tokens, &model.added_tokens)?,
             pretokenizer,
             cache: PieceCache::new(model.cache_bytes),
-        })
+            whitespace: None,
+        };
+        tok.whitespace = whitespace::Whitespace::build(&tok, model.ranks.iter().copied());
+        Ok(tok)
+    }
+
+    /// The units of `bytes` after every merge of the rule, into `units`, with no cut and no
+    /// shortcut: what [`whitespace`] builds its answers from.
+    fn merge_plain(&self, bytes: &[u8], units: &mut Vec<u32>) {
+        units.clear();
+        match &self.rule {
+            Rule::Ranks if bytes.len() <= ranks::MAX_SHORT => self.merge_short(bytes, units),
+            Rule::Ranks if bytes.len() <= ranks::MAX_HEAP => self.merge_heap(bytes, units),
+            Rule::Ranks => self.merge_sweep(bytes, units),
+            Rule::Merges(table) => {
+                units.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
+                self.merge_units(units, table);
+            }
+        }
     }
 
     /// The bytes of a unit (a token id or a pseudo id).

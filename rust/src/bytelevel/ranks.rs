@@ -179,6 +179,11 @@ impl ByteLevel {
         {
             return;
         }
+        if let Some(ws) = &self.whitespace {
+            if ws.covers(piece) && ws.encode(self, piece, units) {
+                return;
+            }
+        }
         let mut coarse = (0, false);
         let mut end = self.next_cut(piece, 0, &mut coarse);
         if end == piece.len() {

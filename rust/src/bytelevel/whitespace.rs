@@ -1,0 +1,419 @@
+//! BPE of a long piece of ASCII whitespace in one pass, by compatible token pairs.
+//!
+//! Pre-tokenizers of the tiktoken family make one piece of a whitespace run up to its last
+//! newline, so a file of mixed spaces, tabs and newlines is one piece of megabytes, which the
+//! merge loops cost tens of nanoseconds per merge on. Here the result is found without
+//! merging, from two facts about either merge rule (lowest rank first, leftmost on ties):
+//!
+//! 1. A token can be in a result only if it is the result of its own bytes ("self-encoding"):
+//!    no merge crosses a token's boundaries, so its bytes merged on their own alone.
+//! 2. Tokens `t1 .. tk` of self-encoding tokens spelling `s` are the result of `s` if and only
+//!    if every adjacent pair is *compatible*: the result of `t(i) t(i+1)`'s bytes is the two
+//!    tokens. (If some merge crossed a boundary, take the first one: until then every token's
+//!    bytes merged as on their own, so the two tokens' bytes alone would have made the same
+//!    merge at that boundary, and the pair would not be compatible.)
+//!
+//! The result is therefore found left to right, taking the longest token that fits and is
+//! compatible with the one before, and stepping back to a shorter one where the rest cannot
+//! be spelt. A place where that failed is never tried again: arriving there, the tokens before
+//! it are always the same (by 2, the result of the text up to there), so it would fail again.
+//! The work is linear in practice. The tokens are those made of ASCII whitespace only (a few
+//! hundred in the vocabularies of this family), in a trie, and the compatibility of a pair is
+//! computed by the merge loops once and remembered in a fixed table of one byte per pair.
+//!
+//! Nothing else takes this path: other long pieces are cut and merged as before ([`super::ranks`]).
+
+use super::ByteLevel;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The bytes of ASCII whitespace (`\t \n \v \f \r` and space): every byte of a piece taken here.
+const ALPHABET: [u8; 6] = [b'\t', b'\n', 0x0B, 0x0C, b'\r', b' '];
+/// More whitespace tokens than this and no table is built (its pairs would take over 1 MiB).
+const MAX_TOKENS: usize = 1024;
+const NONE: u32 = u32::MAX;
+/// The search's steps allowed per byte of a piece: random whitespace takes a few, and an input
+/// that needs more goes to the merge loops instead (see [`Whitespace::encode`]).
+const WORK_PER_BYTE: usize = 32;
+/// Compatibility table entries: not yet known, compatible, not compatible.
+const UNKNOWN: u8 = 0;
+const YES: u8 = 1;
+const NO: u8 = 2;
+
+/// The self-encoding whitespace tokens of a vocabulary in a trie, and their pairs' compatibility.
+pub struct Whitespace {
+    /// The trie symbol of each byte, or `u8::MAX` for a byte outside [`ALPHABET`].
+    symbol: [u8; 256],
+    /// Node `n`'s child by symbol (0: none; the root, node 0, is no one's child).
+    children: Vec<[u32; ALPHABET.len()]>,
+    /// The token (an index into `ids`) that ends at each node, or [`NONE`].
+    token_at: Vec<u32>,
+    ids: Vec<u32>,
+    /// Token `i`'s bytes are `bytes[starts[i]..starts[i + 1]]`.
+    bytes: Vec<u8>,
+    starts: Vec<usize>,
+    /// `compat[a * ids.len() + b]`: [`UNKNOWN`], [`YES`] or [`NO`]; written by any thread that
+    /// finds out (each finds the same answer, so a race only repeats the work).
+    compat: Box<[AtomicU8]>,
+    /// The tokens that start with each symbol.
+    by_first: [Vec<u32>; ALPHABET.len()],
+    /// `followed[t * ALPHABET.len() + s]`: whether some token that starts with symbol `s` is
+    /// compatible after token `t` (as `compat`). A token not followed by one is a dead end
+    /// before that symbol, known without trying every token there (in a long run of spaces,
+    /// most long space tokens are such dead ends: they would be merged differently).
+    followed: Box<[AtomicU8]>,
+}
+
+impl Whitespace {
+    /// The table for `tok`'s whitespace tokens (`tokens`: every token and its id), or None
+    /// when some byte of the alphabet is no token of its own (the search needs each byte to
+    /// be spellable) or there are more than [`MAX_TOKENS`] of them.
+    pub(super) fn build<'a>(
+        tok: &ByteLevel,
+        tokens: impl Iterator<Item = (&'a [u8], u32)>,
+    ) -> Option<Whitespace> {
+        let mut symbol = [u8::MAX; 256];
+        for (i, &b) in ALPHABET.iter().enumerate() {
+            symbol[usize::from(b)] = i as u8;
+        }
+        let mut found: Vec<(&[u8], u32)> = tokens
+            .filter(|(b, _)| !b.is_empty() && b.iter().all(|&c| symbol[usize::from(c)] != u8::MAX))
+            .collect();
+        if ALPHABET
+            .iter()
+            .any(|&b| !found.iter().any(|&(t, _)| t == [b]))
+            || found.len() > MAX_TOKENS
+        {
+            return None;
+        }
+        // Fact 1: only tokens that are their own bytes' result can be in a result.
+        let mut units = Vec::new();
+        found.retain(|&(bytes, id)| {
+            tok.merge_plain(bytes, &mut units);
+            units == [id]
+        });
+        found.sort_unstable();
+        let mut table = Whitespace {
+            symbol,
+            children: vec![[0; ALPHABET.len()]],
+            token_at: vec![NONE],
+            ids: Vec::with_capacity(found.len()),
+            bytes: Vec::new(),
+            starts: vec![0],
+            compat: Box::default(),
+            by_first: Default::default(),
+            followed: Box::default(),
+        };
+        for (index, &(bytes, id)) in found.iter().enumerate() {
+            let mut node = 0;
+            for &b in bytes {
+                let s = usize::from(symbol[usize::from(b)]);
+                if table.children[node][s] == 0 {
+                    table.children[node][s] = table.children.len() as u32;
+                    table.children.push([0; ALPHABET.len()]);
+                    table.token_at.push(NONE);
+                }
+                node = table.children[node][s] as usize;
+            }
+            table.token_at[node] = index as u32;
+            table.by_first[usize::from(symbol[usize::from(bytes[0])])].push(index as u32);
+            table.ids.push(id);
+            table.bytes.extend_from_slice(bytes);
+            table.starts.push(table.bytes.len());
+        }
+        let n = table.ids.len();
+        table.compat = (0..n * n).map(|_| AtomicU8::new(UNKNOWN)).collect();
+        table.followed = (0..n * ALPHABET.len())
+            .map(|_| AtomicU8::new(UNKNOWN))
+            .collect();
+        Some(table)
+    }
+
+    /// Whether `piece` is ASCII whitespace only (what [`Self::encode`] takes).
+    #[inline]
+    pub(super) fn covers(&self, piece: &[u8]) -> bool {
+        piece
+            .iter()
+            .all(|&b| self.symbol[usize::from(b)] != u8::MAX)
+    }
+
+    fn token_bytes(&self, index: u32) -> &[u8] {
+        let i = index as usize;
+        &self.bytes[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// Whether tokens `a` and `b` (indices) stay two tokens when their bytes are merged alone.
+    fn compatible(&self, tok: &ByteLevel, a: u32, b: u32) -> bool {
+        let slot = &self.compat[a as usize * self.ids.len() + b as usize];
+        match slot.load(Ordering::Relaxed) {
+            YES => true,
+            NO => false,
+            _ => {
+                let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
+                let mut units = Vec::with_capacity(bytes.len());
+                tok.merge_plain(&bytes, &mut units);
+                let yes = units == [self.ids[a as usize], self.ids[b as usize]];
+                slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+
+    /// Whether some token that starts with byte `next` is compatible after token `t`.
+    fn can_follow(&self, tok: &ByteLevel, t: u32, next: u8) -> bool {
+        let s = usize::from(self.symbol[usize::from(next)]);
+        let slot = &self.followed[t as usize * ALPHABET.len() + s];
+        match slot.load(Ordering::Relaxed) {
+            YES => true,
+            NO => false,
+            _ => {
+                let yes = self.by_first[s].iter().any(|&u| self.compatible(tok, t, u));
+                slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+
+    /// The tokens that `piece[at..]` starts with, into `found` as (index, length), shortest
+    /// first.
+    #[inline]
+    fn prefixes(&self, piece: &[u8], at: usize, found: &mut Vec<(u32, usize)>) {
+        found.clear();
+        let mut node = 0usize;
+        for (depth, &b) in piece[at..].iter().enumerate() {
+            let s = usize::from(self.symbol[usize::from(b)]);
+            match self.children[node][s] {
+                0 => break,
+                child => node = child as usize,
+            }
+            if self.token_at[node] != NONE {
+                found.push((self.token_at[node], depth + 1));
+            }
+        }
+    }
+
+    /// The units of `piece` (ASCII whitespace only, see [`Self::covers`]) after every merge of
+    /// `tok`'s rule, into `units`; false if no spelling was found (which the two facts rule
+    /// out, since every byte of the alphabet is a token) or the search took more than
+    /// [`WORK_PER_BYTE`] steps per byte: the caller then merges as usual, so that no input costs
+    /// more than a bounded search and the merge loops.
+    pub(super) fn encode(&self, tok: &ByteLevel, piece: &[u8], units: &mut Vec<u32>) -> bool {
+        self.encode_within(tok, piece, units, WORK_PER_BYTE * piece.len() + 4096)
+    }
+
+    /// [`Self::encode`] giving up after `work` steps (a token tried is a step).
+    fn encode_within(
+        &self,
+        tok: &ByteLevel,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+        mut work: usize,
+    ) -> bool {
+        let n = piece.len();
+        // dead[p]: no result has a token boundary at p (tried, and the rest failed).
+        let mut dead = vec![0u64; n / 64 + 1];
+        let is_dead = |dead: &[u64], p: usize| dead[p / 64] & (1 << (p % 64)) != 0;
+        // The tokens so far: (index, where it starts).
+        let mut chosen: Vec<(u32, u32)> = Vec::with_capacity(n / 2 + 1);
+        let mut found = Vec::new();
+        let (mut at, mut limit) = (0usize, usize::MAX);
+        while at < n {
+            let prev = chosen.last().map(|&(t, _)| t);
+            // The longest token at `at` shorter than `limit` whose end is not dead and which
+            // is compatible with the one before; shorter ones in turn.
+            self.prefixes(piece, at, &mut found);
+            work = match work.checked_sub(found.len() + 1) {
+                Some(left) => left,
+                None => return false,
+            };
+            let next = found.iter().rev().copied().find(|&(t, len)| {
+                len < limit
+                    && !is_dead(&dead, at + len)
+                    && prev.is_none_or(|p| self.compatible(tok, p, t))
+                    && (at + len == n || self.can_follow(tok, t, piece[at + len]))
+            });
+            match next {
+                Some((t, len)) => {
+                    chosen.push((t, at as u32));
+                    at += len;
+                    limit = usize::MAX;
+                }
+                None => {
+                    dead[at / 64] |= 1 << (at % 64);
+                    let Some((t, start)) = chosen.pop() else {
+                        return false;
+                    };
+                    limit = self.token_bytes(t).len();
+                    at = start as usize;
+                }
+            }
+        }
+        units.clear();
+        units.extend(chosen.iter().map(|&(t, _)| self.ids[t as usize]));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytelevel::testing::generator;
+    use crate::bytelevel::{Model, RankPairs};
+    use crate::merge::merge_with;
+    use crate::pretokenize::named;
+
+    /// A random piece of `len` bytes of `alphabet`.
+    fn piece(next: &mut impl FnMut(u64) -> u64, alphabet: &[u8], len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+            .collect()
+    }
+
+    /// Random whitespace tokens of 2-9 bytes over `alphabet`, ranked at random: many of them
+    /// are not their own bytes' result, many pairs are not compatible, and runs of one byte
+    /// tie (the leftmost merge first).
+    fn random_tokens(next: &mut impl FnMut(u64) -> u64, alphabet: &[u8]) -> Vec<Vec<u8>> {
+        let mut tokens: Vec<Vec<u8>> = Vec::new();
+        while tokens.len() < 120 {
+            let len = 2 + next(8) as usize;
+            let t = piece(next, alphabet, len);
+            if !tokens.contains(&t) {
+                tokens.push(t);
+            }
+        }
+        tokens
+    }
+
+    /// The one-pass result equals the general merge loop's (driven by ids, no shortcut) on
+    /// random pieces, for random vocabularies under the ranks rule.
+    #[test]
+    fn ranks_rule_equals_the_general_loop() {
+        let mut next = generator(0x5DEE_CE66_D1CE_5EED);
+        for (model_no, alphabet) in [&b" \n"[..], b" \t\n", b" \t\n\r\x0b\x0c", b"\n\t"]
+            .iter()
+            .cycle()
+            .take(12)
+            .enumerate()
+        {
+            let mut ranks: Vec<(Vec<u8>, u32)> =
+                (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+            let mut ids: Vec<u32> = (256..376).collect();
+            for i in (1..ids.len()).rev() {
+                ids.swap(i, next(i as u64 + 1) as usize);
+            }
+            for (t, id) in random_tokens(&mut next, alphabet).into_iter().zip(ids) {
+                ranks.push((t, id));
+            }
+            let model = Model {
+                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).unwrap();
+            let ws = tok.whitespace.as_ref().expect("a whitespace table");
+            for round in 0..150 {
+                let len = 1 + next(if round % 10 == 0 { 3000 } else { 300 }) as usize;
+                let text = piece(&mut next, alphabet, len);
+                let mut fast = Vec::new();
+                assert!(ws.encode(&tok, &text, &mut fast));
+                let mut general: Vec<u32> = text.iter().map(|&b| u32::from(b)).collect();
+                merge_with(&mut general, &RankPairs { tok: &tok });
+                assert_eq!(fast, general, "model {model_no}, {text:?}");
+            }
+        }
+    }
+
+    /// The same under the merges rule: random merges of existing tokens (some making a token
+    /// that an earlier merge made already), against the merges loop on the whole piece.
+    #[test]
+    fn merges_rule_equals_the_general_loop() {
+        let mut next = generator(0xC0FF_EE15_600D_F00D);
+        for model_no in 0..8 {
+            let alphabet: &[u8] = [&b" \n"[..], b" \t\n\r"][model_no % 2];
+            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            let mut made: Vec<usize> = alphabet.iter().map(|&b| usize::from(b)).collect();
+            while pairs.len() < 150 {
+                let (a, b) = (
+                    made[next(made.len() as u64) as usize],
+                    made[next(made.len() as u64) as usize],
+                );
+                let joined = [tokens[a].clone(), tokens[b].clone()].concat();
+                if joined.len() > 10 || pairs.contains(&(a, b)) {
+                    continue;
+                }
+                pairs.push((a, b));
+                if !tokens.contains(&joined) {
+                    tokens.push(joined);
+                    made.push(tokens.len() - 1);
+                }
+            }
+            let merges: Vec<(&[u8], &[u8])> = pairs
+                .iter()
+                .map(|&(a, b)| (tokens[a].as_slice(), tokens[b].as_slice()))
+                .collect();
+            let model = Model {
+                ranks: tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.as_slice(), i as u32))
+                    .collect(),
+                merges: Some(merges),
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).unwrap();
+            let ws = tok.whitespace.as_ref().expect("a whitespace table");
+            for round in 0..150 {
+                let len = 1 + next(if round % 10 == 0 { 3000 } else { 300 }) as usize;
+                let text = piece(&mut next, alphabet, len);
+                let mut fast = Vec::new();
+                assert!(ws.encode(&tok, &text, &mut fast));
+                let mut general: Vec<u32> = text.iter().map(|&b| u32::from(b)).collect();
+                let crate::bytelevel::Rule::Merges(table) = &tok.rule else {
+                    unreachable!()
+                };
+                merge_with(&mut general, table);
+                assert_eq!(fast, general, "model {model_no}, {text:?}");
+            }
+        }
+    }
+
+    /// Out of work, the search gives up (and the caller merges as usual), leaving `units` alone.
+    #[test]
+    fn gives_up_past_its_work() {
+        let ranks: Vec<(Vec<u8>, u32)> = (0..=255u8)
+            .map(|b| (vec![b], u32::from(b)))
+            .chain([(b"  ".to_vec(), 300), (b" \n".to_vec(), 301)])
+            .collect();
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        let tok = ByteLevel::new(&model).unwrap();
+        let ws = tok.whitespace.as_ref().unwrap();
+        let text = b"     \n  \n".repeat(50);
+        let mut units = vec![7];
+        assert!(!ws.encode_within(&tok, &text, &mut units, 100));
+        assert_eq!(units, [7]);
+        assert!(ws.encode(&tok, &text, &mut units));
+        let mut general = Vec::new();
+        tok.merge_plain(&text, &mut general);
+        assert_eq!(units, general);
+    }
+
+    /// No table where a whitespace byte has no token of its own (nothing could spell it).
+    #[test]
+    fn needs_every_whitespace_byte() {
+        let ranks: Vec<(Vec<u8>, u32)> = (0..=255u8)
+            .filter(|&b| b != 0x0C)
+            .map(|b| (vec![b], u32::from(b)))
+            .collect();
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        assert!(ByteLevel::new(&model).unwrap().whitespace.is_none());
+    }
+}
