@@ -358,7 +358,13 @@ impl ByteLevel {
             }
         }
         let mut run_tokens = vec![Vec::new(); 256];
+        // In the same pass (each token's bytes are read once at construction): the
+        // whitespace tokens, for the one-pass encoder of whitespace pieces.
+        let mut whitespace_tokens = Vec::new();
         for &(bytes, id) in &model.ranks {
+            if bytes.iter().all(|&b| whitespace::is_whitespace(b)) {
+                whitespace_tokens.push((bytes, id));
+            }
             if bytes.len() >= 2 && bytes.iter().all(|&b| b == bytes[0]) {
                 let tokens: &mut Vec<u32> = &mut run_tokens[usize::from(bytes[0])];
                 if tokens.len() <= bytes.len() {
@@ -395,7 +401,7 @@ impl ByteLevel {
             cache: PieceCache::new(model.cache_bytes),
             whitespace: None,
         };
-        tok.whitespace = whitespace::Whitespace::build(&tok, model.ranks.iter().copied());
+        tok.whitespace = whitespace::Whitespace::build(&tok, whitespace_tokens);
         Ok(tok)
     }
 

@@ -39,6 +39,12 @@ const UNKNOWN: u8 = 0;
 const YES: u8 = 1;
 const NO: u8 = 2;
 
+/// Whether `b` is a byte of [`ALPHABET`].
+#[inline]
+pub(super) fn is_whitespace(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
+}
+
 /// The self-encoding whitespace tokens of a vocabulary in a trie, and their pairs' compatibility.
 pub struct Whitespace {
     /// The trie symbol of each byte, or `u8::MAX` for a byte outside [`ALPHABET`].
@@ -64,20 +70,16 @@ pub struct Whitespace {
 }
 
 impl Whitespace {
-    /// The table for `tok`'s whitespace tokens (`tokens`: every token and its id), or None
-    /// when some byte of the alphabet is no token of its own (the search needs each byte to
-    /// be spellable) or there are more than [`MAX_TOKENS`] of them.
-    pub(super) fn build<'a>(
-        tok: &ByteLevel,
-        tokens: impl Iterator<Item = (&'a [u8], u32)>,
-    ) -> Option<Whitespace> {
+    /// The table for `tok`'s whitespace tokens (`found`: every non-empty token of bytes that
+    /// [`is_whitespace`], and its id), or None when some byte of the alphabet is no token of
+    /// its own (the search needs each byte to be spellable) or there are more than
+    /// [`MAX_TOKENS`] of them.
+    pub(super) fn build(tok: &ByteLevel, mut found: Vec<(&[u8], u32)>) -> Option<Whitespace> {
         let mut symbol = [u8::MAX; 256];
         for (i, &b) in ALPHABET.iter().enumerate() {
             symbol[usize::from(b)] = i as u8;
         }
-        let mut found: Vec<(&[u8], u32)> = tokens
-            .filter(|(b, _)| !b.is_empty() && b.iter().all(|&c| symbol[usize::from(c)] != u8::MAX))
-            .collect();
+        found.retain(|(b, _)| !b.is_empty());
         if ALPHABET
             .iter()
             .any(|&b| !found.iter().any(|&(t, _)| t == [b]))
