@@ -322,3 +322,51 @@ def test_training_in_the_wrong_script_warns_in_every_scope(tmp_path, scope, lang
         assert got == []
     else:
         assert len(got) == 1 and f"pass --script / script={warns}" in got[0], got
+
+
+@pytest.mark.parametrize("script, seen, unseen", [
+    ("devanagari", ["नमस्ते दुनिया", "भारत देश"], "।॥ऄ"),  # dandas and a rare vowel, absent from training
+    ("telugu", ["నమస్కారం ప్రపంచం"], "ఱౘ"),
+    ("sinhala", ["ලංකාව"], "ඖෟ"),
+])
+def test_script_characters_give_every_letter_of_the_schema_a_token(tmp_path, script, seen, unseen):
+    from tokenizers import Tokenizer
+
+    from wwho.schema import bundled_schema
+
+    path = corpus(tmp_path, seen * 5)
+    options = dict(vocab_size=2000, script=script, progress=False, workers=1)
+    plain = SGPETokenizer(train_sgpe(path, script_characters=False, **options))
+    full = SGPETokenizer(train_sgpe(path, **options))  # the default
+    listed = {chr(cp) for cp in bundled_schema(script).listed}
+    assert listed <= set(full.vocab)
+    text = " ".join([*seen, unseen, unseen[0] + seen[0]])
+    for char in unseen:
+        assert plain.tokenize(char) == [f"<0x{b:02X}>" for b in char.encode()]  # bytes without it
+        assert full.tokenize(char) == [char]
+    assert len(full.encode(text)) < len(plain.encode(text))
+    assert full.decode(full.encode(text)) == text
+    # The exported tokenizer.json has the characters too, and gives the same ids.
+    full.save(tmp_path / "hf")
+    hf = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    assert hf.encode(text, add_special_tokens=False).ids == full.encode(text)
+
+
+def test_script_characters_change_the_checkpoint_fingerprint(tmp_path):
+    path = news_slice(tmp_path, 300)
+    options = dict(vocab_size=1500, progress=False, workers=1, checkpoint_dir=tmp_path / "ck", checkpoint_every=50)
+    train_sgpe(path, script_characters=False, **options)
+    with pytest.raises(VocabError, match="checkpoint"):
+        train_sgpe(path, resume=True, **options)
+
+
+def test_cli_script_characters_on_by_default_and_off_on_request(tmp_path):
+    from wwho.cli import main
+
+    path = corpus(tmp_path, ["ලංකාව ශ්‍රී"] * 5)
+    for flags, has_rare_letter in (([], True), (["--no-script-characters"], False)):
+        out = tmp_path / f"out{len(flags)}"
+        assert main(["train", "--kind", "sgpe", "--vocab-size", "1000", "--out", str(out), "--quiet",
+                     "--workers", "1", *flags, str(path)]) == 0
+        vocab = json.loads((out / "vocab.json").read_text(encoding="utf-8"))["vocab"]
+        assert ("ඖ" in vocab) is has_rare_letter

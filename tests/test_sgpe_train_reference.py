@@ -17,6 +17,7 @@ from wwho.sgpe import train_sgpe
 
 OPTIONS = {
     "defaults": {},
+    "no-script-characters": {"script_characters": False},
     "spec000": {"merge_scope": "words", "prune_freq": 2, "min_freq": 2, "superword_share": 0},
     "runs-auto": {"merge_scope": "runs", "superword_share": 0},
     "pieces-prefix-superwords": {"prefix_space": True, "superword_share": 0.3},

@@ -59,6 +59,9 @@ class Schema:
     attach_classes: tuple[str, ...] = ()
     #: No token ends inside an extended grapheme cluster (UAX #29): see :mod:`wwho.graphemes`.
     keep_clusters: bool = True
+    #: The characters the classes list by code point (not those a Unicode property adds): the
+    #: script's own alphabet, as its schema spells it out.
+    listed: frozenset[int] = frozenset()
 
     def classify(self, ch: str) -> str:
         """The class label of one character (``"O"`` when no class lists it)."""
@@ -157,6 +160,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     classes: dict[str, frozenset[int]] = {}
     class_names: dict[str, str] = {}
     class_of: dict[int, str] = {}
+    listed: set[int] = set()
     by_property: list[tuple[str, list[str]]] = []
     for label, spec in raw_classes.items():
         key = f"char_classes.{label}"
@@ -199,6 +203,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
             class_of[cp] = label
         classes[label] = frozenset(cps)
         class_names[label] = title
+        listed.update(cps)
 
     # Property-defined members come second: they take only code points that no explicit
     # member list claims, and earlier classes win over later ones (so a class of "other
@@ -295,6 +300,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         word_classes=word_classes,
         attach_classes=attach_classes,
         keep_clusters=keep_clusters,
+        listed=frozenset(listed),
     )
     if grammar is not None and check_grammar:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name

@@ -10,9 +10,12 @@ reference for the tests (``tests/test_sgpe_train_reference.py``), small corpora 
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from pathlib import Path
 
+import wwho
 from reference.building import building_merges
 from reference.engine import MergeEngine
 from reference.words import WordSplitter
@@ -25,7 +28,8 @@ from wwho.sgpe.words import PIECES
 
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
-          superword_share: float = 0.15, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
+          superword_share: float = 0.15, script_characters: bool = True,
+          special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script)
     documents = [line for line in lines if line]
     if prefix_space:
@@ -73,6 +77,8 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     symbols, index = base.symbols, base.index
     build, pieces_needed = building_merges(symbols)
     characters = {c for s in syllable_freq for c in s} if auto else set()
+    if auto and script_characters:
+        characters |= {chr(cp) for name in splitter.scripts for cp in _listed(name) if not 0xD800 <= cp < 0xE000}
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     engine = MergeEngine(base.words, base.counts, symbols, tie_break="smaller")
@@ -118,3 +124,17 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
+
+
+def _listed(script: str) -> set[int]:
+    """The code points a bundled schema file lists in its ``char_classes`` (read from the JSON here,
+    not through :mod:`wwho.schema`)."""
+    data = json.loads((Path(wwho.__file__).parent / "schemas" / f"{script}.json").read_text(encoding="utf-8"))
+    out: set[int] = set()
+    for spec in data["char_classes"].values():
+        for member in (spec if isinstance(spec, list) else spec.get("members", [])):
+            if isinstance(member, list):
+                out.update(range(int(member[0][2:], 16), int(member[1][2:], 16) + 1))
+            else:
+                out.add(int(member[2:], 16))
+    return out

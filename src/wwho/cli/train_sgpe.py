@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
                    help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
                         "(default 0.15; 0 turns them off)")
+    p.add_argument("--script-characters", dest="script_characters", action="store_true", default=True,
+                   help="with --prune-freq auto, give every character the script's schema lists a token, seen in "
+                        "training or not, so that none falls back to its UTF-8 bytes (the default)")
+    p.add_argument("--no-script-characters", dest="script_characters", action="store_false",
+                   help="only the characters of the training text get tokens (the earlier behaviour)")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
@@ -153,6 +158,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         merge_scope=args.merge_scope,
         prefix_space=args.prefix_space,
         superword_share=args.superwords,
+        script_characters=args.script_characters,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,

@@ -62,6 +62,7 @@ from wwho.counting import count_corpus
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router
+from wwho.schema import bundled_schema
 from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
@@ -89,6 +90,7 @@ def train_sgpe(
     merge_scope: str = "pieces",
     prefix_space: bool = False,
     superword_share: float = 0.15,
+    script_characters: bool = True,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
@@ -144,7 +146,7 @@ def train_sgpe(
     return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                            superword_share=superword_share, spans=breaks is not None,
-                           checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           script_characters=script_characters, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
 
@@ -271,6 +273,7 @@ def train_on_pieces(
     prefix_space: bool = False,
     superword_share: float = 0.15,
     spans: bool = False,
+    script_characters: bool = True,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
@@ -345,6 +348,11 @@ def train_on_pieces(
     # unknown syllable costs one token per character rather than the UTF-8 bytes of each. (A fixed
     # prune_freq keeps spec 000's base, syllables only, and so the files of the classic options.)
     characters = {c for s in syllable_freq for c in s if not 0xD800 <= ord(c) < 0xE000} if auto else set()
+    if auto and script_characters:
+        # And every character the script's schema lists, seen in training or not: held-out text of
+        # another domain (a danda in verse, an archaic letter) then costs one token per character,
+        # not its three UTF-8 bytes.
+        characters |= schema_characters(splitter.scripts)
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     if max_symbols < len(symbols):
@@ -360,6 +368,8 @@ def train_on_pieces(
     options = [script, min_freq, f"auto:{prune_freq}" if auto else prune_freq, vocab_size, segments_only]
     if (merge_scope, prefix_space, superword_share) != ("words", False, 0):  # format-1 checkpoints stay valid
         options += [merge_scope, prefix_space, superword_share]
+    if auto and script_characters:  # earlier checkpoints stay valid without it
+        options += ["script_characters"]
     fingerprint = "" if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
     del engine_arrays
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
@@ -415,6 +425,12 @@ def train_on_pieces(
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
+
+
+def schema_characters(scripts: tuple[str, ...]) -> set[str]:
+    """Every character the schemas of ``scripts`` list in their ``char_classes`` (not those a
+    Unicode property adds, such as other scripts' marks)."""
+    return {chr(cp) for name in scripts for cp in bundled_schema(name).listed if not 0xD800 <= cp < 0xE000}
 
 
 def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
