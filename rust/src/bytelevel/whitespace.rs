@@ -211,11 +211,15 @@ impl Whitespace {
         mut work: usize,
     ) -> bool {
         let n = piece.len();
+        if n >= u32::MAX as usize {
+            return false; // positions are kept in 32 bits
+        }
         // dead[p]: no result has a token boundary at p (tried, and the rest failed).
         let mut dead = vec![0u64; n / 64 + 1];
         let is_dead = |dead: &[u64], p: usize| dead[p / 64] & (1 << (p % 64)) != 0;
         // The tokens so far: (index, where it starts).
-        let mut chosen: Vec<(u32, u32)> = Vec::with_capacity(n / 2 + 1);
+        // Whitespace tokens are a few bytes long: a quarter of the bytes is room enough, usually.
+        let mut chosen: Vec<(u32, u32)> = Vec::with_capacity(n / 4 + 1);
         let mut found = Vec::new();
         let (mut at, mut limit) = (0usize, usize::MAX);
         while at < n {
