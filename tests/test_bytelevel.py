@@ -230,6 +230,17 @@ def test_o200k_equals_tiktoken_on_long_random_runs(ours, ref, kind):
     assert ours.encode_ordinary("x" + text + "y") == ref.encode_ordinary("x" + text + "y")
 
 
+def test_whitespace_answers_filled_by_many_threads_at_once(ref, cache_dir):
+    # A fresh tokenizer's table of whitespace token pairs starts empty and is filled by whichever
+    # thread asks first (rust/src/bytelevel/whitespace.rs): four threads on new whitespace at once
+    # must give tiktoken's ids.
+    fresh = ByteBPE.from_tiktoken("o200k_base")
+    rng = random.Random(7)
+    pools = [" \t\n\r", " \n", ["  ", "\t", "\n"], [" " * n for n in range(1, 100)] + ["\t", "\n"]]
+    texts = ["".join(rng.choice(pools[i % 4]) for _ in range(20_000)) + "x" for i in range(16)]
+    assert fresh.encode_batch(texts, num_threads=4) == [ref.encode_ordinary(t) for t in texts]
+
+
 @FUZZ
 @given(text=st.text(st.characters(codec="utf-8"), max_size=60))
 def test_o200k_round_trip(ours, text):
