@@ -335,7 +335,7 @@ def test_script_characters_give_every_letter_of_the_schema_a_token(tmp_path, scr
     from wwho.schema import bundled_schema
 
     path = corpus(tmp_path, seen * 5)
-    options = dict(vocab_size=2000, script=script, progress=False, workers=1)
+    options = dict(vocab_size=5000, script=script, progress=False, workers=1)
     plain = SGPETokenizer(train_sgpe(path, script_characters=False, **options))
     full = SGPETokenizer(train_sgpe(path, **options))  # the default
     listed = {chr(cp) for cp in bundled_schema(script).listed}
@@ -366,7 +366,18 @@ def test_cli_script_characters_on_by_default_and_off_on_request(tmp_path):
     path = corpus(tmp_path, ["ලංකාව ශ්‍රී"] * 5)
     for flags, has_rare_letter in (([], True), (["--no-script-characters"], False)):
         out = tmp_path / f"out{len(flags)}"
-        assert main(["train", "--kind", "sgpe", "--vocab-size", "1000", "--out", str(out), "--quiet",
+        assert main(["train", "--kind", "sgpe", "--vocab-size", "2000", "--out", str(out), "--quiet",
                      "--workers", "1", *flags, str(path)]) == 0
         vocab = json.loads((out / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         assert ("ඖ" in vocab) is has_rare_letter
+
+
+def test_script_characters_stay_out_of_a_vocabulary_too_small_for_them(tmp_path, capsys):
+    # Ten scripts' characters are over a thousand: in a vocabulary of 1,000 they would take the
+    # place of every merge, so they are left out (with a note), and the size asked is not passed.
+    path = corpus(tmp_path, ["नमस्ते दुनिया ලංකාව"] * 5)
+    small = train_sgpe(path, vocab_size=1000, script="indic", progress=True, workers=1)
+    assert len(small.vocab) <= 1000 and "ඖ" not in small.vocab
+    assert "left to byte fallback" in capsys.readouterr().err
+    large = train_sgpe(path, vocab_size=40_000, script="indic", progress=False, workers=1)
+    assert "ඖ" in large.vocab and "ఱ" in large.vocab

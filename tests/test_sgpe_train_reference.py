@@ -39,8 +39,9 @@ def corpus(tmp_path_factory):
     return path, lines
 
 
-@pytest.mark.parametrize("vocab_size", [700, 2500])
-@pytest.mark.parametrize("name", list(OPTIONS))
+@pytest.mark.parametrize("name, vocab_size", [(name, size) for name in OPTIONS for size in (700, 2500)]
+                         # large enough for the schemas' unseen characters (a twentieth of it at most)
+                         + [("defaults", 8000), ("no-script-characters", 8000)])
 def test_core_trainer_equals_the_reference(corpus, name, vocab_size):
     path, lines = corpus
     options = OPTIONS[name]

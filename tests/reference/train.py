@@ -78,7 +78,10 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     build, pieces_needed = building_merges(symbols)
     characters = {c for s in syllable_freq for c in s} if auto else set()
     if auto and script_characters:
-        characters |= {chr(cp) for name in splitter.scripts for cp in _listed(name) if not 0xD800 <= cp < 0xE000}
+        listed = {chr(cp) for name in splitter.scripts for cp in _listed(name) if not 0xD800 <= cp < 0xE000}
+        extra = listed - characters - set(index) - set(pieces_needed)
+        if len(extra) <= vocab_size * 0.05:  # at most a twentieth of the vocabulary
+            characters |= extra
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     engine = MergeEngine(base.words, base.counts, symbols, tie_break="smaller")

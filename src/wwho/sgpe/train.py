@@ -73,6 +73,10 @@ from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
+#: ``script_characters`` adds the schema's unseen characters only while they take at most this
+#: share of the vocabulary (a tiny vocabulary is better spent on merges).
+MAX_SCRIPT_CHARACTERS_SHARE = 0.05
+
 CHECKPOINT_FORMAT = checkpoints.FORMAT
 CHECKPOINT_NAME = checkpoints.FILE
 
@@ -351,8 +355,13 @@ def train_on_pieces(
     if auto and script_characters:
         # And every character the script's schema lists, seen in training or not: held-out text of
         # another domain (a danda in verse, an archaic letter) then costs one token per character,
-        # not its three UTF-8 bytes.
-        characters |= schema_characters(splitter.scripts)
+        # not its three UTF-8 bytes. Not in a vocabulary too small for them to be worth their ids.
+        extra = schema_characters(splitter.scripts) - characters - set(index) - set(pieces_needed)
+        if len(extra) <= vocab_size * MAX_SCRIPT_CHARACTERS_SHARE:
+            characters |= extra
+        else:
+            say(f"note: the script's {len(extra):,} characters not in the training text would take more than "
+                f"{MAX_SCRIPT_CHARACTERS_SHARE:.0%} of vocab_size={vocab_size:,}; they are left to byte fallback")
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     if max_symbols < len(symbols):
