@@ -69,6 +69,8 @@ from pathlib import Path
 from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, measure
 from bench_languages import FLORES, training_files
 
+from wwho import balance
+
 CACHE = ROOT / ".cache" / "bench_joint"
 LANGS = ["si", "hi", "mr", "ne", "sa", "bn", "pa", "gu", "or", "ta", "te", "kn", "ml", "en"]
 INDIC = LANGS[:-1]
@@ -162,9 +164,8 @@ def mixture_name(alpha: float, total_mb: float) -> str:
 
 
 def temperature_shares(sizes: dict[str, int], alpha: float) -> dict[str, float]:
-    weights = {lang: n**alpha for lang, n in sizes.items()}
-    total = sum(weights.values())
-    return {lang: w / total for lang, w in weights.items()}
+    """The shares of `wwho train --balance` (wwho.balance), by language."""
+    return dict(zip(sizes, balance.temperature_shares(list(sizes.values()), alpha)))
 
 
 def take(lines: list[str], target: int, rng: random.Random) -> list[str]:

@@ -78,7 +78,9 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     build, pieces_needed = building_merges(symbols)
     characters = {c for s in syllable_freq for c in s} if auto else set()
     if auto and script_characters:
-        listed = {chr(cp) for name in splitter.scripts for cp in _listed(name) if not 0xD800 <= cp < 0xE000}
+        listed = set()
+        for name in _present(splitter.scripts, syllable_freq):
+            listed |= {chr(cp) for cp in _listed(name) if not 0xD800 <= cp < 0xE000}
         extra = listed - characters - set(index) - set(pieces_needed)
         if len(extra) <= vocab_size * 0.05:  # at most a twentieth of the vocabulary
             characters |= extra
@@ -141,3 +143,19 @@ def _listed(script: str) -> set[int]:
             else:
                 out.add(int(member[2:], 16))
     return out
+
+
+def _present(scripts: tuple[str, ...], syllable_freq: dict[str, int]) -> list[str]:
+    """The scripts whose blocks (read from the schema files) start 0.1% of the syllables or more."""
+    if len(scripts) == 1:
+        return list(scripts) if syllable_freq else []
+    total = sum(syllable_freq.values())
+    found = []
+    for name in scripts:
+        data = json.loads((Path(wwho.__file__).parent / "schemas" / f"{name}.json").read_text(encoding="utf-8"))
+        blocks = [(int(b["first"][2:], 16), int(b["last"][2:], 16)) for b in data["blocks"]]
+        n = sum(f for s, f in syllable_freq.items() if s.strip(" ")
+                and any(lo <= ord(s.strip(" ")[0]) <= hi for lo, hi in blocks))
+        if n and n >= 0.001 * total:
+            found.append(name)
+    return found

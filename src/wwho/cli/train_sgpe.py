@@ -49,6 +49,16 @@ def _prune_freq(value: str) -> int | str:
     return _PRUNE_COUNT(value)
 
 
+def _alpha(value: str) -> float:
+    try:
+        alpha = float(value)
+    except ValueError:
+        alpha = -1.0
+    if not 0 <= alpha <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, not {value!r}")
+    return alpha
+
+
 def _share(value: str) -> float:
     try:
         share = float(value)
@@ -85,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
                    help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
                         "(default 0.15; 0 turns them off)")
+    p.add_argument("--balance", type=_alpha, default=None, metavar="ALPHA",
+                   help="each corpus argument is one language (a file or a folder): sample them into one stream, "
+                        "each with the share size**ALPHA of it (0.3 as mT5; 1: as given; 0: all alike); "
+                        "for one tokenizer of many languages, such as --script indic")
     p.add_argument("--script-characters", dest="script_characters", action="store_true", default=True,
                    help="with --prune-freq auto, give every character the script's schema lists a token, seen in "
                         "training or not, so that none falls back to its UTF-8 bytes (the default)")
@@ -159,6 +173,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         prefix_space=args.prefix_space,
         superword_share=args.superwords,
         script_characters=args.script_characters,
+        balance=args.balance,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,

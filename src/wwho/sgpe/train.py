@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -109,8 +110,14 @@ def train_sgpe(
     engine: str = "local",
     address: str | None = None,
     shard_bytes: int | None = None,
+    balance: float | None = None,
+    balance_seed: int = 0,
 ) -> VocabFile:
     """Train an SGPE vocabulary; returns the :class:`VocabFile` (see the module docstring).
+
+    ``balance=alpha``: ``corpus`` is several corpora (one per language: a file or a folder each),
+    sampled into one stream with temperature ``alpha`` (:mod:`wwho.balance`; 0.3 as mT5, 1 as
+    given), seeded by ``balance_seed``.
 
     ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
@@ -125,6 +132,16 @@ def train_sgpe(
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
     stats = stats if stats is not None else CorpusStats()
+    if balance is not None:
+        if engine != "local":
+            raise VocabError("balance is an option of engine='local'")
+        return _train_balanced(corpus, balance, balance_seed, vocab_size=vocab_size, script=script,
+                               text_field=text_field, skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes,
+                               stats=stats, workers=workers, progress=progress, segments_only=segments_only,
+                               min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
+                               prefix_space=prefix_space, superword_share=superword_share,
+                               script_characters=script_characters, checkpoint_dir=checkpoint_dir,
+                               checkpoint_every=checkpoint_every, resume=resume, special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
     breaks = span_breaks(superword_share)
     splitter = WordSplitter(script)
@@ -155,10 +172,28 @@ def train_sgpe(
                            segments_only=segments_only, stats=stats, started=t0)
 
 
+def _train_balanced(corpus, alpha: float, seed: int, *, vocab_size: int, script: str, text_field: str,
+                    skip_bad_lines: bool, max_line_bytes: int, stats: CorpusStats, **options) -> VocabFile:
+    """:func:`train_sgpe` on the temperature-balanced stream of several corpora."""
+    from wwho import balance
+
+    corpora = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    groups = balance.plan(corpora, alpha, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                          max_line_bytes=max_line_bytes)
+    if options.get("progress", True):
+        for g in groups:
+            print(f"balance {alpha:g}: {g.source}: {g.bytes / 1e6:,.1f} MB, share {g.share:.1%}, "
+                  f"x{g.rate:.2f} in the stream", file=sys.stderr)
+    docs = balance.documents(groups, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                             max_line_bytes=max_line_bytes)
+    stats.files += sum(len(resolve_paths(c)) for c in corpora)
+    return train_sgpe_from_iterator(docs, vocab_size=vocab_size, script=script, stats=stats, **options)
+
+
 def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
                              workers: int | None = None, progress: bool = True, segments_only: bool = False,
                              engine: str = "local", address: str | None = None, text_column: str = "text",
-                             **options) -> VocabFile:
+                             stats: CorpusStats | None = None, **options) -> VocabFile:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`),
     or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices: :func:`wwho.scale.texts.dataset_texts`).
 
@@ -174,7 +209,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
                    options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
     splitter = WordSplitter(script)
     t0 = time.perf_counter()
-    stats = CorpusStats()
+    stats = stats if stats is not None else CorpusStats()
     prefix_space = options.get("prefix_space", False)
     breaks = span_breaks(options.get("superword_share", 0.15))
     if engine not in ENGINES:
@@ -356,7 +391,8 @@ def train_on_pieces(
         # And every character the script's schema lists, seen in training or not: held-out text of
         # another domain (a danda in verse, an archaic letter) then costs one token per character,
         # not its three UTF-8 bytes. Not in a vocabulary too small for them to be worth their ids.
-        extra = schema_characters(splitter.scripts) - characters - set(index) - set(pieces_needed)
+        scripts = scripts_present(splitter.scripts, syllable_freq)
+        extra = schema_characters(scripts) - characters - set(index) - set(pieces_needed)
         if len(extra) <= vocab_size * MAX_SCRIPT_CHARACTERS_SHARE:
             characters |= extra
         else:
@@ -440,6 +476,29 @@ def schema_characters(scripts: tuple[str, ...]) -> set[str]:
     """Every character the schemas of ``scripts`` list in their ``char_classes`` (not those a
     Unicode property adds, such as other scripts' marks)."""
     return {chr(cp) for name in scripts for cp in bundled_schema(name).listed if not 0xD800 <= cp < 0xE000}
+
+
+#: A script has text in a corpus when at least this share of its syllables start in the script's
+#: own blocks (a danda, listed by several schemas, or a stray word is not enough).
+MIN_SCRIPT_SHARE = 0.001
+
+
+def scripts_present(scripts: tuple[str, ...], syllable_freq: dict[str, int]) -> tuple[str, ...]:
+    """The ``scripts`` whose own blocks start at least :data:`MIN_SCRIPT_SHARE` of the syllables."""
+    if len(scripts) == 1:
+        return scripts if syllable_freq else ()
+    ranges = [(name, b.first, b.last) for name in scripts for b in bundled_schema(name).blocks]
+    counts = dict.fromkeys(scripts, 0)
+    for syllable, n in syllable_freq.items():
+        first = syllable.lstrip(" ")[:1]
+        if first:
+            cp = ord(first)
+            for name, lo, hi in ranges:
+                if lo <= cp <= hi:
+                    counts[name] += n
+                    break
+    total = sum(syllable_freq.values())
+    return tuple(name for name in scripts if counts[name] and counts[name] >= MIN_SCRIPT_SHARE * total)
 
 
 def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:

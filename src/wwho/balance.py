@@ -1,0 +1,91 @@
+"""Temperature sampling of several corpora into one stream of documents (one tokenizer, many languages).
+
+Each corpus (a language, say) of ``n_i`` bytes of text gets the share
+``p_i = n_i ** alpha / sum_j n_j ** alpha`` of a stream as long as all of them together. ``alpha=1``
+keeps the corpora as they are; smaller values give small corpora more weight (mT5 and XLM-R sample
+with 0.3); ``alpha=0`` makes every corpus as large as every other. A corpus whose share is larger
+than itself is repeated: each of its documents ``floor(r)`` times, ``r`` being its rate (share of
+the stream over its own size), and once more with probability ``r - floor(r)``; a larger one is
+subsampled document by document with probability ``r``. The draws are seeded, so a stream is the
+same on every run, and a resumed training sees the same counts.
+
+Why temperature and not parity (sampling until every language costs as many tokens): parity needs
+the tokenizer being trained to measure the languages with; temperature sampling needs nothing but
+the sizes, and has one knob (``docs/joint-indic.md`` measures several).
+
+Each corpus is read twice: once for its size, once for the stream. This module does not detect
+languages (each input is one group, a file or a folder), tokenize, or shuffle (the trainers count
+pieces, so the order of documents changes nothing).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, iter_documents, resolve_paths
+from wwho.errors import CorpusError
+
+
+@dataclass(frozen=True)
+class Group:
+    """One corpus of a balanced stream and what it contributes."""
+
+    source: str
+    bytes: int
+    share: float
+    rate: float
+
+    @property
+    def stream_bytes(self) -> float:
+        return self.bytes * self.rate
+
+
+def temperature_shares(sizes: Sequence[int], alpha: float) -> list[float]:
+    """``n_i ** alpha`` normalized: each corpus's share of the balanced stream."""
+    check_alpha(alpha)
+    weights = [n**alpha if n else 0.0 for n in sizes]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def check_alpha(alpha: object) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1 or math.isnan(alpha):
+        raise CorpusError(f"the balancing temperature alpha must be a number from 0 to 1, not {alpha!r}")
+    return float(alpha)
+
+
+def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str = "text",
+         skip_bad_lines: bool = False, max_line_bytes: int = MAX_LINE_BYTES) -> list[Group]:
+    """Each corpus's size (UTF-8 bytes of its documents), share and rate."""
+    check_alpha(alpha)
+    if len(corpora) < 2:
+        raise CorpusError("balancing needs two corpora or more (one per language: a file or a folder each)")
+    sizes = []
+    for corpus in corpora:
+        resolve_paths(corpus)  # a missing input fails before any is read
+    for corpus in corpora:
+        size = sum(len(doc.encode("utf-8", "surrogatepass")) for doc in
+                   iter_documents(corpus, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                                  max_line_bytes=max_line_bytes))
+        if not size:
+            raise CorpusError(f"{os.fspath(corpus)}: no text to balance")
+        sizes.append(size)
+    shares = temperature_shares(sizes, alpha)
+    total = sum(sizes)
+    return [Group(os.fspath(c), n, p, p * total / n) for c, n, p in zip(corpora, sizes, shares)]
+
+
+def documents(groups: Sequence[Group], *, seed: int = 0, text_field: str = "text", skip_bad_lines: bool = False,
+              max_line_bytes: int = MAX_LINE_BYTES, stats: CorpusStats | None = None) -> Iterator[str]:
+    """The balanced stream of :func:`plan`'s groups (see the module docstring)."""
+    for k, group in enumerate(groups):
+        rng = random.Random(seed * 1_000_003 + k)
+        whole, part = divmod(group.rate, 1.0)
+        for doc in iter_documents(group.source, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                                  max_line_bytes=max_line_bytes, stats=stats):
+            for _ in range(int(whole) + (rng.random() < part)):
+                yield doc

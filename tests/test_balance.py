@@ -1,0 +1,98 @@
+"""Temperature sampling of several corpora (wwho.balance) and the trainer's ``balance=`` option."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from wwho import balance
+from wwho.errors import CorpusError
+from wwho.sgpe import SGPETokenizer, train_sgpe
+
+
+def _write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpora(tmp_path):
+    big = _write(tmp_path / "big.txt", [f"ලංකාව {i}" for i in range(4000)])           # 4,000 lines
+    small = _write(tmp_path / "small.txt", [f"नमस्ते {i}" for i in range(100)])          # 100 lines
+    return big, small
+
+
+def test_shares_follow_the_temperature():
+    assert balance.temperature_shares([900, 100], 1) == pytest.approx([0.9, 0.1])
+    assert balance.temperature_shares([900, 100], 0) == pytest.approx([0.5, 0.5])
+    assert balance.temperature_shares([900, 100], 0.5) == pytest.approx([0.75, 0.25])  # 30 : 10
+    for bad in (-0.1, 1.5, float("nan"), "0.3", True):
+        with pytest.raises(CorpusError, match="alpha"):
+            balance.temperature_shares([1, 2], bad)
+
+
+def test_the_stream_has_each_corpus_share(corpora):
+    big, small = corpora
+    groups = balance.plan([big, small], 0.3)
+    sizes = [g.bytes for g in groups]
+    assert sizes == [sum(len(f"ලංකාව {i}".encode()) for i in range(4000)), sum(len(f"नमस्ते {i}".encode())
+                                                                                  for i in range(100))]
+    stream = list(balance.documents(groups, seed=1))
+    got = Counter("big" if doc.startswith("ලං") else "small" for doc in stream)
+    total = sum(len(d.encode()) for d in stream)
+    # Measured shares within a few percent of n ** 0.3 normalized (the draws are random).
+    expected = balance.temperature_shares(sizes, 0.3)
+    small_bytes = sum(len(d.encode()) for d in stream if d.startswith("न"))
+    assert small_bytes / total == pytest.approx(expected[1], rel=0.1)
+    assert got["small"] > 100  # the small corpus is repeated
+    assert got["big"] < 4000   # the big one subsampled
+    assert total == pytest.approx(sum(sizes), rel=0.05)  # as long as both together
+    # Seeded: the same stream every time, another with another seed.
+    assert list(balance.documents(groups, seed=1)) == stream
+    assert list(balance.documents(groups, seed=2)) != stream
+
+
+def test_alpha_one_keeps_the_corpora(corpora):
+    groups = balance.plan(list(corpora), 1)
+    assert [g.rate for g in groups] == pytest.approx([1.0, 1.0])
+    assert len(list(balance.documents(groups))) == 4100
+
+
+def test_bad_plans(tmp_path, corpora):
+    big, _ = corpora
+    with pytest.raises(CorpusError, match="two corpora"):
+        balance.plan([big], 0.3)
+    empty = _write(tmp_path / "empty.txt", [])
+    with pytest.raises(CorpusError, match="empty.txt: no text"):
+        balance.plan([big, empty], 0.3)
+    with pytest.raises(CorpusError):
+        balance.plan([big, tmp_path / "missing.txt"], 0.3)
+
+
+def test_trainer_balances_its_corpora(corpora):
+    big, small = corpora
+    plain = train_sgpe([big, small], vocab_size=400, script="mixed", progress=False, workers=1)
+    even = train_sgpe([big, small], vocab_size=400, script="mixed", progress=False, workers=1, balance=0)
+    # Balanced, the small Devanagari corpus weighs as much as the Sinhala one: more of the
+    # vocabulary goes to it, and its text takes fewer tokens.
+    text = " ".join(f"नमस्ते {i}" for i in range(100))
+    assert len(SGPETokenizer(even).encode(text)) < len(SGPETokenizer(plain).encode(text))
+    again = train_sgpe([big, small], vocab_size=400, script="mixed", progress=False, workers=1, balance=0)
+    assert again.to_bytes() == even.to_bytes()
+
+
+def test_cli_balance(tmp_path, corpora, capsys):
+    from wwho.cli import main
+
+    big, small = corpora
+    out = tmp_path / "out"
+    assert main(["train", "--kind", "sgpe", "--script", "mixed", "--vocab-size", "400", "--balance", "0.3",
+                 "--workers", "1", "--out", str(out), str(big), str(small)]) == 0
+    err = capsys.readouterr().err
+    assert "balance 0.3:" in err and "small.txt" in err
+    assert json.loads((out / "vocab.json").read_text(encoding="utf-8"))["vocab"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--kind", "sgpe", "--balance", "2", "--out", str(tmp_path / "x"), str(big)])
+    assert exit_.value.code == 2 and "expected a number from 0 to 1" in capsys.readouterr().err
