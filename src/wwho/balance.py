@@ -37,11 +37,8 @@ class Group:
     source: str
     bytes: int
     share: float
+    #: Copies of each of its documents in the stream, on average (below 1: sampled).
     rate: float
-
-    @property
-    def stream_bytes(self) -> float:
-        return self.bytes * self.rate
 
 
 def temperature_shares(sizes: Sequence[int], alpha: float) -> list[float]:
