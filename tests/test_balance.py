@@ -96,3 +96,17 @@ def test_cli_balance(tmp_path, corpora, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["train", "--kind", "sgpe", "--balance", "2", "--out", str(tmp_path / "x"), str(big)])
     assert exit_.value.code == 2 and "expected a number from 0 to 1" in capsys.readouterr().err
+
+
+def test_bytelevel_trainer_balances_its_corpora(corpora, capsys):
+    from wwho.bytelevel import ByteBPE
+    from wwho.cli import main
+
+    big, small = corpora
+    plain = ByteBPE.train([big, small], vocab_size=400, progress=False, workers=1)
+    even = ByteBPE.train([big, small], vocab_size=400, progress=False, workers=1, balance=0)
+    text = " ".join(f"नमस्ते {i}" for i in range(100))
+    assert len(even.encode(text)) < len(plain.encode(text))
+    assert main(["train", "--kind", "bytelevel", "--vocab-size", "400", "--balance", "0.3", "--workers", "1",
+                 "--out", str(big.parent / "bl"), str(big), str(small)]) == 0
+    assert "balance 0.3:" in capsys.readouterr().err

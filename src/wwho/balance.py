@@ -86,3 +86,9 @@ def documents(groups: Sequence[Group], *, seed: int = 0, text_field: str = "text
                                   max_line_bytes=max_line_bytes, stats=stats):
             for _ in range(int(whole) + (rng.random() < part)):
                 yield doc
+
+
+def describe(groups: Sequence[Group], alpha: float) -> list[str]:
+    """One line per corpus: its size, share and rate (what the trainers print)."""
+    return [f"balance {alpha:g}: {g.source}: {g.bytes / 1e6:,.1f} MB, share {g.share:.1%}, x{g.rate:.2f} in the stream"
+            for g in groups]

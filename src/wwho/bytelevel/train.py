@@ -62,17 +62,23 @@ def train_bytelevel(
     engine: str = "local",
     address: str | None = None,
     shard_bytes: int | None = None,
+    balance: float | None = None,
+    balance_seed: int = 0,
 ) -> ByteLevelModel:
     """Train a byte-level BPE model on text/JSONL files (see the module docstring).
 
     ``vocab_size`` counts everything: the 256 byte tokens, the merged tokens and the special
     tokens. ``pattern`` is ``gpt2``, ``gpt4`` (cl100k), ``o200k`` or a regex. ``engine="ray"``:
     count shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`), same result.
+    ``balance=alpha``: ``corpus`` is several corpora (one per language), sampled into one stream
+    with temperature ``alpha`` (:mod:`wwho.balance`), seeded by ``balance_seed``.
     """
     if engine not in ("local", "ray"):
         raise VocabError(f"engine must be one of local, ray, not {engine!r}")
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
+    if balance is not None and engine != "local":
+        raise VocabError("balance is an option of engine='local'")
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
         raise VocabError("special tokens must be non-empty strings")
@@ -101,6 +107,18 @@ def train_bytelevel(
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
                               total_bytes=sum(s.size for s in shards), progress=progress)
         stats.files += len(files)
+    elif balance is not None:
+        from wwho import balance as balancing
+
+        corpora = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+        groups = balancing.plan(corpora, balance, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                                max_line_bytes=max_line_bytes)
+        if progress:
+            print("\n".join(balancing.describe(groups, balance)), file=sys.stderr)
+        documents = balancing.documents(groups, seed=balance_seed, text_field=text_field,
+                                        skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes, stats=stats)
+        pieces = count_bytelevel(documents, pattern=pretok, specials=specials, workers=workers,
+                                 progress=progress)
     else:
         documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
                                    max_line_bytes=max_line_bytes)

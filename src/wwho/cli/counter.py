@@ -1,7 +1,8 @@
 """``--engine``, ``--address`` and ``--shard-bytes`` of ``wwho train`` (SGPE and byte-level): where
 the corpus is counted. ``local`` (default): worker threads/processes of this machine; ``ray``:
 Ray tasks (:mod:`wwho.scale.ray_counter`), on a new local Ray instance or the cluster at ``--address``.
-The result is byte-identical either way. This module only declares and forwards the options."""
+The result is byte-identical either way. Also ``--balance`` (what is counted: several corpora sampled
+with a temperature, :mod:`wwho.balance`). This module only declares and forwards the options."""
 
 from __future__ import annotations
 
@@ -32,3 +33,20 @@ def engine_options(args: argparse.Namespace) -> dict:
             raise WwhoError("--address and --shard-bytes are options of --engine ray")
         return {}
     return {"engine": "ray", "address": args.address, "shard_bytes": args.shard_bytes}
+
+
+def _alpha(value: str) -> float:
+    try:
+        alpha = float(value)
+    except ValueError:
+        alpha = -1.0
+    if not 0 <= alpha <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, not {value!r}")
+    return alpha
+
+
+def add_balance_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--balance", type=_alpha, default=None, metavar="ALPHA",
+                   help="each corpus argument is one language (a file or a folder): sample them into one stream, "
+                        "each with the share size**ALPHA of it (0.3 as mT5; 1: as given; 0: all alike), for one "
+                        "tokenizer of many languages")

@@ -11,7 +11,7 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
-from wwho.cli.counter import add_engine_arguments, engine_options
+from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
+    add_balance_argument(p)
     add_engine_arguments(p)
     return strict(p)
 
@@ -64,6 +65,7 @@ def main(argv: list[str]) -> int:
         skip_bad_lines=args.skip_bad_lines,
         stats=stats,
         max_line_bytes=args.max_line_bytes,
+        balance=args.balance,
         **engine_options(args),
     )
     seconds = time.perf_counter() - t0

@@ -17,7 +17,7 @@ import argparse
 import sys
 import time
 
-from wwho.cli.counter import add_engine_arguments, engine_options
+from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
 from wwho.cli.options import strict
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
@@ -47,16 +47,6 @@ def _prune_freq(value: str) -> int | str:
     if value == "auto":
         return value
     return _PRUNE_COUNT(value)
-
-
-def _alpha(value: str) -> float:
-    try:
-        alpha = float(value)
-    except ValueError:
-        alpha = -1.0
-    if not 0 <= alpha <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, not {value!r}")
-    return alpha
 
 
 def _share(value: str) -> float:
@@ -95,10 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
                    help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
                         "(default 0.15; 0 turns them off)")
-    p.add_argument("--balance", type=_alpha, default=None, metavar="ALPHA",
-                   help="each corpus argument is one language (a file or a folder): sample them into one stream, "
-                        "each with the share size**ALPHA of it (0.3 as mT5; 1: as given; 0: all alike); "
-                        "for one tokenizer of many languages, such as --script indic")
+    add_balance_argument(p)
     p.add_argument("--script-characters", dest="script_characters", action="store_true", default=True,
                    help="with --prune-freq auto, give every character the script's schema lists a token, seen in "
                         "training or not, so that none falls back to its UTF-8 bytes (the default)")

@@ -181,9 +181,7 @@ def _train_balanced(corpus, alpha: float, seed: int, *, vocab_size: int, script:
     groups = balance.plan(corpora, alpha, text_field=text_field, skip_bad_lines=skip_bad_lines,
                           max_line_bytes=max_line_bytes)
     if options.get("progress", True):
-        for g in groups:
-            print(f"balance {alpha:g}: {g.source}: {g.bytes / 1e6:,.1f} MB, share {g.share:.1%}, "
-                  f"x{g.rate:.2f} in the stream", file=sys.stderr)
+        print("\n".join(balance.describe(groups, alpha)), file=sys.stderr)
     docs = balance.documents(groups, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
                              max_line_bytes=max_line_bytes)
     stats.files += sum(len(resolve_paths(c)) for c in corpora)
