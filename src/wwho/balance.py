@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 import os
 import random
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, iter_documents, resolve_paths
@@ -92,3 +93,16 @@ def describe(groups: Sequence[Group], alpha: float) -> list[str]:
     """One line per corpus: its size, share and rate (what the trainers print)."""
     return [f"balance {alpha:g}: {g.source}: {g.bytes / 1e6:,.1f} MB, share {g.share:.1%}, x{g.rate:.2f} in the stream"
             for g in groups]
+
+
+def stream(corpus: str | os.PathLike | Iterable[str | os.PathLike], alpha: float, *, seed: int = 0,
+           text_field: str = "text", skip_bad_lines: bool = False, max_line_bytes: int = MAX_LINE_BYTES,
+           stats: CorpusStats | None = None, progress: bool = True) -> Iterator[str]:
+    """What a trainer's ``balance=alpha`` counts: :func:`plan` (its lines printed with ``progress``),
+    then :func:`documents`, whose reading is counted in ``stats``."""
+    corpora = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    groups = plan(corpora, alpha, text_field=text_field, skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes)
+    if progress:
+        print("\n".join(describe(groups, alpha)), file=sys.stderr)
+    return documents(groups, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                     max_line_bytes=max_line_bytes, stats=stats)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -146,16 +147,22 @@ def _listed(script: str) -> set[int]:
 
 
 def _present(scripts: tuple[str, ...], syllable_freq: dict[str, int]) -> list[str]:
-    """The scripts whose blocks (read from the schema files) start 0.1% of the syllables or more."""
+    """The scripts whose blocks (read from the schema files) start 0.1% or more of the syllables
+    that start with a letter or a mark."""
     if len(scripts) == 1:
         return list(scripts) if syllable_freq else []
-    total = sum(syllable_freq.values())
-    found = []
+    blocks = {}
     for name in scripts:
         data = json.loads((Path(wwho.__file__).parent / "schemas" / f"{name}.json").read_text(encoding="utf-8"))
-        blocks = [(int(b["first"][2:], 16), int(b["last"][2:], 16)) for b in data["blocks"]]
-        n = sum(f for s, f in syllable_freq.items() if s.strip(" ")
-                and any(lo <= ord(s.strip(" ")[0]) <= hi for lo, hi in blocks))
-        if n and n >= 0.001 * total:
-            found.append(name)
-    return found
+        blocks[name] = [(int(b["first"][2:], 16), int(b["last"][2:], 16)) for b in data["blocks"]]
+    counts = dict.fromkeys(scripts, 0)
+    for s, f in syllable_freq.items():
+        first = s.strip(" ")[:1]
+        if not first or not (first.isalpha() or unicodedata.category(first).startswith("M")):
+            continue
+        for name in scripts:  # the first script whose blocks hold it
+            if any(lo <= ord(first) <= hi for lo, hi in blocks[name]):
+                counts[name] += f
+                break
+    total = sum(counts.values())
+    return [name for name in scripts if counts[name] and counts[name] >= 0.001 * total]

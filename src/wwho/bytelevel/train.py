@@ -107,21 +107,16 @@ def train_bytelevel(
         pieces = count_on_ray(shards, options, address=address, workers=workers, stats=stats,
                               total_bytes=sum(s.size for s in shards), progress=progress)
         stats.files += len(files)
-    elif balance is not None:
-        from wwho import balance as balancing
-
-        corpora = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
-        groups = balancing.plan(corpora, balance, text_field=text_field, skip_bad_lines=skip_bad_lines,
-                                max_line_bytes=max_line_bytes)
-        if progress:
-            print("\n".join(balancing.describe(groups, balance)), file=sys.stderr)
-        documents = balancing.documents(groups, seed=balance_seed, text_field=text_field,
-                                        skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes, stats=stats)
-        pieces = count_bytelevel(documents, pattern=pretok, specials=specials, workers=workers,
-                                 progress=progress)
     else:
-        documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
-                                   max_line_bytes=max_line_bytes)
+        if balance is not None:
+            from wwho import balance as balancing
+
+            documents = balancing.stream(corpus, balance, seed=balance_seed, text_field=text_field,
+                                         skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes,
+                                         stats=stats, progress=progress)
+        else:
+            documents = iter_documents(files, text_field=text_field, skip_bad_lines=skip_bad_lines, stats=stats,
+                                       max_line_bytes=max_line_bytes)
         pieces = count_bytelevel(documents, pattern=pretok, specials=specials, workers=workers,
                                  progress=progress)
     if not pieces:

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -62,7 +61,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resol
 from wwho.counting import count_corpus
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
-from wwho.router import core_router
+from wwho.router import core_router, script_sets
 from wwho.schema import bundled_schema
 from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
@@ -77,6 +76,9 @@ from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 #: ``script_characters`` adds the schema's unseen characters only while they take at most this
 #: share of the vocabulary (a tiny vocabulary is better spent on merges).
 MAX_SCRIPT_CHARACTERS_SHARE = 0.05
+#: In a multi-script mode, a script gets its schema's characters when at least this share of the
+#: syllables that start with a letter are its own (a stray word is not enough).
+MIN_SCRIPT_SHARE = 0.001
 
 CHECKPOINT_FORMAT = checkpoints.FORMAT
 CHECKPOINT_NAME = checkpoints.FILE
@@ -177,21 +179,15 @@ def _train_balanced(corpus, alpha: float, seed: int, *, vocab_size: int, script:
     """:func:`train_sgpe` on the temperature-balanced stream of several corpora."""
     from wwho import balance
 
-    corpora = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
-    groups = balance.plan(corpora, alpha, text_field=text_field, skip_bad_lines=skip_bad_lines,
-                          max_line_bytes=max_line_bytes)
-    if options.get("progress", True):
-        print("\n".join(balance.describe(groups, alpha)), file=sys.stderr)
-    docs = balance.documents(groups, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
-                             max_line_bytes=max_line_bytes)
-    stats.files += sum(len(resolve_paths(c)) for c in corpora)
-    return train_sgpe_from_iterator(docs, vocab_size=vocab_size, script=script, stats=stats, **options)
+    docs = balance.stream(corpus, alpha, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                          max_line_bytes=max_line_bytes, stats=stats, progress=options.get("progress", True))
+    return train_sgpe_from_iterator(docs, vocab_size=vocab_size, script=script, **options)
 
 
 def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
                              workers: int | None = None, progress: bool = True, segments_only: bool = False,
                              engine: str = "local", address: str | None = None, text_column: str = "text",
-                             stats: CorpusStats | None = None, **options) -> VocabFile:
+                             **options) -> VocabFile:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`),
     or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices: :func:`wwho.scale.texts.dataset_texts`).
 
@@ -207,7 +203,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
                    options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
     splitter = WordSplitter(script)
     t0 = time.perf_counter()
-    stats = stats if stats is not None else CorpusStats()
+    stats = CorpusStats()
     prefix_space = options.get("prefix_space", False)
     breaks = span_breaks(options.get("superword_share", 0.15))
     if engine not in ENGINES:
@@ -476,26 +472,21 @@ def schema_characters(scripts: tuple[str, ...]) -> set[str]:
     return {chr(cp) for name in scripts for cp in bundled_schema(name).listed if not 0xD800 <= cp < 0xE000}
 
 
-#: A script has text in a corpus when at least this share of its syllables start in the script's
-#: own blocks (a danda, listed by several schemas, or a stray word is not enough).
-MIN_SCRIPT_SHARE = 0.001
-
-
 def scripts_present(scripts: tuple[str, ...], syllable_freq: dict[str, int]) -> tuple[str, ...]:
-    """The ``scripts`` whose own blocks start at least :data:`MIN_SCRIPT_SHARE` of the syllables."""
+    """The ``scripts`` whose own blocks (where the router starts their runs) start at least
+    :data:`MIN_SCRIPT_SHARE` of the syllables that start with a letter or a mark (a danda, which
+    several scripts share, is no letter)."""
     if len(scripts) == 1:
         return scripts if syllable_freq else ()
-    ranges = [(name, b.first, b.last) for name in scripts for b in bundled_schema(name).blocks]
+    blocks = [(name, script_sets(name)[0]) for name in scripts]
     counts = dict.fromkeys(scripts, 0)
     for syllable, n in syllable_freq.items():
         first = syllable.lstrip(" ")[:1]
-        if first:
-            cp = ord(first)
-            for name, lo, hi in ranges:
-                if lo <= cp <= hi:
-                    counts[name] += n
-                    break
-    total = sum(syllable_freq.values())
+        if first and letter_count(first):
+            name = next((name for name, block in blocks if ord(first) in block), None)
+            if name is not None:
+                counts[name] += n
+    total = sum(counts.values())
     return tuple(name for name in scripts if counts[name] and counts[name] >= MIN_SCRIPT_SHARE * total)
 
 
