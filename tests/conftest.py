@@ -41,6 +41,26 @@ O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 FULL = os.environ.get("WWHO_FULL_CORPORA") == "1"
 
 
+def kill_after_checkpoints(monkeypatch, train, count: int = 2) -> None:
+    """Run ``train()`` as if killed right after its ``count``-th SGPE checkpoint was written (a
+    KeyboardInterrupt from ``checkpoints.save``), then give ``save`` back."""
+    from wwho.sgpe import checkpoints
+
+    real_save = checkpoints.save
+    calls = []
+
+    def save_then_die(*args, **kwargs):
+        real_save(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == count:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoints, "save", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        train()
+    monkeypatch.setattr(checkpoints, "save", real_save)
+
+
 def corpus_files(*langs: str) -> list[Path]:
     if not CORPORA.is_dir():
         return []

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 import pytest
+from conftest import kill_after_checkpoints
 
 from wwho import balance
 from wwho.errors import CorpusError, VocabError
@@ -113,25 +114,12 @@ def test_bytelevel_trainer_balances_its_corpora(corpora, capsys):
 
 
 def test_a_balanced_training_resumes_to_the_same_bytes(corpora, tmp_path, monkeypatch):
-    from wwho.sgpe import checkpoints
-
     big, small = corpora
     options = dict(vocab_size=600, script="mixed", progress=False, workers=1, balance=0.3)
     whole = train_sgpe([big, small], **options)
-    real_save = checkpoints.save
-    calls = []
-
-    def save_then_die(*args, **kwargs):
-        real_save(*args, **kwargs)
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # killed right after the second checkpoint
-
-    monkeypatch.setattr(checkpoints, "save", save_then_die)
     ckpt = tmp_path / "ckpt"
-    with pytest.raises(KeyboardInterrupt):
-        train_sgpe([big, small], checkpoint_dir=ckpt, checkpoint_every=20, **options)
-    monkeypatch.setattr(checkpoints, "save", real_save)
+    kill_after_checkpoints(monkeypatch, lambda: train_sgpe([big, small], checkpoint_dir=ckpt, checkpoint_every=20,
+                                                           **options))
     resumed = train_sgpe([big, small], checkpoint_dir=ckpt, checkpoint_every=20, resume=True, **options)
     assert resumed.to_bytes() == whole.to_bytes()
     # Another seed is another stream: its checkpoint is refused.

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPORA, require_data
+from conftest import CORPORA, kill_after_checkpoints, require_data
 
 from wwho.errors import CorpusError, VocabError
-from wwho.sgpe import SGPETokenizer, checkpoints, load_vocab_file, train_sgpe
+from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 
 SMALL = 5 + 256  # specials + byte tokens
@@ -91,20 +91,9 @@ def test_resume_after_a_kill_is_byte_identical(tmp_path, monkeypatch):
     whole = train_sgpe(path, vocab_size=3000, progress=False, workers=1)
     whole.save(tmp_path / "whole" / "vocab.json")
 
-    real_save = checkpoints.save
-    calls = []
-
-    def save_then_die(*args, **kwargs):
-        real_save(*args, **kwargs)
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # killed right after the second checkpoint
-
-    monkeypatch.setattr(checkpoints, "save", save_then_die)
     ckpt = tmp_path / "ckpt"
-    with pytest.raises(KeyboardInterrupt):
-        train_sgpe(path, vocab_size=3000, progress=False, workers=1, checkpoint_dir=ckpt, checkpoint_every=300)
-    monkeypatch.setattr(checkpoints, "save", real_save)
+    kill_after_checkpoints(monkeypatch, lambda: train_sgpe(path, vocab_size=3000, progress=False, workers=1,
+                                                           checkpoint_dir=ckpt, checkpoint_every=300))
     saved = json.loads((ckpt / "checkpoint.json").read_text(encoding="utf-8"))
     assert saved["step"] == 600
     resumed = train_sgpe(path, vocab_size=3000, progress=False, workers=2, checkpoint_dir=ckpt,
