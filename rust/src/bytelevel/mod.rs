@@ -406,7 +406,9 @@ impl ByteLevel {
     }
 
     /// The units of `bytes` after every merge of the rule, into `units`, with no cut and no
-    /// shortcut: what [`whitespace`] builds its answers from.
+    /// shortcut: a short piece, a part of a long one, and what [`whitespace`] builds its answers
+    /// from.
+    #[inline]
     fn merge_plain(&self, bytes: &[u8], units: &mut Vec<u32>) {
         units.clear();
         match &self.rule {
@@ -636,23 +638,12 @@ impl ByteLevel {
                 return Ok(());
             }
         }
-        scratch.clear();
-        match &self.rule {
-            Rule::Ranks if piece.len() <= ranks::MAX_SHORT => self.merge_short(piece, scratch),
-            Rule::Ranks => self.merge_long(piece, scratch),
-            Rule::Merges(table) => {
-                let merge = |part: &[u8], units: &mut Vec<u32>| {
-                    units.extend(part.iter().map(|&b| self.byte_units[b as usize]));
-                    self.merge_units(units, table);
-                };
-                if piece.len() <= ranks::MAX_SHORT {
-                    merge(piece, scratch);
-                } else {
-                    // As under the ranks rule (the whole piece was looked up above with
-                    // `ignore_merges`; its parts are not).
-                    self.merge_in_parts(piece, scratch, merge);
-                }
-            }
+        // A long piece is cut into parts, under either rule (with `ignore_merges` the whole piece
+        // was looked up above; its parts are not).
+        if piece.len() <= ranks::MAX_SHORT {
+            self.merge_plain(piece, scratch);
+        } else {
+            self.merge_long(piece, scratch);
         }
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
             return Err(Error::NoToken((unit - PSEUDO) as u8));

@@ -146,20 +146,13 @@ impl ByteLevel {
             && (p + 1 >= piece.len() || self.rank_of(&piece[p - 1..=p + 1]) == NO_TOKEN)
     }
 
-    /// The units of a long `piece` (ranks rule) after every merge, into `units`: see
-    /// [`Self::merge_in_parts`]; parts of up to [`MAX_SHORT`] bytes take [`Self::merge_short`],
-    /// longer ones the general loop. A run of text no token spans (a piece of characters the
-    /// vocabulary never joins) thus costs short merges only.
+    /// The units of a long `piece` after every merge, into `units`: see
+    /// [`Self::merge_in_parts`]; each part takes [`ByteLevel::merge_plain`] (under the ranks rule
+    /// a short scan up to [`MAX_SHORT`] bytes, a heap up to [`MAX_HEAP`], rank buckets above). A
+    /// run of text no token spans (a piece of characters the vocabulary never joins) thus costs
+    /// short merges only.
     pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>) {
-        self.merge_in_parts(piece, units, |bytes, out| {
-            if bytes.len() <= MAX_SHORT {
-                return self.merge_short(bytes, out);
-            }
-            if bytes.len() <= MAX_HEAP {
-                return self.merge_heap(bytes, out);
-            }
-            self.merge_sweep(bytes, out);
-        });
+        self.merge_in_parts(piece, units, |bytes, out| self.merge_plain(bytes, out));
     }
 
     /// The units of a long `piece` after every merge, into `units`, under either rule: a run of
