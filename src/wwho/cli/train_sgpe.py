@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --prune-freq auto, give every character the script's schema lists a token, seen in "
                         "training or not, so that none falls back to its UTF-8 bytes (the default)")
     p.add_argument("--no-script-characters", dest="script_characters", action="store_false",
-                   help="only the characters of the training text get tokens (the earlier behaviour)")
+                   help="only the characters of the training text get tokens")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
