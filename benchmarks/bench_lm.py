@@ -551,90 +551,6 @@ def consistency(enc, tr_ids, tr_off, te_ids, te_off, test: list[str], top: int =
     }
 
 
-# --------------------------------------------------------------------------- the GPU model
-
-
-def gpt_bits(fit, dev, test, vocab: int, steps: int, batch: int, seed: int) -> float:
-    """A small GPT trained on ``fit`` ((ids, offsets) of training lines); total bits of ``test``
-    (its ids and end tokens). The weights kept are those of the evaluation (every 200 steps) with
-    the least loss on ``dev``, a slice of the training text, so a small text does not overfit."""
-    import copy
-
-    import torch
-    from torch import nn
-
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    dev_, ctx, width, layers = "cuda", 256, 384, 6
-    bos, eos = vocab, vocab + 1
-
-    def documents(ids, off):  # each line as begin, ids, end; and where each line begins
-        n = np.diff(off)
-        out = np.full(len(ids) + 2 * len(n), bos, np.int64)
-        starts = off[:-1] + 2 * np.arange(len(n))
-        out[np.arange(len(ids)) - np.repeat(off[:-1], n) + np.repeat(starts + 1, n)] = ids
-        out[starts + n + 1] = eos
-        return torch.from_numpy(out), starts, n
-
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.tok, self.pos = nn.Embedding(vocab + 2, width), nn.Embedding(ctx, width)
-            layer = nn.TransformerEncoderLayer(
-                width, 6, 4 * width, 0.1, "gelu", batch_first=True, norm_first=True
-            )
-            self.blocks, self.norm = nn.TransformerEncoder(layer, layers), nn.LayerNorm(width)
-            self.register_buffer(
-                "mask", nn.Transformer.generate_square_subsequent_mask(ctx), persistent=False
-            )
-
-        def forward(self, x):
-            t = x.shape[1]
-            h = self.tok(x) + self.pos(torch.arange(t, device=x.device))
-            h = self.blocks(h, mask=self.mask[:t, :t], is_causal=True)
-            return self.norm(h) @ self.tok.weight.T
-
-    @torch.no_grad()
-    def bits(model, docs) -> float:
-        model.eval()
-        stream, starts, lengths = docs
-        nats = 0.0
-        for s, n in zip(starts, lengths):
-            doc = stream[s : s + n + 2].to(dev_)
-            for a in range(0, n + 1, ctx):  # a line longer than the context: windows of full context
-                end = min(a + ctx, n + 1)
-                x, y = doc[max(0, end - ctx) : end], doc[a + 1 : end + 1]
-                with torch.autocast(dev_, torch.bfloat16):
-                    logits = model(x[None])[0, -len(y) :].float()
-                nats += nn.functional.cross_entropy(logits, y, reduction="sum").item()
-        model.train()
-        return nats / np.log(2)
-
-    stream = documents(*fit)[0]
-    dev_docs, test_docs = documents(*dev), documents(*test)
-    model = GPT().to(dev_)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, 1e-3, total_steps=steps, pct_start=0.05)
-    best = (float("inf"), None)
-    for step in range(1, steps + 1):
-        at = rng.integers(0, len(stream) - ctx - 1, batch)
-        xy = torch.stack([stream[a : a + ctx + 1] for a in at]).to(dev_)
-        with torch.autocast(dev_, torch.bfloat16):
-            logits = model(xy[:, :-1]).float()
-        loss = nn.functional.cross_entropy(logits.reshape(-1, vocab + 2), xy[:, 1:].reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 200 == 0 or step == steps:
-            on_dev = bits(model, dev_docs)
-            if on_dev < best[0]:
-                best = (on_dev, copy.deepcopy(model.state_dict()))
-    model.load_state_dict(best[1])
-    return bits(model, test_docs)
-
-
 # --------------------------------------------------------------------------- the run
 
 
@@ -686,17 +602,15 @@ def run_language(lang: str, args, variants: dict) -> None:
             f"{kind:22} {enc.vocab:6d} {len(te_ids) / (chars - len(test)):8.4f} {len(te_ids) / words:8.3f}"
             f" {100 * byte_share:7.3f}" + "".join(f" {bits[n].sum() / chars:7.4f}" for n in orders)
         )
+        if args.export or args.gpu:
+            stream = export(args.export or CACHE / "gpt", lang, kind, vocab, chars, len(te_ids) / words,
+                            (fit_ids, fit_off, dev_ids, dev_off, te_ids, te_off),
+                            {n: float(bits[n].sum() / chars) for n in orders})
         if args.gpu:
-            gpt = gpt_bits(
-                (fit_ids, fit_off),
-                (dev_ids, dev_off),
-                (te_ids, te_off),
-                vocab,
-                args.steps,
-                args.batch,
-                args.seed,
-            )
-            row += f" {gpt / chars:7.4f}"
+            import gpt
+
+            result = gpt.train(stream, args.steps, args.batch, args.seed, 100, "cuda")
+            row += f" {result['bits_per_char']:7.4f}"
         rows.append(row)
         print(row + f"   ({time.perf_counter() - t0:.0f} s)", flush=True)
         if args.analyse:
@@ -704,6 +618,20 @@ def run_language(lang: str, args, variants: dict) -> None:
     print("\n" + "\n".join(rows))
     if args.analyse:
         print_analyses(analyses, test, train)
+
+
+def export(folder: Path, lang: str, kind: str, vocab: int, chars: int, per_word: float, arrays, ngram) -> Path:
+    """One tokenizer's streams of one language as gpt.py reads them (ids as uint16 where they fit)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dtype = np.uint16 if vocab + 2 <= 1 << 16 else np.uint32
+    names = ("fit_ids", "fit_off", "dev_ids", "dev_off", "test_ids", "test_off")
+    out = folder / f"{lang}-{kind}.npz"
+    np.savez_compressed(
+        out,
+        **{n: a.astype(dtype if n.endswith("ids") else np.int64) for n, a in zip(names, arrays)},
+        vocab=vocab, chars=chars, lang=lang, kind=kind, tokens_per_word=per_word, ngram=json.dumps(ngram),
+    )
+    return out
 
 
 def analyse(kind, enc, tr_ids, tr_off, te_ids, te_off, test, bits, chars, keep) -> dict:
@@ -838,9 +766,10 @@ def main() -> None:
         action="store_true",
         help="feed every tokenizer the lines as SentencePiece normalizes them (NFKC, single spaces)",
     )
-    ap.add_argument("--gpu", action="store_true", help="also a small GPT (needs PyTorch and CUDA)")
+    ap.add_argument("--gpu", action="store_true", help="also a small GPT, gpt.py's (needs PyTorch and CUDA)")
+    ap.add_argument("--export", type=Path, help="write each tokenizer's streams here for gpt.py (another machine)")
     ap.add_argument("--steps", type=int, default=1200, help="GPT training steps")
-    ap.add_argument("--batch", type=int, default=64, help="GPT sequences of 256 tokens per step")
+    ap.add_argument("--batch", type=int, default=64, help="GPT windows of 256 tokens per step")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fresh", action="store_true", help="re-encode the streams")
     ap.add_argument("--selftest", action="store_true", help="check the n-gram code on known streams and exit")
