@@ -66,6 +66,21 @@ def test_arrays_equal_the_lists(kinds, kind, threads):
     assert tok.encode_batch_to_numpy(texts[:3])[0].tolist() == [i for ids in lists[:3] for i in ids]
 
 
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+def test_large_batches_are_gathered_whole(kinds, kind):
+    # Over a million ids (4 MiB): the result is copied together on several threads, each a run
+    # of whole chunks; every id must land in its place, whatever the thread count.
+    tok = _get(kinds, kind)
+    texts = [t for t in _inputs(kind) if t.strip()] * 100
+    lists = tok.encode_batch(texts, num_threads=1)
+    assert sum(map(len, lists)) > 1_000_000
+    flat = np.fromiter((i for ids in lists for i in ids), dtype=np.uint32)
+    for threads in (1, 3, 8):
+        ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=threads)
+        assert np.array_equal(ids, flat)
+        assert np.array_equal(np.diff(offsets), [len(x) for x in lists])
+
+
 def test_o200k_arrays_equal_tiktoken(kinds):
     tiktoken = pytest.importorskip("tiktoken")
     tok = _get(kinds, "o200k")

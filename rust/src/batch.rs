@@ -131,6 +131,63 @@ pub fn parallel_map<R: Send>(
     }
 }
 
+/// `parts` one after another into `dest` (exactly as long as all of them together), on up to
+/// `threads` threads of the same pools as [`ordered_chunks`], each copying a run of whole parts
+/// of about equal size. Large outputs only: the copy and the first touch of `dest`'s pages
+/// are then shared instead of falling on one thread after all the encoding is done.
+pub fn gather<X, S>(parts: &[S], dest: &mut [X], threads: usize)
+where
+    X: Copy + Send + Sync,
+    S: AsRef<[X]> + Sync,
+{
+    let len = |part: &S| part.as_ref().len();
+    assert_eq!(
+        dest.len(),
+        parts.iter().map(len).sum::<usize>(),
+        "gather: wrong size"
+    );
+    let size = std::mem::size_of_val(dest);
+    let threads = threads
+        .min(parts.len())
+        .min(size / GATHER_PER_THREAD)
+        .max(1);
+    // Runs of whole parts, each about `dest.len() / threads` long, and where each run starts.
+    let mut runs: Vec<(&[S], &mut [X])> = Vec::with_capacity(threads);
+    let (mut rest, mut from, mut held) = (dest, 0, 0);
+    let share = rest.len().div_ceil(threads);
+    for (i, part) in parts.iter().enumerate() {
+        held += len(part);
+        if held >= share || i + 1 == parts.len() {
+            let (run, tail) = std::mem::take(&mut rest).split_at_mut(held);
+            runs.push((&parts[from..=i], run));
+            (rest, from, held) = (tail, i + 1, 0);
+        }
+    }
+    let copy = |(parts, run): (&[S], &mut [X])| {
+        let mut at = 0;
+        for part in parts {
+            let part = part.as_ref();
+            run[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+    };
+    let mut runs = runs.into_iter();
+    let first = runs.next();
+    if runs.len() == 0 {
+        first.into_iter().for_each(copy);
+        return;
+    }
+    pool(runs.len()).in_place_scope(|scope| {
+        for run in runs {
+            scope.spawn(move |_| copy(run));
+        }
+        first.into_iter().for_each(copy);
+    });
+}
+
+/// Bytes of output below which one more thread does not pay for itself in [`gather`].
+const GATHER_PER_THREAD: usize = 1 << 20;
+
 /// Starts of consecutive chunks of about [`CHUNK_WEIGHT`] (or [`CHUNK_WEIGHT_ONE`] on one
 /// thread), then `items.len()`.
 fn chunk_bounds<T>(items: &[T], weight: &impl Fn(&T) -> usize, threads: usize) -> Vec<usize> {
@@ -292,6 +349,33 @@ mod tests {
                 })
                 .unwrap();
                 assert_eq!(next, want.len());
+            }
+        }
+    }
+
+    #[test]
+    fn gather_puts_every_part_in_place() {
+        for sizes in [
+            vec![],
+            vec![0],
+            vec![3, 0, 5],
+            vec![1 << 19; 9],
+            vec![1, 1 << 21, 7, 1 << 20, 0, 3],
+        ] {
+            let parts: Vec<Vec<u32>> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    (0..n as u32)
+                        .map(|j| j.wrapping_mul(31) ^ i as u32)
+                        .collect()
+                })
+                .collect();
+            let want: Vec<u32> = parts.concat();
+            for threads in [1, 2, 3, 8] {
+                let mut got = vec![u32::MAX; want.len()];
+                gather(&parts, &mut got, threads);
+                assert!(got == want, "sizes {sizes:?}, {threads} threads");
             }
         }
     }

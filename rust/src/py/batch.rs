@@ -162,7 +162,10 @@ where
     E: Send,
     W: Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), E> + Sync,
 {
-    let mut ids: Vec<u32> = Vec::new();
+    // Each chunk's ids stay where its thread put them; the caller only records where each
+    // text's ids will start, and they are gathered into the result once, on all the threads.
+    let mut parts: Vec<Vec<u32>> = Vec::new();
+    let mut total = 0;
     let mut offsets: Vec<i64> = Vec::with_capacity(texts.len() + 1);
     offsets.push(0);
     // A chunk's ids, and where each of its texts' ids end in them.
@@ -178,23 +181,67 @@ where
     let done = py.detach(|| {
         ordered_chunks(texts, threads, Text::len, chunk, |_, result| {
             let (out, ends) = result.map_err(Stop::Text)?;
-            let base = ids.len();
-            if base == 0 {
-                ids = out;
-            } else {
-                ids.extend_from_slice(&out);
-            }
-            offsets.extend(ends.iter().map(|&end| (base + end) as i64));
+            offsets.extend(ends.iter().map(|&end| (total + end) as i64));
+            total += out.len();
+            parts.push(out);
             // A Ctrl-C stops a long batch here (the threads stop taking chunks).
             Python::attach(|py| py.check_signals()).map_err(Stop::Signal)
         })
     });
     match done {
-        Ok(()) => Ok((native_bytes(py, &ids)?, native_bytes(py, &offsets)?)),
+        Ok(()) => Ok((
+            gathered(py, &parts, total, threads)?,
+            native_bytes(py, &offsets)?,
+        )),
         Err(Stop::Text(e)) => Err(error(py, e)),
         Err(Stop::Signal(e)) => Err(e),
     }
 }
+
+/// `parts` one after another as a `bytearray` of native-endian `u32`s, filled on up to
+/// `threads` threads without the GIL ([`crate::batch::gather`]).
+fn gathered<'py>(
+    py: Python<'py>,
+    parts: &[Vec<u32>],
+    total: usize,
+    threads: usize,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    let size = total
+        .checked_mul(4)
+        .and_then(|n| ffi::Py_ssize_t::try_from(n).ok())
+        .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("too many ids for one array"))?;
+    // SAFETY: a bytearray of `size` unwritten bytes (or NULL with MemoryError set); no other
+    // code holds it until it is returned, so writing its buffer without the GIL is safe, and
+    // `gather` writes every one of its bytes (it checks the total) before it is returned.
+    unsafe {
+        let array = Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyByteArray_FromStringAndSize(std::ptr::null(), size),
+        )?;
+        if total > 0 {
+            let start = ffi::PyByteArray_AsString(array.as_ptr()).cast::<u8>();
+            let dest = Dest(start);
+            py.detach(move || {
+                let dest = dest;
+                // The buffer from the allocator may sit at any address: copy as bytes.
+                let bytes = std::slice::from_raw_parts_mut(dest.0, total * 4);
+                let parts_bytes: Vec<&[u8]> = parts
+                    .iter()
+                    .map(|p| std::slice::from_raw_parts(p.as_ptr().cast::<u8>(), p.len() * 4))
+                    .collect();
+                crate::batch::gather(&parts_bytes, bytes, threads);
+            });
+        }
+        Ok(array.cast_into_unchecked::<PyByteArray>())
+    }
+}
+
+/// The start of a buffer that one thread hands to others for the length of one call.
+#[derive(Clone, Copy)]
+struct Dest(*mut u8);
+// SAFETY: the buffer outlives the call that shares it, and `gather` gives each thread its own
+// part of it.
+unsafe impl Send for Dest {}
 
 /// One text's ids as a numpy `uint32` array: a `bytearray` of them that `numpy.frombuffer`
 /// takes over without a copy, called from here with the dtype object made once (numpy parses
