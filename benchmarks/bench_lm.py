@@ -2,7 +2,7 @@
 
     python benchmarks/bench_lm.py [--langs si hi] [--size 8000] [--kinds sgpe spm-bpe ...]
                                   [--sgpe NAME=JSON ...] [--analyse] [--order 4] [--normalize]
-                                  [--gpu] [--fresh]
+                                  [--gpu] [--export DIR] [--fresh]
     python benchmarks/bench_lm.py --order 4 --analyse      # docs/language-model.md (a few minutes)
     python benchmarks/bench_lm.py --order 4 --normalize    # its "normalized" columns
     python benchmarks/bench_lm.py --selftest
@@ -25,10 +25,11 @@ same for every tokenizer. A line's first token is predicted from a begin-of-line
   The discounts start from Chen and Goodman's estimates and are scaled per order to minimise
   the loss on a dev slice of the training text (every 50th line, left out of the counts), never
   on FLORES.
-* ``--gpu`` (PyTorch and CUDA): a small GPT (6 layers, 384 wide, 6 heads, context 256), the
-  same seed, tokens per step and steps for every tokenizer, the weights of the evaluation with
-  the least loss on the dev slice kept; torch is imported only there. Not yet run: written on a
-  machine without a GPU.
+* ``--gpu`` (PyTorch and CUDA): ``gpt.py``'s small GPT (6 layers, 384 wide, context 256), the same
+  seed, tokens per step and steps for every tokenizer, the weights of the evaluation with the least
+  loss on the dev slice kept; torch is imported only there. ``--export DIR`` writes each
+  tokenizer's streams for ``gpt.py`` to train on another machine, several at once
+  (``device_checks.sh``).
 
 The SGPE variants of :data:`VARIANTS` (and any ``--sgpe NAME=JSON``, options of
 ``SGPETokenizer.train``, plus ``"danda_as_punct": true``, which maps the dandas to punctuation
