@@ -19,8 +19,9 @@ dev slice is scored, and the weights with its least loss are the ones scored on 
 text is seen many times over, and the dev slice picks the step before the model overfits.
 
 Scoring predicts every token of a line and its end from the line's start alone, as bench_lm.py's
-n-gram models do; a line longer than the context is scored in windows that each see the previous
-255 tokens. Bits per character = the test's total bits / its characters.
+n-gram models do; a line longer than the context (no FLORES line is, at 8,000 tokens) is scored in
+windows that move on by half a context, so each token sees at least 128 tokens before it. Bits per
+character = the test's total bits / its characters.
 
 Several streams train at once in separate processes on the one GPU (``--jobs``); each writes one
 JSON line to ``--out`` when done. With ``--deadline``, a wave of seeds is started only while the
@@ -57,13 +58,16 @@ def documents(ids: np.ndarray, offsets: np.ndarray, vocab: int) -> np.ndarray:
 
 def windows(ids: np.ndarray, offsets: np.ndarray, vocab: int, ctx: int = CTX):
     """Every target of every line (its ids, then its end) exactly once, as (inputs, targets) pairs
-    of at most ``ctx`` tokens; a target that an earlier window already scored is -100 (ignored)."""
+    of at most ``ctx`` tokens; a target that another window scores is -100 (ignored). A line
+    longer than the context is scored in windows that move on by half of it, so that every
+    target sees at least half a context of its line before it (or all of it)."""
+    step = max(1, ctx // 2)
     items = []
     for i in range(len(offsets) - 1):
         doc = np.concatenate(([vocab], ids[offsets[i] : offsets[i + 1]], [vocab + 1])).astype(np.int64)
         first = 1  # the first target not yet scored
         while first < len(doc):
-            end = min(first + ctx, len(doc))  # targets first .. end-1
+            end = min(first + (ctx if first == 1 else step), len(doc))  # targets first .. end-1
             start = max(0, end - 1 - ctx)
             x, y = doc[start : end - 1], doc[start + 1 : end].copy()
             y[: len(y) - (end - first)] = -100

@@ -1,0 +1,74 @@
+"""The scoring plumbing of ``benchmarks/gpt.py`` (numpy only; the model itself needs PyTorch and a GPU).
+
+Bits per character are only comparable between tokenizers if every token of every line, and its
+end, is predicted exactly once, from that line's own start: these tests check the windows that
+the GPT is scored on, and the documents it is trained on, against counts made here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import gpt  # noqa: E402
+
+VOCAB = 100
+
+
+def flat(lines: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(lines) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lines], out=offsets[1:])
+    ids = np.array([i for x in lines for i in x], dtype=np.int64)
+    return ids, offsets
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, VOCAB - 1), max_size=40), min_size=1, max_size=8),
+       st.integers(2, 9))
+def test_every_target_is_scored_once_from_its_own_line(lines, ctx):
+    ids, offsets = flat(lines)
+    items = gpt.windows(ids, offsets, VOCAB, ctx=ctx)
+    # Each line's targets, in order: its ids, then the end token; and for each the tokens before it.
+    want = [(line[:k], (line + [VOCAB + 1])[k]) for line in lines for k in range(len(line) + 1)]
+    got = []
+    for x, y in items:
+        assert len(x) == len(y) <= ctx
+        for k in np.flatnonzero(y != -100):
+            got.append((x[: k + 1], int(y[k])))
+    assert len(got) == len(want)
+    for (seen, target), (before, want_target) in zip(got, want):
+        assert target == want_target
+        # the inputs are the tokens just before the target: all of them while the line fits,
+        # else at least half a context
+        context = [VOCAB, *before]
+        assert seen.tolist() == context[-len(seen):]
+        assert len(seen) >= min(len(context), max(1, ctx // 2))
+
+
+def test_documents_are_begin_ids_end():
+    ids, offsets = flat([[5, 6], [], [7]])
+    assert gpt.documents(ids, offsets, VOCAB).tolist() == [VOCAB, 5, 6, VOCAB + 1, VOCAB, VOCAB + 1, VOCAB, 7,
+                                                           VOCAB + 1]
+
+
+def test_batches_pad_without_scoring_the_padding():
+    ids, offsets = flat([[1, 2, 3, 4, 5], [9]])
+    items = gpt.windows(ids, offsets, VOCAB, ctx=8)
+    (x, y), = list(gpt.batches(items, 8))
+    assert x.shape == y.shape == (2, 6)
+    assert (y != -100).sum() == 5 + 1 + 1 + 1  # every id and both ends
+    assert y[0, 2:].tolist() == [-100] * 4  # the short line's padding
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_batches_keep_every_item(size):
+    ids, offsets = flat([[1] * n for n in range(7)])
+    items = gpt.windows(ids, offsets, VOCAB, ctx=4)
+    scored = sum(int((y != -100).sum()) for _, y in gpt.batches(items, size))
+    assert scored == len(ids) + len(offsets) - 1
