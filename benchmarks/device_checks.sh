@@ -35,8 +35,8 @@ run)
     start=$(date +%s)
     budget=${BUDGET:-480}  # seconds for the whole run; the GPT waves get what is left
     export PYTHONUNBUFFERED=1
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site devdata/whl/*.whl
-    export PYTHONPATH=/tmp/site WWHO_SHARED_DATA=$PWD/devdata/data
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$PWD/devdata/site" devdata/whl/*.whl
+    export PYTHONPATH=$PWD/devdata/site WWHO_SHARED_DATA=$PWD/devdata/data
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader || true
     smoke=ok
     # GPT_OPTIONS: --cpu --batch 2 (say) checks this script on a machine without a GPU
