@@ -1,7 +1,7 @@
 """One joint Indic tokenizer: SGPE 64k on a balanced mixture of 13 Indic languages
 plus English, against SentencePiece BPE 64k on the same mixture and o200k_base, Llama 3 and Qwen2.
 
-    python benchmarks/bench_joint.py [--alpha 0.3] [--total-mb 40] [--vocab 64000]
+    python benchmarks/bench_joint.py [--alpha 0.3] [--word-tilt 0] [--total-mb 40] [--vocab 64000]
                                      [--kinds sgpe sgpe-words spm-bpe ...] [--seed 0] [--no-meta]
 
 What it does, each step cached under .cache/bench_joint/ (delete a file to redo its step):
@@ -20,6 +20,10 @@ What it does, each step cached under .cache/bench_joint/ (delete a file to redo 
    subset). The lines are shuffled with the same seeded RNG and written to
    ``mixture-a{alpha}.txt`` (``-{total}mb`` appended when ``--total-mb`` is not the default), so
    the mixture is deterministic. Each language's share before and after is printed.
+   ``--word-tilt BETA`` tilts those shares towards the Indic languages of longer words (a share times
+   the language's UTF-8 bytes per word over the Indic geometric mean, to the power BETA; English keeps
+   its share), a parity-style balance that needs no tokenizer; the mixture is then
+   ``mixture-a{alpha}-w{BETA}.txt``.
    Why temperature and not parity-style balancing (sampling so that every language ends with the
    same number of *tokens*): parity-style balancing needs a tokenizer to measure the languages
    with, and the tokenizer is what is being trained (an iterated fit); temperature sampling is the
@@ -59,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -158,9 +163,9 @@ def test_lines(lang: str) -> list[str]:
     return flores[len(flores) // 2 :] if lang == "or" else flores
 
 
-def mixture_name(alpha: float, total_mb: float) -> str:
+def mixture_name(alpha: float, total_mb: float, tilt: float = 0.0) -> str:
     tail = "" if total_mb == DEFAULT_TOTAL_MB else f"-{total_mb:g}mb"
-    return f"mixture-a{alpha:g}{tail}"
+    return f"mixture-a{alpha:g}{f'-w{tilt:g}' if tilt else ''}{tail}"
 
 
 def temperature_shares(sizes: dict[str, int], alpha: float) -> dict[str, float]:
@@ -186,8 +191,12 @@ def take(lines: list[str], target: int, rng: random.Random) -> list[str]:
     return out
 
 
-def build_mixture(alpha: float, total_mb: float, seed: int) -> tuple[Path, dict]:
-    name = mixture_name(alpha, total_mb)
+def bytes_per_word(lines: list[str]) -> float:
+    return sum(len(line.encode("utf-8")) for line in lines) / max(1, sum(len(line.split()) for line in lines))
+
+
+def build_mixture(alpha: float, total_mb: float, seed: int, tilt: float = 0.0) -> tuple[Path, dict]:
+    name = mixture_name(alpha, total_mb, tilt)
     path = CACHE / f"{name}.txt"
     info_path = CACHE / f"{name}.json"
     if path.exists() and info_path.exists():
@@ -202,6 +211,16 @@ def build_mixture(alpha: float, total_mb: float, seed: int) -> tuple[Path, dict]
         lines[lang], sources[lang] = training_lines(lang)
     sizes = {lang: size_of(ls) for lang, ls in lines.items()}
     shares = temperature_shares(sizes, alpha)
+    if tilt:
+        # Parity-style, with no tokenizer: more text for the Indic languages of longer words (the
+        # ones a shared vocabulary serves worst), relative to the Indic languages' geometric mean;
+        # English keeps its temperature share, so that its tokens do not rise to flatter the
+        # figures relative to English.
+        words = {lang: bytes_per_word(ls) for lang, ls in lines.items() if lang != "en"}
+        middle = math.exp(sum(math.log(w) for w in words.values()) / len(words))
+        weights = {lang: shares[lang] * (words[lang] / middle) ** tilt if lang in words else shares[lang]
+                   for lang in LANGS}
+        shares = {lang: w / sum(weights.values()) for lang, w in weights.items()}
     target = total_mb * 1e6
     mixed: list[str] = []
     taken = {}
@@ -217,6 +236,7 @@ def build_mixture(alpha: float, total_mb: float, seed: int) -> tuple[Path, dict]
     total_raw, total_taken = sum(sizes.values()), sum(taken.values())
     info = {
         "alpha": alpha,
+        "word_tilt": tilt,
         "total_mb": total_mb,
         "seed": seed,
         "bytes": path.stat().st_size,
@@ -239,7 +259,8 @@ def build_mixture(alpha: float, total_mb: float, seed: int) -> tuple[Path, dict]
 
 def print_mixture(path: Path, info: dict) -> None:
     print(
-        f"\n## Mixture {path.name}: alpha {info['alpha']:g}, {info['bytes'] / 1e6:.1f} MB, "
+        f"\n## Mixture {path.name}: alpha {info['alpha']:g}, word tilt {info.get('word_tilt', 0):g}, "
+        f"{info['bytes'] / 1e6:.1f} MB, "
         f"{info['lines']:,} lines, seed {info['seed']}\n"
     )
     print("| lang | training text MB | share before | share after | MB in mixture | times its text |")
@@ -535,6 +556,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--alpha", type=float, default=0.3, help="temperature exponent (1: the raw mixture)")
     ap.add_argument("--total-mb", type=float, default=DEFAULT_TOTAL_MB, help="size of the mixture in MB")
+    ap.add_argument("--word-tilt", type=float, default=0.0, metavar="BETA",
+                    help="multiply each share by the language's UTF-8 bytes per word ** BETA (0: off)")
     ap.add_argument("--vocab", type=int, default=64000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kinds", nargs="*", default=DEFAULT_KINDS, choices=[*SGPE_KINDS, *SPM_KINDS])
@@ -545,7 +568,7 @@ def main() -> None:
     if not CORPORA.is_dir():
         sys.exit(f"no shared corpora at {CORPORA}: set WWHO_SHARED_DATA")
     print(f"machine: {machine()}; load average at the start {os.getloadavg()[0]:.1f}")
-    mixture, info = build_mixture(args.alpha, args.total_mb, args.seed)
+    mixture, info = build_mixture(args.alpha, args.total_mb, args.seed, args.word_tilt)
     print_mixture(mixture, info)
     specs, records = {}, {}
     for kind in args.kinds:
