@@ -115,10 +115,65 @@ where
     Ok(unsafe { list.finish(py) })
 }
 
-/// What stops a flat batch: a text's own error, or a signal's exception.
+/// [`encode_texts`] with a `work` that appends a text's ids to a vector: each chunk of texts
+/// fills one vector, and `convert` makes each text's Python object from its slice of it. The
+/// threads then allocate one vector per chunk instead of one per text, and the calling thread,
+/// which frees them, returns far fewer blocks to the other threads' allocator arenas.
+pub fn encode_texts_into<'py, E, W, C>(
+    py: Python<'py>,
+    texts: &[Text<'_>],
+    threads: usize,
+    work: W,
+    convert: C,
+    error: impl FnOnce(Python<'py>, E) -> PyErr,
+) -> PyResult<Bound<'py, PyList>>
+where
+    E: Send,
+    W: Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), E> + Sync,
+    C: Fn(Python<'_>, &[u32]) -> PyResult<Py<PyAny>> + Sync,
+{
+    let list = Filling::new(py, texts.len())?;
+    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), E> {
+        let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
+        let mut ends = Vec::with_capacity(part.len());
+        for t in part {
+            work(t, &mut out)?;
+            ends.push(out.len());
+        }
+        Ok((out, ends))
+    };
+    let (convert, filling) = (&convert, &list);
+    let done = py.detach(|| {
+        ordered_chunks(texts, threads, Text::len, chunk, |first, result| {
+            let (out, ends) = result.map_err(Stop::Text)?;
+            Python::attach(|py| {
+                // A Ctrl-C stops a long batch here (the threads stop taking chunks).
+                py.check_signals().map_err(Stop::Python)?;
+                let mut start = 0;
+                for (k, &end) in ends.iter().enumerate() {
+                    let item = convert(py, &out[start..end]).map_err(Stop::Python)?;
+                    // SAFETY: `ordered_chunks` hands every chunk over once: `first + k` is this
+                    // text's own slot, below `texts.len()` and still empty.
+                    unsafe { filling.set(py, first + k, item) };
+                    start = end;
+                }
+                Ok(())
+            })
+        })
+    });
+    match done {
+        // SAFETY: every chunk was handed over and every text's slot set.
+        Ok(()) => Ok(unsafe { list.finish(py) }),
+        Err(Stop::Text(e)) => Err(error(py, e)),
+        Err(Stop::Python(e)) => Err(e),
+    }
+}
+
+/// What stops a chunked batch: a text's own error, or a Python exception (a signal's, or one
+/// raised while making a text's object).
 enum Stop<E> {
     Text(E),
-    Signal(PyErr),
+    Python(PyErr),
 }
 
 /// Every text's ids in one array and where each text's ids start: `(ids, offsets)` as two
@@ -185,7 +240,7 @@ where
             total += out.len();
             parts.push(out);
             // A Ctrl-C stops a long batch here (the threads stop taking chunks).
-            Python::attach(|py| py.check_signals()).map_err(Stop::Signal)
+            Python::attach(|py| py.check_signals()).map_err(Stop::Python)
         })
     });
     match done {
@@ -194,7 +249,7 @@ where
             native_bytes(py, &offsets)?,
         )),
         Err(Stop::Text(e)) => Err(error(py, e)),
-        Err(Stop::Signal(e)) => Err(e),
+        Err(Stop::Python(e)) => Err(e),
     }
 }
 

@@ -2,7 +2,7 @@
 //! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
 //! the exceptions into typed `wwho` errors.
 
-use super::batch::{encode_flat_into, encode_texts, ids_array, thread_count};
+use super::batch::{encode_flat_into, encode_texts_into, ids_array, thread_count};
 use super::ints::IdInts;
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
@@ -560,22 +560,27 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.batch(
-            texts,
-            allowed,
-            disallowed,
-            |views, work| {
-                let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
-                    Ok(self
-                        .ints
-                        .list(py, &ids.map_err(to_py)?)?
-                        .into_any()
-                        .unbind())
-                };
-                encode_texts(py, views, thread_count(num_threads), work, ids_of)
-            },
-            num_threads,
-        )
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let owned = batch_strings(texts, num_threads)?;
+        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let core = &self.inner;
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
+            with_utf8(*t, |s| core.encode_into(s, &allowed, &disallowed, out))
+        };
+        let ids_of = |py: Python<'_>, ids: &[u32]| Ok(self.ints.list(py, ids)?.into_any().unbind());
+        guard(|| {
+            encode_texts_into(
+                py,
+                &views,
+                thread_count(num_threads),
+                work,
+                ids_of,
+                |_, e| to_py(e),
+            )
+        })
     }
 
     /// [`encode_batch`](Self::encode_batch) as one array: `(ids, offsets)`, two `bytearray`s of
@@ -680,30 +685,5 @@ impl ByteLevel {
                 .map_err(to_py)
             })
         })
-    }
-
-    /// What both batch forms share: the special-token sets and the texts read, and the work per
-    /// text, handed to `run`. Each thread reads the strings' own storage (UTF-8 made by the thread
-    /// itself where it is not ASCII), so the calling thread does no per-text work but the results.
-    fn batch<'py, T>(
-        &self,
-        texts: &Bound<'py, PyAny>,
-        allowed: &Bound<'py, PyAny>,
-        disallowed: &Bound<'py, PyAny>,
-        run: impl FnOnce(
-            &[Text<'_>],
-            &(dyn Fn(&Text<'_>) -> Result<Vec<u32>, Error> + Sync),
-        ) -> PyResult<T>,
-        num_threads: Option<usize>,
-    ) -> PyResult<T> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let owned = batch_strings(texts, num_threads)?;
-        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
-        let core = &self.inner;
-        let work = |t: &Text<'_>| with_utf8(*t, |s| core.encode(s, &allowed, &disallowed));
-        guard(|| run(&views, &work))
     }
 }

@@ -3,7 +3,7 @@
 //! them, the byte-level part's (tiktoken's ranks) as `ByteLevel` takes them, the special tokens
 //! with their unified ids. Text comes in as `str`, read in its own storage.
 
-use super::batch::{encode_flat, encode_texts, thread_count};
+use super::batch::{encode_flat, encode_texts_into, thread_count};
 use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::sgpe::{PyEncoder, PyRouter};
@@ -145,11 +145,15 @@ impl PyMeta {
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         self.batch(py, &texts, allowed, disallowed, |views, work| {
-            let ids_of = |py: Python<'_>, ids: Result<Vec<u32>, Error>| {
-                let ids = ids.map_err(|e| self.error(py, e))?;
-                Ok(self.ints.list(py, &ids)?.into_any().unbind())
+            // Each text's ids, freed by the thread that made them, copied into its chunk's vector.
+            let work = |t: &Text<'_>, out: &mut Vec<u32>| {
+                out.extend_from_slice(&work(t)?);
+                Ok(())
             };
-            encode_texts(py, views, thread_count(Some(num_threads)), work, ids_of)
+            let ids_of =
+                |py: Python<'_>, ids: &[u32]| Ok(self.ints.list(py, ids)?.into_any().unbind());
+            let threads = thread_count(Some(num_threads));
+            encode_texts_into(py, views, threads, work, ids_of, |py, e| self.error(py, e))
         })
     }
 
