@@ -132,8 +132,11 @@ def test_the_first_failing_text_is_the_one_reported(kind, corpus):
     texts[1000] = f"a b {special} c"  # offset 4
     texts[-10] = special  # offset 0, later in the batch
     for n in (1, 2, 3):
-        with pytest.raises(TokenizerError, match="offset 4"):
+        # the error names the first failing text (in order) and the offset in it, in both forms
+        with pytest.raises(TokenizerError, match=r"texts\[1000\]: .*offset 4"):
             tok.encode_batch(texts, num_threads=n)
+        with pytest.raises(TokenizerError, match=r"texts\[1000\]: .*offset 4"):
+            tok.encode_batch_to_numpy(texts, num_threads=n)
 
 
 def test_not_a_list_of_str(kind):

@@ -430,8 +430,13 @@ class MetaTokenizer:
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
                         disallowed_special: Iterable[str] | str = "all"):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id."""
-        ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
-                                            disallowed_special=disallowed_special, num_threads=1)
+        try:
+            ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
+                                                disallowed_special=disallowed_special, num_threads=1)
+        except TokenizerError as exc:
+            if getattr(exc, "text_index", None) == 0:  # one text: its error as encode raises it
+                raise TokenizerError(str(exc).removeprefix("texts[0]: ")) from None
+            raise
         return ids
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),

@@ -125,7 +125,7 @@ pub fn encode_texts_into<'py, E, W, C>(
     threads: usize,
     work: W,
     convert: C,
-    error: impl FnOnce(Python<'py>, E) -> PyErr,
+    error: impl FnOnce(Python<'py>, usize, E) -> PyErr,
 ) -> PyResult<Bound<'py, PyList>>
 where
     E: Send,
@@ -133,11 +133,11 @@ where
     C: Fn(Python<'_>, &[u32]) -> PyResult<Py<PyAny>> + Sync,
 {
     let list = Filling::new(py, texts.len())?;
-    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), E> {
+    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), (usize, E)> {
         let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
         let mut ends = Vec::with_capacity(part.len());
-        for t in part {
-            work(t, &mut out)?;
+        for (k, t) in part.iter().enumerate() {
+            work(t, &mut out).map_err(|e| (k, e))?;
             ends.push(out.len());
         }
         Ok((out, ends))
@@ -145,7 +145,7 @@ where
     let (convert, filling) = (&convert, &list);
     let done = py.detach(|| {
         ordered_chunks(texts, threads, Text::len, chunk, |first, result| {
-            let (out, ends) = result.map_err(Stop::Text)?;
+            let (out, ends) = result.map_err(|(k, e)| Stop::Text(first + k, e))?;
             Python::attach(|py| {
                 // A Ctrl-C stops a long batch here (the threads stop taking chunks).
                 py.check_signals().map_err(Stop::Python)?;
@@ -164,7 +164,7 @@ where
     match done {
         // SAFETY: every chunk was handed over and every text's slot set.
         Ok(()) => Ok(unsafe { list.finish(py) }),
-        Err(Stop::Text(e)) => Err(error(py, e)),
+        Err(Stop::Text(at, e)) => Err(error(py, at, e)),
         Err(Stop::Python(e)) => Err(e),
     }
 }
@@ -172,7 +172,8 @@ where
 /// What stops a chunked batch: a text's own error, or a Python exception (a signal's, or one
 /// raised while making a text's object).
 enum Stop<E> {
-    Text(E),
+    /// The failing text's place in the batch, and its error.
+    Text(usize, E),
     Python(PyErr),
 }
 
@@ -186,7 +187,7 @@ pub fn encode_flat<'py, E, W>(
     texts: &[Text<'_>],
     threads: usize,
     work: W,
-    error: impl FnOnce(Python<'py>, E) -> PyErr,
+    error: impl FnOnce(Python<'py>, usize, E) -> PyErr,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)>
 where
     E: Send,
@@ -211,7 +212,7 @@ pub fn encode_flat_into<'py, E, W>(
     texts: &[Text<'_>],
     threads: usize,
     work: W,
-    error: impl FnOnce(Python<'py>, E) -> PyErr,
+    error: impl FnOnce(Python<'py>, usize, E) -> PyErr,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)>
 where
     E: Send,
@@ -224,18 +225,18 @@ where
     let mut offsets: Vec<i64> = Vec::with_capacity(texts.len() + 1);
     offsets.push(0);
     // A chunk's ids, and where each of its texts' ids end in them.
-    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), E> {
+    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), (usize, E)> {
         let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
         let mut ends = Vec::with_capacity(part.len());
-        for t in part {
-            work(t, &mut out)?;
+        for (k, t) in part.iter().enumerate() {
+            work(t, &mut out).map_err(|e| (k, e))?;
             ends.push(out.len());
         }
         Ok((out, ends))
     };
     let done = py.detach(|| {
-        ordered_chunks(texts, threads, Text::len, chunk, |_, result| {
-            let (out, ends) = result.map_err(Stop::Text)?;
+        ordered_chunks(texts, threads, Text::len, chunk, |first, result| {
+            let (out, ends) = result.map_err(|(k, e)| Stop::Text(first + k, e))?;
             offsets.extend(ends.iter().map(|&end| (total + end) as i64));
             total += out.len();
             parts.push(out);
@@ -248,7 +249,7 @@ where
             gathered(py, &parts, total, threads)?,
             native_bytes(py, &offsets)?,
         )),
-        Err(Stop::Text(e)) => Err(error(py, e)),
+        Err(Stop::Text(at, e)) => Err(error(py, at, e)),
         Err(Stop::Python(e)) => Err(e),
     }
 }

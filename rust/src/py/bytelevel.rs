@@ -578,7 +578,7 @@ impl ByteLevel {
                 thread_count(num_threads),
                 work,
                 ids_of,
-                |_, e| to_py(e),
+                batch_error,
             )
         })
     }
@@ -604,7 +604,7 @@ impl ByteLevel {
         let work = |t: &Text<'_>, out: &mut Vec<u32>| {
             with_utf8(*t, |s| core.encode_into(s, &allowed, &disallowed, out))
         };
-        guard(|| encode_flat_into(py, &views, thread_count(num_threads), work, |_, e| to_py(e)))
+        guard(|| encode_flat_into(py, &views, thread_count(num_threads), work, batch_error))
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
@@ -639,6 +639,15 @@ impl ByteLevel {
     fn stage_kinds(&self) -> Vec<String> {
         self.inner.pretokenizer().stage_kinds()
     }
+}
+
+/// A batch's error: the failing text's own, with its place in the batch as `text_index` (the
+/// Python layer names it in the message).
+fn batch_error(py: Python<'_>, at: usize, e: Error) -> PyErr {
+    let err = to_py(e);
+    // An exception that takes no attribute still says what went wrong, only not where.
+    let _ = err.value(py).setattr("text_index", at);
+    err
 }
 
 /// The strings of a batch (a TypeError for the first item that is not one).

@@ -153,7 +153,9 @@ impl PyMeta {
             let ids_of =
                 |py: Python<'_>, ids: &[u32]| Ok(self.ints.list(py, ids)?.into_any().unbind());
             let threads = thread_count(Some(num_threads));
-            encode_texts_into(py, views, threads, work, ids_of, |py, e| self.error(py, e))
+            encode_texts_into(py, views, threads, work, ids_of, |py, at, e| {
+                self.batch_error(py, at, e)
+            })
         })
     }
 
@@ -170,7 +172,9 @@ impl PyMeta {
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         self.batch(py, &texts, allowed, disallowed, |views, work| {
             let threads = thread_count(Some(num_threads));
-            encode_flat(py, views, threads, work, |py, e| self.error(py, e))
+            encode_flat(py, views, threads, work, |py, at, e| {
+                self.batch_error(py, at, e)
+            })
         })
     }
 
@@ -250,6 +254,17 @@ impl PyMeta {
     }
 
     /// The `TokenizerError` of a failed encoding (the message of `wwho.meta` before the core).
+    /// [`Self::error`] of the text at `at` in a batch: the message names it.
+    fn batch_error(&self, py: Python<'_>, at: usize, e: Error) -> PyErr {
+        let err = self.error(py, e);
+        let message = err.value(py).to_string();
+        let _ = err.value(py).setattr("text_index", at);
+        let _ = err
+            .value(py)
+            .setattr("args", (format!("texts[{at}]: {message}"),));
+        err
+    }
+
     fn error(&self, py: Python<'_>, e: Error) -> PyErr {
         match e {
             Error::Disallowed { index, offset } => {

@@ -333,7 +333,7 @@ impl PyEncoder {
                 threads,
                 work,
                 ids_of,
-                |_, never: Infallible| match never {},
+                |_, _, never: Infallible| match never {},
             )
         })
     }
@@ -359,7 +359,7 @@ impl PyEncoder {
                 &views,
                 threads,
                 work,
-                |_, never: Infallible| match never {},
+                |_, _, never: Infallible| match never {},
             )
         })
     }

@@ -52,10 +52,11 @@ CACHE_BYTES = 64 << 20
 class DisallowedSpecialError(TokenizerError):
     """The text contains a special token that the caller did not allow."""
 
-    def __init__(self, token: str, offset: int) -> None:
-        self.token, self.offset = token, offset
+    def __init__(self, token: str, offset: int, text_index: int | None = None) -> None:
+        self.token, self.offset, self.text_index = token, offset, text_index
+        where = "" if text_index is None else f"texts[{text_index}]: "
         super().__init__(
-            f"text contains the special token {token!r} at offset {offset}; pass "
+            f"{where}text contains the special token {token!r} at offset {offset}; pass "
             f"allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
             f"disallowed_special=() to encode it as plain text"
         )
@@ -394,10 +395,12 @@ class ByteBPE:
 
     @staticmethod
     def _error(exc: Exception) -> Exception:
+        # A batch's core error carries the failing text's place in the batch.
+        at = getattr(exc, "text_index", None)
         if isinstance(exc, _core.DisallowedSpecial):
-            return DisallowedSpecialError(*exc.args)
+            return DisallowedSpecialError(*exc.args, text_index=at)
         if isinstance(exc, _core.CoreError):
-            return TokenizerError(str(exc))
+            return TokenizerError(str(exc) if at is None else f"texts[{at}]: {exc}")
         return exc
 
     def _known_specials(self, names: Iterable[str]) -> frozenset[str]:
