@@ -354,6 +354,11 @@ impl Encoder {
         out
     }
 
+    /// [`Self::encode`], the ids appended to `out` (a batch's chunk fills one vector this way).
+    pub fn encode_onto<U: Unit>(&self, text: &[U], allowed: &[u32], out: &mut Vec<u32>) {
+        with_scratch(|scratch| self.encode_with(text, allowed, scratch, out));
+    }
+
     fn encode_with<U: Unit>(
         &self,
         text: &[U],

@@ -2,7 +2,7 @@
 //! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
-use super::batch::{encode_flat, encode_texts, encode_texts_into, thread_count};
+use super::batch::{encode_flat_into, encode_texts, encode_texts_into, thread_count};
 use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::text::{code_points, substrings, text};
@@ -319,9 +319,8 @@ impl PyEncoder {
         self.check_allowed(py, &allowed)?;
         let views = views(&texts)?;
         let enc = &self.inner;
-        // Each text's ids, freed by the thread that made them, copied into its chunk's vector.
         let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-            out.extend_from_slice(&with_text!(*t, t => enc.encode(t, &allowed)));
+            with_text!(*t, t => enc.encode_onto(t, &allowed, out));
             Ok(())
         };
         let ids_of = |py: Python<'_>, ids: &[u32]| Ok(self.id_list(py, ids)?.into_any().unbind());
@@ -351,10 +350,13 @@ impl PyEncoder {
         self.check_allowed(py, &allowed)?;
         let views = views(&texts)?;
         let enc = &self.inner;
-        let work = |t: &Text<'_>| Ok(with_text!(*t, t => enc.encode(t, &allowed)));
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
+            with_text!(*t, t => enc.encode_onto(t, &allowed, out));
+            Ok(())
+        };
         let threads = thread_count(Some(num_threads));
         batch_guard(py, || {
-            encode_flat(
+            encode_flat_into(
                 py,
                 &views,
                 threads,
