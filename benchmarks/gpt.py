@@ -6,7 +6,7 @@
 
 Each STREAMS file (``bench_lm.py --export DIR`` writes one per language and tokenizer) holds one
 tokenizer's encoding of the training lines (``fit``), the dev slice (every 50th training line, never
-counted) and FLORES devtest (``test``), its vocabulary size, the test's character count (the
+trained on) and FLORES devtest (``test``), its vocabulary size, the test's character count (the
 original lines plus one newline each, the same for every tokenizer) and the n-gram bits that
 bench_lm.py measured on it. It needs numpy and PyTorch only, so it runs where wwho is not built.
 
