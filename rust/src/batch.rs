@@ -147,14 +147,14 @@ where
         "gather: wrong size"
     );
     let size = std::mem::size_of_val(dest);
-    let threads = threads
+    let wanted = threads
         .min(parts.len())
         .min(size / GATHER_PER_THREAD)
         .max(1);
-    // Runs of whole parts, each about `dest.len() / threads` long, and where each run starts.
-    let mut runs: Vec<(&[S], &mut [X])> = Vec::with_capacity(threads);
+    // Runs of whole parts, each about `dest.len() / wanted` long, and where each run starts.
+    let mut runs: Vec<(&[S], &mut [X])> = Vec::with_capacity(wanted);
     let (mut rest, mut from, mut held) = (dest, 0, 0);
-    let share = rest.len().div_ceil(threads);
+    let share = rest.len().div_ceil(wanted);
     for (i, part) in parts.iter().enumerate() {
         held += len(part);
         if held >= share || i + 1 == parts.len() {
@@ -177,7 +177,9 @@ where
         first.into_iter().for_each(copy);
         return;
     }
-    pool(runs.len()).in_place_scope(|scope| {
+    // The batch's own pool (`threads - 1` besides the caller; `runs` holds fewer than `threads`
+    // runs now), so the copy makes no pool of another size.
+    pool(threads - 1).in_place_scope(|scope| {
         for run in runs {
             scope.spawn(move |_| copy(run));
         }
