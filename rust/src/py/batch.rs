@@ -7,10 +7,10 @@
 //! slot is filled, or `gc.get_objects()` in another thread would hand out a list with empty
 //! (NULL) slots, and reading one crashes the interpreter.
 //!
-//! Converting after all the encoding was done left one thread working alone at the end (about a
-//! fifth of a batch's time); here the conversion overlaps the encoding, and the Python list of
-//! results is built in place, at its final size. What a text's ids are (`work`) and what Python
-//! object holds them (`convert`) are each tokenizer's own.
+//! Converting after all the encoding was done left one thread working alone at the end; here
+//! the conversion overlaps the encoding, and the Python list of results is built in place, at
+//! its final size. What a text's ids are (`work`) and what Python object holds them (`convert`)
+//! are each tokenizer's own.
 
 use crate::batch::{ordered, ordered_chunks};
 use crate::units::Text;
@@ -133,15 +133,7 @@ where
     C: Fn(Python<'_>, &[u32]) -> PyResult<Py<PyAny>> + Sync,
 {
     let list = Filling::new(py, texts.len())?;
-    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), (usize, E)> {
-        let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
-        let mut ends = Vec::with_capacity(part.len());
-        for (k, t) in part.iter().enumerate() {
-            work(t, &mut out).map_err(|e| (k, e))?;
-            ends.push(out.len());
-        }
-        Ok((out, ends))
-    };
+    let chunk = |part: &[Text<'_>]| fill_chunk(part, &work);
     let (convert, filling) = (&convert, &list);
     let done = py.detach(|| {
         ordered_chunks(texts, threads, Text::len, chunk, |first, result| {
@@ -169,6 +161,21 @@ where
     }
 }
 
+/// A chunk's ids in one vector, and where each of its texts' ids end in it; on a text's error,
+/// that text's place in the chunk with the error.
+fn fill_chunk<E>(
+    part: &[Text<'_>],
+    work: &impl Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), E>,
+) -> Result<(Vec<u32>, Vec<usize>), (usize, E)> {
+    let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
+    let mut ends = Vec::with_capacity(part.len());
+    for (k, t) in part.iter().enumerate() {
+        work(t, &mut out).map_err(|e| (k, e))?;
+        ends.push(out.len());
+    }
+    Ok((out, ends))
+}
+
 /// What stops a chunked batch: a text's own error, or a Python exception (a signal's, or one
 /// raised while making a text's object).
 enum Stop<E> {
@@ -180,8 +187,8 @@ enum Stop<E> {
 /// Every text's ids in one array and where each text's ids start: `(ids, offsets)` as two
 /// `bytearray`s holding native-endian `u32` ids and `len(texts) + 1` `i64` offsets (numpy reads
 /// them without a copy). The flat form of a batch: no Python object is made per text or per id,
-/// so the calling thread only appends ids while the others encode, and no GIL is held but for a
-/// signal check per chunk. The first text (in order) whose `work` fails stops the batch.
+/// so the calling thread only records where each text's ids start while the others encode, and
+/// no GIL is held but for a signal check per chunk. The first text (in order) whose `work` fails stops the batch.
 pub fn encode_flat<'py, E, W>(
     py: Python<'py>,
     texts: &[Text<'_>],
@@ -206,7 +213,7 @@ where
 }
 
 /// [`encode_flat`] with a `work` that appends a text's ids to a vector: each chunk of texts
-/// fills one vector (no vector per text), which becomes the batch's own when it is the first.
+/// fills one vector (no vector per text).
 pub fn encode_flat_into<'py, E, W>(
     py: Python<'py>,
     texts: &[Text<'_>],
@@ -224,16 +231,7 @@ where
     let mut total = 0;
     let mut offsets: Vec<i64> = Vec::with_capacity(texts.len() + 1);
     offsets.push(0);
-    // A chunk's ids, and where each of its texts' ids end in them.
-    let chunk = |part: &[Text<'_>]| -> Result<(Vec<u32>, Vec<usize>), (usize, E)> {
-        let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
-        let mut ends = Vec::with_capacity(part.len());
-        for (k, t) in part.iter().enumerate() {
-            work(t, &mut out).map_err(|e| (k, e))?;
-            ends.push(out.len());
-        }
-        Ok((out, ends))
-    };
+    let chunk = |part: &[Text<'_>]| fill_chunk(part, &work);
     let done = py.detach(|| {
         ordered_chunks(texts, threads, Text::len, chunk, |first, result| {
             let (out, ends) = result.map_err(|(k, e)| Stop::Text(first + k, e))?;

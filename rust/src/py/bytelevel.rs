@@ -560,21 +560,11 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let owned = batch_strings(texts, num_threads)?;
-        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
-        let core = &self.inner;
-        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-            with_utf8(*t, |s| core.encode_into(s, &allowed, &disallowed, out))
-        };
         let ids_of = |py: Python<'_>, ids: &[u32]| Ok(self.ints.list(py, ids)?.into_any().unbind());
-        guard(|| {
+        self.batch(texts, allowed, disallowed, num_threads, |views, work| {
             encode_texts_into(
                 py,
-                &views,
+                views,
                 thread_count(num_threads),
                 work,
                 ids_of,
@@ -594,17 +584,9 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
-        let owned = batch_strings(texts, num_threads)?;
-        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
-        let core = &self.inner;
-        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-            with_utf8(*t, |s| core.encode_into(s, &allowed, &disallowed, out))
-        };
-        guard(|| encode_flat_into(py, &views, thread_count(num_threads), work, batch_error))
+        self.batch(texts, allowed, disallowed, num_threads, |views, work| {
+            encode_flat_into(py, views, thread_count(num_threads), work, batch_error)
+        })
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
@@ -669,6 +651,34 @@ fn batch_strings<'py>(
 }
 
 impl ByteLevel {
+    /// What both batch forms share: the special-token sets and the texts read, and the work per
+    /// text (its ids appended to its chunk's vector), handed to `run`. Each thread reads the
+    /// strings' own storage (UTF-8 made by the thread itself where it is not ASCII), so the
+    /// calling thread does no per-text work but the results.
+    fn batch<'py, T>(
+        &self,
+        texts: &Bound<'py, PyAny>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        num_threads: Option<usize>,
+        run: impl FnOnce(
+            &[Text<'_>],
+            &(dyn Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), Error> + Sync),
+        ) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let (allowed, disallowed) = (
+            specials_arg(&self.inner, allowed)?,
+            specials_arg(&self.inner, disallowed)?,
+        );
+        let owned = batch_strings(texts, num_threads)?;
+        let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let core = &self.inner;
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
+            with_utf8(*t, |s| core.encode_into(s, &allowed, &disallowed, out))
+        };
+        guard(|| run(&views, &work))
+    }
+
     /// The ids of one text with `allowed` / `disallowed` special tokens, for `encode_with` and
     /// `encode_array`. As in `encode`, short texts keep the GIL (releasing it costs more than
     /// they take).
