@@ -4,10 +4,9 @@
 //! tiktoken's Rust regex) uses: Unicode 16.0 in regex-syntax 0.8.12, pinned in Cargo.lock and
 //! checked by a test below. A two-level table (256-code-point blocks, identical blocks shared)
 //! costs about 100 kB and two loads per lookup; code points below U+0800 (one or two UTF-8
-//! bytes) have a 2 kB table of their own, one load. Building it takes about a tenth of a
-//! millisecond (identical blocks found through FxHash); a
-//! [`super::Pretokenizer`] with a named stage builds it when it is constructed, so that the
-//! first encode costs what any later one does.
+//! bytes) have a 2 kB table of their own, one load. Identical blocks are found through FxHash
+//! when it is built; a [`super::Pretokenizer`] with a named stage builds it when it is
+//! constructed, so that the first encode costs what any later one does.
 //!
 //! This module classifies characters; it does not decode UTF-8 or know any regex.
 
