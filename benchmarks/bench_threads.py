@@ -154,35 +154,23 @@ def main() -> None:
         flush=True,
     )
     sgpe = SGPETokenizer.load(args.vocab)
-    lists = scale(
-        "SGPE 32k, lists", lambda n: sgpe.encode_batch(lines, num_threads=n), lines, args.threads, args.repeat
-    )
-    scale(
-        "SGPE 32k, arrays",
-        lambda n: sgpe.encode_batch_to_numpy(lines, num_threads=n),
-        lines,
-        args.threads,
-        args.repeat,
-        reference=lists,
-    )
-    del lists
     ours = ByteBPE.from_tiktoken(O200K_FILE)
-    lists = scale(
-        "ByteBPE o200k, lists",
-        lambda n: ours.encode_ordinary_batch(lines, num_threads=n),
-        lines,
-        args.threads,
-        args.repeat,
-    )
-    scale(
-        "ByteBPE o200k, arrays",
-        lambda n: ours.encode_batch_to_numpy(lines, num_threads=n),
-        lines,
-        args.threads,
-        args.repeat,
-        reference=lists,
-    )
-    del lists
+    for label, tok, as_lists in (
+        ("SGPE 32k", sgpe, sgpe.encode_batch),
+        ("ByteBPE o200k", ours, ours.encode_ordinary_batch),
+    ):
+        lists = scale(
+            f"{label}, lists", lambda n, f=as_lists: f(lines, num_threads=n), lines, args.threads, args.repeat
+        )
+        scale(
+            f"{label}, arrays",
+            lambda n, t=tok: t.encode_batch_to_numpy(lines, num_threads=n),
+            lines,
+            args.threads,
+            args.repeat,
+            reference=lists,
+        )
+        del lists
     if args.peer_mb:
         few = read_lines(args.text, args.peer_mb)
         enc = o200k()
