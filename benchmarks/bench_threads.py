@@ -14,8 +14,9 @@ One batch, the lines of the four Sinhala news files (84.6 MB; ``--text`` reads a
   ``tokenizer.json`` (its thread count set by ``RAYON_NUM_THREADS`` in a fresh process each).
 
 Each tokenizer is warmed by one pass over its batch first (so every thread count sees the same
-caches: this is the warm figure), then each thread count runs ``--repeat`` times and the best wall
-time is kept; MB/s and the speed-up over 1 thread are printed. Arrays are checked equal to the
+caches: this is the warm figure), then ``--repeat`` rounds run every thread count once each, and
+each count's best wall time is kept (rounds, so that a drift in the machine's speed moves every
+count alike); MB/s and the speed-up over 1 thread are printed. Arrays are checked equal to the
 lists, and every thread count's ids to 1 thread's. Wall time is what it measures: run it on a
 machine with nothing else running (the load average is printed).
 """
@@ -54,15 +55,6 @@ def read_lines(paths: list[Path], limit_mb: float) -> list[str]:
     return lines
 
 
-def best_of(run, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = run()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def same(a, b) -> bool:
     """Two batch results (lists of lists, or (ids, offsets) arrays) hold the same ids."""
     if isinstance(a, tuple) and isinstance(b, tuple):
@@ -75,14 +67,19 @@ def scale(name: str, run, lines: list[str], threads: list[int], repeat: int, ref
     want = run(threads[0])  # the warm-up pass
     if reference is not None and not same_flat(want, reference):
         raise SystemExit(f"{name}: arrays differ from the lists")
-    cells, base = [], None
-    for n in threads:
-        seconds, got = best_of(lambda n=n: run(n), repeat)
-        if not same(got, want):
-            raise SystemExit(f"{name}: {n} threads gave other ids than {threads[0]}")
-        del got
-        base = base or seconds
-        cells.append(f"{n:>2}t {mb / seconds:7.1f} MB/s x{base / seconds:5.2f}")
+    # Rounds over every thread count, not each count's runs in a row: a machine whose speed
+    # drifts (a shared host, boost clocks) then shifts every count alike, not the ratios.
+    best = dict.fromkeys(threads, float("inf"))
+    for _ in range(repeat):
+        for n in threads:
+            t0 = time.perf_counter()
+            got = run(n)
+            best[n] = min(best[n], time.perf_counter() - t0)
+            if not same(got, want):
+                raise SystemExit(f"{name}: {n} threads gave other ids than {threads[0]}")
+            del got
+    base = best[threads[0]]
+    cells = [f"{n:>2}t {mb / best[n]:7.1f} MB/s x{base / best[n]:5.2f}" for n in threads]
     print(f"  {name:30s} {mb:5.1f} MB | " + " | ".join(cells), flush=True)
     return want
 
