@@ -45,7 +45,7 @@ fn main() {
             ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
             special_tokens: vec![("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)],
             patterns: vec![O200K],
-            cache_bytes: 64 << 20,
+            cache_bytes: 128 << 20,
             ..Model::default()
         };
         ByteLevel::new(&model).expect("a valid model")

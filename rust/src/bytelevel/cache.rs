@@ -2,13 +2,16 @@
 //!
 //! Bounded in bytes, not entries (a 2,000-character piece costs what it weighs): the budget is
 //! split over 64 shards. Within a shard, a piece of up to [`LINE_KEY`] bytes with up to
-//! [`LINE_IDS`] ids (most words of most scripts) is kept whole in one 64-byte [`Line`] of a
+//! [`LINE_IDS`] ids (most words of Latin scripts) is kept whole in one 64-byte [`Line`] of a
 //! small open-addressing table: a hit reads one cache line, where a map of boxed keys and ids
 //! reads four or five, and warm encoding waits on those loads, most of all when other work has
-//! evicted the cache between calls. At its size limit the table overwrites within a piece's few
-//! slots. Other pieces go to a map that is emptied when it would exceed its share of the
-//! shard's budget. Pieces longer than [`MAX_PIECE`] or shorter than [`MIN_PIECE`] bytes are
-//! never cached. The cache only saves work: a miss recomputes the same ids.
+//! evicted the cache between calls. A piece of up to 56 bytes and 17 ids (most words of the
+//! Indic scripts, three bytes a letter) is kept the same way in a table of 128-byte lines. At
+//! its size limit a table overwrites within a piece's few slots. Other pieces go to a map that
+//! is emptied when it would exceed its share of the shard's budget; its lock is a write to a
+//! cache line that every thread reading the shard then fetches from another core. Pieces
+//! longer than [`MAX_PIECE`] or shorter than [`MIN_PIECE`] bytes are never cached. The cache
+//! only saves work: a miss recomputes the same ids.
 //!
 //! Lines are read without a lock. A shard's writers (inserts, growth, clearing) hold its lock;
 //! readers check the shard's sequence number around what they read and take a line only if no
@@ -34,13 +37,17 @@ pub const MAX_PIECE: usize = 256;
 /// Shorter pieces are not cached either: their BPE is a handful of lookups, cheaper than a
 /// locked insert.
 pub const MIN_PIECE: usize = 6;
-const SHARDS: usize = 64;
+const SHARD_BITS: u32 = 6;
+const SHARDS: usize = 1 << SHARD_BITS;
 /// What one map entry costs beyond its key and ids: two boxes and the hash table slot.
 const ENTRY_OVERHEAD: usize = 48;
-/// Longest key, and most ids, of a piece kept in a [`Line`].
-pub const LINE_KEY: usize = 24;
-pub const LINE_IDS: usize = 9;
-/// Slots a piece may take in the table of lines, from its home slot on (four lines: 256
+/// The two kinds of [`Line`]: one cache line, and two.
+type Narrow = Line<3, 8>;
+type Wide = Line<7, 16>;
+/// Longest key, and most ids, of a piece kept in a [`Narrow`] line.
+pub const LINE_KEY: usize = Narrow::KEY;
+pub const LINE_IDS: usize = Narrow::IDS;
+/// Slots a piece may take in a table of lines, from its home slot on (four narrow lines: 256
 /// bytes, which the CPU's prefetcher reads together).
 const WAYS: usize = 4;
 /// Lines a shard's first table has; each next one has twice as many, up to the budget's.
@@ -48,85 +55,99 @@ const FIRST_LINES: usize = 64;
 /// Tables a shard may grow through (far more than any budget reaches).
 const LEVELS: usize = 32;
 
-/// One cached piece in one cache line, as eight words that readers load without a lock: the key
-/// zero-padded (three words), `len | ids << 8 | first id << 32` (0: empty), then two ids a word.
+/// One cached piece in `W` words that readers load without a lock: the key zero-padded (`K`
+/// words), `len | ids << 8 | first id << 32` (0: empty), then two ids a word.
 #[repr(C, align(64))]
-struct Line([AtomicU64; 8]);
+struct Line<const K: usize, const W: usize>([AtomicU64; W]);
 
-impl Line {
-    fn empty() -> Line {
+impl<const K: usize, const W: usize> Line<K, W> {
+    /// Longest key and most ids a line holds.
+    const KEY: usize = 8 * K;
+    const IDS: usize = 1 + 2 * (W - K - 1);
+
+    fn empty() -> Self {
         Line(std::array::from_fn(|_| AtomicU64::new(0)))
     }
 
     /// Every word (what a reader must then validate; exact for the shard's writer).
     #[inline(always)]
-    fn load(&self) -> [u64; 8] {
+    fn load(&self) -> [u64; W] {
         std::array::from_fn(|k| self.0[k].load(Ordering::Relaxed))
     }
 
     #[inline(always)]
     fn meta(&self) -> u64 {
-        self.0[3].load(Ordering::Relaxed)
+        self.0[K].load(Ordering::Relaxed)
     }
 
     #[inline(always)]
-    fn holds(&self, key: &[u64; 3], len: usize) -> bool {
+    fn holds(&self, key: &[u64; K], len: usize) -> bool {
         self.meta() as u8 as usize == len
-            && (0..3).all(|k| self.0[k].load(Ordering::Relaxed) == key[k])
+            && (0..K).all(|k| self.0[k].load(Ordering::Relaxed) == key[k])
+    }
+
+    /// The words of a line holding `key` (as [`line_key`] gives it, `len` bytes) and `ids`
+    /// (at most [`Self::IDS`]).
+    fn pack(key: &[u64; K], len: usize, ids: &[u32]) -> [u64; W] {
+        let mut words = [0u64; W];
+        words[..K].copy_from_slice(key);
+        let first = ids.first().map_or(0, |&id| u64::from(id));
+        words[K] = len as u64 | ((ids.len() as u64) << 8) | (first << 32);
+        for (k, &id) in ids.iter().skip(1).enumerate() {
+            words[K + 1 + k / 2] |= u64::from(id) << (32 * (k % 2));
+        }
+        words
+    }
+
+    /// Append the ids of a line's words to `out`.
+    #[inline(always)]
+    fn extend_ids(words: &[u64; W], out: &mut Vec<u32>) {
+        let mut ids = [0u32; MOST_IDS];
+        ids[0] = (words[K] >> 32) as u32;
+        for k in 0..W - K - 1 {
+            ids[1 + 2 * k] = words[K + 1 + k] as u32;
+            ids[2 + 2 * k] = (words[K + 1 + k] >> 32) as u32;
+        }
+        let n = ((words[K] >> 8) as u8 as usize).min(Self::IDS);
+        out.extend_from_slice(&ids[..n]);
+    }
+
+    /// The key's bytes, zero-padded to the longest key any line holds.
+    fn key_bytes(words: &[u64; W]) -> [u8; 8 * WIDE_KEY_WORDS] {
+        let mut bytes = [0u8; 8 * WIDE_KEY_WORDS];
+        for (k, w) in words[..K].iter().enumerate() {
+            bytes[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        bytes
     }
 }
 
-/// The words of a line holding `key` (as [`line_key`] gives it, `len` bytes) and `ids`.
-fn pack(key: &[u64; 3], len: usize, ids: &[u32]) -> [u64; 8] {
-    let mut all = [0u32; LINE_IDS];
-    all[..ids.len()].copy_from_slice(ids);
-    let pair = |k: usize| u64::from(all[k]) | (u64::from(all[k + 1]) << 32);
-    [
-        key[0],
-        key[1],
-        key[2],
-        len as u64 | ((ids.len() as u64) << 8) | (u64::from(all[0]) << 32),
-        pair(1),
-        pair(3),
-        pair(5),
-        pair(7),
-    ]
-}
+/// The key words of the widest line, and room for the ids of any line.
+const WIDE_KEY_WORDS: usize = 7;
+const MOST_IDS: usize = 32;
 
-/// The ids of a line's words, and how many there are.
+/// A key of at most `8 * K` bytes as `K` little-endian words, zero-padded.
 #[inline(always)]
-fn unpack(words: &[u64; 8]) -> ([u32; LINE_IDS], usize) {
-    let mut ids = [0u32; LINE_IDS];
-    ids[0] = (words[3] >> 32) as u32;
-    for k in 0..4 {
-        ids[1 + 2 * k] = words[4 + k] as u32;
-        ids[2 + 2 * k] = (words[4 + k] >> 32) as u32;
-    }
-    (ids, ((words[3] >> 8) as u8 as usize).min(LINE_IDS))
-}
-
-/// A key of at most [`LINE_KEY`] bytes as three little-endian words, zero-padded.
-#[inline(always)]
-fn line_key(key: &[u8]) -> [u64; 3] {
-    let mut words = [0u64; 3];
+fn line_key<const K: usize>(key: &[u8]) -> [u64; K] {
+    let mut words = [0u64; K];
     for (w, chunk) in words.iter_mut().zip(key.chunks(8)) {
         *w = super::table::load_le(chunk);
     }
     words
 }
 
-/// A shard's tables of lines (open addressing, a power of two long), read under a seqlock.
-struct Lines {
+/// A shard's tables of lines (open addressing), read under a seqlock.
+struct Lines<const K: usize, const W: usize> {
     /// Odd while the shard's writer changes a line of the current table.
     seq: AtomicU64,
     /// Table `k` has `FIRST_LINES << k` lines; each is made once, when the shard grows into it.
-    levels: [OnceLock<Box<[Line]>>; LEVELS],
+    levels: [OnceLock<Box<[Line<K, W>]>>; LEVELS],
     /// 1 + the index of the table in use (0: none yet).
     current: AtomicUsize,
 }
 
-impl Default for Lines {
-    fn default() -> Lines {
+impl<const K: usize, const W: usize> Default for Lines<K, W> {
+    fn default() -> Self {
         Lines {
             seq: AtomicU64::new(0),
             levels: std::array::from_fn(|_| OnceLock::new()),
@@ -135,26 +156,39 @@ impl Default for Lines {
     }
 }
 
-impl Lines {
+impl<const K: usize, const W: usize> Lines<K, W> {
     #[inline(always)]
-    fn table(&self) -> &[Line] {
+    fn table(&self) -> &[Line<K, W>] {
         match self.current.load(Ordering::Acquire) {
             0 => &[],
             k => self.levels[k - 1].get().map_or(&[], |t| &t[..]),
         }
     }
 
+    /// A piece's first slot in a table of `len` lines: the hash's bits below the shard's,
+    /// scaled to the table (any length, so that a table fills its share of the budget).
     #[inline(always)]
-    fn slots(table: &[Line], h: u64) -> impl Iterator<Item = usize> {
-        let mask = table.len().wrapping_sub(1);
-        let home = h as usize & mask;
-        (0..WAYS.min(table.len())).map(move |k| (home + k) & mask)
+    fn home(h: u64, len: usize) -> usize {
+        ((u128::from(h << SHARD_BITS) * len as u128) >> 64) as usize
+    }
+
+    #[inline(always)]
+    fn slots(table: &[Line<K, W>], h: u64) -> impl Iterator<Item = usize> {
+        let len = table.len();
+        let home = Self::home(h, len);
+        (0..WAYS.min(len)).map(move |k| {
+            if home + k >= len {
+                home + k - len
+            } else {
+                home + k
+            }
+        })
     }
 
     /// Append the ids of the piece (`key`, `len` bytes, hash `h`) to `out` if a line holds it
     /// and no writer changed the shard meanwhile; false otherwise (a miss).
     #[inline]
-    fn get_into(&self, h: u64, key: &[u64; 3], len: usize, out: &mut Vec<u32>) -> bool {
+    fn get_into(&self, h: u64, key: &[u64; K], len: usize, out: &mut Vec<u32>) -> bool {
         let seq = self.seq.load(Ordering::Acquire);
         if seq & 1 != 0 {
             return false;
@@ -162,24 +196,51 @@ impl Lines {
         let table = self.table();
         for i in Self::slots(table, h) {
             let words = table[i].load();
-            if words[3] as u8 as usize != len || words[..3] != key[..] {
+            if words[K] as u8 as usize != len || words[..K] != key[..] {
                 continue;
             }
-            let (ids, n) = unpack(&words);
             fence(Ordering::Acquire);
             if self.seq.load(Ordering::Relaxed) != seq {
                 return false; // torn: a writer was here
             }
-            out.extend_from_slice(&ids[..n]);
+            Line::<K, W>::extend_ids(&words, out);
             return true;
         }
         false
     }
 
+    /// Store `ids` for the piece `key` (hash `h`) in the current table, first doubling it
+    /// when it is half full and the doubling takes at most `room` more bytes; `used` counts
+    /// its lines in use. Only the shard's writer. A piece whose few slots are all taken takes
+    /// its home slot (the newer is kept). False if there is no table at all.
+    fn put(&self, used: &mut usize, room: usize, h: u64, key: &[u8], ids: &[u32]) -> bool {
+        let size = self.table().len();
+        let more = size.max(FIRST_LINES) * std::mem::size_of::<Line<K, W>>();
+        if 2 * (*used + 1) > size && more <= room {
+            *used = self.grow();
+        }
+        let table = self.table();
+        if table.is_empty() {
+            return false;
+        }
+        let words = line_key::<K>(key);
+        let free = Self::slots(table, h)
+            .find(|&i| table[i].meta() == 0 || table[i].holds(&words, key.len()));
+        let i = free.unwrap_or_else(|| Self::home(h, table.len()));
+        *used += usize::from(table[i].meta() == 0);
+        let line = Line::<K, W>::pack(&words, key.len(), ids);
+        self.changing(|table| {
+            for (w, &v) in table[i].0.iter().zip(&line) {
+                w.store(v, Ordering::Relaxed);
+            }
+        });
+        true
+    }
+
     /// Run `change` on the current table's lines with the sequence number odd, so that no
     /// reader takes a line meanwhile. Only the shard's writer, holding its lock; also after a
     /// writer panicked midway (the odd number it left is made even again).
-    fn changing(&self, change: impl FnOnce(&[Line])) {
+    fn changing(&self, change: impl FnOnce(&[Line<K, W>])) {
         let seq = self.seq.load(Ordering::Relaxed) | 1;
         self.seq.store(seq, Ordering::Relaxed);
         fence(Ordering::Release);
@@ -187,35 +248,22 @@ impl Lines {
         self.seq.store(seq + 1, Ordering::Release);
     }
 
-    /// Store `words` in line `i` of the current table.
-    fn write(&self, i: usize, words: &[u64; 8]) {
-        self.changing(|table| {
-            for (w, &v) in table[i].0.iter().zip(words) {
-                w.store(v, Ordering::Relaxed);
-            }
-        });
-    }
-
-    /// Move to a table twice as large (up to `max` lines), putting every line back; returns
-    /// the lines now in use. Only the shard's writer. Readers see the new table once it is
-    /// whole; the old one is never written again.
-    fn grow(&self, max: usize) -> usize {
+    /// Move to a table twice as large, putting every line back; returns the lines now in
+    /// use. Only the shard's writer. Readers see the new table once it is whole; the old one
+    /// is never written again.
+    fn grow(&self) -> usize {
         let old = self.table();
-        let size = (old.len() * 2).max(FIRST_LINES).min(max);
-        let level = (size / FIRST_LINES).trailing_zeros() as usize;
-        if size <= old.len() || level >= LEVELS {
+        let size = (old.len() * 2).max(FIRST_LINES);
+        let level = self.current.load(Ordering::Relaxed); // the next table's
+        if level >= LEVELS {
             return old.iter().filter(|l| l.meta() != 0).count();
         }
-        let fresh: Box<[Line]> = (0..size).map(|_| Line::empty()).collect();
+        let fresh: Box<[Line<K, W>]> = (0..size).map(|_| Line::empty()).collect();
         let mut used = 0;
         for line in old.iter().filter(|l| l.meta() != 0) {
             let words = line.load();
-            let len = words[3] as u8 as usize;
-            let mut bytes = [0u8; LINE_KEY];
-            for (k, w) in words[..3].iter().enumerate() {
-                bytes[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
-            }
-            let h = hash(&bytes[..len]);
+            let len = words[K] as u8 as usize;
+            let h = hash(&Line::<K, W>::key_bytes(&words)[..len]);
             if let Some(i) = Self::slots(&fresh, h).find(|&i| fresh[i].meta() == 0) {
                 for (w, &v) in fresh[i].0.iter().zip(&words) {
                     w.store(v, Ordering::Relaxed);
@@ -234,7 +282,7 @@ impl Lines {
     fn clear(&self) {
         self.changing(|table| {
             for line in table {
-                line.0[3].store(0, Ordering::Relaxed);
+                line.0[K].store(0, Ordering::Relaxed);
             }
         });
     }
@@ -247,15 +295,21 @@ impl Lines {
             .filter_map(|l| l.get())
             .map(|t| t.len())
             .sum();
-        lines * std::mem::size_of::<Line>()
+        lines * std::mem::size_of::<Line<K, W>>()
+    }
+
+    /// Bytes of the table in use.
+    fn table_bytes(&self) -> usize {
+        std::mem::size_of_val(self.table())
     }
 }
 
 /// What a shard's writers change under its lock besides the lines.
 #[derive(Default)]
 struct Shard {
-    /// Lines in use in the current table.
+    /// Lines in use in the current narrow and wide tables.
     used: usize,
+    wide_used: usize,
     /// The other pieces, and the bytes they are counted at.
     map: FxHashMap<Box<[u8]>, Box<[u32]>>,
     bytes: usize,
@@ -266,9 +320,10 @@ struct Shard {
 #[repr(align(128))]
 #[derive(Default)]
 struct Slot {
-    lines: Lines,
-    /// Whether the map holds a piece short enough for a line (one of more than [`LINE_IDS`]
-    /// ids): only then does a short piece that no line holds take the lock to ask the map.
+    lines: Lines<3, 8>,
+    wide: Lines<7, 16>,
+    /// Whether the map holds a piece short enough for a line (one of more ids than a line
+    /// holds): only then does such a piece that no line holds take the lock to ask the map.
     short_in_map: AtomicBool,
     shard: Mutex<Shard>,
 }
@@ -285,6 +340,7 @@ impl Slot {
                 *guard = Shard::default();
                 self.short_in_map.store(false, Ordering::Relaxed);
                 self.lines.clear();
+                self.wide.clear();
                 self.shard.clear_poison();
                 Some(guard)
             }
@@ -297,9 +353,11 @@ type Shards = [Slot; SHARDS];
 pub struct PieceCache {
     shards: PerProcess<Shards>,
     shard_budget: usize,
-    /// Most lines a shard's table grows to (a power of two; 0: no table): every table it grows
-    /// through is kept, so together they stay under twice this, half the shard's budget.
-    max_lines: usize,
+    /// Bytes a shard's two tables in use may take together, three eighths of its budget,
+    /// shared as the text needs (Latin words take narrow lines, Indic ones wide lines): every
+    /// table grown through is kept, and a table's sizes double, so all of them stay under
+    /// twice this; the map has the last quarter.
+    lines_budget: usize,
 }
 
 #[inline(always)]
@@ -313,16 +371,10 @@ impl PieceCache {
     /// A cache holding at most about `budget` bytes (0 disables it).
     pub fn new(budget: usize) -> PieceCache {
         let shard_budget = budget / SHARDS;
-        let lines = shard_budget / 4 / std::mem::size_of::<Line>();
-        let max_lines = if lines >= FIRST_LINES {
-            1 << lines.ilog2()
-        } else {
-            0
-        };
         PieceCache {
             shards: PerProcess::new(|| std::array::from_fn(|_| Slot::default())),
             shard_budget,
-            max_lines,
+            lines_budget: shard_budget / 8 * 3,
         }
     }
 
@@ -338,7 +390,7 @@ impl PieceCache {
 
     #[inline(always)]
     fn slot(&self, h: u64) -> &Slot {
-        &self.shards.get()[(h >> 58) as usize % SHARDS]
+        &self.shards.get()[(h >> (64 - SHARD_BITS)) as usize]
     }
 
     /// Append the cached ids of `key` to `out`; false on a miss.
@@ -349,8 +401,13 @@ impl PieceCache {
         }
         let h = hash(key);
         let slot = self.slot(h);
-        if key.len() <= LINE_KEY {
-            if self.max_lines > 0 && slot.lines.get_into(h, &line_key(key), key.len(), out) {
+        if key.len() <= Wide::KEY {
+            let hit = if key.len() <= Narrow::KEY {
+                slot.lines.get_into(h, &line_key(key), key.len(), out)
+            } else {
+                slot.wide.get_into(h, &line_key(key), key.len(), out)
+            };
+            if hit {
                 return true; // without a lock
             }
             if !slot.short_in_map.load(Ordering::Relaxed) {
@@ -378,28 +435,26 @@ impl PieceCache {
         let Some(mut shard) = slot.lock() else {
             return;
         };
-        if key.len() <= LINE_KEY && ids.len() <= LINE_IDS && self.max_lines > 0 {
-            let size = slot.lines.table().len();
-            if 2 * (shard.used + 1) > size && size < self.max_lines {
-                shard.used = slot.lines.grow(self.max_lines);
+        let in_use = slot.lines.table_bytes() + slot.wide.table_bytes();
+        let room = self.lines_budget.saturating_sub(in_use);
+        let shard = &mut *shard;
+        if key.len() <= Narrow::KEY && ids.len() <= Narrow::IDS {
+            if slot.lines.put(&mut shard.used, room, h, key, ids) {
+                return;
             }
-            let table = slot.lines.table();
-            let words = line_key(key);
-            let free = Lines::slots(table, h)
-                .find(|&i| table[i].meta() == 0 || table[i].holds(&words, key.len()));
-            // Full around its home: the piece takes the home slot (the newer piece is kept).
-            let i = free.unwrap_or(h as usize & (table.len() - 1));
-            shard.used += usize::from(table[i].meta() == 0);
-            slot.lines.write(i, &pack(&words, key.len(), ids));
+        } else if key.len() <= Wide::KEY
+            && ids.len() <= Wide::IDS
+            && slot.wide.put(&mut shard.wide_used, room, h, key, ids)
+        {
             return;
         }
         let cost = key.len() + 4 * ids.len() + ENTRY_OVERHEAD;
-        if shard.bytes + cost > self.shard_budget / 2 {
+        if shard.bytes + cost > self.shard_budget / 4 {
             shard.map = FxHashMap::default(); // frees the table too, not just its entries
             shard.bytes = 0;
             slot.short_in_map.store(false, Ordering::Relaxed);
         }
-        if key.len() <= LINE_KEY {
+        if key.len() <= Wide::KEY {
             slot.short_in_map.store(true, Ordering::Relaxed);
         }
         if shard.map.insert(key.into(), ids.into()).is_none() {
@@ -413,7 +468,10 @@ impl PieceCache {
         self.shards
             .get()
             .iter()
-            .filter_map(|s| s.lock().map(|shard| shard.bytes + s.lines.bytes()))
+            .filter_map(|s| {
+                s.lock()
+                    .map(|shard| shard.bytes + s.lines.bytes() + s.wide.bytes())
+            })
             .sum()
     }
 
@@ -422,7 +480,10 @@ impl PieceCache {
         self.shards
             .get()
             .iter()
-            .filter_map(|s| s.lock().map(|shard| shard.map.len() + shard.used))
+            .filter_map(|s| {
+                s.lock()
+                    .map(|shard| shard.map.len() + shard.used + shard.wide_used)
+            })
             .sum()
     }
 
@@ -436,6 +497,7 @@ impl PieceCache {
         for slot in self.shards.get() {
             if let Some(mut shard) = slot.lock() {
                 slot.lines.clear();
+                slot.wide.clear();
                 *shard = Shard::default();
                 slot.short_in_map.store(false, Ordering::Relaxed);
             }
@@ -506,44 +568,70 @@ mod tests {
 
     #[test]
     fn lines_hold_short_pieces_within_the_budget() {
-        // 64 shards of 16 kB: tables of up to 64 lines each, the rest to the maps.
-        let cache = PieceCache::new(1 << 20);
-        let key = |i: u32| format!("p{i:05}{}", "x".repeat((i % 19) as usize));
-        let ids = |i: u32| (0..1 + i % 12).map(|k| i * 16 + k).collect::<Vec<u32>>();
+        // 64 shards of 64 kB: narrow and wide tables that share 24 kB, the rest to the maps.
+        // Keys of 6-65 bytes and 1-20 ids: every kind of line, and the map, is used.
+        let cache = PieceCache::new(4 << 20);
+        let key = |i: u32| format!("p{i:05}{}", "x".repeat((i % 60) as usize));
+        let ids = |i: u32| (0..1 + i % 20).map(|k| i * 32 + k).collect::<Vec<u32>>();
         for i in 0..20_000u32 {
             cache.insert(key(i).as_bytes(), &ids(i));
-            assert!(cache.bytes() <= 1 << 20);
+            assert!(cache.bytes() <= 4 << 20);
         }
         // Whatever is still held is exact: the same ids, and no piece mistaken for another
         // (keys differ in length only, or only past the first word).
-        let mut held = 0;
+        let mut held = [0; 3];
         for i in 0..20_000u32 {
             let mut out = vec![7];
             if cache.get_into(key(i).as_bytes(), &mut out) {
                 assert_eq!(out[1..], ids(i)[..], "{}", key(i));
-                held += 1;
+                let (len, n) = (key(i).len(), ids(i).len());
+                held[if len <= LINE_KEY && n <= LINE_IDS {
+                    0
+                } else if len <= Wide::KEY && n <= Wide::IDS {
+                    1
+                } else {
+                    2
+                }] += 1;
             } else {
                 assert_eq!(out, vec![7]);
             }
         }
-        assert!(held > 5_000, "{held}");
+        assert!(held.iter().all(|&n| n > 500), "{held:?}");
         let mut out = Vec::new();
         assert!(!cache.get_into(b"p00001x\0", &mut out) && out.is_empty());
+        let wide = key(40);
+        assert!(!cache.get_into(&wide.as_bytes()[..wide.len() - 1], &mut out));
         // Cleared, nothing is found any more; the tables keep their memory, within the budget.
         cache.clear();
-        assert!(cache.is_empty() && cache.bytes() <= 1 << 20);
+        assert!(cache.is_empty() && cache.bytes() <= 4 << 20);
         assert!((0..20_000u32).all(|i| !cache.get_into(key(i).as_bytes(), &mut out)));
     }
 
     #[test]
-    fn readers_never_see_a_torn_line() {
-        // Two threads overwrite the lines of a small cache with pieces that evict each other
-        // (and now and then clear it) while two others read the same pieces; every hit must
-        // give the piece's own ids, never a line half-written.
+    fn a_line_keeps_every_id_it_can_hold() {
+        // The most ids of each kind of line, and one more (which goes to the map), exact.
         let cache = PieceCache::new(1 << 20);
-        let key = |i: u32| format!("k{i:07}");
+        for (len, most) in [(LINE_KEY, LINE_IDS), (Wide::KEY, Wide::IDS)] {
+            for n in [1, most - 1, most, most + 1] {
+                let key = format!("{n:02}{}", "y".repeat(len - 2));
+                let ids: Vec<u32> = (0..n as u32).map(|k| u32::MAX - k).collect();
+                cache.insert(key.as_bytes(), &ids);
+                let mut out = Vec::new();
+                assert!(cache.get_into(key.as_bytes(), &mut out), "{len} {n}");
+                assert_eq!(out, ids);
+            }
+        }
+    }
+
+    #[test]
+    fn readers_never_see_a_torn_line() {
+        // Two threads overwrite the narrow and wide lines of a small cache with pieces that
+        // evict each other (and now and then clear it) while two others read the same pieces;
+        // every hit must give the piece's own ids, never a line half-written.
+        let cache = PieceCache::new(4 << 20);
+        let key = |i: u32| format!("k{i:07}{}", "z".repeat((i % 50) as usize));
         let ids = |i: u32| -> Vec<u32> {
-            (0..1 + i % 9)
+            (0..1 + i % 17)
                 .map(|k| i.wrapping_mul(0x9E37_79B1) ^ k)
                 .collect()
         };
@@ -576,7 +664,7 @@ mod tests {
             }
         });
         assert!(hits.into_inner() > 10_000);
-        assert!(cache.bytes() <= 1 << 20);
+        assert!(cache.bytes() <= 4 << 20);
     }
 
     #[test]

@@ -43,10 +43,12 @@ from wwho.ids import token_id as token_id_of
 from wwho.ids import token_ids
 from wwho.threads import thread_count
 
-#: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted). 64 MiB holds
-#: about 700,000 pieces: every distinct o200k piece of the 87 MB of Sinhala news in shared/data
-#: (185,000) several times over. Pieces over 256 or under 6 bytes are never cached.
-CACHE_BYTES = 64 << 20
+#: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
+#: shard grew out of included). Sized so that every distinct o200k piece of the Sinhala news in
+#: shared/data fits in the lock-free tables at their load limit: a piece that misses costs its
+#: merges again, and one kept in the map costs every thread reading it a shared lock.
+#: Pieces over 256 or under 6 bytes are never cached.
+CACHE_BYTES = 128 << 20
 
 
 class DisallowedSpecialError(TokenizerError):
