@@ -1,5 +1,5 @@
 //! Time the byte-level core without Python: `cargo run --release --example bytelevel_bench --
-//! <o200k_base.tiktoken> <corpus.txt> [lines]`. Prints MB/s for a physical floor (UTF-8
+//! <o200k_base.tiktoken> <corpus.txt> [lines, 0: the file as one text]`. Prints MB/s for a physical floor (UTF-8
 //! validation and a memchr pass over the same bytes), pre-tokenizing alone, and encoding cold (a
 //! fresh tokenizer) and warm (a second pass). For profiling (`perf record`), not a test.
 
@@ -34,7 +34,12 @@ fn main() {
     // "only:split" / "only:warm": just that part (for callgrind and perf); "only:new": the cost
     // of each distinct piece that is not a token, without the cache (see `new_pieces`).
     let only = args.get(5).map(String::as_str).unwrap_or("");
-    let lines: Vec<&str> = text.lines().take(n).collect();
+    // n = 0: the whole file as one text (as `bench_large_inputs.py --classes` encodes it).
+    let lines: Vec<&str> = if n == 0 {
+        vec![text.as_str()]
+    } else {
+        text.lines().take(n).collect()
+    };
     let mb = lines.iter().map(|l| l.len()).sum::<usize>() as f64 / 1e6;
 
     let t = cpu();
