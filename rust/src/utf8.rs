@@ -163,6 +163,18 @@ mod tests {
         assert_eq!(with_utf8(Text::U16(&t), |s| s.to_string()), want);
         let wide: Vec<u32> = t.iter().map(|&u| u32::from(u)).collect();
         assert_eq!(with_utf8(Text::U32(&wide), |s| s.to_string()), want);
+        // Every code point below U+10000 but the surrogates, between ASCII and two-byte ones
+        // (each length after each other), and at the very end (the last four-byte store).
+        let every: Vec<u16> = (0..=0xFFFFu16)
+            .filter(|c| !(0xD800..0xE000).contains(c))
+            .flat_map(|c| [c, 0x20, c, 0xE9])
+            .collect();
+        for t in [&every[..], &every[every.len() - 5..], &[0x0DC1u16][..]] {
+            let want = String::from_utf16(t).unwrap();
+            assert_eq!(with_utf8(Text::U16(t), |s| s.to_string()), want);
+            let wide: Vec<u32> = t.iter().map(|&u| u32::from(u)).collect();
+            assert_eq!(with_utf8(Text::U32(&wide), |s| s.to_string()), want);
+        }
         let t: Vec<u32> = vec![0x1F600, 0xDC00, 0x41];
         assert_eq!(
             with_utf8(Text::U32(&t), |s| s.to_string()),
