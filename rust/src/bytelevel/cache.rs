@@ -442,10 +442,13 @@ impl PieceCache {
             if slot.lines.put(&mut shard.used, room, h, key, ids) {
                 return;
             }
-        } else if key.len() <= Wide::KEY
+        } else if key.len() > Narrow::KEY
+            && key.len() <= Wide::KEY
             && ids.len() <= Wide::IDS
             && slot.wide.put(&mut shard.wide_used, room, h, key, ids)
         {
+            // (A piece short enough for a narrow line is only ever looked for there, and in
+            // the map: one of too many ids goes to the map, not to a wide line.)
             return;
         }
         let cost = key.len() + 4 * ids.len() + ENTRY_OVERHEAD;
@@ -587,7 +590,7 @@ mod tests {
                 let (len, n) = (key(i).len(), ids(i).len());
                 held[if len <= LINE_KEY && n <= LINE_IDS {
                     0
-                } else if len <= Wide::KEY && n <= Wide::IDS {
+                } else if len > LINE_KEY && len <= Wide::KEY && n <= Wide::IDS {
                     1
                 } else {
                     2
@@ -609,8 +612,9 @@ mod tests {
 
     #[test]
     fn a_line_keeps_every_id_it_can_hold() {
-        // The most ids of each kind of line, and one more (which goes to the map), exact.
-        let cache = PieceCache::new(1 << 20);
+        // The most ids of each kind of line, and one more (which goes to the map), exact; with
+        // room for both kinds of table (a short piece of many ids is no wide line's).
+        let cache = PieceCache::new(4 << 20);
         for (len, most) in [(LINE_KEY, LINE_IDS), (Wide::KEY, Wide::IDS)] {
             for n in [1, most - 1, most, most + 1] {
                 let key = format!("{n:02}{}", "y".repeat(len - 2));
