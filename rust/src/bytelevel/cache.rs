@@ -165,8 +165,8 @@ impl<const K: usize, const W: usize> Lines<K, W> {
         }
     }
 
-    /// A piece's first slot in a table of `len` lines: the hash's bits below the shard's,
-    /// scaled to the table (any length, so that a table fills its share of the budget).
+    /// A piece's first slot in a table of `len` lines: the hash's bits below the ones that
+    /// chose the shard (those are the same for every piece of the shard), scaled to the table.
     #[inline(always)]
     fn home(h: u64, len: usize) -> usize {
         ((u128::from(h << SHARD_BITS) * len as u128) >> 64) as usize
