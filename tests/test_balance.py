@@ -99,6 +99,25 @@ def test_cli_balance(tmp_path, corpora, capsys):
     assert exit_.value.code == 2 and "expected a number from 0 to 1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
+def test_a_balanced_training_reports_its_skipped_lines(corpora, tmp_path, capsys, kind):
+    # The balanced stream reads the corpora itself; what it skipped is still counted in the
+    # caller's stats (what the CLI prints) and, for SGPE, said as an unbalanced training says it.
+    from wwho.bytelevel.train import train_bytelevel
+    from wwho.corpus import CorpusStats
+
+    big, _ = corpora
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("".join(f"नमस्ते {i}\n" for i in range(100)).encode() + b"\xff\xfe broken\n")
+    stats = CorpusStats()
+    train = train_sgpe if kind == "sgpe" else train_bytelevel
+    options = dict(script="mixed") if kind == "sgpe" else {}
+    train([big, bad], vocab_size=600, workers=1, balance=0.3, skip_bad_lines=True, stats=stats, **options)
+    assert stats.bad_lines == 1
+    if kind == "sgpe":
+        assert "skipped 1 bad lines, e.g. " in capsys.readouterr().err
+
+
 def test_bytelevel_trainer_balances_its_corpora(corpora, capsys):
     from wwho.bytelevel import ByteBPE
     from wwho.cli import main

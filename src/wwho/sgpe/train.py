@@ -181,19 +181,21 @@ def _train_balanced(corpus, alpha: float, seed: int, *, vocab_size: int, script:
 
     docs = balance.stream(corpus, alpha, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
                           max_line_bytes=max_line_bytes, stats=stats, progress=options.get("progress", True))
-    return train_sgpe_from_iterator(docs, vocab_size=vocab_size, script=script, **options)
+    return train_sgpe_from_iterator(docs, vocab_size=vocab_size, script=script, stats=stats, **options)
 
 
 def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
                              workers: int | None = None, progress: bool = True, segments_only: bool = False,
                              engine: str = "local", address: str | None = None, text_column: str = "text",
-                             **options) -> VocabFile:
+                             stats: CorpusStats | None = None, **options) -> VocabFile:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`),
     or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices: :func:`wwho.scale.texts.dataset_texts`).
 
     Each string is one document, as one line of a file is; the counting runs in the core on
     ``workers`` threads, or with ``engine="ray"`` in Ray tasks, batches of about 8 MB of text
-    each (sent from this process). Other options as :func:`train_sgpe`."""
+    each (sent from this process). ``stats``: where a stream that reads files itself (the balanced
+    one of :func:`train_sgpe`) counted its documents and skipped lines, to be reported; by default
+    the texts are counted here. Other options as :func:`train_sgpe`."""
     from wwho.counting import batches
     from wwho.scale.texts import dataset_texts, iter_texts
 
@@ -203,7 +205,8 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
                    options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
     splitter = WordSplitter(script)
     t0 = time.perf_counter()
-    stats = CorpusStats()
+    counted = stats is not None
+    stats = stats if counted else CorpusStats()
     prefix_space = options.get("prefix_space", False)
     breaks = span_breaks(options.get("superword_share", 0.15))
     if engine not in ENGINES:
@@ -216,7 +219,8 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
 
         options_ = CountOptions("sgpe", scripts=splitter.scripts if segments_only else None,
                                 prefix_space=prefix_space, span_breaks=breaks)
-        counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers, stats=stats,
+        counter = count_on_ray(text_shards(texts), options_, address=address, workers=workers,
+                               stats=CorpusStats() if counted else stats,
                                progress=False)
     else:
         if address is not None:
@@ -226,7 +230,8 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
         threads = 0 if workers is None else workers
         for batch in batches(texts, 8_000_000):
             counter.count_texts(batch, threads=threads)
-            stats.documents += sum(1 for t in batch if t)
+            if not counted:
+                stats.documents += sum(1 for t in batch if t)
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
                            segments_only=segments_only, stats=stats, started=t0, spans=breaks is not None,
                            **options)
