@@ -66,6 +66,23 @@ impl Filling {
         };
     }
 
+    /// Put the items, in order, in the slots from `first` on; the first error stops it.
+    ///
+    /// # Safety
+    /// Those slots are below the list's length and still empty.
+    pub unsafe fn set_from(
+        &self,
+        py: Python<'_>,
+        first: usize,
+        items: impl IntoIterator<Item = PyResult<Py<PyAny>>>,
+    ) -> PyResult<()> {
+        for (k, item) in items.into_iter().enumerate() {
+            // SAFETY: the caller's promise for slot `first + k`.
+            unsafe { self.set(py, first + k, item?) };
+        }
+        Ok(())
+    }
+
     /// The list, visible to the garbage collector again.
     ///
     /// # Safety
@@ -101,13 +118,10 @@ where
             Python::attach(|py| {
                 // A Ctrl-C stops a long batch here (the threads stop taking chunks).
                 py.check_signals()?;
-                for (k, r) in results.into_iter().enumerate() {
-                    let item = convert(py, r)?;
-                    // SAFETY: `ordered` hands every result over once: `first + k` is this
-                    // result's own slot, below `texts.len()` and still empty.
-                    unsafe { filling.set(py, first + k, item) };
-                }
-                Ok::<(), PyErr>(())
+                let items = results.into_iter().map(|r| convert(py, r));
+                // SAFETY: `ordered` hands every result over once: the slots from `first` on are
+                // these results' own, below `texts.len()` and still empty.
+                unsafe { filling.set_from(py, first, items) }
             })
         })
     })?;
@@ -141,15 +155,13 @@ where
             Python::attach(|py| {
                 // A Ctrl-C stops a long batch here (the threads stop taking chunks).
                 py.check_signals().map_err(Stop::Python)?;
-                let mut start = 0;
-                for (k, &end) in ends.iter().enumerate() {
-                    let item = convert(py, &out[start..end]).map_err(Stop::Python)?;
-                    // SAFETY: `ordered_chunks` hands every chunk over once: `first + k` is this
-                    // text's own slot, below `texts.len()` and still empty.
-                    unsafe { filling.set(py, first + k, item) };
-                    start = end;
-                }
-                Ok(())
+                let items = ends.iter().scan(0, |start, &end| {
+                    let ids = &out[std::mem::replace(start, end)..end];
+                    Some(convert(py, ids))
+                });
+                // SAFETY: `ordered_chunks` hands every chunk over once: the slots from `first`
+                // on are its texts' own, below `texts.len()` and still empty.
+                unsafe { filling.set_from(py, first, items) }.map_err(Stop::Python)
             })
         })
     });
@@ -188,33 +200,10 @@ enum Stop<E> {
 /// `bytearray`s holding native-endian `u32` ids and `len(texts) + 1` `i64` offsets (numpy reads
 /// them without a copy). The flat form of a batch: no Python object is made per text or per id,
 /// so the calling thread only records where each text's ids start while the others encode, and
-/// no GIL is held but for a signal check per chunk. The first text (in order) whose `work` fails stops the batch.
+/// no GIL is held but for a signal check per chunk. `work` appends a text's ids to its chunk's
+/// vector (one vector per chunk, not per text). The first text (in order) whose `work` fails
+/// stops the batch.
 pub fn encode_flat<'py, E, W>(
-    py: Python<'py>,
-    texts: &[Text<'_>],
-    threads: usize,
-    work: W,
-    error: impl FnOnce(Python<'py>, usize, E) -> PyErr,
-) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)>
-where
-    E: Send,
-    W: Fn(&Text<'_>) -> Result<Vec<u32>, E> + Sync,
-{
-    encode_flat_into(
-        py,
-        texts,
-        threads,
-        |t, out| {
-            out.extend_from_slice(&work(t)?);
-            Ok(())
-        },
-        error,
-    )
-}
-
-/// [`encode_flat`] with a `work` that appends a text's ids to a vector: each chunk of texts
-/// fills one vector (no vector per text).
-pub fn encode_flat_into<'py, E, W>(
     py: Python<'py>,
     texts: &[Text<'_>],
     threads: usize,

@@ -2,7 +2,7 @@
 //! exceptions. Conversions only; `wwho.bytelevel` wraps these in its public classes and turns
 //! the exceptions into typed `wwho` errors.
 
-use super::batch::{encode_flat_into, encode_texts_into, ids_array, thread_count};
+use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
 use super::ints::IdInts;
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
@@ -585,7 +585,7 @@ impl ByteLevel {
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         self.batch(texts, allowed, disallowed, num_threads, |views, work| {
-            encode_flat_into(py, views, thread_count(num_threads), work, batch_error)
+            encode_flat(py, views, thread_count(num_threads), work, batch_error)
         })
     }
 

@@ -145,11 +145,6 @@ impl PyMeta {
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         self.batch(py, &texts, allowed, disallowed, |views, work| {
-            // Each text's ids, freed by the thread that made them, copied into its chunk's vector.
-            let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-                out.extend_from_slice(&work(t)?);
-                Ok(())
-            };
             let ids_of =
                 |py: Python<'_>, ids: &[u32]| Ok(self.ints.list(py, ids)?.into_any().unbind());
             let threads = thread_count(Some(num_threads));
@@ -253,7 +248,6 @@ impl PyMeta {
         }
     }
 
-    /// The `TokenizerError` of a failed encoding (the message of `wwho.meta` before the core).
     /// [`Self::error`] of the text at `at` in a batch: the message names it.
     fn batch_error(&self, py: Python<'_>, at: usize, e: Error) -> PyErr {
         let err = self.error(py, e);
@@ -265,6 +259,7 @@ impl PyMeta {
         err
     }
 
+    /// The `TokenizerError` of a failed encoding (the message of `wwho.meta` before the core).
     fn error(&self, py: Python<'_>, e: Error) -> PyErr {
         match e {
             Error::Disallowed { index, offset } => {
@@ -294,7 +289,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 impl PyMeta {
     /// What both batch forms share: the specials checked, the texts' views, and the work per text
-    /// (`encode` for the defaults, else `encode_with`), handed to `run`.
+    /// (`encode` for the defaults, else `encode_with`; the ids, freed by the thread that made
+    /// them, copied into the chunk's vector), handed to `run`.
     fn batch<'py, T>(
         &self,
         py: Python<'py>,
@@ -303,7 +299,7 @@ impl PyMeta {
         disallowed: Option<Vec<usize>>,
         run: impl FnOnce(
             &[Text<'_>],
-            &(dyn Fn(&Text<'_>) -> Result<Vec<u32>, Error> + Sync),
+            &(dyn Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), Error> + Sync),
         ) -> PyResult<T>,
     ) -> PyResult<T> {
         let defaults = allowed.is_none() && disallowed.is_none();
@@ -315,12 +311,14 @@ impl PyMeta {
             .map(text)
             .collect::<PyResult<Vec<Text<'_>>>>()?;
         let meta = &self.inner;
-        let work = |t: &Text<'_>| {
-            if defaults {
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
+            let ids = if defaults {
                 with_text!(*t, t => meta.encode(t))
             } else {
                 with_text!(*t, t => meta.encode_with(t, &allowed, &disallowed))
-            }
+            }?;
+            out.extend_from_slice(&ids);
+            Ok(())
         };
         guard("encoding a batch", || run(&views, &work))
             .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))

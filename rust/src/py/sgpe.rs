@@ -2,7 +2,7 @@
 //! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
-use super::batch::{encode_flat_into, encode_texts, encode_texts_into, thread_count};
+use super::batch::{encode_flat, encode_texts, encode_texts_into, thread_count};
 use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::text::{code_points, substrings, text};
@@ -356,7 +356,7 @@ impl PyEncoder {
         };
         let threads = thread_count(Some(num_threads));
         batch_guard(py, || {
-            encode_flat_into(
+            encode_flat(
                 py,
                 &views,
                 threads,
