@@ -1,7 +1,8 @@
 //! Time the byte-level core without Python: `cargo run --release --example bytelevel_bench --
-//! <o200k_base.tiktoken> <corpus.txt> [lines, 0: the file as one text]`. Prints MB/s for a physical floor (UTF-8
-//! validation and a memchr pass over the same bytes), pre-tokenizing alone, and encoding cold (a
-//! fresh tokenizer) and warm (a second pass). For profiling (`perf record`), not a test.
+//! <o200k_base.tiktoken> <corpus.txt> [lines, 0: the file as one text]`. Prints MB/s for a
+//! physical floor (UTF-8 validation and a memchr pass over the same bytes), pre-tokenizing
+//! alone, and encoding cold (a fresh tokenizer) and warm (a second pass). For profiling
+//! (`perf record`), not a test.
 
 /// Seconds of CPU time this thread has used: the machine is shared, so wall time would
 /// count other processes' turns.

@@ -43,7 +43,11 @@ const SHARDS: usize = 1 << SHARD_BITS;
 const ENTRY_OVERHEAD: usize = 48;
 /// The two kinds of [`Line`]: one cache line, and two.
 type Narrow = Line<3, 8>;
-type Wide = Line<7, 16>;
+type Wide = Line<WIDE_KEY_WORDS, 16>;
+/// The key words of the widest line.
+const WIDE_KEY_WORDS: usize = 7;
+/// Room for the ids of any line.
+const MOST_IDS: usize = Wide::IDS;
 /// Longest key, and most ids, of a piece kept in a [`Narrow`] line.
 pub const LINE_KEY: usize = Narrow::KEY;
 pub const LINE_IDS: usize = Narrow::IDS;
@@ -113,18 +117,14 @@ impl<const K: usize, const W: usize> Line<K, W> {
     }
 
     /// The key's bytes, zero-padded to the longest key any line holds.
-    fn key_bytes(words: &[u64; W]) -> [u8; 8 * WIDE_KEY_WORDS] {
-        let mut bytes = [0u8; 8 * WIDE_KEY_WORDS];
+    fn key_bytes(words: &[u64; W]) -> [u8; Wide::KEY] {
+        let mut bytes = [0u8; Wide::KEY];
         for (k, w) in words[..K].iter().enumerate() {
             bytes[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
         }
         bytes
     }
 }
-
-/// The key words of the widest line, and room for the ids of any line.
-const WIDE_KEY_WORDS: usize = 7;
-const MOST_IDS: usize = 32;
 
 /// A key of at most `8 * K` bytes as `K` little-endian words, zero-padded.
 #[inline(always)]
