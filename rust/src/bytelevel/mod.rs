@@ -547,8 +547,8 @@ impl ByteLevel {
 
     /// A piece of one or two bytes appended to `out` straight from the byte tables (true),
     /// without the cache or a merge (text of many short new pieces, such as random Latin-1, is
-    /// mostly these). False: not such a piece, or a byte without a token (the slow path
-    /// reports it).
+    /// mostly these), and under the ranks rule one of three bytes too. False: not such a
+    /// piece, or a byte without a token (the slow path reports it).
     #[inline(always)]
     fn tiny_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
         match *piece {
@@ -579,6 +579,30 @@ impl ByteLevel {
                 } else {
                     return false;
                 }
+                true
+            }
+            [a, b, c] if matches!(self.rule, Rule::Ranks) => {
+                // Not a token itself, the piece takes its lower-ranked byte pair (the left one
+                // of equals) and stops: the one merge left would make the whole piece. The
+                // merge loop would look the whole piece up again; this is all it would do.
+                if let Some(id) = self.encoder.get_packed_rare(Packed::new(piece)) {
+                    out.push(id);
+                    return true;
+                }
+                let pair = |x: u8, y: u8| self.byte_pairs[(usize::from(x) << 8) | usize::from(y)];
+                let (left, right) = (pair(a, b), pair(b, c));
+                let unit = |x: u8| self.byte_units[usize::from(x)];
+                let (units, n) = if left == NO_TOKEN && right == NO_TOKEN {
+                    ([unit(a), unit(b), unit(c)], 3)
+                } else if left <= right {
+                    ([left, unit(c), 0], 2)
+                } else {
+                    ([unit(a), right, 0], 2)
+                };
+                if units[..n].iter().any(|&u| u >= PSEUDO) {
+                    return false;
+                }
+                out.extend_from_slice(&units[..n]);
                 true
             }
             _ => false,
@@ -724,6 +748,43 @@ mod tests {
             vec![258, u32::from(b'b')]
         ); // cached
         assert_eq!(tok.decode_bytes(&[258, 98]).unwrap(), b"abcb");
+    }
+
+    #[test]
+    fn three_byte_pieces_equal_the_merge_loop() {
+        // Every three-byte string over an alphabet with pairs ranked both ways round ("bc"
+        // below "ab", "ab" below "ca"), equal pairs ("aaa"), three-byte tokens, and a byte
+        // without a token of its own ('z', which the fast path leaves to the slow one).
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8)
+            .filter(|&b| b != b'z')
+            .map(|b| (vec![b], u32::from(b)))
+            .collect();
+        for (i, t) in ["bc", "ab", "aa", "abc", "ca", "cab", "zb", "bz", "zz"]
+            .iter()
+            .enumerate()
+        {
+            ranks.push((t.as_bytes().to_vec(), 256 + i as u32));
+        }
+        let tok = build(&ranks, None);
+        let alphabet = b"abcz";
+        for &x in alphabet {
+            for &y in alphabet {
+                for &z in alphabet {
+                    let piece = [x, y, z];
+                    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                    tok.merge_plain(&piece, &mut slow);
+                    if tok.tiny_piece(&piece, &mut fast) {
+                        assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(&piece));
+                    } else {
+                        assert!(slow.iter().any(|&u| u >= PSEUDO), "{piece:?}");
+                    }
+                }
+            }
+        }
+        // Under the merges rule three bytes take the merge loop, which may not reach a token.
+        let tok = build(&ranks, Some(vec![(b"b", b"c")]));
+        assert!(!tok.tiny_piece(b"abc", &mut Vec::new()));
+        assert_eq!(tok.encode_ordinary("abc").unwrap(), vec![97, 256]);
     }
 
     #[test]

@@ -51,13 +51,11 @@ impl Stage {
                 let (mut pos, mut gap) = (0, usize::MAX);
                 let prose = *named == Named::O200k;
                 while pos < s.len() {
-                    // Plain ASCII prose ahead (two ASCII bytes: not a space before another
-                    // script): its pieces 64 bytes at a time, as far as they are decided.
-                    if prose
-                        && gap == usize::MAX
-                        && s[pos] < 0x80
-                        && s.get(pos + 1).is_some_and(|&b| b < 0x80)
-                    {
+                    // Plain ASCII prose ahead (eight ASCII bytes: not a space before another
+                    // script, nor text where other scripts come every few bytes, on which
+                    // classifying a block would decide next to nothing): its pieces 64 bytes
+                    // at a time, as far as they are decided.
+                    if prose && gap == usize::MAX && ascii_ahead(s, pos) {
                         let next = prose::o200k_pieces(s, pos, f);
                         if next != pos {
                             pos = next;
@@ -101,6 +99,17 @@ impl Stage {
                 Ok(())
             }
         }
+    }
+}
+
+/// The eight bytes from `pos` (or all to the end, at least two) are ASCII.
+#[inline(always)]
+fn ascii_ahead(s: &[u8], pos: usize) -> bool {
+    match s.get(pos..pos + 8) {
+        Some(b) => {
+            u64::from_le_bytes(b.try_into().unwrap_or([0x80; 8])) & 0x8080_8080_8080_8080 == 0
+        }
+        None => s.len() - pos >= 2 && s[pos..].is_ascii(),
     }
 }
 
