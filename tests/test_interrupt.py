@@ -416,6 +416,44 @@ def test_an_interrupt_a_finalizer_drops_still_stops_the_work(finalizers):
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "interrupted\n", "")
 
 
+STARTUP_FINALIZER_PROGRAM = """
+import os, signal, sys
+sys.argv[0] = "wwho"  # what the console script's process looks like to the start-up guard
+from wwho.cli import interrupts  # installs the guard, as the command's first import does
+
+class Dropped:
+    def __del__(self):  # Python's own handler raises here, and Python prints and drops what it raises
+        os.kill(os.getpid(), signal.SIGINT)
+
+class Failing:
+    def __del__(self):
+        raise ValueError("not an interrupt")
+
+assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+Failing() if sys.argv[1] == "other" else Dropped()
+for _ in range(50):
+    sum(range(100_000))
+print("went on")
+"""
+
+
+def test_an_interrupt_a_finalizer_drops_at_start_up_still_stops_the_command():
+    """Before ``main`` runs, a Ctrl-C whose ``KeyboardInterrupt`` Python raises in a finalizer (a fresh
+    clone's run of ``test_ctrl_c_at_start_up`` caught it in a weakref callback of importlib's module
+    locks) was printed as "Exception ignored", dropped, and the verb ran on to exit 0. It now ends the
+    command with the one line and 130, and an ordinary exception in a finalizer is still only reported."""
+    proc = subprocess.run([sys.executable, "-c", STARTUP_FINALIZER_PROGRAM, "interrupt"], capture_output=True,
+                          text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "wwho: interrupted\n")
+
+
+def test_an_ordinary_exception_in_a_finalizer_at_start_up_is_reported_as_before():
+    proc = subprocess.run([sys.executable, "-c", STARTUP_FINALIZER_PROGRAM, "other"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "went on\n"
+    assert "Exception ignored" in proc.stderr and "ValueError: not an interrupt" in proc.stderr
+
+
 # --- the library: an exception raised while the core counts comes back as itself ---------------------
 
 

@@ -5,9 +5,10 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
 * while Python imports wwho (a tenth of a second, before :func:`wwho.cli.main` runs):
   ``wwho/__init__.py`` imports this module first, and importing it calls :func:`guard_startup`,
   which, when the process is the ``wwho`` command (the console script or ``python -m wwho``),
-  makes an uncaught ``KeyboardInterrupt`` print the line and exit 130 instead of a traceback.
-  Nothing is written yet at that point, so nothing can be half-written. In a program that
-  imports wwho it does nothing.
+  makes an uncaught ``KeyboardInterrupt`` print the line and exit 130 instead of a traceback,
+  and so does one that Python would drop because it was raised in a finalizer run by the
+  imports. Nothing is written yet at that point, so nothing can be half-written. In a program
+  that imports wwho it does nothing.
 * inside a verb: :func:`handling` installs a SIGINT handler for the duration of ``main``. The
   first SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, so every ``finally``
   and ``except BaseException`` on the way out runs (an atomic write removes its temporary
@@ -90,7 +91,31 @@ def guard_startup() -> bool:
         previous(kind, value, traceback)
 
     sys.excepthook = hook
+    previous_unraisable = sys.unraisablehook
+
+    def unraisable(info) -> None:
+        # The KeyboardInterrupt can also land in a finalizer run during the imports (a weakref
+        # callback of importlib's module locks), where Python prints it, drops it and goes on
+        # importing: the command would then run as if Ctrl-C had not been pressed. Once ``main``
+        # runs, :func:`handling`'s own hook comes first. Nothing imported from here: the import
+        # machinery may be mid-way through a module.
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            _say_and_exit()
+        previous_unraisable(info)
+
+    sys.unraisablehook = unraisable
     return True
+
+
+def _say_and_exit() -> None:
+    """:data:`MESSAGE` (unless already said) and exit with :data:`EXIT_CODE`, at once."""
+    global _reported
+    if not _reported:
+        _reported = True
+        with contextlib.suppress(Exception):
+            sys.stderr.write(MESSAGE + "\n")
+            sys.stderr.flush()
+    os._exit(EXIT_CODE)
 
 
 @contextlib.contextmanager
