@@ -630,6 +630,7 @@ static BYTES: [u8; 256] = {
 
 #[cfg(test)]
 mod tests {
+    use super::testing::build;
     use super::*;
     use crate::pretokenize::named;
 
@@ -637,19 +638,6 @@ mod tests {
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
         ranks.extend(extra.iter().map(|&(b, i)| (b.to_vec(), i)));
         ranks
-    }
-
-    fn build(ranks: &[(Vec<u8>, u32)], merges: Option<Vec<(&[u8], &[u8])>>) -> ByteLevel {
-        let model = Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            merges,
-            special_tokens: vec![("<|end|>", 1000)],
-            added_tokens: vec![("@@", 1001)],
-            patterns: vec![named::GPT2],
-            cache_bytes: 1 << 20,
-            ..Model::default()
-        };
-        ByteLevel::new(&model).unwrap()
     }
 
     #[test]

@@ -138,19 +138,7 @@ impl ByteLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytelevel::Model;
-    use crate::pretokenize::named;
-
-    fn build(ranks: &[(Vec<u8>, u32)], merges: Option<Vec<(&[u8], &[u8])>>) -> ByteLevel {
-        let model = Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            merges,
-            patterns: vec![named::GPT2],
-            cache_bytes: 1 << 20,
-            ..Model::default()
-        };
-        ByteLevel::new(&model).unwrap()
-    }
+    use crate::bytelevel::testing::build;
 
     #[test]
     fn short_pieces_equal_the_merge_loop() {

@@ -1,6 +1,23 @@
-//! Random inputs shared by the byte-level tests (test builds only).
+//! Tokenizers and random inputs shared by the byte-level tests (test builds only).
 
 use super::ranks::MAX_SHORT;
+use super::{ByteLevel, Model};
+use crate::pretokenize::named;
+
+/// A GPT-2-pattern tokenizer of `ranks` (and `merges`: the merges rule), with one special token
+/// (`<|end|>`, 1000) and one added token (`@@`, 1001), and a 1 MiB piece cache.
+pub fn build(ranks: &[(Vec<u8>, u32)], merges: Option<Vec<(&[u8], &[u8])>>) -> ByteLevel {
+    let model = Model {
+        ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+        merges,
+        special_tokens: vec![("<|end|>", 1000)],
+        added_tokens: vec![("@@", 1001)],
+        patterns: vec![named::GPT2],
+        cache_bytes: 1 << 20,
+        ..Model::default()
+    };
+    ByteLevel::new(&model).unwrap()
+}
 
 /// A small deterministic generator (xorshift): `next(bound)` is in `0..bound`.
 pub fn generator(mut state: u64) -> impl FnMut(u64) -> u64 {
