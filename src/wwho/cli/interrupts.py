@@ -100,22 +100,12 @@ def guard_startup() -> bool:
         # runs, :func:`handling`'s own hook comes first. Nothing imported from here: the import
         # machinery may be mid-way through a module.
         if isinstance(info.exc_value, KeyboardInterrupt):
-            _say_and_exit()
+            _say()
+            os._exit(EXIT_CODE)
         previous_unraisable(info)
 
     sys.unraisablehook = unraisable
     return True
-
-
-def _say_and_exit() -> None:
-    """:data:`MESSAGE` (unless already said) and exit with :data:`EXIT_CODE`, at once."""
-    global _reported
-    if not _reported:
-        _reported = True
-        with contextlib.suppress(Exception):
-            sys.stderr.write(MESSAGE + "\n")
-            sys.stderr.flush()
-    os._exit(EXIT_CODE)
 
 
 @contextlib.contextmanager
@@ -187,20 +177,27 @@ def _while_exiting(signum, frame) -> None:
 def report() -> int:
     """Close any progress bar still drawn (so the message starts its own line), print
     :data:`MESSAGE` on standard error (once per process), and return :data:`EXIT_CODE`."""
-    global _reported
     if _command and _reported:
         return EXIT_CODE
-    _reported = True
     with contextlib.suppress(Exception):
         from wwho.progress import close_all
 
         close_all()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
+    _say()
+    return EXIT_CODE
+
+
+def _say() -> None:
+    """:data:`MESSAGE` on standard error, once per process of the command (imports nothing)."""
+    global _reported
+    if _command and _reported:
+        return
+    _reported = True
     with contextlib.suppress(Exception):
         sys.stderr.write(MESSAGE + "\n")
         sys.stderr.flush()
-    return EXIT_CODE
 
 
 guard_startup()
