@@ -438,10 +438,10 @@ print("went on")
 
 
 def test_an_interrupt_a_finalizer_drops_at_start_up_still_stops_the_command():
-    """Before ``main`` runs, a Ctrl-C whose ``KeyboardInterrupt`` Python raises in a finalizer (a fresh
-    clone's run of ``test_ctrl_c_at_start_up`` caught it in a weakref callback of importlib's module
-    locks) was printed as "Exception ignored", dropped, and the verb ran on to exit 0. It now ends the
-    command with the one line and 130, and an ordinary exception in a finalizer is still only reported."""
+    """Before ``main`` runs, a Ctrl-C whose ``KeyboardInterrupt`` Python raises in a finalizer (such as
+    a weakref callback of importlib's module locks, which ``test_ctrl_c_at_start_up`` can hit) is printed
+    by Python as "Exception ignored" and dropped: the verb would run on to exit 0. It ends the command
+    with the one line and 130 instead."""
     proc = subprocess.run([sys.executable, "-c", STARTUP_FINALIZER_PROGRAM, "interrupt"], capture_output=True,
                           text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "wwho: interrupted\n")
