@@ -17,6 +17,7 @@
 pub mod cache;
 pub mod files;
 pub mod gguf;
+mod mid;
 mod ranks;
 mod runs;
 mod short;
@@ -413,7 +414,8 @@ impl ByteLevel {
     fn merge_plain(&self, bytes: &[u8], units: &mut Vec<u32>) {
         units.clear();
         match &self.rule {
-            Rule::Ranks if bytes.len() <= ranks::MAX_SHORT => self.merge_short(bytes, units),
+            Rule::Ranks if bytes.len() <= mid::MIN_MID => self.merge_short(bytes, units),
+            Rule::Ranks if bytes.len() <= ranks::MAX_SHORT => self.merge_mid(bytes, units),
             Rule::Ranks if bytes.len() <= ranks::MAX_HEAP => self.merge_heap(bytes, units),
             Rule::Ranks => self.merge_sweep(bytes, units),
             Rule::Merges(table) => {

@@ -95,7 +95,7 @@ impl MinHeap {
 impl ByteLevel {
     /// The id of the token `bytes` (two or more bytes), or [`NO_TOKEN`].
     #[inline(always)]
-    fn rank_of(&self, bytes: &[u8]) -> u32 {
+    pub(super) fn rank_of(&self, bytes: &[u8]) -> u32 {
         match bytes.len() {
             2 => self.byte_pairs[(usize::from(bytes[0]) << 8) | usize::from(bytes[1])],
             n if n <= PACKED => self
@@ -507,7 +507,7 @@ mod tests {
         }
     }
 
-    /// merge_short against the general loop driven by ids, on every string over a small
+    /// merge_short and merge_mid against the general loop driven by ids, on every string over a small
     /// alphabet up to length 6, and on long random ones: the same units.
     #[test]
     fn equals_the_general_loop() {
@@ -573,11 +573,17 @@ mod tests {
                 String::from_utf8_lossy(&piece)
             );
         }
+        // The short scan, and the heap on the stack (`mid`) from two bytes up.
         let alphabet = b"abcz";
-        let mut short = Vec::new();
+        let (mut short, mut mid) = (Vec::new(), Vec::new());
         let mut check = |piece: &[u8]| {
+            let expected = general(piece);
             tok.merge_short(piece, &mut short);
-            assert_eq!(short, general(piece), "{piece:?}");
+            assert_eq!(short, expected, "{piece:?}");
+            if piece.len() >= 2 {
+                tok.merge_mid(piece, &mut mid);
+                assert_eq!(mid, expected, "mid {piece:?}");
+            }
         };
         for len in 1..=6u32 {
             for code in 0..4usize.pow(len) {
