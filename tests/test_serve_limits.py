@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import select
+import signal
 import socket
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import DATA, O200K_FILE
@@ -98,6 +100,37 @@ def test_the_real_server_logs_no_traceback_for_bad_bodies(server):
         assert head.startswith(b"HTTP/1.1 400 "), got[:300]
         assert rest.count(b"\n") <= 1 and json.loads(rest)["error"]
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_a_client_that_leaves_mid_body_is_dropped_without_a_log(server):
+    """Before the fix: each such client made the server log a ``ClientDisconnect`` traceback."""
+    port, log = server
+    for _ in range(20):
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(request_bytes(port, b'{"text": "' + b"a" * 5000 + b'"}')[:-3000])
+    time.sleep(0.5)
+    assert ask(port, "still here")[0] == 200
+    assert "Traceback" not in log.read_text() and "Exception" not in log.read_text(), log.read_text()
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_is_one_line_and_does_not_wait_for_a_client(tmp_path, presses):
+    """Before the fix: one Ctrl-C waited for a client that sent headers and no body until its body's
+    time limit (10 s), and a second Ctrl-C meanwhile printed uvicorn's traceback of the request."""
+    log = tmp_path / "stderr.txt"
+    with real_server(log) as (proc, port), socket.create_connection(("127.0.0.1", port)) as stalled:
+        stalled.sendall(request_bytes(port, b'{"text": "abc"}')[:-5])
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.3)
+        rc = proc.wait(timeout=30)
+        took = time.monotonic() - t0
+    err = log.read_text().splitlines()
+    assert rc == 130 and err[-1] == "wwho: interrupted", err
+    assert [line for line in err if not line.startswith("wwho serve: ")] == ["wwho: interrupted"], err
+    assert took < 5, took
 
 
 # -- item 8: names only, Host and Origin -------------------------------------------------------------------
@@ -259,6 +292,29 @@ def test_one_client_has_a_few_large_requests_at_most():
     asyncio.run(main())
 
 
+def test_one_client_cannot_fill_the_queue_with_cheap_requests():
+    """Before the fix: one address could keep the queue full of one-character requests, and every other
+    client's text, costlier than those, was refused with 503."""
+    from wwho.serve.app import Busy, Limits, Worker
+
+    async def main():
+        worker, gate = Worker(Limits(per_client_requests=3, queue=4)), threading.Event()
+        mine = [asyncio.ensure_future(worker.run(blocked_job(gate), cost=1, client="a", large=False,
+                                                 request=FakeRequest())) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        with pytest.raises(Busy) as refused:
+            await worker.run(lambda stop: "no", cost=1, client="a", large=False, request=FakeRequest())
+        assert refused.value.status_code == 429 and "3 requests waiting or running" in refused.value.detail
+        other = asyncio.ensure_future(worker.run(lambda stop: "other", cost=500, client="b", large=False,
+                                                 request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        assert not other.done()  # queued, not refused: the queue still has room
+        gate.set()
+        assert await asyncio.gather(*mine, other) == ["first"] * 3 + ["other"]
+        assert await worker.run(lambda stop: "again", cost=1, client="a", large=False, request=FakeRequest()) == "again"
+    asyncio.run(main())
+
+
 def test_a_request_that_runs_too_long_is_stopped_and_holds_the_thread_until_it_stops():
     from wwho.serve.app import Busy, Limits, Worker
 
@@ -334,12 +390,12 @@ def test_a_cancelled_request_does_not_keep_the_worker():
 
 # -- the load test: the real server, hostile and honest clients ---------------------------------------------
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The real ``wwho serve`` on 127.0.0.1 and a free port: (port, path of its stderr)."""
+@contextlib.contextmanager
+def real_server(log: Path):
+    """The real ``wwho serve`` (o200k_base, Llama 3) on 127.0.0.1 and a free port, its stderr in ``log``:
+    (process, port)."""
     if not (O200K_FILE.is_file() and LLAMA3.is_file()):
         pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
-    log = tmp_path_factory.mktemp("serve-limits") / "stderr.txt"
     env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "127.0.0.1", "--port", "0",
@@ -355,14 +411,23 @@ def server(tmp_path_factory):
                     port = int(line.split(":")[3].split("/")[0])
         if port is None:
             pytest.fail(f"wwho serve did not start: {log.read_text()}")
-        yield port, log
+        yield proc, port
     finally:
-        proc.terminate()
+        if proc.poll() is None:
+            proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The real ``wwho serve`` on 127.0.0.1 and a free port: (port, path of its stderr)."""
+    log = tmp_path_factory.mktemp("serve-limits") / "stderr.txt"
+    with real_server(log) as (_, port):
+        yield port, log
 
 
 def raw_exchange(port: int, request: bytes) -> bytes:
@@ -535,7 +600,10 @@ def guarded_server(limits):
 
     async def big(request):  # more than the system's socket buffers hold
         return Response(b"x" * 64_000_000)
-    app = Starlette(routes=[Route("/", hello), Route("/big", big)])
+
+    async def echo(request):
+        return Response(await request.body())
+    app = Starlette(routes=[Route("/", hello), Route("/big", big), Route("/echo", echo, methods=["POST"])])
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
@@ -586,6 +654,40 @@ def test_too_many_connections_close_the_oldest_idle_ones():
         for s in idle:
             s.close()
     assert closed == [True] * 4 + [False] * 4  # 5 open at most, the new one included
+
+
+def test_connections_that_never_send_their_body_make_room_for_new_ones():
+    """Before the fix: a connection that had sent its headers counted as being answered and was never
+    closed for a new one, so clients sending headers and no body could hold every place; a new
+    connection was closed at once."""
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits(max_connections=4)) as port:
+        stalled = []
+        for _ in range(4):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+            stalled.append(s)
+            time.sleep(0.05)
+        time.sleep(0.2)
+        got = raw_exchange(port, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                                 b"Connection: close\r\n\r\nhello")
+        closed = [closed_after(s, time.monotonic(), time.monotonic() + 0.3)[0] is not None for s in stalled]
+        for s in stalled:
+            s.close()
+    assert got.startswith(b"HTTP/1.1 200 ") and got.endswith(b"hello"), got
+    assert closed == [True, False, False, False]  # the one that had waited longest for its body
+
+
+def test_a_request_that_is_not_http_gets_one_line_of_json():
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits()) as port:
+        for request in (b"GARBAGE\r\n\r\n", b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+                        b"GET / HTTP/1.1\r\n\r\n"):
+            head, _, body = raw_exchange(port, request).partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400 ") and b"application/json" in head, head
+            assert body.count(b"\n") == 1 and "not an HTTP request" in json.loads(body)["error"]
 
 
 def test_an_answer_the_client_does_not_read_is_dropped():

@@ -35,6 +35,7 @@ import regex
 from wwho.cache import ENTRY_OVERHEAD, PieceCache
 from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
 from wwho.errors import TokenizerError, VocabError
+from wwho.graphemes import cluster_lengths
 from wwho.router import segment
 from wwho.syllables import Syllabifier
 
@@ -306,10 +307,10 @@ def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
         starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
     inside_cluster: set[int] = set()
     pos = 0
-    for cluster in regex.findall(r"\X", text):
-        a, b = starts[pos], starts[pos + len(cluster)]
+    for n in cluster_lengths(text):
+        a, b = starts[pos], starts[pos + n]
         inside_cluster.update(range(a + 1, b))
-        pos += len(cluster)
+        pos += n
     inside_syllable: set[int] = set()
     pos = 0
     for seg in segment(text):

@@ -13,7 +13,9 @@ The web framework (Starlette + uvicorn) is the optional extra ``wwho[serve]``, i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
+import logging
 import os
 import socket
 import sys
@@ -75,10 +77,22 @@ def run(args: argparse.Namespace) -> int:
     print(f"wwho serve: http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
     # The syllable tables of every script are built while the first page loads, not in its first request.
     threading.Thread(target=warm_up, name="wwho-warm-up", daemon=True).start()
+    # On Ctrl-C, requests still running get a second to finish, then are cancelled (a client that
+    # never sends its body cannot hold the exit for the body's time limit).
     config = uvicorn.Config(app, http=guarded_protocol(limits), timeout_keep_alive=5, log_level="warning",
-                            access_log=False, lifespan="off")
+                            access_log=False, lifespan="off", timeout_graceful_shutdown=1)
+    logging.getLogger("uvicorn.error").addFilter(_quiet_shutdown)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _quiet_shutdown(record: logging.LogRecord) -> bool:
+    """Drops what uvicorn logs about the requests a Ctrl-C cuts short (each cancelled task's traceback,
+    and the count of them): the command says ``wwho: interrupted``, once."""
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):
+        return False
+    return not (record.levelno == logging.ERROR and "timeout graceful shutdown exceeded" in record.getMessage())
 
 
 def bind(host: str, port: int) -> tuple[socket.socket, bool]:

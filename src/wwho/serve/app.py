@@ -48,7 +48,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -79,6 +79,9 @@ class Limits:
     #: requests of more than ``small_chars`` code points one client address may have waiting or running
     per_client: int = 2
     small_chars: int = 1_000
+    #: requests of any size one client address may have waiting or running: one address cannot fill
+    #: the queue with cheap requests that every other client's text would then have to outbid
+    per_client_requests: int = 4
     #: seconds a request may wait for the worker, and run on it
     wait_seconds: float = 10.0
     work_seconds: float = 5.0
@@ -201,7 +204,10 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
         })
 
     async def tokenize(request: Request) -> Response:
-        text, names = _parse(await _read_body(request, limits), by_name, limits)
+        try:
+            text, names = _parse(await _read_body(request, limits), by_name, limits)
+        except ClientDisconnect:  # left before sending the whole body: nobody to answer, nothing to log
+            return Response(status_code=204)
         chosen = [by_name[n] for n in names]
         client = request.client.host if request.client else ""
         try:
@@ -372,7 +378,7 @@ class Worker:
     """Runs jobs one at a time on one thread, the cheapest waiting job first, with bounded waiting.
 
     :meth:`run` refuses at once (:class:`Busy`) a large job of a client that has ``per_client`` large
-    jobs admitted (429), and a job when ``queue`` jobs wait and none costs more than it (503; else the
+    jobs admitted, and any job of a client that has ``per_client_requests`` jobs admitted (429), and a job when ``queue`` jobs wait and none costs more than it (503; else the
     costliest waiting job is refused to make room). A job waits at most ``wait_seconds`` and runs at
     most ``work_seconds`` (then 503); a job whose client disconnects is dropped while it waits and told
     to stop while it runs. A job that is told to stop keeps the thread until it does: at most one job
@@ -385,6 +391,7 @@ class Worker:
         self._waiting: list[tuple[int, int, asyncio.Future]] = []  # a heap: (cost, arrival, granted)
         self._arrivals = itertools.count()
         self._large: Counter[str] = Counter()  # large jobs admitted, by client address
+        self._all: Counter[str] = Counter()  # all jobs admitted, by client address
 
     async def run(self, job, *, cost: int, client: str, large: bool, request: Request) -> bytes:
         """``job(stop)`` on the worker thread (``stop``: a :class:`threading.Event` it checks), its result."""
@@ -392,18 +399,22 @@ class Worker:
         if large and self._large[client] >= limits.per_client:
             raise Busy(429, f"this client already has {limits.per_client} texts of more than "
                             f"{limits.small_chars:,} characters waiting or running; try again when they are answered")
+        if self._all[client] >= limits.per_client_requests:
+            raise Busy(429, f"this client already has {limits.per_client_requests} requests waiting or running; "
+                            "try again when they are answered")
         gone = asyncio.ensure_future(_disconnected(request))
-        if large:
-            self._large[client] += 1
+        counts = (self._all, self._large) if large else (self._all,)
+        for count in counts:
+            count[client] += 1
         try:
             await self._admit(cost, gone)
             return await self._work(job, gone)
         finally:
             gone.cancel()
-            if large:
-                self._large[client] -= 1
-                if not self._large[client]:
-                    del self._large[client]
+            for count in counts:
+                count[client] -= 1
+                if not count[client]:
+                    del count[client]
 
     async def _admit(self, cost: int, gone: asyncio.Future) -> None:
         if not self._busy:

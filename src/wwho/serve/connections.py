@@ -12,7 +12,10 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with three addi
 * an answer the client has not read for ``write_seconds`` (the socket's buffers full) is dropped with
   the connection;
 * when more than ``max_connections`` are open, opening one closes the one that has waited longest
-  for a request (a connection whose request is being answered is never closed for this).
+  for a whole request: its headers or the rest of its body (a connection whose request has arrived
+  whole is never closed for this, so clients that send headers and never their bodies cannot hold
+  every place);
+* a request the protocol cannot parse gets a one-line JSON 400, as every other error does.
 
 Request bodies, queues and timing of the work are the application's (:mod:`wwho.serve.app`). This
 module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
@@ -52,13 +55,23 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            if self._deadline is not None and self.conn.our_state is h11.SEND_RESPONSE:
-                self._request_arrived()  # the application has the request: its own limits apply
+            self._track()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            if not self.transport.is_closing() and self.conn.our_state is not h11.SEND_RESPONSE:
+            if self.transport.is_closing():
+                return
+            if self.conn.our_state is h11.SEND_RESPONSE:  # the next request's headers were waiting
+                waiting[self] = None
+                self._track()
+            else:
                 self._await_request()
+
+        def send_400_response(self, msg: str) -> None:
+            body = json.dumps({"error": f"not an HTTP request this server can read ({msg.rstrip('.')})"}).encode()
+            self.transport.write(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
+                                 b"content-length: %d\r\nconnection: close\r\n\r\n%s\n" % (len(body) + 1, body))
+            self.transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._request_arrived()
@@ -83,6 +96,17 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             self._deadline = self.loop.call_later(limits.header_seconds, self._too_slow)
             waiting[self] = None
             waiting.move_to_end(self)
+
+        def _track(self) -> None:
+            """Once the headers are in, the application's own limits apply (the deadline stops); the
+            connection stays among those that may be closed until the body is in too."""
+            if self.conn.our_state is not h11.SEND_RESPONSE:
+                return
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            if self.conn.their_state is h11.DONE:
+                waiting.pop(self, None)
 
         def _request_arrived(self) -> None:
             if self._deadline is not None:
