@@ -143,3 +143,58 @@ def test_a_large_thread_count_leaves_no_crowd_of_threads(kind):
     assert proc.returncode == 0, proc.stderr[-2000:]
     added = int(proc.stdout.split()[-1])
     assert added <= cpus(), f"{added} threads left alive after encode_batch(num_threads=200)"
+
+
+# --- special-token options and special-token lists ------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+@pytest.mark.parametrize("bad, words", [("[CLS]", "must be 'all' or a collection"), (5, "not int"),
+                                        ([1, "a"], r"names \(str\), not 1"), (["nope"], "not special tokens")])
+def test_a_bad_special_token_set_is_one_typed_error_on_every_encoder(kinds, kind, bad, words):
+    """Before the fix: a TypeError from inside (numbers), or a name taken as its characters (SGPE)."""
+    tok = _get(kinds, kind)
+    encoders = [tok.encode, lambda t, **o: tok.encode_batch([t], **o), tok.encode_to_numpy]
+    for encode in encoders:
+        with pytest.raises(TokenizerError, match=words):
+            encode("a [CLS] b", allowed_special=bad)
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+def test_none_is_no_special_token_on_every_encoder(kinds, kind):
+    """Before the fix: ``allowed_special=None`` was a TypeError in the meta tokenizer's encode and
+    taken in its encode_batch."""
+    tok = _get(kinds, kind)
+    text = "a [CLS] b"
+    plain = tok.encode(text)
+    assert tok.encode(text, allowed_special=None) == plain
+    assert tok.encode_batch([text], allowed_special=None) == [plain]
+    if kind != "sgpe":  # SGPE has no disallowed_special: its special-token text is ordinary text
+        assert tok.encode("<|endoftext|>", disallowed_special=None) == tok.encode("<|endoftext|>", disallowed_special=())
+
+
+@pytest.mark.parametrize("special_tokens, words", [
+    ("[A]", "not the string '\\[A\\]'"), (["[A]", "[A]"], "lists '\\[A\\]' twice"), ([""], "non-empty strings"),
+    (["<0x41>"], "text of a byte token"), (["ශ"], "also an ordinary token"),
+])
+def test_sgpe_training_refuses_special_tokens_its_loader_would_refuse(special_tokens, words):
+    """Before the fix: training and saving succeeded, and loading the saved directory failed (a name
+    twice, an empty one), or a special token shared an ordinary token's id (skipping special tokens
+    in decode then deleted ordinary text)."""
+    from wwho.errors import VocabError
+    from wwho.sgpe import SGPETokenizer
+
+    with warnings.catch_warnings(), pytest.raises(VocabError, match=words):
+        warnings.simplefilter("ignore")
+        SGPETokenizer.train_from_iterator(SINHALA, vocab_size=300, script="sinhala", progress=False,
+                                          special_tokens=special_tokens)
+
+
+def test_bytelevel_training_refuses_one_string_of_special_tokens():
+    """Before the fix: ``special_tokens="<s>"`` made '<', 's' and '>' special, and every text with an
+    's' was then refused."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    with pytest.raises(VocabError, match="write \\['<s>'\\]"):
+        ByteBPE.train_from_iterator(["some text"] * 10, vocab_size=300, progress=False, special_tokens="<s>")

@@ -231,3 +231,15 @@ def test_merges_txt_errors_name_their_line(tmp_path):
             _parse_merges_txt(path, path.read_bytes())
     path.write_text("#version: 0.2\nĠ a\n\na b\n", encoding="utf-8")
     assert _parse_merges_txt(path, path.read_bytes()) == [(b" ", b"a"), (b"a", b"b")]
+
+
+@pytest.mark.parametrize("key", ["²", "9" * 5000, "99999999999"])
+def test_an_extra_token_id_that_is_no_ascii_number_is_named(trained, tmp_path, key):
+    """Before the fix: a bare ValueError from ``int()`` ('²' is a digit to ``str.isdigit``; Python
+    refuses to read thousands of digits)."""
+    by_hand = _copy(trained, tmp_path / "d", manifest=False)
+    config = json.loads((by_hand / "bytelevel.json").read_text())
+    config["extra_tokens"] = {key: "QQ=="}
+    (by_hand / "bytelevel.json").write_text(json.dumps(config))
+    with pytest.raises(VocabError, match=r"bytelevel.json: extra_tokens entry .*expected"):
+        ByteBPE.load(by_hand)

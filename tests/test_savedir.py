@@ -270,17 +270,38 @@ def test_fallback_in_place_is_detected_at_load_when_killed(models, tmp_path, mon
 
 
 def test_files_of_different_saves_are_named_at_load(models, tmp_path):
+    """A file the loader reads that is not the save's own is an error; one it does not read (SGPE's
+    Hugging Face files, which ``save_pretrained`` rewrites in place) is a warning naming it. Before:
+    an error for both, so a directory that a Hugging Face save had passed through no longer loaded."""
     import shutil
+
+    from wwho.errors import ChangedFileWarning
 
     target = tmp_path / "out"
     SGPETokenizer.load(models["A"]).save(target)
+    expected = SGPETokenizer.load(models["A"]).encode("ශ්‍රී ලංකාව")
     shutil.copy(models["B"] / "tokenizer.json", target / "tokenizer.json")
-    with pytest.raises(VocabError, match=r"tokenizer.json does not match wwho-manifest.json"):
+    for path in (target, target / "vocab.json"):
+        with pytest.warns(ChangedFileWarning, match=r"tokenizer.json changed since wwho saved"):
+            assert SGPETokenizer.load(path).encode("ශ්‍රී ලංකාව") == expected
+    shutil.copy(models["B"] / "vocab.json", target / "vocab.json")
+    with pytest.raises(VocabError, match=r"vocab.json does not match wwho-manifest.json"):
         SGPETokenizer.load(target)
-    with pytest.raises(VocabError, match=r"tokenizer.json does not match"):
-        SGPETokenizer.load(target / "vocab.json")
     (target / MANIFEST).unlink()  # a directory without a manifest (made by hand, or by an older wwho)
     SGPETokenizer.load(target)
+
+
+def test_a_byte_identical_copy_of_a_saved_file_loads(models, tmp_path):
+    """Before: ``vocab-backup.json`` beside the save's ``vocab.json`` was refused as not listed."""
+    import shutil
+
+    target = tmp_path / "out"
+    shutil.copytree(models["A"], target)
+    shutil.copy(target / "vocab.json", target / "vocab-backup.json")
+    assert SGPETokenizer.load(target / "vocab-backup.json").vocab_size == SGPETokenizer.load(target).vocab_size
+    (target / "vocab-other.json").write_bytes((models["B"] / "vocab.json").read_bytes())
+    with pytest.raises(VocabError, match=r"vocab-other.json not listed in wwho-manifest.json"):
+        SGPETokenizer.load(target / "vocab-other.json")
 
 
 def _killed_save(target: Path, files: dict[str, bytes], step: int) -> bool:

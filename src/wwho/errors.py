@@ -52,3 +52,8 @@ class ScriptWarning(WwhoWarning):
 
 class VocabSizeWarning(WwhoWarning):
     """Training stopped before ``vocab_size``: the vocabulary is smaller than asked."""
+
+
+class ChangedFileWarning(WwhoWarning):
+    """A file of a saved tokenizer that wwho does not read was changed after saving (e.g. by Hugging
+    Face's ``save_pretrained``)."""

@@ -54,6 +54,7 @@ from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id, token_ids
+from wwho.protocol import special_names
 from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
@@ -390,23 +391,11 @@ class MetaTokenizer:
         """The allowed and the disallowed special tokens, checked."""
         allowed = self._allowed(allowed_special)
         disallowed = (frozenset(self.tiktoken_specials) - allowed if disallowed_special == "all"
-                      else frozenset(disallowed_special))
-        unknown = disallowed - set(self.special_tokens)
-        if unknown:
-            raise TokenizerError(f"disallowed_special names unknown special tokens: {sorted(unknown)}")
+                      else special_names(disallowed_special, self.special_tokens, "disallowed_special"))
         return allowed, disallowed
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
-        if allowed_special == "all":
-            return frozenset(self.special_tokens)
-        if isinstance(allowed_special, str):
-            raise TokenizerError(f"allowed_special must be 'all' or a set of strings, not {allowed_special!r}")
-        allowed = frozenset(allowed_special)
-        unknown = allowed - set(self.special_tokens)
-        if unknown:
-            raise TokenizerError(f"not special tokens of this vocabulary: {sorted(unknown)}; "
-                                 f"known: {sorted(self.special_tokens)}")
-        return allowed
+        return special_names(allowed_special, self.special_tokens, "allowed_special")
 
     def clear_cache(self) -> None:
         """Forget the byte-level part's cached pieces (the SGPE part keeps none)."""

@@ -21,8 +21,10 @@ This module holds no implementation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
+
+from wwho.errors import TokenizerError
 
 Data = TypeVar("Data", str, bytes)
 
@@ -54,3 +56,29 @@ class Tokenizer(Protocol[Data]):
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *,
                      skip_special_tokens: bool = False) -> list[Data]: ...
+
+
+def special_names(value: object, known: Collection[str], option: str) -> frozenset[str]:
+    """``allowed_special`` / ``disallowed_special`` as every kind reads them: ``"all"`` (each of
+    ``known``), ``None`` or an empty collection (none), or a collection of names, each one of
+    ``known``. Anything else (one name as a string, which would be taken as its characters, a
+    number, an unknown name) is a :class:`wwho.errors.TokenizerError` naming ``option``."""
+    if isinstance(value, str) and value == "all":
+        return frozenset(known)
+    if value is None:
+        return frozenset()
+    if isinstance(value, (str, bytes)):
+        raise TokenizerError(f"{option} must be 'all' or a collection of special-token names, not {value!r}")
+    try:
+        names = frozenset(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TokenizerError(f"{option} must be 'all' or a collection of special-token names, "
+                             f"not {type(value).__name__}") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise TokenizerError(f"{option} must hold special-token names (str), not {name!r}")
+    unknown = names - frozenset(known)
+    if unknown:
+        raise TokenizerError(f"{option}: not special tokens of this vocabulary: {sorted(unknown)}; "
+                             f"known: {sorted(known)}")
+    return names

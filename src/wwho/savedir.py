@@ -50,11 +50,11 @@ import signal
 import stat
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import VocabError, WriteError, WwhoWarning
+from wwho.errors import ChangedFileWarning, VocabError, WriteError, WwhoWarning
 from wwho.fileio import (
     TEMP_PREFIX,
     atomic_open,
@@ -581,11 +581,21 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only_listed: bool = False) -> None:
+#: The Hugging Face files saved beside a wwho vocabulary, which ``save_pretrained`` rewrites in place.
+HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only_listed: bool = False,
+                unread: Collection[str] = ()) -> None:
     """Check files just read from ``directory`` (name -> content), and the other files its
     manifest lists, against the manifest; no manifest, no check. A file that does not match,
-    or that a loader read but the manifest does not list, raises :class:`VocabError` naming
-    it. A listed file that is absent is not an error (you may delete ``tokenizer.json``).
+    or that a loader read but the manifest does not list (and that is no byte-identical copy of a
+    listed one), raises :class:`VocabError` naming it. A listed file that is absent is not an error
+    (you may delete ``tokenizer.json``).
+
+    ``unread``: listed files this loader never reads (the Hugging Face files beside an SGPE
+    ``vocab.json``, which ``save_pretrained`` rewrites in place): a change there is a
+    :class:`wwho.errors.ChangedFileWarning`, not an error.
 
     ``only_listed=True`` (files wwho also reads from elsewhere, e.g. a ``tokenizer.json``):
     a file the manifest does not list is not checked, nor are the others.
@@ -598,23 +608,30 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
     files = manifest["files"]
     if only_listed and not any(name in files for name in read):
         return
-    foreign = sorted(name for name in read if name not in files)
+    listed = {record["sha256"] for record in files.values()}
+    foreign = sorted(name for name, data in read.items() if name not in files and sha256(data) not in listed)
     if foreign:
         raise VocabError(f"{directory}: {', '.join(foreign)} not listed in {MANIFEST}: it is not part of the save "
                          f"that wrote {', '.join(sorted(files)) or 'nothing'}; save the tokenizer again")
-    wrong = []
+    wrong, changed = [], []
     for name, record in sorted(files.items()):
         data = read.get(name)
         if data is not None:
             if len(data) != record["bytes"] or sha256(data) != record["sha256"]:
                 wrong.append(name)
         elif (directory / name).is_file() and not _matches(directory / name, record):
-            wrong.append(name)
+            (changed if name in unread else wrong).append(name)
     if wrong:
         raise VocabError(
             f"{directory}: {', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not match {MANIFEST} "
             f"(size or sha256): files of different saves were mixed, or changed after saving; "
             f"save the tokenizer again")
+    if changed:
+        warnings.warn(
+            f"{directory}: {', '.join(changed)} changed since wwho saved this tokenizer (Hugging Face's "
+            f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}); wwho loads "
+            f"{', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved",
+            ChangedFileWarning, stacklevel=3)
 
 
 def member(directory: str | os.PathLike, name: Any, *, source: str, key: str) -> Path:

@@ -340,7 +340,9 @@ def load(path: str | Path) -> ByteLevelModel:
                     ("merges", merges_path, merges_raw, None if merges is None else len(merges)))
     extra = {}
     for key, value in get("extra_tokens", dict, {}).items():
-        if not (key.isdigit() and isinstance(value, str)):
+        # ASCII digits only, and few of them ("²" is a digit to str.isdigit; int() of thousands of
+        # digits is refused by Python, and no id has more than ten)
+        if not (key.isascii() and key.isdigit() and len(key) <= 10 and isinstance(value, str)):
             raise VocabError(f"{where}: extra_tokens entry {brief(key)}: expected \"<id>\": \"<base64>\"")
         try:
             extra[int(key)] = base64.b64decode(value, validate=True)

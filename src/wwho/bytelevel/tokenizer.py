@@ -41,6 +41,7 @@ from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
 from wwho.ids import token_ids
+from wwho.protocol import special_names
 from wwho.threads import thread_count
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
@@ -406,15 +407,7 @@ class ByteBPE:
         return exc
 
     def _known_specials(self, names: Iterable[str]) -> frozenset[str]:
-        if isinstance(names, str):
-            raise TokenizerError(
-                f"special-token sets must be 'all' or a collection of strings, not {names!r}"
-            )
-        names = frozenset(names)
-        unknown = names - self._special_set
-        if unknown:
-            raise TokenizerError(f"not special tokens of this vocabulary: {sorted(unknown)}")
-        return names
+        return special_names(names, self._special_set, "a special-token set")
 
     def cache_info(self) -> tuple[int, int]:
         """(pieces, bytes) held by the piece cache."""

@@ -79,9 +79,7 @@ def train_bytelevel(
         raise VocabError("address and shard_bytes are options of engine='ray'")
     if balance is not None and engine != "local":
         raise VocabError("balance is an option of engine='local'")
-    specials = list(dict.fromkeys(special_tokens))
-    if any(not isinstance(s, str) or not s for s in specials):
-        raise VocabError("special tokens must be non-empty strings")
+    specials = _specials(special_tokens)
     if type(vocab_size) is int and vocab_size < 256 + len(specials):
         raise VocabError(
             f"vocab_size {vocab_size!r} is too small: it must hold the 256 byte tokens and the "
@@ -223,10 +221,20 @@ def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[st
             yield from (part for part in splitter.split(doc) if part)
 
 
-def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tuple[Pretokenizer, list[str]]:
+def _specials(special_tokens) -> list[str]:
+    """The special tokens, in order without repeats: non-empty strings, given as a list (one string
+    would be taken as its characters)."""
+    if isinstance(special_tokens, (str, bytes)):
+        raise VocabError(f"special_tokens must be a list of strings, not the string {special_tokens!r} "
+                         f"(which would make each of its characters special): write [{special_tokens!r}]")
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
         raise VocabError("special tokens must be non-empty strings")
+    return specials
+
+
+def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tuple[Pretokenizer, list[str]]:
+    specials = _specials(special_tokens)
     check_vocab_size(vocab_size, low=256 + len(specials))
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)

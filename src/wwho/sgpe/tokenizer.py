@@ -45,6 +45,7 @@ from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
+from wwho.protocol import special_names
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
@@ -196,11 +197,7 @@ class SGPETokenizer:
         return self._core.encode(text)
 
     def _allowed_ids(self, allowed: Iterable[str] | str) -> list[int]:
-        allowed_set = set(self.special_tokens) if allowed == "all" else set(allowed)
-        unknown = allowed_set - set(self.special_tokens)
-        if unknown:
-            raise TokenizerError(f"not special tokens of this vocabulary: {sorted(unknown)}")
-        return [self.vocab[s] for s in allowed_set]
+        return [self.vocab[s] for s in special_names(allowed, self.special_tokens, "allowed_special")]
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                      num_threads: int | None = None) -> list[list[int]]:

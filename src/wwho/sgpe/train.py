@@ -271,9 +271,27 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
                            stats=None, started=t0, **options)
 
 
+def check_special_tokens(special_tokens) -> None:
+    """Special tokens must be distinct non-empty strings, given as a list (a single string would be
+    taken as its characters), none of them the text of a byte token (``<0x41>`` decodes to ``A``)."""
+    if isinstance(special_tokens, (str, bytes)):
+        raise VocabError(f"special_tokens must be a list of strings, not the string {special_tokens!r} "
+                         f"(which would make each of its characters special): write [{special_tokens!r}]")
+    tokens = list(special_tokens)
+    for token in tokens:
+        if not isinstance(token, str) or not token:
+            raise VocabError(f"special tokens must be non-empty strings, not {token!r}")
+        if token in BYTE_TOKENS:
+            raise VocabError(f"special token {token!r} is the text of a byte token, which decodes to its byte")
+    twice = sorted({t for t in tokens if tokens.count(t) > 1})
+    if twice:
+        raise VocabError(f"special_tokens lists {', '.join(map(repr, twice))} twice")
+
+
 def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope="pieces", prefix_space=False, superword_share=0.15,
                    segments_only=False) -> None:
+    check_special_tokens(special_tokens)
     smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
     if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
@@ -463,6 +481,12 @@ def train_on_pieces(
     vocab: dict[str, int] = {}
     for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
+    learned = {*final.symbols, *support}
+    clash = [t for t in special_tokens if t in learned]
+    if clash:  # one id for both: skipping special tokens in decode would drop ordinary text
+        raise VocabError(f"special token {clash[0]!r} is also an ordinary token of the vocabulary (text of "
+                         f"the corpus, or a letter of the script); choose special tokens that text does not contain, "
+                         f"such as '[CLS]'")
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
     warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=4)
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
