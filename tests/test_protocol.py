@@ -8,7 +8,7 @@ import inspect
 from importlib import resources
 
 import pytest
-from conftest import O200K_FILE
+from conftest import DATA, O200K_FILE
 from tokenizers import Tokenizer as HFTokenizer
 
 import wwho
@@ -134,3 +134,16 @@ def test_load_tokenizer_gives_the_interface_for_binary(tokenizers, tmp_path):
     loaded = wwho.load_tokenizer(path)
     assert isinstance(loaded, binary.BinaryTokenizer) and isinstance(loaded, Tokenizer)
     assert loaded.encode(b"\x00\xffabc") == tokenizers["binary"].encode(b"\x00\xffabc")
+
+
+def test_decode_only_token_strings_are_hf_tokenizers_own(tmp_path):
+    """A GGUF vocabulary's decode-only tokens (command-r has 1,403: control and unused tokens) have
+    the strings its HF export gives them. Before the fix: their bytes in GPT-2's byte characters,
+    so 43 of them shared a string with an ordinary token and ``token_to_id(id_to_token(i)) != i``."""
+    path = DATA / "gguf-vocab" / "ggml-vocab-command-r.gguf"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    tok = wwho.ByteBPE.from_gguf(path)
+    hf = HFTokenizer.from_file(str(tok.export_hf(tmp_path / "tokenizer.json")))
+    assert hf.get_vocab(with_added_tokens=True) == tok.get_vocab()
+    assert [tok.id_to_token(i) for i in range(len(tok))] == [hf.id_to_token(i) for i in range(len(tok))]

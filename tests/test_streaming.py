@@ -148,3 +148,18 @@ def test_stream_equals_decode_for_sgpe_and_meta(tokenizers, o200k, kind):
         split_chars += parts.count("")
     if kind == "meta":
         assert split_chars > 0  # o200k splits some characters over tokens: the buffering was exercised
+
+
+@pytest.mark.parametrize("variant", ["prefix", "words-superwords-prefix"])
+def test_stream_drops_the_dummy_space_as_decode_does(variants, variant):
+    """Before the fix: with ``prefix_space`` the stream kept the leading space ``decode`` drops."""
+    tok = variants[variant]
+    assert tok.prefix_space
+    dec = StreamingDecoder(tok)
+    for text in ("ශ්‍රී ලංකාව", " ශ්‍රී", "  x", "", "abc ශ්‍රී"):
+        ids = tok.encode(text)
+        assert "".join(map(dec.decode_token, ids)) + dec.flush() == tok.decode(ids) == text
+        for cut in range(len(ids) + 1):  # in chunks, and after a reset
+            dec.decode_token(ids[0]) if ids else None
+            dec.reset()
+            assert dec.decode_tokens(ids[:cut]) + dec.decode_tokens(ids[cut:]) + dec.flush() == text

@@ -4,13 +4,19 @@ A token can end in the middle of a UTF-8 character (o200k splits many Sinhala
 characters and emoji over two or three tokens). :class:`StreamingDecoder` feeds each
 token's bytes to Python's incremental UTF-8 decoder, which returns only complete
 characters and keeps an unfinished sequence for the next call. Invalid bytes become
-U+FFFD exactly as ``bytes.decode("utf-8", "replace")`` would, so for any ids::
+U+FFFD exactly as ``bytes.decode("utf-8", "replace")`` would, so for any ids of a byte-level
+or meta tokenizer::
 
     "".join(map(dec.decode_token, ids)) + dec.flush() == tokenizer.decode(ids)
 
 It works with any tokenizer that has ``token_bytes(id) -> bytes`` (ByteBPE, SGPE,
-Meta). It does not detokenize text-level conventions (leading-space markers and the
-like): tokens are bytes, and that is all it decodes.
+Meta). A tokenizer with ``prefix_space`` (SGPE's dummy space) has its first leading
+space dropped, as its ``decode`` does. It does not detokenize other text-level
+conventions (leading-space markers and the like): tokens are bytes, and that is all it
+decodes. One difference it cannot avoid: SGPE's ``decode`` keeps lone surrogates (its
+byte fallback spells them) when every byte of the ids is otherwise valid, a choice that
+needs all of the ids; the stream replaces them unless made with
+``errors="surrogatepass"``.
 """
 
 from __future__ import annotations
@@ -32,25 +38,37 @@ class StreamingDecoder:
             raise TypeError(f"{type(tokenizer).__name__} has no token_bytes(id) method")
         self.tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
+        # the dummy space before a text: dropped from the stream's first byte, as decode does
+        self._prefix_space = bool(getattr(tokenizer, "prefix_space", False))
+        self._at_start = True
+
+    def _feed(self, data: bytes) -> str:
+        if self._at_start and data:
+            self._at_start = False
+            if self._prefix_space and data[:1] == b" ":
+                data = data[1:]
+        return self._decoder.decode(data)
 
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished)."""
-        return self._decoder.decode(self.tokenizer.token_bytes(token_id))
+        return self._feed(self.tokenizer.token_bytes(token_id))
 
     def decode_tokens(self, ids: Iterable[int]) -> str:
         """Several tokens at once; the unfinished tail stays buffered."""
         token_bytes = self.tokenizer.token_bytes
-        return self._decoder.decode(b"".join(token_bytes(i) for i in ids))
+        return self._feed(b"".join(token_bytes(i) for i in ids))
 
     def flush(self) -> str:
-        """What is left: an unfinished character becomes U+FFFD. The decoder is then empty."""
+        """What is left: an unfinished character becomes U+FFFD. The decoder is then empty, and the
+        next token starts a new text."""
         text = self._decoder.decode(b"", final=True)
-        self._decoder.reset()
+        self.reset()
         return text
 
     def reset(self) -> None:
-        """Drop any buffered bytes without emitting them."""
+        """Drop any buffered bytes without emitting them; the next token starts a new text."""
         self._decoder.reset()
+        self._at_start = True
 
     @property
     def pending(self) -> bytes:

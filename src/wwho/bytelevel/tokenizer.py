@@ -189,10 +189,10 @@ class ByteBPE:
 
     def get_vocab(self) -> dict[str, int]:
         """Token string -> id, as HF's ``tokenizer.json`` writes them: ordinary tokens in GPT-2's
-        byte characters (``Ġ`` for a space), special and added tokens as their text."""
+        byte characters (``Ġ`` for a space), special, added and decode-only tokens as their text."""
         if self._strings is None:
             table = {_byte_string(b): i for b, i in self._encoder.items()}
-            table.update((_byte_string(b), i) for i, b in self._extra.items())
+            table.update((_extra_string(b), i) for i, b in self._extra.items())
             table.update(self.added_tokens)
             table.update(self.special_tokens)
             self._strings = table
@@ -213,6 +213,8 @@ class ByteBPE:
         i = token_id_of(token_id)
         if i in self._named_ids:
             return data.decode("utf-8")
+        if i in self._extra:
+            return _extra_string(data)
         return _byte_string(data)
 
     # --- decoding -------------------------------------------------------------------------
@@ -593,6 +595,12 @@ class ByteBPE:
 
 def _byte_string(data: bytes) -> str:
     return "".join(BYTE_TO_UNICODE[b] for b in data)
+
+
+def _extra_string(data: bytes) -> str:
+    """A decode-only token's string: its text, as the Hugging Face export writes it (such tokens are
+    GGUF control and unused tokens, not byte-level text)."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:
