@@ -198,3 +198,19 @@ def test_bytelevel_training_refuses_one_string_of_special_tokens():
 
     with pytest.raises(VocabError, match="write \\['<s>'\\]"):
         ByteBPE.train_from_iterator(["some text"] * 10, vocab_size=300, progress=False, special_tokens="<s>")
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(merges=[("a", "b")]), r"merges\[0\]: expected a pair of bytes"),
+    (dict(merges=[(b"a",)]), r"merges\[0\]: expected a pair of bytes"),
+    (dict(cache_bytes=2**70), r"cache_bytes must be an int in \[0, 2\*\*63\)"),
+    (dict(pattern=None), "pattern must be a name, a regex or a list of regexes"),
+])
+def test_bytebpe_constructor_arguments_are_typed_errors(options, words):
+    """Before the fix: a TypeError, an OverflowError, or a TypeError from inside the pre-tokenizer."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+    with pytest.raises(VocabError, match=words):
+        ByteBPE(ranks, **options)

@@ -72,7 +72,16 @@ def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     pairs = list(merges)
     if _core.are_byte_pairs(pairs):
         return pairs
-    return [(bytes(a), bytes(b)) for a, b in pairs]
+    out = []
+    for i, pair in enumerate(pairs):
+        try:
+            a, b = pair
+            if isinstance(a, str) or isinstance(b, str):  # bytes("ab") is a TypeError without a word of why
+                raise TypeError
+            out.append((bytes(a), bytes(b)))
+        except (TypeError, ValueError):
+            raise VocabError(f"merges[{i}]: expected a pair of bytes, not {brief(pair)}") from None
+    return out
 
 
 class ByteBPE:
@@ -99,6 +108,8 @@ class ByteBPE:
         (switches to the merges rule). ``extra_tokens``: id -> bytes of tokens that decode but
         are never produced by encoding (e.g. a GGUF token that is not byte-level text).
         ``cache_bytes``: the piece cache's bound in bytes (0: no cache)."""
+        if not isinstance(pattern, (str, Pretokenizer, list, tuple)):
+            raise VocabError(f"pattern must be a name, a regex or a list of regexes, not {brief(pattern)}")
         self.pretokenizer = Pretokenizer.coerce(pattern)
         self.name = name
         self._encoder: dict[bytes, int] = dict(ranks)
@@ -109,8 +120,8 @@ class ByteBPE:
         if merges is not None:
             self.merges = _pairs(merges)
         self.ignore_merges = True if merges is None else bool(ignore_merges)
-        if type(cache_bytes) is not int or cache_bytes < 0:
-            raise VocabError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
+        if type(cache_bytes) is not int or not 0 <= cache_bytes < 1 << 63:
+            raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
         self._cache_bytes = cache_bytes
         try:
             self._core = _core.ByteLevel(
