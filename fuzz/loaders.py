@@ -66,6 +66,7 @@ class Seed:
     other: Path | None = None  # the same kind from another save, for mixing
     manifest: bool = False  # a saved directory with its manifest: any change to a listed file must be refused
     reads: tuple[str, ...] = ()  # the files of a directory its loader reads (without a manifest, only these count)
+    unread: tuple[str, ...] = ()  # listed files its loader never reads: a change is a warning (savedir.check_saved)
 
 
 @dataclass
@@ -94,6 +95,7 @@ def build_seeds(root: Path) -> list[Seed]:
     from wwho import binary, load_tokenizer
     from wwho.binary.config import load_config, resolve
     from wwho.bytelevel import ByteBPE
+    from wwho.savedir import HF_FILES
     from wwho.schema import SCHEMA_DIR
     from wwho.sgpe import SGPETokenizer, train_sgpe
     from wwho.syllables import Syllabifier
@@ -106,9 +108,10 @@ def build_seeds(root: Path) -> list[Seed]:
     small.write_text("\n".join(lines[:200]), encoding="utf-8")
     seeds: list[Seed] = []
 
-    def directory(name: str, path: Path, other: Path | None, reads: tuple[str, ...], loader=load_tokenizer) -> None:
+    def directory(name: str, path: Path, other: Path | None, reads: tuple[str, ...], loader=load_tokenizer,
+                  unread: tuple[str, ...] = ()) -> None:
         files = sorted(p.name for p in path.iterdir() if p.is_file())
-        seeds.append(Seed(name, path, loader, files, other, manifest=True, reads=reads))
+        seeds.append(Seed(name, path, loader, files, other, manifest=True, reads=reads, unread=unread))
         bare = root / f"{name}-no-manifest"
         shutil.copytree(path, bare)
         (bare / MANIFEST).unlink()
@@ -118,7 +121,7 @@ def build_seeds(root: Path) -> list[Seed]:
     sgpe = [SGPETokenizer(train_sgpe(corpus, vocab_size=size, progress=False, workers=1)) for size in (2000, 2300)]
     sgpe[0].save(root / "sgpe")
     sgpe[1].save(root / "sgpe-other")
-    directory("sgpe dir", root / "sgpe", root / "sgpe-other", ("vocab.json",))
+    directory("sgpe dir", root / "sgpe", root / "sgpe-other", ("vocab.json",), unread=HF_FILES)
 
     if O200K_FILE.is_file():
         from wwho.meta import MetaTokenizer
@@ -361,7 +364,8 @@ def run_case(seed: Seed, name: str, kind: str, new: bytes, work: Path, tally: Ta
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     changed = new != (seed.path / name if seed.path.is_dir() else seed.path).read_bytes()
     read = not seed.path.is_dir() or name in seed.reads  # (a file seed is read whole)
-    must_refuse = changed and name != MANIFEST and (seed.manifest or (kind in MUST_REFUSE and read))
+    must_refuse = changed and name != MANIFEST and name not in seed.unread and (
+        seed.manifest or (kind in MUST_REFUSE and read))
     signal.alarm(CASE_SECONDS)
     label = f"{name}: {kind}"
     try:

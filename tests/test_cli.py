@@ -159,7 +159,7 @@ def test_encode_writes_every_block_before_a_bad_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def small_sgpe(tmp_path_factory):
-    """A small SGPE tokenizer (vocabulary 300) on the bundled Sinhala sample."""
+    """A small SGPE tokenizer (vocabulary 400) on the bundled Sinhala sample."""
     from pathlib import Path
 
     from wwho.sgpe import SGPETokenizer, train_sgpe
@@ -168,7 +168,7 @@ def small_sgpe(tmp_path_factory):
     sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
     corpus = root / "c.txt"
     corpus.write_text("\n".join(sample.read_text(encoding="utf-8").splitlines()[:800]), encoding="utf-8")
-    SGPETokenizer(train_sgpe(corpus, vocab_size=300, progress=False, workers=1)).save(root / "tok")
+    SGPETokenizer(train_sgpe(corpus, vocab_size=400, progress=False, workers=1)).save(root / "tok")
     return root / "tok"
 
 
@@ -226,4 +226,37 @@ def test_encode_reads_a_fifo_as_a_stream(tmp_path, small_sgpe):
     streamed = wwho("encode", "--tokenizer", small_sgpe, "--file", fifo, timeout=60)
     writer.join(10)
     assert streamed.returncode == 0, streamed.stderr
-    assert streamed.stdout == wwho("encode", "--tokenizer", small_sgpe, "--file", regular).stdout
+    expected = wwho("encode", "--tokenizer", small_sgpe, "--file", regular).stdout
+    assert streamed.stdout == expected
+    # A writer that comes after wwho has opened the FIFO. Before the fix: nothing encoded, exit 0.
+    late = threading.Timer(1.5, feed)
+    late.start()
+    streamed = wwho("encode", "--tokenizer", small_sgpe, "--file", fifo, timeout=60)
+    late.join(10)
+    assert streamed.returncode == 0 and streamed.stdout == expected, streamed.stderr
+
+
+def test_an_encode_decode_round_trip_keeps_every_line(tmp_path, small_sgpe):
+    """Before the fix: decode skipped the empty ids line of an empty input line."""
+    from cli_run import wwho
+
+    text = "ශ්‍රී ලංකාව\n\nHello\n\n\nලෝකය\n"
+    source = tmp_path / "text.txt"
+    source.write_text(text, encoding="utf-8")
+    ids = wwho("encode", "--tokenizer", small_sgpe, "--file", source).stdout
+    back = wwho("decode", "--tokenizer", small_sgpe, "-", input=ids)
+    assert back.returncode == 0 and back.stdout.decode("utf-8") == text, back.stderr
+
+
+@pytest.mark.parametrize("where, ids", [("arguments", None), ("stdin", "[" * 100_000),
+                                        ("stdin", "[" + "9" * 5000 + "]"), ("stdin", "9" * 5000)])
+def test_decode_of_hostile_ids_is_one_line(small_sgpe, where, ids):
+    """Before the fix: a ValueError (Python's limit on int() of 4,300 digits) or a RecursionError
+    from json, as a traceback."""
+    from cli_run import one_line_error, wwho
+
+    if where == "arguments":
+        done = wwho("decode", "--tokenizer", small_sgpe, "9" * 5000)
+    else:
+        done = wwho("decode", "--tokenizer", small_sgpe, "-", input=ids.encode())
+    assert " id" in one_line_error(done)

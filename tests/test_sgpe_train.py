@@ -372,3 +372,26 @@ def test_script_characters_stay_out_of_a_vocabulary_too_small_for_them(tmp_path,
     large = train_sgpe(path, vocab_size=40_000, script="indic", progress=False, workers=1)
     assert "ඖ" in large.vocab and "ऄ" in large.vocab
     assert "ఱ" not in large.vocab and "க" not in large.vocab  # no Telugu or Tamil in the text
+
+
+def test_a_vocabulary_larger_than_asked_is_a_warning_even_when_quiet(tmp_path):
+    """The base symbols, the characters and the byte tokens of a corpus may not fit in a small
+    vocab_size; the vocabulary is then larger than asked. Before: a bare ``warning:`` line that
+    ``--quiet`` hid, not a ``VocabSizeWarning``."""
+    import warnings
+
+    from conftest import run_wwho
+
+    from wwho.errors import VocabSizeWarning
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(chr(0x0D9A + i) + "ා " + chr(0x0D9A + i) + "ි" for i in range(40)) * 3,
+                      encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vocab = train_sgpe(corpus, vocab_size=300, progress=False, workers=1)
+    larger = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
+    assert len(vocab.vocab) > 300
+    assert len(larger) == 1 and f"the vocabulary has {len(vocab.vocab):,} tokens, more than the 300 asked" in larger[0]
+    done = run_wwho("train", "--kind", "sgpe", "--vocab-size", "300", "--quiet", "-o", tmp_path / "out", corpus)
+    assert done.returncode == 0 and f"wwho: warning: the vocabulary has {len(vocab.vocab):,} tokens" in done.stderr

@@ -22,6 +22,7 @@ import errno
 import json
 import os
 import re
+import select
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -269,6 +270,13 @@ def open_regular(path: str | Path, *, error: type[WwhoError] = WwhoError, what: 
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISREG(mode) or (fifo and stat.S_ISFIFO(mode))):
             raise _refuse(path, mode, error, what, fifo)
+        if stat.S_ISFIFO(mode) and hasattr(select, "poll"):
+            # Opened without blocking, a FIFO no writer has opened yet reads as empty at once. Wait
+            # for a writer's first bytes (or its close) as `cat` does; until one has come, a FIFO
+            # never reports a hang-up, so this does not return early.
+            waiting = select.poll()
+            waiting.register(fd, select.POLLIN)
+            waiting.poll()
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)  # a FIFO accepted as a stream waits for its data, as standard input does
         return os.fdopen(fd, "rb", buffering=0)

@@ -23,7 +23,7 @@ from typing import Any
 from wwho.binary.io import is_binary_tokenizer, load
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
 from wwho.cli.outputs import FORCE_HELP, check_output_file
-from wwho.errors import CorpusError, TokenizerError, VocabError
+from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import atomic_open, parse_json, read_bytes, write_bytes
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
@@ -113,6 +113,9 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise TokenizerError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        except (RecursionError, ValueError):  # nested too deeply; a number of thousands of digits
+            raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\" "
+                                 f"(this JSON is nested too deeply or has a number too long to read)") from None
         ids = data.get("ids") if isinstance(data, dict) else data
         if not isinstance(ids, list) or not all(type(i) is int for i in ids):
             raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\"")
@@ -120,7 +123,9 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
     ids = []
     for n, word in enumerate(w for w in re.split(r"[\s,]+", stripped) if w):
         if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
-            raise TokenizerError(f"{where}: item {n} is {word!r}, not a token id")
+            raise TokenizerError(f"{where}: item {n} is {brief(word)}, not a token id")
+        if len(word) > 20:  # no id has that many digits, and Python refuses int() of thousands
+            raise TokenizerError(f"{where}: item {n} ({len(word):,} digits) is too large to be a token id")
         ids.append(int(word))
     return ids
 

@@ -2,7 +2,8 @@
 
 Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-`` they are read from
 standard input, one sequence per line (space or comma separated, or the JSON printed by
-``wwho encode --json``). The text goes to standard output, or to ``-o FILE`` (an existing
+``wwho encode --json``), each decoded to one line: an empty line (``wwho encode``'s ids of an
+empty line) to an empty line, so a round trip keeps every line in its place. The text goes to standard output, or to ``-o FILE`` (an existing
 file needs ``--force``); a lone surrogate in it (SGPE decodes them losslessly) is written
 as its surrogate-pass UTF-8 bytes (``ED A0 80`` for U+D800), never as a traceback.
 """
@@ -37,9 +38,8 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:
         if args.ids == ["-"]:
-            for n, line in enumerate(sys.stdin, start=1):
-                if line.strip():
-                    write_text(out, tok.decode(parse_ids(line, where=f"stdin:{n}")) + "\n")
+            for n, line in enumerate(sys.stdin, start=1):  # one line out per line in: an empty one too
+                write_text(out, tok.decode(parse_ids(line, where=f"stdin:{n}")) + "\n")
         else:
             write_text(out, tok.decode(parse_ids(" ".join(args.ids), where="arguments")) + "\n")
     return 0

@@ -51,6 +51,7 @@ import hashlib
 import json
 import sys
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -59,7 +60,7 @@ from wwho.bpe import MergeEngine
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.counting import count_corpus
-from wwho.errors import CorpusError, VocabError
+from wwho.errors import CorpusError, VocabError, VocabSizeWarning
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.router import core_router, script_sets
 from wwho.schema import bundled_schema
@@ -417,9 +418,17 @@ def train_on_pieces(
                 f"{MAX_SCRIPT_CHARACTERS_SHARE:.0%} of vocab_size={vocab_size:,}; they are left to byte fallback")
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
+    need = len(symbols) + len(support) + fixed
+    if need > vocab_size:  # never silent: an embedding table of vocab_size rows would overflow
+        warnings.warn(
+            f"the vocabulary has {need:,} tokens, more than the {vocab_size:,} asked: this corpus's "
+            f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
+            f"tokens do not fit in fewer, and no merge is learned. Use vocab_size >= {need:,}"
+            + ("" if auto else f", or a higher prune_freq (now {prune_freq})"),
+            VocabSizeWarning, stacklevel=4)
     if max_symbols < len(symbols):
-        say(f"warning: the {len(symbols):,} base symbols and {len(support):,} building pieces do not fit in "
-            f"vocab_size={vocab_size:,}; no merges will be learned (raise vocab_size or prune_freq)")
+        say(f"note: the {len(symbols):,} base symbols and {len(support):,} building pieces leave no room for "
+            f"syllable merges besides the {superword_ids:,} ids kept for superwords")
     say(f"[2/{stages}] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
         f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
