@@ -289,3 +289,17 @@ def test_is_binary_tokenizer_is_exported_from_the_cli_module(tok_path, tmp_path)
     assert bcli.is_binary_tokenizer(tok_path)
     (tmp_path / "text.json").write_text('{"model": {"type": "BPE", "vocab": {"a": 0}}}', encoding="utf-8")
     assert not bcli.is_binary_tokenizer(tmp_path / "text.json")
+
+
+def test_encode_file_reads_that_file_not_standard_input(tok_path, tmp_path, capsys, monkeypatch):
+    """Before the fix: ``wwho encode --tokenizer BIN --file F`` read standard input and ignored F."""
+    import io
+
+    src = tmp_path / "in.bin"
+    src.write_bytes(b"\x00\x01file bytes")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"stdin bytes")))
+    assert main(["encode", "--tokenizer", str(tok_path), "--file", str(src)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["ids"] == binary.encode_bytes(binary.load(tok_path), src.read_bytes()).ids
+    assert main(["encode", "--tokenizer", str(tok_path), "--file", str(src), "other.bin"]) == 2
+    assert "not both" in capsys.readouterr().err

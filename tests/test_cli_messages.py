@@ -133,3 +133,33 @@ def test_extend_says_why_its_bars_run_twice(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "pass 1/2 (trial, to price a syllable): merges" in proc.stderr
     assert "pass 2/2 (kept): merges" in proc.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["encode", "--tokenizer", "{tok}", "--block-mb", "nan", "--file", "{corpus}"], "--block-mb must be a number"),
+    (["encode", "--tokenizer", "{tok}", "--block-mb", "inf", "--file", "{corpus}"], "--block-mb must be a number"),
+    (["encode", "--tokenizer", "{tok}", "x", "-o", ""], "-o is empty"),
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "--out=", "{corpus}"], "--out is empty"),
+    (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),
+])
+def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, words):
+    """Before the fixes: tracebacks (--block-mb nan, inf), an empty -o taken for standard output or the
+    current directory, and eval advising --skip-bad-lines, an option it does not have."""
+    from cli_run import one_line_error, wwho
+
+    tok = tmp_path / "tok"
+    assert wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--quiet", "-o", tok, small_corpus).returncode == 0
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\n\xff\xfe\n")
+    filled = [a.format(tok=tok, corpus=small_corpus, bad=bad) for a in args]
+    assert words in one_line_error(wwho(*filled))
+
+
+def test_schema_check_lengths_are_bounded(capsys):
+    """Before: -5 was taken ("equals the automaton on every string up to length -5") and 8 ran for minutes."""
+    from wwho.cli import main
+
+    for bad in ("-5", "0", "7"):
+        with pytest.raises(SystemExit):
+            main(["schema", "check", "sinhala", "--max-length", bad])
+        assert "--max-length: invalid choice" in capsys.readouterr().err

@@ -166,3 +166,12 @@ def test_save_verified_saves_the_files_and_checks_the_bytes_it_saves(exported, t
     assert not bad.ok and bad.id_mismatches
     with pytest.raises(ExportMismatch, match="does not reproduce the native tokenizer"):
         bad.check(tmp_path / "bad" / "tokenizer.json")
+
+
+def test_the_export_check_samples_a_long_first_document():
+    """Before the fix: the first document was always checked whole, so a corpus of one 50 MB line made
+    the check of ``wwho train`` encode all of it in both encoders (2 GB of memory)."""
+    from wwho.export.verify import _first
+
+    assert list(_first(iter(["ශ" * 100_000, "b"]), lines=10, max_bytes=1000)) == ["ශ" * 333]  # cut at a character
+    assert list(_first(iter(["ab", "cd", "ef"]), lines=2, max_bytes=1000)) == ["ab", "cd"]

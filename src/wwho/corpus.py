@@ -134,6 +134,10 @@ def open_binary(path: Path) -> io.BufferedIOBase:
     return stream  # type: ignore[return-value]
 
 
+#: What the error of a bad corpus line says to do, by default.
+SKIP_HINT = "use --skip-bad-lines to skip such lines"
+
+
 def iter_documents(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     *,
@@ -142,12 +146,15 @@ def iter_documents(
     skip_bad_lines: bool = False,
     stats: CorpusStats | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    bad_line_hint: str = SKIP_HINT,
 ) -> Iterator[str]:
-    """Yield every document of the corpus, in a deterministic order. See the module docstring."""
+    """Yield every document of the corpus, in a deterministic order. See the module docstring.
+    ``bad_line_hint``: what the error of a bad line says to do (a caller without ``--skip-bad-lines``
+    says something else)."""
     stats = stats if stats is not None else CorpusStats()
     for path in resolve_paths(paths):
         yield from file_documents(path, text_field=text_field, format=format, skip_bad_lines=skip_bad_lines,
-                                  stats=stats, max_line_bytes=max_line_bytes)
+                                  stats=stats, max_line_bytes=max_line_bytes, bad_line_hint=bad_line_hint)
 
 
 def file_documents(
@@ -160,6 +167,7 @@ def file_documents(
     max_line_bytes: int = MAX_LINE_BYTES,
     start: int = 0,
     end: int | None = None,
+    bad_line_hint: str = SKIP_HINT,
 ) -> Iterator[str]:
     """The documents of one file; ``start``/``end``: only those bytes of an uncompressed file, cut
     at line ends (a shard, :mod:`wwho.scale`). Line numbers in messages stay the file's."""
@@ -193,7 +201,7 @@ def file_documents(
                 except ValueError as exc:
                     message = f"{where(lineno)}: {exc}"
                     if not skip_bad_lines:
-                        raise CorpusError(message + " (use --skip-bad-lines to skip such lines)") from None
+                        raise CorpusError(f"{message} ({bad_line_hint})") from None
                     if len(raw) > limit:
                         skipped = _skip_line(f, raw)
                         stats.bytes += skipped

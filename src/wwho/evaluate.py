@@ -376,7 +376,9 @@ def parity(metrics: Metrics, reference: Metrics) -> float | None:
 def read_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
     from wwho.corpus import iter_documents
 
-    return list(iter_documents(path, max_line_bytes=max_line_bytes))
+    # every line counts (parity pairs corpora line by line): a bad one is fixed, not skipped
+    return list(iter_documents(path, max_line_bytes=max_line_bytes,
+                               bad_line_hint="every line is measured: fix or remove it"))
 
 
 def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: str | None = None,

@@ -127,7 +127,21 @@ def main(argv: list[str] | None = None) -> int:
             raise
 
 
+#: Options naming a path wwho writes: an empty one (an unset shell variable) is refused, not taken
+#: for the current directory or standard output.
+OUTPUT_OPTIONS = ("-o", "--out", "--output", "--plot", "--checkpoint-dir")
+
+
+def _refuse_empty_outputs(argv: list[str]) -> None:
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        empty = (eq and not value) if eq else (i + 1 < len(argv) and argv[i + 1] == "")
+        if name in OUTPUT_OPTIONS and empty:
+            raise WwhoError(f"{name} is empty: give the path of the file or directory to write")
+
+
 def _main(argv: list[str]) -> int:
+    _refuse_empty_outputs(argv)
     if argv and argv[0] == "train":
         return _dispatch_train(argv[1:])
     parser = build_parser()

@@ -59,7 +59,8 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "ids", nargs="+", metavar="ID", help="token ids, or - to read them from standard input "
          "(whitespace/comma separated, or the JSON from encode)")
     _add(p, "--keep-specials", action="store_true",
-         help="write special tokens' names instead of dropping them")
+         help="binary tokenizers: write special tokens' names instead of dropping them (text tokenizers "
+              "always write them)")
     _add(p, "-o", "--output", help="write here (default: standard output; an existing file needs --force)")
     _add(p, "--force", action="store_true", help=FORCE_HELP)
 
@@ -81,7 +82,10 @@ def run_encode(args: argparse.Namespace) -> int:
     if args.specials and tokenizer.post_processor is None:
         raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
                              "(train with --with-template)")
-    enc = encode_bytes(tokenizer, _read_input(args.input), add_special_tokens=bool(args.specials))
+    source = getattr(args, "file", None)  # wwho encode --file FILE: that file's bytes, not standard input
+    if source and args.input != "-":
+        raise CorpusError("give the bytes to encode as --file FILE or as INPUT, not both")
+    enc = encode_bytes(tokenizer, _read_input(source or args.input), add_special_tokens=bool(args.specials))
     shown = [tok.decode("utf-8") if special else tok.hex()
              for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
     # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format

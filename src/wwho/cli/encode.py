@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         return binary.run_encode(args)
     if args.threads is not None and args.threads < 1:
         raise CorpusError(f"--threads must be at least 1, not {args.threads}")
-    if args.block_mb <= 0:
-        raise CorpusError(f"--block-mb must be positive, not {args.block_mb}")
+    if not 0 < args.block_mb <= 1e6:  # (nan and inf fail this too)
+        raise CorpusError(f"--block-mb must be a number of megabytes in (0, 1,000,000], not {args.block_mb}")
     if args.file and args.input != "-":
         raise CorpusError("give either TEXT or --file, not both")
     if args.show == "table":

@@ -16,7 +16,8 @@ from wwho.syllables import check_schema
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["check"], help="check: validate and compare the two engines")
     p.add_argument("path", help="schema JSON file, a bundled script name, or 'all' (every bundled schema)")
-    p.add_argument("--max-length", type=int, default=5, help="longest test string (default 5)")
+    p.add_argument("--max-length", type=int, default=5, choices=range(1, 7), metavar="1..6",
+                   help="longest test string (default 5; each step multiplies the strings tried: 6 takes minutes)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -101,13 +101,20 @@ SAMPLE_BYTES = 256 * 1024
 
 
 def _first(documents: Iterable[str], lines: int, max_bytes: int) -> Iterator[str]:
-    """The first ``lines`` documents, stopping before the one that would pass ``max_bytes``
-    (the first document is always given)."""
+    """The first ``lines`` documents, stopping before the one that would pass ``max_bytes``. The
+    first document is always given, its first ``max_bytes`` only: a corpus of one 50 MB line is
+    checked on a sample too (any text is one both encoders must agree on)."""
     total = 0
     for i, doc in enumerate(documents):
-        total += len(doc) if doc.isascii() else len(doc.encode("utf-8", "surrogatepass"))
+        data = doc.encode("utf-8", "surrogatepass")
+        total += len(data)
         if i >= lines or (i and total > max_bytes):
             return
+        if len(data) > max_bytes:
+            cut = max_bytes
+            while cut and data[cut] & 0xC0 == 0x80:  # back to the start of a character
+                cut -= 1
+            doc = data[:cut].decode("utf-8", "surrogatepass")
         yield doc
 
 
