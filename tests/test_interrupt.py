@@ -356,6 +356,27 @@ def test_schema_check_mid_check(work):
     assert_interrupted(rc, err)
 
 
+def test_a_ctrl_c_as_the_command_exits_never_kills_it_by_signal(work, tmp_path):
+    """Once the output is written, a Ctrl-C while Python shuts down ends the command with 130 and
+    the line (exit handlers still running) or with its own exit code (later: SIGINT is ignored
+    there). Before the fix: 5-20 ms after the output, Python had put the default handler back
+    and the process died of the signal, without a word."""
+    for run, delay in enumerate((0.002, 0.005, 0.01, 0.02, 0.04) * 2):
+        out = tmp_path / f"out-{run}"
+        proc = subprocess.Popen([*wwho_command(), "train", "--kind", "bytelevel", "--vocab-size", "600", "-o",
+                                 str(out), str(work["small"])], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, **QUIET_ENV})
+        for line in proc.stderr:
+            if line.startswith("wrote"):
+                time.sleep(delay)
+                proc.send_signal(signal.SIGINT)
+                break
+        rest = proc.stderr.read()
+        rc = proc.wait(timeout=60)
+        assert rc == 0 or (rc == 130 and rest.strip().endswith("wwho: interrupted")), (delay, rc, rest)
+        assert (out / "bytelevel.json").is_file()  # the output was complete either way
+
+
 def test_a_second_ctrl_c_during_cleanup_changes_nothing(work, tmp_path):
     """Ctrl-C pressed twice in quick succession: still one line and exit 130, no output."""
     out = tmp_path / "out.txt"

@@ -24,6 +24,12 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
   Should the verb still end normally after a Ctrl-C, ``main`` reports the interrupt all the same.
 * in worker processes forked while the handler is installed (the counting pool of byte-level
   training): they inherit the handler, which ignores SIGINT there; the parent stops them.
+* after ``main`` has returned: a Ctrl-C while exit handlers run (worker pools joined, Ray shut
+  down) prints the line and exits 130 at once. Python resets a handler written in Python to the
+  default one before its last teardown (garbage collection, modules), where a SIGINT would kill
+  the process without a word; so the last exit handler (registered first, by
+  :func:`guard_startup`) ignores SIGINT from there on. The output is complete by then, and the
+  command ends with its own exit code.
 
 Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 """
@@ -31,6 +37,7 @@ Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 from __future__ import annotations
 
 import _thread
+import atexit
 import contextlib
 import os
 import signal
@@ -105,7 +112,13 @@ def guard_startup() -> bool:
         previous_unraisable(info)
 
     sys.unraisablehook = unraisable
+    atexit.register(_ignore_sigint_from_now)  # registered first, so run last
     return True
+
+
+def _ignore_sigint_from_now() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Python keeps SIG_IGN while it finalizes)
 
 
 @contextlib.contextmanager
