@@ -260,3 +260,14 @@ def test_decode_of_hostile_ids_is_one_line(small_sgpe, where, ids):
     else:
         done = wwho("decode", "--tokenizer", small_sgpe, "-", input=ids.encode())
     assert " id" in one_line_error(done)
+
+
+def test_syllabify_refuses_an_argument_that_is_not_utf8():
+    """Before: the raw bytes were echoed, inside --json too (invalid JSON)."""
+    import os
+
+    from cli_run import one_line_error, wwho
+
+    if os.name != "posix":
+        pytest.skip("arguments are bytes on POSIX only")
+    assert "not UTF-8" in one_line_error(wwho("syllabify", "--json", os.fsdecode(b"\xff\xfe")))

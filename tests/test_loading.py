@@ -14,6 +14,7 @@ from conftest import O200K_FILE, one_line_error, run_wwho
 
 from wwho import load_tokenizer
 from wwho.errors import VocabError
+from wwho.loading import detect_kind
 from wwho.sgpe import SGPETokenizer, train_sgpe
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
@@ -140,3 +141,27 @@ def hf():
 def test_encode_batch_in_order_on_any_thread_count(hf, threads):
     texts = ["abc hello", "", "zyx?", "hello world abc"] * 50
     assert hf.encode_batch(texts, num_threads=threads) == [hf.encode(t) for t in texts]
+
+
+def test_a_tokenizer_file_named_without_its_suffix_is_told_by_its_content(tmp_path):
+    """Before: ``wwho train --kind binary -o mytok`` wrote a file that inspect, encode and decode could
+    not tell the kind of; a GGUF file renamed likewise."""
+    import shutil
+
+    from conftest import DATA
+
+    from wwho.binary import train_from_counts
+    from wwho.binary.tokenizer import BinaryTokenizer
+
+    tok = BinaryTokenizer(train_from_counts({bytes(range(i, i + 16)): 4 for i in range(0, 200, 8)}, vocab_size=512,
+                                            min_frequency=1))
+    tok.save(tmp_path / "mytok")
+    assert detect_kind(tmp_path / "mytok") == "binary"
+    assert load_tokenizer(tmp_path / "mytok").decode(tok.encode(b"\x00\x01\x02")) == b"\x00\x01\x02"
+    gguf = DATA / "gguf-vocab" / "ggml-vocab-gpt-2.gguf"
+    if gguf.is_file():
+        shutil.copy(gguf, tmp_path / "model")
+        assert detect_kind(tmp_path / "model") == "gguf"
+    (tmp_path / "notes").write_text("hello\n")
+    with pytest.raises(VocabError, match="cannot tell what kind of tokenizer this is"):
+        detect_kind(tmp_path / "notes")

@@ -769,11 +769,12 @@ def detect_kind(path: str | os.PathLike) -> str:
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
                          "or tokenizer.json)")
     suffix = p.suffix.lower()
-    if suffix == ".gguf":
+    head = b"" if suffix in (".gguf", ".tiktoken", ".json") else _head(p)  # a file named otherwise: by its content
+    if suffix == ".gguf" or head.startswith(b"GGUF"):
         return "gguf"
     if suffix == ".tiktoken":
         return "bytelevel"
-    if suffix == ".json":
+    if suffix == ".json" or head.lstrip().startswith(b"{"):
         data = _read_json(p)
         if isinstance(data, dict) and "model" in data:
             from wwho.binary.io import looks_binary
@@ -784,6 +785,17 @@ def detect_kind(path: str | os.PathLike) -> str:
         if isinstance(data, dict) and "offset" in data and "tiktoken_encoding" in data:
             return "meta"
     raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a regular file (what is not one is refused by its loader, by name)."""
+    from wwho.fileio import open_regular
+
+    try:
+        with open_regular(path, error=VocabError, what="tokenizer file") as f:
+            return f.read(64)
+    except VocabError:
+        return b""
 
 
 #: What each kind is, for messages.

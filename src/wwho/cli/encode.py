@@ -161,7 +161,7 @@ def _lines(args: argparse.Namespace) -> Iterator[str]:
     elif args.input == "-":
         yield from _decoded(sys.stdin.buffer, "stdin")
     else:
-        yield _argument_text(args.input)
+        yield argument_text(args.input)
 
 
 def _decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
@@ -172,7 +172,7 @@ def _decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
             raise CorpusError(f"{name}:{n}: invalid UTF-8 at byte {exc.start}") from None
 
 
-def _argument_text(text: str) -> str:
+def argument_text(text: str) -> str:
     # Python decodes argv with surrogateescape: get the bytes back and read them as stdin is read.
     try:
         return os.fsencode(text).decode("utf-8", "surrogatepass")

@@ -12,6 +12,7 @@ import json
 import sys
 from collections import Counter
 
+from wwho.cli.encode import argument_text
 from wwho.schema import available_scripts
 from wwho.scriptcheck import SAMPLE_CHARS, letters_by_script, warn_if_other_script
 from wwho.syllables import Syllabifier
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if args.text == "-" and not args.json and _utf8(sys.stdin) and _utf8(sys.stdout):
         _blocks(syl, args, letters)
     else:
-        _lines(syl, args, sys.stdin if args.text == "-" else [args.text], letters)
+        _lines(syl, args, sys.stdin if args.text == "-" else [argument_text(args.text)], letters)
     if not args.schema:
         warn_if_other_script(letters, (args.script,), what="the input", option="--script ")
     return 0
