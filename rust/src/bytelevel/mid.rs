@@ -14,7 +14,7 @@ use super::{ByteLevel, NO_TOKEN};
 
 /// Pieces longer than this (up to [`MAX_SHORT`] bytes) are merged here; a scan costs less
 /// below it (docs/benchmarks.md has the measurements).
-pub const MIN_MID: usize = 24;
+pub const MIN_MID: usize = 16;
 
 /// At most one key per pair at the start and two more per merge.
 const CAP: usize = 3 * MAX_SHORT;
