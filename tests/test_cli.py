@@ -271,3 +271,24 @@ def test_syllabify_refuses_an_argument_that_is_not_utf8():
     if os.name != "posix":
         pytest.skip("arguments are bytes on POSIX only")
     assert "not UTF-8" in one_line_error(wwho("syllabify", "--json", os.fsdecode(b"\xff\xfe")))
+
+
+def test_special_token_text_in_encode_names_the_line_and_the_flags(tmp_path, o200k):
+    """Before: the library's advice (``pass allowed_special=...``), which the command has no way to
+    follow for plain text, and ``texts[0]`` instead of the line."""
+    from cli_run import one_line_error, wwho
+    from conftest import O200K_FILE
+
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    env = {"WWHO_TIKTOKEN_FILE": str(O200K_FILE)}
+    path = tmp_path / "text.txt"
+    path.write_text("x\ny\nz <|endoftext|>\n", encoding="utf-8")
+    line = one_line_error(wwho("encode", "--tokenizer", "o200k_base", "--file", path, env=env))
+    assert "text.txt: line 3: the special token '<|endoftext|>'" in line
+    assert "--allow-special" in line and "--special-as-text" in line
+    plain = wwho("encode", "--tokenizer", "o200k_base", "--special-as-text", "--file", path, env=env)
+    special = wwho("encode", "--tokenizer", "o200k_base", "--allow-special", "--file", path, env=env)
+    text = "z <|endoftext|>"  # tiktoken's own ids (o200k: tiktoken's Encoding, from conftest)
+    assert plain.stdout.decode().splitlines()[2] == " ".join(map(str, o200k.encode(text, disallowed_special=())))
+    assert special.stdout.decode().splitlines()[2] == " ".join(map(str, o200k.encode(text, allowed_special="all")))

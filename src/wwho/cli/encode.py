@@ -17,6 +17,7 @@ surrogate-pass bytes, and escaped as ``\\udXXX`` in ``--json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import io
 import json
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import IO, Any
 
-from wwho.errors import CorpusError
+from wwho.errors import CorpusError, TokenizerError
 from wwho.loading import detect_kind, load_tokenizer
 
 PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding: gpt2, gpt4, o200k "
@@ -48,8 +49,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="lines are encoded in blocks of about this many MB (default 4)")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
-    p.add_argument("--allow-special", action="store_true",
-                   help="encode special-token text (e.g. <|endoftext|>, [CLS]) as the special token")
+    special = p.add_mutually_exclusive_group()
+    special.add_argument("--allow-special", action="store_true",
+                         help="encode special-token text (e.g. <|endoftext|>, [CLS]) as the special token")
+    special.add_argument("--special-as-text", action="store_true",
+                         help="encode special-token text as plain text (tiktoken's disallowed_special=()); by "
+                              "default such text is an error for the kinds that refuse it (byte-level, meta)")
     # One set of output flags for every kind (the binary kind's --format X is a hidden alias of --X).
     out = p.add_mutually_exclusive_group()
     out.add_argument("--ids", dest="show", action="store_const", const="ids",
@@ -84,11 +89,13 @@ def run(args: argparse.Namespace) -> int:
     output = _output(args)
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
-    encode_batch = batch_encoder(tok, allow_special=args.allow_special, threads=args.threads)
+    encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
+                                 threads=args.threads)
     show = args.show or "ids"
     id_text = _IdText()
-    with output as out:
+    with output as out, _special_advice(args) as done:
         for results in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
+            done[0] += len(results)
             if show == "ids":
                 write_text(out, id_text.lines(results))
             elif show == "tokens":
@@ -194,17 +201,41 @@ def _blocks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield block
 
 
-def batch_encoder(tok, *, allow_special: bool = False, threads: int | None = None) -> Callable[[list[str]], list]:
+def batch_encoder(tok, *, allow_special: bool = False, special_as_text: bool = False,
+                  threads: int | None = None) -> Callable[[list[str]], list]:
     """``texts -> ids`` for any tokenizer kind: its ``encode_batch`` with ``num_threads`` where it
-    takes one (byte-level, SGPE, HF), else its ``encode_batch``, else ``encode`` line by line."""
+    takes one (byte-level, SGPE, HF), else its ``encode_batch``, else ``encode`` line by line.
+    ``special_as_text``: special-token text is plain text where the kind would refuse it."""
     options: dict = {"allowed_special": "all"} if allow_special else {}
     batch = getattr(tok, "encode_batch", None)
     if batch is not None:
         params = inspect.signature(batch).parameters
         if "num_threads" in params:
             options["num_threads"] = threads or os.cpu_count() or 1
+        if special_as_text and "disallowed_special" in params:
+            options["disallowed_special"] = ()
         return lambda texts: batch(texts, **options)
+    if special_as_text and "disallowed_special" in inspect.signature(tok.encode).parameters:
+        options["disallowed_special"] = ()
     return lambda texts: [tok.encode(t, **options) for t in texts]
+
+
+@contextlib.contextmanager
+def _special_advice(args: argparse.Namespace) -> Iterator[list[int]]:
+    """Says which input line holds special-token text the tokenizer refuses, and the command's
+    options for it (the library's error names its keyword arguments). Yields the count of lines
+    encoded so far, which the caller keeps."""
+    from wwho.bytelevel.tokenizer import DisallowedSpecialError
+
+    done = [0]
+    try:
+        yield done
+    except DisallowedSpecialError as exc:
+        where = args.file or ("standard input" if args.input == "-" else "the argument")
+        line = done[0] + (exc.text_index or 0) + 1
+        raise TokenizerError(f"{where}: line {line:,}: the special token {exc.token!r} at offset {exc.offset}: "
+                             "add --allow-special to encode it as the special token, or --special-as-text to "
+                             "encode it as plain text") from None
 
 
 def _output(args: argparse.Namespace) -> Any:
