@@ -292,3 +292,22 @@ def test_special_token_text_in_encode_names_the_line_and_the_flags(tmp_path, o20
     text = "z <|endoftext|>"  # tiktoken's own ids (o200k: tiktoken's Encoding, from conftest)
     assert plain.stdout.decode().splitlines()[2] == " ".join(map(str, o200k.encode(text, disallowed_special=())))
     assert special.stdout.decode().splitlines()[2] == " ".join(map(str, o200k.encode(text, allowed_special="all")))
+
+
+def test_export_verify_checks_its_corpus_first_and_says_what_it_left_out(tmp_path, small_sgpe):
+    """Before: a FIFO given to --verify was refused only after the files were written, and lines that
+    are not text were left out of the check without a word."""
+    import os
+
+    from cli_run import one_line_error, wwho
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert "is a FIFO" in one_line_error(wwho("export", "hf", small_sgpe, "-o", tmp_path / "a", "--quiet",
+                                              "--verify", fifo))
+    assert not (tmp_path / "a").exists()
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("ශ්‍රී ලංකාව\n".encode() + b"\xff\xfe\nmore\n")
+    done = wwho("export", "hf", small_sgpe, "-o", tmp_path / "b", "--quiet", "--verify", bad)
+    assert done.returncode == 0 and "wwho: warning: 1 corpus line not text, left out of the check" in done.stderr.decode()
+    assert "bad.txt:2" in done.stderr.decode()

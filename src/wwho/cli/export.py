@@ -10,8 +10,9 @@ import argparse
 import sys
 
 from wwho.cli.outputs import SGPE_FILES, add_force, check_output_dir
-from wwho.corpus import iter_documents
+from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.export.verify import verify
+from wwho.notices import plural
 from wwho.savedir import check_target
 from wwho.sgpe import SGPETokenizer
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         from wwho.errors import VocabError
 
         raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
+    corpora = resolve_paths(args.verify) if args.verify else []  # a missing or unreadable corpus: before writing
     tok.save(out)
     paths = [out / name for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json",
                                      "special_tokens_map.json")]
@@ -63,9 +65,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.verify:
         return 0
     hf = Tokenizer.from_file(str(out / "tokenizer.json"))
-    docs = iter_documents(args.verify, text_field=args.text_field, skip_bad_lines=True)
+    stats = CorpusStats()
+    docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
     report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
     print(report.summary())
+    if stats.bad_lines:  # lines no text can be read from (invalid UTF-8, JSON): said, not silently left out
+        print(f"wwho: warning: {plural(stats.bad_lines, 'corpus line')} not text, left out of the check "
+              f"(the first: {stats.first_bad[0] if stats.first_bad else '?'})", file=sys.stderr)
     if not report.ok:
         print("the export does NOT reproduce the native tokenizer", file=sys.stderr)
         return 1
