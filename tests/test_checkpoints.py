@@ -146,3 +146,21 @@ def test_a_corrupted_checkpoint_from_the_cli(corpus, tmp_path, good_checkpoint, 
     (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
     line = one_line_error(_train(corpus, out, "--resume", "--quiet"))
     assert "checkpoint.json: " in line
+
+
+def test_a_first_checkpoint_that_cannot_be_written_leaves_no_folder(tmp_path, monkeypatch):
+    """Before: a full disk at the first checkpoint left a checkpoints folder holding only wwho's
+    marker inside the old model's directory."""
+    from wwho.errors import WriteError
+    from wwho.sgpe import checkpoints
+
+    def full_disk(path, *args, **kwargs):
+        raise WriteError(f"{path}: cannot write: No space left on device")
+
+    monkeypatch.setattr(checkpoints, "write_json", full_disk)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "vocab.json").write_text("{}")  # the old model, untouched
+    with pytest.raises(WriteError, match="No space left"):
+        checkpoints.save(model / "checkpoints", merges=[("a", "b")], fingerprint="f", elapsed=0.0)
+    assert sorted(p.name for p in model.iterdir()) == ["vocab.json"]

@@ -82,13 +82,18 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
         _prepare(directory)
     except OSError as exc:
         raise VocabError(f"checkpoint directory {directory}: cannot create it: {exc.strerror or exc}") from None
-    write_json(directory / FILE, {
-        "format": FORMAT,
-        "fingerprint": fingerprint,
-        "step": len(merges),
-        "elapsed_seconds": round(elapsed, 1),
-        "merges": merges,  # pairs, written as JSON lists
-    }, indent=None)
+    try:
+        write_json(directory / FILE, {
+            "format": FORMAT,
+            "fingerprint": fingerprint,
+            "step": len(merges),
+            "elapsed_seconds": round(elapsed, 1),
+            "merges": merges,  # pairs, written as JSON lists
+        }, indent=None)
+    except BaseException:
+        if not (directory / FILE).exists():  # the first one failed (a full disk): no folder of a marker alone
+            remove(directory)
+        raise
 
 
 def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
