@@ -19,12 +19,10 @@ def wwho(*args: object, input: bytes | None = None, timeout: float = 600,
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:
     """The stderr of a run that failed the way wwho promises: exit 2, no traceback, one line
-    (argparse's own errors: its usage line, then one error line)."""
+    ``wwho: error: ...`` (argparse's own errors too: no usage block)."""
     err = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 2, (proc.returncode, err[-2000:])
     assert "Traceback" not in err, err[-2000:]
     lines = [line for line in err.splitlines() if line.strip()]
-    assert lines and (lines[-1].startswith("wwho: error:") or "error:" in lines[-1]), err
-    if lines[-1].startswith("wwho: error:"):
-        assert len(lines) == 1, err
-    return lines[-1]
+    assert len(lines) == 1 and lines[0].startswith("wwho: error:"), err
+    return lines[0]

@@ -99,3 +99,20 @@ def test_the_real_command_evaluates_every_tokenizer_given(tmp_path):
     import json
 
     assert len(json.loads(done.stdout)["results"]) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["train", "--kind", "sgpe", "--vocab-size", "-1", "-o", "x", "c.txt"],
+    ["train", "--kind", "bytelevel", "--vocab-size", "abc", "-o", "x", "c.txt"],
+    ["extend", "--add", "-3"],
+    ["encode", "--tokenizr", "x"],
+    ["decode"],
+    ["nosuchverb"],
+])
+def test_argument_errors_are_one_line_for_every_verb(args):
+    """Before: argparse printed its usage block first (17 lines for ``train --kind sgpe``), while
+    every other error of the command is one line."""
+    from cli_run import one_line_error, wwho
+
+    line = one_line_error(wwho(*args))
+    assert "--help" in line  # where the options are listed

@@ -17,6 +17,8 @@ and every ``wwho train --kind K`` parser goes through :func:`strict`.
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import NoReturn
 
 _GIVEN = "_wwho_given_options"  # on the namespace while parsing, removed after
 
@@ -57,6 +59,18 @@ def _show(value) -> str:
     return " ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def _one_line_error(parser: argparse.ArgumentParser):
+    """argparse's ``error`` as every other error of the command: one line, exit 2 (argparse prints its
+    whole usage first, 17 lines for ``wwho train --kind sgpe``), naming where the options are."""
+
+    def error(message: str) -> NoReturn:
+        verb = parser.prog.removeprefix("wwho").strip()
+        sys.stderr.write(f"wwho: error: {verb + ': ' if verb else ''}{message} (options: {parser.prog} --help)\n")
+        sys.exit(2)
+
+    return error
+
+
 def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Make ``parser`` (and its sub-parsers) strict about repeated options (see the module docs)."""
     for action in parser._actions:
@@ -74,6 +88,7 @@ def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                 action.__class__ = _StoreOnce
         elif kind in (argparse._StoreConstAction, argparse._StoreTrueAction, argparse._StoreFalseAction):
             action.__class__ = _ConstOnce
+    parser.error = _one_line_error(parser)  # type: ignore[method-assign]
     original = parser.parse_known_args
 
     def parse_known_args(args=None, namespace=None):
