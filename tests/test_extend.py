@@ -753,3 +753,39 @@ def test_whole_corpora(extensions, case):
         for i in range(0, len(lines), 4096):
             got = auto(lines[i : i + 4096], add_special_tokens=False)["input_ids"]
             assert got == want[i : i + 4096], path
+
+
+def test_a_hugging_face_base_keeps_its_roles_and_survives_save_pretrained(tmp_path):
+    """A base given as a Hugging Face folder: the extension keeps its bos, eos and pad tokens (a
+    tokenizer.json holds the tokens, tokenizer_config.json which one ends a text). Before: only the
+    BOS a post-processor adds survived, so a Qwen2-style folder lost all three and a chat template
+    carried over rendered ``{{ eos_token }}`` as nothing. And a folder that transformers'
+    ``save_pretrained`` has rewritten still loads in wwho (a warning names the files)."""
+    transformers = pytest.importorskip("transformers")
+    from wwho.errors import ChangedFileWarning
+
+    require_data(GGUF)
+    base = tmp_path / "base"
+    ByteBPE.from_gguf(GGUF / "ggml-vocab-qwen2.gguf").export_hf(base)
+    (base / "wwho-manifest.json").unlink()  # a folder as the Hub has it
+    (base / "special_tokens_map.json").unlink()  # the roles in tokenizer_config.json alone, as many Hub folders
+    config = json.loads((base / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config.update(pad_token="<|endoftext|>", eos_token="<|im_end|>", bos_token=None)
+    (base / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    ext = extend_tokenizer(base, _corpus_file(tmp_path), add=200, scripts=("sinhala",), min_syllable_freq=2,
+                           workers=1, verify=False, progress=False)
+    out = ext.save(tmp_path / "out")
+    want = transformers.AutoTokenizer.from_pretrained(str(base))
+    got = transformers.AutoTokenizer.from_pretrained(str(out))
+    roles = ("bos_token", "eos_token", "pad_token")
+    assert [getattr(got, r) for r in roles] == [getattr(want, r) for r in roles] == [None, "<|im_end|>", "<|endoftext|>"]
+    ids = ext.tokenizer.encode("ශ්‍රී ලංකාව and English")
+    got.save_pretrained(str(out))  # what a Trainer does with the folder
+    with pytest.warns(ChangedFileWarning, match="tokenizer"):
+        assert ByteBPE.from_hf(out / "tokenizer.json").encode("ශ්‍රී ලංකාව and English") == ids
+
+
+def _corpus_file(tmp_path: Path) -> Path:
+    path = tmp_path / "si.txt"
+    path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 60_000), encoding="utf-8")
+    return path

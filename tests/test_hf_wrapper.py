@@ -155,8 +155,10 @@ def test_errors(tok, meta):
         tok.decode([1, 200_005])
     with pytest.raises(TokenizerError):
         tok.decode([len(tok) + 5])
-    with pytest.raises(TokenizerError):
-        tok.convert_tokens_to_ids(["no such token string"])
+    # An unknown token string is None without an unknown token, as transformers' own tokenizers
+    # answer (code asks ``convert_tokens_to_ids("<|im_start|>") is None``); before: an error.
+    assert tok.convert_tokens_to_ids(["no such token string"]) == [None]
+    assert tok.convert_tokens_to_ids("<|im_start|>") is None
     with pytest.raises(TokenizerError, match="meta_tokenizer"):
         WWHOTokenizer()
     with pytest.raises(TokenizerError, match="filename_prefix"):
@@ -170,3 +172,12 @@ def test_pickles_for_worker_processes(tok):
     again = pickle.loads(pickle.dumps(tok))
     text = "ශ්‍රී ලංකා and हिंदी 🦜"
     assert again(text)["input_ids"] == tok(text)["input_ids"] and again.decode(again(text)["input_ids"]) == text
+
+
+def test_a_special_token_of_the_sgpe_part_decodes_to_its_token_string(tok):
+    """Before: the pad token ⟦sgpe⟧[PAD] decoded to "[PAD]" (its SGPE bytes), so the text of the
+    pad token in an input did not come back from decode(encode(text))."""
+    ids = tok("x", padding="max_length", max_length=3)["input_ids"]
+    assert tok.decode(ids) == "".join(tok.convert_ids_to_tokens(ids)) == "x" + tok.pad_token * 2
+    for text in ("a " + tok.pad_token + " b", "a<|endoftext|>b"):
+        assert tok.decode(tok.encode(text, add_special_tokens=False)) == text

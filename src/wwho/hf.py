@@ -70,6 +70,10 @@ class WWHOTokenizer(PreTrainedTokenizer):
             raise TokenizerError(f"meta_tokenizer must be a MetaTokenizer, not {type(meta_tokenizer).__name__}")
         self.meta = meta_tokenizer
         self._base_vocab = meta_tokenizer.get_vocab()
+        # A special token decodes to its token string, which is what its text in an input encodes to
+        # (the SGPE part's are prefixed: ⟦sgpe⟧[PAD], whose bytes alone are "[PAD]").
+        self._special_text = {i: meta_tokenizer.id_to_token(i).encode("utf-8")
+                              for i in meta_tokenizer.special_tokens.values()}
         if pad_token == SGPE_PREFIX + "[PAD]" and pad_token not in self._base_vocab:
             pad_token = None  # an SGPE vocabulary without [PAD]: set one with add_special_tokens
         self.append_eos = bool(append_eos)
@@ -93,13 +97,11 @@ class WWHOTokenizer(PreTrainedTokenizer):
         # Special-token text was split off by transformers before this; the rest is ordinary.
         return self.meta.convert_ids_to_tokens(self.meta.encode(text, disallowed_special=()))
 
-    def _convert_token_to_id(self, token: str) -> int:
+    def _convert_token_to_id(self, token: str) -> int | None:
+        # An unknown token is the unknown token's id, or None without one (as transformers' own
+        # tokenizers answer: ``convert_tokens_to_ids("<|im_start|>") is None`` is how code asks).
         i = self._base_vocab.get(token)
-        if i is None:
-            if self.unk_token_id is not None:
-                return self.unk_token_id
-            raise TokenizerError(f"{token!r} is not a token of this vocabulary")
-        return i
+        return self.unk_token_id if i is None else i
 
     def _convert_id_to_token(self, index: int) -> str:
         return self.meta.id_to_token(index)
@@ -112,8 +114,13 @@ class WWHOTokenizer(PreTrainedTokenizer):
         size = self.meta.vocab_size
         for i in ids:
             i = int(i)
-            if 0 <= i < size:
+            if 0 <= i < size and i not in self._special_text:
                 run.append(i)
+                continue
+            if i in self._special_text:
+                out.append(self.meta.decode_bytes(run))
+                run = []
+                out.append(self._special_text[i])
                 continue
             token = self._added_tokens_decoder.get(i)
             if token is None:

@@ -598,7 +598,9 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
     :class:`wwho.errors.ChangedFileWarning`, not an error.
 
     ``only_listed=True`` (files wwho also reads from elsewhere, e.g. a ``tokenizer.json``):
-    a file the manifest does not list is not checked, nor are the others.
+    a file the manifest does not list is not checked, nor are the others; and a change is a
+    warning, not an error: such a file is a format of its own that its loader checks whole, and
+    Hugging Face's ``save_pretrained`` rewrites it in place (a ``Trainer`` saving into the folder).
     """
     directory = Path(directory)
     path = directory / MANIFEST
@@ -621,16 +623,20 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
                 wrong.append(name)
         elif (directory / name).is_file() and not _matches(directory / name, record):
             (changed if name in unread else wrong).append(name)
+    if only_listed:
+        changed, wrong = wrong + changed, []
     if wrong:
         raise VocabError(
             f"{directory}: {', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not match {MANIFEST} "
             f"(size or sha256): files of different saves were mixed, or changed after saving; "
             f"save the tokenizer again")
     if changed:
+        unread_only = not only_listed
         warnings.warn(
-            f"{directory}: {', '.join(changed)} changed since wwho saved this tokenizer (Hugging Face's "
-            f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}); wwho loads "
-            f"{', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved",
+            f"{directory}: {', '.join(sorted(changed))} changed since wwho saved this tokenizer (Hugging Face's "
+            f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}); "
+            + (f"wwho loads {', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved"
+               if unread_only else "wwho loads the files as they are now, checked whole"),
             ChangedFileWarning, stacklevel=3)
 
 

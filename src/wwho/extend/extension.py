@@ -91,21 +91,36 @@ def load_base(
     if path.name == "bytelevel.json":
         return ByteBPE.load(path.parent), {}
     if suffix == ".json":
-        return ByteBPE.from_hf(path), _hf_config(path.parent / "tokenizer_config.json")
+        tok = ByteBPE.from_hf(path)
+        return tok, _hf_config(path.parent, tok)
     raise VocabError(f"{path}: not a byte-level BPE file wwho reads (tokenizer.json, .gguf, .tiktoken)")
 
 
 #: transformers settings of a base tokenizer_config.json that still hold for the extension.
 CARRIED_CONFIG = ("chat_template", "model_max_length", "padding_side", "model_input_names")
+#: The special-token roles of a base folder (special_tokens_map.json, else tokenizer_config.json): a
+#: tokenizer.json holds the tokens but not which is the end of a text or the padding.
+ROLES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 
 
-def _hf_config(path: Path) -> dict:
-    if not path.is_file():
-        return {}
+def _hf_config(folder: Path, tok: ByteBPE) -> dict:
+    """The settings and roles of a base folder's transformers files that hold for the extension; a
+    role is kept only if its token is one of the base's (every base id stays in the extension)."""
     from wwho.fileio import read_json
 
-    data = read_json(path, error=VocabError, what="tokenizer_config.json")
-    return {k: data[k] for k in CARRIED_CONFIG if isinstance(data, dict) and k in data}
+    def read(name: str) -> dict:
+        path = folder / name
+        data = read_json(path, error=VocabError, what=name) if path.is_file() else {}
+        return data if isinstance(data, dict) else {}
+
+    config, roles = read("tokenizer_config.json"), read("special_tokens_map.json")
+    carried = {k: config[k] for k in CARRIED_CONFIG if k in config}
+    for role in ROLES:
+        value = roles.get(role, config.get(role))  # special_tokens_map.json first, as transformers reads them
+        text = value.get("content") if isinstance(value, dict) else value
+        if isinstance(text, str) and text in tok.get_vocab():
+            carried[role] = text
+    return carried
 
 
 def extend_tokenizer(

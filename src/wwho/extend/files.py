@@ -44,11 +44,13 @@ def dumps_tokenizer(model: ByteLevelModel) -> str:
 def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
     """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
     base (chat template ...), and a ``wwho`` block holding ``provenance``."""
-    roles = {}
+    from wwho.extend.extension import ROLES
+
+    roles = {k: carried[k] for k in ROLES if k in carried}  # the base folder's, where it had them
     if model.bos_id is not None:
-        roles["bos_token"] = token_text(model, model.bos_id)
+        roles.setdefault("bos_token", token_text(model, model.bos_id))
     if model.eos_id is not None:
-        roles["eos_token"] = token_text(model, model.eos_id)
+        roles.setdefault("eos_token", token_text(model, model.eos_id))
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
