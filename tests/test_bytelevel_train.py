@@ -256,3 +256,15 @@ def test_training_reads_every_format_and_bound_like_before(tmp_path):
     assert a.ranks == b.ranks and a.merges == b.merges
     merges, _ = naive_train(docs, pattern="gpt4", vocab_size=320, specials=[], min_freq=2)
     assert a.merges == merges
+
+
+@pytest.mark.parametrize("pattern", [r"\w*", r"\s*|\S+", "x?", ""])
+def test_a_pre_tokenizer_that_matches_the_empty_string_is_refused(tmp_path, pattern):
+    """Before: training went on, and its HF export cut 13-100% of lines other than the tokenizer."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat, sat\n" * 20)
+    with pytest.raises(VocabError, match="matches the empty string"):
+        ByteBPE.train(corpus, vocab_size=300, pattern=pattern, progress=False)

@@ -164,3 +164,16 @@ def test_a_first_checkpoint_that_cannot_be_written_leaves_no_folder(tmp_path, mo
     with pytest.raises(WriteError, match="No space left"):
         checkpoints.save(model / "checkpoints", merges=[("a", "b")], fingerprint="f", elapsed=0.0)
     assert sorted(p.name for p in model.iterdir()) == ["vocab.json"]
+
+
+def test_checkpoints_in_the_output_directory_are_refused_at_once(tmp_path):
+    """Before: the first run took it, and every later run (--resume too) refused the folder for the
+    model's own files."""
+    from cli_run import one_line_error, wwho
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\n" * 50, encoding="utf-8")
+    out = tmp_path / "out"
+    line = one_line_error(wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--checkpoint-dir", out, "-o", out,
+                               corpus))
+    assert "--checkpoint-dir must be a folder of its own" in line and not out.exists()

@@ -256,3 +256,24 @@ def test_compressed_files_close_the_file_under_them(tmp_path):
             assert len(os.listdir("/proc/self/fd")) == before
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_a_jsonl_line_nested_too_deeply_is_a_bad_line(tmp_path):
+    """Before: a RecursionError traceback from json, even with skip_bad_lines."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "one"}\n{"text": "x", "n": ' + "[" * 5000 + "]" * 5000 + '}\n{"text": "two"}\n')
+    with pytest.raises(CorpusError, match=r"d.jsonl:2: JSON nested too deeply"):
+        list(iter_documents(path))
+    stats = CorpusStats()
+    assert list(iter_documents(path, skip_bad_lines=True, stats=stats)) == ["one", "two"] and stats.bad_lines == 1
+
+
+def test_a_directory_corpus_leaves_out_hidden_folders(tmp_path):
+    """Before: files inside .git/ (a cloned dataset repository) were read as corpus."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.txt").write_text("text\n")
+    (tmp_path / ".git" / "objects").mkdir(parents=True)
+    (tmp_path / ".git" / "index").write_bytes(b"\xff\x00binary")
+    (tmp_path / ".git" / "objects" / "x.txt").write_text("not corpus\n")
+    (tmp_path / ".hidden.txt").write_text("not corpus\n")
+    assert resolve_paths(tmp_path) == [tmp_path / "data" / "a.txt"]

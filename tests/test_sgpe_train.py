@@ -395,3 +395,55 @@ def test_a_vocabulary_larger_than_asked_is_a_warning_even_when_quiet(tmp_path):
     assert len(larger) == 1 and f"the vocabulary has {len(vocab.vocab):,} tokens, more than the 300 asked" in larger[0]
     done = run_wwho("train", "--kind", "sgpe", "--vocab-size", "300", "--quiet", "-o", tmp_path / "out", corpus)
     assert done.returncode == 0 and f"wwho: warning: the vocabulary has {len(vocab.vocab):,} tokens" in done.stderr
+
+
+@pytest.mark.parametrize("script", ["mixed", "indic"])
+def test_a_stray_mark_both_alone_and_after_a_letter_trains(tmp_path, script):
+    """A combining mark after a space is a boundary token, after a letter part of a syllable: one
+    symbol. Before: 'symbols 0 and 1 are equal' in the multi-script modes."""
+    import warnings
+
+    corpus = tmp_path / "m.txt"
+    corpus.write_text("\u0301\n\u0d9a\u0301\n\u0300 x\u0300 \u0915\u0300\n" * 3, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = SGPETokenizer(train_sgpe(corpus, vocab_size=300, script=script, progress=False, workers=1))
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        assert tok.decode(tok.encode(line)) == line
+
+
+def test_superword_merges_follow_min_freq(tmp_path):
+    """Before: superword merges took phrases seen twice whatever --min-freq said."""
+    import warnings
+
+    from conftest import read_slice
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 200_000), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vocab = train_sgpe(corpus, vocab_size=4000, min_freq=10**6, progress=False, workers=1)
+    assert vocab.merges == [] and vocab.superword_merges == []
+
+
+def test_the_size_a_larger_vocabulary_warning_names_fits(tmp_path):
+    """The schema's characters are left out of a vocabulary too small for them, and come back at the
+    size the warning names; before, that size then warned again with a larger one."""
+    import warnings
+
+    from conftest import read_slice
+
+    from wwho.errors import VocabSizeWarning
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 100_000), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_sgpe(corpus, vocab_size=262, progress=False, workers=1)
+    said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
+    fits = int(said[0].rsplit(">= ", 1)[1].replace(",", "").split()[0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vocab = train_sgpe(corpus, vocab_size=fits, progress=False, workers=1)
+    assert len(vocab.vocab) <= fits
+    assert not [w for w in caught if issubclass(w.category, VocabSizeWarning) and "more than" in str(w.message)]

@@ -344,7 +344,11 @@ impl WordCounts {
         let mut syllables: Vec<(u32, u64)> = self
             .syllable_freq
             .iter()
-            .filter(|(&s, &f)| f >= prune_freq && storable(s))
+            // A string that is a boundary token in one place and a syllable in another (a stray
+            // combining mark, after a space and after a letter of a script) is one symbol.
+            .filter(|(&s, &f)| {
+                f >= prune_freq && storable(s) && !self.boundary_symbols.contains_key(&s)
+            })
             .map(|(&s, &f)| (s, f))
             .collect();
         syllables.sort_unstable_by(|&(a, fa), &(b, fb)| {

@@ -77,7 +77,9 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
             raise CorpusError(f"{_shown(text)}: not a file name{hint}") from None
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
+            # hidden files and everything inside hidden folders (.git, .cache) are not the corpus
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file()
+                                and not any(part.startswith(".") for part in p.relative_to(path).parts)))
         elif path.is_file():
             files.append(path)
         elif os.path.exists(path):  # a FIFO, a device, a socket: it exists, but is no file to read twice
@@ -258,6 +260,8 @@ def _parse_line(raw: bytes, kind: str, text_field: str) -> str:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except (RecursionError, ValueError):  # nested too deeply; a number of thousands of digits
+        raise ValueError("JSON nested too deeply or holding a number too long to read") from None
     if not isinstance(obj, dict):
         raise ValueError("a JSONL line must be an object")
     if text_field not in obj:

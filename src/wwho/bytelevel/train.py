@@ -146,6 +146,15 @@ def _pretokenizer(pattern) -> Pretokenizer:
         raise VocabError(
             f"training needs a single-regex pre-tokenizer (gpt2, gpt4, o200k or a regex), not {pattern!r}"
         )
+    import regex
+
+    try:
+        empty = regex.compile(pretok.patterns[0]).match("") is not None
+    except regex.error:
+        empty = False  # a regex only the core's engine reads: it checks it itself
+    if empty:  # (the counts, the encoder and HF's Split would each cut such pieces their own way)
+        raise VocabError(f"the pre-tokenizer regex {pretok.patterns[0]!r} matches the empty string: make every "
+                         "alternative take at least one character (\\w+, not \\w*)")
     return pretok
 
 

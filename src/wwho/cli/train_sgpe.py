@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
 from wwho.cli.options import strict
@@ -136,6 +137,11 @@ def main(argv: list[str]) -> int:
     resolve_paths(args.corpus)  # a missing corpus fails now, before a checkpoint folder or a word about one
     recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
     check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=args.force)
+    if args.checkpoint_dir and Path(args.checkpoint_dir).resolve() == Path(out).resolve():
+        from wwho.errors import WwhoError  # the model's files would make every later run refuse the folder
+
+        raise WwhoError("--checkpoint-dir must be a folder of its own, not the output directory "
+                        f"({out}); leave it out to keep checkpoints in {out / 'checkpoints'}")
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     stats = CorpusStats()
     t0 = time.perf_counter()

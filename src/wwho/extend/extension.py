@@ -39,6 +39,7 @@ from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError
 from wwho.extend.building import NewMerges
+from wwho.extend.files import ROLES
 from wwho.extend.learn import learn
 from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import extend_pretokenizer
@@ -98,9 +99,6 @@ def load_base(
 
 #: transformers settings of a base tokenizer_config.json that still hold for the extension.
 CARRIED_CONFIG = ("chat_template", "model_max_length", "padding_side", "model_input_names")
-#: The special-token roles of a base folder (special_tokens_map.json, else tokenizer_config.json): a
-#: tokenizer.json holds the tokens but not which is the end of a text or the padding.
-ROLES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 
 
 def _hf_config(folder: Path, tok: ByteBPE) -> dict:

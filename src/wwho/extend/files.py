@@ -41,11 +41,14 @@ def dumps_tokenizer(model: ByteLevelModel) -> str:
     return json.dumps(tokenizer_json(model), ensure_ascii=False)
 
 
+#: The special-token roles of a base folder (special_tokens_map.json, else tokenizer_config.json): a
+#: tokenizer.json holds the tokens but not which is the end of a text or the padding.
+ROLES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
+
+
 def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
     """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
     base (chat template ...), and a ``wwho`` block holding ``provenance``."""
-    from wwho.extend.extension import ROLES
-
     roles = {k: carried[k] for k in ROLES if k in carried}  # the base folder's, where it had them
     if model.bos_id is not None:
         roles.setdefault("bos_token", token_text(model, model.bos_id))

@@ -50,8 +50,8 @@ class EngineInput:
 def base_symbols(words: Counter[tuple[str, ...]], syllable_freq: Counter[str], boundary_symbols: set[str],
                  prune_freq: int) -> EngineInput:
     """The symbol table and engine words when syllables rarer than ``prune_freq`` are pruned."""
-    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq),
-                       key=lambda s: (-syllable_freq[s], s))
+    syllables = sorted((s for s, f in syllable_freq.items() if f >= prune_freq and s not in boundary_symbols),
+                       key=lambda s: (-syllable_freq[s], s))  # (a string both ways is one symbol)
     symbols = sorted(boundary_symbols) + syllables
     index = {s: i for i, s in enumerate(symbols)}
     word_list = sorted(words)

@@ -71,18 +71,20 @@ class SuperwordStage:
         self._reserved = reserved
         words.prepare_superwords(spans, splitter, scope=scope, reserved=reserved)
 
-    def train(self, engine: MergeEngine, *, max_symbols: int, progress: bool) -> MergeEngine:
+    def train(self, engine: MergeEngine, *, max_symbols: int, progress: bool, min_freq: int = 1) -> MergeEngine:
         """The superword merges after ``engine``'s (trained on ``words``): a second engine over
         the spans as the tokens ``engine`` left their pieces, trained until it has
-        ``max_symbols`` symbols. The span counts, the word types and ``engine``'s words (its
+        ``max_symbols`` symbols, merging no pair rarer than ``min_freq`` (the training's) or
+        :data:`SUPERWORD_MIN_FREQ`. The span counts, the word types and ``engine``'s words (its
         symbols and merges stay) are freed before the second engine counts its pairs."""
+        floor = max(SUPERWORD_MIN_FREQ, min_freq)
         if self._spans is None or self._words is None:
             raise RuntimeError("the superword stage runs once")
         second = self._words.superword_engine(self._spans, self._splitter, engine._core, scope=self._scope,
-                                              reserved=self._reserved, min_freq=SUPERWORD_MIN_FREQ)
+                                              reserved=self._reserved, min_freq=floor)
         self._spans = self._words = None
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
-        final.train(max_symbols=max(max_symbols, len(final.symbols)), min_freq=SUPERWORD_MIN_FREQ,
+        final.train(max_symbols=max(max_symbols, len(final.symbols)), min_freq=floor,
                     progress=progress)
         return final
 

@@ -405,6 +405,7 @@ def train_on_pieces(
     # unknown syllable costs one token per character rather than the UTF-8 bytes of each. (A fixed
     # prune_freq keeps spec 000's base, syllables only, and so the files of the classic options.)
     characters = {c for s in syllable_freq for c in s if not 0xD800 <= ord(c) < 0xE000} if auto else set()
+    skipped_characters = 0  # the schema's characters left out for the size, which a larger one takes
     if auto and script_characters:
         # And every character the script's schema lists, seen in training or not: held-out text of
         # another domain (a danda in verse, an archaic letter) then costs one token per character,
@@ -414,16 +415,20 @@ def train_on_pieces(
         if len(extra) <= vocab_size * MAX_SCRIPT_CHARACTERS_SHARE:
             characters |= extra
         else:
+            skipped_characters = len(extra)
             say(f"note: the script's {len(extra):,} characters not in the training text would take more than "
                 f"{MAX_SCRIPT_CHARACTERS_SHARE:.0%} of vocab_size={vocab_size:,}; they are left to byte fallback")
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     need = len(symbols) + len(support) + fixed
     if need > vocab_size:  # never silent: an embedding table of vocab_size rows would overflow
+        fits = need  # the smallest size that holds it all, the characters it would add included
+        if skipped_characters and skipped_characters <= (need + skipped_characters) * MAX_SCRIPT_CHARACTERS_SHARE:
+            fits = need + skipped_characters
         warnings.warn(
             f"the vocabulary has {need:,} tokens, more than the {vocab_size:,} asked: this corpus's "
             f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
-            f"tokens do not fit in fewer, and no merge is learned. Use vocab_size >= {need:,}"
+            f"tokens do not fit in fewer, and no merge is learned. Use vocab_size >= {fits:,}"
             + ("" if auto else f", or a higher prune_freq (now {prune_freq})"),
             VocabSizeWarning, stacklevel=4)
     if max_symbols < len(symbols):
@@ -476,7 +481,8 @@ def train_on_pieces(
     final = engine
     if stage is not None:
         t2 = time.perf_counter()
-        final = stage.train(engine, max_symbols=vocab_size - fixed - len(support), progress=progress)
+        final = stage.train(engine, max_symbols=vocab_size - fixed - len(support), progress=progress,
+                            min_freq=min_freq)
         say(f"[4/{stages}] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
     stage = None
 
