@@ -268,3 +268,14 @@ def test_a_pre_tokenizer_that_matches_the_empty_string_is_refused(tmp_path, patt
     corpus.write_text("the cat, sat\n" * 20)
     with pytest.raises(VocabError, match="matches the empty string"):
         ByteBPE.train(corpus, vocab_size=300, pattern=pattern, progress=False)
+
+
+def test_a_one_byte_special_token_is_refused_before_training(tmp_path):
+    """Before: refused only at the export, once counting and merging were done."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat, sat\n" * 20)
+    with pytest.raises(VocabError, match="special token 'e' is one byte"):
+        ByteBPE.train(corpus, vocab_size=300, special_tokens=["e"], progress=False)

@@ -447,3 +447,11 @@ def test_the_size_a_larger_vocabulary_warning_names_fits(tmp_path):
         vocab = train_sgpe(corpus, vocab_size=fits, progress=False, workers=1)
     assert len(vocab.vocab) <= fits
     assert not [w for w in caught if issubclass(w.category, VocabSizeWarning) and "more than" in str(w.message)]
+
+
+def test_meta_training_on_a_corpus_without_indic_text_says_so(tmp_path):
+    """Before: 'the corpus has no text (1 file, 2 documents)', which contradicted itself."""
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("hello world\nonly english here\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="no text in an Indic script .*1 file, 2 documents"):
+        train_sgpe(corpus, vocab_size=600, segments_only=True, progress=False, workers=1)

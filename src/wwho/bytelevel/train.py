@@ -239,6 +239,10 @@ def _specials(special_tokens) -> list[str]:
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
         raise VocabError("special tokens must be non-empty strings")
+    for s in specials:
+        if len(s.encode("utf-8", "surrogatepass")) == 1:  # said now, not once training is done
+            raise VocabError(f"special token {s!r} is one byte, the text of that byte's own token: choose "
+                             "special tokens text does not contain, such as '<|endoftext|>'")
     return specials
 
 
