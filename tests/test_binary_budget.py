@@ -139,3 +139,17 @@ def test_ctrl_c_stops_training_at_once():
     out = child.stdout.read()
     assert "finished" not in out
     assert child.returncode != 0 and waited < 10, (child.returncode, waited)
+
+
+def test_a_budget_no_sample_fits_says_to_raise_it(tree):
+    """Below what the process itself takes, no sampling fits. Before: the refusal still advised
+    --over-budget sample (also to a caller who had passed it) and read 'or or raise'."""
+    for over_budget in ("refuse", "sample"):
+        with pytest.raises(BudgetError) as refused:
+            check([tree], IngestOptions(), budget=BASE_BYTES // 2, over_budget=over_budget)
+        message = str(refused.value)
+        assert "no sample of the data can fit" in message and "raise --memory-budget" in message
+        assert "--over-budget" not in message and "or or" not in message
+    with pytest.raises(BudgetError) as refused:
+        check([tree], IngestOptions(), budget=BASE_BYTES + (1 << 20))
+    assert "or or" not in str(refused.value) and "--over-budget sample" in str(refused.value)

@@ -163,3 +163,13 @@ def test_schema_check_lengths_are_bounded(capsys):
         with pytest.raises(SystemExit):
             main(["schema", "check", "sinhala", "--max-length", bad])
         assert "--max-length: invalid choice" in capsys.readouterr().err
+
+
+def test_eval_markdown_escapes_a_bar_in_a_name():
+    """Before: a corpus or tokenizer named with '|' added a column to its row."""
+    from wwho.cli.eval import table
+
+    m = evaluate(_by_char("my|tok"), ["ab", "c"], corpus="we|ird.txt")
+    rows = table([m], markdown=True).splitlines()
+    cells = lambda row: len(re.findall(r"(?<!\\)\|", row))  # noqa: E731
+    assert cells(rows[2]) == cells(rows[0]) and "my\\|tok" in rows[2] and "we\\|ird.txt" in rows[2]

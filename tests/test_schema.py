@@ -153,3 +153,16 @@ def test_bmp_only_class_of_astral_code_points_matches_nothing():
     pattern = re.compile(char_class({0x1D167}, bmp_only=True))
     assert pattern.search("\uffff a \U0001d167") is None
     assert re.fullmatch(char_class({0x61, 0x1D167}, bmp_only=True), "a")
+
+
+@pytest.mark.parametrize("key, value, words", [("keep_cluster", False, "did you mean 'keep_clusters'"),
+                                               ("bogus", 1, "unknown key"), ("sources", 5, "list of strings")])
+def test_unknown_keys_and_bad_sources_are_errors(key, value, words):
+    """Before: accepted without a word (a typo in an optional key then changed nothing)."""
+    data = copy.deepcopy(json.loads((SCHEMA_DIR / "sinhala.json").read_text(encoding="utf-8")))
+    data[key] = value
+    with pytest.raises(SchemaError, match=words):
+        parse_schema(data, check_grammar=False)
+    data.pop(key) if key != "sources" else data.update(sources=["a"])
+    data["my_notes"] = "notes for humans are fine"
+    parse_schema(data, check_grammar=False)

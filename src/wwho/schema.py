@@ -10,6 +10,7 @@ It deliberately does not tokenize anything: :mod:`wwho.syllables` runs schemas.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from dataclasses import dataclass, field
@@ -126,6 +127,12 @@ def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
                         check_grammar=check_grammar)
 
 
+#: The keys a schema may have (docs/schemas.md), besides notes for humans (``*_note``, ``*_notes``).
+SCHEMA_KEYS = ("format", "name", "description", "sources", "blocks", "word_chars", "char_classes", "start",
+               "transitions", "accept_states", "emit_states", "grammar", "word_classes", "attach_classes",
+               "keep_clusters")
+
+
 def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = True) -> Schema:
     """Validate an already-parsed schema mapping (see :func:`load_schema`)."""
 
@@ -140,6 +147,14 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     for key in ("name", "char_classes", "start", "transitions", "accept_states"):
         if key not in data:
             raise fail(key, "required key is missing")
+    for key in data:  # a typo in an optional key (keep_cluster) would otherwise change nothing, silently
+        if key not in SCHEMA_KEYS and not (isinstance(key, str) and key.endswith(("_note", "_notes"))):
+            close = difflib.get_close_matches(str(key), SCHEMA_KEYS, n=1)
+            raise fail(key, "unknown key" + (f"; did you mean {close[0]!r}?" if close else
+                                             f" (known: {', '.join(sorted(SCHEMA_KEYS))}; *_notes for notes)"))
+    sources = data.get("sources", [])
+    if not (isinstance(sources, list) and all(isinstance(x, str) for x in sources)):
+        raise fail("sources", "must be a list of strings")
     name = data["name"]
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise fail("name", f"must be a lowercase identifier, got {name!r}")

@@ -143,12 +143,17 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
         fitted = dataclasses.replace(options, sample_rate=rate)
         return fitted, est, (f"{est.describe()}, over the budget of {human(budget)}: sampling "
                              f"{rate:g} of the windows (--sample-rate {rate:g}) to fit")
+    raise_budget = f"raise --memory-budget (memory_budget=; now {human(budget)})"
+    if rate <= 0 and docs <= 0:  # below what the process itself takes: no sample of the data fits
+        raise BudgetError(f"training on {est.describe()}, over the memory budget of {human(budget)}, which no "
+                          f"sample of the data can fit (the process alone takes more). To fix, {raise_budget}")
     fixes = []
     if rate > 0:
-        fixes.append(f"--sample-rate {rate:g} (sample_rate={rate:g})")
+        fixes.append(f"pass --sample-rate {rate:g} (sample_rate={rate:g})")
     if docs > 0:
-        fixes.append(f"--max-docs {docs} (IngestOptions(max_docs={docs}))")
-    fixes.append("--over-budget sample (over_budget=\"sample\") to sample automatically")
-    fixes.append(f"or raise --memory-budget (memory_budget=; now {human(budget)})")
+        fixes.append(f"pass --max-docs {docs} (IngestOptions(max_docs={docs}))")
+    if rate > 0 and over_budget != "sample":
+        fixes.append("pass --over-budget sample (over_budget=\"sample\") to sample automatically")
+    fixes.append(raise_budget)
     raise BudgetError(f"training on {est.describe()}, over the memory budget of {human(budget)}. "
-                      f"To fix, pass {', or '.join(fixes)}")
+                      f"To fix, {', or '.join(fixes)}")

@@ -109,9 +109,10 @@ def _cell(m: Metrics, attr: str, fmt: str) -> str:
 def table(results: list[Metrics], *, markdown: bool = False) -> str:
     header = ["tokenizer", "corpus", *(c[0] for c in COLUMNS)]
     rows = [[m.tokenizer, short(m.corpus), *(_cell(m, a, f) for _, a, f in COLUMNS)] for m in results]
-    if markdown:
+    if markdown:  # a | or a line end in a name would end its cell, or the row
+        cell = lambda c: c.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")  # noqa: E731
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * len(COLUMNS)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
         return "\n".join(lines)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     fmt = lambda r: "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
