@@ -844,3 +844,13 @@ def test_o200k_equals_tiktoken_on_random_latin1(cache_dir, ref):
     assert 0 < kept < len(long_pieces) / 2
     # Text that repeats itself is cached again within the same call.
     assert tok.encode_ordinary(text[:2000] * 40) == ref.encode_ordinary(text[:2000] * 40)
+
+
+def test_describe_shows_bytes_of_no_character_as_the_cli_does():
+    """Before: '\\\\xe0' (repr of a backslash escape): the same as a token whose text is the four
+    characters \\xe0."""
+    from wwho.bytelevel import ByteBPE
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"\xe0\xa4": 256, b"\\xe0": 257}
+    text = ByteBPE(ranks, pattern="gpt2").describe()  # the longest tokens: both, told apart
+    assert "<0xE0><0xA4>" in text and "[\\xe0]" in text and "\\\\x" not in text

@@ -165,3 +165,30 @@ def test_a_tokenizer_file_named_without_its_suffix_is_told_by_its_content(tmp_pa
     (tmp_path / "notes").write_text("hello\n")
     with pytest.raises(VocabError, match="cannot tell what kind of tokenizer this is"):
         detect_kind(tmp_path / "notes")
+
+
+def test_a_directory_without_its_kinds_own_file_is_refused(tmp_path):
+    """Before: a meta directory without meta_config.json loaded as its SGPE vocabulary, silently
+    giving other ids; a byte-level one without bytelevel.json as its tokenizer.json."""
+    from wwho.bytelevel import ByteBPE
+
+    directory = tmp_path / "bl"
+    ByteBPE({bytes([b]): b for b in range(256)} | {b"ab": 256}, pattern="gpt2").save(directory, hf=True)
+    (directory / "bytelevel.json").unlink()
+    with pytest.raises(VocabError, match="bytelevel.json is missing: the directory was saved as a byte-level"):
+        load_tokenizer(directory)
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        sgpe = SGPETokenizer(train_sgpe(SAMPLE, vocab_size=600, progress=False, workers=1, segments_only=True))
+        MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE).save(tmp_path / "meta")
+        (tmp_path / "meta" / "meta_config.json").unlink()
+        with pytest.raises(VocabError, match="meta_config.json is missing: the directory was saved as a meta"):
+            load_tokenizer(tmp_path / "meta")
+
+
+def test_a_fifo_named_without_a_suffix_is_refused_by_name(tmp_path):
+    """Before: 'cannot tell what kind of tokenizer this is' for a FIFO or /dev/zero."""
+    os.mkfifo(tmp_path / "tok")
+    with pytest.raises(VocabError, match="is a FIFO"):
+        detect_kind(tmp_path / "tok")

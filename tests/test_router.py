@@ -114,3 +114,14 @@ def test_core_router_equals_the_regex_router(scripts, text):
 def test_core_router_equals_the_regex_router_on_any_unicode(text):
     assert segment(text) == reference_segment(text)
     assert segment(text, scripts=tuple(available_scripts())) == reference_segment(text)
+
+
+def test_an_unknown_script_is_a_typed_error():
+    """Before: a bare ValueError from the Script enum."""
+    import pytest
+
+    from wwho import segment
+    from wwho.errors import TokenizerError
+
+    with pytest.raises(TokenizerError, match="unknown script 'klingon'; choose from"):
+        segment("x", scripts=("klingon",))

@@ -90,6 +90,9 @@ def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSe
     if not isinstance(text, str):
         raise TokenizerError(f"expected text as str, got {type(text).__name__}")
     names = tuple(available_scripts()) if scripts is None else tuple(scripts)
+    unknown = [name for name in names if name not in Script._value2member_map_]
+    if unknown:
+        raise TokenizerError(f"unknown script {unknown[0]!r}; choose from {', '.join(available_scripts())}")
     kinds = [Script(name) for name in names]
     return [TextSegment(text[start:end], Script.LATIN if k < 0 else kinds[k], leading)
             for start, end, k, leading in core_router(names).segment(text)]

@@ -762,6 +762,7 @@ def detect_kind(path: str | os.PathLike) -> str:
         raise VocabError(f"{p}: no such file or directory, nor a known encoding ({', '.join(TIKTOKEN_ENCODINGS)}, "
                          "also spelled tiktoken:NAME)")
     if p.is_dir():
+        _check_kind_files(p)
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
                            ("tokenizer.json", None)):
             if (p / name).exists():  # what is not a regular file is refused by its loader, by name
@@ -787,15 +788,30 @@ def detect_kind(path: str | os.PathLike) -> str:
     raise VocabError(f"{p}: cannot tell what kind of tokenizer this is")
 
 
+#: The file that makes a saved directory a kind of its own; deleted, another kind's files would be loaded.
+KIND_FILES = {"meta_config.json": "a meta tokenizer", "bytelevel.json": "a byte-level tokenizer"}
+
+
+def _check_kind_files(directory: Path) -> None:
+    """A saved directory whose manifest lists its kind's own file, now missing, is refused: the files
+    left would load as another kind and give other ids (a meta directory without meta_config.json is an
+    SGPE vocabulary)."""
+    from wwho.savedir import MANIFEST, read_manifest
+
+    manifest = read_manifest(directory / MANIFEST)
+    listed = manifest["files"] if manifest else {}
+    for name, kind in KIND_FILES.items():
+        if name in listed and not (directory / name).exists():
+            raise VocabError(f"{directory}: {name} is missing: the directory was saved as {kind} "
+                             f"({MANIFEST} lists it); put it back or save the tokenizer again")
+
+
 def _head(path: Path) -> bytes:
-    """The first bytes of a regular file (what is not one is refused by its loader, by name)."""
+    """The first bytes of a regular file; what is not one (a FIFO, /dev/zero) is refused here, by name."""
     from wwho.fileio import open_regular
 
-    try:
-        with open_regular(path, error=VocabError, what="tokenizer file") as f:
-            return f.read(64)
-    except VocabError:
-        return b""
+    with open_regular(path, error=VocabError, what="tokenizer file") as f:
+        return f.read(64)
 
 
 #: What each kind is, for messages.

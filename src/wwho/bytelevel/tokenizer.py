@@ -578,7 +578,7 @@ class ByteBPE:
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``): model, pre-tokenizer, sizes, merges, specials."""
         pre = self.pretokenizer
-        show = lambda b: b.decode("utf-8", "backslashreplace")  # noqa: E731
+        from wwho.readable import readable as show  # bytes of no character as <0xNN>, as the CLI shows them
         lines = [
             f"byte-level BPE {self.name or '(unnamed)'}: n_vocab {self.n_vocab:,}, {self.vocab_size:,} tokens",
             f"  pre-tokenizer: {pre.name or 'custom'} ({len(pre.patterns) + len(pre.byte_patterns)} regex(es))",
@@ -591,11 +591,11 @@ class ByteBPE:
             f"eos {self.eos_id} (add: {self.add_eos})",
         ]
         if self.merges:
-            lines += [f"  first {top} merges:", *(f"    {show(a)!r} + {show(b)!r}" for a, b in self.merges[:top])]
+            lines += [f"  first {top} merges:", *(f"    [{show(a)}] + [{show(b)}]" for a, b in self.merges[:top])]
         everything = [(i, t) for t, i in self._encoder.items()] + list(self._extra.items())
         everything += [(i, s.encode()) for s, i in {**self.special_tokens, **self.added_tokens}.items()]
         longest = sorted(everything, key=lambda kv: (-len(kv[1]), kv[0]))[:top]
-        lines += [f"  longest {top} tokens:", *(f"    {i}: {show(b)!r} ({len(b)} bytes)" for i, b in longest)]
+        lines += [f"  longest {top} tokens:", *(f"    {i}: [{show(b)}] ({len(b)} bytes)" for i, b in longest)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
