@@ -9,7 +9,7 @@
 //! result are those of the short merge, so the two give the same units. It does not cut,
 //! cache or look whole pieces up.
 
-use super::ranks::MAX_SHORT;
+use super::ranks::{heap, MAX_SHORT};
 use super::{ByteLevel, NO_TOKEN};
 
 /// Pieces longer than this (up to [`MAX_SHORT`] bytes) are merged here; a scan costs less
@@ -19,8 +19,8 @@ pub const MIN_MID: usize = 16;
 /// At most one key per pair at the start and two more per merge.
 const CAP: usize = 3 * MAX_SHORT;
 
-/// A binary min-heap of `rank << 8 | position` keys in a fixed array: the lowest key is the
-/// lowest rank, leftmost among equals, which is the rule's next merge.
+/// A [`heap`] of `rank << 8 | position` keys in a fixed array: the lowest key is the lowest rank,
+/// leftmost among equals, which is the rule's next merge.
 struct StackHeap {
     keys: [u64; CAP],
     len: usize,
@@ -29,53 +29,17 @@ struct StackHeap {
 impl StackHeap {
     #[inline(always)]
     fn push(&mut self, key: u64) {
-        let h = &mut self.keys;
-        let mut hole = self.len;
+        heap::push(&mut self.keys, self.len, key);
         self.len += 1;
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if h[parent] <= key {
-                break;
-            }
-            h[hole] = h[parent];
-            hole = parent;
-        }
-        h[hole] = key;
     }
 
-    /// The lowest key: the hole left at the top goes down by the smaller child without a
-    /// branch on the comparison, and the last key is sifted up from the bottom (a merge's new
-    /// keys rank above most others, so that is a step or two).
     #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         if self.len == 0 {
             return None;
         }
-        let h = &mut self.keys;
-        let top = h[0];
+        let top = heap::pop(&mut self.keys, self.len);
         self.len -= 1;
-        let n = self.len;
-        let last = h[n];
-        let (mut hole, mut child) = (0, 1);
-        while child + 1 < n {
-            child += usize::from(h[child + 1] < h[child]);
-            h[hole] = h[child];
-            hole = child;
-            child = 2 * hole + 1;
-        }
-        if child < n {
-            h[hole] = h[child];
-            hole = child;
-        }
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if h[parent] <= last {
-                break;
-            }
-            h[hole] = h[parent];
-            hole = parent;
-        }
-        h[hole] = last;
         Some(top)
     }
 }

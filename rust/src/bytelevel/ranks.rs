@@ -31,23 +31,16 @@ pub fn window4_bit(w: &[u8]) -> usize {
     (v.wrapping_mul(0x9E37_79B1) >> (32 - WINDOW4_BITS)) as usize
 }
 
-/// A binary min-heap of `u64` keys whose pop moves the hole to the bottom choosing the
-/// smaller child without a branch on the comparison (std's `BinaryHeap` branches on it, and
-/// on merge keys that branch is a coin toss), then sifts the last key up from there: new keys
-/// of a merge usually rank above most others, so that sift is a step or two.
-struct MinHeap(Vec<u64>);
-
-impl MinHeap {
-    fn from(mut keys: Vec<u64>) -> MinHeap {
-        keys.sort_unstable(); // a sorted array is a heap
-        MinHeap(keys)
-    }
-
-    #[inline]
-    fn push(&mut self, key: u64) {
-        let h = &mut self.0;
-        let mut hole = h.len();
-        h.push(key);
+/// Binary min-heap steps on `h[..len]`, shared by the heap of long parts here and the one on the
+/// stack of [`super::mid`]. A pop moves the hole to the bottom choosing the smaller child without
+/// a branch on the comparison (std's `BinaryHeap` branches on it, and on merge keys that branch is
+/// a coin toss), then sifts the last key up from there: new keys of a merge usually rank above
+/// most others, so that sift is a step or two.
+pub(super) mod heap {
+    /// Adds `key` to the heap `h[..len]`; `h` has a slot at `len`, which the heap then takes.
+    #[inline(always)]
+    pub fn push(h: &mut [u64], len: usize, key: u64) {
+        let mut hole = len;
         while hole > 0 {
             let parent = (hole - 1) / 2;
             if h[parent] <= key {
@@ -59,14 +52,15 @@ impl MinHeap {
         h[hole] = key;
     }
 
-    #[inline]
-    fn pop(&mut self) -> Option<u64> {
-        let h = &mut self.0;
-        let top = *h.first()?;
-        let last = h.pop()?;
-        let n = h.len();
+    /// Removes the lowest key of the heap `h[..len]` (`len >= 1`) and returns it; the heap is
+    /// then `h[..len - 1]`.
+    #[inline(always)]
+    pub fn pop(h: &mut [u64], len: usize) -> u64 {
+        let top = h[0];
+        let n = len - 1;
+        let last = h[n];
         if n == 0 {
-            return Some(top);
+            return top;
         }
         let (mut hole, mut child) = (0, 1);
         while child + 1 < n {
@@ -88,6 +82,34 @@ impl MinHeap {
             hole = parent;
         }
         h[hole] = last;
+        top
+    }
+}
+
+/// A [`heap`] that grows (parts up to [`MAX_HEAP`] bytes).
+struct MinHeap(Vec<u64>);
+
+impl MinHeap {
+    fn from(mut keys: Vec<u64>) -> MinHeap {
+        keys.sort_unstable(); // a sorted array is a heap
+        MinHeap(keys)
+    }
+
+    #[inline]
+    fn push(&mut self, key: u64) {
+        let len = self.0.len();
+        self.0.push(key);
+        heap::push(&mut self.0, len, key);
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u64> {
+        let len = self.0.len();
+        if len == 0 {
+            return None;
+        }
+        let top = heap::pop(&mut self.0, len);
+        self.0.pop();
         Some(top)
     }
 }
