@@ -1,36 +1,48 @@
-//! tiktoken's merge rule on a piece of medium length, with a heap kept on the stack.
+//! tiktoken's merge rule with a heap kept on the stack: pieces of medium length, and the parts
+//! of long pieces up to [`MAX_HEAP`] bytes.
 //!
 //! The short merge ([`ByteLevel::merge_short`]) scans every pair's rank for the lowest one
 //! before each merge: O(n²) in the piece's length, and the fastest way for words of one- and
 //! two-byte characters. A word of three-byte characters (most Indic scripts) is 20 to 60
 //! bytes of which every byte merges, and there the scan is most of the time. This merge
 //! keeps the pairs' ranks in a binary heap instead, in fixed arrays on the stack (no
-//! allocation, unlike [`ByteLevel::merge_heap`] for longer parts). The positions, links and
+//! allocation), sized for the longest piece each caller gives it. The positions, links and
 //! result are those of the short merge, so the two give the same units. It does not cut,
 //! cache or look whole pieces up.
 
-use super::ranks::{heap, MAX_SHORT};
+use super::ranks::{MAX_HEAP, MAX_SHORT};
 use super::{ByteLevel, NO_TOKEN};
 
 /// Pieces longer than this (up to [`MAX_SHORT`] bytes) are merged here; a scan costs less
 /// below it (docs/benchmarks.md has the measurements).
 pub const MIN_MID: usize = 16;
 
-/// At most one key per pair at the start and two more per merge.
-const CAP: usize = 3 * MAX_SHORT;
-
-/// A [`heap`] of `rank << 8 | position` keys in a fixed array: the lowest key is the lowest rank,
-/// leftmost among equals, which is the rule's next merge.
-struct StackHeap {
+/// A binary min-heap of `rank << 8 | position` keys in a fixed array of `CAP`: the lowest key
+/// is the lowest rank, leftmost among equals, which is the rule's next merge. A pop moves the
+/// hole to the bottom choosing the smaller child without a branch on the comparison (std's
+/// `BinaryHeap` branches on it, and on merge keys that branch is a coin toss), then sifts the
+/// last key up from there: new keys of a merge usually rank above most others, so that sift
+/// is a step or two.
+struct StackHeap<const CAP: usize> {
     keys: [u64; CAP],
     len: usize,
 }
 
-impl StackHeap {
+impl<const CAP: usize> StackHeap<CAP> {
     #[inline(always)]
     fn push(&mut self, key: u64) {
-        heap::push(&mut self.keys, self.len, key);
+        let h = &mut self.keys;
+        let mut hole = self.len;
         self.len += 1;
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if h[parent] <= key {
+                break;
+            }
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = key;
     }
 
     #[inline(always)]
@@ -38,29 +50,65 @@ impl StackHeap {
         if self.len == 0 {
             return None;
         }
-        let top = heap::pop(&mut self.keys, self.len);
+        let h = &mut self.keys;
+        let top = h[0];
         self.len -= 1;
+        let n = self.len;
+        let last = h[n];
+        let (mut hole, mut child) = (0, 1);
+        while child + 1 < n {
+            child += usize::from(h[child + 1] < h[child]);
+            h[hole] = h[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child < n {
+            h[hole] = h[child];
+            hole = child;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if h[parent] <= last {
+                break;
+            }
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = last;
         Some(top)
     }
 }
 
 impl ByteLevel {
-    /// The units of `piece` (2 to [`MAX_SHORT`] bytes, ranks rule) after every merge, into
-    /// `units`, as [`Self::merge_short`] gives them.
+    /// [`Self::merge_stack`] for a piece of 2 to [`MAX_SHORT`] bytes (a word).
+    pub(super) fn merge_mid(&self, piece: &[u8], units: &mut Vec<u32>) {
+        self.merge_stack::<MAX_SHORT, { 3 * MAX_SHORT }>(piece, units);
+    }
+
+    /// [`Self::merge_stack`] for a part of 2 to [`MAX_HEAP`] bytes (of a long piece).
+    #[inline(never)]
+    pub(super) fn merge_heap(&self, piece: &[u8], units: &mut Vec<u32>) {
+        self.merge_stack::<MAX_HEAP, { 3 * MAX_HEAP }>(piece, units);
+    }
+
+    /// The units of `piece` (2 to `N` bytes, `N` < 256, ranks rule) after every merge, into
+    /// `units`, as [`Self::merge_short`] gives them; `CAP` is `3 * N`: one key per pair at the
+    /// start and at most two more per merge.
     ///
     /// A key whose part has merged since, or whose pair has changed, is skipped when it comes
     /// up: the slot's current rank differs (a part only grows, so its pair is then a longer
     /// token, never the same id).
-    pub(super) fn merge_mid(&self, piece: &[u8], units: &mut Vec<u32>) {
+    #[inline(always)]
+    fn merge_stack<const N: usize, const CAP: usize>(&self, piece: &[u8], units: &mut Vec<u32>) {
         let n = piece.len();
-        debug_assert!((2..=MAX_SHORT).contains(&n));
+        debug_assert!((2..=N).contains(&n) && N < 256 && CAP >= 3 * N);
         // As in merge_short: the part starting at byte i ends at next[i], follows the part at
         // prev[i] and is unit id[i]; rank[i] is the token it and the next part make.
-        let mut next = [0u8; MAX_SHORT];
-        let mut prev = [0u8; MAX_SHORT];
-        let mut id = [0u32; MAX_SHORT];
-        let mut rank = [NO_TOKEN; MAX_SHORT];
-        let mut heap = StackHeap {
+        let mut next = [0u8; N];
+        let mut prev = [0u8; N];
+        let mut id = [0u32; N];
+        let mut rank = [NO_TOKEN; N];
+        let mut heap = StackHeap::<CAP> {
             keys: [0; CAP],
             len: 0,
         };

@@ -5,7 +5,8 @@
 //! slice of the piece itself, so it can be looked up directly, without first fetching each
 //! part's bytes by id from a table of megabytes (what the general loop in [`crate::merge`],
 //! driven by ids, has to do). Pieces longer than [`MAX_SHORT`] bytes are cut where no token
-//! can span, and parts longer than that take a heap (up to [`MAX_HEAP`] bytes) or buckets
+//! can span, and parts longer than that take the heap on the stack of [`super::mid`] (up to
+//! [`MAX_HEAP`] bytes) or buckets
 //! swept rank by rank, both by byte positions too; the short merge is O(n²) in the piece's
 //! length, and fastest for words.
 
@@ -20,6 +21,8 @@ pub const MAX_SHORT: usize = 64;
 /// lists) costs more than the merging below about 200 bytes, while the heap's pops cost more
 /// above (measured on random whitespace, whose parts are of all lengths).
 pub const MAX_HEAP: usize = 192;
+// The stack heap keeps byte positions in a u8.
+const _: () = assert!(MAX_HEAP < 256);
 
 /// Bits of the hashed set of four-byte token windows (`ByteLevel::windows4`).
 pub const WINDOW4_BITS: u32 = 24;
@@ -29,89 +32,6 @@ pub const WINDOW4_BITS: u32 = 24;
 pub fn window4_bit(w: &[u8]) -> usize {
     let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
     (v.wrapping_mul(0x9E37_79B1) >> (32 - WINDOW4_BITS)) as usize
-}
-
-/// Binary min-heap steps on `h[..len]`, shared by the heap of long parts here and the one on the
-/// stack of [`super::mid`]. A pop moves the hole to the bottom choosing the smaller child without
-/// a branch on the comparison (std's `BinaryHeap` branches on it, and on merge keys that branch is
-/// a coin toss), then sifts the last key up from there: new keys of a merge usually rank above
-/// most others, so that sift is a step or two.
-pub(super) mod heap {
-    /// Adds `key` to the heap `h[..len]`; `h` has a slot at `len`, which the heap then takes.
-    #[inline(always)]
-    pub fn push(h: &mut [u64], len: usize, key: u64) {
-        let mut hole = len;
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if h[parent] <= key {
-                break;
-            }
-            h[hole] = h[parent];
-            hole = parent;
-        }
-        h[hole] = key;
-    }
-
-    /// Removes the lowest key of the heap `h[..len]` (`len >= 1`) and returns it; the heap is
-    /// then `h[..len - 1]`.
-    #[inline(always)]
-    pub fn pop(h: &mut [u64], len: usize) -> u64 {
-        let top = h[0];
-        let n = len - 1;
-        let last = h[n];
-        if n == 0 {
-            return top;
-        }
-        let (mut hole, mut child) = (0, 1);
-        while child + 1 < n {
-            child += usize::from(h[child + 1] < h[child]);
-            h[hole] = h[child];
-            hole = child;
-            child = 2 * hole + 1;
-        }
-        if child < n {
-            h[hole] = h[child];
-            hole = child;
-        }
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if h[parent] <= last {
-                break;
-            }
-            h[hole] = h[parent];
-            hole = parent;
-        }
-        h[hole] = last;
-        top
-    }
-}
-
-/// A [`heap`] that grows (parts up to [`MAX_HEAP`] bytes).
-struct MinHeap(Vec<u64>);
-
-impl MinHeap {
-    fn from(mut keys: Vec<u64>) -> MinHeap {
-        keys.sort_unstable(); // a sorted array is a heap
-        MinHeap(keys)
-    }
-
-    #[inline]
-    fn push(&mut self, key: u64) {
-        let len = self.0.len();
-        self.0.push(key);
-        heap::push(&mut self.0, len, key);
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Option<u64> {
-        let len = self.0.len();
-        if len == 0 {
-            return None;
-        }
-        let top = heap::pop(&mut self.0, len);
-        self.0.pop();
-        Some(top)
-    }
 }
 
 impl ByteLevel {
@@ -248,87 +168,6 @@ impl ByteLevel {
     #[inline(never)]
     fn fine_cut(&self, piece: &[u8], start: usize, end: usize) -> Option<usize> {
         (start + 1..end).find(|&p| self.can_cut_fine(piece, p))
-    }
-
-    /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
-    /// like [`Self::merge_short`] but with a heap of `rank << 32 | start` keys instead of a
-    /// scan: the lowest key is the lowest rank, leftmost among equals, which is the rule's
-    /// next merge. A key whose part has merged or whose pair has changed since is skipped
-    /// when it comes up (the part's current rank differs: a merged pair is a longer token, so
-    /// never the same id). O(n log n), with one allocation for the parts and one for the heap.
-    #[inline(never)]
-    pub(super) fn merge_heap(&self, piece: &[u8], units: &mut Vec<u32>) {
-        #[derive(Clone, Copy)]
-        struct Part {
-            /// Where the next part starts (the piece's length for the last one).
-            end: u32,
-            /// Where the part before starts (NONE for the first).
-            prev: u32,
-            /// The token this part and the next make (NO_TOKEN: none, or a dead part).
-            rank: u32,
-            /// The part's unit.
-            id: u32,
-        }
-        const NONE: u32 = u32::MAX;
-        let n = piece.len();
-        debug_assert!(n >= 2 && n < NONE as usize);
-        let mut parts: Vec<Part> = piece
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| Part {
-                end: i as u32 + 1,
-                prev: (i as u32).wrapping_sub(1),
-                rank: NO_TOKEN,
-                id: self.byte_units[usize::from(b)],
-            })
-            .collect();
-        parts[0].prev = NONE;
-        let mut keys = Vec::with_capacity(n);
-        for i in 0..n - 1 {
-            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
-            parts[i].rank = r;
-            if r != NO_TOKEN {
-                keys.push((u64::from(r) << 32) | i as u64);
-            }
-        }
-        let mut heap = MinHeap::from(keys);
-        while let Some(key) = heap.pop() {
-            let (r, i) = ((key >> 32) as u32, key as u32 as usize);
-            if parts[i].rank != r {
-                continue; // stale
-            }
-            // Parts i and j = its next become one, ending where the part after j starts.
-            let j = parts[i].end as usize;
-            let k = parts[j].end as usize;
-            parts[j].rank = NO_TOKEN;
-            parts[i].end = k as u32;
-            parts[i].id = r;
-            parts[i].rank = if k < n {
-                parts[k].prev = i as u32;
-                let r2 = self.rank_of(&piece[i..parts[k].end as usize]);
-                if r2 != NO_TOKEN {
-                    heap.push((u64::from(r2) << 32) | i as u64);
-                }
-                r2
-            } else {
-                NO_TOKEN
-            };
-            let p = parts[i].prev;
-            if p != NONE {
-                let p = p as usize;
-                let r2 = self.rank_of(&piece[p..k]);
-                parts[p].rank = r2;
-                if r2 != NO_TOKEN {
-                    heap.push((u64::from(r2) << 32) | p as u64);
-                }
-            }
-        }
-        units.clear();
-        let mut i = 0;
-        while i < n {
-            units.push(parts[i].id);
-            i = parts[i].end as usize;
-        }
     }
 
     /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
@@ -584,10 +423,13 @@ mod tests {
                 .map(|_| alphabet[next(alphabet.len() as u64) as usize])
                 .collect();
             let (mut heap, mut sweep) = (Vec::new(), Vec::new());
-            tok.merge_heap(&piece, &mut heap);
             tok.merge_sweep(&piece, &mut sweep);
             let expected = general(&piece);
-            assert_eq!(heap, expected, "heap {:?}", String::from_utf8_lossy(&piece));
+            if piece.len() <= MAX_HEAP {
+                // (the heap's arrays are sized for the parts it is given)
+                tok.merge_heap(&piece, &mut heap);
+                assert_eq!(heap, expected, "heap {:?}", String::from_utf8_lossy(&piece));
+            }
             assert_eq!(
                 sweep,
                 expected,
