@@ -114,20 +114,18 @@ class WWHOTokenizer(PreTrainedTokenizer):
         size = self.meta.vocab_size
         for i in ids:
             i = int(i)
-            if 0 <= i < size and i not in self._special_text:
+            text = self._special_text.get(i)
+            if text is None and 0 <= i < size:
                 run.append(i)
                 continue
-            if i in self._special_text:
-                out.append(self.meta.decode_bytes(run))
-                run = []
-                out.append(self._special_text[i])
-                continue
-            token = self._added_tokens_decoder.get(i)
-            if token is None:
-                raise TokenizerError(f"token id {i} is out of range [0, {len(self)})")
+            if text is None:
+                token = self._added_tokens_decoder.get(i)
+                if token is None:
+                    raise TokenizerError(f"token id {i} is out of range [0, {len(self)})")
+                text = token.content.encode("utf-8")
             out.append(self.meta.decode_bytes(run))
             run = []
-            out.append(token.content.encode("utf-8"))
+            out.append(text)
         out.append(self.meta.decode_bytes(run))
         return b"".join(out)
 

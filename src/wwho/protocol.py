@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, VocabError
 
 Data = TypeVar("Data", str, bytes)
 
@@ -82,3 +82,16 @@ def special_names(value: object, known: Collection[str], option: str) -> frozens
         raise TokenizerError(f"{option}: not special tokens of this vocabulary: {sorted(unknown)}; "
                              f"known: {sorted(known)}")
     return names
+
+
+def special_token_list(special_tokens: object) -> list[str]:
+    """The ``special_tokens`` a trainer is given, as a list: non-empty strings, given as a list or
+    another collection (one string would be taken as its characters); a :class:`VocabError` if not."""
+    if isinstance(special_tokens, (str, bytes)):
+        raise VocabError(f"special_tokens must be a list of strings, not the string {special_tokens!r} "
+                         f"(which would make each of its characters special): write [{special_tokens!r}]")
+    tokens = list(special_tokens)  # type: ignore[call-overload]
+    for token in tokens:
+        if not isinstance(token, str) or not token:
+            raise VocabError(f"special tokens must be non-empty strings, not {token!r}")
+    return tokens

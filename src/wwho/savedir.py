@@ -631,12 +631,11 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
             f"(size or sha256): files of different saves were mixed, or changed after saving; "
             f"save the tokenizer again")
     if changed:
-        unread_only = not only_listed
         warnings.warn(
             f"{directory}: {', '.join(sorted(changed))} changed since wwho saved this tokenizer (Hugging Face's "
             f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}); "
-            + (f"wwho loads {', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved"
-               if unread_only else "wwho loads the files as they are now, checked whole"),
+            + ("wwho loads the files as they are now, checked whole" if only_listed else
+               f"wwho loads {', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved"),
             ChangedFileWarning, stacklevel=3)
 
 

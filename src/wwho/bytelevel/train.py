@@ -41,6 +41,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_
 from wwho.counting import batches
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
+from wwho.protocol import special_token_list
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 _SURROGATE = regex.compile("[\ud800-\udfff]")
@@ -233,12 +234,7 @@ def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[st
 def _specials(special_tokens) -> list[str]:
     """The special tokens, in order without repeats: non-empty strings, given as a list (one string
     would be taken as its characters)."""
-    if isinstance(special_tokens, (str, bytes)):
-        raise VocabError(f"special_tokens must be a list of strings, not the string {special_tokens!r} "
-                         f"(which would make each of its characters special): write [{special_tokens!r}]")
-    specials = list(dict.fromkeys(special_tokens))
-    if any(not isinstance(s, str) or not s for s in specials):
-        raise VocabError("special tokens must be non-empty strings")
+    specials = list(dict.fromkeys(special_token_list(special_tokens)))
     for s in specials:
         if len(s.encode("utf-8", "surrogatepass")) == 1:  # said now, not once training is done
             raise VocabError(f"special token {s!r} is one byte, the text of that byte's own token: choose "

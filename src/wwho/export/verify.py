@@ -121,7 +121,7 @@ def _first(documents: Iterable[str], lines: int, max_bytes: int) -> Iterator[str
 def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text", lines: int = SAMPLE_LINES,
                   max_bytes: int = SAMPLE_BYTES, progress: bool = False) -> VerifyReport:
     """``tok.save(directory)`` and :func:`verify` of what it writes on the first ``lines`` documents
-    of ``corpus`` (at most ``max_bytes`` of them; the first always), in about the time of the
+    of ``corpus`` (at most ``max_bytes`` of them; the first always, cut to ``max_bytes``), in about the time of the
     longer one: the check runs on a second thread from the bytes of ``tokenizer.json``
     while ``vocab.json`` is built and the save is written (both encoders release the GIL).
     The files are saved either way; the report says whether they match (its :meth:`VerifyReport.check`

@@ -62,6 +62,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resol
 from wwho.counting import count_corpus
 from wwho.errors import CorpusError, VocabError, VocabSizeWarning
 from wwho.notices import plural, warn_short_vocabulary
+from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
 from wwho.schema import bundled_schema
 from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
@@ -275,13 +276,8 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 def check_special_tokens(special_tokens) -> None:
     """Special tokens must be distinct non-empty strings, given as a list (a single string would be
     taken as its characters), none of them the text of a byte token (``<0x41>`` decodes to ``A``)."""
-    if isinstance(special_tokens, (str, bytes)):
-        raise VocabError(f"special_tokens must be a list of strings, not the string {special_tokens!r} "
-                         f"(which would make each of its characters special): write [{special_tokens!r}]")
-    tokens = list(special_tokens)
+    tokens = special_token_list(special_tokens)
     for token in tokens:
-        if not isinstance(token, str) or not token:
-            raise VocabError(f"special tokens must be non-empty strings, not {token!r}")
         if token in BYTE_TOKENS:
             raise VocabError(f"special token {token!r} is the text of a byte token, which decodes to its byte")
     twice = sorted({t for t in tokens if tokens.count(t) > 1})
