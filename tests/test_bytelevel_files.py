@@ -105,6 +105,69 @@ def test_other_hf_tokenizers_still_go_to_hf_but_with_checked_ids(tmp_path):
         load_tokenizer(tmp_path / "tokenizer.json")
 
 
+TEXTS = ["", "hello world", "ශ්‍රී ලංකාව <|end|> and  <|end|>x", "a\n\n  b\t<|end|>", "tabs ts t"]
+
+
+def _same_as_hf(ours, path: Path) -> None:
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for text in TEXTS:
+        ids = hf.encode(text, add_special_tokens=True).ids
+        assert ours.encode(text, allowed_special="all", add_special=True) == ids, text
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=False), text
+
+
+def _template(single, ids=None):
+    def change(d):
+        end = d["model"]["vocab"]["<|end|>"]
+        d["post_processor"] = {"type": "TemplateProcessing", "single": single, "pair": single,
+                               "special_tokens": {"<|end|>": {"id": "<|end|>", "ids": ids or [end],
+                                                              "tokens": ["<|end|>"]}}}
+    return change
+
+
+SEQ, END = {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "<|end|>", "type_id": 0}}
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["model"]["merges"].append(d["model"]["merges"][0]),  # HF: the last place counts
+    lambda d: d["model"]["merges"].insert(0, d["model"]["merges"][40]),
+    _template([END, SEQ]),
+    _template([SEQ, END]),
+    _template([END, SEQ, END]),
+    lambda d: d.update(post_processor={"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        _template([END, SEQ])(d) or d["post_processor"]]}),
+    lambda d: d.update(decoder={"type": "Sequence", "decoders": [d["decoder"]]}),
+])
+def test_tokenizer_json_variants_encode_and_decode_as_hf(trained, tmp_path, change):
+    path = _hf(trained, tmp_path, change)
+    _same_as_hf(ByteBPE.from_hf(path), path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["added_tokens"][0].update(lstrip=True), r"added_tokens\[0\] has lstrip=true"),
+    (lambda d: d["added_tokens"][0].update(rstrip=True, single_word=True), "has rstrip/single_word=true"),
+    (lambda d: d.update(decoder=None), "decoder None is not ByteLevel"),
+    (lambda d: d.update(decoder={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
+                                 "split": True}), "decoder 'Metaspace' is not ByteLevel"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0].update(pattern={"Regex": "x*"}),
+     "Split pattern 'x\\*' matches the empty string"),
+    (_template([END, SEQ], ids=[5]), "post-processor special token '<|end|>' has ids \\[5\\], not its token's id"),
+    (_template([END, END, SEQ]), "is not one special token before and/or after the text"),
+    (lambda d: d.update(post_processor={"type": "RobertaProcessing", "sep": ["<|end|>", 1], "cls": ["<|end|>", 1]}),
+     "post-processor 'RobertaProcessing' is not supported"),
+])
+def test_tokenizer_json_that_bytebpe_would_run_otherwise_goes_to_hf(trained, tmp_path, change, message):
+    # What ByteBPE does not run exactly as HF does is not ByteBPE's: load_tokenizer hands it to HF.
+    from wwho.bytelevel.files import NotByteLevel
+    from wwho.loading import HFTokenizer
+
+    path = _hf(trained, tmp_path, change)
+    with pytest.raises(NotByteLevel, match=message):
+        ByteBPE.from_hf(path)
+    assert isinstance(load_tokenizer(path), HFTokenizer)
+
+
 # --- wwho's directory ---------------------------------------------------------------------------
 
 

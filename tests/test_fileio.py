@@ -75,6 +75,9 @@ def test_parse_json_refuses_duplicate_keys_and_deep_nesting():
     with pytest.raises(VocabError, match=r"f.json: not UTF-8 \(byte offset 1\)"):
         parse_json(b'"\xff"', source="f.json", error=VocabError)
     assert parse_json(b'{"a": "\\ud800"}', source="f.json") == {"a": "\ud800"}
+    # More digits than Python turns into an int (its limit, 4,300 by default): json's ValueError.
+    with pytest.raises(VocabError, match="f.json: a number in the JSON is too long"):
+        parse_json(b'{"min_freq": 1' + b"0" * 5000 + b"}", source="f.json", error=VocabError)
 
 
 def test_json_bytes_writes_lone_surrogates_as_escapes(tmp_path):
@@ -389,3 +392,22 @@ def test_another_users_temporary_name_in_a_shared_directory_is_left_alone():
         assert (shared / "x.json").read_bytes() == b"{}" and planted.read_text() == "someone else's"
     finally:
         shutil.rmtree(shared)
+
+
+def test_brief_cuts_before_it_quotes():
+    # Error messages quote untrusted lines: a 20 MB line costs its first characters, not four
+    # times its size in a repr that is then cut.
+    import tracemalloc
+
+    from wwho.errors import brief
+
+    line = "\x00" * 20_000_000
+    tracemalloc.start()
+    try:
+        text = brief(line)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert text == repr("\x00" * 80)[:77] + "..." and len(text) == 80
+    assert peak < 100_000
+    assert brief("it's") == repr("it's") and brief(b"x" * 100, 10) == "b'xxxxx..."

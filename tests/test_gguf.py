@@ -267,6 +267,70 @@ def test_truncated_files(tmp_path, fraction):
         ByteBPE.from_gguf(cut)
 
 
+@pytest.mark.parametrize("first_read", [24, 100, 4096, 1 << 20])
+def test_a_header_read_in_pieces_is_read_whole(monkeypatch, first_read):
+    # The header is read in growing pieces; wherever a piece ends, the metadata is the same.
+    import wwho.bytelevel.gguf as module
+
+    path = _vocab("gpt-2")
+    expected = read_metadata(path)
+    monkeypatch.setattr(module, "FIRST_READ", first_read)
+    found = read_metadata(path)
+    assert found.keys() == expected.keys()
+    for key, value in expected.items():
+        assert np.array_equal(found[key], value) if isinstance(value, np.ndarray) else found[key] == value
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.9])
+def test_truncated_files_read_in_pieces(tmp_path, monkeypatch, fraction):
+    import wwho.bytelevel.gguf as module
+
+    monkeypatch.setattr(module, "FIRST_READ", 1000)
+    data = _vocab("gpt-2").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(data[: int(len(data) * fraction)])
+    with pytest.raises(GGUFError, match=r"file is truncated.* at byte offset \d+"):
+        ByteBPE.from_gguf(cut)
+
+
+def test_a_file_cut_short_while_it_is_read_is_an_error_not_a_crash(tmp_path):
+    # A mapped file that another program shortens kills the reader with SIGBUS: the header is
+    # read into memory instead. In a child process, so that a crash fails the test, not the run.
+    import subprocess
+    import sys
+
+    path = tmp_path / "shrinking.gguf"
+    path.write_bytes(_vocab("gpt-2").read_bytes())
+    script = f"""
+import os
+import wwho.bytelevel.gguf as module
+from wwho.bytelevel import ByteBPE
+real = module._core.gguf_strings
+def cut_first(*args, **kwargs):
+    os.truncate({str(path)!r}, 4096)
+    return real(*args, **kwargs)
+module._core.gguf_strings = cut_first
+tok = ByteBPE.from_gguf({str(path)!r})
+print(tok.encode("hello world"))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(ByteBPE.from_gguf(_vocab("gpt-2")).encode("hello world"))
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    # Which one would a reader take? Another reader took the last, llama.cpp refuses the file.
+    def kv(key: str, value: str) -> bytes:  # a string value (type 8)
+        return (struct.pack("<Q", len(key)) + key.encode() + struct.pack("<I", 8)
+                + struct.pack("<Q", len(value)) + value.encode())
+
+    header = b"GGUF" + struct.pack("<IQQ", 3, 0, 3)
+    (tmp_path / "twice.gguf").write_bytes(header + kv("tokenizer.ggml.model", "gpt2")
+                                          + kv("tokenizer.ggml.pre", "gpt-2") + kv("tokenizer.ggml.pre", "llama3"))
+    with pytest.raises(GGUFError, match="the key 'tokenizer.ggml.pre' appears twice .*while reading key"):
+        ByteBPE.from_gguf(tmp_path / "twice.gguf")
+
+
 def test_errors_are_vocab_errors():
     assert issubclass(GGUFError, VocabError)
 

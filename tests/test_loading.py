@@ -192,3 +192,39 @@ def test_a_fifo_named_without_a_suffix_is_refused_by_name(tmp_path):
     os.mkfifo(tmp_path / "tok")
     with pytest.raises(VocabError, match="is a FIFO"):
         detect_kind(tmp_path / "tok")
+
+
+def _bpe_json(path: Path, merges: list, prefix: str) -> Path:
+    vocab = {"a": 0, "b": 1, "##b": 2, "ab": 3, "é": 4, "#é": 5}
+    path.write_text(json.dumps({
+        "version": "1.0", "added_tokens": [], "normalizer": None, "post_processor": None, "decoder": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "model": {"type": "BPE", "vocab": vocab, "merges": merges, "continuing_subword_prefix": prefix},
+    }), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("merge,right", [("a b", "'b'"), (["a", "#é"], "'#é'")])
+def test_a_merge_shorter_than_the_subword_prefix_is_an_error_not_a_panic(tmp_path, merge, right):
+    # HF tokenizers cuts the prefix's bytes off each merge's right part, and panics (a
+    # BaseException, past any `except Exception`) where the part is shorter or the cut splits a
+    # character.
+    path = _bpe_json(tmp_path / "tokenizer.json", [merge], "##")
+    with pytest.raises(VocabError, match=rf"model.merges\[0\]: its right part {right} does not go on past"):
+        load_tokenizer(path)
+    line = one_line_error(run_wwho("encode", "--tokenizer", path, "ab"))
+    assert "continuing_subword_prefix '##'" in line
+
+
+def test_a_merge_with_the_subword_prefix_loads_in_hf(tmp_path):
+    tok = load_tokenizer(_bpe_json(tmp_path / "tokenizer.json", ["a ##b"], "##"))
+    assert tok.vocab_size == 6
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_a_file_that_cannot_be_read_is_a_vocab_error_naming_it():
+    # /proc/self/mem is a regular file whose first read fails (EIO): a typed error, by name.
+    with pytest.raises(VocabError, match=r"/proc/self/mem: cannot read: Input/output error"):
+        load_tokenizer("/proc/self/mem")
+    line = one_line_error(run_wwho("inspect", "/proc/self/mem"))
+    assert "/proc/self/mem: cannot read" in line

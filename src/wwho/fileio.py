@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from wwho.errors import WriteError, WwhoError
+from wwho.errors import WriteError, WwhoError, brief
 
 #: Every temporary name wwho creates starts with this (files here, directories in savedir).
 TEMP_PREFIX = ".wwho-tmp-"
@@ -348,6 +348,8 @@ def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoE
         raise error(f"{source}: the key {str(exc)[:80]!r} appears twice in one JSON object") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be a tokenizer file") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise error(f"{source}: a number in the JSON is too long ({brief(str(exc), 120)})") from None
 
 
 def read_json(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> Any:

@@ -90,10 +90,31 @@ def _load_hf(path: Path) -> Any:
     model = data.get("model") if isinstance(data, dict) else None
     if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
         check_ids(data, str(path))  # HF would keep the last of two tokens with one id
+    if isinstance(model, dict):
+        _check_subword_prefix(model, path)
     try:
         return HFTokenizer(tokenizers.Tokenizer.from_file(str(path)))
-    except Exception as exc:  # noqa: BLE001 -- tokenizers raises a plain Exception for bad files
+    except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit
         raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
+
+
+def _check_subword_prefix(model: dict, path: Path) -> None:
+    """HF ``tokenizers`` cuts a BPE model's ``continuing_subword_prefix`` off the right part of
+    every merge, and panics (a traceback past ``except Exception``) where that part is shorter."""
+    prefix, merges = model.get("continuing_subword_prefix"), model.get("merges")
+    if model.get("type") != "BPE" or not isinstance(prefix, str) or not prefix or not isinstance(merges, list):
+        return
+    cut = len(prefix.encode("utf-8", "surrogatepass"))
+    for n, merge in enumerate(merges):
+        right = merge.split(" ", 1)[-1] if isinstance(merge, str) else merge[-1] if isinstance(merge, list) and merge else None
+        if not isinstance(right, str):
+            continue  # HF's own error names it
+        raw = right.encode("utf-8", "surrogatepass")
+        if len(raw) < cut or (cut < len(raw) and 0x80 <= raw[cut] < 0xC0):
+            raise VocabError(f"{path}: model.merges[{n}]: its right part {brief(right)} does not go on past "
+                             f"continuing_subword_prefix {brief(prefix)}")
 
 
 class HFTokenizer:

@@ -638,8 +638,13 @@ def from_hf(path: str | Path) -> ByteLevelModel:
             raise NotByteLevel(f"{path}: normalizer {brief(kind)} is not supported (only null)")
         patterns, byte_patterns = _hf_pretokenizer(data.get("pre_tokenizer"), path)
         special, added = {}, {}
+        _hf_decoder(data.get("decoder"), path)
         for n, entry in enumerate(data.get("added_tokens") or []):
             text, i = entry["content"], check_id(entry["id"], where, f"added_tokens[{n}]")
+            flags = [flag for flag in ("lstrip", "rstrip", "single_word") if entry.get(flag)]
+            if flags:  # HF moves spaces into such a token, or matches it only as a whole word
+                raise NotByteLevel(f"{path}: added_tokens[{n}] has {'/'.join(flags)}=true, which ByteBPE "
+                                   "does not run")
             if not isinstance(text, str) or not text:
                 raise VocabError(f"{path}: added_tokens[{n}]: content must be a non-empty string")
             table = special if entry.get("special") else added
@@ -667,7 +672,9 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         if not isinstance(raw_merges, list):
             raise VocabError(f"{path}: model.merges must be a list")
         pairs = _merge_pairs(raw_merges, lambda k: f"{path}: model.merges[{k}]")
-        merges = [pair for pair in pairs if pair is not None]
+        # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
+        last = {pair: n for n, pair in enumerate(pairs) if pair is not None}
+        merges = [pair for n, pair in enumerate(pairs) if pair is not None and last[pair] == n]
         for n in (n for n, pair in enumerate(pairs) if pair is None):
             # A pair of non-byte-level strings never applies to bytes, but must name tokens (as HF requires).
             merge = raw_merges[n]
@@ -676,7 +683,8 @@ def from_hf(path: str | Path) -> ByteLevelModel:
             for part in (left, right, left + right):
                 if part not in vocab:
                     raise VocabError(f"{path}: model.merges[{n}]: {brief(part)} is not a token")
-        bos_id, add_bos = _hf_bos(data.get("post_processor"), {**special, **added})
+        (bos_id, add_bos), (eos_id, add_eos) = _hf_template(data.get("post_processor"), {**special, **added},
+                                                             vocab, path)
         pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
         ignore_merges = model.get("ignore_merges", False)
         if not isinstance(ignore_merges, bool):
@@ -695,6 +703,8 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         extra_tokens=extra,
         bos_id=bos_id,
         add_bos=add_bos,
+        eos_id=eos_id,
+        add_eos=add_eos,
         name=path.stem,
     ), where)
 
@@ -718,7 +728,10 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
             if step.get("behavior") != "Isolated" or step.get("invert"):
                 raise NotByteLevel(f"{path}: Split behaviour {brief(step.get('behavior'))}/invert is not supported")
             pattern = step["pattern"]
-            target.append(pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"]))
+            regex = pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"])
+            if _matches_empty(regex):  # HF then cuts the text into characters
+                raise NotByteLevel(f"{path}: Split pattern {brief(regex)} matches the empty string")
+            target.append(regex)
         elif kind == "Digits":
             target.append(r"\p{N}" if step.get("individual_digits") else r"\p{N}+")
         elif kind == "Punctuation":
@@ -739,12 +752,56 @@ def _escape(text: str) -> str:
     return regex.escape(text)
 
 
-def _hf_bos(post: dict | None, texts: dict[str, int]) -> tuple[int | None, bool]:
-    if not post or post.get("type") != "TemplateProcessing":
-        return None, False
-    first = (post.get("single") or [{}])[0]
-    token = first.get("SpecialToken", {}).get("id")
-    return (texts[token], True) if token in texts else (None, False)
+def _matches_empty(pattern: str) -> bool:
+    import regex
+
+    try:
+        return regex.fullmatch(pattern, "") is not None
+    except regex.error:
+        return False  # the pre-tokenizer names the bad pattern
+
+
+def _hf_decoder(decoder: dict | None, path: Path) -> None:
+    """A ByteLevel decoder (alone or in a Sequence) is what ``ByteBPE.decode`` does; any other
+    decodes differently in HF (``null`` joins the byte-level strings as they are)."""
+    steps = decoder.get("decoders") if isinstance(decoder, dict) and decoder.get("type") == "Sequence" else [decoder]
+    if not steps or any(not isinstance(step, dict) or step.get("type") != "ByteLevel" for step in steps):
+        kind = decoder.get("type") if isinstance(decoder, dict) else decoder
+        raise NotByteLevel(f"{path}: decoder {brief(kind)} is not ByteLevel, which ByteBPE does not run")
+
+
+def _hf_template(post: dict | None, texts: dict[str, int], vocab: dict, path: Path
+                 ) -> tuple[tuple[int | None, bool], tuple[int | None, bool]]:
+    """((BOS id, add BOS), (EOS id, add EOS)) of a post-processor: none, ByteLevel (offsets only),
+    or a TemplateProcessing putting at most one special token before and one after the text (alone
+    or in a Sequence with ByteLevel); any other is :class:`NotByteLevel`."""
+    none = ((None, False), (None, False))
+    steps = post.get("processors") if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
+    templates = [step for step in steps or [] if not (isinstance(step, dict) and step.get("type") == "ByteLevel")]
+    if not templates or templates == [None]:
+        return none
+    template = templates[0]
+    if len(templates) > 1 or not isinstance(template, dict) or template.get("type") != "TemplateProcessing":
+        kind = template.get("type") if isinstance(template, dict) else template
+        raise NotByteLevel(f"{path}: post-processor {brief(kind)} is not supported by ByteBPE")
+    single = template.get("single") or []
+    at = next((n for n, piece in enumerate(single) if "Sequence" in piece), None)
+    if at is None or at > 1 or len(single) - at > 2 or any("SpecialToken" not in p for n, p in enumerate(single) if n != at):
+        raise NotByteLevel(f"{path}: post-processor template {brief(single, 120)} is not one special token "
+                           "before and/or after the text")
+
+    def token(piece: dict) -> int:
+        name = piece["SpecialToken"]["id"]
+        ids = (template.get("special_tokens") or {}).get(name, {}).get("ids")
+        own = texts.get(name, vocab.get(name))
+        if own is None or ids != [own]:  # HF adds the template's ids, whatever the vocabulary says
+            raise NotByteLevel(f"{path}: post-processor special token {brief(name)} has ids {brief(ids)}, "
+                               f"not its token's id {own}")
+        return own
+
+    bos = (token(single[0]), True) if at == 1 else (None, False)
+    eos = (token(single[at + 1]), True) if len(single) > at + 1 else (None, False)
+    return bos, eos
 
 
 # --- what kind of tokenizer a path holds -------------------------------------------------------
@@ -755,6 +812,13 @@ def _hf_bos(post: dict | None, texts: dict[str, int]) -> tuple[int | None, bool]
 def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path``, one of :data:`wwho.loading.KINDS` (see
     :mod:`wwho.loading`, which loads it)."""
+    try:
+        return _detect_kind(path)
+    except OSError as exc:  # a folder on the way without search permission, an I/O error
+        raise VocabError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _detect_kind(path: str | os.PathLike) -> str:
     p = Path(path)
     if not p.exists():
         if known_encoding_name(path):
@@ -766,7 +830,7 @@ def detect_kind(path: str | os.PathLike) -> str:
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
                            ("tokenizer.json", None)):
             if (p / name).exists():  # what is not a regular file is refused by its loader, by name
-                return kind or detect_kind(p / name)
+                return kind or _detect_kind(p / name)
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
                          "or tokenizer.json)")
     suffix = p.suffix.lower()

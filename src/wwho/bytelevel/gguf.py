@@ -26,7 +26,6 @@ Not here: tensors, chat templates, SPM/WPM/UGM tokenizers.
 
 from __future__ import annotations
 
-import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +60,11 @@ _MODEL_KINDS = {
 
 #: Arrays of arrays deeper than this are refused (tokenizer metadata has none).
 MAX_ARRAY_DEPTH = 8
+#: The header is read in a first piece of this many bytes, then in pieces four times as large
+#: while it goes on, up to :data:`MAX_HEADER_BYTES`.
+FIRST_READ = 16 << 20
+#: Metadata longer than this is refused (a 256k-token vocabulary with its merges takes about 10 MB).
+MAX_HEADER_BYTES = 256 << 20
 #: llama.cpp's token types (``llama_token_type``; 0, UNDEFINED, is never written by its converters).
 NORMAL, BYTE = 1, 6
 TOKEN_TYPES = "1 NORMAL, 2 UNKNOWN, 3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE"
@@ -107,14 +111,22 @@ class _Raw:
     big_endian: bool
 
 
-class _Reader:
-    """Sequential little/big-endian reader over a buffer, with offsets in its errors."""
+class _MoreNeeded(Exception):
+    """The header goes on past the part of the file read so far."""
 
-    def __init__(self, buf, path: Path) -> None:
+
+class _Reader:
+    """Sequential little/big-endian reader over the first bytes of a file (all of them where
+    ``whole``), with offsets in its errors."""
+
+    def __init__(self, buf: bytes, path: Path, *, whole: bool = True) -> None:
         self.buf, self.path, self.pos, self.endian = buf, path, 0, "<"
+        self.whole = whole
         self.context = "header"
 
-    def fail(self, what: str) -> GGUFError:
+    def fail(self, what: str) -> Exception:
+        if not self.whole and what.startswith("file is truncated"):
+            return _MoreNeeded()
         return GGUFError(f"{self.path}: {what} at byte offset {self.pos} (while reading {self.context})")
 
     def unpack(self, fmt: str) -> Any:
@@ -223,15 +235,26 @@ def _read(path: Path, engine: str, raw_keys: frozenset[str]) -> dict[str, Any]:
     """:func:`read_metadata`, leaving the string arrays of ``raw_keys`` undecoded (fast engine)."""
     if engine == "gguf":
         return _read_with_gguf(path)
-    # A regular file only (a FIFO would block, a device never ends); never read whole: it is mapped.
+    # A regular file only (a FIFO would block, a device never ends), never read whole: its first
+    # bytes, then more while the header goes on. Read, not mapped: a mapped file that another
+    # program shortens kills the process with SIGBUS, where a read sees a shorter file.
     f = open_regular(path, error=GGUFError, what="GGUF file")
     try:
         with f:
             size = f.seek(0, 2)
             if size < 24:
                 raise GGUFError(f"{path}: {size} bytes is too short for a GGUF header")
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                return _parse(_Reader(buf, path), raw_keys)
+            want = min(size, FIRST_READ)
+            while True:
+                f.seek(0)
+                buf = f.read(want)
+                try:
+                    return _parse(_Reader(buf, path, whole=len(buf) < want or want == size), raw_keys)
+                except _MoreNeeded:
+                    if want >= MAX_HEADER_BYTES:
+                        raise GGUFError(f"{path}: the metadata goes on past {MAX_HEADER_BYTES >> 20} MiB, "
+                                        "more than any tokenizer's") from None
+                    want = min(size, 4 * want, MAX_HEADER_BYTES)
     except OSError as exc:
         raise GGUFError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
@@ -253,6 +276,8 @@ def _parse(r: _Reader, raw_keys: frozenset[str]) -> dict[str, Any]:
         r.context = f"metadata entry {index}"
         key = r.string()
         r.context = f"key {key!r}"
+        if key in metadata:  # which of the two would a reader take? llama.cpp refuses it too
+            raise r.fail(f"the key {brief(key)} appears twice")
         kind = r.unpack("I")
         if _needed(key, kind, r.array_item() if kind == _T.ARRAY else None):
             metadata[key] = r.value(kind, raw=key in raw_keys)
