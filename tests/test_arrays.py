@@ -152,3 +152,56 @@ def test_add_bos_eos(bos, eos):
 def test_from_lists_of_nothing():
     ids, offsets = arrays.from_lists([])
     assert ids.tolist() == [] and offsets.tolist() == [0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decode_batch_takes_the_flat_form_back_whole(kinds, kind):
+    # encode_batch_to_numpy's (ids, offsets) is a FlatIds: decode_batch reads it as its texts,
+    # not as a batch of two id lists (the offsets decoded as ids).
+    tok = _get(kinds, kind)
+    texts = _inputs(kind)[:40]
+    flat = tok.encode_batch_to_numpy(texts)
+    assert isinstance(flat, arrays.FlatIds) and isinstance(flat, tuple)
+    assert tok.decode_batch(flat) == tok.decode_batch(tok.encode_batch(texts))
+
+
+@pytest.mark.parametrize("ids, offsets, message", [
+    (np.arange(6), np.array([0, 4, 2, 6]), r"offsets go backwards at index 2 \(4 then 2\)"),
+    (np.arange(6), np.array([0, 4, 99]), "offsets must start at 0 and end at len\\(ids\\) = 6"),
+    (np.arange(6), np.array([1, 6]), "must start at 0"),
+    (np.arange(6), np.array([0.0, 6.0]), "offsets must be a one-dimensional array of integers"),
+    (np.arange(6).reshape(2, 3), np.array([0, 6]), "ids must be a one-dimensional array of integers"),
+])
+def test_split_and_add_bos_eos_check_offsets(ids, offsets, message):
+    from wwho.errors import TokenizerError
+
+    with pytest.raises(TokenizerError, match=message):
+        arrays.split(ids, offsets)
+    with pytest.raises(TokenizerError, match=message):
+        arrays.add_bos_eos(ids, offsets, 1, 2)
+
+
+def test_add_bos_eos_refuses_ids_that_no_uint32_holds():
+    from wwho.errors import TokenizerError
+
+    with pytest.raises(TokenizerError, match=r"ids must be token ids in \[0, 2\*\*32\)"):
+        arrays.add_bos_eos(np.array([-1, 5]), np.array([0, 2]), 1, None)
+    with pytest.raises(TokenizerError, match=r"bos must be a token id"):
+        arrays.add_bos_eos(np.array([1, 5], dtype=np.uint32), np.array([0, 2]), -1, None)
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])  # the small byte-level one has no special tokens
+def test_special_names_as_an_array_read_as_a_collection(kinds, kind):
+    # A numpy array of names is a collection of names, in every form; never numpy's "truth value
+    # of an array is ambiguous".
+    tok = _get(kinds, kind)
+    names = sorted(tok.special_tokens)[:2]
+    text = "a" + names[0] + "b"
+    plain = {} if kind == "sgpe" else {"disallowed_special": ()}  # SGPE: special text is ordinary unless allowed
+    for allowed in (np.array(names), np.array([], dtype=str)):
+        want = tok.encode(text, allowed_special=list(allowed), **plain)
+        assert tok.encode(text, allowed_special=allowed, **plain) == want
+        assert tok.encode_to_numpy(text, allowed_special=allowed, **plain).tolist() == want
+        assert tok.encode_batch([text], allowed_special=allowed, **plain) == [want]
+        flat = tok.encode_batch_to_numpy([text], allowed_special=allowed, **plain)
+        assert flat.ids.tolist() == want

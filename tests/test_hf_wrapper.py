@@ -159,6 +159,14 @@ def test_errors(tok, meta):
     # answer (code asks ``convert_tokens_to_ids("<|im_start|>") is None``); before: an error.
     assert tok.convert_tokens_to_ids(["no such token string"]) == [None]
     assert tok.convert_tokens_to_ids("<|im_start|>") is None
+    # Every value meta.decode refuses, the wrapper refuses too: int() would have made ids of them.
+    np = pytest.importorskip("numpy")
+    for bad, message in ((np.array([13225.9, 2375.99]), r"13225.9\)?, not an integer"),
+                         (np.array([True, False]), r"is (np\.)?True_?, (a bool, )?not an integer"), (["13225", "2375"], "'13225', not an integer")):
+        with pytest.raises(TokenizerError, match=message):
+            tok.decode(bad)
+        with pytest.raises(TokenizerError, match=message):
+            meta.decode(bad)
     with pytest.raises(TokenizerError, match="meta_tokenizer"):
         WWHOTokenizer()
     with pytest.raises(TokenizerError, match="filename_prefix"):

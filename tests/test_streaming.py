@@ -110,6 +110,24 @@ def test_bad_ids_and_bad_tokenizers(bytes_only):
         StreamingDecoder(object())
 
 
+@pytest.mark.parametrize("ids, message", [
+    (b"ab", "got bytes"),  # its ints, 97 and 98, would be decoded
+    ({97: 0, 98: 0}, "not a dict"),  # its keys would be
+    ({97, 98}, "not a set"),
+    (97, "got int"),
+    ([97, 1.5], "position 1 is 1.5, not an integer"),
+    ([True], "is True"),
+])
+def test_decode_tokens_takes_what_decode_takes(bytes_only, ids, message):
+    np = pytest.importorskip("numpy")
+    dec = StreamingDecoder(bytes_only)
+    with pytest.raises(TokenizerError, match=message):
+        dec.decode_tokens(ids)
+    with pytest.raises(TokenizerError, match="single id"):
+        dec.decode_tokens(np.array(97))
+    assert dec.pending == b"" and dec.decode_tokens(np.array([97, 98], dtype=np.uint32)) == "ab"
+
+
 def test_any_object_with_token_bytes():
     class Syllables:  # what SGPE and Meta tokenizers provide
         table: ClassVar[dict[int, bytes]] = {

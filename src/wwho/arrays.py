@@ -4,26 +4,42 @@ A pretraining pipeline stores ids as arrays anyway; building a Python list per t
 per id only to convert them costs more than encoding. The flat form of a batch is two arrays:
 ``ids`` (``uint32``, every text's ids one after the other, tiktoken's ``encode_to_numpy`` dtype)
 and ``offsets`` (``int64``, ``len(texts) + 1`` of them): text ``i``'s ids are
-``ids[offsets[i]:offsets[i + 1]]``. The compiled core writes both straight into buffers that numpy
-reads without a copy (:func:`from_core`); kinds whose encoder is not the core's convert their
-lists (:func:`from_lists`). This module does not encode, and decoders need nothing from it: every
-``decode`` takes an array of ids as it takes a list.
+``ids[offsets[i]:offsets[i + 1]]``, returned as a :class:`FlatIds` (a named tuple: ``ids, offsets =
+...`` unpacks it, and every ``decode_batch`` takes it back whole). The compiled core writes both
+straight into buffers that numpy reads without a copy (:func:`from_core`); kinds whose encoder is
+not the core's convert their lists (:func:`from_lists`). This module does not encode, and decoders
+need nothing else from it: every ``decode`` takes an array of ids as it takes a list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+
+from wwho.errors import TokenizerError
 
 IDS = np.uint32
 OFFSETS = np.int64
 
 
-def from_core(flat: tuple[bytearray, bytearray]) -> tuple[np.ndarray, np.ndarray]:
+class FlatIds(NamedTuple):
+    """The flat form of a batch: every text's ``ids`` (uint32) one after the other, and the
+    ``offsets`` (int64, one more than the texts) where each text's ids start and end."""
+
+    ids: np.ndarray
+    offsets: np.ndarray
+
+    def split(self) -> list[np.ndarray]:
+        """Each text's ids (views of :attr:`ids`)."""
+        return split(self.ids, self.offsets)
+
+
+def from_core(flat: tuple[bytearray, bytearray]) -> FlatIds:
     """The core's ``(ids, offsets)`` buffers (native-endian u32 and i64) as writable arrays, no copy."""
     ids, offsets = flat
-    return np.frombuffer(ids, dtype=IDS), np.frombuffer(offsets, dtype=OFFSETS)
+    return FlatIds(np.frombuffer(ids, dtype=IDS), np.frombuffer(offsets, dtype=OFFSETS))
 
 
 def one_text(ids: np.ndarray) -> np.ndarray:
@@ -31,24 +47,49 @@ def one_text(ids: np.ndarray) -> np.ndarray:
     return np.array([0, len(ids)], dtype=OFFSETS)
 
 
-def from_lists(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+def from_lists(lists: Sequence[Sequence[int]]) -> FlatIds:
     """The flat form of per-text id lists."""
     offsets = np.zeros(len(lists) + 1, dtype=OFFSETS)
     np.cumsum([len(ids) for ids in lists], out=offsets[1:])
     ids = np.fromiter((i for ids in lists for i in ids), dtype=IDS, count=int(offsets[-1]))
+    return FlatIds(ids, offsets)
+
+
+def check(ids: object, offsets: object) -> tuple[np.ndarray, np.ndarray]:
+    """``ids`` and ``offsets`` as one-dimensional arrays of a flat form, or a :class:`TokenizerError`
+    saying what is wrong: offsets that are no integers, go backwards, or do not start at 0 and end
+    at ``len(ids)``."""
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
+        raise TokenizerError(f"ids must be a one-dimensional array of integers, not {ids.ndim}-d {ids.dtype}")
+    if offsets.ndim != 1 or offsets.dtype.kind not in "iu" or len(offsets) == 0:
+        raise TokenizerError(f"offsets must be a one-dimensional array of integers, at least [0], not "
+                             f"{offsets.ndim}-d {offsets.dtype} of {offsets.size}")
+    if offsets[0] != 0 or offsets[-1] != len(ids):
+        raise TokenizerError(f"offsets must start at 0 and end at len(ids) = {len(ids)}, not run from "
+                             f"{offsets[0]} to {offsets[-1]}")
+    if len(offsets) > 1 and (np.diff(offsets) < 0).any():
+        at = int(np.argmax(np.diff(offsets) < 0))
+        raise TokenizerError(f"offsets go backwards at index {at + 1} ({offsets[at]} then {offsets[at + 1]})")
     return ids, offsets
 
 
 def split(ids: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
-    """Each text's ids (views of ``ids``)."""
+    """Each text's ids (views of ``ids``); offsets are checked (see :func:`check`)."""
+    ids, offsets = check(ids, offsets)
     return [ids[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
 
 
-def add_bos_eos(ids: np.ndarray, offsets: np.ndarray, bos: int | None, eos: int | None,
-                ) -> tuple[np.ndarray, np.ndarray]:
+def add_bos_eos(ids: np.ndarray, offsets: np.ndarray, bos: int | None, eos: int | None) -> FlatIds:
     """``bos`` before and ``eos`` after each text's ids (either may be None)."""
+    ids, offsets = check(ids, offsets)
+    for name, value in (("bos", bos), ("eos", eos)):
+        if value is not None and not 0 <= value < 2**32:
+            raise TokenizerError(f"{name} must be a token id in [0, 2**32), not {value}")
+    if ids.dtype != IDS and ids.size and (ids.min() < 0 or ids.max() >= 2**32):
+        raise TokenizerError("ids must be token ids in [0, 2**32)")
     if bos is None and eos is None:
-        return ids, offsets
+        return FlatIds(ids, offsets)
     per_text = (bos is not None) + (eos is not None)
     n = len(offsets) - 1
     out_offsets = offsets + per_text * np.arange(n + 1, dtype=OFFSETS)
@@ -62,4 +103,4 @@ def add_bos_eos(ids: np.ndarray, offsets: np.ndarray, bos: int | None, eos: int 
         out[ends - 1] = eos
         keep[ends - 1] = False
     out[keep] = ids
-    return out, out_offsets
+    return FlatIds(out, out_offsets)

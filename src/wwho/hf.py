@@ -45,6 +45,7 @@ except ImportError as exc:  # the optional extra is not installed
                       "pip install 'wwho[hf]' (or pip install 'transformers>=4.45')") from exc
 
 from wwho.errors import TokenizerError
+from wwho.ids import token_ids as checked_ids
 from wwho.meta import SGPE_PREFIX, MetaTokenizer
 
 DEFAULT_EOS = "<|endoftext|>"
@@ -113,7 +114,6 @@ class WWHOTokenizer(PreTrainedTokenizer):
         run: list[int] = []
         size = self.meta.vocab_size
         for i in ids:
-            i = int(i)
             text = self._special_text.get(i)
             if text is None and 0 <= i < size:
                 run.append(i)
@@ -138,10 +138,12 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     def _decode(self, token_ids: int | list[int], skip_special_tokens: bool = False,
                 clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:
-        ids = [token_ids] if isinstance(token_ids, int) else list(token_ids)
+        # transformers passes one id as an int; each id is checked as every wwho decode checks it
+        # (a float, a bool or a string is no id, never turned into one by int()).
+        ids = checked_ids([token_ids] if isinstance(token_ids, int) else token_ids)
         if skip_special_tokens:
             skip = set(self.all_special_ids)
-            ids = [i for i in ids if int(i) not in skip]
+            ids = [i for i in ids if i not in skip]
         text = self._bytes_of_ids(ids).decode("utf-8", "replace")
         clean = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
         return self.clean_up_tokenization(text) if clean else text

@@ -63,6 +63,17 @@ def batch(items: Iterable[object], method: str = "encode_batch", *, of: str = "t
         raise TokenizerError(f"{what}, not a {_name(items)}") from None
 
 
+def id_batch(items: Iterable[object], method: str = "decode_batch") -> list:
+    """A batch of id sequences for ``method``: :func:`batch`'s rules, and the flat form of
+    ``encode_batch_to_numpy`` (a :class:`wwho.arrays.FlatIds`) taken as its texts' ids."""
+    if isinstance(items, tuple) and type(items).__name__ == "FlatIds":
+        from wwho.arrays import FlatIds
+
+        if isinstance(items, FlatIds):
+            return items.split()
+    return batch(items, method, of="lists of token ids", one="ids")
+
+
 def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     """``ids`` as a list of plain ints, each in ``[0, size)`` when ``size`` is given.
 

@@ -145,7 +145,9 @@ class HFTokenizer:
         return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
     def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
-        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+        from wwho.ids import id_batch
+
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in id_batch(batch)]
 
     def __len__(self) -> int:
         return self.vocab_size

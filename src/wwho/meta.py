@@ -53,8 +53,8 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError
 from wwho.ids import batch as as_batch
-from wwho.ids import token_id, token_ids
-from wwho.protocol import special_names
+from wwho.ids import id_batch, token_id, token_ids
+from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
@@ -373,7 +373,7 @@ class MetaTokenizer:
                disallowed_special: Iterable[str] | str = "all") -> list[int]:
         """Unified ids of ``text``. Special tokens follow tiktoken's model (module docstring);
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
-        if allowed_special is _NONE and disallowed_special == "all":  # the default: one call
+        if allowed_special is _NONE and all_names(disallowed_special):  # the default: one call
             try:
                 return self._core.encode(text)
             except TypeError:
@@ -390,7 +390,7 @@ class MetaTokenizer:
                   disallowed_special: Iterable[str] | str) -> tuple[frozenset[str], frozenset[str]]:
         """The allowed and the disallowed special tokens, checked."""
         allowed = self._allowed(allowed_special)
-        disallowed = (frozenset(self.tiktoken_specials) - allowed if disallowed_special == "all"
+        disallowed = (frozenset(self.tiktoken_specials) - allowed if all_names(disallowed_special)
                       else special_names(disallowed_special, self.special_tokens, "disallowed_special"))
         return allowed, disallowed
 
@@ -446,7 +446,7 @@ class MetaTokenizer:
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        if disallowed_special == "all" and not allowed_special and not isinstance(allowed_special, str):
+        if all_names(disallowed_special) and no_names(allowed_special):
             return None, None
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
         index = self._special_index
@@ -534,7 +534,7 @@ class MetaTokenizer:
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
         return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
-                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
+                for ids in id_batch(batch)]
 
     def _special_ids(self) -> frozenset[int]:
         sgpe = (self.offset + self.sgpe.vocab[s] for s in self.sgpe.special_tokens)

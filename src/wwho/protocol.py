@@ -58,12 +58,30 @@ class Tokenizer(Protocol[Data]):
                      skip_special_tokens: bool = False) -> list[Data]: ...
 
 
+def all_names(value: object) -> bool:
+    """Whether an ``allowed_special`` / ``disallowed_special`` value is ``"all"`` (never asking a
+    numpy array of names for its truth or comparing it elementwise)."""
+    return isinstance(value, str) and value == "all"
+
+
+def no_names(value: object) -> bool:
+    """Whether such a value names no special token: ``None`` or an empty collection."""
+    if value is None:
+        return True
+    if isinstance(value, (str, bytes)):
+        return False
+    try:
+        return len(value) == 0  # type: ignore[arg-type]
+    except TypeError:
+        return False  # an iterator: special_names reads it
+
+
 def special_names(value: object, known: Collection[str], option: str) -> frozenset[str]:
     """``allowed_special`` / ``disallowed_special`` as every kind reads them: ``"all"`` (each of
     ``known``), ``None`` or an empty collection (none), or a collection of names, each one of
     ``known``. Anything else (one name as a string, which would be taken as its characters, a
     number, an unknown name) is a :class:`wwho.errors.TokenizerError` naming ``option``."""
-    if isinstance(value, str) and value == "all":
+    if all_names(value):
         return frozenset(known)
     if value is None:
         return frozenset()

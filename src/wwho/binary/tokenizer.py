@@ -23,8 +23,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
 from wwho.errors import TokenizerError, brief
-from wwho.ids import batch as as_batch
-from wwho.ids import token_ids
+from wwho.ids import id_batch, token_ids
 
 
 class BinaryTokenizer:
@@ -115,7 +114,7 @@ class BinaryTokenizer:
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
         return [self.decode(ids, skip_special_tokens=skip_special_tokens)
-                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
+                for ids in id_batch(batch)]
 
 
 __all__ = ["BinaryTokenizer"]

@@ -55,8 +55,12 @@ class StreamingDecoder:
 
     def decode_tokens(self, ids: Iterable[int]) -> str:
         """Several tokens at once; the unfinished tail stays buffered."""
+        from wwho.ids import token_ids
+
         token_bytes = self.tokenizer.token_bytes
-        return self._feed(b"".join(token_bytes(i) for i in ids))
+        # The same sequences as every decode takes: not bytes (their ints), a dict (its keys), a
+        # set, or one id on its own; each id then checked by token_bytes.
+        return self._feed(b"".join(token_bytes(i) for i in token_ids(ids)))
 
     def flush(self) -> str:
         """What is left: an unfinished character becomes U+FFFD. The decoder is then empty, and the

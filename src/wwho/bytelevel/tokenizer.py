@@ -39,9 +39,9 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
+from wwho.ids import id_batch, token_ids
 from wwho.ids import token_id as token_id_of
-from wwho.ids import token_ids
-from wwho.protocol import special_names
+from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
@@ -253,7 +253,7 @@ class ByteBPE:
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
         return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens)
-                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
+                for ids in id_batch(batch)]
 
     # --- encoding -------------------------------------------------------------------------
 
@@ -277,7 +277,7 @@ class ByteBPE:
         ``add_special`` prepends BOS / appends EOS when the vocabulary asks for it
         (``add_bos`` / ``add_eos``, read from GGUF files).
         """
-        if not allowed_special and disallowed_special == "all":  # the default: one call
+        if no_names(allowed_special) and all_names(disallowed_special):  # the default: one call
             try:
                 ids = self._core.encode(text)
             except Exception as exc:  # noqa: BLE001
@@ -332,7 +332,7 @@ class ByteBPE:
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
         a Python int per id or a list: the core writes the ids into a buffer numpy takes over
         (numpy is imported on the first call)."""
-        if not allowed_special and disallowed_special == "all":  # the default, as in encode()
+        if no_names(allowed_special) and all_names(disallowed_special):  # the default, as in encode()
             allowed, disallowed = None, "all"
         else:
             allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -358,17 +358,18 @@ class ByteBPE:
     ):
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets, text ``i``'s ids
-        being ``ids[offsets[i]:offsets[i + 1]]``. No Python object is made per text or per id."""
+        being ``ids[offsets[i]:offsets[i + 1]]`` (a :class:`wwho.arrays.FlatIds`, which
+        :meth:`decode_batch` takes back whole). No Python object is made per text or per id."""
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
         allowed, disallowed = self._core_sets(allowed_special, disallowed_special)
-        ids, offsets = arrays.from_core(self._in_core(
+        flat = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
         if add_special:
-            ids, offsets = arrays.add_bos_eos(ids, offsets, self.bos_id if self.add_bos else None,
-                                              self.eos_id if self.add_eos else None)
-        return ids, offsets
+            flat = arrays.add_bos_eos(*flat, self.bos_id if self.add_bos else None,
+                                      self.eos_id if self.add_eos else None)
+        return flat
 
     def _in_core(self, texts: list, call):
         """``call()``, its errors as the batch methods raise them."""
@@ -389,14 +390,14 @@ class ByteBPE:
     def _core_sets(self, allowed_special, disallowed_special):
         """:meth:`_special_sets`, with the default (every special token disallowed) as ``"all"``:
         the core then uses its matcher of all special tokens without reading names."""
-        if not allowed_special and disallowed_special == "all":
+        if no_names(allowed_special) and all_names(disallowed_special):
             return None, "all"
         return self._special_sets(allowed_special, disallowed_special)
 
     def _special_sets(self, allowed_special, disallowed_special):
         """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names."""
-        allowed = self._special_set if allowed_special == "all" else self._known_specials(allowed_special)
-        if disallowed_special == "all":
+        allowed = self._special_set if all_names(allowed_special) else self._known_specials(allowed_special)
+        if all_names(disallowed_special):
             disallowed = self._special_set - allowed
         else:
             disallowed = self._known_specials(disallowed_special)

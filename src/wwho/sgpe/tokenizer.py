@@ -44,8 +44,8 @@ from pathlib import Path
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
-from wwho.ids import token_ids
-from wwho.protocol import special_names
+from wwho.ids import id_batch, token_ids
+from wwho.protocol import no_names, special_names
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
@@ -192,7 +192,7 @@ class SGPETokenizer:
         listed in ``allowed_special`` (or ``allowed_special="all"``)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        if allowed_special:
+        if not no_names(allowed_special):
             return self._core.encode(text, self._allowed_ids(allowed_special))
         return self._core.encode(text)
 
@@ -207,7 +207,7 @@ class SGPETokenizer:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
         threads = thread_count(num_threads)
-        allowed = self._allowed_ids(allowed_special) if allowed_special else []
+        allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         return self._core.encode_batch(texts, allowed, threads or 0)
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = ()):
@@ -225,7 +225,7 @@ class SGPETokenizer:
         for t in texts:
             if not isinstance(t, str):
                 raise TokenizerError(f"expected text as str, got {type(t).__name__}")
-        allowed = self._allowed_ids(allowed_special) if allowed_special else []
+        allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         return arrays.from_core(self._core.encode_batch_flat(texts, allowed, thread_count(num_threads) or 0))
 
     def clear_cache(self) -> None:
@@ -299,7 +299,7 @@ class SGPETokenizer:
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
         return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
-                for ids in as_batch(batch, "decode_batch", of="lists of token ids", one="ids")]
+                for ids in id_batch(batch)]
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
