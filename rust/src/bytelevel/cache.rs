@@ -512,13 +512,9 @@ impl PieceCache {
 const WINDOW: u32 = 1024;
 /// Fewer hits than this in a window: the text is not repeating itself (random bytes, a long
 /// run of new words), and probing and filling the cache only costs, so it is left alone for
-/// the next [`REST`] pieces, then tried again. Each further window without hits doubles the
-/// rest, up to [`LONGEST_REST`]: a probe that misses waits on memory far from everything
-/// else the encoder reads, and on text that never repeats even one window in nine cost more
-/// than the windows could ever win back.
+/// the next [`REST`] pieces, then tried again.
 const FEW_HITS: u32 = WINDOW / 4;
 const REST: u32 = 8 * WINDOW;
-const LONGEST_REST: u32 = 64 * WINDOW;
 
 /// When to leave the cache alone during one text: it never changes a result, only what a
 /// piece costs.
@@ -527,8 +523,6 @@ pub struct Bypass {
     probes: u32,
     hits: u32,
     rest: u32,
-    /// The rest after the next window with few hits.
-    next_rest: u32,
 }
 
 impl Bypass {
@@ -542,10 +536,7 @@ impl Bypass {
         self.probes += 1;
         if self.probes == WINDOW {
             if self.hits < FEW_HITS {
-                self.rest = self.next_rest.max(REST);
-                self.next_rest = (self.rest * 2).min(LONGEST_REST);
-            } else {
-                self.next_rest = REST;
+                self.rest = REST;
             }
             (self.probes, self.hits) = (0, 0);
         }
@@ -694,29 +685,15 @@ mod tests {
 
     #[test]
     fn the_bypass_rests_while_the_cache_misses() {
-        // A window with few hits rests the cache for REST pieces, then probes again; each
-        // further window without hits doubles the rest, up to LONGEST_REST; a window of hits
-        // starts again from REST.
-        fn window(bypass: &mut Bypass, hits: bool) -> u32 {
-            for _ in 0..WINDOW {
-                assert!(!bypass.skip());
-                if hits {
-                    bypass.hit();
-                }
-            }
-            let mut rest = 0;
-            while bypass.rest > 0 {
-                assert!(bypass.skip());
-                rest += 1;
-            }
-            rest
-        }
+        // A window with few hits rests the cache for REST pieces, then probes again.
         let mut bypass = Bypass::default();
-        let rests: Vec<u32> = (0..6).map(|_| window(&mut bypass, false)).collect();
-        assert_eq!(rests[..3], [REST, 2 * REST, 4 * REST]);
-        assert!(rests[3..].iter().all(|&rest| rest == LONGEST_REST));
-        assert_eq!(window(&mut bypass, true), 0); // probing goes on
-        assert_eq!(window(&mut bypass, false), REST);
-        assert!(!bypass.skip());
+        assert!((0..WINDOW).all(|_| !bypass.skip()));
+        assert!((0..REST).all(|_| bypass.skip()));
+        for _ in 0..WINDOW {
+            assert!(!bypass.skip());
+            bypass.hit();
+        }
+        assert!((0..WINDOW).all(|_| !bypass.skip())); // after a window of hits: probing
+        assert!(bypass.skip()); // and that window had none
     }
 }
