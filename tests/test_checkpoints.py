@@ -39,6 +39,18 @@ def test_an_existing_checkpoints_folder_of_yours_is_refused_and_kept(corpus, tmp
     assert not (out / "vocab.json").exists()  # refused before training, not after
 
 
+@pytest.mark.parametrize("where", ["default", "given"])
+def test_a_file_of_yours_named_checkpoint_json_is_refused_and_kept(corpus, tmp_path, where):
+    # Its name alone made it wwho's: overwritten by the first checkpoint, deleted at the end.
+    folder = tmp_path / "out" / "checkpoints" if where == "default" else tmp_path / "ck"
+    folder.mkdir(parents=True)
+    (folder / "checkpoint.json").write_text("my precious notes")
+    extra = ("--checkpoint-dir", folder) if where == "given" else ()
+    line = one_line_error(_train(corpus, tmp_path / "out", "--quiet", *extra))
+    assert "holds files wwho did not write (e.g. 'checkpoint.json')" in line
+    assert (folder / "checkpoint.json").read_text() == "my precious notes"
+
+
 def test_a_symlinked_checkpoints_folder_is_refused_and_its_target_untouched(corpus, tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -105,6 +105,25 @@ def test_a_file_output_that_is_a_directory_is_refused(inputs, tmp_path):
     assert "is a directory" in message
 
 
+@pytest.mark.parametrize("case", ["train binary", "encode --binary -o", "decode -o (text)", "encode -o (text)",
+                                  "train sgpe", "export hf -o"])
+def test_an_output_below_a_file_is_refused_before_any_work(inputs, tmp_path, case):
+    # Before: the binary trainer and encode -o did the whole job, then failed with "File exists".
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    args, _ = _cases(inputs, afile / "sub" / "out")[case]
+    message = one_line_error(wwho(*args))
+    assert str(afile) in message and ("is a file" in message or "not a directory" in message), message
+    assert afile.read_text() == "mine"
+
+
+def test_eval_plot_below_a_file_is_refused_before_any_work(inputs, tmp_path):
+    (tmp_path / "afile").write_text("mine")
+    message = one_line_error(wwho("eval", "--corpus", inputs["corpus"], "--tokenizer", inputs["sgpe"], "--plot",
+                                  tmp_path / "afile" / "m.png", "--quiet"))
+    assert "--plot cannot be written" in message and "afile is a file" in message
+
+
 @pytest.mark.parametrize("data", [
     "ශ්‍රී ලංකාව\nනමස්\n", "no final newline\nශ්‍රී", "\n\nක\n\n", "crlf\r\nලංකා\r\n", "", "ක" * 50_000 + "\n",
 ])

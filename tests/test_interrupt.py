@@ -222,6 +222,27 @@ def test_ctrl_c_at_start_up_of_python_m_wwho(work):
     assert_interrupted(rc, err)
 
 
+EARLY_IMPORT_PROGRAM = """
+import sys
+sys.argv[0] = "wwho"  # as the console script runs
+class Interrupting:  # Ctrl-C exactly while wwho's first module imports what it needs
+    def find_spec(self, name, path=None, target=None):
+        if name == "threading":
+            sys.meta_path.remove(self)
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, Interrupting())
+import wwho
+"""
+
+
+def test_ctrl_c_while_the_first_module_imports_its_own():
+    """The milliseconds before the start-up guard is installed (its module's imports of threading,
+    contextlib, signal): before, a KeyboardInterrupt traceback, killed by SIGINT."""
+    proc = subprocess.run([sys.executable, "-c", EARLY_IMPORT_PROGRAM], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "wwho: interrupted\n")
+
+
 # --- every verb that can run long, mid-work --------------------------------------------------------
 
 

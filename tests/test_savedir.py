@@ -251,8 +251,8 @@ def test_refusals(tmp_path):
 
 
 def test_fallback_in_place_is_detected_at_load_when_killed(models, tmp_path, monkeypatch):
-    """Where the directories cannot be exchanged, the files are replaced one by one, the manifest
-    first: a save stopped half-way is then reported at load, naming the files."""
+    """Where the directories cannot be exchanged, the files are renamed one by one over the old
+    ones, the manifest last: a save killed half-way is then reported at load, naming the files."""
     from wwho import savedir
 
     def cannot(a, b):
@@ -267,6 +267,85 @@ def test_fallback_in_place_is_detected_at_load_when_killed(models, tmp_path, mon
     (target / "vocab.json").write_bytes((models["A"] / "vocab.json").read_bytes())  # as a kill half-way leaves it
     with pytest.raises(VocabError, match=r"out: vocab.json does not match wwho-manifest.json"):
         SGPETokenizer.load(target)
+
+
+def _no_exchange(monkeypatch):
+    from wwho import savedir
+
+    def cannot(a, b):
+        raise savedir._CannotExchange
+
+    monkeypatch.setattr(savedir, "_exchange", cannot)
+
+
+def test_fallback_in_place_keeps_the_old_save_when_a_write_fails(models, tmp_path, monkeypatch):
+    """A full disk half-way through a save in place (a mount point, such as a Docker volume, cannot
+    be exchanged): the old save is left whole and loads, and no temporary file stays. Before, the
+    new manifest was written first, and the old model no longer loaded."""
+    import errno
+
+    from wwho.errors import WriteError
+
+    _no_exchange(monkeypatch)
+    target = tmp_path / "out"
+    SGPETokenizer.load(models["A"]).save(target)
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    from wwho import savedir
+
+    real_fsync, real_in_place, calls = os.fsync, savedir._save_in_place, []
+
+    def full_disk(fd):  # the second file written in place finds the disk full
+        if calls:
+            calls.append(fd)
+            if len(calls) == 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real_fsync(fd)
+
+    def in_place(*args):
+        calls.append("in place")
+        return real_in_place(*args)
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    monkeypatch.setattr(savedir, "_save_in_place", in_place)
+    with pytest.raises(WriteError, match="No space left on device"):
+        SGPETokenizer.load(models["B"]).save(target)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert len(calls) == 3  # the disk was full in place, not while staging a directory
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert _which(target, models, ("vocab.json", "tokenizer.json", MANIFEST)) == "A"
+    SGPETokenizer.load(target)
+
+
+def test_fallback_in_place_interrupted_leaves_the_old_save_or_the_new(tmp_path, monkeypatch):
+    """Ctrl-C after any step of a save in place: the old files or the new ones, each set loading,
+    never a mix; no temporary file."""
+    import signal
+
+    from wwho.savedir import check_saved, save_files
+
+    _no_exchange(monkeypatch)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    old, new = {"a.json": b"1", "b.json": b"2"}, {"a.json": b"11", "c.json": b"3"}
+    for step in range(1, 100):
+        target = tmp_path / f"case{step}"
+        save_files(target, old, kind="x")
+        monkeypatch.setenv("WWHO_INTERRUPT_AFTER", str(step))
+        try:
+            save_files(target, new, kind="x")
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            interrupted = False
+        finally:
+            monkeypatch.delenv("WWHO_INTERRUPT_AFTER")
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        files = {p.name: p.read_bytes() for p in target.iterdir() if p.name != MANIFEST}
+        assert files in (old, new), (step, files)
+        check_saved(target, files)  # the manifest agrees with them
+        if not interrupted:
+            break
+    assert step > 4
 
 
 def test_files_of_different_saves_are_named_at_load(models, tmp_path):

@@ -164,3 +164,25 @@ def test_multiprocessing_fork_workers_after_threads(kind, sgpe_dir):
     """)
     done = run_child(source, timeout=240)
     assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-3000:])
+
+
+def test_training_again_in_a_forked_child():
+    # Training sorts its word types on all cores; a child made by fork after the parent trained has
+    # none of the parent's pool threads, and waited on them for ever.
+    source = textwrap.dedent(f"""
+        import os, multiprocessing
+        from wwho import SGPETokenizer
+        lines = open({SAMPLE!r}, encoding="utf-8").read().splitlines()[:1500]
+        def train(_=None):
+            return SGPETokenizer.train_from_iterator(lines, vocab_size=800, script="sinhala", progress=False).vocab
+        want = train()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if train() == want else 3)
+        _, status = os.waitpid(pid, 0)
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            same = all(vocab == want for vocab in pool.map(train, range(2)))
+        print(os.waitstatus_to_exitcode(status), same)
+    """)
+    done = run_child(source, timeout=90)
+    assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.returncode, done.stderr[-3000:])

@@ -289,7 +289,7 @@ fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
 /// parent's threads: its first batch finds pools of an earlier [`fork::generation`], forgets
 /// them (their threads are not there to stop) and makes its own, where waiting on the parent's
 /// would never end.
-fn pool(n: usize) -> Arc<rayon::ThreadPool> {
+pub(crate) fn pool(n: usize) -> Arc<rayon::ThreadPool> {
     thread_local! {
         static POOLS: RefCell<Pools> = const { RefCell::new((0, Vec::new())) };
     }

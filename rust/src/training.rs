@@ -284,11 +284,15 @@ impl WordCounts {
         }
         let mut sorted: Vec<(Box<[u32]>, u64)> = words.into_iter().collect();
         // On all cores: most of this stage's time on a large corpus (a quarter of a million
-        // word types) is this sort.
-        sorted.par_sort_unstable_by(|(a, _), (b, _)| {
-            a.iter()
-                .map(|&s| rank[s as usize])
-                .cmp(b.iter().map(|&s| rank[s as usize]))
+        // word types) is this sort. In a pool of this process's own (`batch::pool`), never
+        // rayon's global one, whose threads a child made by `fork` does not have.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        crate::batch::pool(cores).install(|| {
+            sorted.par_sort_unstable_by(|(a, _), (b, _)| {
+                a.iter()
+                    .map(|&s| rank[s as usize])
+                    .cmp(b.iter().map(|&s| rank[s as usize]))
+            })
         });
         self.words = sorted;
         let size = (self.words.len() * 2).next_power_of_two().max(16);

@@ -28,9 +28,10 @@ An interrupt (Ctrl-C) at any step leaves the old directory or the new one, like 
 no sibling: the save cleans up before it lets the interrupt through.
 
 Where the exchange is impossible (not Linux, a filesystem without it, a directory that is a
-mount point, a parent that is not writable) the files are replaced one by one, each
-atomically, and the manifest last: a kill in between is then *detected* at load instead of
-avoided. Two saves into one directory at the same time are not supported.
+mount point, a parent that is not writable) every new file is first written beside its old one
+(a full disk or a Ctrl-C then leaves the old save whole), then each is renamed over its old one,
+the manifest last, with Ctrl-C held back for those renames: only a kill during them leaves a mix,
+which is then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
 
 At load, :func:`check_saved` compares the files against the manifest, so files of different
 saves (a kill in the fallback mode, a ``tokenizer.json`` copied in from elsewhere) are an
@@ -57,13 +58,13 @@ from typing import Any
 from wwho.errors import ChangedFileWarning, VocabError, WriteError, WwhoWarning
 from wwho.fileio import (
     TEMP_PREFIX,
-    atomic_open,
     json_bytes,
     open_regular,
     parse_json,
     process_alive,
     read_bytes,
     remove_stale_temps,
+    temp_name,
     temp_owner,
     umask,
     write_failed,
@@ -285,21 +286,73 @@ def _exchange(a: Path, b: Path) -> None:
 
 
 def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str, Any], steps: _Steps) -> Path:
-    """The fallback: the new manifest first, then each file atomically, then the old save's other
-    files removed. In between, the files do not match the manifest, which loading reports."""
+    """The fallback: every file and the manifest written beside its old one first (where a full
+    disk or a Ctrl-C leaves the old save as it was, the new files removed), then each renamed
+    over its old one, the manifest last, and the old save's other files removed, with Ctrl-C held
+    back for those few renames and removals. Only a kill during them leaves files that do not
+    match the manifest, which loading reports."""
     old = _listed(target)
-    with atomic_open(target / MANIFEST, "wb") as f:
-        f.write(json_bytes(manifest))
-    steps()
-    for name, data in files.items():
-        with atomic_open(target / name, "wb") as f:
-            f.write(data)
-        steps()
-    for name, record in old.items():
-        path = target / name
-        if name not in files and path.is_file() and not path.is_symlink() and _matches(path, record):
-            path.unlink()
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, data in [*files.items(), (MANIFEST, json_bytes(manifest))]:
+            _staged_write(target / name, data, staged)
+            steps()
+    except BaseException as exc:
+        for temp, _ in staged:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise write_failed(target, exc, directory=True) from None
+        raise
+    with _interrupts_held():
+        for temp, path in staged:
+            os.replace(temp, path)
+            steps()
+        for name, record in old.items():
+            path = target / name
+            if name not in files and path.is_file() and not path.is_symlink() and _matches(path, record):
+                path.unlink()
+    _fsync_dir(target)
     return target
+
+
+def _staged_write(path: Path, data: bytes, staged: list[tuple[Path, Path]]) -> None:
+    """``data`` in a new temporary file beside ``path``, fsynced, with the mode ``open`` gives, for
+    the caller to rename: ``(temporary file, path)`` joins ``staged`` before the file exists, so
+    that an interrupt at any instant knows what to remove."""
+    temp = temp_name(path)
+    staged.append((temp, path))
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~umask())
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise write_failed(path, exc, directory=True) from None
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """Ctrl-C (SIGINT) waits until the block is done, then acts as it would have. Only the main
+    thread can be interrupted, and only it may set a handler: elsewhere this does nothing."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)
 
 
 def _fsync_dir(path: Path) -> None:

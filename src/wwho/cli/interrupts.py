@@ -36,19 +36,46 @@ Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 
 from __future__ import annotations
 
-import _thread
-import atexit
-import contextlib
 import os
-import signal
 import sys
-import threading
-import time
-from collections.abc import Iterator
 
 MESSAGE = "wwho: interrupted"
 #: The exit code of an interrupted command (128 + SIGINT), as shells report it.
 EXIT_CODE = 130
+
+
+def _is_command() -> bool:
+    """Whether this process is the ``wwho`` command: its console script, or ``python -m wwho``."""
+    argv = list(getattr(sys, "orig_argv", []) or [])
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "-m":
+            return argv[i + 1] == "wwho"
+    if any(arg == "-mwwho" for arg in argv):
+        return True
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return name in ("wwho", "wwho.exe", "wwho-script.py")
+
+
+def _early_hook(kind, value, traceback) -> None:
+    # Ctrl-C during the imports just below (milliseconds in which guard_startup is not yet
+    # installed): the line and 130, with nothing but the modules Python started with.
+    if issubclass(kind, KeyboardInterrupt):
+        sys.stderr.write(MESSAGE + "\n")
+        sys.stderr.flush()
+        os._exit(EXIT_CODE)
+    sys.__excepthook__(kind, value, traceback)
+
+
+if _is_command():
+    sys.excepthook = _early_hook
+
+import _thread  # noqa: E402 (after the early guard, which they would otherwise delay)
+import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import signal  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 
 #: How often a KeyboardInterrupt that a finalizer dropped is sent to the main thread again.
 RESEND_SECONDS = 0.01
@@ -67,18 +94,6 @@ class State:
         self.raised = False  # the KeyboardInterrupt for it was raised (later SIGINTs are ignored)
         self.pending = False  # it was raised in a finalizer and dropped: to be raised again
         self.in_hook = False  # the unraisable hook is running (raising there is dropped too)
-
-
-def _is_command() -> bool:
-    """Whether this process is the ``wwho`` command: its console script, or ``python -m wwho``."""
-    argv = list(getattr(sys, "orig_argv", []) or [])
-    for i, arg in enumerate(argv[:-1]):
-        if arg == "-m":
-            return argv[i + 1] == "wwho"
-    if any(arg == "-mwwho" for arg in argv):
-        return True
-    name = os.path.basename(sys.argv[0]) if sys.argv else ""
-    return name in ("wwho", "wwho.exe", "wwho-script.py")
 
 
 def guard_startup() -> bool:

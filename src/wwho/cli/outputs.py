@@ -32,8 +32,14 @@ def add_force(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None
 
 
 def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output") -> Path:
-    """Refuse an output file that exists (unless ``force``) or is a directory."""
+    """Refuse an output file that exists (unless ``force``), is a directory, or lies below a file
+    (which would be found only after the work, as "File exists")."""
     p = Path(path)
+    for parent in p.absolute().parents:
+        if parent.exists() and not parent.is_dir():
+            raise WwhoError(f"{p}: {flag} cannot be written: {parent} is a file, not a directory")
+        if parent.is_dir():
+            break
     if p.is_dir():
         raise WwhoError(f"{p}: {flag} is a directory; give a file name such as {p / 'out'}")
     if (p.exists() or p.is_symlink()) and not force:

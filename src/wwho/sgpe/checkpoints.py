@@ -44,7 +44,11 @@ def claim(directory: str | os.PathLike) -> Path:
     if path.exists():
         if not path.is_dir():
             raise VocabError(f"checkpoint directory {path}: exists and is not a directory")
-        foreign = sorted(name for name in os.listdir(path) if not _ours(name))
+        names = os.listdir(path)
+        # A checkpoint.json is wwho's only beside the marker wwho writes before it: without one,
+        # it is a file of that name that someone else put there, which a checkpoint would overwrite
+        # and the end of training delete.
+        foreign = sorted(name for name in names if not _ours(name) or (name == FILE and MARKER not in names))
         if foreign:
             raise VocabError(f"checkpoint directory {path}: holds files wwho did not write (e.g. {brief(foreign[0])}); "
                              "checkpoints need a directory of their own (give another --checkpoint-dir)")
