@@ -343,6 +343,9 @@ def _interrupts_held():
         yield
         return
     received: list[int] = []
+    if signal.getsignal(signal.SIGINT) is None:  # a handler not set from Python: it could not be put back
+        yield
+        return
     previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     try:
         yield
