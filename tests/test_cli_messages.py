@@ -135,6 +135,20 @@ def test_extend_says_why_its_bars_run_twice(tmp_path):
     assert "pass 2/2 (kept): merges" in proc.stderr
 
 
+def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
+    from conftest import DATA, one_line_error
+
+    gguf = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+    if not gguf.is_file():
+        pytest.skip(f"{gguf} is absent")
+    corpus = tmp_path / "si.txt"
+    corpus.write_text("\n".join(SINHALA[:30]) + "\n", encoding="utf-8")
+    line = one_line_error(run_wwho("extend", "--base", gguf, "--corpus", corpus, "--add", "200", "--script",
+                                   "sinhala", "-o", tmp_path / "out", "--tiktoken-file", tmp_path / "x.tiktoken"))
+    assert "--tiktoken-file is for a BASE named as a tiktoken encoding" in line and str(gguf) in line
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("args, words", [
     (["encode", "--tokenizer", "{tok}", "--block-mb", "nan", "--file", "{corpus}"], "--block-mb must be a number"),
     (["encode", "--tokenizer", "{tok}", "--block-mb", "inf", "--file", "{corpus}"], "--block-mb must be a number"),

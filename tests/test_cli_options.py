@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPORA, O200K_FILE
+from conftest import CORPORA, O200K_FILE, one_line_error, run_wwho
 
 from wwho.cli import TRAIN_KINDS, build_parser
 from wwho.cli.options import _ConstOnce, _StoreOnce, strict
@@ -116,3 +116,29 @@ def test_argument_errors_are_one_line_for_every_verb(args):
 
     line = one_line_error(wwho(*args))
     assert "--help" in line  # where the options are listed
+
+
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_ray_address_is_refused_not_a_local_run(tmp_path, address):
+    # --address "$RAY_HEAD" with the variable unset started a local Ray instance instead.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\n" * 50, encoding="utf-8")
+    line = one_line_error(run_wwho("train", "--kind", "sgpe", corpus, "--out", tmp_path / "o", "--engine", "ray",
+                                   "--address", address, "--quiet"))
+    assert "--address is empty" in line
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", [["train", "--kind", "sgpe"], ["train", "--kind", "bytelevel"]])
+def test_text_field_on_a_file_not_named_jsonl_is_refused(tmp_path, verb):
+    # It was ignored: the raw JSON lines were trained on, "Ġ\"" and "\":" learnt as tokens.
+    data = '{"body": "ශ්‍රී ලංකාව hello"}\n' * 50
+    (tmp_path / "data.json").write_text(data, encoding="utf-8")
+    (tmp_path / "data.jsonl").write_text(data, encoding="utf-8")
+    line = one_line_error(run_wwho(*verb, tmp_path / "data.json", "--text-field", "body", "--out", tmp_path / "o",
+                                   "--vocab-size", "300", "--quiet"))
+    assert "data.json: --text-field 'body' applies to JSONL files, named .jsonl or .ndjson" in line
+    assert not (tmp_path / "o").exists()
+    done = run_wwho(*verb, tmp_path / "data.jsonl", "--text-field", "body", "--out", tmp_path / "o",
+                    "--vocab-size", "300", "--quiet")
+    assert done.returncode == 0, done.stderr

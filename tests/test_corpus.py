@@ -277,3 +277,38 @@ def test_a_directory_corpus_leaves_out_hidden_folders(tmp_path):
     (tmp_path / ".git" / "objects" / "x.txt").write_text("not corpus\n")
     (tmp_path / ".hidden.txt").write_text("not corpus\n")
     assert resolve_paths(tmp_path) == [tmp_path / "data" / "a.txt"]
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a.jsonl", "a.txt.gz"])
+def test_a_byte_order_mark_at_the_start_of_a_file_is_no_text(tmp_path, name):
+    # Windows editors write one; it was read as text (a token '\ufeff', glued to the first word).
+    lines = ['{"text": "ශ්‍රී ලංකාව"}', '{"text": "\ufeffinside is text"}'] if ".jsonl" in name else \
+        ["ශ්‍රී ලංකාව", "\ufeffinside is text"]
+    data = ("\ufeff" + "\n".join(lines) + "\n").encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    stats = CorpusStats()
+    assert list(iter_documents(path, stats=stats)) == ["ශ්‍රී ලංකාව", "\ufeffinside is text"]
+    assert stats.bytes == len(data)
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
+def test_training_on_files_with_a_byte_order_mark_equals_training_without(tmp_path, kind):
+    # The compiled core reads plain text files itself: the mark is dropped there too.
+    from pathlib import Path
+
+    from wwho import ByteBPE, SGPETokenizer
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    lines = sample.read_text(encoding="utf-8").splitlines()[:600]
+    for folder, mark in (("plain", ""), ("marked", "\ufeff")):
+        (tmp_path / folder).mkdir()
+        for k in range(40):  # enough marks for a merge of their bytes, were they text
+            (tmp_path / folder / f"{k}.txt").write_text(mark + "\n".join(lines[k::40]) + "\n", encoding="utf-8")
+
+    def train(folder):
+        if kind == "sgpe":
+            return SGPETokenizer.train(tmp_path / folder, vocab_size=900, progress=False, workers=1).vocab
+        return ByteBPE.train(tmp_path / folder, vocab_size=1500, progress=False, workers=1).merges
+
+    assert train("marked") == train("plain")

@@ -641,6 +641,7 @@ pub fn count_files<T: Tally>(
         let mut target = block_bytes;
         let mut eof = false;
         let mut skipping = false; // inside an over-long line that is being skipped
+        let mut at_file_start = start == 0; // a UTF-8 byte order mark there is no text
         loop {
             // Fill up to `target` bytes, then cut after the last line end (the rest waits).
             while !eof && buf.len() < target {
@@ -660,6 +661,14 @@ pub fn count_files<T: Tally>(
                             place.at(line_base)
                         )));
                     }
+                }
+            }
+            if at_file_start && (buf.len() >= 3 || eof) {
+                at_file_start = false;
+                if buf.starts_with(b"\xEF\xBB\xBF") {
+                    stats.bytes += 3;
+                    progress(3)?;
+                    buf.drain(..3);
                 }
             }
             if skipping {

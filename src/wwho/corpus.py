@@ -8,6 +8,7 @@
 * ``.gz``, ``.xz``, ``.bz2`` of either (the format is read from the name under the suffix);
 * directories (every regular file inside, recursively, sorted) and glob patterns.
 
+A UTF-8 byte order mark at the start of a file is dropped, not read as text.
 A malformed line (invalid UTF-8, invalid JSON, missing or non-string field) raises
 :class:`CorpusError` naming ``file:line``; with ``skip_bad_lines=True`` it is skipped and
 counted in :class:`CorpusStats` instead. Files are visited in a deterministic (sorted)
@@ -41,6 +42,8 @@ from wwho.fileio import file_type, open_regular
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
+#: UTF-8's byte order mark, dropped from the start of a corpus file.
+BOM = b"\xef\xbb\xbf"
 #: Default bound of one line, in bytes (see the module docstring).
 MAX_LINE_BYTES = 64 * 2**20
 _SKIP_CHUNK = 1 << 20  # the rest of an over-long line is read (and dropped) this much at a time
@@ -110,6 +113,17 @@ def file_format(path: Path) -> str:
     if suffixes and suffixes[-1] in _OPENERS:
         suffixes = suffixes[:-1]
     return "jsonl" if suffixes and suffixes[-1] in _JSONL else "text"
+
+
+def check_named_jsonl(paths: str | os.PathLike | Iterable[str | os.PathLike], text_field: str) -> None:
+    """For an explicit ``--text-field``: every corpus file must be read as JSONL, which the name says
+    (``.jsonl``/``.ndjson``, compressed or not); a file read as plain text (``data.json``) would be
+    trained on as raw JSON lines, the field ignored. Raises :class:`CorpusError` naming it."""
+    for path in resolve_paths(paths):
+        if file_format(path) != "jsonl":
+            raise CorpusError(f"{_shown(str(path))}: --text-field {text_field!r} applies to JSONL files, named "
+                              ".jsonl or .ndjson (then .gz, .xz or .bz2 if compressed); this one would be read as "
+                              "plain text, one document per line: rename it, or leave out --text-field")
 
 
 def open_binary(path: Path) -> io.BufferedIOBase:
@@ -195,6 +209,8 @@ def file_documents(
                 lineno += 1
                 stats.bytes += len(raw)
                 pos += len(raw)
+                if lineno == 1 and not start and raw.startswith(BOM):
+                    raw = raw[len(BOM):]  # a byte order mark (Windows editors write one) is no text
                 try:
                     if len(raw) > limit:
                         raise ValueError(f"the line is longer than {limit:,} bytes, the limit that bounds "

@@ -26,12 +26,16 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 def engine_options(args: argparse.Namespace) -> dict:
     """The trainer's keyword options for the parsed arguments (none for the local engine)."""
-    if args.engine != "ray":
-        from wwho.errors import WwhoError
+    from wwho.errors import WwhoError
 
-        if args.address or args.shard_bytes:
+    if args.engine != "ray":
+        if args.address is not None or args.shard_bytes:
             raise WwhoError("--address and --shard-bytes are options of --engine ray")
         return {}
+    if args.address is not None and not args.address.strip():
+        # (an unset shell variable, --address "$RAY_HEAD"): not a quiet local run instead of the cluster
+        raise WwhoError("--address is empty; give HOST:PORT, ray://HOST:PORT or auto, or leave it out "
+                        "for a new local Ray instance")
     return {"engine": "ray", "address": args.address, "shard_bytes": args.shard_bytes}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from wwho.cli.options import text_field
 from wwho.cli.outputs import SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.export.verify import verify
@@ -25,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "if it already holds them, --force is needed")
     add_force(p)
     p.add_argument("--verify", nargs="+", metavar="CORPUS", help="encode these corpora with both and compare")
-    p.add_argument("--text-field", default="text",
+    p.add_argument("--text-field", default=None,
                    help="with --verify: the JSONL field holding the text (default 'text'; plain text files have none)")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
@@ -50,6 +51,7 @@ def refuse_meta(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from tokenizers import Tokenizer
 
+    args.text_field = text_field(args.text_field, args.verify)
     out = check_output_dir(check_target(args.out), SGPE_FILES, force=args.force)
     refuse_meta(args.path)
     tok = SGPETokenizer.load(args.path)

@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 
+from wwho.cli.options import text_field
 from wwho.cli.outputs import add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
@@ -91,7 +92,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="stop learning merges when the best pair is rarer than this (default 2)",
     )
     p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
-    p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
+    p.add_argument("--text-field", default=None,
+                   help="JSONL field holding the text (default 'text'); given, every corpus file must be "
+                        "JSONL by its name (.jsonl, .ndjson)")
     p.add_argument(
         "--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing"
     )
@@ -130,6 +133,14 @@ def run(args: argparse.Namespace) -> int:
     from wwho.extend.scripts import parse_scripts
 
     # Fail before the long work, not after it.
+    args.text_field = text_field(args.text_field, args.corpus)
+    if args.tiktoken_file is not None:
+        from wwho.bytelevel.files import known_encoding_name
+        from wwho.errors import WwhoError
+
+        if known_encoding_name(args.base) is None:  # the base is a file of its own: it would be ignored
+            raise WwhoError(f"--tiktoken-file is for a BASE named as a tiktoken encoding (tiktoken:NAME), "
+                            f"not {args.base}, which is read from its own file")
     out = check_output_dir(check_target(args.out), (*FILES, MANIFEST), force=args.force)
     stats = CorpusStats()
     t0 = time.perf_counter()

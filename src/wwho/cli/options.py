@@ -99,3 +99,16 @@ def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
     parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
     return parser
+
+
+def text_field(value: str | None, corpus) -> str:
+    """``--text-field``: left out, ``"text"`` (JSONL files by their name, plain text otherwise);
+    given, every corpus file must be JSONL by its name (:func:`wwho.corpus.check_named_jsonl`), or
+    the field would be silently ignored for the others."""
+    if value is None:
+        return "text"
+    if corpus:
+        from wwho.corpus import check_named_jsonl
+
+        check_named_jsonl(corpus, value)
+    return value

@@ -12,7 +12,7 @@ import time
 
 from wwho.bytelevel import ByteBPE
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
-from wwho.cli.options import strict
+from wwho.cli.options import strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=2,
                    help="stop when the best pair is rarer than this (default 2)")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting threads, 1-1024 (default: all cores)")
-    p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
+    p.add_argument("--text-field", default=None,
+                   help="JSONL field holding the text (default 'text'); given, every corpus file must be "
+                        "JSONL by its name (.jsonl, .ndjson)")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
@@ -49,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    args.text_field = text_field(args.text_field, args.corpus)
     out = check_target(args.out)
     check_output_dir(out, BYTELEVEL_FILES, force=args.force)
     stats = CorpusStats()

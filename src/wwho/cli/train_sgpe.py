@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
-from wwho.cli.options import strict
+from wwho.cli.options import strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
 from wwho.notices import plural
@@ -96,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
-    p.add_argument("--text-field", default="text", help="JSONL field holding the text (default 'text')")
+    p.add_argument("--text-field", default=None,
+                   help="JSONL field holding the text (default 'text'); given, every corpus file must be "
+                        "JSONL by its name (.jsonl, .ndjson)")
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--checkpoint-every", type=count_arg("--checkpoint-every", 0), default=20_000,
@@ -121,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    args.text_field = text_field(args.text_field, args.corpus)
     from wwho.savedir import check_target, recover
     from wwho.sgpe import checkpoints
 

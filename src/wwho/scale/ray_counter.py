@@ -154,7 +154,11 @@ def _cancel_after(ray, in_flight: dict, index: int) -> None:
 
 def connect(ray, address: str | None, workers: int | None) -> bool:
     """Use this process's Ray session, join ``address``, or start a local instance with ``workers``
-    CPUs; ``True`` when this call started or joined (and the caller shuts down)."""
+    CPUs; ``True`` when this call started or joined (and the caller shuts down). An empty address
+    (an unset variable in a script) is an error, not a quiet local run in place of the cluster."""
+    if address is not None and not address.strip():
+        raise WwhoError("the Ray address is empty; give HOST:PORT, ray://HOST:PORT or auto, or none (None) "
+                        "for a new local Ray instance")
     if address and address != "auto":
         _check_reachable(address)  # also when a session is open: a wrong address is a mistake to report
     if ray.is_initialized():
