@@ -312,3 +312,27 @@ def test_training_on_files_with_a_byte_order_mark_equals_training_without(tmp_pa
         return ByteBPE.train(tmp_path / folder, vocab_size=1500, progress=False, workers=1).merges
 
     assert train("marked") == train("plain")
+
+
+@pytest.mark.parametrize("compress, name, message", [
+    (gzip.compress, "c.txt", "is gzip-compressed, not text: name it c.txt.gz to have it read"),
+    (lzma.compress, "c", "is xz-compressed, not text: name it c.xz"),
+    (bz2.compress, "c.txt", "is bzip2-compressed, not text: name it c.txt.bz2"),
+    (lambda data: b"\x28\xb5\x2f\xfd" + data, "c.txt.zst", "is zstd-compressed, not text: decompress it first"),
+])
+def test_a_compressed_file_read_as_text_is_named_not_trained_on(tmp_path, compress, name, message):
+    # It was "invalid UTF-8 at byte 1", and with --skip-bad-lines the compressed bytes were trained on.
+    from wwho import SGPETokenizer
+
+    path = tmp_path / name
+    path.write_bytes(compress("ශ්‍රී ලංකාව\n".encode() * 500))
+    with pytest.raises(CorpusError, match=message):
+        list(iter_documents(path, skip_bad_lines=True))
+    with pytest.raises(CorpusError, match=message):  # the core's own reader of plain text
+        SGPETokenizer.train(path, vocab_size=500, progress=False, skip_bad_lines=True)
+
+
+def test_text_that_begins_like_a_magic_number_is_text(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("BZh is how bzip2 files begin\nPK is a zip's\n", encoding="utf-8")
+    assert list(iter_documents(path)) == ["BZh is how bzip2 files begin", "PK is a zip's"]

@@ -5,7 +5,8 @@
 * plain text (``.txt`` and anything not JSONL): one document per line, line end removed;
 * JSONL (``.jsonl``/``.ndjson``, or ``format="jsonl"``): one JSON object per line, the
   document is ``obj[text_field]`` (default ``"text"``);
-* ``.gz``, ``.xz``, ``.bz2`` of either (the format is read from the name under the suffix);
+* ``.gz``, ``.xz``, ``.bz2`` of either (the format is read from the name under the suffix); a
+  file compressed under another name, or in another format (zstd, zip, lz4), is refused by name;
 * directories (every regular file inside, recursively, sorted) and glob patterns.
 
 A UTF-8 byte order mark at the start of a file is dropped, not read as text.
@@ -44,6 +45,12 @@ _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
 #: UTF-8's byte order mark, dropped from the start of a corpus file.
 BOM = b"\xef\xbb\xbf"
+#: The first bytes of compressed files (their formats' magic numbers): such a file read as text
+#: is bytes that are no UTF-8 (or, with --skip-bad-lines, trained on as noise).
+_COMPRESSED = (
+    (b"\x1f\x8b\x08", "gzip", ".gz"), (b"\xfd7zXZ\x00", "xz", ".xz"), (b"BZh", "bzip2", ".bz2"),
+    (b"\x28\xb5\x2f\xfd", "zstd", None), (b"PK\x03\x04", "zip", None), (b"\x04\x22\x4d\x18", "lz4", None),
+)
 #: Default bound of one line, in bytes (see the module docstring).
 MAX_LINE_BYTES = 64 * 2**20
 _SKIP_CHUNK = 1 << 20  # the rest of an over-long line is read (and dropped) this much at a time
@@ -126,6 +133,23 @@ def check_named_jsonl(paths: str | os.PathLike | Iterable[str | os.PathLike], te
                               "plain text, one document per line: rename it, or leave out --text-field")
 
 
+def check_not_compressed(path: Path) -> None:
+    """Refuse a file that is compressed although its name does not say so (``.gz``, ``.xz``, ``.bz2``
+    are read by their names), or in a format wwho does not read (zstd, zip, lz4), naming the format."""
+    if path.suffix.lower() in _OPENERS:
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(10)
+    except OSError:
+        return  # the reader names the problem
+    for magic, name, suffix in _COMPRESSED:
+        if head.startswith(magic) and (name != "bzip2" or head[3:4].isdigit() and head[4:10] == b"1AY&SY"):
+            todo = (f"name it {path.name}{suffix} to have it read" if suffix else
+                    "decompress it first (wwho reads .gz, .xz and .bz2 files, by their names)")
+            raise CorpusError(f"{_shown(str(path))}: is {name}-compressed, not text: {todo}")
+
+
 def open_binary(path: Path) -> io.BufferedIOBase:
     """The file, decompressed if its name says so; only a regular file is opened (checked on the
     open file too, and opened without blocking: a FIFO put in its place cannot hang the run)."""
@@ -189,6 +213,8 @@ def file_documents(
     at line ends (a shard, :mod:`wwho.scale`). Line numbers in messages stay the file's."""
     stats = stats if stats is not None else CorpusStats()
     limit = check_max_line_bytes(max_line_bytes)
+    if not start:
+        check_not_compressed(path)
     stats.files += 1
     kind = format or file_format(path)
     ranged = start != 0 or end is not None

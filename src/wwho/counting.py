@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wwho import _core
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_format, iter_documents
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_not_compressed, file_format, iter_documents
 from wwho.progress import progress_bar
 
 #: SGPE pieces: a whitespace-free chunk with the single space before it, or one whitespace character.
@@ -105,6 +105,8 @@ def count_file(
     of the file, cut at line ends (plain text read by the core only, see :func:`core_reads`);
     line numbers in messages stay the file's. ``progress(n)`` is called with bytes read."""
     threads = 0 if workers is None else max(1, int(workers))
+    if not start:
+        check_not_compressed(path)
     if core_reads(path, max_line_bytes):
         n_files, documents, size, bad, first_bad = counter.count_files(
             [path], threads=threads, skip_bad_lines=skip_bad_lines, progress=progress,
