@@ -214,3 +214,41 @@ def test_bytebpe_constructor_arguments_are_typed_errors(options, words):
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
     with pytest.raises(VocabError, match=words):
         ByteBPE(ranks, **options)
+
+
+def test_true_or_false_options_name_themselves():
+    # "no" would be true; the core's and HF's own TypeErrors named no option.
+    from pathlib import Path
+
+    from wwho import SGPETokenizer, binary
+    from wwho.binary.tokenizer import BinaryTokenizer
+    from wwho.errors import TokenizerError, VocabError
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    for option in ("prefix_space", "script_characters", "skip_bad_lines"):
+        with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
+            SGPETokenizer.train(sample, vocab_size=1000, progress=False, **{option: "no"})
+    counts = {bytes(range(i, i + 64)): 3 for i in range(0, 192, 16)}
+    tok = BinaryTokenizer(binary.train_from_counts(counts, vocab_size=512, min_frequency=1))
+    with pytest.raises(TokenizerError, match="add_special_tokens must be True or False, not 'y'"):
+        tok.encode(b"abc", add_special_tokens="y")
+    with pytest.raises(TokenizerError, match="add_special_tokens must be True or False"):
+        tok.encode_batch([b"abc"], add_special_tokens=1)
+    with pytest.raises(TokenizerError, match="skip_special_tokens must be True or False"):
+        tok.decode([1, 2], skip_special_tokens="y")
+    with pytest.raises(TokenizerError, match="pretty must be True or False"):
+        tok.save("never.json", pretty="y")
+    assert tok.decode(tok.encode(b"abc")) == b"abc"
+
+
+def test_decode_takes_errors_by_position_in_every_text_kind():
+    # tiktoken's decode(tokens, errors): ByteBPE took it by position, SGPE and meta by keyword only.
+    import inspect
+
+    from wwho import ByteBPE, MetaTokenizer, SGPETokenizer
+
+    for cls in (ByteBPE, SGPETokenizer, MetaTokenizer):
+        for method in (cls.decode, cls.decode_batch):
+            names = list(inspect.signature(method).parameters)
+            assert names[2] == "errors", (cls.__name__, method.__name__, names)
+            assert inspect.signature(method).parameters["errors"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD

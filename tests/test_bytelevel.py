@@ -854,3 +854,19 @@ def test_describe_shows_bytes_of_no_character_as_the_cli_does():
     ranks = {bytes([b]): b for b in range(256)} | {b"\xe0\xa4": 256, b"\\xe0": 257}
     text = ByteBPE(ranks, pattern="gpt2").describe()  # the longest tokens: both, told apart
     assert "<0xE0><0xA4>" in text and "[\\xe0]" in text and "\\\\x" not in text
+
+
+def test_special_and_added_tokens_are_read_only_views():
+    # A public dict went out of step with the core's copy (clear() changed decode's skip and what a
+    # pickle rebuilt, but not encode): read-only, as `ranks` is.
+    import pickle
+
+    enc = ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens={"<|end|>": 256},
+                  added_tokens={"<add>": 257})
+    for table in (enc.special_tokens, enc.added_tokens):
+        assert not hasattr(table, "clear")
+        with pytest.raises(TypeError):
+            table["x"] = 9  # type: ignore[index]
+    again = pickle.loads(pickle.dumps(enc))
+    assert dict(again.special_tokens) == {"<|end|>": 256} and again.n_vocab == enc.n_vocab == 258
+    assert again.decode([97, 256, 98], skip_special_tokens=True) == "ab"

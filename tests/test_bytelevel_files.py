@@ -306,3 +306,12 @@ def test_an_extra_token_id_that_is_no_ascii_number_is_named(trained, tmp_path, k
     (by_hand / "bytelevel.json").write_text(json.dumps(config))
     with pytest.raises(VocabError, match=r"bytelevel.json: extra_tokens entry .*expected"):
         ByteBPE.load(by_hand)
+
+
+def test_a_pattern_for_a_known_encoding_name_is_refused_not_ignored():
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    with pytest.raises(VocabError, match="pattern= is for a .tiktoken file of your own; o200k_base has its own"):
+        ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE, pattern="gpt2")
+    custom = ByteBPE.from_tiktoken(O200K_FILE, pattern="gpt2")  # the file itself, another regex: honoured
+    assert custom.encode_ordinary("don't") != ByteBPE.from_tiktoken(O200K_FILE).encode_ordinary("don't")

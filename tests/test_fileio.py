@@ -411,3 +411,31 @@ def test_brief_cuts_before_it_quotes():
     assert text == repr("\x00" * 80)[:77] + "..." and len(text) == 80
     assert peak < 100_000
     assert brief("it's") == repr("it's") and brief(b"x" * 100, 10) == "b'xxxxx..."
+
+
+@pytest.mark.parametrize("length", [225, 240, 255])
+def test_saves_into_names_of_any_length_the_system_allows(tmp_path, length):
+    # The temporary sibling .wwho-tmp-<name>.<pid>.<token> went past 255 bytes for names from 226 on.
+    from wwho.fileio import atomic_open
+    from wwho.savedir import check_saved, save_files
+
+    name = "ක" * (length // 3) + "x" * (length % 3)  # three bytes a letter: cut inside one by a plain cut
+    assert len(name.encode()) == length
+    target = save_files(tmp_path / name, {"a.json": b"1"}, kind="x")
+    save_files(target, {"a.json": b"2"}, kind="x")  # over an existing one: the exchange
+    assert (target / "a.json").read_bytes() == b"2"
+    check_saved(target, {"a.json": b"2"})
+    with atomic_open(tmp_path / name / ("y" * 250), "wb") as f:
+        f.write(b"3")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_atomic_open_names_a_directory_given_as_the_file(tmp_path):
+    from wwho.errors import WriteError
+    from wwho.fileio import atomic_open
+
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(WriteError, match=r"adir: is a directory; give a file name"):
+        with atomic_open(tmp_path / "adir", "wb") as f:
+            f.write(b"x")
+    assert os.listdir(tmp_path / "adir") == [] and os.listdir(tmp_path) == ["adir"]

@@ -228,3 +228,16 @@ def test_a_file_that_cannot_be_read_is_a_vocab_error_naming_it():
         load_tokenizer("/proc/self/mem")
     line = one_line_error(run_wwho("inspect", "/proc/self/mem"))
     assert "/proc/self/mem: cannot read" in line
+
+
+def test_the_hf_adapter_checks_ids_and_texts_as_every_kind(hf):
+    from wwho.errors import TokenizerError
+
+    # HF decoded an unknown id to "" without a word, and -1 or a str was an OverflowError/TypeError.
+    with pytest.raises(TokenizerError, match="out of range|not in this vocabulary|is 1000000"):
+        hf.decode([1, 10**6])
+    with pytest.raises(TokenizerError, match="-1"):
+        hf.decode([-1])
+    with pytest.raises(TokenizerError, match="expected text as str, got int"):
+        hf.encode(5)
+    assert hf.decode([1, 2]) == "hello world" and repr(hf) == "<HFTokenizer WordLevel vocab_size=5>"

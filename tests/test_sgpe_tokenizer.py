@@ -91,6 +91,19 @@ def test_any_unicode_round_trips(tokenizers, script, text):
     assert tok.decode(tok.encode(text)) == text
 
 
+def test_strict_decode_refuses_what_is_no_utf8_surrogates_included(tokenizers):
+    # The default keeps a lone surrogate (lossless round trip); errors="strict" returned it too,
+    # a str that cannot be written out as UTF-8.
+    tok = tokenizers["sinhala"]
+    ids = tok.encode("a\ud800b")
+    assert tok.decode(ids) == "a\ud800b"
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode(ids, errors="strict")
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode(ids, "strict")  # by position, as tiktoken's decode takes it
+    assert tok.decode(tok.encode("ශ්‍රී"), errors="strict") == "ශ්‍රී"
+
+
 def test_encode_batch_and_tokenize(tokenizers):
     tok = tokenizers["sinhala"]
     texts = ["ශ්‍රී ලංකාව", "", "abc ලංකා"]

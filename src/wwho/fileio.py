@@ -44,9 +44,26 @@ def write_failed(path: str | Path, exc: OSError, *, directory: bool = False) -> 
     return WriteError(f"{path}: cannot write: {reason} (errno {exc.errno}); {kept}")
 
 
+#: Bytes of a name that a temporary name carries whole: with the prefix, a pid, 12 random hex digits
+#: and a suffix it stays within the 255 bytes a file name may have.
+_STEM_BYTES = 200
+
+
+def temp_stem(name: str) -> str:
+    """``name`` as temporary names carry it: whole, or, when it is too long for one (a directory named
+    with 226-255 bytes), its first bytes and a hash of the whole, so each name keeps its own stem."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) <= _STEM_BYTES:
+        return name
+    import hashlib
+
+    head = raw[: _STEM_BYTES - 17].decode("utf-8", "ignore")  # ignore: a character cut in two
+    return f"{head}~{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
 def temp_name(path: Path, suffix: str = ".tmp") -> Path:
     """A fresh temporary name beside ``path``: ``.wwho-tmp-<name>.<pid>.<random><suffix>``."""
-    return path.parent / f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(6).hex()}{suffix}"
+    return path.parent / f"{TEMP_PREFIX}{temp_stem(path.name)}.{os.getpid()}.{os.urandom(6).hex()}{suffix}"
 
 
 @contextlib.contextmanager
@@ -61,6 +78,8 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     binary = "b" in mode
     tmp: Path | None = None
     opened = False
+    if path.is_dir():  # found only at the rename otherwise, named by the temporary file
+        raise WriteError(f"{path}: is a directory; give a file name to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path.parent)
@@ -86,7 +105,7 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
         tmp = None
     except BaseException as exc:
         if tmp is not None:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # absent, or never made (a name the system refused)
                 os.unlink(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not opened):
             raise write_failed(path, exc) from None

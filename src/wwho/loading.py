@@ -126,9 +126,17 @@ class HFTokenizer:
 
     @property
     def vocab_size(self) -> int:
+        """Ids, added tokens included."""
         return self.tokenizer.get_vocab_size(with_added_tokens=True)
 
+    def __repr__(self) -> str:
+        model = type(self.tokenizer.model).__name__
+        return f"<HFTokenizer {model} vocab_size={self.vocab_size}>"
+
     def encode(self, text: str) -> list[int]:
+        """Ids of ``text``, without the post-processor's special tokens."""
+        if not isinstance(text, str):
+            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
@@ -139,10 +147,17 @@ class HFTokenizer:
         return [e.ids for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def tokenize(self, text: str) -> list[str]:
+        """The token strings of ``text``."""
+        if not isinstance(text, str):
+            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
         return self.tokenizer.encode(text, add_special_tokens=False).tokens
 
     def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
-        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+        """Text of ``ids``, each checked as every wwho decode checks it (HF drops an id it does not
+        know without a word)."""
+        from wwho.ids import token_ids
+
+        return self.tokenizer.decode(token_ids(ids, self.vocab_size), skip_special_tokens=skip_special_tokens)
 
     def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
         from wwho.ids import id_batch

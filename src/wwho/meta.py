@@ -358,6 +358,7 @@ class MetaTokenizer:
 
     @property
     def vocab_size(self) -> int:
+        """Ids: the tiktoken part's (its unassigned ids included), then the SGPE part's."""
         return self.vocab.size
 
     def __len__(self) -> int:
@@ -487,15 +488,18 @@ class MetaTokenizer:
         return self._strings, self._string_ids  # type: ignore[return-value]
 
     def id_to_token(self, uid: int) -> str:
+        """The token string of an id (:meth:`get_vocab`'s spelling)."""
         return self._string_table()[0][self.vocab._check(uid)]
 
     def token_to_id(self, token: str) -> int:
+        """The id of a token string (:meth:`get_vocab`'s spelling); a ``TokenizerError`` if none."""
         try:
             return self._string_table()[1][token]
         except (KeyError, TypeError):
             raise TokenizerError(f"{token!r} is not a token string of this vocabulary") from None
 
     def convert_ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
+        """:meth:`id_to_token` of each id."""
         strings = self._string_table()[0]
         return [strings[self.vocab._check(i)] for i in ids]
 
@@ -522,7 +526,7 @@ class MetaTokenizer:
             bad = next(i for i in ids if self._core.token_bytes(i) is None)
             raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
 
-    def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop tiktoken's special tokens and the SGPE part's."""
         if skip_special_tokens:
@@ -530,7 +534,7 @@ class MetaTokenizer:
             ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
         return self.decode_bytes(ids).decode("utf-8", errors)
 
-    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
         return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)

@@ -66,6 +66,7 @@ from wwho.fileio import (
     remove_stale_temps,
     temp_name,
     temp_owner,
+    temp_stem,
     umask,
     write_failed,
 )
@@ -163,7 +164,7 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     token = os.urandom(6).hex()
     # The name is chosen before the directory exists (not tempfile.mkdtemp, which returns it only after),
     # so that an interrupt at any instant knows what to remove.
-    staging = target.parent / f"{TEMP_PREFIX}{target.name}.{os.getpid()}.{token}"
+    staging = target.parent / f"{TEMP_PREFIX}{temp_stem(target.name)}.{os.getpid()}.{token}"
     marker = {"format": MARKER_FORMAT, "target": target.name, "pid": os.getpid(), "token": token,
               "files": sorted(files), "back": []}
     try:
@@ -393,7 +394,7 @@ def recover(directory: str | os.PathLike) -> list[str]:
     """
     target = Path(os.path.abspath(directory))
     moved: list[str] = []
-    prefix = TEMP_PREFIX + target.name
+    prefix = TEMP_PREFIX + temp_stem(target.name)
     try:
         entries = list(os.scandir(target.parent))
     except OSError:
@@ -535,7 +536,7 @@ def _drop_stale_marker(target: Path) -> None:
     data = _read_marker(path, target.name, None, None)
     if data is None or process_alive(data["pid"]):
         return
-    if not os.path.lexists(target.parent / f"{TEMP_PREFIX}{target.name}.{data['pid']}.{data['token']}"):
+    if not os.path.lexists(target.parent / f"{TEMP_PREFIX}{temp_stem(target.name)}.{data['pid']}.{data['token']}"):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 

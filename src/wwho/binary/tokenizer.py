@@ -42,18 +42,21 @@ class BinaryTokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> BinaryTokenizer:
+        """The tokenizer saved at ``path`` (its ``tokenizer.json``), checked before HF reads it."""
         from wwho.binary.io import load
 
         return cls(load(path))
 
     def save(self, path: str | os.PathLike, *, pretty: bool = False) -> Path:
+        """Write the ``tokenizer.json`` at ``path`` (atomically; ``pretty``: indented); returns it."""
         from wwho.binary.io import save
 
-        save(self.hf, path, pretty=pretty)
+        save(self.hf, path, pretty=_flag(pretty, "pretty"))
         return Path(path)
 
     @property
     def vocab_size(self) -> int:
+        """Ids, special tokens included."""
         return self.hf.get_vocab_size(with_added_tokens=True)
 
     def __len__(self) -> int:
@@ -67,12 +70,14 @@ class BinaryTokenizer:
         return self.hf.get_vocab(with_added_tokens=True)
 
     def token_to_id(self, token: str) -> int:
+        """The id of a token string (:meth:`get_vocab`'s spelling); a ``TokenizerError`` if none."""
         i = self.hf.token_to_id(token) if isinstance(token, str) else None
         if i is None:
             raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary")
         return i
 
     def id_to_token(self, token_id: int) -> str:
+        """The token string of an id (:meth:`get_vocab`'s spelling)."""
         (i,) = token_ids((token_id,), self.vocab_size)
         token = self.hf.id_to_token(i)
         if token is None:
@@ -86,11 +91,14 @@ class BinaryTokenizer:
         return token.encode("utf-8") if i in self._specials else text_to_bytes(token)
 
     def encode(self, data: bytes, *, add_special_tokens: bool = False) -> list[int]:
-        return encode_bytes(self.hf, data, add_special_tokens=add_special_tokens).ids
+        """Ids of ``data`` (bytes); ``add_special_tokens``: the template's tokens around them."""
+        return encode_bytes(self.hf, data, add_special_tokens=_flag(add_special_tokens, "add_special_tokens")).ids
 
     def encode_batch(self, items: Sequence[bytes], *, add_special_tokens: bool = False,
                      num_threads: int | None = None) -> list[list[int]]:
-        return [e.ids for e in encode_bytes_batch(self.hf, items, add_special_tokens=add_special_tokens,
+        """:meth:`encode` of each item, in order, on HF ``tokenizers``' threads."""
+        flag = _flag(add_special_tokens, "add_special_tokens")
+        return [e.ids for e in encode_bytes_batch(self.hf, items, add_special_tokens=flag,
                                                   num_threads=num_threads)]
 
     def encode_to_numpy(self, data: bytes, *, add_special_tokens: bool = False):
@@ -110,11 +118,19 @@ class BinaryTokenizer:
 
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""
-        return decode_to_bytes(self.hf, ids, skip_special=skip_special_tokens)  # ids checked there
+        return decode_to_bytes(self.hf, ids, skip_special=_flag(skip_special_tokens, "skip_special_tokens"))
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
+        """:meth:`decode` of each list of ids (or of :meth:`encode_batch_to_numpy`'s flat form)."""
         return [self.decode(ids, skip_special_tokens=skip_special_tokens)
                 for ids in id_batch(batch)]
+
+
+def _flag(value: object, name: str) -> bool:
+    """An option that is True or False ("y" would be true, and HF's own TypeError names nothing)."""
+    if not isinstance(value, bool):
+        raise TokenizerError(f"{name} must be True or False, not {brief(value)}")
+    return value
 
 
 __all__ = ["BinaryTokenizer"]

@@ -222,6 +222,9 @@ def from_tiktoken(
     tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file, stacklevel=4)
     known = TIKTOKEN_ENCODINGS.get(known_encoding_name(name_or_path) or "")
     fix = "pass pattern= (and special_tokens=) to load it as a custom file"
+    if known is not None and pattern is not None:  # it would be ignored: the encoding has its regex
+        raise VocabError(f"pattern= is for a .tiktoken file of your own; {known.name} has its own pattern "
+                         f"(to use another regex with its ranks, give the file: from_tiktoken(PATH, pattern=...))")
     if known is not None:
         fix = f"give the official {known.name}.tiktoken as {FIX}"
         given = ranks_file_for(known.name, tiktoken_file)

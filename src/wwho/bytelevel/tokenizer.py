@@ -113,8 +113,9 @@ class ByteBPE:
         self.pretokenizer = Pretokenizer.coerce(pattern)
         self.name = name
         self._encoder: dict[bytes, int] = dict(ranks)
-        self.special_tokens: dict[str, int] = dict(special_tokens or {})
-        self.added_tokens: dict[str, int] = dict(added_tokens or {})
+        # Read-only views: the core holds its own copies, which a changed dict would no longer match.
+        self.special_tokens: Mapping[str, int] = MappingProxyType(dict(special_tokens or {}))
+        self.added_tokens: Mapping[str, int] = MappingProxyType(dict(added_tokens or {}))
         self._extra: dict[int, bytes] = dict(extra_tokens or {})
         self.merges: list[tuple[bytes, bytes]] | None = None
         if merges is not None:
@@ -128,8 +129,8 @@ class ByteBPE:
                 self._encoder,
                 merges=self.merges,
                 ignore_merges=self.ignore_merges,
-                special_tokens=self.special_tokens,
-                added_tokens=self.added_tokens,
+                special_tokens=dict(self.special_tokens),
+                added_tokens=dict(self.added_tokens),
                 extra_tokens=self._extra,
                 patterns=list(self.pretokenizer.patterns),
                 byte_patterns=list(self.pretokenizer.byte_patterns),
@@ -175,6 +176,7 @@ class ByteBPE:
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
+        """The special tokens' names (tiktoken's ``special_tokens_set``)."""
         return self._special_set
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -318,6 +320,7 @@ class ByteBPE:
         return out
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in order, on ``num_threads`` threads (default: all cores)."""
         texts = as_batch(texts, "encode_ordinary_batch")
         return self._batch(texts, None, None, num_threads)
 

@@ -163,6 +163,7 @@ class SGPETokenizer:
 
     @property
     def vocab_size(self) -> int:
+        """Ids, special and byte tokens included."""
         return len(self.vocab)
 
     def __len__(self) -> int:
@@ -286,16 +287,20 @@ class SGPETokenizer:
             data = data[1:]
         return data
 
-    def decode(self, ids: Iterable[int], *, errors: str = "replace", skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
-        included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``)."""
+        included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
+        ``errors="strict"`` raises ``UnicodeDecodeError`` on them, a lone surrogate's bytes included
+        (they are no UTF-8), as Python's codec does."""
         data = self.decode_bytes(ids, skip_special_tokens=skip_special_tokens)
+        if errors == "strict":
+            return data.decode("utf-8")
         try:
             return data.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             return data.decode("utf-8", errors)
 
-    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace",
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
         return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
