@@ -153,3 +153,29 @@ def test_a_budget_no_sample_fits_says_to_raise_it(tree):
     with pytest.raises(BudgetError) as refused:
         check([tree], IngestOptions(), budget=BASE_BYTES + (1 << 20))
     assert "or or" not in str(refused.value) and "--over-budget sample" in str(refused.value)
+
+
+FIT_PROGRAM = """
+import sys
+from wwho.binary.budget import BASE_BYTES, Estimate, fit
+from wwho.binary.ingest import IngestOptions
+peak, budget = BASE_BYTES + 1_000_000, BASE_BYTES + 267_000  # a share of 0.267: 0.27 rounded, too high
+est = Estimate(files=4, file_bytes=489_000, bytes=489_000, windows=120, peak=peak)
+rate, docs = fit(est, IngestOptions(), budget)
+print(rate)
+"""
+
+
+def test_fitting_a_rate_ends_and_stays_under_the_budget():
+    # 0.27 * 0.99 rounded to two figures is 0.27 again: the fit looped for ever before the run was
+    # refused (or sampled). In a child with a time limit, so that a loop fails the test, not the run.
+    done = subprocess.run([sys.executable, "-c", FIT_PROGRAM], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.strip() == "0.26", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("x, want", [(0.267, 0.26), (0.27, 0.27), (0.0999, 0.099), (0.99999, 0.99), (1.0, 1.0),
+                                     (5.5e-5, 5.5e-5), (0.0, 0.0)])
+def test_rates_round_down_to_two_figures(x, want):
+    from wwho.binary.budget import _down_two_figures
+
+    assert _down_two_figures(x) == want

@@ -9,10 +9,10 @@ vocabulary, ``wwho eval tiktoken:NAME``, ``wwho encode/decode/inspect``, ``make 
 2. ``WWHO_TIKTOKEN_FILE_<NAME>`` (e.g. ``WWHO_TIKTOKEN_FILE_CL100K_BASE``), for one encoding;
 3. ``WWHO_TIKTOKEN_FILE``, for the encoding asked (usually ``o200k_base``).
 
-Without any of them, ``ByteBPE`` looks in tiktoken's cache (``TIKTOKEN_CACHE_DIR``) and never
-downloads; the tiktoken-backed paths (meta, ``tiktoken:NAME`` in ``wwho eval``) call tiktoken, which
-downloads the file when the network allows. A file is always checked against the sha256 tiktoken
-expects for that name. :func:`missing` builds the error that ends with what to pass.
+Without any of them, every entry point looks in tiktoken's cache (``TIKTOKEN_CACHE_DIR``) and never
+downloads (the meta vocabulary and ``tiktoken:NAME`` in ``wwho eval`` read the file as ``ByteBPE``
+does, not through tiktoken). A file is always checked against the sha256 tiktoken expects for that
+name. :func:`missing` builds the error that ends with what to pass.
 
 The old spellings (``ranks_path=`` of ``ByteBPE.from_tiktoken``, ``ranks_file=`` of
 ``get_encoding``) still work and warn (:func:`renamed`).

@@ -21,6 +21,7 @@ What this module deliberately does not do: read files, or limit memory (it only 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -112,14 +113,24 @@ def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None =
     return Estimate(files=files, file_bytes=total, bytes=kept, windows=windows, peak=peak_for(kept, windows))
 
 
+def _down_two_figures(x: float) -> float:
+    """``x`` to two significant figures, never above it (a rate that fits must not be rounded over
+    the budget). Each step down takes a whole unit of the second figure, so it ends: shrinking by 1%
+    and rounding again could give the same value for ever (0.27 * 0.99 is 0.27 again)."""
+    if not x > 0:
+        return 0.0
+    value = float(f"{x:.2g}")
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)  # a unit of x's second figure
+    while value > x:
+        value = float(f"{value - step:.2g}")
+    return max(value, 0.0)
+
+
 def fit(est: Estimate, options: IngestOptions, budget: int) -> tuple[float, int]:
     """The ``sample_rate`` and the ``max_docs`` that would bring ``est`` under ``budget``."""
     room = max(budget - BASE_BYTES, 0)
     share = room / max(est.peak - BASE_BYTES, 1)
-    rate = options.sample_rate * share
-    rate = float(f"{rate:.2g}") if rate > 0 else 0.0
-    while rate > 0 and rate > options.sample_rate * share:  # rounding must not go over
-        rate = float(f"{rate * 0.99:.2g}")
+    rate = _down_two_figures(options.sample_rate * share)
     window = _largest_window(options, est.file_bytes)
     docs = room // (window * BYTES_PER_INPUT_BYTE + BYTES_PER_WINDOW)
     return rate, int(docs)
