@@ -172,13 +172,22 @@ def test_body_too_large(client):
     msg = error_of(client.post("/api/tokenize", content=body, headers={"content-type": "application/json"}), 413)
     assert f"{limit:,} bytes" in msg
 
-    def chunks():  # no Content-Length: the limit holds while reading
+    def chunks():  # no Content-Length: chunked, refused before any chunk is read
         yield b'{"text": "'
         for _ in range(limit // 4096 + 1):
             yield b"a" * 4096
         yield b'"}'
     r = client.post("/api/tokenize", content=chunks(), headers={"content-type": "application/json"})
-    error_of(r, 413)
+    assert "chunked bodies are not read" in error_of(r, 411)
+    small = client.post("/api/tokenize", content=iter([b'{"text": "ab"}']), headers={"content-type": "application/json"})
+    assert "send the body with a Content-Length" in error_of(small, 411)
+
+
+def test_trailing_slashes_are_json_404s_not_redirects(client):
+    # An empty 307 to http://localhost/api/tokenize (port 80 when the Host had no port).
+    for path in ("/api/tokenizers/", "/static"):
+        r = client.get(path, follow_redirects=False)
+        assert r.status_code == 404 and "error" in r.json(), (path, r.status_code)
 
 
 def test_unknown_route_and_method(client):

@@ -698,3 +698,49 @@ def test_an_answer_the_client_does_not_read_is_dropped():
         time.sleep(3)  # not reading
         took, got = closed_after(s, time.monotonic(), time.monotonic() + 10)
     assert took is not None and got.startswith(b"HTTP/1.1 200 ") and len(got) < 64_000_000
+
+
+def test_connections_that_do_not_read_their_answers_make_room_for_new_ones():
+    """Before the fix: pipelined requests whose answers a client never reads (a tiny receive window)
+    counted as being answered, so 256 such connections shut everyone out for the write limit."""
+    from wwho.serve.app import Limits
+
+    pipelined = b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n" * 3
+    with guarded_server(Limits(max_connections=4, write_seconds=30)) as port:
+        stalled = []
+        for _ in range(4):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+            s.connect(("127.0.0.1", port))
+            s.sendall(pipelined)
+            stalled.append(s)
+            time.sleep(0.3)  # its answer fills the buffers: the server stops writing to it
+        got = raw_exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        for s in stalled:
+            s.close()
+    assert got.startswith(b"HTTP/1.1 200 "), got
+
+
+def test_an_upgrade_header_is_answered_without_log_lines(server):
+    port, log = server
+    before = log.read_text()
+    for _ in range(20):
+        raw_exchange(port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           b"Connection: close\r\n\r\n" % port)
+    time.sleep(0.3)
+    new = log.read_text()[len(before):]
+    assert "upgrade" not in new.lower() and "WebSocket" not in new, new[:500]
+
+
+def test_a_chunked_body_is_refused_and_the_connection_closed(server):
+    # 300,000 one-byte chunks held the event loop for a second; Content-Length with Transfer-Encoding
+    # was read as chunked and the connection kept (RFC 9112: it must close).
+    port, _ = server
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        t0 = time.monotonic()
+        s.sendall(b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" % port + b"1\r\n \r\n" * 30_000)
+        took, got = closed_after(s, t0, t0 + 10)
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 411 "), head
+    assert "chunked bodies are not read" in json.loads(body)["error"] and took is not None and took < 2

@@ -12,9 +12,11 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with three addi
 * an answer the client has not read for ``write_seconds`` (the socket's buffers full) is dropped with
   the connection;
 * when more than ``max_connections`` are open, opening one closes the one that has waited longest
-  for a whole request: its headers or the rest of its body (a connection whose request has arrived
-  whole is never closed for this, so clients that send headers and never their bodies cannot hold
-  every place);
+  for a whole request (its headers or the rest of its body) or whose client has stopped reading its
+  answer; a connection whose request has arrived whole and whose answer is being read is never closed
+  for this, so clients that send headers and never their bodies, or pipelined requests whose answers
+  they never read, cannot hold every place;
+* an ``Upgrade`` header (any web page can send one) is answered without uvicorn's two log lines;
 * a request the protocol cannot parse gets a one-line JSON 400, as every other error does.
 
 Request bodies, queues and timing of the work are the application's (:mod:`wwho.serve.app`). This
@@ -51,7 +53,10 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             if len(self.connections) > limits.max_connections:  # (closed ones leave the set a moment later)
                 oldest = next((c for c in waiting if c is not self), self)
                 oldest._request_arrived()  # out of `waiting` now: the next one opened closes another
-                oldest.transport.close()
+                if oldest._stalled is not None:
+                    oldest.transport.abort()  # close() would wait for the unread answer to be sent
+                else:
+                    oldest.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -83,12 +88,21 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             super().pause_writing()
             if self._stalled is None:
                 self._stalled = self.loop.call_later(limits.write_seconds, self.transport.abort)
+            # A client that does not read its answers (pipelined requests, a tiny receive window) may
+            # be closed to make room too: 256 of them held every place for the write limit.
+            waiting[self] = None
+            waiting.move_to_end(self)
 
         def resume_writing(self) -> None:
             super().resume_writing()
             if self._stalled is not None:
                 self._stalled.cancel()
                 self._stalled = None
+            if self._deadline is None:  # not waiting for a request: no longer a connection to close first
+                waiting.pop(self, None)
+
+        def _unsupported_upgrade_warning(self) -> None:
+            pass  # uvicorn logs two lines per Upgrade header, which any web page can send: the answer says it
 
         def _await_request(self) -> None:
             if self._deadline is not None:
@@ -105,7 +119,7 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
-            if self.conn.their_state is h11.DONE:
+            if self.conn.their_state is h11.DONE and self._stalled is None:  # (a stalled reader stays closable)
                 waiting.pop(self, None)
 
         def _request_arrived(self) -> None:
