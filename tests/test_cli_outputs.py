@@ -167,3 +167,22 @@ def test_syllabify_stdin_blocks_join_long_lines(monkeypatch):
     syl = Syllabifier.for_script("sinhala")
     want = "".join(syl.joined(line, " | ") + "\n" for line in data.decode().split("\n"))
     assert out.getvalue().decode() == want
+
+
+@pytest.mark.parametrize("verb", ["encode", "decode"])
+def test_one_line_longer_than_the_bound_is_refused_naming_it(inputs, tmp_path, verb):
+    # A line is processed whole: a 1 GB line of `wwho encode` took 13 GB. Lines up to the bound
+    # (line end not counted against it) go through.
+    unit = "ශ්‍රී " if verb == "encode" else "10 "
+    fits = (unit * (1024 // len(unit.encode())))[: 1024]
+    while len(fits.encode()) > 1024:
+        fits = fits[:-1]
+    over = fits + unit
+    source = "\n".join(["x" if verb == "encode" else "11", fits, over]) + "\n"
+    proc = wwho(verb, "--tokenizer", inputs["sgpe"], "-", "--max-line-bytes", "1k", input=source.encode())
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip().splitlines()[-1] == (
+        "wwho: error: stdin:3: the line is longer than 1,024 bytes, the limit that bounds memory "
+        "(raise it with --max-line-bytes)")
+    if verb == "decode":  # (encode reads a block of lines before it writes any of them)
+        assert proc.stdout.decode().count("\n") == 2  # the two lines before it were written

@@ -261,6 +261,21 @@ def file_documents(
             raise CorpusError(f"{where(lineno + 1)}: cannot read (corrupt or truncated file?): {exc}") from None
 
 
+def bounded_lines(stream: io.BufferedIOBase, name: str, max_line_bytes: int = MAX_LINE_BYTES,
+                  hint: str = "raise it with --max-line-bytes") -> Iterator[bytes]:
+    """The lines of a binary ``stream`` (line ends kept), each read in at most ``max_line_bytes + 1``
+    bytes: a longer line is a :class:`CorpusError` naming ``name:LINE``, found before it is held
+    whole (a 1 GB line of ``wwho encode`` took 13 GB)."""
+    limit = check_max_line_bytes(max_line_bytes)
+    n = 0
+    while raw := stream.readline(limit + 1):
+        n += 1
+        if len(raw) > limit and not (len(raw) == limit + 1 and raw.endswith(b"\n")):
+            raise CorpusError(f"{name}:{n}: the line is longer than {limit:,} bytes, the limit that bounds memory "
+                              f"({hint})")
+        yield raw
+
+
 def _lines_before(path: Path, offset: int) -> int:
     """Line ends in the first ``offset`` bytes of ``path`` (for a message about a shard's line)."""
     lines = 0

@@ -15,6 +15,8 @@ import sys
 
 from wwho.cli.binary import parse_ids
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, _output, use_tiktoken_file, write_text
+from wwho.cli.train_sgpe import LINE_BYTES
+from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.loading import detect_kind, load_tokenizer
 
 
@@ -23,6 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "o200k_base (also spelled tiktoken:o200k_base)")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
+                   help=f"with -: longest line of ids in bytes, k/M/G suffixes allowed (default "
+                        f"{MAX_LINE_BYTES >> 20}M); a longer one is an error")
     from wwho.cli import binary
 
     binary.add_decode_arguments(p)
@@ -38,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:
         if args.ids == ["-"]:
-            for n, line in enumerate(sys.stdin, start=1):  # one line out per line in: an empty one too
+            # One line out per line in (an empty one too), each read in bounded memory: a line of ids
+            # of 100 MB took 1.8 GB.
+            lines = bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes)
+            for n, raw in enumerate(lines, start=1):
+                line = raw.decode("utf-8", "surrogateescape")  # a byte that is no digit: parse_ids names it
                 write_text(out, tok.decode(parse_ids(line, where=f"stdin:{n}")) + "\n")
         else:
             write_text(out, tok.decode(parse_ids(" ".join(args.ids), where="arguments")) + "\n")

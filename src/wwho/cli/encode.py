@@ -7,7 +7,8 @@ surrogate-pass form (``ED A0 80`` is U+D800, what ``wwho decode`` writes for it)
 bytes are an ``arguments``, ``FILE:LINE`` or ``stdin:LINE`` error. Lines are read in blocks
 (``--block-mb``), each block is encoded by the tokenizer's ``encode_batch`` on ``--threads``
 threads (default: all cores; byte-level and SGPE tokenizers release the GIL), and the results are
-written in input order, so memory stays bounded by a couple of blocks whatever the input size.
+written in input order, so memory stays bounded by a couple of blocks whatever the input size; a
+line is encoded whole, so one line may be at most ``--max-line-bytes`` (default 64 MiB).
 The tokenizer kind is detected from PATH (see :mod:`wwho.loading`); a ``.tiktoken`` file that is
 not a known encoding needs ``--pattern``. Output goes to standard output, or to ``-o FILE`` (an
 existing file needs ``--force``). Text that cannot be UTF-8 (a lone surrogate) is written as its
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import IO, Any
 
+from wwho.cli.train_sgpe import LINE_BYTES
+from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
 from wwho.loading import detect_kind, load_tokenizer
 
@@ -47,6 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="threads for encoding (default: all cores; 1: no parallelism)")
     p.add_argument("--block-mb", type=float, default=4.0,
                    help="lines are encoded in blocks of about this many MB (default 4)")
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
+                   help=f"longest input line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
+                        "a line is encoded whole, in memory about 14 times its size; a longer one is an error")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     special = p.add_mutually_exclusive_group()
@@ -162,11 +168,11 @@ def _lines(args: argparse.Namespace) -> Iterator[str]:
         # device (/dev/zero is one endless line).
         try:
             with io.BufferedReader(open_regular(args.file, error=CorpusError, what="file to encode", fifo=True)) as f:
-                yield from _decoded(f, args.file)
+                yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file)
         except OSError as exc:
             raise CorpusError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
     elif args.input == "-":
-        yield from _decoded(sys.stdin.buffer, "stdin")
+        yield from _decoded(bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes), "stdin")
     else:
         yield argument_text(args.input)
 
