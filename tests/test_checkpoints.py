@@ -189,3 +189,10 @@ def test_checkpoints_in_the_output_directory_are_refused_at_once(tmp_path):
     line = one_line_error(wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--checkpoint-dir", out, "-o", out,
                                corpus))
     assert "--checkpoint-dir must be a folder of its own" in line and not out.exists()
+
+
+def test_resume_without_a_checkpoint_says_it_starts_over(corpus, tmp_path):
+    # A mistyped --checkpoint-dir redid the whole training without a word.
+    done = _train(corpus, tmp_path / "out", "--quiet", "--resume", "--checkpoint-dir", tmp_path / "typo")
+    assert done.returncode == 0, done.stderr
+    assert "wwho: warning: resume: no checkpoint in" in done.stderr and "training from the start" in done.stderr

@@ -187,3 +187,17 @@ def test_eval_markdown_escapes_a_bar_in_a_name():
     rows = table([m], markdown=True).splitlines()
     cells = lambda row: len(re.findall(r"(?<!\\)\|", row))  # noqa: E731
     assert cells(rows[2]) == cells(rows[0]) and "my\\|tok" in rows[2] and "we\\|ird.txt" in rows[2]
+
+
+def test_progress_bars_redraw_rarely_when_stderr_is_no_terminal(monkeypatch):
+    # A log file or CI log keeps every redraw as a line: 18 for an eval of 1.7 s.
+    import io
+    import sys
+
+    from wwho.progress import LOG_INTERVAL, progress_bar
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with progress_bar(range(3), file=sys.stderr) as bar:
+        assert bar.mininterval == LOG_INTERVAL == 10
+    with progress_bar(range(3), file=sys.stderr, mininterval=0.5) as bar:  # a caller's own choice stays
+        assert bar.mininterval == 0.5

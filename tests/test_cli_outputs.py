@@ -8,6 +8,7 @@ with ``--force``. ``--help`` says so.
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -186,3 +187,44 @@ def test_one_line_longer_than_the_bound_is_refused_naming_it(inputs, tmp_path, v
         "(raise it with --max-line-bytes)")
     if verb == "decode":  # (encode reads a block of lines before it writes any of them)
         assert proc.stdout.decode().count("\n") == 2  # the two lines before it were written
+
+
+def test_a_dash_is_standard_input_and_output(inputs):
+    # `encode --file -` read a file named "-", and `-o -` wrote one.
+    text = "ශ්‍රී ලංකාව\nhello\n".encode()
+    want = wwho("encode", "--tokenizer", inputs["sgpe"], "-", input=text).stdout
+    assert wwho("encode", "--tokenizer", inputs["sgpe"], "--file", "-", input=text).stdout == want
+    assert wwho("encode", "--tokenizer", inputs["sgpe"], "-", "-o", "-", input=text).stdout == want
+    ids = want.decode().splitlines()[0].split()
+    assert wwho("decode", "--tokenizer", inputs["sgpe"], *ids, "-o", "-").stdout.decode() == "ශ්‍රී ලංකාව\n"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["encode", "--binary", "x.bin"], "--binary is for binary tokenizers; {sgpe} is an SGPE vocabulary"),
+    (["decode", "--binary", "5", "6"], "--binary is for binary tokenizers; {sgpe} is an SGPE vocabulary"),
+    (["encode", "--specials", "ශ්‍රී"], "--specials is for binary tokenizers"),
+    (["inspect", "--top", "-1"], "--top must be a count from 0, not '-1'"),
+])
+def test_binary_only_flags_on_a_text_tokenizer_say_so(inputs, args, words):
+    # --binary said "is a directory, not a tokenizer" of an SGPE folder that loads; --specials did
+    # nothing; --top -1 printed every merge but the last.
+    verb, *rest = args
+    line = one_line_error(wwho(verb, *(["--tokenizer", inputs["sgpe"]] if verb != "inspect" else [inputs["sgpe"]]),
+                               *rest))
+    assert words.format(sgpe=inputs["sgpe"]) in line, line
+
+
+def test_syllabify_json_drops_the_carriage_return_of_crlf_lines():
+    proc = wwho("syllabify", "--script", "sinhala", "--json", input="ශ්‍රී\r\nලංකා\r\n".encode())
+    assert proc.returncode == 0 and proc.stdout.decode().splitlines() == ['["ශ්‍රී"]', '["ලං", "කා"]']
+
+
+def test_eval_json_is_valid_json_for_a_path_that_is_no_utf8(inputs, tmp_path):
+    import json
+
+    corpus = os.fsdecode(bytes(tmp_path) + b"/bad\xff.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("ශ්‍රී ලංකාව\n")
+    proc = wwho("eval", "--corpus", corpus, "--tokenizer", inputs["sgpe"], "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    json.loads(proc.stdout.decode("utf-8"))  # strict UTF-8, then JSON

@@ -43,7 +43,24 @@ def progress_bar(iterable: Iterable | None = None, *, disable: bool = False, **o
         return SilentBar(iterable, total=options.get("total"))
     from tqdm.auto import tqdm
 
+    if "mininterval" not in options and not _stderr_is_a_terminal():
+        # A log file or a CI log: each redraw is a line of its own (18 for an eval of 1.7 s), so a
+        # long run would write thousands. One every 10 s, as the binary trainer's heartbeat.
+        options["mininterval"] = LOG_INTERVAL
     return tqdm(iterable, **options)
+
+
+#: Seconds between redraws of a bar written to a file or a pipe rather than a terminal.
+LOG_INTERVAL = 10.0
+
+
+def _stderr_is_a_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced, or closed
+        return False
 
 
 def close_all() -> None:

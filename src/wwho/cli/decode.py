@@ -34,10 +34,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.binary or detect_kind(args.tokenizer) == "binary":
+    kind = detect_kind(args.tokenizer)
+    if kind == "binary":
         from wwho.cli import binary
 
         return binary.run_decode(args)
+    if args.binary:  # it said "is a directory, not a tokenizer" of a text tokenizer that loads fine
+        from wwho.bytelevel.files import KIND_NAMES
+        from wwho.errors import CorpusError
+
+        raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
     output = _output(args)
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)

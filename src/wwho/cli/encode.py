@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import IO, Any
 
+from wwho.bytelevel.files import KIND_NAMES
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
@@ -79,10 +80,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.binary or detect_kind(args.tokenizer) == "binary":
+    kind = detect_kind(args.tokenizer)
+    if kind == "binary":
         from wwho.cli import binary
 
         return binary.run_encode(args)
+    if args.binary:  # it said "is a directory, not a tokenizer" of a text tokenizer that loads fine
+        raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
+    if args.specials:  # the template's tokens around the data: only binary tokenizers have one
+        raise CorpusError("--specials is for binary tokenizers (their template's tokens); a text tokenizer "
+                          "writes special tokens found in the text with --allow-special")
     if args.threads is not None and args.threads < 1:
         raise CorpusError(f"--threads must be at least 1, not {args.threads}")
     if not 0 < args.block_mb <= 1e6:  # (nan and inf fail this too)
@@ -161,7 +168,9 @@ class _IdText:
 
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
-    if args.file:
+    if args.file == "-":  # standard input, as usual
+        yield from _decoded(bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes), "stdin")
+    elif args.file:
         from wwho.fileio import open_regular
 
         # A regular file, or a FIFO read once as a stream (as standard input is); never a directory or a
@@ -246,7 +255,7 @@ def _special_advice(args: argparse.Namespace) -> Iterator[list[int]]:
 
 def _output(args: argparse.Namespace) -> Any:
     """The binary stream to write to: ``-o FILE`` (checked before any work) or standard output."""
-    if getattr(args, "output", None):
+    if getattr(args, "output", None) and args.output != "-":  # "-": standard output, as usual
         from wwho.cli.outputs import check_output_file
         from wwho.fileio import atomic_open
 

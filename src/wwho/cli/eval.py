@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with, progress=not args.quiet,
                            max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     if args.json:
-        print(json.dumps(to_json(results, args.parity_with), ensure_ascii=False, indent=1))
+        # ASCII: a path that is no UTF-8 (bytes kept as surrogates) is then still valid JSON
+        print(json.dumps(to_json(results, args.parity_with), indent=1))
     else:
         print(table(results, markdown=args.markdown))
     if args.plot:

@@ -21,7 +21,7 @@ from wwho.sgpe import SGPETokenizer
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", choices=["hf"], help="hf: tokenizer.json, tokenizer_config.json, special_tokens_map.json")
     p.add_argument("path", help="an SGPE vocab.json or its directory")
-    p.add_argument("-o", "--out", required=True,
+    p.add_argument("-o", "--out", "--output", dest="out", required=True,
                    help="output directory: gets vocab.json and the HF files (other files in it stay); "
                         "if it already holds them, --force is needed")
     add_force(p)

@@ -66,6 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-o",
         "--out",
+        "--output",
+        dest="out",
         required=True,
         help="output directory (created; if it already holds these files, --force is needed; other files stay)",
     )
@@ -124,7 +126,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="add reserved tokens until the vocabulary is a multiple of M (64 or 128 suit GPU kernels); "
         "the base's id holes are always filled",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:

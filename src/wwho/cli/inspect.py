@@ -11,7 +11,7 @@ from wwho.loading import detect_kind, load_tokenizer
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf, .tiktoken, or a known "
                    "encoding: o200k_base (also spelled tiktoken:o200k_base)")
-    p.add_argument("--top", type=int, default=10, help="how many merges and long tokens to show (default 10)")
+    p.add_argument("--top", type=_top, default=10, help="how many merges and long tokens to show (default 10)")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
 
@@ -30,3 +30,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{args.path}: {kind} tokenizer, vocabulary size {tok.vocab_size:,}")
     return 0
+
+
+def _top(value: str) -> int:
+    """``--top``: a count from 0 (-1 was a Python slice: every merge but the last)."""
+    if not value.isdigit() or len(value) > 9:
+        raise argparse.ArgumentTypeError(f"--top must be a count from 0, not {value!r}")
+    return int(value)

@@ -98,7 +98,7 @@ def _lines(syl: Syllabifier, args: argparse.Namespace, lines, letters: Counter) 
     judged = 0  # characters the script check has seen: the input's start is its sample
     out: list[str] = []
     for line in lines:
-        line = line.rstrip("\n")
+        line = line.rstrip("\r\n")  # a CRLF file: "\r" is no syllable of the line
         if not args.schema and judged < SAMPLE_CHARS:
             letters.update(letters_by_script([(line[:SAMPLE_CHARS - judged], 1)]))
             judged += len(line)

@@ -60,7 +60,7 @@ from wwho.bpe import MergeEngine
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.counting import count_corpus
-from wwho.errors import CorpusError, VocabError, VocabSizeWarning, brief
+from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, brief
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
@@ -468,6 +468,9 @@ def train_on_pieces(
         except MergeError as exc:
             raise VocabError(f"{checkpoint}: {exc}; delete the checkpoint to start over") from None
         say(f"resumed from {checkpoint}: {len(done):,} merges replayed")
+    elif resume:  # a mistyped folder would redo hours of work without a word: said even with --quiet
+        warnings.warn(f"resume: no checkpoint in {checkpoint_dir}; training from the start", WwhoWarning,
+                      stacklevel=2)
     t1 = time.perf_counter()
 
     def save_checkpoint() -> None:
