@@ -789,3 +789,18 @@ def _corpus_file(tmp_path: Path) -> Path:
     path = tmp_path / "si.txt"
     path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 60_000), encoding="utf-8")
     return path
+
+
+def test_a_small_budget_still_learns_syllables_and_merges(tmp_path):
+    # The characters the base lacks (about 70 of Sinhala) took the whole syllable share of --add 100:
+    # no syllable was known, so no merge was possible, and 30 of the 100 tokens were lost with
+    # "the corpus supports only 70 new tokens".
+    gguf = GGUF / "ggml-vocab-gpt-2.gguf"
+    if not gguf.is_file():
+        pytest.skip(f"{gguf} is absent")
+    corpus = tmp_path / "si.txt"
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    corpus.write_text("\n".join(sample.read_text(encoding="utf-8").splitlines()[:300]) + "\n", encoding="utf-8")
+    ext = extend_tokenizer(gguf, corpus, add=100, scripts="sinhala", workers=1, verify=False, progress=False)
+    assert ext.stats.char_tokens > 50  # the case: characters alone past half the budget
+    assert ext.stats.known_syllables > 0 and len(ext.new_tokens) == 100

@@ -121,6 +121,11 @@ def learn(
 
     # 3. syllables, within the share of the budget
     cap = min(add, int(add * syllable_share))
+    if cap <= len(merges):
+        # The characters and clusters took the whole share already (a small --add): the share is of
+        # what they left, else no syllable was known, no merge possible, and the rest of the budget
+        # was lost ("the corpus supports only N new tokens").
+        cap = len(merges) + int((add - len(merges)) * syllable_share)
     if min_syllable_freq is None:
         # Auto: a first pass with every candidate (most frequent first) tells how often the last
         # learned merge occurs (F); then a syllable is worth a token if it saves at least F.
