@@ -142,3 +142,12 @@ def test_text_field_on_a_file_not_named_jsonl_is_refused(tmp_path, verb):
     done = run_wwho(*verb, tmp_path / "data.jsonl", "--text-field", "body", "--out", tmp_path / "o",
                     "--vocab-size", "300", "--quiet")
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("args", [["encode", "--tokenizer", "x"], ["decode", "--tokenizer", "x", "1"], ["inspect", "x"],
+                                  ["syllabify"], ["eval", "--corpus", "x", "--tokenizer", "y"]])
+def test_an_unknown_option_of_a_verb_names_the_verb_and_its_help(args):
+    # The top parser reported it: "unrecognized arguments: --bogus (options: wwho --help)".
+    verb = args[0]
+    line = one_line_error(run_wwho(*args, "--bogus"))
+    assert f"wwho: error: {verb}: unrecognized arguments: --bogus (options: wwho {verb} --help)" in line, line

@@ -64,8 +64,16 @@ def _one_line_error(parser: argparse.ArgumentParser):
     whole usage first, 17 lines for ``wwho train --kind sgpe``), naming where the options are."""
 
     def error(message: str) -> NoReturn:
-        verb = parser.prog.removeprefix("wwho").strip()
-        sys.stderr.write(f"wwho: error: {verb + ': ' if verb else ''}{message} (options: {parser.prog} --help)\n")
+        prog = parser.prog
+        if message.startswith("unrecognized arguments") and prog == "wwho":
+            # A verb's unknown option is found by the top parser, after the verb's own parse: name
+            # the verb, and its help, not the top's.
+            verbs = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+            verb = next((arg for arg in sys.argv[1:] if arg in verbs), None)
+            if verb is not None:
+                prog = verbs[verb].prog
+        verb = prog.removeprefix("wwho").strip()
+        sys.stderr.write(f"wwho: error: {verb + ': ' if verb else ''}{message} (options: {prog} --help)\n")
         sys.exit(2)
 
     return error
