@@ -6,6 +6,7 @@ import bz2
 import gzip
 import json
 import lzma
+import os
 
 import pytest
 
@@ -192,7 +193,6 @@ def test_the_line_limit_is_a_flag(tmp_path):
 def test_a_fifo_or_a_device_says_what_it_is(tmp_path):
     """Before: ``no such file or directory`` for a path that exists. Corpora are read more than
     once (counting, then checking the export), so a stream is refused, saying so."""
-    import os
 
     fifo = tmp_path / "corpus.txt"
     os.mkfifo(fifo)
@@ -208,7 +208,6 @@ def test_a_fifo_or_a_device_says_what_it_is(tmp_path):
 def test_a_fifo_put_in_a_files_place_is_refused_without_blocking(tmp_path):
     """The check is made again on the open file, which is opened without blocking: a FIFO that
     replaced a corpus file after the paths were resolved cannot hang the run."""
-    import os
     import threading
 
     from wwho.corpus import file_documents
@@ -238,7 +237,6 @@ def test_compressed_files_close_the_file_under_them(tmp_path):
     """A decompressor given a file object does not close it: open_binary closes both (no file left
     open, no ResourceWarning)."""
     import gc
-    import os
     import warnings
 
     from wwho.corpus import open_binary
@@ -336,3 +334,11 @@ def test_text_that_begins_like_a_magic_number_is_text(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("BZh is how bzip2 files begin\nPK is a zip's\n", encoding="utf-8")
     assert list(iter_documents(path)) == ["BZh is how bzip2 files begin", "PK is a zip's"]
+
+
+def test_a_dash_as_a_corpus_says_standard_input_is_not_read(tmp_path, monkeypatch):
+    with pytest.raises(CorpusError, match="-: standard input is not read as a corpus"):
+        resolve_paths("-")
+    monkeypatch.chdir(tmp_path)  # a file named "-" is a file like any other
+    (tmp_path / "-").write_text("a\n", encoding="utf-8")
+    assert list(iter_documents("-")) == ["a"]

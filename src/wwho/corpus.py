@@ -81,6 +81,9 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             raise CorpusError(f"a corpus is file paths, not {type(item).__name__} objects{hint}")
         text = str(item)
         path = Path(text)
+        if text == "-" and not path.exists():  # (a file named "-" is read as any other)
+            raise CorpusError("-: standard input is not read as a corpus (it is read more than once, or "
+                              "counted in parallel): save it to a file first")
         try:
             path.is_dir()
         except (OSError, ValueError):  # a name too long for the file system, a NUL: text, not a path
