@@ -804,3 +804,21 @@ def test_a_small_budget_still_learns_syllables_and_merges(tmp_path):
     ext = extend_tokenizer(gguf, corpus, add=100, scripts="sinhala", workers=1, verify=False, progress=False)
     assert ext.stats.char_tokens > 50  # the case: characters alone past half the budget
     assert ext.stats.known_syllables > 0 and len(ext.new_tokens) == 100
+
+
+def test_a_role_whose_token_the_base_lacks_is_left_out_with_a_warning(tmp_path):
+    # transformers adds such a token to the base; the extension keeps only base ids, so it had no
+    # pad token, found only when padding failed.
+    from wwho.errors import WwhoWarning
+    from wwho.extend.extension import _hf_config
+
+    require_data(GGUF)
+    base = tmp_path / "base"
+    ByteBPE.from_gguf(GGUF / "ggml-vocab-qwen2.gguf").export_hf(base)
+    config = json.loads((base / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config.update(pad_token="<|finetune_right_pad_id|>", eos_token="<|im_end|>")
+    (base / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    (base / "special_tokens_map.json").unlink()
+    with pytest.warns(WwhoWarning, match=r"pad_token '<\|finetune_right_pad_id\|>' is no token of its vocabulary"):
+        carried = _hf_config(base, ByteBPE.from_hf(base / "tokenizer.json"))
+    assert carried["eos_token"] == "<|im_end|>" and "pad_token" not in carried

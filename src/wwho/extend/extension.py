@@ -27,6 +27,7 @@ checks (:mod:`wwho.extend.verify`).
 from __future__ import annotations
 
 import os
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
-from wwho.errors import CorpusError, VocabError
+from wwho.errors import CorpusError, VocabError, WwhoWarning
 from wwho.extend.building import NewMerges
 from wwho.extend.files import ROLES
 from wwho.extend.learn import learn
@@ -118,6 +119,10 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
         text = value.get("content") if isinstance(value, dict) else value
         if isinstance(text, str) and text in tok.get_vocab():
             carried[role] = text
+        elif isinstance(text, str):  # transformers would add it as a new token; the extension keeps base ids
+            warnings.warn(f"{folder}: the base's {role} {text!r} is no token of its vocabulary, so the extension "
+                          f"has no {role} (set one, e.g. tokenizer.{role} = ..., after loading it)", WwhoWarning,
+                          stacklevel=2)
     return carried
 
 
