@@ -268,7 +268,7 @@ def bounded_lines(stream: io.BufferedIOBase, name: str, max_line_bytes: int = MA
                   hint: str = "raise it with --max-line-bytes") -> Iterator[bytes]:
     """The lines of a binary ``stream`` (line ends kept), each read in at most ``max_line_bytes + 1``
     bytes: a longer line is a :class:`CorpusError` naming ``name:LINE``, found before it is held
-    whole (``wwho encode`` took 2.7 GB for a line of 200 MB)."""
+    whole (what is done with a line costs several times its size)."""
     limit = check_max_line_bytes(max_line_bytes)
     n = 0
     while raw := stream.readline(limit + 1):

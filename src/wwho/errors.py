@@ -39,7 +39,7 @@ class WriteError(WwhoError, OSError):
 def brief(value: object, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters, for error messages about untrusted data."""
     if isinstance(value, (str, bytes, bytearray)) and len(value) > limit:
-        value = value[:limit]  # not the repr of a whole line of 200 MB, then cut
+        value = value[:limit]  # not the repr of a whole untrusted line, then cut
         text = repr(value)
         return text[: limit - 3] + "..."
     text = repr(value)

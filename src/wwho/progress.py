@@ -44,8 +44,8 @@ def progress_bar(iterable: Iterable | None = None, *, disable: bool = False, **o
     from tqdm.auto import tqdm
 
     if "mininterval" not in options and not _stderr_is_a_terminal():
-        # A log file or a CI log: each redraw is a line of its own (18 for an eval of 1.7 s), so a
-        # long run would write thousands. One every 10 s, as the binary trainer's heartbeat.
+        # A log file or a CI log: each redraw is a line of its own, so a long run would write
+        # thousands. One every LOG_INTERVAL, as the binary trainer's heartbeat.
         options["mininterval"] = LOG_INTERVAL
     return tqdm(iterable, **options)
 

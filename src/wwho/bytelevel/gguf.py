@@ -63,7 +63,7 @@ MAX_ARRAY_DEPTH = 8
 #: The header is read in a first piece of this many bytes, then in pieces four times as large
 #: while it goes on, up to :data:`MAX_HEADER_BYTES`.
 FIRST_READ = 16 << 20
-#: Metadata longer than this is refused (a 256k-token vocabulary with its merges takes about 10 MB).
+#: Metadata longer than this is refused (far more than any tokenizer's vocabulary and merges take).
 MAX_HEADER_BYTES = 256 << 20
 #: llama.cpp's token types (``llama_token_type``; 0, UNDEFINED, is never written by its converters).
 NORMAL, BYTE = 1, 6

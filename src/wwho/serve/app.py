@@ -286,8 +286,8 @@ async def _read_body(request: Request, limits: Limits) -> bytes:
     if ctype != "application/json":
         raise BadRequest(415, f"send JSON with Content-Type: application/json (got {_clip(ctype) or 'none'!r})")
     if "transfer-encoding" in request.headers:
-        # Chunked framing costs per chunk, not per byte of text (a 305 kB body as 300,000 chunks held
-        # the event loop for a second); the page sends a Content-Length. Closed: the body stays unread.
+        # Chunked framing costs per chunk, not per byte of text (a body of one-byte chunks holds the
+        # event loop); the page sends a Content-Length. Closed: the body stays unread.
         raise BadRequest(411, "send the body with a Content-Length; chunked bodies are not read",
                          {"Connection": "close"})
     # the body is left unread: the connection closes after the answer

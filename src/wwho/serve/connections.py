@@ -89,7 +89,7 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             if self._stalled is None:
                 self._stalled = self.loop.call_later(limits.write_seconds, self.transport.abort)
             # A client that does not read its answers (pipelined requests, a tiny receive window) may
-            # be closed to make room too: 256 of them held every place for the write limit.
+            # be closed to make room too: otherwise enough of them hold every place for the write limit.
             waiting[self] = None
             waiting.move_to_end(self)
 
