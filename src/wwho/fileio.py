@@ -76,40 +76,56 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     """
     path = Path(path)
     binary = "b" in mode
-    tmp: Path | None = None
+    made: list[Path] = []
     opened = False
     if path.is_dir():  # found only at the rename otherwise, named by the temporary file
         raise WriteError(f"{path}: is a directory; give a file name to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path.parent)
-        for _ in range(100):
-            # The name is chosen before the file exists (not tempfile.mkstemp, which returns it only after),
-            # so an interrupt at any instant after the file is created still knows what to remove.
-            tmp = temp_name(path)
-            try:
-                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-                break
-            except FileExistsError:
-                tmp = None
-        else:
-            raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+        fd = _create_temp(path, made)
         opened = True
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
             yield f
-            f.flush()
-            # The file is created private (0600); give it the mode open() would have.
-            os.fchmod(f.fileno(), 0o666 & ~umask())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
+            _seal(f)
+        os.replace(made[-1], path)
+        made.clear()
     except BaseException as exc:
-        if tmp is not None:
+        for tmp in made:
             with contextlib.suppress(OSError):  # absent, or never made (a name the system refused)
                 os.unlink(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not opened):
             raise write_failed(path, exc) from None
         raise
+
+
+def write_temp(path: Path, data: bytes, made: list[Path]) -> None:
+    """``data`` in a new temporary file beside ``path``, fsynced, with the mode ``open`` gives, for
+    the caller to rename (several files renamed together: :mod:`wwho.savedir`). Its name joins
+    ``made`` before the file exists, so that the caller's cleanup knows it at any instant."""
+    with os.fdopen(_create_temp(path, made), "wb") as f:
+        f.write(data)
+        _seal(f)
+
+
+def _create_temp(path: Path, made: list[Path]) -> int:
+    """A new temporary file beside ``path``, opened exclusively: its descriptor. The name is chosen
+    and appended to ``made`` before the file exists (not tempfile.mkstemp, which returns it only
+    after), so an interrupt at any instant after the file is created still knows what to remove."""
+    for _ in range(100):
+        made.append(temp_name(path))
+        try:
+            return os.open(made[-1], os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except FileExistsError:
+            made.pop()
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+
+
+def _seal(f: IO[Any]) -> None:
+    """Flush and fsync a temporary file, with the mode open() would have given it (it is made 0600)."""
+    f.flush()
+    os.fchmod(f.fileno(), 0o666 & ~umask())
+    os.fsync(f.fileno())
 
 
 def umask() -> int:

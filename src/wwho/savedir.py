@@ -64,11 +64,11 @@ from wwho.fileio import (
     process_alive,
     read_bytes,
     remove_stale_temps,
-    temp_name,
     temp_owner,
     temp_stem,
     umask,
     write_failed,
+    write_temp,
 )
 
 MANIFEST = "wwho-manifest.json"
@@ -293,20 +293,22 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
     back for those few renames and removals. Only a kill during them leaves files that do not
     match the manifest, which loading reports."""
     old = _listed(target)
-    staged: list[tuple[Path, Path]] = []
+    temps: list[Path] = []
+    finals: list[Path] = []
     try:
         for name, data in [*files.items(), (MANIFEST, json_bytes(manifest))]:
-            _staged_write(target / name, data, staged)
+            write_temp(target / name, data, temps)
+            finals.append(target / name)
             steps()
     except BaseException as exc:
-        for temp, _ in staged:
+        for temp in temps:
             with contextlib.suppress(OSError):
                 temp.unlink()
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise write_failed(target, exc, directory=True) from None
         raise
     with _interrupts_held():
-        for temp, path in staged:
+        for temp, path in zip(temps, finals, strict=True):
             os.replace(temp, path)
             steps()
         for name, record in old.items():
@@ -315,23 +317,6 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
                 path.unlink()
     _fsync_dir(target)
     return target
-
-
-def _staged_write(path: Path, data: bytes, staged: list[tuple[Path, Path]]) -> None:
-    """``data`` in a new temporary file beside ``path``, fsynced, with the mode ``open`` gives, for
-    the caller to rename: ``(temporary file, path)`` joins ``staged`` before the file exists, so
-    that an interrupt at any instant knows what to remove."""
-    temp = temp_name(path)
-    staged.append((temp, path))
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), 0o666 & ~umask())
-            os.fsync(f.fileno())
-    except OSError as exc:
-        raise write_failed(path, exc, directory=True) from None
 
 
 @contextlib.contextmanager
