@@ -124,15 +124,19 @@ class _Reader:
         self.whole = whole
         self.context = "header"
 
-    def fail(self, what: str) -> Exception:
-        if not self.whole and what.startswith("file is truncated"):
-            return _MoreNeeded()
+    def fail(self, what: str) -> GGUFError:
         return GGUFError(f"{self.path}: {what} at byte offset {self.pos} (while reading {self.context})")
+
+    def truncated(self, what: str = "") -> Exception:
+        """The file ends here: an error, or, where only its first bytes were read, more to read."""
+        if not self.whole:
+            return _MoreNeeded()
+        return self.fail("file is truncated" + (f" ({what})" if what else ""))
 
     def unpack(self, fmt: str) -> Any:
         size = struct.calcsize(self.endian + fmt)
         if self.pos + size > len(self.buf):
-            raise self.fail("file is truncated")
+            raise self.truncated()
         (value,) = struct.unpack_from(self.endian + fmt, self.buf, self.pos)
         self.pos += size
         return value
@@ -147,7 +151,7 @@ class _Reader:
     def raw_string(self) -> bytes:
         n = self.unpack("Q")
         if self.pos + n > len(self.buf):
-            raise self.fail(f"file is truncated (a {n}-byte string)")
+            raise self.truncated(f"a {n}-byte string")
         raw = self.buf[self.pos : self.pos + n]
         self.pos += n
         return raw
@@ -161,7 +165,7 @@ class _Reader:
             kind, index, *_, offset, _array = exc.args
             self.pos = offset
             if kind == "truncated":
-                raise self.fail(f"file is truncated (string {index} of an array of {count})") from None
+                raise self.truncated(f"string {index} of an array of {count}") from None
             raise self.fail(f"string {index} of an array is not UTF-8") from None
         found = _Raw(bytes(self.buf[self.pos : end]), count, self.endian == ">") if raw else texts
         self.pos = end
@@ -188,7 +192,7 @@ class _Reader:
             if item in _SCALARS:
                 dtype = np.dtype(self.endian + _SCALARS[item])
                 if count > (len(self.buf) - self.pos) // dtype.itemsize:
-                    raise self.fail(f"file is truncated (an array of {count} items)")
+                    raise self.truncated(f"an array of {count} items")
                 array = np.frombuffer(self.buf, dtype=dtype, count=count, offset=self.pos).copy()
                 self.pos += dtype.itemsize * count
                 return array
@@ -209,7 +213,7 @@ class _Reader:
             what, *rest, offset = exc.args
             self.pos = offset
             if what == "past":
-                raise self.fail("file is truncated") from None
+                raise self.truncated() from None
             if what == "deep":
                 raise self.fail(f"arrays nested more than {MAX_ARRAY_DEPTH} deep") from None
             raise self.fail(f"unknown value type {rest[0]}") from None
