@@ -172,11 +172,11 @@ def test_syllabify_stdin_blocks_join_long_lines(monkeypatch):
 
 @pytest.mark.parametrize("verb", ["encode", "decode"])
 def test_one_line_longer_than_the_bound_is_refused_naming_it(inputs, tmp_path, verb):
-    # A line is processed whole: `wwho encode` took 2.7 GB for a line of 200 MB. Lines up to the bound
-    # (line end not counted against it) go through.
+    # A line is processed whole, in memory several times its size. Lines up to the bound
+    # (line end counted, as for a corpus) go through.
     unit = "ශ්‍රී " if verb == "encode" else "10 "
-    fits = (unit * (1024 // len(unit.encode())))[: 1024]
-    while len(fits.encode()) > 1024:
+    fits = (unit * (1024 // len(unit.encode())))[: 1023]
+    while len(fits.encode()) > 1023:  # and its line end: 1,024 bytes
         fits = fits[:-1]
     over = fits + unit
     source = "\n".join(["x" if verb == "encode" else "11", fits, over]) + "\n"

@@ -142,9 +142,9 @@ def check_not_compressed(path: Path) -> None:
     if path.suffix.lower() in _OPENERS:
         return
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, error=CorpusError, what="corpus file") as f:  # never blocks on a FIFO
             head = f.read(10)
-    except OSError:
+    except (OSError, CorpusError):
         return  # the reader names the problem
     for magic, name, suffix in _COMPRESSED:
         if head.startswith(magic) and (name != "bzip2" or head[3:4].isdigit() and head[4:10] == b"1AY&SY"):
@@ -267,13 +267,14 @@ def file_documents(
 def bounded_lines(stream: io.BufferedIOBase, name: str, max_line_bytes: int = MAX_LINE_BYTES,
                   hint: str = "raise it with --max-line-bytes") -> Iterator[bytes]:
     """The lines of a binary ``stream`` (line ends kept), each read in at most ``max_line_bytes + 1``
-    bytes: a longer line is a :class:`CorpusError` naming ``name:LINE``, found before it is held
-    whole (what is done with a line costs several times its size)."""
+    bytes: a longer line (its line end counted, as for a corpus) is a :class:`CorpusError` naming
+    ``name:LINE``, found before it is held whole (what is done with a line costs several times its
+    size)."""
     limit = check_max_line_bytes(max_line_bytes)
     n = 0
     while raw := stream.readline(limit + 1):
         n += 1
-        if len(raw) > limit and not (len(raw) == limit + 1 and raw.endswith(b"\n")):
+        if len(raw) > limit:
             raise CorpusError(f"{name}:{n}: the line is longer than {limit:,} bytes, the limit that bounds memory "
                               f"({hint})")
         yield raw

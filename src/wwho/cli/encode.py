@@ -53,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="lines are encoded in blocks of about this many MB (default 4)")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
                    help=f"longest input line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
-                        "a line is encoded whole, in memory about 14 times its size; a longer one is an error")
+                        "a line is encoded whole, in memory several times its size; a longer one is an error")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     special = p.add_mutually_exclusive_group()
@@ -168,9 +168,7 @@ class _IdText:
 
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
-    if args.file == "-":  # standard input, as usual
-        yield from _decoded(bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes), "stdin")
-    elif args.file:
+    if args.file and args.file != "-":  # (--file -: standard input, as usual)
         from wwho.fileio import open_regular
 
         # A regular file, or a FIFO read once as a stream (as standard input is); never a directory or a
@@ -180,7 +178,7 @@ def _lines(args: argparse.Namespace) -> Iterator[str]:
                 yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file)
         except OSError as exc:
             raise CorpusError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
-    elif args.input == "-":
+    elif args.file or args.input == "-":
         yield from _decoded(bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes), "stdin")
     else:
         yield argument_text(args.input)
