@@ -120,14 +120,20 @@ def test_eval_json_parity_is_at_least_one(small_corpus, tmp_path):
     assert result["parity"] >= 1.0
 
 
-def test_extend_says_why_its_bars_run_twice(tmp_path):
+def _llama_and_corpus(tmp_path, lines: int):
+    """llama.cpp's Llama 3 vocabulary and a file of ``lines`` Sinhala lines, for ``wwho extend``."""
     from conftest import DATA
 
     gguf = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
     if not gguf.is_file():
         pytest.skip(f"{gguf} is absent")
     corpus = tmp_path / "si.txt"
-    corpus.write_text("\n".join(SINHALA[:300]) + "\n", encoding="utf-8")
+    corpus.write_text("\n".join(SINHALA[:lines]) + "\n", encoding="utf-8")
+    return gguf, corpus
+
+
+def test_extend_says_why_its_bars_run_twice(tmp_path):
+    gguf, corpus = _llama_and_corpus(tmp_path, 300)
     proc = run_wwho("extend", "--base", gguf, "--corpus", corpus, "--add", "200", "--script", "sinhala", "-o",
                     tmp_path / "out", "--workers", "1", "--no-verify")
     assert proc.returncode == 0, proc.stderr
@@ -136,13 +142,9 @@ def test_extend_says_why_its_bars_run_twice(tmp_path):
 
 
 def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
-    from conftest import DATA, one_line_error
+    from conftest import one_line_error
 
-    gguf = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
-    if not gguf.is_file():
-        pytest.skip(f"{gguf} is absent")
-    corpus = tmp_path / "si.txt"
-    corpus.write_text("\n".join(SINHALA[:30]) + "\n", encoding="utf-8")
+    gguf, corpus = _llama_and_corpus(tmp_path, 30)
     line = one_line_error(run_wwho("extend", "--base", gguf, "--corpus", corpus, "--add", "200", "--script",
                                    "sinhala", "-o", tmp_path / "out", "--tiktoken-file", tmp_path / "x.tiktoken"))
     assert "--tiktoken-file is for a BASE named as a tiktoken encoding" in line and str(gguf) in line
