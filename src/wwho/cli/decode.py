@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         from wwho.cli import binary
 
         return binary.run_decode(args)
-    if args.binary:  # it said "is a directory, not a tokenizer" of a text tokenizer that loads fine
+    if args.binary:  # a text tokenizer is not read as a binary one: say so, not "not a tokenizer"
         from wwho.bytelevel.files import KIND_NAMES
         from wwho.errors import CorpusError
 

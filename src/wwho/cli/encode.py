@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         from wwho.cli import binary
 
         return binary.run_encode(args)
-    if args.binary:  # it said "is a directory, not a tokenizer" of a text tokenizer that loads fine
+    if args.binary:  # a text tokenizer is not read as a binary one: say so, not "not a tokenizer"
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
     if args.specials:  # the template's tokens around the data: only binary tokenizers have one
         raise CorpusError("--specials is for binary tokenizers (their template's tokens); a text tokenizer "

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _top(value: str) -> int:
-    """``--top``: a count from 0 (-1 was a Python slice: every merge but the last)."""
+    """``--top``: a count from 0 (-1 would slice off the last merge, not show none)."""
     if not value.isdigit() or len(value) > 9:
         raise argparse.ArgumentTypeError(f"--top must be a count from 0, not {value!r}")
     return int(value)

@@ -122,9 +122,9 @@ def learn(
     # 3. syllables, within the share of the budget
     cap = min(add, int(add * syllable_share))
     if cap <= len(merges):
-        # The characters and clusters took the whole share already (a small --add): the share is of
-        # what they left, else no syllable was known, no merge possible, and the rest of the budget
-        # was lost ("the corpus supports only N new tokens").
+        # The characters and clusters take the whole share already (a small --add): the share is of
+        # what they leave, else no syllable would be known, no merge possible, and the rest of the
+        # budget lost.
         cap = len(merges) + int((add - len(merges)) * syllable_share)
     if min_syllable_freq is None:
         # Auto: a first pass with every candidate (most frequent first) tells how often the last
