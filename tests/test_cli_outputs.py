@@ -8,6 +8,7 @@ with ``--force``. ``--help`` says so.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -133,7 +134,7 @@ def test_syllabify_stdin_prints_each_line_alone(data):
     from wwho import Syllabifier
 
     syl = Syllabifier.for_script("sinhala")
-    lines = data.split("\n")
+    lines = data.replace("\r\n", "\n").split("\n")  # a CRLF line end is no syllable
     if lines and lines[-1] == "":
         lines.pop()
     want = "".join(syl.joined(line, " | ") + "\n" for line in lines)
@@ -217,6 +218,46 @@ def test_binary_only_flags_on_a_text_tokenizer_say_so(inputs, args, words):
 def test_syllabify_json_drops_the_carriage_return_of_crlf_lines():
     proc = wwho("syllabify", "--script", "sinhala", "--json", input="ශ්‍රී\r\nලංකා\r\n".encode())
     assert proc.returncode == 0 and proc.stdout.decode().splitlines() == ['["ශ්‍රී"]', '["ලං", "කා"]']
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+@pytest.mark.parametrize("source, want", [
+    # Only the CR of a CRLF line end goes (--json dropped every trailing CR; plain mode printed it)
+    ("ක\r\r\nකා\r\n", [["ක", "\r"], ["කා"]]),
+    # An argument's newlines end lines, as on standard input (plain mode printed "\n" as a syllable)
+    (["ක\nකා"], [["ක"], ["කා"]]),
+    ([""], [[]]),
+])
+def test_syllabify_modes_split_lines_alike(json_mode, source, want):
+    args = ["syllabify", "--script", "sinhala", *(["--json"] if json_mode else [])]
+    if isinstance(source, list):
+        proc = wwho(*args, *source)
+    else:
+        proc = wwho(*args, input=source.encode())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode("utf-8").split("\n")
+    assert lines[-1] == ""
+    if json_mode:
+        assert [json.loads(line) for line in lines[:-1]] == want
+    else:
+        assert lines[:-1] == [" | ".join(syllables) for syllables in want]
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+def test_syllabify_refuses_what_is_not_utf8_in_every_mode(json_mode):
+    # --json wrote the byte 0xFF into its JSON (exit 0), or crashed under another stdin encoding;
+    # an argument holding an encoded surrogate was a UnicodeEncodeError traceback.
+    extra = ["--json"] if json_mode else []
+    proc = wwho("syllabify", "--script", "devanagari", *extra, input="क".encode() + b"\xff" + "ख\n".encode(),
+                env={"PYTHONIOENCODING": "latin-1"})
+    assert proc.returncode == 2 and one_line_error(proc).endswith("standard input: not UTF-8 at byte 3")
+    proc = wwho("syllabify", "--script", "devanagari", *extra, os.fsdecode("क".encode() + b"\xed\xa0\x80"))
+    assert proc.returncode == 2 and "a surrogate code point at character 1" in one_line_error(proc)
+
+
+def test_syllabify_writes_utf8_whatever_the_locale():
+    proc = wwho("syllabify", "--script", "sinhala", "--json", "ශ්‍රී", env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0 and proc.stdout.decode("utf-8") == '["ශ්‍රී"]\n'
 
 
 def test_eval_json_is_valid_json_for_a_path_that_is_no_utf8(inputs, tmp_path):

@@ -109,6 +109,17 @@ def mutate(**changes):
         # Deep nesting: one line, not a RecursionError
         ("[" * 100_000 + "]" * 100_000, r"JSON nested too deeply"),
         (mutate(grammar="(" * 5000 + "C" + ")" * 5000), r"grammar: (groups nested|nested too deeply)"),
+        # A class whose properties match only code points an earlier class took: it has no members
+        # (was a ValueError from min() or a grammar error blaming the grammar).
+        (mutate(char_classes={"C": ["U+0061", "U+2028"], "M": {"properties": ["Zl"]}}),
+         r"char_classes.M: class has no members: its properties match no code point"),
+        (mutate(char_classes={"C": ["U+0061"], "M": {"properties": ["Cs"]}}), r"char_classes.M: class has no members"),
+        # The automaton keeps whitespace out of syllables: no class may hold it (was "grammar: it
+        # does not match the automaton").
+        (mutate(char_classes={"C": ["U+0061", "U+0020"], "M": ["U+0300"]}), r"char_classes.C: U\+0020 is whitespace"),
+        (mutate(char_classes={"C": [["U+0000", "U+0061"]], "M": ["U+0300"]}), r"char_classes.C: U\+0009 is whitespace"),
+        (mutate(char_classes={"C": ["U+0061", "U+D800"], "M": ["U+0300"]}),
+         r"char_classes.C\[1\]: U\+D800 is a surrogate code point"),
     ],
 )
 def test_malformed_schema_names_file_and_key(tmp_path, data, message):
@@ -166,3 +177,34 @@ def test_unknown_keys_and_bad_sources_are_errors(key, value, words):
     data.pop(key) if key != "sources" else data.update(sources=["a"])
     data["my_notes"] = "notes for humans are fine"
     parse_schema(data, check_grammar=False)
+
+
+def test_a_property_class_leaves_whitespace_and_surrogates_out(tmp_path):
+    # A property as broad as "not a letter" takes no whitespace (the automaton keeps it outside
+    # syllables) and no surrogate; a range over the surrogates skips them.
+    data = mutate(char_classes={"C": [["U+D700", "U+E000"]], "M": {"properties": ["^L"]}},
+                  grammar="C M?")
+    schema = load_schema(write(tmp_path, data))
+    assert not {0x20, 0x09, 0x0A, 0x0D} & schema.classes["M"]
+    assert not any(0xD800 <= cp <= 0xDFFF for cls in schema.classes.values() for cp in cls)
+    syl = Syllabifier.from_schema(write(tmp_path, data, "again.json"))
+    assert syl.tokenize("\ud700- \ue000", leading_space=True) == ["\ud700-", " \ue000"]
+
+
+@pytest.mark.parametrize("script", ["../schemas/sinhala", "/etc/passwd", "x" * 5000, ["sinhala"], None, 3])
+def test_a_script_is_a_bundled_name_never_a_path(script):
+    # A relative path loaded any JSON file without the grammar checks; a long name was an
+    # OSError and a list a TypeError from the cache.
+    import wwho
+
+    for call in (lambda: wwho.syllabify("x", script=script), lambda: Syllabifier.for_script(script),
+                 lambda: bundled_schema(script)):
+        with pytest.raises(SchemaError, match="unknown script .*; bundled scripts: bengali"):
+            call()
+
+
+def test_a_script_member_names_its_script():
+    import wwho
+
+    assert wwho.syllabify("नमस्ते", script=wwho.Script.DEVANAGARI) == wwho.syllabify("नमस्ते", "devanagari")
+    assert Syllabifier.for_script(wwho.Script.TAMIL) is Syllabifier.for_script("tamil")

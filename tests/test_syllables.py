@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import wwho
 from wwho import Syllabifier, syllabify
-from wwho.errors import TokenizerError
+from wwho.errors import SchemaError, TokenizerError
 from wwho.schema import available_scripts, bundled_schema
 from wwho.syllables import check_schema
 
@@ -326,3 +326,32 @@ def test_joined_lines_on_a_real_corpus():
     syl = Syllabifier.for_script("devanagari")
     want = "\n".join(" | ".join(syl.tokenize(line)) for line in text.split("\n"))
     assert syl.joined_lines(text, " | ") == want.encode()
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda syl: syl.joined("ශ්‍රී", "\ud800"), "separator holds a lone surrogate"),
+    (lambda syl: syl.joined("ශ්‍රී", b"|"), "separator must be text"),
+    (lambda syl: syl.joined_lines("ශ්‍රී", None), "separator must be text"),
+    (lambda syl: syl.tokenize("ශ්‍රී", "no"), "leading_space must be True or False, not 'no'"),
+    (lambda syl: syl.joined("ශ්‍රී", "|", 1), "leading_space must be True or False, not 1"),
+])
+def test_options_of_the_wrong_kind_are_typed_errors(call, words):
+    # A surrogate separator was a UnicodeEncodeError, bytes an internal TypeError, and
+    # leading_space="no" counted as True.
+    from wwho.errors import TokenizerError
+
+    with pytest.raises(TokenizerError, match=words):
+        call(Syllabifier.for_script("sinhala"))
+
+
+@pytest.mark.parametrize("length", [0, -5, 7, 2.0, True])
+def test_the_grammar_check_length_is_bounded(length):
+    # max_length=0 returned [] ("grammar equals automaton") without checking; 8 would run for hours.
+    from wwho.schema import bundled_schema
+    from wwho.syllables import check_schema
+
+    with pytest.raises(SchemaError, match="max_length must be an int from 1 to 6"):
+        check_schema(bundled_schema("sinhala"), max_length=length)
+    if length != 0:
+        with pytest.raises(SchemaError, match="check_length must be an int from 0 to 6"):
+            Syllabifier.from_schema("unused.json", check_length=length)

@@ -11,6 +11,7 @@ It deliberately does not tokenize anything: :mod:`wwho.syllables` runs schemas.
 from __future__ import annotations
 
 import difflib
+import enum
 import functools
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,9 @@ OTHER = "O"
 
 _LABEL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
 #: What may stand inside \p{...}: a property name, or name=value (regex module syntax), nothing else.
+#: The whitespace the automaton keeps outside syllables: no class may hold it.
+_SPACES = frozenset(map(ord, " \t\n\r"))
+_SURROGATES = (0xD800, 0xDFFF)
 _PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
 _CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
 
@@ -99,18 +103,32 @@ MAX_SCHEMA_BYTES = 16 * 2**20
 
 
 @functools.cache
+def _bundled_names() -> frozenset[str]:
+    return frozenset(available_scripts())
+
+
+def script_name(script: object) -> str:
+    """The name of a bundled script given by name or as a :class:`wwho.Script` member; anything
+    else (a path, another type) is a :class:`SchemaError`. Schema files of your own are loaded by
+    path (:func:`load_schema`), never through a script name."""
+    name = script.value if isinstance(script, enum.Enum) else script
+    if not isinstance(name, str) or name not in _bundled_names():
+        raise SchemaError(f"unknown script {brief(script)}; bundled scripts: {', '.join(available_scripts())}")
+    return name
+
+
 def bundled_schema(name: str) -> Schema:
-    """Load a bundled schema by script name (cached).
+    """Load a bundled schema by script name (cached; see :func:`script_name`).
 
     Its grammar is not compiled here: a bundled grammar passes :func:`load_schema`'s full check in
     the tests (``tests/test_schema.py``), and compiling all ten costs about a second that every
     caller needing only the blocks (the script router, the script check of training) would pay."""
-    path = SCHEMA_DIR / f"{name}.json"
-    if not path.is_file():
-        raise SchemaError(
-            f"unknown script {name!r}; bundled scripts: {', '.join(available_scripts())}"
-        )
-    return load_schema(path, check_grammar=False)
+    return _bundled_schema(script_name(name))
+
+
+@functools.cache
+def _bundled_schema(name: str) -> Schema:
+    return load_schema(SCHEMA_DIR / f"{name}.json", check_grammar=False)
 
 
 def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
@@ -207,9 +225,17 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
                 first, last = codepoint(member[0], mkey), codepoint(member[1], mkey)
                 if first > last:
                     raise fail(mkey, f"range first {member[0]} is after last {member[1]}")
-                cps.update(range(first, last + 1))
+                # Surrogates are no characters (properties leave them out too).
+                cps.update(cp for cp in range(first, last + 1) if not _SURROGATES[0] <= cp <= _SURROGATES[1])
             else:
-                cps.add(codepoint(member, mkey))
+                cp = codepoint(member, mkey)
+                if _SURROGATES[0] <= cp <= _SURROGATES[1]:
+                    raise fail(mkey, f"U+{cp:04X} is a surrogate code point, not a character")
+                cps.add(cp)
+        spaces = sorted(cps & _SPACES)
+        if spaces:  # the automaton keeps them out of syllables (leading-space mode attaches them)
+            raise fail(key, f"U+{spaces[0]:04X} is whitespace, which no class may hold: space, tab, "
+                       "CR and LF stay outside syllables")
         if not cps and not any(lbl == label for lbl, _ in by_property):
             raise fail(key, "class has no members")
         for cp in cps:
@@ -230,10 +256,13 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
                 extra |= _property_codepoints(prop)
             except Exception as exc:  # regex raises its own error type for bad names
                 raise fail(f"char_classes.{label}.properties", f"unknown Unicode property {prop!r} ({exc})") from None
-        extra -= class_of.keys()
+        extra -= class_of.keys() | _SPACES
         for cp in extra:
             class_of[cp] = label
         classes[label] = classes[label] | frozenset(extra)
+        if not classes[label]:
+            raise fail(f"char_classes.{label}", "class has no members: its properties match no code point "
+                       "that an earlier class has not taken")
 
     # The automaton.
     transitions_raw = data["transitions"]

@@ -42,9 +42,9 @@ import re
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import SchemaError, TokenizerError
+from wwho.errors import SchemaError, TokenizerError, brief
 from wwho.graphemes import cluster_ends, property_ranges
-from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema
+from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema, script_name
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
 WHITESPACE = frozenset(" \t\n\r")
@@ -76,8 +76,9 @@ class Syllabifier:
 
     @classmethod
     def for_script(cls, name: str) -> Syllabifier:
-        """The syllabifier of a bundled script (``"sinhala"``, ``"devanagari"``, ...), cached."""
-        return _for_script(name)
+        """The syllabifier of a bundled script (``"sinhala"``, ``"devanagari"``, ..., or a
+        :class:`wwho.Script` member), cached."""
+        return _for_script(script_name(name))
 
     @classmethod
     def from_schema(cls, path: str | Path, *, engine: str = "auto", check_length: int = 3) -> Syllabifier:
@@ -85,6 +86,7 @@ class Syllabifier:
         does: the grammar must not be one a backtracking engine chokes on (:mod:`wwho.ambiguity`),
         and must equal the automaton on every string of up to ``check_length`` characters
         (:func:`check_schema`; ``wwho schema check`` goes to 5; 0 skips it)."""
+        _check_length(check_length, "check_length", 0)
         schema = load_schema(path)
         if schema.grammar is not None and check_length > 0:
             problems = check_schema(schema, max_length=check_length)
@@ -104,15 +106,16 @@ class Syllabifier:
         """Split ``text`` into syllables (and single-character tokens between them)."""
         _check_text(text)
         if self.engine == "regex":
-            return self._tokenize_grammar(text, bool(leading_space))
-        return self.automaton.tokenize(text, bool(leading_space))
+            return self._tokenize_grammar(text, _flag(leading_space))
+        return self.automaton.tokenize(text, _flag(leading_space))
 
     def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
         """``separator.join(self.tokenize(text, leading_space))``, made in the core without a string
         per syllable when the engine is the automaton."""
         _check_text(text)
+        _check_separator(separator)
         if self.engine == "table":
-            return self.automaton.joined(text, bool(leading_space), separator, False).decode("utf-8", "surrogatepass")
+            return self.automaton.joined(text, _flag(leading_space), separator, False).decode("utf-8", "surrogatepass")
         return separator.join(self.tokenize(text, leading_space))
 
     def joined_lines(self, text: str, separator: str, leading_space: bool = False) -> bytes:
@@ -120,8 +123,9 @@ class Syllabifier:
         ends kept; lone surrogates as "surrogatepass" writes them): what ``wwho syllabify`` prints
         for a block of its input. The automaton does a whole block in one call, without the GIL."""
         _check_text(text)
+        _check_separator(separator)
         if self.engine == "table":
-            return self.automaton.joined(text, bool(leading_space), separator, True)
+            return self.automaton.joined(text, _flag(leading_space), separator, True)
         lines = (self.joined(line, separator, leading_space) for line in text.split("\n"))
         return "\n".join(lines).encode("utf-8", "surrogatepass")
 
@@ -145,7 +149,7 @@ class Syllabifier:
     def tokenize_table(self, text: str, leading_space: bool = False) -> list[str]:
         """The automaton's tokens, whatever ``engine`` is (the authoritative engine)."""
         _check_text(text)
-        return self.automaton.tokenize(text, bool(leading_space))
+        return self.automaton.tokenize(text, _flag(leading_space))
 
 
 def compile_automaton(schema: Schema) -> _core.Automaton:
@@ -180,6 +184,7 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
     script, whose characters would come back one code point at a time (``syllabify("नमस्ते")``
     needs ``script="devanagari"``); a long text is judged on a sample of it
     (:func:`wwho.scriptcheck.sample`)."""
+    script = script_name(script)
     syllabifier = _for_script(script)
     from wwho.scriptcheck import letters_by_script, sample, warn_if_other_script
 
@@ -194,6 +199,32 @@ def _check_text(text: object) -> None:
         raise TokenizerError(f"expected text as str, got {type(text).__name__}")
 
 
+def _flag(leading_space: object) -> bool:
+    if leading_space is True or leading_space is False:
+        return leading_space
+    raise TokenizerError(f"leading_space must be True or False, not {brief(leading_space)}")
+
+
+def _check_separator(separator: object) -> None:
+    if not isinstance(separator, str):
+        raise TokenizerError(f"separator must be text (str), got {type(separator).__name__}")
+    try:
+        separator.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TokenizerError(f"separator holds a lone surrogate (U+{ord(separator[exc.start]):04X}) at "
+                             f"{exc.start}: it could not be written as UTF-8") from None
+
+
+#: ``check_schema``'s longest strings: the strings tried grow as (classes + 4) ** length.
+MAX_CHECK_LENGTH = 6
+
+
+def _check_length(value: object, name: str, lowest: int) -> int:
+    if type(value) is not int or not lowest <= value <= MAX_CHECK_LENGTH:
+        raise SchemaError(f"{name} must be an int from {lowest} to {MAX_CHECK_LENGTH}, not {brief(value)}")
+    return value
+
+
 def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
     """Compare the grammar (a Python regex) with the automaton (the core) exhaustively.
 
@@ -204,6 +235,7 @@ def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
     engine, the same for both). Returns a description of each disagreement (an empty list
     means the grammar is a faithful compilation of the automaton).
     """
+    _check_length(max_length, "max_length", 1)
     if schema.grammar is None:
         return ["the schema has no grammar: there is nothing to compare the automaton with"]
     # The syllables themselves: keeping clusters whole would hide a grammar that forgets a mark.

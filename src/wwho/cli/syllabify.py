@@ -1,8 +1,11 @@
 """``wwho syllabify``: print the syllables of a text (argument or stdin), one line per input line.
 
-Standard input in UTF-8 (the usual case) is read in blocks of whole lines, each block syllabified
-by the core in one call on a pool of threads and written in order as bytes: a call and a string
-per line would cost more than the syllables. ``--json`` and other encodings go line by line.
+Input is UTF-8 (standard input is read as bytes; a byte that is not UTF-8 is an error naming its
+offset) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
+not a syllable (CRLF files), in every mode, and an argument holding newlines is several lines.
+Standard input is read in blocks of whole lines, each block syllabified by the core in one call on
+a pool of threads and written in order as bytes: a call and a string per line would cost more
+than the syllables. ``--json`` goes line by line.
 """
 
 from __future__ import annotations
@@ -29,35 +32,59 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(args.script)
     letters: Counter = Counter()
-    if args.text == "-" and not args.json and _utf8(sys.stdin) and _utf8(sys.stdout):
-        _blocks(syl, args, letters)
+    texts = _texts(sys.stdin.buffer) if args.text == "-" else [_argument(args.text)]
+    if not args.json and hasattr(sys.stdout, "buffer"):
+        _blocks(syl, args, texts, letters)
     else:
-        _lines(syl, args, sys.stdin if args.text == "-" else [argument_text(args.text)], letters)
+        _lines(syl, args, (line for text in texts for line in _split(text)), letters)
     if not args.schema:
         warn_if_other_script(letters, (args.script,), what="the input", option="--script ")
     return 0
 
 
+def _argument(text: str) -> str:
+    """The argument's text, strictly UTF-8 as standard input is read (a surrogate code point,
+    which ``encode`` would replace, could not be printed back)."""
+    from wwho.errors import CorpusError
+
+    text = argument_text(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CorpusError(f"arguments: the text is not UTF-8 (a surrogate code point at character {exc.start})") from None
+    return text
+
+
+def _split(text: str) -> list[str]:
+    """The lines of a block of whole lines (or of an argument), CRLF line ends as LF."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()  # the block's last line end
+    return lines
+
+
 BLOCK_BYTES = 1 << 22  # per core call: large enough to amortize it, small enough to stream
 
 
-def _blocks(syl: Syllabifier, args: argparse.Namespace, letters: Counter) -> None:
-    """Standard input to standard output, block by block, in order; the first characters are
-    the script check's sample."""
+def _blocks(syl: Syllabifier, args: argparse.Namespace, texts, letters: Counter) -> None:
+    """Blocks of whole lines to standard output, in order; the first characters are the script
+    check's sample."""
     from concurrent.futures import ThreadPoolExecutor
 
     from wwho.threads import cpus
 
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout = sys.stdout.buffer
     sys.stdout.flush()
     workers = min(cpus(), 4)
     judged, pending, last = 0, [], "\n"
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for text in _texts(stdin):
+        for text in texts:
             if not args.schema and judged < SAMPLE_CHARS:
                 letters.update(letters_by_script([(text[:SAMPLE_CHARS - judged], 1)]))
                 judged += len(text)
-            last = text[-1]
+            last = text[-1:]  # "" for an empty argument: one empty line
+            # A block holds whole lines, so a CRLF is never cut between two blocks.
+            text = text.replace("\r\n", "\n")
             pending.append(pool.submit(syl.joined_lines, text, " | ", args.leading_space))
             if len(pending) > 2 * workers:  # bounded read-ahead
                 stdout.write(pending.pop(0).result())
@@ -98,7 +125,6 @@ def _lines(syl: Syllabifier, args: argparse.Namespace, lines, letters: Counter) 
     judged = 0  # characters the script check has seen: the input's start is its sample
     out: list[str] = []
     for line in lines:
-        line = line.rstrip("\r\n")  # a CRLF file: "\r" is no syllable of the line
         if not args.schema and judged < SAMPLE_CHARS:
             letters.update(letters_by_script([(line[:SAMPLE_CHARS - judged], 1)]))
             judged += len(line)
@@ -111,11 +137,13 @@ def _lines(syl: Syllabifier, args: argparse.Namespace, lines, letters: Counter) 
     _write(out)
 
 
-def _utf8(stream) -> bool:
-    return (getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8" and hasattr(stream, "buffer")
-
-
 def _write(lines: list[str]) -> None:
+    """Write ``lines`` (and empty the list) as UTF-8, whatever the locale says."""
     if lines:
-        sys.stdout.write("\n".join(lines) + "\n")
+        text = "\n".join(lines) + "\n"
+        if hasattr(sys.stdout, "buffer"):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text.encode("utf-8"))
+        else:
+            sys.stdout.write(text)
         lines.clear()
