@@ -187,6 +187,24 @@ def test_a_directory_without_its_kinds_own_file_is_refused(tmp_path):
             load_tokenizer(tmp_path / "meta")
 
 
+@pytest.mark.parametrize("how", ["deleted", "dangling link"])
+def test_an_sgpe_folder_without_its_vocab_json_is_refused(tmp_path, how):
+    # It loaded as its tokenizer.json (an HF tokenizer, other ids, no token_bytes), silently.
+    directory = tmp_path / "sgpe"
+    SGPETokenizer(train_sgpe(SAMPLE, vocab_size=600, progress=False, workers=1, segments_only=True)).save(directory)
+    (directory / "vocab.json").unlink()
+    if how == "dangling link":
+        (directory / "vocab.json").symlink_to(tmp_path / "nowhere.json")
+        with pytest.raises(VocabError, match="vocab.json"):
+            load_tokenizer(directory)
+        (directory / "wwho-manifest.json").unlink()  # without the manifest too: the loader names the link
+        with pytest.raises(VocabError, match="vocab.json"):
+            load_tokenizer(directory)
+    else:
+        with pytest.raises(VocabError, match="vocab.json is missing: the directory was saved as an SGPE"):
+            load_tokenizer(directory)
+
+
 def test_a_fifo_named_without_a_suffix_is_refused_by_name(tmp_path):
     """Before: 'cannot tell what kind of tokenizer this is' for a FIFO or /dev/zero."""
     os.mkfifo(tmp_path / "tok")

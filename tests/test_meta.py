@@ -412,11 +412,42 @@ def test_wrong_ranks_file_is_a_clear_error(meta, tmp_path):
     ({"sgpe_vocab": "../vocab.json"}, "sgpe_vocab"),
     ({"sgpe_vocab_size": 10, "vocab_size": O200K_N_VOCAB + 10}, "sgpe_vocab_size"),
     ({"tiktoken_encoding": "no_such_encoding"}, "no_such_encoding"),
+    # A lone surrogate as the file name was a UnicodeEncodeError traceback from os.stat
+    ({"sgpe_vocab": "\ud800"}, "'sgpe_vocab' must be a file name in the same directory"),
+    # Loaded silently: a vocabulary of another script (the router would send other text to SGPE),
+    # and values of the wrong kind (True == 1, 1.0 == 1)
+    ({"sgpe_script": "devanagari"}, "'sgpe_script' is 'devanagari' but .*vocab.json is a 'mixed' vocabulary"),
+    ({"sgpe_script": {}}, "'sgpe_script' must be a str"),
+    ({"format": "garbage/9"}, "'format' is 'garbage/9'"),
+    ({"format_version": True}, "'format_version' is True"),
+    ({"format_version": 1.0}, "'format_version' is 1.0"),
 ])
 def test_bad_meta_config(meta, tmp_path, changes, message):
     meta.save(tmp_path)
     edit_config(tmp_path, **changes)
     with pytest.raises(VocabError, match=message):
+        MetaTokenizer.load(tmp_path)
+
+
+def test_sgpe_vocab_naming_a_folder_is_refused(meta, sgpe, tmp_path):
+    # A folder's vocab.json was loaded whole, around the rule that refuses links to files outside.
+    meta.save(tmp_path)
+    (tmp_path / "sub").mkdir()
+    sgpe.save(tmp_path / "sub")
+    edit_config(tmp_path, sgpe_vocab="sub")
+    with pytest.raises(VocabError, match="'sgpe_vocab' 'sub' is a directory; it must name a file"):
+        MetaTokenizer.load(tmp_path)
+
+
+def test_a_prefix_space_vocabulary_in_a_meta_folder_names_the_file(meta, tmp_path):
+    # The message was "not the parts of a meta tokenizer", naming no file and no reason.
+    meta.save(tmp_path)
+    path = tmp_path / "vocab.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["prefix_space"] = True
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / "wwho-manifest.json").unlink()
+    with pytest.raises(VocabError, match="vocab.json: trained with prefix_space"):
         MetaTokenizer.load(tmp_path)
 
 

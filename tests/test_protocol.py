@@ -107,6 +107,24 @@ def test_skip_special_tokens_drops_specials(kind_tok):
     assert kept != tok.decode(ids) and _data(kind, special) in kept
 
 
+@pytest.mark.parametrize("options, words", [
+    ({"errors": 5}, "errors must be the name of an error handler"),
+    ({"errors": "bogus"}, "errors='bogus' is no error handler"),
+    ({"skip_special_tokens": "yes"}, "skip_special_tokens must be True or False"),
+])
+def test_decode_options_are_checked(kind_tok, options, words):
+    # SGPE decoded with errors=5 or "bogus" while the bytes were valid, meta raised a bare
+    # TypeError, and skip_special_tokens="yes" counted as True.
+    kind, tok = kind_tok
+    ids = tok.encode(_data(kind, "ශ්‍රී ලංකා"))
+    if kind == "binary" and "errors" in options:  # it returns bytes: no errors option to misspell
+        with pytest.raises(TypeError, match="errors"):
+            tok.decode(ids, **options)
+        return
+    with pytest.raises(TokenizerError, match=words):
+        tok.decode(ids, **options)
+
+
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "binary"])
 def test_token_strings_are_hf_tokenizers_own(kind, tokenizers, tmp_path):
     """get_vocab() is exactly what stock HF tokenizers reads from the kind's tokenizer.json."""

@@ -181,3 +181,35 @@ def test_stream_drops_the_dummy_space_as_decode_does(variants, variant):
             dec.decode_token(ids[0]) if ids else None
             dec.reset()
             assert dec.decode_tokens(ids[:cut]) + dec.decode_tokens(ids[cut:]) + dec.flush() == text
+
+
+
+def test_a_strict_decoder_is_usable_after_bad_bytes(bytes_only):
+    # After one error every later token raised it again (the bad bytes stayed pending), and the
+    # error was a bare UnicodeDecodeError.
+    good = bytes_only.encode("ok ශ්‍රී")
+    dec = StreamingDecoder(bytes_only, errors="strict")
+    assert dec.decode_token(0xE0) == ""  # a lead byte
+    with pytest.raises(TokenizerError, match="not UTF-8"):
+        dec.flush()
+    assert dec.pending == b""
+    assert dec.decode_tokens(good) + dec.flush() == "ok ශ්‍රී"
+    with pytest.raises(TokenizerError, match="not UTF-8"):
+        dec.decode_tokens([0xE0, *good])  # a lead byte without its continuation bytes
+    assert dec.pending == b""
+    assert dec.decode_tokens(good) + dec.flush() == "ok ශ්‍රී"
+
+
+@pytest.mark.parametrize("errors", ["bogus", 5, None])
+def test_errors_must_name_an_error_handler(bytes_only, errors):
+    # A typo was accepted and failed only at the first bad byte (a LookupError).
+    with pytest.raises(TokenizerError, match="errors"):
+        StreamingDecoder(bytes_only, errors=errors)
+
+
+def test_a_bad_id_is_named_by_its_position(tokenizers):
+    # SGPE's message said "position 0" whatever the position.
+    sgpe = tokenizers["sinhala"]
+    ok = sgpe.encode("ශ්‍රී")
+    with pytest.raises(TokenizerError, match=rf"ids\[{len(ok)}\]: token id -1 is out of range"):
+        StreamingDecoder(sgpe).decode_tokens([*ok, -1])

@@ -78,6 +78,8 @@ def test_merges_must_name_tokens(tmp_path, saved):
     (lambda d: d.update(min_freq=0), r"'min_freq' must be a positive integer, not 0"),
     (lambda d: d.update(min_freq=True), r"'min_freq' must be a positive integer, not True"),
     (lambda d: d.update(version=["x"]), r"'version' must be a string"),
+    # Another version skipped the checks of wwho's files: a cut merge list loaded
+    (lambda d: d.update(version="wwho-sgpe/3", merges=d["merges"][:5], num_merges=5), r"'version' is 'wwho-sgpe/3'"),
     (lambda d: d.update(format="other/9"), r"'format' is 'other/9'"),
     (lambda d: d.update(fallback=["bytes"]), r"'fallback' must be 'bytes' or 'unk'"),
     (lambda d: d.update(script={"a": 1}), r"'script' must be one of"),
@@ -102,3 +104,8 @@ def test_a_valid_file_still_loads(tmp_path, saved):
     _load(tmp_path, saved)
     tok = SGPETokenizer.load(tmp_path / "vocab.json")
     assert tok.decode(tok.encode("ශ්‍රී ලංකාව")) == "ශ්‍රී ලංකාව"
+
+
+def test_the_original_sgpe_version_still_loads(tmp_path, saved):
+    # spec 000's "sgpe_v1.0.0": its syllable tokens come from no merge, so no truncation check
+    _load(tmp_path, _edit(saved, lambda d: d.update(version="sgpe_v1.0.0")))

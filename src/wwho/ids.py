@@ -132,3 +132,19 @@ def _sequence(ids: object) -> list:
         if hasattr(type(ids), "__index__"):
             raise TokenizerError(one) from None
         raise TokenizerError(f"{what}, got {_name(ids)}") from None
+
+
+def check_decode_options(errors: object, skip_special_tokens: object) -> None:
+    """A decode's options: ``errors`` a registered error handler's name (a typo would only fail on
+    the first bad byte, or never), ``skip_special_tokens`` True or False."""
+    import codecs
+
+    if not isinstance(errors, str):
+        raise TokenizerError(f"errors must be the name of an error handler (str), not {type(errors).__name__}")
+    try:
+        codecs.lookup_error(errors)
+    except LookupError:
+        raise TokenizerError(f"errors={errors!r} is no error handler ('replace', 'strict', "
+                             "'surrogatepass', ...)") from None
+    if skip_special_tokens is not True and skip_special_tokens is not False:
+        raise TokenizerError(f"skip_special_tokens must be True or False, not {skip_special_tokens!r:.40}")

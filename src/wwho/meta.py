@@ -53,7 +53,7 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError
 from wwho.ids import batch as as_batch
-from wwho.ids import id_batch, token_id, token_ids
+from wwho.ids import check_decode_options, id_batch, token_id, token_ids
 from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
 
@@ -327,10 +327,17 @@ class MetaTokenizer:
                              f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
         if part.n_vocab != config["offset"]:
             raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
-        sgpe = SGPETokenizer.load(member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'"))
+        vocab_path = member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'")
+        sgpe = SGPETokenizer.load(vocab_path)
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
-                             f"{directory / config['sgpe_vocab']} has {sgpe.vocab_size} tokens")
+                             f"{vocab_path} has {sgpe.vocab_size} tokens")
+        if config.get("sgpe_script", sgpe.script) != sgpe.script:  # the router would send other text to SGPE
+            raise VocabError(f"{path}: 'sgpe_script' is {config['sgpe_script']!r} but {vocab_path} is a "
+                             f"{sgpe.script!r} vocabulary")
+        if sgpe.prefix_space:
+            raise VocabError(f"{vocab_path}: trained with prefix_space, which a meta tokenizer's SGPE part "
+                             "cannot be (see MetaTokenizer)")
         return _restore(sgpe, model, part, cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
@@ -529,6 +536,7 @@ class MetaTokenizer:
     def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop tiktoken's special tokens and the SGPE part's."""
+        check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
             special = self._special_ids()
             ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]

@@ -696,9 +696,20 @@ def member(directory: str | os.PathLike, name: Any, *, source: str, key: str) ->
     if os.path.lexists(path) and os.path.dirname(os.path.realpath(path)) != real_dir:
         raise VocabError(f"{source}: {key} {name!r} is a link to a file outside {directory}; tokenizer files "
                          "must be inside the tokenizer's directory")
+    if os.path.isdir(path):  # a folder would be loaded whole, its links unchecked
+        raise VocabError(f"{source}: {key} {name!r} is a directory; it must name a file")
     return path
 
 
 def _plain_name(name: Any) -> bool:
     return (isinstance(name, str) and 0 < len(name) <= 255 and name not in (".", "..")
-            and not any(c in name for c in "/\\\0") and name.strip() == name)
+            and not any(c in name for c in "/\\\0") and name.strip() == name and _fs_name(name))
+
+
+def _fs_name(name: str) -> bool:
+    """Whether ``name`` can be a file name here (a lone surrogate other than an escaped byte cannot)."""
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -832,7 +832,7 @@ def _detect_kind(path: str | os.PathLike) -> str:
         _check_kind_files(p)
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
                            ("tokenizer.json", None)):
-            if (p / name).exists():  # what is not a regular file is refused by its loader, by name
+            if os.path.lexists(p / name):  # what is not a regular file (a dangling link) is refused by its loader
                 return kind or _detect_kind(p / name)
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
                          "or tokenizer.json)")
@@ -856,7 +856,8 @@ def _detect_kind(path: str | os.PathLike) -> str:
 
 
 #: The file that makes a saved directory a kind of its own; deleted, another kind's files would be loaded.
-KIND_FILES = {"meta_config.json": "a meta tokenizer", "bytelevel.json": "a byte-level tokenizer"}
+KIND_FILES = {"meta_config.json": "a meta tokenizer", "bytelevel.json": "a byte-level tokenizer",
+              "vocab.json": "an SGPE vocabulary or a meta tokenizer"}
 
 
 def _check_kind_files(directory: Path) -> None:
@@ -868,7 +869,7 @@ def _check_kind_files(directory: Path) -> None:
     manifest = read_manifest(directory / MANIFEST)
     listed = manifest["files"] if manifest else {}
     for name, kind in KIND_FILES.items():
-        if name in listed and not (directory / name).exists():
+        if name in listed and not os.path.lexists(directory / name):
             raise VocabError(f"{directory}: {name} is missing: the directory was saved as {kind} "
                              f"({MANIFEST} lists it); put it back or save the tokenizer again")
 

@@ -16,7 +16,8 @@ conventions (leading-space markers and the like): tokens are bytes, and that is 
 decodes. One difference it cannot avoid: SGPE's ``decode`` keeps lone surrogates (its
 byte fallback spells them) when every byte of the ids is otherwise valid, a choice that
 needs all of the ids; the stream replaces them unless made with
-``errors="surrogatepass"``.
+``errors="surrogatepass"``. With ``errors="strict"``, bytes that are not UTF-8 raise
+:class:`wwho.errors.TokenizerError` and empty the decoder (the next token starts a new text).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterable
 from typing import Protocol
+
+from wwho.errors import TokenizerError, WwhoError
+from wwho.ids import check_decode_options
 
 
 class HasTokenBytes(Protocol):
@@ -36,6 +40,7 @@ class StreamingDecoder:
     def __init__(self, tokenizer: HasTokenBytes, *, errors: str = "replace") -> None:
         if not callable(getattr(tokenizer, "token_bytes", None)):
             raise TypeError(f"{type(tokenizer).__name__} has no token_bytes(id) method")
+        check_decode_options(errors, False)
         self.tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
         # the dummy space before a text: dropped from the stream's first byte, as decode does
@@ -47,7 +52,17 @@ class StreamingDecoder:
             self._at_start = False
             if self._prefix_space and data[:1] == b" ":
                 data = data[1:]
-        return self._decoder.decode(data)
+        return self._decode(data, final=False)
+
+    def _decode(self, data: bytes, *, final: bool) -> str:
+        # With errors="strict", bytes that are not UTF-8 end the text: the decoder is emptied so
+        # that the next token starts a new one, not the same error again.
+        try:
+            return self._decoder.decode(data, final=final)
+        except UnicodeDecodeError as exc:
+            self.reset()
+            raise TokenizerError(f"the tokens' bytes are not UTF-8 ({exc.reason}: {exc.object[exc.start:exc.end]!r}); "
+                                 "the decoder is emptied") from None
 
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished)."""
@@ -60,12 +75,18 @@ class StreamingDecoder:
         token_bytes = self.tokenizer.token_bytes
         # The same sequences as every decode takes: not bytes (their ints), a dict (its keys), a
         # set, or one id on its own; each id then checked by token_bytes.
-        return self._feed(b"".join(token_bytes(i) for i in token_ids(ids)))
+        parts = []
+        for position, i in enumerate(token_ids(ids)):
+            try:
+                parts.append(token_bytes(i))
+            except WwhoError as exc:
+                raise TokenizerError(f"ids[{position}]: {exc}") from None
+        return self._feed(b"".join(parts))
 
     def flush(self) -> str:
-        """What is left: an unfinished character becomes U+FFFD. The decoder is then empty, and the
-        next token starts a new text."""
-        text = self._decoder.decode(b"", final=True)
+        """What is left: an unfinished character becomes U+FFFD (with ``errors="strict"``, a
+        :class:`TokenizerError`). The decoder is then empty, and the next token starts a new text."""
+        text = self._decode(b"", final=True)
         self.reset()
         return text
 
@@ -78,3 +99,4 @@ class StreamingDecoder:
     def pending(self) -> bytes:
         """The buffered bytes of an unfinished character."""
         return self._decoder.getstate()[0]
+

@@ -39,7 +39,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
-from wwho.ids import id_batch, token_ids
+from wwho.ids import check_decode_options, id_batch, token_ids
 from wwho.ids import token_id as token_id_of
 from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
@@ -246,6 +246,7 @@ class ByteBPE:
     def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop the special tokens (``special_tokens``; added tokens stay)."""
+        check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
             special = set(self.special_tokens.values())
             ids = [i for i in token_ids(ids) if i not in special]

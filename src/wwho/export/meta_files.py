@@ -107,7 +107,9 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
     data = parse_json(raw, source=str(path), error=VocabError)
     if not isinstance(data, dict):
         raise VocabError(f"{path}: a {CONFIG_FILE} is a JSON object")
-    if data.get("format_version") != FORMAT_VERSION:
+    if data.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
+        raise VocabError(f"{path}: 'format' is {brief(data['format'])}, not {CONFIG_FORMAT!r}")
+    if type(data.get("format_version")) is not int or data["format_version"] != FORMAT_VERSION:
         raise VocabError(f"{path}: 'format_version' is {brief(data.get('format_version'))}; this wwho reads version "
                          f"{FORMAT_VERSION}")
     kinds = {"offset": int, "tiktoken_encoding": str, "tiktoken_n_vocab": int, "tiktoken_sha256": str,
@@ -124,5 +126,7 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
     if data["vocab_size"] != data["offset"] + data["sgpe_vocab_size"]:
         raise VocabError(f"{path}: 'vocab_size' {data['vocab_size']} is not offset + sgpe_vocab_size "
                          f"({data['offset']} + {data['sgpe_vocab_size']})")
+    if "sgpe_script" in data and type(data["sgpe_script"]) is not str:
+        raise VocabError(f"{path}: 'sgpe_script' must be a str, not {brief(data['sgpe_script'])}")
     member(path.parent, data["sgpe_vocab"], source=str(path), key="'sgpe_vocab'")
     return data

@@ -44,7 +44,8 @@ from pathlib import Path
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
-from wwho.ids import id_batch, token_ids
+from wwho.ids import check_decode_options, id_batch, token_ids
+from wwho.ids import token_id as checked_id
 from wwho.protocol import no_names, special_names
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
@@ -275,8 +276,7 @@ class SGPETokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a byte-fallback token is its single byte)."""
-        (i,) = token_ids((token_id,), len(self.vocab))
-        return self._core.token_bytes(i)
+        return self._core.token_bytes(checked_id(token_id, len(self.vocab)))
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
@@ -292,6 +292,7 @@ class SGPETokenizer:
         included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``errors="strict"`` raises ``UnicodeDecodeError`` on them, a lone surrogate's bytes included
         (they are no UTF-8), as Python's codec does."""
+        check_decode_options(errors, skip_special_tokens)
         data = self.decode_bytes(ids, skip_special_tokens=skip_special_tokens)
         if errors == "strict":
             return data.decode("utf-8")

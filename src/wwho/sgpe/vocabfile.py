@@ -28,6 +28,7 @@ Writing is atomic. This module does not tokenize.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,10 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     version = data.get("version", FORMAT)
     if not isinstance(version, str):
         raise fail(f"'version' must be a string, not {brief(version)}")
+    if version not in (FORMAT, FORMAT_2) and not _ORIGINAL_VERSION.fullmatch(version):
+        # Another version would skip the checks of wwho's own files (a cut-short merge list).
+        raise fail(f"'version' is {brief(version)}; this wwho reads {FORMAT!r}, {FORMAT_2!r} and the original "
+                   "SGPE's 'sgpe_v1.0.0'")
     if data.get("format", FORMAT) not in (FORMAT, FORMAT_2):
         raise fail(f"'format' is {brief(data['format'])}; this wwho reads {FORMAT!r} and {FORMAT_2!r}")
     fallback = data.get("fallback", "bytes" if version in (FORMAT, FORMAT_2) else "unk")
@@ -212,6 +217,10 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         prefix_space=prefix_space,
         version=version,
     )
+
+
+#: The original SGPE's ``version`` (spec 000: ``"sgpe_v1.0.0"``), whose syllable tokens come from no merge.
+_ORIGINAL_VERSION = re.compile(r"sgpe_v1(\.\d+){0,2}")
 
 
 def _check_reachable(vocab, merges, specials, fail) -> None:
