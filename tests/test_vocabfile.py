@@ -79,6 +79,8 @@ def test_merges_must_name_tokens(tmp_path, saved):
     (lambda d: d.update(min_freq=True), r"'min_freq' must be a positive integer, not True"),
     (lambda d: d.update(version=["x"]), r"'version' must be a string"),
     # Another version skipped the checks of wwho's files: a cut merge list loaded
+    (lambda d: d.update(vocab_size=float(d["vocab_size"])), r"'vocab_size' is \d+\.0 but"),
+    (lambda d: d.update(num_merges=float(d["num_merges"])), r"'num_merges' is \d+\.0 but"),
     (lambda d: d.update(version="wwho-sgpe/3", merges=d["merges"][:5], num_merges=5), r"'version' is 'wwho-sgpe/3'"),
     (lambda d: d.update(format="other/9"), r"'format' is 'other/9'"),
     (lambda d: d.update(fallback=["bytes"]), r"'fallback' must be 'bytes' or 'unk'"),

@@ -128,7 +128,7 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         if i in by_id:
             raise fail(f"'vocab' entries {brief(by_id[i])} and {brief(token)} have the same id {i}")
         by_id[i] = token
-    if "vocab_size" in data and data["vocab_size"] != len(vocab):
+    if "vocab_size" in data and (type(data["vocab_size"]) is not int or data["vocab_size"] != len(vocab)):
         raise fail(f"'vocab_size' is {brief(data['vocab_size'])} but 'vocab' has {len(vocab)} entries")
     specials = data["special_tokens"]
     if not isinstance(specials, list) or not all(isinstance(s, str) for s in specials):
@@ -157,7 +157,7 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     merges = merge_list("merges")
     syllable_merges = merge_list("syllable_merges")
     superword_merges = merge_list("superword_merges")
-    if "num_merges" in data and data["num_merges"] != len(merges):
+    if "num_merges" in data and (type(data["num_merges"]) is not int or data["num_merges"] != len(merges)):
         raise fail(f"'num_merges' is {brief(data['num_merges'])} but 'merges' has {len(merges)}")
     version = data.get("version", FORMAT)
     if not isinstance(version, str):
