@@ -102,7 +102,7 @@ def test_one_file_is_one_file(tmp_path):
     one = tmp_path / "one.bin"
     one.write_bytes(os.urandom(5000) * 3)
     proc = run_wwho("train", "--kind", "binary", one, "-o", tmp_path / "t.json", "--vocab-size", "300",
-                    "--min-freq", "2", "--reserve", "0", "--quiet")
+                    "--min-freq", "2", "--reserve", "0")
     assert proc.returncode == 0, proc.stderr
     assert "from 1 file in" in proc.stderr and "1 files" not in proc.stderr
 

@@ -65,11 +65,15 @@ def test_walk_order_and_skips(tree):
     stats = IngestStats()
     found = [key for _, key in iter_files([tree], stats=stats)]
     assert found == ["a.bin", "b.bin", "sub/c.so"]  # sorted, depth first
-    assert stats.skipped == {".git": 1, ".DS_Store": 1, "empty": 1, "symlink": 2}
+    assert stats.skipped == {"hidden": 2, "empty": 1, "symlink": 2}  # .git/ and .DS_Store are hidden
 
 
 def test_follow_symlinks_includes_linked_files_and_dirs(tree):
-    assert names([tree], follow_symlinks=True) == ["a.bin", "b.bin", "link.bin", "linkdir/d.bin", "sub/c.so"]
+    stats = IngestStats()
+    found = [k for _, k in iter_files([tree], IngestOptions(follow_symlinks=True), stats=stats)]
+    # linkdir/d.bin is the file link.bin reached: read once, under the first path
+    assert found == ["a.bin", "b.bin", "link.bin", "sub/c.so"]
+    assert stats.skipped["already read by another path"] == 1
 
 
 def test_symlink_loop_is_not_followed_forever(tmp_path):
@@ -77,7 +81,7 @@ def test_symlink_loop_is_not_followed_forever(tmp_path):
     os.symlink(tmp_path / "d", tmp_path / "d" / "loop")
     stats = IngestStats()
     found = [k for _, k in iter_files([tmp_path / "d"], IngestOptions(follow_symlinks=True), stats=stats)]
-    assert found == ["x.bin"] and stats.skipped == {"symlink loop": 1}
+    assert found == ["x.bin"] and stats.skipped == {"already read by another path": 1}
 
 
 def test_named_inputs_are_used_in_the_given_order_even_through_symlinks(tree):
@@ -275,7 +279,7 @@ def test_unreadable_file_is_a_corpus_error(tmp_path, monkeypatch):
 def test_empty_corpus_is_a_corpus_error_saying_what_was_skipped(tmp_path):
     write(tmp_path / "e" / "empty", b"")
     write(tmp_path / "e" / ".git" / "x", b"x")
-    with pytest.raises(CorpusError, match=r"no data to train on .*skipped: 1 \.git, 1 empty"):
+    with pytest.raises(CorpusError, match=r"no data to train on .*skipped: 1 empty, 1 hidden"):
         count_windows([tmp_path / "e"])
     with pytest.raises(CorpusError, match="no input paths"):
         count_windows([])

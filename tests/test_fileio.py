@@ -54,14 +54,20 @@ def test_temporary_names_are_recognizable_and_stale_ones_go_with_the_next_write(
         seen = [p.name for p in tmp_path.iterdir()]
         f.write("{}")
     assert len(seen) == 1 and seen[0].startswith(".wwho-tmp-x.json.") and temp_owner(seen[0]) == os.getpid()
-    dead = tmp_path / ".wwho-tmp-y.json.999999999.abcdefgh.tmp"  # a process killed while writing
+    dead = tmp_path / ".wwho-tmp-y.json.999999999.0123456789ab.tmp"  # a process killed while writing
     dead.write_text("half")
-    alive = tmp_path / f".wwho-tmp-z.json.{os.getppid()}.abcdefgh.tmp"  # a running writer's
+    alive = tmp_path / f".wwho-tmp-z.json.{os.getppid()}.0123456789ab.tmp"  # a running writer's
     alive.write_text("busy")
-    mine = tmp_path / ".x.json.abcdefgh.tmp"  # not a name wwho makes: never touched
+    mine = tmp_path / ".x.json.0123456789ab.tmp"  # not a name wwho makes: never touched
     mine.write_text("user")
+    # The prefix and a dead pid, but not the rest of the format: a user's file, never touched.
+    lookalikes = [tmp_path / name for name in (".wwho-tmp-notes.4000000.backup", ".wwho-tmp-y.json.4000000.abcdefgh.tmp",
+                                               ".wwho-tmp-y.json.4000000.0123456789ab.tmp.bak")]
+    for path in lookalikes:
+        path.write_text("user")
     write_json(tmp_path / "x.json", {"a": 1})
     assert not dead.exists() and alive.exists() and mine.exists()
+    assert all(path.read_text() == "user" for path in lookalikes)
     assert remove_stale_temps(tmp_path) == []
 
 

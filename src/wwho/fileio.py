@@ -3,7 +3,7 @@
 Every single file wwho writes goes to a temporary file ``.wwho-tmp-<name>.<pid>.<random>.tmp``
 in the same directory, is fsynced and renamed into place, so a killed run never leaves a
 torn file. A temporary file whose process is gone (a ``kill -9``) is removed by the next
-write into that directory: only names with that prefix, never anything else. A failed write
+write into that directory: only names of exactly that format, never anything else. A failed write
 (a full disk, no permission) raises :class:`~wwho.errors.WriteError` naming the file; the
 old file is unchanged.
 
@@ -154,10 +154,15 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+#: Exactly the names :func:`temp_name` gives files: prefix, stem, pid, 12 random hex digits, ``.tmp``.
+_TEMP_FILE = re.compile(re.escape(TEMP_PREFIX) + r".+\.[0-9]+\.[0-9a-f]{12}\.tmp", re.DOTALL)
+
+
 def remove_stale_temps(directory: str | Path) -> list[str]:
     """Remove the temporary *files* of wwho processes that no longer run; returns their names.
 
-    Only regular files of this user's named ``.wwho-tmp-...<pid>...`` whose pid is not a live
+    Only regular files of this user's named exactly as :func:`temp_name` names them
+    (``.wwho-tmp-<name>.<pid>.<12 hex digits>.tmp``) whose pid is not a live
     process: never a name wwho does not make, never a file another running wwho is writing, never
     another user's file (in a shared directory such as ``/tmp`` anyone can create such a name).
     A file that cannot be removed is left; it never fails the write that looked.
@@ -170,7 +175,7 @@ def remove_stale_temps(directory: str | Path) -> list[str]:
         return removed
     for entry in entries:
         pid = temp_owner(entry.name)
-        if pid is None or process_alive(pid):
+        if pid is None or not _TEMP_FILE.fullmatch(entry.name) or process_alive(pid):
             continue
         try:
             if not entry.is_file(follow_symlinks=False) or (

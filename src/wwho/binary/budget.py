@@ -93,11 +93,12 @@ def peak_for(nbytes: int, windows: int) -> int:
     return BASE_BYTES + nbytes * BYTES_PER_INPUT_BYTE + windows * BYTES_PER_WINDOW
 
 
-def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None = None) -> Estimate:
+def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None = None, *,
+             exclude: Iterable[str | os.PathLike] = ()) -> Estimate:
     """Bound the memory of training on ``paths`` from file sizes alone (nothing is read)."""
     options = options or IngestOptions()
     files = total = largest = 0
-    for path, _ in iter_files(list(paths), options, stats=IngestStats()):
+    for path, _ in iter_files(paths, options, stats=IngestStats(), exclude=exclude):
         try:
             size = Path(path).stat().st_size
         except OSError:
@@ -137,7 +138,8 @@ def fit(est: Estimate, options: IngestOptions, budget: int) -> tuple[float, int]
 
 
 def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget: int | None = None,
-          over_budget: str = "refuse") -> tuple[IngestOptions, Estimate, str | None]:
+          over_budget: str = "refuse",
+          exclude: Iterable[str | os.PathLike] = ()) -> tuple[IngestOptions, Estimate, str | None]:
     """``(options to use, estimate, note)``: the options unchanged when the estimate fits the
     budget; else :class:`BudgetError` (``"refuse"``) or a lower ``sample_rate`` and a note saying so
     (``"sample"``)."""
@@ -146,7 +148,7 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
     budget = default_budget() if budget is None else budget
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise OptionError(f"memory_budget must be a positive number of bytes, not {budget!r}")
-    est = estimate(paths, options)
+    est = estimate(paths, options, exclude=exclude)
     if est.peak <= budget:
         return options, est, None
     rate, docs = fit(est, options, budget)

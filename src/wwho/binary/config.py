@@ -13,6 +13,7 @@ or run anything.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from wwho.binary.ingest import MAX_EXP, MODES, IngestOptions, OptionError
-from wwho.errors import brief
+from wwho.binary.train import MIN_TOKEN_LENGTH, check_options
+from wwho.errors import WwhoError, brief
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WINDOW_BYTES, MAX_WORKERS, SizeError, check_range
 from wwho.sizes import parse_int as _parse_int
 from wwho.sizes import parse_size as _parse_size
@@ -83,6 +85,13 @@ def _float(value: Any, where: str) -> float:
     return float(value)
 
 
+def _rate(value: Any, where: str) -> float:
+    rate = _float(value, where)
+    if not 0 < rate <= 1:
+        raise ConfigError(f"{where}: expected a number in (0, 1], got {value!r}")
+    return rate
+
+
 def _bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: expected true or false, got {value!r}")
@@ -128,7 +137,7 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "pretty": _bool,
     "vocab_size": _size(1, MAX_VOCAB_SIZE),
     "min_frequency": lambda v, w: _int(v, w, 0),
-    "max_token_length": lambda v, w: _int(v, w, 1),
+    "max_token_length": lambda v, w: _int(v, w, MIN_TOKEN_LENGTH),
     "mode": _mode,
     "window_bytes": _size(1, MAX_WINDOW_BYTES),
     "min_exp": lambda v, w: _int(v, w, 0, MAX_EXP),
@@ -136,7 +145,7 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "delimiter_hex": parse_hex,
     "max_docs": lambda v, w: _int(v, w, 1),
     "max_docs_per_file": lambda v, w: _int(v, w, 1),
-    "sample_rate": _float,
+    "sample_rate": _rate,
     "seed": _int,
     "follow_symlinks": _bool,
     "ext": _exts,
@@ -151,6 +160,15 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "progress": _bool,
     "memory_budget": _size(1, MAX_COUNT),
     "over_budget": _over_budget,
+}
+#: Command-line switches that are not config keys, and the key that says the same.
+_SWITCH_KEYS = {
+    "with_template": "template = true", "no_template": "template = false",
+    "with_mask": "mask = true", "no_mask": "mask = false", "with_unk": "unk = true", "no_unk": "unk = false",
+    "with_standard_specials": "standard_specials = true", "no_standard_specials": "standard_specials = false",
+    "no_pad": "pad_to_power_of_two = false", "quiet": "progress = false", "no_progress": "progress = false",
+    "no_follow_symlinks": "follow_symlinks = false", "min_freq": "min_frequency = N", "out": "output = \"...\"",
+    "force": "the --force flag (a config file cannot replace files)", "config": "no key (a config names no config)",
 }
 _TRAIN_KEYS = ("vocab_size", "min_frequency", "max_token_length", "standard_specials", "mask", "unk",
                "reserve", "template", "pad_to_power_of_two", "threads", "progress")
@@ -200,10 +218,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
     except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] runs out of stack
         raise ConfigError(f"{path}: invalid TOML: nested too deeply for a config file") from None
     values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for key, value in raw.items():
-        name = key.replace("-", "_")
-        if name not in _KEYS:
-            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
+        name = _config_key(path, key)
+        if name in spelled:
+            raise ConfigError(f"{path}: keys {spelled[name]!r} and {key!r} are the same option; give it once")
+        spelled[name] = key
         values[name] = _KEYS[name](value, f"{path}: key {key!r}")
     base = path.parent
     if "inputs" in values:
@@ -211,6 +231,26 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if "output" in values:
         values["output"] = str(base / values["output"])
     return values
+
+
+def _config_key(path: Path, key: str) -> str:
+    """The option a config key names (``-`` and ``_`` alike); unknown keys are refused, with the key
+    to use instead where the key is a command-line switch."""
+    name = key.replace("-", "_")
+    if name in _KEYS:
+        return name
+    if name in _SWITCH_KEYS:
+        raise ConfigError(f"{path}: key {key!r} is a command-line switch, not a config key: use {_SWITCH_KEYS[name]}")
+    raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
+
+
+#: An option's Python name in a message, for the command line to show as its flag.
+_SNAKE_NAMES = re.compile(r"\b(" + "|".join(sorted((k for k in _KEYS if "_" in k), key=len, reverse=True)) + r")\b")
+
+
+def flag_names(message: str) -> str:
+    """``message`` with the options' Python names (``sample_rate``) written as flags (``--sample-rate``)."""
+    return _SNAKE_NAMES.sub(lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
 def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunConfig:
@@ -236,12 +276,18 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
     if is_dir:
         raise ConfigError(f"{output}: output is a directory; give a file name "
                           f"such as {output / 'tokenizer.json'}")
-    ingest = IngestOptions(
-        mode=values["mode"], window_bytes=values["window_bytes"], min_exp=values["min_exp"],
-        max_exp=values["max_exp"], delimiter=values["delimiter_hex"], max_docs=values["max_docs"],
-        max_docs_per_file=values["max_docs_per_file"], sample_rate=values["sample_rate"], seed=values["seed"],
-        follow_symlinks=values["follow_symlinks"], extensions=tuple(values["ext"]),
-        max_file_size=values["max_file_size"])
+    try:
+        ingest = IngestOptions(
+            mode=values["mode"], window_bytes=values["window_bytes"], min_exp=values["min_exp"],
+            max_exp=values["max_exp"], delimiter=values["delimiter_hex"], max_docs=values["max_docs"],
+            max_docs_per_file=values["max_docs_per_file"], sample_rate=values["sample_rate"], seed=values["seed"],
+            follow_symlinks=values["follow_symlinks"], extensions=tuple(values["ext"]),
+            max_file_size=values["max_file_size"])
+        check_options(**{k: values[k] for k in _TRAIN_KEYS})
+    except OptionError as exc:  # VocabError (too small a vocabulary) is named the same way
+        raise ConfigError(flag_names(str(exc))) from None
+    except WwhoError as exc:
+        raise type(exc)(flag_names(str(exc))) from None
     return RunConfig(inputs=[Path(p) for p in values["inputs"]], output=output, pretty=values["pretty"],
                      ingest=ingest, train={k: values[k] for k in _TRAIN_KEYS},
                      memory_budget=values["memory_budget"], over_budget=values["over_budget"])

@@ -3,10 +3,13 @@
 Three stages, all streaming:
 
 1. **walk** (:func:`iter_files`): inputs in the order given; directories walked
-   depth-first in sorted name order. Skipped: ``.git`` directories, ``.DS_Store``,
-   empty files, non-regular files, symlinks (unless ``follow_symlinks``; a path named
-   on the command line is always followed), files over ``max_file_size``, and, inside
-   directories, files whose name does not end with one of ``extensions``.
+   depth-first in sorted name order. Skipped: hidden files and folders (a name starting
+   with ``.``, such as ``.git`` or ``.ssh``; a hidden file named as an input is read), empty
+   files, non-regular files, symlinks (unless ``follow_symlinks``; a path named as an input
+   is always followed), files over ``max_file_size``, inside directories files whose name
+   does not end with one of ``extensions``, the paths in ``exclude`` (the output being
+   written), and a file or directory already reached by another path (symlinks, hard links,
+   an input named twice): each is read once, under the first path that reached it.
 2. **chunk** (:func:`iter_windows`) each file into windows, by ``mode``:
    ``file`` (the whole file), ``fixed`` (consecutive ``window_bytes`` pieces),
    ``random`` (consecutive pieces of ``int(2 ** e)`` bytes, ``e`` uniform in
@@ -18,8 +21,8 @@ Three stages, all streaming:
    a uniform random ``max_docs`` of all windows (reservoir sampling); count identical
    windows once with a multiplicity.
 
-Randomness comes from ``random.Random`` seeded with ``seed`` and the file's path
-relative to its input, so results do not depend on the machine, the hash seed or the
+Randomness comes from ``random.Random`` seeded with ``seed`` and the bytes of the file's
+path relative to its input (``os.fsencode``: any name the system allows), so results do not depend on the machine, the hash seed or the
 other files. Memory: one read block, plus at most ``max_docs_per_file`` windows of the
 current file, plus the counted windows (at most ``max_docs`` of them); never the input.
 
@@ -37,15 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from wwho.errors import CorpusError, WwhoError
+from wwho.errors import CorpusError, WwhoError, brief
 from wwho.notices import plural
 from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
 MODES = ("file", "fixed", "random", "delim")
 #: Largest ``min_exp``/``max_exp``: random windows are at most MAX_WINDOW_BYTES (16 MiB).
 MAX_EXP = MAX_WINDOW_BYTES.bit_length() - 1
-SKIP_DIRS = frozenset({".git"})
-SKIP_FILES = frozenset({".DS_Store"})
 _BLOCK = 1 << 20  # read size in delim mode
 
 T = TypeVar("T")
@@ -96,6 +97,9 @@ class IngestOptions:
             raise OptionError(f"sample_rate must be in (0, 1], got {rate!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise OptionError(f"seed must be an integer, got {self.seed!r}")
+        if not isinstance(self.extensions, (tuple, list)) or not all(isinstance(e, str) for e in self.extensions):
+            raise OptionError(f"extensions must be a tuple of strings such as ('so', 'gz'), "
+                              f"got {brief(self.extensions)}")
         exts = tuple(e if e.startswith(".") else "." + e for e in self.extensions)
         if any(e == "." for e in exts):
             raise OptionError("empty extension in extensions")
@@ -135,64 +139,124 @@ class WindowCounts:
         return sum(self.counts.values())
 
 
-def iter_files(paths: Iterable[str | Path], options: IngestOptions = IngestOptions(), *,
-               stats: IngestStats | None = None) -> Iterator[tuple[Path, str]]:
+def input_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """The input paths as a list; one path or text given where a list belongs is refused in one line."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise OptionError(f"paths must be a list of files or directories, not one {type(paths).__name__}: "
+                          f"pass [{brief(paths, 60)}]")
+    if not isinstance(paths, Iterable):
+        raise OptionError(f"paths must be a list of files or directories, not {type(paths).__name__}")
+    out = []
+    for n, item in enumerate(paths):
+        if not isinstance(item, (str, bytes, os.PathLike)):
+            raise OptionError(f"paths[{n}] is {type(item).__name__}, not a file or directory path")
+        out.append(Path(os.fsdecode(item)))
+    return out
+
+
+def shown(path: str | os.PathLike) -> str:
+    """A path for a message: a name that is not valid UTF-8 shows its odd bytes as escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def iter_files(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
+               stats: IngestStats | None = None,
+               exclude: Iterable[str | os.PathLike] = ()) -> Iterator[tuple[Path, str]]:
     """Yield ``(path, key)`` for each file to read; ``key`` is the path relative to its input.
 
-    Raises :class:`CorpusError` for a missing input or an unlistable directory.
+    ``exclude``: files never read (the output of the run), skipped as ``"output"``. Raises
+    :class:`CorpusError` for a missing input or an unlistable directory.
     """
     stats = stats if stats is not None else IngestStats()
-    for arg in paths:
-        top = Path(arg)
+    seen = _identities(exclude)
+    excluded = set(seen)
+    for top in input_paths(paths):
         try:
             st = top.stat()  # a named input is followed even if it is a symlink
         except FileNotFoundError:
-            raise CorpusError(f"{top}: no such file or directory") from None
+            raise CorpusError(f"{shown(top)}: no such file or directory") from None
         except OSError as exc:
-            raise CorpusError(f"{top}: cannot access: {exc.strerror}") from None
+            raise CorpusError(f"{shown(top)}: cannot access: {exc.strerror}") from None
+        if _seen_before(st, seen, excluded, stats):
+            continue
         if stat.S_ISDIR(st.st_mode):
-            yield from _walk(top, top, options, stats, {(st.st_dev, st.st_ino)})
+            yield from _walk(top, options, stats, seen, excluded)
         elif _wanted_file(st, options, stats):
             yield top, top.name
 
 
-def _walk(root: Path, directory: Path, options: IngestOptions, stats: IngestStats,
-          active: set[tuple[int, int]]) -> Iterator[tuple[Path, str]]:
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError as exc:
-        raise CorpusError(f"{directory}: cannot list directory: {exc.strerror}") from None
-    for entry in entries:
+def _identities(paths: Iterable[str | os.PathLike]) -> set[tuple[int, int]]:
+    found = set()
+    for path in input_paths(paths):
+        try:
+            st = path.stat()
+        except OSError:
+            continue  # not there yet: nothing to skip
+        found.add((st.st_dev, st.st_ino))
+    return found
+
+
+def _seen_before(st: os.stat_result, seen: set[tuple[int, int]], excluded: set[tuple[int, int]],
+                 stats: IngestStats) -> bool:
+    """True (and counted) for an excluded file or one already reached; else marks it seen."""
+    ident = (st.st_dev, st.st_ino)
+    if ident in excluded:
+        stats.skip("output")
+        return True
+    if ident in seen:
+        stats.skip("already read by another path")
+        return True
+    seen.add(ident)
+    return False
+
+
+def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tuple[int, int]],
+          excluded: set[tuple[int, int]]) -> Iterator[tuple[Path, str]]:
+    """Depth-first in sorted name order, with a stack instead of recursion: any depth of folders."""
+    stack = [iter(_entries(root))]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        if entry.name.startswith("."):
+            stats.skip("hidden")
+            continue
         path = Path(entry.path)
-        if entry.is_symlink():
-            if not options.follow_symlinks:
-                stats.skip("symlink")
-                continue
-            try:
-                st = path.stat()
-            except OSError:
-                stats.skip("broken symlink")
-                continue
-        else:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                raise CorpusError(f"{path}: cannot access: {exc.strerror}") from None
+        st = _entry_stat(entry, path, options, stats)
+        if st is None or _seen_before(st, seen, excluded, stats):
+            continue
         if stat.S_ISDIR(st.st_mode):
-            if entry.name in SKIP_DIRS:
-                stats.skip(entry.name)
-                continue
-            ident = (st.st_dev, st.st_ino)
-            if ident in active:  # a symlink back to an ancestor
-                stats.skip("symlink loop")
-                continue
-            yield from _walk(root, path, options, stats, active | {ident})
-        elif entry.name in SKIP_FILES:
-            stats.skip(entry.name)
+            stack.append(iter(_entries(path)))
         elif options.extensions and not entry.name.lower().endswith(options.extensions):
             stats.skip("extension")
         elif _wanted_file(st, options, stats):
             yield path, path.relative_to(root).as_posix()
+
+
+def _entries(directory: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(directory) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        raise CorpusError(f"{shown(directory)}: cannot list directory: {exc.strerror}") from None
+
+
+def _entry_stat(entry: os.DirEntry, path: Path, options: IngestOptions, stats: IngestStats) -> os.stat_result | None:
+    """The entry's stat (its target's, for a followed symlink); None for a skipped symlink."""
+    if not entry.is_symlink():
+        try:
+            return entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            raise CorpusError(f"{shown(path)}: cannot access: {exc.strerror}") from None
+    if not options.follow_symlinks:
+        stats.skip("symlink")
+        return None
+    try:
+        return path.stat()
+    except OSError:
+        stats.skip("broken symlink")
+        return None
 
 
 def _wanted_file(st: os.stat_result, options: IngestOptions, stats: IngestStats) -> bool:
@@ -263,8 +327,9 @@ def reservoir(items: Iterable[T], k: int, rng: random.Random) -> list[T]:
 
 
 def _rng(options: IngestOptions, purpose: str, key: str = "") -> random.Random:
-    # str seeds are hashed with SHA-512 by random.Random: stable across runs and machines.
-    return random.Random(f"wwho.binary:{options.seed}:{purpose}:{key}")
+    # bytes seeds are hashed with SHA-512 by random.Random: stable across runs and machines. The key's
+    # file-system bytes take any name, valid UTF-8 or not, and equal key.encode() when it is valid.
+    return random.Random(f"wwho.binary:{options.seed}:{purpose}:".encode() + os.fsencode(key))
 
 
 def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestStats,
@@ -272,7 +337,7 @@ def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestSta
     try:
         f = open(path, "rb")
     except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror}") from None
+        raise CorpusError(f"{shown(path)}: cannot read: {exc.strerror}") from None
     with f:
         stats.files += 1
         windows = _counted(iter_windows(f, options, _rng(options, "size", key)), stats, progress, path)
@@ -296,21 +361,22 @@ def _counted(windows: Iterator[bytes], stats: IngestStats, progress: object | No
                 progress.update(len(window))  # type: ignore[attr-defined]
             yield window
     except OSError as exc:
-        raise CorpusError(f"{path}: read error after {stats.bytes_read} bytes: {exc.strerror}") from None
+        raise CorpusError(f"{shown(path)}: read error after {stats.bytes_read} bytes: {exc.strerror}") from None
 
 
-def iter_sampled(paths: Iterable[str | Path], options: IngestOptions = IngestOptions(), *,
-                 stats: IngestStats | None = None, progress: object | None = None) -> Iterator[bytes]:
+def iter_sampled(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
+                 stats: IngestStats | None = None, progress: object | None = None,
+                 exclude: Iterable[str | os.PathLike] = ()) -> Iterator[bytes]:
     """All windows after ``sample_rate`` and ``max_docs_per_file`` (before ``max_docs``)."""
     stats = stats if stats is not None else IngestStats()
-    for path, key in iter_files(paths, options, stats=stats):
+    for path, key in iter_files(paths, options, stats=stats, exclude=exclude):
         yield from _file_windows(path, key, options, stats, progress)
 
 
-def count_windows(paths: Iterable[str | Path], options: IngestOptions = IngestOptions(), *,
-                  progress: bool = False) -> WindowCounts:
+def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
+                  progress: bool = False, exclude: Iterable[str | os.PathLike] = ()) -> WindowCounts:
     """Walk, chunk, sample and count. :class:`CorpusError` if no window is left."""
-    paths = list(paths)
+    paths = input_paths(paths)
     if not paths:
         raise CorpusError("no input paths given")
     stats = IngestStats()
@@ -320,7 +386,7 @@ def count_windows(paths: Iterable[str | Path], options: IngestOptions = IngestOp
 
         bar = tqdm(unit="B", unit_scale=True, unit_divisor=1024, desc="reading", dynamic_ncols=True)
     try:
-        windows = iter_sampled(paths, options, stats=stats, progress=bar)
+        windows = iter_sampled(paths, options, stats=stats, progress=bar, exclude=exclude)
         if options.max_docs is not None:
             windows = iter(reservoir(windows, options.max_docs, _rng(options, "global")))
         counts: dict[bytes, int] = {}
@@ -334,6 +400,6 @@ def count_windows(paths: Iterable[str | Path], options: IngestOptions = IngestOp
     stats.distinct = len(counts)
     if not counts:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(stats.skipped.items())) or "nothing"
-        raise CorpusError(f"no data to train on in {', '.join(map(str, paths))} "
+        raise CorpusError(f"no data to train on in {', '.join(map(shown, paths))} "
                           f"({plural(stats.files, 'file')} read; skipped: {skipped})")
     return WindowCounts(counts=counts, stats=stats)

@@ -89,6 +89,8 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     and the pieces encoded in parallel (``encode_batch``).
     """
     _check_data(data)
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
+        raise TokenizerError(f"chunk_bytes must be a positive integer (bytes per piece), got {chunk_bytes!r}")
     data = bytes(data) if not isinstance(data, bytes) else data
     tokenizer.encode_special_tokens = True
     pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
     from tokenizers import Tokenizer, trainers
 
-from wwho.binary.ingest import IngestOptions, OptionError, count_windows
-from wwho.errors import VocabError, brief
+from wwho.binary.ingest import IngestOptions, OptionError, count_windows, input_paths
+from wwho.errors import CorpusError, VocabError, brief
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
 ALPHABET = [chr(b) for b in range(256)]
@@ -49,9 +49,11 @@ TEMPLATE_SINGLE = "<|start|> $A <|end|>"
 TEMPLATE_PAIR = "<|start|> $A <|sep|> $B <|end|>"
 _FEED_BATCH = 1024
 _MAX_PAIR_COUNT = 2**31 - 1  # HF BpeTrainer keeps pair counts in an i32
-_HEARTBEAT_S = 10.0
+_HEARTBEAT_S = 10.0  # how often progress is written when standard error is not a terminal
 #: The default ``min_frequency``: stop only when the best pair occurs once (nothing is learned from it)
-MIN_FREQUENCY = 2  # how often progress is written when standard error is not a terminal
+MIN_FREQUENCY = 2
+#: The shortest ``max_token_length``: a limit of one byte would allow no merge at all
+MIN_TOKEN_LENGTH = 2
 
 
 def reserved(i: int) -> str:
@@ -75,7 +77,7 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY
     """Validate training options before any work; return the special tokens they imply."""
     for name, value, low, high in (("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE),
                                    ("min_frequency", min_frequency, 0, MAX_COUNT),
-                                   ("max_token_length", max_token_length, 2, MAX_COUNT),
+                                   ("max_token_length", max_token_length, MIN_TOKEN_LENGTH, MAX_COUNT),
                                    ("threads", threads, 1, MAX_WORKERS)):
         if value is None and name in ("max_token_length", "threads"):
             continue
@@ -136,7 +138,7 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                           unk=unk, reserve=reserve, template=template, threads=threads)
     if not counts:
         raise VocabError("nothing to train on: no windows were counted")
-    pairs = sum(n * (len(w) - 1) for w, n in counts.items())
+    pairs = _pair_count(counts)
     if pairs > _MAX_PAIR_COUNT:
         raise OptionError(f"{pairs:,} byte pairs to count: HF's trainer counts pairs in 32-bit integers, "
                           "which could overflow; sample fewer windows (--max-docs, --sample-rate, "
@@ -163,6 +165,23 @@ def train_from_counts(counts: Mapping[bytes, int], *, vocab_size: int = 32768, m
                                                                  special_tokens=ids)
     tokenizer.encode_special_tokens = True
     return tokenizer
+
+
+def _pair_count(counts: Mapping[bytes, int]) -> int:
+    """The byte pairs HF will count; :class:`CorpusError` for a window that is not bytes or a count
+    that is not a positive integer (HF would fail on it deep inside, or repeat it a negative number
+    of times)."""
+    if not isinstance(counts, Mapping):
+        raise CorpusError(f"counts must be a mapping {{window bytes: count}}, not {type(counts).__name__}")
+    pairs = 0
+    for window, n in counts.items():
+        if not isinstance(window, bytes):
+            raise CorpusError(f"counts: window {brief(window, 60)} is {type(window).__name__}, not bytes")
+        if type(n) is not int or not 1 <= n <= MAX_COUNT:
+            raise CorpusError(f"counts: window {brief(window, 60)} has count {brief(n)}, "
+                              f"not an integer from 1 to {MAX_COUNT:,}")
+        pairs += n * max(len(window) - 1, 0)
+    return pairs
 
 
 def describe_size(model_size: int, specials: int, padding: int) -> str:
@@ -289,11 +308,16 @@ def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, v
     check_options(vocab_size=vocab_size, min_frequency=min_frequency, max_token_length=max_token_length,
                   standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve, template=template,
                   threads=threads)
-    paths = _paths(paths)
+    paths = input_paths(paths)
+    if ingest is not None and not isinstance(ingest, IngestOptions):
+        raise OptionError(f"ingest must be an IngestOptions, not {type(ingest).__name__}: "
+                          "pass ingest=IngestOptions(...)")
     options, estimate, note = check(paths, ingest or IngestOptions(), budget=memory_budget,
                                     over_budget=over_budget)
     if progress:
         print(note or estimate.describe(), file=sys.stderr, flush=True)
+    elif note:
+        _warn(note)
     counted = count_windows(paths, options, progress=progress)
     return train_from_counts(counted.counts, vocab_size=vocab_size, min_frequency=min_frequency,
                              max_token_length=max_token_length, standard_specials=standard_specials,
@@ -301,9 +325,10 @@ def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, v
                              pad_to_power_of_two=pad_to_power_of_two, threads=threads, progress=progress)
 
 
-def _paths(paths: Iterable[str | Path]) -> list[str | Path]:
-    """The input paths; a single path or text given where a list of paths belongs is refused in one line."""
-    if isinstance(paths, (str, bytes, os.PathLike)):
-        raise OptionError(f"paths must be a list of files or directories, not one {type(paths).__name__}: "
-                          f"pass [{brief(paths, 60)}]")
-    return list(paths)
+def _warn(note: str) -> None:
+    """Say what changed the run (sampling to fit the budget) even when progress is off."""
+    import warnings
+
+    from wwho.errors import WwhoWarning
+
+    warnings.warn(note, WwhoWarning, stacklevel=3)

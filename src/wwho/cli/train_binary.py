@@ -8,16 +8,20 @@ end, so a failed run leaves no file behind. The work is done by ``wwho.binary``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import warnings
+from pathlib import Path
 
 from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
-from wwho.binary.ingest import MODES, count_windows
+from wwho.binary.ingest import MODES, count_windows, shown
 from wwho.binary.io import save
 from wwho.binary.train import check_options, describe_size, train_from_counts
 from wwho.cli.options import strict
 from wwho.cli.outputs import add_force, check_output_file
+from wwho.errors import WwhoError, WwhoWarning
 from wwho.notices import plural
 
 
@@ -102,26 +106,63 @@ def main(argv: list[str]) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config", "force")}
     run = resolve(flags, args.config)
     check_output_file(run.output, force=args.force)
+    check_output_writable(run.output)
+    _refuse_input_as_output(run.output, run.inputs)
     specials = len(check_options(**run.train))  # fail on a bad vocabulary size before reading any input
 
     progress = run.train["progress"]
+    exclude = [run.output]  # an existing output inside an input directory is not training data
     ingest, estimate, note = check_budget(run.inputs, run.ingest, budget=run.memory_budget,
-                                          over_budget=run.over_budget)
-    print(note or estimate.describe(), file=sys.stderr, flush=True)
+                                          over_budget=run.over_budget, exclude=exclude)
+    if note:
+        warnings.warn(note, WwhoWarning, stacklevel=1)  # it changes the result: said even with --quiet
+    say = _say if progress else _silent
+    if not note:
+        say(estimate.describe())
     started = time.perf_counter()
-    counted = count_windows(run.inputs, ingest, progress=progress)
+    counted = count_windows(run.inputs, ingest, progress=progress, exclude=exclude)
     st = counted.stats
     read_s = time.perf_counter() - started
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(st.skipped.items())) or "none"
-    print(f"read {st.bytes_read:,} bytes from {plural(st.files, 'file')} in {read_s:.1f}s (skipped: {skipped}); "
-          f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct",
-          file=sys.stderr)
+    say(f"read {st.bytes_read:,} bytes from {plural(st.files, 'file')} in {read_s:.1f}s (skipped: {skipped}); "
+        f"{st.windows_seen:,} windows, {st.windows_counted:,} kept, {st.distinct:,} distinct")
 
     tokenizer = train_from_counts(counted.counts, **run.train)
     del counted
     save(tokenizer, run.output, pretty=run.pretty)
     total = tokenizer.get_vocab_size(with_added_tokens=True)
     model = tokenizer.get_vocab_size(with_added_tokens=False)
-    print(f"wrote {run.output}: {describe_size(model, specials, total - model - specials)} "
-          f"({time.perf_counter() - started:.1f}s)", file=sys.stderr)
+    say(f"wrote {shown(run.output)}: {describe_size(model, specials, total - model - specials)} "
+        f"({time.perf_counter() - started:.1f}s)")
     return 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _silent(line: str) -> None:
+    pass
+
+
+def check_output_writable(output: Path) -> None:
+    """Refuse an output whose directory (or nearest existing parent) cannot be written, before any
+    work: otherwise it is found at the end, after reading and training."""
+    parent = output.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise WwhoError(f"{shown(output)}: -o/--output cannot be written: no permission to write in "
+                        f"{shown(parent)}")
+
+
+def _refuse_input_as_output(output: Path, inputs: list[Path]) -> None:
+    """An output that is one of the inputs would be trained on and then replaced."""
+    for path in inputs:
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:  # one of them does not exist: not the same file
+            continue
+        if same:
+            raise WwhoError(f"{shown(output)}: -o/--output is also an input ({shown(path)}); "
+                            "choose another output")
