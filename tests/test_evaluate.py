@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 
 import pytest
-from conftest import CORPORA, O200K_FILE
+from conftest import CORPORA, O200K_FILE, one_line_error, run_wwho
 
-from wwho.errors import TokenizerError, VocabError
-from wwho.evaluate import Evaluated, evaluate, load_spec, parity
+from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError
+from wwho.evaluate import Evaluated, evaluate, evaluate_all, inside_offsets, load_spec, parity
 
 
 def by_char():
@@ -76,8 +77,10 @@ def test_unknown_specs_are_clear_errors(tmp_path):
         bad = tmp_path / "t.json"
         bad.write_text("{}")
         load_spec(f"hf:{bad}")
-    with pytest.raises(VocabError, match="SentencePiece cannot load"):
+    with pytest.raises(VocabError, match="absent.model: no such SentencePiece model"):
         load_spec(f"spm:{tmp_path / 'absent.model'}")
+    with pytest.raises(VocabError, match="SentencePiece cannot load"):
+        load_spec(f"spm:{bad}")
     with pytest.raises(VocabError):
         load_spec("tiktoken:no_such_encoding")
 
@@ -171,3 +174,172 @@ def test_spm_token_ends_are_byte_offsets_found_in_linear_time(tmp_path):
         assert ends == sorted(ends) and ends[-1] == len(text.encode())
     long = "👩‍👩‍👧‍👦" * 20_000
     assert _spm_ends(sp, sp.encode(long), long)[-1] == len(long.encode())
+
+
+@pytest.fixture(scope="module")
+def binary_dir(tmp_path_factory):
+    """A small binary tokenizer saved as its tokenizer.json."""
+    from wwho.binary import train_from_counts
+    from wwho.binary.tokenizer import BinaryTokenizer
+
+    counts = {bytes(range(i, i + 32)): 4 for i in range(0, 200, 8)}
+    out = tmp_path_factory.mktemp("binary")
+    BinaryTokenizer(train_from_counts(counts, vocab_size=512, min_frequency=1)).save(out / "tokenizer.json")
+    return out
+
+
+def test_a_binary_tokenizer_is_refused_when_loaded(binary_dir, tmp_path):
+    """Before: it loaded, and failed on the corpus's first line (its encode takes bytes)."""
+    for spec in (binary_dir, binary_dir / "tokenizer.json"):
+        with pytest.raises(VocabError, match=f"binary tokenizer .* give hf:{binary_dir / 'tokenizer.json'} "):
+            load_spec(str(spec))
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("Hello world\n")
+    assert "is a binary tokenizer" in one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus, "--tokenizer",
+                                                              binary_dir / "tokenizer.json"))
+    assert evaluate(load_spec(f"hf:{binary_dir / 'tokenizer.json'}"), ["Hello world"]).tokens > 0  # what it suggests
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")
+def test_hf_and_spm_paths_must_be_regular_files(tmp_path):
+    """Before: the libraries opened them: a FIFO hung, /dev/zero hung (spm:) or was read until memory
+    ran out (hf:)."""
+    pytest.importorskip("sentencepiece")
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("Hello world\n")
+    for kind, what in (("hf", "a tokenizer file"), ("spm", "a SentencePiece model")):
+        for path, shown in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a character device")):
+            message = one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus, "--tokenizer", f"{kind}:{path}",
+                                              timeout=60))
+            assert f"{path}: is {shown}; {what} must be a regular file" in message
+
+
+def test_a_tokenizer_file_larger_than_the_read_limit_is_refused(spec_zoo, monkeypatch):
+    monkeypatch.setenv("WWHO_MAX_FILE_BYTES", "100")
+    for kind in ("hf tokenizer.json", "spm"):
+        with pytest.raises(VocabError, match="more than the 100 wwho reads"):
+            load_spec(spec_zoo[kind])
+
+
+def reference_inside_offsets(text):
+    """The computation inside_offsets replaced (sets of every offset), the oracle of the compact one."""
+    from wwho.graphemes import cluster_lengths
+    from wwho.router import segment
+    from wwho.syllables import Syllabifier
+
+    starts = [0]
+    for ch in text:
+        starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
+    inside_cluster, pos = set(), 0
+    for n in cluster_lengths(text):
+        inside_cluster.update(range(starts[pos] + 1, starts[pos + n]))
+        pos += n
+    inside_syllable, pos = set(), 0
+    for seg in segment(text):
+        pos += seg.has_leading_space
+        if seg.is_indic:
+            for syl in Syllabifier.for_script(seg.script.value).tokenize(seg.text, False):
+                inside_syllable.update(range(starts[pos] + 1, starts[pos + len(syl)]))
+                pos += len(syl)
+        else:
+            pos += len(seg.text)
+    return inside_cluster, inside_syllable
+
+
+def test_inside_offsets_equal_the_set_computation_on_random_text():
+    import random
+
+    from wwho.schema import available_scripts, bundled_schema
+
+    pool = list("ab  .,1\t\r\x00\u200c\u200d\u0301\u0964é\U0001F1E6\U0001F1F1\U0001F469\ud800")
+    for name in available_scripts():
+        block = bundled_schema(name).blocks[0]
+        pool += map(chr, range(block.first, min(block.last, block.first + 0x7F) + 1))
+    rng = random.Random(7)
+    for _ in range(1500):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 50)))
+        cluster, syllable = inside_offsets(text)
+        assert (set(cluster), set(syllable)) == reference_inside_offsets(text), repr(text)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        assert all((o in cluster) == (o in set(cluster)) for o in range(-2, size + 3))
+
+
+def test_inside_offsets_cost_a_small_multiple_of_the_line():
+    """Before: a Python set of every offset, many times the line itself."""
+    import tracemalloc
+
+    line = " ".join(["ශ්‍රී ලංකාව යනු දිවයිනකි", "ප්‍රජාතාන්ත්‍රික", "Hello, world"] * 4000)
+    size = len(line.encode())
+    inside_offsets(line[:200])  # what is built once per process: the router's pattern, the schemas
+    tracemalloc.start()
+    try:
+        inside_offsets(line)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 * size, (peak, size)
+
+
+def test_a_corpus_or_tokenizer_given_twice_is_refused(tmp_path):
+    """Before: a repeated corpus gave one row, a repeated tokenizer two identical ones."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello\n")
+    spec = f"hf:{tmp_path / 'no.json'}"  # refused before anything is loaded or read
+    with pytest.raises(WwhoError, match="corpus .*c.txt is given twice: give each corpus once"):
+        evaluate_all([spec], [str(corpus), str(corpus)])
+    with pytest.raises(WwhoError, match=r"is given twice \(as .*c.txt\)"):
+        evaluate_all([spec], [str(corpus), f"{tmp_path}/./c.txt"])
+    with pytest.raises(WwhoError, match="tokenizer hf:.*no.json is given twice: give each tokenizer once"):
+        evaluate_all([spec, spec], [str(corpus)])
+    message = one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus, "--tokenizer", "o200k_base",
+                                      "tiktoken:o200k_base"))
+    assert "tokenizer tiktoken:o200k_base is given twice" in message
+
+
+def test_a_corpus_without_text_is_refused(tmp_path):
+    """Before: it was measured: lossless 0.0% and rates of 0.00 over no text."""
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "blank.txt").write_text("\n\r\n\n")
+    (tmp_path / "good.txt").write_text("text\n")
+    for name in ("empty.txt", "blank.txt"):
+        corpus = tmp_path / name
+        with pytest.raises(CorpusError, match=f"{name}: no text to measure"):
+            evaluate_all(["hf:x"], [str(corpus)])
+        with pytest.raises(CorpusError, match=f"{name}: no text to measure"):
+            evaluate_all(["hf:x"], [str(tmp_path / "good.txt")], parity_with=str(corpus))
+
+
+def test_lines_counts_the_non_empty_lines(tmp_path):
+    from wwho.evaluate import read_lines
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a\n\n   \nb\n")
+    assert read_lines(corpus) == ["a", "   ", "b"]  # an empty line is no line; one of spaces is
+
+
+def test_names_with_line_ends_stay_on_one_line(tmp_path):
+    """Before: a corpus named with a line end broke the table's row, and messages ran over two lines."""
+    from wwho.cli.eval import table
+
+    m = evaluate(by_char(), ["ab"], corpus="we\nird\x1b.txt")
+    m.tokenizer = "to\rk"
+    for markdown in (False, True):
+        rows = table([m], markdown=markdown).splitlines()
+        assert len(rows) == 3 and "we\\nird\\x1b.txt" in rows[2].replace("\\\\", "\\"), rows
+        assert "to\\rk" in rows[2].replace("\\\\", "\\")
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello\n")
+    odd = tmp_path / "no\nsuch.json"
+    assert "no\\nsuch.json: no such" in one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus,
+                                                                   "--tokenizer", f"hf:{odd}"))
+    message = one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus, "--tokenizer", str(odd)))
+    assert "no\\nsuch.json: not a file or directory" in message
+
+
+def test_fallback_counts_tokens_not_dropped_characters(binary_dir):
+    """As docs/eval.md says: an hf: tokenizer without an unknown token drops what it cannot spell; no
+    token stands for it, so fallback/UNK does not count it and lossless shows it."""
+    m = evaluate(load_spec(f"hf:{binary_dir / 'tokenizer.json'}"), ["ශ්‍රී ලංකාව"])
+    assert m.fallback_tokens == 0 and m.lossless_lines == 0

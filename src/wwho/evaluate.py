@@ -18,29 +18,41 @@ decode back exactly. Boundaries are measured in UTF-8 byte offsets from each tok
 bytes (wwho, tiktoken), HF's character offsets, or SentencePiece's decoded prefixes (lines
 that SentencePiece normalizes are not measured, and counted). ``parity(a, b)`` compares
 token counts of line-aligned corpora (FLORES, NTREX). ``inside_offsets(text)`` is the cut
-structure of one text (``wwho serve`` draws it).
+structure of one text (``wwho serve`` draws it), as flag bytes: a line costs a few times its size.
+
+A binary tokenizer (bytes in) is refused when loaded; ``hf:`` and ``spm:`` files are read here
+(regular files only, bounded by :func:`wwho.fileio.max_file_bytes`). ``evaluate_all`` refuses a
+corpus or tokenizer given twice and a corpus without text. Names in messages go through
+:func:`printable`.
 
 Output formats (table, Markdown, JSON, plot) live in :mod:`wwho.cli.eval`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbcSet
 from dataclasses import asdict, dataclass, field
+from itertools import accumulate, islice
 from pathlib import Path
 
 import regex
 
 from wwho.cache import ENTRY_OVERHEAD, PieceCache
 from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
-from wwho.errors import TokenizerError, VocabError
-from wwho.graphemes import cluster_lengths
-from wwho.router import segment
+from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, brief
+from wwho.fileio import read_bytes
+from wwho.graphemes import _RI_RUN, _flag_pair
 from wwho.syllables import Syllabifier
 
-#: encode(text) -> (ids, token end offsets in UTF-8 bytes, or None when unknown)
-Encoder = Callable[[str], tuple[list[int], list[int] | None]]
+_CLUSTER = regex.compile(r"\X")
+
+#: encode(text) -> (ids, token end offsets in UTF-8 bytes, or None when unknown); the offsets are any
+#: sequence of ints (an ``array`` for a long line)
+Encoder = Callable[[str], tuple[list[int], Sequence[int] | None]]
 
 
 @dataclass
@@ -113,6 +125,17 @@ class Metrics:
         return data
 
 
+#: Characters that would break a one-line message or a table row, or cannot be printed as UTF-8:
+#: control characters, line and paragraph separators, lone surrogates (a path's non-UTF-8 bytes).
+_UNPRINTABLE = regex.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each unprintable character (see ``_UNPRINTABLE``) as its Python escape
+    (``\\n``, ``\\x1b``, ``\\udcff``): a path in a message or a table stays on one line."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 # -- loading ------------------------------------------------------------------------------
 
 def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
@@ -126,18 +149,26 @@ def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
         return _spm(rest, spec)
     path = Path(spec)
     if not path.exists():
-        raise VocabError(f"{spec}: not a file or directory, nor tiktoken:NAME, hf:PATH or spm:MODEL")
-    from wwho.loading import load_tokenizer
+        raise VocabError(f"{printable(spec)}: not a file or directory, nor tiktoken:NAME, hf:PATH or spm:MODEL")
+    from wwho.loading import detect_kind, load_tokenizer
 
-    return _native(load_tokenizer(path, pattern=pattern), spec)
+    kind = detect_kind(path)
+    if kind == "binary":  # its encode takes bytes: every line would fail
+        json_file = path if path.is_file() else path / "tokenizer.json"
+        raise VocabError(f"{printable(spec)}: is a binary tokenizer (bytes in, bytes out); wwho eval measures "
+                         f"text tokenizers: give hf:{printable(str(json_file))} to measure it as a plain HF tokenizer")
+    return _native(load_tokenizer(path, kind=kind, pattern=pattern), spec)
 
 
-def _ends(pieces: Iterable[bytes]) -> list[int]:
-    out, pos = [], 0
-    for p in pieces:
-        pos += len(p)
-        out.append(pos)
-    return out
+def _ends(pieces: Iterable[bytes]) -> array:
+    """The running total of the pieces' lengths: an array, not a list of int objects (a long line
+    has millions of ends)."""
+    return array("q", accumulate(map(len, pieces)))
+
+
+def _char_starts(text: str) -> array:
+    """The UTF-8 offset of each code point of ``text``, and the text's length last."""
+    return array("q", accumulate((len(ch.encode("utf-8", "surrogatepass")) for ch in text), initial=0))
 
 
 def _native(tok, name: str) -> Evaluated:
@@ -149,7 +180,7 @@ def _native(tok, name: str) -> Evaluated:
         def encode(text: str):
             ids = tok.encode(text)
             ends = _ends(token_bytes(i) for i in ids)
-            return ids, [max(e - dummy, 0) for e in ends] if dummy and text else ends
+            return ids, array("q", (max(e - dummy, 0) for e in ends)) if dummy and text else ends
     elif hasattr(tok, "tokenizer"):  # the HF adapter of wwho.loading
         return _hf_object(tok.tokenizer, name)
     else:
@@ -180,10 +211,18 @@ def _tiktoken(name: str) -> Evaluated:
 def _hf(path: str, name: str) -> Evaluated:
     from tokenizers import Tokenizer
 
+    # read here, not by the library: a FIFO or a device is refused, and a huge file is bounded
+    raw = read_bytes(path, error=VocabError, what="tokenizer file")
     try:
-        tok = Tokenizer.from_file(path)
-    except Exception as exc:  # tokenizers raises plain Exceptions
-        raise VocabError(f"{path}: HF tokenizers cannot load it: {exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VocabError(f"{printable(path)}: not UTF-8 (byte offset {exc.start}), not a tokenizer.json") from None
+    try:
+        tok = Tokenizer.from_str(text)
+    except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit
+        raise VocabError(f"{printable(path)}: HF tokenizers cannot load it: {printable(brief(str(exc), 200))}") from None
     return _hf_object(tok, name)
 
 
@@ -208,11 +247,9 @@ def _hf_object(tok, name: str) -> Evaluated:
         joined = b"".join(parts)
         if joined == target or (joined[:1] == b" " and joined[1:] == target):
             dummy = len(joined) - len(target)
-            return e.ids, [max(end - dummy, 0) for end in _ends(parts)]
-        starts = [0]
-        for ch in text:
-            starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
-        return e.ids, [starts[b] for _, b in e.offsets]
+            return e.ids, array("q", (max(end - dummy, 0) for end in _ends(parts)))
+        starts = _char_starts(text)
+        return e.ids, array("q", (starts[b] for _, b in e.offsets))
     return Evaluated(name, encode, lambda ids: tok.decode(ids, skip_special_tokens=False),
                      (unk | byte_ids).__contains__, tok.get_vocab_size(with_added_tokens=True))
 
@@ -238,10 +275,12 @@ def _spm(model: str, name: str) -> Evaluated:
         import sentencepiece as spm
     except ImportError:
         raise VocabError("spm: SPECs need the optional package sentencepiece (pip install sentencepiece)") from None
+    # read here, not by the library: a FIFO or a device is refused, and a huge file is bounded
+    raw = read_bytes(model, error=VocabError, what="SentencePiece model")
     try:
-        sp = spm.SentencePieceProcessor(model_file=model)
+        sp = spm.SentencePieceProcessor(model_proto=raw)
     except Exception as exc:  # OSError or RuntimeError depending on the version
-        raise VocabError(f"{model}: SentencePiece cannot load it: {exc}") from None
+        raise VocabError(f"{printable(model)}: SentencePiece cannot load it: {printable(brief(str(exc), 200))}") from None
 
     def encode(text: str):
         ids = sp.encode(text)
@@ -282,16 +321,45 @@ def _spm_ends(sp, ids: list[int], text: str) -> list[int] | None:
 
 # -- measuring ------------------------------------------------------------------------------
 
-def _structure_size(line: str, value: tuple[frozenset[int], frozenset[int]]) -> int:
-    # the sets' tables plus an int object (28-32 bytes) per offset above 256
-    return sys.getsizeof(line) + sum(sys.getsizeof(s) + 32 * len(s) for s in value) + ENTRY_OVERHEAD
+class Offsets(AbcSet):
+    """A set of UTF-8 byte offsets of one text, held as one flag byte per offset of the text (a set
+    of Python ints costs many times the text it describes). Read-only; ``in`` is what
+    :func:`evaluate` and ``wwho serve`` ask of it."""
+
+    __slots__ = ("flags",)
+
+    def __init__(self, flags: bytearray) -> None:
+        self.flags = flags  # flags[o] is 1 where offset o is in the set
+
+    def __contains__(self, offset: object) -> bool:
+        return isinstance(offset, int) and 0 <= offset < len(self.flags) and self.flags[offset] == 1
+
+    def __iter__(self) -> Iterator[int]:
+        find, o = self.flags.find, -1
+        while (o := find(1, o + 1)) >= 0:
+            yield o
+
+    def __len__(self) -> int:
+        return self.flags.count(1)
+
+    def __repr__(self) -> str:
+        return f"Offsets({len(self):,} of {len(self.flags):,})"
+
+    def count_in(self, offsets: Iterable[int]) -> int:
+        """How many of ``offsets`` (repeats counted) are in the set."""
+        flags, n = self.flags, len(self.flags)
+        return sum(1 for o in offsets if 0 <= o < n and flags[o] == 1)
+
+
+def _structure_size(line: str, value: tuple[Offsets, Offsets]) -> int:
+    return sys.getsizeof(line) + sum(sys.getsizeof(o.flags) for o in value) + ENTRY_OVERHEAD
 
 
 #: Line structures are the same for every tokenizer: kept for the next one, up to 64 MiB.
 _STRUCTURES = PieceCache(64 * 2**20, max_key_length=4096, sizeof=_structure_size)
 
 
-def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
+def _line_structure(text: str) -> tuple[Offsets, Offsets]:
     """Byte offsets strictly inside a grapheme cluster, and strictly inside an Indic syllable."""
     got = _STRUCTURES.get(text)
     if got is None:
@@ -299,34 +367,61 @@ def _line_structure(text: str) -> tuple[frozenset[int], frozenset[int]]:
     return got
 
 
-def inside_offsets(text: str) -> tuple[frozenset[int], frozenset[int]]:
+def inside_offsets(text: str) -> tuple[Offsets, Offsets]:
     """UTF-8 byte offsets of ``text`` strictly inside a grapheme cluster, and strictly inside an Indic
-    syllable: a token boundary at such an offset cuts the cluster (syllable). Not cached."""
-    starts = [0]
-    for ch in text:
-        starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
-    inside_cluster: set[int] = set()
-    pos = 0
-    for n in cluster_lengths(text):
-        a, b = starts[pos], starts[pos + n]
-        inside_cluster.update(range(a + 1, b))
-        pos += n
-    inside_syllable: set[int] = set()
-    pos = 0
-    for seg in segment(text):
-        if seg.has_leading_space:
-            pos += 1
-        if seg.is_indic:
-            for syl in Syllabifier.for_script(seg.script.value).tokenize(seg.text, False):
-                a, b = starts[pos], starts[pos + len(syl)]
-                inside_syllable.update(range(a + 1, b))
-                pos += len(syl)
-        else:
-            pos += len(seg.text)
-    return frozenset(inside_cluster), frozenset(inside_syllable)
+    syllable: a token boundary at such an offset cuts the cluster (syllable). Not cached. Memory is
+    a few times the text: one flag byte per offset, and no object per cluster or syllable."""
+    size = _utf8_len(text)
+    return _inside_clusters(text, size), _inside_syllables(text, size)
 
 
-#: evaluate() sees corpus lines again for every tokenizer: cache them (by count; lines are short)
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _inside_clusters(text: str, size: int) -> Offsets:
+    """Every offset but the clusters' edges: clusters tile the text."""
+    flags = bytearray(b"\x01") * (size + 1)
+    flags[0] = 0
+    pos = 0
+    # cluster_lengths' clusters, one match at a time (it builds a string per cluster)
+    for m in _CLUSTER.finditer(_RI_RUN.sub(_flag_pair, text)):
+        pos += _utf8_len(text[m.start():m.end()])
+        flags[pos] = 0
+    return Offsets(flags)
+
+
+def _inside_syllables(text: str, size: int) -> Offsets:
+    """The offsets inside each Indic run (the router's runs: ``run_pattern`` finds the same ones)
+    but the edges of its syllables."""
+    from wwho.router import run_pattern
+    from wwho.schema import available_scripts
+
+    flags = bytearray(size + 1)
+    chars = pos = 0  # where the last run ended, in code points and in bytes
+    for m in run_pattern(tuple(available_scripts())).finditer(text):
+        start = pos + _utf8_len(text[chars:m.start()])
+        run = m.group()
+        pos, chars = start + _utf8_len(run), m.end()
+        flags[start + 1:pos] = b"\x01" * max(pos - start - 1, 0)
+        for end in _syllable_ends(Syllabifier.for_script(m.lastgroup), run):
+            flags[start + end] = 0
+    return Offsets(flags)
+
+
+def _syllable_ends(syllabifier: Syllabifier, run: str) -> Iterator[int]:
+    """The UTF-8 end of each syllable of ``run`` but the last, from the automaton's syllables joined
+    by NUL bytes (UTF-8 has no other zero byte): no string per syllable."""
+    if syllabifier.engine != "table" or "\x00" in run:
+        ends = list(accumulate(map(_utf8_len, syllabifier.tokenize(run, False))))
+        yield from ends[:-1]
+        return
+    joined = syllabifier.automaton.joined(run, False, "\x00", False)
+    k, found = 0, joined.find(0)
+    while found >= 0:
+        yield found - k
+        k += 1
+        found = joined.find(0, found + 1)
 
 
 def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress: bool = False) -> Metrics:
@@ -334,12 +429,12 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
     from tqdm.auto import tqdm
 
     m = Metrics(tokenizer=tok.name, corpus=corpus, vocab_size=tok.vocab_size)
-    shown = f"{Path(tok.name).name or tok.name} on {Path(corpus).parent.name}/{Path(corpus).name}"
+    shown = printable(f"{Path(tok.name).name or tok.name} on {Path(corpus).parent.name}/{Path(corpus).name}")
     for line in tqdm(lines, desc=shown, unit="line", disable=not progress, leave=False):
         try:
             ids, ends = tok.encode(line)
         except Exception as exc:  # a peer failing on a line is reported with the line
-            raise TokenizerError(f"{tok.name} failed on {corpus} line {m.lines + 1}: {exc}") from None
+            raise TokenizerError(printable(f"{tok.name} failed on {corpus} line {m.lines + 1}: {exc}")) from None
         m.lines += 1
         m.words += len(line.split())
         m.chars += len(line)
@@ -352,10 +447,11 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
             m.unmeasured_lines += 1
             continue
         inside_cluster, inside_syllable = _line_structure(line)
-        for end in ends[:-1]:
-            m.boundaries += 1
-            m.boundaries_in_cluster += end in inside_cluster
-            m.boundaries_in_syllable += end in inside_syllable
+        inner = len(ends) - 1  # the line's end is not a boundary
+        if inner > 0:
+            m.boundaries += inner
+            m.boundaries_in_cluster += inside_cluster.count_in(islice(ends, inner))
+            m.boundaries_in_syllable += inside_syllable.count_in(islice(ends, inner))
     m.vocab_used = len(m.ids_used)
     return m
 
@@ -367,29 +463,60 @@ def parity(metrics: Metrics, reference: Metrics) -> float | None:
     a tokenizer for being bad at the reference language: a Sinhala-only model scored well because
     English cost it many tokens.)"""
     if metrics.lines != reference.lines:
-        raise TokenizerError(f"parity needs line-aligned corpora: {metrics.corpus} has {metrics.lines} lines, "
-                             f"{reference.corpus} has {reference.lines}")
+        raise TokenizerError(f"parity needs line-aligned corpora: {printable(metrics.corpus)} has {metrics.lines} "
+                             f"lines, {printable(reference.corpus)} has {reference.lines}")
     low, high = sorted((metrics.tokens, reference.tokens))
     return high / low if low else None
 
 
 def read_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
+    """The corpus's lines, empty lines left out (as every corpus reader does); a corpus with none
+    is a :class:`CorpusError`: rates over no text would read as measured zeros."""
     from wwho.corpus import iter_documents
 
     # every line counts (parity pairs corpora line by line): a bad one is fixed, not skipped
-    return list(iter_documents(path, max_line_bytes=max_line_bytes,
-                               bad_line_hint="every line is measured: fix or remove it"))
+    lines = list(iter_documents(path, max_line_bytes=max_line_bytes,
+                                bad_line_hint="every line is measured: fix or remove it"))
+    if not lines:
+        raise CorpusError(f"{printable(str(path))}: no text to measure (the corpus is empty or has only empty lines)")
+    return lines
+
+
+def check_unique(names: Sequence[str], what: str) -> None:
+    """Refuse a corpus or tokenizer named twice: each is measured once, and two rows of one name could
+    not be told apart. A path is compared resolved (``a.txt`` and ``./a.txt`` are one file)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        key = _identity(name)
+        if key in seen:
+            same = "" if seen[key] == name else f" (as {printable(seen[key])})"
+            raise WwhoError(f"{what} {printable(name)} is given twice{same}: give each {what} once")
+        seen[key] = name
+
+
+def _identity(name: str) -> str:
+    kind, colon, rest = name.partition(":")
+    if colon and kind == "tiktoken":
+        return name
+    prefix, path = (f"{kind}:", rest) if colon and kind in ("hf", "spm") and rest else ("", name)
+    try:
+        return prefix + os.path.realpath(path)
+    except (OSError, ValueError):  # a NUL in the name: no file; loading says so
+        return name
 
 
 def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: str | None = None,
                  progress: bool = False, max_line_bytes: int = MAX_LINE_BYTES,
                  pattern: str | None = None) -> list[Metrics]:
     """Every tokenizer on every corpus (and its parity when ``parity_with`` is given).
-    ``pattern``: the pre-tokenizer of ``.tiktoken`` files that are not a known encoding."""
+    ``pattern``: the pre-tokenizer of ``.tiktoken`` files that are not a known encoding. A corpus or
+    tokenizer given twice, and a corpus with no text, are errors."""
     check_max_line_bytes(max_line_bytes)
-    tokenizers = [load_spec(s, pattern=pattern) for s in specs]
+    check_unique(corpora, "corpus")
+    check_unique(specs, "tokenizer")
     texts = {c: read_lines(c, max_line_bytes=max_line_bytes) for c in corpora}
     reference = read_lines(parity_with, max_line_bytes=max_line_bytes) if parity_with else None
+    tokenizers = [load_spec(s, pattern=pattern) for s in specs]
     results = []
     for tok in tokenizers:
         ref = evaluate(tok, reference, corpus=str(parity_with)) if reference is not None else None

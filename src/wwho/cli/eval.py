@@ -16,6 +16,7 @@ from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import add_force, check_output_file
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
+from wwho.errors import WwhoError
 
 if TYPE_CHECKING:
     from wwho.evaluate import Metrics
@@ -63,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         check_output_file(args.plot, force=args.force, flag="--plot")
     use_tiktoken_file(args)
-    results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with, progress=not args.quiet,
-                           max_line_bytes=args.max_line_bytes, pattern=args.pattern)
+    try:
+        results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with,
+                               progress=not args.quiet, max_line_bytes=args.max_line_bytes, pattern=args.pattern)
+    except WwhoError as exc:
+        raise one_line(exc) from None
     if args.json:
         # ASCII: a path that is no UTF-8 (bytes kept as surrogates) is then still valid JSON
         print(json.dumps(to_json(results, args.parity_with), indent=1))
@@ -73,6 +77,21 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot(results, args.plot)
     return 0
+
+
+def one_line(exc: WwhoError) -> WwhoError:
+    """``exc`` with the unprintable characters of its message escaped: the readers and loaders it
+    comes from name paths as given, and a path may hold a line end."""
+    from wwho.evaluate import printable
+
+    message = str(exc)
+    safe = printable(message)
+    if safe == message:
+        return exc
+    try:
+        return type(exc)(safe)
+    except TypeError:  # an error class of other arguments
+        return WwhoError(safe)
 
 
 def tiktoken_specs(specs: list[str]) -> list[str]:
@@ -108,10 +127,14 @@ def _cell(m: Metrics, attr: str, fmt: str) -> str:
 
 
 def table(results: list[Metrics], *, markdown: bool = False) -> str:
+    """The rows of ``results``; names with control characters (a line end) are printed escaped."""
+    from wwho.evaluate import printable
+
     header = ["tokenizer", "corpus", *(c[0] for c in COLUMNS)]
-    rows = [[m.tokenizer, short(m.corpus), *(_cell(m, a, f) for _, a, f in COLUMNS)] for m in results]
-    if markdown:  # a | or a line end in a name would end its cell, or the row
-        cell = lambda c: c.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")  # noqa: E731
+    rows = [[printable(m.tokenizer), printable(short(m.corpus)), *(_cell(m, a, f) for _, a, f in COLUMNS)]
+            for m in results]
+    if markdown:  # a | in a name would end its cell
+        cell = lambda c: c.replace("\\", "\\\\").replace("|", "\\|")  # noqa: E731
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * len(COLUMNS)]
         lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
         return "\n".join(lines)

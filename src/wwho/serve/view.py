@@ -36,6 +36,7 @@ import functools
 import itertools
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from wwho.evaluate import Evaluated, inside_offsets
@@ -140,10 +141,10 @@ class TextLayout:
         for ch in text:
             starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
         self.starts = starts  # starts[k]: byte offset of character k; starts[-1] == len(data)
-        self._inside: tuple[frozenset[int], frozenset[int]] | None = None
+        self._inside: tuple[AbstractSet[int], AbstractSet[int]] | None = None
 
     @property
-    def inside(self) -> tuple[frozenset[int], frozenset[int]]:
+    def inside(self) -> tuple[AbstractSet[int], AbstractSet[int]]:
         """(offsets inside a grapheme cluster, offsets inside a syllable), computed on first use."""
         if self._inside is None:
             self._inside = inside_offsets(self.text)
