@@ -870,3 +870,36 @@ def test_special_and_added_tokens_are_read_only_views():
     again = pickle.loads(pickle.dumps(enc))
     assert dict(again.special_tokens) == {"<|end|>": 256} and again.n_vocab == enc.n_vocab == 258
     assert again.decode([97, 256, 98], skip_special_tokens=True) == "ab"
+
+
+def test_tokenizers_used_in_turn_on_threads_keep_their_own_ids(ours, ref):
+    """Each thread keeps a memo of short pieces for the tokenizers it runs: tokenizers of other
+    vocabularies (o200k_base, a GGUF's, a vocabulary of bytes only) used in turn on several
+    threads, and one of them after clear_cache, each give their own ids, as tiktoken's and as
+    each gives alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conftest import CORPORA
+
+    gguf = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+    _need(gguf)
+    llama = ByteBPE.from_gguf(gguf)
+    bytes_only = ByteBPE({bytes([b]): b for b in range(256)}, pattern="o200k")
+    path = CORPORA / "en" / "news-lk_news.txt"
+    _need(path)
+    lines = path.read_text(encoding="utf-8").splitlines()[:400]
+    want = {name: [tok.encode_ordinary(x) for x in lines]
+            for name, tok in (("o200k", ref), ("llama", llama), ("bytes", bytes_only))}
+    tokenizers = {"o200k": ours, "llama": llama, "bytes": bytes_only}
+
+    def run(seed: int) -> bool:
+        for round in range(3):
+            for k, line in enumerate(lines):
+                name = ("o200k", "llama", "bytes")[(k + seed + round) % 3]
+                if tokenizers[name].encode_ordinary(line) != want[name][k]:
+                    return False
+            ours.clear_cache()
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, range(8)))

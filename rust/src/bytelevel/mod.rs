@@ -17,6 +17,7 @@
 pub mod cache;
 pub mod files;
 pub mod gguf;
+mod memo;
 mod mid;
 mod ranks;
 mod runs;
@@ -34,6 +35,7 @@ use crate::pretokenize::Pretokenizer;
 use cache::{Bypass, PieceCache};
 use specials::{SpecialSet, Specials};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use table::{Packed, TokenTable, PACKED};
 use vocab::{bytes_repr, str_repr, Vocab};
 
@@ -149,6 +151,9 @@ pub struct ByteLevel {
     /// Long pieces of ASCII whitespace in one pass (see [`whitespace`]), when the vocabulary
     /// allows it.
     whitespace: Option<whitespace::Whitespace>,
+    /// This tokenizer's name to the per-thread memo (see [`memo`]); a new one empties every
+    /// thread's memo of it (`clear_cache`).
+    memo_owner: AtomicU64,
 }
 
 /// The ranks rule as [`Pairs`], driven by ids: a pair merges into the token of its concatenated
@@ -402,8 +407,11 @@ impl ByteLevel {
             pretokenizer,
             cache: PieceCache::new(model.cache_bytes),
             whitespace: None,
+            memo_owner: AtomicU64::new(memo::new_owner()),
         };
         tok.whitespace = whitespace::Whitespace::build(&tok, whitespace_tokens);
+        // The constructing thread's memo is made now, not in the first encode.
+        memo::prepare(tok.cache.enabled());
         Ok(tok)
     }
 
@@ -456,6 +464,12 @@ impl ByteLevel {
 
     pub fn specials(&self) -> &Specials {
         &self.specials
+    }
+
+    /// Forget every piece: the shared cache's and every thread's memo of them.
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+        self.memo_owner.store(memo::new_owner(), Ordering::Relaxed);
     }
 
     pub fn cache(&self) -> &PieceCache {
@@ -540,11 +554,35 @@ impl ByteLevel {
         }
         // The shared cache is left alone while it misses (text that does not repeat itself).
         let mut bypass = Bypass::default();
-        self.pretokenizer.for_each_piece(text, &mut |piece| {
-            if self.tiny_piece(piece, out) {
-                return Ok(());
-            }
-            self.encode_piece(piece, out, scratch, &mut bypass)
+        let owner = self.memo_owner.load(Ordering::Relaxed);
+        memo::with(owner, self.cache.enabled(), |memo| {
+            let Some(memo) = memo else {
+                return self.pretokenizer.for_each_piece(text, &mut |piece| {
+                    if self.tiny_piece(piece, out) {
+                        return Ok(());
+                    }
+                    self.encode_piece(piece, out, scratch, &mut bypass)
+                });
+            };
+            let bytes = text.as_bytes();
+            let base = bytes.as_ptr() as usize;
+            self.pretokenizer.for_each_piece(text, &mut |piece| {
+                if piece.len() > memo::KEY {
+                    return self.encode_piece(piece, out, scratch, &mut bypass);
+                }
+                // Every short piece asks the memo first, tokens and one-byte pieces too: the
+                // branch on its answer is what the CPU predicts on warm text (see [`memo`]).
+                let p = memo::pack(bytes, (piece.as_ptr() as usize).wrapping_sub(base), piece);
+                if memo.get_into(p, out) {
+                    return Ok(());
+                }
+                let start = out.len();
+                if !self.tiny_piece(piece, out) {
+                    self.encode_piece(piece, out, scratch, &mut bypass)?;
+                }
+                memo.insert(p, &out[start..]);
+                Ok(())
+            })
         })
     }
 
@@ -640,6 +678,46 @@ mod tests {
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
         ranks.extend(extra.iter().map(|&(b, i)| (b.to_vec(), i)));
         ranks
+    }
+
+    #[test]
+    fn the_memo_gives_the_ids_of_the_merges() {
+        // Texts of short pieces encoded again and again, by two tokenizers in turn and after
+        // clear_cache, give the ids of a tokenizer with no cache (and so no memo).
+        let ranks = bytes_model(&[
+            (b"ab", 256),
+            (b" ab", 257),
+            (b"abc", 258),
+            (b" x", 259),
+            (b"cab", 260),
+        ]);
+        let (one, two) = (build(&ranks, None), build(&ranks, None));
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            cache_bytes: 0,
+            ..Model::default()
+        };
+        let plain = ByteLevel::new(&model).unwrap();
+        let mut next = testing::generator(7);
+        let words: [&str; 8] = ["ab", " ab", "abc", " x", "cab", " abcab", "bca", "!!"];
+        for round in 0..200 {
+            let text: String = (0..1 + next(40)).map(|_| words[next(8) as usize]).collect();
+            let want = plain.encode_ordinary(&text).unwrap();
+            for tok in [&one, &two, &one] {
+                assert_eq!(tok.encode_ordinary(&text).unwrap(), want, "{text:?}");
+            }
+            if round % 50 == 0 {
+                one.clear_cache();
+            }
+        }
+        // Another vocabulary on the same thread, in turn: each keeps its own ids (the memo's
+        // slots are its owner's).
+        let other = build(&bytes_model(&[(b"ab", 256), (b"bc", 257)]), None);
+        for _ in 0..3 {
+            assert_eq!(one.encode_ordinary("abc ab").unwrap(), [258, 257]);
+            assert_eq!(other.encode_ordinary("abc ab").unwrap(), [256, 99, 32, 256]);
+        }
     }
 
     #[test]

@@ -615,7 +615,7 @@ impl ByteLevel {
     }
 
     fn clear_cache(&self) {
-        self.inner.cache().clear();
+        self.inner.clear_cache();
     }
 
     fn stage_kinds(&self) -> Vec<String> {

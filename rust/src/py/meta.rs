@@ -209,7 +209,7 @@ impl PyMeta {
     }
 
     fn clear_cache(&self) {
-        self.inner.bytes().cache().clear();
+        self.inner.bytes().clear_cache();
     }
 
     /// Bytes held by the SGPE part's tables (an estimate).

@@ -1,0 +1,253 @@
+//! A per-thread memo of short pieces' ids, asked first for every piece of up to [`KEY`] bytes.
+//!
+//! Warm text repeats its pieces, and the work per piece is then a handful of loads behind
+//! branches that depend on the piece (its length, whether it is a token, which table holds it),
+//! which the CPU cannot predict. Asked first for every short piece, tokens or not, the memo
+//! makes the warm path one branch that is nearly always taken the same way. It holds what the
+//! exact path computed, so it only saves work.
+//!
+//! Each thread has one memo of [`SLOTS`] slots (32 bytes each, two to a cache line: 1 MiB),
+//! made on the thread's first encode (or by [`prepare`]). A slot belongs to the tokenizer that
+//! wrote it (its owner id), so tokenizers used in turn on one thread share the memo without
+//! emptying it; a tokenizer's `clear_cache` takes a new owner id, which finds none of the old
+//! one's slots. Owner ids are the low 32 bits of a 64-bit counter: the high bits are an era,
+//! and a memo emptied when a new era begins never mistakes one owner for another.
+
+use super::table::Packed;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Longest piece kept.
+pub const KEY: usize = 16;
+/// Most ids a piece kept may have.
+const IDS: usize = 2;
+const SLOTS: usize = 1 << 15;
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    key: [u64; 2],
+    /// The tokenizer that wrote it (0: none).
+    owner: u32,
+    /// The piece's length, and its ids' count above bit 8.
+    info: u32,
+    ids: [u32; IDS],
+}
+
+pub struct Memo {
+    /// The owner of the call under way (the low half of its id).
+    owner: u32,
+    /// The era of the owners whose slots it holds (the high half of their ids).
+    era: u32,
+    slots: Vec<Slot>,
+}
+
+static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
+
+/// A new owner id (a tokenizer's, or its own after `clear_cache`); never 0 in its low half.
+pub fn new_owner() -> u64 {
+    loop {
+        let id = NEXT_OWNER.fetch_add(1, Ordering::Relaxed);
+        if id as u32 != 0 {
+            return id;
+        }
+    }
+}
+
+thread_local! {
+    static MEMO: RefCell<Memo> = const { RefCell::new(Memo { owner: 0, era: 0, slots: Vec::new() }) };
+}
+
+/// Run `f` with this thread's memo, for `owner`; `None` when `enabled` is false (a tokenizer
+/// without a cache) or the memo is in use already (a call inside a call).
+pub fn with<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Memo>) -> R) -> R {
+    if !enabled {
+        return f(None);
+    }
+    MEMO.with(|m| match m.try_borrow_mut() {
+        Ok(mut memo) => {
+            memo.claim(owner);
+            f(Some(&mut memo))
+        }
+        Err(_) => f(None),
+    })
+}
+
+/// Make this thread's memo now (its memory written, so that its pages are the process's), so
+/// that the first encode does not.
+pub fn prepare(enabled: bool) {
+    if !enabled {
+        return;
+    }
+    MEMO.with(|m| {
+        if let Ok(mut memo) = m.try_borrow_mut() {
+            memo.make();
+        }
+    });
+}
+
+/// `piece` packed, read as the 16 bytes at `at` in `text` (where the piece starts) and masked,
+/// without a branch on its length where 16 bytes are left; [`Packed::new`] near the end.
+#[inline(always)]
+pub fn pack(text: &[u8], at: usize, piece: &[u8]) -> Packed {
+    match text.get(at..at + KEY) {
+        Some(window) => {
+            let mut word = [0u8; KEY];
+            word.copy_from_slice(window);
+            let len = piece.len() as u32; // 1..=KEY
+            Packed {
+                key: u128::from_le_bytes(word) & (u128::MAX >> (128 - 8 * len)),
+                len,
+            }
+        }
+        None => Packed::new(piece),
+    }
+}
+
+#[inline(always)]
+fn hash(p: Packed) -> u64 {
+    let lo = p.key as u64;
+    let hi = (p.key >> 64) as u64;
+    (lo ^ hi.rotate_left(29) ^ u64::from(p.len).rotate_left(53)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+impl Memo {
+    fn make(&mut self) {
+        if self.slots.is_empty() {
+            // Written by `resize`, not only reserved (as `vec!` of zeros would be).
+            let mut slots = Vec::with_capacity(SLOTS);
+            slots.resize(SLOTS, Slot::default());
+            self.slots = slots;
+        }
+    }
+
+    fn claim(&mut self, owner: u64) {
+        self.make();
+        let era = (owner >> 32) as u32;
+        if era != self.era {
+            self.slots.fill(Slot::default());
+            self.era = era;
+        }
+        self.owner = owner as u32;
+    }
+
+    #[inline(always)]
+    fn pair(&self, h: u64) -> usize {
+        ((h >> 48) as usize) & (SLOTS - 2)
+    }
+
+    /// Append the ids of `p` to `out`; false if it is not kept. Both slots are compared and the
+    /// ids written without a branch on which slot or how many ids: those would be guesses the
+    /// CPU gets wrong on warm text.
+    #[inline(always)]
+    pub fn get_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
+        let i = self.pair(hash(p));
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        let (first, second) = (&self.slots[i], &self.slots[i + 1]);
+        let holds = |slot: &Slot| {
+            (slot.key == key) & (slot.info & 0xFF == p.len) & (slot.owner == self.owner)
+        };
+        let (in_first, in_second) = (holds(first), holds(second));
+        if !(in_first | in_second) {
+            return false;
+        }
+        let slot = if in_first { first } else { second };
+        let n = (slot.info >> 8) as usize;
+        out.reserve(IDS);
+        let len = out.len();
+        // SAFETY: `reserve` made room for IDS more ids after `len`; all IDS are written, and
+        // only the piece's n <= IDS of them become part of the vector.
+        unsafe {
+            std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), out.as_mut_ptr().add(len), IDS);
+            out.set_len(len + n);
+        }
+        true
+    }
+
+    /// Keep the ids of `p` (if there are few enough).
+    #[inline]
+    pub fn insert(&mut self, p: Packed, ids: &[u32]) {
+        if ids.is_empty() || ids.len() > IDS {
+            return;
+        }
+        let i = self.pair(hash(p));
+        // An empty slot of the pair, else one of another owner's (tokenizers used in turn keep
+        // theirs), else the second.
+        let (first, second) = (self.slots[i].owner, self.slots[i + 1].owner);
+        let at = if first == 0 || (second != 0 && first != self.owner) {
+            i
+        } else {
+            i + 1
+        };
+        let mut slot = Slot {
+            key: [p.key as u64, (p.key >> 64) as u64],
+            owner: self.owner,
+            info: p.len | ((ids.len() as u32) << 8),
+            ids: [0; IDS],
+        };
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        self.slots[at] = slot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_by_window_equals_packing_the_piece() {
+        let text: Vec<u8> = (0..64u8)
+            .map(|i| i.wrapping_mul(37).wrapping_add(1))
+            .collect();
+        for at in 0..text.len() {
+            for len in 1..=KEY.min(text.len() - at) {
+                let piece = &text[at..at + len];
+                assert_eq!(
+                    pack(&text, at, piece),
+                    Packed::new(piece),
+                    "at {at}, len {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_piece_is_found_only_as_written_and_only_by_its_owner() {
+        with(new_owner(), true, |memo| {
+            let memo = memo.unwrap();
+            let (a, b) = (Packed::new(b"abc"), Packed::new(b"abd"));
+            let mut out = Vec::new();
+            assert!(!memo.get_into(a, &mut out));
+            memo.insert(a, &[7, 8]);
+            memo.insert(b, &[9]);
+            memo.insert(Packed::new(b"three"), &[1, 2, 3]); // too many ids: not kept
+            assert!(memo.get_into(a, &mut out) && memo.get_into(b, &mut out));
+            assert!(!memo.get_into(Packed::new(b"three"), &mut out));
+            assert!(!memo.get_into(Packed::new(b"ab"), &mut out));
+            assert_eq!(out, [7, 8, 9]);
+        });
+        let (one, two) = (new_owner(), new_owner());
+        with(one, true, |memo| {
+            memo.unwrap().insert(Packed::new(b"abc"), &[5])
+        });
+        with(two, true, |memo| {
+            // another tokenizer: nothing of the first one's is found, and its own is kept
+            let memo = memo.unwrap();
+            assert!(!memo.get_into(Packed::new(b"abc"), &mut Vec::new()));
+            memo.insert(Packed::new(b"abc"), &[6]);
+        });
+        let mut out = Vec::new();
+        with(one, true, |memo| {
+            assert!(memo.unwrap().get_into(Packed::new(b"abc"), &mut out))
+        });
+        with(two, true, |memo| {
+            assert!(memo.unwrap().get_into(Packed::new(b"abc"), &mut out))
+        });
+        assert_eq!(out, [5, 6]);
+        // an owner of another era empties the memo
+        with(one + (1 << 32), true, |memo| {
+            assert!(memo.unwrap().slots.iter().all(|slot| slot.owner == 0));
+        });
+        with(new_owner(), false, |memo| assert!(memo.is_none()));
+    }
+}
