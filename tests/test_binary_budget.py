@@ -179,3 +179,21 @@ def test_rates_round_down_to_two_figures(x, want):
     from wwho.binary.budget import _down_two_figures
 
     assert _down_two_figures(x) == want
+
+
+def test_the_default_budget_is_half_of_a_container_limit_below_the_machine(tmp_path, monkeypatch):
+    # In a container with less memory than the machine, half of the machine's memory was the
+    # budget, and training could be killed for memory instead of refused.
+    from wwho.binary import budget
+
+    v2, v1 = tmp_path / "memory.max", tmp_path / "memory.limit_in_bytes"
+    v2.write_text("max\n")
+    v1.write_text(f"{1 << 30}\n")
+    assert budget.container_memory([str(v2), str(v1)]) == 1 << 30
+    v1.write_text("9223372036854771712\n")  # v1's "no limit"
+    assert budget.container_memory([str(v2), str(v1), str(tmp_path / "absent")]) is None
+    monkeypatch.setattr(budget, "physical_memory", lambda: 64 << 30)
+    monkeypatch.setattr(budget, "container_memory", lambda: 2 << 30)
+    assert budget.default_budget() == 1 << 30
+    monkeypatch.setattr(budget, "container_memory", lambda: None)
+    assert budget.default_budget() == 32 << 30

@@ -7,7 +7,7 @@ the input's file sizes (a ``stat`` per file, nothing read) and the sampling opti
 the real peak is often lower; the estimate is an upper bound, not a promise.
 
 The **budget** (``memory_budget=``, ``--memory-budget``) defaults to half of the machine's physical
-memory. Above it, training is refused before anything is read, with the ``--sample-rate`` and
+memory, or of the container's memory limit (cgroup) where that is lower. Above it, training is refused before anything is read, with the ``--sample-rate`` and
 ``--max-docs`` values that would fit (``over_budget="refuse"``, the default), or the sample rate is
 lowered to fit and said (``over_budget="sample"``, ``--over-budget sample``).
 
@@ -50,10 +50,29 @@ def physical_memory() -> int | None:
         return None
 
 
+#: Where a Linux container's memory limit is read (cgroup v2, then v1); "max" or a huge number: none.
+CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def container_memory(paths: Iterable[str] = CGROUP_LIMITS) -> int | None:
+    """The memory limit of the container (cgroup) this process runs in, or None: a process over it
+    is killed, however much memory the machine has."""
+    for path in paths:
+        try:
+            with open(path, encoding="ascii") as f:
+                text = f.read(64).strip()
+        except (OSError, ValueError):
+            continue
+        if text.isdigit() and 0 < int(text) < 1 << 60:  # v1 writes a huge number for "no limit"
+            return int(text)
+    return None
+
+
 def default_budget() -> int:
-    """Half of physical memory (4 GiB where it cannot be read)."""
-    total = physical_memory()
-    return total // 2 if total else 4 << 30
+    """Half of the memory this process may use: the machine's, or its container's limit where that
+    is lower (4 GiB where neither can be read)."""
+    known = [m for m in (physical_memory(), container_memory()) if m]
+    return min(known) // 2 if known else 4 << 30
 
 
 @dataclass(frozen=True)
