@@ -355,3 +355,16 @@ def test_sampling_keeps_a_bounded_sub_multiset_deterministically(tmp_path_factor
 def test_reservoir_sample_size_order_and_membership(n, k, seed):
     got = ingest.reservoir(range(n), k, random.Random(seed))
     assert len(got) == min(n, k) and got == sorted(set(got)) and all(0 <= x < n for x in got)
+
+
+def test_an_unreadable_file_is_found_while_listing_not_after_reading(tmp_path, monkeypatch):
+    # One unreadable file among many was found only when its turn came to be read, after the
+    # estimate's walk and the reading of every file before it.
+    write(tmp_path / "d" / "a.bin", b"data")
+    secret = write(tmp_path / "d" / "z.bin", b"data")
+    real_access = os.access
+    monkeypatch.setattr(ingest.os, "access", lambda path, mode: Path(path) != secret and real_access(path, mode))
+    files = iter_files([tmp_path / "d"])
+    assert next(files)[1] == "a.bin"
+    with pytest.raises(CorpusError, match=r"z.bin: cannot read: Permission denied"):
+        next(files)

@@ -182,7 +182,7 @@ def iter_files(paths: Iterable[str | os.PathLike], options: IngestOptions = Inge
         if stat.S_ISDIR(st.st_mode):
             yield from _walk(top, options, stats, seen, excluded)
         elif _wanted_file(st, options, stats):
-            yield top, top.name
+            yield _readable(top), top.name
 
 
 def _identities(paths: Iterable[str | os.PathLike]) -> set[tuple[int, int]]:
@@ -231,7 +231,15 @@ def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tupl
         elif options.extensions and not entry.name.lower().endswith(options.extensions):
             stats.skip("extension")
         elif _wanted_file(st, options, stats):
-            yield path, path.relative_to(root).as_posix()
+            yield _readable(path), path.relative_to(root).as_posix()
+
+
+def _readable(path: Path) -> Path:
+    """``path``, or the error it would give when read, found while the files are listed (the
+    estimate's walk) rather than minutes into reading them."""
+    if not os.access(path, os.R_OK):
+        raise CorpusError(f"{shown(path)}: cannot read: Permission denied")
+    return path
 
 
 def _entries(directory: Path) -> list[os.DirEntry]:
