@@ -125,7 +125,10 @@ def test_encode_a_file_on_threads_keeps_line_order(tmp_path, threads):
 
 
 def test_encode_refuses_text_and_file_together(tmp_path, capsys):
-    assert main(["encode", "--tokenizer", str(O200K_FILE), "--file", str(tmp_path / "x"), "hello"]) == 2
+    from wwho.bytelevel import ByteBPE
+
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
+    assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / "x"), "hello"]) == 2
     assert "either TEXT or --file" in capsys.readouterr().err
 
 

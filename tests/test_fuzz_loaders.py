@@ -30,4 +30,6 @@ def test_a_short_fuzz_run_is_clean():
     assert tally.outcomes["traceback"] == 0, bad
     assert tally.outcomes["wrong load"] == 0, bad
     assert tally.outcomes["timeout"] == 0 and tally.outcomes["multi-line error"] == 0, bad
-    assert len(tally.by_seed) >= 15  # (nearly) every seed was tried
+    # (nearly) every seed was tried; the meta, o200k and GGUF seeds are made from shared files
+    shared = fuzz_loaders.O200K_FILE.is_file() and fuzz_loaders.GPT2_GGUF.is_file()
+    assert len(tally.by_seed) >= (15 if shared else 12)

@@ -382,7 +382,7 @@ def test_a_merge_list_cut_short_is_an_error(tmp_path):
         ByteBPE.from_gguf(writer_path)
 
 
-@pytest.mark.skipif(not _vocab("gpt-2").is_file(), reason="the GPT-2 GGUF vocabulary is absent")
+@pytest.mark.skipif(not (VOCABS / "ggml-vocab-gpt-2.gguf").is_file(), reason="the GPT-2 GGUF vocabulary is absent")
 def test_a_real_vocabulary_with_its_last_merges_dropped_is_refused(tmp_path):
     meta = read_metadata(_vocab("gpt-2"))
     writer = gguf.GGUFWriter(str(tmp_path / "g.gguf"), "gpt2")

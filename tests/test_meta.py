@@ -492,6 +492,9 @@ def test_constructor_errors(sgpe):
 def test_cli_train_meta_then_encode_decode_inspect(tmp_path, capsys):
     from wwho.cli import main
 
+    require_data(CORPORA)
+    require_data(O200K_FILE)
+
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("".join(read_slice(CORPORA / rel, 150_000) for rel in
                               ("si-en/news-codeswitched-lines.txt", "hi-en/hasoc2019-tweets-not-offensive.txt")),

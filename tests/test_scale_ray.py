@@ -114,9 +114,11 @@ def test_a_bad_line_gives_the_local_error(cluster, corpus, tmp_path, train):
 
 
 def test_an_unreachable_cluster_is_one_line_naming_it(cluster, capsys, tmp_path):
+    text = tmp_path / "si.txt"
+    text.write_text("ශ්‍රී ලංකාව\n" * 50, encoding="utf-8")
     with pytest.raises(WwhoError, match="cannot reach the Ray cluster at 127.0.0.1:9"):
-        SGPETokenizer.train(SI, vocab_size=1000, progress=False, engine="ray", address="127.0.0.1:9")
-    code = cli(["train", "--kind", "bytelevel", str(SI), "--out", str(tmp_path / "o"), "--engine", "ray",
+        SGPETokenizer.train(text, vocab_size=1000, progress=False, engine="ray", address="127.0.0.1:9")
+    code = cli(["train", "--kind", "bytelevel", str(text), "--out", str(tmp_path / "o"), "--engine", "ray",
                 "--address", "127.0.0.1:9", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "127.0.0.1:9" in err
