@@ -45,10 +45,8 @@ from wwho.cache import ENTRY_OVERHEAD, PieceCache
 from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
 from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, brief
 from wwho.fileio import read_bytes
-from wwho.graphemes import _RI_RUN, _flag_pair
+from wwho.graphemes import cluster_bounds
 from wwho.syllables import Syllabifier
-
-_CLUSTER = regex.compile(r"\X")
 
 #: encode(text) -> (ids, token end offsets in UTF-8 bytes, or None when unknown); the offsets are any
 #: sequence of ints (an ``array`` for a long line)
@@ -383,11 +381,11 @@ def _inside_clusters(text: str, size: int) -> Offsets:
     """Every offset but the clusters' edges: clusters tile the text."""
     flags = bytearray(b"\x01") * (size + 1)
     flags[0] = 0
-    pos = 0
-    # cluster_lengths' clusters, one match at a time (it builds a string per cluster)
-    for m in _CLUSTER.finditer(_RI_RUN.sub(_flag_pair, text)):
-        pos += _utf8_len(text[m.start():m.end()])
+    pos = start = 0
+    for end in cluster_bounds(text):
+        pos += _utf8_len(text[start:end])
         flags[pos] = 0
+        start = end
     return Offsets(flags)
 
 

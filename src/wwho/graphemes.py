@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 # The values of rust/src/graphemes.rs: a Grapheme_Cluster_Break value (Extended_Pictographic as
 # its own value) in the low four bits, Indic_Conjunct_Break flags above.
@@ -132,22 +132,34 @@ def _flag_pair(run: re.Match) -> str:
 
 def cluster_lengths(text: str) -> list[int]:
     """The length in code points of each extended grapheme cluster of ``text``, in order (``regex``
-    ``\\X``).
+    ``\\X``; see :func:`cluster_bounds`)."""
+    lengths, start = [], 0
+    for end in cluster_bounds(text):
+        lengths.append(end - start)
+        start = end
+    return lengths
+
+
+def cluster_bounds(text: str) -> Iterator[int]:
+    """The end position (in code points) of each extended grapheme cluster of ``text``, in order,
+    one at a time (no string per cluster).
 
     ``\\X`` is quadratic on a run of regional indicators (20,000 take a second). A run is cut into
     pairs from its start (GB12, GB13), so each pair is handed to ``\\X`` as a letter and a
     combining mark, which cluster exactly as the pair does with what comes before and after it
     (GB9, GB9b; the letter ends any Indic conjunct run of GB9c), and an odd last one as a letter.
-    The code points keep their positions, so the lengths are the text's own."""
+    The code points keep their positions, so the ends are the text's own."""
+    for m in _cluster_pattern().finditer(_RI_RUN.sub(_flag_pair, text)):
+        yield m.end()
+
+
+@functools.cache
+def _cluster_pattern():
     import regex
 
-    return [len(c) for c in regex.findall(r"\X", _RI_RUN.sub(_flag_pair, text))]
+    return regex.compile(r"\X")
 
 
 def cluster_ends(text: str) -> set[int]:
-    """The end position of every extended grapheme cluster of ``text`` (see :func:`cluster_lengths`)."""
-    ends, pos = set(), 0
-    for n in cluster_lengths(text):
-        pos += n
-        ends.add(pos)
-    return ends
+    """The end position of every extended grapheme cluster of ``text`` (see :func:`cluster_bounds`)."""
+    return set(cluster_bounds(text))
