@@ -90,20 +90,23 @@ pub fn prepare(enabled: bool) {
 /// without a branch on its length where 16 bytes are left; [`Packed::new`] near the end.
 #[inline(always)]
 pub fn pack(text: &[u8], at: usize, piece: &[u8]) -> Packed {
-    match text.get(at..at + KEY) {
-        Some(window) => {
+    // (`at` is any number for a piece outside `text`: `get` then finds no window.)
+    let window = text.get(at..).and_then(|rest| rest.get(..KEY));
+    match window {
+        Some(window) if (1..=KEY).contains(&piece.len()) => {
             let mut word = [0u8; KEY];
             word.copy_from_slice(window);
-            let len = piece.len() as u32; // 1..=KEY
+            let len = piece.len() as u32;
             Packed {
                 key: u128::from_le_bytes(word) & (u128::MAX >> (128 - 8 * len)),
                 len,
             }
         }
-        None => Packed::new(piece),
+        _ => Packed::new(piece),
     }
 }
 
+/// One multiply, not the token table's two: the memo needs no Bloom bits, only a line.
 #[inline(always)]
 fn hash(p: Packed) -> u64 {
     let lo = p.key as u64;
@@ -209,6 +212,9 @@ mod tests {
                 );
             }
         }
+        // a piece not in the text, and an empty one
+        assert_eq!(pack(&text, usize::MAX - 3, b"ab"), Packed::new(b"ab"));
+        assert_eq!(pack(&text, 0, b""), Packed::new(b""));
     }
 
     #[test]
