@@ -269,3 +269,18 @@ def test_eval_json_is_valid_json_for_a_path_that_is_no_utf8(inputs, tmp_path):
     proc = wwho("eval", "--corpus", corpus, "--tokenizer", inputs["sgpe"], "--json", "--quiet")
     assert proc.returncode == 0, proc.stderr
     json.loads(proc.stdout.decode("utf-8"))  # strict UTF-8, then JSON
+
+
+def test_every_output_file_in_a_folder_that_cannot_be_written_is_refused_first(tmp_path, monkeypatch):
+    # encode -o, eval --plot and binary training share the check: an unwritable folder was found
+    # only when the finished output was written.
+    from wwho.cli.outputs import check_output_file
+    from wwho.errors import WwhoError
+
+    (tmp_path / "ro").mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: os.fspath(path) != str(tmp_path / "ro") and real_access(path, mode))
+    for target in (tmp_path / "ro" / "out.txt", tmp_path / "ro" / "new" / "deeper" / "out.txt"):
+        with pytest.raises(WwhoError, match=r"--plot cannot be written: no permission to write in .*ro$"):
+            check_output_file(target, force=False, flag="--plot")
+    assert check_output_file(tmp_path / "out.txt", force=False) == tmp_path / "out.txt"

@@ -32,13 +32,15 @@ def add_force(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None
 
 
 def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output") -> Path:
-    """Refuse an output file that exists (unless ``force``), is a directory, or lies below a file
-    (which would be found only after the work, as "File exists")."""
+    """Refuse an output file that exists (unless ``force``), is a directory, lies below a file, or
+    whose nearest existing folder cannot be written: each would be found only after the work."""
     p = Path(path)
     for parent in p.absolute().parents:
         if parent.exists() and not parent.is_dir():
             raise WwhoError(f"{p}: {flag} cannot be written: {parent} is a file, not a directory")
         if parent.is_dir():
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise WwhoError(f"{p}: {flag} cannot be written: no permission to write in {parent}")
             break
     if p.is_dir():
         raise WwhoError(f"{p}: {flag} is a directory; give a file name such as {p / 'out'}")

@@ -106,7 +106,6 @@ def main(argv: list[str]) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config", "force")}
     run = resolve(flags, args.config)
     check_output_file(run.output, force=args.force)
-    check_output_writable(run.output)
     _refuse_input_as_output(run.output, run.inputs)
     specials = len(check_options(**run.train))  # fail on a bad vocabulary size before reading any input
 
@@ -143,17 +142,6 @@ def _say(line: str) -> None:
 
 def _silent(line: str) -> None:
     pass
-
-
-def check_output_writable(output: Path) -> None:
-    """Refuse an output whose directory (or nearest existing parent) cannot be written, before any
-    work: otherwise it is found at the end, after reading and training."""
-    parent = output.absolute().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise WwhoError(f"{shown(output)}: -o/--output cannot be written: no permission to write in "
-                        f"{shown(parent)}")
 
 
 def _refuse_input_as_output(output: Path, inputs: list[Path]) -> None:
