@@ -203,3 +203,13 @@ def test_progress_bars_redraw_rarely_when_stderr_is_no_terminal(monkeypatch):
         assert bar.mininterval == LOG_INTERVAL == 10
     with progress_bar(range(3), file=sys.stderr, mininterval=0.5) as bar:  # a caller's own choice stays
         assert bar.mininterval == 0.5
+
+
+def test_printable_names_stay_on_one_line():
+    import os
+
+    from wwho.errors import printable
+
+    name = os.fsdecode(b"we\xfeird\n\x1b") + "\u2028\ud800ok"
+    assert printable(name) == "we\\xfeird\\n\\x1b\\u2028\\ud800ok"
+    assert printable("ශ්‍රී ලංකා.txt") == "ශ්‍රී ලංකා.txt"  # joiners and Indic text are printable

@@ -6,6 +6,8 @@ command-line user never has to read a traceback. Nothing here does any work.
 
 from __future__ import annotations
 
+import re
+
 
 class WwhoError(Exception):
     """Base class of every error wwho raises on purpose."""
@@ -44,6 +46,25 @@ def brief(value: object, limit: int = 80) -> str:
         return text[: limit - 3] + "..."
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: Characters that would break a one-line message or a table row, or cannot be written as UTF-8:
+#: control characters, line and paragraph separators, lone surrogates.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` (a name, a path, a message) on one printable line: a byte of a file name that is not
+    UTF-8 (which Python keeps as a surrogate, U+DC80-U+DCFF) as ``\\xNN``, any other unprintable
+    character (see ``_UNPRINTABLE``) as its Python escape (``\\n``, ``\\x1b``, ``\\ud800``)."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(m: re.Match) -> str:
+    cp = ord(m.group())
+    if 0xDC80 <= cp <= 0xDCFF:
+        return f"\\x{cp - 0xDC00:02x}"
+    return m.group().encode("unicode_escape").decode("ascii")
 
 
 class WwhoWarning(UserWarning):

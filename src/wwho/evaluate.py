@@ -23,7 +23,7 @@ structure of one text (``wwho serve`` draws it), as flag bytes: a line costs a f
 A binary tokenizer (bytes in) is refused when loaded; ``hf:`` and ``spm:`` files are read here
 (regular files only, bounded by :func:`wwho.fileio.max_file_bytes`). ``evaluate_all`` refuses a
 corpus or tokenizer given twice and a corpus without text. Names in messages go through
-:func:`printable`.
+:func:`wwho.errors.printable`.
 
 Output formats (table, Markdown, JSON, plot) live in :mod:`wwho.cli.eval`.
 """
@@ -43,7 +43,7 @@ import regex
 
 from wwho.cache import ENTRY_OVERHEAD, PieceCache
 from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
-from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, brief
+from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, brief, printable
 from wwho.fileio import read_bytes
 from wwho.graphemes import cluster_bounds
 from wwho.syllables import Syllabifier
@@ -121,17 +121,6 @@ class Metrics:
                      "fallback_rate", "lossless_rate"):
             data[name] = getattr(self, name)
         return data
-
-
-#: Characters that would break a one-line message or a table row, or cannot be printed as UTF-8:
-#: control characters, line and paragraph separators, lone surrogates (a path's non-UTF-8 bytes).
-_UNPRINTABLE = regex.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-
-def printable(text: str) -> str:
-    """``text`` with each unprintable character (see ``_UNPRINTABLE``) as its Python escape
-    (``\\n``, ``\\x1b``, ``\\udcff``): a path in a message or a table stays on one line."""
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 # -- loading ------------------------------------------------------------------------------

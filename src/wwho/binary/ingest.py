@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from wwho.errors import CorpusError, WwhoError, brief
+from wwho.errors import CorpusError, WwhoError, brief, printable
 from wwho.notices import plural
 from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
@@ -154,9 +154,10 @@ def input_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
-def shown(path: str | os.PathLike) -> str:
-    """A path for a message: a name that is not valid UTF-8 shows its odd bytes as escapes."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+def shown(path: str | bytes | os.PathLike) -> str:
+    """A path for a message (:func:`wwho.errors.printable`): a name that is not valid UTF-8 shows
+    its odd bytes as escapes."""
+    return printable(os.fsdecode(path))
 
 
 def iter_files(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 def one_line(exc: WwhoError) -> WwhoError:
     """``exc`` with the unprintable characters of its message escaped: the readers and loaders it
     comes from name paths as given, and a path may hold a line end."""
-    from wwho.evaluate import printable
+    from wwho.errors import printable
 
     message = str(exc)
     safe = printable(message)
@@ -128,7 +128,7 @@ def _cell(m: Metrics, attr: str, fmt: str) -> str:
 
 def table(results: list[Metrics], *, markdown: bool = False) -> str:
     """The rows of ``results``; names with control characters (a line end) are printed escaped."""
-    from wwho.evaluate import printable
+    from wwho.errors import printable
 
     header = ["tokenizer", "corpus", *(c[0] for c in COLUMNS)]
     rows = [[printable(m.tokenizer), printable(short(m.corpus)), *(_cell(m, a, f) for _, a, f in COLUMNS)]
