@@ -20,6 +20,7 @@ import os
 import socket
 import sys
 import threading
+import warnings
 
 from wwho.errors import WwhoError
 
@@ -81,18 +82,26 @@ def run(args: argparse.Namespace) -> int:
     # never sends its body cannot hold the exit for the body's time limit).
     config = uvicorn.Config(app, http=guarded_protocol(limits), timeout_keep_alive=5, log_level="warning",
                             access_log=False, lifespan="off", timeout_graceful_shutdown=1)
-    logging.getLogger("uvicorn.error").addFilter(_quiet_shutdown)
+    logging.getLogger("uvicorn.error").addFilter(_quiet)
+    # A Ctrl-C between uvicorn making its server coroutine and running it drops the coroutine
+    # unstarted, and Python warns about that on the way out: the command says `wwho: interrupted` only.
+    warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 
 
-def _quiet_shutdown(record: logging.LogRecord) -> bool:
+def _quiet(record: logging.LogRecord) -> bool:
     """Drops what uvicorn logs about the requests a Ctrl-C cuts short (each cancelled task's traceback,
-    and the count of them): the command says ``wwho: interrupted``, once."""
+    and the count of them): the command says ``wwho: interrupted``, once. Drops its warning for each
+    request it cannot parse too: the client is told so in a one-line JSON 400, and any client could
+    otherwise write a line to the console per request, as fast as it sends them."""
     error = record.exc_info[1] if record.exc_info else None
     if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):
         return False
-    return not (record.levelno == logging.ERROR and "timeout graceful shutdown exceeded" in record.getMessage())
+    message = record.getMessage()
+    if record.levelno == logging.WARNING and message == "Invalid HTTP request received.":
+        return False
+    return not (record.levelno == logging.ERROR and "timeout graceful shutdown exceeded" in message)
 
 
 def bind(host: str, port: int) -> tuple[socket.socket, bool]:

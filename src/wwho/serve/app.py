@@ -22,7 +22,8 @@ huge numbers are 400s) and written on the worker thread.
 
 **Host and Origin.** Served on a loopback address, the app answers only requests whose ``Host`` is
 a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1 gets 421) and, on any
-address, only requests whose ``Origin``, when sent, is this server (:class:`HostGuard`).
+address, only requests whose ``Origin``, when sent, is this server (:class:`HostGuard`). The page and
+its files are sent whole, whatever ``Range`` a request asks for (:class:`WholeFiles`).
 
 This module does not bind sockets, parse command lines or limit connections (slow headers, stalled
 writes): :mod:`wwho.cli.serve` and :mod:`wwho.serve.connections` do.
@@ -52,7 +53,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wwho.errors import VocabError
 from wwho.evaluate import Evaluated, load_spec
@@ -62,6 +63,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 STATIC = Path(__file__).resolve().parent / "static"
 #: The page loads nothing from anywhere but this server.
 CSP = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+#: What a 404 or 405 lists.
+ROUTES = "the page is GET /, the API GET /api/tokenizers and POST /api/tokenize"
 #: The names a loopback address answers to (with the port, or without one).
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
@@ -220,7 +223,14 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        detail = exc.detail
+        if exc.status_code == 404 and detail == "Not Found":  # Starlette's own: say what there is
+            detail = f"Not Found: {_clip(request.scope['path'])!r}; {ROUTES}"
+        elif exc.status_code == 405 and detail == "Method Not Allowed":
+            allowed = ", ".join(sorted((exc.headers or {}).get("Allow", "").split(", ")))  # (from a set)
+            detail = (f"Method Not Allowed: {_clip(request.method)} {_clip(request.scope['path'])!r} "
+                      f"takes {allowed}; {ROUTES}")
+        return JSONResponse({"error": detail}, status_code=exc.status_code, headers=exc.headers)
 
     app = Starlette(
         routes=[
@@ -229,7 +239,7 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
             Route("/api/tokenize", tokenize, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
-        middleware=[Middleware(HostGuard, hosts=hosts)],
+        middleware=[Middleware(HostGuard, hosts=hosts), Middleware(WholeFiles)],
         exception_handlers={HTTPException: http_error},
     )
     # /api/tokenize/ got an empty 307 to http://localhost/api/tokenize (port 80 with a portless
@@ -273,6 +283,29 @@ class HostGuard:
                                    headers={"Connection": "close"})(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class WholeFiles:
+    """Drops a request's ``Range`` and ``If-Range`` headers: the page and its files are sent whole.
+    Starlette answers a malformed or unsatisfiable range with plain text or an empty body, not the
+    one line of JSON every other error is; the files are small and nothing here asks for part of one."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if any(k in (b"range", b"if-range") for k, _ in scope["headers"]):
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]}
+
+        async def send_whole(message: Message) -> None:
+            if message["type"] == "http.response.start":  # FileResponse offers ranges: not here
+                message = {**message, "headers": [(k, b"none" if k == b"accept-ranges" else v)
+                                                   for k, v in message.get("headers", [])]}
+            await send(message)
+        await self.app(scope, receive, send_whole)
 
 
 def _clip(text: str, size: int = 80) -> str:

@@ -4,13 +4,15 @@ a deadline for a client that does not read its answer, and a bound on open conne
 uvicorn's HTTP/1.1 protocol (h11) waits for headers for as long as a client keeps sending them, and its
 keep-alive timer stops at the first byte of the next request, so a client sending one byte a second
 holds a connection forever; a client that does not read its answer holds the answer in memory
-forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with three additions:
+forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with these additions:
 
 * a request must arrive whole (its headers, or the rest of a body the application did not read)
   within ``header_seconds`` of the connection opening or of the previous answer, else the
   connection is closed (with a one-line JSON 408 when part of a request had arrived);
 * an answer the client has not read for ``write_seconds`` (the socket's buffers full) is dropped with
   the connection;
+* once a request is answered, the rest of a body the application did not read is not read either
+  (uvicorn would read and drop it as fast as it comes): the connection closes when idle;
 * when more than ``max_connections`` are open, opening one closes the one that has waited longest
   for a whole request (its headers or the rest of its body) or whose client has stopped reading its
   answer; a connection whose request has arrived whole and whose answer is being read is never closed
@@ -66,6 +68,11 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             super().on_response_complete()
             if self.transport.is_closing():
                 return
+            if self.conn.their_state is h11.SEND_BODY:
+                # The rest of a body the application did not read (a GET with a Content-Length of
+                # gigabytes): uvicorn would read and drop it as fast as it comes, a core's worth of
+                # work until the deadline. Nothing more is read; the connection closes when idle.
+                self.flow.pause_reading()
             if self.conn.our_state is h11.SEND_RESPONSE:  # the next request's headers were waiting
                 waiting[self] = None
                 self._track()
