@@ -144,3 +144,12 @@ def test_a_balanced_training_resumes_to_the_same_bytes(corpora, tmp_path, monkey
     # Another seed is another stream: its checkpoint is refused.
     with pytest.raises(VocabError, match="checkpoint"):
         train_sgpe([big, small], checkpoint_dir=ckpt, resume=True, balance_seed=1, **options)
+
+
+@pytest.mark.parametrize("seed", ["1", None, 1.5, True])
+def test_a_seed_that_is_no_integer_is_one_clear_error(corpora, seed):
+    """Before: a string or None failed deep inside the draws with a TypeError (after both corpora were
+    read for their sizes), and a float seeded another stream than the same integer."""
+    with pytest.raises(CorpusError, match="the balancing seed must be an integer"):
+        train_sgpe(list(corpora), vocab_size=400, balance=0.3, balance_seed=seed, script="mixed", progress=False,
+                   workers=1)

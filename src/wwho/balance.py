@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, iter_documents, resolve_paths
-from wwho.errors import CorpusError
+from wwho.errors import CorpusError, brief
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,14 @@ def check_alpha(alpha: object) -> float:
     return float(alpha)
 
 
+def check_seed(seed: object) -> int:
+    """A seed of the draws: an integer (a float or a string would be taken, and seed another stream
+    than the same number as an int)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise CorpusError(f"the balancing seed must be an integer, not {brief(seed)}")
+    return seed
+
+
 def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str = "text",
          skip_bad_lines: bool = False, max_line_bytes: int = MAX_LINE_BYTES) -> list[Group]:
     """Each corpus's size (UTF-8 bytes of its documents), share and rate."""
@@ -80,6 +88,7 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
 def documents(groups: Sequence[Group], *, seed: int = 0, text_field: str = "text", skip_bad_lines: bool = False,
               max_line_bytes: int = MAX_LINE_BYTES, stats: CorpusStats | None = None) -> Iterator[str]:
     """The balanced stream of :func:`plan`'s groups (see the module docstring)."""
+    check_seed(seed)
     for k, group in enumerate(groups):
         rng = random.Random(seed * 1_000_003 + k)
         whole, part = divmod(group.rate, 1.0)
@@ -100,6 +109,7 @@ def stream(corpus: str | os.PathLike | Iterable[str | os.PathLike], alpha: float
            stats: CorpusStats | None = None, progress: bool = True) -> Iterator[str]:
     """What a trainer's ``balance=alpha`` counts: :func:`plan` (its lines printed with ``progress``),
     then :func:`documents`, whose reading is counted in ``stats``."""
+    check_seed(seed)  # before the corpora are read for their sizes
     corpora = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     groups = plan(corpora, alpha, text_field=text_field, skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes)
     if progress:

@@ -8,7 +8,9 @@ to ``vocab.json`` (:mod:`wwho.export.meta_files`; no ``tokenizer.json`` for the 
 Checkpoints go to ``OUT/checkpoints`` (removed after a successful run, with only the files
 wwho wrote in it) or to ``--checkpoint-dir`` (kept). A checkpoint directory that is a
 symbolic link or holds other files is refused before training starts
-(:mod:`wwho.sgpe.checkpoints`).
+(:mod:`wwho.sgpe.checkpoints`), and so is one that another training is using: the run holds its
+lock until its checkpoints are removed. An output that another run wrote into ``--out`` while
+this one trained is not replaced without ``--force`` either.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_
 from wwho.cli.options import strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
+from wwho.errors import WwhoError
 from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
@@ -134,15 +137,12 @@ def main(argv: list[str]) -> int:
 
         encoding = resolve_encoding(args.tiktoken_encoding, tiktoken_file=args.tiktoken_file)
     elif args.tiktoken_file or args.tiktoken_encoding != "o200k_base":
-        from wwho.errors import WwhoError
-
         raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
     resolve_paths(args.corpus)  # a missing corpus fails now, before a checkpoint folder or a word about one
     recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
     check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=args.force)
     if args.checkpoint_dir and Path(args.checkpoint_dir).resolve() == Path(out).resolve():
-        from wwho.errors import WwhoError  # the model's files would make every later run refuse the folder
-
+        # the model's files would make every later run refuse the folder
         raise WwhoError("--checkpoint-dir must be a folder of its own, not the output directory "
                         f"({out}); leave it out to keep checkpoints in {out / 'checkpoints'}")
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
@@ -154,8 +154,11 @@ def main(argv: list[str]) -> int:
         fate = "kept" if args.checkpoint_dir else "removed after success"
         print(f"checkpoints: {checkpoint_dir / checkpoints.FILE} every {args.checkpoint_every:,} merges ({fate}; "
               "--resume continues from it)", file=sys.stderr)
-    tok = _train(args, checkpoint_dir, stats)
-    return _finish(args, tok, out, encoding, checkpoint_dir, stats, time.perf_counter() - t0)
+    # Held from training to the removal of the checkpoints after the save: a second training into the
+    # same OUT (or --checkpoint-dir) stops instead of overwriting this one's checkpoints or deleting them.
+    with checkpoints.using(checkpoint_dir):
+        tok = _train(args, checkpoint_dir, stats)
+        return _finish(args, tok, out, encoding, checkpoint_dir, stats, time.perf_counter() - t0)
 
 
 def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPETokenizer:
@@ -188,6 +191,15 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
             seconds: float) -> int:
     from wwho.sgpe import checkpoints
 
+    if not args.force:
+        # Checked before training too; what appeared since (another run that wrote the same OUT, with
+        # another --checkpoint-dir) is not replaced without --force either.
+        try:
+            check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=False)
+        except WwhoError as exc:
+            kept = (f"; the last checkpoint is kept in {checkpoint_dir}: add --resume --force to save this training "
+                    "without training again") if (checkpoint_dir / checkpoints.FILE).exists() else ""
+            raise WwhoError(f"{exc} (written while this training ran){kept}") from None
     if args.meta:
         from wwho.meta import MetaTokenizer
 

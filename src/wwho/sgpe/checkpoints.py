@@ -1,43 +1,92 @@
-"""Checkpoints of SGPE training: the directory they live in, and the file, written and read back.
+"""Checkpoints of SGPE training: the directory they live in, the file, written and read back, and
+the lock that keeps two trainings out of one directory.
 
-A checkpoint directory holds ``checkpoint.json`` (the merges so far, as string pairs, and a
-fingerprint of the corpus and options) and a marker file, ``.wwho-checkpoints``, that says wwho
-uses the directory and whether it created it. :func:`claim` refuses, before training, a
-directory wwho may not use: a symbolic link (writes would land elsewhere, and removal would
-follow it) or a directory holding anything but wwho's own checkpoint files. :func:`remove`
+A checkpoint directory holds ``checkpoint.json`` (the merges so far, as string pairs, their
+sha256, and a fingerprint of the corpus and options) and a marker file, ``.wwho-checkpoints``,
+that says wwho uses the directory and whether it created it. :func:`claim` refuses, before
+training, a directory wwho may not use: a symbolic link (writes would land elsewhere, and removal
+would follow it), or a directory holding anything but wwho's own checkpoint files as regular
+files (a FIFO named like the marker would block the read that removal makes). :func:`remove`
 deletes only those files, and then the directory if wwho created it and it is empty: never a
-tree, never a file it did not write.
+tree, never a file it did not write. A first checkpoint that cannot be written (a full disk)
+leaves none of the folders it created.
 
-:func:`load` validates every field of ``checkpoint.json`` and names the file and the field; the
-merges themselves are checked against the training's words when they are replayed
+While a training uses a directory (:func:`using`) it holds an exclusive ``flock`` on the directory
+itself (nothing is written for it; the system drops it when the process ends, killed or not). A
+second training given the same directory, or the same ``--out``, stops with one error line when
+it starts or at its first checkpoint, instead of overwriting the first one's checkpoint and
+deleting it at its end; :func:`remove` leaves alone a directory another process holds. Where the
+system has no ``flock`` (not POSIX, some network filesystems) trainings are not kept apart.
+
+:func:`load` validates every field of ``checkpoint.json`` and names the file and the field. The
+merges must match the sha256 saved with them: a flipped bit or a hand edit that leaves valid JSON
+would otherwise be replayed, and the resumed vocabulary would silently differ from an
+uninterrupted one. (Checkpoints of earlier versions have no sha256 and are read without that
+check.) The merges themselves are checked against the training's words when they are replayed
 (:meth:`wwho.bpe.MergeEngine.replay`). This module does not train.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import stat
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from wwho.errors import VocabError, brief
-from wwho.fileio import parse_json, read_bytes, temp_owner, write_json
+from wwho.errors import VocabError, WriteError, brief
+from wwho.fileio import TEMP_PREFIX, parse_json, read_bytes, temp_owner, write_bytes, write_json
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
 
 FORMAT = "wwho-sgpe-checkpoint/1"
 FILE = "checkpoint.json"
 MARKER = ".wwho-checkpoints"
+#: The most bytes :func:`remove` reads of a marker ("created" or "adopted").
+_MARKER_BYTES = 64
+
+#: Directories a :func:`using` block of this process is in (absolute path -> how deeply nested),
+#: and the descriptors holding the locks taken for them.
+_depth: dict[str, int] = {}
+_held: dict[str, int] = {}
 
 
 def _ours(name: str) -> bool:
-    return name in (FILE, MARKER) or (temp_owner(name) is not None and name.startswith(f".wwho-tmp-{FILE}."))
+    return name in (FILE, MARKER) or (
+        temp_owner(name) is not None and name.startswith((f"{TEMP_PREFIX}{FILE}.", f"{TEMP_PREFIX}{MARKER}.")))
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file, not followed if it is a link (True if it is gone)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _path(directory: object) -> Path:
+    if isinstance(directory, bytes) or not isinstance(directory, (str, os.PathLike)):
+        raise VocabError(f"checkpoint_dir must be a path (str or os.PathLike), not {brief(directory)}")
+    if not os.fspath(directory):
+        raise VocabError("checkpoint_dir is empty; give a directory for the checkpoints")
+    return Path(directory)
 
 
 def claim(directory: str | os.PathLike) -> Path:
     """Check that wwho may keep checkpoints in ``directory`` (it need not exist yet); returns it.
 
     Nothing is created here: the directory and its marker come with the first checkpoint, so a
-    run that fails before then leaves nothing behind.
+    run that fails before then leaves nothing behind. A directory another training holds
+    (:func:`using`) is refused now, before the corpus is read.
     """
-    path = Path(directory)
+    path = _path(directory)
     if path.is_symlink():
         raise VocabError(f"checkpoint directory {path}: is a symbolic link; wwho writes checkpoints only into a "
                          "real directory (give its target as --checkpoint-dir)")
@@ -47,43 +96,175 @@ def claim(directory: str | os.PathLike) -> Path:
         names = os.listdir(path)
         # A checkpoint.json is wwho's only beside the marker wwho writes before it: without one,
         # it is a file of that name that someone else put there, which a checkpoint would overwrite
-        # and the end of training delete.
-        foreign = sorted(name for name in names if not _ours(name) or (name == FILE and MARKER not in names))
+        # and the end of training delete. And wwho writes regular files only: a link, a folder or a
+        # FIFO under one of its names is someone else's.
+        foreign = sorted(name for name in names if not _ours(name) or not _regular(path / name)
+                         or (name == FILE and MARKER not in names))
         if foreign:
             raise VocabError(f"checkpoint directory {path}: holds files wwho did not write (e.g. {brief(foreign[0])}); "
                              "checkpoints need a directory of their own (give another --checkpoint-dir)")
+        if os.path.abspath(path) not in _held:
+            fd = _open_locked(path)  # only to see that no other training holds it
+            if fd is not None:
+                os.close(fd)
     return path
 
 
-def _prepare(path: Path) -> None:
-    """Create the directory (if needed) and the marker that says whether wwho created it."""
-    if (path / MARKER).exists():
+@contextlib.contextmanager
+def using(directory: str | os.PathLike) -> Iterator[None]:
+    """Hold the lock of ``directory`` from now (if it exists, else from the first :func:`save`)
+    until the outermost ``using`` of it in this process ends. Another training holding it is a
+    :class:`VocabError`."""
+    key = os.path.abspath(directory)
+    _depth[key] = _depth.get(key, 0) + 1
+    try:
+        if os.path.isdir(key):
+            _lock(Path(directory))
+        yield
+    finally:
+        _depth[key] -= 1
+        if not _depth[key]:
+            del _depth[key]
+            fd = _held.pop(key, None)
+            if fd is not None:
+                os.close(fd)
+
+
+def _open_locked(path: Path) -> int | None:
+    """A descriptor of the directory ``path`` holding its lock; None where it cannot be locked
+    (gone, or a filesystem without locks). Another process holding it is a :class:`VocabError`."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None  # the writes that follow say what is wrong
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise VocabError(f"checkpoint directory {path}: another wwho training is using it; two trainings cannot "
+                         "share checkpoints (give each its own --out or --checkpoint-dir)") from None
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _lock(path: Path) -> None:
+    """Take the lock of ``path`` if this process does not hold it yet; kept while a :func:`using`
+    of it lasts, else only checked."""
+    key = os.path.abspath(path)
+    fd = _held.get(key)
+    if fd is not None:
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(key)):
+                return
+        except OSError:
+            pass
+        del _held[key]  # the directory was removed and made again: lock the new one
+        os.close(fd)
+    fd = _open_locked(path)
+    if fd is None:
         return
-    created = not path.exists()
-    path.mkdir(parents=True, exist_ok=True)
-    (path / MARKER).write_text("created\n" if created else "adopted\n", encoding="utf-8")
+    if key in _depth:
+        _held[key] = fd
+    else:
+        os.close(fd)
+
+
+def _read_marker(marker: Path) -> str:
+    try:
+        return read_bytes(marker, error=VocabError, what="marker", limit=_MARKER_BYTES).decode(
+            "utf-8", "replace").strip()
+    except VocabError:
+        return ""
+
+
+def _make_dirs(path: Path) -> list[Path]:
+    """Create ``path`` and the missing folders above it; returns those this call created, top first.
+    An error removes them again."""
+    missing = []
+    p = Path(os.path.abspath(path))
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    made: list[Path] = []
+    try:
+        for p in reversed(missing):
+            try:
+                os.mkdir(p)
+            except FileExistsError:
+                continue  # made meanwhile by someone else: not ours to remove
+            made.append(p)
+    except BaseException:
+        _unmake(made)
+        raise
+    return made
+
+
+def _unmake(made: Sequence[Path]) -> None:
+    """Remove the folders :func:`_make_dirs` created, deepest first, each only if it is empty."""
+    for p in reversed(made):
+        with contextlib.suppress(OSError):
+            os.rmdir(p)
+
+
+def _prepare(path: Path) -> list[Path]:
+    """Create the directory (if needed), lock it, and write the marker that says whether wwho
+    created it. Returns the folders it created (see :func:`_make_dirs`)."""
+    made = _make_dirs(path)
+    try:
+        _lock(path)
+        if not os.path.lexists(path / MARKER):
+            # Written whole or not at all: an empty marker would read as "adopted", and a folder wwho
+            # made would then never be removed.
+            write_bytes(path / MARKER, b"created\n" if made else b"adopted\n")
+    except BaseException:
+        _unmake(made)
+        raise
+    return made
 
 
 def remove(directory: str | os.PathLike) -> None:
     """Delete wwho's checkpoint files in ``directory``, then the directory if wwho created it and
-    nothing else is left."""
+    nothing else is left. A directory another training holds is left as it is."""
     path = Path(directory)
     marker = path / MARKER
-    if path.is_symlink() or not path.is_dir() or not marker.exists():
+    if path.is_symlink() or not path.is_dir() or not marker.exists() or not _regular(marker):
         return  # not a directory wwho claimed: touch nothing
-    created = marker.read_text(encoding="utf-8", errors="replace").strip() == "created"
-    for name in os.listdir(path):
-        if _ours(name):
-            with contextlib.suppress(FileNotFoundError):
-                (path / name).unlink()
-    if created:
-        with contextlib.suppress(OSError):  # not empty: someone put a file there; it stays
-            path.rmdir()
+    fd = None
+    if os.path.abspath(path) not in _held:
+        try:
+            fd = _open_locked(path)
+        except VocabError:
+            return  # another training's checkpoints
+    try:
+        created = _read_marker(marker) == "created"
+        for name in os.listdir(path):
+            if _ours(name) and _regular(path / name):
+                with contextlib.suppress(FileNotFoundError):
+                    (path / name).unlink()
+        if created:
+            with contextlib.suppress(OSError):  # not empty: someone put a file there; it stays
+                path.rmdir()
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def merges_sha256(merges: Sequence[Sequence[str]]) -> str:
+    """The sha256 saved with a checkpoint's merges (of their JSON, every non-ASCII character escaped,
+    so that lone surrogates hash too)."""
+    text = json.dumps([list(m) for m in merges], ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, elapsed: float) -> None:
     try:
-        _prepare(directory)
+        made = _prepare(directory)
+    except WriteError:
+        raise
     except OSError as exc:
         raise VocabError(f"checkpoint directory {directory}: cannot create it: {exc.strerror or exc}") from None
     try:
@@ -92,11 +273,13 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
             "fingerprint": fingerprint,
             "step": len(merges),
             "elapsed_seconds": round(elapsed, 1),
+            "merges_sha256": merges_sha256(merges),
             "merges": merges,  # pairs, written as JSON lists
         }, indent=None)
     except BaseException:
         if not (directory / FILE).exists():  # the first one failed (a full disk): no folder of a marker alone
             remove(directory)
+            _unmake(made)
         raise
 
 
@@ -108,7 +291,11 @@ def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
     def fail(message: str) -> VocabError:
         return VocabError(f"{path}: {message}; delete it (or the checkpoint directory) to start over")
 
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    kind = data.get("format") if isinstance(data, dict) else None
+    if kind != FORMAT:
+        if isinstance(kind, str) and kind.startswith(FORMAT.rsplit("/", 1)[0] + "/"):
+            raise fail(f"its format is {brief(kind)}, which this version of wwho does not read (it reads "
+                       f"{FORMAT!r}): made by another version of wwho")
         raise fail(f"not a wwho SGPE checkpoint (format is not {FORMAT!r})")
     if not isinstance(data.get("fingerprint"), str):
         raise fail("'fingerprint' must be a string")
@@ -127,4 +314,7 @@ def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
     elapsed = data.get("elapsed_seconds", 0)
     if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
         raise fail(f"'elapsed_seconds' is {brief(elapsed)}, not a number")
+    if "merges_sha256" in data and data["merges_sha256"] != merges_sha256(merges):
+        raise fail("its merges do not match the sha256 saved with them ('merges_sha256'): the file was "
+                   "changed or damaged after wwho wrote it, and resuming from it would give another vocabulary")
     return [(a, b) for a, b in merges]

@@ -39,8 +39,8 @@ superword stage: ``superwords.rs``); the counts and word types never become Pyth
 module keeps the orchestration, the checkpoints and the vocabulary file; the superword stage's
 steps are :class:`wwho.sgpe.superwords.SuperwordStage`'s.
 
-Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs and a
-fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
+Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs, their
+sha256, and a fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
 fingerprint, replays the merges and continues. Merge selection depends only on counts and the tie-break, so
 the result is byte-identical to an uninterrupted run, whatever ``workers`` is.
 """
@@ -319,7 +319,20 @@ def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, 
         checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
 
 
-def train_on_pieces(
+def train_on_pieces(pieces: _core.PieceCounter, *, checkpoint_dir: str | Path | None = None, **options) -> VocabFile:
+    """Phases 2 to 5 on counted pieces (whatever counted them); the options as :func:`_train_on_pieces`.
+
+    With ``checkpoint_dir``, this training holds the directory's lock until it returns
+    (:func:`wwho.sgpe.checkpoints.using`): a second training using the same directory stops with
+    an error instead of overwriting the checkpoints of the first."""
+    if checkpoint_dir is None:
+        return _train_on_pieces(pieces, **options)
+    checkpoint_dir = checkpoints.claim(checkpoint_dir)  # refuse a link or a foreign folder
+    with checkpoints.using(checkpoint_dir):
+        return _train_on_pieces(pieces, checkpoint_dir=checkpoint_dir, **options)
+
+
+def _train_on_pieces(
     pieces: _core.PieceCounter,
     *,
     splitter: WordSplitter,
@@ -347,8 +360,6 @@ def train_on_pieces(
     if spans:
         span_counts, pieces = pieces, pieces.pieces()
     script = splitter.script
-    if checkpoint_dir is not None:
-        checkpoint_dir = checkpoints.claim(checkpoint_dir)  # refuse a link or a foreign folder
     say = (lambda msg: print(msg, file=sys.stderr)) if progress else (lambda msg: None)
     t0 = started if started is not None else time.perf_counter()
     if stats is not None and stats.bad_lines:
@@ -434,7 +445,7 @@ def train_on_pieces(
             f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
             f"tokens do not fit in fewer, and no merge is learned. Use vocab_size >= {fits:,}"
             + ("" if auto else f", or a higher prune_freq (now {prune_freq})"),
-            VocabSizeWarning, stacklevel=4)
+            VocabSizeWarning, stacklevel=5)
     if max_symbols < len(symbols):
         say(f"note: the {len(symbols):,} base symbols and {len(support):,} building pieces leave no room for "
             f"syllable merges besides the {superword_ids:,} ids kept for superwords")
@@ -470,7 +481,7 @@ def train_on_pieces(
         say(f"resumed from {checkpoint}: {len(done):,} merges replayed")
     elif resume:  # a mistyped folder would redo hours of work without a word: said even with --quiet
         warnings.warn(f"resume: no checkpoint in {checkpoint_dir}; training from the start", WwhoWarning,
-                      stacklevel=2)
+                      stacklevel=3)
     t1 = time.perf_counter()
 
     def save_checkpoint() -> None:
@@ -510,7 +521,7 @@ def train_on_pieces(
                          f"the corpus, or a letter of the script); choose special tokens that text does not contain, "
                          f"such as '[CLS]'")
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
-    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=4)
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5)
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
@@ -552,7 +563,7 @@ def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables:
         return
     letters = letters_by_script(boundary.items())
     letters[scripts[0]] += own
-    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=4)
+    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=5)
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):
