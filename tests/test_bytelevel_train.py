@@ -141,8 +141,10 @@ def test_cli(tmp_path, capsys):
 
 def test_errors(tmp_path):
     corpus = _write(tmp_path, ["some text"])
-    with pytest.raises(VocabError, match="too small"):
+    with pytest.raises(VocabError, match=r"too small: it must hold the 256 byte tokens \(at least 256\)"):
         ByteBPE.train(corpus, vocab_size=100, progress=False)
+    with pytest.raises(VocabError, match=r"256 byte tokens and the 2 special tokens \(at least 258\)"):
+        ByteBPE.train(corpus, vocab_size=257, special_tokens=["<s>", "</s>"], progress=False)
     with pytest.raises(VocabError, match="min_freq"):
         ByteBPE.train(corpus, vocab_size=300, min_freq=0, progress=False)
     with pytest.raises(VocabError, match="single-regex"):

@@ -445,3 +445,27 @@ def test_atomic_open_names_a_directory_given_as_the_file(tmp_path):
         with atomic_open(tmp_path / "adir", "wb") as f:
             f.write(b"x")
     assert os.listdir(tmp_path / "adir") == [] and os.listdir(tmp_path) == ["adir"]
+
+
+def test_atomic_open_names_the_file_when_its_folder_goes_away_meanwhile(tmp_path):
+    # Another program removed or swapped the output folder while wwho wrote: the rename fails
+    # with ENOENT, which is no failed write of the caller's but must name the file all the same.
+    import shutil
+
+    from wwho.errors import WriteError
+
+    folder = tmp_path / "out"
+    with pytest.raises(WriteError, match=r"out/x\.json: cannot write: No such file or directory"):
+        with atomic_open(folder / "x.json") as f:
+            f.write("{}")
+            shutil.rmtree(folder)
+    assert os.listdir(tmp_path) == []
+
+
+def test_atomic_open_leaves_the_callers_own_errors_as_they_are(tmp_path):
+    # An OSError of the caller's work inside the block (reading its input) is not a failed write
+    # of the output: it is not renamed after the output file.
+    with pytest.raises(FileNotFoundError, match="absent-input"):
+        with atomic_open(tmp_path / "x.json") as f:
+            f.write((tmp_path / "absent-input").read_text())
+    assert os.listdir(tmp_path) == []

@@ -77,24 +77,27 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     path = Path(path)
     binary = "b" in mode
     made: list[Path] = []
-    opened = False
+    # Where an OSError came from: the caller's own work inside the block (a read of its input) is
+    # the caller's to report unless it is a failed write; every step of ours names ``path``.
+    in_block = False
     if path.is_dir():  # found only at the rename otherwise, named by the temporary file
         raise WriteError(f"{path}: is a directory; give a file name to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path.parent)
         fd = _create_temp(path, made)
-        opened = True
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
+            in_block = True
             yield f
+            in_block = False
             _seal(f)
-        os.replace(made[-1], path)
+        os.replace(made[-1], path)  # (the folder removed or replaced meanwhile: ENOENT, named as path's)
         made.clear()
     except BaseException as exc:
         for tmp in made:
             with contextlib.suppress(OSError):  # absent, or never made (a name the system refused)
                 os.unlink(tmp)
-        if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not opened):
+        if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not in_block):
             raise write_failed(path, exc) from None
         raise
 

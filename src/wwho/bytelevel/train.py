@@ -82,10 +82,9 @@ def train_bytelevel(
         raise VocabError("balance is an option of engine='local'")
     specials = _specials(special_tokens)
     if type(vocab_size) is int and vocab_size < 256 + len(specials):
-        raise VocabError(
-            f"vocab_size {vocab_size!r} is too small: it must hold the 256 byte tokens and the "
-            f"{len(specials)} special tokens"
-        )
+        held = "the 256 byte tokens" + (f" and the {len(specials)} special tokens" if specials else "")
+        raise VocabError(f"vocab_size {vocab_size!r} is too small: it must hold {held} "
+                         f"(at least {256 + len(specials):,})")
     check_vocab_size(vocab_size, low=256 + len(specials))
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)
