@@ -437,10 +437,6 @@ def _parse_merges_txt(path: Path, data: bytes) -> list[tuple[bytes, bytes]]:
     return pairs
 
 
-def _read_json(path: Path):
-    return parse_json(_read(path), source=str(path), error=VocabError)
-
-
 def _merge_pairs(merges: list, where) -> list[tuple[bytes, bytes] | None]:
     """``"a b"`` (the first space after the first character, as llama.cpp) or ``["a", "b"]`` in
     GPT-2 byte-level strings -> bytes pairs, None where a part is empty or unmappable (in the core:
