@@ -20,7 +20,11 @@ from wwho.cli.outputs import add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.savedir import MANIFEST, check_target
-from wwho.sizes import arg_type, check_vocab_size
+from wwho.sizes import arg_type, check_range, check_vocab_size
+
+#: extend_tokenizer's bound (``wwho.extend.extension.MAX_PAD_MULTIPLE``), repeated here: the parser of
+#: every verb is built without importing wwho.extend (a test keeps the two equal).
+MAX_PAD_MULTIPLE = 1 << 16
 
 
 def _share(text: str) -> float:
@@ -115,16 +119,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-verify",
         action="store_true",
-        help="skip the checks on the first 2,000 corpus lines (stock tokenizers, base ids, "
-        "syllables, reachability) before writing",
+        help="skip the checks on the first 2,000 corpus lines (at most 1M characters: stock tokenizers, "
+        "base ids, syllables, reachability) before writing",
     )
     p.add_argument(
         "--pad-to-multiple-of",
-        type=count_arg("--pad-to-multiple-of", 1),
+        type=arg_type(lambda v, w: check_range(v, w, 1, MAX_PAD_MULTIPLE), "--pad-to-multiple-of"),
         default=None,
         metavar="M",
-        help="add reserved tokens until the vocabulary is a multiple of M (64 or 128 suit GPU kernels); "
-        "the base's id holes are always filled",
+        help="add reserved tokens until the vocabulary is a multiple of M, 1 to 65,536 (64 or 128 suit GPU "
+        "kernels); the base's id holes are always filled",
     )
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 

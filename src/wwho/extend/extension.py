@@ -43,7 +43,7 @@ from wwho.extend.building import NewMerges
 from wwho.extend.files import ROLES
 from wwho.extend.learn import learn
 from wwho.extend.model import Extension
-from wwho.extend.pretokenizer import extend_pretokenizer
+from wwho.extend.pretokenizer import NotExtendable, extend_pretokenizer
 from wwho.extend.scripts import ScriptSet
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
@@ -76,6 +76,20 @@ def load_base(
             f"{path}: no such file or directory (BASE is a tokenizer.json, .gguf, .tiktoken, "
             "a directory holding one, or tiktoken:NAME)"
         )
+    try:
+        return _load_file(path, pattern)
+    except RecursionError:  # a regex or a JSON value nested thousands deep, parsed recursively
+        raise VocabError(f"{path}: nested too deeply to be read (a regex or a JSON value)") from None
+    except VocabError as exc:
+        # A loader's message that does not say which file (a bad regex, an empty pre-tokenizer) is
+        # given it: BASE may be a directory, and the error must name what to fix.
+        if len(exc.args) == 1 and str(path) not in str(exc):
+            exc.args = (f"{path}: {exc}",)
+        raise
+
+
+def _load_file(path: Path, pattern: str | None) -> tuple[ByteBPE, dict]:
+    """:func:`load_base` of a file or directory that exists."""
     if path.is_dir():
         if (path / "tokenizer.json").is_file():
             return load_base(path / "tokenizer.json")
@@ -98,6 +112,9 @@ def load_base(
     raise VocabError(f"{path}: not a byte-level BPE file wwho reads (tokenizer.json, .gguf, .tiktoken)")
 
 
+#: The largest ``pad_to_multiple_of``: far above the 64 or 128 GPU kernels want, and what stays quick
+#: (every padding id is a special token, and the checks encode with every special token allowed).
+MAX_PAD_MULTIPLE = 1 << 16
 #: transformers settings of a base tokenizer_config.json that still hold for the extension.
 CARRIED_CONFIG = ("chat_template", "model_max_length", "padding_side", "model_input_names")
 
@@ -124,6 +141,28 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
                           f"has no {role} (set one, e.g. tokenizer.{role} = ..., after loading it)", WwhoWarning,
                           stacklevel=2)
     return carried
+
+
+def check_byte_tokens(tok: ByteBPE, scripts: ScriptSet, base: object = None) -> None:
+    """Refuse (:class:`NotExtendable`) a base without a token for a byte of the scripts' characters,
+    or for the space. New tokens are built from single bytes, the space is a word's first unit,
+    and a byte-level BPE can join only tokens it has: a merge of a missing byte would be written
+    into a ``tokenizer.json`` that Hugging Face refuses to load."""
+    needed = {0x20}
+    for script in scripts.scripts:
+        for cp in script.chars:
+            if not 0xD800 <= cp <= 0xDFFF:
+                needed.update(chr(cp).encode("utf-8"))
+    ranks = tok.ranks
+    missing = sorted(b for b in needed if bytes([b]) not in ranks)
+    if missing:
+        shown = ", ".join(f"0x{b:02X}" for b in missing[:8]) + (", ..." if len(missing) > 8 else "")
+        name = os.fspath(base) if isinstance(base, (str, os.PathLike)) else tok.name or "the base"
+        raise NotExtendable(
+            f"{name}: the base has no token for {len(missing)} byte(s) ({shown}) of which the space or the "
+            f"characters of {scripts.label} are made; a byte-level BPE can only build new tokens from "
+            "the tokens it has, so none of them can be added"
+        )
 
 
 def extend_tokenizer(
@@ -167,10 +206,11 @@ def extend_tokenizer(
     check_workers(workers)
     check_max_line_bytes(max_line_bytes)
     if pad_to_multiple_of is not None:
-        check_range(pad_to_multiple_of, "pad_to_multiple_of", 1, 1 << 20)
+        check_range(pad_to_multiple_of, "pad_to_multiple_of", 1, MAX_PAD_MULTIPLE)
     script_set = ScriptSet([scripts] if isinstance(scripts, str) else list(scripts))
     tok, base_config = load_base(base, tiktoken_file=tiktoken_file, pattern=pattern)
     pretokenizer = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
+    check_byte_tokens(tok, script_set, base)
     paths = resolve_paths(corpus)
     if word_counts is None:
         words = count_words(
@@ -222,7 +262,7 @@ def extend_tokenizer(
     if verify:
         from wwho.extend.verify import check_extension
 
-        check_extension(ext, _sample_lines(paths, text_field, max_line_bytes, limit=2000))
+        check_extension(ext, _sample_lines(paths, text_field, max_line_bytes))
     return ext
 
 
@@ -318,10 +358,21 @@ def assemble(
     )
 
 
-def _sample_lines(paths: list[Path], text_field: str, max_line_bytes: int, *, limit: int) -> list[str]:
+#: The checks before writing read the corpus's first lines, at most this many ...
+SAMPLE_LINES = 2000
+#: ... and at most this many characters of them in all: a corpus of long documents (a JSONL file of
+#: whole articles, a file without line ends) is checked on its beginning, not held whole in memory.
+SAMPLE_CHARS = 1 << 20
+
+
+def _sample_lines(paths: list[Path], text_field: str, max_line_bytes: int, *, limit: int = SAMPLE_LINES,
+                  chars: int = SAMPLE_CHARS) -> list[str]:
+    """The corpus's first ``limit`` documents, the last one cut so that they hold at most ``chars``
+    characters (every promise holds on any text, a cut one included)."""
     lines = []
     for doc in iter_documents(paths, text_field=text_field, skip_bad_lines=True, max_line_bytes=max_line_bytes):
-        lines.append(doc)
-        if len(lines) >= limit:
+        lines.append(doc[:chars])
+        chars -= len(lines[-1])
+        if len(lines) >= limit or chars <= 0:
             break
     return lines

@@ -60,15 +60,19 @@ def syllable_cuts(tok: ByteBPE, text: str, scripts: ScriptSet, known: set[str]) 
     ids = tok.encode_ordinary(text)
     ends = set(itertools.accumulate(len(tok.token_bytes(i)) for i in ids))
     cuts = []
+    # The byte offset of ``pos`` is carried forward piece by piece: encoding the whole prefix
+    # again at every syllable made one long line cost time quadratic in its length.
+    pos = start = 0
     for match in scripts.word_regex.finditer(text):
-        pos = match.start() + (match.group()[0] == " ")
+        word_start = match.start() + (match.group()[0] == " ")
+        start += len(text[pos:word_start].encode("utf-8", "surrogatepass"))
+        pos = word_start
         for syl in scripts.syllables(match.group()):
-            if syl in known:
-                start = len(text[:pos].encode("utf-8"))
-                inner = range(start + 1, start + len(syl.encode("utf-8")))
-                if any(b in ends for b in inner):
-                    cuts.append((syl, pos))
+            size = len(syl.encode("utf-8"))
+            if syl in known and any(b in ends for b in range(start + 1, start + size)):
+                cuts.append((syl, pos))
             pos += len(syl)
+            start += size
     return cuts
 
 
