@@ -315,3 +315,17 @@ def test_a_pattern_for_a_known_encoding_name_is_refused_not_ignored():
         ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE, pattern="gpt2")
     custom = ByteBPE.from_tiktoken(O200K_FILE, pattern="gpt2")  # the file itself, another regex: honoured
     assert custom.encode_ordinary("don't") != ByteBPE.from_tiktoken(O200K_FILE).encode_ordinary("don't")
+
+
+@pytest.mark.parametrize("regex", ["(" * 5000 + "a" + ")" * 5000, "a(b"])
+def test_a_bad_split_regex_is_an_error_naming_the_file(trained, tmp_path, regex):
+    # A regex nested thousands deep was a RecursionError from the regex module; a bad one was an
+    # error that did not say which tokenizer.json held it.
+    import re
+
+    data = json.loads((trained / "tokenizer.json").read_text(encoding="utf-8"))
+    data["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = regex
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match=rf"^{re.escape(str(bad))}: invalid pre-tokenizer regex"):
+        ByteBPE.from_hf(bad)

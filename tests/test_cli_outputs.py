@@ -284,3 +284,21 @@ def test_every_output_file_in_a_folder_that_cannot_be_written_is_refused_first(t
         with pytest.raises(WwhoError, match=r"--plot cannot be written: no permission to write in .*ro$"):
             check_output_file(target, force=False, flag="--plot")
     assert check_output_file(tmp_path / "out.txt", force=False) == tmp_path / "out.txt"
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_first(tmp_path, monkeypatch):
+    # Training, export and extend write a folder of files: an unwritable one (or one whose nearest
+    # existing parent is unwritable, or that lies below a file) was found only after the work.
+    from wwho.cli.outputs import SGPE_FILES, check_output_dir
+    from wwho.errors import WwhoError
+
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "afile").write_text("x")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: os.fspath(path) != str(tmp_path / "ro") and real_access(path, mode))
+    for target in (tmp_path / "ro", tmp_path / "ro" / "new" / "model"):
+        with pytest.raises(WwhoError, match=r"--out cannot be written: no permission to write in .*ro$"):
+            check_output_dir(target, SGPE_FILES, force=False)
+    with pytest.raises(WwhoError, match=r"afile is a file, not a directory"):
+        check_output_dir(tmp_path / "afile" / "model", SGPE_FILES, force=True)
+    assert check_output_dir(tmp_path / "new" / "model", SGPE_FILES, force=False) == tmp_path / "new" / "model"

@@ -684,7 +684,12 @@ def from_hf(path: str | Path) -> ByteLevelModel:
                     raise VocabError(f"{path}: model.merges[{n}]: {brief(part)} is not a token")
         (bos_id, add_bos), (eos_id, add_eos) = _hf_template(data.get("post_processor"), {**special, **added},
                                                              vocab, path)
-        pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
+        try:
+            pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
+        except VocabError as exc:  # a bad or empty regex: say which file holds it
+            if str(path) in str(exc):
+                raise
+            raise VocabError(f"{path}: {exc}") from None
         ignore_merges = model.get("ignore_merges", False)
         if not isinstance(ignore_merges, bool):
             raise VocabError(f"{path}: model.ignore_merges must be true or false, not {brief(ignore_merges)}")
@@ -756,7 +761,7 @@ def _matches_empty(pattern: str) -> bool:
 
     try:
         return regex.fullmatch(pattern, "") is not None
-    except regex.error:
+    except (regex.error, RecursionError):  # (nested thousands deep)
         return False  # the pre-tokenizer names the bad pattern
 
 

@@ -5,7 +5,9 @@ costs an existing model (or a long training run that then cannot be saved). A fi
 is refused if the path exists. A directory output is refused only if it already holds one
 of the files the verb writes: an empty directory, or one with other files, is fine (the
 new files are added beside them). With ``--force`` the files are replaced (each one
-atomically, see :mod:`wwho.fileio`); nothing else in the directory is touched.
+atomically, see :mod:`wwho.fileio`); nothing else in the directory is touched. An output that
+could not be written (below a file, or in a folder without write permission) is refused first
+too, whatever ``--force`` says.
 
 This module only checks paths; the verbs write their own files.
 """
@@ -35,13 +37,7 @@ def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/-
     """Refuse an output file that exists (unless ``force``), is a directory, lies below a file, or
     whose nearest existing folder cannot be written: each would be found only after the work."""
     p = Path(path)
-    for parent in p.absolute().parents:
-        if parent.exists() and not parent.is_dir():
-            raise WwhoError(f"{p}: {flag} cannot be written: {parent} is a file, not a directory")
-        if parent.is_dir():
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise WwhoError(f"{p}: {flag} cannot be written: no permission to write in {parent}")
-            break
+    _check_folder(p, p.absolute().parents, flag)
     if p.is_dir():
         raise WwhoError(f"{p}: {flag} is a directory; give a file name such as {p / 'out'}")
     if (p.exists() or p.is_symlink()) and not force:
@@ -50,13 +46,28 @@ def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/-
 
 
 def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bool, flag: str = "--out") -> Path:
-    """Refuse an output directory that is a file, or (unless ``force``) holds any of ``names``."""
+    """Refuse an output directory that is a file, lies below a file, or cannot be written in (it,
+    or the nearest folder above it that exists), or (unless ``force``) holds any of ``names``."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise WwhoError(f"{p}: {flag} must be a directory, but this is a file")
+    _check_folder(p, (p.absolute(), *p.absolute().parents), flag)
     if not force and p.is_dir():
         found = [name for name in dict.fromkeys(names) if (p / name).exists() or (p / name).is_symlink()]
         if found:
             raise WwhoError(f"{p} already holds {', '.join(found)}; pass --force to replace "
                             f"{'it' if len(found) == 1 else 'them'}, or choose another {flag}")
     return p
+
+
+def _check_folder(p: Path, folders: Iterable[Path], flag: str) -> None:
+    """Refuse ``p`` if, of ``folders`` (nearest first), one that exists before the first folder is a
+    file, or that first folder cannot be written in: found only when the finished output is written
+    otherwise."""
+    for folder in folders:
+        if folder.exists() and not folder.is_dir():
+            raise WwhoError(f"{p}: {flag} cannot be written: {folder} is a file, not a directory")
+        if folder.is_dir():
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise WwhoError(f"{p}: {flag} cannot be written: no permission to write in {folder}")
+            return
