@@ -129,8 +129,8 @@ def test_language_modelling_collator(tmp_path, meta):
 def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
     saved = tok.save_pretrained(tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["meta_config.json", "tokenizer_config.json", "tokenizer_meta.json", "vocab.json",
-                     "wwho-manifest.json"]
+    assert names == ["meta_config.json", "tokenization_wwho.py", "tokenizer_config.json", "tokenizer_meta.json",
+                     "vocab.json", "wwho-manifest.json"]
     assert "tokenizer.json" not in names  # AutoTokenizer must not find an SGPE-only tokenizer here
     assert {str(tmp_path / n) for n in ("vocab.json", "meta_config.json")} <= set(map(str, saved))
     config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))
@@ -141,6 +141,43 @@ def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
         assert loaded(texts, add_special_tokens=False)["input_ids"] == meta.encode_batch(texts)
     # the saved directory is also a plain meta tokenizer directory
     assert MetaTokenizer.load(tmp_path).encode("ශ්‍රී x") == meta.encode("ශ්‍රී x")
+
+
+def test_auto_tokenizer_loads_a_saved_directory(tok, meta, tmp_path):
+    """Before: transformers knew no class named WWHOTokenizer, fell back to its Rust backend and failed
+    with "You need to have sentencepiece or tiktoken installed", with or without trust_remote_code.
+    Now tokenizer_config.json's auto_map names the module save_pretrained writes, which imports the
+    class from wwho. In a child interpreter: transformers copies that module into HF_MODULES_CACHE."""
+    import os
+    import subprocess
+    import sys
+
+    tok.save_pretrained(tmp_path / "saved")
+    config = json.loads((tmp_path / "saved" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["auto_map"] == {"AutoTokenizer": ["tokenization_wwho.WWHOTokenizer", None]}
+    source = f"""
+from transformers import AutoTokenizer
+from wwho.hf import WWHOTokenizer
+try:
+    AutoTokenizer.from_pretrained({str(tmp_path / "saved")!r})
+except ValueError as exc:
+    assert "trust_remote_code=True" in str(exc), exc
+else:
+    raise AssertionError("loaded without trust_remote_code")
+for directory in ({str(tmp_path / "saved")!r}, {str(tmp_path / "again")!r}):
+    auto = AutoTokenizer.from_pretrained(directory, trust_remote_code=True, tiktoken_file={str(O200K_FILE)!r})
+    assert type(auto) is WWHOTokenizer, type(auto)
+    print("ids", auto.encode("ශ්‍රී ලංකා and हिंदी 🦜", add_special_tokens=False))
+    auto.save_pretrained({str(tmp_path / "again")!r})  # the same files again, not a copy of wwho's hf.py
+"""
+    env = {**os.environ, "HF_MODULES_CACHE": str(tmp_path / "modules"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120, env=env,
+                          stdin=subprocess.DEVNULL)  # transformers asks on standard input without trust_remote_code
+    assert done.returncode == 0, done.stderr[-3000:]
+    want = f"ids {meta.encode('ශ්‍රී ලංකා and हिंदी 🦜')}"
+    # (the prompt transformers printed without trust_remote_code ends without a new line)
+    assert [line[line.index("ids"):] for line in done.stdout.splitlines() if "ids [" in line] == [want, want], done.stdout
+    assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(p.name for p in (tmp_path / "saved").iterdir())
 
 
 def test_append_eos_survives_save(meta, tmp_path):

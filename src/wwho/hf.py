@@ -26,10 +26,16 @@ goes through :meth:`MetaTokenizer.encode` as ordinary text. Token strings are th
 decoding works on the tokens' bytes, so ``decode(encode(text)) == text``.
 
 ``save_pretrained`` writes the meta tokenizer's files (``vocab.json``, ``meta_config.json``,
-``tokenizer_meta.json``) and transformers' ``tokenizer_config.json``; ``from_pretrained``
-reads them back (the tiktoken ranks come from tiktoken: pass ``tiktoken_file=PATH`` or set
-``WWHO_TIKTOKEN_FILE`` offline). ``AutoTokenizer`` cannot find this class by name: use
-``WWHOTokenizer.from_pretrained``. There is no fast (Rust) version.
+``tokenizer_meta.json``), transformers' ``tokenizer_config.json`` and ``tokenization_wwho.py``,
+a two-line module that imports this class from wwho; ``from_pretrained`` reads them back (the
+tiktoken ranks come from tiktoken: pass ``tiktoken_file=PATH`` or set ``WWHO_TIKTOKEN_FILE``
+offline). ``AutoTokenizer`` knows no class of this name, so the config's ``auto_map`` names that
+module: ``AutoTokenizer.from_pretrained(directory, trust_remote_code=True)`` gives this class
+(without ``trust_remote_code`` transformers refuses, saying so). There is no fast (Rust) version.
+
+Pickling (``DataLoader`` workers, ``datasets.map(num_proc=...)``, ``spawn`` pools) sends the meta
+tokenizer (its own ``__reduce__``) and transformers' state, not the vocabulary dict, which is
+rebuilt from the meta tokenizer on arrival.
 """
 
 from __future__ import annotations
@@ -49,6 +55,14 @@ from wwho.ids import token_ids as checked_ids
 from wwho.meta import SGPE_PREFIX, MetaTokenizer
 
 DEFAULT_EOS = "<|endoftext|>"
+#: The module ``save_pretrained`` writes beside the files, which ``auto_map`` names for ``AutoTokenizer``.
+AUTO_MODULE = "tokenization_wwho"
+AUTO_MODULE_SOURCE = (
+    '"""Lets transformers.AutoTokenizer load this directory (trust_remote_code=True): '
+    'the class is wwho\'s own (pip install \'wwho[hf]\')."""\n\n'
+    "from wwho.hf import WWHOTokenizer\n\n"
+    '__all__ = ["WWHOTokenizer"]\n'
+)
 
 
 class WWHOTokenizer(PreTrainedTokenizer):
@@ -56,6 +70,8 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     vocab_files_names = {"vocab_file": "vocab.json", "meta_config_file": "meta_config.json"}
     model_input_names = ["input_ids", "attention_mask"]
+    # Written into tokenizer_config.json by save_pretrained: how AutoTokenizer finds this class.
+    _auto_map = {"AutoTokenizer": [f"{AUTO_MODULE}.WWHOTokenizer", None]}
 
     def __init__(self, vocab_file: str | None = None, meta_config_file: str | None = None, *,
                  meta_tokenizer: MetaTokenizer | None = None, tiktoken_file: str | os.PathLike | None = None,
@@ -82,6 +98,25 @@ class WWHOTokenizer(PreTrainedTokenizer):
         kwargs["special_tokens_pattern"] = "eos" if self.append_eos else "none"
         super().__init__(eos_token=eos_token, pad_token=pad_token, bos_token=bos_token, unk_token=unk_token,
                          append_eos=self.append_eos, **kwargs)
+
+    @classmethod
+    def register_for_auto_class(cls, auto_class: str = "AutoTokenizer") -> None:
+        """Nothing to do: ``save_pretrained`` always names :data:`AUTO_MODULE` in ``auto_map``.
+        transformers calls this on a class it loaded through ``auto_map``; its own version would
+        make every later save copy wwho's ``hf.py`` into the directory and name that copy instead."""
+
+    # -- pickling ------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The vocabulary dict (every token string of the meta tokenizer) is rebuilt from the meta
+        # tokenizer on arrival; sent too, it was half of the pickle's size and of its dumping time.
+        state = self.__dict__.copy()
+        del state["_base_vocab"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._base_vocab = self.meta.get_vocab()
 
     # -- vocabulary --------------------------------------------------------------------
 
@@ -153,7 +188,8 @@ class WWHOTokenizer(PreTrainedTokenizer):
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         if filename_prefix:
             raise TokenizerError("WWHOTokenizer files have fixed names: filename_prefix is not supported")
-        from wwho.export.meta_files import CONFIG_FILE, META_FILE, VOCAB_FILE
+        from wwho.export.meta_files import CONFIG_FILE, META_FILE, VOCAB_FILE, save_meta
 
-        self.meta.save(save_directory)
-        return tuple(str(Path(save_directory) / name) for name in (VOCAB_FILE, META_FILE, CONFIG_FILE))
+        module = f"{AUTO_MODULE}.py"
+        save_meta(self.meta, save_directory, extra={module: AUTO_MODULE_SOURCE.encode("utf-8")})
+        return tuple(str(Path(save_directory) / name) for name in (VOCAB_FILE, META_FILE, CONFIG_FILE, module))

@@ -88,13 +88,18 @@ def meta_vocab_json(tok: Any) -> dict[str, Any]:
     }
 
 
-def save_meta(tok: Any, directory: str | os.PathLike) -> Path:
-    """Write the three files as one save (:func:`wwho.savedir.save_files`: all or nothing)."""
-    save_files(directory, {
+def save_meta(tok: Any, directory: str | os.PathLike, *, extra: dict[str, bytes] | None = None) -> Path:
+    """Write the three files as one save (:func:`wwho.savedir.save_files`: all or nothing);
+    ``extra``: more files of the same save (:class:`wwho.hf.WWHOTokenizer`'s module for ``AutoTokenizer``)."""
+    files = {
         VOCAB_FILE: tok.sgpe.file.to_bytes(),
         META_FILE: json_bytes(meta_vocab_json(tok), indent=None),
         CONFIG_FILE: json_bytes(meta_config(tok)),
-    }, kind="meta")
+    }
+    clash = set(files) & set(extra or {})
+    if clash:
+        raise VocabError(f"save_meta: extra files may not replace {sorted(clash)}")
+    save_files(directory, {**files, **(extra or {})}, kind="meta")
     return Path(directory) / CONFIG_FILE
 
 

@@ -1,0 +1,207 @@
+"""Tokenizers sent to other processes: pickle, copy and deepcopy of every kind, and pools.
+
+What DataLoader workers, ``datasets.map(num_proc=...)`` and ``multiprocessing`` pools do with a
+tokenizer: pickle it (``spawn``: always; per task when it is an argument) or inherit it (``fork``).
+Each kind must come back as an object giving the very ids of the original, on real lines of every
+script of the shared corpora and on hostile text; the transformers class must also keep what
+transformers adds (added tokens, special tokens), and its pickle must not carry its vocabulary
+dict, which doubled the pickle (the meta tokenizer's own pickle is the cost that is left).
+"""
+
+from __future__ import annotations
+
+import copy
+import multiprocessing
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+from collections import Counter
+
+import pytest
+from conftest import CORPORA, DATA, O200K_FILE
+
+SAMPLE = "src/wwho/data/sinhala-wikipedia-sample.txt"
+HOSTILE = ["", " ", "\x00", "a\x00b\x00", "\u200d", "\u200c\u200d\u200c", "ශ\u200d්\u200dර", "e\u0301\u0301\u0301", "\u0301",
+           "👩\u200d👩\u200d👧\u200d👦🇱🇰👍🏽🏳️\u200d🌈", "a\r\nb\r\n\r\n", "\r", "ශ්‍රී ලංකා" * 2000, " " * 5000, "\ufeff",
+           "\uffff\U0010ffff", "\u2028\u2029\x85", "क्\u200dष ক্\u200cষ", "[PAD] [CLS]", "⟦sgpe⟧[PAD]"]
+SURROGATES = ["\ud800", "a\udfffb", "ශ\ud83d", "\ud83d\ude00"]
+
+
+def corpus_lines(per_file: int = 4000) -> list[str]:
+    """The first lines (``per_file`` bytes) of every file of every language in the shared corpora."""
+    if not CORPORA.is_dir():
+        pytest.skip(f"{CORPORA} is absent: this test needs the shared data folder (set WWHO_SHARED_DATA)")
+    lines = []
+    for path in sorted(CORPORA.glob("*/*.txt")):
+        with open(path, encoding="utf-8") as f:
+            lines += f.read(per_file).splitlines()[:-1]  # the last may be cut mid-line
+    return [line for line in lines if "<|" not in line]  # special-token text is tested apart
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return corpus_lines() + HOSTILE
+
+
+@pytest.fixture(scope="module")
+def sgpe():
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    return SGPETokenizer(train_sgpe(SAMPLE, vocab_size=1000, progress=False, workers=1, segments_only=True))
+
+
+@pytest.fixture(scope="module")
+def kinds(sgpe):
+    """name -> tokenizer, one of each kind (those needing shared files only when they are there)."""
+    from wwho import ByteBPE, MetaTokenizer
+    from wwho.binary import BinaryTokenizer
+    from wwho.binary.train import train_from_counts
+
+    data = open(SAMPLE, "rb").read()[:200_000]
+    binary = BinaryTokenizer(train_from_counts(Counter(data[i:i + 32] for i in range(0, len(data), 32)),
+                                               vocab_size=600))
+    out = {"sgpe": sgpe, "binary": binary}
+    if O200K_FILE.is_file():
+        out["bytelevel"] = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+        out["meta"] = MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE)
+    gguf = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+    if gguf.is_file():
+        out["gguf"] = ByteBPE.from_gguf(gguf)
+    try:
+        from wwho.hf import WWHOTokenizer
+    except ImportError:
+        pass
+    else:
+        if "meta" in out:
+            out["transformers"] = WWHOTokenizer(meta_tokenizer=out["meta"])
+    return out
+
+
+def ids(kind: str, tok, texts: list[str]) -> list:
+    if kind == "binary":
+        return [tok.encode(t.encode("utf-8", "surrogatepass")) for t in texts]
+    if kind == "transformers":
+        return tok(texts, add_special_tokens=False)["input_ids"]
+    return [tok.encode(t) for t in texts]
+
+
+def get(kinds, kind):
+    if kind not in kinds:
+        pytest.skip(f"{kind}: needs a shared data file (o200k_base ranks or the llama-bpe GGUF) or transformers")
+    return kinds[kind]
+
+
+KINDS = ["sgpe", "meta", "bytelevel", "gguf", "binary", "transformers"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "copy"])
+def test_copies_give_the_same_ids(kinds, texts, kind, how):
+    tok = get(kinds, kind)
+    again = {"pickle": lambda t: pickle.loads(pickle.dumps(t, pickle.HIGHEST_PROTOCOL)),
+             "deepcopy": copy.deepcopy, "copy": copy.copy}[how](tok)
+    assert type(again) is type(tok)
+    assert ids(kind, again, texts) == ids(kind, tok, texts)
+    if kind != "binary":
+        # Lone surrogates: each kind answers as it does (its ids or its error), and the copy alike.
+        assert [repr_or_ids(kind, again, t) for t in SURROGATES] == [repr_or_ids(kind, tok, t) for t in SURROGATES]
+
+
+def repr_or_ids(kind, tok, text):
+    try:
+        return ids(kind, tok, [text])
+    except Exception as exc:  # noqa: BLE001 (the copy must fail the same way)
+        return f"{type(exc).__name__}: {exc}"
+
+
+def test_the_transformers_class_keeps_added_tokens_and_its_pickle_is_the_meta_tokenizers(kinds):
+    """Before: the pickle also held the vocabulary dict (200,000 token strings): 6.5 MB against the
+    meta tokenizer's 3.0 MB, and twice the time; the dict is now rebuilt from the meta tokenizer."""
+    tok = copy.copy(get(kinds, "transformers"))
+    meta = kinds["meta"]
+    tok.add_tokens(["<wwho-pickled>"])
+    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>"]})
+    data = pickle.dumps(tok, pickle.HIGHEST_PROTOCOL)
+    assert len(data) < 1.2 * len(pickle.dumps(meta, pickle.HIGHEST_PROTOCOL))
+    again = pickle.loads(data)
+    text = "x <wwho-pickled> ශ්‍රී<|im_start|>"
+    assert again.encode(text, add_special_tokens=False) == tok.encode(text, add_special_tokens=False)
+    assert again.get_vocab() == tok.get_vocab() and len(again) == len(tok)
+    assert again.decode(again.encode(text, add_special_tokens=False)) == text
+    assert (again.pad_token_id, again.eos_token_id) == (tok.pad_token_id, tok.eos_token_id)
+
+
+def _pool_job(texts):
+    return {kind: ids(kind, tok, texts) for kind, tok in _POOL_TOKENIZERS.items()}
+
+
+def _pool_init(tokenizers):
+    global _POOL_TOKENIZERS
+    _POOL_TOKENIZERS = tokenizers
+
+
+_POOL_TOKENIZERS: dict = {}
+
+
+def test_spawn_pool_workers_give_the_parents_ids(kinds, texts):
+    """``spawn`` workers get every kind by pickle (the start method of macOS, Windows, and of
+    CUDA-using programs); each worker's ids are the parent's."""
+    parts = [texts[i:i + 50] for i in range(0, len(texts), 50)]
+    want = {kind: ids(kind, tok, texts) for kind, tok in kinds.items()}
+    with multiprocessing.get_context("spawn").Pool(2, initializer=_pool_init, initargs=(kinds,)) as pool:
+        got = pool.map(_pool_job, parts)
+    for kind in kinds:
+        assert [row for part in got for row in part[kind]] == want[kind], kind
+
+
+def test_threads_share_one_transformers_tokenizer(kinds, texts):
+    tok = get(kinds, "transformers")
+    want = ids("transformers", tok, texts)
+    results = [None] * 4
+
+    def work(k):
+        results[k] = ids("transformers", tok, texts)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 4
+
+
+def test_fork_pool_of_the_transformers_class_while_a_thread_encodes(kinds, tmp_path):
+    """A fork-context pool (PyTorch DataLoader workers) made while another thread of the parent
+    encodes with the same object: the children neither hang nor give other ids."""
+    get(kinds, "transformers")
+    kinds["transformers"].save_pretrained(tmp_path)
+    source = textwrap.dedent(f"""
+        import multiprocessing, threading
+        from wwho.hf import WWHOTokenizer
+        tok = WWHOTokenizer.from_pretrained({str(tmp_path)!r}, tiktoken_file={str(O200K_FILE)!r})
+        texts = [f"line {{i}} ශ්‍රී ලංකා {{i * 7}} नमस्ते 🦜" for i in range(600)]
+        want = tok(texts, add_special_tokens=False)["input_ids"]
+        stop = False
+        def loop():
+            while not stop:
+                tok(texts[:100], add_special_tokens=False)
+                tok.meta.encode_batch(texts, num_threads=2)
+        worker = threading.Thread(target=loop)
+        worker.start()
+        def job(i):
+            return tok(texts[i:i + 60], add_special_tokens=False)["input_ids"]
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            got = [row for part in pool.map(job, range(0, 600, 60)) for row in part]
+        stop = True
+        worker.join()
+        print("same" if got == want else "different")
+    """)
+    try:
+        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120,
+                              cwd=os.getcwd())
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the pool hung; its output: {exc.stdout!r} {exc.stderr!r}")
+    assert done.returncode == 0 and done.stdout.split()[-1:] == ["same"], (done.returncode, done.stderr[-3000:])
