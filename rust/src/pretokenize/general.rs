@@ -20,6 +20,12 @@ pub enum Engine {
 #[derive(Debug)]
 pub struct GeneralRegex {
     engine: Engine,
+    /// For a backtracking pattern `A|B...` whose first branch `A` the `regex` crate compiles:
+    /// `\A(?:A)`. A text that `A` matches whole from its start is then one match of the
+    /// pattern (the first branch that matches at the leftmost start wins), found in linear time;
+    /// `wwho extend`'s `(?:W)|(?:B)` meets its script words (`W`) so, and a word of a million
+    /// characters exceeded the backtracking engine's stack.
+    whole: Option<regex::Regex>,
 }
 
 /// A regex that could not be compiled or run; the message names the pattern.
@@ -40,13 +46,24 @@ impl GeneralRegex {
                 .build()
                 .map_err(|_| ())
         };
+        let mut whole = None;
         let engine = match plain {
             Ok(rx) => Engine::Plain(rx),
             Err(_) => match fancy_regex::RegexBuilder::new(&translated)
                 .backtrack_limit(10_000_000)
                 .build()
             {
-                Ok(rx) => Engine::Fancy(rx),
+                Ok(rx) => {
+                    whole = first_branch(&translated)
+                        .filter(|branch| !has_possessive(branch))
+                        .and_then(|branch| {
+                            regex::RegexBuilder::new(&format!(r"\A(?:{branch})"))
+                                .size_limit(64 << 20)
+                                .build()
+                                .ok()
+                        });
+                    Engine::Fancy(rx)
+                }
                 Err(err) => {
                     return Err(RegexError(format!(
                         "invalid pre-tokenizer regex {pattern:?}: {err}"
@@ -54,7 +71,7 @@ impl GeneralRegex {
                 }
             },
         };
-        Ok(GeneralRegex { engine })
+        Ok(GeneralRegex { engine, whole })
     }
 
     pub fn is_plain(&self) -> bool {
@@ -76,6 +93,12 @@ impl GeneralRegex {
                 }
             }
             Engine::Fancy(rx) => {
+                if let Some(whole) = &self.whole {
+                    if !text.is_empty() && whole.find(text).is_some_and(|m| m.end() == text.len()) {
+                        f(0, text.len());
+                        return Ok(());
+                    }
+                }
                 for m in rx.find_iter(text) {
                     let m = m.map_err(|err| {
                         RegexError(format!(
@@ -92,6 +115,34 @@ impl GeneralRegex {
         }
         Ok(())
     }
+}
+
+/// The first branch of a pattern whose top level is an alternation (`A` of `A|B|C`), or None.
+fn first_branch(pattern: &str) -> Option<&str> {
+    let (mut depth, mut in_class, mut class_start, mut escaped) = (0usize, false, false, false);
+    for (i, c) in pattern.char_indices() {
+        if escaped {
+            escaped = false;
+            class_start = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            ']' if in_class && !class_start => in_class = false,
+            _ if in_class => {}
+            '[' => {
+                in_class = true;
+                class_start = true;
+                continue;
+            }
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            '|' if depth == 0 => return Some(&pattern[..i]),
+            _ => {}
+        }
+        class_start = class_start && c == '^';
+    }
+    None
 }
 
 /// Whether a (translated) pattern has a possessive quantifier: `*+`, `++`, `?+` or `}+`
@@ -231,6 +282,70 @@ mod tests {
         assert_eq!(spans(&class, "+,-a"), vec![(0, 1), (1, 2), (2, 3)]);
         let nested = GeneralRegex::new(r"[[a]").unwrap();
         assert_eq!(spans(&nested, "a[b"), vec![(0, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn first_branches() {
+        assert_eq!(first_branch(r"(?:a|b)|c"), Some(r"(?:a|b)"));
+        assert_eq!(first_branch(r"[|]x|y"), Some(r"[|]x"));
+        assert_eq!(first_branch(r"[]|]x|y"), Some(r"[]|]x"));
+        assert_eq!(first_branch(r"[^]|]x|y"), Some(r"[^]|]x"));
+        assert_eq!(first_branch(r"\|x|y"), Some(r"\|x"));
+        assert_eq!(first_branch(r"(a|b)"), None);
+        assert_eq!(first_branch(r"abc"), None);
+    }
+
+    /// The whole-text shortcut of a backtracking alternation gives the spans the backtracking
+    /// engine gives, on every short text over an alphabet that makes the branches compete.
+    #[test]
+    fn whole_text_shortcut_equals_the_backtracking_engine() {
+        let patterns = [
+            r"(?:a+)|(?:\s+(?!\S)|\S)",
+            r"(?:a|ab)|(?:b(?=a)|\S)",
+            r"(?: ?[ab][ab\x{200D}]*)|(?:\p{L}+|\s+(?!\S)|\s+)",
+            r"(?:[^ ]c*)|(?:c(?!a)|.)",
+        ];
+        let alphabet = ['a', 'b', 'c', ' ', '\u{200D}'];
+        for pattern in patterns {
+            let rx = GeneralRegex::new(pattern).unwrap();
+            assert!(rx.whole.is_some(), "{pattern}");
+            let plain = GeneralRegex {
+                engine: Engine::Fancy(fancy_regex::Regex::new(&translate(pattern)).unwrap()),
+                whole: None,
+            };
+            for len in 1..=6u32 {
+                for code in 0..alphabet.len().pow(len) {
+                    let (mut text, mut rest) = (String::new(), code);
+                    for _ in 0..len {
+                        text.push(alphabet[rest % alphabet.len()]);
+                        rest /= alphabet.len();
+                    }
+                    assert_eq!(
+                        spans(&rx, &text),
+                        spans(&plain, &text),
+                        "{pattern} on {text:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_word_longer_than_the_backtracking_stack_is_one_match() {
+        let rx = GeneralRegex::new(r"(?: ?[ක-ෆ][ක-ෆ\x{0DCF}-\x{0DDF}]*)|(?:\p{L}+|\s+(?!\S)|\s+)")
+            .unwrap();
+        let word = "කතා".repeat(1_000_000);
+        assert_eq!(spans(&rx, &word), vec![(0, word.len())]);
+        let plain = GeneralRegex {
+            engine: Engine::Fancy(
+                fancy_regex::Regex::new(&translate(
+                    r"(?: ?[ක-ෆ][ක-ෆ\x{0DCF}-\x{0DDF}]*)|(?:\p{L}+|\s+(?!\S)|\s+)",
+                ))
+                .unwrap(),
+            ),
+            whole: None,
+        };
+        assert!(plain.for_each_match(&word, |_, _| {}).is_err()); // what it replaces
     }
 
     #[test]
