@@ -903,3 +903,27 @@ def test_tokenizers_used_in_turn_on_threads_keep_their_own_ids(ours, ref):
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(run, range(8)))
+
+
+def test_every_allowed_and_disallowed_set_acts_as_tiktoken(ours, ref):
+    # A disallowed "all" with some tokens allowed is every other special token; the core makes
+    # that set from indices now (it was passed as the others' names), in every encode method.
+    eot, eop = "<|endoftext|>", "<|endofprompt|>"
+    texts = [f"a{eot}b{eop}c", f"{eop}x", f"x{eot}", "plain"]
+    for allowed in (frozenset(), {eot}, {eop}, {eot, eop}, "all"):
+        for disallowed in ("all", (), {eot}, {eop}):
+            options = dict(allowed_special=allowed, disallowed_special=disallowed)
+            for text in texts:
+                try:
+                    want = ref.encode(text, **options)
+                except ValueError:
+                    want = ValueError
+                calls = [lambda t, o: ours.encode(t, **o), lambda t, o: ours.encode_to_numpy(t, **o).tolist(),
+                         lambda t, o: ours.encode_batch([t], **o)[0],
+                         lambda t, o: ours.encode_batch_to_numpy([t], **o)[0].tolist()]
+                for call in calls:
+                    if want is ValueError:
+                        with pytest.raises(DisallowedSpecialError):
+                            call(text, options)
+                    else:
+                        assert call(text, options) == want, (text, options)

@@ -362,6 +362,37 @@ fn texts<'py>(label: &str, d: &Bound<'py, PyDict>) -> PyResult<Vec<(Bound<'py, P
     Ok(out)
 }
 
+/// The (allowed, disallowed) special tokens of an encode, each `'all'`, None or names, with
+/// tiktoken's reading of a disallowed `'all'`: every special token that `allowed` does not
+/// name. That set is made here from indices: passed as the others' names, it was read name by
+/// name on every call (most of the time of a short encode with a few tokens allowed).
+fn special_pair(
+    core: &Core,
+    allowed: &Bound<'_, PyAny>,
+    disallowed: &Bound<'_, PyAny>,
+) -> PyResult<(SpecialSet, SpecialSet)> {
+    let allowed = specials_arg(core, allowed)?;
+    let disallowed = match specials_arg(core, disallowed)? {
+        SpecialSet::All => match &allowed {
+            SpecialSet::None => SpecialSet::All,
+            SpecialSet::All => SpecialSet::None,
+            SpecialSet::Some(named) => {
+                // (`named` is sorted: see `Specials::resolve`.)
+                let rest: Vec<usize> = (0..core.specials().n_special())
+                    .filter(|i| named.binary_search(i).is_err())
+                    .collect();
+                if rest.is_empty() {
+                    SpecialSet::None
+                } else {
+                    SpecialSet::Some(rest)
+                }
+            }
+        },
+        other => other,
+    };
+    Ok((allowed, disallowed))
+}
+
 fn specials_arg(core: &Core, value: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
     if value.is_none() {
         return Ok(SpecialSet::None);
@@ -666,10 +697,7 @@ impl ByteLevel {
             &(dyn Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), Error> + Sync),
         ) -> PyResult<T>,
     ) -> PyResult<T> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
+        let (allowed, disallowed) = special_pair(&self.inner, allowed, disallowed)?;
         let owned = batch_strings(texts, num_threads)?;
         let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
         let core = &self.inner;
@@ -689,10 +717,7 @@ impl ByteLevel {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<u32>> {
-        let (allowed, disallowed) = (
-            specials_arg(&self.inner, allowed)?,
-            specials_arg(&self.inner, disallowed)?,
-        );
+        let (allowed, disallowed) = special_pair(&self.inner, allowed, disallowed)?;
         let core = &self.inner;
         with_utf8(super::text::text(text)?, |s| {
             guard(|| {

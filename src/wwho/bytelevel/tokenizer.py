@@ -399,13 +399,13 @@ class ByteBPE:
         return self._special_sets(allowed_special, disallowed_special)
 
     def _special_sets(self, allowed_special, disallowed_special):
-        """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names."""
-        allowed = self._special_set if all_names(allowed_special) else self._known_specials(allowed_special)
+        """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names. A
+        disallowed "all" is tiktoken's (every special token not allowed), which the core makes
+        from indices: a set of the other tokens' names would be read name by name on every call."""
+        allowed = "all" if all_names(allowed_special) else (self._known_specials(allowed_special) or None)
         if all_names(disallowed_special):
-            disallowed = self._special_set - allowed
-        else:
-            disallowed = self._known_specials(disallowed_special)
-        return allowed or None, disallowed or None
+            return allowed, (None if allowed == "all" else "all")
+        return allowed, self._known_specials(disallowed_special) or None
 
     def _encode_error(self, exc: Exception, text: object) -> Exception:
         """The error an encode raises: not a str, or the core's error mapped (the core itself turns
