@@ -438,7 +438,7 @@ def test_a_byte_stage_pre_tokenizer_is_refused_before_any_work(bases, tmp_path):
 def test_bad_input_errors(bases, tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("Hello world only English\n", encoding="utf-8")
-    with pytest.raises(CorpusError, match="holds no sinhala text"):
+    with pytest.raises(CorpusError, match=r"the corpus \(.*c\.txt\) holds no sinhala text"):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts="sinhala", progress=False, workers=1)
     with pytest.raises(SchemaError, match="unknown script"):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts="klingon")

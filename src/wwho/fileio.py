@@ -40,7 +40,7 @@ WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, er
 def write_failed(path: str | Path, exc: OSError, *, directory: bool = False) -> WriteError:
     """One line for a failed write: the file, the system's reason, and that the old files are intact."""
     reason = exc.strerror or str(exc)
-    kept = "the directory's files are unchanged" if directory else "the existing file, if any, is unchanged"
+    kept = "the directory's files, if any, are unchanged" if directory else "the existing file, if any, is unchanged"
     return WriteError(f"{path}: cannot write: {reason} (errno {exc.errno}); {kept}")
 
 

@@ -226,7 +226,8 @@ def extend_tokenizer(
     else:
         words = word_counts
     if not words:
-        raise CorpusError(f"the corpus ({len(paths)} file(s)) holds no {script_set.label} text")
+        named = ", ".join(os.fspath(p) for p in paths[:3]) + (f" and {len(paths) - 3:,} more" if len(paths) > 3 else "")
+        raise CorpusError(f"the corpus ({named}) holds no {script_set.label} text; give text of the script to extend for")
     merges = NewMerges(tok.ranks, tok.n_vocab, script_set)
     known, learn_stats = learn(
         words,
