@@ -117,30 +117,42 @@ impl GeneralRegex {
     }
 }
 
-/// The first branch of a pattern whose top level is an alternation (`A` of `A|B|C`), or None.
+/// The first branch of a (translated) pattern whose top level is an alternation (`A` of
+/// `A|B|C`), or None; also None for a verbose pattern (`(?x)`), whose comments may hold any
+/// character. Inside a translated class a `[` only opens a POSIX class (`[:alpha:]`).
 fn first_branch(pattern: &str) -> Option<&str> {
-    let (mut depth, mut in_class, mut class_start, mut escaped) = (0usize, false, false, false);
-    for (i, c) in pattern.char_indices() {
-        if escaped {
-            escaped = false;
-            class_start = false;
-            continue;
-        }
+    if pattern.contains("(?x") || pattern.contains("(?-x") {
+        return None;
+    }
+    let bytes = pattern.as_bytes();
+    let (mut depth, mut in_class, mut class_start) = (0usize, false, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        i += 1;
         match c {
-            '\\' => escaped = true,
-            ']' if in_class && !class_start => in_class = false,
+            b'\\' => {
+                i += 1; // the escaped character (any multi-byte rest is no syntax byte)
+                class_start = false;
+                continue;
+            }
+            b'[' if in_class && bytes.get(i) == Some(&b':') => {
+                // (No ":]": not a POSIX class; then no answer rather than a guess.)
+                i += 1 + pattern[i + 1..].find(":]")? + 2;
+            }
+            b']' if in_class && !class_start => in_class = false,
             _ if in_class => {}
-            '[' => {
+            b'[' => {
                 in_class = true;
                 class_start = true;
                 continue;
             }
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            '|' if depth == 0 => return Some(&pattern[..i]),
+            b'(' => depth += 1,
+            b')' => depth = depth.checked_sub(1)?,
+            b'|' if depth == 0 => return Some(&pattern[..i - 1]),
             _ => {}
         }
-        class_start = class_start && c == '^';
+        class_start = class_start && c == b'^';
     }
     None
 }
@@ -293,6 +305,21 @@ mod tests {
         assert_eq!(first_branch(r"\|x|y"), Some(r"\|x"));
         assert_eq!(first_branch(r"(a|b)"), None);
         assert_eq!(first_branch(r"abc"), None);
+        // a POSIX class holding what would otherwise close the class, a group or split
+        assert_eq!(
+            first_branch(r"(?:[[:alpha:])]|c)|d"),
+            Some(r"(?:[[:alpha:])]|c)")
+        );
+        assert_eq!(first_branch(r"[[:alpha:]|]x|y"), Some(r"[[:alpha:]|]x"));
+        assert_eq!(
+            first_branch(
+                r"(?x)a # one | two
+|b"
+            ),
+            None
+        );
+        assert_eq!(first_branch(r"a)|b"), None);
+        assert_eq!(first_branch("ශ්‍රී|b"), Some("ශ්‍රී"));
     }
 
     /// The whole-text shortcut of a backtracking alternation gives the spans the backtracking
@@ -304,6 +331,7 @@ mod tests {
             r"(?:a|ab)|(?:b(?=a)|\S)",
             r"(?: ?[ab][ab\x{200D}]*)|(?:\p{L}+|\s+(?!\S)|\s+)",
             r"(?:[^ ]c*)|(?:c(?!a)|.)",
+            r"(?:[[:alpha:]]b*)|(?:\s+(?!\S)|\S)",
         ];
         let alphabet = ['a', 'b', 'c', ' ', '\u{200D}'];
         for pattern in patterns {
