@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -179,6 +180,45 @@ def run_wwho(*args, env: dict | None = None, timeout: float = 300, **kwargs):
 
     return subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=timeout,
                           env=env, **kwargs)
+
+
+@contextlib.contextmanager
+def real_server(log: Path, *tokenizers: str | Path):
+    """The real ``wwho serve`` of ``tokenizers`` (``tiktoken:o200k_base`` read from the shared ranks
+    file) on 127.0.0.1 and a free port, its stderr in ``log``: (process, port). Skipped when a file
+    it needs is absent."""
+    import select
+    import subprocess
+    import sys
+    import time
+
+    for needed in [O200K_FILE, *(t for t in tokenizers if isinstance(t, Path))]:
+        if not needed.is_file():
+            pytest.skip(f"{needed} is absent")
+    env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "127.0.0.1", "--port", "0",
+                                 "--tokenizer", *map(str, tokenizers)],
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    try:
+        port = None
+        deadline = time.monotonic() + 90
+        while port is None and time.monotonic() < deadline and proc.poll() is None:
+            if select.select([proc.stdout], [], [], 1)[0]:
+                line = proc.stdout.readline()
+                if line.startswith("wwho serve: http://127.0.0.1:"):
+                    port = int(line.split(":")[3].split("/")[0])
+        if port is None:
+            pytest.fail(f"wwho serve did not start: {log.read_text()}")
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def one_line_error(proc) -> str:

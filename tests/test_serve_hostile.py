@@ -22,7 +22,7 @@ import sys
 import time
 
 import pytest
-from conftest import O200K_FILE
+from conftest import O200K_FILE, real_server
 from starlette.testclient import TestClient
 
 from wwho.serve.app import create_app
@@ -31,36 +31,9 @@ from wwho.serve.app import create_app
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The real ``wwho serve`` on 127.0.0.1 and a free port: (port, path of its stderr)."""
-    if not O200K_FILE.is_file():
-        pytest.skip(f"{O200K_FILE} is absent")
     log = tmp_path_factory.mktemp("serve-hostile") / "stderr.txt"
-    env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
-    with open(log, "w") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "wwho", "serve", "--port", "0", "--tokenizer", "tiktoken:o200k_base"],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            env=env,
-        )
-    try:
-        port = None
-        deadline = time.monotonic() + 90
-        while port is None and time.monotonic() < deadline and proc.poll() is None:
-            if select.select([proc.stdout], [], [], 1)[0]:
-                line = proc.stdout.readline()
-                if line.startswith("wwho serve: http://127.0.0.1:"):
-                    port = int(line.split(":")[3].split("/")[0])
-        if port is None:
-            pytest.fail(f"wwho serve did not start: {log.read_text()}")
+    with real_server(log, "tiktoken:o200k_base") as (_, port):
         yield port, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def read_answer(sock: socket.socket, timeout: float = 10) -> bytes:

@@ -16,22 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import select
 import signal
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from conftest import DATA, O200K_FILE
+from conftest import DATA, O200K_FILE, real_server
 from starlette.testclient import TestClient
 
 from wwho.evaluate import Evaluated
@@ -118,7 +114,7 @@ def test_ctrl_c_is_one_line_and_does_not_wait_for_a_client(tmp_path, presses):
     """Before the fix: one Ctrl-C waited for a client that sent headers and no body until its body's
     time limit (10 s), and a second Ctrl-C meanwhile printed uvicorn's traceback of the request."""
     log = tmp_path / "stderr.txt"
-    with real_server(log) as (proc, port), socket.create_connection(("127.0.0.1", port)) as stalled:
+    with real_server(log, "tiktoken:o200k_base", LLAMA3) as (proc, port), socket.create_connection(("127.0.0.1", port)) as stalled:
         stalled.sendall(request_bytes(port, b'{"text": "abc"}')[:-5])
         time.sleep(0.5)
         t0 = time.monotonic()
@@ -390,43 +386,11 @@ def test_a_cancelled_request_does_not_keep_the_worker():
 
 # -- the load test: the real server, hostile and honest clients ---------------------------------------------
 
-@contextlib.contextmanager
-def real_server(log: Path):
-    """The real ``wwho serve`` (o200k_base, Llama 3) on 127.0.0.1 and a free port, its stderr in ``log``:
-    (process, port)."""
-    if not (O200K_FILE.is_file() and LLAMA3.is_file()):
-        pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
-    env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
-    with open(log, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "127.0.0.1", "--port", "0",
-                                 "--tokenizer", "tiktoken:o200k_base", str(LLAMA3)],
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
-    try:
-        port = None
-        deadline = time.monotonic() + 90
-        while port is None and time.monotonic() < deadline and proc.poll() is None:
-            if select.select([proc.stdout], [], [], 1)[0]:
-                line = proc.stdout.readline()
-                if line.startswith("wwho serve: http://127.0.0.1:"):
-                    port = int(line.split(":")[3].split("/")[0])
-        if port is None:
-            pytest.fail(f"wwho serve did not start: {log.read_text()}")
-        yield proc, port
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The real ``wwho serve`` on 127.0.0.1 and a free port: (port, path of its stderr)."""
     log = tmp_path_factory.mktemp("serve-limits") / "stderr.txt"
-    with real_server(log) as (_, port):
+    with real_server(log, "tiktoken:o200k_base", LLAMA3) as (_, port):
         yield port, log
 
 

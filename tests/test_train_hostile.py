@@ -121,23 +121,7 @@ def test_a_first_checkpoint_whose_marker_cannot_be_written_leaves_nothing(corpus
 
     out = tmp_path / "new" / "out"
     proc = subprocess.run(
-        [
-            *wwho_command(),
-            "train",
-            "--kind",
-            "sgpe",
-            str(corpus),
-            "--out",
-            str(out),
-            "--vocab-size",
-            "1200",
-            "--workers",
-            "1",
-            "--checkpoint-every",
-            "100",
-            "--quiet",
-            "--no-verify",
-        ],
+        [*wwho_command(), *_train_args(corpus, out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -147,6 +131,12 @@ def test_a_first_checkpoint_whose_marker_cannot_be_written_leaves_nothing(corpus
     line = one_line_error(proc)
     assert ".wwho-checkpoints: cannot write" in line
     assert os.listdir(tmp_path) == []  # not even the folders above it
+
+
+def _train_args(corpus: Path, out: Path) -> list[str]:
+    """A small SGPE training into ``out`` that checkpoints every 100 merges."""
+    return ["train", "--kind", "sgpe", str(corpus), "--out", str(out), "--vocab-size", "1200", "--workers", "1",
+            "--checkpoint-every", "100", "--quiet", "--no-verify"]
 
 
 def _hold(folder: Path) -> int:
@@ -195,20 +185,7 @@ def test_a_second_training_into_the_same_output_is_refused(corpus, tmp_path):
     (out / "mine.txt").write_text("mine")
     fd = _hold(out / "checkpoints")  # the first training, still counting (no checkpoint yet)
     try:
-        proc = run_wwho(
-            "train",
-            "--kind",
-            "sgpe",
-            corpus,
-            "--out",
-            out,
-            "--vocab-size",
-            "1200",
-            "--workers",
-            "1",
-            "--quiet",
-            "--no-verify",
-        )
+        proc = run_wwho(*_train_args(corpus, out))
         assert "another wwho training is using it" in one_line_error(proc)
     finally:
         os.close(fd)
@@ -231,22 +208,7 @@ def test_an_output_written_while_training_is_not_replaced_without_force(
 
     monkeypatch.setattr(train_sgpe, "_train", train_while_another_saves)
     out = tmp_path / "out"
-    argv = [
-        "train",
-        "--kind",
-        "sgpe",
-        str(corpus),
-        "--out",
-        str(out),
-        "--vocab-size",
-        "1200",
-        "--workers",
-        "1",
-        "--checkpoint-every",
-        "100",
-        "--quiet",
-        "--no-verify",
-    ]
+    argv = _train_args(corpus, out)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "already holds vocab.json" in err and "written while this training ran" in err
