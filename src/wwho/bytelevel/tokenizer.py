@@ -310,7 +310,7 @@ class ByteBPE:
         """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
         in order, without holding the GIL. The first text that fails raises its error."""
         texts = as_batch(texts)
-        allowed, disallowed = self._core_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         out = self._batch(texts, allowed, disallowed, num_threads)
         if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
             for ids in out:
@@ -367,7 +367,7 @@ class ByteBPE:
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
-        allowed, disallowed = self._core_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         flat = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
         if add_special:
@@ -390,13 +390,6 @@ class ByteBPE:
         # The core's threads make each text's UTF-8 themselves, lone surrogates replaced as
         # _replace_surrogates does (as encode() does too).
         return self._in_core(texts, lambda: self._core.encode_batch(texts, allowed, disallowed, num_threads))
-
-    def _core_sets(self, allowed_special, disallowed_special):
-        """:meth:`_special_sets`, with the default (every special token disallowed) as ``"all"``:
-        the core then uses its matcher of all special tokens without reading names."""
-        if no_names(allowed_special) and all_names(disallowed_special):
-            return None, "all"
-        return self._special_sets(allowed_special, disallowed_special)
 
     def _special_sets(self, allowed_special, disallowed_special):
         """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names. A
