@@ -196,3 +196,42 @@ def test_resume_without_a_checkpoint_says_it_starts_over(corpus, tmp_path):
     done = _train(corpus, tmp_path / "out", "--quiet", "--resume", "--checkpoint-dir", tmp_path / "typo")
     assert done.returncode == 0, done.stderr
     assert "wwho: warning: resume: no checkpoint in" in done.stderr and "training from the start" in done.stderr
+
+
+def test_checkpoints_every_merge_cost_linear_work_and_resume_exactly(corpus, tmp_path, monkeypatch):
+    # Each checkpoint holds every merge so far: written after every merge, as asked, a training of
+    # M merges would write M * M / 2 of them (8k Sinhala tokens: seconds became a minute). Past ten
+    # intervals they are spaced by a tenth of the merges so far; the first ten are as asked.
+    from wwho.sgpe import checkpoints
+
+    real_save = checkpoints.save
+    sizes: list[int] = []
+
+    def counting_save(directory, *, merges, **kwargs):
+        sizes.append(len(merges))
+        real_save(directory, merges=merges, **kwargs)
+
+    monkeypatch.setattr(checkpoints, "save", counting_save)
+    options = dict(vocab_size=1500, progress=False, workers=1, checkpoint_dir=tmp_path / "ck", checkpoint_every=1)
+    vocab = train_sgpe(corpus, **options)
+    total = len(vocab.merges)
+    assert total > 400  # enough merges for the spacing to matter
+    assert sizes[:10] == list(range(1, 11))
+    for before, after in zip(sizes[:-2], sizes[1:-1]):  # the last one is the end's, whenever it comes
+        assert after - before == max(1, before // 10)
+    assert sum(sizes) <= 12 * total
+    # A checkpoint written late in the spacing resumes to the same vocabulary.
+    middle = sizes[len(sizes) // 2]
+
+    def save_then_stop(directory, *, merges, **kwargs):
+        real_save(directory, merges=merges, **kwargs)
+        if len(merges) == middle:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoints, "save", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        train_sgpe(corpus, **{**options, "checkpoint_dir": tmp_path / "ck2"})
+    saved = json.loads((tmp_path / "ck2" / checkpoints.FILE).read_text(encoding="utf-8"))
+    assert len(saved["merges"]) == middle
+    monkeypatch.setattr(checkpoints, "save", real_save)
+    assert train_sgpe(corpus, **{**options, "checkpoint_dir": tmp_path / "ck2"}, resume=True) == vocab

@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--checkpoint-every", type=count_arg("--checkpoint-every", 0), default=20_000,
-                   help="merges between checkpoints (default 20000)")
+                   help="merges between checkpoints (default 20000); once the merges so far are ten times "
+                        "that, a tenth of them, so that writing checkpoints stays a small share of the training")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="where checkpoints go (default: OUT/checkpoints, created by wwho and removed after success; "
                         "a given DIR is kept). Must be a real directory holding nothing but wwho's checkpoint files")

@@ -16,7 +16,9 @@ Phases (each with a progress bar when ``progress=True``):
 4. **merges**: :class:`wwho.bpe.MergeEngine`, most frequent pair first (``freq >= min_freq``,
    strict as spec 000), ties to the smaller ``(left, right)`` string pair, until the
    vocabulary less the superword share is full; a checkpoint every ``checkpoint_every``
-   merges; then the superword merges (:mod:`wwho.sgpe.superwords`) fill the rest;
+   merges (past ten of those, a tenth of the merges so far apart: each checkpoint holds every
+   merge, so their cost stays linear); then the superword merges (:mod:`wwho.sgpe.superwords`)
+   fill the rest;
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
    rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
@@ -82,6 +84,9 @@ MAX_SCRIPT_CHARACTERS_SHARE = 0.05
 #: syllables that start with a letter are its own (a stray word is not enough).
 MIN_SCRIPT_SHARE = 0.001
 
+#: Past ``checkpoint_every`` times this many merges, checkpoints are the merges so far divided
+#: by this apart (see ``checkpoint_due`` in ``_train_on_pieces``).
+CHECKPOINT_SPACING = 10
 CHECKPOINT_FORMAT = checkpoints.FORMAT
 CHECKPOINT_NAME = checkpoints.FILE
 
@@ -489,9 +494,21 @@ def _train_on_pieces(
         checkpoints.save(Path(checkpoint_dir), merges=merges, fingerprint=fingerprint,
                          elapsed=time.perf_counter() - t1)
 
+    saved = len(engine.merges)  # the merges the last checkpoint holds (the replayed ones, resuming)
+
+    def checkpoint_due(step: int) -> None:
+        nonlocal saved
+        # Each checkpoint holds every merge so far, so one every few merges would make training
+        # quadratic in its merges; past ten intervals they are a tenth of the merges so far apart,
+        # which bounds the merges written in all to about ten times the vocabulary and what a crash
+        # can cost to a tenth of the merges done.
+        if step - saved >= max(checkpoint_every, saved // CHECKPOINT_SPACING):
+            save_checkpoint()
+            saved = step
+
     checkpointing = checkpoint_dir is not None and checkpoint_every > 0
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
-                 on_merge=(lambda step: save_checkpoint()) if checkpointing else None,
+                 on_merge=checkpoint_due if checkpointing else None,
                  on_merge_every=checkpoint_every if checkpointing else 1)
     if checkpoint_dir is not None:
         save_checkpoint()
