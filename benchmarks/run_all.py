@@ -132,8 +132,13 @@ def main() -> None:
     chosen = [n for n in BENCHMARKS if (not args.only or n in args.only) and n not in args.skip]
     report = [
         "# Benchmarks", "",
-        "Written by `python benchmarks/run_all.py` (`make bench`) in one run; every figure below was measured "
-        "then, on this machine. Peers run on the same data in the same run.", "",
+        "Written by `python benchmarks/run_all.py` (`make bench`). Every figure in a section was measured in one "
+        "run, peers on the same data in the same run. A full run writes every generated section (its title, the "
+        "command and how long it took); `--only` replaces just the sections it reruns; a section whose title "
+        "names a build (`build abc1234`) was recorded by hand for that build, with its date, command and the "
+        "machine's load. So sections can come from different builds: read each one's own build and date. The "
+        "README's results link to the newest section of each kind.", "",
+        "The last full run:", "",
         f"- machine: {machine()}",
         f"- versions: {versions()}",
         "- data: public corpora (FLORES-200, TICO-19, NTREX-128, news text), llama.cpp's GGUF vocabulary files "
