@@ -171,6 +171,10 @@ def test_decode_batch_takes_the_flat_form_back_whole(kinds, kind):
     (np.arange(6), np.array([1, 6]), "must start at 0"),
     (np.arange(6), np.array([0.0, 6.0]), "offsets must be a one-dimensional array of integers"),
     (np.arange(6).reshape(2, 3), np.array([0, 6]), "ids must be a one-dimensional array of integers"),
+    # Unsigned offsets: before, numpy's diff wrapped (4 then 2 a step of 2**64 - 2) and they were taken.
+    (np.arange(6), np.array([0, 4, 2, 6], dtype=np.uint64), r"offsets go backwards at index 2 \(4 then 2\)"),
+    (np.arange(6), np.array([0, 4, 2, 6], dtype=np.uint8), r"offsets go backwards at index 2 \(4 then 2\)"),
+    (np.arange(6), np.array([0, 2**64 - 1], dtype=np.uint64), r"offsets must be below 2\*\*63"),
 ])
 def test_split_and_add_bos_eos_check_offsets(ids, offsets, message):
     from wwho.errors import TokenizerError
@@ -179,6 +183,28 @@ def test_split_and_add_bos_eos_check_offsets(ids, offsets, message):
         arrays.split(ids, offsets)
     with pytest.raises(TokenizerError, match=message):
         arrays.add_bos_eos(ids, offsets, 1, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.uint8, np.int32])
+def test_split_and_add_bos_eos_take_offsets_of_any_integer_dtype(dtype):
+    # Before: uint64 offsets plus the int64 shifts were float64, and add_bos_eos an IndexError.
+    ids, offsets = arrays.from_lists([[5, 6], [], [7]])
+    offsets = offsets.astype(dtype)
+    assert [p.tolist() for p in arrays.split(ids, offsets)] == [[5, 6], [], [7]]
+    out, out_offsets = arrays.add_bos_eos(ids, offsets, 1, 2)
+    assert out_offsets.dtype == np.int64
+    assert [p.tolist() for p in arrays.split(out, out_offsets)] == [[1, 5, 6, 2], [1, 2], [1, 7, 2]]
+
+
+@pytest.mark.parametrize("bos", [True, 1.5, np.float64(2.0), "1"])
+def test_add_bos_eos_refuses_a_bos_that_is_no_integer(bos):
+    # Before: True was stored as token 1 and 1.5 as 1.
+    from wwho.errors import TokenizerError
+
+    ids, offsets = arrays.from_lists([[5, 6]])
+    with pytest.raises(TokenizerError, match=r"bos must be a token id in \[0, 2\*\*32\)"):
+        arrays.add_bos_eos(ids, offsets, bos, None)
+    assert arrays.add_bos_eos(ids, offsets, np.uint64(3), None).ids.tolist() == [3, 5, 6]
 
 
 def test_add_bos_eos_refuses_ids_that_no_uint32_holds():

@@ -125,3 +125,16 @@ def test_an_unknown_script_is_a_typed_error():
 
     with pytest.raises(TokenizerError, match="unknown script 'klingon'; choose from"):
         segment("x", scripts=("klingon",))
+
+
+@pytest.mark.parametrize("scripts, message", [
+    # Before: "unknown script 's'", the first character of the name.
+    ("sinhala", r"collection of script names, not the single str 'sinhala': scripts=\('sinhala',\)"),
+    (5, "scripts must be a collection of script names, not int"),  # before: a bare TypeError
+    ([["sinhala"]], r"unknown script \['sinhala'\]"),  # before: unhashable type
+    (("sinhala", 5), "unknown script 5"),
+])
+def test_scripts_that_are_no_collection_of_names_are_a_typed_error(scripts, message):
+    with pytest.raises(TokenizerError, match=message):
+        segment("ක a", scripts=scripts)
+    assert segment("ක a", scripts=["sinhala"]) == segment("ක a", scripts=("sinhala",))

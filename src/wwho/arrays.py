@@ -65,6 +65,12 @@ def check(ids: object, offsets: object) -> tuple[np.ndarray, np.ndarray]:
     if offsets.ndim != 1 or offsets.dtype.kind not in "iu" or len(offsets) == 0:
         raise TokenizerError(f"offsets must be a one-dimensional array of integers, at least [0], not "
                              f"{offsets.ndim}-d {offsets.dtype} of {offsets.size}")
+    if offsets.dtype != OFFSETS:
+        # Unsigned offsets would wrap in np.diff (4 then 2 reads as a step of 2**64 - 2, not a step
+        # back), and uint64 plus int64 is float64, no index: compare and add them as int64.
+        if offsets.dtype.kind == "u" and offsets.max() > np.iinfo(OFFSETS).max:
+            raise TokenizerError(f"offsets must be below 2**63, not {offsets.max()}")
+        offsets = offsets.astype(OFFSETS)
     if offsets[0] != 0 or offsets[-1] != len(ids):
         raise TokenizerError(f"offsets must start at 0 and end at len(ids) = {len(ids)}, not run from "
                              f"{offsets[0]} to {offsets[-1]}")
@@ -84,8 +90,10 @@ def add_bos_eos(ids: np.ndarray, offsets: np.ndarray, bos: int | None, eos: int 
     """``bos`` before and ``eos`` after each text's ids (either may be None)."""
     ids, offsets = check(ids, offsets)
     for name, value in (("bos", bos), ("eos", eos)):
-        if value is not None and not 0 <= value < 2**32:
-            raise TokenizerError(f"{name} must be a token id in [0, 2**32), not {value}")
+        # An int (numpy's too), never a bool or a float, which numpy would store as 1 or truncate.
+        if value is not None and (isinstance(value, bool) or not hasattr(type(value), "__index__")
+                                  or not 0 <= value < 2**32):
+            raise TokenizerError(f"{name} must be a token id in [0, 2**32), not {value!r}")
     if ids.dtype != IDS and ids.size and (ids.min() < 0 or ids.max() >= 2**32):
         raise TokenizerError("ids must be token ids in [0, 2**32)")
     if bos is None and eos is None:

@@ -51,7 +51,7 @@ from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
-from wwho.errors import TokenizerError, VocabError
+from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
 from wwho.ids import check_decode_options, id_batch, token_id, token_ids
 from wwho.protocol import all_names, no_names, special_names
@@ -275,8 +275,7 @@ class MetaTokenizer:
         if sgpe_tokenizer.prefix_space:
             raise VocabError("an SGPE vocabulary trained with prefix_space cannot be a meta tokenizer's SGPE part: "
                              "its dummy space would be added to every Indic run")
-        if type(cache_bytes) is not int or cache_bytes < 0:
-            raise VocabError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
+        _check_cache_bytes(cache_bytes)
         model, part = _byte_level(tiktoken_encoding, tiktoken_file)
         self._setup(sgpe_tokenizer, model, part, cache_bytes)
 
@@ -313,6 +312,7 @@ class MetaTokenizer:
         from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
 
+        _check_cache_bytes(cache_bytes)  # before the files are read, not deep in the core after
         directory = Path(directory)
         path = directory / CONFIG_FILE
         config = read_meta_config(path)
@@ -508,7 +508,8 @@ class MetaTokenizer:
     def convert_ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
         """:meth:`id_to_token` of each id."""
         strings = self._string_table()[0]
-        return [strings[self.vocab._check(i)] for i in ids]
+        # The sequences every decode takes: not a dict (its keys), a set (no order), one id alone.
+        return [strings[i] for i in token_ids(ids, self.vocab.size)]
 
     def get_vocab(self) -> dict[str, int]:
         """Token string -> id for every id (unassigned tiktoken ids included, by their placeholder)."""
@@ -567,6 +568,12 @@ class MetaTokenizer:
             f"  SGPE part ({self.sgpe.vocab_size:,} tokens, ids offset by {self.offset:,}):",
             sgpe,
         ])
+
+
+def _check_cache_bytes(cache_bytes: object) -> None:
+    """``cache_bytes`` as ``ByteBPE`` takes it: an int in [0, 2**63), never a bool."""
+    if type(cache_bytes) is not int or not 0 <= cache_bytes < 1 << 63:
+        raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
 
 
 def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: dict[str, int],

@@ -89,13 +89,26 @@ def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSe
     """Split ``text`` into script runs; see the module docstring for the rules."""
     if not isinstance(text, str):
         raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-    names = tuple(available_scripts()) if scripts is None else tuple(scripts)
-    unknown = [name for name in names if name not in Script._value2member_map_]
+    names = tuple(available_scripts()) if scripts is None else _script_names(scripts)
+    unknown = [name for name in names if not isinstance(name, str) or name not in Script._value2member_map_]
     if unknown:
         raise TokenizerError(f"unknown script {unknown[0]!r}; choose from {', '.join(available_scripts())}")
     kinds = [Script(name) for name in names]
     return [TextSegment(text[start:end], Script.LATIN if k < 0 else kinds[k], leading)
             for start, end, k, leading in core_router(names).segment(text)]
+
+
+def _script_names(scripts: object) -> tuple:
+    """``scripts`` as a tuple of names. One name as a bare str is refused: its characters would
+    each be taken as a script (``'sinhala'`` gave "unknown script 's'")."""
+    if isinstance(scripts, str):
+        raise TokenizerError(f"scripts must be a collection of script names, not the single str {scripts!r}: "
+                             f"scripts=({scripts!r},)")
+    try:
+        return tuple(scripts)  # type: ignore[call-overload]
+    except TypeError:
+        raise TokenizerError(f"scripts must be a collection of script names, not "
+                             f"{type(scripts).__name__}") from None
 
 
 def join_segments(segments: list[TextSegment]) -> str:
