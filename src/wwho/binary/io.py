@@ -76,14 +76,19 @@ def load(path: str | Path) -> Tokenizer:
         raise VocabError(f"{path}: not a binary tokenizer (need a BPE model over all 256 Latin-1 bytes, "
                          "no normalizer or pre-tokenizer, decoder null or Fuse)")
     check_ids(data, str(path))
+    check_dense_ids(data, str(path))
     check_merges(data, str(path))
+    check_bytes_kept(data, str(path))
     from tokenizers import Tokenizer
 
     try:
         tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
-    except Exception as exc:  # noqa: BLE001 -- the Rust loader raises a bare Exception
+    except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit
         raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
     tokenizer.encode_special_tokens = True
+    check_template(tokenizer, str(path))
     return tokenizer
 
 
@@ -109,6 +114,52 @@ def check_ids(data: dict, source: str) -> None:
             raise VocabError(f"{source}: added_tokens[{n}] {brief(entry['content'], 60)} has id {i}, which is "
                              f"{brief(owner[i], 60)}")
         owner[i] = entry["content"]
+
+
+def check_dense_ids(data: dict, source: str) -> None:
+    """The ids of a binary tokenizer are 0..N-1 with none missing. HF counts its vocabulary rather
+    than taking the largest id, so past a gap ``encode`` would give ids that ``decode`` refuses as
+    out of range."""
+    ids = set(data["model"]["vocab"].values())
+    ids.update(entry["id"] for entry in data.get("added_tokens") or [])
+    if max(ids) >= len(ids):
+        missing = next(i for i in range(len(ids)) if i not in ids)
+        raise VocabError(f"{source}: no token has id {missing}, but id {max(ids)} exists: the ids of a "
+                         f"binary tokenizer must be 0..{len(ids) - 1} without gaps")
+
+
+#: Settings a binary tokenizer must leave off, with the value that leaves them off: each one changes
+#: what ``encode`` gives so that ``decode`` no longer returns the bytes (a cut, a pad, a suffix on
+#: every word, random merges). HF ``tokenizers`` never writes them for a trained binary tokenizer.
+_OFF = (("model", "dropout", (None, 0, 0.0)), ("model", "continuing_subword_prefix", (None, "")),
+        ("model", "end_of_word_suffix", (None, "")), (None, "truncation", (None,)),
+        (None, "padding", (None,)))
+
+
+def check_bytes_kept(data: dict, source: str) -> None:
+    """No setting that loses or adds bytes between ``encode`` and ``decode`` (see ``_OFF``). Checked
+    before HF reads the file: HF panics on some (a ``continuing_subword_prefix`` longer than a merge)."""
+    for part, key, off in _OFF:
+        value = (data["model"] if part else data).get(key)
+        if not any(value == ok and type(value) is type(ok) for ok in off):
+            name = f"{part}.{key}" if part else key
+            allowed = "null" if off == (None,) else f"null or {off[1]!r}"
+            raise VocabError(f"{source}: {name} is {brief(value)}; a binary tokenizer needs it {allowed}, "
+                             "or decode would not give back the bytes encoded")
+
+
+def check_template(tokenizer: Tokenizer, source: str) -> None:
+    """The post-processor (a template) keeps the data, once and in order, with or without its special
+    tokens: ``"single": []`` would drop every byte, ``"$A $A"`` double them."""
+    probe = "\x00\x01\xff"
+    for specials in (False, True):
+        enc = tokenizer.encode(probe, add_special_tokens=specials)
+        kept = [tok for tok, special in zip(enc.tokens, enc.special_tokens_mask) if not special]
+        if "".join(kept) != probe:
+            got = "".join(kept).encode("latin-1", "replace").hex(" ") or "nothing"
+            how = "with" if specials else "without"
+            raise VocabError(f"{source}: post_processor does not keep the data once ({how} special tokens, "
+                             f"the bytes 00 01 ff become {got[:60]})")
 
 
 def check_merges(data: dict, source: str) -> None:

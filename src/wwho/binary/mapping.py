@@ -135,10 +135,20 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
 
     model = tokenizer.model
     if not isinstance(model, models.BPE) or model.ignore_merges or model.dropout or model.byte_fallback \
-            or model.continuing_subword_prefix or model.end_of_word_suffix:
+            or model.continuing_subword_prefix or model.end_of_word_suffix \
+            or tokenizer.truncation or tokenizer.padding:  # each piece would be cut or padded on its own
         return None
+    tokens = list(tokenizer.get_vocab(with_added_tokens=False))
+    for added in tokenizer.get_added_tokens_decoder().values():
+        # Special tokens are never matched in data (encode_special_tokens); other added tokens are, and
+        # a cut must not fall inside one either. One whose match depends on its neighbours (spaces it
+        # strips, word boundaries) is matched differently in a piece than in the whole.
+        if not added.special:
+            if added.lstrip or added.rstrip or added.single_word:
+                return None
+            tokens.append(added.content)
     inside = bytearray(65536)  # byte pairs that occur inside some token
-    for token in tokenizer.get_vocab(with_added_tokens=False):
+    for token in tokens:
         try:
             raw = token.encode("latin-1")
         except UnicodeEncodeError:
