@@ -236,3 +236,20 @@ def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
     items = [_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]
     batch = binary.encode_bytes_batch(tok, items, add_special_tokens=True, num_threads=threads)
     assert batch == [encode_bytes(tok, data, add_special_tokens=True) for data in items]
+
+
+def test_special_token_names_decode_as_utf8_as_token_bytes_says(tok):
+    # A special token's bytes are its name in UTF-8 (token_bytes). decode gave "é" in a name as the
+    # one Latin-1 byte e9, and refused a name outside Latin-1 as "not a byte".
+    from tokenizers import AddedToken
+
+    named = Tokenizer.from_str(tok.to_str())
+    named.add_special_tokens([AddedToken(name, special=True, normalized=False) for name in ("<|é|>", "<|ශ|>")])
+    first, last = named.token_to_id("<|é|>"), named.token_to_id("<|ශ|>")
+    data = bytes(range(256)) + b"<|\xe9|>"
+    ids = [first, *encode_bytes(named, data).ids, last, last]
+    expected = "<|é|>".encode() + data + "<|ශ|>".encode() * 2
+    assert decode_to_bytes(named, ids, skip_special=False) == expected
+    wrapped = binary.BinaryTokenizer(named)
+    assert wrapped.decode(ids) == expected == b"".join(wrapped.token_bytes(i) for i in ids)
+    assert decode_to_bytes(named, ids) == wrapped.decode(ids, skip_special_tokens=True) == data

@@ -193,17 +193,33 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
 
 
 def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: bool = True) -> bytes:
-    """The bytes of ``ids``; special tokens are dropped unless ``skip_special=False``.
+    """The bytes of ``ids``; special tokens are dropped unless ``skip_special=False``, which gives
+    each one's name in UTF-8 (as :meth:`BinaryTokenizer.token_bytes` does).
 
     Raises :class:`TokenizerError` for a non-integer or out-of-range id, naming its position.
     """
+    ids = token_ids(ids, tokenizer.get_vocab_size(with_added_tokens=True))  # ints, numpy ints; no bools
+    specials = {i: tok.content for i, tok in tokenizer.get_added_tokens_decoder().items() if tok.special}
+    if skip_special or specials.keys().isdisjoint(ids):
+        return _plain_bytes(tokenizer, ids, specials)
+    # The other tokens' characters stand for bytes (Latin-1), a special token's name does not: "é"
+    # in a name is two bytes, and a name outside Latin-1 would be no byte at all.
+    parts, start = [], 0
+    for k, i in enumerate(ids):
+        if i in specials:
+            parts += [_plain_bytes(tokenizer, ids[start:k], specials), specials[i].encode("utf-8")]
+            start = k + 1
+    parts.append(_plain_bytes(tokenizer, ids[start:], specials))
+    return b"".join(parts)
+
+
+def _plain_bytes(tokenizer: Tokenizer, ids: Sequence[int], specials: dict[int, str]) -> bytes:
+    """The bytes of ``ids`` without their special tokens."""
     from tokenizers import decoders
 
-    ids = token_ids(ids, tokenizer.get_vocab_size(with_added_tokens=True))  # ints, numpy ints; no bools
     if isinstance(tokenizer.decoder, decoders.Fuse):
-        text = tokenizer.decode(ids, skip_special_tokens=skip_special)
+        text = tokenizer.decode(ids, skip_special_tokens=True)
     else:
         # Without a decoder HF joins tokens with spaces, which would corrupt bytes: join them here.
-        specials = {i for i, tok in tokenizer.get_added_tokens_decoder().items() if tok.special}
-        text = "".join(tokenizer.id_to_token(i) for i in ids if not (skip_special and i in specials))
+        text = "".join(tokenizer.id_to_token(i) for i in ids if i not in specials)
     return text_to_bytes(text)
