@@ -262,14 +262,14 @@ def test_unreadable_file_is_a_corpus_error(tmp_path, monkeypatch):
     secret.chmod(0)
     try:
         if os.access(secret, os.R_OK):  # running as root: simulate the refusal the kernel would give
-            real_open = open
+            real_open = os.open
 
             def refuse(path, *args, **kwargs):
                 if Path(path) == secret:
                     raise PermissionError(13, "Permission denied", str(path))
                 return real_open(path, *args, **kwargs)
 
-            monkeypatch.setattr(ingest, "open", refuse, raising=False)
+            monkeypatch.setattr(os, "open", refuse)
         with pytest.raises(CorpusError, match=r"secret.bin: cannot read: Permission denied"):
             count_windows([tmp_path / "d"])
     finally:
@@ -368,3 +368,28 @@ def test_an_unreadable_file_is_found_while_listing_not_after_reading(tmp_path, m
     assert next(files)[1] == "a.bin"
     with pytest.raises(CorpusError, match=r"z.bin: cannot read: Permission denied"):
         next(files)
+
+
+def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_path, monkeypatch):
+    # Listing refuses a FIFO; one put in a listed file's place before it is read blocked a plain
+    # open() until a writer came, for ever. The alarm turns such a hang into a failure.
+    import signal
+
+    path = tmp_path / "a.bin"
+    path.write_bytes(b"x" * 100)
+    listed = list(ingest.iter_files([tmp_path], ingest.IngestOptions()))
+    assert [p for p, _ in listed] == [path]
+    path.unlink()
+    os.mkfifo(path)
+
+    def too_long(signum, frame):
+        raise TimeoutError("blocked opening a FIFO")
+
+    previous = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(10)
+    try:
+        with pytest.raises(CorpusError, match="a.bin: .*FIFO"):
+            list(ingest._file_windows(*listed[0], ingest.IngestOptions(), ingest.IngestStats(), None))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -32,6 +32,7 @@ tokens into the data (they are added by the tokenizer's template, never trained 
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import stat
@@ -41,6 +42,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from wwho.errors import CorpusError, WwhoError, brief, printable
+from wwho.fileio import open_regular
 from wwho.notices import plural
 from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
@@ -343,10 +345,12 @@ def _rng(options: IngestOptions, purpose: str, key: str = "") -> random.Random:
 
 def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestStats,
                   progress: object | None) -> Iterator[bytes]:
+    # Listed as a regular file, but it may have been replaced since: a FIFO put in its place would
+    # block a plain open() until a writer comes, that is, for ever.
     try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise CorpusError(f"{shown(path)}: cannot read: {exc.strerror}") from None
+        f = io.BufferedReader(open_regular(path, error=CorpusError))
+    except CorpusError as exc:
+        raise CorpusError(printable(str(exc))) from None  # a name of odd bytes shown as escapes
     with f:
         stats.files += 1
         windows = _counted(iter_windows(f, options, _rng(options, "size", key)), stats, progress, path)
