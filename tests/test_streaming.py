@@ -200,6 +200,24 @@ def test_a_strict_decoder_is_usable_after_bad_bytes(bytes_only):
     assert dec.decode_tokens(good) + dec.flush() == "ok ශ්‍රී"
 
 
+def test_a_strict_error_carries_the_text_completed_before_the_bad_bytes(bytes_only):
+    # decode_tokens of a long stream ending in a bad byte raised and lost every valid character
+    # before it, which the same ids fed one at a time would have returned.
+    good = bytes_only.encode("Hello ශ්‍රී")
+    sinhala = "ශ".encode()
+    dec = StreamingDecoder(bytes_only, errors="strict")
+    for ids, text in (([*good, 0xFF], "Hello ශ්‍රී"), ([*good, sinhala[0], sinhala[1], 0x41], "Hello ශ්‍රී"),
+                      ([0xFF, *good], "")):
+        with pytest.raises(TokenizerError, match="not UTF-8") as caught:
+            dec.decode_tokens(ids)
+        assert caught.value.text == text
+    assert dec.decode_token(good[0]) == "H"  # the text so far was returned; the rest still raises
+    with pytest.raises(TokenizerError) as caught:
+        dec.decode_tokens([*good[1:], 0xC3])
+        dec.flush()
+    assert caught.value.text == ""
+
+
 @pytest.mark.parametrize("errors", ["bogus", 5, None])
 def test_errors_must_name_an_error_handler(bytes_only, errors):
     # A typo was accepted and failed only at the first bad byte (a LookupError).

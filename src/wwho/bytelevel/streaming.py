@@ -17,7 +17,9 @@ decodes. One difference it cannot avoid: SGPE's ``decode`` keeps lone surrogates
 byte fallback spells them) when every byte of the ids is otherwise valid, a choice that
 needs all of the ids; the stream replaces them unless made with
 ``errors="surrogatepass"``. With ``errors="strict"``, bytes that are not UTF-8 raise
-:class:`wwho.errors.TokenizerError` and empty the decoder (the next token starts a new text).
+:class:`wwho.errors.TokenizerError` and empty the decoder (the next token starts a new text);
+the error's ``text`` attribute holds the text completed before the invalid bytes, which that
+call would otherwise have returned (``decode_tokens`` of a long stream loses nothing valid).
 """
 
 from __future__ import annotations
@@ -61,8 +63,11 @@ class StreamingDecoder:
             return self._decoder.decode(data, final=final)
         except UnicodeDecodeError as exc:
             self.reset()
-            raise TokenizerError(f"the tokens' bytes are not UTF-8 ({exc.reason}: {exc.object[exc.start:exc.end]!r}); "
-                                 "the decoder is emptied") from None
+            error = TokenizerError(f"the tokens' bytes are not UTF-8 ({exc.reason}: "
+                                   f"{exc.object[exc.start:exc.end]!r}); the decoder is emptied")
+            # The bytes before the invalid ones are whole characters that this call did not return.
+            error.text = bytes(exc.object[:exc.start]).decode("utf-8")
+            raise error from None
 
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished)."""
