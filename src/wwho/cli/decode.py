@@ -11,10 +11,16 @@ as its surrogate-pass UTF-8 bytes (``ED A0 80`` for U+D800), never as a tracebac
 from __future__ import annotations
 
 import argparse
-import sys
 
 from wwho.cli.binary import parse_ids
-from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, _output, use_tiktoken_file, write_text
+from wwho.cli.encode import (
+    PATTERN_HELP,
+    TIKTOKEN_FILE_HELP,
+    _output,
+    standard_input,
+    use_tiktoken_file,
+    write_text,
+)
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.loading import detect_kind, load_tokenizer
@@ -45,16 +51,31 @@ def run(args: argparse.Namespace) -> int:
 
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
     output = _output(args)
+    stdin = standard_input() if args.ids == ["-"] else None  # closed: said before any work
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:
-        if args.ids == ["-"]:
+        if stdin is not None:
             # One line out per line in (an empty one too), each read in bounded memory: a line of ids
             # is held whole, with a Python int per id.
-            lines = bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes)
-            for n, raw in enumerate(lines, start=1):
+            for n, raw in enumerate(bounded_lines(stdin, "stdin", args.max_line_bytes), start=1):
                 line = raw.decode("utf-8", "surrogateescape")  # a byte that is no digit: parse_ids names it
-                write_text(out, tok.decode(parse_ids(line, where=f"stdin:{n}")) + "\n")
+                write_text(out, _decoded(tok, parse_ids(line, where=f"stdin:{n}"), f"stdin:{n}") + "\n")
         else:
             write_text(out, tok.decode(parse_ids(" ".join(args.ids), where="arguments")) + "\n")
     return 0
+
+
+def _decoded(tok, ids: list[int], where: str) -> str:
+    """``tok.decode(ids)``; an id it refuses (out of range) is an error naming the input line, as a
+    malformed id is (the tokenizer's message says only the position in the line)."""
+    from wwho.errors import WwhoError
+
+    try:
+        return tok.decode(ids)
+    except WwhoError as exc:
+        try:
+            error = type(exc)(f"{where}: {exc}")
+        except TypeError:  # an error class of other arguments
+            error = WwhoError(f"{where}: {exc}")
+        raise error from None

@@ -25,7 +25,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import nullcontext
 from typing import IO, Any
 
 from wwho.bytelevel.files import KIND_NAMES
@@ -100,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         raise CorpusError("--table is for binary tokenizers (--binary); text tokenizers print --ids, --tokens "
                           "or --json")
     output = _output(args)
+    if args.file == "-" or (not args.file and args.input == "-"):
+        standard_input()  # closed: said before the tokenizer is loaded
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
@@ -179,7 +180,7 @@ def _lines(args: argparse.Namespace) -> Iterator[str]:
         except OSError as exc:
             raise CorpusError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
     elif args.file or args.input == "-":
-        yield from _decoded(bounded_lines(sys.stdin.buffer, "stdin", args.max_line_bytes), "stdin")
+        yield from _decoded(bounded_lines(standard_input(), "stdin", args.max_line_bytes), "stdin")
     else:
         yield argument_text(args.input)
 
@@ -200,14 +201,20 @@ def argument_text(text: str) -> str:
         raise CorpusError(f"arguments: the text is not UTF-8 (invalid byte at {exc.start})") from None
 
 
+#: Lines in one block at most: a short line's ids cost far more than its text (a list, and a string
+#: per line for the output), so 4 MB of one-character lines (two million of them) held 566 MB.
+MAX_BLOCK_LINES = 1 << 16
+
+
 def _blocks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
-    """Consecutive lists of lines of about ``size`` bytes (characters, as a cheap proxy) each."""
+    """Consecutive lists of lines of about ``size`` bytes (characters, as a cheap proxy) each, and
+    of at most :data:`MAX_BLOCK_LINES` lines."""
     block: list[str] = []
     held = 0
     for line in lines:
         block.append(line)
         held += len(line) + 1
-        if held >= size:
+        if held >= size or len(block) >= MAX_BLOCK_LINES:
             yield block
             block, held = [], 0
     if block:
@@ -252,14 +259,20 @@ def _special_advice(args: argparse.Namespace) -> Iterator[list[int]]:
 
 
 def _output(args: argparse.Namespace) -> Any:
-    """The binary stream to write to: ``-o FILE`` (checked before any work) or standard output."""
-    if getattr(args, "output", None) and args.output != "-":  # "-": standard output, as usual
-        from wwho.cli.outputs import check_output_file
-        from wwho.fileio import atomic_open
+    """The binary stream to write to: ``-o FILE`` (checked before any work; a stream such as
+    ``/dev/null`` is written as it is) or standard output."""
+    from wwho.cli.outputs import StandardOutput, open_output
 
-        check_output_file(args.output, force=args.force)
-        return atomic_open(args.output, "wb", encoding=None)
-    return nullcontext(sys.stdout.buffer)
+    if getattr(args, "output", None) and args.output != "-":  # "-": standard output, as usual
+        return open_output(args.output, force=args.force)
+    return StandardOutput()
+
+
+def standard_input() -> IO[bytes]:
+    """Standard input's bytes; a closed one (``<&-``) is an error naming it, not a traceback."""
+    if sys.stdin is None:
+        raise CorpusError("standard input is closed (<&-): give the text as an argument, or pipe it in")
+    return sys.stdin.buffer
 
 
 def write_text(out: IO[bytes], text: str, *, errors: str = "surrogatepass") -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
-from wwho.cli.outputs import add_force, check_output_file
+from wwho.cli.outputs import add_force, check_output_file, printing, require_stdout
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
 from wwho.errors import WwhoError
@@ -61,6 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from wwho.evaluate import evaluate_all  # here: `wwho --version` does without wwho.evaluate
 
+    require_stdout()  # closed: said before the work, not after
     if args.plot:
         check_output_file(args.plot, force=args.force, flag="--plot")
     use_tiktoken_file(args)
@@ -69,11 +70,12 @@ def run(args: argparse.Namespace) -> int:
                                progress=not args.quiet, max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     except WwhoError as exc:
         raise one_line(exc) from None
-    if args.json:
-        # ASCII: a path that is no UTF-8 (bytes kept as surrogates) is then still valid JSON
-        print(json.dumps(to_json(results, args.parity_with), indent=1))
-    else:
-        print(table(results, markdown=args.markdown))
+    with printing():
+        if args.json:
+            # ASCII: a path that is no UTF-8 (bytes kept as surrogates) is then still valid JSON
+            print(json.dumps(to_json(results, args.parity_with), indent=1))
+        else:
+            print(table(results, markdown=args.markdown))
     if args.plot:
         plot(results, args.plot)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
+from wwho.cli.outputs import printing, require_stdout
 from wwho.loading import detect_kind, load_tokenizer
 
 
@@ -17,18 +18,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_stdout()  # closed: said before the tokenizer is loaded
     use_tiktoken_file(args)
     kind = detect_kind(args.path)
     if kind == "binary":
         from wwho.cli.binary import inspect_tokenizer
 
-        print(inspect_tokenizer(args.path, top=args.top))
-        return 0
-    tok = load_tokenizer(args.path, kind=kind, pattern=args.pattern)
-    if hasattr(tok, "describe"):
-        print(tok.describe(top=args.top))
+        text = inspect_tokenizer(args.path, top=args.top)
     else:
-        print(f"{args.path}: {kind} tokenizer, vocabulary size {tok.vocab_size:,}")
+        tok = load_tokenizer(args.path, kind=kind, pattern=args.pattern)
+        if hasattr(tok, "describe"):
+            text = tok.describe(top=args.top)
+        else:
+            text = f"{args.path}: {kind} tokenizer, vocabulary size {tok.vocab_size:,}"
+    with printing():
+        print(text)
     return 0
 
 

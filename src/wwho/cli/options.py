@@ -79,6 +79,18 @@ def _one_line_error(parser: argparse.ArgumentParser):
     return error
 
 
+def _print_message(message: str, file=None) -> None:
+    """argparse's, without its ``except OSError: pass``: ``wwho --help > /dev/full`` printed nothing and
+    exited 0. A failed write is one error naming the stream; a reader gone (``| head``) stays quiet."""
+    from wwho.cli.outputs import writes_to
+
+    file = file or sys.stderr
+    if message and file is not None:
+        with writes_to("standard output" if file is sys.stdout else "standard error"):
+            file.write(message)
+            file.flush()
+
+
 def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Make ``parser`` (and its sub-parsers) strict about repeated options (see the module docs)."""
     for action in parser._actions:
@@ -97,6 +109,7 @@ def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         elif kind in (argparse._StoreConstAction, argparse._StoreTrueAction, argparse._StoreFalseAction):
             action.__class__ = _ConstOnce
     parser.error = _one_line_error(parser)  # type: ignore[method-assign]
+    parser._print_message = _print_message  # type: ignore[method-assign]
     original = parser.parse_known_args
 
     def parse_known_args(args=None, namespace=None):

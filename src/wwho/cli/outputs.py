@@ -9,17 +9,29 @@ atomically, see :mod:`wwho.fileio`); nothing else in the directory is touched. A
 could not be written (below a file, or in a folder without write permission) is refused first
 too, whatever ``--force`` says.
 
-This module only checks paths; the verbs write their own files.
+An output that is a stream, not a file (``/dev/null``, a terminal, a FIFO, ``/dev/stdout``), cannot
+be replaced by renaming a new file over it (as root that put a regular file in place of
+``/dev/null``): :func:`open_output` writes into it as it is, with no ``--force`` needed since
+nothing is replaced, and :func:`check_output_file` refuses it for the verbs that write a file by
+renaming. Standard output (:class:`StandardOutput`, :func:`printing`) is checked the same way: a
+closed one (``>&-``) is an error before any work, and a failed write names it.
+
+This module checks paths and opens the streams; the verbs write their own files.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from collections.abc import Iterable
+import re
+import stat
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
-from wwho.errors import WwhoError
+from wwho.errors import WriteError, WwhoError
 
 FORCE_HELP = "replace existing output files (without --force an existing output is an error)"
 
@@ -37,6 +49,10 @@ def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/-
     """Refuse an output file that exists (unless ``force``), is a directory, lies below a file, or
     whose nearest existing folder cannot be written: each would be found only after the work."""
     p = Path(path)
+    kind = stream_kind(p)
+    if kind is not None:
+        raise WwhoError(f"{p}: {flag} is {kind}, not a file: the output is written to a new file renamed over "
+                        f"{p}, which would replace it; give a file name")
     _check_folder(p, p.absolute().parents, flag)
     if p.is_dir():
         raise WwhoError(f"{p}: {flag} is a directory; give a file name such as {p / 'out'}")
@@ -71,3 +87,127 @@ def _check_folder(p: Path, folders: Iterable[Path], flag: str) -> None:
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise WwhoError(f"{p}: {flag} cannot be written: no permission to write in {folder}")
             return
+
+
+#: A path that names an open descriptor (``/dev/stdout`` is a link to ``/proc/self/fd/1``).
+_DESCRIPTOR = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/\d+")
+
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO (named pipe)",
+          stat.S_IFSOCK: "a socket"}
+
+
+def stream_kind(path: str | os.PathLike) -> str | None:
+    """What ``path`` is when it is an existing output that is no regular file to replace: a device, a
+    FIFO, a socket (symbolic links followed), or a link to an open descriptor (``/dev/stdout``, whatever
+    it leads to); None for a regular file, a directory, or nothing."""
+    if _names_descriptor(Path(path)):
+        return "an open descriptor (such as /dev/stdout)"
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return _KINDS.get(stat.S_IFMT(mode))
+
+
+def _names_descriptor(p: Path) -> bool:
+    """Whether ``p``, or a symbolic link on the way from it, is ``/dev/fd/N`` or ``/proc/.../fd/N``."""
+    where = os.path.abspath(p)
+    for _ in range(40):  # (the kernel's own bound on links followed)
+        if _DESCRIPTOR.fullmatch(where):
+            return True
+        try:
+            target = os.readlink(where)
+        except (OSError, ValueError):
+            return False
+        where = os.path.abspath(os.path.join(os.path.dirname(where), target))
+    return False
+
+
+def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output"):
+    """A context manager giving the binary file to write ``-o PATH`` to: a new file renamed over
+    ``path`` at the end (:func:`wwho.fileio.atomic_open`, checked first by :func:`check_output_file`),
+    or, for a stream (``/dev/null``, a FIFO, ``/dev/stdout``), the stream itself."""
+    kind = stream_kind(path)
+    if kind is None or kind in ("a block device", "a socket"):
+        from wwho.fileio import atomic_open
+
+        check_output_file(path, force=force, flag=flag)
+        return atomic_open(path, "wb", encoding=None)
+    return _open_stream(Path(path), kind)
+
+
+@contextlib.contextmanager
+def _open_stream(path: Path, kind: str) -> Iterator[IO[bytes]]:
+    # Appending: a descriptor link leading to a regular file (``>> log``) is written after what it
+    # holds, never over it; a device or a FIFO does not care.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot open {kind} for writing: {exc.strerror or exc}") from None
+    if stat.S_ISREG(os.fstat(fd).st_mode) and not kind.startswith("an open descriptor"):
+        os.close(fd)  # replaced by a regular file since it was looked at: not written without --force
+        raise WriteError(f"{path}: changed while it was opened; run the command again")
+    with writes_to(str(path)), os.fdopen(fd, "wb") as f:  # (closing flushes too: named as well)
+        yield f
+
+
+@contextlib.contextmanager
+def writes_to(where: str) -> Iterator[None]:
+    """A failed write in the block (a full disk, ``/dev/full``) as one error naming ``where``; a reader
+    that went away (``| head``) stays a ``BrokenPipeError``, which ends the command quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if isinstance(exc, WwhoError) or exc.filename is not None:
+            raise
+        raise WriteError(f"{where}: cannot write: {exc.strerror or exc} (errno {exc.errno})") from None
+
+
+CLOSED = ("standard output is closed (>&-): the results would go nowhere; leave it open, or redirect it "
+          "(> FILE, > /dev/null)")
+
+
+def require_stdout() -> None:
+    """Refuse to work for nothing: with standard output closed Python's ``print`` writes nowhere and
+    says nothing, and the command would end with success."""
+    if sys.stdout is None:
+        raise WriteError(CLOSED)
+
+
+@contextlib.contextmanager
+def printing() -> Iterator[None]:
+    """Text printed in the block reaches standard output (flushed at its end), or the error names it."""
+    require_stdout()
+    with writes_to("standard output"):
+        yield
+        sys.stdout.flush()
+
+
+class StandardOutput:
+    """Standard output as the binary file a verb writes its results to (a context manager, like
+    :func:`open_output`): a closed one is an error when this is made (before any work), and a failed
+    write names standard output."""
+
+    def __init__(self) -> None:
+        require_stdout()
+        self.stream = getattr(sys.stdout, "buffer", None)
+        if self.stream is None:
+            raise WriteError("standard output takes no bytes here (it was replaced by a text stream)")
+
+    def __enter__(self) -> StandardOutput:
+        sys.stdout.flush()  # what was printed before comes first
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if exc_info[0] is None:
+            self.flush()
+
+    def write(self, data: bytes) -> int:
+        with writes_to("standard output"):
+            return self.stream.write(data)
+
+    def flush(self) -> None:
+        with writes_to("standard output"):
+            self.stream.flush()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from wwho.cli.outputs import printing
 from wwho.errors import SchemaError
 from wwho.schema import available_scripts, bundled_schema, load_schema
 from wwho.syllables import check_schema
@@ -21,6 +22,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with printing():  # a closed standard output: said first; a failed write names it
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.path == "all" and not Path(args.path).exists():
         return max(_check(bundled_schema(name), name, args.max_length) for name in available_scripts())
     if not Path(args.path).exists() and args.path in available_scripts():

@@ -1,11 +1,13 @@
 """``wwho syllabify``: print the syllables of a text (argument or stdin), one line per input line.
 
 Input is UTF-8 (standard input is read as bytes; a byte that is not UTF-8 is an error naming its
-offset) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
+line and offset) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
 not a syllable (CRLF files), in every mode, and an argument holding newlines is several lines.
 Standard input is read in blocks of whole lines, each block syllabified by the core in one call on
 a pool of threads and written in order as bytes: a call and a string per line would cost more
-than the syllables. ``--json`` goes line by line.
+than the syllables. ``--json`` goes line by line. A line is syllabified whole, in memory several times
+its size, so one longer than ``--max-line-bytes`` (default 64 MiB) is an error naming it, found
+before it is held whole.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import json
 import sys
 from collections import Counter
 
-from wwho.cli.encode import argument_text
+from wwho.cli.encode import argument_text, standard_input
+from wwho.cli.outputs import StandardOutput, require_stdout
+from wwho.cli.train_sgpe import LINE_BYTES
+from wwho.corpus import MAX_LINE_BYTES
 from wwho.schema import available_scripts
 from wwho.scriptcheck import SAMPLE_CHARS, letters_by_script, warn_if_other_script
 from wwho.syllables import Syllabifier
@@ -23,22 +28,32 @@ from wwho.syllables import Syllabifier
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", nargs="?", default="-", help="text to split, or - (default) to read standard input")
-    p.add_argument("--script", default="sinhala", help=f"bundled script ({', '.join(available_scripts())})")
+    p.add_argument("--script", help=f"bundled script ({', '.join(available_scripts())}; default sinhala)")
     p.add_argument("--schema", help="use a schema file of your own instead of --script")
     p.add_argument("--leading-space", action="store_true", help="attach a space to the syllable after it")
     p.add_argument("--json", action="store_true", help="print a JSON list of syllables per line")
+    p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
+                   help=f"with -: longest input line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
+                        "a line is split whole, in memory several times its size; a longer one is an error")
 
 
 def run(args: argparse.Namespace) -> int:
-    syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(args.script)
+    from wwho.errors import CorpusError
+
+    if args.schema and args.script:  # one of them would be silently left unused
+        raise CorpusError(f"give --script or --schema, not both (--script {args.script}, --schema {args.schema})")
+    script = args.script or "sinhala"
+    require_stdout()  # closed: said before any work
+    stdin = standard_input() if args.text == "-" else None
+    syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(script)
     letters: Counter = Counter()
-    texts = _texts(sys.stdin.buffer) if args.text == "-" else [_argument(args.text)]
+    texts = _texts(stdin, args.max_line_bytes) if stdin is not None else [_argument(args.text)]
     if not args.json and hasattr(sys.stdout, "buffer"):
         _blocks(syl, args, texts, letters)
     else:
         _lines(syl, args, (line for text in texts for line in _split(text)), letters)
     if not args.schema:
-        warn_if_other_script(letters, (args.script,), what="the input", option="--script ")
+        warn_if_other_script(letters, (script,), what="the input", option="--script ")
     return 0
 
 
@@ -73,7 +88,7 @@ def _blocks(syl: Syllabifier, args: argparse.Namespace, texts, letters: Counter)
 
     from wwho.threads import cpus
 
-    stdout = sys.stdout.buffer
+    stdout = StandardOutput()  # a failed write names standard output
     sys.stdout.flush()
     workers = min(cpus(), 4)
     judged, pending, last = 0, [], "\n"
@@ -95,28 +110,47 @@ def _blocks(syl: Syllabifier, args: argparse.Namespace, texts, letters: Counter)
     stdout.flush()
 
 
-def _texts(stdin):
+def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES):
     """Blocks of whole lines of ``stdin`` (bytes), decoded; the part of a line not yet ended is
-    kept for the next block (a list of reads, so a long line costs linear time)."""
+    kept for the next block (a list of reads, so a long line costs linear time). A line longer
+    than ``max_line_bytes`` (its line end counted, as for a corpus) is an error once that many
+    bytes of it are held, not after the whole line is."""
     from wwho.errors import CorpusError
 
-    offset, unended = 0, []
+    offset, lines, unended, held = 0, 0, [], 0
+    # Reads of at most the bound: a line inside one read is then within it, and only a line that
+    # runs over reads (``unended``) needs counting.
+    size = min(BLOCK_BYTES, max_line_bytes)
 
     def decode(raw: bytes) -> str:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise CorpusError(f"standard input: not UTF-8 at byte {offset + exc.start:,}") from None
+            start = raw.rfind(b"\n", 0, exc.start) + 1
+            line = lines + raw.count(b"\n", 0, exc.start) + 1
+            raise CorpusError(f"standard input:{line:,}: not UTF-8 at byte {exc.start - start:,} of the line "
+                              f"(byte {offset + exc.start:,} of the input)") from None
 
-    while data := stdin.read(BLOCK_BYTES):
+    def too_long() -> CorpusError:
+        return CorpusError(f"standard input:{lines + 1:,}: the line is longer than {max_line_bytes:,} bytes, the "
+                           "limit that bounds memory (raise it with --max-line-bytes)")
+
+    while data := stdin.read(size):
         cut = data.rfind(b"\n") + 1
         if not cut:
             unended.append(data)
+            held += len(data)
+            if held > max_line_bytes:
+                raise too_long()
             continue
+        if held + data.find(b"\n") + 1 > max_line_bytes:
+            raise too_long()
         raw = b"".join([*unended, data[:cut]])
         unended = [data[cut:]] if cut < len(data) else []
+        held = len(data) - cut
         yield decode(raw)
         offset += len(raw)
+        lines += raw.count(b"\n")
     if unended:
         yield decode(b"".join(unended))
 
@@ -143,7 +177,7 @@ def _write(lines: list[str]) -> None:
         text = "\n".join(lines) + "\n"
         if hasattr(sys.stdout, "buffer"):
             sys.stdout.flush()
-            sys.stdout.buffer.write(text.encode("utf-8"))
+            StandardOutput().write(text.encode("utf-8"))
         else:
             sys.stdout.write(text)
         lines.clear()

@@ -1,0 +1,286 @@
+"""The streaming verbs (encode, decode, syllabify, inspect, eval, schema) against hostile plumbing.
+
+Each runs the real ``wwho`` command: standard input or output closed (``<&-``, ``>&-``), standard
+output on a full device (``/dev/full``), ``-o`` naming a stream (a FIFO, ``/dev/stdout``) rather than
+a file, a line longer than the bound, bytes that are not UTF-8, an id out of range on line N of
+standard input. Every failure must be one line, ``wwho: error: ...``, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from cli_run import one_line_error, wwho
+from conftest import wwho_command
+
+FULL = Path("/dev/full")
+
+
+@pytest.fixture(scope="module")
+def sgpe_dir(tokenizers, tmp_path_factory):
+    path = tmp_path_factory.mktemp("hostile-sgpe")
+    tokenizers["sinhala"].save(path)
+    return path
+
+
+def closed(fd: int, *args: object) -> subprocess.CompletedProcess:
+    """``wwho ARGS`` with descriptor ``fd`` (0: standard input, 1: standard output) closed."""
+    keep = {0: {"stdout": subprocess.PIPE}, 1: {"stdin": subprocess.DEVNULL}}[fd]
+    return subprocess.run(
+        [*wwho_command(), *map(str, args)],
+        stderr=subprocess.PIPE,
+        timeout=300,
+        preexec_fn=lambda: os.close(fd),
+        **keep,
+    )
+
+
+def to_full(*args: object, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``wwho ARGS > /dev/full``."""
+    with open(FULL, "wb") as full:
+        return subprocess.run(
+            [*wwho_command(), *map(str, args)], input=stdin, stdout=full, stderr=subprocess.PIPE, timeout=300
+        )
+
+
+def verbs(sgpe_dir, tmp_path) -> dict[str, list]:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\n", encoding="utf-8")
+    return {
+        "encode": ["encode", "--tokenizer", sgpe_dir, "ශ්‍රී"],
+        "decode": ["decode", "--tokenizer", sgpe_dir, "5", "6"],
+        "syllabify": ["syllabify", "ශ්‍රී ලංකාව"],
+        "syllabify --json": ["syllabify", "--json", "ශ්‍රී ලංකාව"],
+        "inspect": ["inspect", sgpe_dir],
+        "schema": ["schema", "check", "sinhala", "--max-length", "2"],
+        "eval": ["eval", "--corpus", corpus, "--tokenizer", sgpe_dir, "--quiet"],
+    }
+
+
+@pytest.mark.parametrize("verb", ["encode", "decode", "syllabify"])
+def test_a_closed_standard_input_is_one_line(sgpe_dir, verb):
+    # Was an AttributeError traceback ('NoneType' object has no attribute 'buffer') and exit 1.
+    args = {
+        "encode": ["encode", "--tokenizer", sgpe_dir, "-"],
+        "decode": ["decode", "--tokenizer", sgpe_dir, "-"],
+        "syllabify": ["syllabify", "-"],
+    }[verb]
+    line = one_line_error(closed(0, *args))
+    assert "standard input is closed" in line
+
+
+@pytest.mark.parametrize(
+    "verb", ["encode", "decode", "syllabify", "syllabify --json", "inspect", "schema", "eval"]
+)
+def test_a_closed_standard_output_is_one_line(sgpe_dir, tmp_path, verb):
+    # encode, decode and syllabify died with a traceback; inspect, schema and eval printed nowhere and
+    # ended with success.
+    line = one_line_error(closed(1, *verbs(sgpe_dir, tmp_path)[verb]))
+    assert "standard output is closed" in line
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full")
+@pytest.mark.parametrize(
+    "verb",
+    [
+        "encode",
+        "decode",
+        "syllabify",
+        "syllabify --json",
+        "inspect",
+        "schema",
+        "eval",
+        "--help",
+        "--version",
+        "encode --help",
+    ],
+)
+def test_a_full_standard_output_is_named(sgpe_dir, tmp_path, verb):
+    # The error said only "No space left on device"; --help and --version said nothing and exited 0.
+    args = verb.split() if verb.startswith(("--", "encode --")) else verbs(sgpe_dir, tmp_path)[verb]
+    line = one_line_error(to_full(*args))
+    assert line.startswith("wwho: error: standard output: cannot write: No space left on device"), line
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full")
+@pytest.mark.parametrize("verb", ["encode", "decode", "syllabify"])
+def test_a_full_standard_output_while_streaming_is_named(sgpe_dir, verb):
+    lines = "ශ්‍රී ලංකාව\n" * 20_000
+    if verb == "decode":
+        lines = "5 6 7\n" * 20_000
+    args = [verb, *(["--tokenizer", sgpe_dir] if verb != "syllabify" else []), "-"]
+    line = one_line_error(to_full(*args, stdin=lines.encode()))
+    assert line.startswith("wwho: error: standard output: cannot write"), line
+
+
+def fifo_reader(path: Path) -> tuple[threading.Thread, list[bytes]]:
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(path, "rb") as f:
+            got.append(f.read())
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread, got
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("verb", ["encode", "decode"])
+def test_an_output_fifo_is_written_into_not_replaced(sgpe_dir, tmp_path, verb, force):
+    # -o FIFO was "exists; pass --force"; with --force a regular file was renamed over the FIFO (and
+    # over /dev/null, run as root: `-o /dev/null --force` left /dev/null a regular file).
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    for target in (fifo, link):
+        thread, got = fifo_reader(fifo)
+        args = ["encode", "ශ්‍රී"] if verb == "encode" else ["decode", "5", "6"]
+        proc = wwho(
+            args[0],
+            "--tokenizer",
+            sgpe_dir,
+            *args[1:],
+            "-o",
+            target,
+            *(["--force"] if force else []),
+            timeout=120,
+        )
+        thread.join(60)
+        assert proc.returncode == 0, proc.stderr
+        want = wwho(*args[:1], "--tokenizer", sgpe_dir, *args[1:]).stdout
+        assert got == [want]
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["link", "pipe"]  # no temporary file
+
+
+def test_an_output_that_names_standard_output_writes_there(sgpe_dir, tmp_path):
+    # -o /dev/stdout: "exists; pass --force", and with --force (as root) /dev/stdout itself replaced.
+    want = wwho("encode", "--tokenizer", sgpe_dir, "ශ්‍රී").stdout
+    for target in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        if not os.path.exists(target):
+            continue
+        proc = wwho("encode", "--tokenizer", sgpe_dir, "ශ්‍රී", "-o", target)
+        assert proc.returncode == 0 and proc.stdout == want, proc.stderr
+    # A file behind standard output (> FILE, >> FILE) is appended to, never replaced.
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"before\n")
+    with open(log, "ab") as out:
+        proc = subprocess.run(
+            [*wwho_command(), "encode", "--tokenizer", str(sgpe_dir), "ශ්‍රී", "-o", "/dev/stdout"],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_bytes() == b"before\n" + want
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="no /dev/full")
+def test_an_output_device_that_is_full_is_named(sgpe_dir):
+    line = one_line_error(wwho("encode", "--tokenizer", sgpe_dir, "ශ්‍රී", "-o", FULL))
+    assert line.startswith("wwho: error: /dev/full: cannot write: No space left on device"), line
+    assert stat.S_ISCHR(os.stat(FULL).st_mode)
+
+
+def test_a_file_written_by_renaming_refuses_a_stream(tmp_path):
+    # Outputs written as a new file renamed over the path (eval --plot, binary training and
+    # encode --binary -o) replaced a FIFO or a device with --force.
+    from wwho.cli.outputs import check_output_file
+    from wwho.errors import WwhoError
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for force in (False, True):
+        with pytest.raises(WwhoError, match=r"pipe: --plot is a FIFO \(named pipe\), not a file"):
+            check_output_file(fifo, force=force, flag="--plot")
+        with pytest.raises(WwhoError, match=r"is an open descriptor \(such as /dev/stdout\), not a file"):
+            check_output_file("/dev/fd/1", force=force)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_syllabify_refuses_a_line_longer_than_the_bound(tmp_path):
+    # A line was held whole however long: one line of 200 MB on standard input took 933 MB.
+    ok = "ක" * 300 + "\n"  # 901 bytes with its line end
+    over = "ක" * 400 + "\n"  # 1,201 bytes
+    for source in (ok + ok + over + ok, ok + ok + over[:-1], ok + ok + over * 100):
+        for extra in ([], ["--json"]):
+            line = one_line_error(
+                wwho("syllabify", *extra, "--max-line-bytes", "1k", "-", input=source.encode())
+            )
+            assert line == (
+                "wwho: error: standard input:3: the line is longer than 1,024 bytes, the limit that "
+                "bounds memory (raise it with --max-line-bytes)"
+            )
+    proc = wwho("syllabify", "--max-line-bytes", "901", "-", input=(ok * 3).encode())
+    assert proc.returncode == 0 and proc.stdout.count(b"\n") == 3, proc.stderr
+
+
+def test_syllabify_reads_no_more_than_the_bound_of_one_line(monkeypatch):
+    """The reader stops once the bound is passed, whatever the block size (endless input here)."""
+    from wwho.cli import syllabify as verb
+    from wwho.errors import CorpusError
+
+    class Endless:
+        served = 0
+
+        def read(self, n: int) -> bytes:
+            self.served += n
+            return b"a" * n
+
+    monkeypatch.setattr(verb, "BLOCK_BYTES", 1000)
+    stream = Endless()
+    with pytest.raises(CorpusError, match=r"standard input:1: the line is longer than 5,000 bytes"):
+        list(verb._texts(stream, 5000))
+    assert stream.served <= 6000
+
+
+def test_syllabify_names_the_line_of_a_byte_that_is_not_utf8():
+    line = one_line_error(wwho("syllabify", "-", input="ක\n".encode() * 10 + "කා".encode() + b"\xff\n"))
+    assert line == "wwho: error: standard input:11: not UTF-8 at byte 6 of the line (byte 46 of the input)"
+
+
+def test_syllabify_refuses_script_and_schema_together(tmp_path):
+    # --script was silently left unused when --schema was given.
+    from wwho import __file__ as package
+
+    sinhala = Path(package).parent / "schemas" / "sinhala.json"
+    line = one_line_error(wwho("syllabify", "--script", "devanagari", "--schema", sinhala, "नमस्ते"))
+    assert "give --script or --schema, not both" in line
+    proc = wwho("syllabify", "--schema", sinhala, "ශ්‍රී")
+    assert proc.returncode == 0 and proc.stdout.decode() == "ශ්‍රී\n"
+
+
+def test_decode_names_the_line_of_an_id_out_of_range(sgpe_dir):
+    # "token id 99999 at position 1 is out of range": which of a million lines, not said.
+    line = one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-", input=b"5 6\n7\n5 99999\n"))
+    assert line.startswith("wwho: error: stdin:3: token id 99999 at position 1 is out of range"), line
+
+
+def test_encode_blocks_hold_a_bounded_number_of_lines():
+    # 4 MB of one-character lines is two million lines in a block, whose ids took 566 MB at once.
+    from wwho.cli.encode import MAX_BLOCK_LINES, _blocks
+
+    blocks = list(_blocks(["y"] * (3 * MAX_BLOCK_LINES + 5), 4_000_000))
+    assert [len(b) for b in blocks] == [MAX_BLOCK_LINES] * 3 + [5]
+    assert [len(b) for b in _blocks(["x" * 100] * 10, 250)] == [3, 3, 3, 1]
+
+
+def test_encode_reads_standard_input_in_line_order_across_blocks(sgpe_dir):
+    lines = [f"{i} ශ්‍රී" for i in range(70_000)]
+    proc = wwho("encode", "--tokenizer", sgpe_dir, "--json", "-", input=("\n".join(lines) + "\n").encode())
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode().splitlines()
+    assert len(out) == len(lines)
+    from wwho.sgpe import SGPETokenizer
+
+    tok = SGPETokenizer.load(sgpe_dir)
+    for i in (0, 65_535, 65_536, 69_999):
+        assert json.loads(out[i])["ids"] == tok.encode(lines[i])
