@@ -140,9 +140,10 @@ def after(seconds: float, first=importing):
 
 
 def interrupt(args: list[object], when, *, stdin: Path | None = None, env: dict | None = None,
-              timeout: float = 60, command: list[str] | None = None) -> tuple[int, str, str]:
-    """Run ``wwho ARGS``, send SIGINT to its process group when ``when(pid)`` holds; returns
-    (exit code, stdout, stderr). Fails if the process ended before the moment came."""
+              timeout: float = 60, command: list[str] | None = None,
+              sig: int = signal.SIGINT) -> tuple[int, str, str]:
+    """Run ``wwho ARGS``, send ``sig`` (SIGINT) to its process group when ``when(pid)`` holds;
+    returns (exit code, stdout, stderr). Fails if the process ended before the moment came."""
     with open(stdin or os.devnull, "rb") as inp:
         proc = subprocess.Popen([*(command or wwho_command()), *map(str, args)], stdin=inp, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, preexec_fn=deliver_sigint,
@@ -157,7 +158,7 @@ def interrupt(args: list[object], when, *, stdin: Path | None = None, env: dict 
                 if time.monotonic() > deadline:
                     pytest.fail(f"the moment to interrupt wwho {args[0]} never came")
                 time.sleep(0.001)
-            os.killpg(proc.pid, signal.SIGINT)
+            os.killpg(proc.pid, sig)
             out, err = proc.communicate(timeout=timeout)
         finally:
             if proc.poll() is None:
@@ -323,6 +324,44 @@ def test_encode_and_decode_while_writing_the_output(work, tmp_path, verb):
     assert_interrupted(rc, err)
     assert not out.exists()
     no_litter(tmp_path)
+
+
+ENDINGS = [(signal.SIGTERM, 143, "wwho: terminated\n"), (signal.SIGHUP, 129, "wwho: hung up\n")]
+
+
+@pytest.mark.parametrize("sig,code,line", ENDINGS, ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("verb", ["encode", "train-bytelevel", "extend"])
+def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, verb, sig, code, line):
+    """SIGTERM (``kill``, ``timeout``, a job scheduler) and SIGHUP killed the process where it
+    stood: no line, and the output's temporary file left behind. Now the clean-up runs and one
+    line says why. Forked workers (``extend``'s pool) still end at once on SIGTERM, which their
+    pool uses to stop them: none is left when the command has ended."""
+    out = tmp_path / "out"
+    verbs = {"encode": (["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out], temp_in(tmp_path)),
+             "train-bytelevel": (["train", "--kind", "bytelevel", "--quiet", "-o", out, work["big"]],
+                                 reading(work["big"])),
+             "extend": (["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script",
+                         "devanagari", "--workers", "2", "--quiet", "-o", out], after(0.4, reading(work["big"])))}
+    args, when = verbs[verb]
+    pgid: list[int] = []
+
+    def moment(pid: int) -> bool:
+        pgid[:] = [pid]
+        return when(pid)
+
+    rc, _, err = interrupt(args, moment, sig=sig)
+    assert (rc, err) == (code, line), (rc, err[-3000:])
+    assert not out.exists()
+    no_litter(tmp_path)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # no worker outlives the command
+        try:
+            os.killpg(pgid[0], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("a process of the command's group is still running")
 
 
 def test_eval_mid_corpus(work):

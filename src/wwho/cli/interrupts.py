@@ -31,6 +31,11 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
   :func:`guard_startup`) ignores SIGINT from there on. The output is complete by then, and the
   command ends with its own exit code.
 
+``kill`` (SIGTERM, what job schedulers and ``timeout`` send) and a closed terminal (SIGHUP) end a
+verb the same way: the clean-up runs, and the line says which (``wwho: terminated``, ``wwho:
+hung up``), with the shell's exit code for it (143, 129). Forked workers keep the default action
+for those two: a pool stops its workers with SIGTERM.
+
 Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 """
 
@@ -42,6 +47,8 @@ import sys
 MESSAGE = "wwho: interrupted"
 #: The exit code of an interrupted command (128 + SIGINT), as shells report it.
 EXIT_CODE = 130
+#: The other signals that end a verb as Ctrl-C does: their line (the exit code is 128 + the number).
+ENDINGS = {"SIGTERM": "wwho: terminated", "SIGHUP": "wwho: hung up"}
 
 
 def _is_command() -> bool:
@@ -82,6 +89,7 @@ RESEND_SECONDS = 0.01
 
 _command = False  # this process is the wwho command (guard_startup installed its guard)
 _reported = False  # MESSAGE was printed: never twice in one process
+_ending: tuple[str, int] | None = None  # (line, exit code) of a SIGTERM or SIGHUP that ended the verb
 
 
 class State:
@@ -147,8 +155,14 @@ def handling() -> Iterator[State]:
         return
 
     def on_sigint(signum, frame) -> None:
+        global _ending
         if os.getpid() != state.pid:
+            if signum != signal.SIGINT:  # a pool stops its forked workers so: the default action
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)
             return  # a forked worker: the main process stops it
+        if not state.interrupted and signum != signal.SIGINT:
+            _ending = (ENDINGS[signal.Signals(signum).name], 128 + signum)
         state.interrupted = True
         if state.in_hook:
             return  # it would be dropped again: the resending thread tries once the hook is done
@@ -183,10 +197,14 @@ def handling() -> Iterator[State]:
         previous_unraisable(unraisable)
 
     previous = signal.signal(signal.SIGINT, on_sigint)
+    endings = [getattr(signal, name) for name in ENDINGS if hasattr(signal, name)]
+    previous_endings = {signum: signal.signal(signum, on_sigint) for signum in endings}
     sys.unraisablehook = on_unraisable
     try:
         yield state
     finally:
+        for signum, handler in previous_endings.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         state.pending = False  # stops a resending thread
         sys.unraisablehook = previous_unraisable
         if _command and state.interrupted:  # said and cleaned up: nothing left for another Ctrl-C to do
@@ -204,9 +222,11 @@ def _while_exiting(signum, frame) -> None:
 
 def report() -> int:
     """Close any progress bar still drawn (so the message starts its own line), print
-    :data:`MESSAGE` on standard error (once per process), and return :data:`EXIT_CODE`."""
+    :data:`MESSAGE` on standard error (once per process), and return :data:`EXIT_CODE` (for a
+    SIGTERM or SIGHUP, its own line and code: :data:`ENDINGS`)."""
+    code = EXIT_CODE if _ending is None else _ending[1]
     if _command and _reported:
-        return EXIT_CODE
+        return code
     with contextlib.suppress(Exception):
         from wwho.progress import close_all
 
@@ -214,7 +234,7 @@ def report() -> int:
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     _say()
-    return EXIT_CODE
+    return code
 
 
 def _say() -> None:
@@ -224,7 +244,7 @@ def _say() -> None:
         return
     _reported = True
     with contextlib.suppress(Exception):
-        sys.stderr.write(MESSAGE + "\n")
+        sys.stderr.write((MESSAGE if _ending is None else _ending[0]) + "\n")
         sys.stderr.flush()
 
 
