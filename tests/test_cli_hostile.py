@@ -284,3 +284,16 @@ def test_encode_reads_standard_input_in_line_order_across_blocks(sgpe_dir):
     tok = SGPETokenizer.load(sgpe_dir)
     for i in (0, 65_535, 65_536, 69_999):
         assert json.loads(out[i])["ids"] == tok.encode(lines[i])
+
+
+def test_a_closed_standard_error_keeps_messages_out_of_the_results(sgpe_dir):
+    # With descriptor 2 closed Python has no sys.stderr, and print(..., file=sys.stderr) writes to
+    # standard output: "wwho: error: ..." and warnings landed among the ids.
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([*wwho_command(), *map(str, args)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, timeout=300, preexec_fn=lambda: os.close(2))
+
+    failed = run("encode", "--tokenizer", sgpe_dir / "missing", "ක")
+    assert (failed.returncode, failed.stdout) == (2, b"")
+    done = run("encode", "--tokenizer", sgpe_dir, "--ids", "ශ්‍රී ලංකාව")
+    assert done.returncode == 0 and done.stdout.split() and all(w.isdigit() for w in done.stdout.split())

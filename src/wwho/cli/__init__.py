@@ -14,6 +14,7 @@ from wwho.cli import interrupts  # first of all: it guards the command's start-u
 # isort: split
 import argparse
 import importlib
+import os
 import sys
 import warnings
 
@@ -99,6 +100,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stderr is None:
+        # Started with standard error closed (2>&-): print(..., file=sys.stderr) would then write
+        # errors and warnings to standard output, into the results. They go nowhere instead; the
+        # exit code still says what happened.
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
     warnings.showwarning = _show_warning
     with interrupts.handling() as state:
         try:
