@@ -203,7 +203,7 @@ def test_encode_json_then_decode_from_stdin_round_trips(tok_path, corpus, tmp_pa
     assert b"".join(bytes.fromhex(t) for t in shown["tokens"]) == data
 
     out = tmp_path / "decoded.bin"
-    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(shown)))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(shown).encode())))  # as a real one
     assert bcli.run_decode(parse(bcli.add_decode_arguments, ["--tokenizer", str(tok_path), "--binary", "-o",
                                                              str(out), "-"])) == 0
     assert out.read_bytes() == data

@@ -161,6 +161,30 @@ def test_an_output_fifo_is_written_into_not_replaced(sgpe_dir, tmp_path, verb, f
     assert sorted(os.listdir(tmp_path)) == ["link", "pipe"]  # no temporary file
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_binary_encode_and_decode_write_into_a_fifo_too(tmp_path, force):
+    # encode --binary -o and decode --binary -o renamed a new file over the path: a FIFO was
+    # "exists", and replaced with --force.
+    data = bytes(range(256)) * 40
+    (tmp_path / "data.bin").write_bytes(data)
+    tokenizer = tmp_path / "binary.json"
+    assert wwho("train", "--kind", "binary", "--quiet", "--vocab-size", "600", "-o", tokenizer,
+                tmp_path / "data.bin").returncode == 0
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    ids = wwho("encode", "--tokenizer", tokenizer, "--binary", tmp_path / "data.bin", "--ids").stdout
+    for args, stdin, want in ((["encode", "--binary", tmp_path / "data.bin", "--ids"], None, ids),
+                              (["decode", "--binary", "-"], ids, data)):
+        thread, got = fifo_reader(fifo)
+        proc = wwho(args[0], "--tokenizer", tokenizer, *args[1:], "-o", fifo, *(["--force"] if force else []),
+                    input=stdin, timeout=120)
+        thread.join(60)
+        assert proc.returncode == 0, proc.stderr
+        assert got == [want]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["binary.json", "data.bin", "pipe"]
+
+
 def test_an_output_that_names_standard_output_writes_there(sgpe_dir, tmp_path):
     # -o /dev/stdout: "exists; pass --force", and with --force (as root) /dev/stdout itself replaced.
     want = wwho("encode", "--tokenizer", sgpe_dir, "ශ්‍රී").stdout
@@ -191,8 +215,8 @@ def test_an_output_device_that_is_full_is_named(sgpe_dir):
 
 
 def test_a_file_written_by_renaming_refuses_a_stream(tmp_path):
-    # Outputs written as a new file renamed over the path (eval --plot, binary training and
-    # encode --binary -o) replaced a FIFO or a device with --force.
+    # Outputs written as a new file renamed over the path (eval --plot, training outputs)
+    # replaced a FIFO or a device with --force.
     from wwho.cli.outputs import check_output_file
     from wwho.errors import WwhoError
 

@@ -16,15 +16,14 @@ import argparse
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from wwho.binary.io import is_binary_tokenizer, load
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
-from wwho.cli.outputs import FORCE_HELP, check_output_file
+from wwho.cli.outputs import FORCE_HELP, StandardOutput, open_output
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
-from wwho.fileio import atomic_open, parse_json, read_bytes, write_bytes
+from wwho.fileio import parse_json, read_bytes
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
            "run_decode", "run_encode"]
@@ -67,7 +66,9 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
 
 def _read_input(name: str) -> bytes:
     if name == "-":
-        return sys.stdin.buffer.read()
+        from wwho.cli.encode import standard_input  # (encode imports this module)
+
+        return standard_input().read()
     if not os.path.lexists(name):
         raise CorpusError(f"{name}: cannot read: No such file or directory")
     # A regular file, up to wwho.fileio's bound (WWHO_MAX_FILE_BYTES): /dev/zero would never end; a
@@ -75,9 +76,16 @@ def _read_input(name: str) -> bytes:
     return read_bytes(name, error=CorpusError, what="file to encode")
 
 
+def _output(args: argparse.Namespace):
+    """Where the results go: ``-o`` (checked now, before any work; a stream such as ``/dev/null``
+    is written into as it is) or standard output (a closed one is an error now)."""
+    if getattr(args, "output", None) and args.output != "-":
+        return open_output(args.output, force=getattr(args, "force", False))
+    return StandardOutput()
+
+
 def run_encode(args: argparse.Namespace) -> int:
-    if getattr(args, "output", None):
-        check_output_file(args.output, force=getattr(args, "force", False))
+    output = _output(args)
     tokenizer = load(args.tokenizer)
     if args.specials and tokenizer.post_processor is None:
         raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
@@ -101,11 +109,8 @@ def run_encode(args: argparse.Namespace) -> int:
         text = "".join(f"{i}\t{tok}\t{s}\t{e}\n" for i, tok, (s, e) in zip(enc.ids, shown, enc.offsets))
     else:
         text = json.dumps({"ids": enc.ids, "tokens": shown, "offsets": [list(o) for o in enc.offsets]}) + "\n"
-    if getattr(args, "output", None):
-        with atomic_open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    with output as out:
+        out.write(text.encode("utf-8"))
     return 0
 
 
@@ -135,19 +140,17 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
 
 
 def run_decode(args: argparse.Namespace) -> int:
-    if getattr(args, "output", None):
-        check_output_file(args.output, force=getattr(args, "force", False))
+    output = _output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
-        ids = parse_ids(sys.stdin.read())
+        from wwho.cli.encode import standard_input
+
+        ids = parse_ids(standard_input().read().decode("utf-8", "surrogateescape"))  # a stray byte is named
     else:
         ids = parse_ids(" ".join(args.ids), where="arguments")
     data = decode_to_bytes(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))
-    if getattr(args, "output", None):
-        write_bytes(args.output, data)
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+    with output as out:
+        out.write(data)
     return 0
 
 
