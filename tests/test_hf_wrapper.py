@@ -180,6 +180,22 @@ for directory in ({str(tmp_path / "saved")!r}, {str(tmp_path / "again")!r}):
     assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(p.name for p in (tmp_path / "saved").iterdir())
 
 
+def test_a_meta_save_over_a_save_pretrained_directory_keeps_its_module(tok, meta, tmp_path):
+    """``MetaTokenizer.save`` over a ``save_pretrained`` directory removed ``tokenization_wwho.py`` (a file
+    of wwho's last save it did not write again) while transformers' ``tokenizer_config.json`` stayed,
+    naming it in ``auto_map``: AutoTokenizer then failed with "does not appear to have a file named
+    tokenization_wwho.py"."""
+    from wwho.export.meta_files import AUTO_MODULE_SOURCE
+
+    tok.save_pretrained(tmp_path / "saved")
+    meta.save(tmp_path / "saved")
+    assert (tmp_path / "saved" / "tokenization_wwho.py").read_text(encoding="utf-8") == AUTO_MODULE_SOURCE
+    assert "auto_map" in json.loads((tmp_path / "saved" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert WWHOTokenizer.from_pretrained(tmp_path / "saved", tiktoken_file=O200K_FILE).encode("ශ්‍රී") == tok.encode("ශ්‍රී")
+    meta.save(tmp_path / "plain")  # a directory save_pretrained never wrote gets no module
+    assert not (tmp_path / "plain" / "tokenization_wwho.py").exists()
+
+
 def test_append_eos_survives_save(meta, tmp_path):
     tok = WWHOTokenizer(meta_tokenizer=meta, append_eos=True)
     tok.save_pretrained(tmp_path)

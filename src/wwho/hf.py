@@ -51,18 +51,11 @@ except ImportError as exc:  # the optional extra is not installed
                       "pip install 'wwho[hf]' (or pip install 'transformers>=4.45')") from exc
 
 from wwho.errors import TokenizerError
+from wwho.export.meta_files import AUTO_MODULE, AUTO_MODULE_SOURCE
 from wwho.ids import token_ids as checked_ids
 from wwho.meta import SGPE_PREFIX, MetaTokenizer
 
 DEFAULT_EOS = "<|endoftext|>"
-#: The module ``save_pretrained`` writes beside the files, which ``auto_map`` names for ``AutoTokenizer``.
-AUTO_MODULE = "tokenization_wwho"
-AUTO_MODULE_SOURCE = (
-    '"""Lets transformers.AutoTokenizer load this directory (trust_remote_code=True): '
-    'the class is wwho\'s own (pip install \'wwho[hf]\')."""\n\n'
-    "from wwho.hf import WWHOTokenizer\n\n"
-    '__all__ = ["WWHOTokenizer"]\n'
-)
 
 
 class WWHOTokenizer(PreTrainedTokenizer):

@@ -247,7 +247,7 @@ def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps:
     except the old model's own files (listed in its manifest, unchanged) and wwho's own names.
     Returns ``[name, device, inode]`` of each entry that must be moved back after the exchange
     instead (a subdirectory, or a file where hard links fail): the marker lists them."""
-    old = _listed(target)
+    old = listed(target)
     back: list[list[Any]] = []
     for entry in os.scandir(target):
         name = entry.name
@@ -292,7 +292,7 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
     over its old one, the manifest last, and the old save's other files removed, with Ctrl-C held
     back for those few renames and removals. Only a kill during them leaves files that do not
     match the manifest, which loading reports."""
-    old = _listed(target)
+    old = listed(target)
     temps: list[Path] = []
     finals: list[Path] = []
     try:
@@ -468,7 +468,7 @@ def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> l
     """The target's previous directory after the exchange: move back the entries the marker lists
     (same device and inode), remove what is wwho's (hard-link twins, the old model's files, the
     versions of the files the new save replaced, manifests, markers), then the directory."""
-    previous = _listed(old)  # the old model's files (its manifest is removed last)
+    previous = listed(old)  # the old model's files (its manifest is removed last)
     back = {name: (dev, ino) for name, dev, ino in marker["back"]}
     replaced = set(marker["files"])
     moved: list[str] = []
@@ -589,7 +589,7 @@ def _matches(path: Path, record: dict[str, Any]) -> bool:
         return False
 
 
-def _listed(directory: Path) -> dict[str, dict[str, Any]]:
+def listed(directory: Path) -> dict[str, dict[str, Any]]:
     """The files a directory's manifest lists ({} without a readable manifest)."""
     try:
         data = read_manifest(directory / MANIFEST)

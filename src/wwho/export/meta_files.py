@@ -30,7 +30,7 @@ from typing import Any
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes
-from wwho.savedir import check_saved, member, save_files
+from wwho.savedir import check_saved, listed, member, save_files
 
 CONFIG_FILE = "meta_config.json"
 META_FILE = "tokenizer_meta.json"
@@ -88,18 +88,36 @@ def meta_vocab_json(tok: Any) -> dict[str, Any]:
     }
 
 
+#: The module :class:`wwho.hf.WWHOTokenizer`'s ``save_pretrained`` writes beside the files, which the
+#: ``auto_map`` of transformers' ``tokenizer_config.json`` names for ``AutoTokenizer``.
+AUTO_MODULE = "tokenization_wwho"
+AUTO_MODULE_SOURCE = (
+    '"""Lets transformers.AutoTokenizer load this directory (trust_remote_code=True): '
+    'the class is wwho\'s own (pip install \'wwho[hf]\')."""\n\n'
+    "from wwho.hf import WWHOTokenizer\n\n"
+    '__all__ = ["WWHOTokenizer"]\n'
+)
+
+
 def save_meta(tok: Any, directory: str | os.PathLike, *, extra: dict[str, bytes] | None = None) -> Path:
     """Write the three files as one save (:func:`wwho.savedir.save_files`: all or nothing);
-    ``extra``: more files of the same save (:class:`wwho.hf.WWHOTokenizer`'s module for ``AutoTokenizer``)."""
+    ``extra``: more files of the same save (:class:`wwho.hf.WWHOTokenizer`'s module for ``AutoTokenizer``).
+    A directory whose last save had that module keeps it: transformers' ``tokenizer_config.json``,
+    which is not wwho's and stays, names it, and without it ``AutoTokenizer`` could not load the
+    directory any more."""
+    extra = dict(extra or {})
+    module = f"{AUTO_MODULE}.py"
+    if module not in extra and module in listed(Path(directory)):
+        extra[module] = AUTO_MODULE_SOURCE.encode("utf-8")
     files = {
         VOCAB_FILE: tok.sgpe.file.to_bytes(),
         META_FILE: json_bytes(meta_vocab_json(tok), indent=None),
         CONFIG_FILE: json_bytes(meta_config(tok)),
     }
-    clash = set(files) & set(extra or {})
+    clash = set(files) & set(extra)
     if clash:
         raise VocabError(f"save_meta: extra files may not replace {sorted(clash)}")
-    save_files(directory, {**files, **(extra or {})}, kind="meta")
+    save_files(directory, {**files, **extra}, kind="meta")
     return Path(directory) / CONFIG_FILE
 
 
