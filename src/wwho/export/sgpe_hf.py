@@ -18,7 +18,11 @@ exactly :meth:`SGPETokenizer.encode`'s ids. How:
 * **decoder**: ``ByteFallback`` then ``Fuse``: tokens are joined as they are (spaces are
   part of the tokens), byte tokens fused back into UTF-8. Decoding is lossless. With
   ``prefix_space``, then ``Replace`` of ``\\A `` by nothing: one leading space of the decoded
-  text (the dummy one) is dropped, exactly as the native decoder does;
+  text (the dummy one) is dropped, exactly as the native decoder does. ``ByteFallback`` reads
+  any 6-byte token ``<0x`` + two hex digits of either case (or ``+`` and one digit) + ``>`` as a
+  byte, so an ordinary token such as ``<0xe0>`` (text a ``runs`` or ``pieces`` vocabulary learned)
+  would decode to a byte: when the vocabulary has one, a ``Replace`` before ``ByteFallback`` hides
+  it (:data:`BYTE_LOOKALIKE`) and one after it restores it;
 * **post-processor**: spec 000's ``TemplateProcessing``: ``[CLS] $A [SEP]`` and
   ``[CLS] $A [SEP] $B [SEP]``, used when ``add_special_tokens=True``.
 
@@ -34,14 +38,23 @@ This module does not train nor encode, and does not import the tokenizer (``tok`
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from wwho.errors import VocabError
 from wwho.fileio import json_bytes
 from wwho.sgpe.scopes import scope_pattern_source
 from wwho.sgpe.superwords import spans_pattern_source
+from wwho.sgpe.vocabfile import BYTE_TOKENS
 
 MODEL_MAX_LENGTH = 1_000_000_000_000_000_019_884_624_838_656  # transformers' "no limit" value
+
+#: What follows ``<0x`` in a token that HF's ``ByteFallback`` decoder reads as a byte although it is
+#: not one of the byte tokens ``<0x00>``..``<0xFF>``: it takes any 6-byte ``<0x..>`` whose middle
+#: Rust's ``u8::from_str_radix(_, 16)`` parses, lower-case digits and a ``+`` sign included.
+BYTE_LOOKALIKE = r"(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f]|\+[0-9A-Fa-f])>"
+#: Put after ``<0x`` in such a token while ``ByteFallback`` runs (its length is then no longer 6).
+_HIDDEN = "\uffff"
 
 
 def build_hf_tokenizer(tok: Any):
@@ -79,6 +92,18 @@ def tokenizer_json(tok: Any) -> dict[str, Any]:
         pattern = scope_pattern_source(tok.splitter.scripts, tok.merge_scope, onig=True)
     hf.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False)
     steps = [decoders.ByteFallback(), decoders.Fuse()]
+    if any(re.fullmatch("<0x" + BYTE_LOOKALIKE, t) for t in tok.vocab if t not in BYTE_TOKENS):
+        # An ordinary token such as "<0xe0>" (text learned by a runs or pieces vocabulary) is its
+        # text natively, but ByteFallback would make it a byte: hide it from ByteFallback, then
+        # restore it. What encode gives cannot spell the hidden form as one run of byte tokens:
+        # "<" is an ordinary token then (a token of several characters is built from its characters).
+        if any(re.fullmatch("<0x" + _HIDDEN + BYTE_LOOKALIKE, t) for t in tok.vocab):
+            raise VocabError("a token of this vocabulary has the form wwho uses to keep tokens like '<0xe0>' "
+                             "apart from byte tokens in the export: it cannot be exported exactly")
+        steps = [decoders.Replace(Regex(r"\A<0x(?=" + BYTE_LOOKALIKE + r"\z)"), "<0x" + _HIDDEN),
+                 decoders.ByteFallback(),
+                 decoders.Replace(Regex(r"\A<0x" + _HIDDEN + "(?=" + BYTE_LOOKALIKE + r"\z)"), "<0x"),
+                 decoders.Fuse()]
     if tok.prefix_space:  # the dummy space: added before each text, dropped from the decoded text
         hf.normalizer = normalizers.Prepend(" ")
         steps.append(decoders.Replace(Regex(r"\A "), ""))

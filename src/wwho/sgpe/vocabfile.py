@@ -20,7 +20,10 @@ the exported ``tokenizer.json`` carries everything in standard fields.
 Loading validates everything and names what is wrong and where: ids must be the integers
 0..n-1, each once; every merge's parts and result must be tokens; and every token longer
 than one character must be a special or byte token or the result of a merge, which catches
-a truncated merge list. When the directory holds a ``wwho-manifest.json`` (every save
+a truncated merge list; no special token may take part in a merge (it would be ordinary text
+too), no token may hold a lone surrogate (``tokenizer.json`` could not hold it), and every
+syllable-building merge must stay inside one syllable (one across two would fire in the Hugging
+Face export only). When the directory holds a ``wwho-manifest.json`` (every save
 writes one), the file must match it (:func:`wwho.savedir.check_saved`). Files of the
 original SGPE (``"version": "sgpe_v1.0.0"``, no byte tokens) load with ``fallback="unk"``.
 Writing is atomic. This module does not tokenize.
@@ -123,6 +126,9 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         if not token or type(i) is not int:
             raise fail(f"'vocab' entry {brief(token)}: {brief(i)} is not an id; tokens are non-empty strings and ids "
                        "integers")
+        if _SURROGATE.search(token):
+            # JSON can write one ("\\ud800"), but it is no Unicode: tokenizer.json could not hold it.
+            raise fail(f"'vocab' entry {brief(token)} holds a lone surrogate: a token is valid Unicode")
         if not 0 <= i < len(vocab):
             raise fail(f"'vocab' entry {brief(token)}: id {i} is out of range (ids are 0..{len(vocab) - 1})")
         if i in by_id:
@@ -201,8 +207,11 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     prefix_space = data.get("prefix_space", False)
     if type(prefix_space) is not bool:
         raise fail(f"'prefix_space' must be true or false, not {brief(prefix_space)}")
+    _check_specials(specials, {"merges": merges, "syllable_merges": syllable_merges,
+                               "superword_merges": superword_merges}, fail)
     if version in (FORMAT, FORMAT_2):
         _check_reachable(vocab, [*merges, *syllable_merges, *superword_merges], specials, fail)
+    _check_building(syllable_merges, script, fail)
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
@@ -217,6 +226,41 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         prefix_space=prefix_space,
         version=version,
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_specials(specials, lists, fail) -> None:
+    """No special token is a part or the result of a merge (the trainer refuses such a vocabulary).
+
+    Such a token is ordinary text too: encoding would give its special id for plain text (whatever
+    ``allowed_special`` says), and ``decode(..., skip_special_tokens=True)`` would drop that text.
+    """
+    special = set(specials)
+    for key, merges in lists.items():
+        for i, (a, b) in enumerate(merges):
+            for part in (a, b, a + b):
+                if part in special:
+                    raise fail(f"special token {brief(part)} is also an ordinary token ('{key}'[{i}]: "
+                               f"{brief(a, 40)} + {brief(b, 40)}): plain text would encode to its id")
+
+
+def _check_building(syllable_merges, script, fail) -> None:
+    """Every syllable-building merge stays inside one syllable or boundary token.
+
+    The native encoder builds only the syllables it does not know, from their characters, while
+    the exported BPE runs these merges over whole words: one that joins the end of a syllable to
+    the start of the next would fire in the export only, and its ids would differ.
+    """
+    from wwho.sgpe.words import WordSplitter
+
+    split = WordSplitter(script).split
+    for i, (a, b) in enumerate(syllable_merges):
+        units = [u for _, us in split(a + b) for u in us]
+        if len(units) != 1:
+            raise fail(f"'syllable_merges'[{i}] ({brief(a, 40)}, {brief(b, 40)}) joins {len(units)} syllables "
+                       f"or boundary tokens {brief(units, 80)}: a building merge stays inside one")
 
 
 #: The original SGPE's ``version`` (spec 000: ``"sgpe_v1.0.0"``), whose syllable tokens come from no merge.

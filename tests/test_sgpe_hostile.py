@@ -1,0 +1,148 @@
+"""SGPE as a hostile user meets it: ``vocab.json`` files edited by hand, text that looks like byte
+tokens, and the Hugging Face export checked by ``tokenizers`` itself (an oracle wwho did not write).
+
+Each test names what the code before it did wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho.errors import VocabError
+from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A trained vocabulary (words scope: every option set is a file format 1), as its vocab.json's JSON."""
+    root = tmp_path_factory.mktemp("hostile")
+    corpus = root / "c.txt"
+    corpus.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:1500]), encoding="utf-8")
+    return train_sgpe(corpus, vocab_size=2500, progress=False, workers=1).to_json()
+
+
+def _edit(saved, change):
+    data = json.loads(json.dumps(saved))
+    change(data)
+    return data
+
+
+def _write(tmp_path, data) -> Path:
+    path = tmp_path / "vocab.json"
+    # ensure_ascii: a lone surrogate can only be written as a "\ud800" escape
+    path.write_text(json.dumps(data, ensure_ascii=True), encoding="utf-8")
+    return path
+
+
+def _add_token(data, token):
+    data["vocab"][token] = len(data["vocab"])
+    data["vocab_size"] = len(data["vocab"])
+
+
+def test_a_token_with_a_lone_surrogate_is_refused(tmp_path, saved):
+    # Before: it loaded, and save() wrote a tokenizer.json that tokenizers refused to read
+    # ("unexpected end of hex escape").
+    data = _edit(saved, lambda d: _add_token(d, "\ud800"))
+    with pytest.raises(VocabError, match=r"vocab.json: 'vocab' entry '\\ud800' holds a lone surrogate"):
+        load_vocab_file(_write(tmp_path, data))
+
+
+@pytest.mark.parametrize("which", ["left", "right", "result"])
+def test_a_special_token_that_a_merge_uses_is_refused(tmp_path, saved, which):
+    # Before: it loaded (the trainer refuses such a vocabulary), and plain text gave the special
+    # id, which decode(..., skip_special_tokens=True) then dropped.
+    a, b = saved["merges"][0]
+    special = {"left": a, "right": b, "result": a + b}[which]
+    data = _edit(saved, lambda d: d["special_tokens"].append(special))
+    with pytest.raises(VocabError, match=r"vocab.json: special token .* is also an ordinary token \('merges'\[0\]"):
+        load_vocab_file(_write(tmp_path, data))
+
+
+def test_a_special_token_no_merge_uses_still_loads(tmp_path, saved):
+    data = _edit(saved, lambda d: (_add_token(d, "<|im_start|>"), d["special_tokens"].append("<|im_start|>")))
+    tok = SGPETokenizer.load(_write(tmp_path, data))
+    assert tok.decode(tok.encode("<|im_start|>ශ්‍රී")) == "<|im_start|>ශ්‍රී"
+    assert tok.encode("<|im_start|>", allowed_special="all") == [tok.vocab["<|im_start|>"]]
+
+
+def test_a_building_merge_across_two_syllables_is_refused(tmp_path, saved):
+    # Before: it loaded, and the export merged the end of one syllable with the start of the next,
+    # which the native encoder (known syllables are units) never does: 'කාලා' gave different ids.
+    units = SGPETokenizer.load(_write(tmp_path, saved)).splitter.split("කාලා")[0][1]
+    assert units == ["කා", "ලා"]
+
+    def change(d):
+        _add_token(d, "ාල")
+        d["syllable_merges"].insert(0, ["ා", "ල"])
+
+    with pytest.raises(VocabError, match=r"vocab.json: 'syllable_merges'\[0\] \('ා', 'ල'\) joins 2 syllables"):
+        load_vocab_file(_write(tmp_path, _edit(saved, change)))
+
+
+#: Text whose runs a ``runs`` or ``pieces`` vocabulary learns as tokens that HF's ByteFallback
+#: decoder reads as bytes (lower-case hex digits, a ``+`` sign), where wwho's are their text.
+LOOKALIKES = "<0x6a>\t<0x+A>\t<0xe0>\t<0xBe>"
+
+
+@pytest.mark.parametrize("scope", ["runs", "pieces"])
+def test_tokens_that_look_like_byte_tokens_decode_as_text_in_the_export(tmp_path, scope):
+    # Before: HF decoded the exported ids of "<0x6a>\t<0x+A>\t<0xe0>" as "j\t\n\t\ufffd".
+    from tokenizers import Tokenizer
+
+    docs = [LOOKALIKES + " ශ්‍රී ලංකාව"] * 200 + ["ලංකාව ශ්‍රී x"] * 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a small vocabulary: fewer merges than asked
+        tok = SGPETokenizer.train_from_iterator(docs, vocab_size=340, script="sinhala", merge_scope=scope,
+                                                superword_share=0, progress=False)
+    assert {"<0x6a>", "<0x+A>", "<0xe0>", "<0xBe>"} <= set(tok.vocab)
+    tok.save(tmp_path / "out")
+    hf = Tokenizer.from_file(str(tmp_path / "out" / "tokenizer.json"))
+    for text in (LOOKALIKES, "x <0xe0>ශ්‍රී", "<0x6a>", "€ 😀 <0x6a>"):
+        ids = tok.encode(text)
+        assert hf.encode(text, add_special_tokens=False).ids == ids
+        assert hf.decode(ids) == tok.decode(ids) == text
+    # real byte tokens still decode as bytes, next to a look-alike too
+    ids = [tok.vocab["<0xE0>"], tok.vocab["<0xB6>"], tok.vocab["<0x9A>"], tok.vocab["<0xe0>"]]
+    assert hf.decode(ids) == tok.decode(ids) == "ක<0xe0>"
+
+
+def test_a_vocabulary_without_look_alikes_keeps_its_decoder(tmp_path, saved):
+    tok = SGPETokenizer.load(_write(tmp_path, saved))
+    tok.save(tmp_path / "out")
+    decoder = json.loads((tmp_path / "out" / "tokenizer.json").read_text(encoding="utf-8"))["decoder"]
+    assert [step["type"] for step in decoder["decoders"]] == ["ByteFallback", "Fuse"]
+
+
+#: Characters around which scripts, whitespace, joiners and special tokens meet.
+HOSTILE = (list("ශ්‍රීලංකාවනඖ") + list("नमस्तेक्षज़ँ।") + [" ශ්‍රී", "ලංකාව", " की", "a", "Z", "1", "é", "e\u0301", "中",
+           "😀", "👨\u200d👩\u200d👧", "🇱🇰", "'s", ".", "!", "(", "…", "[CLS]", "[SEP]", "[PAD]", "<0x41>", "<0xe0>"]
+           + [c for c in map(chr, range(0x3001)) if c.isspace()] + ["\u200b", "\u200c", "\u200d", "\ufeff", "\u0dca",
+                                                                    "\u094d", "\u20e3", "\ufe0f"])
+
+
+_EXPORTED: dict[str, object] = {}
+
+
+@pytest.mark.parametrize("name", ["words", "runs", "pieces", "prefix", "words-superwords-prefix"])
+@given(text=st.lists(st.sampled_from(HOSTILE), max_size=40).map("".join))
+@settings(max_examples=120, deadline=None)
+def test_every_option_equals_tokenizers_on_hostile_text(variants, name, text):
+    from wwho.export.sgpe_hf import build_hf_tokenizer
+
+    tok = variants[name]
+    if name not in _EXPORTED:
+        _EXPORTED[name] = build_hf_tokenizer(tok)
+    hf = _EXPORTED[name]
+    ids = tok.encode(text, allowed_special="all")
+    assert hf.encode(text, add_special_tokens=False).ids == ids
+    assert hf.decode(ids, skip_special_tokens=False) == tok.decode(ids)
+    assert hf.decode(ids, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
+    assert tok.decode(tok.encode(text)) == text
