@@ -21,7 +21,7 @@ from typing import Any
 
 from wwho.binary.io import is_binary_tokenizer, load
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
-from wwho.cli.outputs import FORCE_HELP, StandardOutput, open_output
+from wwho.cli.outputs import FORCE_HELP, StandardOutput, open_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import parse_json, read_bytes
 
@@ -66,8 +66,6 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
 
 def _read_input(name: str) -> bytes:
     if name == "-":
-        from wwho.cli.encode import standard_input  # (encode imports this module)
-
         return standard_input().read()
     if not os.path.lexists(name):
         raise CorpusError(f"{name}: cannot read: No such file or directory")
@@ -143,8 +141,6 @@ def run_decode(args: argparse.Namespace) -> int:
     output = _output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
-        from wwho.cli.encode import standard_input
-
         ids = parse_ids(standard_input().read().decode("utf-8", "surrogateescape"))  # a stray byte is named
     else:
         ids = parse_ids(" ".join(args.ids), where="arguments")

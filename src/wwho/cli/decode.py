@@ -13,14 +13,8 @@ from __future__ import annotations
 import argparse
 
 from wwho.cli.binary import parse_ids
-from wwho.cli.encode import (
-    PATTERN_HELP,
-    TIKTOKEN_FILE_HELP,
-    _output,
-    standard_input,
-    use_tiktoken_file,
-    write_text,
-)
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, _output, use_tiktoken_file, write_text
+from wwho.cli.outputs import standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.loading import detect_kind, load_tokenizer

@@ -23,11 +23,11 @@ import inspect
 import io
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from wwho.bytelevel.files import KIND_NAMES
+from wwho.cli.outputs import standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
@@ -266,13 +266,6 @@ def _output(args: argparse.Namespace) -> Any:
     if getattr(args, "output", None) and args.output != "-":  # "-": standard output, as usual
         return open_output(args.output, force=args.force)
     return StandardOutput()
-
-
-def standard_input() -> IO[bytes]:
-    """Standard input's bytes; a closed one (``<&-``) is an error naming it, not a traceback."""
-    if sys.stdin is None:
-        raise CorpusError("standard input is closed (<&-): give the text as an argument, or pipe it in")
-    return sys.stdin.buffer
 
 
 def write_text(out: IO[bytes], text: str, *, errors: str = "surrogatepass") -> None:

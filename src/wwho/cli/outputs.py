@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from wwho.errors import WriteError, WwhoError
+from wwho.errors import CorpusError, WriteError, WwhoError
 
 FORCE_HELP = "replace existing output files (without --force an existing output is an error)"
 
@@ -211,3 +211,10 @@ class StandardOutput:
     def flush(self) -> None:
         with writes_to("standard output"):
             self.stream.flush()
+
+
+def standard_input() -> IO[bytes]:
+    """Standard input's bytes; a closed one (``<&-``) is an error naming it, not a traceback."""
+    if sys.stdin is None:
+        raise CorpusError("standard input is closed (<&-): give the text as an argument, or pipe it in")
+    return sys.stdin.buffer

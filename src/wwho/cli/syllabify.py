@@ -17,8 +17,8 @@ import json
 import sys
 from collections import Counter
 
-from wwho.cli.encode import argument_text, standard_input
-from wwho.cli.outputs import StandardOutput, require_stdout
+from wwho.cli.encode import argument_text
+from wwho.cli.outputs import StandardOutput, require_stdout, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
 from wwho.schema import available_scripts
