@@ -9,6 +9,17 @@
   file compressed under another name, or in another format (zstd, zip, lz4), is refused by name;
 * directories (every regular file inside, recursively, sorted) and glob patterns.
 
+A file named more than once (twice in the list, by name and inside a directory given too,
+through a symbolic or hard link, or by a glob through a link to a parent folder) is read once,
+where it is first named: the same bytes counted twice would weigh them double without a word
+(to weigh a corpus more, see :mod:`wwho.balance`). Symbolic links to folders are not followed,
+by directories or by ``**`` (a link to a parent folder made ``glob`` list each file 41
+times over, and two such links never finish). A folder inside a directory that cannot be listed
+is an error naming it, not a part of the corpus left out.
+A zero-byte file is empty whatever its name (``touch x.xz``: no documents, as for ``.gz``);
+a compressed file that is corrupt or cut short is a :class:`CorpusError` naming the file and
+the line it got to, also with ``skip_bad_lines`` (that skips lines, not a damaged stream).
+
 A UTF-8 byte order mark at the start of a file is dropped, not read as text.
 A malformed line (invalid UTF-8, invalid JSON, missing or non-string field) raises
 :class:`CorpusError` naming ``file:line``; with ``skip_bad_lines=True`` it is skipped and
@@ -28,12 +39,12 @@ document cut in two would change what is counted.
 from __future__ import annotations
 
 import bz2
-import glob
 import gzip
 import io
 import json
 import lzma
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,16 +101,14 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
             raise CorpusError(f"{_shown(text)}: not a file name{hint}") from None
         if path.is_dir():
-            # hidden files and everything inside hidden folders (.git, .cache) are not the corpus
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file()
-                                and not any(part.startswith(".") for part in p.relative_to(path).parts)))
+            files.extend(_walk(path, text))
         elif path.is_file():
             files.append(path)
         elif os.path.exists(path):  # a FIFO, a device, a socket: it exists, but is no file to read twice
             raise CorpusError(f"{_shown(text)}: is {file_type(os.stat(path).st_mode)}, not a corpus file: give "
                               "regular files, directories or globs (a stream: save it to a file first)")
         elif any(ch in text for ch in "*?["):
-            matches = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+            matches = _glob(text)
             if not matches:
                 raise CorpusError(f"{text}: the pattern matches no file")
             files.extend(matches)
@@ -109,7 +118,58 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             raise CorpusError(f"{_shown(text)}: no such file or directory{hint}")
     if not files:
         raise CorpusError("no corpus files given (directories were empty)")
-    return files
+    return _once(files)
+
+
+def _walk(root: Path, shown: str) -> list[Path]:
+    """The regular files under ``root``, sorted. Hidden files and everything inside hidden folders
+    (.git, .cache) are not the corpus; links to folders are not followed. A folder that cannot be
+    listed is an error: ``Path.rglob`` skipped it, and its files, without a word."""
+    def fail(exc: OSError) -> None:
+        where = _shown(exc.filename) if isinstance(exc.filename, str) else _shown(shown)
+        raise CorpusError(f"{where}: cannot list this folder of the corpus: {exc.strerror or exc}")
+
+    files = []
+    for folder, dirs, names in os.walk(root, onerror=fail):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        files.extend(p for name in names if not name.startswith(".") and (p := Path(folder, name)).is_file())
+    return sorted(files)
+
+
+def _glob(pattern: str) -> list[Path]:
+    """The regular files matching ``pattern`` (``**``: any folders deep), sorted; hidden names match
+    only a pattern part that starts with a dot, as for ``glob.glob``. ``Path.glob`` and not
+    ``glob.glob``: the latter follows links to folders under ``**``, so a link to a parent folder
+    listed each file 41 times (counted 41 times) and two such links did not finish."""
+    parts = Path(pattern).parts
+    first = next(i for i, part in enumerate(parts) if any(ch in part for ch in "*?["))
+    root = Path(*parts[:first]) if first else Path(".")
+    rest = list(parts[first:])
+    if rest[-1] == "**":  # glob.glob's "**" matches files too; Path.glob's only folders
+        rest.append("*")
+    dotted = any(part.startswith(".") for part in rest)
+    try:
+        found = [p for p in root.glob("/".join(rest)) if p.is_file()
+                 and (dotted or not any(part.startswith(".") for part in p.relative_to(root).parts))]
+    except (OSError, ValueError):  # a root that is no folder; a pattern pathlib cannot take
+        return []
+    return sorted(found)
+
+
+def _once(files: list[Path]) -> list[Path]:
+    """``files`` with each file kept where it is first named (by device and inode: links too)."""
+    seen: set[tuple[int, int]] = set()
+    unique = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:  # gone meanwhile: the reader names it
+            unique.append(path)
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            unique.append(path)
+    return unique
 
 
 def _shown(text: str) -> str:
@@ -158,7 +218,8 @@ def open_binary(path: Path) -> io.BufferedIOBase:
     open file too, and opened without blocking: a FIFO put in its place cannot hang the run)."""
     raw = open_regular(path, error=CorpusError, what="corpus file")
     opener = _OPENERS.get(path.suffix.lower())
-    if opener is None:
+    # a zero-byte file is empty, not a cut stream: gzip read it so, xz and bzip2 raised EOFError
+    if opener is None or os.fstat(raw.fileno()).st_size == 0:
         return io.BufferedReader(raw)  # type: ignore[arg-type]
     try:
         stream = opener(raw, "rb")
@@ -234,7 +295,10 @@ def file_documents(
             return f"{path}:{line + (_lines_before(path, start) if start else 0)}"
 
         try:
-            while pos < stop and (raw := f.readline(limit + 1)):
+            # the first line is read with room for a byte order mark, which is not counted in its
+            # length: read within the bound alone, a long first line lost its last 3 bytes to the
+            # next line (one document cut in two)
+            while pos < stop and (raw := f.readline(limit + 1 + (len(BOM) if not lineno and not start else 0))):
                 lineno += 1
                 stats.bytes += len(raw)
                 pos += len(raw)
@@ -260,7 +324,7 @@ def file_documents(
                 if doc:
                     stats.documents += 1
                     yield doc
-        except (OSError, EOFError, lzma.LZMAError) as exc:
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # zlib's: a corrupt deflate stream in a .gz
             raise CorpusError(f"{where(lineno + 1)}: cannot read (corrupt or truncated file?): {exc}") from None
 
 
