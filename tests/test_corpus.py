@@ -47,7 +47,9 @@ def test_directories_and_globs_in_sorted_order(tmp_path):
     [
         (b'{"text": "ok"}\n{"text": \n', r"c.jsonl:2: invalid JSON"),
         (b'{"text": "ok"}\n{"other": "x"}\n', r"c.jsonl:2: no field 'text'"),
-        (b'{"text": 3}\n', r"c.jsonl:1: field 'text' is int"),
+        (b'{"text": 3}\n', r"c.jsonl:1: field 'text' is a number, not a string"),
+        (b'{"text": null}\n', r"c.jsonl:1: field 'text' is null, not a string"),  # was "NoneType"
+        (b'{"text": ["a"]}\n', r"c.jsonl:1: field 'text' is a list, not a string"),
         (b'["a"]\n', r"c.jsonl:1: a JSONL line must be an object"),
         (b'{"text": "ok"}\n\xff\xfe\n', r"c.jsonl:2: invalid UTF-8 at byte 0"),
     ],

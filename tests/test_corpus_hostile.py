@@ -165,3 +165,15 @@ def test_a_folder_that_cannot_be_listed_is_an_error_not_a_smaller_corpus(tmp_pat
     monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(CorpusError, match=r"locked: cannot list this folder of the corpus: Permission denied"):
         resolve_paths(tmp_path)
+
+
+@pytest.mark.parametrize("format", ["txt", "json", "JSONL", ""])
+def test_a_format_that_is_neither_text_nor_jsonl_is_refused(tmp_path, format):
+    # Any value but "text" was read as JSONL: a plain text corpus failed at its first line with
+    # "invalid JSON", naming the line, not the option.
+    path = tmp_path / "c.txt"
+    path.write_text("ලංකාව\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"format must be None \(from each file's name\), 'text' or 'jsonl'"):
+        list(iter_documents(path, format=format))
+    assert list(iter_documents(path, format="text")) == ["ලංකාව"]
+

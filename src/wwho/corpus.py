@@ -49,7 +49,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.errors import CorpusError
+from wwho.errors import CorpusError, brief
 from wwho.fileio import file_type, open_regular
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -185,6 +185,17 @@ def file_format(path: Path) -> str:
     return "jsonl" if suffixes and suffixes[-1] in _JSONL else "text"
 
 
+#: What ``format=`` may say (None: each file's name decides, :func:`file_format`).
+FORMATS = ("text", "jsonl")
+
+
+def check_format(format: str | None) -> None:
+    """``format`` is None or one of :data:`FORMATS`: any other value ("txt", "json") was read as
+    JSONL, so a plain text corpus failed at its first line with "invalid JSON"."""
+    if format is not None and format not in FORMATS:
+        raise CorpusError(f"format must be None (from each file's name), 'text' or 'jsonl', not {brief(format)}")
+
+
 def check_named_jsonl(paths: str | os.PathLike | Iterable[str | os.PathLike], text_field: str) -> None:
     """For an explicit ``--text-field``: every corpus file must be read as JSONL, which the name says
     (``.jsonl``/``.ndjson``, compressed or not); a file read as plain text (``data.json``) would be
@@ -256,6 +267,7 @@ def iter_documents(
     ``bad_line_hint``: what the error of a bad line says to do (a caller without ``--skip-bad-lines``
     says something else)."""
     stats = stats if stats is not None else CorpusStats()
+    check_format(format)  # before the first file, not at it
     for path in resolve_paths(paths):
         yield from file_documents(path, text_field=text_field, format=format, skip_bad_lines=skip_bad_lines,
                                   stats=stats, max_line_bytes=max_line_bytes, bad_line_hint=bad_line_hint)
@@ -276,6 +288,7 @@ def file_documents(
     """The documents of one file; ``start``/``end``: only those bytes of an uncompressed file, cut
     at line ends (a shard, :mod:`wwho.scale`). Line numbers in messages stay the file's."""
     stats = stats if stats is not None else CorpusStats()
+    check_format(format)
     limit = check_max_line_bytes(max_line_bytes)
     if not start:
         check_not_compressed(path)
@@ -393,5 +406,7 @@ def _parse_line(raw: bytes, kind: str, text_field: str) -> str:
         raise ValueError(f"no field {text_field!r} (use --text-field to choose another)")
     value = obj[text_field]
     if not isinstance(value, str):
-        raise ValueError(f"field {text_field!r} is {type(value).__name__}, not a string")
+        kind = "null" if value is None else {bool: "a boolean", int: "a number", float: "a number", list: "a list",
+                                              dict: "an object"}.get(type(value), type(value).__name__)
+        raise ValueError(f"field {text_field!r} is {kind}, not a string")
     return value
