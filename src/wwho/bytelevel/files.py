@@ -40,7 +40,7 @@ from wwho.bytelevel.pretokenize import (
     Pretokenizer,
     bytes_to_unicode,
 )
-from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id
+from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id, pretokenizer_option, table_option
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
 from wwho.savedir import check_saved, member, save_files, sha256
@@ -220,6 +220,13 @@ def from_tiktoken(
     from wwho.tiktoken_file import FIX, missing, ranks_file_for, renamed
 
     tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file, stacklevel=4)
+    # Checked before any file is read: a list of names or a misspelt pattern name is the caller's slip.
+    if not isinstance(name_or_path, (str, os.PathLike)):  # b"o200k_base" failed inside str.removeprefix
+        raise VocabError(f"expected an encoding name or a path to a .tiktoken file, not {brief(name_or_path)}")
+    if special_tokens is not None:
+        special_tokens = table_option(special_tokens, "special_tokens", "name -> id")
+    if pattern is not None:
+        pattern = pretokenizer_option(pattern)
     known = TIKTOKEN_ENCODINGS.get(known_encoding_name(name_or_path) or "")
     fix = "pass pattern= (and special_tokens=) to load it as a custom file"
     if known is not None and pattern is not None:  # it would be ignored: the encoding has its regex

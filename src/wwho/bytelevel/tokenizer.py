@@ -37,6 +37,7 @@ from typing import Literal
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
+from wwho.bytelevel.validate import flag_option, pretokenizer_option, table_option
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
 from wwho.ids import check_decode_options, id_batch, token_ids
@@ -108,15 +109,15 @@ class ByteBPE:
         (switches to the merges rule). ``extra_tokens``: id -> bytes of tokens that decode but
         are never produced by encoding (e.g. a GGUF token that is not byte-level text).
         ``cache_bytes``: the piece cache's bound in bytes (0: no cache)."""
-        if not isinstance(pattern, (str, Pretokenizer, list, tuple)):
-            raise VocabError(f"pattern must be a name, a regex or a list of regexes, not {brief(pattern)}")
-        self.pretokenizer = Pretokenizer.coerce(pattern)
+        self.pretokenizer = pretokenizer_option(pattern)
         self.name = name
-        self._encoder: dict[bytes, int] = dict(ranks)
+        # (None is no table for the optional ones; the ranks are not optional)
+        self._encoder: dict[bytes, int] = table_option(ranks, "ranks", "token bytes -> id", optional=False)
         # Read-only views: the core holds its own copies, which a changed dict would no longer match.
-        self.special_tokens: Mapping[str, int] = MappingProxyType(dict(special_tokens or {}))
-        self.added_tokens: Mapping[str, int] = MappingProxyType(dict(added_tokens or {}))
-        self._extra: dict[int, bytes] = dict(extra_tokens or {})
+        self.special_tokens: Mapping[str, int] = MappingProxyType(
+            table_option(special_tokens, "special_tokens", "name -> id"))
+        self.added_tokens: Mapping[str, int] = MappingProxyType(table_option(added_tokens, "added_tokens", "text -> id"))
+        self._extra: dict[int, bytes] = table_option(extra_tokens, "extra_tokens", "id -> bytes")
         self.merges: list[tuple[bytes, bytes]] | None = None
         if merges is not None:
             self.merges = _pairs(merges)
@@ -140,9 +141,9 @@ class ByteBPE:
             raise VocabError(str(exc)) from None
         for label, value in (("bos_id", bos_id), ("eos_id", eos_id)):
             if value is not None and not self._has_id(value):
-                raise VocabError(f"{label}={value} is not a token id of this vocabulary")
+                raise VocabError(f"{label}={value!r} is not a token id of this vocabulary")
         self.bos_id, self.eos_id = bos_id, eos_id
-        self.add_bos, self.add_eos = bool(add_bos), bool(add_eos)
+        self.add_bos, self.add_eos = flag_option(add_bos, "add_bos"), flag_option(add_eos, "add_eos")
         self._special_set = frozenset(self.special_tokens)
         self._strings: dict[str, int] | None = None  # get_vocab(), built on first use
         self._named_ids = frozenset([*self.special_tokens.values(), *self.added_tokens.values()])
@@ -248,8 +249,17 @@ class ByteBPE:
         ``skip_special_tokens``: drop the special tokens (``special_tokens``; added tokens stay)."""
         check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
+            ids = token_ids(ids)
             special = set(self.special_tokens.values())
-            ids = [i for i in token_ids(ids) if i not in special]
+            kept = [i for i in ids if i not in special]
+            try:
+                data = self.decode_bytes(kept)
+            except TokenizerError:
+                # Raised again on the ids as given, so that the position it names is the caller's
+                # (the dropped special tokens shifted it).
+                self.decode_bytes(ids)
+                raise
+            return data.decode("utf-8", errors)
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
@@ -280,6 +290,8 @@ class ByteBPE:
         ``add_special`` prepends BOS / appends EOS when the vocabulary asks for it
         (``add_bos`` / ``add_eos``, read from GGUF files).
         """
+        if add_special is not False:  # an identity test on the default: this is the per-call path
+            _check_add_special(add_special)
         if no_names(allowed_special) and all_names(disallowed_special):  # the default: one call
             try:
                 ids = self._core.encode(text)
@@ -310,6 +322,7 @@ class ByteBPE:
         """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
         in order, without holding the GIL. The first text that fails raises its error."""
         texts = as_batch(texts)
+        _check_add_special(add_special)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         out = self._batch(texts, allowed, disallowed, num_threads)
         if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
@@ -336,6 +349,7 @@ class ByteBPE:
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
         a Python int per id or a list: the core writes the ids into a buffer numpy takes over
         (numpy is imported on the first call)."""
+        _check_add_special(add_special)
         if no_names(allowed_special) and all_names(disallowed_special):  # the default, as in encode()
             allowed, disallowed = None, "all"
         else:
@@ -367,6 +381,7 @@ class ByteBPE:
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
+        _check_add_special(add_special)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         flat = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
@@ -600,6 +615,13 @@ class ByteBPE:
         rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
         label = f" {self.name!r}" if self.name else ""
         return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
+
+
+def _check_add_special(add_special: object) -> None:
+    # Any truthy value used to add BOS, "no" and "False" included, where decode's
+    # skip_special_tokens and a binary tokenizer's add_special_tokens refuse them.
+    if not isinstance(add_special, bool):
+        raise TokenizerError(f"add_special must be True or False, not {brief(add_special)}")
 
 
 def _byte_string(data: bytes) -> str:

@@ -37,6 +37,7 @@ from wwho import _core
 from wwho.bpe import MergeEngine
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
+from wwho.bytelevel.validate import pretokenizer_option
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.counting import batches
 from wwho.errors import CorpusError, VocabError
@@ -141,7 +142,7 @@ def _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t
 
 
 def _pretokenizer(pattern) -> Pretokenizer:
-    pretok = Pretokenizer.coerce(pattern)
+    pretok = pretokenizer_option(pattern)
     if len(pretok.patterns) != 1 or pretok.has_byte_stage:
         raise VocabError(
             f"training needs a single-regex pre-tokenizer (gpt2, gpt4, o200k or a regex), not {pattern!r}"

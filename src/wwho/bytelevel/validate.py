@@ -13,20 +13,67 @@ Every loader (wwho's directory, Hugging Face ``tokenizer.json``, GGUF, ``.tiktok
 
 Errors name the source file and the first offending entry. A ``.tiktoken`` file cut at a line
 end is a smaller valid vocabulary and cannot be told from one, except by a recorded size or
-sha256 (known encodings, wwho's ``bytelevel.json``); that check is the loaders'. This module
-reads no files and does not encode.
+sha256 (known encodings, wwho's ``bytelevel.json``); that check is the loaders'.
+
+The options a model is built from by hand are checked here too, for the constructor, the
+``.tiktoken`` loader and the trainer alike: :func:`pretokenizer_option` (a misspelt name such as
+``gpt-4`` is an error, not a regex that matches nothing), :func:`table_option` (a dict, not a list
+of names) and :func:`flag_option` (True or False, not ``"no"``). This module reads no files and
+does not encode.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.errors import VocabError, brief
 
 #: Ids are below 2**31 (HF tokenizers stores u32; embeddings are indexed by int32 or int64).
 MAX_ID = 1 << 31
 #: How many ids below the largest one may be unassigned (o200k_base: 19, GGUF/HF files: 0).
 MAX_ID_GAP = 1 << 16
+#: A pattern of these characters only is meant as a pre-tokenizer's name: as a regex it would
+#: match only that very text (``gpt-4`` never occurs, so each document would be one piece and
+#: training would merge across words, with no error).
+_NAME_LIKE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def pretokenizer_option(pattern: object, option: str = "pattern") -> Pretokenizer:
+    """``pattern`` as a :class:`Pretokenizer`: a name (``gpt2``, ``gpt4``, ``o200k``, a GGUF name), one
+    regex, a list of regexes or a ``Pretokenizer``. A :class:`VocabError` naming ``option`` for
+    another type, and for a word that is no known name (``gpt-4``, ``o200k-base``)."""
+    if isinstance(pattern, Pretokenizer):
+        return pattern
+    if isinstance(pattern, str) and _NAME_LIKE.fullmatch(pattern):
+        try:
+            return Pretokenizer.named(pattern)
+        except VocabError as exc:
+            raise VocabError(f"{option}: {exc} (a regex that is one plain word would match only that "
+                             "word, so it is taken as a misspelt name)") from None
+    if not isinstance(pattern, (str, list, tuple)):
+        raise VocabError(f"{option} must be a name, a regex or a list of regexes, not {brief(pattern)}")
+    return Pretokenizer.coerce(pattern)
+
+
+def table_option(value: object, option: str, what: str, *, optional: bool = True) -> dict:
+    """``value`` (a mapping, or None for none where ``optional``) as a new dict; a :class:`VocabError`
+    naming ``option`` for anything else (``dict(["<|end|>"])`` fails with a message that names nothing)."""
+    if value is None and optional:
+        return {}
+    if not isinstance(value, Mapping):
+        raise VocabError(f"{option} must be a dict of {what}, not {brief(value)}")
+    return dict(value)
+
+
+def flag_option(value: object, option: str) -> bool:
+    """An option that is True or False: ``"no"`` would be true."""
+    if not isinstance(value, bool):
+        raise VocabError(f"{option} must be True or False, not {brief(value)}")
+    return value
 
 
 def is_id(value: object) -> bool:

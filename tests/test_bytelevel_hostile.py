@@ -1,0 +1,122 @@
+"""Byte-level BPE used the wrong way on purpose: options of the wrong type or misspelt, where each
+used to be taken silently (a BOS added for ``add_special="no"``, a pre-tokenizer name such as
+``gpt-4`` taken as a regex that matches nothing) or to fail with a message that named nothing
+(``dict(["<|end|>"])``'s), and an error that named the wrong position.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import O200K_FILE, one_line_error, run_wwho
+
+from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.train import train_bytelevel, train_bytelevel_from_counts
+from wwho.errors import TokenizerError, VocabError
+
+RANKS = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+
+
+@pytest.fixture(scope="module")
+def with_bos():
+    """A vocabulary that asks for BOS and EOS, as a GGUF file may."""
+    return ByteBPE(RANKS, pattern="gpt4", special_tokens={"<s>": 257, "</s>": 258}, bos_id=257, eos_id=258,
+                   add_bos=True, add_eos=True)
+
+
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, np.True_, [True]])
+def test_add_special_is_true_or_false(with_bos, value):
+    # "no" used to add BOS and EOS (any truthy value did), and None or 0 to add nothing, silently.
+    calls = [
+        lambda: with_bos.encode("ab", add_special=value),
+        lambda: with_bos.encode_to_numpy("ab", add_special=value),
+        lambda: with_bos.encode_batch(["ab"], add_special=value),
+        lambda: with_bos.encode_batch_to_numpy(["ab"], add_special=value),
+    ]
+    for call in calls:
+        with pytest.raises(TokenizerError, match="add_special must be True or False"):
+            call()
+
+
+def test_add_special_true_and_false_still_work(with_bos):
+    assert with_bos.encode("ab", add_special=True) == [257, 256, 258]
+    assert with_bos.encode("ab", add_special=False) == [256]
+    assert with_bos.encode_to_numpy("ab", add_special=True).tolist() == [257, 256, 258]
+    assert with_bos.encode_batch(["ab", ""], add_special=True) == [[257, 256, 258], [257, 258]]
+
+
+@pytest.mark.parametrize("option", ["add_bos", "add_eos"])
+def test_add_bos_and_add_eos_are_true_or_false(option):
+    with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
+        ByteBPE(RANKS, special_tokens={"<s>": 257}, bos_id=257, eos_id=257, **{option: "no"})
+
+
+@pytest.mark.parametrize("name", ["gpt-4", "o200k-base", "GPT4o", "cl100k-base", "llama_bpe", "gpt"])
+def test_a_misspelt_pattern_name_is_an_error_not_a_regex(name):
+    # Taken as a regex, "gpt-4" matches nothing in real text: each document was one piece, and
+    # training merged across words (" this " became a token) without a word of warning.
+    with pytest.raises(VocabError, match=f"unknown pre-tokenizer '{name}'.*known: .*gpt4"):
+        ByteBPE(RANKS, pattern=name)
+    with pytest.raises(VocabError, match=f"unknown pre-tokenizer '{name}'"):
+        train_bytelevel_from_counts({"ab": 5}, vocab_size=257, pattern=name, progress=False)
+
+
+def test_names_and_regexes_still_load():
+    for pattern in ["gpt4", "GPT4", "o200k_base", "gpt-2", "llama-bpe", r"\w+|\s+", ".", ["[a-z]+", r"\d"]]:
+        assert ByteBPE(RANKS, pattern=pattern).decode(ByteBPE(RANKS, pattern=pattern).encode("ab cd")) == "ab cd"
+
+
+@pytest.mark.parametrize("pattern", [5, None, b"gpt4", {"gpt4": 1}])
+def test_a_pattern_of_the_wrong_type_is_named(pattern, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ab ab ab\n", encoding="utf-8")
+    with pytest.raises(VocabError, match="pattern must be a name, a regex or a list of regexes"):
+        ByteBPE(RANKS, pattern=pattern)
+    if not isinstance(pattern, bytes):  # bytes are a sequence of ints, refused by the regex check
+        with pytest.raises(VocabError, match="pattern must be a name, a regex or a list of regexes"):
+            train_bytelevel(corpus, vocab_size=300, pattern=pattern, progress=False)
+
+
+def test_cli_refuses_a_misspelt_pattern_before_training(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 20, encoding="utf-8")
+    proc = run_wwho("train", "--kind", "bytelevel", corpus, "--vocab-size", "300", "--pattern", "gpt-4",
+                    "--out", tmp_path / "out", "--quiet")
+    assert "unknown pre-tokenizer 'gpt-4'" in one_line_error(proc)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("option", ["special_tokens", "added_tokens", "extra_tokens"])
+@pytest.mark.parametrize("value", [["<|end|>"], "<|end|>", 5])
+def test_token_tables_of_the_wrong_type_are_named(option, value):
+    # dict(["<|end|>"]) raised "dictionary update sequence element #0 has length 7; 2 is required".
+    with pytest.raises(VocabError, match=f"{option} must be a dict of"):
+        ByteBPE(RANKS, **{option: value})
+
+
+@pytest.mark.parametrize("ranks", [[b"a", b"b"], None, "ab"])
+def test_ranks_of_the_wrong_type_are_named(ranks):
+    with pytest.raises(VocabError, match="ranks must be a dict of token bytes -> id"):
+        ByteBPE(ranks)
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_from_tiktoken_options_of_the_wrong_type_are_named():
+    with pytest.raises(VocabError, match="special_tokens must be a dict of name -> id, not \\['<|x|>'\\]"):
+        ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE, special_tokens=["<|x|>"])
+    with pytest.raises(VocabError, match="pattern must be a name"):
+        ByteBPE.from_tiktoken(O200K_FILE, pattern=5)
+    with pytest.raises(VocabError, match="unknown pre-tokenizer 'o200k-base'"):
+        ByteBPE.from_tiktoken(O200K_FILE, pattern="o200k-base")
+    for name in (None, 5, b"o200k_base"):
+        with pytest.raises(VocabError, match="expected an encoding name or a path to a .tiktoken file"):
+            ByteBPE.from_tiktoken(name)
+
+
+def test_skip_special_tokens_names_the_position_the_caller_gave(with_bos):
+    # The special tokens were dropped first, so the bad id at position 2 was reported at 0.
+    with pytest.raises(TokenizerError, match="token id 999999 at position 2 is not in this vocabulary"):
+        with_bos.decode([257, 258, 999999], skip_special_tokens=True)
+    with pytest.raises(TokenizerError, match="position 1 is 'x'"):
+        with_bos.decode(np.array([257, "x"], dtype=object), skip_special_tokens=True)
+    assert with_bos.decode(np.array([257, 256, 258], dtype=np.uint16), skip_special_tokens=True) == "ab"
