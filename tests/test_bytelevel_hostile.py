@@ -11,6 +11,7 @@ import pytest
 from conftest import O200K_FILE, one_line_error, run_wwho
 
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import train_bytelevel, train_bytelevel_from_counts
 from wwho.errors import TokenizerError, VocabError
 
@@ -59,6 +60,8 @@ def test_a_misspelt_pattern_name_is_an_error_not_a_regex(name):
         ByteBPE(RANKS, pattern=name)
     with pytest.raises(VocabError, match=f"unknown pre-tokenizer '{name}'"):
         train_bytelevel_from_counts({"ab": 5}, vocab_size=257, pattern=name, progress=False)
+    with pytest.raises(VocabError, match=f"unknown pre-tokenizer '{name}'"):  # from_gguf(pretokenizer=)'s way
+        Pretokenizer.coerce(name)
 
 
 def test_names_and_regexes_still_load():

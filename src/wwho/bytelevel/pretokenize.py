@@ -28,6 +28,7 @@ those out first), BPE itself.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -212,13 +213,21 @@ class Pretokenizer:
 
     @classmethod
     def coerce(cls, pattern: str | Sequence[str] | Pretokenizer) -> Pretokenizer:
-        """A :class:`Pretokenizer` from a name, one regex, or a list of regexes."""
+        """A :class:`Pretokenizer` from a name, one regex, or a list of regexes. One plain word that
+        is no name (``gpt-4``, ``llama-3``) is a :class:`VocabError` listing the names: as a regex
+        it would match only that word, and every text would be one piece."""
         if isinstance(pattern, Pretokenizer):
             return pattern
         if isinstance(pattern, str):
             key = pattern.lower()
             if key in PATTERNS or key in GGUF_PRETOKENIZERS:
                 return cls.named(key)
+            if _NAME_LIKE.fullmatch(pattern):
+                try:
+                    return cls.named(pattern)  # raises, naming the known ones
+                except VocabError as exc:
+                    raise VocabError(f"{exc} (a regex that is one plain word would match only that word, "
+                                     "so it is taken as a misspelt name)") from None
             return cls((pattern,))
         return cls(tuple(pattern))
 
@@ -291,6 +300,9 @@ def _replace_surrogates(text: str) -> str:
     """Lone surrogates cannot be UTF-8: each becomes U+FFFD (a valid pair its character), as in tiktoken."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
+
+#: A pattern of these characters only is meant as a name (see :meth:`Pretokenizer.coerce`).
+_NAME_LIKE = re.compile(r"[A-Za-z0-9_-]+")
 
 #: Named single regexes for :class:`Pretokenizer` and ``ByteBPE.train(pattern=...)``.
 PATTERNS: dict[str, str] = {

@@ -24,7 +24,6 @@ does not encode.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from wwho import _core
@@ -36,27 +35,18 @@ from wwho.errors import VocabError, brief
 MAX_ID = 1 << 31
 #: How many ids below the largest one may be unassigned (o200k_base: 19, GGUF/HF files: 0).
 MAX_ID_GAP = 1 << 16
-#: A pattern of these characters only is meant as a pre-tokenizer's name: as a regex it would
-#: match only that very text (``gpt-4`` never occurs, so each document would be one piece and
-#: training would merge across words, with no error).
-_NAME_LIKE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def pretokenizer_option(pattern: object, option: str = "pattern") -> Pretokenizer:
     """``pattern`` as a :class:`Pretokenizer`: a name (``gpt2``, ``gpt4``, ``o200k``, a GGUF name), one
     regex, a list of regexes or a ``Pretokenizer``. A :class:`VocabError` naming ``option`` for
     another type, and for a word that is no known name (``gpt-4``, ``o200k-base``)."""
-    if isinstance(pattern, Pretokenizer):
-        return pattern
-    if isinstance(pattern, str) and _NAME_LIKE.fullmatch(pattern):
-        try:
-            return Pretokenizer.named(pattern)
-        except VocabError as exc:
-            raise VocabError(f"{option}: {exc} (a regex that is one plain word would match only that "
-                             "word, so it is taken as a misspelt name)") from None
-    if not isinstance(pattern, (str, list, tuple)):
+    if not isinstance(pattern, (str, list, tuple, Pretokenizer)):
         raise VocabError(f"{option} must be a name, a regex or a list of regexes, not {brief(pattern)}")
-    return Pretokenizer.coerce(pattern)
+    try:
+        return Pretokenizer.coerce(pattern)  # a misspelt name is refused there
+    except VocabError as exc:
+        raise VocabError(f"{option}: {exc}") from None
 
 
 def table_option(value: object, option: str, what: str, *, optional: bool = True) -> dict:
