@@ -34,6 +34,11 @@ _SPACES = frozenset(map(ord, " \t\n\r"))
 _SURROGATES = (0xD800, 0xDFFF)
 _PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
 _CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
+#: The core's limits (rust/src/errors.rs): class indices are bytes (0 is ``O``, 255 unused), state
+#: indices 16-bit. Checked here so that the error names the key and ``wwho schema check`` never
+#: calls a schema valid that no engine can run.
+MAX_CLASSES = 254
+MAX_STATES = 65534
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,15 @@ SCHEMA_KEYS = ("format", "name", "description", "sources", "blocks", "word_chars
                "keep_clusters")
 
 
+def _part(name: Any) -> str:
+    """A JSON key as one part of an error's key path: as it is when plain, quoted (``repr``) when it
+    is empty or holds whitespace, a control character or a lone surrogate, so that the message stays
+    one line of printable text (a class label or a state read from the file is not checked yet)."""
+    if isinstance(name, str) and name and name.isprintable() and not any(c.isspace() for c in name):
+        return name
+    return repr(name)
+
+
 def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = True) -> Schema:
     """Validate an already-parsed schema mapping (see :func:`load_schema`)."""
 
@@ -190,13 +204,15 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     raw_classes = data["char_classes"]
     if not isinstance(raw_classes, dict) or not raw_classes:
         raise fail("char_classes", "must be a non-empty object of class label -> members")
+    if len(raw_classes) > MAX_CLASSES:
+        raise fail("char_classes", f"{len(raw_classes):,} classes: the engine supports at most {MAX_CLASSES}")
     classes: dict[str, frozenset[int]] = {}
     class_names: dict[str, str] = {}
     class_of: dict[int, str] = {}
     listed: set[int] = set()
     by_property: list[tuple[str, list[str]]] = []
     for label, spec in raw_classes.items():
-        key = f"char_classes.{label}"
+        key = f"char_classes.{_part(label)}"
         if not _LABEL.match(label) or label == OTHER:
             raise fail(key, f"class labels are identifiers starting with an uppercase letter, and {OTHER!r} is reserved for unlisted characters")
         if isinstance(spec, list):
@@ -268,17 +284,19 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     transitions_raw = data["transitions"]
     if not isinstance(transitions_raw, dict) or not transitions_raw:
         raise fail("transitions", "must be a non-empty object of state -> {class: next state}")
+    if len(transitions_raw) > MAX_STATES:
+        raise fail("transitions", f"{len(transitions_raw):,} states: the engine supports at most {MAX_STATES:,}")
     states = set(transitions_raw)
     transitions: dict[str, dict[str, str]] = {}
     for state, edges in transitions_raw.items():
-        key = f"transitions.{state}"
+        key = f"transitions.{_part(state)}"
         if not isinstance(edges, dict):
             raise fail(key, "must be an object of class label -> next state")
         for label, target in edges.items():
             if label != OTHER and label not in classes:
-                raise fail(f"{key}.{label}", f"unknown class {label!r} (defined: {', '.join(classes)}, or {OTHER!r})")
+                raise fail(f"{key}.{_part(label)}", f"unknown class {label!r} (defined: {', '.join(classes)}, or {OTHER!r})")
             if not isinstance(target, str) or target not in states:
-                raise fail(f"{key}.{label}", f"unknown target state {brief(target)}; every state needs an entry in 'transitions' (use {{}} for none)")
+                raise fail(f"{key}.{_part(label)}", f"unknown target state {brief(target)}; every state needs an entry in 'transitions' (use {{}} for none)")
         transitions[state] = dict(edges)
     start = data["start"]
     if not isinstance(start, str) or start not in states:

@@ -85,9 +85,12 @@ class Syllabifier:
         """A syllabifier for a schema file of your own, validated on load as ``wwho schema check``
         does: the grammar must not be one a backtracking engine chokes on (:mod:`wwho.ambiguity`),
         and must equal the automaton on every string of up to ``check_length`` characters
-        (:func:`check_schema`; ``wwho schema check`` goes to 5; 0 skips it)."""
+        (:func:`check_schema`; ``wwho schema check`` goes to 5; 0 skips it), or of the longest length
+        whose strings number at most :data:`LOAD_CHECK_STRINGS` for a schema of many classes."""
         _check_length(check_length, "check_length", 0)
         schema = load_schema(path)
+        # A load checks at most LOAD_CHECK_STRINGS strings: with many classes, shorter ones.
+        check_length = min(check_length, longest_check(schema, LOAD_CHECK_STRINGS))
         if schema.grammar is not None and check_length > 0:
             problems = check_schema(schema, max_length=check_length)
             if problems:
@@ -217,6 +220,37 @@ def _check_separator(separator: object) -> None:
 
 #: ``check_schema``'s longest strings: the strings tried grow as (classes + 4) ** length.
 MAX_CHECK_LENGTH = 6
+#: ``check_schema``'s most strings: a bundled schema at length 6 (Tamil's, the largest: 90 million,
+#: minutes). The core allows 254 classes: at length 5 that is 10**12 strings, days of work.
+MAX_CHECK_STRINGS = 100_000_000
+#: The most strings :meth:`Syllabifier.from_schema` tries when it loads a file (a few seconds).
+LOAD_CHECK_STRINGS = 1_000_000
+
+
+def check_strings(schema: Schema, length: int) -> int:
+    """How many strings :func:`check_schema` tries for ``max_length=length``: every string of 1 to
+    ``length`` characters over one character of each class plus four more."""
+    alphabet = len(schema.classes) + 4
+    return sum(alphabet ** k for k in range(1, length + 1))
+
+
+def longest_check(schema: Schema, max_strings: int = MAX_CHECK_STRINGS) -> int:
+    """The longest ``max_length`` (up to :data:`MAX_CHECK_LENGTH`) whose check tries at most
+    ``max_strings`` strings (0 if even length 1 tries more)."""
+    length = 0
+    while length < MAX_CHECK_LENGTH and check_strings(schema, length + 1) <= max_strings:
+        length += 1
+    return length
+
+
+def refuse_a_long_check(schema: Schema, max_length: int) -> None:
+    """A :class:`SchemaError` when :func:`check_schema` would try more than :data:`MAX_CHECK_STRINGS`
+    strings (refused at once, not days later), naming the longest length that fits."""
+    if check_strings(schema, max_length) > MAX_CHECK_STRINGS:
+        fits = longest_check(schema)
+        raise SchemaError(f"{schema.path}: checking every string up to length {max_length} over "
+                          f"{len(schema.classes)} classes means {check_strings(schema, max_length):,} strings, more "
+                          f"than {MAX_CHECK_STRINGS:,}: check up to length {fits} (--max-length {fits})")
 
 
 def _check_length(value: object, name: str, lowest: int) -> int:
@@ -230,7 +264,9 @@ def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
 
     Every string of up to ``max_length`` characters over one representative of each
     class, plus a Latin letter, a space, a tab and a newline, is tokenized by both
-    engines in both leading-space modes. Both run the syllables alone (``keep_clusters``
+    engines in both leading-space modes (at most :data:`MAX_CHECK_STRINGS` strings: a longer
+    ``max_length`` for a schema of many classes is a :class:`SchemaError` naming the longest that
+    fits). Both run the syllables alone (``keep_clusters``
     off, which would hide a grammar that forgets a mark: the cluster rule comes after either
     engine, the same for both). Returns a description of each disagreement (an empty list
     means the grammar is a faithful compilation of the automaton).
@@ -238,6 +274,7 @@ def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
     _check_length(max_length, "max_length", 1)
     if schema.grammar is None:
         return ["the schema has no grammar: there is nothing to compare the automaton with"]
+    refuse_a_long_check(schema, max_length)
     # The syllables themselves: keeping clusters whole would hide a grammar that forgets a mark.
     schema = dataclasses.replace(schema, keep_clusters=False)
     grammar = Syllabifier(schema, engine="regex")

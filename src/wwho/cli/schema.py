@@ -11,7 +11,7 @@ from pathlib import Path
 from wwho.cli.outputs import printing
 from wwho.errors import SchemaError
 from wwho.schema import available_scripts, bundled_schema, load_schema
-from wwho.syllables import check_schema
+from wwho.syllables import check_schema, refuse_a_long_check
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,6 +37,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(schema, label: str, max_length: int) -> int:
+    if schema.grammar is not None:  # a check too long for the schema's classes: the one line, first
+        refuse_a_long_check(schema, max_length)
     print(f"{label}: valid schema {schema.name!r}: {len(schema.classes)} classes, "
           f"{len(schema.transitions)} states, {len(schema.blocks)} blocks")
     if schema.grammar is None:

@@ -1,0 +1,138 @@
+"""Schema files of your own written to break the loader: keys that are no plain names, tables at and
+past the core's limits, and grammar checks that would run for days.
+
+Each case gives a :class:`wwho.SchemaError` of one line naming the file and the key (through the
+API and through the real ``wwho`` command), or loads in bounded work.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_run import one_line_error, wwho
+
+from wwho import SchemaError, Syllabifier, load_schema
+from wwho.schema import MAX_CLASSES, MAX_STATES
+from wwho.syllables import LOAD_CHECK_STRINGS, MAX_CHECK_STRINGS, check_schema, check_strings
+
+TOY = {
+    "format": "wwho-schema/1",
+    "name": "toy",
+    "char_classes": {"C": [["U+0915", "U+0939"]], "H": ["U+094D"]},
+    "start": "S",
+    "transitions": {"S": {"C": "A"}, "A": {"H": "L"}, "L": {"C": "A"}},
+    "accept_states": ["A"],
+    "grammar": "C (H C)*",
+}
+
+
+def write(tmp_path, data, name="toy.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def many_classes(n: int) -> dict:
+    """A schema of ``n`` one-character classes, each a syllable of its own."""
+    labels = [f"K{i}" for i in range(n)]
+    return {**TOY, "char_classes": {label: [f"U+{0x0915 + i:04X}"] for i, label in enumerate(labels)},
+            "transitions": {"S": {label: "A" for label in labels}, "A": {}},
+            "grammar": "(" + " | ".join(labels) + ")"}
+
+
+def with_edit(key, value):
+    data = json.loads(json.dumps(TOY))
+    data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    return data
+
+
+# Keys that are not plain names: before, the error printed them raw, so a newline made it two lines.
+ODD_KEYS = [
+    (with_edit("char_classes", {"Q\n": ["U+0930"]}), "char_classes.'Q\\n'"),
+    (with_edit("char_classes", {"H\ud800": ["U+0930"]}), "char_classes.'H\\ud800'"),
+    (with_edit("transitions", {"A\nB": []}), "transitions.'A\\nB'"),
+    (with_edit("transitions", {"S": {"x\ny": "A"}}), "transitions.S.'x\\ny'"),
+    (with_edit("transitions", {"S": {"C": "A", "H": "no\rwhere"}}), "transitions.S.H"),
+    (with_edit("transitions", {"S": {"": "A"}}), "transitions.S.''"),
+]
+
+
+@pytest.mark.parametrize(("data", "key"), ODD_KEYS, ids=range(len(ODD_KEYS)))
+def test_an_odd_key_is_quoted_and_the_error_is_one_line(tmp_path, data, key):
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(data), encoding="utf-8")  # ASCII with escapes: a lone surrogate too
+    with pytest.raises(SchemaError) as info:
+        load_schema(path)
+    message = str(info.value)
+    assert f"toy.json: {key}: " in message
+    assert message.isprintable(), message  # no newline, no control character, no lone surrogate
+    for args in (("schema", "check", path), ("syllabify", "--schema", path, "क")):
+        assert f"{key}: " in one_line_error(wwho(*args))
+
+
+def test_the_engine_limits_name_the_key_and_no_schema_past_them_is_called_valid(tmp_path):
+    # Before: load_schema accepted 255 classes or 65,535 states; `wwho schema check` printed "valid
+    # schema" and then the core's message, which named no key.
+    assert Syllabifier.from_schema(write(tmp_path, many_classes(MAX_CLASSES)), check_length=1).tokenize("कख") == ["क", "ख"]
+    path = write(tmp_path, many_classes(MAX_CLASSES + 1))
+    with pytest.raises(SchemaError, match=f"toy.json: char_classes: {MAX_CLASSES + 1} classes: the engine supports "
+                                          f"at most {MAX_CLASSES}"):
+        load_schema(path)
+    proc = wwho("schema", "check", path)
+    assert "char_classes: 255 classes" in one_line_error(proc) and proc.stdout == b""
+
+    states = {f"S{i}": {} for i in range(MAX_STATES + 1)}
+    path = write(tmp_path, {**TOY, "transitions": {**states, **TOY["transitions"]}})
+    with pytest.raises(SchemaError, match="toy.json: transitions: 65,538 states: the engine supports at most 65,534"):
+        load_schema(path)
+    proc = wwho("schema", "check", path)
+    assert "transitions: 65,538 states" in one_line_error(proc) and proc.stdout == b""
+
+
+def refuse_to_check(monkeypatch):
+    """Make any string the check would tokenize an error: these tests must show the check is not
+    started at all (before, it ran for a minute at load and for days under `wwho schema check`)."""
+    def started(self, text, leading_space=False):
+        raise AssertionError("the exhaustive check started")
+
+    monkeypatch.setattr(Syllabifier, "tokenize", started)
+
+
+def test_a_check_too_long_for_the_classes_is_refused_at_once(tmp_path, monkeypatch):
+    schema = load_schema(write(tmp_path, many_classes(MAX_CLASSES)))
+    # 258 characters (254 classes, a letter, space, tab, newline): length 5 is 10**12 strings.
+    assert check_strings(schema, 5) == sum(258 ** k for k in range(1, 6)) > MAX_CHECK_STRINGS
+    refuse_to_check(monkeypatch)
+    with pytest.raises(SchemaError, match=r"toy.json: checking every string up to length 5 over 254 classes means "
+                                          r"1,147,585,659,198 strings, more than 100,000,000: check up to length 3 "
+                                          r"\(--max-length 3\)"):
+        check_schema(schema, max_length=5)
+
+
+def test_wwho_schema_check_refuses_a_check_that_would_run_for_days(tmp_path):
+    proc = wwho("schema", "check", write(tmp_path, many_classes(MAX_CLASSES)), timeout=120)
+    assert "over 254 classes means 1,147,585,659,198 strings" in one_line_error(proc)
+    assert proc.stdout == b""  # not called valid first
+
+
+def test_loading_a_schema_of_many_classes_checks_a_bounded_number_of_strings(tmp_path, monkeypatch):
+    # Before: from_schema tried all 17 million strings of 3 characters over 258 (a minute), and
+    # `wwho syllabify --schema`, which has no option to shorten it, did the same.
+    import wwho.syllables
+
+    lengths = []
+    monkeypatch.setattr(wwho.syllables, "check_schema", lambda schema, max_length: lengths.append(max_length) or [])
+    path = write(tmp_path, many_classes(MAX_CLASSES))
+    Syllabifier.from_schema(path)
+    assert lengths == [2] and check_strings(load_schema(path), 2) <= LOAD_CHECK_STRINGS
+    Syllabifier.from_schema(write(tmp_path, TOY, "small.json"))  # a small schema still goes to 3
+    assert lengths == [2, 3]
+
+
+def test_a_bundled_schema_is_still_checked_to_length_6():
+    from wwho.schema import available_scripts, bundled_schema
+    from wwho.syllables import longest_check
+
+    for script in available_scripts():
+        assert longest_check(bundled_schema(script)) == 6, script
