@@ -123,3 +123,31 @@ def test_skip_special_tokens_names_the_position_the_caller_gave(with_bos):
     with pytest.raises(TokenizerError, match="position 1 is 'x'"):
         with_bos.decode(np.array([257, "x"], dtype=object), skip_special_tokens=True)
     assert with_bos.decode(np.array([257, 256, 258], dtype=np.uint16), skip_special_tokens=True) == "ab"
+
+
+def test_numpy_integer_ids_are_ids(tmp_path):
+    # An id read from an array was refused as "id 258 is not an integer", which is false.
+    import base64
+
+    ranks = tmp_path / "r.tiktoken"
+    ranks.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for t, i in RANKS.items()), encoding="ascii")
+    tok = ByteBPE.from_tiktoken(ranks, pattern="gpt2", special_tokens={"<s>": np.int64(257)})
+    assert tok.encode("ab<s>", allowed_special="all") == [256, 257]
+    tok = ByteBPE(RANKS | {b"cd": np.int64(257)}, special_tokens={"<s>": np.uint32(258)}, bos_id=258)
+    assert tok.encode("abcd<s>", allowed_special="all") == [256, 257, 258]
+    assert tok.decode([256, 257, 258]) == "abcd<s>"
+
+
+def test_an_empty_vocabulary_is_refused():
+    # ByteBPE({}) built a tokenizer of no tokens, where every file loader refuses one.
+    with pytest.raises(VocabError, match="ranks is empty"):
+        ByteBPE({})
+
+
+@pytest.mark.parametrize("method", ["load", "from_gguf", "from_hf"])
+@pytest.mark.parametrize("path", [None, 5, b"dir"])
+def test_a_path_that_is_no_path_is_named(method, path):
+    # os.fspath's own TypeError ("expected str, bytes or os.PathLike object, not NoneType") named
+    # neither the method nor what to pass; bytes would fail further in.
+    with pytest.raises(VocabError, match=rf"ByteBPE.{method} takes a path \(str or os.PathLike\)"):
+        getattr(ByteBPE, method)(path)

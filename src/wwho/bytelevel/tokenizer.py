@@ -29,6 +29,7 @@ ran before the core is the tests' reference (``tests/reference/bytelevel_py.py``
 from __future__ import annotations
 
 import operator
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -113,6 +114,8 @@ class ByteBPE:
         self.name = name
         # (None is no table for the optional ones; the ranks are not optional)
         self._encoder: dict[bytes, int] = table_option(ranks, "ranks", "token bytes -> id", optional=False)
+        if not self._encoder:  # as every loader refuses a file of no tokens
+            raise VocabError("ranks is empty: a byte-level vocabulary needs its tokens (bytes -> id)")
         # Read-only views: the core holds its own copies, which a changed dict would no longer match.
         self.special_tokens: Mapping[str, int] = MappingProxyType(
             table_option(special_tokens, "special_tokens", "name -> id"))
@@ -549,14 +552,14 @@ class ByteBPE:
         """From the tokenizer metadata of a GGUF file (byte-level BPE models only)."""
         from wwho.bytelevel.gguf import load_gguf
 
-        return cls.from_model(load_gguf(path, **options), cache_bytes=cache_bytes)
+        return cls.from_model(load_gguf(_path(path, "from_gguf"), **options), cache_bytes=cache_bytes)
 
     @classmethod
     def from_hf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
         from wwho.bytelevel.files import from_hf
 
-        return cls.from_model(from_hf(path), cache_bytes=cache_bytes)
+        return cls.from_model(from_hf(_path(path, "from_hf")), cache_bytes=cache_bytes)
 
     @classmethod
     def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
@@ -564,6 +567,7 @@ class ByteBPE:
         names it (:func:`wwho.load_tokenizer` loads any kind)."""
         from wwho.bytelevel.files import check_kind, load
 
+        path = _path(path, "load")
         try:
             model = load(path)
         except VocabError:
@@ -615,6 +619,14 @@ class ByteBPE:
         rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
         label = f" {self.name!r}" if self.name else ""
         return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
+
+
+def _path(path: object, method: str) -> str | os.PathLike:
+    """``path`` when it is one; else a :class:`VocabError` naming the method (``os.fspath``'s own
+    TypeError names neither)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise VocabError(f"ByteBPE.{method} takes a path (str or os.PathLike), not {brief(path)}")
+    return path
 
 
 def _check_add_special(add_special: object) -> None:

@@ -25,6 +25,7 @@ does not encode.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from numbers import Integral
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
@@ -56,7 +57,15 @@ def table_option(value: object, option: str, what: str, *, optional: bool = True
         return {}
     if not isinstance(value, Mapping):
         raise VocabError(f"{option} must be a dict of {what}, not {brief(value)}")
-    return dict(value)
+    # Ids as Python ints: a numpy integer (an id read from an array) was refused as "not an integer".
+    return {_plain_int(k): _plain_int(v) for k, v in value.items()}
+
+
+def _plain_int(value: object) -> object:
+    """A numpy (or other) integer as an ``int``; anything else, bools included, as it is."""
+    if isinstance(value, Integral) and not isinstance(value, (int, bool)):
+        return int(value)
+    return value
 
 
 def flag_option(value: object, option: str) -> bool:
