@@ -221,6 +221,30 @@ def real_server(log: Path, *tokenizers: str | Path):
             proc.wait()
 
 
+def binary_corpus(seed: int, n: int) -> bytes:
+    """``n`` bytes with frequent pairs and runs, so that binary BPE learns real merges."""
+    import random
+
+    rng = random.Random(seed)
+    words = [bytes(rng.randrange(256) for _ in range(rng.randrange(2, 9))) for _ in range(40)]
+    out = bytearray()
+    while len(out) < n:
+        out += rng.choice(words) if rng.random() < 0.8 else bytes([rng.randrange(256)]) * rng.randrange(1, 40)
+    return bytes(out[:n])
+
+
+def train_binary_sample(n: int):
+    """A binary tokenizer of 1,024 ids (with its template) trained on :func:`binary_corpus` ``(1, n)``
+    cut into 512-byte windows."""
+    from wwho import binary
+
+    data = binary_corpus(1, n)
+    counts: dict[bytes, int] = {}
+    for i in range(0, len(data), 512):
+        counts[data[i:i + 512]] = counts.get(data[i:i + 512], 0) + 1
+    return binary.train_from_counts(counts, vocab_size=1024, min_frequency=2, template=True)
+
+
 def one_line_error(proc) -> str:
     """Assert the process failed as the CLI promises (exit 2, one line, no traceback); return the line."""
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])

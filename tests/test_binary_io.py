@@ -13,6 +13,7 @@ import random
 
 import pytest
 from cli_run import one_line_error, wwho
+from conftest import binary_corpus, train_binary_sample
 from tokenizers import AddedToken, Tokenizer
 
 from wwho import binary
@@ -21,25 +22,10 @@ from wwho.binary import io as binary_io
 from wwho.errors import VocabError, WwhoError
 
 
-def _corpus(seed: int, n: int) -> bytes:
-    """Bytes with frequent pairs and runs, so that BPE learns real merges."""
-    rng = random.Random(seed)
-    words = [bytes(rng.randrange(256) for _ in range(rng.randrange(2, 9))) for _ in range(40)]
-    out = bytearray()
-    while len(out) < n:
-        out += rng.choice(words) if rng.random() < 0.8 else bytes([rng.randrange(256)]) * rng.randrange(1, 40)
-    return bytes(out[:n])
-
-
 @pytest.fixture(scope="module")
 def saved() -> dict:
     """A trained binary tokenizer (with its template) as parsed tokenizer.json."""
-    data = _corpus(1, 100_000)
-    counts: dict[bytes, int] = {}
-    for i in range(0, len(data), 512):
-        counts[data[i : i + 512]] = counts.get(data[i : i + 512], 0) + 1
-    tok = binary.train_from_counts(counts, vocab_size=1024, min_frequency=2, template=True)
-    return json.loads(tok.to_str())
+    return json.loads(train_binary_sample(100_000).to_str())
 
 
 def _write(tmp_path, data: dict, name: str = "tokenizer.json"):
@@ -107,7 +93,7 @@ def test_a_setting_that_changes_the_bytes_is_refused_at_load(saved, tmp_path, ke
     with pytest.raises(VocabError, match=rf"tokenizer\.json: {key.replace('.', '[.]')}"):
         binary.load(path)
     data = tmp_path / "data.bin"
-    data.write_bytes(_corpus(2, 3000))
+    data.write_bytes(binary_corpus(2, 3000))
     assert key in one_line_error(wwho("encode", "--tokenizer", path, "--binary", data))
 
 
@@ -139,7 +125,7 @@ def test_ids_with_a_gap_are_refused_at_load(saved, tmp_path):
 
 def test_the_saved_tokenizer_still_loads(saved, tmp_path):
     tok = binary.load(_write(tmp_path, saved))
-    data = _corpus(3, 5000) + b"<|end|>"
+    data = binary_corpus(3, 5000) + b"<|end|>"
     assert binary.decode_to_bytes(tok, encode_bytes(tok, data, add_special_tokens=True).ids) == data
 
 
@@ -178,7 +164,7 @@ def test_pieces_of_a_truncating_or_padding_tokenizer_give_hfs_ids(saved, setting
         tok.enable_truncation(100)
     else:
         tok.enable_padding(length=5000, pad_id=tok.token_to_id("<|pad|>"), pad_token="<|pad|>")
-    data = _corpus(4, 3000)
+    data = binary_corpus(4, 3000)
     tok.encode_special_tokens = True
     whole = tok.encode(bytes_to_text(data), add_special_tokens=False).ids
     assert encode_bytes(tok, data, chunk_bytes=50).ids == whole

@@ -11,6 +11,7 @@ import random
 
 import numpy as np
 import pytest
+from conftest import binary_corpus, train_binary_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -20,23 +21,9 @@ from wwho.binary import bytes_to_text, decode_to_bytes, encode_bytes, text_to_by
 from wwho.errors import TokenizerError, VocabError
 
 
-def _corpus(seed: int, n: int) -> bytes:
-    """Bytes with structure (frequent pairs and runs) so that BPE learns real merges."""
-    rng = random.Random(seed)
-    words = [bytes(rng.randrange(256) for _ in range(rng.randrange(2, 9))) for _ in range(40)]
-    out = bytearray()
-    while len(out) < n:
-        out += rng.choice(words) if rng.random() < 0.8 else bytes([rng.randrange(256)]) * rng.randrange(1, 40)
-    return bytes(out[:n])
-
-
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
-    data = _corpus(1, 200_000)
-    counts: dict[bytes, int] = {}
-    for i in range(0, len(data), 512):
-        counts[data[i:i + 512]] = counts.get(data[i:i + 512], 0) + 1
-    return binary.train_from_counts(counts, vocab_size=1024, min_frequency=2, template=True)
+    return train_binary_sample(200_000)
 
 
 def test_all_256_bytes_map_to_their_code_points():
@@ -93,7 +80,7 @@ def test_random_buffers_round_trip_with_and_without_specials(tok, size):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.binary(max_size=3000) | st.builds(lambda n, seed: _corpus(seed, n), st.integers(0, 3000),
+@given(st.binary(max_size=3000) | st.builds(lambda n, seed: binary_corpus(seed, n), st.integers(0, 3000),
                                              st.integers(0, 50)))
 def test_round_trip_offsets_and_tokens_cover_the_input(tok, data):
     enc = encode_bytes(tok, data)
@@ -153,7 +140,7 @@ def test_decode_rejects_bad_ids_naming_the_position(tok):
 def test_decode_without_a_decoder_still_concatenates(tok):
     bare = Tokenizer.from_str(tok.to_str())
     bare.decoder = None
-    data = _corpus(7, 5000)
+    data = binary_corpus(7, 5000)
     ids = encode_bytes(tok, data, add_special_tokens=True).ids
     assert decode_to_bytes(bare, ids) == data
     assert decode_to_bytes(bare, ids, skip_special=False) == b"<|start|>" + data + b"<|end|>"
@@ -222,7 +209,7 @@ def test_load_errors_are_typed_and_name_the_file(tmp_path):
 def test_long_data_in_pieces_gives_hfs_ids_on_the_whole(tok, seed, size, chunk, specials):
     """Data longer than chunk_bytes is cut only between bytes that no token holds side by side;
     the ids, tokens and offsets are exactly what HF computes on the whole data."""
-    data = _corpus(seed, size)
+    data = binary_corpus(seed, size)
     whole = tok.encode(bytes_to_text(data), add_special_tokens=specials)
     pieces = encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=chunk)
     assert pieces.ids == whole.ids
@@ -233,7 +220,7 @@ def test_long_data_in_pieces_gives_hfs_ids_on_the_whole(tok, seed, size, chunk, 
 
 @pytest.mark.parametrize("threads", [None, 1, 2])
 def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
-    items = [_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]
+    items = [binary_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]
     batch = binary.encode_bytes_batch(tok, items, add_special_tokens=True, num_threads=threads)
     assert batch == [encode_bytes(tok, data, add_special_tokens=True) for data in items]
 
