@@ -221,6 +221,27 @@ def real_server(log: Path, *tokenizers: str | Path):
             proc.wait()
 
 
+@pytest.fixture(scope="module")
+def sgpe_vocab_json(tmp_path_factory) -> dict:
+    """An SGPE vocabulary trained on 1,500 lines of the bundled Sinhala sample (2,500 tokens), as
+    the JSON of its vocab.json; :func:`edited` gives changed copies of it."""
+    from wwho.sgpe import train_sgpe
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    corpus = tmp_path_factory.mktemp("sgpe-vocab") / "c.txt"
+    corpus.write_text("\n".join(sample.read_text(encoding="utf-8").splitlines()[:1500]), encoding="utf-8")
+    return train_sgpe(corpus, vocab_size=2500, progress=False, workers=1).to_json()
+
+
+def edited(data: dict, change) -> dict:
+    """A deep copy of ``data`` after ``change(copy)``."""
+    import json
+
+    copy = json.loads(json.dumps(data))
+    change(copy)
+    return copy
+
+
 def binary_corpus(seed: int, n: int) -> bytes:
     """``n`` bytes with frequent pairs and runs, so that binary BPE learns real merges."""
     import random

@@ -11,28 +11,18 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import edited
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wwho.errors import VocabError
-from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
-
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+from wwho.sgpe import SGPETokenizer, load_vocab_file
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+def saved(sgpe_vocab_json):
     """A trained vocabulary (words scope: every option set is a file format 1), as its vocab.json's JSON."""
-    root = tmp_path_factory.mktemp("hostile")
-    corpus = root / "c.txt"
-    corpus.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:1500]), encoding="utf-8")
-    return train_sgpe(corpus, vocab_size=2500, progress=False, workers=1).to_json()
-
-
-def _edit(saved, change):
-    data = json.loads(json.dumps(saved))
-    change(data)
-    return data
+    return sgpe_vocab_json
 
 
 def _write(tmp_path, data) -> Path:
@@ -50,7 +40,7 @@ def _add_token(data, token):
 def test_a_token_with_a_lone_surrogate_is_refused(tmp_path, saved):
     # Before: it loaded, and save() wrote a tokenizer.json that tokenizers refused to read
     # ("unexpected end of hex escape").
-    data = _edit(saved, lambda d: _add_token(d, "\ud800"))
+    data = edited(saved, lambda d: _add_token(d, "\ud800"))
     with pytest.raises(VocabError, match=r"vocab.json: 'vocab' entry '\\ud800' holds a lone surrogate"):
         load_vocab_file(_write(tmp_path, data))
 
@@ -61,13 +51,13 @@ def test_a_special_token_that_a_merge_uses_is_refused(tmp_path, saved, which):
     # id, which decode(..., skip_special_tokens=True) then dropped.
     a, b = saved["merges"][0]
     special = {"left": a, "right": b, "result": a + b}[which]
-    data = _edit(saved, lambda d: d["special_tokens"].append(special))
+    data = edited(saved, lambda d: d["special_tokens"].append(special))
     with pytest.raises(VocabError, match=r"vocab.json: special token .* is also an ordinary token \('merges'\[0\]"):
         load_vocab_file(_write(tmp_path, data))
 
 
 def test_a_special_token_no_merge_uses_still_loads(tmp_path, saved):
-    data = _edit(saved, lambda d: (_add_token(d, "<|im_start|>"), d["special_tokens"].append("<|im_start|>")))
+    data = edited(saved, lambda d: (_add_token(d, "<|im_start|>"), d["special_tokens"].append("<|im_start|>")))
     tok = SGPETokenizer.load(_write(tmp_path, data))
     assert tok.decode(tok.encode("<|im_start|>ශ්‍රී")) == "<|im_start|>ශ්‍රී"
     assert tok.encode("<|im_start|>", allowed_special="all") == [tok.vocab["<|im_start|>"]]
@@ -84,7 +74,7 @@ def test_a_building_merge_across_two_syllables_is_refused(tmp_path, saved):
         d["syllable_merges"].insert(0, ["ා", "ල"])
 
     with pytest.raises(VocabError, match=r"vocab.json: 'syllable_merges'\[0\] \('ා', 'ල'\) joins 2 syllables"):
-        load_vocab_file(_write(tmp_path, _edit(saved, change)))
+        load_vocab_file(_write(tmp_path, edited(saved, change)))
 
 
 #: Text whose runs a ``runs`` or ``pieces`` vocabulary learns as tokens that HF's ByteFallback

@@ -4,35 +4,24 @@ limits; every error names the file and the entry."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import edited
 
 from wwho.errors import VocabError
-from wwho.sgpe import SGPETokenizer, load_vocab_file, train_sgpe
-
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+from wwho.sgpe import SGPETokenizer, load_vocab_file
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+def saved(sgpe_vocab_json):
     """A trained vocabulary, as the JSON of its vocab.json."""
-    root = tmp_path_factory.mktemp("vocab")
-    corpus = root / "c.txt"
-    corpus.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:1500]), encoding="utf-8")
-    return train_sgpe(corpus, vocab_size=2500, progress=False, workers=1).to_json()
+    return sgpe_vocab_json
 
 
 def _load(tmp_path, data) -> None:
     path = tmp_path / "vocab.json"
     path.write_text(data if isinstance(data, str) else json.dumps(data, ensure_ascii=False), encoding="utf-8")
     load_vocab_file(path)
-
-
-def _edit(saved, change):
-    data = json.loads(json.dumps(saved))
-    change(data)
-    return data
 
 
 def _first_token(data, i=0):
@@ -49,13 +38,13 @@ def _first_token(data, i=0):
 ])
 def test_ids_must_be_0_to_n_minus_1_each_once(tmp_path, saved, change, message):
     with pytest.raises(VocabError, match=r"vocab.json: 'vocab' entr(y|ies) .*" + message):
-        _load(tmp_path, _edit(saved, change))
+        _load(tmp_path, edited(saved, change))
 
 
 def test_a_truncated_merge_list_is_reported(tmp_path, saved):
     for key in ("merges", "syllable_merges"):
         for keep in (0, len(saved[key]) // 2, len(saved[key]) - 1):
-            data = _edit(saved, lambda d, key=key, keep=keep: d.update({key: d[key][:keep]}))
+            data = edited(saved, lambda d, key=key, keep=keep: d.update({key: d[key][:keep]}))
             data["num_merges"] = len(data["merges"])
             with pytest.raises(VocabError, match=r"vocab.json: \d+ tokens are the result of no merge, e\.g\. .* "
                                                  r"look truncated"):
@@ -64,10 +53,10 @@ def test_a_truncated_merge_list_is_reported(tmp_path, saved):
 
 def test_merges_must_name_tokens(tmp_path, saved):
     a, b = saved["merges"][-1]
-    bad = _edit(saved, lambda d: d["vocab"].pop(a + b) and None)
+    bad = edited(saved, lambda d: d["vocab"].pop(a + b) and None)
     with pytest.raises(VocabError, match=r"is not in 'vocab'|same id|out of range"):
         _load(tmp_path, bad)
-    bad = _edit(saved, lambda d: d["merges"].append([a, "nope"]))
+    bad = edited(saved, lambda d: d["merges"].append([a, "nope"]))
     bad["num_merges"] += 1
     with pytest.raises(VocabError, match=r"'merges'\[\d+\] .*'nope' is not in 'vocab'"):
         _load(tmp_path, bad)
@@ -91,7 +80,7 @@ def test_merges_must_name_tokens(tmp_path, saved):
 ])
 def test_fields_of_the_wrong_type_are_named(tmp_path, saved, change, message):
     with pytest.raises(VocabError, match=r"vocab.json: .*" + message):
-        _load(tmp_path, _edit(saved, change))
+        _load(tmp_path, edited(saved, change))
 
 
 def test_json_limits(tmp_path, saved):
@@ -110,4 +99,4 @@ def test_a_valid_file_still_loads(tmp_path, saved):
 
 def test_the_original_sgpe_version_still_loads(tmp_path, saved):
     # spec 000's "sgpe_v1.0.0": its syllable tokens come from no merge, so no truncation check
-    _load(tmp_path, _edit(saved, lambda d: d.update(version="sgpe_v1.0.0")))
+    _load(tmp_path, edited(saved, lambda d: d.update(version="sgpe_v1.0.0")))
