@@ -14,15 +14,12 @@ is missing. ``WWHO_SCREENSHOT=docs/img/serve.png`` also saves the README's scree
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPORA, DATA, O200K_FILE
+from conftest import CORPORA, DATA, O200K_FILE, real_server
 from test_serve_view import inside_clusters, inside_syllables
 
 LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
@@ -67,33 +64,9 @@ def sgpe_dir(tokenizers, tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(sgpe_dir, tmp_path_factory):
     """A real ``wwho serve`` on a free port; yields its address."""
-    if not (O200K_FILE.is_file() and LLAMA3.is_file()):
-        pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
     log = tmp_path_factory.mktemp("serve-log") / "stderr.txt"
-    env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
-    with open(log, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--port", "0", "--tokenizer",
-                                 "tiktoken:o200k_base", str(LLAMA3), str(sgpe_dir)],
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
-    try:
-        url = None
-        deadline = time.monotonic() + 120
-        while url is None and time.monotonic() < deadline and proc.poll() is None:
-            ready, _, _ = select.select([proc.stdout], [], [], 1)
-            if ready:
-                line = proc.stdout.readline()
-                if line.startswith("wwho serve: http://"):
-                    url = line.split()[2]
-        if url is None:
-            pytest.fail(f"wwho serve did not start: {log.read_text()}")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with real_server(log, "tiktoken:o200k_base", LLAMA3, sgpe_dir) as (_, port):
+        yield f"http://127.0.0.1:{port}/"
 
 
 @pytest.fixture(scope="module")
