@@ -13,8 +13,8 @@ A file named more than once (twice in the list, by name and inside a directory g
 through a symbolic or hard link, or by a glob through a link to a parent folder) is read once,
 where it is first named: the same bytes counted twice would weigh them double without a word
 (to weigh a corpus more, see :mod:`wwho.balance`). Symbolic links to folders are not followed,
-by directories or by ``**`` (a link to a parent folder made ``glob`` list each file 41
-times over, and two such links never finish). A folder inside a directory that cannot be listed
+by directories or by ``**`` (through a link to a parent folder, ``glob`` lists each file again
+at every level, and two such links never finish). A folder inside a directory that cannot be listed
 is an error naming it, not a part of the corpus left out.
 A zero-byte file is empty whatever its name (``touch x.xz``: no documents, as for ``.gz``);
 a compressed file that is corrupt or cut short is a :class:`CorpusError` naming the file and
@@ -124,7 +124,7 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
 def _walk(root: Path, shown: str) -> list[Path]:
     """The regular files under ``root``, sorted. Hidden files and everything inside hidden folders
     (.git, .cache) are not the corpus; links to folders are not followed. A folder that cannot be
-    listed is an error: ``Path.rglob`` skipped it, and its files, without a word."""
+    listed is an error: ``Path.rglob`` would skip it, and its files, without a word."""
     def fail(exc: OSError) -> None:
         where = _shown(exc.filename) if isinstance(exc.filename, str) else _shown(shown)
         raise CorpusError(f"{where}: cannot list this folder of the corpus: {exc.strerror or exc}")
@@ -139,8 +139,9 @@ def _walk(root: Path, shown: str) -> list[Path]:
 def _glob(pattern: str) -> list[Path]:
     """The regular files matching ``pattern`` (``**``: any folders deep), sorted; hidden names match
     only a pattern part that starts with a dot, as for ``glob.glob``. ``Path.glob`` and not
-    ``glob.glob``: the latter follows links to folders under ``**``, so a link to a parent folder
-    listed each file 41 times (counted 41 times) and two such links did not finish."""
+    ``glob.glob``: the latter follows links to folders under ``**``, so through a link to a parent
+    folder it lists (and the corpus would count) each file again at every level, and two such links
+    never finish."""
     parts = Path(pattern).parts
     first = next(i for i, part in enumerate(parts) if any(ch in part for ch in "*?["))
     root = Path(*parts[:first]) if first else Path(".")
@@ -190,8 +191,8 @@ FORMATS = ("text", "jsonl")
 
 
 def check_format(format: str | None) -> None:
-    """``format`` is None or one of :data:`FORMATS`: any other value ("txt", "json") was read as
-    JSONL, so a plain text corpus failed at its first line with "invalid JSON"."""
+    """``format`` is None or one of :data:`FORMATS`: any other value ("txt", "json") would be
+    read as JSONL, and a plain text corpus would fail at its first line with "invalid JSON"."""
     if format is not None and format not in FORMATS:
         raise CorpusError(f"format must be None (from each file's name), 'text' or 'jsonl', not {brief(format)}")
 
@@ -309,8 +310,8 @@ def file_documents(
 
         try:
             # the first line is read with room for a byte order mark, which is not counted in its
-            # length: read within the bound alone, a long first line lost its last 3 bytes to the
-            # next line (one document cut in two)
+            # length: read within the bound alone, a long first line would lose its last 3 bytes to
+            # the next line (one document cut in two)
             while pos < stop and (raw := f.readline(limit + 1 + (len(BOM) if not lineno and not start else 0))):
                 lineno += 1
                 stats.bytes += len(raw)

@@ -102,7 +102,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     def __getstate__(self) -> dict[str, Any]:
         # The vocabulary dict (every token string of the meta tokenizer) is rebuilt from the meta
-        # tokenizer on arrival; sent too, it was half of the pickle's size and of its dumping time.
+        # tokenizer on arrival; sent too, it would be much of the pickle's size and dumping time.
         state = self.__dict__.copy()
         del state["_base_vocab"]
         return state

@@ -100,7 +100,7 @@ def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSe
 
 def _script_names(scripts: object) -> tuple:
     """``scripts`` as a tuple of names. One name as a bare str is refused: its characters would
-    each be taken as a script (``'sinhala'`` gave "unknown script 's'")."""
+    each be taken as a script (``'sinhala'``: "unknown script 's'")."""
     if isinstance(scripts, str):
         raise TokenizerError(f"scripts must be a collection of script names, not the single str {scripts!r}: "
                              f"scripts=({scripts!r},)")

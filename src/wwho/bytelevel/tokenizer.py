@@ -352,7 +352,8 @@ class ByteBPE:
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
         a Python int per id or a list: the core writes the ids into a buffer numpy takes over
         (numpy is imported on the first call)."""
-        _check_add_special(add_special)
+        if add_special is not False:
+            _check_add_special(add_special)
         if no_names(allowed_special) and all_names(disallowed_special):  # the default, as in encode()
             allowed, disallowed = None, "all"
         else:
@@ -630,7 +631,7 @@ def _path(path: object, method: str) -> str | os.PathLike:
 
 
 def _check_add_special(add_special: object) -> None:
-    # Any truthy value used to add BOS, "no" and "False" included, where decode's
+    # Taken for its truth, "no" and "False" would add BOS; refused, as decode's
     # skip_special_tokens and a binary tokenizer's add_special_tokens refuse them.
     if not isinstance(add_special, bool):
         raise TokenizerError(f"add_special must be True or False, not {brief(add_special)}")

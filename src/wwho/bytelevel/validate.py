@@ -57,7 +57,7 @@ def table_option(value: object, option: str, what: str, *, optional: bool = True
         return {}
     if not isinstance(value, Mapping):
         raise VocabError(f"{option} must be a dict of {what}, not {brief(value)}")
-    # Ids as Python ints: a numpy integer (an id read from an array) was refused as "not an integer".
+    # Ids as Python ints: a numpy integer (an id read from an array) would fail the id checks.
     return {_plain_int(k): _plain_int(v) for k, v in value.items()}
 
 

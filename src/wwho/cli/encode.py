@@ -202,7 +202,8 @@ def argument_text(text: str) -> str:
 
 
 #: Lines in one block at most: a short line's ids cost far more than its text (a list, and a string
-#: per line for the output), so 4 MB of one-character lines (two million of them) held 566 MB.
+#: per line for the output), so a block bounded in characters alone could hold millions of
+#: short lines and many times their size in memory.
 MAX_BLOCK_LINES = 1 << 16
 
 

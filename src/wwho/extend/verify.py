@@ -61,7 +61,7 @@ def syllable_cuts(tok: ByteBPE, text: str, scripts: ScriptSet, known: set[str]) 
     ends = set(itertools.accumulate(len(tok.token_bytes(i)) for i in ids))
     cuts = []
     # The byte offset of ``pos`` is carried forward piece by piece: encoding the whole prefix
-    # again at every syllable made one long line cost time quadratic in its length.
+    # again at every syllable would make one long line cost time quadratic in its length.
     pos = start = 0
     for match in scripts.word_regex.finditer(text):
         word_start = match.start() + (match.group()[0] == " ")
