@@ -21,7 +21,7 @@ from typing import Any
 
 from wwho.binary.io import is_binary_tokenizer, load
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
-from wwho.cli.outputs import FORCE_HELP, StandardOutput, open_output, standard_input
+from wwho.cli.outputs import FORCE_HELP, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import parse_json, read_bytes
 
@@ -74,16 +74,8 @@ def _read_input(name: str) -> bytes:
     return read_bytes(name, error=CorpusError, what="file to encode")
 
 
-def _output(args: argparse.Namespace):
-    """Where the results go: ``-o`` (checked now, before any work; a stream such as ``/dev/null``
-    is written into as it is) or standard output (a closed one is an error now)."""
-    if getattr(args, "output", None) and args.output != "-":
-        return open_output(args.output, force=getattr(args, "force", False))
-    return StandardOutput()
-
-
 def run_encode(args: argparse.Namespace) -> int:
-    output = _output(args)
+    output = results_output(args)
     tokenizer = load(args.tokenizer)
     if args.specials and tokenizer.post_processor is None:
         raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
@@ -138,7 +130,7 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
 
 
 def run_decode(args: argparse.Namespace) -> int:
-    output = _output(args)
+    output = results_output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
         ids = parse_ids(standard_input().read().decode("utf-8", "surrogateescape"))  # a stray byte is named

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 
 from wwho.cli.binary import parse_ids
-from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, _output, use_tiktoken_file, write_text
-from wwho.cli.outputs import standard_input
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file, write_text
+from wwho.cli.outputs import results_output, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.loading import detect_kind, load_tokenizer
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         from wwho.errors import CorpusError
 
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
-    output = _output(args)
+    output = results_output(args)
     stdin = standard_input() if args.ids == ["-"] else None  # closed: said before any work
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)

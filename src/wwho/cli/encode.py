@@ -24,10 +24,10 @@ import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from typing import IO
 
 from wwho.bytelevel.files import KIND_NAMES
-from wwho.cli.outputs import standard_input
+from wwho.cli.outputs import results_output, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.show == "table":
         raise CorpusError("--table is for binary tokenizers (--binary); text tokenizers print --ids, --tokens "
                           "or --json")
-    output = _output(args)
+    output = results_output(args)
     if args.file == "-" or (not args.file and args.input == "-"):
         standard_input()  # closed: said before the tokenizer is loaded
     use_tiktoken_file(args)
@@ -257,16 +257,6 @@ def _special_advice(args: argparse.Namespace) -> Iterator[list[int]]:
         raise TokenizerError(f"{where}: line {line:,}: the special token {exc.token!r} at offset {exc.offset}: "
                              "add --allow-special to encode it as the special token, or --special-as-text to "
                              "encode it as plain text") from None
-
-
-def _output(args: argparse.Namespace) -> Any:
-    """The binary stream to write to: ``-o FILE`` (checked before any work; a stream such as
-    ``/dev/null`` is written as it is) or standard output."""
-    from wwho.cli.outputs import StandardOutput, open_output
-
-    if getattr(args, "output", None) and args.output != "-":  # "-": standard output, as usual
-        return open_output(args.output, force=args.force)
-    return StandardOutput()
 
 
 def write_text(out: IO[bytes], text: str, *, errors: str = "surrogatepass") -> None:

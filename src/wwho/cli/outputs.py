@@ -165,6 +165,15 @@ def writes_to(where: str) -> Iterator[None]:
         raise WriteError(f"{where}: cannot write: {exc.strerror or exc} (errno {exc.errno})") from None
 
 
+def results_output(args: argparse.Namespace):
+    """Where a verb's results go (a binary file, as a context manager): ``-o PATH`` through
+    :func:`open_output` (checked now, before any work; a stream is written into as it is), or
+    standard output (``-o -`` or none; a closed one is an error now)."""
+    if getattr(args, "output", None) and args.output != "-":
+        return open_output(args.output, force=getattr(args, "force", False))
+    return StandardOutput()
+
+
 CLOSED = ("standard output is closed (>&-): the results would go nowhere; leave it open, or redirect it "
           "(> FILE, > /dev/null)")
 
