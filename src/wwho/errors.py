@@ -48,6 +48,14 @@ def brief(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def check_flag(value: object, name: str, error: type[WwhoError] = TokenizerError) -> bool:
+    """``value`` if it is True or False; else ``error`` naming ``name`` (taken for its truth, ``"no"``
+    would be true, and a library's own TypeError names no option)."""
+    if value is True or value is False:
+        return value
+    raise error(f"{name} must be True or False, not {brief(value)}")
+
+
 #: Characters that would break a one-line message or a table row, or cannot be written as UTF-8:
 #: control characters, line and paragraph separators, lone surrogates.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")

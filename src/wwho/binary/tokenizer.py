@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from tokenizers import Tokenizer
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
-from wwho.errors import TokenizerError, brief
+from wwho.errors import TokenizerError, brief, check_flag
 from wwho.ids import id_batch, token_ids
 
 
@@ -51,7 +51,7 @@ class BinaryTokenizer:
         """Write the ``tokenizer.json`` at ``path`` (atomically; ``pretty``: indented); returns it."""
         from wwho.binary.io import save
 
-        save(self.hf, path, pretty=_flag(pretty, "pretty"))
+        save(self.hf, path, pretty=check_flag(pretty, "pretty"))
         return Path(path)
 
     @property
@@ -92,12 +92,12 @@ class BinaryTokenizer:
 
     def encode(self, data: bytes, *, add_special_tokens: bool = False) -> list[int]:
         """Ids of ``data`` (bytes); ``add_special_tokens``: the template's tokens around them."""
-        return encode_bytes(self.hf, data, add_special_tokens=_flag(add_special_tokens, "add_special_tokens")).ids
+        return encode_bytes(self.hf, data, add_special_tokens=check_flag(add_special_tokens, "add_special_tokens")).ids
 
     def encode_batch(self, items: Sequence[bytes], *, add_special_tokens: bool = False,
                      num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` of each item, in order, on HF ``tokenizers``' threads."""
-        flag = _flag(add_special_tokens, "add_special_tokens")
+        flag = check_flag(add_special_tokens, "add_special_tokens")
         return [e.ids for e in encode_bytes_batch(self.hf, items, add_special_tokens=flag,
                                                   num_threads=num_threads)]
 
@@ -118,7 +118,7 @@ class BinaryTokenizer:
 
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""
-        return decode_to_bytes(self.hf, ids, skip_special=_flag(skip_special_tokens, "skip_special_tokens"))
+        return decode_to_bytes(self.hf, ids, skip_special=check_flag(skip_special_tokens, "skip_special_tokens"))
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
         """:meth:`decode` of each list of ids (or of :meth:`encode_batch_to_numpy`'s flat form)."""
@@ -126,11 +126,6 @@ class BinaryTokenizer:
                 for ids in id_batch(batch)]
 
 
-def _flag(value: object, name: str) -> bool:
-    """An option that is True or False ("y" would be true, and HF's own TypeError names nothing)."""
-    if not isinstance(value, bool):
-        raise TokenizerError(f"{name} must be True or False, not {brief(value)}")
-    return value
 
 
 __all__ = ["BinaryTokenizer"]

@@ -38,8 +38,8 @@ from typing import Literal
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
-from wwho.bytelevel.validate import flag_option, pretokenizer_option, table_option
-from wwho.errors import TokenizerError, VocabError, brief
+from wwho.bytelevel.validate import pretokenizer_option, table_option
+from wwho.errors import TokenizerError, VocabError, brief, check_flag
 from wwho.ids import batch as as_batch
 from wwho.ids import check_decode_options, id_batch, token_ids
 from wwho.ids import token_id as token_id_of
@@ -146,7 +146,8 @@ class ByteBPE:
             if value is not None and not self._has_id(value):
                 raise VocabError(f"{label}={value!r} is not a token id of this vocabulary")
         self.bos_id, self.eos_id = bos_id, eos_id
-        self.add_bos, self.add_eos = flag_option(add_bos, "add_bos"), flag_option(add_eos, "add_eos")
+        self.add_bos = check_flag(add_bos, "add_bos", VocabError)
+        self.add_eos = check_flag(add_eos, "add_eos", VocabError)
         self._special_set = frozenset(self.special_tokens)
         self._strings: dict[str, int] | None = None  # get_vocab(), built on first use
         self._named_ids = frozenset([*self.special_tokens.values(), *self.added_tokens.values()])
@@ -294,7 +295,7 @@ class ByteBPE:
         (``add_bos`` / ``add_eos``, read from GGUF files).
         """
         if add_special is not False:  # an identity test on the default: this is the per-call path
-            _check_add_special(add_special)
+            check_flag(add_special, "add_special")
         if no_names(allowed_special) and all_names(disallowed_special):  # the default: one call
             try:
                 ids = self._core.encode(text)
@@ -325,7 +326,7 @@ class ByteBPE:
         """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
         in order, without holding the GIL. The first text that fails raises its error."""
         texts = as_batch(texts)
-        _check_add_special(add_special)
+        check_flag(add_special, "add_special")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         out = self._batch(texts, allowed, disallowed, num_threads)
         if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
@@ -353,7 +354,7 @@ class ByteBPE:
         a Python int per id or a list: the core writes the ids into a buffer numpy takes over
         (numpy is imported on the first call)."""
         if add_special is not False:
-            _check_add_special(add_special)
+            check_flag(add_special, "add_special")
         if no_names(allowed_special) and all_names(disallowed_special):  # the default, as in encode()
             allowed, disallowed = None, "all"
         else:
@@ -385,7 +386,7 @@ class ByteBPE:
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
-        _check_add_special(add_special)
+        check_flag(add_special, "add_special")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         flat = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
@@ -630,11 +631,6 @@ def _path(path: object, method: str) -> str | os.PathLike:
     return path
 
 
-def _check_add_special(add_special: object) -> None:
-    # Taken for its truth, "no" and "False" would add BOS; refused, as decode's
-    # skip_special_tokens and a binary tokenizer's add_special_tokens refuse them.
-    if not isinstance(add_special, bool):
-        raise TokenizerError(f"add_special must be True or False, not {brief(add_special)}")
 
 
 def _byte_string(data: bytes) -> str:

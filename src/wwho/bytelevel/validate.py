@@ -17,9 +17,8 @@ sha256 (known encodings, wwho's ``bytelevel.json``); that check is the loaders'.
 
 The options a model is built from by hand are checked here too, for the constructor, the
 ``.tiktoken`` loader and the trainer alike: :func:`pretokenizer_option` (a misspelt name such as
-``gpt-4`` is an error, not a regex that matches nothing), :func:`table_option` (a dict, not a list
-of names) and :func:`flag_option` (True or False, not ``"no"``). This module reads no files and
-does not encode.
+``gpt-4`` is an error, not a regex that matches nothing) and :func:`table_option` (a dict, not
+a list of names). This module reads no files and does not encode.
 """
 
 from __future__ import annotations
@@ -68,11 +67,6 @@ def _plain_int(value: object) -> object:
     return value
 
 
-def flag_option(value: object, option: str) -> bool:
-    """An option that is True or False: ``"no"`` would be true."""
-    if not isinstance(value, bool):
-        raise VocabError(f"{option} must be True or False, not {brief(value)}")
-    return value
 
 
 def is_id(value: object) -> bool:

@@ -62,7 +62,7 @@ from wwho.bpe import MergeEngine
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.counting import count_corpus
-from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, brief
+from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, check_flag
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
@@ -140,8 +140,7 @@ def train_sgpe(
         raise VocabError("address and shard_bytes are options of engine='ray'")
     for name, value in (("prefix_space", prefix_space), ("script_characters", script_characters),
                         ("resume", resume), ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
-        if not isinstance(value, bool):  # "no" would be true; the core's own TypeError names no option
-            raise VocabError(f"{name} must be True or False, not {brief(value)}")
+        check_flag(value, name, VocabError)
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
     stats = stats if stats is not None else CorpusStats()
