@@ -6,12 +6,16 @@
 //! makes the warm path one branch that is nearly always taken the same way. It holds what the
 //! exact path computed, so it only saves work.
 //!
-//! Each thread has one memo of [`SLOTS`] slots (32 bytes each, two to a cache line: 1 MiB),
-//! made on the thread's first encode (or by [`prepare`]). A slot belongs to the tokenizer that
-//! wrote it (its owner id), so tokenizers used in turn on one thread share the memo without
-//! emptying it; a tokenizer's `clear_cache` takes a new owner id, which finds none of the old
-//! one's slots. Owner ids are the low 32 bits of a 64-bit counter: the high bits are an era,
-//! and a memo emptied when a new era begins never mistakes one owner for another.
+//! A memo has [`SLOTS`] slots (32 bytes each, two to a cache line: 1 MiB). Each thread keeps up
+//! to [`MEMOS`] of them, one for each of the tokenizers it used last, made on a tokenizer's
+//! first encode on the thread (or by [`prepare`]), so that tokenizers used in turn on one
+//! thread (two vocabularies in one pipeline, or two objects of one) do not write over each
+//! other's pieces; a thread that turns to a further tokenizer gives it the memo used longest
+//! ago. A slot also records the tokenizer that wrote it (its owner id), so a memo passed on to
+//! another tokenizer needs no emptying, and a tokenizer's `clear_cache` takes a new owner id,
+//! which finds none of the old one's slots. Owner ids are the low 32 bits of a 64-bit counter:
+//! the high bits are an era, and a memo emptied when a new era begins never mistakes one owner
+//! for another.
 
 use super::table::Packed;
 use std::cell::RefCell;
@@ -22,6 +26,8 @@ pub const KEY: usize = 16;
 /// Most ids a piece kept may have.
 const IDS: usize = 2;
 const SLOTS: usize = 1 << 15;
+/// Memos a thread keeps (each of [`SLOTS`] slots): one per tokenizer among those it used last.
+pub const MEMOS: usize = 4;
 
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
@@ -54,34 +60,67 @@ pub fn new_owner() -> u64 {
     }
 }
 
-thread_local! {
-    static MEMO: RefCell<Memo> = const { RefCell::new(Memo { owner: 0, era: 0, slots: Vec::new() }) };
+/// A thread's memos, and when each was last claimed.
+struct Memos {
+    memos: [Memo; MEMOS],
+    used: [u64; MEMOS],
+    clock: u64,
 }
 
-/// Run `f` with this thread's memo, for `owner`; `None` when `enabled` is false (a tokenizer
-/// without a cache) or the memo is in use already (a call inside a call).
+impl Memos {
+    /// The memo for `owner`: the one it used last, else an unmade one, else the one claimed
+    /// longest ago.
+    fn claim(&mut self, owner: u64) -> &mut Memo {
+        let held = |m: &Memo| {
+            !m.slots.is_empty() && m.owner == owner as u32 && m.era == (owner >> 32) as u32
+        };
+        let i = match self.memos.iter().position(held) {
+            Some(i) => i,
+            None => (0..MEMOS)
+                .min_by_key(|&i| (!self.memos[i].slots.is_empty(), self.used[i]))
+                .unwrap_or(0),
+        };
+        self.clock += 1;
+        self.used[i] = self.clock;
+        let memo = &mut self.memos[i];
+        memo.claim(owner);
+        memo
+    }
+}
+
+const UNMADE: Memo = Memo {
+    owner: 0,
+    era: 0,
+    slots: Vec::new(),
+};
+
+thread_local! {
+    static MEMOS_OF_THREAD: RefCell<Memos> = const {
+        RefCell::new(Memos { memos: [UNMADE; MEMOS], used: [0; MEMOS], clock: 0 })
+    };
+}
+
+/// Run `f` with this thread's memo for `owner`; `None` when `enabled` is false (a tokenizer
+/// without a cache) or the thread's memos are in use already (a call inside a call).
 pub fn with<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Memo>) -> R) -> R {
     if !enabled {
         return f(None);
     }
-    MEMO.with(|m| match m.try_borrow_mut() {
-        Ok(mut memo) => {
-            memo.claim(owner);
-            f(Some(&mut memo))
-        }
+    MEMOS_OF_THREAD.with(|m| match m.try_borrow_mut() {
+        Ok(mut memos) => f(Some(memos.claim(owner))),
         Err(_) => f(None),
     })
 }
 
-/// Make this thread's memo now (its memory written, so that its pages are the process's), so
-/// that the first encode does not.
-pub fn prepare(enabled: bool) {
+/// Make this thread's memo for `owner` now (its memory written, so that its pages are the
+/// process's), so that its first encode does not.
+pub fn prepare(owner: u64, enabled: bool) {
     if !enabled {
         return;
     }
-    MEMO.with(|m| {
-        if let Ok(mut memo) = m.try_borrow_mut() {
-            memo.make();
+    MEMOS_OF_THREAD.with(|m| {
+        if let Ok(mut memos) = m.try_borrow_mut() {
+            memos.claim(owner);
         }
     });
 }
@@ -255,5 +294,63 @@ mod tests {
             assert!(memo.unwrap().slots.iter().all(|slot| slot.owner == 0));
         });
         with(new_owner(), false, |memo| assert!(memo.is_none()));
+    }
+
+    /// `n` distinct pieces of up to 16 bytes.
+    fn pieces(n: usize) -> Vec<Packed> {
+        (0..n)
+            .map(|i| Packed::new(format!("piece {i}").as_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn tokenizers_used_in_turn_keep_their_pieces() {
+        const { assert!(MEMOS >= 2) };
+        // As many pieces as slots each, for as many tokenizers as a thread keeps memos.
+        let many = pieces(SLOTS);
+        let owners: Vec<u64> = (0..MEMOS).map(|_| new_owner()).collect();
+        for (k, &owner) in owners.iter().enumerate() {
+            with(owner, true, |memo| {
+                let memo = memo.unwrap();
+                for p in &many {
+                    memo.insert(*p, &[k as u32]);
+                }
+            });
+        }
+        let found = |owner: u64, k: u32| {
+            with(owner, true, |memo| {
+                let memo = memo.unwrap();
+                many.iter()
+                    .filter(|p| {
+                        let mut out = Vec::new();
+                        memo.get_into(**p, &mut out) && out == [k]
+                    })
+                    .count()
+            })
+        };
+        for (k, &owner) in owners.iter().enumerate() {
+            // a piece is lost only where two of one owner's pieces share a pair of slots (in
+            // one memo for all, the first owner's would be lost to the second's)
+            assert!(found(owner, k as u32) > SLOTS / 2, "owner {k}");
+        }
+        // One tokenizer more takes the memo used longest ago (the first owner's, as all were
+        // just asked in order) and finds none of its pieces; the others keep theirs.
+        let late = new_owner();
+        assert_eq!(found(late, 0), 0);
+        with(late, true, |memo| memo.unwrap().insert(many[0], &[99]));
+        assert_eq!(found(late, 99), 1);
+        for (k, &owner) in owners.iter().enumerate().skip(1) {
+            assert!(found(owner, k as u32) > SLOTS / 2, "owner {k}");
+        }
+        // The first owner comes back to the memo used longest ago and finds its pieces only
+        // where the memo it gets still holds them (none were written there by it): never
+        // another owner's ids.
+        assert!(with(owners[0], true, |memo| {
+            let memo = memo.unwrap();
+            many.iter().all(|p| {
+                let mut out = Vec::new();
+                !memo.get_into(*p, &mut out) || out == [0]
+            })
+        }));
     }
 }

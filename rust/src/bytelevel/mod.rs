@@ -411,7 +411,7 @@ impl ByteLevel {
         };
         tok.whitespace = whitespace::Whitespace::build(&tok, whitespace_tokens);
         // The constructing thread's memo is made now, not in the first encode.
-        memo::prepare(tok.cache.enabled());
+        memo::prepare(tok.memo_owner.load(Ordering::Relaxed), tok.cache.enabled());
         Ok(tok)
     }
 
