@@ -1,4 +1,4 @@
-//! A per-thread memo of short pieces' ids, asked first for every piece of up to [`KEY`] bytes.
+//! A per-thread memo of short pieces' ids (up to three), asked first for every piece of up to [`KEY`] bytes.
 //!
 //! Warm text repeats its pieces, and the work per piece is then a handful of loads behind
 //! branches that depend on the piece (its length, whether it is a token, which table holds it),
@@ -24,7 +24,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Longest piece kept.
 pub const KEY: usize = 16;
 /// Most ids a piece kept may have.
-const IDS: usize = 2;
+const IDS: usize = 3;
+/// Bits of an owner id kept in a slot; the bits above are its era.
+const OWNER_BITS: u32 = 24;
+const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
+/// A slot's tag: the piece's length in bits 0-4, its ids' count in bits 5-6, the owner above.
+const COUNT_SHIFT: u32 = 5;
+const COUNT_MASK: u32 = 0b11 << COUNT_SHIFT;
+const OWNER_SHIFT: u32 = 8;
 const SLOTS: usize = 1 << 15;
 /// Memos a thread keeps (each of [`SLOTS`] slots): one per tokenizer among those it used last.
 pub const MEMOS: usize = 4;
@@ -33,28 +40,38 @@ pub const MEMOS: usize = 4;
 #[repr(C, align(32))]
 struct Slot {
     key: [u64; 2],
-    /// The tokenizer that wrote it (0: none).
-    owner: u32,
-    /// The piece's length, and its ids' count above bit 8.
-    info: u32,
+    /// The piece's length, its ids' count and the tokenizer that wrote it (0: none), as
+    /// [`COUNT_SHIFT`] and [`OWNER_SHIFT`] say: one word, so that one comparison asks both
+    /// whose slot it is and which piece.
+    tag: u32,
     ids: [u32; IDS],
 }
 
+// Two slots to a cache line.
+const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+
+impl Slot {
+    fn owner(&self) -> u32 {
+        self.tag >> OWNER_SHIFT
+    }
+}
+
 pub struct Memo {
-    /// The owner of the call under way (the low half of its id).
+    /// The owner of the call under way (the low [`OWNER_BITS`] of its id).
     owner: u32,
-    /// The era of the owners whose slots it holds (the high half of their ids).
-    era: u32,
+    /// The era of the owners whose slots it holds (the bits of their ids above those).
+    era: u64,
     slots: Vec<Slot>,
 }
 
 static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
 
-/// A new owner id (a tokenizer's, or its own after `clear_cache`); never 0 in its low half.
+/// A new owner id (a tokenizer's, or its own after `clear_cache`); never 0 in its low
+/// [`OWNER_BITS`].
 pub fn new_owner() -> u64 {
     loop {
         let id = NEXT_OWNER.fetch_add(1, Ordering::Relaxed);
-        if id as u32 != 0 {
+        if id & OWNER_MASK != 0 {
             return id;
         }
     }
@@ -72,7 +89,9 @@ impl Memos {
     /// longest ago.
     fn claim(&mut self, owner: u64) -> &mut Memo {
         let held = |m: &Memo| {
-            !m.slots.is_empty() && m.owner == owner as u32 && m.era == (owner >> 32) as u32
+            !m.slots.is_empty()
+                && m.owner == (owner & OWNER_MASK) as u32
+                && m.era == owner >> OWNER_BITS
         };
         let i = match self.memos.iter().position(held) {
             Some(i) => i,
@@ -165,12 +184,12 @@ impl Memo {
 
     fn claim(&mut self, owner: u64) {
         self.make();
-        let era = (owner >> 32) as u32;
+        let era = owner >> OWNER_BITS;
         if era != self.era {
             self.slots.fill(Slot::default());
             self.era = era;
         }
-        self.owner = owner as u32;
+        self.owner = (owner & OWNER_MASK) as u32;
     }
 
     #[inline(always)]
@@ -186,15 +205,14 @@ impl Memo {
         let i = self.pair(hash(p));
         let key = [p.key as u64, (p.key >> 64) as u64];
         let (first, second) = (&self.slots[i], &self.slots[i + 1]);
-        let holds = |slot: &Slot| {
-            (slot.key == key) & (slot.info & 0xFF == p.len) & (slot.owner == self.owner)
-        };
+        let tag = (self.owner << OWNER_SHIFT) | p.len;
+        let holds = |slot: &Slot| (slot.key == key) & (slot.tag & !COUNT_MASK == tag);
         let (in_first, in_second) = (holds(first), holds(second));
         if !(in_first | in_second) {
             return false;
         }
         let slot = if in_first { first } else { second };
-        let n = (slot.info >> 8) as usize;
+        let n = ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize;
         out.reserve(IDS);
         let len = out.len();
         // SAFETY: `reserve` made room for IDS more ids after `len`; all IDS are written, and
@@ -215,7 +233,7 @@ impl Memo {
         let i = self.pair(hash(p));
         // An empty slot of the pair, else one of another owner's (tokenizers used in turn keep
         // theirs), else the second.
-        let (first, second) = (self.slots[i].owner, self.slots[i + 1].owner);
+        let (first, second) = (self.slots[i].owner(), self.slots[i + 1].owner());
         let at = if first == 0 || (second != 0 && first != self.owner) {
             i
         } else {
@@ -223,8 +241,7 @@ impl Memo {
         };
         let mut slot = Slot {
             key: [p.key as u64, (p.key >> 64) as u64],
-            owner: self.owner,
-            info: p.len | ((ids.len() as u32) << 8),
+            tag: (self.owner << OWNER_SHIFT) | ((ids.len() as u32) << COUNT_SHIFT) | p.len,
             ids: [0; IDS],
         };
         slot.ids[..ids.len()].copy_from_slice(ids);
@@ -265,11 +282,13 @@ mod tests {
             assert!(!memo.get_into(a, &mut out));
             memo.insert(a, &[7, 8]);
             memo.insert(b, &[9]);
-            memo.insert(Packed::new(b"three"), &[1, 2, 3]); // too many ids: not kept
+            memo.insert(Packed::new(b"three"), &[1, 2, 3]);
+            memo.insert(Packed::new(b"four"), &[1, 2, 3, 4]); // too many ids: not kept
             assert!(memo.get_into(a, &mut out) && memo.get_into(b, &mut out));
-            assert!(!memo.get_into(Packed::new(b"three"), &mut out));
+            assert!(memo.get_into(Packed::new(b"three"), &mut out));
+            assert!(!memo.get_into(Packed::new(b"four"), &mut out));
             assert!(!memo.get_into(Packed::new(b"ab"), &mut out));
-            assert_eq!(out, [7, 8, 9]);
+            assert_eq!(out, [7, 8, 9, 1, 2, 3]);
         });
         let (one, two) = (new_owner(), new_owner());
         with(one, true, |memo| {
@@ -290,8 +309,8 @@ mod tests {
         });
         assert_eq!(out, [5, 6]);
         // an owner of another era empties the memo
-        with(one + (1 << 32), true, |memo| {
-            assert!(memo.unwrap().slots.iter().all(|slot| slot.owner == 0));
+        with(one + (1 << OWNER_BITS), true, |memo| {
+            assert!(memo.unwrap().slots.iter().all(|slot| slot.owner() == 0));
         });
         with(new_owner(), false, |memo| assert!(memo.is_none()));
     }
