@@ -9,6 +9,7 @@ encoder it replaced (``tests/reference/bytelevel_py.py``) on arbitrary text, for
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -360,6 +361,34 @@ def test_one_tokenizer_shared_by_many_threads(ours):
 
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(work, range(16)))
+
+
+def _shuffled_vocabulary(seed: int) -> dict[bytes, int]:
+    """The 256 bytes and every string of two to four of ``abcd``, in an order of the seed's: the
+    same piece has other ids and other merges in each."""
+    words = [bytes(w) for n in (2, 3, 4) for w in itertools.product(b"abcd", repeat=n)]
+    random.Random(seed).shuffle(words)
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update((w, 256 + i) for i, w in enumerate(words[:200]))
+    return ranks
+
+
+def test_tokenizers_used_in_turn_on_one_thread_keep_their_own_ids():
+    # Each thread keeps a memo of short pieces for each of the few tokenizers it used last and
+    # hands the oldest to a newcomer: more tokenizers than memos, used in turn on one thread,
+    # with `clear_cache` between, must each still give the reference's ids.
+    rng = random.Random(7)
+    texts = ["".join(rng.choice("abcd  ") for _ in range(3000)) for _ in range(3)]
+    toks = [ByteBPE(_shuffled_vocabulary(seed), pattern="o200k") for seed in range(7)]
+    refs = [ReferenceByteBPE(tok.model) for tok in toks]
+    want = [[ref.encode(text) for text in texts] for ref in refs]
+    assert all(want[0][0] != w[0] for w in want[1:])  # the vocabularies do differ
+    for round_ in range(3):
+        for k, tok in enumerate(toks):
+            if round_ == 1 and k % 3 == 0:
+                tok.clear_cache()
+            for text, ids in zip(texts, want[k]):
+                assert tok.encode(text) == ids, (round_, k)
 
 
 def test_pickle_round_trip(ours):
