@@ -1,4 +1,5 @@
-//! A per-thread memo of short pieces' ids (up to three), asked first for every piece of up to [`KEY`] bytes.
+//! A per-thread memo of short pieces' ids (up to three), asked first for every piece of up to
+//! [`KEY`] bytes.
 //!
 //! Warm text repeats its pieces, and the work per piece is then a handful of loads behind
 //! branches that depend on the piece (its length, whether it is a token, which table holds it),
@@ -13,9 +14,9 @@
 //! other's pieces; a thread that turns to a further tokenizer gives it the memo used longest
 //! ago. A slot also records the tokenizer that wrote it (its owner id), so a memo passed on to
 //! another tokenizer needs no emptying, and a tokenizer's `clear_cache` takes a new owner id,
-//! which finds none of the old one's slots. Owner ids are the low 32 bits of a 64-bit counter:
-//! the high bits are an era, and a memo emptied when a new era begins never mistakes one owner
-//! for another.
+//! which finds none of the old one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit
+//! owner id; the bits above are an era, and a memo emptied when a new era begins never mistakes
+//! one owner for another.
 
 use super::table::Packed;
 use std::cell::RefCell;
@@ -231,8 +232,8 @@ impl Memo {
             return;
         }
         let i = self.pair(hash(p));
-        // An empty slot of the pair, else one of another owner's (tokenizers used in turn keep
-        // theirs), else the second.
+        // An empty slot of the pair, else one of another owner's (left by a tokenizer that held
+        // this memo before), else the second.
         let (first, second) = (self.slots[i].owner(), self.slots[i + 1].owner());
         let at = if first == 0 || (second != 0 && first != self.owner) {
             i
