@@ -374,11 +374,16 @@ def _shuffled_vocabulary(seed: int) -> dict[bytes, int]:
 
 
 def test_tokenizers_used_in_turn_on_one_thread_keep_their_own_ids():
-    # Each thread keeps a memo of short pieces for each of the few tokenizers it used last and
-    # hands the oldest to a newcomer: more tokenizers than memos, used in turn on one thread,
+    # Each thread keeps a memo of pieces for each of the few tokenizers it used last and hands
+    # the oldest to a newcomer: more tokenizers than memos, used in turn on one thread,
     # with `clear_cache` between, must each still give the reference's ids.
     rng = random.Random(7)
-    texts = ["".join(rng.choice("abcd  ") for _ in range(3000)) for _ in range(3)]
+    # words of 1 to 40 letters: pieces for both of a memo's tables (up to 16 bytes, 17 to 32) and
+    # for none
+    texts = [
+        " ".join("".join(rng.choice("abcd") for _ in range(rng.randint(1, 40))) for _ in range(300))
+        for _ in range(3)
+    ]
     toks = [ByteBPE(_shuffled_vocabulary(seed), pattern="o200k") for seed in range(7)]
     refs = [ReferenceByteBPE(tok.model) for tok in toks]
     want = [[ref.encode(text) for text in texts] for ref in refs]

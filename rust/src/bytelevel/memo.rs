@@ -1,59 +1,162 @@
-//! A per-thread memo of short pieces' ids (up to three), asked first for every piece of up to
-//! [`KEY`] bytes.
+//! A per-thread memo of pieces' ids, asked first for every piece of up to [`KEY`] bytes (up to
+//! three ids) and, before the shared cache, for every piece of up to [`LONG_KEY`] (up to seven).
 //!
 //! Warm text repeats its pieces, and the work per piece is then a handful of loads behind
 //! branches that depend on the piece (its length, whether it is a token, which table holds it),
 //! which the CPU cannot predict. Asked first for every short piece, tokens or not, the memo
-//! makes the warm path one branch that is nearly always taken the same way. It holds what the
-//! exact path computed, so it only saves work.
+//! makes the warm path one branch that is nearly always taken the same way. The words of most
+//! Indic scripts are pieces of 17 to 32 bytes, which the shared cache answers with more work
+//! (its lines are shared between threads and read under a sequence check); the memo's second
+//! table answers them first. It holds what the exact path computed, so it only saves work.
 //!
-//! A memo has [`SLOTS`] slots (32 bytes each, two to a cache line: 1 MiB). Each thread keeps up
-//! to [`MEMOS`] of them, one for each of the tokenizers it used last, made on a tokenizer's
-//! first encode on the thread (or by [`prepare`]), so that tokenizers used in turn on one
-//! thread (two vocabularies in one pipeline, or two objects of one) do not write over each
-//! other's pieces; a thread that turns to a further tokenizer gives it the memo used longest
-//! ago. A slot also records the tokenizer that wrote it (its owner id), so a memo passed on to
-//! another tokenizer needs no emptying, and a tokenizer's `clear_cache` takes a new owner id,
-//! which finds none of the old one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit
-//! owner id; the bits above are an era, and a memo emptied when a new era begins never mistakes
-//! one owner for another.
+//! A memo has two tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
+//! cache line: 1 MiB) and, made on its first longer piece, [`LONG_SLOTS`] of up to
+//! [`LONG_KEY`] (64 bytes each: 1 MiB). Each thread keeps up to [`MEMOS`] memos, one for each
+//! of the tokenizers it used last, made on a tokenizer's first encode on the thread (or by
+//! [`prepare`]), so that tokenizers used in turn on one thread (two vocabularies in one
+//! pipeline, or two objects of one) do not write over each other's pieces; a thread that
+//! turns to a further tokenizer gives it the memo used longest ago. A slot also records the
+//! tokenizer that wrote it (its owner id), so a memo passed on to another tokenizer needs no
+//! emptying, and a tokenizer's `clear_cache` takes a new owner id, which finds none of the old
+//! one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit owner id; the bits above are an
+//! era, and a memo emptied when a new era begins never mistakes one owner for another.
 
 use super::table::Packed;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Longest piece kept.
+/// Longest piece kept in the short table.
 pub const KEY: usize = 16;
-/// Most ids a piece kept may have.
-const IDS: usize = 3;
+/// Longest piece kept in the long table.
+pub const LONG_KEY: usize = 32;
 /// Bits of an owner id kept in a slot; the bits above are its era.
-const OWNER_BITS: u32 = 24;
+const OWNER_BITS: u32 = 22;
 const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
-/// A slot's tag: the piece's length in bits 0-4, its ids' count in bits 5-6, the owner above.
-const COUNT_SHIFT: u32 = 5;
-const COUNT_MASK: u32 = 0b11 << COUNT_SHIFT;
-const OWNER_SHIFT: u32 = 8;
+/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-9, the owner above.
+const COUNT_SHIFT: u32 = 6;
+const COUNT_MASK: u32 = 0b1111 << COUNT_SHIFT;
+const OWNER_SHIFT: u32 = 10;
+/// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
+/// two to a cache line; longer ones with up to seven ids, 64-byte slots. 1 MiB each.
 const SLOTS: usize = 1 << 15;
-/// Memos a thread keeps (each of [`SLOTS`] slots): one per tokenizer among those it used last.
+const LONG_SLOTS: usize = 1 << 14;
+/// Memos a thread keeps: one per tokenizer among those it used last.
 pub const MEMOS: usize = 4;
 
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(32))]
-struct Slot {
-    key: [u64; 2],
+/// A piece and its ids: the piece as `W` little-endian words, zero past its end.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Slot<const W: usize, const I: usize> {
+    key: [u64; W],
     /// The piece's length, its ids' count and the tokenizer that wrote it (0: none), as
     /// [`COUNT_SHIFT`] and [`OWNER_SHIFT`] say: one word, so that one comparison asks both
     /// whose slot it is and which piece.
     tag: u32,
-    ids: [u32; IDS],
+    ids: [u32; I],
 }
 
-// Two slots to a cache line.
-const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+/// Two slots, the places a piece may be kept: one cache line for short pieces, two adjacent
+/// ones for long.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Pair<const W: usize, const I: usize>([Slot<W, I>; 2]);
 
-impl Slot {
+const _: () = assert!(std::mem::size_of::<Pair<2, 3>>() == 64);
+const _: () = assert!(std::mem::size_of::<Pair<4, 7>>() == 128);
+
+impl<const W: usize, const I: usize> Slot<W, I> {
+    const EMPTY: Slot<W, I> = Slot {
+        key: [0; W],
+        tag: 0,
+        ids: [0; I],
+    };
+
     fn owner(&self) -> u32 {
         self.tag >> OWNER_SHIFT
+    }
+}
+
+/// One table of a memo: pieces packed in `W` words, with up to `I` ids.
+struct Table<const W: usize, const I: usize> {
+    pairs: Vec<Pair<W, I>>,
+}
+
+impl<const W: usize, const I: usize> Table<W, I> {
+    const UNMADE: Table<W, I> = Table { pairs: Vec::new() };
+
+    /// Make the table's `slots` slots now, written (not only reserved, as `vec!` of zeros
+    /// would be), so that their pages are the process's.
+    fn make(&mut self, slots: usize) {
+        if self.pairs.is_empty() {
+            let mut pairs = Vec::with_capacity(slots / 2);
+            pairs.resize(slots / 2, Pair([Slot::EMPTY; 2]));
+            self.pairs = pairs;
+        }
+    }
+
+    fn empty(&mut self) {
+        self.pairs.fill(Pair([Slot::EMPTY; 2]));
+    }
+
+    /// One multiply, not the token table's two: the memo needs no Bloom bits, only a pair.
+    #[inline(always)]
+    fn pair(&self, key: &[u64; W], len: u32) -> usize {
+        let mut h = u64::from(len).rotate_left(53);
+        for (k, word) in key.iter().enumerate() {
+            h ^= word.rotate_left(29 * k as u32);
+        }
+        // the product's top bits, which every bit of the key reaches (`pairs` is a power of two)
+        let bits = self.pairs.len().trailing_zeros();
+        (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+
+    /// Append the ids of the piece `key` (`len` bytes) kept by `owner` to `out`; false if it is
+    /// not kept. Both slots are compared and the ids written without a branch on which slot or
+    /// how many ids: those would be guesses the CPU gets wrong on warm text.
+    #[inline(always)]
+    fn get_into(&self, owner: u32, key: &[u64; W], len: u32, out: &mut Vec<u32>) -> bool {
+        if self.pairs.is_empty() {
+            return false;
+        }
+        let [first, second] = &self.pairs[self.pair(key, len)].0;
+        let tag = (owner << OWNER_SHIFT) | len;
+        let holds = |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !COUNT_MASK == tag);
+        let (in_first, in_second) = (holds(first), holds(second));
+        if !(in_first | in_second) {
+            return false;
+        }
+        let slot = if in_first { first } else { second };
+        let n = ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize;
+        out.reserve(I);
+        let at = out.len();
+        // SAFETY: `reserve` made room for I more ids after `at`; all I are written, and only
+        // the piece's n <= I of them become part of the vector.
+        unsafe {
+            std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), out.as_mut_ptr().add(at), I);
+            out.set_len(at + n);
+        }
+        true
+    }
+
+    /// Keep the ids of the piece `key` (`len` bytes) for `owner`, if there are few enough.
+    #[inline]
+    fn insert(&mut self, owner: u32, key: &[u64; W], len: u32, ids: &[u32]) {
+        if ids.is_empty() || ids.len() > I || self.pairs.is_empty() {
+            return;
+        }
+        let i = self.pair(key, len);
+        let pair = &mut self.pairs[i].0;
+        // An empty slot of the pair, else one of another owner's (left by a tokenizer that held
+        // this memo before), else the second.
+        let (first, second) = (pair[0].owner(), pair[1].owner());
+        let at = usize::from(!(first == 0 || (second != 0 && first != owner)));
+        let mut slot = Slot {
+            key: *key,
+            tag: (owner << OWNER_SHIFT) | ((ids.len() as u32) << COUNT_SHIFT) | len,
+            ids: [0; I],
+        };
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        pair[at] = slot;
     }
 }
 
@@ -62,7 +165,9 @@ pub struct Memo {
     owner: u32,
     /// The era of the owners whose slots it holds (the bits of their ids above those).
     era: u64,
-    slots: Vec<Slot>,
+    short: Table<2, 3>,
+    /// Made on its first piece longer than [`KEY`] bytes: text of Latin scripts never needs it.
+    long: Table<4, 7>,
 }
 
 static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
@@ -89,15 +194,14 @@ impl Memos {
     /// The memo for `owner`: the one it used last, else an unmade one, else the one claimed
     /// longest ago.
     fn claim(&mut self, owner: u64) -> &mut Memo {
+        let made = |m: &Memo| !m.short.pairs.is_empty();
         let held = |m: &Memo| {
-            !m.slots.is_empty()
-                && m.owner == (owner & OWNER_MASK) as u32
-                && m.era == owner >> OWNER_BITS
+            made(m) && m.owner == (owner & OWNER_MASK) as u32 && m.era == owner >> OWNER_BITS
         };
         let i = match self.memos.iter().position(held) {
             Some(i) => i,
             None => (0..MEMOS)
-                .min_by_key(|&i| (!self.memos[i].slots.is_empty(), self.used[i]))
+                .min_by_key(|&i| (made(&self.memos[i]), self.used[i]))
                 .unwrap_or(0),
         };
         self.clock += 1;
@@ -111,7 +215,8 @@ impl Memos {
 const UNMADE: Memo = Memo {
     owner: 0,
     era: 0,
-    slots: Vec::new(),
+    short: Table::UNMADE,
+    long: Table::UNMADE,
 };
 
 thread_local! {
@@ -165,88 +270,81 @@ pub fn pack(text: &[u8], at: usize, piece: &[u8]) -> Packed {
     }
 }
 
-/// One multiply, not the token table's two: the memo needs no Bloom bits, only a line.
+/// A piece of [`KEY`] + 1 to [`LONG_KEY`] bytes as four little-endian words, zero past its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LongKey {
+    words: [u64; 4],
+    len: u32,
+}
+
+/// `piece` (at `at` in `text`, as for [`pack`]) as a [`LongKey`], or None when it is too long
+/// or short for the long table.
 #[inline(always)]
-fn hash(p: Packed) -> u64 {
-    let lo = p.key as u64;
-    let hi = (p.key >> 64) as u64;
-    (lo ^ hi.rotate_left(29) ^ u64::from(p.len).rotate_left(53)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+pub fn pack_long(text: &[u8], at: usize, piece: &[u8]) -> Option<LongKey> {
+    let len = piece.len();
+    if !(KEY < len && len <= LONG_KEY) {
+        return None;
+    }
+    let mut bytes = [0u8; LONG_KEY];
+    match text.get(at..).and_then(|rest| rest.get(..LONG_KEY)) {
+        Some(window) => bytes.copy_from_slice(window),
+        None => bytes[..len].copy_from_slice(piece),
+    }
+    let mut words = [0u64; 4];
+    for (k, word) in words.iter_mut().enumerate() {
+        let w = u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap());
+        // bits of this word inside the piece: 64, 64, then what is left
+        let bits = (8 * len).saturating_sub(64 * k).min(64);
+        *word = if bits == 64 {
+            w
+        } else {
+            w & ((1u64 << bits) - 1)
+        };
+    }
+    Some(LongKey {
+        words,
+        len: len as u32,
+    })
 }
 
 impl Memo {
-    fn make(&mut self) {
-        if self.slots.is_empty() {
-            // Written by `resize`, not only reserved (as `vec!` of zeros would be).
-            let mut slots = Vec::with_capacity(SLOTS);
-            slots.resize(SLOTS, Slot::default());
-            self.slots = slots;
-        }
-    }
-
     fn claim(&mut self, owner: u64) {
-        self.make();
+        self.short.make(SLOTS);
         let era = owner >> OWNER_BITS;
         if era != self.era {
-            self.slots.fill(Slot::default());
+            self.short.empty();
+            self.long.empty();
             self.era = era;
         }
         self.owner = (owner & OWNER_MASK) as u32;
     }
 
-    #[inline(always)]
-    fn pair(&self, h: u64) -> usize {
-        ((h >> 48) as usize) & (SLOTS - 2)
-    }
-
-    /// Append the ids of `p` to `out`; false if it is not kept. Both slots are compared and the
-    /// ids written without a branch on which slot or how many ids: those would be guesses the
-    /// CPU gets wrong on warm text.
+    /// Append the ids of `p` to `out`; false if it is not kept.
     #[inline(always)]
     pub fn get_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
-        let i = self.pair(hash(p));
         let key = [p.key as u64, (p.key >> 64) as u64];
-        let (first, second) = (&self.slots[i], &self.slots[i + 1]);
-        let tag = (self.owner << OWNER_SHIFT) | p.len;
-        let holds = |slot: &Slot| (slot.key == key) & (slot.tag & !COUNT_MASK == tag);
-        let (in_first, in_second) = (holds(first), holds(second));
-        if !(in_first | in_second) {
-            return false;
-        }
-        let slot = if in_first { first } else { second };
-        let n = ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize;
-        out.reserve(IDS);
-        let len = out.len();
-        // SAFETY: `reserve` made room for IDS more ids after `len`; all IDS are written, and
-        // only the piece's n <= IDS of them become part of the vector.
-        unsafe {
-            std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), out.as_mut_ptr().add(len), IDS);
-            out.set_len(len + n);
-        }
-        true
+        self.short.get_into(self.owner, &key, p.len, out)
     }
 
     /// Keep the ids of `p` (if there are few enough).
     #[inline]
     pub fn insert(&mut self, p: Packed, ids: &[u32]) {
-        if ids.is_empty() || ids.len() > IDS {
-            return;
-        }
-        let i = self.pair(hash(p));
-        // An empty slot of the pair, else one of another owner's (left by a tokenizer that held
-        // this memo before), else the second.
-        let (first, second) = (self.slots[i].owner(), self.slots[i + 1].owner());
-        let at = if first == 0 || (second != 0 && first != self.owner) {
-            i
-        } else {
-            i + 1
-        };
-        let mut slot = Slot {
-            key: [p.key as u64, (p.key >> 64) as u64],
-            tag: (self.owner << OWNER_SHIFT) | ((ids.len() as u32) << COUNT_SHIFT) | p.len,
-            ids: [0; IDS],
-        };
-        slot.ids[..ids.len()].copy_from_slice(ids);
-        self.slots[at] = slot;
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        self.short.insert(self.owner, &key, p.len, ids);
+    }
+
+    /// Append the ids of the long piece `p` to `out`; false if it is not kept.
+    #[inline(always)]
+    pub fn get_long_into(&self, p: &LongKey, out: &mut Vec<u32>) -> bool {
+        self.long.get_into(self.owner, &p.words, p.len, out)
+    }
+
+    /// Keep the ids of the long piece `p` (if there are few enough); the long table is made
+    /// on its first piece.
+    #[inline]
+    pub fn insert_long(&mut self, p: &LongKey, ids: &[u32]) {
+        self.long.make(LONG_SLOTS);
+        self.long.insert(self.owner, &p.words, p.len, ids);
     }
 }
 
@@ -311,9 +409,70 @@ mod tests {
         assert_eq!(out, [5, 6]);
         // an owner of another era empties the memo
         with(one + (1 << OWNER_BITS), true, |memo| {
-            assert!(memo.unwrap().slots.iter().all(|slot| slot.owner() == 0));
+            assert!(memo
+                .unwrap()
+                .short
+                .pairs
+                .iter()
+                .all(|pair| pair.0.iter().all(|slot| slot.owner() == 0)));
         });
         with(new_owner(), false, |memo| assert!(memo.is_none()));
+    }
+
+    /// The key of `piece` as four words read from its own bytes, zero past its end.
+    fn long_key_of(piece: &[u8]) -> LongKey {
+        let mut bytes = [0u8; LONG_KEY];
+        bytes[..piece.len()].copy_from_slice(piece);
+        let word = |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap());
+        LongKey {
+            words: [word(0), word(1), word(2), word(3)],
+            len: piece.len() as u32,
+        }
+    }
+
+    #[test]
+    fn long_pieces_pack_by_window_as_by_their_bytes() {
+        let text: Vec<u8> = (0..96u8)
+            .map(|i| i.wrapping_mul(37).wrapping_add(1))
+            .collect();
+        for at in 0..text.len() {
+            for len in 1..=(LONG_KEY + 1).min(text.len() - at) {
+                let piece = &text[at..at + len];
+                let want = (KEY < len && len <= LONG_KEY).then(|| long_key_of(piece));
+                assert_eq!(pack_long(&text, at, piece), want, "at {at}, len {len}");
+            }
+        }
+        // a piece not in the text
+        let piece = &text[..20];
+        assert_eq!(
+            pack_long(&text, usize::MAX - 3, piece),
+            Some(long_key_of(piece))
+        );
+    }
+
+    #[test]
+    fn long_pieces_keep_up_to_seven_ids_and_only_for_their_owner() {
+        let (one, two) = (new_owner(), new_owner());
+        let seven: Vec<u32> = (1..=7).collect();
+        let (a, b, c) = (
+            long_key_of(b"a piece of twenty bytes"),
+            long_key_of(b"a piece of twenty bytez"),
+            long_key_of(b"thirty-two bytes, every one kept"),
+        );
+        with(one, true, |memo| {
+            let memo = memo.unwrap();
+            let mut out = vec![100];
+            assert!(!memo.get_long_into(&a, &mut out)); // before the table is made
+            memo.insert_long(&a, &seven);
+            memo.insert_long(&b, &[8; 8]); // too many ids: not kept
+            memo.insert_long(&c, &[9, 10]);
+            assert!(memo.get_long_into(&a, &mut out) && !memo.get_long_into(&b, &mut out));
+            assert!(memo.get_long_into(&c, &mut out));
+            assert_eq!(out, [100, 1, 2, 3, 4, 5, 6, 7, 9, 10]);
+        });
+        with(two, true, |memo| {
+            assert!(!memo.unwrap().get_long_into(&a, &mut Vec::new()));
+        });
     }
 
     /// `n` distinct pieces of up to 16 bytes.
@@ -351,7 +510,8 @@ mod tests {
         for (k, &owner) in owners.iter().enumerate() {
             // a piece is lost only where two of one owner's pieces share a pair of slots (in
             // one memo for all, the first owner's would be lost to the second's)
-            assert!(found(owner, k as u32) > SLOTS / 2, "owner {k}");
+            let got = found(owner, k as u32);
+            assert!(got > SLOTS / 2, "owner {k}: {got}");
         }
         // One tokenizer more takes the memo used longest ago (the first owner's, as all were
         // just asked in order) and finds none of its pieces; the others keep theirs.

@@ -567,12 +567,24 @@ impl ByteLevel {
             let bytes = text.as_bytes();
             let base = bytes.as_ptr() as usize;
             self.pretokenizer.for_each_piece(text, &mut |piece| {
+                let at = (piece.as_ptr() as usize).wrapping_sub(base);
                 if piece.len() > memo::KEY {
-                    return self.encode_piece(piece, out, scratch, &mut bypass);
+                    // A word of most Indic scripts: the memo's long table, then the shared
+                    // cache (inside `encode_piece`).
+                    let Some(p) = memo::pack_long(bytes, at, piece) else {
+                        return self.encode_piece(piece, out, scratch, &mut bypass);
+                    };
+                    if memo.get_long_into(&p, out) {
+                        return Ok(());
+                    }
+                    let start = out.len();
+                    self.encode_piece(piece, out, scratch, &mut bypass)?;
+                    memo.insert_long(&p, &out[start..]);
+                    return Ok(());
                 }
                 // Every short piece asks the memo first, tokens and one-byte pieces too: the
                 // branch on its answer is what the CPU predicts on warm text (see [`memo`]).
-                let p = memo::pack(bytes, (piece.as_ptr() as usize).wrapping_sub(base), piece);
+                let p = memo::pack(bytes, at, piece);
                 if memo.get_into(p, out) {
                     return Ok(());
                 }
