@@ -352,11 +352,14 @@ impl Memo {
 mod tests {
     use super::*;
 
+    /// `n` bytes of every kind, none repeating nearby.
+    fn sample_text(n: u8) -> Vec<u8> {
+        (0..n).map(|i| i.wrapping_mul(37).wrapping_add(1)).collect()
+    }
+
     #[test]
     fn packing_by_window_equals_packing_the_piece() {
-        let text: Vec<u8> = (0..64u8)
-            .map(|i| i.wrapping_mul(37).wrapping_add(1))
-            .collect();
+        let text = sample_text(64);
         for at in 0..text.len() {
             for len in 1..=KEY.min(text.len() - at) {
                 let piece = &text[at..at + len];
@@ -432,9 +435,7 @@ mod tests {
 
     #[test]
     fn long_pieces_pack_by_window_as_by_their_bytes() {
-        let text: Vec<u8> = (0..96u8)
-            .map(|i| i.wrapping_mul(37).wrapping_add(1))
-            .collect();
+        let text = sample_text(96);
         for at in 0..text.len() {
             for len in 1..=(LONG_KEY + 1).min(text.len() - at) {
                 let piece = &text[at..at + len];
