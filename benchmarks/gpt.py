@@ -11,7 +11,9 @@ original lines plus one newline each, the same for every tokenizer) and the n-gr
 bench_lm.py measured on it. It needs numpy and PyTorch only, so it runs where wwho is not built.
 
 The model is the same for every stream: a pre-norm GPT, 6 layers, 384 wide, 6 heads, context 256,
-learned positions, the output layer tied to the token embeddings, dropout 0.2, bf16 autocast. Each
+learned positions, the output layer tied to the token embeddings, dropout 0.2, bf16 autocast
+(``--size base``; ``--size small``: 4 layers, 256 wide, 4 heads, dropout 0.3, for a text too small
+for the base model to beat an n-gram model on, such as the 3.2 MB of shared Hindi). Each
 line is a document ``begin ids end``; training draws ``--batch`` random windows of 257 tokens from
 the concatenated documents per step, AdamW (lr 1e-3, 100 warm-up steps, cosine to a tenth, weight
 decay 0.1), the same seed, steps and tokens per step for every tokenizer. Every ``--every`` steps the
@@ -43,6 +45,8 @@ from pathlib import Path
 import numpy as np
 
 CTX, WIDTH, LAYERS, HEADS, DROPOUT = 256, 384, 6, 6, 0.2
+#: ``--size``: (layers, width, heads, dropout); the same for every stream of a run.
+SIZES = {"base": (6, 384, 6, 0.2), "small": (4, 256, 4, 0.3)}
 LR, WARMUP, WEIGHT_DECAY = 1e-3, 100, 0.1
 
 
@@ -209,6 +213,7 @@ def train(path: Path, steps: int, batch: int, seed: int, every: int, device: str
         "lang": str(z["lang"]),
         "kind": str(z["kind"]),
         "seed": seed,
+        "size": next((k for k, v in SIZES.items() if v == (LAYERS, WIDTH, HEADS, DROPOUT)), "custom"),
         "steps": steps,
         "batch": batch,
         "vocab": vocab,
@@ -250,6 +255,8 @@ def run_all(paths: list[Path], args) -> None:
                 str(args.batch),
                 "--every",
                 str(args.every),
+                "--size",
+                args.size,
                 "--out",
                 str(out),
             ]
@@ -279,7 +286,9 @@ def table(out: Path) -> None:
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     by = {}
     for r in rows:
-        by.setdefault((r["lang"], r["kind"]), []).append(r)
+        by.setdefault(
+            (r["lang"], r["kind"] + ("" if r.get("size", "base") == "base" else f" ({r['size']})")), []
+        ).append(r)
     print(
         f"{'lang':4} {'tokenizer':22} {'tok/word':>8} {'2-gram':>7} {'3-gram':>7} {'4-gram':>7} "
         f"{'GPT bits/char (seeds)':>28} {'mean':>7} {'best step':>10}"
@@ -315,11 +324,14 @@ def main() -> None:
     ap.add_argument("--out", default="gpt-results.jsonl")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a check of the code, not a result)")
+    ap.add_argument("--size", choices=sorted(SIZES), default="base", help="the model (see above)")
     ap.add_argument("--table", type=Path, help="print the table of a results file and exit")
     args = ap.parse_args()
     if args.table:
         table(args.table)
         return
+    global LAYERS, WIDTH, HEADS, DROPOUT
+    LAYERS, WIDTH, HEADS, DROPOUT = SIZES[args.size]
     if args.one:
         device = "cpu" if args.cpu else "cuda"
         result = train(args.streams[0], args.steps, args.batch, args.seed, args.every, device)
