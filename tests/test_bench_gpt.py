@@ -72,3 +72,37 @@ def test_batches_keep_every_item(size):
     items = gpt.windows(ids, offsets, VOCAB, ctx=4)
     scored = sum(int((y != -100).sum()) for _, y in gpt.batches(items, size))
     assert scored == len(ids) + len(offsets) - 1
+
+
+def test_every_run_gets_the_model_size_and_tables_keep_sizes_apart(monkeypatch, tmp_path, capsys):
+    started = []
+
+    class Done:
+        returncode = 0
+
+        def __init__(self, args):
+            self.args = args
+            started.append(args)
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(gpt.subprocess, "Popen", Done)
+    monkeypatch.setattr(gpt.time, "sleep", lambda _: None)
+    args = gpt.argparse.Namespace(
+        seeds=[0, 1], more_seeds_for=["spm-uni"], steps=5, batch=2, every=5, size="small", cpu=False,
+        jobs=4, deadline=0, out=str(tmp_path / "out.jsonl"),
+    )
+    gpt.run_all([Path("hi-sgpe.npz"), Path("hi-spm-uni.npz")], args)
+    assert len(started) == 3  # both streams with seed 0, then only spm-uni with seed 1
+    for command in started:
+        assert command[command.index("--size") + 1] == "small"
+    assert gpt.SIZES["base"] == (gpt.LAYERS, gpt.WIDTH, gpt.HEADS, gpt.DROPOUT)
+
+    row = {"lang": "hi", "kind": "pfx", "seed": 0, "tokens_per_word": 1.4, "bits_per_char": 2.4,
+           "best_step": 100, "ngram": {"2": 2.5}}
+    out = tmp_path / "results.jsonl"
+    out.write_text("\n".join(gpt.json.dumps({**row, **extra}) for extra in ({}, {"size": "small"})))
+    gpt.table(out)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("hi")]
+    assert [line.split()[1:3] for line in lines] == [["pfx", "1.400"], ["pfx", "(small)"]]
