@@ -52,8 +52,11 @@ run)
     parts=" ${PARTS:-peers threads gpt} "
     mkdir -p "$out"
     grep -m1 'model name' /proc/cpuinfo || true
+    shopt -s nullglob
+    wheels=(devdata/whl/*.whl devdata/peers/*.whl)  # peers: absent from an older prepare
+    shopt -u nullglob
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$PWD/devdata/site" \
-        devdata/whl/*.whl devdata/peers/*.whl
+        "${wheels[@]}"
     export PYTHONPATH=$PWD/devdata/site WWHO_SHARED_DATA=$PWD/devdata/data
     for f in devdata/data/corpora/*/*.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done
     if [[ $parts == *" peers "* ]]; then
