@@ -74,6 +74,8 @@ VARIANTS: dict[str, dict] = {
     "wp-p20": {"merge_scope": "words", "prefix_space": True, "superword_share": 0, "prune_freq": 20},
     # not an SGPE option: the text is mapped through DANDA_AS_PUNCT before training and encoding
     "wp-danda": {"merge_scope": "words", "prefix_space": True, "superword_share": 0, "danda_as_punct": True},
+    # the option that does it: the schema's punctuation (the dandas, the abbreviation sign, ...) ends a word
+    "wp-punct": {"merge_scope": "words", "prefix_space": True, "superword_share": 0, "split_punctuation": True},
 }
 #: The dandas (U+0964, U+0965) to characters of no script (U+00A6, U+00A7; in none of the shared
 #: Sinhala or Hindi files): a lossless change after which SGPE's words scope treats them as punctuation.

@@ -100,6 +100,11 @@ def mutate(**changes):
         (mutate(transitions={"S": {"C": ["BASE"]}, "BASE": {}, "DONE": {}}), r"transitions.S.C: unknown target state"),
         (mutate(blocks={"name": "x"}), r"blocks: must be a list"),
         (mutate(word_chars="U+0061"), r"word_chars: must be a list"),
+        (mutate(punctuation="U+0964"), r"punctuation: must be a list"),
+        (mutate(punctuation=["danda"]), r"punctuation\[0\]: expected a code point"),
+        # punctuation of the script is its own: a character outside its blocks and word_chars is an error
+        (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063"}], punctuation=["U+0964"]),
+         r"punctuation: U\+0964 is not a character of the script"),
         (mutate(grammar=["C"]), r"grammar: must be a string"),
         (mutate(accept_states="BASE"), r"accept_states: must be a list of states"),
         (mutate(char_classes={"C": {"members": "U+0061"}}), r"char_classes.C: must be a list of members"),

@@ -361,3 +361,12 @@ def test_every_script_has_examples():
 ])
 def test_encoding_model_cases(script, text, expected):
     assert syllabify(text, script) == expected
+
+
+@pytest.mark.parametrize("script", available_scripts())
+def test_punctuation_is_the_blocks_other_punctuation(script):
+    # The schema's "punctuation" (split off words by split_punctuation) is exactly the code points of
+    # its blocks whose General_Category is Po in the Unicode Character Database (via the regex module).
+    schema = bundled_schema(script)
+    block = {cp for b in schema.blocks for cp in range(b.first, b.last + 1)}
+    assert schema.punctuation == {cp for cp in block if regex.match(r"\p{Po}", chr(cp))}

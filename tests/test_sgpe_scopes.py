@@ -4,6 +4,7 @@ and every option keeps the guarantees (lossless, no known syllable split, exact 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 
 import pytest
@@ -16,7 +17,7 @@ from test_sgpe_tokenizer import split_known_syllables
 from wwho.errors import VocabError
 from wwho.sgpe import SGPETokenizer, train_sgpe
 from wwho.sgpe.scopes import MERGE_SCOPES, group_spans, scope_pattern_source
-from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
+from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, parse_vocab
 from wwho.sgpe.words import PIECES, WordSplitter
 
 SI = WordSplitter("sinhala")
@@ -126,6 +127,8 @@ def test_option_fields_in_vocab_json(variants, tmp_path):
         assert vf.merge_scope == options.get("merge_scope", "pieces")
         assert vf.prefix_space == options.get("prefix_space", False)
         assert bool(vf.superword_merges) == (options.get("superword_share", 0.15) > 0)
+        assert vf.split_punctuation == options.get("split_punctuation", False)
+        assert ("split_punctuation" in vf.to_json()) == vf.split_punctuation  # older files stay as they were
         assert SGPETokenizer(vf).encode("ලංකාව, 2019 नमस्ते!") == tok.encode("ලංකාව, 2019 नमस्ते!")
 
 
@@ -225,3 +228,42 @@ def test_evaluate_places_boundaries_after_the_dummy_space(variants, tmp_path):
         assert len(lines) >= 2
         m = evaluate(load_spec(str(tmp_path / name)), lines)
         assert m.boundaries > 0 and m.boundaries_in_syllable == 0 and m.boundaries_in_cluster == 0
+
+
+def test_split_punctuation_keeps_the_danda_out_of_words(variants, tmp_path):
+    def joined(tok):  # merges (not superword merges) that give a token of a letter and a danda
+        return [a + b for a, b in tok.merges
+                if regex.search(r"[\u0964\u0965]", a + b) and regex.search(r"\p{L}", a + b)]
+
+    assert joined(variants["words"])  # without the option, words learn the danda after them (" है।")
+    for name in ("words-punctuation", "runs-superwords-punctuation"):
+        tok = variants[name]
+        assert joined(tok) == []
+        assert "script punctuation splits words" in tok.describe()
+    # superword merges join a sentence's tokens across its spaces, its final danda too, as they
+    # join a Latin full stop: without them, a danda is its own token after any word
+    tok = variants["words-punctuation"]
+    assert [tok.id_to_token(i) for i in tok.encode("यह है।")][-1] == "।"
+    # a vocabulary file that says something else than true or false is refused, naming the field
+    variants["words-punctuation"].save(tmp_path / "v")
+    path = tmp_path / "v" / "vocab.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["split_punctuation"] = "yes"
+    with pytest.raises(VocabError, match="'split_punctuation' must be true or false"):
+        parse_vocab(data)
+
+
+def test_cli_trains_with_split_punctuation(tmp_path):
+    from conftest import run_wwho
+
+    from wwho.sgpe import load_vocab_file
+
+    corpus = tmp_path / "hi.txt"
+    corpus.write_text("यह एक वाक्य है। वह भी है। " * 30 + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    proc = run_wwho("train", "--kind", "sgpe", "--script", "devanagari", "--vocab-size", "600",
+                    "--merge-scope", "words", "--superwords", "0", "--split-punctuation", "--out", out, corpus)
+    assert proc.returncode == 0, proc.stderr
+    vf = load_vocab_file(out / "vocab.json")
+    assert vf.split_punctuation and vf.merge_scope == "words"
+    assert " है" in vf.vocab and " है।" not in vf.vocab

@@ -3,7 +3,8 @@
 The core counts pieces, sentence spans and the dummy space, groups words into merge scopes,
 builds the engine input and the superword stage's input; the reference does all of it in
 Python with regular expressions and the reference merge engine. Every option of issue 16
-(scopes, ``prefix_space``, automatic and fixed pruning, ``min_freq``, superwords) must give
+(scopes, ``prefix_space``, automatic and fixed pruning, ``min_freq``, superwords, and
+``split_punctuation``) must give
 the same vocabulary file, on real text and on text that holds special and byte token strings.
 """
 
@@ -22,6 +23,8 @@ OPTIONS = {
     "runs-auto": {"merge_scope": "runs", "superword_share": 0},
     "pieces-prefix-superwords": {"prefix_space": True, "superword_share": 0.3},
     "words-superwords-prune3": {"merge_scope": "words", "prune_freq": 3, "superword_share": 0.2},
+    "words-punctuation": {"merge_scope": "words", "superword_share": 0, "split_punctuation": True},
+    "runs-superwords-punctuation": {"merge_scope": "runs", "split_punctuation": True},
 }
 
 

@@ -73,7 +73,7 @@ from reference.words import WordSplitter as ReferenceSplitter  # noqa: E402
 
 from wwho.sgpe.words import SCRIPT_MODES  # noqa: E402
 
-word_text = st.text(alphabet=st.sampled_from(FUZZ_INDIC + list(" \t\n\r ab1.,🙂\u200c\u200d\u0964\u0306\u093e")),
+word_text = st.text(alphabet=st.sampled_from(FUZZ_INDIC + list(" \t\n\r ab1.,🙂\u200c\u200d\u0964\u0965\u0970\u0df4\u0306\u093e")),
                     max_size=40)
 
 
@@ -90,3 +90,28 @@ def test_core_splitter_equals_the_reference(mode, text):
 @settings(max_examples=100, deadline=None)
 def test_core_splitter_equals_the_reference_on_any_unicode(mode, text):
     assert WordSplitter(mode).split(text) == ReferenceSplitter(mode).split(text)
+
+
+def test_split_punctuation_ends_a_word_at_the_scripts_own_punctuation():
+    from wwho.words import word_char_sets
+
+    text = " यह वाक्य है। डॉ॰ शर्मा॥"
+    assert regex_words(text, "devanagari") == [" यह", " वाक्य", " है।", " डॉ॰", " शर्मा॥"]
+    split = [m.group() for m in word_pattern("devanagari", split_punctuation=True).finditer(text)]
+    assert split == [" यह", " वाक्य", " है", "।", " डॉ", "॰", " शर्मा", "॥"]
+    core = WordSplitter("devanagari", split_punctuation=True).split(text)
+    assert ["".join(tokens) for _, tokens in core] == split
+    assert [is_word for is_word, _ in core] == [True, True, True, False, True, False, True, False]
+    assert ReferenceSplitter("devanagari", split_punctuation=True).split(text) == core
+    starts, _ = word_char_sets(("sinhala", "devanagari"), split_punctuation=True)
+    assert {0x0964, 0x0965, 0x0DF4}.isdisjoint(starts) and 0x0915 in starts
+    # the danda a Bengali or Tamil text borrows from Devanagari was never one of their word characters
+    assert 0x0964 not in word_char_sets("bengali")[0]
+
+
+@pytest.mark.parametrize("mode", ["devanagari", "sinhala", "mixed", "indic"])
+@given(text=word_text)
+@settings(max_examples=80, deadline=None)
+def test_core_splitter_equals_the_reference_with_split_punctuation(mode, text):
+    core = WordSplitter(mode, split_punctuation=True)
+    assert core.split(text) == ReferenceSplitter(mode, split_punctuation=True).split(text)

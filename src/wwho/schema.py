@@ -72,6 +72,9 @@ class Schema:
     #: The characters the classes list by code point (not those a Unicode property adds): the
     #: script's own alphabet, as its schema spells it out.
     listed: frozenset[int] = frozenset()
+    #: The script's own punctuation (the dandas): word characters unless a vocabulary is trained
+    #: with ``split_punctuation``, which makes them end a word as Latin punctuation does.
+    punctuation: frozenset[int] = frozenset()
 
     def classify(self, ch: str) -> str:
         """The class label of one character (``"O"`` when no class lists it)."""
@@ -151,8 +154,8 @@ def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
 
 
 #: The keys a schema may have (docs/schemas.md), besides notes for humans (``*_note``, ``*_notes``).
-SCHEMA_KEYS = ("format", "name", "description", "sources", "blocks", "word_chars", "char_classes", "start",
-               "transitions", "accept_states", "emit_states", "grammar", "word_classes", "attach_classes",
+SCHEMA_KEYS = ("format", "name", "description", "sources", "blocks", "word_chars", "punctuation", "char_classes",
+               "start", "transitions", "accept_states", "emit_states", "grammar", "word_classes", "attach_classes",
                "keep_clusters")
 
 
@@ -321,7 +324,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         raise fail("emit_states", f"emit states must also be accept states: {bad}")
 
     blocks: list[Block] = []
-    for key in ("blocks", "word_chars"):
+    for key in ("blocks", "word_chars", "punctuation"):
         if not isinstance(data.get(key, []), list):
             raise fail(key, "must be a list")
     for i, block in enumerate(data.get("blocks", [])):
@@ -333,6 +336,10 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
             raise fail(key, "first is after last")
         blocks.append(Block(str(block["name"]), first, last))
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
+    punctuation = frozenset(codepoint(c, f"punctuation[{i}]") for i, c in enumerate(data.get("punctuation", [])))
+    for cp in sorted(punctuation):
+        if not any(b.first <= cp <= b.last for b in blocks) and cp not in word_chars:
+            raise fail("punctuation", f"U+{cp:04X} is not a character of the script's blocks or word_chars")
 
     word_classes = names("word_classes", classes, "class")
     attach_classes = names("attach_classes", classes, "class")
@@ -363,6 +370,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         attach_classes=attach_classes,
         keep_clusters=keep_clusters,
         listed=frozenset(listed),
+        punctuation=punctuation,
     )
     if grammar is not None and check_grammar:
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name

@@ -83,23 +83,32 @@ def _names(scripts: str | tuple[str, ...]) -> tuple[str, ...]:
     return (scripts,) if isinstance(scripts, str) else tuple(scripts)
 
 
-def word_char_sets(scripts: str | tuple[str, ...]) -> tuple[frozenset[int], frozenset[int]]:
-    """``(starts, attach)``: characters that start or continue a word, and attached marks."""
+def word_char_sets(scripts: str | tuple[str, ...], *, split_punctuation: bool = False,
+                   ) -> tuple[frozenset[int], frozenset[int]]:
+    """``(starts, attach)``: characters that start or continue a word, and attached marks.
+
+    ``split_punctuation``: the scripts' own punctuation (each schema's ``punctuation``: the
+    dandas) is no word character, so it ends a word as Latin punctuation does."""
     starts: set[int] = set()
     attach: set[int] = set()
+    punctuation: set[int] = set()
     for name in _names(scripts):
         schema = bundled_schema(name)
         starts |= schema.script_codepoints() | schema.word_codepoints()
         attach |= schema.attach_codepoints()
+        punctuation |= schema.punctuation
+    if split_punctuation:
+        starts -= punctuation
     return frozenset(starts), frozenset(attach)
 
 
-def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: bool = False) -> str:
+def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: bool = False,
+                        split_punctuation: bool = False) -> str:
     """The regex source of :func:`word_pattern` (``onig=True``: for HF ``tokenizers``).
 
     Group 1 is set for a word and empty for a boundary token.
     """
-    starts, attach = word_char_sets(scripts)
+    starts, attach = word_char_sets(scripts, split_punctuation=split_punctuation)
     ws = {ord(c) for c in WHITESPACE}
     word_start = char_class(starts, onig=onig)
     word_char = char_class(starts | attach, onig=onig)
@@ -110,13 +119,14 @@ def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: boo
 
 
 @functools.cache
-def word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
+def word_pattern(scripts: str | tuple[str, ...] = "sinhala", *, split_punctuation: bool = False) -> re.Pattern[str]:
     """A compiled regex whose matches are the words and boundary tokens of a text, in order."""
-    return re.compile(word_pattern_source(scripts), re.DOTALL)
+    return re.compile(word_pattern_source(scripts, split_punctuation=split_punctuation), re.DOTALL)
 
 
 @functools.cache
-def single_word_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
+def single_word_pattern(scripts: str | tuple[str, ...] = "sinhala", *,
+                        split_punctuation: bool = False) -> re.Pattern[str]:
     """Matches (with ``fullmatch``) a text that :func:`word_pattern` finds to be exactly one word."""
-    starts, attach = word_char_sets(scripts)
+    starts, attach = word_char_sets(scripts, split_punctuation=split_punctuation)
     return re.compile(f"(?: (?=[^ \\t\\n\\r]))?{char_class(starts)}{char_class(starts | attach)}*")

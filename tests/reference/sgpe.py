@@ -26,7 +26,7 @@ class Encoder:
     def __init__(self, vocab_file: VocabFile, *, fallback: str | None = None) -> None:
         self.vocab = vocab_file.vocab
         self.fallback = fallback or vocab_file.fallback
-        self.splitter = WordSplitter(vocab_file.script)
+        self.splitter = WordSplitter(vocab_file.script, split_punctuation=vocab_file.split_punctuation)
         self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(vocab_file.merges)))}
         self._pairs = pair_table((*vocab_file.syllable_merges, *vocab_file.merges), self.vocab)
         self._byte_ids = [self.vocab[t] for t in BYTE_TOKENS] if self.fallback == "bytes" else []

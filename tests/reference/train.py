@@ -29,9 +29,9 @@ from wwho.sgpe.words import PIECES
 
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
-          superword_share: float = 0.15, script_characters: bool = True,
+          superword_share: float = 0.15, script_characters: bool = True, split_punctuation: bool = False,
           special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
-    splitter = WordSplitter(script)
+    splitter = WordSplitter(script, split_punctuation=split_punctuation)
     documents = [line for line in lines if line]
     if prefix_space:
         documents = [" " + d for d in documents]
@@ -129,7 +129,8 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
-                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
+                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
+                     split_punctuation=split_punctuation)
 
 
 def _listed(script: str) -> set[int]:

@@ -20,13 +20,13 @@ _PASSTHROUGH = re.compile(r"(?: (?![ \t\n\r]))?.", re.DOTALL)
 
 
 class WordSplitter:
-    def __init__(self, script: str) -> None:
+    def __init__(self, script: str, *, split_punctuation: bool = False) -> None:
         self.scripts = mode_scripts(script)
         self.script = script
         self._routed = script in MULTI_SCRIPT_MODES
         self._schemas = {name: bundled_schema(name) for name in self.scripts}
-        self._finditer = word_pattern(self.scripts).finditer
-        self._single_word = single_word_pattern(self.scripts).fullmatch
+        self._finditer = word_pattern(self.scripts, split_punctuation=split_punctuation).finditer
+        self._single_word = single_word_pattern(self.scripts, split_punctuation=split_punctuation).fullmatch
 
     def syllables(self, text: str) -> list[str]:
         if not self._routed:

@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
+    p.add_argument("--split-punctuation", action="store_true",
+                   help="the script's own punctuation (the dandas) ends a word, as Latin punctuation does, so "
+                        "that with --merge-scope words or runs no token joins a word and its danda")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
     p.add_argument("--text-field", default=None,
                    help="JSONL field holding the text (default 'text'); given, every corpus file must be "
@@ -171,6 +174,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         prune_freq=args.prune_freq,
         merge_scope=args.merge_scope,
         prefix_space=args.prefix_space,
+        split_punctuation=args.split_punctuation,
         superword_share=args.superwords,
         script_characters=args.script_characters,
         balance=args.balance,

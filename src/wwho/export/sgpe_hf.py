@@ -89,7 +89,8 @@ def tokenizer_json(tok: Any) -> dict[str, Any]:
     if tok.superword_merges:  # the pre-tokens are spans; pieces and scopes follow from the merges themselves
         pattern = spans_pattern_source(onig=True)
     else:
-        pattern = scope_pattern_source(tok.splitter.scripts, tok.merge_scope, onig=True)
+        pattern = scope_pattern_source(tok.splitter.scripts, tok.merge_scope, onig=True,
+                                       split_punctuation=tok.split_punctuation)
     hf.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False)
     steps = [decoders.ByteFallback(), decoders.Fuse()]
     if any(re.fullmatch("<0x" + BYTE_LOOKALIKE, t) for t in tok.vocab if t not in BYTE_TOKENS):

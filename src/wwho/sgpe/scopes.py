@@ -76,14 +76,16 @@ def reserved_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, sorted(set(tokens), key=len, reverse=True))) or "(?!)")
 
 
-def scope_pattern_source(scripts: tuple[str, ...], scope: str, *, onig: bool = False) -> str:
-    """A regex whose matches are the spans of a text under ``scope`` (for HF's ``Split``)."""
+def scope_pattern_source(scripts: tuple[str, ...], scope: str, *, onig: bool = False,
+                         split_punctuation: bool = False) -> str:
+    """A regex whose matches are the spans of a text under ``scope`` (for HF's ``Split``);
+    ``split_punctuation`` as :func:`wwho.words.word_char_sets` (no effect on ``"pieces"``)."""
     check_scope(scope)
     if scope == "words":
-        return word_pattern_source(scripts, onig=onig)
+        return word_pattern_source(scripts, onig=onig, split_punctuation=split_punctuation)
     if scope == "pieces":
         return PIECES
-    starts, attach = word_char_sets(scripts)
+    starts, attach = word_char_sets(scripts, split_punctuation=split_punctuation)
     ws = {ord(c) for c in " \t\n\r"}
     word_start = char_class(starts, onig=onig)
     word_char = char_class(starts | attach, onig=onig)

@@ -74,7 +74,8 @@ class SGPETokenizer:
         self.syllable_merges = vocab_file.syllable_merges
         self.special_tokens = vocab_file.special_tokens
         self.script = vocab_file.script
-        self.splitter = WordSplitter(vocab_file.script)
+        self.splitter = WordSplitter(vocab_file.script, split_punctuation=vocab_file.split_punctuation)
+        self.split_punctuation = vocab_file.split_punctuation
         self.merge_scope = vocab_file.merge_scope
         self.prefix_space = vocab_file.prefix_space
         self.superword_merges = vocab_file.superword_merges
@@ -261,7 +262,8 @@ class SGPETokenizer:
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
             (f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
-             f"prefix space: {'yes' if self.prefix_space else 'no'}"),
+             f"prefix space: {'yes' if self.prefix_space else 'no'}"
+             f"{'; script punctuation splits words' if self.split_punctuation else ''}"),
             (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
              f"min_freq {self.file.min_freq}"),
             f"  first {top} merges:",

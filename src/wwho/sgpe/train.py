@@ -9,6 +9,8 @@ Phases (each with a progress bar when ``progress=True``):
 2. **words**: syllabify each *distinct* piece once, split it into words and boundary tokens
    (:mod:`wwho.sgpe.words`) and group those into the spans merges stay inside
    (``merge_scope``, :mod:`wwho.sgpe.scopes`); a lone boundary token is counted apart;
+   with ``split_punctuation``, the scripts' own punctuation (the dandas) is a boundary token too,
+   so in the ``"words"`` and ``"runs"`` scopes no token joins a word and its danda;
 3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (left to
    their characters and byte fallback at encoding time); ``"auto"`` chooses the threshold
    (:mod:`wwho.sgpe.budget`); the symbol table is the boundary tokens (sorted) then the
@@ -105,6 +107,7 @@ def train_sgpe(
     prefix_space: bool = False,
     superword_share: float = 0.15,
     script_characters: bool = True,
+    split_punctuation: bool = False,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
@@ -139,7 +142,8 @@ def train_sgpe(
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
     for name, value in (("prefix_space", prefix_space), ("script_characters", script_characters),
-                        ("resume", resume), ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
+                        ("split_punctuation", split_punctuation), ("resume", resume),
+                        ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
         check_flag(value, name, VocabError)
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
@@ -152,11 +156,12 @@ def train_sgpe(
                                stats=stats, workers=workers, progress=progress, segments_only=segments_only,
                                min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
                                prefix_space=prefix_space, superword_share=superword_share,
-                               script_characters=script_characters, checkpoint_dir=checkpoint_dir,
-                               checkpoint_every=checkpoint_every, resume=resume, special_tokens=special_tokens)
+                               script_characters=script_characters, split_punctuation=split_punctuation,
+                               checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
+                               special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
     breaks = span_breaks(superword_share)
-    splitter = WordSplitter(script)
+    splitter = WordSplitter(script, split_punctuation=split_punctuation)
 
     t0 = time.perf_counter()
     files = resolve_paths(corpus, texts_hint="SGPETokenizer.train_from_iterator")  # fail now on a missing input
@@ -213,7 +218,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
                    options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
                    options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
-    splitter = WordSplitter(script)
+    splitter = WordSplitter(script, split_punctuation=_split_punctuation(options))
     t0 = time.perf_counter()
     counted = stats is not None
     stats = stats if counted else CorpusStats()
@@ -265,7 +270,7 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
                    options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
                    options.get("prefix_space", False), 0, False)
-    splitter = WordSplitter(script)
+    splitter = WordSplitter(script, split_punctuation=_split_punctuation(options))
     t0 = time.perf_counter()
     counter = _core.PieceCounter()
     pieces: list[str] = []
@@ -279,6 +284,13 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
     counter.add(pieces, numbers)
     return train_on_pieces(counter, splitter=splitter, vocab_size=vocab_size, progress=progress,
                            stats=None, started=t0, **options)
+
+
+def _split_punctuation(options: dict) -> bool:
+    """The ``split_punctuation`` option, taken out of ``options`` (the word splitter carries it)."""
+    value = options.pop("split_punctuation", False)
+    check_flag(value, "split_punctuation", VocabError)
+    return value
 
 
 def check_special_tokens(special_tokens) -> None:
@@ -465,6 +477,8 @@ def _train_on_pieces(
         options += [merge_scope, prefix_space, superword_share]
     if auto and script_characters:  # earlier checkpoints stay valid without it
         options += ["script_characters"]
+    if splitter.split_punctuation:
+        options += ["split_punctuation"]
     fingerprint = "" if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
     del engine_arrays
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
@@ -541,7 +555,8 @@ def _train_on_pieces(
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
-                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space)
+                     min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
+                     split_punctuation=splitter.split_punctuation)
 
 
 def schema_characters(scripts: tuple[str, ...]) -> set[str]:

@@ -12,8 +12,9 @@ vocabulary and unknown text falls back to them; ``"unk"``: spec 000's ``[UNK]``)
 
 Format 2 (``wwho-sgpe/2``, written only when one of these is not spec 000's choice) adds
 ``merge_scope`` (:mod:`wwho.sgpe.scopes`), ``prefix_space`` (the dummy space) and
-``superword_merges`` (:mod:`wwho.sgpe.superwords`, ranked after ``merges``). A format-1 file
-loads as scope ``"words"``, no prefix, no superwords. A reader of format 1 only refuses a
+``superword_merges`` (:mod:`wwho.sgpe.superwords`, ranked after ``merges``), and, only when true,
+``split_punctuation`` (the scripts' own punctuation ends a word: :func:`wwho.words.word_char_sets`).
+A format-1 file loads as scope ``"words"``, no prefix, no superwords, punctuation in words. A reader of format 1 only refuses a
 format-2 file by its ``format`` field (wwho 0.1 did not check it and would ignore the new fields);
 the exported ``tokenizer.json`` carries everything in standard fields.
 
@@ -64,12 +65,14 @@ class VocabFile:
     leading_space: bool = True
     merge_scope: str = "words"
     prefix_space: bool = False
+    split_punctuation: bool = False
     version: str = FORMAT
 
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        extended = self.merge_scope != "words" or self.prefix_space or bool(self.superword_merges)
+        extended = (self.merge_scope != "words" or self.prefix_space or bool(self.superword_merges)
+                    or self.split_punctuation)
         fmt = FORMAT_2 if extended else FORMAT
         data = {
             "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
@@ -91,6 +94,8 @@ class VocabFile:
             data["merge_scope"] = self.merge_scope
             data["prefix_space"] = self.prefix_space
             data["superword_merges"] = [list(m) for m in self.superword_merges]
+        if self.split_punctuation:  # only then: files of earlier versions stay byte-identical
+            data["split_punctuation"] = True
         return data
 
     def to_bytes(self) -> bytes:
@@ -207,11 +212,14 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     prefix_space = data.get("prefix_space", False)
     if type(prefix_space) is not bool:
         raise fail(f"'prefix_space' must be true or false, not {brief(prefix_space)}")
+    split_punctuation = data.get("split_punctuation", False)
+    if type(split_punctuation) is not bool:
+        raise fail(f"'split_punctuation' must be true or false, not {brief(split_punctuation)}")
     _check_specials(specials, {"merges": merges, "syllable_merges": syllable_merges,
                                "superword_merges": superword_merges}, fail)
     if version in (FORMAT, FORMAT_2):
         _check_reachable(vocab, [*merges, *syllable_merges, *superword_merges], specials, fail)
-    _check_building(syllable_merges, script, fail)
+    _check_building(syllable_merges, script, split_punctuation, fail)
     return VocabFile(
         vocab=dict(vocab),
         merges=merges,
@@ -224,6 +232,7 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         fallback=fallback,
         merge_scope=scope,
         prefix_space=prefix_space,
+        split_punctuation=split_punctuation,
         version=version,
     )
 
@@ -246,7 +255,7 @@ def _check_specials(specials, lists, fail) -> None:
                                f"{brief(a, 40)} + {brief(b, 40)}): plain text would encode to its id")
 
 
-def _check_building(syllable_merges, script, fail) -> None:
+def _check_building(syllable_merges, script, split_punctuation, fail) -> None:
     """Every syllable-building merge stays inside one syllable or boundary token.
 
     The native encoder builds only the syllables it does not know, from their characters, while
@@ -255,7 +264,7 @@ def _check_building(syllable_merges, script, fail) -> None:
     """
     from wwho.sgpe.words import WordSplitter
 
-    split = WordSplitter(script).split
+    split = WordSplitter(script, split_punctuation=split_punctuation).split
     for i, (a, b) in enumerate(syllable_merges):
         units = [u for _, us in split(a + b) for u in us]
         if len(units) != 1:

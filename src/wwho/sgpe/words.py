@@ -60,10 +60,12 @@ PIECES = re.compile(counting.PIECES)  # the trainer counts exactly these pieces
 class WordSplitter:
     """Turns pieces of text into SGPE words for one script mode."""
 
-    def __init__(self, script: str) -> None:
+    def __init__(self, script: str, *, split_punctuation: bool = False) -> None:
         self.scripts: tuple[str, ...] = mode_scripts(script)
         self.script = script
-        self.core = core_splitter(self.scripts, script in MULTI_SCRIPT_MODES)
+        #: The scripts' own punctuation (the dandas) ends a word (see :func:`wwho.words.word_char_sets`).
+        self.split_punctuation = split_punctuation
+        self.core = core_splitter(self.scripts, script in MULTI_SCRIPT_MODES, split_punctuation)
 
     def syllables(self, text: str) -> list[str]:
         """The syllable-level tokens of ``text`` taken as one word (leading-space mode)."""
@@ -85,9 +87,9 @@ class WordSplitter:
 
 
 @functools.cache
-def core_splitter(scripts: tuple[str, ...], routed: bool) -> _core.WordSplitter:
+def core_splitter(scripts: tuple[str, ...], routed: bool, split_punctuation: bool = False) -> _core.WordSplitter:
     """The compiled splitter of a script mode (shared by every tokenizer of that mode)."""
-    starts, attach = word_char_sets(scripts)
+    starts, attach = word_char_sets(scripts, split_punctuation=split_punctuation)
     automata = [Syllabifier.for_script(name).automaton for name in scripts]
     router = core_router(scripts) if routed else None
     return _core.WordSplitter(code_point_ranges(starts), code_point_ranges(attach), automata, router)
