@@ -38,7 +38,7 @@ prepare)
     cp -r .cache/bench_languages/si-sgpe-32000 devdata/
     for lang in ${LM_LANGS:-si hi}; do
         kinds="sgpe sgpe-words pfx words-pfx spm-bpe spm-uni"
-        [ "$lang" = hi ] && kinds="$kinds wp-danda"
+        [ "$lang" = hi ] && kinds="$kinds wp-danda wp-punct"
         # shellcheck disable=SC2086
         (cd benchmarks && "../$python" bench_lm.py --langs "$lang" --order 4 --export ../devdata/lm --kinds $kinds)
     done
@@ -82,7 +82,7 @@ run)
         left=$((budget - ($(date +%s) - start)))
         # the tokenizers compared first, so that they come back even if the time runs out
         streams=()
-        for kind in words-pfx spm-uni spm-bpe sgpe wp-danda pfx sgpe-words; do
+        for kind in words-pfx spm-uni spm-bpe sgpe wp-punct wp-danda pfx sgpe-words; do
             for lang in si hi; do
                 [ -f "devdata/lm/$lang-$kind.npz" ] && streams+=("devdata/lm/$lang-$kind.npz")
             done
@@ -90,7 +90,7 @@ run)
         # shellcheck disable=SC2086
         python3 benchmarks/gpt.py "${streams[@]}" --steps "${STEPS:-1200}" --seeds 0 1 --jobs "${JOBS:-8}" \
             --size "${GPT_SIZE:-base}" \
-            --more-seeds-for ${MORE_SEEDS:-words-pfx wp-danda spm-bpe spm-uni} --deadline "$left" \
+            --more-seeds-for ${MORE_SEEDS:-words-pfx wp-punct wp-danda spm-bpe spm-uni} --deadline "$left" \
             --out "$out/gpt.jsonl" ${GPT_OPTIONS:-} 2>&1 | tee "$out/gpt.txt"
     fi
     echo "device checks took $(($(date +%s) - start)) s"
