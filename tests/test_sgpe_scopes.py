@@ -267,3 +267,13 @@ def test_cli_trains_with_split_punctuation(tmp_path):
     vf = load_vocab_file(out / "vocab.json")
     assert vf.split_punctuation and vf.merge_scope == "words"
     assert " है" in vf.vocab and " है।" not in vf.vocab
+
+
+def test_a_meta_tokenizer_takes_a_split_punctuation_part(variants, o200k):
+    from wwho.meta import MetaTokenizer
+
+    meta = MetaTokenizer(variants["words-punctuation"], o200k)
+    text = "यह है। Hello, दुनिया॥ ලංකාව."
+    ids = meta.encode(text)
+    assert meta.decode(ids) == text
+    assert [meta.decode([i]) for i in ids][:3] == ["यह", " है", "।"]
