@@ -14,9 +14,9 @@ Format 2 (``wwho-sgpe/2``, written only when one of these is not spec 000's choi
 ``merge_scope`` (:mod:`wwho.sgpe.scopes`), ``prefix_space`` (the dummy space) and
 ``superword_merges`` (:mod:`wwho.sgpe.superwords`, ranked after ``merges``), and, only when true,
 ``split_punctuation`` (the scripts' own punctuation ends a word: :func:`wwho.words.word_char_sets`).
-A format-1 file loads as scope ``"words"``, no prefix, no superwords, punctuation in words. A reader of format 1 only refuses a
-format-2 file by its ``format`` field (wwho 0.1 did not check it and would ignore the new fields);
-the exported ``tokenizer.json`` carries everything in standard fields.
+A format-1 file loads as scope ``"words"``, no prefix, no superwords, punctuation in words. A reader
+of format 1 only refuses a format-2 file by its ``format`` field (wwho 0.1 did not check it and would
+ignore the new fields); the exported ``tokenizer.json`` carries everything in standard fields.
 
 Loading validates everything and names what is wrong and where: ids must be the integers
 0..n-1, each once; every merge's parts and result must be tokens; and every token longer
