@@ -31,7 +31,7 @@ mod whitespace;
 
 use crate::merge::{merge_with, Merge, PairTable, Pairs};
 use crate::pretokenize::general::RegexError;
-use crate::pretokenize::Pretokenizer;
+use crate::pretokenize::{Pieces, Pretokenizer};
 use cache::{Bypass, PieceCache};
 use specials::{SpecialSet, Specials};
 use std::fmt;
@@ -557,44 +557,22 @@ impl ByteLevel {
         let owner = self.memo_owner.load(Ordering::Relaxed);
         memo::with(owner, self.cache.enabled(), |memo| {
             let Some(memo) = memo else {
-                return self.pretokenizer.for_each_piece(text, &mut |piece| {
+                return self.pretokenizer.for_each_piece(text, &mut |piece: &[u8]| {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
                     }
                     self.encode_piece(piece, out, scratch, &mut bypass)
                 });
             };
-            let bytes = text.as_bytes();
-            let base = bytes.as_ptr() as usize;
-            self.pretokenizer.for_each_piece(text, &mut |piece| {
-                let at = (piece.as_ptr() as usize).wrapping_sub(base);
-                if piece.len() > memo::KEY {
-                    // A word of most Indic scripts: the memo's long table, then the shared
-                    // cache (inside `encode_piece`).
-                    let Some(p) = memo::pack_long(bytes, at, piece) else {
-                        return self.encode_piece(piece, out, scratch, &mut bypass);
-                    };
-                    if memo.get_long_into(&p, out) {
-                        return Ok(());
-                    }
-                    let start = out.len();
-                    self.encode_piece(piece, out, scratch, &mut bypass)?;
-                    memo.insert_long(&p, &out[start..]);
-                    return Ok(());
-                }
-                // Every short piece asks the memo first, tokens and one-byte pieces too: the
-                // branch on its answer is what the CPU predicts on warm text (see [`memo`]).
-                let p = memo::pack(bytes, at, piece);
-                if memo.get_into(p, out) {
-                    return Ok(());
-                }
-                let start = out.len();
-                if !self.tiny_piece(piece, out) {
-                    self.encode_piece(piece, out, scratch, &mut bypass)?;
-                }
-                memo.insert(p, &out[start..]);
-                Ok(())
-            })
+            let mut short = ShortPieces {
+                tok: self,
+                bytes: text.as_bytes(),
+                memo,
+                out,
+                scratch,
+                bypass: &mut bypass,
+            };
+            self.pretokenizer.for_each_piece(text, &mut short)
         })
     }
 
@@ -665,6 +643,66 @@ impl ByteLevel {
             self.cache.insert(piece, scratch);
         }
         out.extend_from_slice(scratch);
+        Ok(())
+    }
+}
+
+/// One text's pieces into ids through a memo (see `encode_chunk`). Only the memo's answer for a
+/// short piece is inlined into the scanner's loop (a closure, called from the scanner's several
+/// places, was left a call per piece); everything else is a call.
+struct ShortPieces<'a> {
+    tok: &'a ByteLevel,
+    bytes: &'a [u8],
+    memo: &'a mut memo::Memo,
+    out: &'a mut Vec<u32>,
+    scratch: &'a mut Vec<u32>,
+    bypass: &'a mut Bypass,
+}
+
+impl Pieces<Error> for ShortPieces<'_> {
+    #[inline(always)]
+    fn piece(&mut self, piece: &[u8]) -> Result<(), Error> {
+        let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        if piece.len() > memo::KEY {
+            return self.long(at, piece);
+        }
+        // Every short piece asks the memo first, tokens and one-byte pieces too: the branch on
+        // its answer is what the CPU predicts on warm text (see [`memo`]).
+        let p = memo::pack(self.bytes, at, piece);
+        if self.memo.get_into(p, self.out) {
+            return Ok(());
+        }
+        self.miss(piece, p)
+    }
+}
+
+impl ShortPieces<'_> {
+    /// A short piece the memo does not hold: its ids, then kept in the memo.
+    #[inline(never)]
+    fn miss(&mut self, piece: &[u8], p: Packed) -> Result<(), Error> {
+        let start = self.out.len();
+        if !self.tok.tiny_piece(piece, self.out) {
+            self.tok
+                .encode_piece(piece, self.out, self.scratch, self.bypass)?;
+        }
+        self.memo.insert(p, &self.out[start..]);
+        Ok(())
+    }
+
+    /// A piece longer than the memo's short keys (a word of most Indic scripts): the memo's
+    /// long table, then the shared cache (inside `encode_piece`).
+    #[inline(never)]
+    fn long(&mut self, at: usize, piece: &[u8]) -> Result<(), Error> {
+        let (tok, out) = (self.tok, &mut *self.out);
+        let Some(p) = memo::pack_long(self.bytes, at, piece) else {
+            return tok.encode_piece(piece, out, self.scratch, self.bypass);
+        };
+        if self.memo.get_long_into(&p, out) {
+            return Ok(());
+        }
+        let start = out.len();
+        tok.encode_piece(piece, out, self.scratch, self.bypass)?;
+        self.memo.insert_long(&p, &out[start..]);
         Ok(())
     }
 }

@@ -43,7 +43,7 @@ impl Stage {
 
     /// The pieces of `text`: matches and the non-empty gaps between them, as byte spans.
     #[inline]
-    fn split(&self, text: &str, f: &mut impl FnMut(usize, usize)) -> Result<(), RegexError> {
+    fn split(&self, text: &str, f: &mut impl Spans) -> Result<(), RegexError> {
         match self {
             Stage::Named(named) => {
                 let table = classes::classes();
@@ -65,10 +65,10 @@ impl Stage {
                     match named.match_at(table, s, pos) {
                         Some(end) => {
                             if gap != usize::MAX {
-                                f(gap, pos);
+                                f.span(gap, pos);
                                 gap = usize::MAX;
                             }
-                            f(pos, end);
+                            f.span(pos, end);
                             pos = end;
                         }
                         None => {
@@ -80,7 +80,7 @@ impl Stage {
                     }
                 }
                 if gap != usize::MAX {
-                    f(gap, pos);
+                    f.span(gap, pos);
                 }
                 Ok(())
             }
@@ -88,13 +88,13 @@ impl Stage {
                 let mut done = 0;
                 rx.for_each_match(text, |start, end| {
                     if start > done {
-                        f(done, start);
+                        f.span(done, start);
                     }
-                    f(start, end);
+                    f.span(start, end);
                     done = end;
                 })?;
                 if done < text.len() {
-                    f(done, text.len());
+                    f.span(done, text.len());
                 }
                 Ok(())
             }
@@ -110,6 +110,53 @@ fn ascii_ahead(s: &[u8], pos: usize) -> bool {
             u64::from_le_bytes(b.try_into().unwrap_or([0x80; 8])) & 0x8080_8080_8080_8080 == 0
         }
         None => s.len() - pos >= 2 && s[pos..].is_ascii(),
+    }
+}
+
+/// What [`Pretokenizer::for_each_piece`] hands each piece to: a closure, or a type whose
+/// `piece` is to be inlined into the scanner's loop (a closure called from the scanner's
+/// several places is left a call).
+pub trait Pieces<E> {
+    fn piece(&mut self, piece: &[u8]) -> Result<(), E>;
+}
+
+impl<E, F: FnMut(&[u8]) -> Result<(), E>> Pieces<E> for F {
+    #[inline(always)]
+    fn piece(&mut self, piece: &[u8]) -> Result<(), E> {
+        self(piece)
+    }
+}
+
+/// What the scanners hand each piece's span (start, end) to: a closure, or [`EachPiece`], whose
+/// `span` is inlined into the scanner's loop.
+pub trait Spans {
+    fn span(&mut self, start: usize, end: usize);
+}
+
+impl<F: FnMut(usize, usize)> Spans for F {
+    #[inline(always)]
+    fn span(&mut self, start: usize, end: usize) {
+        self(start, end)
+    }
+}
+
+/// [`Pretokenizer::for_each_piece`]'s spans to pieces, until the first error.
+struct EachPiece<'a, P, E> {
+    bytes: &'a [u8],
+    f: &'a mut P,
+    result: Result<(), E>,
+}
+
+impl<P: Pieces<E>, E> Spans for EachPiece<'_, P, E> {
+    #[inline(always)]
+    fn span(&mut self, start: usize, end: usize) {
+        if self.result.is_ok() {
+            // Only an error is stored: assigning every piece's `Ok` would run the error
+            // type's drop glue on the `Ok` it replaces, a call per piece.
+            if let Err(e) = self.f.piece(&self.bytes[start..end]) {
+                self.result = Err(e);
+            }
+        }
     }
 }
 
@@ -177,11 +224,11 @@ impl Pretokenizer {
         Ok(spans)
     }
 
-    fn split_text(&self, text: &str, f: &mut impl FnMut(usize, usize)) -> Result<(), RegexError> {
+    fn split_text(&self, text: &str, f: &mut impl Spans) -> Result<(), RegexError> {
         match self.stages.as_slice() {
             [] => {
                 if !text.is_empty() {
-                    f(0, text.len());
+                    f.span(0, text.len());
                 }
                 Ok(())
             }
@@ -197,7 +244,7 @@ impl Pretokenizer {
                     spans = next;
                 }
                 for (a, b) in spans {
-                    f(a, b);
+                    f.span(a, b);
                 }
                 Ok(())
             }
@@ -208,21 +255,17 @@ impl Pretokenizer {
     pub fn for_each_piece<E: From<RegexError>>(
         &self,
         text: &str,
-        f: &mut impl FnMut(&[u8]) -> Result<(), E>,
+        f: &mut impl Pieces<E>,
     ) -> Result<(), E> {
         let bytes = text.as_bytes();
         if self.byte_stages.is_empty() {
-            let mut result = Ok(());
-            self.split_text(text, &mut |a, b| {
-                if result.is_ok() {
-                    // Only an error is stored: assigning every piece's `Ok` would run the
-                    // error type's drop glue on the `Ok` it replaces, a call per piece.
-                    if let Err(e) = f(&bytes[a..b]) {
-                        result = Err(e);
-                    }
-                }
-            })?;
-            return result;
+            let mut each = EachPiece {
+                bytes,
+                f,
+                result: Ok(()),
+            };
+            self.split_text(text, &mut each)?;
+            return each.result;
         }
         let mut pieces = Vec::new();
         self.split_text(text, &mut |a, b| pieces.push((a, b)))?;
@@ -243,7 +286,7 @@ impl Pretokenizer {
                     starts.partition_point(|&s| s < x),
                     starts.partition_point(|&s| s < y),
                 );
-                f(&piece[i..j])?;
+                f.piece(&piece[i..j])?;
             }
         }
         Ok(())
@@ -348,7 +391,7 @@ mod tests {
         // A byte-stage regex sees "Ġ" for the space byte; splitting on it keeps bytes exact.
         let p = Pretokenizer::new(&[named::GPT2], &["\u{120}"]).unwrap();
         let mut out: Vec<Vec<u8>> = Vec::new();
-        p.for_each_piece::<RegexError>("a b\u{e9}", &mut |piece| {
+        p.for_each_piece::<RegexError>("a b\u{e9}", &mut |piece: &[u8]| {
             out.push(piece.to_vec());
             Ok(())
         })

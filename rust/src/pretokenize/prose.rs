@@ -95,11 +95,11 @@ fn classify(block: &[u8; 64]) -> Block {
     c
 }
 
-/// Calls `f(start, end)` for each o200k piece of `s` from `pos` (a piece start) whose end the
+/// Calls `f.span(start, end)` for each o200k piece of `s` from `pos` (a piece start) whose end the
 /// prose rules decide, and returns the start of the first piece they leave undecided (`pos`
 /// itself when they decide none): the scalar scanner goes on from there.
 #[inline]
-pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl FnMut(usize, usize)) -> usize {
+pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl super::Spans) -> usize {
     let mut start = pos;
     let mut base = pos;
     // The classes of the bytes before the block, as its top bits would hold them. Before
@@ -146,7 +146,7 @@ pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl FnMut(usize, usize)) -> u
         }
         while decided != 0 {
             let next = base + decided.trailing_zeros() as usize;
-            f(start, next);
+            f.span(start, next);
             start = next;
             decided &= decided - 1;
         }

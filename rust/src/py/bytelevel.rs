@@ -301,7 +301,7 @@ impl Pretokenizer {
         let mut pieces: Vec<Vec<u8>> = Vec::new();
         guard(|| {
             self.inner
-                .for_each_piece::<RegexError>(s, &mut |p| {
+                .for_each_piece::<RegexError>(s, &mut |p: &[u8]| {
                     pieces.push(p.to_vec());
                     Ok(())
                 })

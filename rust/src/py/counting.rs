@@ -297,10 +297,13 @@ impl PyPieceCounter {
                             .map(|(docs, table)| {
                                 s.spawn(move || {
                                     for doc in docs.iter() {
-                                        pre.for_each_piece::<RegexError>(doc, &mut |p| {
-                                            table.add(p, 1);
-                                            Ok(())
-                                        })?;
+                                        pre.for_each_piece::<RegexError>(
+                                            doc,
+                                            &mut |p: &[u8]| {
+                                                table.add(p, 1);
+                                                Ok(())
+                                            },
+                                        )?;
                                     }
                                     Ok::<(), RegexError>(())
                                 })
