@@ -13,6 +13,15 @@ pub trait Unit: Copy + Send + Sync + 'static {
     fn cp(self) -> u32;
     /// A slice of these units as a [`Text`].
     fn text(t: &[Self]) -> Text<'_>;
+
+    /// The 16 units of `t` as bytes, if all of them are ASCII.
+    #[inline(always)]
+    fn ascii16(t: &[Self; 16]) -> Option<[u8; 16]> {
+        if t.iter().fold(0, |any, u| any | u.cp()) >= 0x80 {
+            return None;
+        }
+        Some(std::array::from_fn(|k| t[k].cp() as u8))
+    }
 }
 
 impl Unit for u8 {
@@ -36,6 +45,27 @@ impl Unit for u16 {
     #[inline(always)]
     fn cp(self) -> u32 {
         u32::from(self)
+    }
+
+    /// Two vector loads, one test and one pack (what a Latin-script `str` with a few quotes or
+    /// dashes is made of, stored two bytes a character).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn ascii16(t: &[Self; 16]) -> Option<[u8; 16]> {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the loads read the 32 bytes of `t` (unaligned loads),
+        // the store writes the 16 of `out`.
+        unsafe {
+            let lo = _mm_loadu_si128(t.as_ptr().cast());
+            let hi = _mm_loadu_si128(t.as_ptr().add(8).cast());
+            let high_bits = _mm_and_si128(_mm_or_si128(lo, hi), _mm_set1_epi16(-0x80));
+            if _mm_movemask_epi8(_mm_cmpeq_epi8(high_bits, _mm_setzero_si128())) != 0xFFFF {
+                return None;
+            }
+            let mut out = [0u8; 16];
+            _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_packus_epi16(lo, hi));
+            Some(out)
+        }
     }
 }
 
@@ -182,6 +212,25 @@ mod tests {
         let s = "ශ්‍රී a 🙂";
         let cps: Vec<u32> = s.chars().map(u32::from).collect();
         assert_eq!(to_utf8(&cps), s.as_bytes());
+    }
+
+    #[test]
+    fn sixteen_ascii_units_or_none() {
+        // One unit of each kind at each place among ASCII: only all-ASCII blocks are taken,
+        // and their bytes are the units (the vector pack saturates, so a unit of 0x80 and up
+        // must be caught before it).
+        for other in [
+            0x7Fu16, 0x80, 0xE9, 0xFF, 0x100, 0x17F, 0x2019, 0x7F00, 0x8000, 0xFFFF,
+        ] {
+            for at in 0..16 {
+                let mut t: [u16; 16] = std::array::from_fn(|k| 0x41 + k as u16);
+                t[at] = other;
+                let want = (other < 0x80).then(|| std::array::from_fn(|k| t[k] as u8));
+                assert_eq!(u16::ascii16(&t), want, "{other:#x} at {at}");
+                let wide: [u32; 16] = std::array::from_fn(|k| u32::from(t[k]));
+                assert_eq!(u32::ascii16(&wide), want, "{other:#x} at {at}");
+            }
+        }
     }
 
     #[test]

@@ -92,7 +92,16 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
             let mut c = t[i].cp();
             if c < 0x80 {
                 // Text stored in 2 or 4 bytes a character is mostly ASCII when it is a Latin
-                // script with a few quotes or dashes: eight ASCII units at a time then.
+                // script with a few quotes or dashes: sixteen ASCII units at a time then, or
+                // eight.
+                if let Some(sixteen) = t.get(i..i + 16).and_then(|u| <&[U; 16]>::try_from(u).ok()) {
+                    if let Some(bytes) = U::ascii16(sixteen) {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(n), 16);
+                        n += 16;
+                        i += 16;
+                        continue;
+                    }
+                }
                 if let Some(eight) = t.get(i..i + 8) {
                     if eight.iter().fold(0, |any, u| any | u.cp()) < 0x80 {
                         for (k, u) in eight.iter().enumerate() {
