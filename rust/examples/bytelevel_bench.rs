@@ -1,8 +1,9 @@
 //! Time the byte-level core without Python: `cargo run --release --example bytelevel_bench --
 //! <o200k_base.tiktoken> <corpus.txt> [lines, 0: the file as one text]`. Prints MB/s for a
 //! physical floor (UTF-8 validation and a memchr pass over the same bytes), pre-tokenizing
-//! alone, and encoding cold (a fresh tokenizer) and warm (a second pass). For profiling
-//! (`perf record`), not a test.
+//! alone, and encoding cold (a fresh tokenizer built in each timed run; the first pass of the
+//! tokenizer built once) and warm (a second pass). For profiling (`perf record`, cachegrind
+//! with `only:` one part), not a test.
 
 /// Seconds of CPU time this thread has used: the machine is shared, so wall time would
 /// count other processes' turns.
