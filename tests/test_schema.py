@@ -105,6 +105,8 @@ def mutate(**changes):
         # punctuation of the script is its own: a character outside its blocks and word_chars is an error
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063"}], punctuation=["U+0964"]),
          r"punctuation: U\+0964 is not a character of the script"),
+        (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063", "extension": "yes"}]),
+         r"blocks\[0\]: 'extension' must be true or false"),
         (mutate(grammar=["C"]), r"grammar: must be a string"),
         (mutate(accept_states="BASE"), r"accept_states: must be a list of states"),
         (mutate(char_classes={"C": {"members": "U+0061"}}), r"char_classes.C: must be a list of members"),

@@ -46,6 +46,9 @@ class Block:
     name: str
     first: int
     last: int
+    #: An extension block (Vedic accents, letters of historic or minority orthographies): its
+    #: characters get a token of their own in training only where the training text has them.
+    extension: bool = False
 
 
 @dataclass(frozen=True)
@@ -334,7 +337,10 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         first, last = codepoint(block["first"], key), codepoint(block["last"], key)
         if first > last:
             raise fail(key, "first is after last")
-        blocks.append(Block(str(block["name"]), first, last))
+        extension = block.get("extension", False)
+        if not isinstance(extension, bool):
+            raise fail(key, f"'extension' must be true or false, got {brief(extension)}")
+        blocks.append(Block(str(block["name"]), first, last, extension))
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
     punctuation = frozenset(codepoint(c, f"punctuation[{i}]") for i, c in enumerate(data.get("punctuation", [])))
     for cp in sorted(punctuation):

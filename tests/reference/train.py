@@ -134,8 +134,8 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
 
 
 def _listed(script: str) -> set[int]:
-    """The code points a bundled schema file lists in its ``char_classes`` (read from the JSON here,
-    not through :mod:`wwho.schema`)."""
+    """The code points a bundled schema file lists in its ``char_classes``, less those of its blocks
+    marked ``extension`` (read from the JSON here, not through :mod:`wwho.schema`)."""
     data = json.loads((Path(wwho.__file__).parent / "schemas" / f"{script}.json").read_text(encoding="utf-8"))
     out: set[int] = set()
     for spec in data["char_classes"].values():
@@ -144,6 +144,9 @@ def _listed(script: str) -> set[int]:
                 out.update(range(int(member[0][2:], 16), int(member[1][2:], 16) + 1))
             else:
                 out.add(int(member[2:], 16))
+    for block in data.get("blocks", []):
+        if block.get("extension"):
+            out -= set(range(int(block["first"][2:], 16), int(block["last"][2:], 16) + 1))
     return out
 
 
