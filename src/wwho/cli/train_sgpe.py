@@ -92,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_balance_argument(p)
     p.add_argument("--script-characters", dest="script_characters", action="store_true", default=True,
                    help="with --prune-freq auto, give every character the script's schema lists a token, seen in "
-                        "training or not, so that none falls back to its UTF-8 bytes (the default)")
+                        "training or not, so that none falls back to its UTF-8 bytes (the default; a block the "
+                        "schema marks as an extension, such as Vedic Extensions, only where the training text "
+                        "has it)")
     p.add_argument("--no-script-characters", dest="script_characters", action="store_false",
                    help="only the characters of the training text get tokens")
     p.add_argument("--prefix-space", action="store_true",
