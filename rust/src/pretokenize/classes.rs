@@ -30,20 +30,29 @@ pub const SPACE: u8 = 32;
 pub const LETTER: u8 = UPPER | LOWER | OTHER_LETTER;
 
 const BLOCK: usize = 256;
+/// Code points below this have a table of their own (see [`Classes::low`]).
+const LOW: usize = 0x1000;
 const N_BLOCKS: usize = 0x110000 / BLOCK;
 
 pub struct Classes {
-    /// Code points below U+0800 (one or two UTF-8 bytes: ASCII, Latin-1, Greek, Cyrillic, Hebrew,
-    /// Arabic ...), in one load.
-    low: Box<[u8; 0x800]>,
+    /// Code points below U+1000 (one or two UTF-8 bytes: ASCII, Latin-1, Greek, Cyrillic, Hebrew,
+    /// Arabic ...; and the three-byte ones led by 0xE0, where every Indic block is), in one load.
+    low: Box<[u8; LOW]>,
     index: Vec<u16>,
     blocks: Vec<[u8; BLOCK]>,
 }
 
 impl Classes {
+    /// The flags of the three-byte character `0xE0 b1 b2` (U+0800-U+0FFF: Samaritan to Tibetan,
+    /// every Indic script's block among them), read without decoding it.
+    #[inline(always)]
+    pub fn of_e0(&self, b1: u8, b2: u8) -> u8 {
+        self.low[(usize::from(b1 & 0x3F) << 6) | usize::from(b2 & 0x3F)]
+    }
+
     #[inline(always)]
     pub fn of(&self, cp: u32) -> u8 {
-        if cp < 0x800 {
+        if cp < LOW as u32 {
             return self.low[cp as usize];
         }
         let block = self.index.get((cp as usize) / BLOCK).copied().unwrap_or(0);
@@ -87,8 +96,8 @@ impl Classes {
             last = Some((chunk, id));
             index.push(id);
         }
-        let mut low = Box::new([0u8; 0x800]);
-        low.copy_from_slice(&flat[..0x800]);
+        let mut low = Box::new([0u8; LOW]);
+        low.copy_from_slice(&flat[..LOW]);
         Classes { low, index, blocks }
     }
 }

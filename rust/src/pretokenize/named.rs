@@ -387,6 +387,13 @@ impl Scan<'_> {
         let n = self.s.len();
         let mut last_lower_end = None;
         while i < n {
+            // A word of an Indic script: letters and marks, in both case classes, skipped
+            // without decoding (what the loop below does with each of them, in bulk).
+            let j = self.both_cases_e0(i);
+            if j > i {
+                (i, last_lower_end) = (j, Some(j));
+                continue;
+            }
             let (_, len, k) = self.at(i);
             if k & UL == 0 {
                 if k & LL != 0 {
@@ -400,6 +407,19 @@ impl Scan<'_> {
             }
         }
         last_lower_end
+    }
+
+    /// The end of the run from `i` of characters led by 0xE0 (U+0800-U+0FFF) that are in both
+    /// case classes (letters other than cased ones, and marks): `i` itself if there is none.
+    #[inline(always)]
+    fn both_cases_e0(&self, mut i: usize) -> usize {
+        while let Some(&[0xE0, b1, b2]) = self.s.get(i..i + 3) {
+            if self.t.of_e0(b1, b2) & (OTHER_LETTER | MARK) == 0 {
+                break;
+            }
+            i += 3;
+        }
+        i
     }
 
     /// `[UL]+[LL]*` from `i`: both greedy, nothing to give back.
