@@ -83,6 +83,12 @@ class Schema:
         """The class label of one character (``"O"`` when no class lists it)."""
         return self.class_of.get(ord(ch), OTHER)
 
+    def common_listed(self) -> frozenset[int]:
+        """The :attr:`listed` characters outside the blocks marked ``extension``: those SGPE
+        training's ``script_characters`` gives a token even where the training text lacks them."""
+        rare = [(b.first, b.last) for b in self.blocks if b.extension]
+        return frozenset(cp for cp in self.listed if not any(first <= cp <= last for first, last in rare))
+
     def script_chars(self) -> list[tuple[int, int]]:
         """Code point ranges that belong to this script for word grouping and routing."""
         ranges = [(b.first, b.last) for b in self.blocks]

@@ -565,13 +565,7 @@ def schema_characters(scripts: tuple[str, ...]) -> set[str]:
     ``extension`` (Devanagari's Vedic and Extended blocks): a text of another domain than the
     training text has letters and dandas the training text lacks, not those, and each would take an
     id from the last merges."""
-    out: set[str] = set()
-    for name in scripts:
-        schema = bundled_schema(name)
-        rare = [(block.first, block.last) for block in schema.blocks if block.extension]
-        out |= {chr(cp) for cp in schema.listed
-                if not 0xD800 <= cp < 0xE000 and not any(first <= cp <= last for first, last in rare)}
-    return out
+    return {chr(cp) for name in scripts for cp in bundled_schema(name).common_listed() if not 0xD800 <= cp < 0xE000}
 
 
 def scripts_present(scripts: tuple[str, ...], syllable_freq: dict[str, int]) -> tuple[str, ...]:
