@@ -94,7 +94,7 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
                 // Text stored in 2 or 4 bytes a character is mostly ASCII when it is a Latin
                 // script with a few quotes or dashes: sixteen ASCII units at a time then, or
                 // eight.
-                if let Some(sixteen) = t.get(i..i + 16).and_then(|u| <&[U; 16]>::try_from(u).ok()) {
+                if let Some(sixteen) = t[i..].first_chunk::<16>() {
                     if let Some(bytes) = U::ascii16(sixteen) {
                         std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(n), 16);
                         n += 16;

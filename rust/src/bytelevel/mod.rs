@@ -693,16 +693,18 @@ impl ShortPieces<'_> {
     /// long table, then the shared cache (inside `encode_piece`).
     #[inline(never)]
     fn long(&mut self, at: usize, piece: &[u8]) -> Result<(), Error> {
-        let (tok, out) = (self.tok, &mut *self.out);
         let Some(p) = memo::pack_long(self.bytes, at, piece) else {
-            return tok.encode_piece(piece, out, self.scratch, self.bypass);
+            return self
+                .tok
+                .encode_piece(piece, self.out, self.scratch, self.bypass);
         };
-        if self.memo.get_long_into(&p, out) {
+        if self.memo.get_long_into(&p, self.out) {
             return Ok(());
         }
-        let start = out.len();
-        tok.encode_piece(piece, out, self.scratch, self.bypass)?;
-        self.memo.insert_long(&p, &out[start..]);
+        let start = self.out.len();
+        self.tok
+            .encode_piece(piece, self.out, self.scratch, self.bypass)?;
+        self.memo.insert_long(&p, &self.out[start..]);
         Ok(())
     }
 }

@@ -127,8 +127,8 @@ impl<E, F: FnMut(&[u8]) -> Result<(), E>> Pieces<E> for F {
     }
 }
 
-/// What the scanners hand each piece's span (start, end) to: a closure, or [`EachPiece`], whose
-/// `span` is inlined into the scanner's loop.
+/// What the scanners hand each piece's span (start, end) to: a closure, or a type whose `span`
+/// is to be inlined into the scanner's loop (as `for_each_piece`'s own is).
 pub trait Spans {
     fn span(&mut self, start: usize, end: usize);
 }
