@@ -10,7 +10,8 @@
 //! result are those of the short merge, so the two give the same units. It does not cut,
 //! cache or look whole pieces up.
 
-use super::ranks::{MAX_HEAP, MAX_SHORT};
+use super::ranks::{Padded, MAX_HEAP, MAX_SHORT};
+use super::table::PACKED;
 use super::{ByteLevel, NO_TOKEN};
 
 /// Pieces longer than this (up to [`MAX_SHORT`] bytes) are merged here; a scan costs less
@@ -18,17 +19,31 @@ use super::{ByteLevel, NO_TOKEN};
 pub const MIN_MID: usize = 16;
 
 /// A binary min-heap of `rank << 8 | position` keys in a fixed array of `CAP`: the lowest key
-/// is the lowest rank, leftmost among equals, which is the rule's next merge. A pop moves the
-/// hole to the bottom choosing the smaller child without a branch on the comparison (std's
-/// `BinaryHeap` branches on it, and on merge keys that branch is a coin toss), then sifts the
-/// last key up from there: new keys of a merge usually rank above most others, so that sift
-/// is a step or two.
+/// is the lowest rank, leftmost among equals, which is the rule's next merge. Every slot at or
+/// past `len` holds `u64::MAX`, so the top of an empty heap is `u64::MAX` and a node's second
+/// child can be read without a bounds test. A pop moves the hole to the bottom choosing the
+/// smaller child without a branch on the comparison (std's `BinaryHeap` branches on it, and on
+/// merge keys that branch is a coin toss), then sifts the last key up from there: new keys of
+/// a merge usually rank above most others, so that sift is a step or two.
 struct StackHeap<const CAP: usize> {
     keys: [u64; CAP],
     len: usize,
 }
 
 impl<const CAP: usize> StackHeap<CAP> {
+    fn new() -> Self {
+        StackHeap {
+            keys: [u64::MAX; CAP],
+            len: 0,
+        }
+    }
+
+    /// The lowest key, or `u64::MAX` when empty.
+    #[inline(always)]
+    fn top(&self) -> u64 {
+        self.keys[0]
+    }
+
     #[inline(always)]
     fn push(&mut self, key: u64) {
         let h = &mut self.keys;
@@ -45,26 +60,24 @@ impl<const CAP: usize> StackHeap<CAP> {
         h[hole] = key;
     }
 
+    /// Remove the top key (the heap is not empty).
     #[inline(always)]
-    fn pop(&mut self) -> Option<u64> {
-        if self.len == 0 {
-            return None;
-        }
+    fn pop(&mut self) {
         let h = &mut self.keys;
-        let top = h[0];
         self.len -= 1;
         let n = self.len;
         let last = h[n];
+        h[n] = u64::MAX;
+        if n == 0 {
+            h[0] = u64::MAX;
+            return;
+        }
         let (mut hole, mut child) = (0, 1);
-        while child + 1 < n {
+        while child < n {
             child += usize::from(h[child + 1] < h[child]);
             h[hole] = h[child];
             hole = child;
             child = 2 * hole + 1;
-        }
-        if child < n {
-            h[hole] = h[child];
-            hole = child;
         }
         while hole > 0 {
             let parent = (hole - 1) / 2;
@@ -75,44 +88,51 @@ impl<const CAP: usize> StackHeap<CAP> {
             hole = parent;
         }
         h[hole] = last;
-        Some(top)
     }
 }
 
 impl ByteLevel {
     /// [`Self::merge_stack`] for a piece of 2 to [`MAX_SHORT`] bytes (a word).
     pub(super) fn merge_mid(&self, piece: &[u8], units: &mut Vec<u32>) {
-        self.merge_stack::<MAX_SHORT, { 3 * MAX_SHORT }>(piece, units);
+        self.merge_stack::<MAX_SHORT, { 2 * MAX_SHORT }, { MAX_SHORT + PACKED }>(piece, units);
     }
 
     /// [`Self::merge_stack`] for a part of 2 to [`MAX_HEAP`] bytes (of a long piece).
     #[inline(never)]
     pub(super) fn merge_heap(&self, piece: &[u8], units: &mut Vec<u32>) {
-        self.merge_stack::<MAX_HEAP, { 3 * MAX_HEAP }>(piece, units);
+        self.merge_stack::<MAX_HEAP, { 2 * MAX_HEAP }, { MAX_HEAP + PACKED }>(piece, units);
     }
 
     /// The units of `piece` (2 to `N` bytes, `N` < 256, ranks rule) after every merge, into
-    /// `units`, as [`Self::merge_short`] gives them; `CAP` is `3 * N`: one key per pair at the
-    /// start and at most two more per merge.
+    /// `units`, as [`Self::merge_short`] gives them; `CAP` is `2 * N`: the heap holds
+    /// at most two keys per merge (fewer than `n`), and one slot past them; `M` is
+    /// `N + PACKED` (see [`Padded`]).
     ///
     /// A key whose part has merged since, or whose pair has changed, is skipped when it comes
     /// up: the slot's current rank differs (a part only grows, so its pair is then a longer
     /// token, never the same id).
     #[inline(always)]
-    fn merge_stack<const N: usize, const CAP: usize>(&self, piece: &[u8], units: &mut Vec<u32>) {
+    fn merge_stack<const N: usize, const CAP: usize, const M: usize>(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+    ) {
         let n = piece.len();
-        debug_assert!((2..=N).contains(&n) && N < 256 && CAP >= 3 * N);
+        debug_assert!((2..=N).contains(&n) && N < 256 && CAP >= 2 * N && M == N + PACKED);
         // As in merge_short: the part starting at byte i ends at next[i], follows the part at
         // prev[i] and is unit id[i]; rank[i] is the token it and the next part make.
         let mut next = [0u8; N];
         let mut prev = [0u8; N];
         let mut id = [0u32; N];
         let mut rank = [NO_TOKEN; N];
-        let mut heap = StackHeap::<CAP> {
-            keys: [0; CAP],
-            len: 0,
-        };
+        // The keys of the byte pairs, sorted once and taken in order, and a heap for the keys
+        // merges make: a third of the merges are byte pairs, and taking one from a sorted
+        // run costs no sifting.
+        let mut run = [u64::MAX; N];
+        let (mut run_len, mut taken) = (0, 0);
+        let mut heap = StackHeap::<CAP>::new();
         let key = |r: u32, i: usize| (u64::from(r) << 8) | i as u64;
+        let padded = Padded::<M>::new(piece);
         for (i, &b) in piece.iter().enumerate() {
             next[i] = i as u8 + 1;
             prev[i] = (i as u8).wrapping_sub(1);
@@ -122,12 +142,22 @@ impl ByteLevel {
             let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
             rank[i] = r;
             if r != NO_TOKEN {
-                heap.keys[heap.len] = key(r, i);
-                heap.len += 1;
+                run[run_len] = key(r, i);
+                run_len += 1;
             }
         }
-        heap.keys[..heap.len].sort_unstable(); // a sorted array is a heap
-        while let Some(k) = heap.pop() {
+        run[..run_len].sort_unstable(); // (run[run_len] stays u64::MAX: run_len < n <= N)
+        loop {
+            let (next_run, top) = (run[taken], heap.top());
+            let k = if next_run < top {
+                taken += 1;
+                next_run
+            } else if top != u64::MAX {
+                heap.pop();
+                top
+            } else {
+                break;
+            };
             let (r, at) = ((k >> 8) as u32, (k & 0xff) as usize);
             if rank[at] != r {
                 continue; // stale
@@ -140,7 +170,7 @@ impl ByteLevel {
             rank[j] = NO_TOKEN;
             rank[at] = if k < n {
                 prev[k] = at as u8;
-                let r2 = self.rank_of(&piece[at..usize::from(next[k])]);
+                let r2 = self.rank_in(&padded, piece, at, usize::from(next[k]));
                 if r2 != NO_TOKEN {
                     heap.push(key(r2, at));
                 }
@@ -150,7 +180,7 @@ impl ByteLevel {
             };
             if at > 0 {
                 let p = usize::from(prev[at]);
-                let r2 = self.rank_of(&piece[p..k]);
+                let r2 = self.rank_in(&padded, piece, p, k);
                 rank[p] = r2;
                 if r2 != NO_TOKEN {
                     heap.push(key(r2, p));
