@@ -118,14 +118,15 @@ impl<const W: usize, const I: usize> Table<W, I> {
         if self.pairs.is_empty() {
             return false;
         }
-        let [first, second] = &self.pairs[self.pair(key, len)].0;
+        let pair = &self.pairs[self.pair(key, len)].0;
         let tag = (owner << OWNER_SHIFT) | len;
         let holds = |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !COUNT_MASK == tag);
-        let (in_first, in_second) = (holds(first), holds(second));
+        let (in_first, in_second) = (holds(&pair[0]), holds(&pair[1]));
         if !(in_first | in_second) {
             return false;
         }
-        let slot = if in_first { first } else { second };
+        // By index: an `if` here was compiled to a branch, mispredicted on every other hit.
+        let slot = &pair[usize::from(!in_first)];
         let n = ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize;
         out.reserve(I);
         let at = out.len();
@@ -260,11 +261,7 @@ pub fn pack(text: &[u8], at: usize, piece: &[u8]) -> Packed {
         Some(window) if (1..=KEY).contains(&piece.len()) => {
             let mut word = [0u8; KEY];
             word.copy_from_slice(window);
-            let len = piece.len() as u32;
-            Packed {
-                key: u128::from_le_bytes(word) & (u128::MAX >> (128 - 8 * len)),
-                len,
-            }
+            Packed::from_window(word, piece.len())
         }
         _ => Packed::new(piece),
     }

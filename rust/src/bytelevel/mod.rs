@@ -561,7 +561,7 @@ impl ByteLevel {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
                     }
-                    self.encode_piece(piece, out, scratch, &mut bypass)
+                    self.encode_piece(piece, None, out, scratch, &mut bypass)
                 });
             };
             let mut short = ShortPieces {
@@ -587,11 +587,13 @@ impl ByteLevel {
         merge_with(units, &small);
     }
 
-    /// BPE of one piece, appended to `out`.
+    /// BPE of one piece, appended to `out`; `packed` is the piece packed, where the caller has
+    /// it (a short piece the memo missed).
     #[inline]
     fn encode_piece(
         &self,
         piece: &[u8],
+        packed: Option<Packed>,
         out: &mut Vec<u32>,
         scratch: &mut Vec<u32>,
         bypass: &mut Bypass,
@@ -613,7 +615,8 @@ impl ByteLevel {
             // Often asked about a piece that is no token (a new word): the Bloom filter answers
             // most of those without the big table.
             let whole = if piece.len() <= PACKED {
-                self.encoder.get_packed_rare(Packed::new(piece))
+                self.encoder
+                    .get_packed_rare(packed.unwrap_or_else(|| Packed::new(piece)))
             } else {
                 self.encoder.get(piece)
             };
@@ -683,7 +686,7 @@ impl ShortPieces<'_> {
         let start = self.out.len();
         if !self.tok.tiny_piece(piece, self.out) {
             self.tok
-                .encode_piece(piece, self.out, self.scratch, self.bypass)?;
+                .encode_piece(piece, Some(p), self.out, self.scratch, self.bypass)?;
         }
         self.memo.insert(p, &self.out[start..]);
         Ok(())
@@ -696,14 +699,14 @@ impl ShortPieces<'_> {
         let Some(p) = memo::pack_long(self.bytes, at, piece) else {
             return self
                 .tok
-                .encode_piece(piece, self.out, self.scratch, self.bypass);
+                .encode_piece(piece, None, self.out, self.scratch, self.bypass);
         };
         if self.memo.get_long_into(&p, self.out) {
             return Ok(());
         }
         let start = self.out.len();
         self.tok
-            .encode_piece(piece, self.out, self.scratch, self.bypass)?;
+            .encode_piece(piece, None, self.out, self.scratch, self.bypass)?;
         self.memo.insert_long(&p, &self.out[start..]);
         Ok(())
     }
@@ -858,7 +861,7 @@ mod tests {
         ));
         for piece in pieces {
             let (mut out, mut scratch) = (Vec::new(), Vec::new());
-            tok.encode_piece(&piece, &mut out, &mut scratch, &mut Bypass::default())
+            tok.encode_piece(&piece, None, &mut out, &mut scratch, &mut Bypass::default())
                 .unwrap();
             let mut whole: Vec<u32> = piece.iter().map(|&b| tok.byte_units[b as usize]).collect();
             merge_with(&mut whole, table);

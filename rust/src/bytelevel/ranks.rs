@@ -43,18 +43,6 @@ pub(super) struct Padded<const M: usize> {
     bytes: [u8; M],
 }
 
-/// The low `8 * len` bits set, by `len` (a shift of a u128 by a variable amount is a dozen
-/// instructions).
-const MASKS: [u128; PACKED + 1] = {
-    let mut masks = [0u128; PACKED + 1];
-    let mut len = 1;
-    while len <= PACKED {
-        masks[len] = u128::MAX >> (128 - 8 * len);
-        len += 1;
-    }
-    masks
-};
-
 impl<const M: usize> Padded<M> {
     /// `piece` (at most `M - PACKED` bytes), padded.
     #[inline(always)]
@@ -68,14 +56,10 @@ impl<const M: usize> Padded<M> {
     /// Bytes `start..start + len` (1 <= len <= [`PACKED`]) packed.
     #[inline(always)]
     fn packed(&self, start: usize, len: usize) -> Packed {
-        let word: [u8; PACKED] = self.bytes[start..start + PACKED]
+        let window: [u8; PACKED] = self.bytes[start..start + PACKED]
             .try_into()
             .expect("PACKED bytes");
-        let key = u128::from_le_bytes(word) & MASKS[len];
-        Packed {
-            key,
-            len: len as u32,
-        }
+        Packed::from_window(window, len)
     }
 }
 

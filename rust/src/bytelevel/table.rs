@@ -71,6 +71,30 @@ impl Packed {
     }
 }
 
+/// The low `8 * len` bits set, by `len` (a u128 shift by a variable amount is a dozen
+/// instructions).
+const MASKS: [u128; PACKED + 1] = {
+    let mut masks = [0u128; PACKED + 1];
+    let mut len = 1;
+    while len <= PACKED {
+        masks[len] = u128::MAX >> (128 - 8 * len);
+        len += 1;
+    }
+    masks
+};
+
+impl Packed {
+    /// The first `len` (1 to [`PACKED`]) of `window`'s bytes packed: for a piece read as the
+    /// 16 bytes where it starts, without a branch on its length.
+    #[inline(always)]
+    pub fn from_window(window: [u8; PACKED], len: usize) -> Packed {
+        Packed {
+            key: u128::from_le_bytes(window) & MASKS[len],
+            len: len as u32,
+        }
+    }
+}
+
 /// Up to 8 bytes as a little-endian u64, zero-padded, without a `memcpy` call.
 #[inline(always)]
 pub(crate) fn load_le(b: &[u8]) -> u64 {
