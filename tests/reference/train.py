@@ -21,6 +21,7 @@ from reference.building import building_merges
 from reference.engine import MergeEngine
 from reference.words import WordSplitter
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
+from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import group_spans, reserved_pattern
 from wwho.sgpe.superwords import SPANS, SUPERWORD_MIN_FREQ, piece_counts
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
@@ -30,7 +31,7 @@ from wwho.sgpe.words import PIECES
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
           superword_share: float = 0.15, script_characters: bool = True, split_punctuation: bool = False,
-          special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
+          complete_syllables: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
     documents = [line for line in lines if line]
     if prefix_space:
@@ -116,6 +117,28 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
         final = MergeEngine(span_words, span_counts, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
                     min_freq=SUPERWORD_MIN_FREQ, progress=False)
+
+    spare = vocab_size - fixed - len(final.symbols) - len(support)
+    if auto and complete_syllables and spare > 0:
+        # The syllables the text lacks (the candidates are :mod:`wwho.sgpe.completion`'s; which
+        # of them fit, and their building merges, are worked out here again).
+        letters = set()
+        for name in _present(splitter.scripts, syllable_freq):
+            letters |= {chr(cp) for cp in _listed(name) if not 0xD800 <= cp < 0xE000}
+        bare: Counter[str] = Counter()
+        for s, f in syllable_freq.items():
+            bare[s.lstrip(" ")] += f
+        candidates = unseen_syllables(bare, in_script=lambda s: all(c in letters for c in s),
+                                      is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare)
+        candidates = [c for c in candidates if c not in index and c not in support]
+        while candidates:
+            new_build, pieces = building_merges([*symbols, *candidates])
+            new_support = sorted((set(pieces) | characters | set(candidates)) - set(index), key=lambda t: (len(t), t))
+            over = len(new_support) - len(support) - spare
+            if over <= 0:
+                build, support = new_build, new_support
+                break
+            candidates = candidates[: len(candidates) - over]
 
     freq = final.symbol_frequencies()
     if final is engine:

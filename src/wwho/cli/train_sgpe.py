@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "has it)")
     p.add_argument("--no-script-characters", dest="script_characters", action="store_false",
                    help="only the characters of the training text get tokens")
+    p.add_argument("--no-complete-syllables", dest="complete_syllables", action="store_false",
+                   help="where the merges run out before --vocab-size (a small corpus), leave the ids unused; by "
+                        "default (with --prune-freq auto) they go to syllables the training text lacks but whose "
+                        "onset and vowel signs it has")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
@@ -179,6 +183,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         split_punctuation=args.split_punctuation,
         superword_share=args.superwords,
         script_characters=args.script_characters,
+        complete_syllables=args.complete_syllables,
         balance=args.balance,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,

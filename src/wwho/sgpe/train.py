@@ -24,7 +24,11 @@ Phases (each with a progress bar when ``progress=True``):
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
    rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
-   pruning, every character of every syllable, and the 256 byte tokens.
+   pruning, every character of every syllable, and the 256 byte tokens. Where the merges ran
+   out before ``vocab_size`` (a small corpus: every word of it is one token), with automatic
+   pruning and ``complete_syllables`` (the default), the ids left go to syllables the training
+   text lacks but whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their
+   building pieces.
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
@@ -73,6 +77,7 @@ from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_scri
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
 from wwho.sgpe.building import building_merges
+from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import check_scope
 from wwho.sgpe.superwords import SuperwordStage, span_breaks
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
@@ -107,6 +112,7 @@ def train_sgpe(
     prefix_space: bool = False,
     superword_share: float = 0.15,
     script_characters: bool = True,
+    complete_syllables: bool = True,
     split_punctuation: bool = False,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
@@ -131,6 +137,9 @@ def train_sgpe(
     sampled into one stream with temperature ``alpha`` (:mod:`wwho.balance`; 0.3 as mT5, 1 as
     given), seeded by ``balance_seed``.
 
+    ``complete_syllables=False`` leaves the ids the merges could not use unused (the vocabulary is
+    then smaller than asked, with a warning, as before this option).
+
     ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
     started); the result is byte-identical to ``engine="local"``.
@@ -142,6 +151,7 @@ def train_sgpe(
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
     for name, value in (("prefix_space", prefix_space), ("script_characters", script_characters),
+                        ("complete_syllables", complete_syllables),
                         ("split_punctuation", split_punctuation), ("resume", resume),
                         ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
         check_flag(value, name, VocabError)
@@ -156,7 +166,8 @@ def train_sgpe(
                                stats=stats, workers=workers, progress=progress, segments_only=segments_only,
                                min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
                                prefix_space=prefix_space, superword_share=superword_share,
-                               script_characters=script_characters, split_punctuation=split_punctuation,
+                               script_characters=script_characters, complete_syllables=complete_syllables,
+                               split_punctuation=split_punctuation,
                                checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
                                special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
@@ -184,7 +195,8 @@ def train_sgpe(
     return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                            superword_share=superword_share, spans=breaks is not None,
-                           script_characters=script_characters, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           script_characters=script_characters, complete_syllables=complete_syllables,
+                           checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
 
@@ -360,6 +372,7 @@ def _train_on_pieces(
     superword_share: float = 0.15,
     spans: bool = False,
     script_characters: bool = True,
+    complete_syllables: bool = True,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
@@ -535,6 +548,9 @@ def _train_on_pieces(
     stage = None
 
     # 5. vocabulary
+    if auto and complete_syllables:
+        build, support = _complete(build, support, symbols, index, characters, syllable_freq, splitter,
+                                   spare=vocab_size - fixed - len(final.symbols) - len(support), say=say)
     freq = final.symbol_frequencies()
     if final is engine:  # else every span, whitespace included, was a word of the superword engine
         for token, count in boundary.items():
@@ -557,6 +573,34 @@ def _train_on_pieces(
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                      split_punctuation=splitter.split_punctuation)
+
+
+def _complete(build, support, symbols, index, characters, syllable_freq, splitter, *, spare: int, say):
+    """``(build, support)`` with the best unseen syllables (:mod:`wwho.sgpe.completion`) added to
+    the support tokens, and their building merges, in at most ``spare`` more ids."""
+    if spare <= 0:
+        return build, support
+    scripts = scripts_present(splitter.scripts, syllable_freq)
+    letters = schema_characters(scripts)
+    bare: dict[str, int] = {}
+    for syllable, n in syllable_freq.items():
+        bare[syllable.lstrip(" ")] = bare.get(syllable.lstrip(" "), 0) + n
+    candidates = unseen_syllables(bare, in_script=lambda s: all(c in letters for c in s),
+                                    is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare)
+    known = set(index) | set(support)
+    candidates = [c for c in candidates if c not in known]
+    # Each candidate takes its own id and any building piece it needs: fewer candidates until
+    # they fit (the pieces are shared, so a prefix of the list needs no more than all of it).
+    while candidates:
+        new_build, pieces = building_merges([*symbols, *candidates])
+        new_support = sorted((set(pieces) | characters | set(candidates)) - set(index), key=lambda t: (len(t), t))
+        over = len(new_support) - len(support) - spare
+        if over <= 0:
+            say(f"completed {len(candidates):,} syllables the training text lacks "
+                f"({len(new_support) - len(support):,} ids)")
+            return new_build, new_support
+        candidates = candidates[: len(candidates) - over]
+    return build, support
 
 
 def schema_characters(scripts: tuple[str, ...]) -> set[str]:
