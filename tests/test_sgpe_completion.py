@@ -98,3 +98,17 @@ def test_training_spends_the_ids_the_merges_left_on_unseen_syllables(small, tmp_
         ids = tok.encode(text)
         assert tok.decode(ids) == text
         assert hf.encode(text, add_special_tokens=False).ids == ids
+
+
+def test_cli_completes_by_default_and_not_on_request(small, tmp_path):
+    from wwho.cli import main
+
+    sizes = {}
+    for flags in ([], ["--no-complete-syllables"]):
+        out = tmp_path / f"out{len(flags)}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VocabSizeWarning)
+            assert main(["train", "--kind", "sgpe", "--vocab-size", "20000", "--out", str(out), "--quiet",
+                         "--workers", "1", *flags, str(small)]) == 0
+        sizes[bool(flags)] = len(SGPETokenizer.load(out).get_vocab())
+    assert sizes[False] > sizes[True] + 500
