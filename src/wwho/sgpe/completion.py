@@ -2,15 +2,17 @@
 
 On a small corpus SGPE's merges run out before the vocabulary is full: every word of the
 training text is one token, and no pair is left to merge. Held-out text then meets syllables
-the training text never had (a rarer vowel sign on a known cluster, ``ದ್ದಾಂ`` where only ``ದ್ದಾ``
-and ``ದ್ದು`` occurred), and spells each in two or three pieces.
+the training text never had (a known cluster with a known tail it never carried: ``ದ್ದಾಂ`` where
+``ದ್ದಾ`` and, on other consonants, ``ಾಂ`` occurred), and spells each in two or three pieces.
 
 ``unseen_syllables`` proposes such syllables from the ones the training text has: each known
 syllable is an onset (up to its last letter: a consonant or a cluster joined by viramas, or an
 independent vowel) and a tail (the marks after it: vowel signs, anusvara, visarga, a virama),
 and an unseen pairing of a known onset with a known tail is scored by the product of their
-frequencies, as if they combined independently. Only candidates the script's syllabifier reads
-as exactly one syllable are kept. The trainer adds the best of them while ids are left
+frequencies, as if they combined independently. A pairing is proposed only where the onset's
+last letter meets the tail's first mark somewhere in the text (a consonant takes the vowel signs
+it is seen with; an independent vowel, seen with none, takes none), and only candidates the
+script's syllabifier reads as exactly one syllable are kept. The trainer adds the best of them while ids are left
 (``train_sgpe(complete_syllables=True)``, the default); with enough text the merges fill the
 vocabulary and nothing is added.
 
