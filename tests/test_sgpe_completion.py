@@ -112,3 +112,19 @@ def test_cli_completes_by_default_and_not_on_request(small, tmp_path):
                          "--workers", "1", *flags, str(small)]) == 0
         sizes[bool(flags)] = len(SGPETokenizer.load(out).get_vocab())
     assert sizes[False] > sizes[True] + 500
+
+
+def test_resuming_completes_the_same_syllables(small, tmp_path):
+    options = dict(vocab_size=20_000, script="sinhala", progress=False, workers=1,
+                   checkpoint_dir=tmp_path / "ck", checkpoint_every=500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VocabSizeWarning)
+        first = train_sgpe(small, **options)
+        again = train_sgpe(small, resume=True, **options)
+    assert again.to_bytes() == first.to_bytes()
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_complete_syllables_must_be_a_bool(small, value):
+    with pytest.raises((TypeError, ValueError, wwho.VocabError)):
+        train_sgpe(small, vocab_size=20_000, script="sinhala", progress=False, complete_syllables=value)
