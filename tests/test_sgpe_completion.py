@@ -54,6 +54,17 @@ def test_tails_recombine_and_an_independent_vowel_gets_no_vowel_sign():
     assert unseen_syllables(freq, in_script=ANY, is_syllable=ANY, limit=10) == ["कां", "गा"]
 
 
+def test_joins_by_class_let_every_consonant_take_what_one_took():
+    freq = {"कि": 10, "गा": 6}
+    # by letter, क never met ा and ग never ि: nothing
+    assert unseen_syllables(freq, in_script=ANY, is_syllable=ANY, limit=10) == []
+    # by class (both consonants), each takes the other's vowel sign; equal scores, onset order
+    consonant = {"क": "C", "ग": "C"}
+    got = unseen_syllables(freq, in_script=ANY, is_syllable=ANY, limit=10,
+                           letter_class=lambda c: consonant.get(c, c))
+    assert got == ["का", "गि"]
+
+
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """240 lines of the bundled Sinhala sample (58 kB): the merges run out far below 20,000."""

@@ -20,6 +20,7 @@ import wwho
 from reference.building import building_merges
 from reference.engine import MergeEngine
 from reference.words import WordSplitter
+from wwho.schema import bundled_schema
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import group_spans, reserved_pattern
@@ -128,8 +129,17 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
         bare: Counter[str] = Counter()
         for s, f in syllable_freq.items():
             bare[s.lstrip(" ")] += f
+        schemas = [(name, bundled_schema(name)) for name in _present(splitter.scripts, syllable_freq)]
+
+        def letter_class(c: str) -> object:
+            for name, schema in schemas:
+                if schema.classify(c) != "O":
+                    return name, schema.classify(c)
+            return c
+
         candidates = unseen_syllables(bare, in_script=lambda s: all(c in letters for c in s),
-                                      is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare)
+                                      is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare,
+                                      letter_class=letter_class)
         candidates = [c for c in candidates if c not in index and c not in support]
         while candidates:
             new_build, pieces = building_merges([*symbols, *candidates])

@@ -9,9 +9,10 @@ the training text never had (a known cluster with a known tail it never carried:
 syllable is an onset (up to its last letter: a consonant or a cluster joined by viramas, or an
 independent vowel) and a tail (the marks after it: vowel signs, anusvara, visarga, a virama),
 and an unseen pairing of a known onset with a known tail is scored by the product of their
-frequencies, as if they combined independently. A pairing is proposed only where the onset's
-last letter meets the tail's first mark somewhere in the text (a consonant takes the vowel signs
-it is seen with; an independent vowel, seen with none, takes none), and only candidates the
+frequencies, as if they combined independently. A pairing is proposed only where a letter of
+the onset's last letter's class meets the tail's first mark somewhere in the text (the trainer
+gives each letter its class in the script's schema: a consonant takes the vowel signs consonants
+are seen with; an independent vowel, seen with none, takes none), and only candidates the
 script's syllabifier reads as exactly one syllable are kept. The trainer adds the best of them while ids are left
 (``train_sgpe(complete_syllables=True)``, the default); with enough text the merges fill the
 vocabulary and nothing is added.
@@ -45,20 +46,22 @@ def split_syllable(syllable: str) -> tuple[str, str] | None:
 
 
 def unseen_syllables(syllable_freq: Mapping[str, int], *, in_script: Callable[[str], bool],
-                       is_syllable: Callable[[str], bool], limit: int) -> list[str]:
+                     is_syllable: Callable[[str], bool], limit: int,
+                     letter_class: Callable[[str], object] = lambda c: c) -> list[str]:
     """Up to ``limit`` unseen syllables, best first (see the module docstring).
 
     ``syllable_freq``: the training text's syllables and their counts; ``in_script(s)``: whether
     a syllable belongs to the script being completed; ``is_syllable(s)``: whether the script's
-    syllabifier reads ``s`` as exactly one syllable."""
+    syllabifier reads ``s`` as exactly one syllable; ``letter_class(c)``: the class whose letters
+    share what marks they take (by default each letter alone)."""
     if limit <= 0:
         return []
     onsets: Counter[str] = Counter()
     tails: Counter[str] = Counter()
-    # Which first mark of a tail follows which last letter of an onset somewhere in the training
-    # text: an independent vowel takes an anusvara but no vowel sign, and the syllabifier
-    # accepts both, so only what the text shows is combined.
-    joins: set[tuple[str, str]] = set()
+    # Which first mark of a tail follows which class of an onset's last letter somewhere in the
+    # training text: an independent vowel takes an anusvara but no vowel sign, and the
+    # syllabifier accepts both, so only what the text shows is combined.
+    joins: set[tuple[object, str]] = set()
     for syllable, count in syllable_freq.items():
         if not in_script(syllable):
             continue
@@ -67,7 +70,7 @@ def unseen_syllables(syllable_freq: Mapping[str, int], *, in_script: Callable[[s
             continue
         onsets[parts[0]] += count
         tails[parts[1]] += count
-        joins.add((parts[0][-1], parts[1][:1]))
+        joins.add((letter_class(parts[0][-1]), parts[1][:1]))
     # The best pairs without scoring all of them: walk onsets and tails in falling frequency and
     # keep a heap of the frontier (each pair's score only falls along either list).
     onset_list = onsets.most_common()
@@ -81,7 +84,7 @@ def unseen_syllables(syllable_freq: Mapping[str, int], *, in_script: Callable[[s
         _, i, j = heapq.heappop(frontier)
         onset, tail = onset_list[i][0], tail_list[j][0]
         candidate = onset + tail
-        if (onset[-1], tail[:1]) in joins and candidate not in syllable_freq and is_syllable(candidate):
+        if (letter_class(onset[-1]), tail[:1]) in joins and candidate not in syllable_freq and is_syllable(candidate):
             found.append(candidate)
         for a, b in ((i + 1, j), (i, j + 1)):
             if a < len(onset_list) and b < len(tail_list) and (a, b) not in seen:

@@ -585,8 +585,14 @@ def _complete(build, support, symbols, index, characters, syllable_freq, splitte
     bare: dict[str, int] = {}
     for syllable, n in syllable_freq.items():
         bare[syllable.lstrip(" ")] = bare.get(syllable.lstrip(" "), 0) + n
+    schemas = [(name, bundled_schema(name)) for name in scripts]
+
+    def letter_class(c: str) -> object:
+        return next(((name, label) for name, schema in schemas if (label := schema.classify(c)) != "O"), c)
+
     candidates = unseen_syllables(bare, in_script=lambda s: all(c in letters for c in s),
-                                    is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare)
+                                  is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare,
+                                  letter_class=letter_class)
     known = set(index) | set(support)
     candidates = [c for c in candidates if c not in known]
     # Each candidate takes its own id and any building piece it needs: fewer candidates until
