@@ -125,7 +125,8 @@ impl<const W: usize, const I: usize> Table<W, I> {
         if !(in_first | in_second) {
             return false;
         }
-        // By index: an `if` here was compiled to a branch, mispredicted on every other hit.
+        // By index: an `if` here was compiled to a branch on which slot holds the piece, which
+        // the CPU cannot predict.
         let slot = &pair[usize::from(!in_first)];
         let n = ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize;
         out.reserve(I);

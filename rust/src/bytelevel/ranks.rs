@@ -38,8 +38,7 @@ pub fn window4_bit(w: &[u8]) -> usize {
 /// A piece copied with [`PACKED`] bytes of slack after it (`M` is the longest piece plus
 /// that), so that a part of up to [`PACKED`] bytes is read as one unaligned 16-byte load and a
 /// mask. Packing a slice of the piece itself branches on its length, and in a merge the
-/// lengths of the parts looked up change at random: those branches were a fifth of the
-/// mispredictions of a cold Indic word's merges.
+/// lengths of the parts looked up change at random, so those branches are mispredicted often.
 pub(super) struct Padded<const M: usize> {
     bytes: [u8; M],
 }

@@ -54,6 +54,16 @@ impl Packed {
         (bytes.len() <= PACKED).then(|| Packed::new(bytes))
     }
 
+    /// The first `len` (1 to [`PACKED`]) of `window`'s bytes packed: for a piece read as the
+    /// 16 bytes where it starts, without a branch on its length.
+    #[inline(always)]
+    pub fn from_window(window: [u8; PACKED], len: usize) -> Packed {
+        Packed {
+            key: u128::from_le_bytes(window) & MASKS[len],
+            len: len as u32,
+        }
+    }
+
     /// `self` followed by `other`, if the result still fits.
     #[inline(always)]
     pub fn concat(self, other: Packed) -> Option<Packed> {
@@ -82,18 +92,6 @@ const MASKS: [u128; PACKED + 1] = {
     }
     masks
 };
-
-impl Packed {
-    /// The first `len` (1 to [`PACKED`]) of `window`'s bytes packed: for a piece read as the
-    /// 16 bytes where it starts, without a branch on its length.
-    #[inline(always)]
-    pub fn from_window(window: [u8; PACKED], len: usize) -> Packed {
-        Packed {
-            key: u128::from_le_bytes(window) & MASKS[len],
-            len: len as u32,
-        }
-    }
-}
 
 /// Up to 8 bytes as a little-endian u64, zero-padded, without a `memcpy` call.
 #[inline(always)]
@@ -342,6 +340,11 @@ mod tests {
                 u128::from_le_bytes(buf),
                 "length {n}"
             );
+            if n > 0 {
+                // a 16-byte window whose bytes past the piece are not zero, masked
+                let window: [u8; PACKED] = data[..PACKED].try_into().unwrap();
+                assert_eq!(Packed::from_window(window, n), Packed::new(&data[..n]));
+            }
         }
         for a in 0..=PACKED {
             for b in 0..=PACKED - a {
