@@ -20,7 +20,7 @@ import wwho
 from reference.building import building_merges
 from reference.engine import MergeEngine
 from reference.words import WordSplitter
-from wwho.schema import bundled_schema
+from wwho.schema import OTHER, bundled_schema
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import group_spans, reserved_pattern
@@ -133,7 +133,7 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
 
         def letter_class(c: str) -> object:
             for name, schema in schemas:
-                if schema.classify(c) != "O":
+                if schema.classify(c) != OTHER:
                     return name, schema.classify(c)
             return c
 

@@ -60,6 +60,7 @@ import json
 import sys
 import time
 import warnings
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -72,7 +73,7 @@ from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, 
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
-from wwho.schema import bundled_schema
+from wwho.schema import OTHER, bundled_schema
 from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
@@ -582,13 +583,13 @@ def _complete(build, support, symbols, index, characters, syllable_freq, splitte
         return build, support
     scripts = scripts_present(splitter.scripts, syllable_freq)
     letters = schema_characters(scripts)
-    bare: dict[str, int] = {}
+    bare: Counter[str] = Counter()
     for syllable, n in syllable_freq.items():
-        bare[syllable.lstrip(" ")] = bare.get(syllable.lstrip(" "), 0) + n
+        bare[syllable.lstrip(" ")] += n
     schemas = [(name, bundled_schema(name)) for name in scripts]
 
     def letter_class(c: str) -> object:
-        return next(((name, label) for name, schema in schemas if (label := schema.classify(c)) != "O"), c)
+        return next(((name, label) for name, schema in schemas if (label := schema.classify(c)) != OTHER), c)
 
     candidates = unseen_syllables(bare, in_script=lambda s: all(c in letters for c in s),
                                   is_syllable=lambda s: splitter.syllables(s) == [s], limit=spare,
