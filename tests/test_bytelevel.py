@@ -189,8 +189,8 @@ def test_o200k_equals_tiktoken_on_latin1_strings(ours, ref, text):
 # Whitespace-heavy text: o200k makes one piece of a whitespace run up to its last newline, so a
 # random mix of whitespace is one long piece that the core cuts where no token can span and
 # merges part by part (short parts by a scan, parts up to 192 bytes with a heap, longer ones by
-# rank buckets: rust/src/bytelevel/ranks.rs), or, ASCII whitespace alone, in one pass
-# (rust/src/bytelevel/whitespace.rs); and long runs of Latin-1 and CJK characters too.
+# rank buckets: rust/src/bytelevel/ranks.rs), or, a piece of the bytes of whitespace characters
+# alone, in one pass (rust/src/bytelevel/whitespace.rs); and long runs of Latin-1 and CJK too.
 _WHITESPACE = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
 _mixed_ws = st.one_of(
     st.text(alphabet=_WHITESPACE, min_size=1, max_size=600),
@@ -212,16 +212,19 @@ def test_o200k_equals_tiktoken_on_whitespace_heavy_text(ours, ref, text):
 
 
 @pytest.mark.parametrize("kind", ["whitespace", "ascii-whitespace", "space-newline", "two-spaces-tab-newline",
-                                  "all-ascii-whitespace", "space-runs", "runs-and-line-ends", "latin-1", "cjk"])
+                                  "all-ascii-whitespace", "space-runs", "runs-and-line-ends",
+                                  "whitespace-bytes-not-spaces", "latin-1", "cjk"])
 def test_o200k_equals_tiktoken_on_long_random_runs(ours, ref, kind):
-    # A piece of ASCII whitespace alone is encoded in one pass by compatible token pairs
-    # (rust/src/bytelevel/whitespace.rs): runs of spaces of every length between other
-    # whitespace are where choosing the longest token first is most often wrong.
+    # A piece made only of the UTF-8 bytes of whitespace characters is encoded in one pass by
+    # compatible token pairs (rust/src/bytelevel/whitespace.rs): runs of spaces of every length
+    # between other whitespace are where choosing the longest token first is most often wrong,
+    # and symbols such as U+00A9 and U+201F, made of the same bytes, are pieces it takes too.
     rng = random.Random(kind)
     pool = {"whitespace": _WHITESPACE, "ascii-whitespace": " \t\n\r", "space-newline": " \n",
             "two-spaces-tab-newline": "  \t\n", "all-ascii-whitespace": " \t\n\r\x0b\x0c",
             "space-runs": [" " * n for n in range(1, 140)] + ["\t", "\n"] * 8,
             "runs-and-line-ends": [" " * n for n in (1, 2, 3, 7, 33, 64, 95, 128)] + ["\r\n", "\t\t\t", "\n\n\n"],
+            "whitespace-bytes-not-spaces": ["\xa9", "\xa8", "\xaf", "\x80", "\u201f", "\u2040", "\u3003", "\u2088"],
             "latin-1": [chr(c) for c in range(0x20, 0x100)],
             "cjk": [chr(c) for c in range(0x4E00, 0xA000)]}[kind]
     # 100,000 characters: well past every part length the core treats differently, and below

@@ -148,7 +148,7 @@ pub struct ByteLevel {
     specials: Specials,
     pretokenizer: Pretokenizer,
     cache: PieceCache,
-    /// Long pieces of ASCII whitespace in one pass (see [`whitespace`]), when the vocabulary
+    /// Long pieces of whitespace in one pass (see [`whitespace`]), when the vocabulary
     /// allows it.
     whitespace: Option<whitespace::Whitespace>,
     /// This tokenizer's name to the per-thread memo (see [`memo`]); a new one empties every

@@ -1,8 +1,8 @@
-//! BPE of a long piece of ASCII whitespace in one pass, by compatible token pairs.
+//! BPE of a long piece of whitespace in one pass, by compatible token pairs.
 //!
 //! Pre-tokenizers of the tiktoken family make one piece of a whitespace run up to its last
-//! newline, so a file of mixed spaces, tabs and newlines is one piece of megabytes, which the
-//! merge loops cost tens of nanoseconds per merge on. Here the result is found without
+//! newline, so a file of mixed spaces, tabs, newlines and Unicode spaces is one piece of
+//! megabytes, which the merge loops cost tens of nanoseconds per merge on. Here the result is found without
 //! merging, from two facts about either merge rule (lowest rank first, leftmost on ties):
 //!
 //! 1. A token can be in a result only if it is the result of its own bytes ("self-encoding"):
@@ -17,17 +17,32 @@
 //! compatible with the one before, and stepping back to a shorter one where the rest cannot
 //! be spelt. A place where that failed is never tried again: arriving there, the tokens before
 //! it are always the same (by 2, the result of the text up to there), so it would fail again.
-//! The work is linear in practice. The tokens are those made of ASCII whitespace only (a few
-//! hundred in the vocabularies of this family), in a trie, and the compatibility of a pair is
-//! computed by the merge loops once and remembered in a fixed table of one byte per pair.
+//! The work is linear in practice. The tokens are those made only of the bytes of Unicode's
+//! White_Space characters in UTF-8 ([`ALPHABET`]: byte fragments such as `e2 80` included,
+//! since a result may hold them), in a trie; the compatibility of a pair is computed by the
+//! merge loops once and remembered in a fixed table of one byte per pair. A vocabulary with
+//! more such tokens than [`MAX_TOKENS`] gets the table for ASCII whitespace only.
 //!
 //! Nothing else takes this path: other long pieces are cut and merged as before ([`super::ranks`]).
+//! The facts hold for any piece, so a long piece of these bytes that is not whitespace (a
+//! run of `©`, whose bytes `c2 a9` are among them) is encoded here correctly too.
 
 use super::ByteLevel;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// The bytes of ASCII whitespace (`\t \n \v \f \r` and space): every byte of a piece taken here.
-const ALPHABET: [u8; 6] = [b'\t', b'\n', 0x0B, 0x0C, b'\r', b' '];
+/// The bytes of ASCII whitespace (`\t \n \v \f \r` and space), first, then every other byte
+/// of a White_Space character in UTF-8 (U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028,
+/// U+2029, U+202F, U+205F, U+3000): every byte of a piece taken here.
+const ALPHABET: [u8; 27] = [
+    b'\t', b'\n', 0x0B, 0x0C, b'\r', b' ', // ASCII
+    0xC2, 0x85, 0xA0, // U+0085, U+00A0
+    0xE1, 0x9A, 0x80, // U+1680
+    0xE2, 0x81, 0x82, 0x83, 0x84, 0x86, 0x87, 0x88, 0x89, 0x8A, 0xA8, 0xA9, 0xAF,
+    0x9F, // U+2000...
+    0xE3, // U+3000
+];
+/// The ASCII part of [`ALPHABET`], all a vocabulary with too many tokens over it gets.
+const ASCII: usize = 6;
 /// More whitespace tokens than this and no table is built (its pairs would take over 1 MiB).
 const MAX_TOKENS: usize = 1024;
 const NONE: u32 = u32::MAX;
@@ -43,6 +58,11 @@ const NO: u8 = 2;
 #[inline]
 pub(super) fn is_whitespace(b: u8) -> bool {
     ALPHABET.contains(&b)
+}
+
+/// Whether every byte of `bytes` is one of the first `size` of [`ALPHABET`].
+fn over(bytes: &[u8], size: usize) -> bool {
+    bytes.iter().all(|b| ALPHABET[..size].contains(b))
 }
 
 /// The self-encoding whitespace tokens of a vocabulary in a trie, and their pairs' compatibility.
@@ -71,21 +91,28 @@ pub struct Whitespace {
 
 impl Whitespace {
     /// The table for `tok`'s whitespace tokens (`found`: every non-empty token of bytes that
-    /// [`is_whitespace`], and its id), or None when some byte of the alphabet is no token of
-    /// its own (the search needs each byte to be spellable) or there are more than
-    /// [`MAX_TOKENS`] of them.
+    /// [`is_whitespace`], and its id), over the whole [`ALPHABET`] or, with more than
+    /// [`MAX_TOKENS`] tokens over it, its ASCII part; None when some byte of that alphabet is
+    /// no token of its own (the search needs each byte to be spellable) or there are still
+    /// too many tokens.
     pub(super) fn build(tok: &ByteLevel, mut found: Vec<(&[u8], u32)>) -> Option<Whitespace> {
-        let mut symbol = [u8::MAX; 256];
-        for (i, &b) in ALPHABET.iter().enumerate() {
-            symbol[usize::from(b)] = i as u8;
-        }
         found.retain(|(b, _)| !b.is_empty());
-        if ALPHABET
+        let mut size = ALPHABET.len();
+        if found.len() > MAX_TOKENS {
+            size = ASCII;
+            found.retain(|(b, _)| over(b, ASCII));
+        }
+        let alphabet = &ALPHABET[..size];
+        if alphabet
             .iter()
             .any(|&b| !found.iter().any(|&(t, _)| t == [b]))
             || found.len() > MAX_TOKENS
         {
             return None;
+        }
+        let mut symbol = [u8::MAX; 256];
+        for (i, &b) in alphabet.iter().enumerate() {
+            symbol[usize::from(b)] = i as u8;
         }
         // Fact 1: only tokens that are their own bytes' result can be in a result.
         let mut units = Vec::new();
@@ -130,7 +157,7 @@ impl Whitespace {
         Some(table)
     }
 
-    /// Whether `piece` is ASCII whitespace only (what [`Self::encode`] takes).
+    /// Whether `piece` is made of the table's alphabet only (what [`Self::encode`] takes).
     #[inline]
     pub(super) fn covers(&self, piece: &[u8]) -> bool {
         piece
@@ -144,35 +171,47 @@ impl Whitespace {
     }
 
     /// Whether tokens `a` and `b` (indices) stay two tokens when their bytes are merged alone.
+    #[inline(always)]
     fn compatible(&self, tok: &ByteLevel, a: u32, b: u32) -> bool {
         let slot = &self.compat[a as usize * self.ids.len() + b as usize];
         match slot.load(Ordering::Relaxed) {
             YES => true,
             NO => false,
-            _ => {
-                let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
-                let mut units = Vec::with_capacity(bytes.len());
-                tok.merge_plain(&bytes, &mut units);
-                let yes = units == [self.ids[a as usize], self.ids[b as usize]];
-                slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
-                yes
-            }
+            _ => self.find_compatible(tok, a, b, slot),
         }
     }
 
+    /// [`Self::compatible`] the first time a pair is asked about: the merge loops answer.
+    #[cold]
+    #[inline(never)]
+    fn find_compatible(&self, tok: &ByteLevel, a: u32, b: u32, slot: &AtomicU8) -> bool {
+        let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
+        let mut units = Vec::with_capacity(bytes.len());
+        tok.merge_plain(&bytes, &mut units);
+        let yes = units == [self.ids[a as usize], self.ids[b as usize]];
+        slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
+        yes
+    }
+
     /// Whether some token that starts with byte `next` is compatible after token `t`.
+    #[inline(always)]
     fn can_follow(&self, tok: &ByteLevel, t: u32, next: u8) -> bool {
         let s = usize::from(self.symbol[usize::from(next)]);
         let slot = &self.followed[t as usize * ALPHABET.len() + s];
         match slot.load(Ordering::Relaxed) {
             YES => true,
             NO => false,
-            _ => {
-                let yes = self.by_first[s].iter().any(|&u| self.compatible(tok, t, u));
-                slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
-                yes
-            }
+            _ => self.find_follower(tok, t, s, slot),
         }
+    }
+
+    /// [`Self::can_follow`] the first time: every token that starts with symbol `s` is tried.
+    #[cold]
+    #[inline(never)]
+    fn find_follower(&self, tok: &ByteLevel, t: u32, s: usize, slot: &AtomicU8) -> bool {
+        let yes = self.by_first[s].iter().any(|&u| self.compatible(tok, t, u));
+        slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
+        yes
     }
 
     /// The tokens that `piece[at..]` starts with, into `found` as (index, length), shortest
@@ -193,7 +232,7 @@ impl Whitespace {
         }
     }
 
-    /// The units of `piece` (ASCII whitespace only, see [`Self::covers`]) after every merge of
+    /// The units of `piece` (of the table's alphabet only, see [`Self::covers`]) after every merge of
     /// `tok`'s rule, into `units`; false if no spelling was found (which the two facts rule
     /// out, since every byte of the alphabet is a token) or the search took more than
     /// [`WORK_PER_BYTE`] steps per byte: the caller then merges as usual, so that no input costs
@@ -413,6 +452,109 @@ mod tests {
         let mut general = Vec::new();
         tok.merge_plain(&text, &mut general);
         assert_eq!(units, general);
+    }
+
+    /// The alphabet is every byte of every White_Space character in UTF-8, by regex-syntax's
+    /// Unicode tables (what the pre-tokenizers' `\s` is), with ASCII first.
+    #[test]
+    fn the_alphabet_is_the_bytes_of_white_space() {
+        let mut bytes: Vec<u8> = Vec::new();
+        for (lo, hi) in crate::pretokenize::classes::ranges(r"\s") {
+            for cp in lo..=hi {
+                let c = char::from_u32(cp).unwrap();
+                bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            }
+        }
+        bytes.sort_unstable();
+        bytes.dedup();
+        let mut alphabet = ALPHABET.to_vec();
+        alphabet.sort_unstable();
+        assert_eq!(alphabet, bytes);
+        assert!(ALPHABET[..ASCII].iter().all(u8::is_ascii));
+        assert!(ALPHABET[ASCII..].iter().all(|b| !b.is_ascii()));
+    }
+
+    /// Random pieces of Unicode whitespace (and of `©`, a non-space of the same bytes) in
+    /// o200k-like random vocabularies that hold byte fragments such as `e2 80`: the one-pass
+    /// result equals the general loop's.
+    #[test]
+    fn unicode_whitespace_equals_the_general_loop() {
+        let mut next = generator(0x0DDB_A115_EEDC_AFE0);
+        let chars = [
+            "\u{3000}", "\u{2000}", "\u{200a}", "\u{a0}", "\u{85}", "\u{2028}", "\u{1680}",
+            "\u{205f}", "\u{a9}", " ", "\n",
+        ];
+        for model_no in 0..6 {
+            let mut ranks: Vec<(Vec<u8>, u32)> =
+                (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            while tokens.len() < 120 {
+                let n = 1 + next(3) as usize;
+                let mut t: Vec<u8> = (0..n)
+                    .flat_map(|_| chars[next(chars.len() as u64) as usize].bytes())
+                    .collect();
+                // A fragment: cut a character short, as o200k's `e2 80` and `\xa0\xe1\x83` are.
+                if next(3) == 0 && t.len() > 1 {
+                    t.truncate(t.len() - 1);
+                }
+                if t.len() >= 2 && !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            let mut ids: Vec<u32> = (256..256 + tokens.len() as u32).collect();
+            for i in (1..ids.len()).rev() {
+                ids.swap(i, next(i as u64 + 1) as usize);
+            }
+            ranks.extend(tokens.into_iter().zip(ids));
+            let model = Model {
+                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+                patterns: vec![named::O200K],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).unwrap();
+            let ws = tok.whitespace.as_ref().expect("a whitespace table");
+            for round in 0..150 {
+                let len = 1 + next(if round % 10 == 0 { 1000 } else { 100 }) as usize;
+                let text: Vec<u8> = (0..len)
+                    .flat_map(|_| chars[next(chars.len() as u64) as usize].bytes())
+                    .collect();
+                assert!(ws.covers(&text));
+                let mut fast = Vec::new();
+                assert!(ws.encode(&tok, &text, &mut fast));
+                let mut units: Vec<u32> = text.iter().map(|&b| u32::from(b)).collect();
+                merge_with(&mut units, &RankPairs { tok: &tok });
+                assert_eq!(fast, units, "model {model_no}, {text:?}");
+            }
+        }
+    }
+
+    /// With more tokens over the whole alphabet than the table takes, it keeps the ASCII ones.
+    #[test]
+    fn too_many_unicode_tokens_leave_ascii() {
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        let mut id = 256;
+        for a in ALPHABET[ASCII..].iter() {
+            for b in ALPHABET[ASCII..].iter() {
+                for c in [0x80u8, 0x81, 0x82] {
+                    ranks.push((vec![*a, *b, c], id));
+                    id += 1;
+                }
+            }
+        }
+        ranks.push((b"  ".to_vec(), id));
+        assert!(ranks.len() - 256 > MAX_TOKENS);
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::O200K],
+            ..Model::default()
+        };
+        let tok = ByteLevel::new(&model).unwrap();
+        let ws = tok.whitespace.as_ref().expect("an ASCII table");
+        assert!(ws.covers(b" \t\n "));
+        assert!(!ws.covers("\u{3000}".as_bytes()));
+        let mut units = Vec::new();
+        assert!(ws.encode(&tok, b"    ", &mut units));
+        assert_eq!(units, [id, id]);
     }
 
     /// No table where a whitespace byte has no token of its own (nothing could spell it).
