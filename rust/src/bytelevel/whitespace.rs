@@ -54,10 +54,21 @@ const UNKNOWN: u8 = 0;
 const YES: u8 = 1;
 const NO: u8 = 2;
 
+/// Whether each byte is one of [`ALPHABET`] (asked of every byte of every token at load).
+const IN_ALPHABET: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        table[ALPHABET[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// Whether `b` is a byte of [`ALPHABET`].
 #[inline]
 pub(super) fn is_whitespace(b: u8) -> bool {
-    ALPHABET.contains(&b)
+    IN_ALPHABET[usize::from(b)]
 }
 
 /// Whether every byte of `bytes` is one of the first `size` of [`ALPHABET`].
