@@ -465,6 +465,16 @@ mod tests {
         assert_eq!(units, general);
     }
 
+    /// A tokenizer of `ranks` (token bytes, id) with o200k's pre-tokenizer.
+    fn o200k_like(ranks: &[(Vec<u8>, u32)]) -> ByteLevel {
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::O200K],
+            ..Model::default()
+        };
+        ByteLevel::new(&model).unwrap()
+    }
+
     /// The alphabet is every byte of every White_Space character in UTF-8, by regex-syntax's
     /// Unicode tables (what the pre-tokenizers' `\s` is), with ASCII first.
     #[test]
@@ -517,12 +527,7 @@ mod tests {
                 ids.swap(i, next(i as u64 + 1) as usize);
             }
             ranks.extend(tokens.into_iter().zip(ids));
-            let model = Model {
-                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-                patterns: vec![named::O200K],
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).unwrap();
+            let tok = o200k_like(&ranks);
             let ws = tok.whitespace.as_ref().expect("a whitespace table");
             for round in 0..150 {
                 let len = 1 + next(if round % 10 == 0 { 1000 } else { 100 }) as usize;
@@ -554,12 +559,7 @@ mod tests {
         }
         ranks.push((b"  ".to_vec(), id));
         assert!(ranks.len() - 256 > MAX_TOKENS);
-        let model = Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            patterns: vec![named::O200K],
-            ..Model::default()
-        };
-        let tok = ByteLevel::new(&model).unwrap();
+        let tok = o200k_like(&ranks);
         let ws = tok.whitespace.as_ref().expect("an ASCII table");
         assert!(ws.covers(b" \t\n "));
         assert!(!ws.covers("\u{3000}".as_bytes()));
