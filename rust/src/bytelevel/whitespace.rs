@@ -2,8 +2,9 @@
 //!
 //! Pre-tokenizers of the tiktoken family make one piece of a whitespace run up to its last
 //! newline, so a file of mixed spaces, tabs, newlines and Unicode spaces is one piece of
-//! megabytes, which the merge loops cost tens of nanoseconds per merge on. Here the result is found without
-//! merging, from two facts about either merge rule (lowest rank first, leftmost on ties):
+//! megabytes, which the merge loops cost tens of nanoseconds per merge on. Here the result is
+//! found without merging, from two facts about either merge rule (lowest rank first, leftmost
+//! on ties):
 //!
 //! 1. A token can be in a result only if it is the result of its own bytes ("self-encoding"):
 //!    no merge crosses a token's boundaries, so its bytes merged on their own alone.
