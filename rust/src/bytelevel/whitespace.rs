@@ -245,8 +245,8 @@ impl Whitespace {
     }
 
     /// The units of `piece` (of the table's alphabet only, see [`Self::covers`]) after every
-    /// merge of `tok`'s rule, into `units`; false if no spelling was found (which the two facts rule
-    /// out, since every byte of the alphabet is a token) or the search took more than
+    /// merge of `tok`'s rule, into `units`; false if no spelling was found (which the two facts
+    /// rule out, since every byte of the alphabet is a token) or the search took more than
     /// [`WORK_PER_BYTE`] steps per byte: the caller then merges as usual, so that no input costs
     /// more than a bounded search and the merge loops.
     pub(super) fn encode(&self, tok: &ByteLevel, piece: &[u8], units: &mut Vec<u32>) -> bool {
