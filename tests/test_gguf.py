@@ -159,10 +159,15 @@ def test_llama_runs_of_one_byte_equal_hf(tmp_path, n):
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (char, n)
 
 
-@pytest.mark.parametrize("pool", [" \t\n\r", " \n", ["  ", "\t", "\n"], [" " * n for n in range(1, 140)] + ["\t", "\n"]])
+_UNICODE_SPACES = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2003\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+@pytest.mark.parametrize("pool", [" \t\n\r", " \n", ["  ", "\t", "\n"], [" " * n for n in range(1, 140)] + ["\t", "\n"],
+                                  _UNICODE_SPACES, ["\u3000", "\xa0", " ", "\n", "\xa9", "\u201f"]])
 def test_llama_whitespace_equals_hf(tmp_path, pool):
-    # A long piece of ASCII whitespace is encoded in one pass by compatible token pairs
-    # (rust/src/bytelevel/whitespace.rs), under the merges rule too; HF is the oracle.
+    # A long piece made of the UTF-8 bytes of whitespace characters is encoded in one pass by
+    # compatible token pairs (rust/src/bytelevel/whitespace.rs), under the merges rule too (a
+    # run of U+00A9 or U+201F, of the same bytes, is such a piece); HF is the oracle.
     tokenizers = pytest.importorskip("tokenizers")
     import random
 
