@@ -33,14 +33,16 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The bytes of ASCII whitespace (`\t \n \v \f \r` and space), first, then every other byte
 /// of a White_Space character in UTF-8 (U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028,
-/// U+2029, U+202F, U+205F, U+3000): every byte of a piece taken here.
+/// U+2029, U+202F, U+205F, U+3000), each byte once: every byte of a piece taken here.
+#[rustfmt::skip]
 const ALPHABET: [u8; 27] = [
-    b'\t', b'\n', 0x0B, 0x0C, b'\r', b' ', // ASCII
-    0xC2, 0x85, 0xA0, // U+0085, U+00A0
-    0xE1, 0x9A, 0x80, // U+1680
-    0xE2, 0x81, 0x82, 0x83, 0x84, 0x86, 0x87, 0x88, 0x89, 0x8A, 0xA8, 0xA9, 0xAF,
-    0x9F, // U+2000...
-    0xE3, // U+3000
+    b'\t', b'\n', 0x0B, 0x0C, b'\r', b' ',
+    // U+0085 and U+00A0 (c2 85, c2 a0), U+1680 (e1 9a 80)
+    0xC2, 0x85, 0xA0, 0xE1, 0x9A, 0x80,
+    // U+2000-U+200A (e2 80 80-8a), U+2028, U+2029, U+202F (e2 80 a8, a9, af), U+205F (e2 81 9f)
+    0xE2, 0x81, 0x82, 0x83, 0x84, 0x86, 0x87, 0x88, 0x89, 0x8A, 0xA8, 0xA9, 0xAF, 0x9F,
+    // U+3000 (e3 80 80)
+    0xE3,
 ];
 /// The ASCII part of [`ALPHABET`], all a vocabulary with too many tokens over it gets.
 const ASCII: usize = 6;
@@ -70,11 +72,6 @@ const IN_ALPHABET: [bool; 256] = {
 #[inline]
 pub(super) fn is_whitespace(b: u8) -> bool {
     IN_ALPHABET[usize::from(b)]
-}
-
-/// Whether every byte of `bytes` is one of the first `size` of [`ALPHABET`].
-fn over(bytes: &[u8], size: usize) -> bool {
-    bytes.iter().all(|b| ALPHABET[..size].contains(b))
 }
 
 /// The self-encoding whitespace tokens of a vocabulary in a trie, and their pairs' compatibility.
@@ -111,8 +108,9 @@ impl Whitespace {
         found.retain(|(b, _)| !b.is_empty());
         let mut size = ALPHABET.len();
         if found.len() > MAX_TOKENS {
+            // (Every token here is over the alphabet: its ASCII ones are over the ASCII part.)
             size = ASCII;
-            found.retain(|(b, _)| over(b, ASCII));
+            found.retain(|(b, _)| b.is_ascii());
         }
         let alphabet = &ALPHABET[..size];
         if alphabet
