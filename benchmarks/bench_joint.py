@@ -3,6 +3,7 @@ plus English, against SentencePiece BPE 64k on the same mixture and o200k_base, 
 
     python benchmarks/bench_joint.py [--alpha 0.3] [--word-tilt 0] [--total-mb 40] [--vocab 64000]
                                      [--kinds sgpe sgpe-words spm-bpe ...] [--seed 0] [--no-meta]
+                                     [--collapse-whitespace]
 
 What it does, each step cached under .cache/bench_joint/ (delete a file to redo its step):
 
@@ -46,7 +47,10 @@ What it does, each step cached under .cache/bench_joint/ (delete a file to redo 
    (``bench_compression.known_syllable_cuts``; must be 0). **Parity** (lower is better): (a) the
    max/min over the 14 languages of tokens per word; (b) each language's tokens relative to
    English on the same line-aligned FLORES sentences (sum of tokens over the lines / English's on
-   the same lines), and its max and mean over the 13 Indic languages.
+   the same lines), and its max and mean over the 13 Indic languages. ``--collapse-whitespace``
+   measures the same on FLORES with each run of whitespace made one space and none at a line's ends:
+   the text SentencePiece's default normalization encodes (it removes those runs, which SGPE keeps
+   and spends a token on).
 4. **Export.** Each joint SGPE directory holds the Hugging Face ``tokenizer.json`` (``save``
    writes it); HF ``tokenizers`` must give wwho's ids on every FLORES line of every language.
 5. **Meta.** o200k_base + the joint SGPE part (``MetaTokenizer``, with ``sgpe-meta`` and with
@@ -72,7 +76,7 @@ import time
 from pathlib import Path
 
 from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, measure
-from bench_languages import FLORES, training_files
+from bench_languages import FLORES, collapse_whitespace, training_files
 
 from wwho import balance
 
@@ -158,8 +162,12 @@ def training_lines(lang: str) -> tuple[list[str], list[str]]:
     return [line for f in files for line in read(f)], [f.name for f in files]
 
 
-def test_lines(lang: str) -> list[str]:
+def test_lines(lang: str, *, collapse: bool = False) -> list[str]:
+    """FLORES devtest (Odia: its second half); ``collapse``: with runs of whitespace collapsed to one
+    space (:func:`bench_languages.collapse_whitespace`), the text SentencePiece's normalization encodes."""
     flores = read(CORPORA / lang / FLORES)
+    if collapse:
+        flores = [collapse_whitespace(line) for line in flores]
     return flores[len(flores) // 2 :] if lang == "or" else flores
 
 
@@ -315,19 +323,21 @@ def peer_spec(name: str) -> str:
     return str(GGUF / {"llama3": "ggml-vocab-llama-bpe.gguf", "qwen2": "ggml-vocab-qwen2.gguf"}[name])
 
 
-def measure_all(specs: dict[str, str], tests: dict[str, list[str]], sgpe: set[str]) -> tuple[dict, dict]:
+def measure_all(
+    specs: dict[str, str], tests: dict[str, list[str]], sgpe: set[str], *, collapse: bool = False
+) -> tuple[dict, dict]:
     """(name -> lang -> {tokens, words, lines, lossless, known_cuts}, name -> lang -> the tokens of the
     English FLORES lines aligned with that language's test lines); cached per model file."""
     from bench_compression import known_syllable_cuts
 
     from wwho.evaluate import evaluate, load_spec
 
-    en = read(CORPORA / "en" / FLORES)
+    en = test_lines("en", collapse=collapse)
     half = len(en) - len(tests["or"])  # Odia is measured on the second half of FLORES
     out: dict = {}
     en_tokens: dict = {}
     for name, spec in specs.items():
-        cache = eval_cache(name, spec)
+        cache = eval_cache(name, spec, "-spaces" if collapse else "")
         if cache.exists():
             data = json.loads(cache.read_text())
         else:
@@ -348,13 +358,14 @@ def measure_all(specs: dict[str, str], tests: dict[str, list[str]], sgpe: set[st
     return out, en_tokens
 
 
-def eval_cache(name: str, spec: str) -> Path:
-    """Where one tokenizer's measurements are kept: named after the model and its file's time."""
+def eval_cache(name: str, spec: str, variant: str = "") -> Path:
+    """Where one tokenizer's measurements are kept: named after the model and its file's time (and
+    ``variant``, the held-out text's)."""
     path = Path(spec.partition(":")[2] if spec.startswith("spm:") else spec)
     if not path.exists():
-        return CACHE / f"eval-{name}.json"
+        return CACHE / f"eval-{name}{variant}.json"
     stamp = (path / "vocab.json" if path.is_dir() else path).stat().st_mtime_ns
-    return CACHE / f"eval-{path.name}-{stamp}.json"
+    return CACHE / f"eval-{path.name}-{stamp}{variant}.json"
 
 
 def parity_figures(results: dict, en_tokens: dict[str, dict[str, int]]) -> dict:
@@ -564,6 +575,11 @@ def main() -> None:
     ap.add_argument("--peers", nargs="*", default=list(PEERS), choices=list(PEERS))
     ap.add_argument("--train-only", action="store_true", help="build the mixture and train, measure nothing")
     ap.add_argument("--no-meta", action="store_true", help="skip the meta tokenizer check")
+    ap.add_argument(
+        "--collapse-whitespace",
+        action="store_true",
+        help="measure on FLORES with runs of whitespace collapsed to one space (SentencePiece removes them)",
+    )
     args = ap.parse_args()
     if not CORPORA.is_dir():
         sys.exit(f"no shared corpora at {CORPORA}: set WWHO_SHARED_DATA")
@@ -581,9 +597,11 @@ def main() -> None:
 
     for name, spec in specs.items():
         records[name]["vocab"] = f"{load_spec(spec).vocab_size:,}"
-    tests = {lang: test_lines(lang) for lang in LANGS}
+    tests = {lang: test_lines(lang, collapse=args.collapse_whitespace) for lang in LANGS}
+    if args.collapse_whitespace:
+        print("\nHeld-out text: FLORES with runs of whitespace collapsed to one space (`--collapse-whitespace`)")
     sgpe = {k for k in args.kinds if k in SGPE_KINDS}
-    results, en_tokens = measure_all(specs, tests, sgpe)
+    results, en_tokens = measure_all(specs, tests, sgpe, collapse=args.collapse_whitespace)
     figures = parity_figures(results, en_tokens)
     report(results, figures, records, args.vocab)
     out = {"mixture": info, "results": results, "figures": figures, "training": records}
@@ -619,7 +637,7 @@ def main() -> None:
             print(f"| {label(part)}: tokens per word | {meta['vocab_size']:,} | {row} |")
             row = " | ".join(f"{cells[g]['lossless']}/{cells[g]['lines']}" for g in LANGS)
             print(f"| {label(part)}: lines decoded exactly | | {row} |")
-    (CACHE / f"results-{mixture.stem}.json").write_text(json.dumps(out, indent=1))
+    (CACHE / f"results-{mixture.stem}{'-spaces' if args.collapse_whitespace else ''}.json").write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -117,6 +117,11 @@ DOMAIN = {
 
 
 DOMAIN_LINES = 3000  # the first lines of each DOMAIN file
+HELD_OUT = {
+    "flores": "FLORES-200 devtest",
+    "flores-spaces": "FLORES-200 devtest, whitespace runs collapsed (as SentencePiece normalizes)",
+    "domain": "another domain (see DOMAIN)",
+}
 
 
 def training_files(lang: str, *, leave_out: tuple[str, ...] = ()) -> list[Path]:
@@ -130,9 +135,20 @@ def read(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def collapse_whitespace(line: str) -> str:
+    """``line`` with every run of whitespace made one space and none at either end: the text that
+    SentencePiece's default normalization (``remove_extra_whitespaces``) encodes. Its tokens do not
+    hold the spaces it removes, so it cannot give them back; SGPE and HF Metaspace spend a token on
+    each such run, and both decode every one back."""
+    return " ".join(line.split())
+
+
 def folds(lang: str, split: str = "flores") -> list[tuple[list[Path], list[str], str]]:
     """(training files, held-out lines, cache tag) per fold. ``split="flores"``: FLORES devtest
-    held out (one fold, or Odia's two cross-fitted halves); ``"domain"``: :data:`DOMAIN`."""
+    held out (one fold, or Odia's two cross-fitted halves); ``"flores-spaces"``: the same lines with
+    :func:`collapse_whitespace`; ``"domain"``: :data:`DOMAIN`."""
+    if split == "flores-spaces":
+        return [(files, [collapse_whitespace(line) for line in test], tag) for files, test, tag in folds(lang)]
     if split == "domain":
         test = DOMAIN[lang]
         lines = read(CORPORA / lang / test)[:DOMAIN_LINES]
@@ -228,7 +244,7 @@ def measure_cell(lang: str, kind: str, size: int, split: str, fresh: bool) -> Ce
 
 
 def run(langs: list[str], sizes: list[int], split: str, fresh: bool) -> dict:
-    held_out = "FLORES-200 devtest" if split == "flores" else "another domain (see DOMAIN)"
+    held_out = HELD_OUT[split]
     results: dict = {}
     for size in sizes:
         for pairing in ("word-bounded", "across spaces"):
@@ -272,7 +288,7 @@ def run(langs: list[str], sizes: list[int], split: str, fresh: bool) -> dict:
 def summary(langs: list[str], sizes: list[int], split: str, results: dict) -> None:
     """One line per language and size: each SGPE row against the best peer of its pairing."""
     print(
-        f"\n## Summary ({'FLORES-200 devtest' if split == 'flores' else 'another domain'}): tokens per word, "
+        f"\n## Summary ({HELD_OUT[split]}): tokens per word, "
         "SGPE / the best peer of the same pairing (below 1: SGPE spends fewer)\n"
     )
     ours = {p: [k for k, (q, _) in SGPE_KINDS.items() if q == p] for p in PEERS}
@@ -434,6 +450,19 @@ def account(lang: str, size: int) -> None:
                 starts.add(pos)
             peer_fewer_cutting += any(e not in starts for e in peer_ends[:-1])
     total = len(words)
+    # Whole lines against their words alone: what the line's whitespace costs beyond one space
+    # between words (doubled spaces, spaces at either end), which SentencePiece removes.
+    extra_runs = sum(
+        1
+        for line in lines
+        for run in re.finditer(r"\s+", line)
+        if run.group() != " " or run.start() == 0 or run.end() == len(line)
+    )
+    line_cost = {"sgpe": 0, "peer": 0}
+    for line in lines:
+        words_alone = line.split()
+        line_cost["sgpe"] += len(ours.encode(line)) - sum(len(ours.encode(w)) for w in words_alone)
+        line_cost["peer"] += len(peer.encode(line)[0]) - sum(len(peer.encode(w)[0]) for w in words_alone)
     print(
         f"\n### {lang}, {size:,}: FLORES tokens per word by kind of word, SGPE (no superwords, prefix) "
         f"against {LABELS[best]}\n"
@@ -457,6 +486,12 @@ def account(lang: str, size: int) -> None:
         f"{peer_fewer_cutting:,} ({peer_fewer_cutting / max(peer_fewer, 1):.0%}) have a token boundary "
         "inside a syllable."
     )
+    print(
+        f"Whitespace beyond one space between words (doubled spaces, spaces at a line's ends): {extra_runs:,} "
+        f"runs; whole lines cost SGPE {line_cost['sgpe']:+,} tokens against their words alone, "
+        f"{LABELS[best]} {line_cost['peer']:+,}"
+        + (" (its normalization removes those runs)." if best.startswith("spm") else ".")
+    )
 
 
 def main() -> None:
@@ -472,9 +507,10 @@ def main() -> None:
     )
     ap.add_argument(
         "--split",
-        choices=("flores", "domain"),
+        choices=tuple(HELD_OUT),
         default="flores",
-        help="held-out text: FLORES devtest, or another domain than the training text",
+        help="held-out text: FLORES devtest; the same with runs of whitespace collapsed to one space (the "
+        "text SentencePiece's normalization encodes); or another domain than the training text",
     )
     ap.add_argument("--sweep", action="store_true", help="vocabulary sizes 8k-128k (default langs: si hi)")
     ap.add_argument("--plot", help="with --sweep: write the plot to this PNG")
@@ -493,7 +529,7 @@ def main() -> None:
     print(f"machine: {machine()}")
     if not CORPORA.is_dir():
         sys.exit(f"no shared corpora at {CORPORA}: set WWHO_SHARED_DATA")
-    langs = [lang for lang in args.langs if args.split == "flores" or lang in DOMAIN]
+    langs = [lang for lang in args.langs if args.split != "domain" or lang in DOMAIN]
     if args.sweep:
         sweep(args.langs if args.langs != list(SCRIPTS) else ["si", "hi"], args.plot)
         return
