@@ -318,6 +318,49 @@ def test_replay_then_continue_equals_uninterrupted(corpus, tie_break, k, extra):
     assert state(resumed) == state(whole)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    learned_on=corpora(),
+    data=st.data(),
+    tie_break=st.sampled_from(["smaller", "greater"]),
+    extra=st.integers(0, 8),
+)
+def test_apply_cuts_other_words_as_encoding_would_and_training_goes_on(learned_on, data, tie_break, extra):
+    # Merges learned on one corpus, applied to other words over the same symbols (the SGPE
+    # trainer's words held only with punctuation): each merge, in order, wherever its pair occurs.
+    words, counts, symbols = learned_on
+    learned = run(words, counts, symbols, max_symbols=len(symbols) + 10, min_freq=1, tie_break=tie_break)
+    ids = st.sampled_from([*range(len(symbols)), UNK])
+    others = data.draw(st.lists(st.lists(ids, max_size=10), max_size=8))
+    other_counts = data.draw(st.lists(st.integers(1, 5), min_size=len(others), max_size=len(others)))
+    engine = MergeEngine(others, other_counts, learned.symbols, tie_break=tie_break)
+    applied = engine.apply(learned.merges)
+    want, kept = [list(w) for w in others], []
+    for a, b in learned.merges:  # the naive reading: merge the pair in every word, left to right
+        if (a, b) in ref.count_pairs(want, other_counts):
+            c = learned.symbols.index(learned.symbols[a] + learned.symbols[b])
+            want = [ref.merge_word(w, (a, b), c) for w in want]
+            kept.append((a, b))
+    assert applied == len(kept) and engine.merges == kept
+    assert engine.words_and_counts()[0] == want
+    assert engine.symbols == learned.symbols
+    reference = ReferenceEngine(others, other_counts, learned.symbols, tie_break=tie_break)
+    assert reference.apply(learned.merges) == applied
+    # Training goes on from the words as cut: as an engine given those words to begin with.
+    engine.train(max_symbols=len(learned.symbols) + extra, min_freq=1, progress=False)
+    reference.train(max_symbols=len(learned.symbols) + extra, min_freq=1, progress=False)
+    fresh = run(want, other_counts, learned.symbols, max_symbols=len(learned.symbols) + extra, min_freq=1,
+                tie_break=tie_break)
+    assert engine.merges[applied:] == fresh.merges == reference.merges[applied:]
+    assert engine.symbols == fresh.symbols == reference.symbols
+
+
+def test_apply_rejects_ids_out_of_range():
+    engine = MergeEngine([[0, 1]], [1], ["a", "b"])
+    with pytest.raises(MergeError, match=r"merge 2: \(0, 9\) is not a pair of symbol ids"):
+        engine.apply([(0, 1), (0, 9)])
+
+
 @settings(max_examples=100, deadline=None)
 @given(corpus=corpora(), tie_break=st.sampled_from(["smaller", "greater"]), seed=st.integers(0, 2**32))
 def test_word_order_does_not_matter(corpus, tie_break, seed):

@@ -666,6 +666,32 @@ impl Engine {
         Ok(())
     }
 
+    /// Apply merges learned elsewhere, in order, wherever their pair occurs: these words then
+    /// read as encoding them with those merges would cut them. A merge whose pair does not occur
+    /// at its turn is left out; the ones applied are recorded as merges. Returns, per merge, the
+    /// id it made (or reused), `None` where it was left out.
+    pub fn apply(&mut self, merges: &[(u32, u32)]) -> Result<Vec<Option<u32>>, EngineError> {
+        self.recount_pairs();
+        self.floor = None; // no queue upkeep while applying; rebuilt by the next step
+        self.queue = Queue::default();
+        let mut made = Vec::with_capacity(merges.len());
+        for (k, &(a, b)) in merges.iter().enumerate() {
+            let n = self.symbols.len() as u32;
+            if a >= n || b >= n {
+                return Err(EngineError::ReplayId(k + 1));
+            }
+            if !self.pairs.contains_key(&key(a, b)) {
+                made.push(None);
+                continue;
+            }
+            let c = self.new_symbol(a, b);
+            self.merges.push((a, b));
+            self.merge(a, b, c);
+            made.push(Some(c));
+        }
+        Ok(made)
+    }
+
     /// Apply one known merge; returns the id it made (or reused).
     pub fn replay_one(&mut self, a: u32, b: u32) -> Result<u32, EngineError> {
         self.recount_pairs();
@@ -1037,6 +1063,37 @@ mod tests {
         .unwrap();
         assert_eq!(r.step(1), Some((0, 1, 4, 2)));
         assert_eq!(r.step(1), Some((2, 3, 4, 2))); // "ab" + "c" = "abc": the same id
+    }
+
+    #[test]
+    fn apply_cuts_words_as_encoding_would_then_training_goes_on() {
+        // Merges learned elsewhere: ("a", "b") and ("ab", "c"), then ("x", "y"), absent here.
+        let symbols = vec![
+            s("a"),
+            s("b"),
+            s("c"),
+            s("d"),
+            s("x"),
+            s("y"),
+            s("ab"),
+            s("abc"),
+        ];
+        let mut e = Engine::new(
+            vec![vec![0, 1, 2, 3], vec![0, 1, 3], vec![3, 2]],
+            vec![1, 2, 5],
+            symbols,
+            false,
+        )
+        .unwrap();
+        let made = e.apply(&[(0, 1), (4, 5), (6, 2)]).unwrap();
+        assert_eq!(made, vec![Some(6), None, Some(7)]); // known strings keep their ids
+        assert_eq!(e.merges(), &[(0, 1), (6, 2)]);
+        let words: Vec<&[u32]> = (0..e.num_words()).map(|i| e.word(i)).collect();
+        assert_eq!(words, vec![&[7, 3][..], &[6, 3], &[3, 2]]);
+        // Training goes on from there: "d c" (5) before "ab d" (2) and "abc d" (1).
+        assert_eq!(e.step(1), Some((3, 2, 8, 5)));
+        assert_eq!(e.step(1), Some((6, 3, 9, 2)));
+        assert_eq!(e.apply(&[(0, 99)]), Err(EngineError::ReplayId(1)));
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub struct WordCounts {
     /// Every boundary token seen, lone or inside a span, and how often (the script check's
     /// letters: inside spans is where the default scope puts a whole other script).
     pub boundary_symbols: FxHashMap<u32, u64>,
+    /// Scope `Pieces` only: the words of pieces that hold more than a word (`" ලංකාව."`'s
+    /// `" ලංකාව"`), as string ids, and how often: what such a word is with its punctuation
+    /// taken away (the trainer's `complete_words`).
+    pub cores: FxHashMap<Box<[u32]>, u64>,
 }
 
 /// Distinct pieces -> [`WordCounts`]. A piece holding the text of a `reserved` token (a special
@@ -132,6 +136,10 @@ pub fn collect_words(
         for (s, n) in part.boundary_symbols {
             *out.boundary_symbols.entry(remap[s as usize]).or_default() += n;
         }
+        for (w, n) in part.cores {
+            let w: Box<[u32]> = w.iter().map(|&s| remap[s as usize]).collect();
+            *out.cores.entry(w).or_default() += n;
+        }
         for (w, n) in part_words {
             let w: Box<[u32]> = w.iter().map(|&s| remap[s as usize]).collect();
             *words.entry(w).or_default() += n;
@@ -189,6 +197,15 @@ fn collect_part(
             Some(ac) if ac.is_match(piece) => Scope::Words,
             _ => scope,
         };
+        if grouping == Scope::Pieces && parts.parts.len() > 1 {
+            let mut first = 0;
+            for &(last, is_word) in &parts.parts {
+                if is_word {
+                    *out.cores.entry(ids[first..last].into()).or_default() += count;
+                }
+                first = last;
+            }
+        }
         for_each_span(&parts, &units, &ids, grouping, |span, mergeable| {
             if mergeable {
                 *words.entry(span.into()).or_default() += count;

@@ -491,6 +491,25 @@ class MergeEngine:
                 self.merges.append((a, b))
                 self._merge(a, b, c)
 
+    def apply(self, merges: Sequence[Pair]) -> int:
+        """Apply merges learned from other words, in order, where their pair occurs (the rest are
+        left out); the applied ones are recorded. Returns how many were applied."""
+        self._floor = None
+        self._queue = _PairQueue({})
+        applied = 0
+        with _no_gc():
+            for step, merge in enumerate(merges, start=1):
+                a, b = map(operator.index, merge)
+                if not (0 <= a < len(self.symbols) and 0 <= b < len(self.symbols)):
+                    raise MergeError(f"merge {step}: ({a}, {b}) is not a pair of symbol ids")
+                if (a, b) not in self._pairs:
+                    continue
+                c = self._new_symbol(a, b)
+                self.merges.append((a, b))
+                self._merge(a, b, c)
+                applied += 1
+        return applied
+
     def pair_counts(self) -> dict[Pair, int]:
         """The current frequency of every adjacent pair present (a copy; for inspection and tests)."""
         return {pair: entry[0] for pair, entry in self._pairs.items()}

@@ -32,7 +32,7 @@ from wwho.sgpe.words import PIECES
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
           superword_share: float = 0.15, script_characters: bool = True, split_punctuation: bool = False,
-          complete_syllables: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
+          complete_syllables: bool = True, complete_words: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
     documents = [line for line in lines if line]
     if prefix_space:
@@ -54,8 +54,13 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     boundary: Counter = Counter()
     syllable_freq: Counter = Counter()
     boundary_symbols: set[str] = set()
+    cores: Counter = Counter()  # the words of pieces that hold more than a word (scope "pieces")
     for piece, count in pieces.items():
         parts = splitter.split(piece)
+        if merge_scope == "pieces" and not guard.search(piece) and len(parts) > 1:
+            for is_word, tokens in parts:
+                if is_word:
+                    cores[tuple(tokens)] += count
         for mergeable, units in piece_spans(piece, parts):
             if mergeable:
                 words[tuple(units)] += count
@@ -120,6 +125,21 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
                     min_freq=SUPERWORD_MIN_FREQ, progress=False)
 
     spare = vocab_size - fixed - len(final.symbols) - len(support)
+    core_merges: list = []
+    core_tokens: list = []
+    ids = {s: i for i, s in enumerate(engine.symbols)}
+    core_words = [([ids[u] for u in w], n) for w, n in sorted(cores.items())
+                  if len(w) > 1 and all(u in ids for u in w)]
+    if complete_words and spare > 0 and core_words:
+        # The words held only with punctuation: cut as the merges so far cut them, then BPE on.
+        stage = MergeEngine([w for w, _ in core_words], [n for _, n in core_words], list(engine.symbols),
+                            tie_break="smaller")
+        applied = stage.apply(engine.merges)
+        known = len(stage.symbols)
+        stage.train(max_symbols=known + spare, min_freq=min_freq, progress=False)
+        core_merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
+        core_tokens = [t for t in stage.symbols[known:] if t not in set(final.symbols)]
+        spare -= len(core_tokens)
     if auto and complete_syllables and spare > 0:
         # The syllables the text lacks (the candidates are :mod:`wwho.sgpe.completion`'s; which
         # of them fit, and their building merges, are worked out here again).
@@ -156,9 +176,9 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
             freq[index[token]] += count
     order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
-    for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *core_tokens, *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
-    merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+    merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges] + core_merges
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,

@@ -515,6 +515,28 @@ impl PyWordCounts {
         self.string_counts(py, &self.inner.boundary)
     }
 
+    /// `[(word, count)]`, each word a list of its syllables: the words of pieces that hold more
+    /// than a word, in scope `"pieces"` (see `WordCounts::cores`), sorted.
+    fn core_counts<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Vec<Bound<'py, PyString>>, u64)>> {
+        let inner = &self.inner;
+        let mut cores: Vec<(Vec<&[u32]>, u64)> = inner
+            .cores
+            .iter()
+            .map(|(w, &n)| (w.iter().map(|&s| inner.strings.get(s)).collect(), n))
+            .collect();
+        cores.sort_unstable();
+        cores
+            .into_iter()
+            .map(|(w, n)| {
+                let units = w
+                    .into_iter()
+                    .map(|u| super::text::from_code_points(py, u))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok((units, n))
+            })
+            .collect()
+    }
+
     /// `{boundary token: occurrences}` for every boundary token, lone or inside a span.
     fn boundary_symbol_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.string_counts(py, &self.inner.boundary_symbols)

@@ -262,6 +262,28 @@ impl PyMergeEngine {
         failure.map_or(Ok(()), Err)
     }
 
+    /// Apply merges learned elsewhere in order, wherever their pair occurs (see
+    /// `Engine::apply`); returns the id each one produced, `None` for one left out.
+    fn apply(&mut self, py: Python<'_>, merges: Vec<(i64, i64)>) -> PyResult<Vec<Option<u32>>> {
+        let n = self.inner.symbols().len() as i64;
+        let mut pairs = Vec::with_capacity(merges.len());
+        for (k, (a, b)) in merges.into_iter().enumerate() {
+            if !(0..n).contains(&a) || !(0..n).contains(&b) {
+                return Err(merge_error(
+                    py,
+                    format!(
+                        "merge {}: ({a}, {b}) is not a pair of symbol ids in [0, {n})",
+                        k + 1
+                    ),
+                ));
+            }
+            pairs.push((a as u32, b as u32));
+        }
+        let inner = &mut self.inner;
+        py.detach(|| inner.apply(&pairs))
+            .map_err(|e| merge_error(py, e.to_string()))
+    }
+
     /// Apply known merges in order; returns the id each one produced.
     fn replay(&mut self, py: Python<'_>, merges: Vec<(i64, i64)>) -> PyResult<Vec<u32>> {
         let mut made = Vec::with_capacity(merges.len());

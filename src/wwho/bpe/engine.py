@@ -200,6 +200,25 @@ class MergeEngine:
         for a, b in pairs:  # one by one, so that a failure keeps the merges before it
             self._record(a, b, replay([(a, b)])[0])
 
+    def apply(self, merges: Sequence[Pair]) -> int:
+        """Apply merges learned from other words, in order, wherever their pair occurs: the words
+        then read as encoding them with those merges cuts them, and :meth:`train` goes on from
+        there. A merge whose pair does not occur at its turn is left out; the ones applied are
+        recorded in ``merges``. Returns how many were applied. Raises :class:`MergeError` for an
+        id that is not a symbol's."""
+        pairs = []
+        for step, merge in enumerate(merges, start=1):
+            try:
+                a, b = map(operator.index, merge)
+            except (TypeError, ValueError):
+                raise MergeError(f"merge {step}: {merge!r} is not a pair of symbol ids") from None
+            pairs.append((a, b))
+        made = self._core.apply(pairs)
+        for (a, b), c in zip(pairs, made):
+            if c is not None:
+                self._record(a, b, c)
+        return sum(c is not None for c in made)
+
     def pair_counts(self) -> dict[Pair, int]:
         """The current frequency of every adjacent pair present (a copy; for inspection and tests)."""
         return self._core.pair_counts()

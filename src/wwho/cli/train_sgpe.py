@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the merges run out before --vocab-size (a small corpus), leave the ids unused; by "
                         "default (with --prune-freq auto) they go to syllables the training text lacks but whose "
                         "onset and vowel signs it has")
+    p.add_argument("--no-complete-words", dest="complete_words", action="store_false",
+                   help="where the merges run out before --vocab-size, do not give the ids left first to the words "
+                        "the text holds only with punctuation attached (scope pieces); by default those words "
+                        "are made whole, each as one token when it stands alone")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
@@ -184,6 +188,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         superword_share=args.superwords,
         script_characters=args.script_characters,
         complete_syllables=args.complete_syllables,
+        complete_words=args.complete_words,
         balance=args.balance,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,

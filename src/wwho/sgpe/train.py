@@ -25,10 +25,12 @@ Phases (each with a progress bar when ``progress=True``):
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
    rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
    pruning, every character of every syllable, and the 256 byte tokens. Where the merges ran
-   out before ``vocab_size`` (a small corpus: every word of it is one token), with automatic
-   pruning and ``complete_syllables`` (the default), the ids left go to syllables the training
-   text lacks but whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their
-   building pieces.
+   out before ``vocab_size`` (a small corpus: every word of it is one token), the ids left go
+   first, with ``complete_words`` (the default) in scope ``"pieces"``, to the words the text
+   holds only with punctuation attached (``" ලංකාව"`` of ``" ලංකාව."``): merges learned on
+   those words as the merges so far cut them, after every other merge; then, with automatic
+   pruning and ``complete_syllables`` (the default), to syllables the training text lacks but
+   whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their building pieces.
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
@@ -114,6 +116,7 @@ def train_sgpe(
     superword_share: float = 0.15,
     script_characters: bool = True,
     complete_syllables: bool = True,
+    complete_words: bool = True,
     split_punctuation: bool = False,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
@@ -138,8 +141,8 @@ def train_sgpe(
     sampled into one stream with temperature ``alpha`` (:mod:`wwho.balance`; 0.3 as mT5, 1 as
     given), seeded by ``balance_seed``.
 
-    ``complete_syllables=False`` leaves the ids the merges could not use unused (the vocabulary is
-    then smaller than asked, with a warning, as before this option).
+    ``complete_syllables=False`` and ``complete_words=False`` leave the ids the merges could not
+    use unused (the vocabulary is then smaller than asked, with a warning, as before these options).
 
     ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
@@ -152,7 +155,7 @@ def train_sgpe(
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
     for name, value in (("prefix_space", prefix_space), ("script_characters", script_characters),
-                        ("complete_syllables", complete_syllables),
+                        ("complete_syllables", complete_syllables), ("complete_words", complete_words),
                         ("split_punctuation", split_punctuation), ("resume", resume),
                         ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
         check_flag(value, name, VocabError)
@@ -168,7 +171,7 @@ def train_sgpe(
                                min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
                                prefix_space=prefix_space, superword_share=superword_share,
                                script_characters=script_characters, complete_syllables=complete_syllables,
-                               split_punctuation=split_punctuation,
+                               complete_words=complete_words, split_punctuation=split_punctuation,
                                checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
                                special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
@@ -197,7 +200,7 @@ def train_sgpe(
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                            superword_share=superword_share, spans=breaks is not None,
                            script_characters=script_characters, complete_syllables=complete_syllables,
-                           checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           complete_words=complete_words, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
 
@@ -374,6 +377,7 @@ def _train_on_pieces(
     spans: bool = False,
     script_characters: bool = True,
     complete_syllables: bool = True,
+    complete_words: bool = True,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
@@ -422,6 +426,7 @@ def _train_on_pieces(
     # Every boundary token, lone or inside a span: with the default scope, a whole corpus in
     # another script is boundary tokens inside mergeable spans.
     boundary_occurrences: dict[str, int] = words.boundary_symbol_counts()
+    cores = words.core_counts() if complete_words else []
     boundary_symbols = set(boundary_occurrences)
     _check_script(splitter.scripts, boundary_occurrences, syllable_freq)
 
@@ -549,9 +554,12 @@ def _train_on_pieces(
     stage = None
 
     # 5. vocabulary
+    spare = vocab_size - fixed - len(final.symbols) - len(support)
+    core_merges, core_tokens = _complete_words(engine, cores, taken=set(final.symbols), spare=spare,
+                                               min_freq=min_freq, say=say)
     if auto and complete_syllables:
         build, support = _complete(build, support, symbols, index, characters, syllable_freq, splitter,
-                                   spare=vocab_size - fixed - len(final.symbols) - len(support), say=say)
+                                   spare=spare - len(core_tokens), say=say)
     freq = final.symbol_frequencies()
     if final is engine:  # else every span, whitespace included, was a word of the superword engine
         for token, count in boundary.items():
@@ -559,21 +567,50 @@ def _train_on_pieces(
                 freq[index[token]] += count
     order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
-    for token in (*special_tokens, *(final.symbols[i] for i in order), *support, *BYTE_TOKENS):
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *core_tokens, *support, *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
-    learned = {*final.symbols, *support}
+    learned = {*final.symbols, *core_tokens, *support}
     clash = [t for t in special_tokens if t in learned]
     if clash:  # one id for both: skipping special tokens in decode would drop ordinary text
         raise VocabError(f"special token {clash[0]!r} is also an ordinary token of the vocabulary (text of "
                          f"the corpus, or a letter of the script); choose special tokens that text does not contain, "
                          f"such as '[CLS]'")
-    merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
+    merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges] + core_merges
     warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5)
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                      split_punctuation=splitter.split_punctuation)
+
+
+def _complete_words(engine: MergeEngine, cores: list, *, taken: set[str], spare: int, min_freq: int,
+                    say) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(merges, tokens)`` that make whole, in at most ``spare`` new ids, the words the text holds
+    only with punctuation attached (``cores``: ``[(syllables, count)]``, scope ``"pieces"``).
+
+    In scope ``"pieces"`` a word learned with its punctuation (``" ලංකාව."``) may never be learned
+    alone: its last syllable may merge with the full stop first. Where the merges ran out with ids
+    left, those words are cut as the merges so far cut them (:meth:`MergeEngine.apply`) and BPE
+    goes on over them, most frequent pair first: the merges come after every other, so they change
+    no piece of the training text, and a held-out word standing alone (``" ලංකාව"``) finds its
+    token. ``taken``: tokens the vocabulary holds already (a new token that equals one costs no id)."""
+    units = [(word, count) for word, count in cores if len(word) > 1]
+    if spare <= 0 or not units:
+        return [], []
+    ids = {s: i for i, s in enumerate(engine.symbols)}
+    words = [([ids[u] for u in word], count) for word, count in units if all(u in ids for u in word)]
+    if not words:
+        return [], []
+    stage = MergeEngine([w for w, _ in words], [n for _, n in words], list(engine.symbols), tie_break="smaller")
+    applied = stage.apply(engine.merges)
+    known = len(stage.symbols)
+    stage.train(max_symbols=known + spare, min_freq=min_freq, progress=False)
+    merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
+    tokens = [t for t in stage.symbols[known:] if t not in taken]
+    if merges:
+        say(f"{len(tokens):,} ids to words held only with punctuation ({len(merges):,} merges)")
+    return merges, tokens
 
 
 def _complete(build, support, symbols, index, characters, syllable_freq, splitter, *, spare: int, say):
