@@ -294,13 +294,22 @@ def summary(langs: list[str], sizes: list[int], split: str, results: dict) -> No
     ours = {p: [k for k, (q, _) in SGPE_KINDS.items() if q == p] for p in PEERS}
     print("| lang | size | " + " | ".join(LABELS.get(k, k) for p in PEERS for k in ours[p]) + " |")
     print("|---|---:|" + "---:|" * sum(map(len, ours.values())))
+    at_or_below = {k: [] for p in PEERS for k in ours[p]}
     for lang in langs:
         for size in sizes:
             cells = []
             for pairing, peers in PEERS.items():
-                best = min(results[(lang, size, split, k)].per_word for k in peers)
-                cells += [f"{results[(lang, size, split, k)].per_word / best:.3f}" for k in ours[pairing]]
+                # exact, in tokens: tokens / words of each against the best peer's
+                best = min((results[(lang, size, split, k)] for k in peers), key=lambda c: c.per_word)
+                for k in ours[pairing]:
+                    c = results[(lang, size, split, k)]
+                    cells.append(f"{c.per_word / best.per_word:.3f}")
+                    at_or_below[k].append(c.tokens * best.words <= best.tokens * c.words)
             print(f"| {lang} | {size // 1000}k | " + " | ".join(cells) + " |")
+    print(
+        "\nAt or below the best peer of its pairing (exact, not rounded): "
+        + "; ".join(f"{LABELS.get(k, k)} {sum(v)} of {len(v)}" for k, v in at_or_below.items())
+    )
 
 
 SWEEP_SIZES = [8000, 16000, 32000, 64000, 128000]

@@ -53,6 +53,8 @@ BENCHMARKS = {
                 ["bench_scripts.py"]),
     "languages": ("Every Indic language: SGPE vs SentencePiece and HF BPE, word-bounded and across spaces",
                   ["bench_languages.py"]),
+    "languages-spaces": ("Every Indic language on FLORES as SentencePiece normalizes its whitespace",
+                         ["bench_languages.py", "--split", "flores-spaces"]),
     "languages-domain": ("Every Indic language on text of another domain than the training text",
                          ["bench_languages.py", "--split", "domain", "--sizes", "8000"]),
     "sweep": ("Vocabulary-size sweep, Sinhala and Hindi, SGPE vs SentencePiece BPE",
@@ -60,7 +62,7 @@ BENCHMARKS = {
     "serve": ("`wwho serve`: 10,000 characters with three tokenizers, server and page (headless Chromium)",
               ["bench_serve.py"]),
 }
-MARKDOWN_OUTPUT = {"scripts", "serve", "languages", "languages-domain", "sweep"}
+MARKDOWN_OUTPUT = {"scripts", "serve", "languages", "languages-spaces", "languages-domain", "sweep"}
 
 
 def versions() -> str:
