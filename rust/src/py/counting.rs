@@ -465,6 +465,47 @@ impl PyPieceCounter {
     }
 }
 
+/// Words held only inside pieces with punctuation (`WordCounts::cores`), and their syllables.
+#[pyclass(frozen, module = "wwho._core", name = "CoreCounts")]
+pub struct PyCoreCounts {
+    strings: Vec<Vec<u32>>,
+    cores: Vec<(Box<[u32]>, u64)>,
+}
+
+#[pymethods]
+impl PyCoreCounts {
+    fn __len__(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// `[(word, count)]`, each word a list of its syllables, sorted (as Python sorts them).
+    fn items<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Vec<Bound<'py, PyString>>, u64)>> {
+        let mut cores: Vec<(Vec<&[u32]>, u64)> = self
+            .cores
+            .iter()
+            .map(|(w, n)| {
+                (
+                    w.iter()
+                        .map(|&s| self.strings[s as usize].as_slice())
+                        .collect(),
+                    *n,
+                )
+            })
+            .collect();
+        cores.sort_unstable();
+        cores
+            .into_iter()
+            .map(|(w, n)| {
+                let units = w
+                    .into_iter()
+                    .map(|u| super::text::from_code_points(py, u))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok((units, n))
+            })
+            .collect()
+    }
+}
+
 /// Words, boundary tokens and syllables of a corpus, with their counts (held in the core).
 #[pyclass(module = "wwho._core", name = "WordCounts")]
 pub struct PyWordCounts {
@@ -515,26 +556,27 @@ impl PyWordCounts {
         self.string_counts(py, &self.inner.boundary)
     }
 
-    /// `[(word, count)]`, each word a list of its syllables: the words of pieces that hold more
-    /// than a word, in scope `"pieces"` (see `WordCounts::cores`), sorted.
-    fn core_counts<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Vec<Bound<'py, PyString>>, u64)>> {
+    /// The words of pieces that hold more than a word, in scope `"pieces"` (see
+    /// `WordCounts::cores`), copied out with their syllables' strings: a small table the trainer
+    /// keeps through the merges, after these word counts are freed, and reads only if ids are left.
+    fn cores(&self) -> PyCoreCounts {
         let inner = &self.inner;
-        let mut cores: Vec<(Vec<&[u32]>, u64)> = inner
-            .cores
-            .iter()
-            .map(|(w, &n)| (w.iter().map(|&s| inner.strings.get(s)).collect(), n))
-            .collect();
-        cores.sort_unstable();
-        cores
-            .into_iter()
-            .map(|(w, n)| {
-                let units = w
-                    .into_iter()
-                    .map(|u| super::text::from_code_points(py, u))
-                    .collect::<PyResult<Vec<_>>>()?;
-                Ok((units, n))
-            })
-            .collect()
+        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut strings: Vec<Vec<u32>> = Vec::new();
+        let mut cores = Vec::with_capacity(inner.cores.len());
+        for (word, &n) in &inner.cores {
+            let ids: Box<[u32]> = word
+                .iter()
+                .map(|&s| {
+                    *local.entry(s).or_insert_with(|| {
+                        strings.push(inner.strings.get(s).to_vec());
+                        (strings.len() - 1) as u32
+                    })
+                })
+                .collect();
+            cores.push((ids, n));
+        }
+        PyCoreCounts { strings, cores }
     }
 
     /// `{boundary token: occurrences}` for every boundary token, lone or inside a span.
@@ -738,6 +780,7 @@ fn building_merges<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPieceCounter>()?;
     m.add_class::<PyWordCounts>()?;
+    m.add_class::<PyCoreCounts>()?;
     m.add_function(wrap_pyfunction!(building_merges, m)?)?;
     Ok(())
 }

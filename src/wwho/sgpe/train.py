@@ -426,7 +426,7 @@ def _train_on_pieces(
     # Every boundary token, lone or inside a span: with the default scope, a whole corpus in
     # another script is boundary tokens inside mergeable spans.
     boundary_occurrences: dict[str, int] = words.boundary_symbol_counts()
-    cores = words.core_counts() if complete_words else []
+    cores = words.cores() if complete_words and merge_scope == "pieces" else None
     boundary_symbols = set(boundary_occurrences)
     _check_script(splitter.scripts, boundary_occurrences, syllable_freq)
 
@@ -584,10 +584,10 @@ def _train_on_pieces(
                      split_punctuation=splitter.split_punctuation)
 
 
-def _complete_words(engine: MergeEngine, cores: list, *, taken: set[str], spare: int, min_freq: int,
-                    say) -> tuple[list[tuple[str, str]], list[str]]:
+def _complete_words(engine: MergeEngine, cores: _core.CoreCounts | None, *, taken: set[str], spare: int,
+                    min_freq: int, say) -> tuple[list[tuple[str, str]], list[str]]:
     """``(merges, tokens)`` that make whole, in at most ``spare`` new ids, the words the text holds
-    only with punctuation attached (``cores``: ``[(syllables, count)]``, scope ``"pieces"``).
+    only with punctuation attached (``cores``: their syllables and counts, scope ``"pieces"``).
 
     In scope ``"pieces"`` a word learned with its punctuation (``" ලංකාව."``) may never be learned
     alone: its last syllable may merge with the full stop first. Where the merges ran out with ids
@@ -595,9 +595,9 @@ def _complete_words(engine: MergeEngine, cores: list, *, taken: set[str], spare:
     goes on over them, most frequent pair first: the merges come after every other, so they change
     no piece of the training text, and a held-out word standing alone (``" ලංකාව"``) finds its
     token. ``taken``: tokens the vocabulary holds already (a new token that equals one costs no id)."""
-    units = [(word, count) for word, count in cores if len(word) > 1]
-    if spare <= 0 or not units:
+    if spare <= 0 or not cores:
         return [], []
+    units = [(word, count) for word, count in cores.items() if len(word) > 1]
     ids = {s: i for i, s in enumerate(engine.symbols)}
     words = [([ids[u] for u in word], count) for word, count in units if all(u in ids for u in word)]
     if not words:
