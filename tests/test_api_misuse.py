@@ -228,6 +228,12 @@ def test_true_or_false_options_name_themselves():
     for option in ("prefix_space", "script_characters", "skip_bad_lines"):
         with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
             SGPETokenizer.train(sample, vocab_size=1000, progress=False, **{option: "no"})
+    # The same from texts and from counts, which do not go through train_sgpe's own checks.
+    for option in ("prefix_space", "script_characters", "complete_syllables", "complete_words"):
+        with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
+            SGPETokenizer.train_from_iterator(["ශ්‍රී ලංකාව."], vocab_size=1000, progress=False, **{option: "no"})
+        with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
+            SGPETokenizer.train_from_counts({" ලංකාව.": 3}, vocab_size=1000, progress=False, **{option: "no"})
     counts = {bytes(range(i, i + 64)): 3 for i in range(0, 192, 16)}
     tok = BinaryTokenizer(binary.train_from_counts(counts, vocab_size=512, min_frequency=1))
     with pytest.raises(TokenizerError, match="add_special_tokens must be True or False, not 'y'"):

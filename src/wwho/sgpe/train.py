@@ -302,8 +302,15 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
                            stats=None, started=t0, **options)
 
 
+FLAGS = ("prefix_space", "script_characters", "complete_syllables", "complete_words", "resume", "segments_only")
+
+
 def _split_punctuation(options: dict) -> bool:
-    """The ``split_punctuation`` option, taken out of ``options`` (the word splitter carries it)."""
+    """The ``split_punctuation`` option, taken out of ``options`` (the word splitter carries it);
+    the other flags among ``options`` are checked here too, before any text is counted."""
+    for name in FLAGS:
+        if name in options:
+            check_flag(options[name], name, VocabError)
     value = options.pop("split_punctuation", False)
     check_flag(value, "split_punctuation", VocabError)
     return value
@@ -390,6 +397,10 @@ def _train_on_pieces(
     """Phases 2 to 5 on counted pieces (whatever counted them). ``stats``: what was read, or
     ``None`` for counts given as such. ``spans=True``: ``pieces`` holds sentence-span counts
     (counted with ``span_breaks``; the superword stage needs them), whose pieces are derived here."""
+    # Every path comes here (files, iterators, counts, Ray): a flag given as "yes" or 1 is an error.
+    for name, value in zip(FLAGS, (prefix_space, script_characters, complete_syllables, complete_words, resume,
+                                   segments_only)):
+        check_flag(value, name, VocabError)
     span_counts = None
     if spans:
         span_counts, pieces = pieces, pieces.pieces()
