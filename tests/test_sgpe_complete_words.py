@@ -48,8 +48,9 @@ def only_with_punctuation(path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def vocabs(small):
-    return (train(small, vocab_size=20_000, complete_words=False),
-            train(small, vocab_size=20_000))
+    # (Word endings off in both: they come after these words' merges; tested below.)
+    return (train(small, vocab_size=20_000, complete_words=False, complete_endings=False),
+            train(small, vocab_size=20_000, complete_endings=False))
 
 
 def test_the_words_become_tokens_after_every_other_merge(small, vocabs):
@@ -141,3 +142,74 @@ def test_cli_completes_words_by_default_and_not_on_request(small, tmp_path):
 def test_complete_words_must_be_a_bool(small, value):
     with pytest.raises(wwho.VocabError, match="complete_words"):
         train(small, vocab_size=20_000, complete_words=value)
+
+
+# -- word endings (complete_endings) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def with_endings(small):
+    return (train(small, vocab_size=20_000, complete_endings=False), train(small, vocab_size=20_000))
+
+
+def test_word_endings_come_after_every_other_merge(small, with_endings):
+    plain, done = with_endings
+    assert done.merges[: len(plain.merges)] == plain.merges
+    endings = [a + b for a, b in done.merges[len(plain.merges):]]
+    assert len(endings) > 100
+    # Each is the ending of some training word after its first syllable, never a word's start.
+    text = Path(small).read_text(encoding="utf-8")
+    for token in endings[:200]:
+        assert not token.startswith(" ") and token in text, token
+    tokenizers = SGPETokenizer(plain), SGPETokenizer(done)
+    for line in LINES[:240]:  # the training text is cut as before
+        assert tokenizers[1].tokenize(line) == tokenizers[0].tokenize(line)
+
+
+def test_a_new_stem_takes_a_known_ending(with_endings):
+    plain, done = (SGPETokenizer(v) for v in with_endings)
+    # An ending learned from training words, after a stem the text never had (ශ්‍රී is one
+    # syllable, so the new word's first token cannot reach into the ending).
+    ending = next(a + b for a, b in done.merges[len(plain.merges):] if len(done.splitter.syllables(a + b)) >= 3)
+    word = " ශ්‍රී" + ending
+    assert done.tokenize(word)[-1] == ending
+    assert len(done.tokenize(word)) < len(plain.tokenize(word))
+    assert done.decode(done.encode(word)) == word
+
+
+@pytest.fixture(scope="module")
+def exported_endings(with_endings, tmp_path_factory):
+    from tokenizers import Tokenizer
+
+    tok = SGPETokenizer(with_endings[1])
+    out = tmp_path_factory.mktemp("export-endings") / "out"
+    tok.save(out)
+    return tok, Tokenizer.from_file(str(out / "tokenizer.json"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([*FRAGMENTS, "ශ්‍රී", "යක්", "ගේ", "වලින්"]), max_size=30).map("".join))
+def test_with_endings_any_text_round_trips_and_the_export_agrees(exported_endings, text):
+    tok, hf = exported_endings
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    assert hf.encode(text, add_special_tokens=False).ids == ids
+
+
+def test_word_endings_change_nothing_where_the_merges_fill_the_vocabulary(small):
+    options = dict(vocab_size=3_000, superword_share=0)
+    assert train(small, **options).to_bytes() == train(small, complete_endings=False, **options).to_bytes()
+
+
+def test_cli_gives_ids_to_word_endings_by_default_and_not_on_request(small, tmp_path):
+    from wwho.cli import main
+
+    merges = {}
+    for flags in ([], ["--no-complete-endings"]):
+        out = tmp_path / f"out{len(flags)}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VocabSizeWarning)
+            assert main(["train", "--kind", "sgpe", "--vocab-size", "20000", "--out", str(out), "--quiet",
+                         "--workers", "1", *flags, str(small)]) == 0
+        merges[bool(flags)] = len(SGPETokenizer.load(out).merges)
+    assert merges[False] > merges[True] + 100

@@ -32,7 +32,8 @@ from wwho.sgpe.words import PIECES
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
           superword_share: float = 0.15, script_characters: bool = True, split_punctuation: bool = False,
-          complete_syllables: bool = True, complete_words: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
+          complete_syllables: bool = True, complete_words: bool = True, complete_endings: bool = True,
+          special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
     documents = [line for line in lines if line]
     if prefix_space:
@@ -140,6 +141,29 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
         core_merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
         core_tokens = [t for t in stage.symbols[known:] if t not in set(final.symbols)]
         spare -= len(core_tokens)
+    endings: Counter = Counter()  # each word's endings after its first unit, of two units or more
+    for word, count in words.items():
+        for start in range(1, len(word) - 1):
+            endings[word[start:]] += count
+    ran_out = len(engine.symbols) < max(max_symbols, len(base.symbols))  # the word-level merges ran out of pairs
+    if complete_endings and ran_out and spare > 0 and endings:
+        symbols_now = list(engine.symbols)
+        at = {s: i for i, s in enumerate(symbols_now)}
+        for a, b in core_merges:
+            if a + b not in at:
+                at[a + b] = len(symbols_now)
+                symbols_now.append(a + b)
+        ending_words = [([at[u] for u in w], n) for w, n in sorted(endings.items()) if all(u in at for u in w)]
+        if ending_words:
+            stage = MergeEngine([w for w, _ in ending_words], [n for _, n in ending_words], symbols_now,
+                                tie_break="smaller")
+            applied = stage.apply([*engine.merges, *((at[a], at[b]) for a, b in core_merges)])
+            known = len(stage.symbols)
+            stage.train(max_symbols=known + spare, min_freq=max(min_freq, 2), progress=False)
+            ending_tokens = [t for t in stage.symbols[known:] if t not in {*final.symbols, *core_tokens}]
+            core_merges = core_merges + [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
+            core_tokens = core_tokens + ending_tokens
+            spare -= len(ending_tokens)
     if auto and complete_syllables and spare > 0:
         # The syllables the text lacks (the candidates are :mod:`wwho.sgpe.completion`'s; which
         # of them fit, and their building merges, are worked out here again).

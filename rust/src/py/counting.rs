@@ -579,6 +579,38 @@ impl PyWordCounts {
         PyCoreCounts { strings, cores }
     }
 
+    /// The word endings: every mergeable span of three or more units contributes each of its
+    /// suffixes that starts after its first unit and holds two or more (`a b c d`: `b c d`,
+    /// `c d`), with the span's count. Built when asked: the trainer asks only where the merges
+    /// left ids (`complete_words`).
+    fn suffixes(&self) -> PyCoreCounts {
+        let inner = &self.inner;
+        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut strings: Vec<Vec<u32>> = Vec::new();
+        let mut counts: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
+        for (word, n) in &inner.words {
+            if word.len() < 3 {
+                continue;
+            }
+            let ids: Vec<u32> = word
+                .iter()
+                .map(|&s| {
+                    *local.entry(s).or_insert_with(|| {
+                        strings.push(inner.strings.get(s).to_vec());
+                        (strings.len() - 1) as u32
+                    })
+                })
+                .collect();
+            for start in 1..ids.len() - 1 {
+                *counts.entry(ids[start..].into()).or_default() += n;
+            }
+        }
+        PyCoreCounts {
+            strings,
+            cores: counts.into_iter().collect(),
+        }
+    }
+
     /// `{boundary token: occurrences}` for every boundary token, lone or inside a span.
     fn boundary_symbol_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.string_counts(py, &self.inner.boundary_symbols)

@@ -105,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the merges run out before --vocab-size, do not give the ids left first to the words "
                         "the text holds only with punctuation attached (scope pieces); by default those words "
                         "are made whole, each as one token when it stands alone")
+    p.add_argument("--no-complete-endings", dest="complete_endings", action="store_false",
+                   help="where the merges run out before --vocab-size, do not give the ids left to word endings "
+                        "(BPE over the endings of the training words, after their first syllable); by default "
+                        "they get the ids the punctuated words leave, before unseen syllables")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
@@ -189,6 +193,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         script_characters=args.script_characters,
         complete_syllables=args.complete_syllables,
         complete_words=args.complete_words,
+        complete_endings=args.complete_endings,
         balance=args.balance,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,

@@ -117,6 +117,7 @@ def train_sgpe(
     script_characters: bool = True,
     complete_syllables: bool = True,
     complete_words: bool = True,
+    complete_endings: bool = True,
     split_punctuation: bool = False,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
@@ -156,6 +157,7 @@ def train_sgpe(
         raise VocabError("address and shard_bytes are options of engine='ray'")
     for name, value in (("prefix_space", prefix_space), ("script_characters", script_characters),
                         ("complete_syllables", complete_syllables), ("complete_words", complete_words),
+                        ("complete_endings", complete_endings),
                         ("split_punctuation", split_punctuation), ("resume", resume),
                         ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
         check_flag(value, name, VocabError)
@@ -171,7 +173,8 @@ def train_sgpe(
                                min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
                                prefix_space=prefix_space, superword_share=superword_share,
                                script_characters=script_characters, complete_syllables=complete_syllables,
-                               complete_words=complete_words, split_punctuation=split_punctuation,
+                               complete_words=complete_words, complete_endings=complete_endings,
+                               split_punctuation=split_punctuation,
                                checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
                                special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
@@ -200,7 +203,8 @@ def train_sgpe(
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                            superword_share=superword_share, spans=breaks is not None,
                            script_characters=script_characters, complete_syllables=complete_syllables,
-                           complete_words=complete_words, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+                           complete_words=complete_words, complete_endings=complete_endings,
+                           checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
 
@@ -302,7 +306,8 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
                            stats=None, started=t0, **options)
 
 
-FLAGS = ("prefix_space", "script_characters", "complete_syllables", "complete_words", "resume", "segments_only")
+FLAGS = ("prefix_space", "script_characters", "complete_syllables", "complete_words", "complete_endings", "resume",
+         "segments_only")
 
 
 def _split_punctuation(options: dict) -> bool:
@@ -385,6 +390,7 @@ def _train_on_pieces(
     script_characters: bool = True,
     complete_syllables: bool = True,
     complete_words: bool = True,
+    complete_endings: bool = True,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
@@ -398,8 +404,8 @@ def _train_on_pieces(
     ``None`` for counts given as such. ``spans=True``: ``pieces`` holds sentence-span counts
     (counted with ``span_breaks``; the superword stage needs them), whose pieces are derived here."""
     # Every path comes here (files, iterators, counts, Ray): a flag given as "yes" or 1 is an error.
-    for name, value in zip(FLAGS, (prefix_space, script_characters, complete_syllables, complete_words, resume,
-                                   segments_only)):
+    for name, value in zip(FLAGS, (prefix_space, script_characters, complete_syllables, complete_words,
+                                   complete_endings, resume, segments_only)):
         check_flag(value, name, VocabError)
     span_counts = None
     if spans:
@@ -498,7 +504,10 @@ def _train_on_pieces(
     say(f"[2/{stages}] {len(symbols):,} base symbols ({plural(len(boundary_symbols), 'boundary token')}, {plural(kept, 'syllable')}; "
         f"{len(syllable_freq) - kept:,} pruned below {prune_freq}), {len(words):,} word types ({merge_scope}), "
         f"{len(support):,} building pieces")
-    words = None  # only the superword stage needs the word types again (it holds them)
+    # Only the superword stage needs the word types again (it holds them), and the word endings, read
+    # only where the merges run out (a small corpus).
+    endings = words if complete_endings else None
+    words = None
 
     # 4. merges
     engine = MergeEngine.from_core(core_engine, symbols, tie_break="smaller")
@@ -556,6 +565,10 @@ def _train_on_pieces(
     if checkpoint_dir is not None:
         save_checkpoint()
     say(f"[3/{stages}] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
+    # The word endings, copied out now (the superword stage empties the word counts), and only where
+    # the merges ran out of pairs before the budget: a corpus that fills the vocabulary needs none.
+    ran_out = len(engine.symbols) < max_symbols
+    endings = endings.suffixes() if endings is not None and ran_out else None
     final = engine
     if stage is not None:
         t2 = time.perf_counter()
@@ -568,9 +581,16 @@ def _train_on_pieces(
     spare = vocab_size - fixed - len(final.symbols) - len(support)
     core_merges, core_tokens = _complete_words(engine, cores, taken=set(final.symbols), spare=spare,
                                                min_freq=min_freq, say=say)
+    spare -= len(core_tokens)
+    ending_merges, ending_tokens = _complete_endings(
+        engine, core_merges, endings if spare > 0 else None, taken={*final.symbols, *core_tokens}, spare=spare,
+        min_freq=min_freq, say=say)
+    spare -= len(ending_tokens)
+    endings = None
+    core_merges, core_tokens = core_merges + ending_merges, core_tokens + ending_tokens
     if auto and complete_syllables:
         build, support = _complete(build, support, symbols, index, characters, syllable_freq, splitter,
-                                   spare=spare - len(core_tokens), say=say)
+                                   spare=spare, say=say)
     freq = final.symbol_frequencies()
     if final is engine:  # else every span, whitespace included, was a word of the superword engine
         for token, count in boundary.items():
@@ -621,6 +641,39 @@ def _complete_words(engine: MergeEngine, cores: _core.CoreCounts | None, *, take
     tokens = [t for t in stage.symbols[known:] if t not in taken]
     if merges:
         say(f"{len(tokens):,} ids to words held only with punctuation ({len(merges):,} merges)")
+    return merges, tokens
+
+
+def _complete_endings(engine: MergeEngine, after: list[tuple[str, str]], endings: _core.CoreCounts | None, *,
+                      taken: set[str], spare: int, min_freq: int, say) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(merges, tokens)`` for word endings, in at most ``spare`` new ids (``endings``: every ending
+    of a training word after its first unit, of two units or more, with counts; ``None``: none).
+
+    BPE over whole words merges from a word's start (`` କ`` + ``ରି``, then ``ବା``), so an ending
+    shared by many words (``ରିବା``) never becomes a token unless some word is only that: a held-out
+    word with a new stem (`` ଚରିବା``) is then spelt syllable by syllable. Where the merges ran out
+    with ids left, the endings of the training words, cut as the merges so far cut them
+    (``engine``'s, then ``after``), take BPE on from there, pairs seen at least twice, most frequent
+    first; the merges come after every other, so no piece of the training text changes."""
+    if spare <= 0 or not endings:
+        return [], []
+    symbols = list(engine.symbols)
+    ids = {s: i for i, s in enumerate(symbols)}
+    for a, b in after:
+        if a + b not in ids:
+            ids[a + b] = len(symbols)
+            symbols.append(a + b)
+    units = [([ids[u] for u in word], count) for word, count in endings.items() if all(u in ids for u in word)]
+    if not units:
+        return [], []
+    stage = MergeEngine([w for w, _ in units], [n for _, n in units], symbols, tie_break="smaller")
+    applied = stage.apply([*engine.merges, *((ids[a], ids[b]) for a, b in after)])
+    known = len(stage.symbols)
+    stage.train(max_symbols=known + spare, min_freq=max(min_freq, 2), progress=False)
+    merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
+    tokens = [t for t in stage.symbols[known:] if t not in taken]
+    if merges:
+        say(f"{len(tokens):,} ids to word endings ({len(merges):,} merges)")
     return merges, tokens
 
 
