@@ -28,9 +28,12 @@ Phases (each with a progress bar when ``progress=True``):
    out before ``vocab_size`` (a small corpus: every word of it is one token), the ids left go
    first, with ``complete_words`` (the default) in scope ``"pieces"``, to the words the text
    holds only with punctuation attached (``" ලංකාව"`` of ``" ලංකාව."``): merges learned on
-   those words as the merges so far cut them, after every other merge; then, with automatic
-   pruning and ``complete_syllables`` (the default), to syllables the training text lacks but
-   whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their building pieces.
+   those words as the merges so far cut them, after every other merge; then, with
+   ``complete_endings`` (the default), to the endings of the training words (each suffix after
+   a word's first unit), learned the same way from pairs seen twice or more; then, with
+   automatic pruning and ``complete_syllables`` (the default), to syllables the training text
+   lacks but whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their building
+   pieces.
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
@@ -142,8 +145,9 @@ def train_sgpe(
     sampled into one stream with temperature ``alpha`` (:mod:`wwho.balance`; 0.3 as mT5, 1 as
     given), seeded by ``balance_seed``.
 
-    ``complete_syllables=False`` and ``complete_words=False`` leave the ids the merges could not
-    use unused (the vocabulary is then smaller than asked, with a warning, as before these options).
+    ``complete_syllables=False``, ``complete_words=False`` and ``complete_endings=False`` leave the
+    ids the merges could not use unused (the vocabulary is then smaller than asked, with a warning,
+    as before these options).
 
     ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
