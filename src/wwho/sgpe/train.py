@@ -85,6 +85,7 @@ from wwho.sgpe.budget import auto_prune_freq, piece_needs
 from wwho.sgpe.building import building_merges
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import check_scope
+from wwho.sgpe.spare import punctuated_words, word_endings
 from wwho.sgpe.superwords import SuperwordStage, span_breaks
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
@@ -583,12 +584,11 @@ def _train_on_pieces(
 
     # 5. vocabulary
     spare = vocab_size - fixed - len(final.symbols) - len(support)
-    core_merges, core_tokens = _complete_words(engine, cores, taken=set(final.symbols), spare=spare,
-                                               min_freq=min_freq, say=say)
+    core_merges, core_tokens = punctuated_words(engine, cores, taken=set(final.symbols), spare=spare,
+                                                min_freq=min_freq, say=say)
     spare -= len(core_tokens)
-    ending_merges, ending_tokens = _complete_endings(
-        engine, core_merges, endings if spare > 0 else None, taken={*final.symbols, *core_tokens}, spare=spare,
-        min_freq=min_freq, say=say)
+    ending_merges, ending_tokens = word_endings(engine, core_merges, endings, taken={*final.symbols, *core_tokens},
+                                                spare=spare, min_freq=min_freq, say=say)
     spare -= len(ending_tokens)
     endings = None
     core_merges, core_tokens = core_merges + ending_merges, core_tokens + ending_tokens
@@ -617,68 +617,6 @@ def _train_on_pieces(
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                      split_punctuation=splitter.split_punctuation)
-
-
-def _complete_words(engine: MergeEngine, cores: _core.CoreCounts | None, *, taken: set[str], spare: int,
-                    min_freq: int, say) -> tuple[list[tuple[str, str]], list[str]]:
-    """``(merges, tokens)`` that make whole, in at most ``spare`` new ids, the words the text holds
-    only with punctuation attached (``cores``: their syllables and counts, scope ``"pieces"``).
-
-    In scope ``"pieces"`` a word learned with its punctuation (``" ලංකාව."``) may never be learned
-    alone: its last syllable may merge with the full stop first. Where the merges ran out with ids
-    left, those words are cut as the merges so far cut them (:meth:`MergeEngine.apply`) and BPE
-    goes on over them, most frequent pair first: the merges come after every other, so they change
-    no piece of the training text, and a held-out word standing alone (``" ලංකාව"``) finds its
-    token. ``taken``: tokens the vocabulary holds already (a new token that equals one costs no id)."""
-    if spare <= 0 or not cores:
-        return [], []
-    units = [(word, count) for word, count in cores.items() if len(word) > 1]
-    ids = {s: i for i, s in enumerate(engine.symbols)}
-    words = [([ids[u] for u in word], count) for word, count in units if all(u in ids for u in word)]
-    if not words:
-        return [], []
-    stage = MergeEngine([w for w, _ in words], [n for _, n in words], list(engine.symbols), tie_break="smaller")
-    applied = stage.apply(engine.merges)
-    known = len(stage.symbols)
-    stage.train(max_symbols=known + spare, min_freq=min_freq, progress=False)
-    merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
-    tokens = [t for t in stage.symbols[known:] if t not in taken]
-    if merges:
-        say(f"{len(tokens):,} ids to words held only with punctuation ({len(merges):,} merges)")
-    return merges, tokens
-
-
-def _complete_endings(engine: MergeEngine, after: list[tuple[str, str]], endings: _core.CoreCounts | None, *,
-                      taken: set[str], spare: int, min_freq: int, say) -> tuple[list[tuple[str, str]], list[str]]:
-    """``(merges, tokens)`` for word endings, in at most ``spare`` new ids (``endings``: every ending
-    of a training word after its first unit, of two units or more, with counts; ``None``: none).
-
-    BPE over whole words merges from a word's start (`` କ`` + ``ରି``, then ``ବା``), so an ending
-    shared by many words (``ରିବା``) never becomes a token unless some word is only that: a held-out
-    word with a new stem (`` ଚରିବା``) is then spelt syllable by syllable. Where the merges ran out
-    with ids left, the endings of the training words, cut as the merges so far cut them
-    (``engine``'s, then ``after``), take BPE on from there, pairs seen at least twice, most frequent
-    first; the merges come after every other, so no piece of the training text changes."""
-    if spare <= 0 or not endings:
-        return [], []
-    symbols = list(engine.symbols)
-    ids = {s: i for i, s in enumerate(symbols)}
-    for a, b in after:
-        if a + b not in ids:
-            ids[a + b] = len(symbols)
-            symbols.append(a + b)
-    units = [([ids[u] for u in word], count) for word, count in endings.items() if all(u in ids for u in word)]
-    if not units:
-        return [], []
-    stage = MergeEngine([w for w, _ in units], [n for _, n in units], symbols, tie_break="smaller")
-    applied = stage.apply([*engine.merges, *((ids[a], ids[b]) for a, b in after)])
-    known = len(stage.symbols)
-    stage.train(max_symbols=known + spare, min_freq=max(min_freq, 2), progress=False)
-    merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
-    tokens = [t for t in stage.symbols[known:] if t not in taken]
-    if merges:
-        say(f"{len(tokens):,} ids to word endings ({len(merges):,} merges)")
-    return merges, tokens
 
 
 def _complete(build, support, symbols, index, characters, syllable_freq, splitter, *, spare: int, say):
