@@ -32,7 +32,7 @@ Merges = list[tuple[str, str]]
 
 
 def punctuated_words(engine: MergeEngine, cores: _core.CoreCounts | None, *, taken: set[str], spare: int,
-                   min_freq: int, say: Callable[[str], None]) -> tuple[Merges, list[str]]:
+                     min_freq: int, say: Callable[[str], None]) -> tuple[Merges, list[str]]:
     """``(merges, tokens)`` that make whole, in at most ``spare`` new ids, the words the text holds
     only with punctuation attached (``cores``, scope ``"pieces"``), after ``engine``'s merges.
     ``taken``: tokens the vocabulary holds already (a new token equal to one costs no id)."""
@@ -45,7 +45,7 @@ def punctuated_words(engine: MergeEngine, cores: _core.CoreCounts | None, *, tak
 
 
 def word_endings(engine: MergeEngine, after: Merges, endings: _core.CoreCounts | None, *, taken: set[str],
-                     spare: int, min_freq: int, say: Callable[[str], None]) -> tuple[Merges, list[str]]:
+                 spare: int, min_freq: int, say: Callable[[str], None]) -> tuple[Merges, list[str]]:
     """``(merges, tokens)`` for word endings, in at most ``spare`` new ids, after ``engine``'s
     merges and then ``after`` (``endings``: every ending of a training word after its first
     unit, of two units or more, with the word's count). Only pairs seen twice or more merge: an
