@@ -89,32 +89,32 @@ def test_hf_export_gives_the_same_ids(vocabs, tmp_path):
         assert tok.decode(ids) == line
 
 
-@pytest.fixture(scope="module")
-def exported(vocabs, tmp_path_factory):
+def exported(vocab, folder):
+    """The tokenizer of ``vocab`` and HF ``tokenizers``' own reading of its saved tokenizer.json."""
     from tokenizers import Tokenizer
 
-    tok = SGPETokenizer(vocabs[1])
-    out = tmp_path_factory.mktemp("export") / "out"
-    tok.save(out)
-    return tok, Tokenizer.from_file(str(out / "tokenizer.json"))
+    tok = SGPETokenizer(vocab)
+    tok.save(folder)
+    return tok, Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
 FRAGMENTS = [*" .,\n\"", *"අකලංවා්‍රීශ", " ලංකාව", "ශ්‍රී", " සහ", " ආගමකි", " අරමුණයි", " අයයි"]
 
 
+@pytest.fixture(scope="module")
+def both_exported(vocabs, with_endings, tmp_path_factory):
+    """Punctuated words only, and with the word endings too."""
+    return [exported(vocabs[1], tmp_path_factory.mktemp("words") / "out"),
+            exported(with_endings[1], tmp_path_factory.mktemp("endings") / "out")]
+
+
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join))
-def test_any_text_round_trips_and_the_export_agrees(exported, text):
-    tok, hf = exported
-    ids = tok.encode(text)
-    assert tok.decode(ids) == text
-    assert hf.encode(text, add_special_tokens=False).ids == ids
-
-
-def test_nothing_changes_where_the_merges_fill_the_vocabulary(small):
-    # (Without superwords: a superword stage may run out of pairs before the vocabulary is full.)
-    options = dict(vocab_size=3_000, superword_share=0)
-    assert train(small, **options).to_bytes() == train(small, complete_words=False, **options).to_bytes()
+@given(st.lists(st.sampled_from([*FRAGMENTS, "යක්", "ගේ", "වලින්"]), max_size=30).map("".join))
+def test_any_text_round_trips_and_the_export_agrees(both_exported, text):
+    for tok, hf in both_exported:
+        ids = tok.encode(text)
+        assert tok.decode(ids) == text
+        assert hf.encode(text, add_special_tokens=False).ids == ids
 
 
 @pytest.mark.parametrize("scope", ["words", "runs"])
@@ -122,26 +122,6 @@ def test_other_scopes_have_no_such_words(small, scope):
     a = train(small, vocab_size=20_000, merge_scope=scope, superword_share=0)
     b = train(small, vocab_size=20_000, merge_scope=scope, superword_share=0, complete_words=False)
     assert a.to_bytes() == b.to_bytes()
-
-
-def test_cli_completes_words_by_default_and_not_on_request(small, tmp_path):
-    from wwho.cli import main
-
-    merges = {}
-    for flags in ([], ["--no-complete-words"]):
-        out = tmp_path / f"out{len(flags)}"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VocabSizeWarning)
-            assert main(["train", "--kind", "sgpe", "--vocab-size", "20000", "--out", str(out), "--quiet",
-                         "--workers", "1", *flags, str(small)]) == 0
-        merges[bool(flags)] = len(SGPETokenizer.load(out).merges)
-    assert merges[False] > merges[True] + 100
-
-
-@pytest.mark.parametrize("value", [1, "yes", None])
-def test_complete_words_must_be_a_bool(small, value):
-    with pytest.raises(wwho.VocabError, match="complete_words"):
-        train(small, vocab_size=20_000, complete_words=value)
 
 
 # -- word endings (complete_endings) ------------------------------------------------------------
@@ -177,35 +157,25 @@ def test_a_new_stem_takes_a_known_ending(with_endings):
     assert done.decode(done.encode(word)) == word
 
 
-@pytest.fixture(scope="module")
-def exported_endings(with_endings, tmp_path_factory):
-    from tokenizers import Tokenizer
+# -- both options -------------------------------------------------------------------------------
 
-    tok = SGPETokenizer(with_endings[1])
-    out = tmp_path_factory.mktemp("export-endings") / "out"
-    tok.save(out)
-    return tok, Tokenizer.from_file(str(out / "tokenizer.json"))
+OPTIONS = ["complete_words", "complete_endings"]
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from([*FRAGMENTS, "ශ්‍රී", "යක්", "ගේ", "වලින්"]), max_size=30).map("".join))
-def test_with_endings_any_text_round_trips_and_the_export_agrees(exported_endings, text):
-    tok, hf = exported_endings
-    ids = tok.encode(text)
-    assert tok.decode(ids) == text
-    assert hf.encode(text, add_special_tokens=False).ids == ids
-
-
-def test_word_endings_change_nothing_where_the_merges_fill_the_vocabulary(small):
+@pytest.mark.parametrize("option", OPTIONS)
+def test_nothing_changes_where_the_merges_fill_the_vocabulary(small, option):
+    # (Without superwords: a superword stage may run out of pairs before the vocabulary is full.)
     options = dict(vocab_size=3_000, superword_share=0)
-    assert train(small, **options).to_bytes() == train(small, complete_endings=False, **options).to_bytes()
+    assert train(small, **options).to_bytes() == train(small, **{option: False}, **options).to_bytes()
 
 
-def test_cli_gives_ids_to_word_endings_by_default_and_not_on_request(small, tmp_path):
+@pytest.mark.parametrize("option", OPTIONS)
+def test_cli_gives_the_ids_by_default_and_not_on_request(small, tmp_path, option):
     from wwho.cli import main
 
+    flag = "--no-" + option.replace("_", "-")
     merges = {}
-    for flags in ([], ["--no-complete-endings"]):
+    for flags in ([], [flag]):
         out = tmp_path / f"out{len(flags)}"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VocabSizeWarning)
@@ -213,3 +183,10 @@ def test_cli_gives_ids_to_word_endings_by_default_and_not_on_request(small, tmp_
                          "--workers", "1", *flags, str(small)]) == 0
         merges[bool(flags)] = len(SGPETokenizer.load(out).merges)
     assert merges[False] > merges[True] + 100
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_the_options_must_be_bools(small, option, value):
+    with pytest.raises(wwho.VocabError, match=option):
+        train(small, vocab_size=20_000, **{option: value})
