@@ -160,12 +160,10 @@ def train_sgpe(
         raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
-    for name, value in (("prefix_space", prefix_space), ("script_characters", script_characters),
-                        ("complete_syllables", complete_syllables), ("complete_words", complete_words),
-                        ("complete_endings", complete_endings),
-                        ("split_punctuation", split_punctuation), ("resume", resume),
-                        ("skip_bad_lines", skip_bad_lines), ("segments_only", segments_only)):
-        check_flag(value, name, VocabError)
+    _check_flags(dict(prefix_space=prefix_space, script_characters=script_characters,
+                      complete_syllables=complete_syllables, complete_words=complete_words,
+                      complete_endings=complete_endings, split_punctuation=split_punctuation, resume=resume,
+                      skip_bad_lines=skip_bad_lines, segments_only=segments_only))
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
     stats = stats if stats is not None else CorpusStats()
@@ -239,6 +237,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     from wwho.counting import batches
     from wwho.scale.texts import dataset_texts, iter_texts
 
+    _check_flags({**options, "segments_only": segments_only})
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
@@ -291,6 +290,7 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
     if options["superword_share"]:
         raise VocabError("superword_share needs sentence spans, which piece counts do not hold: "
                          "train on the text (train or train_from_iterator), or use superword_share=0")
+    _check_flags(options)
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
@@ -311,19 +311,23 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
                            stats=None, started=t0, **options)
 
 
-FLAGS = ("prefix_space", "script_characters", "complete_syllables", "complete_words", "complete_endings", "resume",
-         "segments_only")
+#: The options that are True or False.
+FLAGS = ("prefix_space", "script_characters", "complete_syllables", "complete_words", "complete_endings",
+         "split_punctuation", "resume", "skip_bad_lines", "segments_only")
 
 
-def _split_punctuation(options: dict) -> bool:
-    """The ``split_punctuation`` option, taken out of ``options`` (the word splitter carries it);
-    the other flags among ``options`` are checked here too, before any text is counted."""
+def _check_flags(options: dict) -> None:
+    """Each of :data:`FLAGS` among ``options`` must be True or False ("no" would be true): a
+    :class:`VocabError` naming it, before any text is counted. Every training entry calls it."""
     for name in FLAGS:
         if name in options:
             check_flag(options[name], name, VocabError)
-    value = options.pop("split_punctuation", False)
-    check_flag(value, "split_punctuation", VocabError)
-    return value
+
+
+def _split_punctuation(options: dict) -> bool:
+    """The ``split_punctuation`` option (checked by :func:`_check_flags`), taken out of ``options``:
+    the word splitter carries it."""
+    return options.pop("split_punctuation", False)
 
 
 def check_special_tokens(special_tokens) -> None:
@@ -408,10 +412,6 @@ def _train_on_pieces(
     """Phases 2 to 5 on counted pieces (whatever counted them). ``stats``: what was read, or
     ``None`` for counts given as such. ``spans=True``: ``pieces`` holds sentence-span counts
     (counted with ``span_breaks``; the superword stage needs them), whose pieces are derived here."""
-    # Every path comes here (files, iterators, counts, Ray): a flag given as "yes" or 1 is an error.
-    for name, value in zip(FLAGS, (prefix_space, script_characters, complete_syllables, complete_words,
-                                   complete_endings, resume, segments_only)):
-        check_flag(value, name, VocabError)
     span_counts = None
     if spans:
         span_counts, pieces = pieces, pieces.pieces()
