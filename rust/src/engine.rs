@@ -671,44 +671,44 @@ impl Engine {
     /// at its turn is left out; the ones applied are recorded as merges. Returns, per merge, the
     /// id it made (or reused), `None` where it was left out.
     pub fn apply(&mut self, merges: &[(u32, u32)]) -> Result<Vec<Option<u32>>, EngineError> {
-        self.recount_pairs();
-        self.floor = None; // no queue upkeep while applying; rebuilt by the next step
-        self.queue = Queue::default();
-        let mut made = Vec::with_capacity(merges.len());
-        for (k, &(a, b)) in merges.iter().enumerate() {
-            let n = self.symbols.len() as u32;
-            if a >= n || b >= n {
-                return Err(EngineError::ReplayId(k + 1));
-            }
-            if !self.pairs.contains_key(&key(a, b)) {
-                made.push(None);
-                continue;
-            }
-            let c = self.new_symbol(a, b);
-            self.merges.push((a, b));
-            self.merge(a, b, c);
-            made.push(Some(c));
-        }
-        Ok(made)
+        self.stop_queue();
+        merges
+            .iter()
+            .enumerate()
+            .map(|(k, &(a, b))| self.merge_known(a, b, k + 1))
+            .collect()
     }
 
     /// Apply one known merge; returns the id it made (or reused).
     pub fn replay_one(&mut self, a: u32, b: u32) -> Result<u32, EngineError> {
-        self.recount_pairs();
-        self.floor = None; // no queue upkeep while replaying; rebuilt by the next step
-        self.queue = Queue::default();
+        self.stop_queue();
         let step = self.merges.len() + 1;
+        self.merge_known(a, b, step)?
+            .ok_or(EngineError::ReplayAbsent(step))
+    }
+
+    /// Merges from outside the queue (replay, apply): every pair counted, no queue kept; the
+    /// next step rebuilds it.
+    fn stop_queue(&mut self) {
+        self.recount_pairs();
+        self.floor = None;
+        self.queue = Queue::default();
+    }
+
+    /// Merge `a b` where it occurs and record it: the id made (or reused), or `None` where the
+    /// pair does not occur. `step` names the merge in an error.
+    fn merge_known(&mut self, a: u32, b: u32, step: usize) -> Result<Option<u32>, EngineError> {
         let n = self.symbols.len() as u32;
         if a >= n || b >= n {
             return Err(EngineError::ReplayId(step));
         }
         if !self.pairs.contains_key(&key(a, b)) {
-            return Err(EngineError::ReplayAbsent(step));
+            return Ok(None);
         }
         let c = self.new_symbol(a, b);
         self.merges.push((a, b));
         self.merge(a, b, c);
-        Ok(c)
+        Ok(Some(c))
     }
 
     /// Replace every `a b` by `c` (left to right, in place) in the words holding it; update the

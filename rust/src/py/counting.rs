@@ -472,6 +472,31 @@ pub struct PyCoreCounts {
     cores: Vec<(Box<[u32]>, u64)>,
 }
 
+impl PyCoreCounts {
+    /// `counts` (words as string ids of `words`), with the strings they use copied out and
+    /// numbered anew: the table outlives the word counts.
+    fn copied(words: &WordCounts, counts: &FxHashMap<Box<[u32]>, u64>) -> Self {
+        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut strings: Vec<Vec<u32>> = Vec::new();
+        let cores = counts
+            .iter()
+            .map(|(word, &n)| {
+                let ids: Box<[u32]> = word
+                    .iter()
+                    .map(|&s| {
+                        *local.entry(s).or_insert_with(|| {
+                            strings.push(words.strings.get(s).to_vec());
+                            (strings.len() - 1) as u32
+                        })
+                    })
+                    .collect();
+                (ids, n)
+            })
+            .collect();
+        PyCoreCounts { strings, cores }
+    }
+}
+
 #[pymethods]
 impl PyCoreCounts {
     fn __len__(&self) -> usize {
@@ -560,55 +585,21 @@ impl PyWordCounts {
     /// `WordCounts::cores`), copied out with their syllables' strings: a small table the trainer
     /// keeps through the merges, after these word counts are freed, and reads only if ids are left.
     fn cores(&self) -> PyCoreCounts {
-        let inner = &self.inner;
-        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut strings: Vec<Vec<u32>> = Vec::new();
-        let mut cores = Vec::with_capacity(inner.cores.len());
-        for (word, &n) in &inner.cores {
-            let ids: Box<[u32]> = word
-                .iter()
-                .map(|&s| {
-                    *local.entry(s).or_insert_with(|| {
-                        strings.push(inner.strings.get(s).to_vec());
-                        (strings.len() - 1) as u32
-                    })
-                })
-                .collect();
-            cores.push((ids, n));
-        }
-        PyCoreCounts { strings, cores }
+        PyCoreCounts::copied(&self.inner, &self.inner.cores)
     }
 
     /// The word endings: every mergeable span of three or more units contributes each of its
     /// suffixes that starts after its first unit and holds two or more (`a b c d`: `b c d`,
     /// `c d`), with the span's count. Built when asked: the trainer asks only where the merges
-    /// left ids (`complete_words`).
+    /// ran out (`complete_endings`).
     fn suffixes(&self) -> PyCoreCounts {
-        let inner = &self.inner;
-        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut strings: Vec<Vec<u32>> = Vec::new();
         let mut counts: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
-        for (word, n) in &inner.words {
-            if word.len() < 3 {
-                continue;
-            }
-            let ids: Vec<u32> = word
-                .iter()
-                .map(|&s| {
-                    *local.entry(s).or_insert_with(|| {
-                        strings.push(inner.strings.get(s).to_vec());
-                        (strings.len() - 1) as u32
-                    })
-                })
-                .collect();
-            for start in 1..ids.len() - 1 {
-                *counts.entry(ids[start..].into()).or_default() += n;
+        for (word, n) in &self.inner.words {
+            for start in 1..word.len().saturating_sub(1) {
+                *counts.entry(word[start..].into()).or_default() += n;
             }
         }
-        PyCoreCounts {
-            strings,
-            cores: counts.into_iter().collect(),
-        }
+        PyCoreCounts::copied(&self.inner, &counts)
     }
 
     /// `{boundary token: occurrences}` for every boundary token, lone or inside a span.
