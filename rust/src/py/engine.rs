@@ -3,7 +3,7 @@
 //! Inputs are checked here with the messages `wwho.bpe.engine` has always given (the word,
 //! symbol or merge at fault), as `wwho.errors.MergeError`.
 
-use super::errors::{error, Kind};
+use super::errors::{error, guard, raise, Kind};
 use crate::engine::{Engine, EngineError, UNK};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
@@ -280,7 +280,8 @@ impl PyMergeEngine {
             pairs.push((a as u32, b as u32));
         }
         let inner = &mut self.inner;
-        py.detach(|| inner.apply(&pairs))
+        py.detach(|| guard("applying merges", || inner.apply(&pairs)))
+            .map_err(|panic| raise(py, panic))?
             .map_err(|e| merge_error(py, e.to_string()))
     }
 
