@@ -137,6 +137,7 @@ VARIANTS = {
     "words-superwords-prefix": {"merge_scope": "words", "prefix_space": True, "prune_freq": 3},
     "words-punctuation": {"merge_scope": "words", "superword_share": 0, "split_punctuation": True},
     "runs-superwords-punctuation": {"merge_scope": "runs", "split_punctuation": True},
+    "superwords-any-piece": {"superword_letters": False},
 }
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from wwho.counting import PIECES
 from wwho.sgpe import SGPETokenizer, train_sgpe
-from wwho.sgpe.superwords import SPANS, piece_counts, spans_pattern_source
+from wwho.sgpe.superwords import SPANS, holds_a_letter, piece_counts, spans_pattern_source
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 
 ALPHABET = ["ශ්‍රී", "ලංකාව", "नमस्ते", "a", "1", ".", "।", "॥", "෴", "?", ":", ",",
@@ -116,6 +116,52 @@ def test_no_superword_after_sentence_punctuation(tmp_path):
     vf = train_sgpe(path, vocab_size=2000, superword_share=0.5, progress=False, workers=1)
     assert vf.superword_merges == []
     assert SGPETokenizer(vf).tokenize("ලංකාව. දිවයිනකි") == ["ලංකාව.", " දිවයිනකි"]
+
+
+def test_a_piece_without_a_letter_joins_no_superword_unless_asked(tmp_path):
+    # A danda set apart by a space and a verse number, as Marathi verse writes them: by default the
+    # phrase may become one token but the danda and the number stay apart; superword_letters=False
+    # lets superwords take them, as before the option.
+    path = corpus(tmp_path, ["ශ්‍රී ලංකාව । 12 ॥ \"ලංකාව\""] * 20)
+    vf = train_sgpe(path, vocab_size=2000, superword_share=0.5, progress=False, workers=1)
+    made = [a + b for a, b in vf.superword_merges]
+    assert "ශ්‍රී ලංකාව" in made
+    assert all(holds_a_letter(piece) for token in made for piece in re.findall(PIECES, token)[1:])
+    assert " \"ලංකාව\"" in {a + b for a, b in vf.merges}  # punctuation with a word is a word's piece
+    tok = SGPETokenizer(vf)
+    assert tok.tokenize("ශ්‍රී ලංකාව । 12") == ["ශ්‍රී ලංකාව", " ।", " 12"]
+    before = train_sgpe(path, vocab_size=2000, superword_share=0.5, superword_letters=False, progress=False,
+                        workers=1)
+    assert {"ශ්‍රී ලංකාව ।", " 12 ॥"} <= {a + b for a, b in before.superword_merges}
+
+
+# Pieces with and without a letter: a vowel sign alone (Alphabetic, though no letter category), digits of
+# two scripts, a danda, an emoji, Latin and Sinhala words.
+PIECE_WORDS = ["ලංකාව", "ශ්‍රී", "ා", "\u0dca", "12", "१२", "।", "॥", "🙂", '"x', "x", "-", "ක1"]
+
+
+@given(lines=st.lists(st.lists(st.sampled_from(PIECE_WORDS), min_size=1, max_size=6).map(" ".join),
+                      min_size=1, max_size=8))
+@settings(max_examples=40, deadline=None)
+def test_the_core_cuts_spans_before_letterless_pieces_as_the_reference(tmp_path_factory, lines):
+    from reference.train import train as reference_train
+
+    path = tmp_path_factory.mktemp("letters") / "train.txt"
+    text = lines * 3
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    for letters in (True, False):
+        got = train_sgpe(path, vocab_size=600, superword_share=0.5, superword_letters=letters, progress=False,
+                         workers=1)
+        want = reference_train(text, vocab_size=600, superword_share=0.5, superword_letters=letters)
+        assert got.superword_merges == want.superword_merges
+        if letters:
+            made = [a + b for a, b in got.superword_merges]
+            assert all(holds_a_letter(p) for token in made for p in re.findall(PIECES, token)[1:])
+
+
+def test_holds_a_letter():
+    assert holds_a_letter(" ලංකාව") and holds_a_letter(' "x') and holds_a_letter("\u0dcf")
+    assert not holds_a_letter(" ।") and not holds_a_letter("१२") and not holds_a_letter(" 🙂") and not holds_a_letter("")
 
 
 def test_superwords_never_produce_a_special_or_byte_token(tmp_path):
@@ -255,3 +301,16 @@ def test_the_superword_stage_runs_once_and_frees_what_it_used():
     assert len(counter) == 0 and len(words) == 0 and len(first.merges) == 5
     with pytest.raises(RuntimeError, match="runs once"):
         stage.train(first, max_symbols=100, progress=False)
+
+
+def test_cli_superwords_any_piece(tmp_path):
+    from wwho.cli import main
+
+    path = corpus(tmp_path, ["ශ්‍රී ලංකාව । 12 ॥"] * 20)
+    made = {}
+    for flags in ([], ["--superwords-any-piece"]):
+        out = tmp_path / f"out{len(flags)}"
+        assert main(["train", "--kind", "sgpe", "--vocab-size", "2000", "--superwords", "0.5", "--out", str(out),
+                     "--quiet", "--workers", "1", *flags, str(path)]) == 0
+        made[bool(flags)] = {a + b for a, b in SGPETokenizer.load(out).file.superword_merges}
+    assert "ශ්‍රී ලංකාව ।" in made[True] and "ශ්‍රී ලංකාව ।" not in made[False]

@@ -25,6 +25,7 @@ OPTIONS = {
     "spec000": {"merge_scope": "words", "prune_freq": 2, "min_freq": 2, "superword_share": 0},
     "runs-auto": {"merge_scope": "runs", "superword_share": 0},
     "pieces-prefix-superwords": {"prefix_space": True, "superword_share": 0.3},
+    "superwords-any-piece": {"superword_letters": False, "superword_share": 0.3},
     "words-superwords-prune3": {"merge_scope": "words", "prune_freq": 3, "superword_share": 0.2},
     "words-punctuation": {"merge_scope": "words", "superword_share": 0, "split_punctuation": True},
     "runs-superwords-punctuation": {"merge_scope": "runs", "split_punctuation": True},
@@ -38,7 +39,9 @@ def corpus(tmp_path_factory):
     text = (read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 60_000)
             + read_slice(CORPORA / "hi" / "tico19-test.txt", 40_000)
             # reserved strings inside pieces and spans, repeated so that merges could form them
-            + "x[CLS]y ශ්‍රී <0x41> ලංකාව. [SEP][SEP] ලංකාව\r\n" * 3 + "\n\n  double  spaces \tand tabs\n")
+            + "x[CLS]y ශ්‍රී <0x41> ලංකාව. [SEP][SEP] ලංකාව\r\n" * 3 + "\n\n  double  spaces \tand tabs\n"
+            # verse: a danda and verse numbers set apart by spaces (no superword takes them by default)
+            + "ලංකාව දිවයිනකි । १२ ॥ ශ්‍රී ලංකාව ॥ 3 ॥\n" * 4)
     path = tmp_path_factory.mktemp("ref") / "train.txt"
     path.write_bytes(text.encode("utf-8"))
     lines = [line.rstrip("\r\n") for line in text.split("\n")]

@@ -400,13 +400,16 @@ impl PieceItems {
 /// it), with the span's count; `pieces` are the pieces' [`PieceItems`] and `symbol_ids` the
 /// engine's symbol of each string. The tokens of a span holding reserved text become words of
 /// one token each: counted, never merged, so no superword merge can produce such a string.
-/// Returns `(data, lengths, counts)` for [`Engine::from_flat`], the spans in the table's order
-/// (the engine's result does not depend on the order).
+/// With `letters`, a span is cut before each of its pieces that holds no letter, so no
+/// superword merge joins such a piece to the one before it. Returns `(data, lengths, counts)`
+/// for [`Engine::from_flat`], the spans in the table's order (the engine's result does not
+/// depend on the order).
 pub fn superword_words(
     spans: &SpanTable,
     pieces: &PieceItems,
     symbol_ids: &[u32],
     engine: &Engine,
+    letters: bool,
 ) -> (Vec<u32>, Vec<usize>, Vec<u64>) {
     // Each distinct piece's tokens: `tokens[at[id]]`.
     let mut at: Vec<(u32, u32)> = Vec::with_capacity(pieces.at.len());
@@ -433,10 +436,23 @@ pub fn superword_words(
     );
     let mut seq: Vec<u32> = Vec::new();
     let mut text = Vec::new();
+    // Where a piece holds no letter, the span is cut before it (see `Grouping::letters`).
+    let joins: Vec<bool> = if letters {
+        (0..spans.num_pieces() as u32)
+            .map(|id| holds_a_letter(spans.piece(id)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut cuts: Vec<usize> = Vec::new();
     for j in 0..spans.len() {
         let (ids, count) = spans.span(j);
         seq.clear();
-        for &id in ids {
+        cuts.clear();
+        for (k, &id) in ids.iter().enumerate() {
+            if k > 0 && letters && !joins[id as usize] {
+                cuts.push(seq.len());
+            }
             let (start, len) = at[id as usize];
             seq.extend_from_slice(&tokens[start as usize..(start + len) as usize]);
         }
@@ -452,13 +468,27 @@ pub fn superword_words(
                 lengths.push(1);
                 counts.push(count);
             }
-        } else if !seq.is_empty() {
-            data.extend_from_slice(&seq);
-            lengths.push(seq.len());
-            counts.push(count);
+        } else {
+            let mut from = 0;
+            for &cut in cuts.iter().chain(std::iter::once(&seq.len())) {
+                if cut > from {
+                    data.extend_from_slice(&seq[from..cut]);
+                    lengths.push(cut - from);
+                    counts.push(count);
+                }
+                from = cut;
+            }
         }
     }
     (data, lengths, counts)
+}
+
+/// Whether a piece holds a letter (Unicode's Alphabetic property): a word, in any script. The
+/// text is WTF-8; a byte sequence that is no character is no letter.
+fn holds_a_letter(piece: &[u8]) -> bool {
+    piece
+        .utf8_chunks()
+        .any(|chunk| chunk.valid().chars().any(char::is_alphabetic))
 }
 
 /// Of a range of pieces: each one's (start, length) in the items, whether it holds reserved
@@ -568,6 +598,10 @@ pub struct Grouping<'a> {
     /// The special and byte tokens' texts: a piece holding one is grouped as in scope `Words`,
     /// a span holding one is left unmerged.
     pub reserved: &'a [String],
+    /// Superwords join only pieces that hold a letter: a piece of punctuation, digits or
+    /// symbols after a space (a danda set apart in verse, a verse number) starts a new span.
+    /// Such pieces repeat in a training text's formatting and rarely in other text.
+    pub letters: bool,
 }
 
 /// Why the superword stage failed.
@@ -656,7 +690,8 @@ pub fn engine(
         }
     };
     let first = level.engine;
-    let (data, lengths, counts) = superword_words(&table, &items, level.symbol_ids, first);
+    let (data, lengths, counts) =
+        superword_words(&table, &items, level.symbol_ids, first, grouping.letters);
     let symbols = first.symbols().to_vec();
     drop(table);
     drop(items);

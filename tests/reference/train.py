@@ -16,6 +16,8 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
+import regex
+
 import wwho
 from reference.building import building_merges
 from reference.engine import MergeEngine
@@ -31,7 +33,8 @@ from wwho.sgpe.words import PIECES
 
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
-          superword_share: float = 0.15, script_characters: bool = True, split_punctuation: bool = False,
+          superword_share: float = 0.15, superword_letters: bool = True, script_characters: bool = True,
+          split_punctuation: bool = False,
           complete_syllables: bool = True, complete_words: bool = True, complete_endings: bool = True,
           special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
@@ -114,13 +117,21 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
 
         span_words, span_counts = [], []
         for span, count in sorted(spans.items()):
-            seq = [t for piece in PIECES.findall(span) for t in piece_tokens(piece)]
             if guard.search(span):
+                seq = [t for piece in PIECES.findall(span) for t in piece_tokens(piece)]
                 span_words.extend([t] for t in seq)
                 span_counts.extend([count] * len(seq))
-            else:
-                span_words.append(seq)
-                span_counts.append(count)
+                continue
+            # With superword_letters, a piece without a letter starts a new part of the span.
+            parts: list[list[int]] = []
+            for piece in PIECES.findall(span):
+                if not parts or (superword_letters and not regex.search(r"\p{Alphabetic}", piece)):
+                    parts.append([])
+                parts[-1].extend(piece_tokens(piece))
+            for seq in parts:
+                if seq:
+                    span_words.append(seq)
+                    span_counts.append(count)
         final = MergeEngine(span_words, span_counts, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(vocab_size - fixed - len(support), len(final.symbols)),
                     min_freq=SUPERWORD_MIN_FREQ, progress=False)

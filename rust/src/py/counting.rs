@@ -705,8 +705,9 @@ impl PyWordCounts {
     /// the new engine counts its pairs: `spans` and these word counts are left empty, and
     /// `engine`'s words are released (its symbols and merges stay). `min_freq`: the least
     /// frequency the new engine will be asked to merge; rarer pairs are left out of its index
-    /// (see `rust/src/engine.rs`, `from_flat_forgetting`; the results are the same).
-    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new(), min_freq=1))]
+    /// (see `rust/src/engine.rs`, `from_flat_forgetting`; the results are the same). `letters`:
+    /// superwords join only pieces that hold a letter (`superwords::Grouping::letters`).
+    #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new(), min_freq=1, letters=true))]
     #[allow(clippy::too_many_arguments)]
     fn superword_engine(
         &mut self,
@@ -717,6 +718,7 @@ impl PyWordCounts {
         scope: &str,
         reserved: Vec<String>,
         min_freq: u64,
+        letters: bool,
     ) -> PyResult<PyMergeEngine> {
         let scope = Scope::parse(scope).map_err(|e| raise(py, e))?;
         let input = match self.prepared.take() {
@@ -736,6 +738,7 @@ impl PyWordCounts {
             splitter: &splitter.inner,
             scope,
             reserved: &reserved,
+            letters,
         };
         let level = superwords::WordLevel {
             words: &mut self.inner,

@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
                    help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
                         "(default 0.15; 0 turns them off)")
+    p.add_argument("--superwords-any-piece", dest="superword_letters", action="store_false",
+                   help="let a superword join a piece that holds no letter (punctuation, digits or symbols after "
+                        "a space, such as a danda set apart in verse) to the word before it; by default a "
+                        "superword joins only pieces that hold a letter")
     add_balance_argument(p)
     p.add_argument("--script-characters", dest="script_characters", action="store_true", default=True,
                    help="with --prune-freq auto, give every character the script's schema lists a token, seen in "
@@ -190,6 +194,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         prefix_space=args.prefix_space,
         split_punctuation=args.split_punctuation,
         superword_share=args.superwords,
+        superword_letters=args.superword_letters,
         script_characters=args.script_characters,
         complete_syllables=args.complete_syllables,
         complete_words=args.complete_words,

@@ -31,6 +31,8 @@ import itertools
 import re
 from collections import Counter
 
+import regex
+
 from wwho import _core
 from wwho.bpe import MergeEngine
 from wwho.counting import PIECES
@@ -46,6 +48,15 @@ SPANS = (r"(?: (?=[^ \t\n\r]))?[^ \t\n\r]+(?:(?<![" + re.escape(SPAN_BREAKS) + r
 SUPERWORD_MIN_FREQ = 2
 
 _pieces = re.compile(PIECES).findall
+_letter = regex.compile(r"\p{Alphabetic}")
+
+
+def holds_a_letter(piece: str) -> bool:
+    """Whether ``piece`` holds a letter (Unicode's Alphabetic property, in any script): the rule
+    by which, with ``superword_letters`` (the default), a piece may join the one before it in a
+    superword. A piece of punctuation, digits or symbols after a space (a danda set apart in
+    verse, a verse number) repeats with a training text's formatting, rarely in other text."""
+    return _letter.search(piece) is not None
 
 
 def span_breaks(superword_share: float) -> str | None:
@@ -71,17 +82,19 @@ class SuperwordStage:
         self._reserved = reserved
         words.prepare_superwords(spans, splitter, scope=scope, reserved=reserved)
 
-    def train(self, engine: MergeEngine, *, max_symbols: int, progress: bool, min_freq: int = 1) -> MergeEngine:
+    def train(self, engine: MergeEngine, *, max_symbols: int, progress: bool, min_freq: int = 1,
+              letters: bool = True) -> MergeEngine:
         """The superword merges after ``engine``'s (trained on ``words``): a second engine over
         the spans as the tokens ``engine`` left their pieces, trained until it has
         ``max_symbols`` symbols, merging no pair rarer than ``min_freq`` (the training's) or
-        :data:`SUPERWORD_MIN_FREQ`. The span counts, the word types and ``engine``'s words (its
+        :data:`SUPERWORD_MIN_FREQ`. With ``letters``, a span is cut before each piece that holds
+        no letter (:func:`holds_a_letter`), so no superword joins one to the word before it. The span counts, the word types and ``engine``'s words (its
         symbols and merges stay) are freed before the second engine counts its pairs."""
         floor = max(SUPERWORD_MIN_FREQ, min_freq)
         if self._spans is None or self._words is None:
             raise RuntimeError("the superword stage runs once")
         second = self._words.superword_engine(self._spans, self._splitter, engine._core, scope=self._scope,
-                                              reserved=self._reserved, min_freq=floor)
+                                              reserved=self._reserved, min_freq=floor, letters=letters)
         self._spans = self._words = None
         final = MergeEngine.from_core(second, list(engine.symbols), tie_break="smaller")
         final.train(max_symbols=max(max_symbols, len(final.symbols)), min_freq=floor,

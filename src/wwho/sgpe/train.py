@@ -118,6 +118,7 @@ def train_sgpe(
     merge_scope: str = "pieces",
     prefix_space: bool = False,
     superword_share: float = 0.15,
+    superword_letters: bool = True,
     script_characters: bool = True,
     complete_syllables: bool = True,
     complete_words: bool = True,
@@ -146,6 +147,9 @@ def train_sgpe(
     sampled into one stream with temperature ``alpha`` (:mod:`wwho.balance`; 0.3 as mT5, 1 as
     given), seeded by ``balance_seed``.
 
+    ``superword_letters=False`` lets a superword merge join a piece that holds no letter (a danda
+    or a verse number after a space) to the word before it, as before that option.
+
     ``complete_syllables=False``, ``complete_words=False`` and ``complete_endings=False`` leave the
     ids the merges could not use unused (the vocabulary is then smaller than asked, with a warning,
     as before these options).
@@ -160,7 +164,8 @@ def train_sgpe(
         raise VocabError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
-    _check_flags(dict(prefix_space=prefix_space, script_characters=script_characters,
+    _check_flags(dict(prefix_space=prefix_space, superword_letters=superword_letters,
+                      script_characters=script_characters,
                       complete_syllables=complete_syllables, complete_words=complete_words,
                       complete_endings=complete_endings, split_punctuation=split_punctuation, resume=resume,
                       skip_bad_lines=skip_bad_lines, segments_only=segments_only))
@@ -175,6 +180,7 @@ def train_sgpe(
                                stats=stats, workers=workers, progress=progress, segments_only=segments_only,
                                min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
                                prefix_space=prefix_space, superword_share=superword_share,
+                               superword_letters=superword_letters,
                                script_characters=script_characters, complete_syllables=complete_syllables,
                                complete_words=complete_words, complete_endings=complete_endings,
                                split_punctuation=split_punctuation,
@@ -204,8 +210,8 @@ def train_sgpe(
                               prefix_space=prefix_space, span_breaks=breaks)
     return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
-                           superword_share=superword_share, spans=breaks is not None,
-                           script_characters=script_characters, complete_syllables=complete_syllables,
+                           superword_share=superword_share, superword_letters=superword_letters,
+                           spans=breaks is not None, script_characters=script_characters, complete_syllables=complete_syllables,
                            complete_words=complete_words, complete_endings=complete_endings,
                            checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
@@ -312,8 +318,8 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 
 
 #: The options that are True or False.
-FLAGS = ("prefix_space", "script_characters", "complete_syllables", "complete_words", "complete_endings",
-         "split_punctuation", "resume", "skip_bad_lines", "segments_only")
+FLAGS = ("prefix_space", "superword_letters", "script_characters", "complete_syllables", "complete_words",
+         "complete_endings",          "split_punctuation", "resume", "skip_bad_lines", "segments_only")
 
 
 def _check_flags(options: dict) -> None:
@@ -395,6 +401,7 @@ def _train_on_pieces(
     merge_scope: str = "pieces",
     prefix_space: bool = False,
     superword_share: float = 0.15,
+    superword_letters: bool = True,
     spans: bool = False,
     script_characters: bool = True,
     complete_syllables: bool = True,
@@ -578,7 +585,7 @@ def _train_on_pieces(
     if stage is not None:
         t2 = time.perf_counter()
         final = stage.train(engine, max_symbols=vocab_size - fixed - len(support), progress=progress,
-                            min_freq=min_freq)
+                            min_freq=min_freq, letters=superword_letters)
         say(f"[4/{stages}] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
     stage = None
 
