@@ -20,7 +20,7 @@ Phases (each with a progress bar when ``progress=True``):
    vocabulary less the superword share is full; a checkpoint every ``checkpoint_every``
    merges (past ten of those, a tenth of the merges so far apart: each checkpoint holds every
    merge, so their cost stays linear); then the superword merges (:mod:`wwho.sgpe.superwords`)
-   fill the rest;
+   fill the rest, joining only pieces that hold a letter (``superword_letters``, the default);
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
    rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
@@ -211,8 +211,9 @@ def train_sgpe(
     return train_on_pieces(pieces, splitter=splitter, vocab_size=vocab_size, min_freq=min_freq,
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                            superword_share=superword_share, superword_letters=superword_letters,
-                           spans=breaks is not None, script_characters=script_characters, complete_syllables=complete_syllables,
-                           complete_words=complete_words, complete_endings=complete_endings,
+                           spans=breaks is not None, script_characters=script_characters,
+                           complete_syllables=complete_syllables, complete_words=complete_words,
+                           complete_endings=complete_endings,
                            checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
