@@ -31,11 +31,10 @@ This module does not read corpora nor assign final ids.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
-
-import regex
 
 from wwho import _core
 from wwho.bpe import MergeEngine
@@ -52,15 +51,22 @@ SPANS = (r"(?: (?=[^ \t\n\r]))?[^ \t\n\r]+(?:(?<![" + re.escape(SPAN_BREAKS) + r
 SUPERWORD_MIN_FREQ = 2
 
 _pieces = re.compile(PIECES).findall
-_letter = regex.compile(r"\p{Alphabetic}")
+
+
+@functools.cache
+def _letter():
+    import regex  # Python's re has no Unicode property classes; loaded only when asked
+
+    return regex.compile(r"\p{Alphabetic}")
 
 
 def holds_a_letter(piece: str) -> bool:
     """Whether ``piece`` holds a letter (Unicode's Alphabetic property, in any script): the rule
     by which, with ``superword_letters`` (the default), a piece may join the one before it in a
-    superword. A piece of punctuation, digits or symbols after a space (a danda set apart in
-    verse, a verse number) repeats with a training text's formatting, rarely in other text."""
-    return _letter.search(piece) is not None
+    superword (the core's, ``rust/src/superwords.rs``, stated here for tests and readers). A piece
+    of punctuation, digits or symbols after a space (a danda set apart in verse, a verse number)
+    repeats with a training text's formatting, rarely in other text."""
+    return _letter().search(piece) is not None
 
 
 def span_breaks(superword_share: float) -> str | None:
