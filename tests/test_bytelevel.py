@@ -157,6 +157,23 @@ def test_o200k_equals_tiktoken_on_long_pieces(ours, ref, text):
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+# Short words of random characters of one Indic block (with joiners, a Latin letter, an emoji):
+# character pairs no text has, and o200k tokens that end inside a character, in every merge path
+# of short pieces (the scan up to 16 bytes, the heap on the stack, cut long pieces).
+_INDIC_BLOCKS = [(0x0900, 0x097F), (0x0980, 0x09FF), (0x0A00, 0x0A7F), (0x0B00, 0x0B7F), (0x0B80, 0x0BFF),
+                 (0x0C00, 0x0C7F), (0x0D00, 0x0D7F), (0x0D80, 0x0DFF), (0x0080, 0x07FF)]
+_indic_word = st.sampled_from(_INDIC_BLOCKS).flatmap(
+    lambda r: st.lists(st.one_of(st.characters(min_codepoint=r[0], max_codepoint=r[1]),
+                                 st.sampled_from(["\u200d", "\u200c", "a", "🙂"])), min_size=1, max_size=25))
+indic_words = st.lists(_indic_word.map("".join), min_size=1, max_size=6).map(" ".join)
+
+
+@FUZZ
+@given(text=indic_words)
+def test_o200k_equals_tiktoken_on_words_of_random_characters(ours, ref, text):
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 # Long runs of one byte (spaces, newlines, dashes, one letter): the core merges them group by
 # group (rust/src/bytelevel/runs.rs). Every printable ASCII character and the whitespace that
 # forms one o200k piece, at lengths around the shortcut's threshold (256) and far past it.
