@@ -7,8 +7,8 @@ token may hold several words (``" ශ්‍රී ලංකාව"``, ``" के
 syllables: no merge ever falls inside one. In training (``letters``, the default), a span is cut
 before each piece that holds no letter (:func:`holds_a_letter`): a danda or a verse number set
 apart by a space (``"ला ।"``, ``"५ ॥"``) joins no superword. Such pieces repeat with one text's
-formatting and rarely elsewhere: in Marathi verse they took most of the superword ids at 8k, and
-FLORES used none of them. Encoding needs no such rule: a merge never learned never applies.
+formatting (verse) and rarely in other text (``docs/compression.md``). Encoding needs no such
+rule: a merge never learned never applies.
 
 Encoding a span is "units -> rank merges" twice: each piece as without superwords (the
 building and word-level merges, cached per piece), then every merge (all ranks) over the
@@ -98,8 +98,9 @@ class SuperwordStage:
         the spans as the tokens ``engine`` left their pieces, trained until it has
         ``max_symbols`` symbols, merging no pair rarer than ``min_freq`` (the training's) or
         :data:`SUPERWORD_MIN_FREQ`. With ``letters``, a span is cut before each piece that holds
-        no letter (:func:`holds_a_letter`), so no superword joins one to the word before it. The span counts, the word types and ``engine``'s words (its
-        symbols and merges stay) are freed before the second engine counts its pairs."""
+        no letter (:func:`holds_a_letter`), so no superword joins one to the word before it. The
+        span counts, the word types and ``engine``'s words (its symbols and merges stay) are
+        freed before the second engine counts its pairs."""
         floor = max(SUPERWORD_MIN_FREQ, min_freq)
         if self._spans is None or self._words is None:
             raise RuntimeError("the superword stage runs once")
