@@ -320,7 +320,7 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 
 #: The options that are True or False.
 FLAGS = ("prefix_space", "superword_letters", "script_characters", "complete_syllables", "complete_words",
-         "complete_endings",          "split_punctuation", "resume", "skip_bad_lines", "segments_only")
+         "complete_endings", "split_punctuation", "resume", "skip_bad_lines", "segments_only")
 
 
 def _check_flags(options: dict) -> None:
