@@ -170,6 +170,10 @@ pub struct Memo {
     short: Table<2, 3>,
     /// Made on its first piece longer than [`KEY`] bytes: text of Latin scripts never needs it.
     long: Table<4, 7>,
+    /// The short table's slots while it rests; empty otherwise.
+    resting: Vec<Pair<2, 3>>,
+    /// When it rests, in the text under way.
+    rest: Rest,
 }
 
 static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
@@ -219,6 +223,12 @@ const UNMADE: Memo = Memo {
     era: 0,
     short: Table::UNMADE,
     long: Table::UNMADE,
+    resting: Vec::new(),
+    rest: Rest {
+        misses: 0,
+        since: 0,
+        until: 0,
+    },
 };
 
 thread_local! {
@@ -250,6 +260,54 @@ pub fn prepare(owner: u64, enabled: bool) {
             memos.claim(owner);
         }
     });
+}
+
+/// Misses of the short table per look at how close together they come.
+const WINDOW: u32 = 256;
+/// A window's misses within this many bytes each on average: nearly every short piece is new.
+const DENSE: usize = 8;
+/// Bytes of text for which the short table is then left alone, before it is tried again.
+const REST: usize = 64 << 10;
+
+/// When to leave the memo's short table alone during one text. On text whose short pieces keep
+/// being new (random Latin-1: a piece every few bytes, more distinct ones than the table has
+/// slots), each piece pays a slot's cache miss to ask and a write to keep, and what it kept is
+/// pushed out before it is asked for again. Misses are counted by where in the text they fall:
+/// prose repeats its short pieces, and its misses come tens of bytes apart. While it rests the
+/// table is set aside ([`Memo::rest_short`]), so the pieces it would answer take no other path
+/// than before. Never changes a result, only what a piece costs.
+#[derive(Default)]
+pub struct Rest {
+    misses: u32,
+    since: usize,
+    until: usize,
+}
+
+impl Rest {
+    /// Whether the short table is left alone for the piece at byte `at` of the text.
+    #[inline(always)]
+    pub fn resting(&self, at: usize) -> bool {
+        at < self.until
+    }
+
+    /// The short table missed the piece at byte `at` (not while resting); true if a rest
+    /// starts.
+    #[inline]
+    pub fn missed(&mut self, at: usize) -> bool {
+        self.misses += 1;
+        if self.misses < WINDOW {
+            return false;
+        }
+        self.misses = 0;
+        let dense = at.saturating_sub(self.since) < WINDOW as usize * DENSE;
+        if dense {
+            self.until = at.saturating_add(REST);
+            self.since = self.until;
+        } else {
+            self.since = at;
+        }
+        dense
+    }
 }
 
 /// `piece` packed, read as the 16 bytes at `at` in `text` (where the piece starts) and masked,
@@ -331,6 +389,36 @@ impl Memo {
         self.short.insert(self.owner, &key, p.len, ids);
     }
 
+    /// A text starts: its pieces' places count from 0.
+    #[inline]
+    pub fn begin_text(&mut self) {
+        self.wake_short();
+        self.rest = Rest::default();
+    }
+
+    /// The short table did not hold `p`, at byte `at` of the text, whose ids are `ids`: keep
+    /// them, unless the table rests; set it aside when a rest starts (see [`Rest`]). While it
+    /// rests it holds no piece, so every short piece comes here, where the rest ends in time.
+    #[inline]
+    pub fn missed(&mut self, at: usize, p: Packed, ids: &[u32]) {
+        if self.rest.resting(at) {
+            return;
+        }
+        self.wake_short();
+        self.insert(p, ids);
+        if self.rest.missed(at) {
+            self.resting = std::mem::take(&mut self.short.pairs);
+        }
+    }
+
+    /// The short table back from a rest (nothing if it is not resting).
+    #[inline]
+    pub fn wake_short(&mut self) {
+        if !self.resting.is_empty() {
+            self.short.pairs = std::mem::take(&mut self.resting);
+        }
+    }
+
     /// Append the ids of the long piece `p` to `out`; false if it is not kept.
     #[inline(always)]
     pub fn get_long_into(&self, p: &LongKey, out: &mut Vec<u32>) -> bool {
@@ -349,6 +437,58 @@ impl Memo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resting_short_table_holds_nothing_and_keeps_its_pieces() {
+        let mut memo = UNMADE;
+        memo.claim(new_owner());
+        memo.begin_text();
+        let kept = Packed::new(b" the");
+        memo.missed(0, kept, &[1, 2]);
+        // Pieces a byte apart, all new: the table rests after a window of them.
+        for at in 1..=WINDOW as usize {
+            memo.missed(at, Packed::new(&(at as u32).to_le_bytes()), &[7]);
+        }
+        let mut out = Vec::new();
+        assert!(!memo.get_into(kept, &mut out));
+        let new = Packed::new(b" new");
+        memo.missed(WINDOW as usize + 1, new, &[3]); // not kept while it rests
+                                                     // Past the rest, the next miss gives the table back, with what it held before.
+        memo.missed(WINDOW as usize + 1 + REST, Packed::new(b"x"), &[4]);
+        assert!(memo.get_into(kept, &mut out) && !memo.get_into(new, &mut out));
+        assert_eq!(out, [1, 2]);
+        // A text's end gives it back too.
+        memo.begin_text();
+        for at in 0..=WINDOW as usize {
+            memo.missed(at, Packed::new(&(at as u32 + 1000).to_le_bytes()), &[7]);
+        }
+        assert!(!memo.get_into(kept, &mut out));
+        memo.wake_short();
+        assert!(memo.get_into(kept, &mut out));
+    }
+
+    #[test]
+    fn the_short_table_rests_only_where_misses_come_close_together() {
+        // Misses a few bytes apart: a rest of REST bytes starts at the window's last miss.
+        let mut rest = Rest::default();
+        let gap = DENSE - 1;
+        let mut at = 0;
+        for i in 1..=WINDOW {
+            assert!(!rest.resting(at));
+            assert_eq!(rest.missed(at), i == WINDOW);
+            at += gap;
+        }
+        let last = at - gap;
+        assert!(rest.resting(last) && rest.resting(last + REST - 1));
+        assert!(!rest.resting(last + REST));
+        // Then tried again: misses as far apart as prose's never rest it.
+        let mut at = last + REST;
+        for _ in 0..4 * WINDOW {
+            assert!(!rest.resting(at) && !rest.missed(at));
+            at += 4 * DENSE;
+        }
+        assert!(!rest.resting(at));
+    }
 
     /// `n` bytes of every kind, none repeating nearby.
     fn sample_text(n: u8) -> Vec<u8> {

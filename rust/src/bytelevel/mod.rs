@@ -572,7 +572,10 @@ impl ByteLevel {
                 scratch,
                 bypass: &mut bypass,
             };
-            self.pretokenizer.for_each_piece(text, &mut short)
+            short.memo.begin_text();
+            let done = self.pretokenizer.for_each_piece(text, &mut short);
+            short.memo.wake_short();
+            done
         })
     }
 
@@ -680,15 +683,19 @@ impl Pieces<Error> for ShortPieces<'_> {
 }
 
 impl ShortPieces<'_> {
-    /// A short piece the memo does not hold: its ids, then kept in the memo.
+    /// A short piece the memo does not hold: its ids, then kept in the memo (unless its short
+    /// table rests: [`memo::Rest`]).
     #[inline(never)]
     fn miss(&mut self, piece: &[u8], p: Packed) -> Result<(), Error> {
+        // Where it is, worked out again here: kept from `piece`, it took a register in the
+        // scanner's loop.
+        let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let start = self.out.len();
         if !self.tok.tiny_piece(piece, self.out) {
             self.tok
                 .encode_piece(piece, Some(p), self.out, self.scratch, self.bypass)?;
         }
-        self.memo.insert(p, &self.out[start..]);
+        self.memo.missed(at, p, &self.out[start..]);
         Ok(())
     }
 
@@ -772,6 +779,52 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(one.encode_ordinary("abc ab").unwrap(), [258, 257]);
             assert_eq!(other.encode_ordinary("abc ab").unwrap(), [256, 99, 32, 256]);
+        }
+    }
+
+    #[test]
+    fn a_resting_memo_gives_the_ids_of_the_merges() {
+        // Random short pieces, nearly all new, rest the memo's short table; then prose that
+        // repeats itself, then random pieces again, in one text and line by line: the ids of
+        // a tokenizer with no memo.
+        let ranks = bytes_model(&[(b"ab", 256), (b" ab", 257), (b"abc", 258), (b"ca", 259)]);
+        let model = |cache_bytes| Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            cache_bytes,
+            ..Model::default()
+        };
+        let tok = ByteLevel::new(&model(1 << 20)).unwrap();
+        let plain = ByteLevel::new(&model(0)).unwrap();
+        let mut next = testing::generator(11);
+        let mut random = |n: usize| -> String {
+            (0..n)
+                .map(|_| {
+                    let c = char::from_u32(0x20 + next(0xE0) as u32).unwrap_or('?');
+                    if next(3) == 0 {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect()
+        };
+        let prose = " abc ab cab, ca!".repeat(8000);
+        let text = format!("{}{prose}{}", random(300_000), random(100_000));
+        assert_eq!(
+            tok.encode_ordinary(&text).unwrap(),
+            plain.encode_ordinary(&text).unwrap()
+        );
+        assert_eq!(
+            tok.encode_ordinary(&text).unwrap(),
+            plain.encode_ordinary(&text).unwrap()
+        );
+        for line in text.as_bytes().chunks(4096) {
+            let line = String::from_utf8_lossy(line);
+            assert_eq!(
+                tok.encode_ordinary(&line).unwrap(),
+                plain.encode_ordinary(&line).unwrap()
+            );
         }
     }
 
