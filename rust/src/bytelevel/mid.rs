@@ -103,8 +103,8 @@ impl ByteLevel {
         self.merge_stack::<MAX_HEAP, { 2 * MAX_HEAP }, { MAX_HEAP + PACKED }>(piece, units);
     }
 
-    /// The units of `piece` (2 to `N` bytes, `N` < 256, ranks rule) after every merge, into
-    /// `units`, as [`Self::merge_short`] gives them; `CAP` is `2 * N`: the heap holds
+    /// The units of `piece` (2 to `N` bytes, `N` < 256, ranks rule) after every merge, appended
+    /// to `units`, as [`Self::merge_short`] gives them; `CAP` is `2 * N`: the heap holds
     /// at most two keys per merge (fewer than `n`), and one slot past them; `M` is
     /// `N + PACKED` (see [`Padded`]).
     ///
@@ -187,7 +187,6 @@ impl ByteLevel {
                 }
             }
         }
-        units.clear();
         let mut i = 0;
         while i < n {
             units.push(id[i]);

@@ -421,6 +421,13 @@ impl ByteLevel {
     #[inline]
     fn merge_plain(&self, bytes: &[u8], units: &mut Vec<u32>) {
         units.clear();
+        self.merge_onto(bytes, units);
+    }
+
+    /// [`Self::merge_plain`]'s units appended to `units`, which under the merges rule must be
+    /// empty (its loop merges the whole `Vec`).
+    #[inline]
+    fn merge_onto(&self, bytes: &[u8], units: &mut Vec<u32>) {
         match &self.rule {
             Rule::Ranks if bytes.len() <= mid::MIN_MID => self.merge_short(bytes, units),
             Rule::Ranks if bytes.len() <= ranks::MAX_SHORT => self.merge_mid(bytes, units),

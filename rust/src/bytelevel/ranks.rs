@@ -141,18 +141,27 @@ impl ByteLevel {
     /// run of text no token spans (a piece of characters the vocabulary never joins) thus costs
     /// short merges only.
     pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>) {
-        self.merge_in_parts(piece, units, |bytes, out| self.merge_plain(bytes, out));
+        self.merge_in_parts(piece, units, |bytes, out, part| match self.rule {
+            // Each part's units straight onto the piece's (a copy of one or two ids a part
+            // was a call to memcpy: a piece of random CJK is cut at nearly every character).
+            super::Rule::Ranks => self.merge_onto(bytes, out),
+            super::Rule::Merges(_) => {
+                self.merge_plain(bytes, part);
+                out.extend_from_slice(part);
+            }
+        });
     }
 
     /// The units of a long `piece` after every merge, into `units`, under either rule: a run of
     /// one repeated byte is merged run by run ([`super::runs`]); any other piece is cut where no
-    /// token can span (see [`Self::can_cut`]), and `merge` merges each part alone into an empty
-    /// `Vec`. Merges never cross a cut, so the result is the whole piece's.
+    /// token can span (see [`Self::can_cut`]), and `merge` merges each part alone and appends
+    /// its units to the `Vec` it is given (the third argument, a scratch `Vec`, is its own).
+    /// Merges never cross a cut, so the result is the whole piece's.
     pub(super) fn merge_in_parts(
         &self,
         piece: &[u8],
         units: &mut Vec<u32>,
-        merge: impl Fn(&[u8], &mut Vec<u32>),
+        merge: impl Fn(&[u8], &mut Vec<u32>, &mut Vec<u32>),
     ) {
         units.clear();
         if piece.len() >= super::runs::MIN_RUN
@@ -168,14 +177,9 @@ impl ByteLevel {
         }
         let mut coarse = (0, false);
         let mut end = self.next_cut(piece, 0, &mut coarse);
-        if end == piece.len() {
-            return merge(piece, units); // no cut: without a copy
-        }
         let (mut start, mut part) = (0, Vec::new());
         loop {
-            part.clear();
-            merge(&piece[start..end], &mut part);
-            units.extend_from_slice(&part);
+            merge(&piece[start..end], units, &mut part);
             if end == piece.len() {
                 return;
             }
@@ -217,7 +221,7 @@ impl ByteLevel {
         (start + 1..end).find(|&p| self.can_cut_fine(piece, p))
     }
 
-    /// The units of `piece` (ranks rule) after every merge, into `units`, by byte positions
+    /// The units of `piece` (ranks rule) after every merge, appended to `units`, by byte positions
     /// like [`Self::merge_heap`], for parts too long for a heap to stay in cache: the positions
     /// of the pairs that can merge are kept in one bucket per rank, and the lowest rank's
     /// bucket is swept left to right (a run of one kind of pair costs a linear pass, not a
@@ -293,7 +297,6 @@ impl ByteLevel {
                 }
             }
         }
-        units.clear();
         let mut i = 0;
         while i < n {
             units.push(id[i]);
@@ -301,8 +304,8 @@ impl ByteLevel {
         }
     }
 
-    /// The units of `piece` (at most [`MIN_MID`] bytes, ranks rule) after every merge, into
-    /// `units`: token ids, or pseudo ids of bytes left without a token. (Its arrays are sized
+    /// The units of `piece` (at most [`MIN_MID`] bytes, ranks rule) after every merge, appended
+    /// to `units`: token ids, or pseudo ids of bytes left without a token. (Its arrays are sized
     /// for the pieces it is given: a cold English word is a few bytes, and arrays for 64
     /// were most of its memory writes.)
     ///
@@ -361,7 +364,6 @@ impl ByteLevel {
                 rank[p] = self.rank_in(&padded, piece, p, k);
             }
         }
-        units.clear();
         let mut i = 0;
         while i < n {
             units.push(id[i]);
@@ -493,10 +495,12 @@ mod tests {
         let mut check = |piece: &[u8]| {
             let expected = general(piece);
             if piece.len() <= MIN_MID {
+                short.clear();
                 tok.merge_short(piece, &mut short);
                 assert_eq!(short, expected, "{piece:?}");
             }
             if piece.len() >= 2 {
+                mid.clear();
                 tok.merge_mid(piece, &mut mid);
                 assert_eq!(mid, expected, "mid {piece:?}");
             }
