@@ -103,12 +103,74 @@ def corpus(tmp_path, lines):
 
 def test_a_repeated_phrase_becomes_one_token(tmp_path):
     path = corpus(tmp_path, ["ශ්‍රී ලංකාව දිවයිනකි"] * 20 + ["ලංකාව", "දිවයිනකි"])
-    vf = train_sgpe(path, vocab_size=2000, superword_share=0.5, progress=False, workers=1)
+    # (the ids left over after the superword stage stay unused here: see the ending superwords below)
+    vf = train_sgpe(path, vocab_size=2000, superword_share=0.5, complete_superwords=False, progress=False,
+                    workers=1)
     # both pairs occur 20 times; the tie goes to the smaller string pair (" " < "ශ")
     assert vf.superword_merges == [(" ලංකාව", " දිවයිනකි"), ("ශ්‍රී", " ලංකාව දිවයිනකි")]
     tok = SGPETokenizer(vf)
     assert tok.tokenize("ශ්‍රී ලංකාව දිවයිනකි") == ["ශ්‍රී ලංකාව දිවයිනකි"]
     assert tok.tokenize("ලංකාව දිවයිනකි") == ["ලංකාව", " දිවයිනකි"]  # never seen together: no superword
+
+
+ENDING_LINES = ["ඔහු කරනවා ගෙදර", "ඇය බලනවා ගෙදර", "අපි යනවා ගෙදර"] * 3 + ["මම කර බල ය"]
+
+
+def test_ids_left_go_to_superwords_of_an_ending_and_the_next_word(tmp_path):
+    # A tiny corpus: every training word is one token, and the ids the other stages leave go to a word's
+    # ending and the word after it. Three verbs share the ending "නවා" before " ගෙදර"; a verb the text
+    # never had then joins the next word too, and no token of the training text changes.
+    path = corpus(tmp_path, ENDING_LINES)
+    options = dict(vocab_size=3000, superword_share=0.5, progress=False, workers=1)
+    vf, off = train_sgpe(path, **options), train_sgpe(path, complete_superwords=False, **options)
+    assert ("නවා", " ගෙදර") in vf.superword_merges
+    assert vf.superword_merges[:len(off.superword_merges)] == off.superword_merges  # ranked after them
+    assert len(vf.vocab) > len(off.vocab) and len(vf.vocab) <= 3000
+    tok, before = SGPETokenizer(vf), SGPETokenizer(off)
+    new = "අපි දුවනවා ගෙදර"
+    assert "නවා ගෙදර" in tok.tokenize(new) and "නවා ගෙදර" not in before.tokenize(new)
+    assert tok.decode(tok.encode(new)) == new
+    for line in ENDING_LINES:
+        assert tok.tokenize(line) == before.tokenize(line)
+
+
+def test_ending_superwords_need_two_occurrences_and_spare_ids(tmp_path):
+    from wwho.sgpe.superwords import ending_superwords
+    from wwho.sgpe.words import WordSplitter
+
+    once = corpus(tmp_path, ["ඔහු කරනවා ගෙදර", "ඇය බලනවා පාසල"])
+    vf = train_sgpe(once, vocab_size=3000, superword_share=0.5, progress=False, workers=1)
+    assert not [m for m in vf.superword_merges if m[0] == "නවා"]
+
+    class Final:  # a trained superword engine's spans, as token ids, and their counts
+        symbols = ["කරනවා", " ගෙදර", " පාසල", "බලනවා", " ගෙදර පාසල", "[UNK]"]
+
+        @staticmethod
+        def words_and_counts():
+            return [[0, 1], [3, 1], [0, 2], [3, 2], [0, 4], [3, 4, 5], [0, -1, 1]], [2, 1, 1, 1, 1, 5, 9]
+
+
+    tokens = {*Final.symbols, "නවා", "වා"}
+    syllables = WordSplitter("sinhala").syllables
+    # After an ending: " ගෙදර" 2 + 1 + 1 + 5 times (the last two in front of longer words), " පාසල" twice, the
+    # superword " ගෙදර පාසල" once (too rare); a span with an id that is no symbol counts nothing. Most
+    # frequent first, ties by text.
+    assert ending_superwords(Final, syllables, tokens, spare=10) == [
+        ("නවා", " ගෙදර"), ("වා", " ගෙදර"), ("නවා", " පාසල"), ("වා", " පාසල")]
+    assert ending_superwords(Final, syllables, tokens, spare=2) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
+    assert ending_superwords(Final, syllables, tokens, spare=10, min_freq=3) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
+    assert ending_superwords(Final, syllables, tokens, spare=0) == []
+
+
+def test_ending_superwords_export_to_hf_with_the_same_ids(tmp_path):
+    from tokenizers import Tokenizer
+
+    tok = SGPETokenizer(train_sgpe(corpus(tmp_path, ENDING_LINES), vocab_size=3000, superword_share=0.5,
+                                   progress=False, workers=1))
+    tok.save(tmp_path / "tok")
+    hf = Tokenizer.from_file(str(tmp_path / "tok" / "tokenizer.json"))
+    for text in ["අපි දුවනවා ගෙදර", "ඔහු කරනවා ගෙදර. ඇය බලනවා ගෙදර", "දුවනවා ගෙදර ගෙදර", *ENDING_LINES]:
+        assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text), text
 
 
 def test_no_superword_after_sentence_punctuation(tmp_path):
@@ -314,3 +376,16 @@ def test_cli_superwords_any_piece(tmp_path):
                      "--quiet", "--workers", "1", *flags, str(path)]) == 0
         made[bool(flags)] = {a + b for a, b in SGPETokenizer.load(out).file.superword_merges}
     assert "ශ්‍රී ලංකාව ।" in made[True] and "ශ්‍රී ලංකාව ।" not in made[False]
+
+
+def test_cli_no_complete_superwords(tmp_path):
+    from wwho.cli import main
+
+    path = corpus(tmp_path, ENDING_LINES)
+    made = {}
+    for flags in ([], ["--no-complete-superwords"]):
+        out = tmp_path / f"out{len(flags)}"
+        assert main(["train", "--kind", "sgpe", "--vocab-size", "3000", "--superwords", "0.5", "--out", str(out),
+                     "--quiet", "--workers", "1", *flags, str(path)]) == 0
+        made[bool(flags)] = SGPETokenizer.load(out).file.superword_merges
+    assert ("නවා", " ගෙදර") in made[False] and ("නවා", " ගෙදර") not in made[True]

@@ -4,7 +4,7 @@ The core counts pieces, sentence spans and the dummy space, groups words into me
 builds the engine input and the superword stage's input; the reference does all of it in
 Python with regular expressions and the reference merge engine. Every option of issue 16
 (scopes, ``prefix_space``, automatic and fixed pruning, ``min_freq``, superwords, and
-``split_punctuation``, and the words, word endings and syllables completed where the merges run out) must give
+``split_punctuation``, and the words, word endings, syllables and ending superwords completed where the merges run out) must give
 the same vocabulary file, on real text and on text that holds special and byte token strings.
 """
 
@@ -22,6 +22,7 @@ OPTIONS = {
     "no-complete-syllables": {"complete_syllables": False},
     "no-complete-words": {"complete_words": False},
     "no-complete-endings": {"complete_endings": False},
+    "no-complete-superwords": {"complete_superwords": False},
     "spec000": {"merge_scope": "words", "prune_freq": 2, "min_freq": 2, "superword_share": 0},
     "runs-auto": {"merge_scope": "runs", "superword_share": 0},
     "pieces-prefix-superwords": {"prefix_space": True, "superword_share": 0.3},
@@ -54,6 +55,7 @@ def corpus(tmp_path_factory):
                          # far more than the merges can fill: the unseen syllables take the rest
                          + [("defaults", 40_000), ("no-complete-syllables", 40_000),
                             ("no-complete-words", 40_000), ("no-complete-endings", 40_000),
+                            ("no-complete-superwords", 40_000),
                             ("pieces-prefix-superwords", 40_000), ("spec000", 40_000), ("runs-auto", 40_000),
                             ("runs-superwords-punctuation", 40_000)])
 def test_core_trainer_equals_the_reference(corpus, name, vocab_size):

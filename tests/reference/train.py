@@ -36,7 +36,7 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
           superword_share: float = 0.15, superword_letters: bool = True, script_characters: bool = True,
           split_punctuation: bool = False,
           complete_syllables: bool = True, complete_words: bool = True, complete_endings: bool = True,
-          special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
+          complete_superwords: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
     documents = [line for line in lines if line]
     if prefix_space:
@@ -205,16 +205,39 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
                 break
             candidates = candidates[: len(candidates) - over]
 
+    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
+    superword_tokens: list[str] = []
+    known = {*special_tokens, *final.symbols, *core_tokens, *support, *BYTE_TOKENS}
+    if complete_superwords and final is not engine and vocab_size > len(known):
+        # Superwords of a word's ending and the next word (or a superword starting with it), from
+        # the spans' text: each pair of an ending token and the token after the space, counted.
+        pairs: Counter = Counter()
+        for seq, count in zip(*final.words_and_counts()):
+            if any(not 0 <= t < len(final.symbols) for t in seq):
+                continue
+            words = "".join(final.symbols[t] for t in seq).split(" ")
+            for i in range(len(words) - 1):
+                syllables = splitter.syllables(words[i]) if words[i] else []
+                for j in range(i + 2, len(words) + 1):
+                    right = " " + " ".join(words[i + 1:j])
+                    for k in range(1, len(syllables)):
+                        if right in known and "".join(syllables[k:]) in known:
+                            pairs["".join(syllables[k:]), right] += count
+        floor = max(SUPERWORD_MIN_FREQ, min_freq)
+        chosen = sorted((-n, a, b) for (a, b), n in pairs.items() if n >= floor and a + b not in known)
+        chosen = chosen[: vocab_size - len(known)]
+        superword_merges += [(a, b) for _, a, b in chosen]
+        superword_tokens = [a + b for _, a, b in chosen]
     freq = final.symbol_frequencies()
     if final is engine:
         for token, count in boundary.items():
             freq[index[token]] += count
     order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
-    for token in (*special_tokens, *(final.symbols[i] for i in order), *core_tokens, *support, *BYTE_TOKENS):
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *core_tokens, *superword_tokens, *support,
+                  *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges] + core_merges
-    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,

@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the merges run out before --vocab-size, do not give the ids left to word endings "
                         "(BPE over the endings of the training words, after their first syllable); by default "
                         "they get the ids the punctuated words leave, before unseen syllables")
+    p.add_argument("--no-complete-superwords", dest="complete_superwords", action="store_false",
+                   help="with superwords, do not give the ids every other stage leaves (a small corpus) to "
+                        "superwords of a word's ending and the next word; by default they get them")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")
@@ -199,6 +202,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         complete_syllables=args.complete_syllables,
         complete_words=args.complete_words,
         complete_endings=args.complete_endings,
+        complete_superwords=args.complete_superwords,
         balance=args.balance,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,

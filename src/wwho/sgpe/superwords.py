@@ -35,6 +35,7 @@ import functools
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from wwho import _core
 from wwho.bpe import MergeEngine
@@ -111,6 +112,46 @@ class SuperwordStage:
         final.train(max_symbols=max(max_symbols, len(final.symbols)), min_freq=floor,
                     progress=progress)
         return final
+
+
+def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]], tokens: set[str], *,
+                      spare: int, min_freq: int = 1) -> list[tuple[str, str]]:
+    """Superword merges of a word's ending and the word after it, for ``spare`` ids that every other
+    stage left (``complete_superwords``). On a small corpus every training word is one token, so the
+    superword merges join whole training words only, and a held-out word with a known ending
+    (``" ଚରିବା"``, spelt ``" ଚ" "ରିବା"``) never joins the next word. In each span of ``final`` (the
+    superword engine, trained), for each word followed by a word that is one of ``tokens`` (with its
+    space), each ending of the first (its syllables from the second on, as ``syllables`` cuts it)
+    that is one of ``tokens`` counts the pair, as often as the span occurs; pairs counted
+    :data:`SUPERWORD_MIN_FREQ` (or ``min_freq``) times or more whose join is no token yet, most
+    frequent first (ties by text), make the merges, ranked after every other superword merge. No
+    token of the training text's own spans changes: their words are whole tokens, not endings. A
+    span the superword engine left unmerged (one holding a special or byte token's text) counts
+    nothing."""
+    if spare <= 0:
+        return []
+    floor = max(SUPERWORD_MIN_FREQ, min_freq)
+    symbols = final.symbols
+    widest = max((t.count(" ") for t in tokens if t.startswith(" ")), default=0)  # words in a token
+    counts: Counter[tuple[str, str]] = Counter()
+    for span, n in zip(*final.words_and_counts()):
+        if any(not 0 <= t < len(symbols) for t in span):
+            continue
+        words = "".join(symbols[t] for t in span).split(" ")
+        for i, left in enumerate(words[:-1]):
+            if not left:
+                continue
+            units = syllables(left)
+            endings = [e for e in ("".join(units[start:]) for start in range(1, len(units))) if e in tokens]
+            # The next word, or a superword that starts with it (which joins it first).
+            for end in range(i + 2, min(i + 2 + widest, len(words) + 1)):
+                right = " " + " ".join(words[i + 1:end])
+                if right in tokens:
+                    for ending in endings:
+                        counts[ending, right] += n
+    best = sorted((-n, ending, right) for (ending, right), n in counts.items()
+                  if n >= floor and ending + right not in tokens)
+    return [(ending, right) for _, ending, right in best[:spare]]
 
 
 def spans_pattern_source(*, onig: bool = False) -> str:

@@ -33,7 +33,8 @@ Phases (each with a progress bar when ``progress=True``):
    a word's first unit), learned the same way from pairs seen twice or more; then, with
    automatic pruning and ``complete_syllables`` (the default), to syllables the training text
    lacks but whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their building
-   pieces.
+   pieces; then, with superwords and ``complete_superwords`` (the default), to superwords of a
+   word's ending and the next word (:func:`wwho.sgpe.superwords.ending_superwords`).
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
@@ -86,7 +87,7 @@ from wwho.sgpe.building import building_merges
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import check_scope
 from wwho.sgpe.spare import punctuated_words, word_endings
-from wwho.sgpe.superwords import SuperwordStage, span_breaks
+from wwho.sgpe.superwords import SuperwordStage, ending_superwords, span_breaks
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
@@ -123,6 +124,7 @@ def train_sgpe(
     complete_syllables: bool = True,
     complete_words: bool = True,
     complete_endings: bool = True,
+    complete_superwords: bool = True,
     split_punctuation: bool = False,
     workers: int | None = None,
     checkpoint_dir: str | Path | None = None,
@@ -150,9 +152,9 @@ def train_sgpe(
     ``superword_letters=False`` lets a superword merge join a piece that holds no letter (a danda
     or a verse number after a space) to the word before it, as before that option.
 
-    ``complete_syllables=False``, ``complete_words=False`` and ``complete_endings=False`` leave the
-    ids the merges could not use unused (the vocabulary is then smaller than asked, with a warning,
-    as before these options).
+    ``complete_syllables=False``, ``complete_words=False``, ``complete_endings=False`` and
+    ``complete_superwords=False`` leave the ids the merges could not use unused (the vocabulary is
+    then smaller than asked, with a warning, as before these options).
 
     ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
@@ -167,7 +169,8 @@ def train_sgpe(
     _check_flags(dict(prefix_space=prefix_space, superword_letters=superword_letters,
                       script_characters=script_characters,
                       complete_syllables=complete_syllables, complete_words=complete_words,
-                      complete_endings=complete_endings, split_punctuation=split_punctuation, resume=resume,
+                      complete_endings=complete_endings, complete_superwords=complete_superwords,
+                      split_punctuation=split_punctuation, resume=resume,
                       skip_bad_lines=skip_bad_lines, segments_only=segments_only))
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
@@ -183,7 +186,7 @@ def train_sgpe(
                                superword_letters=superword_letters,
                                script_characters=script_characters, complete_syllables=complete_syllables,
                                complete_words=complete_words, complete_endings=complete_endings,
-                               split_punctuation=split_punctuation,
+                               complete_superwords=complete_superwords, split_punctuation=split_punctuation,
                                checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
                                special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
@@ -213,7 +216,7 @@ def train_sgpe(
                            superword_share=superword_share, superword_letters=superword_letters,
                            spans=breaks is not None, script_characters=script_characters,
                            complete_syllables=complete_syllables, complete_words=complete_words,
-                           complete_endings=complete_endings,
+                           complete_endings=complete_endings, complete_superwords=complete_superwords,
                            checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
                            resume=resume, progress=progress, special_tokens=special_tokens,
                            segments_only=segments_only, stats=stats, started=t0)
@@ -320,7 +323,8 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 
 #: The options that are True or False.
 FLAGS = ("prefix_space", "superword_letters", "script_characters", "complete_syllables", "complete_words",
-         "complete_endings", "split_punctuation", "resume", "skip_bad_lines", "segments_only")
+         "complete_endings", "complete_superwords", "split_punctuation", "resume", "skip_bad_lines",
+         "segments_only")
 
 
 def _check_flags(options: dict) -> None:
@@ -408,6 +412,7 @@ def _train_on_pieces(
     complete_syllables: bool = True,
     complete_words: bool = True,
     complete_endings: bool = True,
+    complete_superwords: bool = True,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
@@ -603,6 +608,15 @@ def _train_on_pieces(
     if auto and complete_syllables:
         build, support = _complete(build, support, symbols, index, characters, syllable_freq, splitter,
                                    spare=spare, say=say)
+    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
+    superword_tokens = []
+    if complete_superwords and final is not engine:
+        known = {*special_tokens, *final.symbols, *core_tokens, *support, *BYTE_TOKENS}
+        extra = ending_superwords(final, splitter.syllables, known, spare=vocab_size - len(known), min_freq=min_freq)
+        if extra:
+            say(f"{len(extra):,} ids to superwords of a word's ending and the next word")
+        superword_merges += extra
+        superword_tokens = [ending + right for ending, right in extra]
     freq = final.symbol_frequencies()
     if final is engine:  # else every span, whitespace included, was a word of the superword engine
         for token, count in boundary.items():
@@ -610,9 +624,10 @@ def _train_on_pieces(
                 freq[index[token]] += count
     order = sorted(range(len(final.symbols)), key=lambda i: (-freq[i], i))
     vocab: dict[str, int] = {}
-    for token in (*special_tokens, *(final.symbols[i] for i in order), *core_tokens, *support, *BYTE_TOKENS):
+    for token in (*special_tokens, *(final.symbols[i] for i in order), *core_tokens, *superword_tokens, *support,
+                  *BYTE_TOKENS):
         vocab.setdefault(token, len(vocab))
-    learned = {*final.symbols, *core_tokens, *support}
+    learned = {*final.symbols, *core_tokens, *superword_tokens, *support}
     clash = [t for t in special_tokens if t in learned]
     if clash:  # one id for both: skipping special tokens in decode would drop ordinary text
         raise VocabError(f"special token {clash[0]!r} is also an ordinary token of the vocabulary (text of "
@@ -620,7 +635,6 @@ def _train_on_pieces(
                          f"such as '[CLS]'")
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges] + core_merges
     warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5)
-    superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
