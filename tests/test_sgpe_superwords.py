@@ -134,7 +134,8 @@ def test_ids_left_go_to_superwords_of_an_ending_and_the_next_word(tmp_path):
         assert tok.tokenize(line) == before.tokenize(line)
 
 
-def test_ending_superwords_need_two_occurrences_and_spare_ids(tmp_path):
+def test_ending_superwords_need_two_occurrences_and_spare_ids(tmp_path, monkeypatch):
+    from wwho.sgpe import superwords
     from wwho.sgpe.superwords import ending_superwords
     from wwho.sgpe.words import WordSplitter
 
@@ -160,6 +161,9 @@ def test_ending_superwords_need_two_occurrences_and_spare_ids(tmp_path):
     assert ending_superwords(Final, syllables, tokens, spare=2) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
     assert ending_superwords(Final, syllables, tokens, spare=10, min_freq=3) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
     assert ending_superwords(Final, syllables, tokens, spare=0) == []
+    # Past MAX_ENDING_PAIRS pairs held, those seen once so far go: " පාසල" never gets a second count.
+    monkeypatch.setattr(superwords, "MAX_ENDING_PAIRS", 3)
+    assert ending_superwords(Final, syllables, tokens, spare=10) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
 
 
 def test_ending_superwords_export_to_hf_with_the_same_ids(tmp_path):

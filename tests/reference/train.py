@@ -26,7 +26,7 @@ from wwho.schema import OTHER, bundled_schema
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import group_spans, reserved_pattern
-from wwho.sgpe.superwords import SPANS, SUPERWORD_MIN_FREQ, piece_counts
+from wwho.sgpe.superwords import MAX_ENDING_PAIRS, SPANS, SUPERWORD_MIN_FREQ, piece_counts
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import PIECES
 
@@ -223,6 +223,8 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
                     for k in range(1, len(syllables)):
                         if right in known and "".join(syllables[k:]) in known:
                             pairs["".join(syllables[k:]), right] += count
+            if len(pairs) > MAX_ENDING_PAIRS:  # the bound on the pairs held: those seen once go
+                pairs = Counter({pair: n for pair, n in pairs.items() if n > 1})
         floor = max(SUPERWORD_MIN_FREQ, min_freq)
         chosen = sorted((-n, a, b) for (a, b), n in pairs.items() if n >= floor and a + b not in known)
         chosen = chosen[: vocab_size - len(known)]

@@ -50,6 +50,8 @@ SPANS = (r"(?: (?=[^ \t\n\r]))?[^ \t\n\r]+(?:(?<![" + re.escape(SPAN_BREAKS) + r
 
 #: Superword merges need a phrase seen at least twice (a merge of frequency 1 only memorizes a sentence).
 SUPERWORD_MIN_FREQ = 2
+#: Pairs :func:`ending_superwords` holds while counting: past this, those seen once so far are dropped.
+MAX_ENDING_PAIRS = 1 << 20
 
 _pieces = re.compile(PIECES).findall
 
@@ -127,7 +129,8 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
     frequent first (ties by text), make the merges, ranked after every other superword merge. No
     token of the training text's own spans changes: their words are whole tokens, not endings. A
     span the superword engine left unmerged (one holding a special or byte token's text) counts
-    nothing."""
+    nothing. At most :data:`MAX_ENDING_PAIRS` pairs are held: past that (only a large corpus with a
+    vocabulary it cannot fill), the pairs seen once so far are dropped and counting goes on."""
     if spare <= 0:
         return []
     floor = max(SUPERWORD_MIN_FREQ, min_freq)
@@ -149,6 +152,8 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
                 if right in tokens:
                     for ending in endings:
                         counts[ending, right] += n
+        if len(counts) > MAX_ENDING_PAIRS:
+            counts = Counter({pair: c for pair, c in counts.items() if c > 1})
     best = sorted((-n, ending, right) for (ending, right), n in counts.items()
                   if n >= floor and ending + right not in tokens)
     return [(ending, right) for _, ending, right in best[:spare]]
