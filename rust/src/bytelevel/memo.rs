@@ -274,10 +274,10 @@ const REST: usize = 64 << 10;
 /// slots), each piece pays a slot's cache miss to ask and a write to keep, and what it kept is
 /// pushed out before it is asked for again. Misses are counted by where in the text they fall:
 /// prose repeats its short pieces, and its misses come tens of bytes apart. While it rests the
-/// table is set aside ([`Memo::rest_short`]), so the pieces it would answer take no other path
+/// table is set aside ([`Memo::missed`]), so the pieces it would answer take no other path
 /// than before. Never changes a result, only what a piece costs.
 #[derive(Default)]
-pub struct Rest {
+struct Rest {
     misses: u32,
     since: usize,
     until: usize,
@@ -286,14 +286,14 @@ pub struct Rest {
 impl Rest {
     /// Whether the short table is left alone for the piece at byte `at` of the text.
     #[inline(always)]
-    pub fn resting(&self, at: usize) -> bool {
+    fn resting(&self, at: usize) -> bool {
         at < self.until
     }
 
     /// The short table missed the piece at byte `at` (not while resting); true if a rest
     /// starts.
     #[inline]
-    pub fn missed(&mut self, at: usize) -> bool {
+    fn missed(&mut self, at: usize) -> bool {
         self.misses += 1;
         if self.misses < WINDOW {
             return false;
@@ -452,8 +452,9 @@ mod tests {
         let mut out = Vec::new();
         assert!(!memo.get_into(kept, &mut out));
         let new = Packed::new(b" new");
-        memo.missed(WINDOW as usize + 1, new, &[3]); // not kept while it rests
-                                                     // Past the rest, the next miss gives the table back, with what it held before.
+        // Not kept while it rests; past the rest, the next miss gives the table back, with what
+        // it held before.
+        memo.missed(WINDOW as usize + 1, new, &[3]);
         memo.missed(WINDOW as usize + 1 + REST, Packed::new(b"x"), &[4]);
         assert!(memo.get_into(kept, &mut out) && !memo.get_into(new, &mut out));
         assert_eq!(out, [1, 2]);

@@ -691,11 +691,11 @@ impl Pieces<Error> for ShortPieces<'_> {
 
 impl ShortPieces<'_> {
     /// A short piece the memo does not hold: its ids, then kept in the memo (unless its short
-    /// table rests: [`memo::Rest`]).
+    /// table rests: see `memo::Rest`).
     #[inline(never)]
     fn miss(&mut self, piece: &[u8], p: Packed) -> Result<(), Error> {
-        // Where it is, worked out again here: kept from `piece`, it took a register in the
-        // scanner's loop.
+        // Where it is, worked out here from the piece rather than passed down: kept live across
+        // the memo's lookup, it would take a register in the scanner's loop.
         let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let start = self.out.len();
         if !self.tok.tiny_piece(piece, self.out) {

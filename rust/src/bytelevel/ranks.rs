@@ -142,9 +142,12 @@ impl ByteLevel {
     /// short merges only.
     pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>) {
         self.merge_in_parts(piece, units, |bytes, out, part| match self.rule {
-            // Each part's units straight onto the piece's (a copy of one or two ids a part
-            // was a call to memcpy: a piece of random CJK is cut at nearly every character).
+            // Each part's units straight onto the piece's: copying one or two ids a part would be
+            // a call to memcpy each (a piece of random CJK is cut at nearly every character).
             super::Rule::Ranks => self.merge_onto(bytes, out),
+            // The merges rule's loop merges a whole `Vec`: the first part (the whole piece, where
+            // there is no cut) into `out` itself, the others beside it.
+            super::Rule::Merges(_) if out.is_empty() => self.merge_plain(bytes, out),
             super::Rule::Merges(_) => {
                 self.merge_plain(bytes, part);
                 out.extend_from_slice(part);
