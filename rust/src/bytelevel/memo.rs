@@ -20,6 +20,12 @@
 //! emptying, and a tokenizer's `clear_cache` takes a new owner id, which finds none of the old
 //! one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit owner id; the bits above are an
 //! era, and a memo emptied when a new era begins never mistakes one owner for another.
+//!
+//! The shared cache ([`super::cache`]) holds what the memos do not: a piece that a thread's memo
+//! keeps goes there only when the memo lets it go (its slot taken by another piece), handed over
+//! by the caller ([`Evicted`]). A cold pass over new text thus writes each new word once, to the
+//! memo, not twice; a piece that came from the shared cache is not handed back. A batch on
+//! several threads writes to both at once instead, so that its threads find each other's pieces.
 
 use super::table::Packed;
 use std::cell::RefCell;
@@ -30,12 +36,19 @@ pub const KEY: usize = 16;
 /// Longest piece kept in the long table.
 pub const LONG_KEY: usize = 32;
 /// Bits of an owner id kept in a slot; the bits above are its era.
-const OWNER_BITS: u32 = 22;
+const OWNER_BITS: u32 = 21;
 const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
-/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-9, the owner above.
+/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-9, the owner in bits
+/// 10-30, and [`PENDING`].
 const COUNT_SHIFT: u32 = 6;
 const COUNT_MASK: u32 = 0b1111 << COUNT_SHIFT;
 const OWNER_SHIFT: u32 = 10;
+/// The tag's bit for a piece that goes to the shared cache when the memo lets it go.
+const PENDING: u32 = 1 << 31;
+const _: () = assert!(OWNER_SHIFT + OWNER_BITS == 31);
+/// Most ids of a piece in the short table, and in the long one.
+pub const IDS: usize = 3;
+pub const LONG_IDS: usize = 7;
 /// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
 /// two to a cache line; longer ones with up to seven ids, 64-byte slots. 1 MiB each.
 const SLOTS: usize = 1 << 15;
@@ -72,7 +85,7 @@ impl<const W: usize, const I: usize> Slot<W, I> {
     };
 
     fn owner(&self) -> u32 {
-        self.tag >> OWNER_SHIFT
+        (self.tag >> OWNER_SHIFT) & OWNER_MASK as u32
     }
 }
 
@@ -120,7 +133,8 @@ impl<const W: usize, const I: usize> Table<W, I> {
         }
         let pair = &self.pairs[self.pair(key, len)].0;
         let tag = (owner << OWNER_SHIFT) | len;
-        let holds = |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !COUNT_MASK == tag);
+        let holds =
+            |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !(COUNT_MASK | PENDING) == tag);
         let (in_first, in_second) = (holds(&pair[0]), holds(&pair[1]));
         if !(in_first | in_second) {
             return false;
@@ -140,11 +154,20 @@ impl<const W: usize, const I: usize> Table<W, I> {
         true
     }
 
-    /// Keep the ids of the piece `key` (`len` bytes) for `owner`, if there are few enough.
+    /// Keep the ids of the piece `key` (`len` bytes) for `owner`, if there are few enough
+    /// (`pending`: see [`PENDING`]); the piece of `owner`'s it writes over, if that one was
+    /// pending.
     #[inline]
-    fn insert(&mut self, owner: u32, key: &[u64; W], len: u32, ids: &[u32]) {
+    fn insert(
+        &mut self,
+        owner: u32,
+        key: &[u64; W],
+        len: u32,
+        ids: &[u32],
+        pending: bool,
+    ) -> Option<Evicted> {
         if ids.is_empty() || ids.len() > I || self.pairs.is_empty() {
-            return;
+            return None;
         }
         let i = self.pair(key, len);
         let pair = &mut self.pairs[i].0;
@@ -154,11 +177,51 @@ impl<const W: usize, const I: usize> Table<W, I> {
         let at = usize::from(!(first == 0 || (second != 0 && first != owner)));
         let mut slot = Slot {
             key: *key,
-            tag: (owner << OWNER_SHIFT) | ((ids.len() as u32) << COUNT_SHIFT) | len,
+            tag: (owner << OWNER_SHIFT)
+                | ((ids.len() as u32) << COUNT_SHIFT)
+                | len
+                | if pending { PENDING } else { 0 },
             ids: [0; I],
         };
         slot.ids[..ids.len()].copy_from_slice(ids);
-        pair[at] = slot;
+        let old = std::mem::replace(&mut pair[at], slot);
+        (old.tag & PENDING != 0 && old.owner() == owner && old.key != *key)
+            .then(|| Evicted::of(&old))
+    }
+}
+
+/// A piece the memo let go that the shared cache should keep (see [`PENDING`]): its bytes and
+/// ids, copied out of its slot.
+pub struct Evicted {
+    bytes: [u8; LONG_KEY],
+    len: usize,
+    ids: [u32; LONG_IDS],
+    count: usize,
+}
+
+impl Evicted {
+    fn of<const W: usize, const I: usize>(slot: &Slot<W, I>) -> Evicted {
+        const { assert!(8 * W <= LONG_KEY && I <= LONG_IDS) };
+        let mut bytes = [0u8; LONG_KEY];
+        for (k, word) in slot.key.iter().enumerate() {
+            bytes[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
+        }
+        let mut ids = [0u32; LONG_IDS];
+        ids[..I].copy_from_slice(&slot.ids);
+        Evicted {
+            bytes,
+            len: (slot.tag & ((1 << COUNT_SHIFT) - 1)) as usize,
+            ids,
+            count: ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize,
+        }
+    }
+
+    pub fn piece(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    pub fn ids(&self) -> &[u32] {
+        &self.ids[..self.count]
     }
 }
 
@@ -167,11 +230,11 @@ pub struct Memo {
     owner: u32,
     /// The era of the owners whose slots it holds (the bits of their ids above those).
     era: u64,
-    short: Table<2, 3>,
+    short: Table<2, IDS>,
     /// Made on its first piece longer than [`KEY`] bytes: text of Latin scripts never needs it.
-    long: Table<4, 7>,
+    long: Table<4, LONG_IDS>,
     /// The short table's slots while it rests; empty otherwise.
-    resting: Vec<Pair<2, 3>>,
+    resting: Vec<Pair<2, IDS>>,
     /// When it rests, in the text under way.
     rest: Rest,
 }
@@ -382,11 +445,18 @@ impl Memo {
         self.short.get_into(self.owner, &key, p.len, out)
     }
 
-    /// Keep the ids of `p` (if there are few enough).
+    /// Keep the ids of `p` (if there are few enough; `pending`: see [`PENDING`]); the pending
+    /// piece it writes over, for the shared cache.
     #[inline]
-    pub fn insert(&mut self, p: Packed, ids: &[u32]) {
+    pub fn insert(&mut self, p: Packed, ids: &[u32], pending: bool) -> Option<Evicted> {
         let key = [p.key as u64, (p.key >> 64) as u64];
-        self.short.insert(self.owner, &key, p.len, ids);
+        self.short.insert(self.owner, &key, p.len, ids, pending)
+    }
+
+    /// Whether the short table keeps a piece at byte `at` of the text (not while it rests).
+    #[inline]
+    pub fn keeps_short(&self, at: usize) -> bool {
+        !self.rest.resting(at)
     }
 
     /// A text starts: its pieces' places count from 0.
@@ -397,18 +467,20 @@ impl Memo {
     }
 
     /// The short table did not hold `p`, at byte `at` of the text, whose ids are `ids`: keep
-    /// them, unless the table rests; set it aside when a rest starts (see [`Rest`]). While it
-    /// rests it holds no piece, so every short piece comes here, where the rest ends in time.
+    /// them (`pending`: see [`PENDING`]), unless the table rests; set it aside when a rest
+    /// starts (see [`Rest`]). While it rests it holds no piece, so every short piece comes
+    /// here, where the rest ends in time. Returns the pending piece it wrote over.
     #[inline]
-    pub fn missed(&mut self, at: usize, p: Packed, ids: &[u32]) {
+    pub fn missed(&mut self, at: usize, p: Packed, ids: &[u32], pending: bool) -> Option<Evicted> {
         if self.rest.resting(at) {
-            return;
+            return None;
         }
         self.wake_short();
-        self.insert(p, ids);
+        let evicted = self.insert(p, ids, pending);
         if self.rest.missed(at) {
             self.resting = std::mem::take(&mut self.short.pairs);
         }
+        evicted
     }
 
     /// The short table back from a rest (nothing if it is not resting).
@@ -425,12 +497,13 @@ impl Memo {
         self.long.get_into(self.owner, &p.words, p.len, out)
     }
 
-    /// Keep the ids of the long piece `p` (if there are few enough); the long table is made
-    /// on its first piece.
+    /// Keep the ids of the long piece `p` (if there are few enough; `pending`: see
+    /// [`PENDING`]); the long table is made on its first piece. Returns the pending piece it
+    /// wrote over.
     #[inline]
-    pub fn insert_long(&mut self, p: &LongKey, ids: &[u32]) {
+    pub fn insert_long(&mut self, p: &LongKey, ids: &[u32], pending: bool) -> Option<Evicted> {
         self.long.make(LONG_SLOTS);
-        self.long.insert(self.owner, &p.words, p.len, ids);
+        self.long.insert(self.owner, &p.words, p.len, ids, pending)
     }
 }
 
@@ -444,24 +517,29 @@ mod tests {
         memo.claim(new_owner());
         memo.begin_text();
         let kept = Packed::new(b" the");
-        memo.missed(0, kept, &[1, 2]);
+        memo.missed(0, kept, &[1, 2], false);
         // Pieces a byte apart, all new: the table rests after a window of them.
         for at in 1..=WINDOW as usize {
-            memo.missed(at, Packed::new(&(at as u32).to_le_bytes()), &[7]);
+            memo.missed(at, Packed::new(&(at as u32).to_le_bytes()), &[7], false);
         }
         let mut out = Vec::new();
         assert!(!memo.get_into(kept, &mut out));
         let new = Packed::new(b" new");
         // Not kept while it rests; past the rest, the next miss gives the table back, with what
         // it held before.
-        memo.missed(WINDOW as usize + 1, new, &[3]);
-        memo.missed(WINDOW as usize + 1 + REST, Packed::new(b"x"), &[4]);
+        memo.missed(WINDOW as usize + 1, new, &[3], false);
+        memo.missed(WINDOW as usize + 1 + REST, Packed::new(b"x"), &[4], false);
         assert!(memo.get_into(kept, &mut out) && !memo.get_into(new, &mut out));
         assert_eq!(out, [1, 2]);
         // A text's end gives it back too.
         memo.begin_text();
         for at in 0..=WINDOW as usize {
-            memo.missed(at, Packed::new(&(at as u32 + 1000).to_le_bytes()), &[7]);
+            memo.missed(
+                at,
+                Packed::new(&(at as u32 + 1000).to_le_bytes()),
+                &[7],
+                false,
+            );
         }
         assert!(!memo.get_into(kept, &mut out));
         memo.wake_short();
@@ -521,10 +599,10 @@ mod tests {
             let (a, b) = (Packed::new(b"abc"), Packed::new(b"abd"));
             let mut out = Vec::new();
             assert!(!memo.get_into(a, &mut out));
-            memo.insert(a, &[7, 8]);
-            memo.insert(b, &[9]);
-            memo.insert(Packed::new(b"three"), &[1, 2, 3]);
-            memo.insert(Packed::new(b"four"), &[1, 2, 3, 4]); // too many ids: not kept
+            memo.insert(a, &[7, 8], false);
+            memo.insert(b, &[9], false);
+            memo.insert(Packed::new(b"three"), &[1, 2, 3], false);
+            memo.insert(Packed::new(b"four"), &[1, 2, 3, 4], false); // too many ids: not kept
             assert!(memo.get_into(a, &mut out) && memo.get_into(b, &mut out));
             assert!(memo.get_into(Packed::new(b"three"), &mut out));
             assert!(!memo.get_into(Packed::new(b"four"), &mut out));
@@ -533,13 +611,13 @@ mod tests {
         });
         let (one, two) = (new_owner(), new_owner());
         with(one, true, |memo| {
-            memo.unwrap().insert(Packed::new(b"abc"), &[5])
+            memo.unwrap().insert(Packed::new(b"abc"), &[5], false);
         });
         with(two, true, |memo| {
             // another tokenizer: nothing of the first one's is found, and its own is kept
             let memo = memo.unwrap();
             assert!(!memo.get_into(Packed::new(b"abc"), &mut Vec::new()));
-            memo.insert(Packed::new(b"abc"), &[6]);
+            memo.insert(Packed::new(b"abc"), &[6], false);
         });
         let mut out = Vec::new();
         with(one, true, |memo| {
@@ -559,6 +637,86 @@ mod tests {
                 .all(|pair| pair.0.iter().all(|slot| slot.owner() == 0)));
         });
         with(new_owner(), false, |memo| assert!(memo.is_none()));
+    }
+
+    #[test]
+    fn a_pending_piece_is_handed_over_when_written_over_and_only_then() {
+        let one = new_owner();
+        let ids_of = |i: usize| [i as u32, 7, 9];
+        let first: Vec<Packed> = (0..2 * SLOTS)
+            .map(|i| Packed::new(format!("one {i}").as_bytes()))
+            .collect();
+        let second: Vec<(Vec<u8>, usize)> = (0..2 * SLOTS)
+            .map(|i| (format!("two {i}").into_bytes(), i))
+            .collect();
+        with(one, true, |memo| {
+            let memo = memo.unwrap();
+            // Pieces that are not pending are never handed over.
+            for (i, p) in first.iter().enumerate() {
+                assert!(memo.insert(*p, &ids_of(i), false).is_none());
+            }
+            // Pending ones are, with their bytes and ids, once another piece takes their slot.
+            let mut handed = 0;
+            for (bytes, i) in &second {
+                if let Some(gone) = memo.insert(Packed::new(bytes), &ids_of(*i), true) {
+                    let k: usize = std::str::from_utf8(&gone.piece()[4..])
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    assert_eq!(gone.piece(), second[k].0, "bytes");
+                    assert_eq!(gone.ids(), ids_of(k), "ids");
+                    handed += 1;
+                }
+            }
+            assert!(handed > SLOTS / 4, "{handed}");
+        });
+        // Only the writer's own pending pieces: a slot another tokenizer wrote (a memo passed
+        // on) is never handed over, nor a piece written again.
+        let mut table = Table::<2, IDS>::UNMADE;
+        table.make(4); // two pairs of slots
+        let key = |b: &[u8]| {
+            let p = Packed::new(b);
+            ([p.key as u64, (p.key >> 64) as u64], p.len)
+        };
+        // pieces that share the first pair
+        let names: Vec<Vec<u8>> = (0..64)
+            .map(|i| format!("piece {i}").into_bytes())
+            .filter(|b| {
+                let (k, len) = key(b);
+                table.pair(&k, len) == 0
+            })
+            .take(5)
+            .collect();
+        let put = |table: &mut Table<2, IDS>, owner: u32, b: &[u8]| {
+            let (k, len) = key(b);
+            table
+                .insert(owner, &k, len, &[len], true)
+                .map(|gone| gone.piece().to_vec())
+        };
+        assert_eq!(put(&mut table, 1, &names[0]), None);
+        assert_eq!(put(&mut table, 1, &names[1]), None);
+        assert_eq!(put(&mut table, 2, &names[2]), None); // over names[0], owner 1's
+        assert_eq!(put(&mut table, 1, &names[3]), None); // over owner 2's
+        assert_eq!(put(&mut table, 1, &names[4]), Some(names[1].clone()));
+        assert_eq!(put(&mut table, 1, &names[4]), None); // the same piece again
+                                                         // Long pieces the same way.
+        with(one, true, |memo| {
+            let memo = memo.unwrap();
+            let long = |i: usize| long_key_of(format!("a long piece, number {i:>9}").as_bytes());
+            let handed = (0..2 * LONG_SLOTS)
+                .filter_map(|i| memo.insert_long(&long(i), &ids_of(i), true))
+                .map(|gone| {
+                    let k: usize = std::str::from_utf8(&gone.piece()[21..])
+                        .unwrap()
+                        .trim()
+                        .parse()
+                        .unwrap();
+                    assert_eq!(long_key_of(gone.piece()), long(k));
+                    assert_eq!(gone.ids(), ids_of(k));
+                })
+                .count();
+            assert!(handed > LONG_SLOTS / 4, "{handed}");
+        });
     }
 
     /// The key of `piece` as four words read from its own bytes, zero past its end.
@@ -603,9 +761,9 @@ mod tests {
             let memo = memo.unwrap();
             let mut out = vec![100];
             assert!(!memo.get_long_into(&a, &mut out)); // before the table is made
-            memo.insert_long(&a, &seven);
-            memo.insert_long(&b, &[8; 8]); // too many ids: not kept
-            memo.insert_long(&c, &[9, 10]);
+            memo.insert_long(&a, &seven, false);
+            memo.insert_long(&b, &[8; 8], false); // too many ids: not kept
+            memo.insert_long(&c, &[9, 10], false);
             assert!(memo.get_long_into(&a, &mut out) && !memo.get_long_into(&b, &mut out));
             assert!(memo.get_long_into(&c, &mut out));
             assert_eq!(out, [100, 1, 2, 3, 4, 5, 6, 7, 9, 10]);
@@ -632,7 +790,7 @@ mod tests {
             with(owner, true, |memo| {
                 let memo = memo.unwrap();
                 for p in &many {
-                    memo.insert(*p, &[k as u32]);
+                    memo.insert(*p, &[k as u32], false);
                 }
             });
         }
@@ -657,7 +815,9 @@ mod tests {
         // just asked in order) and finds none of its pieces; the others keep theirs.
         let late = new_owner();
         assert_eq!(found(late, 0), 0);
-        with(late, true, |memo| memo.unwrap().insert(many[0], &[99]));
+        with(late, true, |memo| {
+            memo.unwrap().insert(many[0], &[99], false)
+        });
         assert_eq!(found(late, 99), 1);
         for (k, &owner) in owners.iter().enumerate().skip(1) {
             assert!(found(owner, k as u32) > SLOTS / 2, "owner {k}");

@@ -520,6 +520,30 @@ impl ByteLevel {
         disallowed: &SpecialSet,
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
+        self.encode_into_as(text, allowed, disallowed, out, false)
+    }
+
+    /// [`Self::encode_into`] for a text of a batch encoded on several threads at once: every
+    /// new piece goes to the shared cache straight away, where the other threads find it (a
+    /// thread's memo is its own; see [`memo`]).
+    pub fn encode_into_together(
+        &self,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        self.encode_into_as(text, allowed, disallowed, out, true)
+    }
+
+    fn encode_into_as(
+        &self,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        out: &mut Vec<u32>,
+        together: bool,
+    ) -> Result<(), Error> {
         if let Some(m) = self.specials.matcher(disallowed, false)? {
             if let Some((index, start, _)) = m.find_iter(text).next() {
                 return Err(Error::Disallowed {
@@ -530,15 +554,15 @@ impl ByteLevel {
         }
         let mut scratch = Vec::new();
         match self.specials.matcher(allowed, true)? {
-            None => self.encode_chunk(text, out, &mut scratch)?,
+            None => self.encode_chunk(text, out, &mut scratch, together)?,
             Some(m) => {
                 let mut done = 0;
                 for (index, start, end) in m.find_iter(text) {
-                    self.encode_chunk(&text[done..start], out, &mut scratch)?;
+                    self.encode_chunk(&text[done..start], out, &mut scratch, together)?;
                     out.push(self.specials.id(index));
                     done = end;
                 }
-                self.encode_chunk(&text[done..], out, &mut scratch)?;
+                self.encode_chunk(&text[done..], out, &mut scratch, together)?;
             }
         }
         Ok(())
@@ -555,6 +579,7 @@ impl ByteLevel {
         text: &str,
         out: &mut Vec<u32>,
         scratch: &mut Vec<u32>,
+        together: bool,
     ) -> Result<(), Error> {
         if text.is_empty() {
             return Ok(());
@@ -568,7 +593,8 @@ impl ByteLevel {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
                     }
-                    self.encode_piece(piece, None, out, scratch, &mut bypass)
+                    self.encode_piece(piece, None, out, scratch, &mut bypass, 0)
+                        .map(|_| ())
                 });
             };
             let mut short = ShortPieces {
@@ -578,6 +604,7 @@ impl ByteLevel {
                 out,
                 scratch,
                 bypass: &mut bypass,
+                together,
             };
             short.memo.begin_text();
             let done = self.pretokenizer.for_each_piece(text, &mut short);
@@ -598,7 +625,10 @@ impl ByteLevel {
     }
 
     /// BPE of one piece, appended to `out`; `packed` is the piece packed, where the caller has
-    /// it (a short piece the memo missed).
+    /// it (a short piece the memo missed). `memo_ids`: the caller's memo keeps the piece if it
+    /// has at most that many ids (0: it will not), and the shared cache then leaves it to the
+    /// memo; the result says whether it is pending, to be handed to the shared cache when the
+    /// memo lets it go (see [`memo`]).
     #[inline]
     fn encode_piece(
         &self,
@@ -607,7 +637,8 @@ impl ByteLevel {
         out: &mut Vec<u32>,
         scratch: &mut Vec<u32>,
         bypass: &mut Bypass,
-    ) -> Result<(), Error> {
+        memo_ids: usize,
+    ) -> Result<bool, Error> {
         // The shared cache only while it hits (`bypass`, which counts the pieces it is asked
         // about). A piece that is one token is answered by the token table, and never cached;
         // most ASCII words are such tokens, most words of other scripts are not, so for those
@@ -619,7 +650,7 @@ impl ByteLevel {
         let mut cached = cache_first && !bypass.skip();
         if cached && self.cache.get_into(piece, out) {
             bypass.hit();
-            return Ok(());
+            return Ok(false);
         }
         if self.whole_piece_first {
             // Often asked about a piece that is no token (a new word): the Bloom filter answers
@@ -632,14 +663,14 @@ impl ByteLevel {
             };
             if let Some(id) = whole {
                 out.push(id);
-                return Ok(());
+                return Ok(false);
             }
         }
         if holds && !cache_first {
             cached = !bypass.skip();
             if cached && self.cache.get_into(piece, out) {
                 bypass.hit();
-                return Ok(());
+                return Ok(false);
             }
         }
         // A long piece is cut into parts, under either rule (with `ignore_merges` the whole piece
@@ -652,11 +683,12 @@ impl ByteLevel {
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
             return Err(Error::NoToken((unit - PSEUDO) as u8));
         }
-        if cached {
+        let pending = cached && scratch.len() <= memo_ids;
+        if cached && !pending {
             self.cache.insert(piece, scratch);
         }
         out.extend_from_slice(scratch);
-        Ok(())
+        Ok(pending)
     }
 }
 
@@ -670,6 +702,8 @@ struct ShortPieces<'a> {
     out: &'a mut Vec<u32>,
     scratch: &'a mut Vec<u32>,
     bypass: &'a mut Bypass,
+    /// One of a batch's calls on several threads (see [`ByteLevel::encode_into_together`]).
+    together: bool,
 }
 
 impl Pieces<Error> for ShortPieces<'_> {
@@ -698,11 +732,22 @@ impl ShortPieces<'_> {
         // the memo's lookup, it would take a register in the scanner's loop.
         let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let start = self.out.len();
+        let mut pending = false;
         if !self.tok.tiny_piece(piece, self.out) {
-            self.tok
-                .encode_piece(piece, Some(p), self.out, self.scratch, self.bypass)?;
+            let keeps = !self.together && self.memo.keeps_short(at);
+            let memo_ids = if keeps { memo::IDS } else { 0 };
+            pending = self.tok.encode_piece(
+                piece,
+                Some(p),
+                self.out,
+                self.scratch,
+                self.bypass,
+                memo_ids,
+            )?;
         }
-        self.memo.missed(at, p, &self.out[start..]);
+        if let Some(gone) = self.memo.missed(at, p, &self.out[start..], pending) {
+            self.tok.cache.insert(gone.piece(), gone.ids());
+        }
         Ok(())
     }
 
@@ -713,15 +758,20 @@ impl ShortPieces<'_> {
         let Some(p) = memo::pack_long(self.bytes, at, piece) else {
             return self
                 .tok
-                .encode_piece(piece, None, self.out, self.scratch, self.bypass);
+                .encode_piece(piece, None, self.out, self.scratch, self.bypass, 0)
+                .map(|_| ());
         };
         if self.memo.get_long_into(&p, self.out) {
             return Ok(());
         }
         let start = self.out.len();
-        self.tok
-            .encode_piece(piece, None, self.out, self.scratch, self.bypass)?;
-        self.memo.insert_long(&p, &self.out[start..]);
+        let memo_ids = if self.together { 0 } else { memo::LONG_IDS };
+        let pending =
+            self.tok
+                .encode_piece(piece, None, self.out, self.scratch, self.bypass, memo_ids)?;
+        if let Some(gone) = self.memo.insert_long(&p, &self.out[start..], pending) {
+            self.tok.cache.insert(gone.piece(), gone.ids());
+        }
         Ok(())
     }
 }
@@ -836,6 +886,79 @@ mod tests {
     }
 
     #[test]
+    fn the_shared_cache_holds_what_the_memo_lets_go() {
+        // Words of six letters, three tokens each, each after a phrase the memo knows (new
+        // words close together would rest its short table): a thread's memo keeps them, so
+        // encoding them alone writes none to the shared cache, a batch's call on several
+        // threads writes each at once, and the words the memo lets go reach it. Every id is
+        // that of a tokenizer with no cache, on this thread and on another.
+        // (a consonant and a vowel are a token, a vowel and a consonant are not)
+        let (consonants, vowels) = (b"bcdfghjk", b"aeiouywx");
+        let pairs: Vec<(Vec<u8>, u32)> = consonants
+            .iter()
+            .flat_map(|&c| vowels.iter().map(move |&v| vec![c, v]))
+            .zip(256..)
+            .collect();
+        let ranks = bytes_model(&[])
+            .into_iter()
+            .chain(pairs)
+            .collect::<Vec<_>>();
+        let model = |cache_bytes| Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            cache_bytes,
+            ..Model::default()
+        };
+        let tok = ByteLevel::new(&model(64 << 20)).unwrap();
+        let plain = ByteLevel::new(&model(0)).unwrap();
+        let words = |from: usize, n: usize| -> String {
+            (from..from + n)
+                .map(|i| {
+                    let word: String = (0..3)
+                        .flat_map(|k| {
+                            let c = consonants[(i >> (6 * k)) & 7];
+                            [c, vowels[(i >> (6 * k + 3)) & 7]]
+                        })
+                        .map(char::from)
+                        .collect();
+                    word + ". ba ba ba."
+                })
+                .collect()
+        };
+        let same = |text: &str, tok: &ByteLevel| {
+            assert_eq!(
+                tok.encode_ordinary(text).unwrap(),
+                plain.encode_ordinary(text).unwrap()
+            );
+        };
+        assert_eq!(plain.encode_ordinary("bakoje").unwrap().len(), 3);
+        let alone = words(0, 1_000);
+        same(&alone, &tok);
+        assert!(tok.cache().is_empty(), "{} pieces", tok.cache().len());
+        // (fewer new words than the shared cache's window: it does not rest either)
+        let together = words(1_000, 1_000);
+        let mut ids = Vec::new();
+        tok.encode_into_together(&together, &SpecialSet::None, &SpecialSet::None, &mut ids)
+            .unwrap();
+        assert_eq!(ids, plain.encode_ordinary(&together).unwrap());
+        let shared = tok.cache().len();
+        assert!(shared > 950, "{shared}");
+        // More new words than the memo has slots, in texts of fewer than a window each: those
+        // it lets go are handed to the shared cache.
+        for from in (2_000..70_000).step_by(1_000) {
+            same(&words(from, 1_000), &tok);
+        }
+        assert!(tok.cache().len() > shared + 10_000, "{}", tok.cache().len());
+        same(&alone, &tok);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                same(&alone, &tok);
+                same(&together, &tok);
+            });
+        });
+    }
+
+    #[test]
     fn one_token_words_do_not_rest_the_cache() {
         // 3,000 words that are tokens, then 500 new words of several tokens each: the cache
         // rests only while the pieces it is asked about miss, and it is not asked about a word
@@ -921,8 +1044,15 @@ mod tests {
         ));
         for piece in pieces {
             let (mut out, mut scratch) = (Vec::new(), Vec::new());
-            tok.encode_piece(&piece, None, &mut out, &mut scratch, &mut Bypass::default())
-                .unwrap();
+            tok.encode_piece(
+                &piece,
+                None,
+                &mut out,
+                &mut scratch,
+                &mut Bypass::default(),
+                0,
+            )
+            .unwrap();
             let mut whole: Vec<u32> = piece.iter().map(|&b| tok.byte_units[b as usize]).collect();
             merge_with(&mut whole, table);
             assert_eq!(out, whole, "{:?}", String::from_utf8_lossy(&piece));
