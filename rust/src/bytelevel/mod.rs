@@ -675,7 +675,8 @@ impl ByteLevel {
         }
         // A long piece is cut into parts, under either rule (with `ignore_merges` the whole piece
         // was looked up above; its parts are not).
-        if piece.len() <= ranks::MAX_SHORT {
+        let short = piece.len() <= ranks::MAX_SHORT;
+        if short && (piece.len() <= mid::MIN_MID || !self.worth_cutting(piece)) {
             self.merge_plain(piece, scratch);
         } else {
             self.merge_long(piece, scratch);

@@ -95,6 +95,21 @@ impl ByteLevel {
         }
     }
 
+    /// Whether a piece of up to [`MAX_SHORT`] bytes is to be cut where no token can span before
+    /// it is merged ([`Self::merge_long`]), as longer ones are: where a script's characters are
+    /// tokens that no longer token joins (Odia in o200k_base), each character is then merged
+    /// alone, not every byte pair of the word in one heap. Asked at one place only, the first
+    /// character boundary from the middle on, so that a word of any other script pays a load
+    /// or three.
+    #[inline]
+    pub(super) fn worth_cutting(&self, piece: &[u8]) -> bool {
+        let mut p = piece.len() / 2;
+        while p < piece.len() && piece[p] & 0xC0 == 0x80 {
+            p += 1;
+        }
+        0 < p && p < piece.len() && self.can_cut(piece, p)
+    }
+
     /// Whether no token can ever span byte `p` of `piece` (0 < p < len): under either rule a
     /// merge makes a token, and a token across `p` would hold bytes `p - 1` and `p`: as the
     /// whole two-byte token, or inside one of the three-byte windows around them.
@@ -467,6 +482,32 @@ mod tests {
                 String::from_utf8_lossy(&piece)
             );
         }
+        // Words of 17 to 64 bytes, which `encode_piece` cuts like long ones where a cut is found
+        // at the middle and merges whole otherwise: both ways give the general loop's units.
+        let (mut cut, mut whole) = (0, 0);
+        for (k, piece) in testing::long_pieces(0x5851_F42D_4C95_7F2D, 800, 1, [b"abczde", b"abcz"])
+            .into_iter()
+            .enumerate()
+        {
+            let piece = &piece[..MIN_MID + 1 + k % (MAX_SHORT - MIN_MID)];
+            if tok.worth_cutting(piece) {
+                cut += 1;
+            } else {
+                whole += 1;
+            }
+            let (mut cut_units, mut whole_units) = (Vec::new(), Vec::new());
+            tok.merge_long(piece, &mut cut_units);
+            tok.merge_plain(piece, &mut whole_units);
+            let expected = general(piece);
+            assert_eq!(cut_units, expected, "{:?}", String::from_utf8_lossy(piece));
+            assert_eq!(
+                whole_units,
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(piece)
+            );
+        }
+        assert!(cut > 100 && whole > 100, "cut {cut}, whole {whole}");
         // Each merger of whole parts alone, uncut, from 2 bytes up: the heap, and the sweep,
         // which stops and refiles its bucket where a merge makes a pair of its rank or lower
         // (here tokens rank below their parts).
