@@ -5,17 +5,8 @@
 //! tokenizer built once) and warm (a second pass). For profiling (`perf record`, cachegrind
 //! with `only:` one part), not a test.
 
-/// Seconds of CPU time this thread has used: the machine is shared, so wall time would
-/// count other processes' turns.
-fn cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
+mod common;
+use common::cpu;
 use wwho_core::bytelevel::specials::SpecialSet;
 use wwho_core::bytelevel::{files, ByteLevel, Model};
 use wwho_core::pretokenize::named::O200K;

@@ -12,16 +12,8 @@ use wwho_core::bytelevel::specials::SpecialSet;
 use wwho_core::bytelevel::{files, ByteLevel, Model};
 use wwho_core::pretokenize::named::O200K;
 
-/// Seconds of CPU time this thread has used: the machine is shared.
-fn cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
+mod common;
+use common::cpu;
 
 /// Memory written between chunks: more than the last-level cache of the machines we use.
 const OTHER_WORK: usize = 48 << 20;

@@ -520,29 +520,19 @@ impl ByteLevel {
         disallowed: &SpecialSet,
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
-        self.encode_into_as(text, allowed, disallowed, out, false)
+        self.encode_into_batch(text, allowed, disallowed, out, 1)
     }
 
-    /// [`Self::encode_into`] for a text of a batch encoded on several threads at once: every
-    /// new piece goes to the shared cache straight away, where the other threads find it (a
-    /// thread's memo is its own; see [`memo`]).
-    pub fn encode_into_together(
+    /// [`Self::encode_into`] for a text of a batch encoded on `threads` threads at once: on
+    /// more than one, every new piece goes to the shared cache straight away, where the other
+    /// threads find it (a thread's memo is its own; see [`memo`]).
+    pub fn encode_into_batch(
         &self,
         text: &str,
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
         out: &mut Vec<u32>,
-    ) -> Result<(), Error> {
-        self.encode_into_as(text, allowed, disallowed, out, true)
-    }
-
-    fn encode_into_as(
-        &self,
-        text: &str,
-        allowed: &SpecialSet,
-        disallowed: &SpecialSet,
-        out: &mut Vec<u32>,
-        together: bool,
+        threads: usize,
     ) -> Result<(), Error> {
         if let Some(m) = self.specials.matcher(disallowed, false)? {
             if let Some((index, start, _)) = m.find_iter(text).next() {
@@ -552,6 +542,7 @@ impl ByteLevel {
                 });
             }
         }
+        let together = threads > 1;
         let mut scratch = Vec::new();
         match self.specials.matcher(allowed, true)? {
             None => self.encode_chunk(text, out, &mut scratch, together)?,
@@ -703,7 +694,7 @@ struct ShortPieces<'a> {
     out: &'a mut Vec<u32>,
     scratch: &'a mut Vec<u32>,
     bypass: &'a mut Bypass,
-    /// One of a batch's calls on several threads (see [`ByteLevel::encode_into_together`]).
+    /// One of a batch's calls on several threads (see [`ByteLevel::encode_into_batch`]).
     together: bool,
 }
 
@@ -794,6 +785,21 @@ mod tests {
     use super::*;
     use crate::pretokenize::named;
 
+    /// GPT-2-pattern tokenizers of `ranks`: one with a cache of `cache_bytes` (and so a memo),
+    /// and one with neither, whose ids the first must give.
+    fn cached_and_plain(ranks: &[(Vec<u8>, u32)], cache_bytes: usize) -> (ByteLevel, ByteLevel) {
+        let model = |cache_bytes| Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            cache_bytes,
+            ..Model::default()
+        };
+        (
+            ByteLevel::new(&model(cache_bytes)).unwrap(),
+            ByteLevel::new(&model(0)).unwrap(),
+        )
+    }
+
     fn bytes_model(extra: &[(&'static [u8], u32)]) -> Vec<(Vec<u8>, u32)> {
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
         ranks.extend(extra.iter().map(|&(b, i)| (b.to_vec(), i)));
@@ -846,14 +852,7 @@ mod tests {
         // repeats itself, then random pieces again, in one text and line by line: the ids of
         // a tokenizer with no memo.
         let ranks = bytes_model(&[(b"ab", 256), (b" ab", 257), (b"abc", 258), (b"ca", 259)]);
-        let model = |cache_bytes| Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            patterns: vec![named::GPT2],
-            cache_bytes,
-            ..Model::default()
-        };
-        let tok = ByteLevel::new(&model(1 << 20)).unwrap();
-        let plain = ByteLevel::new(&model(0)).unwrap();
+        let (tok, plain) = cached_and_plain(&ranks, 1 << 20);
         let mut next = testing::generator(11);
         let mut random = |n: usize| -> String {
             (0..n)
@@ -904,14 +903,7 @@ mod tests {
             .into_iter()
             .chain(pairs)
             .collect::<Vec<_>>();
-        let model = |cache_bytes| Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            patterns: vec![named::GPT2],
-            cache_bytes,
-            ..Model::default()
-        };
-        let tok = ByteLevel::new(&model(64 << 20)).unwrap();
-        let plain = ByteLevel::new(&model(0)).unwrap();
+        let (tok, plain) = cached_and_plain(&ranks, 64 << 20);
         let words = |from: usize, n: usize| -> String {
             (from..from + n)
                 .map(|i| {
@@ -939,7 +931,7 @@ mod tests {
         // (fewer new words than the shared cache's window: it does not rest either)
         let together = words(1_000, 1_000);
         let mut ids = Vec::new();
-        tok.encode_into_together(&together, &SpecialSet::None, &SpecialSet::None, &mut ids)
+        tok.encode_into_batch(&together, &SpecialSet::None, &SpecialSet::None, &mut ids, 2)
             .unwrap();
         assert_eq!(ids, plain.encode_ordinary(&together).unwrap());
         let shared = tok.cache().len();

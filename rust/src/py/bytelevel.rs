@@ -701,16 +701,12 @@ impl ByteLevel {
         let owned = batch_strings(texts, num_threads)?;
         let views = owned.iter().map(text).collect::<PyResult<Vec<_>>>()?;
         let core = &self.inner;
-        // On several threads each new piece goes to the shared cache at once, so that the
-        // threads find each other's (their memos are their own).
-        let together = thread_count(num_threads) > 1;
+        // (on several threads each new piece goes to the shared cache at once, so that the
+        // threads find each other's: their memos are their own)
+        let threads = thread_count(num_threads);
         let work = |t: &Text<'_>, out: &mut Vec<u32>| {
             with_utf8(*t, |s| {
-                if together {
-                    core.encode_into_together(s, &allowed, &disallowed, out)
-                } else {
-                    core.encode_into(s, &allowed, &disallowed, out)
-                }
+                core.encode_into_batch(s, &allowed, &disallowed, out, threads)
             })
         };
         guard(|| run(&views, &work))
