@@ -800,6 +800,60 @@ mod tests {
         )
     }
 
+    /// Bytes, and a token for each consonant and vowel (`bcdfghjk`, `aeiouywx`) from id `first`
+    /// on: a vowel and a consonant are no token, so a word of three such pairs is three tokens.
+    fn syllable_ranks(first: u32) -> Vec<(Vec<u8>, u32)> {
+        let pairs = b"bcdfghjk"
+            .iter()
+            .flat_map(|&c| b"aeiouywx".iter().map(move |&v| vec![c, v]));
+        bytes_model(&[])
+            .into_iter()
+            .chain(pairs.zip(first..))
+            .collect()
+    }
+
+    /// Words `from..from + n` of three consonant-vowel pairs, each after a phrase that repeats
+    /// (new words close together would rest the memo's short table).
+    fn syllable_words(from: usize, n: usize) -> String {
+        (from..from + n)
+            .map(|i| {
+                let word: String = (0..3)
+                    .flat_map(|k| {
+                        let c = b"bcdfghjk"[(i >> (6 * k)) & 7];
+                        [c, b"aeiouywx"[(i >> (6 * k + 3)) & 7]]
+                    })
+                    .map(char::from)
+                    .collect();
+                word + ". ba ba ba."
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_memo_taken_over_hands_nothing_to_another_vocabulary() {
+        // Six tokenizers whose vocabularies give the same words other ids, used in turn on one
+        // thread, more than it keeps memos: each memo is taken over by a later tokenizer while
+        // it holds pending words of an earlier one, which must never reach the later one's
+        // shared cache. Every text is encoded by all six: a word handed to the wrong cache
+        // would come back with the wrong ids.
+        let pairs: Vec<(ByteLevel, ByteLevel)> = (0..6)
+            .map(|k| cached_and_plain(&syllable_ranks(256 + 1000 * k), 64 << 20))
+            .collect();
+        const { assert!(memo::MEMOS < 6) };
+        for round in 0..3 {
+            for from in (0..40_000).step_by(1_000) {
+                let text = syllable_words(round * 40_000 + from, 1_000);
+                for (tok, plain) in &pairs {
+                    assert_eq!(
+                        tok.encode_ordinary(&text).unwrap(),
+                        plain.encode_ordinary(&text).unwrap()
+                    );
+                }
+            }
+        }
+        assert!(pairs.iter().all(|(tok, _)| !tok.cache().is_empty()));
+    }
+
     fn bytes_model(extra: &[(&'static [u8], u32)]) -> Vec<(Vec<u8>, u32)> {
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
         ranks.extend(extra.iter().map(|&(b, i)| (b.to_vec(), i)));
@@ -892,32 +946,8 @@ mod tests {
         // encoding them alone writes none to the shared cache, a batch's call on several
         // threads writes each at once, and the words the memo lets go reach it. Every id is
         // that of a tokenizer with no cache, on this thread and on another.
-        // (a consonant and a vowel are a token, a vowel and a consonant are not)
-        let (consonants, vowels) = (b"bcdfghjk", b"aeiouywx");
-        let pairs: Vec<(Vec<u8>, u32)> = consonants
-            .iter()
-            .flat_map(|&c| vowels.iter().map(move |&v| vec![c, v]))
-            .zip(256..)
-            .collect();
-        let ranks = bytes_model(&[])
-            .into_iter()
-            .chain(pairs)
-            .collect::<Vec<_>>();
-        let (tok, plain) = cached_and_plain(&ranks, 64 << 20);
-        let words = |from: usize, n: usize| -> String {
-            (from..from + n)
-                .map(|i| {
-                    let word: String = (0..3)
-                        .flat_map(|k| {
-                            let c = consonants[(i >> (6 * k)) & 7];
-                            [c, vowels[(i >> (6 * k + 3)) & 7]]
-                        })
-                        .map(char::from)
-                        .collect();
-                    word + ". ba ba ba."
-                })
-                .collect()
-        };
+        let (tok, plain) = cached_and_plain(&syllable_ranks(256), 64 << 20);
+        let words = syllable_words;
         let same = |text: &str, tok: &ByteLevel| {
             assert_eq!(
                 tok.encode_ordinary(text).unwrap(),
