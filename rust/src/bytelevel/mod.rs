@@ -664,8 +664,9 @@ impl ByteLevel {
                 return Ok(false);
             }
         }
-        // A long piece is cut into parts, under either rule (with `ignore_merges` the whole piece
-        // was looked up above; its parts are not).
+        // A long piece is cut into parts, under either rule, and so is a word whose middle can be
+        // cut (`worth_cutting`); with `ignore_merges` the whole piece was looked up above, its
+        // parts are not.
         let short = piece.len() <= ranks::MAX_SHORT;
         if short && (piece.len() <= mid::MIN_MID || !self.worth_cutting(piece)) {
             self.merge_plain(piece, scratch);
