@@ -161,6 +161,12 @@ def test_ending_superwords_need_two_occurrences_and_spare_ids(tmp_path, monkeypa
     assert ending_superwords(Final, syllables, tokens, spare=2) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
     assert ending_superwords(Final, syllables, tokens, spare=10, min_freq=3) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]
     assert ending_superwords(Final, syllables, tokens, spare=0) == []
+    # And a token that begins the next word (" ගෙ" of " ගෙදර"), after an ending or after the whole first
+    # word: after "නවා" and "වා" 2 + 1 + 1 + 5 times, after the word "බලනවා" 1 + 5, "කරනවා" 2 + 1.
+    begins = tokens | {" ගෙ"}
+    assert ending_superwords(Final, syllables, begins, spare=10) == [
+        ("නවා", " ගෙ"), ("නවා", " ගෙදර"), ("වා", " ගෙ"), ("වා", " ගෙදර"), ("බලනවා", " ගෙ"), ("කරනවා", " ගෙ"),
+        ("නවා", " පාසල"), ("වා", " පාසල")]
     # Past MAX_ENDING_PAIRS pairs held, those seen once so far go: " පාසල" never gets a second count.
     monkeypatch.setattr(superwords, "MAX_ENDING_PAIRS", 3)
     assert ending_superwords(Final, syllables, tokens, spare=10) == [("නවා", " ගෙදර"), ("වා", " ගෙදර")]

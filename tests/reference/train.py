@@ -210,7 +210,8 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     known = {*special_tokens, *final.symbols, *core_tokens, *support, *BYTE_TOKENS}
     if complete_superwords and final is not engine and vocab_size > len(known):
         # Superwords of a word's ending and the next word (or a superword starting with it), from
-        # the spans' text: each pair of an ending token and the token after the space, counted.
+        # the spans' text: each pair of an ending token and the token after the space, counted;
+        # and of an ending, or the whole word, and a token that begins the next word.
         pairs: Counter = Counter()
         for seq, count in zip(*final.words_and_counts()):
             if any(not 0 <= t < len(final.symbols) for t in seq):
@@ -223,6 +224,18 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
                     for k in range(1, len(syllables)):
                         if right in known and "".join(syllables[k:]) in known:
                             pairs["".join(syllables[k:]), right] += count
+                if not words[i]:
+                    continue
+                after = splitter.syllables(words[i + 1]) if words[i + 1] else []
+                for m in range(1, len(after)):
+                    begins = " " + "".join(after[:m])
+                    if begins not in known or (superword_letters and not regex.search(r"\p{Alphabetic}", begins)):
+                        continue
+                    for k in range(1, len(syllables)):
+                        if "".join(syllables[k:]) in known:
+                            pairs["".join(syllables[k:]), begins] += count
+                    if (" " if i > 0 else "") + words[i] in known:
+                        pairs[(" " if i > 0 else "") + words[i], begins] += count
             if len(pairs) > MAX_ENDING_PAIRS:  # the bound on the pairs held: those seen once go
                 pairs = Counter({pair: n for pair, n in pairs.items() if n > 1})
         floor = max(SUPERWORD_MIN_FREQ, min_freq)

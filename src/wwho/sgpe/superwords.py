@@ -119,14 +119,20 @@ class SuperwordStage:
 
 
 def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]], tokens: set[str], *,
-                      spare: int, min_freq: int = 1) -> list[tuple[str, str]]:
-    """Superword merges of a word's ending and the word after it, for ``spare`` ids that every other
-    stage left (``complete_superwords``). On a small corpus every training word is one token, so the
-    superword merges join whole training words only, and a held-out word with a known ending
-    (``" ଚରିବା"``, spelt ``" ଚ" "ରିବା"``) never joins the next word. In each span of ``final`` (the
-    superword engine, trained), for each word followed by a word that is one of ``tokens`` (with its
-    space), each ending of the first (its syllables from the second on, as ``syllables`` cuts it)
-    that is one of ``tokens`` counts the pair, as often as the span occurs; pairs counted
+                      spare: int, min_freq: int = 1, letters: bool = True) -> list[tuple[str, str]]:
+    """Superword merges of a word's ending and the word after it, or the beginning of that word, for
+    ``spare`` ids that every other stage left (``complete_superwords``). On a small corpus every
+    training word is one token, so the superword merges join whole training words only, and a
+    held-out word with a known ending (``" ଚରିବା"``, spelt ``" ଚ" "ରିବା"``) never joins the next word,
+    nor a word the next held-out word's first syllables. In each span of ``final`` (the superword
+    engine, trained), for each word followed by another, the pairs counted, as often as the span
+    occurs, are: each ending of the first (its syllables from the second on, as ``syllables`` cuts
+    it) that is one of ``tokens`` with the next word (with its space) where that is one of
+    ``tokens``; and each such ending, and the first word itself (with its space, if it has one)
+    where that is one of ``tokens``, with each beginning of the next word (its first syllables, not
+    all of them, with its space) that is one of ``tokens`` and, with ``letters``
+    (``superword_letters``), holds a letter. A beginning joins only where the next word is no token
+    beyond it, as in a word the training text never had: its own merges rank first. Pairs counted
     :data:`SUPERWORD_MIN_FREQ` (or ``min_freq``) times or more whose join is no token yet, most
     frequent first (ties by text), make the merges, ranked after every other superword merge. No
     token of the training text's own spans changes: their words are whole tokens, not endings. A
@@ -154,6 +160,14 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
                 if right in tokens:
                     for ending in endings:
                         counts[ending, right] += n
+            # The next word's beginnings, after an ending or after the whole first word.
+            whole = (" " if i else "") + left
+            lefts = [*endings, whole] if whole in tokens else endings
+            following = syllables(words[i + 1]) if words[i + 1] else []
+            for start in ("".join(following[:k]) for k in range(1, len(following))):
+                if " " + start in tokens and (not letters or holds_a_letter(start)):
+                    for first in lefts:
+                        counts[first, " " + start] += n
         if len(counts) > MAX_ENDING_PAIRS:
             counts = Counter({pair: c for pair, c in counts.items() if c > 1})
     best = sorted((-n, ending, right) for (ending, right), n in counts.items()

@@ -612,7 +612,8 @@ def _train_on_pieces(
     superword_tokens = []
     if complete_superwords and final is not engine:
         known = {*special_tokens, *final.symbols, *core_tokens, *support, *BYTE_TOKENS}
-        extra = ending_superwords(final, splitter.syllables, known, spare=vocab_size - len(known), min_freq=min_freq)
+        extra = ending_superwords(final, splitter.syllables, known, spare=vocab_size - len(known), min_freq=min_freq,
+                                  letters=superword_letters)
         if extra:
             say(f"{len(extra):,} ids to superwords of a word's ending and the next word")
         superword_merges += extra
