@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "they get the ids the punctuated words leave, before unseen syllables")
     p.add_argument("--no-complete-superwords", dest="complete_superwords", action="store_false",
                    help="with superwords, do not give the ids every other stage leaves (a small corpus) to "
-                        "superwords of a word's ending and the next word; by default they get them")
+                        "superwords of a word's ending (or the word) and the next word or its first syllables; by default "
+                        "they get them")
     p.add_argument("--prefix-space", action="store_true",
                    help="encode every text as if a space came before it (SentencePiece's dummy prefix; "
                         "decode drops it): fewer tokens for text-initial words; not with --meta")

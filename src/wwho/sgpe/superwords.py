@@ -25,8 +25,8 @@ the span table, the second engine's input, freeing what the first stage leaves; 
 special or byte token's text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module
 holds the rule as data (``SPAN_BREAKS``, ``SPANS``), its Python statement for the tests and the
 Hugging Face export, and the stage's steps; and, for the ids every other stage leaves on a small
-corpus, the superwords of a word's ending and the next word (:func:`ending_superwords`, from the
-trained second engine's spans, in Python: such spans are few).
+corpus, the superwords of a word's ending (or the word) and the next word or its beginning
+(:func:`ending_superwords`, from the trained second engine's spans, in Python: such spans are few).
 
 This module does not read corpora nor assign final ids.
 """

@@ -34,7 +34,8 @@ Phases (each with a progress bar when ``progress=True``):
    automatic pruning and ``complete_syllables`` (the default), to syllables the training text
    lacks but whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their building
    pieces; then, with superwords and ``complete_superwords`` (the default), to superwords of a
-   word's ending and the next word (:func:`wwho.sgpe.superwords.ending_superwords`).
+   word's ending (or the word) and the next word or its first syllables
+   (:func:`wwho.sgpe.superwords.ending_superwords`).
 
 The budget (spec 000 section 3.4, adjusted): ``vocab_size`` counts everything in the
 file, so merges fill ``vocab_size - specials - 256 byte tokens - base symbols - building
@@ -615,7 +616,7 @@ def _train_on_pieces(
         extra = ending_superwords(final, splitter.syllables, known, spare=vocab_size - len(known), min_freq=min_freq,
                                   letters=superword_letters)
         if extra:
-            say(f"{len(extra):,} ids to superwords of a word's ending and the next word")
+            say(f"{len(extra):,} ids to superwords of a word's ending and the next word or its beginning")
         superword_merges += extra
         superword_tokens = [ending + right for ending, right in extra]
     freq = final.symbol_frequencies()
