@@ -48,9 +48,11 @@ def only_with_punctuation(path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def vocabs(small):
-    # (Word endings off in both: they come after these words' merges; tested below.)
-    return (train(small, vocab_size=20_000, complete_words=False, complete_endings=False),
-            train(small, vocab_size=20_000, complete_endings=False))
+    # (Word endings and the superwords of the ids left off in both: they come after these words' merges,
+    # and the superwords count these words among the beginnings of the next word; tested below and in
+    # test_sgpe_superwords.)
+    off = dict(complete_endings=False, complete_superwords=False)
+    return (train(small, vocab_size=20_000, complete_words=False, **off), train(small, vocab_size=20_000, **off))
 
 
 def test_the_words_become_tokens_after_every_other_merge(small, vocabs):
