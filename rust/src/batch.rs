@@ -62,6 +62,17 @@ pub fn ordered<T: Sync, R: Send, E>(
     )
 }
 
+/// The threads [`ordered_chunks`] shares `items` among when asked for `threads`: one for a batch
+/// too small to share (it may still use fewer, where the items make fewer chunks).
+pub fn threads_for<T>(items: &[T], threads: usize, weight: impl Fn(&T) -> usize) -> usize {
+    let total: usize = items.iter().map(|t| weight(t) + ITEM_WEIGHT).sum();
+    if total < PARALLEL_FROM {
+        1
+    } else {
+        threads.max(1)
+    }
+}
+
 /// [`ordered`] a chunk at a time: `work` takes a whole chunk of consecutive items (so that it
 /// can put all their results in one place, such as one vector of ids), and `consume(first,
 /// result)` receives each chunk's result in input order, `first` being its first item.
@@ -72,12 +83,7 @@ pub fn ordered_chunks<T: Sync, C: Send, E>(
     work: impl Fn(&[T]) -> C + Sync,
     mut consume: impl FnMut(usize, C) -> Result<(), E>,
 ) -> Result<(), E> {
-    let total: usize = items.iter().map(|t| weight(t) + ITEM_WEIGHT).sum();
-    let threads = if total < PARALLEL_FROM {
-        1
-    } else {
-        threads.max(1)
-    };
+    let threads = threads_for(items, threads, &weight);
     let bounds = chunk_bounds(items, &weight, threads);
     let chunks = bounds.len() - 1;
     let threads = threads.min(chunks);

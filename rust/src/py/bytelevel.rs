@@ -703,7 +703,7 @@ impl ByteLevel {
         let core = &self.inner;
         // (on several threads each new piece goes to the shared cache at once, so that the
         // threads find each other's: their memos are their own)
-        let threads = thread_count(num_threads);
+        let threads = crate::batch::threads_for(&views, thread_count(num_threads), Text::len);
         let work = |t: &Text<'_>, out: &mut Vec<u32>| {
             with_utf8(*t, |s| {
                 core.encode_into_batch(s, &allowed, &disallowed, out, threads)
