@@ -646,8 +646,8 @@ mod tests {
         let first: Vec<Packed> = (0..2 * SLOTS)
             .map(|i| Packed::new(format!("one {i}").as_bytes()))
             .collect();
-        let second: Vec<(Vec<u8>, usize)> = (0..2 * SLOTS)
-            .map(|i| (format!("two {i}").into_bytes(), i))
+        let second: Vec<Vec<u8>> = (0..2 * SLOTS)
+            .map(|i| format!("two {i}").into_bytes())
             .collect();
         with(one, true, |memo| {
             let memo = memo.unwrap();
@@ -657,13 +657,13 @@ mod tests {
             }
             // Pending ones are, with their bytes and ids, once another piece takes their slot.
             let mut handed = 0;
-            for (bytes, i) in &second {
-                if let Some(gone) = memo.insert(Packed::new(bytes), &ids_of(*i), true) {
+            for (i, bytes) in second.iter().enumerate() {
+                if let Some(gone) = memo.insert(Packed::new(bytes), &ids_of(i), true) {
                     let k: usize = std::str::from_utf8(&gone.piece()[4..])
                         .unwrap()
                         .parse()
                         .unwrap();
-                    assert_eq!(gone.piece(), second[k].0, "bytes");
+                    assert_eq!(gone.piece(), second[k], "bytes");
                     assert_eq!(gone.ids(), ids_of(k), "ids");
                     handed += 1;
                 }

@@ -948,7 +948,6 @@ mod tests {
         // threads writes each at once, and the words the memo lets go reach it. Every id is
         // that of a tokenizer with no cache, on this thread and on another.
         let (tok, plain) = cached_and_plain(&syllable_ranks(256), 64 << 20);
-        let words = syllable_words;
         let same = |text: &str, tok: &ByteLevel| {
             assert_eq!(
                 tok.encode_ordinary(text).unwrap(),
@@ -956,11 +955,11 @@ mod tests {
             );
         };
         assert_eq!(plain.encode_ordinary("bakoje").unwrap().len(), 3);
-        let alone = words(0, 1_000);
+        let alone = syllable_words(0, 1_000);
         same(&alone, &tok);
         assert!(tok.cache().is_empty(), "{} pieces", tok.cache().len());
         // (fewer new words than the shared cache's window: it does not rest either)
-        let together = words(1_000, 1_000);
+        let together = syllable_words(1_000, 1_000);
         let mut ids = Vec::new();
         tok.encode_into_batch(&together, &SpecialSet::None, &SpecialSet::None, &mut ids, 2)
             .unwrap();
@@ -970,7 +969,7 @@ mod tests {
         // More new words than the memo has slots, in texts of fewer than a window each: those
         // it lets go are handed to the shared cache.
         for from in (2_000..70_000).step_by(1_000) {
-            same(&words(from, 1_000), &tok);
+            same(&syllable_words(from, 1_000), &tok);
         }
         assert!(tok.cache().len() > shared + 10_000, "{}", tok.cache().len());
         same(&alone, &tok);
