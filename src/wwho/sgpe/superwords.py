@@ -124,7 +124,7 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
     ``spare`` ids that every other stage left (``complete_superwords``). On a small corpus every
     training word is one token, so the superword merges join whole training words only, and a
     held-out word with a known ending (``" ଚରିବା"``, spelt ``" ଚ" "ରିବା"``) never joins the next word,
-    nor a word the next held-out word's first syllables. In each span of ``final`` (the superword
+    nor any word the first syllables of a held-out word after it. In each span of ``final`` (the superword
     engine, trained), for each word followed by another, the pairs counted, as often as the span
     occurs, are: each ending of the first (its syllables from the second on, as ``syllables`` cuts
     it) that is one of ``tokens`` with the next word (with its space) where that is one of
@@ -149,10 +149,11 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
         if any(not 0 <= t < len(symbols) for t in span):
             continue
         words = "".join(symbols[t] for t in span).split(" ")
+        cut = [syllables(word) if word else [] for word in words]  # each word's syllables, once
         for i, left in enumerate(words[:-1]):
             if not left:
                 continue
-            units = syllables(left)
+            units = cut[i]
             endings = [e for e in ("".join(units[start:]) for start in range(1, len(units))) if e in tokens]
             # The next word, or a superword that starts with it (which joins it first).
             for end in range(i + 2, min(i + 2 + widest, len(words) + 1)):
@@ -163,7 +164,7 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
             # The next word's beginnings, after an ending or after the whole first word.
             whole = (" " if i else "") + left
             lefts = [*endings, whole] if whole in tokens else endings
-            following = syllables(words[i + 1]) if words[i + 1] else []
+            following = cut[i + 1]
             for start in ("".join(following[:k]) for k in range(1, len(following))):
                 if " " + start in tokens and (not letters or holds_a_letter(start)):
                     for first in lefts:
