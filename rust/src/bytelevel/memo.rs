@@ -1,17 +1,23 @@
 //! A per-thread memo of pieces' ids, asked first for every piece of up to [`KEY`] bytes (up to
-//! three ids) and, before the shared cache, for every piece of up to [`LONG_KEY`] (up to seven).
+//! three ids) and, before the shared cache, for every piece of up to [`LONGEST_KEY`] (up to
+//! sixteen).
 //!
 //! Warm text repeats its pieces, and the work per piece is then a handful of loads behind
 //! branches that depend on the piece (its length, whether it is a token, which table holds it),
 //! which the CPU cannot predict. Asked first for every short piece, tokens or not, the memo
 //! makes the warm path one branch that is nearly always taken the same way. The words of most
-//! Indic scripts are pieces of 17 to 32 bytes, which the shared cache answers with more work
-//! (its lines are shared between threads and read under a sequence check); the memo's second
-//! table answers them first. It holds what the exact path computed, so it only saves work.
+//! Indic scripts are pieces of 17 to 56 bytes, which the shared cache answers with more work
+//! (its lines are shared between threads and read under a sequence check); the memo's longer
+//! tables answer them first. It holds what the exact path computed, so it only saves work.
 //!
-//! A memo has two tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
-//! cache line: 1 MiB) and, made on its first longer piece, [`LONG_SLOTS`] of up to
-//! [`LONG_KEY`] (64 bytes each: 1 MiB). Each thread keeps up to [`MEMOS`] memos, one for each
+//! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
+//! cache line: 1 MiB) and, each made on its first piece, [`LONG_SLOTS`] of up to [`LONG_KEY`]
+//! with up to [`LONG_IDS`] ids (64 bytes each: 1 MiB) and [`LONGEST_SLOTS`] of up to
+//! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 1 MiB). A piece of the long
+//! table's length with more ids (a word of a script that o200k_base spells a token per
+//! character, Odia's) is kept in the longest table, and the long table keeps a slot that says
+//! so, so that the pieces the long table holds are found with one look, as before, and those
+//! only at the cost of a second. Each thread keeps up to [`MEMOS`] memos, one for each
 //! of the tokenizers it used last, made on a tokenizer's first encode on the thread (or by
 //! [`prepare`]), so that tokenizers used in turn on one thread (two vocabularies in one
 //! pipeline, or two objects of one) do not write over each other's pieces; a thread that
@@ -33,26 +39,35 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest piece kept in the short table.
 pub const KEY: usize = 16;
-/// Longest piece kept in the long table.
+/// Longest piece kept in the long table, and in the longest.
 pub const LONG_KEY: usize = 32;
+pub const LONGEST_KEY: usize = 56;
+/// Words of a longest piece's key.
+const LONGEST_WORDS: usize = LONGEST_KEY / 8;
 /// Bits of an owner id kept in a slot; the bits above are its era.
-const OWNER_BITS: u32 = 21;
+const OWNER_BITS: u32 = 20;
 const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
-/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-9, the owner in bits
-/// 10-30, and [`PENDING`].
+/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-10 (0: the ids are
+/// in the longest table, see [`Found::Elsewhere`]), the owner in bits 11-30, and [`PENDING`].
 const COUNT_SHIFT: u32 = 6;
-const COUNT_MASK: u32 = 0b1111 << COUNT_SHIFT;
-const OWNER_SHIFT: u32 = 10;
+const COUNT_MASK: u32 = 0b1_1111 << COUNT_SHIFT;
+const OWNER_SHIFT: u32 = 11;
 /// The tag's bit for a piece that goes to the shared cache when the memo lets it go.
 const PENDING: u32 = 1 << 31;
 const _: () = assert!(OWNER_SHIFT + OWNER_BITS == 31);
-/// Most ids of a piece in the short table, and in the long one.
+/// Most ids of a piece in the short table, the long one and the longest.
 pub const IDS: usize = 3;
 pub const LONG_IDS: usize = 7;
+pub const LONGEST_IDS: usize = 16;
+const _: () =
+    assert!(LONGEST_KEY < 1 << COUNT_SHIFT && LONGEST_IDS < 1 << (OWNER_SHIFT - COUNT_SHIFT));
 /// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
-/// two to a cache line; longer ones with up to seven ids, 64-byte slots. 1 MiB each.
+/// two to a cache line; up to [`LONG_KEY`] with up to seven ids, 64-byte slots; up to
+/// [`LONGEST_KEY`] (and those of the long table's length with more than seven ids), 128-byte
+/// slots, a key and its tag in the slot's first cache line. 1 MiB each.
 const SLOTS: usize = 1 << 15;
 const LONG_SLOTS: usize = 1 << 14;
+const LONGEST_SLOTS: usize = 1 << 13;
 /// Memos a thread keeps: one per tokenizer among those it used last.
 pub const MEMOS: usize = 4;
 
@@ -76,6 +91,7 @@ struct Pair<const W: usize, const I: usize>([Slot<W, I>; 2]);
 
 const _: () = assert!(std::mem::size_of::<Pair<2, 3>>() == 64);
 const _: () = assert!(std::mem::size_of::<Pair<4, 7>>() == 128);
+const _: () = assert!(std::mem::size_of::<Pair<LONGEST_WORDS, LONGEST_IDS>>() == 256);
 
 impl<const W: usize, const I: usize> Slot<W, I> {
     const EMPTY: Slot<W, I> = Slot {
@@ -87,6 +103,18 @@ impl<const W: usize, const I: usize> Slot<W, I> {
     fn owner(&self) -> u32 {
         (self.tag >> OWNER_SHIFT) & OWNER_MASK as u32
     }
+}
+
+/// What a table holds of a piece.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Found {
+    /// Its ids, now appended.
+    Ids,
+    /// Nothing.
+    Missing,
+    /// That its ids are in the longest table: a piece of the long table's length with more
+    /// ids than the long table's slots hold, found without a second look for every piece.
+    Elsewhere,
 }
 
 /// One table of a memo: pieces packed in `W` words, with up to `I` ids.
@@ -123,13 +151,13 @@ impl<const W: usize, const I: usize> Table<W, I> {
         (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    /// Append the ids of the piece `key` (`len` bytes) kept by `owner` to `out`; false if it is
-    /// not kept. Both slots are compared and the ids written without a branch on which slot or
-    /// how many ids: those would be guesses the CPU gets wrong on warm text.
+    /// Append the ids of the piece `key` (`len` bytes) kept by `owner` to `out`. Both slots are
+    /// compared and the ids written without a branch on which slot or how many ids: those
+    /// would be guesses the CPU gets wrong on warm text.
     #[inline(always)]
-    fn get_into(&self, owner: u32, key: &[u64; W], len: u32, out: &mut Vec<u32>) -> bool {
+    fn get_into(&self, owner: u32, key: &[u64; W], len: u32, out: &mut Vec<u32>) -> Found {
         if self.pairs.is_empty() {
-            return false;
+            return Found::Missing;
         }
         let pair = &self.pairs[self.pair(key, len)].0;
         let tag = (owner << OWNER_SHIFT) | len;
@@ -137,7 +165,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
             |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !(COUNT_MASK | PENDING) == tag);
         let (in_first, in_second) = (holds(&pair[0]), holds(&pair[1]));
         if !(in_first | in_second) {
-            return false;
+            return Found::Missing;
         }
         // By index: an `if` here was compiled to a branch on which slot holds the piece, which
         // the CPU cannot predict.
@@ -151,12 +179,25 @@ impl<const W: usize, const I: usize> Table<W, I> {
             std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), out.as_mut_ptr().add(at), I);
             out.set_len(at + n);
         }
-        true
+        if n == 0 {
+            return Found::Elsewhere;
+        }
+        Found::Ids
+    }
+
+    /// Whether a slot says that `owner`'s piece `key` is in the longest table.
+    fn says_elsewhere(&self, owner: u32, key: &[u64; W], len: u32) -> bool {
+        let tag = (owner << OWNER_SHIFT) | len;
+        !self.pairs.is_empty()
+            && self.pairs[self.pair(key, len)]
+                .0
+                .iter()
+                .any(|slot| slot.key == *key && slot.tag & !PENDING == tag)
     }
 
     /// Keep the ids of the piece `key` (`len` bytes) for `owner`, if there are few enough
-    /// (`pending`: see [`PENDING`]); the piece of `owner`'s it writes over, if that one was
-    /// pending.
+    /// (`pending`: see [`PENDING`]); none: that they are in the longest table. Returns the
+    /// piece of `owner`'s it writes over, if that one was pending.
     #[inline]
     fn insert(
         &mut self,
@@ -166,7 +207,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
         ids: &[u32],
         pending: bool,
     ) -> Option<Evicted> {
-        if ids.is_empty() || ids.len() > I || self.pairs.is_empty() {
+        if ids.len() > I || self.pairs.is_empty() {
             return None;
         }
         let i = self.pair(key, len);
@@ -193,20 +234,20 @@ impl<const W: usize, const I: usize> Table<W, I> {
 /// A piece the memo let go that the shared cache should keep (see [`PENDING`]): its bytes and
 /// ids, copied out of its slot.
 pub struct Evicted {
-    bytes: [u8; LONG_KEY],
+    bytes: [u8; LONGEST_KEY],
     len: usize,
-    ids: [u32; LONG_IDS],
+    ids: [u32; LONGEST_IDS],
     count: usize,
 }
 
 impl Evicted {
     fn of<const W: usize, const I: usize>(slot: &Slot<W, I>) -> Evicted {
-        const { assert!(8 * W <= LONG_KEY && I <= LONG_IDS) };
-        let mut bytes = [0u8; LONG_KEY];
+        const { assert!(8 * W <= LONGEST_KEY && I <= LONGEST_IDS) };
+        let mut bytes = [0u8; LONGEST_KEY];
         for (k, word) in slot.key.iter().enumerate() {
             bytes[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
         }
-        let mut ids = [0u32; LONG_IDS];
+        let mut ids = [0u32; LONGEST_IDS];
         ids[..I].copy_from_slice(&slot.ids);
         Evicted {
             bytes,
@@ -233,6 +274,8 @@ pub struct Memo {
     short: Table<2, IDS>,
     /// Made on its first piece longer than [`KEY`] bytes: text of Latin scripts never needs it.
     long: Table<4, LONG_IDS>,
+    /// Made on its first piece of more than [`LONG_KEY`] bytes or [`LONG_IDS`] ids.
+    longest: Table<LONGEST_WORDS, LONGEST_IDS>,
     /// The short table's slots while it rests; empty otherwise.
     resting: Vec<Pair<2, IDS>>,
     /// When it rests, in the text under way.
@@ -286,6 +329,7 @@ const UNMADE: Memo = Memo {
     era: 0,
     short: Table::UNMADE,
     long: Table::UNMADE,
+    longest: Table::UNMADE,
     resting: Vec::new(),
     rest: Rest {
         misses: 0,
@@ -389,29 +433,56 @@ pub fn pack(text: &[u8], at: usize, piece: &[u8]) -> Packed {
     }
 }
 
-/// A piece of [`KEY`] + 1 to [`LONG_KEY`] bytes as four little-endian words, zero past its end.
+/// A piece of [`KEY`] + 1 to [`LONGEST_KEY`] bytes as little-endian words, zero past its end
+/// (the first four of them the long table's key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LongKey {
-    words: [u64; 4],
+    words: [u64; LONGEST_WORDS],
     len: u32,
 }
 
+impl LongKey {
+    /// The long table's key: the piece's first four words.
+    #[inline(always)]
+    fn long(&self) -> &[u64; 4] {
+        self.words.first_chunk().unwrap()
+    }
+}
+
 /// `piece` (at `at` in `text`, as for [`pack`]) as a [`LongKey`], or None when it is too long
-/// or short for the long table.
+/// or short for the long tables.
 #[inline(always)]
 pub fn pack_long(text: &[u8], at: usize, piece: &[u8]) -> Option<LongKey> {
     let len = piece.len();
-    if !(KEY < len && len <= LONG_KEY) {
+    let words = if KEY < len && len <= LONG_KEY {
+        // The long table's pieces (most words of most Indic scripts) read only what they need.
+        let four: [u64; 4] = words_of(text, at, piece);
+        let mut words = [0u64; LONGEST_WORDS];
+        words[..4].copy_from_slice(&four);
+        words
+    } else if LONG_KEY < len && len <= LONGEST_KEY {
+        words_of(text, at, piece)
+    } else {
         return None;
-    }
-    let mut bytes = [0u8; LONG_KEY];
-    match text.get(at..).and_then(|rest| rest.get(..LONG_KEY)) {
-        Some(window) => bytes.copy_from_slice(window),
-        None => bytes[..len].copy_from_slice(piece),
-    }
-    let mut words = [0u64; 4];
+    };
+    Some(LongKey {
+        words,
+        len: len as u32,
+    })
+}
+
+/// `piece` (at `at` in `text`) as `N` words, read as the `8 * N` bytes at `at` where there are
+/// as many, and masked past its end.
+#[inline(always)]
+fn words_of<const N: usize>(text: &[u8], at: usize, piece: &[u8]) -> [u64; N] {
+    let len = piece.len();
+    let mut words = [0u64; N];
+    let window = text.get(at..).and_then(|rest| rest.get(..8 * N));
     for (k, word) in words.iter_mut().enumerate() {
-        let w = u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap());
+        let w = match window {
+            Some(window) => u64::from_le_bytes(window[8 * k..8 * k + 8].try_into().unwrap()),
+            None => super::table::load_le(piece.get(8 * k..).map_or(&[], |b| &b[..b.len().min(8)])),
+        };
         // bits of this word inside the piece: 64, 64, then what is left
         let bits = (8 * len).saturating_sub(64 * k).min(64);
         *word = if bits == 64 {
@@ -420,10 +491,7 @@ pub fn pack_long(text: &[u8], at: usize, piece: &[u8]) -> Option<LongKey> {
             w & ((1u64 << bits) - 1)
         };
     }
-    Some(LongKey {
-        words,
-        len: len as u32,
-    })
+    words
 }
 
 impl Memo {
@@ -433,6 +501,7 @@ impl Memo {
         if era != self.era {
             self.short.empty();
             self.long.empty();
+            self.longest.empty();
             self.era = era;
         }
         self.owner = (owner & OWNER_MASK) as u32;
@@ -442,7 +511,7 @@ impl Memo {
     #[inline(always)]
     pub fn get_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
         let key = [p.key as u64, (p.key >> 64) as u64];
-        self.short.get_into(self.owner, &key, p.len, out)
+        self.short.get_into(self.owner, &key, p.len, out) == Found::Ids
     }
 
     /// Keep the ids of `p` (if there are few enough; `pending`: see [`PENDING`]); the pending
@@ -494,16 +563,46 @@ impl Memo {
     /// Append the ids of the long piece `p` to `out`; false if it is not kept.
     #[inline(always)]
     pub fn get_long_into(&self, p: &LongKey, out: &mut Vec<u32>) -> bool {
-        self.long.get_into(self.owner, &p.words, p.len, out)
+        let found = if p.len as usize <= LONG_KEY {
+            self.long.get_into(self.owner, p.long(), p.len, out)
+        } else {
+            Found::Elsewhere
+        };
+        match found {
+            Found::Ids => true,
+            Found::Missing => false,
+            Found::Elsewhere => {
+                self.longest.get_into(self.owner, &p.words, p.len, out) == Found::Ids
+            }
+        }
     }
 
     /// Keep the ids of the long piece `p` (if there are few enough; `pending`: see
-    /// [`PENDING`]); the long table is made on its first piece. Returns the pending piece it
-    /// wrote over.
+    /// [`PENDING`]); each table is made on its first piece. A piece of the long table's
+    /// length with more ids than its slots hold goes to the longest table, and the long one
+    /// keeps a slot that says so. Returns the pending pieces it wrote over.
     #[inline]
-    pub fn insert_long(&mut self, p: &LongKey, ids: &[u32], pending: bool) -> Option<Evicted> {
-        self.long.make(LONG_SLOTS);
-        self.long.insert(self.owner, &p.words, p.len, ids, pending)
+    pub fn insert_long(&mut self, p: &LongKey, ids: &[u32], pending: bool) -> [Option<Evicted>; 2] {
+        let in_long = p.len as usize <= LONG_KEY;
+        if in_long && ids.len() <= LONG_IDS {
+            self.long.make(LONG_SLOTS);
+            let gone = self.long.insert(self.owner, p.long(), p.len, ids, pending);
+            return [gone, None];
+        }
+        self.longest.make(LONGEST_SLOTS);
+        let gone = self
+            .longest
+            .insert(self.owner, &p.words, p.len, ids, pending);
+        // The long table says where, unless it says so already (the longest one lost the
+        // piece since): the same piece twice in a pair would take another's slot.
+        let says = in_long && ids.len() <= LONGEST_IDS;
+        let elsewhere = if says && !self.long.says_elsewhere(self.owner, p.long(), p.len) {
+            self.long.make(LONG_SLOTS);
+            self.long.insert(self.owner, p.long(), p.len, &[], false)
+        } else {
+            None
+        };
+        [gone, elsewhere]
     }
 }
 
@@ -699,33 +798,44 @@ mod tests {
         assert_eq!(put(&mut table, 1, &names[3]), None); // over owner 2's
         assert_eq!(put(&mut table, 1, &names[4]), Some(names[1].clone()));
         assert_eq!(put(&mut table, 1, &names[4]), None); // the same piece again
-                                                         // Long pieces the same way.
-        with(one, true, |memo| {
-            let memo = memo.unwrap();
-            let long = |i: usize| long_key_of(format!("a long piece, number {i:>9}").as_bytes());
-            let handed = (0..2 * LONG_SLOTS)
-                .filter_map(|i| memo.insert_long(&long(i), &ids_of(i), true))
-                .map(|gone| {
-                    let k: usize = std::str::from_utf8(&gone.piece()[21..])
-                        .unwrap()
-                        .trim()
-                        .parse()
-                        .unwrap();
-                    assert_eq!(long_key_of(gone.piece()), long(k));
-                    assert_eq!(gone.ids(), ids_of(k));
-                })
-                .count();
-            assert!(handed > LONG_SLOTS / 4, "{handed}");
-        });
+
+        // Long pieces the same way, in either long table: by length, or by their ids' count
+        // (then the long table's slot that says where they are is no piece to hand over).
+        let kinds: [(&str, usize, usize); 3] = [
+            ("a long piece, number", 3, LONG_SLOTS),
+            ("a piece for the longest table, number", 3, LONGEST_SLOTS),
+            ("a long piece, number", 10, LONGEST_SLOTS),
+        ];
+        for (name, count, slots) in kinds {
+            let long = |i: usize| long_key_of(format!("{name} {i:>9}").as_bytes());
+            let ids = |i: usize| -> Vec<u32> { (0..count as u32).map(|k| i as u32 + k).collect() };
+            with(new_owner(), true, |memo| {
+                let memo = memo.unwrap();
+                let handed = (0..2 * slots)
+                    .flat_map(|i| memo.insert_long(&long(i), &ids(i), true))
+                    .flatten()
+                    .map(|gone| {
+                        let k: usize = std::str::from_utf8(&gone.piece()[name.len()..])
+                            .unwrap()
+                            .trim()
+                            .parse()
+                            .unwrap();
+                        assert_eq!(long_key_of(gone.piece()), long(k));
+                        assert_eq!(gone.ids(), ids(k));
+                    })
+                    .count();
+                assert!(handed > slots / 4, "{name}, {count} ids: {handed}");
+            });
+        }
     }
 
-    /// The key of `piece` as four words read from its own bytes, zero past its end.
+    /// The key of `piece` as words read from its own bytes, zero past its end.
     fn long_key_of(piece: &[u8]) -> LongKey {
-        let mut bytes = [0u8; LONG_KEY];
+        let mut bytes = [0u8; LONGEST_KEY];
         bytes[..piece.len()].copy_from_slice(piece);
         let word = |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().unwrap());
         LongKey {
-            words: [word(0), word(1), word(2), word(3)],
+            words: std::array::from_fn(word),
             len: piece.len() as u32,
         }
     }
@@ -734,42 +844,112 @@ mod tests {
     fn long_pieces_pack_by_window_as_by_their_bytes() {
         let text = sample_text(96);
         for at in 0..text.len() {
-            for len in 1..=(LONG_KEY + 1).min(text.len() - at) {
+            for len in 1..=(LONGEST_KEY + 1).min(text.len() - at) {
                 let piece = &text[at..at + len];
-                let want = (KEY < len && len <= LONG_KEY).then(|| long_key_of(piece));
+                let want = (KEY < len && len <= LONGEST_KEY).then(|| long_key_of(piece));
                 assert_eq!(pack_long(&text, at, piece), want, "at {at}, len {len}");
             }
         }
-        // a piece not in the text
-        let piece = &text[..20];
-        assert_eq!(
-            pack_long(&text, usize::MAX - 3, piece),
-            Some(long_key_of(piece))
-        );
+        // a piece not in the text, or near its end
+        for len in [20, 40, LONGEST_KEY] {
+            let piece = &text[..len];
+            assert_eq!(
+                pack_long(&text, usize::MAX - 3, piece),
+                Some(long_key_of(piece))
+            );
+            let end = &text[text.len() - len..];
+            assert_eq!(
+                pack_long(&text, text.len() - len, end),
+                Some(long_key_of(end))
+            );
+        }
     }
 
     #[test]
-    fn long_pieces_keep_up_to_seven_ids_and_only_for_their_owner() {
+    fn long_pieces_keep_up_to_sixteen_ids_and_only_for_their_owner() {
         let (one, two) = (new_owner(), new_owner());
         let seven: Vec<u32> = (1..=7).collect();
-        let (a, b, c) = (
+        let sixteen: Vec<u32> = (11..=26).collect();
+        let (a, b, c, d, e) = (
             long_key_of(b"a piece of twenty bytes"),
             long_key_of(b"a piece of twenty bytez"),
             long_key_of(b"thirty-two bytes, every one kept"),
+            long_key_of(b"a piece of forty bytes, in the longest table"),
+            long_key_of(b"a piece of twenty-four"),
         );
         with(one, true, |memo| {
             let memo = memo.unwrap();
             let mut out = vec![100];
-            assert!(!memo.get_long_into(&a, &mut out)); // before the table is made
+            assert!(!memo.get_long_into(&a, &mut out)); // before the tables are made
+            assert!(!memo.get_long_into(&d, &mut out));
             memo.insert_long(&a, &seven, false);
-            memo.insert_long(&b, &[8; 8], false); // too many ids: not kept
+            memo.insert_long(&b, &sixteen, false); // in the longest table
             memo.insert_long(&c, &[9, 10], false);
-            assert!(memo.get_long_into(&a, &mut out) && !memo.get_long_into(&b, &mut out));
-            assert!(memo.get_long_into(&c, &mut out));
-            assert_eq!(out, [100, 1, 2, 3, 4, 5, 6, 7, 9, 10]);
+            memo.insert_long(&d, &[8; 3], false);
+            memo.insert_long(&e, &[1; 17], false); // too many ids: not kept
+            assert!(memo.get_long_into(&a, &mut out) && memo.get_long_into(&b, &mut out));
+            assert!(memo.get_long_into(&c, &mut out) && memo.get_long_into(&d, &mut out));
+            assert!(!memo.get_long_into(&e, &mut out));
+            let want: Vec<u32> = [vec![100], seven, sixteen, vec![9, 10, 8, 8, 8]].concat();
+            assert_eq!(out, want);
         });
         with(two, true, |memo| {
-            assert!(!memo.unwrap().get_long_into(&a, &mut Vec::new()));
+            let memo = memo.unwrap();
+            assert!(!memo.get_long_into(&a, &mut Vec::new()));
+            assert!(!memo.get_long_into(&b, &mut Vec::new()));
+            assert!(!memo.get_long_into(&d, &mut Vec::new()));
+        });
+    }
+
+    #[test]
+    fn a_piece_the_longest_table_lost_is_found_again_and_said_once() {
+        let owner = new_owner();
+        with(owner, true, |memo| {
+            let memo = memo.unwrap();
+            let piece = long_key_of(b"twenty bytes, ten ids");
+            let ids: Vec<u32> = (1..=10).collect();
+            // Two pieces that share its pair of slots in the longest table: with the first one
+            // there, it takes the second slot, which the other then takes from it; the long
+            // table still says where it was.
+            memo.insert_long(&long_key_of(b"a piece to make the tables"), &[1], false);
+            memo.insert_long(&long_key_of(&[b'x'; 40]), &[1], false);
+            let pair = memo.longest.pair(&piece.words, piece.len);
+            let others: Vec<LongKey> = (0..)
+                .map(|i| long_key_of(format!("a piece of thirty-three, {i:>8}").as_bytes()))
+                .filter(|k| memo.longest.pair(&k.words, k.len) == pair)
+                .take(2)
+                .collect();
+            memo.insert_long(&others[0], &[5], false);
+            memo.insert_long(&piece, &ids, false);
+            assert!(memo.get_long_into(&piece, &mut Vec::new()));
+            memo.insert_long(&others[1], &[5], false);
+            let mut out = Vec::new();
+            assert!(!memo.get_long_into(&piece, &mut out) && out.is_empty());
+            assert!(memo
+                .long
+                .says_elsewhere(memo.owner, piece.long(), piece.len));
+            // Kept again, it is found, and the long table says so in one slot only.
+            memo.insert_long(&piece, &ids, false);
+            assert!(memo.get_long_into(&piece, &mut out));
+            assert_eq!(out, ids);
+            let pair = &memo.long.pairs[memo.long.pair(piece.long(), piece.len)].0;
+            let saying = pair.iter().filter(|slot| slot.key == *piece.long()).count();
+            assert_eq!(saying, 1);
+            // A slot that says so, written over a pending piece of the long table, hands that
+            // piece over.
+            let pair = memo.long.pair(piece.long(), piece.len);
+            let sharing: Vec<LongKey> = (0..)
+                .map(|i| long_key_of(format!("a long piece, number {i:>5}").as_bytes()))
+                .filter(|k| memo.long.pair(k.long(), k.len) == pair)
+                .take(3)
+                .collect();
+            memo.insert_long(&sharing[0], &[1], true);
+            memo.insert_long(&sharing[1], &[2], true);
+            let [gone, said] = memo.insert_long(&sharing[2], &ids, true);
+            assert!(gone.is_none());
+            let said = said.expect("the pending piece it wrote over");
+            assert_eq!(long_key_of(said.piece()), sharing[1]);
+            assert_eq!(said.ids(), [2]);
         });
     }
 

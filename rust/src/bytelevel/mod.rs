@@ -745,7 +745,7 @@ impl ShortPieces<'_> {
     }
 
     /// A piece longer than the memo's short keys (a word of most Indic scripts): the memo's
-    /// long table, then the shared cache (inside `encode_piece`).
+    /// long tables, then the shared cache (inside `encode_piece`).
     #[inline(never)]
     fn long(&mut self, at: usize, piece: &[u8]) -> Result<(), Error> {
         let Some(p) = memo::pack_long(self.bytes, at, piece) else {
@@ -758,11 +758,16 @@ impl ShortPieces<'_> {
             return Ok(());
         }
         let start = self.out.len();
-        let memo_ids = if self.together { 0 } else { memo::LONG_IDS };
+        let memo_ids = if self.together { 0 } else { memo::LONGEST_IDS };
         let pending =
             self.tok
                 .encode_piece(piece, None, self.out, self.scratch, self.bypass, memo_ids)?;
-        if let Some(gone) = self.memo.insert_long(&p, &self.out[start..], pending) {
+        for gone in self
+            .memo
+            .insert_long(&p, &self.out[start..], pending)
+            .iter()
+            .flatten()
+        {
             self.tok.cache.insert(gone.piece(), gone.ids());
         }
         Ok(())
@@ -937,6 +942,55 @@ mod tests {
                 tok.encode_ordinary(&line).unwrap(),
                 plain.encode_ordinary(&line).unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn words_of_every_length_give_the_ids_of_the_merges_warm() {
+        // Words of 1 to 30 consonant-vowel pairs over tokens of pairs and of two pairs: pieces
+        // of up to 61 bytes with up to 16 ids and more, so that every table of the memo keeps
+        // some (the longest one by length and, with a slot of the long one saying so, by their
+        // ids' count) and some are kept by none. Encoded again and again, in changing order,
+        // they give the ids of a tokenizer with no cache.
+        let pairs: Vec<Vec<u8>> = b"bcdfghjk"
+            .iter()
+            .flat_map(|&c| b"aeiouywx".iter().map(move |&v| vec![c, v]))
+            .collect();
+        let quads = pairs
+            .iter()
+            .flat_map(|a| pairs.iter().map(move |b| [a.as_slice(), b].concat()));
+        let ranks: Vec<(Vec<u8>, u32)> = bytes_model(&[])
+            .into_iter()
+            .chain(pairs.iter().cloned().chain(quads).zip(256..))
+            .collect();
+        let (tok, plain) = cached_and_plain(&ranks, 64 << 20);
+        let mut next = testing::generator(5);
+        // (a third of them after one 32-byte beginning: pieces told apart only by their ends)
+        let words: Vec<String> = (0..3000)
+            .map(|i| {
+                let (first, n) = if i % 3 == 0 {
+                    (pairs[..16].concat(), 1 + next(12) as usize)
+                } else {
+                    (Vec::new(), 1 + next(30) as usize)
+                };
+                let rest = (0..n).flat_map(|_| pairs[next(64) as usize].clone());
+                String::from_utf8(first.into_iter().chain(rest).collect()).unwrap()
+            })
+            .collect();
+        let lengths: std::collections::BTreeSet<usize> =
+            words.iter().map(|w| w.len() + 1).collect();
+        assert!(lengths.contains(&(memo::LONGEST_KEY - 1)) && lengths.contains(&61));
+        for round in 0..4 {
+            let text: String = (0..words.len())
+                .map(|i| format!(" {}", words[(i * (2 * round + 1) + round) % words.len()]))
+                .collect();
+            let want = plain.encode_ordinary(&text).unwrap();
+            assert_eq!(tok.encode_ordinary(&text).unwrap(), want, "round {round}");
+            for line in text.as_bytes().chunks(600).take(20) {
+                let line = std::str::from_utf8(line).unwrap();
+                let want = plain.encode_ordinary(line).unwrap();
+                assert_eq!(tok.encode_ordinary(line).unwrap(), want, "round {round}");
+            }
         }
     }
 
