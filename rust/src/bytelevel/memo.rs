@@ -47,8 +47,9 @@ const LONGEST_WORDS: usize = LONGEST_KEY / 8;
 /// Bits of an owner id kept in a slot; the bits above are its era.
 const OWNER_BITS: u32 = 20;
 const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
-/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-10 (0: the ids are
-/// in the longest table, see [`Found::Elsewhere`]), the owner in bits 11-30, and [`PENDING`].
+/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-10 (0, in the long
+/// table: the ids are in the longest, see [`Memo::insert_long`]), the owner in bits 11-30, and
+/// [`PENDING`].
 const COUNT_SHIFT: u32 = 6;
 const COUNT_MASK: u32 = 0b1_1111 << COUNT_SHIFT;
 const OWNER_SHIFT: u32 = 11;
@@ -105,18 +106,6 @@ impl<const W: usize, const I: usize> Slot<W, I> {
     }
 }
 
-/// What a table holds of a piece.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Found {
-    /// Its ids, now appended.
-    Ids,
-    /// Nothing.
-    Missing,
-    /// That its ids are in the longest table: a piece of the long table's length with more
-    /// ids than the long table's slots hold, found without a second look for every piece.
-    Elsewhere,
-}
-
 /// One table of a memo: pieces packed in `W` words, with up to `I` ids.
 struct Table<const W: usize, const I: usize> {
     pairs: Vec<Pair<W, I>>,
@@ -151,13 +140,14 @@ impl<const W: usize, const I: usize> Table<W, I> {
         (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    /// Append the ids of the piece `key` (`len` bytes) kept by `owner` to `out`. Both slots are
-    /// compared and the ids written without a branch on which slot or how many ids: those
-    /// would be guesses the CPU gets wrong on warm text.
+    /// Append the ids of the piece `key` (`len` bytes) kept by `owner` to `out`; false if it is
+    /// not kept (true and no ids: a slot that says the piece is in the longest table). Both
+    /// slots are compared and the ids written without a branch on which slot or how many ids:
+    /// those would be guesses the CPU gets wrong on warm text.
     #[inline(always)]
-    fn get_into(&self, owner: u32, key: &[u64; W], len: u32, out: &mut Vec<u32>) -> Found {
+    fn get_into(&self, owner: u32, key: &[u64; W], len: u32, out: &mut Vec<u32>) -> bool {
         if self.pairs.is_empty() {
-            return Found::Missing;
+            return false;
         }
         let pair = &self.pairs[self.pair(key, len)].0;
         let tag = (owner << OWNER_SHIFT) | len;
@@ -165,7 +155,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
             |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !(COUNT_MASK | PENDING) == tag);
         let (in_first, in_second) = (holds(&pair[0]), holds(&pair[1]));
         if !(in_first | in_second) {
-            return Found::Missing;
+            return false;
         }
         // By index: an `if` here was compiled to a branch on which slot holds the piece, which
         // the CPU cannot predict.
@@ -179,10 +169,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
             std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), out.as_mut_ptr().add(at), I);
             out.set_len(at + n);
         }
-        if n == 0 {
-            return Found::Elsewhere;
-        }
-        Found::Ids
+        true
     }
 
     /// Whether a slot says that `owner`'s piece `key` is in the longest table.
@@ -511,7 +498,7 @@ impl Memo {
     #[inline(always)]
     pub fn get_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
         let key = [p.key as u64, (p.key >> 64) as u64];
-        self.short.get_into(self.owner, &key, p.len, out) == Found::Ids
+        self.short.get_into(self.owner, &key, p.len, out)
     }
 
     /// Keep the ids of `p` (if there are few enough; `pending`: see [`PENDING`]); the pending
@@ -563,18 +550,17 @@ impl Memo {
     /// Append the ids of the long piece `p` to `out`; false if it is not kept.
     #[inline(always)]
     pub fn get_long_into(&self, p: &LongKey, out: &mut Vec<u32>) -> bool {
-        let found = if p.len as usize <= LONG_KEY {
-            self.long.get_into(self.owner, p.long(), p.len, out)
-        } else {
-            Found::Elsewhere
-        };
-        match found {
-            Found::Ids => true,
-            Found::Missing => false,
-            Found::Elsewhere => {
-                self.longest.get_into(self.owner, &p.words, p.len, out) == Found::Ids
+        if p.len as usize <= LONG_KEY {
+            let before = out.len();
+            if !self.long.get_into(self.owner, p.long(), p.len, out) {
+                return false;
             }
+            if out.len() > before {
+                return true;
+            }
+            // a slot that says where the piece is
         }
+        self.longest.get_into(self.owner, &p.words, p.len, out)
     }
 
     /// Keep the ids of the long piece `p` (if there are few enough; `pending`: see
