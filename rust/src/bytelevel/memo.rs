@@ -13,11 +13,12 @@
 //! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
 //! cache line: 1 MiB) and, each made on its first piece, [`LONG_SLOTS`] of up to [`LONG_KEY`]
 //! with up to [`LONG_IDS`] ids (64 bytes each: 1 MiB) and [`LONGEST_SLOTS`] of up to
-//! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 1 MiB). A piece of the long
-//! table's length with more ids (a word of a script that o200k_base spells a token per
-//! character, Odia's) is kept in the longest table, and the long table keeps a slot that says
-//! so, so that the pieces the long table holds are found with one look, as before, and those
-//! only at the cost of a second. Each thread keeps up to [`MEMOS`] memos, one for each
+//! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 1 MiB). A piece with more ids
+//! than the table of its length holds (a word of a script that o200k_base spells a token per
+//! character, Odia's) is kept in the next table that holds them, and the table of its length
+//! keeps a slot that says so: the pieces each table holds are found with one look, and those
+//! at the cost of a second (a short one's slot is a miss to the scanner's lookup, and the miss
+//! path asks where it is, [`Memo::get_elsewhere_into`]). Each thread keeps up to [`MEMOS`] memos, one for each
 //! of the tokenizers it used last, made on a tokenizer's first encode on the thread (or by
 //! [`prepare`]), so that tokenizers used in turn on one thread (two vocabularies in one
 //! pipeline, or two objects of one) do not write over each other's pieces; a thread that
@@ -44,6 +45,12 @@ pub const LONG_KEY: usize = 32;
 pub const LONGEST_KEY: usize = 56;
 /// Words of a longest piece's key.
 const LONGEST_WORDS: usize = LONGEST_KEY / 8;
+/// In the short table, a mark on a slot's length field that says the piece's ids are in a
+/// longer table: a length no short piece has, so that the lookup on the scanner's path takes
+/// such a slot for a miss, and the miss path asks ([`Memo::get_elsewhere_into`]). In the long
+/// table such a slot is one with no ids.
+const SHORT_MARK: u32 = 32;
+const _: () = assert!(KEY < SHORT_MARK as usize && SHORT_MARK < 1 << COUNT_SHIFT);
 /// Bits of an owner id kept in a slot; the bits above are its era.
 const OWNER_BITS: u32 = 20;
 const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
@@ -172,9 +179,10 @@ impl<const W: usize, const I: usize> Table<W, I> {
         true
     }
 
-    /// Whether a slot says that `owner`'s piece `key` is in the longest table.
-    fn says_elsewhere(&self, owner: u32, key: &[u64; W], len: u32) -> bool {
-        let tag = (owner << OWNER_SHIFT) | len;
+    /// Whether a slot says that `owner`'s piece `key` (`len` bytes) is in a longer table (its
+    /// tag's length field `len | mark`: see [`SHORT_MARK`]).
+    fn says_elsewhere(&self, owner: u32, key: &[u64; W], len: u32, mark: u32) -> bool {
+        let tag = (owner << OWNER_SHIFT) | len | mark;
         !self.pairs.is_empty()
             && self.pairs[self.pair(key, len)]
                 .0
@@ -197,12 +205,6 @@ impl<const W: usize, const I: usize> Table<W, I> {
         if ids.len() > I || self.pairs.is_empty() {
             return None;
         }
-        let i = self.pair(key, len);
-        let pair = &mut self.pairs[i].0;
-        // An empty slot of the pair, else one of another owner's (left by a tokenizer that held
-        // this memo before), else the second.
-        let (first, second) = (pair[0].owner(), pair[1].owner());
-        let at = usize::from(!(first == 0 || (second != 0 && first != owner)));
         let mut slot = Slot {
             key: *key,
             tag: (owner << OWNER_SHIFT)
@@ -212,8 +214,39 @@ impl<const W: usize, const I: usize> Table<W, I> {
             ids: [0; I],
         };
         slot.ids[..ids.len()].copy_from_slice(ids);
+        self.put(owner, self.pair(key, len), slot)
+    }
+
+    /// Keep a slot that says `owner`'s piece `key` (`len` bytes) is in a longer table (see
+    /// [`Self::says_elsewhere`]); the pending piece it writes over, as [`Self::insert`].
+    fn say_elsewhere(
+        &mut self,
+        owner: u32,
+        key: &[u64; W],
+        len: u32,
+        mark: u32,
+    ) -> Option<Evicted> {
+        if self.pairs.is_empty() {
+            return None;
+        }
+        let slot = Slot {
+            key: *key,
+            tag: (owner << OWNER_SHIFT) | len | mark,
+            ids: [0; I],
+        };
+        self.put(owner, self.pair(key, len), slot)
+    }
+
+    /// `slot` into the pair `i`: an empty slot of the pair, else one of another owner's (left
+    /// by a tokenizer that held this memo before), else the second. Returns the piece of
+    /// `owner`'s it writes over, if that one was pending.
+    fn put(&mut self, owner: u32, i: usize, slot: Slot<W, I>) -> Option<Evicted> {
+        let pair = &mut self.pairs[i].0;
+        let (first, second) = (pair[0].owner(), pair[1].owner());
+        let at = usize::from(!(first == 0 || (second != 0 && first != owner)));
+        let key = slot.key;
         let old = std::mem::replace(&mut pair[at], slot);
-        (old.tag & PENDING != 0 && old.owner() == owner && old.key != *key)
+        (old.tag & PENDING != 0 && old.owner() == owner && old.key != key)
             .then(|| Evicted::of(&old))
     }
 }
@@ -429,6 +462,15 @@ pub struct LongKey {
 }
 
 impl LongKey {
+    /// A short piece's key in the longer tables.
+    #[inline(always)]
+    pub fn of_short(p: Packed) -> LongKey {
+        let mut words = [0u64; LONGEST_WORDS];
+        words[0] = p.key as u64;
+        words[1] = (p.key >> 64) as u64;
+        LongKey { words, len: p.len }
+    }
+
     /// The long table's key: the piece's first four words.
     #[inline(always)]
     fn long(&self) -> &[u64; 4] {
@@ -539,6 +581,48 @@ impl Memo {
         evicted
     }
 
+    /// Append the ids of the short piece `p` to `out` from a longer table, where a slot of the
+    /// short table says they are (a piece with more ids than its slots hold); false if not.
+    #[inline]
+    pub fn get_elsewhere_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        self.short
+            .says_elsewhere(self.owner, &key, p.len, SHORT_MARK)
+            && self.get_long_into(&LongKey::of_short(p), out)
+    }
+
+    /// [`Self::missed`] for a short piece with more ids than the short table's slots hold: kept
+    /// in a longer table, and a slot of the short table says so. Returns the pending pieces
+    /// it wrote over.
+    #[inline(never)]
+    pub fn missed_many(
+        &mut self,
+        at: usize,
+        p: Packed,
+        ids: &[u32],
+        pending: bool,
+    ) -> [Option<Evicted>; 3] {
+        if self.rest.resting(at) || ids.len() > LONGEST_IDS {
+            return [None, None, None];
+        }
+        self.wake_short();
+        let [gone, said] = self.insert_long(&LongKey::of_short(p), ids, pending);
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        let says = self
+            .short
+            .says_elsewhere(self.owner, &key, p.len, SHORT_MARK);
+        let short = if says {
+            None
+        } else {
+            self.short
+                .say_elsewhere(self.owner, &key, p.len, SHORT_MARK)
+        };
+        if self.rest.missed(at) {
+            self.resting = std::mem::take(&mut self.short.pairs);
+        }
+        [gone, said, short]
+    }
+
     /// The short table back from a rest (nothing if it is not resting).
     #[inline]
     pub fn wake_short(&mut self) {
@@ -582,9 +666,9 @@ impl Memo {
         // The long table says where, unless it says so already (the longest one lost the
         // piece since): the same piece twice in a pair would take another's slot.
         let says = in_long && ids.len() <= LONGEST_IDS;
-        let elsewhere = if says && !self.long.says_elsewhere(self.owner, p.long(), p.len) {
+        let elsewhere = if says && !self.long.says_elsewhere(self.owner, p.long(), p.len, 0) {
             self.long.make(LONG_SLOTS);
-            self.long.insert(self.owner, p.long(), p.len, &[], false)
+            self.long.say_elsewhere(self.owner, p.long(), p.len, 0)
         } else {
             None
         };
@@ -888,6 +972,55 @@ mod tests {
     }
 
     #[test]
+    fn short_pieces_with_more_ids_are_kept_in_a_longer_table() {
+        with(new_owner(), true, |memo| {
+            let memo = memo.unwrap();
+            memo.begin_text();
+            let five: Vec<u32> = (1..=5).collect();
+            let ten: Vec<u32> = (11..=20).collect();
+            let (a, b, c) = (
+                Packed::new(b" five ids"),
+                Packed::new(b" ten ids"),
+                Packed::new(b" too many"),
+            );
+            assert!(memo
+                .missed_many(0, a, &five, false)
+                .iter()
+                .all(Option::is_none));
+            memo.missed_many(10, b, &ten, false);
+            memo.missed_many(20, c, &[1; 17], false);
+            let mut out = vec![100];
+            // The scanner's lookup misses them; the miss path finds them.
+            assert!(!memo.get_into(a, &mut out) && !memo.get_into(b, &mut out));
+            assert!(memo.get_elsewhere_into(a, &mut out) && memo.get_elsewhere_into(b, &mut out));
+            assert!(!memo.get_elsewhere_into(c, &mut out));
+            assert_eq!(out, [vec![100], five.clone(), ten].concat());
+            // Kept again after the longer table lost it, the short table says so in one slot.
+            memo.long.empty();
+            assert!(!memo.get_elsewhere_into(a, &mut out));
+            memo.missed_many(30, a, &five, false);
+            let key = [a.key as u64, (a.key >> 64) as u64];
+            let pair = &memo.short.pairs[memo.short.pair(&key, a.len)].0;
+            assert_eq!(pair.iter().filter(|slot| slot.key == key).count(), 1);
+            // A pending piece of the short table that such a slot writes over is handed over.
+            let sharing: Vec<Packed> = (0..)
+                .map(|i| Packed::new(format!("piece {i}").as_bytes()))
+                .filter(|p| {
+                    let k = [p.key as u64, (p.key >> 64) as u64];
+                    memo.short.pair(&k, p.len) == memo.short.pair(&key, a.len)
+                })
+                .take(3)
+                .collect();
+            memo.missed(40, sharing[0], &[1], true);
+            memo.missed(50, sharing[1], &[2], true);
+            let [_, _, said] = memo.missed_many(60, sharing[2], &five, true);
+            let said = said.expect("the pending piece it wrote over");
+            assert_eq!(Packed::new(said.piece()), sharing[1]);
+            assert_eq!(said.ids(), [2]);
+        });
+    }
+
+    #[test]
     fn a_piece_the_longest_table_lost_is_found_again_and_said_once() {
         let owner = new_owner();
         with(owner, true, |memo| {
@@ -913,7 +1046,7 @@ mod tests {
             assert!(!memo.get_long_into(&piece, &mut out) && out.is_empty());
             assert!(memo
                 .long
-                .says_elsewhere(memo.owner, piece.long(), piece.len));
+                .says_elsewhere(memo.owner, piece.long(), piece.len, 0));
             // Kept again, it is found, and the long table says so in one slot only.
             memo.insert_long(&piece, &ids, false);
             assert!(memo.get_long_into(&piece, &mut out));

@@ -726,9 +726,14 @@ impl ShortPieces<'_> {
         let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let start = self.out.len();
         let mut pending = false;
-        if !self.tok.tiny_piece(piece, self.out) {
+        let tiny = self.tok.tiny_piece(piece, self.out);
+        if !tiny {
+            // a piece with more ids than the short table's slots hold, kept in a longer table
+            if self.memo.get_elsewhere_into(p, self.out) {
+                return Ok(());
+            }
             let keeps = !self.together && self.memo.keeps_short(at);
-            let memo_ids = if keeps { memo::IDS } else { 0 };
+            let memo_ids = if keeps { memo::LONGEST_IDS } else { 0 };
             pending = self.tok.encode_piece(
                 piece,
                 Some(p),
@@ -738,8 +743,15 @@ impl ShortPieces<'_> {
                 memo_ids,
             )?;
         }
-        if let Some(gone) = self.memo.missed(at, p, &self.out[start..], pending) {
-            self.tok.cache.insert(gone.piece(), gone.ids());
+        let ids = &self.out[start..];
+        if tiny || ids.len() <= memo::IDS {
+            if let Some(gone) = self.memo.missed(at, p, ids, pending) {
+                self.tok.cache.insert(gone.piece(), gone.ids());
+            }
+        } else {
+            for gone in self.memo.missed_many(at, p, ids, pending).iter().flatten() {
+                self.tok.cache.insert(gone.piece(), gone.ids());
+            }
         }
         Ok(())
     }
@@ -1037,9 +1049,10 @@ mod tests {
 
     #[test]
     fn one_token_words_do_not_rest_the_cache() {
-        // 3,000 words that are tokens, then 500 new words of several tokens each: the cache
-        // rests only while the pieces it is asked about miss, and it is not asked about a word
-        // the token table answers, so all 500 are cached (counted as misses, they rested it).
+        // 3,000 words that are tokens, then 500 new words of more tokens each than the thread's
+        // memo keeps (so that each is written to the cache at once): the cache rests only while
+        // the pieces it is asked about miss, and it is not asked about a word the token table
+        // answers, so all 500 are cached (counted as misses, they rested it).
         let ranks = bytes_model(&[(b" abcdef", 256)]);
         let tok = build(&ranks, None);
         let mut text = " abcdef".repeat(3000);
@@ -1047,7 +1060,7 @@ mod tests {
             let letters: String = (0..5)
                 .map(|k| char::from(b'q' + ((i >> (2 * k)) & 3) as u8))
                 .collect();
-            text.push_str(&format!(" x{letters}"));
+            text.push_str(&format!(" x{letters}{}", "q".repeat(memo::LONGEST_IDS)));
         }
         tok.encode_ordinary(&text).unwrap();
         assert_eq!(tok.cache().len(), 500);
