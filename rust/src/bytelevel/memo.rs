@@ -18,8 +18,9 @@
 //! character, Odia's) is kept in the next table that holds them, and the table of its length
 //! keeps a slot that says so: the pieces each table holds are found with one look, and those
 //! at the cost of a second (a short one's slot is a miss to the scanner's lookup, and the miss
-//! path asks where it is, [`Memo::get_elsewhere_into`]). Each thread keeps up to [`MEMOS`] memos, one for each
-//! of the tokenizers it used last, made on a tokenizer's first encode on the thread (or by
+//! path asks where it is, [`Memo::get_elsewhere_into`]).
+//!
+//! Each thread keeps up to [`MEMOS`] memos, one for each of the tokenizers it used last, made on a tokenizer's first encode on the thread (or by
 //! [`prepare`]), so that tokenizers used in turn on one thread (two vocabularies in one
 //! pipeline, or two objects of one) do not write over each other's pieces; a thread that
 //! turns to a further tokenizer gives it the memo used longest ago. A slot also records the
@@ -54,9 +55,9 @@ const _: () = assert!(KEY < SHORT_MARK as usize && SHORT_MARK < 1 << COUNT_SHIFT
 /// Bits of an owner id kept in a slot; the bits above are its era.
 const OWNER_BITS: u32 = 20;
 const OWNER_MASK: u64 = (1 << OWNER_BITS) - 1;
-/// A slot's tag: the piece's length in bits 0-5, its ids' count in bits 6-10 (0, in the long
-/// table: the ids are in the longest, see [`Memo::insert_long`]), the owner in bits 11-30, and
-/// [`PENDING`].
+/// A slot's tag: the piece's length in bits 0-5 (in the short table, with [`SHORT_MARK`] on a
+/// slot that says where a piece is), its ids' count in bits 6-10 (0: a slot that says where),
+/// the owner in bits 11-30, and [`PENDING`].
 const COUNT_SHIFT: u32 = 6;
 const COUNT_MASK: u32 = 0b1_1111 << COUNT_SHIFT;
 const OWNER_SHIFT: u32 = 11;
@@ -191,8 +192,8 @@ impl<const W: usize, const I: usize> Table<W, I> {
     }
 
     /// Keep the ids of the piece `key` (`len` bytes) for `owner`, if there are few enough
-    /// (`pending`: see [`PENDING`]); none: that they are in the longest table. Returns the
-    /// piece of `owner`'s it writes over, if that one was pending.
+    /// (`pending`: see [`PENDING`]). Returns the piece of `owner`'s it writes over, if that one
+    /// was pending.
     #[inline]
     fn insert(
         &mut self,
@@ -292,7 +293,8 @@ pub struct Memo {
     /// The era of the owners whose slots it holds (the bits of their ids above those).
     era: u64,
     short: Table<2, IDS>,
-    /// Made on its first piece longer than [`KEY`] bytes: text of Latin scripts never needs it.
+    /// Made on its first piece of more than [`KEY`] bytes or [`IDS`] ids: text of Latin scripts
+    /// seldom needs it.
     long: Table<4, LONG_IDS>,
     /// Made on its first piece of more than [`LONG_KEY`] bytes or [`LONG_IDS`] ids.
     longest: Table<LONGEST_WORDS, LONGEST_IDS>,
@@ -453,8 +455,9 @@ pub fn pack(text: &[u8], at: usize, piece: &[u8]) -> Packed {
     }
 }
 
-/// A piece of [`KEY`] + 1 to [`LONGEST_KEY`] bytes as little-endian words, zero past its end
-/// (the first four of them the long table's key).
+/// A piece of up to [`LONGEST_KEY`] bytes as little-endian words, zero past its end (the first
+/// four of them the long table's key): one longer than [`KEY`], or a short one whose ids a
+/// longer table keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LongKey {
     words: [u64; LONGEST_WORDS],
