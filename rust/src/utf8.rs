@@ -76,21 +76,31 @@ fn write_latin1(t: &[u8], buf: &mut Vec<u8>) {
 /// Append the UTF-8 of `t` to `buf`, at most `per_unit` bytes for each of its units.
 ///
 /// Writes through a pointer into room reserved first: the per-byte checks of `Vec::push` cost
-/// more than the rest of the loop, which runs once per character of every text of a batch.
+/// more than the rest of the loop, which runs once per character of every text of a batch. A
+/// character of one to three bytes is one four-byte store, its length chosen without a
+/// branch: text of an Indic script mixes three-byte letters with ASCII spaces and
+/// punctuation, and a branch on each character's length would be mispredicted at most word
+/// ends.
 #[inline(always)]
 fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
-    buf.reserve(per_unit * t.len());
+    // (one byte more: the store of a character's bytes is four wide)
+    buf.reserve(per_unit * t.len() + 1);
     let start = buf.len();
-    // SAFETY: `room` bytes are reserved past `start`; each unit writes at most `per_unit` bytes
-    // (a surrogate pair: 4 bytes for 2 units, within 2 * 3), so `n` never passes `room`, and
-    // the length is set to the bytes written, all initialized.
+    // SAFETY: `per_unit * t.len() + 1` bytes are reserved past `start`. Unit i starts writing
+    // at n <= per_unit * i (a unit writes at most three bytes, but a UCS-4 unit above U+FFFF,
+    // four where `per_unit` is 4, and a surrogate pair, four for two units), and its writes,
+    // the four-byte store included, end within per_unit * i + 4 <= per_unit * t.len() + 1; the
+    // length is set to the bytes that belong to the text, all written.
     unsafe {
         let p = buf.as_mut_ptr().add(start);
         let mut n = 0;
         let mut i = 0;
         while i < t.len() {
             let mut c = t[i].cp();
-            if c < 0x80 {
+            // (one branch on both, not one on each: a space before a letter of an Indic script
+            // would mispredict the first)
+            let next = t.get(i + 1).map_or(0x80, |u| u.cp());
+            if (c | next) < 0x80 {
                 // Text stored in 2 or 4 bytes a character is mostly ASCII when it is a Latin
                 // script with a few quotes or dashes: sixteen ASCII units at a time then, or
                 // eight.
@@ -112,12 +122,23 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
                         continue;
                     }
                 }
-                *p.add(n) = c as u8;
-                n += 1;
-                i += 1;
-                continue;
             }
             i += 1;
+            if c < 0xD800 || (0xE000..0x10000).contains(&c) {
+                let one = c;
+                let two = 0x80C0 | (c >> 6) | ((c & 0x3F) << 8);
+                let three = 0x80_80E0 | (c >> 12) | (((c >> 6) & 0x3F) << 8) | ((c & 0x3F) << 16);
+                let bytes = if c < 0x80 {
+                    one
+                } else if c < 0x800 {
+                    two
+                } else {
+                    three
+                };
+                std::ptr::write_unaligned(p.add(n).cast::<[u8; 4]>(), bytes.to_le_bytes());
+                n += 1 + usize::from(c >= 0x80) + usize::from(c >= 0x800);
+                continue;
+            }
             if (0xD800..0xE000).contains(&c) {
                 let low = t.get(i).map_or(0, |u| u.cp());
                 if c < 0xDC00 && (0xDC00..0xE000).contains(&low) {
@@ -127,11 +148,8 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
                     c = 0xFFFD;
                 }
             }
-            if c < 0x800 {
-                *p.add(n) = 0xC0 | (c >> 6) as u8;
-                *p.add(n + 1) = 0x80 | (c & 0x3F) as u8;
-                n += 2;
-            } else if c < 0x10000 {
+            if c < 0x10000 {
+                // the replacement character
                 *p.add(n) = 0xE0 | (c >> 12) as u8;
                 *p.add(n + 1) = 0x80 | ((c >> 6) & 0x3F) as u8;
                 *p.add(n + 2) = 0x80 | (c & 0x3F) as u8;
