@@ -114,6 +114,18 @@ impl<const W: usize, const I: usize> Slot<W, I> {
     }
 }
 
+/// The pair of `pairs` (a power of two) that keeps the piece `key` of `len` bytes: the top bits
+/// of one product, which every bit of the key reaches.
+#[inline(always)]
+fn pair_among<const W: usize>(pairs: usize, key: &[u64; W], len: u32) -> usize {
+    let mut h = u64::from(len).rotate_left(53);
+    for (k, word) in key.iter().enumerate() {
+        h ^= word.rotate_left(29 * k as u32);
+    }
+    let bits = pairs.trailing_zeros();
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
 /// One table of a memo: pieces packed in `W` words, with up to `I` ids.
 struct Table<const W: usize, const I: usize> {
     pairs: Vec<Pair<W, I>>,
@@ -139,13 +151,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
     /// One multiply, not the token table's two: the memo needs no Bloom bits, only a pair.
     #[inline(always)]
     fn pair(&self, key: &[u64; W], len: u32) -> usize {
-        let mut h = u64::from(len).rotate_left(53);
-        for (k, word) in key.iter().enumerate() {
-            h ^= word.rotate_left(29 * k as u32);
-        }
-        // the product's top bits, which every bit of the key reaches (`pairs` is a power of two)
-        let bits = self.pairs.len().trailing_zeros();
-        (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+        pair_among(self.pairs.len(), key, len)
     }
 
     /// Append the ids of the piece `key` (`len` bytes) kept by `owner` to `out`; false if it is
@@ -157,7 +163,20 @@ impl<const W: usize, const I: usize> Table<W, I> {
         if self.pairs.is_empty() {
             return false;
         }
-        let pair = &self.pairs[self.pair(key, len)].0;
+        self.get_into_at(self.pair(key, len), owner, key, len, out)
+    }
+
+    /// [`Self::get_into`] where the piece's pair `i` is known (the table is made).
+    #[inline(always)]
+    fn get_into_at(
+        &self,
+        i: usize,
+        owner: u32,
+        key: &[u64; W],
+        len: u32,
+        out: &mut Vec<u32>,
+    ) -> bool {
+        let pair = &self.pairs[i].0;
         let tag = (owner << OWNER_SHIFT) | len;
         let holds =
             |slot: &Slot<W, I>| (slot.key == *key) & (slot.tag & !(COUNT_MASK | PENDING) == tag);
@@ -539,8 +558,36 @@ impl Memo {
         self.owner = (owner & OWNER_MASK) as u32;
     }
 
-    /// Append the ids of `p` to `out`; false if it is not kept.
+    /// The pair of the short table that would keep `p` (its size is fixed, so the answer holds
+    /// while the table rests), and a request that the CPU fetch its cache line now, so that
+    /// [`Self::get_into_at`] a few pieces later finds it there.
     #[inline(always)]
+    pub fn fetch_short(&self, p: Packed) -> usize {
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        let i = pair_among(SLOTS / 2, &key, p.len);
+        if let Some(pair) = self.short.pairs.get(i) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a hint, which never faults, about an address inside the table.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch((pair as *const Pair<2, IDS>).cast::<i8>(), _MM_HINT_T0);
+            }
+        }
+        i
+    }
+
+    /// [`Self::get_into`] for the pair `i` that [`Self::fetch_short`] gave for `p`.
+    #[inline(always)]
+    pub fn get_into_at(&self, i: usize, p: Packed, out: &mut Vec<u32>) -> bool {
+        if self.short.pairs.is_empty() {
+            return false;
+        }
+        let key = [p.key as u64, (p.key >> 64) as u64];
+        self.short.get_into_at(i, self.owner, &key, p.len, out)
+    }
+
+    /// Append the ids of `p` to `out`; false if it is not kept.
+    #[cfg(test)]
     pub fn get_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
         let key = [p.key as u64, (p.key >> 64) as u64];
         self.short.get_into(self.owner, &key, p.len, out)
@@ -971,6 +1018,35 @@ mod tests {
             assert!(!memo.get_long_into(&a, &mut Vec::new()));
             assert!(!memo.get_long_into(&b, &mut Vec::new()));
             assert!(!memo.get_long_into(&d, &mut Vec::new()));
+        });
+    }
+
+    #[test]
+    fn a_pair_fetched_ahead_is_the_pair_looked_up() {
+        with(new_owner(), true, |memo| {
+            let memo = memo.unwrap();
+            memo.begin_text();
+            let pieces: Vec<Packed> = (0..1000)
+                .map(|i| Packed::new(format!(" p{i}").as_bytes()))
+                .collect();
+            for (i, p) in pieces.iter().enumerate() {
+                memo.missed(64 * i, *p, &[i as u32], false);
+            }
+            let mut out = Vec::new();
+            for p in &pieces {
+                let key = [p.key as u64, (p.key >> 64) as u64];
+                let pair = memo.fetch_short(*p);
+                assert_eq!(pair, memo.short.pair(&key, p.len));
+                let want = memo.get_into(*p, &mut Vec::new());
+                assert_eq!(memo.get_into_at(pair, *p, &mut out), want);
+            }
+            assert!(out.len() > 900, "{}", out.len());
+            // While the short table rests the pair is the same, and nothing is found.
+            memo.resting = std::mem::take(&mut memo.short.pairs);
+            let pair = memo.fetch_short(pieces[0]);
+            assert!(!memo.get_into_at(pair, pieces[0], &mut out));
+            memo.wake_short();
+            assert_eq!(memo.fetch_short(pieces[0]), pair);
         });
     }
 

@@ -596,9 +596,14 @@ impl ByteLevel {
                 scratch,
                 bypass: &mut bypass,
                 together,
+                waiting: [Waiting::NONE; AHEAD],
+                next: 0,
             };
             short.memo.begin_text();
-            let done = self.pretokenizer.for_each_piece(text, &mut short);
+            let done = self
+                .pretokenizer
+                .for_each_piece(text, &mut short)
+                .and_then(|()| short.finish());
             short.memo.wake_short();
             done
         })
@@ -697,26 +702,85 @@ struct ShortPieces<'a> {
     bypass: &'a mut Bypass,
     /// One of a batch's calls on several threads (see [`ByteLevel::encode_into_batch`]).
     together: bool,
+    /// The pieces found but not yet answered, in a ring, the oldest at `next`.
+    waiting: [Waiting; AHEAD],
+    next: usize,
+}
+
+/// Pieces a short piece's memo slot is asked for ahead of its lookup: when the memo's lines are
+/// not in the CPU's caches (a warm tokenizer after other work), the lookups of several pieces
+/// then wait for memory at once rather than one after another.
+const AHEAD: usize = 8;
+
+/// A piece found by the scanner and not yet answered: where it is, and for a short one its key
+/// and its pair in the memo's short table.
+#[derive(Clone, Copy)]
+struct Waiting {
+    at: usize,
+    len: usize,
+    p: Packed,
+    pair: usize,
+}
+
+impl Waiting {
+    const NONE: Waiting = Waiting {
+        at: 0,
+        len: 0,
+        p: Packed { key: 0, len: 0 },
+        pair: 0,
+    };
 }
 
 impl Pieces<Error> for ShortPieces<'_> {
     #[inline(always)]
     fn piece(&mut self, piece: &[u8]) -> Result<(), Error> {
         let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
-        if piece.len() > memo::KEY {
-            return self.long(at, piece);
+        let mut new = Waiting {
+            at,
+            len: piece.len(),
+            ..Waiting::NONE
+        };
+        if piece.len() <= memo::KEY {
+            new.p = memo::pack(self.bytes, at, piece);
+            new.pair = self.memo.fetch_short(new.p);
         }
-        // Every short piece asks the memo first, tokens and one-byte pieces too: the branch on
-        // its answer is what the CPU predicts on warm text (see [`memo`]).
-        let p = memo::pack(self.bytes, at, piece);
-        if self.memo.get_into(p, self.out) {
+        let old = std::mem::replace(&mut self.waiting[self.next], new);
+        self.next = (self.next + 1) % AHEAD;
+        if old.len == 0 {
             return Ok(());
         }
-        self.miss(piece, p)
+        self.answer(old)
     }
 }
 
 impl ShortPieces<'_> {
+    /// The pieces still waiting, in order.
+    fn finish(&mut self) -> Result<(), Error> {
+        for k in 0..AHEAD {
+            let i = (self.next + k) % AHEAD;
+            let old = std::mem::replace(&mut self.waiting[i], Waiting::NONE);
+            if old.len > 0 {
+                self.answer(old)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A piece's ids, appended to `out`.
+    #[inline(always)]
+    fn answer(&mut self, w: Waiting) -> Result<(), Error> {
+        let bytes = self.bytes;
+        let piece = &bytes[w.at..w.at + w.len];
+        if w.len > memo::KEY {
+            return self.long(w.at, piece);
+        }
+        // Every short piece asks the memo first, tokens and one-byte pieces too: the branch on
+        // its answer is what the CPU predicts on warm text (see [`memo`]).
+        if self.memo.get_into_at(w.pair, w.p, self.out) {
+            return Ok(());
+        }
+        self.miss(piece, w.p)
+    }
     /// A short piece the memo does not hold: its ids, then kept in the memo (unless its short
     /// table rests: see `memo::Rest`).
     #[inline(never)]
