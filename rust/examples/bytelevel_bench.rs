@@ -7,10 +7,9 @@
 //! (`perf record`, cachegrind with `only:` one part), not a test.
 
 mod common;
-use common::cpu;
+use common::{cpu, o200k};
 use wwho_core::bytelevel::specials::SpecialSet;
-use wwho_core::bytelevel::{files, ByteLevel, Model};
-use wwho_core::pretokenize::named::O200K;
+use wwho_core::bytelevel::{files, ByteLevel};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -39,16 +38,7 @@ fn main() {
     let t = cpu();
     let ranks = files::parse_tiktoken(&data).expect("valid ranks");
     let parsed = cpu() - t;
-    let build = || {
-        let model = Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            special_tokens: vec![("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)],
-            patterns: vec![O200K],
-            cache_bytes: 128 << 20,
-            ..Model::default()
-        };
-        ByteLevel::new(&model).expect("a valid model")
-    };
+    let build = || o200k(&ranks, 128 << 20);
     let t = cpu();
     let tok = build();
     println!(
@@ -147,15 +137,7 @@ fn main() {
             }
         })
     });
-    let build_nocache = || {
-        let model = Model {
-            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-            patterns: vec![O200K],
-            cache_bytes: 0,
-            ..Model::default()
-        };
-        ByteLevel::new(&model).expect("a valid model")
-    };
+    let build_nocache = || o200k(&ranks, 0);
     if only == "only:new" {
         new_pieces(&build_nocache, &lines);
         return;

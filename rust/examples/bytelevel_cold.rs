@@ -8,12 +8,11 @@
 //! MB/s of each (CPU time of this thread) is printed, with the range. For A/B runs of two builds
 //! (run them in turn) and profiling; not a test.
 
+use wwho_core::bytelevel::files;
 use wwho_core::bytelevel::specials::SpecialSet;
-use wwho_core::bytelevel::{files, ByteLevel, Model};
-use wwho_core::pretokenize::named::O200K;
 
 mod common;
-use common::cpu;
+use common::{cpu, o200k};
 
 /// Memory written between chunks: more than the last-level cache of the machines we use.
 const OTHER_WORK: usize = 48 << 20;
@@ -47,14 +46,7 @@ fn main() {
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); corpora.len()];
     for pass in 0..passes {
         for (k, (_, lines)) in corpora.iter().enumerate() {
-            let model = Model {
-                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-                special_tokens: vec![("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)],
-                patterns: vec![O200K],
-                cache_bytes: 64 << 20,
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).expect("a valid model");
+            let tok = o200k(&ranks, 64 << 20);
             if evict {
                 other_work(pass);
             }

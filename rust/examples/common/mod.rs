@@ -1,5 +1,21 @@
 //! What the core's timing examples share.
 
+use wwho_core::bytelevel::{ByteLevel, Model};
+use wwho_core::pretokenize::named::O200K;
+
+/// o200k_base from its parsed `ranks`, with its two special tokens and a piece cache of
+/// `cache_bytes` (0: neither the cache nor the thread's memo).
+pub fn o200k(ranks: &[(Vec<u8>, u32)], cache_bytes: usize) -> ByteLevel {
+    let model = Model {
+        ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+        special_tokens: vec![("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)],
+        patterns: vec![O200K],
+        cache_bytes,
+        ..Model::default()
+    };
+    ByteLevel::new(&model).expect("a valid model")
+}
+
 /// Seconds of CPU time this thread has used: the machine is shared, so wall time would count
 /// other processes' turns.
 pub fn cpu() -> f64 {

@@ -769,6 +769,7 @@ impl ShortPieces<'_> {
     /// A piece's ids, appended to `out`.
     #[inline(always)]
     fn answer(&mut self, w: Waiting) -> Result<(), Error> {
+        // (the scanner hands out slices of the text it splits, so a piece is found again there)
         let bytes = self.bytes;
         let piece = &bytes[w.at..w.at + w.len];
         if w.len > memo::KEY {
