@@ -238,7 +238,9 @@ impl<const W: usize, const I: usize> Table<W, I> {
     }
 
     /// Keep a slot that says `owner`'s piece `key` (`len` bytes) is in a longer table (see
-    /// [`Self::says_elsewhere`]); the pending piece it writes over, as [`Self::insert`].
+    /// [`Self::says_elsewhere`]), unless one says so already (the longer table lost the piece
+    /// since): the same piece twice in a pair would take another's slot. Returns the pending
+    /// piece it writes over, as [`Self::insert`].
     fn say_elsewhere(
         &mut self,
         owner: u32,
@@ -246,7 +248,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
         len: u32,
         mark: u32,
     ) -> Option<Evicted> {
-        if self.pairs.is_empty() {
+        if self.pairs.is_empty() || self.says_elsewhere(owner, key, len, mark) {
             return None;
         }
         let slot = Slot {
@@ -488,8 +490,7 @@ impl LongKey {
     #[inline(always)]
     pub fn of_short(p: Packed) -> LongKey {
         let mut words = [0u64; LONGEST_WORDS];
-        words[0] = p.key as u64;
-        words[1] = (p.key >> 64) as u64;
+        words[..2].copy_from_slice(&short_key(p));
         LongKey { words, len: p.len }
     }
 
@@ -545,6 +546,12 @@ fn words_of<const N: usize>(text: &[u8], at: usize, piece: &[u8]) -> [u64; N] {
     words
 }
 
+/// A short piece's key in the short table's two words.
+#[inline(always)]
+fn short_key(p: Packed) -> [u64; 2] {
+    [p.key as u64, (p.key >> 64) as u64]
+}
+
 impl Memo {
     fn claim(&mut self, owner: u64) {
         self.short.make(SLOTS);
@@ -563,7 +570,7 @@ impl Memo {
     /// [`Self::get_into_at`] a few pieces later finds it there.
     #[inline(always)]
     pub fn fetch_short(&self, p: Packed) -> usize {
-        let key = [p.key as u64, (p.key >> 64) as u64];
+        let key = short_key(p);
         let i = pair_among(SLOTS / 2, &key, p.len);
         if let Some(pair) = self.short.pairs.get(i) {
             #[cfg(target_arch = "x86_64")]
@@ -582,14 +589,14 @@ impl Memo {
         if self.short.pairs.is_empty() {
             return false;
         }
-        let key = [p.key as u64, (p.key >> 64) as u64];
+        let key = short_key(p);
         self.short.get_into_at(i, self.owner, &key, p.len, out)
     }
 
     /// Append the ids of `p` to `out`; false if it is not kept.
     #[cfg(test)]
     pub fn get_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
-        let key = [p.key as u64, (p.key >> 64) as u64];
+        let key = short_key(p);
         self.short.get_into(self.owner, &key, p.len, out)
     }
 
@@ -597,7 +604,7 @@ impl Memo {
     /// piece it writes over, for the shared cache.
     #[inline]
     pub fn insert(&mut self, p: Packed, ids: &[u32], pending: bool) -> Option<Evicted> {
-        let key = [p.key as u64, (p.key >> 64) as u64];
+        let key = short_key(p);
         self.short.insert(self.owner, &key, p.len, ids, pending)
     }
 
@@ -635,7 +642,7 @@ impl Memo {
     /// short table says they are (a piece with more ids than its slots hold); false if not.
     #[inline]
     pub fn get_elsewhere_into(&self, p: Packed, out: &mut Vec<u32>) -> bool {
-        let key = [p.key as u64, (p.key >> 64) as u64];
+        let key = short_key(p);
         self.short
             .says_elsewhere(self.owner, &key, p.len, SHORT_MARK)
             && self.get_long_into(&LongKey::of_short(p), out)
@@ -657,16 +664,9 @@ impl Memo {
         }
         self.wake_short();
         let [gone, said] = self.insert_long(&LongKey::of_short(p), ids, pending);
-        let key = [p.key as u64, (p.key >> 64) as u64];
-        let says = self
+        let short = self
             .short
-            .says_elsewhere(self.owner, &key, p.len, SHORT_MARK);
-        let short = if says {
-            None
-        } else {
-            self.short
-                .say_elsewhere(self.owner, &key, p.len, SHORT_MARK)
-        };
+            .say_elsewhere(self.owner, &short_key(p), p.len, SHORT_MARK);
         if self.rest.missed(at) {
             self.resting = std::mem::take(&mut self.short.pairs);
         }
@@ -713,10 +713,8 @@ impl Memo {
         let gone = self
             .longest
             .insert(self.owner, &p.words, p.len, ids, pending);
-        // The long table says where, unless it says so already (the longest one lost the
-        // piece since): the same piece twice in a pair would take another's slot.
-        let says = in_long && ids.len() <= LONGEST_IDS;
-        let elsewhere = if says && !self.long.says_elsewhere(self.owner, p.long(), p.len, 0) {
+        // The long table says where.
+        let elsewhere = if in_long && ids.len() <= LONGEST_IDS {
             self.long.make(LONG_SLOTS);
             self.long.say_elsewhere(self.owner, p.long(), p.len, 0)
         } else {
@@ -895,7 +893,7 @@ mod tests {
         table.make(4); // two pairs of slots
         let key = |b: &[u8]| {
             let p = Packed::new(b);
-            ([p.key as u64, (p.key >> 64) as u64], p.len)
+            (short_key(p), p.len)
         };
         // pieces that share the first pair
         let names: Vec<Vec<u8>> = (0..64)
@@ -1034,7 +1032,7 @@ mod tests {
             }
             let mut out = Vec::new();
             for p in &pieces {
-                let key = [p.key as u64, (p.key >> 64) as u64];
+                let key = short_key(*p);
                 let pair = memo.fetch_short(*p);
                 assert_eq!(pair, memo.short.pair(&key, p.len));
                 let want = memo.get_into(*p, &mut Vec::new());
@@ -1085,7 +1083,7 @@ mod tests {
             let sharing: Vec<Packed> = (0..)
                 .map(|i| Packed::new(format!("piece {i}").as_bytes()))
                 .filter(|p| {
-                    let k = [p.key as u64, (p.key >> 64) as u64];
+                    let k = short_key(*p);
                     memo.short.pair(&k, p.len) == memo.short.pair(&key, a.len)
                 })
                 .take(3)
