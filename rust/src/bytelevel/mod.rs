@@ -735,6 +735,9 @@ impl Pieces<Error> for ShortPieces<'_> {
     #[inline(always)]
     fn piece(&mut self, piece: &[u8]) -> Result<(), Error> {
         let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        if !self.memo.keeps_short(at) {
+            return self.resting(at, piece);
+        }
         let mut new = Waiting {
             at,
             len: piece.len(),
@@ -764,6 +767,28 @@ impl ShortPieces<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A piece found while the memo's short table rests (text whose short pieces keep being
+    /// new): nothing is fetched ahead, so the pieces waiting are answered first and this one
+    /// now, a piece of up to four bytes straight from the byte tables.
+    #[inline(never)]
+    fn resting(&mut self, at: usize, piece: &[u8]) -> Result<(), Error> {
+        if self.waiting.iter().any(|w| w.len > 0) {
+            self.finish()?;
+        }
+        if self.tok.tiny_piece(piece, self.out) {
+            return Ok(());
+        }
+        let mut w = Waiting {
+            at,
+            len: piece.len(),
+            ..Waiting::NONE
+        };
+        if piece.len() <= memo::KEY {
+            w.p = memo::pack(self.bytes, at, piece);
+        }
+        self.answer(w)
     }
 
     /// A piece's ids, appended to `out`.
@@ -985,23 +1010,25 @@ mod tests {
 
     #[test]
     fn a_resting_memo_gives_the_ids_of_the_merges() {
-        // Random short pieces, nearly all new, rest the memo's short table; then prose that
-        // repeats itself, then random pieces again, in one text and line by line: the ids of
-        // a tokenizer with no memo.
+        // Random short pieces, nearly all new, rest the memo's short table (with now and then
+        // a word too long for it, answered while it rests); then prose that repeats itself,
+        // then random pieces again, in one text and line by line: the ids of a tokenizer with
+        // no memo.
         let ranks = bytes_model(&[(b"ab", 256), (b" ab", 257), (b"abc", 258), (b"ca", 259)]);
         let (tok, plain) = cached_and_plain(&ranks, 1 << 20);
         let mut next = testing::generator(11);
         let mut random = |n: usize| -> String {
-            (0..n)
-                .map(|_| {
-                    let c = char::from_u32(0x20 + next(0xE0) as u32).unwrap_or('?');
-                    if next(3) == 0 {
-                        ' '
-                    } else {
-                        c
-                    }
-                })
-                .collect()
+            let mut text = String::new();
+            for _ in 0..n {
+                if next(200) == 0 {
+                    let len = 17 + next(40) as usize;
+                    text.extend((0..len).map(|_| ['a', 'b', 'c'][next(3) as usize]));
+                    continue;
+                }
+                let c = char::from_u32(0x20 + next(0xE0) as u32).unwrap_or('?');
+                text.push(if next(3) == 0 { ' ' } else { c });
+            }
+            text
         };
         let prose = " abc ab cab, ca!".repeat(8000);
         let text = format!("{}{prose}{}", random(300_000), random(100_000));
