@@ -780,15 +780,13 @@ impl ShortPieces<'_> {
         if self.tok.tiny_piece(piece, self.out) {
             return Ok(());
         }
-        let mut w = Waiting {
-            at,
-            len: piece.len(),
-            ..Waiting::NONE
-        };
-        if piece.len() <= memo::KEY {
-            w.p = memo::pack(self.bytes, at, piece);
+        if piece.len() > memo::KEY {
+            return self.long(at, piece);
         }
-        self.answer(w)
+        // Neither asked nor kept by the resting table (see `memo::Memo::missed`).
+        self.tok
+            .encode_piece(piece, None, self.out, self.scratch, self.bypass, 0)
+            .map(|_| ())
     }
 
     /// A piece's ids, appended to `out`.

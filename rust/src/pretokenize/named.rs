@@ -290,32 +290,27 @@ impl Scan<'_> {
         // letter or a mark (a mark is both a possible prefix and a member of both case classes).
         let letterish = k0 & (LETTER | MARK) != 0;
         if prefix || letterish {
-            let found = (if prefix {
-                self.lower_last(pos + l0)
+            // Each start's two alternatives come from one pass over its letters.
+            let none = (None, None);
+            let with = if prefix {
+                self.letter_alternatives(pos + l0)
             } else {
-                None
-            })
-            .or_else(|| {
+                none
+            };
+            let without = || {
                 if letterish {
-                    self.lower_last(pos)
+                    self.letter_alternatives(pos)
                 } else {
-                    None
+                    none
                 }
-            })
-            .or_else(|| {
-                if prefix {
-                    self.upper_first(pos + l0)
-                } else {
-                    None
+            };
+            let found = match with {
+                (Some(end), _) => Some(end),
+                (None, second) => {
+                    let (first, second_without) = without();
+                    first.or(second).or(second_without)
                 }
-            })
-            .or_else(|| {
-                if letterish {
-                    self.upper_first(pos)
-                } else {
-                    None
-                }
-            });
+            };
             if let Some(end) = found {
                 if self.s.get(end) == Some(&b'\'') {
                     return Some(self.contraction(end, true).unwrap_or(end));
@@ -326,7 +321,7 @@ impl Scan<'_> {
         if k0 & NUMBER != 0 {
             return Some(self.run_max(pos, NUMBER, 3)); // \p{N}{1,3}
         }
-        if let Some(end) = self.space_then_other(pos, c0) {
+        if let Some(end) = self.space_then_other(pos, c0, l0, k0) {
             // [\r\n/]*
             let mut e = end;
             while e < n && matches!(self.s[e], b'\r' | b'\n' | b'/') {
@@ -379,12 +374,14 @@ impl Scan<'_> {
         Some(i)
     }
 
+    /// The ends of `[UL]*[LL]+` and of `[UL]+[LL]*` from `i` (None where one does not match),
+    /// from one pass over the `[UL]` run. `[UL]*` takes the longest run; if a lower-case letter
+    /// follows, `[LL]+` extends through the `[LL]` run after it; otherwise the engine gives
+    /// characters back until one of them is in `[LL]`, so the first ends after the run's last
+    /// `[LL]` one. In the second both are greedy: the `[UL]` run, then the `[LL]` run after it.
     #[inline(always)]
-    /// `[UL]*[LL]+` from `i`: `[UL]*` takes the longest run; if a lower-case letter follows,
-    /// `[LL]+` extends through the `[LL]` run after it; otherwise the engine gives characters
-    /// back until one of them is in `[LL]`, so the match ends after the run's last `[LL]` one.
-    fn lower_last(&self, mut i: usize) -> Option<usize> {
-        let n = self.s.len();
+    fn letter_alternatives(&self, mut i: usize) -> (Option<usize>, Option<usize>) {
+        let (start, n) = (i, self.s.len());
         let mut last_lower_end = None;
         while i < n {
             // A word of an Indic script: letters and marks, in both case classes, skipped
@@ -397,7 +394,8 @@ impl Scan<'_> {
             let (_, len, k) = self.at(i);
             if k & UL == 0 {
                 if k & LL != 0 {
-                    return Some(self.run(i, LL));
+                    let end = self.run(i, LL);
+                    return (Some(end), (i > start).then_some(end));
                 }
                 break;
             }
@@ -406,7 +404,7 @@ impl Scan<'_> {
                 last_lower_end = Some(i);
             }
         }
-        last_lower_end
+        (last_lower_end, (i > start).then_some(i))
     }
 
     /// The end of the run from `i` of characters led by 0xE0 (U+0800-U+0FFF) that are in both
@@ -422,24 +420,16 @@ impl Scan<'_> {
         i
     }
 
-    /// `[UL]+[LL]*` from `i`: both greedy, nothing to give back.
+    /// ` ?[^\s\p{L}\p{N}]+` at `pos` (first character `c0`, of `l0` bytes and class flags
+    /// `k0`): its end.
     #[inline(always)]
-    fn upper_first(&self, i: usize) -> Option<usize> {
-        if i >= self.s.len() || self.class(i) & UL == 0 {
-            return None;
-        }
-        Some(self.run(self.run(i, UL), LL))
-    }
-
-    /// ` ?[^\s\p{L}\p{N}]+` at `pos` (first character `c0`): its end.
-    #[inline(always)]
-    fn space_then_other(&self, pos: usize, c0: u32) -> Option<usize> {
+    fn space_then_other(&self, pos: usize, c0: u32, l0: usize, k0: u8) -> Option<usize> {
         if c0 == u32::from(b' ') {
             // With the space, an "other" character must follow; without it, the space itself
             // would have to be one, and it is not.
             return self.is_other(pos + 1).then(|| self.other_run(pos + 1));
         }
-        self.is_other(pos).then(|| self.other_run(pos))
+        (k0 & (SPACE | LETTER | NUMBER) == 0).then(|| self.other_run(pos + l0))
     }
 
     /// `\s+(?!\S)` or, failing that, one whitespace character (`\s+` / `\s` after it).
@@ -477,7 +467,7 @@ impl Scan<'_> {
         if k0 & NUMBER != 0 {
             return Some(self.run_max(pos, NUMBER, max_digits));
         }
-        if let Some(end) = self.space_then_other(pos, c0) {
+        if let Some(end) = self.space_then_other(pos, c0, l0, k0) {
             let mut e = end; // [\r\n]*
             while e < n && matches!(self.s[e], b'\r' | b'\n') {
                 e += 1;
