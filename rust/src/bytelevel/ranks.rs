@@ -159,7 +159,13 @@ impl ByteLevel {
         self.merge_in_parts(piece, units, |bytes, out, part| match self.rule {
             // Each part's units straight onto the piece's: copying one or two ids a part would be
             // a call to memcpy each (a piece of random CJK is cut at nearly every character).
-            super::Rule::Ranks => self.merge_onto(bytes, out),
+            // A part of up to four bytes (a character of random CJK, which such a piece is cut
+            // at) from the byte and token tables, as a short piece is.
+            super::Rule::Ranks => {
+                if !self.tiny_part(bytes, out) {
+                    self.merge_onto(bytes, out)
+                }
+            }
             // The merges rule's loop merges a whole `Vec`: the first part (the whole piece, where
             // there is no cut) into `out` itself, the others beside it.
             super::Rule::Merges(_) if out.is_empty() => self.merge_plain(bytes, out),

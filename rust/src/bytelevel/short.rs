@@ -5,8 +5,10 @@
 //! a handful of table reads: a one- or two-byte piece from the byte and byte-pair tables, and,
 //! under the ranks rule, a three- or four-byte piece from the token table and the byte-pair
 //! table (see [`ByteLevel::ranks_short`] for why a piece that is no token takes at most two
-//! merges). Each answer is the rule's own; the test below compares every short string over an
-//! alphabet with the merge loop. This module does not cache, cut or merge longer pieces.
+//! merges). The parts of up to four bytes that a long piece is cut into (random CJK is cut at
+//! nearly every character) are read the same way, as merges alone ([`ByteLevel::tiny_part`]).
+//! Each answer is the rule's own; the test below compares every short string over an alphabet
+//! with the merge loop. This module does not cache, cut or merge longer pieces.
 
 use super::table::Packed;
 use super::{ByteLevel, Rule, NO_TOKEN, PSEUDO};
@@ -71,6 +73,27 @@ impl ByteLevel {
             out.push(id);
             return true;
         }
+        self.ranks_merged(piece, out, false)
+    }
+
+    /// A part of up to four bytes of a long piece cut where no token spans, under the ranks
+    /// rule, appended to `out` (true): the merge loop's result on the part, which is not looked
+    /// up whole first (only a piece is). A part that is a token is that token only where the
+    /// merges reach two units (a random CJK piece is cut at nearly every character, and most
+    /// characters are tokens that way). False as for [`Self::tiny_piece`].
+    #[inline(always)]
+    pub(super) fn tiny_part(&self, part: &[u8], out: &mut Vec<u32>) -> bool {
+        match part.len() {
+            1 | 2 => self.tiny_piece(part, out),
+            3 | 4 => self.ranks_merged(part, out, true),
+            _ => false,
+        }
+    }
+
+    /// The merges of a three- or four-byte string that is no token, or (`whole`) may be one:
+    /// its units once two are left are then the string's token, if it is one.
+    #[inline(always)]
+    fn ranks_merged(&self, piece: &[u8], out: &mut Vec<u32>, whole: bool) -> bool {
         let pair = |x: u8, y: u8| self.byte_pairs[(usize::from(x) << 8) | usize::from(y)];
         let unit = |x: u8| self.byte_units[usize::from(x)];
         let three = |x: &[u8]| {
@@ -130,6 +153,12 @@ impl ByteLevel {
         if units[..n].iter().any(|&u| u >= PSEUDO) {
             return false;
         }
+        if whole && n == 2 {
+            if let Some(id) = self.encoder.get_packed_rare(Packed::new(piece)) {
+                out.push(id);
+                return true;
+            }
+        }
         out.extend_from_slice(&units[..n]);
         true
     }
@@ -154,6 +183,8 @@ mod tests {
         let tokens = [
             "bc", "ab", "aa", "cd", "abc", "ca", "bcd", "cab", "dab", "zb", "bz", "zz", "da",
             "aab", "abcd", "aaa", "ad", "bca", "zzz", "dd", "ddd", "cdab",
+            // tokens no merge reaches: no pair of their bytes is a token, or none is left
+            "dbd", "dbdb", "adbd",
         ];
         for (i, t) in tokens.iter().enumerate() {
             ranks.push((t.as_bytes().to_vec(), 256 + i as u32));
@@ -161,7 +192,7 @@ mod tests {
         let tok = build(&ranks, None);
         let alphabet = b"abcdz";
         let mut pieces: Vec<Vec<u8>> = vec![Vec::new()];
-        let mut checked = 0;
+        let (mut checked, mut unreached) = (0, 0);
         for _ in 0..4 {
             pieces = pieces
                 .iter()
@@ -180,9 +211,22 @@ mod tests {
                 } else {
                     assert!(slow.iter().any(|&u| u >= PSEUDO), "{piece:?}");
                 }
+                // As a part of a long piece: the merge loop alone, no whole-piece lookup.
+                let mut merged = Vec::new();
+                tok.merge_plain(piece, &mut merged);
+                let mut part = Vec::new();
+                if tok.tiny_part(piece, &mut part) {
+                    assert_eq!(part, merged, "{:?}", String::from_utf8_lossy(piece));
+                    unreached += usize::from(merged != slow);
+                } else {
+                    // declined only for a byte without a token (the merge loop then decides)
+                    assert!(piece.contains(&b'z'), "{piece:?}");
+                }
             }
         }
         assert!(checked > 400, "{checked}");
+        // the parts whose merges do not reach the token they are (`dbd`, `dbdb`, `adbd`)
+        assert_eq!(unreached, 3);
         // Under the merges rule short pieces take the merge loop, which may not reach a token.
         let tok = build(&ranks, Some(vec![(b"b", b"c")]));
         assert!(!tok.tiny_piece(b"abc", &mut Vec::new()));
