@@ -669,11 +669,12 @@ impl ByteLevel {
                 return Ok(false);
             }
         }
-        // A long piece is cut into parts, under either rule, and so is a word whose middle can be
-        // cut (`worth_cutting`); with `ignore_merges` the whole piece was looked up above, its
-        // parts are not.
+        // A long piece is cut into parts, under either rule, and so is a word of more than two
+        // or three characters whose middle can be cut (`worth_cutting`: a word of Odia, whose
+        // characters o200k_base rarely joins, becomes parts of one character); with
+        // `ignore_merges` the whole piece was looked up above, its parts are not.
         let short = piece.len() <= ranks::MAX_SHORT;
-        if short && (piece.len() <= mid::MIN_MID || !self.worth_cutting(piece)) {
+        if short && (piece.len() <= ranks::MIN_CUT || !self.worth_cutting(piece)) {
             self.merge_plain(piece, scratch);
         } else {
             self.merge_long(piece, scratch);

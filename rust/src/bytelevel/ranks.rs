@@ -17,6 +17,9 @@ use crate::merge::RankBuckets;
 
 /// Longest piece merged here.
 pub const MAX_SHORT: usize = 64;
+/// Pieces up to this many bytes are merged whole, without asking whether to cut them
+/// ([`ByteLevel::worth_cutting`]): two or three characters, where a cut saves little.
+pub const MIN_CUT: usize = 8;
 /// Longest part of a long piece merged with a heap ([`ByteLevel::merge_heap`]); longer ones
 /// take rank buckets ([`ByteLevel::merge_sweep`]), whose setup (a hash map, a heap of ranks,
 /// lists) costs more than the merging below about 200 bytes, while the heap's pops cost more
@@ -95,7 +98,7 @@ impl ByteLevel {
         }
     }
 
-    /// Whether a piece of up to [`MAX_SHORT`] bytes is to be cut where no token can span before
+    /// Whether a piece of more than [`MIN_CUT`] and up to [`MAX_SHORT`] bytes is to be cut where no token can span before
     /// it is merged ([`Self::merge_long`]), as longer ones are: where a script's characters are
     /// tokens that no longer token joins (Odia in o200k_base), each character is then merged
     /// alone, not every byte pair of the word in one heap. Asked at one place only, the first
@@ -488,14 +491,14 @@ mod tests {
                 String::from_utf8_lossy(&piece)
             );
         }
-        // Words of 17 to 64 bytes, which `encode_piece` cuts like long ones where a cut is found
+        // Words of 9 to 64 bytes, which `encode_piece` cuts like long ones where a cut is found
         // at the middle and merges whole otherwise: both ways give the general loop's units.
         let (mut cut, mut whole) = (0, 0);
         for (k, piece) in testing::long_pieces(0x5851_F42D_4C95_7F2D, 800, 1, [b"abczde", b"abcz"])
             .into_iter()
             .enumerate()
         {
-            let piece = &piece[..MIN_MID + 1 + k % (MAX_SHORT - MIN_MID)];
+            let piece = &piece[..MIN_CUT + 1 + k % (MAX_SHORT - MIN_CUT)];
             if tok.worth_cutting(piece) {
                 cut += 1;
             } else {
