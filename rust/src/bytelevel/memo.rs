@@ -20,10 +20,11 @@
 //! at the cost of a second (a short one's slot is a miss to the scanner's lookup, and the miss
 //! path asks where it is, [`Memo::get_elsewhere_into`]).
 //!
-//! Each thread keeps up to [`MEMOS`] memos, one for each of the tokenizers it used last, made on a tokenizer's first encode on the thread (or by
-//! [`prepare`]), so that tokenizers used in turn on one thread (two vocabularies in one
-//! pipeline, or two objects of one) do not write over each other's pieces; a thread that
-//! turns to a further tokenizer gives it the memo used longest ago. A slot also records the
+//! Each thread keeps up to [`MEMOS`] memos, one for each of the tokenizers it used last, made
+//! on a tokenizer's first encode on the thread (or by [`prepare`]), so that tokenizers used in
+//! turn on one thread (two vocabularies in one pipeline, or two objects of one) do not write
+//! over each other's pieces; a thread that turns to a further tokenizer gives it the memo used
+//! longest ago. A slot also records the
 //! tokenizer that wrote it (its owner id), so a memo passed on to another tokenizer needs no
 //! emptying, and a tokenizer's `clear_cache` takes a new owner id, which finds none of the old
 //! one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit owner id; the bits above are an
