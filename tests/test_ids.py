@@ -6,6 +6,10 @@ Before, ``ByteBPE.decode([True])`` returned token 1 while SGPE refused bools, an
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import O200K_FILE
@@ -161,3 +165,38 @@ def test_the_ints_of_ids_are_shared_and_their_references_balance():
     del lists
     gc.collect()
     assert sys.getrefcount(x) == base
+
+
+MAKE = {
+    "bytelevel": "from wwho import ByteBPE\nByteBPE({{bytes([i]): i for i in range(256)}}, pattern='gpt2')",
+    "sgpe": "from wwho import SGPETokenizer\nSGPETokenizer.load({path!r})",
+    "binary": "from wwho.binary import BinaryTokenizer\nBinaryTokenizer.load({path!r})",
+}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A small SGPE and binary tokenizer saved, for fresh interpreters to load."""
+    from wwho import binary
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    root = tmp_path_factory.mktemp("saved")
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    text = root / "train.txt"
+    text.write_text(sample.read_text(encoding="utf-8")[:20_000], encoding="utf-8")
+    SGPETokenizer(train_sgpe(text, vocab_size=600, progress=False, workers=1)).save(root / "sgpe")
+    binary.BinaryTokenizer(binary.train([text], vocab_size=600, progress=False)).save(root / "binary")
+    return root
+
+
+@pytest.mark.parametrize("kind", sorted(MAKE))
+def test_a_new_tokenizer_loads_the_arrays_module_where_numpy_is_loaded(kind, saved):
+    """The first ``encode_batch_to_numpy`` of a process does not import ``wwho.arrays`` (it took
+    a fifth of a small batch's time); a process without numpy does not get it from a tokenizer."""
+    make = MAKE[kind].format(path=str(saved / kind))
+    for numpy_first in (False, True):
+        code = f"import sys\n{'import numpy' if numpy_first else ''}\n{make}\n" \
+               "print('numpy' in sys.modules, 'wwho.arrays' in sys.modules)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [str(numpy_first)] * 2, (kind, numpy_first, out.stdout)

@@ -1,5 +1,6 @@
 """What the public methods of every tokenizer kind are handed, checked once for all kinds:
-token ids (:func:`token_ids`) and batches (:func:`batch`).
+token ids (:func:`token_ids`) and batches (:func:`batch`); and, when a tokenizer is made,
+the module that returns ids as arrays (:func:`prepare_arrays`).
 
 An id is a Python ``int``, a numpy integer (``numpy.int64``, ``numpy.uint16``, ...) or any
 object with ``__index__`` (``operator.index``), and is never a ``bool``: ``True`` is not
@@ -18,6 +19,7 @@ This module does not decode or encode anything.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Iterable, Mapping, Set
 
 from wwho.errors import TokenizerError
@@ -148,3 +150,13 @@ def check_decode_options(errors: object, skip_special_tokens: object) -> None:
                              "'surrogatepass', ...)") from None
     if skip_special_tokens is not True and skip_special_tokens is not False:
         raise TokenizerError(f"skip_special_tokens must be True or False, not {skip_special_tokens!r:.40}")
+
+
+def prepare_arrays() -> None:
+    """Import :mod:`wwho.arrays` now if numpy is imported already: every tokenizer kind calls
+    this when it is made, so that its first ``encode_batch_to_numpy`` costs what a later one
+    does instead of loading that module during the call. Without numpy it does nothing:
+    importing numpy for a tokenizer that may never return an array would cost every
+    construction far more than the module saves."""
+    if "numpy" in sys.modules:
+        import wwho.arrays  # noqa: F401

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
 from wwho.errors import TokenizerError, brief, check_flag
-from wwho.ids import id_batch, token_ids
+from wwho.ids import id_batch, prepare_arrays, token_ids
 
 
 class BinaryTokenizer:
@@ -32,6 +32,7 @@ class BinaryTokenizer:
     def __init__(self, hf: Tokenizer) -> None:
         self.hf = hf
         self._specials = frozenset(i for i, t in hf.get_added_tokens_decoder().items() if t.special)
+        prepare_arrays()
 
     @classmethod
     def train(cls, paths: Iterable[str | os.PathLike], **options) -> BinaryTokenizer:

@@ -41,7 +41,7 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.validate import pretokenizer_option, table_option
 from wwho.errors import TokenizerError, VocabError, brief, check_flag
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, token_ids
+from wwho.ids import check_decode_options, id_batch, prepare_arrays, token_ids
 from wwho.ids import token_id as token_id_of
 from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
@@ -151,6 +151,7 @@ class ByteBPE:
         self._special_set = frozenset(self.special_tokens)
         self._strings: dict[str, int] | None = None  # get_vocab(), built on first use
         self._named_ids = frozenset([*self.special_tokens.values(), *self.added_tokens.values()])
+        prepare_arrays()
 
     def _has_id(self, value: object) -> bool:
         try:

@@ -44,7 +44,7 @@ from pathlib import Path
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, token_ids
+from wwho.ids import check_decode_options, id_batch, prepare_arrays, token_ids
 from wwho.ids import token_id as checked_id
 from wwho.protocol import no_names, special_names
 from wwho.savedir import save_files
@@ -95,6 +95,7 @@ class SGPETokenizer:
             superword_merges=[(vocab[a], vocab[b], vocab[a + b]) for a, b in self.superword_merges],
             span_breaks=SPAN_BREAKS,
         )
+        prepare_arrays()
 
     def __reduce__(self):
         # Pickled as its vocabulary (for worker processes); the core tables are rebuilt.
