@@ -12,8 +12,8 @@
 //!
 //! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
 //! cache line: 2 MiB) and, each made on its first piece, [`LONG_SLOTS`] of up to [`LONG_KEY`]
-//! with up to [`LONG_IDS`] ids (64 bytes each: 1 MiB) and [`LONGEST_SLOTS`] of up to
-//! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 1 MiB). A piece with more ids
+//! with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB) and [`LONGEST_SLOTS`] of up to
+//! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 2 MiB). A piece with more ids
 //! than the table of its length holds (a word of a script that o200k_base spells a token per
 //! character, Odia's) is kept in the next table that holds them, and the table of its length
 //! keeps a slot that says so: the pieces each table holds are found with one look, and those
@@ -74,12 +74,14 @@ const _: () =
 /// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
 /// two to a cache line; up to [`LONG_KEY`] with up to seven ids, 64-byte slots; up to
 /// [`LONGEST_KEY`] (and those of the long table's length with more than seven ids), 128-byte
-/// slots, a key and its tag in the slot's first cache line. 2 MiB, 1 MiB and 1 MiB: a couple
-/// of megabytes of English news hold more distinct short pieces than a short table of half
-/// this size has pairs, and that one kept missing some of them on every warm pass.
+/// slots, a key and its tag in the slot's first cache line. 2 MiB each: a couple of megabytes
+/// of English news hold more distinct short pieces than a short table of half this size has
+/// pairs, and that one kept missing some of them on every warm pass; long tables of half this
+/// size let words of an Odia page go to collisions in their pairs, asked again of the shared
+/// cache on every pass (the long table also holds the slots that say a piece is elsewhere).
 const SLOTS: usize = 1 << 16;
-const LONG_SLOTS: usize = 1 << 14;
-const LONGEST_SLOTS: usize = 1 << 13;
+const LONG_SLOTS: usize = 1 << 15;
+const LONGEST_SLOTS: usize = 1 << 14;
 /// Memos a thread keeps: one per tokenizer among those it used last.
 pub const MEMOS: usize = 4;
 
