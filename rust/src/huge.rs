@@ -62,14 +62,21 @@ impl<T: Copy> HugeSlice<T> {
     }
 }
 
-impl<T: Copy> Default for HugeSlice<T> {
-    /// Empty, without an allocation.
-    fn default() -> HugeSlice<T> {
+impl<T: Copy> HugeSlice<T> {
+    /// Empty, without an allocation (for constants).
+    pub const fn empty() -> HugeSlice<T> {
         HugeSlice {
             ptr: NonNull::dangling(),
             len: 0,
             layout: Layout::new::<()>(),
         }
+    }
+}
+
+impl<T: Copy> Default for HugeSlice<T> {
+    /// Empty, without an allocation.
+    fn default() -> HugeSlice<T> {
+        HugeSlice::empty()
     }
 }
 

@@ -37,6 +37,7 @@
 //! several threads writes to both at once instead, so that its threads find each other's pieces.
 
 use super::table::Packed;
+use crate::huge::HugeSlice;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -133,19 +134,20 @@ fn pair_among<const W: usize>(pairs: usize, key: &[u64; W], len: u32) -> usize {
 
 /// One table of a memo: pieces packed in `W` words, with up to `I` ids.
 struct Table<const W: usize, const I: usize> {
-    pairs: Vec<Pair<W, I>>,
+    /// On huge pages: a table is 2 MiB, asked at random.
+    pairs: HugeSlice<Pair<W, I>>,
 }
 
 impl<const W: usize, const I: usize> Table<W, I> {
-    const UNMADE: Table<W, I> = Table { pairs: Vec::new() };
+    const UNMADE: Table<W, I> = Table {
+        pairs: HugeSlice::empty(),
+    };
 
     /// Make the table's `slots` slots now, written (not only reserved, as `vec!` of zeros
     /// would be), so that their pages are the process's.
     fn make(&mut self, slots: usize) {
         if self.pairs.is_empty() {
-            let mut pairs = Vec::with_capacity(slots / 2);
-            pairs.resize(slots / 2, Pair([Slot::EMPTY; 2]));
-            self.pairs = pairs;
+            self.pairs = HugeSlice::new(slots / 2, Pair([Slot::EMPTY; 2]));
         }
     }
 
@@ -325,7 +327,7 @@ pub struct Memo {
     /// Made on its first piece of more than [`LONG_KEY`] bytes or [`LONG_IDS`] ids.
     longest: Table<LONGEST_WORDS, LONGEST_IDS>,
     /// The short table's slots while it rests; empty otherwise.
-    resting: Vec<Pair<2, IDS>>,
+    resting: HugeSlice<Pair<2, IDS>>,
     /// When it rests, in the text under way.
     rest: Rest,
 }
@@ -378,7 +380,7 @@ const UNMADE: Memo = Memo {
     short: Table::UNMADE,
     long: Table::UNMADE,
     longest: Table::UNMADE,
-    resting: Vec::new(),
+    resting: HugeSlice::empty(),
     rest: Rest {
         misses: 0,
         since: 0,
