@@ -191,8 +191,9 @@ def saved(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", sorted(MAKE))
 def test_a_new_tokenizer_loads_the_arrays_module_where_numpy_is_loaded(kind, saved):
-    """The first ``encode_batch_to_numpy`` of a process does not import ``wwho.arrays`` (it took
-    a fifth of a small batch's time); a process without numpy does not get it from a tokenizer."""
+    """The first ``encode_batch_to_numpy`` of a process does not import ``wwho.arrays`` during the
+    call (the tokenizer did when it was made); a process without numpy does not get numpy from a
+    tokenizer."""
     make = MAKE[kind].format(path=str(saved / kind))
     for numpy_first in (False, True):
         code = f"import sys\n{'import numpy' if numpy_first else ''}\n{make}\n" \
