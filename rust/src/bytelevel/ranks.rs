@@ -101,9 +101,9 @@ impl ByteLevel {
     /// Whether a piece of more than [`MIN_CUT`] and up to [`MAX_SHORT`] bytes is to be cut where
     /// no token can span before it is merged ([`Self::merge_long`]), as longer ones are: where a
     /// script's characters are tokens that no longer token joins (Odia in o200k_base), each
-    /// character is then merged alone, not every byte pair of the word in one scan or heap. Asked at one place only, the first
-    /// character boundary from the middle on, so that a word of any other script pays a load
-    /// or three.
+    /// character is then merged alone, not every byte pair of the word in one scan or heap.
+    /// Asked at one place only, the first character boundary from the middle on, so that a word
+    /// of any other script pays a load or three.
     #[inline]
     pub(super) fn worth_cutting(&self, piece: &[u8]) -> bool {
         let mut p = piece.len() / 2;

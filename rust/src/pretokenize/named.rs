@@ -290,27 +290,21 @@ impl Scan<'_> {
         // letter or a mark (a mark is both a possible prefix and a member of both case classes).
         let letterish = k0 & (LETTER | MARK) != 0;
         if prefix || letterish {
-            // Each start's two alternatives come from one pass over its letters.
-            let none = (None, None);
+            // Each start's two alternatives come from one pass over its letters; the regex tries
+            // the first with and without the prefix, then the second.
             let with = if prefix {
                 self.letter_alternatives(pos + l0)
             } else {
-                none
+                (None, None)
             };
-            let without = || {
-                if letterish {
+            let found = with.0.or_else(|| {
+                let without = if letterish {
                     self.letter_alternatives(pos)
                 } else {
-                    none
-                }
-            };
-            let found = match with {
-                (Some(end), _) => Some(end),
-                (None, second) => {
-                    let (first, second_without) = without();
-                    first.or(second).or(second_without)
-                }
-            };
+                    (None, None)
+                };
+                without.0.or(with.1).or(without.1)
+            });
             if let Some(end) = found {
                 if self.s.get(end) == Some(&b'\'') {
                     return Some(self.contraction(end, true).unwrap_or(end));
