@@ -24,11 +24,11 @@
 //! on a tokenizer's first encode on the thread (or by [`prepare`]), so that tokenizers used in
 //! turn on one thread (two vocabularies in one pipeline, or two objects of one) do not write
 //! over each other's pieces; a thread that turns to a further tokenizer gives it the memo used
-//! longest ago. A slot also records the
-//! tokenizer that wrote it (its owner id), so a memo passed on to another tokenizer needs no
-//! emptying, and a tokenizer's `clear_cache` takes a new owner id, which finds none of the old
-//! one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit owner id; the bits above are an
-//! era, and a memo emptied when a new era begins never mistakes one owner for another.
+//! longest ago. A slot also records the tokenizer that wrote it (its owner id), so a memo passed
+//! on to another tokenizer needs no emptying, and a tokenizer's `clear_cache` takes a new owner
+//! id, which finds none of the old one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit
+//! owner id; the bits above are an era, and a memo emptied when a new era begins never mistakes
+//! one owner for another.
 //!
 //! The shared cache ([`super::cache`]) holds what the memos do not: a piece that a thread's memo
 //! keeps goes there only when the memo lets it go (its slot taken by another piece), handed over
