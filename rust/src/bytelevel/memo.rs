@@ -553,6 +553,25 @@ fn words_of<const N: usize>(text: &[u8], at: usize, piece: &[u8]) -> [u64; N] {
     words
 }
 
+/// A request that the CPU fetch the `lines` cache lines from `at` (a hint: it never faults and
+/// changes no result).
+#[inline(always)]
+fn fetch<T>(at: &T, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for line in 0..lines {
+        // SAFETY: `_mm_prefetch` only hints; the address is never dereferenced.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(
+                (at as *const T).cast::<i8>().wrapping_add(64 * line),
+                _MM_HINT_T0,
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (at, lines);
+}
+
 /// A short piece's key in the short table's two words.
 #[inline(always)]
 fn short_key(p: Packed) -> [u64; 2] {
@@ -580,14 +599,51 @@ impl Memo {
         let key = short_key(p);
         let i = pair_among(SLOTS / 2, &key, p.len);
         if let Some(pair) = self.short.pairs.get(i) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a hint, which never faults, about an address inside the table.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch((pair as *const Pair<2, IDS>).cast::<i8>(), _MM_HINT_T0);
-            }
+            fetch(pair, 1);
         }
         i
+    }
+
+    /// A request that the CPU fetch the lines of the long table's pair where the short piece
+    /// `p` would be kept, had it more ids than the short table's slots hold.
+    #[inline(always)]
+    pub fn fetch_elsewhere(&self, p: Packed) {
+        if !self.long.pairs.is_empty() {
+            let key = LongKey::of_short(p);
+            fetch(&self.long.pairs[self.long.pair(key.long(), p.len)], 2);
+        }
+    }
+
+    /// A request that the CPU fetch the cache lines where the longer tables would keep the
+    /// piece at `at` in `text` (longer than [`KEY`]), so that [`Self::get_long_into`] a few
+    /// pieces later finds them there: its pair in the long table, for a piece of that table's
+    /// length, and its pair in the longest table (where a piece of the long table's length
+    /// with more ids than those slots hold is kept: which pieces those are is known only once
+    /// the long table has been read). Not inlined: in the scanner's loop it would take
+    /// registers from the pieces of every length.
+    #[inline(never)]
+    pub fn fetch_long(&self, text: &[u8], at: usize, piece: &[u8]) {
+        let len = piece.len();
+        let words: [u64; LONGEST_WORDS] = if len <= LONG_KEY {
+            if self.long.pairs.is_empty() {
+                return;
+            }
+            let four: [u64; 4] = words_of(text, at, piece);
+            fetch(&self.long.pairs[self.long.pair(&four, len as u32)], 2);
+            let mut words = [0u64; LONGEST_WORDS];
+            words[..4].copy_from_slice(&four);
+            words
+        } else if len <= LONGEST_KEY {
+            words_of(text, at, piece)
+        } else {
+            return;
+        };
+        if !self.longest.pairs.is_empty() {
+            fetch(
+                &self.longest.pairs[self.longest.pair(&words, len as u32)],
+                4,
+            );
+        }
     }
 
     /// [`Self::get_into`] for the pair `i` that [`Self::fetch_short`] gave for `p`.

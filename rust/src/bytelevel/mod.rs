@@ -708,9 +708,9 @@ struct ShortPieces<'a> {
     next: usize,
 }
 
-/// Pieces a short piece's memo slot is asked for ahead of its lookup: when the memo's lines are
-/// not in the CPU's caches (a warm tokenizer after other work), the lookups of several pieces
-/// then wait for memory at once rather than one after another.
+/// Pieces a piece's memo slots are asked for ahead of its lookup: when the memo's lines are not
+/// in the CPU's caches (a warm tokenizer after other work), the lookups of several pieces then
+/// wait for memory at once rather than one after another.
 const AHEAD: usize = 8;
 
 /// A piece found by the scanner and not yet answered: where it is, and for a short one its key
@@ -747,6 +747,14 @@ impl Pieces<Error> for ShortPieces<'_> {
         if piece.len() <= memo::KEY {
             new.p = memo::pack(self.bytes, at, piece);
             new.pair = self.memo.fetch_short(new.p);
+            // A short word of a script that o200k_base spells in many tokens (Odia's) is kept
+            // in the long table; most short pieces that end in a letter of three bytes are not,
+            // and the fetch costs them little.
+            if piece.len() > 9 && piece[piece.len() - 1] >= 0x80 {
+                self.memo.fetch_elsewhere(new.p);
+            }
+        } else {
+            self.memo.fetch_long(self.bytes, at, piece);
         }
         let old = std::mem::replace(&mut self.waiting[self.next], new);
         self.next = (self.next + 1) % AHEAD;
