@@ -747,10 +747,11 @@ impl Pieces<Error> for ShortPieces<'_> {
         if piece.len() <= memo::KEY {
             new.p = memo::pack(self.bytes, at, piece);
             new.pair = self.memo.fetch_short(new.p);
-            // A short word of a script that o200k_base spells in many tokens (Odia's) is kept
-            // in the long table; most short pieces that end in a letter of three bytes are not,
-            // and the fetch costs them little.
-            if piece.len() > 9 && piece[piece.len() - 1] >= 0x80 {
+            // A short word of a script that o200k_base spells a token a letter (Odia's: four
+            // letters of three bytes and more) is kept in the long table. Other short pieces
+            // that end outside ASCII seldom are, and the fetch costs them little; asking it of
+            // every piece of ten bytes and more cost English words the test itself.
+            if piece.len() > 12 && piece[piece.len() - 1] >= 0x80 {
                 self.memo.fetch_elsewhere(new.p);
             }
         } else {
