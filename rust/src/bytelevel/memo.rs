@@ -11,7 +11,7 @@
 //! tables answer them first. It holds what the exact path computed, so it only saves work.
 //!
 //! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
-//! cache line: 2 MiB) and, each made on its first piece, [`LONG_SLOTS`] of up to [`LONG_KEY`]
+//! cache line: 4 MiB) and, each made on its first piece, [`LONG_SLOTS`] of up to [`LONG_KEY`]
 //! with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB) and [`LONGEST_SLOTS`] of up to
 //! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 2 MiB). A piece with more ids
 //! than the table of its length holds (a word of a script that o200k_base spells a token per
@@ -75,12 +75,13 @@ const _: () =
 /// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
 /// two to a cache line; up to [`LONG_KEY`] with up to seven ids, 64-byte slots; up to
 /// [`LONGEST_KEY`] (and those of the long table's length with more than seven ids), 128-byte
-/// slots, a key and its tag in the slot's first cache line. 2 MiB each: a couple of megabytes
-/// of English news hold more distinct short pieces than a short table of half this size has
-/// pairs, and that one kept missing some of them on every warm pass; long tables of half this
-/// size let words of an Odia page go to collisions in their pairs, asked again of the shared
-/// cache on every pass (the long table also holds the slots that say a piece is elsewhere).
-const SLOTS: usize = 1 << 16;
+/// slots, a key and its tag in the slot's first cache line. The short table is 4 MiB: two
+/// megabytes of English news hold some 20,000 distinct short pieces, and in a table of half
+/// this size those that fell three to a pair missed on every warm pass; the long tables are 2
+/// MiB each, since in tables of half that size words of an Odia page went to collisions in
+/// their pairs, asked again of the shared cache on every pass (the long table also holds the
+/// slots that say a piece is elsewhere).
+pub const SLOTS: usize = 1 << 17;
 const LONG_SLOTS: usize = 1 << 15;
 const LONGEST_SLOTS: usize = 1 << 14;
 /// Memos a thread keeps: one per tokenizer among those it used last.
@@ -134,7 +135,7 @@ fn pair_among<const W: usize>(pairs: usize, key: &[u64; W], len: u32) -> usize {
 
 /// One table of a memo: pieces packed in `W` words, with up to `I` ids.
 struct Table<const W: usize, const I: usize> {
-    /// On huge pages: a table is 2 MiB, asked at random.
+    /// On huge pages: a table is megabytes, asked at random.
     pairs: HugeSlice<Pair<W, I>>,
 }
 

@@ -956,10 +956,12 @@ mod tests {
             .map(|k| cached_and_plain(&syllable_ranks(256 + 1000 * k), 64 << 20))
             .collect();
         const { assert!(memo::MEMOS < 6) };
-        for round in 0..3 {
-            // (texts long enough for a memo to let go of some of its own words)
-            for from in (0..40_000).step_by(2_000) {
-                let text = syllable_words(round * 40_000 + from, 2_000);
+        // (texts long enough for a memo to let go of some of its own words whichever memo
+        // each tokenizer is given: as many words as its short table has pairs)
+        let words = memo::SLOTS / 2;
+        for round in 0..2 {
+            for from in (0..2 * words).step_by(words) {
+                let text = syllable_words(round * 2 * words + from, words);
                 for (tok, plain) in &pairs {
                     assert_eq!(
                         tok.encode_ordinary(&text).unwrap(),
@@ -1135,7 +1137,7 @@ mod tests {
         assert!(shared > 950, "{shared}");
         // More new words than the memo has slots, in texts of fewer than a window each: those
         // it lets go are handed to the shared cache.
-        for from in (2_000..70_000).step_by(1_000) {
+        for from in (2_000..4_000 + memo::SLOTS).step_by(1_000) {
             same(&syllable_words(from, 1_000), &tok);
         }
         assert!(tok.cache().len() > shared + 10_000, "{}", tok.cache().len());
