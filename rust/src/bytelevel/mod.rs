@@ -710,8 +710,9 @@ struct ShortPieces<'a> {
 
 /// Pieces a piece's memo slots are asked for ahead of its lookup: when the memo's lines are not
 /// in the CPU's caches (a warm tokenizer after other work), the lookups of several pieces then
-/// wait for memory at once rather than one after another.
-const AHEAD: usize = 8;
+/// wait for memory at once rather than one after another. (Sixteen rather than eight since the
+/// long pieces' lines are asked for too: more of them are in flight at once.)
+const AHEAD: usize = 16;
 
 /// A piece found by the scanner and not yet answered: where it is, and for a short one its key
 /// and its pair in the memo's short table.
