@@ -354,8 +354,8 @@ struct Memos {
 }
 
 impl Memos {
-    /// The memo for `owner`: the one it used last, else an unmade one, else the one claimed
-    /// longest ago.
+    /// The memo for `owner`: the one it used last, else one handed back ([`release`]), else an
+    /// unmade one, else the one claimed longest ago.
     fn claim(&mut self, owner: u64) -> &mut Memo {
         let made = |m: &Memo| !m.short.pairs.is_empty();
         let held = |m: &Memo| {
@@ -364,7 +364,15 @@ impl Memos {
         let i = match self.memos.iter().position(held) {
             Some(i) => i,
             None => (0..MEMOS)
-                .min_by_key(|&i| (made(&self.memos[i]), self.used[i]))
+                .min_by_key(|&i| {
+                    let m = &self.memos[i];
+                    let rank = match (made(m), m.owner) {
+                        (true, 0) => 0,
+                        (false, _) => 1,
+                        (true, _) => 2,
+                    };
+                    (rank, self.used[i])
+                })
                 .unwrap_or(0),
         };
         self.clock += 1;
@@ -404,6 +412,35 @@ pub fn with<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Memo>) -> R
     MEMOS_OF_THREAD.with(|m| match m.try_borrow_mut() {
         Ok(mut memos) => f(Some(memos.claim(owner))),
         Err(_) => f(None),
+    })
+}
+
+/// Hand back this thread's memo of `owner`, whose pieces nobody will ask for again (a
+/// tokenizer's `clear_cache` takes a new owner id): the next owner on this thread without a memo
+/// takes it, made, before making another (memory a process has not touched yet can cost a
+/// virtual machine milliseconds to give). Other threads' memos of `owner` go in time, as any
+/// memo not used.
+pub fn release(owner: u64) {
+    MEMOS_OF_THREAD.with(|m| {
+        if let Ok(mut memos) = m.try_borrow_mut() {
+            for memo in memos.memos.iter_mut() {
+                if memo.owner == (owner & OWNER_MASK) as u32 && memo.era == owner >> OWNER_BITS {
+                    memo.owner = 0;
+                }
+            }
+        }
+    });
+}
+
+/// Memos made on this thread.
+#[cfg(test)]
+pub fn made_on_thread() -> usize {
+    MEMOS_OF_THREAD.with(|m| {
+        m.borrow()
+            .memos
+            .iter()
+            .filter(|memo| !memo.short.pairs.is_empty())
+            .count()
     })
 }
 

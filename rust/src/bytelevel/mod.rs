@@ -476,7 +476,8 @@ impl ByteLevel {
     /// Forget every piece: the shared cache's and every thread's memo of them.
     pub fn clear_cache(&self) {
         self.cache.clear();
-        self.memo_owner.store(memo::new_owner(), Ordering::Relaxed);
+        let old = self.memo_owner.swap(memo::new_owner(), Ordering::Relaxed);
+        memo::release(old);
     }
 
     pub fn cache(&self) -> &PieceCache {
@@ -1108,6 +1109,29 @@ mod tests {
                 assert_eq!(tok.encode_ordinary(line).unwrap(), want, "round {round}");
             }
         }
+    }
+
+    #[test]
+    fn clear_cache_hands_its_memo_to_its_next_owner() {
+        // `clear_cache` takes a new owner id: on the thread that clears, the memo of the old id
+        // goes to the new one rather than another memo being made beside it, and nothing the
+        // old id kept is found by the new one.
+        let (tok, plain) = cached_and_plain(&syllable_ranks(256), 64 << 20);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for round in 0..3 {
+                    let text = syllable_words(round * 500, 500);
+                    for _ in 0..2 {
+                        assert_eq!(
+                            tok.encode_ordinary(&text).unwrap(),
+                            plain.encode_ordinary(&text).unwrap()
+                        );
+                    }
+                    tok.clear_cache();
+                }
+                assert_eq!(memo::made_on_thread(), 1);
+            });
+        });
     }
 
     #[test]
