@@ -11,8 +11,9 @@
 //! tables answer them first. It holds what the exact path computed, so it only saves work.
 //!
 //! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
-//! cache line: 4 MiB) and, each made on its first piece (or with the memo, by [`prepare`]), [`LONG_SLOTS`] of up to [`LONG_KEY`]
-//! with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB) and [`LONGEST_SLOTS`] of up to
+//! cache line: 4 MiB) and, each made on its first piece (or with the memo, by [`prepare`]),
+//! [`LONG_SLOTS`] of up to [`LONG_KEY`] with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB) and
+//! [`LONGEST_SLOTS`] of up to
 //! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 2 MiB). A piece with more ids
 //! than the table of its length holds (a word of a script that o200k_base spells a token per
 //! character, Odia's) is kept in the next table that holds them, and the table of its length
@@ -75,8 +76,8 @@ const _: () =
 /// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
 /// two to a cache line; up to [`LONG_KEY`] with up to seven ids, 64-byte slots; up to
 /// [`LONGEST_KEY`] (and those of the long table's length with more than seven ids), 128-byte
-/// slots, a key and its tag in the slot's first cache line. The short table is 4 MiB: two
-/// megabytes of English news hold some 20,000 distinct short pieces, and in a table of half
+/// slots, a key and its tag in the slot's first cache line. The short table is 4 MiB: a couple
+/// of megabytes of English news hold so many distinct short pieces that in a table of half
 /// this size those that fell three to a pair missed on every warm pass; the long tables are 2
 /// MiB each, since in tables of half that size words of an Odia page went to collisions in
 /// their pairs, asked again of the shared cache on every pass (the long table also holds the
@@ -418,8 +419,8 @@ pub fn with<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Memo>) -> R
 
 /// Hand back this thread's memo of `owner`, whose pieces nobody will ask for again (a
 /// tokenizer's `clear_cache` takes a new owner id): the next owner on this thread without a memo
-/// takes it, made, before making another (memory a process has not touched yet can cost a
-/// virtual machine milliseconds to give). Other threads' memos of `owner` go in time, as any
+/// takes it, made, before making another (memory a process has not touched yet can be slow
+/// to come, in a virtual machine most of all). Other threads' memos of `owner` go in time, as any
 /// memo not used.
 pub fn release(owner: u64) {
     MEMOS_OF_THREAD.with(|m| {
@@ -447,7 +448,7 @@ pub fn made_on_thread() -> usize {
 
 /// Make this thread's memo for `owner` now, its longer tables too (their memory written, so
 /// that their pages are the process's), so that its first encode does not: a table made on a
-/// text's first long word cost that call a third of a millisecond more than a later one.
+/// text's first long word would make that call slower than a later one.
 pub fn prepare(owner: u64, enabled: bool) {
     if !enabled {
         return;

@@ -711,8 +711,8 @@ struct ShortPieces<'a> {
 
 /// Pieces a piece's memo slots are asked for ahead of its lookup: when the memo's lines are not
 /// in the CPU's caches (a warm tokenizer after other work), the lookups of several pieces then
-/// wait for memory at once rather than one after another. (Sixteen rather than eight since the
-/// long pieces' lines are asked for too: more of them are in flight at once.)
+/// wait for memory at once rather than one after another. A long piece asks for up to six
+/// lines, so many are in flight at once, and a lead of sixteen pieces leaves them time.
 const AHEAD: usize = 16;
 
 /// A piece found by the scanner and not yet answered: where it is, and for a short one its key
@@ -751,8 +751,8 @@ impl Pieces<Error> for ShortPieces<'_> {
             new.pair = self.memo.fetch_short(new.p);
             // A short word of a script that o200k_base spells a token a letter (Odia's: four
             // letters of three bytes and more) is kept in the long table. Other short pieces
-            // that end outside ASCII seldom are, and the fetch costs them little; asking it of
-            // every piece of ten bytes and more cost English words the test itself.
+            // that end outside ASCII seldom are, and the fetch costs them little; a lower length
+            // would put the test itself on many English words.
             if piece.len() > 12 && piece[piece.len() - 1] >= 0x80 {
                 self.memo.fetch_elsewhere(new.p);
             }
