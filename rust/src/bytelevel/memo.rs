@@ -13,8 +13,8 @@
 //! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
 //! cache line: 4 MiB) and, each made on its first piece (or with the memo, by [`prepare`]),
 //! [`LONG_SLOTS`] of up to [`LONG_KEY`] with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB) and
-//! [`LONGEST_SLOTS`] of up to
-//! [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each: 2 MiB). A piece with more ids
+//! [`LONGEST_SLOTS`] of up to [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each:
+//! 2 MiB). A piece with more ids
 //! than the table of its length holds (a word of a script that o200k_base spells a token per
 //! character, Odia's) is kept in the next table that holds them, and the table of its length
 //! keeps a slot that says so: the pieces each table holds are found with one look, and those
