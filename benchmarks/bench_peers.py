@@ -26,7 +26,8 @@ Every tokenizer is loaded offline from the shared ranks file (``tiktoken/o200k_b
 Data: held-out news text, English ``corpora/en/news-lk_news.txt`` and Sinhala
 ``corpora/si/news-bbcsinhala.txt``, one text per non-empty line; ``--mb`` caps the bytes used per
 language (default: the whole file). ``--langs hi-flores bn-flores ...`` uses FLORES-200 devtest of
-that language instead (about 0.35 MB: take ``--rounds 1``). Line ``i`` belongs to round ``i % rounds``, so every round
+that language instead (about 0.35 MB: take ``--rounds 1``), and ``--langs si-en hi-en`` mixed text, the
+shared code-switched corpora (Sinhala-English news lines, 1.7 MB; Hindi-English tweets, 1.1 MB). Line ``i`` belongs to round ``i % rounds``, so every round
 has its own lines, of the same kind, never seen before by any object of that round's process.
 
 Measured, for each tokenizer and each mode where the library has one:
@@ -96,6 +97,10 @@ CORPUS = {"en": CORPORA / "en" / "news-lk_news.txt", "si": CORPORA / "si" / "new
 #: 0.35 MB each, so one round (``--rounds 1``) is the sensible setting.
 CORPUS.update({f"{lang}-flores": CORPORA / lang / "flores200-devtest.txt"
                for lang in ("hi", "bn", "ta", "ml", "te", "kn", "mr", "gu", "pa", "or", "ne", "sa", "si", "en")})
+#: Mixed text (``--langs si-en hi-en``): Sinhala news lines that switch to English words and names, and
+#: Hindi-English tweets (romanized Hindi, Devanagari, emoji, URLs), the shared code-switched corpora.
+CORPUS.update({"si-en": CORPORA / "si-en" / "news-codeswitched-lines.txt",
+               "hi-en": CORPORA / "hi-en" / "hasoc2019-tweets-not-offensive.txt"})
 PACKAGES = {
     "wwho": "wwho",
     "tiktoken": "tiktoken",
