@@ -16,9 +16,10 @@ tiktoken (o200k_base), Hugging Face ``tokenizers`` running the exported llama-bp
 instead times 1 MB of each bad input class (one character, spaces, newlines, random
 whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
 process: ByteBPE o200k_base and tiktoken alternating, each call cold (the piece cache cleared),
-best of 5. It also times the first encode after construction against a later cold one (a fresh
-process each, medians of 5) and construction against ``tiktoken.get_encoding`` (both libraries
-imported first: the times are the constructions', not the imports').
+best of 5. It also times the first encode after construction against later cold ones of the same
+text, after other memory traffic and right after another call (lists and arrays, a fresh process
+each, medians of 5; see ``FIRST_CALL``), and construction against ``tiktoken.get_encoding`` (both
+libraries imported first: the times are the constructions', not the imports').
 """
 
 from __future__ import annotations
@@ -133,25 +134,58 @@ def class_inputs() -> dict[str, str]:
     }
 
 
-FIRST_CALL = f"""
-import time
+#: One fresh process: construction, then the first encode of 100 kB of English news, then the same
+#: text again after ``clear_cache()``, five times after 48 MB of other memory traffic (the CPU's caches
+#: then hold none of the tokenizer's tables, as when a program does other work between calls) and
+#: five times right after the previous call (they hold what the last call used). Per byte, the
+#: thread's CPU time. ``{arrays}``: ``encode_to_numpy`` (numpy imported first, as a program that
+#: wants arrays has it) or ``encode_ordinary`` (lists of ints).
+FIRST_CALL = """
+import statistics, time
+if {arrays}:
+    import numpy
 from wwho.bytelevel import ByteBPE
 import tiktoken  # both libraries imported before either is timed: construction, not imports
 t0 = time.perf_counter()
-tok = ByteBPE.from_tiktoken("o200k_base", tiktoken_file={str(O200K_FILE)!r})
+tok = ByteBPE.from_tiktoken("o200k_base", tiktoken_file={o200k!r})
 t1 = time.perf_counter()
-with open({str(CORPORA / "en" / "news-lk_news.txt")!r}, encoding="utf-8") as f:
-    text = f.read(600_000)
-a, b = text[:100_000], text[300_000:400_000]
-c2 = time.thread_time(); t2 = time.perf_counter(); tok.encode_ordinary(a)
-t3 = time.perf_counter(); c3 = time.thread_time()
-tok.clear_cache()
-c4 = time.thread_time(); t4 = time.perf_counter(); tok.encode_ordinary(b)
-t5 = time.perf_counter(); c5 = time.thread_time()
+encode = tok.encode_to_numpy if {arrays} else tok.encode_ordinary
+with open({english!r}, encoding="utf-8") as f:
+    text = f.read(100_000)
+n = len(text.encode())
+def per_byte():
+    fresh = (text + " ")[:-1]  # a new str: CPython keeps a str's UTF-8 form once asked for it
+    c = time.thread_time(); encode(fresh); return (time.thread_time() - c) / n
+first = per_byte()
+other, work = bytearray(48 << 20), bytearray(48 << 20)  # bytearrays: the copy makes no temporary
+after_work, right_after = [], []
+for i in range(5):
+    tok.clear_cache(); other[:] = work; work[i] ^= 1
+    after_work.append(per_byte())
+for _ in range(5):
+    tok.clear_cache()
+    right_after.append(per_byte())
 from wwho.bytelevel.tiktoken_loader import get_encoding
-t6 = time.perf_counter(); get_encoding("o200k_base", tiktoken_file={str(O200K_FILE)!r}); t7 = time.perf_counter()
-print(t1 - t0, (t3 - t2) / len(a.encode()), (t5 - t4) / len(b.encode()), t7 - t6, (c3 - c2) / (c5 - c4))
+t2 = time.perf_counter(); get_encoding("o200k_base", tiktoken_file={o200k!r}); t3 = time.perf_counter()
+print(t1 - t0, first, statistics.median(after_work), statistics.median(right_after), t3 - t2)
 """
+
+
+def first_call(reps: int) -> None:
+    """Construction and the first encode against later cold ones (see ``FIRST_CALL``)."""
+    for arrays in (False, True):
+        code = FIRST_CALL.format(arrays=arrays, o200k=str(O200K_FILE),
+                                 english=str(CORPORA / "en" / "news-lk_news.txt"))
+        runs = [[float(x) for x in measure(code)[2].split()] for _ in range(reps)]
+        build, first, after_work, right_after, tt_build = (statistics.median(r[i] for r in runs) for i in range(5))
+        ratios = [r[1] / r[2] for r in runs]
+        kind = "encode_to_numpy" if arrays else "encode_ordinary (lists)"
+        print(f"{kind}: o200k_base construction {build:.3f} s (tiktoken.get_encoding {tt_build:.3f} s); "
+              f"the first encode after construction {first * 1e9:.1f} ns/byte; a later cold one (same "
+              f"text, after clear_cache) after 48 MB of other memory traffic {after_work * 1e9:.1f} "
+              f"(first / that x{min(ratios):.2f}-{max(ratios):.2f}), right after another call "
+              f"{right_after * 1e9:.1f} (x{first / right_after:.2f}); 100 kB of English, CPU time of "
+              f"the thread, medians of {reps} processes", flush=True)
 
 
 def classes(reps: int = 5) -> None:
@@ -160,12 +194,7 @@ def classes(reps: int = 5) -> None:
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
-    runs = [measure(FIRST_CALL)[2].split() for _ in range(reps)]
-    build, first, cold, tt_build, cpu_ratio = (statistics.median(float(r[i]) for r in runs) for i in range(5))
-    print(f"o200k_base construction {build:.3f} s (tiktoken.get_encoding {tt_build:.3f} s); first encode "
-          f"after construction {first * 1e9:.1f} ns/byte, a later cold one {cold * 1e9:.1f} ns/byte "
-          f"(x{first / cold:.2f} in wall time, x{cpu_ratio:.2f} in the thread's CPU time; 100 kB of English, "
-          f"medians of {reps} processes)")
+    first_call(reps)
     ours = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
     theirs = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
     inputs = class_inputs()
