@@ -10,11 +10,12 @@
 //! (its lines are shared between threads and read under a sequence check); the memo's longer
 //! tables answer them first. It holds what the exact path computed, so it only saves work.
 //!
-//! A memo has three tables: [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to a
-//! cache line: 4 MiB) and, each made on its first piece (or with the memo, by [`prepare`]),
-//! [`LONG_SLOTS`] of up to [`LONG_KEY`] with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB) and
-//! [`LONGEST_SLOTS`] of up to [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes each:
-//! 2 MiB). A piece with more ids
+//! A memo has three tables: up to [`SLOTS`] slots of up to [`KEY`] bytes (32 bytes each, two to
+//! a cache line: 4 MiB) and, each made on its first piece (or with the memo, by [`prepare`]), up
+//! to [`LONG_SLOTS`] of up to [`LONG_KEY`] with up to [`LONG_IDS`] ids (64 bytes each: 2 MiB)
+//! and up to [`LONGEST_SLOTS`] of up to [`LONGEST_KEY`] with up to [`LONGEST_IDS`] (128 bytes
+//! each: 2 MiB). [`prepare`] makes them at that size; a memo made on a thread's first piece
+//! starts each at a sixteenth of it and grows as it is written ([`FIRST_SHARE`]). A piece with more ids
 //! than the table of its length holds (a word of a script that o200k_base spells a token per
 //! character, Odia's) is kept in the next table that holds them, and the table of its length
 //! keeps a slot that says so: the pieces each table holds are found with one look, and those
@@ -136,20 +137,95 @@ fn pair_among<const W: usize>(pairs: usize, key: &[u64; W], len: u32) -> usize {
 
 /// One table of a memo: pieces packed in `W` words, with up to `I` ids.
 struct Table<const W: usize, const I: usize> {
-    /// On huge pages: a table is megabytes, asked at random.
+    /// On huge pages once it is megabytes: asked at random.
     pairs: HugeSlice<Pair<W, I>>,
+    /// Its pairs (0: not made): kept while the short table rests, when `pairs` is set aside.
+    size: usize,
+    /// The pairs it may grow to.
+    most: usize,
+    /// Pieces written since it was made or last grew.
+    written: usize,
 }
+
+/// A table is made at a sixteenth of its full size (no fewer than [`FIRST_PAIRS`] pairs, or all
+/// of a smaller table) and grows fourfold, up to that size, each time it has been written as
+/// many times as it has slots, a quarter (about where pieces start to fall three to a pair).
+/// Memory a thread has not used before is slow to come (the kernel zeroes each page, in a
+/// virtual machine more slowly still, and huge pages may first have to be gathered): a thread
+/// that encodes little for a tokenizer (a short request, a worker's share of a small batch)
+/// should not first pay for the megabytes of tables that a large text needs. [`prepare`]
+/// makes a memo at its full size at once.
+const FIRST_SHARE: usize = 16;
+const FIRST_PAIRS: usize = 1024;
+const GROWTH: usize = 4;
 
 impl<const W: usize, const I: usize> Table<W, I> {
     const UNMADE: Table<W, I> = Table {
         pairs: HugeSlice::empty(),
+        size: 0,
+        most: 0,
+        written: 0,
     };
 
-    /// Make the table's `slots` slots now, written (not only reserved, as `vec!` of zeros
-    /// would be), so that their pages are the process's.
+    /// Make the table, for up to `slots` slots, now: its first pairs written (not only
+    /// reserved, as `vec!` of zeros would be), so that their pages are the process's.
     fn make(&mut self, slots: usize) {
-        if self.pairs.is_empty() {
-            self.pairs = HugeSlice::new(slots / 2, Pair([Slot::EMPTY; 2]));
+        if self.size == 0 {
+            self.most = slots / 2;
+            self.size = (self.most / FIRST_SHARE).max(self.most.min(FIRST_PAIRS));
+            self.pairs = HugeSlice::new(self.size, Pair([Slot::EMPTY; 2]));
+            self.written = 0;
+        }
+    }
+
+    /// [`Self::make`] at the full size (a smaller table made before grows to it).
+    fn make_full(&mut self, slots: usize) {
+        if self.size == 0 {
+            self.most = slots / 2;
+            self.size = self.most;
+            self.pairs = HugeSlice::new(self.size, Pair([Slot::EMPTY; 2]));
+            self.written = 0;
+        } else if self.size < self.most {
+            self.grow(self.most);
+        }
+    }
+
+    /// Grow the table if it has been written as many times as it has slots, a quarter, since
+    /// it was made or last grew, and is smaller than it may be. The pieces it holds are kept:
+    /// in a table four times larger a piece seldom finds its new pair full, and is then
+    /// dropped (a memo only saves work; a pending one is then not handed to the shared cache,
+    /// which computes it again if asked).
+    #[inline]
+    fn grow_if_full(&mut self) {
+        self.written += 1;
+        if self.written <= self.size / 2 || self.size >= self.most || self.pairs.is_empty() {
+            return;
+        }
+        self.grow((self.size * GROWTH).min(self.most));
+    }
+
+    /// The table at `size` pairs, with the pieces it holds (see [`Self::grow_if_full`]).
+    #[inline(never)]
+    fn grow(&mut self, size: usize) {
+        let old = std::mem::replace(
+            &mut self.pairs,
+            HugeSlice::new(size, Pair([Slot::EMPTY; 2])),
+        );
+        (self.size, self.written) = (size, 0);
+        for slot in old.iter().flat_map(|pair| pair.0.iter()) {
+            if slot.owner() == 0 {
+                continue;
+            }
+            // the length the pair was chosen by: in the short table without the mark of a
+            // slot that says where the piece is (see `SHORT_MARK`)
+            let mut len = slot.tag & ((1 << COUNT_SHIFT) - 1);
+            if len as usize > 8 * W {
+                len &= !SHORT_MARK;
+            }
+            let pair = &mut self.pairs[pair_among(size, &slot.key, len)].0;
+            if let Some(free) = pair.iter_mut().find(|s| s.owner() == 0) {
+                *free = *slot;
+            }
         }
     }
 
@@ -243,6 +319,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
             ids: [0; I],
         };
         slot.ids[..ids.len()].copy_from_slice(ids);
+        self.grow_if_full();
         self.put(owner, self.pair(key, len), slot)
     }
 
@@ -265,6 +342,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
             tag: (owner << OWNER_SHIFT) | len | mark,
             ids: [0; I],
         };
+        self.grow_if_full();
         self.put(owner, self.pair(key, len), slot)
     }
 
@@ -359,7 +437,7 @@ impl Memos {
     /// The memo for `owner`: the one it used last, else one handed back ([`release`]), else an
     /// unmade one, else the one claimed longest ago.
     fn claim(&mut self, owner: u64) -> &mut Memo {
-        let made = |m: &Memo| !m.short.pairs.is_empty();
+        let made = |m: &Memo| m.short.size != 0;
         let held = |m: &Memo| {
             made(m) && m.owner == (owner & OWNER_MASK) as u32 && m.era == owner >> OWNER_BITS
         };
@@ -441,14 +519,16 @@ pub fn made_on_thread() -> usize {
         m.borrow()
             .memos
             .iter()
-            .filter(|memo| !memo.short.pairs.is_empty())
+            .filter(|memo| memo.short.size != 0)
             .count()
     })
 }
 
-/// Make this thread's memo for `owner` now, its longer tables too (their memory written, so
-/// that their pages are the process's), so that its first encode does not: a table made on a
-/// text's first long word would make that call slower than a later one.
+/// Make this thread's memo for `owner` now, every table at its full size (their memory
+/// written, so that their pages are the process's), so that its first encode does not: a
+/// table made or grown during a call makes that call slower than a later one. A tokenizer's
+/// constructing thread does this (it is usually the one that encodes); other threads make
+/// small tables on their first piece and grow them as they write them.
 pub fn prepare(owner: u64, enabled: bool) {
     if !enabled {
         return;
@@ -456,8 +536,9 @@ pub fn prepare(owner: u64, enabled: bool) {
     MEMOS_OF_THREAD.with(|m| {
         if let Ok(mut memos) = m.try_borrow_mut() {
             let memo = memos.claim(owner);
-            memo.long.make(LONG_SLOTS);
-            memo.longest.make(LONGEST_SLOTS);
+            memo.short.make_full(SLOTS);
+            memo.long.make_full(LONG_SLOTS);
+            memo.longest.make_full(LONGEST_SLOTS);
         }
     });
 }
@@ -634,13 +715,14 @@ impl Memo {
         self.owner = (owner & OWNER_MASK) as u32;
     }
 
-    /// The pair of the short table that would keep `p` (its size is fixed, so the answer holds
-    /// while the table rests), and a request that the CPU fetch its cache line now, so that
-    /// [`Self::get_into_at`] a few pieces later finds it there.
+    /// The pair of the short table that would keep `p` (its size is kept while the table rests,
+    /// so the answer holds then too; if the table grows before the piece is looked up, the
+    /// lookup misses and the miss path keeps the piece again), and a request that the CPU fetch
+    /// its cache line now, so that [`Self::get_into_at`] a few pieces later finds it there.
     #[inline(always)]
     pub fn fetch_short(&self, p: Packed) -> usize {
         let key = short_key(p);
-        let i = pair_among(SLOTS / 2, &key, p.len);
+        let i = pair_among(self.short.size, &key, p.len);
         if let Some(pair) = self.short.pairs.get(i) {
             fetch(pair, 1);
         }
@@ -1253,6 +1335,63 @@ mod tests {
             assert_eq!(long_key_of(said.piece()), sharing[1]);
             assert_eq!(said.ids(), [2]);
         });
+    }
+
+    #[test]
+    fn a_memo_starts_small_and_grows_keeping_its_pieces() {
+        // On a thread of its own: memos are per thread.
+        std::thread::spawn(|| {
+            let first = pieces(100);
+            let more: Vec<Packed> = (0..SLOTS / 8)
+                .map(|i| Packed::new(format!("more {i}").as_bytes()))
+                .collect();
+            let long = |i: usize| long_key_of(format!("a long piece, number {i:>9}").as_bytes());
+            with(new_owner(), true, |memo| {
+                let memo = memo.unwrap();
+                assert_eq!(memo.short.size, SLOTS / 2 / FIRST_SHARE);
+                for (i, p) in first.iter().enumerate() {
+                    memo.insert(*p, &[i as u32], false);
+                }
+                for p in &more {
+                    memo.insert(*p, &[7], false);
+                }
+                for i in 0..LONG_SLOTS / 8 {
+                    memo.insert_long(&long(i), &[i as u32, 1], false);
+                }
+                // Written more than a quarter of their slots at each size: grown to full.
+                assert_eq!(memo.short.size, SLOTS / 2);
+                assert_eq!(memo.long.size, LONG_SLOTS / 2);
+                // What was kept before the growth is kept after it (a piece whose new pair
+                // is full is dropped: seldom).
+                let found = first
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, p)| {
+                        let mut out = Vec::new();
+                        memo.get_into(**p, &mut out) && out == [*i as u32]
+                    })
+                    .count();
+                assert!(found >= 95, "{found} of 100");
+                let found_long = (0..100)
+                    .filter(|&i| {
+                        let mut out = Vec::new();
+                        memo.get_long_into(&long(i), &mut out) && out == [i as u32, 1]
+                    })
+                    .count();
+                assert!(found_long >= 95, "{found_long} of 100");
+            });
+            // A memo made by `prepare` (a tokenizer's constructing thread) is full at once.
+            let owner = new_owner();
+            prepare(owner, true);
+            with(owner, true, |memo| {
+                let memo = memo.unwrap();
+                assert_eq!(memo.short.size, SLOTS / 2);
+                assert_eq!(memo.long.size, LONG_SLOTS / 2);
+                assert_eq!(memo.longest.size, LONGEST_SLOTS / 2);
+            });
+        })
+        .join()
+        .unwrap();
     }
 
     /// `n` distinct pieces of up to 16 bytes.

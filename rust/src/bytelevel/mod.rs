@@ -1138,7 +1138,8 @@ mod tests {
     fn the_shared_cache_holds_what_the_memo_lets_go() {
         // Words of six letters, three tokens each, each after a phrase the memo knows (new
         // words close together would rest its short table): a thread's memo keeps them, so
-        // encoding them alone writes none to the shared cache, a batch's call on several
+        // encoding them alone writes few to the shared cache (those that fall three to a
+        // pair of the memo's first, small table, about one in a hundred), a batch's call on several
         // threads writes each at once, and the words the memo lets go reach it. Every id is
         // that of a tokenizer with no cache, on this thread and on another.
         let (tok, plain) = cached_and_plain(&syllable_ranks(256), 64 << 20);
@@ -1151,7 +1152,7 @@ mod tests {
         assert_eq!(plain.encode_ordinary("bakoje").unwrap().len(), 3);
         let alone = syllable_words(0, 1_000);
         same(&alone, &tok);
-        assert!(tok.cache().is_empty(), "{} pieces", tok.cache().len());
+        assert!(tok.cache().len() < 50, "{} pieces", tok.cache().len());
         // (fewer new words than the shared cache's window: it does not rest either)
         let together = syllable_words(1_000, 1_000);
         let mut ids = Vec::new();
