@@ -25,8 +25,9 @@
 //! Each thread keeps up to [`MEMOS`] memos, one for each of the tokenizers it used last, made
 //! on a tokenizer's first encode on the thread (or by [`prepare`]), so that tokenizers used in
 //! turn on one thread (two vocabularies in one pipeline, or two objects of one) do not write
-//! over each other's pieces; a thread that turns to a further tokenizer gives it the memo used
-//! longest ago. A slot also records the tokenizer that wrote it (its owner id), so a memo passed
+//! over each other's pieces; a thread that turns to a further tokenizer gives it the memo of a
+//! tokenizer dropped or cleared ([`release`]), else an unmade one, else the memo used longest
+//! ago. A slot also records the tokenizer that wrote it (its owner id), so a memo passed
 //! on to another tokenizer needs no emptying, and a tokenizer's `clear_cache` takes a new owner
 //! id, which finds none of the old one's slots. A slot keeps the low [`OWNER_BITS`] of a 64-bit
 //! owner id; the bits above are an era, and a memo emptied when a new era begins never mistakes
@@ -41,7 +42,7 @@
 use super::table::Packed;
 use crate::huge::HugeSlice;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Longest piece kept in the short table.
 pub const KEY: usize = 16;
@@ -434,22 +435,20 @@ struct Memos {
 }
 
 impl Memos {
-    /// The memo for `owner`: the one it used last, else one handed back ([`release`]), else an
-    /// unmade one, else the one claimed longest ago.
+    /// The memo for `owner`: the one it used last, else one handed back or of an owner released
+    /// on another thread ([`release`]), else an unmade one, else the one claimed longest ago.
     fn claim(&mut self, owner: u64) -> &mut Memo {
         let made = |m: &Memo| m.short.size != 0;
-        let held = |m: &Memo| {
-            made(m) && m.owner == (owner & OWNER_MASK) as u32 && m.era == owner >> OWNER_BITS
-        };
-        let i = match self.memos.iter().position(held) {
+        let i = match self.memos.iter().position(|m| made(m) && m.holds(owner)) {
             Some(i) => i,
             None => (0..MEMOS)
                 .min_by_key(|&i| {
                     let m = &self.memos[i];
-                    let rank = match (made(m), m.owner) {
-                        (true, 0) => 0,
+                    let free = m.owner == 0 || gone(m.whole_owner());
+                    let rank = match (made(m), free) {
+                        (true, true) => 0,
                         (false, _) => 1,
-                        (true, _) => 2,
+                        (true, false) => 2,
                     };
                     (rank, self.used[i])
                 })
@@ -495,21 +494,37 @@ pub fn with<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Memo>) -> R
     })
 }
 
-/// Hand back this thread's memo of `owner`, whose pieces nobody will ask for again (a
-/// tokenizer's `clear_cache` takes a new owner id): the next owner on this thread without a memo
-/// takes it, made, before making another (memory a process has not touched yet can be slow
-/// to come, in a virtual machine most of all). Other threads' memos of `owner` go in time, as any
-/// memo not used.
+/// Hand back every memo of `owner`, whose pieces nobody will ask for again (a tokenizer's
+/// `clear_cache` takes a new owner id, a tokenizer dropped has none): the next owner without a
+/// memo on a thread takes one of them, made, before making another (memory a process has not
+/// touched yet can be slow to come, in a virtual machine most of all). This thread's are
+/// handed back at once; other threads find `owner` among the [`GONE`] owners when they next
+/// look for a memo to take.
 pub fn release(owner: u64) {
-    MEMOS_OF_THREAD.with(|m| {
+    let slot = GONE_NEXT.fetch_add(1, Ordering::Relaxed) % GONE.len();
+    GONE[slot].store(owner, Ordering::Relaxed);
+    // (`try_with`: a tokenizer may be dropped while this thread's locals are being destroyed)
+    let _ = MEMOS_OF_THREAD.try_with(|m| {
         if let Ok(mut memos) = m.try_borrow_mut() {
             for memo in memos.memos.iter_mut() {
-                if memo.owner == (owner & OWNER_MASK) as u32 && memo.era == owner >> OWNER_BITS {
+                if memo.holds(owner) {
                     memo.owner = 0;
                 }
             }
         }
     });
+}
+
+/// The owners released last, any thread's: a memo of one of them is as good as handed back. A
+/// ring of atomics, so that no lock is held across a `fork` (a child copies it as it is, and
+/// what it says stays true there); an owner pushed out of it is found in time, as the memo used
+/// longest ago.
+static GONE: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
+static GONE_NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether `owner` (a whole id, era bits included) was released.
+fn gone(owner: u64) -> bool {
+    owner != 0 && GONE.iter().any(|g| g.load(Ordering::Relaxed) == owner)
 }
 
 /// Memos made on this thread.
@@ -703,6 +718,20 @@ fn short_key(p: Packed) -> [u64; 2] {
 }
 
 impl Memo {
+    /// Whether its slots are `owner`'s (a whole id, era bits included).
+    fn holds(&self, owner: u64) -> bool {
+        self.owner == (owner & OWNER_MASK) as u32 && self.era == owner >> OWNER_BITS
+    }
+
+    /// The whole id of its owner (0: none).
+    fn whole_owner(&self) -> u64 {
+        if self.owner == 0 {
+            0
+        } else {
+            (self.era << OWNER_BITS) | u64::from(self.owner)
+        }
+    }
+
     fn claim(&mut self, owner: u64) {
         self.short.make(SLOTS);
         let era = owner >> OWNER_BITS;

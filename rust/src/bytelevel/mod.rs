@@ -692,6 +692,13 @@ impl ByteLevel {
     }
 }
 
+impl Drop for ByteLevel {
+    /// Its memos go to the next tokenizers that need one, on each thread (see `memo::release`).
+    fn drop(&mut self) {
+        memo::release(*self.memo_owner.get_mut());
+    }
+}
+
 /// One text's pieces into ids through a memo (see `encode_chunk`). Only the memo's answer for a
 /// short piece is inlined into the scanner's loop (a closure, called from the scanner's several
 /// places, was left a call per piece); everything else is a call.
@@ -1132,6 +1139,40 @@ mod tests {
                 assert_eq!(memo::made_on_thread(), 1);
             });
         });
+    }
+
+    #[test]
+    fn a_dropped_or_cleared_tokenizers_memos_go_to_the_next_on_every_thread() {
+        // A worker thread encodes with one tokenizer after another, each dropped (or cleared)
+        // on the main thread: the worker takes the memo of the one gone rather than making a
+        // memo for each (new memory is slow to come), and finds none of its pieces.
+        let (plain, text) = (
+            cached_and_plain(&syllable_ranks(256), 0).1,
+            syllable_words(0, 500),
+        );
+        let expected = plain.encode_ordinary(&text).unwrap();
+        let (to_worker, jobs) = std::sync::mpsc::channel::<std::sync::Arc<ByteLevel>>();
+        let (to_main, done) = std::sync::mpsc::channel::<usize>();
+        let worker = std::thread::spawn(move || {
+            for tok in jobs {
+                assert_eq!(tok.encode_ordinary(&text).unwrap(), expected);
+                drop(tok);
+                to_main.send(memo::made_on_thread()).unwrap();
+            }
+        });
+        for round in 0..3 {
+            let tok = std::sync::Arc::new(cached_and_plain(&syllable_ranks(256), 64 << 20).0);
+            to_worker.send(tok.clone()).unwrap();
+            assert_eq!(done.recv().unwrap(), 1, "round {round}");
+            if round == 1 {
+                tok.clear_cache(); // its old id is released too
+                to_worker.send(tok.clone()).unwrap();
+                assert_eq!(done.recv().unwrap(), 1, "round {round}, cleared");
+            }
+            drop(tok); // the last reference: released here, not on the worker
+        }
+        drop(to_worker);
+        worker.join().unwrap();
     }
 
     #[test]
