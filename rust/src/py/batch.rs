@@ -286,19 +286,14 @@ struct Dest(*mut u8);
 // part of it.
 unsafe impl Send for Dest {}
 
-/// One text's ids as a numpy `uint32` array: a `bytearray` of them that `numpy.frombuffer`
-/// takes over without a copy, called from here with the dtype object made once (numpy parses
-/// keywords and dtype names at each call, and a Python wrapper would add a frame per text).
+/// One text's ids as a numpy `uint32` array, made through numpy's C API (`numpy.frombuffer`
+/// over a `bytearray`, called from here, cost a call through Python's machinery per text).
 pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny>> {
-    static NUMPY: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
-    let (frombuffer, dtype) = NUMPY.get_or_try_init(py, || {
-        let numpy = py.import("numpy")?;
-        let dtype = numpy.getattr("dtype")?.call1(("uint32",))?;
-        Ok::<_, PyErr>((numpy.getattr("frombuffer")?.unbind(), dtype.unbind()))
-    })?;
-    frombuffer
-        .bind(py)
-        .call1((native_bytes(py, ids)?, dtype.bind(py)))
+    // The binding finds numpy's C API on its first use, and panics if numpy is missing:
+    // importing numpy first makes that the ImportError a caller expects.
+    static NUMPY: PyOnceLock<()> = PyOnceLock::new();
+    NUMPY.get_or_try_init(py, || py.import("numpy").map(|_| ()))?;
+    Ok(numpy::PyArray1::from_slice(py, ids).into_any())
 }
 
 /// Numbers as a `bytearray` of their native-endian bytes.

@@ -352,8 +352,8 @@ class ByteBPE:
         add_special: bool = False,
     ):
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
-        a Python int per id or a list: the core writes the ids into a buffer numpy takes over
-        (numpy is imported on the first call)."""
+        a Python int per id or a list: the core makes the array through numpy's C API (numpy is
+        imported on the first call)."""
         if add_special is not False:
             check_flag(add_special, "add_special")
         if no_names(allowed_special) and all_names(disallowed_special):  # the default, as in encode()
