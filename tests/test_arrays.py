@@ -140,6 +140,29 @@ def test_one_text_array_takes_encodes_options(kinds, kind):
         tok.encode_to_numpy(b"bytes")
 
 
+def test_sgpe_one_text_array_takes_encodes_options(kinds):
+    """SGPE's ``encode_to_numpy`` has its own path too: the same ids, special tokens and errors as
+    ``encode``, short texts and long ones (encoded without the GIL)."""
+    from wwho.errors import TokenizerError
+
+    tok = _get(kinds, "sgpe")
+    special = sorted(tok.special_tokens)[0]
+    texts = ["", "ශ්‍රී ලංකාව 🏏", f"a{special}b", "ශ්‍රී ලංකාව " * 20_000]
+    for text in texts:
+        for options in [{}, {"allowed_special": "all"}, {"allowed_special": [special]},
+                        {"allowed_special": ["no such token"]}]:
+            try:
+                want = tok.encode(text, **options)
+            except TokenizerError as exc:
+                with pytest.raises(type(exc), match=re.escape(str(exc))):
+                    tok.encode_to_numpy(text, **options)
+                continue
+            got = tok.encode_to_numpy(text, **options)
+            assert got.dtype == np.uint32 and got.flags.writeable and got.tolist() == want
+    with pytest.raises(TokenizerError, match="expected text"):
+        tok.encode_to_numpy(b"bytes")
+
+
 @pytest.mark.parametrize("bos, eos", [(1, None), (None, 2), (1, 2), (None, None)])
 def test_add_bos_eos(bos, eos):
     lists = [[5, 6], [], [7]]

@@ -2,7 +2,7 @@
 //! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
-use super::batch::{encode_flat, encode_texts, encode_texts_into, thread_count};
+use super::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
 use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::text::{code_points, substrings, text};
@@ -305,6 +305,27 @@ impl PyEncoder {
         }
         .map_err(|e| error(py, Kind::Tokenizer, e))?;
         self.id_list(py, &ids)
+    }
+
+    /// [`encode`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no list.
+    #[pyo3(signature = (s, allowed=Vec::new()))]
+    fn encode_array<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        allowed: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = s.py();
+        self.check_allowed(py, &allowed)?;
+        let t = text(s)?;
+        let enc = &self.inner;
+        let run = || with_text!(t, t => enc.encode(t, &allowed));
+        let ids = if t.len() > DETACH_ABOVE {
+            py.detach(|| guard("encoding", run))
+        } else {
+            guard("encoding", run)
+        }
+        .map_err(|e| error(py, Kind::Tokenizer, e))?;
+        ids_array(py, &ids)
     }
 
     /// [`encode`] for each text, on `num_threads` threads (all cores when 0) without the GIL.

@@ -215,9 +215,13 @@ class SGPETokenizer:
         return self._core.encode_batch(texts, allowed, threads or 0)
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = ()):
-        """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id."""
-        ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special, num_threads=1)
-        return ids
+        """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
+        (numpy is imported on the first call)."""
+        if not isinstance(text, str):
+            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        if not no_names(allowed_special):
+            return self._core.encode_array(text, self._allowed_ids(allowed_special))
+        return self._core.encode_array(text)
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                               num_threads: int | None = None):
