@@ -140,17 +140,21 @@ def test_one_text_array_takes_encodes_options(kinds, kind):
         tok.encode_to_numpy(b"bytes")
 
 
-def test_sgpe_one_text_array_takes_encodes_options(kinds):
-    """SGPE's ``encode_to_numpy`` has its own path too: the same ids, special tokens and errors as
-    ``encode``, short texts and long ones (encoded without the GIL)."""
+@pytest.mark.parametrize("kind", ["sgpe", "meta"])
+def test_sgpe_and_meta_one_text_array_takes_encodes_options(kinds, kind):
+    """SGPE's and the meta tokenizer's ``encode_to_numpy`` have their own path too: the same ids,
+    special tokens and errors as ``encode``, short texts and long ones (encoded without the GIL)."""
     from wwho.errors import TokenizerError
 
-    tok = _get(kinds, "sgpe")
+    tok = _get(kinds, kind)
     special = sorted(tok.special_tokens)[0]
-    texts = ["", "ශ්‍රී ලංකාව 🏏", f"a{special}b", "ශ්‍රී ලංකාව " * 20_000]
+    texts = ["", "ශ්‍රී ලංකාව 🏏 hello", f"a{special}b", "ශ්‍රී ලංකාව hello " * 20_000]
+    choices = [{}, {"allowed_special": "all"}, {"allowed_special": [special]},
+               {"allowed_special": ["no such token"]}]
+    if kind == "meta":
+        choices += [{"disallowed_special": ()}, {"disallowed_special": [special]}]
     for text in texts:
-        for options in [{}, {"allowed_special": "all"}, {"allowed_special": [special]},
-                        {"allowed_special": ["no such token"]}]:
+        for options in choices:
             try:
                 want = tok.encode(text, **options)
             except TokenizerError as exc:

@@ -424,17 +424,20 @@ class MetaTokenizer:
         return self._core.encode_batch(texts, *self._batch_args(texts, allowed_special, disallowed_special),
                                        thread_count(num_threads) or 0)
 
-    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
                         disallowed_special: Iterable[str] | str = "all"):
-        """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id."""
-        try:
-            ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
-                                                disallowed_special=disallowed_special, num_threads=1)
-        except TokenizerError as exc:
-            if getattr(exc, "text_index", None) == 0:  # one text: its error as encode raises it
-                raise TokenizerError(str(exc).removeprefix("texts[0]: ")) from None
-            raise
-        return ids
+        """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
+        (numpy is imported on the first call)."""
+        if allowed_special is _NONE and all_names(disallowed_special):  # the default: one call
+            try:
+                return self._core.encode_array(text)
+            except TypeError:
+                raise TokenizerError(f"expected text as str, got {type(text).__name__}") from None
+        if not isinstance(text, str):
+            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        index = self._special_index
+        return self._core.encode_array(text, [index[s] for s in allowed], [index[s] for s in disallowed])
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
                               disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None):

@@ -3,7 +3,7 @@
 //! them, the byte-level part's (tiktoken's ranks) as `ByteLevel` takes them, the special tokens
 //! with their unified ids. Text comes in as `str`, read in its own storage.
 
-use super::batch::{encode_flat, encode_texts_into, thread_count};
+use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
 use super::errors::{error, guard, raise, Kind};
 use super::ints::IdInts;
 use super::sgpe::{PyEncoder, PyRouter};
@@ -132,6 +132,30 @@ impl PyMeta {
         )
     }
 
+    /// [`encode_with`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no
+    /// list; `allowed`/`disallowed` None: [`encode`]'s defaults.
+    #[pyo3(signature = (s, allowed=None, disallowed=None))]
+    fn encode_array<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        allowed: Option<Vec<usize>>,
+        disallowed: Option<Vec<usize>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let meta = &self.inner;
+        let ids = match (allowed, disallowed) {
+            (Some(allowed), Some(disallowed)) => {
+                self.check(s.py(), &allowed)?;
+                self.check(s.py(), &disallowed)?;
+                self.ids(
+                    s,
+                    |t| with_text!(t, t => meta.encode_with(t, &allowed, &disallowed)),
+                )?
+            }
+            _ => self.ids(s, |t| with_text!(t, t => meta.encode(t)))?,
+        };
+        ids_array(s.py(), &ids)
+    }
+
     /// [`encode_with`] for each text (`allowed`/`disallowed` None: the defaults of `encode`), on
     /// `num_threads` threads (all cores when 0) without the GIL; the first failing text (in
     /// order) raises its error.
@@ -225,16 +249,25 @@ impl PyMeta {
         s: &Bound<'py, PyString>,
         f: impl Fn(Text<'_>) -> Result<Vec<u32>, Error> + Send + Sync,
     ) -> PyResult<Bound<'py, PyList>> {
+        let ids = self.ids(s, f)?;
+        self.ints.list(s.py(), &ids)
+    }
+
+    /// `f` on the text of `s` (without the GIL for a long one), its errors raised.
+    fn ids(
+        &self,
+        s: &Bound<'_, PyString>,
+        f: impl Fn(Text<'_>) -> Result<Vec<u32>, Error> + Send + Sync,
+    ) -> PyResult<Vec<u32>> {
         let py = s.py();
         let t = text(s)?;
-        let ids = if t.len() > DETACH_ABOVE {
+        if t.len() > DETACH_ABOVE {
             py.detach(|| guard("encoding", || f(t)))
         } else {
             guard("encoding", || f(t))
         }
         .map_err(|e| error(py, Kind::Tokenizer, e))?
-        .map_err(|e| self.error(py, e))?;
-        self.ints.list(py, &ids)
+        .map_err(|e| self.error(py, e))
     }
 
     fn check(&self, py: Python<'_>, set: &[usize]) -> PyResult<()> {
