@@ -115,44 +115,10 @@ def test_special_tokens_in_the_flat_form(kinds):
         tok.encode_batch_to_numpy(texts)
 
 
-@pytest.mark.parametrize("kind", ["bytelevel", "o200k"])
-def test_one_text_array_takes_encodes_options(kinds, kind):
-    """The byte-level ``encode_to_numpy`` has its own path (not a batch of one): the same ids,
-    special-token handling, errors and BOS/EOS as ``encode``."""
+def _one_text_arrays_are_encode(tok, texts, choices):
+    """``encode_to_numpy`` gives ``encode``'s ids, or raises its error, for every text and options."""
     from wwho.errors import TokenizerError
 
-    tok = _get(kinds, kind)
-    special = sorted(tok.special_tokens)[0] if tok.special_tokens else None
-    texts = ["", "plain text", " " * 3000 + "x", "ශ්‍රී ලංකාව 🏏 \ud800", "a" * 5000]
-    if special is not None:
-        texts.append(f"a{special}b")
-    for text in texts:
-        for options in [{}, {"disallowed_special": ()}, {"allowed_special": "all"}, {"add_special": True}]:
-            try:
-                want = tok.encode(text, **options)
-            except TokenizerError as exc:
-                with pytest.raises(type(exc), match=re.escape(str(exc))):
-                    tok.encode_to_numpy(text, **options)
-                continue
-            got = tok.encode_to_numpy(text, **options)
-            assert got.dtype == np.uint32 and got.flags.writeable and got.tolist() == want
-    with pytest.raises(TokenizerError, match="expected text"):
-        tok.encode_to_numpy(b"bytes")
-
-
-@pytest.mark.parametrize("kind", ["sgpe", "meta"])
-def test_sgpe_and_meta_one_text_array_takes_encodes_options(kinds, kind):
-    """SGPE's and the meta tokenizer's ``encode_to_numpy`` have their own path too: the same ids,
-    special tokens and errors as ``encode``, short texts and long ones (encoded without the GIL)."""
-    from wwho.errors import TokenizerError
-
-    tok = _get(kinds, kind)
-    special = sorted(tok.special_tokens)[0]
-    texts = ["", "ශ්‍රී ලංකාව 🏏 hello", f"a{special}b", "ශ්‍රී ලංකාව hello " * 20_000]
-    choices = [{}, {"allowed_special": "all"}, {"allowed_special": [special]},
-               {"allowed_special": ["no such token"]}]
-    if kind == "meta":
-        choices += [{"disallowed_special": ()}, {"disallowed_special": [special]}]
     for text in texts:
         for options in choices:
             try:
@@ -165,6 +131,33 @@ def test_sgpe_and_meta_one_text_array_takes_encodes_options(kinds, kind):
             assert got.dtype == np.uint32 and got.flags.writeable and got.tolist() == want
     with pytest.raises(TokenizerError, match="expected text"):
         tok.encode_to_numpy(b"bytes")
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "o200k"])
+def test_one_text_array_takes_encodes_options(kinds, kind):
+    """The byte-level ``encode_to_numpy`` has its own path (not a batch of one): the same ids,
+    special-token handling, errors and BOS/EOS as ``encode``."""
+    tok = _get(kinds, kind)
+    special = sorted(tok.special_tokens)[0] if tok.special_tokens else None
+    texts = ["", "plain text", " " * 3000 + "x", "ශ්‍රී ලංකාව 🏏 \ud800", "a" * 5000]
+    if special is not None:
+        texts.append(f"a{special}b")
+    _one_text_arrays_are_encode(tok, texts, [{}, {"disallowed_special": ()}, {"allowed_special": "all"},
+                                             {"add_special": True}])
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "meta"])
+def test_sgpe_and_meta_one_text_array_takes_encodes_options(kinds, kind):
+    """SGPE's and the meta tokenizer's ``encode_to_numpy`` have their own path too: the same ids,
+    special tokens and errors as ``encode``, short texts and long ones (encoded without the GIL)."""
+    tok = _get(kinds, kind)
+    special = sorted(tok.special_tokens)[0]
+    texts = ["", "ශ්‍රී ලංකාව 🏏 hello", f"a{special}b", "ශ්‍රී ලංකාව hello " * 20_000]
+    choices = [{}, {"allowed_special": "all"}, {"allowed_special": [special]},
+               {"allowed_special": ["no such token"]}]
+    if kind == "meta":
+        choices += [{"disallowed_special": ()}, {"disallowed_special": [special]}]
+    _one_text_arrays_are_encode(tok, texts, choices)
 
 
 @pytest.mark.parametrize("bos, eos", [(1, None), (None, 2), (1, 2), (None, None)])

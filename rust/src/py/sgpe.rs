@@ -293,18 +293,8 @@ impl PyEncoder {
         s: &Bound<'py, PyString>,
         allowed: Vec<u32>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let py = s.py();
-        self.check_allowed(py, &allowed)?;
-        let t = text(s)?;
-        let enc = &self.inner;
-        let run = || with_text!(t, t => enc.encode(t, &allowed));
-        let ids = if t.len() > DETACH_ABOVE {
-            py.detach(|| guard("encoding", run))
-        } else {
-            guard("encoding", run)
-        }
-        .map_err(|e| error(py, Kind::Tokenizer, e))?;
-        self.id_list(py, &ids)
+        let ids = self.ids(s, &allowed)?;
+        self.id_list(s.py(), &ids)
     }
 
     /// [`encode`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no list.
@@ -314,18 +304,8 @@ impl PyEncoder {
         s: &Bound<'py, PyString>,
         allowed: Vec<u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = s.py();
-        self.check_allowed(py, &allowed)?;
-        let t = text(s)?;
-        let enc = &self.inner;
-        let run = || with_text!(t, t => enc.encode(t, &allowed));
-        let ids = if t.len() > DETACH_ABOVE {
-            py.detach(|| guard("encoding", run))
-        } else {
-            guard("encoding", run)
-        }
-        .map_err(|e| error(py, Kind::Tokenizer, e))?;
-        ids_array(py, &ids)
+        let ids = self.ids(s, &allowed)?;
+        ids_array(s.py(), &ids)
     }
 
     /// [`encode`] for each text, on `num_threads` threads (all cores when 0) without the GIL.
@@ -497,6 +477,22 @@ impl PyEncoder {
 
 impl PyEncoder {
     /// The list of Python ints for `ids` (every id is below the vocabulary size).
+    /// The ids of the text of `s` (without the GIL for a long one), the special tokens `allowed`
+    /// (ids) taken as such.
+    fn ids(&self, s: &Bound<'_, PyString>, allowed: &[u32]) -> PyResult<Vec<u32>> {
+        let py = s.py();
+        self.check_allowed(py, allowed)?;
+        let t = text(s)?;
+        let enc = &self.inner;
+        let run = || with_text!(t, t => enc.encode(t, allowed));
+        if t.len() > DETACH_ABOVE {
+            py.detach(|| guard("encoding", run))
+        } else {
+            guard("encoding", run)
+        }
+        .map_err(|e| error(py, Kind::Tokenizer, e))
+    }
+
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         self.ints.list(py, ids)
     }
