@@ -381,21 +381,25 @@ class MetaTokenizer:
                disallowed_special: Iterable[str] | str = "all") -> list[int]:
         """Unified ids of ``text``. Special tokens follow tiktoken's model (module docstring);
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
-        return self._encode(text, allowed_special, disallowed_special, self._core.encode, self._core.encode_with)
-
-    def _encode(self, text, allowed_special, disallowed_special, by_default, with_specials):
-        """``by_default(text)`` for the default special tokens, else ``with_specials(text, allowed,
-        disallowed)`` with the indices of those allowed and disallowed (both core calls)."""
         if allowed_special is _NONE and all_names(disallowed_special):  # the default: one call
             try:
-                return by_default(text)
+                return self._core.encode(text)
             except TypeError:
-                raise TokenizerError(f"expected text as str, got {type(text).__name__}") from None
+                raise self._not_text(text) from None
+        return self._with_specials(text, allowed_special, disallowed_special, self._core.encode_with)
+
+    def _with_specials(self, text, allowed_special, disallowed_special, encode_with):
+        """``encode_with(text, allowed, disallowed)`` (a core call) with the indices of the special
+        tokens allowed and disallowed."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+            raise self._not_text(text)
         allowed, disallowed = self._specials(allowed_special, disallowed_special)
         index = self._special_index
-        return with_specials(text, [index[s] for s in allowed], [index[s] for s in disallowed])
+        return encode_with(text, [index[s] for s in allowed], [index[s] for s in disallowed])
+
+    @staticmethod
+    def _not_text(text: object) -> TokenizerError:
+        return TokenizerError(f"expected text as str, got {type(text).__name__}")
 
     def _specials(self, allowed_special: Iterable[str] | str,
                   disallowed_special: Iterable[str] | str) -> tuple[frozenset[str], frozenset[str]]:
@@ -431,8 +435,12 @@ class MetaTokenizer:
                         disallowed_special: Iterable[str] | str = "all"):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
-        return self._encode(text, allowed_special, disallowed_special, self._core.encode_array,
-                            self._core.encode_array)
+        if allowed_special is _NONE and all_names(disallowed_special):  # the default: one call
+            try:
+                return self._core.encode_array(text)
+            except TypeError:
+                raise self._not_text(text) from None
+        return self._with_specials(text, allowed_special, disallowed_special, self._core.encode_array)
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
                               disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None):
