@@ -476,7 +476,6 @@ impl PyEncoder {
 }
 
 impl PyEncoder {
-    /// The list of Python ints for `ids` (every id is below the vocabulary size).
     /// The ids of the text of `s` (without the GIL for a long one), the special tokens `allowed`
     /// (ids) taken as such.
     fn ids(&self, s: &Bound<'_, PyString>, allowed: &[u32]) -> PyResult<Vec<u32>> {
@@ -493,6 +492,7 @@ impl PyEncoder {
         .map_err(|e| error(py, Kind::Tokenizer, e))
     }
 
+    /// The list of Python ints for `ids` (every id is below the vocabulary size).
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         self.ints.list(py, ids)
     }
