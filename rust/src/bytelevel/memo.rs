@@ -172,23 +172,24 @@ impl<const W: usize, const I: usize> Table<W, I> {
     /// reserved, as `vec!` of zeros would be), so that their pages are the process's.
     fn make(&mut self, slots: usize) {
         if self.size == 0 {
-            self.most = slots / 2;
-            self.size = (self.most / FIRST_SHARE).max(self.most.min(FIRST_PAIRS));
-            self.pairs = HugeSlice::new(self.size, Pair([Slot::EMPTY; 2]));
-            self.written = 0;
+            let most = slots / 2;
+            self.start(most, (most / FIRST_SHARE).max(most.min(FIRST_PAIRS)));
         }
     }
 
     /// [`Self::make`] at the full size (a smaller table made before grows to it).
     fn make_full(&mut self, slots: usize) {
         if self.size == 0 {
-            self.most = slots / 2;
-            self.size = self.most;
-            self.pairs = HugeSlice::new(self.size, Pair([Slot::EMPTY; 2]));
-            self.written = 0;
+            self.start(slots / 2, slots / 2);
         } else if self.size < self.most {
             self.grow(self.most);
         }
+    }
+
+    /// An empty table of `size` pairs, which may grow to `most`.
+    fn start(&mut self, most: usize, size: usize) {
+        self.pairs = HugeSlice::new(size, Pair([Slot::EMPTY; 2]));
+        (self.size, self.most, self.written) = (size, most, 0);
     }
 
     /// Grow the table if it has been written as many times as it has slots, a quarter, since
