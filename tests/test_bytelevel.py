@@ -179,6 +179,22 @@ def test_o200k_equals_tiktoken_on_words_of_random_characters(ours, ref, text):
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+# Words of three-byte characters from two random blocks of 64 (U+0800-U+FFFF), after a space, a
+# sign or nothing: the core starts such words from their characters' own merges as far as no
+# token across two characters of the word ranks lower (rust/src/bytelevel/characters.rs).
+_block = st.integers(0x800 // 64, 0xFFFF // 64).filter(lambda b: not 0xD800 <= b * 64 <= 0xDFFF)
+_two_blocks = st.lists(_block, min_size=2, max_size=2).flatmap(
+    lambda bs: st.lists(st.integers(0, 127).map(lambda i: chr(bs[i // 64] * 64 + i % 64)), min_size=2, max_size=30))
+three_byte_words = st.lists(st.tuples(st.sampled_from(["", " ", "(", "\u201c"]), _two_blocks.map("".join)),
+                            min_size=1, max_size=4).map(lambda ws: "".join(a + w for a, w in ws))
+
+
+@FUZZ
+@given(text=three_byte_words)
+def test_o200k_equals_tiktoken_on_words_of_three_byte_characters(ours, ref, text):
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 # Long runs of one byte (spaces, newlines, dashes, one letter): the core merges them group by
 # group (rust/src/bytelevel/runs.rs). Every printable ASCII character and the whitespace that
 # forms one o200k piece, at lengths around the shortcut's threshold (256) and far past it.

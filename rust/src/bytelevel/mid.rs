@@ -133,14 +133,8 @@ impl ByteLevel {
         let mut heap = StackHeap::<CAP>::new();
         let key = |r: u32, i: usize| (u64::from(r) << 8) | i as u64;
         let padded = Padded::<M>::new(piece);
-        for (i, &b) in piece.iter().enumerate() {
-            next[i] = i as u8 + 1;
-            prev[i] = (i as u8).wrapping_sub(1);
-            id[i] = self.byte_units[usize::from(b)];
-        }
-        for i in 0..n - 1 {
-            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
-            rank[i] = r;
+        self.start_parts(&padded, piece, &mut next, &mut prev, &mut id, &mut rank);
+        for (i, &r) in rank[..n - 1].iter().enumerate() {
             if r != NO_TOKEN {
                 run[run_len] = key(r, i);
                 run_len += 1;

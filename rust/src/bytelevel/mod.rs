@@ -15,6 +15,7 @@
 //! reads no files and knows no Python.
 
 pub mod cache;
+mod characters;
 pub mod files;
 pub mod gguf;
 mod memo;
@@ -136,6 +137,9 @@ pub struct ByteLevel {
     /// Bit [`ranks::window4_bit`] of every four bytes that occur in some token (2 MB, hashed:
     /// a collision only keeps a long piece from being cut somewhere it could have been).
     windows4: crate::huge::HugeSlice<u64>,
+    /// Ranks rule: the merges of every three-byte character alone, so that a word of such
+    /// characters starts merged (see [`characters`]).
+    characters: Option<characters::Characters>,
     /// `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or NO_TOKEN
     /// (see [`runs`]); empty for bytes with no such token.
     run_tokens: Vec<Vec<u32>>,
@@ -364,6 +368,12 @@ impl ByteLevel {
                 windows4[bit / 64] |= 1 << (bit % 64);
             }
         }
+        let characters = match rule {
+            Rule::Ranks => {
+                characters::Characters::build(&model.ranks, &byte_pairs, |b| encoder.get(b))
+            }
+            Rule::Merges(_) => None,
+        };
         let mut run_tokens = vec![Vec::new(); 256];
         // In the same pass (each token's bytes are read once at construction): the
         // whitespace tokens, for the one-pass encoder of whitespace pieces.
@@ -397,6 +407,7 @@ impl ByteLevel {
             small_pairs,
             windows,
             windows4,
+            characters,
             run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,

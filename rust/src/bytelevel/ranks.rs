@@ -331,6 +331,65 @@ impl ByteLevel {
         }
     }
 
+    /// The parts a merge by byte positions starts from, for `piece` (2 to 255 bytes) held in
+    /// `padded`: the part starting at byte `i` (if one does) ends at `next[i]`, follows the part
+    /// at `prev[i]`, is unit `id[i]`, and `rank[i]` is the token it and the next part make
+    /// (`rank` comes filled with NO_TOKEN). Every byte is a part, but in a word of three-byte
+    /// characters, whose characters start merged as far as they merge alone before any merge
+    /// across them ([`super::characters`]).
+    #[inline(always)]
+    pub(super) fn start_parts<const M: usize>(
+        &self,
+        padded: &Padded<M>,
+        piece: &[u8],
+        next: &mut [u8],
+        prev: &mut [u8],
+        id: &mut [u32],
+        rank: &mut [u32],
+    ) {
+        let n = piece.len();
+        let ahead = self
+            .characters
+            .as_ref()
+            .and_then(|c| Some((c, c.start(piece)?)));
+        let Some((characters, (at, floor))) = ahead else {
+            for (i, &b) in piece.iter().enumerate() {
+                next[i] = i as u8 + 1;
+                prev[i] = (i as u8).wrapping_sub(1);
+                id[i] = self.byte_units[usize::from(b)];
+            }
+            for i in 0..n - 1 {
+                rank[i] = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
+            }
+            return;
+        };
+        let mut last = u8::MAX;
+        let mut part = |start: usize, end: usize, unit: u32| {
+            next[start] = end as u8;
+            prev[start] = last;
+            id[start] = unit;
+            last = start as u8;
+        };
+        for (i, &b) in piece[..at].iter().enumerate() {
+            part(i, i + 1, self.byte_units[usize::from(b)]);
+        }
+        let unit_of = |b: u8| self.byte_units[usize::from(b)];
+        for c in (at..n).step_by(3) {
+            characters.parts(piece, c, floor, unit_of, &mut part);
+        }
+        let mut i = 0;
+        while usize::from(next[i]) < n {
+            let j = usize::from(next[i]);
+            let end = usize::from(next[j]);
+            rank[i] = if end - i == 2 {
+                self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[j])]
+            } else {
+                self.rank_in(padded, piece, i, end)
+            };
+            i = j;
+        }
+    }
+
     /// The units of `piece` (at most [`MIN_MID`] bytes, ranks rule) after every merge, appended
     /// to `units`: token ids, or pseudo ids of bytes left without a token. (Its arrays are sized
     /// for the pieces it is given: a cold English word is a few bytes, and arrays for 64
@@ -350,14 +409,7 @@ impl ByteLevel {
         let mut id = [0u32; MIN_MID];
         let mut rank = [NO_TOKEN; MIN_MID];
         let padded = Padded::<{ MIN_MID + PACKED }>::new(piece);
-        for (i, &b) in piece.iter().enumerate() {
-            next[i] = i as u8 + 1;
-            prev[i] = (i as u8).wrapping_sub(1);
-            id[i] = self.byte_units[usize::from(b)];
-        }
-        for i in 0..n - 1 {
-            rank[i] = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
-        }
+        self.start_parts(&padded, piece, &mut next, &mut prev, &mut id, &mut rank);
         // Slots at or past `end` hold no pair (the last part's rank is NO_TOKEN).
         let mut end = n - 1;
         loop {
