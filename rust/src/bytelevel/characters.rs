@@ -154,6 +154,12 @@ impl Characters {
         Some((ahead, floor))
     }
 
+    /// The token of the three bytes `c`, or NO_TOKEN, where a pair of them is one.
+    #[inline(always)]
+    pub(super) fn whole(&self, c: &[u8]) -> u32 {
+        (self.steps[payload(c)] >> 32) as u32
+    }
+
     /// The parts of the character at `piece[at..at + 3]` once merged alone up to `floor`, in
     /// order: `part(start, end, unit)`; `unit_of` gives a byte's unit.
     #[inline(always)]

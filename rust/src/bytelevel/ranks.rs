@@ -383,6 +383,8 @@ impl ByteLevel {
             let end = usize::from(next[j]);
             rank[i] = if end - i == 2 {
                 self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[j])]
+            } else if end - i == 3 && i >= at && (i - at) % 3 == 0 {
+                characters.whole(&piece[i..end]) // a character started as two parts
             } else {
                 self.rank_in(padded, piece, i, end)
             };
