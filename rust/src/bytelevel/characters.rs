@@ -14,9 +14,9 @@
 //! far as `floor` goes. The rule passes through that state (it takes the lowest pair first,
 //! and below `floor` those are pairs inside characters), so merging on from it gives the
 //! word's units. `floor` is taken at construction, per block of 64 characters (those sharing
-//! their first two bytes): the lowest rank of a token spanning such a boundary in which a
-//! character of the block takes part; a word's `floor` is the lowest of its characters'
-//! blocks. A first byte below 0x80 (the space of ` word`) and the character after it stay
+//! their first two bytes): the lowest rank of a token spanning a boundary before a character
+//! of the block (a word holding such a token holds that character); a word's `floor` is the
+//! lowest of its characters' blocks. A first byte below 0x80 (the space of ` word`) and the character after it stay
 //! bytes, and the loop merges them: the tokens joining a space to the first byte of a
 //! character (` \xe0`) are among the first merges of all.
 //!
@@ -195,6 +195,20 @@ mod tests {
     use crate::merge::merge_with;
     use crate::pretokenize::named;
 
+    /// A GPT-2-pattern tokenizer of `tokens` under the ranks rule, each ranked by its place.
+    fn ranked(tokens: &[Vec<u8>]) -> ByteLevel {
+        let model = Model {
+            ranks: tokens
+                .iter()
+                .zip(0..)
+                .map(|(t, i)| (t.as_slice(), i))
+                .collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        ByteLevel::new(&model).unwrap()
+    }
+
     /// Random vocabularies over the bytes of a few three-byte characters of two blocks and a
     /// space: every byte, the characters' first two bytes and some characters ranked low, and
     /// random slices of random words (inside characters, across them, from a space, from a
@@ -250,17 +264,7 @@ mod tests {
                     tokens.push(t);
                 }
             }
-            let ranks: Vec<(&[u8], u32)> = tokens
-                .iter()
-                .zip(0..)
-                .map(|(t, i)| (t.as_slice(), i))
-                .collect();
-            let model = Model {
-                ranks,
-                patterns: vec![named::GPT2],
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).unwrap();
+            let tok = ranked(&tokens);
             let characters = tok.characters.as_ref().unwrap();
             for _ in 0..300 {
                 let n = 1 + next(40) as usize;
@@ -303,17 +307,7 @@ mod tests {
         add(virama.to_vec()); // 260
         add([virama, &[0xE0, 0xB4]].concat()); // 261: across a boundary, to a character of block B4
         add([&ka[1..], &[0xE0]].concat()); // 262: from a second byte to a first, every block of E0
-        let ranks: Vec<(&[u8], u32)> = tokens
-            .iter()
-            .zip(0..)
-            .map(|(t, i)| (t.as_slice(), i))
-            .collect();
-        let model = Model {
-            ranks,
-            patterns: vec![named::GPT2],
-            ..Model::default()
-        };
-        let tok = ByteLevel::new(&model).unwrap();
+        let tok = ranked(&tokens);
         let c = tok.characters.as_ref().unwrap();
         assert_eq!(c.floors[block(0xE0, 0xB4)], 261);
         assert_eq!(c.floors[block(0xE5, 0xB4)], NO_TOKEN); // (a word holding 262 holds a lead E0)
