@@ -331,7 +331,7 @@ impl ByteLevel {
         }
     }
 
-    /// The parts a merge by byte positions starts from, for `piece` (2 to 255 bytes) held in
+    /// The parts a merge by byte positions starts from, for `piece` (1 to 255 bytes) held in
     /// `padded`: the part starting at byte `i` (if one does) ends at `next[i]`, follows the part
     /// at `prev[i]`, is unit `id[i]`, and `rank[i]` is the token it and the next part make
     /// (`rank` comes filled with NO_TOKEN). Every byte is a part, but in a word of three-byte
