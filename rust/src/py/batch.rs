@@ -287,7 +287,7 @@ struct Dest(*mut u8);
 unsafe impl Send for Dest {}
 
 /// One text's ids as a numpy `uint32` array, made through numpy's C API (`numpy.frombuffer`
-/// over a `bytearray`, called from here, cost a call through Python's machinery per text).
+/// over a `bytearray` would be a call through Python's machinery per text).
 pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny>> {
     // The binding finds numpy's C API on its first use, and panics if numpy is missing:
     // importing numpy first makes that the ImportError a caller expects.

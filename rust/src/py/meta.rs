@@ -123,13 +123,8 @@ impl PyMeta {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.check(s.py(), &allowed)?;
-        self.check(s.py(), &disallowed)?;
-        let meta = &self.inner;
-        self.one(
-            s,
-            |t| with_text!(t, t => meta.encode_with(t, &allowed, &disallowed)),
-        )
+        let ids = self.ids_with(s, &allowed, &disallowed)?;
+        self.ints.list(s.py(), &ids)
     }
 
     /// [`encode_with`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no
@@ -143,14 +138,7 @@ impl PyMeta {
     ) -> PyResult<Bound<'py, PyAny>> {
         let meta = &self.inner;
         let ids = match (allowed, disallowed) {
-            (Some(allowed), Some(disallowed)) => {
-                self.check(s.py(), &allowed)?;
-                self.check(s.py(), &disallowed)?;
-                self.ids(
-                    s,
-                    |t| with_text!(t, t => meta.encode_with(t, &allowed, &disallowed)),
-                )?
-            }
+            (Some(allowed), Some(disallowed)) => self.ids_with(s, &allowed, &disallowed)?,
             _ => self.ids(s, |t| with_text!(t, t => meta.encode(t)))?,
         };
         ids_array(s.py(), &ids)
@@ -251,6 +239,23 @@ impl PyMeta {
     ) -> PyResult<Bound<'py, PyList>> {
         let ids = self.ids(s, f)?;
         self.ints.list(s.py(), &ids)
+    }
+
+    /// The ids of the text of `s` with the specials `allowed` (indices) as their ids and the text
+    /// of those `disallowed` an error (see [`encode_with`]).
+    fn ids_with(
+        &self,
+        s: &Bound<'_, PyString>,
+        allowed: &[usize],
+        disallowed: &[usize],
+    ) -> PyResult<Vec<u32>> {
+        self.check(s.py(), allowed)?;
+        self.check(s.py(), disallowed)?;
+        let meta = &self.inner;
+        self.ids(
+            s,
+            |t| with_text!(t, t => meta.encode_with(t, allowed, disallowed)),
+        )
     }
 
     /// `f` on the text of `s` (without the GIL for a long one), its errors raised.
