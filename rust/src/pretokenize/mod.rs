@@ -54,13 +54,11 @@ impl Stage {
                     // Plain ASCII prose ahead (eight ASCII bytes: not a space before another
                     // script, nor text where other scripts come every few bytes, on which
                     // classifying a block would decide next to nothing): its pieces 64 bytes
-                    // at a time, as far as they are decided.
+                    // at a time, as far as they are decided; the piece they leave undecided
+                    // is the scalar scanner's (the rules asked again there would stop at the
+                    // same byte).
                     if prose && gap == usize::MAX && ascii_ahead(s, pos) {
-                        let next = prose::o200k_pieces(s, pos, f);
-                        if next != pos {
-                            pos = next;
-                            continue;
-                        }
+                        pos = prose::o200k_pieces(s, pos, f);
                     }
                     match named.match_at(table, s, pos) {
                         Some(end) => {
