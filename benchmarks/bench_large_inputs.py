@@ -139,16 +139,24 @@ def class_inputs() -> dict[str, str]:
 #: then hold none of the tokenizer's tables, as when a program does other work between calls) and
 #: five times right after the previous call (they hold what the last call used). Per byte, the
 #: thread's CPU time. ``{arrays}``: ``encode_to_numpy`` (numpy imported first, as a program that
-#: wants arrays has it) or ``encode_ordinary`` (lists of ints).
+#: wants arrays has it) or ``encode_ordinary`` (lists of ints). ``{ours}``: ByteBPE, else tiktoken
+#: itself through the same steps (it keeps no cache: every call is the same work, so its first
+#: call against its later ones is what a process's first call costs any tokenizer: code, branch
+#: predictors and allocator arenas still cold).
 FIRST_CALL = """
 import statistics, time
 if {arrays}:
     import numpy
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.tiktoken_loader import get_encoding
 import tiktoken  # both libraries imported before either is timed: construction, not imports
 t0 = time.perf_counter()
-tok = ByteBPE.from_tiktoken("o200k_base", tiktoken_file={o200k!r})
+if {ours}:
+    tok = ByteBPE.from_tiktoken("o200k_base", tiktoken_file={o200k!r})
+else:
+    tok = get_encoding("o200k_base", tiktoken_file={o200k!r})
 t1 = time.perf_counter()
+clear = getattr(tok, "clear_cache", lambda: None)
 encode = tok.encode_to_numpy if {arrays} else tok.encode_ordinary
 with open({english!r}, encoding="utf-8") as f:
     text = f.read(100_000)
@@ -160,32 +168,36 @@ first = per_byte()
 other, work = bytearray(48 << 20), bytearray(48 << 20)  # bytearrays: the copy makes no temporary
 after_work, right_after = [], []
 for i in range(5):
-    tok.clear_cache(); other[:] = work; work[i] ^= 1
+    clear(); other[:] = work; work[i] ^= 1
     after_work.append(per_byte())
 for _ in range(5):
-    tok.clear_cache()
+    clear()
     right_after.append(per_byte())
-from wwho.bytelevel.tiktoken_loader import get_encoding
 t2 = time.perf_counter(); get_encoding("o200k_base", tiktoken_file={o200k!r}); t3 = time.perf_counter()
 print(t1 - t0, first, statistics.median(after_work), statistics.median(right_after), t3 - t2)
 """
 
 
 def first_call(reps: int) -> None:
-    """Construction and the first encode against later cold ones (see ``FIRST_CALL``)."""
+    """Construction and the first encode against later cold ones (see ``FIRST_CALL``), for ByteBPE
+    and, as the baseline of what a first call costs any library, for tiktoken."""
     for arrays in (False, True):
-        code = FIRST_CALL.format(arrays=arrays, o200k=str(O200K_FILE),
-                                 english=str(CORPORA / "en" / "news-lk_news.txt"))
-        runs = [[float(x) for x in measure(code)[2].split()] for _ in range(reps)]
-        build, first, after_work, right_after, tt_build = (statistics.median(r[i] for r in runs) for i in range(5))
-        ratios = [r[1] / r[2] for r in runs]
-        kind = "encode_to_numpy" if arrays else "encode_ordinary (lists)"
-        print(f"{kind}: o200k_base construction {build:.3f} s (tiktoken.get_encoding {tt_build:.3f} s); "
-              f"the first encode after construction {first * 1e9:.1f} ns/byte; a later cold one (same "
-              f"text, after clear_cache) after 48 MB of other memory traffic {after_work * 1e9:.1f} "
-              f"(first / that x{min(ratios):.2f}-{max(ratios):.2f}), right after another call "
-              f"{right_after * 1e9:.1f} (x{first / right_after:.2f}); 100 kB of English, CPU time of "
-              f"the thread, medians of {reps} processes", flush=True)
+        for ours in (True, False):
+            code = FIRST_CALL.format(arrays=arrays, ours=ours, o200k=str(O200K_FILE),
+                                     english=str(CORPORA / "en" / "news-lk_news.txt"))
+            runs = [[float(x) for x in measure(code)[2].split()] for _ in range(reps)]
+            build, first, after_work, right_after, tt_build = (statistics.median(r[i] for r in runs)
+                                                               for i in range(5))
+            ratios = [r[1] / r[2] for r in runs]
+            kind = "encode_to_numpy" if arrays else "encode_ordinary (lists)"
+            who = "ByteBPE" if ours else "tiktoken"
+            built = (f"o200k_base construction {build:.3f} s (tiktoken.get_encoding {tt_build:.3f} s); "
+                     if ours else "")
+            print(f"{who} {kind}: {built}the first encode after construction {first * 1e9:.1f} ns/byte; "
+                  f"a later cold one (same text, after clear_cache) after 48 MB of other memory traffic "
+                  f"{after_work * 1e9:.1f} (first / that x{min(ratios):.2f}-{max(ratios):.2f}), right "
+                  f"after another call {right_after * 1e9:.1f} (x{first / right_after:.2f}); 100 kB of "
+                  f"English, CPU time of the thread, medians of {reps} processes", flush=True)
 
 
 def classes(reps: int = 5) -> None:
