@@ -985,8 +985,13 @@ def test_every_allowed_and_disallowed_set_acts_as_tiktoken(ours, ref):
     # that set from indices now (it was passed as the others' names), in every encode method.
     eot, eop = "<|endoftext|>", "<|endofprompt|>"
     texts = [f"a{eot}b{eop}c", f"{eop}x", f"x{eot}", "plain"]
-    for allowed in (frozenset(), {eot}, {eop}, {eot, eop}, "all"):
-        for disallowed in ("all", (), {eot}, {eop}):
+    # The defaults take a path of their own (an identity test on the default objects): equal values
+    # that are other objects (an empty set, an "all" built at run time) take the general one.
+    built_all = "".join(["al", "l"])
+    default_all = type(ours).encode.__kwdefaults__["disallowed_special"]
+    assert built_all == default_all and built_all is not default_all
+    for allowed in (frozenset(), set(), {eot}, {eop}, {eot, eop}, "all"):
+        for disallowed in ("all", built_all, (), {eot}, {eop}):
             options = dict(allowed_special=allowed, disallowed_special=disallowed)
             for text in texts:
                 try:

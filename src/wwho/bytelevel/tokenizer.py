@@ -46,6 +46,12 @@ from wwho.ids import token_id as token_id_of
 from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
 
+#: The defaults of ``allowed_special`` and ``disallowed_special``: the per-call path tests for these
+#: objects first, an identity test, before the general checks (which cost more than a short
+#: text's encoding).
+_NO_SPECIALS: frozenset[str] = frozenset()
+_ALL = "all"
+
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
 #: shard grew out of included). Sized so that every distinct o200k piece of the Sinhala news in
 #: shared/data fits in the lock-free tables at their load limit: a piece that misses costs its
@@ -286,8 +292,8 @@ class ByteBPE:
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Iterable[str] = frozenset(),
-        disallowed_special: Literal["all"] | Iterable[str] = "all",
+        allowed_special: Literal["all"] | Iterable[str] = _NO_SPECIALS,
+        disallowed_special: Literal["all"] | Iterable[str] = _ALL,
         add_special: bool = False,
     ) -> list[int]:
         """Ids of ``text`` (tiktoken semantics for special tokens; see the module docstring).
@@ -297,7 +303,9 @@ class ByteBPE:
         """
         if add_special is not False:  # an identity test on the default: this is the per-call path
             check_flag(add_special, "add_special")
-        if no_names(allowed_special) and all_names(disallowed_special):  # the default: one call
+        if (allowed_special is _NO_SPECIALS and disallowed_special is _ALL) or _default_specials(
+            allowed_special, disallowed_special
+        ):  # one call
             try:
                 ids = self._core.encode(text)
             except Exception as exc:  # noqa: BLE001
@@ -347,8 +355,8 @@ class ByteBPE:
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Iterable[str] = frozenset(),
-        disallowed_special: Literal["all"] | Iterable[str] = "all",
+        allowed_special: Literal["all"] | Iterable[str] = _NO_SPECIALS,
+        disallowed_special: Literal["all"] | Iterable[str] = _ALL,
         add_special: bool = False,
     ):
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
@@ -356,7 +364,9 @@ class ByteBPE:
         imported on the first call)."""
         if add_special is not False:
             check_flag(add_special, "add_special")
-        if no_names(allowed_special) and all_names(disallowed_special):  # the default, as in encode()
+        if (allowed_special is _NO_SPECIALS and disallowed_special is _ALL) or _default_specials(
+            allowed_special, disallowed_special
+        ):
             allowed, disallowed = None, "all"
         else:
             allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -646,3 +656,8 @@ def _extra_string(data: bytes) -> str:
 
 def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:
     return ByteBPE.from_model(model, cache_bytes=cache_bytes)
+
+
+def _default_specials(allowed_special: object, disallowed_special: object) -> bool:
+    """Whether the options ask for the defaults: no special token allowed, every one disallowed."""
+    return no_names(allowed_special) and all_names(disallowed_special)

@@ -53,6 +53,10 @@ from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
 from wwho.threads import thread_count
 
+#: The default ``allowed_special``: the per-call path tests for this object first (an identity test
+#: costs less than the general check, which costs more than a short text's encoding).
+_NO_SPECIALS: tuple[str, ...] = ()
+
 
 class SGPETokenizer:
     """A syllable-aware BPE tokenizer. Build it with :meth:`train` or :meth:`load`."""
@@ -191,14 +195,14 @@ class SGPETokenizer:
     def __repr__(self) -> str:
         return f"SGPETokenizer(script={self.script!r}, vocab_size={self.vocab_size}, fallback={self.fallback!r})"
 
-    def encode(self, text: str, *, allowed_special: Iterable[str] | str = ()) -> list[int]:
+    def encode(self, text: str, *, allowed_special: Iterable[str] | str = _NO_SPECIALS) -> list[int]:
         """Token ids of ``text``. Special-token text (``[CLS]``...) is ordinary text unless
         listed in ``allowed_special`` (or ``allowed_special="all"``)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        if not no_names(allowed_special):
-            return self._core.encode(text, self._allowed_ids(allowed_special))
-        return self._core.encode(text)
+        if allowed_special is _NO_SPECIALS or no_names(allowed_special):
+            return self._core.encode(text)
+        return self._core.encode(text, self._allowed_ids(allowed_special))
 
     def _allowed_ids(self, allowed: Iterable[str] | str) -> list[int]:
         return [self.vocab[s] for s in special_names(allowed, self.special_tokens, "allowed_special")]
@@ -214,14 +218,14 @@ class SGPETokenizer:
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         return self._core.encode_batch(texts, allowed, threads or 0)
 
-    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = ()):
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NO_SPECIALS):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        if not no_names(allowed_special):
-            return self._core.encode_array(text, self._allowed_ids(allowed_special))
-        return self._core.encode_array(text)
+        if allowed_special is _NO_SPECIALS or no_names(allowed_special):
+            return self._core.encode_array(text)
+        return self._core.encode_array(text, self._allowed_ids(allowed_special))
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                               num_threads: int | None = None):
