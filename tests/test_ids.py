@@ -91,6 +91,25 @@ def test_bools_and_non_integers_are_refused(kinds, kind, bad):
             tok.token_bytes(bad)
 
 
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+def test_what_the_plain_list_path_cannot_take_is_checked(kinds, kind):
+    # A list of plain ints with the default options is decoded by the core in one call; anything
+    # else (a list subclass, an id past 2**32 or negative, one with no token) takes the checking
+    # path: the same text, and errors that name the position.
+    tok = _get(kinds, kind)
+    ids = tok.encode(TEXT[kind])
+
+    class Ids(list):
+        pass
+
+    assert tok.decode(Ids(ids)) == tok.decode(ids) == TEXT[kind]
+    assert tok.decode_bytes(Ids(ids)) == tok.decode_bytes(ids) == TEXT[kind].encode()
+    for bad in (2**32 + ids[0], 2**40, -1):
+        for decode in (tok.decode, tok.decode_bytes):
+            with pytest.raises(TokenizerError, match="position 1"):
+                decode([ids[0], bad])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_bool_array_is_refused(kinds, kind):
     tok = _get(kinds, kind)

@@ -59,6 +59,7 @@ from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 _NONE: frozenset[str] = frozenset()  # encode's default allowed_special (its fast path looks for this object)
+_REPLACE = "replace"  # decode's default errors (its fast path looks for this object)
 NAMESPACE = SGPE_PREFIX[0]
 
 
@@ -533,6 +534,9 @@ class MetaTokenizer:
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes of ``ids``, joined (in the core)."""
+        data = self._core.decode_plain(ids)  # a list of plain ints with tokens, the usual case
+        if data is not None:
+            return data
         ids = token_ids(ids, self.vocab.size)
         try:
             return self._core.decode_bytes(ids)
@@ -540,9 +544,13 @@ class MetaTokenizer:
             bad = next(i for i in ids if self._core.token_bytes(i) is None)
             raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
 
-    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = _REPLACE, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop tiktoken's special tokens and the SGPE part's."""
+        if errors is _REPLACE and skip_special_tokens is False:  # the defaults: the per-call path
+            data = self._core.decode_plain(ids)
+            if data is not None:
+                return data.decode("utf-8", "replace")
         check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
             special = self._special_ids()

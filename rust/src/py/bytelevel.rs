@@ -3,7 +3,7 @@
 //! the exceptions into typed `wwho` errors.
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
-use super::ints::IdInts;
+use super::ints::{plain_ids, IdInts};
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::vocab::MergeProblem;
@@ -618,6 +618,17 @@ impl ByteLevel {
         self.batch(texts, allowed, disallowed, num_threads, |views, work| {
             encode_flat(py, views, thread_count(num_threads), work, batch_error)
         })
+    }
+
+    /// The bytes of `ids` if it is a list of plain ints that all have a token, else None: the
+    /// Python layer then checks the ids and names the first bad one.
+    fn decode_plain<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> Option<Bound<'py, PyBytes>> {
+        let data = self.inner.decode_bytes(&plain_ids(ids)?).ok()?;
+        Some(PyBytes::new(py, &data))
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.

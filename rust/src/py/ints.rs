@@ -117,6 +117,22 @@ impl IdInts {
     }
 }
 
+/// `ids` as token ids when it is a list of plain ints (not bools or other subclasses of int,
+/// not numpy integers) each below 2^32: the per-call fast path of a decode. None for anything
+/// else, which the Python layer then checks and names (`wwho.ids.token_ids`).
+pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
+    let list = ids.cast_exact::<PyList>().ok()?;
+    let mut out = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        // SAFETY: a type test on a live object (the list holds it, and so does `item`).
+        if unsafe { ffi::PyLong_CheckExact(item.as_ptr()) } == 0 {
+            return None;
+        }
+        out.push(item.extract::<u32>().ok()?);
+    }
+    Some(out)
+}
+
 impl Drop for IdInts {
     fn drop(&mut self) {
         let held: Vec<*mut ffi::PyObject> = self

@@ -5,7 +5,7 @@
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
 use super::errors::{error, guard, raise, Kind};
-use super::ints::IdInts;
+use super::ints::{plain_ids, IdInts};
 use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
 use crate::bytelevel::{ByteLevel, Model};
@@ -183,6 +183,17 @@ impl PyMeta {
                 self.batch_error(py, at, e)
             })
         })
+    }
+
+    /// The bytes of `ids` if it is a list of plain ints that all have a token, else None: the
+    /// Python layer then checks the ids and names the first bad one.
+    fn decode_plain<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> Option<Bound<'py, PyBytes>> {
+        let data = self.inner.decode(&plain_ids(ids)?).ok()?;
+        Some(PyBytes::new(py, &data))
     }
 
     /// The bytes of `ids` joined; `(id, position)` of the first id with no token is a

@@ -51,6 +51,8 @@ from wwho.threads import thread_count
 #: text's encoding).
 _NO_SPECIALS: frozenset[str] = frozenset()
 _ALL = "all"
+#: ``decode``'s default ``errors``, tested for in the same way.
+_REPLACE = "replace"
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
 #: shard grew out of included). Sized so that every distinct o200k piece of the Sinhala news in
@@ -246,6 +248,9 @@ class ByteBPE:
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
+        data = self._core.decode_plain(ids)  # a list of plain ints with tokens, the usual case
+        if data is not None:
+            return data
         ids = token_ids(ids)
         try:
             return self._core.decode_bytes(ids)
@@ -255,9 +260,13 @@ class ByteBPE:
                     raise self._bad_id(i, position) from None
             raise
 
-    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = _REPLACE, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop the special tokens (``special_tokens``; added tokens stay)."""
+        if errors is _REPLACE and skip_special_tokens is False:  # the defaults: the per-call path
+            data = self._core.decode_plain(ids)
+            if data is not None:
+                return data.decode("utf-8", "replace")
         check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
             ids = token_ids(ids)

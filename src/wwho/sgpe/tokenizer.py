@@ -56,6 +56,8 @@ from wwho.threads import thread_count
 #: The default ``allowed_special``: the per-call path tests for this object first (an identity test
 #: costs less than the general check, which costs more than a short text's encoding).
 _NO_SPECIALS: tuple[str, ...] = ()
+#: ``decode``'s default ``errors``, tested for in the same way.
+_REPLACE = "replace"
 
 
 class SGPETokenizer:
@@ -293,17 +295,25 @@ class SGPETokenizer:
         """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
         With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
         does the same)."""
-        data = self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
+        data = None
+        if type(ids) is list:  # the usual case: the core checks the ids itself (plain ints in range)
+            try:
+                data = self._core.decode_bytes(ids, bool(skip_special_tokens))
+            except TokenizerError:
+                pass  # checked again below, for an error that names the id's position
+        if data is None:
+            data = self._core.decode_bytes(token_ids(ids, len(self.vocab)), bool(skip_special_tokens))
         if self.prefix_space and data[:1] == b" ":
             data = data[1:]
         return data
 
-    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = _REPLACE, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
         included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``errors="strict"`` raises ``UnicodeDecodeError`` on them, a lone surrogate's bytes included
         (they are no UTF-8), as Python's codec does."""
-        check_decode_options(errors, skip_special_tokens)
+        if errors is not _REPLACE or skip_special_tokens is not False:  # the defaults need no check
+            check_decode_options(errors, skip_special_tokens)
         data = self.decode_bytes(ids, skip_special_tokens=skip_special_tokens)
         if errors == "strict":
             return data.decode("utf-8")
