@@ -526,6 +526,10 @@ class MetaTokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (what :class:`wwho.StreamingDecoder` needs)."""
+        if type(token_id) is int and 0 <= token_id < 1 << 32:  # a stream's every token: no conversion
+            data = self._core.token_bytes(token_id)
+            if data is not None:
+                return data
         uid = self.vocab._check(token_id)
         data = self._core.token_bytes(uid)
         if data is None:

@@ -57,21 +57,31 @@ class StreamingDecoder:
         return self._decode(data, final=False)
 
     def _decode(self, data: bytes, *, final: bool) -> str:
-        # With errors="strict", bytes that are not UTF-8 end the text: the decoder is emptied so
-        # that the next token starts a new one, not the same error again.
         try:
             return self._decoder.decode(data, final=final)
         except UnicodeDecodeError as exc:
-            self.reset()
-            error = TokenizerError(f"the tokens' bytes are not UTF-8 ({exc.reason}: "
-                                   f"{exc.object[exc.start:exc.end]!r}); the decoder is emptied")
-            # The bytes before the invalid ones are whole characters that this call did not return.
-            error.text = bytes(exc.object[:exc.start]).decode("utf-8")
-            raise error from None
+            raise self._not_utf8(exc) from None
+
+    def _not_utf8(self, exc: UnicodeDecodeError) -> TokenizerError:
+        # With errors="strict", bytes that are not UTF-8 end the text: the decoder is emptied so
+        # that the next token starts a new one, not the same error again.
+        self.reset()
+        error = TokenizerError(f"the tokens' bytes are not UTF-8 ({exc.reason}: "
+                               f"{exc.object[exc.start:exc.end]!r}); the decoder is emptied")
+        # The bytes before the invalid ones are whole characters that this call did not return.
+        error.text = bytes(exc.object[:exc.start]).decode("utf-8")
+        return error
 
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished)."""
-        return self._feed(self.tokenizer.token_bytes(token_id))
+        data = self.tokenizer.token_bytes(token_id)
+        if self._at_start:
+            return self._feed(data)
+        # (the per-token path of a generation loop: _feed and _decode written out)
+        try:
+            return self._decoder.decode(data)
+        except UnicodeDecodeError as exc:
+            raise self._not_utf8(exc) from None
 
     def decode_tokens(self, ids: Iterable[int]) -> str:
         """Several tokens at once; the unfinished tail stays buffered."""

@@ -196,7 +196,9 @@ class ByteBPE:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a special token's are its UTF-8 text)."""
         try:
-            data = self._core.token_bytes(token_id_of(token_id))
+            # A plain int (the usual case, a stream's every token) needs no conversion; the core
+            # refuses what is out of its range (OverflowError).
+            data = self._core.token_bytes(token_id if type(token_id) is int else token_id_of(token_id))
         except OverflowError:
             data = None
         if data is None:

@@ -289,6 +289,11 @@ class SGPETokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a byte-fallback token is its single byte)."""
+        if type(token_id) is int:  # a stream's every token: the core checks its range itself
+            try:
+                return self._core.token_bytes(token_id)
+            except (OverflowError, TokenizerError):
+                pass  # checked again below, for the error every decoder gives
         return self._core.token_bytes(checked_id(token_id, len(self.vocab)))
 
     def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
