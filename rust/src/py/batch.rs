@@ -24,9 +24,18 @@ use pyo3::types::{PyByteArray, PyList};
 pub fn thread_count(num_threads: Option<usize>) -> usize {
     let n = match num_threads {
         Some(n) if n > 0 => n,
-        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        _ => cores(),
     };
     n.min(MAX_THREADS)
+}
+
+/// The cores this process may use, asked once: `available_parallelism` reads the cgroup's CPU
+/// quota files on Linux at every call, tens of microseconds, more than a small batch takes to
+/// encode. (A process whose affinity or quota changes later keeps the first count; a count too
+/// high costs only threads that wait.)
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The most threads one batch uses, whatever it asks for.
