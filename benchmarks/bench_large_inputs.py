@@ -35,6 +35,9 @@ from pathlib import Path
 
 from _measure import CORPORA, DATA, O200K_FILE, machine, measure
 
+# The first-call jobs import numpy: its BLAS threads would spin beside the thread being timed.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 GGUF = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 
 TEXT = f"""

@@ -42,6 +42,8 @@ BENCHMARKS = {
     "bytelevel": ("Byte-level BPE: tiktoken-exact and GGUF encoders, and training vs HF",
                   ["bench_bytelevel.py", "--train"]),
     "peers": ("Byte-level o200k_base against every exact peer", ["bench_peers.py"]),
+    "calls": ("What one call costs: each entry point on a tiny input, against tiktoken and HF tokenizers",
+              ["bench_calls.py"]),
     "meta": ("Meta tokenizer (o200k_base + SGPE) on code-switched text", ["bench_meta.py"]),
     "extend": ("Extending Llama 3, Qwen2 and o200k_base with Sinhala or Devanagari syllables (`wwho extend`)",
                ["bench_extend.py"]),
