@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads would spin beside us
+
 import numpy as np
 from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k
 
