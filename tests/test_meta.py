@@ -579,6 +579,8 @@ def test_encode_batch_of_the_corpora_on_threads(meta, o200k):
         meta.encode_batch(lines, num_threads=0)
     with pytest.raises(TokenizerError, match="expected text as str"):
         meta.encode_batch(["ok", None])
+    with pytest.raises(TokenizerError, match="expected text as str, got NoneType"):
+        meta.encode_batch_to_numpy(["ok", None])
 
 
 # -- the core against the Python encoder it replaced (tests/reference/meta_py.py) -------

@@ -209,6 +209,8 @@ def test_encode_batch_threads_keep_order_and_ids(tokenizers):
         tok.encode_batch(lines, num_threads=0)
     with pytest.raises(TokenizerError, match="expected text as str"):
         tok.encode_batch(["ok", b"bytes"])
+    with pytest.raises(TokenizerError, match="expected text as str, got bytes"):
+        tok.encode_batch_to_numpy(["ok", b"bytes"])
     ids = tok.encode_batch(["[CLS] ලංකාව"], allowed_special="all")[0]
     assert ids[0] == tok.vocab["[CLS]"]
 

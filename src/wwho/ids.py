@@ -65,6 +65,16 @@ def batch(items: Iterable[object], method: str = "encode_batch", *, of: str = "t
         raise TokenizerError(f"{what}, not a {_name(items)}") from None
 
 
+def not_texts(texts: list, exc: Exception) -> Exception:
+    """The error of a batch the core refused with a TypeError (it takes only str texts): the first
+    text that is not a str, named; else ``exc`` itself. Looked for only then, not on every batch
+    (a Python loop over a batch of short texts costs a few percent of encoding them)."""
+    for t in texts:
+        if not isinstance(t, str):
+            return TokenizerError(f"expected text as str, got {type(t).__name__}")
+    return exc
+
+
 def id_batch(items: Iterable[object], method: str = "decode_batch") -> list:
     """A batch of id sequences for ``method``: :func:`batch`'s rules, and the flat form of
     ``encode_batch_to_numpy`` (a :class:`wwho.arrays.FlatIds`) taken as its texts' ids."""

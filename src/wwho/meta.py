@@ -53,7 +53,7 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, token_id, token_ids
+from wwho.ids import check_decode_options, id_batch, not_texts, token_id, token_ids
 from wwho.protocol import all_names, no_names, special_names
 from wwho.threads import thread_count
 
@@ -429,8 +429,11 @@ class MetaTokenizer:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores), in the
         core without the GIL. The first text (in order) that fails raises its error."""
         texts = as_batch(texts)
-        return self._core.encode_batch(texts, *self._batch_args(texts, allowed_special, disallowed_special),
-                                       thread_count(num_threads) or 0)
+        try:
+            return self._core.encode_batch(texts, *self._batch_args(allowed_special, disallowed_special),
+                                           thread_count(num_threads) or 0)
+        except TypeError as exc:  # the core takes only str texts; which one was not, is said here
+            raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
                         disallowed_special: Iterable[str] | str = "all"):
@@ -450,17 +453,17 @@ class MetaTokenizer:
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
-        flat = self._core.encode_batch_flat(texts, *self._batch_args(texts, allowed_special, disallowed_special),
-                                            thread_count(num_threads) or 0)
+        try:
+            flat = self._core.encode_batch_flat(texts, *self._batch_args(allowed_special, disallowed_special),
+                                                thread_count(num_threads) or 0)
+        except TypeError as exc:
+            raise not_texts(texts, exc) from None
         return arrays.from_core(flat)
 
-    def _batch_args(self, texts: list, allowed_special: Iterable[str] | str,
+    def _batch_args(self, allowed_special: Iterable[str] | str,
                     disallowed_special: Iterable[str] | str) -> tuple[list[int] | None, list[int] | None]:
         """The core's (allowed, disallowed) special-token indices for a batch (None, None: the
-        defaults), after checking that every text is a str."""
-        for t in texts:
-            if not isinstance(t, str):
-                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+        defaults)."""
         if all_names(disallowed_special) and no_names(allowed_special):
             return None, None
         allowed, disallowed = self._specials(allowed_special, disallowed_special)

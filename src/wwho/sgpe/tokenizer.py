@@ -44,7 +44,7 @@ from pathlib import Path
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, prepare_arrays, token_ids
+from wwho.ids import check_decode_options, id_batch, not_texts, prepare_arrays, token_ids
 from wwho.ids import token_id as checked_id
 from wwho.protocol import no_names, special_names
 from wwho.savedir import save_files
@@ -213,12 +213,12 @@ class SGPETokenizer:
                      num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores) without the GIL."""
         texts = as_batch(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
         threads = thread_count(num_threads)
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
-        return self._core.encode_batch(texts, allowed, threads or 0)
+        try:
+            return self._core.encode_batch(texts, allowed, threads or 0)
+        except TypeError as exc:  # the core takes only str texts; which one was not, is said here
+            raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NO_SPECIALS):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
@@ -236,11 +236,12 @@ class SGPETokenizer:
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
-        for t in texts:
-            if not isinstance(t, str):
-                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
-        return arrays.from_core(self._core.encode_batch_flat(texts, allowed, thread_count(num_threads) or 0))
+        try:
+            flat = self._core.encode_batch_flat(texts, allowed, thread_count(num_threads) or 0)
+        except TypeError as exc:
+            raise not_texts(texts, exc) from None
+        return arrays.from_core(flat)
 
     def clear_cache(self) -> None:
         """Nothing to forget: the compiled encoder keeps no cache (kept for callers that clear
