@@ -59,6 +59,7 @@ from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 _NONE: frozenset[str] = frozenset()  # encode's default allowed_special (its fast path looks for this object)
+_ALL = "all"  # encode's default disallowed_special (tested for in the same way)
 _REPLACE = "replace"  # decode's default errors (its fast path looks for this object)
 NAMESPACE = SGPE_PREFIX[0]
 
@@ -379,10 +380,10 @@ class MetaTokenizer:
     # -- encoding ----------------------------------------------------------------------
 
     def encode(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
-               disallowed_special: Iterable[str] | str = "all") -> list[int]:
+               disallowed_special: Iterable[str] | str = _ALL) -> list[int]:
         """Unified ids of ``text``. Special tokens follow tiktoken's model (module docstring);
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
-        if allowed_special is _NONE and all_names(disallowed_special):  # the default: one call
+        if allowed_special is _NONE and (disallowed_special is _ALL or all_names(disallowed_special)):  # one call
             try:
                 return self._core.encode(text)
             except TypeError:
@@ -436,10 +437,10 @@ class MetaTokenizer:
             raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
-                        disallowed_special: Iterable[str] | str = "all"):
+                        disallowed_special: Iterable[str] | str = _ALL):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
-        if allowed_special is _NONE and all_names(disallowed_special):  # the default: one call
+        if allowed_special is _NONE and (disallowed_special is _ALL or all_names(disallowed_special)):  # one call
             try:
                 return self._core.encode_array(text)
             except TypeError:
