@@ -18,6 +18,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyList};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Threads for `num_threads`: None or 0 means one per core; never more than
 /// [`MAX_THREADS`] (the Python layer refuses larger counts with a clear error first).
@@ -32,10 +33,19 @@ pub fn thread_count(num_threads: Option<usize>) -> usize {
 /// The cores this process may use, asked once: `available_parallelism` reads the cgroup's CPU
 /// quota files on Linux at every call, tens of microseconds, more than a small batch takes to
 /// encode. (A process whose affinity or quota changes later keeps the first count; a count too
-/// high costs only threads that wait.)
+/// high costs only threads that wait.) Kept in an atomic, not a `OnceLock`: threads that ask at
+/// once each work it out, and no lock is held while the files are read, which a `fork` from
+/// another thread could copy held into the child.
 fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    static CORES: AtomicUsize = AtomicUsize::new(0);
+    match CORES.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            CORES.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
 }
 
 /// The most threads one batch uses, whatever it asks for.
