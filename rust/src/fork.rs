@@ -100,10 +100,121 @@ unsafe impl<T: Send + Sync> Sync for PerProcess<T> {}
 // SAFETY: it owns its values, as a `Box<T>` would.
 unsafe impl<T: Send> Send for PerProcess<T> {}
 
+/// A value built on first use without a lock, where a `OnceLock` holds one while it builds:
+/// threads that ask at once each build one, and the first stored is kept (the others are
+/// dropped). So a `fork` from another thread while one is being built copies no lock held into
+/// the child, which then builds its own on first use. For shared tables that take a while to
+/// build (from Unicode's data) and are the same in every process.
+pub struct BuiltOnce<T> {
+    value: AtomicPtr<T>,
+}
+
+impl<T> BuiltOnce<T> {
+    pub const fn new() -> BuiltOnce<T> {
+        BuiltOnce {
+            value: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The value, built by `build` if none is yet.
+    #[inline]
+    pub fn get_or_build(&self, build: impl FnOnce() -> T) -> &T {
+        let p = self.value.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: a stored pointer came from `Box::into_raw` in `install` and is freed only
+            // by `drop`, which has `&mut self`.
+            return unsafe { &*p };
+        }
+        self.install(build())
+    }
+
+    #[cold]
+    fn install(&self, made: T) -> &T {
+        let fresh = Box::into_raw(Box::new(made));
+        match self.value.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            // SAFETY: `fresh` is now the stored value (see `get_or_build`).
+            Ok(_) => unsafe { &*fresh },
+            Err(first) => {
+                // SAFETY: `fresh` was never shared; `first` is the stored value.
+                unsafe {
+                    drop(Box::from_raw(fresh));
+                    &*first
+                }
+            }
+        }
+    }
+}
+
+impl<T> Default for BuiltOnce<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Drop for BuiltOnce<T> {
+    fn drop(&mut self) {
+        let p = *self.value.get_mut();
+        if !p.is_null() {
+            // SAFETY: the stored pointer came from `Box::into_raw` and nothing else frees it.
+            unsafe { drop(Box::from_raw(p)) };
+        }
+    }
+}
+
+// SAFETY: it hands out `&T` to any thread and owns its value, as a `OnceLock<T>` does.
+unsafe impl<T: Send + Sync> Sync for BuiltOnce<T> {}
+// SAFETY: it owns its value, as a `Box<T>` would.
+unsafe impl<T: Send> Send for BuiltOnce<T> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    #[test]
+    fn built_once_holds_no_lock_across_a_fork() {
+        static TABLE: BuiltOnce<Vec<u32>> = BuiltOnce::new();
+        // Another thread is in the middle of building the value when this one forks.
+        let (started, finish) = (
+            std::sync::Arc::new(std::sync::Barrier::new(2)),
+            std::sync::Arc::new(std::sync::Barrier::new(2)),
+        );
+        let (s, f) = (started.clone(), finish.clone());
+        let builder = std::thread::spawn(move || {
+            TABLE
+                .get_or_build(|| {
+                    s.wait();
+                    f.wait();
+                    vec![1, 2, 3]
+                })
+                .len()
+        });
+        started.wait();
+        // SAFETY: fork in a test process; the child only asks for the value and then _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // The child: the builder thread does not exist here. A OnceLock would wait for it
+            // forever (the alarm ends the child then, and the test fails); this builds anew.
+            // SAFETY: alarm and _exit in the child of a fork.
+            unsafe { libc::alarm(10) };
+            let ok = TABLE.get_or_build(|| vec![4]) == &vec![4];
+            // SAFETY: ends the child at once, without running the parent's test harness again.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child made above.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        finish.wait();
+        assert_eq!(builder.join().unwrap(), 3);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        // Here the first value stored stays; a later build is not asked for.
+        assert_eq!(TABLE.get_or_build(|| unreachable!()), &vec![1, 2, 3]);
+    }
 
     #[test]
     fn a_value_per_process() {

@@ -10,9 +10,9 @@
 //!
 //! This module classifies characters; it does not decode UTF-8 or know any regex.
 
+use crate::fork::BuiltOnce;
 use regex_syntax::hir::{Class, HirKind};
 use rustc_hash::FxHashMap;
-use std::sync::OnceLock;
 
 /// `\p{Lu}` or `\p{Lt}`: o200k's upper-case-like letters (not its lower-case class).
 pub const UPPER: u8 = 1;
@@ -120,8 +120,9 @@ pub(crate) fn ranges(class: &str) -> Vec<(u32, u32)> {
 
 /// The shared table, built on first use (see the module docs for when that is).
 pub fn classes() -> &'static Classes {
-    static TABLE: OnceLock<Classes> = OnceLock::new();
-    TABLE.get_or_init(Classes::build)
+    // (built without holding a lock: see `BuiltOnce`)
+    static TABLE: BuiltOnce<Classes> = BuiltOnce::new();
+    TABLE.get_or_build(Classes::build)
 }
 
 /// Decode the UTF-8 character starting at `i` of valid UTF-8 `s`: (code point, byte length).

@@ -314,8 +314,8 @@ pub fn byte_to_char() -> [char; 256] {
 /// The bytes of a GPT-2 byte-level string (`"Ġhi"` -> `b" hi"`), or None if a character is
 /// outside the mapping (Python's `unicode_to_bytes`; the empty string gives empty bytes).
 pub fn gpt2_to_bytes(text: &str) -> Option<Vec<u8>> {
-    static TABLE: std::sync::OnceLock<[Option<u8>; 0x144]> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
+    static TABLE: crate::fork::BuiltOnce<[Option<u8>; 0x144]> = crate::fork::BuiltOnce::new();
+    let table = TABLE.get_or_build(|| {
         let mut table = [None; 0x144];
         for (b, &c) in byte_to_char().iter().enumerate() {
             table[c as usize] = Some(b as u8);

@@ -16,9 +16,8 @@ use crate::batch::{ordered, ordered_chunks};
 use crate::units::Text;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyList};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Threads for `num_threads`: None or 0 means one per core; never more than
 /// [`MAX_THREADS`] (the Python layer refuses larger counts with a clear error first).
@@ -309,9 +308,15 @@ unsafe impl Send for Dest {}
 /// over a `bytearray` would be a call through Python's machinery per text).
 pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny>> {
     // The binding finds numpy's C API on its first use, and panics if numpy is missing:
-    // importing numpy first makes that the ImportError a caller expects.
-    static NUMPY: PyOnceLock<()> = PyOnceLock::new();
-    NUMPY.get_or_try_init(py, || py.import("numpy").map(|_| ()))?;
+    // importing numpy first makes that the ImportError a caller expects. (A flag, not a
+    // once-cell: the import runs Python code, and a once-cell held meanwhile would be copied
+    // held into a child forked by another thread. Two threads may both import; Python's import
+    // system makes that one import.)
+    static NUMPY: AtomicBool = AtomicBool::new(false);
+    if !NUMPY.load(Ordering::Acquire) {
+        py.import("numpy")?;
+        NUMPY.store(true, Ordering::Release);
+    }
     Ok(numpy::PyArray1::from_slice(py, ids).into_any())
 }
 
