@@ -29,6 +29,14 @@ class TokenizerError(WwhoError, ValueError):
     """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
 
 
+class UnknownTokenError(TokenizerError, KeyError):
+    """A string that is no token, or an id without one, asked for by tiktoken's name for the lookup
+    (``encode_single_token``, ``decode_single_token_bytes``, ``eot_token``): a ``KeyError`` too, as
+    tiktoken raises, so that code written for tiktoken catches it."""
+
+    __str__ = BaseException.__str__  # the message as written (KeyError's would be its repr)
+
+
 class MergeError(WwhoError, ValueError):
     """Invalid input to the merge engine (names the word, symbol or merge that is wrong)."""
 

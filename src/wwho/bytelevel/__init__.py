@@ -3,6 +3,7 @@
 | module | what |
 |---|---|
 | :mod:`~wwho.bytelevel.tokenizer` | :class:`ByteBPE`: encode, decode (both merge rules, special and added tokens) |
+| :mod:`~wwho.bytelevel.tiktoken_names` | the rest of ``tiktoken.Encoding``'s methods, mixed into :class:`ByteBPE` |
 | :mod:`~wwho.bytelevel.model` | :class:`ByteLevelModel`: the data every loader returns and every writer takes |
 | :mod:`~wwho.bytelevel.pretokenize` | the pre-tokenizer regexes (GPT-2, cl100k, o200k, GGUF models') |
 | :mod:`~wwho.bytelevel.files` | ``.tiktoken`` ranks, wwho's directory format, HF ``tokenizer.json`` in and out |

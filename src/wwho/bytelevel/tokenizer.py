@@ -38,6 +38,7 @@ from typing import Literal
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
+from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
 from wwho.errors import TokenizerError, VocabError, brief, check_flag
 from wwho.ids import batch as as_batch
@@ -94,8 +95,9 @@ def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-class ByteBPE:
-    """A byte-level BPE tokenizer (see the module docstring for the two merge rules)."""
+class ByteBPE(TiktokenNames):
+    """A byte-level BPE tokenizer (see the module docstring for the two merge rules); tiktoken's
+    ``Encoding`` methods too (:mod:`wwho.bytelevel.tiktoken_names`)."""
 
     def __init__(
         self,

@@ -1,0 +1,94 @@
+"""The rest of ``tiktoken.Encoding``'s interface, for :class:`~wwho.bytelevel.ByteBPE`.
+
+ByteBPE already answers to tiktoken's everyday names (``encode``, ``encode_ordinary``, ``encode_batch``,
+``encode_to_numpy``, ``decode``, ``decode_bytes``, ``n_vocab``, ``special_tokens_set``); this mixin adds
+the others, with tiktoken's results (compared with tiktoken on o200k_base in the tests), so that code
+written for a ``tiktoken.Encoding`` runs on a ByteBPE unchanged: ``encode_single_token``,
+``decode_single_token_bytes``, ``decode_tokens_bytes``, ``decode_with_offsets``, ``decode_bytes_batch``,
+``token_byte_values``, ``is_special_token`` and ``eot_token``. Where tiktoken raises ``KeyError`` (a
+string that is no token, an id without one, no ``<|endoftext|>``) these raise
+:class:`~wwho.errors.UnknownTokenError`, which is both a ``KeyError`` and wwho's ``TokenizerError``.
+
+It does not add ``encode_with_unstable``, which tiktoken marks unstable (completions of a text's last
+token); its own definition is the only one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from wwho.errors import TokenizerError, UnknownTokenError, brief
+from wwho.ids import id_batch, token_id
+from wwho.threads import thread_count
+
+END_OF_TEXT = "<|endoftext|>"
+
+
+class TiktokenNames:
+    """tiktoken's remaining ``Encoding`` methods (see the module docstring). The class using it has
+    ``_encoder`` (bytes -> id of the ordinary tokens), ``special_tokens`` and ``added_tokens`` (name ->
+    id), ``token_bytes`` and ``decode_bytes``."""
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a text (or bytes) that is one whole token, ordinary, special or added."""
+        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TokenizerError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
+        data = bytes(data)
+        found = self._encoder.get(data)  # type: ignore[attr-defined]
+        if found is not None:
+            return found
+        try:
+            name = data.decode("utf-8")
+        except UnicodeDecodeError:
+            name = None
+        if name is not None:
+            for table in (self.special_tokens, self.added_tokens):  # type: ignore[attr-defined]
+                if name in table:
+                    return table[name]
+        raise UnknownTokenError(f"{brief(text_or_bytes)} is not a single token of this vocabulary")
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token."""
+        try:
+            return self.token_bytes(token)  # type: ignore[attr-defined]
+        except TokenizerError as exc:
+            raise UnknownTokenError(str(exc)) from None
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """Each token's bytes."""
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``tokens`` (strict UTF-8, as tiktoken) and where in it each token starts, in
+        characters; a token that starts inside a character starts at that character."""
+        parts = self.decode_tokens_bytes(tokens)
+        offsets: list[int] = []
+        chars = 0
+        for data in parts:
+            # A continuation byte first: the token begins inside the character counted before it.
+            offsets.append(max(0, chars - (bool(data) and 0x80 <= data[0] < 0xC0)))
+            chars += sum(1 for b in data if not 0x80 <= b < 0xC0)
+        return b"".join(parts).decode("utf-8", errors="strict"), offsets
+
+    def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = 8) -> list[bytes]:
+        """:meth:`decode_bytes` of each list of ids (``num_threads`` is checked and accepted, as
+        tiktoken's signature has it; decoding is a copy per token, done on the calling thread)."""
+        thread_count(num_threads)
+        return [self.decode_bytes(ids) for ids in id_batch(batch, "decode_bytes_batch")]  # type: ignore[attr-defined]
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary token, sorted (special and added tokens are not among them)."""
+        return sorted(self._encoder)  # type: ignore[attr-defined]
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token."""
+        return token_id(token) in self.special_tokens.values()  # type: ignore[attr-defined]
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``."""
+        try:
+            return self.special_tokens[END_OF_TEXT]  # type: ignore[attr-defined]
+        except KeyError:
+            raise UnknownTokenError(f"this vocabulary has no {END_OF_TEXT} special token") from None

@@ -1,0 +1,88 @@
+"""tiktoken's remaining Encoding methods on ByteBPE (wwho.bytelevel.tiktoken_names), against tiktoken
+itself on o200k_base, and their errors (a KeyError, as tiktoken raises, and a TokenizerError)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wwho.bytelevel import ByteBPE
+from wwho.errors import TokenizerError, UnknownTokenError
+
+O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+TEXTS = ["hello world", "ශ්‍රී ලංකාව", "नमस्ते दुनिया 2024", "🙂 emoji and  spaces\n", "a<|endoftext|>b", ""]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    if not O200K_FILE.exists():
+        pytest.skip(f"{O200K_FILE} is absent: the shared data folder is needed for this test")
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    return (ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE),
+            get_encoding("o200k_base", tiktoken_file=O200K_FILE))
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Every byte a token, "ab" one, one special token that is not <|endoftext|>."""
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = 256
+    return ByteBPE(ranks, pattern="gpt2", special_tokens={"<|end|>": 257})
+
+
+def test_every_method_of_tiktoken_is_there(pair):
+    ours, theirs = pair
+    names = {n for n in dir(type(theirs)) if not n.startswith("_")} - {"encode_with_unstable"}
+    assert sorted(n for n in names if not hasattr(ours, n)) == []
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_the_lookups_equal_tiktokens(pair, text):
+    ours, theirs = pair
+    ids = theirs.encode(text, allowed_special="all")
+    assert ours.decode_tokens_bytes(ids) == theirs.decode_tokens_bytes(ids)
+    assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+    assert [ours.decode_single_token_bytes(i) for i in ids] == [theirs.decode_single_token_bytes(i) for i in ids]
+    assert [ours.is_special_token(i) for i in ids] == [theirs.is_special_token(i) for i in ids]
+    for data in theirs.decode_tokens_bytes(ids):
+        assert ours.encode_single_token(data) == theirs.encode_single_token(data)
+    assert ours.decode_bytes_batch([ids, ids[:1], []]) == theirs.decode_bytes_batch([ids, ids[:1], []])
+
+
+def test_the_vocabulary_equals_tiktokens(pair):
+    ours, theirs = pair
+    assert ours.eot_token == theirs.eot_token == 199999
+    assert ours.token_byte_values() == theirs.token_byte_values()
+    assert ours.encode_single_token("<|endofprompt|>") == theirs.encode_single_token("<|endofprompt|>")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=40))
+def test_offsets_equal_tiktokens_on_any_text(pair, text):
+    ours, theirs = pair
+    ids = theirs.encode_ordinary(text)
+    assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+
+
+def test_what_is_no_token_is_a_key_error_and_a_tokenizer_error(small):
+    assert small.encode_single_token("ab") == 256 and small.encode_single_token(b"ab") == 256
+    assert small.encode_single_token("<|end|>") == 257 and small.is_special_token(257)
+    assert not small.is_special_token(256)
+    for lookup in (lambda: small.encode_single_token("abc"), lambda: small.decode_single_token_bytes(999),
+                   lambda: small.decode_single_token_bytes(-1), lambda: small.eot_token):
+        with pytest.raises(KeyError) as info:
+            lookup()
+        assert isinstance(info.value, UnknownTokenError) and isinstance(info.value, TokenizerError)
+        assert str(info.value) == info.value.args[0]  # the message as written, not KeyError's repr of it
+    with pytest.raises(TokenizerError, match="expected str or bytes"):
+        small.encode_single_token(5)  # type: ignore[arg-type]
+    with pytest.raises(TokenizerError, match="bool"):
+        small.is_special_token(True)
+    with pytest.raises(TokenizerError, match="num_threads"):
+        small.decode_bytes_batch([[97]], num_threads=0)
+    assert small.decode_tokens_bytes([256, 97]) == [b"ab", b"a"]
+    # A token that starts inside a character starts at that character (tiktoken's rule).
+    assert small.decode_with_offsets([0xE0, 0xB6, 0xB8, 97]) == ("\u0db8a", [0, 0, 0, 1])
