@@ -3,7 +3,7 @@
 //! the exceptions into typed `wwho` errors.
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
-use super::ints::{plain_ids, IdInts};
+use super::ints::{decode_plain, IdInts};
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::vocab::MergeProblem;
@@ -626,9 +626,12 @@ impl ByteLevel {
         &self,
         py: Python<'py>,
         ids: &Bound<'py, PyAny>,
-    ) -> Option<Bound<'py, PyBytes>> {
-        let data = self.inner.decode_bytes(&plain_ids(ids)?).ok()?;
-        Some(PyBytes::new(py, &data))
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        guard(|| {
+            Ok(decode_plain(py, ids, |ids| {
+                self.inner.decode_bytes(ids).ok()
+            }))
+        })
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.

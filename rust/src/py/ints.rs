@@ -10,7 +10,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Ids at or above this get a fresh int each time (a vocabulary this large is not real).
@@ -131,6 +131,17 @@ pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
         out.push(item.extract::<u32>().ok()?);
     }
     Some(out)
+}
+
+/// The bytes `decode` makes of `ids` as a `bytes` object when `ids` is a list of plain ints
+/// ([`plain_ids`]) that `decode` takes (None where an id has no token): a decode's fast path,
+/// shared by the tokenizer kinds whose core decodes a slice of ids.
+pub fn decode_plain<'py>(
+    py: Python<'py>,
+    ids: &Bound<'py, PyAny>,
+    decode: impl FnOnce(&[u32]) -> Option<Vec<u8>>,
+) -> Option<Bound<'py, PyBytes>> {
+    decode(&plain_ids(ids)?).map(|data| PyBytes::new(py, &data))
 }
 
 impl Drop for IdInts {

@@ -5,7 +5,7 @@
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
 use super::errors::{error, guard, raise, Kind};
-use super::ints::{plain_ids, IdInts};
+use super::ints::{decode_plain, IdInts};
 use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
 use crate::bytelevel::{ByteLevel, Model};
@@ -191,9 +191,11 @@ impl PyMeta {
         &self,
         py: Python<'py>,
         ids: &Bound<'py, PyAny>,
-    ) -> Option<Bound<'py, PyBytes>> {
-        let data = self.inner.decode(&plain_ids(ids)?).ok()?;
-        Some(PyBytes::new(py, &data))
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        guard("decoding", || {
+            decode_plain(py, ids, |ids| self.inner.decode(ids).ok())
+        })
+        .map_err(|e| raise(py, e))
     }
 
     /// The bytes of `ids` joined; `(id, position)` of the first id with no token is a
