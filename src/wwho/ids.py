@@ -146,6 +146,11 @@ def _sequence(ids: object) -> list:
         raise TokenizerError(f"{what}, got {_name(ids)}") from None
 
 
+#: Every decode's default ``errors``: its per-call path tests for this object by identity, and
+#: checks other options with :func:`check_decode_options`.
+DEFAULT_ERRORS = "replace"
+
+
 def check_decode_options(errors: object, skip_special_tokens: object) -> None:
     """A decode's options: ``errors`` a registered error handler's name (a typo would only fail on
     the first bad byte, or never), ``skip_special_tokens`` True or False."""

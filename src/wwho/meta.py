@@ -52,15 +52,12 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError, brief
+from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, not_texts, token_id, token_ids
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, not_texts, token_id, token_ids
-from wwho.protocol import all_names, no_names, special_names
+from wwho.protocol import ALL_SPECIALS, NO_SPECIALS, all_names, default_specials, no_names, special_names
 from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
-_NONE: frozenset[str] = frozenset()  # encode's default allowed_special (its fast path looks for this object)
-_ALL = "all"  # encode's default disallowed_special (tested for in the same way)
-_REPLACE = "replace"  # decode's default errors (its fast path looks for this object)
 NAMESPACE = SGPE_PREFIX[0]
 
 
@@ -379,11 +376,12 @@ class MetaTokenizer:
 
     # -- encoding ----------------------------------------------------------------------
 
-    def encode(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
-               disallowed_special: Iterable[str] | str = _ALL) -> list[int]:
+    def encode(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
+               disallowed_special: Iterable[str] | str = ALL_SPECIALS) -> list[int]:
         """Unified ids of ``text``. Special tokens follow tiktoken's model (module docstring);
         ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
-        if allowed_special is _NONE and (disallowed_special is _ALL or all_names(disallowed_special)):  # one call
+        if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
+                allowed_special, disallowed_special):  # the defaults: one call
             try:
                 return self._core.encode(text)
             except TypeError:
@@ -436,11 +434,12 @@ class MetaTokenizer:
         except TypeError as exc:  # the core takes only str texts; which one was not, is said here
             raise not_texts(texts, exc) from None
 
-    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NONE,
-                        disallowed_special: Iterable[str] | str = _ALL):
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
+                        disallowed_special: Iterable[str] | str = ALL_SPECIALS):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
-        if allowed_special is _NONE and (disallowed_special is _ALL or all_names(disallowed_special)):  # one call
+        if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
+                allowed_special, disallowed_special):  # the defaults: one call
             try:
                 return self._core.encode_array(text)
             except TypeError:
@@ -552,10 +551,10 @@ class MetaTokenizer:
             bad = next(i for i in ids if self._core.token_bytes(i) is None)
             raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
 
-    def decode(self, ids: Iterable[int], errors: str = _REPLACE, *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop tiktoken's special tokens and the SGPE part's."""
-        if errors is _REPLACE and skip_special_tokens is False:  # the defaults: the per-call path
+        if errors is DEFAULT_ERRORS and skip_special_tokens is False:  # the defaults: the per-call path
             data = self._core.decode_plain(ids)
             if data is not None:
                 return data.decode("utf-8", "replace")

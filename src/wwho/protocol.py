@@ -58,6 +58,18 @@ class Tokenizer(Protocol[Data]):
                      skip_special_tokens: bool = False) -> list[Data]: ...
 
 
+#: The defaults of every encode's ``allowed_special`` and ``disallowed_special``, one object each: a
+#: per-call path tests for them by identity before the general checks (which cost more than a short
+#: text's encoding), then asks :func:`default_specials` about any other values.
+NO_SPECIALS: frozenset[str] = frozenset()
+ALL_SPECIALS = "all"
+
+
+def default_specials(allowed_special: object, disallowed_special: object) -> bool:
+    """Whether the options ask for the defaults: no special token allowed, every one disallowed."""
+    return no_names(allowed_special) and all_names(disallowed_special)
+
+
 def all_names(value: object) -> bool:
     """Whether an ``allowed_special`` / ``disallowed_special`` value is ``"all"`` (never asking a
     numpy array of names for its truth or comparing it elementwise)."""

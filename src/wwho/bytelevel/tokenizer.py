@@ -41,19 +41,11 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
 from wwho.errors import TokenizerError, VocabError, brief, check_flag
+from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, prepare_arrays, token_ids
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, prepare_arrays, token_ids
 from wwho.ids import token_id as token_id_of
-from wwho.protocol import all_names, no_names, special_names
+from wwho.protocol import ALL_SPECIALS, NO_SPECIALS, all_names, default_specials, special_names
 from wwho.threads import thread_count
-
-#: The defaults of ``allowed_special`` and ``disallowed_special``: the per-call path tests for these
-#: objects first, an identity test, before the general checks (which cost more than a short
-#: text's encoding).
-_NO_SPECIALS: frozenset[str] = frozenset()
-_ALL = "all"
-#: ``decode``'s default ``errors``, tested for in the same way.
-_REPLACE = "replace"
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
 #: shard grew out of included). Sized so that every distinct o200k piece of the Sinhala news in
@@ -264,10 +256,10 @@ class ByteBPE(TiktokenNames):
                     raise self._bad_id(i, position) from None
             raise
 
-    def decode(self, ids: Iterable[int], errors: str = _REPLACE, *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``skip_special_tokens``: drop the special tokens (``special_tokens``; added tokens stay)."""
-        if errors is _REPLACE and skip_special_tokens is False:  # the defaults: the per-call path
+        if errors is DEFAULT_ERRORS and skip_special_tokens is False:  # the defaults: the per-call path
             data = self._core.decode_plain(ids)
             if data is not None:
                 return data.decode("utf-8", "replace")
@@ -305,8 +297,8 @@ class ByteBPE(TiktokenNames):
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Iterable[str] = _NO_SPECIALS,
-        disallowed_special: Literal["all"] | Iterable[str] = _ALL,
+        allowed_special: Literal["all"] | Iterable[str] = NO_SPECIALS,
+        disallowed_special: Literal["all"] | Iterable[str] = ALL_SPECIALS,
         add_special: bool = False,
     ) -> list[int]:
         """Ids of ``text`` (tiktoken semantics for special tokens; see the module docstring).
@@ -316,7 +308,7 @@ class ByteBPE(TiktokenNames):
         """
         if add_special is not False:  # an identity test on the default: this is the per-call path
             check_flag(add_special, "add_special")
-        if (allowed_special is _NO_SPECIALS and disallowed_special is _ALL) or _default_specials(
+        if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
             allowed_special, disallowed_special
         ):  # one call
             try:
@@ -368,8 +360,8 @@ class ByteBPE(TiktokenNames):
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Iterable[str] = _NO_SPECIALS,
-        disallowed_special: Literal["all"] | Iterable[str] = _ALL,
+        allowed_special: Literal["all"] | Iterable[str] = NO_SPECIALS,
+        disallowed_special: Literal["all"] | Iterable[str] = ALL_SPECIALS,
         add_special: bool = False,
     ):
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
@@ -377,7 +369,7 @@ class ByteBPE(TiktokenNames):
         imported on the first call)."""
         if add_special is not False:
             check_flag(add_special, "add_special")
-        if (allowed_special is _NO_SPECIALS and disallowed_special is _ALL) or _default_specials(
+        if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
             allowed_special, disallowed_special
         ):
             allowed, disallowed = None, "all"
@@ -670,7 +662,3 @@ def _extra_string(data: bytes) -> str:
 def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:
     return ByteBPE.from_model(model, cache_bytes=cache_bytes)
 
-
-def _default_specials(allowed_special: object, disallowed_special: object) -> bool:
-    """Whether the options ask for the defaults: no special token allowed, every one disallowed."""
-    return no_names(allowed_special) and all_names(disallowed_special)

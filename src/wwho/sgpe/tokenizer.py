@@ -43,21 +43,15 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
+from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, not_texts, prepare_arrays, token_ids
 from wwho.ids import batch as as_batch
-from wwho.ids import check_decode_options, id_batch, not_texts, prepare_arrays, token_ids
 from wwho.ids import token_id as checked_id
-from wwho.protocol import no_names, special_names
+from wwho.protocol import NO_SPECIALS, no_names, special_names
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
 from wwho.threads import thread_count
-
-#: The default ``allowed_special``: the per-call path tests for this object first (an identity test
-#: costs less than the general check, which costs more than a short text's encoding).
-_NO_SPECIALS: tuple[str, ...] = ()
-#: ``decode``'s default ``errors``, tested for in the same way.
-_REPLACE = "replace"
 
 
 class SGPETokenizer:
@@ -197,12 +191,12 @@ class SGPETokenizer:
     def __repr__(self) -> str:
         return f"SGPETokenizer(script={self.script!r}, vocab_size={self.vocab_size}, fallback={self.fallback!r})"
 
-    def encode(self, text: str, *, allowed_special: Iterable[str] | str = _NO_SPECIALS) -> list[int]:
+    def encode(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS) -> list[int]:
         """Token ids of ``text``. Special-token text (``[CLS]``...) is ordinary text unless
         listed in ``allowed_special`` (or ``allowed_special="all"``)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        if allowed_special is _NO_SPECIALS or no_names(allowed_special):
+        if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode(text)
         return self._core.encode(text, self._allowed_ids(allowed_special))
 
@@ -220,12 +214,12 @@ class SGPETokenizer:
         except TypeError as exc:  # the core takes only str texts; which one was not, is said here
             raise not_texts(texts, exc) from None
 
-    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = _NO_SPECIALS):
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
-        if allowed_special is _NO_SPECIALS or no_names(allowed_special):
+        if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode_array(text)
         return self._core.encode_array(text, self._allowed_ids(allowed_special))
 
@@ -313,12 +307,12 @@ class SGPETokenizer:
             data = data[1:]
         return data
 
-    def decode(self, ids: Iterable[int], errors: str = _REPLACE, *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
         included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
         ``errors="strict"`` raises ``UnicodeDecodeError`` on them, a lone surrogate's bytes included
         (they are no UTF-8), as Python's codec does."""
-        if errors is not _REPLACE or skip_special_tokens is not False:  # the defaults need no check
+        if errors is not DEFAULT_ERRORS or skip_special_tokens is not False:  # the defaults need no check
             check_decode_options(errors, skip_special_tokens)
         data = self.decode_bytes(ids, skip_special_tokens=skip_special_tokens)
         if errors == "strict":
