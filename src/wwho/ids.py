@@ -68,7 +68,7 @@ def batch(items: Iterable[object], method: str = "encode_batch", *, of: str = "t
 def not_texts(texts: list, exc: Exception) -> Exception:
     """The error of a batch the core refused with a TypeError (it takes only str texts): the first
     text that is not a str, named; else ``exc`` itself. Looked for only then, not on every batch
-    (a Python loop over a batch of short texts costs a few percent of encoding them)."""
+    (a Python loop over every text would be serial work beside the core's threads)."""
     for t in texts:
         if not isinstance(t, str):
             return TokenizerError(f"expected text as str, got {type(t).__name__}")

@@ -30,8 +30,7 @@ pub fn thread_count(num_threads: Option<usize>) -> usize {
 }
 
 /// The cores this process may use, asked once: `available_parallelism` reads the cgroup's CPU
-/// quota files on Linux at every call, tens of microseconds, more than a small batch takes to
-/// encode. (A process whose affinity or quota changes later keeps the first count; a count too
+/// quota files on Linux at every call, which costs more than a small batch takes to encode. (A process whose affinity or quota changes later keeps the first count; a count too
 /// high costs only threads that wait.) Kept in an atomic, not a `OnceLock`: threads that ask at
 /// once each work it out, and no lock is held while the files are read, which a `fork` from
 /// another thread could copy held into the child.
