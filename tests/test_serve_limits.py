@@ -1,10 +1,12 @@
 """``wwho serve`` against hostile clients and pages (issue 27, items 7-9).
 
-* Strict JSON: deep nesting, huge numbers, duplicate keys, NaN, other encodings are one-line 4xx.
+* Strict JSON: deep nesting, numbers, nested objects, duplicate keys, NaN, other encodings are
+  one-line 4xx, refused where the parser meets them.
 * Names, Host and Origin: no local path reaches the page; on loopback, only loopback Host names are
   answered (DNS rebinding), and an Origin, when sent, must be the server itself.
-* Bounded work: a worst-case text sends at most ``max_tokens`` tokens; the worker runs the cheapest
-  waiting request first, refuses quickly (429/503) when full, and stops a request that runs too long.
+* Bounded work: a worst-case text sends at most ``max_tokens`` tokens; the worker runs requests in a
+  fair order by cost between clients (the cheapest first between clients that had nothing waiting),
+  refuses quickly (429/503) when full, and stops a request that runs too long.
 * A load test: the real ``wwho serve`` on 127.0.0.1 (an ephemeral port) while hostile clients flood it
   with large requests they never read, dribble headers and bodies a byte a second; honest clients'
   small requests must be answered within seconds. Loopback only, a fixed number of connections, and
@@ -73,10 +75,13 @@ def post_raw(client, body: bytes):
 @pytest.mark.parametrize(("body", "words"), [
     (b"[" * 150_000 + b"]" * 150_000, "nested too deeply"),
     (b'{"text": "a", "tokenizers": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "nested too deeply"),
-    (b'{"text": "a", "x": ' + b"7" * 200_000 + b"}", "a number of 200,000 characters"),
-    (b'{"text": "a", "x": 1.' + b"5" * 200_000 + b"}", "a number of 200,002 characters"),
+    (b'{"text": "a", "x": ' + b"7" * 200_000 + b"}", "a number (7777777777777777777"),
+    (b'{"text": "a", "x": 1.' + b"5" * 200_000 + b"}", "a number (1.555555555555555555"),
+    # costly to parse whole (a float each, an object each): refused at the first
+    (b"[" + b"1e-400," * 40_000 + b"1]", "a number (1e-400)"),
+    (b"[" + b"{}," * 100_000 + b"{}]", "an object inside a value"),
+    (b'{"text": "a", "tokenizers": [{"k": "v"}]}', "an object inside a value"),
     (b'{"text": "a", "text": "b"}', "the key 'text' twice"),
-    (b'{"text": "a", "tokenizers": [{"k": 1, "k": 2}]}', "the key 'k' twice"),
     (b'{"text": "a", "x": NaN}', "NaN, which is not JSON"),
     (b'{"text": "a", "x": -Infinity}', "-Infinity, which is not JSON"),
     ('{"text": "a"}'.encode("utf-16"), "not UTF-8"),
@@ -243,28 +248,74 @@ def test_the_cheapest_waiting_request_runs_next():
     asyncio.run(main())
 
 
-def test_a_full_queue_refuses_at_once_unless_the_request_is_cheaper():
-    from wwho.serve.app import Busy, Limits, Worker
+def test_a_full_queue_refuses_the_request_tagged_last_at_once():
+    """Fair by cost: a client's second request is tagged after its first, so when more work waits than
+    the queue holds, a new client's request takes the place of another client's second, and the same
+    client's third is refused at once."""
+    from wwho.serve.app import REQUEST_COST, Busy, Limits, Worker
 
     async def main():
-        worker, gate = Worker(Limits(queue=2)), threading.Event()
+        limits = Limits(queue=2, max_chars=1000)  # 2,002 of work may wait
+        assert limits.queue_cost == 2002 and REQUEST_COST == 100
+        worker, gate = Worker(limits), threading.Event()
         running = asyncio.ensure_future(worker.run(blocked_job(gate), cost=5, client="a", large=False,
                                                    request=FakeRequest()))
         await asyncio.sleep(0.05)
-        queued = [asyncio.ensure_future(worker.run(lambda stop, c=c: c, cost=c, client="b", large=False,
-                                                   request=FakeRequest())) for c in (1000, 2000)]
-        await asyncio.sleep(0.05)
+        queued = [asyncio.ensure_future(worker.run(lambda stop, k=k: k, cost=900, client="b", large=False,
+                                                   request=FakeRequest())) for k in (1, 2)]
+        await asyncio.sleep(0.05)  # 2,000 waiting
         t0 = time.perf_counter()
-        with pytest.raises(Busy) as refused:
-            await worker.run(lambda stop: "no", cost=3000, client="c", large=False, request=FakeRequest())
+        with pytest.raises(Busy) as refused:  # b's third: tagged after its two, and 2,200 would wait
+            await worker.run(lambda stop: "no", cost=100, client="b", large=False, request=FakeRequest())
         assert refused.value.status_code == 503 and refused.value.headers["Retry-After"]
         assert time.perf_counter() - t0 < 0.5
-        cheap = asyncio.ensure_future(worker.run(lambda stop: "cheap", cost=10, client="c", large=False,
+        other = asyncio.ensure_future(worker.run(lambda stop: "other", cost=900, client="c", large=False,
                                                  request=FakeRequest()))
         await asyncio.sleep(0.05)
-        assert queued[1].done() and queued[1].exception().status_code == 503  # the costliest gave way
+        assert queued[1].done() and queued[1].exception().status_code == 503  # b's second gave way
+        assert not other.done()
         gate.set()
-        assert await asyncio.gather(running, queued[0], cheap) == ["first", 1000, "cheap"]
+        assert await asyncio.gather(running, queued[0], other) == ["first", 1, "other"]
+    asyncio.run(main())
+
+
+def test_a_flood_of_cheap_requests_does_not_starve_a_costlier_one():
+    """Before the fix: the cheapest waiting request always went next and a full queue refused anything
+    costlier than what it held, so a few addresses sending empty texts as fast as they were answered
+    kept every other client's text waiting until it was refused (503)."""
+    from wwho.serve.app import Limits, Worker
+
+    async def main():
+        worker, gate, order = Worker(Limits(queue=8)), threading.Event(), []
+        running = asyncio.ensure_future(worker.run(blocked_job(gate), cost=1, client="f0", large=False,
+                                                   request=FakeRequest()))
+        await asyncio.sleep(0.05)
+        stop = asyncio.Event()
+
+        async def flood(client):  # four requests of an empty text at all times, each sent again once answered
+            async def one():
+                while not stop.is_set():
+                    try:
+                        order.append(await worker.run(lambda s: client, cost=1, client=client, large=False,
+                                                      request=FakeRequest()))
+                    except Exception:
+                        await asyncio.sleep(0.001)
+            await asyncio.gather(*(one() for _ in range(4)))
+        floods = [asyncio.ensure_future(flood(f"f{k}")) for k in range(1, 4)]
+        await asyncio.sleep(0.05)
+        honest = asyncio.ensure_future(worker.run(lambda s: "honest", cost=2_000, client="h", large=False,
+                                                  request=FakeRequest()))
+        flood_before = []
+        honest.add_done_callback(lambda _: flood_before.append(len(order)))
+        await asyncio.sleep(0.05)
+        gate.set()
+        assert await asyncio.wait_for(honest, 5) == "honest"
+        stop.set()
+        await asyncio.gather(running, *floods)
+        # it ran after a bounded share of the flood (its own cost's worth of the flood's requests), and
+        # the flood went on being served
+        assert flood_before[0] < 100 and len(order) > flood_before[0], (flood_before, len(order))
+
     asyncio.run(main())
 
 
@@ -620,6 +671,50 @@ def test_too_many_connections_close_the_oldest_idle_ones():
     assert closed == [True] * 4 + [False] * 4  # 5 open at most, the new one included
 
 
+def test_one_address_opening_connections_closes_its_own_not_another_clients():
+    """Before the fix: opening one too many closed the connection that had waited longest for a whole
+    request, whoever it was, so an address opening connections as fast as it could closed another
+    client's connection whose request had not been read yet (it answered nothing)."""
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits(max_connections=5)) as port:
+        honest = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0))
+        time.sleep(0.1)  # open, its request not read yet: the oldest waiting
+        flood = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+        time.sleep(0.2)
+        honest.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        took, got = closed_after(honest, time.monotonic(), time.monotonic() + 5)
+        closed = [closed_after(s, time.monotonic(), time.monotonic() + 0.3)[0] is not None for s in flood]
+        for s in [honest, *flood]:
+            s.close()
+    assert got.startswith(b"HTTP/1.1 200 "), got
+    assert closed == [True] * 4 + [False] * 4  # the flood's oldest made room
+
+
+def test_accepted_connections_send_without_waiting_for_acknowledgements():
+    """Before the fix: the listening socket was made with protocol 0, so asyncio left Nagle's algorithm
+    on for the connections it accepted, and every answer after the first on a kept-alive connection
+    waited for the client's delayed acknowledgement (about 40 ms)."""
+    from wwho.cli.serve import bind
+
+    sock, _ = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+
+    async def main():
+        seen = asyncio.get_running_loop().create_future()
+
+        async def accepted(reader, writer):
+            seen.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+        server = await asyncio.start_server(accepted, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            nodelay = await asyncio.wait_for(seen, 5)
+            writer.close()
+        return nodelay
+    assert asyncio.run(main()) == 1
+
+
 def test_connections_that_never_send_their_body_make_room_for_new_ones():
     """Before the fix: a connection that had sent its headers counted as being answered and was never
     closed for a new one, so clients sending headers and no body could hold every place; a new
@@ -683,6 +778,20 @@ def test_connections_that_do_not_read_their_answers_make_room_for_new_ones():
         for s in stalled:
             s.close()
     assert got.startswith(b"HTTP/1.1 200 "), got
+
+
+def test_a_request_sent_before_the_client_closes_its_side_is_answered(server):
+    """Before the fix: a client that sent its request and then shut its side of the connection down
+    (``shutdown(SHUT_WR)``) got nothing: the end of its stream was taken for a client that had gone,
+    and the request was dropped."""
+    port, _ = server
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(request_bytes(port, json.dumps({"text": "half closed"}).encode()))
+        s.shutdown(socket.SHUT_WR)
+        took, got = closed_after(s, time.monotonic(), time.monotonic() + 10)
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), got[:300]
+    assert json.loads(body)["chars"] == len("half closed") and took is not None  # answered, then closed
 
 
 def test_an_upgrade_header_is_answered_without_log_lines(server):

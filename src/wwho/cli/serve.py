@@ -110,9 +110,12 @@ def bind(host: str, port: int) -> tuple[socket.socket, bool]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise WwhoError(f"--host {host}: cannot resolve it: {exc.strerror}") from None
-    family, _, _, _, address = infos[0]
+    family, _, proto, _, address = infos[0]
     loopback = all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # The protocol named, not 0: asyncio turns Nagle's algorithm off on the sockets it accepts only when
+    # their protocol says TCP, and with it on, every answer after the first on a kept-alive connection
+    # waited for the client's delayed acknowledgement (uvicorn writes the head and the body apart).
+    sock = socket.socket(family, socket.SOCK_STREAM, proto or socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)

@@ -12,13 +12,14 @@ error is one line of JSON, ``{"error": "..."}``, with a 4xx status for a bad req
 
 **Bounded work.** A request's text is at most ``max_chars`` code points, and at most ``max_tokens``
 tokens are laid over it and sent, shared between the tokenizers asked for. Requests run one at a
-time on one worker thread (the tokenizers' caches are not shared between threads), the cheapest
-waiting request first (:class:`Worker`): a few large requests cannot hold small ones up for longer
-than the one running. The queue is bounded, one client address may have only a few large requests
-in it, and a request has a time limit while it waits and while it runs; a request whose client has
+time on one worker thread (the tokenizers' caches are not shared between threads), in a fair order by
+cost between client addresses (:class:`Worker`): a small text waits only for the request running, and
+a flood of cheap requests holds a costlier one up by about its own cost, not until it gives up. The queue is
+bounded, one client address may have only a few requests in it, and a request has a time limit while it waits and while it runs; a request whose client has
 gone is dropped, and one that runs too long is stopped between two tokenizers. A refusal is
-answered at once, without doing any of the work. The JSON is parsed strictly (duplicate keys, deep nesting,
-huge numbers are 400s) and written on the worker thread.
+answered at once, without doing any of the work. The JSON is parsed strictly (a duplicate key, deep
+nesting, a number or a nested object is a 400, refused where the parser meets it) and written on the
+worker thread.
 
 **Host and Origin.** Served on a loopback address, the app answers only requests whose ``Host`` is
 a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1 gets 421) and, on any
@@ -77,13 +78,15 @@ class Limits:
     max_chars: int = 20_000
     #: tokens laid over the text and sent per request, shared between the tokenizers asked for
     max_tokens: int = 40_000
-    #: requests waiting for the worker; when full, a cheaper request takes the place of the costliest
+    #: work waiting for the worker, in longest texts through one tokenizer (``queue * (max_chars + 1)``
+    #: characters times tokenizers, :data:`REQUEST_COST` a request included); when more waits, the
+    #: request tagged last in the fair order is refused. Not a count of requests: those of empty texts
+    #: cost little, and a few addresses sending them cannot fill it (each needs a connection)
     queue: int = 16
     #: requests of more than ``small_chars`` code points one client address may have waiting or running
     per_client: int = 2
     small_chars: int = 1_000
-    #: requests of any size one client address may have waiting or running: one address cannot fill
-    #: the queue with cheap requests that every other client's text would then have to outbid
+    #: requests of any size one client address may have waiting or running
     per_client_requests: int = 4
     #: seconds a request may wait for the worker, and run on it
     wait_seconds: float = 10.0
@@ -97,14 +100,14 @@ class Limits:
     max_connections: int = 256
 
     @property
+    def queue_cost(self) -> int:
+        """The most work that may wait (see ``queue``)."""
+        return self.queue * (self.max_chars + 1)
+
+    @property
     def max_body_bytes(self) -> int:
         """The largest request body: JSON may escape a code point as 12 bytes (a surrogate pair)."""
         return 12 * self.max_chars + 65_536
-
-
-#: JSON numbers longer than this are refused (the API has no numbers; Python's int() of a long
-#: string is quadratic)
-MAX_NUMBER_CHARS = 100
 
 
 @dataclass
@@ -349,40 +352,49 @@ class _Refused(ValueError):
     """A JSON value the API does not take (raised from the decoder's hooks)."""
 
 
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Refused(f"request body has the key {_clip(key)!r} twice")
-            seen.add(key)
-    return out
+#: What a request costs the worker besides its text, in the units of a job's cost (characters times
+#: tokenizers): its layout, comparison and answer. The fair order counts it, so that requests of empty
+#: texts are not free.
+REQUEST_COST = 100
+
+#: What a request body looks like, for the errors that say so.
+SHAPE = '{"text": "...", "tokenizers": ["..."]}'
 
 
-def _short_number(text: str) -> str:
-    if len(text) > MAX_NUMBER_CHARS:
-        raise _Refused(f"request body has a number of {len(text):,} characters "
-                       f"(at most {MAX_NUMBER_CHARS} are read)")
-    return text
+def _decoder_hooks() -> dict:
+    """``json.loads`` hooks for one body that refuse, at the first sight, what the API never takes: a
+    number, an object inside another value, a key twice. Refusing in the hook stops the parse there: a
+    body of a hundred thousand numbers or empty objects costs one, not a parse of all of them on the
+    event loop before any admission limit applies."""
+    objects = 0
 
+    def pairs_hook(pairs: list[tuple[str, object]]) -> dict:
+        nonlocal objects
+        objects += 1  # the outermost object is closed last: a second one was inside something
+        if objects > 1:
+            raise _Refused(f"request body has an object inside a value; expected {SHAPE}")
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise _Refused(f"request body has the key {_clip(key)!r} twice")
+                seen.add(key)
+        return out
 
-def _int(text: str) -> int:
-    return int(_short_number(text))
+    def number(text: str) -> float:
+        raise _Refused(f"request body has a number ({_clip(text, 20)}); expected {SHAPE}")
 
+    def constant(name: str) -> float:
+        raise _Refused(f"request body has {name}, which is not JSON")
 
-def _float(text: str) -> float:
-    return float(_short_number(text))
-
-
-def _constant(name: str) -> float:
-    raise _Refused(f"request body has {name}, which is not JSON")
+    return {"object_pairs_hook": pairs_hook, "parse_int": number, "parse_float": number,
+            "parse_constant": constant}
 
 
 def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str, list[str]]:
     try:
-        data = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_int=_int,
-                          parse_float=_float, parse_constant=_constant)
+        data = json.loads(body.decode("utf-8"), **_decoder_hooks())
     except UnicodeDecodeError as exc:
         raise BadRequest(400, f"request body is not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
@@ -390,10 +402,9 @@ def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str
     except _Refused as exc:
         raise BadRequest(400, str(exc)) from None
     except RecursionError:
-        raise BadRequest(400, "request body is nested too deeply "
-                              '(expected {"text": "...", "tokenizers": ["..."]})') from None
+        raise BadRequest(400, f"request body is nested too deeply (expected {SHAPE})") from None
     if not isinstance(data, dict):
-        raise BadRequest(400, 'expected a JSON object like {"text": "...", "tokenizers": ["..."]}')
+        raise BadRequest(400, f"expected a JSON object like {SHAPE}")
     unknown = sorted(set(data) - {"text", "tokenizers"})
     if unknown:
         raise BadRequest(400, f"unknown field {_clip(unknown[0])!r}; fields: text, tokenizers")
@@ -417,21 +428,33 @@ def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str
 # -- admission and the worker --------------------------------------------------------------------------
 
 class Worker:
-    """Runs jobs one at a time on one thread, the cheapest waiting job first, with bounded waiting.
+    """Runs jobs one at a time on one thread, in a weighted fair order between client addresses, with
+    bounded waiting.
 
+    Fair queuing by cost: each job is tagged with the cost its client has had run or queued since it
+    last had nothing waiting or running, counted from where the worker's virtual time stood (the start
+    tag of the job running) when it came, and the job with the lowest tag goes next. Between clients
+    that have had nothing for a while, that is the cheapest job first (a small text waits only for the
+    job running); a client queueing job after job waits its share, so a flood of cheap requests from a
+    few addresses holds a costlier request of another up by about its own cost in work, not forever.
     :meth:`run` refuses at once (:class:`Busy`) a large job of a client that has ``per_client`` large
-    jobs admitted, and any job of a client that has ``per_client_requests`` jobs admitted (429), and a job when ``queue`` jobs wait and none costs more than it (503; else the
-    costliest waiting job is refused to make room). A job waits at most ``wait_seconds`` and runs at
-    most ``work_seconds`` (then 503); a job whose client disconnects is dropped while it waits and told
-    to stop while it runs. A job that is told to stop keeps the thread until it does: at most one job
-    ever runs."""
+    jobs admitted, and any job of a client that has ``per_client_requests`` jobs admitted (429). When
+    more than ``queue_cost`` of work waits, the jobs tagged last give their places up (503), the new one
+    first where it is tagged last: a client with jobs queued already is tagged further on with each. A
+    job waits at most ``wait_seconds`` and runs at most ``work_seconds``
+    (then 503); a job whose client disconnects is dropped while it waits and told to stop while it runs.
+    A job that is told to stop keeps the thread until it does: at most one job ever runs."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wwho-serve")
         self._busy = False
-        self._waiting: list[tuple[int, int, asyncio.Future]] = []  # a heap: (cost, arrival, granted)
+        # a heap of (finish tag, arrival, start tag, granted, client)
+        self._waiting: list[tuple[int, int, int, asyncio.Future, str]] = []
+        self._work_waiting = 0  # what the jobs waiting cost, REQUEST_COST each included
         self._arrivals = itertools.count()
+        self._virtual = 0  # the start tag of the job running last
+        self._finish: dict[str, int] = {}  # by client address, while it has jobs admitted: its last job's tag
         self._large: Counter[str] = Counter()  # large jobs admitted, by client address
         self._all: Counter[str] = Counter()  # all jobs admitted, by client address
 
@@ -449,7 +472,7 @@ class Worker:
         for count in counts:
             count[client] += 1
         try:
-            await self._admit(cost, gone)
+            await self._admit(cost, client, gone)
             return await self._work(job, gone)
         finally:
             gone.cancel()
@@ -457,27 +480,38 @@ class Worker:
                 count[client] -= 1
                 if not count[client]:
                     del count[client]
+            if client not in self._all:
+                self._finish.pop(client, None)  # nothing left: its next job is tagged from the present
 
-    async def _admit(self, cost: int, gone: asyncio.Future) -> None:
+    async def _admit(self, cost: int, client: str, gone: asyncio.Future) -> None:
+        before = self._finish.get(client)
+        start = max(self._virtual, before or 0)
+        self._finish[client] = start + cost + REQUEST_COST
         if not self._busy:
             self._busy = True
+            self._virtual = start
             return
-        # queued: the cheapest job goes next (a small text is not held up by a flood of large ones)
         limits = self.limits
-        if len(self._waiting) >= limits.queue:
-            costliest = max(self._waiting)
-            if costliest[0] <= cost:
-                raise Busy(503, f"the server is busy ({limits.queue} requests are waiting); try again shortly")
-            self._waiting.remove(costliest)
-            heapq.heapify(self._waiting)
-            costliest[2].set_exception(Busy(503, "the server is busy with smaller requests; try again shortly"))
-        granted = asyncio.get_running_loop().create_future()
-        entry = (cost, next(self._arrivals), granted)
+        entry = (start + cost + REQUEST_COST, next(self._arrivals), start,
+                 asyncio.get_running_loop().create_future(), client)
         heapq.heappush(self._waiting, entry)
+        self._work_waiting += entry[0] - entry[2]
+        while self._work_waiting > limits.queue_cost:  # the jobs tagged last give their places up
+            last = max(self._waiting)
+            self._drop(last)
+            if last is entry:
+                if before is None:
+                    del self._finish[client]
+                else:
+                    self._finish[client] = before
+                raise Busy(503, "the server is busy (more requests are waiting than it does in a few seconds); "
+                                "try again shortly")
+            last[3].set_exception(Busy(503, "the server is busy with other requests; try again shortly"))
+        granted = entry[3]
         try:
             await asyncio.wait({granted, gone}, timeout=limits.wait_seconds, return_when=asyncio.FIRST_COMPLETED)
             if granted.done():
-                granted.result()  # Busy when a cheaper request took the place
+                granted.result()  # Busy when another request took the place
                 if not gone.done():
                     return
                 raise _ClientGone
@@ -489,10 +523,14 @@ class Worker:
                 self._release()  # the thread was handed to this request: hand it on
             else:
                 granted.cancel()
-                if entry in self._waiting:
-                    self._waiting.remove(entry)
-                    heapq.heapify(self._waiting)
+                self._drop(entry)
             raise
+
+    def _drop(self, entry: tuple) -> None:
+        if entry in self._waiting:
+            self._waiting.remove(entry)
+            heapq.heapify(self._waiting)
+            self._work_waiting -= entry[0] - entry[2]
 
     async def _work(self, job, gone: asyncio.Future) -> bytes:
         stop = threading.Event()
@@ -518,8 +556,10 @@ class Worker:
 
     def _release(self) -> None:
         while self._waiting:
-            _, _, granted = heapq.heappop(self._waiting)
+            finish, _, start, granted, _ = heapq.heappop(self._waiting)
+            self._work_waiting -= finish - start
             if not granted.done():
+                self._virtual = max(self._virtual, start)
                 granted.set_result(None)
                 return
         self._busy = False

@@ -13,11 +13,15 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with these addi
   the connection;
 * once a request is answered, the rest of a body the application did not read is not read either
   (uvicorn would read and drop it as fast as it comes): the connection closes when idle;
-* when more than ``max_connections`` are open, opening one closes the one that has waited longest
-  for a whole request (its headers or the rest of its body) or whose client has stopped reading its
-  answer; a connection whose request has arrived whole and whose answer is being read is never closed
-  for this, so clients that send headers and never their bodies, or pipelined requests whose answers
-  they never read, cannot hold every place;
+* when more than ``max_connections`` are open, opening one closes, among the connections of the
+  client address that has the most of them waiting, the one that has waited longest for a whole
+  request (its headers or the rest of its body) or whose client has stopped reading its answer; a
+  connection whose request has arrived whole and whose answer is being read is never closed for this,
+  so clients that send headers and never their bodies, or pipelined requests whose answers they never
+  read, cannot hold every place, and one address opening connections as fast as it can closes its
+  own, not another client's that has just opened and not yet been read;
+* a client that closes its side of the connection once it has sent a whole request
+  (``shutdown(SHUT_WR)``) is still answered; the connection then closes;
 * an ``Upgrade`` header (any web page can send one) is answered without uvicorn's two log lines;
 * a request the protocol cannot parse gets a one-line JSON 400, as every other error does.
 
@@ -39,8 +43,9 @@ from wwho.serve.app import Limits
 
 def guarded_protocol(limits: Limits) -> type[H11Protocol]:
     """uvicorn's h11 protocol class with the limits of the module docstring (pass it as ``http=``)."""
-    # connections waiting for a request, oldest first: what is closed when there are too many
-    waiting: OrderedDict[GuardedH11, None] = OrderedDict()
+    # connections waiting for a request, by client address, oldest first: what is closed when there
+    # are too many
+    waiting = _Waiting()
     message = json.dumps({"error": f"the request did not arrive within {limits.header_seconds:g} seconds"})
     too_slow = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
                 b"content-length: %d\r\nconnection: close\r\n\r\n%s\n") % (len(message) + 1, message.encode())
@@ -48,12 +53,13 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
     class GuardedH11(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
         _stalled: asyncio.TimerHandle | None = None
+        _eof = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._await_request()
             if len(self.connections) > limits.max_connections:  # (closed ones leave the set a moment later)
-                oldest = next((c for c in waiting if c is not self), self)
+                oldest = waiting.to_close(self)
                 oldest._request_arrived()  # out of `waiting` now: the next one opened closes another
                 if oldest._stalled is not None:
                     oldest.transport.abort()  # close() would wait for the unread answer to be sent
@@ -68,13 +74,16 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             super().on_response_complete()
             if self.transport.is_closing():
                 return
+            if self._eof:  # the client has closed its side: nothing more will come
+                self.transport.close()
+                return
             if self.conn.their_state is h11.SEND_BODY:
                 # The rest of a body the application did not read (a GET with a Content-Length of
                 # gigabytes): uvicorn would read and drop it as fast as it comes, a core's worth of
                 # work until the deadline. Nothing more is read; the connection closes when idle.
                 self.flow.pause_reading()
             if self.conn.our_state is h11.SEND_RESPONSE:  # the next request's headers were waiting
-                waiting[self] = None
+                waiting.add(self)
                 self._track()
             else:
                 self._await_request()
@@ -84,6 +93,14 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             self.transport.write(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
                                  b"content-length: %d\r\nconnection: close\r\n\r\n%s\n" % (len(body) + 1, body))
             self.transport.close()
+
+        def eof_received(self) -> bool | None:
+            # A whole request is in and being answered: the answer is still sent (True keeps the
+            # transport open for writing), then the connection closes. Otherwise it closes now.
+            if self.conn.their_state is h11.DONE and self.conn.our_state is h11.SEND_RESPONSE:
+                self._eof = True
+                return True
+            return None
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._request_arrived()
@@ -97,8 +114,7 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
                 self._stalled = self.loop.call_later(limits.write_seconds, self.transport.abort)
             # A client that does not read its answers (pipelined requests, a tiny receive window) may
             # be closed to make room too: otherwise enough of them hold every place for the write limit.
-            waiting[self] = None
-            waiting.move_to_end(self)
+            waiting.add(self)
 
         def resume_writing(self) -> None:
             super().resume_writing()
@@ -106,7 +122,7 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
                 self._stalled.cancel()
                 self._stalled = None
             if self._deadline is None:  # not waiting for a request: no longer a connection to close first
-                waiting.pop(self, None)
+                waiting.discard(self)
 
         def _unsupported_upgrade_warning(self) -> None:
             pass  # uvicorn logs two lines per Upgrade header, which any web page can send: the answer says it
@@ -115,8 +131,7 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             if self._deadline is not None:
                 self._deadline.cancel()
             self._deadline = self.loop.call_later(limits.header_seconds, self._too_slow)
-            waiting[self] = None
-            waiting.move_to_end(self)
+            waiting.add(self)
 
         def _track(self) -> None:
             """Once the headers are in, the application's own limits apply (the deadline stops); the
@@ -127,17 +142,17 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
                 self._deadline.cancel()
                 self._deadline = None
             if self.conn.their_state is h11.DONE and self._stalled is None:  # (a stalled reader stays closable)
-                waiting.pop(self, None)
+                waiting.discard(self)
 
         def _request_arrived(self) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
-            waiting.pop(self, None)
+            waiting.discard(self)
 
         def _too_slow(self) -> None:
             self._deadline = None
-            waiting.pop(self, None)
+            waiting.discard(self)
             if self.transport.is_closing():
                 return
             started = self.conn.our_state is h11.IDLE and self.conn.trailing_data[0]
@@ -146,3 +161,34 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             self.transport.close()
 
     return GuardedH11
+
+
+class _Waiting:
+    """Connections waiting for a request (or stalled on their answer), by client address, oldest first."""
+
+    def __init__(self) -> None:
+        self._by_address: dict[str, OrderedDict[H11Protocol, None]] = {}
+
+    def add(self, conn: H11Protocol) -> None:
+        """``conn`` waits from now (moved to the end of its address's connections if it already did)."""
+        group = self._by_address.setdefault(_address(conn), OrderedDict())
+        group[conn] = None
+        group.move_to_end(conn)
+
+    def discard(self, conn: H11Protocol) -> None:
+        address = _address(conn)
+        group = self._by_address.get(address)
+        if group is not None:
+            group.pop(conn, None)
+            if not group:
+                del self._by_address[address]
+
+    def to_close(self, new: H11Protocol) -> H11Protocol:
+        """The connection to close to make room for ``new``: the oldest of the address with the most
+        waiting (``new`` itself where it is the only one)."""
+        groups = sorted(self._by_address.values(), key=len, reverse=True)
+        return next((c for group in groups for c in group if c is not new), new)
+
+
+def _address(conn: H11Protocol) -> str:
+    return conn.client[0] if conn.client else ""
