@@ -58,6 +58,9 @@ impl Interner {
     }
 }
 
+/// Longest word ending, in units, that [`WordCounts::endings`] gives.
+pub const MAX_ENDING: usize = 32;
+
 /// What the pieces of a corpus hold (`collect_words` in `wwho.sgpe.train`).
 #[derive(Debug, Default)]
 pub struct WordCounts {
@@ -340,6 +343,22 @@ impl WordCounts {
         }
     }
 
+    /// The word endings: every span of three or more units contributes each of its suffixes that
+    /// starts after its first unit and holds two to [`MAX_ENDING`] units (`a b c d`: `b c d`,
+    /// `c d`), with the span's count. The cap keeps this linear in the text: all the suffixes of a
+    /// run of thousands of letters with no space would be quadratic in its length (gigabytes for
+    /// a line of tens of kilobytes), and no word of any language has endings that long.
+    pub fn endings(&self) -> FxHashMap<Box<[u32]>, u64> {
+        let mut counts: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
+        for (word, n) in &self.words {
+            let first = word.len().saturating_sub(MAX_ENDING).max(1);
+            for start in first..word.len().saturating_sub(1) {
+                *counts.entry(word[start..].into()).or_default() += n;
+            }
+        }
+        counts
+    }
+
     /// Order two strings by id as Python orders `str`.
     fn cmp_strings(&self, a: u32, b: u32) -> Ordering {
         self.strings.get(a).cmp(self.strings.get(b))
@@ -489,6 +508,25 @@ mod tests {
 
     fn s(text: &str) -> Vec<u32> {
         text.chars().map(u32::from).collect()
+    }
+
+    #[test]
+    fn endings_are_every_suffix_after_the_first_unit_up_to_the_cap() {
+        let mut counts = WordCounts::default();
+        let short: Box<[u32]> = vec![1, 2, 3, 4].into();
+        let long: Box<[u32]> = (0..10_000).collect();
+        counts.words = vec![(short, 5), (long.clone(), 2), (vec![7, 8].into(), 9)];
+        let endings = counts.endings();
+        assert_eq!(endings[&[2u32, 3, 4][..]], 5);
+        assert_eq!(endings[&[3u32, 4][..]], 5);
+        assert!(!endings.contains_key(&[1u32, 2, 3, 4][..]) && !endings.contains_key(&[4u32][..]));
+        // a run of ten thousand units: its last MAX_ENDING - 1 endings only, of 2 to MAX_ENDING units
+        let of_long: Vec<_> = endings.keys().filter(|e| e.first() >= Some(&100)).collect();
+        assert_eq!(of_long.len(), MAX_ENDING - 1);
+        assert!(of_long
+            .iter()
+            .all(|e| (2..=MAX_ENDING).contains(&e.len()) && e.ends_with(&long[9_998..])));
+        assert_eq!(endings.len(), 2 + MAX_ENDING - 1); // nothing of the two-unit word
     }
 
     #[test]

@@ -30,6 +30,10 @@ from wwho.sgpe.superwords import MAX_ENDING_PAIRS, SPANS, SUPERWORD_MIN_FREQ, pi
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import PIECES
 
+#: The longest word ending completed (the core's `training::MAX_ENDING`): all the suffixes of a run of
+#: thousands of letters would be quadratic in its length.
+MAX_ENDING = 32
+
 
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
@@ -152,9 +156,9 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
         core_merges = [(stage.symbols[a], stage.symbols[b]) for a, b in stage.merges[applied:]]
         core_tokens = [t for t in stage.symbols[known:] if t not in set(final.symbols)]
         spare -= len(core_tokens)
-    endings: Counter = Counter()  # each word's endings after its first unit, of two units or more
+    endings: Counter = Counter()  # each word's endings after its first unit, of two to MAX_ENDING units
     for word, count in words.items():
-        for start in range(1, len(word) - 1):
+        for start in range(max(1, len(word) - MAX_ENDING), len(word) - 1):
             endings[word[start:]] += count
     ran_out = len(engine.symbols) < max(max_symbols, len(base.symbols))  # the word-level merges ran out of pairs
     if complete_endings and ran_out and spare > 0 and endings:

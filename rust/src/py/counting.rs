@@ -588,18 +588,10 @@ impl PyWordCounts {
         PyCoreCounts::copied(&self.inner, &self.inner.cores)
     }
 
-    /// The word endings: every mergeable span of three or more units contributes each of its
-    /// suffixes that starts after its first unit and holds two or more (`a b c d`: `b c d`,
-    /// `c d`), with the span's count. Built when asked: the trainer asks only where the merges
-    /// ran out (`complete_endings`).
+    /// The word endings (`WordCounts::endings`). Built when asked: the trainer asks only where
+    /// the merges ran out (`complete_endings`).
     fn suffixes(&self) -> PyCoreCounts {
-        let mut counts: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
-        for (word, n) in &self.inner.words {
-            for start in 1..word.len().saturating_sub(1) {
-                *counts.entry(word[start..].into()).or_default() += n;
-            }
-        }
-        PyCoreCounts::copied(&self.inner, &counts)
+        PyCoreCounts::copied(&self.inner, &self.inner.endings())
     }
 
     /// `{boundary token: occurrences}` for every boundary token, lone or inside a span.

@@ -30,7 +30,7 @@ Phases (each with a progress bar when ``progress=True``):
    holds only with punctuation attached (``" ලංකාව"`` of ``" ලංකාව."``): merges learned on
    those words as the merges so far cut them, after every other merge; then, with
    ``complete_endings`` (the default), to the endings of the training words (each suffix after
-   a word's first unit), learned the same way from pairs seen twice or more; then, with
+   a word's first unit, of at most 32 units), learned the same way from pairs seen twice or more; then, with
    automatic pruning and ``complete_syllables`` (the default), to syllables the training text
    lacks but whose onset and tail it has (:mod:`wwho.sgpe.completion`), with their building
    pieces; then, with superwords and ``complete_superwords`` (the default), to superwords of a
