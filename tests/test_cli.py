@@ -297,6 +297,28 @@ def test_special_token_text_in_encode_names_the_line_and_the_flags(tmp_path, o20
     assert special.stdout.decode().splitlines()[2] == " ".join(map(str, o200k.encode(text, allowed_special="all")))
 
 
+def test_export_verify_writes_nothing_until_the_check_has_passed(tmp_path, small_sgpe):
+    """Before: the files were saved first and then checked, so a corpus that could not be read (or an
+    export that failed the check) left the new files in OUT, over the previous export with --force."""
+    from cli_run import one_line_error, wwho
+
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    out = tmp_path / "out"
+    assert wwho("export", "hf", small_sgpe, "-o", out, "--quiet").returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    other = tmp_path / "other"  # another vocabulary of the same text
+    SGPETokenizer(train_sgpe(small_sgpe.parent / "c.txt", vocab_size=350, progress=False, workers=1)).save(other)
+    not_gzip = tmp_path / "corpus.txt.gz"
+    not_gzip.write_bytes(b"not gzip\n")
+    line = one_line_error(wwho("export", "hf", other, "-o", out, "--force", "--quiet", "--verify", not_gzip))
+    assert "corpus.txt.gz" in line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    fresh = tmp_path / "fresh"
+    one_line_error(wwho("export", "hf", other, "-o", fresh, "--quiet", "--verify", not_gzip))
+    assert not fresh.exists() or not any(fresh.iterdir())
+
+
 def test_export_verify_checks_its_corpus_first_and_says_what_it_left_out(tmp_path, small_sgpe):
     """Before: a FIFO given to --verify was refused only after the files were written, and lines that
     are not text were left out of the check without a word."""

@@ -1,7 +1,8 @@
 """``wwho export hf PATH -o OUT [--verify CORPUS...]``: write the Hugging Face files of a vocabulary.
 
 OUT gets ``vocab.json`` and the Hugging Face files as one save (as ``SGPETokenizer.save``), so
-the files in it always belong together.
+the files in it always belong together. With ``--verify``, the check runs on the files before they are
+saved: an export that fails it, or a corpus that cannot be read, leaves OUT as it was.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from wwho.cli.outputs import SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.export.verify import verify
 from wwho.notices import plural
-from wwho.savedir import check_target
+from wwho.savedir import check_target, save_files
 from wwho.sgpe import SGPETokenizer
 
 
@@ -60,13 +61,14 @@ def run(args: argparse.Namespace) -> int:
 
         raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
     corpora = resolve_paths(args.verify) if args.verify else []  # a missing or unreadable corpus: before writing
-    tok.save(out)
+    files = dict(tok.files())
     paths = [out / name for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json",
                                      "special_tokens_map.json")]
-    print(f"wrote {', '.join(str(p) for p in paths)}")
     if not args.verify:
+        save_files(out, files, kind="sgpe")
+        print(f"wrote {', '.join(str(p) for p in paths)}")
         return 0
-    hf = Tokenizer.from_file(str(out / "tokenizer.json"))
+    hf = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
     stats = CorpusStats()
     docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
     report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
@@ -75,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wwho: warning: {plural(stats.bad_lines, 'corpus line')} not text, left out of the check "
               f"(the first: {stats.first_bad[0] if stats.first_bad else '?'})", file=sys.stderr)
     if not report.ok:
-        print("the export does NOT reproduce the native tokenizer", file=sys.stderr)
+        print(f"the export does NOT reproduce the native tokenizer; nothing was written to {out}", file=sys.stderr)
         return 1
+    save_files(out, files, kind="sgpe")
+    print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0
