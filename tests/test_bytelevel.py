@@ -668,13 +668,21 @@ def test_from_hf_rejects_unsupported(tmp_path):
         ({**base, "pre_tokenizer": {"type": "Whitespace"}}, "not supported"),
         ({**base, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Isolated"}},
          "no ByteLevel"),
-        ({"pre_tokenizer": None}, "missing or malformed"),
+        ({"pre_tokenizer": None}, "the entry 'model' is missing"),
+        # values HF tokenizers refuses to load (checked against it below), not silently taken
+        ({**base, "model": {**base["model"], "byte_fallback": 3}}, "model.byte_fallback must be true or false"),
+        ({**base, "model": {**base["model"], "continuing_subword_prefix": []}},
+         "model.continuing_subword_prefix must be a string or null"),
+        ({**base, "model": {**base["model"], "dropout": "x"}}, "model.dropout must be a number or null"),
     ]
     for n, (data, message) in enumerate(cases):
         path = tmp_path / f"t{n}.json"
         path.write_text(json.dumps(data))
         with pytest.raises(VocabError, match=message):
             ByteBPE.from_hf(path)
+        if "must be" in message:
+            with pytest.raises(Exception, match="invalid type"):  # noqa: B017 (HF raises bare Exception)
+                tokenizers.Tokenizer.from_file(str(path))
 
 
 def test_random_small_vocab_round_trips_through_every_format(tmp_path):

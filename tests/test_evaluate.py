@@ -127,6 +127,19 @@ def test_every_spec_kind_loads_and_evaluates(spec_zoo, monkeypatch):
             assert m.lossless_rate == 1.0, kind
 
 
+def test_parity_with_a_corpus_of_other_lines_is_said_not_left_null(spec_zoo, tmp_path):
+    """Before: a --parity-with corpus of another line count gave parity null without a word."""
+    from wwho.errors import WwhoWarning
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව\nනමස්කාරය\nතුන\n", encoding="utf-8")
+    ref = tmp_path / "en.txt"
+    ref.write_text("Sri Lanka\nHello\n")
+    with pytest.warns(WwhoWarning, match=r"no parity for .*c\.txt: it has 3 lines and .*en\.txt has 2"):
+        (m,) = evaluate_all([spec_zoo["sgpe directory"]], [str(corpus)], parity_with=str(ref))
+    assert m.parity is None
+
+
 def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
     jsonschema = pytest.importorskip("jsonschema")
     pytest.importorskip("matplotlib")

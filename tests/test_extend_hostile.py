@@ -268,6 +268,17 @@ def test_a_bad_hugging_face_base_is_an_error_naming_it(tmp_path, pre_tokenizer, 
     assert str(folder) in str(info.value)
 
 
+def test_a_base_that_is_not_a_regular_file_says_what_it_is(tmp_path):
+    """Before: a FIFO given as the base was called "not a byte-level BPE file", like a file of the
+    wrong kind."""
+    import os
+
+    fifo = tmp_path / "base"
+    os.mkfifo(fifo)
+    with pytest.raises(VocabError, match=r"base: is a FIFO \(named pipe\); the base must be a regular file"):
+        load_base(fifo)
+
+
 def test_a_base_loads_with_its_own_pre_tokenizer_unchanged(tmp_path):
     """The guard above changes only messages: a good base loads as before."""
     folder = _hf_base(tmp_path / "base", _split(r"\p{L}+|\p{N}+|[^\p{L}\p{N}]+"))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbcSet
@@ -43,7 +44,7 @@ import regex
 
 from wwho.cache import ENTRY_OVERHEAD, PieceCache
 from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
-from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, brief, printable
+from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, WwhoWarning, brief, printable
 from wwho.fileio import read_bytes
 from wwho.graphemes import cluster_bounds
 from wwho.syllables import Syllabifier
@@ -503,6 +504,12 @@ def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: s
     check_unique(specs, "tokenizer")
     texts = {c: read_lines(c, max_line_bytes=max_line_bytes) for c in corpora}
     reference = read_lines(parity_with, max_line_bytes=max_line_bytes) if parity_with else None
+    if reference is not None:
+        for corpus, lines in texts.items():
+            if len(lines) != len(reference):  # asked for, and not given: said, not left to a null
+                warnings.warn(f"no parity for {printable(corpus)}: it has {len(lines):,} lines and "
+                              f"{printable(parity_with)} has {len(reference):,}; parity needs line-aligned "
+                              f"corpora (the same sentences, line by line)", WwhoWarning, stacklevel=2)
     tokenizers = [load_spec(s, pattern=pattern) for s in specs]
     results = []
     for tok in tokenizers:

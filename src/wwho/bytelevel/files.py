@@ -636,9 +636,17 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         model = data["model"]
         if model.get("type", "BPE") != "BPE":
             raise NotByteLevel(f"{path}: model type {brief(model.get('type'))} is not BPE")
-        for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
-            if model.get(key):
-                raise NotByteLevel(f"{path}: model.{key}={brief(model[key])} is not supported")
+        for key, kind in (("continuing_subword_prefix", str), ("end_of_word_suffix", str), ("dropout", float)):
+            value = model.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (kind, int) if kind is float
+                                                                               else kind)):
+                raise VocabError(f"{path}: model.{key} must be {'a string' if kind is str else 'a number'} or "
+                                 f"null, not {brief(value)}")  # as HF tokenizers refuses it
+            if value:
+                raise NotByteLevel(f"{path}: model.{key}={brief(value)} is not supported")
+        for key in ("byte_fallback", "fuse_unk"):
+            if not isinstance(model.get(key, False), bool):
+                raise VocabError(f"{path}: model.{key} must be true or false, not {brief(model[key])}")
         if data.get("normalizer") is not None:
             kind = data["normalizer"].get("type")
             raise NotByteLevel(f"{path}: normalizer {brief(kind)} is not supported (only null)")
@@ -703,7 +711,10 @@ def from_hf(path: str | Path) -> ByteLevelModel:
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
         if isinstance(exc, VocabError):
             raise
-        raise VocabError(f"{path}: missing or malformed entry ({type(exc).__name__}: {brief(str(exc))})") from None
+        if isinstance(exc, KeyError):
+            raise VocabError(f"{path}: the entry {brief(exc.args[0])} is missing (not a tokenizer.json of "
+                             "HF tokenizers?)") from None
+        raise VocabError(f"{path}: an entry is malformed ({brief(str(exc))})") from None
     return check_model(ByteLevelModel(
         ranks,
         pretokenizer,

@@ -27,6 +27,7 @@ checks (:mod:`wwho.extend.verify`).
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -45,6 +46,7 @@ from wwho.extend.learn import learn
 from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import NotExtendable, extend_pretokenizer
 from wwho.extend.scripts import ScriptSet
+from wwho.fileio import file_type
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 
@@ -109,6 +111,10 @@ def _load_file(path: Path, pattern: str | None) -> tuple[ByteBPE, dict]:
     if suffix == ".json":
         tok = ByteBPE.from_hf(path)
         return tok, _hf_config(path.parent, tok)
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):  # a FIFO or a device named like no vocabulary: say what it is
+        raise VocabError(f"{path}: is {file_type(mode)}; the base must be a regular file (tokenizer.json, .gguf, "
+                         ".tiktoken) or a directory holding one")
     raise VocabError(f"{path}: not a byte-level BPE file wwho reads (tokenizer.json, .gguf, .tiktoken)")
 
 
