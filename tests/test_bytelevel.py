@@ -461,10 +461,33 @@ def test_special_token_semantics(ours):
     assert ours.encode_ordinary(text) == ours.encode(text, disallowed_special=())
     with pytest.raises(DisallowedSpecialError):  # allowing one does not allow the other
         ours.encode("<|endofprompt|>", allowed_special={"<|endoftext|>"})
-    with pytest.raises(TokenizerError, match="not special tokens"):
-        ours.encode("x", allowed_special={"<|nope|>"})
     with pytest.raises(TokenizerError):
         ours.encode(b"bytes")  # type: ignore[arg-type]
+
+
+def test_names_the_vocabulary_lacks_as_tiktoken_reads_them(ours, o200k):
+    """Names o200k_base lacks, in either set: tiktoken's ids where it gives ids, and an error
+    (DisallowedSpecialError, a ValueError as tiktoken's) where it raises."""
+    cases = [
+        ("hi <|endoftext|>", {"allowed_special": {"<|endoftext|>", "<|fim_prefix|>"}}),
+        ("hi <|fim_prefix|>", {"allowed_special": {"<|fim_prefix|>"}}),
+        ("plain", {"disallowed_special": {"hi"}}),
+        ("say hi", {"disallowed_special": {"hi"}}),
+        ("a <|fim_middle|> b", {"disallowed_special": {"<|fim_middle|>", "<|endoftext|>"}}),
+        ("a <|endoftext|> b", {"allowed_special": {"<|endoftext|>"}, "disallowed_special": {"x y"}}),
+    ]
+    for text, options in cases:
+        try:
+            want = o200k.encode(text, **options)
+        except ValueError:
+            with pytest.raises(DisallowedSpecialError):
+                ours.encode(text, **options)
+            with pytest.raises(ValueError):
+                ours.encode_batch([text], **options)
+        else:
+            assert ours.encode(text, **options) == want, (text, options)
+            assert ours.encode_batch([text], **options) == [want]
+            assert ours.encode_to_numpy(text, **options).tolist() == want
 
 
 @pytest.mark.parametrize("bad", [-1, 200019, 10**9, 199998, "5", None, 1.5])

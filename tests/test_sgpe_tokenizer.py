@@ -119,8 +119,7 @@ def test_special_tokens_are_text_unless_allowed(tokenizers):
     assert ids[0] == cls and ids[-1] == tok.vocab["[SEP]"]
     assert tok.decode(ids) == "[CLS] ලංකාව[SEP]"
     assert tok.decode(ids, skip_special_tokens=True) == " ලංකාව"
-    with pytest.raises(TokenizerError, match="not special tokens"):
-        tok.encode("x", allowed_special={"<|endoftext|>"})
+    assert tok.encode("x", allowed_special={"<|endoftext|>"}) == tok.encode("x")  # left out, as tiktoken does
 
 
 def test_unk_token_mode_reproduces_the_spec(tokenizers):

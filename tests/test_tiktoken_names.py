@@ -55,6 +55,8 @@ def test_the_lookups_equal_tiktokens(pair, text):
 def test_the_vocabulary_equals_tiktokens(pair):
     ours, theirs = pair
     assert ours.eot_token == theirs.eot_token == 199999
+    assert ours.max_token_value == theirs.max_token_value == 200018
+    assert not ours.is_special_token(-1) and not theirs.is_special_token(-1)
     assert ours.token_byte_values() == theirs.token_byte_values()
     assert ours.encode_single_token("<|endofprompt|>") == theirs.encode_single_token("<|endofprompt|>")
 
@@ -84,5 +86,16 @@ def test_what_is_no_token_is_a_key_error_and_a_tokenizer_error(small):
     with pytest.raises(TokenizerError, match="num_threads"):
         small.decode_bytes_batch([[97]], num_threads=0)
     assert small.decode_tokens_bytes([256, 97]) == [b"ab", b"a"]
+    assert small.max_token_value == 257
+    # ids read as every decoder reads them (wwho.ids): not bytes' values, a dict's keys, a set, a float
+    for tokens, words in ((b"ab", "got bytes"), ({97: 1}, "keys would be taken"), ({97, 98}, "set"),
+                          ([1.0], "not an integer"), (5, "a single id"), (None, "NoneType")):
+        for decode in (small.decode_tokens_bytes, small.decode_with_offsets):
+            with pytest.raises(TokenizerError, match=words):
+                decode(tokens)
+    with pytest.raises(UnknownTokenError, match=r"token id 999 .*at position 1"):
+        small.decode_tokens_bytes([97, 999])
+    with pytest.raises(UnknownTokenError, match=r"token id -1 .*at position 0"):
+        small.decode_tokens_bytes([-1])
     # A token that starts inside a character starts at that character (tiktoken's rule).
     assert small.decode_with_offsets([0xE0, 0xB6, 0xB8, 97]) == ("\u0db8a", [0, 0, 0, 1])

@@ -22,7 +22,7 @@ import operator
 import sys
 from collections.abc import Iterable, Mapping, Set
 
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, UnknownTokenError
 
 #: One text or one id given where a collection of them is expected.
 _ONE_TEXT = (str, bytes, bytearray, memoryview)
@@ -90,8 +90,8 @@ def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     """``ids`` as a list of plain ints, each in ``[0, size)`` when ``size`` is given.
 
     Raises :class:`TokenizerError` naming the first id that is not an integer (a bool, a
-    float, a string) or is out of range, and its position; and for what is not a sequence of
-    ids (see the module docstring).
+    float, a string) or is out of range (then an :class:`UnknownTokenError`, a ``KeyError`` too),
+    and its position; and for what is not a sequence of ids (see the module docstring).
     """
     if not isinstance(ids, list):
         ids = _sequence(ids)
@@ -121,7 +121,8 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
         raise refuse("not an integer") from None
     if i < 0 or (size is not None and i >= size):
         bound = "negative" if size is None else f"out of range [0, {size})"
-        raise TokenizerError(f"token id {i}{where} is {bound}")
+        # an id without a token: a KeyError too, as tiktoken's lookups raise (wwho.errors)
+        raise UnknownTokenError(f"token id {i}{where} is {bound}")
     return i
 
 

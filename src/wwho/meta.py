@@ -54,7 +54,16 @@ from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError, brief
 from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, not_texts, token_id, token_ids
 from wwho.ids import batch as as_batch
-from wwho.protocol import ALL_SPECIALS, NO_SPECIALS, all_names, default_specials, no_names, special_names
+from wwho.protocol import (
+    ALL_SPECIALS,
+    NO_SPECIALS,
+    all_names,
+    default_specials,
+    no_names,
+    refuse_named_text,
+    special_name_sets,
+    special_names,
+)
 from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
@@ -393,7 +402,7 @@ class MetaTokenizer:
         tokens allowed and disallowed."""
         if not isinstance(text, str):
             raise self._not_text(text)
-        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        allowed, disallowed = self._specials(allowed_special, disallowed_special, [text], batch=False)
         index = self._special_index
         return encode_with(text, [index[s] for s in allowed], [index[s] for s in disallowed])
 
@@ -401,12 +410,16 @@ class MetaTokenizer:
     def _not_text(text: object) -> TokenizerError:
         return TokenizerError(f"expected text as str, got {type(text).__name__}")
 
-    def _specials(self, allowed_special: Iterable[str] | str,
-                  disallowed_special: Iterable[str] | str) -> tuple[frozenset[str], frozenset[str]]:
-        """The allowed and the disallowed special tokens, checked."""
+    def _specials(self, allowed_special: Iterable[str] | str, disallowed_special: Iterable[str] | str,
+                  texts: Sequence[object], *, batch: bool) -> tuple[frozenset[str], frozenset[str]]:
+        """The allowed and the disallowed special tokens, checked (names the vocabulary lacks are left
+        out, and a text of ``texts`` holding a disallowed one is refused, as tiktoken does)."""
         allowed = self._allowed(allowed_special)
-        disallowed = (frozenset(self.tiktoken_specials) - allowed if all_names(disallowed_special)
-                      else special_names(disallowed_special, self.special_tokens, "disallowed_special"))
+        if all_names(disallowed_special):
+            return allowed, frozenset(self.tiktoken_specials) - allowed
+        disallowed, others = special_name_sets(disallowed_special, self.special_tokens, "disallowed_special")
+        if others:
+            refuse_named_text(texts, others, batch=batch)
         return allowed, disallowed
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
@@ -429,7 +442,7 @@ class MetaTokenizer:
         core without the GIL. The first text (in order) that fails raises its error."""
         texts = as_batch(texts)
         try:
-            return self._core.encode_batch(texts, *self._batch_args(allowed_special, disallowed_special),
+            return self._core.encode_batch(texts, *self._batch_args(allowed_special, disallowed_special, texts),
                                            thread_count(num_threads) or 0)
         except TypeError as exc:  # the core takes only str texts; which one was not, is said here
             raise not_texts(texts, exc) from None
@@ -454,19 +467,19 @@ class MetaTokenizer:
 
         texts = as_batch(texts, "encode_batch_to_numpy")
         try:
-            flat = self._core.encode_batch_flat(texts, *self._batch_args(allowed_special, disallowed_special),
+            flat = self._core.encode_batch_flat(texts, *self._batch_args(allowed_special, disallowed_special, texts),
                                                 thread_count(num_threads) or 0)
         except TypeError as exc:
             raise not_texts(texts, exc) from None
         return arrays.from_core(flat)
 
-    def _batch_args(self, allowed_special: Iterable[str] | str,
-                    disallowed_special: Iterable[str] | str) -> tuple[list[int] | None, list[int] | None]:
+    def _batch_args(self, allowed_special: Iterable[str] | str, disallowed_special: Iterable[str] | str,
+                    texts: Sequence[object]) -> tuple[list[int] | None, list[int] | None]:
         """The core's (allowed, disallowed) special-token indices for a batch (None, None: the
         defaults)."""
         if all_names(disallowed_special) and no_names(allowed_special):
             return None, None
-        allowed, disallowed = self._specials(allowed_special, disallowed_special)
+        allowed, disallowed = self._specials(allowed_special, disallowed_special, texts, batch=True)
         index = self._special_index
         return [index[s] for s in allowed], [index[s] for s in disallowed]
 

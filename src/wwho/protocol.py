@@ -90,13 +90,21 @@ def no_names(value: object) -> bool:
 
 def special_names(value: object, known: Collection[str], option: str) -> frozenset[str]:
     """``allowed_special`` / ``disallowed_special`` as every kind reads them: ``"all"`` (each of
-    ``known``), ``None`` or an empty collection (none), or a collection of names, each one of
-    ``known``. Anything else (one name as a string, which would be taken as its characters, a
-    number, an unknown name) is a :class:`wwho.errors.TokenizerError` naming ``option``."""
+    ``known``), ``None`` or an empty collection (none), or a collection of names, of which those
+    in ``known`` are the answer. A name the vocabulary lacks is left out, as tiktoken leaves it: one
+    set written for several encodings works with each (a disallowed one is still looked for in the
+    text: :func:`special_name_sets`). Anything else (one name as a string, which would be taken as
+    its characters, a number) is a :class:`wwho.errors.TokenizerError` naming ``option``."""
+    return special_name_sets(value, known, option)[0]
+
+
+def special_name_sets(value: object, known: Collection[str], option: str) -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`special_names`, and the names of ``value`` that are not in ``known``: as
+    ``disallowed_special``, tiktoken refuses a text holding one (:func:`refuse_named_text`)."""
     if all_names(value):
-        return frozenset(known)
+        return frozenset(known), frozenset()
     if value is None:
-        return frozenset()
+        return frozenset(), frozenset()
     if isinstance(value, (str, bytes)):
         raise TokenizerError(f"{option} must be 'all' or a collection of special-token names, not {value!r}")
     try:
@@ -107,11 +115,24 @@ def special_names(value: object, known: Collection[str], option: str) -> frozens
     for name in names:
         if not isinstance(name, str):
             raise TokenizerError(f"{option} must hold special-token names (str), not {name!r}")
-    unknown = names - frozenset(known)
-    if unknown:
-        raise TokenizerError(f"{option}: not special tokens of this vocabulary: {sorted(unknown)}; "
-                             f"known: {sorted(known)}")
-    return names
+    known = frozenset(known)
+    return names & known, names - known
+
+
+def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch: bool) -> None:
+    """Raises :class:`wwho.bytelevel.DisallowedSpecialError` for the first text (of ``texts``) that
+    holds one of ``names`` (disallowed names the vocabulary lacks: tiktoken refuses such a text too),
+    at the leftmost place, the longest name there."""
+    from wwho.bytelevel.tokenizer import DisallowedSpecialError
+
+    names = [n for n in names if n]
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            continue  # the encode says what is wrong with it
+        found = [(at, -len(n), n) for n in names if (at := text.find(n)) >= 0]
+        if found:
+            at, _, name = min(found)
+            raise DisallowedSpecialError(name, at, text_index=i if batch else None)
 
 
 def special_token_list(special_tokens: object) -> list[str]:

@@ -5,7 +5,9 @@ ByteBPE already answers to tiktoken's everyday names (``encode``, ``encode_ordin
 the others, with tiktoken's results (compared with tiktoken on o200k_base in the tests), so that code
 written for a ``tiktoken.Encoding`` runs on a ByteBPE unchanged: ``encode_single_token``,
 ``decode_single_token_bytes``, ``decode_tokens_bytes``, ``decode_with_offsets``, ``decode_bytes_batch``,
-``token_byte_values``, ``is_special_token`` and ``eot_token``. Where tiktoken raises ``KeyError`` (a
+``token_byte_values``, ``is_special_token``, ``eot_token`` and ``max_token_value``. Their ids are read as
+every decoder of wwho reads them (:func:`wwho.ids.token_ids`): a dict, a set, bytes or a float is refused,
+where tiktoken would take a dict's keys or a byte string's values. Where tiktoken raises ``KeyError`` (a
 string that is no token, an id without one, no ``<|endoftext|>``) these raise
 :class:`~wwho.errors.UnknownTokenError`, which is both a ``KeyError`` and wwho's ``TokenizerError``.
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from wwho.errors import TokenizerError, UnknownTokenError, brief
-from wwho.ids import id_batch, token_id
+from wwho.ids import id_batch, token_id, token_ids
 from wwho.threads import thread_count
 
 END_OF_TEXT = "<|endoftext|>"
@@ -50,6 +52,7 @@ class TiktokenNames:
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token."""
+        token = token_id(token)  # not an integer: a TokenizerError; negative: an UnknownTokenError
         try:
             return self.token_bytes(token)  # type: ignore[attr-defined]
         except TokenizerError as exc:
@@ -57,7 +60,14 @@ class TiktokenNames:
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
         """Each token's bytes."""
-        return [self.decode_single_token_bytes(t) for t in tokens]
+        token_bytes = self.token_bytes  # type: ignore[attr-defined]
+        out = []
+        for position, i in enumerate(token_ids(tokens)):
+            try:
+                out.append(token_bytes(i))
+            except TokenizerError as exc:
+                raise UnknownTokenError(f"{exc} (at position {position})") from None
+        return out
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text of ``tokens`` (strict UTF-8, as tiktoken) and where in it each token starts, in
@@ -82,8 +92,16 @@ class TiktokenNames:
         return sorted(self._encoder)  # type: ignore[attr-defined]
 
     def is_special_token(self, token: int) -> bool:
-        """Whether ``token`` is the id of a special token."""
+        """Whether ``token`` is the id of a special token (False for any other integer, a negative
+        one included, as tiktoken answers)."""
+        if isinstance(token, int) and not isinstance(token, bool) and token < 0:
+            return False
         return token_id(token) in self.special_tokens.values()  # type: ignore[attr-defined]
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id of any token, ordinary, special or added (tiktoken's ``max_token_value``)."""
+        return self.n_vocab - 1  # type: ignore[attr-defined]
 
     @property
     def eot_token(self) -> int:

@@ -44,7 +44,15 @@ from wwho.errors import TokenizerError, VocabError, brief, check_flag
 from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, prepare_arrays, token_ids
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
-from wwho.protocol import ALL_SPECIALS, NO_SPECIALS, all_names, default_specials, special_names
+from wwho.protocol import (
+    ALL_SPECIALS,
+    NO_SPECIALS,
+    all_names,
+    default_specials,
+    refuse_named_text,
+    special_name_sets,
+    special_names,
+)
 from wwho.threads import thread_count
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
@@ -316,7 +324,7 @@ class ByteBPE(TiktokenNames):
             except Exception as exc:  # noqa: BLE001
                 raise self._encode_error(exc, text) from None
         else:
-            allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+            allowed, disallowed = self._special_sets(allowed_special, disallowed_special, [text], batch=False)
             try:
                 ids = self._core.encode_with(text, allowed, disallowed)
             except Exception as exc:  # noqa: BLE001
@@ -341,7 +349,7 @@ class ByteBPE(TiktokenNames):
         in order, without holding the GIL. The first text that fails raises its error."""
         texts = as_batch(texts)
         check_flag(add_special, "add_special")
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special, texts, batch=True)
         out = self._batch(texts, allowed, disallowed, num_threads)
         if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
             for ids in out:
@@ -374,7 +382,7 @@ class ByteBPE(TiktokenNames):
         ):
             allowed, disallowed = None, "all"
         else:
-            allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+            allowed, disallowed = self._special_sets(allowed_special, disallowed_special, [text], batch=False)
         try:
             ids = self._core.encode_array(text, allowed, disallowed)
         except Exception as exc:  # noqa: BLE001
@@ -403,7 +411,7 @@ class ByteBPE(TiktokenNames):
 
         texts = as_batch(texts, "encode_batch_to_numpy")
         check_flag(add_special, "add_special")
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special, texts, batch=True)
         flat = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
         if add_special:
@@ -427,14 +435,20 @@ class ByteBPE(TiktokenNames):
         # _replace_surrogates does (as encode() does too).
         return self._in_core(texts, lambda: self._core.encode_batch(texts, allowed, disallowed, num_threads))
 
-    def _special_sets(self, allowed_special, disallowed_special):
+    def _special_sets(self, allowed_special, disallowed_special, texts: list, *, batch: bool):
         """(allowed, disallowed) for the core: "all", None (no token) or a frozenset of names. A
         disallowed "all" is tiktoken's (every special token not allowed), which the core makes
-        from indices: a set of the other tokens' names would be read name by name on every call."""
-        allowed = "all" if all_names(allowed_special) else (self._known_specials(allowed_special) or None)
+        from indices: a set of the other tokens' names would be read name by name on every call.
+        Names the vocabulary lacks are left out of both, as tiktoken leaves them, and a text
+        holding a disallowed one is refused, as tiktoken refuses it."""
+        allowed = ("all" if all_names(allowed_special)
+                   else special_names(allowed_special, self._special_set, "allowed_special") or None)
         if all_names(disallowed_special):
             return allowed, (None if allowed == "all" else "all")
-        return allowed, self._known_specials(disallowed_special) or None
+        disallowed, others = special_name_sets(disallowed_special, self._special_set, "disallowed_special")
+        if others:
+            refuse_named_text(texts, others, batch=batch)
+        return allowed, disallowed or None
 
     def _encode_error(self, exc: Exception, text: object) -> Exception:
         """The error an encode raises: not a str, or the core's error mapped (the core itself turns
@@ -452,9 +466,6 @@ class ByteBPE(TiktokenNames):
         if isinstance(exc, _core.CoreError):
             return TokenizerError(str(exc) if at is None else f"texts[{at}]: {exc}")
         return exc
-
-    def _known_specials(self, names: Iterable[str]) -> frozenset[str]:
-        return special_names(names, self._special_set, "a special-token set")
 
     def cache_info(self) -> tuple[int, int]:
         """(pieces, bytes) held by the piece cache."""
