@@ -278,3 +278,23 @@ def test_decode_takes_errors_by_position_in_every_text_kind():
             names = list(inspect.signature(method).parameters)
             assert names[2] == "errors", (cls.__name__, method.__name__, names)
             assert inspect.signature(method).parameters["errors"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta", "binary"])
+def test_errors_name_the_item_of_a_batch_and_no_position_for_one_id(kinds, kind):
+    """Before the fix: an id out of range in a batch's second list named its position in that list
+    but not the list; SGPE's and the meta tokenizer's encode_batch did not name the text that was
+    not a str; a binary tokenizer's token_bytes(-1) spoke of "position 0", and its
+    encode_batch_to_numpy(b"ab") of encode_batch."""
+    tok = _get(kinds, kind)
+    with pytest.raises(TokenizerError, match=r"^batch\[1\]: token id 1000000000 at position 1 "):
+        tok.decode_batch([[5], [5, 10**9]])
+    if kind != "binary":
+        with pytest.raises(TokenizerError, match=r"texts\[1\]: expected text"):
+            tok.encode_batch(["a", 5])
+    with pytest.raises(TokenizerError) as one:
+        tok.token_bytes(-1)
+    assert "position" not in str(one.value) and "-1" in str(one.value)
+    if kind == "binary":
+        with pytest.raises(TokenizerError, match="encode_batch_to_numpy takes a list of byte strings"):
+            tok.encode_batch_to_numpy(b"ab")

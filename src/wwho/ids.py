@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping, Set
+from typing import TypeVar
 
 from wwho.errors import TokenizerError, UnknownTokenError
+
+T = TypeVar("T")
 
 #: One text or one id given where a collection of them is expected.
 _ONE_TEXT = (str, bytes, bytearray, memoryview)
@@ -69,9 +72,9 @@ def not_texts(texts: list, exc: Exception) -> Exception:
     """The error of a batch the core refused with a TypeError (it takes only str texts): the first
     text that is not a str, named; else ``exc`` itself. Looked for only then, not on every batch
     (a Python loop over every text would be serial work beside the core's threads)."""
-    for t in texts:
+    for n, t in enumerate(texts):
         if not isinstance(t, str):
-            return TokenizerError(f"expected text as str, got {type(t).__name__}")
+            return TokenizerError(f"texts[{n}]: expected text as str, got {type(t).__name__}")
     return exc
 
 
@@ -84,6 +87,18 @@ def id_batch(items: Iterable[object], method: str = "decode_batch") -> list:
         if isinstance(items, FlatIds):
             return items.split()
     return batch(items, method, of="lists of token ids", one="ids")
+
+
+def each_decoded(items: list, decode: Callable[[object], T]) -> list[T]:
+    """``decode(ids)`` of each item of a batch, an error naming the item (``batch[3]: token id ...``)."""
+    out = []
+    for k, ids in enumerate(items):
+        try:
+            out.append(decode(ids))
+        except TokenizerError as exc:
+            exc.args = (f"batch[{k}]: {exc}", *exc.args[1:])
+            raise
+    return out
 
 
 def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
@@ -102,6 +117,11 @@ def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     for position, value in enumerate(ids):
         out.append(token_id(value, size, position=position))
     return out
+
+
+def one_token_id(value: object, size: int | None = None) -> int:
+    """One id given on its own (``token_bytes(5)``): :func:`token_id`, its errors naming no position."""
+    return token_id(value, size)
 
 
 def token_id(value: object, size: int | None = None, *, position: int | None = None) -> int:

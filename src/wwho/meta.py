@@ -52,7 +52,15 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, VocabError, brief
-from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, not_texts, token_id, token_ids
+from wwho.ids import (
+    DEFAULT_ERRORS,
+    check_decode_options,
+    each_decoded,
+    id_batch,
+    not_texts,
+    token_id,
+    token_ids,
+)
 from wwho.ids import batch as as_batch
 from wwho.protocol import (
     ALL_SPECIALS,
@@ -580,8 +588,7 @@ class MetaTokenizer:
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
-                for ids in id_batch(batch)]
+        return each_decoded(id_batch(batch), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
     def _special_ids(self) -> frozenset[int]:
         sgpe = (self.offset + self.sgpe.vocab[s] for s in self.sgpe.special_tokens)

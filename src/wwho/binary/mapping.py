@@ -170,11 +170,12 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
 
 
 def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], *,
-                       add_special_tokens: bool = False, num_threads: int | None = None) -> list[BinaryEncoding]:
+                       add_special_tokens: bool = False, num_threads: int | None = None,
+                       method: str = "encode_batch") -> list[BinaryEncoding]:
     """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
     otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
     ``RAYON_NUM_THREADS`` to change it)."""
-    items = as_batch(items, of="byte strings", one="data")
+    items = as_batch(items, method, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
     texts = [bytes_to_text(data) for data in items]
     tokenizer.encode_special_tokens = True

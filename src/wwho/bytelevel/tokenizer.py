@@ -41,7 +41,7 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
 from wwho.errors import TokenizerError, VocabError, brief, check_flag
-from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, prepare_arrays, token_ids
+from wwho.ids import DEFAULT_ERRORS, check_decode_options, each_decoded, id_batch, prepare_arrays, token_ids
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
 from wwho.protocol import (
@@ -289,8 +289,7 @@ class ByteBPE(TiktokenNames):
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens)
-                for ids in id_batch(batch)]
+        return each_decoded(id_batch(batch), lambda ids: self.decode(ids, errors, skip_special_tokens=skip_special_tokens))
 
     # --- encoding -------------------------------------------------------------------------
 

@@ -43,7 +43,15 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import TokenizerError, VocabError, brief
-from wwho.ids import DEFAULT_ERRORS, check_decode_options, id_batch, not_texts, prepare_arrays, token_ids
+from wwho.ids import (
+    DEFAULT_ERRORS,
+    check_decode_options,
+    each_decoded,
+    id_batch,
+    not_texts,
+    prepare_arrays,
+    token_ids,
+)
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as checked_id
 from wwho.protocol import NO_SPECIALS, no_names, special_names
@@ -325,8 +333,7 @@ class SGPETokenizer:
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return [self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
-                for ids in id_batch(batch)]
+        return each_decoded(id_batch(batch), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
