@@ -29,6 +29,19 @@ class TokenizerError(WwhoError, ValueError):
     """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
 
 
+class DisallowedSpecialError(TokenizerError):
+    """The text contains a special token that the caller did not allow."""
+
+    def __init__(self, token: str, offset: int, text_index: int | None = None) -> None:
+        self.token, self.offset, self.text_index = token, offset, text_index
+        where = "" if text_index is None else f"texts[{text_index}]: "
+        super().__init__(
+            f"{where}text contains the special token {token!r} at offset {offset}; pass "
+            f"allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
+            f"disallowed_special=() to encode it as plain text"
+        )
+
+
 class UnknownTokenError(TokenizerError, KeyError):
     """A string that is no token, or an id without one, asked for by tiktoken's name for the lookup
     (``encode_single_token``, ``decode_single_token_bytes``, ``eot_token``): a ``KeyError`` too, as

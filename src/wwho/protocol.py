@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
-from wwho.errors import TokenizerError, VocabError
+from wwho.errors import DisallowedSpecialError, TokenizerError, VocabError
 
 Data = TypeVar("Data", str, bytes)
 
@@ -120,11 +120,9 @@ def special_name_sets(value: object, known: Collection[str], option: str) -> tup
 
 
 def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch: bool) -> None:
-    """Raises :class:`wwho.bytelevel.DisallowedSpecialError` for the first text (of ``texts``) that
+    """Raises :class:`wwho.errors.DisallowedSpecialError` for the first text (of ``texts``) that
     holds one of ``names`` (disallowed names the vocabulary lacks: tiktoken refuses such a text too),
     at the leftmost place, the longest name there."""
-    from wwho.bytelevel.tokenizer import DisallowedSpecialError
-
     names = [n for n in names if n]
     for i, text in enumerate(texts):
         if not isinstance(text, str):

@@ -40,7 +40,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
-from wwho.errors import TokenizerError, VocabError, brief, check_flag
+from wwho.errors import DisallowedSpecialError, TokenizerError, VocabError, brief, check_flag
 from wwho.ids import DEFAULT_ERRORS, check_decode_options, each_decoded, id_batch, prepare_arrays, token_ids
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
@@ -61,19 +61,6 @@ from wwho.threads import thread_count
 #: merges again, and one kept in the map costs every thread reading it a shared lock.
 #: Pieces over 256 or under 6 bytes are never cached.
 CACHE_BYTES = 128 << 20
-
-
-class DisallowedSpecialError(TokenizerError):
-    """The text contains a special token that the caller did not allow."""
-
-    def __init__(self, token: str, offset: int, text_index: int | None = None) -> None:
-        self.token, self.offset, self.text_index = token, offset, text_index
-        where = "" if text_index is None else f"texts[{text_index}]: "
-        super().__init__(
-            f"{where}text contains the special token {token!r} at offset {offset}; pass "
-            f"allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
-            f"disallowed_special=() to encode it as plain text"
-        )
 
 
 def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
