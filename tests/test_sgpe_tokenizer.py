@@ -122,6 +122,26 @@ def test_special_tokens_are_text_unless_allowed(tokenizers):
     assert tok.encode("x", allowed_special={"<|endoftext|>"}) == tok.encode("x")  # left out, as tiktoken does
 
 
+def test_disallowed_special_refuses_texts_holding_them(tokenizers):
+    """Before: SGPE's encoders had no disallowed_special, which the other kinds (and tiktoken) take.
+    The default disallows none (SGPE's special tokens are ordinary text unless allowed)."""
+    from wwho.errors import DisallowedSpecialError
+
+    tok = tokenizers["sinhala"]
+    text = "ලංකාව [CLS] x"
+    assert tok.encode(text, disallowed_special=()) == tok.encode(text)
+    for encode, at in ((tok.encode, None), (tok.encode_to_numpy, None),
+                       (lambda t, **o: tok.encode_batch(["x", t], **o)[1], 1),
+                       (lambda t, **o: tok.encode_batch_to_numpy(["x", t], **o).split()[1], 1)):
+        for disallowed in ("all", {"[CLS]"}, {"[SEP]", "[CLS]"}):
+            with pytest.raises(DisallowedSpecialError) as refused:
+                encode(text, disallowed_special=disallowed)
+            assert (refused.value.token, refused.value.offset, refused.value.text_index) == ("[CLS]", 6, at)
+        allowed = list(encode(text, allowed_special={"[CLS]"}, disallowed_special="all"))  # allowed wins
+        assert allowed == list(encode(text, allowed_special={"[CLS]"}))
+        assert list(encode(text, disallowed_special={"[SEP]"})) == list(encode(text))
+
+
 def test_unk_token_mode_reproduces_the_spec(tokenizers):
     tok = tokenizers["sinhala"]
     spec_like = SGPETokenizer(tok.file, unk="token")

@@ -43,9 +43,9 @@ class DisallowedSpecialError(TokenizerError):
 
 
 class UnknownTokenError(TokenizerError, KeyError):
-    """A string that is no token, or an id without one, asked for by tiktoken's name for the lookup
-    (``encode_single_token``, ``decode_single_token_bytes``, ``eot_token``): a ``KeyError`` too, as
-    tiktoken raises, so that code written for tiktoken catches it."""
+    """A string that is no token, or an id without one (in any decode or lookup of any kind, and
+    tiktoken's ``encode_single_token``, ``eot_token``): a ``KeyError`` too, as tiktoken raises, so
+    that code written for tiktoken catches it."""
 
     __str__ = BaseException.__str__  # the message as written (KeyError's would be its repr)
 

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import TokenizerError, VocabError, brief
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, brief
 from wwho.fileio import parse_json, read_bytes
 from wwho.ids import token_id as token_id_of
 
@@ -179,5 +179,5 @@ class HFTokenizer:
     def id_to_token(self, token_id: int) -> str:
         token = self.tokenizer.id_to_token(token_id_of(token_id))
         if token is None:
-            raise TokenizerError(f"token id {token_id!r} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {token_id!r} is not in this vocabulary")
         return token

@@ -51,7 +51,7 @@ from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
-from wwho.errors import TokenizerError, VocabError, brief
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
     check_decode_options,
@@ -557,7 +557,7 @@ class MetaTokenizer:
         uid = self.vocab._check(token_id)
         data = self._core.token_bytes(uid)
         if data is None:
-            raise TokenizerError(f"token id {uid} is not assigned in tiktoken's {self.tiktoken.name}")
+            raise UnknownTokenError(f"token id {uid} is not assigned in tiktoken's {self.tiktoken.name}")
         return data
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
@@ -570,7 +570,7 @@ class MetaTokenizer:
             return self._core.decode_bytes(ids)
         except TokenizerError:
             bad = next(i for i in ids if self._core.token_bytes(i) is None)
-            raise TokenizerError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
+            raise UnknownTokenError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
 
     def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from tokenizers import Tokenizer
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
-from wwho.errors import TokenizerError, brief, check_flag
+from wwho.errors import TokenizerError, UnknownTokenError, brief, check_flag
 from wwho.ids import each_decoded, id_batch, one_token_id, prepare_arrays
 
 
@@ -82,7 +82,7 @@ class BinaryTokenizer:
         i = one_token_id(token_id, self.vocab_size)
         token = self.hf.id_to_token(i)
         if token is None:
-            raise TokenizerError(f"token id {i} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {i} is not in this vocabulary")
         return token
 
     def token_bytes(self, token_id: int) -> bytes:

@@ -40,7 +40,14 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
-from wwho.errors import DisallowedSpecialError, TokenizerError, VocabError, brief, check_flag
+from wwho.errors import (
+    DisallowedSpecialError,
+    TokenizerError,
+    UnknownTokenError,
+    VocabError,
+    brief,
+    check_flag,
+)
 from wwho.ids import DEFAULT_ERRORS, check_decode_options, each_decoded, id_batch, prepare_arrays, token_ids
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
@@ -196,7 +203,7 @@ class ByteBPE(TiktokenNames):
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
-        return TokenizerError(
+        return UnknownTokenError(  # a KeyError too, as tiktoken raises for an id without a token
             f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
         )
 

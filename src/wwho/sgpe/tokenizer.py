@@ -54,7 +54,14 @@ from wwho.ids import (
 )
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as checked_id
-from wwho.protocol import NO_SPECIALS, no_names, special_names
+from wwho.protocol import (
+    NO_SPECIALS,
+    all_names,
+    no_names,
+    refuse_named_text,
+    special_name_sets,
+    special_names,
+)
 from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
@@ -199,11 +206,17 @@ class SGPETokenizer:
     def __repr__(self) -> str:
         return f"SGPETokenizer(script={self.script!r}, vocab_size={self.vocab_size}, fallback={self.fallback!r})"
 
-    def encode(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS) -> list[int]:
+    def encode(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
+               disallowed_special: Iterable[str] | str = NO_SPECIALS) -> list[int]:
         """Token ids of ``text``. Special-token text (``[CLS]``...) is ordinary text unless
-        listed in ``allowed_special`` (or ``allowed_special="all"``)."""
+        listed in ``allowed_special`` (or ``allowed_special="all"``); a text holding one listed in
+        ``disallowed_special`` (``"all"``: every one not allowed) is refused with
+        :class:`wwho.errors.DisallowedSpecialError`, as tiktoken refuses it. Unlike tiktoken's, the
+        default disallows none: SGPE's special tokens are words a text may hold (``[CLS]``)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        if disallowed_special is not NO_SPECIALS:
+            self._refuse([text], allowed_special, disallowed_special, batch=False)
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode(text)
         return self._core.encode(text, self._allowed_ids(allowed_special))
@@ -211,33 +224,57 @@ class SGPETokenizer:
     def _allowed_ids(self, allowed: Iterable[str] | str) -> list[int]:
         return [self.vocab[s] for s in special_names(allowed, self.special_tokens, "allowed_special")]
 
+    def _refuse(self, texts: Sequence[object], allowed_special: Iterable[str] | str,
+                disallowed_special: Iterable[str] | str, *, batch: bool) -> None:
+        """Raises :class:`wwho.errors.DisallowedSpecialError` for the first of ``texts`` holding the
+        text of a disallowed special token (or of a disallowed name the vocabulary lacks, as tiktoken)."""
+        if no_names(disallowed_special):
+            return
+        allowed = special_names(allowed_special, self.special_tokens, "allowed_special")
+        if all_names(disallowed_special):
+            names = frozenset(self.special_tokens) - allowed
+        else:
+            known, others = special_name_sets(disallowed_special, self.special_tokens, "disallowed_special")
+            names = (known - allowed) | others
+        if names:
+            refuse_named_text(texts, names, batch=batch)
+
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
+                     disallowed_special: Iterable[str] | str = NO_SPECIALS,
                      num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores) without the GIL."""
         texts = as_batch(texts)
         threads = thread_count(num_threads)
+        if disallowed_special is not NO_SPECIALS:
+            self._refuse(texts, allowed_special, disallowed_special, batch=True)
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         try:
             return self._core.encode_batch(texts, allowed, threads or 0)
         except TypeError as exc:  # the core takes only str texts; which one was not, is said here
             raise not_texts(texts, exc) from None
 
-    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS):
+    def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
+                        disallowed_special: Iterable[str] | str = NO_SPECIALS):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
         if not isinstance(text, str):
             raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        if disallowed_special is not NO_SPECIALS:
+            self._refuse([text], allowed_special, disallowed_special, batch=False)
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode_array(text)
         return self._core.encode_array(text, self._allowed_ids(allowed_special))
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
+                              disallowed_special: Iterable[str] | str = NO_SPECIALS,
                               num_threads: int | None = None):
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
         from wwho import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
+        if disallowed_special is not NO_SPECIALS:
+            self._refuse(texts, allowed_special, disallowed_special, batch=True)
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         try:
             flat = self._core.encode_batch_flat(texts, allowed, thread_count(num_threads) or 0)
