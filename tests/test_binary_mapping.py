@@ -240,3 +240,16 @@ def test_special_token_names_decode_as_utf8_as_token_bytes_says(tok):
     wrapped = binary.BinaryTokenizer(named)
     assert wrapped.decode(ids) == expected == b"".join(wrapped.token_bytes(i) for i in ids)
     assert decode_to_bytes(named, ids) == wrapped.decode(ids, skip_special_tokens=True) == data
+
+
+def test_encode_bytes_takes_a_binary_tokenizer_too(tok):
+    """Before: given a wwho BinaryTokenizer (not its HF tokenizer), encode_bytes raised a bare
+    AttributeError on data longer than a piece, and took the bytes for text on shorter data."""
+    wrapped = binary.BinaryTokenizer(tok)
+    data = bytes(random.Random(3).randrange(256) for _ in range(5000))
+    for chunk in (64, 1 << 16):
+        assert encode_bytes(wrapped, data, chunk_bytes=chunk).ids == encode_bytes(tok, data, chunk_bytes=chunk).ids
+    assert [e.ids for e in binary.encode_bytes_batch(wrapped, [data, b"ab"])] == [
+        encode_bytes(tok, data).ids, encode_bytes(tok, b"ab").ids]
+    with pytest.raises(TokenizerError, match="expected a tokenizers.Tokenizer or a wwho BinaryTokenizer"):
+        encode_bytes("not a tokenizer", data)  # type: ignore[arg-type]

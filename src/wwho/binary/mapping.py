@@ -73,6 +73,19 @@ class BinaryEncoding:
         return len(self.ids)
 
 
+def _hf_tokenizer(tokenizer: object) -> Tokenizer:
+    """The HF ``tokenizers.Tokenizer`` to encode with: ``tokenizer`` itself, or a wwho
+    :class:`~wwho.binary.BinaryTokenizer`'s (which holds one); anything else is a TokenizerError."""
+    from tokenizers import Tokenizer  # (imported where used: see the top)
+
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer
+    inner = getattr(tokenizer, "hf", None)
+    if type(tokenizer).__name__ == "BinaryTokenizer" and isinstance(inner, Tokenizer):
+        return inner
+    raise TokenizerError(f"expected a tokenizers.Tokenizer or a wwho BinaryTokenizer, got {type(tokenizer).__name__}")
+
+
 def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
                  add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> BinaryEncoding:
     """Encode raw bytes. ``add_special_tokens`` applies the tokenizer's template, if any.
@@ -88,6 +101,7 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     on the whole data (tests compare them), with HF's memory bounded by the piece size
     and the pieces encoded in parallel (``encode_batch``).
     """
+    tokenizer = _hf_tokenizer(tokenizer)
     _check_data(data)
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
         raise TokenizerError(f"chunk_bytes must be a positive integer (bytes per piece), got {chunk_bytes!r}")
@@ -175,6 +189,7 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
     """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
     otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
     ``RAYON_NUM_THREADS`` to change it)."""
+    tokenizer = _hf_tokenizer(tokenizer)
     items = as_batch(items, method, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
     texts = [bytes_to_text(data) for data in items]
