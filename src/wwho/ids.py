@@ -101,6 +101,19 @@ def each_decoded(items: list, decode: Callable[[object], T]) -> list[T]:
     return out
 
 
+def each_token_bytes(ids: Iterable[object], token_bytes: Callable[[int], bytes]) -> list[bytes]:
+    """``token_bytes(i)`` of each id of ``ids`` (read as :func:`token_ids` reads them), an error
+    naming the id's place (``ids[3]: token id ...``), of the class ``token_bytes`` raised."""
+    out = []
+    for position, i in enumerate(token_ids(ids)):
+        try:
+            out.append(token_bytes(i))
+        except TokenizerError as exc:
+            exc.args = (f"ids[{position}]: {exc}", *exc.args[1:])
+            raise
+    return out
+
+
 def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     """``ids`` as a list of plain ints, each in ``[0, size)`` when ``size`` is given.
 

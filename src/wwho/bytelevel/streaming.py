@@ -28,7 +28,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Protocol
 
-from wwho.errors import TokenizerError, WwhoError
+from wwho.errors import TokenizerError
 from wwho.ids import check_decode_options
 
 
@@ -85,17 +85,11 @@ class StreamingDecoder:
 
     def decode_tokens(self, ids: Iterable[int]) -> str:
         """Several tokens at once; the unfinished tail stays buffered."""
-        from wwho.ids import token_ids
+        from wwho.ids import each_token_bytes
 
-        token_bytes = self.tokenizer.token_bytes
         # The same sequences as every decode takes: not bytes (their ints), a dict (its keys), a
         # set, or one id on its own; each id then checked by token_bytes.
-        parts = []
-        for position, i in enumerate(token_ids(ids)):
-            try:
-                parts.append(token_bytes(i))
-            except WwhoError as exc:
-                raise TokenizerError(f"ids[{position}]: {exc}") from None
+        parts = each_token_bytes(ids, self.tokenizer.token_bytes)
         return self._feed(b"".join(parts))
 
     def flush(self) -> str:

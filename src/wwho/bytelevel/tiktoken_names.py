@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from wwho.errors import TokenizerError, UnknownTokenError, brief
-from wwho.ids import id_batch, token_id, token_ids
+from wwho.ids import each_token_bytes, id_batch, token_id
 from wwho.threads import thread_count
 
 END_OF_TEXT = "<|endoftext|>"
@@ -60,14 +60,7 @@ class TiktokenNames:
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
         """Each token's bytes."""
-        token_bytes = self.token_bytes  # type: ignore[attr-defined]
-        out = []
-        for position, i in enumerate(token_ids(tokens)):
-            try:
-                out.append(token_bytes(i))
-            except TokenizerError as exc:
-                raise UnknownTokenError(f"{exc} (at position {position})") from None
-        return out
+        return each_token_bytes(tokens, self.token_bytes)  # type: ignore[attr-defined]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text of ``tokens`` (strict UTF-8, as tiktoken) and where in it each token starts, in
