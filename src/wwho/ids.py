@@ -91,25 +91,22 @@ def id_batch(items: Iterable[object], method: str = "decode_batch") -> list:
 
 def each_decoded(items: list, decode: Callable[[object], T]) -> list[T]:
     """``decode(ids)`` of each item of a batch, an error naming the item (``batch[3]: token id ...``)."""
-    out = []
-    for k, ids in enumerate(items):
-        try:
-            out.append(decode(ids))
-        except TokenizerError as exc:
-            exc.args = (f"batch[{k}]: {exc}", *exc.args[1:])
-            raise
-    return out
+    return _each(items, decode, "batch")
 
 
 def each_token_bytes(ids: Iterable[object], token_bytes: Callable[[int], bytes]) -> list[bytes]:
     """``token_bytes(i)`` of each id of ``ids`` (read as :func:`token_ids` reads them), an error
     naming the id's place (``ids[3]: token id ...``), of the class ``token_bytes`` raised."""
+    return _each(token_ids(ids), token_bytes, "ids")
+
+
+def _each(items: list, f: Callable, name: str) -> list:
     out = []
-    for position, i in enumerate(token_ids(ids)):
+    for k, item in enumerate(items):
         try:
-            out.append(token_bytes(i))
+            out.append(f(item))
         except TokenizerError as exc:
-            exc.args = (f"ids[{position}]: {exc}", *exc.args[1:])
+            exc.args = (f"{name}[{k}]: {exc}", *exc.args[1:])
             raise
     return out
 
