@@ -136,7 +136,8 @@ impl Meta {
         // Not allocated here: the first span's ids are usually all of them, and become `out`.
         let mut out = Vec::new();
         let mut pos = 0;
-        while let Some((start, index)) = self.find_special(text, pos, allowed) {
+        let mut next = NextSpecials::new(allowed);
+        while let Some((start, index)) = next.find(self, text, pos) {
             self.encode_ordinary_into(&text[pos..start], &mut out)?;
             let special = &self.specials[index];
             out.push(special.id);
@@ -251,6 +252,56 @@ impl Meta {
     /// Bytes held by the SGPE part's tables (an estimate; the byte-level part may be shared).
     pub fn sgpe_heap_bytes(&self) -> usize {
         self.sgpe.heap_bytes()
+    }
+}
+
+/// Where each special of a set next starts in a text, each looked for again only once the text
+/// has been passed beyond that place: a special that the text lacks is searched for once, not at
+/// every occurrence of another (which made a text of many allowed specials quadratic).
+struct NextSpecials<'s> {
+    set: &'s [usize],
+    /// Per special of `set`: `None` until looked for, then its start at or after the place it was
+    /// looked for from, `usize::MAX` when there is none.
+    next: Vec<Option<usize>>,
+}
+
+impl<'s> NextSpecials<'s> {
+    fn new(set: &'s [usize]) -> Self {
+        NextSpecials {
+            set,
+            next: vec![None; set.len()],
+        }
+    }
+
+    /// The leftmost special in `text` at or after `from`, the longest of those starting there:
+    /// `(start, index)`, as [`Meta::find_special`] gives it.
+    fn find<U: Unit>(&mut self, meta: &Meta, text: &[U], from: usize) -> Option<(usize, usize)> {
+        if self.set.len() < 2 {
+            return meta.find_special(text, from, self.set);
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for (k, &index) in self.set.iter().enumerate() {
+            let pattern = &meta.specials[index].text;
+            let at = match self.next[k] {
+                Some(p) if p == usize::MAX || p >= from => p,
+                _ => {
+                    let p = find(text, from, pattern).unwrap_or(usize::MAX);
+                    self.next[k] = Some(p);
+                    p
+                }
+            };
+            if at == usize::MAX {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((q, i)) => at < q || (at == q && meta.specials[i].text.len() < pattern.len()),
+            };
+            if better {
+                best = Some((at, index));
+            }
+        }
+        best
     }
 }
 
