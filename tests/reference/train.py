@@ -26,7 +26,14 @@ from wwho.schema import OTHER, bundled_schema
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import group_spans, reserved_pattern
-from wwho.sgpe.superwords import MAX_ENDING_PAIRS, SPANS, SUPERWORD_MIN_FREQ, piece_counts
+from wwho.sgpe.superwords import (
+    MAX_ENDING_PAIRS,
+    MAX_ENDING_UNITS,
+    MAX_SUPERWORD_WORDS,
+    SPANS,
+    SUPERWORD_MIN_FREQ,
+    piece_counts,
+)
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import PIECES
 
@@ -223,19 +230,20 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
             words = "".join(final.symbols[t] for t in seq).split(" ")
             for i in range(len(words) - 1):
                 syllables = splitter.syllables(words[i]) if words[i] else []
-                for j in range(i + 2, len(words) + 1):
+                ends = range(max(1, len(syllables) - MAX_ENDING_UNITS), len(syllables))
+                for j in range(i + 2, min(len(words), i + 1 + MAX_SUPERWORD_WORDS) + 1):
                     right = " " + " ".join(words[i + 1:j])
-                    for k in range(1, len(syllables)):
+                    for k in ends:
                         if right in known and "".join(syllables[k:]) in known:
                             pairs["".join(syllables[k:]), right] += count
                 if not words[i]:
                     continue
                 after = splitter.syllables(words[i + 1]) if words[i + 1] else []
-                for m in range(1, len(after)):
+                for m in range(1, min(len(after), MAX_ENDING_UNITS + 1)):
                     begins = " " + "".join(after[:m])
                     if begins not in known or (superword_letters and not regex.search(r"\p{Alphabetic}", begins)):
                         continue
-                    for k in range(1, len(syllables)):
+                    for k in ends:
                         if "".join(syllables[k:]) in known:
                             pairs["".join(syllables[k:]), begins] += count
                     if (" " if i > 0 else "") + words[i] in known:

@@ -54,6 +54,12 @@ SPANS = (r"(?: (?=[^ \t\n\r]))?[^ \t\n\r]+(?:(?<![" + re.escape(SPAN_BREAKS) + r
 SUPERWORD_MIN_FREQ = 2
 #: Pairs :func:`ending_superwords` holds while counting: past this, those seen once so far are dropped.
 MAX_ENDING_PAIRS = 1 << 20
+#: Bounds on :func:`ending_superwords`' work per word: the longest superword after an ending it asks
+#: about, in words, and the longest ending or beginning of a word, in syllables (as the core's word
+#: endings). Unbounded, a line that repeats one word (whose superwords then span thousands of words)
+#: made it cubic in the line's length.
+MAX_SUPERWORD_WORDS = 16
+MAX_ENDING_UNITS = 32
 
 _pieces = re.compile(PIECES).findall
 
@@ -138,12 +144,15 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
     token of the training text's own spans changes: their words are whole tokens, not endings. A
     span the superword engine left unmerged (one holding a special or byte token's text) counts
     nothing. At most :data:`MAX_ENDING_PAIRS` pairs are held: past that (only a large corpus with a
-    vocabulary it cannot fill), the pairs seen once so far are dropped and counting goes on."""
+    vocabulary it cannot fill), the pairs seen once so far are dropped and counting goes on. Endings
+    and beginnings of up to :data:`MAX_ENDING_UNITS` syllables and superwords of up to
+    :data:`MAX_SUPERWORD_WORDS` words are asked about."""
     if spare <= 0:
         return []
     floor = max(SUPERWORD_MIN_FREQ, min_freq)
     symbols = final.symbols
-    widest = max((t.count(" ") for t in tokens if t.startswith(" ")), default=0)  # words in a token
+    widest = min(MAX_SUPERWORD_WORDS,  # words in a token
+                 max((t.count(" ") for t in tokens if t.startswith(" ")), default=0))
     counts: Counter[tuple[str, str]] = Counter()
     for span, n in zip(*final.words_and_counts()):
         if any(not 0 <= t < len(symbols) for t in span):
@@ -154,10 +163,13 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
             if not left:
                 continue
             units = cut[i]
-            endings = [e for e in ("".join(units[start:]) for start in range(1, len(units))) if e in tokens]
+            endings = [e for e in ("".join(units[start:])
+                                   for start in range(max(1, len(units) - MAX_ENDING_UNITS), len(units)))
+                       if e in tokens]
             # The next word, or a superword that starts with it (which joins it first).
+            right = ""
             for end in range(i + 2, min(i + 2 + widest, len(words) + 1)):
-                right = " " + " ".join(words[i + 1:end])
+                right += " " + words[end - 1]
                 if right in tokens:
                     for ending in endings:
                         counts[ending, right] += n
@@ -165,7 +177,7 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
             whole = (" " if i else "") + left
             lefts = [*endings, whole] if whole in tokens else endings
             following = cut[i + 1]
-            for start in ("".join(following[:k]) for k in range(1, len(following))):
+            for start in ("".join(following[:k]) for k in range(1, min(len(following), MAX_ENDING_UNITS + 1))):
                 if " " + start in tokens and (not letters or holds_a_letter(start)):
                     for first in lefts:
                         counts[first, " " + start] += n
