@@ -197,3 +197,23 @@ def test_the_default_budget_is_half_of_a_container_limit_below_the_machine(tmp_p
     assert budget.default_budget() == 1 << 30
     monkeypatch.setattr(budget, "container_memory", lambda: None)
     assert budget.default_budget() == 32 << 30
+
+
+def test_file_mode_on_a_large_file_is_warned_about(tmp_path):
+    """HF's trainer is superlinear in a window's length, and in file mode a window is a whole file:
+    said before the wait (not refused), only in file mode and only past SLOW_FILE_WINDOW."""
+    import warnings
+
+    from wwho.binary.budget import SLOW_FILE_WINDOW
+    from wwho.errors import WwhoWarning
+
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"\0" * (SLOW_FILE_WINDOW + 1))
+    with pytest.warns(WwhoWarning, match=r"--mode file makes each file one window, and the largest here is 1\.0 MiB"):
+        check([str(big)], IngestOptions(mode="file"), budget=1 << 40)
+    small = tmp_path / "small.bin"
+    small.write_bytes(b"\0" * SLOW_FILE_WINDOW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check([str(small)], IngestOptions(mode="file"), budget=1 << 40)
+        check([str(big)], IngestOptions(mode="fixed"), budget=1 << 40)

@@ -23,11 +23,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from wwho.binary.ingest import MAX_EXP, IngestOptions, IngestStats, OptionError, iter_files
+from wwho.errors import WwhoWarning
 from wwho.notices import plural
 
 #: HF BpeTrainer's peak RSS per byte of distinct windows fed (measured, see the module docstring)
@@ -82,10 +84,15 @@ class Estimate:
     bytes: int  # at most this many bytes kept after sampling
     windows: int  # at most this many windows kept
     peak: int  # estimated peak memory in bytes
+    largest: int = 0  # the largest file's size
 
     def describe(self) -> str:
         return (f"{plural(self.files, 'file')}, {human(self.file_bytes)}; "
                 f"estimated peak memory at most {human(self.peak)}")
+
+
+#: A file larger than this in ``file`` mode is warned about (see :func:`check`).
+SLOW_FILE_WINDOW = 1 << 20
 
 
 def human(n: float) -> str:
@@ -130,7 +137,8 @@ def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None =
     if options.max_docs is not None:
         windows = min(windows, options.max_docs)
         kept = min(kept, options.max_docs * _largest_window(options, largest))
-    return Estimate(files=files, file_bytes=total, bytes=kept, windows=windows, peak=peak_for(kept, windows))
+    return Estimate(files=files, file_bytes=total, bytes=kept, windows=windows, peak=peak_for(kept, windows),
+                    largest=largest)
 
 
 def _down_two_figures(x: float) -> float:
@@ -168,6 +176,12 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise OptionError(f"memory_budget must be a positive number of bytes, not {budget!r}")
     est = estimate(paths, options, exclude=exclude)
+    if options.mode == "file" and est.largest > SLOW_FILE_WINDOW:
+        # Not refused (it ends), but said before the wait: HF's trainer is superlinear in a window's length.
+        warnings.warn(f"--mode file makes each file one window, and the largest here is {human(est.largest)}: HF's "
+                      "BPE trainer slows down faster than the window grows (docs/binary.md measures a minute for "
+                      "1.6 MB); --mode fixed (the default) cuts files into --window-bytes pieces", WwhoWarning,
+                      stacklevel=2)
     if est.peak <= budget:
         return options, est, None
     rate, docs = fit(est, options, budget)
