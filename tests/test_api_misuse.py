@@ -298,3 +298,20 @@ def test_errors_name_the_item_of_a_batch_and_no_position_for_one_id(kinds, kind)
     if kind == "binary":
         with pytest.raises(TokenizerError, match="encode_batch_to_numpy takes a list of byte strings"):
             tok.encode_batch_to_numpy(b"ab")
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta", "binary"])
+def test_an_id_without_a_token_is_a_key_error_on_every_decoder(kinds, kind):
+    """Before the fix: ByteBPE's decode of an id without a token raised a TokenizerError that is no
+    KeyError, where tiktoken raises KeyError; now every kind raises UnknownTokenError, both."""
+    from wwho.errors import UnknownTokenError
+
+    tok = _get(kinds, kind)
+    decoders = [tok.decode, lambda ids: tok.decode_batch([ids]), lambda ids: tok.token_bytes(ids[0])]
+    if kind != "binary":
+        decoders.append(tok.decode_bytes)
+    for decode in decoders:
+        for bad in ([10**9], [-1]):
+            with pytest.raises(KeyError) as refused:
+                decode(bad)
+            assert isinstance(refused.value, UnknownTokenError) and isinstance(refused.value, TokenizerError)
