@@ -130,7 +130,7 @@ impl Meta {
         allowed: &[usize],
         disallowed: &[usize],
     ) -> Result<Vec<u32>, Error> {
-        if let Some((offset, index)) = self.find_special(text, 0, disallowed) {
+        if let Some((offset, index)) = NextSpecials::new(disallowed).find(self, text, 0) {
             return Err(Error::Disallowed { index, offset });
         }
         // Not allocated here: the first span's ids are usually all of them, and become `out`.
@@ -189,40 +189,6 @@ impl Meta {
         Ok(())
     }
 
-    /// The leftmost special of `set` in `text` at or after `from`, the longest of those starting
-    /// there: `(start, index)`.
-    fn find_special<U: Unit>(
-        &self,
-        text: &[U],
-        from: usize,
-        set: &[usize],
-    ) -> Option<(usize, usize)> {
-        match set {
-            [] => None,
-            [only] => find(text, from, &self.specials[*only].text).map(|p| (p, *only)),
-            _ => {
-                let mut best: Option<(usize, usize)> = None;
-                for &index in set {
-                    let pattern = &self.specials[index].text;
-                    // Only a match starting at or before the best start so far can be better.
-                    let limit =
-                        best.map_or(text.len(), |(q, _)| (q + pattern.len()).min(text.len()));
-                    let Some(p) = find(&text[..limit], from, pattern) else {
-                        continue;
-                    };
-                    let better = match best {
-                        None => true,
-                        Some((q, i)) => p < q || self.specials[i].text.len() < pattern.len(),
-                    };
-                    if better {
-                        best = Some((p, index));
-                    }
-                }
-                best
-            }
-        }
-    }
-
     /// The bytes of `ids` joined.
     pub fn decode(&self, ids: &[u32]) -> Result<Vec<u8>, UnknownId> {
         let mut out = Vec::with_capacity(ids.len() * 4);
@@ -257,40 +223,45 @@ impl Meta {
 
 /// Where each special of a set next starts in a text, each looked for again only once the text
 /// has been passed beyond that place: a special that the text lacks is searched for once, not at
-/// every occurrence of another (which made a text of many allowed specials quadratic).
+/// every occurrence of another (which made a text of many allowed specials quadratic). The places
+/// of the first few specials are kept inline: every encode makes one of these.
 struct NextSpecials<'s> {
     set: &'s [usize],
-    /// Per special of `set`: `None` until looked for, then its start at or after the place it was
-    /// looked for from, `usize::MAX` when there is none.
-    next: Vec<Option<usize>>,
+    /// Per special of `set`: [`UNSEARCHED`], its start at or after the place it was looked for
+    /// from, or [`ABSENT`].
+    inline: [usize; INLINE],
+    more: Vec<usize>,
 }
+
+const INLINE: usize = 8;
+const UNSEARCHED: usize = usize::MAX;
+const ABSENT: usize = usize::MAX - 1;
 
 impl<'s> NextSpecials<'s> {
     fn new(set: &'s [usize]) -> Self {
         NextSpecials {
             set,
-            next: vec![None; set.len()],
+            inline: [UNSEARCHED; INLINE],
+            more: vec![UNSEARCHED; set.len().saturating_sub(INLINE)],
         }
     }
 
     /// The leftmost special in `text` at or after `from`, the longest of those starting there:
-    /// `(start, index)`, as [`Meta::find_special`] gives it.
+    /// `(start, index)`.
     fn find<U: Unit>(&mut self, meta: &Meta, text: &[U], from: usize) -> Option<(usize, usize)> {
-        if self.set.len() < 2 {
-            return meta.find_special(text, from, self.set);
-        }
         let mut best: Option<(usize, usize)> = None;
         for (k, &index) in self.set.iter().enumerate() {
             let pattern = &meta.specials[index].text;
-            let at = match self.next[k] {
-                Some(p) if p == usize::MAX || p >= from => p,
-                _ => {
-                    let p = find(text, from, pattern).unwrap_or(usize::MAX);
-                    self.next[k] = Some(p);
-                    p
-                }
+            let slot = if k < INLINE {
+                &mut self.inline[k]
+            } else {
+                &mut self.more[k - INLINE]
             };
-            if at == usize::MAX {
+            if *slot == UNSEARCHED || *slot < from {
+                *slot = find(text, from, pattern).unwrap_or(ABSENT);
+            }
+            let at = *slot;
+            if at == ABSENT {
                 continue;
             }
             let better = match best {
@@ -450,6 +421,22 @@ mod tests {
             }) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn specials_past_the_inline_places_are_found_too() {
+        let m = meta();
+        let text = cps("a[P]<|e|>ශ[P]b<|e|>");
+        let want = m.encode_with(&text, &[0, 1], &[]).unwrap();
+        assert_eq!(want, vec![97, 558, 299, 557, 558, 98, 299]);
+        // a set longer than INLINE, the specials present only past it
+        let long: Vec<usize> = std::iter::repeat_n(1, INLINE).chain([0, 1]).collect();
+        assert_eq!(m.encode_with(&text, &long, &[]).unwrap(), want);
+        let only_past = [vec![1; INLINE], vec![0]].concat(); // [P] inline, <|e|> past
+        let got = m
+            .encode_with(&cps("x<|e|>y<|e|>"), &only_past, &[])
+            .unwrap();
+        assert_eq!(got, vec![u32::from(b'x'), 299, u32::from(b'y'), 299]);
     }
 
     #[test]
