@@ -129,11 +129,6 @@ def token_ids(ids: Iterable[object], size: int | None = None) -> list[int]:
     return out
 
 
-def one_token_id(value: object, size: int | None = None) -> int:
-    """One id given on its own (``token_bytes(5)``): :func:`token_id`, its errors naming no position."""
-    return token_id(value, size)
-
-
 def token_id(value: object, size: int | None = None, *, position: int | None = None) -> int:
     """One id as a plain int (see :func:`token_ids`)."""
     where = "" if position is None else f" at position {position}"

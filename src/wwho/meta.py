@@ -67,9 +67,8 @@ from wwho.protocol import (
     NO_SPECIALS,
     all_names,
     default_specials,
+    disallowed_names,
     no_names,
-    refuse_named_text,
-    special_name_sets,
     special_names,
 )
 from wwho.threads import thread_count
@@ -425,10 +424,7 @@ class MetaTokenizer:
         allowed = self._allowed(allowed_special)
         if all_names(disallowed_special):
             return allowed, frozenset(self.tiktoken_specials) - allowed
-        disallowed, others = special_name_sets(disallowed_special, self.special_tokens, "disallowed_special")
-        if others:
-            refuse_named_text(texts, others, batch=batch)
-        return allowed, disallowed
+        return allowed, disallowed_names(disallowed_special, self.special_tokens, texts, batch=batch)
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
         return special_names(allowed_special, self.special_tokens, "allowed_special")

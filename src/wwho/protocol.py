@@ -119,6 +119,17 @@ def special_name_sets(value: object, known: Collection[str], option: str) -> tup
     return names & known, names - known
 
 
+def disallowed_names(value: object, known: Collection[str], texts: Sequence[object], *,
+                     batch: bool) -> frozenset[str]:
+    """``disallowed_special`` given as names (not ``"all"``): those of ``known``, for the encoder to
+    refuse; a text of ``texts`` holding one of the others (names the vocabulary lacks) is refused
+    here, as tiktoken refuses it."""
+    names, others = special_name_sets(value, known, "disallowed_special")
+    if others:
+        refuse_named_text(texts, others, batch=batch)
+    return names
+
+
 def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch: bool) -> None:
     """Raises :class:`wwho.errors.DisallowedSpecialError` for the first text (of ``texts``) that
     holds one of ``names`` (disallowed names the vocabulary lacks: tiktoken refuses such a text too),

@@ -80,8 +80,8 @@ def _hf_tokenizer(tokenizer: object) -> Tokenizer:
 
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
-    inner = getattr(tokenizer, "hf", None)
-    if type(tokenizer).__name__ == "BinaryTokenizer" and isinstance(inner, Tokenizer):
+    inner = getattr(tokenizer, "hf", None)  # a BinaryTokenizer's (not imported here: it imports this module)
+    if isinstance(inner, Tokenizer):
         return inner
     raise TokenizerError(f"expected a tokenizers.Tokenizer or a wwho BinaryTokenizer, got {type(tokenizer).__name__}")
 
@@ -184,13 +184,12 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
 
 
 def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], *,
-                       add_special_tokens: bool = False, num_threads: int | None = None,
-                       method: str = "encode_batch") -> list[BinaryEncoding]:
+                       add_special_tokens: bool = False, num_threads: int | None = None) -> list[BinaryEncoding]:
     """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
     otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
     ``RAYON_NUM_THREADS`` to change it)."""
     tokenizer = _hf_tokenizer(tokenizer)
-    items = as_batch(items, method, of="byte strings", one="data")
+    items = as_batch(items, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
     texts = [bytes_to_text(data) for data in items]
     tokenizer.encode_special_tokens = True

@@ -23,7 +23,9 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
 from wwho.errors import TokenizerError, UnknownTokenError, brief, check_flag
-from wwho.ids import each_decoded, id_batch, one_token_id, prepare_arrays
+from wwho.ids import batch as as_batch
+from wwho.ids import each_decoded, id_batch, prepare_arrays
+from wwho.ids import token_id as checked_id
 
 
 class BinaryTokenizer:
@@ -79,7 +81,7 @@ class BinaryTokenizer:
 
     def id_to_token(self, token_id: int) -> str:
         """The token string of an id (:meth:`get_vocab`'s spelling)."""
-        i = one_token_id(token_id, self.vocab_size)
+        i = checked_id(token_id, self.vocab_size)
         token = self.hf.id_to_token(i)
         if token is None:
             raise UnknownTokenError(f"token id {i} is not in this vocabulary")
@@ -87,7 +89,7 @@ class BinaryTokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a special token's are its name in UTF-8)."""
-        i = one_token_id(token_id, self.vocab_size)
+        i = checked_id(token_id, self.vocab_size)
         token = self.id_to_token(i)
         return token.encode("utf-8") if i in self._specials else text_to_bytes(token)
 
@@ -114,9 +116,9 @@ class BinaryTokenizer:
         tokenizers run on Hugging Face ``tokenizers``, whose lists are converted here."""
         from wwho import arrays
 
-        flag = check_flag(add_special_tokens, "add_special_tokens")
-        return arrays.from_lists([e.ids for e in encode_bytes_batch(
-            self.hf, items, add_special_tokens=flag, num_threads=num_threads, method="encode_batch_to_numpy")])
+        items = as_batch(items, "encode_batch_to_numpy", of="byte strings", one="data")
+        return arrays.from_lists(self.encode_batch(items, add_special_tokens=add_special_tokens,
+                                                   num_threads=num_threads))
 
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""

@@ -56,8 +56,7 @@ from wwho.protocol import (
     NO_SPECIALS,
     all_names,
     default_specials,
-    refuse_named_text,
-    special_name_sets,
+    disallowed_names,
     special_names,
 )
 from wwho.threads import thread_count
@@ -438,10 +437,7 @@ class ByteBPE(TiktokenNames):
                    else special_names(allowed_special, self._special_set, "allowed_special") or None)
         if all_names(disallowed_special):
             return allowed, (None if allowed == "all" else "all")
-        disallowed, others = special_name_sets(disallowed_special, self._special_set, "disallowed_special")
-        if others:
-            refuse_named_text(texts, others, batch=batch)
-        return allowed, disallowed or None
+        return allowed, disallowed_names(disallowed_special, self._special_set, texts, batch=batch) or None
 
     def _encode_error(self, exc: Exception, text: object) -> Exception:
         """The error an encode raises: not a str, or the core's error mapped (the core itself turns

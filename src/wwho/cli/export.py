@@ -62,23 +62,21 @@ def run(args: argparse.Namespace) -> int:
         raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
     corpora = resolve_paths(args.verify) if args.verify else []  # a missing or unreadable corpus: before writing
     files = dict(tok.files())
+    if args.verify:
+        hf = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
+        stats = CorpusStats()
+        docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
+        report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
+        print(report.summary())
+        if stats.bad_lines:  # lines no text can be read from (invalid UTF-8, JSON): said, not silently left out
+            print(f"wwho: warning: {plural(stats.bad_lines, 'corpus line')} not text, left out of the check "
+                  f"(the first: {stats.first_bad[0] if stats.first_bad else '?'})", file=sys.stderr)
+        if not report.ok:
+            print(f"the export does NOT reproduce the native tokenizer; nothing was written to {out}",
+                  file=sys.stderr)
+            return 1
+    save_files(out, files, kind="sgpe")
     paths = [out / name for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json",
                                      "special_tokens_map.json")]
-    if not args.verify:
-        save_files(out, files, kind="sgpe")
-        print(f"wrote {', '.join(str(p) for p in paths)}")
-        return 0
-    hf = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
-    stats = CorpusStats()
-    docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
-    report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
-    print(report.summary())
-    if stats.bad_lines:  # lines no text can be read from (invalid UTF-8, JSON): said, not silently left out
-        print(f"wwho: warning: {plural(stats.bad_lines, 'corpus line')} not text, left out of the check "
-              f"(the first: {stats.first_bad[0] if stats.first_bad else '?'})", file=sys.stderr)
-    if not report.ok:
-        print(f"the export does NOT reproduce the native tokenizer; nothing was written to {out}", file=sys.stderr)
-        return 1
-    save_files(out, files, kind="sgpe")
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0
