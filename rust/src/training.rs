@@ -346,8 +346,8 @@ impl WordCounts {
     /// The word endings: every span of three or more units contributes each of its suffixes that
     /// starts after its first unit and holds two to [`MAX_ENDING`] units (`a b c d`: `b c d`,
     /// `c d`), with the span's count. The cap keeps this linear in the text: all the suffixes of a
-    /// run of thousands of letters with no space would be quadratic in its length (gigabytes for
-    /// a line of tens of kilobytes), and no word of any language has endings that long.
+    /// long run of letters with no space would be quadratic in its length, and no word of any
+    /// language has endings that long.
     pub fn endings(&self) -> FxHashMap<Box<[u32]>, u64> {
         let mut counts: FxHashMap<Box<[u32]>, u64> = FxHashMap::default();
         for (word, n) in &self.words {

@@ -179,8 +179,8 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
     if options.mode == "file" and est.largest > SLOW_FILE_WINDOW:
         # Not refused (it ends), but said before the wait: HF's trainer is superlinear in a window's length.
         warnings.warn(f"--mode file makes each file one window, and the largest here is {human(est.largest)}: HF's "
-                      "BPE trainer slows down faster than the window grows (docs/binary.md measures a minute for "
-                      "1.6 MB); --mode fixed (the default) cuts files into --window-bytes pieces", WwhoWarning,
+                      "BPE trainer slows down faster than the window grows (docs/binary.md has the measurements); "
+                      "--mode fixed (the default) cuts files into --window-bytes pieces", WwhoWarning,
                       stacklevel=2)
     if est.peak <= budget:
         return options, est, None

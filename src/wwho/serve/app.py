@@ -441,16 +441,15 @@ class Worker:
     jobs admitted, and any job of a client that has ``per_client_requests`` jobs admitted (429). When
     more than ``queue_cost`` of work waits, the jobs tagged last give their places up (503), the new one
     first where it is tagged last: a client with jobs queued already is tagged further on with each. A
-    job waits at most ``wait_seconds`` and runs at most ``work_seconds``
-    (then 503); a job whose client disconnects is dropped while it waits and told to stop while it runs.
-    A job that is told to stop keeps the thread until it does: at most one job ever runs."""
+    job waits at most ``wait_seconds`` and runs at most ``work_seconds`` (then 503); a job whose client
+    disconnects is dropped while it waits and told to stop while it runs. A job that is told to stop
+    keeps the thread until it does: at most one job ever runs."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wwho-serve")
         self._busy = False
-        # a heap of (finish tag, arrival, start tag, granted, client)
-        self._waiting: list[tuple[int, int, int, asyncio.Future, str]] = []
+        self._waiting: list[tuple[int, int, int, asyncio.Future]] = []  # a heap: (finish tag, arrival, start tag, granted)
         self._work_waiting = 0  # what the jobs waiting cost, REQUEST_COST each included
         self._arrivals = itertools.count()
         self._virtual = 0  # the start tag of the job running last
@@ -486,14 +485,13 @@ class Worker:
     async def _admit(self, cost: int, client: str, gone: asyncio.Future) -> None:
         before = self._finish.get(client)
         start = max(self._virtual, before or 0)
-        self._finish[client] = start + cost + REQUEST_COST
+        finish = self._finish[client] = start + cost + REQUEST_COST
         if not self._busy:
             self._busy = True
             self._virtual = start
             return
         limits = self.limits
-        entry = (start + cost + REQUEST_COST, next(self._arrivals), start,
-                 asyncio.get_running_loop().create_future(), client)
+        entry = (finish, next(self._arrivals), start, asyncio.get_running_loop().create_future())
         heapq.heappush(self._waiting, entry)
         self._work_waiting += entry[0] - entry[2]
         while self._work_waiting > limits.queue_cost:  # the jobs tagged last give their places up
@@ -556,7 +554,7 @@ class Worker:
 
     def _release(self) -> None:
         while self._waiting:
-            finish, _, start, granted, _ = heapq.heappop(self._waiting)
+            finish, _, start, granted = heapq.heappop(self._waiting)
             self._work_waiting -= finish - start
             if not granted.done():
                 self._virtual = max(self._virtual, start)
