@@ -23,7 +23,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference.meta_py import MetaPy
 
-from wwho.errors import TokenizerError, VocabError, WwhoError
+from wwho.errors import DisallowedSpecialError, TokenizerError, VocabError, WwhoError
 from wwho.meta import SGPE_PREFIX, MetaTokenizer, MetaVocab, bytes_to_token_string, sgpe_token_string
 from wwho.router import Script, segment
 from wwho.schema import bundled_schema
@@ -260,6 +260,31 @@ def test_special_tokens(meta, o200k, sgpe):
     assert meta.encode("x", allowed_special={"<|nope|>"}) == meta.encode("x")  # left out, as tiktoken does
     with pytest.raises(TokenizerError):
         meta.encode(b"bytes")  # type: ignore[arg-type]
+
+
+def test_disallowed_all_is_every_special_token_listed(meta, o200k, sgpe):
+    """As in tiktoken, ``disallowed_special="all"`` refuses every token of ``special_tokens``: SGPE's
+    too, which the default leaves ordinary text (as SGPETokenizer does); the error is the class every
+    kind raises, and a batch's names its text."""
+    assert "[CLS]" in meta.special_tokens
+    text = "a [CLS] b"
+    assert meta.encode(text) == o200k.encode_ordinary(text)  # the default: ordinary text
+    assert meta.encode_batch([text]) == [o200k.encode_ordinary(text)]
+    for encode in (meta.encode, meta.encode_to_numpy):
+        with pytest.raises(DisallowedSpecialError, match=re.escape("'[CLS]' at offset 2")):
+            encode(text, disallowed_special="all")
+        with pytest.raises(DisallowedSpecialError, match=re.escape("'<|endoftext|>' at offset 1")):
+            encode("x<|endoftext|>")
+    for encode_batch in (meta.encode_batch, meta.encode_batch_to_numpy):
+        with pytest.raises(DisallowedSpecialError, match=re.escape("texts[1]: ")) as caught:
+            encode_batch(["ok", text], disallowed_special="all")
+        assert (caught.value.token, caught.value.offset, caught.value.text_index) == ("[CLS]", 2, 1)
+        with pytest.raises(DisallowedSpecialError) as caught:
+            encode_batch(["ok", "x<|endoftext|>"])
+        assert caught.value.text_index == 1
+    cls = O200K_N_VOCAB + sgpe.vocab["[CLS]"]
+    assert cls in meta.encode(text, allowed_special={"[CLS]"}, disallowed_special="all")
+    assert meta.encode(text, disallowed_special=set(meta.special_tokens) - {"[CLS]"}) == meta.encode(text)
 
 
 # -- token strings -----------------------------------------------------------------------
@@ -601,7 +626,8 @@ def outcome(encode, text, **options):
 SPECIAL_OPTIONS = [{}, {"disallowed_special": ()}, {"allowed_special": "all"},
                    {"allowed_special": {"<|endoftext|>"}}, {"allowed_special": {"[CLS]", "[PAD]"}},
                    {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
-                   {"disallowed_special": {"[PAD]"}}]
+                   {"disallowed_special": {"[PAD]"}}, {"disallowed_special": "all"},
+                   {"allowed_special": {"[CLS]"}, "disallowed_special": "all"}]
 
 
 @pytest.mark.parametrize("rel", ["si/news-bbcsinhala.txt", "si/news-adaderana.txt", "hi/tico19-test.txt",
@@ -650,7 +676,7 @@ def test_long_whitespace_runs(meta, reference):
 
 def test_disallowed_special_error_names_the_token_and_offset(meta):
     for encode in (meta.encode, lambda t: meta.encode_batch([t])[0]):
-        with pytest.raises(TokenizerError, match=re.escape("special token '<|endofprompt|>' at offset 7: pass")):
+        with pytest.raises(TokenizerError, match=re.escape("special token '<|endofprompt|>' at offset 7; pass")):
             encode("ශ්‍රී x<|endofprompt|><|endoftext|>")
     with pytest.raises(TokenizerError, match=re.escape("'[PAD]' at offset 2")):
         meta.encode("ab[PAD]", disallowed_special={"[PAD]"})

@@ -3,6 +3,7 @@ itself on o200k_base, and their errors (a KeyError, as tiktoken raises, and a To
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import DATA
 from hypothesis import given, settings
@@ -57,6 +58,9 @@ def test_the_vocabulary_equals_tiktokens(pair):
     assert ours.eot_token == theirs.eot_token == 199999
     assert ours.max_token_value == theirs.max_token_value == 200018
     assert not ours.is_special_token(-1) and not theirs.is_special_token(-1)
+    # numpy integers as the ints of their values (tiktoken takes ints only)
+    assert not ours.is_special_token(np.int64(-1)) and not ours.is_special_token(np.int64(2**40))
+    assert ours.is_special_token(np.uint32(199999))
     assert ours.token_byte_values() == theirs.token_byte_values()
     assert ours.encode_single_token("<|endofprompt|>") == theirs.encode_single_token("<|endofprompt|>")
 

@@ -15,9 +15,11 @@ tiktoken's ids, and an Indic run exactly SGPE's ids plus n. The ranks are read o
 ``ByteBPE.from_tiktoken`` reads them (``tiktoken_file=``, ``WWHO_TIKTOKEN_FILE``, tiktoken's
 cache; never downloaded); the ``tiktoken`` package is not needed (a ``tiktoken.Encoding`` is
 still accepted, its ranks copied). tiktoken's special tokens (``<|endoftext|>``) follow
-tiktoken's model: disallowed in the text by default (a :class:`TokenizerError` names them),
-encoded as specials when listed in ``allowed_special``, ordinary text with
-``disallowed_special=()``.
+tiktoken's model: disallowed in the text by default (a
+:class:`~wwho.errors.DisallowedSpecialError` names them), encoded as specials when listed in
+``allowed_special``, ordinary text with ``disallowed_special=()``. SGPE's special tokens
+(``[CLS]``...) are ordinary text by default, as in :class:`~wwho.sgpe.SGPETokenizer`; an explicit
+``disallowed_special="all"`` refuses every special token the meta tokenizer lists, both kinds.
 
 Decoding joins the bytes of all tokens and decodes UTF-8 once, so a character split across
 tokens, even across the two halves, comes back whole. Lossless for any text whose Indic runs
@@ -63,10 +65,8 @@ from wwho.ids import (
 )
 from wwho.ids import batch as as_batch
 from wwho.protocol import (
-    ALL_SPECIALS,
     NO_SPECIALS,
     all_names,
-    default_specials,
     disallowed_names,
     no_names,
     special_names,
@@ -74,6 +74,18 @@ from wwho.protocol import (
 from wwho.threads import thread_count
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
+
+
+class _TiktokenSpecials(str):
+    """The type of :data:`TIKTOKEN_SPECIALS` (a ``str``, so that it reads ``'all'`` in a signature)."""
+
+    __slots__ = ()
+
+
+#: The default ``disallowed_special`` of the encode methods: reads ``"all"``, and means tiktoken's
+#: special tokens (as tiktoken disallows them), not SGPE's (ordinary text unless named, as in
+#: ``SGPETokenizer``). A ``"all"`` passed by the caller is every special token listed, both kinds.
+TIKTOKEN_SPECIALS = _TiktokenSpecials("all")
 NAMESPACE = SGPE_PREFIX[0]
 
 
@@ -393,11 +405,11 @@ class MetaTokenizer:
     # -- encoding ----------------------------------------------------------------------
 
     def encode(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
-               disallowed_special: Iterable[str] | str = ALL_SPECIALS) -> list[int]:
+               disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS) -> list[int]:
         """Unified ids of ``text``. Special tokens follow tiktoken's model (module docstring);
-        ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all."""
-        if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
-                allowed_special, disallowed_special):  # the defaults: one call
+        ``allowed_special`` may also name SGPE's specials (``[PAD]``...), and ``"all"`` allows all;
+        ``disallowed_special`` refuses tiktoken's by default and every one with ``"all"``."""
+        if self._defaults(allowed_special, disallowed_special):  # one call
             try:
                 return self._core.encode(text)
             except TypeError:
@@ -423,8 +435,17 @@ class MetaTokenizer:
         out, and a text of ``texts`` holding a disallowed one is refused, as tiktoken does)."""
         allowed = self._allowed(allowed_special)
         if all_names(disallowed_special):
-            return allowed, frozenset(self.tiktoken_specials) - allowed
+            every = self.tiktoken_specials if disallowed_special is TIKTOKEN_SPECIALS else self.special_tokens
+            return allowed, frozenset(every) - allowed
         return allowed, disallowed_names(disallowed_special, self.special_tokens, texts, batch=batch)
+
+    def _defaults(self, allowed_special: object, disallowed_special: object) -> bool:
+        """Whether the options are the core's defaults: no special allowed, tiktoken's disallowed
+        (``"all"`` is the same where the SGPE part has no special tokens)."""
+        if allowed_special is NO_SPECIALS and disallowed_special is TIKTOKEN_SPECIALS:
+            return True
+        return no_names(allowed_special) and all_names(disallowed_special) and (
+            disallowed_special is TIKTOKEN_SPECIALS or len(self.special_tokens) == len(self.tiktoken_specials))
 
     def _allowed(self, allowed_special: Iterable[str] | str) -> frozenset[str]:
         return special_names(allowed_special, self.special_tokens, "allowed_special")
@@ -441,7 +462,8 @@ class MetaTokenizer:
         return self._core.encode_ordinary(text)
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
-                     disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None) -> list[list[int]]:
+                     disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS,
+                     num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` for each text, on ``num_threads`` threads (default: all cores), in the
         core without the GIL. The first text (in order) that fails raises its error."""
         texts = as_batch(texts)
@@ -452,11 +474,10 @@ class MetaTokenizer:
             raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
-                        disallowed_special: Iterable[str] | str = ALL_SPECIALS):
+                        disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS):
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
-        if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
-                allowed_special, disallowed_special):  # the defaults: one call
+        if self._defaults(allowed_special, disallowed_special):  # one call
             try:
                 return self._core.encode_array(text)
             except TypeError:
@@ -464,7 +485,8 @@ class MetaTokenizer:
         return self._with_specials(text, allowed_special, disallowed_special, self._core.encode_array)
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
-                              disallowed_special: Iterable[str] | str = "all", num_threads: int | None = None):
+                              disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS,
+                              num_threads: int | None = None):
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
         from wwho import arrays
@@ -481,14 +503,14 @@ class MetaTokenizer:
                     texts: Sequence[object]) -> tuple[list[int] | None, list[int] | None]:
         """The core's (allowed, disallowed) special-token indices for a batch (None, None: the
         defaults)."""
-        if all_names(disallowed_special) and no_names(allowed_special):
+        if self._defaults(allowed_special, disallowed_special):
             return None, None
         allowed, disallowed = self._specials(allowed_special, disallowed_special, texts, batch=True)
         index = self._special_index
         return [index[s] for s in allowed], [index[s] for s in disallowed]
 
     def tokenize(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
-                 disallowed_special: Iterable[str] | str = "all") -> list[str]:
+                 disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS) -> list[str]:
         """Each token of ``text`` as a person reads it, one convention for both parts: the token's
         own text (a space is a space, in the tiktoken part as in the SGPE part), and only the bytes
         that are not valid UTF-8 on their own (a character o200k_base cuts between tokens, SGPE's

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from reference.safe_tiktoken import LONG_RUN, SafeEncoder
-from wwho.errors import TokenizerError
+from wwho.errors import DisallowedSpecialError
 from wwho.router import run_pattern
 
 
@@ -28,17 +28,20 @@ class MetaPy:
         self._safe = SafeEncoder(encoding)
 
     def encode(self, text: str, *, allowed_special: Iterable[str] | str = frozenset(),
-               disallowed_special: Iterable[str] | str = "all") -> list[int]:
+               disallowed_special: Iterable[str] | str | None = None) -> list[int]:
+        """``disallowed_special=None``: the meta tokenizer's default, tiktoken's specials; ``"all"``:
+        every special token, SGPE's too."""
         allowed = (frozenset(self.special_tokens) if allowed_special == "all" else frozenset(allowed_special))
-        disallowed = (frozenset(self.tiktoken_specials) - allowed if disallowed_special == "all"
-                      else frozenset(disallowed_special))
+        if disallowed_special is None:
+            disallowed = frozenset(self.tiktoken_specials) - allowed
+        elif disallowed_special == "all":
+            disallowed = frozenset(self.special_tokens) - allowed
+        else:
+            disallowed = frozenset(disallowed_special)
         if disallowed:
             m = _pattern(disallowed).search(text)
             if m:
-                raise TokenizerError(
-                    f"the text contains the special token {m.group()!r} at offset {m.start()}: pass "
-                    f"allowed_special={{{m.group()!r}}} to encode it as that token, or disallowed_special=() "
-                    "to encode it as ordinary text")
+                raise DisallowedSpecialError(m.group(), m.start())
         if not allowed:
             return self.encode_ordinary(text)
         ids: list[int] = []

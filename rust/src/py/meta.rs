@@ -301,34 +301,39 @@ impl PyMeta {
 
     /// [`Self::error`] of the text at `at` in a batch: the message names it.
     fn batch_error(&self, py: Python<'_>, at: usize, e: Error) -> PyErr {
-        let err = self.error(py, e);
-        let message = err.value(py).to_string();
-        let _ = err.value(py).setattr("text_index", at);
-        let _ = err
-            .value(py)
-            .setattr("args", (format!("texts[{at}]: {message}"),));
-        err
+        self.error_at(py, e, Some(at))
     }
 
-    /// The `TokenizerError` of a failed encoding (the message of `wwho.meta` before the core).
     fn error(&self, py: Python<'_>, e: Error) -> PyErr {
-        match e {
+        self.error_at(py, e, None)
+    }
+
+    /// The error of a failed encoding (of the batch's text at `at`): special-token text the
+    /// caller did not allow is a `wwho.errors.DisallowedSpecialError`, as on every other kind.
+    fn error_at(&self, py: Python<'_>, e: Error, at: Option<usize>) -> PyErr {
+        let made = match e {
             Error::Disallowed { index, offset } => {
                 let special = &self.inner.specials()[index];
-                let shown = super::text::from_code_points(py, &special.text)
-                    .and_then(|s| s.repr().map(|r| r.to_string()))
-                    .unwrap_or_default();
-                error(
-                    py,
-                    Kind::Tokenizer,
-                    format!(
-                        "the text contains the special token {shown} at offset {offset}: pass \
-                         allowed_special={{{shown}}} to encode it as that token, or \
-                         disallowed_special=() to encode it as ordinary text"
-                    ),
-                )
+                super::text::from_code_points(py, &special.text).and_then(|token| {
+                    py.import("wwho.errors")?
+                        .getattr("DisallowedSpecialError")?
+                        .call1((token, offset, at))
+                })
             }
-            Error::Bytes(e) => error(py, Kind::Tokenizer, e.to_string()),
+            Error::Bytes(e) => {
+                let err = match at {
+                    Some(at) => error(py, Kind::Tokenizer, format!("texts[{at}]: {e}")),
+                    None => error(py, Kind::Tokenizer, e),
+                };
+                if let Some(at) = at {
+                    let _ = err.value(py).setattr("text_index", at);
+                }
+                return err;
+            }
+        };
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(err) => err,
         }
     }
 }

@@ -17,6 +17,7 @@ token); its own definition is the only one.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 
 from wwho.errors import TokenizerError, UnknownTokenError, brief
@@ -86,9 +87,13 @@ class TiktokenNames:
 
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token (False for any other integer, a negative
-        one included, as tiktoken answers)."""
-        if isinstance(token, int) and not isinstance(token, bool) and token < 0:
-            return False
+        one included, as tiktoken answers; a numpy integer as the int of its value)."""
+        if not isinstance(token, bool):
+            try:
+                if operator.index(token) < 0:
+                    return False
+            except TypeError:
+                pass  # not an integer: token_id says so
         return token_id(token) in self.special_tokens.values()  # type: ignore[attr-defined]
 
     @property
