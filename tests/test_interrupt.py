@@ -329,6 +329,40 @@ def test_encode_and_decode_while_writing_the_output(work, tmp_path, verb):
 ENDINGS = [(signal.SIGTERM, 143, "wwho: terminated\n"), (signal.SIGHUP, 129, "wwho: hung up\n")]
 
 
+def test_signals_the_command_started_ignoring_stay_ignored(work, tmp_path):
+    """``wwho ... &`` in a script starts with SIGINT ignored, ``nohup wwho ...`` with SIGHUP: Python
+    keeps such a signal ignored, and the command did only until its verb began, then ended on it.
+    Now the verb runs to the end, its output whole."""
+    want = tmp_path / "want.txt"
+    _wwho("encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", want)
+    out = tmp_path / "out" / "ids.txt"
+    out.parent.mkdir()
+
+    def ignoring() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen([*wwho_command(), "encode", "--tokenizer", work["sgpe"], "--file", work["big"],
+                             "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=ignoring, env={**os.environ, **QUIET_ENV})
+    try:
+        writing = temp_in(out.parent)
+        deadline = time.monotonic() + 60
+        while not writing(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert proc.poll() is None, "the encode ended before the moment to signal it"
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGINT):
+            os.killpg(proc.pid, sig)
+            time.sleep(0.05)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert (proc.returncode, err) == (0, b""), err[-2000:]
+    assert out.read_bytes() == want.read_bytes()
+
+
 @pytest.mark.parametrize("sig,code,line", ENDINGS, ids=["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("verb", ["encode", "train-bytelevel", "extend"])
 def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, verb, sig, code, line):

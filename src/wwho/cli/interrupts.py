@@ -31,6 +31,10 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
   :func:`guard_startup`) ignores SIGINT from there on. The output is complete by then, and the
   command ends with its own exit code.
 
+A signal the command was started with ignored stays ignored, as Python itself leaves it: SIGHUP
+under ``nohup``, SIGINT for ``wwho ... &`` in a script (a non-interactive shell starts background
+jobs so, so that Ctrl-C at the terminal stops the script, not the job).
+
 ``kill`` (SIGTERM, what job schedulers and ``timeout`` send) and a closed terminal (SIGHUP) end a
 verb the same way: the clean-up runs, and the line says which (``wwho: terminated``, ``wwho:
 hung up``), with the shell's exit code for it (143, 129). Forked workers keep the default action
@@ -196,9 +200,12 @@ def handling() -> Iterator[State]:
             return
         previous_unraisable(unraisable)
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    # (an inherited SIG_IGN is kept: see the module docstring)
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    previous = None if ignored else signal.signal(signal.SIGINT, on_sigint)
     endings = [getattr(signal, name) for name in ENDINGS if hasattr(signal, name)]
-    previous_endings = {signum: signal.signal(signum, on_sigint) for signum in endings}
+    previous_endings = {signum: signal.signal(signum, on_sigint) for signum in endings
+                        if signal.getsignal(signum) is not signal.SIG_IGN}
     sys.unraisablehook = on_unraisable
     try:
         yield state
@@ -207,7 +214,9 @@ def handling() -> Iterator[State]:
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         state.pending = False  # stops a resending thread
         sys.unraisablehook = previous_unraisable
-        if _command and state.interrupted:  # said and cleaned up: nothing left for another Ctrl-C to do
+        if ignored:
+            pass  # ignored before, ignored still
+        elif _command and state.interrupted:  # said and cleaned up: nothing left for another Ctrl-C to do
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Python keeps SIG_IGN while it finalizes)
         elif _command:  # the command is exiting: a Ctrl-C now ends it at once, with one line at most
             signal.signal(signal.SIGINT, _while_exiting)
