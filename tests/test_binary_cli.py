@@ -138,6 +138,8 @@ def test_bad_config_files_name_the_file_and_key(tmp_path, text, message):
     (["{corpus}"], "no output"),
     (["-o", "{out}"], "no inputs"),
     (["{corpus}", "-o", "{outdir}"], "output is a directory"),
+    (["{corpus}", "-o", "{out}/"], r"output names a directory \(it ends with '/'\)"),
+    (["{corpus}", "--config", "{slashtoml}"], r"output names a directory \(it ends with '/'\)"),
 ])
 def test_bad_inputs_exit_2_with_one_line_and_no_output(corpus, tmp_path, capsys, args, message):
     work = tmp_path / "work"
@@ -145,10 +147,11 @@ def test_bad_inputs_exit_2_with_one_line_and_no_output(corpus, tmp_path, capsys,
     (work / "empty").mkdir()
     (work / "empty" / "zero.bin").write_bytes(b"")
     (work / "bad.toml").write_text("vocab_size = \n", encoding="utf-8")
+    (work / "slash.toml").write_text('output = "made/"\n', encoding="utf-8")
     (work / "outdir").mkdir()
     before = files_in(work)
     fill = {"missing": work / "missing", "empty": work / "empty", "corpus": corpus, "out": work / "tok.json",
-            "badtoml": work / "bad.toml", "outdir": work / "outdir"}
+            "badtoml": work / "bad.toml", "outdir": work / "outdir", "slashtoml": work / "slash.toml"}
     # An option may be given once (wwho.cli.options): the case's own --vocab-size replaces FAST's.
     fast = FAST[2:] if "--vocab-size" in args else FAST
     assert run_train(*fast, *(a.format(**fill) for a in args)) == 2

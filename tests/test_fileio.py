@@ -447,6 +447,35 @@ def test_atomic_open_names_a_directory_given_as_the_file(tmp_path):
     assert os.listdir(tmp_path / "adir") == [] and os.listdir(tmp_path) == ["adir"]
 
 
+def test_a_path_ending_with_a_slash_is_a_directory_not_a_file(tmp_path):
+    """``-o ids/`` wrote a file named ``ids`` (``Path`` drops the slash); the shell refuses it."""
+    from wwho.errors import WriteError
+    from wwho.fileio import atomic_open, write_bytes
+
+    with pytest.raises(WriteError, match=r"ids/: names a directory \(it ends with '/'\)"):
+        write_bytes(f"{tmp_path}/ids/", b"x")
+    assert os.listdir(tmp_path) == []
+    with atomic_open(f"{tmp_path}/ids", "wb") as f:  # without the slash, a file
+        f.write(b"x")
+    assert (tmp_path / "ids").read_bytes() == b"x"
+
+
+def test_a_symbolic_link_is_written_where_it_points(tmp_path):
+    """As the shell's ``>``: the target gets the data, the link stays a link (it was replaced by a
+    file, and the target kept its old data)."""
+    from wwho.fileio import write_bytes
+
+    (tmp_path / "real.txt").write_bytes(b"old")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    write_bytes(tmp_path / "link.txt", b"new")
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_bytes() == b"new"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "dangling").symlink_to("sub/made.txt")  # a link to a file not yet made: made
+    write_bytes(tmp_path / "dangling", b"made")
+    assert (tmp_path / "sub" / "made.txt").read_bytes() == b"made" and (tmp_path / "dangling").is_symlink()
+    assert not [n for n in os.listdir(tmp_path) + os.listdir(tmp_path / "sub") if n.startswith(".wwho-tmp")]
+
+
 def test_atomic_open_names_the_file_when_its_folder_goes_away_meanwhile(tmp_path):
     # Another program removed or swapped the output folder while wwho wrote: the rename fails
     # with ENOENT, which is no failed write of the caller's but must name the file all the same.

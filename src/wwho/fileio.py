@@ -72,9 +72,16 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
 
     On any exception (a Ctrl-C included, at any instant once the temporary file exists) the
     temporary file is removed and ``path`` is left untouched; a failed write (disk full,
-    permission) becomes a :class:`WriteError` naming ``path``.
+    permission) becomes a :class:`WriteError` naming ``path``. A ``path`` that is a symbolic link is
+    written where it points, as the shell's ``>`` writes (the link stays a link); one that ends with
+    a slash names a directory and is refused (``Path`` would drop the slash and write a file).
     """
-    path = Path(path)
+    name = os.fspath(path)
+    if isinstance(name, str) and name.endswith(("/", os.sep)):
+        raise WriteError(f"{name}: names a directory (it ends with {name[-1]!r}); give a file name to write")
+    path = Path(name)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     binary = "b" in mode
     made: list[Path] = []
     # Where an OSError came from: the caller's own work inside the block (a read of its input) is

@@ -228,8 +228,9 @@ def load_config(path: str | Path) -> dict[str, Any]:
     base = path.parent
     if "inputs" in values:
         values["inputs"] = [str(base / p) for p in values["inputs"]]
-    if "output" in values:
-        values["output"] = str(base / values["output"])
+    if "output" in values:  # (a final slash kept: it says a directory, refused below)
+        slash = "/" if values["output"].endswith(("/", os.sep)) else ""
+        values["output"] = str(base / values["output"]) + slash
     return values
 
 
@@ -269,6 +270,9 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
     if not values["output"]:
         raise ConfigError("no output: give -o tokenizer.json or `output = \"...\"` in the config file")
     output = Path(values["output"])
+    if str(values["output"]).endswith(("/", os.sep)):  # (Path drops the slash: a file would be written)
+        raise ConfigError(f"{values['output']}: output names a directory (it ends with '/'); give a file name "
+                          f"such as {output / 'tokenizer.json'}")
     try:
         is_dir = output.is_dir()
     except OSError as exc:  # a name too long for the filesystem, a loop of links
