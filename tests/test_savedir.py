@@ -6,8 +6,10 @@ saves are reported at load.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -222,6 +224,72 @@ def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
     assert _litter(tmp_path) == []
 
 
+def _mount_point_in(target: Path, monkeypatch) -> Path:
+    """A subdirectory of ``target`` that the save takes for a mount point (its device differs from
+    its parent's, as a mount point's does)."""
+    from wwho import savedir
+
+    sub = target / "mnt"
+    sub.mkdir()
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        st = real_stat(path, *args, **kwargs)
+        if os.fspath(path) == os.fspath(target):
+            fields = list(st)
+            fields[2] += 1  # st_dev
+            return os.stat_result(fields)
+        return st
+
+    def refuse(real):
+        def move(src, dst, *args, **kwargs):
+            if Path(os.fspath(src)).name == "mnt":  # as a mount point refuses to move
+                raise OSError(errno.EBUSY, "Device or resource busy", os.fspath(src))
+            return real(src, dst, *args, **kwargs)
+        return move
+
+    monkeypatch.setattr(savedir.os, "stat", stat)
+    monkeypatch.setattr(savedir.os, "rename", refuse(os.rename))
+    monkeypatch.setattr(savedir.os, "replace", refuse(os.replace))
+    return sub
+
+
+def test_a_mount_point_in_the_directory_stays_in_it(tmp_path, monkeypatch):
+    """No rename moves a mount point: the save left it (and what is mounted there) in the hidden
+    sibling directory, exiting 0 (found by an audit). Now such a directory is saved in place."""
+    from wwho.savedir import save_files
+
+    target = tmp_path / "out"
+    save_files(target, {"a.json": b"1"}, kind="x")
+    sub = _mount_point_in(target, monkeypatch)
+    (sub / "data.bin").write_bytes(b"mounted")
+    save_files(target, {"a.json": b"2"}, kind="x")
+    assert sorted(os.listdir(target)) == ["a.json", "mnt", MANIFEST]
+    assert (target / "a.json").read_bytes() == b"2" and (sub / "data.bin").read_bytes() == b"mounted"
+    assert _litter(tmp_path) == []
+
+
+def test_a_real_mount_point_in_the_directory_stays_in_it(tmp_path):
+    """The same with a real tmpfs mount, where the machine lets this process mount one."""
+    from wwho.savedir import save_files
+
+    target = tmp_path / "out"
+    save_files(target, {"a.json": b"1"}, kind="x")
+    (target / "mnt").mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(target / "mnt")],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({made.stderr.strip() or made.returncode}); the test above "
+                    "stands in for it")
+    try:
+        (target / "mnt" / "data.bin").write_bytes(b"mounted")
+        save_files(target, {"a.json": b"2"}, kind="x")
+        assert os.path.ismount(target / "mnt") and (target / "mnt" / "data.bin").read_bytes() == b"mounted"
+        assert (target / "a.json").read_bytes() == b"2" and _litter(tmp_path) == []
+    finally:
+        subprocess.run(["umount", str(target / "mnt")], capture_output=True)
+
+
 def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monkeypatch):
     from wwho.savedir import save_files
 
@@ -307,7 +375,8 @@ def test_fallback_in_place_keeps_the_old_save_when_a_write_fails(models, tmp_pat
 
     monkeypatch.setattr(os, "fsync", full_disk)
     monkeypatch.setattr(savedir, "_save_in_place", in_place)
-    with pytest.raises(WriteError, match="No space left on device"):
+    # the file being written is named, not only its directory (found by an audit)
+    with pytest.raises(WriteError, match=re.escape(str(target)) + r"/[\w.]+: cannot write: No space left on device"):
         SGPETokenizer.load(models["B"]).save(target)
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert len(calls) == 3  # the disk was full in place, not while staging a directory

@@ -27,8 +27,8 @@ that made it vouches for it (:func:`recover`): a directory someone else planted 
 An interrupt (Ctrl-C) at any step leaves the old directory or the new one, like a kill, and
 no sibling: the save cleans up before it lets the interrupt through.
 
-Where the exchange is impossible (not Linux, a filesystem without it, a directory that is a
-mount point, a parent that is not writable) every new file is first written beside its old one
+Where the exchange is impossible (not Linux, a filesystem without it, a directory that is or
+holds a mount point, a parent that is not writable) every new file is first written beside its old one
 (a full disk or a Ctrl-C then leaves the old save whole), then each is renamed over its old one,
 the manifest last, with Ctrl-C held back for those renames: only a kill during them leaves a mix,
 which is then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
@@ -249,6 +249,7 @@ def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps:
     instead (a subdirectory, or a file where hard links fail): the marker lists them."""
     old = listed(target)
     back: list[list[Any]] = []
+    device = os.stat(target).st_dev
     for entry in os.scandir(target):
         name = entry.name
         if name in files or name in (MANIFEST, MARKER, _MARKER_NEXT) or temp_owner(name) is not None:
@@ -260,6 +261,8 @@ def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps:
         except OSError:
             continue  # gone meanwhile
         if entry.is_dir(follow_symlinks=False):
+            if st.st_dev != device:  # a mount point, which no rename moves: the files are replaced in place
+                raise _CannotExchange
             back.append([name, st.st_dev, st.st_ino])  # directories cannot be linked: moved after the exchange
             continue
         try:
@@ -295,17 +298,19 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
     old = listed(target)
     temps: list[Path] = []
     finals: list[Path] = []
+    writing = target
     try:
         for name, data in [*files.items(), (MANIFEST, json_bytes(manifest))]:
-            write_temp(target / name, data, temps)
-            finals.append(target / name)
+            writing = target / name
+            write_temp(writing, data, temps)
+            finals.append(writing)
             steps()
     except BaseException as exc:
         for temp in temps:
             with contextlib.suppress(OSError):
                 temp.unlink()
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
-            raise write_failed(target, exc, directory=True) from None
+            raise write_failed(writing, exc, directory=True) from None
         raise
     with _interrupts_held():
         for temp, path in zip(temps, finals, strict=True):
@@ -675,7 +680,8 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
     if changed:
         warnings.warn(
             f"{directory}: {', '.join(sorted(changed))} changed since wwho saved this tokenizer (Hugging Face's "
-            f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}); "
+            f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}, and so does a save into this "
+            f"directory killed while it replaced its files: if you did not, save the tokenizer again); "
             + ("wwho loads the files as they are now, checked whole" if only_listed else
                f"wwho loads {', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved"),
             ChangedFileWarning, stacklevel=3)
