@@ -286,8 +286,31 @@ def test_a_real_mount_point_in_the_directory_stays_in_it(tmp_path):
         save_files(target, {"a.json": b"2"}, kind="x")
         assert os.path.ismount(target / "mnt") and (target / "mnt" / "data.bin").read_bytes() == b"mounted"
         assert (target / "a.json").read_bytes() == b"2" and _litter(tmp_path) == []
-    finally:
-        subprocess.run(["umount", str(target / "mnt")], capture_output=True)
+    finally:  # wherever the mount ended up (a failing save left it in the sibling)
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            points = [line.split()[1] for line in mounts if line.split()[1].startswith(str(tmp_path))]
+        for point in points:
+            subprocess.run(["umount", point], capture_output=True)
+
+
+def test_a_link_at_a_name_the_save_writes_is_replaced_as_a_file_there_is(tmp_path):
+    """Your symbolic link named ``a.json``: the save's file takes the name, as it does from a file
+    of yours there, and what the link points to is left alone. The old directory holding the link
+    was left beside the target, and warned about at every later save (found by an audit)."""
+    from wwho.savedir import save_files
+
+    target = tmp_path / "out"
+    save_files(target, {"a.json": b"1"}, kind="x")
+    (tmp_path / "elsewhere.json").write_bytes(b"yours")
+    (target / "a.json").unlink()
+    (target / "a.json").symlink_to(tmp_path / "elsewhere.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save_files(target, {"a.json": b"2"}, kind="x")
+        save_files(target, {"a.json": b"3"}, kind="x")
+    assert (target / "a.json").read_bytes() == b"3" and not (target / "a.json").is_symlink()
+    assert (tmp_path / "elsewhere.json").read_bytes() == b"yours"
+    assert _litter(tmp_path) == []
 
 
 def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monkeypatch):

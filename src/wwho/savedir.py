@@ -497,7 +497,8 @@ def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> l
             continue  # last: the rule below reads it
         elif _same_file(path, target / name) or _dead_temp(path) or (_mine_file(path) and (
                 name in replaced or name in (MARKER, _MARKER_NEXT)
-                or (name in previous and _matches(path, previous[name])))):
+                or (name in previous and _matches(path, previous[name])))) or (
+                name in replaced and _mine_link(path)):  # a link at a name the save replaced: as a file there
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
                 steps()
@@ -565,6 +566,15 @@ def _mine_file(path: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(st.st_mode) and _mine(st)
+
+
+def _mine_link(path: Path) -> bool:
+    """A symbolic link owned by this user (removing it leaves what it points to)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISLNK(st.st_mode) and _mine(st)
 
 
 def _dead_temp(path: Path) -> bool:
