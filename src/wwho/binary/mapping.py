@@ -106,7 +106,7 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
         raise TokenizerError(f"chunk_bytes must be a positive integer (bytes per piece), got {chunk_bytes!r}")
     data = bytes(data) if not isinstance(data, bytes) else data
-    tokenizer.encode_special_tokens = True
+    _special_tokens_as_data(tokenizer)
     pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None
     if pieces is None:
         return _encoding(tokenizer.encode(bytes_to_text(data), add_special_tokens=add_special_tokens))
@@ -183,6 +183,15 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
     return list(zip(cuts, cuts[1:]))
 
 
+def _special_tokens_as_data(tokenizer: Tokenizer) -> None:
+    """HF's ``encode_special_tokens = True``, set only where it is not yet: the setter takes the
+    HF tokenizer's write lock, which a thread of the parent may hold mid-batch at a ``fork``, copied
+    held into the child (whose encode then waited for ever). Tokenizers wwho loads or trains have it
+    set already."""
+    if not tokenizer.encode_special_tokens:
+        tokenizer.encode_special_tokens = True
+
+
 def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], *,
                        add_special_tokens: bool = False, num_threads: int | None = None) -> list[BinaryEncoding]:
     """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
@@ -192,7 +201,7 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
     items = as_batch(items, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
     texts = [bytes_to_text(data) for data in items]
-    tokenizer.encode_special_tokens = True
+    _special_tokens_as_data(tokenizer)
     if num_threads == 1:
         encodings = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts]
     else:
