@@ -6,6 +6,7 @@ The byte-level o200k case is also checked against tiktoken's own ``encode_to_num
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from importlib import resources
@@ -251,3 +252,39 @@ def test_special_names_as_an_array_read_as_a_collection(kinds, kind):
         assert tok.encode_batch([text], allowed_special=allowed, **plain) == [want]
         flat = tok.encode_batch_to_numpy([text], allowed_special=allowed, **plain)
         assert flat.ids.tolist() == want
+
+
+def test_a_ctrl_c_while_numpys_c_api_is_found_is_a_keyboard_interrupt():
+    """The first array finds numpy's C API, running numpy's version check; a Ctrl-C arriving then
+    (here: sent from inside that check) was raised inside it, and the binding made a Rust panic of
+    it (``PanicException``, which ``except KeyboardInterrupt`` misses; found by an audit). Now it is
+    a ``KeyboardInterrupt`` at the caller's next step, and the next array is made."""
+    import subprocess
+    import sys
+    import textwrap
+
+    source = textwrap.dedent("""
+        import os, signal
+        import numpy, numpy.lib
+        from wwho import SGPETokenizer
+        tok = SGPETokenizer.train_from_iterator(["ශ්‍රී ලංකා"] * 50, vocab_size=300, script="sinhala",
+                                                progress=False)
+        real = numpy.lib.NumpyVersion
+        def interrupted(version):
+            os.kill(os.getpid(), signal.SIGINT)
+            return real(version)
+        numpy.lib.NumpyVersion = interrupted
+        try:
+            tok.encode_to_numpy("ශ්‍රී")
+            for _ in range(1000):  # the interrupt comes at a step of Python's, after the call at the latest
+                pass
+            print("no interrupt")
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt")
+        numpy.lib.NumpyVersion = real
+        print(tok.encode_to_numpy("ශ්‍රී").tolist() == tok.encode("ශ්‍රී"))
+    """)
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RUST_BACKTRACE": "0"})
+    assert done.stdout.split() == ["KeyboardInterrupt", "True"], (done.stdout, done.stderr[-2000:])
+    assert "panicked" not in done.stderr, done.stderr[-2000:]

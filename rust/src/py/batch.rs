@@ -314,9 +314,33 @@ pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny
     static NUMPY: AtomicBool = AtomicBool::new(false);
     if !NUMPY.load(Ordering::Acquire) {
         py.import("numpy")?;
+        find_array_api(py)?;
         NUMPY.store(true, Ordering::Release);
     }
     Ok(numpy::PyArray1::from_slice(py, ids).into_any())
+}
+
+/// Have the binding find numpy's C API, on a thread of its own. Finding it runs Python code
+/// (numpy's version check); on the calling thread, a Ctrl-C arriving meanwhile was raised inside
+/// it, and the binding turned that into a panic, not a `KeyboardInterrupt`. Python runs signal
+/// handlers on the main thread only: on another thread the interrupt waits for the caller's next
+/// step, and is raised there as usual.
+fn find_array_api(py: Python<'_>) -> PyResult<()> {
+    let found = py.detach(|| {
+        std::thread::spawn(|| {
+            Python::attach(|py| {
+                let _ = numpy::PyArray1::<u32>::zeros(py, 0, false);
+            })
+        })
+        .join()
+    });
+    found.map_err(|_| {
+        super::errors::error(
+            py,
+            super::errors::Kind::Wwho,
+            "numpy's C API could not be found (the reason is printed above)",
+        )
+    })
 }
 
 /// Numbers as a `bytearray` of their native-endian bytes.
