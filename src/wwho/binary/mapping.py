@@ -12,7 +12,8 @@ What this module deliberately does not do: load or train tokenizers (see ``io`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -205,7 +206,8 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
     if num_threads == 1:
         encodings = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts]
     else:
-        encodings = tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+        encodings = [enc for call in _calls(texts) for enc in tokenizer.encode_batch(
+            call, add_special_tokens=add_special_tokens)]
     out = []
     for enc in encodings:
         mask = enc.special_tokens_mask
@@ -214,6 +216,27 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
         out.append(BinaryEncoding(ids=list(enc.ids), tokens=tokens, offsets=list(enc.offsets),
                                   special_tokens_mask=list(mask)))
     return out
+
+
+#: Bytes per core of one HF ``encode_batch`` call: Python acts on a Ctrl-C between calls only (a
+#: call of the whole batch held it back until the batch was done), and a call of this much keeps
+#: every core busy and ends within a fraction of a second.
+_CALL_BYTES_PER_CORE = 1 << 20
+
+
+def _calls(texts: list[str]) -> Iterator[list[str]]:
+    """``texts`` in consecutive runs of about :data:`_CALL_BYTES_PER_CORE` per core."""
+    named = os.environ.get("RAYON_NUM_THREADS", "")  # the cores HF's pool uses
+    cores = int(named) if named.isdigit() and int(named) > 0 else (os.cpu_count() or 1)
+    size = _CALL_BYTES_PER_CORE * cores
+    start = held = 0
+    for k, text in enumerate(texts):
+        held += len(text)
+        if held >= size:
+            yield texts[start:k + 1]
+            start, held = k + 1, 0
+    if start < len(texts):
+        yield texts[start:]
 
 
 def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: bool = True) -> bytes:
