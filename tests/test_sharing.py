@@ -205,3 +205,29 @@ def test_training_again_in_a_forked_child():
     """)
     done = run_child(source, timeout=90)
     assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.returncode, done.stderr[-3000:])
+
+
+def test_fork_while_another_thread_loads_a_tiktoken_encoding():
+    """tiktoken's registry holds its lock while its first ``get_encoding`` builds the encoding; a fork
+    meanwhile copied it held, and the child's ``get_encoding`` waited for ever (5 of 5 runs, found by
+    an audit). The loader gives the child fresh locks, its own and the registry's."""
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent: the shared o200k_base ranks file is needed")
+    source = textwrap.dedent(f"""
+        import os, signal, threading, time
+        from wwho.bytelevel.tiktoken_loader import get_encoding
+        loading = threading.Thread(target=get_encoding, args=("o200k_base",),
+                                   kwargs={{"tiktoken_file": {str(O200K_FILE)!r}}})
+        loading.start()
+        time.sleep(0.15)
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(20)
+            ok = get_encoding("o200k_base", tiktoken_file={str(O200K_FILE)!r}).encode("hello world") == [24912, 2375]
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        loading.join()
+        print(os.waitstatus_to_exitcode(status))
+    """)
+    done = run_child(source, timeout=90)
+    assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])

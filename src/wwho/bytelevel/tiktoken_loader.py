@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -42,9 +43,15 @@ _lock = threading.Lock()
 
 def _fresh_lock() -> None:
     """A child made by ``fork`` gets its own lock: one held by another thread of the parent at the
-    fork would be copied held, and nobody in the child would ever release it."""
+    fork would be copied held, and nobody in the child would ever release it. So does tiktoken's
+    registry, whose lock its first ``get_encoding`` holds while it builds the encoding (seconds): a
+    fork meanwhile left the child's ``get_encoding`` waiting for ever."""
     global _lock
     _lock = threading.Lock()
+    registry = sys.modules.get("tiktoken.registry")
+    held = getattr(registry, "_lock", None)
+    if held is not None and hasattr(held, "acquire"):
+        registry._lock = type(held)()  # type: ignore[union-attr]
 
 
 os.register_at_fork(after_in_child=_fresh_lock)
