@@ -498,7 +498,7 @@ def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> l
         elif _same_file(path, target / name) or _dead_temp(path) or (_mine_file(path) and (
                 name in replaced or name in (MARKER, _MARKER_NEXT)
                 or (name in previous and _matches(path, previous[name])))) or (
-                name in replaced and _mine_link(path)):  # a link at a name the save replaced: as a file there
+                name in replaced and _mine_file(path, link=True)):  # a link at a name the save replaced: as a file there
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
                 steps()
@@ -559,22 +559,14 @@ def _mine(st: os.stat_result) -> bool:
     return uid is None or st.st_uid == uid
 
 
-def _mine_file(path: Path) -> bool:
-    """A regular file (not a link) owned by this user."""
+def _mine_file(path: Path, *, link: bool = False) -> bool:
+    """A regular file (not a link) owned by this user; ``link``: a symbolic link owned by this user
+    (removing it leaves what it points to)."""
     try:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and _mine(st)
-
-
-def _mine_link(path: Path) -> bool:
-    """A symbolic link owned by this user (removing it leaves what it points to)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISLNK(st.st_mode) and _mine(st)
+    return (stat.S_ISLNK if link else stat.S_ISREG)(st.st_mode) and _mine(st)
 
 
 def _dead_temp(path: Path) -> bool:
