@@ -40,6 +40,24 @@ def test_every_method_of_tiktoken_is_there(pair):
     assert sorted(n for n in names if not hasattr(ours, n)) == []
 
 
+@pytest.mark.parametrize("call", ["decode([None])", "decode([1.5])", "decode([-1])", "decode([2**40])",
+                                  "decode([199998])", "encode(None)", "encode_batch(['a', None])",
+                                  "decode_single_token_bytes(-1)", "encode_ordinary(b'x')"])
+def test_errors_are_of_the_classes_tiktoken_raises(pair, call):
+    """Code written for tiktoken catches what it catches there (a TypeError for a wrong type, an
+    OverflowError for an id outside 32 bits, a KeyError for an id without a token); wwho's own
+    class, with its clearer message, is a subclass of each (found by an audit)."""
+    ours, theirs = pair
+    raised = []
+    for tok in (theirs, ours):
+        with pytest.raises(Exception) as caught:
+            eval(f"tok.{call}", {"tok": tok})
+        raised.append(caught.value)
+    theirs_error, ours_error = raised
+    assert isinstance(ours_error, type(theirs_error)), (call, type(theirs_error), type(ours_error).__mro__)
+    assert isinstance(ours_error, TokenizerError)
+
+
 @pytest.mark.parametrize("text", TEXTS)
 def test_the_lookups_equal_tiktokens(pair, text):
     ours, theirs = pair

@@ -50,6 +50,16 @@ class UnknownTokenError(TokenizerError, KeyError):
     __str__ = BaseException.__str__  # the message as written (KeyError's would be its repr)
 
 
+class WrongTypeError(TokenizerError, TypeError):
+    """An argument of the wrong type: a text that is not a ``str``, an id that is not an integer.
+    A ``TypeError`` too, as tiktoken raises there, so that code written for tiktoken catches it."""
+
+
+class IdRangeError(UnknownTokenError, OverflowError):
+    """A token id below 0 or at 2**32 and above, which no vocabulary holds: an ``OverflowError``
+    too, as tiktoken raises there (and a ``KeyError``, as for any id without a token)."""
+
+
 class MergeError(WwhoError, ValueError):
     """Invalid input to the merge engine (names the word, symbol or merge that is wrong)."""
 

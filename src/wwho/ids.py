@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Set
 from typing import TypeVar
 
-from wwho.errors import TokenizerError, UnknownTokenError
+from wwho.errors import IdRangeError, TokenizerError, UnknownTokenError, WrongTypeError
 
 T = TypeVar("T")
 
@@ -74,7 +74,7 @@ def not_texts(texts: list, exc: Exception) -> Exception:
     (a Python loop over every text would be serial work beside the core's threads)."""
     for n, t in enumerate(texts):
         if not isinstance(t, str):
-            return TokenizerError(f"texts[{n}]: expected text as str, got {type(t).__name__}")
+            return WrongTypeError(f"texts[{n}]: expected text as str, got {type(t).__name__}")
     return exc
 
 
@@ -135,8 +135,8 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
 
     def refuse(what: str) -> TokenizerError:
         if position is None:
-            return TokenizerError(f"token id {value!r} is {what}")
-        return TokenizerError(f"token id at position {position} is {value!r}, {what}")
+            return WrongTypeError(f"token id {value!r} is {what}")
+        return WrongTypeError(f"token id at position {position} is {value!r}, {what}")
 
     if isinstance(value, bool):  # numpy's bool has no __index__: refused below
         raise refuse("a bool, not an integer")
@@ -146,8 +146,10 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
         raise refuse("not an integer") from None
     if i < 0 or (size is not None and i >= size):
         bound = "negative" if size is None else f"out of range [0, {size})"
-        # an id without a token: a KeyError too, as tiktoken's lookups raise (wwho.errors)
-        raise UnknownTokenError(f"token id {i}{where} is {bound}")
+        # an id without a token: a KeyError too, as tiktoken's lookups raise, and an OverflowError
+        # where tiktoken's conversion to 32 bits fails (wwho.errors)
+        error = IdRangeError if i < 0 or i >= 1 << 32 else UnknownTokenError
+        raise error(f"token id {i}{where} is {bound}")
     return i
 
 

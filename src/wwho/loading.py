@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, brief
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.fileio import parse_json, read_bytes
 from wwho.ids import token_id as token_id_of
 
@@ -136,7 +136,7 @@ class HFTokenizer:
     def encode(self, text: str) -> list[int]:
         """Ids of ``text``, without the post-processor's special tokens."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
@@ -149,7 +149,7 @@ class HFTokenizer:
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text``."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         return self.tokenizer.encode(text, add_special_tokens=False).tokens
 
     def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:

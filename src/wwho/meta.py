@@ -53,7 +53,7 @@ from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, brief
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
     check_decode_options,
@@ -427,7 +427,7 @@ class MetaTokenizer:
 
     @staticmethod
     def _not_text(text: object) -> TokenizerError:
-        return TokenizerError(f"expected text as str, got {type(text).__name__}")
+        return WrongTypeError(f"expected text as str, got {type(text).__name__}")
 
     def _specials(self, allowed_special: Iterable[str] | str, disallowed_special: Iterable[str] | str,
                   texts: Sequence[object], *, batch: bool) -> tuple[frozenset[str], frozenset[str]]:
@@ -458,7 +458,7 @@ class MetaTokenizer:
     def encode_ordinary(self, text: str) -> list[int]:
         """Every special-token text encoded as ordinary text (``disallowed_special=()``)."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         return self._core.encode_ordinary(text)
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from wwho import _core
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, WrongTypeError
 from wwho.schema import available_scripts, bundled_schema, char_class, code_point_ranges
 
 #: Characters that continue an Indic run of any script.
@@ -88,7 +88,7 @@ def core_router(scripts: tuple[str, ...]) -> _core.Router:
 def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSegment]:
     """Split ``text`` into script runs; see the module docstring for the rules."""
     if not isinstance(text, str):
-        raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
     names = tuple(available_scripts()) if scripts is None else _script_names(scripts)
     unknown = [name for name in names if not isinstance(name, str) or name not in Script._value2member_map_]
     if unknown:

@@ -42,7 +42,7 @@ import re
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import SchemaError, TokenizerError, brief
+from wwho.errors import SchemaError, TokenizerError, WrongTypeError, brief
 from wwho.graphemes import cluster_ends, property_ranges
 from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema, script_name
 
@@ -199,7 +199,7 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
 
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
-        raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
 
 
 def _flag(leading_space: object) -> bool:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
     from tokenizers import Tokenizer
 
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, WrongTypeError
 from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
 from wwho.threads import thread_count
@@ -39,10 +39,10 @@ def bytes_to_text(data: bytes | bytearray | memoryview) -> str:
 def _check_data(data: object) -> None:
     """A TokenizerError unless ``data`` is bytes-like (``bytes(5)`` would be five zero bytes)."""
     if isinstance(data, str):
-        raise TokenizerError("a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
+        raise WrongTypeError("a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
                              "(or use a text tokenizer)")
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TokenizerError(f"expected bytes, got {type(data).__name__}")
+        raise WrongTypeError(f"expected bytes, got {type(data).__name__}")
 
 
 def text_to_bytes(text: str) -> bytes:

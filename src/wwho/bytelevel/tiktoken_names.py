@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Sequence
 
-from wwho.errors import TokenizerError, UnknownTokenError, brief
+from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief
 from wwho.ids import each_token_bytes, id_batch, token_id
 from wwho.threads import thread_count
 
@@ -36,7 +36,7 @@ class TiktokenNames:
         """The id of a text (or bytes) that is one whole token, ordinary, special or added."""
         data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
         if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TokenizerError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
+            raise WrongTypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
         data = bytes(data)
         found = self._encoder.get(data)  # type: ignore[attr-defined]
         if found is not None:

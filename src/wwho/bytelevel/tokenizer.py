@@ -42,9 +42,11 @@ from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
 from wwho.errors import (
     DisallowedSpecialError,
+    IdRangeError,
     TokenizerError,
     UnknownTokenError,
     VocabError,
+    WrongTypeError,
     brief,
     check_flag,
 )
@@ -202,7 +204,10 @@ class ByteBPE(TiktokenNames):
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
-        return UnknownTokenError(  # a KeyError too, as tiktoken raises for an id without a token
+        # a KeyError too, as tiktoken raises for an id without a token; an OverflowError too where
+        # tiktoken's conversion to 32 bits fails
+        outside = isinstance(token_id, int) and not 0 <= token_id < 1 << 32
+        return (IdRangeError if outside else UnknownTokenError)(
             f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
         )
 
@@ -418,7 +423,7 @@ class ByteBPE(TiktokenNames):
         except Exception as exc:  # noqa: BLE001
             for n, text in enumerate(texts):
                 if not isinstance(text, str):
-                    raise TokenizerError(f"texts[{n}]: expected text (str), got {type(text).__name__}") from None
+                    raise WrongTypeError(f"texts[{n}]: expected text (str), got {type(text).__name__}") from None
             raise self._error(exc) from None
 
     def _batch(self, texts: list, allowed, disallowed, num_threads: int | None) -> list[list[int]]:
@@ -443,7 +448,7 @@ class ByteBPE(TiktokenNames):
         """The error an encode raises: not a str, or the core's error mapped (the core itself turns
         lone surrogates into U+FFFD, as tiktoken does)."""
         if not isinstance(text, str):
-            return TokenizerError(f"expected text (str), got {type(text).__name__}")
+            return WrongTypeError(f"expected text (str), got {type(text).__name__}")
         return self._error(exc)
 
     @staticmethod

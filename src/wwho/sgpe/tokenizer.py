@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import TokenizerError, VocabError, brief
+from wwho.errors import TokenizerError, VocabError, WrongTypeError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
     check_decode_options,
@@ -214,7 +214,7 @@ class SGPETokenizer:
         :class:`wwho.errors.DisallowedSpecialError`, as tiktoken refuses it. Unlike tiktoken's, the
         default disallows none: SGPE's special tokens are words a text may hold (``[CLS]``)."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         if disallowed_special is not NO_SPECIALS:
             self._refuse([text], allowed_special, disallowed_special, batch=False)
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
@@ -258,7 +258,7 @@ class SGPETokenizer:
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
         if not isinstance(text, str):
-            raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         if disallowed_special is not NO_SPECIALS:
             self._refuse([text], allowed_special, disallowed_special, batch=False)
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
@@ -296,7 +296,7 @@ class SGPETokenizer:
         texts = as_batch(texts, "encode_routed_batch")
         for t in texts:
             if not isinstance(t, str):
-                raise TokenizerError(f"expected text as str, got {type(t).__name__}")
+                raise WrongTypeError(f"expected text as str, got {type(t).__name__}")
         threads = thread_count(num_threads)
         return self._core.encode_routed_batch(texts, core_router(self.splitter.scripts), threads or 0)
 

@@ -31,7 +31,7 @@ import functools
 import re
 
 from wwho import _core, counting
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, WrongTypeError
 from wwho.router import core_router
 from wwho.schema import available_scripts, code_point_ranges
 from wwho.syllables import Syllabifier
@@ -97,4 +97,4 @@ def core_splitter(scripts: tuple[str, ...], routed: bool, split_punctuation: boo
 
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
-        raise TokenizerError(f"expected text as str, got {type(text).__name__}")
+        raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
