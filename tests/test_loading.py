@@ -259,3 +259,16 @@ def test_the_hf_adapter_checks_ids_and_texts_as_every_kind(hf):
     with pytest.raises(TokenizerError, match="expected text as str, got int"):
         hf.encode(5)
     assert hf.decode([1, 2]) == "hello world" and repr(hf) == "<HFTokenizer WordLevel vocab_size=5>"
+
+
+def test_the_hf_adapter_reads_a_lone_surrogate_as_tiktoken_does(hf):
+    """HF ``tokenizers`` refuses a ``str`` holding a lone surrogate with a TypeError (a traceback from
+    ``wwho encode``, found by an audit): read as U+FFFD, as tiktoken reads it."""
+    from wwho.errors import WrongTypeError
+
+    assert hf.encode("hello \ud800") == hf.encode("hello \ufffd") == [1, 0]
+    assert hf.tokenize("\udc00world") == hf.tokenize("\ufffdworld")
+    for threads in (None, 1):
+        assert hf.encode_batch(["world", "abc \ud800"], num_threads=threads) == [[2], [3, 0]]
+    with pytest.raises(WrongTypeError, match=r"texts\[1\]: expected text as str, got NoneType"):
+        hf.encode_batch(["world", None])

@@ -117,6 +117,19 @@ def _check_subword_prefix(model: dict, path: Path) -> None:
                              f"continuing_subword_prefix {brief(prefix)}")
 
 
+def _unicode(text: object, position: int | None = None) -> str:
+    """``text`` as HF ``tokenizers`` takes it: a ``str`` (else a WrongTypeError, naming its place in a
+    batch) whose lone surrogates are U+FFFD, as tiktoken encodes them."""
+    if not isinstance(text, str):
+        where = "" if position is None else f"texts[{position}]: "
+        raise WrongTypeError(f"{where}expected text as str, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 class HFTokenizer:
     """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names;
     no ``token_bytes``: a non-byte-level HF model's tokens need not be bytes)."""
@@ -134,23 +147,21 @@ class HFTokenizer:
         return f"<HFTokenizer {model} vocab_size={self.vocab_size}>"
 
     def encode(self, text: str) -> list[int]:
-        """Ids of ``text``, without the post-processor's special tokens."""
-        if not isinstance(text, str):
-            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
-        return self.tokenizer.encode(text, add_special_tokens=False).ids
+        """Ids of ``text``, without the post-processor's special tokens (a lone surrogate is read as
+        U+FFFD, as tiktoken reads it: HF ``tokenizers`` refuses such a ``str`` with a TypeError)."""
+        return self.tokenizer.encode(_unicode(text), add_special_tokens=False).ids
 
     def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
         """In order. ``num_threads=1`` encodes on this thread; otherwise HF ``tokenizers`` runs the
         batch on its own thread pool (sized by ``RAYON_NUM_THREADS``, all cores by default)."""
+        texts = [_unicode(t, n) for n, t in enumerate(texts)]
         if num_threads == 1:
             return [self.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
-        return [e.ids for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text``."""
-        if not isinstance(text, str):
-            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
-        return self.tokenizer.encode(text, add_special_tokens=False).tokens
+        return self.tokenizer.encode(_unicode(text), add_special_tokens=False).tokens
 
     def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``, each checked as every wwho decode checks it (HF drops an id it does not
