@@ -129,7 +129,16 @@ def test_encode_refuses_text_and_file_together(tmp_path, capsys):
 
     ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
     assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / "x"), "hello"]) == 2
-    assert "either TEXT or --file" in capsys.readouterr().err
+    assert "either TEXT (or -) or --file" in capsys.readouterr().err
+    # "-" too: standard input was left unread without a word (found by an audit)
+    assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / "x"), "-"]) == 2
+    assert "either TEXT (or -) or --file" in capsys.readouterr().err
+    # the batch API's bound, said of the flag (it named the Python parameter, found by an audit)
+    from wwho.threads import MAX_THREADS
+
+    for threads in ("0", str(MAX_THREADS + 1)):
+        assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--threads", threads, "hello"]) == 2
+        assert f"--threads must be an integer from 1 to {MAX_THREADS}, not {threads}" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not O200K_FILE.is_file() or not (DATA / "corpora").is_dir(), reason="shared data absent")

@@ -157,6 +157,9 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["encode", "--tokenizer", "{tok}", "x", "-o", ""], "-o is empty"),
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--out=", "{corpus}"], "--out is empty"),
     (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),
+    # it blamed WWHO_TIKTOKEN_FILE, which the user never set (found by an audit)
+    (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "{missing}", "hi"],
+     "(from --tiktoken-file): no such file. To fix: point --tiktoken-file at"),
 ])
 def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, words):
     """Before the fixes: tracebacks (--block-mb nan, inf), an empty -o taken for standard output or the
@@ -167,7 +170,7 @@ def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, wor
     assert wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--quiet", "-o", tok, small_corpus).returncode == 0
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"ok\n\xff\xfe\n")
-    filled = [a.format(tok=tok, corpus=small_corpus, bad=bad) for a in args]
+    filled = [a.format(tok=tok, corpus=small_corpus, bad=bad, missing=tmp_path / "missing.tiktoken") for a in args]
     assert words in one_line_error(wwho(*filled))
 
 

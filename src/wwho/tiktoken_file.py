@@ -37,6 +37,20 @@ def env_name(name: str) -> str:
     return f"{ENV}_{name.upper()}"
 
 
+#: The value the command line's :data:`FLAG` put in :data:`ENV` (see :func:`use_flag`), so that a
+#: message about the file names the flag the user typed, not a variable they never set.
+_from_flag: str | None = None
+
+
+def use_flag(path: str) -> None:
+    """``--tiktoken-file PATH``: the same as ``WWHO_TIKTOKEN_FILE=PATH`` for this command (so worker
+    processes see it too), winning over ``WWHO_TIKTOKEN_FILE_<NAME>`` as ``tiktoken_file=`` does."""
+    global _from_flag
+    for var in [v for v in os.environ if v.startswith(ENV + "_")]:
+        del os.environ[var]
+    os.environ[ENV] = _from_flag = path
+
+
 def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) -> tuple[Path, str] | None:
     """``(path, where it came from)`` for encoding ``name``, or None when nothing names a file."""
     if tiktoken_file is not None and str(tiktoken_file) != "":
@@ -44,7 +58,7 @@ def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) ->
     for var in (env_name(name), ENV):
         value = os.environ.get(var)
         if value:
-            return Path(value), var
+            return Path(value), FLAG if var == ENV and value == _from_flag else var
     return None
 
 

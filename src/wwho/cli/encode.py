@@ -32,6 +32,7 @@ from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
 from wwho.loading import detect_kind, load_tokenizer
+from wwho.threads import MAX_THREADS
 
 PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding: gpt2, gpt4, o200k "
                 "(or another name wwho knows) or a regex")
@@ -43,7 +44,7 @@ TIKTOKEN_FILE_HELP = ("tiktoken's ranks file (e.g. o200k_base.tiktoken) for o200
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", required=True, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf, .tiktoken, or a known encoding: "
                    "o200k_base (also spelled tiktoken:o200k_base)")
-    p.add_argument("input", nargs="?", default="-", help="text to encode, or - (default) to read lines from standard input; "
+    p.add_argument("input", nargs="?", default=None, help="text to encode, or - (default) to read lines from standard input; "
                    "with --binary: a file")
     p.add_argument("--file", metavar="FILE", help="encode every line of FILE (UTF-8), in order")
     p.add_argument("--threads", type=int, default=None,
@@ -89,12 +90,14 @@ def run(args: argparse.Namespace) -> int:
     if args.specials:  # the template's tokens around the data: only binary tokenizers have one
         raise CorpusError("--specials is for binary tokenizers (their template's tokens); a text tokenizer "
                           "writes special tokens found in the text with --allow-special")
-    if args.threads is not None and args.threads < 1:
-        raise CorpusError(f"--threads must be at least 1, not {args.threads}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:  # (the batch API's bound, named here)
+        raise CorpusError(f"--threads must be an integer from 1 to {MAX_THREADS}, not {args.threads}")
     if not 0 < args.block_mb <= 1e6:  # (nan and inf fail this too)
         raise CorpusError(f"--block-mb must be a number of megabytes in (0, 1,000,000], not {args.block_mb}")
-    if args.file and args.input != "-":
-        raise CorpusError("give either TEXT or --file, not both")
+    if args.file and args.input is not None:  # (- too: standard input would be left unread)
+        raise CorpusError("give either TEXT (or -) or --file, not both")
+    if args.input is None:
+        args.input = "-"
     if args.show == "table":
         raise CorpusError("--table is for binary tokenizers (--binary); text tokenizers print --ids, --tokens "
                           "or --json")
@@ -269,11 +272,9 @@ def use_tiktoken_file(args: argparse.Namespace) -> None:
     """``--tiktoken-file PATH`` is the same as ``WWHO_TIKTOKEN_FILE=PATH`` for this command
     (and wins over ``WWHO_TIKTOKEN_FILE_<NAME>``, as ``tiktoken_file=`` does in Python)."""
     if getattr(args, "tiktoken_file", None):
-        from wwho.tiktoken_file import ENV
+        from wwho.tiktoken_file import use_flag
 
-        for var in [v for v in os.environ if v.startswith(ENV + "_")]:
-            del os.environ[var]
-        os.environ[ENV] = args.tiktoken_file
+        use_flag(args.tiktoken_file)
 
 
 def token_strings(tok, ids: list[int]) -> list[str]:

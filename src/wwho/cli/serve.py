@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import ipaddress
 import logging
-import os
 import socket
 import sys
 import threading
@@ -57,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise WwhoError(f"--port must be in 0..65535, got {args.port}")
     if args.tiktoken_file:
-        os.environ["WWHO_TIKTOKEN_FILE"] = args.tiktoken_file
+        from wwho.tiktoken_file import use_flag
+
+        use_flag(args.tiktoken_file)
     from wwho.cli.eval import tiktoken_specs
 
     specs = tiktoken_specs(args.tokenizer or DEFAULT_TOKENIZERS)
