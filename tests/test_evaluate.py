@@ -160,6 +160,12 @@ def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
     assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                  "--markdown"]) == 0
     assert capsys.readouterr().out.startswith("| tokenizer | corpus | tokens/word")
+    # a plot that cannot be written: the error, and no table printed before it (found by an audit)
+    if os.path.isdir("/proc/self"):  # a folder that passes the checks made first, where no file can be made
+        assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
+                     "--plot", "/proc/wwho-eval-plot.png"]) == 2
+        printed = capsys.readouterr()
+        assert printed.out == "" and "cannot write" in printed.err, printed
 
 
 def test_spm_token_ends_are_byte_offsets_found_in_linear_time(tmp_path):
@@ -356,3 +362,30 @@ def test_fallback_counts_tokens_not_dropped_characters(binary_dir):
     token stands for it, so fallback/UNK does not count it and lossless shows it."""
     m = evaluate(load_spec(f"hf:{binary_dir / 'tokenizer.json'}"), ["ශ්‍රී ලංකාව"])
     assert m.fallback_tokens == 0 and m.lossless_lines == 0
+
+
+def test_rows_of_corpora_with_the_same_short_name_are_told_apart():
+    """``a/si/f.txt`` and ``b/si/f.txt`` both read ``si/f.txt`` (found by an audit): the rows now take
+    as many folders as tell them apart; others keep ``lang/file.txt``."""
+    from wwho.cli.eval import short_names, table
+    from wwho.evaluate import Metrics
+
+    names = short_names(["x/a/si/f.txt", "x/b/si/f.txt", "/data/hi/g.txt", "f.txt"])
+    assert names == {"x/a/si/f.txt": "a/si/f.txt", "x/b/si/f.txt": "b/si/f.txt", "/data/hi/g.txt": "hi/g.txt",
+                     "f.txt": "f.txt"}
+    rows = table([Metrics("t", "x/a/si/f.txt", lines=1, words=2, tokens=3),
+                  Metrics("t", "x/b/si/f.txt", lines=1, words=2, tokens=4)]).splitlines()[2:]
+    assert [r.split()[1] for r in rows] == ["a/si/f.txt", "b/si/f.txt"]
+
+
+def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
+    """A corpus of spaces has tokens and no words: its tokens per word showed as a measured 0.000
+    (found by an audit); now "-" in the table and null in JSON."""
+    from wwho.cli.eval import table
+    from wwho.evaluate import Metrics
+
+    spaces = Metrics("t", "s.txt", lines=1, chars=3, bytes=3, tokens=1)
+    assert spaces.fertility is None and spaces.to_json()["fertility"] is None
+    assert spaces.bytes_per_token == 3.0
+    assert table([spaces]).splitlines()[2].split()[2] == "-"
+    assert Metrics("t", "e.txt", lines=1).bytes_per_token is None

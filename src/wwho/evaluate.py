@@ -87,17 +87,19 @@ class Metrics:
     parity: float | None = None
     ids_used: set = field(default_factory=set, repr=False)
 
+    # A ratio over no words or no tokens is not measured (None: "-" in the table, null in JSON), not a
+    # zero that would read as measured (a corpus of spaces has tokens and no words).
     @property
-    def fertility(self) -> float:
-        return self.tokens / self.words if self.words else 0.0
+    def fertility(self) -> float | None:
+        return self.tokens / self.words if self.words else None
 
     @property
-    def bytes_per_token(self) -> float:
-        return self.bytes / self.tokens if self.tokens else 0.0
+    def bytes_per_token(self) -> float | None:
+        return self.bytes / self.tokens if self.tokens else None
 
     @property
-    def chars_per_token(self) -> float:
-        return self.chars / self.tokens if self.tokens else 0.0
+    def chars_per_token(self) -> float | None:
+        return self.chars / self.tokens if self.tokens else None
 
     @property
     def cluster_cut_rate(self) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,14 +71,14 @@ def run(args: argparse.Namespace) -> int:
                                progress=not args.quiet, max_line_bytes=args.max_line_bytes, pattern=args.pattern)
     except WwhoError as exc:
         raise one_line(exc) from None
+    if args.plot:  # first: a plot that cannot be written is an error with nothing printed
+        plot(results, args.plot)
     with printing():
         if args.json:
             # ASCII: a path that is no UTF-8 (bytes kept as surrogates) is then still valid JSON
             print(json.dumps(to_json(results, args.parity_with), indent=1))
         else:
             print(table(results, markdown=args.markdown))
-    if args.plot:
-        plot(results, args.plot)
     return 0
 
 
@@ -112,10 +113,22 @@ def to_json(results: list[Metrics], parity_with: str | None) -> dict:
     return {"format": "wwho-eval/1", "parity_with": parity_with, "results": [m.to_json() for m in results]}
 
 
-def short(corpus: str) -> str:
-    """``lang/file.txt``: the file name with its folder (corpora of several languages share names)."""
-    p = Path(corpus)
-    return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
+def short_names(corpora: Iterable[str]) -> dict[str, str]:
+    """Each corpus as ``lang/file.txt``, its file name with its folder (corpora of several languages
+    share names), and with more of its folders where two corpora would read the same (``a/si/x.txt``
+    and ``b/si/x.txt``: their rows could not be told apart)."""
+    parts = {c: Path(c).parts for c in dict.fromkeys(corpora)}
+
+    def tail(c: str, k: int) -> str:
+        return Path(*parts[c][-k:]).as_posix() if parts[c] else c
+
+    names = {}
+    for corpus in parts:
+        k = 2
+        while k < len(parts[corpus]) and any(tail(o, k) == tail(corpus, k) for o in parts if o != corpus):
+            k += 1
+        names[corpus] = tail(corpus, k)
+    return names
 
 
 def _cell(m: Metrics, attr: str, fmt: str) -> str:
@@ -133,7 +146,8 @@ def table(results: list[Metrics], *, markdown: bool = False) -> str:
     from wwho.errors import printable
 
     header = ["tokenizer", "corpus", *(c[0] for c in COLUMNS)]
-    rows = [[printable(m.tokenizer), printable(short(m.corpus)), *(_cell(m, a, f) for _, a, f in COLUMNS)]
+    names = short_names(m.corpus for m in results)
+    rows = [[printable(m.tokenizer), printable(names[m.corpus]), *(_cell(m, a, f) for _, a, f in COLUMNS)]
             for m in results]
     if markdown:  # a | in a name would end its cell
         cell = lambda c: c.replace("\\", "\\\\").replace("|", "\\|")  # noqa: E731
@@ -198,7 +212,7 @@ def plot(results: list[Metrics], path: str) -> None:
                     ax.text(x, 0, UNMEASURED, ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_title(title)
         ax.set_xticks([i + width * (len(tokenizers) - 1) / 2 for i in range(len(corpora))])
-        ax.set_xticklabels([short(c) for c in corpora], fontsize=7)
+        ax.set_xticklabels([short_names(corpora)[c] for c in corpora], fontsize=7)
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
     from wwho.fileio import atomic_open
