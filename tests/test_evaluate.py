@@ -161,6 +161,11 @@ def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
                  "--markdown"]) == 0
     assert capsys.readouterr().out.startswith("| tokenizer | corpus | tokens/word")
     # a plot that cannot be written: the error, and no table printed before it (found by an audit)
+    # PNG bytes under another name were written without a word (found by an audit)
+    assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
+                 "--plot", str(tmp_path / "out.svg")]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and "give a name ending in .png" in printed.err and not (tmp_path / "out.svg").exists()
     if os.path.isdir("/proc/self"):  # a folder that passes the checks made first, where no file can be made
         assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                      "--plot", "/proc/wwho-eval-plot.png"]) == 2

@@ -17,7 +17,7 @@ from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import add_force, check_output_file, printing, require_stdout
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
-from wwho.errors import WwhoError
+from wwho.errors import WwhoError, printable
 
 if TYPE_CHECKING:
     from wwho.evaluate import Metrics
@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
     require_stdout()  # closed: said before the work, not after
     if args.plot:
+        if Path(args.plot).suffix.lower() != ".png":  # (PNG bytes under another name, before)
+            raise WwhoError(f"--plot {printable(args.plot)}: the plot is a PNG image; give a name ending in .png")
         check_output_file(args.plot, force=args.force, flag="--plot")
     use_tiktoken_file(args)
     try:
