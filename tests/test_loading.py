@@ -272,3 +272,16 @@ def test_the_hf_adapter_reads_a_lone_surrogate_as_tiktoken_does(hf):
         assert hf.encode_batch(["world", "abc \ud800"], num_threads=threads) == [[2], [3, 0]]
     with pytest.raises(WrongTypeError, match=r"texts\[1\]: expected text as str, got NoneType"):
         hf.encode_batch(["world", None])
+
+
+def test_a_pattern_for_a_kind_that_names_its_own_is_refused(tmp_path):
+    """``--pattern`` with an SGPE folder (or any kind but a .tiktoken file) was accepted and ignored
+    (found by an audit); it is refused, naming the kind."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+    from wwho.loading import load_tokenizer
+
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
+    with pytest.raises(VocabError, match=r"pattern= \(--pattern\) is for a .tiktoken file .* byte-level BPE"):
+        load_tokenizer(tmp_path / "bytes", pattern="gpt2")
+    assert load_tokenizer(tmp_path / "bytes").encode("ab") == [97, 98]

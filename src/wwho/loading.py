@@ -44,6 +44,13 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     a known encoding, which the file itself does not say."""
     kind = kind or detect_kind(path)
     p = Path(path)
+    if pattern is not None and not (kind == "bytelevel" and (p.suffix == ".tiktoken" or not p.exists())):
+        from wwho.bytelevel.files import KIND_NAMES
+
+        # (it would be ignored: every other kind's files name their own pre-tokenizer, or have none)
+        raise VocabError(f"{path}: pattern= (--pattern) is for a .tiktoken file or a tiktoken encoding's name, "
+                         f"whose ranks hold no pre-tokenizer; this is {KIND_NAMES.get(kind, kind)}, which names "
+                         "its own")
     if kind == "sgpe":
         from wwho.sgpe import SGPETokenizer
 
