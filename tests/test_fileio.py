@@ -74,7 +74,9 @@ def test_temporary_names_are_recognizable_and_stale_ones_go_with_the_next_write(
 def test_parse_json_refuses_duplicate_keys_and_deep_nesting():
     from wwho.fileio import parse_json
 
-    with pytest.raises(VocabError, match=r"f.json: the key 'a' appears twice"):
+    # which object, and where the number is, said (found by an audit: neither was)
+    with pytest.raises(VocabError, match=r"f.json: the key 'a' appears twice in one JSON object \(the object "
+                                         r"with the keys 'a', 'b'\)"):
         parse_json(b'{"a": 1, "b": {"c": 2}, "a": 3}', source="f.json", error=VocabError)
     with pytest.raises(VocabError, match="f.json: JSON nested too deeply"):
         parse_json(b"[" * 100_000 + b"]" * 100_000, source="f.json", error=VocabError)
@@ -82,8 +84,9 @@ def test_parse_json_refuses_duplicate_keys_and_deep_nesting():
         parse_json(b'"\xff"', source="f.json", error=VocabError)
     assert parse_json(b'{"a": "\\ud800"}', source="f.json") == {"a": "\ud800"}
     # More digits than Python turns into an int (its limit, 4,300 by default): json's ValueError.
-    with pytest.raises(VocabError, match="f.json: a number in the JSON is too long"):
-        parse_json(b'{"min_freq": 1' + b"0" * 5000 + b"}", source="f.json", error=VocabError)
+    with pytest.raises(VocabError, match="f.json: a number in the JSON is too long to be read at line 2, "
+                                         "column 13, of 5,001 digits"):
+        parse_json(b'{\n"min_freq": 1' + b"0" * 5000 + b"}", source="f.json", error=VocabError)
 
 
 def test_json_bytes_writes_lone_surrogates_as_escapes(tmp_path):

@@ -186,6 +186,38 @@ def test_unknown_keys_and_bad_sources_are_errors(key, value, words):
     parse_schema(data, check_grammar=False)
 
 
+def test_unknown_keys_of_a_class_or_a_block_are_errors():
+    """A misspelt key inside a class object or a block (``propertes``, ``extensoin``) was accepted
+    without a word, and changed what the class held (found by an audit)."""
+    base = json.loads((SCHEMA_DIR / "devanagari.json").read_text(encoding="utf-8"))
+    label = next(k for k, v in base["char_classes"].items() if isinstance(v, dict))
+    data = copy.deepcopy(base)
+    data["char_classes"][label]["propertes"] = ["Mn"]
+    with pytest.raises(SchemaError, match=rf"char_classes\.{label}\.propertes: unknown key; did you mean 'properties'"):
+        parse_schema(data, check_grammar=False)
+    data = copy.deepcopy(base)
+    data["blocks"][0]["extensoin"] = True
+    with pytest.raises(SchemaError, match=r"blocks\[0\]\.extensoin: unknown key; did you mean 'extension'"):
+        parse_schema(data, check_grammar=False)
+    data = copy.deepcopy(base)
+    data["blocks"][0]["why_notes"] = "notes are fine"
+    data["char_classes"][label]["source_note"] = "here too"
+    parse_schema(data, check_grammar=False)
+
+
+def test_a_schema_path_of_another_type_is_a_wwho_error():
+    """None or a number raised pathlib's own TypeError from inside it (found by an audit); a bytes
+    path is a path."""
+    from wwho.errors import WrongTypeError
+
+    for path in (None, 5):
+        with pytest.raises(WrongTypeError, match="expected the path of a schema file, got"):
+            Syllabifier.from_schema(path)
+        with pytest.raises(WrongTypeError):
+            load_schema(path)
+    assert load_schema(bytes(SCHEMA_DIR / "sinhala.json"), check_grammar=False).name == "sinhala"
+
+
 def test_a_property_class_leaves_whitespace_and_surrogates_out(tmp_path):
     # A property as broad as "not a letter" takes no whitespace (the automaton keeps it outside
     # syllables) and no surrogate; a range over the surrogates skips them.

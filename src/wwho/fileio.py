@@ -380,9 +380,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key)
+                raise _DuplicateKey(key, list(out)[:6])
             seen.add(key)
     return out
+
+
+def _line_column(text: str, offset: int) -> str:
+    return f"line {text.count(chr(10), 0, offset) + 1}, column {offset - text.rfind(chr(10), 0, offset)}"
 
 
 def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoError) -> Any:
@@ -395,11 +399,16 @@ def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoE
     except json.JSONDecodeError as exc:
         raise error(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except _DuplicateKey as exc:
-        raise error(f"{source}: the key {str(exc)[:80]!r} appears twice in one JSON object") from None
+        key, keys = exc.args
+        held = ", ".join(brief(k, 40) for k in keys)
+        raise error(f"{source}: the key {brief(key, 80)} appears twice in one JSON object (the object "
+                    f"with the keys {held}{', ...' if len(keys) == 6 else ''})") from None
     except RecursionError:
-        raise error(f"{source}: JSON nested too deeply to be a tokenizer file") from None
-    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        raise error(f"{source}: a number in the JSON is too long ({brief(str(exc), 120)})") from None
+        raise error(f"{source}: JSON nested too deeply to be read (about a thousand levels)") from None
+    except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        found = re.search(r"\d{1000,}", text)
+        where = f" at {_line_column(text, found.start())}, of {len(found.group()):,} digits" if found else ""
+        raise error(f"{source}: a number in the JSON is too long to be read{where}") from None
 
 
 def read_json(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import enum
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,8 +154,13 @@ def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
 
     ``check_grammar=False`` skips compiling the grammar and the backtracking check (for files
     known to pass them: the bundled ones)."""
+    from wwho.errors import WrongTypeError
     from wwho.fileio import parse_json, read_bytes
 
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):  # (pathlib's own TypeError named no argument)
+        raise WrongTypeError(f"expected the path of a schema file, got {type(path).__name__}")
     # A regular file of at most MAX_SCHEMA_BYTES: /dev/zero or a FIFO is one line at once, not gigabytes
     # read or a wait for a writer.
     raw = read_bytes(path, error=SchemaError, what="schema file", limit=MAX_SCHEMA_BYTES)
@@ -162,6 +168,9 @@ def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
                         check_grammar=check_grammar)
 
 
+#: The keys of a character class given as an object, and of a block (besides notes).
+CLASS_KEYS = ("members", "properties", "name")
+BLOCK_KEYS = ("name", "first", "last", "extension")
 #: The keys a schema may have (docs/schemas.md), besides notes for humans (``*_note``, ``*_notes``).
 SCHEMA_KEYS = ("format", "name", "description", "sources", "blocks", "word_chars", "punctuation", "char_classes",
                "start", "transitions", "accept_states", "emit_states", "grammar", "word_classes", "attach_classes",
@@ -191,11 +200,17 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     for key in ("name", "char_classes", "start", "transitions", "accept_states"):
         if key not in data:
             raise fail(key, "required key is missing")
-    for key in data:  # a typo in an optional key (keep_cluster) would otherwise change nothing, silently
-        if key not in SCHEMA_KEYS and not (isinstance(key, str) and key.endswith(("_note", "_notes"))):
-            close = difflib.get_close_matches(str(key), SCHEMA_KEYS, n=1)
-            raise fail(key, "unknown key" + (f"; did you mean {close[0]!r}?" if close else
-                                             f" (known: {', '.join(sorted(SCHEMA_KEYS))}; *_notes for notes)"))
+    def known_keys(obj: dict, known: tuple[str, ...], where: str = "") -> None:
+        # A typo in an optional key (keep_cluster, a class's propertes, a block's extensoin) would
+        # otherwise change nothing, silently.
+        for key in obj:
+            if key not in known and not (isinstance(key, str) and key.endswith(("_note", "_notes"))):
+                close = difflib.get_close_matches(str(key), known, n=1)
+                raise fail(f"{where}{_part(str(key))}", "unknown key" + (
+                    f"; did you mean {close[0]!r}?" if close else
+                    f" (known: {', '.join(sorted(known))}; *_notes for notes)"))
+
+    known_keys(data, SCHEMA_KEYS)
     sources = data.get("sources", [])
     if not (isinstance(sources, list) and all(isinstance(x, str) for x in sources)):
         raise fail("sources", "must be a list of strings")
@@ -230,6 +245,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         if isinstance(spec, list):
             members, title = spec, label
         elif isinstance(spec, dict) and isinstance(spec.get("members", []), list):
+            known_keys(spec, CLASS_KEYS, f"{key}.")
             members, title = spec.get("members", []), str(spec.get("name", label))
             props = spec.get("properties", [])
             if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
@@ -340,6 +356,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         key = f"blocks[{i}]"
         if not isinstance(block, dict) or not {"name", "first", "last"} <= set(block):
             raise fail(key, "a block is {'name', 'first', 'last'}")
+        known_keys(block, BLOCK_KEYS, f"{key}.")
         first, last = codepoint(block["first"], key), codepoint(block["last"], key)
         if first > last:
             raise fail(key, "first is after last")
