@@ -81,9 +81,9 @@ def run_encode(args: argparse.Namespace) -> int:
         raise TokenizerError(f"{args.tokenizer}: has no template to add special tokens "
                              "(train with --with-template)")
     source = getattr(args, "file", None)  # wwho encode --file FILE: that file's bytes, not standard input
-    if source and args.input != "-":
-        raise CorpusError("give the bytes to encode as --file FILE or as INPUT, not both")
-    enc = encode_bytes(tokenizer, _read_input(source or args.input), add_special_tokens=bool(args.specials))
+    if source and args.input is not None:  # (- too: standard input would be left unread)
+        raise CorpusError("give the bytes to encode as --file FILE or as INPUT (or -), not both")
+    enc = encode_bytes(tokenizer, _read_input(source or args.input or "-"), add_special_tokens=bool(args.specials))
     shown = [tok.decode("utf-8") if special else tok.hex()
              for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
     # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
