@@ -257,9 +257,9 @@ def test_encode_bytes_takes_a_binary_tokenizer_too(tok):
 
 def test_a_batch_is_encoded_in_calls_that_let_ctrl_c_through(tok, monkeypatch):
     """HF's ``encode_batch`` holds Python's signal handling back until it returns: a batch given to it
-    whole answered Ctrl-C only once every item was encoded (16-28 s late on a 67 MB batch, found by an
-    audit). The batch now goes in calls of about a megabyte per core, with the same ids; here, calls
-    of a few items, and a SIGINT sent early is a KeyboardInterrupt long before a whole batch's time."""
+    whole answered Ctrl-C only once every item was encoded (found by an audit). The batch now goes in
+    calls of a bounded size per core, with the same ids; here, calls of a few items, and a SIGINT sent
+    early is a KeyboardInterrupt long before a whole batch's time."""
     import os
     import signal
     import threading

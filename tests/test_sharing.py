@@ -114,7 +114,7 @@ def test_a_gc_walker_never_sees_a_half_built_batch(kind, sgpe_dir):
 def test_fork_while_other_threads_encode(kind, sgpe_dir, binary_file):
     # A thread loops batches while the main thread forks every 30 ms;
     # each child encodes on its own, runs a two-thread batch, and exits. A child that does not
-    # finish in 20 s counts as hung. (The binary kind: 6 of 10 children hung, on the HF tokenizer's
+    # finish in 20 s counts as hung. (The binary kind: children hung on the HF tokenizer's
     # lock that its encode took to set a flag, held by the parent's batch at the fork.)
     source = loader(kind, sgpe_dir, binary_file) + textwrap.dedent("""
         import os, threading, time
@@ -209,8 +209,8 @@ def test_training_again_in_a_forked_child():
 
 def test_fork_while_another_thread_loads_a_tiktoken_encoding():
     """tiktoken's registry holds its lock while its first ``get_encoding`` builds the encoding; a fork
-    meanwhile copied it held, and the child's ``get_encoding`` waited for ever (5 of 5 runs, found by
-    an audit). The loader gives the child fresh locks, its own and the registry's."""
+    meanwhile copied it held, and the child's ``get_encoding`` waited for ever (found by an
+    audit). The loader gives the child fresh locks, its own and the registry's."""
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent: the shared o200k_base ranks file is needed")
     source = textwrap.dedent(f"""
