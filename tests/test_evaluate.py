@@ -391,6 +391,11 @@ def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
 
     spaces = Metrics("t", "s.txt", lines=1, chars=3, bytes=3, tokens=1)
     assert spaces.fertility is None and spaces.to_json()["fertility"] is None
+    jsonschema = pytest.importorskip("jsonschema")  # the published schema allows the null
+    from wwho.cli.eval import to_json
+
+    schema = json.loads(resources.files("wwho.data").joinpath("eval.schema.json").read_text())
+    jsonschema.validate(to_json([spaces], None), schema)
     assert spaces.bytes_per_token == 3.0
     assert table([spaces]).splitlines()[2].split()[2] == "-"
     assert Metrics("t", "e.txt", lines=1).bytes_per_token is None

@@ -201,6 +201,7 @@ def plot(results: list[Metrics], path: str) -> None:
     series = plot_series(results)
     tokenizers = list(dict.fromkeys(m.tokenizer for m in results))
     corpora = list(dict.fromkeys(m.corpus for m in results))
+    names = short_names(corpora)
     fig, axes = plt.subplots(len(series), 1, figsize=(max(6, 1.6 * len(corpora) * max(1, len(tokenizers)) / 2),
                                                       2.6 * len(series)), squeeze=False)
     width = 0.8 / max(1, len(tokenizers))
@@ -214,7 +215,7 @@ def plot(results: list[Metrics], path: str) -> None:
                     ax.text(x, 0, UNMEASURED, ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_title(title)
         ax.set_xticks([i + width * (len(tokenizers) - 1) / 2 for i in range(len(corpora))])
-        ax.set_xticklabels([short_names(corpora)[c] for c in corpora], fontsize=7)
+        ax.set_xticklabels([names[c] for c in corpora], fontsize=7)
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
     from wwho.fileio import atomic_open
