@@ -24,6 +24,7 @@ import os
 import re
 import select
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -380,7 +381,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key, list(out)[:6])
+                raise _DuplicateKey(key, list(out))
             seen.add(key)
     return out
 
@@ -400,13 +401,13 @@ def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoE
         raise error(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except _DuplicateKey as exc:
         key, keys = exc.args
-        held = ", ".join(brief(k, 40) for k in keys)
+        held = ", ".join(brief(k, 40) for k in keys[:6])
         raise error(f"{source}: the key {brief(key, 80)} appears twice in one JSON object (the object "
-                    f"with the keys {held}{', ...' if len(keys) == 6 else ''})") from None
+                    f"with the keys {held}{', ...' if len(keys) > 6 else ''})") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be read (about a thousand levels)") from None
     except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        found = re.search(r"\d{1000,}", text)
+        found = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
         where = f" at {_line_column(text, found.start())}, of {len(found.group()):,} digits" if found else ""
         raise error(f"{source}: a number in the JSON is too long to be read{where}") from None
 
