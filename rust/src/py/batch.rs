@@ -326,21 +326,30 @@ pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny
 /// handlers on the main thread only: on another thread the interrupt waits for the caller's next
 /// step, and is raised there as usual.
 fn find_array_api(py: Python<'_>) -> PyResult<()> {
+    // (a Builder: a thread the system refuses is an error here, where `spawn` would panic)
     let found = py.detach(|| {
-        std::thread::spawn(|| {
-            Python::attach(|py| {
-                let _ = numpy::PyArray1::<u32>::zeros(py, 0, false);
+        std::thread::Builder::new()
+            .name("wwho-numpy".into())
+            .spawn(|| {
+                Python::attach(|py| {
+                    let _ = numpy::PyArray1::<u32>::zeros(py, 0, false);
+                })
             })
-        })
-        .join()
+            .map(|thread| thread.join().is_ok())
     });
-    found.map_err(|_| {
-        super::errors::error(
+    match found {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(super::errors::error(
             py,
             super::errors::Kind::Wwho,
             "numpy's C API could not be found (the reason is printed above)",
-        )
-    })
+        )),
+        Err(e) => Err(super::errors::error(
+            py,
+            super::errors::Kind::Wwho,
+            format!("no thread to find numpy's C API on: {e}"),
+        )),
+    }
 }
 
 /// Numbers as a `bytearray` of their native-endian bytes.

@@ -321,13 +321,11 @@ impl PyMeta {
                 })
             }
             Error::Bytes(e) => {
-                let err = match at {
-                    Some(at) => error(py, Kind::Tokenizer, format!("texts[{at}]: {e}")),
-                    None => error(py, Kind::Tokenizer, e),
+                let Some(at) = at else {
+                    return error(py, Kind::Tokenizer, e);
                 };
-                if let Some(at) = at {
-                    let _ = err.value(py).setattr("text_index", at);
-                }
+                let err = error(py, Kind::Tokenizer, format!("texts[{at}]: {e}"));
+                let _ = err.value(py).setattr("text_index", at);
                 return err;
             }
         };
