@@ -130,6 +130,8 @@ def _unicode(text: object, position: int | None = None) -> str:
     if not isinstance(text, str):
         where = "" if position is None else f"texts[{position}]: "
         raise WrongTypeError(f"{where}expected text as str, got {type(text).__name__}")
+    if text.isascii():  # (no copy to look for surrogates in)
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
