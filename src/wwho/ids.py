@@ -146,11 +146,16 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
         raise refuse("not an integer") from None
     if i < 0 or (size is not None and i >= size):
         bound = "negative" if size is None else f"out of range [0, {size})"
-        # an id without a token: a KeyError too, as tiktoken's lookups raise, and an OverflowError
-        # where tiktoken's conversion to 32 bits fails (wwho.errors)
-        error = IdRangeError if i < 0 or i >= 1 << 32 else UnknownTokenError
-        raise error(f"token id {i}{where} is {bound}")
+        raise no_token(i, f"token id {i}{where} is {bound}")
     return i
+
+
+def no_token(value: object, message: str) -> UnknownTokenError:
+    """The error of an id without a token: an :class:`UnknownTokenError` (a KeyError too, as
+    tiktoken's lookups raise), an :class:`IdRangeError` (an OverflowError too) for an integer outside
+    32 bits, where tiktoken's conversion fails."""
+    outside = isinstance(value, int) and not 0 <= value < 1 << 32
+    return (IdRangeError if outside else UnknownTokenError)(message)
 
 
 def _sequence(ids: object) -> list:

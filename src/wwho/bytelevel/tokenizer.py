@@ -42,15 +42,21 @@ from wwho.bytelevel.tiktoken_names import TiktokenNames
 from wwho.bytelevel.validate import pretokenizer_option, table_option
 from wwho.errors import (
     DisallowedSpecialError,
-    IdRangeError,
     TokenizerError,
-    UnknownTokenError,
     VocabError,
     WrongTypeError,
     brief,
     check_flag,
 )
-from wwho.ids import DEFAULT_ERRORS, check_decode_options, each_decoded, id_batch, prepare_arrays, token_ids
+from wwho.ids import (
+    DEFAULT_ERRORS,
+    check_decode_options,
+    each_decoded,
+    id_batch,
+    no_token,
+    prepare_arrays,
+    token_ids,
+)
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
 from wwho.protocol import (
@@ -204,12 +210,7 @@ class ByteBPE(TiktokenNames):
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
-        # a KeyError too, as tiktoken raises for an id without a token; an OverflowError too where
-        # tiktoken's conversion to 32 bits fails
-        outside = isinstance(token_id, int) and not 0 <= token_id < 1 << 32
-        return (IdRangeError if outside else UnknownTokenError)(
-            f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
-        )
+        return no_token(token_id, f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})")
 
     def __len__(self) -> int:
         return self.vocab_size
