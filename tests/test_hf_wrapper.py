@@ -242,3 +242,31 @@ def test_a_special_token_of_the_sgpe_part_decodes_to_its_token_string(tok):
     assert tok.decode(ids) == "".join(tok.convert_ids_to_tokens(ids)) == "x" + tok.pad_token * 2
     for text in ("a " + tok.pad_token + " b", "a<|endoftext|>b"):
         assert tok.decode(tok.encode(text, add_special_tokens=False)) == text
+
+
+def test_an_unregistered_special_of_the_sgpe_part_decodes_as_the_meta_tokenizer_does(tok, meta):
+    """Before: every SGPE special decoded to its prefixed token string (⟦sgpe⟧[MASK]), text neither
+    MetaTokenizer.decode gives nor that encodes back to the id; only the pad token is registered."""
+    mask = N + meta.sgpe.vocab["[MASK]"]
+    ids = meta.encode("ශ්‍රී [MASK] ලංකා", allowed_special="all")
+    assert mask in ids and mask not in tok.all_special_ids
+    assert tok.decode(ids) == meta.decode(ids) == "ශ්‍රී [MASK] ලංකා"
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_append_eos_without_transformers_special_tokens_pattern(meta, pair):
+    """transformers 4 ignores the special_tokens_pattern that transformers 5 builds sequences from:
+    before, append_eos appended nothing there. The sequences are built by the class itself now."""
+    tok = WWHOTokenizer(meta_tokenizer=meta, append_eos=True)
+    tok.special_tokens_pattern = None  # as transformers 4 leaves it
+    a, b = meta.encode("ශ්‍රී"), meta.encode("hello")
+    enc = tok("ශ්‍රී", "hello") if pair else tok("ශ්‍රී")
+    assert enc["input_ids"] == (a + [EOS] + b + [EOS] if pair else a + [EOS])
+    mask = tok.get_special_tokens_mask(a, b if pair else None)
+    assert mask == ([0] * len(a) + [1] + [0] * len(b) + [1] if pair else [0] * len(a) + [1])
+    assert tok.num_special_tokens_to_add(pair=pair) == (2 if pair else 1)
+    plain = WWHOTokenizer(meta_tokenizer=meta)
+    plain.special_tokens_pattern = None
+    assert plain("ශ්‍රී")["input_ids"] == a and plain.num_special_tokens_to_add() == 0
+    with pytest.raises(TokenizerError, match="append_eos=True needs an eos_token"):
+        WWHOTokenizer(meta_tokenizer=meta, append_eos=True, eos_token=None)("x")

@@ -17,7 +17,10 @@ Special tokens, chosen for causal-LM training:
   modelling collator turns every ``pad_token_id`` label into -100, which would also stop
   the model from learning to emit ``<|endoftext|>``;
 * no ``bos``/``unk`` (decoding is byte-exact, nothing is unknown). ``append_eos=True``
-  appends ``<|endoftext|>`` to every sequence when ``add_special_tokens=True``.
+  appends ``<|endoftext|>`` to every sequence when ``add_special_tokens=True`` (built here,
+  not by transformers 5's ``special_tokens_pattern``, which transformers 4 ignores);
+* SGPE's other specials are not registered: their ids decode as ``MetaTokenizer.decode``
+  gives them (``[MASK]``).
 
 Like every transformers tokenizer it recognizes the text of its special tokens
 (``<|endoftext|>``) in the input (``split_special_tokens=True`` turns that off); other text
@@ -80,10 +83,6 @@ class WWHOTokenizer(PreTrainedTokenizer):
             raise TokenizerError(f"meta_tokenizer must be a MetaTokenizer, not {type(meta_tokenizer).__name__}")
         self.meta = meta_tokenizer
         self._base_vocab = meta_tokenizer.get_vocab()
-        # A special token decodes to its token string, which is what its text in an input encodes to
-        # (the SGPE part's are prefixed: ⟦sgpe⟧[PAD], whose bytes alone are "[PAD]").
-        self._special_text = {i: meta_tokenizer.id_to_token(i).encode("utf-8")
-                              for i in meta_tokenizer.special_tokens.values()}
         if pad_token == SGPE_PREFIX + "[PAD]" and pad_token not in self._base_vocab:
             pad_token = None  # an SGPE vocabulary without [PAD]: set one with add_special_tokens
         self.append_eos = bool(append_eos)
@@ -138,22 +137,24 @@ class WWHOTokenizer(PreTrainedTokenizer):
     # -- decoding ----------------------------------------------------------------------
 
     def _bytes_of_ids(self, ids: list[int]) -> bytes:
+        # A token transformers registered (the eos and pad tokens, added ones) decodes to its
+        # content, which is what that text in an input encodes to (the pad token's is prefixed:
+        # ⟦sgpe⟧[PAD]); every other id, the SGPE part's other specials included, as
+        # MetaTokenizer.decode gives it.
         out: list[bytes] = []
         run: list[int] = []
         size = self.meta.vocab_size
+        added = self._added_tokens_decoder
         for i in ids:
-            text = self._special_text.get(i)
-            if text is None and 0 <= i < size:
+            token = added.get(i)
+            if token is None:
+                if not 0 <= i < size:
+                    raise TokenizerError(f"token id {i} is out of range [0, {len(self)})")
                 run.append(i)
                 continue
-            if text is None:
-                token = self._added_tokens_decoder.get(i)
-                if token is None:
-                    raise TokenizerError(f"token id {i} is out of range [0, {len(self)})")
-                text = token.content.encode("utf-8")
             out.append(self.meta.decode_bytes(run))
             run = []
-            out.append(text)
+            out.append(token.content.encode("utf-8"))
         out.append(self.meta.decode_bytes(run))
         return b"".join(out)
 
@@ -175,6 +176,33 @@ class WWHOTokenizer(PreTrainedTokenizer):
         text = self._bytes_of_ids(ids).decode("utf-8", "replace")
         clean = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
         return self.clean_up_tokenization(text) if clean else text
+
+    # -- special tokens of a sequence -----------------------------------------------------
+    # transformers 5 builds these from ``special_tokens_pattern``, which transformers 4 does not
+    # know: written out here, ``append_eos`` works in both.
+
+    def build_inputs_with_special_tokens(self, token_ids_0: list[int],
+                                         token_ids_1: list[int] | None = None) -> list[int]:
+        eos = self._appended()
+        if token_ids_1 is None:
+            return token_ids_0 + eos
+        return token_ids_0 + eos + token_ids_1 + eos
+
+    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
+                                already_has_special_tokens: bool = False) -> list[int]:
+        if already_has_special_tokens:
+            return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
+        end = [1] * len(self._appended())
+        if token_ids_1 is None:
+            return [0] * len(token_ids_0) + end
+        return [0] * len(token_ids_0) + end + [0] * len(token_ids_1) + end
+
+    def _appended(self) -> list[int]:
+        if not self.append_eos:
+            return []
+        if self.eos_token_id is None:
+            raise TokenizerError("append_eos=True needs an eos_token (WWHOTokenizer(..., eos_token='<|endoftext|>'))")
+        return [self.eos_token_id]
 
     # -- files -------------------------------------------------------------------------
 
