@@ -675,6 +675,32 @@ def test_export_hf_fuzzed(ours, o200k_hf, text):
         assert hf.encode(text).ids == ours.encode(text)
 
 
+def test_export_hf_directory_has_the_end_of_text_role_and_every_id(ours, tmp_path):
+    """Before: the HF directory of o200k_base named no eos_token, and its 200,000 tokens left
+    len(tokenizer) below the ids it gives (<|endofprompt|> is 200,018), so that
+    resize_token_embeddings(len(tok)) made too few rows. The ids without a token are filled with
+    special <|reserved_ID|> tokens, as wwho extend fills them."""
+    ours.export_hf(tmp_path / "o200k")
+    config = json.loads((tmp_path / "o200k" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    roles = json.loads((tmp_path / "o200k" / "special_tokens_map.json").read_text(encoding="utf-8"))
+    assert config["eos_token"] == roles["eos_token"] == "<|endoftext|>" and config["add_eos_token"] is False
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "o200k" / "tokenizer.json"))
+    assert hf.get_vocab_size(with_added_tokens=True) == ours.n_vocab
+    holes = []
+    for i in range(ours.n_vocab):
+        try:
+            ours.decode_single_token_bytes(i)
+        except TokenizerError:
+            holes.append(i)
+    assert holes == [199_998, *range(200_000, 200_018)]  # o200k_base's, as tiktoken numbers it
+    for i in holes:
+        assert hf.id_to_token(i) == f"<|reserved_{i}|>"
+        assert hf.decode([i], skip_special_tokens=True) == ""
+    assert hf.encode("<|endofprompt|>").ids == [200_018]
+    line = _lines("en/flores200-devtest.txt", 1)[0]
+    assert hf.encode(line).ids == ours.encode(line)
+
+
 def test_from_hf_reads_the_export_back(ours, o200k_hf):
     _, path = o200k_hf
     back = ByteBPE.from_hf(path)

@@ -40,6 +40,7 @@ from wwho.bytelevel.pretokenize import (
     Pretokenizer,
     bytes_to_unicode,
 )
+from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id, pretokenizer_option, table_option
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
@@ -498,6 +499,8 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
         roles["bos_token"] = token_text(tok, tok.bos_id)
     if tok.eos_id is not None:
         roles["eos_token"] = token_text(tok, tok.eos_id)
+    elif END_OF_TEXT in tok.special_tokens:  # a tiktoken encoding: its end of text, as GPT-2's HF files name it
+        roles["eos_token"] = END_OF_TEXT
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
@@ -564,10 +567,14 @@ def hf_json(tok: ByteLevelModel) -> dict:
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     steps = [_hf_split(p) for p in tok.pattern.patterns] + [byte_level]
     steps += [_hf_split(p) for p in tok.pattern.byte_patterns]
+    used = set(vocab.values())
+    specials = {**tok.special_tokens,
+                **reserved_tokens(used, max(used, default=-1) + 1, {*tok.special_tokens, *tok.added_tokens})}
+    vocab.update(specials)
     added = [
         {"id": i, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
          "normalized": False, "special": special}
-        for special, table in ((True, tok.special_tokens), (False, tok.added_tokens))
+        for special, table in ((True, specials), (False, tok.added_tokens))
         for text, i in table.items()
     ]
     return {
@@ -593,6 +600,25 @@ def hf_json(tok: ByteLevelModel) -> dict:
         },
     }
     return data
+
+
+def reserved_token(token_id: int) -> str:
+    """The special token that holds an id with no token of its own (o200k_harmony's naming)."""
+    return f"<|reserved_{token_id}|>"
+
+
+def reserved_tokens(used: set[int], size: int, taken: set[str]) -> dict[str, int]:
+    """A :func:`reserved_token` for each id below ``size`` that ``used`` lacks (o200k_base: 199,998
+    and 200,000..200,017), so that ``len()`` of a Hugging Face tokenizer is the model's row count.
+    A name already ``taken`` by a special or added token is an error."""
+    holes = {}
+    for i in range(size):
+        if i not in used:
+            name = reserved_token(i)
+            if name in taken:
+                raise VocabError(f"cannot fill id {i}: the vocabulary already has a token {name!r} at another id")
+            holes[name] = i
+    return holes
 
 
 # Oniguruma (Ruby syntax, as in Hugging Face tokenizers) reads "{1,3}+" as "({1,3})+", not as a

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from wwho.bytelevel import ByteBPE
-from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, tiktoken_merges
+from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, reserved_tokens, tiktoken_merges
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import count_bytelevel
@@ -322,11 +322,6 @@ def count_script_words(
     return Counter({piece: n for piece, n in counts.items() if is_word(piece)})
 
 
-def reserved_token(token_id: int) -> str:
-    """The special token that holds an id with no token of its own (o200k_harmony's naming)."""
-    return f"<|reserved_{token_id}|>"
-
-
 def assemble(
     base: ByteLevelModel, merges: NewMerges, pattern: Pretokenizer, scripts: ScriptSet, *,
     pad_to_multiple_of: int | None = None,
@@ -342,13 +337,7 @@ def assemble(
     size = max(used) + 1
     if pad_to_multiple_of:
         size = -(-size // pad_to_multiple_of) * pad_to_multiple_of
-    texts = {*specials, *base.added_tokens}
-    for i in range(size):
-        if i not in used:
-            name = reserved_token(i)
-            if name in texts:
-                raise VocabError(f"cannot fill id {i}: the base already has a token {name!r} at another id")
-            specials[name] = i
+    specials.update(reserved_tokens(used, size, {*specials, *base.added_tokens}))
     return ByteLevelModel(
         ranks,
         pattern,
