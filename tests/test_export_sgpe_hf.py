@@ -6,7 +6,7 @@ import itertools
 import json
 
 import pytest
-from conftest import EVAL, FUZZ_INDIC, corpus_files, read_slice
+from conftest import CORPORA, EVAL, FUZZ_INDIC, corpus_files, read_slice, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +175,25 @@ def test_the_export_check_samples_a_long_first_document():
 
     assert list(_first(iter(["ශ" * 100_000, "b"]), lines=10, max_bytes=1000)) == ["ශ" * 333]  # cut at a character
     assert list(_first(iter(["ab", "cd", "ef"]), lines=2, max_bytes=1000)) == ["ab", "cd"]
+
+
+def test_special_tokens_of_ones_own_get_their_roles(tmp_path):
+    """Before: a vocabulary trained with special_tokens=("<pad>", ...) was exported with no roles
+    (padding=True failed in transformers) and a BPE unk_token "[UNK]" that was not in it."""
+    from tokenizers import Tokenizer
+
+    AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 100_000), encoding="utf-8")
+    tok = SGPETokenizer.train([corpus], vocab_size=1500, script="sinhala", progress=False, workers=1,
+                              special_tokens=("<|endoftext|>", "<pad>", "<unk>", "<mask>", "<extra>"))
+    tok.save(tmp_path / "out")
+    roles = json.loads((tmp_path / "out" / "special_tokens_map.json").read_text(encoding="utf-8"))
+    assert roles == {"eos_token": "<|endoftext|>", "pad_token": "<pad>", "unk_token": "<unk>", "mask_token": "<mask>"}
+    data = json.loads((tmp_path / "out" / "tokenizer.json").read_text(encoding="utf-8"))
+    assert data["model"]["unk_token"] is None
+    Tokenizer.from_file(str(tmp_path / "out" / "tokenizer.json"))  # loads without an unknown [UNK]
+    auto = AutoTokenizer.from_pretrained(tmp_path / "out")
+    batch = auto(["ශ්‍රී", "ශ්‍රී ලංකාව"], padding=True)
+    assert batch["input_ids"][0][-1] == tok.vocab["<pad>"] == auto.pad_token_id
+    assert batch["input_ids"][1] == tok.encode("ශ්‍රී ලංකාව")

@@ -84,7 +84,9 @@ def tokenizer_json(tok: Any) -> dict[str, Any]:
             seen.add(pair)
             merges.append(pair)
     specials = {s: tok.vocab[s] for s in tok.special_tokens}
-    model = models.BPE(vocab=specials, merges=[], byte_fallback=True, unk_token="[UNK]", fuse_unk=False)
+    # Byte fallback leaves nothing unknown; the unknown token is named only where the vocabulary has it.
+    unk = "[UNK]" if "[UNK]" in specials else None
+    model = models.BPE(vocab=specials, merges=[], byte_fallback=True, unk_token=unk, fuse_unk=False)
     hf = Tokenizer(model)
     if tok.superword_merges:  # the pre-tokens are spans; pieces and scopes follow from the merges themselves
         pattern = spans_pattern_source(onig=True)
@@ -123,13 +125,35 @@ def tokenizer_json(tok: Any) -> dict[str, Any]:
     return data
 
 
+# transformers' roles and the usual spellings of their tokens, first match wins: wwho's defaults,
+# then BERT's, SentencePiece's and GPT's forms, for vocabularies trained with special_tokens=.
+ROLE_NAMES = {
+    "bos_token": ("[BOS]", "<s>", "<bos>", "<|startoftext|>", "<|begin_of_text|>"),
+    "eos_token": ("[EOS]", "</s>", "<eos>", "<|endoftext|>", "<|end_of_text|>"),
+    "unk_token": ("[UNK]", "<unk>", "<|unk|>"),
+    "sep_token": ("[SEP]", "<sep>"),
+    "pad_token": ("[PAD]", "<pad>", "<|pad|>", "<|padding|>"),
+    "cls_token": ("[CLS]", "<cls>"),
+    "mask_token": ("[MASK]", "<mask>"),
+}
+
+
+def special_roles(special_tokens: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """transformers' role of each special token that has a usual name (:data:`ROLE_NAMES`)."""
+    have = set(special_tokens)
+    roles = {}
+    for role, names in ROLE_NAMES.items():
+        token = next((name for name in names if name in have), None)
+        if token is not None:
+            roles[role] = token
+    return roles
+
+
 def hf_files(tok: Any) -> dict[str, bytes]:
     """The contents of ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``
     (written beside ``vocab.json`` by :meth:`wwho.SGPETokenizer.save`, as one save)."""
     data = tokenizer_json(tok)
-    roles = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
-             "mask_token": "[MASK]"}
-    specials = {role: token for role, token in roles.items() if token in tok.vocab}
+    specials = special_roles(tok.special_tokens)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **specials,
