@@ -345,3 +345,31 @@ def test_export_verify_checks_its_corpus_first_and_says_what_it_left_out(tmp_pat
     done = wwho("export", "hf", small_sgpe, "-o", tmp_path / "b", "--quiet", "--verify", bad)
     assert done.returncode == 0 and "wwho: warning: 1 corpus line not text, left out of the check" in done.stderr.decode()
     assert "bad.txt:2" in done.stderr.decode()
+
+
+def test_export_hf_of_a_byte_level_tokenizer(tmp_path, o200k, small_sgpe):
+    """Before: `wwho export hf` read SGPE vocabularies only, and on o200k_base or a GGUF said to use
+    wwho.load_tokenizer, which writes no Hugging Face files."""
+    import tokenizers
+    from cli_run import one_line_error, wwho
+    from conftest import CORPORA, read_slice, require_data
+
+    lines = read_slice(require_data(CORPORA / "si" / "flores200-devtest.txt"), 30_000).splitlines()
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "o200k-hf"
+    done = wwho("export", "hf", "o200k_base", "--tiktoken-file", O200K_FILE, "-o", out, "--quiet", "--verify", corpus)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(lines):,} lines checked: 0 with different ids" in done.stdout.decode()
+    assert sorted(p.name for p in out.iterdir()) == ["special_tokens_map.json", "tokenizer.json",
+                                                     "tokenizer_config.json", "wwho-manifest.json"]
+    hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer.json"))
+    assert [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)] == o200k.encode_batch(lines)
+    again = one_line_error(wwho("export", "hf", "o200k_base", "--tiktoken-file", O200K_FILE, "-o", out, "--quiet"))
+    assert "--force" in again  # the files are there: not replaced without it
+    binary = tmp_path / "bin"
+    binary.mkdir()
+    (binary / "tokenizer.json").write_bytes((out / "tokenizer.json").read_bytes())
+    assert "already Hugging Face's format" in one_line_error(wwho("export", "hf", binary, "-o", tmp_path / "x"))
+    assert "--pattern is for a .tiktoken file" in one_line_error(
+        wwho("export", "hf", small_sgpe, "--pattern", "o200k", "-o", tmp_path / "y"))

@@ -1,7 +1,9 @@
 """``wwho export hf PATH -o OUT [--verify CORPUS...]``: write the Hugging Face files of a vocabulary.
 
-OUT gets ``vocab.json`` and the Hugging Face files as one save (as ``SGPETokenizer.save``), so
-the files in it always belong together. With ``--verify``, the check runs on the files before they are
+PATH is an SGPE vocabulary or a byte-level one (a wwho byte-level directory, a ``.tiktoken`` file,
+a known encoding's name, a GGUF file). OUT gets the Hugging Face files (and an SGPE vocabulary's
+``vocab.json``) as one save (as ``SGPETokenizer.save`` and ``ByteBPE.export_hf``), so the files in
+it always belong together. With ``--verify``, the check runs on the files before they are
 saved: an export that fails it, or a corpus that cannot be read, leaves OUT as it was.
 """
 
@@ -10,10 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from wwho.bytelevel.files import KIND_NAMES, hf_directory_files
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.options import text_field
-from wwho.cli.outputs import SGPE_FILES, add_force, check_output_dir
+from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
+from wwho.errors import VocabError
 from wwho.export.verify import verify
+from wwho.loading import detect_kind, load_tokenizer
 from wwho.notices import plural
 from wwho.savedir import check_target, save_files
 from wwho.sgpe import SGPETokenizer
@@ -21,7 +27,10 @@ from wwho.sgpe import SGPETokenizer
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", choices=["hf"], help="hf: tokenizer.json, tokenizer_config.json, special_tokens_map.json")
-    p.add_argument("path", help="an SGPE vocab.json or its directory")
+    p.add_argument("path", help="an SGPE vocab.json or its directory, or a byte-level tokenizer: its directory, "
+                   "a .tiktoken or .gguf file, or a known encoding such as o200k_base")
+    p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
+    p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("-o", "--out", "--output", dest="out", required=True,
                    help="output directory: gets vocab.json and the HF files (other files in it stay); "
                         "if it already holds them, --force is needed")
@@ -37,7 +46,6 @@ def refuse_meta(path: str) -> None:
     exporting that part alone would give other ids than the meta tokenizer, silently."""
     from pathlib import Path
 
-    from wwho.errors import VocabError
     from wwho.export.meta_files import CONFIG_FILE
 
     p = Path(path)
@@ -49,19 +57,37 @@ def refuse_meta(path: str) -> None:
                          f"the SGPE vocabulary it was trained from")
 
 
+def _source(args: argparse.Namespace) -> tuple[object, str]:
+    """The tokenizer to export and its kind of save: an SGPE vocabulary, or a byte-level one."""
+    try:
+        kind = detect_kind(args.path)
+    except VocabError:
+        kind = "sgpe"  # SGPETokenizer.load says what is wrong with the path
+    if kind in ("bytelevel", "gguf"):
+        use_tiktoken_file(args)
+        return load_tokenizer(args.path, kind=kind, pattern=args.pattern), "bytelevel-hf"
+    if kind in ("binary", "hf"):
+        raise VocabError(f"{args.path}: is {KIND_NAMES[kind]}, already Hugging Face's format: "
+                         "tokenizers.Tokenizer.from_file and AutoTokenizer read it as it is")
+    refuse_meta(args.path)
+    if args.pattern is not None:
+        raise VocabError("--pattern is for a .tiktoken file or a tiktoken encoding's name; an SGPE vocabulary "
+                         "names its own pre-tokenizer")
+    tok = SGPETokenizer.load(args.path)
+    if tok.fallback != "bytes":
+        raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
+    return tok, "sgpe"
+
+
 def run(args: argparse.Namespace) -> int:
     from tokenizers import Tokenizer
 
     args.text_field = text_field(args.text_field, args.verify)
-    out = check_output_dir(check_target(args.out), SGPE_FILES, force=args.force)
-    refuse_meta(args.path)
-    tok = SGPETokenizer.load(args.path)
-    if tok.fallback != "bytes":
-        from wwho.errors import VocabError
-
-        raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
+    tok, kind = _source(args)
+    names = SGPE_FILES if kind == "sgpe" else BYTELEVEL_HF_FILES
+    out = check_output_dir(check_target(args.out), names, force=args.force)
     corpora = resolve_paths(args.verify) if args.verify else []  # a missing or unreadable corpus: before writing
-    files = dict(tok.files())
+    files = dict(tok.files()) if kind == "sgpe" else hf_directory_files(tok.model)
     if args.verify:
         hf = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
         stats = CorpusStats()
@@ -75,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"the export does NOT reproduce the native tokenizer; nothing was written to {out}",
                   file=sys.stderr)
             return 1
-    save_files(out, files, kind="sgpe")
-    paths = [out / name for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json",
-                                     "special_tokens_map.json")]
+    save_files(out, files, kind=kind)
+    paths = [out / name for name in names]
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0

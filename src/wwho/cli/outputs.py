@@ -39,6 +39,7 @@ FORCE_HELP = "replace existing output files (without --force an existing output 
 SGPE_FILES = ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 META_FILES = ("vocab.json", "meta_config.json", "tokenizer_meta.json")
 BYTELEVEL_FILES = ("ranks.tiktoken", "merges.txt", "bytelevel.json", "tokenizer.json")
+BYTELEVEL_HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")  # wwho export hf
 
 
 def add_force(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
