@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from conftest import DATA, O200K_FILE
 
@@ -373,3 +375,50 @@ def test_export_hf_of_a_byte_level_tokenizer(tmp_path, o200k, small_sgpe):
     assert "already Hugging Face's format" in one_line_error(wwho("export", "hf", binary, "-o", tmp_path / "x"))
     assert "--pattern is for a .tiktoken file" in one_line_error(
         wwho("export", "hf", small_sgpe, "--pattern", "o200k", "-o", tmp_path / "y"))
+
+
+def _corpus(tmp_path):
+    from conftest import CORPORA, read_slice, require_data
+
+    path = tmp_path / "c.txt"
+    path.write_text(read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 150_000), encoding="utf-8")
+    return path
+
+
+def test_standard_error_that_cannot_be_written_decides_nothing(tmp_path):
+    """Before: a training whose progress went to a pipe with no reader (`2>&1 | head -1`) stopped at
+    the first progress line, saved nothing and exited 0 (a broken pipe was taken for standard
+    output's); on a full disk (2>/dev/full) a saved model exited 1, and an error 1 instead of 2."""
+    import subprocess
+
+    from conftest import wwho_command
+
+    corpus = _corpus(tmp_path)
+    read, write = os.pipe()
+    os.close(read)  # a pipe whose reader has gone
+    try:
+        for name, stderr in (("pipe", write), ("full", "/dev/full")):
+            out = tmp_path / name
+            args = [*wwho_command(), "train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "600",
+                    "-o", str(out), str(corpus)]
+            with open(stderr, "w") if isinstance(stderr, str) else os.fdopen(os.dup(stderr), "w") as err:
+                done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=err, timeout=600, check=False)
+                failed = subprocess.run([*wwho_command(), "encode", "--tokenizer", str(tmp_path / "absent"), "x"],
+                                        stdout=subprocess.DEVNULL, stderr=err, timeout=600, check=False)
+            assert done.returncode == 0 and (out / "vocab.json").is_file(), name
+            assert failed.returncode == 2, name
+    finally:
+        os.close(write)
+
+
+def test_control_characters_of_a_name_are_escaped_in_the_message(tmp_path):
+    """Before: a file name found in a corpus folder went into the message raw: an escape sequence
+    reached the terminal, a newline split the one-line error."""
+    from cli_run import one_line_error, wwho
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "x\x1b[2J\nname.txt").write_bytes(b"ok\n\xff\n")
+    line = one_line_error(wwho("train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "600", "--quiet",
+                               "-o", tmp_path / "out", folder))
+    assert "\x1b" not in line and "x\\x1b[2J\\nname.txt" in line

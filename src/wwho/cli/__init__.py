@@ -19,7 +19,7 @@ import sys
 import warnings
 
 from wwho.cli.options import strict
-from wwho.errors import WwhoError, WwhoWarning
+from wwho.errors import WwhoError, WwhoWarning, printable
 
 _python_show_warning = warnings.showwarning
 
@@ -93,9 +93,34 @@ def build_parser() -> argparse.ArgumentParser:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """wwho's own warnings as one line, like its errors; others as Python shows them."""
     if issubclass(category, WwhoWarning):
-        print(f"wwho: warning: {message}", file=sys.stderr)
+        print(f"wwho: warning: {printable(str(message))}", file=sys.stderr)
     else:
         _python_show_warning(message, category, filename, lineno, file, line)
+
+
+class BestEffortStream:
+    """Standard error while a verb runs: a write or flush that fails (a pipe whose reader has gone,
+    a log on a full disk) is dropped. Progress, warnings and messages are for a person; they must
+    not stop the work, nor turn a saved model into a failure or a failure into success (a broken
+    pipe on standard output means the reader of the results went away, and exits 0)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError):  # ValueError: the stream was closed
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         # errors and warnings to standard output, into the results. They go nowhere instead; the
         # exit code still says what happened.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
+    given = sys.stderr
+    sys.stderr = BestEffortStream(given)
+    try:
+        return _run(argv)
+    finally:
+        sys.stderr.flush()
+        sys.stderr = given
+
+
+def _run(argv: list[str]) -> int:
     warnings.showwarning = _show_warning
     with interrupts.handling() as state:
         try:
@@ -117,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         except WwhoError as exc:
             if state.interrupted:  # compiled code reported the interrupt as an error
                 return interrupts.report()
-            print(f"wwho: error: {exc}", file=sys.stderr)
+            print(f"wwho: error: {printable(str(exc))}", file=sys.stderr)  # a name may hold a newline, an escape
             return 2
         except BrokenPipeError:
             return 0
@@ -125,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             if state.interrupted:
                 return interrupts.report()
             where = f"{exc.filename}: " if exc.filename else ""
-            print(f"wwho: error: {where}{exc.strerror or exc}", file=sys.stderr)
+            print(f"wwho: error: {printable(where + str(exc.strerror or exc))}", file=sys.stderr)
             return 2
         except Exception:
             if state.interrupted:  # a library wrapped the KeyboardInterrupt in its own exception
