@@ -321,3 +321,33 @@ def test_a_closed_standard_error_keeps_messages_out_of_the_results(sgpe_dir):
     assert (failed.returncode, failed.stdout) == (2, b"")
     done = run("encode", "--tokenizer", sgpe_dir, "--ids", "ශ්‍රී ලංකාව")
     assert done.returncode == 0 and done.stdout.split() and all(w.isdigit() for w in done.stdout.split())
+
+
+@pytest.mark.parametrize("verb", ["encode --file", "encode -", "encode - -o /dev/stdin", "syllabify -", "decode -"])
+def test_an_input_that_is_the_output_file_is_refused(sgpe_dir, tmp_path, verb):
+    """Before: `wwho encode --file F >> F` (or `-o /dev/stdin < F`, `syllabify - < F >> F`) read its
+    own results back and wrote on without end, until the disk was full. Now refused, as cat does."""
+    path = tmp_path / "text.txt"
+    text = "0 1 2\n" if verb == "decode -" else "ශ්‍රී ලංකාව\n" * 50
+    path.write_text(text, encoding="utf-8")
+    words = verb.split()
+    args = [*wwho_command(), words[0], *([] if words[0] == "syllabify" else ["--tokenizer", str(sgpe_dir)]),
+            *(["--file", str(path)] if words[1] == "--file" else words[1:])]
+    def small_files() -> None:  # were it not refused, the loop would stop at 4 MB, not a full disk
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))
+
+    with open(path, "rb") as stdin, open(path, "ab") as stdout:
+        done = subprocess.run(args, stdin=stdin, stdout=subprocess.PIPE if "-o" in words else stdout,
+                              stderr=subprocess.PIPE, timeout=300, check=False, preexec_fn=small_files)
+    line = one_line_error(done)
+    assert "the file the results are written to" in line and "without end" in line
+    assert path.read_text(encoding="utf-8") == text  # nothing written
+    if "-o" in words:
+        return  # (-o /dev/stdin is the input whatever standard output is)
+    other = tmp_path / "other.txt"
+    with open(path, "rb") as stdin, open(other, "ab") as stdout:  # appending to another file is fine
+        assert subprocess.run(args, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=300,
+                              check=False).returncode == 0
+    assert other.stat().st_size > 0

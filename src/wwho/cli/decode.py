@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         from wwho.errors import CorpusError
 
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
-    output = results_output(args)
+    output = results_output(args, reads=["-"] if args.ids == ["-"] else [])
     stdin = standard_input() if args.ids == ["-"] else None  # closed: said before any work
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)

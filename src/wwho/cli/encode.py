@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if args.show == "table":
         raise CorpusError("--table is for binary tokenizers (--binary); text tokenizers print --ids, --tokens "
                           "or --json")
-    output = results_output(args)
+    streamed = args.file or ("-" if args.input == "-" else None)  # what is read as the results are written
+    output = results_output(args, reads=[streamed] if streamed else [])
     if args.file == "-" or (not args.file and args.input == "-"):
         standard_input()  # closed: said before the tokenizer is loaded
     use_tiktoken_file(args)

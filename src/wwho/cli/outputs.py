@@ -166,13 +166,42 @@ def writes_to(where: str) -> Iterator[None]:
         raise WriteError(f"{where}: cannot write: {exc.strerror or exc} (errno {exc.errno})") from None
 
 
-def results_output(args: argparse.Namespace):
+def results_output(args: argparse.Namespace, *, reads: Iterable[str] = ()):
     """Where a verb's results go (a binary file, as a context manager): ``-o PATH`` through
     :func:`open_output` (checked now, before any work; a stream is written into as it is), or
-    standard output (``-o -`` or none; a closed one is an error now)."""
+    standard output (``-o -`` or none; a closed one is an error now). ``reads``: the inputs the
+    verb streams (paths, ``-`` for standard input), none of which may be where the results go
+    (:func:`refuse_reading_own_output`)."""
     if getattr(args, "output", None) and args.output != "-":
+        if stream_kind(args.output) is not None:  # a regular file is written anew and renamed: no loop
+            refuse_reading_own_output(args.output, reads)
         return open_output(args.output, force=getattr(args, "force", False))
-    return StandardOutput()
+    output = StandardOutput()
+    refuse_reading_own_output("-", reads)
+    return output
+
+
+def refuse_reading_own_output(output: str, reads: Iterable[str]) -> None:
+    """Refuse, as ``cat`` does, an input that is the regular file the results are appended to
+    (``wwho encode --file F >> F``, ``-o /dev/stdin < F``): the verb would read its own results back
+    and write on without end, until the disk is full. ``output`` and each input are a path or ``-``
+    (standard output, standard input)."""
+    def identity(path: str, stream) -> tuple[int, int] | None:
+        try:
+            st = os.fstat(stream.fileno()) if path == "-" else os.stat(path)
+        except (OSError, ValueError, AttributeError):  # closed, replaced, absent: said elsewhere
+            return None
+        return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+    out = identity(output, sys.stdout)
+    if out is None:
+        return
+    for name in reads:
+        if identity(name, sys.stdin) == out:
+            what = "standard input" if name == "-" else name
+            where = "standard output" if output == "-" else output
+            raise WriteError(f"{what} is the file the results are written to ({where}): the command would read "
+                             "its own results back without end; write them to another file")
 
 
 CLOSED = ("standard output is closed (>&-): the results would go nowhere; leave it open, or redirect it "

@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 
 from wwho.cli.encode import argument_text
-from wwho.cli.outputs import StandardOutput, require_stdout, standard_input
+from wwho.cli.outputs import StandardOutput, refuse_reading_own_output, require_stdout, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
 from wwho.schema import available_scripts
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     script = args.script or "sinhala"
     require_stdout()  # closed: said before any work
     stdin = standard_input() if args.text == "-" else None
+    refuse_reading_own_output("-", ["-"] if stdin is not None else [])
     syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(script)
     letters: Counter = Counter()
     texts = _texts(stdin, args.max_line_bytes) if stdin is not None else [_argument(args.text)]
