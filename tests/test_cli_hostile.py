@@ -351,3 +351,18 @@ def test_an_input_that_is_the_output_file_is_refused(sgpe_dir, tmp_path, verb):
         assert subprocess.run(args, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=300,
                               check=False).returncode == 0
     assert other.stat().st_size > 0
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_standard_output_that_cannot_hold_the_text(sgpe_dir, tmp_path, encoding):
+    """Before: inspect, eval, schema check and export printed with print() and ended in a
+    UnicodeEncodeError traceback (exit 1) where standard output was not UTF-8, export after writing
+    its files. What the encoding cannot hold is now written as Python escapes."""
+    env = {"PYTHONIOENCODING": encoding}
+    shown = wwho("inspect", sgpe_dir, env=env)
+    assert shown.returncode == 0 and b"Traceback" not in shown.stderr, shown.stderr[-2000:]
+    assert b"\\u0d" in shown.stdout  # Sinhala tokens, escaped
+    out = tmp_path / "එච්"
+    done = wwho("export", "hf", sgpe_dir, "-o", out, "--quiet", env=env)
+    assert done.returncode == 0 and (out / "tokenizer.json").is_file(), done.stderr[-2000:]
+    assert b"\\u0d91\\u0da0\\u0dca" in done.stdout

@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         # errors and warnings to standard output, into the results. They go nowhere instead; the
         # exit code still says what happened.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
+    _lossless_stdout()
     given = sys.stderr
     sys.stderr = BestEffortStream(given)
     try:
@@ -137,6 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.stderr.flush()
         sys.stderr = given
+
+
+def _lossless_stdout() -> None:
+    """Standard output in an encoding that cannot hold the text (``LC_ALL=C``, ``PYTHONIOENCODING=ascii``):
+    what it cannot hold is written as Python escapes (``\\u0dc1``), not a ``UnicodeEncodeError`` after
+    the work is done. (The verbs that write results as bytes write UTF-8 whatever the locale.)"""
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
+    if stream is None or encoding in ("utf-8", "utf8") or not hasattr(stream, "reconfigure"):
+        return
+    try:
+        stream.reconfigure(errors="backslashreplace")
+    except (OSError, ValueError):  # a stream that cannot change: left as it is
+        pass
 
 
 def _run(argv: list[str]) -> int:
