@@ -422,3 +422,22 @@ def test_control_characters_of_a_name_are_escaped_in_the_message(tmp_path):
     line = one_line_error(wwho("train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "600", "--quiet",
                                "-o", tmp_path / "out", folder))
     assert "\x1b" not in line and "x\\x1b[2J\\nname.txt" in line
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_rayon_num_threads_beyond_the_bound_is_lowered(tmp_path):
+    """Before: RAYON_NUM_THREADS=10000 made `wwho train` start that many threads (Hugging Face
+    tokenizers' pool, for the export check), for tens of seconds in which Ctrl-C did nothing."""
+    import subprocess
+    import sys
+
+    corpus = _corpus(tmp_path)
+    code = ("import os, sys; from wwho.cli import main; rc = main(sys.argv[1:]); "
+            "print(rc, len(os.listdir('/proc/self/task')))")
+    done = subprocess.run([sys.executable, "-c", code, "train", "--kind", "sgpe", "--script", "sinhala",
+                           "--vocab-size", "600", "--quiet", "-o", str(tmp_path / "out"), str(corpus)],
+                          capture_output=True, text=True, timeout=600, check=False,
+                          env={**os.environ, "RAYON_NUM_THREADS": "2000"})
+    rc, threads = map(int, done.stdout.split()[-2:])
+    assert rc == 0 and threads < 300, (done.stdout, done.stderr[-2000:])
+    assert "wwho: warning: RAYON_NUM_THREADS=2000 is more than 256 threads" in done.stderr

@@ -133,11 +133,31 @@ def main(argv: list[str] | None = None) -> int:
     _lossless_stdout()
     given = sys.stderr
     sys.stderr = BestEffortStream(given)
+    _bound_rayon_threads()
     try:
         return _run(argv)
     finally:
         sys.stderr.flush()
         sys.stderr = given
+
+
+def _bound_rayon_threads() -> None:
+    """``RAYON_NUM_THREADS`` sizes the thread pool of Hugging Face ``tokenizers`` (the export check
+    of ``wwho train`` and ``wwho export``, the binary kind), made on its first use in the process:
+    ``RAYON_NUM_THREADS=100000`` made thousands of threads, for seconds in which Ctrl-C could not
+    act. A value above :data:`wwho.threads.MAX_THREADS` is lowered to this process's CPUs, with a
+    warning (wwho's own pools take their sizes from ``--threads``, bounded the same way)."""
+    from wwho.threads import MAX_THREADS, cpus
+
+    value = os.environ.get("RAYON_NUM_THREADS", "")
+    try:
+        n = int(value)
+    except ValueError:  # unset, or a value rayon does not read either
+        return
+    if n > MAX_THREADS:
+        os.environ["RAYON_NUM_THREADS"] = str(cpus())
+        print(f"wwho: warning: RAYON_NUM_THREADS={n} is more than {MAX_THREADS} threads; using {cpus()}, "
+              "one per CPU", file=sys.stderr)
 
 
 def _lossless_stdout() -> None:
