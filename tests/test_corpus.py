@@ -344,3 +344,25 @@ def test_a_dash_as_a_corpus_says_standard_input_is_not_read(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)  # a file named "-" is a file like any other
     (tmp_path / "-").write_text("a\n", encoding="utf-8")
     assert list(iter_documents("-")) == ["a"]
+
+
+def test_a_tokenizer_saved_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
+    """Before: `wwho train -o corpus corpus` run a second time read the first run's vocab.json,
+    tokenizer.json and manifest as training text (18,609 documents from 6 files instead of 15,000
+    from 1) and learned another vocabulary."""
+    from wwho.errors import WwhoWarning
+    from wwho.sgpe import SGPETokenizer
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "text.txt").write_text("ශ්‍රී ලංකාව\n" * 200 + "ලංකා\n" * 50, encoding="utf-8")
+    first = SGPETokenizer.train([folder], vocab_size=300, script="sinhala", progress=False, workers=1)
+    first.save(folder)
+    (folder / "notes.txt").write_text("ලංකාව\n", encoding="utf-8")  # the user's own file beside it: read
+    with pytest.warns(WwhoWarning, match="the files of a tokenizer wwho saved there"):
+        files = resolve_paths([folder])
+    assert [p.name for p in files] == ["notes.txt", "text.txt"]
+    (folder / "notes.txt").unlink()
+    with pytest.warns(WwhoWarning):
+        again = SGPETokenizer.train([folder], vocab_size=300, script="sinhala", progress=False, workers=1)
+    assert again.file.to_bytes() == first.file.to_bytes()

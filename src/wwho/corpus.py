@@ -44,12 +44,13 @@ import io
 import json
 import lzma
 import os
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.errors import CorpusError, brief
+from wwho.errors import CorpusError, WwhoWarning, brief
 from wwho.fileio import file_type, open_regular
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -132,8 +133,25 @@ def _walk(root: Path, shown: str) -> list[Path]:
     files = []
     for folder, dirs, names in os.walk(root, onerror=fail):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
+        names = _not_saved_by_wwho(Path(folder), names)
         files.extend(p for name in names if not name.startswith(".") and (p := Path(folder, name)).is_file())
     return sorted(files)
+
+
+def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
+    """``names`` less the files of a tokenizer wwho saved in ``folder`` (its manifest and the files
+    the manifest lists), with a warning: ``wwho train -o corpus corpus`` run twice read the first
+    run's ``vocab.json`` and ``tokenizer.json`` as training text the second time."""
+    from wwho.savedir import MANIFEST, listed
+
+    if MANIFEST not in names:
+        return names
+    saved = {MANIFEST, *listed(folder)}
+    kept = [name for name in names if name not in saved]
+    if len(kept) < len(names):
+        warnings.warn(f"{_shown(str(folder))}: the files of a tokenizer wwho saved there ({MANIFEST} and the "
+                      f"{len(names) - len(kept) - 1:,} it lists) are not read as corpus", WwhoWarning, stacklevel=2)
+    return kept
 
 
 def _glob(pattern: str) -> list[Path]:
