@@ -653,3 +653,15 @@ def test_check_saved_without_manifest_or_for_unlisted_files(tmp_path):
     (tmp_path / "d" / MANIFEST).write_text('{"format": "wwho-manifest/1", "files": {"../a": {}}}')
     with pytest.raises(VocabError, match="not a plain file name"):
         check_saved(tmp_path / "d", {})
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "\u0663", "x", ""])
+def test_a_test_hook_that_is_no_ascii_number_is_off(tmp_path, monkeypatch, value):
+    """Before: WWHO_CRASH_AFTER='²' passed str.isdigit, failed in int() and ended the save in a
+    ValueError traceback."""
+    from wwho.savedir import save_files
+
+    monkeypatch.setenv("WWHO_CRASH_AFTER", value)
+    monkeypatch.setenv("WWHO_INTERRUPT_AFTER", value)
+    save_files(tmp_path / "out", {"a.txt": b"a"}, kind="test")
+    assert (tmp_path / "out" / "a.txt").read_bytes() == b"a"

@@ -112,10 +112,8 @@ class _Steps:
     """Counts the steps of one save, for the test hooks (``WWHO_CRASH_AFTER``, ``WWHO_INTERRUPT_AFTER``)."""
 
     def __init__(self, *, crash: bool = True) -> None:
-        value = os.environ.get(CRASH_ENV, "") if crash else ""
-        self.crash_after = int(value) if value.isdigit() else None
-        value = os.environ.get(INTERRUPT_ENV, "") if crash else ""
-        self.interrupt_after = int(value) if value.isdigit() else None
+        self.crash_after = _step_number(CRASH_ENV) if crash else None
+        self.interrupt_after = _step_number(INTERRUPT_ENV) if crash else None
         self.done = 0
 
     def __call__(self) -> None:
@@ -124,6 +122,13 @@ class _Steps:
             os.kill(os.getpid(), signal.SIGKILL)
         if self.done == self.interrupt_after:
             signal.raise_signal(signal.SIGINT)
+
+
+def _step_number(name: str) -> int | None:
+    """A test hook's step number: ASCII digits only (``str.isdigit`` also takes ``²``, which ``int``
+    refuses), else None, the hook off."""
+    value = os.environ.get(name, "")
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
 def check_target(directory: str | os.PathLike) -> Path:
