@@ -366,3 +366,18 @@ def test_standard_output_that_cannot_hold_the_text(sgpe_dir, tmp_path, encoding)
     done = wwho("export", "hf", sgpe_dir, "-o", out, "--quiet", env=env)
     assert done.returncode == 0 and (out / "tokenizer.json").is_file(), done.stderr[-2000:]
     assert b"\\u0d91\\u0da0\\u0dca" in done.stdout
+
+
+def test_a_deleted_current_directory_and_a_full_standard_output_are_named(sgpe_dir, tmp_path):
+    """Before: a relative -o from a current directory deleted under the shell was `wwho: error: No
+    such file or directory`, and export's summary on a full standard output named nothing."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    done = subprocess.run([*wwho_command(), "encode", "--tokenizer", str(sgpe_dir), "x", "-o", "out.txt"],
+                          capture_output=True, timeout=300, check=False, cwd=gone,
+                          preexec_fn=lambda: os.rmdir(gone))
+    assert "the current directory no longer exists" in one_line_error(done)
+    with open(FULL, "wb") as full:
+        done = subprocess.run([*wwho_command(), "export", "hf", str(sgpe_dir), "-o", str(tmp_path / "hf"), "--quiet"],
+                              stdout=full, stderr=subprocess.PIPE, timeout=300, check=False)
+    assert "standard output: cannot write" in one_line_error(done)

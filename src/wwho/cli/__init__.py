@@ -141,6 +141,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr = given
 
 
+def _no_current_directory() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
 def _bound_rayon_threads() -> None:
     """``RAYON_NUM_THREADS`` sizes the thread pool of Hugging Face ``tokenizers`` (the export check
     of ``wwho train`` and ``wwho export``, the binary kind), made on its first use in the process:
@@ -195,7 +203,10 @@ def _run(argv: list[str]) -> int:
             if state.interrupted:
                 return interrupts.report()
             where = f"{exc.filename}: " if exc.filename else ""
-            print(f"wwho: error: {printable(where + str(exc.strerror or exc))}", file=sys.stderr)
+            what = str(exc.strerror or exc)
+            if not where and isinstance(exc, FileNotFoundError) and _no_current_directory():
+                what = "the current directory no longer exists (deleted while the shell was in it): cd to another"
+            print(f"wwho: error: {printable(where + what)}", file=sys.stderr)
             return 2
         except Exception:
             if state.interrupted:  # a library wrapped the KeyboardInterrupt in its own exception

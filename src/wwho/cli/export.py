@@ -15,7 +15,7 @@ import sys
 from wwho.bytelevel.files import KIND_NAMES, hf_directory_files
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.options import text_field
-from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir
+from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir, printing
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import VocabError
 from wwho.export.verify import verify
@@ -103,5 +103,6 @@ def run(args: argparse.Namespace) -> int:
             return 1
     save_files(out, files, kind=kind)
     paths = [out / name for name in names]
-    print(f"wrote {', '.join(str(p) for p in paths)}")
+    with printing():
+        print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0
