@@ -234,7 +234,7 @@ def from_tiktoken(
         raise VocabError(f"pattern= is for a .tiktoken file of your own; {known.name} has its own pattern "
                          f"(to use another regex with its ranks, give the file: from_tiktoken(PATH, pattern=...))")
     if known is not None:
-        fix = f"give the official {known.name}.tiktoken as {FIX}"
+        fix = f"give the official {known.name}.tiktoken: {FIX}"
         given = ranks_file_for(known.name, tiktoken_file)
         if given is not None:
             path, source = given
