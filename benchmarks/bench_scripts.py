@@ -171,6 +171,11 @@ def plot(rows: list[dict], path: Path) -> None:
     print(f"\n![tokens per word per language]({os.path.relpath(path, ROOT / 'docs')})")
 
 
+
+def _rate(value: float | None) -> str:
+    """A cut rate, or "-" where no boundary could be placed (every line normalized by the tokenizer)."""
+    return "-" if value is None else f"{value:.1%}"
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--langs", nargs="*", default=list(LANGS), choices=list(LANGS))
@@ -194,7 +199,7 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['lang']} | {r['tokenizer']} | {r['vocab_size']:,} | {r['tokens_per_word']:.2f} | "
-              f"{r['bytes_per_token']:.2f} | {r['syllable_cut_rate']:.1%} | {r['cluster_cut_rate']:.1%} | "
+              f"{r['bytes_per_token']:.2f} | {_rate(r['syllable_cut_rate'])} | {_rate(r['cluster_cut_rate'])} | "
               f"{r['lossless_rate']:.1%} |")
     print("\nTraining text per language:")
     for lang in args.langs:

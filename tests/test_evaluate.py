@@ -399,3 +399,23 @@ def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
     assert spaces.bytes_per_token == 3.0
     assert table([spaces]).splitlines()[2].split()[2] == "-"
     assert Metrics("t", "e.txt", lines=1).bytes_per_token is None
+
+
+def test_cut_rates_over_no_boundary_are_not_measured_rather_than_zero():
+    """Before: with no token boundary measured (a corpus of spaces, or every line normalized by a
+    SentencePiece model) the cut rates were 0.00%, "0.00% (200 unmeasured lines)": a measured,
+    perfect score. Now "-" and null, as every other ratio over nothing (found by an audit)."""
+    from wwho.cli.eval import table, to_json
+    from wwho.evaluate import Metrics
+
+    unplaced = Metrics("spm", "hi.txt", lines=200, words=4000, chars=20000, bytes=50000, tokens=5000,
+                       unmeasured_lines=200)
+    assert unplaced.cluster_cut_rate is None and unplaced.syllable_cut_rate is None
+    data = to_json([unplaced], None)
+    row = table([unplaced]).splitlines()[2]
+    assert row.count("- (200 unmeasured lines)") == 2  # both cut columns (0.00% is the fallback rate)
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(resources.files("wwho.data").joinpath("eval.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    measured = Metrics("t", "x.txt", lines=1, words=2, tokens=3, boundaries=4, boundaries_in_syllable=1)
+    assert measured.syllable_cut_rate == 0.25 and measured.cluster_cut_rate == 0.0

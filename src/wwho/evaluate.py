@@ -102,12 +102,12 @@ class Metrics:
         return self.chars / self.tokens if self.tokens else None
 
     @property
-    def cluster_cut_rate(self) -> float:
-        return self.boundaries_in_cluster / self.boundaries if self.boundaries else 0.0
+    def cluster_cut_rate(self) -> float | None:
+        return self.boundaries_in_cluster / self.boundaries if self.boundaries else None
 
     @property
-    def syllable_cut_rate(self) -> float:
-        return self.boundaries_in_syllable / self.boundaries if self.boundaries else 0.0
+    def syllable_cut_rate(self) -> float | None:
+        return self.boundaries_in_syllable / self.boundaries if self.boundaries else None
 
     @property
     def fallback_rate(self) -> float:

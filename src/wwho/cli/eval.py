@@ -135,9 +135,7 @@ def short_names(corpora: Iterable[str]) -> dict[str, str]:
 
 def _cell(m: Metrics, attr: str, fmt: str) -> str:
     value = getattr(m, attr)
-    if value is None:
-        return "-"
-    text = fmt.format(value)
+    text = "-" if value is None else fmt.format(value)
     if attr in ("cluster_cut_rate", "syllable_cut_rate") and m.unmeasured_lines:
         text += f" ({m.unmeasured_lines} unmeasured lines)"
     return text
