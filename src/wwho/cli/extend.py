@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=2,
         help="stop learning merges when the best pair is rarer than this (default 2)",
     )
-    p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
+    p.add_argument("--workers", type=WORKERS, default=None, help="counting threads, 1-1024 (default: all cores)")
     p.add_argument("--text-field", default=None,
                    help="JSONL field holding the text (default 'text'); given, every corpus file must be "
                         "JSONL by its name (.jsonl, .ndjson)")

@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split-punctuation", action="store_true",
                    help="the script's own punctuation (the dandas) ends a word, as Latin punctuation does, so "
                         "that with --merge-scope words or runs no token joins a word and its danda")
-    p.add_argument("--workers", type=WORKERS, default=None, help="counting processes, 1-1024 (default: cores - 1)")
+    p.add_argument("--workers", type=WORKERS, default=None, help="counting threads, 1-1024 (default: all cores)")
     p.add_argument("--text-field", default=None,
                    help="JSONL field holding the text (default 'text'); given, every corpus file must be "
                         "JSONL by its name (.jsonl, .ndjson)")
