@@ -218,6 +218,15 @@ def test_o200k_extension_equals_tiktoken_on_english(extensions, o200k):
         assert hf.encode(line, add_special_tokens=False).ids == want
 
 
+def test_an_o200k_extension_names_its_end_of_text_as_export_hf_does(extensions):
+    """Before: `wwho export hf o200k_base` named <|endoftext|> as eos_token and an extension of
+    o200k_base named no role at all (found by a docs audit)."""
+    _, directory, _ = extensions["o200k-si+hi"]
+    roles = json.loads((directory / "special_tokens_map.json").read_text(encoding="utf-8"))
+    config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert roles == {"eos_token": "<|endoftext|>"} and config["eos_token"] == "<|endoftext|>"
+
+
 any_text = st.text(st.characters(codec="utf-8"), max_size=60)
 
 

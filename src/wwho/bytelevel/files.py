@@ -494,13 +494,7 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
     ``add_bos_token``/``add_eos_token``) and ``special_tokens_map.json``."""
     data = hf_json(tok)
     data["post_processor"] = hf_post_processor(tok)
-    roles = {}
-    if tok.bos_id is not None:
-        roles["bos_token"] = token_text(tok, tok.bos_id)
-    if tok.eos_id is not None:
-        roles["eos_token"] = token_text(tok, tok.eos_id)
-    elif END_OF_TEXT in tok.special_tokens:  # a tiktoken encoding: its end of text, as GPT-2's HF files name it
-        roles["eos_token"] = END_OF_TEXT
+    roles = model_roles(tok)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
@@ -515,6 +509,20 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
         "tokenizer_config.json": json_bytes(config),
         "special_tokens_map.json": json_bytes(roles),
     }
+
+
+def model_roles(model: ByteLevelModel) -> dict[str, str]:
+    """transformers' BOS and EOS roles of ``model``: the tokens of its ``bos_id`` and ``eos_id`` (a
+    GGUF's), and for a tiktoken encoding, which names neither, its ``<|endoftext|>`` as the end of a
+    text, as GPT-2's files on the Hub name it."""
+    roles = {}
+    if model.bos_id is not None:
+        roles["bos_token"] = token_text(model, model.bos_id)
+    if model.eos_id is not None:
+        roles["eos_token"] = token_text(model, model.eos_id)
+    elif END_OF_TEXT in model.special_tokens:
+        roles["eos_token"] = END_OF_TEXT
+    return roles
 
 
 def token_text(model: ByteLevelModel, token_id: int) -> str:

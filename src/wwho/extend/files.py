@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from wwho import savedir
-from wwho.bytelevel.files import hf_json, hf_post_processor, token_text
+from wwho.bytelevel.files import hf_json, hf_post_processor, model_roles
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.errors import VocabError
 from wwho.fileio import json_bytes
@@ -50,10 +50,8 @@ def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dic
     """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
     base (chat template ...), and a ``wwho`` block holding ``provenance``."""
     roles = {k: carried[k] for k in ROLES if k in carried}  # the base folder's, where it had them
-    if model.bos_id is not None:
-        roles.setdefault("bos_token", token_text(model, model.bos_id))
-    if model.eos_id is not None:
-        roles.setdefault("eos_token", token_text(model, model.eos_id))
+    for role, text in model_roles(model).items():  # else the model's own, as export_hf names them
+        roles.setdefault(role, text)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
