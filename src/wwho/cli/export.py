@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("-o", "--out", "--output", dest="out", required=True,
-                   help="output directory: gets vocab.json and the HF files (other files in it stay); "
+                   help="output directory: gets the HF files (and an SGPE vocabulary's vocab.json; other files in "
+                        "it stay); "
                         "if it already holds them, --force is needed")
     add_force(p)
     p.add_argument("--verify", nargs="+", metavar="CORPUS", help="encode these corpora with both and compare")
@@ -57,15 +58,15 @@ def refuse_meta(path: str) -> None:
                          f"the SGPE vocabulary it was trained from")
 
 
-def _source(args: argparse.Namespace) -> tuple[object, str]:
-    """The tokenizer to export and its kind of save: an SGPE vocabulary, or a byte-level one."""
+def _kind(args: argparse.Namespace) -> str:
+    """What is exported (``"sgpe"`` or ``"bytelevel-hf"``, the kind of save), found without loading it;
+    what cannot be exported is refused here, before any work."""
     try:
         kind = detect_kind(args.path)
     except VocabError:
         kind = "sgpe"  # SGPETokenizer.load says what is wrong with the path
     if kind in ("bytelevel", "gguf"):
-        use_tiktoken_file(args)
-        return load_tokenizer(args.path, kind=kind, pattern=args.pattern), "bytelevel-hf"
+        return "bytelevel-hf"
     if kind in ("binary", "hf"):
         raise VocabError(f"{args.path}: is {KIND_NAMES[kind]}, already Hugging Face's format: "
                          "tokenizers.Tokenizer.from_file and AutoTokenizer read it as it is")
@@ -73,19 +74,27 @@ def _source(args: argparse.Namespace) -> tuple[object, str]:
     if args.pattern is not None:
         raise VocabError("--pattern is for a .tiktoken file or a tiktoken encoding's name; an SGPE vocabulary "
                          "names its own pre-tokenizer")
+    return "sgpe"
+
+
+def _load(args: argparse.Namespace, kind: str):
+    if kind == "bytelevel-hf":
+        use_tiktoken_file(args)
+        return load_tokenizer(args.path, pattern=args.pattern)
     tok = SGPETokenizer.load(args.path)
     if tok.fallback != "bytes":
         raise VocabError(f"{args.path}: only byte-fallback vocabularies can be exported exactly (this one uses [UNK])")
-    return tok, "sgpe"
+    return tok
 
 
 def run(args: argparse.Namespace) -> int:
     from tokenizers import Tokenizer
 
     args.text_field = text_field(args.text_field, args.verify)
-    tok, kind = _source(args)
+    kind = _kind(args)
     names = SGPE_FILES if kind == "sgpe" else BYTELEVEL_HF_FILES
     out = check_output_dir(check_target(args.out), names, force=args.force)
+    tok = _load(args, kind)
     corpora = resolve_paths(args.verify) if args.verify else []  # a missing or unreadable corpus: before writing
     files = dict(tok.files()) if kind == "sgpe" else hf_directory_files(tok.model)
     if args.verify:
