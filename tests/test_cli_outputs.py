@@ -303,3 +303,22 @@ def test_an_output_folder_that_cannot_be_written_is_refused_first(tmp_path, monk
     with pytest.raises(WwhoError, match=r"afile is a file, not a directory"):
         check_output_dir(tmp_path / "afile" / "model", SGPE_FILES, force=True)
     assert check_output_dir(tmp_path / "new" / "model", SGPE_FILES, force=False) == tmp_path / "new" / "model"
+
+
+def test_the_refusal_names_the_files_of_the_old_save_that_force_removes(tmp_path):
+    """Before: a byte-level save over an SGPE directory named only tokenizer.json in its refusal,
+    and with --force the SGPE vocab.json (and the other files of that save) were gone too."""
+    from cli_run import one_line_error, wwho
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව යනු දිවයිනකි\n" * 300, encoding="utf-8")
+    out = tmp_path / "out"
+    assert wwho("train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "300", "--quiet", "-o", out,
+                corpus).returncode == 0
+    line = one_line_error(wwho("train", "--kind", "bytelevel", "--vocab-size", "300", "--quiet", "-o", out, corpus))
+    assert "already holds tokenizer.json and a saved tokenizer's" in line
+    assert all(name in line for name in ("vocab.json", "tokenizer_config.json", "special_tokens_map.json"))
+    assert "which the new save removes" in line and "--force" in line
+    again = one_line_error(wwho("train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "300", "--quiet",
+                                "-o", out, corpus))
+    assert "a saved tokenizer's" not in again  # the same kind of save: the same files, nothing else goes

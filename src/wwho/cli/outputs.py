@@ -70,10 +70,19 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
         raise WwhoError(f"{p}: {flag} must be a directory, but this is a file")
     _check_folder(p, (p.absolute(), *p.absolute().parents), flag)
     if not force and p.is_dir():
-        found = [name for name in dict.fromkeys(names) if (p / name).exists() or (p / name).is_symlink()]
-        if found:
-            raise WwhoError(f"{p} already holds {', '.join(found)}; pass --force to replace "
-                            f"{'it' if len(found) == 1 else 'them'}, or choose another {flag}")
+        from wwho.savedir import listed
+
+        names = list(dict.fromkeys(names))
+        found = [name for name in names if (p / name).exists() or (p / name).is_symlink()]
+        # A save drops the files of the tokenizer saved there before (wwho.savedir), so that no old
+        # vocab.json is read with a new tokenizer.json: --force agrees to that, so they are named too.
+        old = [name for name in listed(p) if name not in names and (p / name).exists()]
+        if found or old:
+            held = ", ".join(found)
+            if old:
+                held += (" and " if found else "") + f"a saved tokenizer's {', '.join(old)}, which the new save removes"
+            raise WwhoError(f"{p} already holds {held}; pass --force to replace "
+                            f"{'it' if len(found) + len(old) == 1 else 'them'}, or choose another {flag}")
     return p
 
 
