@@ -831,3 +831,24 @@ def test_a_role_whose_token_the_base_lacks_is_left_out_with_a_warning(tmp_path):
     with pytest.warns(WwhoWarning, match=r"pad_token '<\|finetune_right_pad_id\|>' is no token of its vocabulary"):
         carried = _hf_config(base, ByteBPE.from_hf(base / "tokenizer.json"))
     assert carried["eos_token"] == "<|im_end|>" and "pad_token" not in carried
+
+
+def test_a_hugging_face_base_keeps_its_additional_special_tokens(tmp_path):
+    """Before: a chat model's additional_special_tokens (<|im_start|>, <|im_end|>) were dropped
+    without a word, so transformers' all_special_tokens of the extension lost them (found by an audit)."""
+    transformers = pytest.importorskip("transformers")
+    from wwho.errors import WwhoWarning
+
+    require_data(GGUF)
+    base = tmp_path / "base"
+    ByteBPE.from_gguf(GGUF / "ggml-vocab-qwen2.gguf").export_hf(base)
+    (base / "wwho-manifest.json").unlink()
+    roles = json.loads((base / "special_tokens_map.json").read_text(encoding="utf-8"))
+    roles["additional_special_tokens"] = ["<|im_start|>", {"content": "<|im_end|>"}, "<nope>"]
+    (base / "special_tokens_map.json").write_text(json.dumps(roles), encoding="utf-8")
+    with pytest.warns(WwhoWarning, match="additional_special_tokens '<nope>' are no tokens of its vocabulary"):
+        ext = extend_tokenizer(base, _corpus_file(tmp_path), add=200, scripts=("sinhala",), min_syllable_freq=2,
+                               workers=1, verify=False, progress=False)
+    out = ext.save(tmp_path / "out")
+    got = transformers.AutoTokenizer.from_pretrained(str(out))
+    assert {"<|im_start|>", "<|im_end|>"} <= set(got.all_special_tokens) and "<nope>" not in got.all_special_tokens

@@ -41,7 +41,7 @@ from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
 from wwho.errors import CorpusError, VocabError, WwhoWarning
 from wwho.extend.building import NewMerges
-from wwho.extend.files import ROLES
+from wwho.extend.files import EXTRA_ROLE, ROLES
 from wwho.extend.learn import learn
 from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import NotExtendable, extend_pretokenizer
@@ -146,6 +146,17 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
             warnings.warn(f"{folder}: the base's {role} {text!r} is no token of its vocabulary, so the extension "
                           f"has no {role} (set one, e.g. tokenizer.{role} = ..., after loading it)", WwhoWarning,
                           stacklevel=2)
+    extra = roles.get(EXTRA_ROLE, config.get(EXTRA_ROLE))  # a chat model's <|im_start|>, <|im_end|> ...
+    if isinstance(extra, list):
+        texts = [t.get("content") if isinstance(t, dict) else t for t in extra]
+        texts = [t for t in texts if isinstance(t, str)]
+        kept = [t for t in texts if t in tok.get_vocab()]
+        if kept:
+            carried[EXTRA_ROLE] = kept
+        missing = [t for t in texts if t not in kept]
+        if missing:
+            warnings.warn(f"{folder}: the base's {EXTRA_ROLE} {', '.join(map(repr, missing))} are no tokens of its "
+                          "vocabulary, so the extension leaves them out", WwhoWarning, stacklevel=2)
     return carried
 
 

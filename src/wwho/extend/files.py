@@ -44,12 +44,14 @@ def dumps_tokenizer(model: ByteLevelModel) -> str:
 #: The special-token roles of a base folder (special_tokens_map.json, else tokenizer_config.json): a
 #: tokenizer.json holds the tokens but not which is the end of a text or the padding.
 ROLES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
+#: The role of a list of tokens (a chat model's turn markers), carried over as the single roles are.
+EXTRA_ROLE = "additional_special_tokens"
 
 
 def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
     """``(tokenizer_config.json, special_tokens_map.json)`` data: roles, ``carried`` settings of the
     base (chat template ...), and a ``wwho`` block holding ``provenance``."""
-    roles = {k: carried[k] for k in ROLES if k in carried}  # the base folder's, where it had them
+    roles = {k: carried[k] for k in (*ROLES, EXTRA_ROLE) if k in carried}  # the base folder's, where it had them
     for role, text in model_roles(model).items():  # else the model's own, as export_hf names them
         roles.setdefault(role, text)
     config = {
