@@ -852,3 +852,21 @@ def test_a_hugging_face_base_keeps_its_additional_special_tokens(tmp_path):
     out = ext.save(tmp_path / "out")
     got = transformers.AutoTokenizer.from_pretrained(str(out))
     assert {"<|im_start|>", "<|im_end|>"} <= set(got.all_special_tokens) and "<nope>" not in got.all_special_tokens
+
+
+def test_an_extension_with_no_new_token_is_refused(tmp_path):
+    """Before: --min-syllable-freq above every count (or a corpus of one letter) wrote a directory
+    equal to the base and exited 0, with a warning that blamed --min-freq (found by an audit)."""
+    from cli_run import one_line_error, wwho
+
+    require_data(GGUF)
+    one = tmp_path / "one.txt"
+    one.write_text("ක\n", encoding="utf-8")
+    line = one_line_error(wwho("extend", "--base", GGUF / "ggml-vocab-gpt-2.gguf", "--corpus", one, "--script",
+                               "sinhala", "--add", "100", "--quiet", "-o", tmp_path / "a"))
+    assert "no new token for sinhala" in line and "occurs 2 times or more" in line
+    line = one_line_error(wwho("extend", "--base", GGUF / "ggml-vocab-gpt-2.gguf", "--corpus", _corpus_file(tmp_path),
+                               "--script", "sinhala", "--add", "100", "--min-syllable-freq", "1000000000", "--quiet",
+                               "-o", tmp_path / "b"))
+    assert "(--min-syllable-freq)" in line and "lower --min-syllable-freq" in line
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

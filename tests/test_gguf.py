@@ -84,10 +84,31 @@ def test_non_bpe_models_are_refused(name, model):
 
 def test_missing_pre_tokenizer_key():
     path = _vocab("gpt-neox")
-    with pytest.raises(GGUFError, match="no 'tokenizer.ggml.pre' key; pass pretokenizer="):
+    with pytest.raises(GGUFError, match="no 'tokenizer.ggml.pre' key, so its pre-tokenizer must be given: pass "
+                                        "pretokenizer=.*or --pattern gpt2 on the command line"):
         ByteBPE.from_gguf(path)
     tok = ByteBPE.from_gguf(path, pretokenizer="gpt-2")
     assert tok.decode(tok.encode("Hello world")) == "Hello world"
+
+
+def test_the_command_line_gives_a_gguf_without_pre_key_its_pattern(tmp_path):
+    """Before: the error said to pass pretokenizer=, which the command line has no way to do, and
+    --pattern was refused for a .gguf (found by an audit). Now --pattern is that pre-tokenizer, and
+    is refused for a GGUF that names its own, which it would silently replace."""
+    from cli_run import one_line_error, wwho
+
+    from wwho.loading import load_tokenizer
+
+    path = _vocab("gpt-neox")
+    want = ByteBPE.from_gguf(path, pretokenizer="gpt-2").encode("Hello world")
+    assert load_tokenizer(path, pattern="gpt2").encode("Hello world") == want
+    from wwho.extend.extension import load_base
+
+    assert load_base(path, pattern="gpt2")[0].encode("Hello world") == want  # wwho extend --base it --pattern
+    done = wwho("encode", "--tokenizer", path, "--pattern", "gpt2", "Hello world")
+    assert done.returncode == 0 and done.stdout.decode().split() == [str(i) for i in want]
+    line = one_line_error(wwho("encode", "--tokenizer", _vocab("llama-bpe"), "--pattern", "gpt2", "x"))
+    assert "names its pre-tokenizer (tokenizer.ggml.pre = 'llama-bpe')" in line
 
 
 def test_metadata_reader_equals_gguf_package():

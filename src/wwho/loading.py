@@ -44,7 +44,8 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     a known encoding, which the file itself does not say."""
     kind = kind or detect_kind(path)
     p = Path(path)
-    if pattern is not None and not (kind == "bytelevel" and (p.suffix == ".tiktoken" or not p.exists())):
+    if pattern is not None and kind != "gguf" and not (kind == "bytelevel" and (p.suffix == ".tiktoken"
+                                                                             or not p.exists())):
         from wwho.bytelevel.files import KIND_NAMES
 
         # (it would be ignored: every other kind's files name their own pre-tokenizer, or have none)
@@ -67,8 +68,9 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
         return ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE
+        from wwho.bytelevel.gguf import command_line_pretokenizer
 
-        return ByteBPE.from_gguf(p)
+        return ByteBPE.from_gguf(p, pretokenizer=command_line_pretokenizer(p, pattern))
     if kind == "binary":
         from wwho.binary.tokenizer import BinaryTokenizer
 

@@ -221,6 +221,18 @@ class _Reader:
         return Skipped(name or _type_name(kind), end - start, count)
 
 
+def command_line_pretokenizer(path: str | Path, pattern: str | None) -> str | None:
+    """``--pattern`` for a GGUF file: the pre-tokenizer of one that has no ``tokenizer.ggml.pre``
+    (older conversions), refused for one that names its own, which it would silently replace."""
+    if pattern is None:
+        return None
+    pre = read_metadata(path).get("tokenizer.ggml.pre")
+    if pre is not None:
+        raise GGUFError(f"{path}: names its pre-tokenizer (tokenizer.ggml.pre = {brief(pre)}); --pattern "
+                        "(pattern=) is for a GGUF file that has none, or a .tiktoken file")
+    return pattern
+
+
 def read_metadata(path: str | Path, *, engine: str = "fast") -> dict[str, Any]:
     """The key/value metadata of a GGUF file, every key in file order.
 
@@ -423,7 +435,8 @@ def load_gguf(
     pre = typed("tokenizer.ggml.pre", str)
     if pretokenizer is None:
         if pre is None:
-            raise GGUFError(f"{path}: no 'tokenizer.ggml.pre' key; pass pretokenizer= (e.g. 'gpt-2')")
+            raise GGUFError(f"{path}: no 'tokenizer.ggml.pre' key, so its pre-tokenizer must be given: pass "
+                            "pretokenizer= (e.g. 'gpt-2'), or --pattern gpt2 on the command line")
         if pre not in GGUF_PRETOKENIZERS:
             raise GGUFError(
                 f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={brief(pre)}; "

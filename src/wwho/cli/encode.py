@@ -34,8 +34,8 @@ from wwho.errors import CorpusError, TokenizerError
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.threads import MAX_THREADS
 
-PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding: gpt2, gpt4, o200k "
-                "(or another name wwho knows) or a regex")
+PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding, or of a .gguf file without "
+                "tokenizer.ggml.pre: gpt2, gpt4, o200k (or another name wwho knows) or a regex")
 
 TIKTOKEN_FILE_HELP = ("tiktoken's ranks file (e.g. o200k_base.tiktoken) for o200k_base/meta tokenizers offline; "
                       "same as WWHO_TIKTOKEN_FILE=PATH")

@@ -113,8 +113,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pattern",
         default=None,
-        help="the pre-tokenizer of a .tiktoken BASE that is not a known encoding: a regex, or gpt2, "
-        "gpt4, o200k (other bases carry their own)",
+        help="the pre-tokenizer of a .tiktoken BASE that is not a known encoding, or of a .gguf BASE without "
+        "tokenizer.ggml.pre: a regex, or gpt2, gpt4, o200k (other bases carry their own)",
     )
     p.add_argument(
         "--no-verify",

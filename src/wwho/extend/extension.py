@@ -64,8 +64,10 @@ def load_base(
     pre-tokenizer of a ``.tiktoken`` file that is not a known encoding (a regex, or ``gpt2``,
     ``gpt4``, ``o200k``); every other base carries its own.
     """
-    if pattern is not None and not (isinstance(base, (str, os.PathLike)) and str(base).lower().endswith(".tiktoken")):
-        raise VocabError("pattern= (--pattern) is for a .tiktoken base only; every other base carries its own")
+    if pattern is not None and not (isinstance(base, (str, os.PathLike))
+                                    and str(base).lower().endswith((".tiktoken", ".gguf"))):
+        raise VocabError("pattern= (--pattern) is for a .tiktoken base, or a .gguf one without tokenizer.ggml.pre; "
+                         "every other base carries its own")
     if isinstance(base, ByteBPE):
         return base, {}
     spec = os.fspath(base)
@@ -100,10 +102,11 @@ def _load_file(path: Path, pattern: str | None) -> tuple[ByteBPE, dict]:
         raise VocabError(f"{path}: no tokenizer.json or bytelevel.json here")
     suffix = path.suffix.lower()
     if suffix == ".gguf":
-        from wwho.bytelevel.gguf import read_metadata
+        from wwho.bytelevel.gguf import command_line_pretokenizer, read_metadata
 
         template = read_metadata(path).get("tokenizer.chat_template")
-        return ByteBPE.from_gguf(path), ({"chat_template": template} if isinstance(template, str) else {})
+        tok = ByteBPE.from_gguf(path, pretokenizer=command_line_pretokenizer(path, pattern))
+        return tok, ({"chat_template": template} if isinstance(template, str) else {})
     if suffix == ".tiktoken":
         return ByteBPE.from_tiktoken(path, pattern=pattern), {}
     if path.name == "bytelevel.json":
