@@ -701,6 +701,24 @@ def test_export_hf_directory_has_the_end_of_text_role_and_every_id(ours, tmp_pat
     assert hf.encode(line).ids == ours.encode(line)
 
 
+def test_from_hf_reads_the_roles_of_the_files_beside_it(tmp_path):
+    """Before: a tokenizer.json names no roles, so an HF export or a saved extension read back had no
+    EOS (wwho inspect showed 'eos None' for a Llama 3 extension; found by an audit). The roles come
+    from special_tokens_map.json / tokenizer_config.json beside it, as transformers reads them."""
+    from conftest import require_data
+
+    gguf = require_data(DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf")
+    base = ByteBPE.from_gguf(gguf)
+    base.export_hf(tmp_path / "llama")
+    back = ByteBPE.from_hf(tmp_path / "llama" / "tokenizer.json")
+    assert (back.model.bos_id, back.model.eos_id) == (base.model.bos_id, base.model.eos_id) == (128000, 128001)
+    assert back.encode("hi there") == base.encode("hi there")
+    (tmp_path / "llama" / "special_tokens_map.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "llama" / "tokenizer_config.json").write_text("[]", encoding="utf-8")
+    alone = ByteBPE.from_hf(tmp_path / "llama" / "tokenizer.json")  # files it cannot use name no role
+    assert (alone.model.bos_id, alone.model.eos_id) == (128000, None)  # the BOS its post-processor adds
+
+
 def test_from_hf_reads_the_export_back(ours, o200k_hf):
     _, path = o200k_hf
     back = ByteBPE.from_hf(path)

@@ -324,7 +324,9 @@ def test_from_hf_reads_back_the_same_model(extensions, case):
     assert back.ranks == model.ranks and back.merges == model.merges
     assert back.special_tokens == model.special_tokens and back.added_tokens == model.added_tokens
     assert back.ignore_merges == model.ignore_merges
-    assert (back.bos_id, back.add_bos) == ((model.bos_id, True) if model.add_bos else (None, False))
+    assert (back.bos_id, back.add_bos) == (model.bos_id, model.add_bos)
+    # the roles come from the files beside tokenizer.json: a tiktoken base's end of text is the EOS there
+    assert back.eos_id == (model.eos_id if model.eos_id is not None else model.special_tokens.get("<|endoftext|>"))
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -491,8 +493,10 @@ def test_load_base_specs(bases, tmp_path):
     assert named.name == "o200k_base" and named.n_vocab == 200_019 and named.model.ranks == o200k_ranks
     renamed, _ = load_base(_renamed(O200K_FILE, tmp_path / "ranks.tiktoken"))  # known by its content
     assert renamed.name == "o200k_base" and renamed.model.ranks == o200k_ranks
-    with pytest.raises(VocabError, match="for a .tiktoken base only"):
+    with pytest.raises(VocabError, match="names its pre-tokenizer"):
         load_base(GGUF / "ggml-vocab-qwen2.gguf", pattern="o200k")
+    with pytest.raises(VocabError, match="for a .tiktoken base, or a .gguf one without"):
+        load_base(tmp_path / "x.json", pattern="o200k")
 
 
 def _renamed(source: Path, target: Path) -> Path:

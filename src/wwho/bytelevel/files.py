@@ -733,6 +733,9 @@ def from_hf(path: str | Path) -> ByteLevelModel:
                     raise VocabError(f"{path}: model.merges[{n}]: {brief(part)} is not a token")
         (bos_id, add_bos), (eos_id, add_eos) = _hf_template(data.get("post_processor"), {**special, **added},
                                                              vocab, path)
+        roles = _folder_roles(path.parent, {**vocab, **named})  # where no post-processor says (not added)
+        bos_id = roles.get("bos_token") if bos_id is None else bos_id
+        eos_id = roles.get("eos_token") if eos_id is None else eos_id
         try:
             pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
         except VocabError as exc:  # a bad or empty regex: say which file holds it
@@ -763,6 +766,30 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         add_eos=add_eos,
         name=path.stem,
     ), where)
+
+
+def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
+    """The ids of the BOS and EOS roles that transformers' files beside a ``tokenizer.json`` name
+    (``special_tokens_map.json`` first, then ``tokenizer_config.json``, as transformers reads them),
+    where the token is in ``ids``. A tokenizer.json alone names no role, so a saved extension or HF
+    export read back had no EOS; files that cannot be read name none (they are transformers', and
+    the tokenizer is whole without them)."""
+    found: dict[str, int] = {}
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+        path = folder / name
+        try:
+            data = parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError) \
+                if path.is_file() else {}
+        except VocabError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        for role in ("bos_token", "eos_token"):
+            value = data.get(role)
+            text = value.get("content") if isinstance(value, dict) else value
+            if role not in found and isinstance(text, str) and is_id(ids.get(text)):
+                found[role] = ids[text]
+    return found
 
 
 def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str]]:
