@@ -441,3 +441,17 @@ def test_rayon_num_threads_beyond_the_bound_is_lowered(tmp_path):
     rc, threads = map(int, done.stdout.split()[-2:])
     assert rc == 0 and threads < 300, (done.stdout, done.stderr[-2000:])
     assert "wwho: warning: RAYON_NUM_THREADS=2000 is more than 256 threads" in done.stderr
+
+
+@pytest.mark.parametrize("value,threads", [("4", 4), ("0", None), ("", None), ("\u00b2", None), (" 4", None),
+                                           ("x", None), ("300", 300)])
+def test_rayon_num_threads_is_read_as_rayon_reads_it(monkeypatch, value, threads):
+    """One reading for the command's bound and the binary kind's call sizes. Before, the binary kind
+    took RAYON_NUM_THREADS='²' (str.isdigit) and failed in int() with a ValueError."""
+    from wwho.binary.mapping import _calls
+    from wwho.threads import rayon_threads
+
+    monkeypatch.setenv("RAYON_NUM_THREADS", value)
+    assert rayon_threads() == threads
+    texts = ["ab"] * 10
+    assert [t for call in _calls(texts) for t in call] == texts

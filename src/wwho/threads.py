@@ -47,3 +47,13 @@ def thread_count(num_threads: object) -> int | None:
     if not 1 <= n <= MAX_THREADS:
         raise TokenizerError(f"{bounds}; not {n}")
     return min(n, cpus())
+
+
+def rayon_threads() -> int | None:
+    """``RAYON_NUM_THREADS`` as rayon reads it (the size of Hugging Face ``tokenizers``' pool): a
+    count written in ASCII digits, or None where it is unset, 0 or anything else (rayon's default,
+    one thread per core). Tested with ``str`` methods, not ``int()`` in a ``try``: the command calls
+    this as a verb starts, where a ``ValueError`` raised and caught now and then swallowed a Ctrl-C
+    pressed as wwho started (tests/test_interrupt.py)."""
+    value = os.environ.get("RAYON_NUM_THREADS", "")
+    return (int(value) or None) if value.isascii() and value.isdigit() else None

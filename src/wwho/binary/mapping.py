@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 from wwho.errors import TokenizerError, WrongTypeError
 from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
-from wwho.threads import thread_count
+from wwho.threads import rayon_threads, thread_count
 
 #: Data longer than this is encoded in pieces (see :func:`encode_bytes`).
 CHUNK_BYTES = 1 << 16
@@ -226,8 +226,7 @@ _CALL_BYTES_PER_CORE = 1 << 20
 
 def _calls(texts: list[str]) -> Iterator[list[str]]:
     """``texts`` in consecutive runs of about :data:`_CALL_BYTES_PER_CORE` per core."""
-    named = os.environ.get("RAYON_NUM_THREADS", "")  # the cores HF's pool uses
-    cores = int(named) if named.isdigit() and int(named) > 0 else (os.cpu_count() or 1)
+    cores = rayon_threads() or (os.cpu_count() or 1)  # the threads of HF's pool
     size = _CALL_BYTES_PER_CORE * cores
     start = held = 0
     for k, text in enumerate(texts):

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from wwho.cli.options import strict
 from wwho.errors import WwhoError, WwhoWarning, printable
-from wwho.threads import MAX_THREADS, cpus  # at import: an import inside a verb can swallow Ctrl-C
+from wwho.threads import MAX_THREADS, cpus, rayon_threads  # at import: one inside a verb can swallow Ctrl-C
 
 _python_show_warning = warnings.showwarning
 
@@ -163,18 +163,14 @@ def _no_current_directory() -> bool:
 def _bound_rayon_threads() -> None:
     """``RAYON_NUM_THREADS`` sizes the thread pool of Hugging Face ``tokenizers`` (the export check
     of ``wwho train`` and ``wwho export``, the binary kind), made on its first use in the process:
-    ``RAYON_NUM_THREADS=100000`` made thousands of threads, for seconds in which Ctrl-C could not
-    act. A value above :data:`wwho.threads.MAX_THREADS` is lowered to this process's CPUs, with a
+    ``RAYON_NUM_THREADS=100000`` would make thousands of threads, for seconds in which Ctrl-C could
+    not act. A value above :data:`wwho.threads.MAX_THREADS` is lowered to this process's CPUs, with a
     warning (wwho's own pools take their sizes from ``--threads``, bounded the same way)."""
-    value = os.environ.get("RAYON_NUM_THREADS", "").strip()
-    # Tested, not tried with int(): a ValueError raised and caught here, at the start of the verb,
-    # now and then swallowed a Ctrl-C pressed as wwho started (tests/test_interrupt.py).
-    if not (value.isascii() and value.isdigit()):  # unset, or a value rayon does not read either
-        return
-    n = int(value)
-    if n > MAX_THREADS:
-        os.environ["RAYON_NUM_THREADS"] = str(cpus())
-        print(f"wwho: warning: RAYON_NUM_THREADS={n} is more than {MAX_THREADS} threads; using {cpus()}, "
+    n = rayon_threads()
+    if n is not None and n > MAX_THREADS:
+        use = cpus()
+        os.environ["RAYON_NUM_THREADS"] = str(use)
+        print(f"wwho: warning: RAYON_NUM_THREADS={n} is more than {MAX_THREADS} threads; using {use}, "
               "one per CPU", file=sys.stderr)
 
 
