@@ -140,8 +140,8 @@ def _walk(root: Path, shown: str) -> list[Path]:
 
 def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
     """``names`` less the files of a tokenizer wwho saved in ``folder`` (its manifest and the files
-    the manifest lists), with a warning: ``wwho train -o corpus corpus`` run twice read the first
-    run's ``vocab.json`` and ``tokenizer.json`` as training text the second time."""
+    the manifest lists), with a warning: ``wwho train -o corpus corpus`` run twice would otherwise
+    read the first run's ``vocab.json`` and ``tokenizer.json`` as training text."""
     from wwho.savedir import MANIFEST, listed
 
     if MANIFEST not in names:

@@ -49,9 +49,9 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
         from wwho.bytelevel.files import KIND_NAMES
 
         # (it would be ignored: every other kind's files name their own pre-tokenizer, or have none)
-        raise VocabError(f"{path}: pattern= (--pattern) is for a .tiktoken file or a tiktoken encoding's name, "
-                         f"whose ranks hold no pre-tokenizer; this is {KIND_NAMES.get(kind, kind)}, which names "
-                         "its own")
+        raise VocabError(f"{path}: pattern= (--pattern) is for a .tiktoken file or a tiktoken encoding's name, or "
+                         f"a GGUF file without tokenizer.ggml.pre, which hold no pre-tokenizer; this is "
+                         f"{KIND_NAMES.get(kind, kind)}, which names its own")
     if kind == "sgpe":
         from wwho.sgpe import SGPETokenizer
 

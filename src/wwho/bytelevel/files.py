@@ -771,9 +771,9 @@ def from_hf(path: str | Path) -> ByteLevelModel:
 def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
     """The ids of the BOS and EOS roles that transformers' files beside a ``tokenizer.json`` name
     (``special_tokens_map.json`` first, then ``tokenizer_config.json``, as transformers reads them),
-    where the token is in ``ids``. A tokenizer.json alone names no role, so a saved extension or HF
-    export read back had no EOS; files that cannot be read name none (they are transformers', and
-    the tokenizer is whole without them)."""
+    where the token is in ``ids``: a tokenizer.json alone names no role, and without these a saved
+    extension or HF export read back would have no EOS. Files that cannot be read name none (they
+    are transformers', and the tokenizer is whole without them)."""
     found: dict[str, int] = {}
     for name in ("special_tokens_map.json", "tokenizer_config.json"):
         path = folder / name

@@ -72,8 +72,8 @@ def _kind(args: argparse.Namespace) -> str:
                          "tokenizers.Tokenizer.from_file and AutoTokenizer read it as it is")
     refuse_meta(args.path)
     if args.pattern is not None:
-        raise VocabError("--pattern is for a .tiktoken file or a tiktoken encoding's name; an SGPE vocabulary "
-                         "names its own pre-tokenizer")
+        raise VocabError("--pattern is for a .tiktoken file, a tiktoken encoding's name or a GGUF file without "
+                         "tokenizer.ggml.pre; an SGPE vocabulary names its own pre-tokenizer")
     return "sgpe"
 
 

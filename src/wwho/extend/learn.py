@@ -154,19 +154,17 @@ def learn(
     # 4. merges of whole units
     _learn_merges(split, counts, known, merges, add=add, min_freq=min_freq, stats=stats, progress=progress,
                   label=label)
+    if not merges:  # an extension equal to its base, reported as done, is no result
+        given = min_syllable_freq is not None
+        raise VocabError(f"no new token for {scripts.label}: no character of it that the base lacks, nor any "
+                         f"syllable, occurs {min_syllable_freq or 2:,} times or more in the corpus"
+                         + (" (--min-syllable-freq)" if given else "")
+                         + ". Give more text" + (", or a lower --min-syllable-freq" if given else ""))
     if len(merges) < add:
-        floor = (f"seen {min_syllable_freq:,} times or more (--min-syllable-freq)" if min_syllable_freq is not None
-                 else "worth a token")
-        why = (f"{len(known):,} syllables of {scripts.label} are {floor}, within --syllable-share {syllable_share:g} "
-               f"of the budget, and no pair of units occurs {min_freq:,} times (--min-freq) any more")
-        if not merges:  # an extension equal to its base, reported as done, is no result
-            times = min_syllable_freq or 2
-            raise VocabError(f"no new token for {scripts.label}: no character of it that the base lacks, nor any "
-                             f"syllable, occurs {times:,} times or more in the corpus"
-                             + (" (--min-syllable-freq)" if min_syllable_freq is not None else "")
-                             + ". Give more text" + (", or a lower --min-syllable-freq" if min_syllable_freq else ""))
-        print(f"wwho: warning: the corpus supports only {len(merges):,} new tokens of the {add:,} asked: {why}",
-              file=sys.stderr)
+        floor = f"seen {min_syllable_freq:,} times or more (--min-syllable-freq)" if min_syllable_freq else "worth a token"
+        print(f"wwho: warning: the corpus supports only {len(merges):,} new tokens of the {add:,} asked: "
+              f"{len(known):,} syllables of {scripts.label} are {floor}, within --syllable-share {syllable_share:g} "
+              f"of the budget, and no pair of units occurs {min_freq:,} times (--min-freq) any more", file=sys.stderr)
     return known, stats
 
 
