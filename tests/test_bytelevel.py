@@ -29,7 +29,8 @@ from reference.bytelevel_py import (
 )
 
 from wwho.bytelevel import ByteBPE, DisallowedSpecialError
-from wwho.bytelevel.files import read_tiktoken_ranks, tiktoken_merges
+from wwho.bytelevel.files import read_tiktoken_ranks
+from wwho.bytelevel.hf_files import tiktoken_merges
 from wwho.errors import TokenizerError, VocabError, WwhoError
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -920,7 +921,7 @@ def test_exported_regex_forms_split_like_the_named_ones_in_huggingface(name):
     reads as a repeated group): Hugging Face's own Split on the exported form gives our pieces."""
     from tokenizers import Regex, pre_tokenizers
 
-    from wwho.bytelevel.files import _hf_split
+    from wwho.bytelevel.hf_files import _hf_split
     from wwho.bytelevel.pretokenize import Pretokenizer
 
     ours = Pretokenizer.named(name)

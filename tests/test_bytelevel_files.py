@@ -159,7 +159,7 @@ def test_tokenizer_json_variants_encode_and_decode_as_hf(trained, tmp_path, chan
 ])
 def test_tokenizer_json_that_bytebpe_would_run_otherwise_goes_to_hf(trained, tmp_path, change, message):
     # What ByteBPE does not run exactly as HF does is not ByteBPE's: load_tokenizer hands it to HF.
-    from wwho.bytelevel.files import NotByteLevel
+    from wwho.bytelevel.hf_files import NotByteLevel
     from wwho.loading import HFTokenizer
 
     path = _hf(trained, tmp_path, change)

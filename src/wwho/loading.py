@@ -13,8 +13,8 @@
 Every wwho kind loaded satisfies :class:`wwho.protocol.Tokenizer` (binary: bytes in and out);
 an ``hf`` tokenizer that is not byte-level has ``encode(text) -> list[int]``, ``decode(ids) -> str``
 and ``vocab_size``. This module only dispatches; each kind lives in its own module. The kind is told by
-:func:`wwho.bytelevel.files.detect_kind`, which lives below every loader so that a loader given another
-kind can say what it is (:func:`wwho.bytelevel.files.check_kind`) without an import cycle.
+:func:`wwho.kinds.detect_kind`, which lives below every loader so that a loader given another
+kind can say what it is (:func:`wwho.kinds.check_kind`) without an import cycle.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 
 def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path`` (see the module docstring), as
-    :func:`wwho.bytelevel.files.detect_kind` tells it."""
-    from wwho.bytelevel.files import detect_kind as detect
+    :func:`wwho.kinds.detect_kind` tells it."""
+    from wwho.kinds import detect_kind as detect
 
     return detect(path)
 
@@ -46,7 +46,7 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     p = Path(path)
     if pattern is not None and kind != "gguf" and not (kind == "bytelevel" and (p.suffix == ".tiktoken"
                                                                              or not p.exists())):
-        from wwho.bytelevel.files import KIND_NAMES
+        from wwho.kinds import KIND_NAMES
 
         # (it would be ignored: every other kind's files name their own pre-tokenizer, or have none)
         raise VocabError(f"{path}: pattern= (--pattern) is for a .tiktoken file or a tiktoken encoding's name, or "
@@ -82,7 +82,7 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
 
 def _load_hf(path: Path) -> Any:
     from wwho.bytelevel import ByteBPE
-    from wwho.bytelevel.files import NotByteLevel
+    from wwho.bytelevel.hf_files import NotByteLevel
 
     try:
         return ByteBPE.from_hf(path)  # a broken byte-level file is an error, not a reason to try HF

@@ -6,13 +6,14 @@
 | :mod:`~wwho.bytelevel.tiktoken_names` | the rest of ``tiktoken.Encoding``'s methods, mixed into :class:`ByteBPE` |
 | :mod:`~wwho.bytelevel.model` | :class:`ByteLevelModel`: the data every loader returns and every writer takes |
 | :mod:`~wwho.bytelevel.pretokenize` | the pre-tokenizer regexes (GPT-2, cl100k, o200k, GGUF models') |
-| :mod:`~wwho.bytelevel.files` | ``.tiktoken`` ranks, wwho's directory format, HF ``tokenizer.json`` in and out |
+| :mod:`~wwho.bytelevel.files` | ``.tiktoken`` ranks, wwho's directory format |
+| :mod:`~wwho.bytelevel.hf_files` | HF ``tokenizer.json`` in and out |
 | :mod:`~wwho.bytelevel.gguf` | the tokenizer of a llama.cpp GGUF file |
 | :mod:`~wwho.bytelevel.train` | training on a corpus |
 | :mod:`~wwho.bytelevel.tiktoken_loader` | ``tiktoken.Encoding`` objects, offline from a sha256-checked file |
 | :mod:`~wwho.bytelevel.streaming` | :class:`StreamingDecoder` for generation (any tokenizer kind) |
 
-Imports flow one way: ``tokenizer`` -> ``files``/``gguf``/``train`` -> ``model`` -> ``pretokenize``.
+Imports flow one way: ``tokenizer`` -> ``hf_files`` -> ``files``/``gguf``/``train`` -> ``model`` -> ``pretokenize``.
 """
 
 from wwho.bytelevel.model import ByteLevelModel

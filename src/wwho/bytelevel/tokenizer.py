@@ -581,7 +581,7 @@ class ByteBPE(TiktokenNames):
     @classmethod
     def from_hf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
-        from wwho.bytelevel.files import from_hf
+        from wwho.bytelevel.hf_files import from_hf
 
         return cls.from_model(from_hf(_path(path, "from_hf")), cache_bytes=cache_bytes)
 
@@ -589,7 +589,8 @@ class ByteBPE(TiktokenNames):
     def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a directory written by :meth:`save`. Another kind of tokenizer is an error that
         names it (:func:`wwho.load_tokenizer` loads any kind)."""
-        from wwho.bytelevel.files import check_kind, load
+        from wwho.bytelevel.files import load
+        from wwho.kinds import check_kind
 
         path = _path(path, "load")
         try:
@@ -603,8 +604,11 @@ class ByteBPE(TiktokenNames):
         """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; + ``tokenizer.json``
         with ``hf=True``) into ``directory``, all or nothing (:func:`wwho.savedir.save_files`)."""
         from wwho.bytelevel.files import save
+        from wwho.bytelevel.hf_files import hf_json
+        from wwho.fileio import json_bytes
 
-        return save(self.model, directory, hf=hf)
+        beside = {"tokenizer.json": json_bytes(hf_json(self.model), indent=None)} if hf else None
+        return save(self.model, directory, beside=beside)
 
     def export_hf(self, path: str | Path) -> Path:
         """Write this tokenizer for Hugging Face, encoding exactly like it. ``path`` ending in
@@ -612,7 +616,7 @@ class ByteBPE(TiktokenNames):
         ``AutoTokenizer.from_pretrained``, as saves write one: ``tokenizer.json``,
         ``tokenizer_config.json`` (BOS/EOS roles; BOS added where the model adds it, as a GGUF's
         ``add_bos`` says) and ``special_tokens_map.json``. Returns the path written."""
-        from wwho.bytelevel.files import export_hf
+        from wwho.bytelevel.hf_files import export_hf
 
         return export_hf(self.model, path)
 

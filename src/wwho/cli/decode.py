@@ -40,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
         return binary.run_decode(args)
     if args.binary:  # a text tokenizer is not read as a binary one: say so, not "not a tokenizer"
-        from wwho.bytelevel.files import KIND_NAMES
         from wwho.errors import CorpusError
+        from wwho.kinds import KIND_NAMES
 
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
     output = results_output(args, reads=["-"] if args.ids == ["-"] else [])

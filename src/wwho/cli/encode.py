@@ -26,11 +26,11 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from wwho.bytelevel.files import KIND_NAMES
 from wwho.cli.outputs import results_output, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
+from wwho.kinds import KIND_NAMES
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.threads import MAX_THREADS
 

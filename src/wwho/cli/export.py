@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wwho.bytelevel.files import KIND_NAMES, hf_directory_files
+from wwho.bytelevel.hf_files import hf_directory_files
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.options import text_field
 from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir, printing
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import VocabError
 from wwho.export.verify import verify
+from wwho.kinds import KIND_NAMES
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.notices import plural
 from wwho.savedir import check_target, save_files

@@ -12,7 +12,7 @@ The result (:class:`Extension`) is one byte-level BPE with the merges rule:
   (:mod:`wwho.extend.pretokenizer`);
 * **merges**: the new merges (:mod:`wwho.extend.building`, :mod:`wwho.extend.learn`), then the
   base's in their own order (a tiktoken base's ranks become "every split of every token, by rank",
-  as in :func:`wwho.bytelevel.files.tiktoken_merges`). A base merge that is also a new one is kept
+  as in :func:`wwho.bytelevel.hf_files.tiktoken_merges`). A base merge that is also a new one is kept
   only at its new place; such a pair is exclusive to the scripts, so this changes nothing elsewhere.
   ``ignore_merges`` is the base's (always on for tiktoken bases).
 
@@ -34,7 +34,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from wwho.bytelevel import ByteBPE
-from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, reserved_tokens, tiktoken_merges
+from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+from wwho.bytelevel.hf_files import reserved_tokens, tiktoken_merges
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import count_bytelevel

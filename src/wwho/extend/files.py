@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from wwho import savedir
-from wwho.bytelevel.files import hf_json, hf_post_processor, model_roles
+from wwho.bytelevel.hf_files import hf_json, hf_post_processor, model_roles
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.errors import VocabError
 from wwho.fileio import json_bytes

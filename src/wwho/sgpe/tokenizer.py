@@ -148,7 +148,7 @@ class SGPETokenizer:
     def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
         """Load a ``vocab.json``, or a directory holding one. Another kind of tokenizer is an error
         that names it (:func:`wwho.load_tokenizer` loads any kind)."""
-        from wwho.bytelevel.files import check_kind
+        from wwho.kinds import check_kind
 
         path = Path(path)
         if path.is_dir():

@@ -1,0 +1,461 @@
+"""Hugging Face ``tokenizer.json`` of a byte-level BPE, both ways: :func:`export_hf` (one file, or a
+directory ``AutoTokenizer.from_pretrained`` reads) and :func:`from_hf` (a byte-level BPE
+``tokenizer.json`` read back as a merges-rule model).
+
+For the ranks rule the merge list holds, for every token, every split into two tokens, ordered by
+the token's rank, which lets the Hugging Face merge rule reproduce tiktoken's. Ids the vocabulary
+leaves without a token get special ``<|reserved_ID|>`` tokens, so that ``len()`` of the
+Hugging Face tokenizer is the model's row count.
+
+Not here: ``.tiktoken`` files and wwho's own directory format (:mod:`wwho.bytelevel.files`),
+SGPE's export (:mod:`wwho.export.sgpe_hf`), and tokenizer.json files of other models, which
+:func:`wwho.load_tokenizer` hands to HF ``tokenizers`` (:class:`NotByteLevel` says which).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from wwho import _core
+from wwho.bytelevel.files import merge_pairs, read_file
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import (
+    _HF_GPT2,
+    _PUNCT_RUN,
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    Pretokenizer,
+    bytes_to_unicode,
+)
+from wwho.bytelevel.tiktoken_names import END_OF_TEXT
+from wwho.bytelevel.validate import check_id, check_model, is_id
+from wwho.errors import VocabError, brief
+from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
+from wwho.savedir import check_saved, save_files
+
+
+def tiktoken_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """Every split of every token into two tokens, ordered by the token's rank (then split point).
+
+    With these merges the Hugging Face rule (only listed pairs, lowest first) merges a
+    pair exactly when tiktoken's rule would (its concatenation is a token) and in the
+    same order, except between different pairs forming the same token, which tiktoken
+    orders by position and this list by split point.
+    """
+    merges = []
+    for token, _ in sorted(ranks.items(), key=lambda item: item[1]):
+        for cut in range(1, len(token)):
+            if token[:cut] in ranks and token[cut:] in ranks:
+                merges.append((token[:cut], token[cut:]))
+    return merges
+
+
+def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
+    """Write ``tok`` for Hugging Face. ``path`` ending in ``.json``: :func:`hf_json` as that one file
+    (atomically). Any other ``path``: a directory as ``AutoTokenizer.from_pretrained`` reads it
+    (:func:`hf_directory_files`), written as one save (:func:`wwho.savedir.save_files`)."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        write_bytes(path, json_bytes(hf_json(tok), indent=None))
+        return path
+    return save_files(path, hf_directory_files(tok), kind="bytelevel-hf")
+
+
+def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
+    """``tokenizer.json`` (with a post-processor adding BOS/EOS where the model adds them: a GGUF's
+    ``add_bos``), ``tokenizer_config.json`` (``PreTrainedTokenizerFast``, the BOS/EOS roles,
+    ``add_bos_token``/``add_eos_token``) and ``special_tokens_map.json``."""
+    data = hf_json(tok)
+    data["post_processor"] = hf_post_processor(tok)
+    roles = model_roles(tok)
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **roles,
+        "add_bos_token": bool(tok.add_bos),
+        "add_eos_token": bool(tok.add_eos),
+        # Spaces are part of byte-level tokens: any clean-up would change the decoded text.
+        "clean_up_tokenization_spaces": False,
+        "wwho": {"kind": "bytelevel", "name": tok.name},
+    }
+    return {
+        "tokenizer.json": json_bytes(data, indent=None),
+        "tokenizer_config.json": json_bytes(config),
+        "special_tokens_map.json": json_bytes(roles),
+    }
+
+
+def model_roles(model: ByteLevelModel) -> dict[str, str]:
+    """transformers' BOS and EOS roles of ``model``: the tokens of its ``bos_id`` and ``eos_id`` (a
+    GGUF's), and for a tiktoken encoding, which names neither, its ``<|endoftext|>`` as the end of a
+    text, as GPT-2's files on the Hub name it."""
+    roles = {}
+    if model.bos_id is not None:
+        roles["bos_token"] = token_text(model, model.bos_id)
+    if model.eos_id is not None:
+        roles["eos_token"] = token_text(model, model.eos_id)
+    elif END_OF_TEXT in model.special_tokens:
+        roles["eos_token"] = END_OF_TEXT
+    return roles
+
+
+def token_text(model: ByteLevelModel, token_id: int) -> str:
+    for table in (model.special_tokens, model.added_tokens):
+        for text, i in table.items():
+            if i == token_id:
+                return text
+    token = next((t for t, i in model.ranks.items() if i == token_id), None)
+    if token is None:
+        raise VocabError(f"token id {token_id} (BOS/EOS) is not in the vocabulary")
+    return bytes_to_unicode(token)
+
+
+def hf_post_processor(model: ByteLevelModel) -> dict | None:
+    """A ``TemplateProcessing`` post-processor putting BOS (and/or EOS) around each sequence where
+    the model adds them (Llama 3's form); None where it adds neither."""
+    bos = token_text(model, model.bos_id) if model.add_bos and model.bos_id is not None else None
+    eos = token_text(model, model.eos_id) if model.add_eos and model.eos_id is not None else None
+    if bos is None and eos is None:
+        return None
+
+    def seq(name: str, type_id: int) -> list[dict]:
+        out = [{"SpecialToken": {"id": bos, "type_id": type_id}}] if bos else []
+        out.append({"Sequence": {"id": name, "type_id": type_id}})
+        return out + ([{"SpecialToken": {"id": eos, "type_id": type_id}}] if eos else [])
+
+    ids = {bos: model.bos_id, eos: model.eos_id}
+    return {
+        "type": "TemplateProcessing",
+        "single": seq("A", 0),
+        "pair": seq("A", 0) + seq("B", 1),
+        "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in (bos, eos) if t},
+    }
+
+
+def hf_json(tok: ByteLevelModel) -> dict:
+    """The content of a Hugging Face ``tokenizer.json`` that encodes exactly like ``tok``."""
+    vocab = {bytes_to_unicode(token): i for token, i in tok.ranks.items()}
+    for i, data in tok.extra_tokens.items():
+        vocab[data.decode("utf-8", "surrogateescape")] = i  # not byte-level text: decodes as itself
+    # Special and added tokens go into the model vocabulary too: Hugging Face renumbers an
+    # added token that the model does not know, whatever "id" says.
+    for text, i in {**tok.special_tokens, **tok.added_tokens}.items():
+        if vocab.get(text, i) != i:
+            raise VocabError(
+                f"cannot export: special token {text!r} has the same text as token {vocab[text]}"
+            )
+        vocab[text] = i
+    merges = tok.merges if tok.merges is not None else tiktoken_merges(tok.ranks)
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    steps = [_hf_split(p) for p in tok.pattern.patterns] + [byte_level]
+    steps += [_hf_split(p) for p in tok.pattern.byte_patterns]
+    used = set(vocab.values())
+    specials = {**tok.special_tokens,
+                **reserved_tokens(used, max(used, default=-1) + 1, {*tok.special_tokens, *tok.added_tokens})}
+    vocab.update(specials)
+    added = [
+        {"id": i, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": special}
+        for special, table in ((True, specials), (False, tok.added_tokens))
+        for text, i in table.items()
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": sorted(added, key=lambda t: t["id"]),
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps},
+        "post_processor": None,
+        "decoder": dict(byte_level),
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": tok.ignore_merges,
+            "vocab": vocab,
+            "merges": [f"{bytes_to_unicode(a)} {bytes_to_unicode(b)}" for a, b in merges],
+        },
+    }
+    return data
+
+
+def reserved_token(token_id: int) -> str:
+    """The special token that holds an id with no token of its own (o200k_harmony's naming)."""
+    return f"<|reserved_{token_id}|>"
+
+
+def reserved_tokens(used: set[int], size: int, taken: set[str]) -> dict[str, int]:
+    """A :func:`reserved_token` for each id below ``size`` that ``used`` lacks (o200k_base: 199,998
+    and 200,000..200,017), so that ``len()`` of a Hugging Face tokenizer is the model's row count.
+    A name already ``taken`` by a special or added token is an error."""
+    holes = {}
+    for i in range(size):
+        if i not in used:
+            name = reserved_token(i)
+            if name in taken:
+                raise VocabError(f"cannot fill id {i}: the vocabulary already has a token {name!r} at another id")
+            holes[name] = i
+    return holes
+
+
+# Oniguruma (Ruby syntax, as in Hugging Face tokenizers) reads "{1,3}+" as "({1,3})+", not as a
+# possessive interval. GPT-2 is exported in its original form, which splits the same way; cl100k with
+# its one possessive interval made greedy (the same here: nothing follows it in its alternative). Not
+# as Llama 3's regex, which splits a final whitespace run holding a newline in two where cl100k's
+# "\s++$" keeps it whole. tests/test_bytelevel.py checks both against Hugging Face's own splitting.
+_HF_FORMS = {GPT2_PATTERN: _HF_GPT2, CL100K_PATTERN: CL100K_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")}
+_POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
+
+
+def hf_pattern(pattern: str) -> str:
+    """The form of a pre-tokenizer regex that Hugging Face's engine (Oniguruma) reads as we do."""
+    pattern = _HF_FORMS.get(pattern, pattern)
+    if _POSSESSIVE_INTERVAL.search(pattern):
+        raise VocabError(
+            f"cannot export {pattern!r}: Hugging Face's regex engine (Oniguruma) reads a possessive "
+            "interval like '{1,3}+' as a repeated group"
+        )
+    return pattern
+
+
+def _hf_split(pattern: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False}
+
+
+class NotByteLevel(VocabError):
+    """A valid ``tokenizer.json`` that ``ByteBPE`` does not run (another model, a normalizer, an
+    unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``."""
+
+
+def from_hf(path: str | Path) -> ByteLevelModel:
+    """A merges-rule model from a byte-level BPE ``tokenizer.json``; :class:`NotByteLevel` if it is
+    a tokenizer of another kind, :class:`VocabError` if it is broken."""
+    path = Path(path)
+    raw = read_file(path)
+    check_saved(path.parent, {path.name: raw}, only_listed=True)
+    data = parse_json(raw, source=str(path), error=VocabError)
+    where = str(path)
+    try:
+        model = data["model"]
+        if model.get("type", "BPE") != "BPE":
+            raise NotByteLevel(f"{path}: model type {brief(model.get('type'))} is not BPE")
+        for key, kind in (("continuing_subword_prefix", str), ("end_of_word_suffix", str), ("dropout", float)):
+            value = model.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (kind, int) if kind is float
+                                                                               else kind)):
+                raise VocabError(f"{path}: model.{key} must be {'a string' if kind is str else 'a number'} or "
+                                 f"null, not {brief(value)}")  # as HF tokenizers refuses it
+            if value:
+                raise NotByteLevel(f"{path}: model.{key}={brief(value)} is not supported")
+        for key in ("byte_fallback", "fuse_unk"):
+            if not isinstance(model.get(key, False), bool):
+                raise VocabError(f"{path}: model.{key} must be true or false, not {brief(model[key])}")
+        if data.get("normalizer") is not None:
+            kind = data["normalizer"].get("type")
+            raise NotByteLevel(f"{path}: normalizer {brief(kind)} is not supported (only null)")
+        patterns, byte_patterns = _hf_pretokenizer(data.get("pre_tokenizer"), path)
+        special, added = {}, {}
+        _hf_decoder(data.get("decoder"), path)
+        for n, entry in enumerate(data.get("added_tokens") or []):
+            text, i = entry["content"], check_id(entry["id"], where, f"added_tokens[{n}]")
+            flags = [flag for flag in ("lstrip", "rstrip", "single_word") if entry.get(flag)]
+            if flags:  # HF moves spaces into such a token, or matches it only as a whole word
+                raise NotByteLevel(f"{path}: added_tokens[{n}] has {'/'.join(flags)}=true, which ByteBPE "
+                                   "does not run")
+            if not isinstance(text, str) or not text:
+                raise VocabError(f"{path}: added_tokens[{n}]: content must be a non-empty string")
+            table = special if entry.get("special") else added
+            if text in special or text in added:
+                raise VocabError(f"{path}: added_tokens[{n}]: {brief(text)} is listed twice")
+            table[text] = i
+        vocab = model["vocab"]
+        if not isinstance(vocab, dict):
+            raise VocabError(f"{path}: model.vocab must be an object of token -> id")
+        ranks, extra = {}, {}
+        named = {**special, **added}
+        texts = list(vocab)
+        for text, i, token in zip(texts, vocab.values(), _core.gpt2_bytes(texts)):
+            if not is_id(i):
+                check_id(i, where, f"model.vocab entry {brief(text, 60)}")
+            if text in named:
+                if named[text] != i:
+                    raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
+                continue
+            if token is None or not token:
+                extra[i] = text.encode("utf-8", "surrogateescape")
+            else:
+                ranks[token] = i
+        raw_merges = model.get("merges") or []
+        if not isinstance(raw_merges, list):
+            raise VocabError(f"{path}: model.merges must be a list")
+        pairs = merge_pairs(raw_merges, lambda k: f"{path}: model.merges[{k}]")
+        # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
+        last = {pair: n for n, pair in enumerate(pairs) if pair is not None}
+        merges = [pair for n, pair in enumerate(pairs) if pair is not None and last[pair] == n]
+        for n in (n for n, pair in enumerate(pairs) if pair is None):
+            # A pair of non-byte-level strings never applies to bytes, but must name tokens (as HF requires).
+            merge = raw_merges[n]
+            cut = merge.find(" ", 1) if isinstance(merge, str) else -1
+            left, right = (merge[:cut], merge[cut + 1:]) if cut > 0 else merge
+            for part in (left, right, left + right):
+                if part not in vocab:
+                    raise VocabError(f"{path}: model.merges[{n}]: {brief(part)} is not a token")
+        (bos_id, add_bos), (eos_id, add_eos) = _hf_template(data.get("post_processor"), {**special, **added},
+                                                             vocab, path)
+        roles = _folder_roles(path.parent, {**vocab, **named})  # where no post-processor says (not added)
+        bos_id = roles.get("bos_token") if bos_id is None else bos_id
+        eos_id = roles.get("eos_token") if eos_id is None else eos_id
+        try:
+            pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
+        except VocabError as exc:  # a bad or empty regex: say which file holds it
+            if str(path) in str(exc):
+                raise
+            raise VocabError(f"{path}: {exc}") from None
+        ignore_merges = model.get("ignore_merges", False)
+        if not isinstance(ignore_merges, bool):
+            raise VocabError(f"{path}: model.ignore_merges must be true or false, not {brief(ignore_merges)}")
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        if isinstance(exc, VocabError):
+            raise
+        if isinstance(exc, KeyError):
+            raise VocabError(f"{path}: the entry {brief(exc.args[0])} is missing (not a tokenizer.json of "
+                             "HF tokenizers?)") from None
+        raise VocabError(f"{path}: an entry is malformed ({brief(str(exc))})") from None
+    return check_model(ByteLevelModel(
+        ranks,
+        pretokenizer,
+        special_tokens=special,
+        merges=merges,
+        ignore_merges=ignore_merges,
+        added_tokens=added,
+        extra_tokens=extra,
+        bos_id=bos_id,
+        add_bos=add_bos,
+        eos_id=eos_id,
+        add_eos=add_eos,
+        name=path.stem,
+    ), where)
+
+
+def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
+    """The ids of the BOS and EOS roles that transformers' files beside a ``tokenizer.json`` name
+    (``special_tokens_map.json`` first, then ``tokenizer_config.json``, as transformers reads them),
+    where the token is in ``ids``: a tokenizer.json alone names no role, and without these a saved
+    extension or HF export read back would have no EOS. Files that cannot be read name none (they
+    are transformers', and the tokenizer is whole without them)."""
+    found: dict[str, int] = {}
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+        path = folder / name
+        try:
+            data = parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError) \
+                if path.is_file() else {}
+        except VocabError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        for role in ("bos_token", "eos_token"):
+            value = data.get(role)
+            text = value.get("content") if isinstance(value, dict) else value
+            if role not in found and isinstance(text, str) and is_id(ids.get(text)):
+                found[role] = ids[text]
+    return found
+
+
+def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str]]:
+    """(text regexes, byte-stage regexes) of a Hugging Face pre-tokenizer."""
+    steps = [spec] if spec is None or spec.get("type") != "Sequence" else spec["pretokenizers"]
+    patterns: list[str] = []
+    byte_patterns: list[str] = []
+    seen_byte_level = False
+    for step in steps:
+        kind = step.get("type") if step else None
+        target = byte_patterns if seen_byte_level else patterns
+        if kind == "ByteLevel":
+            if step.get("add_prefix_space"):
+                raise NotByteLevel(f"{path}: ByteLevel add_prefix_space=true is not supported")
+            if step.get("use_regex", True):
+                target.append(_HF_GPT2)
+            seen_byte_level = True
+        elif kind == "Split":
+            if step.get("behavior") != "Isolated" or step.get("invert"):
+                raise NotByteLevel(f"{path}: Split behaviour {brief(step.get('behavior'))}/invert is not supported")
+            pattern = step["pattern"]
+            regex = pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"])
+            if _matches_empty(regex):  # HF then cuts the text into characters
+                raise NotByteLevel(f"{path}: Split pattern {brief(regex)} matches the empty string")
+            target.append(regex)
+        elif kind == "Digits":
+            target.append(r"\p{N}" if step.get("individual_digits") else r"\p{N}+")
+        elif kind == "Punctuation":
+            behavior = step.get("behavior", "Isolated")
+            if behavior not in ("Isolated", "Contiguous"):
+                raise NotByteLevel(f"{path}: Punctuation behaviour {brief(behavior)} is not supported")
+            target.append(_PUNCT_RUN if behavior == "Contiguous" else _PUNCT_RUN[:-1])
+        else:
+            raise NotByteLevel(f"{path}: pre-tokenizer {brief(kind)} is not supported by ByteBPE")
+    if not seen_byte_level:
+        raise NotByteLevel(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
+    return patterns, byte_patterns
+
+
+def _escape(text: str) -> str:
+    import regex
+
+    return regex.escape(text)
+
+
+def _matches_empty(pattern: str) -> bool:
+    import regex
+
+    try:
+        return regex.fullmatch(pattern, "") is not None
+    except (regex.error, RecursionError):  # (nested thousands deep)
+        return False  # the pre-tokenizer names the bad pattern
+
+
+def _hf_decoder(decoder: dict | None, path: Path) -> None:
+    """A ByteLevel decoder (alone or in a Sequence) is what ``ByteBPE.decode`` does; any other
+    decodes differently in HF (``null`` joins the byte-level strings as they are)."""
+    steps = decoder.get("decoders") if isinstance(decoder, dict) and decoder.get("type") == "Sequence" else [decoder]
+    if not steps or any(not isinstance(step, dict) or step.get("type") != "ByteLevel" for step in steps):
+        kind = decoder.get("type") if isinstance(decoder, dict) else decoder
+        raise NotByteLevel(f"{path}: decoder {brief(kind)} is not ByteLevel, which ByteBPE does not run")
+
+
+def _hf_template(post: dict | None, texts: dict[str, int], vocab: dict, path: Path
+                 ) -> tuple[tuple[int | None, bool], tuple[int | None, bool]]:
+    """((BOS id, add BOS), (EOS id, add EOS)) of a post-processor: none, ByteLevel (offsets only),
+    or a TemplateProcessing putting at most one special token before and one after the text (alone
+    or in a Sequence with ByteLevel); any other is :class:`NotByteLevel`."""
+    none = ((None, False), (None, False))
+    steps = post.get("processors") if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
+    templates = [step for step in steps or [] if not (isinstance(step, dict) and step.get("type") == "ByteLevel")]
+    if not templates or templates == [None]:
+        return none
+    template = templates[0]
+    if len(templates) > 1 or not isinstance(template, dict) or template.get("type") != "TemplateProcessing":
+        kind = template.get("type") if isinstance(template, dict) else template
+        raise NotByteLevel(f"{path}: post-processor {brief(kind)} is not supported by ByteBPE")
+    single = template.get("single") or []
+    at = next((n for n, piece in enumerate(single) if "Sequence" in piece), None)
+    if at is None or at > 1 or len(single) - at > 2 or any("SpecialToken" not in p for n, p in enumerate(single) if n != at):
+        raise NotByteLevel(f"{path}: post-processor template {brief(single, 120)} is not one special token "
+                           "before and/or after the text")
+
+    def token(piece: dict) -> int:
+        name = piece["SpecialToken"]["id"]
+        ids = (template.get("special_tokens") or {}).get(name, {}).get("ids")
+        own = texts.get(name, vocab.get(name))
+        if own is None or ids != [own]:  # HF adds the template's ids, whatever the vocabulary says
+            raise NotByteLevel(f"{path}: post-processor special token {brief(name)} has ids {brief(ids)}, "
+                               f"not its token's id {own}")
+        return own
+
+    bos = (token(single[0]), True) if at == 1 else (None, False)
+    eos = (token(single[at + 1]), True) if len(single) > at + 1 else (None, False)
+    return bos, eos
