@@ -19,7 +19,7 @@ from wwho import _core, load_tokenizer
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.files import _parse_merges_txt
 from wwho.bytelevel.pretokenize import unicode_to_bytes
-from wwho.errors import VocabError
+from wwho.errors import TokenizerError, VocabError
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -103,6 +103,63 @@ def test_other_hf_tokenizers_still_go_to_hf_but_with_checked_ids(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(data))
     with pytest.raises(VocabError, match=r"model.vocab entries 'a' and 'b' have the same id 0"):
         load_tokenizer(tmp_path / "tokenizer.json")
+
+
+def _word_level(path: Path, **settings) -> Path:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    hf = Tokenizer(models.WordLevel({"a": 0, "b": 1, "[UNK]": 2, "[PAD]": 3}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.save(str(path))
+    data = json.loads(path.read_text())
+    data.update(settings)
+    path.write_text(json.dumps(data))
+    return path
+
+
+PADDING = {"strategy": {"Fixed": 2_000_000_000}, "direction": "Right", "pad_to_multiple_of": None,
+           "pad_id": 3, "pad_type_id": 0, "pad_token": "[PAD]"}
+TRUNCATION = {"direction": "Right", "max_length": 2, "strategy": "LongestFirst", "stride": 0}
+
+
+@pytest.mark.parametrize("settings", [{"padding": PADDING}, {"truncation": TRUNCATION},
+                                      {"padding": PADDING, "truncation": TRUNCATION}])
+def test_a_files_padding_and_truncation_do_not_shape_its_ids(tmp_path, settings):
+    """Before: fixed padding of two billion ids aborted the process on the first encode (an 8 GB
+    allocation), and truncation at 2 ids cut every text without a word."""
+    tok = load_tokenizer(_word_level(tmp_path / "tokenizer.json", **settings))
+    assert tok.encode("a b a b a") == [0, 1, 0, 1, 0]
+    assert tok.encode_batch(["a b a", "b"]) == [[0, 1, 0], [1]]
+    assert tok.encode_batch(["a b a", "b"], num_threads=1) == [[0, 1, 0], [1]]
+
+
+def test_a_byte_level_files_truncation_does_not_cut_its_ids(trained, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    data = json.loads((trained / "tokenizer.json").read_text())
+    data["truncation"] = TRUNCATION
+    path.write_text(json.dumps(data))
+    tok = load_tokenizer(path)
+    assert isinstance(tok, ByteBPE)
+    text = "hello world, hello"
+    assert tok.encode(text) == ByteBPE.load(trained).encode(text)
+    assert len(tok.encode(text)) > 2
+
+
+def test_a_panic_of_hf_tokenizers_while_encoding_is_a_tokenizer_error(tmp_path):
+    """A pattern that backtracks past the limit of HF's regex engine makes it panic: before, a
+    PanicException (no Exception) and a Rust backtrace came out of encode."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+
+    hf = Tokenizer(models.WordLevel({"a": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Split(Regex(r"(a+)+$|\s+|\S"), "isolated")
+    hf.save(str(tmp_path / "tokenizer.json"))
+    tok = load_tokenizer(tmp_path / "tokenizer.json")
+    text = "a" * 40 + "!"
+    for encode in (tok.encode, tok.tokenize, lambda t: tok.encode_batch([t]),
+                   lambda t: tok.encode_batch([t], num_threads=1)):
+        with pytest.raises(TokenizerError, match="HF tokenizers failed"):
+            encode(text)
+    assert tok.encode("a!") == [0, 1]
 
 
 TEXTS = ["", "hello world", "ශ්‍රී ලංකාව <|end|> and  <|end|>x", "a\n\n  b\t<|end|>", "tabs ts t"]

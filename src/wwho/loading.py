@@ -102,11 +102,35 @@ def _load_hf(path: Path) -> Any:
     if isinstance(model, dict):
         _check_subword_prefix(model, path)
     try:
-        return HFTokenizer(tokenizers.Tokenizer.from_file(str(path)))
+        tokenizer = tokenizers.Tokenizer.from_file(str(path))
     except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
-        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+        if not _from_hf_tokenizers(exc):
             raise  # KeyboardInterrupt, SystemExit
         raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
+    # A text's ids are all of its ids: the file's padding and truncation shape a model's inputs, and
+    # transformers too applies them only where a call asks. (Fixed padding of two billion ids would
+    # also abort the process on its first encode.)
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return HFTokenizer(tokenizer)
+
+
+def _from_hf_tokenizers(exc: BaseException) -> bool:
+    """Whether ``exc`` is an error HF ``tokenizers`` raised: an ``Exception``, or a Rust panic (a
+    ``PanicException``, which is no ``Exception``: its regex engine panics where a pattern backtracks
+    past its limit), as opposed to ``KeyboardInterrupt`` or ``SystemExit``."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
+def _hf_call(call, *args, **kwargs):
+    """``call(*args, **kwargs)`` of HF ``tokenizers``, whose failures (a panic included) are a
+    :class:`TokenizerError`; wwho's own checks run before it."""
+    try:
+        return call(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 -- a panic is no Exception
+        if not _from_hf_tokenizers(exc):
+            raise
+        raise TokenizerError(f"HF tokenizers failed: {brief(str(exc), 200)}") from None
 
 
 def _check_subword_prefix(model: dict, path: Path) -> None:
@@ -160,26 +184,27 @@ class HFTokenizer:
     def encode(self, text: str) -> list[int]:
         """Ids of ``text``, without the post-processor's special tokens (a lone surrogate is read as
         U+FFFD, as tiktoken reads it: HF ``tokenizers`` refuses such a ``str`` with a TypeError)."""
-        return self.tokenizer.encode(_unicode(text), add_special_tokens=False).ids
+        return _hf_call(self.tokenizer.encode, _unicode(text), add_special_tokens=False).ids
 
     def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
         """In order. ``num_threads=1`` encodes on this thread; otherwise HF ``tokenizers`` runs the
         batch on its own thread pool (sized by ``RAYON_NUM_THREADS``, all cores by default)."""
         texts = [_unicode(t, n) for n, t in enumerate(texts)]
         if num_threads == 1:
-            return [self.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
-        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+            return [_hf_call(self.tokenizer.encode, t, add_special_tokens=False).ids for t in texts]
+        return [e.ids for e in _hf_call(self.tokenizer.encode_batch, texts, add_special_tokens=False)]
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text``."""
-        return self.tokenizer.encode(_unicode(text), add_special_tokens=False).tokens
+        return _hf_call(self.tokenizer.encode, _unicode(text), add_special_tokens=False).tokens
 
     def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``, each checked as every wwho decode checks it (HF drops an id it does not
         know without a word)."""
         from wwho.ids import token_ids
 
-        return self.tokenizer.decode(token_ids(ids, self.vocab_size), skip_special_tokens=skip_special_tokens)
+        ids = token_ids(ids, self.vocab_size)
+        return _hf_call(self.tokenizer.decode, ids, skip_special_tokens=skip_special_tokens)
 
     def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
         from wwho.ids import id_batch
