@@ -68,6 +68,43 @@ def test_page_and_static_files(client):
         assert client.get(f"/static/{name}").status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/", "/static/index.html", "/static/app.js", "/api/tokenizers", "/nowhere"])
+def test_every_answer_has_the_policy_and_nosniff(client, path):
+    """Before: only GET / had the Content-Security-Policy (the same page under /static/index.html
+    could be framed by any site), and no answer said nosniff."""
+    r = client.get(path)
+    assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+    refused = client.get(path, headers={"Origin": "http://elsewhere.example"})  # HostGuard's own answer
+    assert refused.status_code == 403 and refused.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_request_stopped_before_its_answer_gets_a_json_503():
+    """Ctrl-C: uvicorn cancels the requests still running after a second; one whose body was still
+    arriving, or whose turn had not come, got a plain-text 500 from uvicorn. Now a one-line JSON 503."""
+    import asyncio
+
+    from wwho.serve.app import EveryAnswer
+
+    async def stopped(scope, receive, send):
+        raise asyncio.CancelledError
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    scope = {"type": "http", "method": "POST", "path": "/api/tokenize", "headers": []}
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(EveryAnswer(stopped)(scope, receive, send))
+    assert sent[0]["status"] == 503
+    assert (b"x-content-type-options", b"nosniff") in sent[0]["headers"]
+    assert "the server is stopping" in json.loads(sent[1]["body"])["error"]
+
+
 def test_static_files_fetch_nothing_from_elsewhere():
     """Offline: no URL, font or import of another host in the page's files."""
     for path in STATIC.iterdir():
@@ -159,6 +196,25 @@ def test_bad_requests(client, body, status, words):
     msg = error_of(client.post("/api/tokenize", content=content, headers={"content-type": "application/json"}),
                    status)
     assert words in msg
+
+
+def test_an_array_inside_a_value_is_refused_before_the_body_is_parsed(client, monkeypatch):
+    """Before: json.loads built every nested array of a body (a few hundred kB of them held the event
+    loop for a tenth of a second) before "tokenizers" was checked."""
+    import wwho.serve.app as app_module
+
+    def parse(*args, **kwargs):
+        raise AssertionError("the body was parsed")
+
+    nested = b'{"text": "a[\\"[", "tokenizers": [' + b",".join([b"[[[[]]]]"] * 1000) + b"]}"
+    with monkeypatch.context() as m:  # (json is one module: the answer is read after)
+        m.setattr(app_module.json, "loads", parse)
+        answer = client.post("/api/tokenize", content=nested, headers={"content-type": "application/json"})
+    msg = error_of(answer, 400)
+    assert msg.startswith("request body has an array inside a value")
+    # Brackets inside strings are text: one array, parsed as usual.
+    r = client.post("/api/tokenize", json={"text": "[[a]] \\[", "tokenizers": ["tiktoken:o200k_base"]})
+    assert r.status_code == 200, r.text
 
 
 def test_wrong_content_type(client):
@@ -256,6 +312,14 @@ def test_bind_tells_loopback_apart():
         sock, is_loopback = bind(host, 0)
         sock.close()
         assert is_loopback is loopback, host
+
+
+def test_an_ipv4_loopback_address_written_as_ipv6_is_loopback():
+    """Before: --host ::ffff:127.0.0.1 warned that anyone could reach it and turned the Host check off."""
+    from wwho.cli.serve import _is_loopback
+
+    assert _is_loopback("::ffff:127.0.0.1") and _is_loopback("::1") and _is_loopback("127.0.0.2")
+    assert not _is_loopback("::ffff:10.0.0.1") and not _is_loopback("0.0.0.0") and not _is_loopback("::")
 
 
 def test_serve_warns_when_not_on_loopback(tmp_path):

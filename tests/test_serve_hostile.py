@@ -109,6 +109,34 @@ def test_unparseable_requests_write_nothing_to_the_console(server):
     assert log.read_text() == before
 
 
+@pytest.mark.parametrize("pipelined", [False, True], ids=["alone", "behind-a-request"])
+@pytest.mark.parametrize("extra", [b"X-a: y\r\n" * 2000, b"X-a: " + b"y" * 20_000 + b"\r\n"],
+                         ids=["many-lines", "long-line"])
+def test_a_long_head_is_refused_however_it_arrives(server, pipelined, extra):
+    """Before: h11 bounds a head only while it is incomplete, so 2,000 header lines in one write (or
+    behind another request) were parsed, at a cost per line, and answered 200."""
+    port, _ = server
+    ok = b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port
+    long = b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s\r\n" % (port, extra)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        if pipelined:
+            s.sendall(ok + long)
+            first = read_answer(s)
+            assert first.startswith(b"HTTP/1.1 200 "), first[:200]
+            rest = first.partition(b"\r\n\r\n")[2]
+            rest = rest[int(first.split(b"content-length: ")[1].split(b"\r\n")[0]):]
+            answer = rest or read_answer(s)
+        else:
+            s.sendall(long)
+            answer = read_answer(s)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 ") and b"x-content-type-options: nosniff" in head, head
+    assert "16,384 bytes or 100 lines" in json.loads(body)["error"]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:  # a head of 100 lines is fine
+        s.sendall(b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s\r\n" % (port, b"X-a: y\r\n" * 99))
+        assert read_answer(s).startswith(b"HTTP/1.1 200 ")
+
+
 @pytest.fixture(scope="module")
 def client():
     return TestClient(create_app([]))

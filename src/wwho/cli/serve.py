@@ -105,6 +105,13 @@ def _quiet(record: logging.LogRecord) -> bool:
     return not (record.levelno == logging.ERROR and "timeout graceful shutdown exceeded" in message)
 
 
+def _is_loopback(address: str) -> bool:
+    """Whether ``address`` is a loopback one, an IPv4 one written as IPv6 (``::ffff:127.0.0.1``) too."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
 def bind(host: str, port: int) -> tuple[socket.socket, bool]:
     """A listening socket on ``host:port`` and whether every address ``host`` names is a loopback one."""
     try:
@@ -112,7 +119,7 @@ def bind(host: str, port: int) -> tuple[socket.socket, bool]:
     except socket.gaierror as exc:
         raise WwhoError(f"--host {host}: cannot resolve it: {exc.strerror}") from None
     family, _, proto, _, address = infos[0]
-    loopback = all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    loopback = all(_is_loopback(info[4][0]) for info in infos)
     # The protocol named, not 0: asyncio turns Nagle's algorithm off on the sockets it accepts only when
     # their protocol says TCP, and with it on, every answer after the first on a kept-alive connection
     # waited for the client's delayed acknowledgement (uvicorn writes the head and the body apart).

@@ -24,7 +24,8 @@ worker thread.
 **Host and Origin.** Served on a loopback address, the app answers only requests whose ``Host`` is
 a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1 gets 421) and, on any
 address, only requests whose ``Origin``, when sent, is this server (:class:`HostGuard`). The page and
-its files are sent whole, whatever ``Range`` a request asks for (:class:`WholeFiles`).
+its files are sent whole, whatever ``Range`` a request asks for, and every answer carries the page's
+Content-Security-Policy and ``nosniff`` (:class:`EveryAnswer`).
 
 This module does not bind sockets, parse command lines or limit connections (slow headers, stalled
 writes): :mod:`wwho.cli.serve` and :mod:`wwho.serve.connections` do.
@@ -64,6 +65,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 STATIC = Path(__file__).resolve().parent / "static"
 #: The page loads nothing from anywhere but this server.
 CSP = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+#: On every response (:class:`EveryAnswer`).
+SAFETY_HEADERS = ((b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"))
 #: What a 404 or 405 lists.
 ROUTES = "the page is GET /, the API GET /api/tokenizers and POST /api/tokenize"
 #: The names a loopback address answers to (with the port, or without one).
@@ -198,8 +201,7 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
     worker = Worker(limits)
 
     async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": CSP,
-                                                            "Cache-Control": "no-cache"})
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def list_tokenizers(request: Request) -> Response:
         return JSONResponse({
@@ -242,7 +244,7 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
             Route("/api/tokenize", tokenize, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
-        middleware=[Middleware(HostGuard, hosts=hosts), Middleware(WholeFiles)],
+        middleware=[Middleware(EveryAnswer), Middleware(HostGuard, hosts=hosts)],
         exception_handlers={HTTPException: http_error},
     )
     # /api/tokenize/ got an empty 307 to http://localhost/api/tokenize (port 80 with a portless
@@ -288,10 +290,18 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
-class WholeFiles:
-    """Drops a request's ``Range`` and ``If-Range`` headers: the page and its files are sent whole.
-    Starlette answers a malformed or unsatisfiable range with plain text or an empty body, not the
-    one line of JSON every other error is; the files are small and nothing here asks for part of one."""
+class EveryAnswer:
+    """What every answer gets, outermost of the middleware (so refusals of :class:`HostGuard` too):
+
+    * the page's Content-Security-Policy and ``X-Content-Type-Options: nosniff`` on every response,
+      files and JSON alike: the page is the same under ``/static/index.html``, where no other site
+      may frame it either, and no browser reads an error that echoes its request as anything but JSON;
+    * files sent whole: a request's ``Range`` and ``If-Range`` are dropped. Starlette answers a
+      malformed or unsatisfiable range with plain text or an empty body, not the one line of JSON
+      every other error is; the files are small and nothing here asks for part of one;
+    * a one-line JSON 503 for a request that a Ctrl-C stops before it was answered (its body still
+      arriving, or its turn not yet come), where uvicorn would answer a plain-text 500.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -302,13 +312,24 @@ class WholeFiles:
             return
         if any(k in (b"range", b"if-range") for k, _ in scope["headers"]):
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]}
+        started = False
 
-        async def send_whole(message: Message) -> None:
+        async def send_safely(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":  # FileResponse offers ranges: not here
-                message = {**message, "headers": [(k, b"none" if k == b"accept-ranges" else v)
-                                                   for k, v in message.get("headers", [])]}
+                started = True
+                headers = [(k, b"none" if k == b"accept-ranges" else v) for k, v in message.get("headers", [])
+                           if k not in (b"content-security-policy", b"x-content-type-options")]
+                message = {**message, "headers": [*headers, *SAFETY_HEADERS]}
             await send(message)
-        await self.app(scope, receive, send_whole)
+        try:
+            await self.app(scope, receive, send_safely)
+        except asyncio.CancelledError:
+            if not started:
+                stopping = JSONResponse({"error": "the server is stopping; nothing was done for this request"},
+                                        status_code=503, headers={"Connection": "close"})
+                await stopping(scope, receive, send_safely)
+            raise
 
 
 def _clip(text: str, size: int = 80) -> str:
@@ -392,7 +413,16 @@ def _decoder_hooks() -> dict:
             "parse_constant": constant}
 
 
+#: A JSON string, escapes included (:func:`_parse`'s count of arrays).
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+
+
 def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str, list[str]]:
+    # The parser has no hook for arrays: one inside "tokenizers" (a body of nested empty arrays) would
+    # be built whole on the event loop before the check below refuses it. The API's one array is
+    # counted first, outside strings, by a regular expression over the bytes.
+    if body.count(b"[") > 1 and _JSON_STRING.sub(b"", body).count(b"[") > 1:
+        raise BadRequest(400, f"request body has an array inside a value; expected {SHAPE}")
     try:
         data = json.loads(body.decode("utf-8"), **_decoder_hooks())
     except UnicodeDecodeError as exc:

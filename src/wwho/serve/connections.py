@@ -23,7 +23,9 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with these addi
 * a client that closes its side of the connection once it has sent a whole request
   (``shutdown(SHUT_WR)``) is still answered; the connection then closes;
 * an ``Upgrade`` header (any web page can send one) is answered without uvicorn's two log lines;
-* a request the protocol cannot parse gets a one-line JSON 400, as every other error does.
+* a request the protocol cannot parse gets a one-line JSON 400, as every other error does, and one
+  whose head (request line and headers) is longer than 16 KiB or 100 header lines a 431, however it
+  arrives (h11 bounds only a head still incomplete).
 
 Request bodies, queues and timing of the work are the application's (:mod:`wwho.serve.app`). This
 module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
@@ -47,8 +49,9 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
     # are too many
     waiting = _Waiting()
     message = json.dumps({"error": f"the request did not arrive within {limits.header_seconds:g} seconds"})
-    too_slow = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-                b"content-length: %d\r\nconnection: close\r\n\r\n%s\n") % (len(message) + 1, message.encode())
+    too_slow = _answer(b"408 Request Timeout", message)
+    head_too_large = _answer(b"431 Request Header Fields Too Large", json.dumps(
+        {"error": f"the request's headers are longer than {MAX_HEAD_BYTES:,} bytes or {MAX_HEADER_LINES} lines"}))
 
     class GuardedH11(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
@@ -70,6 +73,16 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             super().data_received(data)
             self._track()
 
+        def handle_events(self) -> None:
+            # h11 bounds a head only while it is incomplete: one that arrives whole in a read (or
+            # pipelined behind another request) is parsed at any size, at a cost per header line.
+            if self.conn.their_state is h11.IDLE and _head_too_large(self.conn.trailing_data[0]):
+                self._request_arrived()
+                self.transport.write(head_too_large)
+                self.transport.close()
+                return
+            super().handle_events()
+
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if self.transport.is_closing():
@@ -89,9 +102,8 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
                 self._await_request()
 
         def send_400_response(self, msg: str) -> None:
-            body = json.dumps({"error": f"not an HTTP request this server can read ({msg.rstrip('.')})"}).encode()
-            self.transport.write(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
-                                 b"content-length: %d\r\nconnection: close\r\n\r\n%s\n" % (len(body) + 1, body))
+            error = json.dumps({"error": f"not an HTTP request this server can read ({msg.rstrip('.')})"})
+            self.transport.write(_answer(b"400 Bad Request", error))
             self.transport.close()
 
         def eof_received(self) -> bool | None:
@@ -161,6 +173,33 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             self.transport.close()
 
     return GuardedH11
+
+
+#: The longest request head (request line and headers), and the most header lines, a request may have
+#: (h11's own bound on a head still incomplete is the same size).
+MAX_HEAD_BYTES = 16 * 1024
+MAX_HEADER_LINES = 100
+
+
+def _head_too_large(buffered: bytearray) -> bool:
+    """Whether the request head at the start of ``buffered`` (the bytes h11 has not parsed yet, blank
+    lines before a request skipped) is, or has grown, longer than :data:`MAX_HEAD_BYTES` or
+    :data:`MAX_HEADER_LINES`."""
+    start = 0
+    while start < len(buffered) and buffered[start] in b"\r\n":
+        start += 1
+    stop = start + MAX_HEAD_BYTES
+    ends = [at + len(mark) for mark in (b"\n\n", b"\n\r\n") if (at := buffered.find(mark, start, stop)) >= 0]
+    end = min(ends) if ends else len(buffered)
+    return end - start > MAX_HEAD_BYTES or buffered.count(b"\n", start, end) > MAX_HEADER_LINES + 2
+
+
+def _answer(status: bytes, error: str) -> bytes:
+    """A whole answer written to the socket by the protocol itself: one line of JSON, then the
+    connection closes."""
+    body = error.encode() + b"\n"
+    return (b"HTTP/1.1 %s\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s") % (status, len(body), body)
 
 
 class _Waiting:
