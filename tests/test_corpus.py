@@ -366,3 +366,22 @@ def test_a_tokenizer_saved_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
     with pytest.warns(WwhoWarning):
         again = SGPETokenizer.train([folder], vocab_size=300, script="sinhala", progress=False, workers=1)
     assert again.file.to_bytes() == first.file.to_bytes()
+
+
+def test_a_checkpoint_folder_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
+    """Before: with the output (and so its checkpoints) inside the corpus folder, a resumed run read
+    checkpoint.json as a document, found another corpus and refused to resume, every time."""
+    from wwho.errors import WwhoWarning
+    from wwho.sgpe import checkpoints
+
+    folder = tmp_path / "corpus"
+    (folder / "out" / "checkpoints").mkdir(parents=True)
+    (folder / "text.txt").write_text("ශ්‍රී ලංකාව\n", encoding="utf-8")
+    (folder / "out" / "checkpoints" / checkpoints.FILE).write_text('{"step": 3}', encoding="utf-8")
+    (folder / "out" / "checkpoints" / checkpoints.MARKER).write_text("created\n", encoding="utf-8")
+    (folder / "out" / "checkpoints" / "mine.txt").write_text("ලංකා\n", encoding="utf-8")  # yours: read
+    with pytest.warns(WwhoWarning, match="a wwho training checkpoint"):
+        files = resolve_paths([folder])
+    assert [p.relative_to(folder).as_posix() for p in files] == ["out/checkpoints/mine.txt", "text.txt"]
+    (folder / "out" / "checkpoints" / checkpoints.MARKER).unlink()  # no marker: a file like any other
+    assert len(resolve_paths([folder])) == 3

@@ -140,10 +140,19 @@ def _walk(root: Path, shown: str) -> list[Path]:
 
 def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
     """``names`` less the files of a tokenizer wwho saved in ``folder`` (its manifest and the files
-    the manifest lists), with a warning: ``wwho train -o corpus corpus`` run twice would otherwise
-    read the first run's ``vocab.json`` and ``tokenizer.json`` as training text."""
+    the manifest lists) and of a training checkpoint folder (its marker, checkpoint and temporary
+    files), with a warning: ``wwho train -o corpus corpus`` run twice would otherwise read the first
+    run's ``vocab.json`` and ``tokenizer.json`` as training text, and a run resumed with its
+    checkpoints inside the corpus its own checkpoint (another corpus, so the resume was refused)."""
     from wwho.savedir import MANIFEST, listed
+    from wwho.sgpe.checkpoints import MARKER, is_checkpoint_file
 
+    if MARKER in names:
+        kept = [name for name in names if not is_checkpoint_file(name)]
+        if len(kept) < len(names) - 1:
+            warnings.warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
+                          "corpus", WwhoWarning, stacklevel=2)
+        names = kept
     if MANIFEST not in names:
         return names
     saved = {MANIFEST, *listed(folder)}

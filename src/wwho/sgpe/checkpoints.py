@@ -56,7 +56,9 @@ _depth: dict[str, int] = {}
 _held: dict[str, int] = {}
 
 
-def _ours(name: str) -> bool:
+def is_checkpoint_file(name: str) -> bool:
+    """Whether ``name`` is a file of a checkpoint folder's own (the checkpoint, the marker, their
+    temporary files)."""
     return name in (FILE, MARKER) or (
         temp_owner(name) is not None and name.startswith((f"{TEMP_PREFIX}{FILE}.", f"{TEMP_PREFIX}{MARKER}.")))
 
@@ -98,7 +100,7 @@ def claim(directory: str | os.PathLike) -> Path:
         # it is a file of that name that someone else put there, which a checkpoint would overwrite
         # and the end of training delete. And wwho writes regular files only: a link, a folder or a
         # FIFO under one of its names is someone else's.
-        foreign = sorted(name for name in names if not _ours(name) or not _regular(path / name)
+        foreign = sorted(name for name in names if not is_checkpoint_file(name) or not _regular(path / name)
                          or (name == FILE and MARKER not in names))
         if foreign:
             raise VocabError(f"checkpoint directory {path}: holds files wwho did not write (e.g. {brief(foreign[0])}); "
@@ -242,7 +244,7 @@ def remove(directory: str | os.PathLike) -> None:
     try:
         created = _read_marker(marker) == "created"
         for name in os.listdir(path):
-            if _ours(name) and _regular(path / name):
+            if is_checkpoint_file(name) and _regular(path / name):
                 with contextlib.suppress(FileNotFoundError):
                     (path / name).unlink()
         if created:
