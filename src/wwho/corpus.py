@@ -33,7 +33,8 @@ after reading ``max_line_bytes + 1`` bytes of it, so a compressed file that expa
 (up to 4 bytes per character) and its JSON are in memory together, up to ~6 times the
 line, so the default keeps one line under ~400 MB; the longest document in the shared
 corpora is 30 KB, and a JSONL line holding a whole book fits. Lines are never split: a
-document cut in two would change what is counted.
+document cut in two would change what is counted. (That bound is the reader's: training holds
+more for a line that is one long word, see docs/reliability.md.)
 """
 
 from __future__ import annotations
