@@ -2,8 +2,8 @@
 
 :func:`read_metadata` reads the key/value header of a GGUF file (v2 or v3, either byte
 order) and stops before the tensors, so a multi-gigabyte model costs no more than a
-vocab-only file. Of the header it reads what a tokenizer uses (``tokenizer.*``, the scalars and
-strings of ``general.*``); every other value is walked over by the core (``_core.gguf_skip``)
+vocab-only file. Of the header it reads what a tokenizer uses (``tokenizer.*`` but string arrays
+other than the tokens and merges, the scalars and strings of ``general.*``); every other value is walked over by the core (``_core.gguf_skip``)
 without being read, and is known by its type and size only (:class:`Skipped`). It uses the ``gguf`` package's type codes and can delegate to
 ``gguf.GGUFReader`` (``engine="gguf"``), but parses itself by default: GGUFReader builds
 a numpy view per array element and needs ~15 s for a 256k-token vocabulary, this
@@ -89,11 +89,16 @@ class Skipped:
         return f"{self.type} ({items}{self.size:,} bytes, not read)"
 
 
+#: The string arrays a tokenizer is made of; any other is walked over (each string read would be a
+#: Python object: a hostile array of millions of empty strings costs memory and seconds).
+STRING_ARRAYS = frozenset({"tokenizer.ggml.tokens", "tokenizer.ggml.merges"})
+
+
 def _needed(key: str, kind: int, item: int | None) -> bool:
     """Whether :func:`read_metadata` reads the value of ``key`` (of type ``kind``; ``item``: the
     type of an array's items): ``tokenizer.*`` and the scalars and strings of ``general.*``, except
-    arrays of arrays, which no tokenizer key is."""
-    if item == _T.ARRAY:
+    arrays of arrays, which no tokenizer key is, and string arrays other than :data:`STRING_ARRAYS`."""
+    if item == _T.ARRAY or (item == _T.STRING and key not in STRING_ARRAYS):
         return False
     return key.startswith("tokenizer.") or (key.startswith("general.") and kind != _T.ARRAY)
 
@@ -237,7 +242,7 @@ def read_metadata(path: str | Path, *, engine: str = "fast") -> dict[str, Any]:
     """The key/value metadata of a GGUF file, every key in file order.
 
     What a tokenizer uses is read: ``tokenizer.*`` and the scalars and strings of ``general.*``
-    (arrays of numbers as numpy arrays, of strings as lists). Every other value (the model's
+    (arrays of numbers as numpy arrays; of strings, only the tokens and merges, as lists). Every other value (the model's
     hyper-parameters, ``general.*`` arrays, any array of arrays) is walked over without being read
     and is a :class:`Skipped` (its type and size): a hostile value costs time linear in its bytes
     and no memory of its own, where reading an array of four million empty arrays (48 MB) took
@@ -343,7 +348,7 @@ def describe(path: str | Path) -> dict[str, Any]:
 
 
 #: The string arrays load_gguf hands to the core undecoded.
-_ARRAYS = frozenset({"tokenizer.ggml.tokens", "tokenizer.ggml.merges"})
+_ARRAYS = STRING_ARRAYS
 
 
 def _strings(path: Path, key: str, value: Any) -> _Raw:
