@@ -151,6 +151,18 @@ def test_a_corrupted_checkpoint_is_one_clear_error(corpus, tmp_path, good_checkp
         train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, resume=True)
 
 
+@pytest.mark.parametrize("kind", ["truncated", "binary"])
+def test_a_damaged_checkpoint_says_what_and_to_start_over(corpus, tmp_path, good_checkpoint, kind):
+    """Before: one cut short said only where its JSON stopped (or that it was not UTF-8), not that it
+    was damaged nor what to do."""
+    words = "damaged, not the JSON wwho wrote"
+    folder = _checkpoint_folder(tmp_path / "ck")
+    (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
+    with pytest.raises(VocabError) as caught:
+        train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, resume=True)
+    assert words in str(caught.value) and str(caught.value).endswith("to start over")
+
+
 @pytest.mark.parametrize("kind", ["binary", "merge_not_pair", "unknown_symbol", "deep"])
 def test_a_corrupted_checkpoint_from_the_cli(corpus, tmp_path, good_checkpoint, kind):
     out = tmp_path / "out"

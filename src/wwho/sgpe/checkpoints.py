@@ -288,10 +288,16 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
 def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
     """The merges of ``directory``'s checkpoint, if it was made by this training (same fingerprint)."""
     path = directory / FILE
-    data = parse_json(read_bytes(path, error=VocabError, what="checkpoint"), source=str(path), error=VocabError)
 
     def fail(message: str) -> VocabError:
         return VocabError(f"{path}: {message}; delete it (or the checkpoint directory) to start over")
+
+    raw = read_bytes(path, error=VocabError, what="checkpoint")
+    try:
+        data = parse_json(raw, source=str(path), error=VocabError)
+    except VocabError as exc:  # cut short (a full disk, an edit): say so, and what to do
+        where = str(exc).removeprefix(f"{path}: ")
+        raise fail(f"damaged, not the JSON wwho wrote ({where})") from None
 
     kind = data.get("format") if isinstance(data, dict) else None
     if kind != FORMAT:
@@ -316,6 +322,7 @@ def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
     elapsed = data.get("elapsed_seconds", 0)
     if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
         raise fail(f"'elapsed_seconds' is {brief(elapsed)}, not a number")
+    # (A checkpoint of a version before the sha256 resumes without that check.)
     if "merges_sha256" in data and data["merges_sha256"] != merges_sha256(merges):
         raise fail("its merges do not match the sha256 saved with them ('merges_sha256'): the file was "
                    "changed or damaged after wwho wrote it, and resuming from it would give another vocabulary")
