@@ -187,6 +187,27 @@ def test_a_directory_without_its_kinds_own_file_is_refused(tmp_path):
             load_tokenizer(tmp_path / "meta")
 
 
+def test_a_directory_of_two_kinds_without_a_manifest_is_refused(two, tmp_path):
+    """Before: with no manifest to say which, a folder holding a byte-level save and an SGPE one loaded
+    as SGPE, and a meta folder whose meta_config.json was gone as its SGPE vocabulary: silently."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.savedir import MANIFEST
+
+    mixed = tmp_path / "mixed"
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(mixed)
+    (mixed / MANIFEST).unlink()
+    shutil.copy(two[0] / "vocab.json", mixed / "vocab.json")
+    with pytest.raises(VocabError, match=r"mixed: it holds the files of two kinds of tokenizer \(bytelevel.json and "
+                                         r"vocab.json\)"):
+        load_tokenizer(mixed)
+    meta = tmp_path / "meta"
+    meta.mkdir()
+    shutil.copy(two[0] / "vocab.json", meta / "vocab.json")
+    (meta / "tokenizer_meta.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(VocabError, match="meta_config.json is missing beside tokenizer_meta.json"):
+        load_tokenizer(meta)
+
+
 @pytest.mark.parametrize("how", ["deleted", "dangling link"])
 def test_an_sgpe_folder_without_its_vocab_json_is_refused(tmp_path, how):
     # It loaded as its tokenizer.json (an HF tokenizer, other ids, no token_bytes), silently.

@@ -10,6 +10,10 @@
 | any other ``tokenizer.json`` | ``hf`` (byte-level BPE if it is one, else HF ``tokenizers`` as is) |
 | ``o200k_base``, ``cl100k_base``, or ``tiktoken:NAME`` (no such path) | ``bytelevel``, its file found by :mod:`wwho.tiktoken_file` |
 
+A directory holding the files of two kinds (``bytelevel.json`` beside ``vocab.json`` or
+``meta_config.json``, with no manifest to say which was saved there) is refused, not loaded as the
+first kind found.
+
 Every wwho kind loaded satisfies :class:`wwho.protocol.Tokenizer` (binary: bytes in and out);
 an ``hf`` tokenizer that is not byte-level has ``encode(text) -> list[int]``, ``decode(ids) -> str``
 and ``vocab_size``. This module only dispatches; each kind lives in its own module. The kind is told by
