@@ -21,7 +21,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from wwho.bytelevel import ByteBPE
-from wwho.errors import CorpusError, SchemaError, VocabError
+from wwho.errors import CorpusError, SchemaError, VocabError, WwhoWarning
 from wwho.extend import NotExtendable, extend_tokenizer, init_embeddings
 from wwho.extend.embeddings import base_ids_of
 from wwho.extend.extension import count_script_words
@@ -485,6 +485,18 @@ def test_load_base_specs(bases, tmp_path):
     (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
     hf, config = load_base(directory)
     assert hf.n_vocab == 128_256 and config == {"chat_template": "{{ messages }}", "model_max_length": 8192}
+    # Values transformers would not take are left out, with a warning: before, a NaN was written into
+    # the extension's tokenizer_config.json as bare NaN (no JSON), a padding side of 7 as it was.
+    settings = {"chat_template": 5, "model_max_length": float("nan"), "padding_side": 7,
+                "model_input_names": ["input_ids", 3]}
+    (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
+    with pytest.warns(WwhoWarning, match="is not one transformers takes") as warned:
+        _, config = load_base(directory)
+    assert config == {} and len(warned) == 4
+    settings = {"chat_template": [{"name": "default", "template": "{{ x }}"}], "model_max_length": 1e30,
+                "padding_side": "left", "model_input_names": ["input_ids"]}
+    (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
+    assert load_base(directory)[1] == settings
     gguf, config = load_base(GGUF / "ggml-vocab-qwen2.gguf")
     assert gguf.name == "qwen2" and config["chat_template"].startswith("{% for message in messages %}")
     gguf, config = load_base(GGUF / "ggml-vocab-llama-bpe.gguf")

@@ -26,6 +26,7 @@ checks (:mod:`wwho.extend.verify`).
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import warnings
@@ -40,7 +41,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import count_bytelevel
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
-from wwho.errors import CorpusError, VocabError, WwhoWarning
+from wwho.errors import CorpusError, VocabError, WwhoWarning, brief
 from wwho.extend.building import NewMerges
 from wwho.extend.files import EXTRA_ROLE, ROLES
 from wwho.extend.learn import learn
@@ -140,7 +141,13 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
         return data if isinstance(data, dict) else {}
 
     config, roles = read("tokenizer_config.json"), read("special_tokens_map.json")
-    carried = {k: config[k] for k in CARRIED_CONFIG if k in config}
+    carried = {}
+    for key in (k for k in CARRIED_CONFIG if k in config):
+        if _valid_setting(key, config[key]):
+            carried[key] = config[key]
+        else:  # written as it is, a NaN would be no JSON a strict reader takes, a 7 no padding side
+            warnings.warn(f"{folder}: the base's {key} {brief(config[key])} is not one transformers takes, so the "
+                          "extension leaves it out", WwhoWarning, stacklevel=2)
     for role in ROLES:
         value = roles.get(role, config.get(role))  # special_tokens_map.json first, as transformers reads them
         text = value.get("content") if isinstance(value, dict) else value
@@ -162,6 +169,19 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
             warnings.warn(f"{folder}: the base's {EXTRA_ROLE} {', '.join(map(repr, missing))} are no tokens of its "
                           "vocabulary, so the extension leaves them out", WwhoWarning, stacklevel=2)
     return carried
+
+
+def _valid_setting(key: str, value: object) -> bool:
+    """Whether ``value`` is one transformers takes for the ``tokenizer_config.json`` setting ``key``."""
+    if key == "chat_template":  # one template, or named ones
+        return isinstance(value, str) or (isinstance(value, list) and all(
+            isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("template"), str)
+            for t in value))
+    if key == "model_max_length":
+        return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+    if key == "padding_side":
+        return value in ("left", "right")
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)  # model_input_names
 
 
 def check_byte_tokens(tok: ByteBPE, scripts: ScriptSet, base: object = None) -> None:
