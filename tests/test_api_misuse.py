@@ -8,6 +8,7 @@ keys, ``decode(np.int64(5))`` raised a bare ``TypeError``, ``num_threads=2**64``
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -315,3 +316,29 @@ def test_an_id_without_a_token_is_a_key_error_on_every_decoder(kinds, kind):
             with pytest.raises(KeyError) as refused:
                 decode(bad)
             assert isinstance(refused.value, UnknownTokenError) and isinstance(refused.value, TokenizerError)
+
+
+def _loaders():
+    import wwho
+    from wwho.binary.tokenizer import BinaryTokenizer
+    from wwho.bytelevel import ByteBPE
+    from wwho.meta import MetaTokenizer
+    from wwho.sgpe import SGPETokenizer
+
+    return {"load_tokenizer": wwho.load_tokenizer, "detect_kind": wwho.detect_kind,
+            "SGPETokenizer.load": SGPETokenizer.load, "MetaTokenizer.load": MetaTokenizer.load,
+            "BinaryTokenizer.load": BinaryTokenizer.load, "ByteBPE.load": ByteBPE.load,
+            "ByteBPE.from_gguf": ByteBPE.from_gguf, "ByteBPE.from_hf": ByteBPE.from_hf}
+
+
+@pytest.mark.parametrize("name", list(_loaders()))
+@pytest.mark.parametrize("bad, words", [(None, "takes a path (str or os.PathLike), not None"),
+                                        (5, "takes a path (str or os.PathLike), not 5"),
+                                        ("vocab\0.json", "holds a NUL character")])
+def test_a_path_that_names_no_file_is_one_vocab_error_naming_the_call(name, bad, words):
+    """Before: a bare TypeError from os.fspath, or the ValueError of an embedded NUL, from every
+    loader but ByteBPE's (which named the type, not the NUL)."""
+    from wwho.errors import VocabError
+
+    with pytest.raises(VocabError, match=rf"^{re.escape(name)}\b.*{re.escape(words)}"):
+        _loaders()[name](bad)

@@ -50,6 +50,20 @@ def write_failed(path: str | Path, exc: OSError, *, directory: bool = False) -> 
 _STEM_BYTES = 200
 
 
+def tokenizer_path(path: object, caller: str) -> str | os.PathLike:
+    """``path`` when it can name a file (a ``str`` or ``os.PathLike`` without a NUL); else a
+    :class:`~wwho.errors.VocabError` naming ``caller`` (``os.fspath``'s TypeError, or the ValueError of
+    an embedded NUL, names neither the value nor the call)."""
+    from wwho.errors import VocabError
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise VocabError(f"{caller} takes a path (str or os.PathLike), not {brief(path)}")
+    text = os.fspath(path)
+    if ("\0" if isinstance(text, str) else b"\0") in text:
+        raise VocabError(f"{caller}: {brief(text)} holds a NUL character, which no file name does")
+    return path
+
+
 def temp_stem(name: str) -> str:
     """``name`` as temporary names carry it: whole, or, when it is too long for one (a directory named
     with 226-255 bytes), its first bytes and a hash of the whole, so each name keeps its own stem."""

@@ -21,6 +21,9 @@ from wwho.fileio import parse_json, read_bytes
 def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path``, one of :data:`wwho.loading.KINDS` (see
     :mod:`wwho.loading`, which loads it)."""
+    from wwho.fileio import tokenizer_path
+
+    tokenizer_path(path, "detect_kind")
     try:
         return _detect_kind(path)
     except OSError as exc:  # a folder on the way without search permission, an I/O error

@@ -46,6 +46,9 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     """Load the tokenizer at ``path`` (its kind detected unless given). ``pattern``: the
     pre-tokenizer (a name such as ``o200k`` or a regex) of a ``.tiktoken`` file that is not
     a known encoding, which the file itself does not say."""
+    from wwho.fileio import tokenizer_path
+
+    path = tokenizer_path(path, "load_tokenizer")
     kind = kind or detect_kind(path)
     p = Path(path)
     if pattern is not None and kind != "gguf" and not (kind == "bytelevel" and (p.suffix == ".tiktoken"

@@ -336,11 +336,12 @@ class MetaTokenizer:
         ``WWHO_TIKTOKEN_FILE``, tiktoken's cache). ``cache_bytes`` bounds the byte-level part's
         piece cache (the SGPE part, in the core, keeps none)."""
         from wwho.export.meta_files import CONFIG_FILE, read_meta_config
+        from wwho.fileio import tokenizer_path
         from wwho.savedir import member
         from wwho.sgpe import SGPETokenizer
 
         _check_cache_bytes(cache_bytes)  # before the files are read, not deep in the core after
-        directory = Path(directory)
+        directory = Path(tokenizer_path(directory, "MetaTokenizer.load"))
         path = directory / CONFIG_FILE
         config = read_meta_config(path)
         name = config["tiktoken_encoding"]

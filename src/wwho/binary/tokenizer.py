@@ -47,8 +47,9 @@ class BinaryTokenizer:
     def load(cls, path: str | os.PathLike) -> BinaryTokenizer:
         """The tokenizer saved at ``path`` (its ``tokenizer.json``), checked before HF reads it."""
         from wwho.binary.io import load
+        from wwho.fileio import tokenizer_path
 
-        return cls(load(path))
+        return cls(load(tokenizer_path(path, "BinaryTokenizer.load")))
 
     def save(self, path: str | os.PathLike, *, pretty: bool = False) -> Path:
         """Write the ``tokenizer.json`` at ``path`` (atomically; ``pretty``: indented); returns it."""

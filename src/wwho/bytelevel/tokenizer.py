@@ -650,13 +650,10 @@ class ByteBPE(TiktokenNames):
 
 
 def _path(path: object, method: str) -> str | os.PathLike:
-    """``path`` when it is one; else a :class:`VocabError` naming the method (``os.fspath``'s own
-    TypeError names neither)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise VocabError(f"ByteBPE.{method} takes a path (str or os.PathLike), not {brief(path)}")
-    return path
+    """``path`` checked (:func:`wwho.fileio.tokenizer_path`), errors naming ``ByteBPE.method``."""
+    from wwho.fileio import tokenizer_path
 
-
+    return tokenizer_path(path, f"ByteBPE.{method}")
 
 
 def _byte_string(data: bytes) -> str:

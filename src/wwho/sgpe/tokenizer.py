@@ -148,9 +148,10 @@ class SGPETokenizer:
     def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
         """Load a ``vocab.json``, or a directory holding one. Another kind of tokenizer is an error
         that names it (:func:`wwho.load_tokenizer` loads any kind)."""
+        from wwho.fileio import tokenizer_path
         from wwho.kinds import check_kind
 
-        path = Path(path)
+        path = Path(tokenizer_path(path, "SGPETokenizer.load"))
         if path.is_dir():
             if not (path / "vocab.json").exists():
                 check_kind(path, "sgpe", "SGPETokenizer.load")
