@@ -67,6 +67,20 @@ def test_pretty_output_and_size_suffixes(corpus, tmp_path):
     assert text == lib.to_str(pretty=True)
 
 
+@pytest.mark.parametrize("pretty", [[], ["--pretty"]], ids=["compact", "pretty"])
+def test_an_earlier_output_inside_the_input_folder_is_not_trained_on(corpus, tmp_path, pretty):
+    """Before: only this run's -o was left out, so a second run with another -o in the folder trained on
+    the first run's tokenizer.json as data (the same tokenizer as training on it beside the corpus)."""
+    first = corpus / "tok.json"
+    assert run_train(corpus, "-o", first, *pretty, *FAST) == 0
+    (corpus / "data.json").write_text('{"version": "mine", "x": [1, 2, 3]}\n', encoding="utf-8")  # data: read
+    assert run_train(corpus, "-o", corpus / "tok2.json", *FAST) == 0
+    (corpus / "tok.json").unlink()
+    (corpus / "tok2.json").rename(tmp_path / "tok2.json")
+    assert run_train(corpus, "-o", tmp_path / "tok3.json", *FAST) == 0
+    assert (tmp_path / "tok2.json").read_bytes() == (tmp_path / "tok3.json").read_bytes()
+
+
 def test_config_file_with_flags_overriding_it(corpus, tmp_path):
     cfg = tmp_path / "conf" / "binary.toml"
     cfg.parent.mkdir()

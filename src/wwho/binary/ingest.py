@@ -8,7 +8,7 @@ Three stages, all streaming:
    files, non-regular files, symlinks (unless ``follow_symlinks``; a path named as an input
    is always followed), files over ``max_file_size``, inside directories files whose name
    does not end with one of ``extensions``, the paths in ``exclude`` (the output being
-   written), and a file or directory already reached by another path (symlinks, hard links,
+   written), inside directories a binary tokenizer (an earlier run's output), and a file or directory already reached by another path (symlinks, hard links,
    an input named twice): each is read once, under the first path that reached it.
 2. **chunk** (:func:`iter_windows`) each file into windows, by ``mode``:
    ``file`` (the whole file), ``fixed`` (consecutive ``window_bytes`` pieces),
@@ -35,6 +35,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -234,7 +235,28 @@ def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tupl
         elif options.extensions and not entry.name.lower().endswith(options.extensions):
             stats.skip("extension")
         elif _wanted_file(st, options, stats):
+            if _saved_tokenizer(path):
+                stats.skip("a binary tokenizer (an earlier run's output)")
+                continue
             yield _readable(path), path.relative_to(root).as_posix()
+
+
+#: How a ``tokenizer.json`` that HF ``tokenizers`` wrote begins (compact or indented).
+_TOKENIZER_JSON = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:')
+
+
+def _saved_tokenizer(path: Path) -> bool:
+    """Whether ``path``, found inside an input folder, is a binary tokenizer (an earlier run's ``-o``
+    in the folder trained on: read as data, it would change the vocabulary). Only a file that begins
+    as a ``tokenizer.json`` does is parsed."""
+    from wwho.binary.io import is_binary_tokenizer
+
+    try:
+        with open_regular(path) as f:
+            head = f.read(64)
+    except (OSError, WwhoError):
+        return False  # reading it says why
+    return bool(_TOKENIZER_JSON.match(head)) and is_binary_tokenizer(path)
 
 
 def _readable(path: Path) -> Path:
