@@ -471,6 +471,22 @@ def test_the_size_a_larger_vocabulary_warning_names_fits(tmp_path):
     assert not [w for w in caught if issubclass(w.category, VocabSizeWarning) and "more than" in str(w.message)]
 
 
+def test_a_vocabulary_short_for_its_superword_share_says_so(tmp_path):
+    """Before: with superword_share 0.99 the warning said the text had no pair left to merge, where
+    the merges had stopped at their share (the same text gives thousands at the default)."""
+    from conftest import read_slice
+
+    from wwho.errors import VocabSizeWarning
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 300_000), encoding="utf-8")
+    with pytest.warns(VocabSizeWarning, match=r"the superword stage found words to join for only [\d,]+ of the "
+                                              r"[\d,]+ ids kept for superwords \(superword_share 0.99\)"):
+        train_sgpe(corpus, vocab_size=8000, superword_share=0.99, progress=False, workers=1)
+    with pytest.warns(VocabSizeWarning, match="no pair of tokens left to merge"):  # the text's own limit
+        train_sgpe(corpus, vocab_size=200_000, min_freq=1, superword_share=0.15, progress=False, workers=1)
+
+
 def test_meta_training_on_a_corpus_without_indic_text_says_so(tmp_path):
     """Before: 'the corpus has no text (1 file, 2 documents)', which contradicted itself."""
     corpus = tmp_path / "en.txt"

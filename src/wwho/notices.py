@@ -19,11 +19,14 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def warn_short_vocabulary(got: int, asked: int, *, min_freq: int, option: str = "--min-freq",
-                          stacklevel: int = 3) -> str | None:
-    """Warn when training gave ``got`` < ``asked`` tokens; return the message (None: no warning)."""
+                          stacklevel: int = 3, reason: str | None = None) -> str | None:
+    """Warn when training gave ``got`` < ``asked`` tokens; return the message (None: no warning).
+    ``reason``: why, where the trainer knows better than the merges running out of pairs."""
     if got >= asked:
         return None
-    if min_freq <= 1:  # nothing left to merge: lowering the threshold cannot help
+    if reason is not None:
+        message = f"the vocabulary has {got:,} tokens, not the {asked:,} asked: {reason}"
+    elif min_freq <= 1:  # nothing left to merge: lowering the threshold cannot help
         message = (f"the vocabulary has {got:,} tokens, not the {asked:,} asked: the training text has no "
                    f"pair of tokens left to merge. To reach {asked:,}, train on more text")
     else:

@@ -589,10 +589,17 @@ def _train_on_pieces(
     ran_out = len(engine.symbols) < max_symbols
     endings = endings.suffixes() if endings is not None and ran_out else None
     final = engine
+    short_superwords = None  # why the vocabulary is short, where the superword stage is the reason
     if stage is not None:
         t2 = time.perf_counter()
         final = stage.train(engine, max_symbols=vocab_size - fixed - len(support), progress=progress,
                             min_freq=min_freq, letters=superword_letters)
+        if not ran_out and len(final.symbols) < vocab_size - fixed - len(support):
+            short_superwords = (
+                f"the syllable merges stopped at their share, and the superword stage found words to join for "
+                f"only {len(final.symbols) - len(engine.symbols):,} of the {superword_ids:,} ids kept for "
+                f"superwords (superword_share {superword_share:g}). A smaller share (--superwords) leaves more "
+                "ids to the merges")
         say(f"[4/{stages}] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
     stage = None
 
@@ -636,7 +643,7 @@ def _train_on_pieces(
                          f"the corpus, or a letter of the script); choose special tokens that text does not contain, "
                          f"such as '[CLS]'")
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges] + core_merges
-    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5)
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5, reason=short_superwords)
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
