@@ -626,6 +626,8 @@ def test_save_load_round_trip(ours, tmp_path):
     [
         (lambda c: c.update(format="other"), "not a wwho byte-level tokenizer"),
         (lambda c: c.update(version=99), "format version 99"),
+        (lambda c: c.update(version=True), "format version True"),  # before: True == 1 loaded
+        (lambda c: c.update(version=1.0), "format version 1.0"),
         (lambda c: c.pop("pretokenizer"), "missing key 'pretokenizer'"),
         (lambda c: c.update(merge_rule="magic"), "merge_rule"),
     ],

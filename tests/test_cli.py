@@ -349,6 +349,16 @@ def test_export_verify_checks_its_corpus_first_and_says_what_it_left_out(tmp_pat
     assert "bad.txt:2" in done.stderr.decode()
 
 
+def test_export_hf_of_a_folder_of_no_tokenizer_says_what_it_expected(tmp_path):
+    """Before: '.../vocab.json: no such file', where every other verb says what a folder should hold."""
+    from cli_run import one_line_error, wwho
+
+    (tmp_path / "empty").mkdir()
+    line = one_line_error(wwho("export", "hf", tmp_path / "empty", "-o", tmp_path / "out"))
+    assert "empty: no tokenizer here (expected vocab.json, meta_config.json" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_export_hf_of_a_byte_level_tokenizer(tmp_path, o200k, small_sgpe):
     """Before: `wwho export hf` read SGPE vocabularies only, and on o200k_base or a GGUF said to use
     wwho.load_tokenizer, which writes no Hugging Face files."""

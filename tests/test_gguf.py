@@ -672,6 +672,15 @@ def test_impossible_counts_and_types_are_refused_naming_the_key(tmp_path, entry,
         read_metadata(path)
 
 
+@pytest.mark.parametrize("count", [255, 257])
+def test_token_types_not_one_per_token_are_refused(tmp_path, count):
+    """Before: a token_type array longer than the tokens loaded (its extra entries, even invalid ones,
+    ignored); one shorter was refused."""
+    path = _raw_gguf(tmp_path / "t.gguf", types=[1] * (count - 1) + [9])
+    with pytest.raises(GGUFError, match=rf"tokenizer.ggml.token_type has {count} entries for 256 tokens"):
+        ByteBPE.from_gguf(path)
+
+
 @pytest.mark.parametrize("bad", [0, 7, -1, 255])
 def test_an_unknown_token_type_is_refused_naming_the_id(tmp_path, bad):
     types = [1] * 256

@@ -319,7 +319,7 @@ def load(path: str | Path) -> ByteLevelModel:
     config = parse_json(raw, source=str(config_path), error=VocabError)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise VocabError(f"{config_path}: not a wwho byte-level tokenizer (format is not {FORMAT!r})")
-    if config.get("version") != FORMAT_VERSION:
+    if type(config.get("version")) is not int or config["version"] != FORMAT_VERSION:  # (true == 1.0 == 1)
         raise VocabError(
             f"{config_path}: format version {brief(config.get('version'))}; this wwho reads {FORMAT_VERSION}"
         )

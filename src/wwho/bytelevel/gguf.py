@@ -459,11 +459,11 @@ def load_gguf(
         types = np.full(tokens.count, gguf.TokenType.NORMAL, dtype=np.int32)
     if not isinstance(types, np.ndarray) or types.dtype.kind not in "iu":
         raise GGUFError(f"{path}: tokenizer.ggml.token_type must be an array of integers")
-    if len(types) < tokens.count:
+    if len(types) != tokens.count:  # (longer: types of no token, which llama.cpp's writers never make)
         raise GGUFError(
             f"{path}: tokenizer.ggml.token_type has {len(types)} entries for {tokens.count} tokens"
         )
-    types = types[: tokens.count].astype(np.int64)
+    types = types.astype(np.int64)
     unknown = np.flatnonzero((types < 1) | (types > 6))
     if unknown.size:
         first = int(unknown[0])

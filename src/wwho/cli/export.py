@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from wwho.bytelevel.hf_files import hf_directory_files
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
@@ -65,7 +66,9 @@ def _kind(args: argparse.Namespace) -> str:
     try:
         kind = detect_kind(args.path)
     except VocabError:
-        kind = "sgpe"  # SGPETokenizer.load says what is wrong with the path
+        if Path(args.path).is_dir():  # a folder of no tokenizer: the detection says what it expected
+            raise
+        kind = "sgpe"  # SGPETokenizer.load says what is wrong with the file
     if kind in ("bytelevel", "gguf"):
         return "bytelevel-hf"
     if kind in ("binary", "hf"):
