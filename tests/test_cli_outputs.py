@@ -322,3 +322,21 @@ def test_the_refusal_names_the_files_of_the_old_save_that_force_removes(tmp_path
     again = one_line_error(wwho("train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "300", "--quiet",
                                 "-o", out, corpus))
     assert "a saved tokenizer's" not in again  # the same kind of save: the same files, nothing else goes
+
+
+def test_a_file_of_yours_named_like_the_manifest_needs_force(tmp_path):
+    """Before: a file of the user's own named wwho-manifest.json in --out was taken for wwho's and
+    replaced by the save without --force; a manifest of wwho's own is replaced as before."""
+    from wwho.cli.outputs import SGPE_FILES, check_output_dir
+    from wwho.errors import WwhoError
+    from wwho.savedir import MANIFEST
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MANIFEST).write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(WwhoError, match=rf"out already holds {MANIFEST}; pass --force"):
+        check_output_dir(out, SGPE_FILES, force=False)
+    assert check_output_dir(out, SGPE_FILES, force=True) == out
+    (out / MANIFEST).write_text(json.dumps({"format": "wwho-manifest/1", "kind": "sgpe", "files": {}}),
+                                encoding="utf-8")
+    assert check_output_dir(out, SGPE_FILES, force=False) == out

@@ -70,10 +70,16 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
         raise WwhoError(f"{p}: {flag} must be a directory, but this is a file")
     _check_folder(p, (p.absolute(), *p.absolute().parents), flag)
     if not force and p.is_dir():
-        from wwho.savedir import listed
+        from wwho.errors import VocabError
+        from wwho.savedir import MANIFEST, listed, read_manifest
 
         names = list(dict.fromkeys(names))
         found = [name for name in names if (p / name).exists() or (p / name).is_symlink()]
+        if MANIFEST not in names and os.path.lexists(p / MANIFEST):
+            try:
+                read_manifest(p / MANIFEST)
+            except VocabError:  # a file of that name that is no manifest of wwho's: yours, which a save replaces
+                found.append(MANIFEST)
         # A save drops the files of the tokenizer saved there before (wwho.savedir), so that no old
         # vocab.json is read with a new tokenizer.json: --force agrees to that, so they are named too.
         old = [name for name in listed(p) if name not in names and (p / name).exists()]
