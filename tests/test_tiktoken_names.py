@@ -34,6 +34,18 @@ def small():
     return ByteBPE(ranks, pattern="gpt2", special_tokens={"<|end|>": 257})
 
 
+def test_the_special_tokens_set_and_decode_batch_are_tiktokens(pair):
+    """Found by an audit: special_tokens_set was a frozenset (tiktoken's is a new set, which code may
+    change), and decode_batch took no num_threads."""
+    ours, theirs = pair
+    names = ours.special_tokens_set
+    assert type(names) is set and names == theirs.special_tokens_set
+    names.add("x")
+    assert "x" not in ours.special_tokens_set
+    ids = [ours.encode(t, allowed_special="all") for t in TEXTS]
+    assert ours.decode_batch(ids, num_threads=2) == theirs.decode_batch(ids, num_threads=2)
+
+
 def test_every_method_of_tiktoken_is_there(pair):
     ours, theirs = pair
     names = {n for n in dir(type(theirs)) if not n.startswith("_")} - {"encode_with_unstable"}
@@ -42,7 +54,16 @@ def test_every_method_of_tiktoken_is_there(pair):
 
 @pytest.mark.parametrize("call", ["decode([None])", "decode([1.5])", "decode([-1])", "decode([2**40])",
                                   "decode([199998])", "encode(None)", "encode_batch(['a', None])",
-                                  "decode_single_token_bytes(-1)", "encode_ordinary(b'x')"])
+                                  "decode_single_token_bytes(-1)", "encode_ordinary(b'x')",
+                                  # found by a second audit: each was a ValueError (or a KeyError) only
+                                  "decode_single_token_bytes(2**32)", "decode(5)", "decode('ab')",
+                                  "decode(np.int64(5))", "decode_bytes(5)", "decode_tokens_bytes(5)",
+                                  "decode_with_offsets(5)", "decode_batch([5])", "decode_bytes_batch([5])",
+                                  "decode_batch(5)", "decode([1], errors=None)", "decode([1], errors=5)",
+                                  "decode([127], errors='bogus')", "encode('a', allowed_special='ALL')",
+                                  "encode('a', allowed_special='<|endoftext|>')",
+                                  "encode('a', allowed_special={1})",
+                                  "encode('hello', disallowed_special={''})"])
 def test_errors_are_of_the_classes_tiktoken_raises(pair, call):
     """Code written for tiktoken catches what it catches there (a TypeError for a wrong type, an
     OverflowError for an id outside 32 bits, a KeyError for an id without a token); wwho's own
@@ -51,7 +72,7 @@ def test_errors_are_of_the_classes_tiktoken_raises(pair, call):
     raised = []
     for tok in (theirs, ours):
         with pytest.raises(Exception) as caught:
-            eval(f"tok.{call}", {"tok": tok})
+            eval(f"tok.{call}", {"tok": tok, "np": np})
         raised.append(caught.value)
     theirs_error, ours_error = raised
     assert isinstance(ours_error, type(theirs_error)), (call, type(theirs_error), type(ours_error).__mro__)

@@ -55,6 +55,11 @@ class WrongTypeError(TokenizerError, TypeError):
     A ``TypeError`` too, as tiktoken raises there, so that code written for tiktoken catches it."""
 
 
+class UnknownHandlerError(TokenizerError, LookupError):
+    """``errors=`` names no registered error handler. A ``LookupError`` too, as ``codecs`` (and so
+    tiktoken, on the first bad byte) raises."""
+
+
 class IdRangeError(UnknownTokenError, OverflowError):
     """A token id below 0 or at 2**32 and above, which no vocabulary holds: an ``OverflowError``
     too, as tiktoken raises there (and a ``KeyError``, as for any id without a token)."""

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Set
 from typing import TypeVar
 
-from wwho.errors import IdRangeError, TokenizerError, UnknownTokenError, WrongTypeError
+from wwho.errors import IdRangeError, TokenizerError, UnknownHandlerError, UnknownTokenError, WrongTypeError
 
 T = TypeVar("T")
 
@@ -50,22 +50,22 @@ def batch(items: Iterable[object], method: str = "encode_batch", *, of: str = "t
     """``items`` as a list, for the batch method ``method`` that takes a list ``of`` things
     (``"texts"``, ``"byte strings"``, ``"lists of token ids"``), each called ``one`` in messages.
 
-    Refuses, with :class:`TokenizerError`, what Python would iterate but is no batch: one text
+    Refuses, with :class:`WrongTypeError` (a ``TypeError`` too, as tiktoken's), what Python would iterate but is no batch: one text
     (a str, or bytes-like: iterating it gives characters or ints) and a dict or set.
     """
     if isinstance(items, list):
         return items
     what = f"{method} takes a list of {of}"
     if isinstance(items, _ONE_TEXT):
-        raise TokenizerError(f"{what}, not a single {_name(items)} (whose items would each be taken as one): "
+        raise WrongTypeError(f"{what}, not a single {_name(items)} (whose items would each be taken as one): "
                              f"for one, use {method}([{one}])")
     why = _unordered(items, what)
     if why:
-        raise TokenizerError(why)
+        raise WrongTypeError(why)
     try:
         return list(items)
     except TypeError:
-        raise TokenizerError(f"{what}, not a {_name(items)}") from None
+        raise WrongTypeError(f"{what}, not a {_name(items)}") from None
 
 
 def not_texts(texts: list, exc: Exception) -> Exception:
@@ -163,20 +163,20 @@ def _sequence(ids: object) -> list:
     what = "expected a sequence of token ids"
     one = f"{what}, got {_name(ids)}, a single id: for one id use decode([id])"
     if isinstance(ids, (str, bytes, bytearray)):
-        raise TokenizerError(f"{what}, got {_name(ids)}")
+        raise WrongTypeError(f"{what}, got {_name(ids)}")
     if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration
-        raise TokenizerError(one)
+        raise WrongTypeError(one)
     why = _unordered(ids, what)
     if why:
-        raise TokenizerError(why)
+        raise WrongTypeError(why)
     if getattr(getattr(ids, "dtype", None), "kind", None) in ("i", "u"):  # a numpy array of integers
         return ids.tolist()  # type: ignore[attr-defined]  # one C-level conversion
     try:
         return list(ids)  # type: ignore[call-overload]
     except TypeError:
         if hasattr(type(ids), "__index__"):
-            raise TokenizerError(one) from None
-        raise TokenizerError(f"{what}, got {_name(ids)}") from None
+            raise WrongTypeError(one) from None
+        raise WrongTypeError(f"{what}, got {_name(ids)}") from None
 
 
 #: Every decode's default ``errors``: its per-call path tests for this object by identity, and
@@ -190,14 +190,14 @@ def check_decode_options(errors: object, skip_special_tokens: object) -> None:
     import codecs
 
     if not isinstance(errors, str):
-        raise TokenizerError(f"errors must be the name of an error handler (str), not {type(errors).__name__}")
+        raise WrongTypeError(f"errors must be the name of an error handler (str), not {type(errors).__name__}")
     try:
         codecs.lookup_error(errors)
     except LookupError:
-        raise TokenizerError(f"errors={errors!r} is no error handler ('replace', 'strict', "
+        raise UnknownHandlerError(f"errors={errors!r} is no error handler ('replace', 'strict', "
                              "'surrogatepass', ...)") from None
     if skip_special_tokens is not True and skip_special_tokens is not False:
-        raise TokenizerError(f"skip_special_tokens must be True or False, not {skip_special_tokens!r:.40}")
+        raise WrongTypeError(f"skip_special_tokens must be True or False, not {skip_special_tokens!r:.40}")
 
 
 def prepare_arrays() -> None:

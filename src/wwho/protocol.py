@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
-from wwho.errors import DisallowedSpecialError, TokenizerError, VocabError
+from wwho.errors import DisallowedSpecialError, VocabError, WrongTypeError
 
 Data = TypeVar("Data", str, bytes)
 
@@ -106,15 +106,15 @@ def special_name_sets(value: object, known: Collection[str], option: str) -> tup
     if value is None:
         return frozenset(), frozenset()
     if isinstance(value, (str, bytes)):
-        raise TokenizerError(f"{option} must be 'all' or a collection of special-token names, not {value!r}")
+        raise WrongTypeError(f"{option} must be 'all' or a collection of special-token names, not {value!r}")
     try:
         names = frozenset(value)  # type: ignore[arg-type]
     except TypeError:
-        raise TokenizerError(f"{option} must be 'all' or a collection of special-token names, "
+        raise WrongTypeError(f"{option} must be 'all' or a collection of special-token names, "
                              f"not {type(value).__name__}") from None
     for name in names:
         if not isinstance(name, str):
-            raise TokenizerError(f"{option} must hold special-token names (str), not {name!r}")
+            raise WrongTypeError(f"{option} must hold special-token names (str), not {name!r}")
     known = frozenset(known)
     return names & known, names - known
 
@@ -134,8 +134,7 @@ def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch:
     """Raises :class:`wwho.errors.DisallowedSpecialError` for the first text (of ``texts``) that
     holds one of ``names`` (disallowed names the vocabulary lacks: tiktoken refuses such a text too),
     at the leftmost place, the longest name there."""
-    names = [n for n in names if n]
-    for i, text in enumerate(texts):
+    for i, text in enumerate(texts):  # (an empty name is in every text, as tiktoken finds it)
         if not isinstance(text, str):
             continue  # the encode says what is wrong with it
         found = [(at, -len(n), n) for n in names if (at := text.find(n)) >= 0]

@@ -56,6 +56,8 @@ class TiktokenNames:
         token = token_id(token)  # not an integer: a TokenizerError; negative: an UnknownTokenError
         try:
             return self.token_bytes(token)  # type: ignore[attr-defined]
+        except UnknownTokenError:  # (an IdRangeError stays one: an OverflowError, as tiktoken raises)
+            raise
         except TokenizerError as exc:
             raise UnknownTokenError(str(exc)) from None
 

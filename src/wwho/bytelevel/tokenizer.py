@@ -192,9 +192,9 @@ class ByteBPE(TiktokenNames):
         return self._core.vocab_size
 
     @property
-    def special_tokens_set(self) -> frozenset[str]:
-        """The special tokens' names (tiktoken's ``special_tokens_set``)."""
-        return self._special_set
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens' names, a new ``set`` on each call, as tiktoken's ``special_tokens_set``."""
+        return set(self._special_set)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (a special token's are its UTF-8 text)."""
@@ -286,8 +286,10 @@ class ByteBPE(TiktokenNames):
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
-                     skip_special_tokens: bool = False) -> list[str]:
-        """:meth:`decode` of each list of ids, in order."""
+                     skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
+        """:meth:`decode` of each list of ids, in order (``num_threads`` is checked and accepted, as
+        tiktoken's signature has it; decoding is a copy per token, done on the calling thread)."""
+        thread_count(num_threads)
         return each_decoded(id_batch(batch), lambda ids: self.decode(ids, errors, skip_special_tokens=skip_special_tokens))
 
     # --- encoding -------------------------------------------------------------------------
