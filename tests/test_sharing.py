@@ -231,3 +231,89 @@ def test_fork_while_another_thread_loads_a_tiktoken_encoding():
     """)
     done = run_child(source, timeout=90)
     assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])
+
+
+#: A child interpreter's numpy made slow to import (its module's code runs after a sleep, its import
+#: lock held meanwhile), so that another thread can fork inside that import every time.
+SLOW_NUMPY = """
+import importlib.abc, importlib.machinery, sys, time
+class _Slow(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "numpy":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            time.sleep(0.5)
+            run(module)
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, _Slow())
+"""
+
+
+@pytest.mark.parametrize("call", ["encode_to_numpy", "encode_batch_to_numpy"])
+@pytest.mark.parametrize("kind", ["bytelevel", "sgpe"])
+def test_fork_while_another_thread_imports_numpy_for_its_first_array(kind, call, sgpe_dir):
+    """The array methods import numpy on their first call. A fork while another thread was in that
+    import copied numpy's import lock held into the child, whose own first array waited for ever
+    (every time, in an audit). A fork now waits for the import (wwho.imports)."""
+    arg = "'ශ්‍රී ලංකාව hello'" if call == "encode_to_numpy" else "['ශ්‍රී ලංකාව hello']"
+    source = SLOW_NUMPY + loader(kind, sgpe_dir) + textwrap.dedent(f"""
+        import os, signal, threading, time
+        assert "numpy" not in sys.modules
+        first = threading.Thread(target=lambda: tok.{call}({arg}))
+        first.start()
+        time.sleep(0.2)  # inside numpy's import, on the other thread
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(20)
+            got = tok.{call}({arg})
+            os._exit(0 if len(got) else 3)
+        _, status = os.waitpid(pid, 0)
+        first.join()
+        print(os.waitstatus_to_exitcode(status))
+    """)
+    done = run_child(source, timeout=90)
+    assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])
+
+
+def test_fork_while_another_thread_trains_a_binary_tokenizer_on_threads():
+    """Training a binary tokenizer on 2 threads set TOKENIZERS_PARALLELISM=true for the run, so a
+    child forked meanwhile kept HF's thread pool (whose threads it does not have), and its own
+    training waited for ever (every time, in an audit)."""
+    source = textwrap.dedent(f"""
+        import os, signal, threading, time
+        from wwho.binary import BinaryTokenizer
+        def train():
+            BinaryTokenizer.train([{SAMPLE!r}], vocab_size=2000, threads=2, progress=False)
+        parent = threading.Thread(target=train)
+        parent.start()
+        time.sleep(0.3)
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(40)
+            tok = BinaryTokenizer.train([{SAMPLE!r}], vocab_size=400, progress=False)
+            os._exit(0 if tok.vocab_size >= 400 else 3)
+        _, status = os.waitpid(pid, 0)
+        parent.join()
+        print(os.waitstatus_to_exitcode(status), os.environ.get("TOKENIZERS_PARALLELISM"))
+    """)
+    done = run_child(source, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["0", "None"], (done.stdout, done.stderr[-3000:])
+
+
+def test_training_without_progress_makes_no_progress_bar(monkeypatch):
+    """A tqdm bar takes tqdm's class lock when it is made, disabled or not; a child forked while
+    another thread made one (SGPE training from an iterator, progress=False) waited for that lock
+    for ever (5 of 12 forks, in an audit). Without progress no bar is made."""
+    import tqdm.std
+
+    from wwho.sgpe import SGPETokenizer
+
+    def made(*args, **kwargs):
+        raise AssertionError("a tqdm bar was made with progress off")
+
+    monkeypatch.setattr(tqdm.std.tqdm, "__new__", made)
+    lines = open(SAMPLE, encoding="utf-8").read().splitlines()[:300]
+    SGPETokenizer.train_from_iterator(lines, vocab_size=500, script="sinhala", progress=False)

@@ -416,11 +416,11 @@ def _syllable_ends(syllabifier: Syllabifier, run: str) -> Iterator[int]:
 
 def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress: bool = False) -> Metrics:
     """Measure ``tok`` on ``lines``; see :class:`Metrics`."""
-    from tqdm.auto import tqdm
+    from wwho.progress import progress_bar
 
     m = Metrics(tokenizer=tok.name, corpus=corpus, vocab_size=tok.vocab_size)
     shown = printable(f"{Path(tok.name).name or tok.name} on {Path(corpus).parent.name}/{Path(corpus).name}")
-    for line in tqdm(lines, desc=shown, unit="line", disable=not progress, leave=False):
+    for line in progress_bar(lines, desc=shown, unit="line", disable=not progress, leave=False):
         try:
             ids, ends = tok.encode(line)
         except Exception as exc:  # a peer failing on a line is reported with the line

@@ -207,4 +207,6 @@ def prepare_arrays() -> None:
     importing numpy for a tokenizer that may never return an array would cost every
     construction far more than the module saves."""
     if "numpy" in sys.modules:
-        import wwho.arrays  # noqa: F401
+        from wwho.imports import arrays
+
+        arrays()

@@ -64,6 +64,7 @@ from wwho.ids import (
     token_ids,
 )
 from wwho.ids import batch as as_batch
+from wwho.imports import arrays as arrays_module
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -490,8 +491,7 @@ class MetaTokenizer:
                               num_threads: int | None = None):
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
-        from wwho import arrays
-
+        arrays = arrays_module()
         texts = as_batch(texts, "encode_batch_to_numpy")
         try:
             flat = self._core.encode_batch_flat(texts, *self._batch_args(allowed_special, disallowed_special, texts),

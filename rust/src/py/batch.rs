@@ -313,7 +313,10 @@ pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny
     // system makes that one import.)
     static NUMPY: AtomicBool = AtomicBool::new(false);
     if !NUMPY.load(Ordering::Acquire) {
-        py.import("numpy")?;
+        // Through wwho.imports, whose lock a fork waits for: numpy's first import takes long, and
+        // a child forked meanwhile by another thread would inherit its import lock held.
+        py.import("wwho.imports")?
+            .call_method1("import_module", ("numpy",))?;
         find_array_api(py)?;
         NUMPY.store(true, Ordering::Release);
     }

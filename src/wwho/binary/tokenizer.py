@@ -26,6 +26,7 @@ from wwho.errors import TokenizerError, UnknownTokenError, brief, check_flag
 from wwho.ids import batch as as_batch
 from wwho.ids import each_decoded, id_batch, prepare_arrays
 from wwho.ids import token_id as checked_id
+from wwho.imports import arrays as arrays_module
 
 
 class BinaryTokenizer:
@@ -115,8 +116,7 @@ class BinaryTokenizer:
                               num_threads: int | None = None):
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``. Binary
         tokenizers run on Hugging Face ``tokenizers``, whose lists are converted here."""
-        from wwho import arrays
-
+        arrays = arrays_module()
         items = as_batch(items, "encode_batch_to_numpy", of="byte strings", one="data")
         return arrays.from_lists(self.encode_batch(items, add_special_tokens=add_special_tokens,
                                                    num_threads=num_threads))

@@ -92,6 +92,10 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY
     return names
 
 
+#: The environment values :func:`thread_limit` replaced, while its block runs (None: outside one).
+_replaced: dict[str, str | None] | None = None
+
+
 @contextlib.contextmanager
 def thread_limit(threads: int | None) -> Iterator[None]:
     """Limit HF's Rust thread pool while the block runs.
@@ -99,21 +103,50 @@ def thread_limit(threads: int | None) -> Iterator[None]:
     ``threads=1`` always works (``TOKENIZERS_PARALLELISM=false`` is read on every call).
     Other values set ``RAYON_NUM_THREADS``, which the pool reads once, when the process
     first runs parallel HF code; the CLI sets it before that, a library caller may be late.
+    ``TOKENIZERS_PARALLELISM`` is left as it is (HF runs in parallel unless told otherwise) but
+    where it says ``false``: set to ``true``, a fork would give the child a pool whose threads are
+    the parent's, which HF disables in a child only where the variable is unset. A child forked
+    while the block runs gets the values it replaced back, ``TOKENIZERS_PARALLELISM`` as ``false``
+    where it was unset (:func:`_after_fork_in_child`).
     """
+    global _replaced
     if threads is None:
         yield
         return
-    saved = {k: os.environ.get(k) for k in ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS")}
-    os.environ["TOKENIZERS_PARALLELISM"] = "false" if threads == 1 else "true"
-    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    wanted = {"RAYON_NUM_THREADS": str(threads)}
+    parallel = os.environ.get("TOKENIZERS_PARALLELISM")
+    if threads == 1:
+        wanted["TOKENIZERS_PARALLELISM"] = "false"
+    elif parallel is not None and parallel.lower() in ("false", "0", "off", "no"):
+        wanted["TOKENIZERS_PARALLELISM"] = "true"  # a thread count asked for, over a general "no"
+    saved = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    _replaced = saved
     try:
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _replaced = None
+        _restore(saved)
+
+
+def _restore(saved: Mapping[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while :func:`thread_limit` runs: the values it replaced back, and HF kept off
+    the parent's thread pool (whose threads the child does not have)."""
+    if _replaced is not None:
+        _restore(_replaced)
+        if "TOKENIZERS_PARALLELISM" in _replaced:
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _feed(counts: Mapping[bytes, int]) -> Iterator[list[str]]:

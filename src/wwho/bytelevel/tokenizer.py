@@ -59,6 +59,7 @@ from wwho.ids import (
 )
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
+from wwho.imports import arrays as arrays_module
 from wwho.protocol import (
     ALL_SPECIALS,
     NO_SPECIALS,
@@ -388,8 +389,7 @@ class ByteBPE(TiktokenNames):
         except Exception as exc:  # noqa: BLE001
             raise self._encode_error(exc, text) from None
         if add_special:
-            from wwho import arrays
-
+            arrays = arrays_module()
             ids, _ = arrays.add_bos_eos(ids, arrays.one_text(ids), self.bos_id if self.add_bos else None,
                                         self.eos_id if self.add_eos else None)
         return ids
@@ -407,8 +407,7 @@ class ByteBPE(TiktokenNames):
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets, text ``i``'s ids
         being ``ids[offsets[i]:offsets[i + 1]]`` (a :class:`wwho.arrays.FlatIds`, which
         :meth:`decode_batch` takes back whole). No Python object is made per text or per id."""
-        from wwho import arrays
-
+        arrays = arrays_module()
         texts = as_batch(texts, "encode_batch_to_numpy")
         check_flag(add_special, "add_special")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special, texts, batch=True)

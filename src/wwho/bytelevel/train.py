@@ -31,7 +31,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import regex
-from tqdm.auto import tqdm
 
 from wwho import _core
 from wwho.bpe import MergeEngine
@@ -42,6 +41,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_
 from wwho.counting import batches
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary
+from wwho.progress import progress_bar
 from wwho.protocol import special_token_list
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
@@ -181,7 +181,7 @@ def count_bytelevel(
         counter.count_pretokenized(batch, core_pretokenizer, threads=threads)
 
     with ThreadPoolExecutor(max_workers=1) as pool, \
-            tqdm(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
+            progress_bar(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
         pending = None
         for batch in batches(documents, batch_chars):
             if pending is not None:

@@ -27,12 +27,11 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-from tqdm.auto import tqdm
-
 from wwho.bpe import UNK, MergeEngine
 from wwho.errors import VocabError
 from wwho.extend.building import NewMerges, clusters
 from wwho.extend.scripts import ScriptSet
+from wwho.progress import progress_bar
 
 
 @dataclass
@@ -69,7 +68,7 @@ def split_words(
     out: list[tuple[bool, tuple[str, ...]]] = []
     counts: list[int] = []
     syllables: Counter[str] = Counter()
-    for word, n in tqdm(sorted(words.items()), desc="syllables", unit="word", disable=not progress):
+    for word, n in progress_bar(sorted(words.items()), desc="syllables", unit="word", disable=not progress):
         syls = tuple(scripts.syllables(word))
         out.append((word[0] == " ", syls))
         counts.append(n)
@@ -189,7 +188,7 @@ def _admit(
     whose occurrences times the tokens each saves (its pieces without it, minus one) reach ``worth``
     per new token they cost."""
     known: list[str] = []
-    for syl in tqdm(candidates, desc=f"{label}building syllables", unit="syllable", disable=not progress):
+    for syl in progress_bar(candidates, desc=f"{label}building syllables", unit="syllable", disable=not progress):
         data = syl.encode("utf-8")
         saved = len(merges.apply(data)) - 1
         mark = merges.mark()
@@ -219,7 +218,7 @@ def _learn_merges(
             words.append(units)
             word_counts.append(n)
     engine = MergeEngine(words, word_counts, symbols, tie_break="smaller")
-    with tqdm(total=max(add - len(merges), 0), desc=f"{label}merges", unit="token", disable=not progress) as bar:
+    with progress_bar(total=max(add - len(merges), 0), desc=f"{label}merges", unit="token", disable=not progress) as bar:
         while len(merges) < add:
             step = engine.step(min_freq=min_freq)
             if step is None:

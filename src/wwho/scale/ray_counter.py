@@ -34,11 +34,10 @@ import signal
 import socket
 from collections.abc import Iterable
 
-from tqdm.auto import tqdm
-
 from wwho import _core
 from wwho.corpus import CorpusStats
 from wwho.errors import WwhoError
+from wwho.progress import progress_bar
 from wwho.scale.counts import MAX_COUNT
 from wwho.scale.shards import CountOptions, Shard, count_shard
 
@@ -81,7 +80,7 @@ def count_on_ray(
         failed: tuple[int, BaseException] | None = None
         pending = iter(shards)
         exhausted = False
-        bar = tqdm(total=total_bytes, desc="counting (ray)", unit="B", unit_scale=True, disable=not progress)
+        bar = progress_bar(total=total_bytes, desc="counting (ray)", unit="B", unit_scale=True, disable=not progress)
         with bar:
             while True:
                 while not exhausted and failed is None and len(in_flight) < 2 * limit:

@@ -17,9 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from tqdm.auto import tqdm
-
 from wwho.errors import CorpusError
+from wwho.progress import progress_bar
 
 
 def iter_texts(
@@ -42,7 +41,7 @@ def iter_texts(
             length = len(iterable)  # type: ignore[arg-type]
         except TypeError:
             length = None
-    with tqdm(iterable, total=length, desc="reading", unit="item", disable=not progress) as items:
+    with progress_bar(iterable, total=length, desc="reading", unit="item", disable=not progress) as items:
         for index, item in enumerate(items):
             if isinstance(item, str):
                 yield item

@@ -54,6 +54,7 @@ from wwho.ids import (
 )
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as checked_id
+from wwho.imports import arrays as arrays_module
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -271,8 +272,7 @@ class SGPETokenizer:
                               num_threads: int | None = None):
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
-        from wwho import arrays
-
+        arrays = arrays_module()
         texts = as_batch(texts, "encode_batch_to_numpy")
         if disallowed_special is not NO_SPECIALS:
             self._refuse(texts, allowed_special, disallowed_special, batch=True)

@@ -1,0 +1,64 @@
+"""wwho's imports on first use, made safe across ``os.fork``.
+
+A module being imported holds an import lock of its own (``importlib``'s per-module lock) while its
+code runs. ``os.fork`` copies that lock, held, into the child, where the importing thread does not
+exist: a child forked while another thread was importing numpy (a tenth of a second and more, on
+the first ``encode_to_numpy``) waits for ever at its own first use of numpy. The imports wwho makes
+on first use, on whatever thread makes the call (numpy and :mod:`wwho.arrays` for the array
+methods, the public names of ``wwho`` itself), go through :func:`import_module`, under a lock that
+``os.fork`` takes first (``os.register_at_fork``): a fork waits until such an import has finished,
+and the child starts with no import half done.
+
+What this module does not do: guard imports of other code (a program's own lazy imports in a thread
+while another thread forks have the same hazard, which CPython documents for fork with threads).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+from types import ModuleType
+
+_lock = threading.RLock()
+
+
+def _before_fork() -> None:
+    _lock.acquire()  # waits for an import another thread is making
+
+
+def _after_fork_in_parent() -> None:
+    _lock.release()
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.RLock()  # the forking thread's hold is the child's own: a fresh lock is simpler
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
+
+
+def import_module(name: str) -> ModuleType:
+    """``importlib.import_module(name)``; a first import (or one still running on another thread)
+    under the lock a fork waits for."""
+    module = sys.modules.get(name)
+    if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return module
+    with _lock:
+        return importlib.import_module(name)
+
+
+_arrays: ModuleType | None = None
+
+
+def arrays() -> ModuleType:
+    """:mod:`wwho.arrays`, and numpy with it, imported as :func:`import_module` imports: what every
+    method that returns arrays calls before the core makes one (the core's own first use of numpy
+    then finds it imported)."""
+    global _arrays
+    if _arrays is None:
+        _arrays = import_module("wwho.arrays")
+    return _arrays
