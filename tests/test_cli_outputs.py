@@ -84,6 +84,48 @@ def test_eval_plot_needs_force(inputs, tmp_path):
     assert wwho(*args, "--force").returncode == 0 and plot.read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.parametrize("which", ["corpus", "parity", "tokenizer", "link to the corpus"])
+def test_eval_plot_over_one_of_its_inputs_is_refused_even_with_force(inputs, tmp_path, which):
+    """Before: with --force the plot replaced the corpus, the parity corpus or the tokenizer file
+    named as --plot (through a link too)."""
+    pytest.importorskip("matplotlib")
+    corpus = tmp_path / "c.png"
+    corpus.write_bytes(inputs["corpus"].read_bytes())
+    vocab = tmp_path / "v.png"
+    vocab.write_bytes((inputs["sgpe"] / "vocab.json").read_bytes())
+    args = ["eval", "--corpus", corpus, "--tokenizer", inputs["sgpe"], "--quiet", "--force"]
+    plot = {"corpus": corpus, "parity": corpus, "tokenizer": vocab, "link to the corpus": tmp_path / "l.png"}[which]
+    if which == "parity":
+        args = ["eval", "--corpus", inputs["corpus"], "--parity-with", corpus, "--tokenizer", inputs["sgpe"],
+                "--quiet", "--force"]
+    elif which == "tokenizer":
+        args = ["eval", "--corpus", inputs["corpus"], "--tokenizer", vocab, "--quiet", "--force"]
+    elif which == "link to the corpus":
+        plot.symlink_to(corpus)
+    before = {p: p.read_bytes() for p in (corpus, vocab)}
+    message = one_line_error(wwho(*args, "--plot", plot))
+    assert "is also an input" in message
+    assert {p: p.read_bytes() for p in (corpus, vocab)} == before
+
+
+def test_plot_labels_are_text_not_mathtext():
+    from wwho.cli.eval import _label
+
+    assert _label("p$x^2$.txt") == "p\\$x^2\\$.txt" and _label("b\udcff") == "b\\xff"
+
+
+@pytest.mark.parametrize("name", ["b\udcff.txt", "a$\\foo$.txt"])
+def test_eval_plot_draws_any_corpus_name(inputs, tmp_path, name):
+    """Before: a name that is no UTF-8, or one matplotlib reads as mathtext ($...$), failed the plot
+    with a matplotlib traceback (or drew a formula)."""
+    pytest.importorskip("matplotlib")
+    corpus = tmp_path / os.fsdecode(os.fsencode(name))
+    corpus.write_bytes(inputs["corpus"].read_bytes())
+    done = wwho("eval", "--corpus", corpus, "--tokenizer", inputs["sgpe"], "--quiet", "--plot", tmp_path / "p.png")
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+
+
 def test_a_directory_with_other_files_is_fine_and_they_stay(inputs, tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -399,6 +399,12 @@ def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
     assert spaces.bytes_per_token == 3.0
     assert table([spaces]).splitlines()[2].split()[2] == "-"
     assert Metrics("t", "e.txt", lines=1).bytes_per_token is None
+    # No token at all (an hf: BPE without an unknown token, on a script it lacks): its fallback rate
+    # was a measured 0.00% (found by another audit).
+    none = Metrics("t", "e.txt", lines=2, words=3, chars=10, bytes=30)
+    assert none.fallback_rate is None and none.to_json()["fallback_rate"] is None
+    jsonschema.validate(to_json([none], None), schema)
+    assert table([none]).splitlines()[2].count(" - ") >= 3
 
 
 def test_cut_rates_over_no_boundary_are_not_measured_rather_than_zero():

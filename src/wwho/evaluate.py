@@ -110,8 +110,8 @@ class Metrics:
         return self.boundaries_in_syllable / self.boundaries if self.boundaries else None
 
     @property
-    def fallback_rate(self) -> float:
-        return self.fallback_tokens / self.tokens if self.tokens else 0.0
+    def fallback_rate(self) -> float | None:
+        return self.fallback_tokens / self.tokens if self.tokens else None  # (over no token: not measured)
 
     @property
     def lossless_rate(self) -> float:

@@ -41,7 +41,7 @@ UNMEASURED = "n/m"  # written where a bar would be for a value that was not meas
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", nargs="+", required=True, help="text files (one document per line)")
+    p.add_argument("--corpus", nargs="+", required=True, help="corpora, one document per line: text files, folders, .gz/.bz2/.xz, .jsonl (its text field)")
     p.add_argument("--tokenizer", nargs="+", required=True,
                    help="wwho files/directories, tiktoken:NAME (or just NAME, e.g. o200k_base), hf:PATH, spm:MODEL")
     p.add_argument("--parity-with", help="line-aligned reference corpus, e.g. en/flores200-devtest.txt; the parity "
@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.plot).suffix.lower() != ".png":  # (PNG bytes under another name, before)
             raise WwhoError(f"--plot {printable(args.plot)}: the plot is a PNG image; give a name ending in .png")
         check_output_file(args.plot, force=args.force, flag="--plot")
+        _refuse_plot_over_an_input(args)
     use_tiktoken_file(args)
     try:
         results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with,
@@ -82,6 +83,23 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(table(results, markdown=args.markdown))
     return 0
+
+
+def _refuse_plot_over_an_input(args: argparse.Namespace) -> None:
+    """``--plot`` naming a corpus, the parity corpus or a tokenizer file (or a link to one): with
+    ``--force`` the plot would replace what the run reads."""
+    plot_path = Path(args.plot)
+    if not plot_path.exists():
+        return
+    inputs = [*args.corpus, *([args.parity_with] if args.parity_with else []), *args.tokenizer]
+    for name in inputs:
+        try:
+            same = Path(name).exists() and plot_path.samefile(name)
+        except OSError:
+            same = False
+        if same:
+            raise WwhoError(f"--plot {printable(args.plot)} is also an input ({printable(name)}): the plot would "
+                            "replace it; write the plot to another file")
 
 
 def one_line(exc: WwhoError) -> WwhoError:
@@ -186,6 +204,12 @@ def plot_series(results: list[Metrics]) -> list[tuple[str, dict[str, list[float 
     return out
 
 
+def _label(name: str) -> str:
+    """A corpus or tokenizer name as matplotlib draws it: unprintable characters and bytes that are no
+    UTF-8 (kept as surrogates) escaped, and ``$`` escaped, which matplotlib reads as mathtext."""
+    return printable(name).encode("utf-8", "backslashreplace").decode("utf-8").replace("$", r"\$")
+
+
 def plot(results: list[Metrics], path: str) -> None:
     try:
         import matplotlib
@@ -207,13 +231,13 @@ def plot(results: list[Metrics], path: str) -> None:
         for k, name in enumerate(tokenizers):
             xs = [i + k * width for i in range(len(corpora))]
             values = values_by_tokenizer[name]
-            ax.bar(xs, [0 if v is None else v for v in values], width, label=name)
+            ax.bar(xs, [0 if v is None else v for v in values], width, label=_label(name))
             for x, v in zip(xs, values):
                 if v is None:  # no bar is not a zero: say it
                     ax.text(x, 0, UNMEASURED, ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_title(title)
         ax.set_xticks([i + width * (len(tokenizers) - 1) / 2 for i in range(len(corpora))])
-        ax.set_xticklabels([names[c] for c in corpora], fontsize=7)
+        ax.set_xticklabels([_label(names[c]) for c in corpora], fontsize=7)
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
     from wwho.fileio import atomic_open
