@@ -38,6 +38,16 @@ def test_syllabify_warns_on_another_script():
         wwho.syllabify("123 !?")  # no letters: nothing to judge
 
 
+def test_syllabify_says_what_it_does_with_latin_text():
+    """Before: the warning said Latin text is kept whole, byte by byte (what training does), above an
+    output that cut it into characters."""
+    with pytest.warns(ScriptWarning, match="which sinhala has no syllables for: each of its characters is a "
+                                           "piece of its own"):
+        assert wwho.syllabify("hello world") == list("hello world")
+    done = run_wwho("syllabify", "hello world")
+    assert done.stdout.startswith("h | e | l") and "each of its characters is a piece" in done.stderr
+
+
 def test_syllabify_judges_a_long_text_on_a_sample():
     from wwho.scriptcheck import SAMPLE_CHARS, sample
 

@@ -57,12 +57,18 @@ def letters_by_script(texts: Iterable[tuple[str, int]]) -> Counter:
     return out
 
 
+#: What becomes of Latin text, by what is done with it.
+TRAINING_KEEPS = "which {shown} keeps whole, byte by byte"
+SYLLABIFYING_KEEPS = "which {shown} has no syllables for: each of its characters is a piece of its own"
+
+
 def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str, option: str,
-                         stacklevel: int = 3) -> str | None:
+                         stacklevel: int = 3, latin: str = TRAINING_KEEPS) -> str | None:
     """Warn when ``chosen`` holds under half of ``letters``; return the message (None: no warning).
 
     ``what`` names the input ("the text", "the corpus"); ``option`` how to choose a script
-    (``script=`` or ``--script``)."""
+    (``script=`` or ``--script``); ``latin``: what becomes of Latin text (:data:`TRAINING_KEEPS`,
+    :data:`SYLLABIFYING_KEEPS`)."""
     total = sum(letters.values())
     if total < MIN_LETTERS:
         return None
@@ -72,7 +78,7 @@ def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str
     top, n = max(((s, c) for s, c in letters.items() if s not in chosen), key=lambda sc: (sc[1], sc[0]))
     shown = "/".join(chosen)
     if top == "latin":
-        fix = f"it is {n / total:.0%} other scripts (Latin, ...), which {shown} keeps whole, byte by byte"
+        fix = f"it is {n / total:.0%} other scripts (Latin, ...), " + latin.format(shown=shown)
     else:
         fix = f"it is {n / total:.0%} {top}: pass {option}{top}"
     message = f"only {mine / total:.0%} of the letters of {what} are {shown}; {fix}"
