@@ -108,6 +108,15 @@ def test_eval_plot_over_one_of_its_inputs_is_refused_even_with_force(inputs, tmp
     assert {p: p.read_bytes() for p in (corpus, vocab)} == before
 
 
+def test_a_plot_named_as_a_directory_is_told_a_png_name(inputs, tmp_path):
+    """Before: the advice was a name ending in /out, which --plot then refused for not ending in .png."""
+    folder = tmp_path / "d.png"
+    folder.mkdir()
+    line = one_line_error(wwho("eval", "--corpus", inputs["corpus"], "--tokenizer", inputs["sgpe"], "--quiet",
+                               "--plot", folder))
+    assert f"give a file name such as {folder / 'plot.png'}" in line
+
+
 def test_plot_labels_are_text_not_mathtext():
     from wwho.cli.eval import _label
 

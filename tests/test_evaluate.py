@@ -165,7 +165,7 @@ def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
     assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                  "--plot", str(tmp_path / "out.svg")]) == 2
     printed = capsys.readouterr()
-    assert printed.out == "" and "give a name ending in .png" in printed.err and not (tmp_path / "out.svg").exists()
+    assert printed.out == "" and "give a file name ending in .png, such as plot.png" in printed.err and not (tmp_path / "out.svg").exists()
     if os.path.isdir("/proc/self"):  # a folder that passes the checks made first, where no file can be made
         assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                      "--plot", "/proc/wwho-eval-plot.png"]) == 2

@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     require_stdout()  # closed: said before the work, not after
     if args.plot:
         if Path(args.plot).suffix.lower() != ".png":  # (PNG bytes under another name, before)
-            raise WwhoError(f"--plot {printable(args.plot)}: the plot is a PNG image; give a name ending in .png")
-        check_output_file(args.plot, force=args.force, flag="--plot")
+            raise WwhoError(f"--plot {printable(args.plot)}: the plot is a PNG image; give a file name ending in "
+                            ".png, such as plot.png")
+        check_output_file(args.plot, force=args.force, flag="--plot", example="plot.png")
         _refuse_plot_over_an_input(args)
     use_tiktoken_file(args)
     try:

@@ -46,9 +46,10 @@ def add_force(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
-def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output") -> Path:
+def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output", example: str = "out") -> Path:
     """Refuse an output file that exists (unless ``force``), is a directory, lies below a file, or
-    whose nearest existing folder cannot be written: each would be found only after the work."""
+    whose nearest existing folder cannot be written: each would be found only after the work.
+    ``example``: a file name the advice for a directory suggests inside it."""
     p = Path(path)
     kind = stream_kind(p)
     if kind is not None:
@@ -56,7 +57,7 @@ def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/-
                         f"{p}, which would replace it; give a file name")
     _check_folder(p, p.absolute().parents, flag)
     if p.is_dir():
-        raise WwhoError(f"{p}: {flag} is a directory; give a file name such as {p / 'out'}")
+        raise WwhoError(f"{p}: {flag} is a directory; give a file name such as {p / example}")
     if (p.exists() or p.is_symlink()) and not force:
         raise WwhoError(f"{p} exists; pass --force to replace it, or choose another {flag}")
     return p
