@@ -156,6 +156,12 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["encode", "--tokenizer", "{tok}", "--block-mb", "inf", "--file", "{corpus}"], "--block-mb must be a number"),
     (["encode", "--tokenizer", "{tok}", "x", "-o", ""], "-o is empty"),
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--out=", "{corpus}"], "--out is empty"),
+    # an empty value was taken as not given: the default script, no parity, no file (found by an audit)
+    (["syllabify", "--script", "", "x"], "--script is empty (an unset shell variable?)"),
+    (["syllabify", "--schema=", "x"], "--schema is empty"),
+    (["eval", "--corpus", "{corpus}", "--tokenizer", "{tok}", "--parity-with", ""], "--parity-with is empty"),
+    (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "", "hi"], "--tiktoken-file is empty"),
+    (["encode", "--tokenizer", "", "hi"], "--tokenizer is empty"),
     (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),
     # it blamed WWHO_TIKTOKEN_FILE, which the user never set (found by an audit)
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "{missing}", "hi"],

@@ -223,6 +223,10 @@ def _run(argv: list[str]) -> int:
 #: Options naming a path wwho writes: an empty one (an unset shell variable) is refused, not taken
 #: for the current directory or standard output.
 OUTPUT_OPTIONS = ("-o", "--out", "--output", "--plot", "--checkpoint-dir")
+#: Options whose empty value would be taken as not given (``--script ""``: the default script) or as
+#: the current directory: refused as well.
+INPUT_OPTIONS = ("--script", "--schema", "--parity-with", "--tiktoken-file", "--pattern", "--tokenizer",
+                 "--file", "--base", "--corpus")
 
 
 def _refuse_empty_outputs(argv: list[str]) -> None:
@@ -231,6 +235,8 @@ def _refuse_empty_outputs(argv: list[str]) -> None:
         empty = (eq and not value) if eq else (i + 1 < len(argv) and argv[i + 1] == "")
         if name in OUTPUT_OPTIONS and empty:
             raise WwhoError(f"{name} is empty: give the path of the file or directory to write")
+        if name in INPUT_OPTIONS and empty:
+            raise WwhoError(f"{name} is empty (an unset shell variable?): give its value, or leave the option out")
 
 
 def _main(argv: list[str]) -> int:
