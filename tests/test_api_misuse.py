@@ -342,3 +342,16 @@ def test_a_path_that_names_no_file_is_one_vocab_error_naming_the_call(name, bad,
 
     with pytest.raises(VocabError, match=rf"^{re.escape(name)}\b.*{re.escape(words)}"):
         _loaders()[name](bad)
+
+
+def test_a_path_like_of_bytes_is_one_vocab_error():
+    """Found in review: an os.PathLike whose __fspath__ gives bytes escaped as a bare TypeError."""
+    from wwho.errors import VocabError
+
+    class Bytes:
+        def __fspath__(self):
+            return b"vocab.json"
+
+    for load in _loaders().values():
+        with pytest.raises(VocabError, match=r"takes a path \(str or os.PathLike of str\)"):
+            load(Bytes())

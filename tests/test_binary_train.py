@@ -192,3 +192,25 @@ def test_real_binaries_compress_held_out_files_and_round_trip(tmp_path, kind, pa
     print(f"\n{kind}: trained on {len(train_files)} files, {n_bytes:,} held-out bytes -> {n_tokens:,} tokens "
           f"= {ratio:.3f} bytes/token")
     assert ratio > min_ratio
+
+
+@pytest.mark.parametrize("user, threads, during", [
+    (None, 4, None), ("f", 4, "true"), ("", 2, "true"), ("n", 2, "true"), ("true", 4, "true"), ("x", 1, "false"),
+])
+def test_thread_limit_reads_tokenizers_parallelism_as_hf_does(monkeypatch, user, threads, during):
+    """HF reads "", f, n (and false, off, no, 0) as no: an asked thread count overrides them all (before:
+    "f", "n" and "" left training on one thread without a word). Unset stays unset (HF then turns
+    parallelism off in a forked child itself); everything is restored after."""
+    from wwho.binary.train import thread_limit
+
+    if user is None:
+        monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    else:
+        monkeypatch.setenv("TOKENIZERS_PARALLELISM", user)
+    with thread_limit(threads):
+        assert os.environ.get("TOKENIZERS_PARALLELISM") == during
+        assert os.environ["RAYON_NUM_THREADS"] == str(threads)
+        with thread_limit(1):  # nested: restored to the outer block's values
+            assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
+        assert os.environ.get("TOKENIZERS_PARALLELISM") == during
+    assert os.environ.get("TOKENIZERS_PARALLELISM") == user

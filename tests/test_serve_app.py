@@ -314,6 +314,15 @@ def test_bind_tells_loopback_apart():
         assert is_loopback is loopback, host
 
 
+def test_the_host_a_browser_sends_for_an_ipv6_form_of_loopback_is_answered():
+    """A browser writes http://[::ffff:127.0.0.1]:8000/ as [::ffff:7f00:1]:8000 in Host (found in
+    review: the address the server printed got 421)."""
+    from wwho.serve.app import loopback_hosts
+
+    hosts = loopback_hosts(8000, "::ffff:127.0.0.1")
+    assert "[::ffff:7f00:1]:8000" in hosts and "[::ffff:127.0.0.1]:8000" in hosts and "localhost:8000" in hosts
+
+
 def test_an_ipv4_loopback_address_written_as_ipv6_is_loopback():
     """Before: --host ::ffff:127.0.0.1 warned that anyone could reach it and turned the Host check off."""
     from wwho.cli.serve import _is_loopback

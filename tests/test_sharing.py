@@ -317,3 +317,30 @@ def test_training_without_progress_makes_no_progress_bar(monkeypatch):
     monkeypatch.setattr(tqdm.std.tqdm, "__new__", made)
     lines = open(SAMPLE, encoding="utf-8").read().splitlines()[:300]
     SGPETokenizer.train_from_iterator(lines, vocab_size=500, script="sinhala", progress=False)
+
+
+def test_a_fork_does_not_wait_for_ever_on_the_import_lock():
+    """The fork's wait for an import under wwho.imports' lock is bounded: an import that needs what the
+    forking thread holds (logging's before-fork hook takes logging's lock; found in review) must not
+    stop the fork. Here another thread holds the lock and never lets go."""
+    source = textwrap.dedent("""
+        import os, threading, time
+        import wwho.imports as imports
+        imports.FORK_WAIT = 0.3
+        held = threading.Event()
+        def hold():
+            with imports._lock:
+                held.set()
+                time.sleep(30)
+        threading.Thread(target=hold, daemon=True).start()
+        held.wait()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), time.monotonic() - started < 10)
+        os._exit(0)
+    """)
+    done = run_child(source, timeout=60)
+    assert done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-3000:])

@@ -46,6 +46,16 @@ def test_the_special_tokens_set_and_decode_batch_are_tiktokens(pair):
     assert ours.decode_batch(ids, num_threads=2) == theirs.decode_batch(ids, num_threads=2)
 
 
+def test_a_disallowed_name_the_vocabulary_lacks_is_not_advised_to_be_allowed(pair):
+    """Found in review: the refusal advised allowed_special={name}, which cannot help for a name that
+    is no special token; it now says to leave it out of disallowed_special."""
+    ours, _ = pair
+    for name in ("", "<|nope|>"):
+        with pytest.raises(TokenizerError, match="is no special token of this vocabulary.*leave it out of "
+                                                 "disallowed_special"):
+            ours.encode(f"a{name}b", disallowed_special={name})
+
+
 def test_every_method_of_tiktoken_is_there(pair):
     ours, theirs = pair
     names = {n for n in dir(type(theirs)) if not n.startswith("_")} - {"encode_with_unstable"}

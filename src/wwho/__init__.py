@@ -12,9 +12,8 @@ before.
 from wwho.cli import interrupts as _interrupts  # noqa: F401
 
 # isort: split
+import importlib
 from typing import TYPE_CHECKING
-
-from wwho.imports import import_module as _import_module  # (first: a fork waits for a first import of wwho's)
 
 try:  # the compiled core (Rust, rust/): there is no pure-Python fallback at run time
     from wwho import _core
@@ -67,7 +66,7 @@ def __getattr__(name: str):
     source = _EXPORTS.get(name) or (f"wwho.{name}" if name in _SUBMODULES else None)
     if source is None:
         raise AttributeError(f"module 'wwho' has no attribute {name!r}")
-    module = _import_module(source)  # (under the lock a fork waits for: see wwho.imports)
+    module = importlib.import_module(source)
     value = module if source == f"wwho.{name}" else getattr(module, name)
     globals()[name] = value
     return value

@@ -32,14 +32,16 @@ class TokenizerError(WwhoError, ValueError):
 class DisallowedSpecialError(TokenizerError):
     """The text contains a special token that the caller did not allow."""
 
-    def __init__(self, token: str, offset: int, text_index: int | None = None) -> None:
+    def __init__(self, token: str, offset: int, text_index: int | None = None, *, known: bool = True) -> None:
         self.token, self.offset, self.text_index = token, offset, text_index
         where = "" if text_index is None else f"texts[{text_index}]: "
-        super().__init__(
-            f"{where}text contains the special token {token!r} at offset {offset}; pass "
-            f"allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
-            f"disallowed_special=() to encode it as plain text"
-        )
+        if known:
+            fix = (f"pass allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
+                   f"disallowed_special=() to encode it as plain text")
+        else:  # a name disallowed_special gave that the vocabulary lacks: only leaving it out helps
+            fix = (f"{token!r} is no special token of this vocabulary (tiktoken refuses such a text too): "
+                   f"leave it out of disallowed_special")
+        super().__init__(f"{where}text contains the special token {token!r} at offset {offset}; {fix}")
 
 
 class UnknownTokenError(TokenizerError, KeyError):

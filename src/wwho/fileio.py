@@ -58,8 +58,13 @@ def tokenizer_path(path: object, caller: str) -> str | os.PathLike:
 
     if not isinstance(path, (str, os.PathLike)):
         raise VocabError(f"{caller} takes a path (str or os.PathLike), not {brief(path)}")
-    text = os.fspath(path)
-    if ("\0" if isinstance(text, str) else b"\0") in text:
+    try:
+        text = os.fspath(path)
+    except TypeError:  # a __fspath__ that gives neither str nor bytes
+        text = None
+    if not isinstance(text, str):
+        raise VocabError(f"{caller} takes a path (str or os.PathLike of str), not {brief(path)}")
+    if "\0" in text:
         raise VocabError(f"{caller}: {brief(text)} holds a NUL character, which no file name does")
     return path
 

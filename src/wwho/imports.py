@@ -1,16 +1,18 @@
-"""wwho's imports on first use, made safe across ``os.fork``.
+"""The imports of numpy and :mod:`wwho.arrays` on first use, made safe across ``os.fork``.
 
 A module being imported holds an import lock of its own (``importlib``'s per-module lock) while its
 code runs. ``os.fork`` copies that lock, held, into the child, where the importing thread does not
-exist: a child forked while another thread was importing numpy (a tenth of a second and more, on
-the first ``encode_to_numpy``) waits for ever at its own first use of numpy. The imports wwho makes
-on first use, on whatever thread makes the call (numpy and :mod:`wwho.arrays` for the array
-methods, the public names of ``wwho`` itself), go through :func:`import_module`, under a lock that
-``os.fork`` takes first (``os.register_at_fork``): a fork waits until such an import has finished,
-and the child starts with no import half done.
+exist: a child forked while another thread was importing numpy (the first ``encode_to_numpy`` of a
+process, which takes long) waits for ever at its own first use of numpy. The array methods import
+numpy and :mod:`wwho.arrays` through :func:`import_module`, under a lock that ``os.fork`` takes first
+(``os.register_at_fork``): a fork waits until such an import has finished, and the child starts with
+none half done. The wait is bounded (:data:`FORK_WAIT`): an import that needs something the forking
+thread holds (another library's before-fork hook may take a lock of its own, as ``logging``'s does)
+must not stop the fork for ever; past the bound the fork goes on, as it did without this module.
 
-What this module does not do: guard imports of other code (a program's own lazy imports in a thread
-while another thread forks have the same hazard, which CPython documents for fork with threads).
+What this module does not do: guard other imports, wwho's own lazy ones included (a lock held across
+any import could meet such a hook; a program's imports in a thread while another thread forks have the
+hazard CPython documents for fork with threads).
 """
 
 from __future__ import annotations
@@ -21,20 +23,27 @@ import sys
 import threading
 from types import ModuleType
 
+#: The longest a fork waits for an import under the lock, in seconds.
+FORK_WAIT = 10.0
+
 _lock = threading.RLock()
+_fork = threading.local()  # whether this thread's fork holds the lock
 
 
 def _before_fork() -> None:
-    _lock.acquire()  # waits for an import another thread is making
+    _fork.held = _lock.acquire(timeout=FORK_WAIT)  # waits for an import another thread is making
 
 
 def _after_fork_in_parent() -> None:
-    _lock.release()
+    if getattr(_fork, "held", False):
+        _fork.held = False
+        _lock.release()
 
 
 def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.RLock()  # the forking thread's hold is the child's own: a fresh lock is simpler
+    _fork.held = False
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,

@@ -140,7 +140,7 @@ def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch:
         found = [(at, -len(n), n) for n in names if (at := text.find(n)) >= 0]
         if found:
             at, _, name = min(found)
-            raise DisallowedSpecialError(name, at, text_index=i if batch else None)
+            raise DisallowedSpecialError(name, at, text_index=i if batch else None, known=False)
 
 
 def special_token_list(special_tokens: object) -> list[str]:

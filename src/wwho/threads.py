@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 import os
 
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, WrongTypeError
 
 
 def cpus() -> int:
@@ -39,11 +39,11 @@ def thread_count(num_threads: object) -> int | None:
         return None
     bounds = f"num_threads must be an integer from 1 to {MAX_THREADS}, or None for one thread per core"
     if isinstance(num_threads, bool):
-        raise TokenizerError(f"{bounds}; not a bool ({num_threads!r})")
+        raise WrongTypeError(f"{bounds}; not a bool ({num_threads!r})")
     try:
         n = operator.index(num_threads)  # type: ignore[arg-type]
-    except TypeError:
-        raise TokenizerError(f"{bounds}; not {num_threads!r}") from None
+    except TypeError:  # (a TypeError too, as tiktoken's: num_threads="x")
+        raise WrongTypeError(f"{bounds}; not {num_threads!r}") from None
     if not 1 <= n <= MAX_THREADS:
         raise TokenizerError(f"{bounds}; not {n}")
     return min(n, cpus())

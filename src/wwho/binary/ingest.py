@@ -241,8 +241,9 @@ def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tupl
             yield _readable(path), path.relative_to(root).as_posix()
 
 
-#: How a ``tokenizer.json`` that HF ``tokenizers`` wrote begins (compact or indented).
-_TOKENIZER_JSON = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:')
+#: How a ``tokenizer.json`` that HF ``tokenizers`` wrote begins (compact or indented): its version, then
+#: its truncation (a data file that begins with a version of its own is not parsed).
+_TOKENIZER_JSON = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*"[^"]{0,16}"\s*,\s*"truncation"\s*:')
 
 
 def _saved_tokenizer(path: Path) -> bool:

@@ -92,8 +92,10 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY
     return names
 
 
-#: The environment values :func:`thread_limit` replaced, while its block runs (None: outside one).
-_replaced: dict[str, str | None] | None = None
+#: The environment values each running :func:`thread_limit` block replaced, outermost first.
+_replaced: list[dict[str, str | None]] = []
+#: The values of TOKENIZERS_PARALLELISM that HF reads as "no" (any other is "yes").
+_OFF = ("", "off", "false", "f", "no", "n", "0")
 
 
 @contextlib.contextmanager
@@ -109,7 +111,6 @@ def thread_limit(threads: int | None) -> Iterator[None]:
     while the block runs gets the values it replaced back, ``TOKENIZERS_PARALLELISM`` as ``false``
     where it was unset (:func:`_after_fork_in_child`).
     """
-    global _replaced
     if threads is None:
         yield
         return
@@ -117,15 +118,15 @@ def thread_limit(threads: int | None) -> Iterator[None]:
     parallel = os.environ.get("TOKENIZERS_PARALLELISM")
     if threads == 1:
         wanted["TOKENIZERS_PARALLELISM"] = "false"
-    elif parallel is not None and parallel.lower() in ("false", "0", "off", "no"):
+    elif parallel is not None and parallel.lower() in _OFF:
         wanted["TOKENIZERS_PARALLELISM"] = "true"  # a thread count asked for, over a general "no"
     saved = {k: os.environ.get(k) for k in wanted}
     os.environ.update(wanted)
-    _replaced = saved
+    _replaced.append(saved)
     try:
         yield
     finally:
-        _replaced = None
+        _replaced.remove(saved)
         _restore(saved)
 
 
@@ -140,10 +141,12 @@ def _restore(saved: Mapping[str, str | None]) -> None:
 def _after_fork_in_child() -> None:
     """A child forked while :func:`thread_limit` runs: the values it replaced back, and HF kept off
     the parent's thread pool (whose threads the child does not have)."""
-    if _replaced is not None:
-        _restore(_replaced)
-        if "TOKENIZERS_PARALLELISM" in _replaced:
+    if _replaced:
+        outermost = _replaced[0]
+        _restore(outermost)
+        if any("TOKENIZERS_PARALLELISM" in saved for saved in _replaced):
             os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        _replaced.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -20,7 +20,8 @@ Special tokens follow tiktoken: by default their text in the input is an error;
 as plain text. ``added_tokens`` (GGUF ``USER_DEFINED`` / HF non-special added tokens)
 are always split out of the text first, as Hugging Face and llama.cpp do.
 
-Loading and saving live in :mod:`wwho.bytelevel.files` and :mod:`wwho.bytelevel.gguf`, training in
+Loading and saving live in :mod:`wwho.bytelevel.files`, :mod:`wwho.bytelevel.hf_files` and
+:mod:`wwho.bytelevel.gguf`, training in
 :mod:`wwho.bytelevel.train`; they produce and take a :class:`~wwho.bytelevel.model.ByteLevelModel`,
 which the constructors here wrap. This module itself reads no files. The pure-Python encoder that
 ran before the core is the tests' reference (``tests/reference/bytelevel_py.py``).

@@ -92,7 +92,8 @@ def _refuse_plot_over_an_input(args: argparse.Namespace) -> None:
     plot_path = Path(args.plot)
     if not plot_path.exists():
         return
-    inputs = [*args.corpus, *([args.parity_with] if args.parity_with else []), *args.tokenizer]
+    specs = [spec.split(":", 1)[1] if spec.startswith(("hf:", "spm:")) else spec for spec in args.tokenizer]
+    inputs = [*args.corpus, *([args.parity_with] if args.parity_with else []), *specs]
     for name in inputs:
         try:
             same = Path(name).exists() and plot_path.samefile(name)

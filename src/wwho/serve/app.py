@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import ipaddress
 import itertools
 import json
 import os
@@ -260,6 +261,11 @@ def loopback_hosts(port: int, address: str = "127.0.0.1") -> frozenset[str]:
     port or without it."""
     shown = f"[{address}]" if ":" in address else address
     names = {*LOOPBACK_NAMES, shown.lower()}
+    if ":" in address:  # as a browser writes it (::ffff:127.0.0.1 is [::ffff:7f00:1])
+        try:
+            names.add(f"[{ipaddress.ip_address(address.split('%')[0]).compressed}]")
+        except ValueError:
+            pass
     return frozenset(names | {f"{n}:{port}" for n in names})
 
 
@@ -413,8 +419,9 @@ def _decoder_hooks() -> dict:
             "parse_constant": constant}
 
 
-#: A JSON string, escapes included (:func:`_parse`'s count of arrays).
-_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+#: A JSON string, escapes included, or the rest of the body after an unclosed quote (:func:`_parse`'s
+#: count of arrays): every match succeeds where it starts, so the scan is linear in the body.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]+|\\.)*"?', re.DOTALL)
 
 
 def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str, list[str]]:
