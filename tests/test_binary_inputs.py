@@ -145,7 +145,7 @@ def test_an_existing_output_inside_an_input_directory_is_not_trained_on(tmp_path
 
 def test_an_output_directory_that_cannot_be_written_is_refused_before_reading(tmp_path, monkeypatch, capsys):
     write(tmp_path / "in.bin", corpus_bytes(4))
-    monkeypatch.setattr(train_binary.os, "access", lambda path, mode: Path(path) != tmp_path / "ro")
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path / "ro")
     (tmp_path / "ro").mkdir()
 
     def read(*args, **kwargs):

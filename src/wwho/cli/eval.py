@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
-from wwho.cli.outputs import add_force, check_output_file, printing, require_stdout
+from wwho.cli.outputs import (
+    add_force,
+    check_output_file,
+    printing,
+    refuse_output_among_inputs,
+    require_stdout,
+)
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP
 from wwho.corpus import MAX_LINE_BYTES
 from wwho.errors import WwhoError, printable
@@ -68,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
             raise WwhoError(f"--plot {printable(args.plot)}: the plot is a PNG image; give a file name ending in "
                             ".png, such as plot.png")
         check_output_file(args.plot, force=args.force, flag="--plot", example="plot.png")
-        _refuse_plot_over_an_input(args)
+        # (hf:PATH and spm:MODEL name a file too)
+        specs = [spec.split(":", 1)[1] if spec.startswith(("hf:", "spm:")) else spec for spec in args.tokenizer]
+        refuse_output_among_inputs(args.plot, [*args.corpus, *filter(None, [args.parity_with]), *specs],
+                                   flag="--plot")
     use_tiktoken_file(args)
     try:
         results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with,
@@ -84,24 +93,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(table(results, markdown=args.markdown))
     return 0
-
-
-def _refuse_plot_over_an_input(args: argparse.Namespace) -> None:
-    """``--plot`` naming a corpus, the parity corpus or a tokenizer file (or a link to one): with
-    ``--force`` the plot would replace what the run reads."""
-    plot_path = Path(args.plot)
-    if not plot_path.exists():
-        return
-    specs = [spec.split(":", 1)[1] if spec.startswith(("hf:", "spm:")) else spec for spec in args.tokenizer]
-    inputs = [*args.corpus, *([args.parity_with] if args.parity_with else []), *specs]
-    for name in inputs:
-        try:
-            same = Path(name).exists() and plot_path.samefile(name)
-        except OSError:
-            same = False
-        if same:
-            raise WwhoError(f"--plot {printable(args.plot)} is also an input ({printable(name)}): the plot would "
-                            "replace it; write the plot to another file")
 
 
 def one_line(exc: WwhoError) -> WwhoError:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from wwho.errors import CorpusError, WriteError, WwhoError
+from wwho.errors import CorpusError, WriteError, WwhoError, printable
 
 FORCE_HELP = "replace existing output files (without --force an existing output is an error)"
 
@@ -61,6 +61,19 @@ def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/-
     if (p.exists() or p.is_symlink()) and not force:
         raise WwhoError(f"{p} exists; pass --force to replace it, or choose another {flag}")
     return p
+
+
+def refuse_output_among_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike], *,
+                               flag: str) -> None:
+    """An output that is one of the inputs (or a link to one) would replace what the run reads."""
+    for path in inputs:
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:  # one of them does not exist (or is no path, such as tiktoken:NAME): not the same file
+            continue
+        if same:
+            raise WwhoError(f"{printable(os.fsdecode(output))}: {flag} is also an input "
+                            f"({printable(os.fsdecode(path))}), which it would replace; choose another output")
 
 
 def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bool, flag: str = "--out") -> Path:

@@ -8,11 +8,9 @@ end, so a failed run leaves no file behind. The work is done by ``wwho.binary``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
@@ -20,8 +18,8 @@ from wwho.binary.ingest import MODES, count_windows, shown
 from wwho.binary.io import save
 from wwho.binary.train import check_options, describe_size, train_from_counts
 from wwho.cli.options import strict
-from wwho.cli.outputs import add_force, check_output_file
-from wwho.errors import WwhoError, WwhoWarning
+from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
+from wwho.errors import WwhoWarning
 from wwho.notices import plural
 
 
@@ -106,7 +104,7 @@ def main(argv: list[str]) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config", "force")}
     run = resolve(flags, args.config)
     check_output_file(run.output, force=args.force)
-    _refuse_input_as_output(run.output, run.inputs)
+    refuse_output_among_inputs(run.output, run.inputs, flag="-o/--output")
     specials = len(check_options(**run.train))  # fail on a bad vocabulary size before reading any input
 
     progress = run.train["progress"]
@@ -142,15 +140,3 @@ def _say(line: str) -> None:
 
 def _silent(line: str) -> None:
     pass
-
-
-def _refuse_input_as_output(output: Path, inputs: list[Path]) -> None:
-    """An output that is one of the inputs would be trained on and then replaced."""
-    for path in inputs:
-        try:
-            same = os.path.samefile(output, path)
-        except OSError:  # one of them does not exist: not the same file
-            continue
-        if same:
-            raise WwhoError(f"{shown(output)}: -o/--output is also an input ({shown(path)}); "
-                            "choose another output")
