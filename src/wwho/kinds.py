@@ -39,7 +39,6 @@ def _detect_kind(path: str | os.PathLike) -> str:
                          "also spelled tiktoken:NAME)")
     if p.is_dir():
         _check_kind_files(p)
-        _check_one_kind(p)
         for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
                            ("tokenizer.json", None)):
             if os.path.lexists(p / name):  # what is not a regular file (a dangling link) is refused by its loader
@@ -77,7 +76,10 @@ def _check_kind_files(directory: Path) -> None:
     from wwho.savedir import MANIFEST, read_manifest
 
     manifest = read_manifest(directory / MANIFEST)
-    listed = manifest["files"] if manifest else {}
+    if manifest is None:  # nothing says which kind was saved here
+        _check_one_kind(directory)
+        return
+    listed = manifest["files"]
     for name, kind in KIND_FILES.items():
         if name in listed and not os.path.lexists(directory / name):
             raise VocabError(f"{directory}: {name} is missing: the directory was saved as {kind} "
@@ -88,16 +90,11 @@ def _check_one_kind(directory: Path) -> None:
     """A directory holding the files of two kinds (a byte-level save and an SGPE or meta one), or a
     meta tokenizer's ``tokenizer_meta.json`` without its ``meta_config.json``, is refused: which one
     it is would otherwise be told by the order of the checks, and the other's ids silently given.
-    (With a manifest, the loader names the file it does not list.)"""
-    from wwho.savedir import MANIFEST
-
-    if os.path.lexists(directory / MANIFEST):
-        return
-    if os.path.lexists(directory / "bytelevel.json") and any(
-            os.path.lexists(directory / name) for name in ("vocab.json", "meta_config.json")):
-        raise VocabError(f"{directory}: it holds the files of two kinds of tokenizer (bytelevel.json and "
-                         f"{'meta_config.json' if os.path.lexists(directory / 'meta_config.json') else 'vocab.json'}"
-                         "): save each in a folder of its own, or give the file to load")
+    For a directory without a manifest (with one, the loader names the file it does not list)."""
+    other = next((name for name in ("meta_config.json", "vocab.json") if os.path.lexists(directory / name)), None)
+    if other and os.path.lexists(directory / "bytelevel.json"):
+        raise VocabError(f"{directory}: it holds the files of two kinds of tokenizer (bytelevel.json and {other}): "
+                         "save each in a folder of its own, or give the file to load")
     if os.path.lexists(directory / "tokenizer_meta.json") and not os.path.lexists(directory / "meta_config.json"):
         raise VocabError(f"{directory}: meta_config.json is missing beside tokenizer_meta.json: this was saved as "
                          "a meta tokenizer; put it back or save the tokenizer again")
