@@ -60,14 +60,7 @@ def import_module(name: str) -> ModuleType:
         return importlib.import_module(name)
 
 
-_arrays: ModuleType | None = None
-
-
 def arrays() -> ModuleType:
-    """:mod:`wwho.arrays`, and numpy with it, imported as :func:`import_module` imports: what every
-    method that returns arrays calls before the core makes one (the core's own first use of numpy
-    then finds it imported)."""
-    global _arrays
-    if _arrays is None:
-        _arrays = import_module("wwho.arrays")
-    return _arrays
+    """:mod:`wwho.arrays`, and numpy with it, imported as :func:`import_module` imports (the array
+    methods call it; the core's own first numpy import goes through :func:`import_module` too)."""
+    return import_module("wwho.arrays")
