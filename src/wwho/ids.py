@@ -50,8 +50,9 @@ def batch(items: Iterable[object], method: str = "encode_batch", *, of: str = "t
     """``items`` as a list, for the batch method ``method`` that takes a list ``of`` things
     (``"texts"``, ``"byte strings"``, ``"lists of token ids"``), each called ``one`` in messages.
 
-    Refuses, with :class:`WrongTypeError` (a ``TypeError`` too, as tiktoken's), what Python would iterate but is no batch: one text
-    (a str, or bytes-like: iterating it gives characters or ints) and a dict or set.
+    Refuses, with :class:`WrongTypeError` (a ``TypeError`` too, as tiktoken's), what Python would
+    iterate but is no batch: one text (a str, or bytes-like: iterating it gives characters or ints)
+    and a dict or set.
     """
     if isinstance(items, list):
         return items

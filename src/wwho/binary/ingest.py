@@ -8,8 +8,9 @@ Three stages, all streaming:
    files, non-regular files, symlinks (unless ``follow_symlinks``; a path named as an input
    is always followed), files over ``max_file_size``, inside directories files whose name
    does not end with one of ``extensions``, the paths in ``exclude`` (the output being
-   written), inside directories a binary tokenizer (an earlier run's output), and a file or directory already reached by another path (symlinks, hard links,
-   an input named twice): each is read once, under the first path that reached it.
+   written), inside directories a binary tokenizer (an earlier run's output), and a file or
+   directory already reached by another path (symlinks, hard links, an input named twice): each
+   is read once, under the first path that reached it.
 2. **chunk** (:func:`iter_windows`) each file into windows, by ``mode``:
    ``file`` (the whole file), ``fixed`` (consecutive ``window_bytes`` pieces),
    ``random`` (consecutive pieces of ``int(2 ** e)`` bytes, ``e`` uniform in

@@ -3,11 +3,12 @@
 :func:`read_metadata` reads the key/value header of a GGUF file (v2 or v3, either byte
 order) and stops before the tensors, so a multi-gigabyte model costs no more than a
 vocab-only file. Of the header it reads what a tokenizer uses (``tokenizer.*`` but string arrays
-other than the tokens and merges, the scalars and strings of ``general.*``); every other value is walked over by the core (``_core.gguf_skip``)
-without being read, and is known by its type and size only (:class:`Skipped`). It uses the ``gguf`` package's type codes and can delegate to
+other than the tokens and merges, the scalars and strings of ``general.*``); every other value is
+walked over by the core (``_core.gguf_skip``) without being read, and is known by its type and
+size only (:class:`Skipped`). It uses the ``gguf`` package's type codes and can delegate to
 ``gguf.GGUFReader`` (``engine="gguf"``), but parses itself by default: GGUFReader builds
-a numpy view per array element and needs ~15 s for a 256k-token vocabulary, this
-reader, whose string arrays the core walks (``_core.gguf_strings``), a few ms. The tests check
+a numpy view per array element, slow on a large vocabulary, where this reader's string arrays
+are walked by the core (``_core.gguf_strings``). The tests check
 that both give the same metadata.
 
 :func:`load_gguf` turns ``tokenizer.ggml.*`` into a :class:`~wwho.bytelevel.model.ByteLevelModel`:
@@ -242,11 +243,11 @@ def read_metadata(path: str | Path, *, engine: str = "fast") -> dict[str, Any]:
     """The key/value metadata of a GGUF file, every key in file order.
 
     What a tokenizer uses is read: ``tokenizer.*`` and the scalars and strings of ``general.*``
-    (arrays of numbers as numpy arrays; of strings, only the tokens and merges, as lists). Every other value (the model's
-    hyper-parameters, ``general.*`` arrays, any array of arrays) is walked over without being read
-    and is a :class:`Skipped` (its type and size): a hostile value costs time linear in its bytes
-    and no memory of its own, where reading an array of four million empty arrays (48 MB) took
-    8 s and 760 MB. ``engine="gguf"`` reads every value with ``gguf.GGUFReader`` (slow, unbounded:
+    (arrays of numbers as numpy arrays; of strings, only the tokens and merges, as lists). Every
+    other value (the model's hyper-parameters, ``general.*`` arrays, any array of arrays) is walked
+    over without being read and is a :class:`Skipped` (its type and size): a hostile value costs
+    time linear in its bytes and no memory of its own, where reading it would make a Python object
+    per item. ``engine="gguf"`` reads every value with ``gguf.GGUFReader`` (slow, unbounded:
     for comparisons only).
     """
     return _read(Path(path), engine, frozenset())
@@ -347,9 +348,6 @@ def describe(path: str | Path) -> dict[str, Any]:
     }
 
 
-#: The string arrays load_gguf hands to the core undecoded.
-_ARRAYS = STRING_ARRAYS
-
 
 def _strings(path: Path, key: str, value: Any) -> _Raw:
     """``tokenizer.ggml.<key>`` as a raw string array (the ``gguf`` engine gives a list: packed)."""
@@ -415,7 +413,7 @@ def load_gguf(
     ``pretokenizer`` overrides ``tokenizer.ggml.pre`` (needed when the file has none).
     """
     path = Path(path)
-    meta = _read(path, engine, _ARRAYS)
+    meta = _read(path, engine, STRING_ARRAYS)  # (handed to the core undecoded)
 
     def need(key: str) -> Any:
         if key not in meta:
