@@ -185,11 +185,9 @@ def _head_too_large(buffered: bytearray) -> bool:
     """Whether the request head at the start of ``buffered`` (the bytes h11 has not parsed yet) is, or
     has grown, longer than :data:`MAX_HEAD_BYTES` or :data:`MAX_HEADER_LINES`. (Blank lines before a
     request are h11's to refuse.)"""
-    start = 0
-    stop = MAX_HEAD_BYTES
-    ends = [at + len(mark) for mark in (b"\n\n", b"\n\r\n") if (at := buffered.find(mark, start, stop)) >= 0]
+    ends = [at + len(mark) for mark in (b"\n\n", b"\n\r\n") if (at := buffered.find(mark, 0, MAX_HEAD_BYTES)) >= 0]
     end = min(ends) if ends else len(buffered)
-    return end - start > MAX_HEAD_BYTES or buffered.count(b"\n", start, end) > MAX_HEADER_LINES + 2
+    return end > MAX_HEAD_BYTES or buffered.count(b"\n", 0, end) > MAX_HEADER_LINES + 2
 
 
 def _answer(status: bytes, error: str) -> bytes:
