@@ -334,7 +334,9 @@ def _loaders():
 @pytest.mark.parametrize("name", list(_loaders()))
 @pytest.mark.parametrize("bad, words", [(None, "takes a path (str or os.PathLike), not None"),
                                         (5, "takes a path (str or os.PathLike), not 5"),
-                                        ("vocab\0.json", "holds a NUL character")])
+                                        ("vocab\0.json", "holds a NUL character"),
+                                        # Path("") is the current directory, which was then loaded
+                                        ("", "an empty path")])
 def test_a_path_that_names_no_file_is_one_vocab_error_naming_the_call(name, bad, words):
     """Before: a bare TypeError from os.fspath, or the ValueError of an embedded NUL, from every
     loader but ByteBPE's (which named the type, not the NUL)."""

@@ -162,6 +162,13 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["eval", "--corpus", "{corpus}", "--tokenizer", "{tok}", "--parity-with", ""], "--parity-with is empty"),
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "", "hi"], "--tiktoken-file is empty"),
     (["encode", "--tokenizer", "", "hi"], "--tokenizer is empty"),
+    # an empty positional path was the current directory: training read every file under it
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),
+    (["train", "--kind", "bytelevel", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),
+    (["train", "--kind", "binary", "--vocab-size", "600", "-o", "{out}", ""], "argument INPUT: an empty path"),
+    (["inspect", ""], "argument path: an empty path"),
+    (["export", "hf", "", "-o", "{out}"], "argument path: an empty path"),
+    (["schema", "check", ""], "argument path: an empty path"),
     (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),
     # it blamed WWHO_TIKTOKEN_FILE, which the user never set (found by an audit)
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "{missing}", "hi"],
@@ -176,8 +183,11 @@ def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, wor
     assert wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--quiet", "-o", tok, small_corpus).returncode == 0
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"ok\n\xff\xfe\n")
-    filled = [a.format(tok=tok, corpus=small_corpus, bad=bad, missing=tmp_path / "missing.tiktoken") for a in args]
+    out = tmp_path / "out"
+    filled = [a.format(tok=tok, corpus=small_corpus, bad=bad, missing=tmp_path / "missing.tiktoken", out=out)
+              for a in args]
     assert words in one_line_error(wwho(*filled))
+    assert not out.exists()
 
 
 def test_schema_check_lengths_are_bounded(capsys):

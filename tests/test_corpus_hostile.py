@@ -177,3 +177,16 @@ def test_a_format_that_is_neither_text_nor_jsonl_is_refused(tmp_path, format):
         list(iter_documents(path, format=format))
     assert list(iter_documents(path, format="text")) == ["ලංකාව"]
 
+
+
+def test_an_empty_corpus_path_is_refused_not_the_current_directory(tmp_path, monkeypatch):
+    """Before: ``Path("")`` is ``.``, so ``train_sgpe([""])`` (a variable left unset) read every file
+    under the current directory."""
+    from wwho.corpus import resolve_paths
+    from wwho.errors import CorpusError
+
+    (tmp_path / "a.txt").write_text("text\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for paths in ("", [""], ["a.txt", ""]):
+        with pytest.raises(CorpusError, match="an empty corpus path"):
+            resolve_paths(paths)

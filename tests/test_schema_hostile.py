@@ -136,3 +136,12 @@ def test_a_bundled_schema_is_still_checked_to_length_6():
 
     for script in available_scripts():
         assert longest_check(bundled_schema(script)) == 6, script
+
+
+def test_an_empty_schema_path_is_refused_by_name():
+    """Before: ``load_schema("")`` said ``.: is a directory``, naming a path the user never gave."""
+    from wwho.errors import SchemaError
+    from wwho.schema import load_schema
+
+    with pytest.raises(SchemaError, match="an empty path"):
+        load_schema("")

@@ -94,6 +94,8 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             raise CorpusError(f"a corpus is file paths, not {type(item).__name__} objects{hint}")
         text = str(item)
         path = Path(text)
+        if not text:  # Path("") is the current directory: every file under it would be read
+            raise CorpusError("an empty corpus path (an unset variable?): give files, directories or globs")
         if text == "-" and not path.exists():  # (a file named "-" is read as any other)
             raise CorpusError("-: standard input is not read as a corpus (it is read more than once, or "
                               "counted in parallel): save it to a file first")

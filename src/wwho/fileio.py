@@ -66,6 +66,8 @@ def tokenizer_path(path: object, caller: str) -> str | os.PathLike:
         raise VocabError(f"{caller} takes a path (str or os.PathLike of str), not {brief(path)}")
     if "\0" in text:
         raise VocabError(f"{caller}: {brief(text)} holds a NUL character, which no file name does")
+    if not text:  # Path("") is the current directory
+        raise VocabError(f"{caller}: an empty path: give a tokenizer file or directory")
     return path
 
 

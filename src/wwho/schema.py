@@ -161,6 +161,8 @@ def load_schema(path: str | Path, *, check_grammar: bool = True) -> Schema:
         path = os.fsdecode(path)
     if not isinstance(path, (str, os.PathLike)):  # (pathlib's own TypeError named no argument)
         raise WrongTypeError(f"expected the path of a schema file, got {type(path).__name__}")
+    if not os.fspath(path):  # Path("") is the current directory
+        raise SchemaError("an empty path: give a schema file")
     # A regular file of at most MAX_SCHEMA_BYTES: /dev/zero or a FIFO is one line at once, not gigabytes
     # read or a wait for a writer.
     raw = read_bytes(path, error=SchemaError, what="schema file", limit=MAX_SCHEMA_BYTES)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from wwho.bytelevel.hf_files import hf_directory_files
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
-from wwho.cli.options import text_field
+from wwho.cli.options import path_argument, text_field
 from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir, printing
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import VocabError
@@ -29,7 +29,7 @@ from wwho.sgpe import SGPETokenizer
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", choices=["hf"], help="hf: tokenizer.json, tokenizer_config.json, special_tokens_map.json")
-    p.add_argument("path", help="an SGPE vocab.json or its directory, or a byte-level tokenizer: its directory, "
+    p.add_argument("path", type=path_argument, help="an SGPE vocab.json or its directory, or a byte-level tokenizer: its directory, "
                    "a .tiktoken or .gguf file, or a known encoding such as o200k_base")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
+from wwho.cli.options import path_argument
 from wwho.cli.outputs import printing, require_stdout
 from wwho.loading import detect_kind, load_tokenizer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="vocab.json, a tokenizer directory, tokenizer.json, .gguf, .tiktoken, or a known "
+    p.add_argument("path", type=path_argument, help="vocab.json, a tokenizer directory, tokenizer.json, .gguf, .tiktoken, or a known "
                    "encoding: o200k_base (also spelled tiktoken:o200k_base)")
     p.add_argument("--top", type=_top, default=10, help="how many merges and long tokens to show (default 10)")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)

@@ -122,6 +122,15 @@ def strict(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def path_argument(value: str) -> str:
+    """A positional path (``type=``): an empty one is refused, where ``Path("")`` would be the current
+    directory (``wwho train --kind sgpe "$CORPUS"`` with the variable unset trained on every file
+    under it)."""
+    if not value:
+        raise argparse.ArgumentTypeError("an empty path (an unset shell variable?): give a file or directory")
+    return value
+
+
 def text_field(value: str | None, corpus) -> str:
     """``--text-field``: left out, ``"text"`` (JSONL files by their name, plain text otherwise);
     given, every corpus file must be JSONL by its name (:func:`wwho.corpus.check_named_jsonl`), or

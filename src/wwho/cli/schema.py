@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from wwho.cli.options import path_argument
 from wwho.cli.outputs import printing
 from wwho.errors import SchemaError
 from wwho.schema import available_scripts, bundled_schema, load_schema
@@ -16,7 +17,7 @@ from wwho.syllables import check_schema, refuse_a_long_check
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["check"], help="check: validate and compare the two engines")
-    p.add_argument("path", help="schema JSON file, a bundled script name, or 'all' (every bundled schema)")
+    p.add_argument("path", type=path_argument, help="schema JSON file, a bundled script name, or 'all' (every bundled schema)")
     p.add_argument("--max-length", type=int, default=5, choices=range(1, 7), metavar="1..6",
                    help="longest test string (default 5; each step multiplies the strings tried: 6 takes minutes)")
 

@@ -17,7 +17,7 @@ from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, count_windows, shown
 from wwho.binary.io import save
 from wwho.binary.train import check_options, describe_size, train_from_counts
-from wwho.cli.options import strict
+from wwho.cli.options import path_argument, strict
 from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
 from wwho.errors import WwhoWarning
 from wwho.notices import plural
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a byte-level BPE tokenizer for arbitrary binary files with HF tokenizers. "
                     "Writes a standard tokenizer.json. Sizes accept k/M/G suffixes (binary).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
-    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files and directories to train on")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", type=path_argument, help="files and directories to train on")
     p.add_argument("-o", "--output", "--out", dest="output",
                    help="tokenizer.json to write (an existing file needs --force)")
     add_force(p)
