@@ -355,3 +355,13 @@ def test_the_grammar_check_length_is_bounded(length):
     if length != 0:
         with pytest.raises(SchemaError, match="check_length must be an int from 0 to 6"):
             Syllabifier.from_schema("unused.json", check_length=length)
+
+
+def test_check_schema_shows_its_progress_only_when_asked(capsys):
+    """``wwho schema check all`` ran for minutes with no sign of life inside a schema: the CLI asks
+    for a bar (on standard error); the API stays quiet by default. Both give the same answer."""
+    schema = bundled_schema("sinhala")
+    assert check_schema(schema, max_length=3) == []
+    assert capsys.readouterr().err == ""
+    assert check_schema(schema, max_length=3, progress=True) == []
+    assert "checking sinhala" in capsys.readouterr().err

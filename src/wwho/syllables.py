@@ -259,12 +259,13 @@ def _check_length(value: object, name: str, lowest: int) -> int:
     return value
 
 
-def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
+def check_schema(schema: Schema, *, max_length: int = 5, progress: bool = False) -> list[str]:
     """Compare the grammar (a Python regex) with the automaton (the core) exhaustively.
 
     Every string of up to ``max_length`` characters over one representative of each
     class, plus a Latin letter, a space, a tab and a newline, is tokenized by both
-    engines in both leading-space modes (at most :data:`MAX_CHECK_STRINGS` strings: a longer
+    engines in both leading-space modes, with a progress bar on standard error where ``progress``
+    (at most :data:`MAX_CHECK_STRINGS` strings: a longer
     ``max_length`` for a schema of many classes is a :class:`SchemaError` naming the longest that
     fits). Both run the syllables alone (``keep_clusters``
     off, which would hide a grammar that forgets a mark: the cluster rule comes after either
@@ -281,17 +282,23 @@ def check_schema(schema: Schema, *, max_length: int = 5) -> list[str]:
     table = Syllabifier(schema, engine="table")
     alphabet = [chr(min(cps)) for cps in schema.classes.values()]
     alphabet += ["a", " ", "\t", "\n"]
+    from wwho.progress import progress_bar
+
     problems: list[str] = []
-    for length in range(1, max_length + 1):
-        for chars in itertools.product(alphabet, repeat=length):
-            text = "".join(chars)
-            for leading_space in (False, True):
-                want = table.tokenize(text, leading_space)
-                got = grammar.tokenize(text, leading_space)
-                if got != want:
-                    problems.append(
-                        f"{text!r} (leading_space={leading_space}): automaton {want!r}, grammar {got!r}"
-                    )
-                    if len(problems) >= 20:
-                        return problems
+    total = sum(len(alphabet) ** length for length in range(1, max_length + 1))
+    with progress_bar(total=total, disable=not progress, desc=f"checking {schema.name}", unit="string",
+                      unit_scale=True, leave=False) as bar:
+        for length in range(1, max_length + 1):
+            for chars in itertools.product(alphabet, repeat=length):
+                text = "".join(chars)
+                bar.update(1)
+                for leading_space in (False, True):
+                    want = table.tokenize(text, leading_space)
+                    got = grammar.tokenize(text, leading_space)
+                    if got != want:
+                        problems.append(
+                            f"{text!r} (leading_space={leading_space}): automaton {want!r}, grammar {got!r}"
+                        )
+                        if len(problems) >= 20:
+                            return problems
     return problems

@@ -45,7 +45,7 @@ def _check(schema, label: str, max_length: int) -> int:
     if schema.grammar is None:
         print("no grammar: nothing to check (the automaton runs as it is)")
         return 0
-    problems = check_schema(schema, max_length=max_length)
+    problems = check_schema(schema, max_length=max_length, progress=True)
     for p in problems:
         print("MISMATCH", p)
     if problems:
