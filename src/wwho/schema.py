@@ -349,6 +349,11 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     if not emit_states <= accept_states:
         bad = sorted(emit_states - accept_states)
         raise fail("emit_states", f"emit states must also be accept states: {bad}")
+    loop = _loop_without_accepting(start, transitions, accept_states, emit_states)
+    if loop:
+        raise fail("accept_states", f"the states {' -> '.join(map(repr, loop))} loop without accepting: a "
+                   "syllable would read ahead without bound and roll back, so syllabifying text that stays in "
+                   "the loop takes time quadratic in its length; let a state of the loop accept, or end the loop")
 
     blocks: list[Block] = []
     for key in ("blocks", "word_chars", "punctuation"):
@@ -407,6 +412,48 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         grammar_regex(schema, exclude=" ")  # validate the notation now, with the file name
         refuse_backtracking(grammar, source=f"{source}")  # and one a backtracking engine would choke on
     return schema
+
+
+def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], accept: frozenset[str],
+                            emit: frozenset[str]) -> list[str]:
+    """A cycle of states that do not accept, reachable from ``start`` (an emit state ends a syllable,
+    so nothing is reached through one), as the states around it with the first repeated; [] if none.
+
+    The engine reads as far as the automaton goes and rolls back to the last accept. Without such a
+    cycle it reads at most one state count past it, so the walk is linear; with one, text that keeps
+    to the cycle is read to its end from each of its positions."""
+    reached, todo = {start}, [start]
+    while todo:
+        state = todo.pop()
+        if state in emit:
+            continue
+        for target in transitions[state].values():
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    inside = {q for q in reached if q not in accept}
+    done: set[str] = set()
+    for root in inside:  # a depth-first walk without recursion (up to MAX_STATES states)
+        if root in done:
+            continue
+        path, on_path = [root], {root}
+        edges = [iter(transitions[root].values())]
+        while path:
+            target = next(edges[-1], None)
+            if target is None:
+                finished = path.pop()
+                edges.pop()
+                on_path.discard(finished)
+                done.add(finished)
+                continue
+            if target not in inside or target in done:
+                continue
+            if target in on_path:
+                return path[path.index(target):] + [target]
+            path.append(target)
+            on_path.add(target)
+            edges.append(iter(transitions[target].values()))
+    return []
 
 
 @functools.cache
