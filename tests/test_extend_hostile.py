@@ -299,3 +299,44 @@ def test_a_script_word_of_a_million_characters_is_one_piece(tmp_path, corpus):
     hf = Tokenizer.from_file(str(out / "tokenizer.json"))
     text = "ab " + "කතා" * 500_000 + " cd"
     assert ext.tokenizer.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
+
+
+# A Vedic accent (U+1CD0, a mark) after an anusvara, and a Vedic sign (U+1CD3, punctuation: a syllable
+# of its own) after a known syllable that ends in one. Both characters start with the bytes E1 B3.
+VEDIC = "कों को कों मं\u1cd0 कों\u1cd3 मं\u1cd0 को\n"
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_cluster_never_merges_onto_a_character_that_starts_a_syllable(tmp_path, verify):
+    """Before: the cluster ं + U+1CD0 was built byte by byte onto the anusvara, and its first merge
+    (ं, E1), ranked before every syllable's, fired on any character led by E1, U+1CD3 too: the known
+    syllable कों was cut (को | ं<E1><B3> | <93>), so `wwho extend` refused this corpus, and with
+    --no-verify wrote a tokenizer that broke its own promise (found by an audit)."""
+    from tokenizers import Tokenizer
+
+    corpus = tmp_path / "vedic.txt"
+    corpus.write_text(VEDIC * 20, encoding="utf-8")
+    ext = extend_tokenizer(_gguf(tmp_path / "bytes.gguf"), [corpus], add=60, scripts=["devanagari"],
+                           min_syllable_freq=2, progress=False, verify=verify)
+    assert "कों" in ext.known_syllables and "मं\u1cd0" in ext.known_syllables
+    scripts = ScriptSet(["devanagari"])
+    for text in (VEDIC, "कों\u1cd3", "कों\u1cd0", "मं\u1cd3 कों\u1cd2"):
+        assert syllable_cuts(ext.tokenizer, text, scripts, set(ext.known_syllables)) == []
+    assert [ext.tokenizer.token_bytes(i) for i in ext.tokenizer.encode_ordinary("कों\u1cd3")][0] == "कों".encode()
+    hf = Tokenizer.from_file(str(ext.save(tmp_path / "out") / "tokenizer.json"))
+    assert hf.encode(VEDIC, add_special_tokens=False).ids == ext.tokenizer.encode_ordinary(VEDIC)
+
+
+def test_a_cut_is_reported_with_the_text_around_it(tmp_path, corpus, monkeypatch):
+    """Before: the message quoted the line's first 80 characters, which need not hold the syllable
+    it named (found by an audit, on a line whose cut came later)."""
+    from wwho.extend import verify
+
+    ext = extend_tokenizer(_gguf(tmp_path / "bytes.gguf"), [corpus], add=100, scripts=["sinhala"],
+                           progress=False, verify=False)
+    line = "x" * 200 + "කා" + "y" * 200
+    monkeypatch.setattr(verify, "syllable_cuts", lambda tok, text, scripts, known: [("කා", 200)])
+    with pytest.raises(verify.ExtensionCheckError) as err:
+        verify.check_extension(ext, [line])
+    message = str(err.value)
+    assert "'කා' at character 200 of a line" in message and "xකාy" in message and "x" * 40 not in message

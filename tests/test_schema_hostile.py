@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_run import one_line_error, wwho
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from cli_run import one_line_error, wwho
 
 from wwho import SchemaError, Syllabifier, load_schema
 from wwho.schema import MAX_CLASSES, MAX_STATES

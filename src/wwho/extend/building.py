@@ -26,7 +26,7 @@ that would be a bug, never a user error). This module reads no corpus and writes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from wwho import _core
 from wwho.extend.scripts import ScriptSet
@@ -46,6 +46,14 @@ class NewMerges:
         self.tokens: list[bytes] = []  # new tokens, in id order
         self.ids: dict[bytes, int] = {}
         self._table = _core.GrowingMerges()  # the same merges, in the core, for apply()
+        self._by_last: dict[str, list[str]] = {}  # the syllables that may be known, by last character
+        self._joins: dict[tuple[str, bytes], bool] = {}
+
+    def guard(self, syllables: Iterable[str]) -> None:
+        """The syllables that may become known: :meth:`build` keeps a boundary after each of them."""
+        for syllable in syllables:
+            self._by_last.setdefault(syllable[-1], []).append(syllable)
+        self._joins.clear()
 
     def __len__(self) -> int:
         """How many new tokens (ids) there are."""
@@ -79,14 +87,31 @@ class NewMerges:
         """The pieces the new merges alone make of ``data`` (rank order, leftmost first)."""
         return self._table.apply(data)
 
-    def build(self, token: bytes) -> int:
-        """Append the merges that build ``token`` whole; returns how many new tokens that made."""
+    def build(self, token: bytes) -> int | None:
+        """Append the merges that build ``token`` whole; returns how many new tokens that made, or
+        None (and nothing appended) where one of them would join whole characters that end a guarded
+        syllable (:meth:`guard`) to the first bytes of a character that can start a syllable of its
+        own after it (:meth:`~wwho.extend.scripts.ScriptSet.joins_syllables`): on such text it would
+        fire across the boundary, before the syllable's own merges, and cut it."""
+        mark = self.mark()
         cost = 0
         parts = self.apply(token)
         while len(parts) > 1:
-            cost += self.add(parts[0], parts[1])
+            a, b = parts[0], parts[1]
+            if _partial(b) and not _partial(a) and self._joins_syllables(a.decode("utf-8"), b):
+                self.rollback(mark)
+                return None
+            cost += self.add(a, b)
             parts = self.apply(token)
         return cost
+
+    def _joins_syllables(self, text: str, prefix: bytes) -> bool:
+        key = (text, prefix)
+        joins = self._joins.get(key)
+        if joins is None:
+            ending = [s for s in self._by_last.get(text[-1], ()) if s.endswith(text)]
+            joins = self._joins[key] = self._scripts.joins_syllables(ending, prefix)
+        return joins
 
     def mark(self) -> tuple[int, int]:
         return len(self.merges), len(self.tokens)
@@ -100,6 +125,15 @@ class NewMerges:
             del self.ids[token]
         self._table.truncate(n_merges)
         del self.merges[n_merges:], self.tokens[n_tokens:]
+
+
+def _partial(data: bytes) -> bool:
+    """True if ``data`` is not whole UTF-8 characters (it starts or ends inside one)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def clusters(text: str, scripts: ScriptSet) -> list[str]:

@@ -100,7 +100,7 @@ def learn(
         for ch in syl:
             chars[ch] += n
     for ch in sorted(c for c, n in chars.items() if n >= (min_syllable_freq or 2) and scripts.buildable(c)):
-        stats.char_tokens += merges.build(ch.encode("utf-8"))
+        stats.char_tokens += merges.build(ch.encode("utf-8")) or 0  # (one character joins no syllables)
     if len(merges) > add:
         raise VocabError(
             f"--add {add} is too small: the {len(merges)} characters of {scripts.label} in the corpus "
@@ -114,9 +114,11 @@ def learn(
     )
     buildable = [s for s in candidates if scripts.buildable(s[0])]
     stats.unbuildable_syllables = len(candidates) - len(buildable)
+    merges.guard(buildable)  # the syllables that may be known: no merge below may cut one
     groups = {c for s in buildable for c in clusters(s, scripts) if len(c) > 1 and scripts.buildable(c[0])}
     for c in sorted(groups, key=lambda c: (len(c), c)):
-        stats.cluster_tokens += merges.build(c.encode("utf-8"))
+        # None: not built, as its merges would join syllables elsewhere; its syllables are not either.
+        stats.cluster_tokens += merges.build(c.encode("utf-8")) or 0
 
     # 3. syllables, within the share of the budget
     cap = min(add, int(add * syllable_share))
@@ -193,6 +195,8 @@ def _admit(
         saved = len(merges.apply(data)) - 1
         mark = merges.mark()
         cost = merges.build(data)
+        if cost is None:  # its merges would join syllables elsewhere (NewMerges.build): not known
+            continue
         if len(merges) > cap:
             merges.rollback(mark)
             break

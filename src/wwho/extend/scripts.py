@@ -30,6 +30,7 @@ This module decides nothing about vocabularies or merges.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,7 @@ class ScriptSet:
         self._exclusive = _exclusive_sequences(self._all_blocks)
         self._start_of = {cp: script for script in self.scripts for cp in script.starts}
         self._buildable: dict[str, bool] = {}  # a cache: one entry per distinct character
+        self._completed: dict[tuple[str, bytes], list[str]] = {}  # a cache of _completions
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -141,6 +143,30 @@ class ScriptSet:
         if known is None:
             known = self._buildable[char] = self.exclusive(char.encode("utf-8")[:2])
         return known
+
+    def joins_syllables(self, syllables: Iterable[str], prefix: bytes) -> bool:
+        """True if some character that may follow one of ``syllables`` in a script word, and whose
+        UTF-8 starts with ``prefix`` (the first bytes of a character), starts a syllable of its own
+        there: a merge of the syllables' last characters with ``prefix`` would then fire across that
+        boundary and, ranked before the syllable's own merges, cut it (a Vedic sign after an
+        anusvara, for a cluster of the anusvara and a Vedic accent)."""
+        for syllable in syllables:
+            script = self._start_of[ord(syllable[0])]
+            for char in self._completions(script, prefix):
+                ends = itertools.accumulate(map(len, script.syllabifier.tokenize(syllable + char)))
+                if len(syllable) in set(ends):
+                    return True
+        return False
+
+    def _completions(self, script: ExtScript, prefix: bytes) -> list[str]:
+        """The word characters of ``script`` whose UTF-8 starts with ``prefix``."""
+        key = (script.name, prefix)
+        found = self._completed.get(key)
+        if found is None:
+            found = self._completed[key] = [
+                chr(cp) for cp in sorted(script.chars) if chr(cp).encode("utf-8", "surrogatepass").startswith(prefix)
+            ]
+        return found
 
     # --- words --------------------------------------------------------------------------------
 

@@ -116,8 +116,12 @@ def check_extension(ext: Extension, lines: Sequence[str]) -> None:
     for line in lines:
         cuts = syllable_cuts(tok, line, ext.scripts, known)
         if cuts:
+            syllable, at = cuts[0]
+            # The text around the cut: the syllable may lie past any fixed prefix of a long line.
+            around = line[max(0, at - 30): at + len(syllable) + 30]
             raise ExtensionCheckError(
-                f"a token boundary cuts the known syllable {cuts[0][0]!r} in {line[:80]!r}"
+                f"a token boundary cuts the known syllable {syllable!r} at character {at:,} of a line: "
+                f"...{around!r}..."
             )
     other = without_scripts(lines, ext.scripts)
     diff = first_difference(ext.base.encode_ordinary, tok.encode_ordinary, other)
