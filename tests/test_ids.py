@@ -79,6 +79,21 @@ def test_integer_types_decode_alike(kinds, kind):
         assert tok.decode(variant) == want, type(variant)
 
 
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+@pytest.mark.parametrize("make", [int, np.int64, Index])
+@pytest.mark.parametrize("value", [-1, 2**40])
+def test_an_id_outside_32_bits_is_an_id_range_error_whatever_its_integer_type(kinds, kind, make, value):
+    """Before: ByteBPE.token_bytes(np.int64(-1)) raised an UnknownTokenError, where -1 and the
+    other kinds raised IdRangeError (an OverflowError, as tiktoken), found by an audit."""
+    from wwho.errors import IdRangeError
+
+    tok = _get(kinds, kind)
+    with pytest.raises(IdRangeError):
+        tok.token_bytes(make(value))
+    with pytest.raises(IdRangeError):
+        tok.decode([make(value)])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("bad", [True, False, np.bool_(True), 1.5, np.float64(2.0), "3", None, b"\x01"])
 def test_bools_and_non_integers_are_refused(kinds, kind, bad):

@@ -155,7 +155,11 @@ def no_token(value: object, message: str) -> UnknownTokenError:
     """The error of an id without a token: an :class:`UnknownTokenError` (a KeyError too, as
     tiktoken's lookups raise), an :class:`IdRangeError` (an OverflowError too) for an integer outside
     32 bits, where tiktoken's conversion fails."""
-    outside = isinstance(value, int) and not 0 <= value < 1 << 32
+    try:
+        number = operator.index(value)  # numpy's integers too (np.int64(-1) was an UnknownTokenError)
+    except TypeError:
+        number = None
+    outside = number is not None and not 0 <= number < 1 << 32
     return (IdRangeError if outside else UnknownTokenError)(message)
 
 
