@@ -325,3 +325,18 @@ def test_encode_file_reads_that_file_not_standard_input(tok_path, tmp_path, caps
     assert shown["ids"] == binary.encode_bytes(binary.load(tok_path), src.read_bytes()).ids
     assert main(["encode", "--tokenizer", str(tok_path), "--file", str(src), "other.bin"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_text_given_to_a_binary_tokenizer_says_it_encodes_files(tok_path, tmp_path, capsys):
+    """Before: ``wwho encode --tokenizer BIN "ÿ"`` said ``ÿ: cannot read: No such file or directory``,
+    where encode's help calls INPUT text (a file only with --binary); found by an audit. A file
+    named without --binary is still read."""
+    assert main(["encode", "--tokenizer", str(tok_path), "ÿ"]) == 2
+    err = capsys.readouterr().err
+    assert "a binary tokenizer encodes the bytes of a file (--binary FILE" in err and len(err.splitlines()) == 1
+    src = tmp_path / "in.bin"
+    src.write_bytes(b"\x00\x01file bytes")
+    want = binary.encode_bytes(binary.load(tok_path), src.read_bytes()).ids
+    for flags in ([], ["--binary"]):
+        assert main(["encode", "--tokenizer", str(tok_path), *flags, str(src)]) == 0
+        assert json.loads(capsys.readouterr().out)["ids"] == want

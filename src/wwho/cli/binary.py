@@ -83,7 +83,13 @@ def run_encode(args: argparse.Namespace) -> int:
     source = getattr(args, "file", None)  # wwho encode --file FILE: that file's bytes, not standard input
     if source and args.input is not None:  # (- too: standard input would be left unread)
         raise CorpusError("give the bytes to encode as --file FILE or as INPUT (or -), not both")
-    enc = encode_bytes(tokenizer, _read_input(source or args.input or "-"), add_special_tokens=bool(args.specials))
+    name = source or args.input or "-"
+    if name == args.input != "-" and not getattr(args, "binary", True) and not os.path.lexists(name):
+        # `wwho encode --tokenizer BIN TEXT`: INPUT is text for the other kinds (its help says so).
+        raise CorpusError(f"{name}: no such file: a binary tokenizer encodes the bytes of a file (--binary FILE, "
+                          "or - for standard input), not text given on the command line; for text, "
+                          "pipe it: printf '%s' TEXT | wwho encode --tokenizer ... --binary -")
+    enc = encode_bytes(tokenizer, _read_input(name), add_special_tokens=bool(args.specials))
     shown = [tok.decode("utf-8") if special else tok.hex()
              for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
     # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
