@@ -738,3 +738,19 @@ def test_a_fifo_or_device_is_refused_not_read(tmp_path):
                                "    print(e)\n", str(path)], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
         assert str(path) in done.stdout and ("FIFO" in done.stdout or "device" in done.stdout), done.stdout
+
+
+def test_a_file_without_token_types_says_every_token_counts_as_normal(tmp_path):
+    """Before: a special token without types was blamed on the merge list ("looks truncated") alone,
+    though the missing key is why it counts as NORMAL (found by an audit)."""
+    path = _write_gguf(tmp_path / "untyped.gguf", types=False)
+    with pytest.raises(GGUFError, match="looks truncated; this file has no tokenizer.ggml.token_type, so every"):
+        ByteBPE.from_gguf(path)
+    assert ByteBPE.from_gguf(_write_gguf(tmp_path / "typed.gguf")).encode("ab") == [256]
+
+
+def test_a_file_of_no_normal_token_is_a_gguf_error_naming_it(tmp_path):
+    """Before: ``VocabError: ranks is empty``, naming neither the file nor the token types."""
+    path = _byte_gguf(tmp_path / "control.gguf", [bytes_to_unicode(b"ab")], ["a b"], types=[3] * 257)
+    with pytest.raises(GGUFError, match=r"control\.gguf: none of its 257 tokens is NORMAL or BYTE"):
+        ByteBPE.from_gguf(path)

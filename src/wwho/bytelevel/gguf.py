@@ -477,6 +477,9 @@ def load_gguf(
         raise _vocab_error(path, exc.args) from None
     _check_repeats(path, types, ranks, special, added, extra)
     n_tokens = tokens.count
+    if not ranks:
+        raise GGUFError(f"{path}: none of its {n_tokens:,} tokens is NORMAL or BYTE by "
+                        f"tokenizer.ggml.token_type ({TOKEN_TYPES}), so byte-level BPE has nothing to merge")
 
     def token_id(key: str) -> int | None:
         value = meta.get(key)
@@ -508,5 +511,9 @@ def load_gguf(
     except GGUFError:
         raise
     except VocabError as exc:
-        raise GGUFError(str(exc)) from None
+        hint = ""
+        if "tokenizer.ggml.token_type" not in meta:  # every token was taken for NORMAL: say so
+            hint = ("; this file has no tokenizer.ggml.token_type, so every token counts as NORMAL, special "
+                    "ones too (llama.cpp's converters write it, with special tokens CONTROL)")
+        raise GGUFError(f"{exc}{hint}") from None
     return model_data
