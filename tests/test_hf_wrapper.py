@@ -253,6 +253,20 @@ def test_an_unregistered_special_of_the_sgpe_part_decodes_as_the_meta_tokenizer_
     assert tok.decode(ids) == meta.decode(ids) == "ශ්‍රී [MASK] ලංකා"
 
 
+def test_skipping_special_tokens_drops_what_the_meta_tokenizer_drops(tok, meta):
+    """Before: ``skip_special_tokens=True`` dropped only the registered eos and pad tokens, so
+    tiktoken's <|endofprompt|> and SGPE's [CLS]/[MASK] stayed in the text, where
+    MetaTokenizer.decode(skip_special_tokens=True) drops them (found by an audit)."""
+    prompt = meta.tiktoken.special_tokens["<|endofprompt|>"]
+    ids = meta.encode("a<|endoftext|>b<|endofprompt|>c [MASK] d", allowed_special="all")
+    ids += [tok.pad_token_id]
+    assert prompt in ids and N + meta.sgpe.vocab["[MASK]"] in ids
+    assert tok.decode(ids, skip_special_tokens=True) == meta.decode(ids, skip_special_tokens=True) == "abc  d"
+    mask = tok.get_special_tokens_mask(ids, already_has_special_tokens=True)
+    assert [i for i, m in zip(ids, mask) if m] == [i for i in ids if i in meta._special_ids() or i == tok.pad_token_id]
+    assert tok.decode(ids) == meta.decode(ids[:-1]) + tok.pad_token
+
+
 @pytest.mark.parametrize("pair", [False, True])
 def test_append_eos_without_transformers_special_tokens_pattern(meta, pair):
     """transformers 4 ignores the special_tokens_pattern that transformers 5 builds sequences from:

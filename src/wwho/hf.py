@@ -19,8 +19,10 @@ Special tokens, chosen for causal-LM training:
 * no ``bos``/``unk`` (decoding is byte-exact, nothing is unknown). ``append_eos=True``
   appends ``<|endoftext|>`` to every sequence when ``add_special_tokens=True`` (built here,
   not by transformers 5's ``special_tokens_pattern``, which transformers 4 ignores);
-* SGPE's other specials are not registered: their ids decode as ``MetaTokenizer.decode``
-  gives them (``[MASK]``).
+* the other specials (tiktoken's ``<|endofprompt|>``, SGPE's ``[MASK]``...) are not registered:
+  their text in an input is ordinary text, and their ids decode as ``MetaTokenizer.decode`` gives
+  them (``[MASK]``); ``skip_special_tokens=True`` and ``get_special_tokens_mask`` count them as
+  special, as ``MetaTokenizer.decode(skip_special_tokens=True)`` does.
 
 Like every transformers tokenizer it recognizes the text of its special tokens
 (``<|endoftext|>``) in the input (``split_special_tokens=True`` turns that off); other text
@@ -171,7 +173,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
         # (a float, a bool or a string is no id, never turned into one by int()).
         ids = checked_ids([token_ids] if isinstance(token_ids, int) else token_ids)
         if skip_special_tokens:
-            skip = set(self.all_special_ids)
+            skip = self._special_ids()
             ids = [i for i in ids if i not in skip]
         text = self._bytes_of_ids(ids).decode("utf-8", "replace")
         clean = self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
@@ -191,11 +193,18 @@ class WWHOTokenizer(PreTrainedTokenizer):
     def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
                                 already_has_special_tokens: bool = False) -> list[int]:
         if already_has_special_tokens:
-            return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
+            special = self._special_ids()
+            return [int(i in special) for i in token_ids_0 + (token_ids_1 or [])]
         end = [1] * len(self._appended())
         if token_ids_1 is None:
             return [0] * len(token_ids_0) + end
         return [0] * len(token_ids_0) + end + [0] * len(token_ids_1) + end
+
+    def _special_ids(self) -> set[int]:
+        # transformers' registered tokens (eos, pad, added ones) and every special of the meta
+        # tokenizer, registered or not (tiktoken's <|endofprompt|>, SGPE's [MASK]): what
+        # MetaTokenizer.decode(skip_special_tokens=True) drops.
+        return set(self.all_special_ids) | self.meta._special_ids()
 
     def _appended(self) -> list[int]:
         if not self.append_eos:
