@@ -6,8 +6,9 @@ keeps the corpora as they are; smaller values give small corpora more weight (mT
 with 0.3); ``alpha=0`` makes every corpus as large as every other. A corpus whose share is larger
 than itself is repeated: each of its documents ``floor(r)`` times, ``r`` being its rate (share of
 the stream over its own size), and once more with probability ``r - floor(r)``; a larger one is
-subsampled document by document with probability ``r``. The draws are seeded, so a stream is the
-same on every run, and a resumed training sees the same counts.
+subsampled document by document with probability ``r``. The draws are seeded (by ``seed`` and each
+corpus's place among them sorted by path), so a stream is the same on every run and in any order of
+the corpora, and a resumed training sees the same counts.
 
 Why temperature and not parity (sampling until every language costs as many tokens): parity needs
 the tokenizer being trained to measure the languages with; temperature sampling needs nothing but
@@ -89,8 +90,11 @@ def documents(groups: Sequence[Group], *, seed: int = 0, text_field: str = "text
               max_line_bytes: int = MAX_LINE_BYTES, stats: CorpusStats | None = None) -> Iterator[str]:
     """The balanced stream of :func:`plan`'s groups (see the module docstring)."""
     check_seed(seed)
-    for k, group in enumerate(groups):
-        rng = random.Random(seed * 1_000_003 + k)
+    # Each corpus's draws are seeded by its place among the corpora sorted by path, not by its place
+    # in the argument list: naming them in another order gives the same stream (it gave another).
+    places = {g.source: k for k, g in enumerate(sorted(groups, key=lambda g: (os.path.realpath(g.source), g.source)))}
+    for group in groups:
+        rng = random.Random(seed * 1_000_003 + places[group.source])
         whole, part = divmod(group.rate, 1.0)
         for doc in iter_documents(group.source, text_field=text_field, skip_bad_lines=skip_bad_lines,
                                   max_line_bytes=max_line_bytes, stats=stats):
