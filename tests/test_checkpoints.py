@@ -247,3 +247,34 @@ def test_checkpoints_every_merge_cost_linear_work_and_resume_exactly(corpus, tmp
     assert len(saved["merges"]) == middle
     monkeypatch.setattr(checkpoints, "save", real_save)
     assert train_sgpe(corpus, **{**options, "checkpoint_dir": tmp_path / "ck2"}, resume=True) == vocab
+
+
+def test_checkpoint_every_zero_writes_none_and_a_small_run_says_where_its_last_goes(corpus, tmp_path):
+    """Before: a checkpoint was written when the merges ended whatever --checkpoint-every said (0
+    too), and a run of fewer merges than it said nothing of it, so a Ctrl-C after the merges left an
+    unannounced OUT/checkpoints (found by an audit)."""
+    kept = tmp_path / "kept"
+
+    def train(out, every):
+        return run_wwho("train", "--kind", "sgpe", corpus, "--out", out, "--vocab-size", "1500", "--workers", "1",
+                        "--no-verify", "--checkpoint-dir", kept, "--checkpoint-every", every)
+
+    proc = train(tmp_path / "out", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert not kept.exists() and "checkpoints:" not in proc.stderr
+    proc = train(tmp_path / "out2", "1000000")
+    assert proc.returncode == 0, proc.stderr
+    assert f"checkpoints: {kept / 'checkpoint.json'} when the merges end (kept;" in proc.stderr
+    assert (kept / "checkpoint.json").exists()
+
+
+def test_a_checkpoint_directory_that_cannot_be_written_is_refused_before_the_corpus_is_read(tmp_path, monkeypatch):
+    """Before: found at the first checkpoint, after the counting and the merges (found by an audit,
+    on a read-only mount). os.access says what such a mount says."""
+    from wwho.sgpe import checkpoints
+
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(tmp_path) else real(p, mode, **kw))
+    with pytest.raises(VocabError, match=r"cannot be written \(.* is read-only or not writable\)"):
+        checkpoints.claim(tmp_path / "new" / "ck")
+    assert not (tmp_path / "new").exists()

@@ -130,8 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES", help=LINE_HELP)
     p.add_argument("--checkpoint-every", type=count_arg("--checkpoint-every", 0), default=20_000,
-                   help="merges between checkpoints (default 20000); once the merges so far are ten times "
-                        "that, a tenth of them, so that writing checkpoints stays a small share of the training")
+                   help="merges between checkpoints (default 20000; 0: no checkpoints); once the merges so far are "
+                        "ten times that, a tenth of them, so that writing checkpoints stays a small share of the "
+                        "training. One is also written when the merges end")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="where checkpoints go (default: OUT/checkpoints, created by wwho and removed after success; "
                         "a given DIR is kept). Must be a real directory holding nothing but wwho's checkpoint files")
@@ -174,12 +175,14 @@ def main(argv: list[str]) -> int:
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     stats = CorpusStats()
     t0 = time.perf_counter()
-    # Said only when a checkpoint can be written before the merges end (fewer merges than --checkpoint-every:
-    # nothing to resume from, as in a short run with the defaults).
-    if not args.quiet and 0 < args.checkpoint_every < args.vocab_size:
+    # Said whenever one will be written (the last when the merges end, for a resume during the stages
+    # after them): a Ctrl-C then leaves it behind, which the user should know of.
+    if not args.quiet and args.checkpoint_every > 0:
         fate = "kept" if args.checkpoint_dir else "removed after success"
-        print(f"checkpoints: {checkpoint_dir / checkpoints.FILE} every {args.checkpoint_every:,} merges ({fate}; "
-              "--resume continues from it)", file=sys.stderr)
+        when = (f"every {args.checkpoint_every:,} merges and when they end" if args.checkpoint_every < args.vocab_size
+                else "when the merges end")
+        print(f"checkpoints: {checkpoint_dir / checkpoints.FILE} {when} ({fate}; --resume continues from it)",
+              file=sys.stderr)
     # Held from training to the removal of the checkpoints after the save: a second training into the
     # same OUT (or --checkpoint-dir) stops instead of overwriting this one's checkpoints or deleting them.
     with checkpoints.using(checkpoint_dir):

@@ -109,6 +109,13 @@ def claim(directory: str | os.PathLike) -> Path:
             fd = _open_locked(path)  # only to see that no other training holds it
             if fd is not None:
                 os.close(fd)
+    # Found now rather than at the first checkpoint, after the counting and the merges it would cost.
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
+        raise VocabError(f"checkpoint directory {path}: cannot be written ({existing} is read-only or not "
+                         "writable); give another --checkpoint-dir")
     return path
 
 

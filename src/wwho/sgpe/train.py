@@ -581,7 +581,7 @@ def _train_on_pieces(
     engine.train(max_symbols=max(max_symbols, len(engine.symbols)), min_freq=min_freq, progress=progress,
                  on_merge=checkpoint_due if checkpointing else None,
                  on_merge_every=checkpoint_every if checkpointing else 1)
-    if checkpoint_dir is not None:
+    if checkpointing:  # the merges whole, for a resume during the stages after them (0: no checkpoints)
         save_checkpoint()
     say(f"[3/{stages}] {len(engine.merges):,} merges in {time.perf_counter() - t1:.1f}s")
     # The word endings, copied out now (the superword stage empties the word counts), and only where
