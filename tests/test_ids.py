@@ -235,3 +235,28 @@ def test_a_new_tokenizer_loads_the_arrays_module_where_numpy_is_loaded(kind, sav
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == [str(numpy_first)] * 2, (kind, numpy_first, out.stdout)
+
+
+def test_single_id_and_batch_errors_name_what_they_should(kinds):
+    """Found by an audit: SGPE's id_to_token named a position (0) for its one id; ByteBPE's
+    decode_bytes_batch named the position but not the list; the binary kind's decode refused a
+    flag that is no bool with a TokenizerError that is no TypeError, where the others raise
+    WrongTypeError (a TypeError too)."""
+    from wwho.errors import UnknownTokenError, WrongTypeError
+    from wwho.sgpe import SGPETokenizer
+
+    sgpe: SGPETokenizer = kinds["sgpe"]
+    with pytest.raises(UnknownTokenError) as err:
+        sgpe.id_to_token(10**9)
+    assert "position" not in str(err.value)
+    bytelevel = kinds["bytelevel"]
+    with pytest.raises(UnknownTokenError, match=r"^batch\[1\]: token id 999 at position 1"):
+        bytelevel.decode_bytes_batch([[97], [97, 999]])
+    with pytest.raises(WrongTypeError, match=r"^batch\[1\]: expected a sequence"):
+        bytelevel.decode_bytes_batch([[97], 5])
+    from wwho import binary
+
+    tok = binary.BinaryTokenizer(binary.train_from_counts({b"abcd" * 8: 4}, vocab_size=512, min_frequency=1))
+    with pytest.raises(TypeError, match="skip_special_tokens must be True or False") as err:
+        tok.decode([97], skip_special_tokens="yes")
+    assert isinstance(err.value, WrongTypeError)

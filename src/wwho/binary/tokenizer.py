@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from tokenizers import Tokenizer
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
-from wwho.errors import TokenizerError, UnknownTokenError, brief, check_flag
+from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief, check_flag
 from wwho.ids import batch as as_batch
 from wwho.ids import each_decoded, id_batch, prepare_arrays
 from wwho.ids import token_id as checked_id
@@ -123,7 +123,9 @@ class BinaryTokenizer:
 
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids``; special tokens as their names unless ``skip_special_tokens``."""
-        return decode_to_bytes(self.hf, ids, skip_special=check_flag(skip_special_tokens, "skip_special_tokens"))
+        # WrongTypeError (a TypeError too), as the other kinds' decode raises for a flag that is no bool
+        skip = check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
+        return decode_to_bytes(self.hf, ids, skip_special=skip)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
         """:meth:`decode` of each list of ids (or of :meth:`encode_batch_to_numpy`'s flat form)."""

@@ -21,7 +21,7 @@ import operator
 from collections.abc import Iterable, Sequence
 
 from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief
-from wwho.ids import each_token_bytes, id_batch, token_id
+from wwho.ids import each_decoded, each_token_bytes, id_batch, token_id
 from wwho.threads import thread_count
 
 END_OF_TEXT = "<|endoftext|>"
@@ -81,7 +81,7 @@ class TiktokenNames:
         """:meth:`decode_bytes` of each list of ids (``num_threads`` is checked and accepted, as
         tiktoken's signature has it; decoding is a copy per token, done on the calling thread)."""
         thread_count(num_threads)
-        return [self.decode_bytes(ids) for ids in id_batch(batch, "decode_bytes_batch")]  # type: ignore[attr-defined]
+        return each_decoded(id_batch(batch, "decode_bytes_batch"), self.decode_bytes)  # type: ignore[attr-defined]
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary token, sorted (special and added tokens are not among them)."""

@@ -202,8 +202,7 @@ class SGPETokenizer:
 
     def id_to_token(self, token_id: int) -> str:
         """The token string of an id; :class:`TokenizerError` if it is not one."""
-        (i,) = token_ids((token_id,), len(self.vocab))
-        return self.tokens[i]
+        return self.tokens[checked_id(token_id, len(self.vocab))]  # (one id: no position named)
 
     def __repr__(self) -> str:
         return f"SGPETokenizer(script={self.script!r}, vocab_size={self.vocab_size}, fallback={self.fallback!r})"
