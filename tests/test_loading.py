@@ -306,3 +306,17 @@ def test_a_pattern_for_a_kind_that_names_its_own_is_refused(tmp_path):
     with pytest.raises(VocabError, match=r"pattern= \(--pattern\) is for a .tiktoken file .* byte-level BPE"):
         load_tokenizer(tmp_path / "bytes", pattern="gpt2")
     assert load_tokenizer(tmp_path / "bytes").encode("ab") == [97, 98]
+
+
+def test_the_hf_adapter_gives_the_array_forms_of_every_kind(hf):
+    """Before: another tool's tokenizer.json loaded as an HFTokenizer without encode_to_numpy and
+    encode_batch_to_numpy, which the README promises of every kind (found by an audit)."""
+    import numpy as np
+
+    texts = ["hello world", "", "abc ? hello"]
+    one = hf.encode_to_numpy(texts[0])
+    assert one.dtype == np.uint32 and one.tolist() == hf.encode(texts[0])
+    ids, offsets = hf.encode_batch_to_numpy(texts)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
+    assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == hf.encode_batch(texts)
+    assert hf.decode_batch(hf.encode_batch_to_numpy(texts)) == [hf.decode(hf.encode(t)) for t in texts]

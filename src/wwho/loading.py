@@ -173,8 +173,9 @@ def _unicode(text: object, position: int | None = None) -> str:
 
 
 class HFTokenizer:
-    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names;
-    no ``token_bytes``: a non-byte-level HF model's tokens need not be bytes)."""
+    """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names,
+    and the array forms; no ``token_bytes``, so it is no :class:`wwho.Tokenizer` and no streaming
+    decoder takes it: a non-byte-level HF model's tokens need not be bytes)."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
@@ -200,6 +201,21 @@ class HFTokenizer:
         if num_threads == 1:
             return [_hf_call(self.tokenizer.encode, t, add_special_tokens=False).ids for t in texts]
         return [e.ids for e in _hf_call(self.tokenizer.encode_batch, texts, add_special_tokens=False)]
+
+    def encode_to_numpy(self, text: str):
+        """:meth:`encode` as a ``numpy.uint32`` array, as every kind gives it."""
+        import numpy as np
+
+        return np.asarray(self.encode(text), dtype=np.uint32)
+
+    def encode_batch_to_numpy(self, texts: list[str], *, num_threads: int | None = None):
+        """:meth:`encode_batch` in the flat form of every kind (:mod:`wwho.arrays`): ``(ids, offsets)``,
+        converted from HF ``tokenizers``' lists."""
+        from wwho.ids import batch as as_batch
+        from wwho.imports import arrays
+
+        texts = as_batch(texts, "encode_batch_to_numpy")
+        return arrays().from_lists(self.encode_batch(texts, num_threads=num_threads))
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text``."""
