@@ -167,6 +167,9 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["train", "--kind", "bytelevel", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),
     (["train", "--kind", "binary", "--vocab-size", "600", "-o", "{out}", ""], "argument INPUT: an empty path"),
     (["inspect", ""], "argument path: an empty path"),
+    # it named the API's arguments (prefix_space, segments_only), found by an audit
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "--meta", "--prefix-space", "-o", "{out}", "{corpus}"],
+     "--prefix-space cannot be used with --meta"),
     (["export", "hf", "", "-o", "{out}"], "argument path: an empty path"),
     (["schema", "check", ""], "argument path: an empty path"),
     (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),

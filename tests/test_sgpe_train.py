@@ -493,3 +493,19 @@ def test_meta_training_on_a_corpus_without_indic_text_says_so(tmp_path):
     corpus.write_text("hello world\nonly english here\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="no text in an Indic script .*1 file, 2 documents"):
         train_sgpe(corpus, vocab_size=600, segments_only=True, progress=False, workers=1)
+
+
+def test_a_vocabulary_short_for_its_prune_freq_names_it(tmp_path):
+    """Before: with prune_freq far above any syllable's count the warning advised more text only,
+    where the same text reaches the size with the default (found by an audit)."""
+    import warnings
+
+    from wwho.errors import VocabSizeWarning
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව කොළඹ නුවර ගාල්ල මාතර යාපනය\n" * 300, encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_sgpe(corpus, vocab_size=600, prune_freq=10**9, superword_share=0, progress=False, workers=1)
+    said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
+    assert said and "lower prune_freq (--prune-freq)" in said[0]

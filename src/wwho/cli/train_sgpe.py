@@ -159,6 +159,9 @@ def main(argv: list[str]) -> int:
 
     out = check_target(args.out)
     encoding = None
+    if args.meta and args.prefix_space:  # (the API's own message names its arguments, not these flags)
+        raise WwhoError("--prefix-space cannot be used with --meta: the dummy space would be added to every "
+                        "Indic run of the meta tokenizer")
     if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
         from wwho.meta import resolve_encoding
 

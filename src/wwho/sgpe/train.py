@@ -643,7 +643,13 @@ def _train_on_pieces(
                          f"the corpus, or a letter of the script); choose special tokens that text does not contain, "
                          f"such as '[CLS]'")
     merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges] + core_merges
-    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5, reason=short_superwords)
+    reason = short_superwords
+    if reason is None and not auto and prune_freq > 1 and min_freq <= 1:
+        # A prune_freq given: the merges may have run out because of it, not of the text.
+        reason = (f"no pair of units is left to merge among the syllables seen {prune_freq:,} times or more "
+                  f"(prune_freq; rarer ones are not merged). To reach {vocab_size:,}, lower prune_freq "
+                  "(--prune-freq) or train on more text")
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5, reason=reason)
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
