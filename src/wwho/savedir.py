@@ -15,9 +15,9 @@ for any other reader (Hugging Face reads ``tokenizer.json`` alone):
    (subdirectories) are listed in the marker, by name, device and inode;
 4. the two directories are exchanged in one system call (Linux ``renameat2(RENAME_EXCHANGE)``;
    a plain ``rename`` when the target does not exist yet);
-5. what is left in the old directory is put back or removed: the entries the marker lists move
-   into the new directory, hard-link twins and the old model's files go, then the emptied old
-   directory, then the marker.
+5. what is left in the old directory is put back or removed: the entries the marker lists (and
+   entries another program made there during the save) move into the new directory, hard-link
+   twins and the old model's files go, then the emptied old directory, then the marker.
 
 Only names wwho creates are ever removed, and an entry is removed only when its data is still
 in the directory (a hard-link twin) or it is a file a wwho save wrote (listed in a manifest or
@@ -27,8 +27,9 @@ that made it vouches for it (:func:`recover`): a directory someone else planted 
 An interrupt (Ctrl-C) at any step leaves the old directory or the new one, like a kill, and
 no sibling: the save cleans up before it lets the interrupt through.
 
-Where the exchange is impossible (not Linux, a filesystem without it, a directory that is or
-holds a mount point, a parent that is not writable) every new file is first written beside its old one
+Where the exchange is impossible or unwelcome (a process works in the directory, which the exchange
+would leave in a deleted one; not Linux, a filesystem without it, a directory that is or holds a
+mount point, a parent that is not writable) every new file is first written beside its old one
 (a full disk or a Ctrl-C then leaves the old save whole), then each is renamed over its old one,
 the manifest last, with Ctrl-C held back for those renames: only a kill during them leaves a mix,
 which is then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
@@ -207,7 +208,8 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
         _write(staging, _MARKER_NEXT, json_bytes(marker), target, steps)
         os.replace(staging / _MARKER_NEXT, staging / MARKER)
         _fsync_dir(staging)
-        in_cwd = _is_cwd(target)
+        if _worked_in(target):  # an exchange would leave that process in a deleted directory
+            raise _CannotExchange
         _exchange(staging, target)
     except _CannotExchange:
         _settle(target, staging, token, own=True)
@@ -221,8 +223,6 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
         raise
     try:
         steps()
-        if in_cwd:  # our own working directory was the old one: follow the name
-            os.chdir(target)
         _fsync_dir(target.parent)
         _settle(target, staging, token, own=True, steps=steps)
     except BaseException:  # an interrupt while putting things back: finish putting them back, then stop
@@ -363,11 +363,31 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def _is_cwd(path: Path) -> bool:
+def _worked_in(target: Path) -> bool:
+    """Whether a process whose working directory wwho can see (this one; on Linux, every process of
+    this user) works in ``target`` or below it. The exchange swaps the directory itself: such a
+    process would be left in the deleted old one (a shell after ``wwho train -o .``, an editor, a
+    notebook), where every relative path then fails; the save is made in place instead."""
+    real = os.path.realpath(target)
+
+    def under(cwd: str) -> bool:
+        return cwd == real or cwd.startswith(real + os.sep)
+
+    with contextlib.suppress(OSError):
+        if under(os.path.realpath(os.getcwd())):
+            return True
     try:
-        return os.path.samefile(os.getcwd(), path)
-    except OSError:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # not Linux: only this process is known
         return False
+    for pid in pids:
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:  # gone, or another user's
+            continue
+        if under(cwd):
+            return True
+    return False
 
 
 # --- cleaning up after a killed save -----------------------------------------------------------
@@ -428,7 +448,7 @@ def _settle(target: Path, old: Path, token: str, *, own: bool = False, steps: _S
         return []
     outside = _read_marker(target / MARKER, target.name, pid, token)
     if outside is not None:  # exchanged (or renamed into place): ``old`` is what the target held before
-        moved = _finish(old, target, outside, steps) if os.path.lexists(old) else []
+        moved = _finish(old, target, outside, steps, adopt=own) if os.path.lexists(old) else []
         if not os.path.lexists(old):
             with contextlib.suppress(FileNotFoundError):
                 (target / MARKER).unlink()
@@ -474,10 +494,15 @@ def _discard(new: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> 
         steps()
 
 
-def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> list[str]:
+def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps, *, adopt: bool = False) -> list[str]:
     """The target's previous directory after the exchange: move back the entries the marker lists
     (same device and inode), remove what is wwho's (hard-link twins, the old model's files, the
-    versions of the files the new save replaced, manifests, markers), then the directory."""
+    versions of the files the new save replaced, manifests, markers), then the directory.
+
+    ``adopt``: this process exchanged ``old`` just now, so it is the directory the user had a moment
+    ago (with its permissions), and any other entry in it was made there during the save: it moves
+    into the target too, where its name is free. A sibling found later (:func:`recover`) is never
+    adopted: anyone may plant a directory of that name beside yours."""
     previous = listed(old)  # the old model's files (its manifest is removed last)
     back = {name: (dev, ino) for name, dev, ino in marker["back"]}
     replaced = set(marker["files"])
@@ -508,6 +533,15 @@ def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> l
                 path.unlink()
                 steps()
         else:
+            there = target / name
+            if adopt and temp_owner(name) is None and not os.path.lexists(there):
+                # Made in the directory by another program during the save, after the links: it
+                # belongs there, as the entries linked before the exchange do.
+                with contextlib.suppress(OSError):
+                    os.rename(path, there)
+                    moved.append(name)
+                    steps()
+                    continue
             kept.append(name)
     with contextlib.suppress(FileNotFoundError):
         if _mine_file(old / MANIFEST):
