@@ -152,3 +152,31 @@ def test_what_is_no_token_is_a_key_error_and_a_tokenizer_error(small):
         small.decode_tokens_bytes([-1])
     # A token that starts inside a character starts at that character (tiktoken's rule).
     assert small.decode_with_offsets([0xE0, 0xB6, 0xB8, 97]) == ("\u0db8a", [0, 0, 0, 1])
+
+
+def test_an_encoding_built_from_the_private_names_as_tiktoken_shows(pair):
+    """tiktoken's README extends an Encoding from ``_pat_str``, ``_mergeable_ranks`` and
+    ``_special_tokens``; a ByteBPE lacked them (found by an audit). Built from ours, a tiktoken
+    Encoding gives tiktoken's ids, the new special token included."""
+    import tiktoken
+
+    ours, theirs = pair
+    assert ours._pat_str == theirs._pat_str
+    assert ours._mergeable_ranks == theirs._mergeable_ranks and ours._special_tokens == theirs._special_tokens
+    ours._mergeable_ranks.clear()  # a copy each time, as tiktoken's own attribute is its own
+    assert len(ours._mergeable_ranks) == len(theirs._mergeable_ranks)
+    extended = tiktoken.Encoding(name="o200k_im", pat_str=ours._pat_str, mergeable_ranks=ours._mergeable_ranks,
+                                 special_tokens={**ours._special_tokens, "<|im_start|>": 200264})
+    for text in TEXTS:
+        assert extended.encode(text + "<|im_start|>", allowed_special="all") == (
+            theirs.encode(text, allowed_special="all") + [200264])
+
+
+def test_a_pre_tokenizer_of_several_regexes_has_no_single_pattern():
+    from wwho.bytelevel import ByteBPE
+
+    ranks = {bytes([b]): b for b in range(256)}
+    tok = ByteBPE(ranks, pattern=["\\d+|\\D+", "\\s+|\\S+"])
+    assert not hasattr(tok, "_pat_str")  # (an AttributeError, as for an attribute an object lacks)
+    with pytest.raises(AttributeError, match="regexes in turn"):
+        getattr(tok, "_pat_str")  # noqa: B009

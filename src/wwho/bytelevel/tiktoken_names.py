@@ -5,7 +5,8 @@ ByteBPE already answers to tiktoken's everyday names (``encode``, ``encode_ordin
 the others, with tiktoken's results (compared with tiktoken on o200k_base in the tests), so that code
 written for a ``tiktoken.Encoding`` runs on a ByteBPE unchanged: ``encode_single_token``,
 ``decode_single_token_bytes``, ``decode_tokens_bytes``, ``decode_with_offsets``, ``decode_bytes_batch``,
-``token_byte_values``, ``is_special_token``, ``eot_token`` and ``max_token_value``. Their ids are read as
+``token_byte_values``, ``is_special_token``, ``eot_token`` and ``max_token_value``; and the private
+``_pat_str``, ``_mergeable_ranks`` and ``_special_tokens`` that code extending an Encoding reads. Their ids are read as
 every decoder of wwho reads them (:func:`wwho.ids.token_ids`): a dict, a set, bytes or a float is refused,
 where tiktoken would take a dict's keys or a byte string's values. Where tiktoken raises ``KeyError`` (a
 string that is no token, an id without one, no ``<|endoftext|>``) these raise
@@ -30,7 +31,29 @@ END_OF_TEXT = "<|endoftext|>"
 class TiktokenNames:
     """tiktoken's remaining ``Encoding`` methods (see the module docstring). The class using it has
     ``_encoder`` (bytes -> id of the ordinary tokens), ``special_tokens`` and ``added_tokens`` (name ->
-    id), ``token_bytes`` and ``decode_bytes``."""
+    id), ``pretokenizer``, ``token_bytes`` and ``decode_bytes``."""
+
+    # tiktoken's private names that code extending an Encoding reads (tiktoken's README builds a new
+    # Encoding from ``_pat_str``, ``_mergeable_ranks`` and ``_special_tokens``): copies, as there.
+
+    @property
+    def _pat_str(self) -> str:
+        """The pre-tokenizer's regex, where it is one (a GGUF sequence of several has none)."""
+        pre = self.pretokenizer  # type: ignore[attr-defined]
+        if len(pre.patterns) != 1 or pre.byte_patterns:
+            raise AttributeError(f"_pat_str: this pre-tokenizer is {len(pre.patterns) + len(pre.byte_patterns)} "
+                                 "regexes in turn, which no single tiktoken pattern expresses")
+        return pre.patterns[0]
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        """The ordinary tokens' bytes -> id (a new dict: :attr:`ranks` is the read-only view)."""
+        return dict(self._encoder)  # type: ignore[attr-defined]
+
+    @property
+    def _special_tokens(self) -> dict[str, int]:
+        """The special tokens' names -> ids (a new dict)."""
+        return dict(self.special_tokens)  # type: ignore[attr-defined]
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text (or bytes) that is one whole token, ordinary, special or added."""
