@@ -249,23 +249,27 @@ def test_checkpoints_every_merge_cost_linear_work_and_resume_exactly(corpus, tmp
     assert train_sgpe(corpus, **{**options, "checkpoint_dir": tmp_path / "ck2"}, resume=True) == vocab
 
 
-def test_checkpoint_every_zero_writes_none_and_a_small_run_says_where_its_last_goes(corpus, tmp_path):
+def test_a_run_writes_only_the_checkpoints_it_announces(corpus, tmp_path):
     """Before: a checkpoint was written when the merges ended whatever --checkpoint-every said (0
-    too), and a run of fewer merges than it said nothing of it, so a Ctrl-C after the merges left an
-    unannounced OUT/checkpoints (found by an audit)."""
+    too), while a run of fewer merges than it announced none, so a Ctrl-C after the merges left an
+    unannounced OUT/checkpoints (found by an audit). Now 0 writes none; a short run writes none into
+    OUT/checkpoints, and with --checkpoint-dir the one it writes when the merges end is announced."""
     kept = tmp_path / "kept"
 
-    def train(out, every):
+    def train(out, *extra):
         return run_wwho("train", "--kind", "sgpe", corpus, "--out", out, "--vocab-size", "1500", "--workers", "1",
-                        "--no-verify", "--checkpoint-dir", kept, "--checkpoint-every", every)
+                        "--no-verify", *extra)
 
-    proc = train(tmp_path / "out", "0")
+    proc = train(tmp_path / "out", "--checkpoint-dir", kept, "--checkpoint-every", "0")
     assert proc.returncode == 0, proc.stderr
     assert not kept.exists() and "checkpoints:" not in proc.stderr
-    proc = train(tmp_path / "out2", "1000000")
+    proc = train(tmp_path / "out2", "--checkpoint-dir", kept, "--checkpoint-every", "1000000")
     assert proc.returncode == 0, proc.stderr
     assert f"checkpoints: {kept / 'checkpoint.json'} when the merges end (kept;" in proc.stderr
     assert (kept / "checkpoint.json").exists()
+    proc = train(tmp_path / "out3", "--checkpoint-every", "1000000")
+    assert proc.returncode == 0, proc.stderr
+    assert "checkpoints:" not in proc.stderr and not (tmp_path / "out3" / "checkpoints").exists()
 
 
 def test_a_checkpoint_directory_that_cannot_be_written_is_refused_before_the_corpus_is_read(tmp_path, monkeypatch):

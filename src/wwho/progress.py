@@ -43,7 +43,7 @@ def progress_bar(iterable: Iterable | None = None, *, disable: bool = False, **o
         return SilentBar(iterable, total=options.get("total"))
     from tqdm.auto import tqdm
 
-    if "mininterval" not in options and not _stderr_is_a_terminal():
+    if "mininterval" not in options and not stderr_is_a_terminal():
         # A log file or a CI log: each redraw is a line of its own, so a long run would write
         # thousands. One every LOG_INTERVAL, as the binary trainer's heartbeat.
         options["mininterval"] = LOG_INTERVAL
@@ -54,7 +54,7 @@ def progress_bar(iterable: Iterable | None = None, *, disable: bool = False, **o
 LOG_INTERVAL = 10.0
 
 
-def _stderr_is_a_terminal() -> bool:
+def stderr_is_a_terminal() -> bool:
     import sys
 
     try:

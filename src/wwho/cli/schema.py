@@ -11,6 +11,7 @@ from pathlib import Path
 from wwho.cli.options import path_argument
 from wwho.cli.outputs import printing
 from wwho.errors import SchemaError
+from wwho.progress import stderr_is_a_terminal
 from wwho.schema import available_scripts, bundled_schema, load_schema
 from wwho.syllables import check_schema, refuse_a_long_check
 
@@ -45,7 +46,8 @@ def _check(schema, label: str, max_length: int) -> int:
     if schema.grammar is None:
         print("no grammar: nothing to check (the automaton runs as it is)")
         return 0
-    problems = check_schema(schema, max_length=max_length, progress=True)
+    # A bar where someone watches: in a log or a pipe it would only stand before the results.
+    problems = check_schema(schema, max_length=max_length, progress=stderr_is_a_terminal())
     for p in problems:
         print("MISMATCH", p)
     if problems:

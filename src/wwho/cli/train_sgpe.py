@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-every", type=count_arg("--checkpoint-every", 0), default=20_000,
                    help="merges between checkpoints (default 20000; 0: no checkpoints); once the merges so far are "
                         "ten times that, a tenth of them, so that writing checkpoints stays a small share of the "
-                        "training. One is also written when the merges end")
+                        "training. One is also written when the merges end (in OUT/checkpoints only after as many merges)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="where checkpoints go (default: OUT/checkpoints, created by wwho and removed after success; "
                         "a given DIR is kept). Must be a real directory holding nothing but wwho's checkpoint files")
@@ -178,12 +178,15 @@ def main(argv: list[str]) -> int:
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     stats = CorpusStats()
     t0 = time.perf_counter()
-    # Said whenever one will be written (the last when the merges end, for a resume during the stages
-    # after them): a Ctrl-C then leaves it behind, which the user should know of.
+    # A run of fewer merges than --checkpoint-every (seconds of work) keeps no checkpoint in OUT unless
+    # resuming; with --checkpoint-dir, one is written when the merges end as the API writes it. Said
+    # whenever one will be written: a Ctrl-C then leaves it behind.
+    short = args.checkpoint_every >= args.vocab_size
+    if not args.checkpoint_dir and short and not args.resume:
+        args.checkpoint_every = 0
     if not args.quiet and args.checkpoint_every > 0:
         fate = "kept" if args.checkpoint_dir else "removed after success"
-        when = (f"every {args.checkpoint_every:,} merges and when they end" if args.checkpoint_every < args.vocab_size
-                else "when the merges end")
+        when = "when the merges end" if short else f"every {args.checkpoint_every:,} merges and when they end"
         print(f"checkpoints: {checkpoint_dir / checkpoints.FILE} {when} ({fate}; --resume continues from it)",
               file=sys.stderr)
     # Held from training to the removal of the checkpoints after the save: a second training into the
