@@ -288,7 +288,7 @@ def test_truncated_files(tmp_path, fraction):
     data = _vocab("gpt-2").read_bytes()
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(data[: max(24, int(len(data) * fraction))])
-    message = r"file is truncated.* at byte offset \d+ \(while reading key '[\w.]+'\)"
+    message = r"file is truncated.* at byte offset \d+ \(while reading metadata entry \d+, key '[\w.]+'(, after '[\w.]+')?\)"
     with pytest.raises(GGUFError, match=message):
         ByteBPE.from_gguf(cut)
 
@@ -353,7 +353,7 @@ def test_a_key_given_twice_is_refused(tmp_path):
     header = b"GGUF" + struct.pack("<IQQ", 3, 0, 3)
     (tmp_path / "twice.gguf").write_bytes(header + kv("tokenizer.ggml.model", "gpt2")
                                           + kv("tokenizer.ggml.pre", "gpt-2") + kv("tokenizer.ggml.pre", "llama3"))
-    with pytest.raises(GGUFError, match="the key 'tokenizer.ggml.pre' appears twice .*while reading key"):
+    with pytest.raises(GGUFError, match="the key 'tokenizer.ggml.pre' appears twice .*while reading metadata entry \\d+, key"):
         ByteBPE.from_gguf(tmp_path / "twice.gguf")
 
 
@@ -552,7 +552,7 @@ def test_strings_that_are_not_utf8_are_named(tmp_path):
     with pytest.raises(GGUFError, match=r"u.gguf: tokenizer.ggml.tokens\[257\] is not UTF-8"):
         ByteBPE.from_gguf(path)
     with pytest.raises(GGUFError, match=r"u.gguf: string 257 of an array is not UTF-8 at byte offset "
-                                        rf"{at} \(while reading key 'tokenizer.ggml.tokens'\)"):
+                                        rf"{at} \(while reading metadata entry \d+, key 'tokenizer.ggml.tokens'(, after '[\w.]+')?\)"):
         read_metadata(path)
 
 
@@ -668,7 +668,7 @@ def test_skipping_a_large_array_of_arrays_costs_little_memory(tmp_path):
 def test_impossible_counts_and_types_are_refused_naming_the_key(tmp_path, entry, message):
     path = _raw_gguf(tmp_path / "c.gguf", entry)
     key = entry[8:8 + int.from_bytes(entry[:8], "little")].decode()
-    with pytest.raises(GGUFError, match=rf"c.gguf: .*{message}.* at byte offset \d+ \(while reading key '{key}'\)"):
+    with pytest.raises(GGUFError, match=rf"c.gguf: .*{message}.* at byte offset \d+ \(while reading metadata entry \d+, key '{key}'(, after '[\w.]+')?\)"):
         read_metadata(path)
 
 
@@ -753,4 +753,18 @@ def test_a_file_of_no_normal_token_is_a_gguf_error_naming_it(tmp_path):
     """Before: ``VocabError: ranks is empty``, naming neither the file nor the token types."""
     path = _byte_gguf(tmp_path / "control.gguf", [bytes_to_unicode(b"ab")], ["a b"], types=[3] * 257)
     with pytest.raises(GGUFError, match=r"control\.gguf: none of its 257 tokens is NORMAL or BYTE"):
+        ByteBPE.from_gguf(path)
+
+
+def test_a_wrong_array_count_names_the_key_before_what_it_misreads(tmp_path):
+    """A token array one item shorter than its tokens: the next token is read as a key name. Before,
+    the message named only that token as the key being read (found by an audit); it now names the
+    entry and the key before it, the array whose count is wrong."""
+    path = _write_gguf(tmp_path / "ok.gguf")
+    data = bytearray(path.read_bytes())
+    count_at = data.index(b"tokenizer.ggml.tokens") + len("tokenizer.ggml.tokens") + 4 + 4
+    count = int.from_bytes(data[count_at:count_at + 8], "little")
+    data[count_at:count_at + 8] = (count - 1).to_bytes(8, "little")
+    path.write_bytes(bytes(data))
+    with pytest.raises(GGUFError, match=r"while reading metadata entry \d+, key .*, after 'tokenizer.ggml.tokens'\)"):
         ByteBPE.from_gguf(path)

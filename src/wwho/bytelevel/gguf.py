@@ -294,10 +294,15 @@ def _parse(r: _Reader, raw_keys: frozenset[str]) -> dict[str, Any]:
     r.unpack("Q")  # tensor count
     n_kv = r.unpack("Q")
     metadata: dict[str, Any] = {}
+    previous = None
     for index in range(n_kv):
         r.context = f"metadata entry {index}"
         key = r.string()
-        r.context = f"key {key!r}"
+        # What is read as a key here may be the end of the value before it, where that value's count
+        # was wrong (a token read as a key name): the key before is named too.
+        after = f", after {previous!r}" if previous is not None else ""
+        r.context = f"metadata entry {index}, key {key!r}{after}"
+        previous = key
         if key in metadata:  # which of the two would a reader take? llama.cpp refuses it too
             raise r.fail(f"the key {brief(key)} appears twice")
         kind = r.unpack("I")
