@@ -340,3 +340,24 @@ def test_text_given_to_a_binary_tokenizer_says_it_encodes_files(tok_path, tmp_pa
     for flags in ([], ["--binary"]):
         assert main(["encode", "--tokenizer", str(tok_path), *flags, str(src)]) == 0
         assert json.loads(capsys.readouterr().out)["ids"] == want
+
+
+def test_a_folder_holding_a_binary_tokenizer_is_taken_by_every_verb(tok_path, tmp_path, capsys):
+    """Before: ``--tokenizer DIR`` (and ``inspect DIR``) with DIR/tokenizer.json a binary tokenizer
+    said "is a directory, not a tokenizer" in encode, decode and inspect, where load_tokenizer, eval
+    and export take the folder (found by an audit)."""
+    import shutil
+
+    folder = tmp_path / "bdir"
+    folder.mkdir()
+    shutil.copy(tok_path, folder / "tokenizer.json")
+    src = tmp_path / "in.bin"
+    src.write_bytes(b"\x00\x01file bytes")
+    assert main(["encode", "--tokenizer", str(folder), "--binary", str(src), "--ids"]) == 0
+    ids = capsys.readouterr().out.split()
+    assert [int(i) for i in ids] == binary.encode_bytes(binary.load(tok_path), src.read_bytes()).ids
+    out = tmp_path / "out.bin"
+    assert main(["decode", "--tokenizer", str(folder), "--binary", *ids, "-o", str(out)]) == 0
+    assert out.read_bytes() == src.read_bytes()
+    assert main(["inspect", str(folder)]) == 0
+    assert "binary BPE tokenizer" in capsys.readouterr().out

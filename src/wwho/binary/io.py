@@ -61,7 +61,8 @@ def is_binary_tokenizer(path: str | Path) -> bool:
 
 
 def load(path: str | Path) -> Tokenizer:
-    """Load a binary ``tokenizer.json``; :class:`VocabError` if it cannot be read or is not binary.
+    """Load a binary ``tokenizer.json`` (or the one in a folder ``path``); :class:`VocabError` if it
+    cannot be read or is not binary.
 
     The ids are checked before HF ``tokenizers`` sees them (it keeps the last of two tokens
     with one id and stores ids as u32): integers, not booleans, each once, in [0, 2**31).
@@ -69,6 +70,8 @@ def load(path: str | Path) -> Tokenizer:
     the data is encoded as bytes, never as a special token (HF does not save this flag).
     """
     path = Path(path)
+    if path.is_dir():  # a folder holding it, as every other loader takes one
+        path = path / "tokenizer.json"
     raw = read_bytes(path, error=VocabError, what="tokenizer")
     check_saved(path.parent, {path.name: raw}, only_listed=True)
     data = parse_json(raw, source=str(path), error=VocabError)

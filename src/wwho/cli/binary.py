@@ -160,6 +160,8 @@ def _ascii(token: str, limit: int = 32) -> str:
 
 def inspect_tokenizer(path: str | Path, *, top: int = 10) -> str:
     """A text report: vocabulary sizes, special tokens, template, first merges, longest tokens."""
+    if Path(path).is_dir():  # a folder holding it, as load takes one
+        path = Path(path) / "tokenizer.json"
     tokenizer = load(path)  # validates: readable, binary, loadable by HF
     data = parse_json(read_bytes(path, error=VocabError, what="tokenizer"), source=str(path), error=VocabError)
     vocab: dict[str, int] = data["model"]["vocab"]
