@@ -232,3 +232,18 @@ def test_source_build_without_cargo_fails_at_once(tmp_path):
         assert proc.stderr.strip() == ("wwho needs a Rust toolchain to build from source: install it from "
                                        "https://rustup.rs (or `apt install cargo`), or install a wheel"), hook
     assert list(tmp_path.iterdir()) == [bare]  # nothing was built or written
+
+
+def test_the_latin_warning_says_what_the_schema_keeps_whole():
+    """Before: every script's warning said each character of Latin text is a piece of its own, where
+    every bundled schema but Sinhala's keeps grapheme clusters whole (found by an audit)."""
+    import warnings
+
+    from wwho import syllabify
+
+    for script, words in (("sinhala", "each of its characters is a piece"),
+                          ("devanagari", "each of its grapheme clusters is a piece")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            syllabify("hello world, e\u0301 and a flag", script)
+        assert any(words in str(w.message) for w in caught), (script, [str(w.message) for w in caught])

@@ -60,6 +60,13 @@ def letters_by_script(texts: Iterable[tuple[str, int]]) -> Counter:
 #: What becomes of Latin text, by what is done with it.
 TRAINING_KEEPS = "which {shown} keeps whole, byte by byte"
 SYLLABIFYING_KEEPS = "which {shown} has no syllables for: each of its characters is a piece of its own"
+#: The same, for a schema that keeps grapheme clusters whole (every bundled one but Sinhala's).
+SYLLABIFYING_CLUSTERS = "which {shown} has no syllables for: each of its grapheme clusters is a piece of its own"
+
+
+def syllabifying_keeps(keep_clusters: bool) -> str:
+    """What becomes of Latin text in a syllabifier, by its schema's ``keep_clusters``."""
+    return SYLLABIFYING_CLUSTERS if keep_clusters else SYLLABIFYING_KEEPS
 
 
 def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str, option: str,

@@ -189,11 +189,11 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
     (:func:`wwho.scriptcheck.sample`)."""
     script = script_name(script)
     syllabifier = _for_script(script)
-    from wwho.scriptcheck import SYLLABIFYING_KEEPS, letters_by_script, sample, warn_if_other_script
+    from wwho.scriptcheck import letters_by_script, sample, syllabifying_keeps, warn_if_other_script
 
     if isinstance(text, str):
         warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
-                             option="script=", stacklevel=3, latin=SYLLABIFYING_KEEPS)
+                             option="script=", stacklevel=3, latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
     return syllabifier.tokenize(text, leading_space)
 
 

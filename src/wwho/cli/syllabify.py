@@ -22,7 +22,7 @@ from wwho.cli.outputs import StandardOutput, refuse_reading_own_output, require_
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
 from wwho.schema import available_scripts
-from wwho.scriptcheck import SAMPLE_CHARS, SYLLABIFYING_KEEPS, letters_by_script, warn_if_other_script
+from wwho.scriptcheck import SAMPLE_CHARS, letters_by_script, syllabifying_keeps, warn_if_other_script
 from wwho.syllables import Syllabifier
 
 
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         _lines(syl, args, (line for text in texts for line in _split(text)), letters)
     if not args.schema:
-        warn_if_other_script(letters, (script,), what="the input", option="--script ", latin=SYLLABIFYING_KEEPS)
+        warn_if_other_script(letters, (script,), what="the input", option="--script ",
+                             latin=syllabifying_keeps(syl.schema.keep_clusters))
     return 0
 
 
