@@ -295,7 +295,9 @@ def test_serve_on_a_busy_port_is_one_line(capsys):
 
 @pytest.mark.parametrize(("args", "words"), [
     (["--port", "70000"], "--port must be in 0..65535"),
-    (["--max-chars", "0"], "--max-chars must be at least 1"),
+    (["--max-chars", "0"], "--max-chars must be from 1 to 1,000,000, got 0"),
+    # it had no upper bound, and with it no bound on a request's body (found by an audit)
+    (["--max-chars", "99999999999999"], "--max-chars must be from 1 to 1,000,000"),
     (["--host", "no-such-host.invalid"], "cannot resolve"),
     (["--port", "0", "--tokenizer", "/no/such/file.json"], "no such file"),
 ])

@@ -26,6 +26,9 @@ from wwho.errors import WwhoError
 DEFAULT_TOKENIZERS = ["tiktoken:o200k_base"]
 MISSING_EXTRA = "wwho serve needs the optional web extra: pip install 'wwho[serve]' (Starlette and uvicorn)"
 
+#: The most --max-chars allows: a request of 12 MB, whose encoding stays seconds of work.
+MAX_CHARS = 1_000_000
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", nargs="+", metavar="SPEC",
@@ -35,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--max-chars", type=int, default=20_000, metavar="N",
-                   help="longest text a request may send, in characters (default 20,000)")
+                   help="longest text a request may send, in characters (default 20,000; at most 1,000,000)")
     p.add_argument("--tiktoken-file", metavar="PATH",
                    help="tiktoken ranks file for tiktoken:NAME offline (else WWHO_TIKTOKEN_FILE or tiktoken's cache)")
 
@@ -51,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         if exc.name and exc.name.split(".")[0] in ("starlette", "uvicorn", "anyio", "h11"):
             raise WwhoError(MISSING_EXTRA) from None
         raise
-    if args.max_chars < 1:
-        raise WwhoError(f"--max-chars must be at least 1, got {args.max_chars}")
+    if not 1 <= args.max_chars <= MAX_CHARS:  # the request bound must stay a bound (12 bytes a character)
+        raise WwhoError(f"--max-chars must be from 1 to {MAX_CHARS:,}, got {args.max_chars:,}")
     if not 0 <= args.port <= 65535:
         raise WwhoError(f"--port must be in 0..65535, got {args.port}")
     if args.tiktoken_file:
