@@ -73,6 +73,8 @@ def test_a_closed_standard_input_is_one_line(sgpe_dir, verb):
     }[verb]
     line = one_line_error(closed(0, *args))
     assert "standard input is closed" in line
+    # decode reads ids there, not text (its advice said "the text", found by an audit)
+    assert ("give the ids as arguments" if verb == "decode" else "give the text as an argument") in line
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,7 @@ def run_decode(args: argparse.Namespace) -> int:
     output = results_output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
-        ids = parse_ids(standard_input().read().decode("utf-8", "surrogateescape"))  # a stray byte is named
+        ids = parse_ids(standard_input("the ids").read().decode("utf-8", "surrogateescape"))  # a stray byte is named
     else:
         ids = parse_ids(" ".join(args.ids), where="arguments")
     data = decode_to_bytes(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))

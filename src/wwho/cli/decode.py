@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
     output = results_output(args, reads=["-"] if args.ids == ["-"] else [])
-    stdin = standard_input() if args.ids == ["-"] else None  # closed: said before any work
+    stdin = standard_input("the ids") if args.ids == ["-"] else None  # closed: said before any work
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:

@@ -281,8 +281,11 @@ class StandardOutput:
             self.stream.flush()
 
 
-def standard_input() -> IO[bytes]:
-    """Standard input's bytes; a closed one (``<&-``) is an error naming it, not a traceback."""
+def standard_input(what: str = "the text") -> IO[bytes]:
+    """Standard input's bytes; a closed one (``<&-``) is an error naming it, not a traceback.
+    ``what``: what the verb reads there, for that error (``"the ids"``, ``"the bytes"``)."""
     if sys.stdin is None:
-        raise CorpusError("standard input is closed (<&-): give the text as an argument, or pipe it in")
+        raise CorpusError(f"standard input is closed (<&-): give {what} as arguments, or pipe them in"
+                          if what == "the ids" else
+                          f"standard input is closed (<&-): give {what} as an argument, or pipe it in")
     return sys.stdin.buffer
