@@ -1085,3 +1085,16 @@ def test_every_allowed_and_disallowed_set_acts_as_tiktoken(ours, ref):
                             call(text, options)
                     else:
                         assert call(text, options) == want, (text, options)
+
+
+def test_describe_counts_no_more_merges_or_tokens_than_there_are(tokenizers):
+    """Before: ``wwho inspect --top 100000000`` printed "first 100000000 merges" over the few there
+    were (found by an audit); the binary inspector already counted them."""
+    from wwho.bytelevel import ByteBPE
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+    text = ByteBPE(ranks, pattern="gpt2").describe(top=10**8)
+    assert "longest 257 tokens:" in text and "100000000" not in text
+    sgpe = tokenizers["sinhala"]
+    text = sgpe.describe(top=10**8)
+    assert f"first {len(sgpe.merges)} merges:" in text and "100000000" not in text

@@ -513,11 +513,14 @@ def test_constructor_errors(sgpe):
 # -- CLI ---------------------------------------------------------------------------------
 
 
-def test_cli_train_meta_then_encode_decode_inspect(tmp_path, capsys):
+def test_cli_train_meta_then_encode_decode_inspect(tmp_path, capsys, monkeypatch):
     from wwho.cli import main
 
     require_data(CORPORA)
     require_data(O200K_FILE)
+    # The commands below load the meta tokenizer as a user would, with the ranks file from the
+    # environment (run alone, this test found none: another test of the suite had set it).
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("".join(read_slice(CORPORA / rel, 150_000) for rel in

@@ -638,11 +638,12 @@ class ByteBPE(TiktokenNames):
             f"eos {self.eos_id} (add: {self.add_eos})",
         ]
         if self.merges:
-            lines += [f"  first {top} merges:", *(f"    [{show(a)}] + [{show(b)}]" for a, b in self.merges[:top])]
+            lines += [f"  first {min(top, len(self.merges))} merges:",  # (no more than there are)
+                      *(f"    [{show(a)}] + [{show(b)}]" for a, b in self.merges[:top])]
         everything = [(i, t) for t, i in self._encoder.items()] + list(self._extra.items())
         everything += [(i, s.encode()) for s, i in {**self.special_tokens, **self.added_tokens}.items()]
         longest = sorted(everything, key=lambda kv: (-len(kv[1]), kv[0]))[:top]
-        lines += [f"  longest {top} tokens:", *(f"    {i}: [{show(b)}] ({len(b)} bytes)" for i, b in longest)]
+        lines += [f"  longest {len(longest)} tokens:", *(f"    {i}: [{show(b)}] ({len(b)} bytes)" for i, b in longest)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

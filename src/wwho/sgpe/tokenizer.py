@@ -317,9 +317,9 @@ class SGPETokenizer:
              f"{'; script punctuation splits words' if self.split_punctuation else ''}"),
             (f"  fallback: {self.fallback} ({byte_tokens} byte tokens); prune_freq {self.file.prune_freq}, "
              f"min_freq {self.file.min_freq}"),
-            f"  first {top} merges:",
+            f"  first {min(top, len(self.merges))} merges:",  # (no more than there are)
             *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in self.merges[:top]),
-            f"  longest {top} tokens:",
+            f"  longest {min(top, len(self.vocab))} tokens:",
             *(f"    {t!r} ({len(t)} chars, id {self.vocab[t]})"
               for t in sorted(self.vocab, key=lambda t: (-len(t), t))[:top]),
         ]
