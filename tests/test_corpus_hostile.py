@@ -190,3 +190,15 @@ def test_an_empty_corpus_path_is_refused_not_the_current_directory(tmp_path, mon
     for paths in ("", [""], ["a.txt", ""]):
         with pytest.raises(CorpusError, match="an empty corpus path"):
             resolve_paths(paths)
+
+
+def test_a_folder_of_hidden_files_says_they_are_skipped(tmp_path):
+    """Before: "directories were empty" for a folder whose files are all hidden (found by an audit)."""
+    from wwho.corpus import resolve_paths
+    from wwho.errors import CorpusError
+
+    folder = tmp_path / "hid"
+    folder.mkdir()
+    (folder / ".notes.txt").write_text("text\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"hold none that is read \(hidden files and folders"):
+        resolve_paths([folder])

@@ -121,7 +121,8 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             hint = f" (to train on texts in memory use {texts_hint})" if texts_hint and looks_like_text else ""
             raise CorpusError(f"{_shown(text)}: no such file or directory{hint}")
     if not files:
-        raise CorpusError("no corpus files given (directories were empty)")
+        raise CorpusError("no corpus files given: the folders given hold none that is read (hidden files and "
+                          "folders, and a saved tokenizer's or checkpoint's files, are skipped)")
     return _once(files)
 
 
