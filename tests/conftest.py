@@ -186,10 +186,11 @@ def run_wwho(*args, env: dict | None = None, timeout: float = 300, **kwargs):
 
 
 @contextlib.contextmanager
-def real_server(log: Path, *tokenizers: str | Path):
+def real_server(log: Path, *tokenizers: str | Path, ignore_sigint: bool = False):
     """The real ``wwho serve`` of ``tokenizers`` (``tiktoken:o200k_base`` read from the shared ranks
     file) on 127.0.0.1 and a free port, its stderr in ``log``: (process, port). Skipped when a file
-    it needs is absent."""
+    it needs is absent. ``ignore_sigint``: started with SIGINT ignored, as a shell that is not
+    interactive starts a background job."""
     import select
     import subprocess
     import sys
@@ -202,7 +203,9 @@ def real_server(log: Path, *tokenizers: str | Path):
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--host", "127.0.0.1", "--port", "0",
                                  "--tokenizer", *map(str, tokenizers)],
-                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint
+                                else None)
     try:
         port = None
         deadline = time.monotonic() + 90

@@ -138,6 +138,20 @@ def test_ctrl_c_is_one_line_and_does_not_wait_for_a_client(tmp_path, presses):
     assert took < 5, took
 
 
+def test_an_ignored_ctrl_c_is_ignored_as_by_every_verb(tmp_path):
+    """Before: started with SIGINT ignored (a background job of a shell that is not interactive),
+    the server stopped on one anyway and exited 0 without a word (found by an audit)."""
+    log = tmp_path / "stderr.txt"
+    with real_server(log, "tiktoken:o200k_base", ignore_sigint=True) as (proc, port):
+        assert ask(port, "serving")[0] == 200  # (uvicorn's handlers are in place once it answers)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.5)
+        assert proc.poll() is None and ask(port, "still here")[0] == 200
+        proc.terminate()
+        assert proc.wait(timeout=30) == 143
+    assert log.read_text().splitlines()[-1] == "wwho: terminated"
+
+
 # -- item 8: names only, Host and Origin -------------------------------------------------------------------
 
 def test_no_local_path_reaches_the_page(client, loaded):

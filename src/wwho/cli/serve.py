@@ -90,8 +90,25 @@ def run(args: argparse.Namespace) -> int:
     # A Ctrl-C between uvicorn making its server coroutine and running it drops the coroutine
     # unstarted, and Python warns about that on the way out: the command says `wwho: interrupted` only.
     warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
-    uvicorn.Server(config).run(sockets=[sock])
+    _server(uvicorn, config).run(sockets=[sock])
     return 0
+
+
+def _server(uvicorn, config):
+    """A uvicorn server that leaves an ignored SIGINT ignored. uvicorn installs its own handler
+    whatever was there, so a server started with SIGINT ignored (a background job of a shell that
+    is not interactive), as every verb leaves it, stopped on one and exited 0 without a word."""
+    import signal
+
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            if ignored and sig == signal.SIGINT:
+                return
+            super().handle_exit(sig, frame)
+
+    return Server(config)
 
 
 def _quiet(record: logging.LogRecord) -> bool:
