@@ -60,6 +60,12 @@ def is_binary_tokenizer(path: str | Path) -> bool:
     return looks_binary(data)
 
 
+def tokenizer_file(path: str | Path) -> Path:
+    """``path``, or the ``tokenizer.json`` in it where it is a folder (as every loader takes one)."""
+    path = Path(path)
+    return path / "tokenizer.json" if path.is_dir() else path
+
+
 def load(path: str | Path) -> Tokenizer:
     """Load a binary ``tokenizer.json`` (or the one in a folder ``path``); :class:`VocabError` if it
     cannot be read or is not binary.
@@ -69,9 +75,7 @@ def load(path: str | Path) -> Tokenizer:
     The returned tokenizer has ``encode_special_tokens = True``: special-token text inside
     the data is encoded as bytes, never as a special token (HF does not save this flag).
     """
-    path = Path(path)
-    if path.is_dir():  # a folder holding it, as every other loader takes one
-        path = path / "tokenizer.json"
+    path = tokenizer_file(path)
     raw = read_bytes(path, error=VocabError, what="tokenizer")
     check_saved(path.parent, {path.name: raw}, only_listed=True)
     data = parse_json(raw, source=str(path), error=VocabError)

@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wwho.binary.io import is_binary_tokenizer, load
+from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
-from wwho.cli.outputs import FORCE_HELP, results_output, standard_input
+from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import parse_json, read_bytes
 
@@ -139,7 +139,7 @@ def run_decode(args: argparse.Namespace) -> int:
     output = results_output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
-        ids = parse_ids(standard_input("the ids").read().decode("utf-8", "surrogateescape"))  # a stray byte is named
+        ids = parse_ids(standard_input(IDS_INSTEAD).read().decode("utf-8", "surrogateescape"))  # a stray byte is named
     else:
         ids = parse_ids(" ".join(args.ids), where="arguments")
     data = decode_to_bytes(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))
@@ -160,8 +160,7 @@ def _ascii(token: str, limit: int = 32) -> str:
 
 def inspect_tokenizer(path: str | Path, *, top: int = 10) -> str:
     """A text report: vocabulary sizes, special tokens, template, first merges, longest tokens."""
-    if Path(path).is_dir():  # a folder holding it, as load takes one
-        path = Path(path) / "tokenizer.json"
+    path = tokenizer_file(path)
     tokenizer = load(path)  # validates: readable, binary, loadable by HF
     data = parse_json(read_bytes(path, error=VocabError, what="tokenizer"), source=str(path), error=VocabError)
     vocab: dict[str, int] = data["model"]["vocab"]
