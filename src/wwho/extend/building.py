@@ -98,7 +98,8 @@ class NewMerges:
         parts = self.apply(token)
         while len(parts) > 1:
             a, b = parts[0], parts[1]
-            if _partial(b) and not _partial(a) and self._joins_syllables(a.decode("utf-8"), b):
+            text = _text(a)
+            if text is not None and _text(b) is None and self._joins_syllables(text, b):
                 self.rollback(mark)
                 return None
             cost += self.add(a, b)
@@ -127,13 +128,12 @@ class NewMerges:
         del self.merges[n_merges:], self.tokens[n_tokens:]
 
 
-def _partial(data: bytes) -> bool:
-    """True if ``data`` is not whole UTF-8 characters (it starts or ends inside one)."""
+def _text(data: bytes) -> str | None:
+    """``data`` as text, or None where it is not whole UTF-8 characters (it starts or ends inside one)."""
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        return True
-    return False
+        return None
 
 
 def clusters(text: str, scripts: ScriptSet) -> list[str]:
