@@ -422,15 +422,15 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
     The engine reads as far as the automaton goes and rolls back to the last accept. Without such a
     cycle it reads at most one state count past it, so the walk is linear; with one, text that keeps
     to the cycle is read to its end from each of its positions."""
-    reached, todo = {start}, [start]
-    while todo:
-        state = todo.pop()
+    reached, waiting = {start}, [start]
+    while waiting:
+        state = waiting.pop()
         if state in emit:
             continue
         for target in transitions[state].values():
             if target not in reached:
                 reached.add(target)
-                todo.append(target)
+                waiting.append(target)
     inside = {q for q in reached if q not in accept}
     done: set[str] = set()
     for root in inside:  # a depth-first walk without recursion (up to MAX_STATES states)
