@@ -14,7 +14,7 @@ import argparse
 
 from wwho.cli.binary import parse_ids
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file, write_text
-from wwho.cli.outputs import results_output, standard_input
+from wwho.cli.outputs import IDS_INSTEAD, results_output, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.loading import detect_kind, load_tokenizer
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise CorpusError(f"--binary is for binary tokenizers; {args.tokenizer} is {KIND_NAMES[kind]}")
     output = results_output(args, reads=["-"] if args.ids == ["-"] else [])
-    stdin = standard_input("the ids") if args.ids == ["-"] else None  # closed: said before any work
+    stdin = standard_input(IDS_INSTEAD) if args.ids == ["-"] else None  # closed: said before any work
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:

@@ -281,11 +281,13 @@ class StandardOutput:
             self.stream.flush()
 
 
-def standard_input(what: str = "the text") -> IO[bytes]:
+#: What ``wwho decode`` asks for when its standard input is closed.
+IDS_INSTEAD = "the ids as arguments, or pipe them in"
+
+
+def standard_input(give: str = "the text as an argument, or pipe it in") -> IO[bytes]:
     """Standard input's bytes; a closed one (``<&-``) is an error naming it, not a traceback.
-    ``what``: what the verb reads there, for that error (``"the ids"``, ``"the bytes"``)."""
+    ``give``: what the user may do instead, for that error (decode reads ids there)."""
     if sys.stdin is None:
-        raise CorpusError(f"standard input is closed (<&-): give {what} as arguments, or pipe them in"
-                          if what == "the ids" else
-                          f"standard input is closed (<&-): give {what} as an argument, or pipe it in")
+        raise CorpusError(f"standard input is closed (<&-): give {give}")
     return sys.stdin.buffer
