@@ -17,12 +17,15 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def deliver_sigint() -> None:
-    """``preexec_fn`` of a command a test interrupts: SIGINT at its default and not blocked in the
-    child, whatever the test process inherited or a library left in it (an ignored or blocked
-    signal survives ``exec``; a full run once saw every start-up interrupt ignored this way)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+def deliver_signals() -> None:
+    """``preexec_fn`` of a command a test interrupts or ends: SIGINT, SIGTERM and SIGHUP at their
+    defaults and not blocked in the child, whatever the test process inherited or a library left in
+    it (an ignored or blocked signal survives ``exec``: a full run once saw every start-up interrupt
+    ignored this way, and a suite started under ``nohup`` ignores SIGHUP)."""
+    stops = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    for sig in stops:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
 
 
 def _shared_data() -> Path:

@@ -21,7 +21,7 @@ LIMITED = textwrap.dedent("""
     path = sys.argv[1]
     with open(path, "wb") as f:
         f.truncate(3 << 30)  # one line of 3 GiB (NUL bytes, sparse)
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 """)
 
 

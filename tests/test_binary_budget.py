@@ -121,10 +121,10 @@ print("finished", flush=True)
 
 def test_ctrl_c_stops_training_at_once():
     """SIGINT during HF's merge loop: the process ends within seconds (HF alone ignores it until done)."""
-    from conftest import deliver_sigint
+    from conftest import deliver_signals
 
     child = subprocess.Popen([sys.executable, "-c", CHILD, "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, preexec_fn=deliver_sigint)
+                             text=True, preexec_fn=deliver_signals)
     try:
         assert child.stdout.readline().strip() == "ready"
         time.sleep(3)  # into training

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import deliver_sigint, wwho_command
+from conftest import deliver_signals, wwho_command
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to choose the moment")
 
@@ -146,7 +146,7 @@ def interrupt(args: list[object], when, *, stdin: Path | None = None, env: dict 
     returns (exit code, stdout, stderr). Fails if the process ended before the moment came."""
     with open(stdin or os.devnull, "rb") as inp:
         proc = subprocess.Popen([*(command or wwho_command()), *map(str, args)], stdin=inp, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=deliver_sigint,
+                                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=deliver_signals,
                                 env={**os.environ, **QUIET_ENV, **(env or {})})
         try:
             deadline = time.monotonic() + timeout
@@ -275,7 +275,7 @@ def test_train_sgpe_interrupted_while_saving(work, tmp_path, step):
     args = ["train", "--kind", "sgpe", "--script", "devanagari", "--vocab-size", "2000", "--quiet", "--no-verify",
             "-o", out, work["small"]]
     proc = subprocess.run([*wwho_command(), *map(str, args)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "WWHO_INTERRUPT_AFTER": str(step)}, preexec_fn=deliver_sigint)
+                          env={**os.environ, "WWHO_INTERRUPT_AFTER": str(step)}, preexec_fn=deliver_signals)
     assert_interrupted(proc.returncode, proc.stderr)
     assert not (out / "vocab.json").exists() and not (out / "tokenizer.json").exists()
     no_litter(tmp_path)
@@ -419,7 +419,7 @@ def test_export_while_verifying_writes_nothing(work, tmp_path):
 def test_export_interrupted_while_saving(work, tmp_path, step):
     out = tmp_path / "out"
     proc = subprocess.run([*wwho_command(), "export", "hf", str(work["sgpe"]), "-o", str(out)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "WWHO_INTERRUPT_AFTER": str(step)}, preexec_fn=deliver_sigint)
+                          text=True, timeout=120, env={**os.environ, "WWHO_INTERRUPT_AFTER": str(step)}, preexec_fn=deliver_signals)
     assert_interrupted(proc.returncode, proc.stderr)
     assert not out.exists()
     no_litter(tmp_path)
