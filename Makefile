@@ -40,11 +40,13 @@ venv: $(CORE) $(TESTS)
 demo: $(CORE)
 	$(PY) -m wwho.demo
 
+# The crate's tests in dev-release (overflow checks and debug assertions on for wwho's code): its
+# dependencies are the ones the extension's build compiled. Clippy checks the examples compile.
 test-rust:
 	$(CARGO) fmt --manifest-path rust/Cargo.toml --check
 	$(CARGO) clippy --manifest-path rust/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path rust/Cargo.toml --all-targets --features python -- -D warnings
-	$(CARGO) test --manifest-path rust/Cargo.toml
+	$(CARGO) test --manifest-path rust/Cargo.toml --lib --profile dev-release
 
 test: $(CORE) $(TESTS) test-rust
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
