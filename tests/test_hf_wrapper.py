@@ -15,7 +15,7 @@ from conftest import CORPORA, O200K_FILE, read_slice, require_data
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from wwho.errors import TokenizerError
+from wwho.errors import IdRangeError, TokenizerError, UnknownTokenError
 from wwho.meta import SGPE_PREFIX, MetaTokenizer
 
 transformers = pytest.importorskip("transformers")
@@ -208,6 +208,15 @@ def test_errors(tok, meta):
         tok.decode([1, 200_005])
     with pytest.raises(TokenizerError):
         tok.decode([len(tok) + 5])
+    # The error classes and positions of every wwho decode (before: a plain TokenizerError, no
+    # position; an unassigned id was placed within the stretch between special tokens).
+    eos = tok.eos_token_id
+    for bad, error, message in [([5, -1], IdRangeError, "token id -1 at position 1 is out of range"),
+                                ([5, 2**32], IdRangeError, "at position 1 is out of range"),
+                                ([5, len(tok)], UnknownTokenError, f"token id {len(tok)} at position 1 is out of"),
+                                ([5, eos, 6, 199_998], UnknownTokenError, "199998 at position 3 is not assigned")]:
+        with pytest.raises(error, match=message):
+            tok.decode(bad)
     # An unknown token string is None without an unknown token, as transformers' own tokenizers
     # answer (code asks ``convert_tokens_to_ids("<|im_start|>") is None``); before: an error.
     assert tok.convert_tokens_to_ids(["no such token string"]) == [None]

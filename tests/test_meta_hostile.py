@@ -97,10 +97,13 @@ def test_decode_takes_arrays_of_every_integer_dtype_and_refuses_the_rest(meta):
         (np.array([-1]), "out of range"),
         (np.array([2**40], dtype=np.uint64), "out of range"),
         (np.array([True]), "not an integer"),
-        (np.array([199_998]), "not assigned"),
+        (np.array([199_998]), "token id 199998 at position 0 is not assigned"),
+        ([5, 6, 199_998], "token id 199998 at position 2 is not assigned"),
     ]:
         with pytest.raises(TokenizerError, match=message):
             meta.decode(bad)
+    with pytest.raises(TokenizerError, match=r"batch\[1\]: token id 200000 at position 1 is not assigned"):
+        meta.decode_batch([[5], [6, 200_000]])
 
 
 def test_decode_batch_of_a_flat_form_with_unsigned_offsets(meta):

@@ -55,8 +55,9 @@ except ImportError as exc:  # the optional extra is not installed
     raise ImportError(f"wwho.hf needs transformers, which is not installed ({exc}). To fix: "
                       "pip install 'wwho[hf]' (or pip install 'transformers>=4.45')") from exc
 
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, UnknownTokenError
 from wwho.export.meta_files import AUTO_MODULE, AUTO_MODULE_SOURCE
+from wwho.ids import no_token
 from wwho.ids import token_ids as checked_ids
 from wwho.meta import SGPE_PREFIX, MetaTokenizer
 
@@ -142,23 +143,35 @@ class WWHOTokenizer(PreTrainedTokenizer):
         # A token transformers registered (the eos and pad tokens, added ones) decodes to its
         # content, which is what that text in an input encodes to (the pad token's is prefixed:
         # ⟦sgpe⟧[PAD]); every other id, the SGPE part's other specials included, as
-        # MetaTokenizer.decode gives it.
+        # MetaTokenizer.decode gives it. ``ids`` are checked against ``len(self)`` already.
         out: list[bytes] = []
-        run: list[int] = []
-        size = self.meta.vocab_size
+        start = 0
         added = self._added_tokens_decoder
-        for i in ids:
+        for end, i in enumerate(ids):
             token = added.get(i)
-            if token is None:
-                if not 0 <= i < size:
-                    raise TokenizerError(f"token id {i} is out of range [0, {len(self)})")
-                run.append(i)
-                continue
-            out.append(self.meta.decode_bytes(run))
-            run = []
-            out.append(token.content.encode("utf-8"))
-        out.append(self.meta.decode_bytes(run))
+            if token is not None:
+                out.append(self._meta_bytes(ids, start, end))
+                out.append(token.content.encode("utf-8"))
+                start = end + 1
+        out.append(self._meta_bytes(ids, start, len(ids)))
         return b"".join(out)
+
+    def _meta_bytes(self, ids: list[int], start: int, end: int) -> bytes:
+        """The meta tokenizer's bytes of ``ids[start:end]``; an error names the position in ``ids``."""
+        run = ids[start:end]
+        for k, i in enumerate(run):
+            if i >= self.meta.vocab_size:  # an id transformers knows, not the meta tokenizer
+                raise no_token(i, f"token id {i} at position {start + k} is not a token of this tokenizer")
+        try:
+            return self.meta.decode_bytes(run)
+        except UnknownTokenError:
+            for k, i in enumerate(run):
+                try:
+                    self.meta.token_bytes(i)
+                except UnknownTokenError:
+                    raise UnknownTokenError(f"token id {i} at position {start + k} is not assigned in tiktoken's "
+                                            f"{self.meta.tiktoken.name}") from None
+            raise
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
         data = []
@@ -171,7 +184,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
                 clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:
         # transformers passes one id as an int; each id is checked as every wwho decode checks it
         # (a float, a bool or a string is no id, never turned into one by int()).
-        ids = checked_ids([token_ids] if isinstance(token_ids, int) else token_ids)
+        ids = checked_ids([token_ids] if isinstance(token_ids, int) else token_ids, len(self))
         if skip_special_tokens:
             skip = self._special_ids()
             ids = [i for i in ids if i not in skip]

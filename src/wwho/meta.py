@@ -588,8 +588,9 @@ class MetaTokenizer:
         try:
             return self._core.decode_bytes(ids)
         except TokenizerError:
-            bad = next(i for i in ids if self._core.token_bytes(i) is None)
-            raise UnknownTokenError(f"token id {bad} is not assigned in tiktoken's {self.tiktoken.name}") from None
+            at, bad = next((k, i) for k, i in enumerate(ids) if self._core.token_bytes(i) is None)
+            raise UnknownTokenError(f"token id {bad} at position {at} is not assigned in tiktoken's "
+                                    f"{self.tiktoken.name}") from None
 
     def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
