@@ -196,6 +196,9 @@ def test_decode_batch_takes_the_flat_form_back_whole(kinds, kind):
     (np.arange(6), np.array([0, 4, 2, 6], dtype=np.uint64), r"offsets go backwards at index 2 \(4 then 2\)"),
     (np.arange(6), np.array([0, 4, 2, 6], dtype=np.uint8), r"offsets go backwards at index 2 \(4 then 2\)"),
     (np.arange(6), np.array([0, 2**64 - 1], dtype=np.uint64), r"offsets must be below 2\*\*63"),
+    # A step back whose difference wraps: before, np.diff saw none and split sliced from -2.
+    (np.arange(6), np.array([0, 2**63 - 1, -2, 6]), r"offsets go backwards at index 2"),
+    ([[1, 2], [3]], np.array([0, 2]), "ids and offsets must be one-dimensional arrays"),
 ])
 def test_split_and_add_bos_eos_check_offsets(ids, offsets, message):
     from wwho.errors import TokenizerError

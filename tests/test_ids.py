@@ -260,3 +260,24 @@ def test_single_id_and_batch_errors_name_what_they_should(kinds):
     with pytest.raises(TypeError, match="skip_special_tokens must be True or False") as err:
         tok.decode([97], skip_special_tokens="yes")
     assert isinstance(err.value, WrongTypeError)
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
+    """Found by an audit: ``decode(memoryview(b"AB"))`` decoded the bytes as ids 65 and 66 (bytes
+    and bytearray were refused); ``decode_batch((ids, offsets))``, a FlatIds unpacked and packed
+    again as a plain tuple, decoded the offsets as a second text's ids, silently."""
+    from wwho.arrays import FlatIds
+    from wwho.errors import WrongTypeError
+
+    tok = _get(kinds, kind)
+    with pytest.raises(WrongTypeError, match="got memoryview"):
+        tok.decode(memoryview(b"AB"))
+    texts = [TEXT[kind], "", TEXT[kind]]
+    ids, offsets = tok.encode_batch_to_numpy(texts)
+    with pytest.raises(WrongTypeError, match=r"tuple \(ids, offsets\).*FlatIds"):
+        tok.decode_batch((ids, offsets))
+    assert tok.decode_batch(FlatIds(ids, offsets)) == texts
+    # Two texts' ids as a tuple of arrays are a batch as before, even of these dtypes.
+    first, second = tok.encode_to_numpy(TEXT[kind]), tok.encode_to_numpy(TEXT[kind]).astype(np.int64)
+    assert tok.decode_batch((first, second)) == [TEXT[kind]] * 2

@@ -59,23 +59,27 @@ def check(ids: object, offsets: object) -> tuple[np.ndarray, np.ndarray]:
     """``ids`` and ``offsets`` as one-dimensional arrays of a flat form, or a :class:`TokenizerError`
     saying what is wrong: offsets that are no integers, go backwards, or do not start at 0 and end
     at ``len(ids)``."""
-    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    try:
+        ids, offsets = np.asarray(ids), np.asarray(offsets)
+    except ValueError as exc:  # a ragged list of lists
+        raise TokenizerError(f"ids and offsets must be one-dimensional arrays of integers ({exc})") from None
     if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
         raise TokenizerError(f"ids must be a one-dimensional array of integers, not {ids.ndim}-d {ids.dtype}")
     if offsets.ndim != 1 or offsets.dtype.kind not in "iu" or len(offsets) == 0:
         raise TokenizerError(f"offsets must be a one-dimensional array of integers, at least [0], not "
                              f"{offsets.ndim}-d {offsets.dtype} of {offsets.size}")
     if offsets.dtype != OFFSETS:
-        # Unsigned offsets would wrap in np.diff (4 then 2 reads as a step of 2**64 - 2, not a step
-        # back), and uint64 plus int64 is float64, no index: compare and add them as int64.
+        # uint64 plus int64 is float64, no index: compare and add them as int64.
         if offsets.dtype.kind == "u" and offsets.max() > np.iinfo(OFFSETS).max:
             raise TokenizerError(f"offsets must be below 2**63, not {offsets.max()}")
         offsets = offsets.astype(OFFSETS)
     if offsets[0] != 0 or offsets[-1] != len(ids):
         raise TokenizerError(f"offsets must start at 0 and end at len(ids) = {len(ids)}, not run from "
                              f"{offsets[0]} to {offsets[-1]}")
-    if len(offsets) > 1 and (np.diff(offsets) < 0).any():
-        at = int(np.argmax(np.diff(offsets) < 0))
+    # Compared, not subtracted: a difference can wrap (0, 2**63 - 1, -2 has no negative step).
+    back = offsets[1:] < offsets[:-1]
+    if back.any():
+        at = int(np.argmax(back))
         raise TokenizerError(f"offsets go backwards at index {at + 1} ({offsets[at]} then {offsets[at + 1]})")
     return ids, offsets
 

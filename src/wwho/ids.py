@@ -8,11 +8,14 @@ token 1, although Python would compare and hash it as 1. Every decoder (SGPE, me
 byte-level, binary) goes through :func:`token_ids`, so the kinds accept and refuse the
 same values. The common case, a list of plain ints in range, costs two C-level passes.
 
-What is *not* a sequence of ids, although Python would iterate it: a str or bytes; a dict (its
+What is *not* a sequence of ids, although Python would iterate it: a str or bytes (a bytearray,
+a memoryview); a dict (its
 keys would be decoded: ``decode({5: 1})`` gave token 5's text) or a set (no order); one id on its
 own (``decode(np.int64(5))`` raised a bare ``TypeError``: say ``decode([5])``). A batch is a list
 (or any other ordered iterable) of texts: a single str is not one (``encode_batch("hello")``
-encoded each character), nor, for a binary tokenizer, a single bytes object, nor a dict or set.
+encoded each character), nor, for a binary tokenizer, a single bytes object, nor a dict or set;
+nor, for ``decode_batch``, a tuple of a flat form's two arrays, ``ids`` and ``offsets``, packed
+again after unpacking a :class:`wwho.arrays.FlatIds` (its offsets would be decoded as ids).
 This module does not decode or encode anything.
 """
 
@@ -87,7 +90,24 @@ def id_batch(items: Iterable[object], method: str = "decode_batch") -> list:
 
         if isinstance(items, FlatIds):
             return items.split()
+    if _looks_flat(items):
+        raise WrongTypeError(f"{method} got a tuple (ids, offsets) of the flat form's arrays, which it would read as "
+                             "two texts' ids: pass the FlatIds that encode_batch_to_numpy returned, or "
+                             "wwho.arrays.FlatIds(ids, offsets); for two texts' ids, a list [ids, more_ids]")
     return batch(items, method, of="lists of token ids", one="ids")
+
+
+def _looks_flat(items: object) -> bool:
+    """Whether ``items`` is a plain 2-tuple of a flat form's arrays, ``ids`` (uint32) and ``offsets``
+    (int64, from 0 to ``len(ids)``): a FlatIds unpacked and packed again, whose offsets a batch of
+    two id sequences would decode as ids, silently."""
+    if type(items) is not tuple or len(items) != 2:
+        return False
+    ids, offsets = items
+    dtypes = (str(getattr(ids, "dtype", "")), str(getattr(offsets, "dtype", "")))
+    if dtypes != ("uint32", "int64") or getattr(ids, "ndim", 0) != 1 or getattr(offsets, "ndim", 0) != 1:
+        return False
+    return len(offsets) >= 2 and offsets[0] == 0 and offsets[-1] == len(ids)
 
 
 def each_decoded(items: list, decode: Callable[[object], T]) -> list[T]:
@@ -167,7 +187,7 @@ def _sequence(ids: object) -> list:
     """``ids`` (not a list) as a list, or the TokenizerError that says why it is not a sequence of ids."""
     what = "expected a sequence of token ids"
     one = f"{what}, got {_name(ids)}, a single id: for one id use decode([id])"
-    if isinstance(ids, (str, bytes, bytearray)):
+    if isinstance(ids, (str, bytes, bytearray, memoryview)):
         raise WrongTypeError(f"{what}, got {_name(ids)}")
     if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration
         raise WrongTypeError(one)
