@@ -56,6 +56,11 @@ def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
         encode_bytes(tok, data)
     with pytest.raises(TokenizerError, match=message):
         binary.BinaryTokenizer(tok).encode(data)
+    # In a batch the error names the item, as the text kinds' do (before: the message alone).
+    wrapped = binary.BinaryTokenizer(tok)
+    for encode in (wrapped.encode_batch, wrapped.encode_batch_to_numpy):
+        with pytest.raises(TokenizerError, match=r"^texts\[2\]: .*" + message):
+            encode([b"a", b"b", data])
 
 
 def test_each_byte_is_its_own_token_with_id_equal_to_the_byte(tok):

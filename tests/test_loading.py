@@ -282,6 +282,22 @@ def test_the_hf_adapter_checks_ids_and_texts_as_every_kind(hf):
     assert hf.decode([1, 2]) == "hello world" and repr(hf) == "<HFTokenizer WordLevel vocab_size=5>"
 
 
+@pytest.mark.parametrize("num_threads", [0, -1, True, 2**64, 1.5, "2"])
+def test_the_hf_adapter_checks_threads_batches_and_single_ids_as_every_kind(hf, num_threads):
+    """Found by an audit: the adapter took any num_threads without a word, its decode_batch errors
+    did not name the batch's item, and id_to_token(2**32) was HF's bare OverflowError."""
+    from wwho.errors import IdRangeError, TokenizerError
+
+    for encode in (hf.encode_batch, hf.encode_batch_to_numpy):
+        with pytest.raises(TokenizerError, match="num_threads must be an integer from 1"):
+            encode(["hello"], num_threads=num_threads)
+    with pytest.raises(TokenizerError, match=r"^batch\[1\]: token id 7 at position 1"):
+        hf.decode_batch([[1], [1, 7]])
+    for big in (2**32, 2**63):
+        with pytest.raises(IdRangeError, match=f"token id {big} is out of range"):
+            hf.id_to_token(big)
+
+
 def test_the_hf_adapter_reads_a_lone_surrogate_as_tiktoken_does(hf):
     """HF ``tokenizers`` refuses a ``str`` holding a lone surrogate with a TypeError (a traceback from
     ``wwho encode``, found by an audit): read as U+FFFD, as tiktoken reads it."""

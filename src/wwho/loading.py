@@ -197,8 +197,10 @@ class HFTokenizer:
     def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
         """In order. ``num_threads=1`` encodes on this thread; otherwise HF ``tokenizers`` runs the
         batch on its own thread pool (sized by ``RAYON_NUM_THREADS``, all cores by default)."""
+        from wwho.threads import thread_count
+
         texts = [_unicode(t, n) for n, t in enumerate(texts)]
-        if num_threads == 1:
+        if thread_count(num_threads) == 1:  # checked as every kind checks it
             return [_hf_call(self.tokenizer.encode, t, add_special_tokens=False).ids for t in texts]
         return [e.ids for e in _hf_call(self.tokenizer.encode_batch, texts, add_special_tokens=False)]
 
@@ -230,9 +232,9 @@ class HFTokenizer:
         return _hf_call(self.tokenizer.decode, ids, skip_special_tokens=skip_special_tokens)
 
     def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
-        from wwho.ids import id_batch
+        from wwho.ids import each_decoded, id_batch
 
-        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in id_batch(batch)]
+        return each_decoded(id_batch(batch), lambda ids: self.decode(ids, skip_special_tokens=skip_special_tokens))
 
     def __len__(self) -> int:
         return self.vocab_size
@@ -247,7 +249,7 @@ class HFTokenizer:
         return i
 
     def id_to_token(self, token_id: int) -> str:
-        token = self.tokenizer.id_to_token(token_id_of(token_id))
+        token = self.tokenizer.id_to_token(token_id_of(token_id, self.vocab_size))
         if token is None:
             raise UnknownTokenError(f"token id {token_id!r} is not in this vocabulary")
         return token

@@ -30,19 +30,21 @@ CHUNK_BYTES = 1 << 16
 _BATCH = 32  # pieces per encode_batch call: HF's memory holds about this many pieces
 
 
-def bytes_to_text(data: bytes | bytearray | memoryview) -> str:
-    """Map each byte to the character with the same code point (Latin-1)."""
-    _check_data(data)
+def bytes_to_text(data: bytes | bytearray | memoryview, position: int | None = None) -> str:
+    """Map each byte to the character with the same code point (Latin-1); ``position``, the
+    item's place in a batch, is named in the error."""
+    _check_data(data, position)
     return bytes(data).decode("latin-1")
 
 
-def _check_data(data: object) -> None:
+def _check_data(data: object, position: int | None = None) -> None:
     """A TokenizerError unless ``data`` is bytes-like (``bytes(5)`` would be five zero bytes)."""
+    where = "" if position is None else f"texts[{position}]: "
     if isinstance(data, str):
-        raise WrongTypeError("a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
+        raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
                              "(or use a text tokenizer)")
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise WrongTypeError(f"expected bytes, got {type(data).__name__}")
+        raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}")
 
 
 def text_to_bytes(text: str) -> bytes:
@@ -201,7 +203,7 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
     tokenizer = _hf_tokenizer(tokenizer)
     items = as_batch(items, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
-    texts = [bytes_to_text(data) for data in items]
+    texts = [bytes_to_text(data, k) for k, data in enumerate(items)]
     _special_tokens_as_data(tokenizer)
     if num_threads == 1:
         encodings = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts]
