@@ -281,3 +281,33 @@ def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
     # Two texts' ids as a tuple of arrays are a batch as before, even of these dtypes.
     first, second = tok.encode_to_numpy(TEXT[kind]), tok.encode_to_numpy(TEXT[kind]).astype(np.int64)
     assert tok.decode_batch((first, second)) == [TEXT[kind]] * 2
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, kind):
+    """An integer array is read by the core as one block (no int object per id; before, its ids
+    went through a list made of it, several times a list's memory). Each layout the block read
+    takes or leaves to the checking path gives the list's text; a bad id is named with its
+    position either way."""
+    import array
+
+    from wwho.errors import IdRangeError, UnknownTokenError
+
+    tok = _get(kinds, kind)
+    ids = tok.encode(TEXT[kind])
+    want = tok.decode(ids)
+    u32 = np.array(ids, dtype=np.uint32)
+    layouts = [u32, u32.astype(np.int64), u32.astype(np.uint64), u32.astype(np.int32), u32.astype(">u4"),
+               u32.astype(">i8"), u32.astype(object), np.repeat(u32, 2)[::2], u32[::-1][::-1],
+               array.array("I", u32.tobytes()), array.array("q", u32.astype(np.int64).tobytes())]
+    for layout in layouts:
+        assert tok.decode(layout) == want, (type(layout), getattr(layout, "dtype", None))
+        assert tok.decode_bytes(layout) == want.encode()
+    size = len(tok.get_vocab()) if kind == "sgpe" else tok.vocab_size
+    for bad, error in ((np.array([ids[0], -1]), IdRangeError), (np.array([ids[0], 2**32], dtype=np.uint64), IdRangeError),
+                       (np.array([ids[0], size], dtype=np.uint32), UnknownTokenError),
+                       (np.array([ids[0], size], dtype=np.int64), UnknownTokenError)):
+        with pytest.raises(error, match="position 1"):
+            tok.decode(bad)
+    with pytest.raises(TokenizerError):
+        tok.decode(np.array([[ids[0]]], dtype=np.uint32))  # two dimensions

@@ -8,7 +8,8 @@ and ``offsets`` (``int64``, ``len(texts) + 1`` of them): text ``i``'s ids are
 ...`` unpacks it, and every ``decode_batch`` takes it back whole). The compiled core writes both
 straight into buffers that numpy reads without a copy (:func:`from_core`); kinds whose encoder is
 not the core's convert their lists (:func:`from_lists`). This module does not encode, and decoders
-need nothing else from it: every ``decode`` takes an array of ids as it takes a list.
+need nothing else from it: every ``decode`` takes an array of ids as it takes a list (the core
+reads an integer array as one block, without an int object per id).
 """
 
 from __future__ import annotations

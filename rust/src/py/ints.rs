@@ -8,6 +8,7 @@
 //! fewer cache lines. It also spares building an int per id when a tokenizer is loaded. Nothing
 //! here changes a value: an int is an int.
 
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -118,10 +119,13 @@ impl IdInts {
 }
 
 /// `ids` as token ids when it is a list of plain ints (not bools or other subclasses of int,
-/// not numpy integers) each below 2^32: the per-call fast path of a decode. None for anything
-/// else, which the Python layer then checks and names (`wwho.ids.token_ids`).
+/// not numpy integers) each below 2^32, or a one-dimensional buffer of them ([`buffer_ids`]): the
+/// per-call fast path of a decode. None for anything else, which the Python layer then checks and
+/// names (`wwho.ids.token_ids`).
 pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
-    let list = ids.cast_exact::<PyList>().ok()?;
+    let Ok(list) = ids.cast_exact::<PyList>() else {
+        return buffer_ids(ids);
+    };
     let mut out = Vec::with_capacity(list.len());
     for item in list.iter() {
         // SAFETY: a type test on a live object (the list holds it, and so does `item`).
@@ -131,6 +135,30 @@ pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
         out.push(item.extract::<u32>().ok()?);
     }
     Some(out)
+}
+
+/// `ids` as token ids when it is a one-dimensional buffer of native-endian integers (a numpy
+/// array as `encode_to_numpy` returns it, or of int64 as other libraries hold ids; an
+/// `array.array`), each in [0, 2^32): read as one block, with no int object per id. None for
+/// anything else (other layouts, bools, floats, an id out of range), which takes the checking path.
+pub fn buffer_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
+    // SAFETY: a test of a live object's type slots, which `ids` keeps alive.
+    if unsafe { ffi::PyObject_CheckBuffer(ids.as_ptr()) } == 0 {
+        return None;
+    }
+    fn read<T: Element + TryInto<u32>>(ids: &Bound<'_, PyAny>) -> Option<Option<Vec<u32>>> {
+        let buffer = PyBuffer::<T>::get(ids).ok()?; // another item type: try the next
+        if buffer.dimensions() != 1 {
+            return Some(None);
+        }
+        let values = buffer.to_vec(ids.py()).ok()?;
+        Some(values.into_iter().map(|v| v.try_into().ok()).collect())
+    }
+    read::<u32>(ids)
+        .or_else(|| read::<i64>(ids))
+        .or_else(|| read::<u64>(ids))
+        .or_else(|| read::<i32>(ids))
+        .flatten()
 }
 
 /// The bytes `decode` makes of `ids` as a `bytes` object when `ids` is a list of plain ints

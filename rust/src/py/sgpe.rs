@@ -4,7 +4,7 @@
 
 use super::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
 use super::errors::{error, guard, raise, Kind};
-use super::ints::IdInts;
+use super::ints::{buffer_ids, IdInts};
 use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
 use crate::graphemes::Graphemes;
@@ -421,16 +421,20 @@ impl PyEncoder {
             )
         };
         let mut values = Vec::new();
-        for item in ids
-            .try_iter()
-            .map_err(|_| error(py, Kind::Tokenizer, "ids must be an iterable of ints"))?
-        {
-            let item = item?;
-            // Exactly int (not bool, not float), as the Python decoder has always required.
-            if !item.is_exact_instance_of::<pyo3::types::PyInt>() {
-                return Err(bad(&item));
+        if let Some(block) = buffer_ids(ids) {
+            values.extend(block.into_iter().map(i64::from));
+        } else {
+            for item in ids
+                .try_iter()
+                .map_err(|_| error(py, Kind::Tokenizer, "ids must be an iterable of ints"))?
+            {
+                let item = item?;
+                // Exactly int (not bool, not float), as the Python decoder has always required.
+                if !item.is_exact_instance_of::<pyo3::types::PyInt>() {
+                    return Err(bad(&item));
+                }
+                values.push(item.extract::<i64>().map_err(|_| bad(&item))?);
             }
-            values.push(item.extract::<i64>().map_err(|_| bad(&item))?);
         }
         let bytes = self.inner.decode(&values, skip_special).map_err(|id| {
             error(

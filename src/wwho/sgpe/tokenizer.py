@@ -341,7 +341,9 @@ class SGPETokenizer:
         With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
         does the same)."""
         data = None
-        if type(ids) is list:  # the usual case: the core checks the ids itself (plain ints in range)
+        # The usual cases: a list, or a numpy array (read by the core as one block of integers):
+        # the core checks the ids itself. (Never an iterator, which a failed try would use up.)
+        if type(ids) is list or type(ids).__name__ == "ndarray":
             try:
                 data = self._core.decode_bytes(ids, bool(skip_special_tokens))
             except TokenizerError:
