@@ -3,7 +3,10 @@ and the reference against a plain ``Counter`` of ``findall``, whatever the worke
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -144,3 +147,20 @@ def test_core_refuses_or_skips_an_over_long_line_like_iter_documents(tmp_path, w
     assert got == expected(iter_documents([path], stats=want_stats, skip_bad_lines=True, max_line_bytes=100_000))
     assert got == expected(["first line", "after it", "x" * 1000])
     assert stats == want_stats and stats.bad_lines == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs as on POSIX")
+def test_a_fifo_put_in_place_of_a_corpus_file_is_refused_not_waited_on(tmp_path):
+    """The paths are checked before the core counts them; a file replaced by a FIFO in between
+    made the core's blocking open wait for a writer for ever, deaf to Ctrl-C and kill (found by an
+    audit). The core opens without blocking and refuses what is not a regular file. In a child
+    process, so that the old behaviour fails the test by its timeout instead of hanging the run."""
+    fifo = tmp_path / "corpus.txt"
+    os.mkfifo(fifo)
+    source = ("import sys\nfrom pathlib import Path\nfrom wwho.counting import count_corpus\n"
+              "from wwho.errors import CorpusError\n"
+              "try:\n    count_corpus([Path(sys.argv[1])], progress=False)\n"
+              "except CorpusError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", source, str(fifo)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "corpus.txt: cannot open: not a regular file" in done.stdout

@@ -482,9 +482,29 @@ impl Place<'_> {
     }
 }
 
+/// `path` opened for reading when it is a regular file. Opened without blocking: a FIFO put in
+/// place of a corpus file after its paths were checked would otherwise wait for a writer in
+/// `open`, where neither Ctrl-C nor a kill is seen; it is refused instead, as a device is.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK); // no effect on a regular file's reads
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a FIFO, a socket or a device)",
+        ));
+    }
+    Ok(file)
+}
+
 /// How many line ends come before byte `start` of the file (`None` if it cannot be read).
 fn lines_before(path: &Path, start: u64) -> Option<u64> {
-    let mut file = std::fs::File::open(path).ok()?.take(start);
+    let mut file = open_regular(path).ok()?.take(start);
     let mut buf = vec![0u8; 1 << 20];
     let mut lines = 0u64;
     loop {
@@ -615,8 +635,8 @@ pub fn count_files<T: Tally>(
     let block_bytes = options.block_bytes.max(1 << 16);
     for path in files {
         let shown = path.display();
-        let mut file = std::fs::File::open(path)
-            .map_err(|e| CountError::Io(format!("{shown}: cannot open: {e}")))?;
+        let mut file =
+            open_regular(path).map_err(|e| CountError::Io(format!("{shown}: cannot open: {e}")))?;
         let (start, mut remaining) = match options.range {
             Some((start, end)) => {
                 use std::io::Seek;
