@@ -145,3 +145,33 @@ def test_iterators_through_ray_equal_local(cluster, corpus, tmp_path):
     kw = dict(vocab_size=500, progress=False, special_tokens=["<|end|>"])
     got = ByteBPE.train_from_iterator(iter(batches), engine="ray", **kw)
     assert _saved(got, tmp_path / "ray") == _saved(ByteBPE.train_from_iterator(batches, **kw), tmp_path / "local")
+
+
+def test_a_command_line_that_is_not_utf8_is_explained_and_rays_notice_kept_back():
+    """Found by an audit: a corpus named by a file name that is not UTF-8 stopped ``ray.init`` (Ray
+    sends the command line read from /proc to its cluster as UTF-8) with "cannot connect to the Ray
+    cluster ...: 'utf-8' codec can't encode character '\\udcfe'", and every start printed Ray's
+    token-authentication notice before wwho's own lines. A stand-in for ``ray`` raises what Ray's
+    ``init`` raised there (the real case was checked by hand: it needs a second Ray start)."""
+    import logging
+
+    from wwho.scale.ray_counter import connect
+
+    notice = logging.getLogger("ray._private.authentication.authentication_token_setup")
+
+    class StandIn:
+        levels: list[int] = []
+
+        def is_initialized(self):
+            return False
+
+        def init(self, **options):
+            self.levels.append(notice.getEffectiveLevel())
+            raise UnicodeEncodeError("utf-8", "/usr/bin/python wwho train \udcfegood.txt -o out", 27, 28,
+                                     "surrogates not allowed")
+
+    stand_in = StandIn()
+    with pytest.raises(WwhoError, match=r"not UTF-8 \(\\xfegood\.txt\): name the folder") as err:
+        connect(stand_in, None, 2)
+    assert "cannot connect" not in str(err.value)
+    assert stand_in.levels == [logging.ERROR] and notice.getEffectiveLevel() != logging.ERROR

@@ -29,10 +29,12 @@ This module does not train and does not read the corpus itself (the tasks do).
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from wwho import _core
 from wwho.corpus import CorpusStats
@@ -164,13 +166,39 @@ def connect(ray, address: str | None, workers: int | None) -> bool:
         return False
     shown = address or "a new local Ray instance"
     try:
-        if address:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+        with _starting_ray():
+            if address:
+                ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    except WwhoError:
+        raise
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... one line, naming it
         raise WwhoError(f"cannot connect to the Ray cluster at {shown}: {_first_line(exc)}") from None
     return True
+
+
+@contextmanager
+def _starting_ray() -> Iterator[None]:
+    """While ``ray.init`` runs: Ray's notice that token authentication is on kept back (a line of
+    Ray's own on every start, before wwho's, that asks nothing of the user of a command), and its
+    failure on a command line that is not UTF-8 explained: Ray sends the process's command line
+    to its cluster as UTF-8, and a file name in another encoding stopped the start with a bare
+    encoding error."""
+    notice = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    level = notice.level
+    notice.setLevel(logging.ERROR)
+    try:
+        yield
+    except UnicodeEncodeError as exc:
+        text = exc.object if isinstance(exc.object, str) else ""
+        first, last = text.rfind(" ", 0, exc.start) + 1, text.find(" ", exc.end)
+        word = os.fsencode(text[first:last if last >= 0 else len(text)]).decode("utf-8", "backslashreplace")
+        raise WwhoError(f"Ray cannot start a session from a command line or working directory that holds a name "
+                        f"that is not UTF-8 ({word}): name the folder that holds such a file instead, or rename "
+                        "it") from None
+    finally:
+        notice.setLevel(level)
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
