@@ -72,6 +72,21 @@ def test_bad_plans(tmp_path, corpora):
         balance.plan([big, tmp_path / "missing.txt"], 0.3)
 
 
+def test_a_file_in_two_corpora_is_refused(tmp_path, corpora):
+    """Found by an audit: a file named twice, or also inside a folder given as another corpus, was
+    read in both corpora (its language weighed twice, the report said two files), where the README
+    says a file named again gets no more weight."""
+    big, small = corpora
+    with pytest.raises(CorpusError, match="corpus '.*big.txt' is given twice: balancing reads each file in one"):
+        balance.plan([big, big], 0.3)
+    with pytest.raises(CorpusError, match=r"big.txt' is in two corpora, '.*big.txt' and '.*[0-9]'"):
+        balance.plan([big, small, tmp_path], 0.3)  # the folder holds both files
+    link = tmp_path / "again.txt"
+    link.symlink_to(small)
+    with pytest.raises(CorpusError, match="is in two corpora"):
+        balance.plan([small, link], 0.3)
+
+
 def test_trainer_balances_its_corpora(corpora):
     big, small = corpora
     plain = train_sgpe([big, small], vocab_size=400, script="mixed", progress=False, workers=1)

@@ -14,7 +14,8 @@ Why temperature and not parity (sampling until every language costs as many toke
 the tokenizer being trained to measure the languages with; temperature sampling needs nothing but
 the sizes, and has one knob (``docs/joint-indic.md`` measures several).
 
-Each corpus is read twice: once for its size, once for the stream. This module does not detect
+Each corpus is read twice: once for its size, once for the stream. A file in two corpora (named
+twice, or inside a folder named too) is refused: it would be read in both. This module does not detect
 languages (each input is one group, a file or a folder), tokenize, or shuffle (the trainers count
 pieces, so the order of documents changes nothing).
 """
@@ -72,8 +73,17 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
     if len(corpora) < 2:
         raise CorpusError("balancing needs two corpora or more (one per language: a file or a folder each)")
     sizes = []
-    for corpus in corpora:
-        resolve_paths(corpus)  # a missing input fails before any is read
+    owner: dict[str, int] = {}
+    for k, corpus in enumerate(corpora):
+        for path in resolve_paths(corpus):  # a missing input fails before any is read
+            # A file in two corpora would be read in both, and weigh in two languages' shares.
+            first = owner.setdefault(os.path.realpath(path), k)
+            if first == k:
+                continue
+            one, other = os.fspath(corpora[first]), os.fspath(corpus)
+            where = (f"corpus {brief(one)} is given twice" if one == other else
+                     f"{brief(os.fspath(path))} is in two corpora, {brief(one)} and {brief(other)}")
+            raise CorpusError(f"{where}: balancing reads each file in one corpus (one corpus per language)")
     for corpus in corpora:
         size = sum(len(doc.encode("utf-8", "surrogatepass")) for doc in
                    iter_documents(corpus, text_field=text_field, skip_bad_lines=skip_bad_lines,
