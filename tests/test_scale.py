@@ -175,6 +175,29 @@ def test_header_and_crlf_are_accepted(tmp_path):
     assert dict(read_counts(tmp_path / "c.tsv")) == {" a": 3, "b": MAX_COUNT}
 
 
+def test_a_byte_order_mark_and_compressed_count_files(tmp_path):
+    """Found by an audit: a byte order mark before the header made it a bad row, and before a first
+    piece went into the piece (a token '\\ufeff ...' trained); Spark's part-00000.gz was 'invalid
+    UTF-8 at byte 1'. The mark is dropped as the corpus readers drop it; .gz/.xz/.bz2 are read by
+    their names, compressed files under other names are named as such, a cut one by its line."""
+    import gzip
+
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "header.tsv").write_bytes(bom + b"piece\tcount\n a\t3\n")
+    (tmp_path / "rows.tsv").write_bytes(bom + b" a\t3\nb\t2\n")
+    assert dict(read_counts(tmp_path / "header.tsv")) == {" a": 3}
+    assert dict(read_counts(tmp_path / "rows.tsv")) == {" a": 3, "b": 2}
+    packed = gzip.compress(b" a\t3\nb\t2\n")
+    (tmp_path / "part-00000.gz").write_bytes(packed)
+    assert dict(read_counts(tmp_path / "part-00000.gz")) == {" a": 3, "b": 2}
+    (tmp_path / "part-00001").write_bytes(packed)
+    with pytest.raises(CorpusError, match="part-00001: is gzip-compressed, not text"):
+        list(read_counts(tmp_path / "part-00001"))
+    (tmp_path / "cut.gz").write_bytes(packed[:12])
+    with pytest.raises(CorpusError, match=r"cut.gz:1: cannot read \(corrupt or truncated file\?\)"):
+        list(read_counts(tmp_path / "cut.gz"))
+
+
 @pytest.mark.parametrize("train", [SGPETokenizer.train_from_counts, ByteBPE.train_from_counts])
 def test_sums_past_64_bits_and_bad_dicts_are_refused(train):
     for counts, words in (({"a": 0}, "whole number"), ({"": 3}, "non-empty"),

@@ -6,7 +6,9 @@ whitespace-free chunk with the one space before it, or one whitespace character
 a corpus's pieces train the same vocabulary as the corpus itself (the tests check ``vocab.json``
 bytes); keys that are not such pieces are trained on as they are.
 
-The file format (UTF-8, one row per line, ``\\n`` or ``\\r\\n`` line ends)::
+The file format (UTF-8, one row per line, ``\\n`` or ``\\r\\n`` line ends; a byte order mark at the start
+is no part of the first row; ``.gz``, ``.xz`` and ``.bz2`` files are read decompressed, as Spark's
+compressed ``part-00000.gz`` outputs are written)::
 
     piece<TAB>count
 
@@ -25,12 +27,14 @@ This module does not count corpora and does not train.
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from wwho.corpus import resolve_paths
+from wwho.corpus import BOM, check_not_compressed, open_binary, resolve_paths
 from wwho.errors import CorpusError, brief
 from wwho.fileio import atomic_open
 
@@ -69,33 +73,45 @@ def read_counts(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Itera
 
 
 def _file_counts(path: Path) -> Iterator[tuple[str, int]]:
-    with open(path, "rb") as f:
-        lineno = 0
-        while raw := f.readline(_MAX_ROW_BYTES + 1):
-            lineno += 1
-            where = f"{path}:{lineno}"
-            if len(raw) > _MAX_ROW_BYTES:
-                raise CorpusError(f"{where}: the row is longer than {_MAX_ROW_BYTES:,} bytes")
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise CorpusError(f"{where}: invalid UTF-8 at byte {exc.start}") from None
-            line = line.removesuffix("\n")
-            line = line.removesuffix("\r")
-            if lineno == 1 and line == _HEADER:
-                continue
-            fields = line.split("\t")
-            if len(fields) != 2:
-                raise CorpusError(f"{where}: expected piece<TAB>count, found {len(fields) - 1} tabs "
-                                  "(a tab inside a piece is written \\t)")
-            escaped, number = fields
-            if not _DIGITS.fullmatch(number) or not 1 <= int(number) <= MAX_COUNT:
-                raise CorpusError(f"{where}: the count {brief(number)} is not a whole number "
-                                  "from 1 to 2**64 - 1")
-            piece = _unescape(escaped, where)
-            if not piece:
-                raise CorpusError(f"{where}: the piece is empty")
-            yield piece, int(number)
+    check_not_compressed(path)  # compressed under another name: said so, not "invalid UTF-8"
+    lineno = 0
+    try:
+        with open_binary(path) as f:  # decompressed by its name; never blocks on a FIFO
+            while raw := f.readline(_MAX_ROW_BYTES + 1 + (len(BOM) if not lineno else 0)):
+                lineno += 1
+                if lineno == 1 and raw.startswith(BOM):
+                    raw = raw[len(BOM):]  # a byte order mark (Windows tools write one) is no part of a piece
+                row = _row(raw, f"{path}:{lineno}", lineno)
+                if row is not None:
+                    yield row
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # zlib's: a corrupt deflate stream in a .gz
+        raise CorpusError(f"{path}:{lineno + 1}: cannot read (corrupt or truncated file?): {exc}") from None
+
+
+def _row(raw: bytes, where: str, lineno: int) -> tuple[str, int] | None:
+    """One row's ``(piece, count)``, None for the header."""
+    if len(raw) > _MAX_ROW_BYTES:
+        raise CorpusError(f"{where}: the row is longer than {_MAX_ROW_BYTES:,} bytes")
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{where}: invalid UTF-8 at byte {exc.start}") from None
+    line = line.removesuffix("\n")
+    line = line.removesuffix("\r")
+    if lineno == 1 and line == _HEADER:
+        return None
+    fields = line.split("\t")
+    if len(fields) != 2:
+        raise CorpusError(f"{where}: expected piece<TAB>count, found {len(fields) - 1} tabs "
+                          "(a tab inside a piece is written \\t)")
+    escaped, number = fields
+    if not _DIGITS.fullmatch(number) or not 1 <= int(number) <= MAX_COUNT:
+        raise CorpusError(f"{where}: the count {brief(number)} is not a whole number "
+                          "from 1 to 2**64 - 1")
+    piece = _unescape(escaped, where)
+    if not piece:
+        raise CorpusError(f"{where}: the piece is empty")
+    return piece, int(number)
 
 
 def _unescape(text: str, where: str) -> str:
