@@ -13,6 +13,7 @@ This module does not schedule shards (:mod:`wwho.scale.ray_counter` does) and do
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from wwho import _core
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_documents
 from wwho.counting import core_reads, count_file
+from wwho.errors import CorpusError
 from wwho.sizes import check_range
 
 #: Default shard size: big enough that a task's start-up is noise, small enough to spread a
@@ -38,6 +40,9 @@ class Shard:
     end: int | None = None
     size: int = 0
     texts: tuple[str, ...] = field(default=(), repr=False)
+    #: A cut file's size, change time and inode when it was cut: a task finding another file there
+    #: refuses it, as the cut points may fall inside its lines.
+    stamp: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,11 +79,30 @@ def plan_shards(files: list[Path], *, shard_bytes: int | None = None, max_line_b
             continue
         start = 0
         with open(path, "rb") as f:
+            stamp = _stamp(os.fstat(f.fileno()))
             while start < size:
                 cut = _line_end_after(f, start + shard_bytes) if start + shard_bytes < size else size
-                shards.append(Shard(len(shards), path, start, None if cut >= size else cut, cut - start))
+                shards.append(Shard(len(shards), path, start, None if cut >= size else cut, cut - start, stamp=stamp))
                 start = cut
     return shards
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _check_unchanged(shard: Shard) -> None:
+    """A :class:`CorpusError` if the cut file is no longer the one that was cut (replaced, or
+    written to): its lines would be counted cut in two at the shards' ends, without a word."""
+    if shard.stamp is None or shard.path is None:
+        return
+    try:
+        now = _stamp(os.stat(shard.path))
+    except OSError as exc:
+        raise CorpusError(f"{shard.path}: cannot read: {exc.strerror or exc}") from None
+    if now != shard.stamp:
+        raise CorpusError(f"{shard.path}: the file changed while it was read (it was cut into shards at its "
+                          "line ends, which are no longer there): train again once it is written")
 
 
 def _line_end_after(f, offset: int) -> int:
@@ -114,6 +138,7 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
     stats = CorpusStats()
     if shard.path is None:
         stats.documents = sum(1 for text in shard.texts if text)
+    _check_unchanged(shard)  # before the count, and after it (below): written to while counted
     if options.kind == "sgpe":
         router = None
         if options.scripts:
@@ -128,6 +153,7 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
             count_file(counter, shard.path, text_field=options.text_field,
                        skip_bad_lines=options.skip_bad_lines, stats=stats, workers=1,
                        max_line_bytes=options.max_line_bytes, start=shard.start, end=shard.end)
+            _check_unchanged(shard)
         return counter.to_bytes(), stats
     if options.count_documents is None:
         raise ValueError("CountOptions.count_documents is needed for byte-level shards")
@@ -139,4 +165,5 @@ def count_shard(shard: Shard, options: CountOptions) -> tuple[bytes | dict[str, 
                                    max_line_bytes=options.max_line_bytes, start=shard.start, end=shard.end)
     counts: Counter[str] = options.count_documents(documents, pattern=options.pattern,
                                            specials=list(options.specials), workers=1, progress=False)
+    _check_unchanged(shard)
     return dict(counts), stats
