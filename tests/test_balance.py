@@ -112,6 +112,11 @@ def test_cli_balance(tmp_path, corpora, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["train", "--kind", "sgpe", "--balance", "2", "--out", str(tmp_path / "x"), str(big)])
     assert exit_.value.code == 2 and "expected a number from 0 to 1" in capsys.readouterr().err
+    # With Ray, named as the command line names it (before: "balance is an option of engine='local'").
+    for kind in ("sgpe", "bytelevel"):
+        assert main(["train", "--kind", kind, "--balance", "0.3", "--engine", "ray", "--out", str(tmp_path / "x"),
+                     str(big), str(small)]) == 2
+        assert "--balance is an option of --engine local" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])

@@ -32,6 +32,8 @@ def engine_options(args: argparse.Namespace) -> dict:
         if args.address is not None or args.shard_bytes:
             raise WwhoError("--address and --shard-bytes are options of --engine ray")
         return {}
+    if getattr(args, "balance", None) is not None:
+        raise WwhoError("--balance is an option of --engine local (Ray counts the corpora as they are)")
     if args.address is not None and not args.address.strip():
         # (an unset shell variable, --address "$RAY_HEAD"): not a quiet local run instead of the cluster
         raise WwhoError("--address is empty; give HOST:PORT, ray://HOST:PORT or auto, or leave it out "
