@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("memory (estimated from the file sizes before anything is read)")
     g.add_argument("--memory-budget", metavar="SIZE",
                    help="refuse (or sample, --over-budget sample) when training would need more "
-                        "(default: half of physical memory); e.g. 2G")
+                        "(default: half of physical memory, or of a container's memory limit where lower); e.g. 2G")
     g.add_argument("--over-budget", choices=("refuse", "sample"),
                    help="refuse: stop and say which --sample-rate / --max-docs fit (default); "
                         "sample: lower --sample-rate to fit")
