@@ -391,3 +391,21 @@ def test_a_file_of_yours_named_like_the_manifest_needs_force(tmp_path):
     (out / MANIFEST).write_text(json.dumps({"format": "wwho-manifest/1", "kind": "sgpe", "files": {}}),
                                 encoding="utf-8")
     assert check_output_dir(out, SGPE_FILES, force=False) == out
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["syllabify", "--script", "sinhala", "ශ්‍රී ලංකාව"],
+                                  ["schema", "check", "sinhala"]])
+def test_a_reader_gone_before_the_output_is_flushed_ends_quietly(args):
+    """Found by an audit: with standard output buffered (no ``PYTHONUNBUFFERED``), a reader gone
+    before the output was written (``| head -1``, ``| true``) made Python fail at exit: ``Exception
+    ignored ... BrokenPipeError`` and exit 120, where the promise is a quiet exit 0. The pipe's
+    read end is closed before the command starts."""
+    read, write = os.pipe()
+    os.close(read)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    try:
+        done = subprocess.run([*wwho_command(), *args], stdout=write, stderr=subprocess.PIPE, text=True,
+                              env=env, timeout=120)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]

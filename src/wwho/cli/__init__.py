@@ -133,7 +133,36 @@ def main(argv: list[str] | None = None) -> int:
         # errors and warnings to standard output, into the results. They go nowhere instead; the
         # exit code still says what happened.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
-    return _run(argv)
+    try:
+        code = _run(argv)
+    except SystemExit:  # argparse's --help, --version and usage errors print, then exit
+        _flush_standard_output()
+        raise
+    _flush_standard_output()
+    return code
+
+
+def _flush_standard_output() -> None:
+    """Write what standard output still holds now, where a reader that went away (``| head -1``)
+    can be taken quietly: Python would find it at exit, print ``BrokenPipeError`` and exit 120."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_standard_output()
+    except (OSError, ValueError):  # a closed or odd stream: nothing more to write to it
+        pass
+
+
+def _drop_standard_output() -> None:
+    """Standard output to ``/dev/null`` from now on: its reader went away, and what is still held
+    (Python's buffer, flushed again at exit) has no one to read it."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor to replace
+        pass
 
 
 @contextlib.contextmanager
@@ -203,7 +232,8 @@ def _run(argv: list[str]) -> int:
                 return interrupts.report()
             print(f"wwho: error: {printable(str(exc))}", file=sys.stderr)  # a name may hold a newline, an escape
             return 2
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader went away (| head -1): quietly, as the shell's own tools
+            _drop_standard_output()
             return 0
         except OSError as exc:  # the machine's, not wwho's: a full disk, a permission, a vanished file
             if state.interrupted:
