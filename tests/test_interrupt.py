@@ -581,3 +581,21 @@ def test_the_core_counter_raises_a_callback_exception_as_itself(tmp_path, raised
 
     with pytest.raises(raised, match="from the callback"):
         _core.PieceCounter().count_files([corpus], progress=progress, block_bytes=1 << 14)
+
+
+@pytest.mark.parametrize("sig,code,line", ENDINGS, ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("moment", ["imports", "exit"])
+def test_kill_before_and_after_the_verb_is_one_line_too(tmp_path, sig, code, line, moment):
+    """Found by an audit: SIGTERM or SIGHUP during the imports (before ``main`` installs its handler)
+    or while the command exits (after ``main`` put the default back) killed it without a word: exit
+    -15 or -1 for a run whose output was complete. The signal comes from the process itself at the
+    moment: a script named ``wwho`` (so that it is the command) sends it after importing the CLI, or
+    from an exit handler that runs before wwho's own last one."""
+    script = tmp_path / "wwho"
+    body = {"imports": "import wwho.cli\nos.kill(os.getpid(), SIG)\ntime.sleep(30)\n",
+            "exit": ("from wwho.cli import main\natexit.register(os.kill, os.getpid(), SIG)\n"
+                     "raise SystemExit(main(['--version']))\n")}[moment]
+    script.write_text(f"import atexit, os, time\nSIG = {int(sig)}\n" + body, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          preexec_fn=deliver_signals)
+    assert (done.returncode, done.stderr) == (code, line), (done.returncode, done.stderr[-2000:])

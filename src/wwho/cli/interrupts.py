@@ -24,12 +24,12 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
   Should the verb still end normally after a Ctrl-C, ``main`` reports the interrupt all the same.
 * in worker processes forked while the handler is installed (the counting pool of byte-level
   training): they inherit the handler, which ignores SIGINT there; the parent stops them.
-* after ``main`` has returned: a Ctrl-C while exit handlers run (worker pools joined, Ray shut
-  down) prints the line and exits 130 at once. Python resets a handler written in Python to the
-  default one before its last teardown (garbage collection, modules), where a SIGINT would kill
-  the process without a word; so the last exit handler (registered first, by
-  :func:`guard_startup`) ignores SIGINT from there on. The output is complete by then, and the
-  command ends with its own exit code.
+* after ``main`` has returned: a Ctrl-C (or SIGTERM, SIGHUP) while exit handlers run (worker
+  pools joined, Ray shut down) prints the line and exits 130 (143, 129) at once. Python resets a
+  handler written in Python to the default one before its last teardown (garbage collection,
+  modules), where the signal would kill the process without a word; so the last exit handler
+  (registered first, by :func:`guard_startup`) ignores the three from there on. The output is
+  complete by then, and the command ends with its own exit code.
 
 A signal the command was started with ignored stays ignored, as Python itself leaves it: SIGHUP
 under ``nohup``, SIGINT for ``wwho ... &`` in a script (a non-interactive shell starts background
@@ -37,8 +37,9 @@ jobs so, so that Ctrl-C at the terminal stops the script, not the job).
 
 ``kill`` (SIGTERM, what job schedulers and ``timeout`` send) and a closed terminal (SIGHUP) end a
 verb the same way: the clean-up runs, and the line says which (``wwho: terminated``, ``wwho:
-hung up``), with the shell's exit code for it (143, 129). Forked workers keep the default action
-for those two: a pool stops its workers with SIGTERM.
+hung up``), with the shell's exit code for it (143, 129); during the imports and after ``main``,
+as a Ctrl-C then. Forked workers keep the default action for those two: a pool stops its workers
+with SIGTERM.
 
 Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 """
@@ -139,13 +140,25 @@ def guard_startup() -> bool:
         previous_unraisable(info)
 
     sys.unraisablehook = unraisable
+    # SIGTERM and SIGHUP before ``main`` (during the imports: nothing written yet) end the command
+    # at once with their line; ``handling`` puts this back after ``main``, while exit handlers run.
+    for signum in _endings():
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _while_exiting)
     atexit.register(_ignore_sigint_from_now)  # registered first, so run last
     return True
 
 
+def _endings() -> list[int]:
+    return [getattr(signal, name) for name in ENDINGS if hasattr(signal, name)]
+
+
 def _ignore_sigint_from_now() -> None:
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Python keeps SIG_IGN while it finalizes)
+        # (Python keeps SIG_IGN while it finalizes; a handler written in Python it resets to the
+        # default, which would kill the process without a word: the output is complete by now.)
+        for signum in (signal.SIGINT, *_endings()):
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
@@ -203,7 +216,7 @@ def handling() -> Iterator[State]:
     # (an inherited SIG_IGN is kept: see the module docstring)
     ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     previous = None if ignored else signal.signal(signal.SIGINT, on_sigint)
-    endings = [getattr(signal, name) for name in ENDINGS if hasattr(signal, name)]
+    endings = _endings()
     previous_endings = {signum: signal.signal(signum, on_sigint) for signum in endings
                         if signal.getsignal(signum) is not signal.SIG_IGN}
     sys.unraisablehook = on_unraisable
@@ -225,8 +238,12 @@ def handling() -> Iterator[State]:
 
 
 def _while_exiting(signum, frame) -> None:
-    report()
-    os._exit(EXIT_CODE)
+    """Before ``main`` and after it (exit handlers running): the signal's line, and its exit code
+    at once; nothing is half-written then."""
+    global _ending
+    if signum != signal.SIGINT and _ending is None and not _reported:
+        _ending = (ENDINGS[signal.Signals(signum).name], 128 + signum)
+    os._exit(report())
 
 
 def report() -> int:
