@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, iter_documents, resolve_paths
-from wwho.errors import CorpusError, brief
+from wwho.errors import CorpusError, brief, printable
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
             if first == k:
                 continue
             one, other = os.fspath(corpora[first]), os.fspath(corpus)
-            where = (f"corpus {brief(one)} is given twice" if one == other else
-                     f"{brief(os.fspath(path))} is in two corpora, {brief(one)} and {brief(other)}")
+            where = (f"corpus {_quoted(one)} is given twice" if one == other else
+                     f"{_quoted(path)} is in two corpora, {_quoted(one)} and {_quoted(other)}")
             raise CorpusError(f"{where}: balancing reads each file in one corpus (one corpus per language)")
     for corpus in corpora:
         size = sum(len(doc.encode("utf-8", "surrogatepass")) for doc in
@@ -94,6 +94,11 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
     shares = temperature_shares(sizes, alpha)
     total = sum(sizes)
     return [Group(os.fspath(c), n, p, p * total / n) for c, n, p in zip(corpora, sizes, shares)]
+
+
+def _quoted(path: str | os.PathLike) -> str:
+    """A path in a message, whole (``brief`` would cut a long one) and printable."""
+    return f"'{printable(os.fspath(path))}'"
 
 
 def documents(groups: Sequence[Group], *, seed: int = 0, text_field: str = "text", skip_bad_lines: bool = False,
