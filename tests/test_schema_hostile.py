@@ -86,10 +86,24 @@ def test_the_engine_limits_name_the_key_and_no_schema_past_them_is_called_valid(
 
     states = {f"S{i}": {} for i in range(MAX_STATES + 1)}
     path = write(tmp_path, {**TOY, "transitions": {**states, **TOY["transitions"]}})
-    with pytest.raises(SchemaError, match="toy.json: transitions: 65,538 states: the engine supports at most 65,534"):
+    with pytest.raises(SchemaError, match="toy.json: transitions: 16,387 states: the engine supports at most 16,383"):
         load_schema(path)
     proc = wwho("schema", "check", path)
-    assert "transitions: 65,538 states" in one_line_error(proc) and proc.stdout == b""
+    assert "transitions: 16,387 states" in one_line_error(proc) and proc.stdout == b""
+
+
+def test_a_chain_of_the_most_states_runs_as_written(tmp_path):
+    """Found by an audit: the core keeps a target state's index in 14 bits beside two flag bits, and
+    took up to 65,534 states; from 16,384 on, an index ran into the flags (a chain of 16,385 states
+    read 16,386 characters as one syllable), in silence. The bound is now the engine's own. A chain
+    S0 -C-> S1 -C-> ... of the most states, every state but S0 accepting: the longest syllable is
+    one character fewer than the states."""
+    n = MAX_STATES
+    chain = {f"S{i}": ({"C": f"S{i + 1}"} if i + 1 < n else {}) for i in range(n)}
+    data = {**TOY, "start": "S0", "transitions": chain, "accept_states": [f"S{i}" for i in range(1, n)]}
+    del data["grammar"]
+    syllables = Syllabifier.from_schema(write(tmp_path, data), check_length=1).tokenize("क" * (n + 1))
+    assert [len(s) for s in syllables] == [n - 1, 2]
 
 
 def refuse_to_check(monkeypatch):
@@ -213,3 +227,22 @@ def test_the_loop_check_equals_a_brute_force_walk(data):
     if loop:  # a real cycle, of states that never accept, each a step of the automaton
         assert loop[0] == loop[-1] and not set(loop) & accept
         assert all(b in transitions[a].values() for a, b in zip(loop, loop[1:]))
+
+
+@pytest.mark.parametrize("grammar, message", [
+    ("C (H C)* ?", r"'\?' right after another repetition at offset 9: group what it repeats"),
+    ("C (H C)*+", r"'\+' right after another repetition at offset 8"),
+    ("C**", r"'\*' right after another repetition at offset 2"),
+    ("C? (H C)*", "it matches the empty string"),
+    ("C | H*", "it matches the empty string"),
+])
+def test_a_grammar_python_would_read_otherwise_or_that_matches_nothing_is_refused(tmp_path, grammar, message):
+    """Found by an audit: a repetition after another went into Python's regex as a lazy (``*?``) or
+    possessive (``*+``) one, so ``C (H C)* ?`` failed the check against the automaton and ``C**``
+    named an offset in the compiled pattern; a grammar that matches the empty string made
+    ``engine="regex"`` loop for ever, appending empty syllables."""
+    path = write(tmp_path, {**TOY, "grammar": grammar})
+    with pytest.raises(SchemaError, match=f"toy.json: grammar: {message}"):
+        load_schema(path)
+    with pytest.raises(SchemaError, match=message):
+        Syllabifier(load_schema(path, check_grammar=False), engine="regex")

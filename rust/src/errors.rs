@@ -56,7 +56,7 @@ impl fmt::Display for SchemaError {
             SchemaError::States(n) => write!(
                 f,
                 "{n} states: between 1 and {} are supported",
-                u16::MAX - 1
+                crate::schema::MAX_STATES
             ),
             SchemaError::Overlap { cp, first, second } => {
                 write!(f, "U+{cp:04X} is in class {first} and class {second}")
@@ -180,7 +180,7 @@ mod tests {
         );
         assert_eq!(
             SchemaError::States(0).to_string(),
-            "0 states: between 1 and 65534 are supported"
+            "0 states: between 1 and 16383 are supported"
         );
         assert_eq!(
             SchemaError::GraphemeValue(0x0F).to_string(),

@@ -15,6 +15,9 @@ pub const NONE: u16 = u16::MAX;
 const ACCEPT: u16 = 0x4000;
 const EMIT: u16 = 0x8000;
 const STATE: u16 = 0x3FFF;
+/// The most states an automaton holds: a target's index and its two flags share 16 bits, and
+/// index 0x3FFF with both flags would read as [`NONE`].
+pub const MAX_STATES: usize = STATE as usize;
 
 /// The tables of one schema. Class 0 is `O` (every code point no class lists).
 #[derive(Clone, Debug)]
@@ -45,7 +48,7 @@ impl Automaton {
             return Err(SchemaError::Classes(classes.len()));
         }
         let states = transitions.len();
-        if states == 0 || states >= usize::from(NONE) {
+        if states == 0 || states > MAX_STATES {
             return Err(SchemaError::States(states));
         }
         let width = classes.len() + 1;

@@ -36,10 +36,10 @@ _SURROGATES = (0xD800, 0xDFFF)
 _PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
 _CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
 #: The core's limits (rust/src/errors.rs): class indices are bytes (0 is ``O``, 255 unused), state
-#: indices 16-bit. Checked here so that the error names the key and ``wwho schema check`` never
+#: indices 14-bit beside two flag bits in 16 (rust/src/schema.rs). Checked here so that the error names the key and ``wwho schema check`` never
 #: calls a schema valid that no engine can run.
 MAX_CLASSES = 254
-MAX_STATES = 65534
+MAX_STATES = 16383
 
 
 @dataclass(frozen=True)
@@ -558,6 +558,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
     pos = 0
     depth = 0
     prev_atom = False
+    repeated = False  # the last token was ? * or +
     while pos < len(grammar):
         if grammar[pos:].strip() == "":
             break
@@ -566,6 +567,11 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
             raise SchemaError(f"{schema.path}: grammar: unexpected {grammar[pos:].strip()[:10]!r} at offset {pos}")
         label, op = m.groups()
         pos = m.end()
+        if op in ("?", "*", "+") and repeated:
+            # Python's regex would read it as lazy (*?) or possessive (*+), not as another repetition.
+            raise SchemaError(f"{schema.path}: grammar: {op!r} right after another repetition at offset "
+                              f"{m.start(2)}: group what it repeats, as (C*)?")
+        repeated = op in ("?", "*", "+")
         if label:
             if label == OTHER:
                 out.append(char_class(every, negate=True))
@@ -612,4 +618,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
         raise SchemaError(f"{schema.path}: grammar: not a valid expression ({exc})") from None
     except RecursionError:
         raise SchemaError(f"{schema.path}: grammar: groups nested too deeply") from None
+    if re.fullmatch(pattern, ""):  # a syllable has a character at least (the start state never accepts)
+        raise SchemaError(f"{schema.path}: grammar: it matches the empty string; every alternative needs a class "
+                          "that is not repeated with ? or *")
     return pattern
