@@ -246,3 +246,12 @@ def test_a_grammar_python_would_read_otherwise_or_that_matches_nothing_is_refuse
         load_schema(path)
     with pytest.raises(SchemaError, match=message):
         Syllabifier(load_schema(path, check_grammar=False), engine="regex")
+
+
+def test_a_nul_in_the_path_and_a_surrogate_in_word_chars_are_schema_errors(tmp_path):
+    """Found by an audit: ``load_schema("a\\x00b")`` raised Python's bare ``ValueError: embedded null
+    byte``; a surrogate in ``word_chars`` was taken (``char_classes`` refused one)."""
+    with pytest.raises(SchemaError, match=r"a\\x00b: no such schema file"):
+        load_schema("a\x00b")
+    with pytest.raises(SchemaError, match="word_chars: U\\+D800 is a surrogate code point"):
+        load_schema(write(tmp_path, {**TOY, "word_chars": ["U+D800"]}))

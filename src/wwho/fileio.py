@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from wwho.errors import WriteError, WwhoError, brief
+from wwho.errors import WriteError, WwhoError, brief, printable
 
 #: Every temporary name wwho creates starts with this (files here, directories in savedir).
 TEMP_PREFIX = ".wwho-tmp-"
@@ -338,6 +338,8 @@ def open_regular(path: str | Path, *, error: type[WwhoError] = WwhoError, what: 
         raise error(f"{path}: is a directory, not a {what}") from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL in the path (from Python: no file name holds one)
+        raise error(f"{printable(str(path))}: no such {what} (a file name holds no NUL character)") from None
     try:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISREG(mode) or (fifo and stat.S_ISFIFO(mode))):

@@ -373,6 +373,10 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         blocks.append(Block(str(block["name"]), first, last, extension))
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
     punctuation = frozenset(codepoint(c, f"punctuation[{i}]") for i, c in enumerate(data.get("punctuation", [])))
+    for key, cps in (("word_chars", word_chars), ("punctuation", punctuation)):
+        if any(0xD800 <= cp <= 0xDFFF for cp in cps):
+            cp = min(c for c in cps if 0xD800 <= c <= 0xDFFF)
+            raise fail(key, f"U+{cp:04X} is a surrogate code point, not a character")
     for cp in sorted(punctuation):
         if not any(b.first <= cp <= b.last for b in blocks) and cp not in word_chars:
             raise fail("punctuation", f"U+{cp:04X} is not a character of the script's blocks or word_chars")
