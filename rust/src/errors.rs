@@ -8,6 +8,9 @@
 
 use std::fmt;
 
+/// The most states a syllable automaton holds (its table keeps a state's index in 14 bits).
+pub const MAX_STATES: usize = 0x3FFF;
+
 /// A script schema's tables are malformed (`wwho.errors.SchemaError`): ranges, classes and
 /// states as Python compiled them (`wwho.schema`), grapheme properties, scripts to route.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,11 +56,9 @@ impl fmt::Display for SchemaError {
                 write!(f, "invalid code point range U+{first:04X}..U+{last:04X}")
             }
             SchemaError::Classes(n) => write!(f, "{n} classes: at most 254 are supported"),
-            SchemaError::States(n) => write!(
-                f,
-                "{n} states: between 1 and {} are supported",
-                crate::schema::MAX_STATES
-            ),
+            SchemaError::States(n) => {
+                write!(f, "{n} states: between 1 and {} are supported", MAX_STATES)
+            }
             SchemaError::Overlap { cp, first, second } => {
                 write!(f, "U+{cp:04X} is in class {first} and class {second}")
             }

@@ -6,7 +6,7 @@
 //! schema runs exactly as fast as a bundled one. The walk itself is in `syllables`.
 
 use crate::charset::{check_range, CharMap};
-use crate::errors::SchemaError;
+use crate::errors::{SchemaError, MAX_STATES};
 use crate::graphemes::Graphemes;
 
 /// No transition.
@@ -15,9 +15,9 @@ pub const NONE: u16 = u16::MAX;
 const ACCEPT: u16 = 0x4000;
 const EMIT: u16 = 0x8000;
 const STATE: u16 = 0x3FFF;
-/// The most states an automaton holds: a target's index and its two flags share 16 bits, and
-/// index 0x3FFF with both flags would read as [`NONE`].
-pub const MAX_STATES: usize = STATE as usize;
+// A target's index and its two flags share 16 bits, and index 0x3FFF with both flags would read
+// as NONE: the most states an automaton holds (`MAX_STATES`, named in the error) is 0x3FFF.
+const _: () = assert!(MAX_STATES == STATE as usize);
 
 /// The tables of one schema. Class 0 is `O` (every code point no class lists).
 #[derive(Clone, Debug)]

@@ -326,6 +326,8 @@ def open_regular(path: str | Path, *, error: type[WwhoError] = WwhoError, what: 
     the path (symlinks followed) and again on the open file, which is opened without blocking, so
     a FIFO put in its place meanwhile cannot hang the open. Errors are ``error`` naming the path."""
     path = Path(path)
+    if "\x00" in str(path):  # (os.stat's ValueError otherwise; no file name holds one)
+        raise error(f"{printable(str(path))}: no such {what} (a file name holds no NUL character)")
     try:
         mode = os.stat(path).st_mode
         if not (stat.S_ISREG(mode) or (fifo and stat.S_ISFIFO(mode))):
@@ -338,8 +340,6 @@ def open_regular(path: str | Path, *, error: type[WwhoError] = WwhoError, what: 
         raise error(f"{path}: is a directory, not a {what}") from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except ValueError:  # a NUL in the path (from Python: no file name holds one)
-        raise error(f"{printable(str(path))}: no such {what} (a file name holds no NUL character)") from None
     try:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISREG(mode) or (fifo and stat.S_ISFIFO(mode))):
