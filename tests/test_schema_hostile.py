@@ -255,3 +255,14 @@ def test_a_nul_in_the_path_and_a_surrogate_in_word_chars_are_schema_errors(tmp_p
         load_schema("a\x00b")
     with pytest.raises(SchemaError, match="word_chars: U\\+D800 is a surrogate code point"):
         load_schema(write(tmp_path, {**TOY, "word_chars": ["U+D800"]}))
+
+
+@pytest.mark.parametrize("edit", [{"format": "x" * 100_000}, {"word_chars": ["U+" + "9" * 100_000]},
+                                  {"char_classes": {"C": {"properties": ["L" * 100_000]}, "H": ["U+094D"]}},
+                                  {"grammar": "C (H " + "Q" * 100_000 + ")*"}])
+def test_a_long_value_is_named_cut_short(tmp_path, edit):
+    """Found by an audit: a 100,000-character property name, format or class label came back whole
+    in the one-line error (100 kB)."""
+    with pytest.raises(SchemaError) as err:
+        load_schema(write(tmp_path, {**TOY, **edit}))
+    assert len(str(err.value)) < 400, len(str(err.value))

@@ -198,7 +198,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         raise fail("(top level)", "a schema is a JSON object")
     fmt = data.get("format", SCHEMA_FORMAT)
     if fmt != SCHEMA_FORMAT:
-        raise fail("format", f"unsupported format {fmt!r}, expected {SCHEMA_FORMAT!r}")
+        raise fail("format", f"unsupported format {brief(fmt)}, expected {SCHEMA_FORMAT!r}")
     for key in ("name", "char_classes", "start", "transitions", "accept_states"):
         if key not in data:
             raise fail(key, "required key is missing")
@@ -223,10 +223,10 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     def codepoint(value: Any, key: str) -> int:
         match = _CODEPOINT.match(value) if isinstance(value, str) else None
         if not match:
-            raise fail(key, f"expected a code point like 'U+0D9A', got {value!r}")
+            raise fail(key, f"expected a code point like 'U+0D9A', got {brief(value)}")
         cp = int(match.group(1), 16)
         if cp > 0x10FFFF:
-            raise fail(key, f"code point {value!r} is beyond U+10FFFF")
+            raise fail(key, f"code point {brief(value)} is beyond U+10FFFF")
         return cp
 
     # Character classes: each member is a code point or a [first, last] range.
@@ -301,7 +301,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
             try:
                 extra |= _property_codepoints(prop)
             except Exception as exc:  # regex raises its own error type for bad names
-                raise fail(f"char_classes.{label}.properties", f"unknown Unicode property {prop!r} ({exc})") from None
+                raise fail(f"char_classes.{label}.properties", f"unknown Unicode property {brief(prop)} ({exc})") from None
         extra -= class_of.keys() | _SPACES
         for cp in extra:
             class_of[cp] = label
@@ -324,7 +324,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
             raise fail(key, "must be an object of class label -> next state")
         for label, target in edges.items():
             if label != OTHER and label not in classes:
-                raise fail(f"{key}.{_part(label)}", f"unknown class {label!r} (defined: {', '.join(classes)}, or {OTHER!r})")
+                raise fail(f"{key}.{_part(label)}", f"unknown class {brief(label)} (defined: {', '.join(classes)}, or {OTHER!r})")
             if not isinstance(target, str) or target not in states:
                 raise fail(f"{key}.{_part(label)}", f"unknown target state {brief(target)}; every state needs an entry in 'transitions' (use {{}} for none)")
         transitions[state] = dict(edges)
@@ -469,7 +469,7 @@ def _property_codepoints(prop: str) -> frozenset[int]:
     from wwho.graphemes import every_code_point, property_code_points
 
     if not _PROPERTY.fullmatch(prop):  # never paste anything else into the pattern
-        raise ValueError(f"not a property name: {prop!r}")
+        raise ValueError(f"not a property name: {brief(prop)}")
     known = property_code_points(prop)
     if known is not None:
         return frozenset(cp for cp in known if not 0xD800 <= cp < 0xE000)
@@ -582,7 +582,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
             elif label in schema.classes:
                 out.append(char_class(schema.classes[label], bmp_only=bmp_only))
             else:
-                raise SchemaError(f"{schema.path}: grammar: unknown class {label!r} at offset {m.start(1)}")
+                raise SchemaError(f"{schema.path}: grammar: unknown class {brief(label)} at offset {m.start(1)}")
             prev_atom = True
         elif op == "(" and (group := _CLASS_GROUP.match(grammar, m.start(2))) and OTHER not in (
                 labels := re.split(r"\s*\|\s*", group.group(1))):
