@@ -58,6 +58,8 @@ _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
 #: UTF-8's byte order mark, dropped from the start of a corpus file.
 BOM = b"\xef\xbb\xbf"
+#: What reading a (decompressed) file raises when it is cut or corrupt; zlib's: a bad deflate stream in a .gz.
+READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 #: The first bytes of compressed files (their formats' magic numbers): such a file read as text
 #: is bytes that are no UTF-8 (or, with --skip-bad-lines, trained on as noise).
 _COMPRESSED = (
@@ -369,7 +371,7 @@ def file_documents(
                 if doc:
                     stats.documents += 1
                     yield doc
-        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # zlib's: a corrupt deflate stream in a .gz
+        except READ_ERRORS as exc:
             raise CorpusError(f"{where(lineno + 1)}: cannot read (corrupt or truncated file?): {exc}") from None
 
 

@@ -36,8 +36,8 @@ _SURROGATES = (0xD800, 0xDFFF)
 _PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
 _CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
 #: The core's limits (rust/src/errors.rs): class indices are bytes (0 is ``O``, 255 unused), state
-#: indices 14-bit beside two flag bits in 16 (rust/src/schema.rs). Checked here so that the error names the key and ``wwho schema check`` never
-#: calls a schema valid that no engine can run.
+#: indices 14 bits beside two flag bits (rust/src/schema.rs). Checked here so that the error names
+#: the key and ``wwho schema check`` never calls a schema valid that no engine can run.
 MAX_CLASSES = 254
 MAX_STATES = 16383
 
@@ -374,9 +374,9 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
     punctuation = frozenset(codepoint(c, f"punctuation[{i}]") for i, c in enumerate(data.get("punctuation", [])))
     for key, cps in (("word_chars", word_chars), ("punctuation", punctuation)):
-        if any(0xD800 <= cp <= 0xDFFF for cp in cps):
-            cp = min(c for c in cps if 0xD800 <= c <= 0xDFFF)
-            raise fail(key, f"U+{cp:04X} is a surrogate code point, not a character")
+        surrogates = sorted(cp for cp in cps if _SURROGATES[0] <= cp <= _SURROGATES[1])
+        if surrogates:
+            raise fail(key, f"U+{surrogates[0]:04X} is a surrogate code point, not a character")
     for cp in sorted(punctuation):
         if not any(b.first <= cp <= b.last for b in blocks) and cp not in word_chars:
             raise fail("punctuation", f"U+{cp:04X} is not a character of the script's blocks or word_chars")

@@ -27,14 +27,12 @@ This module does not count corpora and does not train.
 
 from __future__ import annotations
 
-import lzma
 import os
 import re
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from wwho.corpus import BOM, check_not_compressed, open_binary, resolve_paths
+from wwho.corpus import BOM, READ_ERRORS, check_not_compressed, open_binary, resolve_paths
 from wwho.errors import CorpusError, brief
 from wwho.fileio import atomic_open
 
@@ -84,7 +82,7 @@ def _file_counts(path: Path) -> Iterator[tuple[str, int]]:
                 row = _row(raw, f"{path}:{lineno}", lineno)
                 if row is not None:
                     yield row
-    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # zlib's: a corrupt deflate stream in a .gz
+    except READ_ERRORS as exc:
         raise CorpusError(f"{path}:{lineno + 1}: cannot read (corrupt or truncated file?): {exc}") from None
 
 
