@@ -159,9 +159,9 @@ class WWHOTokenizer(PreTrainedTokenizer):
     def _meta_bytes(self, ids: list[int], start: int, end: int) -> bytes:
         """The meta tokenizer's bytes of ``ids[start:end]``; an error names the position in ``ids``."""
         run = ids[start:end]
-        for k, i in enumerate(run):
-            if i >= self.meta.vocab_size:  # an id transformers knows, not the meta tokenizer
-                raise no_token(i, f"token id {i} at position {start + k} is not a token of this tokenizer")
+        if run and max(run) >= self.meta.vocab_size:  # an id transformers knows, not the meta tokenizer
+            k, i = next((k, i) for k, i in enumerate(run) if i >= self.meta.vocab_size)
+            raise no_token(i, f"token id {i} at position {start + k} is not a token of this tokenizer")
         try:
             return self.meta.decode_bytes(run)
         except UnknownTokenError:

@@ -134,12 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         # exit code still says what happened.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
     try:
-        code = _run(argv)
-    except SystemExit:  # argparse's --help, --version and usage errors print, then exit
+        return _run(argv)
+    finally:  # also after argparse's --help, --version and usage errors, which print, then exit
         _flush_standard_output()
-        raise
-    _flush_standard_output()
-    return code
 
 
 def _flush_standard_output() -> None:
