@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import O200K_FILE
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wwho.errors import TokenizerError
 
@@ -311,3 +313,22 @@ def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, k
             tok.decode(bad)
     with pytest.raises(TokenizerError):
         tok.decode(np.array([[ids[0]]], dtype=np.uint32))  # two dimensions
+
+
+def char_of_each_byte(text: str) -> list[int]:
+    """The index of the character each byte of ``text``'s UTF-8 belongs to (surrogates by
+    ``surrogatepass``): the oracle of token offsets, counted from the text, not the bytes' kinds."""
+    return [k for k, ch in enumerate(text) for _ in ch.encode("utf-8", "surrogatepass")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40), st.data())
+def test_char_offsets_name_the_character_each_part_starts_in(text, data):
+    from wwho.ids import char_offsets
+
+    raw = text.encode("utf-8", "surrogatepass")
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(raw) - 1)))) & set(range(1, len(raw))))
+    bounds = [0, *cuts, len(raw)] if raw else []
+    parts = [raw[a:b] for a, b in zip(bounds, bounds[1:])]
+    owner = char_of_each_byte(text)
+    assert char_offsets(parts) == [owner[a] for a in bounds[:-1]]

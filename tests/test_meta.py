@@ -732,3 +732,16 @@ def test_pickles(meta):
     text = "ශ්‍රී ලංකා and हिंदी 🦜 <|endoftext|>"
     assert again.encode(text, allowed_special="all") == meta.encode(text, allowed_special="all")
     assert again.tiktoken == meta.tiktoken and again.vocab_size == meta.vocab_size
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(mixed_piece, max_size=25).map("".join))
+def test_decode_with_offsets_names_each_tokens_first_character(meta, text):
+    assume("<|endoftext|>" not in text and "<|endofprompt|>" not in text)
+    ids = meta.encode(text)
+    decoded, offsets = meta.decode_with_offsets(ids)
+    assert decoded == text
+    parts = meta.decode_tokens_bytes(ids)
+    assert b"".join(parts) == text.encode()
+    owner = [k for k, ch in enumerate(text) for _ in ch.encode()]
+    assert offsets == [owner[sum(map(len, parts[:i]))] for i in range(len(parts))]

@@ -295,3 +295,20 @@ def test_routed_batch_is_runs_encoded_and_spans_between(tokenizers, script, text
                 want.append((pos, pos + len(part)))
             pos += len(part)
         assert items == want
+
+
+@pytest.mark.parametrize("name", ["pieces", "prefix", "words-superwords-prefix"])
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(st.sampled_from([*FUZZ_INDIC, " ", "a", "7", ".", "\n", "😀"]), max_size=40))
+def test_decode_with_offsets_names_each_tokens_first_character(variants, name, text):
+    tok = variants[name]
+    ids = tok.encode(text)
+    decoded, offsets = tok.decode_with_offsets(ids)
+    assert decoded == text
+    parts = tok.decode_tokens_bytes(ids)
+    dummy = b" " if tok.prefix_space and text else b""  # the encoder's space, which decoding drops
+    assert b"".join(parts) == dummy + tok.decode_bytes(ids)
+    if dummy:
+        parts[0] = parts[0][1:]
+    owner = [k for k, ch in enumerate(text) for _ in ch.encode("utf-8", "surrogatepass")]
+    assert offsets == [owner[sum(map(len, parts[:i]))] for i in range(len(parts))]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Callable, Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import TypeVar
 
 from wwho.errors import IdRangeError, TokenizerError, UnknownHandlerError, UnknownTokenError, WrongTypeError
@@ -119,6 +119,18 @@ def each_token_bytes(ids: Iterable[object], token_bytes: Callable[[int], bytes])
     """``token_bytes(i)`` of each id of ``ids`` (read as :func:`token_ids` reads them), an error
     naming the id's place (``ids[3]: token id ...``), of the class ``token_bytes`` raised."""
     return _each(token_ids(ids), token_bytes, "ids")
+
+
+def char_offsets(parts: Sequence[bytes]) -> list[int]:
+    """Where each of ``parts`` (consecutive tokens' bytes) starts in their joined text, in
+    characters, as tiktoken's ``decode_with_offsets`` counts: a part that starts inside a
+    character (with a UTF-8 continuation byte) starts at that character."""
+    offsets: list[int] = []
+    chars = 0
+    for data in parts:
+        offsets.append(max(0, chars - (bool(data) and 0x80 <= data[0] < 0xC0)))
+        chars += sum(1 for b in data if not 0x80 <= b < 0xC0)
+    return offsets
 
 
 def _each(items: list, f: Callable, name: str) -> list:

@@ -56,8 +56,10 @@ from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
+    char_offsets,
     check_decode_options,
     each_decoded,
+    each_token_bytes,
     id_batch,
     not_texts,
     token_id,
@@ -604,6 +606,17 @@ class MetaTokenizer:
             special = self._special_ids()
             ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
         return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """Each token's bytes, as tiktoken's method of that name."""
+        return each_token_bytes(ids, self.token_bytes)
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` (strict UTF-8) and where in it each token starts, in characters, as
+        tiktoken's method of that name: a token that starts inside a character starts at that
+        character."""
+        parts = self.decode_tokens_bytes(ids)
+        return b"".join(parts).decode("utf-8", errors="strict"), char_offsets(parts)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:

@@ -22,7 +22,7 @@ import operator
 from collections.abc import Iterable, Sequence
 
 from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief
-from wwho.ids import each_decoded, each_token_bytes, id_batch, token_id
+from wwho.ids import char_offsets, each_decoded, each_token_bytes, id_batch, token_id
 from wwho.threads import thread_count
 
 END_OF_TEXT = "<|endoftext|>"
@@ -92,13 +92,7 @@ class TiktokenNames:
         """The text of ``tokens`` (strict UTF-8, as tiktoken) and where in it each token starts, in
         characters; a token that starts inside a character starts at that character."""
         parts = self.decode_tokens_bytes(tokens)
-        offsets: list[int] = []
-        chars = 0
-        for data in parts:
-            # A continuation byte first: the token begins inside the character counted before it.
-            offsets.append(max(0, chars - (bool(data) and 0x80 <= data[0] < 0xC0)))
-            chars += sum(1 for b in data if not 0x80 <= b < 0xC0)
-        return b"".join(parts).decode("utf-8", errors="strict"), offsets
+        return b"".join(parts).decode("utf-8", errors="strict"), char_offsets(parts)
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = 8) -> list[bytes]:
         """:meth:`decode_bytes` of each list of ids (``num_threads`` is checked and accepted, as

@@ -45,8 +45,10 @@ from wwho import _core
 from wwho.errors import TokenizerError, VocabError, WrongTypeError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
+    char_offsets,
     check_decode_options,
     each_decoded,
+    each_token_bytes,
     id_batch,
     not_texts,
     prepare_arrays,
@@ -368,6 +370,21 @@ class SGPETokenizer:
             return data.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             return data.decode("utf-8", errors)
+
+    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """Each token's bytes, as tiktoken's method of that name (``decode_bytes`` joins them; with
+        ``prefix_space``, the first keeps the encoder's leading space)."""
+        return each_token_bytes(ids, self.token_bytes)
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` and where in it each token starts, in characters (tiktoken's method of
+        that name: a token that starts inside a character starts at that character). Bytes that are
+        not UTF-8 raise ``UnicodeDecodeError``; a lone surrogate's bytes are its character, as in
+        :meth:`decode`. With ``prefix_space`` the encoder's leading space is dropped, as there."""
+        parts = self.decode_tokens_bytes(ids)
+        if self.prefix_space and parts and parts[0][:1] == b" ":
+            parts[0] = parts[0][1:]
+        return b"".join(parts).decode("utf-8", "surrogatepass"), char_offsets(parts)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
