@@ -350,3 +350,21 @@ def test_serve_warns_when_not_on_loopback(tmp_path):
     assert re.fullmatch(r"wwho serve: http://0\.0\.0\.0:\d+/  \(Ctrl-C to stop\)\n", address)
     warning = [line for line in err.splitlines() if "warning" in line]
     assert len(warning) == 1 and "not a loopback address" in warning[0]
+
+
+def test_a_tiktoken_file_of_no_known_encoding_is_served_with_its_pattern(tmp_path):
+    # serve's own error asked for --pattern, which serve did not take (found by an audit)
+    import base64
+
+    ranks = tmp_path / "mine.tiktoken"
+    ranks.write_text("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256))
+                     + f"{base64.b64encode(b'ab').decode()} 256\n")
+    with pytest.raises(VocabError, match="pattern"):
+        load_tokenizers([str(ranks)])
+    (loaded,) = load_tokenizers([str(ranks)], pattern="gpt2")
+    ids, _ = loaded.tokenizer.encode("ab ab")
+    assert ids == [256, 32, 256] and loaded.tokenizer.decode(ids) == "ab ab"
+    assert loaded.tokenizer.vocab_size == 257
+    from wwho.cli import build_parser
+
+    assert build_parser().parse_args(["serve", "--tokenizer", str(ranks), "--pattern", "gpt2"]).pattern == "gpt2"

@@ -21,6 +21,7 @@ import sys
 import threading
 import warnings
 
+from wwho.cli.encode import PATTERN_HELP
 from wwho.errors import WwhoError
 
 DEFAULT_TOKENIZERS = ["tiktoken:o200k_base"]
@@ -39,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--max-chars", type=int, default=20_000, metavar="N",
                    help="longest text a request may send, in characters (default 20,000; at most 1,000,000)")
+    p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--tiktoken-file", metavar="PATH",
                    help="tiktoken ranks file for tiktoken:NAME offline (else WWHO_TIKTOKEN_FILE or tiktoken's cache)")
 
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         print(f"wwho serve: loading {', '.join(specs)}", file=sys.stderr, flush=True)
         # on loopback, a page elsewhere that rebinds its name to this address is refused
-        app = create_app(load_tokenizers(specs), limits=limits, hosts=loopback_hosts(port, host) if loopback else None)
+        app = create_app(load_tokenizers(specs, pattern=args.pattern), limits=limits, hosts=loopback_hosts(port, host) if loopback else None)
     except BaseException:
         sock.close()
         raise

@@ -162,8 +162,9 @@ class _Stopped(Exception):
     """A running request was told to stop (it took too long, or its client has gone)."""
 
 
-def load_tokenizers(specs: Sequence[str]) -> list[Loaded]:
-    """Load every SPEC (as ``wwho eval`` does); a duplicate or unloadable SPEC is a :class:`VocabError`.
+def load_tokenizers(specs: Sequence[str], *, pattern: str | None = None) -> list[Loaded]:
+    """Load every SPEC (as ``wwho eval`` does, ``pattern`` the pre-tokenizer of a file that names
+    none); a duplicate or unloadable SPEC is a :class:`VocabError`.
 
     Names are SPECs without paths: two files of one name are told apart by their folders."""
     if len(set(specs)) != len(specs):
@@ -175,7 +176,7 @@ def load_tokenizers(specs: Sequence[str]) -> list[Loaded]:
             from wwho.loading import detect_kind
 
             kind = detect_kind(spec)
-        out.append(Loaded(spec, kind, load_spec(spec)))
+        out.append(Loaded(spec, kind, load_spec(spec, pattern=pattern)))
     for parts in range(2, 64):  # two files of one name: their folders, as many as tell them apart
         groups: dict[str, list[Loaded]] = {}
         for t in out:
