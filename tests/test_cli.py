@@ -465,3 +465,28 @@ def test_rayon_num_threads_is_read_as_rayon_reads_it(monkeypatch, value, threads
     assert rayon_threads() == threads
     texts = ["ab"] * 10
     assert [t for call in _calls(texts) for t in call] == texts
+
+
+def test_encode_file_reads_compressed_files_as_train_does(tmp_path, capsys):
+    # a .gz file was read as raw bytes: "invalid UTF-8 at byte 1" (found by an audit)
+    import bz2
+    import gzip
+    import lzma
+
+    from wwho.bytelevel import ByteBPE
+
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
+    text = "ab\nශ්‍රී\n"
+    expected = "".join(" ".join(str(b) for b in line.encode()) + "\n" for line in text.splitlines())
+    for suffix, compress in ((".gz", gzip.compress), (".xz", lzma.compress), (".bz2", bz2.compress)):
+        path = tmp_path / f"lines.txt{suffix}"
+        path.write_bytes(compress(text.encode()))
+        assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(path)]) == 0
+        assert capsys.readouterr().out == expected
+    # compressed under a plain name, and cut short: named, not read as text
+    (tmp_path / "plain.txt").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "cut.gz").write_bytes(gzip.compress(text.encode())[:12])
+    for name, words in (("plain.txt", "is gzip-compressed, not text"), ("cut.gz", "corrupt or truncated")):
+        assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0], err

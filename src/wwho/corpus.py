@@ -241,10 +241,15 @@ def check_named_jsonl(paths: str | os.PathLike | Iterable[str | os.PathLike], te
                               "plain text, one document per line: rename it, or leave out --text-field")
 
 
+def compressed_by_name(path: Path) -> bool:
+    """Whether ``path``'s name says it is compressed in a format wwho reads (``.gz``, ``.xz``, ``.bz2``)."""
+    return path.suffix.lower() in _OPENERS
+
+
 def check_not_compressed(path: Path) -> None:
     """Refuse a file that is compressed although its name does not say so (``.gz``, ``.xz``, ``.bz2``
     are read by their names), or in a format wwho does not read (zstd, zip, lz4), naming the format."""
-    if path.suffix.lower() in _OPENERS:
+    if compressed_by_name(path):
         return
     try:
         with open_regular(path, error=CorpusError, what="corpus file") as f:  # never blocks on a FIFO

@@ -1,7 +1,7 @@
 """``wwho encode --tokenizer PATH [--ids | --tokens | --json] [TEXT | - | --file FILE]`` (and ``--binary FILE``,
 which also takes ``--table``).
 
-Text comes from the argument, from a file (``--file``), or with ``-`` (the default) from standard
+Text comes from the argument, from a file (``--file``; ``.gz``, ``.xz`` and ``.bz2`` read decompressed), or with ``-`` (the default) from standard
 input, one document per line. All are read as UTF-8 with lone surrogates allowed in their
 surrogate-pass form (``ED A0 80`` is U+D800, what ``wwho decode`` writes for it); other invalid
 bytes are an ``arguments``, ``FILE:LINE`` or ``stdin:LINE`` error. Lines are read in blocks
@@ -24,6 +24,7 @@ import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import IO
 
 from wwho.cli.outputs import results_output, standard_input
@@ -46,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "o200k_base (also spelled tiktoken:o200k_base)")
     p.add_argument("input", nargs="?", default=None, help="text to encode, or - (default) to read lines from standard input; "
                    "with --binary: a file")
-    p.add_argument("--file", metavar="FILE", help="encode every line of FILE (UTF-8), in order")
+    p.add_argument("--file", metavar="FILE", help="encode every line of FILE (UTF-8; a .gz, .xz or .bz2 file is read decompressed), in order")
     p.add_argument("--threads", type=int, default=None,
                    help="threads for encoding (default: all cores; 1: no parallelism)")
     p.add_argument("--block-mb", type=float, default=4.0,
@@ -174,15 +175,25 @@ class _IdText:
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
     if args.file and args.file != "-":  # (--file -: standard input, as usual)
+        from wwho.corpus import READ_ERRORS, check_not_compressed, compressed_by_name, open_binary
         from wwho.fileio import open_regular
 
         # A regular file, or a FIFO read once as a stream (as standard input is); never a directory or a
-        # device (/dev/zero is one endless line).
+        # device (/dev/zero is one endless line). A .gz, .xz or .bz2 file is read decompressed, as
+        # train and eval read it; another compressed file is refused by its format's name.
+        path = Path(args.file)
         try:
-            with io.BufferedReader(open_regular(args.file, error=CorpusError, what="file to encode", fifo=True)) as f:
+            if compressed_by_name(path):
+                stream = open_binary(path)
+            else:
+                check_not_compressed(path)
+                stream = io.BufferedReader(open_regular(args.file, error=CorpusError, what="file to encode", fifo=True))
+            with stream as f:
                 yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file)
-        except OSError as exc:
-            raise CorpusError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+        except READ_ERRORS as exc:
+            if isinstance(exc, OSError) and exc.strerror:
+                raise CorpusError(f"{args.file}: cannot read: {exc.strerror}") from None
+            raise CorpusError(f"{args.file}: cannot read (corrupt or truncated file?): {exc}") from None
     elif args.file or args.input == "-":
         yield from _decoded(bounded_lines(standard_input(), "stdin", args.max_line_bytes), "stdin")
     else:
