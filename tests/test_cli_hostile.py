@@ -242,7 +242,7 @@ def test_syllabify_refuses_a_line_longer_than_the_bound(tmp_path):
                 wwho("syllabify", *extra, "--max-line-bytes", "1k", "-", input=source.encode())
             )
             assert line == (
-                "wwho: error: standard input:3: the line is longer than 1,024 bytes, the limit that "
+                "wwho: error: stdin:3: the line is longer than 1,024 bytes, the limit that "
                 "bounds memory (raise it with --max-line-bytes)"
             )
     proc = wwho("syllabify", "--max-line-bytes", "901", "-", input=(ok * 3).encode())
@@ -263,14 +263,14 @@ def test_syllabify_reads_no_more_than_the_bound_of_one_line(monkeypatch):
 
     monkeypatch.setattr(verb, "BLOCK_BYTES", 1000)
     stream = Endless()
-    with pytest.raises(CorpusError, match=r"standard input:1: the line is longer than 5,000 bytes"):
+    with pytest.raises(CorpusError, match=r"stdin:1: the line is longer than 5,000 bytes"):
         list(verb._texts(stream, 5000))
     assert stream.served <= 6000
 
 
 def test_syllabify_names_the_line_of_a_byte_that_is_not_utf8():
     line = one_line_error(wwho("syllabify", "-", input="ක\n".encode() * 10 + "කා".encode() + b"\xff\n"))
-    assert line == "wwho: error: standard input:11: not UTF-8 at byte 6 of the line (byte 46 of the input)"
+    assert line == "wwho: error: stdin:11: invalid UTF-8 at byte 6 of the line (byte 46 of the input)"
 
 
 def test_syllabify_refuses_script_and_schema_together(tmp_path):

@@ -198,7 +198,7 @@ def test_syllabify_stdin_not_utf8_names_the_byte():
     proc = subprocess.run([*wwho_command(), "syllabify"], input="ක\n".encode() * 10 + b"\xff\n",
                           capture_output=True, timeout=120)
     assert proc.returncode == 2
-    assert b"standard input:11: not UTF-8 at byte 0 of the line (byte 40 of the input)" in proc.stderr
+    assert b"stdin:11: invalid UTF-8 at byte 0 of the line (byte 40 of the input)" in proc.stderr
     assert b"Traceback" not in proc.stderr
 
 
@@ -302,7 +302,7 @@ def test_syllabify_refuses_what_is_not_utf8_in_every_mode(json_mode):
     extra = ["--json"] if json_mode else []
     proc = wwho("syllabify", "--script", "devanagari", *extra, input="क".encode() + b"\xff" + "ख\n".encode(),
                 env={"PYTHONIOENCODING": "latin-1"})
-    assert proc.returncode == 2 and one_line_error(proc).endswith("standard input:1: not UTF-8 at byte 3 of the line (byte 3 of the input)")
+    assert proc.returncode == 2 and one_line_error(proc).endswith("stdin:1: invalid UTF-8 at byte 3 of the line (byte 3 of the input)")
     proc = wwho("syllabify", "--script", "devanagari", *extra, os.fsdecode("क".encode() + b"\xed\xa0\x80"))
     assert proc.returncode == 2 and "a surrogate code point at character 1" in one_line_error(proc)
 

@@ -130,11 +130,11 @@ def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES):
         except UnicodeDecodeError as exc:
             start = raw.rfind(b"\n", 0, exc.start) + 1
             line = lines + raw.count(b"\n", 0, exc.start) + 1
-            raise CorpusError(f"standard input:{line:,}: not UTF-8 at byte {exc.start - start:,} of the line "
+            raise CorpusError(f"stdin:{line}: invalid UTF-8 at byte {exc.start - start:,} of the line "
                               f"(byte {offset + exc.start:,} of the input)") from None
 
     def too_long() -> CorpusError:
-        return CorpusError(f"standard input:{lines + 1:,}: the line is longer than {max_line_bytes:,} bytes, the "
+        return CorpusError(f"stdin:{lines + 1}: the line is longer than {max_line_bytes:,} bytes, the "
                            "limit that bounds memory (raise it with --max-line-bytes)")
 
     while data := stdin.read(size):
