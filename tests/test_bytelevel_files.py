@@ -272,6 +272,11 @@ def test_a_known_tiktoken_file_cut_at_a_line_end_is_refused(tmp_path):
     (lambda c: c["pretokenizer"].update(patterns="abc"), r"pretokenizer: pretokenizer.patterns must be a list"),
     (lambda c: c.update(files=[]), r"'files' must be a dict"),
     (lambda c: c.update(bos_id=10 ** 6), r"bos_id 1000000 is not the id of any token"),
+    # found by an audit: a hundred thousand regexes took gigabytes to compile; a flag of any type
+    # loaded; add_bos without a BOS added nothing, in silence
+    (lambda c: c["pretokenizer"].update(patterns=["."] * 65), r"pretokenizer: a pre-tokenizer of 65 regexes"),
+    (lambda c: c["pretokenizer"].update(space_split="no"), r"pretokenizer: pretokenizer\.space_split must be true or false"),
+    (lambda c: c.update(add_bos=True, bos_id=None), r"add_bos is true but there is no bos_id"),
 ])
 def test_bytelevel_json_fields_of_the_wrong_type(trained, tmp_path, change, message):
     directory = _copy(trained, tmp_path / "d", manifest=False)

@@ -52,6 +52,13 @@ def test_add_bos_and_add_eos_are_true_or_false(option):
         ByteBPE(RANKS, special_tokens={"<s>": 257}, bos_id=257, eos_id=257, **{option: "no"})
 
 
+@pytest.mark.parametrize("option", ["bos", "eos"])
+def test_adding_a_bos_or_eos_needs_its_id(option):
+    # it was taken, and nothing was added (found by an audit)
+    with pytest.raises(VocabError, match=f"add_{option}=True needs a {option}_id"):
+        ByteBPE(RANKS, special_tokens={"<s>": 257}, **{f"add_{option}": True})
+
+
 @pytest.mark.parametrize("name", ["gpt-4", "o200k-base", "GPT4o", "cl100k-base", "llama_bpe", "gpt"])
 def test_a_misspelt_pattern_name_is_an_error_not_a_regex(name):
     # Taken as a regex, "gpt-4" matches nothing in real text: each document was one piece, and

@@ -501,3 +501,18 @@ def test_atomic_open_leaves_the_callers_own_errors_as_they_are(tmp_path):
         with atomic_open(tmp_path / "x.json") as f:
             f.write((tmp_path / "absent-input").read_text())
     assert os.listdir(tmp_path) == []
+
+
+def test_json_too_large_for_memory_is_the_callers_error_naming_the_file(tmp_path, monkeypatch):
+    # a JSON file near the read limit ended in a bare MemoryError from json (found by an audit)
+    import wwho.fileio as fileio
+    from wwho.errors import VocabError
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    path = tmp_path / "vocab.json"
+    path.write_text('{"a": 1}')
+    monkeypatch.setattr(fileio.json, "loads", no_memory)
+    with pytest.raises(VocabError, match=r"vocab.json: not enough memory to parse its 8 bytes of JSON"):
+        fileio.read_json(path, error=VocabError)

@@ -387,7 +387,10 @@ def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: st
     if total > limit:
         raise error(f"{path}: grew past {limit:,} bytes while it was read, more than wwho reads from a {what}"
                     + _limit_hint(limit))
-    return b"".join(parts)
+    try:
+        return b"".join(parts)
+    except MemoryError:
+        raise error(f"{path}: not enough memory to hold its {total:,} bytes") from None
 
 
 def _limit_hint(limit: int) -> str:
@@ -429,6 +432,8 @@ def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoE
                     f"with the keys {held}{', ...' if len(keys) > 6 else ''})") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be read (about a thousand levels)") from None
+    except MemoryError:  # parsing takes several times the file's size
+        raise error(f"{source}: not enough memory to parse its {len(data):,} bytes of JSON") from None
     except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
         found = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
         where = f" at {_line_column(text, found.start())}, of {len(found.group()):,} digits" if found else ""

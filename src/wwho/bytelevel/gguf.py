@@ -66,6 +66,9 @@ MAX_ARRAY_DEPTH = 8
 FIRST_READ = 16 << 20
 #: Metadata longer than this is refused (far more than any tokenizer's vocabulary and merges take).
 MAX_HEADER_BYTES = 256 << 20
+#: More metadata entries than this are refused: a model's file holds a few hundred, and each entry
+#: read costs a Python object, so millions of one-byte entries took minutes and gigabytes.
+MAX_METADATA_ENTRIES = 1 << 16
 #: llama.cpp's token types (``llama_token_type``; 0, UNDEFINED, is never written by its converters).
 NORMAL, BYTE = 1, 6
 TOKEN_TYPES = "1 NORMAL, 2 UNKNOWN, 3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE"
@@ -293,6 +296,9 @@ def _parse(r: _Reader, raw_keys: frozenset[str]) -> dict[str, Any]:
         raise GGUFError(f"{r.path}: GGUF version {version} is not supported (only 2 and 3)")
     r.unpack("Q")  # tensor count
     n_kv = r.unpack("Q")
+    if n_kv > MAX_METADATA_ENTRIES:
+        raise GGUFError(f"{r.path}: the header says {n_kv:,} metadata entries, more than the "
+                        f"{MAX_METADATA_ENTRIES:,} wwho reads (a model's file has a few hundred)")
     metadata: dict[str, Any] = {}
     previous = None
     for index in range(n_kv):
@@ -495,6 +501,7 @@ def load_gguf(
         return value
 
     add_bos = typed("tokenizer.ggml.add_bos_token", bool)
+    bos_id = token_id("tokenizer.ggml.bos_token_id")
     model_data = ByteLevelModel(
         ranks,
         pretok,
@@ -503,9 +510,9 @@ def load_gguf(
         ignore_merges=ignore_merges,
         added_tokens=added,
         extra_tokens=extra,
-        bos_id=token_id("tokenizer.ggml.bos_token_id"),
+        bos_id=bos_id,
         eos_id=token_id("tokenizer.ggml.eos_token_id"),
-        add_bos=bool(add_bos) if add_bos is not None else ignore_merges and pre is not None,
+        add_bos=bool(add_bos) if add_bos is not None else ignore_merges and pre is not None and bos_id is not None,
         add_eos=typed("tokenizer.ggml.add_eos_token", bool, False),
         name=typed("general.name", str) or pre or path.stem,
     )

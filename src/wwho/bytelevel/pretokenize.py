@@ -160,6 +160,9 @@ _PUNCT_RUN = r"""[\p{P}$+<=>^`|~]+"""
 #: Unicode version the pre-tokenizers classify characters by (that of tiktoken 0.14's Rust regex and
 #: of Hugging Face tokenizers' Oniguruma, and of the core's tables); see :class:`Pretokenizer`.
 UNICODE_VERSION = "16.0"
+#: The most regexes a pre-tokenizer runs in turn (the longest named one has 5): a file asking
+#: for a hundred thousand took gigabytes to compile.
+MAX_REGEXES = 64
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,9 @@ class Pretokenizer:
         object.__setattr__(self, "byte_patterns", tuple(self.byte_patterns))
         if not self.patterns and not self.byte_patterns:
             raise VocabError("a pre-tokenizer needs at least one regex")
+        if len(self.patterns) + len(self.byte_patterns) > MAX_REGEXES:
+            raise VocabError(f"a pre-tokenizer of {len(self.patterns) + len(self.byte_patterns):,} regexes: at most "
+                             f"{MAX_REGEXES} are run in turn (each compiled one holds tens of kB)")
         if self.unicode not in (None, UNICODE_VERSION):
             raise VocabError(f"unicode={brief(self.unicode)}: only {UNICODE_VERSION!r} or None is available")
         for p in (*self.patterns, *self.byte_patterns):
@@ -283,6 +289,8 @@ class Pretokenizer:
         name = data.get("name", "")
         if not isinstance(name, str):
             raise VocabError("pretokenizer.name must be a string")
+        if not isinstance(data.get("space_split", False), bool):
+            raise VocabError(f"pretokenizer.space_split must be true or false, not {brief(data['space_split'])}")
         named = None
         if name.lower() in PATTERNS or name.lower() in GGUF_PRETOKENIZERS:
             named = cls.named(name)

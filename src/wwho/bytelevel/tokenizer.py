@@ -161,6 +161,9 @@ class ByteBPE(TiktokenNames):
         self.bos_id, self.eos_id = bos_id, eos_id
         self.add_bos = check_flag(add_bos, "add_bos", VocabError)
         self.add_eos = check_flag(add_eos, "add_eos", VocabError)
+        for label, asked, value in (("bos", self.add_bos, bos_id), ("eos", self.add_eos, eos_id)):
+            if asked and value is None:  # it was taken and nothing added, in silence
+                raise VocabError(f"add_{label}=True needs a {label}_id: there is no token to add")
         self._special_set = frozenset(self.special_tokens)
         self._strings: dict[str, int] | None = None  # get_vocab(), built on first use
         self._named_ids = frozenset([*self.special_tokens.values(), *self.added_tokens.values()])

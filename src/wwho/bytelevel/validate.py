@@ -104,6 +104,9 @@ def check_model(model: ByteLevelModel, source: str, *, merges_checked: bool = Fa
     for label, value in (("bos_id", model.bos_id), ("eos_id", model.eos_id)):
         if value is not None and check_id(value, source, label) not in owner:
             raise VocabError(f"{source}: {label} {value} is not the id of any token")
+    for label, asked, value in (("bos", model.add_bos, model.bos_id), ("eos", model.add_eos, model.eos_id)):
+        if asked and value is None:  # nothing would be added, in silence
+            raise VocabError(f"{source}: add_{label} is true but there is no {label}_id: no token to add")
     if model.merges is not None and not merges_checked:
         _check_merges(model, source)
     return model
