@@ -3,6 +3,10 @@
 ``measure(code)`` runs ``python -c code`` and returns (seconds, peak RSS in MB summed over the
 process and all its children, sampled every 20 ms, stdout). Separate processes keep one
 tokenizer's memory from counting against the next.
+
+Where the shared data a benchmark needs is absent, every script ends the same way, through
+``require(*paths)`` (or ``skip(reason)``): one line starting ``skipped:`` on stderr, naming what is
+missing, and exit status 0, before anything is written. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import psutil
 
@@ -25,11 +30,35 @@ HI_TRAIN = [CORPORA / "hi" / f for f in
             ("literature-classical-ltrc.txt", "tatoeba-test.txt", "tico19-test.txt", "wmt14-newstest2014.txt")]
 
 
+def skip(reason: str) -> NoReturn:
+    """End the benchmark as skipped: one line ``skipped: REASON`` on stderr, exit status 0 (run_all.py
+    copies the line into its report)."""
+    print(f"skipped: {reason}", file=sys.stderr, flush=True)
+    raise SystemExit(0)
+
+
+def _present(path: Path) -> bool:
+    if any(c in path.name for c in "*?["):  # a pattern: one match at least
+        return any(path.parent.glob(path.name))
+    return path.exists()
+
+
+def require(*paths: Path | str) -> None:
+    """Skip the benchmark (see :func:`skip`) unless every path exists; a path whose last part is a
+    pattern (``si/news-*.txt``) needs one match at least. Call it before writing anything."""
+    absent = [str(p) for p in paths if not _present(Path(p))]
+    if absent:
+        skip(f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} absent (the shared data folder: "
+             f"$WWHO_SHARED_DATA, else ../shared/data beside the repository)")
+
+
 def o200k():
-    """tiktoken's o200k_base, offline from the shared ranks file when present."""
+    """tiktoken's o200k_base, offline from the shared ranks file (the benchmark is skipped without it:
+    nothing is downloaded)."""
     from wwho.bytelevel.tiktoken_loader import get_encoding
 
-    return get_encoding("o200k_base", tiktoken_file=O200K_FILE if O200K_FILE.is_file() else None)
+    require(O200K_FILE)
+    return get_encoding("o200k_base", tiktoken_file=O200K_FILE)
 
 
 def measure(code: str, *, interval: float = 0.02, cpu: bool = False):

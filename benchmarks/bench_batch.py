@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k
+from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
 
 HELD_OUT = ["wikipedia-floresv1.txt", "ntrex128-newstest2019.txt", "flores200-devtest.txt"]
 MB = 1e6
@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20,000 lines per batch")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
+    require(CORPORA / "en" / "*.txt", *(CORPORA / "si" / f for f in [*HELD_OUT, "news-bbcsinhala.txt"]),
+            *([O200K_FILE] if {"bytelevel", "tiktoken"} & set(kinds) else []))
     data = batches(args.quick)
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start")
     print(f"encode_batch, best of {args.repeat}, 1 vs 2 threads (CPU/wall = cores obtained):")

@@ -43,12 +43,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads would
 
 import tiktoken
 import tokenizers
+from _measure import DATA, O200K_FILE, require  # $WWHO_SHARED_DATA, else ../shared/data beside the repository
 
 from wwho.bytelevel import ByteBPE
 
-# $WWHO_SHARED_DATA, else ../shared/data beside the repository
-DATA = Path(os.environ.get("WWHO_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-O200K = DATA / "tiktoken" / "o200k_base.tiktoken"
+O200K = O200K_FILE
 LLAMA = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 O200K_CACHE_KEY = "fb374d419588a4632f3f557e76b4b70aebbca790"  # sha1 of the blob URL, tiktoken's cache name
 MB = 1_000_000
@@ -317,9 +316,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="speed: only o200k_base against tiktoken (no construction, GGUF, bad cases, batches)")
     parser.add_argument("--vocab-size", type=int, default=32_000, help="for --train (default 32000)")
     args = parser.parse_args(argv)
-    if not O200K.exists():
-        print(f"{O200K} is missing", file=sys.stderr)
-        return 2
+    corpora = DATA / "corpora"
+    require(O200K,
+            *([] if args.no_speed else [corpora / "en" / "*.txt", corpora / "si" / "*.txt"]),
+            *([corpora / "en" / "news-lk_news.txt", corpora / "si" / "news-*.txt"] if args.train else []))
 
     ref = tiktoken_o200k()
     if not args.no_exactness:

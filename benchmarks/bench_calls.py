@@ -14,13 +14,14 @@ Results and outputs are checked equal first. Not a test: figures go to docs/benc
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _measure import O200K_FILE, ROOT, machine
+from _measure import O200K_FILE, ROOT, machine, require
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads would spin beside us
 
@@ -129,10 +130,10 @@ def rows_sgpe_meta(work: Path) -> list[tuple[str, dict[str, object]]]:
     return rows
 
 
-def main() -> int:
-    if not O200K_FILE.is_file():
-        print(f"skipped: {O200K_FILE} is absent")
-        return 0
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.parse_args(argv)
+    require(O200K_FILE)
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     print("ns per call, best of 5 loops (warm); x: the peer's time over ours (above 1: we are faster)\n")
     print("entry point | wwho | tiktoken | HF tokenizers")

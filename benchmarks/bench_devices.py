@@ -42,10 +42,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("WWHO_SHARED_DATA") or ROOT.parent / "shared" / "data")
-CORPORA = DATA / "corpora"
-O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
+from _measure import CORPORA, DATA, O200K_FILE, ROOT, require
+
 LLAMA_GGUF = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 CACHE = ROOT / ".cache" / "bench_devices"
 SGPE_DIR = CACHE / "sgpe-si-32k"
@@ -195,6 +193,9 @@ def work_evaluate(off: set[str]) -> dict[str, float]:
 
 
 WORKERS = {"encode": work_encode, "train": work_train, "train_full": work_train_full, "evaluate": work_evaluate}
+#: worker -> the shared data it reads
+NEEDS = {"encode": [EN_FILE, SI_FILE, O200K_FILE, LLAMA_GGUF], "train": TRAIN_FILES,
+         "train_full": [CORPORA / "si" / "news-*.txt"], "evaluate": [O200K_FILE, EVAL_FILE]}
 
 
 def run(worker: str, off: str) -> dict:
@@ -253,10 +254,13 @@ def main() -> None:
     ap.add_argument("--summary", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
     if args.worker:
+        require(*NEEDS[args.worker])
         off = {x for x in os.environ.get("WWHO_AB_OFF", "").split(",") if x}
         print(json.dumps(WORKERS[args.worker](off)))
         return
     if not args.summary:
+        workers = {w for device in args.devices for w in DEVICES[device]}
+        require(*dict.fromkeys([*TRAIN_FILES, *(p for w in sorted(workers) for p in NEEDS[w])]))  # setup(): TRAIN_FILES
         setup()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         for rnd in range(args.first_round, args.first_round + args.rounds):

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, ROOT, machine, o200k
+from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
 
 HELD_OUT = ["wikipedia-floresv1.txt", "ntrex128-newstest2019.txt", "flores200-devtest.txt"]
 
@@ -65,6 +65,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--adversarial-mb", type=float, default=1.0)
     args = ap.parse_args()
+    # o200k_base offline; the held-out text unless files are given; the news if the vocabulary is to be trained
+    require(O200K_FILE, *([] if args.files else [CORPORA / "si" / f for f in HELD_OUT]),
+            *([] if (args.vocab / "vocab.json").exists() else [CORPORA / "si" / "news-*.txt"]))
     files = args.files or [CORPORA / "si" / f for f in HELD_OUT]
     files = [f for f in files if f.exists()]
     if not files:

@@ -19,7 +19,7 @@ both make the same merges; ``--profile`` shows the top functions of that Python 
 comparison with HF tokenizers and SentencePiece is ``bench_train.py``.
 
     .venv/bin/python benchmarks/bench_engine.py [--all-news] [--bytes] [--merges N] [--repeat N] [--profile]
-    .venv/bin/python benchmarks/bench_engine.py --bytes ../shared/data/corpora/*/*.txt   # 132 MB, 55 files
+    .venv/bin/python benchmarks/bench_engine.py --bytes "${WWHO_SHARED_DATA:-../shared/data}"/corpora/*/*.txt   # 132 MB, 55 files
 """
 
 from __future__ import annotations
@@ -36,11 +36,13 @@ from pathlib import Path
 import regex
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the Python reference engine
+from _measure import CORPORA, require  # noqa: E402
+
 import wwho  # noqa: E402
 from wwho.bpe import UNK, MergeEngine  # noqa: E402
 from wwho.words import segment_into_words  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "si"
+DATA = CORPORA / "si"
 GPT2 = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
 
 
@@ -93,6 +95,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="the reference engine's loop under cProfile")
     args = parser.parse_args()
 
+    if not args.files:  # the shared data's
+        require(DATA / ("news-*.txt" if args.all_news else "news-bbcsinhala.txt"))
     files = args.files or (sorted(DATA.glob("news-*.txt")) if args.all_news else [DATA / "news-bbcsinhala.txt"])
     if not all(f.exists() for f in files):
         raise SystemExit(f"corpus not found: {[str(f) for f in files if not f.exists()]}")

@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, machine
+from _measure import CORPORA, DATA, O200K_FILE, machine, require
 
 GGUF = DATA / "gguf-vocab"
 BASES = {
@@ -175,6 +175,11 @@ def main() -> None:
     )
     ap.add_argument("--quick", action="store_true", help="2 MB of training text per script, no full check")
     args = ap.parse_args()
+    training = {"sinhala": [CORPORA / "si" / "news-*.txt"], "devanagari": [CORPORA / "hi" / "*.txt"]}
+    require(O200K_FILE,  # tiktoken offline (o200k_base, and the meta vocabulary's)
+            *(p for script in args.scripts for p in training[script]),
+            *(CORPORA / lang / "flores200-devtest.txt" for lang in ("en", "si", "hi")),
+            *(BASES[b] for b in args.bases if isinstance(BASES[b], Path)))
     import os
 
     os.environ.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))

@@ -75,7 +75,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, measure
+from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, measure, require
 from bench_languages import FLORES, collapse_whitespace, training_files
 
 from wwho import balance
@@ -581,8 +581,7 @@ def main() -> None:
         help="measure on FLORES with runs of whitespace collapsed to one space (SentencePiece removes them)",
     )
     args = ap.parse_args()
-    if not CORPORA.is_dir():
-        sys.exit(f"no shared corpora at {CORPORA}: set WWHO_SHARED_DATA")
+    require(CORPORA)
     print(f"machine: {machine()}; load average at the start {os.getloadavg()[0]:.1f}")
     mixture, info = build_mixture(args.alpha, args.total_mb, args.seed, args.word_tilt)
     print_mixture(mixture, info)

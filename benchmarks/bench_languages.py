@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from _measure import CORPORA, ROOT, machine, measure
+from _measure import CORPORA, ROOT, machine, measure, require
 
 CACHE = ROOT / ".cache" / "bench_languages"
 SCRIPTS = {
@@ -535,9 +535,8 @@ def main() -> None:
         options, _, pairing = rest.partition("@")
         SGPE_KINDS[name] = (pairing or "word-bounded", json.loads(options))
         LABELS[name] = name
+    require(CORPORA)
     print(f"machine: {machine()}")
-    if not CORPORA.is_dir():
-        sys.exit(f"no shared corpora at {CORPORA}: set WWHO_SHARED_DATA")
     langs = [lang for lang in args.langs if args.split != "domain" or lang in DOMAIN]
     if args.sweep:
         sweep(args.langs if args.langs != list(SCRIPTS) else ["si", "hi"], args.plot)

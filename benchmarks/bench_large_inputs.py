@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, machine, measure
+from _measure import CORPORA, DATA, O200K_FILE, machine, measure, require
 
 # The first-call jobs import numpy: its BLAS threads would spin beside the thread being timed.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -251,15 +251,10 @@ def main() -> int:
     parser.add_argument("--classes", action="store_true", help="the bad input classes against English (see above)")
     args = parser.parse_args()
     if args.classes:
-        if not (CORPORA.exists() and O200K_FILE.exists()):
-            print("skipped: the shared data is absent")
-            return 0
+        require(CORPORA / "en" / "news-lk_news.txt", O200K_FILE)
         classes()
         return 0
-    for path in (CORPORA, O200K_FILE, GGUF):
-        if not path.exists():
-            print(f"skipped: {path} is absent")
-            return 0
+    require(CORPORA / "si" / "news-bbcsinhala.txt", CORPORA / "en" / "news-lk_news.txt", O200K_FILE, GGUF)
     from wwho.bytelevel import ByteBPE
     from wwho.sgpe import SGPETokenizer
 

@@ -56,7 +56,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import CORPORA, ROOT, machine
+from _measure import CORPORA, ROOT, machine, require
 
 CACHE = ROOT / ".cache" / "bench_lm"
 #: SGPE variants of docs/language-model.md, trained here (``sgpe`` and ``sgpe-words`` come from bench_languages)
@@ -786,6 +786,7 @@ def main() -> None:
         variants[name] = json.loads(options)
     args.kinds = args.kinds or [*DEFAULT_KINDS, *(v for v in variants if v not in VARIANTS), *PEERS]
     sys.path.insert(0, str(Path(__file__).parent))
+    require(*(CORPORA / lang / "flores200-devtest.txt" for lang in args.langs))  # and the training text beside it
     print(f"machine: {machine()}")
     for lang in args.langs:
         run_language(lang, args, variants)

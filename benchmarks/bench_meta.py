@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k
+from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
 
 CACHE = ROOT / ".cache" / "bench_meta"
 SI_TRAIN = ["news-ada.txt", "news-adaderana.txt", "news-lankadeepa.txt"]
@@ -145,6 +145,8 @@ def vs_bytebpe(n_lines: int, directory: Path | None) -> None:
     from wwho.bytelevel import ByteBPE
     from wwho.meta import MetaTokenizer
 
+    require(O200K_FILE, CORPORA / "en" / "news-lk_news.txt", CORPORA / "si" / "news-bbcsinhala.txt",
+            *([] if directory else [CORPORA / "si" / "news-ada.txt"]))  # small_meta()'s training text
     print(f"machine: {machine()}")
     directory = directory or small_meta()
     t = time.perf_counter()
@@ -191,6 +193,12 @@ def main() -> None:
         return
     from wwho.meta import MetaTokenizer
 
+    # o200k_base offline, the training text (training_text()) and the held-out and warm-up sets below
+    require(O200K_FILE, CORPORA / "si-en" / "news-codeswitched-lines.txt", *(CORPORA / "si" / f for f in SI_TRAIN),
+            CORPORA / "hi" / "*.txt", CORPORA / "hi-en" / "hasoc2019-tweets-not-offensive.txt",
+            CORPORA / "si" / "news-bbcsinhala.txt", CORPORA / "si" / "flores200-devtest.txt",
+            CORPORA / "hi" / HI_HELD_OUT, CORPORA / "si" / "news-lankadeepa.txt",
+            CORPORA / "hi" / "wmt14-newstest2014.txt")
     print(f"machine: {machine()}")
     enc = o200k()
     corpus = training_text()

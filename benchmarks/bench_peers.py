@@ -87,7 +87,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads would spin beside us
 
 import numpy as np
-from _measure import CORPORA, O200K_FILE, ROOT, machine
+from _measure import CORPORA, O200K_FILE, ROOT, machine, require
 
 CACHE = ROOT / ".cache" / "bench_peers"
 HF_JSON = CACHE / "o200k_base.tokenizer.json"
@@ -702,8 +702,9 @@ def main() -> None:
     ap.add_argument("--lang", help=argparse.SUPPRESS)
     ap.add_argument("--round", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if not O200K_FILE.is_file():
-        sys.exit(f"{O200K_FILE} is absent: the benchmark loads o200k_base from the shared data")
+    # o200k_base from the shared data, and the text of the languages run (the precheck has its own)
+    langs = [] if args.precheck else [args.lang] if args.worker and args.lang else args.langs
+    require(O200K_FILE, *(CORPUS[lang] for lang in langs))
     if args.precheck:
         precheck()
     elif args.worker:

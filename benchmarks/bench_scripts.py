@@ -28,7 +28,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import regex
-from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine
+from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, require
 
 from wwho import Syllabifier
 from wwho.evaluate import Metrics, evaluate, load_spec, read_lines
@@ -182,8 +182,7 @@ def main() -> None:
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "scripts.png")
     args = ap.parse_args()
-    if not CORPORA.is_dir():
-        sys.exit(f"{CORPORA} is absent: this benchmark needs the shared data folder")
+    require(CORPORA)
     if O200K_FILE.is_file():
         os.environ.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
     print(f"machine: {machine()} (shared with other work: timings are indicative)")

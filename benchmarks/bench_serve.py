@@ -36,10 +36,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from _measure import CORPORA, O200K_FILE, ROOT, machine
+from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, require
 
 CACHE = ROOT / ".cache" / "bench_serve"
-LLAMA3 = ROOT.parent / "shared" / "data" / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 TEXTS = {"Sinhala news": CORPORA / "si" / "news-bbcsinhala.txt", "Hindi": CORPORA / "hi" / "tico19-test.txt",
          "Sinhala-English news": next(iter(sorted((CORPORA / "si-en").glob("*.txt"))), None)}
 
@@ -102,8 +102,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--chromium")
     args = ap.parse_args()
-    if not (O200K_FILE.is_file() and LLAMA3.is_file()):
-        raise SystemExit(f"needs {O200K_FILE} and {LLAMA3}")
+    require(O200K_FILE, LLAMA3)
     from wwho.evaluate import load_spec
 
     os.environ["WWHO_TIKTOKEN_FILE"] = str(O200K_FILE)

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the spec-000 transcription lives with the tests
 import spec000_reference  # noqa: E402
 from _measure import CORPORA as DATA  # noqa: E402  ($WWHO_SHARED_DATA, else ../shared/data)
+from _measure import require  # noqa: E402
 from reference.syllables import tokenize_table  # noqa: E402
 
 import wwho  # noqa: E402
@@ -50,9 +51,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--spec-mb", type=float, default=10.0, help="MB of text for the slow spec loop (default 10)")
     args = ap.parse_args()
+    if not args.files:  # the shared data's (or pass files)
+        require(DATA / "si" / "news-*.txt")
     files = args.files or sorted((DATA / "si").glob("news-*.txt"))
-    if not files:
-        sys.exit(f"no input: pass files, or provide {DATA}/si/news-*.txt")
     text = "".join(p.read_text(encoding="utf-8") for p in files)
     mb = len(text.encode()) / 1e6
     syl = Syllabifier.for_script(args.script)

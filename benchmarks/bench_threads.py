@@ -34,7 +34,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads would spin beside us
 
 import numpy as np
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k
+from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
 
 MB = 1e6
 NEWS = sorted((CORPORA / "si").glob("news-*.txt"))
@@ -139,6 +139,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--vocab", type=Path, default=ROOT / ".cache" / "bench_languages" / "si-sgpe-32000")
     args = ap.parse_args()
+    require(O200K_FILE, *([CORPORA / "si" / "news-*.txt"] if args.text == NEWS else []))  # the shared data's
     if not args.text or not all(p.is_file() for p in args.text):
         sys.exit(f"no text to encode (the Sinhala news under {CORPORA / 'si'}, or --text FILE)")
     if not (args.vocab / "vocab.json").is_file():

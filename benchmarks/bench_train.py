@@ -3,7 +3,8 @@ on the same text, one run.
 
     python benchmarks/bench_train.py [--vocab-size 32000] [--script sinhala] [--eval FILE] [--tag NAME] [FILES...]
 
-Default input: the 84.6 MB Sinhala news (../shared/data/corpora/si/news-*.txt), evaluated on
+Default input: the 84.6 MB Sinhala news (corpora/si/news-*.txt of the shared data folder: $WWHO_SHARED_DATA,
+else ../shared/data), evaluated on
 si/flores200-devtest.txt. ``--script devanagari --tag hi`` with Hindi files benchmarks Hindi. Each trainer
 runs in its own process; wall time, CPU time (user + system, all processes) and peak RSS (all
 processes of the job) are reported,
@@ -16,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from _measure import CORPORA, ROOT, machine, measure
+from _measure import CORPORA, ROOT, machine, measure, require
 
 CACHE = ROOT / ".cache" / "bench_train"
 
@@ -59,9 +59,9 @@ def main() -> None:
                     help="held-out corpus for tokens per word (default si/flores200-devtest.txt)")
     ap.add_argument("--tag", default="si", help="cache name prefix (default si)")
     args = ap.parse_args()
+    if not args.files:  # the shared data's (or pass files)
+        require(CORPORA / "si" / "news-*.txt")
     files = args.files or sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
-    if not files:
-        sys.exit("no input: pass files or provide ../shared/data/corpora/si/news-*.txt")
     size = sum(Path(f).stat().st_size for f in files) / 1e6
     CACHE.mkdir(parents=True, exist_ok=True)
     print(f"machine: {machine()}")

@@ -20,21 +20,21 @@ import statistics
 import sys
 import time
 
-from bench_peers import O200K_FILE, fast_flat, fresh, round_lines
+from _measure import require
+from bench_peers import CORPUS, O200K_FILE, fast_flat, fresh, round_lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
+    require(O200K_FILE, CORPUS["en"])  # the shared data's o200k_base ranks and English news
     try:
         import fastokens
     except ImportError:
         sys.exit("fastokens is not installed: pip install fastokens")
     import wwho
 
-    if not O200K_FILE.exists():
-        sys.exit(f"{O200K_FILE} is absent (the shared data's o200k_base ranks)")
     lines = round_lines("en", 4.0, 3, 0)
     mb = sum(len(line.encode("utf-8")) for line in lines) / 1e6
     ours = wwho.ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)

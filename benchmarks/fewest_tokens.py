@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _measure import require  # noqa: E402
 from bench_languages import CACHE, CORPORA, FLORES, SCRIPTS  # noqa: E402
 
 
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", default="sgpe-words-prefix",
                         help="the bench_languages model (default: word-bounded SGPE with the dummy prefix)")
     args = parser.parse_args(argv)
+    require(*(CORPORA / lang / FLORES for lang in args.langs if lang != "or"))  # the held-out text measured
     print("lang | model | SGPE tokens/word | fewest-tokens path | difference")
     print("---|---|---:|---:|---:")
     for lang in args.langs:
