@@ -244,6 +244,35 @@ def test_ctrl_c_while_the_first_module_imports_its_own():
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "wwho: interrupted\n")
 
 
+SITECUSTOMIZE_EXEC_INTERRUPT = """
+import sys
+class Interrupting:  # Ctrl-C inside code run by exec of a string, once main handles interrupts
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "wwho.loading":
+            sys.meta_path.remove(Interrupting)
+            import wwho.progress  # (what reporting imports, made first: its own exec calls come before)
+            exec("import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10**8): pass")
+        return None
+sys.meta_path.insert(0, Interrupting)
+"""
+
+
+def test_ctrl_c_inside_exec_of_a_string_under_python_m_wwho_exits_130(tmp_path):
+    """CPython marks a KeyboardInterrupt raised in exec'd code as unhandled although it was caught,
+    and ``python -m`` then killed the process by SIGINT after the line (4-6 of 100 Ctrl-Cs during
+    start-up, found by an audit)."""
+    from wwho.bytelevel import ByteBPE
+
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE_EXEC_INTERRUPT)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    proc = subprocess.run([sys.executable, "-m", "wwho", "inspect", str(tmp_path / "bytes")], env=env,
+                          capture_output=True, text=True, timeout=60, preexec_fn=deliver_signals)
+    assert (proc.returncode, proc.stderr) == (130, "wwho: interrupted\n")
+
+
 # --- every verb that can run long, mid-work --------------------------------------------------------
 
 
