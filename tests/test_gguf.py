@@ -779,3 +779,15 @@ def test_a_header_of_millions_of_metadata_entries_is_refused_before_reading_them
     path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, MAX_METADATA_ENTRIES + 1) + entry * 4)
     with pytest.raises(GGUFError, match=f"many.gguf: the header says {MAX_METADATA_ENTRIES + 1:,} metadata entries"):
         read_metadata(path)
+
+
+def test_an_array_of_more_strings_than_a_vocabulary_holds_is_refused_before_it_is_read(tmp_path):
+    # 20 million empty tokens (a 160 MB file) took 2.7 GB before an error (found by an audit)
+    from wwho.sizes import MAX_VOCAB_SIZE
+
+    key = b"tokenizer.ggml.tokens"
+    path = tmp_path / "huge.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+                     + struct.pack("<IIQ", 9, 8, MAX_VOCAB_SIZE + 1) + struct.pack("<Q", 0) * 64)
+    with pytest.raises(GGUFError, match=f"an array of {MAX_VOCAB_SIZE + 1:,} strings, more than"):
+        read_metadata(path)

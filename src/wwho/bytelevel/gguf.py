@@ -41,6 +41,7 @@ from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode
 from wwho.bytelevel.validate import check_model, merge_problem
 from wwho.errors import VocabError, brief
 from wwho.fileio import open_regular
+from wwho.sizes import MAX_VOCAB_SIZE
 
 _T = gguf.GGUFValueType
 _SCALARS = {
@@ -197,6 +198,9 @@ class _Reader:
         if kind == _T.ARRAY:
             item, count = self.unpack("I"), self.unpack("Q")
             if item == _T.STRING:
+                if count > MAX_VOCAB_SIZE:  # (tokens or merges: 20M empty strings took 2.7 GB to refuse)
+                    raise self.fail(f"an array of {count:,} strings, more than the {MAX_VOCAB_SIZE:,} tokens "
+                                    "a vocabulary has at most")
                 return self.string_array(count, raw=raw)
             if item in _SCALARS:
                 dtype = np.dtype(self.endian + _SCALARS[item])
