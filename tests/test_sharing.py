@@ -345,3 +345,53 @@ def test_a_fork_does_not_wait_for_ever_on_the_import_lock():
     """)
     done = run_child(source, timeout=60)
     assert done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-3000:])
+
+
+#: A child interpreter whose import of a wwho module (one a constructor imports on first use) is held
+#: for a while on another thread: in ``find_spec`` (its import lock taken, nothing run) or in
+#: ``exec_module`` (the module half made); the main thread forks meanwhile.
+SLOW_WWHO_IMPORT = """
+import importlib.util, os, signal, sys, threading, time
+import wwho
+phase, parent, started = {phase!r}, os.getpid(), threading.Event()
+class _Slow:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "wwho.bytelevel.gguf" or os.getpid() != parent:
+            return None
+        if phase == "find":
+            started.set()
+            time.sleep(1.0)
+            return None
+        sys.meta_path.remove(_Slow)
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            started.set()
+            time.sleep(1.0)
+            run(module)
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, _Slow)
+first = threading.Thread(target=lambda: __import__("wwho.bytelevel.gguf"))
+first.start()
+started.wait()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(20)
+    from wwho.bytelevel.gguf import load_gguf
+    os._exit(0 if callable(load_gguf) else 3)
+_, status = os.waitpid(pid, 0)
+first.join()
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.parametrize("phase", ["find", "exec"])
+def test_fork_while_another_thread_imports_a_module_of_wwho(phase):
+    """A constructor imports its module on first use (``ByteBPE.from_gguf``: wwho.bytelevel.gguf, and
+    gguf and numpy with it). A child forked while another thread was in that import waited for ever
+    on the module's import lock, which the fork had copied held (every kind, 1 to 6 children of 8 in
+    an audit). The child now forgets imports under way and makes the module afresh (wwho.imports)."""
+    done = run_child(SLOW_WWHO_IMPORT.format(phase=phase), timeout=90)
+    assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])

@@ -10,9 +10,16 @@ none half done. The wait is bounded (:data:`FORK_WAIT`): an import that needs so
 thread holds (another library's before-fork hook may take a lock of its own, as ``logging``'s does)
 must not stop the fork for ever; past the bound the fork goes on, as it did without this module.
 
-What this module does not do: guard other imports, wwho's own lazy ones included (a lock held across
-any import could meet such a hook; a program's imports in a thread while another thread forks have the
-hazard CPython documents for fork with threads).
+wwho's own modules are imported on first use too (``wwho.ByteBPE``, a constructor's ``from
+wwho.bytelevel.gguf import ...``), and with them the libraries they need (``gguf``, ``tokenizers``,
+``regex`` ...): a child forked while another thread was importing one waited for ever at its own
+first use of it, every kind of tokenizer alike (found by an audit). Those are not imported under the
+lock (two threads importing two modules would then take a module's lock and this one in opposite
+orders, and could deadlock): instead the child forgets every import another thread had under way
+(:func:`_forget_imports_of_other_threads`), so that its own first use imports the module afresh.
+
+What this module does not do: make a module that another thread had half run usable in the child
+(its code stopped with that thread; the child runs it again from the start).
 """
 
 from __future__ import annotations
@@ -44,6 +51,31 @@ def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.RLock()  # the forking thread's hold is the child's own: a fresh lock is simpler
     _fork.held = False
+    _forget_imports_of_other_threads()
+
+
+def _forget_imports_of_other_threads() -> None:
+    """In a child made by ``fork``: drop the import locks that a thread of the parent (which the
+    child does not have) held, with the module it had begun to run, so that the child imports such
+    a module afresh instead of waiting for that thread for ever. importlib keeps its per-module
+    locks in ``_bootstrap._module_locks`` (a lock records the thread holding it); where an
+    interpreter keeps them otherwise, nothing is done."""
+    try:
+        from importlib import _bootstrap
+
+        locks = _bootstrap._module_locks
+    except (ImportError, AttributeError):
+        return
+    me = threading.get_ident()  # the forking thread, the child's only one
+    for name, ref in list(locks.items()):
+        lock = ref() if callable(ref) else None
+        owner = getattr(lock, "owner", None)
+        if owner is None or owner == me or not getattr(lock, "count", 0):
+            continue
+        locks.pop(name, None)
+        module = sys.modules.get(name)
+        if module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False):
+            del sys.modules[name]  # half run: its code stopped with the thread
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,

@@ -206,7 +206,9 @@ class HFTokenizer:
 
     def encode_to_numpy(self, text: str):
         """:meth:`encode` as a ``numpy.uint32`` array, as every kind gives it."""
-        import numpy as np
+        from wwho.imports import import_module
+
+        np = import_module("numpy")  # (under the lock a fork waits for: wwho.imports)
 
         return np.asarray(self.encode(text), dtype=np.uint32)
 

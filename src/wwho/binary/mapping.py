@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 from wwho.errors import TokenizerError, WrongTypeError
 from wwho.ids import batch as as_batch
 from wwho.ids import token_ids
+from wwho.imports import import_module
 from wwho.threads import rayon_threads, thread_count
 
 #: Data longer than this is encoded in pieces (see :func:`encode_bytes`).
@@ -172,7 +173,7 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
             return None
         for x, y in zip(raw, raw[1:]):
             inside[x << 8 | y] = 1
-    import numpy as np
+    np = import_module("numpy")  # (under the lock a fork waits for: wwho.imports)
 
     codes = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
     free = np.flatnonzero(np.frombuffer(bytes(inside), dtype=np.uint8)[(codes[:-1] << 8) | codes[1:]] == 0) + 1

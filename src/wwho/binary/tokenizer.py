@@ -27,6 +27,7 @@ from wwho.ids import batch as as_batch
 from wwho.ids import each_decoded, id_batch, prepare_arrays
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
+from wwho.imports import import_module
 
 
 class BinaryTokenizer:
@@ -108,7 +109,7 @@ class BinaryTokenizer:
 
     def encode_to_numpy(self, data: bytes, *, add_special_tokens: bool = False):
         """:meth:`encode` as a ``numpy.uint32`` array."""
-        import numpy as np
+        np = import_module("numpy")  # (under the lock a fork waits for: wwho.imports)
 
         return np.asarray(self.encode(data, add_special_tokens=add_special_tokens), dtype=np.uint32)
 

@@ -32,16 +32,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gguf
-import numpy as np
+from wwho.imports import import_module
 
-from wwho import _core
-from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
-from wwho.bytelevel.validate import check_model, merge_problem
-from wwho.errors import VocabError, brief
-from wwho.fileio import open_regular
-from wwho.sizes import MAX_VOCAB_SIZE
+# numpy before gguf (which imports it), under the lock a fork waits for: a child forked while another
+# thread imported numpy could not import it again (wwho.imports)
+np = import_module("numpy")
+
+# isort: split
+import gguf  # noqa: E402
+
+from wwho import _core  # noqa: E402
+from wwho.bytelevel.model import ByteLevelModel  # noqa: E402
+from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes  # noqa: E402
+from wwho.bytelevel.validate import check_model, merge_problem  # noqa: E402
+from wwho.errors import VocabError, brief  # noqa: E402
+from wwho.fileio import open_regular  # noqa: E402
+from wwho.sizes import MAX_VOCAB_SIZE  # noqa: E402
 
 _T = gguf.GGUFValueType
 _SCALARS = {
