@@ -7,7 +7,7 @@
 //! alternation sorted longest first. Matchers for a given set are built on first use and kept
 //! (at most [`MAX_MATCHERS`] sets; the map is emptied when full).
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
 
@@ -57,6 +57,10 @@ impl std::ops::Deref for MatcherRef<'_> {
         }
     }
 }
+
+/// Special or added token texts longer than this (in bytes) are matched by an NFA (see
+/// [`Specials::build`]).
+const MAX_DFA_PATTERN: usize = 256;
 
 /// (indices of the tokens, whether added tokens are in) -> matcher.
 type MatcherMap = FxHashMap<(Vec<usize>, bool), Arc<Matcher>>;
@@ -110,8 +114,14 @@ impl Specials {
             return Ok(None);
         }
         let patterns: Vec<&str> = index.iter().map(|&i| self.texts[i].as_str()).collect();
+        // The automaton the crate picks for a few patterns is a DFA, whose construction took
+        // time quadratic in a long repetitive pattern (a special token of 100,000 `a`s: over a
+        // minute) and about a kilobyte per byte of a long random one. No real special token is
+        // long; where one is, the matcher is an NFA, built in linear time and space.
+        let long = patterns.iter().any(|p| p.len() > MAX_DFA_PATTERN);
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
+            .kind(long.then_some(AhoCorasickKind::ContiguousNFA))
             .build(&patterns)
             .map_err(|e| Error::Vocab(format!("cannot build the special-token matcher: {e}")))?;
         Ok(Some(Arc::new(Matcher { ac, index })))
@@ -227,6 +237,30 @@ mod tests {
         assert_eq!(
             s.resolve(&["nope"]),
             Err(Error::UnknownSpecial(vec!["nope".to_string()]))
+        );
+    }
+
+    /// Past [`MAX_DFA_PATTERN`] bytes the matcher is an NFA, with the same leftmost-longest
+    /// matches; a token of 200,000 repeated bytes is built at once (the DFA took minutes).
+    #[test]
+    fn long_tokens_match_as_short_ones_do() {
+        let long = "a".repeat(MAX_DFA_PATTERN + 1);
+        let longer = format!("{long}b");
+        let s = Specials::new(&[(long.as_str(), 10), (longer.as_str(), 11)], &[("a", 12)]).unwrap();
+        let all = s.matcher(&SpecialSet::All, true).unwrap().unwrap();
+        let text = format!("x{longer}{long}aa");
+        let found: Vec<_> = all.find_iter(&text).collect();
+        let (a, b) = (1 + longer.len(), 1 + longer.len() + long.len());
+        assert_eq!(
+            found,
+            vec![(1, 1, a), (0, a, b), (2, b, b + 1), (2, b + 1, b + 2)]
+        );
+        let huge = "a".repeat(200_000);
+        let s = Specials::new(&[(huge.as_str(), 1)], &[]).unwrap();
+        let all = s.matcher(&SpecialSet::All, false).unwrap().unwrap();
+        assert_eq!(
+            all.find_iter(&huge).collect::<Vec<_>>(),
+            vec![(0, 0, 200_000)]
         );
     }
 }
