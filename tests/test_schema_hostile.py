@@ -266,3 +266,10 @@ def test_a_long_value_is_named_cut_short(tmp_path, edit):
     with pytest.raises(SchemaError) as err:
         load_schema(write(tmp_path, {**TOY, **edit}))
     assert len(str(err.value)) < 400, len(str(err.value))
+
+
+@pytest.mark.parametrize("member", ["94D", "add", "0x94D", "u+094D"])
+def test_a_code_point_is_written_with_its_prefix(tmp_path, member):
+    """Found by an audit: the prefix was optional, so a member "add" was U+0ADD, a Gujarati letter."""
+    with pytest.raises(SchemaError, match=r"expected a code point like 'U\+0D9A'"):
+        load_schema(write(tmp_path, with_edit("char_classes", {"H": [member]})))

@@ -34,7 +34,7 @@ _LABEL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
 _SPACES = frozenset(map(ord, " \t\n\r"))
 _SURROGATES = (0xD800, 0xDFFF)
 _PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
-_CODEPOINT = re.compile(r"(?:U\+)?([0-9A-Fa-f]{1,6})\Z")
+_CODEPOINT = re.compile(r"U\+([0-9A-Fa-f]{1,6})\Z")
 #: The core's limits (rust/src/errors.rs): class indices are bytes (0 is ``O``, 255 unused), state
 #: indices 14 bits beside two flag bits (rust/src/schema.rs). Checked here so that the error names
 #: the key and ``wwho schema check`` never calls a schema valid that no engine can run.
