@@ -133,7 +133,8 @@ def test_cli(tmp_path, capsys):
                       "--workers", "1"])
     assert code == 0
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
-        "bytelevel.json", "merges.txt", "ranks.tiktoken", "tokenizer.json", "wwho-manifest.json"}
+        "bytelevel.json", "merges.txt", "ranks.tiktoken", "special_tokens_map.json", "tokenizer.json",
+        "tokenizer_config.json", "wwho-manifest.json"}
     tok = ByteBPE.load(tmp_path / "out")
     assert 257 < tok.vocab_size <= 300 and tok.pretokenizer.name == "o200k"  # a tiny corpus runs out of pairs
     assert "wrote" in capsys.readouterr().err

@@ -75,9 +75,15 @@ def test_export_hf_without_json_suffix_writes_a_directory(tmp_path):
     text = "hello world, again"
     assert hf.encode(text).ids == [tok.bos_id, *tok.encode(text)]  # BOS added, as the GGUF says
     assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text)
-    # the one-file form is unchanged
+    # the one file and save(hf=True) add BOS too (they had no post-processor, so the same call gave
+    # [9906] there and [128000, 9906] from the directory, found by an audit)
     single = tok.export_hf(tmp_path / "t.json")
-    assert single.is_file() and json.loads(single.read_text(encoding="utf-8"))["post_processor"] is None
+    assert tokenizers.Tokenizer.from_file(str(single)).encode(text).ids == [tok.bos_id, *tok.encode(text)]
+    saved = tok.save(tmp_path / "saved", hf=True)
+    assert tokenizers.Tokenizer.from_file(str(saved / "tokenizer.json")).encode(text).ids == [tok.bos_id,
+                                                                                              *tok.encode(text)]
+    saved_config = json.loads((saved / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert saved_config["bos_token"] == "<|begin_of_text|>"
     # and wwho loads the directory back
     back = run_wwho("encode", "--tokenizer", out, text)
     assert back.returncode == 0 and list(map(int, back.stdout.split())) == tok.encode(text)

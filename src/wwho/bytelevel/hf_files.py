@@ -67,7 +67,6 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
     ``add_bos``), ``tokenizer_config.json`` (``PreTrainedTokenizerFast``, the BOS/EOS roles,
     ``add_bos_token``/``add_eos_token``) and ``special_tokens_map.json``."""
     data = hf_json(tok)
-    data["post_processor"] = hf_post_processor(tok)
     roles = model_roles(tok)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
@@ -166,7 +165,8 @@ def hf_json(tok: ByteLevelModel) -> dict:
         "added_tokens": sorted(added, key=lambda t: t["id"]),
         "normalizer": None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps},
-        "post_processor": None,
+        # BOS/EOS where the model adds them: the one file and a directory encode alike
+        "post_processor": hf_post_processor(tok),
         "decoder": dict(byte_level),
         "model": {
             "type": "BPE",

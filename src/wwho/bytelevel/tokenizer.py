@@ -606,14 +606,13 @@ class ByteBPE(TiktokenNames):
         return cls.from_model(model, cache_bytes=cache_bytes)
 
     def save(self, directory: str | Path, *, hf: bool = False) -> Path:
-        """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; + ``tokenizer.json``
-        with ``hf=True``) into ``directory``, all or nothing (:func:`wwho.savedir.save_files`)."""
+        """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; with ``hf=True`` also
+        :meth:`export_hf`'s directory files, so that ``AutoTokenizer`` reads it) into ``directory``,
+        all or nothing (:func:`wwho.savedir.save_files`)."""
         from wwho.bytelevel.files import save
-        from wwho.bytelevel.hf_files import hf_json
-        from wwho.fileio import json_bytes
+        from wwho.bytelevel.hf_files import hf_directory_files
 
-        beside = {"tokenizer.json": json_bytes(hf_json(self.model), indent=None)} if hf else None
-        return save(self.model, directory, beside=beside)
+        return save(self.model, directory, beside=hf_directory_files(self.model) if hf else None)
 
     def export_hf(self, path: str | Path) -> Path:
         """Write this tokenizer for Hugging Face, encoding exactly like it. ``path`` ending in
