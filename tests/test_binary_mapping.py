@@ -69,6 +69,11 @@ def test_each_byte_is_its_own_token_with_id_equal_to_the_byte(tok):
         enc = encode_bytes(tok, bytes([b]))
         assert enc.ids == [b] and enc.tokens == [bytes([b])] and enc.offsets == [(0, 1)]
     assert decode_to_bytes(tok, list(range(256))) == bytes(range(256))
+    # a BinaryTokenizer, which encode_bytes takes, too (it was an AttributeError, found by an audit)
+    wrapped = binary.BinaryTokenizer(tok)
+    assert decode_to_bytes(wrapped, encode_bytes(wrapped, b"\x00\xff ab").ids) == b"\x00\xff ab"
+    with pytest.raises(TokenizerError, match="expected a tokenizers.Tokenizer or a wwho BinaryTokenizer"):
+        decode_to_bytes(object(), [1])
 
 
 @pytest.mark.parametrize("size", [1024, 64 * 1024, 1024 * 1024])

@@ -247,6 +247,7 @@ def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: b
 
     Raises :class:`TokenizerError` for a non-integer or out-of-range id, naming its position.
     """
+    tokenizer = _hf_tokenizer(tokenizer)  # (a BinaryTokenizer too, as encode_bytes takes)
     ids = token_ids(ids, tokenizer.get_vocab_size(with_added_tokens=True))  # ints, numpy ints; no bools
     specials = {i: tok.content for i, tok in tokenizer.get_added_tokens_decoder().items() if tok.special}
     if skip_special or specials.keys().isdisjoint(ids):
