@@ -143,6 +143,15 @@ def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
     assert MetaTokenizer.load(tmp_path).encode("ශ්‍රී x") == meta.encode("ශ්‍රී x")
 
 
+def test_from_pretrained_of_a_directory_without_meta_config_says_so(tok, tmp_path):
+    """Found by an audit: it said WWHOTokenizer needs "a saved directory (WWHOTokenizer.from_pretrained(
+    directory))", which was the call made."""
+    tok.save_pretrained(tmp_path)
+    (tmp_path / "meta_config.json").unlink()
+    with pytest.raises(TokenizerError, match=r"has no meta_config.json, so it is no meta tokenizer's directory"):
+        WWHOTokenizer.from_pretrained(tmp_path)
+
+
 def test_auto_tokenizer_loads_a_saved_directory(tok, meta, tmp_path):
     """Before: transformers knew no class named WWHOTokenizer, fell back to its Rust backend and failed
     with "You need to have sentencepiece or tiktoken installed", with or without trust_remote_code.

@@ -78,6 +78,10 @@ class WWHOTokenizer(PreTrainedTokenizer):
                  bos_token: str | None = None, unk_token: str | None = None, append_eos: bool = False,
                  **kwargs: Any) -> None:
         if meta_tokenizer is None:
+            if meta_config_file is None and vocab_file is not None:  # from_pretrained of another directory
+                raise TokenizerError(f"{Path(vocab_file).parent}: has no meta_config.json, so it is no meta "
+                                     "tokenizer's directory (of `wwho train --meta` or save_pretrained); an SGPE "
+                                     "directory loads with AutoTokenizer or wwho.SGPETokenizer.load")
             if meta_config_file is None:
                 raise TokenizerError("WWHOTokenizer needs meta_tokenizer=MetaTokenizer(...) or a saved directory "
                                      "(WWHOTokenizer.from_pretrained(directory))")
