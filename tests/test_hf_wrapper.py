@@ -143,6 +143,14 @@ def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
     assert MetaTokenizer.load(tmp_path).encode("ශ්‍රී x") == meta.encode("ශ්‍රී x")
 
 
+def test_offsets_are_refused_not_dropped(tok, meta):
+    """Found by an audit: return_offsets_mapping=True gave input_ids and attention_mask only, in silence."""
+    with pytest.raises(TokenizerError, match="gives no offset_mapping"):
+        tok(["ශ්‍රී x"], return_offsets_mapping=True)
+    text, offsets = meta.decode_with_offsets(meta.encode("ශ්‍රී x"))
+    assert text == "ශ්‍රී x" and offsets[0] == 0
+
+
 def test_from_pretrained_of_a_directory_without_meta_config_says_so(tok, tmp_path):
     """Found by an audit: it said WWHOTokenizer needs "a saved directory (WWHOTokenizer.from_pretrained(
     directory))", which was the call made."""

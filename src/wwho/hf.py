@@ -119,6 +119,12 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     # -- vocabulary --------------------------------------------------------------------
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("return_offsets_mapping"):  # transformers' Python backend drops the option, in silence
+            raise TokenizerError("WWHOTokenizer gives no offset_mapping (a transformers Python tokenizer has "
+                                 "none): MetaTokenizer.decode_with_offsets(ids) gives each token's first character")
+        return super().__call__(*args, **kwargs)
+
     @property
     def vocab_size(self) -> int:
         return self.meta.vocab_size
