@@ -175,7 +175,8 @@ def _unicode(text: object, position: int | None = None) -> str:
 class HFTokenizer:
     """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names,
     and the array forms; no ``token_bytes``, so it is no :class:`wwho.Tokenizer` and no streaming
-    decoder takes it: a non-byte-level HF model's tokens need not be bytes)."""
+    decoder takes it: a non-byte-level HF model's tokens need not be bytes). Special-token text in the
+    input (``[CLS]``) is that special token, as HF reads it; there is no ``allowed_special`` option."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
