@@ -176,6 +176,12 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     # it blamed WWHO_TIKTOKEN_FILE, which the user never set (found by an audit)
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "{missing}", "hi"],
      "(from --tiktoken-file): no such file. To fix: point --tiktoken-file at"),
+    # the floor was said of vocab_size, the API's name, after the checkpoint plan (found by an audit)
+    (["train", "--kind", "sgpe", "--vocab-size", "5", "-o", "{out}", "{corpus}"],
+     "--vocab-size 5 is too small: an SGPE vocabulary holds its 5 special tokens and 256 byte tokens, so at least 262"),
+    (["train", "--kind", "bytelevel", "--vocab-size", "100", "--special", "<s>", "-o", "{out}", "{corpus}"],
+     "--vocab-size 100 is too small: a byte-level vocabulary holds its 256 byte tokens and 1 special token, "
+     "so at least 257"),
 ])
 def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, words):
     """Before the fixes: tracebacks (--block-mb nan, inf), an empty -o taken for standard output or the

@@ -38,7 +38,8 @@ FORCE_HELP = "replace existing output files (without --force an existing output 
 #: The files each kind of directory output holds (what ``--force`` would replace).
 SGPE_FILES = ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 META_FILES = ("vocab.json", "meta_config.json", "tokenizer_meta.json")
-BYTELEVEL_FILES = ("ranks.tiktoken", "merges.txt", "bytelevel.json", "tokenizer.json")
+BYTELEVEL_FILES = ("ranks.tiktoken", "merges.txt", "bytelevel.json", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json")
 BYTELEVEL_HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")  # wwho export hf
 
 

@@ -16,6 +16,7 @@ from wwho.cli.options import path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.errors import WwhoError
 from wwho.notices import plural
 from wwho.savedir import check_target
 
@@ -52,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     args.text_field = text_field(args.text_field, args.corpus)
+    smallest = 256 + len(set(args.special or ()))  # (said now, of the flag: the API names vocab_size)
+    if args.vocab_size < smallest:
+        held = "256 byte tokens" + (f" and {plural(smallest - 256, 'special token')}" if smallest > 256 else "")
+        raise WwhoError(f"--vocab-size {args.vocab_size:,} is too small: a byte-level vocabulary holds its "
+                        f"{held}, so at least {smallest:,}")
     out = check_target(args.out)
     check_output_dir(out, BYTELEVEL_FILES, force=args.force)
     stats = CorpusStats()
