@@ -34,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if "-" in args.ids and len(args.ids) > 1:  # (it read as "item 0 is '-', not a token id")
+        from wwho.errors import WwhoError
+
+        raise WwhoError("- (read the ids from standard input) must be the only ID")
     kind = detect_kind(args.tokenizer)
     if kind == "binary":
         from wwho.cli import binary
