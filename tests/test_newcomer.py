@@ -247,3 +247,15 @@ def test_the_latin_warning_says_what_the_schema_keeps_whole():
             warnings.simplefilter("always")
             syllabify("hello world, e\u0301 and a flag", script)
         assert any(words in str(w.message) for w in caught), (script, [str(w.message) for w in caught])
+
+
+def test_wwho_hf_with_a_broken_transformers_says_why_not_install_it():
+    # a dependency of transformers failing was reported as "transformers ... is not installed" (an audit)
+    code = ("import sys, types\nbroken = types.ModuleType('transformers')\n"
+            "def __getattr__(name):\n    raise ImportError('cannot import name X from huggingface_hub.utils', "
+            "name='huggingface_hub.utils')\nbroken.__getattr__ = __getattr__\nsys.modules['transformers'] = broken\n"
+            "from wwho.hf import WWHOTokenizer")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert "wwho.hf cannot import transformers: cannot import name X from huggingface_hub.utils" in proc.stderr
+    assert "not installed" not in proc.stderr

@@ -12,7 +12,7 @@ before.
 from wwho.cli import interrupts as _interrupts  # noqa: F401
 
 # isort: split
-from wwho import imports as _imports  # noqa: F401 (its fork handler: a child forgets imports under way)
+from wwho import imports as _imports  # noqa: F401 (its fork handler: a child forgets wwho imports under way)
 
 # isort: split
 import importlib

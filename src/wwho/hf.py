@@ -51,9 +51,12 @@ from typing import Any
 
 try:
     from transformers import PreTrainedTokenizer
-except ImportError as exc:  # the optional extra is not installed
-    raise ImportError(f"wwho.hf needs transformers, which is not installed ({exc}). To fix: "
-                      "pip install 'wwho[hf]' (or pip install 'transformers>=4.45')") from exc
+except ImportError as exc:
+    if exc.name == "transformers":  # the optional extra is not installed
+        raise ImportError(f"wwho.hf needs transformers, which is not installed ({exc}). To fix: "
+                          "pip install 'wwho[hf]' (or pip install 'transformers>=4.45')") from exc
+    # installed, and failing for a reason of its own (a dependency): that reason, not "install it"
+    raise ImportError(f"wwho.hf cannot import transformers: {exc}") from exc
 
 from wwho.errors import TokenizerError, UnknownTokenError
 from wwho.export.meta_files import AUTO_MODULE, AUTO_MODULE_SOURCE

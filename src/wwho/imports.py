@@ -11,15 +11,20 @@ thread holds (another library's before-fork hook may take a lock of its own, as 
 must not stop the fork for ever; past the bound the fork goes on, as it did without this module.
 
 wwho's own modules are imported on first use too (``wwho.ByteBPE``, a constructor's ``from
-wwho.bytelevel.gguf import ...``), and with them the libraries they need (``gguf``, ``tokenizers``,
-``regex`` ...): a child forked while another thread was importing one waited for ever at its own
-first use of it, every kind of tokenizer alike (found by an audit). Those are not imported under the
-lock (two threads importing two modules would then take a module's lock and this one in opposite
-orders, and could deadlock): instead the child forgets every import another thread had under way
-(:func:`_forget_imports_of_other_threads`), so that its own first use imports the module afresh.
+wwho.bytelevel.gguf import ...``): a child forked while another thread was importing one waited for
+ever at its own first use of it, every kind of tokenizer alike (found by an audit). They are not
+imported under the lock (two threads importing two modules would then take a module's lock and this
+one in opposite orders, and could deadlock): instead the child forgets wwho's imports another thread
+had under way (:func:`_forget_imports_of_other_threads`), so that its own first use imports the
+module afresh (a module of wwho's runs nothing but definitions when imported).
 
-What this module does not do: make a module that another thread had half run usable in the child
-(its code stopped with that thread; the child runs it again from the start).
+What this module does not do: the same for other libraries. A module of another library that a
+thread of the parent had half imported is left alone: run again in the child, its side effects would
+happen twice (handlers registered twice), a C extension cannot be loaded twice in one process, and a
+package's finished submodules would keep pointing at the half-made package (found by an audit of an
+earlier version that forgot every import). A child forked while another thread imports such a
+library (``gguf``, ``transformers``) still waits for it, CPython's documented hazard of ``fork``
+with threads: make the tokenizers before forking, or start workers with ``spawn``/``forkserver``.
 """
 
 from __future__ import annotations
@@ -55,11 +60,12 @@ def _after_fork_in_child() -> None:
 
 
 def _forget_imports_of_other_threads() -> None:
-    """In a child made by ``fork``: drop the import locks that a thread of the parent (which the
-    child does not have) held, with the module it had begun to run, so that the child imports such
-    a module afresh instead of waiting for that thread for ever. importlib keeps its per-module
-    locks in ``_bootstrap._module_locks`` (a lock records the thread holding it); where an
-    interpreter keeps them otherwise, nothing is done."""
+    """In a child made by ``fork``: drop the import locks of wwho's modules (not the compiled core's,
+    which cannot be loaded twice) that a thread of the parent (which the child does not have) held,
+    with the module it had begun to run, so that the child imports such a module afresh instead of
+    waiting for that thread for ever. importlib keeps its per-module locks in
+    ``_bootstrap._module_locks`` (a lock records the thread holding it); where an interpreter keeps
+    them otherwise, nothing is done."""
     try:
         from importlib import _bootstrap
 
@@ -68,6 +74,8 @@ def _forget_imports_of_other_threads() -> None:
         return
     me = threading.get_ident()  # the forking thread, the child's only one
     for name, ref in list(locks.items()):
+        if not (name == "wwho" or name.startswith("wwho.")) or name == "wwho._core":
+            continue
         lock = ref() if callable(ref) else None
         owner = getattr(lock, "owner", None)
         if owner is None or owner == me or not getattr(lock, "count", 0):
