@@ -34,12 +34,10 @@ from typing import Any
 
 from wwho.imports import import_module
 
-# numpy before gguf (which imports it), under the lock a fork waits for: a child forked while another
-# thread imported numpy could not import it again (wwho.imports)
+# numpy and gguf (which imports numpy and yaml) under the lock a fork waits for: a child forked while
+# another thread imported them waited for ever at its own first GGUF file (wwho.imports)
 np = import_module("numpy")
-
-# isort: split
-import gguf  # noqa: E402
+gguf = import_module("gguf")
 
 from wwho import _core  # noqa: E402
 from wwho.bytelevel.model import ByteLevelModel  # noqa: E402
