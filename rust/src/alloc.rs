@@ -64,6 +64,47 @@ pub fn trim() {
     }
 }
 
+/// A private anonymous mapping of at least `size` bytes (zeroed) aligned to `align` (a power of
+/// two), for tables that must not enter the system allocator's heap ([`crate::huge::HugeSlice`]);
+/// null where the kernel says no. For an alignment above a page, a mapping of the size plus the
+/// alignment is made and its unaligned head and the tail past the size are unmapped at once.
+///
+/// # Safety
+/// `size` is non-zero; the caller owns the block and returns it with [`unmap`]`(p, size)`.
+pub(crate) unsafe fn map_aligned(size: usize, align: usize) -> *mut u8 {
+    if align <= PAGE {
+        return map(size);
+    }
+    let size = size.next_multiple_of(PAGE);
+    let Some(total) = size.checked_add(align) else {
+        return std::ptr::null_mut();
+    };
+    let p = map(total);
+    if p.is_null() {
+        return p;
+    }
+    let start = p as usize;
+    let aligned = start.next_multiple_of(align);
+    let head = aligned - start;
+    // SAFETY: both ranges lie inside the mapping just made, are page-aligned (the alignment is a
+    // multiple of a page), and no one else knows of them.
+    if head > 0 {
+        munmap(p.cast(), head);
+    }
+    if total - head > size {
+        munmap((aligned + size) as *mut c_void, total - head - size);
+    }
+    aligned as *mut u8
+}
+
+/// Return a block of [`map_aligned`].
+///
+/// # Safety
+/// `ptr` and `size` are a block of `map_aligned`, not used again.
+pub(crate) unsafe fn unmap(ptr: *mut u8, size: usize) {
+    munmap(ptr.cast(), size);
+}
+
 /// See the module docs.
 pub struct LargeMapped;
 

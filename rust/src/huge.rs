@@ -5,7 +5,8 @@
 //! table) and waits for a page walk before the cache miss itself. [`HugeSlice`] allocates a table
 //! aligned to 2 MB and asks Linux for transparent huge pages on it (`madvise`), so a handful of TLB
 //! entries cover it. Where the kernel says no (or on other systems) it is an ordinary allocation:
-//! the hint never changes a result. Small tables are left alone.
+//! the hint never changes a result. Small tables are left alone. Tables of [`MAPPED`] bytes or more
+//! are mappings of their own ([`crate::alloc::map_aligned`]), given back to the kernel when dropped.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ops::{Deref, DerefMut};
@@ -13,6 +14,11 @@ use std::ptr::NonNull;
 
 /// Size of a huge page on x86-64 and most arm64 Linux systems.
 const HUGE: usize = 2 << 20;
+/// Tables of at least this many bytes are mappings of their own, returned to the kernel when
+/// dropped. From the system allocator's heap they were not: once glibc's mmap threshold had risen
+/// past their size, a thread's memo tables, made with each thread and freed with it, left that heap
+/// in pieces it kept (a process making short-lived threads grew past a gigabyte, found by an audit).
+const MAPPED: usize = 128 << 10;
 
 /// A fixed-length slice of plain values, on huge pages when it is at least [`HUGE`] bytes.
 pub struct HugeSlice<T: Copy> {
@@ -41,8 +47,15 @@ impl<T: Copy> HugeSlice<T> {
         if bytes == 0 {
             return HugeSlice::default();
         }
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc(layout) }.cast::<T>();
+        // SAFETY: the layout has a non-zero size; a mapped block is returned by `Drop` with `unmap`.
+        let raw = unsafe {
+            if bytes >= MAPPED {
+                crate::alloc::map_aligned(bytes, align)
+            } else {
+                alloc(layout)
+            }
+        }
+        .cast::<T>();
         let Some(ptr) = NonNull::new(raw) else {
             handle_alloc_error(layout)
         };
@@ -114,7 +127,11 @@ impl<T: Copy> DerefMut for HugeSlice<T> {
 
 impl<T: Copy> Drop for HugeSlice<T> {
     fn drop(&mut self) {
-        if self.layout.size() > 0 {
+        let bytes = self.layout.size();
+        if bytes >= MAPPED {
+            // SAFETY: mapped in `new` with this size; T: Copy needs no drop.
+            unsafe { crate::alloc::unmap(self.ptr.as_ptr().cast(), bytes) };
+        } else if bytes > 0 {
             // SAFETY: allocated in `new` with this layout; T: Copy needs no drop.
             unsafe { dealloc(self.ptr.as_ptr().cast(), self.layout) };
         }
@@ -127,7 +144,7 @@ mod tests {
 
     #[test]
     fn small_and_huge_slices_hold_their_values() {
-        for len in [0usize, 1, 1000, (HUGE / 8) + 3] {
+        for len in [0usize, 1, 1000, MAPPED / 8, (HUGE / 8) + 3] {
             let mut s = HugeSlice::new(len, 7u64);
             assert_eq!(s.len(), len);
             assert!(s.iter().all(|&v| v == 7));
