@@ -17,7 +17,8 @@ const HUGE: usize = 2 << 20;
 /// Tables of at least this many bytes are mappings of their own, returned to the kernel when
 /// dropped. From the system allocator's heap they were not: once glibc's mmap threshold had risen
 /// past their size, a thread's memo tables, made with each thread and freed with it, left that heap
-/// in pieces it kept (a process making short-lived threads grew past a gigabyte, found by an audit).
+/// in pieces it kept, so a process making short-lived threads grew without the bound the memos
+/// promise (found by an audit).
 const MAPPED: usize = 128 << 10;
 
 /// A fixed-length slice of plain values, on huge pages when it is at least [`HUGE`] bytes.

@@ -114,10 +114,10 @@ impl Specials {
             return Ok(None);
         }
         let patterns: Vec<&str> = index.iter().map(|&i| self.texts[i].as_str()).collect();
-        // The automaton the crate picks for a few patterns is a DFA, whose construction took
-        // time quadratic in a long repetitive pattern (a special token of 100,000 `a`s: over a
-        // minute) and about a kilobyte per byte of a long random one. No real special token is
-        // long; where one is, the matcher is an NFA, built in linear time and space.
+        // The automaton the crate picks for a few patterns is a DFA, whose construction takes
+        // time quadratic in a long repetitive pattern and a kilobyte or so per byte of a long
+        // random one. No real special token is long; where one is, the matcher is an NFA, built
+        // in linear time and space.
         let long = patterns.iter().any(|p| p.len() > MAX_DFA_PATTERN);
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)

@@ -32,20 +32,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wwho import _core
+from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
+from wwho.bytelevel.validate import check_model, merge_problem
+from wwho.errors import VocabError, brief
+from wwho.fileio import open_regular
 from wwho.imports import import_module
+from wwho.sizes import MAX_VOCAB_SIZE
 
 # numpy and gguf (which imports numpy and yaml) under the lock a fork waits for: a child forked while
 # another thread imported them waited for ever at its own first GGUF file (wwho.imports)
 np = import_module("numpy")
 gguf = import_module("gguf")
-
-from wwho import _core  # noqa: E402
-from wwho.bytelevel.model import ByteLevelModel  # noqa: E402
-from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes  # noqa: E402
-from wwho.bytelevel.validate import check_model, merge_problem  # noqa: E402
-from wwho.errors import VocabError, brief  # noqa: E402
-from wwho.fileio import open_regular  # noqa: E402
-from wwho.sizes import MAX_VOCAB_SIZE  # noqa: E402
 
 _T = gguf.GGUFValueType
 _SCALARS = {
@@ -72,7 +71,7 @@ FIRST_READ = 16 << 20
 #: Metadata longer than this is refused (far more than any tokenizer's vocabulary and merges take).
 MAX_HEADER_BYTES = 256 << 20
 #: More metadata entries than this are refused: a model's file holds a few hundred, and each entry
-#: read costs a Python object, so millions of one-byte entries took minutes and gigabytes.
+#: read costs a Python object (millions of one-byte entries would take minutes and gigabytes).
 MAX_METADATA_ENTRIES = 1 << 16
 #: llama.cpp's token types (``llama_token_type``; 0, UNDEFINED, is never written by its converters).
 NORMAL, BYTE = 1, 6
@@ -202,7 +201,7 @@ class _Reader:
         if kind == _T.ARRAY:
             item, count = self.unpack("I"), self.unpack("Q")
             if item == _T.STRING:
-                if count > MAX_VOCAB_SIZE:  # (tokens or merges: 20M empty strings took 2.7 GB to refuse)
+                if count > MAX_VOCAB_SIZE:  # (tokens or merges: refused before the core walks them)
                     raise self.fail(f"an array of {count:,} strings, more than the {MAX_VOCAB_SIZE:,} tokens "
                                     "a vocabulary has at most")
                 return self.string_array(count, raw=raw)

@@ -160,8 +160,8 @@ _PUNCT_RUN = r"""[\p{P}$+<=>^`|~]+"""
 #: Unicode version the pre-tokenizers classify characters by (that of tiktoken 0.14's Rust regex and
 #: of Hugging Face tokenizers' Oniguruma, and of the core's tables); see :class:`Pretokenizer`.
 UNICODE_VERSION = "16.0"
-#: The most regexes a pre-tokenizer runs in turn (the longest named one has 5): a file asking
-#: for a hundred thousand took gigabytes to compile.
+#: The most regexes a pre-tokenizer runs in turn (far more than any named one has): each compiled
+#: regex holds tens of kB, so a file could otherwise ask for gigabytes.
 MAX_REGEXES = 64
 
 

@@ -164,8 +164,8 @@ def _ignore_sigint_from_now() -> None:
         # (3.11) marks a KeyboardInterrupt raised inside code run by ``exec`` of a string (the
         # methods a dataclass or namedtuple generates while a module is imported) as unhandled even
         # though it was caught, and after its teardown kills the process with SIGINT, whatever the
-        # exit code (4 to 6 of 100 Ctrl-Cs during start-up, found by an audit). Every other exit
-        # handler has run (this one was registered first); the command ends here with its code.
+        # exit code (found by an audit). Every other exit handler has run (this one was registered
+        # first); the command ends here with its code.
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
