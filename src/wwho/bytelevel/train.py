@@ -82,11 +82,12 @@ def train_bytelevel(
     if balance is not None and engine != "local":
         raise VocabError("balance is an option of engine='local'")
     specials = _specials(special_tokens)
-    if type(vocab_size) is int and vocab_size < 256 + len(specials):
+    smallest = smallest_vocab_size(specials)
+    if type(vocab_size) is int and vocab_size < smallest:
         held = "the 256 byte tokens" + (f" and the {len(specials)} special tokens" if specials else "")
         raise VocabError(f"vocab_size {vocab_size!r} is too small: it must hold {held} "
-                         f"(at least {256 + len(specials):,})")
-    check_vocab_size(vocab_size, low=256 + len(specials))
+                         f"(at least {smallest:,})")
+    check_vocab_size(vocab_size, low=smallest)
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)
     check_max_line_bytes(max_line_bytes)
@@ -229,6 +230,12 @@ def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[st
             yield doc
         else:
             yield from (part for part in splitter.split(doc) if part)
+
+
+def smallest_vocab_size(special_tokens) -> int:
+    """The least ``vocab_size`` with these special tokens (repeats counted once): the 256 byte
+    tokens and they."""
+    return 256 + len(_specials(special_tokens))
 
 
 def _specials(special_tokens) -> list[str]:

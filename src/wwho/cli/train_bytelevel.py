@@ -11,6 +11,7 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.train import smallest_vocab_size
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
 from wwho.cli.options import path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     args.text_field = text_field(args.text_field, args.corpus)
-    smallest = 256 + len(set(args.special or ()))  # (said now, of the flag: the API names vocab_size)
+    smallest = smallest_vocab_size(args.special)  # (said now, of the flag: the API names vocab_size)
     if args.vocab_size < smallest:
         held = "256 byte tokens" + (f" and {plural(smallest - 256, 'special token')}" if smallest > 256 else "")
         raise WwhoError(f"--vocab-size {args.vocab_size:,} is too small: a byte-level vocabulary holds its "

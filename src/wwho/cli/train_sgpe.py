@@ -28,6 +28,7 @@ from wwho.errors import WwhoError
 from wwho.notices import plural
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
+from wwho.sgpe.train import smallest_vocab_size
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 from wwho.sgpe.words import SCRIPT_MODES
 from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
@@ -158,7 +159,7 @@ def main(argv: list[str]) -> int:
     from wwho.savedir import check_target, recover
     from wwho.sgpe import checkpoints
 
-    smallest = len(SPECIAL_TOKENS) + len(BYTE_TOKENS) + 1  # (said now, of the flag: the API names vocab_size)
+    smallest = smallest_vocab_size()  # (said now, of the flag: the API names vocab_size)
     if args.vocab_size < smallest:
         raise WwhoError(f"--vocab-size {args.vocab_size:,} is too small: an SGPE vocabulary holds its "
                         f"{len(SPECIAL_TOKENS)} special tokens and {len(BYTE_TOKENS)} byte tokens, so at least {smallest:,}")

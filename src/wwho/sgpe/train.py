@@ -68,6 +68,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -354,11 +355,17 @@ def check_special_tokens(special_tokens) -> None:
         raise VocabError(f"special_tokens lists {', '.join(map(repr, twice))} twice")
 
 
+def smallest_vocab_size(special_tokens: Sequence[str] = SPECIAL_TOKENS) -> int:
+    """The least ``vocab_size`` a vocabulary of these special tokens can have: they, the byte
+    tokens and one more."""
+    return len(special_tokens) + len(BYTE_TOKENS) + 1
+
+
 def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope="pieces", prefix_space=False, superword_share=0.15,
                    segments_only=False) -> None:
     check_special_tokens(special_tokens)
-    smallest = len(special_tokens) + len(BYTE_TOKENS) + 1
+    smallest = smallest_vocab_size(special_tokens)
     if type(vocab_size) is int and vocab_size < smallest:
         raise VocabError(
             f"vocab_size {vocab_size!r} is too small: it must hold the {len(special_tokens)} special tokens, "
