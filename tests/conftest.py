@@ -78,6 +78,12 @@ def require_data(path: Path = DATA) -> Path:
     return path
 
 
+def char_of_each_byte(text: str) -> list[int]:
+    """The index of the character each byte of ``text``'s UTF-8 belongs to (surrogates by
+    ``surrogatepass``): the oracle of token offsets, counted from the text, not the bytes' kinds."""
+    return [k for k, ch in enumerate(text) for _ in ch.encode("utf-8", "surrogatepass")]
+
+
 def read_slice(path: Path, max_bytes: int = 1_500_000) -> str:
     """The whole file, or its first ``max_bytes`` (cut at a line end) unless WWHO_FULL_CORPORA=1."""
     with open(path, encoding="utf-8") as f:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import O200K_FILE
+from conftest import O200K_FILE, char_of_each_byte
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -313,12 +313,6 @@ def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, k
             tok.decode(bad)
     with pytest.raises(TokenizerError):
         tok.decode(np.array([[ids[0]]], dtype=np.uint32))  # two dimensions
-
-
-def char_of_each_byte(text: str) -> list[int]:
-    """The index of the character each byte of ``text``'s UTF-8 belongs to (surrogates by
-    ``surrogatepass``): the oracle of token offsets, counted from the text, not the bytes' kinds."""
-    return [k for k, ch in enumerate(text) for _ in ch.encode("utf-8", "surrogatepass")]
 
 
 @settings(max_examples=300, deadline=None)

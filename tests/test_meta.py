@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CORPORA, O200K_FILE, read_slice, require_data
+from conftest import CORPORA, O200K_FILE, char_of_each_byte, read_slice, require_data
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference.meta_py import MetaPy
@@ -743,5 +743,5 @@ def test_decode_with_offsets_names_each_tokens_first_character(meta, text):
     assert decoded == text
     parts = meta.decode_tokens_bytes(ids)
     assert b"".join(parts) == text.encode()
-    owner = [k for k, ch in enumerate(text) for _ in ch.encode()]
+    owner = char_of_each_byte(text)
     assert offsets == [owner[sum(map(len, parts[:i]))] for i in range(len(parts))]
