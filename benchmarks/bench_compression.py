@@ -139,8 +139,8 @@ def evaluate(spec: str, lines: list[str]):
 
 
 def known_syllable_cuts(spec: str, lines: list[str]) -> int:
-    """Token boundaries strictly inside a syllable that the SGPE vocabulary knows, with its leading
-    space or bare (must be 0); for a syllable known only bare, a boundary after its space is fine.
+    """Token boundaries strictly inside a syllable that the SGPE vocabulary knows, with or without its
+    leading space (must be 0); for a syllable known only bare, a boundary after its space is fine.
     The units are the splitter's (each word's syllables, each boundary token whole), as the encoder's."""
     from wwho.sgpe import SGPETokenizer
 
@@ -153,12 +153,14 @@ def known_syllable_cuts(spec: str, lines: list[str]) -> int:
             ends.add(pos)
         pos = 0
         text = " " + line if tok.prefix_space and line else line
-        for syllable in (unit for _, units in tok.splitter.split(text) for unit in units):
+        for is_word, syllable in ((w, unit) for w, units in tok.splitter.split(text) for unit in units):
             n = len(syllable.encode("utf-8", "surrogatepass"))
             if syllable in tok.vocab:
                 cuts += sum(1 for b in range(pos + 1, pos + n) if b in ends)
             elif syllable[:1] == " " and syllable[1:] in tok.vocab:
                 cuts += sum(1 for b in range(pos + 2, pos + n) if b in ends)
+            elif is_word and syllable[:1] != " " and " " + syllable in tok.vocab:
+                cuts += sum(1 for b in range(pos + 1, pos + n) if b in ends)
             pos += n
     return cuts
 

@@ -245,12 +245,12 @@ def test_true_or_false_options_name_themselves():
     from wwho.errors import TokenizerError, VocabError
 
     sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
-    for option in ("prefix_space", "superword_letters", "script_characters", "skip_bad_lines"):
+    for option in ("prefix_space", "superword_letters", "script_characters", "bare_syllables", "skip_bad_lines"):
         with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
             SGPETokenizer.train(sample, vocab_size=1000, progress=False, **{option: "no"})
     # The same from texts and from counts, which do not go through train_sgpe's own checks.
-    for option in ("prefix_space", "superword_letters", "script_characters", "complete_syllables", "complete_words",
-                   "complete_endings", "complete_superwords"):
+    for option in ("prefix_space", "superword_letters", "script_characters", "bare_syllables", "complete_syllables",
+                   "complete_words", "complete_endings", "complete_superwords"):
         with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):
             SGPETokenizer.train_from_iterator(["ශ්‍රී ලංකාව."], vocab_size=1000, progress=False, **{option: "no"})
         with pytest.raises(VocabError, match=f"{option} must be True or False, not 'no'"):

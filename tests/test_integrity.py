@@ -1,9 +1,10 @@
 """Integrity at every vocabulary size: no token boundary inside a syllable the vocabulary knows.
 
-A syllable counts as *known* when the vocabulary holds it as it stands in the text (with its
-leading space, where it has one) or, for a syllable with a leading space, without that space.
-For the first kind no boundary may fall strictly inside it; for the second none strictly inside
-its bare part (a boundary right after the space is allowed: the space stands alone). The
+A syllable counts as *known* when the vocabulary holds it with or without its leading space: as
+it stands in the text, or, for a syllable with a leading space, without that space, or, for one
+without (inside a word), with a space before it. No boundary may fall strictly inside a known
+syllable, except that a syllable with a leading space known only bare may have one right after
+the space (the space stands alone). The
 syllables come from the router and each script's :class:`wwho.Syllabifier` (leading-space mode),
 not from the encoder, so the check does not share the encoder's word logic.
 
@@ -54,6 +55,8 @@ def known_spans(text: str, vocab) -> list[tuple[int, int]]:
                 spans.append((starts[pos], starts[end]))
             elif syl[0] == " " and syl[1:] in vocab:
                 spans.append((starts[pos + 1], starts[end]))
+            elif syl[0] != " " and " " + syl in vocab:
+                spans.append((starts[pos], starts[end]))
             pos = end
     return spans
 
@@ -249,3 +252,35 @@ def test_the_check_sees_the_cut():
     pieces = [s.encode() for s in (" ", "ශ්‍රී", " ලං")]
     assert cuts(" ශ්‍රී ලං", pieces, vocab) == []
     assert cuts(" ශ්‍රී ලං", [s.encode() for s in (" ශ්‍", "රී", " ල", "ං")], vocab) == ["ශ්‍රී", " ලං"]
+    # a syllable known only after a space is known inside a word too (the reverse hole)
+    assert cuts("කලංක", [s.encode() for s in ("ක", "ල", "ං", "ක")], vocab) == ["ලං"]
+
+
+# --- the reverse hole: a syllable the vocabulary holds only after a space -------------------
+
+
+def test_spaced_syllables_bring_their_bare_forms(tmp_path):
+    """Found by an audit: at 1k on Hindi, `` गं`` was a token but ``गं`` was not, so ``आगंतुक`` was
+    ``आ ग ं त ु क``. Training now builds the bare form of every spaced syllable symbol
+    (``bare_syllables``); ``bare_syllables=False`` keeps the earlier vocabulary."""
+    path = tmp_path / "hi.txt"
+    path.write_text(read_slice(require_data(CORPORA / "hi" / "tico19-test.txt"), 300_000), encoding="utf-8")
+    splitter = Syllabifier.for_script("devanagari")
+
+    def lacking(tok):
+        return [s for s in tok.vocab if s[:1] == " " and len(s) > 1 and s[1:] not in tok.vocab
+                and splitter.tokenize(s, True) == [s]]
+
+    before = _train(path, 1000, "devanagari", bare_syllables=False)
+    assert " गं" in before.vocab and "गं" not in before.vocab and lacking(before)
+    assert native_cuts(before, "आगंतुक") == ["गं"]
+    tok = _train(path, 1000, "devanagari")
+    assert lacking(tok) == [] and len(tok.vocab) <= 1000
+    assert "गं" in tok.vocab and native_cuts(tok, "आगंतुक") == []
+    assert tok.tokenize(" गं") == [" गं"]
+
+
+def test_bare_forms():
+    from wwho.sgpe.building import bare_forms
+
+    assert bare_forms([" ලං", "ලං", " කා", " ශ්‍රී", "ව", " the"], boundary=[" the"]) == ["කා", "ශ්‍රී"]

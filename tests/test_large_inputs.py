@@ -7,7 +7,7 @@ bytes per input byte), and real Sinhala and English news to fill 10 MB. Each kin
 in a fresh interpreter (``tests/memory.py``), which reports the peak memory above what
 the loaded tokenizer already held. Checked: no exception, ``decode(encode(text)) == text``,
 ids equal to a reference we did not write where one exists (HF ``tokenizers`` on the
-exported ``tokenizer.json``; for the meta tokenizer, tiktoken's ids on Latin text are checked
+exported ``tokenizer.json``, on the pathological head and the news after it; for the meta tokenizer, tiktoken's ids on Latin text are checked
 in ``test_safe_tiktoken.py`` and here against wwho's own o200k encoder), and the peak memory
 under a bound of the same order as the input (the figures are in docs/reliability.md).
 """
@@ -38,6 +38,9 @@ assert 9_999_990 <= len(text.encode()) <= 10_000_000, len(text.encode())
 CHECK = """
 assert tok.decode(ids) == text
 """
+#: The reference's part of the text: the pathological head and the first 300,000 characters of news
+#: after it (HF ``tokenizers`` takes seconds a megabyte on Sinhala news; the rest is more of the same).
+REFERENCE_PART = "part = text[: len(head) + 300_000]\n"
 
 
 def _need(*paths: Path) -> None:
@@ -67,10 +70,10 @@ def test_sgpe_10mb(sgpe_dir):
     ids, growth = _run(f"""
 from wwho.sgpe import SGPETokenizer
 tok = SGPETokenizer.load({str(sgpe_dir)!r})
-""", CHECK + f"""
+""", CHECK + REFERENCE_PART + f"""
 from tokenizers import Tokenizer
 hf = Tokenizer.from_file({str(sgpe_dir / "tokenizer.json")!r})
-assert hf.encode(text, add_special_tokens=False).ids == ids  # the exact HF export is the reference
+assert hf.encode(part, add_special_tokens=False).ids == tok.encode(part)  # the exact HF export is the reference
 """)
     assert ids > 0
     assert growth < 160 * MB, f"{growth / MB:.0f} MB"  # measured 100 MB; 217 MB before the fix
@@ -108,10 +111,11 @@ def test_bytelevel_10mb(name, tmp_path):
             else f"ByteBPE.from_gguf({str(GGUF)!r})")
     check = CHECK
     if name == "llama-bpe":  # HF tokenizers on the exported tokenizer.json is the reference
-        check += f"""
+        check += REFERENCE_PART + f"""
 tok.export_hf({str(tmp_path / "tokenizer.json")!r})
 from tokenizers import Tokenizer
-assert Tokenizer.from_file({str(tmp_path / "tokenizer.json")!r}).encode(text, add_special_tokens=False).ids == ids
+hf = Tokenizer.from_file({str(tmp_path / "tokenizer.json")!r})
+assert hf.encode(part, add_special_tokens=False).ids == tok.encode_ordinary(part)
 """
     ids, growth = _run(f"""
 from wwho.bytelevel import ByteBPE

@@ -28,8 +28,9 @@ def byte_ends(pieces, encode=str.encode):
 
 
 def split_known_syllables(tok, text):
-    """Token boundaries falling strictly inside a unit that is in the vocabulary, with its leading
-    space or, after a space, without it (then a boundary after the space is no cut).
+    """Token boundaries falling strictly inside a unit that is in the vocabulary with or without its
+    leading space (a unit after a space known only bare may have a boundary after the space; a
+    boundary token, no syllable, counts only as it stands).
 
     The units are the splitter's: the syllables of each word and each boundary token whole. A line
     is not one word, so ``syllables(line)`` is not used: it cuts a boundary token that the word rule
@@ -40,12 +41,15 @@ def split_known_syllables(tok, text):
         text = " " + text
     bad = []
     pos = 0
-    for syl in itertools.chain.from_iterable(units for _, units in tok.splitter.split(text)):
+    for is_word, syl in ((w, u) for w, units in tok.splitter.split(text) for u in units):
         n = len(syl.encode("utf-8", "surrogatepass"))
         if syl in tok.vocab and any(b in boundaries for b in range(pos + 1, pos + n)):
             bad.append(syl)
         elif (syl not in tok.vocab and syl[:1] == " " and syl[1:] in tok.vocab
               and any(b in boundaries for b in range(pos + 2, pos + n))):
+            bad.append(syl)
+        elif (is_word and syl[:1] != " " and " " + syl in tok.vocab
+              and any(b in boundaries for b in range(pos + 1, pos + n))):
             bad.append(syl)
         pos += n
     assert pos == len(text.encode("utf-8", "surrogatepass")), "the units do not spell the text"

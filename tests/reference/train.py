@@ -45,7 +45,7 @@ MAX_ENDING = 32
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
           superword_share: float = 0.15, superword_letters: bool = True, script_characters: bool = True,
-          split_punctuation: bool = False,
+          bare_syllables: bool = True, split_punctuation: bool = False,
           complete_syllables: bool = True, complete_words: bool = True, complete_endings: bool = True,
           complete_superwords: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
@@ -95,10 +95,14 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
         probe = base_symbols(words, syllable_freq, boundary_symbols, 1)
         engine = MergeEngine(probe.words, probe.counts, probe.symbols, tie_break="smaller")
         prune_freq = auto_prune_freq(engine, syllable_freq, boundary_symbols, min_freq=min_freq,
-                                     ids=vocab_size - superword_ids - fixed)
+                                     ids=vocab_size - superword_ids - fixed, bare_syllables=bare_syllables)
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index
-    build, pieces_needed = building_merges(symbols)
+    built = symbols
+    if bare_syllables:  # a spaced syllable's bare form is built too
+        built = [*symbols, *sorted({s[1:] for s in symbols if s[:1] == " " and len(s) > 1
+                                    and s not in boundary_symbols} - set(symbols))]
+    build, pieces_needed = building_merges(built)
     characters = {c for s in syllable_freq for c in s} if auto else set()
     if auto and script_characters:
         listed = set()
@@ -208,7 +212,7 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
                                       letter_class=letter_class)
         candidates = [c for c in candidates if c not in index and c not in support]
         while candidates:
-            new_build, pieces = building_merges([*symbols, *candidates])
+            new_build, pieces = building_merges([*built, *candidates])
             new_support = sorted((set(pieces) | characters | set(candidates)) - set(index), key=lambda t: (len(t), t))
             over = len(new_support) - len(support) - spare
             if over <= 0:

@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "has it)")
     p.add_argument("--no-script-characters", dest="script_characters", action="store_false",
                    help="only the characters of the training text get tokens")
+    p.add_argument("--no-bare-syllables", dest="bare_syllables", action="store_false",
+                   help="do not give the bare form of a syllable the text has only after a space a token of its "
+                        "own; by default it gets one, so that the same syllable inside a word is never cut")
     p.add_argument("--no-complete-syllables", dest="complete_syllables", action="store_false",
                    help="where the merges run out before --vocab-size (a small corpus), leave the ids unused; by "
                         "default (with --prune-freq auto) they go to syllables the training text lacks but whose "
@@ -215,6 +218,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         superword_share=args.superwords,
         superword_letters=args.superword_letters,
         script_characters=args.script_characters,
+        bare_syllables=args.bare_syllables,
         complete_syllables=args.complete_syllables,
         complete_words=args.complete_words,
         complete_endings=args.complete_endings,

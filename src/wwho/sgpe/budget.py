@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from wwho.bpe import UNK, MergeEngine
 from wwho.progress import progress_bar
-from wwho.sgpe.building import building_merges
+from wwho.sgpe.building import bare_forms, building_merges
 
 #: Keep a syllable when its frequency is at least this share of the last affordable merge's.
 PRUNE_RATIO = 0.5
@@ -68,7 +68,7 @@ def probe_engine(words: Counter[tuple[str, ...]], syllable_freq: Counter[str],
 
 def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], boundary_symbols: set[str],
                     *, ids: int, min_freq: int, progress: bool = False,
-                    need: dict[str, int | None] | None = None) -> int:
+                    need: dict[str, int | None] | None = None, bare_syllables: bool = True) -> int:
     """The pruning threshold of the module docstring.
 
     ``probe``: a fresh merge engine over the training words with no syllable pruned (it is
@@ -77,7 +77,7 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
     :func:`piece_needs` of the same arguments, if already worked out.
     """
     if need is None:
-        need = piece_needs(syllable_freq, boundary_symbols)
+        need = piece_needs(syllable_freq, boundary_symbols, bare_syllables=bare_syllables)
     always = sum(1 for f in need.values() if f is None)  # boundary symbols and their pieces
     reach = ids - always  # the most merges any threshold could leave room for
     if reach <= 0:
@@ -101,15 +101,19 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
     return max(syllable_freq.values(), default=0) + 1  # every syllable is worth less than a merge
 
 
-def piece_needs(syllable_freq: Mapping[str, int], boundary_symbols: set[str]) -> dict[str, int | None]:
+def piece_needs(syllable_freq: Mapping[str, int], boundary_symbols: set[str], *,
+                bare_syllables: bool = True) -> dict[str, int | None]:
     """Every symbol and building piece -> the frequency of the most frequent syllable that needs it
-    (``None``: a boundary symbol needs it, so it is always in the vocabulary)."""
+    (``None``: a boundary symbol needs it, so it is always in the vocabulary). With
+    ``bare_syllables``, a syllable with a leading space needs its bare form too (training's option)."""
     tokens = [*boundary_symbols, *syllable_freq]
+    if bare_syllables:
+        tokens += bare_forms(syllable_freq, boundary_symbols)
     merges, _ = building_merges(tokens)
     ranks = {pair: i for i, pair in enumerate(merges)}
     need: dict[str, int | None] = {c: None for s in syllable_freq for c in s}  # characters: always kept
     for token in tokens:
-        f = None if token in boundary_symbols else syllable_freq[token]
+        f = None if token in boundary_symbols else syllable_freq.get(token, 0)
         for piece in _build_path(token, ranks):
             old = need.get(piece, 0)
             need[piece] = None if f is None or old is None else max(old, f)

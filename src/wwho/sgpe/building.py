@@ -19,6 +19,12 @@ they rebuild ``X`` first, exactly as alone, then join the space to it. So a syll
 that is not a token, where ``X`` is, becomes the space and ``X``, never a piece of each (with the space's
 merges allowed first, `` ශ්‍රී`` gave ``' ශ්‍'``, ``'රී'``).
 
+A syllable the vocabulary holds only with its leading space would still be cut where it
+stands inside a word (no space before it): ``bare_forms`` names the bare form of each such
+syllable symbol, which training builds too (``bare_syllables``, the default), so that the
+vocabulary knows every syllable it has in both forms. Built first, the bare form also makes
+the spaced one the space and that token.
+
 The work runs in the compiled core (``rust/src/training.rs``); the pure-Python version is the
 tests' reference (``tests/reference/building.py``). This module does not decide which tokens
 are syllables nor assign ids.
@@ -29,6 +35,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from wwho import _core
+
+
+def bare_forms(symbols: Iterable[str], boundary: Iterable[str] = ()) -> list[str]:
+    """The bare form of every syllable among ``symbols`` with a leading space whose bare form is
+    not among them, sorted (``boundary``: the symbols that are no syllable, left alone)."""
+    have, skip = set(symbols), set(boundary)
+    return sorted({s[1:] for s in have if len(s) > 1 and s[0] == " " and s not in skip} - have)
 
 
 def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:

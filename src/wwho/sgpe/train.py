@@ -23,7 +23,8 @@ Phases (each with a progress bar when ``progress=True``):
    fill the rest, joining only pieces that hold a letter (``superword_letters``, the default);
 5. **vocabulary**: specials, then every token by final corpus frequency (ties by symbol
    order), then the tokens of frequency 0: symbols used up by merges, the pieces that
-   rebuild syllables from characters (:mod:`wwho.sgpe.building`) and, with automatic
+   rebuild syllables from characters (:mod:`wwho.sgpe.building`), with ``bare_syllables`` (the
+   default) the bare form of every syllable symbol that has a leading space, and, with automatic
    pruning, every character of every syllable, and the 256 byte tokens. Where the merges ran
    out before ``vocab_size`` (a small corpus: every word of it is one token), the ids left go
    first, with ``complete_words`` (the default) in scope ``"pieces"``, to the words the text
@@ -85,7 +86,7 @@ from wwho.schema import OTHER, bundled_schema
 from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
-from wwho.sgpe.building import building_merges
+from wwho.sgpe.building import bare_forms, building_merges
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import check_scope
 from wwho.sgpe.spare import punctuated_words, word_endings
@@ -123,6 +124,7 @@ def train_sgpe(
     superword_share: float = 0.15,
     superword_letters: bool = True,
     script_characters: bool = True,
+    bare_syllables: bool = True,
     complete_syllables: bool = True,
     complete_words: bool = True,
     complete_endings: bool = True,
@@ -151,6 +153,10 @@ def train_sgpe(
     sampled into one stream with temperature ``alpha`` (:mod:`wwho.balance`; 0.3 as mT5, 1 as
     given), seeded by ``balance_seed``.
 
+    ``bare_syllables=False`` leaves a syllable the text has only after a space without a token
+    of its own bare form, as before that option: the same syllable inside a word is then spelt in
+    pieces (the module docstring of :mod:`wwho.sgpe.building`).
+
     ``superword_letters=False`` lets a superword merge join a piece that holds no letter (a danda
     or a verse number after a space) to the word before it, as before that option.
 
@@ -169,7 +175,7 @@ def train_sgpe(
     if (address is not None or shard_bytes is not None) and engine != "ray":
         raise VocabError("address and shard_bytes are options of engine='ray'")
     _check_flags(dict(prefix_space=prefix_space, superword_letters=superword_letters,
-                      script_characters=script_characters,
+                      script_characters=script_characters, bare_syllables=bare_syllables,
                       complete_syllables=complete_syllables, complete_words=complete_words,
                       complete_endings=complete_endings, complete_superwords=complete_superwords,
                       split_punctuation=split_punctuation, resume=resume,
@@ -186,7 +192,8 @@ def train_sgpe(
                                min_freq=min_freq, prune_freq=prune_freq, merge_scope=merge_scope,
                                prefix_space=prefix_space, superword_share=superword_share,
                                superword_letters=superword_letters,
-                               script_characters=script_characters, complete_syllables=complete_syllables,
+                               script_characters=script_characters, bare_syllables=bare_syllables,
+                               complete_syllables=complete_syllables,
                                complete_words=complete_words, complete_endings=complete_endings,
                                complete_superwords=complete_superwords, split_punctuation=split_punctuation,
                                checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
@@ -217,6 +224,7 @@ def train_sgpe(
                            prune_freq=prune_freq, merge_scope=merge_scope, prefix_space=prefix_space,
                            superword_share=superword_share, superword_letters=superword_letters,
                            spans=breaks is not None, script_characters=script_characters,
+                           bare_syllables=bare_syllables,
                            complete_syllables=complete_syllables, complete_words=complete_words,
                            complete_endings=complete_endings, complete_superwords=complete_superwords,
                            checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
@@ -324,9 +332,9 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 
 
 #: The options that are True or False.
-FLAGS = ("prefix_space", "superword_letters", "script_characters", "complete_syllables", "complete_words",
-         "complete_endings", "complete_superwords", "split_punctuation", "resume", "skip_bad_lines",
-         "segments_only")
+FLAGS = ("prefix_space", "superword_letters", "script_characters", "bare_syllables", "complete_syllables",
+         "complete_words", "complete_endings", "complete_superwords", "split_punctuation", "resume",
+         "skip_bad_lines", "segments_only")
 
 
 def _check_flags(options: dict) -> None:
@@ -417,6 +425,7 @@ def _train_on_pieces(
     superword_letters: bool = True,
     spans: bool = False,
     script_characters: bool = True,
+    bare_syllables: bool = True,
     complete_syllables: bool = True,
     complete_words: bool = True,
     complete_endings: bool = True,
@@ -481,7 +490,7 @@ def _train_on_pieces(
         # The pieces each syllable needs (Python) are worked out while the core builds the probe
         # (it releases the GIL): the two overlap on two cores.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            needs = pool.submit(piece_needs, syllable_freq, boundary_symbols)
+            needs = pool.submit(piece_needs, syllable_freq, boundary_symbols, bare_syllables=bare_syllables)
             probe_symbols, probe, *_ = words.engine_input(1, arrays=False)
             need = needs.result()
         prune_freq = auto_prune_freq(MergeEngine.from_core(probe, probe_symbols, tie_break="smaller"),
@@ -493,7 +502,10 @@ def _train_on_pieces(
     symbols, core_engine, kept, *engine_arrays = words.engine_input(prune_freq,
                                                                    arrays=checkpoint_dir is not None)
     index = {s: i for i, s in enumerate(symbols)}
-    build, pieces_needed = building_merges(symbols)
+    # Every syllable symbol with a leading space gets its bare form too (an id of the support
+    # tokens): else the same syllable inside a word, where no space comes before it, is cut.
+    built = [*symbols, *bare_forms(symbols, boundary_symbols)] if bare_syllables else symbols
+    build, pieces_needed = building_merges(built)
     # Automatic pruning leaves many syllables out: keep every character of every syllable, so that an
     # unknown syllable costs one token per character rather than the UTF-8 bytes of each. (A fixed
     # prune_freq keeps spec 000's base, syllables only, and so the files of the classic options.)
@@ -542,6 +554,8 @@ def _train_on_pieces(
         options += [merge_scope, prefix_space, superword_share]
     if auto and script_characters:  # earlier checkpoints stay valid without it
         options += ["script_characters"]
+    if bare_syllables:
+        options += ["bare_syllables"]
     if splitter.split_punctuation:
         options += ["split_punctuation"]
     fingerprint = "" if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
@@ -621,7 +635,7 @@ def _train_on_pieces(
     endings = None
     core_merges, core_tokens = core_merges + ending_merges, core_tokens + ending_tokens
     if auto and complete_syllables:
-        build, support = _complete(build, support, symbols, index, characters, syllable_freq, splitter,
+        build, support = _complete(build, support, built, index, characters, syllable_freq, splitter,
                                    spare=spare, say=say)
     superword_merges = [(final.symbols[a], final.symbols[b]) for a, b in final.merges] if final is not engine else []
     superword_tokens = []
