@@ -151,6 +151,15 @@ def test_a_corrupted_checkpoint_is_one_clear_error(corpus, tmp_path, good_checkp
         train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, resume=True)
 
 
+def test_a_step_of_the_wrong_type_is_said_so(corpus, tmp_path, good_checkpoint):
+    """An audit: a step of "5178" against 5,178 merges read as a count that does not match."""
+    folder = _checkpoint_folder(tmp_path / "ck")
+    data = {**good_checkpoint, "step": str(good_checkpoint["step"])}
+    (folder / "checkpoint.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match=r"'step' must be a whole number, not '\d+' \(str\)"):
+        train_sgpe(corpus, vocab_size=1500, progress=False, workers=1, checkpoint_dir=folder, resume=True)
+
+
 @pytest.mark.parametrize("kind", ["truncated", "binary"])
 def test_a_damaged_checkpoint_says_what_and_to_start_over(corpus, tmp_path, good_checkpoint, kind):
     """Before: one cut short said only where its JSON stopped (or that it was not UTF-8), not that it

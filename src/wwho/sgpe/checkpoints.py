@@ -324,8 +324,10 @@ def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
         if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) and x for x in m)):
             raise fail(f"'merges'[{i}] is {brief(m)}, not a pair of non-empty strings")
     step = data.get("step", len(merges))
-    if type(step) is not int or step != len(merges):
-        raise fail(f"'step' is {brief(step)} but 'merges' has {len(merges)}")
+    if type(step) is not int:
+        raise fail(f"'step' must be a whole number, not {brief(step)} ({type(step).__name__})")
+    if step != len(merges):
+        raise fail(f"'step' is {step} but 'merges' has {len(merges)}")
     elapsed = data.get("elapsed_seconds", 0)
     if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
         raise fail(f"'elapsed_seconds' is {brief(elapsed)}, not a number")
