@@ -40,7 +40,7 @@ LANGS = {
 }
 
 SGPE = {  # name -> train_sgpe options
-    "sgpe-classic": dict(merge_scope="words", prune_freq=2, min_freq=2, superword_share=0),
+    "sgpe-classic": dict(merge_scope="words", prune_freq=2, min_freq=2, superword_share=0, bare_syllables=False),
     "sgpe-pieces": dict(prune_freq=2, min_freq=2, superword_share=0),
     "sgpe-pieces-auto": dict(superword_share=0),
     "sgpe": {},

@@ -44,7 +44,8 @@ pieces and characters``. A merge whose result already exists costs nothing. If t
 alone does not fit, no merge is learned and the vocabulary is larger than asked (a warning
 says so). The defaults (scope ``"pieces"``, ``prune_freq="auto"``, ``min_freq=1``,
 ``superword_share=0.15``) were chosen on held-out FLORES text (``docs/compression.md``);
-``merge_scope="words", prune_freq=2, min_freq=2, superword_share=0`` is spec 000's training.
+``merge_scope="words", prune_freq=2, min_freq=2, superword_share=0, bare_syllables=False`` is spec 000's
+training.
 
 ``segments_only=True`` trains on the Indic runs of the text only (:func:`indic_segments`),
 for the meta tokenizer, where tiktoken takes everything else.
