@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import random
+import re
 import tempfile
 from pathlib import Path
 
@@ -533,6 +534,19 @@ def test_constructor_validates_vocabulary():
     tok = ByteBPE({b"a": 0}, pattern="gpt2")
     with pytest.raises(TokenizerError, match="no token"):
         tok.encode("b")
+
+
+def test_a_byte_without_a_token_is_named_with_its_place():
+    """An audit: on a vocabulary without some byte tokens (falcon's, starcoder's GGUF) the error named
+    the byte only. The offset is in characters of the whole text, as for a disallowed special token,
+    and is the first byte left without a token: an earlier one may be inside a token (``ab``)."""
+    tok = ByteBPE({b"a": 0, b"b": 1, b"ab": 2, b" ": 3}, pattern="gpt2", special_tokens={"<s>": 10})
+    for text, where in [("ab c", "b'c' at offset 3"), ("ab \u0dc1c", "b'\\xe0' at offset 3"),
+                        ("<s>ab c", "b'c' at offset 6")]:
+        with pytest.raises(TokenizerError, match=re.escape(where) + " has no token"):
+            tok.encode(text, allowed_special="all")
+    with pytest.raises(TokenizerError, match=re.escape("texts[1]: byte b'c' at offset 3 has no token")):
+        tok.encode_batch(["ab", "ab c"])
 
 
 # --- tiktoken files -------------------------------------------------------------------------

@@ -53,8 +53,9 @@ pub enum Error {
     Regex(String),
     /// The text holds a disallowed special token (`offset` in characters).
     Disallowed { token: String, offset: usize },
-    /// A byte that no token covers is left after merging.
-    NoToken(u8),
+    /// A byte that no token covers is left after merging, at `offset` (characters) of the
+    /// text (`usize::MAX` until [`ByteLevel::locate`] has found it).
+    NoToken { byte: u8, offset: usize },
     /// Not special tokens of this vocabulary.
     UnknownSpecial(Vec<String>),
     /// A token id that is not in the vocabulary, at `position` of the input.
@@ -70,10 +71,10 @@ impl fmt::Display for Error {
                 "text contains the special token {} at offset {offset}",
                 str_repr(token)
             ),
-            Error::NoToken(b) => write!(
+            Error::NoToken { byte, offset } => write!(
                 f,
-                "byte {} has no token in this vocabulary",
-                bytes_repr(&[*b])
+                "byte {} at offset {offset} has no token in this vocabulary",
+                bytes_repr(&[*byte])
             ),
             Error::UnknownSpecial(names) => {
                 let names: Vec<String> = names.iter().map(|n| str_repr(n)).collect();
@@ -556,19 +557,69 @@ impl ByteLevel {
         }
         let together = threads > 1;
         let mut scratch = Vec::new();
+        let mut chunk = |start: usize, end: usize, out: &mut Vec<u32>| {
+            self.encode_chunk(&text[start..end], out, &mut scratch, together)
+                .map_err(|err| self.locate(err, text, start, end))
+        };
         match self.specials.matcher(allowed, true)? {
-            None => self.encode_chunk(text, out, &mut scratch, together)?,
+            None => chunk(0, text.len(), out)?,
             Some(m) => {
                 let mut done = 0;
                 for (index, start, end) in m.find_iter(text) {
-                    self.encode_chunk(&text[done..start], out, &mut scratch, together)?;
+                    chunk(done, start, out)?;
                     out.push(self.specials.id(index));
                     done = end;
                 }
-                self.encode_chunk(&text[done..], out, &mut scratch, together)?;
+                chunk(done, text.len(), out)?;
             }
         }
         Ok(())
+    }
+
+    /// `err`, where it is a byte without a token from `text[start..end]`, with the byte's offset
+    /// in `text`: the chunk's pieces are merged again in order, without caches, until one keeps
+    /// a byte no token covers (only ever on the way to an error, so the fast paths need not
+    /// carry positions).
+    #[cold]
+    fn locate(&self, err: Error, text: &str, start: usize, end: usize) -> Error {
+        if !matches!(err, Error::NoToken { .. }) {
+            return err;
+        }
+        let chunk = &text[start..end];
+        let base = chunk.as_ptr() as usize;
+        let mut units = Vec::new();
+        let mut found = None;
+        let _ = self
+            .pretokenizer
+            .for_each_piece(chunk, &mut |piece: &[u8]| -> Result<(), Error> {
+                if self.whole_piece_first && self.encoder.get(piece).is_some() {
+                    return Ok(()); // a token whole, as encode_piece takes it
+                }
+                units.clear();
+                self.merge_onto(piece, &mut units);
+                // (the scanner hands out slices of the chunk, so a piece's place is its address)
+                let mut at = start + (piece.as_ptr() as usize - base);
+                for &unit in &units {
+                    if unit >= PSEUDO {
+                        found = Some(((unit - PSEUDO) as u8, at));
+                        return Err(Error::Vocab(String::new())); // stop the scan
+                    }
+                    at += self.vocab.get(unit).map_or(1, <[u8]>::len);
+                }
+                Ok(())
+            });
+        match found {
+            Some((byte, mut at)) => {
+                while !text.is_char_boundary(at) {
+                    at -= 1; // the character the byte is part of
+                }
+                Error::NoToken {
+                    byte,
+                    offset: text[..at].chars().count(),
+                }
+            }
+            None => err,
+        }
     }
 
     /// Ids of `text` with special-token text as plain text (added tokens still split out).
@@ -692,7 +743,10 @@ impl ByteLevel {
             self.merge_long(piece, scratch);
         }
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
-            return Err(Error::NoToken((unit - PSEUDO) as u8));
+            return Err(Error::NoToken {
+                byte: (unit - PSEUDO) as u8,
+                offset: usize::MAX,
+            });
         }
         let pending = cached && scratch.len() <= memo_ids;
         if cached && !pending {
@@ -1362,7 +1416,21 @@ mod tests {
         let ranks = vec![(b"ab".to_vec(), 0), (b"b".to_vec(), 1)];
         let tok = build(&ranks, None);
         assert_eq!(tok.encode_ordinary("abb").unwrap(), vec![0, 1]);
-        assert_eq!(tok.encode_ordinary("ba"), Err(Error::NoToken(b'a')));
+        assert_eq!(
+            tok.encode_ordinary("ba"),
+            Err(Error::NoToken {
+                byte: b'a',
+                offset: 1
+            })
+        );
+        // The place of the first byte left without a token, not of the byte's first occurrence.
+        assert_eq!(
+            tok.encode_ordinary("abbba"),
+            Err(Error::NoToken {
+                byte: b'a',
+                offset: 4
+            })
+        );
         assert_eq!(
             tok.decode_bytes(&[0, 7]),
             Err(Error::UnknownId { id: 7, position: 1 })

@@ -74,7 +74,7 @@ fn to_py(err: Error) -> PyErr {
         Error::Disallowed { token, offset } => DisallowedSpecial::new_err((token, offset)),
         Error::UnknownId { id, position } => UnknownId::new_err((id, position)),
         Error::UnknownSpecial(names) => UnknownSpecial::new_err((names,)),
-        other @ Error::NoToken(_) => CoreError::new_err(other.to_string()),
+        other @ Error::NoToken { .. } => CoreError::new_err(other.to_string()),
     }
 }
 
