@@ -56,7 +56,7 @@ def corpus(tmp_path_factory):
                          # far more than the merges can fill: the unseen syllables take the rest
                          + [("defaults", 40_000), ("no-complete-syllables", 40_000),
                             ("no-complete-words", 40_000), ("no-complete-endings", 40_000),
-                            ("no-complete-superwords", 40_000), ("no-bare-syllables", 40_000),
+                            ("no-complete-superwords", 40_000),
                             ("pieces-prefix-superwords", 40_000), ("spec000", 40_000), ("runs-auto", 40_000),
                             ("runs-superwords-punctuation", 40_000)])
 def test_core_trainer_equals_the_reference(corpus, name, vocab_size):
