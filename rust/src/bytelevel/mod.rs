@@ -54,8 +54,8 @@ pub enum Error {
     /// The text holds a disallowed special token (`offset` in characters).
     Disallowed { token: String, offset: usize },
     /// A byte that no token covers is left after merging, at `offset` (characters) of the
-    /// text (`usize::MAX` until [`ByteLevel::locate`] has found it).
-    NoToken { byte: u8, offset: usize },
+    /// text (None until [`ByteLevel::locate`] has found it).
+    NoToken { byte: u8, offset: Option<usize> },
     /// Not special tokens of this vocabulary.
     UnknownSpecial(Vec<String>),
     /// A token id that is not in the vocabulary, at `position` of the input.
@@ -71,11 +71,13 @@ impl fmt::Display for Error {
                 "text contains the special token {} at offset {offset}",
                 str_repr(token)
             ),
-            Error::NoToken { byte, offset } => write!(
-                f,
-                "byte {} at offset {offset} has no token in this vocabulary",
-                bytes_repr(&[*byte])
-            ),
+            Error::NoToken { byte, offset } => {
+                write!(f, "byte {}", bytes_repr(&[*byte]))?;
+                if let Some(offset) = offset {
+                    write!(f, " at offset {offset}")?;
+                }
+                f.write_str(" has no token in this vocabulary")
+            }
             Error::UnknownSpecial(names) => {
                 let names: Vec<String> = names.iter().map(|n| str_repr(n)).collect();
                 write!(
@@ -582,43 +584,53 @@ impl ByteLevel {
     /// carry positions).
     #[cold]
     fn locate(&self, err: Error, text: &str, start: usize, end: usize) -> Error {
-        if !matches!(err, Error::NoToken { .. }) {
+        if !matches!(err, Error::NoToken { offset: None, .. }) {
             return err;
         }
         let chunk = &text[start..end];
         let base = chunk.as_ptr() as usize;
         let mut units = Vec::new();
-        let mut found = None;
-        let _ = self
+        // The scan stops at the first piece that keeps a byte without a token, with that byte and
+        // its byte offset in `text`.
+        let scan = self
             .pretokenizer
-            .for_each_piece(chunk, &mut |piece: &[u8]| -> Result<(), Error> {
+            .for_each_piece(chunk, &mut |piece: &[u8]| {
                 if self.whole_piece_first && self.encoder.get(piece).is_some() {
                     return Ok(()); // a token whole, as encode_piece takes it
                 }
+                // (the scanner hands out slices of the chunk, so a piece's place is its address)
+                let Some(mut at) = (piece.as_ptr() as usize).checked_sub(base) else {
+                    return Ok(());
+                };
+                at += start;
                 units.clear();
                 self.merge_onto(piece, &mut units);
-                // (the scanner hands out slices of the chunk, so a piece's place is its address)
-                let mut at = start + (piece.as_ptr() as usize - base);
                 for &unit in &units {
                     if unit >= PSEUDO {
-                        found = Some(((unit - PSEUDO) as u8, at));
-                        return Err(Error::Vocab(String::new())); // stop the scan
+                        let byte = (unit - PSEUDO) as u8;
+                        return Err(Error::NoToken {
+                            byte,
+                            offset: Some(at),
+                        });
                     }
                     at += self.vocab.get(unit).map_or(1, <[u8]>::len);
                 }
                 Ok(())
             });
-        match found {
-            Some((byte, mut at)) => {
+        match scan {
+            Err(Error::NoToken {
+                byte,
+                offset: Some(mut at),
+            }) if at < text.len() => {
                 while !text.is_char_boundary(at) {
                     at -= 1; // the character the byte is part of
                 }
                 Error::NoToken {
                     byte,
-                    offset: text[..at].chars().count(),
+                    offset: Some(text[..at].chars().count()),
                 }
             }
-            None => err,
+            _ => err,
         }
     }
 
@@ -745,7 +757,7 @@ impl ByteLevel {
         if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
             return Err(Error::NoToken {
                 byte: (unit - PSEUDO) as u8,
-                offset: usize::MAX,
+                offset: None,
             });
         }
         let pending = cached && scratch.len() <= memo_ids;
@@ -1420,7 +1432,7 @@ mod tests {
             tok.encode_ordinary("ba"),
             Err(Error::NoToken {
                 byte: b'a',
-                offset: 1
+                offset: Some(1)
             })
         );
         // The place of the first byte left without a token, not of the byte's first occurrence.
@@ -1428,7 +1440,7 @@ mod tests {
             tok.encode_ordinary("abbba"),
             Err(Error::NoToken {
                 byte: b'a',
-                offset: 4
+                offset: Some(4)
             })
         );
         assert_eq!(
