@@ -16,7 +16,11 @@ DEVELOP := VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --profile 
 RUST   := $(shell find rust/src -name '*.rs') rust/Cargo.toml
 CARGO  := cargo --quiet
 
-.PHONY: demo test check test-rust venv bench joint-indic fuzz clean
+# The test extras of pyproject.toml, one requirement a line (tomli before Python 3.11).
+export EXTRAS_TEST := import sys; toml = __import__('tomllib' if sys.version_info >= (3, 11) else 'tomli'); \
+	print(*toml.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['test'], sep='\n')
+
+.PHONY: demo test test-deps check test-rust venv bench joint-indic fuzz clean
 
 # wwho itself (editable: src/ is what runs) and its run-time dependencies; one build of the core.
 $(STAMP): pyproject.toml rust/Cargo.toml
@@ -25,9 +29,11 @@ $(STAMP): pyproject.toml rust/Cargo.toml
 	$(DEVELOP)
 	@rm -f $(VENV)/.installed-[0-9]* $(VENV)/.core-built*; touch $(STAMP) $(CORE)
 
-# The test extras (pytest, ruff, transformers, ray, playwright, ...) only for the tests.
+# The test extras (pytest, ruff, transformers, ray, playwright, ...) only for the tests, read from
+# pyproject.toml and installed by pip alone, so that they install while cargo builds and checks.
 $(TESTS): $(STAMP)
-	$(DEVELOP) --extras test
+	$(PY) -c "$$EXTRAS_TEST" > $(VENV)/requirements-test.txt
+	$(PY) -m pip install --quiet -r $(VENV)/requirements-test.txt
 	@rm -f $(VENV)/.installed-test-*; touch $(TESTS)
 
 # Rebuild the extension when the Rust sources change (the editable install does not watch them).
@@ -48,14 +54,21 @@ test-rust:
 	$(CARGO) clippy --manifest-path rust/Cargo.toml --all-targets --features python -- -D warnings
 	$(CARGO) test --manifest-path rust/Cargo.toml --lib --profile dev-release
 
-test: $(CORE) $(TESTS) test-rust
+# pip installs the test extras (mostly one core) while cargo builds and checks the crate.
+test-deps:
+	@$(MAKE) --no-print-directory -j3 $(CORE) $(TESTS) test-rust
+
+# --dist loadfile: one worker runs each module, so that its module fixtures (trained models, a
+# server, a Ray cluster) are built once. (--dist loadgroup no longer groups with pytest 9.2:
+# pytest-xdist issue 1386.)
+test: test-deps
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+	$(PY) -m pytest -n 2 --dist loadfile -q
 
 # The fast tier: every module's tests but the whole-corpus ones (marked slow), no cargo.
 check: $(CORE) $(TESTS)
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
-	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
+	$(PY) -m pytest -n 2 --dist loadfile -q -m "not slow"
 
 # Benchmarks measure the core as the wheels build it.
 bench:

@@ -2,7 +2,8 @@
 
 Every training through Ray is compared byte for byte with the local run on the same corpus
 and options. Skipped only where Ray is not installed. The cluster is started once for the
-module (about 5 s) and shut down at the end; the tests share it (xdist group "ray")."""
+module and shut down at the end; the tests share it (``make test`` runs each module on one
+xdist worker, ``--dist loadfile``)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from wwho.errors import CorpusError, WwhoError
 from wwho.sgpe import SGPETokenizer
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'wwho[ray]')")
-pytestmark = pytest.mark.xdist_group("ray")
 
 SI = CORPORA / "si" / "news-bbcsinhala.txt"
 

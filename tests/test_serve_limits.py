@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import select
 import signal
 import socket
@@ -464,11 +465,28 @@ def server(tmp_path_factory):
 
 
 def raw_exchange(port: int, request: bytes) -> bytes:
-    """Send ``request`` on a new connection and read the answer until the server closes or 5 s pass."""
+    """Send ``request`` on a new connection and read the answer: until its Content-Length is in
+    (a kept-alive connection stays open), the server closes, or 5 s pass."""
+    got = b""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(request)
-        _, got = closed_after(s, time.monotonic(), time.monotonic() + 5)
+        until = time.monotonic() + 5
+        while time.monotonic() < until and not _complete(got):
+            if select.select([s], [], [], 0.2)[0]:
+                try:
+                    chunk = s.recv(65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                got += chunk
     return got
+
+
+def _complete(answer: bytes) -> bool:
+    head, blank, body = answer.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length:[ \t]*(\d+)[ \t]*\r?$", head)
+    return bool(blank) and length is not None and len(body) >= int(length.group(1))
 
 
 def test_the_real_server_answers_only_to_loopback_names(server):
