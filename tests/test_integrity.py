@@ -145,6 +145,17 @@ def test_flores_has_no_cut(small, script, size):
 def vocab_text(tok: SGPETokenizer):
     """Strings of the vocabulary's own syllables (bare ones, so with a space before them the spaced
     form is often unknown), its characters and FUZZ_INDIC, with spaces and punctuation."""
+    held, strategy = _vocab_texts.get(id(tok), (None, None))
+    if held is not tok:  # built once a tokenizer, not for every example
+        strategy = _vocab_text(tok)
+        _vocab_texts[id(tok)] = (tok, strategy)
+    return strategy
+
+
+_vocab_texts: dict = {}
+
+
+def _vocab_text(tok: SGPETokenizer):
     syllables = sorted(t for t in tok.vocab if t[:1] != " " and len(t) > 1 and not t.startswith(("<0x", "[")))
     spaced = sorted(t for t in tok.vocab if t[:1] == " " and len(t) > 1)
     item = st.one_of(
@@ -202,7 +213,9 @@ def hf_of(tok: SGPETokenizer):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_hf_export_has_no_cut_and_the_same_ids(small, script, size, data):
     tok = small[script, size]
-    hf = hf_cache.setdefault((script, size), hf_of(tok))
+    if (script, size) not in hf_cache:  # built once, not for every example
+        hf_cache[script, size] = hf_of(tok)
+    hf = hf_cache[script, size]
     text = data.draw(vocab_text(tok))
     ids = hf.encode(text, add_special_tokens=False).ids
     assert ids == tok.encode(text, allowed_special="all")
