@@ -59,16 +59,16 @@ test-deps:
 	@$(MAKE) --no-print-directory -j3 $(CORE) $(TESTS) test-rust
 
 # --dist loadfile: one worker runs each module, so that its module fixtures (trained models, a
-# server, a Ray cluster) are built once. (--dist loadgroup no longer groups with pytest 9.2:
-# pytest-xdist issue 1386.)
+# server, a Ray cluster) are built once (--dist loadgroup no longer groups with pytest 9.2:
+# pytest-xdist issue 1386); in the order tests/conftest.py gives them, the longest first.
 test: test-deps
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
-	$(PY) -m pytest -n 2 --dist loadfile -q
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q
 
 # The fast tier: every module's tests but the whole-corpus ones (marked slow), no cargo.
 check: $(CORE) $(TESTS)
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
-	$(PY) -m pytest -n 2 --dist loadfile -q -m "not slow"
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q -m "not slow"
 
 # Benchmarks measure the core as the wheels build it.
 bench:

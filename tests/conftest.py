@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -323,7 +324,25 @@ SLOW_TESTS = frozenset(
 )
 
 
+#: The modules that take longest, longest first: `make test` (``--dist loadfile
+#: --no-loadscope-reorder``) hands them out first, so that no long module is left for one worker at
+#: the end. The other modules follow, those with most tests first (xdist's own order). A stale list
+#: costs only time.
+LONG_MODULES = ("test_extend.py", "test_gguf.py", "test_sgpe_tokenizer.py", "test_sharing.py", "test_bytelevel.py",
+                "test_sgpe_train_reference.py", "test_serve_limits.py", "test_scale_ray.py", "test_integrity.py",
+                "test_cli.py", "test_interrupt.py", "test_cli_outputs.py", "test_serve_browser.py",
+                "test_sgpe_scopes.py", "test_large_inputs.py")
+
+
+def _run_order(items) -> None:
+    tests = Counter(item.path.name for item in items)
+    first = {name: i for i, name in enumerate(LONG_MODULES)}
+    # (stable: a module's tests keep their order)
+    items.sort(key=lambda item: (first.get(item.path.name, len(first)), -tests[item.path.name], str(item.path)))
+
+
 def pytest_collection_modifyitems(config, items):
+    _run_order(items)
     expected = pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")
     small = pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")
     for item in items:
