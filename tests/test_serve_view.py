@@ -61,6 +61,20 @@ def sgpe(tokenizers, tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def sgpe_spec(sgpe):
+    """The saved SGPE tokenizer as ``wwho serve`` loads it (once, not for every example)."""
+    return load_spec(str(sgpe))
+
+
+@pytest.fixture(scope="module")
+def hf_spec(sgpe):
+    """Its HF export as ``wwho serve`` loads ``hf:tokenizer.json``, and HF ``tokenizers``' own load."""
+    from tokenizers import Tokenizer
+
+    return load_spec(f"hf:{sgpe / 'tokenizer.json'}"), Tokenizer.from_file(str(sgpe / "tokenizer.json"))
+
+
 # -- oracles -------------------------------------------------------------------------------------
 
 def char_starts(text: str) -> list[int]:
@@ -178,25 +192,23 @@ def test_llama3_view_property(llama3, llama3_native, text):
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
-def test_sgpe_view_property(tokenizers, sgpe, text):
+def test_sgpe_view_property(tokenizers, sgpe_spec, text):
     tok = tokenizers["mixed"]
     ids = tok.encode(text)
-    view = token_view(load_spec(str(sgpe)), TextLayout(text))
+    view = token_view(sgpe_spec, TextLayout(text))
     check_against_bytes(view, text, ids, [tok.token_bytes(i) for i in ids])
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
-def test_hf_offsets_view_property(tokenizers, sgpe, text):
+def test_hf_offsets_view_property(tokenizers, hf_spec, text):
     """``hf:tokenizer.json`` has no token bytes: they are cut from the input at HF's offsets; byte-fallback
     tokens share one character's offsets and are given one byte each."""
-    from tokenizers import Tokenizer
-
-    hf = Tokenizer.from_file(str(sgpe / "tokenizer.json"))
+    spec, hf = hf_spec
     ids = hf.encode(text, add_special_tokens=False).ids
     tok = tokenizers["mixed"]
     assert ids == tok.encode(text)  # the export is exact (tested in test_export_sgpe_hf); the bytes are SGPE's
-    view = token_view(load_spec(f"hf:{sgpe / 'tokenizer.json'}"), TextLayout(text))
+    view = token_view(spec, TextLayout(text))
     check_against_bytes(view, text, ids, [tok.token_bytes(i) for i in ids])
 
 
@@ -297,9 +309,9 @@ def test_compare_marks_the_spans_where_cuts_differ():
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
 @example(text="🏏क")
-def test_compare_property(o200k_spec, llama3, tokenizers, sgpe, text):
+def test_compare_property(o200k_spec, llama3, sgpe_spec, text):
     layout = TextLayout(text)
-    views = [token_view(t, layout) for t in (o200k_spec, llama3, load_spec(str(sgpe)))]
+    views = [token_view(t, layout) for t in (o200k_spec, llama3, sgpe_spec)]
     spans = compare(views, layout)
     assert "".join(s.text for s in spans) == text
     assert all(s.text == text[s.start:s.end] and s.start < s.end for s in spans)
