@@ -60,7 +60,7 @@ test-deps:
 
 # --dist loadfile: one worker runs each module, so that its module fixtures (trained models, a
 # server, a Ray cluster) are built once (--dist loadgroup no longer groups with pytest 9.2:
-# pytest-xdist issue 1386); in the order tests/conftest.py gives them, the longest first.
+# pytest-xdist issue 1386); the longest first, as tests/module_order.txt lists them.
 test: test-deps
 	$(VENV)/bin/ruff check src tests benchmarks fuzz
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q

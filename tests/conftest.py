@@ -324,14 +324,11 @@ SLOW_TESTS = frozenset(
 )
 
 
-#: The modules that take longest, longest first: `make test` (``--dist loadfile
-#: --no-loadscope-reorder``) hands them out first, so that no long module is left for one worker at
-#: the end. The other modules follow, those with most tests first (xdist's own order). A stale list
-#: costs only time.
-LONG_MODULES = ("test_extend.py", "test_gguf.py", "test_sgpe_tokenizer.py", "test_sharing.py", "test_bytelevel.py",
-                "test_sgpe_train_reference.py", "test_serve_limits.py", "test_scale_ray.py", "test_integrity.py",
-                "test_cli.py", "test_interrupt.py", "test_cli_outputs.py", "test_serve_browser.py",
-                "test_sgpe_scopes.py", "test_large_inputs.py")
+#: The modules that take longest, longest first (tests/module_order.txt).
+LONG_MODULES = tuple(
+    line.strip() for line in (Path(__file__).parent / "module_order.txt").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
 
 
 def _run_order(items) -> None:
