@@ -467,19 +467,9 @@ def server(tmp_path_factory):
 def raw_exchange(port: int, request: bytes) -> bytes:
     """Send ``request`` on a new connection and read the answer: until its Content-Length is in
     (a kept-alive connection stays open), the server closes, or 5 s pass."""
-    got = b""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(request)
-        until = time.monotonic() + 5
-        while time.monotonic() < until and not _complete(got):
-            if select.select([s], [], [], 0.2)[0]:
-                try:
-                    chunk = s.recv(65536)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    break
-                got += chunk
+        _, got = closed_after(s, time.monotonic(), time.monotonic() + 5, enough=_complete)
     return got
 
 
@@ -527,10 +517,12 @@ def ask(port: int, text: str, timeout: float = 15) -> tuple[int, float]:
     return status, time.perf_counter() - t0
 
 
-def closed_after(sock: socket.socket, t0: float, until: float) -> tuple[float | None, bytes]:
-    """Seconds from ``t0`` until the server closed ``sock`` (None: still open at ``until``), and what it sent."""
+def closed_after(sock: socket.socket, t0: float, until: float, *,
+                 enough=lambda got: False) -> tuple[float | None, bytes]:
+    """Seconds from ``t0`` until the server closed ``sock`` (None: still open at ``until``, or when
+    ``enough(what it sent)`` stopped the reading first), and what it sent."""
     got = b""
-    while time.monotonic() < until:
+    while time.monotonic() < until and not enough(got):
         if select.select([sock], [], [], 0.2)[0]:
             try:
                 chunk = sock.recv(65536)
