@@ -317,18 +317,16 @@ EXPECTED_VOCAB_SIZE_WARNINGS = {
 }
 
 
+def _listed(name: str) -> list[str]:
+    """The lines of a list beside this file, without comments and blank lines."""
+    lines = (Path(__file__).parent / name).read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
 #: Measured slow tests (see the file's header): marked ``slow`` for the fast tier, ``make check``.
-SLOW_TESTS = frozenset(
-    line.strip() for line in (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8").splitlines()
-    if line.strip() and not line.startswith("#")
-)
-
-
-#: The modules that take longest, longest first (tests/module_order.txt).
-LONG_MODULES = tuple(
-    line.strip() for line in (Path(__file__).parent / "module_order.txt").read_text(encoding="utf-8").splitlines()
-    if line.strip() and not line.startswith("#")
-)
+SLOW_TESTS = frozenset(_listed("slow_tests.txt"))
+#: The modules that take longest, longest first (see the file's header): handed out first.
+LONG_MODULES = tuple(_listed("module_order.txt"))
 
 
 def _run_order(items) -> None:

@@ -1,4 +1,4 @@
-"""The suite's own lists in conftest.py name what exists: a stale entry would silently do nothing
+"""The suite's own lists (slow_tests.txt, module_order.txt) name what exists: a stale entry would silently do nothing
 (a slow test left in ``make check``, a long module no longer run first)."""
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def cluster_report(clusters: np.ndarray, tokens):
     """The token ends that fall inside a cluster, and how many tokens span more than one cluster."""
     token_ends = ends(tokens)
     cuts = token_ends[~np.isin(token_ends, clusters)].tolist()
-    starts = np.concatenate(([0], token_ends[:-1]))
+    starts = np.concatenate(([0], token_ends))[:-1]
     after = np.append(clusters, np.iinfo(np.int64).max)  # (no cluster end after the last token's start)
     spanning = int(np.count_nonzero(after[np.searchsorted(clusters, starts, side="right")] < token_ends))
     return cuts, spanning
