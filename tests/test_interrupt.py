@@ -5,7 +5,8 @@ temporary file behind.
 Each run is a real process in a session of its own; SIGINT goes to the whole process group, as a
 terminal's Ctrl-C does (so worker processes get it too). "Start-up" is signalled as soon as the
 process has loaded wwho's compiled core, i.e. while Python is still importing wwho; "mid-work" when
-the process holds its input open (or its output's temporary file exists), read from ``/proc``.
+the process holds its input open, read from ``/proc``, or has written to its output's temporary file
+while its standard input, a pipe, is still open (so the signal cannot come after the output is complete).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -114,17 +116,6 @@ def reading(path: Path):
     return check
 
 
-def temp_in(directory: Path):
-    """A ``.wwho-tmp-`` file or directory exists in ``directory``: an output is being written."""
-    def check(pid: int) -> bool:
-        try:
-            return any(name.startswith(".wwho-tmp-") for name in os.listdir(directory))
-        except OSError:
-            return False
-
-    return check
-
-
 def after(seconds: float, first=importing):
     """``seconds`` after ``first`` held (default: after start-up began)."""
     since: list[float] = []
@@ -139,15 +130,26 @@ def after(seconds: float, first=importing):
     return check
 
 
-def interrupt(args: list[object], when, *, stdin: Path | None = None, env: dict | None = None,
-              timeout: float = 60, command: list[str] | None = None,
+def interrupt(args: list[object], when, *, stdin: Path | None = None, feed: bytes | None = None,
+              env: dict | None = None, timeout: float = 60, command: list[str] | None = None,
               sig: int = signal.SIGINT) -> tuple[int, str, str]:
     """Run ``wwho ARGS``, send ``sig`` (SIGINT) to its process group when ``when(pid)`` holds;
-    returns (exit code, stdout, stderr). Fails if the process ended before the moment came."""
+    returns (exit code, stdout, stderr). Fails if the process ended before the moment came.
+
+    ``feed``: bytes for the command's standard input (a pipe), which stays open until the signal
+    has been sent: a command that reads it to the end cannot finish its work, and rename its
+    output into place, before the signal lands. (With an input file, a loaded machine can delay
+    this process past the command's last write: the signal then finds the output complete, and the
+    command rightly ends with it in place.)"""
     with open(stdin or os.devnull, "rb") as inp:
-        proc = subprocess.Popen([*(command or wwho_command()), *map(str, args)], stdin=inp, stdout=subprocess.PIPE,
+        proc = subprocess.Popen([*(command or wwho_command()), *map(str, args)],
+                                stdin=inp if feed is None else subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, preexec_fn=deliver_signals,
                                 env={**os.environ, **QUIET_ENV, **(env or {})})
+        writer = None
+        if feed is not None:
+            writer = threading.Thread(target=_write_open, args=(proc.stdin, feed), daemon=True)
+            writer.start()
         try:
             deadline = time.monotonic() + timeout
             while not when(proc.pid):
@@ -159,12 +161,43 @@ def interrupt(args: list[object], when, *, stdin: Path | None = None, env: dict 
                     pytest.fail(f"the moment to interrupt wwho {args[0]} never came")
                 time.sleep(0.001)
             os.killpg(proc.pid, sig)
+            if writer is not None:
+                writer.join(timeout)  # (the command stopped reading: the write ends with it)
             out, err = proc.communicate(timeout=timeout)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def _write_open(pipe, data: bytes) -> None:
+    """``data`` into ``pipe``, which is left open (the caller's ``communicate`` closes it)."""
+    try:
+        pipe.write(data)
+        pipe.flush()
+    except (BrokenPipeError, ValueError):  # the command ended (or the pipe was closed) first
+        pass
+
+
+def _head(path: Path, size: int = 1 << 20) -> bytes:
+    """The first whole lines of ``path``, about ``size`` bytes: input for a command that keeps
+    reading (see ``interrupt``'s ``feed``)."""
+    with open(path, "rb") as f:
+        head = f.read(size)
+    return head[: head.rindex(b"\n") + 1]
+
+
+def written_temp_in(directory: Path):
+    """A ``.wwho-tmp-`` file in ``directory`` holds some bytes: an output is being written."""
+    def check(pid: int) -> bool:
+        try:
+            return any(entry.name.startswith(".wwho-tmp-") and entry.stat().st_size > 0
+                       for entry in os.scandir(directory))
+        except OSError:
+            return False
+
+    return check
 
 
 def assert_interrupted(rc: int, err: str, *, alone: bool = True) -> None:
@@ -346,10 +379,10 @@ def test_encode_and_decode_while_writing_the_output(work, tmp_path, verb):
     """Interrupted while the output's temporary file is being written: no output, no temporary file."""
     out = tmp_path / "out.txt"
     if verb == "encode":
-        args = ["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out]
+        args = ["encode", "--tokenizer", work["sgpe"], "-", "--block-mb", "0.05", "-o", out]
     else:
         args = ["decode", "--tokenizer", work["sgpe"], "-", "-o", out]
-    rc, _, err = interrupt(args, temp_in(tmp_path), stdin=work["ids"] if verb == "decode" else None)
+    rc, _, err = interrupt(args, written_temp_in(tmp_path), feed=_head(work["ids" if verb == "decode" else "big"]))
     assert_interrupted(rc, err)
     assert not out.exists()
     no_litter(tmp_path)
@@ -371,11 +404,17 @@ def test_signals_the_command_started_ignoring_stay_ignored(work, tmp_path):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    proc = subprocess.Popen([*wwho_command(), "encode", "--tokenizer", work["sgpe"], "--file", work["big"],
-                             "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=ignoring, env={**os.environ, **QUIET_ENV})
+    text = work["big"].read_bytes()
+    head = _head(work["big"])
+    # The input through a pipe, its rest held back until the signals are sent: the encode cannot
+    # have ended before them, however this process is scheduled.
+    proc = subprocess.Popen([*wwho_command(), "encode", "--tokenizer", work["sgpe"], "-", "--block-mb", "0.05",
+                             "-o", out], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=ignoring, env={**os.environ, **QUIET_ENV})
+    writer = threading.Thread(target=_write_open, args=(proc.stdin, head), daemon=True)
+    writer.start()
     try:
-        writing = temp_in(out.parent)
+        writing = written_temp_in(out.parent)
         deadline = time.monotonic() + 60
         while not writing(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.001)
@@ -383,7 +422,8 @@ def test_signals_the_command_started_ignoring_stay_ignored(work, tmp_path):
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGINT):
             os.killpg(proc.pid, sig)
             time.sleep(0.05)
-        _, err = proc.communicate(timeout=120)
+        writer.join(60)
+        _, err = proc.communicate(text[len(head):], timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -400,7 +440,8 @@ def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, ve
     line says why. Forked workers (``extend``'s pool) still end at once on SIGTERM, which their
     pool uses to stop them: none is left when the command has ended."""
     out = tmp_path / "out"
-    verbs = {"encode": (["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out], temp_in(tmp_path)),
+    verbs = {"encode": (["encode", "--tokenizer", work["sgpe"], "-", "--block-mb", "0.05", "-o", out],
+                        written_temp_in(tmp_path)),
              "train-bytelevel": (["train", "--kind", "bytelevel", "--quiet", "-o", out, work["big"]],
                                  reading(work["big"])),
              "extend": (["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script",
@@ -412,7 +453,7 @@ def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, ve
         pgid[:] = [pid]
         return when(pid)
 
-    rc, _, err = interrupt(args, moment, sig=sig)
+    rc, _, err = interrupt(args, moment, sig=sig, feed=_head(work["big"]) if verb == "encode" else None)
     assert (rc, err) == (code, line), (rc, err[-3000:])
     assert not out.exists()
     no_litter(tmp_path)
@@ -498,11 +539,11 @@ def test_a_ctrl_c_as_the_command_exits_never_kills_it_by_signal(work, tmp_path):
 def test_a_second_ctrl_c_during_cleanup_changes_nothing(work, tmp_path):
     """Ctrl-C pressed twice in quick succession: still one line and exit 130, no output."""
     out = tmp_path / "out.txt"
-    args = ["encode", "--tokenizer", work["sgpe"], "--file", work["big"], "-o", out]
+    args = ["encode", "--tokenizer", work["sgpe"], "-", "--block-mb", "0.05", "-o", out]
     seen: list[int] = []
 
     def twice(pid: int) -> bool:
-        if temp_in(tmp_path)(pid):
+        if written_temp_in(tmp_path)(pid):
             if not seen:
                 os.killpg(pid, signal.SIGINT)
                 seen.append(pid)
@@ -510,7 +551,7 @@ def test_a_second_ctrl_c_during_cleanup_changes_nothing(work, tmp_path):
             return True
         return bool(seen)
 
-    rc, _, err = interrupt(args, twice)
+    rc, _, err = interrupt(args, twice, feed=_head(work["big"]))
     assert_interrupted(rc, err)
     assert not out.exists()
     no_litter(tmp_path)
