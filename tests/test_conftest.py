@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from conftest import LONG_MODULES, SLOW_TESTS, _run_order
@@ -11,10 +12,11 @@ from conftest import LONG_MODULES, SLOW_TESTS, _run_order
 TESTS = Path(__file__).resolve().parent
 
 
-def _test_functions(path: Path) -> set[str]:
+@functools.cache  # (slow_tests.txt names many tests of one module)
+def _test_functions(path: Path) -> frozenset[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
-    return {name for name in names if name.startswith("test")}
+    return frozenset(name for name in names if name.startswith("test"))
 
 
 def test_every_long_module_exists_once():
