@@ -28,11 +28,11 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
 from wwho import _core
+from wwho.background import Background
 from wwho.bpe import MergeEngine
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
@@ -181,7 +181,7 @@ def count_bytelevel(
     def count(batch: list[str]) -> None:
         counter.count_pretokenized(batch, core_pretokenizer, threads=threads)
 
-    with ThreadPoolExecutor(max_workers=1) as pool, \
+    with Background(1, name="wwho-count") as pool, \
             progress_bar(desc="counting", unit="char", unit_scale=True, disable=not progress) as bar:
         pending = None
         for batch in batches(documents, batch_chars):

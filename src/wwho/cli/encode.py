@@ -130,10 +130,11 @@ def _encoded_ahead(blocks: Iterator[list[str]], encode_batch: Callable[[list[str
     """``encode_batch(block)`` for each block, in order, the next block read and encoded by a
     helper thread while the caller writes this one (the core encodes without the GIL, so writing
     and encoding overlap). At most two blocks are held. An error reading the input is raised
-    after the block before it is handed out, as it would be without the look-ahead."""
-    from concurrent.futures import ThreadPoolExecutor
+    after the block before it is handed out, as it would be without the look-ahead. (A helper
+    thread of :mod:`wwho.background`: a Ctrl-C cannot leave it waiting on a lock.)"""
+    from wwho.background import Background
 
-    with ThreadPoolExecutor(1, thread_name_prefix="wwho-encode") as ahead:
+    with Background(1, name="wwho-encode") as ahead:
         pending = None
         while True:
             try:

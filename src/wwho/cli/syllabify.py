@@ -86,15 +86,14 @@ BLOCK_BYTES = 1 << 22  # per core call: large enough to amortize it, small enoug
 def _blocks(syl: Syllabifier, args: argparse.Namespace, texts, letters: Counter) -> None:
     """Blocks of whole lines to standard output, in order; the first characters are the script
     check's sample."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    from wwho.background import Background
     from wwho.threads import cpus
 
     stdout = StandardOutput()  # a failed write names standard output
     sys.stdout.flush()
     workers = min(cpus(), 4)
     judged, pending, last = 0, [], "\n"
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with Background(workers, name="wwho-syllabify") as pool:
         for text in texts:
             if not args.schema and judged < SAMPLE_CHARS:
                 letters.update(letters_by_script([(text[:SAMPLE_CHARS - judged], 1)]))

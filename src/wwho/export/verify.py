@@ -126,10 +126,9 @@ def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text
     while ``vocab.json`` is built and the save is written (both encoders release the GIL).
     The files are saved either way; the report says whether they match (its :meth:`VerifyReport.check`
     raises :class:`ExportMismatch` if not)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from tokenizers import Tokenizer
 
+    from wwho.background import Background
     from wwho.savedir import save_files
 
     def check(text: bytes) -> VerifyReport:
@@ -139,7 +138,7 @@ def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text
 
     path = Path(directory) / "tokenizer.json"
     files: dict[str, bytes] = {}
-    with ThreadPoolExecutor(1, thread_name_prefix="wwho-verify") as pool:
+    with Background(1, name="wwho-verify") as pool:
         report = None
         for name, data in tok.files():
             files[name] = data

@@ -71,10 +71,10 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from wwho import _core
+from wwho.background import Background
 from wwho.bpe import MergeEngine
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
@@ -490,7 +490,7 @@ def _train_on_pieces(
     if auto:
         # The pieces each syllable needs (Python) are worked out while the core builds the probe
         # (it releases the GIL): the two overlap on two cores.
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with Background(1, name="wwho-train") as pool:
             needs = pool.submit(piece_needs, syllable_freq, boundary_symbols, bare_syllables=bare_syllables)
             probe_symbols, probe, *_ = words.engine_input(1, arrays=False)
             need = needs.result()

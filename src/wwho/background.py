@@ -1,0 +1,97 @@
+"""Work on helper threads that a Ctrl-C cannot wedge: the few places where wwho overlaps Python
+work with a call into the core on another thread (encoding the next block while this one is
+written, counting a batch while the next is read, checking an export while it is saved).
+
+``concurrent.futures.ThreadPoolExecutor`` is not safe there. A ``KeyboardInterrupt`` is raised in
+the main thread at whatever bytecode it is running, and that may be inside the executor's own lock
+handling (``submit``, a future's ``result``), where a lock is then left held; the worker thread
+blocks on that lock, and the executor's shutdown, at the end of its ``with`` block and again when
+the interpreter exits, waits for the worker forever. ``wwho encode`` hung so after a Ctrl-C, with
+every further Ctrl-C ignored while it "cleaned up". Here the threads are daemon threads, work and
+results pass through ``queue.SimpleQueue`` (whose ``put`` and ``get`` are single C calls: no
+Python-level lock to leave held; a blocked ``get`` still lets Ctrl-C through), and after an
+exception nothing waits for a helper: neither the ``with`` block nor the process's exit.
+
+What this module does not do: stop work already running. A helper that was inside a call when the
+block ended finishes that call on its own and its result is dropped; it takes no further work.
+Without an exception, the ``with`` block waits for every call submitted, as an executor's does.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+_STOP = None
+
+
+class Pending(Generic[T]):
+    """The result of one call submitted to :class:`Background`."""
+
+    __slots__ = ("_box", "_outcome")
+
+    def __init__(self) -> None:
+        self._box: queue.SimpleQueue = queue.SimpleQueue()
+        self._outcome: tuple[bool, Any] | None = None
+
+    def result(self) -> T:
+        """The call's return value, waiting for it; its exception raised here if it raised one."""
+        if self._outcome is None:
+            self._outcome = self._box.get()
+        ok, value = self._outcome
+        if ok:
+            return value
+        raise value
+
+
+class Background:
+    """``threads`` daemon threads taking calls in the order submitted; a context manager (see the
+    module docstring for what its end waits for)."""
+
+    def __init__(self, threads: int = 1, *, name: str = "wwho-background") -> None:
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        self._submitted: list[Pending] = []
+        self._threads = threads
+        for i in range(threads):
+            threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True).start()
+
+    def _work(self) -> None:
+        while (request := self._requests.get()) is not _STOP:
+            call, args, kwargs, pending = request
+            try:
+                outcome = (True, call(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 (handed to the caller's result())
+                outcome = (False, exc)
+            pending._box.put(outcome)
+            # (nothing of a finished call stays referenced while the thread waits for the next)
+            del request, call, args, kwargs, pending, outcome
+
+    def submit(self, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> Pending[T]:
+        """``call(*args, **kwargs)`` on a helper thread."""
+        pending: Pending[T] = Pending()
+        self._submitted.append(pending)
+        self._requests.put((call, args, kwargs, pending))
+        return pending
+
+    def close(self, *, wait: bool = True) -> None:
+        """No more calls; with ``wait``, every call submitted has ended when this returns (their
+        exceptions are left to their ``result()``)."""
+        submitted, self._submitted = self._submitted, []
+        for _ in range(self._threads):
+            self._requests.put(_STOP)
+        if wait:
+            for pending in submitted:
+                if pending._outcome is None:
+                    pending._outcome = pending._box.get()
+
+    def __enter__(self) -> Background:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self.close(wait=kind is None)

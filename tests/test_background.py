@@ -1,0 +1,91 @@
+"""Helper threads that a Ctrl-C cannot wedge (``wwho.background``): results in order, exceptions
+handed back, the end of a ``with`` block waiting for every call only when nothing went wrong, and a
+process that exits while a helper is stuck (``ThreadPoolExecutor`` waits for it forever)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from wwho.background import Background
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_results_come_back_in_the_order_submitted(threads):
+    with Background(threads) as pool:
+        pending = [pool.submit(lambda i: (time.sleep(0.001 * (i % 3)), i * i)[1], i) for i in range(40)]
+        assert [p.result() for p in pending] == [i * i for i in range(40)]
+
+
+def test_an_exception_is_raised_by_result_each_time_it_is_asked():
+    def fail(message: str) -> None:
+        raise ValueError(message)
+
+    with Background() as pool:
+        pending = pool.submit(fail, "bad block")
+        ok = pool.submit(len, "four")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="bad block"):
+            pending.result()
+    assert ok.result() == 4
+
+
+def test_the_end_of_the_block_waits_for_every_call_without_an_exception():
+    done = []
+    with Background(2) as pool:
+        for i in range(6):
+            pool.submit(lambda i: (time.sleep(0.02), done.append(i)), i)
+    assert sorted(done) == list(range(6))
+
+
+def test_after_an_exception_the_block_does_not_wait_for_a_stuck_helper():
+    held = threading.Lock()
+    held.acquire()  # as a lock a Ctrl-C left held: the helper waits on it for ever
+    try:
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt), Background() as pool:
+            pool.submit(held.acquire)
+            raise KeyboardInterrupt
+        assert time.monotonic() - start < 5
+    finally:
+        held.release()
+
+
+STUCK = """
+import sys, threading
+from concurrent.futures import ThreadPoolExecutor
+from wwho.background import Background
+held = threading.Lock()
+held.acquire()
+try:
+    with {pool} as pool:
+        pool.submit(held.acquire)
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("pool, exits", [("Background(1)", True), ("ThreadPoolExecutor(1)", False)])
+def test_the_process_exits_while_a_helper_is_stuck(pool, exits):
+    """The failure this module replaces, shown on ``ThreadPoolExecutor`` itself: its block (and the
+    interpreter's exit) waits for the stuck worker; with :class:`Background` the process ends."""
+    program = textwrap.dedent(STUCK.format(pool=pool))
+    try:
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                              timeout=30 if exits else 2)
+    except subprocess.TimeoutExpired:
+        assert not exits, f"{pool}: the process did not end"
+        return
+    assert exits, f"{pool}: ended, where it was expected to wait for its worker"
+    assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr[-2000:]
+
+
+def test_threads_must_be_at_least_one():
+    with pytest.raises(ValueError, match="at least 1"):
+        Background(0)
