@@ -11,6 +11,7 @@ while its standard input, a pipe, is still open (so the signal cannot come after
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -130,37 +131,75 @@ def after(seconds: float, first=importing):
     return check
 
 
+STOP_SITE = Path(__file__).resolve().parent / "stop_site"
+
+
+class Stop:
+    """A moment the command stops itself at (``tests/stop_site/sitecustomize.py``): ``Stop("open", PATH)``,
+    the first time it opens PATH; ``Stop("import", MODULE)``, when it is about to import MODULE.
+    ``interrupt`` waits for the stop (it cannot be missed), sends the signal, then SIGCONT; ``pid`` is
+    the command's process (and group) id once started."""
+
+    def __init__(self, kind: str, what: object) -> None:
+        self.where = f"{kind}:{os.path.abspath(what) if kind == 'open' else what}"
+        self.pid: int | None = None
+
+
+def starting() -> Stop:
+    """The command is about to import wwho's compiled core: Python is importing wwho (``main`` has
+    not started)."""
+    return Stop("import", "wwho._core")
+
+
+def _wait_stopped(proc: subprocess.Popen, args: list[object], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status = os.waitpid(proc.pid, os.WNOHANG | os.WUNTRACED)
+        if pid and os.WIFSTOPPED(status):
+            return
+        if pid:  # (reaped here: Popen no longer can)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            pytest.fail(f"wwho {args[0]} ended (exit {proc.returncode}) before the moment to interrupt it")
+        if time.monotonic() > deadline:
+            pytest.fail(f"the moment to interrupt wwho {args[0]} never came")
+        time.sleep(0.001)
+
+
 def interrupt(args: list[object], when, *, stdin: Path | None = None, feed: bytes | None = None,
               env: dict | None = None, timeout: float = 60, command: list[str] | None = None,
               sig: int = signal.SIGINT) -> tuple[int, str, str]:
-    """Run ``wwho ARGS``, send ``sig`` (SIGINT) to its process group when ``when(pid)`` holds;
-    returns (exit code, stdout, stderr). Fails if the process ended before the moment came.
+    """Run ``wwho ARGS``, send ``sig`` (SIGINT) to its process group when ``when(pid)`` holds, or
+    when it stops itself where a :class:`Stop` ``when`` says; returns (exit code, stdout, stderr).
+    Fails if the process ended before the moment came.
 
     ``feed``: bytes for the command's standard input (a pipe), which stays open until the signal
     has been sent: a command that reads it to the end cannot finish its work, and rename its
     output into place, before the signal lands. (With an input file, a loaded machine can delay
     this process past the command's last write: the signal then finds the output complete, and the
     command rightly ends with it in place.)"""
+    env = {**os.environ, **QUIET_ENV, **(env or {})}
+    if isinstance(when, Stop):
+        env["WWHO_TEST_STOP"] = when.where
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(STOP_SITE), env.get("PYTHONPATH")) if p)
     with open(stdin or os.devnull, "rb") as inp:
         proc = subprocess.Popen([*(command or wwho_command()), *map(str, args)],
                                 stdin=inp if feed is None else subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, preexec_fn=deliver_signals,
-                                env={**os.environ, **QUIET_ENV, **(env or {})})
+                                env=env)
         writer = None
         if feed is not None:
             writer = threading.Thread(target=_write_open, args=(proc.stdin, feed), daemon=True)
             writer.start()
         try:
-            deadline = time.monotonic() + timeout
-            while not when(proc.pid):
-                if proc.poll() is not None:
-                    out, err = proc.communicate()
-                    pytest.fail(f"wwho {args[0]} ended (exit {proc.returncode}) before the moment to interrupt it; "
-                                f"stderr: {err.decode()[-1000:]}")
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the moment to interrupt wwho {args[0]} never came")
-                time.sleep(0.001)
-            os.killpg(proc.pid, sig)
+            if isinstance(when, Stop):
+                when.pid = proc.pid
+                _wait_stopped(proc, args, timeout)
+                os.killpg(proc.pid, sig)  # pending while stopped: delivered where it stopped
+                os.killpg(proc.pid, signal.SIGCONT)
+            else:
+                _wait_for(proc, args, when, timeout)
+                with contextlib.suppress(ProcessLookupError):  # (ended, and reaped by poll)
+                    os.killpg(proc.pid, sig)
             if writer is not None:
                 writer.join(timeout)  # (the command stopped reading: the write ends with it)
             out, err = proc.communicate(timeout=timeout)
@@ -171,12 +210,29 @@ def interrupt(args: list[object], when, *, stdin: Path | None = None, feed: byte
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
+def _wait_for(proc: subprocess.Popen, args: list[object], when, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not when(proc.pid):
+        if proc.poll() is not None:
+            if when(proc.pid):  # (it held after all: this process was not scheduled in between)
+                return
+            out, err = proc.communicate()
+            pytest.fail(f"wwho {args[0]} ended (exit {proc.returncode}) before the moment to interrupt it; "
+                        f"stderr: {err.decode()[-1000:]}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"the moment to interrupt wwho {args[0]} never came")
+        time.sleep(0.001)
+
+
 def _write_open(pipe, data: bytes) -> None:
-    """``data`` into ``pipe``, which is left open (the caller's ``communicate`` closes it)."""
+    """``data`` into ``pipe``, which is left open (the caller's ``communicate`` closes it). Through
+    the unbuffered file: a write blocked on a command that stopped reading then holds no lock that
+    ``communicate``'s flush would wait on for ever."""
+    view = memoryview(data)
     try:
-        pipe.write(data)
-        pipe.flush()
-    except (BrokenPipeError, ValueError):  # the command ended (or the pipe was closed) first
+        while view:
+            view = view[pipe.raw.write(view):]
+    except (OSError, ValueError):  # the command ended, or the pipe was closed, first
         pass
 
 
@@ -245,14 +301,14 @@ VERBS = ["train-sgpe", "train-bytelevel", "train-binary", "encode", "decode", "e
 def test_ctrl_c_at_start_up(work, tmp_path, verb):
     """Before the fix: a KeyboardInterrupt traceback from the imports (killed by SIGINT)."""
     out = tmp_path / "out"
-    rc, _, err = interrupt(_verbs(work, out)[verb], importing, stdin=work["big"] if verb == "syllabify" else None)
+    rc, _, err = interrupt(_verbs(work, out)[verb], starting(), stdin=work["big"] if verb == "syllabify" else None)
     assert_interrupted(rc, err)
     assert not out.exists()
 
 
 def test_ctrl_c_at_start_up_of_python_m_wwho(work):
     """``python -m wwho`` imports the package before ``wwho.__main__``: guarded the same way."""
-    rc, _, err = interrupt(["schema", "check", "devanagari"], importing, command=[sys.executable, "-m", "wwho"])
+    rc, _, err = interrupt(["schema", "check", "devanagari"], starting(), command=[sys.executable, "-m", "wwho"])
     assert_interrupted(rc, err)
 
 
@@ -346,7 +402,7 @@ def test_train_sgpe_interrupted_while_saving(work, tmp_path, step):
 def test_train_bytelevel_mid_corpus(work, tmp_path):
     out = tmp_path / "out"
     args = ["train", "--kind", "bytelevel", "--quiet", "-o", out, work["big"]]
-    rc, _, err = interrupt(args, reading(work["big"]))
+    rc, _, err = interrupt(args, Stop("open", work["big"]))
     assert_interrupted(rc, err)
     assert not out.exists()
 
@@ -443,7 +499,7 @@ def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, ve
     verbs = {"encode": (["encode", "--tokenizer", work["sgpe"], "-", "--block-mb", "0.05", "-o", out],
                         written_temp_in(tmp_path)),
              "train-bytelevel": (["train", "--kind", "bytelevel", "--quiet", "-o", out, work["big"]],
-                                 reading(work["big"])),
+                                 Stop("open", work["big"])),
              "extend": (["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script",
                          "devanagari", "--workers", "2", "--quiet", "-o", out], after(0.4, reading(work["big"])))}
     args, when = verbs[verb]
@@ -453,7 +509,10 @@ def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, ve
         pgid[:] = [pid]
         return when(pid)
 
-    rc, _, err = interrupt(args, moment, sig=sig, feed=_head(work["big"]) if verb == "encode" else None)
+    rc, _, err = interrupt(args, when if isinstance(when, Stop) else moment, sig=sig,
+                           feed=_head(work["big"]) if verb == "encode" else None)
+    if isinstance(when, Stop):
+        pgid[:] = [when.pid]
     assert (rc, err) == (code, line), (rc, err[-3000:])
     assert not out.exists()
     no_litter(tmp_path)
@@ -470,7 +529,7 @@ def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, ve
 
 def test_eval_mid_corpus(work):
     rc, _, err = interrupt(["eval", "--quiet", "--corpus", work["big"], "--tokenizer", work["sgpe"]],
-                           reading(work["big"]))
+                           Stop("open", work["big"]))
     assert_interrupted(rc, err)
 
 
