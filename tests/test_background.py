@@ -86,6 +86,24 @@ def test_the_process_exits_while_a_helper_is_stuck(pool, exits):
     assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr[-2000:]
 
 
+def test_results_taken_are_not_kept():
+    """A file encoded block by block: memory stays a couple of blocks, not every block's result."""
+    import gc
+    import weakref
+
+    class Block(list):
+        pass
+
+    with Background() as pool:
+        taken = []
+        for _ in range(50):
+            block = pool.submit(Block, range(1000)).result()
+            taken.append(weakref.ref(block))
+            del block
+        gc.collect()
+        assert sum(ref() is not None for ref in taken) <= 1
+
+
 def test_threads_must_be_at_least_one():
     with pytest.raises(ValueError, match="at least 1"):
         Background(0)

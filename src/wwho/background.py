@@ -75,6 +75,9 @@ class Background:
     def submit(self, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> Pending[T]:
         """``call(*args, **kwargs)`` on a helper thread."""
         pending: Pending[T] = Pending()
+        # Only the calls whose result nobody has taken yet: a long run (a file encoded block by
+        # block) must not keep every block's result alive here.
+        self._submitted = [p for p in self._submitted if p._outcome is None]
         self._submitted.append(pending)
         self._requests.put((call, args, kwargs, pending))
         return pending
