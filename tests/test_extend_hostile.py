@@ -340,3 +340,52 @@ def test_a_cut_is_reported_with_the_text_around_it(tmp_path, corpus, monkeypatch
         verify.check_extension(ext, [line])
     message = str(err.value)
     assert "'කා' at character 200 of a line" in message and "xකාy" in message and "x" * 40 not in message
+
+
+CHECK_UNDER_CTRL_C = """
+import os, signal, sys, threading, time
+import tokenizers
+from wwho.extend import extend_tokenizer
+from wwho.extend.verify import check_extension
+
+ext = extend_tokenizer(sys.argv[1], [sys.argv[2]], add=100, scripts=["sinhala"], progress=False, verify=False)
+real = tokenizers.Tokenizer.from_str
+loading = threading.Event()
+
+def from_str(text):
+    # As Hugging Face's load of a large vocabulary: native code that never looks at signals (here
+    # the signal is blocked in the calling thread for the time of the load).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        loading.set()
+        time.sleep(5)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    return real(text)
+
+tokenizers.Tokenizer.from_str = from_str
+sent = []
+
+def ctrl_c():
+    loading.wait()
+    time.sleep(0.2)
+    sent.append(time.monotonic())
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+try:
+    check_extension(ext, ["ශ්‍රී ලංකා"])
+    print("not interrupted")
+except KeyboardInterrupt:
+    print(f"{time.monotonic() - sent[0]:.3f}")
+"""
+
+
+def test_the_check_takes_ctrl_c_while_hugging_face_loads_the_export(tmp_path, corpus):
+    """The check builds the export in Hugging Face ``tokenizers`` (about a second for 200k tokens, with
+    no look at Ctrl-C): an audit's Ctrl-C during ``wwho extend`` took up to 1.3 s to end it. The load
+    now runs on a helper thread, and the waiting main thread takes the interrupt at once."""
+    done = subprocess.run([sys.executable, "-c", CHECK_UNDER_CTRL_C, str(_gguf(tmp_path / "bytes.gguf")),
+                           str(corpus)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout) < 1.0, done.stdout  # the load it interrupted takes 5 s
