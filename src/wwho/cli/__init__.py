@@ -134,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         # exit code still says what happened.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
     try:
-        return _run(argv)
+        code = _run(argv)
+        interrupts.finished(code)
+        return code
     finally:  # also after argparse's --help, --version and usage errors, which print, then exit
         _flush_standard_output()
 

@@ -28,8 +28,9 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
   pools joined, Ray shut down) prints the line and exits 130 (143, 129) at once. Python resets a
   handler written in Python to the default one before its last teardown (garbage collection,
   modules), where the signal would kill the process without a word; so the last exit handler
-  (registered first, by :func:`guard_startup`) ignores the three from there on. The output is
-  complete by then, and the command ends with its own exit code.
+  (registered first, by :func:`guard_startup`) ignores the three from there on and ends the
+  process at once with the command's own exit code (:func:`finished`), without that teardown: the
+  output is complete by then, and nothing is left for a Ctrl-C to interrupt.
 
 A signal the command was started with ignored stays ignored, as Python itself leaves it: SIGHUP
 under ``nohup``, SIGINT for ``wwho ... &`` in a script (a non-interactive shell starts background
@@ -95,6 +96,7 @@ RESEND_SECONDS = 0.01
 _command = False  # this process is the wwho command (guard_startup installed its guard)
 _reported = False  # MESSAGE was printed: never twice in one process
 _ending: tuple[str, int] | None = None  # (line, exit code) of a SIGTERM or SIGHUP that ended the verb
+_code: int | None = None  # the exit code main returned (see finished)
 
 
 class State:
@@ -159,17 +161,28 @@ def _ignore_sigint_from_now() -> None:
         # default, which would kill the process without a word: the output is complete by now.)
         for signum in (signal.SIGINT, *_endings()):
             signal.signal(signum, signal.SIG_IGN)
-    if _command and _reported:
-        # The interrupt was reported and main returned its code. Under ``python -m wwho``, CPython
-        # (3.11) marks a KeyboardInterrupt raised inside code run by ``exec`` of a string (the
-        # methods a dataclass or namedtuple generates while a module is imported) as unhandled even
-        # though it was caught, and after its teardown kills the process with SIGINT, whatever the
-        # exit code (found by an audit). Every other exit handler has run (this one was registered
-        # first); the command ends here with its code.
+    if _command and (_reported or _code is not None):
+        # Main returned its code (the output is complete), or the interrupt was reported, and
+        # every other exit handler has run (this one was registered first): the command ends here,
+        # without the interpreter's teardown, which after a large vocabulary spent a tenth of a
+        # second or more freeing objects with Ctrl-C ignored (an audit's Ctrl-Cs then ended
+        # `extend` with 0 and no line). And when the interrupt was reported: under ``python -m
+        # wwho``, CPython (3.11) marks a KeyboardInterrupt raised inside code run by ``exec`` of a
+        # string (the methods a dataclass or namedtuple generates while a module is imported) as
+        # unhandled even though it was caught, and after its teardown kills the process with
+        # SIGINT, whatever the exit code (found by an audit).
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os._exit(EXIT_CODE if _ending is None else _ending[1])
+        if _reported:
+            os._exit(EXIT_CODE if _ending is None else _ending[1])
+        os._exit(_code)
+
+
+def finished(code: int) -> None:
+    """The command's ``main`` returned ``code``: the last exit handler ends the process with it."""
+    global _code
+    _code = code
 
 
 @contextlib.contextmanager
