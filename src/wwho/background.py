@@ -49,8 +49,8 @@ class Pending(Generic[T]):
 
 
 class Background:
-    """``threads`` daemon threads taking calls in the order submitted; a context manager (see the
-    module docstring for what its end waits for)."""
+    """``threads`` daemon threads taking calls in the order submitted (from one thread); a context
+    manager (see the module docstring for what its end waits for)."""
 
     def __init__(self, threads: int = 1, *, name: str = "wwho-background") -> None:
         if threads < 1:
