@@ -728,3 +728,25 @@ def test_kill_before_and_after_the_verb_is_one_line_too(tmp_path, sig, code, lin
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                           preexec_fn=deliver_signals)
     assert (done.returncode, done.stderr) == (code, line), (done.returncode, done.stderr[-2000:])
+
+
+EARLIER_EXIT_HANDLER = """
+import atexit, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write("ran"))  # as a coverage tool started before wwho
+sys.argv = ["wwho", *sys.argv[2:]]
+from wwho.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("args, code", [(["schema", "check", "sinhala"], 0), (["schema", "check", "klingon"], 2)])
+def test_an_exit_handler_registered_before_wwho_still_runs(tmp_path, args, code):
+    """The command's last exit handler ends the process with its code, without Python's teardown
+    (after a large vocabulary a tenth of a second in which a Ctrl-C was ignored); a handler that a
+    tool registered before wwho was imported would run after it, so there the process ends as usual."""
+    marker = tmp_path / "ran"
+    proc = subprocess.run([sys.executable, "-c", EARLIER_EXIT_HANDLER, str(marker), *args], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == code, proc.stderr[-2000:]
+    assert marker.read_text() == "ran"

@@ -97,6 +97,7 @@ _command = False  # this process is the wwho command (guard_startup installed it
 _reported = False  # MESSAGE was printed: never twice in one process
 _ending: tuple[str, int] | None = None  # (line, exit code) of a SIGTERM or SIGHUP that ended the verb
 _code: int | None = None  # the exit code main returned (see finished)
+_last = False  # the exit handler of guard_startup is the process's last one
 
 
 class State:
@@ -147,7 +148,11 @@ def guard_startup() -> bool:
     for signum in _endings():
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _while_exiting)
-    atexit.register(_ignore_sigint_from_now)  # registered first, so run last
+    # Registered first, so run last; when something registered an exit handler before wwho was
+    # imported (a coverage tool), that one runs after it, and the process is left to end as usual.
+    global _last
+    _last = getattr(atexit, "_ncallbacks", lambda: 1)() == 0
+    atexit.register(_ignore_sigint_from_now)
     return True
 
 
@@ -161,7 +166,7 @@ def _ignore_sigint_from_now() -> None:
         # default, which would kill the process without a word: the output is complete by now.)
         for signum in (signal.SIGINT, *_endings()):
             signal.signal(signum, signal.SIG_IGN)
-    if _command and (_reported or _code is not None):
+    if _command and (_reported or (_code is not None and _last)):
         # Main returned its code (the output is complete), or the interrupt was reported, and
         # every other exit handler has run (this one was registered first): the command ends here,
         # without the interpreter's teardown, which after a large vocabulary spent a tenth of a
