@@ -38,7 +38,7 @@ $(TESTS): $(STAMP)
 
 # Rebuild the extension when the Rust sources change (the editable install does not watch them).
 # Not when $(STAMP) has just built it: make decided to remake $(CORE) when it did not exist yet, and
-# does not look again once $(STAMP)'s recipe has made it (a second build, some 40 s of a clean clone's).
+# does not look again once $(STAMP)'s recipe has made it (which would build the core a second time).
 $(CORE): $(STAMP) $(RUST)
 	@if [ ! -e $(CORE) ] || [ -n "$$(find $(RUST) -newer $(CORE) -print -quit)" ]; then \
 		echo "$(DEVELOP) --skip-install"; $(DEVELOP) --skip-install; fi

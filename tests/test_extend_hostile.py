@@ -382,9 +382,9 @@ except KeyboardInterrupt:
 
 
 def test_the_check_takes_ctrl_c_while_hugging_face_loads_the_export(tmp_path, corpus):
-    """The check builds the export in Hugging Face ``tokenizers`` (about a second for 200k tokens, with
-    no look at Ctrl-C): an audit's Ctrl-C during ``wwho extend`` took up to 1.3 s to end it. The load
-    now runs on a helper thread, and the waiting main thread takes the interrupt at once."""
+    """The check builds the export in Hugging Face ``tokenizers``, a long load for a large vocabulary
+    with no look at Ctrl-C; it runs on a helper thread, and the waiting main thread takes the
+    interrupt at once (without the helper, as late as the load is long)."""
     done = subprocess.run([sys.executable, "-c", CHECK_UNDER_CTRL_C, str(_gguf(tmp_path / "bytes.gguf")),
                            str(corpus)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

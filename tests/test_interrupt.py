@@ -3,10 +3,11 @@
 temporary file behind.
 
 Each run is a real process in a session of its own; SIGINT goes to the whole process group, as a
-terminal's Ctrl-C does (so worker processes get it too). "Start-up" is signalled as soon as the
-process has loaded wwho's compiled core, i.e. while Python is still importing wwho; "mid-work" when
-the process holds its input open, read from ``/proc``, or has written to its output's temporary file
-while its standard input, a pipe, is still open (so the signal cannot come after the output is complete).
+terminal's Ctrl-C does (so worker processes get it too). At "start-up" the process stops itself as
+it is about to import wwho's compiled core, while Python is still importing wwho (:class:`Stop`);
+"mid-work" is where it opens its corpus (a stop again), or while it reads its input (polled from
+``/proc``), or once it has written to its output's temporary file while its standard input, a pipe,
+is still open: moments the signal cannot miss, or reach after the output is complete.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def reading(path: Path):
 
 def read_or_past(path: Path):
     """``reading(path)``, or, should this process have missed that window (the SGPE trainer's core
-    reads the 12 MB in well under a second), the command has read at least as many bytes as
+    reads the corpus in one short burst), the command has read at least as many bytes as
     ``path`` holds (``/proc/PID/io``: its imports read a few megabytes, not that many), which stays
     true through the seconds of training after the count."""
     size = path.stat().st_size
@@ -763,8 +764,8 @@ sys.exit(main())
 @pytest.mark.parametrize("args, code", [(["schema", "check", "sinhala"], 0), (["schema", "check", "klingon"], 2)])
 def test_an_exit_handler_registered_before_wwho_still_runs(tmp_path, args, code):
     """The command's last exit handler ends the process with its code, without Python's teardown
-    (after a large vocabulary a tenth of a second in which a Ctrl-C was ignored); a handler that a
-    tool registered before wwho was imported would run after it, so there the process ends as usual."""
+    (where a Ctrl-C is ignored, for long after a large vocabulary); a handler that a tool registered
+    before wwho was imported would run after it, so there the process ends as usual."""
     marker = tmp_path / "ran"
     proc = subprocess.run([sys.executable, "-c", EARLIER_EXIT_HANDLER, str(marker), *args], capture_output=True,
                           text=True, timeout=60)

@@ -6,8 +6,8 @@ written, counting a batch while the next is read, checking an export while it is
 the main thread at whatever bytecode it is running, and that may be inside the executor's own lock
 handling (``submit``, a future's ``result``), where a lock is then left held; the worker thread
 blocks on that lock, and the executor's shutdown, at the end of its ``with`` block and again when
-the interpreter exits, waits for the worker forever. ``wwho encode`` hung so after a Ctrl-C, with
-every further Ctrl-C ignored while it "cleaned up". Here the threads are daemon threads, work and
+the interpreter exits, waits for the worker forever: a command hangs after its Ctrl-C, every
+further Ctrl-C ignored as one during its clean-up. Here the threads are daemon threads, work and
 results pass through ``queue.SimpleQueue`` (whose ``put`` and ``get`` are single C calls: no
 Python-level lock to leave held; a blocked ``get`` still lets Ctrl-C through), and after an
 exception nothing waits for a helper: neither the ``with`` block nor the process's exit.

@@ -169,9 +169,9 @@ def _ignore_sigint_from_now() -> None:
     if _command and (_reported or (_code is not None and _last)):
         # Main returned its code (the output is complete), or the interrupt was reported, and
         # every other exit handler has run (this one was registered first): the command ends here,
-        # without the interpreter's teardown, which after a large vocabulary spent a tenth of a
-        # second or more freeing objects with Ctrl-C ignored (an audit's Ctrl-Cs then ended
-        # `extend` with 0 and no line). And when the interrupt was reported: under ``python -m
+        # without the interpreter's teardown, which after a large vocabulary frees objects for a
+        # while with Ctrl-C ignored (a Ctrl-C then would end the command with 0 and no line). And
+        # when the interrupt was reported: under ``python -m
         # wwho``, CPython (3.11) marks a KeyboardInterrupt raised inside code run by ``exec`` of a
         # string (the methods a dataclass or namedtuple generates while a module is imported) as
         # unhandled even though it was caught, and after its teardown kills the process with

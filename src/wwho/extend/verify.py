@@ -128,8 +128,8 @@ def check_extension(ext: Extension, lines: Sequence[str]) -> None:
     diff = first_difference(ext.base.encode_ordinary, tok.encode_ordinary, other)
     if diff:
         raise ExtensionCheckError(f"text without {ext.scripts.label} differs from the base: {diff[0][:80]!r}")
-    # Built on a helper thread: Hugging Face's load of a vocabulary of 200k tokens takes about a
-    # second without a look at Ctrl-C, which the main thread, waiting, takes at once.
+    # Built on a helper thread: Hugging Face's load of a large vocabulary runs long without a look
+    # at Ctrl-C, which the main thread, waiting, takes at once.
     with Background(1, name="wwho-extend-check") as helper:
         hf = helper.submit(lambda: Tokenizer.from_str(json.dumps(tokenizer_json(ext.model)))).result()
     diff = first_difference(lambda t: tok.encode(t, allowed_special="all"), hf_encoder(hf), [*lines, *other])
