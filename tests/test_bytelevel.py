@@ -182,8 +182,8 @@ def test_o200k_equals_tiktoken_on_words_of_random_characters(ours, ref, text):
 
 
 # Words of three-byte characters from two random blocks of 64 (U+0800-U+FFFF), after a space, a
-# sign or nothing: the core starts such words from their characters' own merges as far as no
-# token across two characters of the word ranks lower (rust/src/bytelevel/characters.rs).
+# sign or nothing: the core starts such words from their characters' own merges, each as far as no
+# token across either of its boundaries can rank lower (rust/src/bytelevel/characters.rs).
 _block = st.integers(0x800 // 64, 0xFFFF // 64).filter(lambda b: not 0xD800 <= b * 64 <= 0xDFFF)
 _two_blocks = st.lists(_block, min_size=2, max_size=2).flatmap(
     lambda bs: st.lists(st.integers(0, 127).map(lambda i: chr(bs[i // 64] * 64 + i % 64)), min_size=2, max_size=30))

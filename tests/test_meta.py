@@ -117,11 +117,14 @@ def test_english_corpus_is_exactly_tiktoken(meta, o200k):
     assert meta.encode_batch(lines) == [o200k.encode_ordinary(l) for l in lines]
 
 
-indic_char = st.sampled_from(list("ශ්‍රීලංකාවනඖෂ්ඨ") + list("नमस्तेक्षज़ँॐऽ") + ["\u200c", "\u200d"])
+# One script's characters per run: drawn from both scripts, four runs in five were two segments,
+# thrown away by `assume`, a rate at which hypothesis's health check can fail the test.
+one_script_run = st.sampled_from(["ශ්‍රීලංකාවනඖෂ්ඨ", "नमस्तेक्षज़ँॐऽ"]).flatmap(
+    lambda chars: st.text(st.sampled_from(list(chars) + ["\u200c", "\u200d"]), min_size=1, max_size=20))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.booleans(), st.text(indic_char, min_size=1, max_size=20))
+@given(st.booleans(), one_script_run)
 def test_one_indic_run_is_exactly_sgpe_plus_offset(meta, sgpe, space, run):
     text = (" " if space else "") + run
     segments = segment(text, scripts=("sinhala", "devanagari"))

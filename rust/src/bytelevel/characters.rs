@@ -7,18 +7,27 @@
 //! lookups, across characters, find nothing most of the time. Those merges can be made before
 //! the loop, from a table of every three-byte string's own merges:
 //!
-//! Let `floor` be the lowest rank of any token that spans a boundary between two three-byte
-//! characters of the word (a token's id is its rank). Then every merge of rank below `floor`
-//! joins two parts of one character, one character's merges below `floor` do not depend on
-//! its neighbours, and once no pair below `floor` is left, each character is merged alone as
-//! far as `floor` goes. The rule passes through that state (it takes the lowest pair first,
-//! and below `floor` those are pairs inside characters), so merging on from it gives the
-//! word's units. `floor` is taken at construction, per block of 64 characters (those sharing
-//! their first two bytes): the lowest rank of a token spanning a boundary before a character
-//! of the block (a word holding such a token holds that character); a word's `floor` is the
-//! lowest of its characters' blocks. A first byte below 0x80 (the space of ` word`) and the character after it stay
-//! bytes, and the loop merges them: the tokens joining a space to the first byte of a
-//! character (` \xe0`) are among the first merges of all.
+//! A character can start merged as far as it merges alone below its *limit*: the lowest rank of
+//! any token that may span one of its two boundaries with its neighbours (a token's id is its
+//! rank). Every merge across a boundary makes such a token, so none ranks below the limit of
+//! either character it touches, and the rule (lowest pair first) makes each character's own
+//! merges below its limit before any merge across its boundaries. Pairs elsewhere in the word
+//! do not interact with them: the rule passes through the state where each character is merged
+//! alone to its own limit, and merging on from there gives the word's units. (A limit per word,
+//! the lowest over all its boundaries, was the first form; a limit per character makes about a
+//! quarter more of an Indic word's merges before the loop.)
+//!
+//! A boundary's floor is bounded from each side, from tables taken at construction: a token
+//! across it ends with a suffix of the character before (its last byte, its last two bytes or
+//! all three) and starts the character after with a prefix of it (its first byte, its first
+//! two, or all three). For each three-byte character, `after` is the lowest rank of a token that
+//! ends a suffix of it and goes on into another character, `before` the lowest of a token that
+//! comes from another character into a prefix of it; a boundary's floor is at least the larger
+//! of the two, and a character's limit is the smaller of its two boundaries' floors.
+//!
+//! A first byte below 0x80 (the space of ` word`) and the character after it stay bytes, and the
+//! loop merges them: the tokens joining a space to the first byte of a character (` \xe0`) are
+//! among the first merges of all.
 //!
 //! This module does not merge: it says where a word's parts start. The merges rule (pairs
 //! ranked by a list, not tokens by id) does not use it.
@@ -28,29 +37,72 @@ use super::NO_TOKEN;
 /// Flags a character's first merge as the pair of its first two bytes.
 const LEFT: u32 = 1 << 31;
 
-/// Every three-byte string's own merges, and each block's floor.
+/// What a word needs of one three-byte string: its own merges and the lowest ranks of tokens
+/// across its boundaries. One cache line holds four.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Step {
+    /// The token of its first merge, with [`LEFT`] where that is the pair of its first two
+    /// bytes, or NO_TOKEN.
+    first: u32,
+    /// The token of all three bytes, or NO_TOKEN.
+    whole: u32,
+    /// The lowest rank of a token from another character into a prefix of this one.
+    before: u32,
+    /// The lowest rank of a token from a suffix of this character into another one.
+    after: u32,
+}
+
+/// Every three-byte string's own merges and boundary ranks.
 pub(super) struct Characters {
-    /// The floor of each block, at `(lead & 0x0F) << 6 | (second & 0x3F)`.
-    floors: Vec<u32>,
-    /// Each three-byte string, at its 16 payload bits: the token of its first merge (with
-    /// [`LEFT`] where that is the pair of its first two bytes) in the low half, or NO_TOKEN;
-    /// the token of all three bytes in the high half, or NO_TOKEN.
-    steps: Vec<u64>,
-}
-
-#[inline(always)]
-fn block(lead: u8, second: u8) -> usize {
-    (usize::from(lead & 0x0F) << 6) | usize::from(second & 0x3F)
-}
-
-fn lower(floors: &mut [u32], block: usize, id: u32) {
-    floors[block] = floors[block].min(id);
+    /// At each three-byte string's 16 payload bits.
+    steps: Vec<Step>,
 }
 
 #[inline(always)]
 fn payload(b: &[u8]) -> usize {
     (usize::from(b[0] & 0x0F) << 12) | (usize::from(b[1] & 0x3F) << 6) | usize::from(b[2] & 0x3F)
 }
+
+/// The lowest ranks of tokens across a boundary, by what they hold of the character on one side
+/// of it: one byte, two or all three (keyed by those bytes' payload bits).
+struct Sides {
+    one: Vec<u32>,
+    two: Vec<u32>,
+    three: Vec<u32>,
+}
+
+impl Sides {
+    fn new() -> Sides {
+        Sides {
+            one: vec![NO_TOKEN; 1 << 6],
+            two: vec![NO_TOKEN; 1 << 12],
+            three: vec![NO_TOKEN; 1 << 16],
+        }
+    }
+
+    /// Lowers to `id` the side of `held`, 1 to 3 bytes of a character (its first byte, of
+    /// 0xE0-0xEF, only in a prefix or all three), which a token across a boundary holds; `masks`
+    /// keep the bits of `payload` that 1, 2 and 3 such bytes have.
+    #[inline(always)]
+    fn lower(&mut self, held: &[u8], id: u32, masks: [usize; 3]) {
+        let bits = held
+            .iter()
+            .fold(0usize, |bits, &b| (bits << 6) | usize::from(b & 0x3F));
+        let (table, mask) = match held.len() {
+            1 => (&mut self.one, masks[0]),
+            2 => (&mut self.two, masks[1]),
+            _ => (&mut self.three, masks[2]),
+        };
+        let slot = &mut table[bits & mask];
+        *slot = (*slot).min(id);
+    }
+}
+
+/// A prefix's bits: a first byte keeps four, as in `payload`.
+const PREFIX: [usize; 3] = [0x0F, 0x3FF, 0xFFFF];
+/// A suffix's: only the whole character holds a first byte.
+const SUFFIX: [usize; 3] = [0x3F, 0xFFF, 0xFFFF];
 
 impl Characters {
     /// The table of a ranks-rule vocabulary (`byte_pairs`: the token of every two bytes;
@@ -63,9 +115,12 @@ impl Characters {
         if ranks.iter().any(|&(_, id)| id >= LEFT) {
             return None;
         }
-        let mut floors = vec![NO_TOKEN; 1 << 10];
+        // `into`: tokens by the prefix of the character after a boundary they hold (keyed by
+        // its first bytes: a lead byte's low four bits, then six of each continuation byte);
+        // `from`: by the suffix of the character before it.
+        let (mut into, mut from) = (Sides::new(), Sides::new());
         for &(bytes, id) in ranks {
-            Self::lower_floors(&mut floors, bytes, id);
+            Self::lower_sides(&mut into, &mut from, bytes, id);
         }
         let steps = (0..1usize << 16)
             .map(|p| {
@@ -82,107 +137,115 @@ impl Characters {
                     let first = if left <= right { left | LEFT } else { right };
                     (first, token(&b).unwrap_or(NO_TOKEN))
                 };
-                (u64::from(whole) << 32) | u64::from(first)
+                Step {
+                    first,
+                    whole,
+                    before: into.one[p >> 12].min(into.two[p >> 6]).min(into.three[p]),
+                    after: from.one[p & 0x3F]
+                        .min(from.two[p & 0xFFF])
+                        .min(from.three[p]),
+                }
             })
             .collect();
-        Some(Characters { floors, steps })
+        Some(Characters { steps })
     }
 
-    /// Lowers to `id` the floors that token `bytes` bounds: it may span a boundary between two
+    /// Lowers to `id` the sides of every boundary that token `bytes` may span between two
     /// three-byte characters of a word that is such characters after at most one byte below
     /// 0x80. (A token holding a byte below 0x80 after its first byte of 0x80 or above is in no
     /// such word.)
-    fn lower_floors(floors: &mut [u32], bytes: &[u8], id: u32) {
-        // (most tokens: no character starts after the first byte)
-        if !bytes.iter().skip(1).any(|&b| b & 0xF0 == 0xE0) {
+    fn lower_sides(into: &mut Sides, from: &mut Sides, bytes: &[u8], id: u32) {
+        // A first byte of a character after the token's first byte (most tokens have none).
+        let Some(lead) = bytes.iter().skip(1).position(|&b| b & 0xF0 == 0xE0) else {
             return;
-        }
+        };
+        let lead = lead + 1;
         let Some(skip) = bytes.iter().position(|&b| b >= 0x80) else {
             return;
         };
-        let rest = &bytes[skip..];
-        if rest.iter().any(|&b| b < 0x80) {
+        // `rest`: from the first byte of 0x80 or above, which after a byte below 0x80 must
+        // start a character; the place in its character of each byte follows from `lead`.
+        let (rest, lead) = (&bytes[skip..], lead - skip);
+        if skip > 0 && lead > 0 {
             return;
         }
-        // `offset`: the place in its character of the token's first byte of 0x80 or above (0:
-        // a first byte); after a byte below 0x80 it starts a character.
-        let offsets = if skip > 0 { 0..1 } else { 0..3 };
-        for offset in offsets {
-            let place = |k: usize| (offset + k) % 3;
-            let fits = rest.iter().enumerate().all(|(k, &b)| match place(k) {
+        let mut place = (3 - lead % 3) % 3;
+        for &b in rest {
+            let fits = match place {
                 0 => b & 0xF0 == 0xE0,
                 _ => b & 0xC0 == 0x80,
-            });
+            };
             if !fits {
-                continue;
+                return;
             }
-            // A word holding the token across a boundary holds the character starting there,
-            // whose block is named by its first two bytes (by its first, any block of it, where
-            // the token ends there): lowering those blocks lowers every such word's floor.
-            for k in (1..rest.len()).filter(|&k| place(k) == 0) {
-                match rest.get(k + 1) {
-                    Some(&second) => lower(floors, block(rest[k], second), id),
-                    None => {
-                        (0x80..=0xBF).for_each(|second| lower(floors, block(rest[k], second), id))
-                    }
-                }
-            }
+            place = if place == 2 { 0 } else { place + 1 };
+        }
+        // Each boundary the token spans: it holds the bytes of the character before it from
+        // `k - 3` (or its own start) and of the one after it up to `k + 3` (or its end).
+        let first = if lead > 0 { lead } else { 3 };
+        for k in (first..rest.len()).step_by(3) {
+            from.lower(&rest[k.saturating_sub(3)..k], id, SUFFIX);
+            into.lower(&rest[k..(k + 3).min(rest.len())], id, PREFIX);
         }
     }
 
-    /// Where `piece`'s characters may start merged: the byte at which they start and the
-    /// piece's floor, when the piece is three-byte characters, after at most one byte below
-    /// 0x80 (that byte and the first character then stay bytes, and merging ahead starts
-    /// after them).
+    /// Where `piece`'s characters may start merged: the byte at which its characters start
+    /// (0, or 1 after a byte below 0x80), when the piece is at least two three-byte characters
+    /// after at most one byte below 0x80.
     #[inline]
-    pub(super) fn start(&self, piece: &[u8]) -> Option<(usize, u32)> {
-        let (skip, ahead) = match piece.first() {
-            Some(&b) if b < 0x80 => (1, 4),
-            _ => (0, 0),
-        };
+    pub(super) fn start(&self, piece: &[u8]) -> Option<usize> {
+        let skip = usize::from(*piece.first()? < 0x80);
         let chars = &piece[skip..];
         if chars.len() < 6 || chars.len() % 3 != 0 {
             return None;
         }
-        let mut floor = NO_TOKEN;
-        for c in chars.chunks_exact(3) {
-            if c[0] & 0xF0 != 0xE0 || c[1] & 0xC0 != 0x80 || c[2] & 0xC0 != 0x80 {
-                return None;
-            }
-            floor = floor.min(self.floors[block(c[0], c[1])]);
-        }
-        Some((ahead, floor))
+        let three = |c: &[u8]| c[0] & 0xF0 == 0xE0 && c[1] & 0xC0 == 0x80 && c[2] & 0xC0 == 0x80;
+        chars.chunks_exact(3).all(three).then_some(skip)
     }
 
     /// The token of the three bytes `c`, or NO_TOKEN, where a pair of them is one.
     #[inline(always)]
     pub(super) fn whole(&self, c: &[u8]) -> u32 {
-        (self.steps[payload(c)] >> 32) as u32
+        self.steps[payload(c)].whole
     }
 
-    /// The parts of the character at `piece[at..at + 3]` once merged alone up to `floor`, in
-    /// order: `part(start, end, unit)`; `unit_of` gives a byte's unit.
+    /// The parts of the characters of `piece[skip..]` (`skip` from [`Self::start`]), each
+    /// merged alone below its limit, in order: `part(start, end, unit)`; `unit_of` gives a
+    /// byte's unit. After a byte below 0x80 the first character stays bytes.
     #[inline(always)]
     pub(super) fn parts(
         &self,
         piece: &[u8],
-        at: usize,
-        floor: u32,
+        skip: usize,
         unit_of: impl Fn(u8) -> u32,
         mut part: impl FnMut(usize, usize, u32),
     ) {
-        let step = self.steps[payload(&piece[at..at + 3])];
-        let (first, whole) = (step as u32, (step >> 32) as u32);
-        if first == NO_TOKEN || first & !LEFT >= floor {
-            (at..at + 3).for_each(|i| part(i, i + 1, unit_of(piece[i])));
-        } else if whole < floor {
-            part(at, at + 3, whole);
-        } else if first & LEFT != 0 {
-            part(at, at + 2, first & !LEFT);
-            part(at + 2, at + 3, unit_of(piece[at + 2]));
-        } else {
-            part(at, at + 1, unit_of(piece[at]));
-            part(at + 1, at + 3, first);
+        let n = piece.len();
+        let step = |at: usize| self.steps[payload(&piece[at..at + 3])];
+        let mut this = step(skip);
+        // the floor of the boundary before the character at `at`
+        let mut left = NO_TOKEN;
+        for at in (skip..n).step_by(3) {
+            let (next, right) = if at + 3 < n {
+                let next = step(at + 3);
+                (next, this.after.max(next.before))
+            } else {
+                (this, NO_TOKEN)
+            };
+            let limit = if at == 1 { 0 } else { left.min(right) };
+            let Step { first, whole, .. } = this;
+            if first == NO_TOKEN || first & !LEFT >= limit {
+                (at..at + 3).for_each(|i| part(i, i + 1, unit_of(piece[i])));
+            } else if whole < limit {
+                part(at, at + 3, whole);
+            } else if first & LEFT != 0 {
+                part(at, at + 2, first & !LEFT);
+                part(at + 2, at + 3, unit_of(piece[at + 2]));
+            } else {
+                part(at, at + 1, unit_of(piece[at]));
+                part(at + 1, at + 3, first);
+            }
+            (this, left) = (next, right);
         }
     }
 }
@@ -280,12 +343,9 @@ mod tests {
                     String::from_utf8_lossy(&piece)
                 );
                 words_seen += 1;
-                if let Some((at, floor)) = characters.start(&piece) {
+                if let Some(skip) = characters.start(&piece) {
                     let mut merged = false;
-                    for c in (at..piece.len()).step_by(3) {
-                        characters
-                            .parts(&piece, c, floor, u32::from, |s, e, _| merged |= e - s > 1);
-                    }
+                    characters.parts(&piece, skip, u32::from, |s, e, _| merged |= e - s > 1);
                     started += usize::from(merged);
                 }
             }
@@ -295,40 +355,69 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_is_the_lowest_token_across_characters_of_the_word() {
+    fn each_character_merges_alone_below_the_floors_of_its_own_boundaries() {
         let ka = "\u{0D15}".as_bytes(); // E0 B4 95
         let virama = "\u{0D4D}".as_bytes(); // E0 B5 8D
+        let ma = "\u{0D2E}".as_bytes(); // E0 B4 AE
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let mut add = |t: Vec<u8>| tokens.push(t);
         add(vec![0xE0, 0xB4]); // 256
         add(vec![0xE0, 0xB5]); // 257
-        add(ka.to_vec()); // 258
-        add(b" \xe0".to_vec()); // 259: a space and a lead byte, in no floor
+        add(b"\xb5\x8d\xe0\xb4".to_vec()); // 258: from the end of virama into block B4
+        add(ka.to_vec()); // 259
         add(virama.to_vec()); // 260
-        add([virama, &[0xE0, 0xB4]].concat()); // 261: across a boundary, to a character of block B4
-        add([&ka[1..], &[0xE0]].concat()); // 262: from a second byte to a first, every block of E0
+        add(ma.to_vec()); // 261
+        add(b" \xe0".to_vec()); // 262: a space and a first byte, across no boundary
+        add([&ma[1..], &[0xE0]].concat()); // 263: from ma's last two bytes into any character of E0
         let tok = ranked(&tokens);
         let c = tok.characters.as_ref().unwrap();
-        assert_eq!(c.floors[block(0xE0, 0xB4)], 261);
-        assert_eq!(c.floors[block(0xE5, 0xB4)], NO_TOKEN); // (a word holding 262 holds a lead E0)
-        assert_eq!(c.floors[block(0xE0, 0xB5)], 262); // 261 starts with it: no boundary before
-        assert_eq!(c.floors[block(0xE4, 0xB8)], NO_TOKEN);
-        let word = [ka, ka, virama].concat();
-        assert_eq!(c.start(&word), Some((0, 261)));
-        assert_eq!(c.start(&[b" ", ka, ka].concat()), Some((4, 261)));
+        let step = |ch: &[u8]| c.steps[payload(ch)];
+        // ka and ma start block B4, into which 258 comes, and any character of E0 (263)
+        assert_eq!(
+            (step(ka).before, step(ma).before, step(virama).before),
+            (258, 258, 263)
+        );
+        // 258 leaves virama's end, 263 ma's; no token leaves ka
+        assert_eq!(
+            (step(ka).after, step(ma).after, step(virama).after),
+            (NO_TOKEN, 263, 258)
+        );
+        assert_eq!((step(ka).first, step(ka).whole), (256 | LEFT, 259));
+        assert_eq!(step("\u{4E00}".as_bytes()).before, NO_TOKEN);
+
+        let parts = |piece: &[u8]| {
+            let mut parts = Vec::new();
+            let skip = c.start(piece).unwrap();
+            c.parts(piece, skip, u32::from, |s, e, u| parts.push((s, e, u)));
+            parts
+        };
+        // ka ka: no token crosses their boundary, both merge whole
+        assert_eq!(parts(&[ka, ka].concat()), [(0, 3, 259), (3, 6, 259)]);
+        // ka ka virama ma: the first two whole; virama and ma stop below 258, at their first
+        // merge (a limit per word would have stopped the kas there too)
+        let word = [ka, ka, virama, ma].concat();
+        let want = [
+            (0, 3, 259),
+            (3, 6, 259),
+            (6, 8, 257),
+            (8, 9, 0x8D),
+            (9, 11, 256),
+            (11, 12, 0xAE),
+        ];
+        assert_eq!(parts(&word), want);
+        // after a space the first character stays bytes
+        let want = [(1, 2, 0xE0), (2, 3, 0xB4), (3, 4, 0x95), (4, 7, 259)];
+        assert_eq!(parts(&[b" ", ka, ka].concat()), want);
+        let mut units = Vec::new();
+        for piece in [word.clone(), [b" ", ka, ka, virama, ma, ma].concat()] {
+            tok.merge_plain(&piece, &mut units);
+            let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
+            merge_with(&mut want, &RankPairs { tok: &tok });
+            assert_eq!(units, want);
+        }
         assert_eq!(c.start(&[b"  ", ka, ka].concat()), None);
         assert_eq!(c.start(&[ka, b"a"].concat()), None);
         assert_eq!(c.start(ka), None); // one character: nothing to start merged
-        let mut parts = Vec::new();
-        c.parts(&word, 0, 261, u32::from, |s, e, u| parts.push((s, e, u)));
-        c.parts(&word, 6, 261, u32::from, |s, e, u| parts.push((s, e, u)));
-        c.parts(&word, 6, 258, u32::from, |s, e, u| parts.push((s, e, u)));
-        c.parts(&word, 6, 257, u32::from, |s, e, u| parts.push((s, e, u)));
-        let bytes = |at: usize| (at..at + 3).map(|i| (i, i + 1, u32::from(word[i])));
-        let want: Vec<_> = [(0, 3, 258), (6, 9, 260), (6, 8, 257), (8, 9, 0x8D)]
-            .into_iter()
-            .chain(bytes(6))
-            .collect();
-        assert_eq!(parts, want);
+        assert_eq!(c.start(&[ka, "\u{00E9}".as_bytes()].concat()), None);
     }
 }

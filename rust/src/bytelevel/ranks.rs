@@ -352,7 +352,7 @@ impl ByteLevel {
             .characters
             .as_ref()
             .and_then(|c| Some((c, c.start(piece)?)));
-        let Some((characters, (at, floor))) = ahead else {
+        let Some((characters, skip)) = ahead else {
             for (i, &b) in piece.iter().enumerate() {
                 next[i] = i as u8 + 1;
                 prev[i] = (i as u8).wrapping_sub(1);
@@ -370,20 +370,18 @@ impl ByteLevel {
             id[start] = unit;
             last = start as u8;
         };
-        for (i, &b) in piece[..at].iter().enumerate() {
-            part(i, i + 1, self.byte_units[usize::from(b)]);
-        }
         let unit_of = |b: u8| self.byte_units[usize::from(b)];
-        for c in (at..n).step_by(3) {
-            characters.parts(piece, c, floor, unit_of, &mut part);
+        if skip == 1 {
+            part(0, 1, unit_of(piece[0]));
         }
+        characters.parts(piece, skip, unit_of, &mut part);
         let mut i = 0;
         while usize::from(next[i]) < n {
             let j = usize::from(next[i]);
             let end = usize::from(next[j]);
             rank[i] = if end - i == 2 {
                 self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[j])]
-            } else if end - i == 3 && i >= at && (i - at) % 3 == 0 {
+            } else if end - i == 3 && i >= skip && (i - skip) % 3 == 0 {
                 characters.whole(&piece[i..end]) // a character started as two parts
             } else {
                 self.rank_in(padded, piece, i, end)
