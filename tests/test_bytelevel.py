@@ -197,6 +197,45 @@ def test_o200k_equals_tiktoken_on_words_of_three_byte_characters(ours, ref, text
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+# The same words under random vocabularies, with tiktoken's own merging as the oracle: tokens
+# inside, across and after characters of a few three-byte characters of two blocks (and a space
+# before a first byte, as in o200k_base), at random ranks, so that the bounds on each boundary the
+# core takes at construction fall anywhere among a word's merges.
+_CHARS = ["\u0d15", "\u0d3e", "\u0d4d", "\u0d2e", "\u0d7a", "\u0915", "\u093e", "\u094d", "\u4e00"]
+
+
+def _random_three_byte_vocabulary(seed: int) -> dict[bytes, int]:
+    rng = random.Random(seed)
+    tokens = [bytes([b]) for b in range(256)]
+    low = [b"\xe0\xb4", b"\xe0\xb5", b"\xe0\xa4", b"\xe0\xa5", b"\xe4\xb8", b" \xe0"]
+    low += [c.encode() for c in _CHARS if rng.random() < 0.5]
+    sliced = []
+    for _ in range(rng.randrange(20, 300)):
+        word = (" " if rng.random() < 0.3 else "").encode() + "".join(
+            rng.choice(_CHARS) for _ in range(rng.randrange(2, 6))).encode()
+        start = rng.randrange(len(word) - 1)
+        sliced.append(word[start:start + rng.randrange(2, 10)])
+    rng.shuffle(low)
+    rng.shuffle(sliced)
+    cut = len(sliced) // 4
+    for token in low + sliced[:cut] + sorted(sliced[cut:], key=lambda _: rng.random()):
+        if len(token) >= 2 and token not in tokens:
+            tokens.append(token)
+    return {token: rank for rank, token in enumerate(tokens)}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_vocabularies_equal_tiktoken_on_words_of_three_byte_characters(ref, seed):
+    ranks = _random_three_byte_vocabulary(seed)
+    theirs = tiktoken.Encoding(f"random-{seed}", pat_str=ref._pat_str, mergeable_ranks=ranks, special_tokens={})
+    ours = ByteBPE(ranks, pattern="o200k")
+    rng = random.Random(seed)
+    for _ in range(300):
+        text = rng.choice(["", " ", "("]) + "".join(rng.choice(_CHARS) for _ in range(rng.randrange(1, 30)))
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (seed, text)
+
+
 # Long runs of one byte (spaces, newlines, dashes, one letter): the core merges them group by
 # group (rust/src/bytelevel/runs.rs). Every printable ASCII character and the whitespace that
 # forms one o200k piece, at lengths around the shortcut's threshold (256) and far past it.
