@@ -13,15 +13,14 @@
 //! either character it touches, and the rule (lowest pair first) makes each character's own
 //! merges below its limit before any merge across its boundaries. Pairs elsewhere in the word
 //! do not interact with them: the rule passes through the state where each character is merged
-//! alone to its own limit, and merging on from there gives the word's units. (A limit per word,
-//! the lowest over all its boundaries, was the first form; a limit per character makes about a
-//! quarter more of an Indic word's merges before the loop.)
+//! alone to its own limit, and merging on from there gives the word's units. (The lowest floor
+//! over all the word's boundaries would do too, and stops most characters earlier.)
 //!
 //! A boundary's floor is bounded from each side, from tables taken at construction: a token
 //! across it ends with a suffix of the character before (its last byte, its last two bytes or
 //! all three) and starts the character after with a prefix of it (its first byte, its first
 //! two, or all three). For each three-byte character, `after` is the lowest rank of a token that
-//! ends a suffix of it and goes on into another character, `before` the lowest of a token that
+//! holds a suffix of it and goes on into another character, `before` the lowest of a token that
 //! comes from another character into a prefix of it; a boundary's floor is at least the larger
 //! of the two, and a character's limit is the smaller of its two boundaries' floors.
 //!
