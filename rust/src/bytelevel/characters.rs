@@ -24,9 +24,10 @@
 //! comes from another character into a prefix of it; a boundary's floor is at least the larger
 //! of the two, and a character's limit is the smaller of its two boundaries' floors.
 //!
-//! A first byte below 0x80 (the space of ` word`) and the character after it stay bytes, and the
-//! loop merges them: the tokens joining a space to the first byte of a character (` \xe0`) are
-//! among the first merges of all.
+//! A first byte below 0x80 (the space of ` word`) stays a byte, and the boundary after it is
+//! bounded by the lowest token from such a byte into a prefix of the character after it
+//! (`spaced`): the tokens joining a space to the first byte of a character (` \xe0`) are among the
+//! first merges of all, so that character rarely starts merged.
 //!
 //! This module does not merge: it says where a word's parts start. The merges rule (pairs
 //! ranked by a list, not tokens by id) does not use it.
@@ -56,6 +57,10 @@ struct Step {
 pub(super) struct Characters {
     /// At each three-byte string's 16 payload bits.
     steps: Vec<Step>,
+    /// The lowest rank of a token from a byte below 0x80 into a character of each block of 64
+    /// (by its first two bytes' payload bits): where a word starts after such a byte, the floor of
+    /// its first character's boundary with it.
+    spaced: Vec<u32>,
 }
 
 #[inline(always)]
@@ -98,6 +103,21 @@ impl Sides {
     }
 }
 
+impl Sides {
+    /// The lowest over the prefixes of the character of payload `p`.
+    #[inline(always)]
+    fn of_prefix(&self, p: usize) -> u32 {
+        self.one[p >> 12].min(self.two[p >> 6]).min(self.three[p])
+    }
+
+    /// The lowest over its suffixes.
+    fn of_suffix(&self, p: usize) -> u32 {
+        self.one[p & 0x3F]
+            .min(self.two[p & 0xFFF])
+            .min(self.three[p])
+    }
+}
+
 /// A prefix's bits: a first byte keeps four, as in `payload`.
 const PREFIX: [usize; 3] = [0x0F, 0x3FF, 0xFFFF];
 /// A suffix's: only the whole character holds a first byte.
@@ -118,8 +138,9 @@ impl Characters {
         // its first bytes: a lead byte's low four bits, then six of each continuation byte);
         // `from`: by the suffix of the character before it.
         let (mut into, mut from) = (Sides::new(), Sides::new());
+        let mut spaced = vec![NO_TOKEN; 1 << 10];
         for &(bytes, id) in ranks {
-            Self::lower_sides(&mut into, &mut from, bytes, id);
+            Self::lower_sides(&mut into, &mut from, &mut spaced, bytes, id);
         }
         let steps = (0..1usize << 16)
             .map(|p| {
@@ -139,21 +160,19 @@ impl Characters {
                 Step {
                     first,
                     whole,
-                    before: into.one[p >> 12].min(into.two[p >> 6]).min(into.three[p]),
-                    after: from.one[p & 0x3F]
-                        .min(from.two[p & 0xFFF])
-                        .min(from.three[p]),
+                    before: into.of_prefix(p),
+                    after: from.of_suffix(p),
                 }
             })
             .collect();
-        Some(Characters { steps })
+        Some(Characters { steps, spaced })
     }
 
     /// Lowers to `id` the sides of every boundary that token `bytes` may span between two
     /// three-byte characters of a word that is such characters after at most one byte below
     /// 0x80. (A token holding a byte below 0x80 after its first byte of 0x80 or above is in no
     /// such word.)
-    fn lower_sides(into: &mut Sides, from: &mut Sides, bytes: &[u8], id: u32) {
+    fn lower_sides(into: &mut Sides, from: &mut Sides, spaced: &mut [u32], bytes: &[u8], id: u32) {
         // A first byte of a character after the token's first byte (most tokens have none).
         let Some(lead) = bytes.iter().skip(1).position(|&b| b & 0xF0 == 0xE0) else {
             return;
@@ -181,6 +200,20 @@ impl Characters {
         }
         // Each boundary the token spans: it holds the bytes of the character before it from
         // `k - 3` (or its own start) and of the one after it up to `k + 3` (or its end).
+        if skip > 0 {
+            // the blocks it may go into: the one its first two bytes name, or every block of
+            // its first byte
+            let lead = usize::from(rest[0] & 0x0F) << 6;
+            let blocks = match rest.get(1) {
+                Some(&second) => {
+                    lead | usize::from(second & 0x3F)..=lead | usize::from(second & 0x3F)
+                }
+                None => lead..=lead | 0x3F,
+            };
+            spaced[blocks]
+                .iter_mut()
+                .for_each(|floor| *floor = (*floor).min(id));
+        }
         let first = if lead > 0 { lead } else { 3 };
         for k in (first..rest.len()).step_by(3) {
             from.lower(&rest[k.saturating_sub(3)..k], id, SUFFIX);
@@ -210,7 +243,7 @@ impl Characters {
 
     /// The parts of the characters of `piece[skip..]` (`skip` from [`Self::start`]), each
     /// merged alone below its limit, in order: `part(start, end, unit)`; `unit_of` gives a
-    /// byte's unit. After a byte below 0x80 the first character stays bytes.
+    /// byte's unit.
     #[inline(always)]
     pub(super) fn parts(
         &self,
@@ -222,8 +255,12 @@ impl Characters {
         let n = piece.len();
         let step = |at: usize| self.steps[payload(&piece[at..at + 3])];
         let mut this = step(skip);
-        // the floor of the boundary before the character at `at`
-        let mut left = NO_TOKEN;
+        // the floor of the boundary before the character at `at`: after a byte below 0x80, the
+        // lowest token from such a byte into a prefix of it
+        let mut left = match skip {
+            1 => self.spaced[payload(&piece[1..4]) >> 6],
+            _ => NO_TOKEN,
+        };
         for at in (skip..n).step_by(3) {
             let (next, right) = if at + 3 < n {
                 let next = step(at + 3);
@@ -231,7 +268,7 @@ impl Characters {
             } else {
                 (this, NO_TOKEN)
             };
-            let limit = if at == 1 { 0 } else { left.min(right) };
+            let limit = left.min(right);
             let Step { first, whole, .. } = this;
             if first == NO_TOKEN || first & !LEFT >= limit {
                 (at..at + 3).for_each(|i| part(i, i + 1, unit_of(piece[i])));
@@ -404,9 +441,10 @@ mod tests {
             (11, 12, 0xAE),
         ];
         assert_eq!(parts(&word), want);
-        // after a space the first character stays bytes
-        let want = [(1, 2, 0xE0), (2, 3, 0xB4), (3, 4, 0x95), (4, 7, 259)];
-        assert_eq!(parts(&[b" ", ka, ka].concat()), want);
+        // after a space the first character goes as far as the lowest token from a byte below
+        // 0x80 into it (262, ` \xe0`, above ka's tokens)
+        assert_eq!(c.spaced[payload(ka) >> 6], 262);
+        assert_eq!(parts(&[b" ", ka, ka].concat()), [(1, 4, 259), (4, 7, 259)]);
         let mut units = Vec::new();
         for piece in [word.clone(), [b" ", ka, ka, virama, ma, ma].concat()] {
             tok.merge_plain(&piece, &mut units);
