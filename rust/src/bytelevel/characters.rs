@@ -101,11 +101,8 @@ impl Sides {
         let slot = &mut table[bits & mask];
         *slot = (*slot).min(id);
     }
-}
 
-impl Sides {
     /// The lowest over the prefixes of the character of payload `p`.
-    #[inline(always)]
     fn of_prefix(&self, p: usize) -> u32 {
         self.one[p >> 12].min(self.two[p >> 6]).min(self.three[p])
     }
