@@ -195,22 +195,20 @@ impl Characters {
             }
             place = if place == 2 { 0 } else { place + 1 };
         }
+        if skip > 0 {
+            // From a byte below 0x80 into the block its next two bytes name, or into every block
+            // of a first byte it ends with.
+            let blocks = usize::from(rest[0] & 0x0F) << 6;
+            let into_blocks = match rest.get(1) {
+                Some(&second) => &mut spaced[blocks | usize::from(second & 0x3F)..][..1],
+                None => &mut spaced[blocks..blocks + 64],
+            };
+            for floor in into_blocks {
+                *floor = (*floor).min(id);
+            }
+        }
         // Each boundary the token spans: it holds the bytes of the character before it from
         // `k - 3` (or its own start) and of the one after it up to `k + 3` (or its end).
-        if skip > 0 {
-            // the blocks it may go into: the one its first two bytes name, or every block of
-            // its first byte
-            let lead = usize::from(rest[0] & 0x0F) << 6;
-            let blocks = match rest.get(1) {
-                Some(&second) => {
-                    lead | usize::from(second & 0x3F)..=lead | usize::from(second & 0x3F)
-                }
-                None => lead..=lead | 0x3F,
-            };
-            spaced[blocks]
-                .iter_mut()
-                .for_each(|floor| *floor = (*floor).min(id));
-        }
         let first = if lead > 0 { lead } else { 3 };
         for k in (first..rest.len()).step_by(3) {
             from.lower(&rest[k.saturating_sub(3)..k], id, SUFFIX);
@@ -253,7 +251,7 @@ impl Characters {
         let step = |at: usize| self.steps[payload(&piece[at..at + 3])];
         let mut this = step(skip);
         // the floor of the boundary before the character at `at`: after a byte below 0x80, the
-        // lowest token from such a byte into a prefix of it
+        // lowest token from such a byte into a character of its block
         let mut left = match skip {
             1 => self.spaced[payload(&piece[1..4]) >> 6],
             _ => NO_TOKEN,
