@@ -650,11 +650,12 @@ impl ByteLevel {
         if text.is_empty() {
             return Ok(());
         }
-        // The shared cache is left alone while it misses (text that does not repeat itself).
-        let mut bypass = Bypass::default();
+        // The shared cache is left alone while it misses (text that does not repeat itself):
+        // judged over this text, or over the thread's texts where it encodes alone.
         let owner = self.memo_owner.load(Ordering::Relaxed);
         memo::with(owner, self.cache.enabled(), |memo| {
             let Some(memo) = memo else {
+                let mut bypass = Bypass::NEW;
                 return self.pretokenizer.for_each_piece(text, &mut |piece: &[u8]| {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
@@ -663,10 +664,15 @@ impl ByteLevel {
                         .map(|_| ())
                 });
             };
+            let mut bypass = if together {
+                Bypass::NEW
+            } else {
+                std::mem::take(&mut memo.cache_bypass)
+            };
             let mut short = ShortPieces {
                 tok: self,
                 bytes: text.as_bytes(),
-                memo,
+                memo: &mut *memo,
                 out,
                 scratch,
                 bypass: &mut bypass,
@@ -680,6 +686,9 @@ impl ByteLevel {
                 .for_each_piece(text, &mut short)
                 .and_then(|()| short.finish());
             short.memo.wake_short();
+            if !together {
+                memo.cache_bypass = bypass;
+            }
             done
         })
     }
@@ -760,7 +769,10 @@ impl ByteLevel {
                 offset: None,
             });
         }
-        let pending = cached && scratch.len() <= memo_ids;
+        // Kept by the memo, a piece is handed to the shared cache when the memo lets it go, even
+        // if the cache rests now: that is how a thread's pieces reach it at all, and a rest
+        // judged before any were handed over would otherwise last.
+        let pending = holds && scratch.len() <= memo_ids;
         if cached && !pending {
             self.cache.insert(piece, scratch);
         }
@@ -1315,6 +1327,35 @@ mod tests {
         }
         tok.encode_ordinary(&text).unwrap();
         assert_eq!(tok.cache().len(), 500);
+    }
+
+    #[test]
+    fn texts_of_one_line_rest_the_cache_as_one_text_would() {
+        // 3,000 new words of more tokens each than the thread's memo keeps (so that each is
+        // written to the cache at once while it is asked), each a text of its own, and the same
+        // words as one text: the cache misses on every one, and is left alone as long in both
+        // cases (a text's own count of misses would never reach a window, and every line of a
+        // fresh tokenizer's first pass would ask the cache and miss).
+        let ranks = bytes_model(&[]);
+        let word = |i: u32| {
+            let letters: String = (0..6)
+                .map(|k| char::from(b'q' + ((i >> (2 * k)) & 3) as u8))
+                .collect();
+            format!(" x{letters}{}", "q".repeat(memo::LONGEST_IDS))
+        };
+        let (lines, plain) = cached_and_plain(&ranks, 64 << 20);
+        let (whole, _) = cached_and_plain(&ranks, 64 << 20);
+        for i in 0..3_000 {
+            let text = word(i);
+            assert_eq!(
+                lines.encode_ordinary(&text).unwrap(),
+                plain.encode_ordinary(&text).unwrap()
+            );
+        }
+        let text: String = (0..3_000).map(word).collect();
+        whole.encode_ordinary(&text).unwrap();
+        assert!(lines.cache().len() < 1_500, "{}", lines.cache().len());
+        assert_eq!(lines.cache().len(), whole.cache().len());
     }
 
     #[test]
