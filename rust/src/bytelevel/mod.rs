@@ -724,10 +724,13 @@ impl ByteLevel {
         // most ASCII words are such tokens, most words of other scripts are not, so for those
         // the cache is asked first (a hit then skips the table's Bloom filter, a load of its
         // own), and for the others only once the table has said no: a one-token word is no
-        // miss of the cache's, and counting it as one would rest the cache on English text.
+        // miss of the cache's, and counting it as one would rest the cache on English text. A
+        // piece longer than any the memo keeps has only this cache, and merging it costs far
+        // more than asking: it is always asked, outside the count.
         let holds = self.cache.holds(piece.len());
         let cache_first = holds && piece.last().is_some_and(|&b| b >= 0x80);
-        let mut cached = cache_first && !bypass.skip();
+        let ask = |bypass: &mut Bypass| piece.len() > memo::LONGEST_KEY || !bypass.skip();
+        let mut cached = cache_first && ask(bypass);
         if cached && self.cache.get_into(piece, out) {
             bypass.hit();
             return Ok(false);
@@ -747,7 +750,7 @@ impl ByteLevel {
             }
         }
         if holds && !cache_first {
-            cached = !bypass.skip();
+            cached = ask(bypass);
             if cached && self.cache.get_into(piece, out) {
                 bypass.hit();
                 return Ok(false);
@@ -1356,6 +1359,43 @@ mod tests {
         whole.encode_ordinary(&text).unwrap();
         assert!(lines.cache().len() < 1_500, "{}", lines.cache().len());
         assert_eq!(lines.cache().len(), whole.cache().len());
+    }
+
+    #[test]
+    fn pieces_longer_than_the_memo_keeps_are_cached_while_it_rests() {
+        // Texts of one new short word (the memo keeps it: the cache is asked, misses, and rests
+        // after a window), every tenth with a word longer than the memo's keys after it: each of
+        // those is cached, rest or not.
+        let (tok, plain) = cached_and_plain(&bytes_model(&[]), 64 << 20);
+        let letters = |i: u32| -> String {
+            (0..6)
+                .map(|k| char::from(b'q' + ((i >> (2 * k)) & 3) as u8))
+                .collect()
+        };
+        let texts: Vec<String> = (0..3_000u32)
+            .map(|i| {
+                let mut text = format!(" x{}", letters(i));
+                if i % 10 == 0 {
+                    text += &format!(" y{}{}", letters(i), "q".repeat(memo::LONGEST_KEY));
+                }
+                text
+            })
+            .collect();
+        for text in &texts {
+            assert_eq!(
+                tok.encode_ordinary(text).unwrap(),
+                plain.encode_ordinary(text).unwrap()
+            );
+        }
+        let mut ids = Vec::new();
+        let cached = (0..3_000u32)
+            .step_by(10)
+            .filter(|&i| {
+                let long = format!(" y{}{}", letters(i), "q".repeat(memo::LONGEST_KEY));
+                tok.cache().get_into(long.as_bytes(), &mut ids)
+            })
+            .count();
+        assert_eq!(cached, 300);
     }
 
     #[test]
