@@ -516,10 +516,8 @@ const WINDOW: u32 = 1024;
 const FEW_HITS: u32 = WINDOW / 4;
 const REST: u32 = 8 * WINDOW;
 
-/// When to leave the cache alone: it never changes a result, only what a piece costs. Counted
-/// over one text, or over every text one thread encodes alone with one tokenizer (kept in the
-/// thread's memo): a text of one line asks the cache about a few dozen pieces, too few to judge
-/// it by, and a fresh tokenizer's cache holds nothing its memo does not hold too.
+/// When to leave the cache alone during one text: it never changes a result, only what a
+/// piece costs.
 #[derive(Default)]
 pub struct Bypass {
     probes: u32,
@@ -528,12 +526,6 @@ pub struct Bypass {
 }
 
 impl Bypass {
-    pub const NEW: Bypass = Bypass {
-        probes: 0,
-        hits: 0,
-        rest: 0,
-    };
-
     /// Whether to skip the cache for this piece (counted as a probe otherwise).
     #[inline(always)]
     pub fn skip(&mut self) -> bool {

@@ -39,7 +39,6 @@
 //! memo, not twice; a piece that came from the shared cache is not handed back. A batch on
 //! several threads writes to both at once instead, so that its threads find each other's pieces.
 
-use super::cache::Bypass;
 use super::table::Packed;
 use crate::huge::HugeSlice;
 use std::cell::RefCell;
@@ -414,9 +413,6 @@ pub struct Memo {
     resting: HugeSlice<Pair<2, IDS>>,
     /// When it rests, in the text under way.
     rest: Rest,
-    /// When the shared cache rests, across the texts this thread encodes alone for the owner
-    /// (see [`Bypass`]).
-    pub cache_bypass: Bypass,
 }
 
 static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
@@ -479,7 +475,6 @@ const UNMADE: Memo = Memo {
         since: 0,
         until: 0,
     },
-    cache_bypass: Bypass::NEW,
 };
 
 thread_local! {
@@ -747,11 +742,7 @@ impl Memo {
             self.longest.empty();
             self.era = era;
         }
-        let owner = (owner & OWNER_MASK) as u32;
-        if owner != self.owner {
-            self.cache_bypass = Bypass::NEW;
-        }
-        self.owner = owner;
+        self.owner = (owner & OWNER_MASK) as u32;
     }
 
     /// The pair of the short table that would keep `p` (its size is kept while the table rests,

@@ -650,12 +650,11 @@ impl ByteLevel {
         if text.is_empty() {
             return Ok(());
         }
-        // The shared cache is left alone while it misses (text that does not repeat itself):
-        // judged over this text, or over the thread's texts where it encodes alone.
+        // The shared cache is left alone while it misses (text that does not repeat itself).
+        let mut bypass = Bypass::default();
         let owner = self.memo_owner.load(Ordering::Relaxed);
         memo::with(owner, self.cache.enabled(), |memo| {
             let Some(memo) = memo else {
-                let mut bypass = Bypass::NEW;
                 return self.pretokenizer.for_each_piece(text, &mut |piece: &[u8]| {
                     if self.tiny_piece(piece, out) {
                         return Ok(());
@@ -664,15 +663,10 @@ impl ByteLevel {
                         .map(|_| ())
                 });
             };
-            let mut bypass = if together {
-                Bypass::NEW
-            } else {
-                std::mem::take(&mut memo.cache_bypass)
-            };
             let mut short = ShortPieces {
                 tok: self,
                 bytes: text.as_bytes(),
-                memo: &mut *memo,
+                memo,
                 out,
                 scratch,
                 bypass: &mut bypass,
@@ -686,9 +680,6 @@ impl ByteLevel {
                 .for_each_piece(text, &mut short)
                 .and_then(|()| short.finish());
             short.memo.wake_short();
-            if !together {
-                memo.cache_bypass = bypass;
-            }
             done
         })
     }
@@ -724,13 +715,10 @@ impl ByteLevel {
         // most ASCII words are such tokens, most words of other scripts are not, so for those
         // the cache is asked first (a hit then skips the table's Bloom filter, a load of its
         // own), and for the others only once the table has said no: a one-token word is no
-        // miss of the cache's, and counting it as one would rest the cache on English text. A
-        // piece longer than any the memo keeps has only this cache, and merging it costs far
-        // more than asking: it is always asked, outside the count.
+        // miss of the cache's, and counting it as one would rest the cache on English text.
         let holds = self.cache.holds(piece.len());
         let cache_first = holds && piece.last().is_some_and(|&b| b >= 0x80);
-        let ask = |bypass: &mut Bypass| piece.len() > memo::LONGEST_KEY || !bypass.skip();
-        let mut cached = cache_first && ask(bypass);
+        let mut cached = cache_first && !bypass.skip();
         if cached && self.cache.get_into(piece, out) {
             bypass.hit();
             return Ok(false);
@@ -750,7 +738,7 @@ impl ByteLevel {
             }
         }
         if holds && !cache_first {
-            cached = ask(bypass);
+            cached = !bypass.skip();
             if cached && self.cache.get_into(piece, out) {
                 bypass.hit();
                 return Ok(false);
@@ -772,10 +760,7 @@ impl ByteLevel {
                 offset: None,
             });
         }
-        // Kept by the memo, a piece is handed to the shared cache when the memo lets it go, even
-        // if the cache rests now: that is how a thread's pieces reach it at all, and a rest
-        // judged before any were handed over would otherwise last.
-        let pending = holds && scratch.len() <= memo_ids;
+        let pending = cached && scratch.len() <= memo_ids;
         if cached && !pending {
             self.cache.insert(piece, scratch);
         }
@@ -1330,72 +1315,6 @@ mod tests {
         }
         tok.encode_ordinary(&text).unwrap();
         assert_eq!(tok.cache().len(), 500);
-    }
-
-    #[test]
-    fn texts_of_one_line_rest_the_cache_as_one_text_would() {
-        // 3,000 new words of more tokens each than the thread's memo keeps (so that each is
-        // written to the cache at once while it is asked), each a text of its own, and the same
-        // words as one text: the cache misses on every one, and is left alone as long in both
-        // cases (a text's own count of misses would never reach a window, and every line of a
-        // fresh tokenizer's first pass would ask the cache and miss).
-        let ranks = bytes_model(&[]);
-        let word = |i: u32| {
-            let letters: String = (0..6)
-                .map(|k| char::from(b'q' + ((i >> (2 * k)) & 3) as u8))
-                .collect();
-            format!(" x{letters}{}", "q".repeat(memo::LONGEST_IDS))
-        };
-        let (lines, plain) = cached_and_plain(&ranks, 64 << 20);
-        let (whole, _) = cached_and_plain(&ranks, 64 << 20);
-        for i in 0..3_000 {
-            let text = word(i);
-            assert_eq!(
-                lines.encode_ordinary(&text).unwrap(),
-                plain.encode_ordinary(&text).unwrap()
-            );
-        }
-        let text: String = (0..3_000).map(word).collect();
-        whole.encode_ordinary(&text).unwrap();
-        assert!(lines.cache().len() < 1_500, "{}", lines.cache().len());
-        assert_eq!(lines.cache().len(), whole.cache().len());
-    }
-
-    #[test]
-    fn pieces_longer_than_the_memo_keeps_are_cached_while_it_rests() {
-        // Texts of one new short word (the memo keeps it: the cache is asked, misses, and rests
-        // after a window), every tenth with a word longer than the memo's keys after it: each of
-        // those is cached, rest or not.
-        let (tok, plain) = cached_and_plain(&bytes_model(&[]), 64 << 20);
-        let letters = |i: u32| -> String {
-            (0..6)
-                .map(|k| char::from(b'q' + ((i >> (2 * k)) & 3) as u8))
-                .collect()
-        };
-        let texts: Vec<String> = (0..3_000u32)
-            .map(|i| {
-                let mut text = format!(" x{}", letters(i));
-                if i % 10 == 0 {
-                    text += &format!(" y{}{}", letters(i), "q".repeat(memo::LONGEST_KEY));
-                }
-                text
-            })
-            .collect();
-        for text in &texts {
-            assert_eq!(
-                tok.encode_ordinary(text).unwrap(),
-                plain.encode_ordinary(text).unwrap()
-            );
-        }
-        let mut ids = Vec::new();
-        let cached = (0..3_000u32)
-            .step_by(10)
-            .filter(|&i| {
-                let long = format!(" y{}{}", letters(i), "q".repeat(memo::LONGEST_KEY));
-                tok.cache().get_into(long.as_bytes(), &mut ids)
-            })
-            .count();
-        assert_eq!(cached, 300);
     }
 
     #[test]
