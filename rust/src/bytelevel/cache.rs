@@ -54,8 +54,10 @@ pub const LINE_IDS: usize = Narrow::IDS;
 /// Slots a piece may take in a table of lines, from its home slot on (four narrow lines: 256
 /// bytes, which the CPU's prefetcher reads together).
 const WAYS: usize = 4;
-/// Lines a shard's first table has; each next one has twice as many, up to the budget's.
-const FIRST_LINES: usize = 64;
+/// Lines a shard's first table has; each next one has twice as many, up to the budget's. Small:
+/// a fresh tokenizer's first pass keeps a few pieces in every shard, and each table is zeroed
+/// when it is made, in memory the CPU does not hold yet.
+const FIRST_LINES: usize = 16;
 /// Tables a shard may grow through (far more than any budget reaches).
 const LEVELS: usize = 32;
 
@@ -325,7 +327,24 @@ struct Slot {
     /// Whether the map holds a piece short enough for a line (one of more ids than a line
     /// holds): only then does such a piece that no line holds take the lock to ask the map.
     short_in_map: AtomicBool,
+    /// A bit for each piece ever kept here since the last clear (a few pieces a bit): a piece
+    /// whose bit is clear was never kept, and is not looked for. Most pieces a fresh
+    /// tokenizer's first pass asks about are new (its memo keeps them first), and each such
+    /// lookup was a load from memory the CPU no longer holds, where this is a load from the
+    /// shard's own lines.
+    kept: [AtomicU64; KEPT_WORDS],
     shard: Mutex<Shard>,
+}
+
+/// Words of a shard's [`Slot::kept`] bits: 1,024 bits a shard, 8 kB for the cache.
+const KEPT_WORDS: usize = 16;
+
+/// The word and bit of `kept` for a piece of hash `h` (bits the shard's choice and a line's
+/// home use little of).
+#[inline(always)]
+fn kept_bit(h: u64) -> (usize, u64) {
+    let bit = (h >> 24) as usize % (64 * KEPT_WORDS);
+    (bit / 64, 1 << (bit % 64))
 }
 
 impl Slot {
@@ -401,6 +420,10 @@ impl PieceCache {
         }
         let h = hash(key);
         let slot = self.slot(h);
+        let (word, bit) = kept_bit(h);
+        if slot.kept[word].load(Ordering::Relaxed) & bit == 0 {
+            return false; // never kept
+        }
         if key.len() <= Wide::KEY {
             let hit = if key.len() <= Narrow::KEY {
                 slot.lines.get_into(h, &line_key(key), key.len(), out)
@@ -435,6 +458,9 @@ impl PieceCache {
         let Some(mut shard) = slot.lock() else {
             return;
         };
+        // (a reader may see the piece before the bit, and then miss: a cache may always miss)
+        let (word, bit) = kept_bit(h);
+        slot.kept[word].fetch_or(bit, Ordering::Relaxed);
         let in_use = slot.lines.table_bytes() + slot.wide.table_bytes();
         let room = self.lines_budget.saturating_sub(in_use);
         let shard = &mut *shard;
@@ -503,6 +529,9 @@ impl PieceCache {
                 slot.wide.clear();
                 *shard = Shard::default();
                 slot.short_in_map.store(false, Ordering::Relaxed);
+                for word in &slot.kept {
+                    word.store(0, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -567,6 +596,51 @@ mod tests {
         assert_eq!(out, vec![9999, 10000, 10001]);
         cache.clear();
         assert!(cache.is_empty() && cache.bytes() == 0);
+    }
+
+    #[test]
+    fn a_piece_is_looked_for_only_once_kept() {
+        // Every piece kept sets its bit, and every piece the cache still holds is found (a few
+        // are written over in a shard's first, small tables: the cache is bounded); after a
+        // clear every bit is clear and nothing is found, and pieces kept again are found again.
+        let cache = PieceCache::new(64 << 20);
+        let key = |i: u32| format!("piece {i:06}");
+        let bits = |cache: &PieceCache| -> u32 {
+            cache
+                .shards
+                .get()
+                .iter()
+                .flat_map(|s| s.kept.iter())
+                .map(|w| w.load(Ordering::Relaxed).count_ones())
+                .sum()
+        };
+        assert_eq!(bits(&cache), 0);
+        let mut out = Vec::new();
+        for round in 1..3 {
+            for i in 0..1_000u32 {
+                cache.insert(key(i).as_bytes(), &[i, round]);
+            }
+            let mut found = 0;
+            for i in 0..1_000u32 {
+                let h = hash(key(i).as_bytes());
+                let (word, bit) = kept_bit(h);
+                assert_ne!(cache.slot(h).kept[word].load(Ordering::Relaxed) & bit, 0);
+                out.clear();
+                if cache.get_into(key(i).as_bytes(), &mut out) {
+                    assert_eq!(out, [i, round]);
+                    found += 1;
+                }
+            }
+            assert!(
+                found >= 950 && found == cache.len(),
+                "{found} of {}",
+                cache.len()
+            );
+            assert!(bits(&cache) <= 1_000); // of 65,536
+            cache.clear();
+            assert_eq!(bits(&cache), 0);
+            assert!(!cache.get_into(key(7).as_bytes(), &mut out));
+        }
     }
 
     #[test]
