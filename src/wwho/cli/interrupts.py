@@ -171,10 +171,11 @@ def _ignore_sigint_from_now() -> None:
         # every other exit handler has run (this one was registered first): the command ends here,
         # without the interpreter's teardown, which after a large vocabulary frees objects for a
         # while with Ctrl-C ignored (a Ctrl-C then would end the command with 0 and no line). And
-        # when the interrupt was reported: under ``python -m wwho``, CPython (3.11) marks a KeyboardInterrupt raised inside code run by ``exec`` of a
-        # string (the methods a dataclass or namedtuple generates while a module is imported) as
-        # unhandled even though it was caught, and after its teardown kills the process with
-        # SIGINT, whatever the exit code (found by an audit).
+        # when the interrupt was reported: under ``python -m wwho``, CPython (3.11) marks a
+        # KeyboardInterrupt raised inside code run by ``exec`` of a string (the methods a
+        # dataclass or namedtuple generates while a module is imported) as unhandled even though
+        # it was caught, and after its teardown kills the process with SIGINT, whatever the exit
+        # code (found by an audit).
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
