@@ -140,11 +140,7 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
                 }
             }
             if c < 0x10000 {
-                // the replacement character
-                *p.add(n) = 0xE0 | (c >> 12) as u8;
-                *p.add(n + 1) = 0x80 | ((c >> 6) & 0x3F) as u8;
-                *p.add(n + 2) = 0x80 | (c & 0x3F) as u8;
-                n += 3;
+                n += put_plain(p.add(n), c); // the replacement character
             } else {
                 *p.add(n) = 0xF0 | (c >> 18) as u8;
                 *p.add(n + 1) = 0x80 | ((c >> 12) & 0x3F) as u8;

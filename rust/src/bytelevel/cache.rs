@@ -330,8 +330,8 @@ struct Slot {
     /// A bit for each piece ever kept here since the last clear (a few pieces a bit): a piece
     /// whose bit is clear was never kept, and is not looked for. Most pieces a fresh
     /// tokenizer's first pass asks about are new (its memo keeps them first), and each such
-    /// lookup was a load from memory the CPU no longer holds, where this is a load from the
-    /// shard's own lines.
+    /// lookup would load a table line the CPU seldom holds, where the bit is in the shard's own
+    /// lines.
     kept: [AtomicU64; KEPT_WORDS],
     shard: Mutex<Shard>,
 }
