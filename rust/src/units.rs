@@ -14,6 +14,19 @@ pub trait Unit: Copy + Send + Sync + 'static {
     /// A slice of these units as a [`Text`].
     fn text(t: &[Self]) -> Text<'_>;
 
+    /// The 8 units of `t` as one vector of eight `u16` lanes, if none is above U+FFFF.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn bmp8(t: &[Self; 8]) -> Option<std::arch::x86_64::__m128i> {
+        use std::arch::x86_64::_mm_set_epi16;
+        if t.iter().any(|u| u.cp() > 0xFFFF) {
+            return None;
+        }
+        let c = t.map(|u| u.cp() as u16 as i16);
+        // SAFETY: SSE2 is part of x86_64.
+        Some(unsafe { _mm_set_epi16(c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]) })
+    }
+
     /// The 16 units of `t` as bytes, if all of them are ASCII.
     #[inline(always)]
     fn ascii16(t: &[Self; 16]) -> Option<[u8; 16]> {
@@ -67,6 +80,14 @@ impl Unit for u16 {
             Some(out)
         }
     }
+
+    /// One load.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn bmp8(t: &[Self; 8]) -> Option<std::arch::x86_64::__m128i> {
+        // SAFETY: SSE2 is part of x86_64; the load reads the 16 bytes of `t`.
+        Some(unsafe { std::arch::x86_64::_mm_loadu_si128(t.as_ptr().cast()) })
+    }
 }
 
 impl Unit for u32 {
@@ -78,6 +99,29 @@ impl Unit for u32 {
     #[inline(always)]
     fn cp(self) -> u32 {
         self
+    }
+
+    /// Two loads, a test and a pack.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn bmp8(t: &[Self; 8]) -> Option<std::arch::x86_64::__m128i> {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the loads read the 32 bytes of `t`.
+        unsafe {
+            let lo = _mm_loadu_si128(t.as_ptr().cast());
+            let hi = _mm_loadu_si128(t.as_ptr().add(4).cast());
+            let wide = _mm_or_si128(lo, hi);
+            if _mm_movemask_epi8(_mm_cmpeq_epi32(
+                _mm_srli_epi32(wide, 16),
+                _mm_setzero_si128(),
+            )) != 0xFFFF
+            {
+                return None;
+            }
+            // Each lane's low 16 bits sign-extended, so that the signed saturating pack keeps them.
+            let low16 = |v: __m128i| _mm_srai_epi32(_mm_slli_epi32(v, 16), 16);
+            Some(_mm_packs_epi32(low16(lo), low16(hi)))
+        }
     }
 }
 

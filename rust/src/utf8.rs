@@ -76,12 +76,12 @@ fn write_latin1(t: &[u8], buf: &mut Vec<u8>) {
 /// Append the UTF-8 of `t` to `buf`, at most `per_unit` bytes for each of its units.
 ///
 /// Writes through a pointer into room reserved first: the per-byte checks of `Vec::push` cost
-/// more than the rest of the loop, which runs once per character of every text of a batch. Four
-/// units are taken at a time: all ASCII (sixteen at a time where there are sixteen), or all in
-/// the Basic Multilingual Plane and none a surrogate, each then one four-byte store whose length
-/// is chosen without a branch (text of an Indic script mixes three-byte letters with ASCII
-/// spaces and punctuation, and a branch on each character's length would be mispredicted at
-/// most word ends); one unit at a time otherwise (the last few, surrogates, characters above
+/// more than the rest of the loop, which runs once per character of every text of a batch.
+/// Units are taken sixteen at a time where all are ASCII, else eight at a time where none is a
+/// surrogate or above U+FFFF ([`eight_plain`]: each character one four-byte store whose length
+/// is worked out without a branch, since text of an Indic script mixes three-byte letters with
+/// ASCII spaces and punctuation, and a branch on each character's length would be mispredicted
+/// at most word ends); one unit at a time otherwise (the last few, surrogates, characters above
 /// U+FFFF).
 #[inline(always)]
 fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
@@ -98,29 +98,18 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
         let mut n = 0;
         let mut i = 0;
         while i < t.len() {
-            if let Some(four) = t[i..].first_chunk::<4>() {
-                let c = four.map(Unit::cp);
-                if (c[0] | c[1] | c[2] | c[3]) < 0x80 {
-                    if let Some(sixteen) = t[i..].first_chunk::<16>() {
-                        if let Some(bytes) = U::ascii16(sixteen) {
-                            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(n), 16);
-                            n += 16;
-                            i += 16;
-                            continue;
-                        }
+            if let Some(eight) = t[i..].first_chunk::<8>() {
+                if let Some(sixteen) = t[i..].first_chunk::<16>() {
+                    if let Some(bytes) = U::ascii16(sixteen) {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(n), 16);
+                        n += 16;
+                        i += 16;
+                        continue;
                     }
-                    for (k, &c) in c.iter().enumerate() {
-                        *p.add(n + k) = c as u8;
-                    }
-                    n += 4;
-                    i += 4;
-                    continue;
                 }
-                if c.iter().all(|&c| plain(c)) {
-                    for c in c {
-                        n += put_plain(p.add(n), c);
-                    }
-                    i += 4;
+                if let Some(written) = eight_plain(eight, p.add(n)) {
+                    n += written;
+                    i += 8;
                     continue;
                 }
             }
@@ -151,6 +140,93 @@ fn write_utf8<U: Unit>(t: &[U], per_unit: usize, buf: &mut Vec<u8>) {
         }
         buf.set_len(start + n);
     }
+}
+
+/// Write the UTF-8 of eight units at `p` if every one is [`plain`], and say how many bytes
+/// belong to them (each is written as a four-byte store, as by [`put_plain`]); None, with
+/// nothing written, otherwise.
+///
+/// The bytes of all eight are worked out at once in lanes of 16 bits (SSE2, part of x86_64):
+/// the first, second and third byte of each character's form (one, two or three bytes, chosen
+/// by two compares), interleaved into one four-byte form per character; only the stores at
+/// each character's place are scalar.
+///
+/// # Safety
+/// `p` must be valid for writes of 24 bytes and one more.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn eight_plain<U: Unit>(t: &[U; 8], p: *mut u8) -> Option<usize> {
+    use std::arch::x86_64::*;
+    let c = U::bmp8(t)?;
+    let set = |v: i16| _mm_set1_epi16(v);
+    let none_of = |bits: i16| _mm_cmpeq_epi16(_mm_and_si128(c, set(bits)), _mm_setzero_si128());
+    let surrogate = _mm_cmpeq_epi16(
+        _mm_and_si128(c, set(0xF800u16 as i16)),
+        set(0xD800u16 as i16),
+    );
+    if _mm_movemask_epi8(surrogate) != 0 {
+        return None;
+    }
+    let one = none_of(0xFF80u16 as i16); // below U+0080: one byte
+    let below_three = none_of(0xF800u16 as i16); // below U+0800: one or two bytes
+    let pick = |mask: __m128i, yes: __m128i, no: __m128i| {
+        _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no))
+    };
+    let low6 = _mm_or_si128(_mm_and_si128(c, set(0x3F)), set(0x80));
+    let high = _mm_srli_epi16(c, 6);
+    let mid6 = _mm_or_si128(_mm_and_si128(high, set(0x3F)), set(0x80));
+    let first = pick(
+        one,
+        c,
+        pick(
+            below_three,
+            _mm_or_si128(high, set(0xC0)),
+            _mm_or_si128(_mm_srli_epi16(c, 12), set(0xE0)),
+        ),
+    );
+    let second = pick(below_three, low6, mid6);
+    // (a one-byte form's other bytes, and a two-byte form's third, are written over by the
+    // next character or left past the text, as by `put_plain`)
+    let first_two = _mm_or_si128(first, _mm_slli_epi16(second, 8));
+    let mut forms = [0u32; 8];
+    _mm_storeu_si128(
+        forms.as_mut_ptr().cast(),
+        _mm_unpacklo_epi16(first_two, low6),
+    );
+    _mm_storeu_si128(
+        forms.as_mut_ptr().add(4).cast(),
+        _mm_unpackhi_epi16(first_two, low6),
+    );
+    // 3, less one for each compare that held (a mask of all ones is -1)
+    let mut lens = [0u16; 8];
+    _mm_storeu_si128(
+        lens.as_mut_ptr().cast(),
+        _mm_add_epi16(set(3), _mm_add_epi16(one, below_three)),
+    );
+    let mut n = 0;
+    for (form, len) in forms.iter().zip(lens) {
+        std::ptr::write_unaligned(p.add(n).cast::<[u8; 4]>(), form.to_le_bytes());
+        n += usize::from(len);
+    }
+    Some(n)
+}
+
+/// [`eight_plain`] one unit at a time, where there is no SSE2.
+///
+/// # Safety
+/// As [`eight_plain`]'s.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+unsafe fn eight_plain<U: Unit>(t: &[U; 8], p: *mut u8) -> Option<usize> {
+    let c = t.map(Unit::cp);
+    if !c.iter().all(|&c| plain(c)) {
+        return None;
+    }
+    let mut n = 0;
+    for c in c {
+        n += put_plain(p.add(n), c);
+    }
+    Some(n)
 }
 
 /// Whether code point `c` is written in one to three bytes: below U+10000 and no surrogate.
