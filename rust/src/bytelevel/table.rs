@@ -230,12 +230,23 @@ pub struct TokenTable {
     /// Tokens of up to [`PACKED`] bytes, 24 bytes a slot.
     mid: Slots<[u64; 2]>,
     long: FxHashMap<Box<[u8]>, u32>,
-    /// A Bloom filter over the packed tokens (two bits each, 256 kB): most pairs BPE asks about
-    /// are not tokens, and this says so without touching the megabytes of the tables.
+    /// A Bloom filter over the tokens (two bits each, 256 kB; a long one by [`long_key`]): most
+    /// pairs BPE asks about are not tokens, and this says so without touching the megabytes of
+    /// the tables.
     bloom: Vec<u64>,
 }
 
 const BLOOM_BITS: u32 = 21;
+
+/// What the Bloom filter holds of a token longer than [`PACKED`] bytes: its first [`PACKED`]
+/// bytes and its length (which no packed token has).
+#[inline(always)]
+fn long_key(bytes: &[u8]) -> Packed {
+    Packed {
+        key: Packed::new(&bytes[..PACKED]).key,
+        len: bytes.len() as u32,
+    }
+}
 
 /// The word of the Bloom filter a hash sets bits in, and the two bits: both in one word, so a
 /// lookup loads one cache line.
@@ -260,6 +271,8 @@ impl TokenTable {
     /// Insert a token; Err(the id it already has) if present.
     pub fn insert(&mut self, bytes: &[u8], id: u32) -> Result<(), u32> {
         if bytes.len() > PACKED {
+            let (word, bits) = bloom_bits(hash(long_key(bytes)));
+            self.bloom[word] |= bits;
             return match self.long.insert(bytes.into(), id) {
                 Some(old) => {
                     self.long.insert(bytes.into(), old);
@@ -312,6 +325,12 @@ impl TokenTable {
         if bytes.len() <= PACKED {
             self.get_packed(Packed::new(bytes))
         } else {
+            // Most pieces and pairs this long are no token: the filter says so without hashing
+            // every byte of them into the map.
+            let (word, bits) = bloom_bits(hash(long_key(bytes)));
+            if self.bloom[word] & bits != bits {
+                return None;
+            }
             self.long.get(bytes).copied()
         }
     }
@@ -397,5 +416,37 @@ mod tests {
             );
             assert_eq!(t.get_packed_rare(Packed::new(absent.as_bytes())), None);
         }
+    }
+
+    #[test]
+    fn long_tokens_pass_the_filter_and_others_mostly_not() {
+        // Tokens longer than PACKED, some sharing their first PACKED bytes with each other
+        // (same length or not): each is found, whatever the filter holds of the others; pieces
+        // that are no token are found by no one, and most are answered by the filter.
+        let mut t = TokenTable::with_capacity(16, 8);
+        let mut tokens = Vec::new();
+        for i in 0..300u32 {
+            let head = format!("{:016}", i / 3);
+            tokens.push(format!("{head}{}", "x".repeat(1 + (i % 3) as usize)));
+            tokens.push(format!("{head}y{i:04}"));
+        }
+        for (id, tok) in tokens.iter().enumerate() {
+            t.insert(tok.as_bytes(), id as u32).unwrap();
+        }
+        for (id, tok) in tokens.iter().enumerate() {
+            assert_eq!(t.get(tok.as_bytes()), Some(id as u32), "{tok}");
+        }
+        // A piece with a token's first bytes and length passes the filter: the map says no.
+        for i in 0..100u32 {
+            assert_eq!(t.get(format!("{i:016}zz").as_bytes()), None);
+        }
+        let mut filtered = 0;
+        for i in 1000..2000u32 {
+            let absent = format!("{i:016}z{i}");
+            assert_eq!(t.get(absent.as_bytes()), None);
+            let (word, bits) = bloom_bits(hash(long_key(absent.as_bytes())));
+            filtered += usize::from(t.bloom[word] & bits != bits);
+        }
+        assert!(filtered > 990, "{filtered} of 1,000 answered by the filter");
     }
 }
