@@ -413,6 +413,8 @@ pub struct Memo {
     resting: HugeSlice<Pair<2, IDS>>,
     /// When it rests, in the text under way.
     rest: Rest,
+    /// Pieces still to have their token-table lines fetched ahead (see [`Self::heats`]).
+    heat: u32,
 }
 
 static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
@@ -475,6 +477,7 @@ const UNMADE: Memo = Memo {
         since: 0,
         until: 0,
     },
+    heat: 0,
 };
 
 thread_local! {
@@ -696,7 +699,7 @@ fn words_of<const N: usize>(text: &[u8], at: usize, piece: &[u8]) -> [u64; N] {
 /// A request that the CPU fetch the `lines` cache lines from `at` (a hint: it never faults and
 /// changes no result).
 #[inline(always)]
-fn fetch<T>(at: &T, lines: usize) {
+pub(super) fn fetch<T>(at: &T, lines: usize) {
     #[cfg(target_arch = "x86_64")]
     for line in 0..lines {
         // SAFETY: `_mm_prefetch` only hints; the address is never dereferenced.
@@ -718,7 +721,31 @@ fn short_key(p: Packed) -> [u64; 2] {
     [p.key as u64, (p.key >> 64) as u64]
 }
 
+/// Pieces found after a miss of the short table whose token-table lines are fetched ahead.
+const HEAT_PER_MISS: u32 = 4;
+/// At most this many pieces ahead of the last miss.
+const MAX_HEAT: u32 = 64;
+
 impl Memo {
+    /// Whether the piece the scanner has just found should have its token-table lines fetched
+    /// ahead too: only while the short table has been missing (a cold pass over new text),
+    /// where the lookup behind a miss would otherwise wait on memory; on text the memo
+    /// answers, those lines would only take the places of lines it needs.
+    #[inline(always)]
+    pub fn heats(&mut self) -> bool {
+        if self.heat == 0 {
+            return false;
+        }
+        self.heat -= 1;
+        true
+    }
+
+    /// The short table has missed a piece.
+    #[inline(always)]
+    pub fn heat_up(&mut self) {
+        self.heat = (self.heat + HEAT_PER_MISS).min(MAX_HEAT);
+    }
+
     /// Whether its slots are `owner`'s (a whole id, era bits included).
     fn holds(&self, owner: u64) -> bool {
         self.owner == (owner & OWNER_MASK) as u32 && self.era == owner >> OWNER_BITS
@@ -979,6 +1006,24 @@ mod tests {
         assert!(!memo.get_into(kept, &mut out));
         memo.wake_short();
         assert!(memo.get_into(kept, &mut out));
+    }
+
+    #[test]
+    fn token_lines_are_fetched_only_for_pieces_soon_after_a_miss() {
+        let mut memo = UNMADE;
+        memo.claim(new_owner());
+        // A memo that answers (warm text) fetches nothing beyond its own slots.
+        assert!(!memo.heats());
+        memo.heat_up();
+        let after_one: usize = (0..10 * HEAT_PER_MISS).filter(|_| memo.heats()).count();
+        assert_eq!(after_one, HEAT_PER_MISS as usize);
+        // A long run of misses (a cold pass) fetches for a bounded stretch after the last one.
+        for _ in 0..1000 {
+            memo.heat_up();
+        }
+        let after_many: usize = (0..10 * MAX_HEAT).filter(|_| memo.heats()).count();
+        assert_eq!(after_many, MAX_HEAT as usize);
+        assert!(!memo.heats());
     }
 
     #[test]

@@ -834,6 +834,12 @@ impl Pieces<Error> for ShortPieces<'_> {
         if piece.len() <= memo::KEY {
             new.p = memo::pack(self.bytes, at, piece);
             new.pair = self.memo.fetch_short(new.p);
+            if self.memo.heats() {
+                // Soon after a miss (a cold pass over new text) the piece may well miss too,
+                // and then its lookup in the token table waits on memory: ask for those lines
+                // now, with the memo's.
+                self.tok.encoder.fetch(new.p);
+            }
             // A short word of a script that o200k_base spells a token a letter (Odia's: four
             // letters of three bytes and more) is kept in the long table. Other short pieces
             // that end outside ASCII seldom are, and the fetch costs them little; a lower length
@@ -914,6 +920,7 @@ impl ShortPieces<'_> {
         let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let start = self.out.len();
         let mut pending = false;
+        self.memo.heat_up();
         let tiny = self.tok.tiny_piece(piece, self.out);
         if !tiny {
             // a piece with more ids than the short table's slots hold, kept in a longer table

@@ -8,6 +8,7 @@
 //! 16-byte slots, the others one of 24-byte slots: the smaller the table, the more of it stays in
 //! the CPU's caches. Longer tokens go to an ordinary hash map.
 
+use super::memo::fetch;
 use crate::huge::HugeSlice;
 use rustc_hash::FxHashMap;
 
@@ -303,6 +304,25 @@ impl TokenTable {
             return None;
         }
         self.probe(p, h)
+    }
+
+    /// A request that the CPU fetch the lines a lookup of `p` reads first (the Bloom
+    /// filter's word and the slot its probe starts at): a hint, which never faults and
+    /// changes no result.
+    #[inline(always)]
+    pub fn fetch(&self, p: Packed) {
+        let h = hash(p);
+        let (word, _) = bloom_bits(h);
+        if let Some(word) = self.bloom.get(word) {
+            fetch(word, 1);
+        }
+        if p.len as usize <= SHORT {
+            if let Some(slot) = self.short.slots.get(h as usize & self.short.mask) {
+                fetch(slot, 1);
+            }
+        } else if let Some(slot) = self.mid.slots.get(h as usize & self.mid.mask) {
+            fetch(slot, 1);
+        }
     }
 
     #[inline(always)]
