@@ -176,12 +176,32 @@ mod tests {
 
     #[test]
     fn decode_matches_std() {
-        let s = "a\u{e9}\u{0dc1}\u{1F999}";
+        // Every length, each at every distance from the end, and the edges of each length's
+        // range.
+        let edges = [
+            0u32, 0x41, 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x0DC1, 0xFFFF, 0x10000, 0x1F999, 0x10FFFF,
+        ];
+        for &c in &edges {
+            for pad in 0..5 {
+                let ch = char::from_u32(c).unwrap();
+                let s = format!("{ch}{}", "x".repeat(pad));
+                assert_eq!(decode(s.as_bytes(), 0), (c, ch.len_utf8()), "{c:#x} {pad}");
+            }
+        }
+        let s = "a\u{e9}\u{0dc1}\u{1F999}\u{7FF}\u{800}\u{FFFF}\u{10000}b";
         let mut i = 0;
         for ch in s.chars() {
             let (cp, len) = decode(s.as_bytes(), i);
             assert_eq!((cp, len), (u32::from(ch), ch.len_utf8()));
             i += len;
+        }
+        // every character below U+0800 and a sample above, where four bytes follow
+        for c in (0..0x800).chain((0x800..0x110000).step_by(97)) {
+            let Some(ch) = char::from_u32(c) else {
+                continue;
+            };
+            let s = format!("{ch}abc");
+            assert_eq!(decode(s.as_bytes(), 0), (c, ch.len_utf8()), "{c:#x}");
         }
     }
 }
