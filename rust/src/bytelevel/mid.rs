@@ -18,6 +18,10 @@ use super::{ByteLevel, NO_TOKEN};
 /// below it (docs/benchmarks.md has the measurements).
 pub const MIN_MID: usize = 16;
 
+/// Words up to this many bytes are merged with arrays of this size: the arrays are filled
+/// before every merge, and most words of the Indic scripts need half of [`MAX_SHORT`].
+const HALF: usize = MAX_SHORT / 2;
+
 /// A binary min-heap of `rank << 8 | position` keys in a fixed array of `CAP`: the lowest key
 /// is the lowest rank, leftmost among equals, which is the rule's next merge. Every slot at or
 /// past `len` holds `u64::MAX`, so the top of an empty heap is `u64::MAX` and a node's second
@@ -94,7 +98,11 @@ impl<const CAP: usize> StackHeap<CAP> {
 impl ByteLevel {
     /// [`Self::merge_stack`] for a piece of 2 to [`MAX_SHORT`] bytes (a word).
     pub(super) fn merge_mid(&self, piece: &[u8], units: &mut Vec<u32>) {
-        self.merge_stack::<MAX_SHORT, { 2 * MAX_SHORT }, { MAX_SHORT + PACKED }>(piece, units);
+        if piece.len() <= HALF {
+            self.merge_stack::<HALF, { 2 * HALF }, { HALF + PACKED }>(piece, units);
+        } else {
+            self.merge_stack::<MAX_SHORT, { 2 * MAX_SHORT }, { MAX_SHORT + PACKED }>(piece, units);
+        }
     }
 
     /// [`Self::merge_stack`] for a part of 2 to [`MAX_HEAP`] bytes (of a long piece).
