@@ -70,10 +70,7 @@ fn write_latin1(t: &[u8], buf: &mut Vec<u8>) {
             n += sixteen_latin1(sixteen.try_into().unwrap(), p.add(n));
         }
         for &b in chunks.remainder() {
-            let wide = usize::from(b >> 7);
-            *p.add(n) = if wide == 1 { 0xC0 | (b >> 6) } else { b };
-            *p.add(n + 1) = 0x80 | (b & 0x3F);
-            n += 1 + wide;
+            n += put_latin1(p.add(n), b);
         }
         buf.set_len(start + n);
     }
@@ -127,12 +124,22 @@ unsafe fn sixteen_latin1(t: &[u8; 16], p: *mut u8) -> usize {
 unsafe fn sixteen_latin1(t: &[u8; 16], p: *mut u8) -> usize {
     let mut n = 0;
     for &b in t {
-        let wide = usize::from(b >> 7);
-        *p.add(n) = if wide == 1 { 0xC0 | (b >> 6) } else { b };
-        *p.add(n + 1) = 0x80 | (b & 0x3F);
-        n += 1 + wide;
+        n += put_latin1(p.add(n), b);
     }
     n
+}
+
+/// Write the UTF-8 of Latin-1 character `b` at `p`, both bytes of a two-byte form always (the
+/// second is written over next or left past the text); returns how many belong to it.
+///
+/// # Safety
+/// `p` must be valid for writes of two bytes.
+#[inline(always)]
+unsafe fn put_latin1(p: *mut u8, b: u8) -> usize {
+    let wide = usize::from(b >> 7);
+    *p = if wide == 1 { 0xC0 | (b >> 6) } else { b };
+    *p.add(1) = 0x80 | (b & 0x3F);
+    1 + wide
 }
 
 /// Append the UTF-8 of `t` to `buf`, at most `per_unit` bytes for each of its units.
@@ -320,6 +327,7 @@ unsafe fn put_plain(p: *mut u8, c: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bytelevel::testing::generator;
 
     #[test]
     fn random_units_equal_std_at_every_alignment() {
@@ -338,18 +346,12 @@ mod tests {
             }
             String::from_utf16_lossy(&utf16)
         };
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = generator(0x2545_F491_4F6C_DD1D);
         let pool: [u32; 9] = [
             0x41, 0x20, 0xE9, 0x5D0, 0xBA4, 0x0DCA, 0xD83D, 0xDE00, 0xFFFF,
         ];
         for _ in 0..200 {
-            let units: Vec<u32> = (0..64).map(|_| pool[(next() % 9) as usize]).collect();
+            let units: Vec<u32> = (0..64).map(|_| pool[next(9) as usize]).collect();
             let narrow: Vec<u16> = units.iter().map(|&u| u as u16).collect();
             let wide: Vec<u32> = units
                 .iter()
@@ -372,13 +374,7 @@ mod tests {
         // Bytes of every kind (ASCII, the edges 0x7F/0x80 and 0xFF, others) in random order and
         // in runs of ASCII, from every start and of every length up to 80: every place in and
         // after a block of sixteen.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = generator(0x9E37_79B9_7F4A_7C15);
         let pool: [u8; 8] = [0x41, 0x20, 0x00, 0x7F, 0x80, 0xBF, 0xE9, 0xFF];
         for round in 0..300 {
             let bytes: Vec<u8> = (0..96)
@@ -386,7 +382,7 @@ mod tests {
                     if round % 3 == 0 && k % 20 != 7 {
                         b'a' // mostly ASCII, as most Latin-1 text
                     } else {
-                        pool[(next() % 8) as usize]
+                        pool[next(8) as usize]
                     }
                 })
                 .collect();

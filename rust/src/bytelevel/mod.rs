@@ -26,7 +26,7 @@ mod short;
 pub mod specials;
 pub mod table;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 pub mod vocab;
 mod whitespace;
 
