@@ -17,7 +17,9 @@ Each tokenizer is warmed by one pass over its batch first (so every thread count
 caches: this is the warm figure), then ``--repeat`` rounds run every thread count once each, and
 each count's best wall time is kept (rounds, so that a drift in the machine's speed moves every
 count alike); MB/s and the speed-up over 1 thread are printed. Arrays are checked equal to the
-lists, and every thread count's ids to 1 thread's. Wall time is what it measures: run it on a
+lists, and every thread count's ids to 1 thread's, each result turned into arrays outside the
+timed call: the lists of a batch kept alive would be walked by every full collection of
+Python's garbage collector during the next one. Wall time is what it measures: run it on a
 machine with nothing else running (the load average is printed).
 """
 
@@ -58,16 +60,29 @@ def read_lines(paths: list[Path], limit_mb: float) -> list[str]:
 
 
 def same(a, b) -> bool:
-    """Two batch results (lists of lists, or (ids, offsets) arrays) hold the same ids."""
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-    return a == b
+    """Two batch results, as (ids, offsets) arrays, hold the same ids."""
+    return np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def flat(result):
+    """A batch result as (ids, offsets) arrays: lists of lists kept as such would make every
+    collection of Python's cyclic garbage collector during the timed calls walk them."""
+    if isinstance(result, tuple):
+        return result
+    lengths = np.fromiter((len(x) for x in result), dtype=np.int64, count=len(result))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    ids = np.fromiter((i for x in result for i in x), dtype=np.uint32, count=int(offsets[-1]))
+    return ids, offsets
 
 
 def scale(name: str, run, lines: list[str], threads: list[int], repeat: int, reference=None):
+    """Each thread count's best wall time over ``repeat`` rounds; returns the warm-up pass's ids
+    as (ids, offsets) arrays. Nothing the benchmark keeps during a timed call is a Python list:
+    a program that keeps many lists pays for them in every full collection, whatever
+    made them, and that cost is not the tokenizer's."""
     mb = sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines) / MB
-    want = run(threads[0])  # the warm-up pass
-    if reference is not None and not same_flat(want, reference):
+    want = flat(run(threads[0]))  # the warm-up pass
+    if reference is not None and not same(want, reference):
         raise SystemExit(f"{name}: arrays differ from the lists")
     # Rounds over every thread count, not each count's runs in a row: a machine whose speed
     # drifts (a shared host, boost clocks) then shifts every count alike, not the ratios.
@@ -77,6 +92,7 @@ def scale(name: str, run, lines: list[str], threads: list[int], repeat: int, ref
             t0 = time.perf_counter()
             got = run(n)
             best[n] = min(best[n], time.perf_counter() - t0)
+            got = flat(got)
             if not same(got, want):
                 raise SystemExit(f"{name}: {n} threads gave other ids than {threads[0]}")
             del got
@@ -84,14 +100,6 @@ def scale(name: str, run, lines: list[str], threads: list[int], repeat: int, ref
     cells = [f"{n:>2}t {mb / best[n]:7.1f} MB/s x{base / best[n]:5.2f}" for n in threads]
     print(f"  {name:30s} {mb:5.1f} MB | " + " | ".join(cells), flush=True)
     return want
-
-
-def same_flat(arrays, lists) -> bool:
-    ids, offsets = arrays
-    lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
-    if not np.array_equal(np.diff(offsets), lengths):
-        return False
-    return np.array_equal(ids, np.fromiter((i for x in lists for i in x), dtype=np.uint32, count=len(ids)))
 
 
 HF_JOB = """
