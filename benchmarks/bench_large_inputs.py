@@ -16,7 +16,7 @@ tiktoken (o200k_base), Hugging Face ``tokenizers`` running the exported llama-bp
 instead times 1 MB of each bad input class (one character, spaces, newlines, random
 whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
 process: ByteBPE o200k_base and tiktoken alternating, each call cold (the piece cache cleared),
-best of 5. It also times the first encode after construction against later cold ones of the same
+best of 5. It also times the first encode after construction against later cold ones of other
 text, after other memory traffic and right after another call (lists and arrays, a fresh process
 each, medians of 5; see ``FIRST_CALL``), and construction against ``tiktoken.get_encoding`` (both
 libraries imported first: the times are the constructions', not the imports').
@@ -137,15 +137,19 @@ def class_inputs() -> dict[str, str]:
     }
 
 
-#: One fresh process: construction, then the first encode of 100 kB of English news, then the same
-#: text again after ``clear_cache()``, five times after 48 MB of other memory traffic (the CPU's caches
-#: then hold none of the tokenizer's tables, as when a program does other work between calls) and
-#: five times right after the previous call (they hold what the last call used). Per byte, the
-#: thread's CPU time. ``{arrays}``: ``encode_to_numpy`` (numpy imported first, as a program that
-#: wants arrays has it) or ``encode_ordinary`` (lists of ints). ``{ours}``: ByteBPE, else tiktoken
-#: itself through the same steps (it keeps no cache: every call is the same work, so its first
-#: call against its later ones is what a process's first call costs any tokenizer: code, branch
-#: predictors and allocator arenas still cold).
+#: One fresh process: construction, then the first encode of 100 kB of English news, then ten other
+#: 100 kB of the same news, one at a time after ``clear_cache()``: five after 48 MB of other memory
+#: traffic (the CPU's caches then hold none of the tokenizer's tables, as when a program does other
+#: work between calls) and five right after the previous call (they hold what the last call used).
+#: Per byte, the thread's CPU time. Process ``{k}`` starts at the ``k``-th of the eleven pieces of
+#: text, so that across processes each piece is first in some. Every call gets text it has not seen:
+#: a repeat of the same text takes the same instructions as new text with every cache cleared, but
+#: less time (the CPU's branch predictors have seen it; docs/benchmarks.md, "The first encode
+#: against new text"). ``{arrays}``: ``encode_to_numpy`` (numpy imported first, as a program
+#: that wants arrays has it) or ``encode_ordinary`` (lists of ints). ``{ours}``: ByteBPE, else
+#: tiktoken itself through the same steps (it keeps no cache: its first call against its later ones
+#: is what a process's first call costs any tokenizer: code, branch predictors and allocator arenas
+#: still cold).
 FIRST_CALL = """
 import statistics, time
 if {arrays}:
@@ -162,11 +166,13 @@ t1 = time.perf_counter()
 clear = getattr(tok, "clear_cache", lambda: None)
 encode = tok.encode_to_numpy if {arrays} else tok.encode_ordinary
 with open({english!r}, encoding="utf-8") as f:
-    text = f.read(100_000)
-n = len(text.encode())
+    news = f.read(1_100_000)
+pieces = [news[i : i + 100_000] for i in range(0, 1_100_000, 100_000)]
+texts = iter(pieces[{k} % 11 :] + pieces[: {k} % 11])
 def per_byte():
-    fresh = (text + " ")[:-1]  # a new str: CPython keeps a str's UTF-8 form once asked for it
-    c = time.thread_time(); encode(fresh); return (time.thread_time() - c) / n
+    text = next(texts)
+    n = len(text.encode())
+    c = time.thread_time(); encode(text); return (time.thread_time() - c) / n
 first = per_byte()
 other, work = bytearray(48 << 20), bytearray(48 << 20)  # bytearrays: the copy makes no temporary
 after_work, right_after = [], []
@@ -186,9 +192,10 @@ def first_call(reps: int) -> None:
     and, as the baseline of what a first call costs any library, for tiktoken."""
     for arrays in (False, True):
         for ours in (True, False):
-            code = FIRST_CALL.format(arrays=arrays, ours=ours, o200k=str(O200K_FILE),
-                                     english=str(CORPORA / "en" / "news-lk_news.txt"))
-            runs = [[float(x) for x in measure(code)[2].split()] for _ in range(reps)]
+            codes = [FIRST_CALL.format(arrays=arrays, ours=ours, o200k=str(O200K_FILE), k=k,
+                                       english=str(CORPORA / "en" / "news-lk_news.txt"))
+                     for k in range(reps)]
+            runs = [[float(x) for x in measure(code)[2].split()] for code in codes]
             build, first, after_work, right_after, tt_build = (statistics.median(r[i] for r in runs)
                                                                for i in range(5))
             ratios = [r[1] / r[2] for r in runs]
@@ -197,8 +204,9 @@ def first_call(reps: int) -> None:
             built = (f"o200k_base construction {build:.3f} s (tiktoken.get_encoding {tt_build:.3f} s); "
                      if ours else "")
             print(f"{who} {kind}: {built}the first encode after construction {first * 1e9:.1f} ns/byte; "
-                  f"a later cold one (same text, after clear_cache) after 48 MB of other memory traffic "
-                  f"{after_work * 1e9:.1f} (first / that x{min(ratios):.2f}-{max(ratios):.2f}), right "
+                  f"a later cold one (other text, after clear_cache) after 48 MB of other memory traffic "
+                  f"{after_work * 1e9:.1f} (first / that x{min(ratios):.2f}-{max(ratios):.2f}, median "
+                  f"x{statistics.median(ratios):.2f}), right "
                   f"after another call {right_after * 1e9:.1f} (x{first / right_after:.2f}); 100 kB of "
                   f"English, CPU time of the thread, medians of {reps} processes", flush=True)
 

@@ -227,16 +227,19 @@ def saved(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", sorted(MAKE))
 def test_a_new_tokenizer_loads_the_arrays_module_where_numpy_is_loaded(kind, saved):
-    """The first ``encode_batch_to_numpy`` of a process does not import ``wwho.arrays`` during the
-    call (the tokenizer did when it was made); a process without numpy does not get numpy from a
-    tokenizer."""
+    """The first ``encode_to_numpy`` or ``encode_batch_to_numpy`` of a process neither imports
+    ``wwho.arrays`` nor has the core find numpy's C API during the call (the tokenizer did both
+    when it was made: ``ready_numpy`` then has nothing left to do); a process without numpy does
+    not get numpy from a tokenizer."""
     make = MAKE[kind].format(path=str(saved / kind))
     for numpy_first in (False, True):
         code = f"import sys\n{'import numpy' if numpy_first else ''}\n{make}\n" \
-               "print('numpy' in sys.modules, 'wwho.arrays' in sys.modules)"
+               "print('numpy' in sys.modules, 'wwho.arrays' in sys.modules)\n" \
+               "from wwho import _core\n" \
+               "print(('numpy' in sys.modules) and not _core.ready_numpy())"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
-        assert out.stdout.split() == [str(numpy_first)] * 2, (kind, numpy_first, out.stdout)
+        assert out.stdout.split() == [str(numpy_first)] * 3, (kind, numpy_first, out.stdout)
 
 
 def test_single_id_and_batch_errors_name_what_they_should(kinds):

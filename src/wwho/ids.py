@@ -238,12 +238,15 @@ def check_decode_options(errors: object, skip_special_tokens: object) -> None:
 
 
 def prepare_arrays() -> None:
-    """Import :mod:`wwho.arrays` now if numpy is imported already: every tokenizer kind calls
-    this when it is made, so that its first ``encode_batch_to_numpy`` costs what a later one
-    does instead of loading that module during the call. Without numpy it does nothing:
+    """Import :mod:`wwho.arrays` and have the core find numpy's C API now if numpy is imported
+    already: every tokenizer kind calls this when it is made, so that its first
+    ``encode_to_numpy`` or ``encode_batch_to_numpy`` costs what a later one does instead of
+    loading that module and finding that API during the call. Without numpy it does nothing:
     importing numpy for a tokenizer that may never return an array would cost every
     construction far more than the module saves."""
     if "numpy" in sys.modules:
+        from wwho import _core
         from wwho.imports import arrays
 
         arrays()
+        _core.ready_numpy()

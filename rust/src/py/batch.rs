@@ -306,6 +306,17 @@ unsafe impl Send for Dest {}
 /// One text's ids as a numpy `uint32` array, made through numpy's C API (`numpy.frombuffer`
 /// over a `bytearray` would be a call through Python's machinery per text).
 pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny>> {
+    ready_numpy(py)?;
+    Ok(numpy::PyArray1::from_slice(py, ids).into_any())
+}
+
+/// Import numpy if it is not yet, and have the binding find its C API, once per process. Every
+/// tokenizer kind calls this when it is made in a process that has imported numpy already
+/// (`wwho.ids.prepare_arrays`), so that its first array costs what a later one does: finding
+/// the API runs Python code on a thread of its own (about a millisecond of wall time). True if
+/// this call found it, false if an earlier one had.
+#[pyfunction]
+pub fn ready_numpy(py: Python<'_>) -> PyResult<bool> {
     // The binding finds numpy's C API on its first use, and panics if numpy is missing:
     // importing numpy first makes that the ImportError a caller expects. (A flag, not a
     // once-cell: the import runs Python code, and a once-cell held meanwhile would be copied
@@ -318,9 +329,12 @@ pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny
         py.import("wwho.imports")?
             .call_method1("import_module", ("numpy",))?;
         find_array_api(py)?;
+        // and one array made here: the first also looks up numpy's type objects
+        let _ = numpy::PyArray1::from_slice(py, &[0u32]);
         NUMPY.store(true, Ordering::Release);
+        return Ok(true);
     }
-    Ok(numpy::PyArray1::from_slice(py, ids).into_any())
+    Ok(false)
 }
 
 /// Have the binding find numpy's C API, on a thread of its own. Finding it runs Python code

@@ -64,6 +64,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(are_byte_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(merge_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(super::batch::ready_numpy, m)?)?;
     m.add("CoreMergeError", py.get_type::<CoreMergeError>())?;
     Ok(())
 }
