@@ -77,9 +77,7 @@ def flat(result):
 
 def scale(name: str, run, lines: list[str], threads: list[int], repeat: int, reference=None):
     """Each thread count's best wall time over ``repeat`` rounds; returns the warm-up pass's ids
-    as (ids, offsets) arrays. Nothing the benchmark keeps during a timed call is a Python list:
-    a program that keeps many lists pays for them in every full collection, whatever
-    made them, and that cost is not the tokenizer's."""
+    as (ids, offsets) arrays (see :func:`flat`)."""
     mb = sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines) / MB
     want = flat(run(threads[0]))  # the warm-up pass
     if reference is not None and not same(want, reference):

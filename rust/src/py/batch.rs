@@ -329,7 +329,7 @@ pub fn ready_numpy(py: Python<'_>) -> PyResult<bool> {
         py.import("wwho.imports")?
             .call_method1("import_module", ("numpy",))?;
         find_array_api(py)?;
-        // and one array made here: the first also looks up numpy's type objects
+        // and one array made here: a process's first array costs more than later ones
         let _ = numpy::PyArray1::from_slice(py, &[0u32]);
         NUMPY.store(true, Ordering::Release);
         return Ok(true);
