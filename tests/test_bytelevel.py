@@ -265,6 +265,15 @@ def test_o200k_equals_tiktoken_on_latin1_strings(ours, ref, text):
     assert ours.decode(ours.encode_ordinary(text)) == text
 
 
+@FUZZ
+@given(text=st.text(st.characters(max_codepoint=0x7FF), max_size=300))
+def test_o200k_equals_tiktoken_on_one_and_two_byte_characters(ours, ref, text):
+    # Prose in the alphabets of one- and two-byte UTF-8 characters (Latin, Greek, Cyrillic ...)
+    # is split 64 bytes at a time by rules on bitmaps of character classes
+    # (rust/src/pretokenize/prose.rs); every such character goes through them.
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 # Whitespace-heavy text: o200k makes one piece of a whitespace run up to its last newline, so a
 # random mix of whitespace is one long piece that the core cuts where no token can span and
 # merges part by part (short parts by a scan, parts up to 192 bytes with a heap, longer ones by
@@ -292,7 +301,7 @@ def test_o200k_equals_tiktoken_on_whitespace_heavy_text(ours, ref, text):
 
 @pytest.mark.parametrize("kind", ["whitespace", "ascii-whitespace", "space-newline", "two-spaces-tab-newline",
                                   "all-ascii-whitespace", "space-runs", "runs-and-line-ends",
-                                  "whitespace-bytes-not-spaces", "latin-1", "cjk"])
+                                  "whitespace-bytes-not-spaces", "latin-1", "two-byte", "cjk"])
 def test_o200k_equals_tiktoken_on_long_random_runs(ours, ref, kind):
     # A piece made only of the UTF-8 bytes of whitespace characters is encoded in one pass by
     # compatible token pairs (rust/src/bytelevel/whitespace.rs): runs of spaces of every length
@@ -305,6 +314,7 @@ def test_o200k_equals_tiktoken_on_long_random_runs(ours, ref, kind):
             "runs-and-line-ends": [" " * n for n in (1, 2, 3, 7, 33, 64, 95, 128)] + ["\r\n", "\t\t\t", "\n\n\n"],
             "whitespace-bytes-not-spaces": ["\xa9", "\xa8", "\xaf", "\x80", "\u201f", "\u2040", "\u3003", "\u2088"],
             "latin-1": [chr(c) for c in range(0x20, 0x100)],
+            "two-byte": [chr(c) for c in range(0x80, 0x800)] + list(" aZ.,1'") * 100,
             "cjk": [chr(c) for c in range(0x4E00, 0xA000)]}[kind]
     # 100,000 characters: well past every part length the core treats differently, and below
     # the length where tiktoken's regex overflows its stack.

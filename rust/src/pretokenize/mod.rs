@@ -50,15 +50,19 @@ impl Stage {
                 let s = text.as_bytes();
                 let (mut pos, mut gap) = (0, usize::MAX);
                 let prose = *named == Named::O200k;
+                // The rules are tried again only past the byte where they last stopped.
+                let mut resume = 0;
                 while pos < s.len() {
-                    // Plain ASCII prose ahead (eight ASCII bytes: not a space before another
-                    // script, nor text where other scripts come every few bytes, on which
-                    // classifying a block would decide next to nothing): its pieces 64 bytes
-                    // at a time, as far as they are decided; the piece they leave undecided
-                    // is the scalar scanner's (the rules asked again there would stop at the
-                    // same byte).
-                    if prose && gap == usize::MAX && ascii_ahead(s, pos) {
-                        pos = prose::o200k_pieces(s, pos, f);
+                    // Prose ahead (eight bytes of characters of one or two bytes, of the
+                    // alphabets the rules cover: not a space before another script, nor text
+                    // where other scripts come every few bytes, on which classifying a block
+                    // would decide next to nothing): its pieces 64 bytes at a time, as far as
+                    // they are decided; the piece they leave undecided is the scalar scanner's
+                    // (the rules asked again there would stop at the same byte).
+                    if prose && gap == usize::MAX && pos >= resume && narrow_ahead(s, pos) {
+                        let stop;
+                        (pos, stop) = prose::o200k_pieces(s, pos, f);
+                        resume = stop + 1;
                     }
                     match named.match_at(table, s, pos) {
                         Some(end) => {
@@ -100,15 +104,26 @@ impl Stage {
     }
 }
 
-/// The eight bytes from `pos` (or all to the end, at least two) are ASCII.
+/// The eight bytes from `pos` (or all to the end, at least two) are characters of one or two
+/// bytes below U+0580 (ASCII, Latin, IPA, Greek, Cyrillic, Armenian: where the prose rules
+/// decide most pieces; the scripts after, Hebrew and Arabic onwards, have uncased letters the
+/// rules leave to the scalar scanner).
 #[inline(always)]
-fn ascii_ahead(s: &[u8], pos: usize) -> bool {
-    match s.get(pos..pos + 8) {
-        Some(b) => {
-            u64::from_le_bytes(b.try_into().unwrap_or([0x80; 8])) & 0x8080_8080_8080_8080 == 0
+fn narrow_ahead(s: &[u8], pos: usize) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * ONES;
+    let w = match s.get(pos..pos + 8) {
+        Some(b) => u64::from_le_bytes(b.try_into().unwrap_or([0xFF; 8])),
+        None if s.len() - pos >= 2 => {
+            let mut tail = [0u8; 8];
+            tail[..s.len() - pos].copy_from_slice(&s[pos..]);
+            u64::from_le_bytes(tail)
         }
-        None => s.len() - pos >= 2 && s[pos..].is_ascii(),
-    }
+        None => return false,
+    };
+    // Per byte: its low seven bits plus 0x2A reach the high bit iff they are at least 0x56
+    // (no carry crosses bytes); with its own high bit, iff the byte is at least 0xD6.
+    ((w & !HIGH).wrapping_add(0x2A * ONES) & w & HIGH) == 0
 }
 
 /// What [`Pretokenizer::for_each_piece`] hands each piece to: a closure, or a type whose
@@ -198,6 +213,14 @@ impl Pretokenizer {
             .any(|stage| matches!(stage, Stage::Named(_)))
         {
             classes::classes();
+        }
+        if pretokenizer
+            .stages
+            .iter()
+            .chain(&pretokenizer.byte_stages)
+            .any(|stage| matches!(stage, Stage::Named(Named::O200k)))
+        {
+            prose::prepare();
         }
         Ok(pretokenizer)
     }
