@@ -52,6 +52,7 @@ impl Stage {
                 let prose = *named == Named::O200k;
                 // The rules are tried again only past the byte where they last stopped.
                 let mut resume = 0;
+                let mut memo = prose::Memo::default();
                 while pos < s.len() {
                     // Prose ahead (eight bytes of characters of one or two bytes, of the
                     // alphabets the rules cover: not a space before another script, nor text
@@ -61,7 +62,7 @@ impl Stage {
                     // (the rules asked again there would stop at the same byte).
                     if prose && gap == usize::MAX && pos >= resume && narrow_ahead(s, pos) {
                         let stop;
-                        (pos, stop) = prose::o200k_pieces(s, pos, f);
+                        (pos, stop) = prose::o200k_pieces(s, pos, &mut memo, f);
                         resume = stop + 1;
                     }
                     match named.match_at(table, s, pos) {

@@ -121,12 +121,14 @@ pub fn prepare() {
     wide();
 }
 
-/// The classes of a block's bytes (`block[64]` is the byte after it). ASCII is classified 16
-/// bytes at a time; where characters of two bytes come before the first of three or four (which
-/// ends the stretch), the block goes again through the wide table.
+/// The classes of a block's bytes (`block[64]` is the byte after it), and how many bytes from
+/// its start they are exact for: up to the first character of three or four bytes, which ends
+/// the stretch (after it, characters of two bytes may be `other` for the rules' purposes). ASCII
+/// is classified 16 bytes at a time; where characters of two bytes come before the first of
+/// three or four, the block goes again through the wide table.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn classify(block: &[u8; 65]) -> Block {
+fn classify(block: &[u8; 65]) -> (Block, usize) {
     use std::arch::x86_64::*;
     // SAFETY (each block below): SSE2 is part of the x86_64 baseline; the loads read bytes
     // 16k..16k+16 of a 65-byte array (unaligned loads allowed).
@@ -175,18 +177,21 @@ fn classify(block: &[u8; 65]) -> Block {
         });
         let first_long = long.trailing_zeros();
         let before_long = !(!0u64).checked_shl(first_long).unwrap_or(0);
+        c.other = !(c.lower | c.upper | c.digit | c.space | c.punct);
         if high & before_long != 0 {
-            return classify_wide(block, wide(), first_long as usize);
+            c = classify_wide(block, wide(), first_long as usize);
         }
+        return (c, first_long as usize);
     }
     c.other = !(c.lower | c.upper | c.digit | c.space | c.punct);
-    c
+    (c, 64)
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn classify(block: &[u8; 65]) -> Block {
-    classify_wide(block, wide(), 64)
+fn classify(block: &[u8; 65]) -> (Block, usize) {
+    let long = block[..64].iter().position(|&b| b >= 0xE0).unwrap_or(64);
+    (classify_wide(block, wide(), long), long)
 }
 
 /// Classes of the first `n` bytes of a block through the wide table, a byte at a time: a table
@@ -253,36 +258,90 @@ fn for_each_bit(classes: &[u8; 64], mut f: impl FnMut(u64, u8)) {
     }
 }
 
+/// The last block [`o200k_pieces`] classified in a text, kept for its next call on the same
+/// text: the rules stop every few dozen bytes on some text (Latin-1's controls and marks), the
+/// scalar scanner takes a piece or two, and the next call starts inside the same block.
+#[derive(Clone, Copy)]
+pub struct Memo {
+    base: usize,
+    /// The end of the bytes its classes are exact for (see [`classify`]).
+    exact_to: usize,
+    classes: Block,
+}
+
+impl Default for Memo {
+    fn default() -> Memo {
+        Memo {
+            base: usize::MAX,
+            exact_to: 0,
+            classes: Block::default(),
+        }
+    }
+}
+
 /// Calls `f.span(start, end)` for each o200k piece of `s` from `pos` (a piece start) whose end the
 /// prose rules decide. Returns the start of the first piece they leave undecided (`pos` itself
 /// when they decide none), where the scalar scanner goes on, and the first byte the rules do
 /// not cover (`s.len()` if none), past which the scalar scanner need not go before they are
-/// tried again.
+/// tried again. `memo` is to be the same for every call on `s`, and for `s` alone.
 #[inline]
-pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl super::Spans) -> (usize, usize) {
+pub fn o200k_pieces(
+    s: &[u8],
+    pos: usize,
+    memo: &mut Memo,
+    f: &mut impl super::Spans,
+) -> (usize, usize) {
     let mut start = pos;
-    let mut base = pos;
-    // The classes of the bytes before the block, as its top bits would hold them. Before
-    // `pos`: letters, so that rule 4 never fires at the character after `pos` (punctuation at
-    // the piece start `pos` is a lone start: the prefix of a following word), and nothing else
-    // (the other rules and checks never look at a byte before `pos` otherwise: `pos` is a start
-    // already, and a digit run from `pos` is counted from `pos`, where the scalar scanner began
-    // it; `pos` starts a character).
+    // The first block is the one that holds `pos`: the last one classified where it does.
+    let mut base = if memo.base <= pos && pos < memo.exact_to {
+        memo.base
+    } else {
+        pos
+    };
+    // The classes of the bytes before `pos`, as if none were in the block: letters, so that
+    // rule 4 never fires at the character after `pos` (punctuation at the piece start `pos` is
+    // a lone start: the prefix of a following word), and nothing else (the other rules and
+    // checks never look at a byte before `pos` otherwise: `pos` is a start already, and a
+    // digit run from `pos` is counted from `pos`, where the scalar scanner began it; `pos`
+    // starts a character). Bytes of the first block before `pos` are masked to the same.
     let mut before = Block::default();
     let mut word_in = !0u64;
     loop {
-        let mut padded = [0u8; 65];
-        let block: &[u8; 65] = match s.get(base..base + 65) {
-            Some(b) => b.try_into().unwrap_or(&padded),
-            None => {
-                let rest = &s[base.min(s.len())..];
-                padded[..rest.len()].copy_from_slice(rest);
-                &padded
+        let mut c = if base == memo.base {
+            memo.classes
+        } else {
+            let mut padded = [0u8; 65];
+            let block: &[u8; 65] = match s.get(base..base + 65) {
+                Some(b) => b.try_into().unwrap_or(&padded),
+                None => {
+                    let rest = &s[base.min(s.len())..];
+                    padded[..rest.len()].copy_from_slice(rest);
+                    &padded
+                }
+            };
+            let (mut c, exact) = classify(block);
+            if base + 64 > s.len() {
+                c.other |= !0u64 << (s.len() - base); // past the end: the stretch ends there
             }
+            *memo = Memo {
+                base,
+                exact_to: base + exact,
+                classes: c,
+            };
+            c
         };
-        let mut c = classify(block);
-        if base + 64 > s.len() {
-            c.other |= !0u64 << (s.len() - base); // past the end: the stretch ends there
+        // Bits 0..=`at` are `pos` and the bytes before it, where no piece is decided.
+        let at = pos.saturating_sub(base).min(63) as u32;
+        let to_pos = !0u64 >> (63 - at);
+        if base <= pos {
+            // (Upper-case letters and punctuation before `pos` are looked at only from `pos`,
+            // a start already; the lookbacks that second bytes steer land on bytes masked
+            // alike. Neither needs masking.)
+            let before_pos = to_pos >> 1;
+            c.digit &= !before_pos;
+            c.space &= !before_pos;
+            c.other &= !before_pos;
+            c.lower |= before_pos;
         }
         // Blocks of ASCII alone (after one) take the rules without the arithmetic of
         // characters of two bytes, which costs English prose a fifth of its splitting time.
@@ -294,8 +353,8 @@ pub fn o200k_pieces(s: &[u8], pos: usize, f: &mut impl super::Spans) -> (usize, 
         // Starts before the first byte outside the stretch (and after `pos`) are decided.
         let end = other.trailing_zeros();
         let mut decided = starts & if end == 64 { !0 } else { (1u64 << end) - 1 };
-        if base == pos {
-            decided &= !1;
+        if base <= pos {
+            decided &= !to_pos;
         }
         while decided != 0 {
             let next = base + decided.trailing_zeros() as usize;
@@ -396,29 +455,34 @@ mod tests {
     }
 
     /// The prose rules from every piece start the scalar scanner finds: each piece they decide
-    /// is the scalar scanner's next piece, and they stop at a character they do not cover.
+    /// is the scalar scanner's next piece, and they stop at a character they do not cover. Each
+    /// start is tried with a fresh memo and with the one of the calls from the starts before it
+    /// (a block classified before, from some byte before `pos`).
     fn check(s: &[u8]) {
         let want = scalar(s);
+        let mut shared = Memo::default();
         for (k, &(pos, _)) in want.iter().enumerate() {
-            let mut got = Vec::new();
-            let (resume, stop) = o200k_pieces(s, pos, &mut |a, b| got.push((a, b)));
-            assert_eq!(
-                got,
-                want[k..k + got.len()],
-                "from {pos} in {:?}",
-                String::from_utf8_lossy(s)
-            );
-            assert_eq!(
-                resume,
-                want.get(k + got.len()).map_or(pos, |p| p.0).max(pos)
-            );
-            assert_eq!(
-                stop,
-                stretch_end(s, pos),
-                "{:?} from {pos}",
-                String::from_utf8_lossy(s)
-            );
-            assert!(resume <= stop, "{resume} {stop}");
+            for memo in [&mut Memo::default(), &mut shared] {
+                let mut got = Vec::new();
+                let (resume, stop) = o200k_pieces(s, pos, memo, &mut |a, b| got.push((a, b)));
+                assert_eq!(
+                    got,
+                    want[k..k + got.len()],
+                    "from {pos} in {:?}",
+                    String::from_utf8_lossy(s)
+                );
+                assert_eq!(
+                    resume,
+                    want.get(k + got.len()).map_or(pos, |p| p.0).max(pos)
+                );
+                assert_eq!(
+                    stop,
+                    stretch_end(s, pos),
+                    "{:?} from {pos}",
+                    String::from_utf8_lossy(s)
+                );
+                assert!(resume <= stop, "{resume} {stop}");
+            }
         }
     }
 
@@ -512,7 +576,7 @@ mod tests {
             for (j, b) in block.iter_mut().enumerate().take(64) {
                 *b = first + j as u8;
             }
-            let (a, w) = (classify(&block), classify_wide(&block, wide(), 64));
+            let (a, w) = (classify(&block).0, classify_wide(&block, wide(), 64));
             for (x, y) in [
                 (a.lower, w.lower),
                 (a.upper, w.upper),
