@@ -206,22 +206,15 @@ impl Pretokenizer {
             stages: compile(patterns)?,
             byte_stages: compile(byte_patterns)?,
         };
-        // The scanners' class table, now rather than in the first encode.
-        if pretokenizer
-            .stages
-            .iter()
-            .chain(&pretokenizer.byte_stages)
-            .any(|stage| matches!(stage, Stage::Named(_)))
-        {
-            classes::classes();
-        }
-        if pretokenizer
-            .stages
-            .iter()
-            .chain(&pretokenizer.byte_stages)
-            .any(|stage| matches!(stage, Stage::Named(Named::O200k)))
-        {
-            prose::prepare();
+        // The scanners' class tables (and o200k's prose rules'), now rather than in the first
+        // encode; each is built once.
+        for stage in pretokenizer.stages.iter().chain(&pretokenizer.byte_stages) {
+            if let Stage::Named(named) = stage {
+                classes::classes();
+                if *named == Named::O200k {
+                    prose::prepare();
+                }
+            }
         }
         Ok(pretokenizer)
     }

@@ -165,26 +165,24 @@ fn classify(block: &[u8; 65]) -> (Block, usize) {
         c.punct |= punct << (16 * k);
         high |= non_ascii << (16 * k);
     }
-    if high != 0 {
-        // 0xE0 and up (the first byte of three or four): the bytes that an unsigned maximum
-        // with 0xE0 leaves alone.
-        let long = (0..4).fold(0u64, |acc, k| {
-            let v = load(k);
-            // SAFETY: as above (register operations only).
-            let at_least =
-                unsafe { _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0xE0u8 as i8)), v) };
-            acc | (bits(at_least) << (16 * k))
-        });
-        let first_long = long.trailing_zeros();
-        let before_long = !(!0u64).checked_shl(first_long).unwrap_or(0);
-        c.other = !(c.lower | c.upper | c.digit | c.space | c.punct);
-        if high & before_long != 0 {
-            c = classify_wide(block, wide(), first_long as usize);
-        }
-        return (c, first_long as usize);
-    }
     c.other = !(c.lower | c.upper | c.digit | c.space | c.punct);
-    (c, 64)
+    if high == 0 {
+        return (c, 64);
+    }
+    // 0xE0 and up (the first byte of three or four): the bytes that an unsigned maximum
+    // with 0xE0 leaves alone.
+    let long = (0..4).fold(0u64, |acc, k| {
+        let v = load(k);
+        // SAFETY: as above (register operations only).
+        let at_least = unsafe { _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0xE0u8 as i8)), v) };
+        acc | (bits(at_least) << (16 * k))
+    });
+    let first_long = long.trailing_zeros();
+    let before_long = !(!0u64).checked_shl(first_long).unwrap_or(0);
+    if high & before_long != 0 {
+        c = classify_wide(block, wide(), first_long as usize);
+    }
+    (c, first_long as usize)
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -330,21 +328,23 @@ pub fn o200k_pieces(
             };
             c
         };
-        // Bits 0..=`at` are `pos` and the bytes before it, where no piece is decided.
-        let at = pos.saturating_sub(base).min(63) as u32;
-        let to_pos = !0u64 >> (63 - at);
-        if base <= pos {
-            // (Upper-case letters and punctuation before `pos` are looked at only from `pos`,
-            // a start already; the lookbacks that second bytes steer land on bytes masked
-            // alike. Neither needs masking.)
-            let before_pos = to_pos >> 1;
-            c.digit &= !before_pos;
-            c.space &= !before_pos;
-            c.other &= !before_pos;
-            c.lower |= before_pos;
-        }
+        // In the first block, `pos` and the bytes before it (`pos - base < 64`: see `base`),
+        // where no piece is decided; none in the blocks after.
+        let to_pos = if base <= pos {
+            !0u64 >> (63 - (pos - base))
+        } else {
+            0
+        };
+        // (Upper-case letters and punctuation before `pos` are looked at only from `pos`, a
+        // start already; the lookbacks that second bytes steer land on bytes masked alike.
+        // Neither needs masking.)
+        let before_pos = to_pos >> 1;
+        c.digit &= !before_pos;
+        c.space &= !before_pos;
+        c.other &= !before_pos;
+        c.lower |= before_pos;
         // Blocks of ASCII alone (after one) take the rules without the arithmetic of
-        // characters of two bytes, which costs English prose a fifth of its splitting time.
+        // characters of two bytes, which English prose would otherwise pay on every block.
         let (starts, other, word) = if (c.cont | before.cont) == 0 {
             rules::<false>(&mut c, &before, word_in)
         } else {
@@ -352,10 +352,7 @@ pub fn o200k_pieces(
         };
         // Starts before the first byte outside the stretch (and after `pos`) are decided.
         let end = other.trailing_zeros();
-        let mut decided = starts & if end == 64 { !0 } else { (1u64 << end) - 1 };
-        if base <= pos {
-            decided &= !to_pos;
-        }
+        let mut decided = starts & !to_pos & if end == 64 { !0 } else { (1u64 << end) - 1 };
         while decided != 0 {
             let next = base + decided.trailing_zeros() as usize;
             f.span(start, next);
