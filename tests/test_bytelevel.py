@@ -274,6 +274,22 @@ def test_o200k_equals_tiktoken_on_one_and_two_byte_characters(ours, ref, text):
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+# Words of two-byte characters start from the characters whose two bytes merge before anything
+# else touches them (rust/src/bytelevel/two_byte.rs). Random characters seldom merge past a
+# character; fragments of real words (their tokens join characters into syllables and stems) do.
+_TWO_BYTE_FRAGMENTS = [
+    "при", "ство", "ения", "нов", "ый", "Мос", "ква", "ού", "την", "και", "ρχ", "Ελ", "ción",
+    "ñá", "été", "ß", "über", "ção", "ší", "ř", "ğı", "ş", "ł", "ő", "שלום", "ال", "كتاب", "ն",
+    "ѣ", "ђ", "Ѳ", "é", "Ã©", "Ã", "©", "a", "'", ".", " ", "-", "1",
+]
+
+
+@FUZZ
+@given(text=st.lists(st.sampled_from(_TWO_BYTE_FRAGMENTS), max_size=40).map("".join))
+def test_o200k_equals_tiktoken_on_words_of_two_byte_characters(ours, ref, text):
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 # Whitespace-heavy text: o200k makes one piece of a whitespace run up to its last newline, so a
 # random mix of whitespace is one long piece that the core cuts where no token can span and
 # merges part by part (short parts by a scan, parts up to 192 bytes with a heap, longer ones by

@@ -27,6 +27,7 @@ pub mod specials;
 pub mod table;
 #[cfg(test)]
 pub(crate) mod testing;
+mod two_byte;
 pub mod vocab;
 mod whitespace;
 
@@ -143,6 +144,9 @@ pub struct ByteLevel {
     /// Ranks rule: the merges of every three-byte character alone, so that a word of such
     /// characters starts merged (see [`characters`]).
     characters: Option<characters::Characters>,
+    /// Ranks rule: the bounds below which a two-byte character's bytes merge first, so that a
+    /// piece of such characters starts merged (see [`two_byte`]).
+    two_byte: Option<two_byte::TwoByte>,
     /// `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or NO_TOKEN
     /// (see [`runs`]); empty for bytes with no such token.
     run_tokens: Vec<Vec<u32>>,
@@ -377,6 +381,10 @@ impl ByteLevel {
             }
             Rule::Merges(_) => None,
         };
+        let two_byte = match rule {
+            Rule::Ranks => Some(two_byte::TwoByte::build(&model.ranks)),
+            Rule::Merges(_) => None,
+        };
         let mut run_tokens = vec![Vec::new(); 256];
         // In the same pass (each token's bytes are read once at construction): the
         // whitespace tokens, for the one-pass encoder of whitespace pieces.
@@ -411,6 +419,7 @@ impl ByteLevel {
             windows,
             windows4,
             characters,
+            two_byte,
             run_tokens,
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,

@@ -12,6 +12,7 @@
 
 use super::mid::MIN_MID;
 use super::table::{Packed, PACKED};
+use super::two_byte::TwoByte;
 use super::{ByteLevel, NO_TOKEN};
 use crate::merge::RankBuckets;
 
@@ -63,6 +64,13 @@ impl<const M: usize> Padded<M> {
             .try_into()
             .expect("PACKED bytes");
         Packed::from_window(window, len)
+    }
+
+    /// The first `n` bytes (the piece) and the zeros after them, in whole words of eight: what
+    /// [`TwoByte::holds_any`] reads.
+    #[inline(always)]
+    fn words(&self, n: usize) -> &[u8] {
+        &self.bytes[..n.div_ceil(8) * 8]
     }
 }
 
@@ -336,7 +344,8 @@ impl ByteLevel {
     /// at `prev[i]`, is unit `id[i]`, and `rank[i]` is the token it and the next part make
     /// (`rank` comes filled with NO_TOKEN). Every byte is a part, but in a word of three-byte
     /// characters, whose characters start merged as far as they merge alone before any merge
-    /// across them ([`super::characters`]).
+    /// across them ([`super::characters`]), and for a two-byte character whose bytes merge
+    /// before anything else touches them ([`super::two_byte`]).
     #[inline(always)]
     pub(super) fn start_parts<const M: usize>(
         &self,
@@ -353,6 +362,12 @@ impl ByteLevel {
             .as_ref()
             .and_then(|c| Some((c, c.start(piece)?)));
         let Some((characters, skip)) = ahead else {
+            if let Some(two) = &self.two_byte {
+                if TwoByte::holds_any(padded.words(n)) {
+                    self.start_two_byte(two, padded, piece, next, prev, id, rank);
+                    return;
+                }
+            }
             for (i, &b) in piece.iter().enumerate() {
                 next[i] = i as u8 + 1;
                 prev[i] = (i as u8).wrapping_sub(1);
@@ -385,6 +400,47 @@ impl ByteLevel {
                 characters.whole(&piece[i..end]) // a character started as two parts
             } else {
                 self.rank_in(padded, piece, i, end)
+            };
+            i = j;
+        }
+    }
+
+    /// [`Self::start_parts`] for a piece holding a two-byte character: such characters start
+    /// merged where [`TwoByte`] says they may. Out of line, so that the merges of ASCII words
+    /// (most cold English pieces) keep their code as it was.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn start_two_byte<const M: usize>(
+        &self,
+        two: &TwoByte,
+        padded: &Padded<M>,
+        piece: &[u8],
+        next: &mut [u8],
+        prev: &mut [u8],
+        id: &mut [u32],
+        rank: &mut [u32],
+    ) {
+        let n = piece.len();
+        let pair = |x: u8, y: u8| self.byte_pairs[(usize::from(x) << 8) | usize::from(y)];
+        let mut last = u8::MAX;
+        two.parts(
+            piece,
+            pair,
+            |b| self.byte_units[usize::from(b)],
+            |start, end, unit| {
+                next[start] = end as u8;
+                prev[start] = last;
+                id[start] = unit;
+                last = start as u8;
+            },
+        );
+        let mut i = 0;
+        while usize::from(next[i]) < n {
+            let j = usize::from(next[i]);
+            let end = usize::from(next[j]);
+            rank[i] = match end - i {
+                2 => pair(piece[i], piece[j]),
+                _ => self.rank_in(padded, piece, i, end),
             };
             i = j;
         }
