@@ -196,3 +196,34 @@ impl ByteLevel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StackHeap;
+    use crate::bytelevel::testing::generator;
+
+    /// Keys pushed and popped at random, the heap emptied and refilled many times: the top is
+    /// always the lowest key held, and `u64::MAX` when none is.
+    #[test]
+    fn the_top_is_the_lowest_key_held_through_pushes_pops_and_empty_heaps() {
+        let mut next = generator(0x5EED);
+        let mut heap = StackHeap::<64>::new();
+        let mut held: Vec<u64> = Vec::new();
+        let mut emptied = 0;
+        for _ in 0..20_000 {
+            if held.is_empty() || (held.len() < 63 && next(2) == 0) {
+                let key = next(50);
+                heap.push(key);
+                held.push(key);
+            } else {
+                heap.pop();
+                let lowest = held.iter().enumerate().min_by_key(|&(_, k)| *k).unwrap().0;
+                held.swap_remove(lowest);
+                emptied += usize::from(held.is_empty());
+            }
+            assert_eq!(heap.top(), held.iter().copied().min().unwrap_or(u64::MAX));
+            assert_eq!(heap.len, held.len());
+        }
+        assert!(emptied > 100, "{emptied}");
+    }
+}
