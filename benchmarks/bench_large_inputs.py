@@ -15,8 +15,8 @@ tiktoken (o200k_base), Hugging Face ``tokenizers`` running the exported llama-bp
 
 instead times 1 MB of each bad input class (one character, spaces, newlines, random
 whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
-process: ByteBPE o200k_base and tiktoken alternating, each call cold (the piece cache cleared),
-best of 5. It also times the first encode after construction against later cold ones of other
+process: ByteBPE o200k_base (lists, then arrays from ``encode_to_numpy``) and tiktoken
+alternating, each call cold (the piece cache cleared), best of 5. It also times the first encode after construction against later cold ones of other
 text, after other memory traffic and right after another call (lists and arrays, a fresh process
 each, medians of 5; see ``FIRST_CALL``), and construction against ``tiktoken.get_encoding`` (both
 libraries imported first: the times are the constructions', not the imports').
@@ -221,37 +221,49 @@ def classes(reps: int = 5) -> None:
     ours = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
     theirs = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
     inputs = class_inputs()
-    best: dict[str, list[float]] = {name: [float("inf"), float("inf")] for name in inputs}
+    import numpy  # noqa: F401 (imported before the timing, as a program that wants arrays has it)
+
+    # Per class: ByteBPE with lists, ByteBPE with arrays (``encode_to_numpy``), tiktoken.
+    best: dict[str, list[float]] = {name: [float("inf")] * 3 for name in inputs}
     failed: dict[str, str] = {}
     for _ in range(reps):
         for name, text in inputs.items():
             # The last class's ids are freed here, not inside the next call's timing.
-            ids = expected = None
+            ids = array = expected = None
             ours.clear_cache()
             t = time.perf_counter()
             ids = ours.encode_ordinary(text)
             best[name][0] = min(best[name][0], time.perf_counter() - t)
+            ours.clear_cache()
+            t = time.perf_counter()
+            array = ours.encode_to_numpy(text)
+            best[name][1] = min(best[name][1], time.perf_counter() - t)
+            if array.tolist() != ids:
+                failed[name] = "arrays differ from lists!"
             if name in failed:
                 continue
             try:
                 t = time.perf_counter()
                 expected = theirs.encode_ordinary(text)
-                best[name][1] = min(best[name][1], time.perf_counter() - t)
+                best[name][2] = min(best[name][2], time.perf_counter() - t)
             except BaseException as exc:  # noqa: BLE001 (tiktoken's regex overflow is a PanicException)
                 failed[name] = type(exc).__name__
                 continue
             if ids != expected:
                 failed[name] = "ids differ!"
-    base = [t / len(inputs["English news (the baseline)"].encode()) for t in best["English news (the baseline)"]]
+    english = inputs["English news (the baseline)"]
+    base = [t / len(english.encode()) for t in best["English news (the baseline)"]]
     print(f"1 MB of each class, cold, best of {reps}, alternating; per byte and against English")
-    print("input | ByteBPE ns/byte | x English | tiktoken ns/byte | x English")
-    print("---|---:|---:|---:|---")
+    print("input | ByteBPE lists ns/byte | x English | ByteBPE arrays ns/byte | x English "
+          "| tiktoken ns/byte | x English")
+    print("---|---:|---:|---:|---:|---:|---")
     for name, text in inputs.items():
         n = len(text.encode())
-        ours_ns, theirs_ns = (t / n * 1e9 for t in best[name])
-        tt = (f"{theirs_ns:.1f} | x{theirs_ns / base[1] / 1e9:.2f}" if name not in failed
+        lists, arrays, theirs_t = (t / n for t in best[name])
+        tt = (f"{theirs_t * 1e9:.1f} | x{theirs_t / base[2]:.2f}" if name not in failed
               else f"{failed[name]} | -")
-        print(f"{name} | {ours_ns:.1f} | x{ours_ns / base[0] / 1e9:.2f} | {tt}", flush=True)
+        print(f"{name} | {lists * 1e9:.1f} | x{lists / base[0]:.2f} | {arrays * 1e9:.1f} "
+              f"| x{arrays / base[1]:.2f} | {tt}", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
