@@ -284,24 +284,9 @@ impl Characters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytelevel::testing::generator;
-    use crate::bytelevel::{ByteLevel, Model, RankPairs};
-    use crate::merge::merge_with;
-    use crate::pretokenize::named;
-
-    /// A GPT-2-pattern tokenizer of `tokens` under the ranks rule, each ranked by its place.
-    fn ranked(tokens: &[Vec<u8>]) -> ByteLevel {
-        let model = Model {
-            ranks: tokens
-                .iter()
-                .zip(0..)
-                .map(|(t, i)| (t.as_slice(), i))
-                .collect(),
-            patterns: vec![named::GPT2],
-            ..Model::default()
-        };
-        ByteLevel::new(&model).unwrap()
-    }
+    use crate::bytelevel::testing::{
+        assert_merges_as_from_bytes, generator, random_tokens, ranked,
+    };
 
     /// Random vocabularies over the bytes of a few three-byte characters of two blocks and a
     /// space: every byte, the characters' first two bytes and some characters ranked low, and
@@ -328,7 +313,6 @@ mod tests {
                 }
                 w
             };
-            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
             let mut low: Vec<Vec<u8>> = vec![vec![0xE0, 0xB4], vec![0xE0, 0xB5], vec![0xE4, 0xB8]];
             low.extend(alphabet.iter().filter(|_| next(2) == 0).cloned());
             // a space joined to a first byte, as in o200k_base, where it is among the first merges
@@ -337,42 +321,12 @@ mod tests {
                     .into_iter()
                     .filter(|_| next(2) == 0),
             );
-            let mut random: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..(20 + next(200)) {
-                let n = 2 + next(4) as usize;
-                let w = word(&mut next, n);
-                let start = next(w.len() as u64 - 1) as usize;
-                let len = 2 + next((w.len() - start - 1).min(8) as u64) as usize;
-                random.push(w[start..(start + len).min(w.len())].to_vec());
-            }
-            // shuffled: the low ones and a quarter of the random ones first, in random order,
-            // then the other random ones
-            low.extend(random.drain(..random.len() / 4));
-            for list in [&mut low, &mut random] {
-                for i in (1..list.len()).rev() {
-                    list.swap(i, next(i as u64 + 1) as usize);
-                }
-            }
-            for t in low.into_iter().chain(random) {
-                if t.len() >= 2 && !tokens.contains(&t) {
-                    tokens.push(t);
-                }
-            }
-            let tok = ranked(&tokens);
+            let tok = ranked(&random_tokens(&mut next, low, word));
             let characters = tok.characters.as_ref().unwrap();
             for _ in 0..300 {
                 let n = 1 + next(40) as usize;
                 let piece = word(&mut next, n);
-                let mut units = Vec::new();
-                tok.merge_plain(&piece, &mut units);
-                let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
-                merge_with(&mut want, &RankPairs { tok: &tok });
-                assert_eq!(
-                    units,
-                    want,
-                    "seed {seed}, {:?}",
-                    String::from_utf8_lossy(&piece)
-                );
+                assert_merges_as_from_bytes(&tok, &piece, &format!("seed {seed}"));
                 words_seen += 1;
                 if let Some(skip) = characters.start(&piece) {
                     let mut merged = false;
@@ -440,12 +394,8 @@ mod tests {
         // 0x80 into it (262, ` \xe0`, above ka's tokens)
         assert_eq!(c.spaced[payload(ka) >> 6], 262);
         assert_eq!(parts(&[b" ", ka, ka].concat()), [(1, 4, 259), (4, 7, 259)]);
-        let mut units = Vec::new();
         for piece in [word.clone(), [b" ", ka, ka, virama, ma, ma].concat()] {
-            tok.merge_plain(&piece, &mut units);
-            let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
-            merge_with(&mut want, &RankPairs { tok: &tok });
-            assert_eq!(units, want);
+            assert_merges_as_from_bytes(&tok, &piece, "hand-built");
         }
         assert_eq!(c.start(&[b"  ", ka, ka].concat()), None);
         assert_eq!(c.start(&[ka, b"a"].concat()), None);

@@ -124,24 +124,9 @@ impl TwoByte {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytelevel::testing::generator;
-    use crate::bytelevel::{ByteLevel, Model, RankPairs};
-    use crate::merge::merge_with;
-    use crate::pretokenize::named;
-
-    /// A GPT-2-pattern tokenizer of `tokens` under the ranks rule, each ranked by its place.
-    fn ranked(tokens: &[Vec<u8>]) -> ByteLevel {
-        let model = Model {
-            ranks: tokens
-                .iter()
-                .zip(0..)
-                .map(|(t, i)| (t.as_slice(), i))
-                .collect(),
-            patterns: vec![named::GPT2],
-            ..Model::default()
-        };
-        ByteLevel::new(&model).unwrap()
-    }
+    use crate::bytelevel::testing::{
+        assert_merges_as_from_bytes, generator, random_tokens, ranked,
+    };
 
     /// Random vocabularies over a few two-byte characters, ASCII letters, a space and a
     /// three-byte character: every byte, some characters and some pairs across their
@@ -165,7 +150,6 @@ mod tests {
                 }
                 w
             };
-            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
             let mut low: Vec<Vec<u8>> = [
                 &b" \xc3"[..],
                 b"a\xc3",
@@ -179,43 +163,13 @@ mod tests {
             .map(|t| t.to_vec())
             .collect();
             low.extend(alphabet.iter().filter(|_| next(3) != 0).cloned());
-            let mut random: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..(20 + next(200)) {
-                let n = 2 + next(4) as usize;
-                let w = word(&mut next, n);
-                let start = next(w.len() as u64 - 1) as usize;
-                let len = 2 + next((w.len() - start - 1).min(8) as u64) as usize;
-                random.push(w[start..(start + len).min(w.len())].to_vec());
-            }
-            // shuffled: the low ones and a quarter of the random ones first, in random order,
-            // then the other random ones
-            low.extend(random.drain(..random.len() / 4));
-            for list in [&mut low, &mut random] {
-                for i in (1..list.len()).rev() {
-                    list.swap(i, next(i as u64 + 1) as usize);
-                }
-            }
-            for t in low.into_iter().chain(random) {
-                if t.len() >= 2 && !tokens.contains(&t) {
-                    tokens.push(t);
-                }
-            }
-            let tok = ranked(&tokens);
+            let tok = ranked(&random_tokens(&mut next, low, word));
             let two = tok.two_byte.as_ref().unwrap();
             let pair = |x: u8, y: u8| tok.byte_pairs[(usize::from(x) << 8) | usize::from(y)];
             for _ in 0..300 {
                 let n = 1 + next(30) as usize;
                 let piece = word(&mut next, n);
-                let mut units = Vec::new();
-                tok.merge_plain(&piece, &mut units);
-                let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
-                merge_with(&mut want, &RankPairs { tok: &tok });
-                assert_eq!(
-                    units,
-                    want,
-                    "seed {seed}, {:?}",
-                    String::from_utf8_lossy(&piece)
-                );
+                assert_merges_as_from_bytes(&tok, &piece, &format!("seed {seed}"));
                 pieces_seen += 1;
                 let mut merged = false;
                 two.parts(&piece, pair, u32::from, |s, e, _| merged |= e - s > 1);
@@ -275,16 +229,12 @@ mod tests {
             [(0, 1, 0xC3), (1, 2, 0xBC), (2, 3, 33)]
         );
         assert_eq!(parts("ü".as_bytes()), [(0, 2, 262)]);
-        let mut units = Vec::new();
         for piece in [
             [e, n].concat(),
             "aü!".as_bytes().to_vec(),
             [b" ", e, e, n, b"a"].concat(),
         ] {
-            tok.merge_plain(&piece, &mut units);
-            let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
-            merge_with(&mut want, &RankPairs { tok: &tok });
-            assert_eq!(units, want);
+            assert_merges_as_from_bytes(&tok, &piece, "hand-built");
         }
         // eight bytes at a time, each byte's own bits: a first byte anywhere in a word, and no
         // false alarm from continuation bytes, three-byte first bytes or ASCII beside them
