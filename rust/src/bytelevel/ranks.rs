@@ -74,6 +74,23 @@ impl<const M: usize> Padded<M> {
     }
 }
 
+/// A `part(start, end, unit)` that links the parts given to it, in order, into `next` (where
+/// each ends), `prev` (the part before it) and `id` (its unit), each kept at the part's start.
+#[inline(always)]
+fn linker<'a>(
+    next: &'a mut [u8],
+    prev: &'a mut [u8],
+    id: &'a mut [u32],
+) -> impl FnMut(usize, usize, u32) + 'a {
+    let mut last = u8::MAX;
+    move |start, end, unit| {
+        next[start] = end as u8;
+        prev[start] = last;
+        id[start] = unit;
+        last = start as u8;
+    }
+}
+
 impl ByteLevel {
     /// [`Self::rank_of`] for bytes `start..end` (three or more) of `piece`, held in `padded`.
     #[inline(always)]
@@ -378,26 +395,42 @@ impl ByteLevel {
             }
             return;
         };
-        let mut last = u8::MAX;
-        let mut part = |start: usize, end: usize, unit: u32| {
-            next[start] = end as u8;
-            prev[start] = last;
-            id[start] = unit;
-            last = start as u8;
-        };
-        let unit_of = |b: u8| self.byte_units[usize::from(b)];
-        if skip == 1 {
-            part(0, 1, unit_of(piece[0]));
+        {
+            let mut part = linker(next, prev, id);
+            let unit_of = |b: u8| self.byte_units[usize::from(b)];
+            if skip == 1 {
+                part(0, 1, unit_of(piece[0]));
+            }
+            characters.parts(piece, skip, unit_of, &mut part);
         }
-        characters.parts(piece, skip, unit_of, &mut part);
+        // a character started as two parts: its two parts make the character
+        self.rank_parts(padded, piece, next, rank, |i, end| {
+            (end - i == 3 && i >= skip && (i - skip) % 3 == 0)
+                .then(|| characters.whole(&piece[i..end]))
+        });
+    }
+
+    /// The rank of each part of `piece` with the part after it, linked in `next`, into `rank`:
+    /// a byte pair's from the table, `whole(start, end)`'s where it knows the token, else a
+    /// lookup.
+    #[inline(always)]
+    fn rank_parts<const M: usize>(
+        &self,
+        padded: &Padded<M>,
+        piece: &[u8],
+        next: &[u8],
+        rank: &mut [u32],
+        whole: impl Fn(usize, usize) -> Option<u32>,
+    ) {
+        let n = piece.len();
         let mut i = 0;
         while usize::from(next[i]) < n {
             let j = usize::from(next[i]);
             let end = usize::from(next[j]);
             rank[i] = if end - i == 2 {
                 self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[j])]
-            } else if end - i == 3 && i >= skip && (i - skip) % 3 == 0 {
-                characters.whole(&piece[i..end]) // a character started as two parts
+            } else if let Some(token) = whole(i, end) {
+                token
             } else {
                 self.rank_in(padded, piece, i, end)
             };
@@ -420,30 +453,13 @@ impl ByteLevel {
         id: &mut [u32],
         rank: &mut [u32],
     ) {
-        let n = piece.len();
-        let pair = |x: u8, y: u8| self.byte_pairs[(usize::from(x) << 8) | usize::from(y)];
-        let mut last = u8::MAX;
         two.parts(
             piece,
-            pair,
+            |x, y| self.byte_pairs[(usize::from(x) << 8) | usize::from(y)],
             |b| self.byte_units[usize::from(b)],
-            |start, end, unit| {
-                next[start] = end as u8;
-                prev[start] = last;
-                id[start] = unit;
-                last = start as u8;
-            },
+            linker(next, prev, id),
         );
-        let mut i = 0;
-        while usize::from(next[i]) < n {
-            let j = usize::from(next[i]);
-            let end = usize::from(next[j]);
-            rank[i] = match end - i {
-                2 => pair(piece[i], piece[j]),
-                _ => self.rank_in(padded, piece, i, end),
-            };
-            i = j;
-        }
+        self.rank_parts(padded, piece, next, rank, |_, _| None);
     }
 
     /// The units of `piece` (at most [`MIN_MID`] bytes, ranks rule) after every merge, appended
