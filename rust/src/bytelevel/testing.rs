@@ -1,4 +1,5 @@
-//! Tokenizers and random inputs shared by the byte-level tests (test builds only).
+//! Tokenizers, random vocabularies and inputs, and checks shared by the byte-level tests (test
+//! builds only).
 
 use super::ranks::MAX_SHORT;
 use super::{ByteLevel, Model, RankPairs};
