@@ -42,6 +42,7 @@ COMMANDS: dict[str, list[str]] = {
     "bench_threads.py": ["--threads", "1", "--repeat", "1"],
     "bench_train.py": [],
     "bench_warm_ab.py": ["--runs", "1"],
+    "exact_cuts.py": ["--langs", "ml"],
     "fewest_tokens.py": ["--langs", "si"],
     "run_all.py": ["--only", "calls", "--out", "{tmp}/benchmarks.md"],
 }
