@@ -35,8 +35,9 @@ LANGS = ["hi", "mr", "ne", "sa", "bn", "pa", "gu", "or", "ta", "te", "kn", "ml",
 
 
 def shape(t: bytes):
-    """(ascii byte or None, head, whole characters, tail) of a token a word of three-byte
-    characters could hold, else None (as the module docstring of the core's prototype says)."""
+    """A token as a word of three-byte characters could hold it: (the byte below 0x80 it starts
+    with, or None; the one or two continuation bytes of a character begun before it; its whole
+    characters; the one or two bytes of a character it ends inside), else None."""
     ascii, rest = (t[0], t[1:]) if t[0] < 0x80 else (None, t)
     h = 0
     while h < len(rest) and rest[h] & 0xC0 == 0x80:
