@@ -140,11 +140,34 @@ def test_one_text_array_takes_encodes_options(kinds, kind):
     special-token handling, errors and BOS/EOS as ``encode``."""
     tok = _get(kinds, kind)
     special = sorted(tok.special_tokens)[0] if tok.special_tokens else None
-    texts = ["", "plain text", " " * 3000 + "x", "ශ්‍රී ලංකාව 🏏 \ud800", "a" * 5000]
+    # (the last has more ids than the core copies into an array: it hands its vector over)
+    texts = ["", "plain text", " " * 3000 + "x", "ශ්‍රී ලංකාව 🏏 \ud800", "a" * 5000,
+             "".join(f"word{i} ශ්‍රී {i % 97}, " for i in range(6000))]
     if special is not None:
         texts.append(f"a{special}b")
     _one_text_arrays_are_encode(tok, texts, [{}, {"disallowed_special": ()}, {"allowed_special": "all"},
                                              {"add_special": True}])
+    assert len(tok.encode_to_numpy(texts[-2] if special is not None else texts[-1])) > 1 << 14
+
+
+def test_a_large_array_outlives_its_tokenizer_and_is_its_own():
+    """An array handed its ids' vector (a long text's) owns them: it outlives the tokenizer, is
+    writable, and a later call gives a new array."""
+    import gc
+
+    from wwho.bytelevel import ByteBPE
+
+    tok = ByteBPE({bytes([b]): b for b in range(256)} | {b"or": 256, b"word": 257}, pattern="gpt2")
+    text = "".join(f"word{i} ශ්‍රී {i % 97}, " for i in range(6000))
+    want = tok.encode(text)
+    first = tok.encode_to_numpy(text)
+    assert len(first) > 1 << 14 and first.tolist() == want
+    first[:] = 7
+    second = tok.encode_to_numpy(text)
+    assert second.tolist() == want and (first == 7).all()
+    del tok
+    gc.collect()
+    assert second.tolist() == want and second.sum() == sum(want) % 2**64 and first.sum() == 7 * len(first)
 
 
 @pytest.mark.parametrize("kind", ["sgpe", "meta"])

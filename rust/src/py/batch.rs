@@ -304,11 +304,22 @@ struct Dest(*mut u8);
 unsafe impl Send for Dest {}
 
 /// One text's ids as a numpy `uint32` array, made through numpy's C API (`numpy.frombuffer`
-/// over a `bytearray` would be a call through Python's machinery per text).
-pub fn ids_array<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyAny>> {
+/// over a `bytearray` would be a call through Python's machinery per text). Many ids are handed
+/// over in their vector, which the array then owns: a copy would write them all again to new
+/// memory, whose pages the kernel must first hand out and zero. A few are copied: an array over
+/// a vector is one more Python object to make.
+pub fn ids_array<'py>(py: Python<'py>, mut ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
     ready_numpy(py)?;
-    Ok(numpy::PyArray1::from_slice(py, ids).into_any())
+    if ids.len() < HANDED_OVER {
+        return Ok(numpy::PyArray1::from_slice(py, &ids).into_any());
+    }
+    // (its spare capacity would be held as long as the array: given back in place)
+    ids.shrink_to_fit();
+    Ok(numpy::PyArray1::from_vec(py, ids).into_any())
 }
+
+/// Ids from which [`ids_array`] hands its vector over rather than copying it.
+const HANDED_OVER: usize = 1 << 14;
 
 /// Import numpy if it is not yet, and have the binding find its C API, once per process. Every
 /// tokenizer kind calls this when it is made in a process that has imported numpy already
@@ -329,8 +340,10 @@ pub fn ready_numpy(py: Python<'_>) -> PyResult<bool> {
         py.import("wwho.imports")?
             .call_method1("import_module", ("numpy",))?;
         find_array_api(py)?;
-        // and one array made here: a process's first array costs more than later ones
+        // and one array of each kind made here: a process's first array costs more than later
+        // ones, and an array over a vector first makes the type of the object that owns it
         let _ = numpy::PyArray1::from_slice(py, &[0u32]);
+        let _ = numpy::PyArray1::from_vec(py, vec![0u32]);
         NUMPY.store(true, Ordering::Release);
         return Ok(true);
     }

@@ -578,7 +578,7 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let ids = self.ids_with(py, text, allowed, disallowed)?;
-        ids_array(py, &ids)
+        ids_array(py, ids)
     }
 
     /// `[encode_with(t, allowed, disallowed) for t in texts]` on `num_threads` threads (None:

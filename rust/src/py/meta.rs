@@ -141,7 +141,7 @@ impl PyMeta {
             (Some(allowed), Some(disallowed)) => self.ids_with(s, &allowed, &disallowed)?,
             _ => self.ids(s, |t| with_text!(t, t => meta.encode(t)))?,
         };
-        ids_array(s.py(), &ids)
+        ids_array(s.py(), ids)
     }
 
     /// [`encode_with`] for each text (`allowed`/`disallowed` None: the defaults of `encode`), on

@@ -305,7 +305,7 @@ impl PyEncoder {
         allowed: Vec<u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let ids = self.ids(s, &allowed)?;
-        ids_array(s.py(), &ids)
+        ids_array(s.py(), ids)
     }
 
     /// [`encode`] for each text, on `num_threads` threads (all cores when 0) without the GIL.
