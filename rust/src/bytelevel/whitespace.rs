@@ -74,14 +74,33 @@ pub(super) fn is_whitespace(b: u8) -> bool {
     IN_ALPHABET[usize::from(b)]
 }
 
+/// A node of the trie: the token that ends there and the children, in one record whose first
+/// cache line holds the token and the ASCII symbols' children (a walk over ASCII whitespace, the
+/// usual piece, reads one line a byte; in two arrays it read two).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Node {
+    /// The token (an index into `ids`) that ends here, or [`NONE`].
+    token: u32,
+    /// The child by symbol (0: none; the root, node 0, is no one's child).
+    children: [u32; ALPHABET.len()],
+}
+
+impl Node {
+    const EMPTY: Node = Node {
+        token: NONE,
+        children: [0; ALPHABET.len()],
+    };
+}
+
 /// The self-encoding whitespace tokens of a vocabulary in a trie, and their pairs' compatibility.
 pub struct Whitespace {
     /// The trie symbol of each byte, or `u8::MAX` for a byte outside [`ALPHABET`].
     symbol: [u8; 256],
-    /// Node `n`'s child by symbol (0: none; the root, node 0, is no one's child).
-    children: Vec<[u32; ALPHABET.len()]>,
-    /// The token (an index into `ids`) that ends at each node, or [`NONE`].
-    token_at: Vec<u32>,
+    /// The trie's nodes, the root first.
+    nodes: Vec<Node>,
+    /// The longest token's length in bytes: the trie's depth.
+    longest: usize,
     ids: Vec<u32>,
     /// Token `i`'s bytes are `bytes[starts[i]..starts[i + 1]]`.
     bytes: Vec<u8>,
@@ -133,8 +152,8 @@ impl Whitespace {
         found.sort_unstable();
         let mut table = Whitespace {
             symbol,
-            children: vec![[0; ALPHABET.len()]],
-            token_at: vec![NONE],
+            nodes: vec![Node::EMPTY],
+            longest: found.iter().map(|(b, _)| b.len()).max().unwrap_or(0),
             ids: Vec::with_capacity(found.len()),
             bytes: Vec::new(),
             starts: vec![0],
@@ -146,14 +165,13 @@ impl Whitespace {
             let mut node = 0;
             for &b in bytes {
                 let s = usize::from(symbol[usize::from(b)]);
-                if table.children[node][s] == 0 {
-                    table.children[node][s] = table.children.len() as u32;
-                    table.children.push([0; ALPHABET.len()]);
-                    table.token_at.push(NONE);
+                if table.nodes[node].children[s] == 0 {
+                    table.nodes[node].children[s] = table.nodes.len() as u32;
+                    table.nodes.push(Node::EMPTY);
                 }
-                node = table.children[node][s] as usize;
+                node = table.nodes[node].children[s] as usize;
             }
-            table.token_at[node] = index as u32;
+            table.nodes[node].token = index as u32;
             table.by_first[usize::from(symbol[usize::from(bytes[0])])].push(index as u32);
             table.ids.push(id);
             table.bytes.extend_from_slice(bytes);
@@ -224,22 +242,25 @@ impl Whitespace {
         yes
     }
 
-    /// The tokens that `piece[at..]` starts with, into `found` as (index, length), shortest
-    /// first.
+    /// The tokens that `piece[at..]` starts with, into `found` (of [`Self::longest`] slots or
+    /// more) as (index, length), shortest first; how many.
     #[inline]
-    fn prefixes(&self, piece: &[u8], at: usize, found: &mut Vec<(u32, usize)>) {
-        found.clear();
+    fn prefixes(&self, piece: &[u8], at: usize, found: &mut [(u32, usize)]) -> usize {
+        let mut n = 0;
         let mut node = 0usize;
         for (depth, &b) in piece[at..].iter().enumerate() {
             let s = usize::from(self.symbol[usize::from(b)]);
-            match self.children[node][s] {
+            match self.nodes[node].children[s] {
                 0 => break,
                 child => node = child as usize,
             }
-            if self.token_at[node] != NONE {
-                found.push((self.token_at[node], depth + 1));
-            }
+            // Written whether or not a token ends here, and kept only if one does: whether it
+            // does follows the text, which the CPU cannot predict.
+            let token = self.nodes[node].token;
+            found[n] = (token, depth + 1);
+            n += usize::from(token != NONE);
         }
+        n
     }
 
     /// The units of `piece` (of the table's alphabet only, see [`Self::covers`]) after every
@@ -269,18 +290,18 @@ impl Whitespace {
         // The tokens so far: (index, where it starts).
         // Whitespace tokens are a few bytes long: a quarter of the bytes is room enough, usually.
         let mut chosen: Vec<(u32, u32)> = Vec::with_capacity(n / 4 + 1);
-        let mut found = Vec::new();
+        let mut found = vec![(NONE, 0); self.longest];
         let (mut at, mut limit) = (0usize, usize::MAX);
         while at < n {
             let prev = chosen.last().map(|&(t, _)| t);
             // The longest token at `at` shorter than `limit` whose end is not dead and which
             // is compatible with the one before; shorter ones in turn.
-            self.prefixes(piece, at, &mut found);
-            work = match work.checked_sub(found.len() + 1) {
+            let count = self.prefixes(piece, at, &mut found);
+            work = match work.checked_sub(count + 1) {
                 Some(left) => left,
                 None => return false,
             };
-            let next = found.iter().rev().copied().find(|&(t, len)| {
+            let next = found[..count].iter().rev().copied().find(|&(t, len)| {
                 len < limit
                     && !is_dead(&dead, at + len)
                     && prev.is_none_or(|p| self.compatible(tok, p, t))

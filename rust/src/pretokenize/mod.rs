@@ -448,6 +448,48 @@ mod tests {
         }
     }
 
+    /// Long runs of random whitespace, which the scanners read sixteen bytes at a time once a
+    /// run passes sixteen (see `named::ascii_spaces`), between words and ending anywhere in a
+    /// block: the pieces are the regex engine's.
+    #[test]
+    fn long_whitespace_runs_equal_fancy_regex() {
+        let mut next = crate::bytelevel::testing::generator(0x5EED_0F5B_ACE5);
+        let ascii = [" ", " ", " ", "\t", "\n", "\r", "\x0b", "\x0c"];
+        // (with the controls either side of `\t`..`\r`, which are no whitespace)
+        let other = [
+            "\u{a0}", "\u{85}", "\u{3000}", "\u{2028}", "x", "é", "1", "!", "\u{0dc1}", "\x08",
+            "\x0e", "\x1f",
+        ];
+        let patterns = [named::O200K, named::CL100K, named::LLAMA3, named::GPT2];
+        let scanners: Vec<_> = patterns
+            .iter()
+            .map(|p| {
+                (
+                    Pretokenizer::new(&[p], &[]).unwrap(),
+                    Pretokenizer::with_scanners(&[p], &[], false).unwrap(),
+                )
+            })
+            .collect();
+        for round in 0..400 {
+            let mut text = String::new();
+            for _ in 0..1 + next(4) {
+                for _ in 0..next(if round % 4 == 0 { 200 } else { 40 }) {
+                    text.push_str(ascii[next(ascii.len() as u64) as usize]);
+                }
+                for _ in 0..next(3) {
+                    text.push_str(other[next(other.len() as u64) as usize]);
+                }
+            }
+            for (pattern, (fast, slow)) in patterns.iter().zip(&scanners) {
+                assert_eq!(
+                    fast.split(&text).unwrap(),
+                    slow.split(&text).unwrap(),
+                    "{pattern} on {text:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn byte_map_is_gpt2s() {
         let t = byte_to_char();

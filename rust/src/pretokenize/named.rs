@@ -123,6 +123,41 @@ fn ascii_letter_run(s: &[u8], mut i: usize, any_case: bool) -> usize {
     }
 }
 
+/// Which of 16 bytes are ASCII whitespace (`\t \n \x0B \x0C \r` and space), and which of those
+/// are `\n` or `\r`, as bit masks (bit k: byte k).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn ascii_spaces(block: &[u8; 16]) -> (u16, u16) {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `block`. Bytes
+    // of 0x80 and above are negative as i8, so the range test leaves them out.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+        let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+        let controls = _mm_and_si128(
+            _mm_cmpgt_epi8(v, _mm_set1_epi8(0x08)),
+            _mm_cmplt_epi8(v, _mm_set1_epi8(0x0E)),
+        );
+        let space = _mm_or_si128(controls, eq(b' '));
+        let newline = _mm_or_si128(eq(b'\n'), eq(b'\r'));
+        (
+            _mm_movemask_epi8(space) as u16,
+            _mm_movemask_epi8(newline) as u16,
+        )
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn ascii_spaces(block: &[u8; 16]) -> (u16, u16) {
+    let (mut space, mut newline) = (0u16, 0u16);
+    for (k, &b) in block.iter().enumerate() {
+        space |= u16::from(b == b' ' || (0x09..=0x0D).contains(&b)) << k;
+        newline |= u16::from(b == b'\n' || b == b'\r') << k;
+    }
+    (space, newline)
+}
+
 struct Scan<'a> {
     t: &'a Classes,
     s: &'a [u8],
@@ -212,7 +247,27 @@ impl Scan<'_> {
     /// of its last character, and the end of its last `\r` or `\n` (0 if none).
     fn space_run(&self, pos: usize) -> (usize, usize, usize) {
         let (mut i, mut last, mut newline_end) = (pos, pos, 0);
+        // A run still going after 16 bytes (most are shorter) goes on in blocks while they
+        // are all ASCII whitespace, then as before.
+        let mut blocks = true;
         while i < self.s.len() {
+            if blocks && i - pos >= 16 {
+                blocks = false;
+                while let Some(block) = self.s.get(i..i + 16) {
+                    let (space, newline) = ascii_spaces(block.try_into().expect("16 bytes"));
+                    if space != u16::MAX {
+                        break;
+                    }
+                    if newline != 0 {
+                        newline_end = i + 16 - newline.leading_zeros() as usize;
+                    }
+                    last = i + 15;
+                    i += 16;
+                }
+                if i >= self.s.len() {
+                    break;
+                }
+            }
             let b = self.s[i];
             if b < 0x80 {
                 // ASCII White_Space (\t \n \x0B \x0C \r and space) without decoding, and
