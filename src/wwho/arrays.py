@@ -7,7 +7,10 @@ and ``offsets`` (``int64``, ``len(texts) + 1`` of them): text ``i``'s ids are
 ``ids[offsets[i]:offsets[i + 1]]``, returned as a :class:`FlatIds` (a named tuple: ``ids, offsets =
 ...`` unpacks it, and every ``decode_batch`` takes it back whole). The compiled core writes both
 straight into buffers that numpy reads without a copy (:func:`from_core`); kinds whose encoder is
-not the core's convert their lists (:func:`from_lists`). This module does not encode, and decoders
+not the core's convert their lists (:func:`from_lists`). One text's array (``encode_to_numpy``) is
+made by the core too: a long text's (16,384 ids or more) is its ids' buffer, handed over, not copied.
+Every such array is writable, but one over a buffer does not own it (``ndarray.resize`` in place
+refuses it; copy first), as tiktoken's ``encode_to_numpy`` arrays (read-only) do not either. This module does not encode, and decoders
 need nothing else from it: every ``decode`` takes an array of ids as it takes a list (the core
 reads an integer array as one block, without an int object per id).
 """
