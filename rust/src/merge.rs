@@ -364,7 +364,7 @@ fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
     if ids.len() > SCAN_LIMIT {
         // Only the tests scan long words (to compare with the rank buckets).
         let (mut ranks, mut merged) = (vec![NO_RANK; ids.len()], vec![0; ids.len()]);
-        return scan(ids, table, &mut ranks, &mut merged, seeds);
+        return scan(ids, table, &mut ranks, &mut merged, seeds, |_, _, _| {});
     }
     scan(
         ids,
@@ -372,7 +372,24 @@ fn merge_scan<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
         &mut [NO_RANK; SCAN_LIMIT],
         &mut [0; SCAN_LIMIT],
         seeds,
+        |_, _, _| {},
     );
+}
+
+/// [`merge_with`]'s result, with every merge told to `merged` in order as (its position among
+/// the units then, their count then, the merge): the trace of a word's merges, for a caller that
+/// needs more than the result (see `bytelevel::whitespace`). Not for long words (the scan costs
+/// O(n²) on them); the result is [`merge_with`]'s on any word.
+pub fn merge_traced<T: Pairs + ?Sized>(
+    ids: &mut Vec<u32>,
+    table: &T,
+    merged: impl FnMut(usize, usize, Merge),
+) {
+    if ids.len() < 2 {
+        return;
+    }
+    let (mut ranks, mut ids_of) = (vec![NO_RANK; ids.len()], vec![0; ids.len()]);
+    scan(ids, table, &mut ranks, &mut ids_of, None, merged);
 }
 
 fn scan<T: Pairs + ?Sized>(
@@ -381,6 +398,7 @@ fn scan<T: Pairs + ?Sized>(
     ranks: &mut [u32],
     merged: &mut [u32],
     seeds: Option<&[usize]>,
+    mut told: impl FnMut(usize, usize, Merge),
 ) {
     let mut len = ids.len();
     let lookup = |a: u32, b: u32| table.get(a, b).map_or((NO_RANK, 0), |m| (m.rank, m.id));
@@ -409,6 +427,14 @@ fn scan<T: Pairs + ?Sized>(
         if best == NO_RANK {
             break;
         }
+        told(
+            i,
+            len,
+            Merge {
+                rank: best,
+                id: merged[i],
+            },
+        );
         ids[i] = merged[i];
         ids.remove(i + 1);
         ranks.copy_within(i + 1..len - 1, i);

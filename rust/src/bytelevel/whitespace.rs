@@ -20,15 +20,22 @@
 //! it are always the same (by 2, the result of the text up to there), so it would fail again.
 //! The work is linear in practice. The tokens are those made only of the bytes of Unicode's
 //! White_Space characters in UTF-8 ([`ALPHABET`]: byte fragments such as `e2 80` included,
-//! since a result may hold them), in a trie; the compatibility of a pair is computed by the
-//! merge loops once and remembered in a fixed table of one byte per pair. A vocabulary with
-//! more such tokens than [`MAX_TOKENS`] gets the table for ASCII whitespace only.
+//! since a result may hold them), in a trie; the compatibility of a pair is found once and
+//! remembered in a fixed table of one byte per pair. It is found from each token's own merges,
+//! traced at construction by the crate's merge loop ([`crate::merge::merge_traced`]): the two
+//! sides' merges are run in the order the rule takes them, watching the pair at the border
+//! ([`Whitespace::sides_stay_apart`]), which costs a few steps where merging the pair's bytes
+//! again cost a merge loop (a fresh tokenizer meets tens of thousands of pairs in a megabyte of
+//! random whitespace). A vocabulary with more such tokens than [`MAX_TOKENS`] gets the table
+//! for ASCII whitespace only.
 //!
 //! Nothing else takes this path: other long pieces are cut and merged as before ([`super::ranks`]).
 //! The facts hold for any piece, so a long piece of these bytes that is not whitespace (a
 //! run of `©`, whose bytes `c2 a9` are among them) is encoded here correctly too.
 
-use super::ByteLevel;
+use super::{ByteLevel, Rule};
+use crate::merge::{merge_traced, Merge, PairTable, Pairs};
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The bytes of ASCII whitespace (`\t \n \v \f \r` and space), first, then every other byte
@@ -110,11 +117,47 @@ pub struct Whitespace {
     compat: Box<[AtomicU8]>,
     /// The tokens that start with each symbol.
     by_first: [Vec<u32>; ALPHABET.len()],
+    /// Ranks rule: every merge of two tokens over the alphabet into a third (rank: its id), all
+    /// the merges that bytes of the alphabet can take. (The merges rule has its own table.)
+    pairs: Option<PairTable>,
+    /// Each token's own merges, in order, token `i`'s at `steps[step_starts[i]..step_starts[i +
+    /// 1]]`: what [`Self::find_compatible`] runs a pair's two sides by. Empty if some token's
+    /// merges did not give the token (never seen; the pair's bytes are merged instead).
+    steps: Vec<Step>,
+    step_starts: Vec<u32>,
     /// `followed[t * ALPHABET.len() + s]`: whether some token that starts with symbol `s` is
     /// compatible after token `t` (as `compat`). A token not followed by one is a dead end
     /// before that symbol, known without trying every token there (in a long run of spaces,
     /// most long space tokens are such dead ends: they would be merged differently).
     followed: Box<[AtomicU8]>,
+}
+
+/// One merge of a token's own merges: its rank, and the part it makes if that part starts the
+/// token (`first`) or ends it (`last`), else [`NONE`].
+#[derive(Clone, Copy)]
+struct Step {
+    rank: u32,
+    first: u32,
+    last: u32,
+}
+
+/// A rank no merge has.
+const NO_RANK: u32 = u32::MAX;
+
+/// Under the ranks rule, the merges among `tokens` (every token over the alphabet): each token
+/// made of two others, with its id as the merge's rank. Merging bytes of the alphabet can only
+/// make tokens over it, so these are all the merges such bytes can take.
+fn alphabet_pairs(tokens: &[(&[u8], u32)]) -> PairTable {
+    let ids: FxHashMap<&[u8], u32> = tokens.iter().copied().collect();
+    let mut pairs = PairTable::new();
+    for &(bytes, id) in tokens {
+        for k in 1..bytes.len() {
+            if let (Some(&left), Some(&right)) = (ids.get(&bytes[..k]), ids.get(&bytes[k..])) {
+                pairs.insert(left, right, Merge { rank: id, id });
+            }
+        }
+    }
+    pairs
 }
 
 impl Whitespace {
@@ -139,6 +182,7 @@ impl Whitespace {
         {
             return None;
         }
+        let pairs = matches!(tok.rule, Rule::Ranks).then(|| alphabet_pairs(&found));
         let mut symbol = [u8::MAX; 256];
         for (i, &b) in alphabet.iter().enumerate() {
             symbol[usize::from(b)] = i as u8;
@@ -160,6 +204,9 @@ impl Whitespace {
             compat: Box::default(),
             by_first: Default::default(),
             followed: Box::default(),
+            pairs,
+            steps: Vec::new(),
+            step_starts: vec![0],
         };
         for (index, &(bytes, id)) in found.iter().enumerate() {
             let mut node = 0;
@@ -177,6 +224,7 @@ impl Whitespace {
             table.bytes.extend_from_slice(bytes);
             table.starts.push(table.bytes.len());
         }
+        table.trace_tokens(tok);
         let n = table.ids.len();
         table.compat = (0..n * n).map(|_| AtomicU8::new(UNKNOWN)).collect();
         table.followed = (0..n * ALPHABET.len())
@@ -213,12 +261,93 @@ impl Whitespace {
     #[cold]
     #[inline(never)]
     fn find_compatible(&self, tok: &ByteLevel, a: u32, b: u32, slot: &AtomicU8) -> bool {
-        let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
-        let mut units = Vec::with_capacity(bytes.len());
-        tok.merge_plain(&bytes, &mut units);
-        let yes = units == [self.ids[a as usize], self.ids[b as usize]];
+        let yes = if self.steps.is_empty() {
+            let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
+            let mut units = Vec::with_capacity(bytes.len());
+            tok.merge_plain(&bytes, &mut units);
+            units == [self.ids[a as usize], self.ids[b as usize]]
+        } else {
+            match (&tok.rule, &self.pairs) {
+                (Rule::Merges(table), _) => self.sides_stay_apart(tok, table, a, b),
+                (Rule::Ranks, Some(pairs)) => self.sides_stay_apart(tok, pairs, a, b),
+                (Rule::Ranks, None) => unreachable!("the ranks rule's table is made with the trie"),
+            }
+        };
         slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
         yes
+    }
+
+    /// Whether merging the bytes of tokens `a` and `b` (indices) leaves the two tokens: each
+    /// side's own merges run in the order the rule takes them from both (the lower rank first,
+    /// the left side's on a tie), and no merge may join the part ending `a` to the part starting
+    /// `b`. While none does, each side merges as it does alone (a merge only looks at its pair),
+    /// so the first merge across is found, if there is one, by watching the pair at the border
+    /// as the sides' merges change it: it is taken when its rank is below the left side's next
+    /// merge and not above the right side's (on a tie the left-most pair is merged first).
+    fn sides_stay_apart<P: Pairs>(&self, tok: &ByteLevel, pairs: &P, a: u32, b: u32) -> bool {
+        let (left, right) = (self.steps_of(a), self.steps_of(b));
+        let (bytes_a, bytes_b) = (self.token_bytes(a), self.token_bytes(b));
+        let mut last = tok.byte_units[usize::from(bytes_a[bytes_a.len() - 1])];
+        let mut first = tok.byte_units[usize::from(bytes_b[0])];
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let next_left = left.get(i).map_or(NO_RANK, |s| s.rank);
+            let next_right = right.get(j).map_or(NO_RANK, |s| s.rank);
+            if let Some(across) = pairs.get(last, first) {
+                if across.rank < next_left && across.rank <= next_right {
+                    return false;
+                }
+            }
+            if next_left == NO_RANK && next_right == NO_RANK {
+                return true;
+            }
+            if next_left <= next_right {
+                if left[i].last != NONE {
+                    last = left[i].last;
+                }
+                i += 1;
+            } else {
+                if right[j].first != NONE {
+                    first = right[j].first;
+                }
+                j += 1;
+            }
+        }
+    }
+
+    fn steps_of(&self, index: u32) -> &[Step] {
+        let i = index as usize;
+        &self.steps[self.step_starts[i] as usize..self.step_starts[i + 1] as usize]
+    }
+
+    /// Each token's own merges, in order ([`Self::steps`]), by the merge loop with a trace.
+    fn trace_tokens(&mut self, tok: &ByteLevel) {
+        let mut units = Vec::new();
+        for index in 0..self.ids.len() {
+            let bytes = self.token_bytes(index as u32);
+            units.clear();
+            units.extend(bytes.iter().map(|&b| tok.byte_units[usize::from(b)]));
+            let steps = &mut self.steps;
+            let mut record = |at: usize, len: usize, merge: Merge| {
+                steps.push(Step {
+                    rank: merge.rank,
+                    first: if at == 0 { merge.id } else { NONE },
+                    last: if at + 2 == len { merge.id } else { NONE },
+                })
+            };
+            match (&tok.rule, &self.pairs) {
+                (Rule::Merges(table), _) => merge_traced(&mut units, table, &mut record),
+                (_, Some(pairs)) => merge_traced(&mut units, pairs, &mut record),
+                (Rule::Ranks, None) => unreachable!("the ranks rule's table is made with the trie"),
+            }
+            if units != [self.ids[index]] {
+                // (a token the byte-level loops found its own bytes' result)
+                self.steps = Vec::new();
+                self.step_starts = vec![0];
+                return;
+            }
+            self.step_starts.push(self.steps.len() as u32);
+        }
     }
 
     /// Whether some token that starts with byte `next` is compatible after token `t`.
@@ -459,6 +588,93 @@ mod tests {
                 merge_with(units, table)
             });
         }
+    }
+
+    /// Every pair of a table's tokens: compatible by the two sides' merges
+    /// ([`Whitespace::sides_stay_apart`]) exactly when merging the pair's bytes gives the two.
+    fn pairs_agree(model_no: usize, tok: &ByteLevel) {
+        let ws = tok.whitespace.as_ref().expect("a whitespace table");
+        assert!(!ws.steps.is_empty(), "model {model_no}: no traces");
+        let n = ws.ids.len() as u32;
+        let mut units = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                let bytes = [ws.token_bytes(a), ws.token_bytes(b)].concat();
+                tok.merge_plain(&bytes, &mut units);
+                let merged = units == [ws.ids[a as usize], ws.ids[b as usize]];
+                let traced = match (&tok.rule, &ws.pairs) {
+                    (Rule::Merges(table), _) => ws.sides_stay_apart(tok, table, a, b),
+                    (_, Some(pairs)) => ws.sides_stay_apart(tok, pairs, a, b),
+                    _ => unreachable!(),
+                };
+                assert_eq!(traced, merged, "model {model_no}: {bytes:?}");
+            }
+        }
+    }
+
+    /// [`pairs_agree`] on random vocabularies of both rules: ranked at random (a token may rank
+    /// below its parts) and merged at random (some merges make a token an earlier one made).
+    #[test]
+    fn traced_pairs_agree_with_merging_them() {
+        let mut next = generator(0x7A11_5EED_0DD5_C0DE);
+        let mut pairs_seen = 0;
+        for model_no in 0..8 {
+            let alphabet: &[u8] = [&b" \n"[..], b" \t\n\r"][model_no % 2];
+            let mut ranks: Vec<(Vec<u8>, u32)> =
+                (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+            let mut ids: Vec<u32> = (256..376).collect();
+            for i in (1..ids.len()).rev() {
+                ids.swap(i, next(i as u64 + 1) as usize);
+            }
+            ranks.extend(random_tokens(&mut next, alphabet).into_iter().zip(ids));
+            let model = Model {
+                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).unwrap();
+            pairs_agree(model_no, &tok);
+            pairs_seen += tok.whitespace.as_ref().unwrap().ids.len().pow(2);
+        }
+        for model_no in 8..14 {
+            let alphabet: &[u8] = [&b" \n"[..], b" \t\n\r"][model_no % 2];
+            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            let mut made: Vec<usize> = alphabet.iter().map(|&b| usize::from(b)).collect();
+            while pairs.len() < 150 {
+                let (a, b) = (
+                    made[next(made.len() as u64) as usize],
+                    made[next(made.len() as u64) as usize],
+                );
+                let joined = [tokens[a].clone(), tokens[b].clone()].concat();
+                if joined.len() > 10 || pairs.contains(&(a, b)) {
+                    continue;
+                }
+                pairs.push((a, b));
+                if !tokens.contains(&joined) {
+                    tokens.push(joined);
+                    made.push(tokens.len() - 1);
+                }
+            }
+            let merges: Vec<(&[u8], &[u8])> = pairs
+                .iter()
+                .map(|&(a, b)| (tokens[a].as_slice(), tokens[b].as_slice()))
+                .collect();
+            let model = Model {
+                ranks: tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.as_slice(), i as u32))
+                    .collect(),
+                merges: Some(merges),
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).unwrap();
+            pairs_agree(model_no, &tok);
+            pairs_seen += tok.whitespace.as_ref().unwrap().ids.len().pow(2);
+        }
+        assert!(pairs_seen > 50_000, "{pairs_seen} pairs");
     }
 
     /// Out of work, the search gives up (and the caller merges as usual), leaving `units` alone.
