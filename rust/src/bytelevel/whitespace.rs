@@ -143,6 +143,9 @@ struct Step {
 
 /// A rank no merge has.
 const NO_RANK: u32 = u32::MAX;
+/// The most work spent tracing the whitespace tokens' merges at construction: the sum of the
+/// squares of their lengths, which bounds the scan's steps (o200k_base's come to an eighth of it).
+const TRACE_BUDGET: usize = 2 << 20;
 
 /// Under the ranks rule, the merges among `tokens` (every token over the alphabet): each token
 /// made of two others, with its id as the merge's rank. Merging bytes of the alphabet can only
@@ -182,7 +185,10 @@ impl Whitespace {
         {
             return None;
         }
-        let pairs = matches!(tok.rule, Rule::Ranks).then(|| alphabet_pairs(&found));
+        // Tracing a token's merges costs the square of its length (the scan), and so does
+        // finding its splits: a vocabulary of long whitespace tokens is answered by merging.
+        let traced = found.iter().map(|(b, _)| b.len() * b.len()).sum::<usize>() <= TRACE_BUDGET;
+        let pairs = (traced && matches!(tok.rule, Rule::Ranks)).then(|| alphabet_pairs(&found));
         let mut symbol = [u8::MAX; 256];
         for (i, &b) in alphabet.iter().enumerate() {
             symbol[usize::from(b)] = i as u8;
@@ -224,7 +230,9 @@ impl Whitespace {
             table.bytes.extend_from_slice(bytes);
             table.starts.push(table.bytes.len());
         }
-        table.trace_tokens(tok);
+        if traced {
+            table.trace_tokens(tok);
+        }
         let n = table.ids.len();
         table.compat = (0..n * n).map(|_| AtomicU8::new(UNKNOWN)).collect();
         table.followed = (0..n * ALPHABET.len())
@@ -675,6 +683,32 @@ mod tests {
             pairs_seen += tok.whitespace.as_ref().unwrap().ids.len().pow(2);
         }
         assert!(pairs_seen > 50_000, "{pairs_seen} pairs");
+    }
+
+    /// Whitespace tokens too long to trace at construction ([`TRACE_BUDGET`]): no traces, and
+    /// the pairs are answered by merging their bytes, with the same results.
+    #[test]
+    fn long_tokens_are_not_traced() {
+        let mut next = generator(0x10A6_5EED_7ACE_0001);
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        let mut tokens = random_tokens(&mut next, b" \t\n");
+        for k in 0..40u8 {
+            let mut long = piece(&mut next, b" \t\n", 600);
+            long.push(b"\t\n "[usize::from(k % 3)]);
+            tokens.push(long);
+        }
+        ranks.extend(tokens.into_iter().zip(256..));
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        let tok = ByteLevel::new(&model).unwrap();
+        let ws = tok.whitespace.as_ref().expect("a whitespace table");
+        assert!(ws.steps.is_empty() && ws.pairs.is_none());
+        equals_on_random_pieces(0, &tok, &mut next, b" \t\n", |units| {
+            merge_with(units, &RankPairs { tok: &tok })
+        });
     }
 
     /// Out of work, the search gives up (and the caller merges as usual), leaving `units` alone.
