@@ -147,6 +147,15 @@ const NO_RANK: u32 = u32::MAX;
 /// squares of their lengths, which bounds the scan's steps (o200k_base's come to an eighth of it).
 const TRACE_BUDGET: usize = 2 << 20;
 
+/// The merges that bytes of the alphabet can take: the merges rule's own table, or under the
+/// ranks rule the table of the alphabet's (None where no traces are made: see `build`).
+fn merges_of<'a>(tok: &'a ByteLevel, alphabet: &'a Option<PairTable>) -> Option<&'a dyn Pairs> {
+    match &tok.rule {
+        Rule::Merges(table) => Some(table),
+        Rule::Ranks => alphabet.as_ref().map(|pairs| pairs as &dyn Pairs),
+    }
+}
+
 /// Under the ranks rule, the merges among `tokens` (every token over the alphabet): each token
 /// made of two others, with its id as the merge's rank. Merging bytes of the alphabet can only
 /// make tokens over it, so these are all the merges such bytes can take.
@@ -269,16 +278,13 @@ impl Whitespace {
     #[cold]
     #[inline(never)]
     fn find_compatible(&self, tok: &ByteLevel, a: u32, b: u32, slot: &AtomicU8) -> bool {
-        let yes = if self.steps.is_empty() {
-            let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
-            let mut units = Vec::with_capacity(bytes.len());
-            tok.merge_plain(&bytes, &mut units);
-            units == [self.ids[a as usize], self.ids[b as usize]]
-        } else {
-            match (&tok.rule, &self.pairs) {
-                (Rule::Merges(table), _) => self.sides_stay_apart(tok, table, a, b),
-                (Rule::Ranks, Some(pairs)) => self.sides_stay_apart(tok, pairs, a, b),
-                (Rule::Ranks, None) => unreachable!("the ranks rule's table is made with the trie"),
+        let yes = match merges_of(tok, &self.pairs) {
+            Some(pairs) if !self.steps.is_empty() => self.sides_stay_apart(tok, pairs, a, b),
+            _ => {
+                let bytes = [self.token_bytes(a), self.token_bytes(b)].concat();
+                let mut units = Vec::with_capacity(bytes.len());
+                tok.merge_plain(&bytes, &mut units);
+                units == [self.ids[a as usize], self.ids[b as usize]]
             }
         };
         slot.store(if yes { YES } else { NO }, Ordering::Relaxed);
@@ -292,7 +298,7 @@ impl Whitespace {
     /// so the first merge across is found, if there is one, by watching the pair at the border
     /// as the sides' merges change it: it is taken when its rank is below the left side's next
     /// merge and not above the right side's (on a tie the left-most pair is merged first).
-    fn sides_stay_apart<P: Pairs>(&self, tok: &ByteLevel, pairs: &P, a: u32, b: u32) -> bool {
+    fn sides_stay_apart(&self, tok: &ByteLevel, pairs: &dyn Pairs, a: u32, b: u32) -> bool {
         let (left, right) = (self.steps_of(a), self.steps_of(b));
         let (bytes_a, bytes_b) = (self.token_bytes(a), self.token_bytes(b));
         let mut last = tok.byte_units[usize::from(bytes_a[bytes_a.len() - 1])];
@@ -330,6 +336,9 @@ impl Whitespace {
 
     /// Each token's own merges, in order ([`Self::steps`]), by the merge loop with a trace.
     fn trace_tokens(&mut self, tok: &ByteLevel) {
+        let Some(pairs) = merges_of(tok, &self.pairs) else {
+            return;
+        };
         let mut units = Vec::new();
         for index in 0..self.ids.len() {
             let bytes = self.token_bytes(index as u32);
@@ -343,11 +352,7 @@ impl Whitespace {
                     last: if at + 2 == len { merge.id } else { NONE },
                 })
             };
-            match (&tok.rule, &self.pairs) {
-                (Rule::Merges(table), _) => merge_traced(&mut units, table, &mut record),
-                (_, Some(pairs)) => merge_traced(&mut units, pairs, &mut record),
-                (Rule::Ranks, None) => unreachable!("the ranks rule's table is made with the trie"),
-            }
+            merge_traced(&mut units, pairs, &mut record);
             if units != [self.ids[index]] {
                 // (a token the byte-level loops found its own bytes' result)
                 self.steps = Vec::new();
@@ -517,6 +522,61 @@ mod tests {
         tokens
     }
 
+    /// A tokenizer of the 256 bytes and [`random_tokens`] over `alphabet`, ranked at random,
+    /// under the ranks rule.
+    fn random_ranks(next: &mut impl FnMut(u64) -> u64, alphabet: &[u8]) -> ByteLevel {
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        let mut ids: Vec<u32> = (256..376).collect();
+        for i in (1..ids.len()).rev() {
+            ids.swap(i, next(i as u64 + 1) as usize);
+        }
+        ranks.extend(random_tokens(next, alphabet).into_iter().zip(ids));
+        let model = Model {
+            ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        ByteLevel::new(&model).unwrap()
+    }
+
+    /// A tokenizer of 150 random merges of tokens over `alphabet` (some making a token that an
+    /// earlier merge made already), under the merges rule.
+    fn random_merges(next: &mut impl FnMut(u64) -> u64, alphabet: &[u8]) -> ByteLevel {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        let mut made: Vec<usize> = alphabet.iter().map(|&b| usize::from(b)).collect();
+        while pairs.len() < 150 {
+            let (a, b) = (
+                made[next(made.len() as u64) as usize],
+                made[next(made.len() as u64) as usize],
+            );
+            let joined = [tokens[a].clone(), tokens[b].clone()].concat();
+            if joined.len() > 10 || pairs.contains(&(a, b)) {
+                continue;
+            }
+            pairs.push((a, b));
+            if !tokens.contains(&joined) {
+                tokens.push(joined);
+                made.push(tokens.len() - 1);
+            }
+        }
+        let merges: Vec<(&[u8], &[u8])> = pairs
+            .iter()
+            .map(|&(a, b)| (tokens[a].as_slice(), tokens[b].as_slice()))
+            .collect();
+        let model = Model {
+            ranks: tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.as_slice(), i as u32))
+                .collect(),
+            merges: Some(merges),
+            patterns: vec![named::GPT2],
+            ..Model::default()
+        };
+        ByteLevel::new(&model).unwrap()
+    }
+
     /// The one-pass result equals the general merge loop's (driven by ids, no shortcut) on
     /// random pieces, for random vocabularies under the ranks rule.
     #[test]
@@ -528,21 +588,7 @@ mod tests {
             .take(12)
             .enumerate()
         {
-            let mut ranks: Vec<(Vec<u8>, u32)> =
-                (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
-            let mut ids: Vec<u32> = (256..376).collect();
-            for i in (1..ids.len()).rev() {
-                ids.swap(i, next(i as u64 + 1) as usize);
-            }
-            for (t, id) in random_tokens(&mut next, alphabet).into_iter().zip(ids) {
-                ranks.push((t, id));
-            }
-            let model = Model {
-                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-                patterns: vec![named::GPT2],
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).unwrap();
+            let tok = random_ranks(&mut next, alphabet);
             equals_on_random_pieces(model_no, &tok, &mut next, alphabet, |units| {
                 merge_with(units, &RankPairs { tok: &tok })
             });
@@ -556,39 +602,7 @@ mod tests {
         let mut next = generator(0xC0FF_EE15_600D_F00D);
         for model_no in 0..8 {
             let alphabet: &[u8] = [&b" \n"[..], b" \t\n\r"][model_no % 2];
-            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            let mut pairs: Vec<(usize, usize)> = Vec::new();
-            let mut made: Vec<usize> = alphabet.iter().map(|&b| usize::from(b)).collect();
-            while pairs.len() < 150 {
-                let (a, b) = (
-                    made[next(made.len() as u64) as usize],
-                    made[next(made.len() as u64) as usize],
-                );
-                let joined = [tokens[a].clone(), tokens[b].clone()].concat();
-                if joined.len() > 10 || pairs.contains(&(a, b)) {
-                    continue;
-                }
-                pairs.push((a, b));
-                if !tokens.contains(&joined) {
-                    tokens.push(joined);
-                    made.push(tokens.len() - 1);
-                }
-            }
-            let merges: Vec<(&[u8], &[u8])> = pairs
-                .iter()
-                .map(|&(a, b)| (tokens[a].as_slice(), tokens[b].as_slice()))
-                .collect();
-            let model = Model {
-                ranks: tokens
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.as_slice(), i as u32))
-                    .collect(),
-                merges: Some(merges),
-                patterns: vec![named::GPT2],
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).unwrap();
+            let tok = random_merges(&mut next, alphabet);
             let crate::bytelevel::Rule::Merges(table) = &tok.rule else {
                 unreachable!()
             };
@@ -610,11 +624,8 @@ mod tests {
                 let bytes = [ws.token_bytes(a), ws.token_bytes(b)].concat();
                 tok.merge_plain(&bytes, &mut units);
                 let merged = units == [ws.ids[a as usize], ws.ids[b as usize]];
-                let traced = match (&tok.rule, &ws.pairs) {
-                    (Rule::Merges(table), _) => ws.sides_stay_apart(tok, table, a, b),
-                    (_, Some(pairs)) => ws.sides_stay_apart(tok, pairs, a, b),
-                    _ => unreachable!(),
-                };
+                let pairs = merges_of(tok, &ws.pairs).expect("traced");
+                let traced = ws.sides_stay_apart(tok, pairs, a, b);
                 assert_eq!(traced, merged, "model {model_no}: {bytes:?}");
             }
         }
@@ -628,57 +639,13 @@ mod tests {
         let mut pairs_seen = 0;
         for model_no in 0..8 {
             let alphabet: &[u8] = [&b" \n"[..], b" \t\n\r"][model_no % 2];
-            let mut ranks: Vec<(Vec<u8>, u32)> =
-                (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
-            let mut ids: Vec<u32> = (256..376).collect();
-            for i in (1..ids.len()).rev() {
-                ids.swap(i, next(i as u64 + 1) as usize);
-            }
-            ranks.extend(random_tokens(&mut next, alphabet).into_iter().zip(ids));
-            let model = Model {
-                ranks: ranks.iter().map(|(b, i)| (b.as_slice(), *i)).collect(),
-                patterns: vec![named::GPT2],
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).unwrap();
+            let tok = random_ranks(&mut next, alphabet);
             pairs_agree(model_no, &tok);
             pairs_seen += tok.whitespace.as_ref().unwrap().ids.len().pow(2);
         }
         for model_no in 8..14 {
             let alphabet: &[u8] = [&b" \n"[..], b" \t\n\r"][model_no % 2];
-            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            let mut pairs: Vec<(usize, usize)> = Vec::new();
-            let mut made: Vec<usize> = alphabet.iter().map(|&b| usize::from(b)).collect();
-            while pairs.len() < 150 {
-                let (a, b) = (
-                    made[next(made.len() as u64) as usize],
-                    made[next(made.len() as u64) as usize],
-                );
-                let joined = [tokens[a].clone(), tokens[b].clone()].concat();
-                if joined.len() > 10 || pairs.contains(&(a, b)) {
-                    continue;
-                }
-                pairs.push((a, b));
-                if !tokens.contains(&joined) {
-                    tokens.push(joined);
-                    made.push(tokens.len() - 1);
-                }
-            }
-            let merges: Vec<(&[u8], &[u8])> = pairs
-                .iter()
-                .map(|&(a, b)| (tokens[a].as_slice(), tokens[b].as_slice()))
-                .collect();
-            let model = Model {
-                ranks: tokens
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.as_slice(), i as u32))
-                    .collect(),
-                merges: Some(merges),
-                patterns: vec![named::GPT2],
-                ..Model::default()
-            };
-            let tok = ByteLevel::new(&model).unwrap();
+            let tok = random_merges(&mut next, alphabet);
             pairs_agree(model_no, &tok);
             pairs_seen += tok.whitespace.as_ref().unwrap().ids.len().pow(2);
         }
