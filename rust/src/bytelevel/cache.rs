@@ -115,7 +115,7 @@ impl<const K: usize, const W: usize> Line<K, W> {
             ids[2 + 2 * k] = (words[K + 1 + k] >> 32) as u32;
         }
         let n = ((words[K] >> 8) as u8 as usize).min(Self::IDS);
-        out.extend_from_slice(&ids[..n]);
+        super::memo::extend_first(out, &ids, n);
     }
 
     /// The key's bytes, zero-padded to the longest key any line holds.

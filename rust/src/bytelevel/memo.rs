@@ -275,14 +275,7 @@ impl<const W: usize, const I: usize> Table<W, I> {
         // the CPU cannot predict.
         let slot = &pair[usize::from(!in_first)];
         let n = ((slot.tag & COUNT_MASK) >> COUNT_SHIFT) as usize;
-        out.reserve(I);
-        let at = out.len();
-        // SAFETY: `reserve` made room for I more ids after `at`; all I are written, and only
-        // the piece's n <= I of them become part of the vector.
-        unsafe {
-            std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), out.as_mut_ptr().add(at), I);
-            out.set_len(at + n);
-        }
+        extend_first(out, &slot.ids, n);
         true
     }
 
@@ -608,6 +601,17 @@ impl Rest {
         }
         dense
     }
+}
+
+/// Append the first `n` (at most `N`) of `ids` to `out`. All `N` are copied and the rest cut
+/// off again: a copy of a length fixed at compile time is a few stores, where `extend_from_slice`
+/// of a length known only at run time calls `memcpy`, a call per piece on text of new pieces.
+#[inline(always)]
+pub(super) fn extend_first<const N: usize>(out: &mut Vec<u32>, ids: &[u32; N], n: usize) {
+    debug_assert!(n <= N);
+    let len = out.len();
+    out.extend_from_slice(ids);
+    out.truncate(len + n);
 }
 
 /// `piece` packed, read as the 16 bytes at `at` in `text` (where the piece starts) and masked,

@@ -10,6 +10,7 @@
 //! Each answer is the rule's own; the test below compares every short string over an alphabet
 //! with the merge loop. This module does not cache, cut or merge longer pieces.
 
+use super::memo::extend_first;
 use super::table::Packed;
 use super::{ByteLevel, Rule, NO_TOKEN, PSEUDO};
 
@@ -159,7 +160,7 @@ impl ByteLevel {
                 return true;
             }
         }
-        out.extend_from_slice(&units[..n]);
+        extend_first(out, &units, n);
         true
     }
 }
