@@ -490,3 +490,15 @@ def test_encode_file_reads_compressed_files_as_train_does(tmp_path, capsys):
         assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and words in err[0], err
+
+
+@pytest.mark.parametrize("decode_args", [["-"], []])
+def test_decode_reads_a_pipe_without_ids_as_encode_does(tmp_path, small_sgpe, decode_args):
+    """Before: ``wwho encode ... | wwho decode --tokenizer T`` stopped at "the following arguments
+    are required: ID"; encode reads standard input when given no text, and so does decode now."""
+    from cli_run import wwho
+
+    text = "ශ්‍රී ලංකාව\nHello\n"
+    ids = wwho("encode", "--tokenizer", small_sgpe, input=text.encode()).stdout
+    back = wwho("decode", "--tokenizer", small_sgpe, *decode_args, input=ids)
+    assert back.returncode == 0 and back.stdout.decode("utf-8") == text, back.stderr

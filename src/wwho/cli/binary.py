@@ -55,8 +55,8 @@ def add_encode_arguments(p: argparse.ArgumentParser) -> None:
 def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "--tokenizer", required=True, help="tokenizer.json of a binary tokenizer")
     _add(p, "--binary", action="store_true", help="write raw bytes (binary tokenizer)")
-    _add(p, "ids", nargs="+", metavar="ID", help="token ids, or - to read them from standard input "
-         "(whitespace/comma separated, or the JSON from encode)")
+    _add(p, "ids", nargs="*", metavar="ID", help="token ids, or - (the default: none given) to read them from "
+         "standard input (whitespace/comma separated, or the JSON from encode)")
     _add(p, "--keep-specials", action="store_true",
          help="binary tokenizers: write special tokens' names instead of dropping them (text tokenizers "
               "always write them)")

@@ -1,7 +1,7 @@
-"""``wwho decode --tokenizer PATH ID... | -``: ids back to text (``--binary``: to bytes).
+"""``wwho decode --tokenizer PATH [ID... | -]``: ids back to text (``--binary``: to bytes).
 
-Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-`` they are read from
-standard input, one sequence per line (space or comma separated, or the JSON printed by
+Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids at all (as
+``wwho encode`` reads its text), they are read from standard input, one sequence per line (space or comma separated, or the JSON printed by
 ``wwho encode --json``), each decoded to one line: an empty line (``wwho encode``'s ids of an
 empty line) to an empty line, so a round trip keeps every line in its place. The text goes to standard output, or to ``-o FILE`` (an existing
 file needs ``--force``); a lone surrogate in it (SGPE decodes them losslessly) is written
@@ -34,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.ids:  # `wwho encode ... | wwho decode ...`, as encode reads a pipe by default
+        args.ids = ["-"]
     if "-" in args.ids and len(args.ids) > 1:  # (it read as "item 0 is '-', not a token id")
         from wwho.errors import WwhoError
 
