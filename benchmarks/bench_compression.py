@@ -140,29 +140,11 @@ def evaluate(spec: str, lines: list[str]):
 
 def known_syllable_cuts(spec: str, lines: list[str]) -> int:
     """Token boundaries strictly inside a syllable that the SGPE vocabulary knows, with or without its
-    leading space (must be 0); for a syllable known only bare, a boundary after its space is fine.
-    The units are the splitter's (each word's syllables, each boundary token whole), as the encoder's."""
-    from wwho.sgpe import SGPETokenizer
+    leading space (must be 0): ``wwho eval``'s count (``wwho.evaluate``, ``known_syllable_cuts``)."""
+    from wwho.evaluate import evaluate as run
+    from wwho.evaluate import load_spec
 
-    tok = SGPETokenizer.load(spec)
-    cuts = 0
-    for line in lines:
-        ends, pos = set(), 0
-        for i in tok.encode(line):
-            pos += len(tok.token_bytes(i))
-            ends.add(pos)
-        pos = 0
-        text = " " + line if tok.prefix_space and line else line
-        for is_word, syllable in ((w, unit) for w, units in tok.splitter.split(text) for unit in units):
-            n = len(syllable.encode("utf-8", "surrogatepass"))
-            if syllable in tok.vocab:
-                cuts += sum(1 for b in range(pos + 1, pos + n) if b in ends)
-            elif syllable[:1] == " " and syllable[1:] in tok.vocab:
-                cuts += sum(1 for b in range(pos + 2, pos + n) if b in ends)
-            elif is_word and syllable[:1] != " " and " " + syllable in tok.vocab:
-                cuts += sum(1 for b in range(pos + 1, pos + n) if b in ends)
-            pos += n
-    return cuts
+    return run(load_spec(spec), lines).known_syllable_cuts
 
 
 def compression_table(langs, sizes, fresh) -> dict:

@@ -425,3 +425,73 @@ def test_cut_rates_over_no_boundary_are_not_measured_rather_than_zero():
     jsonschema.validate(data, schema)
     measured = Metrics("t", "x.txt", lines=1, words=2, tokens=3, boundaries=4, boundaries_in_syllable=1)
     assert measured.syllable_cut_rate == 0.25 and measured.cluster_cut_rate == 0.0
+
+
+def _known_units(tok, line):
+    """(start, unit, bare-known-only) of each word syllable of ``line`` that ``tok``'s vocabulary knows
+    as it is or with a space before it, and of a spaced one known only bare."""
+    out, pos = [], 0
+    for is_word, units in tok.splitter.split(line):
+        for unit in units:
+            if is_word and (unit in tok.vocab or " " + unit in tok.vocab):
+                out.append((pos, unit, False))
+            elif is_word and unit[:1] == " " and unit[1:] in tok.vocab:
+                out.append((pos, unit, True))
+            pos += len(unit.encode("utf-8"))
+    return out
+
+
+@pytest.mark.parametrize("script", ["sinhala", "indic", "sinhala, no bare syllables"])
+def test_known_syllable_cuts_are_zero_for_sgpe_and_count_every_cut_made(tokenizers, tmp_path, script):
+    """``wwho eval``'s integrity count: 0 on SGPE's own tokens; a boundary put inside a known
+    syllable counts one, one after the space of a syllable known only bare, or inside a syllable
+    the vocabulary lacks, counts none. Without ``bare_syllables`` a syllable may be known only after a
+    space, and inside a word the encoder then spells it: those are counted, not assumed away."""
+    from wwho.sgpe import SGPETokenizer
+
+    if script.endswith("no bare syllables"):
+        sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt")
+        tok = SGPETokenizer.train([str(sample)], vocab_size=2000, bare_syllables=False, progress=False)
+    else:
+        tok = tokenizers[script]
+    evaluated = load_spec(str(tok.save(tmp_path / "t")))
+    lines = [x for x in (CORPORA / "si" / "flores200-devtest.txt").read_text("utf-8").splitlines()[:40] if x]
+    if script == "indic":
+        lines += (CORPORA / "ta" / "flores200-devtest.txt").read_text("utf-8").splitlines()[:20]
+    found = evaluate(evaluated, lines).known_syllable_cuts
+    assert found == 0 if "bare" not in script else found > 0, found
+    known = bare = unknown = 0
+    for line in lines:
+        ids, ends = evaluated.encode(line)
+        before = evaluated.known_cuts(line, ends)
+        for start, unit, bare_only in _known_units(tok, line):
+            width = len(unit[1 if bare_only else 0].encode("utf-8"))  # its first character's bytes
+            if len(unit) < 2 + bare_only:
+                continue
+            at = start + width + (1 if bare_only else 0)  # after its first character (after the space)
+            assert evaluated.known_cuts(line, [*ends, at]) == before + (at not in ends), (line, unit)
+            known += 1
+            if bare_only:
+                assert evaluated.known_cuts(line, [*ends, start + 1]) == before, (line, unit)
+                bare += 1
+        pos = 0
+        for is_word, units in tok.splitter.split(line):
+            for unit in units:
+                if is_word and len(unit) > 1 and unit.strip() not in tok.vocab and " " + unit.strip() not in tok.vocab:
+                    assert evaluated.known_cuts(line, [*ends, pos + len(unit[0].encode("utf-8"))]) == before
+                    unknown += 1
+                pos += len(unit.encode("utf-8"))
+    assert known > 100 and bare + unknown > 0, (known, bare, unknown)
+
+
+def test_known_syllable_cuts_of_a_meta_tokenizer_and_none_for_others(tokenizers, spec_zoo, tmp_path, monkeypatch):
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+    from wwho import MetaTokenizer
+
+    MetaTokenizer(tokenizers["sinhala"], "o200k_base").save(tmp_path / "meta")
+    lines = ["ශ්‍රී ලංකාව යනු දිවයිනකි. Hello, world 123!", "emoji 😀 and ශ්‍රී"]
+    assert evaluate(load_spec(str(tmp_path / "meta")), lines).known_syllable_cuts == 0
+    for kind in ("tiktoken", "hf tokenizer.json", "spm"):
+        assert evaluate(load_spec(spec_zoo[kind]), lines).known_syllable_cuts is None, kind

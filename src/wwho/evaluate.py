@@ -14,7 +14,10 @@ whitespace word (fertility), UTF-8 bytes and characters per token, the share of 
 boundaries that fall inside an extended grapheme cluster (``regex`` ``\\X``) and inside a
 schema syllable (Indic runs found by the router, syllabified by their schema), the
 byte-fallback/UNK rate, the number of distinct ids used, and the share of lines that
-decode back exactly. Boundaries are measured in UTF-8 byte offsets from each token's
+decode back exactly. For SGPE and meta tokenizers it also counts the boundaries inside a
+syllable that the vocabulary knows, with or without its leading space (``known_syllable_cuts``:
+the integrity wwho promises, 0 unless something is wrong); other tokenizers have no syllable
+vocabulary, and that count is None. Boundaries are measured in UTF-8 byte offsets from each token's
 bytes (wwho, tiktoken), HF's character offsets, or SentencePiece's decoded prefixes (lines
 that SentencePiece normalizes are not measured, and counted). ``parity(a, b)`` compares
 token counts of line-aligned corpora (FLORES, NTREX). ``inside_offsets(text)`` is the cut
@@ -65,6 +68,8 @@ class Evaluated:
     vocab_size: int
     #: id -> the token's bytes where the tokenizer defines them (wwho kinds, tiktoken), else None
     token_bytes: Callable[[int], bytes] | None = None
+    #: (line, token end offsets) -> boundaries inside a syllable the vocabulary knows (SGPE, meta)
+    known_cuts: Callable[[str, Sequence[int]], int] | None = None
 
 
 @dataclass
@@ -79,6 +84,9 @@ class Metrics:
     boundaries: int = 0
     boundaries_in_cluster: int = 0
     boundaries_in_syllable: int = 0
+    #: boundaries inside a syllable the vocabulary knows, bare or after a space (None: no syllable
+    #: vocabulary, or a line without offsets)
+    known_syllable_cuts: int | None = None
     unmeasured_lines: int = 0
     fallback_tokens: int = 0
     lossless_lines: int = 0
@@ -181,7 +189,39 @@ def _native(tok, name: str) -> Evaluated:
     if isinstance(vocab, dict):
         fallback_ids = {i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
     return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size),
-                     getattr(tok, "token_bytes", None))
+                     getattr(tok, "token_bytes", None), _known_cuts(tok))
+
+
+def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
+    """For an SGPE tokenizer (or a meta tokenizer's SGPE part): a count of the token boundaries
+    strictly inside a syllable of a word that the vocabulary knows, as it is or with a leading space
+    (of a syllable known only bare, the boundary right after its space is no cut). The syllables are
+    the tokenizer's own splitter's, so they are the units its encoder never cuts. None for other
+    kinds."""
+    sgpe = getattr(tok, "sgpe", tok)  # a meta tokenizer's Indic runs are its SGPE part's
+    splitter, vocab = getattr(sgpe, "splitter", None), getattr(sgpe, "vocab", None)
+    if splitter is None or not isinstance(vocab, dict):
+        return None
+    dummy = 1 if getattr(sgpe, "prefix_space", False) else 0
+
+    def count(line: str, ends: Sequence[int]) -> int:
+        cut = set(ends)
+        text, pos = (" " + line, -1) if dummy and line else (line, 0)  # offsets in `line`
+        cuts = 0
+        for is_word, units in splitter.split(text):
+            for unit in units:
+                n = _utf8_len(unit)
+                if is_word:
+                    if unit in vocab or (unit[:1] != " " and " " + unit in vocab):
+                        first = pos + 1
+                    elif unit[:1] == " " and unit[1:] in vocab:
+                        first = pos + 2
+                    else:
+                        first = pos + n  # unknown: no boundary counted
+                    cuts += sum(1 for b in range(first, pos + n) if b in cut)
+                pos += n
+        return cuts
+    return count
 
 
 def _tiktoken(name: str) -> Evaluated:
@@ -442,6 +482,8 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
             m.boundaries += inner
             m.boundaries_in_cluster += inside_cluster.count_in(islice(ends, inner))
             m.boundaries_in_syllable += inside_syllable.count_in(islice(ends, inner))
+        if tok.known_cuts is not None:
+            m.known_syllable_cuts = (m.known_syllable_cuts or 0) + tok.known_cuts(line, ends)
     m.vocab_used = len(m.ids_used)
     return m
 

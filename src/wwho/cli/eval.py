@@ -34,6 +34,7 @@ COLUMNS = [
     ("chars/token", "chars_per_token", "{:.2f}"),
     ("in-cluster cuts", "cluster_cut_rate", "{:.2%}"),
     ("in-syllable cuts", "syllable_cut_rate", "{:.2%}"),
+    ("known-syllable cuts", "known_syllable_cuts", "{:,}"),
     ("fallback/UNK", "fallback_rate", "{:.2%}"),
     ("lossless", "lossless_rate", "{:.1%}"),
     ("ids used", "vocab_used", "{:,}"),
