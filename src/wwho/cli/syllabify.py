@@ -43,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     if args.schema and args.script:  # one of them would be silently left unused
         raise CorpusError(f"give --script or --schema, not both (--script {args.script}, --schema {args.schema})")
     script = args.script or "sinhala"
+    from wwho.sgpe.words import MULTI_SCRIPT_MODES
+
+    if script in MULTI_SCRIPT_MODES:  # `wwho train --script indic` takes it; say why this does not
+        raise CorpusError(f"--script {script} is a training mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[script])}); "
+                          f"syllabify splits one script at a time: give --script with one of them")
     require_stdout()  # closed: said before any work
     stdin = standard_input() if args.text == "-" else None
     refuse_reading_own_output("-", ["-"] if stdin is not None else [])
