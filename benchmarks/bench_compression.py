@@ -138,15 +138,6 @@ def evaluate(spec: str, lines: list[str]):
     return run(load_spec(spec), lines)
 
 
-def known_syllable_cuts(spec: str, lines: list[str]) -> int:
-    """Token boundaries strictly inside a syllable that the SGPE vocabulary knows, with or without its
-    leading space (must be 0): ``wwho eval``'s count (``wwho.evaluate``, ``known_syllable_cuts``)."""
-    from wwho.evaluate import evaluate as run
-    from wwho.evaluate import load_spec
-
-    return run(load_spec(spec), lines).known_syllable_cuts
-
-
 def compression_table(langs, sizes, fresh) -> dict:
     results = {}
     for lang in langs:
@@ -174,7 +165,7 @@ def compression_table(langs, sizes, fresh) -> dict:
                     detail = (spec, m, record)
             spec, m, record = detail
             cuts = f"{m.boundaries_in_syllable:,}" + ("*" if m.unmeasured_lines else "")
-            known = f"{known_syllable_cuts(spec, flores):,}" if kind.startswith("sgpe") else "-"
+            known = f"{m.known_syllable_cuts:,}" if kind.startswith("sgpe") else "-"
             print(
                 f"{LABELS[kind]:44} {m.vocab_size:7,}"
                 + " ".join([""] + row)
@@ -399,7 +390,7 @@ def ablation(lang: str, size: int, fresh: bool) -> None:
         m = evaluate(spec, flores)
         print(
             f"  {label:16} {m.fertility:.3f}  ({m.boundaries_in_syllable:,} syllable cuts, "
-            f"{known_syllable_cuts(spec, flores)} in syllables of the vocabulary)"
+            f"{m.known_syllable_cuts} in syllables of the vocabulary)"
         )
 
 

@@ -44,7 +44,7 @@ What it does, each step cached under .cache/bench_joint/ (delete a file to redo 
    ``en/flores200-devtest.txt``): tokens per whitespace word for each trained tokenizer and for
    o200k_base (the shared ranks file), Llama 3 and Qwen2 (the shared GGUF vocabularies); every line
    decoded back exactly; for SGPE the token boundaries inside a syllable the vocabulary knows
-   (``bench_compression.known_syllable_cuts``; must be 0). **Parity** (lower is better): (a) the
+   (``wwho eval``'s known-syllable cuts; must be 0). **Parity** (lower is better): (a) the
    max/min over the 14 languages of tokens per word; (b) each language's tokens relative to
    English on the same line-aligned FLORES sentences (sum of tokens over the lines / English's on
    the same lines), and its max and mean over the 13 Indic languages. ``--collapse-whitespace``
@@ -328,7 +328,6 @@ def measure_all(
 ) -> tuple[dict, dict]:
     """(name -> lang -> {tokens, words, lines, lossless, known_cuts}, name -> lang -> the tokens of the
     English FLORES lines aligned with that language's test lines); cached per model file."""
-    from bench_compression import known_syllable_cuts
 
     from wwho.evaluate import evaluate, load_spec
 
@@ -348,7 +347,7 @@ def measure_all(
                 m = evaluate(tok, tests[lang])
                 cell = {"tokens": m.tokens, "words": m.words, "lines": m.lines, "lossless": m.lossless_lines}
                 if name in sgpe:
-                    cell["known_cuts"] = known_syllable_cuts(spec, tests[lang])
+                    cell["known_cuts"] = m.known_syllable_cuts
                 data["langs"][lang] = cell
             data["en_lines"] = [len(tok.encode(line)[0]) for line in en]
             cache.write_text(json.dumps(data))

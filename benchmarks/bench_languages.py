@@ -231,15 +231,13 @@ class Cell:
 
 
 def measure_cell(lang: str, kind: str, size: int, split: str, fresh: bool) -> Cell:
-    from bench_compression import known_syllable_cuts
-
     from wwho.evaluate import evaluate, load_spec
 
     cell = Cell()
     for files, test, tag in folds(lang, split):
         spec, _ = train(tag, lang, kind, size, files, fresh and kind in SGPE_KINDS)
-        known = known_syllable_cuts(spec, test) if kind in SGPE_KINDS else None
-        cell.add(evaluate(load_spec(spec), test), known)
+        m = evaluate(load_spec(spec), test)
+        cell.add(m, m.known_syllable_cuts if kind in SGPE_KINDS else None)
     return cell
 
 
