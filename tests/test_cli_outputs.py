@@ -194,6 +194,27 @@ def test_syllabify_stdin_prints_each_line_alone(data):
     assert proc.stdout.decode() == want
 
 
+@pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")  # mixed: Tamil, Kannada, Bengali are not its own
+@pytest.mark.parametrize("mode", ["indic", "mixed"])
+@pytest.mark.parametrize("options", [[], ["--leading-space"], ["--json"], ["--json", "--leading-space"]])
+def test_syllabify_a_multi_script_mode_prints_each_line_as_the_api_splits_it(mode, options):
+    """``--script indic``: each script run by its own schema, the units ``wwho train --script indic``
+    counts; the blocks of standard input and ``--json`` alike."""
+    from wwho.syllables import syllabify
+
+    data = "ශ්‍රී ලංකාව and नमस्ते\r\nதமிழ் ಕನ್ನಡ  বাংলা\n\n12 ക്ഷ"
+    proc = subprocess.run([*wwho_command(), "syllabify", "--script", mode, *options], input=data.encode(),
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = data.replace("\r\n", "\n").split("\n")
+    tokens = [syllabify(line, mode, leading_space="--leading-space" in options) for line in lines]
+    if "--json" in options:
+        assert [json.loads(line) for line in proc.stdout.decode().splitlines()] == tokens
+    else:
+        assert proc.stdout.decode() == "".join(" | ".join(t) + "\n" for t in tokens)
+    assert ["ශ්‍රී"] == tokens[0][:1] and "स्ते" in tokens[0] and "ழ்" in tokens[1]
+
+
 def test_syllabify_stdin_not_utf8_names_the_byte():
     proc = subprocess.run([*wwho_command(), "syllabify"], input="ක\n".encode() * 10 + b"\xff\n",
                           capture_output=True, timeout=120)

@@ -115,3 +115,65 @@ def test_split_punctuation_ends_a_word_at_the_scripts_own_punctuation():
 def test_core_splitter_equals_the_reference_with_split_punctuation(mode, text):
     core = WordSplitter(mode, split_punctuation=True)
     assert core.split(text) == ReferenceSplitter(mode, split_punctuation=True).split(text)
+
+
+# --- every token in order: what `syllabify(text, "indic")` and `wwho syllabify --script indic` give ---
+
+def glued_spaces_apart(tokens):
+    """Each token with a glued space (one space, then more) as two tokens."""
+    return [part for t in tokens for part in ([" ", t[1:]] if len(t) > 1 and t[0] == " " else [t])]
+
+
+@pytest.mark.parametrize("mode", SCRIPT_MODES)
+@given(text=word_text | st.text(max_size=30))
+@settings(max_examples=80, deadline=None)
+def test_tokenize_is_split_in_order_its_glued_spaces_apart_without_leading_space(mode, text):
+    splitter = WordSplitter(mode)
+    glued = splitter.tokenize(text, True)
+    assert glued == [t for _, tokens in splitter.split(text) for t in tokens]
+    apart = splitter.tokenize(text, False)
+    assert apart == glued_spaces_apart(glued) and "".join(apart) == text
+    for leading_space, tokens in ((True, glued), (False, apart)):
+        assert splitter.joined(text, " | ", leading_space) == " | ".join(tokens)
+        lines = "\n".join(" | ".join(splitter.tokenize(line, leading_space)) for line in text.split("\n"))
+        assert splitter.joined_lines(text, " | ", leading_space) == lines.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.parametrize("mode", ["mixed", "indic"])
+def test_a_multi_script_mode_syllabifies_each_run_as_its_own_script_does(mode):
+    """FLORES lines of every language of the mode and English, one after another in one text: each
+    line's tokens are its own script's syllables (leading-space mode), English one per character."""
+    from conftest import CORPORA, require_data
+
+    from wwho.sgpe.words import MULTI_SCRIPT_MODES
+    from wwho.syllables import Syllabifier
+
+    require_data(CORPORA)
+    langs = {"sinhala": "si", "devanagari": "hi", "bengali": "bn", "gurmukhi": "pa", "gujarati": "gu", "odia": "or",
+             "tamil": "ta", "telugu": "te", "kannada": "kn", "malayalam": "ml"}
+    scripts = [*MULTI_SCRIPT_MODES[mode], None]
+    flores = {script: (CORPORA / (langs[script] if script else "en") / "flores200-devtest.txt")
+              .read_text(encoding="utf-8").splitlines()[:150] for script in scripts}
+    splitter = WordSplitter(mode)
+    for i in range(150):
+        text, want = "", []
+        for script in scripts:
+            line = (" " if text else "") + flores[script][i]
+            text += line
+            want += (Syllabifier.for_script(script).tokenize(line, True) if script
+                     else [t for _, tokens in WordSplitter("sinhala").split(line) for t in tokens])
+        assert splitter.tokenize(text, True) == want
+        assert splitter.tokenize(text, False) == glued_spaces_apart(want)
+
+
+def test_syllabify_takes_a_multi_script_mode():
+    from wwho.errors import SchemaError
+    from wwho.syllables import syllabify
+
+    text = "ශ්‍රී lanka नमस्ते தமிழ்"
+    assert syllabify(text, "indic") == ["ශ්\u200dරී", " ", "l", "a", "n", "k", "a", " ", "न", "म", "स्ते", " ",
+                                        "த", "மி", "ழ்"]
+    assert syllabify(text, "indic", leading_space=True) == ["ශ්\u200dරී", " l", "a", "n", "k", "a", " न", "म",
+                                                            "स्ते", " த", "மி", "ழ்"]
+    with pytest.raises(SchemaError, match="unknown script 'latin'; bundled scripts: .*; or a mode of several: mixed, indic"):
+        syllabify(text, "latin")

@@ -72,28 +72,9 @@ impl Automaton {
         sep: &[u8],
         out: &mut Vec<u8>,
     ) {
-        let mut ends = Vec::new();
-        let parts: Box<dyn Iterator<Item = &[U]>> = if lines {
-            Box::new(text.split_inclusive(|u| u.cp() == 0x0A))
-        } else {
-            Box::new(std::iter::once(text))
-        };
-        for part in parts {
-            let ended = lines && part.last().is_some_and(|u| u.cp() == 0x0A);
-            let body = if ended { &part[..part.len() - 1] } else { part };
-            ends.clear();
-            self.syllabify(body, leading_space, &mut ends);
-            let mut next = ends.iter().peekable();
-            for (i, u) in body.iter().enumerate() {
-                if i > 0 && next.next_if(|&&end| end == i).is_some() {
-                    out.extend_from_slice(sep);
-                }
-                push_utf8(u.cp(), out);
-            }
-            if ended {
-                out.push(b'\n');
-            }
-        }
+        joined(text, lines, sep, out, |body, ends| {
+            self.syllabify(body, leading_space, ends)
+        });
     }
 
     /// [`Automaton::syllabify`] on `text[start..]`, positions still relative to `text`.
@@ -130,6 +111,39 @@ impl Automaton {
         }
         if pending {
             ends.push(n);
+        }
+    }
+}
+
+/// `text`'s tokens (their ends, as `tokens` appends them for a text) joined by `sep`, appended to
+/// `out` as UTF-8; with `lines`, each line alone, its `\n` kept (see [`Automaton::joined`]).
+pub fn joined<U: Unit>(
+    text: &[U],
+    lines: bool,
+    sep: &[u8],
+    out: &mut Vec<u8>,
+    mut tokens: impl FnMut(&[U], &mut Vec<usize>),
+) {
+    let mut ends = Vec::new();
+    let parts: Box<dyn Iterator<Item = &[U]>> = if lines {
+        Box::new(text.split_inclusive(|u| u.cp() == 0x0A))
+    } else {
+        Box::new(std::iter::once(text))
+    };
+    for part in parts {
+        let ended = lines && part.last().is_some_and(|u| u.cp() == 0x0A);
+        let body = if ended { &part[..part.len() - 1] } else { part };
+        ends.clear();
+        tokens(body, &mut ends);
+        let mut next = ends.iter().peekable();
+        for (i, u) in body.iter().enumerate() {
+            if i > 0 && next.next_if(|&&end| end == i).is_some() {
+                out.extend_from_slice(sep);
+            }
+            push_utf8(u.cp(), out);
+        }
+        if ended {
+            out.push(b'\n');
         }
     }
 }

@@ -229,6 +229,52 @@ impl WordSplitter {
             pos = end;
         }
     }
+
+    /// Append the end of every token of `text` to `ends`: the words' syllables and the boundary
+    /// tokens in order, as [`Self::split`] finds them. Without `leading_space`, a space glued to
+    /// the token after it is a token of its own (what `wwho syllabify --script indic` prints).
+    pub fn tokens<U: Unit>(&self, text: &[U], leading_space: bool, ends: &mut Vec<usize>) {
+        let first = ends.len();
+        let mut pos = 0;
+        while pos < text.len() {
+            let (end, is_word) = self.next_word(text, pos);
+            if is_word {
+                self.syllables(text, pos, end, ends);
+            } else {
+                ends.push(end);
+            }
+            pos = end;
+        }
+        if leading_space {
+            return;
+        }
+        // A glued space is the first character of its token, never inside one: a piece ends
+        // at whitespace and takes only the one space before it.
+        let glued: Vec<usize> = ends[first..].to_vec();
+        ends.truncate(first);
+        let mut start = 0;
+        for end in glued {
+            if end - start > 1 && text[start].cp() == 0x20 {
+                ends.push(start + 1);
+            }
+            ends.push(end);
+            start = end;
+        }
+    }
+
+    /// [`Self::tokens`] joined by `sep`, as [`Automaton::joined`] joins a script's syllables.
+    pub fn joined<U: Unit>(
+        &self,
+        text: &[U],
+        leading_space: bool,
+        lines: bool,
+        sep: &[u8],
+        out: &mut Vec<u8>,
+    ) {
+        crate::syllables::joined(text, lines, sep, out, |body, ends| {
+            self.tokens(body, leading_space, ends)
+        });
+    }
 }
 
 /// One token per character of `text[start..end]`, a space glued to a non-whitespace
@@ -354,5 +400,55 @@ mod tests {
         let text = cps(" ");
         s.split(&text, &mut parts);
         assert_eq!(show(&text, &parts), [(false, w(&[" "]))]);
+    }
+
+    #[test]
+    fn tokens_glue_a_space_only_in_leading_space_mode() {
+        let s = sinhala_splitter();
+        let text = cps("  ශ්‍රී.ලංකාව x\n ,");
+        let strings = |ends: &[usize]| {
+            let mut start = 0;
+            ends.iter()
+                .map(|&end| {
+                    let t: String = text[start..end]
+                        .iter()
+                        .map(|&c| char::from_u32(c).unwrap())
+                        .collect();
+                    start = end;
+                    t
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut ends = Vec::new();
+        s.tokens(&text, true, &mut ends);
+        let mut parts = Parts::default();
+        s.split(&text, &mut parts);
+        assert_eq!(ends, parts.ends, "the words' tokens in order");
+        assert_eq!(
+            strings(&ends),
+            [" ", " ශ්‍රී", ".", "ලං", "කා", "ව", " x", "\n", " ,"]
+        );
+        ends.clear();
+        s.tokens(&text, false, &mut ends);
+        assert_eq!(
+            strings(&ends),
+            [
+                " ",
+                " ",
+                "ශ්‍රී",
+                ".",
+                "ලං",
+                "කා",
+                "ව",
+                " ",
+                "x",
+                "\n",
+                " ",
+                ","
+            ]
+        );
+        let mut out = Vec::new();
+        s.joined(&text, false, true, b"|", &mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), " | |ශ්‍රී|.|ලං|කා|ව| |x\n |,");
     }
 }

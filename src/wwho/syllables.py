@@ -183,18 +183,32 @@ def _for_script(name: str) -> Syllabifier:
 def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False) -> list[str]:
     """Split ``text`` into the syllables of a bundled script. See :class:`Syllabifier`.
 
+    ``script`` may also be a multi-script mode of training (``"indic"``, ``"mixed"``;
+    :data:`wwho.sgpe.words.MULTI_SCRIPT_MODES`): each script run is then split by its own schema
+    and everything else is a token per character, the units ``train(..., script="indic")`` counts
+    (:meth:`wwho.sgpe.words.WordSplitter.tokenize`).
+
     Warns (:class:`wwho.errors.ScriptWarning`) when most of the letters of ``text`` are in another
     script, whose characters would come back one code point at a time (``syllabify("नमस्ते")``
     needs ``script="devanagari"``); a long text is judged on a sample of it
     (:func:`wwho.scriptcheck.sample`)."""
-    script = script_name(script)
-    syllabifier = _for_script(script)
     from wwho.scriptcheck import letters_by_script, sample, syllabifying_keeps, warn_if_other_script
+    from wwho.sgpe.words import MULTI_SCRIPT_MODES, WordSplitter
 
+    if isinstance(script, str) and script in MULTI_SCRIPT_MODES:  # several scripts, each run by its own schema (as training sees them)
+        scripts, splitter = MULTI_SCRIPT_MODES[script], WordSplitter(script)
+        keeps = syllabifying_keeps(False)
+    else:
+        try:
+            script = script_name(script)
+        except SchemaError as exc:
+            raise SchemaError(f"{exc}; or a mode of several: {', '.join(MULTI_SCRIPT_MODES)}") from None
+        scripts, splitter = (script,), _for_script(script)
+        keeps = syllabifying_keeps(splitter.schema.keep_clusters)
     if isinstance(text, str):
-        warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
-                             option="script=", stacklevel=3, latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
-    return syllabifier.tokenize(text, leading_space)
+        warn_if_other_script(letters_by_script([(sample(text), 1)]), scripts, what="the text",
+                             option="script=", stacklevel=3, latin=keeps)
+    return splitter.tokenize(text, leading_space)
 
 
 def _check_text(text: object) -> None:

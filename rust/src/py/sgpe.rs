@@ -209,6 +209,42 @@ impl PyWordSplitter {
         PyList::new(py, items)
     }
 
+    /// Every token of `text` (see `WordSplitter::tokens`), as strings.
+    fn tokenize<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        leading_space: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let t = text(s)?;
+        let mut ends = Vec::new();
+        let w = &self.inner;
+        syllabifying(
+            s.py(),
+            t.len(),
+            || with_text!(t, t => w.tokens(t, leading_space, &mut ends)),
+        )?;
+        tokens_of(s, &ends)
+    }
+
+    /// `sep.join(tokenize(text, leading_space))` as UTF-8 bytes, as `Automaton.joined` makes it.
+    fn joined<'py>(
+        &self,
+        s: &Bound<'py, PyString>,
+        leading_space: bool,
+        sep: &str,
+        lines: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let t = text(s)?;
+        let w = &self.inner;
+        let mut out = Vec::with_capacity(t.len() + t.len() / 2);
+        syllabifying(
+            s.py(),
+            t.len(),
+            || with_text!(t, t => w.joined(t, leading_space, lines, sep.as_bytes(), &mut out)),
+        )?;
+        Ok(PyBytes::new(s.py(), &out))
+    }
+
     /// The syllable-level tokens of `text` taken as one word (leading-space mode).
     fn syllables<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         let t = text(s)?;

@@ -1,5 +1,9 @@
 """``wwho syllabify``: print the syllables of a text (argument or stdin), one line per input line.
 
+``--script`` names a bundled script, or a multi-script mode of training (``indic``, ``mixed``): each
+script run then goes to its own schema, and the tokens are the units ``wwho train --script indic``
+merges (:meth:`wwho.sgpe.words.WordSplitter.tokenize`).
+
 Input is UTF-8 (standard input is read as bytes; a byte that is not UTF-8 is an error naming its
 line and offset) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
 not a syllable (CRLF files), in every mode, and an argument holding newlines is several lines.
@@ -23,12 +27,15 @@ from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
 from wwho.schema import available_scripts
 from wwho.scriptcheck import SAMPLE_CHARS, letters_by_script, syllabifying_keeps, warn_if_other_script
+from wwho.sgpe.words import MULTI_SCRIPT_MODES, WordSplitter, mode_scripts
 from wwho.syllables import Syllabifier
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", nargs="?", default="-", help="text to split, or - (default) to read standard input")
-    p.add_argument("--script", help=f"bundled script ({', '.join(available_scripts())}; default sinhala)")
+    p.add_argument("--script", help=f"bundled script ({', '.join(available_scripts())}; default sinhala), or a mode "
+                                    f"of several ({', '.join(MULTI_SCRIPT_MODES)}): each script run by its own schema, "
+                                    "as wwho train --script indic counts them")
     p.add_argument("--schema", help="use a schema file of your own instead of --script")
     p.add_argument("--leading-space", action="store_true", help="attach a space to the syllable after it")
     p.add_argument("--json", action="store_true", help="print a JSON list of syllables per line")
@@ -43,15 +50,17 @@ def run(args: argparse.Namespace) -> int:
     if args.schema and args.script:  # one of them would be silently left unused
         raise CorpusError(f"give --script or --schema, not both (--script {args.script}, --schema {args.schema})")
     script = args.script or "sinhala"
-    from wwho.sgpe.words import MULTI_SCRIPT_MODES
-
-    if script in MULTI_SCRIPT_MODES:  # `wwho train --script indic` takes it; say why this does not
-        raise CorpusError(f"--script {script} is a training mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[script])}); "
-                          f"syllabify splits one script at a time: give --script with one of them")
+    if not args.schema:
+        mode_scripts(script)  # an unknown name is an error naming the scripts and the modes
     require_stdout()  # closed: said before any work
     stdin = standard_input() if args.text == "-" else None
     refuse_reading_own_output("-", ["-"] if stdin is not None else [])
-    syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(script)
+    syl: Syllabifier | WordSplitter
+    if script in MULTI_SCRIPT_MODES:  # each script run by its own schema, as `wwho train --script indic` counts
+        syl, scripts, keeps = WordSplitter(script), MULTI_SCRIPT_MODES[script], syllabifying_keeps(False)
+    else:
+        syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(script)
+        scripts, keeps = (script,), syllabifying_keeps(syl.schema.keep_clusters)
     letters: Counter = Counter()
     texts = _texts(stdin, args.max_line_bytes) if stdin is not None else [_argument(args.text)]
     if not args.json and hasattr(sys.stdout, "buffer"):
@@ -59,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _lines(syl, args, (line for text in texts for line in _split(text)), letters)
     if not args.schema:
-        warn_if_other_script(letters, (script,), what="the input", option="--script ",
-                             latin=syllabifying_keeps(syl.schema.keep_clusters))
+        warn_if_other_script(letters, scripts, what="the input", option="--script ", latin=keeps)
     return 0
 
 
@@ -88,7 +96,7 @@ def _split(text: str) -> list[str]:
 BLOCK_BYTES = 1 << 22  # per core call: large enough to amortize it, small enough to stream
 
 
-def _blocks(syl: Syllabifier, args: argparse.Namespace, texts, letters: Counter) -> None:
+def _blocks(syl: Syllabifier | WordSplitter, args: argparse.Namespace, texts, letters: Counter) -> None:
     """Blocks of whole lines to standard output, in order; the first characters are the script
     check's sample."""
     from wwho.background import Background
@@ -161,7 +169,7 @@ def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES):
         yield decode(b"".join(unended))
 
 
-def _lines(syl: Syllabifier, args: argparse.Namespace, lines, letters: Counter) -> None:
+def _lines(syl: Syllabifier | WordSplitter, args: argparse.Namespace, lines, letters: Counter) -> None:
     judged = 0  # characters the script check has seen: the input's start is its sample
     out: list[str] = []
     for line in lines:

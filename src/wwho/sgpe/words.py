@@ -34,7 +34,7 @@ from wwho import _core, counting
 from wwho.errors import TokenizerError, WrongTypeError
 from wwho.router import core_router
 from wwho.schema import available_scripts, code_point_ranges
-from wwho.syllables import Syllabifier
+from wwho.syllables import Syllabifier, _check_separator, _flag
 from wwho.words import word_char_sets
 
 #: Modes that route each script run to its own schema, and the scripts each one covers.
@@ -84,6 +84,26 @@ class WordSplitter:
     def words(self, text: str) -> list[list[str]]:
         """The words of ``text``: lists of syllables, or one-token lists for boundary tokens."""
         return [tokens for _, tokens in self.split(text)]
+
+    def tokenize(self, text: str, leading_space: bool = False) -> list[str]:
+        """Every token of :meth:`split` in order; without ``leading_space``, a space glued to the
+        token after it is a token of its own. What ``syllabify(text, "indic")`` returns. On text of
+        one script, each script run gets that script's :class:`~wwho.syllables.Syllabifier`
+        syllables (``leading_space=True``); the two differ only where the word rule ends a word
+        that the syllabifier would go on through (another script's consonant and virama)."""
+        _check_text(text)
+        return self.core.tokenize(text, _flag(leading_space))
+
+    def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
+        """``separator.join(self.tokenize(text, leading_space))``, made in the core."""
+        return self.joined_lines(text, separator, leading_space, lines=False).decode("utf-8", "surrogatepass")
+
+    def joined_lines(self, text: str, separator: str, leading_space: bool = False, *, lines: bool = True) -> bytes:
+        """The UTF-8 of :meth:`joined` applied to each line of ``text`` (split at ``"\\n"`` only,
+        line ends kept): what ``wwho syllabify --script indic`` prints for a block of its input."""
+        _check_text(text)
+        _check_separator(separator)
+        return self.core.joined(text, _flag(leading_space), separator, lines)
 
 
 @functools.cache
