@@ -48,6 +48,17 @@ def test_syllabify_says_what_it_does_with_latin_text():
     assert done.stdout.startswith("h | e | l") and "each of its characters is a piece" in done.stderr
 
 
+def test_a_mode_of_many_scripts_is_named_in_the_warning_not_listed():
+    """The warning listed all ten scripts of ``indic``, twice, joined by slashes."""
+    with pytest.warns(ScriptWarning, match=r"^only 0% of the letters of the text are indic \(10 scripts\); it is 100% "
+                                           r"other scripts \(Latin, \.\.\.\), which indic \(10 scripts\) has no"):
+        assert wwho.syllabify("hello", "indic") == list("hello")
+    with pytest.warns(ScriptWarning, match="of the text are sinhala/devanagari; it is 100% tamil"):
+        wwho.syllabify("தமிழ்", "mixed")
+    done = run_wwho("syllabify", "--script", "indic", "hello world")
+    assert "are indic (10 scripts);" in done.stderr and "bengali" not in done.stderr
+
+
 def test_syllabify_judges_a_long_text_on_a_sample():
     from wwho.scriptcheck import SAMPLE_CHARS, sample
 

@@ -177,3 +177,9 @@ def test_syllabify_takes_a_multi_script_mode():
                                                             "स्ते", " த", "மி", "ழ்"]
     with pytest.raises(SchemaError, match="unknown script 'latin'; bundled scripts: .*; or a mode of several: mixed, indic"):
         syllabify(text, "latin")
+    from wwho.syllables import Syllabifier
+
+    # it said "unknown script 'indic'" though syllabify and train take it
+    with pytest.raises(SchemaError, match=r"'indic' is a mode of several scripts \(bengali, .*\), not one schema: "
+                                          r"wwho.syllabify\(text, 'indic'\)"):
+        Syllabifier.for_script("indic")

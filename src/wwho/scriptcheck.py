@@ -70,12 +70,13 @@ def syllabifying_keeps(keep_clusters: bool) -> str:
 
 
 def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str, option: str,
-                         stacklevel: int = 3, latin: str = TRAINING_KEEPS) -> str | None:
+                         stacklevel: int = 3, latin: str = TRAINING_KEEPS, mode: str | None = None) -> str | None:
     """Warn when ``chosen`` holds under half of ``letters``; return the message (None: no warning).
 
     ``what`` names the input ("the text", "the corpus"); ``option`` how to choose a script
     (``script=`` or ``--script``); ``latin``: what becomes of Latin text (:data:`TRAINING_KEEPS`,
-    :data:`SYLLABIFYING_KEEPS`)."""
+    :data:`SYLLABIFYING_KEEPS`); ``mode``: the name of a mode of several scripts, said instead of
+    them when they are more than two."""
     total = sum(letters.values())
     if total < MIN_LETTERS:
         return None
@@ -83,7 +84,7 @@ def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str
     if mine * 2 >= total:
         return None
     top, n = max(((s, c) for s, c in letters.items() if s not in chosen), key=lambda sc: (sc[1], sc[0]))
-    shown = "/".join(chosen)
+    shown = f"{mode} ({len(chosen)} scripts)" if mode and len(chosen) > 2 else "/".join(chosen)
     if top == "latin":
         fix = f"it is {n / total:.0%} other scripts (Latin, ...), " + latin.format(shown=shown)
     else:

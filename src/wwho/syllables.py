@@ -77,7 +77,13 @@ class Syllabifier:
     @classmethod
     def for_script(cls, name: str) -> Syllabifier:
         """The syllabifier of a bundled script (``"sinhala"``, ``"devanagari"``, ..., or a
-        :class:`wwho.Script` member), cached."""
+        :class:`wwho.Script` member), cached. A mode of several scripts (``"indic"``) has no one
+        schema: :func:`syllabify` takes it."""
+        from wwho.sgpe.words import MULTI_SCRIPT_MODES
+
+        if isinstance(name, str) and name in MULTI_SCRIPT_MODES:
+            raise SchemaError(f"{name!r} is a mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[name])}), "
+                              f"not one schema: wwho.syllabify(text, {name!r}) splits each script run by its own")
         return _for_script(script_name(name))
 
     @classmethod
@@ -196,18 +202,18 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
     from wwho.sgpe.words import MULTI_SCRIPT_MODES, WordSplitter
 
     if isinstance(script, str) and script in MULTI_SCRIPT_MODES:  # several scripts, each run by its own schema (as training sees them)
-        scripts, splitter = MULTI_SCRIPT_MODES[script], WordSplitter(script)
+        scripts, splitter, mode = MULTI_SCRIPT_MODES[script], WordSplitter(script), script
         keeps = syllabifying_keeps(False)
     else:
         try:
             script = script_name(script)
         except SchemaError as exc:
             raise SchemaError(f"{exc}; or a mode of several: {', '.join(MULTI_SCRIPT_MODES)}") from None
-        scripts, splitter = (script,), _for_script(script)
+        scripts, splitter, mode = (script,), _for_script(script), None
         keeps = syllabifying_keeps(splitter.schema.keep_clusters)
     if isinstance(text, str):
         warn_if_other_script(letters_by_script([(sample(text), 1)]), scripts, what="the text",
-                             option="script=", stacklevel=3, latin=keeps)
+                             option="script=", stacklevel=3, latin=keeps, mode=mode)
     return splitter.tokenize(text, leading_space)
 
 

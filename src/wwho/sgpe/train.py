@@ -481,7 +481,8 @@ def _train_on_pieces(
     boundary_occurrences: dict[str, int] = words.boundary_symbol_counts()
     cores = words.cores() if complete_words and merge_scope == "pieces" else None
     boundary_symbols = set(boundary_occurrences)
-    _check_script(splitter.scripts, boundary_occurrences, syllable_freq)
+    _check_script(splitter.scripts, boundary_occurrences, syllable_freq,
+                  mode=splitter.script if len(splitter.scripts) > 1 else None)
 
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
@@ -739,7 +740,8 @@ def scripts_present(scripts: tuple[str, ...], syllable_freq: dict[str, int]) -> 
     return tuple(name for name in scripts if counts[name] and counts[name] >= MIN_SCRIPT_SHARE * total)
 
 
-def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int]) -> None:
+def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables: dict[str, int], *,
+                  mode: str | None = None) -> None:
     """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
     tokens and bytes, and no syllable-aware merges are learned for it (see :mod:`wwho.scriptcheck`).
     ``boundary``: every boundary token's occurrences, lone or inside a span."""
@@ -750,7 +752,7 @@ def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables:
         return
     letters = letters_by_script(boundary.items())
     letters[scripts[0]] += own
-    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=5)
+    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=5, mode=mode)
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):
