@@ -48,15 +48,19 @@ def test_syllabify_says_what_it_does_with_latin_text():
     assert done.stdout.startswith("h | e | l") and "each of its characters is a piece" in done.stderr
 
 
-def test_a_mode_of_many_scripts_is_named_in_the_warning_not_listed():
+def test_a_mode_of_many_scripts_is_named_in_the_warning_not_listed(tmp_path):
     """The warning listed all ten scripts of ``indic``, twice, joined by slashes."""
-    with pytest.warns(ScriptWarning, match=r"^only 0% of the letters of the text are indic \(10 scripts\); it is 100% "
-                                           r"other scripts \(Latin, \.\.\.\), which indic \(10 scripts\) has no"):
-        assert wwho.syllabify("hello", "indic") == list("hello")
-    with pytest.warns(ScriptWarning, match="of the text are sinhala/devanagari; it is 100% tamil"):
-        wwho.syllabify("தமிழ்", "mixed")
     done = run_wwho("syllabify", "--script", "indic", "hello world")
-    assert "are indic (10 scripts);" in done.stderr and "bengali" not in done.stderr
+    assert done.returncode == 0 and done.stdout.startswith("h | e | l")
+    assert ("only 0% of the letters of the input are indic (10 scripts); it is 100% other scripts (Latin, ...), "
+            "which indic (10 scripts) has no syllables for") in done.stderr and "bengali" not in done.stderr
+    assert "of the input are sinhala/devanagari; it is 100% tamil" in run_wwho("syllabify", "--script", "mixed",
+                                                                               "தமிழ்").stderr
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog\n" * 50, encoding="utf-8")
+    trained = run_wwho("train", "--kind", "sgpe", "--script", "indic", "--vocab-size", "600", "-o", tmp_path / "m",
+                       corpus)
+    assert "of the letters of the corpus are indic (10 scripts); it is 100% other scripts" in trained.stderr
 
 
 def test_syllabify_judges_a_long_text_on_a_sample():

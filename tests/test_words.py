@@ -166,20 +166,17 @@ def test_a_multi_script_mode_syllabifies_each_run_as_its_own_script_does(mode):
         assert splitter.tokenize(text, False) == glued_spaces_apart(want)
 
 
-def test_syllabify_takes_a_multi_script_mode():
+def test_the_syllables_of_several_scripts_come_from_the_word_splitter():
     from wwho.errors import SchemaError
-    from wwho.syllables import syllabify
+    from wwho.syllables import Syllabifier, syllabify
 
     text = "ශ්‍රී lanka नमस्ते தமிழ்"
-    assert syllabify(text, "indic") == ["ශ්\u200dරී", " ", "l", "a", "n", "k", "a", " ", "न", "म", "स्ते", " ",
-                                        "த", "மி", "ழ்"]
-    assert syllabify(text, "indic", leading_space=True) == ["ශ්\u200dරී", " l", "a", "n", "k", "a", " न", "म",
-                                                            "स्ते", " த", "மி", "ழ்"]
-    with pytest.raises(SchemaError, match="unknown script 'latin'; bundled scripts: .*; or a mode of several: mixed, indic"):
-        syllabify(text, "latin")
-    from wwho.syllables import Syllabifier
-
-    # it said "unknown script 'indic'" though syllabify and train take it
-    with pytest.raises(SchemaError, match=r"'indic' is a mode of several scripts \(bengali, .*\), not one schema: "
-                                          r"wwho.syllabify\(text, 'indic'\)"):
-        Syllabifier.for_script("indic")
+    indic = WordSplitter("indic")
+    assert indic.tokenize(text) == ["ශ්\u200dරී", " ", "l", "a", "n", "k", "a", " ", "न", "म", "स्ते", " ", "த", "மி",
+                                    "ழ்"]
+    assert indic.tokenize(text, True) == ["ශ්\u200dරී", " l", "a", "n", "k", "a", " न", "म", "स्ते", " த", "மி", "ழ்"]
+    # they said "unknown script 'indic'" though training takes it
+    for call in (lambda: syllabify(text, "indic"), lambda: Syllabifier.for_script("indic")):
+        with pytest.raises(SchemaError, match=r"^'indic' is a mode of several scripts \(bengali, .*\), not one schema: "
+                                              r"wwho.sgpe.words.WordSplitter\('indic'\).tokenize\(text\) splits"):
+            call()

@@ -116,6 +116,17 @@ def available_scripts() -> list[str]:
     return sorted(p.stem for p in SCHEMA_DIR.glob("*.json"))
 
 
+#: Modes of training (``script="indic"``) that route each script run to its own bundled schema, and
+#: the scripts each one covers; :mod:`wwho.sgpe.words` splits text in them. Fixed lists, not
+#: "whatever is bundled", so that a ``vocab.json`` trained in a mode keeps its meaning when a schema
+#: is added.
+MULTI_SCRIPT_MODES: dict[str, tuple[str, ...]] = {
+    "mixed": ("sinhala", "devanagari"),
+    "indic": ("bengali", "devanagari", "gujarati", "gurmukhi", "kannada", "malayalam", "odia", "sinhala",
+              "tamil", "telugu"),
+}
+
+
 #: A schema is a few kilobytes (the bundled ones: 2-9 KB); a file larger than this is not one.
 MAX_SCHEMA_BYTES = 16 * 2**20
 

@@ -44,7 +44,15 @@ from pathlib import Path
 from wwho import _core
 from wwho.errors import SchemaError, TokenizerError, WrongTypeError, brief
 from wwho.graphemes import cluster_ends, property_ranges
-from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema, script_name
+from wwho.schema import (
+    MULTI_SCRIPT_MODES,
+    Schema,
+    bundled_schema,
+    code_point_ranges,
+    grammar_regex,
+    load_schema,
+    script_name,
+)
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
 WHITESPACE = frozenset(" \t\n\r")
@@ -78,13 +86,8 @@ class Syllabifier:
     def for_script(cls, name: str) -> Syllabifier:
         """The syllabifier of a bundled script (``"sinhala"``, ``"devanagari"``, ..., or a
         :class:`wwho.Script` member), cached. A mode of several scripts (``"indic"``) has no one
-        schema: :func:`syllabify` takes it."""
-        from wwho.sgpe.words import MULTI_SCRIPT_MODES
-
-        if isinstance(name, str) and name in MULTI_SCRIPT_MODES:
-            raise SchemaError(f"{name!r} is a mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[name])}), "
-                              f"not one schema: wwho.syllabify(text, {name!r}) splits each script run by its own")
-        return _for_script(script_name(name))
+        schema (:func:`syllabify` says where to go)."""
+        return _for_script(_one_script(name))
 
     @classmethod
     def from_schema(cls, path: str | Path, *, engine: str = "auto", check_length: int = 3) -> Syllabifier:
@@ -189,32 +192,28 @@ def _for_script(name: str) -> Syllabifier:
 def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False) -> list[str]:
     """Split ``text`` into the syllables of a bundled script. See :class:`Syllabifier`.
 
-    ``script`` may also be a multi-script mode of training (``"indic"``, ``"mixed"``;
-    :data:`wwho.sgpe.words.MULTI_SCRIPT_MODES`): each script run is then split by its own schema
-    and everything else is a token per character, the units ``train(..., script="indic")`` counts
-    (:meth:`wwho.sgpe.words.WordSplitter.tokenize`).
-
     Warns (:class:`wwho.errors.ScriptWarning`) when most of the letters of ``text`` are in another
     script, whose characters would come back one code point at a time (``syllabify("नमस्ते")``
     needs ``script="devanagari"``); a long text is judged on a sample of it
-    (:func:`wwho.scriptcheck.sample`)."""
+    (:func:`wwho.scriptcheck.sample`). Text in several scripts, each run by its own schema (a mode
+    of training, ``"indic"``): ``wwho.sgpe.words.WordSplitter("indic").tokenize(text)``."""
+    script = _one_script(script)
+    syllabifier = _for_script(script)
     from wwho.scriptcheck import letters_by_script, sample, syllabifying_keeps, warn_if_other_script
-    from wwho.sgpe.words import MULTI_SCRIPT_MODES, WordSplitter
 
-    if isinstance(script, str) and script in MULTI_SCRIPT_MODES:  # several scripts, each run by its own schema (as training sees them)
-        scripts, splitter, mode = MULTI_SCRIPT_MODES[script], WordSplitter(script), script
-        keeps = syllabifying_keeps(False)
-    else:
-        try:
-            script = script_name(script)
-        except SchemaError as exc:
-            raise SchemaError(f"{exc}; or a mode of several: {', '.join(MULTI_SCRIPT_MODES)}") from None
-        scripts, splitter, mode = (script,), _for_script(script), None
-        keeps = syllabifying_keeps(splitter.schema.keep_clusters)
     if isinstance(text, str):
-        warn_if_other_script(letters_by_script([(sample(text), 1)]), scripts, what="the text",
-                             option="script=", stacklevel=3, latin=keeps, mode=mode)
-    return splitter.tokenize(text, leading_space)
+        warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
+                             option="script=", stacklevel=3, latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
+    return syllabifier.tokenize(text, leading_space)
+
+
+def _one_script(name: object) -> str:
+    """:func:`wwho.schema.script_name`, saying where a mode of several scripts goes."""
+    if isinstance(name, str) and name in MULTI_SCRIPT_MODES:
+        raise SchemaError(f"{name!r} is a mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[name])}), not one "
+                          f"schema: wwho.sgpe.words.WordSplitter({name!r}).tokenize(text) splits each script run by "
+                          f"its own (wwho syllabify --script {name})")
+    return script_name(name)
 
 
 def _check_text(text: object) -> None:

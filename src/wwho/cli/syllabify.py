@@ -25,9 +25,9 @@ from wwho.cli.encode import argument_text
 from wwho.cli.outputs import StandardOutput, refuse_reading_own_output, require_stdout, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
-from wwho.schema import available_scripts
+from wwho.schema import MULTI_SCRIPT_MODES, available_scripts
 from wwho.scriptcheck import SAMPLE_CHARS, letters_by_script, syllabifying_keeps, warn_if_other_script
-from wwho.sgpe.words import MULTI_SCRIPT_MODES, WordSplitter, mode_scripts
+from wwho.sgpe.words import WordSplitter, mode_scripts
 from wwho.syllables import Syllabifier
 
 

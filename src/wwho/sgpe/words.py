@@ -2,7 +2,7 @@
 
 The script modes are data-driven: every bundled schema is a mode of its own (``sinhala``,
 ``devanagari``, ``bengali``, ``tamil``, ...), and two multi-script modes name fixed lists of
-schemas (:data:`MULTI_SCRIPT_MODES`): ``mixed`` (Sinhala + Devanagari, as it always was) and
+schemas (:data:`wwho.schema.MULTI_SCRIPT_MODES`): ``mixed`` (Sinhala + Devanagari, as it always was) and
 ``indic`` (all ten bundled Indic scripts). The lists are fixed, not "whatever is bundled",
 so that a ``vocab.json`` trained in a mode keeps its meaning when a schema is added.
 
@@ -33,16 +33,10 @@ import re
 from wwho import _core, counting
 from wwho.errors import TokenizerError, WrongTypeError
 from wwho.router import core_router
-from wwho.schema import available_scripts, code_point_ranges
+from wwho.schema import MULTI_SCRIPT_MODES, available_scripts, code_point_ranges
 from wwho.syllables import Syllabifier, _check_separator, _flag
 from wwho.words import word_char_sets
 
-#: Modes that route each script run to its own schema, and the scripts each one covers.
-MULTI_SCRIPT_MODES: dict[str, tuple[str, ...]] = {
-    "mixed": ("sinhala", "devanagari"),
-    "indic": ("bengali", "devanagari", "gujarati", "gurmukhi", "kannada", "malayalam", "odia", "sinhala",
-              "tamil", "telugu"),
-}
 #: Every script mode: one per bundled schema, then the multi-script modes.
 SCRIPT_MODES: tuple[str, ...] = (*available_scripts(), *MULTI_SCRIPT_MODES)
 
@@ -87,7 +81,8 @@ class WordSplitter:
 
     def tokenize(self, text: str, leading_space: bool = False) -> list[str]:
         """Every token of :meth:`split` in order; without ``leading_space``, a space glued to the
-        token after it is a token of its own. What ``syllabify(text, "indic")`` returns. On text of
+        token after it is a token of its own: the syllables of text in several scripts (what
+        ``wwho syllabify --script indic`` prints). On text of
         one script, each script run gets that script's :class:`~wwho.syllables.Syllabifier`
         syllables (``leading_space=True``); the two differ only where the word rule ends a word
         that the syllabifier would go on through (another script's consonant and virama)."""
