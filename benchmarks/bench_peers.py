@@ -581,11 +581,20 @@ def table(lang: str, runs: list[dict], threads: list[int], clock: int, names: li
     return lines
 
 
+#: Rounds shorter than this (MB) were measured to rank nothing (docs/benchmarks.md, "English and
+#: Sinhala news in a quiet hour").
+SHORTEST_ROUND_MB = 0.25
+
+
 def report(args) -> None:
     start_load = os.getloadavg()
     print(f"machine: {machine()}")
     print(f"versions: {versions()}")
     print(f"load average at start: {start_load[0]:.2f} {start_load[1]:.2f} {start_load[2]:.2f}")
+    if args.mb and args.mb / args.rounds < SHORTEST_ROUND_MB:
+        print(f"NOTE: rounds of {args.mb / args.rounds:.2f} MB: a mode's time in a round is then a few milliseconds, "
+              f"which ranks nothing on a shared machine; take --mb {SHORTEST_ROUND_MB * args.rounds:g} or more "
+              f"for {args.rounds} rounds")
     prepare()
     import tiktoken.load
 
