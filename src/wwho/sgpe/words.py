@@ -85,7 +85,9 @@ class WordSplitter:
         ``wwho syllabify --script indic`` prints). On text of
         one script, each script run gets that script's :class:`~wwho.syllables.Syllabifier`
         syllables (``leading_space=True``); the two differ only where the word rule ends a word
-        that the syllabifier would go on through (another script's consonant and virama)."""
+        that the syllabifier would go on through (another script's consonant and virama). Without
+        ``leading_space`` a space is always apart here, where a one-script syllabifier that keeps
+        grapheme clusters keeps a space and a ZWNJ or combining mark after it together."""
         _check_text(text)
         return self.core.tokenize(text, _flag(leading_space))
 
