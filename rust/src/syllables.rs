@@ -61,22 +61,6 @@ impl Automaton {
         self.syllabify_from(text, 0, leading_space, ends)
     }
 
-    /// The tokens of `text` joined by `sep`, appended to `out` as UTF-8 (a lone surrogate in its
-    /// 3-byte form, as Python's "surrogatepass"); with `lines`, each line (ending at `\n`, which is
-    /// kept) is syllabified alone, as when it is given alone: what `wwho syllabify` prints.
-    pub fn joined<U: Unit>(
-        &self,
-        text: &[U],
-        leading_space: bool,
-        lines: bool,
-        sep: &[u8],
-        out: &mut Vec<u8>,
-    ) {
-        joined(text, lines, sep, out, |body, ends| {
-            self.syllabify(body, leading_space, ends)
-        });
-    }
-
     /// [`Automaton::syllabify`] on `text[start..]`, positions still relative to `text`.
     pub fn syllabify_from<U: Unit>(
         &self,
@@ -115,14 +99,28 @@ impl Automaton {
     }
 }
 
-/// `text`'s tokens (their ends, as `tokens` appends them for a text) joined by `sep`, appended to
-/// `out` as UTF-8; with `lines`, each line alone, its `\n` kept (see [`Automaton::joined`]).
+/// What cuts a text into tokens, given as their ends (contiguous, covering the text): a
+/// script's automaton, or a script mode's word splitter (`crate::words`).
+pub trait Tokens {
+    fn token_ends<U: Unit>(&self, text: &[U], leading_space: bool, ends: &mut Vec<usize>);
+}
+
+impl Tokens for Automaton {
+    fn token_ends<U: Unit>(&self, text: &[U], leading_space: bool, ends: &mut Vec<usize>) {
+        self.syllabify(text, leading_space, ends)
+    }
+}
+
+/// The tokens of `text` joined by `sep`, appended to `out` as UTF-8 (a lone surrogate in its
+/// 3-byte form, as Python's "surrogatepass"); with `lines`, each line (ending at `\n`, which is
+/// kept) is cut alone, as when it is given alone: what `wwho syllabify` prints.
 pub fn joined<U: Unit>(
+    tokens: &impl Tokens,
     text: &[U],
+    leading_space: bool,
     lines: bool,
     sep: &[u8],
     out: &mut Vec<u8>,
-    mut tokens: impl FnMut(&[U], &mut Vec<usize>),
 ) {
     let mut ends = Vec::new();
     let parts: Box<dyn Iterator<Item = &[U]>> = if lines {
@@ -134,7 +132,7 @@ pub fn joined<U: Unit>(
         let ended = lines && part.last().is_some_and(|u| u.cp() == 0x0A);
         let body = if ended { &part[..part.len() - 1] } else { part };
         ends.clear();
-        tokens(body, &mut ends);
+        tokens.token_ends(body, leading_space, &mut ends);
         let mut next = ends.iter().peekable();
         for (i, u) in body.iter().enumerate() {
             if i > 0 && next.next_if(|&&end| end == i).is_some() {

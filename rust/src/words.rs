@@ -21,6 +21,7 @@ const START: u8 = 1;
 const ATTACH: u8 = 2;
 use crate::router::Router;
 use crate::schema::Automaton;
+use crate::syllables::Tokens;
 use crate::units::Unit;
 
 /// End of the SGPE piece starting at `pos` (`pos < text.len()`).
@@ -250,8 +251,7 @@ impl WordSplitter {
         }
         // A glued space is the first character of its token, never inside one: a piece ends
         // at whitespace and takes only the one space before it.
-        let glued: Vec<usize> = ends[first..].to_vec();
-        ends.truncate(first);
+        let glued = ends.split_off(first);
         let mut start = 0;
         for end in glued {
             if end - start > 1 && text[start].cp() == 0x20 {
@@ -261,19 +261,11 @@ impl WordSplitter {
             start = end;
         }
     }
+}
 
-    /// [`Self::tokens`] joined by `sep`, as [`Automaton::joined`] joins a script's syllables.
-    pub fn joined<U: Unit>(
-        &self,
-        text: &[U],
-        leading_space: bool,
-        lines: bool,
-        sep: &[u8],
-        out: &mut Vec<u8>,
-    ) {
-        crate::syllables::joined(text, lines, sep, out, |body, ends| {
-            self.tokens(body, leading_space, ends)
-        });
+impl Tokens for WordSplitter {
+    fn token_ends<U: Unit>(&self, text: &[U], leading_space: bool, ends: &mut Vec<usize>) {
+        self.tokens(text, leading_space, ends)
     }
 }
 
@@ -448,7 +440,7 @@ mod tests {
             ]
         );
         let mut out = Vec::new();
-        s.joined(&text, false, true, b"|", &mut out);
+        crate::syllables::joined(&s, &text, false, true, b"|", &mut out);
         assert_eq!(String::from_utf8(out).unwrap(), " | |ශ්‍රී|.|ලං|කා|ව| |x\n |,");
     }
 }

@@ -11,6 +11,7 @@ use crate::graphemes::Graphemes;
 use crate::router::Router;
 use crate::schema::Automaton;
 use crate::sgpe::{Encoder, EncoderSpec, Fallback, Routed, Scope};
+use crate::syllables::{joined, Tokens};
 use crate::units::Text;
 use crate::with_text;
 use crate::words::{Parts, WordSplitter};
@@ -73,8 +74,7 @@ impl PyAutomaton {
         s: &Bound<'py, PyString>,
         leading_space: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ends = self.ends(s, leading_space)?;
-        tokens_of(s, &ends)
+        tokens_of(s, &token_ends(&self.inner, s, leading_space)?)
     }
 
     /// `sep.join(tokenize(text, leading_space))` as UTF-8 bytes, without a string object per token
@@ -87,29 +87,43 @@ impl PyAutomaton {
         sep: &str,
         lines: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let t = text(s)?;
-        let a = &self.inner;
-        let mut out = Vec::with_capacity(t.len() + t.len() / 2);
-        syllabifying(
-            s.py(),
-            t.len(),
-            || with_text!(t, t => a.joined(t, leading_space, lines, sep.as_bytes(), &mut out)),
-        )?;
-        Ok(PyBytes::new(s.py(), &out))
+        joined_bytes(&self.inner, s, leading_space, sep, lines)
     }
+}
 
-    /// The end position of every token of `text`.
-    fn ends(&self, s: &Bound<'_, PyString>, leading_space: bool) -> PyResult<Vec<usize>> {
-        let t = text(s)?;
-        let mut ends = Vec::new();
-        let a = &self.inner;
-        syllabifying(
-            s.py(),
-            t.len(),
-            || with_text!(t, t => a.syllabify(t, leading_space, &mut ends)),
-        )?;
-        Ok(ends)
-    }
+/// The end of every token of `s` as `tokens` cuts it (long texts without the GIL).
+fn token_ends<T: Tokens + Sync>(
+    tokens: &T,
+    s: &Bound<'_, PyString>,
+    leading_space: bool,
+) -> PyResult<Vec<usize>> {
+    let t = text(s)?;
+    let mut ends = Vec::new();
+    syllabifying(
+        s.py(),
+        t.len(),
+        || with_text!(t, t => tokens.token_ends(t, leading_space, &mut ends)),
+    )?;
+    Ok(ends)
+}
+
+/// The tokens of `s` joined by `sep`, as UTF-8 bytes (`crate::syllables::joined`; long texts
+/// without the GIL).
+fn joined_bytes<'py, T: Tokens + Sync>(
+    tokens: &T,
+    s: &Bound<'py, PyString>,
+    leading_space: bool,
+    sep: &str,
+    lines: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let t = text(s)?;
+    let mut out = Vec::with_capacity(t.len() + t.len() / 2);
+    syllabifying(
+        s.py(),
+        t.len(),
+        || with_text!(t, t => joined(tokens, t, leading_space, lines, sep.as_bytes(), &mut out)),
+    )?;
+    Ok(PyBytes::new(s.py(), &out))
 }
 
 /// The strings `s[ends[i-1]:ends[i]]`.
@@ -215,15 +229,7 @@ impl PyWordSplitter {
         s: &Bound<'py, PyString>,
         leading_space: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let t = text(s)?;
-        let mut ends = Vec::new();
-        let w = &self.inner;
-        syllabifying(
-            s.py(),
-            t.len(),
-            || with_text!(t, t => w.tokens(t, leading_space, &mut ends)),
-        )?;
-        tokens_of(s, &ends)
+        tokens_of(s, &token_ends(&self.inner, s, leading_space)?)
     }
 
     /// `sep.join(tokenize(text, leading_space))` as UTF-8 bytes, as `Automaton.joined` makes it.
@@ -234,15 +240,7 @@ impl PyWordSplitter {
         sep: &str,
         lines: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let t = text(s)?;
-        let w = &self.inner;
-        let mut out = Vec::with_capacity(t.len() + t.len() / 2);
-        syllabifying(
-            s.py(),
-            t.len(),
-            || with_text!(t, t => w.joined(t, leading_space, lines, sep.as_bytes(), &mut out)),
-        )?;
-        Ok(PyBytes::new(s.py(), &out))
+        joined_bytes(&self.inner, s, leading_space, sep, lines)
     }
 
     /// The syllable-level tokens of `text` taken as one word (leading-space mode).
