@@ -139,8 +139,13 @@ def _bundled_names() -> frozenset[str]:
 def script_name(script: object) -> str:
     """The name of a bundled script given by name or as a :class:`wwho.Script` member; anything
     else (a path, another type) is a :class:`SchemaError`. Schema files of your own are loaded by
-    path (:func:`load_schema`), never through a script name."""
+    path (:func:`load_schema`), never through a script name. A mode of several scripts
+    (:data:`MULTI_SCRIPT_MODES`) is an error that says where such text goes."""
     name = script.value if isinstance(script, enum.Enum) else script
+    if isinstance(name, str) and name in MULTI_SCRIPT_MODES:
+        raise SchemaError(f"{name!r} is a mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[name])}), not one "
+                          f"schema: wwho.sgpe.words.WordSplitter({name!r}).tokenize(text) splits each script run by "
+                          f"its own (wwho syllabify --script {name})")
     if not isinstance(name, str) or name not in _bundled_names():
         raise SchemaError(f"unknown script {brief(script)}; bundled scripts: {', '.join(available_scripts())}")
     return name

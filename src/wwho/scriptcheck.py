@@ -75,8 +75,8 @@ def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str
 
     ``what`` names the input ("the text", "the corpus"); ``option`` how to choose a script
     (``script=`` or ``--script``); ``latin``: what becomes of Latin text (:data:`TRAINING_KEEPS`,
-    :data:`SYLLABIFYING_KEEPS`); ``mode``: the name of a mode of several scripts, said instead of
-    them when they are more than two."""
+    :data:`SYLLABIFYING_KEEPS`); ``mode``: the script mode's name, said instead of its scripts
+    when they are more than two."""
     total = sum(letters.values())
     if total < MIN_LETTERS:
         return None

@@ -44,15 +44,7 @@ from pathlib import Path
 from wwho import _core
 from wwho.errors import SchemaError, TokenizerError, WrongTypeError, brief
 from wwho.graphemes import cluster_ends, property_ranges
-from wwho.schema import (
-    MULTI_SCRIPT_MODES,
-    Schema,
-    bundled_schema,
-    code_point_ranges,
-    grammar_regex,
-    load_schema,
-    script_name,
-)
+from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema, script_name
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
 WHITESPACE = frozenset(" \t\n\r")
@@ -86,8 +78,8 @@ class Syllabifier:
     def for_script(cls, name: str) -> Syllabifier:
         """The syllabifier of a bundled script (``"sinhala"``, ``"devanagari"``, ..., or a
         :class:`wwho.Script` member), cached. A mode of several scripts (``"indic"``) has no one
-        schema (:func:`syllabify` says where to go)."""
-        return _for_script(_one_script(name))
+        schema: the error says where its text goes."""
+        return _for_script(script_name(name))
 
     @classmethod
     def from_schema(cls, path: str | Path, *, engine: str = "auto", check_length: int = 3) -> Syllabifier:
@@ -197,7 +189,7 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
     needs ``script="devanagari"``); a long text is judged on a sample of it
     (:func:`wwho.scriptcheck.sample`). Text in several scripts, each run by its own schema (a mode
     of training, ``"indic"``): ``wwho.sgpe.words.WordSplitter("indic").tokenize(text)``."""
-    script = _one_script(script)
+    script = script_name(script)
     syllabifier = _for_script(script)
     from wwho.scriptcheck import letters_by_script, sample, syllabifying_keeps, warn_if_other_script
 
@@ -205,15 +197,6 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
         warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
                              option="script=", stacklevel=3, latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
     return syllabifier.tokenize(text, leading_space)
-
-
-def _one_script(name: object) -> str:
-    """:func:`wwho.schema.script_name`, saying where a mode of several scripts goes."""
-    if isinstance(name, str) and name in MULTI_SCRIPT_MODES:
-        raise SchemaError(f"{name!r} is a mode of several scripts ({', '.join(MULTI_SCRIPT_MODES[name])}), not one "
-                          f"schema: wwho.sgpe.words.WordSplitter({name!r}).tokenize(text) splits each script run by "
-                          f"its own (wwho syllabify --script {name})")
-    return script_name(name)
 
 
 def _check_text(text: object) -> None:

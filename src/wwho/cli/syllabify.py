@@ -68,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _lines(syl, args, (line for text in texts for line in _split(text)), letters)
     if not args.schema:
-        warn_if_other_script(letters, scripts, what="the input", option="--script ", latin=keeps,
-                             mode=script if script in MULTI_SCRIPT_MODES else None)
+        warn_if_other_script(letters, scripts, what="the input", option="--script ", latin=keeps, mode=script)
     return 0
 
 

@@ -481,8 +481,7 @@ def _train_on_pieces(
     boundary_occurrences: dict[str, int] = words.boundary_symbol_counts()
     cores = words.cores() if complete_words and merge_scope == "pieces" else None
     boundary_symbols = set(boundary_occurrences)
-    _check_script(splitter.scripts, boundary_occurrences, syllable_freq,
-                  mode=splitter.script if len(splitter.scripts) > 1 else None)
+    _check_script(splitter.scripts, boundary_occurrences, syllable_freq, mode=splitter.script)
 
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)

@@ -82,12 +82,13 @@ class WordSplitter:
     def tokenize(self, text: str, leading_space: bool = False) -> list[str]:
         """Every token of :meth:`split` in order; without ``leading_space``, a space glued to the
         token after it is a token of its own: the syllables of text in several scripts (what
-        ``wwho syllabify --script indic`` prints). On text of
-        one script, each script run gets that script's :class:`~wwho.syllables.Syllabifier`
-        syllables (``leading_space=True``); the two differ only where the word rule ends a word
-        that the syllabifier would go on through (another script's consonant and virama). Without
-        ``leading_space`` a space is always apart here, where a one-script syllabifier that keeps
-        grapheme clusters keeps a space and a ZWNJ or combining mark after it together."""
+        ``wwho syllabify --script indic`` prints).
+
+        Each script run gets that script's :class:`~wwho.syllables.Syllabifier` syllables
+        (``leading_space=True``), except where the word rule ends a word that the syllabifier would
+        go on through (another script's consonant and virama). Without ``leading_space`` a space is
+        always apart here, where a one-script syllabifier that keeps grapheme clusters keeps a
+        space and a ZWNJ or combining mark after it together."""
         _check_text(text)
         return self.core.tokenize(text, _flag(leading_space))
 
