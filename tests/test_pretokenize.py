@@ -121,6 +121,33 @@ def test_core_splits_ascii_words_of_every_length(name):
     check()
 
 
+# The scanners skip a word of an Indic script (letters and marks led by 0xE0, in both of o200k's case
+# classes) without decoding it: words of Devanagari, Sinhala, Tamil and Malayalam after every kind of
+# prefix (none, a space, punctuation, a mark, a newline, a letter, a digit, a danda) and before every
+# kind of ending (ASCII, a contraction, a danda or digit of the script, Latin, marks, joiners, CJK).
+_INDIC_WORDS = ["क", "कि", "हिंदी", "क्षेत्र", "ශ්‍රී", "ලංකාව", "தமிழ்", "മലയാളം", "ि", "िक"]
+_INDIC_HEADS = ["", " ", '"', "(", "'", "\n", "\u093f", "a", "1", "\u0964", "\u00e9"]
+_INDIC_ENDS = ["", " ", ".", ",", "1", "\n", "'", "'s", "a", "Z", "\u0964", "\u0966", "\u00e9", "\u0301",
+               "\u200d", "\u200c", "中", "\U0001f600", "\u0dca", "x'll"]
+
+
+@pytest.mark.parametrize("name", ["o200k", "cl100k", "llama-bpe"])
+def test_core_splits_indic_words_before_every_ending(name):
+    core, ref = Pretokenizer.named(name), ReferencePretokenizer.named(name)
+    for head in _INDIC_HEADS:
+        for word in _INDIC_WORDS:
+            for end in _INDIC_ENDS:
+                for text in (head + word + end, "x" + head + word + end + " " + word):
+                    assert core.split(text) == ref.split(text), repr(text)
+
+    @FUZZ
+    @given(text=st.lists(st.sampled_from(_INDIC_WORDS + _INDIC_HEADS + _INDIC_ENDS), max_size=12).map("".join))
+    def check(text):
+        assert core.split(text) == ref.split(text)
+
+    check()
+
+
 def test_the_reference_stand_in_is_not_the_character():
     """U+0295 changed category after 16.0 (Ll -> Lo); the reference matches an 'a' in its place, which
     a literal range such as DeepSeek's ``:-~`` then also matches. The core sees the character itself,
