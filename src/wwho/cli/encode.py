@@ -176,29 +176,39 @@ class _IdText:
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
     if args.file and args.file != "-":  # (--file -: standard input, as usual)
-        from wwho.corpus import READ_ERRORS, check_not_compressed, compressed_by_name, open_binary
-        from wwho.fileio import open_regular
+        from wwho.corpus import READ_ERRORS
 
-        # A regular file, or a FIFO read once as a stream (as standard input is); never a directory or a
-        # device (/dev/zero is one endless line). A .gz, .xz or .bz2 file is read decompressed, as
-        # train and eval read it; another compressed file is refused by its format's name.
-        path = Path(args.file)
         try:
-            if compressed_by_name(path):
-                stream = open_binary(path)
-            else:
-                check_not_compressed(path)
-                stream = io.BufferedReader(open_regular(args.file, error=CorpusError, what="file to encode", fifo=True))
-            with stream as f:
+            with open_input_file(args.file, what="file to encode") as f:
                 yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file)
         except READ_ERRORS as exc:
-            if isinstance(exc, OSError) and exc.strerror:
-                raise CorpusError(f"{args.file}: cannot read: {exc.strerror}") from None
-            raise CorpusError(f"{args.file}: cannot read (corrupt or truncated file?): {exc}") from None
+            raise read_failed(args.file, exc) from None
     elif args.file or args.input == "-":
         yield from _decoded(bounded_lines(standard_input(), "stdin", args.max_line_bytes), "stdin")
     else:
         yield argument_text(args.input)
+
+
+def open_input_file(path: str, *, what: str) -> IO[bytes]:
+    """``path`` opened for reading as bytes: a regular file, or a FIFO read once as a stream (as
+    standard input is); never a directory or a device (/dev/zero is one endless line). A .gz,
+    .xz or .bz2 file is read decompressed, as train and eval read it; another compressed file
+    is refused by its format's name. Errors while reading it: :func:`read_failed`."""
+    from wwho.corpus import check_not_compressed, compressed_by_name, open_binary
+    from wwho.fileio import open_regular
+
+    if compressed_by_name(Path(path)):
+        return open_binary(Path(path))
+    check_not_compressed(Path(path))
+    return io.BufferedReader(open_regular(path, error=CorpusError, what=what, fifo=True))
+
+
+def read_failed(path: str, exc: BaseException) -> CorpusError:
+    """The error to raise for ``exc``, one of ``wwho.corpus.READ_ERRORS`` raised while reading
+    ``path`` (a read that failed, or a compressed file cut short or corrupt)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return CorpusError(f"{path}: cannot read: {exc.strerror}")
+    return CorpusError(f"{path}: cannot read (corrupt or truncated file?): {exc}")
 
 
 def _decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
@@ -210,11 +220,32 @@ def _decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
 
 
 def argument_text(text: str) -> str:
+    """The text of a TEXT argument, read as standard input is read. One that names a file is
+    still the text itself (as documented), with a warning saying how to read the file instead:
+    ``wwho encode corpus.txt`` would otherwise print the ids of the word "corpus.txt" and exit 0."""
+    import shlex
+    import warnings
+
+    from wwho.errors import WwhoWarning
+
     # Python decodes argv with surrogateescape: get the bytes back and read them as stdin is read.
     try:
-        return os.fsencode(text).decode("utf-8", "surrogatepass")
+        decoded = os.fsencode(text).decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
         raise CorpusError(f"arguments: the text is not UTF-8 (invalid byte at {exc.start})") from None
+    if _names_a_file(text):
+        warnings.warn(f"{decoded!r} is taken as the text itself, not read, though it names a file; to read "
+                      f"the file, give --file {shlex.quote(decoded)}", WwhoWarning, stacklevel=2)
+    return decoded
+
+
+def _names_a_file(text: str) -> bool:
+    if not text or "\n" in text or len(text) > 4096:  # (no path is a line of text or longer than PATH_MAX)
+        return False
+    try:
+        return os.path.isfile(text)
+    except (OSError, ValueError):  # a NUL, a name too long: no file
+        return False
 
 
 #: Lines in one block at most: a short line's ids cost far more than its text (a list, and a string

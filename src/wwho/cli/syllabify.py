@@ -1,13 +1,13 @@
-"""``wwho syllabify``: print the syllables of a text (argument or stdin), one line per input line.
+"""``wwho syllabify``: print the syllables of a text (argument, ``--file`` or stdin), one line per input line.
 
 ``--script`` names a bundled script, or a multi-script mode of training (``indic``, ``mixed``): each
 script run then goes to its own schema, and the tokens are the units ``wwho train --script indic``
 merges (:meth:`wwho.sgpe.words.WordSplitter.tokenize`).
 
-Input is UTF-8 (standard input is read as bytes; a byte that is not UTF-8 is an error naming its
-line and offset) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
+Input is UTF-8 (a file and standard input are read as bytes; a byte that is not UTF-8 is an error
+naming its line and offset; a ``.gz``, ``.xz`` or ``.bz2`` file is read decompressed) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
 not a syllable (CRLF files), in every mode, and an argument holding newlines is several lines.
-Standard input is read in blocks of whole lines, each block syllabified by the core in one call on
+A file and standard input are read in blocks of whole lines, each block syllabified by the core in one call on
 a pool of threads and written in order as bytes: a call and a string per line would cost more
 than the syllables. ``--json`` goes line by line. A line is syllabified whole, in memory several times
 its size, so one longer than ``--max-line-bytes`` (default 64 MiB) is an error naming it, found
@@ -21,7 +21,7 @@ import json
 import sys
 from collections import Counter
 
-from wwho.cli.encode import argument_text
+from wwho.cli.encode import argument_text, open_input_file, read_failed
 from wwho.cli.outputs import StandardOutput, refuse_reading_own_output, require_stdout, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
@@ -32,7 +32,9 @@ from wwho.syllables import Syllabifier
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("text", nargs="?", default="-", help="text to split, or - (default) to read standard input")
+    p.add_argument("text", nargs="?", default=None, help="text to split, or - (default) to read standard input")
+    p.add_argument("--file", metavar="FILE", help="split every line of FILE (UTF-8; a .gz, .xz or .bz2 file is read "
+                                                  "decompressed), in order")
     p.add_argument("--script", help=f"bundled script ({', '.join(available_scripts())}; default sinhala), or a mode "
                                     f"of several ({', '.join(MULTI_SCRIPT_MODES)}): each script run by its own schema, "
                                     "as wwho train --script indic counts them")
@@ -40,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leading-space", action="store_true", help="attach a space to the syllable after it")
     p.add_argument("--json", action="store_true", help="print a JSON list of syllables per line")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
-                   help=f"with -: longest input line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
+                   help=f"with - or --file: longest input line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
                         "a line is split whole, in memory several times its size; a longer one is an error")
 
 
@@ -52,9 +54,12 @@ def run(args: argparse.Namespace) -> int:
     script = args.script or "sinhala"
     if not args.schema:
         mode_scripts(script)  # an unknown name is an error naming the scripts and the modes
+    if args.file and args.text is not None:  # (- too: standard input would be left unread)
+        raise CorpusError("give either TEXT (or -) or --file, not both")
+    reads = args.file or ("-" if args.text in (None, "-") else None)  # a file name, "-", or None: the argument
     require_stdout()  # closed: said before any work
-    stdin = standard_input() if args.text == "-" else None
-    refuse_reading_own_output("-", ["-"] if stdin is not None else [])
+    refuse_reading_own_output("-", [reads] if reads else [])
+    stdin = standard_input() if reads == "-" else None
     syl: Syllabifier | WordSplitter
     if script in MULTI_SCRIPT_MODES:  # each script run by its own schema, as `wwho train --script indic` counts
         syl, scripts, keeps = WordSplitter(script), MULTI_SCRIPT_MODES[script], syllabifying_keeps(False)
@@ -62,7 +67,12 @@ def run(args: argparse.Namespace) -> int:
         syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(script)
         scripts, keeps = (script,), syllabifying_keeps(syl.schema.keep_clusters)
     letters: Counter = Counter()
-    texts = _texts(stdin, args.max_line_bytes) if stdin is not None else [_argument(args.text)]
+    if reads is None:
+        texts = [_argument(args.text)]
+    elif stdin is not None:
+        texts = _texts(stdin, args.max_line_bytes)
+    else:
+        texts = _file_texts(reads, args.max_line_bytes)
     if not args.json and hasattr(sys.stdout, "buffer"):
         _blocks(syl, args, texts, letters)
     else:
@@ -124,8 +134,20 @@ def _blocks(syl: Syllabifier | WordSplitter, args: argparse.Namespace, texts, le
     stdout.flush()
 
 
-def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES):
-    """Blocks of whole lines of ``stdin`` (bytes), decoded; the part of a line not yet ended is
+def _file_texts(path: str, max_line_bytes: int):
+    """:func:`_texts` of the file ``path``; an error reading it (not one of the caller's, between
+    blocks) names the file."""
+    from wwho.corpus import READ_ERRORS
+
+    try:
+        with open_input_file(path, what="file to split") as f:
+            yield from _texts(f, max_line_bytes, name=path)
+    except READ_ERRORS as exc:
+        raise read_failed(path, exc) from None
+
+
+def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES, name: str = "stdin"):
+    """Blocks of whole lines of ``stdin`` (bytes; errors name it ``name``), decoded; the part of a line not yet ended is
     kept for the next block (a list of reads, so a long line costs linear time). A line longer
     than ``max_line_bytes`` (its line end counted, as for a corpus) is an error once that many
     bytes of it are held, not after the whole line is."""
@@ -142,11 +164,11 @@ def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES):
         except UnicodeDecodeError as exc:
             start = raw.rfind(b"\n", 0, exc.start) + 1
             line = lines + raw.count(b"\n", 0, exc.start) + 1
-            raise CorpusError(f"stdin:{line}: invalid UTF-8 at byte {exc.start - start:,} of the line "
+            raise CorpusError(f"{name}:{line}: invalid UTF-8 at byte {exc.start - start:,} of the line "
                               f"(byte {offset + exc.start:,} of the input)") from None
 
     def too_long() -> CorpusError:
-        return CorpusError(f"stdin:{lines + 1}: the line is longer than {max_line_bytes:,} bytes, the "
+        return CorpusError(f"{name}:{lines + 1}: the line is longer than {max_line_bytes:,} bytes, the "
                            "limit that bounds memory (raise it with --max-line-bytes)")
 
     while data := stdin.read(size):

@@ -1,0 +1,98 @@
+"""Where ``wwho syllabify`` and ``wwho encode`` read their text: a TEXT argument, ``--file FILE``
+(plain or compressed) or standard input; one text whatever the source, and errors that name it."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import shlex
+import subprocess
+
+import pytest
+from cli_run import one_line_error, wwho
+from conftest import wwho_command
+
+TEXT = "ශ්‍රී ලංකාව and नमस्ते\r\nதமிழ் ಕನ್ನಡ  বাংলা\n\n12 ක්ෂ\nno final newline"
+
+
+def _write(path, data: bytes):
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix, open)
+    with opener(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".gz", ".bz2"])
+@pytest.mark.parametrize("options", [["--script", "sinhala"], ["--script", "indic", "--leading-space"],
+                                     ["--script", "devanagari", "--json"]])
+def test_syllabify_a_file_prints_what_standard_input_prints(tmp_path, suffix, options):
+    path = _write(tmp_path / f"text{suffix}", TEXT.encode())
+    from_stdin = wwho("syllabify", *options, input=TEXT.encode())
+    from_file = wwho("syllabify", *options, "--file", path)
+    assert from_stdin.returncode == 0 and from_file.returncode == 0, from_file.stderr
+    assert from_file.stdout == from_stdin.stdout
+    lines = from_file.stdout.decode().splitlines()
+    assert len(lines) == 5  # one a line, the CRLF's CR no syllable, the empty line kept
+    if "--json" in options:
+        assert json.loads(lines[2]) == []
+
+
+def test_syllabify_a_file_of_many_blocks_keeps_its_lines(tmp_path, monkeypatch):
+    # Lines cut between the reads of a block are joined, as on standard input.
+    from wwho import Syllabifier
+    from wwho.cli import main
+    from wwho.cli import syllabify as verb
+
+    monkeypatch.setattr(verb, "BLOCK_BYTES", 7)
+    text = "ශ්‍රී ලංකාව\n" * 5 + "ක" * 30 + "\nනමස්"
+    path = _write(tmp_path / "t.txt", text.encode())
+    proc = wwho("syllabify", "--file", path)
+    syl = Syllabifier.for_script("sinhala")
+    assert proc.stdout.decode() == "".join(syl.joined(line, " | ") + "\n" for line in text.split("\n"))
+    assert main(["syllabify", "--file", str(path)]) == 0
+
+
+def test_syllabify_file_errors_name_the_file(tmp_path):
+    bad = _write(tmp_path / "bad.txt", "ක\n".encode() * 3 + b"\xff\n")
+    assert one_line_error(wwho("syllabify", "--file", bad)).endswith(
+        f"{bad}:4: invalid UTF-8 at byte 0 of the line (byte 12 of the input)")
+    long = _write(tmp_path / "long.txt", "ක\n".encode() + "ක".encode() * 400 + b"\n")
+    assert one_line_error(wwho("syllabify", "--file", long, "--max-line-bytes", "1k")).endswith(
+        f"{long}:2: the line is longer than 1,024 bytes, the limit that bounds memory (raise it with --max-line-bytes)")
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(gzip.compress("ක\n".encode() * 1000)[:40])
+    assert f"{cut}: cannot read (corrupt or truncated file?)" in one_line_error(wwho("syllabify", "--file", cut))
+    assert one_line_error(wwho("syllabify", "--file", tmp_path / "absent.txt")).endswith(
+        f"{tmp_path / 'absent.txt'}: no such file to split")
+    assert "is a directory" in one_line_error(wwho("syllabify", "--file", tmp_path))
+    assert one_line_error(wwho("syllabify", "--file", bad, "ක")).endswith(
+        "give either TEXT (or -) or --file, not both")
+
+
+def test_syllabify_refuses_a_file_it_would_append_its_own_output_to(tmp_path):
+    path = _write(tmp_path / "t.txt", "ශ්‍රී\n".encode())
+    with open(path, "ab") as out:
+        proc = subprocess.run([*wwho_command(), "syllabify", "--file", str(path)], stdout=out,
+                              stderr=subprocess.PIPE, timeout=120)
+    assert proc.returncode == 2 and b"is the file the results are written to" in proc.stderr
+    assert path.read_bytes() == "ශ්‍රී\n".encode()
+
+
+@pytest.mark.parametrize("verb", [["syllabify", "--script", "sinhala"], ["encode", "--tokenizer", "SGPE"]])
+def test_a_text_argument_that_names_a_file_is_the_text_with_a_warning(tmp_path, tokenizers, verb):
+    """``wwho encode corpus.txt`` printed the ids of the word "corpus.txt" and said nothing: it still
+    does as documented (TEXT is the text), and says how to read the file."""
+    sgpe = tmp_path / "sgpe"
+    tokenizers["sinhala"].save(sgpe)
+    verb = [str(sgpe) if arg == "SGPE" else arg for arg in verb]
+    path = tmp_path / "ලංකාව.txt"
+    path.write_text("ශ්‍රී\n", encoding="utf-8")
+    named = wwho(*verb, path)
+    assert named.returncode == 0, named.stderr
+    assert f"wwho: warning: '{path}' is taken as the text itself, not read, though it names a file; to read " \
+           f"the file, give --file {shlex.quote(str(path))}" in named.stderr.decode()
+    path.unlink()
+    text = wwho(*verb, path)
+    assert text.returncode == 0 and b"names a file" not in text.stderr
+    assert named.stdout == text.stdout and named.stdout.strip()
