@@ -5,13 +5,14 @@ script run then goes to its own schema, and the tokens are the units ``wwho trai
 merges (:meth:`wwho.sgpe.words.WordSplitter.tokenize`).
 
 Input is UTF-8 (a file and standard input are read as bytes; a byte that is not UTF-8 is an error
-naming its line and offset; a ``.gz``, ``.xz`` or ``.bz2`` file is read decompressed) and output is UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end,
-not a syllable (CRLF files), in every mode, and an argument holding newlines is several lines.
-A file and standard input are read in blocks of whole lines, each block syllabified by the core in one call on
-a pool of threads and written in order as bytes: a call and a string per line would cost more
-than the syllables. ``--json`` goes line by line. A line is syllabified whole, in memory several times
-its size, so one longer than ``--max-line-bytes`` (default 64 MiB) is an error naming it, found
-before it is held whole.
+naming its line and offset; a ``.gz``, ``.xz`` or ``.bz2`` file is read decompressed) and output is
+UTF-8. A line ends at ``"\n"``; a ``"\r"`` before it is part of the line end, not a syllable (CRLF
+files), in every mode, and an argument holding newlines is several lines. A file and standard input
+are read in blocks of whole lines, each block syllabified by the core in one call on a pool of
+threads and written in order as bytes: a call and a string per line would cost more than the
+syllables. ``--json`` goes line by line. A line is syllabified whole, in memory several times its
+size, so one longer than ``--max-line-bytes`` (default 64 MiB) is an error naming it, found before
+it is held whole.
 """
 
 from __future__ import annotations
@@ -147,8 +148,8 @@ def _file_texts(path: str, max_line_bytes: int):
 
 
 def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES, name: str = "stdin"):
-    """Blocks of whole lines of ``stdin`` (bytes; errors name it ``name``), decoded; the part of a line not yet ended is
-    kept for the next block (a list of reads, so a long line costs linear time). A line longer
+    """Blocks of whole lines of ``stdin`` (bytes; errors name it ``name``), decoded; the part of a
+    line not yet ended is kept for the next block (a list of reads, so a long line costs linear time). A line longer
     than ``max_line_bytes`` (its line end counted, as for a corpus) is an error once that many
     bytes of it are held, not after the whole line is."""
     from wwho.errors import CorpusError
