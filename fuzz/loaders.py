@@ -20,6 +20,8 @@ id set to a duplicate; a file swapped for another save's), then runs the loader.
 * **wrong load**: the loader accepted a mutation it must refuse (a merge list or ranks file cut
   short, a duplicate or out-of-range id, files of two saves mixed, an edit under a manifest);
 * **loaded**: the mutation gave another valid file (a token string changed, whitespace...);
+* **loaded, warned**: so, with a :class:`wwho.errors.WwhoWarning` (a file the loader does not read,
+  changed since the save: ``ChangedFileWarning``); wwho's warnings are counted, not printed;
 * **timeout**: a case took more than 20 s.
 
 Memory: the process's peak RSS, and the largest rise of it during one case. An address-space
@@ -38,6 +40,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -348,7 +351,7 @@ def _alarm(signum, frame):
 
 
 def run_case(seed: Seed, name: str, kind: str, new: bytes, work: Path, tally: Tally) -> None:
-    from wwho.errors import WwhoError
+    from wwho.errors import WwhoError, WwhoWarning
 
     case = work / f"case{tally.tried}"
     if seed.path.is_dir():
@@ -368,21 +371,25 @@ def run_case(seed: Seed, name: str, kind: str, new: bytes, work: Path, tally: Ta
         seed.manifest or (kind in MUST_REFUSE and read))
     signal.alarm(CASE_SECONDS)
     label = f"{name}: {kind}"
+    caught: list[warnings.WarningMessage] = []
     try:
-        loaded = seed.load(target)
-        if type(loaded).__name__ == "Tokenizer":  # HF tokenizers' own object
-            for text in TEXTS:
-                loaded.decode(loaded.encode(text).ids)
-        elif type(loaded).__name__ == "BinaryTokenizer":  # bytes in, bytes out
-            for text in TEXTS:
-                loaded.decode(loaded.encode(text.encode("utf-8")))
-        elif hasattr(loaded, "encode") and hasattr(loaded, "decode"):
-            for text in TEXTS:
-                loaded.decode(loaded.encode(text))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded = seed.load(target)
+            if type(loaded).__name__ == "Tokenizer":  # HF tokenizers' own object
+                for text in TEXTS:
+                    loaded.decode(loaded.encode(text).ids)
+            elif type(loaded).__name__ == "BinaryTokenizer":  # bytes in, bytes out
+                for text in TEXTS:
+                    loaded.decode(loaded.encode(text.encode("utf-8")))
+            elif hasattr(loaded, "encode") and hasattr(loaded, "decode"):
+                for text in TEXTS:
+                    loaded.decode(loaded.encode(text))
+        warned = [str(w.message) for w in caught if issubclass(w.category, WwhoWarning)]
         if must_refuse:
-            tally.add(seed.name, label, "wrong load", "accepted")
+            tally.add(seed.name, label, "wrong load", "accepted" + (f" with a warning: {warned[0][:200]}" if warned else ""))
         else:
-            tally.add(seed.name, label, "loaded")
+            tally.add(seed.name, label, "loaded, warned" if warned else "loaded")
     except _Timeout:
         tally.add(seed.name, label, "timeout", f"> {CASE_SECONDS} s")
     except WwhoError as exc:
@@ -395,6 +402,9 @@ def run_case(seed: Seed, name: str, kind: str, new: bytes, work: Path, tally: Ta
     finally:
         signal.alarm(0)
         shutil.rmtree(case, ignore_errors=True)
+        for w in caught:  # another library's warnings, as they came (wwho's are an outcome above)
+            if not issubclass(w.category, WwhoWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     rise = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
     if rise > tally.peak_rise_mb:
         tally.peak_rise_mb, tally.peak_rise_case = rise, f"{seed.name} / {label}"
@@ -440,7 +450,7 @@ def report(tally: Tally, seconds: float) -> str:
     o = tally.outcomes
     lines = [
         (f"tried {tally.tried:,} mutated files in {seconds:.0f} s: clean errors {o['clean error']:,}, "
-         f"loaded (still valid) {o['loaded']:,}, tracebacks {o['traceback']:,}, wrong loads {o['wrong load']:,}, "
+         f"loaded (still valid) {o['loaded'] + o['loaded, warned']:,} ({o['loaded, warned']:,} with a warning), tracebacks {o['traceback']:,}, wrong loads {o['wrong load']:,}, "
          f"multi-line errors {o['multi-line error']:,}, timeouts {o['timeout']:,}"),
         (f"memory: peak RSS {peak:,.0f} MB; largest rise during one case {tally.peak_rise_mb:,.0f} MB "
          f"({tally.peak_rise_case or '-'})"),
@@ -449,7 +459,7 @@ def report(tally: Tally, seconds: float) -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, c in sorted(tally.by_seed.items()):
-        lines.append(f"| {name} | {sum(c.values()):,} | {c['clean error']:,} | {c['loaded']:,} | {c['traceback']:,} "
+        lines.append(f"| {name} | {sum(c.values()):,} | {c['clean error']:,} | {c['loaded'] + c['loaded, warned']:,} | {c['traceback']:,} "
                      f"| {c['wrong load']:,} | {c['timeout']:,} |")
     for outcome, examples in tally.examples.items():
         lines += ["", f"{outcome} examples:", *(f"  {e}" for e in examples)]

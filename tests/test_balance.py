@@ -119,6 +119,7 @@ def test_cli_balance(tmp_path, corpora, capsys):
         assert "--balance is an option of --engine local" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
 def test_a_balanced_training_reports_its_skipped_lines(corpora, tmp_path, capsys, kind):
     # The balanced stream reads the corpora itself; what it skipped is still counted in the
@@ -152,6 +153,7 @@ def test_bytelevel_trainer_balances_its_corpora(corpora, capsys):
     assert "balance 0.3:" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
 def test_a_balanced_training_resumes_to_the_same_bytes(corpora, tmp_path, monkeypatch):
     big, small = corpora
     options = dict(vocab_size=600, script="mixed", progress=False, workers=1, balance=0.3)

@@ -793,6 +793,8 @@ def test_from_hf_reads_the_roles_of_the_files_beside_it(tmp_path):
     from special_tokens_map.json / tokenizer_config.json beside it, as transformers reads them."""
     from conftest import require_data
 
+    from wwho.errors import ChangedFileWarning
+
     gguf = require_data(DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf")
     base = ByteBPE.from_gguf(gguf)
     base.export_hf(tmp_path / "llama")
@@ -801,7 +803,8 @@ def test_from_hf_reads_the_roles_of_the_files_beside_it(tmp_path):
     assert back.encode("hi there") == base.encode("hi there")
     (tmp_path / "llama" / "special_tokens_map.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "llama" / "tokenizer_config.json").write_text("[]", encoding="utf-8")
-    alone = ByteBPE.from_hf(tmp_path / "llama" / "tokenizer.json")  # files it cannot use name no role
+    with pytest.warns(ChangedFileWarning, match="special_tokens_map.json, tokenizer_config.json changed"):
+        alone = ByteBPE.from_hf(tmp_path / "llama" / "tokenizer.json")  # files it cannot use name no role
     assert (alone.model.bos_id, alone.model.eos_id) == (128000, None)  # the BOS its post-processor adds
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 from conftest import DATA, O200K_FILE
@@ -176,13 +177,16 @@ def small_sgpe(tmp_path_factory):
     """A small SGPE tokenizer (vocabulary 400) on the bundled Sinhala sample."""
     from pathlib import Path
 
+    from wwho.errors import VocabSizeWarning
     from wwho.sgpe import SGPETokenizer, train_sgpe
 
     root = tmp_path_factory.mktemp("cli-small")
     sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
     corpus = root / "c.txt"
     corpus.write_text("\n".join(sample.read_text(encoding="utf-8").splitlines()[:800]), encoding="utf-8")
-    SGPETokenizer(train_sgpe(corpus, vocab_size=400, progress=False, workers=1)).save(root / "tok")
+    with warnings.catch_warnings():  # a small corpus: its size is not checked here
+        warnings.simplefilter("ignore", VocabSizeWarning)
+        SGPETokenizer(train_sgpe(corpus, vocab_size=400, progress=False, workers=1)).save(root / "tok")
     return root / "tok"
 
 

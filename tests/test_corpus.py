@@ -346,6 +346,7 @@ def test_a_dash_as_a_corpus_says_standard_input_is_not_read(tmp_path, monkeypatc
     assert list(iter_documents("-")) == ["a"]
 
 
+@pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
 def test_a_tokenizer_saved_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
     """Before: `wwho train -o corpus corpus` run a second time read the first run's vocab.json,
     tokenizer.json and manifest as training text (18,609 documents from 6 files instead of 15,000

@@ -132,6 +132,7 @@ def test_bytelevel_from_counts_equals_training_on_the_file(corpus, tmp_path):
     assert _saved(got, tmp_path, "b") == want
 
 
+@pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # both sides alike: their size is not checked here
 def test_counts_past_32_bits_train_like_their_ratio(corpus):
     counts = dict(count_corpus([corpus], progress=False).items())
     # Scope "words": the engine bounds total count x longest word below 2**62, and a whole piece (the

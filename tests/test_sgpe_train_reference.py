@@ -10,10 +10,13 @@ the same vocabulary file, on real text and on text that holds special and byte t
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from conftest import CORPORA, read_slice
 from reference.train import train as reference_train
 
+from wwho.errors import VocabSizeWarning
 from wwho.sgpe import train_sgpe
 
 OPTIONS = {
@@ -62,7 +65,13 @@ def corpus(tmp_path_factory):
 def test_core_trainer_equals_the_reference(corpus, name, vocab_size):
     path, lines = corpus
     options = OPTIONS[name]
-    got = train_sgpe(path, vocab_size=vocab_size, script="mixed", progress=False, workers=2, **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = train_sgpe(path, vocab_size=vocab_size, script="mixed", progress=False, workers=2, **options)
+    # Sizes out of this corpus's reach are part of the grid: the trainer says so, and only then.
+    said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
+    assert bool(said) == (len(got.vocab) != vocab_size), said
+    assert all(issubclass(w.category, VocabSizeWarning) for w in caught), [str(w.message) for w in caught]
     want = reference_train(lines, vocab_size=vocab_size, script="mixed", **options)
     assert got.prune_freq == want.prune_freq
     assert got.merges == want.merges
