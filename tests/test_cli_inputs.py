@@ -96,3 +96,14 @@ def test_a_text_argument_that_names_a_file_is_the_text_with_a_warning(tmp_path, 
     text = wwho(*verb, path)
     assert text.returncode == 0 and b"names a file" not in text.stderr
     assert named.stdout == text.stdout and named.stdout.strip()
+
+
+def test_decode_says_how_to_read_ids_from_a_file_an_argument_names(tmp_path, tokenizers):
+    sgpe = tmp_path / "sgpe"
+    tokenizers["sinhala"].save(sgpe)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1 2 3\n", encoding="utf-8")
+    assert one_line_error(wwho("decode", "--tokenizer", sgpe, ids)).endswith(
+        f"arguments: item 0 is '{ids}', not a token id (it names a file: read the ids from it with - < {ids})")
+    ids.unlink()
+    assert one_line_error(wwho("decode", "--tokenizer", sgpe, ids)).endswith(f"item 0 is '{ids}', not a token id")

@@ -16,12 +16,13 @@ import argparse
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
 from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
 from wwho.binary.mapping import decode_to_bytes, encode_bytes
-from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, results_output, standard_input
+from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import parse_json, read_bytes
 
@@ -128,7 +129,9 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
     ids = []
     for n, word in enumerate(w for w in re.split(r"[\s,]+", stripped) if w):
         if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
-            raise TokenizerError(f"{where}: item {n} is {brief(word)}, not a token id")
+            hint = (f" (it names a file: read the ids from it with - < {shlex.quote(word)})"
+                    if where == "arguments" and names_a_file(word) else "")
+            raise TokenizerError(f"{where}: item {n} is {brief(word)}, not a token id{hint}")
         if len(word) > 20:  # no id has that many digits, and Python refuses int() of thousands
             raise TokenizerError(f"{where}: item {n} ({len(word):,} digits) is too large to be a token id")
         ids.append(int(word))

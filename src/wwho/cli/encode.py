@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from wwho.cli.outputs import results_output, standard_input
+from wwho.cli.outputs import names_a_file, results_output, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
@@ -233,19 +233,10 @@ def argument_text(text: str) -> str:
         decoded = os.fsencode(text).decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
         raise CorpusError(f"arguments: the text is not UTF-8 (invalid byte at {exc.start})") from None
-    if _names_a_file(text):
+    if names_a_file(text):
         warnings.warn(f"{decoded!r} is taken as the text itself, not read, though it names a file; to read "
                       f"the file, give --file {shlex.quote(decoded)}", WwhoWarning, stacklevel=2)
     return decoded
-
-
-def _names_a_file(text: str) -> bool:
-    if not text or "\n" in text or len(text) > 4096:  # (no path is a line of text or longer than PATH_MAX)
-        return False
-    try:
-        return os.path.isfile(text)
-    except (OSError, ValueError):  # a NUL, a name too long: no file
-        return False
 
 
 #: Lines in one block at most: a short line's ids cost far more than its text (a list, and a string

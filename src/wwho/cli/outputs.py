@@ -292,3 +292,14 @@ def standard_input(give: str = "the text as an argument, or pipe it in") -> IO[b
     if sys.stdin is None:
         raise CorpusError(f"standard input is closed (<&-): give {give}")
     return sys.stdin.buffer
+
+
+def names_a_file(text: str) -> bool:
+    """Whether an argument meant as text (or ids) names an existing file: the user may have meant
+    to read it."""
+    if not text or "\n" in text or len(text) > 4096:  # (no path is a line of text or longer than PATH_MAX)
+        return False
+    try:
+        return os.path.isfile(text)
+    except (OSError, ValueError):  # a NUL, a name too long: no file
+        return False
