@@ -53,6 +53,7 @@ def test_earlier_vocab_files_load_with_identical_ids(mode):
 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/data/corpora is absent")
+@pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # round 1's size on a small corpus: not checked here
 @pytest.mark.parametrize("mode", OLD_MODES)
 def test_earlier_modes_retrain_to_the_same_file(mode, tmp_path):
     text = "\n".join((CORPORA / "si/flores200-devtest.txt").read_text(encoding="utf-8").splitlines()[:300]
