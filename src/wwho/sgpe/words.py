@@ -31,10 +31,10 @@ import functools
 import re
 
 from wwho import _core, counting
-from wwho.errors import TokenizerError, WrongTypeError
+from wwho.errors import TokenizerError
 from wwho.router import core_router
 from wwho.schema import MULTI_SCRIPT_MODES, available_scripts, code_point_ranges
-from wwho.syllables import Syllabifier, _check_separator, _flag
+from wwho.syllables import Syllabifier, _check_separator, _check_text, _flag
 from wwho.words import word_char_sets
 
 #: Every script mode: one per bundled schema, then the multi-script modes.
@@ -94,11 +94,14 @@ class WordSplitter:
 
     def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
         """``separator.join(self.tokenize(text, leading_space))``, made in the core."""
-        return self.joined_lines(text, separator, leading_space, lines=False).decode("utf-8", "surrogatepass")
+        return self._joined(text, separator, leading_space, False).decode("utf-8", "surrogatepass")
 
-    def joined_lines(self, text: str, separator: str, leading_space: bool = False, *, lines: bool = True) -> bytes:
+    def joined_lines(self, text: str, separator: str, leading_space: bool = False) -> bytes:
         """The UTF-8 of :meth:`joined` applied to each line of ``text`` (split at ``"\\n"`` only,
         line ends kept): what ``wwho syllabify --script indic`` prints for a block of its input."""
+        return self._joined(text, separator, leading_space, True)
+
+    def _joined(self, text: str, separator: str, leading_space: bool, lines: bool) -> bytes:
         _check_text(text)
         _check_separator(separator)
         return self.core.joined(text, _flag(leading_space), separator, lines)
@@ -113,6 +116,3 @@ def core_splitter(scripts: tuple[str, ...], routed: bool, split_punctuation: boo
     return _core.WordSplitter(code_point_ranges(starts), code_point_ranges(attach), automata, router)
 
 
-def _check_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
