@@ -17,6 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import HealthCheck, given, settings
@@ -32,7 +33,7 @@ from reference.bytelevel_py import (
 from wwho.bytelevel import ByteBPE, DisallowedSpecialError
 from wwho.bytelevel.files import read_tiktoken_ranks
 from wwho.bytelevel.hf_files import tiktoken_merges
-from wwho.errors import TokenizerError, VocabError, WwhoError
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WwhoError
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
@@ -583,6 +584,19 @@ def test_decode_replaces_invalid_utf8(ours):
     assert ours.decode_bytes(broken) == b"\xe0"
     with pytest.raises(UnicodeDecodeError):
         ours.decode(broken, errors="strict")
+
+
+def test_an_unassigned_id_below_n_vocab_is_said_to_be_unassigned(ours, ref):
+    # o200k_base has no token 199998 or 200000-200017, though n_vocab is 200019: tiktoken raises a
+    # KeyError for them too. The message must not read as "not below n_vocab".
+    for bad in (199998, 200000, np.int64(200017)):
+        with pytest.raises(KeyError):
+            ref.decode_single_token_bytes(int(bad))
+        with pytest.raises(UnknownTokenError, match=r"is below n_vocab \(the vocabulary leaves it unassigned\)"):
+            ours.decode([1, bad])
+    with pytest.raises(UnknownTokenError) as past:
+        ours.decode([ours.n_vocab])
+    assert "unassigned" not in str(past.value)
 
 
 def test_constructor_validates_vocabulary():

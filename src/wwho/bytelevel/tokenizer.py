@@ -215,7 +215,12 @@ class ByteBPE(TiktokenNames):
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
-        return no_token(token_id, f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})")
+        message = f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
+        if _below(token_id, self.n_vocab):
+            # o200k_base leaves ids between its ordinary and special tokens without a token: an id
+            # below n_vocab would otherwise read as a contradiction.
+            message += ": no token has this id, though it is below n_vocab (the vocabulary leaves it unassigned)"
+        return no_token(token_id, message)
 
     def __len__(self) -> int:
         return self.vocab_size
@@ -674,3 +679,10 @@ def _extra_string(data: bytes) -> str:
 def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:
     return ByteBPE.from_model(model, cache_bytes=cache_bytes)
 
+
+def _below(token_id: object, n_vocab: int) -> bool:
+    """Whether ``token_id`` is an integer (a numpy one too) in ``[0, n_vocab)``."""
+    try:
+        return 0 <= operator.index(token_id) < n_vocab
+    except TypeError:
+        return False
