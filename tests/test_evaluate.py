@@ -61,6 +61,14 @@ def test_latin_text_has_no_syllables_but_clusters():
     assert m.fallback_tokens == 1 and m.vocab_used == 4
 
 
+@pytest.mark.parametrize(("corpus", "shown"), [("flores.txt", "words on flores.txt:"),
+                                               ("data/si/flores.txt", "words on si/flores.txt:")])
+def test_the_progress_bar_names_the_corpus_and_its_folder(capsys, corpus, shown):
+    evaluate(by_words(), ["a b"], corpus=corpus, progress=True)
+    err = capsys.readouterr().err
+    assert shown in err and "on /" not in err
+
+
 def test_parity():
     tok = by_char()
     a = evaluate(tok, ["abcd", "ef"], corpus="a")

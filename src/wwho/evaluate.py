@@ -459,7 +459,10 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
     from wwho.progress import progress_bar
 
     m = Metrics(tokenizer=tok.name, corpus=corpus, vocab_size=tok.vocab_size)
-    shown = printable(f"{Path(tok.name).name or tok.name} on {Path(corpus).parent.name}/{Path(corpus).name}")
+    where = Path(corpus)
+    # The file and its folder (si/flores200-devtest.txt: the language), not "/name" for a bare name.
+    shown_corpus = f"{where.parent.name}/{where.name}" if where.parent.name else where.name
+    shown = printable(f"{Path(tok.name).name or tok.name} on {shown_corpus}")
     for line in progress_bar(lines, desc=shown, unit="line", disable=not progress, leave=False):
         try:
             ids, ends = tok.encode(line)
