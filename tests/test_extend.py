@@ -384,6 +384,27 @@ def test_no_boundary_inside_a_known_syllable_on_corpora(extensions, case):
         assert syllable_cuts(ext.tokenizer, line, ext.scripts, known) == [], line
 
 
+@pytest.mark.parametrize("case", ["llama3-si", "o200k-si+hi"])
+def test_wwho_eval_counts_cuts_inside_the_extensions_syllables(extensions, case):
+    """``wwho eval`` on an extension directory fills the known-syllable column: 0 for the extension's
+    own tokens, and for a tokenizer cutting at every character, each known syllable of more than one
+    character, found by its scripts' syllabifiers here."""
+    from wwho.evaluate import evaluate, load_spec
+
+    ext, directory, _ = extensions[case]
+    evaluated = load_spec(str(directory))
+    assert evaluated.known_cuts is not None
+    lines = _lines("si", *(["hi"] if "hi" in case else []), size=8_000)
+    assert evaluate(evaluated, lines).known_syllable_cuts == 0
+    known = set(ext.known_syllables)
+    for line in lines[:40]:
+        every_character = list(itertools.accumulate(len(ch.encode("utf-8", "surrogatepass")) for ch in line))
+        want = sum(1 for word in ext.scripts.word_regex.findall(line) for syl in ext.scripts.syllables(word)
+                   if syl in known for _ in syl[1:])
+        assert evaluated.known_cuts(line, every_character) == want
+    assert want > 0
+
+
 def test_llama3_whole_piece_lookup_still_comes_first(extensions):
     """Llama 3's ignore_merges: a script word that is a base token is that one base token."""
     ext, _, hf = extensions["hf-hi"]  # Llama 3 through its tokenizer.json

@@ -16,8 +16,9 @@ schema syllable (Indic runs found by the router, syllabified by their schema), t
 byte-fallback/UNK rate, the number of distinct ids used, and the share of lines that
 decode back exactly. For SGPE and meta tokenizers it also counts the boundaries inside a
 syllable that the vocabulary knows, with or without its leading space (``known_syllable_cuts``:
-the integrity wwho promises, 0 unless something is wrong); other tokenizers have no syllable
-vocabulary, and that count is None. Boundaries are measured in UTF-8 byte offsets from each token's
+the integrity wwho promises, 0 unless something is wrong), and for a ``wwho extend`` directory
+those inside a syllable the extension built; other tokenizers have no syllable vocabulary, and
+that count is None. Boundaries are measured in UTF-8 byte offsets from each token's
 bytes (wwho, tiktoken), HF's character offsets, or SentencePiece's decoded prefixes (lines
 that SentencePiece normalizes are not measured, and counted). ``parity(a, b)`` compares
 token counts of line-aligned corpora (FLORES, NTREX). ``inside_offsets(text)`` is the cut
@@ -155,7 +156,31 @@ def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
         json_file = path if path.is_file() else path / "tokenizer.json"
         raise VocabError(f"{printable(spec)}: is a binary tokenizer (bytes in, bytes out); wwho eval measures "
                          f"text tokenizers: give hf:{printable(str(json_file))} to measure it as a plain HF tokenizer")
-    return _native(load_tokenizer(path, kind=kind, pattern=pattern), spec)
+    evaluated = _native(load_tokenizer(path, kind=kind, pattern=pattern), spec)
+    if evaluated.known_cuts is None:
+        evaluated.known_cuts = _extension_cuts(path)
+    return evaluated
+
+
+def _extension_cuts(path: Path) -> Callable[[str, Sequence[int]], int] | None:
+    """For a ``wwho extend`` directory: a count of the token boundaries inside a syllable it built
+    (the known syllables of its ``wwho_extend.json``, in the script words the extension cuts out,
+    as its own check counts them: :func:`wwho.extend.verify.cuts_at`). None for anything else, and
+    for an extension of a script given as a schema file (its record names the script only)."""
+    if not (path.is_dir() and (path / "wwho_extend.json").is_file()):
+        return None
+    from wwho.errors import SchemaError
+    from wwho.extend.files import read_record
+    from wwho.extend.scripts import ScriptSet
+    from wwho.extend.verify import cuts_at
+
+    record = read_record(path)
+    try:
+        scripts = ScriptSet(record.get("scripts") or [])
+    except (SchemaError, VocabError):
+        return None
+    known = set(record.get("known_syllables") or [])
+    return lambda line, ends: sum(inside for *_, inside in cuts_at(line, set(ends), scripts, known))
 
 
 def _ends(pieces: Iterable[bytes]) -> array:

@@ -3,7 +3,8 @@
 * :func:`unreachable`: new tokens whose own text does not encode to that one token. Tokens that
   are not whole UTF-8 text (the lead bytes of a character, a joiner half built onto the sign
   before it) have no text: :func:`partial_tokens` lists them apart.
-* :func:`syllable_cuts`: token boundaries inside a syllable the extension knows.
+* :func:`syllable_cuts`: token boundaries inside a syllable the extension knows (:func:`cuts_at`:
+  the same for token ends found elsewhere, as ``wwho eval`` has them).
 * :func:`first_difference`: the first line two encoders disagree on (the extension against the
   base on text without script characters, wwho against stock Hugging Face ``tokenizers``).
 * :func:`check_extension`: all of the above on sample lines; raises :class:`ExtensionCheckError`.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbcSet
 from typing import TYPE_CHECKING
 
 from wwho.errors import VocabError
@@ -59,6 +61,12 @@ def syllable_cuts(tok: ByteBPE, text: str, scripts: ScriptSet, known: set[str]) 
     """``(syllable, character offset)`` of every known syllable of ``text`` that a token boundary cuts."""
     ids = tok.encode_ordinary(text)
     ends = set(itertools.accumulate(len(tok.token_bytes(i)) for i in ids))
+    return [(syllable, at) for syllable, at, _ in cuts_at(text, ends, scripts, known)]
+
+
+def cuts_at(text: str, ends: AbcSet[int], scripts: ScriptSet, known: set[str]) -> list[tuple[str, int, int]]:
+    """``(syllable, character offset, boundaries inside it)`` of every known syllable of ``text`` that
+    one of the token ends ``ends`` (UTF-8 byte offsets in ``text``) cuts."""
     cuts = []
     # The byte offset of ``pos`` is carried forward piece by piece: encoding the whole prefix
     # again at every syllable would make one long line cost time quadratic in its length.
@@ -69,8 +77,10 @@ def syllable_cuts(tok: ByteBPE, text: str, scripts: ScriptSet, known: set[str]) 
         pos = word_start
         for syl in scripts.syllables(match.group()):
             size = len(syl.encode("utf-8"))
-            if syl in known and any(b in ends for b in range(start + 1, start + size)):
-                cuts.append((syl, pos))
+            if syl in known:
+                inside = sum(1 for b in range(start + 1, start + size) if b in ends)
+                if inside:
+                    cuts.append((syl, pos, inside))
             pos += len(syl)
             start += size
     return cuts
