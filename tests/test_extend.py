@@ -405,6 +405,27 @@ def test_wwho_eval_counts_cuts_inside_the_extensions_syllables(extensions, case)
     assert want > 0
 
 
+def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path):
+    import shutil
+
+    from wwho.evaluate import load_spec
+
+    _, directory, _ = extensions["llama3-si"]
+    copy = Path(shutil.copytree(directory, tmp_path / "ext"))
+    record = json.loads((copy / "wwho_extend.json").read_text(encoding="utf-8"))
+    for scripts, known in ((["sinhala"], 5), ("sinhala", []), (["sinhala"], [1, 2])):
+        (copy / "wwho_extend.json").write_text(
+            json.dumps({**record, "scripts": scripts, "known_syllables": known}), encoding="utf-8")
+        with pytest.warns(WwhoWarning, match="changed since wwho saved"):
+            with pytest.raises(VocabError, match="must be lists of strings"):
+                load_spec(str(copy))
+    # a script this wwho does not bundle (a schema file's name): the column is not counted
+    (copy / "wwho_extend.json").write_text(
+        json.dumps({**record, "scripts": ["my-script"]}), encoding="utf-8")
+    with pytest.warns(WwhoWarning, match="changed since wwho saved"):
+        assert load_spec(str(copy)).known_cuts is None
+
+
 def test_llama3_whole_piece_lookup_still_comes_first(extensions):
     """Llama 3's ignore_merges: a script word that is a base token is that one base token."""
     ext, _, hf = extensions["hf-hi"]  # Llama 3 through its tokenizer.json

@@ -175,12 +175,20 @@ def _extension_cuts(path: Path) -> Callable[[str, Sequence[int]], int] | None:
     from wwho.extend.verify import cuts_at
 
     record = read_record(path)
+    names, known = record.get("scripts"), record.get("known_syllables")
+    if not (_strings(names) and _strings(known)):
+        raise VocabError(f"{printable(str(path / 'wwho_extend.json'))}: 'scripts' and 'known_syllables' "
+                         "must be lists of strings")
     try:
-        scripts = ScriptSet(record.get("scripts") or [])
+        scripts = ScriptSet(names)
     except (SchemaError, VocabError):
         return None
-    known = set(record.get("known_syllables") or [])
+    known = set(known)
     return lambda line, ends: sum(inside for *_, inside in cuts_at(line, set(ends), scripts, known))
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _ends(pieces: Iterable[bytes]) -> array:
