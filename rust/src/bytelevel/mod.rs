@@ -522,6 +522,28 @@ impl ByteLevel {
 
     // --- encoding ----------------------------------------------------------------------------
 
+    /// The ids of `bytes` after every merge of the rule, as one piece and with no lookup of the
+    /// whole (tiktoken's `byte_pair_encode`, with which its `encode_with_unstable` encodes the
+    /// byte strings that are not text); an error for a byte that no token covers.
+    pub fn merge_bytes(&self, bytes: &[u8]) -> Result<Vec<u32>, Error> {
+        let mut units = Vec::new();
+        if bytes.is_empty() {
+            return Ok(units);
+        }
+        if bytes.len() <= ranks::MAX_SHORT {
+            self.merge_plain(bytes, &mut units);
+        } else {
+            self.merge_long(bytes, &mut units);
+        }
+        match units.iter().find(|&&u| u >= PSEUDO) {
+            Some(&unit) => Err(Error::NoToken {
+                byte: (unit - PSEUDO) as u8,
+                offset: None,
+            }),
+            None => Ok(units),
+        }
+    }
+
     /// Ids of `text`: special tokens in `disallowed` are an error, those in `allowed` become
     /// their ids, added tokens are always split out, the rest is BPE.
     pub fn encode(
@@ -1083,6 +1105,23 @@ mod tests {
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
         ranks.extend(extra.iter().map(|&(b, i)| (b.to_vec(), i)));
         ranks
+    }
+
+    #[test]
+    fn merge_bytes_merges_without_looking_the_whole_up() {
+        // "xyz" is a token the merges never reach (neither "xy" nor "yz" is one): encode finds
+        // it whole, merge_bytes merges as tiktoken's byte_pair_encode does and leaves bytes.
+        let ranks = bytes_model(&[(b"ab", 256), (b"xyz", 257)]);
+        let (tok, _) = cached_and_plain(&ranks, 0);
+        assert_eq!(tok.encode_ordinary("xyz").unwrap(), vec![257]);
+        assert_eq!(
+            tok.merge_bytes(b"xyz").unwrap(),
+            b"xyz".map(u32::from).to_vec()
+        );
+        assert_eq!(tok.merge_bytes(b"").unwrap(), Vec::<u32>::new());
+        assert_eq!(tok.merge_bytes(&[0xE0, 0xB6]).unwrap(), vec![0xE0, 0xB6]);
+        let long = b"ab".repeat(400); // past the short and heap merges
+        assert_eq!(tok.merge_bytes(&long).unwrap(), vec![256; 400]);
     }
 
     #[test]

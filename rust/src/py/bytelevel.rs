@@ -535,6 +535,11 @@ impl ByteLevel {
         self.ints.list(py, &ids)
     }
 
+    /// `data` merged as one piece with no lookup of the whole (tiktoken's `byte_pair_encode`).
+    fn merge_bytes(&self, data: &[u8]) -> PyResult<Vec<u32>> {
+        guard(|| self.inner.merge_bytes(data).map_err(to_py))
+    }
+
     /// Ids of `text` with special-token text as plain text.
     fn encode_ordinary<'py>(
         &self,

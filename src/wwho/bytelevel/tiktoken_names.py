@@ -12,17 +12,19 @@ where tiktoken would take a dict's keys or a byte string's values. Where tiktoke
 string that is no token, an id without one, no ``<|endoftext|>``) these raise
 :class:`~wwho.errors.UnknownTokenError`, which is both a ``KeyError`` and wwho's ``TokenizerError``.
 
-It does not add ``encode_with_unstable``, which tiktoken marks unstable (completions of a text's last
-token); its own definition is the only one.
+``encode_with_unstable`` (tiktoken marks it unstable itself: a text's ids that more text cannot change,
+and the completions of its last piece) is here too, worked out in :mod:`wwho.bytelevel.unstable`.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief
 from wwho.ids import char_offsets, each_decoded, each_token_bytes, id_batch, token_id
+from wwho.protocol import ALL_SPECIALS, NO_SPECIALS
 from wwho.threads import thread_count
 
 END_OF_TEXT = "<|endoftext|>"
@@ -127,3 +129,19 @@ class TiktokenNames:
             return self.special_tokens[END_OF_TEXT]  # type: ignore[attr-defined]
         except KeyError:
             raise UnknownTokenError(f"this vocabulary has no {END_OF_TEXT} special token") from None
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Iterable[str] = NO_SPECIALS,
+        disallowed_special: Literal["all"] | Iterable[str] = ALL_SPECIALS,
+    ) -> tuple[list[int], list[list[int]]]:
+        """tiktoken's ``encode_with_unstable``: ``(stable, completions)``, the ids of ``text`` that more
+        text cannot change, and every id sequence its unstable end could become once text follows
+        (tiktoken's set, as a sorted list). Special tokens as :meth:`encode` takes them; lone
+        surrogates as U+FFFD, as :meth:`encode` does (tiktoken raises there). For completion-style
+        prompting: see :mod:`wwho.bytelevel.unstable`."""
+        from wwho.bytelevel.unstable import encode_with_unstable
+
+        return encode_with_unstable(self, text, allowed_special, disallowed_special)
