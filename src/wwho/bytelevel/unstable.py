@@ -18,7 +18,9 @@ follows it (``"hello fan"`` then ``"ta"``). tiktoken's answer, which this reprod
    merged apart.
 
 The ids come from the compiled core (``encode_ordinary``, ``merge_bytes``); this module only
-searches the sorted token bytes and assembles the sequences. It does not make the stable part
+searches the sorted token bytes and assembles the sequences. Its cost is tiktoken's: every
+completion re-encodes the unstable end with one more token, so a long last piece costs its
+length times the tokens that may follow it (docs/benchmarks.md has the measurements). It does not make the stable part
 longer than tiktoken does (tiktoken's own comment says it could try harder), and it does not
 apply to SGPE or meta tokenizers.
 """
@@ -106,6 +108,14 @@ def _sorted_tokens(tok: Any) -> list[bytes]:
     return tokens
 
 
+def _longest(tok: Any) -> int:
+    """The length of the longest ordinary token (kept with the sorted tokens)."""
+    longest = tok.__dict__.get("_longest_token")
+    if longest is None:
+        longest = tok.__dict__["_longest_token"] = max(map(len, _sorted_tokens(tok)))
+    return longest
+
+
 def _merged(tok: Any, data: bytes) -> list[int]:
     """``data`` merged as one piece, with no lookup of the whole (tiktoken's ``byte_pair_encode``)."""
     try:
@@ -118,7 +128,9 @@ def _completions(tok: Any, unstable: bytes) -> Iterator[list[int]]:
     tokens, ranks = _sorted_tokens(tok), tok.ranks
     for token in _starting_with(tokens, unstable):
         yield [ranks[token]]
-    for cut in range(1, len(unstable)):
+    # A tail longer than every token starts none: those cuts are skipped without copying the
+    # tail (a last piece of a million letters would otherwise copy it a million times).
+    for cut in range(max(1, len(unstable) - _longest(tok)), len(unstable)):
         head, rest = unstable[:cut], unstable[cut:]
         for token in _starting_with(tokens, rest):
             possibility = head + token
