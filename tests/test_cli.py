@@ -26,9 +26,23 @@ def test_inspect_gguf_shows_model_pretokenizer_merges_specials(capsys):
 @pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
 def test_inspect_and_encode_a_tiktoken_file(capsys):
     assert main(["inspect", str(O200K_FILE)]) == 0
-    assert "ranks (tiktoken)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "ranks (tiktoken)" in out
+    assert "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+\n" in out  # whole
     assert main(["encode", "--tokenizer", str(O200K_FILE), "hello world"]) == 0
     assert capsys.readouterr().out.split() == ["24912", "2375"]  # tiktoken's ids for it
+
+
+def test_inspect_cuts_a_regex_of_thousands_of_characters(tmp_path, capsys):
+    from wwho.bytelevel import ByteBPE
+
+    long = "(?:" + "|".join(f"word{i}" for i in range(400)) + ")|."
+    tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern=long)
+    tok.save(tmp_path / "tok")
+    assert main(["inspect", str(tmp_path / "tok")]) == 0
+    shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("    (?:word0|")]
+    assert len(shown) == 1 and len(shown[0]) < 300
+    assert shown[0].endswith(f"... ({len(long):,} characters; the tokenizer's file holds it whole)")
 
 
 def test_errors_are_one_line_with_exit_code_2(tmp_path, capsys):

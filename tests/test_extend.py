@@ -426,6 +426,22 @@ def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path):
         assert load_spec(str(copy)).known_cuts is None
 
 
+def test_inspect_says_what_the_extension_added_and_cuts_its_long_regexes(extensions, capsys):
+    from wwho.cli import main
+
+    ext, directory, _ = extensions["llama3-si"]
+    assert main(["inspect", str(directory)]) == 0
+    out = capsys.readouterr().out
+    first, last = ext.first_id, ext.first_id + ext.n_new - 1
+    assert out.startswith(f"wwho extension of llama-bpe (128,256 ids): {ext.n_new:,} new tokens, "
+                          f"ids {first:,}..{last:,}, for sinhala\n")
+    assert f"syllables built whole: {len(ext.known_syllables):,}" in out
+    # a script-word regex may run to thousands of characters (Tamil's): never shown past 1,000
+    regex_lines = [line for line in out.splitlines() if line.startswith("    (?:")]
+    assert regex_lines and all(len(line) < 1_100 for line in regex_lines)
+    assert "merge rule:" in out and "longest" in out  # the rest is still shown
+
+
 def test_llama3_whole_piece_lookup_still_comes_first(extensions):
     """Llama 3's ignore_merges: a script word that is a base token is that one base token."""
     ext, _, hf = extensions["hf-hi"]  # Llama 3 through its tokenizer.json

@@ -636,7 +636,7 @@ class ByteBPE(TiktokenNames):
         lines = [
             f"byte-level BPE {self.name or '(unnamed)'}: n_vocab {self.n_vocab:,}, {self.vocab_size:,} tokens",
             f"  pre-tokenizer: {pre.name or 'custom'} ({len(pre.patterns) + len(pre.byte_patterns)} regex(es))",
-            *(f"    {p}" for p in (*pre.patterns, *pre.byte_patterns)),
+            *(f"    {_shortened(p)}" for p in (*pre.patterns, *pre.byte_patterns)),
             f"  merge rule: {'ranks (tiktoken)' if self.merges is None else f'{len(self.merges):,} merges (in order)'}",
             f"  special tokens ({len(self.special_tokens)}): "
             + ", ".join(f"{t}={i}" for t, i in sorted(self.special_tokens.items(), key=lambda x: x[1])[:top])
@@ -657,6 +657,18 @@ class ByteBPE(TiktokenNames):
         rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
         label = f" {self.name!r}" if self.name else ""
         return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
+
+
+#: A regex longer than this is shown cut to its first ``SHOWN_REGEX // 5`` characters: an
+#: extension's script-word regex runs to thousands, which would bury the rest of ``describe``,
+#: while the named ones (o200k's is the longest) are shown whole.
+SHOWN_REGEX = 1000
+
+
+def _shortened(pattern: str) -> str:
+    if len(pattern) <= SHOWN_REGEX:
+        return pattern
+    return f"{pattern[:SHOWN_REGEX // 5]}... ({len(pattern):,} characters; the tokenizer's file holds it whole)"
 
 
 def _path(path: object, method: str) -> str | os.PathLike:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.options import path_argument
@@ -32,6 +33,10 @@ def run(args: argparse.Namespace) -> int:
             text = tok.describe(top=args.top)
         else:
             text = f"{args.path}: {kind} tokenizer, vocabulary size {tok.vocab_size:,}"
+        if (Path(args.path) / "wwho_extend.json").is_file():
+            from wwho.extend.files import describe_record, read_record
+
+            text = describe_record(read_record(args.path)) + "\n" + text
     with printing():
         print(text)
     return 0

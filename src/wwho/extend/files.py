@@ -76,6 +76,27 @@ def read_record(directory: str | Path) -> dict:
     return data
 
 
+def describe_record(record: dict) -> str:
+    """The first lines ``wwho inspect`` shows for an extension directory: what was added to which base."""
+    first, added = record.get("first_new_id"), record.get("new_tokens")
+    scripts = record.get("scripts")
+    base_ids = record.get("base_n_vocab")
+    lines = [f"wwho extension of {record.get('base')!s}"
+             + (f" ({base_ids:,} ids)" if isinstance(base_ids, int) else "")]
+    if isinstance(first, int) and isinstance(added, int) and added > 0:
+        lines[0] += f": {added:,} new tokens, ids {first:,}..{first + added - 1:,}"
+    if isinstance(scripts, list):
+        lines[0] += f", for {', '.join(map(str, scripts))}"
+    known = record.get("known_syllables")
+    stats = record.get("stats") if isinstance(record.get("stats"), dict) else {}
+    if isinstance(known, list):
+        line = f"  syllables built whole: {len(known):,}"
+        if isinstance(stats.get("learned_merges"), int):
+            line += f"; merges learned over them: {stats['learned_merges']:,}"
+        lines.append(line + " (wwho eval counts cuts inside them)")
+    return "\n".join(lines)
+
+
 def save_extension(model: ByteLevelModel, record: dict, directory: str | Path, *, carried: dict,
                    force: bool = False) -> Path:
     """Write an extension's files into ``directory`` (see the module docstring); ``record`` is the
