@@ -20,9 +20,9 @@ follows it (``"hello fan"`` then ``"ta"``). tiktoken's answer, which this reprod
 The ids come from the compiled core (``encode_ordinary``, ``merge_bytes``); this module only
 searches the sorted token bytes and assembles the sequences. Its cost is tiktoken's: every
 completion re-encodes the unstable end with one more token, so a long last piece costs its
-length times the tokens that may follow it (docs/benchmarks.md has the measurements). It does not make the stable part
-longer than tiktoken does (tiktoken's own comment says it could try harder), and it does not
-apply to SGPE or meta tokenizers.
+length times the tokens that may follow it (docs/benchmarks.md has the measurements). It does
+not make the stable part longer than tiktoken does (tiktoken's own comment says it could try
+harder), and it does not apply to SGPE or meta tokenizers.
 """
 
 from __future__ import annotations
