@@ -5,7 +5,8 @@
 #
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Targets (fuzz/cargo/):
 #   pretokenize    every named scanner against fancy-regex (tiktoken's engine) on the same pattern
-#   encode_decode  encode -> decode gives the text back, both merge rules, special-token semantics
+#   encode_decode  encode -> decode gives the text back, both merge rules, special-token semantics;
+#                  any bytes merged as one piece (merge_bytes) spell them again
 #   decode_ids     arbitrary ids: the tokens' bytes, or the first unknown id and its position
 #   tiktoken_file  arbitrary bytes as a .tiktoken file: parsed or refused, then a tokenizer or refused
 #   user_regex     an arbitrary user regex on arbitrary text: refused, or pieces that cover the text
