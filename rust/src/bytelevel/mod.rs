@@ -535,13 +535,8 @@ impl ByteLevel {
         } else {
             self.merge_long(bytes, &mut units);
         }
-        match units.iter().find(|&&u| u >= PSEUDO) {
-            Some(&unit) => Err(Error::NoToken {
-                byte: (unit - PSEUDO) as u8,
-                offset: None,
-            }),
-            None => Ok(units),
-        }
+        no_pseudo(&units)?;
+        Ok(units)
     }
 
     /// Ids of `text`: special tokens in `disallowed` are an error, those in `allowed` become
@@ -785,12 +780,7 @@ impl ByteLevel {
         } else {
             self.merge_long(piece, scratch);
         }
-        if let Some(&unit) = scratch.iter().find(|&&u| u >= PSEUDO) {
-            return Err(Error::NoToken {
-                byte: (unit - PSEUDO) as u8,
-                offset: None,
-            });
-        }
+        no_pseudo(scratch)?;
         let pending = cached && scratch.len() <= memo_ids;
         if cached && !pending {
             self.cache.insert(piece, scratch);
@@ -1022,6 +1012,19 @@ static BYTES: [u8; 256] = {
     }
     all
 };
+
+/// `NoToken` for the first byte left as a pseudo id among merged `units` (a byte the vocabulary has
+/// no token for, which merges could not absorb).
+#[inline]
+fn no_pseudo(units: &[u32]) -> Result<(), Error> {
+    match units.iter().find(|&&u| u >= PSEUDO) {
+        Some(&unit) => Err(Error::NoToken {
+            byte: (unit - PSEUDO) as u8,
+            offset: None,
+        }),
+        None => Ok(()),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -98,22 +98,15 @@ def _starting_with(tokens: list[bytes], prefix: bytes) -> Iterator[bytes]:
         at += 1
 
 
-def _sorted_tokens(tok: Any) -> list[bytes]:
-    """The ordinary tokens' bytes, sorted: built on the first call and kept with the tokenizer (a
-    list of the vocabulary's own bytes objects; assigned whole, so a thread sees none or all)."""
-    tokens = tok.__dict__.get("_sorted_tokens")
-    if tokens is None:
+def _sorted_tokens(tok: Any) -> tuple[list[bytes], int]:
+    """The ordinary tokens' bytes, sorted, and the longest one's length: built on the first call and
+    kept with the tokenizer (a list of the vocabulary's own bytes objects; assigned whole, so a
+    thread sees none or all)."""
+    index = tok.__dict__.get("_sorted_tokens")
+    if index is None:
         tokens = sorted(tok.ranks)
-        tok.__dict__["_sorted_tokens"] = tokens
-    return tokens
-
-
-def _longest(tok: Any) -> int:
-    """The length of the longest ordinary token (kept with the sorted tokens)."""
-    longest = tok.__dict__.get("_longest_token")
-    if longest is None:
-        longest = tok.__dict__["_longest_token"] = max(map(len, _sorted_tokens(tok)))
-    return longest
+        index = tok.__dict__["_sorted_tokens"] = (tokens, max(map(len, tokens)))
+    return index
 
 
 def _merged(tok: Any, data: bytes) -> list[int]:
@@ -125,12 +118,12 @@ def _merged(tok: Any, data: bytes) -> list[int]:
 
 
 def _completions(tok: Any, unstable: bytes) -> Iterator[list[int]]:
-    tokens, ranks = _sorted_tokens(tok), tok.ranks
+    (tokens, longest), ranks = _sorted_tokens(tok), tok.ranks
     for token in _starting_with(tokens, unstable):
         yield [ranks[token]]
     # A tail longer than every token starts none: those cuts are skipped without copying the
     # tail (a last piece of a million letters would otherwise copy it a million times).
-    for cut in range(max(1, len(unstable) - _longest(tok)), len(unstable)):
+    for cut in range(max(1, len(unstable) - longest), len(unstable)):
         head, rest = unstable[:cut], unstable[cut:]
         for token in _starting_with(tokens, rest):
             possibility = head + token
@@ -145,19 +138,17 @@ def _completions(tok: Any, unstable: bytes) -> Iterator[list[int]]:
                 if covered >= len(unstable):
                     break
             yield seq
-    if len(unstable) > 1:
-        last = _last_character(unstable)
-        if last is not None and len(last.encode()) < len(unstable) and _WHITE_SPACE.match(last):
-            cut = len(unstable) - len(last.encode())
-            yield [*_merged(tok, unstable[:cut]), *_merged(tok, unstable[cut:])]
+    cut = len(unstable) - _last_character_width(unstable)
+    if 0 < cut < len(unstable) and _WHITE_SPACE.match(unstable[cut:].decode("utf-8")):
+        yield [*_merged(tok, unstable[:cut]), *_merged(tok, unstable[cut:])]
 
 
-def _last_character(data: bytes) -> str | None:
-    """The character the last bytes of ``data`` encode, or None where they are not UTF-8."""
+def _last_character_width(data: bytes) -> int:
+    """How many bytes the character at the end of ``data`` takes, or 0 where they are not UTF-8."""
     for width in range(1, min(4, len(data)) + 1):
         try:
             decoded = data[-width:].decode("utf-8")
         except UnicodeDecodeError:
             continue
-        return decoded if len(decoded) == 1 else None
-    return None
+        return width if len(decoded) == 1 else 0
+    return 0
