@@ -1,4 +1,5 @@
-"""Docs a user can follow: no references to files a user of the package cannot see, the class
+"""Docs a user can follow: no references to files a user of the package cannot see, every code
+block closed and every link to a file or a heading of the docs resolving, the class
 ``AutoTokenizer`` really returns named in docs/hf-export.md, and the eval plot labelled like the table."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import regex
 
 ROOT = Path(__file__).resolve().parents[1]
 USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -29,6 +31,75 @@ def test_no_references_to_unpublished_files(path):
         assert folder not in text, f"{path.name} names a folder of this machine: {folder!r}"
     found = re.search(r"\bspec 0\d\d\b", text, re.IGNORECASE)
     assert not found, f"{path.name}: {text[max(0, found.start() - 60):found.end() + 60]!r}"
+
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def outside_code(text: str) -> list[str]:
+    """The lines of a Markdown text outside fenced code blocks (CommonMark's rule: a block ends at
+    a fence of the same character at least as long as the one that opened it)."""
+    lines, opened = [], None
+    for line in text.splitlines():
+        fence = FENCE.match(line)
+        if opened is None:
+            if fence:
+                opened = fence.group(1)
+            else:
+                lines.append(line)
+        elif fence and fence.group(1)[0] == opened[0] and len(fence.group(1)) >= len(opened) \
+                and not line.strip()[len(fence.group(1)):].strip():
+            opened = None
+    return lines
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives the headings of ``path`` (github-slugger's rule): lower case, every
+    character but letters, marks, digits, ``_``, ``-`` and spaces dropped, spaces made ``-``, and
+    ``-1``, ``-2`` ... after a repeated one."""
+    found: set[str] = set()
+    for line in outside_code(path.read_text(encoding="utf-8")):
+        heading = re.match(r"#{1,6} +(.*?)[ #]*$", line)
+        if heading:
+            slug = regex.sub(r"[^\p{L}\p{M}\p{N}\p{Pc}\- ]", "", heading.group(1).lower()).replace(" ", "-")
+            repeated, n = slug, 0
+            while repeated in found:
+                n += 1
+                repeated = f"{slug}-{n}"
+            found.add(repeated)
+    return found
+
+
+@pytest.mark.parametrize("path", USER_DOCS, ids=lambda p: p.name)
+def test_code_blocks_are_closed(path):
+    """A fence left open turns the rest of the page inside out (text shown as code, code as text)."""
+    lines, opened = path.read_text(encoding="utf-8").splitlines(), None
+    for number, line in enumerate(lines, 1):
+        fence = FENCE.match(line)
+        if opened is None and fence:
+            opened = (number, fence.group(1))
+        elif opened and fence and fence.group(1)[0] == opened[1][0] and len(fence.group(1)) >= len(opened[1]):
+            opened = None
+    assert opened is None, f"{path.name}: the code block opened on line {opened[0]} is never closed"
+
+
+@pytest.mark.parametrize("path", USER_DOCS, ids=lambda p: p.name)
+def test_links_resolve(path):
+    """Every relative link names a file of the repository and, after ``#``, a heading of it."""
+    text = "\n".join(outside_code(path.read_text(encoding="utf-8")))
+    text = re.sub(r"`[^`\n]*`", "", text)  # code spans are not links
+    broken = []
+    for link in re.finditer(r"\]\(([^)\s]+)\)", text):
+        target = link.group(1)
+        if re.match(r"[a-z]+:", target):
+            continue
+        name, _, fragment = target.partition("#")
+        linked = (path.parent / name).resolve() if name else path
+        if not linked.exists():
+            broken.append(target)
+        elif fragment and linked.suffix == ".md" and fragment not in anchors(linked):
+            broken.append(target)
+    assert not broken, f"{path.name}: links to no file or heading: {broken}"
 
 
 def test_hf_export_names_the_class_autotokenizer_returns(tmp_path):
