@@ -357,3 +357,35 @@ def test_a_path_like_of_bytes_is_one_vocab_error():
     for load in _loaders().values():
         with pytest.raises(VocabError, match=r"takes a path \(str or os.PathLike of str\)"):
             load(Bytes())
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+def test_a_special_token_allowed_and_disallowed_at_once_is_refused_with_the_right_advice(kinds, kind):
+    """Found by a hostile probe of the API: SGPE encoded a special token named in both
+    ``allowed_special`` and ``disallowed_special`` (tiktoken, the byte-level and the meta kinds
+    refuse the text: an explicit disallowed name is looked for whatever is allowed), and it refused a
+    disallowed token of its own vocabulary with the advice meant for a name it lacks ("leave it out
+    of disallowed_special"), where allowing it or disallowing nothing is the fix."""
+    from wwho.errors import DisallowedSpecialError
+
+    tok = _get(kinds, kind)
+    name = "<|endoftext|>" if kind == "o200k" else "[CLS]"
+    assert name in tok.special_tokens_set if kind == "o200k" else name in tok.special_tokens
+    text = f"ab{name}"
+    calls = [lambda **kw: tok.encode(text, **kw), lambda **kw: tok.encode_batch(["x", text], **kw),
+             lambda **kw: tok.encode_to_numpy(text, **kw), lambda **kw: tok.encode_batch_to_numpy([text], **kw)]
+    advice = r"at offset 2; pass allowed_special=\{'.*'\} \(or 'all'\)"
+    for call in calls:
+        for allowed in ({name}, "all"):
+            with pytest.raises(DisallowedSpecialError, match=advice):
+                call(allowed_special=allowed, disallowed_special={name})
+        with pytest.raises(DisallowedSpecialError, match=advice):
+            call(disallowed_special="all")
+        with pytest.raises(DisallowedSpecialError, match="'ab' is no special token of this vocabulary"):
+            call(allowed_special={name}, disallowed_special={"ab"})  # a name it lacks: leave it out
+    if kind == "o200k":  # the oracle: tiktoken refuses the text too
+        from wwho.bytelevel.tiktoken_loader import get_encoding
+
+        theirs = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
+        with pytest.raises(ValueError, match="disallowed special token"):
+            theirs.encode(text, allowed_special={name}, disallowed_special={name})

@@ -130,17 +130,19 @@ def disallowed_names(value: object, known: Collection[str], texts: Sequence[obje
     return names
 
 
-def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch: bool) -> None:
+def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch: bool,
+                      known: Collection[str] = frozenset()) -> None:
     """Raises :class:`wwho.errors.DisallowedSpecialError` for the first text (of ``texts``) that
-    holds one of ``names`` (disallowed names the vocabulary lacks: tiktoken refuses such a text too),
-    at the leftmost place, the longest name there."""
+    holds one of ``names`` (disallowed names: tiktoken refuses such a text), at the leftmost place,
+    the longest name there. The error's advice depends on whether the name is one of ``known``, the
+    vocabulary's special tokens (allow it, or disallow nothing), or not (leave it out)."""
     for i, text in enumerate(texts):  # (an empty name is in every text, as tiktoken finds it)
         if not isinstance(text, str):
             continue  # the encode says what is wrong with it
         found = [(at, -len(n), n) for n in names if (at := text.find(n)) >= 0]
         if found:
             at, _, name = min(found)
-            raise DisallowedSpecialError(name, at, text_index=i if batch else None, known=False)
+            raise DisallowedSpecialError(name, at, text_index=i if batch else None, known=name in known)
 
 
 def special_token_list(special_tokens: object) -> list[str]:

@@ -230,17 +230,20 @@ class SGPETokenizer:
     def _refuse(self, texts: Sequence[object], allowed_special: Iterable[str] | str,
                 disallowed_special: Iterable[str] | str, *, batch: bool) -> None:
         """Raises :class:`wwho.errors.DisallowedSpecialError` for the first of ``texts`` holding the
-        text of a disallowed special token (or of a disallowed name the vocabulary lacks, as tiktoken)."""
+        text of a disallowed special token (or of a disallowed name the vocabulary lacks), as tiktoken
+        reads the two options: ``"all"`` disallows every token not allowed, while a token named in
+        both sets is refused, as the byte-level and meta kinds refuse it."""
         if no_names(disallowed_special):
             return
-        allowed = special_names(allowed_special, self.special_tokens, "allowed_special")
         if all_names(disallowed_special):
+            allowed = special_names(allowed_special, self.special_tokens, "allowed_special")
             names = frozenset(self.special_tokens) - allowed
         else:
+            special_names(allowed_special, self.special_tokens, "allowed_special")  # checked all the same
             known, others = special_name_sets(disallowed_special, self.special_tokens, "disallowed_special")
-            names = (known - allowed) | others
+            names = known | others
         if names:
-            refuse_named_text(texts, names, batch=batch)
+            refuse_named_text(texts, names, batch=batch, known=self.special_tokens)
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                      disallowed_special: Iterable[str] | str = NO_SPECIALS,
