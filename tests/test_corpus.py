@@ -75,6 +75,16 @@ def test_missing_inputs(tmp_path):
         resolve_paths(tmp_path / "empty")
 
 
+@pytest.mark.parametrize(("corpus", "message"), [
+    (b"/tmp/c.txt", "not a bytes object: os.fsdecode"), (bytearray(b"c.txt"), "not a bytearray object"),
+    (None, "a path, or a list of paths, not NoneType"), (5, "not int"), ([b"c.txt"], "not bytes objects")])
+def test_a_corpus_that_is_no_paths_is_named(corpus, message):
+    """Found by a hostile probe of the API: a path in bytes was iterated (the error said "not int
+    objects") and ``None`` was a bare TypeError from the loop."""
+    with pytest.raises(CorpusError, match=message):
+        resolve_paths(corpus)
+
+
 def test_truncated_gzip_is_a_clear_error(tmp_path):
     path = tmp_path / "c.txt.gz"
     data = gzip.compress(("line\n" * 10000).encode())

@@ -280,6 +280,12 @@ def test_the_hf_adapter_checks_ids_and_texts_as_every_kind(hf):
     with pytest.raises(TokenizerError, match="expected text as str, got int"):
         hf.encode(5)
     assert hf.decode([1, 2]) == "hello world" and repr(hf) == "<HFTokenizer WordLevel vocab_size=5>"
+    from wwho.errors import UnknownTokenError, WrongTypeError
+
+    with pytest.raises(UnknownTokenError, match="'nope' is not a token string"):  # as every kind
+        hf.token_to_id("nope")
+    with pytest.raises(WrongTypeError, match="not NoneType"):
+        hf.token_to_id(None)
 
 
 @pytest.mark.parametrize("num_threads", [0, -1, True, 2**64, 1.5, "2"])

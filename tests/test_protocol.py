@@ -13,7 +13,7 @@ from tokenizers import Tokenizer as HFTokenizer
 
 import wwho
 from wwho import binary
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError
 from wwho.protocol import Tokenizer
 
 KINDS = ["sgpe", "meta", "bytelevel", "binary"]
@@ -76,8 +76,13 @@ def test_token_strings_and_ids_agree(kind_tok):
         token = tok.id_to_token(i)
         assert isinstance(token, str)
         assert vocab[token] == i and tok.token_to_id(token) == i, (kind, i, token)
-    with pytest.raises(TokenizerError, match="not a token string"):
+    # an UnknownTokenError (a KeyError, as for an id without a token) and a TypeError for a non-str,
+    # on every kind (found by a hostile probe: a plain TokenizerError either way)
+    with pytest.raises(UnknownTokenError, match="not a token string"):
         tok.token_to_id("\x00no such token\x00")
+    for wrong in (None, 5, b"a"):
+        with pytest.raises(WrongTypeError, match=f"a token string is a str, not {type(wrong).__name__}"):
+            tok.token_to_id(wrong)
     with pytest.raises(TokenizerError):
         tok.id_to_token(10**9)
     with pytest.raises(TokenizerError):

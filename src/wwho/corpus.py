@@ -89,6 +89,11 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
     named in the error when an item is not a path but looks like text (a long string, a newline)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    elif isinstance(paths, (bytes, bytearray, memoryview)):  # iterating would give ints
+        raise CorpusError(f"a corpus is file paths (str or os.PathLike), not a {type(paths).__name__} "
+                          f"object: os.fsdecode() turns a path in bytes into one")
+    elif not isinstance(paths, Iterable):
+        raise CorpusError(f"a corpus is file paths: a path, or a list of paths, not {type(paths).__name__}")
     files: list[Path] = []
     for item in paths:
         if not isinstance(item, (str, os.PathLike)):

@@ -26,7 +26,14 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import TypeVar
 
-from wwho.errors import IdRangeError, TokenizerError, UnknownHandlerError, UnknownTokenError, WrongTypeError
+from wwho.errors import (
+    IdRangeError,
+    TokenizerError,
+    UnknownHandlerError,
+    UnknownTokenError,
+    WrongTypeError,
+    brief,
+)
 
 T = TypeVar("T")
 
@@ -193,6 +200,14 @@ def no_token(value: object, message: str) -> UnknownTokenError:
         number = None
     outside = number is not None and not 0 <= number < 1 << 32
     return (IdRangeError if outside else UnknownTokenError)(message)
+
+
+def no_token_string(token: object) -> TokenizerError:
+    """The error of a ``token_to_id`` that finds no token: an :class:`UnknownTokenError` (a KeyError
+    too, as for an id without a token) for a string, a :class:`WrongTypeError` for anything else."""
+    if not isinstance(token, str):
+        return WrongTypeError(f"a token string is a str, not {type(token).__name__}")
+    return UnknownTokenError(f"{brief(token)} is not a token string of this vocabulary")
 
 
 def _sequence(ids: object) -> list:

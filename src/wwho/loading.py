@@ -29,6 +29,7 @@ from typing import Any
 
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.fileio import parse_json, read_bytes
+from wwho.ids import no_token_string
 from wwho.ids import token_id as token_id_of
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
@@ -248,7 +249,7 @@ class HFTokenizer:
     def token_to_id(self, token: str) -> int:
         i = self.tokenizer.token_to_id(token) if isinstance(token, str) else None
         if i is None:
-            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary")
+            raise no_token_string(token)
         return i
 
     def id_to_token(self, token_id: int) -> str:

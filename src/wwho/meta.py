@@ -61,6 +61,7 @@ from wwho.ids import (
     each_decoded,
     each_token_bytes,
     id_batch,
+    no_token_string,
     not_texts,
     token_id,
     token_ids,
@@ -555,7 +556,7 @@ class MetaTokenizer:
         try:
             return self._string_table()[1][token]
         except (KeyError, TypeError):
-            raise TokenizerError(f"{token!r} is not a token string of this vocabulary") from None
+            raise no_token_string(token) from None
 
     def convert_ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
         """:meth:`id_to_token` of each id."""

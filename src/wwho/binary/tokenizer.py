@@ -22,9 +22,9 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from tokenizers import Tokenizer
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
-from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief, check_flag
+from wwho.errors import UnknownTokenError, WrongTypeError, check_flag
 from wwho.ids import batch as as_batch
-from wwho.ids import each_decoded, id_batch, prepare_arrays
+from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.imports import import_module
@@ -79,7 +79,7 @@ class BinaryTokenizer:
         """The id of a token string (:meth:`get_vocab`'s spelling); a ``TokenizerError`` if none."""
         i = self.hf.token_to_id(token) if isinstance(token, str) else None
         if i is None:
-            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary")
+            raise no_token_string(token)
         return i
 
     def id_to_token(self, token_id: int) -> str:

@@ -55,6 +55,7 @@ from wwho.ids import (
     each_decoded,
     id_batch,
     no_token,
+    no_token_string,
     prepare_arrays,
     token_ids,
 )
@@ -245,7 +246,7 @@ class ByteBPE(TiktokenNames):
         try:
             return self._strings[token]  # type: ignore[index]
         except (KeyError, TypeError):
-            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary") from None
+            raise no_token_string(token) from None
 
     def id_to_token(self, token_id: int) -> str:
         """The token string of an id (see :meth:`get_vocab`)."""

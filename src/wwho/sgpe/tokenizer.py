@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import TokenizerError, VocabError, WrongTypeError, brief
+from wwho.errors import TokenizerError, VocabError, WrongTypeError
 from wwho.ids import (
     DEFAULT_ERRORS,
     char_offsets,
@@ -50,6 +50,7 @@ from wwho.ids import (
     each_decoded,
     each_token_bytes,
     id_batch,
+    no_token_string,
     not_texts,
     prepare_arrays,
     token_ids,
@@ -200,7 +201,7 @@ class SGPETokenizer:
         try:
             return self.vocab[token]
         except (KeyError, TypeError):
-            raise TokenizerError(f"{brief(token)} is not a token string of this vocabulary") from None
+            raise no_token_string(token) from None
 
     def id_to_token(self, token_id: int) -> str:
         """The token string of an id; :class:`TokenizerError` if it is not one."""
