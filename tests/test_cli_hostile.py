@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import threading
@@ -207,6 +208,15 @@ def test_an_output_that_names_standard_output_writes_there(sgpe_dir, tmp_path):
         )
     assert proc.returncode == 0, proc.stderr
     assert log.read_bytes() == b"before\n" + want
+    # Found by a hostile probe: behind `> FILE` (not appending), wwho opened /dev/stdout again, at a
+    # position of its own, so what the shell wrote next landed over wwho's output.
+    command = shlex.join([*wwho_command(), "encode", "--tokenizer", str(sgpe_dir), "ශ්‍රී", "-o", "/dev/stdout"])
+    for target in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        if os.path.exists(target):
+            with open(log, "wb") as out:  # the shell's `> FILE`: written from its start, not appended
+                proc = subprocess.run(["sh", "-c", f"echo before; {command.replace('/dev/stdout', target)}; echo after"],
+                                      stdout=out, stderr=subprocess.PIPE, timeout=120)
+            assert proc.returncode == 0 and log.read_bytes() == b"before\n" + want + b"after\n", (target, proc.stderr)
 
 
 @pytest.mark.skipif(not FULL.exists(), reason="no /dev/full")

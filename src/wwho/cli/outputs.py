@@ -11,8 +11,8 @@ too, whatever ``--force`` says.
 
 An output that is a stream, not a file (``/dev/null``, a terminal, a FIFO, ``/dev/stdout``), cannot
 be replaced by renaming a new file over it (as root that put a regular file in place of
-``/dev/null``): :func:`open_output` writes into it as it is, with no ``--force`` needed since
-nothing is replaced, and :func:`check_output_file` refuses it for the verbs that write a file by
+``/dev/null``): :func:`open_output` writes into it as it is (through a copy of the descriptor when
+the path leads to one of this process's own), with no ``--force`` needed since nothing is replaced, and :func:`check_output_file` refuses it for the verbs that write a file by
 renaming. Standard output (:class:`StandardOutput`, :func:`printing`) is checked the same way: a
 closed one (``>&-``) is an error before any work, and a failed write names it.
 
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import fcntl
 import os
 import re
 import stat
@@ -142,16 +144,30 @@ def stream_kind(path: str | os.PathLike) -> str | None:
 
 def _names_descriptor(p: Path) -> bool:
     """Whether ``p``, or a symbolic link on the way from it, is ``/dev/fd/N`` or ``/proc/.../fd/N``."""
+    return _descriptor_link(p) is not None
+
+
+def _descriptor_link(p: Path) -> str | None:
+    """The first ``/dev/fd/N`` or ``/proc/.../fd/N`` on the way from ``p`` through symbolic links."""
     where = os.path.abspath(p)
     for _ in range(40):  # (the kernel's own bound on links followed)
         if _DESCRIPTOR.fullmatch(where):
-            return True
+            return where
         try:
             target = os.readlink(where)
         except (OSError, ValueError):
-            return False
+            return None
         where = os.path.abspath(os.path.join(os.path.dirname(where), target))
-    return False
+    return None
+
+
+def _own_descriptor(p: Path) -> int | None:
+    """N, where ``p`` leads to ``/dev/fd/N`` or to this process's ``/proc/.../fd/N``."""
+    link = _descriptor_link(p)
+    found = link and re.fullmatch(r"/(?:dev|proc/(self|thread-self|\d+))/fd/(\d+)", link)
+    if not found or found.group(1) not in (None, "self", "thread-self", str(os.getpid())):
+        return None
+    return int(found.group(2))
 
 
 def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output"):
@@ -169,10 +185,18 @@ def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--outpu
 
 @contextlib.contextmanager
 def _open_stream(path: Path, kind: str) -> Iterator[IO[bytes]]:
-    # Appending: a descriptor link leading to a regular file (``>> log``) is written after what it
-    # holds, never over it; a device or a FIFO does not care.
+    own = _own_descriptor(path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+        if own is not None:
+            # One of this process's descriptors (/dev/stdout): written through a copy of it, which
+            # shares its file position, as writing to standard output does. Opening the link again
+            # would start a new position: after `wwho ... -o /dev/stdout > FILE`, what the shell
+            # writes next would land over wwho's output.
+            fd = _copy_for_writing(own)
+        else:
+            # Appending: a descriptor link of another process leading to a regular file is written
+            # after what it holds, never over it; a device or a FIFO does not care.
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise WriteError(f"{path}: cannot open {kind} for writing: {exc.strerror or exc}") from None
     if stat.S_ISREG(os.fstat(fd).st_mode) and not kind.startswith("an open descriptor"):
@@ -180,6 +204,20 @@ def _open_stream(path: Path, kind: str) -> Iterator[IO[bytes]]:
         raise WriteError(f"{path}: changed while it was opened; run the command again")
     with writes_to(str(path)), os.fdopen(fd, "wb") as f:  # (closing flushes too: named as well)
         yield f
+
+
+def _copy_for_writing(fd: int) -> int:
+    """A copy of descriptor ``fd`` (an OSError if it is closed or not open for writing), after what
+    Python's own streams on it hold is written out, so that the two come in the order written."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+        except (OSError, ValueError):  # (a stream replaced by one without a descriptor)
+            pass
+    if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE not in (os.O_WRONLY, os.O_RDWR):
+        raise OSError(errno.EBADF, "the descriptor is not open for writing")
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 0)
 
 
 @contextlib.contextmanager
