@@ -277,6 +277,9 @@ def test_a_known_tiktoken_file_cut_at_a_line_end_is_refused(tmp_path):
     (lambda c: c["pretokenizer"].update(patterns=["."] * 65), r"pretokenizer: a pre-tokenizer of 65 regexes"),
     (lambda c: c["pretokenizer"].update(space_split="no"), r"pretokenizer: pretokenizer\.space_split must be true or false"),
     (lambda c: c.update(add_bos=True, bos_id=None), r"add_bos is true but there is no bos_id"),
+    # found by a hostile probe of the CLI: the core's message, without the file's name
+    (lambda c: c.update(special_tokens={"": 300}), r"special_tokens: a special or added token cannot be empty"),
+    (lambda c: c.update(added_tokens={"": 300}), r"added_tokens: a special or added token cannot be empty"),
 ])
 def test_bytelevel_json_fields_of_the_wrong_type(trained, tmp_path, change, message):
     directory = _copy(trained, tmp_path / "d", manifest=False)

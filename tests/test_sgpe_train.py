@@ -165,6 +165,10 @@ def test_vocab_size_smaller_than_specials(tmp_path):
         (lambda d: d.update(vocab_size=3), "'vocab_size' is 3"),
         (lambda d: d.update(script="klingon"), "'script' must be one of"),
         (lambda d: d["vocab"].update({"zz": d["vocab"].pop("<0x41>")}), "byte tokens"),
+        (lambda d: d.update(leading_space=False), "'leading_space' false is not supported"),
+        # found by a hostile probe: every value but true was reported as false
+        (lambda d: d.update(leading_space="yes"), "'leading_space' must be true, not 'yes'"),
+        (lambda d: d.update(leading_space=None), "'leading_space' must be true, not None"),
     ],
 )
 def test_invalid_vocab_json_is_reported(tmp_path, mutate, message):

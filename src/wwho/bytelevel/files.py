@@ -399,6 +399,8 @@ def _text_ids(table: dict, where: str, key: str) -> dict[str, int]:
     for text, i in table.items():
         if not is_id(i):
             check_id(i, where, f"{key} entry {brief(text, 60)}")
+        if not text:  # (the core refuses it too, without knowing the file)
+            raise VocabError(f"{where}: {key}: a special or added token cannot be empty (id {i})")
     return dict(table)
 
 

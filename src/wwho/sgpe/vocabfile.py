@@ -202,8 +202,10 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     if "scripts" in data and data["scripts"] != list(mode_scripts(script)):
         raise fail(f"'scripts' is {brief(data['scripts'])} but script mode {script!r} covers "
                    f"{list(mode_scripts(script))!r}")
-    if data.get("leading_space", True) is not True:
+    if data.get("leading_space", True) is False:
         raise fail("'leading_space' false is not supported (SGPE vocabularies are trained with leading spaces)")
+    if data.get("leading_space", True) is not True:
+        raise fail(f"'leading_space' must be true, not {brief(data['leading_space'])}")
     from wwho.sgpe.scopes import MERGE_SCOPES
 
     scope = data.get("merge_scope", "words")
