@@ -365,3 +365,20 @@ def test_check_schema_shows_its_progress_only_when_asked(capsys):
     assert capsys.readouterr().err == ""
     assert check_schema(schema, max_length=3, progress=True) == []
     assert "checking sinhala" in capsys.readouterr().err
+
+
+def test_a_mismatch_is_reported_once(tmp_path):
+    """Found by a hostile probe of the CLI: a class whose first letter is "a", which the check also
+    tries on its own, made every mismatch holding an "a" twice in the report (20 lines, 10 cases)."""
+    import json
+
+    from wwho.schema import load_schema
+
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps({
+        "format": "wwho-schema/1", "name": "toy", "char_classes": {"C": ["U+0061"], "V": ["U+0062"]},
+        "start": "S", "transitions": {"S": {"C": "A"}, "A": {"V": "B"}, "B": {}}, "accept_states": ["A", "B"],
+        "grammar": "C"}))  # the automaton joins "ab"; the grammar keeps "a" and "b" apart
+    problems = check_schema(load_schema(path), max_length=3)
+    assert problems and len(problems) == len(set(problems))
+    assert "'ab' (leading_space=False): automaton ['ab'], grammar ['a', 'b']" in problems

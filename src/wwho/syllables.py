@@ -283,7 +283,7 @@ def check_schema(schema: Schema, *, max_length: int = 5, progress: bool = False)
     grammar = Syllabifier(schema, engine="regex")
     table = Syllabifier(schema, engine="table")
     alphabet = [chr(min(cps)) for cps in schema.classes.values()]
-    alphabet += ["a", " ", "\t", "\n"]
+    alphabet = list(dict.fromkeys([*alphabet, "a", " ", "\t", "\n"]))  # once each: a class of "a" too
     from wwho.progress import progress_bar
 
     problems: list[str] = []
