@@ -687,7 +687,7 @@ def test_an_unknown_token_type_is_refused_naming_the_id(tmp_path, bad):
     types[100] = bad
     path = _raw_gguf(tmp_path / "t.gguf", types=types)
     with pytest.raises(GGUFError, match=rf"t.gguf: tokenizer.ggml.token_type\[100\] = {bad} is not a token type "
-                                        r"\(1 NORMAL, .* 6 BYTE\); 1 such entries"):
+                                        r"\(1 NORMAL, .* 6 BYTE\); 1 such entry$"):
         ByteBPE.from_gguf(path)
 
 

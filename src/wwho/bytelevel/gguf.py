@@ -485,7 +485,7 @@ def load_gguf(
         first = int(unknown[0])
         raise GGUFError(
             f"{path}: tokenizer.ggml.token_type[{first}] = {int(types[first])} is not a token type "
-            f"({TOKEN_TYPES}); {unknown.size} such entries"
+            f"({TOKEN_TYPES}); {unknown.size:,} such {'entry' if unknown.size == 1 else 'entries'}"
         )
     types = types.tolist()
     try:
