@@ -248,3 +248,21 @@ def test_printable_names_stay_on_one_line():
     name = os.fsdecode(b"we\xfeird\n\x1b") + "\u2028\ud800ok"
     assert printable(name) == "we\\xfeird\\n\\x1b\\u2028\\ud800ok"
     assert printable("ශ්‍රී ලංකා.txt") == "ශ්‍රී ලංකා.txt"  # joiners and Indic text are printable
+
+
+def test_a_tiktoken_file_no_tokenizer_used_is_said(small_corpus, tmp_path):
+    """Found by a hostile probe of the CLI: ``--tiktoken-file`` was silently left unused when no
+    tokenizer given was an encoding named by its name (a typo in ``--tokenizer`` looked as if it had
+    read the file)."""
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent: the shared data folder is needed for this test")
+    corpus, tok = small_corpus, tmp_path / "tok"
+    assert run_wwho("train", "--kind", "sgpe", "--vocab-size", "300", "--quiet", "-o", tok, corpus).returncode == 0
+    unused = f"wwho: warning: --tiktoken-file {O200K_FILE} was not used: no tokenizer given is a tiktoken encoding"
+    for args in (["encode", "--tokenizer", tok, "--ids", "x"], ["eval", "--quiet", "--corpus", corpus, "--tokenizer", tok]):
+        proc = run_wwho(*args, "--tiktoken-file", O200K_FILE)
+        assert proc.returncode == 0 and unused in proc.stderr, proc.stderr
+    for args in (["encode", "--tokenizer", "o200k_base", "--ids", "x"], ["decode", "--tokenizer", "o200k_base", "87"],
+                 ["eval", "--quiet", "--corpus", corpus, "--tokenizer", tok, "tiktoken:o200k_base"]):
+        proc = run_wwho(*args, "--tiktoken-file", O200K_FILE)
+        assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

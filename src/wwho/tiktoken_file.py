@@ -40,6 +40,8 @@ def env_name(name: str) -> str:
 #: The value the command line's :data:`FLAG` put in :data:`ENV` (see :func:`use_flag`), so that a
 #: message about the file names the flag the user typed, not a variable they never set.
 _from_flag: str | None = None
+#: Whether a ranks file was looked up through the flag's value (:func:`flag_unused`).
+_flag_read = False
 
 
 def use_flag(path: str) -> None:
@@ -55,11 +57,20 @@ def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) ->
     """``(path, where it came from)`` for encoding ``name``, or None when nothing names a file."""
     if tiktoken_file is not None and str(tiktoken_file) != "":
         return Path(tiktoken_file), KEYWORD
+    global _flag_read
     for var in (env_name(name), ENV):
         value = os.environ.get(var)
         if value:
-            return Path(value), FLAG if var == ENV and value == _from_flag else var
+            from_flag = var == ENV and value == _from_flag
+            _flag_read = _flag_read or from_flag
+            return Path(value), FLAG if from_flag else var
     return None
+
+
+def flag_unused() -> str | None:
+    """The path ``--tiktoken-file`` gave, when no encoding was looked up through it (in this
+    process): the command then ran as if it were not given, which the CLI says."""
+    return _from_flag if _from_flag is not None and not _flag_read else None
 
 
 def missing(name: str, looked: str | None = None) -> str:

@@ -277,7 +277,12 @@ def _main(argv: list[str]) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
-    return int(args.run(args) or 0)
+    code = int(args.run(args) or 0)
+    if getattr(args, "tiktoken_file", None):
+        from wwho.cli.encode import warn_if_tiktoken_file_unused
+
+        warn_if_tiktoken_file_unused()
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,6 +23,7 @@ import inspect
 import io
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
@@ -310,6 +311,20 @@ def use_tiktoken_file(args: argparse.Namespace) -> None:
         from wwho.tiktoken_file import use_flag
 
         use_flag(args.tiktoken_file)
+
+
+def warn_if_tiktoken_file_unused() -> None:
+    """After a verb that took ``--tiktoken-file``: a warning when no tokenizer it loaded was an
+    encoding named by the file's name (``o200k_base``, ``tiktoken:cl100k_base``, a meta tokenizer's
+    byte-level part), so that a typo in the tokenizer's name is not mistaken for the file's use."""
+    from wwho.tiktoken_file import flag_unused
+
+    path = flag_unused()
+    if path is not None:
+        from wwho.errors import WwhoWarning
+
+        warnings.warn(f"--tiktoken-file {path} was not used: no tokenizer given is a tiktoken encoding named "
+                      "by its name (o200k_base, tiktoken:cl100k_base, ...)", WwhoWarning, stacklevel=2)
 
 
 def token_strings(tok, ids: list[int]) -> list[str]:
