@@ -604,6 +604,14 @@ def test_constructor_validates_vocabulary():
         ByteBPE({b"a": 0, b"b": 0}, pattern="gpt2")
     with pytest.raises(VocabError, match="used twice"):
         ByteBPE({b"a": 0}, pattern="gpt2", special_tokens={"<s>": 0})
+    # ... but a special or added token may be the ordinary token of its bytes (HF keeps such an added
+    # token: it is cut out of the text first, and merges make it too)
+    ranks = {b"a": 0, b"b": 1, b"ab": 2}
+    for option in ("special_tokens", "added_tokens"):
+        tok = ByteBPE(ranks, pattern="gpt2", merges=[(b"a", b"b")], **{option: {"ab": 2}})
+        assert tok.n_vocab == 3 and tok.encode("aab", allowed_special="all") == [0, 2]
+        with pytest.raises(VocabError, match="used twice|belongs to both"):
+            ByteBPE(ranks, pattern="gpt2", merges=[(b"a", b"b")], **{option: {"ba": 2}})
     with pytest.raises(VocabError, match="not in the vocabulary"):
         ByteBPE({b"a": 0, b"b": 1}, pattern="gpt2", merges=[(b"a", b"b")])
     with pytest.raises(VocabError, match="not a token id"):

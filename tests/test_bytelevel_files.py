@@ -201,6 +201,34 @@ def test_tokenizer_json_variants_encode_and_decode_as_hf(trained, tmp_path, chan
     _same_as_hf(ByteBPE.from_hf(path), path)
 
 
+@pytest.mark.parametrize("special", [False, True])
+def test_an_added_token_that_a_merge_makes_too_is_read_as_hf_reads_it(tmp_path, special):
+    """Found by a probe of the ecosystem: an added token whose text is also an ordinary token made by a
+    merge (HF's `add_tokens(["ab"])` on a vocabulary with `ab`) keeps its one id in HF, which cuts it out
+    of the text first and merges it too; ByteBPE.from_hf refused the file ("merge 0: 'ab' is not a
+    token", and as a VocabError, so not even handed to HF)."""
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.pre_tokenizer, hf.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    hf.train_from_iterator(["ab cab xab abc"] * 50, trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    word = "ab"
+    assert hf.token_to_id(word) is not None and ["a", "b"] in json.loads(hf.to_str())["model"]["merges"]
+    (hf.add_special_tokens if special else hf.add_tokens)([tokenizers.AddedToken(word, special=special)])
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    ours = ByteBPE.from_hf(path)
+    assert ours.n_vocab == hf.get_vocab_size() and ours.token_bytes(hf.token_to_id(word)) == word.encode()
+    for text in (word, f"x{word}y {word}{word}", f"{word[0]} {word[1:]}", *TEXTS):
+        ids = hf.encode(text).ids
+        assert ours.encode(text, allowed_special="all") == ids, text
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=False), text
+    exported = ours.export_hf(tmp_path / "again.json")
+    again = tokenizers.Tokenizer.from_file(str(exported))
+    assert again.encode(f"x{word}y {word}").ids == hf.encode(f"x{word}y {word}").ids
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d["added_tokens"][0].update(lstrip=True), r"added_tokens\[0\] has lstrip=true"),
     (lambda d: d["added_tokens"][0].update(rstrip=True, single_word=True), "has rstrip/single_word=true"),

@@ -256,11 +256,18 @@ impl ByteLevel {
                 )));
             }
         }
+        // A special or added token may also be the ordinary token of its bytes (HF keeps an added
+        // 'ab' that a merge makes too): one id, one spelling, cut out of the text all the same.
+        let ordinary = |id: u32, bytes: &[u8]| encoder.get(bytes) == Some(id);
         for &(text, id) in &model.special_tokens {
-            add("special_tokens", id, text.as_bytes())?;
+            if !ordinary(id, text.as_bytes()) {
+                add("special_tokens", id, text.as_bytes())?;
+            }
         }
         for &(text, id) in &model.added_tokens {
-            add("added_tokens", id, text.as_bytes())?;
+            if !ordinary(id, text.as_bytes()) {
+                add("added_tokens", id, text.as_bytes())?;
+            }
         }
         for &(id, bytes) in &model.extra_tokens {
             add("extra_tokens", id, bytes)?;
@@ -1528,5 +1535,36 @@ mod tests {
             panic!("accepted a merge without a token")
         };
         assert!(msg.contains("the merged token b'ab' is not in the vocabulary"));
+    }
+
+    #[test]
+    fn a_special_or_added_token_may_be_the_ordinary_token_of_its_bytes() {
+        // HF keeps an added "ab" that a merge makes too: one id, the same bytes.
+        for (special, added) in [(vec![("ab", 2)], vec![]), (vec![], vec![("ab", 2)])] {
+            let model = Model {
+                ranks: vec![(b"a", 0), (b"b", 1), (b"ab", 2)],
+                merges: Some(vec![(b"a", b"b")]),
+                special_tokens: special,
+                added_tokens: added,
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let tok = ByteLevel::new(&model).expect("one id, one spelling");
+            assert_eq!(tok.decode_bytes(&[2]).unwrap(), b"ab");
+        }
+        // Another id, or other bytes, under one id stay errors.
+        for special in [vec![("ab", 1)], vec![("ba", 2)]] {
+            let model = Model {
+                ranks: vec![(b"a", 0), (b"b", 1), (b"ab", 2)],
+                merges: Some(vec![(b"a", b"b")]),
+                special_tokens: special,
+                patterns: vec![named::GPT2],
+                ..Model::default()
+            };
+            let Err(Error::Vocab(msg)) = ByteLevel::new(&model) else {
+                panic!("accepted two spellings of one id")
+            };
+            assert!(msg.contains("is used twice"), "{msg}");
+        }
     }
 }

@@ -276,8 +276,18 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         vocab = model["vocab"]
         if not isinstance(vocab, dict):
             raise VocabError(f"{path}: model.vocab must be an object of token -> id")
+        raw_merges = model.get("merges") or []
+        if not isinstance(raw_merges, list):
+            raise VocabError(f"{path}: model.merges must be a list")
+        pairs = merge_pairs(raw_merges, lambda k: f"{path}: model.merges[{k}]")
         ranks, extra = {}, {}
         named = {**special, **added}
+        # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
+        last = {pair: n for n, pair in enumerate(pairs) if pair is not None}
+
+        def made(token: bytes) -> bool:  # whether a merge makes the token
+            return any((token[:k], token[k:]) in last for k in range(1, len(token)))
+
         texts = list(vocab)
         for text, i, token in zip(texts, vocab.values(), _core.gpt2_bytes(texts)):
             if not is_id(i):
@@ -285,17 +295,13 @@ def from_hf(path: str | Path) -> ByteLevelModel:
             if text in named:
                 if named[text] != i:
                     raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
-                continue
+                if not token or not made(token):
+                    continue
+                # Also an ordinary token, made by a merge ('ab' from 'a' + 'b'), as HF keeps it.
             if token is None or not token:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
                 ranks[token] = i
-        raw_merges = model.get("merges") or []
-        if not isinstance(raw_merges, list):
-            raise VocabError(f"{path}: model.merges must be a list")
-        pairs = merge_pairs(raw_merges, lambda k: f"{path}: model.merges[{k}]")
-        # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
-        last = {pair: n for n, pair in enumerate(pairs) if pair is not None}
         merges = [pair for n, pair in enumerate(pairs) if pair is not None and last[pair] == n]
         for n in (n for n, pair in enumerate(pairs) if pair is None):
             # A pair of non-byte-level strings never applies to bytes, but must name tokens (as HF requires).

@@ -131,11 +131,15 @@ def _check_ids(model: ByteLevelModel, source: str) -> None:
         ("added token", ((i, t) for t, i in model.added_tokens.items())),
         ("decode-only token", model.extra_tokens.items()),
     )
+    spelled = {i: t for t, i in model.ranks.items()}
     for label, pairs in groups:
         for i, token in pairs:
             what = f"{label} {brief(token, 60)}"
             check_id(i, source, what)
             if i in owner:
+                if isinstance(token, str) and spelled.get(i) == token.encode("utf-8", "surrogatepass") \
+                        and owner[i].startswith("token "):
+                    continue  # an added or special token that is also the ordinary token of its bytes
                 raise VocabError(f"{source}: id {i} belongs to both {owner[i]} and {what}")
             owner[i] = what
     if not owner:
