@@ -175,6 +175,10 @@ def test_bad_json(client):
     msg = error_of(client.post("/api/tokenize", content=b'{"text": ', headers={"content-type": "application/json"}),
                    400)
     assert msg.startswith("request body is not JSON")
+    # found by a hostile probe: json's own "... starting at" came out as "starting at at line 1"
+    msg = error_of(client.post("/api/tokenize", content=b'{"text": "abc', headers={"content-type": "application/json"}),
+                   400)
+    assert msg == "request body is not JSON: Unterminated string starting at line 1 column 10", msg
     msg = error_of(client.post("/api/tokenize", content=b"\xff\xfe", headers={"content-type": "application/json"}),
                    400)
     assert "UTF-8" in msg or "JSON" in msg

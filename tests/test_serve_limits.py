@@ -646,7 +646,12 @@ def guarded_server(limits):
 
     async def echo(request):
         return Response(await request.body())
-    app = Starlette(routes=[Route("/", hello), Route("/big", big), Route("/echo", echo, methods=["POST"])])
+
+    async def slow(request):  # an answer that takes a while: its connection is busy meanwhile
+        await asyncio.sleep(2)
+        return JSONResponse({"slow": 1})
+    app = Starlette(routes=[Route("/", hello), Route("/big", big), Route("/echo", echo, methods=["POST"]),
+                            Route("/slow", slow)])
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
@@ -717,6 +722,43 @@ def test_one_address_opening_connections_closes_its_own_not_another_clients():
             s.close()
     assert got.startswith(b"HTTP/1.1 200 "), got
     assert closed == [True] * 4 + [False] * 4  # the flood's oldest made room
+
+
+def test_an_address_keeping_every_connection_busy_makes_room_for_another():
+    """Found by a hostile probe of ``wwho serve``: connections whose requests were being answered were
+    never closed for a new one, so an address sending one cheap request after another on 256
+    connections closed every newcomer instead (8 of 29 honest requests answered). Now the address
+    with the most connections open gives up its oldest one, busy or not."""
+    from wwho.serve.app import Limits
+
+    with guarded_server(Limits(max_connections=4)) as port:
+        busy = []
+        for _ in range(4):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")  # its answer comes in 2 s
+            busy.append(s)
+        time.sleep(0.3)
+        with socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0), timeout=5) as honest:
+            t0 = time.monotonic()
+            honest.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            took, got = closed_after(honest, t0, t0 + 5)
+        closed = [closed_after(s, time.monotonic(), time.monotonic() + 0.3)[0] is not None for s in busy]
+        for s in busy:
+            s.close()
+    assert got.startswith(b"HTTP/1.1 200 ") and took is not None and took < 1.5, (took, got)
+    assert closed == [True, False, False, False]  # the busy address's oldest made room
+
+
+def test_the_connections_of_one_client_are_counted_by_address_and_ipv6_network():
+    from types import SimpleNamespace
+
+    from wwho.serve.connections import _address
+
+    def one(host):
+        return _address(SimpleNamespace(client=(host, 5000)))
+    assert one("127.0.0.2") == "127.0.0.2" and one("::ffff:10.0.0.7") == "10.0.0.7"
+    assert one("2001:db8::1") == one("2001:db8::ffff:1") == "2001:db8::/64" != one("2001:db8:0:1::1")
+    assert _address(SimpleNamespace(client=None)) == ""
 
 
 def test_accepted_connections_send_without_waiting_for_acknowledgements():

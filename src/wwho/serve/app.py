@@ -436,7 +436,9 @@ def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str
     except UnicodeDecodeError as exc:
         raise BadRequest(400, f"request body is not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        raise BadRequest(400, f"request body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        # (json's messages may end in "at": "Unterminated string starting at")
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise BadRequest(400, f"request body is not JSON: {exc.msg.removesuffix(' at')} at {where}") from None
     except _Refused as exc:
         raise BadRequest(400, str(exc)) from None
     except RecursionError:

@@ -13,13 +13,16 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with these addi
   the connection;
 * once a request is answered, the rest of a body the application did not read is not read either
   (uvicorn would read and drop it as fast as it comes): the connection closes when idle;
-* when more than ``max_connections`` are open, opening one closes, among the connections of the
-  client address that has the most of them waiting, the one that has waited longest for a whole
-  request (its headers or the rest of its body) or whose client has stopped reading its answer; a
-  connection whose request has arrived whole and whose answer is being read is never closed for this,
-  so clients that send headers and never their bodies, or pipelined requests whose answers they never
-  read, cannot hold every place, and one address opening connections as fast as it can closes its
-  own, not another client's that has just opened and not yet been read;
+* when more than ``max_connections`` are open, opening one closes a connection of the client address
+  that holds the most of them open (an IPv6 address counted by its /64 network, which one client
+  usually has whole): the one of them that has waited longest for a whole request (its headers or
+  the rest of its body) or whose client has stopped reading its answer, else, where all of that
+  address's connections are being answered, the oldest of them (its answer is dropped). So clients
+  that send headers and never their bodies, pipelined requests whose answers are never read, or an
+  address that keeps every connection busy with one cheap request after another cannot hold every
+  place against another address; and one address opening connections as fast as it can closes its
+  own (a waiting one, else the new one), not another client's that has just opened and not yet been
+  read;
 * a client that closes its side of the connection once it has sent a whole request
   (``shutdown(SHUT_WR)``) is still answered; the connection then closes;
 * an ``Upgrade`` header (any web page can send one) is answered without uvicorn's two log lines;
@@ -34,6 +37,7 @@ module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 from collections import OrderedDict
 
@@ -45,9 +49,9 @@ from wwho.serve.app import Limits
 
 def guarded_protocol(limits: Limits) -> type[H11Protocol]:
     """uvicorn's h11 protocol class with the limits of the module docstring (pass it as ``http=``)."""
-    # connections waiting for a request, by client address, oldest first: what is closed when there
-    # are too many
-    waiting = _Waiting()
+    # every open connection, and those waiting for a request, by client address, oldest first: what
+    # is closed when there are too many
+    opened, waiting = _ByAddress(), _ByAddress()
     message = json.dumps({"error": f"the request did not arrive within {limits.header_seconds:g} seconds"})
     too_slow = _answer(b"408 Request Timeout", message)
     head_too_large = _answer(b"431 Request Header Fields Too Large", json.dumps(
@@ -60,14 +64,17 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            opened.add(self)
             self._await_request()
             if len(self.connections) > limits.max_connections:  # (closed ones leave the set a moment later)
-                oldest = waiting.to_close(self)
-                oldest._request_arrived()  # out of `waiting` now: the next one opened closes another
-                if oldest._stalled is not None:
-                    oldest.transport.abort()  # close() would wait for the unread answer to be sent
+                victim = _to_close(self, opened, waiting)
+                busy = not waiting.holds(victim)
+                victim._request_arrived()  # out of `waiting` now: the next one opened closes another
+                opened.discard(victim)
+                if busy or victim._stalled is not None:
+                    victim.transport.abort()  # close() would wait for the answer to be made and sent
                 else:
-                    oldest.transport.close()
+                    victim.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -116,6 +123,7 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._request_arrived()
+            opened.discard(self)
             if self._stalled is not None:
                 self._stalled.cancel()
             super().connection_lost(exc)
@@ -198,32 +206,58 @@ def _answer(status: bytes, error: str) -> bytes:
             b"content-length: %d\r\nconnection: close\r\n\r\n%s") % (status, len(body), body)
 
 
-class _Waiting:
-    """Connections waiting for a request (or stalled on their answer), by client address, oldest first."""
+class _ByAddress:
+    """Connections by client address (:func:`_address`), oldest first."""
 
     def __init__(self) -> None:
-        self._by_address: dict[str, OrderedDict[H11Protocol, None]] = {}
+        self.groups: dict[str, OrderedDict[H11Protocol, None]] = {}
 
     def add(self, conn: H11Protocol) -> None:
-        """``conn`` waits from now (moved to the end of its address's connections if it already did)."""
-        group = self._by_address.setdefault(_address(conn), OrderedDict())
+        """``conn`` is one from now (moved to the end of its address's connections if it already was)."""
+        group = self.groups.setdefault(_address(conn), OrderedDict())
         group[conn] = None
         group.move_to_end(conn)
 
     def discard(self, conn: H11Protocol) -> None:
         address = _address(conn)
-        group = self._by_address.get(address)
+        group = self.groups.get(address)
         if group is not None:
             group.pop(conn, None)
             if not group:
-                del self._by_address[address]
+                del self.groups[address]
 
-    def to_close(self, new: H11Protocol) -> H11Protocol:
-        """The connection to close to make room for ``new``: the oldest of the address with the most
-        waiting (``new`` itself where it is the only one)."""
-        groups = sorted(self._by_address.values(), key=len, reverse=True)
-        return next((c for group in groups for c in group if c is not new), new)
+    def holds(self, conn: H11Protocol) -> bool:
+        return conn in self.groups.get(_address(conn), ())
+
+    def of(self, address: str) -> OrderedDict[H11Protocol, None]:
+        return self.groups.get(address, OrderedDict())
+
+
+def _to_close(new: H11Protocol, opened: _ByAddress, waiting: _ByAddress) -> H11Protocol:
+    """The connection to close to make room for ``new``: of the address with the most open (the one
+    whose oldest connection opened first among equals), its longest waiting, else its oldest; where
+    that is ``new``'s own address, its longest waiting but ``new``, else ``new`` itself."""
+    own = _address(new)
+    most = max(len(group) for group in opened.groups.values())
+    if len(opened.of(own)) >= most:
+        return next((c for c in waiting.of(own) if c is not new), new)
+    address = next(a for a, group in sorted(opened.groups.items(), key=lambda item: -len(item[1]))
+                   if len(group) == most)
+    return next(iter(waiting.of(address)), None) or next(iter(opened.of(address)))
 
 
 def _address(conn: H11Protocol) -> str:
-    return conn.client[0] if conn.client else ""
+    """The client's address, an IPv6 one as its /64 network (one client's, as a rule), an IPv4 one
+    mapped into IPv6 as itself."""
+    if not conn.client:
+        return ""
+    host = conn.client[0]
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.split("%")[0])
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
