@@ -224,6 +224,36 @@ def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
     assert _litter(tmp_path) == []
 
 
+def test_a_file_of_yours_that_would_decide_the_directorys_kind_is_refused_not_left(tmp_path):
+    """Found by a hostile probe of training: a ``meta_config.json`` that no manifest listed (yours, or
+    an old save's whose manifest you removed) stayed beside a new SGPE save, which then loaded as a
+    meta tokenizer and was refused ("not listed in wwho-manifest.json"), after the save had said it
+    wrote the model. It is now refused before anything is written, and left where it is."""
+    from wwho.errors import WriteError
+    from wwho.savedir import save_files
+
+    for stray, writes in (("meta_config.json", "vocab.json"), ("vocab.json", "bytelevel.json"),
+                          ("bytelevel.json", "tokenizer.json")):
+        target = tmp_path / stray.split(".")[0]
+        target.mkdir()
+        (target / stray).write_text("yours")
+        with pytest.raises(WriteError, match=f"{stray}: this file, which no wwho save there wrote, would make"):
+            save_files(target, {writes: b"{}"}, kind="x")
+        assert os.listdir(target) == [stray] and (target / stray).read_text() == "yours"
+    # one the loader looks for after the save's own (a bytelevel.json beside vocab.json) is never read
+    target = tmp_path / "after"
+    target.mkdir()
+    (target / "bytelevel.json").write_text("yours")
+    save_files(target, {"vocab.json": b"{}"}, kind="sgpe")
+    assert sorted(os.listdir(target)) == ["bytelevel.json", "vocab.json", MANIFEST]
+    # an earlier save's file, which its manifest lists, is the old model's: replaced, as before
+    target = tmp_path / "old"
+    save_files(target, {"meta_config.json": b"{}", "vocab.json": b"1"}, kind="meta")
+    save_files(target, {"vocab.json": b"2"}, kind="sgpe")
+    assert sorted(os.listdir(target)) == ["vocab.json", MANIFEST]
+    assert _litter(tmp_path) == []
+
+
 def _mount_point_in(target: Path, monkeypatch) -> Path:
     """A subdirectory of ``target`` that the save takes for a mount point (its device differs from
     its parent's, as a mount point's does)."""

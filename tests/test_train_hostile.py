@@ -227,3 +227,18 @@ def test_a_checkpoint_dir_of_the_wrong_type_is_one_clear_error(corpus, tmp_path,
     with pytest.raises(VocabError, match="checkpoint_dir"):
         train_sgpe(corpus, checkpoint_dir=value, **OPTIONS)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("kind, stray", [("sgpe", "meta_config.json"), ("bytelevel", "vocab.json")])
+def test_training_into_a_folder_with_another_kinds_file_is_refused_first(corpus, tmp_path, kind, stray):
+    """Found by a hostile probe: training exited 0 into a folder holding a file no manifest listed
+    that decides a saved folder's kind, and the model it wrote could not be loaded."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / stray).write_text("yours")
+    for force in ([], ["--force"]):  # the file is not wwho's to remove either way
+        line = one_line_error(run_wwho("train", "--kind", kind, "--vocab-size", "600", "--quiet", "-o", out,
+                                       *force, corpus))
+        assert f"{stray}: this file, which no wwho save there wrote" in line, line
+        assert os.listdir(out) == [stray] and (out / stray).read_text() == "yours"
+

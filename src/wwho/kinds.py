@@ -16,6 +16,7 @@ from pathlib import Path
 from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, known_encoding_name
 from wwho.errors import VocabError
 from wwho.fileio import parse_json, read_bytes
+from wwho.savedir import LOAD_ORDER
 
 
 def detect_kind(path: str | os.PathLike) -> str:
@@ -39,8 +40,9 @@ def _detect_kind(path: str | os.PathLike) -> str:
                          "also spelled tiktoken:NAME)")
     if p.is_dir():
         _check_kind_files(p)
-        for name, kind in (("meta_config.json", "meta"), ("vocab.json", "sgpe"), ("bytelevel.json", "bytelevel"),
-                           ("tokenizer.json", None)):
+        kinds = {"meta_config.json": "meta", "vocab.json": "sgpe", "bytelevel.json": "bytelevel", "tokenizer.json": None}
+        for name in LOAD_ORDER:
+            kind = kinds[name]
             if os.path.lexists(p / name):  # what is not a regular file (a dangling link) is refused by its loader
                 return kind or _detect_kind(p / name)
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "

@@ -73,6 +73,9 @@ from wwho.fileio import (
 )
 
 MANIFEST = "wwho-manifest.json"
+#: The files a loader looks for in a directory, in this order: the first one there decides what the
+#: directory is (:mod:`wwho.kinds`). A save must not leave one it does not write before its own.
+LOAD_ORDER = ("meta_config.json", "vocab.json", "bytelevel.json", "tokenizer.json")
 MANIFEST_FORMAT = "wwho-manifest/1"
 #: The first file a save writes into its new directory, and the proof, for :func:`recover`, that a
 #: leftover directory is a save's: who made it (pid, and a random token that is also the end of the
@@ -161,6 +164,9 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     if clash:
         raise WriteError(f"{target / clash[0]}: is a directory; the tokenizer needs that name for a file")
     target = Path(os.path.abspath(target))
+    shadow = shadowing_files(target, files)
+    if shadow:
+        raise WriteError(shadow_message(target, shadow[0]))
     steps = _Steps()
     manifest = {
         "format": MANIFEST_FORMAT,
@@ -229,6 +235,26 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
         _settle(target, staging, token, own=True)
         raise
     return target
+
+
+def shadowing_files(directory: Path, writes: Collection[str]) -> list[str]:
+    """Files of :data:`LOAD_ORDER` in ``directory`` that a save writing ``writes`` would leave there
+    before its own (not written by it, and not an earlier save's, which it replaces): the directory
+    would then load as that file's kind, and its loader refuse the file as not of this save."""
+    own = next((i for i, name in enumerate(LOAD_ORDER) if name in writes), None)
+    if own is None or not directory.is_dir():
+        return []
+    try:
+        manifest = read_manifest(directory / MANIFEST)
+    except (VocabError, OSError):
+        manifest = None
+    listed = manifest["files"] if manifest else {}
+    return [name for name in LOAD_ORDER[:own] if name not in listed and os.path.lexists(directory / name)]
+
+
+def shadow_message(directory: Path, name: str) -> str:
+    return (f"{directory / name}: this file, which no wwho save there wrote, would make the directory load "
+            f"as another kind of tokenizer than the one saved: move it away, or save in another folder")
 
 
 class _CannotExchange(Exception):

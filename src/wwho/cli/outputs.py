@@ -86,11 +86,17 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
     if p.exists() and not p.is_dir():
         raise WwhoError(f"{p}: {flag} must be a directory, but this is a file")
     _check_folder(p, (p.absolute(), *p.absolute().parents), flag)
+    names = list(dict.fromkeys(names))
+    if p.is_dir():  # with --force too: the file is not wwho's to remove (found by a hostile probe)
+        from wwho.savedir import shadow_message, shadowing_files
+
+        shadow = shadowing_files(p, names)
+        if shadow:
+            raise WwhoError(shadow_message(p, shadow[0]))
     if not force and p.is_dir():
         from wwho.errors import VocabError
         from wwho.savedir import MANIFEST, listed, read_manifest
 
-        names = list(dict.fromkeys(names))
         found = [name for name in names if (p / name).exists() or (p / name).is_symlink()]
         if MANIFEST not in names and os.path.lexists(p / MANIFEST):
             try:
