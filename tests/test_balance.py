@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -85,6 +86,20 @@ def test_a_file_in_two_corpora_is_refused(tmp_path, corpora):
     link.symlink_to(small)
     with pytest.raises(CorpusError, match="is in two corpora"):
         balance.plan([small, link], 0.3)
+    # found by a hostile probe: a hard link (another name, the same file) was read in both
+    (tmp_path / "hi").mkdir()
+    hard = tmp_path / "hi" / "same.txt"
+    os.link(small, hard)
+    with pytest.raises(CorpusError, match=r"same.txt' is in two corpora"):
+        balance.plan([small, tmp_path / "hi"], 0.3)
+
+
+def test_an_empty_folder_among_the_corpora_is_named(tmp_path, corpora):
+    """Found by a hostile probe: "the folders given hold none", where the others held text."""
+    big, small = corpora
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CorpusError, match=r"no corpus files given: \S*empty holds none that is read"):
+        balance.plan([big, small, tmp_path / "empty"], 0.3)
 
 
 def test_trainer_balances_its_corpora(corpora):

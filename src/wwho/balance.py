@@ -73,11 +73,17 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
     if len(corpora) < 2:
         raise CorpusError("balancing needs two corpora or more (one per language: a file or a folder each)")
     sizes = []
-    owner: dict[str, int] = {}
+    owner: dict[object, int] = {}
     for k, corpus in enumerate(corpora):
         for path in resolve_paths(corpus):  # a missing input fails before any is read
-            # A file in two corpora would be read in both, and weigh in two languages' shares.
-            first = owner.setdefault(os.path.realpath(path), k)
+            # A file in two corpora would be read in both, and weigh in two languages' shares: the
+            # same file by its device and inode (a hard link too), else by its real path.
+            try:
+                st = os.stat(path)
+                key: object = (st.st_dev, st.st_ino)
+            except OSError:  # gone meanwhile: the reader names it
+                key = os.path.realpath(path)
+            first = owner.setdefault(key, k)
             if first == k:
                 continue
             one, other = os.fspath(corpora[first]), os.fspath(corpus)

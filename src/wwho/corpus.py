@@ -95,11 +95,13 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
     elif not isinstance(paths, Iterable):
         raise CorpusError(f"a corpus is file paths: a path, or a list of paths, not {type(paths).__name__}")
     files: list[Path] = []
+    named: list[str] = []
     for item in paths:
         if not isinstance(item, (str, os.PathLike)):
             hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
             raise CorpusError(f"a corpus is file paths, not {type(item).__name__} objects{hint}")
         text = str(item)
+        named.append(text)
         path = Path(text)
         if not text:  # Path("") is the current directory: every file under it would be read
             raise CorpusError("an empty corpus path (an unset variable?): give files, directories or globs")
@@ -128,7 +130,8 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             hint = f" (to train on texts in memory use {texts_hint})" if texts_hint and looks_like_text else ""
             raise CorpusError(f"{_shown(text)}: no such file or directory{hint}")
     if not files:
-        raise CorpusError("no corpus files given: the folders given hold none that is read (hidden files and "
+        which = f"{_shown(named[0])} holds" if len(named) == 1 else "the folders given hold"
+        raise CorpusError(f"no corpus files given: {which} none that is read (hidden files and "
                           "folders, and a saved tokenizer's or checkpoint's files, are skipped)")
     return _once(files)
 
