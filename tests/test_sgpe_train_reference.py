@@ -46,7 +46,10 @@ def corpus(tmp_path_factory):
             # reserved strings inside pieces and spans, repeated so that merges could form them
             + "x[CLS]y ශ්‍රී <0x41> ලංකාව. [SEP][SEP] ලංකාව\r\n" * 3 + "\n\n  double  spaces \tand tabs\n"
             # verse: a danda and verse numbers set apart by spaces (no superword takes them by default)
-            + "ලංකාව දිවයිනකි । १२ ॥ ශ්‍රී ලංකාව ॥ 3 ॥\n" * 4)
+            + "ලංකාව දිවයිනකි । १२ ॥ ශ්‍රී ලංකාව ॥ 3 ॥\n" * 4
+            # one long span of the same few words (the ending superwords ask about each distinct
+            # run of words once, times how often it occurs)
+            + "ලංකාව දිවයිනකි ශ්‍රී ලංකාවේ ජනතාව " * 300 + "\n")
     path = tmp_path_factory.mktemp("ref") / "train.txt"
     path.write_bytes(text.encode("utf-8"))
     lines = [line.rstrip("\r\n") for line in text.split("\n")]

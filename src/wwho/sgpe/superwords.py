@@ -153,34 +153,77 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
     symbols = final.symbols
     widest = min(MAX_SUPERWORD_WORDS,  # words in a token
                  max((t.count(" ") for t in tokens if t.startswith(" ")), default=0))
+    # Every run of up to `widest` whole words a space-led token starts with (" a", " a b" of
+    # " a b c"): past one that is none, no longer run is a token, and the next words need not be
+    # joined and asked about.
+    starts = {" ".join(t.split(" ", widest + 1)[:k]) for t in tokens if t.startswith(" ") for k in range(2, widest + 2)}
     counts: Counter[tuple[str, str]] = Counter()
+    # What a word gives, asked once per distinct word (a long span repeats its words: one line of a
+    # million words with no sentence break cost seconds and half a gigabyte asked word by word).
+    endings_of: dict[str, list[str]] = {}
+    beginnings_of: dict[str, list[str]] = {}
+
+    def endings(word: str) -> list[str]:
+        found = endings_of.get(word)
+        if found is None:
+            units = syllables(word)
+            found = endings_of[word] = [e for e in ("".join(units[start:]) for start in
+                                                    range(max(1, len(units) - MAX_ENDING_UNITS), len(units)))
+                                        if e in tokens]
+        return found
+
+    def beginnings(word: str) -> list[str]:
+        found = beginnings_of.get(word)
+        if found is None:
+            units = syllables(word) if word else []
+            found = beginnings_of[word] = [
+                " " + start for start in ("".join(units[:k]) for k in range(1, min(len(units), MAX_ENDING_UNITS + 1)))
+                if " " + start in tokens and (not letters or holds_a_letter(start))]
+        return found
+
+    width = max(widest, 1)  # the words after a word that are asked about
+
+    def _count_window(window: tuple, times: int, at_start: bool) -> None:
+        left, following = window[0], window[1]
+        ends = endings(left)
+        # The next word, or a superword that starts with it (which joins it first).
+        right = ""
+        for word in window[1:widest + 1]:
+            if word is None:
+                break
+            right += " " + word
+            if right not in starts:
+                break
+            if right in tokens:
+                for ending in ends:
+                    counts[ending, right] += times
+        # The next word's beginnings, after an ending or after the whole first word.
+        whole = ("" if at_start else " ") + left
+        lefts = [*ends, whole] if whole in tokens else ends
+        for start in beginnings(following):
+            for first in lefts:
+                counts[first, start] += times
+
     for span, n in zip(*final.words_and_counts()):
         if any(not 0 <= t < len(symbols) for t in span):
             continue
         words = "".join(symbols[t] for t in span).split(" ")
-        cut = [syllables(word) if word else [] for word in words]  # each word's syllables, once
-        for i, left in enumerate(words[:-1]):
-            if not left:
-                continue
-            units = cut[i]
-            endings = [e for e in ("".join(units[start:])
-                                   for start in range(max(1, len(units) - MAX_ENDING_UNITS), len(units)))
-                       if e in tokens]
-            # The next word, or a superword that starts with it (which joins it first).
-            right = ""
-            for end in range(i + 2, min(i + 2 + widest, len(words) + 1)):
-                right += " " + words[end - 1]
-                if right in tokens:
-                    for ending in endings:
-                        counts[ending, right] += n
-            # The next word's beginnings, after an ending or after the whole first word.
-            whole = (" " if i else "") + left
-            lefts = [*endings, whole] if whole in tokens else endings
-            following = cut[i + 1]
-            for start in ("".join(following[:k]) for k in range(1, min(len(following), MAX_ENDING_UNITS + 1))):
-                if " " + start in tokens and (not letters or holds_a_letter(start)):
-                    for first in lefts:
-                        counts[first, " " + start] += n
+        if len(words) < 2:
+            continue
+        # Each word but the last is asked about with the `width` words after it (None past the
+        # span's end); a long span repeats such windows, so each distinct one is asked about once,
+        # times how often it occurs. The span's first word has no space before it.
+        after = [itertools.chain(itertools.islice(words, k, None), itertools.repeat(None, k))
+                 for k in range(1, width + 1)]
+        windows = Counter(zip(itertools.islice(words, len(words) - 1), *after))
+        first = tuple(words[:width + 1]) + (None,) * (width + 1 - len(words))
+        windows[first] -= 1
+        for window, times in ((first, 1), *windows.items()):
+            if times and window[0]:
+                _count_window(window, times * n, window is first)
+        if len(endings_of) + len(beginnings_of) > MAX_ENDING_PAIRS:  # bounded as the pairs are
+            endings_of.clear()
+            beginnings_of.clear()
         if len(counts) > MAX_ENDING_PAIRS:
             counts = Counter({pair: c for pair, c in counts.items() if c > 1})
     best = sorted((-n, ending, right) for (ending, right), n in counts.items()
