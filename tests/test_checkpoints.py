@@ -293,3 +293,20 @@ def test_a_checkpoint_directory_that_cannot_be_written_is_refused_before_the_cor
     with pytest.raises(VocabError, match=r"cannot be written \(.* is read-only or not writable\)"):
         checkpoints.claim(tmp_path / "new" / "ck")
     assert not (tmp_path / "new").exists()
+
+
+def test_a_run_without_resume_does_not_replace_an_earlier_checkpoint(corpus, tmp_path):
+    """Found by a hostile probe: a training started without --resume replaced an earlier run's
+    checkpoint (a killed run's in OUT/checkpoints, or one kept with --checkpoint-dir) in silence, so a
+    forgotten flag lost that run's work. It is now refused, naming both ways on; --force starts over."""
+    kept = tmp_path / "kept"
+    proc = _train(corpus, tmp_path / "out", "--checkpoint-dir", kept)
+    assert proc.returncode == 0, proc.stderr
+    before = (kept / "checkpoint.json").read_bytes()
+    line = one_line_error(_train(corpus, tmp_path / "out2", "--checkpoint-dir", kept))
+    assert f"{kept / 'checkpoint.json'}: an earlier training's checkpoint is there: pass --resume" in line, line
+    assert (kept / "checkpoint.json").read_bytes() == before and not (tmp_path / "out2").exists()
+    resumed = _train(corpus, tmp_path / "out3", "--checkpoint-dir", kept, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (tmp_path / "out3" / "vocab.json").read_bytes() == (tmp_path / "out" / "vocab.json").read_bytes()
+    assert _train(corpus, tmp_path / "out4", "--checkpoint-dir", kept, "--force").returncode == 0

@@ -16,6 +16,7 @@ this one trained is not replaced without ``--force`` either.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -185,6 +186,11 @@ def main(argv: list[str]) -> int:
         raise WwhoError("--checkpoint-dir must be a folder of its own, not the output directory "
                         f"({out}); leave it out to keep checkpoints in {out / 'checkpoints'}")
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
+    if not args.resume and not args.force and os.path.lexists(checkpoint_dir / checkpoints.FILE):
+        # An earlier training's work (killed, or kept with --checkpoint-dir): a run without --resume
+        # replaced it in silence (found by a hostile probe: hours lost to a forgotten flag).
+        raise WwhoError(f"{checkpoint_dir / checkpoints.FILE}: an earlier training's checkpoint is there: "
+                        "pass --resume to continue from it, or --force to start over (it is replaced)")
     stats = CorpusStats()
     t0 = time.perf_counter()
     # A run of fewer merges than --checkpoint-every (seconds of work) keeps no checkpoint in OUT unless
