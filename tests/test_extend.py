@@ -946,3 +946,17 @@ def test_an_extension_with_no_new_token_is_refused(tmp_path):
                                "-o", tmp_path / "b"))
     assert "(--min-syllable-freq)" in line and "lower --min-syllable-freq" in line
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_min_syllable_freq_auto_is_the_default_it_names(tmp_path):
+    """Found by a hostile probe: the help names 'auto' as the default, and '--min-syllable-freq auto'
+    was refused."""
+    from cli_run import wwho
+
+    require_data(GGUF)
+    corpus = _corpus_file(tmp_path)
+    for name, extra in (("default", []), ("auto", ["--min-syllable-freq", "auto"])):
+        proc = wwho("extend", "--base", GGUF / "ggml-vocab-gpt-2.gguf", "--corpus", corpus, "--script", "sinhala",
+                    "--add", "100", "--quiet", "--workers", "1", "-o", tmp_path / name, *extra)
+        assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "auto" / "tokenizer.json").read_bytes() == (tmp_path / "default" / "tokenizer.json").read_bytes()

@@ -27,6 +27,15 @@ from wwho.sizes import arg_type, check_range, check_vocab_size
 MAX_PAD_MULTIPLE = 1 << 16
 
 
+
+_SYLLABLE_COUNT = count_arg("--min-syllable-freq", 1)
+
+
+def _min_syllable_freq(value: str) -> int | None:
+    """``auto`` (the default, which the help names: found by a hostile probe, it was refused when
+    given) or a count."""
+    return None if value == "auto" else _SYLLABLE_COUNT(value)
+
 def _share(text: str) -> float:
     """An argparse type: a number in (0, 1]."""
     try:
@@ -78,9 +87,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_force(p)
     p.add_argument(
         "--min-syllable-freq",
-        type=count_arg("--min-syllable-freq", 1),
+        type=_min_syllable_freq,
         default=None,
-        metavar="K",
+        metavar="auto|K",
         help="know (build whole) every syllable seen K times, as far as --syllable-share allows "
         "(default: auto, a syllable is built if it saves as many tokens as the last merge)",
     )
