@@ -298,3 +298,22 @@ def test_a_batch_is_encoded_in_calls_that_let_ctrl_c_through(tok, monkeypatch):
             ids()
     late = time.perf_counter() - sent[0]
     assert late < batch_seconds / 2, (late, batch_seconds)
+
+
+def test_any_bytes_like_object_is_encoded_as_its_bytes(tok):
+    """Found by a hostile probe of the API: a numpy uint8 array (a bytes-like object, as hashlib and
+    bytes() take it) was refused where a memoryview of it was encoded."""
+    import mmap
+
+    import numpy as np
+
+    data = bytes(range(256)) * 3
+    wrapped = binary.BinaryTokenizer(tok)
+    want = wrapped.encode(data)
+    region = mmap.mmap(-1, len(data))
+    region.write(data)
+    spread = np.zeros(2 * len(data), dtype=np.uint8)
+    spread[::2] = np.frombuffer(data, dtype=np.uint8)
+    for same in (np.frombuffer(data, dtype=np.uint8), spread[::2], region):  # (spread[::2]: not contiguous)
+        assert wrapped.encode(same) == want and encode_bytes(tok, same).ids == want
+    assert wrapped.encode_batch([b"ab", np.frombuffer(b"ab", dtype=np.uint8)]) == [wrapped.encode(b"ab")] * 2

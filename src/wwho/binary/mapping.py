@@ -39,13 +39,17 @@ def bytes_to_text(data: bytes | bytearray | memoryview, position: int | None = N
 
 
 def _check_data(data: object, position: int | None = None) -> None:
-    """A TokenizerError unless ``data`` is bytes-like (``bytes(5)`` would be five zero bytes)."""
+    """A TokenizerError unless ``data`` is bytes-like: bytes, or any object with the buffer protocol
+    (``bytes(5)`` would be five zero bytes)."""
     where = "" if position is None else f"texts[{position}]: "
     if isinstance(data, str):
         raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
                              "(or use a text tokenizer)")
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}")
+        try:  # any other bytes-like object (a numpy uint8 array, an mmap): its bytes, as hashlib takes them
+            memoryview(data)
+        except TypeError:
+            raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}") from None
 
 
 def text_to_bytes(text: str) -> bytes:
