@@ -503,3 +503,34 @@ def test_known_syllable_cuts_of_a_meta_tokenizer_and_none_for_others(tokenizers,
     assert evaluate(load_spec(str(tmp_path / "meta")), lines).known_syllable_cuts == 0
     for kind in ("tiktoken", "hf tokenizer.json", "spm"):
         assert evaluate(load_spec(spec_zoo[kind]), lines).known_syllable_cuts is None, kind
+
+
+def test_hf_character_offsets_put_each_boundary_where_the_next_token_starts(tmp_path):
+    """Found by a probe of eval: HF gives a lone leading "▁" (Metaspace's dummy prefix) the first
+    character's offsets too, so taking each token's end counted the line start's boundary inside that
+    character: a cut counted twice on every line whose first character was a token of its own."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    from wwho.evaluate import _hf_object
+
+    line = "\u0da9\u0dd0"  # ඩැ: one grapheme cluster, one syllable, two characters
+    tok = Tokenizer(models.BPE({"▁": 0, "[UNK]": 1}, [], unk_token="[UNK]"))
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
+    e = tok.encode(line)
+    assert e.tokens == ["▁", "[UNK]", "[UNK]"] and e.offsets[0] == e.offsets[1] == (0, 1)
+    m = evaluate(_hf_object(tok, "hf"), [line])
+    assert m.boundaries == 2 and m.boundaries_in_cluster == 1  # the line start, and inside ඩැ once
+
+
+def test_a_share_that_is_not_all_or_nothing_never_prints_as_if_it_were():
+    """Found by a probe of eval: 2,999 lossless lines of 3,000 printed "100.0%" (and a share under
+    0.005% printed "0.00%"), which reads as every line exact (or none cut)."""
+    from wwho.cli.eval import table
+    from wwho.evaluate import Metrics
+
+    m = Metrics("A", "x.txt", lines=3000, words=3000, tokens=4000, boundaries=100_000, boundaries_in_cluster=1,
+                boundaries_in_syllable=0, lossless_lines=2999, fallback_tokens=0)
+    row = table([m]).splitlines()[-1]
+    assert ">99.9%" in row and "100.0%" not in row and "<0.01%" in row and "0.00%" in row
+    m.lossless_lines = 3000
+    assert "100.0%" in table([m]).splitlines()[-1]

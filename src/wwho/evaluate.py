@@ -311,8 +311,12 @@ def _hf_object(tok, name: str) -> Evaluated:
         if joined == target or (joined[:1] == b" " and joined[1:] == target):
             dummy = len(joined) - len(target)
             return e.ids, array("q", (max(end - dummy, 0) for end in _ends(parts)))
-        starts = _char_starts(text)
-        return e.ids, array("q", (starts[b] for _, b in e.offsets))
+        # A boundary is where the next token starts: HF gives a lone leading "▁" (Metaspace's dummy
+        # prefix) the first character's offsets too, and its end would put the line start's boundary
+        # inside that character (found by a probe: a cut counted twice there).
+        starts, offsets = _char_starts(text), e.offsets
+        cuts = (offsets[k + 1][0] for k in range(len(offsets) - 1))
+        return e.ids, array("q", (starts[b] for b in (*cuts, offsets[-1][1]))) if offsets else array("q")
     return Evaluated(name, encode, lambda ids: tok.decode(ids, skip_special_tokens=False),
                      (unk | byte_ids).__contains__, tok.get_vocab_size(with_added_tokens=True))
 

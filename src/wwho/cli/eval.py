@@ -147,9 +147,22 @@ def short_names(corpora: Iterable[str]) -> dict[str, str]:
 
 def _cell(m: Metrics, attr: str, fmt: str) -> str:
     value = getattr(m, attr)
-    text = "-" if value is None else fmt.format(value)
+    text = "-" if value is None else _share(value, fmt) if attr in RATES else fmt.format(value)
     if attr in ("cluster_cut_rate", "syllable_cut_rate") and m.unmeasured_lines:
         text += f" ({m.unmeasured_lines} unmeasured lines)"
+    return text
+
+
+def _share(value: float, fmt: str) -> str:
+    """A share as ``fmt`` prints it, except that one that is not all or nothing never reads as if it
+    were (found by a probe: 2,999 lossless lines of 3,000 printed 100.0%): ``>99.9%``, ``<0.01%``."""
+    text = fmt.format(value)
+    if 0 < value < 1:
+        smallest = fmt.format(0)[:-2] + "1%"  # "0.0%" -> "0.1%": the last digit shown
+        if text == fmt.format(1):
+            return ">" + fmt.format(1 - float(smallest[:-1]) / 100)
+        if text == fmt.format(0):
+            return "<" + smallest
     return text
 
 
