@@ -141,6 +141,21 @@ impl Graphemes {
         at
     }
 
+    /// The first position in `start + 1..end` where Unicode always breaks (GB4, GB5: after or
+    /// before a control, CR or LF, but not inside CR LF), else `end`: no token spans one, as no
+    /// cluster does (`"\n"` and a mark after it are two).
+    #[inline]
+    pub fn first_hard_break<U: Unit>(&self, text: &[U], start: usize, end: usize) -> usize {
+        (start + 1..end)
+            .find(|&at| {
+                let b = self.get(text[at - 1].cp()) & BREAK;
+                let a = self.get(text[at].cp()) & BREAK;
+                matches!((b, a), (CR | LF | CONTROL, _) | (_, CR | LF | CONTROL))
+                    && (b, a) != (CR, LF)
+            })
+            .unwrap_or(end)
+    }
+
     pub fn heap_bytes(&self) -> usize {
         self.table.heap_bytes()
     }

@@ -12,7 +12,8 @@
 //!
 //! An automaton built [`Automaton::with_graphemes`] (a schema's `keep_clusters`) never ends a
 //! token inside an extended grapheme cluster: a syllable that would goes on to the cluster's end
-//! (whitespace still ends it with `leading_space`), and the next token starts there.
+//! (whitespace still ends it with `leading_space`), and the next token starts there. Nor does a
+//! token span a break Unicode always makes (around a control, CR or LF): a syllable ends there.
 //!
 //! Tokens are contiguous and cover the text, so they are returned as their end positions
 //! (code point indices). This module does not group words nor route scripts.
@@ -87,7 +88,9 @@ impl Automaton {
             }
             let end = self.longest_match(text, pos, leading_space);
             pos = match self.graphemes() {
-                Some(g) => g.next_boundary(text, pos, end, leading_space),
+                Some(g) => {
+                    g.next_boundary(text, pos, g.first_hard_break(text, pos, end), leading_space)
+                }
                 None => end,
             };
             ends.push(pos);

@@ -9,7 +9,8 @@ Grapheme_Cluster_Break, Extended_Pictographic and Indic_Conjunct_Break. They are
 Unicode version.
 
 :func:`cluster_ends` finds clusters with ``regex`` ``\\X`` for the pure-Python grammar engine
-(``Syllabifier(engine="regex")``); this module does not implement the rules a second time.
+(``Syllabifier(engine="regex")``), and :func:`first_hard_break` the one rule (GB4, GB5) that also
+ends a syllable there; this module does not implement the cluster rules a second time.
 """
 
 from __future__ import annotations
@@ -163,3 +164,20 @@ def _cluster_pattern():
 def cluster_ends(text: str) -> set[int]:
     """The end position of every extended grapheme cluster of ``text`` (see :func:`cluster_bounds`)."""
     return set(cluster_bounds(text))
+
+
+def first_hard_break(text: str, start: int, end: int) -> int:
+    """The first position in ``start + 1 .. end - 1`` where Unicode always breaks (GB4, GB5: after or
+    before a control, CR or LF, not inside CR LF), else ``end``: no token of a ``keep_clusters``
+    schema spans one (the core's ``first_hard_break``)."""
+    controls = _controls()
+    for at in range(start + 1, end):
+        if (text[at - 1] in controls or text[at] in controls) and text[at - 1:at + 1] != "\r\n":
+            return at
+    return end
+
+
+@functools.cache
+def _controls() -> frozenset[str]:
+    return frozenset(chr(cp) for name in ("Control", "CR", "LF")
+                     for cp in property_code_points(f"Grapheme_Cluster_Break={name}") or ())

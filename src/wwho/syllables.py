@@ -43,7 +43,7 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.errors import SchemaError, TokenizerError, WrongTypeError, brief
-from wwho.graphemes import cluster_ends, property_ranges
+from wwho.graphemes import cluster_ends, first_hard_break, property_ranges
 from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema, script_name
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
@@ -138,12 +138,14 @@ class Syllabifier:
         if not self.schema.keep_clusters:
             return pattern.findall(text)
         # As the core does: a syllable that would end inside a cluster goes on to the cluster's end
-        # (whitespace still ends it in leading-space mode), and the next one starts there.
+        # (whitespace still ends it in leading-space mode), and the next one starts there; none
+        # spans a break Unicode always makes (around a control, CR or LF).
         ends = cluster_ends(text)
         tokens: list[str] = []
         pos, n = 0, len(text)
         while pos < n:
             end = pattern.match(text, pos).end()  # type: ignore[union-attr]  # "|." always matches
+            end = first_hard_break(text, pos, end)
             while end < n and end not in ends and not (leading_space and text[end] in WHITESPACE):
                 end += 1
             tokens.append(text[pos:end])

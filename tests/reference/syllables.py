@@ -4,7 +4,8 @@ This was wwho's reference engine before the compiled core; the core must give th
 on every input (maximal munch, last-accept rollback, the leading-space rule, the explicit
 no-accept fallback: see docs/schemas.md). A schema with ``keep_clusters`` extends a syllable that
 would end inside an extended grapheme cluster to the cluster's end, found here with ``regex`` ``\\X``
-(the core applies UAX #29's rules itself); in leading-space mode whitespace still ends it.
+(the core applies UAX #29's rules itself), and ends one at a break Unicode always makes (around a
+control, CR or LF); in leading-space mode whitespace still ends it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def tokenize_table(schema: Schema, text: str, leading_space: bool = False) -> li
             continue
         end = longest_match(schema, text, pos, leading_space)
         if cluster_ends is not None:
+            # never across a break Unicode always makes (GB4, GB5: around a control, CR or LF)
+            end = next((at for at in range(pos + 1, end) if _hard_break(text[at - 1], text[at])), end)
             while end < n and end not in cluster_ends and not (leading_space and text[end] in WHITESPACE):
                 end += 1
         tokens.append(pending + text[pos:end])
@@ -45,6 +48,14 @@ def tokenize_table(schema: Schema, text: str, leading_space: bool = False) -> li
     if pending:
         tokens.append(pending)
     return tokens
+
+
+_CONTROL = regex.compile(r"[\p{Grapheme_Cluster_Break=Control}\p{Grapheme_Cluster_Break=CR}"
+                         r"\p{Grapheme_Cluster_Break=LF}]")
+
+
+def _hard_break(before: str, after: str) -> bool:
+    return (before + after != "\r\n") and bool(_CONTROL.match(before) or _CONTROL.match(after))
 
 
 def longest_match(schema: Schema, text: str, pos: int, leading_space: bool) -> int:
