@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,10 @@ SI = CORPORA / "si" / "news-bbcsinhala.txt"
 def cluster():
     if ray.is_initialized():
         ray.shutdown()
+    sigterm = signal.getsignal(signal.SIGTERM)
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, logging_level="WARNING",
              log_to_driver=False, _node_ip_address="127.0.0.1")
+    signal.signal(signal.SIGTERM, sigterm)  # ray.init's own handler would stay for the tests after these
     assert ray.cluster_resources()["CPU"] == 2
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
@@ -175,3 +178,27 @@ def test_a_command_line_that_is_not_utf8_is_explained_and_rays_notice_kept_back(
         connect(stand_in, None, 2)
     assert "cannot connect" not in str(err.value)
     assert stand_in.levels == [logging.ERROR] and notice.getEffectiveLevel() != logging.ERROR
+
+
+def test_rays_sigterm_handler_is_not_left_in_the_process():
+    """Found while a `make test` hung: ``ray.init`` sets a SIGTERM handler of its own (``sys.exit``) in
+    the process that calls it and keeps it, so `wwho train --engine ray` lost its "wwho: terminated"
+    and a program's own handler was replaced. A stand-in does what Ray's ``init`` does there."""
+    from wwho.scale.ray_counter import connect
+
+    class StandIn:
+        def is_initialized(self):
+            return False
+
+        def init(self, **options):
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # ray/_private/worker.py
+
+    def mine(signum, frame):
+        pass
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        assert connect(StandIn(), None, 2) is True
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -19,6 +19,7 @@ import heapq
 import itertools
 import multiprocessing as mp
 import os
+import signal
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -29,8 +30,17 @@ from wwho.counting import PIECES, batches
 _worker_findall = None
 
 
-def _init_worker(pattern: str, engine: str) -> None:
+def _default_sigterm() -> None:
+    """Pool.terminate() stops the workers with SIGTERM; a handler the test process had (ray.init()
+    installs one that exits) comes with the fork, and a worker it did not stop held a lock another
+    had died with: a test hung in terminate() (seen once in `make test`)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _init_worker(pattern: str, engine: str, forked: bool = False) -> None:
     global _worker_findall
+    if forked:
+        _default_sigterm()
     if engine == "regex":
         import regex
 
@@ -72,7 +82,7 @@ def count_pieces(
             results: Iterable[tuple[Counter[str], int]] = map(_count_batch, chunks)
             pool = None
         else:
-            pool = mp.get_context("fork").Pool(workers, _init_worker, (pattern, engine))
+            pool = mp.get_context("fork").Pool(workers, _init_worker, (pattern, engine, True))
             results = pool.imap(_count_batch, chunks)
         try:
             for counts, _size in results:
@@ -80,9 +90,14 @@ def count_pieces(
                 if len(total) > max_in_memory:
                     spills.append(_spill(total, Path(tmp), len(spills)))
                     total = Counter()
-        finally:
+        except BaseException:
             if pool is not None:
                 pool.terminate()
+            raise
+        else:
+            if pool is not None:  # every batch answered: the workers end on their own
+                pool.close()
+                pool.join()
         if spills:
             if total:
                 spills.append(_spill(total, Path(tmp), len(spills)))

@@ -33,6 +33,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -188,6 +189,10 @@ def _starting_ray() -> Iterator[None]:
     notice = logging.getLogger("ray._private.authentication.authentication_token_setup")
     level = notice.level
     notice.setLevel(logging.ERROR)
+    # ray.init sets a SIGTERM handler of its own (sys.exit) in the process that calls it, and keeps
+    # it: the command's "wwho: terminated" and a program's own handler are put back after it.
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
     try:
         yield
     except UnicodeEncodeError as exc:
@@ -199,6 +204,8 @@ def _starting_ray() -> Iterator[None]:
                         "it") from None
     finally:
         notice.setLevel(level)
+        if main and sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
