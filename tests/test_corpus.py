@@ -76,7 +76,7 @@ def test_missing_inputs(tmp_path):
 
 
 @pytest.mark.parametrize(("corpus", "message"), [
-    (b"/tmp/c.txt", "not a bytes object: os.fsdecode"), (bytearray(b"c.txt"), "not a bytearray object"),
+    (b"corpus/c.txt", "not a bytes object: os.fsdecode"), (bytearray(b"c.txt"), "not a bytearray object"),
     (None, "a path, or a list of paths, not NoneType"), (5, "not int"), ([b"c.txt"], "not bytes objects")])
 def test_a_corpus_that_is_no_paths_is_named(corpus, message):
     """Found by a hostile probe of the API: a path in bytes was iterated (the error said "not int

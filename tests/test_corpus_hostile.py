@@ -200,5 +200,5 @@ def test_a_folder_of_hidden_files_says_they_are_skipped(tmp_path):
     folder = tmp_path / "hid"
     folder.mkdir()
     (folder / ".notes.txt").write_text("text\n", encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"hold none that is read \(hidden files and folders"):
+    with pytest.raises(CorpusError, match=r"hid holds none that is read \(hidden files and folders"):
         resolve_paths([folder])

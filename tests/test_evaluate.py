@@ -505,7 +505,7 @@ def test_known_syllable_cuts_of_a_meta_tokenizer_and_none_for_others(tokenizers,
         assert evaluate(load_spec(spec_zoo[kind]), lines).known_syllable_cuts is None, kind
 
 
-def test_hf_character_offsets_put_each_boundary_where_the_next_token_starts(tmp_path):
+def test_hf_character_offsets_end_the_dummy_prefix_where_it_starts(tmp_path):
     """Found by a probe of eval: HF gives a lone leading "▁" (Metaspace's dummy prefix) the first
     character's offsets too, so taking each token's end counted the line start's boundary inside that
     character: a cut counted twice on every line whose first character was a token of its own."""

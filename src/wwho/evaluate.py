@@ -311,12 +311,12 @@ def _hf_object(tok, name: str) -> Evaluated:
         if joined == target or (joined[:1] == b" " and joined[1:] == target):
             dummy = len(joined) - len(target)
             return e.ids, array("q", (max(end - dummy, 0) for end in _ends(parts)))
-        # A boundary is where the next token starts: HF gives a lone leading "▁" (Metaspace's dummy
-        # prefix) the first character's offsets too, and its end would put the line start's boundary
-        # inside that character (found by a probe: a cut counted twice there).
-        starts, offsets = _char_starts(text), e.offsets
-        cuts = (offsets[k + 1][0] for k in range(len(offsets) - 1))
-        return e.ids, array("q", (starts[b] for b in (*cuts, offsets[-1][1]))) if offsets else array("q")
+        # HF gives a lone leading "▁" (Metaspace's dummy prefix, no character of the text) the first
+        # character's offsets too: it ends where it starts, or the line start's boundary would be
+        # counted inside that character (found by a probe: a cut counted twice there).
+        starts = _char_starts(text)
+        return e.ids, array("q", (starts[a if piece(i) == b" " and not text[a:b].startswith(" ") else b]
+                                  for i, (a, b) in zip(e.ids, e.offsets)))
     return Evaluated(name, encode, lambda ids: tok.decode(ids, skip_special_tokens=False),
                      (unk | byte_ids).__contains__, tok.get_vocab_size(with_added_tokens=True))
 
