@@ -204,6 +204,24 @@ def test_any_host_when_not_on_loopback_but_still_same_origin(loaded):
     error_of(c.post("/api/tokenize", json={"text": "a"}, headers={"Origin": "http://elsewhere.example"}), 403)
 
 
+def test_off_loopback_only_ip_addresses_and_the_machines_names_are_answered(loaded):
+    """Found by a hostile probe of ``wwho serve``: on a non-loopback address any ``Host`` was answered,
+    so a page that rebinds its own name to this machine's address (DNS rebinding) could use the
+    server from a visitor's browser. Now, as ``wwho serve --host 0.0.0.0`` makes it: IP addresses,
+    the machine's own names and ``--allow-host`` names only."""
+    import socket
+
+    from wwho.serve.app import create_app, served_hosts
+
+    app = create_app(loaded, hosts=served_hosts(8000, ["tok.lan"]), ip_literals=True)
+    for host in ("192.0.2.7:8000", "10.0.0.1", "[2001:db8::1]:8000", "[::1]", "localhost:8000", "TOK.lan:8000",
+                 f"{socket.gethostname()}:8000"):
+        assert TestClient(app, base_url=f"http://{host}").get("/api/tokenizers").status_code == 200, host
+    for host in ("rebound.example:8000", "rebound.example", "192.0.2.7.rebound.example", "tok.lan.evil:8000"):
+        msg = error_of(TestClient(app, base_url=f"http://{host}").get("/api/tokenizers"), 421)
+        assert "its IP addresses and own names (wwho serve --allow-host NAME adds one)" in msg, host
+
+
 # -- item 7: bounded output, and the worker ----------------------------------------------------------------
 
 def test_a_worst_case_text_sends_at_most_max_tokens(client, loaded):

@@ -4,7 +4,8 @@ Loads every SPEC (as ``wwho eval`` does: wwho files, ``tiktoken:NAME``, ``hf:PAT
 default ``tiktoken:o200k_base``), binds the address itself (so a busy port is a one-line error and
 ``--port 0`` picks a free one), prints the page's address and serves until interrupted. Binds to
 127.0.0.1 unless ``--host`` says otherwise, with a warning for any non-loopback address; on a loopback
-address the page answers only to loopback host names. uvicorn runs with the connection limits of
+address the page answers only to loopback host names, on another only to IP addresses and the machine's
+own names (and ``--allow-host`` names on both). uvicorn runs with the connection limits of
 :mod:`wwho.serve.connections`; the request limits are :class:`wwho.serve.app.Limits` (docs/serve.md).
 The web framework (Starlette + uvicorn) is the optional extra ``wwho[serve]``, imported only here in
 ``run``.
@@ -37,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"hf:PATH, spm:MODEL (default: {' '.join(DEFAULT_TOKENIZERS)})")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a host name the page may be reached by besides the loopback names (and, off loopback, "
+                        "IP addresses and this machine's own names); others are refused, as a DNS-rebinding "
+                        "page's would be; repeatable")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--max-chars", type=int, default=20_000, metavar="N",
                    help="longest text a request may send, in characters (default 20,000; at most 1,000,000)")
@@ -49,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from wwho.serve.app import Limits, create_app, load_tokenizers, loopback_hosts
+        from wwho.serve.app import Limits, create_app, load_tokenizers, loopback_hosts, served_hosts
         from wwho.serve.connections import guarded_protocol
         from wwho.serve.view import warm_up
     except ImportError as exc:
@@ -72,8 +77,12 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_chars=args.max_chars)
     try:
         print(f"wwho serve: loading {', '.join(specs)}", file=sys.stderr, flush=True)
-        # on loopback, a page elsewhere that rebinds its name to this address is refused
-        app = create_app(load_tokenizers(specs, pattern=args.pattern), limits=limits, hosts=loopback_hosts(port, host) if loopback else None)
+        # a page elsewhere that rebinds its name to this address is refused: on loopback any name but a
+        # loopback one, elsewhere any but an IP address, this machine's names and --allow-host's
+        allowed = {n.lower() for n in args.allow_host} | {f"{n.lower()}:{port}" for n in args.allow_host}
+        hosts = loopback_hosts(port, host) | allowed if loopback else served_hosts(port, args.allow_host)
+        app = create_app(load_tokenizers(specs, pattern=args.pattern), limits=limits, hosts=hosts,
+                         ip_literals=not loopback)
     except BaseException:
         sock.close()
         raise

@@ -22,8 +22,11 @@ nesting, a number or a nested object is a 400, refused where the parser meets it
 worker thread.
 
 **Host and Origin.** Served on a loopback address, the app answers only requests whose ``Host`` is
-a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1 gets 421) and, on any
-address, only requests whose ``Origin``, when sent, is this server (:class:`HostGuard`). The page and
+a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1 gets 421); on another
+address, only those whose ``Host`` is an IP address, one of the machine's own names or a name the
+command allows (:func:`served_hosts`: a page that rebinds its own name to this machine's address
+gets 421 there too); and, on any address, only requests whose ``Origin``, when sent, is this server
+(:class:`HostGuard`). The page and
 its files are sent whole, whatever ``Range`` a request asks for, and every answer carries the page's
 Content-Security-Policy and ``nosniff`` (:class:`EveryAnswer`).
 
@@ -40,6 +43,7 @@ import itertools
 import json
 import os
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -196,9 +200,10 @@ def load_tokenizers(specs: Sequence[str], *, pattern: str | None = None) -> list
 
 
 def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
-               hosts: Collection[str] | None = None) -> Starlette:
+               hosts: Collection[str] | None = None, ip_literals: bool = False) -> Starlette:
     """The Starlette application serving ``tokenizers``. ``hosts``: the only ``Host`` headers answered
-    (lower case, with the port where the client sends one; see :func:`loopback_hosts`); None: any."""
+    (lower case, with the port where the client sends one; see :func:`loopback_hosts` and
+    :func:`served_hosts`), and with ``ip_literals`` any IP address too; None: any."""
     by_name = {t.name: t for t in tokenizers}
     worker = Worker(limits)
 
@@ -246,7 +251,7 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
             Route("/api/tokenize", tokenize, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
-        middleware=[Middleware(EveryAnswer), Middleware(HostGuard, hosts=hosts)],
+        middleware=[Middleware(EveryAnswer), Middleware(HostGuard, hosts=hosts, ip_literals=ip_literals)],
         exception_handlers={HTTPException: http_error},
     )
     # /api/tokenize/ got an empty 307 to http://localhost/api/tokenize (port 80 with a portless
@@ -270,14 +275,35 @@ def loopback_hosts(port: int, address: str = "127.0.0.1") -> frozenset[str]:
     return frozenset(names | {f"{n}:{port}" for n in names})
 
 
-class HostGuard:
-    """Refuses, before routing, a request whose ``Host`` is not one of ``hosts`` (421: a page that rebound
-    its own name to this address) or whose ``Origin``, when sent, is not ``http://`` + its ``Host`` (403:
-    another site's page). ``hosts=None`` accepts any ``Host``."""
+def served_hosts(port: int, names: Collection[str] = ()) -> frozenset[str]:
+    """The ``Host`` names, besides IP addresses, of a server on a non-loopback address: the loopback
+    names, the machine's own (``socket.gethostname()`` and its fully qualified form) and ``names``,
+    each with the port or without it. A DNS-rebinding page sends a name of its own site: refused."""
+    own = {*LOOPBACK_NAMES, socket.gethostname(), socket.getfqdn(), *names}
+    own = {n.lower() for n in own if n}
+    return frozenset(own | {f"{n}:{port}" for n in own})
 
-    def __init__(self, app: ASGIApp, hosts: Collection[str] | None) -> None:
+
+def _ip_literal(host: str) -> bool:
+    """Whether a ``Host`` header names an IP address (``10.0.0.7``, ``[2001:db8::1]``, with a port or not)."""
+    name = host[1:host.find("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostGuard:
+    """Refuses, before routing, a request whose ``Host`` is not one of ``hosts`` (nor, with
+    ``ip_literals``, an IP address) (421: a page that rebound its own name to this address) or whose
+    ``Origin``, when sent, is not ``http://`` + its ``Host`` (403: another site's page). ``hosts=None``
+    accepts any ``Host``."""
+
+    def __init__(self, app: ASGIApp, hosts: Collection[str] | None, ip_literals: bool = False) -> None:
         self.app = app
         self.hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
+        self.ip_literals = ip_literals
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -285,8 +311,9 @@ class HostGuard:
             host = headers.get("host", "").lower()
             origin = headers.get("origin")
             refusal = None
-            if self.hosts is not None and host not in self.hosts:
-                refusal = 421, (f"this server answers only to {', '.join(LOOPBACK_NAMES)}, "
+            if self.hosts is not None and host not in self.hosts and not (self.ip_literals and _ip_literal(host)):
+                names = "its IP addresses and own names" if self.ip_literals else ", ".join(LOOPBACK_NAMES)
+                refusal = 421, (f"this server answers only to {names} (wwho serve --allow-host NAME adds one), "
                                 f"not to Host {_clip(host)!r}" if host else "a request needs a Host header")
             elif origin is not None and origin.lower() != f"http://{host}":
                 refusal = 403, f"requests from another site's page (Origin {_clip(origin)!r}) are refused"
