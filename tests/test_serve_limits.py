@@ -182,6 +182,7 @@ def test_on_loopback_only_loopback_names_are_answered(loaded):
     from wwho.serve.app import create_app, loopback_hosts
 
     app = create_app(loaded, hosts=loopback_hosts(8000))
+    assert {"tok.lan", "tok.lan:8000"} <= loopback_hosts(8000, names=["TOK.lan"])  # --allow-host on loopback
     for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000", "LOCALHOST:8000", "localhost", "127.0.0.1"):
         assert TestClient(app, base_url=f"http://{host}").get("/api/tokenizers").status_code == 200, host
     for host in ("rebound.example:8000", "rebound.example", "localhost:8001", "127.0.0.2:8000", "localhost.:8000"):

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_identity, iter_documents, resolve_paths
 from wwho.errors import CorpusError, brief, printable
 
 
@@ -76,14 +76,8 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
     owner: dict[object, int] = {}
     for k, corpus in enumerate(corpora):
         for path in resolve_paths(corpus):  # a missing input fails before any is read
-            # A file in two corpora would be read in both, and weigh in two languages' shares: the
-            # same file by its device and inode (a hard link too), else by its real path.
-            try:
-                st = os.stat(path)
-                key: object = (st.st_dev, st.st_ino)
-            except OSError:  # gone meanwhile: the reader names it
-                key = os.path.realpath(path)
-            first = owner.setdefault(key, k)
+            # A file in two corpora would be read in both, and weigh in two languages' shares.
+            first = owner.setdefault(file_identity(path), k)
             if first == k:
                 continue
             one, other = os.fspath(corpora[first]), os.fspath(corpus)

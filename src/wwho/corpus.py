@@ -198,18 +198,24 @@ def _glob(pattern: str) -> list[Path]:
     return sorted(found)
 
 
+def file_identity(path: str | os.PathLike) -> object:
+    """What tells one file from another: its device and inode (a hard or symbolic link is the file
+    it names), or, for one gone meanwhile (the reader names it), its real path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return st.st_dev, st.st_ino
+
+
 def _once(files: list[Path]) -> list[Path]:
-    """``files`` with each file kept where it is first named (by device and inode: links too)."""
-    seen: set[tuple[int, int]] = set()
+    """``files`` with each file kept where it is first named (:func:`file_identity`)."""
+    seen: set[object] = set()
     unique = []
     for path in files:
-        try:
-            st = path.stat()
-        except OSError:  # gone meanwhile: the reader names it
-            unique.append(path)
-            continue
-        if (st.st_dev, st.st_ino) not in seen:
-            seen.add((st.st_dev, st.st_ino))
+        key = file_identity(path)
+        if key not in seen:
+            seen.add(key)
             unique.append(path)
     return unique
 

@@ -18,6 +18,9 @@ from wwho.errors import VocabError
 from wwho.fileio import parse_json, read_bytes
 from wwho.savedir import LOAD_ORDER
 
+#: The kind each file of :data:`~wwho.savedir.LOAD_ORDER` makes a directory (``tokenizer.json``: its own).
+_KIND_OF = {"meta_config.json": "meta", "vocab.json": "sgpe", "bytelevel.json": "bytelevel", "tokenizer.json": None}
+
 
 def detect_kind(path: str | os.PathLike) -> str:
     """The kind of tokenizer stored at ``path``, one of :data:`wwho.loading.KINDS` (see
@@ -40,9 +43,8 @@ def _detect_kind(path: str | os.PathLike) -> str:
                          "also spelled tiktoken:NAME)")
     if p.is_dir():
         _check_kind_files(p)
-        kinds = {"meta_config.json": "meta", "vocab.json": "sgpe", "bytelevel.json": "bytelevel", "tokenizer.json": None}
         for name in LOAD_ORDER:
-            kind = kinds[name]
+            kind = _KIND_OF[name]
             if os.path.lexists(p / name):  # what is not a regular file (a dangling link) is refused by its loader
                 return kind or _detect_kind(p / name)
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "

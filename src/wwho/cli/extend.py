@@ -25,16 +25,13 @@ from wwho.sizes import arg_type, check_range, check_vocab_size
 #: extend_tokenizer's bound (``wwho.extend.extension.MAX_PAD_MULTIPLE``), repeated here: the parser of
 #: every verb is built without importing wwho.extend (a test keeps the two equal).
 MAX_PAD_MULTIPLE = 1 << 16
-
-
-
 _SYLLABLE_COUNT = count_arg("--min-syllable-freq", 1)
 
 
 def _min_syllable_freq(value: str) -> int | None:
-    """``auto`` (the default, which the help names: found by a hostile probe, it was refused when
-    given) or a count."""
+    """An argparse type: ``auto`` (the default, which the help names) or a count."""
     return None if value == "auto" else _SYLLABLE_COUNT(value)
+
 
 def _share(text: str) -> float:
     """An argparse type: a number in (0, 1]."""

@@ -12,8 +12,8 @@ too, whatever ``--force`` says.
 An output that is a stream, not a file (``/dev/null``, a terminal, a FIFO, ``/dev/stdout``), cannot
 be replaced by renaming a new file over it (as root that put a regular file in place of
 ``/dev/null``): :func:`open_output` writes into it as it is (through a copy of the descriptor when
-the path leads to one of this process's own), with no ``--force`` needed since nothing is replaced, and :func:`check_output_file` refuses it for the verbs that write a file by
-renaming. Standard output (:class:`StandardOutput`, :func:`printing`) is checked the same way: a
+the path leads to one of this process's own), with no ``--force`` needed since nothing is replaced,
+and :func:`check_output_file` refuses it for the verbs that write a file by renaming. Standard output (:class:`StandardOutput`, :func:`printing`) is checked the same way: a
 closed one (``>&-``) is an error before any work, and a failed write names it.
 
 This module checks paths and opens the streams; the verbs write their own files.

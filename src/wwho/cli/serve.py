@@ -79,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wwho serve: loading {', '.join(specs)}", file=sys.stderr, flush=True)
         # a page elsewhere that rebinds its name to this address is refused: on loopback any name but a
         # loopback one, elsewhere any but an IP address, this machine's names and --allow-host's
-        allowed = {n.lower() for n in args.allow_host} | {f"{n.lower()}:{port}" for n in args.allow_host}
-        hosts = loopback_hosts(port, host) | allowed if loopback else served_hosts(port, args.allow_host)
+        hosts = loopback_hosts(port, host, args.allow_host) if loopback else served_hosts(port, args.allow_host)
         app = create_app(load_tokenizers(specs, pattern=args.pattern), limits=limits, hosts=hosts,
                          ip_literals=not loopback)
     except BaseException:

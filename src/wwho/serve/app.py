@@ -262,11 +262,11 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
 
 # -- Host and Origin ------------------------------------------------------------------------------
 
-def loopback_hosts(port: int, address: str = "127.0.0.1") -> frozenset[str]:
-    """The ``Host`` headers of a server on loopback ``address``:``port``: its loopback names, with the
-    port or without it."""
+def loopback_hosts(port: int, address: str = "127.0.0.1", names: Collection[str] = ()) -> frozenset[str]:
+    """The ``Host`` headers of a server on loopback ``address``:``port``: its loopback names and
+    ``names``, with the port or without it."""
     shown = f"[{address}]" if ":" in address else address
-    names = {*LOOPBACK_NAMES, shown.lower()}
+    names = {*LOOPBACK_NAMES, shown.lower(), *(n.lower() for n in names)}
     if ":" in address:  # as a browser writes it (::ffff:127.0.0.1 is [::ffff:7f00:1])
         try:
             names.add(f"[{ipaddress.ip_address(address.split('%')[0]).compressed}]")

@@ -241,8 +241,7 @@ def _to_close(new: H11Protocol, opened: _ByAddress, waiting: _ByAddress) -> H11P
     most = max(len(group) for group in opened.groups.values())
     if len(opened.of(own)) >= most:
         return next((c for c in waiting.of(own) if c is not new), new)
-    address = next(a for a, group in sorted(opened.groups.items(), key=lambda item: -len(item[1]))
-                   if len(group) == most)
+    address = next(a for a, group in opened.groups.items() if len(group) == most)
     return next(iter(waiting.of(address)), None) or next(iter(opened.of(address)))
 
 

@@ -156,36 +156,29 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
     # Every run of up to `widest` whole words a space-led token starts with (" a", " a b" of
     # " a b c"): past one that is none, no longer run is a token, and the next words need not be
     # joined and asked about.
-    starts = {" ".join(t.split(" ", widest + 1)[:k]) for t in tokens if t.startswith(" ") for k in range(2, widest + 2)}
+    starts = {" ".join(t.split(" ", widest + 1)[:k])
+              for t in tokens if t.startswith(" ") for k in range(2, widest + 2)}
     counts: Counter[tuple[str, str]] = Counter()
-    # What a word gives, asked once per distinct word (a long span repeats its words: one line of a
-    # million words with no sentence break cost seconds and half a gigabyte asked word by word).
-    endings_of: dict[str, list[str]] = {}
-    beginnings_of: dict[str, list[str]] = {}
+    # A word's endings and beginnings that are tokens, asked once per distinct word (a long span
+    # repeats its words: one line of a million words with no sentence break cost seconds and half a
+    # gigabyte asked word by word).
+    parts_of: dict[str, tuple[list[str], list[str]]] = {}
 
-    def endings(word: str) -> list[str]:
-        found = endings_of.get(word)
-        if found is None:
-            units = syllables(word)
-            found = endings_of[word] = [e for e in ("".join(units[start:]) for start in
-                                                    range(max(1, len(units) - MAX_ENDING_UNITS), len(units)))
-                                        if e in tokens]
-        return found
-
-    def beginnings(word: str) -> list[str]:
-        found = beginnings_of.get(word)
+    def parts(word: str) -> tuple[list[str], list[str]]:
+        found = parts_of.get(word)
         if found is None:
             units = syllables(word) if word else []
-            found = beginnings_of[word] = [
-                " " + start for start in ("".join(units[:k]) for k in range(1, min(len(units), MAX_ENDING_UNITS + 1)))
-                if " " + start in tokens and (not letters or holds_a_letter(start))]
+            endings = ["".join(units[start:]) for start in range(max(1, len(units) - MAX_ENDING_UNITS), len(units))]
+            beginnings = [" " + "".join(units[:k]) for k in range(1, min(len(units), MAX_ENDING_UNITS + 1))]
+            found = parts_of[word] = ([e for e in endings if e in tokens],
+                                      [b for b in beginnings if b in tokens and (not letters or holds_a_letter(b))])
         return found
 
     width = max(widest, 1)  # the words after a word that are asked about
 
-    def _count_window(window: tuple, times: int, at_start: bool) -> None:
+    def count_window(window: tuple, times: int, at_start: bool) -> None:
         left, following = window[0], window[1]
-        ends = endings(left)
+        ends = parts(left)[0]
         # The next word, or a superword that starts with it (which joins it first).
         right = ""
         for word in window[1:widest + 1]:
@@ -200,7 +193,7 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
         # The next word's beginnings, after an ending or after the whole first word.
         whole = ("" if at_start else " ") + left
         lefts = [*ends, whole] if whole in tokens else ends
-        for start in beginnings(following):
+        for start in parts(following)[1]:
             for first in lefts:
                 counts[first, start] += times
 
@@ -220,10 +213,9 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
         windows[first] -= 1
         for window, times in ((first, 1), *windows.items()):
             if times and window[0]:
-                _count_window(window, times * n, window is first)
-        if len(endings_of) + len(beginnings_of) > MAX_ENDING_PAIRS:  # bounded as the pairs are
-            endings_of.clear()
-            beginnings_of.clear()
+                count_window(window, times * n, window is first)
+        if len(parts_of) > MAX_ENDING_PAIRS:  # bounded as the pairs are
+            parts_of.clear()
         if len(counts) > MAX_ENDING_PAIRS:
             counts = Counter({pair: c for pair, c in counts.items() if c > 1})
     best = sorted((-n, ending, right) for (ending, right), n in counts.items()
