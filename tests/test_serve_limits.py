@@ -746,7 +746,7 @@ def test_one_address_opening_connections_closes_its_own_not_another_clients():
 def test_an_address_keeping_every_connection_busy_makes_room_for_another():
     """Found by a hostile probe of ``wwho serve``: connections whose requests were being answered were
     never closed for a new one, so an address sending one cheap request after another on 256
-    connections closed every newcomer instead (8 of 29 honest requests answered). Now the address
+    connections closed nearly every newcomer instead. Now the address
     with the most connections open gives up its oldest one, busy or not."""
     from wwho.serve.app import Limits
 

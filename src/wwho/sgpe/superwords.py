@@ -159,9 +159,8 @@ def ending_superwords(final: MergeEngine, syllables: Callable[[str], list[str]],
     starts = {" ".join(t.split(" ", widest + 1)[:k])
               for t in tokens if t.startswith(" ") for k in range(2, widest + 2)}
     counts: Counter[tuple[str, str]] = Counter()
-    # A word's endings and beginnings that are tokens, asked once per distinct word (a long span
-    # repeats its words: one line of a million words with no sentence break cost seconds and half a
-    # gigabyte asked word by word).
+    # A word's endings and beginnings that are tokens, asked once per distinct word: a long span
+    # (a line with no sentence break) repeats its words, which were cut into syllables again each time.
     parts_of: dict[str, tuple[list[str], list[str]]] = {}
 
     def parts(word: str) -> tuple[list[str], list[str]]:
