@@ -505,6 +505,46 @@ def test_known_syllable_cuts_of_a_meta_tokenizer_and_none_for_others(tokenizers,
         assert evaluate(load_spec(spec_zoo[kind]), lines).known_syllable_cuts is None, kind
 
 
+def test_a_meta_tokenizer_counts_its_sgpe_parts_fallback_tokens(tokenizers, tmp_path, monkeypatch):
+    """Found by a probe: the fallback column read the vocabulary of a meta tokenizer as a dict, and a
+    meta tokenizer's is not one, so its byte-fallback tokens were never counted (0%)."""
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+    from wwho import MetaTokenizer
+
+    meta = MetaTokenizer(tokenizers["sinhala"], "o200k_base")
+    meta.save(tmp_path / "meta")
+    line = "\u0d80 ලංකා hello"  # U+0D80 is no Sinhala character SGPE has: byte fallback
+    ids = meta.encode(line)
+    fallback = [i for i in ids if i >= meta.offset and meta.sgpe.id_to_token(i - meta.offset).startswith("<0x")]
+    assert fallback, meta.tokenize(line)
+    m = evaluate(load_spec(str(tmp_path / "meta")), [line])
+    assert m.fallback_tokens == len(fallback) and m.tokens == len(ids)
+
+
+@pytest.mark.parametrize("kind", ["meta", "bytelevel", "sgpe"])
+def test_special_token_text_in_a_corpus_line_is_ordinary_text(kind, tokenizers, tmp_path, monkeypatch):
+    """Found by a probe: a corpus line holding "<|endoftext|>" ended ``wwho eval`` of a meta or
+    byte-level tokenizer with DisallowedSpecialError, where tiktoken:NAME reads it as text."""
+    if kind != "sgpe" and not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+    from wwho import ByteBPE, MetaTokenizer
+
+    if kind == "meta":
+        tok = MetaTokenizer(tokenizers["sinhala"], "o200k_base")
+    elif kind == "bytelevel":
+        tok = ByteBPE.from_tiktoken("o200k_base")
+    else:
+        tok = tokenizers["sinhala"]
+    tok.save(tmp_path / "t")
+    lines = ["hello <|endoftext|> world ලංකා [CLS]", "ශ්‍රී ලංකාව"]
+    m = evaluate(load_spec(str(tmp_path / "t")), lines)
+    assert m.lines == 2 and m.lossless_rate == 1.0
+    assert m.tokens == sum(len(tok.encode(x, disallowed_special=())) for x in lines)
+
+
 def test_hf_character_offsets_end_the_dummy_prefix_where_it_starts(tmp_path):
     """Found by a probe of eval: HF gives a lone leading "▁" (Metaspace's dummy prefix) the first
     character's offsets too, so taking each token's end counted the line start's boundary inside that

@@ -208,8 +208,12 @@ def _native(tok, name: str) -> Evaluated:
 
         dummy = 1 if getattr(tok, "prefix_space", False) else 0  # SGPE's dummy space is not in the text
 
+        # Special-token text in a corpus line is ordinary text, as for tiktoken:NAME (else one
+        # "<|endoftext|>" in a corpus would end the evaluation of a byte-level or meta tokenizer).
+        encode_text = getattr(tok, "encode_ordinary", tok.encode)
+
         def encode(text: str):
-            ids = tok.encode(text)
+            ids = encode_text(text)
             ends = _ends(token_bytes(i) for i in ids)
             return ids, array("q", (max(e - dummy, 0) for e in ends)) if dummy and text else ends
     elif hasattr(tok, "tokenizer"):  # the HF adapter of wwho.loading
@@ -218,9 +222,10 @@ def _native(tok, name: str) -> Evaluated:
         def encode(text: str):
             return tok.encode(text), None
     fallback_ids = set()
-    vocab = getattr(tok, "vocab", None)
+    sgpe = getattr(tok, "sgpe", None)  # a meta tokenizer: its SGPE part's fallback tokens, shifted
+    vocab, offset = (sgpe.vocab, tok.offset) if sgpe is not None else (getattr(tok, "vocab", None), 0)
     if isinstance(vocab, dict):
-        fallback_ids = {i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
+        fallback_ids = {offset + i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
     return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size),
                      getattr(tok, "token_bytes", None), _known_cuts(tok))
 
