@@ -448,8 +448,18 @@ def test_wrong_ranks_file_is_a_clear_error(meta, tmp_path):
     ({"format": "garbage/9"}, "'format' is 'garbage/9'"),
     ({"format_version": True}, "'format_version' is True"),
     ({"format_version": 1.0}, "'format_version' is 1.0"),
+    # Version 2 holds the byte-level part's special tokens and pre-tokenizer
+    ({"format_version": 2}, "'tiktoken_special_tokens' must be an object of token -> id, not None"),
+    ({"format_version": 2, "tiktoken_special_tokens": {"<|endoftext|>": "1"}}, "'tiktoken_special_tokens' must"),
+    ({"format_version": 2, "tiktoken_special_tokens": O200K_SPECIALS, "tiktoken_pretokenizer": "o200k"},
+     "'tiktoken_pretokenizer' must be an object"),
+    ({"format_version": 2, "tiktoken_special_tokens": O200K_SPECIALS, "tiktoken_pretokenizer": {}},
+     "'tiktoken_pretokenizer' has no 'patterns'"),
+    ({"format_version": 2, "tiktoken_special_tokens": {"<|endoftext|>": 5},
+      "tiktoken_pretokenizer": {"patterns": ["\\S+|\\s+"]}}, "'tiktoken_special_tokens': id 5 belongs to both"),
 ])
-def test_bad_meta_config(meta, tmp_path, changes, message):
+def test_bad_meta_config(meta, tmp_path, monkeypatch, changes, message):
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))  # (the ranks are found: the config is at fault)
     meta.save(tmp_path)
     edit_config(tmp_path, **changes)
     with pytest.raises(VocabError, match=message):
@@ -709,6 +719,49 @@ def test_byte_level_part_from_a_name_a_bytebpe_or_an_encoding(sgpe, meta, monkey
     # Text without Indic characters: exactly the ByteBPE's ids.
     english = lines_of("en/flores200-devtest.txt", max_bytes=60_000)
     assert by_name.encode_batch(english) == bpe.encode_batch(english)
+
+
+@pytest.mark.parametrize("name, chat_id", [("o200k_im", 200_264), ("o200k_base", 200_005)])
+def test_an_encoding_its_name_does_not_tell_is_saved_with_its_specials(sgpe, o200k, tmp_path, monkeypatch,
+                                                                       name, chat_id):
+    """Found by a probe: ``meta_config.json`` held the encoding's name and its ranks' sha256 only.
+    A ``tiktoken.Encoding`` with a chat token added saved without a word; named ``o200k_im`` it
+    could never be loaded, named ``o200k_base`` it loaded without its token (other ids)."""
+    import tiktoken
+
+    monkeypatch.delenv("WWHO_TIKTOKEN_FILE", raising=False)
+    specials = {**O200K_SPECIALS, "<|im_start|>": chat_id}
+    enc = tiktoken.Encoding(name=name, pat_str=o200k._pat_str, mergeable_ranks=o200k._mergeable_ranks,
+                            special_tokens=specials)
+    tok = MetaTokenizer(sgpe, enc)
+    text = "<|im_start|>ශ්‍රී ලංකා hi <|endoftext|>"
+    want = tok.encode(text, allowed_special="all")
+    assert want[0] == chat_id and want[-1] == O200K_SPECIALS["<|endoftext|>"]
+    tok.save(tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "meta_config.json").read_text(encoding="utf-8"))
+    assert config["format_version"] == 2 and config["tiktoken_special_tokens"] == specials
+    again = MetaTokenizer.load(tmp_path / "m", tiktoken_file=O200K_FILE)
+    assert again.encode(text, allowed_special="all") == want and again.tiktoken == tok.tiktoken
+    if name == "o200k_im":  # its ranks are found only where a file is given
+        with pytest.raises(VocabError, match="'o200k_im' is no encoding wwho finds by name.*tiktoken_file=PATH"):
+            MetaTokenizer.load(tmp_path / "m")
+
+
+def test_an_encoding_as_tiktoken_ships_it_keeps_a_version_1_config(meta, tmp_path):
+    meta.save(tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "meta_config.json").read_text(encoding="utf-8"))
+    assert config["format_version"] == 1 and "tiktoken_special_tokens" not in config
+
+
+def test_an_sgpe_part_that_maps_unknown_text_to_unk_is_refused(sgpe, o200k, tmp_path):
+    """Found by a probe: a part loaded with ``unk="token"`` was taken, lost text to [UNK], and a
+    saved directory came back with byte fallback (other ids)."""
+    from wwho.sgpe import SGPETokenizer
+
+    sgpe.save(tmp_path / "s")
+    lossy = SGPETokenizer.load(tmp_path / "s", unk="token")
+    with pytest.raises(VocabError, match="must fall back to bytes.*unk='token'"):
+        MetaTokenizer(lossy, o200k)
 
 
 def test_offline_without_tiktoken(sgpe, meta, tmp_path):

@@ -291,6 +291,38 @@ def _byte_level(encoding: Any, tiktoken_file: str | os.PathLike | None) -> tuple
     return model, _part_of(model, sha256)
 
 
+def _saved_byte_level(name: str, config: Mapping[str, Any], tiktoken_file: str | os.PathLike | None,
+                      source: Path) -> tuple[ByteLevelModel, TiktokenPart]:
+    """The byte-level part a version-2 ``meta_config.json`` describes: the ranks found as for a
+    name (one wwho does not know, only through ``tiktoken_file=`` or ``WWHO_TIKTOKEN_FILE``), with
+    the special tokens and pre-tokenizer the config holds. The caller checks the ranks' sha256."""
+    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, from_tiktoken
+    from wwho.bytelevel.validate import check_model
+    from wwho.tiktoken_file import FIX, ranks_file_for
+
+    saved = config["tiktoken_pretokenizer"]
+    if "patterns" not in saved:
+        raise VocabError(f"{source}: 'tiktoken_pretokenizer' has no 'patterns'")
+    try:
+        pattern = Pretokenizer.from_json(saved)
+    except VocabError as exc:
+        raise VocabError(f"{source}: 'tiktoken_pretokenizer': {exc}") from None
+    try:
+        if name in TIKTOKEN_ENCODINGS:
+            ranks = from_tiktoken(name, tiktoken_file=tiktoken_file).ranks
+        else:
+            found = ranks_file_for(name, tiktoken_file)
+            if found is None:
+                raise VocabError(f"{name!r} is no encoding wwho finds by name; its special tokens and pre-tokenizer "
+                                 f"are in the config, its ranks are not. To fix: {FIX} (the ranks file it was made "
+                                 "with)")
+            ranks = from_tiktoken(found[0], pattern=pattern).ranks
+    except VocabError as exc:
+        raise VocabError(f"{source}: needs the ranks of the tiktoken encoding {name!r}: {exc}") from None
+    model = ByteLevelModel(ranks, pattern, special_tokens=dict(config["tiktoken_special_tokens"]), name=name)
+    return check_model(model, f"{source}: 'tiktoken_special_tokens'"), _part_of(model)
+
+
 class MetaTokenizer:
     """tiktoken + SGPE in one id space; see the module docstring."""
 
@@ -306,6 +338,10 @@ class MetaTokenizer:
         if sgpe_tokenizer.prefix_space:
             raise VocabError("an SGPE vocabulary trained with prefix_space cannot be a meta tokenizer's SGPE part: "
                              "its dummy space would be added to every Indic run")
+        if sgpe_tokenizer.fallback != "bytes":
+            # Lossy, and its files could not say so: a saved meta directory reloads with byte fallback.
+            raise VocabError("a meta tokenizer's SGPE part must fall back to bytes (it is lossless); this one was "
+                             "loaded with unk='token', which maps unknown text to [UNK]: load it without unk=")
         _check_cache_bytes(cache_bytes)
         model, part = _byte_level(tiktoken_encoding, tiktoken_file)
         self._setup(sgpe_tokenizer, model, part, cache_bytes)
@@ -349,10 +385,13 @@ class MetaTokenizer:
         path = directory / CONFIG_FILE
         config = read_meta_config(path)
         name = config["tiktoken_encoding"]
-        try:
-            model, part = _byte_level(name, tiktoken_file)
-        except VocabError as exc:
-            raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
+        if "tiktoken_pretokenizer" in config:  # version 2: an encoding its name does not tell
+            model, part = _saved_byte_level(name, config, tiktoken_file, path)
+        else:
+            try:
+                model, part = _byte_level(name, tiktoken_file)
+            except VocabError as exc:
+                raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
         if part.sha256 != config["tiktoken_sha256"]:
             where = tiktoken_file or "tiktoken's cache"
             raise VocabError(f"{path}: was made with {name} ranks of sha256 {config['tiktoken_sha256']}, but the "

@@ -5,7 +5,8 @@ A directory written by :meth:`wwho.MetaTokenizer.save` (or ``wwho train --meta``
 * ``vocab.json``: the SGPE part, in SGPE's own ids (the ``wwho-sgpe/1`` format);
 * ``meta_config.json``: what joins the two: the offset (= tiktoken's ``n_vocab``), the
   tiktoken encoding's name and the sha256 of its ranks, the SGPE vocabulary size and
-  file, the total size, a format version. Loading checks every field, and checks the
+  file, the total size, a format version; for an encoding its name does not tell (version 2,
+  :func:`custom_part`), its special tokens and pre-tokenizer too. Loading checks every field, and checks the
   sha256 against the ranks tiktoken actually uses (from its cache or a given file);
 * ``tokenizer_meta.json``: a serialization of the unified vocabulary for other tools:
   every SGPE token with its unified (offset) id, SGPE's merges, and the tiktoken part
@@ -38,13 +39,36 @@ VOCAB_FILE = "vocab.json"
 CONFIG_FORMAT = "wwho-meta-config/1"
 META_FORMAT = "wwho-meta-vocab/1"
 FORMAT_VERSION = 1
+#: The version of a config that also holds the byte-level part's special tokens and pre-tokenizer
+#: (:func:`custom_part`): a wwho that reads version 1 only refuses it rather than load other ids.
+CUSTOM_FORMAT_VERSION = 2
+
+
+def custom_part(tok: Any) -> dict[str, Any] | None:
+    """The byte-level part's special tokens and pre-tokenizer, where the encoding's name does not
+    tell them: any name but a known encoding's (``o200k_base``...), or one whose special tokens or
+    pre-tokenizer differ from that encoding's (a ``tiktoken.Encoding`` with chat tokens added).
+    None for a known encoding as tiktoken ships it, whose config stays version 1."""
+    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
+    from wwho.bytelevel.pretokenize import Pretokenizer
+
+    known = TIKTOKEN_ENCODINGS.get(tok.tiktoken.name)
+    pattern = tok._pattern
+    if known is not None and tok.tiktoken_specials == known.special_tokens:
+        named = Pretokenizer.named(known.name)
+        if (pattern.patterns, pattern.byte_patterns) == (named.patterns, named.byte_patterns):
+            return None
+    return {"tiktoken_special_tokens": dict(sorted(tok.tiktoken_specials.items(), key=lambda kv: kv[1])),
+            "tiktoken_pretokenizer": pattern.to_json()}
 
 
 def meta_config(tok: Any) -> dict[str, Any]:
     part = tok.tiktoken
+    custom = custom_part(tok)
     return {
         "format": CONFIG_FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if custom is None else CUSTOM_FORMAT_VERSION,
+        **(custom or {}),
         "offset": tok.offset,
         "tiktoken_encoding": part.name,
         "tiktoken_n_vocab": part.n_vocab,
@@ -132,9 +156,19 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
         raise VocabError(f"{path}: a {CONFIG_FILE} is a JSON object")
     if data.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
         raise VocabError(f"{path}: 'format' is {brief(data['format'])}, not {CONFIG_FORMAT!r}")
-    if type(data.get("format_version")) is not int or data["format_version"] != FORMAT_VERSION:
-        raise VocabError(f"{path}: 'format_version' is {brief(data.get('format_version'))}; this wwho reads version "
-                         f"{FORMAT_VERSION}")
+    if type(data.get("format_version")) is not int or data["format_version"] not in (FORMAT_VERSION,
+                                                                                     CUSTOM_FORMAT_VERSION):
+        raise VocabError(f"{path}: 'format_version' is {brief(data.get('format_version'))}; this wwho reads versions "
+                         f"{FORMAT_VERSION} and {CUSTOM_FORMAT_VERSION}")
+    if data["format_version"] == CUSTOM_FORMAT_VERSION:
+        specials = data.get("tiktoken_special_tokens")
+        if not isinstance(specials, dict) or not all(
+                type(i) is int and 0 <= i < 1 << 31 for i in specials.values()):
+            raise VocabError(f"{path}: 'tiktoken_special_tokens' must be an object of token -> id, not "
+                             f"{brief(specials)}")
+        if not isinstance(data.get("tiktoken_pretokenizer"), dict):
+            raise VocabError(f"{path}: 'tiktoken_pretokenizer' must be an object (a pre-tokenizer), not "
+                             f"{brief(data.get('tiktoken_pretokenizer'))}")
     kinds = {"offset": int, "tiktoken_encoding": str, "tiktoken_n_vocab": int, "tiktoken_sha256": str,
              "sgpe_vocab": str, "sgpe_vocab_size": int, "vocab_size": int}
     for key, kind in kinds.items():
