@@ -342,3 +342,27 @@ def test_the_hf_adapter_gives_the_array_forms_of_every_kind(hf):
     assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
     assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == hf.encode_batch(texts)
     assert hf.decode_batch(hf.encode_batch_to_numpy(texts)) == [hf.decode(hf.encode(t)) for t in texts]
+
+
+def test_tiktoken_file_is_given_to_the_kinds_that_read_ranks(two, tmp_path, monkeypatch):
+    """Found by a probe: ``load_tokenizer`` had no ``tiktoken_file=``, so a meta directory loaded
+    only with ``WWHO_TIKTOKEN_FILE`` set, where the README says the keyword works everywhere."""
+    from wwho import ByteBPE, MetaTokenizer
+    from wwho.errors import WwhoWarning
+
+    if not O200K_FILE.is_file():
+        pytest.skip(f"{O200K_FILE} is absent")
+    for var in [v for v in os.environ if v.startswith(("WWHO_TIKTOKEN_FILE", "TIKTOKEN_CACHE_DIR"))]:
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-cache"))
+    sgpe = SGPETokenizer.load(two[0])
+    MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE).save(tmp_path / "meta")
+    with pytest.raises(VocabError, match="tiktoken_file=PATH"):
+        load_tokenizer(tmp_path / "meta")
+    text = "ශ්‍රී ලංකාව and Hello"
+    meta = load_tokenizer(tmp_path / "meta", tiktoken_file=O200K_FILE)
+    assert isinstance(meta, MetaTokenizer) and meta.decode(meta.encode(text)) == text
+    by_name = load_tokenizer("o200k_base", tiktoken_file=O200K_FILE)
+    assert by_name.encode("Hello") == ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE).encode("Hello")
+    with pytest.warns(WwhoWarning, match="tiktoken_file= is unused"):
+        assert load_tokenizer(two[0], tiktoken_file=O200K_FILE).encode(text) == sgpe.encode(text)

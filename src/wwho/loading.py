@@ -43,15 +43,26 @@ def detect_kind(path: str | os.PathLike) -> str:
     return detect(path)
 
 
-def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern: str | None = None) -> Any:
+def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern: str | None = None,
+                   tiktoken_file: str | os.PathLike | None = None) -> Any:
     """Load the tokenizer at ``path`` (its kind detected unless given). ``pattern``: the
     pre-tokenizer (a name such as ``o200k`` or a regex) of a ``.tiktoken`` file that is not
-    a known encoding, which the file itself does not say."""
+    a known encoding, which the file itself does not say. ``tiktoken_file``: the ranks file of a
+    meta directory's or a name's tiktoken encoding (:mod:`wwho.tiktoken_file`); a kind that reads
+    none warns that it is unused, as ``--tiktoken-file`` does."""
     from wwho.fileio import tokenizer_path
 
     path = tokenizer_path(path, "load_tokenizer")
     kind = kind or detect_kind(path)
     p = Path(path)
+    by_name = kind == "bytelevel" and not p.exists()  # o200k_base, tiktoken:o200k_base
+    if tiktoken_file is not None and kind != "meta" and not by_name:
+        import warnings
+
+        from wwho.errors import WwhoWarning
+
+        warnings.warn(f"tiktoken_file= is unused: {path} is no meta directory nor a tiktoken encoding's name, and "
+                      "reads no ranks file", WwhoWarning, stacklevel=2)
     if pattern is not None and kind != "gguf" and not (kind == "bytelevel" and (p.suffix == ".tiktoken"
                                                                              or not p.exists())):
         from wwho.kinds import KIND_NAMES
@@ -67,12 +78,14 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     if kind == "meta":
         from wwho.meta import MetaTokenizer
 
-        return MetaTokenizer.load(p.parent if p.is_file() else p)
+        return MetaTokenizer.load(p.parent if p.is_file() else p, tiktoken_file=tiktoken_file)
     if kind == "bytelevel":
         from wwho.bytelevel import ByteBPE
 
-        if p.suffix == ".tiktoken" or not p.exists():  # a file, or a known name such as (tiktoken:)o200k_base
-            return ByteBPE.from_tiktoken(p if p.exists() else os.fspath(path), pattern=pattern)
+        if by_name:  # a known name such as (tiktoken:)o200k_base
+            return ByteBPE.from_tiktoken(os.fspath(path), pattern=pattern, tiktoken_file=tiktoken_file)
+        if p.suffix == ".tiktoken":
+            return ByteBPE.from_tiktoken(p, pattern=pattern)
         return ByteBPE.load(p)
     if kind == "gguf":
         from wwho.bytelevel import ByteBPE
