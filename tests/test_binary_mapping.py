@@ -235,6 +235,30 @@ def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
     assert batch == [encode_bytes(tok, data, add_special_tokens=True) for data in items]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_batch_item_longer_than_a_piece_is_encoded_in_pieces(tok, threads, monkeypatch):
+    """Found by a probe: a batch encoded a long item as one HF word (a 6 MB file: 8 s and 1 GB, a
+    third of that in pieces), where one item alone was cut into pieces. The ids are HF's on the
+    whole item either way; the ids-only forms are the full forms' ids."""
+    from wwho.binary import mapping
+
+    monkeypatch.setattr(mapping, "CHUNK_BYTES", 500)  # (the cut is tested, not its size)
+    items = [binary_corpus(seed, size) for seed, size in ((1, 3000), (2, 40), (3, 2200), (4, 0))]
+    for specials in (False, True):
+        whole = [tok.encode(bytes_to_text(d), add_special_tokens=specials) for d in items]
+        batch = binary.encode_bytes_batch(tok, items, add_special_tokens=specials, num_threads=threads)
+        assert [e.ids for e in batch] == [w.ids for w in whole]
+        assert [e.offsets for e in batch] == [[tuple(o) for o in w.offsets] for w in whole]
+        assert mapping.encode_bytes_batch_ids(tok, items, add_special_tokens=specials,
+                                              num_threads=threads) == [w.ids for w in whole]
+        for data, w in zip(items, whole):
+            assert mapping.encode_bytes_ids(tok, data, add_special_tokens=specials, chunk_bytes=300) == w.ids
+    calls = []
+    monkeypatch.setattr(mapping, "_pieces", lambda *a: calls.append(a) or None)
+    binary.encode_bytes_batch(tok, items, num_threads=threads)
+    assert len(calls) == 2  # the two items over the piece size, each asked to be cut
+
+
 def test_special_token_names_decode_as_utf8_as_token_bytes_says(tok):
     # A special token's bytes are its name in UTF-8 (token_bytes). decode gave "é" in a name as the
     # one Latin-1 byte e9, and refused a name outside Latin-1 as "not a byte".

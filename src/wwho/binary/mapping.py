@@ -111,34 +111,63 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     """
     tokenizer = _hf_tokenizer(tokenizer)
     _check_data(data)
+    return _encode(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True)
+
+
+def encode_bytes_ids(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
+                     add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> list[int]:
+    """The ids of :func:`encode_bytes` alone: no token bytes nor offsets are built (a tenth of the
+    memory per token)."""
+    tokenizer = _hf_tokenizer(tokenizer)
+    _check_data(data)
+    return _encode(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=False)
+
+
+def _chunk_size(chunk_bytes: object) -> int:
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
         raise TokenizerError(f"chunk_bytes must be a positive integer (bytes per piece), got {chunk_bytes!r}")
+    return chunk_bytes
+
+
+def _encode(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_special_tokens: bool,
+            chunk_bytes: int, *, full: bool, serial: bool = False) -> BinaryEncoding | list[int]:
+    """:func:`encode_bytes` (``full``) or :func:`encode_bytes_ids` on checked arguments; ``serial``:
+    the pieces one by one on this thread, not on HF's pool."""
     data = bytes(data) if not isinstance(data, bytes) else data
     _special_tokens_as_data(tokenizer)
     pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None
     if pieces is None:
-        return _encoding(tokenizer.encode(bytes_to_text(data), add_special_tokens=add_special_tokens))
+        enc = tokenizer.encode(bytes_to_text(data), add_special_tokens=add_special_tokens)
+        return _encoding(enc) if full else enc.ids
     ids: list[int] = []
     tokens: list[bytes] = []
     offsets: list[tuple[int, int]] = []
     for k in range(0, len(pieces), _BATCH):
         starts = pieces[k:k + _BATCH]
         texts = [data[a:b].decode("latin-1") for a, b in starts]
-        for (start, _), enc in zip(starts, tokenizer.encode_batch(texts, add_special_tokens=False)):
+        encodings = [tokenizer.encode(t, add_special_tokens=False) for t in texts] if serial else \
+            tokenizer.encode_batch(texts, add_special_tokens=False)
+        for (start, _), enc in zip(starts, encodings):
             ids += enc.ids
-            tokens += [t.encode("latin-1") for t in enc.tokens]
-            offsets += [(a + start, b + start) for a, b in enc.offsets]
-    mask = [0] * len(ids)
+            if full:
+                tokens += [t.encode("latin-1") for t in enc.tokens]
+                offsets += [(a + start, b + start) for a, b in enc.offsets]
     if add_special_tokens and tokenizer.post_processor is not None:
         # The template's specials around one data token: [prefix..., data, suffix...].
         frame = _encoding(tokenizer.encode("\x00", add_special_tokens=True))
         cut = frame.special_tokens_mask.index(0)
         before, after = slice(0, cut), slice(cut + 1, None)
+        data_ids = len(ids)
         ids = frame.ids[before] + ids + frame.ids[after]
+        if not full:
+            return ids
         tokens = frame.tokens[before] + tokens + frame.tokens[after]
         offsets = frame.offsets[before] + offsets + frame.offsets[after]
-        mask = frame.special_tokens_mask[before] + mask + frame.special_tokens_mask[after]
-    return BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=mask)
+        mask = frame.special_tokens_mask[before] + [0] * data_ids + frame.special_tokens_mask[after]
+        return BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=mask)
+    if not full:
+        return ids
+    return BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=[0] * len(ids))
 
 
 def _encoding(enc) -> BinaryEncoding:
@@ -204,24 +233,40 @@ def encode_bytes_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray |
                        add_special_tokens: bool = False, num_threads: int | None = None) -> list[BinaryEncoding]:
     """:func:`encode_bytes` of every item, in order. ``num_threads=1`` encodes on this thread;
     otherwise HF ``tokenizers`` runs the batch on its own thread pool (all cores by default,
-    ``RAYON_NUM_THREADS`` to change it)."""
+    ``RAYON_NUM_THREADS`` to change it). An item longer than :data:`CHUNK_BYTES` is encoded in
+    pieces, as :func:`encode_bytes` encodes it."""
+    return _encode_batch(tokenizer, items, add_special_tokens, num_threads, full=True)
+
+
+def encode_bytes_batch_ids(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], *,
+                           add_special_tokens: bool = False, num_threads: int | None = None) -> list[list[int]]:
+    """The ids of :func:`encode_bytes_batch` alone (see :func:`encode_bytes_ids`)."""
+    return _encode_batch(tokenizer, items, add_special_tokens, num_threads, full=False)
+
+
+def _encode_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memoryview], add_special_tokens: bool,
+                  num_threads: int | None, *, full: bool) -> list:
     tokenizer = _hf_tokenizer(tokenizer)
     items = as_batch(items, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
-    texts = [bytes_to_text(data, k) for k, data in enumerate(items)]
+    for k, data in enumerate(items):
+        _check_data(data, k)
     _special_tokens_as_data(tokenizer)
+    out: list = [None] * len(items)
+    # A long item one HF word would cost HF memory and time out of proportion (its merges run on
+    # the whole item): it is encoded in pieces, the others together.
+    short = [k for k, data in enumerate(items) if len(data) <= CHUNK_BYTES]
+    for k, data in enumerate(items):
+        if len(data) > CHUNK_BYTES:
+            out[k] = _encode(tokenizer, data, add_special_tokens, CHUNK_BYTES, full=full, serial=num_threads == 1)
+    texts = [bytes_to_text(items[k], k) for k in short]
     if num_threads == 1:
         encodings = [tokenizer.encode(t, add_special_tokens=add_special_tokens) for t in texts]
     else:
         encodings = [enc for call in _calls(texts) for enc in tokenizer.encode_batch(
             call, add_special_tokens=add_special_tokens)]
-    out = []
-    for enc in encodings:
-        mask = enc.special_tokens_mask
-        tokens = [tok.encode("utf-8") if special else tok.encode("latin-1")
-                  for tok, special in zip(enc.tokens, mask)]
-        out.append(BinaryEncoding(ids=list(enc.ids), tokens=tokens, offsets=list(enc.offsets),
-                                  special_tokens_mask=list(mask)))
+    for k, enc in zip(short, encodings):
+        out[k] = _encoding(enc) if full else enc.ids
     return out
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
     from tokenizers import Tokenizer
 
-from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_batch, text_to_bytes
+from wwho.binary.mapping import decode_to_bytes, encode_bytes_batch_ids, encode_bytes_ids, text_to_bytes
 from wwho.errors import UnknownTokenError, WrongTypeError, check_flag
 from wwho.ids import batch as as_batch
 from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
@@ -98,14 +98,13 @@ class BinaryTokenizer:
 
     def encode(self, data: bytes, *, add_special_tokens: bool = False) -> list[int]:
         """Ids of ``data`` (bytes); ``add_special_tokens``: the template's tokens around them."""
-        return encode_bytes(self.hf, data, add_special_tokens=check_flag(add_special_tokens, "add_special_tokens")).ids
+        return encode_bytes_ids(self.hf, data, add_special_tokens=check_flag(add_special_tokens, "add_special_tokens"))
 
     def encode_batch(self, items: Sequence[bytes], *, add_special_tokens: bool = False,
                      num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` of each item, in order, on HF ``tokenizers``' threads."""
         flag = check_flag(add_special_tokens, "add_special_tokens")
-        return [e.ids for e in encode_bytes_batch(self.hf, items, add_special_tokens=flag,
-                                                  num_threads=num_threads)]
+        return encode_bytes_batch_ids(self.hf, items, add_special_tokens=flag, num_threads=num_threads)
 
     def encode_to_numpy(self, data: bytes, *, add_special_tokens: bool = False):
         """:meth:`encode` as a ``numpy.uint32`` array."""
