@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -355,6 +356,9 @@ def test_tiktoken_file_is_given_to_the_kinds_that_read_ranks(two, tmp_path, monk
     for var in [v for v in os.environ if v.startswith(("WWHO_TIKTOKEN_FILE", "TIKTOKEN_CACHE_DIR"))]:
         monkeypatch.delenv(var)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-cache"))
+    registry = sys.modules.get("tiktoken.registry")
+    if registry is not None:  # an encoding tiktoken holds in this process serves too (wwho.meta)
+        monkeypatch.setattr(registry, "ENCODINGS", {})
     sgpe = SGPETokenizer.load(two[0])
     MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE).save(tmp_path / "meta")
     with pytest.raises(VocabError, match="tiktoken_file=PATH"):
@@ -366,3 +370,33 @@ def test_tiktoken_file_is_given_to_the_kinds_that_read_ranks(two, tmp_path, monk
     assert by_name.encode("Hello") == ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE).encode("Hello")
     with pytest.warns(WwhoWarning, match="tiktoken_file= is unused"):
         assert load_tokenizer(two[0], tiktoken_file=O200K_FILE).encode(text) == sgpe.encode(text)
+
+
+@pytest.mark.parametrize("not_a_batch", ["hello", {"hello": 1}, {"hello", "world"}])
+def test_the_hf_adapter_refuses_what_is_no_batch_as_every_kind(hf, not_a_batch):
+    """Found by a probe: the adapter's encode_batch took "hello" as five texts (and a dict's keys,
+    a set in no order), which every kind refuses."""
+    from wwho.errors import WrongTypeError
+
+    for method in (hf.encode_batch, hf.encode_batch_to_numpy):
+        with pytest.raises(WrongTypeError, match="takes a list of texts"):
+            method(not_a_batch)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_hf_adapters_flat_batch_is_built_a_slice_at_a_time(hf, threads, monkeypatch):
+    """Found by a probe: one HF call over a whole batch held every Encoding at once (about 45 times
+    the ids' memory); the slices give the same flat form, and errors name the text's place."""
+    from wwho import loading
+    from wwho.errors import WrongTypeError
+
+    texts = ["abc hello", "", "zyx?", "hello world abc", "?"] * 7
+    want = hf.encode_batch(texts, num_threads=threads)
+    monkeypatch.setattr(loading, "_SLICE", 3)
+    ids, offsets = hf.encode_batch_to_numpy(texts, num_threads=threads)
+    assert offsets.dtype == "int64" and ids.dtype == "uint32"
+    assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == want
+    empty_ids, empty_offsets = hf.encode_batch_to_numpy([])
+    assert len(empty_ids) == 0 and empty_offsets.tolist() == [0]
+    with pytest.raises(WrongTypeError, match=r"texts\[7\]"):
+        hf.encode_batch_to_numpy([*texts[:7], None], num_threads=threads)

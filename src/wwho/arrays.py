@@ -59,6 +59,16 @@ def from_lists(lists: Sequence[Sequence[int]]) -> FlatIds:
     return FlatIds(ids, offsets)
 
 
+def concatenate(parts: Sequence[FlatIds]) -> FlatIds:
+    """One flat form of consecutive batches' flat forms."""
+    if not parts:
+        return from_lists([])
+    ids = np.concatenate([p.ids for p in parts])
+    starts = np.cumsum([0] + [len(p.ids) for p in parts[:-1]], dtype=OFFSETS)
+    offsets = np.concatenate([parts[0].offsets[:1]] + [p.offsets[1:] + s for p, s in zip(parts, starts)])
+    return FlatIds(ids, offsets.astype(OFFSETS, copy=False))
+
+
 def check(ids: object, offsets: object) -> tuple[np.ndarray, np.ndarray]:
     """``ids`` and ``offsets`` as one-dimensional arrays of a flat form, or a :class:`TokenizerError`
     saying what is wrong: offsets that are no integers, go backwards, or do not start at 0 and end

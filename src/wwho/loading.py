@@ -24,6 +24,7 @@ kind can say what it is (:func:`wwho.kinds.check_kind`) without an import cycle.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,11 +187,16 @@ def _unicode(text: object, position: int | None = None) -> str:
     return text
 
 
+#: Texts converted at a time by :meth:`HFTokenizer.encode_batch_to_numpy`.
+_SLICE = 4096
+
+
 class HFTokenizer:
     """A thin adapter giving a ``tokenizers.Tokenizer`` wwho's interface (:mod:`wwho.protocol`'s names,
     and the array forms; no ``token_bytes``, so it is no :class:`wwho.Tokenizer` and no streaming
     decoder takes it: a non-byte-level HF model's tokens need not be bytes). Special-token text in the
-    input (``[CLS]``) is that special token, as HF reads it; there is no ``allowed_special`` option."""
+    input (``[CLS]``) is that special token, as HF reads it; there is no ``allowed_special`` option.
+    ``encode`` is HF's, which holds the GIL for the call; the batch forms release it (HF's pool)."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
@@ -212,9 +218,15 @@ class HFTokenizer:
     def encode_batch(self, texts: list[str], *, num_threads: int | None = None) -> list[list[int]]:
         """In order. ``num_threads=1`` encodes on this thread; otherwise HF ``tokenizers`` runs the
         batch on its own thread pool (sized by ``RAYON_NUM_THREADS``, all cores by default)."""
+        from wwho.ids import batch as as_batch
+
+        return self._lists(as_batch(texts, "encode_batch"), num_threads)
+
+    def _lists(self, texts: Sequence[object], num_threads: int | None, first: int = 0) -> list[list[int]]:
+        """The ids of a checked batch (``first``: the place of its first text, for errors)."""
         from wwho.threads import thread_count
 
-        texts = [_unicode(t, n) for n, t in enumerate(texts)]
+        texts = [_unicode(t, first + n) for n, t in enumerate(texts)]
         if thread_count(num_threads) == 1:  # checked as every kind checks it
             return [_hf_call(self.tokenizer.encode, t, add_special_tokens=False).ids for t in texts]
         return [e.ids for e in _hf_call(self.tokenizer.encode_batch, texts, add_special_tokens=False)]
@@ -229,12 +241,16 @@ class HFTokenizer:
 
     def encode_batch_to_numpy(self, texts: list[str], *, num_threads: int | None = None):
         """:meth:`encode_batch` in the flat form of every kind (:mod:`wwho.arrays`): ``(ids, offsets)``,
-        converted from HF ``tokenizers``' lists."""
+        converted from HF ``tokenizers``' lists a slice of texts at a time (HF's objects for a whole
+        batch would hold tens of times the ids' memory)."""
         from wwho.ids import batch as as_batch
         from wwho.imports import arrays
 
         texts = as_batch(texts, "encode_batch_to_numpy")
-        return arrays().from_lists(self.encode_batch(texts, num_threads=num_threads))
+        flat = arrays()
+        parts = [flat.from_lists(self._lists(texts[k:k + _SLICE], num_threads, first=k))
+                 for k in range(0, len(texts), _SLICE)]
+        return flat.concatenate(parts)
 
     def tokenize(self, text: str) -> list[str]:
         """The token strings of ``text``."""
