@@ -319,6 +319,38 @@ def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, k
         tok.decode(np.array([[ids[0]]], dtype=np.uint32))  # two dimensions
 
 
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+def test_memoryviews_of_ids_and_masked_arrays_take_one_rule_on_every_method(kinds, kind):
+    """Found by a probe: a memoryview of uint32 ids decoded on the core's fast path of some methods
+    and was refused on others (and on every uint16 one); a numpy masked array decoded the ids it
+    masks out on that path, silently, and was refused elsewhere. Now a memoryview of integers is ids
+    everywhere, one of bytes nowhere, and a masked array with masked entries is refused everywhere."""
+    from wwho.errors import WrongTypeError
+
+    tok = _get(kinds, kind)
+    ids = tok.encode(TEXT[kind])
+    want = tok.decode(ids)
+    methods = [tok.decode, lambda x: tok.decode(x, skip_special_tokens=True), tok.decode_bytes,
+               lambda x: tok.decode(x, errors="strict")]
+    if kind == "bytelevel":
+        methods += [lambda x: tok.decode_with_offsets(x)[0], lambda x: b"".join(tok.decode_tokens_bytes(x))]
+    u32 = np.array(ids, dtype=np.uint32)
+    views = [memoryview(u32), memoryview(u32.astype(np.int64)), memoryview(np.repeat(u32, 2))[::2]]
+    if max(ids) < 2**16:
+        views.append(memoryview(u32.astype(np.uint16)))
+    masked = np.ma.array(np.append(u32, u32[0]), mask=[False] * len(ids) + [True])
+    for method in methods:
+        expected = method(ids)
+        assert expected in (want, want.encode())
+        for view in views:
+            assert method(view) == expected, view.format
+        assert method(np.ma.array(u32)) == expected  # nothing masked
+        with pytest.raises(WrongTypeError, match="masked array with masked entries"):
+            method(masked)
+        with pytest.raises(WrongTypeError, match="got memoryview"):
+            method(memoryview(bytes(u32)))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=40), st.data())
 def test_char_offsets_name_the_character_each_part_starts_in(text, data):

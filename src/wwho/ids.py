@@ -9,7 +9,8 @@ byte-level, binary) goes through :func:`token_ids`, so the kinds accept and refu
 same values. The common case, a list of plain ints in range, costs two C-level passes.
 
 What is *not* a sequence of ids, although Python would iterate it: a str or bytes (a bytearray,
-a memoryview); a dict (its
+a memoryview of bytes; a memoryview of wider integers is ids, as an ``array.array`` is); a numpy
+masked array with entries masked (its buffer still holds them); a dict (its
 keys would be decoded: ``decode({5: 1})`` gave token 5's text) or a set (no order); one id on its
 own (``decode(np.int64(5))`` raised a bare ``TypeError``: say ``decode([5])``). A batch is a list
 (or any other ordered iterable) of texts: a single str is not one (``encode_batch("hello")``
@@ -210,14 +211,24 @@ def no_token_string(token: object) -> TokenizerError:
     return UnknownTokenError(f"{brief(token)} is not a token string of this vocabulary")
 
 
+#: The formats of a memoryview of bytes (not of ids): ``memoryview(b"...")`` and its casts to chars.
+_BYTE_FORMATS = frozenset({"B", "b", "c"})
+
+
 def _sequence(ids: object) -> list:
     """``ids`` (not a list) as a list, or the TokenizerError that says why it is not a sequence of ids."""
     what = "expected a sequence of token ids"
     one = f"{what}, got {_name(ids)}, a single id: for one id use decode([id])"
+    if isinstance(ids, memoryview) and ids.format not in _BYTE_FORMATS and ids.ndim == 1:
+        return ids.tolist()  # of integers, as an array.array or a numpy array of them is taken
     if isinstance(ids, (str, bytes, bytearray, memoryview)):
         raise WrongTypeError(f"{what}, got {_name(ids)}")
     if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration
         raise WrongTypeError(one)
+    mask = getattr(ids, "mask", None)  # a numpy masked array: its masked entries are no ids
+    if mask is not None and callable(getattr(ids, "compressed", None)) and mask.any():
+        raise WrongTypeError(f"{what}, got a masked array with masked entries, which hold no id: pass "
+                             "ids.compressed() (without them) or ids.filled(id)")
     why = _unordered(ids, what)
     if why:
         raise WrongTypeError(why)

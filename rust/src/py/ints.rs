@@ -12,6 +12,7 @@ use pyo3::buffer::{Element, PyBuffer};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
+use std::ffi::CStr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Ids at or above this get a fresh int each time (a vocabulary this large is not real).
@@ -137,13 +138,21 @@ pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
     Some(out)
 }
 
+/// The types whose buffer is all there is to their ids. A subclass may mean more than its
+/// buffer says (a numpy masked array's buffer holds the ids it masks out too): it takes the
+/// checking path.
+const BUFFER_TYPES: [&CStr; 3] = [c"numpy.ndarray", c"array.array", c"memoryview"];
+
 /// `ids` as token ids when it is a one-dimensional buffer of native-endian integers (a numpy
 /// array as `encode_to_numpy` returns it, or of int64 as other libraries hold ids; an
-/// `array.array`), each in [0, 2^32): read as one block, with no int object per id. None for
-/// anything else (other layouts, bools, floats, an id out of range), which takes the checking path.
+/// `array.array`, a `memoryview`), each in [0, 2^32): read as one block, with no int object per
+/// id. None for anything else (other types and layouts, bools, floats, an id out of range), which
+/// takes the checking path.
 pub fn buffer_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
-    // SAFETY: a test of a live object's type slots, which `ids` keeps alive.
-    if unsafe { ffi::PyObject_CheckBuffer(ids.as_ptr()) } == 0 {
+    // SAFETY: a read of a live object's type name, and a test of its type slots; `ids` keeps the
+    // object, and so its type, alive.
+    let name = unsafe { CStr::from_ptr((*ffi::Py_TYPE(ids.as_ptr())).tp_name) };
+    if !BUFFER_TYPES.contains(&name) || unsafe { ffi::PyObject_CheckBuffer(ids.as_ptr()) } == 0 {
         return None;
     }
     fn read<T: Element + TryInto<u32>>(ids: &Bound<'_, PyAny>) -> Option<Option<Vec<u32>>> {
