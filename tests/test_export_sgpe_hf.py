@@ -197,3 +197,23 @@ def test_special_tokens_of_ones_own_get_their_roles(tmp_path):
     batch = auto(["ශ්‍රී", "ශ්‍රී ලංකාව"], padding=True)
     assert batch["input_ids"][0][-1] == tok.vocab["<pad>"] == auto.pad_token_id
     assert batch["input_ids"][1] == tok.encode("ශ්‍රී ලංකාව")
+
+
+def test_a_byte_level_mismatch_is_reported_not_a_crash(tmp_path):
+    """Found by a probe: the report of a mismatch asked ``tok.tokenize``, which byte-level
+    tokenizers lack, so ``wwho export hf --verify`` died with an AttributeError exactly where it
+    found a difference."""
+    from tokenizers import Tokenizer
+
+    from wwho.bytelevel import ByteBPE
+    from wwho.export.verify import ExportMismatch
+
+    ranks = {bytes([b]): b for b in range(256)}
+    native = ByteBPE({**ranks, b"ab": 256, b"abc": 257}, pattern="gpt2")
+    other = ByteBPE({**ranks, b"bc": 256, b"abc": 257}, pattern="gpt2")
+    other.export_hf(tmp_path / "tokenizer.json")
+    report = verify(native, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), ["xabc abd", "plain"])
+    assert report.id_mismatches == 1 and report.lines == 2
+    assert "native ['abc', ' ', 'ab', 'd'] vs HF ['abc', 'Ġ', 'a', 'b', 'd']" in report.examples[0]
+    with pytest.raises(ExportMismatch, match="1 with different ids"):
+        report.check(tmp_path / "tokenizer.json")

@@ -82,9 +82,10 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
                 if len(report.examples) < max_examples:
                     i = next((k for k, (a, b) in enumerate(zip(native, ids)) if a != b), min(len(native), len(ids)))
                     tokens = hf.encode(doc, add_special_tokens=False).tokens
+                    # (every kind has token_bytes; only SGPE and meta have tokenize)
+                    mine = [tok.token_bytes(t).decode("utf-8", "backslashreplace") for t in native[max(0, i - 2):i + 3]]
                     report.examples.append(
-                        f"  ids differ at token {i} in {doc[:60]!r}: native {tok.tokenize(doc)[max(0, i - 2):i + 3]} "
-                        f"vs HF {tokens[max(0, i - 2):i + 3]}")
+                        f"  ids differ at token {i} in {doc[:60]!r}: native {mine} vs HF {tokens[max(0, i - 2):i + 3]}")
             elif text != doc:
                 report.decode_mismatches += 1
                 if len(report.examples) < max_examples:
