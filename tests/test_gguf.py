@@ -554,6 +554,39 @@ def test_strings_that_are_not_utf8_are_named(tmp_path):
     with pytest.raises(GGUFError, match=r"u.gguf: string 257 of an array is not UTF-8 at byte offset "
                                         rf"{at} \(while reading metadata entry \d+, key 'tokenizer.ggml.tokens'(, after '[\w.]+')?\)"):
         read_metadata(path)
+    # Found by a probe: the gguf package's engine let the UnicodeDecodeError out.
+    with pytest.raises(GGUFError, match=r"u.gguf: tokenizer.ggml.tokens: string 257 of the array is not UTF-8"):
+        read_metadata(path, engine="gguf")
+    patched = _write_gguf(tmp_path / "p.gguf", pre="gpt-\u00e9")
+    data = patched.read_bytes()
+    patched.write_bytes(data.replace("gpt-\u00e9".encode(), b"gpt-\xff\xfe"))
+    with pytest.raises(GGUFError, match=r"p.gguf: tokenizer.ggml.pre: not UTF-8"):
+        read_metadata(patched, engine="gguf")
+
+
+@pytest.mark.parametrize("pretokenizer, message", [
+    (5, "pretokenizer must be a name, a regex or a list of regexes, not 5"),
+    (["gpt2"], "plain word 'gpt2'"),
+])
+def test_a_pretokenizer_of_the_wrong_kind_is_a_vocab_error(tmp_path, pretokenizer, message):
+    """Found by a probe: pretokenizer=5 was a bare TypeError from deep inside, and ["gpt2"] the
+    regex "gpt2", under which every text is one piece."""
+    with pytest.raises(VocabError, match=message):
+        ByteBPE.from_gguf(_write_gguf(tmp_path / "ok.gguf"), pretokenizer=pretokenizer)
+
+
+def test_a_gguf_naming_an_unknown_pre_tokenizer_takes_pattern_on_the_command_line(tmp_path):
+    """Found by a probe: a GGUF whose tokenizer.ggml.pre wwho does not know (llama.cpp knows more
+    names) was refused without --pattern, and --pattern was refused for it because it names one:
+    no way to use it from the command line."""
+    from cli_run import one_line_error, wwho
+
+    path = _write_gguf(tmp_path / "new.gguf", pre="some-new-model")
+    line = one_line_error(wwho("encode", "--tokenizer", path, "ab ab"))
+    assert "unknown pre-tokenizer tokenizer.ggml.pre='some-new-model'" in line and "--pattern" in line
+    done = wwho("encode", "--tokenizer", path, "--pattern", "gpt2", "ab ab")
+    want = ByteBPE.from_gguf(path, pretokenizer="gpt2").encode("ab ab")
+    assert done.returncode == 0 and done.stdout.decode().split() == [str(i) for i in want]
 
 
 def test_the_gguf_engine_loads_the_same_tokenizer():

@@ -35,7 +35,7 @@ from typing import Any
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
-from wwho.bytelevel.validate import check_model, merge_problem
+from wwho.bytelevel.validate import check_model, merge_problem, pretokenizer_option
 from wwho.errors import VocabError, brief
 from wwho.fileio import open_regular
 from wwho.imports import import_module
@@ -239,11 +239,12 @@ class _Reader:
 
 def command_line_pretokenizer(path: str | Path, pattern: str | None) -> str | None:
     """``--pattern`` for a GGUF file: the pre-tokenizer of one that has no ``tokenizer.ggml.pre``
-    (older conversions), refused for one that names its own, which it would silently replace."""
+    (older conversions) or names one wwho does not know, refused for one that names a known one,
+    which it would silently replace."""
     if pattern is None:
         return None
     pre = read_metadata(path).get("tokenizer.ggml.pre")
-    if pre is not None:
+    if pre is not None and (not isinstance(pre, str) or pre in GGUF_PRETOKENIZERS):
         raise GGUFError(f"{path}: names its pre-tokenizer (tokenizer.ggml.pre = {brief(pre)}); --pattern "
                         "(pattern=) is for a GGUF file that has none, or a .tiktoken file")
     return pattern
@@ -338,9 +339,24 @@ def _read_with_gguf(path: Path) -> dict[str, Any]:
         if field.types[0] == _T.ARRAY and field.types[-1] in _SCALARS:
             out[key] = np.array([field.parts[i][0] for i in field.data])
         elif field.types[0] == _T.ARRAY and field.types[-1] == _T.STRING:
-            out[key] = [bytes(field.parts[i]).decode("utf-8") for i in field.data]
+            out[key] = _utf8(path, key, [bytes(field.parts[i]) for i in field.data])
         else:
-            out[key] = field.contents()
+            try:
+                out[key] = field.contents()
+            except UnicodeDecodeError as exc:  # (gguf decodes a string with no handler)
+                raise GGUFError(f"{path}: {key}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return out
+
+
+def _utf8(path: Path, key: str, strings: list[bytes]) -> list[str]:
+    """The strings of an array, a GGUFError naming ``key`` and the item where one is not UTF-8."""
+    out = []
+    for n, raw in enumerate(strings):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise GGUFError(f"{path}: {key}: string {n} of the array is not UTF-8 ({exc.reason} at its byte "
+                            f"{exc.start})") from None
     return out
 
 
@@ -461,12 +477,13 @@ def load_gguf(
         if pre not in GGUF_PRETOKENIZERS:
             raise GGUFError(
                 f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={brief(pre)}; "
-                f"known: {', '.join(sorted(GGUF_PRETOKENIZERS))}"
+                f"known: {', '.join(sorted(GGUF_PRETOKENIZERS))}. To load it with one of them (or a regex), "
+                "pass pretokenizer= (command line: --pattern)"
             )
         spec = GGUF_PRETOKENIZERS[pre]
         pretok, ignore_merges = Pretokenizer.named(pre), spec.ignore_merges
     else:
-        pretok = Pretokenizer.coerce(pretokenizer)
+        pretok = pretokenizer_option(pretokenizer, "pretokenizer")
         ignore_merges = pretok.name in GGUF_PRETOKENIZERS and GGUF_PRETOKENIZERS[pretok.name].ignore_merges
     tokens = _strings(path, "tokens", need("tokenizer.ggml.tokens"))
     merges_raw = _strings(path, "merges", need("tokenizer.ggml.merges"))

@@ -235,7 +235,12 @@ class Pretokenizer:
                     raise VocabError(f"{exc} (a regex that is one plain word would match only that word, "
                                      "so it is taken as a misspelt name)") from None
             return cls((pattern,))
-        return cls(tuple(pattern))
+        patterns = tuple(pattern)
+        for p in patterns:
+            if isinstance(p, str) and _NAME_LIKE.fullmatch(p):  # as for one string: a name, not a regex
+                raise VocabError(f"a list of regexes holds the plain word {p!r}, which as a regex would match only "
+                                 f"that word; a named pre-tokenizer is given alone (pattern={p!r}), not in a list")
+        return cls(patterns)
 
     @property
     def has_byte_stage(self) -> bool:
