@@ -444,6 +444,27 @@ def test_a_real_vocabulary_with_its_last_merges_dropped_is_refused(tmp_path):
         ByteBPE.from_gguf(tmp_path / "g.gguf")
 
 
+@pytest.mark.skipif(not (VOCABS / "ggml-vocab-aquila.gguf").is_file(), reason="the Aquila GGUF vocabulary is absent")
+def test_a_few_tokens_no_merge_makes_load_with_a_warning(tmp_path):
+    """Found by a probe: llama.cpp's own ggml-vocab-aquila.gguf has one NORMAL token no merge makes
+    (``<|endoftext|>``, id 0) and was refused as a merge list cut short; llama.cpp and HF load it.
+    A few such tokens load now (they decode; encoding never makes them), with a warning; the
+    merge lists cut short above are still refused."""
+    from tokenizers import Tokenizer
+
+    from wwho.errors import WwhoWarning
+
+    with pytest.warns(WwhoWarning, match=r"1 NORMAL token\(s\) of several bytes are the result of no merge, "
+                                         r"e\.g\. '<\|endoftext\|>' \(id 0\)"):
+        tok = ByteBPE.from_gguf(_vocab("aquila"), pretokenizer="gpt-2")
+    assert tok.decode([0]) == "<|endoftext|>"
+    tok.export_hf(tmp_path / "tokenizer.json")
+    hf = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ["Hello world <|endoftext|>", "   spaces\n\n and 123456 ünïcödé 中文", "<|endoftext|><|endoftext|>"]:
+        ids = tok.encode(text, disallowed_special=())
+        assert 0 not in ids and ids == hf.encode(text, add_special_tokens=False).ids, text
+
+
 # --- the core's reading of the tokenizer arrays against the Python reference ----------------------
 
 
