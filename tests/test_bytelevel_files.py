@@ -422,3 +422,17 @@ def test_a_bad_split_regex_is_an_error_naming_the_file(trained, tmp_path, regex)
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(VocabError, match=rf"^{re.escape(str(bad))}: invalid pre-tokenizer regex"):
         ByteBPE.from_hf(bad)
+
+
+@pytest.mark.parametrize("pattern", ["", r"\w*", r"\s*|\S+"])
+def test_a_pretokenizer_matching_the_empty_string_is_not_exported(tmp_path, pattern):
+    """Found by a probe: such a pre-tokenizer (``from_gguf(..., pretokenizer=r"\\w*")``) exported a
+    tokenizer.json whose ids differ, HF's Split cutting around empty matches its own way. Training
+    refuses these regexes already; the export now does too, rather than write other ids."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    tok = ByteBPE({bytes([b]): b for b in range(256)} | {b"ab": 256}, pattern=[pattern])
+    with pytest.raises(VocabError, match="matches the empty string.*the ids would differ"):
+        tok.export_hf(tmp_path / "tokenizer.json")
+    assert not (tmp_path / "tokenizer.json").exists()

@@ -144,6 +144,11 @@ def hf_json(tok: ByteLevelModel) -> dict:
                 f"cannot export: special token {text!r} has the same text as token {vocab[text]}"
             )
         vocab[text] = i
+    for p in (*tok.pattern.patterns, *tok.pattern.byte_patterns):
+        if _matches_empty(p):  # HF's Split cuts the text into characters around empty matches
+            raise VocabError(f"cannot export: the pre-tokenizer regex {brief(p)} matches the empty string, which HF "
+                             "tokenizers' Split cuts otherwise than wwho: the ids would differ. Make every "
+                             "alternative take at least one character (\\w+, not \\w*)")
     merges = tok.merges if tok.merges is not None else tiktoken_merges(tok.ranks)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     steps = [_hf_split(p) for p in tok.pattern.patterns] + [byte_level]
