@@ -157,6 +157,26 @@ def test_describe():
     assert info["token_types"]["control"] == 3
 
 
+@pytest.mark.parametrize("key, value_type, value, message", [
+    ("merges", 7, b"\x01", "tokenizer.ggml.merges must be an array of strings"),  # a bool
+    ("tokens", 9, struct.pack("<IQ", 9, 0), "tokenizer.ggml.tokens must be an array of strings"),  # of arrays
+    ("tokens", 8, struct.pack("<Q", 3) + b"abc", "tokenizer.ggml.tokens must be an array of strings"),  # one string
+    ("token_type", 8, struct.pack("<Q", 3) + b"abc", "tokenizer.ggml.token_type must be an array of integers"),
+])
+def test_describe_names_a_key_of_the_wrong_type(tmp_path, key, value_type, value, message):
+    """Found by a probe: describe() raised a bare TypeError (len() of a bool), or counted the
+    characters of a lone string as tokens."""
+    def s(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    entries = [(b"tokenizer.ggml.model", 8, s(b"gpt2")), (f"tokenizer.ggml.{key}".encode(), value_type, value)]
+    path = tmp_path / "d.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(entries))
+                     + b"".join(s(k) + struct.pack("<I", t) + v for k, t, v in entries))
+    with pytest.raises(GGUFError, match=message):
+        describe(path)
+
+
 def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     for name in ("llama-bpe", "deepseek-coder"):

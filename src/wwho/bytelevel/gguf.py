@@ -388,14 +388,21 @@ def describe(path: str | Path) -> dict[str, Any]:
     meta = read_metadata(path)
     types = meta.get("tokenizer.ggml.token_type")
     counts = {}
-    if types is not None:
+    if isinstance(types, np.ndarray) and types.dtype.kind in "iu":
         for t in gguf.TokenType:
-            counts[t.name.lower()] = int((np.asarray(types) == t.value).sum())
+            counts[t.name.lower()] = int((types == t.value).sum())
+    elif types is not None:
+        raise GGUFError(f"{path}: tokenizer.ggml.token_type must be an array of integers, not {brief(types)}")
+
+    def strings(key: str) -> int:
+        value = meta.get(f"tokenizer.ggml.{key}")
+        return 0 if value is None else _strings(Path(path), key, value).count
+
     return {
         "model": meta.get("tokenizer.ggml.model"),
         "pre": meta.get("tokenizer.ggml.pre"),
-        "tokens": len(meta.get("tokenizer.ggml.tokens", [])),
-        "merges": len(meta.get("tokenizer.ggml.merges", [])),
+        "tokens": strings("tokens"),
+        "merges": strings("merges"),
         "token_types": counts,
         "bos_token_id": meta.get("tokenizer.ggml.bos_token_id"),
         "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
