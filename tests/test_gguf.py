@@ -177,6 +177,31 @@ def test_describe_names_a_key_of_the_wrong_type(tmp_path, key, value_type, value
         describe(path)
 
 
+@pytest.mark.parametrize("value_type, value, what", [
+    (9, struct.pack("<IQ", 6, 1 << 61), "an array of 2305843009213693952 items"),  # float32 items
+    (9, struct.pack("<IQ", 8, 1 << 24), "an array of 16,777,216 items"),
+    (8, struct.pack("<Q", 1 << 60), "a 1152921504606846976-byte string"),
+])
+def test_a_count_no_file_could_hold_is_refused_at_once_in_a_model_sized_file(tmp_path, value_type, value, what):
+    """Found by a probe: in a file larger than the first read (a model's), such a count read on,
+    16, 64 then 256 MiB, and ended with an error naming neither the key nor the offset."""
+    from wwho.bytelevel import gguf as gguf_module
+
+    def s(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    entries = [(b"tokenizer.ggml.model", 8, s(b"gpt2")), (b"tokenizer.ggml.token_type", value_type, value)]
+    header = (b"GGUF" + struct.pack("<IQQ", 3, 1, len(entries))
+              + b"".join(s(k) + struct.pack("<I", t) + v for k, t, v in entries))
+    path = tmp_path / "model.gguf"
+    with open(path, "wb") as f:
+        f.write(header)
+        f.truncate(4 * gguf_module.FIRST_READ)  # sparse: the tensors' place
+    with pytest.raises(GGUFError, match=rf"file is truncated \({what}\) at byte offset \d+ \(while reading "
+                                        r"metadata entry 1, key 'tokenizer.ggml.token_type'"):
+        read_metadata(path)
+
+
 def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     for name in ("llama-bpe", "deepseek-coder"):

@@ -132,24 +132,27 @@ class _Reader:
     """Sequential little/big-endian reader over the first bytes of a file (all of them where
     ``whole``), with offsets in its errors."""
 
-    def __init__(self, buf: bytes, path: Path, *, whole: bool = True) -> None:
+    def __init__(self, buf: bytes, path: Path, *, whole: bool = True, size: int | None = None) -> None:
         self.buf, self.path, self.pos, self.endian = buf, path, 0, "<"
         self.whole = whole
+        self.size = len(buf) if size is None else size  # of the whole file
         self.context = "header"
 
     def fail(self, what: str) -> GGUFError:
         return GGUFError(f"{self.path}: {what} at byte offset {self.pos} (while reading {self.context})")
 
-    def truncated(self, what: str = "") -> Exception:
-        """The file ends here: an error, or, where only its first bytes were read, more to read."""
-        if not self.whole:
+    def truncated(self, what: str = "", end: int | None = None) -> Exception:
+        """The file ends here: an error, or, where only its first bytes were read, more to read;
+        never more where what is read would end at ``end``, past the end of the whole file (a
+        count no file could hold is refused at once, naming where it is, not after reading on)."""
+        if not self.whole and (end is None or end <= self.size):
             return _MoreNeeded()
         return self.fail("file is truncated" + (f" ({what})" if what else ""))
 
     def unpack(self, fmt: str) -> Any:
         size = struct.calcsize(self.endian + fmt)
         if self.pos + size > len(self.buf):
-            raise self.truncated()
+            raise self.truncated(end=self.pos + size)
         (value,) = struct.unpack_from(self.endian + fmt, self.buf, self.pos)
         self.pos += size
         return value
@@ -164,7 +167,7 @@ class _Reader:
     def raw_string(self) -> bytes:
         n = self.unpack("Q")
         if self.pos + n > len(self.buf):
-            raise self.truncated(f"a {n}-byte string")
+            raise self.truncated(f"a {n}-byte string", end=self.pos + n)
         raw = self.buf[self.pos : self.pos + n]
         self.pos += n
         return raw
@@ -204,11 +207,13 @@ class _Reader:
                 if count > MAX_VOCAB_SIZE:  # (tokens or merges: refused before the core walks them)
                     raise self.fail(f"an array of {count:,} strings, more than the {MAX_VOCAB_SIZE:,} tokens "
                                     "a vocabulary has at most")
+                if self.pos + 8 * count > self.size:  # each string has its 8-byte length at least
+                    raise self.truncated(f"an array of {count:,} strings", end=self.pos + 8 * count)
                 return self.string_array(count, raw=raw)
             if item in _SCALARS:
                 dtype = np.dtype(self.endian + _SCALARS[item])
                 if count > (len(self.buf) - self.pos) // dtype.itemsize:
-                    raise self.truncated(f"an array of {count} items")
+                    raise self.truncated(f"an array of {count} items", end=self.pos + count * dtype.itemsize)
                 array = np.frombuffer(self.buf, dtype=dtype, count=count, offset=self.pos).copy()
                 self.pos += dtype.itemsize * count
                 return array
@@ -223,6 +228,11 @@ class _Reader:
             item, count = struct.unpack_from(self.endian + "IQ", self.buf, self.pos)
             if item in _SCALARS or item in (_T.STRING, _T.ARRAY):
                 name = f"array[{_type_name(item)}]"
+                # The least each item takes: a count the rest of the file cannot hold is refused now,
+                # not after reading on to the end of a model's file.
+                least = struct.calcsize(_SCALARS[item]) if item in _SCALARS else 8 if item == _T.STRING else 12
+                if self.pos + 12 + count * least > self.size:
+                    raise self.truncated(f"an array of {count:,} items", end=self.pos + 12 + count * least)
         try:
             end = _core.gguf_skip(self.buf, self.pos, kind, self.endian == ">", MAX_ARRAY_DEPTH)
         except _core.CoreGGUFError as exc:
@@ -282,7 +292,7 @@ def _read(path: Path, engine: str, raw_keys: frozenset[str]) -> dict[str, Any]:
                 f.seek(0)
                 buf = f.read(want)
                 try:
-                    return _parse(_Reader(buf, path, whole=len(buf) < want or want == size), raw_keys)
+                    return _parse(_Reader(buf, path, whole=len(buf) < want or want == size, size=size), raw_keys)
                 except _MoreNeeded:
                     if want >= MAX_HEADER_BYTES:
                         raise GGUFError(f"{path}: the metadata goes on past {MAX_HEADER_BYTES >> 20} MiB, "
