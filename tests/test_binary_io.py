@@ -97,6 +97,15 @@ def test_a_setting_that_changes_the_bytes_is_refused_at_load(saved, tmp_path, ke
     assert key in one_line_error(wwho("encode", "--tokenizer", path, "--binary", data))
 
 
+@pytest.mark.parametrize("merges", [5, True, "a b"])
+def test_merges_that_are_no_list_are_a_vocab_error(saved, tmp_path, merges):
+    """Found by a probe: model.merges of 5 or true was a bare TypeError traceback."""
+    path = _write(tmp_path, _edit(saved, lambda d: d["model"].update(merges=merges)))
+    with pytest.raises(VocabError, match=r"tokenizer\.json: model\.merges must be a list of merges"):
+        binary.load(path)
+    assert "model.merges must be a list" in one_line_error(wwho("inspect", path))
+
+
 def test_a_panic_in_hf_loading_is_a_vocab_error(saved, tmp_path, monkeypatch):
     """A panic of HF's Rust loader reaches Python as ``PanicException``, a ``BaseException``."""
 

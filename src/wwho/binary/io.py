@@ -174,7 +174,10 @@ def check_merges(data: dict, source: str) -> None:
     (a truncated file) leaves tokens that can never be produced, and HF would load it silently."""
     model = data["model"]
     results = set()
-    for n, merge in enumerate(model.get("merges") or []):
+    merges = model.get("merges")
+    if merges is not None and not isinstance(merges, list):
+        raise VocabError(f"{source}: model.merges must be a list of merges, not {brief(merges)}")
+    for n, merge in enumerate(merges or []):
         if isinstance(merge, str):
             cut = merge.find(" ", 1)
             merge = [merge[:cut], merge[cut + 1:]] if cut > 0 else [merge]
