@@ -436,3 +436,28 @@ def test_a_pretokenizer_matching_the_empty_string_is_not_exported(tmp_path, patt
     with pytest.raises(VocabError, match="matches the empty string.*the ids would differ"):
         tok.export_hf(tmp_path / "tokenizer.json")
     assert not (tmp_path / "tokenizer.json").exists()
+
+
+@pytest.mark.parametrize("edit", [
+    lambda pre: pre["pretokenizers"][-1].update(use_regex="false"),
+    lambda pre: pre["pretokenizers"][-1].update(add_prefix_space=0),
+    lambda pre: pre["pretokenizers"].insert(0, {"type": "Digits", "individual_digits": "false"}),
+])
+def test_a_flag_that_is_no_boolean_is_refused_as_hf_refuses_it(tmp_path, edit):
+    """Found by a probe: ``"use_regex": "false"`` was read as true (and ``"individual_digits":
+    "false"`` split digits one by one), in files HF tokenizers itself refuses."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    ByteBPE({bytes([b]): b for b in range(256)} | {b"ab": 256}, pattern="gpt2").export_hf(tmp_path / "t.json")
+    data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    edit(data["pre_tokenizer"])
+    (tmp_path / "t.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(Exception, match="expected a boolean|invalid type"):
+        Tokenizer.from_file(str(tmp_path / "t.json"))  # HF's own refusal
+    with pytest.raises(VocabError, match="t.json: pre_tokenizer (ByteLevel|Digits): .* must be true or false"):
+        ByteBPE.from_hf(tmp_path / "t.json")

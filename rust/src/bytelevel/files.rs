@@ -65,10 +65,17 @@ impl std::fmt::Display for TiktokenError {
 
 impl std::error::Error for TiktokenError {}
 
+/// The most entries [`parse_tiktoken`] reserves room for before it reads them.
+const RESERVED_LINES: usize = 1 << 20;
+
 /// (token bytes, rank) in file order.
 pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError> {
-    let mut out = Vec::with_capacity(data.len() / 12);
-    let mut lines = Vec::with_capacity(data.len() / 12);
+    // Room for a line per 12 bytes (o200k_base's average is longer), but never more up front than
+    // a large vocabulary needs: a file of a gigabyte of blank lines reserved gigabytes before it
+    // read one, and the process aborted where the allocation failed.
+    let room = (data.len() / 12).min(RESERVED_LINES);
+    let mut out = Vec::with_capacity(room);
+    let mut lines = Vec::with_capacity(room);
     let mut seen_ranks: FxHashMap<u64, usize> = FxHashMap::default();
     for (n, raw) in split_lines(data).enumerate() {
         let line = n + 1;

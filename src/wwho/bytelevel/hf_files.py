@@ -383,17 +383,25 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
     patterns: list[str] = []
     byte_patterns: list[str] = []
     seen_byte_level = False
+    def flag(step: dict, key: str, default: bool) -> bool:
+        # HF refuses a flag that is no JSON boolean; read loosely, "false" would mean true here.
+        value = step.get(key, default)
+        if value is not True and value is not False:
+            raise VocabError(f"{path}: pre_tokenizer {step.get('type')}: {key} must be true or false, not "
+                             f"{brief(value)}")
+        return value
+
     for step in steps:
         kind = step.get("type") if step else None
         target = byte_patterns if seen_byte_level else patterns
         if kind == "ByteLevel":
-            if step.get("add_prefix_space"):
+            if flag(step, "add_prefix_space", False):
                 raise NotByteLevel(f"{path}: ByteLevel add_prefix_space=true is not supported")
-            if step.get("use_regex", True):
+            if flag(step, "use_regex", True):
                 target.append(_HF_GPT2)
             seen_byte_level = True
         elif kind == "Split":
-            if step.get("behavior") != "Isolated" or step.get("invert"):
+            if step.get("behavior") != "Isolated" or flag(step, "invert", False):
                 raise NotByteLevel(f"{path}: Split behaviour {brief(step.get('behavior'))}/invert is not supported")
             pattern = step["pattern"]
             regex = pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"])
@@ -401,7 +409,7 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
                 raise NotByteLevel(f"{path}: Split pattern {brief(regex)} matches the empty string")
             target.append(regex)
         elif kind == "Digits":
-            target.append(r"\p{N}" if step.get("individual_digits") else r"\p{N}+")
+            target.append(r"\p{N}" if flag(step, "individual_digits", False) else r"\p{N}+")
         elif kind == "Punctuation":
             behavior = step.get("behavior", "Isolated")
             if behavior not in ("Isolated", "Contiguous"):
