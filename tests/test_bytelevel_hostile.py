@@ -158,3 +158,30 @@ def test_a_path_that_is_no_path_is_named(method, path):
     # neither the method nor what to pass; bytes would fail further in.
     with pytest.raises(VocabError, match=rf"ByteBPE.{method} takes a path \(str or os.PathLike\)"):
         getattr(ByteBPE, method)(path)
+
+
+@pytest.mark.parametrize("where", ["merges.txt", "tokenizer.json"])
+def test_an_error_about_a_huge_merge_shows_a_short_part_of_it(tmp_path, where):
+    """Found by a probe: the error repeated the whole entry (a 64 MiB merges.txt line made a
+    268 MB message; at 1 GiB, 14.7 GB of memory)."""
+    import json
+
+    from wwho import load_tokenizer
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+
+    tok = ByteBPE({bytes([b]): b for b in range(256)} | {b"ab": 256}, pattern="gpt2", merges=[(b"a", b"b")])
+    if where == "merges.txt":
+        tok.save(tmp_path / "t")
+        (tmp_path / "t" / "wwho-manifest.json").unlink()
+        (tmp_path / "t" / "merges.txt").write_text("#version: 0.2\n" + "a" * 2_000_000 + "\n", encoding="utf-8")
+        path = tmp_path / "t"
+    else:
+        tok.export_hf(tmp_path / "tokenizer.json")
+        data = json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))
+        data["model"]["merges"][0] = "\x01" * 2_000_000
+        (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+        path = tmp_path / "tokenizer.json"
+    with pytest.raises(VocabError, match="merge .* has no space") as err:
+        load_tokenizer(path)
+    assert len(str(err.value)) < 300 + len(str(tmp_path))

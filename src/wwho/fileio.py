@@ -384,6 +384,9 @@ def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: st
                 total += len(chunk)
         except OSError as exc:
             raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except MemoryError:
+            parts = None  # (what was read is freed before the error is made)
+            raise error(f"{path}: not enough memory to read its {size:,} bytes") from None
     if total > limit:
         raise error(f"{path}: grew past {limit:,} bytes while it was read, more than wwho reads from a {what}"
                     + _limit_hint(limit))

@@ -313,12 +313,12 @@ def _saved_byte_level(name: str, config: Mapping[str, Any], tiktoken_file: str |
         else:
             found = ranks_file_for(name, tiktoken_file)
             if found is None:
-                raise VocabError(f"{name!r} is no encoding wwho finds by name; its special tokens and pre-tokenizer "
+                raise VocabError(f"{brief(name)} is no encoding wwho finds by name; its special tokens and pre-tokenizer "
                                  f"are in the config, its ranks are not. To fix: {FIX} (the ranks file it was made "
                                  "with)")
             ranks = from_tiktoken(found[0], pattern=pattern).ranks
     except VocabError as exc:
-        raise VocabError(f"{source}: needs the ranks of the tiktoken encoding {name!r}: {exc}") from None
+        raise VocabError(f"{source}: needs the ranks of the tiktoken encoding {brief(name)}: {exc}") from None
     model = ByteLevelModel(ranks, pattern, special_tokens=dict(config["tiktoken_special_tokens"]), name=name)
     return check_model(model, f"{source}: 'tiktoken_special_tokens'"), _part_of(model)
 
@@ -391,20 +391,20 @@ class MetaTokenizer:
             try:
                 model, part = _byte_level(name, tiktoken_file)
             except VocabError as exc:
-                raise VocabError(f"{path}: needs the tiktoken encoding {name!r}: {exc}") from None
+                raise VocabError(f"{path}: needs the tiktoken encoding {brief(name)}: {exc}") from None
         if part.sha256 != config["tiktoken_sha256"]:
             where = tiktoken_file or "tiktoken's cache"
-            raise VocabError(f"{path}: was made with {name} ranks of sha256 {config['tiktoken_sha256']}, but the "
+            raise VocabError(f"{path}: was made with {brief(name)} ranks of sha256 {brief(config['tiktoken_sha256'])}, but the "
                              f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
         if part.n_vocab != config["offset"]:
-            raise VocabError(f"{path}: 'offset' {config['offset']} is not {name}'s n_vocab {part.n_vocab}")
+            raise VocabError(f"{path}: 'offset' {config['offset']} is not {brief(name)}'s n_vocab {part.n_vocab}")
         vocab_path = member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'")
         sgpe = SGPETokenizer.load(vocab_path)
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
             raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
                              f"{vocab_path} has {sgpe.vocab_size} tokens")
         if config.get("sgpe_script", sgpe.script) != sgpe.script:  # the router would send other text to SGPE
-            raise VocabError(f"{path}: 'sgpe_script' is {config['sgpe_script']!r} but {vocab_path} is a "
+            raise VocabError(f"{path}: 'sgpe_script' is {brief(config['sgpe_script'])} but {vocab_path} is a "
                              f"{sgpe.script!r} vocabulary")
         if sgpe.prefix_space:
             raise VocabError(f"{vocab_path}: trained with prefix_space, which a meta tokenizer's SGPE part "

@@ -55,7 +55,7 @@ def parse_hex(value: Any, where: str) -> bytes:
     except ValueError:
         data = b""
     if not data:
-        raise ConfigError(f"{where}: expected hex bytes such as 0a or 0d0a, got {value!r}")
+        raise ConfigError(f"{where}: expected hex bytes such as 0a or 0d0a, got {brief(value)}")
     return data
 
 
@@ -81,46 +81,46 @@ def _float(value: Any, where: str) -> float:
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{where}: expected a number, got {value!r}")
+        raise ConfigError(f"{where}: expected a number, got {brief(value)}")
     return float(value)
 
 
 def _rate(value: Any, where: str) -> float:
     rate = _float(value, where)
     if not 0 < rate <= 1:
-        raise ConfigError(f"{where}: expected a number in (0, 1], got {value!r}")
+        raise ConfigError(f"{where}: expected a number in (0, 1], got {brief(value)}")
     return rate
 
 
 def _bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        raise ConfigError(f"{where}: expected true or false, got {brief(value)}")
     return value
 
 
 def _mode(value: Any, where: str) -> str:
     if value not in MODES:
-        raise ConfigError(f"{where}: expected one of {', '.join(MODES)}, got {value!r}")
+        raise ConfigError(f"{where}: expected one of {', '.join(MODES)}, got {brief(value)}")
     return value
 
 
 def _str(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: expected a non-empty string, got {value!r}")
+        raise ConfigError(f"{where}: expected a non-empty string, got {brief(value)}")
     return value
 
 
 def _str_list(value: Any, where: str) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise ConfigError(f"{where}: expected a string or a list of strings, got {value!r}")
+        raise ConfigError(f"{where}: expected a string or a list of strings, got {brief(value)}")
     return items
 
 
 def _exts(value: Any, where: str) -> tuple[str, ...]:
     exts = [e.strip() for item in _str_list(value, where) for e in item.split(",")]
     if not all(exts):
-        raise ConfigError(f"{where}: empty extension in {value!r}")
+        raise ConfigError(f"{where}: empty extension in {brief(value)}")
     return tuple(exts)
 
 
@@ -222,9 +222,9 @@ def load_config(path: str | Path) -> dict[str, Any]:
     for key, value in raw.items():
         name = _config_key(path, key)
         if name in spelled:
-            raise ConfigError(f"{path}: keys {spelled[name]!r} and {key!r} are the same option; give it once")
+            raise ConfigError(f"{path}: keys {brief(spelled[name])} and {brief(key)} are the same option; give it once")
         spelled[name] = key
-        values[name] = _KEYS[name](value, f"{path}: key {key!r}")
+        values[name] = _KEYS[name](value, f"{path}: key {brief(key)}")
     base = path.parent
     if "inputs" in values:
         values["inputs"] = [str(base / p) for p in values["inputs"]]
@@ -241,8 +241,8 @@ def _config_key(path: Path, key: str) -> str:
     if name in _KEYS:
         return name
     if name in _SWITCH_KEYS:
-        raise ConfigError(f"{path}: key {key!r} is a command-line switch, not a config key: use {_SWITCH_KEYS[name]}")
-    raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
+        raise ConfigError(f"{path}: key {brief(key)} is a command-line switch, not a config key: use {_SWITCH_KEYS[name]}")
+    raise ConfigError(f"{path}: unknown key {brief(key)} (known: {', '.join(sorted(_KEYS))})")
 
 
 #: An option's Python name in a message, for the command line to show as its flag.
@@ -261,7 +261,7 @@ def resolve(flags: Mapping[str, Any], config: str | Path | None = None) -> RunCo
         values.update(load_config(config))
     for key, value in flags.items():
         if key not in _KEYS:
-            raise ConfigError(f"unknown option {key!r}")
+            raise ConfigError(f"unknown option {brief(key)}")
         if value is None or (key in ("inputs", "ext") and not value):
             continue
         values[key] = _KEYS[key](value, "--" + key.replace("_", "-"))

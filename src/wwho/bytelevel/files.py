@@ -422,9 +422,11 @@ def _check_recorded(checks: dict, where: str, *files) -> None:
 def _parse_merges_txt(path: Path, data: bytes) -> list[tuple[bytes, bytes]]:
     try:
         text = data.decode("utf-8")
+        lines = text.splitlines()
     except UnicodeDecodeError as exc:
         raise VocabError(f"{path}: not UTF-8 (byte offset {exc.start})") from None
-    lines = text.splitlines()
+    except MemoryError:
+        raise VocabError(f"{path}: not enough memory to read its {len(data):,} bytes as lines of merges") from None
     start = 1 if lines and lines[0].startswith("#version") else 0
     linenos = range(start + 1, len(lines) + 1)
     lines = lines[start:]
@@ -447,5 +449,5 @@ def merge_pairs(merges: list, where) -> list[tuple[bytes, bytes] | None]:
     except _core.CoreMergeError as exc:
         kind, k = exc.args
         if kind == "no_space":
-            raise VocabError(f"{where(k)}: merge {merges[k]!r} has no space") from None
-        raise VocabError(f"{where(k)}: merge {merges[k]!r} is neither 'a b' nor [a, b]") from None
+            raise VocabError(f"{where(k)}: merge {brief(merges[k])} has no space") from None
+        raise VocabError(f"{where(k)}: merge {brief(merges[k])} is neither 'a b' nor [a, b]") from None

@@ -79,7 +79,7 @@ from wwho.bpe import MergeEngine
 from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.counting import count_corpus
-from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, check_flag
+from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, brief, check_flag
 from wwho.notices import plural, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
@@ -568,7 +568,7 @@ def _train_on_pieces(
         replay = []
         for k, (a, b) in enumerate(done):  # the ids these merges got: a new string is appended, a known one reused
             if a not in ids or b not in ids:
-                raise VocabError(f"{checkpoint}: merge {k} ({a!r}, {b!r}) is not of symbols of this training; "
+                raise VocabError(f"{checkpoint}: merge {k} ({brief(a)}, {brief(b)}) is not of symbols of this training; "
                                  "delete the checkpoint to start over")
             replay.append((ids[a], ids[b]))
             ids.setdefault(a + b, len(ids))
