@@ -394,10 +394,10 @@ class MetaTokenizer:
                 raise VocabError(f"{path}: needs the tiktoken encoding {brief(name)}: {exc}") from None
         if part.sha256 != config["tiktoken_sha256"]:
             where = tiktoken_file or "tiktoken's cache"
-            raise VocabError(f"{path}: was made with {brief(name)} ranks of sha256 {brief(config['tiktoken_sha256'])}, but the "
+            raise VocabError(f"{path}: was made with {name[:80]} ranks of sha256 {config['tiktoken_sha256'][:80]}, but the "
                              f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
         if part.n_vocab != config["offset"]:
-            raise VocabError(f"{path}: 'offset' {config['offset']} is not {brief(name)}'s n_vocab {part.n_vocab}")
+            raise VocabError(f"{path}: 'offset' {config['offset']} is not {name[:80]}'s n_vocab {part.n_vocab}")
         vocab_path = member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'")
         sgpe = SGPETokenizer.load(vocab_path)
         if sgpe.vocab_size != config["sgpe_vocab_size"]:
