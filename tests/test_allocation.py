@@ -8,6 +8,7 @@ sparse file: one 3 GiB line, no disk used.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -38,3 +39,25 @@ def test_a_line_larger_than_memory_is_a_memory_error(tmp_path):
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert done.stdout.startswith("MemoryError"), done.stdout
     assert "one-line.txt:1: cannot hold" in done.stdout and "max_line_bytes" in done.stdout
+
+
+def test_a_large_ranks_file_reserves_no_memory_by_its_size(tmp_path):
+    """Found by a probe: the core reserved about 2.7 times a ``.tiktoken`` file's size before it
+    read a line; a 1 GiB file under a 3 GiB cap aborted the process (SIGABRT, a Rust backtrace)."""
+    source = textwrap.dedent("""
+        import resource, sys
+        path = sys.argv[1]
+        with open(path, "wb") as f:
+            f.truncate(1 << 30)  # 1 GiB of NUL bytes, sparse
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        from wwho import ByteBPE
+        from wwho.errors import VocabError
+        try:
+            ByteBPE.from_tiktoken(path, pattern="o200k")
+        except (VocabError, MemoryError) as exc:
+            print(type(exc).__name__, str(exc)[:200])
+    """)
+    done = subprocess.run([sys.executable, "-c", source, str(tmp_path / "ranks.tiktoken")], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "WWHO_MAX_FILE_BYTES": str(2 << 30)})
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.startswith(("VocabError", "MemoryError")) and "ranks.tiktoken" in done.stdout, done.stdout
