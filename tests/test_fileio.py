@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_read_json_errors_name_the_file(tmp_path):
 
 
 def test_temporary_names_are_recognizable_and_stale_ones_go_with_the_next_write(tmp_path):
-    from wwho.fileio import remove_stale_temps, temp_owner
+    from wwho.fileio import STALE_SECONDS, remove_stale_temps, temp_owner
 
     seen = []
     with atomic_open(tmp_path / "x.json") as f:
@@ -56,6 +57,12 @@ def test_temporary_names_are_recognizable_and_stale_ones_go_with_the_next_write(
     assert len(seen) == 1 and seen[0].startswith(".wwho-tmp-x.json.") and temp_owner(seen[0]) == os.getpid()
     dead = tmp_path / ".wwho-tmp-y.json.999999999.0123456789ab.tmp"  # a process killed while writing
     dead.write_text("half")
+    old = time.time() - 2 * STALE_SECONDS
+    os.utime(dead, (old, old))
+    # A pid that runs nowhere here, but the file is fresh: a writer in another container or on another
+    # host sharing the folder (found by a probe: its output was removed under it). Left alone.
+    foreign = tmp_path / ".wwho-tmp-w.json.999999998.0123456789ab.tmp"
+    foreign.write_text("being written")
     alive = tmp_path / f".wwho-tmp-z.json.{os.getppid()}.0123456789ab.tmp"  # a running writer's
     alive.write_text("busy")
     mine = tmp_path / ".x.json.0123456789ab.tmp"  # not a name wwho makes: never touched
@@ -66,9 +73,34 @@ def test_temporary_names_are_recognizable_and_stale_ones_go_with_the_next_write(
     for path in lookalikes:
         path.write_text("user")
     write_json(tmp_path / "x.json", {"a": 1})
-    assert not dead.exists() and alive.exists() and mine.exists()
+    assert not dead.exists() and alive.exists() and mine.exists() and foreign.exists()
     assert all(path.read_text() == "user" for path in lookalikes)
     assert remove_stale_temps(tmp_path) == []
+
+
+def test_a_temporary_file_its_writer_holds_is_never_removed(tmp_path):
+    """The writer's lock: a stale-looking name (dead pid, old) whose file a running wwho in another
+    process namespace still writes is left; once the lock is free it goes."""
+    import fcntl
+
+    from wwho.fileio import STALE_SECONDS, remove_stale_temps
+
+    held = tmp_path / ".wwho-tmp-v.json.999999997.0123456789ab.tmp"
+    held.write_text("writing")
+    old = time.time() - 2 * STALE_SECONDS
+    os.utime(held, (old, old))
+    fd = os.open(held, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert remove_stale_temps(tmp_path) == [] and held.exists()
+    finally:
+        os.close(fd)
+    assert remove_stale_temps(tmp_path) == [held.name] and not held.exists()
+    with atomic_open(tmp_path / "x.json") as f:  # wwho's own writes hold that lock while they run
+        (name,) = [p.name for p in tmp_path.iterdir()]
+        os.utime(tmp_path / name, (old, old))
+        assert remove_stale_temps(tmp_path) == []
+        f.write("{}")
 
 
 def test_parse_json_refuses_duplicate_keys_and_deep_nesting():

@@ -25,6 +25,7 @@ import re
 import select
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -120,7 +121,8 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
             yield f
             in_block = False
             _seal(f)
-        os.replace(made[-1], path)  # (the folder removed or replaced meanwhile: ENOENT, named as path's)
+            # Renamed while still open: its lock (_create_temp) holds until the name is gone.
+            os.replace(made[-1], path)  # (the folder removed or replaced meanwhile: ENOENT, named as path's)
         made.clear()
     except BaseException as exc:
         for tmp in made:
@@ -147,10 +149,27 @@ def _create_temp(path: Path, made: list[Path]) -> int:
     for _ in range(100):
         made.append(temp_name(path))
         try:
-            return os.open(made[-1], os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+            fd = os.open(made[-1], os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
         except FileExistsError:
             made.pop()
+            continue
+        _lock(fd)
+        return fd
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+
+
+def _lock(fd: int) -> bool:
+    """Take the advisory lock that tells :func:`remove_stale_temps` a temporary file is being written
+    (held until the descriptor closes); False where it is held already or the system has none."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 def _seal(f: IO[Any]) -> None:
@@ -190,12 +209,18 @@ def process_alive(pid: int) -> bool:
 _TEMP_FILE = re.compile(re.escape(TEMP_PREFIX) + r".+\.[0-9]+\.[0-9a-f]{12}\.tmp", re.DOTALL)
 
 
+#: A temporary file untouched this long, whose process no longer runs, is left by a killed writer.
+STALE_SECONDS = 3600
+
+
 def remove_stale_temps(directory: str | Path) -> list[str]:
     """Remove the temporary *files* of wwho processes that no longer run; returns their names.
 
     Only regular files of this user's named exactly as :func:`temp_name` names them
-    (``.wwho-tmp-<name>.<pid>.<12 hex digits>.tmp``) whose pid is not a live
-    process: never a name wwho does not make, never a file another running wwho is writing, never
+    (``.wwho-tmp-<name>.<pid>.<12 hex digits>.tmp``) whose pid is not a live process, that nobody
+    has written for :data:`STALE_SECONDS` and whose writer's lock (:func:`_create_temp`) is free:
+    never a name wwho does not make, never a file another running wwho is writing (a pid says
+    nothing of a process in another container or on another host sharing the directory), never
     another user's file (in a shared directory such as ``/tmp`` anyone can create such a name).
     A file that cannot be removed is left; it never fails the write that looked.
     """
@@ -205,15 +230,23 @@ def remove_stale_temps(directory: str | Path) -> list[str]:
         entries = list(os.scandir(directory))
     except OSError:
         return removed
+    now = time.time()
     for entry in entries:
         pid = temp_owner(entry.name)
         if pid is None or not _TEMP_FILE.fullmatch(entry.name) or process_alive(pid):
             continue
         try:
-            if not entry.is_file(follow_symlinks=False) or (
-                    uid is not None and entry.stat(follow_symlinks=False).st_uid != uid):
+            info = entry.stat(follow_symlinks=False)
+            if not entry.is_file(follow_symlinks=False) or (uid is not None and info.st_uid != uid) \
+                    or now - info.st_mtime < STALE_SECONDS:
                 continue
-            os.unlink(entry.path)
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if not _lock(fd):  # its writer still holds it
+                    continue
+                os.unlink(entry.path)
+            finally:
+                os.close(fd)
         except OSError:
             continue
         removed.append(entry.name)
