@@ -400,3 +400,32 @@ def test_the_hf_adapters_flat_batch_is_built_a_slice_at_a_time(hf, threads, monk
     assert len(empty_ids) == 0 and empty_offsets.tolist() == [0]
     with pytest.raises(WrongTypeError, match=r"texts\[7\]"):
         hf.encode_batch_to_numpy([*texts[:7], None], num_threads=threads)
+
+
+def test_a_link_loop_is_named_as_one_not_as_a_missing_file(tmp_path):
+    """Found by a probe: load_tokenizer, ``wwho encode`` and ``wwho inspect`` said "no such file or
+    directory" for a symbolic-link loop."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(VocabError, match="a: cannot read: Too many levels of symbolic links"):
+        load_tokenizer(tmp_path / "a")
+    assert "Too many levels of symbolic links" in one_line_error(run_wwho("inspect", tmp_path / "a"))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may read anything")
+def test_a_file_or_folder_that_may_not_be_read_is_named_so(two, tmp_path):
+    """Found by a probe: an unreadable file under a manifest was "does not match wwho-manifest.json
+    ... save the tokenizer again", and a folder that may not be searched "no tokenizer here"."""
+    shutil.copytree(two[0], tmp_path / "t")
+    (tmp_path / "t" / "vocab.json").chmod(0)
+    try:
+        with pytest.raises(VocabError, match="vocab.json: cannot read: Permission denied"):
+            load_tokenizer(tmp_path / "t")
+    finally:
+        (tmp_path / "t" / "vocab.json").chmod(0o644)
+    (tmp_path / "t").chmod(0o600)  # readable, not searchable
+    try:
+        with pytest.raises(VocabError, match="t: cannot read: Permission denied"):
+            load_tokenizer(tmp_path / "t")
+    finally:
+        (tmp_path / "t").chmod(0o755)

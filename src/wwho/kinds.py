@@ -36,17 +36,27 @@ def detect_kind(path: str | os.PathLike) -> str:
 
 def _detect_kind(path: str | os.PathLike) -> str:
     p = Path(path)
-    if not p.exists():
+    try:
+        os.stat(p)  # (Path.exists says False for a link loop or a folder it may not search, too)
+    except FileNotFoundError:
         if known_encoding_name(path):
             return "bytelevel"
         raise VocabError(f"{p}: no such file or directory, nor a known encoding ({', '.join(TIKTOKEN_ENCODINGS)}, "
-                         "also spelled tiktoken:NAME)")
+                         "also spelled tiktoken:NAME)") from None
+    except OSError as exc:  # a link loop, a folder on the way that may not be searched, a name too long
+        if known_encoding_name(path) and not os.path.lexists(p):
+            return "bytelevel"
+        raise VocabError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL in the name
+        raise VocabError(f"{p}: not a path (it holds a NUL character)") from None
     if p.is_dir():
         _check_kind_files(p)
         for name in LOAD_ORDER:
             kind = _KIND_OF[name]
             if os.path.lexists(p / name):  # what is not a regular file (a dangling link) is refused by its loader
                 return kind or _detect_kind(p / name)
+        if not os.access(p, os.R_OK | os.X_OK):  # (lexists says False for every name in such a folder)
+            raise VocabError(f"{p}: cannot read: Permission denied")
         raise VocabError(f"{p}: no tokenizer here (expected vocab.json, meta_config.json, bytelevel.json "
                          "or tokenizer.json)")
     suffix = p.suffix.lower()

@@ -736,6 +736,8 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
             if len(data) != record["bytes"] or sha256(data) != record["sha256"]:
                 wrong.append(name)
         elif (directory / name).is_file() and not _matches(directory / name, record):
+            if not os.access(directory / name, os.R_OK):  # not another save's file: one we may not read
+                raise VocabError(f"{directory / name}: cannot read: Permission denied")
             (changed if name in unread else wrong).append(name)
     if only_listed:
         changed, wrong = wrong + changed, []
