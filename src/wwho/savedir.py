@@ -52,7 +52,7 @@ import signal
 import stat
 import sys
 import warnings
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -659,6 +659,14 @@ def _matches(path: Path, record: dict[str, Any]) -> bool:
         return path.stat().st_size == record["bytes"] and file_sha256(path) == record["sha256"]
     except (OSError, VocabError):
         return False
+
+
+def removed_by_save(directory: Path, names: Iterable[str]) -> list[str]:
+    """The files of the save in ``directory`` that a save of ``names`` there removes: listed in its
+    manifest, not among ``names``, and as that save wrote them (a file changed since is kept)."""
+    names = set(names)
+    return [name for name, record in listed(directory).items()
+            if name not in names and (directory / name).exists() and _matches(directory / name, record)]
 
 
 def listed(directory: Path) -> dict[str, dict[str, Any]]:

@@ -95,7 +95,7 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
             raise WwhoError(shadow_message(p, shadow[0]))
     if not force and p.is_dir():
         from wwho.errors import VocabError
-        from wwho.savedir import MANIFEST, listed, read_manifest
+        from wwho.savedir import MANIFEST, read_manifest, removed_by_save
 
         found = [name for name in names if (p / name).exists() or (p / name).is_symlink()]
         if MANIFEST not in names and os.path.lexists(p / MANIFEST):
@@ -105,7 +105,7 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
                 found.append(MANIFEST)
         # A save drops the files of the tokenizer saved there before (wwho.savedir), so that no old
         # vocab.json is read with a new tokenizer.json: --force agrees to that, so they are named too.
-        old = [name for name in listed(p) if name not in names and (p / name).exists()]
+        old = removed_by_save(p, names)
         if found or old:
             held = ", ".join(found)
             if old:
