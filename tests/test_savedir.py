@@ -738,3 +738,27 @@ def test_a_file_made_in_the_directory_during_a_save_stays_in_it(tmp_path, monkey
         savedir.save_files(target, {"a.json": b"2"}, kind="x")
     assert sorted(os.listdir(target)) == ["a.json", "late.log", MANIFEST]
     assert (target / "late.log").read_text() == "written during the save" and _litter(tmp_path) == []
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
+def test_a_saved_file_of_another_size_is_refused_before_it_is_read(tmp_path, kind):
+    """Found by a probe: a saved vocab.json grown to a gigabyte was read and parsed (twice, for
+    SGPE: 4.2 GB of memory, 8.5 s) before the manifest said it was not the file saved. Its size is
+    compared first now, and the file is never read."""
+    from wwho import load_tokenizer
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError
+    from wwho.sgpe import SGPETokenizer
+
+    if kind == "sgpe":
+        sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+        SGPETokenizer.train([str(sample)], vocab_size=600, progress=False).save(tmp_path / "t")
+        name = "vocab.json"
+    else:
+        ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "t")
+        name = "bytelevel.json"
+    with open(tmp_path / "t" / name, "r+b") as f:
+        f.truncate(64 << 20)  # sparse
+    # (the size, named, comes from the check before any read: after one, the message has no size)
+    with pytest.raises(VocabError, match=rf"{name} does not match wwho-manifest.json .*it is 67,108,864 bytes"):
+        load_tokenizer(tmp_path / "t")

@@ -661,6 +661,20 @@ def _matches(path: Path, record: dict[str, Any]) -> bool:
         return False
 
 
+def check_saved_size(path: Path) -> None:
+    """Before ``path`` is read: the :func:`check_saved` error if its manifest lists it with another
+    size (a file of a gigabyte is not read and parsed to find that it is not the one saved)."""
+    record = listed(path.parent).get(path.name)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return  # the reader names what is wrong
+    if record is not None and size != record["bytes"]:
+        raise VocabError(f"{path.parent}: {path.name} does not match {MANIFEST} (size or sha256): it is "
+                         f"{size:,} bytes, the save wrote {record['bytes']:,}: files of different saves were "
+                         "mixed, or changed after saving; save the tokenizer again")
+
+
 def removed_by_save(directory: Path, names: Iterable[str]) -> list[str]:
     """The files of the save in ``directory`` that a save of ``names`` there removes: listed in its
     manifest, not among ``names``, and as that save wrote them (a file changed since is kept)."""

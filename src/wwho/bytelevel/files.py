@@ -36,7 +36,7 @@ from wwho.bytelevel.pretokenize import (
 from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id, pretokenizer_option, table_option
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
-from wwho.savedir import check_saved, member, save_files, sha256
+from wwho.savedir import check_saved, check_saved_size, member, save_files, sha256
 
 FORMAT = "wwho-bytelevel"
 FORMAT_VERSION = 1
@@ -314,6 +314,7 @@ def save(tok: ByteLevelModel, directory: str | Path, *, beside: dict[str, bytes]
 def load(path: str | Path) -> ByteLevelModel:
     path = Path(path)
     config_path = path / CONFIG_FILE if path.is_dir() else path
+    check_saved_size(config_path)
     raw = read_file(config_path)
     check_saved(config_path.parent, {config_path.name: raw})  # and the other files, against the manifest
     config = parse_json(raw, source=str(config_path), error=VocabError)

@@ -31,7 +31,7 @@ from typing import Any
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes
-from wwho.savedir import check_saved, listed, member, save_files
+from wwho.savedir import check_saved, check_saved_size, listed, member, save_files
 
 CONFIG_FILE = "meta_config.json"
 META_FILE = "tokenizer_meta.json"
@@ -149,6 +149,7 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate ``meta_config.json`` (and the directory's manifest); raises
     :class:`VocabError` naming the key."""
     path = Path(path)
+    check_saved_size(path)
     raw = read_bytes(path, error=VocabError, what=f"file (a meta tokenizer directory has {CONFIG_FILE})")
     check_saved(path.parent, {path.name: raw})
     data = parse_json(raw, source=str(path), error=VocabError)

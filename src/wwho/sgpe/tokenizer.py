@@ -66,7 +66,7 @@ from wwho.protocol import (
     special_name_sets,
     special_names,
 )
-from wwho.savedir import save_files
+from wwho.savedir import listed, save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
@@ -162,9 +162,13 @@ class SGPETokenizer:
             path = path / "vocab.json"
         try:
             return cls(load_vocab_file(path), unk=unk)
-        except VocabError:
+        except VocabError as exc:
+            if path.name in listed(path.parent):  # an SGPE save's file, by its manifest: no other kind
+                raise
+            # (without the frames that hold the file's bytes: check_kind may read it again)
+            exc.with_traceback(None)
             check_kind(path, "sgpe", "SGPETokenizer.load")
-            raise
+            raise exc from None
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` and the Hugging Face files beside it into ``directory``, all or

@@ -39,7 +39,7 @@ from typing import Any
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_rows_bytes, parse_json, read_bytes, write_bytes
-from wwho.savedir import HF_FILES, check_saved
+from wwho.savedir import HF_FILES, check_saved, check_saved_size
 
 FORMAT = "wwho-sgpe/1"
 #: Format 2 adds ``merge_scope``, ``prefix_space`` and ``superword_merges``; a file is written in it
@@ -109,6 +109,7 @@ class VocabFile:
 def load_vocab_file(path: str | Path) -> VocabFile:
     """Read and validate a ``vocab.json``; raises :class:`VocabError` naming the problem."""
     path = Path(path)
+    check_saved_size(path)
     data = read_bytes(path, error=VocabError)
     check_saved(path.parent, {path.name: data}, unread=HF_FILES)
     return parse_vocab(parse_json(data, source=str(path), error=VocabError), source=str(path))
