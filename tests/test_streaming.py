@@ -218,6 +218,25 @@ def test_a_strict_error_carries_the_text_completed_before_the_bad_bytes(bytes_on
     assert caught.value.text == ""
 
 
+def test_a_strict_error_is_also_the_unicode_decode_error_decode_raises(bytes_only):
+    """Found by a probe: ``decode(ids, errors="strict")`` raises UnicodeDecodeError (as tiktoken)
+    and the streaming decoder a TokenizerError that is none, so code catching one missed the other."""
+    import pickle
+
+    from wwho.errors import NotUTF8Error
+
+    ids = [*bytes_only.encode("ok"), 0xFF]
+    with pytest.raises(UnicodeDecodeError):
+        bytes_only.decode(ids, errors="strict")
+    with pytest.raises(UnicodeDecodeError) as caught:
+        StreamingDecoder(bytes_only, errors="strict").decode_tokens(ids)
+    error = caught.value
+    assert isinstance(error, NotUTF8Error) and isinstance(error, TokenizerError)
+    assert error.text == "ok" and error.reason == "invalid start byte" and "not UTF-8" in str(error)
+    again = pickle.loads(pickle.dumps(error))
+    assert (str(again), again.text, again.start, again.end) == (str(error), "ok", error.start, error.end)
+
+
 @pytest.mark.parametrize("errors", ["bogus", 5, None])
 def test_errors_must_name_an_error_handler(bytes_only, errors):
     # A typo was accepted and failed only at the first bad byte (a LookupError).

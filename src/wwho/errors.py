@@ -29,6 +29,23 @@ class TokenizerError(WwhoError, ValueError):
     """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
 
 
+class NotUTF8Error(TokenizerError, UnicodeDecodeError):
+    """Tokens' bytes that are not UTF-8, decoded with ``errors="strict"`` by a streaming decoder: a
+    :class:`TokenizerError`, and a ``UnicodeDecodeError`` as ``decode(ids, errors="strict")`` raises,
+    so that code catching either catches it. ``text``: the whole characters before the bad bytes."""
+
+    def __init__(self, message: str, cause: UnicodeDecodeError, text: str = "") -> None:
+        UnicodeDecodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end, cause.reason)
+        self.message, self.text = message, text
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        cause = UnicodeDecodeError(self.encoding, self.object, self.start, self.end, self.reason)
+        return (type(self), (self.message, cause, self.text))
+
+
 class DisallowedSpecialError(TokenizerError):
     """The text contains a special token that the caller did not allow."""
 

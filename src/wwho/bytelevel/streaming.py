@@ -17,7 +17,7 @@ decodes. One difference it cannot avoid: SGPE's ``decode`` keeps lone surrogates
 byte fallback spells them) when every byte of the ids is otherwise valid, a choice that
 needs all of the ids; the stream replaces them unless made with
 ``errors="surrogatepass"``. With ``errors="strict"``, bytes that are not UTF-8 raise
-:class:`wwho.errors.TokenizerError` and empty the decoder (the next token starts a new text);
+:class:`wwho.errors.NotUTF8Error` (a ``TokenizerError`` and a ``UnicodeDecodeError``) and empty the decoder (the next token starts a new text);
 the error's ``text`` attribute holds the text completed before the invalid bytes, which that
 call would otherwise have returned (``decode_tokens`` of a long stream loses nothing valid).
 """
@@ -28,7 +28,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Protocol
 
-from wwho.errors import TokenizerError
+from wwho.errors import NotUTF8Error
 from wwho.ids import check_decode_options
 
 
@@ -62,15 +62,13 @@ class StreamingDecoder:
         except UnicodeDecodeError as exc:
             raise self._not_utf8(exc) from None
 
-    def _not_utf8(self, exc: UnicodeDecodeError) -> TokenizerError:
+    def _not_utf8(self, exc: UnicodeDecodeError) -> NotUTF8Error:
         # With errors="strict", bytes that are not UTF-8 end the text: the decoder is emptied so
         # that the next token starts a new one, not the same error again.
         self.reset()
-        error = TokenizerError(f"the tokens' bytes are not UTF-8 ({exc.reason}: "
-                               f"{exc.object[exc.start:exc.end]!r}); the decoder is emptied")
         # The bytes before the invalid ones are whole characters that this call did not return.
-        error.text = bytes(exc.object[:exc.start]).decode("utf-8")
-        return error
+        return NotUTF8Error(f"the tokens' bytes are not UTF-8 ({exc.reason}: {exc.object[exc.start:exc.end]!r}); "
+                            "the decoder is emptied", exc, bytes(exc.object[:exc.start]).decode("utf-8"))
 
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished)."""
