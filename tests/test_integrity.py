@@ -293,7 +293,25 @@ def test_spaced_syllables_bring_their_bare_forms(tmp_path):
     assert tok.tokenize(" गं") == [" गं"]
 
 
+def test_a_spaced_cluster_of_another_script_brings_its_bare_form(tmp_path):
+    """Found by a probe: on Kannada news, `` "`` + ZWNJ (one grapheme cluster, one unit of the
+    splitter) was a token and ``"`` + ZWNJ was not, so after a letter or a full stop it was cut in
+    two. Boundary clusters get their bare form too now."""
+    unit = '"\u200c'  # one unit of the devanagari splitter (not of the sinhala one)
+    lines = read_slice(require_data(CORPORA / "hi" / "tico19-test.txt"), 100_000).splitlines()
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(f"{line} {unit}" for line in lines), encoding="utf-8")
+    tok = _train(path, 2000, "devanagari")
+    assert " " + unit in tok.vocab and unit in tok.vocab
+    for text in ("a" + unit, "." + unit, unit, "भारत" + unit):
+        assert tok.tokenize(text)[-1] == unit, tok.tokenize(text)
+
+
 def test_bare_forms():
     from wwho.sgpe.building import bare_forms
 
     assert bare_forms([" ලං", "ලං", " කා", " ශ්‍රී", "ව", " the"], boundary=[" the"]) == ["කා", "ශ්‍රී"]
+    # Found by a probe: a boundary symbol that is one cluster (a quote and a ZWNJ, the splitter's one
+    # unit) had no bare form, and was cut in two after a letter or a full stop. One character needs none.
+    clusters = [' "\u200c', " ,", " e\u0301"]
+    assert bare_forms(clusters, boundary=clusters) == ['"\u200c', "e\u0301"]

@@ -108,7 +108,7 @@ def piece_needs(syllable_freq: Mapping[str, int], boundary_symbols: set[str], *,
     ``bare_syllables``, a syllable with a leading space needs its bare form too (training's option)."""
     tokens = [*boundary_symbols, *syllable_freq]
     if bare_syllables:
-        tokens += bare_forms(syllable_freq, boundary_symbols)
+        tokens += bare_forms(tokens, boundary_symbols)
     merges, _ = building_merges(tokens)
     ranks = {pair: i for i, pair in enumerate(merges)}
     need: dict[str, int | None] = {c: None for s in syllable_freq for c in s}  # characters: always kept

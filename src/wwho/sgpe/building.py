@@ -34,14 +34,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import regex
+
 from wwho import _core
+
+_CLUSTER = regex.compile(r"\X")
 
 
 def bare_forms(symbols: Iterable[str], boundary: Iterable[str] = ()) -> list[str]:
-    """The bare form of every syllable among ``symbols`` with a leading space whose bare form is
-    not among them, sorted (``boundary``: the symbols that are no syllable, left alone)."""
+    """The bare form of every unit among ``symbols`` with a leading space whose bare form is not
+    among them, sorted: of every syllable, and of every boundary symbol (``boundary``: the symbols
+    that are no syllable) that is one grapheme cluster of several characters after its space, such
+    as a quote and a ZWNJ, which the splitter keeps whole. (Not a word of another script that the
+    ``words`` scope makes one symbol: its characters spell it, and a bare form each would cost ids.)"""
     have, skip = set(symbols), set(boundary)
-    return sorted({s[1:] for s in have if len(s) > 1 and s[0] == " " and s not in skip} - have)
+    return sorted({s[1:] for s in have if s[:1] == " " and len(s) > 1
+                   and (s not in skip or (len(s) > 2 and _CLUSTER.fullmatch(s[1:])))} - have)
 
 
 def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
