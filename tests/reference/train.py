@@ -99,9 +99,12 @@ def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_fre
     base = base_symbols(words, syllable_freq, boundary_symbols, prune_freq)
     symbols, index = base.symbols, base.index
     built = symbols
-    if bare_syllables:  # a spaced syllable's bare form is built too
-        built = [*symbols, *sorted({s[1:] for s in symbols if s[:1] == " " and len(s) > 1
-                                    and s not in boundary_symbols} - set(symbols))]
+    if bare_syllables:  # a spaced syllable's bare form is built too, and a spaced boundary cluster's
+        def bare(s: str) -> bool:
+            if s[:1] != " " or len(s) < 2:
+                return False
+            return s not in boundary_symbols or (len(s) > 2 and len(regex.findall(r"\X", s[1:])) == 1)
+        built = [*symbols, *sorted({s[1:] for s in symbols if bare(s)} - set(symbols))]
     build, pieces_needed = building_merges(built)
     characters = {c for s in syllable_freq for c in s} if auto else set()
     if auto and script_characters:
