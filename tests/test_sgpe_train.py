@@ -513,3 +513,24 @@ def test_a_vocabulary_short_for_its_prune_freq_names_it(tmp_path):
         train_sgpe(corpus, vocab_size=600, prune_freq=10**9, superword_share=0, progress=False, workers=1)
     said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
     assert said and "lower prune_freq (--prune-freq)" in said[0]
+
+
+@pytest.mark.parametrize("method", ["train_from_iterator", "train_from_counts"])
+def test_a_misspelt_option_is_refused_before_any_text_is_read(method):
+    """Found by a probe: train_from_iterator(superword_shares=0.1) counted every document, then
+    failed naming a private function; train_from_counts took prefix_space with segments_only."""
+    from wwho.errors import VocabError
+    from wwho.sgpe import SGPETokenizer
+
+    def texts():
+        pytest.fail("the texts were read")
+        yield ""
+
+    source = texts() if method == "train_from_iterator" else {"ශ්‍රී": 3}
+    train = getattr(SGPETokenizer, method)
+    with pytest.raises(TypeError, match=rf"{method}\(\) got an unexpected keyword argument 'superword_shares' "
+                                        r"\(did you mean 'superword_share'\?\)"):
+        train(source, vocab_size=500, superword_shares=0.1)
+    if method == "train_from_counts":
+        with pytest.raises(VocabError, match="prefix_space cannot be used with segments_only"):
+            train(source, vocab_size=500, prefix_space=True, segments_only=True)

@@ -258,6 +258,7 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     from wwho.counting import batches
     from wwho.scale.texts import dataset_texts, iter_texts
 
+    _check_names(options, "train_from_iterator")
     _check_flags({**options, "segments_only": segments_only})
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
@@ -311,11 +312,12 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
     if options["superword_share"]:
         raise VocabError("superword_share needs sentence spans, which piece counts do not hold: "
                          "train on the text (train or train_from_iterator), or use superword_share=0")
+    _check_names(options, "train_from_counts")
     _check_flags(options)
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
-                   options.get("prefix_space", False), 0, False)
+                   options.get("prefix_space", False), 0, options.get("segments_only", False))
     splitter = WordSplitter(script, split_punctuation=_split_punctuation(options))
     t0 = time.perf_counter()
     counter = _core.PieceCounter()
@@ -336,6 +338,22 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 FLAGS = ("prefix_space", "superword_letters", "script_characters", "bare_syllables", "complete_syllables",
          "complete_words", "complete_endings", "complete_superwords", "split_punctuation", "resume",
          "skip_bad_lines", "segments_only")
+
+
+def _check_names(options: dict, method: str) -> None:
+    """A ``TypeError`` naming ``method`` for an option no training takes, before any text is read
+    (passed on, a misspelt option failed after the whole corpus was counted, naming a private
+    function)."""
+    import difflib
+    import inspect
+
+    known = {*inspect.signature(_train_on_pieces).parameters, "split_punctuation", "checkpoint_dir"}
+    known -= {"pieces", "splitter", "vocab_size", "progress", "stats", "started", "spans"}
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}{hint}")
 
 
 def _check_flags(options: dict) -> None:
