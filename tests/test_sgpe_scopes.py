@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from pathlib import Path
 
 import pytest
 import regex
@@ -277,3 +278,21 @@ def test_a_meta_tokenizer_takes_a_split_punctuation_part(variants, o200k):
     ids = meta.encode(text)
     assert meta.decode(ids) == text
     assert [meta.decode([i]) for i in ids][:3] == ["यह", " है", "।"]
+
+
+@pytest.mark.parametrize("scope, share, warns", [("words", 0.15, True), ("runs", 0.1, True), ("words", 0, False),
+                                                  ("pieces", 0.15, False)])
+def test_superwords_beside_a_scope_that_keeps_words_apart_are_warned_of(tmp_path, scope, share, warns):
+    """Found by a probe: superword merges join any tokens of a sentence span, so with the words or
+    runs scope they joined a word and its punctuation (`" है।"`), which the scope keeps apart."""
+    import warnings
+
+    from wwho.errors import WwhoWarning
+    from wwho.sgpe import SGPETokenizer
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SGPETokenizer.train([str(sample)], vocab_size=800, merge_scope=scope, superword_share=share, progress=False)
+    said = [w for w in caught if issubclass(w.category, WwhoWarning) and "superword merges" in str(w.message)]
+    assert bool(said) == warns, [str(w.message) for w in caught]

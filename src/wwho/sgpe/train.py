@@ -504,6 +504,11 @@ def _train_on_pieces(
     # 3. symbols
     fixed = len(special_tokens) + len(BYTE_TOKENS)
     superword_ids = round(superword_share * vocab_size)
+    if superword_ids and stage is not None and merge_scope != "pieces":
+        warnings.warn(f"merge_scope={merge_scope!r} keeps words apart from their punctuation (and other runs), but "
+                      f"superword merges (superword_share={superword_share}) join any tokens of a sentence span, so "
+                      "some of them will join what the scope keeps apart; superword_share=0 keeps the scope's rule "
+                      "everywhere (docs/compression.md)", WwhoWarning, stacklevel=5)
     auto = prune_freq == "auto"
     if auto:
         # The pieces each syllable needs (Python) are worked out while the core builds the probe
