@@ -34,11 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import regex
-
 from wwho import _core
-
-_CLUSTER = regex.compile(r"\X")
 
 
 def bare_forms(symbols: Iterable[str], boundary: Iterable[str] = ()) -> list[str]:
@@ -47,9 +43,11 @@ def bare_forms(symbols: Iterable[str], boundary: Iterable[str] = ()) -> list[str
     that are no syllable) that is one grapheme cluster of several characters after its space, such
     as a quote and a ZWNJ, which the splitter keeps whole. (Not a word of another script that the
     ``words`` scope makes one symbol: its characters spell it, and a bare form each would cost ids.)"""
+    import regex  # (here: `import wwho` stays light)
+
     have, skip = set(symbols), set(boundary)
     return sorted({s[1:] for s in have if s[:1] == " " and len(s) > 1
-                   and (s not in skip or (len(s) > 2 and _CLUSTER.fullmatch(s[1:])))} - have)
+                   and (s not in skip or (len(s) > 2 and regex.fullmatch(r"\X", s[1:])))} - have)
 
 
 def building_merges(tokens: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
