@@ -355,7 +355,8 @@ def test_a_fork_does_not_wait_for_ever_on_the_import_lock():
 #: child can hang (CPython's hazard of fork with threads, not wwho's; a loaded machine did so).
 SLOW_WWHO_IMPORT = """
 import importlib.util, os, signal, sys, threading
-import wwho
+import wwho, wwho.imports
+wwho.imports.FORK_WAIT = 0.5  # the import below waits for the fork itself: past the wait, the child forgets it
 phase, parent, started, forked = {phase!r}, os.getpid(), threading.Event(), threading.Event()
 class _Slow:
     @staticmethod
@@ -385,6 +386,38 @@ _, status = os.waitpid(pid, 0)
 first.join()
 print(os.waitstatus_to_exitcode(status))
 """
+
+
+SLOW_OTHER_IMPORT = """
+import os, signal, sys, threading, time
+import wwho
+sys.path.insert(0, {folder!r})
+with open(os.path.join({folder!r}, "slowmod.py"), "w") as f:
+    f.write("import logging, time\\ntime.sleep(0.5)\\nlogging.getLogger('slowmod')\\nVALUE = 7\\n")
+first = threading.Thread(target=lambda: __import__("slowmod"))
+first.start()
+time.sleep(0.1)  # in the import now
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(20)
+    import slowmod
+    os._exit(0 if slowmod.VALUE == 7 else 3)
+took = time.monotonic() - t0
+_, status = os.waitpid(pid, 0)
+first.join()
+print(os.waitstatus_to_exitcode(status), "slow" if took > 5 else "quick")
+"""
+
+
+def test_fork_while_another_thread_imports_any_module_waits_for_it(tmp_path):
+    """Found by a probe: a first constructor imports stdlib modules too (json, dataclasses, regex),
+    and a child forked while another thread held one of their import locks waited for ever (1 to 6
+    children of 8, every kind). The fork now waits for imports under way in other threads; and
+    since logging's own before-fork hook takes a lock such an import may need (gguf's import calls
+    logging.getLogger), wwho's hook runs before it (else the fork stalled the whole wait)."""
+    done = run_child(SLOW_OTHER_IMPORT.format(folder=str(tmp_path)), timeout=90)
+    assert done.returncode == 0 and done.stdout.split() == ["0", "quick"], (done.stdout, done.stderr[-3000:])
 
 
 @pytest.mark.parametrize("phase", ["create", "exec"])

@@ -18,21 +18,32 @@ one in opposite orders, and could deadlock): instead the child forgets wwho's im
 had under way (:func:`_forget_imports_of_other_threads`), so that its own first use imports the
 module afresh (a module of wwho's runs nothing but definitions when imported).
 
-What this module does not do: the same for other libraries. A module of another library that a
-thread of the parent had half imported is left alone: run again in the child, its side effects would
-happen twice (handlers registered twice), a C extension cannot be loaded twice in one process, and a
-package's finished submodules would keep pointing at the half-made package (found by an audit of an
-earlier version that forgot every import). A child forked while another thread imports such a
-library (``gguf``, ``transformers``) still waits for it, CPython's documented hazard of ``fork``
-with threads: make the tokenizers before forking, or start workers with ``spawn``/``forkserver``.
+A fork also waits (bounded by :data:`FORK_WAIT`) until no other thread holds any module's import
+lock: a first constructor imports stdlib modules too (``json``, ``dataclasses``, ``regex``), and a
+child forked while another thread held one of those waited for ever at its own import of it (found
+by a probe, at the rate the wwho modules had). What this module does not do: forget another
+library's half-made module in the child. Run again there, its side effects would happen twice
+(handlers registered twice), a C extension cannot be loaded twice in one process, and a package's
+finished submodules would keep pointing at the half-made package (found by an audit of an earlier
+version that forgot every import). So where the wait runs out (an import that waits for the forking
+thread), a child forked while another thread imports such a library can still wait for it, CPython's
+documented hazard of ``fork`` with threads: make the tokenizers before forking, or start workers
+with ``spawn``/``forkserver``.
 """
 
 from __future__ import annotations
 
 import importlib
+
+# Before-fork hooks run last registered first. logging's takes its own lock, which an import under
+# way may need (gguf's calls logging.getLogger): imported first, so that this module's hook,
+# registered after logging's, waits for such an import before logging's hook takes that lock (found
+# by a probe: the fork stalled the whole wait, then the child hung in gguf's import).
+import logging  # noqa: F401
 import os
 import sys
 import threading
+import time
 from types import ModuleType
 
 #: The longest a fork waits for an import under the lock, in seconds.
@@ -43,7 +54,40 @@ _fork = threading.local()  # whether this thread's fork holds the lock
 
 
 def _before_fork() -> None:
-    _fork.held = _lock.acquire(timeout=FORK_WAIT)  # waits for an import another thread is making
+    """Wait (at most :data:`FORK_WAIT`) until no other thread is importing anything: under
+    :data:`_lock` (numpy, :mod:`wwho.arrays`, gguf) or not (a stdlib or wwho module that a first
+    constructor, syllabify or training imports), so that the child finds no module lock copied
+    held. The lock is not held while it waits for the others: an import under way may itself ask
+    for it."""
+    deadline = time.monotonic() + FORK_WAIT
+    while True:
+        held = _lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        if not held or not _imports_of_other_threads() or time.monotonic() >= deadline:
+            _fork.held = held
+            return
+        _lock.release()
+        time.sleep(0.001)
+
+
+def _imports_of_other_threads() -> bool:
+    """Whether a thread other than this one holds a module's import lock (importlib keeps them in
+    ``_bootstrap._module_locks``, each recording its owner; an interpreter that keeps them otherwise:
+    False)."""
+    try:
+        from importlib import _bootstrap
+
+        refs = list(_bootstrap._module_locks.values())
+    except (ImportError, AttributeError):
+        return False
+    except RuntimeError:  # changed while read: an import is starting or ending
+        return True
+    me = threading.get_ident()
+    for ref in refs:
+        lock = ref() if callable(ref) else None
+        owner = getattr(lock, "owner", None)
+        if owner is not None and owner != me and getattr(lock, "count", 0):
+            return True
+    return False
 
 
 def _after_fork_in_parent() -> None:
@@ -86,6 +130,7 @@ def _forget_imports_of_other_threads() -> None:
             del sys.modules[name]  # half run: its code stopped with the thread
 
 
+# (logging is imported above: see there)
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                     after_in_child=_after_fork_in_child)
 
