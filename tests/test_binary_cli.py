@@ -361,3 +361,26 @@ def test_a_folder_holding_a_binary_tokenizer_is_taken_by_every_verb(tok_path, tm
     assert out.read_bytes() == src.read_bytes()
     assert main(["inspect", str(folder)]) == 0
     assert "binary BPE tokenizer" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("specials", [False, True])
+def test_encode_ids_writes_the_ids_alone_in_slices(tok_path, tmp_path, capsys, monkeypatch, specials):
+    """Found by a probe: ``encode --binary FILE --ids`` built every token's bytes, offsets and hex
+    string to print the ids (10 MB of input: 2.2 GB). The ids path builds ids only, written a slice
+    at a time; the output is the same."""
+    from conftest import binary_corpus
+
+    from wwho.binary.mapping import encode_bytes_ids
+
+    src = tmp_path / "in.bin"
+    src.write_bytes(binary_corpus(4, 200_000))
+    tok = binary.load(tok_path)
+    want = encode_bytes_ids(tok, src.read_bytes(), add_special_tokens=specials)
+    assert want == binary.encode_bytes(tok, src.read_bytes(), add_special_tokens=specials).ids
+    argv = ["encode", "--tokenizer", str(tok_path), "--binary", str(src), "--ids", *(["--specials"] if specials else [])]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("\n") and out.count("\n") == 1 and [int(i) for i in out.split()] == want
+    (tmp_path / "empty.bin").write_bytes(b"")
+    assert main(["encode", "--tokenizer", str(tok_path), "--binary", str(tmp_path / "empty.bin"), "--ids"]) == 0
+    assert capsys.readouterr().out == "\n"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
-from wwho.binary.mapping import decode_to_bytes, encode_bytes
+from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_ids
 from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import parse_json, read_bytes
@@ -90,18 +90,25 @@ def run_encode(args: argparse.Namespace) -> int:
         raise CorpusError(f"{name}: no such file: a binary tokenizer encodes the bytes of a file (--binary FILE, "
                           "or - for standard input), not text given on the command line; for text, "
                           "pipe it: printf '%s' TEXT | wwho encode --tokenizer ... --binary -")
+    # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
+    fmt = getattr(args, "show", None) or getattr(args, "format", None) or "json"
+    if fmt == "ids":  # the ids alone: no token bytes, offsets or hex strings (a tenth of the memory)
+        ids = encode_bytes_ids(tokenizer, _read_input(name), add_special_tokens=bool(args.specials))
+        with output as out:
+            for k in range(0, len(ids), 65536):  # written in slices: no one string of every id
+                out.write((" ".join(map(str, ids[k:k + 65536])) + (" " if k + 65536 < len(ids) else "\n"))
+                          .encode("ascii"))
+            if not ids:
+                out.write(b"\n")
+        return 0
     enc = encode_bytes(tokenizer, _read_input(name), add_special_tokens=bool(args.specials))
     shown = [tok.decode("utf-8") if special else tok.hex()
              for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
-    # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
-    fmt = getattr(args, "show", None) or getattr(args, "format", None) or "json"
     if fmt == "tokens":
         from wwho.readable import readable
 
         text = " | ".join(tok.decode("utf-8") if special else readable(tok)
                           for tok, special in zip(enc.tokens, enc.special_tokens_mask)) + "\n"
-    elif fmt == "ids":
-        text = " ".join(map(str, enc.ids)) + "\n"
     elif fmt == "table":
         text = "".join(f"{i}\t{tok}\t{s}\t{e}\n" for i, tok, (s, e) in zip(enc.ids, shown, enc.offsets))
     else:
