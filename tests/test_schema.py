@@ -247,3 +247,17 @@ def test_a_script_member_names_its_script():
 
     assert wwho.syllabify("नमस्ते", script=wwho.Script.DEVANAGARI) == wwho.syllabify("नमस्ते", "devanagari")
     assert Syllabifier.for_script(wwho.Script.TAMIL) is Syllabifier.for_script("tamil")
+
+
+def test_the_property_cache_is_bounded_and_keyed_as_regex_reads_names(monkeypatch):
+    """Found by a probe: a schema may spell a property in endless ways ("Cn", "cn", "un_assigned"),
+    and each spelling of a large one kept 56 MB for good (an unbounded functools.cache)."""
+    from wwho import schema
+
+    monkeypatch.setattr(schema, "_property_cache", {})
+    monkeypatch.setattr(schema, "PROPERTY_CACHE_CODE_POINTS", 1000)
+    digits = schema._property_codepoints("Nd")
+    assert schema._property_codepoints("n_d") is digits and schema._property_codepoints(" N-d") is digits
+    assert list(schema._property_cache) == ["nd"] and ord("7") in digits and 0x0DE7 in digits
+    upper = schema._property_codepoints("Lu")  # more than the bound alone: kept, the older one goes
+    assert list(schema._property_cache) == ["lu"] and ord("A") in upper

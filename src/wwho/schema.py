@@ -476,10 +476,33 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
     return []
 
 
-@functools.cache
+#: Code points the property cache holds at most, of all its sets together (a set of a large
+#: property, all the unassigned code points, is about a million, some 56 MB).
+PROPERTY_CACHE_CODE_POINTS = 2_500_000
+_property_cache: dict[str, frozenset[int]] = {}
+
+
 def _property_codepoints(prop: str) -> frozenset[int]:
+    """:func:`_property_set`, cached by the name as ``regex`` reads it (case, spaces, ``_`` and ``-``
+    aside), bounded in code points (:data:`PROPERTY_CACHE_CODE_POINTS`), the oldest out first: a
+    schema may spell a property in endless ways (found by a probe: each new spelling of a large one
+    kept 56 MB for good). No lock (a fork could copy one held): each step is one dict operation,
+    and two threads at worst compute a set twice."""
+    key = re.sub(r"[\s_-]", "", prop).lower()
+    found = _property_cache.get(key)
+    if found is None:
+        found = _property_cache[key] = _property_set(prop)
+        while sum(map(len, list(_property_cache.values()))) > PROPERTY_CACHE_CODE_POINTS:
+            oldest = next(iter(list(_property_cache)), None)
+            if oldest is None or oldest == key:
+                break
+            _property_cache.pop(oldest, None)
+    return found
+
+
+def _property_set(prop: str) -> frozenset[int]:
     """Every code point but the surrogates with a Unicode property, e.g. ``InCB=Linker`` (via the
-    ``regex`` module; the grapheme properties from :mod:`wwho.graphemes`' table, computed once)."""
+    ``regex`` module; the grapheme properties from :mod:`wwho.graphemes`' table)."""
     import regex  # only schemas that use properties pay for it
 
     from wwho.graphemes import every_code_point, property_code_points
