@@ -111,8 +111,30 @@ def test_resume_with_another_corpus_is_refused(tmp_path):
     ckpt = tmp_path / "ckpt"
     train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt)
     other = corpus(tmp_path, ["ලංකාව"] * 3, name="other.txt")
-    with pytest.raises(VocabError, match="another corpus or other options"):
+    with pytest.raises(VocabError, match="the same options but another corpus"):
         train_sgpe(other, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt, resume=True)
+
+
+def test_resume_with_other_options_names_them(tmp_path):
+    path = news_slice(tmp_path, 300)
+    ckpt = tmp_path / "ckpt"
+    train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt)
+    with pytest.raises(VocabError, match=r"other options: vocab_size 1500 \(now 1600\), prefix_space False "
+                                         r"\(now True\); resume"):
+        train_sgpe(path, vocab_size=1600, prefix_space=True, progress=False, workers=1, checkpoint_dir=ckpt,
+                   resume=True)
+
+
+def test_resume_from_a_checkpoint_without_options_says_what_it_can(tmp_path):
+    """A checkpoint of an earlier version holds no options: the error cannot name them."""
+    path = news_slice(tmp_path, 300)
+    ckpt = tmp_path / "ckpt"
+    train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt)
+    data = json.loads((ckpt / "checkpoint.json").read_text(encoding="utf-8"))
+    del data["options"], data["input_sha256"]
+    (ckpt / "checkpoint.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match="another corpus or other options"):
+        train_sgpe(path, vocab_size=1600, progress=False, workers=1, checkpoint_dir=ckpt, resume=True)
 
 
 def test_vocab_json_round_trip(tmp_path):

@@ -35,6 +35,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from wwho.errors import VocabError, WriteError, brief
 from wwho.fileio import TEMP_PREFIX, parse_json, read_bytes, temp_owner, write_bytes, write_json
@@ -262,6 +263,23 @@ def remove(directory: str | os.PathLike) -> None:
             os.close(fd)
 
 
+def _what_differs(data: dict[str, Any], options: dict[str, Any] | None, input_sha256: str | None) -> str:
+    """What a checkpoint's training had that this one has not, as far as the checkpoint says (those
+    of earlier versions, and hand-edited ones, say nothing of it)."""
+    saved = data.get("options")
+    if isinstance(saved, dict) and options is not None:
+        changed = [f"{name} {brief(saved[name])} (now {brief(options[name])})" for name in options
+                   if name in saved and saved[name] != options[name]]
+        changed += [f"{name} unset (now {brief(options[name])})" for name in options if name not in saved]
+        changed += [f"{name} {brief(saved[name])} (now unset)" for name in saved if name not in options]
+        if changed:
+            return "other options: " + ", ".join(changed[:8]) + (", ..." if len(changed) > 8 else "")
+        if isinstance(data.get("input_sha256"), str) and input_sha256 is not None \
+                and data["input_sha256"] != input_sha256:
+            return "the same options but another corpus (other words or counts)"
+    return "another corpus or other options"
+
+
 def merges_sha256(merges: Sequence[Sequence[str]]) -> str:
     """The sha256 saved with a checkpoint's merges (of their JSON, every non-ASCII character escaped,
     so that lone surrogates hash too)."""
@@ -269,7 +287,11 @@ def merges_sha256(merges: Sequence[Sequence[str]]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, elapsed: float) -> None:
+def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, elapsed: float,
+         options: dict[str, Any] | None = None, input_sha256: str | None = None) -> None:
+    """Write ``directory``'s checkpoint. ``fingerprint`` decides whether a training may resume from
+    it; ``options`` (name -> value) and ``input_sha256`` (the words and counts) only let :func:`load`
+    say what differs when it may not."""
     try:
         made = _prepare(directory)
     except WriteError:
@@ -283,6 +305,8 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
             "step": len(merges),
             "elapsed_seconds": round(elapsed, 1),
             "merges_sha256": merges_sha256(merges),
+            **({} if options is None else {"options": options}),
+            **({} if input_sha256 is None else {"input_sha256": input_sha256}),
             "merges": merges,  # pairs, written as JSON lists
         }, indent=None)
     except BaseException:
@@ -292,8 +316,10 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
         raise
 
 
-def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
-    """The merges of ``directory``'s checkpoint, if it was made by this training (same fingerprint)."""
+def load(directory: Path, fingerprint: str, *, options: dict[str, Any] | None = None,
+         input_sha256: str | None = None) -> list[tuple[str, str]]:
+    """The merges of ``directory``'s checkpoint, if it was made by this training (same fingerprint).
+    ``options`` and ``input_sha256``, as :func:`save` took them, name what differs if it was not."""
     path = directory / FILE
 
     def fail(message: str) -> VocabError:
@@ -315,7 +341,7 @@ def load(directory: Path, fingerprint: str) -> list[tuple[str, str]]:
     if not isinstance(data.get("fingerprint"), str):
         raise fail("'fingerprint' must be a string")
     if data["fingerprint"] != fingerprint:
-        raise VocabError(f"{path}: the checkpoint was made with another corpus or other options; "
+        raise VocabError(f"{path}: the checkpoint was made with {_what_differs(data, options, input_sha256)}; "
                          "resume with the same ones, or delete it to start over")
     merges = data.get("merges")
     if not isinstance(merges, list):

@@ -582,11 +582,16 @@ def _train_on_pieces(
         options += ["bare_syllables"]
     if splitter.split_punctuation:
         options += ["split_punctuation"]
-    fingerprint = "" if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
+    # By name, so that a refused resume can say which option changed.
+    named = {"script": script, "min_freq": min_freq, "prune_freq": "auto" if auto else prune_freq,
+             "vocab_size": vocab_size, "segments_only": segments_only, "merge_scope": merge_scope,
+             "prefix_space": prefix_space, "superword_share": superword_share, "script_characters": bool(auto and script_characters),
+             "bare_syllables": bare_syllables, "split_punctuation": splitter.split_punctuation}
+    fingerprint, input_sha256 = ("", "") if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
     del engine_arrays
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
         checkpoint = Path(checkpoint_dir) / checkpoints.FILE
-        done = checkpoints.load(Path(checkpoint_dir), fingerprint)
+        done = checkpoints.load(Path(checkpoint_dir), fingerprint, options=named, input_sha256=input_sha256)
         ids: dict[str, int] = dict(index)
         replay = []
         for k, (a, b) in enumerate(done):  # the ids these merges got: a new string is appended, a known one reused
@@ -608,7 +613,7 @@ def _train_on_pieces(
     def save_checkpoint() -> None:
         merges = [(engine.symbols[a], engine.symbols[b]) for a, b in engine.merges]
         checkpoints.save(Path(checkpoint_dir), merges=merges, fingerprint=fingerprint,
-                         elapsed=time.perf_counter() - t1)
+                         elapsed=time.perf_counter() - t1, options=named, input_sha256=input_sha256)
 
     saved = len(engine.merges)  # the merges the last checkpoint holds (the replayed ones, resuming)
 
@@ -791,14 +796,17 @@ def indic_segments(documents, scripts: tuple[str, ...]):
                 yield " " + seg.text if seg.has_leading_space else seg.text
 
 
-def _fingerprint(engine_arrays, symbols, *options) -> str:
-    """sha256 of the engine's input and the options: a checkpoint only resumes the same training.
+def _fingerprint(engine_arrays, symbols, *options) -> tuple[str, str]:
+    """sha256 of the engine's input and the options, which decides that a checkpoint resumes the same
+    training, and sha256 of the input alone, which only tells a changed corpus from changed options.
 
     ``engine_arrays``: the word lengths, the words' symbol ids and the counts, as native int64
     arrays (``array("q", ...).tobytes()`` of each, as earlier versions hashed them).
     """
-    h = hashlib.sha256()
+    h, inputs = hashlib.sha256(), hashlib.sha256()
     h.update(json.dumps([symbols, list(options)], ensure_ascii=False).encode())
+    inputs.update(json.dumps(symbols, ensure_ascii=False).encode())
     for data in engine_arrays:
         h.update(data)
-    return h.hexdigest()
+        inputs.update(data)
+    return h.hexdigest(), inputs.hexdigest()
