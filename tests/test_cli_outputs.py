@@ -407,7 +407,7 @@ def test_a_file_of_yours_named_like_the_manifest_needs_force(tmp_path):
     replaced by the save without --force; a manifest of wwho's own is replaced as before."""
     from wwho.cli.outputs import SGPE_FILES, check_output_dir
     from wwho.errors import WwhoError
-    from wwho.savedir import MANIFEST
+    from wwho.manifest import MANIFEST
 
     out = tmp_path / "out"
     out.mkdir()

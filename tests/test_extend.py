@@ -636,9 +636,10 @@ def test_cli_options_are_checked_before_any_work(tmp_path, capsys):
 
 def test_directory_is_written_all_or_nothing(extensions, tmp_path, monkeypatch):
     from wwho import savedir
+    from wwho.manifest import MANIFEST
 
     ext, directory, _ = extensions["llama3-si"]
-    assert sorted(p.name for p in directory.iterdir()) == sorted([*FILES, savedir.MANIFEST])
+    assert sorted(p.name for p in directory.iterdir()) == sorted([*FILES, MANIFEST])
     record = read_record(directory)
     assert record["known_syllables"] == ext.known_syllables and record["first_new_id"] == ext.first_id
     before = {p.name: p.read_bytes() for p in directory.iterdir()}

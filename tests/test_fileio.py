@@ -458,7 +458,8 @@ def test_brief_cuts_before_it_quotes():
 def test_saves_into_names_of_any_length_the_system_allows(tmp_path, length):
     # The temporary sibling .wwho-tmp-<name>.<pid>.<token> went past 255 bytes for names from 226 on.
     from wwho.fileio import atomic_open
-    from wwho.savedir import check_saved, save_files
+    from wwho.manifest import check_saved
+    from wwho.savedir import save_files
 
     name = "ක" * (length // 3) + "x" * (length % 3)  # three bytes a letter: cut inside one by a plain cut
     assert len(name.encode()) == length

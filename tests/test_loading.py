@@ -192,7 +192,7 @@ def test_a_directory_of_two_kinds_without_a_manifest_is_refused(two, tmp_path):
     """Before: with no manifest to say which, a folder holding a byte-level save and an SGPE one loaded
     as SGPE, and a meta folder whose meta_config.json was gone as its SGPE vocabulary: silently."""
     from wwho.bytelevel import ByteBPE
-    from wwho.savedir import MANIFEST
+    from wwho.manifest import MANIFEST
 
     mixed = tmp_path / "mixed"
     ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(mixed)

@@ -443,7 +443,8 @@ def test_fallback_in_place_interrupted_leaves_the_old_save_or_the_new(tmp_path, 
     never a mix; no temporary file."""
     import signal
 
-    from wwho.savedir import check_saved, save_files
+    from wwho.manifest import check_saved
+    from wwho.savedir import save_files
 
     _no_exchange(monkeypatch)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -654,35 +655,6 @@ def test_an_interrupted_save_leaves_nothing(tmp_path):
         if not interrupted:
             break
     assert step > 8
-
-
-def test_member_keeps_names_inside_the_directory(tmp_path):
-    from wwho.savedir import member
-
-    (tmp_path / "ok.txt").write_text("x")
-    assert member(tmp_path, "ok.txt", source="cfg", key="k") == tmp_path / "ok.txt"
-    secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"
-    secret.write_text("TOP SECRET LINE")
-    os.symlink(secret, tmp_path / "escape.txt")
-    for name in ("/etc/passwd", "../x", "a/b", "..", "", 7, ["x"]):
-        with pytest.raises(VocabError, match="must be a file name in the same directory"):
-            member(tmp_path, name, source="cfg", key="k")
-    with pytest.raises(VocabError, match="link to a file outside") as info:
-        member(tmp_path, "escape.txt", source="cfg", key="k")
-    assert "TOP SECRET" not in str(info.value)
-
-
-def test_check_saved_without_manifest_or_for_unlisted_files(tmp_path):
-    from wwho.savedir import check_saved, save_files
-
-    check_saved(tmp_path, {"x.json": b"1"})  # no manifest: nothing to check
-    save_files(tmp_path / "d", {"a.json": b"1"}, kind="x")
-    check_saved(tmp_path / "d", {"other.json": b"2"}, only_listed=True)
-    with pytest.raises(VocabError, match="other.json not listed in wwho-manifest.json"):
-        check_saved(tmp_path / "d", {"other.json": b"2"})
-    (tmp_path / "d" / MANIFEST).write_text('{"format": "wwho-manifest/1", "files": {"../a": {}}}')
-    with pytest.raises(VocabError, match="not a plain file name"):
-        check_saved(tmp_path / "d", {})
 
 
 @pytest.mark.parametrize("value", ["\u00b2", "\u0663", "x", ""])

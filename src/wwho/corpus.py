@@ -158,7 +158,7 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
     files), with a warning: ``wwho train -o corpus corpus`` run twice would otherwise read the first
     run's ``vocab.json`` and ``tokenizer.json`` as training text, and a run resumed with its
     checkpoints inside the corpus its own checkpoint (another corpus, so the resume was refused)."""
-    from wwho.savedir import MANIFEST, listed
+    from wwho.manifest import MANIFEST, listed
     from wwho.sgpe.checkpoints import MARKER, is_checkpoint_file
 
     if MARKER in names:

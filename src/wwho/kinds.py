@@ -87,7 +87,7 @@ def _check_kind_files(directory: Path) -> None:
     """A saved directory whose manifest lists its kind's own file, now missing, is refused: the files
     left would load as another kind and give other ids (a meta directory without meta_config.json is an
     SGPE vocabulary)."""
-    from wwho.savedir import MANIFEST, read_manifest
+    from wwho.manifest import MANIFEST, read_manifest
 
     manifest = read_manifest(directory / MANIFEST)
     if manifest is None:  # nothing says which kind was saved here

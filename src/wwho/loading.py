@@ -113,7 +113,7 @@ def _load_hf(path: Path) -> Any:
     import tokenizers
 
     from wwho.binary.io import check_ids
-    from wwho.savedir import check_saved
+    from wwho.manifest import check_saved
 
     raw = read_bytes(path, error=VocabError)
     check_saved(path.parent, {path.name: raw}, only_listed=True)

@@ -377,7 +377,7 @@ class MetaTokenizer:
         piece cache (the SGPE part, in the core, keeps none)."""
         from wwho.export.meta_files import CONFIG_FILE, read_meta_config
         from wwho.fileio import tokenizer_path
-        from wwho.savedir import member
+        from wwho.manifest import member
         from wwho.sgpe import SGPETokenizer
 
         _check_cache_bytes(cache_bytes)  # before the files are read, not deep in the core after

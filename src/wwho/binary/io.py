@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import atomic_open, parse_json, read_bytes
-from wwho.savedir import check_saved
+from wwho.manifest import check_saved
 
 
 def looks_binary(data: Any) -> bool:

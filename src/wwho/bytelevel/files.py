@@ -36,7 +36,8 @@ from wwho.bytelevel.pretokenize import (
 from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id, pretokenizer_option, table_option
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
-from wwho.savedir import check_saved, check_saved_size, member, save_files, sha256
+from wwho.manifest import check_saved, check_saved_size, member, sha256
+from wwho.savedir import save_files
 
 FORMAT = "wwho-bytelevel"
 FORMAT_VERSION = 1

@@ -32,7 +32,8 @@ from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import check_id, check_model, is_id
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
-from wwho.savedir import check_saved, save_files
+from wwho.manifest import check_saved
+from wwho.savedir import save_files
 
 
 def tiktoken_merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:

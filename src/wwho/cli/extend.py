@@ -19,7 +19,8 @@ from wwho.cli.options import text_field
 from wwho.cli.outputs import add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
-from wwho.savedir import MANIFEST, check_target
+from wwho.manifest import MANIFEST
+from wwho.savedir import check_target
 from wwho.sizes import arg_type, check_range, check_vocab_size
 
 #: extend_tokenizer's bound (``wwho.extend.extension.MAX_PAD_MULTIPLE``), repeated here: the parser of

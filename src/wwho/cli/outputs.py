@@ -95,7 +95,7 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
             raise WwhoError(shadow_message(p, shadow[0]))
     if not force and p.is_dir():
         from wwho.errors import VocabError
-        from wwho.savedir import MANIFEST, read_manifest, removed_by_save
+        from wwho.manifest import MANIFEST, read_manifest, removed_by_save
 
         found = [name for name in names if (p / name).exists() or (p / name).is_symlink()]
         if MANIFEST not in names and os.path.lexists(p / MANIFEST):

@@ -31,7 +31,8 @@ from typing import Any
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes
-from wwho.savedir import check_saved, check_saved_size, listed, member, save_files
+from wwho.manifest import check_saved, check_saved_size, listed, member
+from wwho.savedir import save_files
 
 CONFIG_FILE = "meta_config.json"
 META_FILE = "tokenizer_meta.json"

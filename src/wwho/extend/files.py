@@ -24,6 +24,7 @@ from wwho.bytelevel.hf_files import hf_json, hf_post_processor, model_roles
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.errors import VocabError
 from wwho.fileio import json_bytes
+from wwho.manifest import MANIFEST
 
 FORMAT = "wwho-extend/1"
 FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "wwho_extend.json")
@@ -117,7 +118,7 @@ def check_target(directory: str | Path, force: bool) -> Path:
     """Refuse, before any work, a target that is not a directory, or that already holds an output
     (one of :data:`FILES` or a save manifest) unless ``force``."""
     directory = savedir.check_target(directory)
-    present = [name for name in (*FILES, savedir.MANIFEST) if (directory / name).exists()]
+    present = [name for name in (*FILES, MANIFEST) if (directory / name).exists()]
     if present and not force:
         raise VocabError(
             f"{directory} already holds a tokenizer ({', '.join(present)}); pass --force (force=True) "

@@ -58,6 +58,7 @@ from wwho.ids import (
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
+from wwho.manifest import listed
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -66,7 +67,7 @@ from wwho.protocol import (
     special_name_sets,
     special_names,
 )
-from wwho.savedir import listed, save_files
+from wwho.savedir import save_files
 from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter

@@ -25,7 +25,7 @@ a truncated merge list; no special token may take part in a merge (it would be o
 too), no token may hold a lone surrogate (``tokenizer.json`` could not hold it), and every
 syllable-building merge must stay inside one syllable (one across two would fire in the Hugging
 Face export only). When the directory holds a ``wwho-manifest.json`` (every save
-writes one), the file must match it (:func:`wwho.savedir.check_saved`). Files of the
+writes one), the file must match it (:func:`wwho.manifest.check_saved`). Files of the
 original SGPE (``"version": "sgpe_v1.0.0"``, no byte tokens) load with ``fallback="unk"``.
 Writing is atomic. This module does not tokenize.
 """
@@ -39,7 +39,7 @@ from typing import Any
 
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_rows_bytes, parse_json, read_bytes, write_bytes
-from wwho.savedir import HF_FILES, check_saved, check_saved_size
+from wwho.manifest import HF_FILES, check_saved, check_saved_size
 
 FORMAT = "wwho-sgpe/1"
 #: Format 2 adds ``merge_scope``, ``prefix_space`` and ``superword_merges``; a file is written in it
