@@ -283,6 +283,11 @@ def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
     ids, offsets = tok.encode_batch_to_numpy(texts)
     with pytest.raises(WrongTypeError, match=r"tuple \(ids, offsets\).*FlatIds"):
         tok.decode_batch((ids, offsets))
+    # Unpacked into two arguments, the offsets land on errors: said once, naming the flat form
+    # (before: "batch[0]: errors must be the name of an error handler ... not ndarray").
+    for second in (offsets, list(offsets)):
+        with pytest.raises(WrongTypeError, match=r"takes the batch as one argument.*FlatIds.*not (numpy.ndarray|list)"):
+            tok.decode_batch(ids, second)
     assert tok.decode_batch(FlatIds(ids, offsets)) == texts
     # Two texts' ids as a tuple of arrays are a batch as before, even of these dtypes.
     first, second = tok.encode_to_numpy(TEXT[kind]), tok.encode_to_numpy(TEXT[kind]).astype(np.int64)
@@ -349,6 +354,10 @@ def test_memoryviews_of_ids_and_masked_arrays_take_one_rule_on_every_method(kind
             method(masked)
         with pytest.raises(WrongTypeError, match="got memoryview"):
             method(memoryview(bytes(u32)))
+        # A byte order Python's memoryview cannot read: a typed error, not NotImplementedError.
+        with pytest.raises(WrongTypeError, match="memoryview of format '>I'.*numpy.asarray"):
+            method(memoryview(u32.astype(">u4")))
+        assert method(np.asarray(memoryview(u32.astype(">u4")))) == expected
 
 
 @settings(max_examples=300, deadline=None)

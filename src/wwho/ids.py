@@ -90,9 +90,15 @@ def not_texts(texts: list, exc: Exception) -> Exception:
     return exc
 
 
-def id_batch(items: Iterable[object], method: str = "decode_batch") -> list:
+def id_batch(items: Iterable[object], method: str = "decode_batch", *, errors: object = "replace") -> list:
     """A batch of id sequences for ``method``: :func:`batch`'s rules, and the flat form of
-    ``encode_batch_to_numpy`` (a :class:`wwho.arrays.FlatIds`) taken as its texts' ids."""
+    ``encode_batch_to_numpy`` (a :class:`wwho.arrays.FlatIds`) taken as its texts' ids.
+    ``errors``: the method's second positional argument, where ``decode_batch(ids, offsets)``
+    puts a flat form's offsets (checked once here, not as each text's decode option)."""
+    if not isinstance(errors, str) and (hasattr(errors, "__len__") or hasattr(errors, "__iter__")):
+        raise WrongTypeError(f"{method} takes the batch as one argument: {method}(flat) with the FlatIds that "
+                             "encode_batch_to_numpy returned, or a list of id lists; its second argument is "
+                             f"errors, the name of an error handler, not {_name(errors)}")
     if isinstance(items, tuple) and type(items).__name__ == "FlatIds":
         from wwho.arrays import FlatIds
 
@@ -220,7 +226,11 @@ def _sequence(ids: object) -> list:
     what = "expected a sequence of token ids"
     one = f"{what}, got {_name(ids)}, a single id: for one id use decode([id])"
     if isinstance(ids, memoryview) and ids.format not in _BYTE_FORMATS and ids.ndim == 1:
-        return ids.tolist()  # of integers, as an array.array or a numpy array of them is taken
+        try:
+            return ids.tolist()  # of integers, as an array.array or a numpy array of them is taken
+        except NotImplementedError:  # a format Python's memoryview cannot read (">I", a struct)
+            raise WrongTypeError(f"{what}, got a memoryview of format {brief(ids.format)}, which Python cannot "
+                                 "read: pass numpy.asarray(ids) (it reads byte orders) or a list") from None
     if isinstance(ids, (str, bytes, bytearray, memoryview)):
         raise WrongTypeError(f"{what}, got {_name(ids)}")
     if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration

@@ -301,7 +301,7 @@ class ByteBPE(TiktokenNames):
         """:meth:`decode` of each list of ids, in order (``num_threads`` is checked and accepted, as
         tiktoken's signature has it; decoding is a copy per token, done on the calling thread)."""
         thread_count(num_threads)
-        return each_decoded(id_batch(batch), lambda ids: self.decode(ids, errors, skip_special_tokens=skip_special_tokens))
+        return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors, skip_special_tokens=skip_special_tokens))
 
     # --- encoding -------------------------------------------------------------------------
 

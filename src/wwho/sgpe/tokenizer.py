@@ -398,7 +398,7 @@ class SGPETokenizer:
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False) -> list[str]:
         """:meth:`decode` of each list of ids, in order."""
-        return each_decoded(id_batch(batch), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
+        return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
