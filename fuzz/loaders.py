@@ -69,7 +69,7 @@ class Seed:
     other: Path | None = None  # the same kind from another save, for mixing
     manifest: bool = False  # a saved directory with its manifest: any change to a listed file must be refused
     reads: tuple[str, ...] = ()  # the files of a directory its loader reads (without a manifest, only these count)
-    unread: tuple[str, ...] = ()  # listed files its loader never reads: a change is a warning (savedir.check_saved)
+    unread: tuple[str, ...] = ()  # listed files its loader never reads: a change is a warning (manifest.check_saved)
 
 
 @dataclass
@@ -98,7 +98,7 @@ def build_seeds(root: Path) -> list[Seed]:
     from wwho import binary, load_tokenizer
     from wwho.binary.config import load_config, resolve
     from wwho.bytelevel import ByteBPE
-    from wwho.savedir import HF_FILES
+    from wwho.manifest import HF_FILES
     from wwho.schema import SCHEMA_DIR
     from wwho.sgpe import SGPETokenizer, train_sgpe
     from wwho.syllables import Syllabifier
