@@ -14,17 +14,15 @@ SGPE's export (:mod:`wwho.export.sgpe_hf`), and tokenizer.json files of other mo
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from wwho import _core
 from wwho.bytelevel.files import merge_pairs, read_file
 from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.portable import check_portable, hf_pattern
 from wwho.bytelevel.pretokenize import (
     _HF_GPT2,
     _PUNCT_RUN,
-    CL100K_PATTERN,
-    GPT2_PATTERN,
     Pretokenizer,
     bytes_to_unicode,
 )
@@ -153,7 +151,7 @@ def hf_json(tok: ByteLevelModel) -> dict:
     merges = tok.merges if tok.merges is not None else tiktoken_merges(tok.ranks)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     steps = [_hf_split(p) for p in tok.pattern.patterns] + [byte_level]
-    steps += [_hf_split(p) for p in tok.pattern.byte_patterns]
+    steps += [_hf_split(p, byte_level=True) for p in tok.pattern.byte_patterns]
     used = set(vocab.values())
     specials = {**tok.special_tokens,
                 **reserved_tokens(used, max(used, default=-1) + 1, {*tok.special_tokens, *tok.added_tokens})}
@@ -209,28 +207,9 @@ def reserved_tokens(used: set[int], size: int, taken: set[str]) -> dict[str, int
     return holes
 
 
-# Oniguruma (Ruby syntax, as in Hugging Face tokenizers) reads "{1,3}+" as "({1,3})+", not as a
-# possessive interval. GPT-2 is exported in its original form, which splits the same way; cl100k with
-# its one possessive interval made greedy (the same here: nothing follows it in its alternative). Not
-# as Llama 3's regex, which splits a final whitespace run holding a newline in two where cl100k's
-# "\s++$" keeps it whole. tests/test_bytelevel.py checks both against Hugging Face's own splitting.
-_HF_FORMS = {GPT2_PATTERN: _HF_GPT2, CL100K_PATTERN: CL100K_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")}
-_POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
-
-
-def hf_pattern(pattern: str) -> str:
-    """The form of a pre-tokenizer regex that Hugging Face's engine (Oniguruma) reads as we do."""
-    pattern = _HF_FORMS.get(pattern, pattern)
-    if _POSSESSIVE_INTERVAL.search(pattern):
-        raise VocabError(
-            f"cannot export {pattern!r}: Hugging Face's regex engine (Oniguruma) reads a possessive "
-            "interval like '{1,3}+' as a repeated group"
-        )
-    return pattern
-
-
-def _hf_split(pattern: str) -> dict:
-    return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated", "invert": False}
+def _hf_split(pattern: str, *, byte_level: bool = False) -> dict:
+    return {"type": "Split", "pattern": {"Regex": hf_pattern(pattern, byte_level=byte_level)}, "behavior": "Isolated",
+            "invert": False}
 
 
 class NotByteLevel(VocabError):
@@ -408,6 +387,8 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
             regex = pattern["Regex"] if "Regex" in pattern else _escape(pattern["String"])
             if _matches_empty(regex):  # HF then cuts the text into characters
                 raise NotByteLevel(f"{path}: Split pattern {brief(regex)} matches the empty string")
+            if "Regex" in pattern:  # (a string is matched as itself by both)
+                _check_portable(regex, seen_byte_level, path)
             target.append(regex)
         elif kind == "Digits":
             target.append(r"\p{N}" if flag(step, "individual_digits", False) else r"\p{N}+")
@@ -421,6 +402,15 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
     if not seen_byte_level:
         raise NotByteLevel(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
     return patterns, byte_patterns
+
+
+def _check_portable(regex: str, byte_level: bool, path: Path) -> None:
+    """A regex that wwho's core reads otherwise than Hugging Face is no regex ByteBPE can run for this
+    file: :class:`NotByteLevel` (``load_tokenizer`` then runs the file in Hugging Face ``tokenizers``)."""
+    try:
+        check_portable(regex, byte_level=byte_level, what="Split pattern")
+    except VocabError as exc:
+        raise NotByteLevel(f"{path}: {exc}") from None
 
 
 def _escape(text: str) -> str:

@@ -1,7 +1,9 @@
 """``wwho train --kind bytelevel CORPUS... --out DIR``: train a byte-level BPE (tiktoken/GPT-2 style).
 
 Writes DIR/ranks.tiktoken, DIR/merges.txt and DIR/bytelevel.json (``ByteBPE.load(DIR)``) and
-DIR/tokenizer.json for Hugging Face ``tokenizers``, as one save (all or nothing). The work is done by ``wwho.bytelevel.train``.
+DIR/tokenizer.json for Hugging Face ``tokenizers`` (not with ``--no-hf``; a ``--pattern`` that Hugging
+Face's regex engine reads otherwise is refused before any work without it), as one save (all or
+nothing). The work is done by ``wwho.bytelevel.train``.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import sys
 import time
 
 from wwho.bytelevel import ByteBPE
+from wwho.bytelevel.portable import hf_pattern
+from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import smallest_vocab_size
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
 from wwho.cli.options import path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
-from wwho.errors import WwhoError
+from wwho.errors import VocabError, WwhoError
 from wwho.notices import plural
 from wwho.savedir import check_target
 
@@ -34,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="total vocabulary size: 256 bytes + merges + special tokens, up to 16,777,216 (default 32000)")
     p.add_argument("--pattern", default="gpt4",
                    help="pre-tokenizer: gpt2, gpt4 (cl100k), o200k, or a regex (default gpt4)")
+    p.add_argument("--no-hf", dest="hf", action="store_false",
+                   help="write wwho's files only, no Hugging Face tokenizer.json (for a --pattern that Hugging "
+                        "Face's regex engine reads otherwise, which is refused without it)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN",
                    help="a special token (repeat for several); never merged, ids after the merged tokens")
     p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=2,
@@ -61,6 +68,14 @@ def main(argv: list[str]) -> int:
                         f"{held}, so at least {smallest:,}")
     out = check_target(args.out)
     check_output_dir(out, BYTELEVEL_FILES, force=args.force)
+    if args.hf:  # before any work: the tokenizer.json written at the end must encode as wwho does
+        pre = Pretokenizer.coerce(args.pattern)
+        for pattern in pre.patterns:
+            try:
+                hf_pattern(pattern)
+            except VocabError as exc:
+                raise WwhoError(f"--pattern: {str(exc).removeprefix('cannot export: ')}; pass --no-hf to write "
+                                "wwho's files only") from None
     stats = CorpusStats()
     t0 = time.perf_counter()
     tok = ByteBPE.train(
@@ -79,7 +94,7 @@ def main(argv: list[str]) -> int:
         **engine_options(args),
     )
     seconds = time.perf_counter() - t0
-    out = tok.save(out, hf=True)
+    out = tok.save(out, hf=args.hf)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
           f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)

@@ -13,7 +13,7 @@ splits them exactly as in the base. Hence:
 * on text with no character of the scripts, every step equals the base's, piece for piece;
 * on any text, a piece between script words is split as the base splits that text alone.
 
-The base's regexes keep their Hugging Face form (:func:`wwho.bytelevel.hf_files.hf_pattern`), so the
+The base's regexes keep their Hugging Face form (:func:`wwho.bytelevel.portable.hf_pattern`), so the
 same strings run in wwho's core (``wwho._core.Pretokenizer``) and in Oniguruma.
 
 Refused, with the reason (:class:`NotExtendable`): a pre-tokenizer that also splits after its
@@ -24,7 +24,7 @@ or Hugging Face's Oniguruma rejects).
 
 from __future__ import annotations
 
-from wwho.bytelevel.hf_files import hf_pattern
+from wwho.bytelevel.portable import hf_pattern
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.errors import VocabError
 from wwho.extend.scripts import ScriptSet
