@@ -119,7 +119,7 @@ def test_cli_export_with_verify(exported, tmp_path, capsys):
     assert main(["export", "hf", str(directory / "vocab.json"), "-o", str(tmp_path / "out"), "--quiet",
                  "--verify", str(corpus)]) == 0
     out = capsys.readouterr().out
-    assert "0 with different ids, 0 not decoded back exactly" in out
+    assert "0 with different ids, 0 not decoded as the native tokenizer decodes them" in out
     assert (tmp_path / "out" / "tokenizer.json").read_bytes() == (directory / "tokenizer.json").read_bytes()
 
 
@@ -217,3 +217,26 @@ def test_a_byte_level_mismatch_is_reported_not_a_crash(tmp_path):
     assert "native ['abc', ' ', 'ab', 'd'] vs HF ['abc', 'Ġ', 'a', 'b', 'd']" in report.examples[0]
     with pytest.raises(ExportMismatch, match="1 with different ids"):
         report.check(tmp_path / "tokenizer.json")
+
+
+def test_prefix_space_training_on_special_token_text_passes_its_check(tmp_path):
+    """Found by a probe: with ``--prefix-space``, a corpus line like ``... [CLS]x`` decodes as
+    ``[CLS] x`` in wwho and in HF alike (documented), yet the training's export check counted it as
+    HF decoding otherwise and ``wwho train`` exited 2 after writing the files. The export's promise
+    is wwho's own decode; a real difference is still one line naming it."""
+    from wwho.cli import main
+    from wwho.export.verify import ExportMismatch, VerifyReport
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව [CLS]x\n" + "ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී\n" * 50, encoding="utf-8")
+    assert main(["train", "--kind", "sgpe", "--prefix-space", "--vocab-size", "600", "--quiet",
+                 "-o", str(tmp_path / "m"), str(corpus)]) == 0
+    tok = SGPETokenizer.load(tmp_path / "m")
+    ids = tok.encode("ශ්‍රී ලංකාව [CLS]x", allowed_special="all")
+    hf = __import__("tokenizers").Tokenizer.from_file(str(tmp_path / "m" / "tokenizer.json"))
+    assert hf.encode("ශ්‍රී ලංකාව [CLS]x", add_special_tokens=False).ids == ids
+    assert hf.decode(ids, skip_special_tokens=False) == tok.decode(ids) == "ශ්‍රී ලංකාව [CLS] x"
+    report = VerifyReport(lines=2, decode_mismatches=1, examples=["  HF decode differs for 'x'"])
+    with pytest.raises(ExportMismatch, match=r"^[^\n]*1 not decoded as the native tokenizer decodes them; "
+                                             r"HF decode differs for 'x'$"):
+        report.check(tmp_path / "t.json")
