@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 from conftest import CORPORA, O200K_FILE, char_of_each_byte, read_slice, require_data
@@ -801,3 +802,20 @@ def test_decode_with_offsets_names_each_tokens_first_character(meta, text):
     assert b"".join(parts) == text.encode()
     owner = char_of_each_byte(text)
     assert offsets == [owner[sum(map(len, parts[:i]))] for i in range(len(parts))]
+
+
+def test_loading_a_meta_directory_as_sgpe_warns_that_it_is_the_part_alone(meta, sgpe, tmp_path):
+    """Found by a probe: ``SGPETokenizer.load(meta_dir).save(out)`` exported the SGPE part with ids
+    from 0, which ``wwho export hf`` refuses for that directory, without a word. Now it warns; the
+    part's own vocab.json named as a file loads as asked."""
+    from wwho.errors import WwhoWarning
+    from wwho.sgpe import SGPETokenizer
+
+    meta.save(tmp_path / "m")
+    with pytest.warns(WwhoWarning, match="meta tokenizer .*SGPE part alone.*MetaTokenizer.load"):
+        part = SGPETokenizer.load(tmp_path / "m")
+    assert part.encode("ලංකාව") == sgpe.encode("ලංකාව")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SGPETokenizer.load(tmp_path / "m" / "vocab.json")
+        MetaTokenizer.load(tmp_path / "m", tiktoken_file=O200K_FILE)

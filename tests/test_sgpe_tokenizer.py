@@ -322,3 +322,16 @@ def test_decode_with_offsets_names_each_tokens_first_character(variants, name, t
         parts[0] = parts[0][1:]
     owner = char_of_each_byte(text)
     assert offsets == [owner[sum(map(len, parts[:i]))] for i in range(len(parts))]
+
+
+def test_a_save_with_unk_token_says_it_writes_no_hugging_face_files(tokenizers, tmp_path):
+    """Found by a probe: such a save wrote vocab.json alone without a word, where the docs promise an
+    exact tokenizer.json beside it."""
+    from wwho.errors import WwhoWarning
+
+    lossy = SGPETokenizer(tokenizers["sinhala"].file, unk="token")
+    with pytest.warns(WwhoWarning, match="without the Hugging Face files: with unk='token'"):
+        lossy.save(tmp_path / "u")
+    assert sorted(p.name for p in (tmp_path / "u").iterdir()) == ["vocab.json", "wwho-manifest.json"]
+    SGPETokenizer.load(tmp_path / "u").save(tmp_path / "b")  # the same vocabulary, byte fallback: exported
+    assert (tmp_path / "b" / "tokenizer.json").exists()

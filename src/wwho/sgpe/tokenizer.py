@@ -38,11 +38,12 @@ Training lives in :mod:`wwho.sgpe.train`; the file format in :mod:`wwho.sgpe.voc
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from wwho import _core
-from wwho.errors import TokenizerError, VocabError, WrongTypeError
+from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoWarning
 from wwho.ids import (
     DEFAULT_ERRORS,
     char_offsets,
@@ -160,6 +161,11 @@ class SGPETokenizer:
         if path.is_dir():
             if not (path / "vocab.json").exists():
                 check_kind(path, "sgpe", "SGPETokenizer.load")
+            if (path / "meta_config.json").exists():  # (its vocab.json named itself is taken as asked)
+                warnings.warn(f"{path} is a meta tokenizer (meta_config.json): SGPETokenizer.load reads its SGPE "
+                              "part alone, whose ids start at 0, not after the byte-level ids as the meta "
+                              "tokenizer's do (and its save or export is that part alone); MetaTokenizer.load "
+                              "or wwho.load_tokenizer reads the whole", WwhoWarning, stacklevel=2)
             path = path / "vocab.json"
         try:
             return cls(load_vocab_file(path), unk=unk)
@@ -174,7 +180,14 @@ class SGPETokenizer:
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` and the Hugging Face files beside it into ``directory``, all or
         nothing (:func:`wwho.savedir.save_files`: a killed save leaves the old files or the new
-        ones, and your other files in ``directory`` stay). Returns the ``vocab.json`` path."""
+        ones, and your other files in ``directory`` stay). Returns the ``vocab.json`` path. A
+        tokenizer loaded with ``unk="token"`` writes ``vocab.json`` alone, with a warning: HF's
+        unknown token is per character, so no ``tokenizer.json`` encodes as it does."""
+        if self.fallback != "bytes":
+            warnings.warn(f"{directory}: writing vocab.json without the Hugging Face files: with unk='token' no "
+                          "tokenizer.json encodes as this tokenizer does (HF's unknown token is per character); the "
+                          "same vocab.json loaded with the default unk='bytes' exports exactly", WwhoWarning,
+                          stacklevel=2)
         save_files(directory, dict(self.files()), kind="sgpe")
         return Path(directory) / "vocab.json"
 
