@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -154,6 +155,7 @@ VARIANTS = {
 @pytest.fixture(scope="session")
 def variants(tmp_path_factory):
     """name -> SGPE tokenizer (script mode "mixed", vocabulary 3000) trained with VARIANTS[name]."""
+    from wwho.errors import WwhoWarning
     from wwho.sgpe import SGPETokenizer, train_sgpe
 
     if not CORPORA.is_dir():
@@ -161,9 +163,12 @@ def variants(tmp_path_factory):
     path = tmp_path_factory.mktemp("variants") / "train.txt"
     path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 250_000)
                     + read_slice(CORPORA / "hi" / "tico19-test.txt", 150_000), encoding="utf-8")
-    return {name: SGPETokenizer(train_sgpe(path, vocab_size=3000, script="mixed", progress=False, workers=1,
-                                           **options))
-            for name, options in VARIANTS.items()}
+    with warnings.catch_warnings():
+        # The words and runs scopes with superwords: expected here (tests/test_sgpe_scopes.py checks it).
+        warnings.filterwarnings("ignore", "merge_scope=.* superword merges", WwhoWarning)
+        return {name: SGPETokenizer(train_sgpe(path, vocab_size=3000, script="mixed", progress=False, workers=1,
+                                               **options))
+                for name, options in VARIANTS.items()}
 
 
 @pytest.fixture(scope="session")
