@@ -137,13 +137,49 @@ def hf_pattern(pattern: str, *, byte_level: bool = False) -> str:
 def check_portable(pattern: str, *, byte_level: bool = False, what: str = "the pre-tokenizer regex") -> None:
     """A :class:`VocabError` if ``pattern`` splits some text otherwise in Hugging Face ``tokenizers``
     (Oniguruma) than in wwho's core, or does not compile there. ``byte_level``: the regex runs after
-    the ByteLevel step, on byte-mapped text (the probe is mapped so too)."""
+    the ByteLevel step, on byte-mapped text (the probe is mapped so too).
+
+    A named pre-tokenizer's regex passes as it is, and so does ``(?:W)|(?:B)`` with ``B`` one of
+    them, as :mod:`wwho.extend.pretokenizer` wraps a base's regexes, once ``W`` passes alone: both
+    engines try the alternatives in order, so two regexes read alike make an alternation read alike;
+    and ``B`` keeps its place in the base's sequence of steps, where a ``$`` in it holds as in the
+    base (deepseek-llm's ``\\s+$`` comes after a step that isolates the newlines)."""
+    why = _why_not(pattern, byte_level)
+    if why is not None:
+        shown, reason = why
+        raise VocabError(f"{what} {brief(shown)} {reason}")
+
+
+def _wrapped(pattern: str) -> str | None:
+    """``W`` of a ``pattern`` that is ``(?:W)|(?:B)`` with ``B`` a named pre-tokenizer's regex.
+    A ``W`` that compiles alone has balanced groups and classes, so the string is no other
+    alternation."""
+    if pattern.startswith("(?:") and pattern.endswith(")"):
+        from wwho.bytelevel.pretokenize import Pretokenizer
+
+        for known in _known():
+            tail = f")|(?:{known})"
+            if pattern.endswith(tail) and len(pattern) > len(tail) + 3:
+                try:
+                    Pretokenizer((pattern[3:-len(tail)],))
+                except VocabError:
+                    return None  # not W then: the whole regex is checked
+                return pattern[3:-len(tail)]
+    return None
+
+
+@lru_cache(maxsize=64)
+def _why_not(pattern: str, byte_level: bool) -> tuple[str, str] | None:
+    """(the regex at fault, why) if ``pattern`` is not portable (:func:`check_portable`); cached, as
+    a probe takes a noticeable fraction of a second and an extension's regexes share their ``W``."""
     if pattern in _known():
-        return
+        return None
+    inner = _wrapped(pattern)
+    if inner is not None:
+        return _why_not(inner, byte_level)
     why = construct_that_differs(pattern)
     if why:
-        raise VocabError(f"{what} {brief(pattern)} reads differently in Hugging Face's regex engine "
-                         f"(Oniguruma) than in wwho's: {why}")
+        return pattern, f"reads differently in Hugging Face's regex engine (Oniguruma) than in wwho's: {why}"
     from tokenizers import Regex, pre_tokenizers
 
     from wwho.bytelevel.pretokenize import Pretokenizer, bytes_to_unicode
@@ -152,8 +188,7 @@ def check_portable(pattern: str, *, byte_level: bool = False, what: str = "the p
     try:
         hf = pre_tokenizers.Split(Regex(pattern), "isolated")
     except Exception as exc:  # noqa: BLE001 (tokenizers raises a plain Exception)
-        raise VocabError(f"{what} {brief(pattern)} does not compile in Hugging Face's regex engine "
-                         f"(Oniguruma): {str(exc)[:200]}") from None
+        return pattern, f"does not compile in Hugging Face's regex engine (Oniguruma): {str(exc)[:200]}"
     for text in _probe_texts():
         if byte_level:
             text = bytes_to_unicode(text.encode("utf-8"))
@@ -161,10 +196,11 @@ def check_portable(pattern: str, *, byte_level: bool = False, what: str = "the p
         mine = ours.split(text)
         if theirs != mine:
             k = next((k for k, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
-            raise VocabError(
-                f"{what} {brief(pattern)} splits text differently in Hugging Face's regex engine (Oniguruma) than "
-                f"in wwho's, so a tokenizer.json would give other ids: at piece {k:,}, wwho "
-                f"{brief(mine[k:k + 3])}, Hugging Face {brief(theirs[k:k + 3])}")
+            return pattern, (
+                "splits text differently in Hugging Face's regex engine (Oniguruma) than in wwho's, so a "
+                f"tokenizer.json would give other ids: at piece {k:,}, wwho {brief(mine[k:k + 3])}, Hugging Face "
+                f"{brief(theirs[k:k + 3])}")
+    return None
 
 
 @lru_cache(maxsize=1)

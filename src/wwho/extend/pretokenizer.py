@@ -19,12 +19,12 @@ same strings run in wwho's core (``wwho._core.Pretokenizer``) and in Oniguruma.
 Refused, with the reason (:class:`NotExtendable`): a pre-tokenizer that also splits after its
 byte-level step (the byte-mapped text has no script characters to recognise, so a script word
 could be cut), and regexes that cannot be wrapped (a global inline flag, a syntax that wwho's core
-or Hugging Face's Oniguruma rejects).
+or Hugging Face's Oniguruma rejects, or reads otherwise: :func:`wwho.bytelevel.portable.check_portable`).
 """
 
 from __future__ import annotations
 
-from wwho.bytelevel.portable import hf_pattern
+from wwho.bytelevel.portable import check_portable, hf_pattern
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.errors import VocabError
 from wwho.extend.scripts import ScriptSet
@@ -52,6 +52,11 @@ def extend_pretokenizer(base: Pretokenizer, scripts: ScriptSet) -> Pretokenizer:
         patterns.append(f"(?:{word})|(?:{own})")
     for pattern in patterns:
         _check_hf(pattern)
+        try:  # here, not when the result is saved: the corpus is not read for an extension that cannot be
+            check_portable(pattern, what="the wrapped base regex")
+        except VocabError as exc:
+            raise NotExtendable(f"the base pre-tokenizer ({base.name or 'custom'}) cannot be extended so that "
+                                f"Hugging Face splits text as wwho does: {exc}") from None
     name = f"{base.name or 'custom'}+{scripts.label}"
     try:
         return Pretokenizer(tuple(patterns), name=name, unicode=base.unicode, space_split=base.space_split)
