@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -528,6 +529,27 @@ def test_bad_input_errors(bases, tmp_path):
     with pytest.raises(SchemaError, match="named twice"):
         ScriptSet(["sinhala", "sinhala"])
     assert parse_scripts(["sinhala,devanagari", " tamil "]) == ["sinhala", "devanagari", "tamil"]
+
+
+@pytest.mark.parametrize(("first", "last", "named"), [
+    ("U+0000", "U+007F", "ASCII"),  # was an IndexError traceback in ScriptSet.script_of
+    ("U+2000", "U+206F", "whitespace"),  # General Punctuation: U+2000..U+200A are spaces
+    ("U+D800", "U+D8FF", "surrogates"),  # was blamed on "the wrapped base regex"
+])
+def test_a_schema_block_of_ascii_whitespace_or_surrogates_is_refused(tmp_path, first, last, named):
+    schema = json.loads((ROOT / "src" / "wwho" / "schemas" / "sinhala.json").read_text(encoding="utf-8"))
+    schema["name"] = "sinhala_plus"
+    schema["blocks"] = [*schema["blocks"], {"name": "extra", "first": first, "last": last}]
+    path = tmp_path / "plus.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    with pytest.raises(SchemaError, match=re.escape(f"plus.json: blocks: {first}..{last} holds {named}")):
+        ScriptSet([path])
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්\u200dරී ලංකා café\n" * 3, encoding="utf-8")
+    proc = _wwho("extend", "--base", str(tmp_path / "base.gguf"), "--corpus", str(corpus), "--add", "100", "--script",
+                 str(path), "-o", str(tmp_path / "out"), "--quiet")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and f"holds {named}" in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_load_base_specs(bases, tmp_path):

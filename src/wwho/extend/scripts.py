@@ -74,6 +74,7 @@ class ScriptSet:
                 raise SchemaError(
                     f"{s.path}: blocks: the schema lists no Unicode block, so no character is its own"
                 )
+            _check_blocks(s, blocks[s.name])
         for i, a in enumerate(schemas):
             for b in schemas[i + 1 :]:
                 if any(
@@ -182,6 +183,21 @@ class ScriptSet:
         """The syllables of a script word, without its leading space."""
         body = word[1:] if word[0] == " " else word
         return self.script_of(word).syllabifier.tokenize(body)
+
+
+def _check_blocks(schema: Schema, blocks: tuple[tuple[int, int], ...]) -> None:
+    """Refuse blocks that hold ASCII, whitespace or surrogates (:class:`SchemaError`). ASCII is the
+    text every base tokenizes (one byte a character: no merge of it is exclusive to the scripts),
+    whitespace separates script words (a word is an optional space and a start), and a surrogate
+    is no character of UTF-8 text."""
+    for lo, hi in blocks:
+        what = ("ASCII (U+0000..U+007F), the text of every base and one byte a character" if lo < 0x80
+                else "surrogates (U+D800..U+DFFF), no characters of UTF-8 text" if lo <= 0xDFFF and hi >= 0xD800
+                else "whitespace, which separates script words" if any(lo <= cp <= hi for cp in _WHITESPACE)
+                else None)
+        if what:
+            raise SchemaError(f"{schema.path}: blocks: U+{lo:04X}..U+{hi:04X} holds {what}; an extended script's "
+                              "blocks are its own letters and signs (as the bundled schemas' are)")
 
 
 def _schema(spec: str | Path | Schema) -> Schema:
