@@ -932,6 +932,23 @@ def test_a_deepseek_llm_base_is_extended_and_split_alike_in_huggingface(tmp_path
     assert ext.tokenizer.encode_ordinary(text) == base.encode_ordinary(text)
 
 
+def test_add_bounds_every_new_token_the_clusters_included(tmp_path, capsys):
+    # The clusters (a letter and the joiner or marks after it) were built outside the budget:
+    # --add 61 to 63 wrote 64 tokens on this corpus, with no word of it.
+    require_data(GGUF)
+    gguf, corpus = GGUF / "ggml-vocab-llama-bpe.gguf", _corpus_file(tmp_path)
+    full = extend_tokenizer(gguf, corpus, add=1000, scripts="sinhala", workers=1, verify=False, progress=False)
+    chars, needed = full.stats.char_tokens, full.stats.char_tokens + full.stats.cluster_tokens
+    assert needed > chars  # the case: clusters beyond the characters
+    capsys.readouterr()
+    for add in range(chars, needed):
+        ext = extend_tokenizer(gguf, corpus, add=add, scripts="sinhala", workers=1, progress=False)  # verified
+        assert len(ext.new_tokens) == add and ext.n_new == add
+        assert f"--add {needed:,} builds them all" in capsys.readouterr().err
+    ext = extend_tokenizer(gguf, corpus, add=needed, scripts="sinhala", workers=1, verify=False, progress=False)
+    assert len(ext.new_tokens) == needed and "is too small" not in capsys.readouterr().err
+
+
 def test_a_role_whose_token_the_base_lacks_is_left_out_with_a_warning(tmp_path):
     # transformers adds such a token to the base; the extension keeps only base ids, so it had no
     # pad token, found only when padding failed.

@@ -7,7 +7,8 @@
    its syllables, as units.
 2. **characters**: every buildable character (:mod:`wwho.extend.scripts`) that occurs at least
    ``min_syllable_freq`` times is built from its bytes; so is every *cluster* (a buildable character
-   and the non-buildable ones after it, such as HAL + ZWJ) of the candidate syllables.
+   and the non-buildable ones after it, such as HAL + ZWJ) of the candidate syllables, or where
+   they do not all fit in ``add``, the most frequent that do.
 3. **syllables**: syllables seen at least ``min_syllable_freq`` times whose first character is
    buildable are built most frequent first, while characters, clusters and syllables together use
    at most ``syllable_share`` of the ``add`` new tokens. These are the syllables the extension
@@ -115,10 +116,7 @@ def learn(
     buildable = [s for s in candidates if scripts.buildable(s[0])]
     stats.unbuildable_syllables = len(candidates) - len(buildable)
     merges.guard(buildable)  # the syllables that may be known: no merge below may cut one
-    groups = {c for s in buildable for c in clusters(s, scripts) if len(c) > 1 and scripts.buildable(c[0])}
-    for c in sorted(groups, key=lambda c: (len(c), c)):
-        # None: not built, as its merges would join syllables elsewhere; its syllables are not either.
-        stats.cluster_tokens += merges.build(c.encode("utf-8")) or 0
+    _build_clusters(buildable, syllables, scripts, merges, add=add, stats=stats)
 
     # 3. syllables, within the share of the budget
     cap = min(add, int(add * syllable_share))
@@ -167,6 +165,39 @@ def learn(
               f"{len(known):,} syllables of {scripts.label} are {floor}, within --syllable-share {syllable_share:g} "
               f"of the budget, and no pair of units occurs {min_freq:,} times (--min-freq) any more", file=sys.stderr)
     return known, stats
+
+
+def _build_clusters(
+    candidates: list[str], syllables: Counter[str], scripts: ScriptSet, merges: NewMerges, *, add: int,
+    stats: LearnStats,
+) -> None:
+    """Build the clusters of the candidate syllables; where they do not all fit in ``add`` (with the
+    characters), the most frequent that do, and a warning: ``add`` counts every new id."""
+    groups = {c for s in candidates for c in clusters(s, scripts) if len(c) > 1 and scripts.buildable(c[0])}
+    mark = merges.mark()
+    for c in sorted(groups, key=lambda c: (len(c), c)):
+        # None: not built, as its merges would join syllables elsewhere; its syllables are not either.
+        stats.cluster_tokens += merges.build(c.encode("utf-8")) or 0
+    if len(merges) <= add:
+        return
+    needed, chars = len(merges), mark[1]
+    merges.rollback(mark)
+    stats.cluster_tokens = 0
+    freq: Counter[str] = Counter()
+    for s in candidates:
+        for c in set(clusters(s, scripts)) & groups:
+            freq[c] += syllables[s]
+    for c in sorted(groups, key=lambda c: (-freq[c], len(c), c)):
+        step = merges.mark()
+        cost = merges.build(c.encode("utf-8")) or 0
+        if len(merges) > add:
+            merges.rollback(step)  # a cheaper one may still fit
+        else:
+            stats.cluster_tokens += cost
+    print(f"wwho: warning: --add {add:,} is too small for {scripts.label}: its {chars:,} characters the base lacks "
+          f"and the clusters of its syllables (a letter with a joiner or marks) need {needed:,} new tokens; "
+          f"the most frequent clusters that fit are built (--add {needed:,} builds them all), and few "
+          "syllables if any can be known", file=sys.stderr)
 
 
 #: Bar labels of the two passes of ``min_syllable_freq=None`` (auto): a trial pass that measures the
