@@ -949,6 +949,35 @@ def test_add_bounds_every_new_token_the_clusters_included(tmp_path, capsys):
     assert len(ext.new_tokens) == needed and "is too small" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("added", "script", "refused"), [
+    ("भारत", "devanagari", True),  # cut भारतीय's ती: an error "a bug", or written with the cut
+    ("ඒ", "sinhala", True),  # a new token equal to it was never used
+    ("ඒ", "devanagari", False),  # another script's: it cuts no word of the extension's
+    ("<tool>", "devanagari", False),
+])
+def test_a_base_whose_added_token_holds_the_script_is_refused_before_any_work(tmp_path, added, script, refused):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    from wwho.extend.extension import check_added_tokens
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(["Hello world, a small English text."] * 20, trainer)
+    tok.add_tokens([added])
+    tok.save(str(tmp_path / "tokenizer.json"))
+    base = ByteBPE.from_hf(tmp_path / "tokenizer.json")
+    if refused:  # the corpus does not exist: refused before it is read
+        with pytest.raises(NotExtendable, match=re.escape(f"added token(s) of the base hold characters of {script}: "
+                                                          f"'{added}' (id {tok.token_to_id(added)})")):
+            extend_tokenizer(tmp_path, tmp_path / "no-corpus.txt", add=100, scripts=script, progress=False)
+    else:
+        check_added_tokens(base, ScriptSet([script]), tmp_path)
+
+
 def test_a_role_whose_token_the_base_lacks_is_left_out_with_a_warning(tmp_path):
     # transformers adds such a token to the base; the extension keeps only base ids, so it had no
     # pad token, found only when padding failed.

@@ -206,6 +206,24 @@ def check_byte_tokens(tok: ByteBPE, scripts: ScriptSet, base: object = None) -> 
         )
 
 
+def check_added_tokens(tok: ByteBPE, scripts: ScriptSet, base: object = None) -> None:
+    """Refuse (:class:`NotExtendable`) a base with an added token (not special) that holds a character
+    of the scripts' blocks, as ``tokenizer.add_tokens(["भारत"])`` makes one: Hugging Face cuts an
+    added token out of any text before the pre-tokenizer runs, so it would cut the script's words
+    and syllables wherever it occurs (``भारतीय`` as ``भारत`` + ``ीय``), and a new token equal to it
+    would never be used. Special tokens are left to the rule of all special-token text."""
+    held = sorted((i, text) for text, i in tok.added_tokens.items() if scripts.has_block_char(text))
+    if held:
+        shown = ", ".join(f"{brief(text)} (id {i:,})" for i, text in held[:5]) + (", ..." if len(held) > 5 else "")
+        name = os.fspath(base) if isinstance(base, (str, os.PathLike)) else tok.name or "the base"
+        raise NotExtendable(
+            f"{name}: {len(held):,} added token(s) of the base hold characters of {scripts.label}: {shown}; an added "
+            "token is cut out of the text before the pre-tokenizer runs, wherever it occurs, so it would cut the "
+            "script's syllables and no new token could equal it: extend a base without them (remove them from its "
+            "tokenizer.json's added_tokens)"
+        )
+
+
 def extend_tokenizer(
     base: str | os.PathLike | ByteBPE,
     corpus: str | os.PathLike | Iterable[str | os.PathLike],
@@ -252,6 +270,7 @@ def extend_tokenizer(
     tok, base_config = load_base(base, tiktoken_file=tiktoken_file, pattern=pattern)
     pretokenizer = extend_pretokenizer(tok.pretokenizer, script_set)  # refuses before any work is done
     check_byte_tokens(tok, script_set, base)
+    check_added_tokens(tok, script_set, base)
     paths = resolve_paths(corpus)
     if word_counts is None:
         words = count_words(
