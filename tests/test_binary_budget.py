@@ -217,3 +217,52 @@ def test_file_mode_on_a_large_file_is_warned_about(tmp_path):
         warnings.simplefilter("error")
         check([str(small)], IngestOptions(mode="file"), budget=1 << 40)
         check([str(big)], IngestOptions(mode="fixed"), budget=1 << 40)
+
+
+def sparse(path, size):
+    with open(path, "wb") as f:
+        f.truncate(size)  # (a hole: no disk used, and the estimate only reads its size)
+    return path
+
+
+def test_the_estimate_counts_max_docs_per_file(tmp_path):
+    """Found by a probe: the estimate ignored --max-docs-per-file, so a run that keeps 3 windows of
+    each of 2 files (24 KiB) was refused as needing 80 GiB, and --over-budget sample lowered the
+    rate for nothing. Each file now counts for at most its max_docs_per_file largest windows."""
+    root = tmp_path / "d"
+    root.mkdir()
+    sparse(root / "big", 64 << 20)
+    (root / "small").write_bytes(os.urandom(100_000))
+    options = IngestOptions(max_docs_per_file=3, window_bytes=4096)
+    est = estimate([root], options)
+    assert (est.files, est.file_bytes) == (2, (64 << 20) + 100_000)
+    assert (est.bytes, est.windows) == (2 * 3 * 4096, 6)
+    budget = BASE_BYTES + (10 << 20)
+    assert check([root], options, budget=budget, over_budget="sample") == (options, est, None)
+    random = estimate([root], IngestOptions(mode="random", max_docs_per_file=2, min_exp=3, max_exp=10))
+    assert random.bytes == 2 * 2 * 1024 and random.windows == 4  # largest windows, however many
+    # a file smaller than its cap counts for its own size (at the rate)
+    assert estimate([root], IngestOptions(max_docs_per_file=100, sample_rate=0.5)).bytes == \
+        100 * 4096 + 50_000
+
+
+def test_a_rate_chosen_under_max_docs_per_file_fits(tmp_path):
+    """With max_docs_per_file the peak is not proportional to the rate (a file at its cap keeps it
+    until the rate brings it under): the rate --over-budget sample chooses, and the one a refusal
+    advises, are searched for, and do fit."""
+    root = tmp_path / "d"
+    root.mkdir()
+    sparse(root / "big", 256 << 20)
+    for i in range(20):
+        (root / f"s{i}").write_bytes(os.urandom(20_000))
+    options = IngestOptions(max_docs_per_file=2000, window_bytes=4096)
+    budget = BASE_BYTES + (100 << 20)
+    assert estimate([root], options).bytes == 2000 * 4096 + 20 * 20_000  # the big file at its cap
+    fitted, est, note = check([root], options, budget=budget, over_budget="sample")
+    assert est.peak > budget and fitted.sample_rate < 1 and "--sample-rate" in note
+    assert check([root], fitted, budget=budget)[1].peak <= budget
+    with pytest.raises(BudgetError) as refused:
+        check([root], options, budget=budget)
+    rate = float(str(refused.value).split("--sample-rate ")[1].split()[0])
+    assert rate == fitted.sample_rate
+    assert check([root], IngestOptions(max_docs_per_file=2000, sample_rate=rate), budget=budget)[1].peak <= budget

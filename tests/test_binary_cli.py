@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import random
 import re
 import sys
@@ -384,3 +385,105 @@ def test_encode_ids_writes_the_ids_alone_in_slices(tok_path, tmp_path, capsys, m
     (tmp_path / "empty.bin").write_bytes(b"")
     assert main(["encode", "--tokenizer", str(tok_path), "--binary", str(tmp_path / "empty.bin"), "--ids"]) == 0
     assert capsys.readouterr().out == "\n"
+
+
+# --- bounds: what was estimated is what is read; standard input --------------------------------------
+
+def test_a_file_growing_after_the_estimate_is_read_up_to_its_estimated_size(corpus, tmp_path, capsys, monkeypatch):
+    """Found by a probe: a file appended to after the memory estimate was read to its new end (2.6 GB
+    resident against a 700M budget). Here it grows by 200 KB between the estimate and the read: the
+    run reads the bytes estimated, says which file grew, and trains on the rest."""
+    from wwho.cli import train_binary
+
+    grows = corpus / "f3.bin"
+    estimated = sum(p.stat().st_size for p in corpus.iterdir())
+    size = grows.stat().st_size
+    real_check = train_binary.check_budget
+
+    def then_grow(*args, **kwargs):
+        result = real_check(*args, **kwargs)
+        with open(grows, "ab") as f:
+            f.write(os.urandom(200_000))
+        return result
+
+    monkeypatch.setattr(train_binary, "check_budget", then_grow)
+    assert run_train(corpus, "-o", tmp_path / "t.json", "--vocab-size", "512") == 0
+    err = capsys.readouterr().err
+    assert f"read {estimated:,} bytes from 4 files" in err
+    assert f"wwho: warning: {grows}: grew after the memory estimate" in err
+    assert f"({size:,} bytes then, {size + 200_000:,} when read); only its first {size:,} bytes were read" in err
+
+
+def test_a_rate_over_budget_sample_chose_that_keeps_nothing_says_so(tmp_path, capsys):
+    """Found by a probe: --mode file --over-budget sample chose --sample-rate 0.0024, which kept no
+    file, and the run ended with "no data to train on" alone. The error now names the rate, that
+    --over-budget sample chose it, and what to do instead."""
+    from wwho.binary.budget import BASE_BYTES, check
+    from wwho.binary.ingest import _rng
+
+    root = tmp_path / "d"
+    root.mkdir()
+    for name in ("a.bin", "b.bin"):
+        (root / name).write_bytes(os.urandom(100_000))
+    budget = BASE_BYTES + (1 << 20)
+    rate = check([root], IngestOptions(mode="file"), budget=budget, over_budget="sample")[0].sample_rate
+    assert 0 < rate < 0.2
+    seed = next(s for s in range(1000)
+                if all(_rng(IngestOptions(seed=s), "keep", name).random() >= rate for name in ("a.bin", "b.bin")))
+    assert run_train(root, "-o", tmp_path / "t.json", "--mode", "file", "--memory-budget", str(budget),
+                     "--over-budget", "sample", "--seed", seed, *FAST) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == (f"wwho: error: no data to train on in {root}: --sample-rate {rate:g} kept none of its 2 windows; "
+                       "--over-budget sample chose that rate to fit --memory-budget: raise --memory-budget, or bound "
+                       "the data with --max-docs N instead of sampling")
+    assert not (tmp_path / "t.json").exists()
+
+
+class Endless(io.RawIOBase):
+    """A stream that never ends (``/dev/zero``, ``yes``), counting what was read from it."""
+
+    def __init__(self, unit: bytes) -> None:
+        self.unit, self.given = unit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = len(buffer) - len(buffer) % len(self.unit) or len(buffer)
+        buffer[:n] = (self.unit * (n // len(self.unit) + 1))[:n]
+        self.given += n
+        if self.given > 10 << 20:  # a reader without a bound: fail the test, never hang it
+            raise AssertionError("read more than 10 MiB of standard input")
+        return n
+
+
+@pytest.mark.parametrize("verb, unit", [("encode", b"\0"), ("decode", b"256\n")])
+def test_standard_input_is_read_up_to_the_file_bound(tok_path, capsys, monkeypatch, verb, unit):
+    """Found by a probe: ``wwho encode --binary -`` and ``wwho decode --binary -`` read all of standard
+    input: /dev/zero (or `yes 256`) ended in a MemoryError traceback. Standard input is bounded as a
+    file is (WWHO_MAX_FILE_BYTES), in one line naming it, the bound and how to raise it."""
+    limit = tok_path.stat().st_size + 5000  # (the tokenizer file is read under the same bound)
+    monkeypatch.setenv("WWHO_MAX_FILE_BYTES", str(limit))
+    stream = Endless(unit)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(stream)))
+    extra = ["--ids"] if verb == "encode" else []
+    assert main([verb, "--tokenizer", str(tok_path), "--binary", "-", *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"wwho: error: stdin: more than {limit:,} bytes, the most wwho reads from standard input "
+        f"(set WWHO_MAX_FILE_BYTES to read more, e.g. WWHO_MAX_FILE_BYTES={2 * limit})\n")
+    assert stream.given <= limit + 1 + 8192  # one byte past the bound, and a buffer's worth
+
+
+@pytest.mark.parametrize("verb", ["encode", "decode"])
+def test_standard_input_within_the_bound_is_read_whole(tok_path, tmp_path, capsysbinary, monkeypatch, verb):
+    data = bytes(range(256)) * 40
+    tok = binary.load(tok_path)
+    ids = binary.encode_bytes(tok, data).ids
+    given = data if verb == "encode" else " ".join(map(str, ids)).encode()
+    monkeypatch.setenv("WWHO_MAX_FILE_BYTES", str(max(tok_path.stat().st_size, len(given))))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(given)))
+    extra = ["--ids"] if verb == "encode" else []
+    assert main([verb, "--tokenizer", str(tok_path), "--binary", "-", *extra]) == 0
+    out = capsysbinary.readouterr().out
+    assert (list(map(int, out.split())) if verb == "encode" else out) == (ids if verb == "encode" else data)

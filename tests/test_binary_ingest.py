@@ -393,3 +393,79 @@ def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_pa
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# --- what the memory estimate saw bounds what is read ----------------------------------------------
+
+def test_a_file_that_grew_after_the_estimate_is_read_only_up_to_its_estimated_size(tmp_path):
+    """Found by a probe: a file appended to between the estimate (its stat) and the read was read
+    to its new end: 2.6 GB resident against a 700 MB budget. Given the estimate's sizes, each file
+    is read up to that size and the growth is said in one warning naming the file; a file that
+    appeared after the estimate is not read."""
+    from wwho.binary.budget import estimate
+    from wwho.errors import WwhoWarning
+
+    root = tmp_path / "d"
+    write(root / "a.bin", bytes(range(64)) * 32)
+    grows = write(root / "grows.bin", b"G" * 1000)
+    options = IngestOptions(window_bytes=64)
+    est = estimate([root], options)
+    assert est.file_bytes == 2048 + 1000
+    with open(grows, "ab") as f:  # written to after the estimate, as a log is
+        f.write(b"X" * 50_000)
+    write(root / "new.bin", b"N" * 5000)
+    with pytest.warns(WwhoWarning) as said:
+        counted = count_windows([root], options, sizes=est.sizes)
+    assert counted.stats.bytes_read == est.file_bytes
+    assert not any(b"X" in w or b"N" in w for w in counted.counts)
+    messages = [str(w.message) for w in said]
+    assert any(m.startswith(f"{grows}: grew after the memory estimate (1,000 bytes then, 51,000 when read); "
+                            "only its first 1,000 bytes were read") for m in messages), messages
+    assert any(m.startswith(f"{root / 'new.bin'}: appeared after the memory estimate; not read") for m in messages)
+    assert counted.stats.skipped == {"appeared after the memory estimate": 1}
+
+
+@pytest.mark.parametrize("mode", ["file", "fixed", "random", "delim"])
+def test_every_mode_stops_at_the_estimated_size(tmp_path, mode):
+    from wwho.binary.budget import estimate
+
+    path = write(tmp_path / "f.bin", b"ab\n" * 3000)
+    options = IngestOptions(mode=mode, window_bytes=100, delimiter=b"\n" if mode == "delim" else None)
+    est = estimate([path], options)
+    with open(path, "ab") as f:
+        f.write(b"more\n" * 10_000)
+    with pytest.warns(Warning, match="grew after the memory estimate"):
+        counted = count_windows([path], options, sizes=est.sizes)
+    assert counted.stats.bytes_read == 9000
+    assert sum(len(w) * n for w, n in counted.counts.items()) == 9000
+
+
+def test_file_mode_samples_a_file_before_reading_it(tmp_path):
+    """Found by a probe: --mode file read each file whole, then sampled it: 1.07 GB resident for a
+    282 MiB estimate. Whether a file is kept is drawn before it is opened (the same draw as before,
+    so the same files are kept); a file sampled out is never read."""
+    root = tmp_path / "d"
+    for i in range(40):
+        write(root / f"f{i:02}.bin", bytes([i]) * (100 + i))
+    options = IngestOptions(mode="file", sample_rate=0.3, seed=5)
+    kept = [f"f{i:02}.bin" for i in range(40) if ingest._rng(options, "keep", f"f{i:02}.bin").random() < 0.3]
+    assert 0 < len(kept) < 40
+    counted = count_windows([root], options)
+    assert list(counted.counts) == [(root / name).read_bytes() for name in kept]
+    st = counted.stats
+    assert st.files == len(kept) and st.bytes_read == sum((root / name).stat().st_size for name in kept)
+    assert (st.windows_seen, st.windows_sampled) == (40, len(kept))
+
+
+def test_a_sample_that_keeps_nothing_says_the_sample_rate_did(tmp_path):
+    """Before: "no data to train on in d (2 files read; skipped: nothing)", with nothing about the
+    sampling that dropped every window."""
+    root = tmp_path / "d"
+    write(root / "a.bin", b"a" * 100)
+    write(root / "b.bin", b"b" * 100)
+    for mode in ("file", "fixed"):
+        with pytest.raises(ingest.NothingSampledError) as info:
+            count_windows([root], IngestOptions(mode=mode, sample_rate=1e-9))
+        assert str(info.value) == f"no data to train on in {root}: sample_rate 1e-09 kept none of its 2 windows; " \
+                                  "raise sample_rate"
+        assert isinstance(info.value, CorpusError)

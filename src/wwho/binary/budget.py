@@ -3,8 +3,11 @@
 HF's ``BpeTrainer`` holds every distinct window, its symbols, the pair counts and, for each pair,
 the words it occurs in: its peak grows with the bytes it is fed. :func:`estimate` bounds that from
 the input's file sizes (a ``stat`` per file, nothing read) and the sampling options: at most
-``sample_rate`` of the bytes, at most ``max_docs`` windows. Repeated windows are counted once, so
-the real peak is often lower; the estimate is an upper bound, not a promise.
+``sample_rate`` of the bytes, at most ``max_docs_per_file`` windows of each file, at most
+``max_docs`` windows. Repeated windows are counted once, so the real peak is often lower; the
+estimate is an upper bound, not a promise. The sizes it used (:attr:`Estimate.sizes`) bound what is
+then read: a file that grows after the estimate is read only up to its estimated size
+(:func:`wwho.binary.ingest.count_windows`).
 
 The **budget** (``memory_budget=``, ``--memory-budget``) defaults to half of the machine's physical
 memory, or of the container's memory limit (cgroup) where that is lower. Above it, training is refused before anything is read, with the ``--sample-rate`` and
@@ -20,12 +23,14 @@ What this module deliberately does not do: read files, or limit memory (it only 
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import math
 import os
 import warnings
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wwho.binary.ingest import MAX_EXP, IngestOptions, IngestStats, OptionError, iter_files
@@ -85,6 +90,8 @@ class Estimate:
     windows: int  # at most this many windows kept
     peak: int  # estimated peak memory in bytes
     largest: int = 0  # the largest file's size
+    #: ``{os.fspath(path): size}`` of each file estimated: training reads no more of it
+    sizes: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def describe(self) -> str:
         return (f"{plural(self.files, 'file')}, {human(self.file_bytes)}; "
@@ -123,22 +130,52 @@ def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None =
              exclude: Iterable[str | os.PathLike] = ()) -> Estimate:
     """Bound the memory of training on ``paths`` from file sizes alone (nothing is read)."""
     options = options or IngestOptions()
-    files = total = largest = 0
+    sizes: dict[str, int] = {}
     for path, _ in iter_files(paths, options, stats=IngestStats(), exclude=exclude):
         try:
-            size = Path(path).stat().st_size
+            sizes[os.fspath(path)] = Path(path).stat().st_size
         except OSError:
             continue  # reported by name when it is read
-        files += 1
-        total += size
-        largest = max(largest, size)
-    kept = int(total * options.sample_rate)
-    windows = -(-kept // _smallest_window(options)) if options.mode != "file" else files
-    if options.max_docs is not None:
-        windows = min(windows, options.max_docs)
-        kept = min(kept, options.max_docs * _largest_window(options, largest))
-    return Estimate(files=files, file_bytes=total, bytes=kept, windows=windows, peak=peak_for(kept, windows),
-                    largest=largest)
+    total = sum(sizes.values())
+    largest = max(sizes.values(), default=0)
+    kept, windows = _Sizes(sizes.values()).kept(options, options.sample_rate, largest)
+    return Estimate(files=len(sizes), file_bytes=total, bytes=kept, windows=windows, peak=peak_for(kept, windows),
+                    largest=largest, sizes=sizes)
+
+
+class _Sizes:
+    """File sizes, sorted with their running sums: the bytes and windows kept at any sample rate in
+    O(log files), so that a rate that fits can be searched for."""
+
+    def __init__(self, sizes: Iterable[int]) -> None:
+        self.sorted = sorted(sizes)
+        self.sums = [0, *itertools.accumulate(self.sorted)]
+
+    def _capped_sum(self, cap: float, rate: float) -> float:
+        """The sum over files of ``min(size * rate, cap)``."""
+        below = bisect.bisect_right(self.sorted, cap / rate)
+        return rate * self.sums[below] + cap * (len(self.sorted) - below)
+
+    def kept(self, options: IngestOptions, rate: float, largest: int) -> tuple[int, int]:
+        """``(bytes, windows)`` kept at most, at ``rate``: ``rate`` of each file's bytes, at most
+        ``max_docs_per_file`` of its windows (each at most the largest window, at least the
+        smallest), at most ``max_docs`` windows in all."""
+        total = self.sums[-1]
+        files = len(self.sorted)
+        per_file = options.max_docs_per_file
+        if options.mode == "file":  # one window per file: max_docs_per_file changes nothing
+            kept, windows = int(total * rate), files
+        elif per_file is None or files == 0:
+            kept = int(total * rate)
+            windows = -(-kept // _smallest_window(options))
+        else:
+            kept = int(self._capped_sum(per_file * _largest_window(options, largest), rate))
+            smallest = _smallest_window(options)
+            windows = math.ceil(self._capped_sum(per_file * smallest, rate) / smallest)
+        if options.max_docs is not None:
+            windows = min(windows, options.max_docs)
+            kept = min(kept, options.max_docs * _largest_window(options, largest))
+        return kept, windows
 
 
 def _down_two_figures(x: float) -> float:
@@ -158,10 +195,32 @@ def fit(est: Estimate, options: IngestOptions, budget: int) -> tuple[float, int]
     """The ``sample_rate`` and the ``max_docs`` that would bring ``est`` under ``budget``."""
     room = max(budget - BASE_BYTES, 0)
     share = room / max(est.peak - BASE_BYTES, 1)
-    rate = _down_two_figures(options.sample_rate * share)
+    rate = options.sample_rate * share
+    if options.max_docs_per_file is not None and options.mode != "file" and est.sizes:
+        rate = _fitting_rate(_Sizes(est.sizes.values()), options, est.largest, budget)
+    rate = _down_two_figures(rate)
     window = _largest_window(options, est.file_bytes)
     docs = room // (window * BYTES_PER_INPUT_BYTE + BYTES_PER_WINDOW)
     return rate, int(docs)
+
+
+def _fitting_rate(sizes: _Sizes, options: IngestOptions, largest: int, budget: int) -> float:
+    """The highest rate (to a part in 10**4) whose estimate fits ``budget``, found by bisection: with
+    ``max_docs_per_file`` the peak is not proportional to the rate (a capped file keeps its cap until
+    the rate brings it below), so scaling the rate by the budget's share could still be over it."""
+
+    def fits(rate: float) -> bool:
+        return peak_for(*sizes.kept(options, rate, largest)) <= budget
+
+    low, high = 0.0, options.sample_rate
+    if fits(high):
+        return high
+    for _ in range(64):
+        mid = (low + high) / 2
+        if mid <= 0 or high - low <= high * 1e-4:
+            break
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low
 
 
 def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget: int | None = None,

@@ -22,6 +22,12 @@ Three stages, all streaming:
    a uniform random ``max_docs`` of all windows (reservoir sampling); count identical
    windows once with a multiplicity.
 
+**Read at most what was estimated.** Training first estimates its memory from the files' sizes
+(:mod:`wwho.binary.budget`), then reads them. Given those sizes (``sizes=``), each file is read up
+to its estimated size only: a file that grew in between (a log being written) is cut there, and one
+that appeared in between is not read, each said in one warning naming the file. ``file`` mode
+draws whether a file is kept before reading it, so a file sampled out is never read.
+
 Randomness comes from ``random.Random`` seeded with ``seed`` and the bytes of the file's
 path relative to its input (``os.fsencode``: any name the system allows), so results do not depend on the machine, the hash seed or the
 other files. Memory: one read block, plus at most ``max_docs_per_file`` windows of the
@@ -38,7 +44,7 @@ import os
 import random
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -58,6 +64,18 @@ T = TypeVar("T")
 
 class OptionError(WwhoError, ValueError):
     """An ingestion or training option is invalid (names the option and the value)."""
+
+
+class NothingSampledError(CorpusError):
+    """``sample_rate`` kept none of the windows: no data to train on. ``rate``, ``windows`` (how
+    many there were) and ``where`` (the inputs) let a caller say it in its own terms: ``name`` is
+    the rate's name (``--sample-rate`` on the command line), ``advice`` what to do."""
+
+    def __init__(self, rate: float, windows: int, where: str, *, name: str = "sample_rate",
+                 advice: str | None = None) -> None:
+        self.rate, self.windows, self.where = rate, windows, where
+        super().__init__(f"no data to train on in {where}: {name} {rate:g} kept none of its "
+                         f"{plural(windows, 'window')}; {advice or 'raise ' + name}")
 
 
 @dataclass(frozen=True)
@@ -126,6 +144,9 @@ class IngestStats:
     windows_sampled: int = 0  # left after sample_rate and max_docs_per_file
     windows_counted: int = 0  # left after max_docs: the sum of the counts
     distinct: int = 0
+    #: files read only up to the size estimated before reading: (path, estimated, size when read)
+    grown: list[tuple[Path, int, int]] = field(default_factory=list)
+    appeared: list[Path] = field(default_factory=list)  # found when reading, not when estimating: not read
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -368,7 +389,16 @@ def _rng(options: IngestOptions, purpose: str, key: str = "") -> random.Random:
 
 
 def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestStats,
-                  progress: object | None) -> Iterator[bytes]:
+                  progress: object | None, limit: int | None = None) -> Iterator[bytes]:
+    """The sampled windows of one file, read up to ``limit`` bytes (all of it where None)."""
+    sample = options.sample_rate < 1
+    if options.mode == "file" and sample:
+        # One window per file: whether it is kept is drawn first (the draw a read window would get),
+        # so that a file sampled out is never read: read whole, it would exceed the estimate.
+        if not _rng(options, "keep", key).random() < options.sample_rate:
+            stats.windows_seen += 1
+            return
+        sample = False
     # Listed as a regular file, but it may have been replaced since: a FIFO put in its place would
     # block a plain open() until a writer comes, that is, for ever.
     try:
@@ -377,8 +407,9 @@ def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestSta
         raise CorpusError(printable(str(exc))) from None  # a name of odd bytes shown as escapes
     with f:
         stats.files += 1
-        windows = _counted(iter_windows(f, options, _rng(options, "size", key)), stats, progress, path)
-        if options.sample_rate < 1:
+        capped = None if limit is None else _Capped(f, limit)
+        windows = _counted(iter_windows(capped or f, options, _rng(options, "size", key)), stats, progress, path)
+        if sample:
             keep = _rng(options, "keep", key)
             windows = (w for w in windows if keep.random() < options.sample_rate)
         if options.max_docs_per_file is not None:
@@ -386,6 +417,38 @@ def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestSta
         for window in windows:
             stats.windows_sampled += 1
             yield window
+        if capped is not None and capped.left == 0 and _grew(f):
+            stats.grown.append((path, capped.limit, _size_now(f, capped.limit)))
+
+
+class _Capped:
+    """A binary file read up to ``limit`` bytes: then it reads as ended."""
+
+    def __init__(self, f: BinaryIO, limit: int) -> None:
+        self.f, self.limit, self.left = f, limit, limit
+
+    def read(self, n: int | None = -1) -> bytes:
+        want = self.left if n is None or n < 0 else min(n, self.left)
+        if want <= 0:
+            return b""
+        data = self.f.read(want)
+        self.left -= len(data)
+        return data
+
+
+def _grew(f: BinaryIO) -> bool:
+    """Whether ``f``, read up to its estimated size, holds more (it grew after the estimate)."""
+    try:
+        return bool(f.read(1))
+    except OSError:
+        return False  # what was read is what was estimated; the rest is not wanted anyway
+
+
+def _size_now(f: BinaryIO, at_least: int) -> int:
+    try:
+        return max(os.fstat(f.fileno()).st_size, at_least + 1)
+    except OSError:
+        return at_least + 1
 
 
 def _counted(windows: Iterator[bytes], stats: IngestStats, progress: object | None,
@@ -403,16 +466,31 @@ def _counted(windows: Iterator[bytes], stats: IngestStats, progress: object | No
 
 def iter_sampled(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
                  stats: IngestStats | None = None, progress: object | None = None,
-                 exclude: Iterable[str | os.PathLike] = ()) -> Iterator[bytes]:
-    """All windows after ``sample_rate`` and ``max_docs_per_file`` (before ``max_docs``)."""
+                 exclude: Iterable[str | os.PathLike] = (),
+                 sizes: Mapping[str, int] | None = None) -> Iterator[bytes]:
+    """All windows after ``sample_rate`` and ``max_docs_per_file`` (before ``max_docs``).
+
+    ``sizes``: ``{os.fspath(path): bytes}`` of the files listed when the memory was estimated
+    (:attr:`wwho.binary.budget.Estimate.sizes`): each file is read up to that size at most, and a
+    file not in it (it appeared since) is not read; both are recorded in ``stats``."""
     stats = stats if stats is not None else IngestStats()
     for path, key in iter_files(paths, options, stats=stats, exclude=exclude):
-        yield from _file_windows(path, key, options, stats, progress)
+        limit = None
+        if sizes is not None:
+            limit = sizes.get(os.fspath(path))
+            if limit is None:
+                stats.skip("appeared after the memory estimate")
+                stats.appeared.append(path)
+                continue
+        yield from _file_windows(path, key, options, stats, progress, limit)
 
 
 def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
-                  progress: bool = False, exclude: Iterable[str | os.PathLike] = ()) -> WindowCounts:
-    """Walk, chunk, sample and count. :class:`CorpusError` if no window is left."""
+                  progress: bool = False, exclude: Iterable[str | os.PathLike] = (),
+                  sizes: Mapping[str, int] | None = None) -> WindowCounts:
+    """Walk, chunk, sample and count. :class:`CorpusError` if no window is left
+    (:class:`NothingSampledError` where ``sample_rate`` left none). ``sizes``: read each file up to
+    the size its memory estimate used (:func:`iter_sampled`); what differed is warned about."""
     paths = input_paths(paths)
     if not paths:
         raise CorpusError("no input paths given")
@@ -423,7 +501,7 @@ def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = I
 
         bar = tqdm(unit="B", unit_scale=True, unit_divisor=1024, desc="reading", dynamic_ncols=True)
     try:
-        windows = iter_sampled(paths, options, stats=stats, progress=bar, exclude=exclude)
+        windows = iter_sampled(paths, options, stats=stats, progress=bar, exclude=exclude, sizes=sizes)
         if options.max_docs is not None:
             windows = iter(reservoir(windows, options.max_docs, _rng(options, "global")))
         counts: dict[bytes, int] = {}
@@ -435,8 +513,32 @@ def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = I
             bar.close()
     stats.windows_counted = sum(counts.values())
     stats.distinct = len(counts)
+    _warn_changed(stats)
     if not counts:
+        where = ", ".join(map(shown, paths))
+        if stats.windows_seen and options.sample_rate < 1:  # (max_docs and max_docs_per_file keep one at least)
+            raise NothingSampledError(options.sample_rate, stats.windows_seen, where)
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(stats.skipped.items())) or "nothing"
-        raise CorpusError(f"no data to train on in {', '.join(map(shown, paths))} "
+        raise CorpusError(f"no data to train on in {where} "
                           f"({plural(stats.files, 'file')} read; skipped: {skipped})")
     return WindowCounts(counts=counts, stats=stats)
+
+
+def _warn_changed(stats: IngestStats) -> None:
+    """One warning line for the files that grew after the memory estimate (read up to the size
+    estimated) and one for those that appeared after it (not read), each naming the first."""
+    import warnings
+
+    from wwho.errors import WwhoWarning
+
+    def more(n: int) -> str:
+        return f" (and {plural(n, 'other file')})" if n else ""
+
+    if stats.grown:
+        path, estimated, now = stats.grown[0]
+        warnings.warn(f"{shown(path)}: grew after the memory estimate ({estimated:,} bytes then, {now:,} when read); "
+                      f"only its first {estimated:,} bytes were read{more(len(stats.grown) - 1)}",
+                      WwhoWarning, stacklevel=3)
+    if stats.appeared:
+        warnings.warn(f"{shown(stats.appeared[0])}: appeared after the memory estimate; not read"
+                      f"{more(len(stats.appeared) - 1)}", WwhoWarning, stacklevel=3)

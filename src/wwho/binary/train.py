@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
     from tokenizers import Tokenizer, trainers
 
-from wwho.binary.ingest import IngestOptions, OptionError, count_windows, input_paths
+from wwho.binary.ingest import IngestOptions, NothingSampledError, OptionError, count_windows, input_paths
 from wwho.errors import CorpusError, VocabError, brief
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
@@ -354,7 +354,14 @@ def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, v
         print(note or estimate.describe(), file=sys.stderr, flush=True)
     elif note:
         _warn(note)
-    counted = count_windows(paths, options, progress=progress)
+    try:  # (no more of each file than was estimated: one that grew since is cut there)
+        counted = count_windows(paths, options, progress=progress, sizes=estimate.sizes)
+    except NothingSampledError as exc:
+        if note is None:
+            raise
+        raise NothingSampledError(exc.rate, exc.windows, exc.where, advice=(
+            'over_budget="sample" chose that rate to fit memory_budget: raise memory_budget, or bound the '
+            "data with IngestOptions(max_docs=N) instead of sampling")) from None
     return train_from_counts(counted.counts, vocab_size=vocab_size, min_frequency=min_frequency,
                              max_token_length=max_token_length, standard_specials=standard_specials,
                              mask=mask, unk=unk, reserve=reserve, template=template,

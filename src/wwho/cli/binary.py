@@ -24,7 +24,7 @@ from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_ids
 from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
-from wwho.fileio import parse_json, read_bytes
+from wwho.fileio import MAX_FILE_ENV, max_file_bytes, parse_json, read_bytes
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
            "run_decode", "run_encode"]
@@ -65,9 +65,47 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "--force", action="store_true", help=FORCE_HELP)
 
 
+#: Standard input is read in pieces of this size, up to wwho.fileio's bound.
+_STDIN_CHUNK = 1 << 24
+
+
+def read_standard_input(give: str | None = None) -> bytes:
+    """All of standard input, up to the bound wwho reads from a file (``WWHO_MAX_FILE_BYTES``,
+    :func:`wwho.fileio.max_file_bytes`): more (``/dev/zero``, an endless pipe) is a
+    :class:`CorpusError` naming standard input and the bound, after reading one byte past it."""
+    limit = max_file_bytes()
+    stream = standard_input() if give is None else standard_input(give)
+    parts: list[bytes] | None = []
+    total = 0
+    try:
+        while total <= limit:
+            chunk = stream.read(min(_STDIN_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            parts = None
+            raise CorpusError(f"stdin: more than {limit:,} bytes, the most wwho reads from standard input "
+                              f"(set {MAX_FILE_ENV} to read more, e.g. {MAX_FILE_ENV}={_size_text(2 * limit)})")
+        return b"".join(parts)
+    except MemoryError:
+        parts = None  # (what was read is freed before the error is made)
+        raise CorpusError(f"stdin: not enough memory to read it ({total:,} bytes read; wwho reads up to "
+                          f"{limit:,}, set by {MAX_FILE_ENV})") from None
+
+
+def _size_text(n: int) -> str:
+    """``n`` bytes as ``WWHO_MAX_FILE_BYTES`` takes it: ``4G``, ``512M``, ``2k`` or a number."""
+    for suffix, shift in (("G", 30), ("M", 20), ("k", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{suffix}"
+    return str(n)
+
+
 def _read_input(name: str) -> bytes:
     if name == "-":
-        return standard_input().read()
+        return read_standard_input()
     if not os.path.lexists(name):
         raise CorpusError(f"{name}: cannot read: No such file or directory")
     # A regular file, up to wwho.fileio's bound (WWHO_MAX_FILE_BYTES): /dev/zero would never end; a
@@ -149,7 +187,13 @@ def run_decode(args: argparse.Namespace) -> int:
     output = results_output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
-        ids = parse_ids(standard_input(IDS_INSTEAD).read().decode("utf-8", "surrogateescape"))  # a stray byte is named
+        text = read_standard_input(IDS_INSTEAD).decode("utf-8", "surrogateescape")  # a stray byte is named
+        try:
+            ids = parse_ids(text)
+        except MemoryError:
+            raise TokenizerError(f"stdin: not enough memory for the ids of its {len(text):,} characters "
+                                 f"(wwho reads up to {max_file_bytes():,} bytes, set by {MAX_FILE_ENV})") from None
+        del text
     else:
         ids = parse_ids(" ".join(args.ids), where="arguments")
     data = decode_to_bytes(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))

@@ -14,7 +14,7 @@ import warnings
 
 from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
-from wwho.binary.ingest import MODES, count_windows, shown
+from wwho.binary.ingest import MODES, NothingSampledError, count_windows, shown
 from wwho.binary.io import save
 from wwho.binary.train import check_options, describe_size, train_from_counts
 from wwho.cli.options import path_argument, strict
@@ -117,7 +117,12 @@ def main(argv: list[str]) -> int:
     if not note:
         say(estimate.describe())
     started = time.perf_counter()
-    counted = count_windows(run.inputs, ingest, progress=progress, exclude=exclude)
+    try:  # (no more of each file than was estimated: one that grew since is cut there, and said)
+        counted = count_windows(run.inputs, ingest, progress=progress, exclude=exclude, sizes=estimate.sizes)
+    except NothingSampledError as exc:  # said with the flags, and why the rate was what it was
+        advice = ("--over-budget sample chose that rate to fit --memory-budget: raise --memory-budget, or "
+                  "bound the data with --max-docs N instead of sampling") if note else None
+        raise NothingSampledError(exc.rate, exc.windows, exc.where, name="--sample-rate", advice=advice) from None
     st = counted.stats
     read_s = time.perf_counter() - started
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(st.skipped.items())) or "none"
