@@ -310,3 +310,61 @@ def test_a_run_without_resume_does_not_replace_an_earlier_checkpoint(corpus, tmp
     assert resumed.returncode == 0, resumed.stderr
     assert (tmp_path / "out3" / "vocab.json").read_bytes() == (tmp_path / "out" / "vocab.json").read_bytes()
     assert _train(corpus, tmp_path / "out4", "--checkpoint-dir", kept, "--force").returncode == 0
+
+
+def test_an_output_that_is_a_kept_checkpoint_folder_is_refused(corpus, tmp_path):
+    """Found by a probe: ``-o`` naming a kept --checkpoint-dir of an earlier run was accepted, the
+    model went into it, and every later ``--resume --checkpoint-dir`` of it was refused as "holds
+    files wwho did not write". Refused now (SGPE and byte-level, the folder and inside it), and the
+    checkpoint still resumes."""
+    kept = tmp_path / "kept"
+    assert _train(corpus, tmp_path / "out", "--quiet", "--checkpoint-dir", kept).returncode == 0
+    before = sorted(p.name for p in kept.iterdir())
+    for out in (kept, kept / "model"):
+        line = one_line_error(_train(corpus, out, "--quiet", "--force"))
+        assert f"--out {out} " in line and "a folder of a training's checkpoints (wwho's .wwho-checkpoints" in line
+        assert f"--resume --checkpoint-dir {kept}" in line, line
+    line = one_line_error(run_wwho("train", "--kind", "bytelevel", corpus, "--out", kept, "--vocab-size", "300",
+                                   "--quiet"))
+    assert f"--out {kept} is a folder of a training's checkpoints" in line
+    line = one_line_error(run_wwho("train", "--kind", "binary", corpus, "-o", kept / "bin.json", "--vocab-size",
+                                   "1000", "--quiet"))
+    assert f"-o/--output {kept / 'bin.json'} is inside {kept}, a folder of a training's checkpoints" in line
+    assert sorted(p.name for p in kept.iterdir()) == before
+    resumed = _train(corpus, tmp_path / "out2", "--quiet", "--resume", "--checkpoint-dir", kept)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (tmp_path / "out2" / "vocab.json").read_bytes() == (tmp_path / "out" / "vocab.json").read_bytes()
+
+
+def test_an_output_inside_the_checkpoint_dir_of_the_same_run_is_refused(corpus, tmp_path):
+    ck = tmp_path / "ck"
+    line = one_line_error(_train(corpus, ck / "model", "--quiet", "--checkpoint-dir", ck))
+    assert "--checkpoint-dir must be a folder of its own, not the output directory" in line
+    assert "or a folder above it" in line and not ck.exists()
+
+
+def test_the_api_does_not_replace_an_earlier_checkpoint_without_being_told(corpus, tmp_path):
+    """Found by a probe: ``train_from_iterator(checkpoint_dir=X)`` (and ``train``) without ``resume``
+    replaced the checkpoint in X in silence, which ``wwho train`` refuses without --resume or --force.
+    Now a VocabError before any work; ``overwrite_checkpoint=True`` starts over, ``resume=True``
+    continues."""
+    from wwho.sgpe import SGPETokenizer
+
+    kept = tmp_path / "kept"
+    texts = corpus.read_text(encoding="utf-8").splitlines()
+    options = dict(vocab_size=1500, progress=False, workers=1, checkpoint_dir=kept, checkpoint_every=100)
+    first = SGPETokenizer.train_from_iterator(texts, **options)
+    before = (kept / "checkpoint.json").read_bytes()
+    for train in (lambda **kw: SGPETokenizer.train_from_iterator(iter(["never read"]), **kw),
+                  lambda **kw: train_sgpe(tmp_path / "missing.txt", **kw)):
+        with pytest.raises(VocabError, match=r"checkpoint\.json: an earlier training's checkpoint is there: pass "
+                                             r"resume=True .* or overwrite_checkpoint=True to start over"):
+            train(**options)
+    assert (kept / "checkpoint.json").read_bytes() == before
+    with pytest.raises(VocabError, match="overwrite_checkpoint must be True or False"):
+        SGPETokenizer.train_from_iterator(texts, **options, overwrite_checkpoint="yes")
+    assert SGPETokenizer.train_from_iterator(texts, **options, resume=True).file.to_bytes() == first.file.to_bytes()
+    other = SGPETokenizer.train_from_iterator(texts[:400], **options, overwrite_checkpoint=True)
+    assert (kept / "checkpoint.json").read_bytes() != before
+    assert SGPETokenizer.train_from_iterator(texts[:400], **options, resume=True).file.to_bytes() == \
+        other.file.to_bytes()

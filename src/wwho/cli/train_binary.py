@@ -105,6 +105,9 @@ def main(argv: list[str]) -> int:
     run = resolve(flags, args.config)
     check_output_file(run.output, force=args.force)
     refuse_output_among_inputs(run.output, run.inputs, flag="-o/--output")
+    from wwho.sgpe import checkpoints
+
+    checkpoints.refuse_as_output(run.output, flag="-o/--output", file=True)  # a kept SGPE --checkpoint-dir
     specials = len(check_options(**run.train))  # fail on a bad vocabulary size before reading any input
 
     progress = run.train["progress"]

@@ -67,6 +67,9 @@ def main(argv: list[str]) -> int:
         raise WwhoError(f"--vocab-size {args.vocab_size:,} is too small: a byte-level vocabulary holds its "
                         f"{held}, so at least {smallest:,}")
     out = check_target(args.out)
+    from wwho.sgpe import checkpoints
+
+    checkpoints.refuse_as_output(out)  # an SGPE training's kept --checkpoint-dir: it could not resume after
     check_output_dir(out, BYTELEVEL_FILES, force=args.force)
     if args.hf:  # before any work: the tokenizer.json written at the end must encode as wwho does
         pre = Pretokenizer.coerce(args.pattern)

@@ -9,7 +9,9 @@ Checkpoints go to ``OUT/checkpoints`` (removed after a successful run, with only
 wwho wrote in it) or to ``--checkpoint-dir`` (kept). A checkpoint directory that is a
 symbolic link or holds other files is refused before training starts
 (:mod:`wwho.sgpe.checkpoints`), and so is one that another training is using: the run holds its
-lock until its checkpoints are removed. An output that another run wrote into ``--out`` while
+lock until its checkpoints are removed. An ``--out`` that is a checkpoint folder (a kept
+``--checkpoint-dir`` of an earlier run), or lies inside one, is refused too: the model written there
+would keep that training from resuming. An output that another run wrote into ``--out`` while
 this one trained is not replaced without ``--force`` either.
 """
 
@@ -179,12 +181,14 @@ def main(argv: list[str]) -> int:
     elif args.tiktoken_file or args.tiktoken_encoding != "o200k_base":
         raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
     resolve_paths(args.corpus)  # a missing corpus fails now, before a checkpoint folder or a word about one
-    recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
-    check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=args.force)
-    if args.checkpoint_dir and Path(args.checkpoint_dir).resolve() == Path(out).resolve():
+    if args.checkpoint_dir and Path(args.checkpoint_dir).resolve() in (Path(out).resolve(),
+                                                                       *Path(out).resolve().parents):
         # the model's files would make every later run refuse the folder
         raise WwhoError("--checkpoint-dir must be a folder of its own, not the output directory "
-                        f"({out}); leave it out to keep checkpoints in {out / 'checkpoints'}")
+                        f"({out}) or a folder above it; leave it out to keep checkpoints in {out / 'checkpoints'}")
+    checkpoints.refuse_as_output(out)  # and the other way round: a kept --checkpoint-dir of an earlier run
+    recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
+    check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=args.force)
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     if not args.resume and not args.force and os.path.lexists(checkpoint_dir / checkpoints.FILE):
         # An earlier training's work (killed, or kept with --checkpoint-dir): a run without --resume
@@ -240,6 +244,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         stats=stats,
         segments_only=args.meta,
         max_line_bytes=args.max_line_bytes,
+        overwrite_checkpoint=args.force,  # (refused above without --resume or --force)
         **engine_options(args),
     )
 

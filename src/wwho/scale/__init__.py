@@ -10,7 +10,8 @@ first half from other sources and runs it elsewhere; the trainers (:mod:`wwho.sg
   column) as documents, with a progress bar;
 * :mod:`wwho.scale.counts`: piece counts from a dict or a ``piece<TAB>count`` file, and writing them;
 * :mod:`wwho.scale.shards`: a corpus cut into shards, and counting one shard (the local code);
-* :mod:`wwho.scale.ray_counter`: shards counted in Ray tasks, partial counts reduced on the driver.
+* :mod:`wwho.scale.ray_counter`: shards counted in Ray tasks, partial counts reduced on the driver
+  (joining a cluster bounded in time, ``WWHO_RAY_TIMEOUT``; Ray 2.9 or later).
 
 Nothing here merges or knows syllables.
 """

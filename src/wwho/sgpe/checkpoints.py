@@ -18,6 +18,10 @@ it starts or at its first checkpoint, instead of overwriting the first one's che
 deleting it at its end; :func:`remove` leaves alone a directory another process holds. Where the
 system has no ``flock`` (not POSIX, some network filesystems) trainings are not kept apart.
 
+A training's output (``--out``, or the folder of an output file) that is a checkpoint folder, or
+lies inside one, is refused (:func:`refuse_as_output`): the model's files would stay there, and
+every later ``--resume`` from the folder would be refused for them.
+
 :func:`load` validates every field of ``checkpoint.json`` and names the file and the field. The
 merges must match the sha256 saved with them: a flipped bit or a hand edit that leaves valid JSON
 would otherwise be replayed, and the resumed vocabulary would silently differ from an
@@ -80,6 +84,36 @@ def _path(directory: object) -> Path:
     if not os.fspath(directory):
         raise VocabError("checkpoint_dir is empty; give a directory for the checkpoints")
     return Path(directory)
+
+
+def _checkpoint_sign(folder: Path, *, itself: bool) -> str | None:
+    """What makes ``folder`` a checkpoint folder: wwho's marker (a regular file), or, where ``itself``,
+    a checkpoint file that wwho wrote (its format named in its first bytes: one of a version without
+    the marker); None when neither is there."""
+    try:
+        if stat.S_ISREG(os.lstat(folder / MARKER).st_mode):
+            return MARKER
+        if not itself or not stat.S_ISREG(os.lstat(folder / FILE).st_mode):
+            return None
+        with open(folder / FILE, "rb") as f:
+            return FILE if FORMAT.rsplit("/", 1)[0].encode() + b"/" in f.read(200) else None
+    except OSError:
+        return None
+
+
+def refuse_as_output(path: str | os.PathLike, flag: str = "--out", *, file: bool = False) -> None:
+    """A :class:`VocabError` when ``path`` (an output folder, or with ``file`` an output file) is a
+    checkpoint folder or lies inside one: the model's files would stay there, and every later
+    ``--resume`` from that folder would be refused for them (found by a probe: "holds files wwho did
+    not write", with no word of how they came there)."""
+    p = Path(os.path.abspath(path))
+    for folder in (p.parents if file else (p, *p.parents)):
+        sign = _checkpoint_sign(folder, itself=folder == p)
+        if sign is not None:
+            where = "is" if folder == p else f"is inside {folder},"
+            raise VocabError(f"{flag} {p} {where} a folder of a training's checkpoints (wwho's {sign} is there): "
+                             f"files written there would keep that training from resuming; give another {flag} "
+                             f"(to continue that training: --resume --checkpoint-dir {folder})")
 
 
 def claim(directory: str | os.PathLike) -> Path:

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 import warnings
@@ -135,6 +136,7 @@ def train_sgpe(
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 20_000,
     resume: bool = False,
+    overwrite_checkpoint: bool = False,
     progress: bool = True,
     text_field: str = "text",
     skip_bad_lines: bool = False,
@@ -165,6 +167,11 @@ def train_sgpe(
     ``complete_superwords=False`` leave the ids the merges could not use unused (the vocabulary is
     then smaller than asked, with a warning, as before these options).
 
+    ``checkpoint_dir`` that already holds a checkpoint (a killed run's, or one kept): ``resume=True``
+    continues from it, ``overwrite_checkpoint=True`` starts over and replaces it; with neither it is
+    a :class:`VocabError` before any work, as ``wwho train`` without ``--resume`` or ``--force``
+    (it was replaced in silence before).
+
     ``engine="ray"`` counts shards of the corpus in Ray tasks (:mod:`wwho.scale.ray_counter`;
     ``address`` joins a running cluster, else a local instance with ``workers`` CPUs is
     started); the result is byte-identical to ``engine="local"``.
@@ -180,9 +187,11 @@ def train_sgpe(
                       complete_syllables=complete_syllables, complete_words=complete_words,
                       complete_endings=complete_endings, complete_superwords=complete_superwords,
                       split_punctuation=split_punctuation, resume=resume,
+                      overwrite_checkpoint=overwrite_checkpoint,
                       skip_bad_lines=skip_bad_lines, segments_only=segments_only))
     _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
-                   checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only)
+                   checkpoint_dir, merge_scope, prefix_space, superword_share, segments_only,
+                   overwrite_checkpoint=overwrite_checkpoint)
     stats = stats if stats is not None else CorpusStats()
     if balance is not None:
         if engine != "local":
@@ -198,7 +207,7 @@ def train_sgpe(
                                complete_words=complete_words, complete_endings=complete_endings,
                                complete_superwords=complete_superwords, split_punctuation=split_punctuation,
                                checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every, resume=resume,
-                               special_tokens=special_tokens)
+                               overwrite_checkpoint=overwrite_checkpoint, special_tokens=special_tokens)
     # With superwords the core counts sentence spans (their pieces follow from them).
     breaks = span_breaks(superword_share)
     splitter = WordSplitter(script, split_punctuation=split_punctuation)
@@ -263,7 +272,8 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), workers, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
-                   options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only)
+                   options.get("prefix_space", False), options.get("superword_share", 0.15), segments_only,
+                   overwrite_checkpoint=options.pop("overwrite_checkpoint", False))
     splitter = WordSplitter(script, split_punctuation=_split_punctuation(options))
     t0 = time.perf_counter()
     counted = stats is not None
@@ -317,7 +327,8 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
     _check_options(vocab_size, options.get("min_freq", 1), options.get("prune_freq", "auto"),
                    options.get("checkpoint_every", 20_000), None, options.get("special_tokens", SPECIAL_TOKENS),
                    options.get("resume", False), options.get("checkpoint_dir"), options.get("merge_scope", "pieces"),
-                   options.get("prefix_space", False), 0, options.get("segments_only", False))
+                   options.get("prefix_space", False), 0, options.get("segments_only", False),
+                   overwrite_checkpoint=options.pop("overwrite_checkpoint", False))
     splitter = WordSplitter(script, split_punctuation=_split_punctuation(options))
     t0 = time.perf_counter()
     counter = _core.PieceCounter()
@@ -337,7 +348,7 @@ def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", 
 #: The options that are True or False.
 FLAGS = ("prefix_space", "superword_letters", "script_characters", "bare_syllables", "complete_syllables",
          "complete_words", "complete_endings", "complete_superwords", "split_punctuation", "resume",
-         "skip_bad_lines", "segments_only")
+         "overwrite_checkpoint", "skip_bad_lines", "segments_only")
 
 
 def _check_names(options: dict, method: str) -> None:
@@ -347,7 +358,8 @@ def _check_names(options: dict, method: str) -> None:
     import difflib
     import inspect
 
-    known = {*inspect.signature(_train_on_pieces).parameters, "split_punctuation", "checkpoint_dir"}
+    known = {*inspect.signature(_train_on_pieces).parameters, "split_punctuation", "checkpoint_dir",
+             "overwrite_checkpoint"}
     known -= {"pieces", "splitter", "vocab_size", "progress", "stats", "started", "spans"}
     for name in options:
         if name not in known:
@@ -390,7 +402,7 @@ def smallest_vocab_size(special_tokens: Sequence[str] = SPECIAL_TOKENS) -> int:
 
 def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, special_tokens, resume,
                    checkpoint_dir, merge_scope="pieces", prefix_space=False, superword_share=0.15,
-                   segments_only=False) -> None:
+                   segments_only=False, *, overwrite_checkpoint=False) -> None:
     check_special_tokens(special_tokens)
     smallest = smallest_vocab_size(special_tokens)
     if type(vocab_size) is int and vocab_size < smallest:
@@ -416,6 +428,12 @@ def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, 
         raise VocabError("resume=True needs checkpoint_dir")
     if checkpoint_dir is not None:
         checkpoints.claim(checkpoint_dir)  # before any work: refuse a link or a foreign folder
+        found = Path(checkpoint_dir) / checkpoints.FILE
+        if not resume and not overwrite_checkpoint and os.path.lexists(found):
+            # An earlier training's work: replaced in silence before, as `wwho train` without --resume
+            # or --force no longer does (found by a probe).
+            raise VocabError(f"{found}: an earlier training's checkpoint is there: pass resume=True to continue "
+                             "from it, or overwrite_checkpoint=True to start over (it is replaced)")
 
 
 def train_on_pieces(pieces: _core.PieceCounter, *, checkpoint_dir: str | Path | None = None, **options) -> VocabFile:
