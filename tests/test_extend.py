@@ -942,7 +942,8 @@ def test_add_bounds_every_new_token_the_clusters_included(tmp_path, capsys):
     assert needed > chars  # the case: clusters beyond the characters
     capsys.readouterr()
     for add in range(chars, needed):
-        ext = extend_tokenizer(gguf, corpus, add=add, scripts="sinhala", workers=1, progress=False)  # verified
+        ext = extend_tokenizer(gguf, corpus, add=add, scripts="sinhala", workers=1, progress=False,
+                               verify=add == chars + 1)  # (one verified: no cut, no unreachable token)
         assert len(ext.new_tokens) == add and ext.n_new == add
         assert f"--add {needed:,} builds them all" in capsys.readouterr().err
     ext = extend_tokenizer(gguf, corpus, add=needed, scripts="sinhala", workers=1, verify=False, progress=False)
