@@ -9,11 +9,15 @@ sparse file: one 3 GiB line, no disk used.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as on Linux")
 
@@ -61,3 +65,36 @@ def test_a_large_ranks_file_reserves_no_memory_by_its_size(tmp_path):
                           text=True, timeout=300, env={**os.environ, "WWHO_MAX_FILE_BYTES": str(2 << 30)})
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert done.stdout.startswith(("VocabError", "MemoryError")) and "ranks.tiktoken" in done.stdout, done.stdout
+
+
+def test_decoding_more_ids_than_memory_holds_is_one_line_never_a_hang(tmp_path):
+    """Found by a probe: ``wwho decode`` of 8M ids under ``ulimit -v`` was a MemoryError traceback or
+    a ``PanicException`` (``PyBytes::new`` panics where Python cannot allocate), and with
+    ``RUST_BACKTRACE=1`` 30M ids hung for ever, deaf to SIGINT and SIGTERM (the panic's backtrace
+    printer could not get memory either, and waited on its own lock). Each limit of a sweep gives
+    the text or one error line, within the timeout."""
+    from conftest import wwho_command
+
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    sample = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    SGPETokenizer(train_sgpe(sample, vocab_size=1000, progress=False, workers=1)).save(tmp_path / "tok")
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes(b"5 " * 8_000_000 + b"\n")
+    failed = 0
+    for limit_mb in range(100, 320, 40):
+        limit = limit_mb << 20
+        with open(ids, "rb") as stdin:
+            done = subprocess.run(
+                [*wwho_command(), "decode", "--tokenizer", str(tmp_path / "tok")], stdin=stdin, capture_output=True,
+                timeout=120, env={**os.environ, "RUST_BACKTRACE": "1"},
+                preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+        err = done.stderr.decode("utf-8", "replace")
+        if done.returncode == 0:
+            assert len(done.stdout) >= 8_000_000, limit_mb
+            continue
+        failed += 1
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert done.returncode == 2 and len(lines) == 1, (limit_mb, done.returncode, err[-2000:])
+        assert lines[0].startswith("wwho: error: out of memory"), lines
+    assert failed, "no limit of the sweep was too small: the case was not tried"

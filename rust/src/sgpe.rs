@@ -54,6 +54,15 @@ pub enum Fallback {
     Unk(u32),
 }
 
+/// Why [`Encoder::decode`] made no bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// An id with no token.
+    OutOfRange(i64),
+    /// The output (this many bytes) could not be allocated.
+    NoMemory(usize),
+}
+
 /// Everything an encoder needs, in ids (Python computes them from `vocab.json`).
 pub struct EncoderSpec {
     /// The string of every id, as code points.
@@ -690,13 +699,25 @@ impl Encoder {
     }
 
     /// The bytes of `ids` joined; an id out of range is an error naming it.
-    pub fn decode(&self, ids: &[i64], skip_special: bool) -> Result<Vec<u8>, i64> {
-        let mut out = Vec::with_capacity(ids.len() * 4);
+    /// The bytes of `ids`. Their size comes from the input: it is measured first and asked for
+    /// with `try_reserve`, so that an output memory cannot hold is [`DecodeError::NoMemory`], not
+    /// an abort of the process.
+    pub fn decode(&self, ids: &[i64], skip_special: bool) -> Result<Vec<u8>, DecodeError> {
         let n = self.vocab.len() as i64;
+        let mut size = 0usize;
         for &id in ids {
             if !(0..n).contains(&id) {
-                return Err(id);
+                return Err(DecodeError::OutOfRange(id));
             }
+            let id = id as usize;
+            if !(skip_special && self.is_special[id]) {
+                size += self.token_starts[id + 1] - self.token_starts[id];
+            }
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact(size)
+            .map_err(|_| DecodeError::NoMemory(size))?;
+        for &id in ids {
             let id = id as usize;
             if skip_special && self.is_special[id] {
                 continue;

@@ -633,17 +633,13 @@ impl ByteLevel {
         py: Python<'py>,
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        guard(|| {
-            Ok(decode_plain(py, ids, |ids| {
-                self.inner.decode_bytes(ids).ok()
-            }))
-        })
+        guard(|| decode_plain(py, ids, |ids| self.inner.decode_bytes(ids).ok()))
     }
 
     /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
         let data = guard(|| self.inner.decode_bytes(&ids).map_err(to_py))?;
-        Ok(PyBytes::new(py, &data))
+        super::errors::py_bytes(py, &data)
     }
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {

@@ -118,3 +118,13 @@ pub fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Panic> {
         }
     })
 }
+
+/// `data` as Python `bytes`, or a `MemoryError` where Python cannot allocate them: `PyBytes::new`
+/// panics then, and a panic while memory is short can deadlock in the backtrace printer (with
+/// `RUST_BACKTRACE` set) instead of raising. For outputs whose size comes from the input.
+pub fn py_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    pyo3::types::PyBytes::new_with(py, data.len(), |buf| {
+        buf.copy_from_slice(data);
+        Ok(())
+    })
+}

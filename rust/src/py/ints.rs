@@ -127,7 +127,8 @@ pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
     let Ok(list) = ids.cast_exact::<PyList>() else {
         return buffer_ids(ids);
     };
-    let mut out = Vec::with_capacity(list.len());
+    let mut out = Vec::new();
+    out.try_reserve_exact(list.len()).ok()?; // (no memory: the checking path says so)
     for item in list.iter() {
         // SAFETY: a type test on a live object (the list holds it, and so does `item`).
         if unsafe { ffi::PyLong_CheckExact(item.as_ptr()) } == 0 {
@@ -177,8 +178,11 @@ pub fn decode_plain<'py>(
     py: Python<'py>,
     ids: &Bound<'py, PyAny>,
     decode: impl FnOnce(&[u32]) -> Option<Vec<u8>>,
-) -> Option<Bound<'py, PyBytes>> {
-    decode(&plain_ids(ids)?).map(|data| PyBytes::new(py, &data))
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    match plain_ids(ids).and_then(|ids| decode(&ids)) {
+        Some(data) => super::errors::py_bytes(py, &data).map(Some),
+        None => Ok(None),
+    }
 }
 
 impl Drop for IdInts {

@@ -195,7 +195,7 @@ impl PyMeta {
         guard("decoding", || {
             decode_plain(py, ids, |ids| self.inner.decode(ids).ok())
         })
-        .map_err(|e| raise(py, e))
+        .map_err(|e| raise(py, e))?
     }
 
     /// The bytes of `ids` joined; `(id, position)` of the first id with no token is a

@@ -10,7 +10,7 @@ use crate::charset::Ranges;
 use crate::graphemes::Graphemes;
 use crate::router::Router;
 use crate::schema::Automaton;
-use crate::sgpe::{Encoder, EncoderSpec, Fallback, Routed, Scope};
+use crate::sgpe::{DecodeError, Encoder, EncoderSpec, Fallback, Routed, Scope};
 use crate::syllables::{joined, Tokens};
 use crate::units::Text;
 use crate::with_text;
@@ -123,7 +123,7 @@ fn joined_bytes<'py, T: Tokens + Sync>(
         t.len(),
         || with_text!(t, t => joined(tokens, t, leading_space, lines, sep.as_bytes(), &mut out)),
     )?;
-    Ok(PyBytes::new(s.py(), &out))
+    super::errors::py_bytes(s.py(), &out)
 }
 
 /// The strings `s[ends[i-1]:ends[i]]`.
@@ -455,9 +455,19 @@ impl PyEncoder {
             )
         };
         let mut values = Vec::new();
+        // Sizes from the input, asked for with try_reserve: an abort otherwise (tests/test_allocation.py).
+        let no_memory = |n: usize| {
+            pyo3::exceptions::PyMemoryError::new_err(format!("cannot hold the {n} ids to decode"))
+        };
         if let Some(block) = buffer_ids(ids) {
+            values
+                .try_reserve_exact(block.len())
+                .map_err(|_| no_memory(block.len()))?;
             values.extend(block.into_iter().map(i64::from));
         } else {
+            if let Ok(len) = ids.len() {
+                values.try_reserve_exact(len).map_err(|_| no_memory(len))?;
+            }
             for item in ids
                 .try_iter()
                 .map_err(|_| error(py, Kind::Tokenizer, "ids must be an iterable of ints"))?
@@ -470,14 +480,20 @@ impl PyEncoder {
                 values.push(item.extract::<i64>().map_err(|_| bad(&item))?);
             }
         }
-        let bytes = self.inner.decode(&values, skip_special).map_err(|id| {
-            error(
-                py,
-                Kind::Tokenizer,
-                format!("token id {id} is out of range [0, {n})"),
-            )
-        })?;
-        Ok(PyBytes::new(py, &bytes))
+        let bytes = self
+            .inner
+            .decode(&values, skip_special)
+            .map_err(|e| match e {
+                DecodeError::OutOfRange(id) => error(
+                    py,
+                    Kind::Tokenizer,
+                    format!("token id {id} is out of range [0, {n})"),
+                ),
+                DecodeError::NoMemory(size) => pyo3::exceptions::PyMemoryError::new_err(format!(
+                    "cannot hold the {size} bytes these ids decode to"
+                )),
+            })?;
+        super::errors::py_bytes(py, &bytes)
     }
 
     /// The bytes of one token (a byte-fallback token is its byte).

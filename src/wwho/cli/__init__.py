@@ -231,6 +231,12 @@ def _run(argv: list[str]) -> int:
                 return interrupts.report()
             print(f"wwho: error: {printable(str(exc))}", file=sys.stderr)  # a name may hold a newline, an escape
             return 2
+        except MemoryError:  # the input needs more than the process may have: said, not a traceback
+            if state.interrupted:
+                return interrupts.report()
+            print("wwho: error: out of memory: this input needs more memory than the process may have (a very "
+                  "long line? lower --max-line-bytes where the verb has it, or split the input)", file=sys.stderr)
+            return 2
         except BrokenPipeError:  # the reader went away (| head -1): quietly, as the shell's own tools
             _drop_standard_output()
             return 0
