@@ -487,3 +487,17 @@ def test_standard_input_within_the_bound_is_read_whole(tok_path, tmp_path, capsy
     assert main([verb, "--tokenizer", str(tok_path), "--binary", "-", *extra]) == 0
     out = capsysbinary.readouterr().out
     assert (list(map(int, out.split())) if verb == "encode" else out) == (ids if verb == "encode" else data)
+
+
+@pytest.mark.parametrize(("ids", "named"), [
+    ('{"ids": [326], "ids": [2]}', "the key 'ids' appears twice"),  # decoded [2], in silence
+    ("326,,2", "item 1 is empty"),  # read as [326, 2]
+    ("326, 2,", "item 2 is empty"),
+])
+def test_decode_refuses_ids_given_twice_or_left_out(ids, named):
+    from wwho.cli.binary import parse_ids
+    from wwho.errors import TokenizerError
+
+    with pytest.raises(TokenizerError, match=re.escape(named)):
+        parse_ids(ids)
+    assert parse_ids(" 326 , 2\n7 ") == [326, 2, 7] and parse_ids("") == []

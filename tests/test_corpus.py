@@ -278,6 +278,19 @@ def test_a_jsonl_line_nested_too_deeply_is_a_bad_line(tmp_path):
     assert list(iter_documents(path, skip_bad_lines=True, stats=stats)) == ["one", "two"] and stats.bad_lines == 1
 
 
+def test_a_jsonl_line_giving_the_text_field_twice_is_a_bad_line(tmp_path):
+    """Found by a probe: ``{"text": "ශ්‍රී", "text": "abc"}`` was read as "abc" (JSON keeps the last), in
+    silence; a nested object's own "text", and the word in the text, are no second field."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "one"}\n{"text": "ශ්\u200dරී", "text": "abc"}\n'
+                    '{"meta": {"text": "inner"}, "text": "two text"}\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"d.jsonl:2: the field 'text' is given twice"):
+        list(iter_documents(path))
+    stats = CorpusStats()
+    assert list(iter_documents(path, skip_bad_lines=True, stats=stats)) == ["one", "two text"]
+    assert stats.bad_lines == 1
+
+
 def test_a_directory_corpus_leaves_out_hidden_folders(tmp_path):
     """Before: files inside .git/ (a cloned dataset repository) were read as corpus."""
     (tmp_path / "data").mkdir()

@@ -123,6 +123,22 @@ def test_cli_export_with_verify(exported, tmp_path, capsys):
     assert (tmp_path / "out" / "tokenizer.json").read_bytes() == (directory / "tokenizer.json").read_bytes()
 
 
+@pytest.mark.parametrize("content", ["", '{"text": 5}\n{"body": "ශ්‍රී"}\n'])
+def test_cli_export_verify_that_checks_no_line_fails(exported, tmp_path, content):
+    """Found by a probe: an empty corpus, or a JSONL corpus none of whose lines has the text field
+    (a wrong --text-field), printed "0 lines checked", wrote the export and exited 0: a CI gate
+    that checked nothing passed."""
+    from cli_run import one_line_error, wwho
+
+    _, directory, _ = exported["sinhala"]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(content, encoding="utf-8")
+    line = one_line_error(wwho("export", "hf", directory / "vocab.json", "-o", tmp_path / "out", "--quiet",
+                               "--verify", corpus))
+    assert "--verify: no line of" in line and "could be checked" in line and "nothing was written" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_unk_token_vocabulary_is_not_exported(tokenizers):
     from wwho.errors import VocabError
 

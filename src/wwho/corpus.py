@@ -437,6 +437,13 @@ def _skip_line(f: io.BufferedIOBase, start: bytes) -> int:
     return skipped
 
 
+def _given_twice(line: str, key: str) -> bool:
+    """Whether the JSON object ``line`` has ``key`` twice at its top level (a key written with
+    escapes, as ``"te\\u0078t"``, is found only where ``key`` also occurs as it is)."""
+    pairs = json.loads(line, object_pairs_hook=lambda pairs: pairs)  # every object as its (key, value) list
+    return sum(1 for pair in pairs if isinstance(pair, tuple) and pair[0] == key) > 1
+
+
 def _parse_line(raw: bytes, kind: str, text_field: str) -> str:
     try:
         line = raw.decode("utf-8")
@@ -457,6 +464,8 @@ def _parse_line(raw: bytes, kind: str, text_field: str) -> str:
         raise ValueError("a JSONL line must be an object")
     if text_field not in obj:
         raise ValueError(f"no field {text_field!r} (use --text-field to choose another)")
+    if line.count(text_field) > 1 and _given_twice(line, text_field):  # (the count: cheap, so rarely parsed again)
+        raise ValueError(f"the field {text_field!r} is given twice (JSON keeps the last one, silently)")
     value = obj[text_field]
     if not isinstance(value, str):
         kind = "null" if value is None else {bool: "a boolean", int: "a number", float: "a number", list: "a list",

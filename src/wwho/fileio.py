@@ -433,17 +433,17 @@ def _limit_hint(limit: int) -> str:
     return f" (set {MAX_FILE_ENV} to read more)" if limit == max_file_bytes() else ""
 
 
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object (``unique_keys``); args: the key, the object's keys."""
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key, list(out))
+                raise DuplicateKey(key, list(out))
             seen.add(key)
     return out
 
@@ -456,12 +456,12 @@ def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoE
     """Parse UTF-8 JSON; a syntax error, a duplicate key or too deep nesting raises ``error``."""
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except UnicodeDecodeError as exc:
         raise error(f"{source}: not UTF-8 (byte offset {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise error(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         key, keys = exc.args
         held = ", ".join(brief(k, 40) for k in keys[:6])
         raise error(f"{source}: the key {brief(key, 80)} appears twice in one JSON object (the object "

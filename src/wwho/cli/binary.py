@@ -24,7 +24,7 @@ from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_ids
 from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
-from wwho.fileio import MAX_FILE_ENV, max_file_bytes, parse_json, read_bytes
+from wwho.fileio import MAX_FILE_ENV, DuplicateKey, max_file_bytes, parse_json, read_bytes, unique_keys
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
            "run_decode", "run_encode"]
@@ -161,9 +161,11 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
     stripped = text.strip()
     if stripped.startswith(("[", "{")):
         try:
-            data = json.loads(stripped)
+            data = json.loads(stripped, object_pairs_hook=unique_keys)  # {"ids": [1], "ids": [2]} is refused
         except json.JSONDecodeError as exc:
             raise TokenizerError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        except DuplicateKey as exc:
+            raise TokenizerError(f"{where}: the key {brief(exc.args[0])} appears twice in one JSON object") from None
         except (RecursionError, ValueError):  # nested too deeply; a number of thousands of digits
             raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\" "
                                  f"(this JSON is nested too deeply or has a number too long to read)") from None
@@ -172,7 +174,9 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
             raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\"")
         return ids
     ids = []
-    for n, word in enumerate(w for w in re.split(r"[\s,]+", stripped) if w):
+    for n, word in enumerate(re.split(r"\s*,\s*|\s+", stripped) if stripped else ()):
+        if not word:  # "326,,2": an id left out, not a separator
+            raise TokenizerError(f"{where}: item {n} is empty (two commas in a row, or a comma at an end)")
         if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
             hint = (f" (it names a file: read the ids from it with - < {shlex.quote(word)})"
                     if where == "arguments" and names_a_file(word) else "")

@@ -107,6 +107,16 @@ def run(args: argparse.Namespace) -> int:
         docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
         report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
         print(report.summary())
+        if not report.lines:  # a gate that checked nothing (an empty file, a wrong --text-field) must not pass
+            from wwho.errors import CorpusError
+
+            why = [plural(stats.bad_lines, "line") + " not text" + (f", the first {stats.first_bad[0]}"
+                                                                    if stats.first_bad else "")] if stats.bad_lines else []
+            why += [plural(report.skipped_surrogates, "line") + " with lone surrogates"] if report.skipped_surrogates \
+                else []
+            raise CorpusError(f"--verify: no line of {', '.join(map(str, corpora))} could be checked "
+                              f"({', '.join(why) or 'no text in it'}; with JSONL, is --text-field right?): nothing "
+                              f"was written to {out}")
         if stats.bad_lines:  # lines no text can be read from (invalid UTF-8, JSON): said, not silently left out
             print(f"wwho: warning: {plural(stats.bad_lines, 'corpus line')} not text, left out of the check "
                   f"(the first: {stats.first_bad[0] if stats.first_bad else '?'})", file=sys.stderr)
