@@ -698,8 +698,7 @@ impl Encoder {
         [pieces, wholes, units, all]
     }
 
-    /// The bytes of `ids` joined; an id out of range is an error naming it.
-    /// The bytes of `ids`. Their size comes from the input: it is measured first and asked for
+    /// The bytes of `ids` joined; an id out of range is an error naming it. Their size comes from the input: it is measured first and asked for
     /// with `try_reserve`, so that an output memory cannot hold is [`DecodeError::NoMemory`], not
     /// an abort of the process.
     pub fn decode(&self, ids: &[i64], skip_special: bool) -> Result<Vec<u8>, DecodeError> {

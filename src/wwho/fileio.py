@@ -406,15 +406,7 @@ def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: st
             if size > limit:
                 raise error(f"{path}: is {size:,} bytes, more than the {limit:,} wwho reads from a {what}"
                             + _limit_hint(limit))
-            parts = []
-            total = 0
-            want = size + 1  # one more than its size: the read that says it ended (or that it grew)
-            while total <= limit:
-                chunk = f.read(min(want - total if total < want else _READ_CHUNK, limit + 1 - total))
-                if not chunk:
-                    break
-                parts.append(chunk)
-                total += len(chunk)
+            parts, total = read_upto(f, limit, size=size)
         except OSError as exc:
             raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
         except MemoryError:
@@ -427,6 +419,22 @@ def read_bytes(path: str | Path, *, error: type[WwhoError] = WwhoError, what: st
         return b"".join(parts)
     except MemoryError:
         raise error(f"{path}: not enough memory to hold its {total:,} bytes") from None
+
+
+def read_upto(f: IO[bytes], limit: int, *, size: int | None = None) -> tuple[list[bytes], int]:
+    """The chunks of ``f`` until it ends or passes ``limit`` (at most ``limit + 1`` bytes are read,
+    so more than ``limit`` in all means "too large"), and their total. ``size``: what the file is
+    expected to hold, asked for in one read."""
+    parts: list[bytes] = []
+    total = 0
+    want = -1 if size is None else size + 1  # one more than its size: the read that says it ended (or grew)
+    while total <= limit:
+        chunk = f.read(min(want - total if total < want else _READ_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return parts, total
 
 
 def _limit_hint(limit: int) -> str:

@@ -24,7 +24,15 @@ from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
 from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_ids
 from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
-from wwho.fileio import MAX_FILE_ENV, DuplicateKey, max_file_bytes, parse_json, read_bytes, unique_keys
+from wwho.fileio import (
+    MAX_FILE_ENV,
+    DuplicateKey,
+    max_file_bytes,
+    parse_json,
+    read_bytes,
+    read_upto,
+    unique_keys,
+)
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
            "run_decode", "run_encode"]
@@ -65,25 +73,15 @@ def add_decode_arguments(p: argparse.ArgumentParser) -> None:
     _add(p, "--force", action="store_true", help=FORCE_HELP)
 
 
-#: Standard input is read in pieces of this size, up to wwho.fileio's bound.
-_STDIN_CHUNK = 1 << 24
-
-
 def read_standard_input(give: str | None = None) -> bytes:
     """All of standard input, up to the bound wwho reads from a file (``WWHO_MAX_FILE_BYTES``,
     :func:`wwho.fileio.max_file_bytes`): more (``/dev/zero``, an endless pipe) is a
     :class:`CorpusError` naming standard input and the bound, after reading one byte past it."""
     limit = max_file_bytes()
     stream = standard_input() if give is None else standard_input(give)
-    parts: list[bytes] | None = []
-    total = 0
+    parts: list[bytes] | None = None
     try:
-        while total <= limit:
-            chunk = stream.read(min(_STDIN_CHUNK, limit + 1 - total))
-            if not chunk:
-                break
-            parts.append(chunk)
-            total += len(chunk)
+        parts, total = read_upto(stream, limit)
         if total > limit:
             parts = None
             raise CorpusError(f"stdin: more than {limit:,} bytes, the most wwho reads from standard input "
@@ -91,8 +89,8 @@ def read_standard_input(give: str | None = None) -> bytes:
         return b"".join(parts)
     except MemoryError:
         parts = None  # (what was read is freed before the error is made)
-        raise CorpusError(f"stdin: not enough memory to read it ({total:,} bytes read; wwho reads up to "
-                          f"{limit:,}, set by {MAX_FILE_ENV})") from None
+        raise CorpusError(f"stdin: not enough memory to read it (wwho reads up to {limit:,} bytes, set by "
+                          f"{MAX_FILE_ENV})") from None
 
 
 def _size_text(n: int) -> str:

@@ -110,10 +110,12 @@ def run(args: argparse.Namespace) -> int:
         if not report.lines:  # a gate that checked nothing (an empty file, a wrong --text-field) must not pass
             from wwho.errors import CorpusError
 
-            why = [plural(stats.bad_lines, "line") + " not text" + (f", the first {stats.first_bad[0]}"
-                                                                    if stats.first_bad else "")] if stats.bad_lines else []
-            why += [plural(report.skipped_surrogates, "line") + " with lone surrogates"] if report.skipped_surrogates \
-                else []
+            why = []
+            if stats.bad_lines:
+                first = f", the first {stats.first_bad[0]}" if stats.first_bad else ""
+                why.append(f"{plural(stats.bad_lines, 'line')} not text{first}")
+            if report.skipped_surrogates:
+                why.append(f"{plural(report.skipped_surrogates, 'line')} with lone surrogates")
             raise CorpusError(f"--verify: no line of {', '.join(map(str, corpora))} could be checked "
                               f"({', '.join(why) or 'no text in it'}; with JSONL, is --text-field right?): nothing "
                               f"was written to {out}")
