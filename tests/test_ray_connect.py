@@ -1,6 +1,6 @@
 """Joining a Ray cluster and importing Ray (``wwho.scale.ray_counter``): bounded, one line each.
 
-Found by a probe (probe4_train): ``--engine ray --address`` at a port that accepts TCP and never
+Found by a probe: ``--engine ray --address`` at a port that accepts TCP and never
 answers waited 400 s and more with Ray's C++ log lines, and a Ctrl-C took 10 to 21 s; a Ray whose
 import raised something other than ``ImportError`` (a protobuf mismatch) gave a traceback. No
 cluster is started here: the "clusters" are sockets of this process that accept and stay silent,

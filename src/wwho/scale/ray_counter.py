@@ -19,8 +19,8 @@ byte-identical to a local run's.
   a cluster that cannot be reached is one :class:`WwhoError` naming the address.
 * **Joining a cluster is bounded** (:func:`connect`): a TCP connection first (at most 5 s), then
   the HTTP/2 greeting that every gRPC server (Ray's GCS, its Ray Client server) answers at once:
-  a port that takes the connection and says nothing (found by a probe: ``ray.init`` waited there
-  for 400 s and more, printing Ray's C++ log lines, and a Ctrl-C took 10 to 21 s to land) or
+  a port that takes the connection and says nothing (``ray.init`` would wait there for minutes,
+  printing Ray's C++ log lines, deaf to a Ctrl-C meanwhile) or
   answers as something else (an HTTP server) is one error line within :data:`PROBE_SECONDS`.
   ``ray.init`` itself then runs on a thread of its own while this one waits, at most
   ``WWHO_RAY_TIMEOUT`` seconds (default :data:`JOIN_SECONDS`), so that a Ctrl-C ends the wait at
