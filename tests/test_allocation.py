@@ -98,3 +98,92 @@ def test_decoding_more_ids_than_memory_holds_is_one_line_never_a_hang(tmp_path):
         assert done.returncode == 2 and len(lines) == 1, (limit_mb, done.returncode, err[-2000:])
         assert lines[0].startswith("wwho: error: out of memory"), lines
     assert failed, "no limit of the sweep was too small: the case was not tried"
+
+
+#: One long line of each kind of text that a probe saw abort the process (exit 134, a Rust backtrace,
+#: a temporary output file left behind): NUL bytes, one letter, Latin-1 letters, Sinhala words.
+LONG_LINES = {
+    "nul": "\0" * 6_000_000,
+    "letter": "a" * 6_000_000,
+    "latin1": "".join(chr(0xC0 + (i * 7919) % 64) for i in range(3_000_000)),
+    "sinhala": "ශ්‍රී ලංකාව " * 500_000,
+}
+
+
+@pytest.fixture(scope="module")
+def long_line_commands(tmp_path_factory) -> dict[str, tuple[list[str], float]]:
+    """name -> (a ``wwho`` command that reads ``--file`` given last, the least memory limit in MB
+    under which it runs on an empty line): ``encode`` with an SGPE tokenizer, a byte-level one
+    under the merges rule and (with the shared ranks file) o200k_base and the meta tokenizer, and
+    ``syllabify``. Below that limit Python itself may fail to start: no sweep goes there."""
+    from conftest import O200K_FILE
+
+    from wwho.bytelevel import ByteBPE
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    tmp_path = tmp_path_factory.mktemp("long-lines")
+    sample = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    sgpe = SGPETokenizer(train_sgpe(sample, vocab_size=1000, progress=False, workers=1))
+    sgpe.save(tmp_path / "sgpe")
+    ByteBPE.train(sample, vocab_size=600, progress=False, workers=1).save(tmp_path / "bytelevel")
+    tokenizers = {"sgpe": [str(tmp_path / "sgpe")], "bytelevel": [str(tmp_path / "bytelevel")]}
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE).save(tmp_path / "meta")
+        tokenizers["o200k"] = ["o200k_base", "--tiktoken-file", str(O200K_FILE)]
+        tokenizers["meta"] = [str(tmp_path / "meta"), "--tiktoken-file", str(O200K_FILE)]
+    out = tmp_path / "out"
+    out.mkdir()
+    commands = {name: ["encode", "--tokenizer", *args, "-o", str(out / "ids.txt"), "--force", "--file"]
+                for name, args in tokenizers.items()}
+    commands["syllabify"] = ["syllabify", "--file"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    found = {}
+    for name, command in commands.items():
+        limit_mb = 40.0
+        while _limited([*command, str(empty)], limit_mb).returncode != 0:
+            limit_mb *= 1.15
+            assert limit_mb < 4000, (name, "the command fails on an empty line at every limit")
+        found[name] = (command, limit_mb)
+    return found
+
+
+def _limited(command: list[str], limit_mb: float) -> subprocess.CompletedProcess:
+    from conftest import wwho_command
+
+    limit = int(limit_mb) << 20
+    return subprocess.run([*wwho_command(), *command], capture_output=True, timeout=300,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+
+
+@pytest.mark.parametrize("text", sorted(LONG_LINES))
+def test_encoding_a_line_longer_than_memory_holds_is_one_line_never_an_abort(tmp_path, long_line_commands, text):
+    """Found by a probe: one line of tens of MB (within the default ``--max-line-bytes``) under
+    ``ulimit -v`` made ``wwho encode`` abort (exit 134, a Rust backtrace, the temporary output left
+    behind) for every kind, and ``wwho syllabify`` too: the core grew buffers as long as the line
+    with ordinary allocations. For each command, the limits of a sweep go from the least that the
+    same command needs for an empty line up to the first that suffices for the long one: each gives
+    the ids or one error line, and leaves no file behind."""
+    line = tmp_path / "line.txt"
+    line.write_text(LONG_LINES[text] + "\n", encoding="utf-8")
+    for name, (command, limit_mb) in long_line_commands.items():
+        out = Path(command[command.index("-o") + 1]).parent if "-o" in command else None
+        for left in out.iterdir() if out else ():  # (what an earlier case left: reported there)
+            left.unlink()
+        failed = 0
+        while True:
+            done = _limited([*command, str(line)], limit_mb)
+            left = [p.name for p in out.iterdir() if p.name != "ids.txt"] if out else []
+            assert not left, (name, limit_mb, left)
+            if done.returncode == 0:
+                break
+            failed += 1
+            err = done.stderr.decode("utf-8", "replace")
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert done.returncode == 2 and len(lines) == 1, (name, int(limit_mb), done.returncode, err[-2000:])
+            assert lines[0].startswith("wwho: error: out of memory"), (name, lines)
+            limit_mb *= 1.15
+            assert limit_mb < 4000, (name, "no limit of the sweep sufficed")
+        assert failed, (name, "the line needed no more memory than an empty one: the case was not tried")

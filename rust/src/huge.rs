@@ -36,6 +36,12 @@ unsafe impl<T: Copy + Sync> Sync for HugeSlice<T> {}
 impl<T: Copy> HugeSlice<T> {
     /// `len` copies of `fill`.
     pub fn new(len: usize, fill: T) -> HugeSlice<T> {
+        Self::try_new(len, fill).unwrap_or_else(|layout| handle_alloc_error(layout))
+    }
+
+    /// [`Self::new`], or the layout that could not be allocated (a table that may stay as it
+    /// was: a cache that stops growing when memory is short).
+    pub fn try_new(len: usize, fill: T) -> Result<HugeSlice<T>, Layout> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .expect("table size overflows");
@@ -46,7 +52,7 @@ impl<T: Copy> HugeSlice<T> {
         };
         let layout = Layout::from_size_align(bytes, align).expect("a valid layout");
         if bytes == 0 {
-            return HugeSlice::default();
+            return Ok(HugeSlice::default());
         }
         // SAFETY: the layout has a non-zero size; a mapped block is returned by `Drop` with `unmap`.
         let raw = unsafe {
@@ -58,7 +64,7 @@ impl<T: Copy> HugeSlice<T> {
         }
         .cast::<T>();
         let Some(ptr) = NonNull::new(raw) else {
-            handle_alloc_error(layout)
+            return Err(layout);
         };
         #[cfg(target_os = "linux")]
         if bytes >= HUGE {
@@ -72,7 +78,7 @@ impl<T: Copy> HugeSlice<T> {
             // SAFETY: i < len, within the allocation; every slot is written before any read.
             unsafe { ptr.as_ptr().add(i).write(fill) };
         }
-        HugeSlice { ptr, len, layout }
+        Ok(HugeSlice { ptr, len, layout })
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod alloc;
 pub mod bytelevel;
 pub mod huge;
+pub mod memory;
 pub mod merge;
 pub mod meta;
 pub mod pretokenize;

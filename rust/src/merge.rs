@@ -11,6 +11,7 @@
 //! (byte-level's ranks rule looks the concatenated bytes up instead of keeping a pair table).
 
 use crate::huge::HugeSlice;
+use crate::memory::{self, NoMemory};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -317,23 +318,35 @@ fn compact_key(k: u64) -> u64 {
 /// Words longer than this use the rank buckets; the scan is faster below it.
 pub const SCAN_LIMIT: usize = 48;
 
-/// Merge `ids` in place by `table` (see the module docs).
+/// Merge `ids` in place by `table` (see the module docs). Memory for a long word that cannot be
+/// had stops the process, as any failed allocation does: encoders use [`try_merge`].
 pub fn merge(ids: &mut Vec<u32>, table: &PairTable) {
+    try_merge(ids, table).unwrap_or_else(|e| e.abort())
+}
+
+/// [`merge`], where memory for a long word that cannot be had is an error (see `crate::memory`).
+pub fn try_merge(ids: &mut Vec<u32>, table: &PairTable) -> Result<(), NoMemory> {
     if table.is_empty() {
-        return;
+        return Ok(());
     }
-    merge_with(ids, table);
+    try_merge_with(ids, table)
 }
 
 /// Merge `ids` in place by any [`Pairs`] (see the module docs).
 pub fn merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
+    try_merge_with(ids, table).unwrap_or_else(|e| e.abort())
+}
+
+/// [`merge_with`], where memory for a long word that cannot be had is an error.
+pub fn try_merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) -> Result<(), NoMemory> {
     if ids.len() < 2 {
-        return;
+        return Ok(());
     }
     if ids.len() <= SCAN_LIMIT {
         merge_scan(ids, table, None);
+        Ok(())
     } else {
-        merge_long(ids, table, None);
+        merge_long(ids, table, None)
     }
 }
 
@@ -341,15 +354,20 @@ pub fn merge_with<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T) {
 /// `seeds` (ascending positions `i` of the pairs `(ids[i], ids[i + 1])`) can merge: the other
 /// pairs are not looked up at first. Pairs that merging forms are looked up as usual, so the
 /// result is [`merge`]'s whenever that holds (SGPE's superword pass: only the pairs that join
-/// two pieces can merge at first).
-pub fn merge_seeded<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: &[usize]) {
+/// two pieces can merge at first). Memory that cannot be had is an error, as in [`try_merge`].
+pub fn try_merge_seeded<T: Pairs + ?Sized>(
+    ids: &mut Vec<u32>,
+    table: &T,
+    seeds: &[usize],
+) -> Result<(), NoMemory> {
     if ids.len() < 2 || seeds.is_empty() {
-        return;
+        return Ok(());
     }
     if ids.len() <= SCAN_LIMIT {
         merge_scan(ids, table, Some(seeds));
+        Ok(())
     } else {
-        merge_long(ids, table, Some(seeds));
+        merge_long(ids, table, Some(seeds))
     }
 }
 
@@ -464,12 +482,18 @@ pub(crate) struct RankBuckets {
 impl RankBuckets {
     /// File position `pos` under `rank` (a rank whose round is under way gets a new round).
     #[inline]
-    pub(crate) fn push(&mut self, rank: u32, pos: u32) {
+    pub(crate) fn push(&mut self, rank: u32, pos: u32) -> Result<(), NoMemory> {
+        self.buckets
+            .try_reserve(1)
+            .map_err(|_| NoMemory::of::<(u32, Vec<u32>)>(self.buckets.len() + 1))?;
         let bucket = self.buckets.entry(rank).or_default();
         if bucket.is_empty() {
+            self.ranks
+                .try_reserve(1)
+                .map_err(|_| NoMemory::of::<u32>(self.ranks.len() + 1))?;
             self.ranks.push(Reverse(rank));
         }
-        bucket.push(pos);
+        memory::push(bucket, pos)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -493,7 +517,11 @@ impl RankBuckets {
     }
 }
 
-fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[usize]>) {
+fn merge_long<T: Pairs + ?Sized>(
+    ids: &mut Vec<u32>,
+    table: &T,
+    seeds: Option<&[usize]>,
+) -> Result<(), NoMemory> {
     // A doubly linked list over the original positions, and the positions of the pairs that
     // can merge in one bucket per rank; a heap holds the ranks whose buckets are not empty.
     // The lowest rank's bucket is swept left to right, merging each position that still holds
@@ -504,24 +532,27 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
     // thus costs a few linear sweeps instead of a heap operation per merge.
     let n = ids.len();
     let mut queue = RankBuckets::default();
-    let mut file = |i: usize| {
-        if let Some(m) = table.get(ids[i], ids[i + 1]) {
-            queue.push(m.rank, i as u32);
-        }
+    let mut file = |i: usize| match table.get(ids[i], ids[i + 1]) {
+        Some(m) => queue.push(m.rank, i as u32),
+        None => Ok(()),
     };
     match seeds {
-        None => (0..n - 1).for_each(&mut file),
-        Some(seeds) => seeds.iter().for_each(|&i| file(i)),
+        None => (0..n - 1).try_for_each(&mut file)?,
+        Some(seeds) => seeds.iter().try_for_each(|&i| file(i))?,
     }
     // A long run where nothing merges (the bytes of unknown characters) costs one pass: no lists.
     if queue.is_empty() {
-        return;
+        return Ok(());
     }
     // A position that merged into the one before it is dead: its `next` is NONE, like the
     // last position's, so that entries still filed for it come to nothing.
-    let mut next: Vec<u32> = (1..=n as u32).collect();
+    let mut next: Vec<u32> = memory::filled(0, n)?;
+    let mut prev: Vec<u32> = memory::filled(0, n)?;
+    for i in 0..n {
+        next[i] = i as u32 + 1;
+        prev[i] = (i as u32).wrapping_sub(1);
+    }
     next[n - 1] = NONE;
-    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     prev[0] = NONE;
     let mut round: Vec<u32> = Vec::new();
     while let Some(rank) = queue.next_round(&mut round) {
@@ -546,32 +577,34 @@ fn merge_long<T: Pairs + ?Sized>(ids: &mut Vec<u32>, table: &T, seeds: Option<&[
             if after != NONE {
                 prev[after as usize] = i as u32;
                 if let Some(m2) = table.get(ids[i], ids[after as usize]) {
-                    queue.push(m2.rank, i as u32);
+                    queue.push(m2.rank, i as u32)?;
                     lower |= m2.rank <= rank;
                 }
             }
             let before = prev[i];
             if before != NONE {
                 if let Some(m2) = table.get(ids[before as usize], ids[i]) {
-                    queue.push(m2.rank, before);
+                    queue.push(m2.rank, before)?;
                     lower |= m2.rank <= rank;
                 }
             }
             if lower {
                 for &rest in &round[k..] {
-                    queue.push(rank, rest);
+                    queue.push(rank, rest)?;
                 }
                 break;
             }
         }
     }
-    let mut out = Vec::with_capacity(n);
-    let mut i = 0u32;
+    // In place: the live positions, in order, never run ahead of the ones they are copied to.
+    let (mut i, mut k) = (0u32, 0);
     while i != NONE {
-        out.push(ids[i as usize]);
+        ids[k] = ids[i as usize];
+        k += 1;
         i = next[i as usize];
     }
-    *ids = out;
+    ids.truncate(k);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -661,7 +694,7 @@ mod tests {
             let (mut scan, mut heap) = (word.clone(), word.clone());
             if word.len() >= 2 {
                 merge_scan(&mut scan, &table, None);
-                merge_long(&mut heap, &table, None);
+                merge_long(&mut heap, &table, None).unwrap();
             }
             assert_eq!(scan, expected);
             assert_eq!(heap, expected);
@@ -688,11 +721,11 @@ mod tests {
                 .collect();
             let expected = reference(word.clone(), &table);
             let mut got = word.clone();
-            merge_seeded(&mut got, &table, &seeds);
+            try_merge_seeded(&mut got, &table, &seeds).unwrap();
             assert_eq!(got, expected, "word {word:?}");
             let (mut scan, mut heap) = (word.clone(), word.clone());
             merge_scan(&mut scan, &table, Some(&seeds));
-            merge_long(&mut heap, &table, Some(&seeds));
+            merge_long(&mut heap, &table, Some(&seeds)).unwrap();
             assert_eq!(scan, expected);
             assert_eq!(heap, expected);
         }

@@ -11,6 +11,7 @@
 
 use crate::bytelevel::{ByteLevel, Error as ByteError};
 use crate::errors::VocabError;
+use crate::memory::{self, NoMemory};
 use crate::router::Router;
 use crate::sgpe::Encoder;
 use crate::units::Unit;
@@ -31,6 +32,8 @@ pub enum Error {
     Disallowed { index: usize, offset: usize },
     /// The byte-level encoder failed (a byte no token covers: not with tiktoken's files).
     Bytes(ByteError),
+    /// Memory for the SGPE part's ids could not be had (see `crate::memory`).
+    NoMemory(NoMemory),
 }
 
 impl std::fmt::Display for Error {
@@ -40,6 +43,7 @@ impl std::fmt::Display for Error {
                 write!(f, "disallowed special token {index} at offset {offset}")
             }
             Error::Bytes(e) => e.fmt(f),
+            Error::NoMemory(e) => write!(f, "out of memory: {e}"),
         }
     }
 }
@@ -167,7 +171,11 @@ impl Meta {
                 start
             };
             self.encode_other(&text[pos..run_start], out)?;
-            let ids = self.sgpe.encode_ordinary(&text[run_start..end]);
+            let ids = self
+                .sgpe
+                .encode_ordinary(&text[run_start..end])
+                .map_err(Error::NoMemory)?;
+            memory::reserve(out, ids.len()).map_err(Error::NoMemory)?;
             out.extend(ids.iter().map(|&i| i + self.offset));
             pos = end;
         }
@@ -179,12 +187,13 @@ impl Meta {
         if text.is_empty() {
             return Ok(());
         }
-        let ids =
-            with_utf8(U::text(text), |s| self.bytes.encode_ordinary(s)).map_err(Error::Bytes)?;
+        let ids = with_utf8(U::text(text), |s| self.bytes.encode_ordinary(s))
+            .map_err(Error::NoMemory)?
+            .map_err(Error::Bytes)?;
         if out.is_empty() {
             *out = ids;
         } else {
-            out.extend_from_slice(&ids);
+            memory::extend(out, &ids).map_err(Error::NoMemory)?;
         }
         Ok(())
     }

@@ -19,8 +19,9 @@
 //! (code point indices). This module does not group words nor route scripts.
 
 use crate::charset::is_ws;
+use crate::memory::{self, NoMemory};
 use crate::schema::{Automaton, NONE};
-use crate::units::{push_utf8, Unit};
+use crate::units::{push_utf8, utf8_len, Unit};
 
 impl Automaton {
     /// End of the longest accepted syllable starting at `pos` (`pos < text.len()`);
@@ -124,7 +125,7 @@ pub fn joined<U: Unit>(
     lines: bool,
     sep: &[u8],
     out: &mut Vec<u8>,
-) {
+) -> Result<(), NoMemory> {
     let mut ends = Vec::new();
     let parts: Box<dyn Iterator<Item = &[U]>> = if lines {
         Box::new(text.split_inclusive(|u| u.cp() == 0x0A))
@@ -135,7 +136,10 @@ pub fn joined<U: Unit>(
         let ended = lines && part.last().is_some_and(|u| u.cp() == 0x0A);
         let body = if ended { &part[..part.len() - 1] } else { part };
         ends.clear();
+        memory::reserve(&mut ends, body.len() + 1)?; // (a token is a character at least)
         tokens.token_ends(body, leading_space, &mut ends);
+        let text_bytes: usize = body.iter().map(|u| utf8_len(u.cp())).sum();
+        memory::reserve(out, text_bytes + ends.len() * sep.len() + 1)?;
         let mut next = ends.iter().peekable();
         for (i, u) in body.iter().enumerate() {
             if i > 0 && next.next_if(|&&end| end == i).is_some() {
@@ -147,6 +151,7 @@ pub fn joined<U: Unit>(
             out.push(b'\n');
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -159,6 +159,17 @@ macro_rules! with_text {
     };
 }
 
+/// How many bytes [`push_utf8`] appends for `cp`.
+#[inline]
+pub fn utf8_len(cp: u32) -> usize {
+    match cp {
+        0..=0x7F => 1,
+        0x80..=0x7FF => 2,
+        0x800..=0xFFFF => 3,
+        _ => 4,
+    }
+}
+
 /// Append the UTF-8 bytes of `cp` (surrogates as their 3-byte form, like Python's
 /// "surrogatepass") to `out`. Code points above U+10FFFF do not occur in Python strings.
 #[inline]

@@ -3,6 +3,7 @@
 //! does. One implementation for every caller (the byte-level bindings, the meta encoder). This
 //! module does not encode.
 
+use crate::memory::{self, NoMemory};
 use crate::units::{Text, Unit};
 
 /// `f` of `t` as UTF-8, with each lone surrogate as U+FFFD and a high surrogate followed by a
@@ -10,23 +11,23 @@ use crate::units::{Text, Unit};
 /// _replace_surrogates` (and tiktoken) do to text that cannot be UTF-8. ASCII is read in place;
 /// other text is written into a buffer of this thread's (kept for the next text, up to
 /// [`KEEP_UTF8`] bytes). Reads only the string's own storage, so any thread may call it while
-/// the caller holds the string.
-pub fn with_utf8<R>(t: Text<'_>, f: impl FnOnce(&str) -> R) -> R {
+/// the caller holds the string. A buffer that memory cannot hold is [`NoMemory`].
+pub fn with_utf8<R>(t: Text<'_>, f: impl FnOnce(&str) -> R) -> Result<R, NoMemory> {
     if let Text::U8(b) = t {
         if b.is_ascii() {
             // SAFETY: ASCII is UTF-8.
-            return f(unsafe { std::str::from_utf8_unchecked(b) });
+            return Ok(f(unsafe { std::str::from_utf8_unchecked(b) }));
         }
     }
     UTF8.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buf) => {
-            let out = f(utf8_into(t, &mut buf));
+            let out = utf8_into(t, &mut buf).map(f);
             if buf.capacity() > KEEP_UTF8 {
                 *buf = Vec::new();
             }
             out
         }
-        Err(_) => f(utf8_into(t, &mut Vec::new())),
+        Err(_) => utf8_into(t, &mut Vec::new()).map(f),
     })
 }
 
@@ -38,8 +39,15 @@ thread_local! {
 }
 
 /// `t` as UTF-8 in `buf` (its old contents dropped), surrogates as in [`with_utf8`].
-fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> &'b str {
+fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> Result<&'b str, NoMemory> {
     buf.clear();
+    // What the writers reserve, asked for first: so that it is an error, not an abort.
+    let most = match t {
+        Text::U8(u) => 2 * u.len(),
+        Text::U16(u) => 3 * u.len() + 1,
+        Text::U32(u) => 4 * u.len() + 1,
+    };
+    memory::reserve(buf, most)?;
     match t {
         Text::U8(u) => write_latin1(u, buf),
         Text::U16(u) => write_utf8(u, 3, buf),
@@ -47,7 +55,7 @@ fn utf8_into<'b>(t: Text<'_>, buf: &'b mut Vec<u8>) -> &'b str {
     }
     // Every code point written is a scalar value (surrogates were replaced or paired) and
     // Python's code points are at most U+10FFFF; checked anyway (SIMD: cheap), not assumed.
-    simdutf8::basic::from_utf8(buf).expect("UTF-8 made from code points")
+    Ok(simdutf8::basic::from_utf8(buf).expect("UTF-8 made from code points"))
 }
 
 /// Append the UTF-8 of Latin-1 text to `buf` without a branch per character: sixteen at a time
@@ -361,9 +369,12 @@ mod tests {
                 for len in 0..48 {
                     let t = &narrow[from..from + len];
                     let want = String::from_utf16_lossy(t);
-                    assert_eq!(with_utf8(Text::U16(t), |s| s.to_string()), want);
+                    assert_eq!(with_utf8(Text::U16(t), |s| s.to_string()).unwrap(), want);
                     let t = &wide[from..from + len];
-                    assert_eq!(with_utf8(Text::U32(t), |s| s.to_string()), lossy(t));
+                    assert_eq!(
+                        with_utf8(Text::U32(t), |s| s.to_string()).unwrap(),
+                        lossy(t)
+                    );
                 }
             }
         }
@@ -390,7 +401,7 @@ mod tests {
                 for len in 0..80 {
                     let t = &bytes[from..from + len];
                     let want: String = t.iter().map(|&b| char::from(b)).collect();
-                    assert_eq!(with_utf8(Text::U8(t), |s| s.to_string()), want);
+                    assert_eq!(with_utf8(Text::U8(t), |s| s.to_string()).unwrap(), want);
                 }
             }
         }
@@ -400,12 +411,18 @@ mod tests {
     fn pairs_and_replaces_surrogates() {
         let t: Vec<u16> = vec![0x61, 0xD83D, 0xDE00, 0xD800, 0x62, 0xDC00];
         assert_eq!(
-            with_utf8(Text::U16(&t), |s| s.to_string()),
+            with_utf8(Text::U16(&t), |s| s.to_string()).unwrap(),
             "a\u{1F600}\u{FFFD}b\u{FFFD}"
         );
         let t: Vec<u8> = vec![0x63, 0xE9];
-        assert_eq!(with_utf8(Text::U8(&t), |s| s.to_string()), "c\u{E9}");
-        assert_eq!(with_utf8(Text::U8(b"plain"), |s| s.to_string()), "plain");
+        assert_eq!(
+            with_utf8(Text::U8(&t), |s| s.to_string()).unwrap(),
+            "c\u{E9}"
+        );
+        assert_eq!(
+            with_utf8(Text::U8(b"plain"), |s| s.to_string()).unwrap(),
+            "plain"
+        );
         // Runs of ASCII of every length around other characters (the eight-unit path).
         let mut t: Vec<u16> = Vec::new();
         for n in 0..40u16 {
@@ -413,9 +430,12 @@ mod tests {
             t.push(if n % 3 == 0 { 0x2019 } else { 0xE9 });
         }
         let want = String::from_utf16(&t).unwrap();
-        assert_eq!(with_utf8(Text::U16(&t), |s| s.to_string()), want);
+        assert_eq!(with_utf8(Text::U16(&t), |s| s.to_string()).unwrap(), want);
         let wide: Vec<u32> = t.iter().map(|&u| u32::from(u)).collect();
-        assert_eq!(with_utf8(Text::U32(&wide), |s| s.to_string()), want);
+        assert_eq!(
+            with_utf8(Text::U32(&wide), |s| s.to_string()).unwrap(),
+            want
+        );
         // Every code point below U+10000 but the surrogates, between ASCII and two-byte ones
         // (each length after each other), and at the very end (the last four-byte store).
         let every: Vec<u16> = (0..=0xFFFFu16)
@@ -424,13 +444,16 @@ mod tests {
             .collect();
         for t in [&every[..], &every[every.len() - 5..], &[0x0DC1u16][..]] {
             let want = String::from_utf16(t).unwrap();
-            assert_eq!(with_utf8(Text::U16(t), |s| s.to_string()), want);
+            assert_eq!(with_utf8(Text::U16(t), |s| s.to_string()).unwrap(), want);
             let wide: Vec<u32> = t.iter().map(|&u| u32::from(u)).collect();
-            assert_eq!(with_utf8(Text::U32(&wide), |s| s.to_string()), want);
+            assert_eq!(
+                with_utf8(Text::U32(&wide), |s| s.to_string()).unwrap(),
+                want
+            );
         }
         let t: Vec<u32> = vec![0x1F600, 0xDC00, 0x41];
         assert_eq!(
-            with_utf8(Text::U32(&t), |s| s.to_string()),
+            with_utf8(Text::U32(&t), |s| s.to_string()).unwrap(),
             "\u{1F600}\u{FFFD}A"
         );
     }

@@ -440,7 +440,7 @@ mod tests {
             ]
         );
         let mut out = Vec::new();
-        crate::syllables::joined(&s, &text, false, true, b"|", &mut out);
+        crate::syllables::joined(&s, &text, false, true, b"|", &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), " | |ශ්‍රී|.|ලං|කා|ව| |x\n |,");
     }
 }

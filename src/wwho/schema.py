@@ -316,6 +316,8 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         for prop in props:
             try:
                 extra |= _property_codepoints(prop)
+            except MemoryError:  # not the schema's fault: said as what it is
+                raise
             except Exception as exc:  # regex raises its own error type for bad names
                 raise fail(f"char_classes.{label}.properties", f"unknown Unicode property {brief(prop)} ({exc})") from None
         extra -= class_of.keys() | _SPACES

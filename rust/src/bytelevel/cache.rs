@@ -260,7 +260,13 @@ impl<const K: usize, const W: usize> Lines<K, W> {
         if level >= LEVELS {
             return old.iter().filter(|l| l.meta() != 0).count();
         }
-        let fresh: Box<[Line<K, W>]> = (0..size).map(|_| Line::empty()).collect();
+        let mut fresh = Vec::new();
+        if fresh.try_reserve_exact(size).is_err() {
+            // (memory is short: the shard stays this size, as at its last level)
+            return old.iter().filter(|l| l.meta() != 0).count();
+        }
+        fresh.extend((0..size).map(|_| Line::empty()));
+        let fresh: Box<[Line<K, W>]> = fresh.into_boxed_slice();
         let mut used = 0;
         for line in old.iter().filter(|l| l.meta() != 0) {
             let words = line.load();

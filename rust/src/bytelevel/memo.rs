@@ -209,10 +209,12 @@ impl<const W: usize, const I: usize> Table<W, I> {
     /// The table at `size` pairs, with the pieces it holds (see [`Self::grow_if_full`]).
     #[inline(never)]
     fn grow(&mut self, size: usize) {
-        let old = std::mem::replace(
-            &mut self.pairs,
-            HugeSlice::new(size, Pair([Slot::EMPTY; 2])),
-        );
+        let Ok(new) = HugeSlice::try_new(size, Pair([Slot::EMPTY; 2])) else {
+            // (memory is short: the memo stays this size, and saves less work)
+            self.most = self.size;
+            return;
+        };
+        let old = std::mem::replace(&mut self.pairs, new);
         (self.size, self.written) = (size, 0);
         for slot in old.iter().flat_map(|pair| pair.0.iter()) {
             if slot.owner() == 0 {

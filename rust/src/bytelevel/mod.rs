@@ -31,7 +31,8 @@ mod two_byte;
 pub mod vocab;
 mod whitespace;
 
-use crate::merge::{merge_with, Merge, PairTable, Pairs};
+use crate::memory::{self, NoMemory};
+use crate::merge::{try_merge_with, Merge, PairTable, Pairs};
 use crate::pretokenize::general::RegexError;
 use crate::pretokenize::{Pieces, Pretokenizer};
 use cache::{Bypass, PieceCache};
@@ -45,6 +46,9 @@ use vocab::{bytes_repr, str_repr, Vocab};
 const PSEUDO: u32 = u32::MAX - 255;
 /// Largest token id a vocabulary may use.
 pub const MAX_ID: u32 = PSEUDO - 1;
+
+/// Units of one piece from which they are handed over to the text's ids rather than copied.
+const LONG_UNITS: usize = 1 << 16;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -61,6 +65,8 @@ pub enum Error {
     UnknownSpecial(Vec<String>),
     /// A token id that is not in the vocabulary, at `position` of the input.
     UnknownId { id: u32, position: usize },
+    /// Memory for a piece of the text could not be had (see `crate::memory`).
+    NoMemory(NoMemory),
 }
 
 impl fmt::Display for Error {
@@ -93,11 +99,18 @@ impl fmt::Display for Error {
                     "token id {id} at position {position} is not in this vocabulary"
                 )
             }
+            Error::NoMemory(e) => write!(f, "out of memory: {e}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+impl From<NoMemory> for Error {
+    fn from(e: NoMemory) -> Self {
+        Error::NoMemory(e)
+    }
+}
 
 impl From<RegexError> for Error {
     fn from(e: RegexError) -> Self {
@@ -448,26 +461,37 @@ impl ByteLevel {
     /// The units of `bytes` after every merge of the rule, into `units`, with no cut and no
     /// shortcut: a short piece, a part of a long one, and what [`whitespace`] builds its answers
     /// from.
+    /// Memory for a long piece that cannot be had stops the process: for short pieces and
+    /// tables (encoding uses [`Self::try_merge_plain`]).
     #[inline]
     fn merge_plain(&self, bytes: &[u8], units: &mut Vec<u32>) {
-        units.clear();
-        self.merge_onto(bytes, units);
+        self.try_merge_plain(bytes, units)
+            .unwrap_or_else(|e| e.abort())
     }
 
-    /// [`Self::merge_plain`]'s units appended to `units`, which under the merges rule must be
-    /// empty (its loop merges the whole `Vec`).
+    /// [`Self::merge_plain`], where memory that cannot be had is an error.
     #[inline]
-    fn merge_onto(&self, bytes: &[u8], units: &mut Vec<u32>) {
+    fn try_merge_plain(&self, bytes: &[u8], units: &mut Vec<u32>) -> Result<(), NoMemory> {
+        units.clear();
+        self.try_merge_onto(bytes, units)
+    }
+
+    /// [`Self::try_merge_plain`]'s units appended to `units`, which under the merges rule must
+    /// be empty (its loop merges the whole `Vec`).
+    #[inline]
+    fn try_merge_onto(&self, bytes: &[u8], units: &mut Vec<u32>) -> Result<(), NoMemory> {
         match &self.rule {
             Rule::Ranks if bytes.len() <= mid::MIN_MID => self.merge_short(bytes, units),
             Rule::Ranks if bytes.len() <= ranks::MAX_SHORT => self.merge_mid(bytes, units),
             Rule::Ranks if bytes.len() <= ranks::MAX_HEAP => self.merge_heap(bytes, units),
-            Rule::Ranks => self.merge_sweep(bytes, units),
+            Rule::Ranks => return self.merge_sweep(bytes, units),
             Rule::Merges(table) => {
+                memory::reserve(units, bytes.len())?;
                 units.extend(bytes.iter().map(|&b| self.byte_units[usize::from(b)]));
-                self.merge_units(units, table);
+                return self.merge_units(units, table);
             }
         }
+        Ok(())
     }
 
     /// The bytes of a unit (a token id or a pseudo id).
@@ -538,9 +562,9 @@ impl ByteLevel {
             return Ok(units);
         }
         if bytes.len() <= ranks::MAX_SHORT {
-            self.merge_plain(bytes, &mut units);
+            self.try_merge_plain(bytes, &mut units)?;
         } else {
-            self.merge_long(bytes, &mut units);
+            self.try_merge_long(bytes, &mut units)?;
         }
         no_pseudo(&units)?;
         Ok(units)
@@ -554,7 +578,7 @@ impl ByteLevel {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<u32>, Error> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 4);
+        let mut out = Vec::new();
         self.encode_into(text, allowed, disallowed, &mut out)?;
         Ok(out)
     }
@@ -590,6 +614,11 @@ impl ByteLevel {
                 });
             }
         }
+        // Room for the most ids the text can have, one a byte, asked for once: the pieces' ids are
+        // then appended without a check each (the memo's answers, the tiny pieces), and memory
+        // that a long text cannot have is an error here, not an abort there. (Room only: pages
+        // never written cost nothing, and a long text's vector is handed over as it is.)
+        memory::reserve(out, text.len())?;
         let together = threads > 1;
         let mut scratch = Vec::new();
         let mut chunk = |start: usize, end: usize, out: &mut Vec<u32>| {
@@ -637,7 +666,7 @@ impl ByteLevel {
                 };
                 at += start;
                 units.clear();
-                self.merge_onto(piece, &mut units);
+                self.try_merge_onto(piece, &mut units)?;
                 for &unit in &units {
                     if unit >= PSEUDO {
                         let byte = (unit - PSEUDO) as u8;
@@ -720,12 +749,16 @@ impl ByteLevel {
     /// The merges rule's loop on `units`, with pairs of small ids from [`SmallPairs`]' table
     /// and the others from `pairs`.
     #[inline(always)]
-    fn merge_units<P: Pairs + ?Sized>(&self, units: &mut Vec<u32>, pairs: &P) {
+    fn merge_units<P: Pairs + ?Sized>(
+        &self,
+        units: &mut Vec<u32>,
+        pairs: &P,
+    ) -> Result<(), NoMemory> {
         let small = SmallPairs {
             small: &self.small_pairs,
             inner: pairs,
         };
-        merge_with(units, &small);
+        try_merge_with(units, &small)
     }
 
     /// BPE of one piece, appended to `out`; `packed` is the piece packed, where the caller has
@@ -785,14 +818,21 @@ impl ByteLevel {
         if short && (piece.len() <= ranks::MIN_CUT || !self.worth_cutting(piece)) {
             self.merge_plain(piece, scratch);
         } else {
-            self.merge_long(piece, scratch);
+            // (a piece has at most a unit a byte: room for them all, asked for once)
+            memory::reserve(scratch, piece.len())?;
+            self.try_merge_long(piece, scratch)?;
         }
         no_pseudo(scratch)?;
         let pending = cached && scratch.len() <= memo_ids;
         if cached && !pending {
             self.cache.insert(piece, scratch);
         }
-        out.extend_from_slice(scratch);
+        if out.is_empty() && scratch.len() > LONG_UNITS {
+            // (a text of one long piece: its units become the text's ids, not copied)
+            std::mem::swap(out, scratch);
+        } else {
+            memory::extend(out, scratch)?;
+        }
         Ok(pending)
     }
 }
@@ -1037,6 +1077,7 @@ fn no_pseudo(units: &[u32]) -> Result<(), Error> {
 mod tests {
     use super::testing::build;
     use super::*;
+    use crate::merge::merge_with;
     use crate::pretokenize::named;
 
     /// GPT-2-pattern tokenizers of `ranks`: one with a cache of `cache_bytes` (and so a memo),

@@ -14,6 +14,7 @@ use super::mid::MIN_MID;
 use super::table::{Packed, PACKED};
 use super::two_byte::TwoByte;
 use super::{ByteLevel, NO_TOKEN};
+use crate::memory::{self, NoMemory};
 use crate::merge::RankBuckets;
 
 /// Longest piece merged here.
@@ -183,25 +184,37 @@ impl ByteLevel {
     /// a short scan up to [`MAX_SHORT`] bytes, a heap up to [`MAX_HEAP`], rank buckets above). A
     /// run of text no token spans (a piece of characters the vocabulary never joins) thus costs
     /// short merges only.
+    #[cfg(test)]
     pub(super) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>) {
+        self.try_merge_long(piece, units)
+            .unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Self::merge_long`], where memory that cannot be had is an error.
+    pub(super) fn try_merge_long(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+    ) -> Result<(), NoMemory> {
         self.merge_in_parts(piece, units, |bytes, out, part| match self.rule {
             // Each part's units straight onto the piece's: copying one or two ids a part would be
             // a call to memcpy each (a piece of random CJK is cut at nearly every character).
             // A part of up to four bytes (a character of random CJK, which such a piece is cut
             // at) from the byte and token tables, as a short piece is.
             super::Rule::Ranks => {
-                if !self.tiny_part(bytes, out) {
-                    self.merge_onto(bytes, out)
+                if self.tiny_part(bytes, out) {
+                    return Ok(());
                 }
+                self.try_merge_onto(bytes, out)
             }
             // The merges rule's loop merges a whole `Vec`: the first part (the whole piece, where
             // there is no cut) into `out` itself, the others beside it.
-            super::Rule::Merges(_) if out.is_empty() => self.merge_plain(bytes, out),
+            super::Rule::Merges(_) if out.is_empty() => self.try_merge_plain(bytes, out),
             super::Rule::Merges(_) => {
-                self.merge_plain(bytes, part);
-                out.extend_from_slice(part);
+                self.try_merge_plain(bytes, part)?;
+                memory::extend(out, part)
             }
-        });
+        })
     }
 
     /// The units of a long `piece` after every merge, into `units`, under either rule: a run of
@@ -213,27 +226,27 @@ impl ByteLevel {
         &self,
         piece: &[u8],
         units: &mut Vec<u32>,
-        merge: impl Fn(&[u8], &mut Vec<u32>, &mut Vec<u32>),
-    ) {
+        merge: impl Fn(&[u8], &mut Vec<u32>, &mut Vec<u32>) -> Result<(), NoMemory>,
+    ) -> Result<(), NoMemory> {
         units.clear();
         if piece.len() >= super::runs::MIN_RUN
             && piece.iter().all(|&b| b == piece[0])
             && self.merge_run(piece[0], piece.len(), units)
         {
-            return;
+            return Ok(());
         }
         if let Some(ws) = &self.whitespace {
             if ws.covers(piece) && ws.encode(self, piece, units) {
-                return;
+                return Ok(());
             }
         }
         let mut coarse = (0, false);
         let mut end = self.next_cut(piece, 0, &mut coarse);
         let (mut start, mut part) = (0, Vec::new());
         loop {
-            merge(&piece[start..end], units, &mut part);
+            merge(&piece[start..end], units, &mut part)?;
             if end == piece.len() {
-                return;
+                return Ok(());
             }
             start = end;
             end = self.next_cut(piece, start, &mut coarse);
@@ -283,26 +296,28 @@ impl ByteLevel {
     /// whose pair has changed since it was filed is skipped (its current rank differs: a
     /// part only grows, so its pair never spans the same bytes twice).
     #[inline(never)]
-    pub(super) fn merge_sweep(&self, piece: &[u8], units: &mut Vec<u32>) {
+    pub(super) fn merge_sweep(&self, piece: &[u8], units: &mut Vec<u32>) -> Result<(), NoMemory> {
         const NONE: u32 = u32::MAX;
         let n = piece.len();
         debug_assert!(n >= 2 && n < NONE as usize);
         // The part starting at byte i (if one does) ends at end[i], follows the part at
         // prev[i], and is unit id[i]; rank[i] is the token it and the part after it make
         // (NO_TOKEN: none, or no part starts at i).
-        let mut end: Vec<u32> = (1..=n as u32).collect();
-        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
-        let mut id: Vec<u32> = piece
-            .iter()
-            .map(|&b| self.byte_units[usize::from(b)])
-            .collect();
-        let mut rank = vec![NO_TOKEN; n];
+        let mut end: Vec<u32> = memory::filled(0, n)?;
+        let mut prev: Vec<u32> = memory::filled(0, n)?;
+        let mut id: Vec<u32> = memory::filled(0, n)?;
+        for (i, &b) in piece.iter().enumerate() {
+            end[i] = i as u32 + 1;
+            prev[i] = (i as u32).wrapping_sub(1);
+            id[i] = self.byte_units[usize::from(b)];
+        }
+        let mut rank = memory::filled(NO_TOKEN, n)?;
         let mut queue = RankBuckets::default();
         for i in 0..n - 1 {
             let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
             rank[i] = r;
             if r != NO_TOKEN {
-                queue.push(r, i as u32);
+                queue.push(r, i as u32)?;
             }
         }
         let mut round: Vec<u32> = Vec::new();
@@ -325,7 +340,7 @@ impl ByteLevel {
                     prev[after] = i as u32;
                     let r2 = self.rank_of(&piece[i..end[after] as usize]);
                     if r2 != NO_TOKEN {
-                        queue.push(r2, i as u32);
+                        queue.push(r2, i as u32)?;
                         lower |= r2 <= r;
                     }
                     r2
@@ -337,13 +352,13 @@ impl ByteLevel {
                     let r2 = self.rank_of(&piece[p as usize..after]);
                     rank[p as usize] = r2;
                     if r2 != NO_TOKEN {
-                        queue.push(r2, p);
+                        queue.push(r2, p)?;
                         lower |= r2 <= r;
                     }
                 }
                 if lower {
                     for &rest in &round[k..] {
-                        queue.push(r, rest);
+                        queue.push(r, rest)?;
                     }
                     break;
                 }
@@ -351,9 +366,10 @@ impl ByteLevel {
         }
         let mut i = 0;
         while i < n {
-            units.push(id[i]);
+            memory::push(units, id[i])?;
             i = end[i] as usize;
         }
+        Ok(())
     }
 
     /// The parts a merge by byte positions starts from, for `piece` (1 to 255 bytes) held in
@@ -652,7 +668,7 @@ mod tests {
                 .map(|_| alphabet[next(alphabet.len() as u64) as usize])
                 .collect();
             let (mut heap, mut sweep) = (Vec::new(), Vec::new());
-            tok.merge_sweep(&piece, &mut sweep);
+            tok.merge_sweep(&piece, &mut sweep).unwrap();
             let expected = general(&piece);
             if piece.len() <= MAX_HEAP {
                 // (the heap's arrays are sized for the parts it is given)

@@ -34,6 +34,7 @@
 //! run of `©`, whose bytes `c2 a9` are among them) is encoded here correctly too.
 
 use super::{ByteLevel, Rule};
+use crate::memory;
 use crate::merge::{merge_traced, Merge, PairTable, Pairs};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -426,12 +427,19 @@ impl Whitespace {
         if n >= u32::MAX as usize {
             return false; // positions are kept in 32 bits
         }
+        // Memory that cannot be had gives up too (each buffer grows with the piece): the
+        // general path then says so as an error.
         // dead[p]: no result has a token boundary at p (tried, and the rest failed).
-        let mut dead = vec![0u64; n / 64 + 1];
+        let Ok(mut dead) = memory::filled(0u64, n / 64 + 1) else {
+            return false;
+        };
         let is_dead = |dead: &[u64], p: usize| dead[p / 64] & (1 << (p % 64)) != 0;
         // The tokens so far: (index, where it starts).
         // Whitespace tokens are a few bytes long: a quarter of the bytes is room enough, usually.
-        let mut chosen: Vec<(u32, u32)> = Vec::with_capacity(n / 4 + 1);
+        let mut chosen: Vec<(u32, u32)> = Vec::new();
+        if memory::reserve(&mut chosen, n / 4 + 1).is_err() {
+            return false;
+        }
         let mut found = vec![(NONE, 0); self.longest];
         let (mut at, mut limit) = (0usize, usize::MAX);
         while at < n {
@@ -451,7 +459,9 @@ impl Whitespace {
             });
             match next {
                 Some((t, len)) => {
-                    chosen.push((t, at as u32));
+                    if memory::push(&mut chosen, (t, at as u32)).is_err() {
+                        return false;
+                    }
                     at += len;
                     limit = usize::MAX;
                 }
@@ -466,6 +476,9 @@ impl Whitespace {
             }
         }
         units.clear();
+        if memory::reserve(units, chosen.len()).is_err() {
+            return false;
+        }
         units.extend(chosen.iter().map(|&(t, _)| self.ids[t as usize]));
         true
     }

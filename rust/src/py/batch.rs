@@ -196,7 +196,10 @@ fn fill_chunk<E>(
     part: &[Text<'_>],
     work: &impl Fn(&Text<'_>, &mut Vec<u32>) -> Result<(), E>,
 ) -> Result<(Vec<u32>, Vec<usize>), (usize, E)> {
-    let mut out = Vec::with_capacity(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
+    // A guess at the ids: the work grows the vector where it was wrong, and says so where memory
+    // runs out (so a guess that cannot be had is no error of its own).
+    let mut out = Vec::new();
+    let _ = out.try_reserve(part.iter().map(Text::len).sum::<usize>() / 3 + 16);
     let mut ends = Vec::with_capacity(part.len());
     for (k, t) in part.iter().enumerate() {
         work(t, &mut out).map_err(|e| (k, e))?;

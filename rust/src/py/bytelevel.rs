@@ -3,6 +3,7 @@
 //! the exceptions into typed `wwho` errors.
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
+use super::errors::no_memory;
 use super::ints::{decode_plain, IdInts};
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
@@ -76,6 +77,7 @@ fn to_py(err: Error) -> PyErr {
         Error::UnknownId { id, position } => UnknownId::new_err((id, position)),
         Error::UnknownSpecial(names) => UnknownSpecial::new_err((names,)),
         other @ Error::NoToken { .. } => CoreError::new_err(other.to_string()),
+        Error::NoMemory(e) => no_memory(e),
     }
 }
 
@@ -531,7 +533,8 @@ impl ByteLevel {
                 }
                 .map_err(to_py)
             })
-        })?;
+        })
+        .map_err(no_memory)??;
         self.ints.list(py, &ids)
     }
 
@@ -557,7 +560,8 @@ impl ByteLevel {
                 }
                 .map_err(to_py)
             })
-        })?;
+        })
+        .map_err(no_memory)??;
         self.ints.list(py, &ids)
     }
 
@@ -724,6 +728,7 @@ impl ByteLevel {
             with_utf8(*t, |s| {
                 core.encode_into_batch(s, &allowed, &disallowed, out, threads)
             })
+            .unwrap_or_else(|e| Err(Error::NoMemory(e)))
         };
         guard(|| run(&views, &work))
     }
@@ -750,5 +755,6 @@ impl ByteLevel {
                 .map_err(to_py)
             })
         })
+        .map_err(no_memory)?
     }
 }

@@ -9,6 +9,7 @@
 use crate::counting::CountError;
 use crate::engine::EngineError;
 use crate::errors::{SchemaError, VocabError};
+use crate::memory::NoMemory;
 use pyo3::prelude::*;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -67,6 +68,18 @@ impl Raised for Panic {
 }
 
 /// `e` as the `wwho.errors` exception of its type.
+/// A `MemoryError` for memory the core could not have while encoding a text (`texts[at]` of
+/// a batch): a text too long for the memory left, which the caller can shorten.
+pub fn no_memory_at(e: NoMemory, at: Option<usize>) -> PyErr {
+    let place = at.map(|at| format!("texts[{at}]: ")).unwrap_or_default();
+    pyo3::exceptions::PyMemoryError::new_err(format!("{place}out of memory: {e}"))
+}
+
+/// [`no_memory_at`] for a text alone.
+pub fn no_memory(e: NoMemory) -> PyErr {
+    no_memory_at(e, None)
+}
+
 pub fn raise<E: Raised>(py: Python<'_>, e: E) -> PyErr {
     error(py, E::KIND, e)
 }

@@ -4,11 +4,11 @@
 //! with their unified ids. Text comes in as `str`, read in its own storage.
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
-use super::errors::{error, guard, raise, Kind};
+use super::errors::{error, guard, no_memory_at, raise, Kind};
 use super::ints::{decode_plain, IdInts};
 use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
-use crate::bytelevel::{ByteLevel, Model};
+use crate::bytelevel::{ByteLevel, Error as ByteError, Model};
 use crate::meta::{Error, Meta, Special};
 use crate::units::Text;
 use crate::with_text;
@@ -319,6 +319,9 @@ impl PyMeta {
                         .getattr("DisallowedSpecialError")?
                         .call1((token, offset, at))
                 })
+            }
+            Error::NoMemory(e) | Error::Bytes(ByteError::NoMemory(e)) => {
+                return no_memory_at(e, at)
             }
             Error::Bytes(e) => {
                 let Some(at) = at else {

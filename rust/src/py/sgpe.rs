@@ -3,11 +3,12 @@
 //! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
 
 use super::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
-use super::errors::{error, guard, raise, Kind};
+use super::errors::{error, guard, no_memory, no_memory_at, raise, Kind};
 use super::ints::{buffer_ids, IdInts};
 use super::text::{code_points, substrings, text};
 use crate::charset::Ranges;
 use crate::graphemes::Graphemes;
+use crate::memory;
 use crate::router::Router;
 use crate::schema::Automaton;
 use crate::sgpe::{DecodeError, Encoder, EncoderSpec, Fallback, Routed, Scope};
@@ -17,7 +18,6 @@ use crate::with_text;
 use crate::words::{Parts, WordSplitter};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
-use std::convert::Infallible;
 use std::sync::Arc;
 
 /// Texts longer than this release the GIL while they are encoded.
@@ -99,6 +99,7 @@ fn token_ends<T: Tokens + Sync>(
 ) -> PyResult<Vec<usize>> {
     let t = text(s)?;
     let mut ends = Vec::new();
+    memory::reserve(&mut ends, t.len() + 1).map_err(no_memory)?; // (a token is a character at least)
     syllabifying(
         s.py(),
         t.len(),
@@ -117,12 +118,13 @@ fn joined_bytes<'py, T: Tokens + Sync>(
     lines: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let t = text(s)?;
-    let mut out = Vec::with_capacity(t.len() + t.len() / 2);
+    let mut out = Vec::new();
     syllabifying(
         s.py(),
         t.len(),
         || with_text!(t, t => joined(tokens, t, leading_space, lines, sep.as_bytes(), &mut out)),
-    )?;
+    )?
+    .map_err(no_memory)?;
     super::errors::py_bytes(s.py(), &out)
 }
 
@@ -197,6 +199,8 @@ impl PyWordSplitter {
     fn split<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         let t = text(s)?;
         let mut parts = Parts::default();
+        memory::reserve(&mut parts.ends, t.len() + 1).map_err(no_memory)?;
+        memory::reserve(&mut parts.parts, t.len() + 1).map_err(no_memory)?;
         guard(
             "splitting words",
             || with_text!(t, t => self.inner.split(t, &mut parts)),
@@ -247,6 +251,7 @@ impl PyWordSplitter {
     fn syllables<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         let t = text(s)?;
         let mut ends = Vec::new();
+        memory::reserve(&mut ends, t.len() + 1).map_err(no_memory)?;
         guard(
             "syllabifying",
             || with_text!(t, t => self.inner.syllables(t, 0, t.len(), &mut ends)),
@@ -354,21 +359,13 @@ impl PyEncoder {
         self.check_allowed(py, &allowed)?;
         let views = views(&texts)?;
         let enc = &self.inner;
-        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-            with_text!(*t, t => enc.encode_onto(t, &allowed, out));
-            Ok(())
-        };
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| with_text!(*t, t => enc.encode_onto(t, &allowed, out));
         let ids_of = |py: Python<'_>, ids: &[u32]| Ok(self.id_list(py, ids)?.into_any().unbind());
         let threads = thread_count(Some(num_threads));
         batch_guard(py, || {
-            encode_texts_into(
-                py,
-                &views,
-                threads,
-                work,
-                ids_of,
-                |_, _, never: Infallible| match never {},
-            )
+            encode_texts_into(py, &views, threads, work, ids_of, |_, at, e| {
+                no_memory_at(e, Some(at))
+            })
         })
     }
 
@@ -385,19 +382,12 @@ impl PyEncoder {
         self.check_allowed(py, &allowed)?;
         let views = views(&texts)?;
         let enc = &self.inner;
-        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-            with_text!(*t, t => enc.encode_onto(t, &allowed, out));
-            Ok(())
-        };
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| with_text!(*t, t => enc.encode_onto(t, &allowed, out));
         let threads = thread_count(Some(num_threads));
         batch_guard(py, || {
-            encode_flat(
-                py,
-                &views,
-                threads,
-                work,
-                |_, _, never: Infallible| match never {},
-            )
+            encode_flat(py, &views, threads, work, |_, at, e| {
+                no_memory_at(e, Some(at))
+            })
         })
     }
 
@@ -416,11 +406,11 @@ impl PyEncoder {
         let (enc, router) = (&self.inner, &router.inner);
         let work = |t: &Text<'_>| {
             let mut out = Vec::new();
-            with_text!(*t, t => enc.encode_routed(t, router, &mut out));
-            out
+            with_text!(*t, t => enc.encode_routed(t, router, &mut out)).map(|()| out)
         };
-        let row_of = |py: Python<'_>, items: Vec<Routed>| {
+        let row_of = |py: Python<'_>, items: Result<Vec<Routed>, _>| {
             let row = items
+                .map_err(no_memory)?
                 .iter()
                 .map(|item| match item {
                     Routed::Run(ids) => Ok(self.id_list(py, ids)?.into_any()),
@@ -543,7 +533,8 @@ impl PyEncoder {
         } else {
             guard("encoding", run)
         }
-        .map_err(|e| error(py, Kind::Tokenizer, e))
+        .map_err(|e| error(py, Kind::Tokenizer, e))?
+        .map_err(no_memory)
     }
 
     /// The list of Python ints for `ids` (every id is below the vocabulary size).

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         for results in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
             done[0] += len(results)
             if show == "ids":
-                write_text(out, id_text.lines(results))
+                id_text.write(out, results)
             elif show == "tokens":
                 write_text(out, "".join(" | ".join(token_strings(tok, ids)) + "\n" for ids in results))
             else:  # backslashreplace turns a lone surrogate into its JSON escape \udXXX
@@ -158,6 +158,11 @@ def _encoded_ahead(blocks: Iterator[list[str]], encode_batch: Callable[[list[str
 MAX_ID_TABLE = 1 << 24
 
 
+#: Ids turned into text at a time: a line of more is written in pieces of this many, so that its
+#: text is never held whole (a string reference per id while a piece is made: about 8 MB).
+IDS_AT_ONCE = 1 << 20
+
+
 class _IdText:
     """Lines of ids as text, ``" ".join(map(str, ids))``, with the text of each id made once
     (a table as long as the largest id seen: bounded by the vocabulary)."""
@@ -165,14 +170,36 @@ class _IdText:
     def __init__(self) -> None:
         self.table: list[str] = []
 
-    def lines(self, results: list[list[int]]) -> str:
+    def write(self, out: IO[bytes], results: list[list[int]]) -> None:
+        """The lines of ``results`` to ``out``; a long line :data:`IDS_AT_ONCE` ids at a time."""
         top = max((max(ids) for ids in results if ids), default=-1)
+        texts = self._texts(top)
+        pending: list[str] = []
+        held = 0
+        for ids in results:
+            if len(ids) <= IDS_AT_ONCE:  # (the usual line: whole)
+                pending.append(" ".join(texts(ids)) + "\n")
+                held += len(ids)
+            else:
+                for start in range(0, len(ids), IDS_AT_ONCE):
+                    end = min(len(ids), start + IDS_AT_ONCE)
+                    write_text(out, "".join(pending) + " ".join(texts(ids[start:end]))
+                               + ("\n" if end == len(ids) else " "))
+                    pending, held = [], 0
+            if held >= IDS_AT_ONCE:
+                write_text(out, "".join(pending))
+                pending, held = [], 0
+        if pending:
+            write_text(out, "".join(pending))
+
+    def _texts(self, top: int) -> Callable[[list[int]], list[str]]:
+        """``ids -> their strings`` for ids up to ``top``."""
         if top >= MAX_ID_TABLE:  # not a vocabulary's id: no table for it
-            return "".join(" ".join(map(str, ids)) + "\n" for ids in results)
+            return lambda ids: list(map(str, ids))
         if top >= len(self.table):
             self.table += [str(i) for i in range(len(self.table), top + 1)]
         table = self.table
-        return "".join(" ".join([table[i] for i in ids]) + "\n" for ids in results)
+        return lambda ids: [table[i] for i in ids]
 
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
