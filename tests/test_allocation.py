@@ -8,6 +8,7 @@ sparse file: one 3 GiB line, no disk used.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import subprocess
@@ -67,36 +68,56 @@ def test_a_large_ranks_file_reserves_no_memory_by_its_size(tmp_path):
     assert done.stdout.startswith(("VocabError", "MemoryError")) and "ranks.tiktoken" in done.stdout, done.stdout
 
 
-def test_decoding_more_ids_than_memory_holds_is_one_line_never_a_hang(tmp_path):
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "o200k", "meta"])
+def test_decoding_more_ids_than_memory_holds_is_one_line_never_a_hang(tmp_path, saved_tokenizers, kind):
     """Found by a probe: ``wwho decode`` of 8M ids under ``ulimit -v`` was a MemoryError traceback or
     a ``PanicException`` (``PyBytes::new`` panics where Python cannot allocate), and with
     ``RUST_BACKTRACE=1`` 30M ids hung for ever, deaf to SIGINT and SIGTERM (the panic's backtrace
     printer could not get memory either, and waited on its own lock). Each limit of a sweep gives
-    the text or one error line, within the timeout."""
+    the text or one error line, within the timeout, for every kind whose core decodes."""
     from conftest import wwho_command
 
-    from wwho.sgpe import SGPETokenizer, train_sgpe
+    from wwho.errors import UnknownTokenError
+    from wwho.loading import load_tokenizer
 
-    sample = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
-    SGPETokenizer(train_sgpe(sample, vocab_size=1000, progress=False, workers=1)).save(tmp_path / "tok")
-    ids = tmp_path / "ids.txt"
-    ids.write_bytes(b"5 " * 8_000_000 + b"\n")
+    if kind not in saved_tokenizers:
+        pytest.skip("the shared o200k_base ranks file is absent")
+    args = saved_tokenizers[kind]
+    tok = load_tokenizer(args[0], tiktoken_file=args[2]) if len(args) > 1 else load_tokenizer(args[0])
+    # The longest token's id, so that the output, not the ids read, is what memory cannot hold.
+    sizes = {}
+    for i in range(getattr(tok, "n_vocab", tok.vocab_size)):
+        with contextlib.suppress(UnknownTokenError):  # (o200k_base leaves two ids unassigned)
+            sizes[i] = len(tok.token_bytes(i))
+    longest = max(sizes, key=sizes.__getitem__)
+    one, ids = tmp_path / "one.txt", tmp_path / "ids.txt"
+    one.write_bytes(b"%d\n" % longest)
+    ids.write_bytes(b"%d " % longest * 1_000_000 + b"\n")
+
+    def decode(path: Path, limit_mb: float) -> subprocess.CompletedProcess:
+        limit = int(limit_mb) << 20
+        with open(path, "rb") as stdin:
+            return subprocess.run(
+                [*wwho_command(), "decode", "--tokenizer", *saved_tokenizers[kind]], stdin=stdin,
+                capture_output=True, timeout=120, env={**os.environ, "RUST_BACKTRACE": "1"},
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+
+    # From the least limit under which the tokenizer decodes one id (loading it needs memory too)
+    # up to the first under which the 1M ids decode.
+    limit_mb = 40.0
+    while decode(one, limit_mb).returncode != 0:
+        limit_mb *= 1.15
+        assert limit_mb < 4000, "one id fails to decode at every limit"
     failed = 0
-    for limit_mb in range(100, 320, 40):
-        limit = limit_mb << 20
-        with open(ids, "rb") as stdin:
-            done = subprocess.run(
-                [*wwho_command(), "decode", "--tokenizer", str(tmp_path / "tok")], stdin=stdin, capture_output=True,
-                timeout=120, env={**os.environ, "RUST_BACKTRACE": "1"},
-                preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
-        err = done.stderr.decode("utf-8", "replace")
-        if done.returncode == 0:
-            assert len(done.stdout) >= 8_000_000, limit_mb
-            continue
+    while (done := decode(ids, limit_mb)).returncode != 0:
         failed += 1
+        err = done.stderr.decode("utf-8", "replace")
         lines = [line for line in err.splitlines() if line.strip()]
-        assert done.returncode == 2 and len(lines) == 1, (limit_mb, done.returncode, err[-2000:])
+        assert done.returncode == 2 and len(lines) == 1, (int(limit_mb), done.returncode, err[-2000:])
         assert lines[0].startswith("wwho: error: out of memory"), lines
+        limit_mb *= 1.15
+        assert limit_mb < 4000, "no limit of the sweep sufficed"
+    assert len(done.stdout) >= 1_000_000 * len(tok.token_bytes(longest))
     assert failed, "no limit of the sweep was too small: the case was not tried"
 
 
@@ -111,17 +132,15 @@ LONG_LINES = {
 
 
 @pytest.fixture(scope="module")
-def long_line_commands(tmp_path_factory) -> dict[str, tuple[list[str], float]]:
-    """name -> (a ``wwho`` command that reads ``--file`` given last, the least memory limit in MB
-    under which it runs on an empty line): ``encode`` with an SGPE tokenizer, a byte-level one
-    under the merges rule and (with the shared ranks file) o200k_base and the meta tokenizer, and
-    ``syllabify``. Below that limit Python itself may fail to start: no sweep goes there."""
+def saved_tokenizers(tmp_path_factory) -> dict[str, list[str]]:
+    """name -> the ``--tokenizer`` arguments of an SGPE tokenizer, a byte-level one under the merges
+    rule and (with the shared ranks file) o200k_base and the meta tokenizer."""
     from conftest import O200K_FILE
 
     from wwho.bytelevel import ByteBPE
     from wwho.sgpe import SGPETokenizer, train_sgpe
 
-    tmp_path = tmp_path_factory.mktemp("long-lines")
+    tmp_path = tmp_path_factory.mktemp("tokenizers")
     sample = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
     sgpe = SGPETokenizer(train_sgpe(sample, vocab_size=1000, progress=False, workers=1))
     sgpe.save(tmp_path / "sgpe")
@@ -133,10 +152,19 @@ def long_line_commands(tmp_path_factory) -> dict[str, tuple[list[str], float]]:
         MetaTokenizer(sgpe, "o200k_base", tiktoken_file=O200K_FILE).save(tmp_path / "meta")
         tokenizers["o200k"] = ["o200k_base", "--tiktoken-file", str(O200K_FILE)]
         tokenizers["meta"] = [str(tmp_path / "meta"), "--tiktoken-file", str(O200K_FILE)]
+    return tokenizers
+
+
+@pytest.fixture(scope="module")
+def long_line_commands(tmp_path_factory, saved_tokenizers) -> dict[str, tuple[list[str], float]]:
+    """name -> (a ``wwho`` command that reads ``--file`` given last, the least memory limit in MB
+    under which it runs on an empty line): ``encode`` with each of :func:`saved_tokenizers`, and
+    ``syllabify``. Below that limit Python itself may fail to start: no sweep goes there."""
+    tmp_path = tmp_path_factory.mktemp("long-lines")
     out = tmp_path / "out"
     out.mkdir()
     commands = {name: ["encode", "--tokenizer", *args, "-o", str(out / "ids.txt"), "--force", "--file"]
-                for name, args in tokenizers.items()}
+                for name, args in saved_tokenizers.items()}
     commands["syllabify"] = ["syllabify", "--file"]
     empty = tmp_path / "empty.txt"
     empty.write_text("\n", encoding="utf-8")

@@ -55,6 +55,14 @@ pub struct UnknownId {
     pub position: usize,
 }
 
+/// Why [`Meta::decode`] made no bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    Unknown(UnknownId),
+    /// The output could not be allocated.
+    NoMemory(NoMemory),
+}
+
 pub struct Meta {
     sgpe: Arc<Encoder>,
     router: Router,
@@ -199,12 +207,13 @@ impl Meta {
     }
 
     /// The bytes of `ids` joined.
-    pub fn decode(&self, ids: &[u32]) -> Result<Vec<u8>, UnknownId> {
-        let mut out = Vec::with_capacity(ids.len() * 4);
+    pub fn decode(&self, ids: &[u32]) -> Result<Vec<u8>, DecodeError> {
+        let mut out = Vec::new();
+        let _ = out.try_reserve(ids.len().saturating_mul(4)); // (a guess; the rest grows as needed)
         for (position, &id) in ids.iter().enumerate() {
             match self.token_bytes(id) {
-                Some(b) => out.extend_from_slice(b),
-                None => return Err(UnknownId { id, position }),
+                Some(b) => memory::extend(&mut out, b).map_err(DecodeError::NoMemory)?,
+                None => return Err(DecodeError::Unknown(UnknownId { id, position })),
             }
         }
         Ok(out)
@@ -392,17 +401,17 @@ mod tests {
         assert_eq!(m.encode(&latin).unwrap(), m.encode(&wide).unwrap());
         assert_eq!(
             m.decode(&[299, 1000]),
-            Err(UnknownId {
+            Err(DecodeError::Unknown(UnknownId {
                 id: 1000,
                 position: 1
-            })
+            }))
         );
         assert_eq!(
             m.decode(&[257]),
-            Err(UnknownId {
+            Err(DecodeError::Unknown(UnknownId {
                 id: 257,
                 position: 0
-            })
+            }))
         );
     }
 

@@ -540,11 +540,13 @@ impl ByteLevel {
 
     // --- decoding ----------------------------------------------------------------------------
 
+    /// The bytes of `ids` joined; an output memory cannot hold is [`Error::NoMemory`].
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::with_capacity(ids.len() * 4);
+        let mut out = Vec::new();
+        let _ = out.try_reserve(ids.len().saturating_mul(4)); // (a guess; the rest grows as needed)
         for (position, &id) in ids.iter().enumerate() {
             match self.vocab.get(id) {
-                Some(bytes) => out.extend_from_slice(bytes),
+                Some(bytes) => memory::extend(&mut out, bytes)?,
                 None => return Err(Error::UnknownId { id, position }),
             }
         }

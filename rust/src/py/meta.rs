@@ -9,7 +9,7 @@ use super::ints::{decode_plain, IdInts};
 use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
 use crate::bytelevel::{ByteLevel, Error as ByteError, Model};
-use crate::meta::{Error, Meta, Special};
+use crate::meta::{DecodeError, Error, Meta, Special};
 use crate::units::Text;
 use crate::with_text;
 use pyo3::prelude::*;
@@ -201,17 +201,18 @@ impl PyMeta {
     /// The bytes of `ids` joined; `(id, position)` of the first id with no token is a
     /// `TokenizerError` whose message names them.
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let data = self.inner.decode(&ids).map_err(|bad| {
-            error(
+        let data = self.inner.decode(&ids).map_err(|e| match e {
+            DecodeError::Unknown(bad) => error(
                 py,
                 Kind::Tokenizer,
                 format!(
                     "token id {} at position {} has no token",
                     bad.id, bad.position
                 ),
-            )
+            ),
+            DecodeError::NoMemory(e) => no_memory_at(e, None),
         })?;
-        Ok(PyBytes::new(py, &data))
+        super::errors::py_bytes(py, &data)
     }
 
     /// The bytes of one token, None for an id with no token.
