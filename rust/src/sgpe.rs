@@ -151,6 +151,16 @@ impl Scratch {
     }
 }
 
+/// `units` appended to `out`; the vectors swapped instead where `out` is empty (a text of one
+/// long piece then holds its ids once, not twice).
+fn hand_over(units: &mut Vec<u32>, out: &mut Vec<u32>) -> Result<(), NoMemory> {
+    if out.is_empty() && units.len() > Scratch::KEEP {
+        std::mem::swap(units, out);
+        return Ok(());
+    }
+    memory::extend(out, units)
+}
+
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
@@ -580,7 +590,7 @@ impl Encoder {
                 pos = end;
             }
             try_merge(units, &self.pairs)?;
-            return self.hand_over(units, out);
+            return hand_over(units, out);
         }
         parts.clear();
         memory::reserve(&mut parts.ends, piece.len())?;
@@ -626,16 +636,6 @@ impl Encoder {
             memory::extend(out, units)?;
         }
         Ok(())
-    }
-
-    /// `units` appended to `out`; the vectors swapped instead where `out` is empty (a text of
-    /// one long piece then holds its ids once, not twice).
-    fn hand_over(&self, units: &mut Vec<u32>, out: &mut Vec<u32>) -> Result<(), NoMemory> {
-        if out.is_empty() && units.len() > Scratch::KEEP {
-            std::mem::swap(units, out);
-            return Ok(());
-        }
-        memory::extend(out, units)
     }
 
     /// The units of one token (see the module docs).
