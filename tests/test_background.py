@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from wwho.background import Background
+from wwho.background import Background, ThreadStartError
 
 
 @pytest.mark.parametrize("threads", [1, 3])
@@ -107,3 +107,43 @@ def test_results_taken_are_not_kept():
 def test_threads_must_be_at_least_one():
     with pytest.raises(ValueError, match="at least 1"):
         Background(0)
+
+
+def test_a_thread_the_system_refuses_is_a_memory_error_and_the_started_ones_end(monkeypatch):
+    """Found by a probe: under ``ulimit -v`` a new thread's stack may not be had, and Python's bare
+    ``RuntimeError("can't start new thread")`` came out of ``wwho syllabify`` as a traceback."""
+    start = threading.Thread.start
+    started = []
+
+    def start_one(thread):
+        if started:
+            raise RuntimeError("can't start new thread")
+        started.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start_one)
+    with pytest.raises(ThreadStartError, match=r"cannot start a thread \(wwho-test_1\)") as caught:
+        Background(3, name="wwho-test")
+    assert isinstance(caught.value, MemoryError)
+    started[0].join(5)  # the one started was told to stop
+    assert not started[0].is_alive()
+
+
+SYLLABIFY_WITHOUT_THREADS = textwrap.dedent("""
+    import sys, threading
+    def refuse(thread):
+        raise RuntimeError("can't start new thread")
+    threading.Thread.start = refuse
+    from wwho.cli import main
+    sys.exit(main(["syllabify", "--file", sys.argv[1]]))
+""")
+
+
+def test_a_verb_whose_thread_is_refused_says_so_in_one_line(tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("ශ්‍රී ලංකාව\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", SYLLABIFY_WITHOUT_THREADS, str(text)], capture_output=True,
+                          text=True, timeout=120)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, (done.returncode, done.stderr[-2000:])
+    assert lines[0].startswith("wwho: error: out of memory: cannot start a thread (wwho-syllabify_0)"), lines

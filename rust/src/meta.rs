@@ -129,6 +129,11 @@ impl Meta {
         &self.specials
     }
 
+    /// The specials (indices) that `encode` disallows.
+    pub fn defaults(&self) -> &[usize] {
+        &self.defaults
+    }
+
     /// The ids of `text` with the default special tokens disallowed and none allowed.
     pub fn encode<U: Unit>(&self, text: &[U]) -> Result<Vec<u32>, Error> {
         self.encode_with(text, &[], &self.defaults)
@@ -142,21 +147,33 @@ impl Meta {
         allowed: &[usize],
         disallowed: &[usize],
     ) -> Result<Vec<u32>, Error> {
+        // Not allocated here: the first span's ids are usually all of them, and become `out`.
+        let mut out = Vec::new();
+        self.encode_onto(text, allowed, disallowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`encode_with`](Self::encode_with), the ids appended to `out` (a batch's chunk). On an
+    /// error, `out` may hold some of the text's ids.
+    pub fn encode_onto<U: Unit>(
+        &self,
+        text: &[U],
+        allowed: &[usize],
+        disallowed: &[usize],
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
         if let Some((offset, index)) = NextSpecials::new(disallowed).find(self, text, 0) {
             return Err(Error::Disallowed { index, offset });
         }
-        // Not allocated here: the first span's ids are usually all of them, and become `out`.
-        let mut out = Vec::new();
         let mut pos = 0;
         let mut next = NextSpecials::new(allowed);
         while let Some((start, index)) = next.find(self, text, pos) {
-            self.encode_ordinary_into(&text[pos..start], &mut out)?;
+            self.encode_ordinary_into(&text[pos..start], out)?;
             let special = &self.specials[index];
-            out.push(special.id);
+            memory::push(out, special.id).map_err(Error::NoMemory)?;
             pos = start + special.text.len();
         }
-        self.encode_ordinary_into(&text[pos..], &mut out)?;
-        Ok(out)
+        self.encode_ordinary_into(&text[pos..], out)
     }
 
     /// The ids of `text`, the text of every special token ordinary.
@@ -198,7 +215,8 @@ impl Meta {
         let ids = with_utf8(U::text(text), |s| self.bytes.encode_ordinary(s))
             .map_err(Error::NoMemory)?
             .map_err(Error::Bytes)?;
-        if out.is_empty() {
+        // (An empty `out` with room reserved is a batch chunk's: its guess is kept.)
+        if out.is_empty() && out.capacity() < ids.len() {
             *out = ids;
         } else {
             memory::extend(out, &ids).map_err(Error::NoMemory)?;

@@ -48,6 +48,24 @@ class Pending(Generic[T]):
         raise value
 
 
+class ThreadStartError(MemoryError):
+    """The system refused a new thread. Python raises a bare ``RuntimeError("can't start new
+    thread")``; under a memory limit (``ulimit -v``) the cause is the new thread's stack, so this is
+    a ``MemoryError`` (the CLI's one line "out of memory"), naming the thread."""
+
+
+def start_thread(target: Callable[[], object], *, name: str) -> threading.Thread:
+    """A daemon thread running ``target``, started; :class:`ThreadStartError` where the system
+    refuses it."""
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError as exc:
+        raise ThreadStartError(f"cannot start a thread ({name}): the process has reached its memory "
+                               f"or thread limit ({exc})") from None
+    return thread
+
+
 class Background:
     """``threads`` daemon threads taking calls in the order submitted (from one thread); a context
     manager (see the module docstring for what its end waits for)."""
@@ -57,9 +75,14 @@ class Background:
             raise ValueError(f"threads must be at least 1, not {threads}")
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._submitted: list[Pending] = []
-        self._threads = threads
-        for i in range(threads):
-            threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True).start()
+        self._threads = 0
+        try:
+            for i in range(threads):
+                start_thread(self._work, name=f"{name}_{i}")
+                self._threads += 1
+        except ThreadStartError:
+            self.close(wait=False)  # (the threads started end on their own)
+            raise
 
     def _work(self) -> None:
         while (request := self._requests.get()) is not _STOP:

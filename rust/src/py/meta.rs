@@ -347,8 +347,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 impl PyMeta {
     /// What both batch forms share: the specials checked, the texts' views, and the work per text
-    /// (`encode` for the defaults, else `encode_with`; the ids, freed by the thread that made
-    /// them, copied into the chunk's vector), handed to `run`.
+    /// (`encode_onto` with the defaults or the given specials: the ids appended to the chunk's
+    /// vector), handed to `run`.
     fn batch<'py, T>(
         &self,
         py: Python<'py>,
@@ -369,15 +369,12 @@ impl PyMeta {
             .map(text)
             .collect::<PyResult<Vec<Text<'_>>>>()?;
         let meta = &self.inner;
-        let work = |t: &Text<'_>, out: &mut Vec<u32>| {
-            let ids = if defaults {
-                with_text!(*t, t => meta.encode(t))
-            } else {
-                with_text!(*t, t => meta.encode_with(t, &allowed, &disallowed))
-            }?;
-            out.extend_from_slice(&ids);
-            Ok(())
+        let (allowed, disallowed) = if defaults {
+            (&[][..], meta.defaults())
+        } else {
+            (&allowed[..], &disallowed[..])
         };
+        let work = |t: &Text<'_>, out: &mut Vec<u32>| with_text!(*t, t => meta.encode_onto(t, allowed, disallowed, out));
         guard("encoding a batch", || run(&views, &work))
             .unwrap_or_else(|e| Err(error(py, Kind::Tokenizer, e)))
     }

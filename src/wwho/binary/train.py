@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
     from tokenizers import Tokenizer, trainers
 
+from wwho.background import start_thread
 from wwho.binary.ingest import IngestOptions, NothingSampledError, OptionError, count_windows, input_paths
 from wwho.errors import CorpusError, VocabError, brief
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
@@ -281,9 +282,8 @@ def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trai
         except BaseException as exc:  # noqa: BLE001 -- handed to the waiting thread
             failure.append(exc)
 
-    worker = threading.Thread(target=work, name="wwho-binary-train", daemon=True)
     started = time.monotonic()
-    worker.start()
+    worker = start_thread(work, name="wwho-binary-train")
     merging_said = next_beat = 0.0
     try:
         while worker.is_alive():

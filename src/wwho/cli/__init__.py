@@ -20,6 +20,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 
+from wwho.background import ThreadStartError
 from wwho.cli.options import strict
 from wwho.errors import WwhoError, WwhoWarning, printable
 from wwho.threads import MAX_THREADS, cpus, rayon_threads  # at import: one inside a verb can swallow Ctrl-C
@@ -231,11 +232,15 @@ def _run(argv: list[str]) -> int:
                 return interrupts.report()
             print(f"wwho: error: {printable(str(exc))}", file=sys.stderr)  # a name may hold a newline, an escape
             return 2
-        except MemoryError:  # the input needs more than the process may have: said, not a traceback
+        except MemoryError as exc:  # the input needs more than the process may have: said, not a traceback
             if state.interrupted:
                 return interrupts.report()
-            print("wwho: error: out of memory: this input needs more memory than the process may have (a very "
-                  "long line? lower --max-line-bytes where the verb has it, or split the input)", file=sys.stderr)
+            if isinstance(exc, ThreadStartError):
+                print(f"wwho: error: out of memory: {exc}", file=sys.stderr)
+            else:
+                print("wwho: error: out of memory: this input needs more memory than the process may have (a "
+                      "very long line? lower --max-line-bytes where the verb has it, or split the input)",
+                      file=sys.stderr)
             return 2
         except BrokenPipeError:  # the reader went away (| head -1): quietly, as the shell's own tools
             _drop_standard_output()

@@ -19,9 +19,9 @@ import ipaddress
 import logging
 import socket
 import sys
-import threading
 import warnings
 
+from wwho.background import start_thread
 from wwho.cli.encode import PATTERN_HELP
 from wwho.errors import WwhoError
 
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"wwho serve: http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
     # The syllable tables of every script are built while the first page loads, not in its first request.
-    threading.Thread(target=warm_up, name="wwho-warm-up", daemon=True).start()
+    start_thread(warm_up, name="wwho-warm-up")
     # On Ctrl-C, requests still running get a second to finish, then are cancelled (a client that
     # never sends its body cannot hold the exit for the body's time limit).
     config = uvicorn.Config(app, http=guarded_protocol(limits), timeout_keep_alive=5, log_level="warning",

@@ -57,6 +57,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from wwho import _core
+from wwho.background import start_thread
 from wwho.corpus import CorpusStats
 from wwho.errors import WwhoError, brief, printable
 from wwho.progress import progress_bar
@@ -266,7 +267,7 @@ def _join_within(ray, address: str, timeout: float) -> None:
 
     deadline = time.monotonic() + timeout
     with _held_back_stderr() as held:
-        threading.Thread(target=run, name="wwho-ray-init", daemon=True).start()
+        start_thread(run, name="wwho-ray-init")
         while not done.wait(max(0.0, min(0.1, deadline - time.monotonic()))):
             if time.monotonic() >= deadline:
                 raise WwhoError(f"the Ray cluster at {address} did not let this process join within {timeout:g} s: "
