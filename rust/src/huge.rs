@@ -39,6 +39,13 @@ impl<T: Copy> HugeSlice<T> {
         Self::try_new(len, fill).unwrap_or_else(|layout| handle_alloc_error(layout))
     }
 
+    /// [`Self::new`], or [`NoMemory`]: a tokenizer's table that its construction reports.
+    pub fn try_filled(len: usize, fill: T) -> Result<HugeSlice<T>, crate::memory::NoMemory> {
+        Self::try_new(len, fill).map_err(|layout| crate::memory::NoMemory {
+            bytes: layout.size(),
+        })
+    }
+
     /// [`Self::new`], or the layout that could not be allocated (a table that may stay as it
     /// was: a cache that stops growing when memory is short).
     pub fn try_new(len: usize, fill: T) -> Result<HugeSlice<T>, Layout> {

@@ -6,6 +6,7 @@
 //! (`wwho.bytelevel.files.read_tiktoken_ranks`): line numbers are 1-based, blank lines skipped.
 
 use super::vocab::bytes_repr;
+use crate::memory::{self, NoMemory};
 use rustc_hash::FxHashMap;
 
 /// Python's `bytes.isspace()` for one byte.
@@ -35,6 +36,9 @@ pub enum TiktokenError {
     TokenTwice { line: usize, shown: String },
     /// No line holds a token.
     NoTokens,
+    /// Memory for the tokens read so far could not be had (the file is large, or the
+    /// process's memory limit low).
+    NoMemory(crate::memory::NoMemory),
 }
 
 impl std::fmt::Display for TiktokenError {
@@ -59,6 +63,7 @@ impl std::fmt::Display for TiktokenError {
                 write!(f, "{line}: token {shown} appears twice")
             }
             TiktokenError::NoTokens => f.write_str("no tokens in ranks file"),
+            TiktokenError::NoMemory(e) => write!(f, "out of memory: {e}"),
         }
     }
 }
@@ -73,10 +78,15 @@ pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError>
     // Room for a line per 12 bytes (o200k_base's average is longer), but never more up front than
     // a large vocabulary needs: a file of a gigabyte of blank lines reserved gigabytes before it
     // read one, and the process aborted where the allocation failed.
+    // Each growth is asked for, so that a low memory limit is an error, not an abort.
     let room = (data.len() / 12).min(RESERVED_LINES);
-    let mut out = Vec::with_capacity(room);
-    let mut lines = Vec::with_capacity(room);
+    let no_memory = |_| TiktokenError::NoMemory(NoMemory::of::<(u64, usize)>(room));
+    let mut out = Vec::new();
+    let mut lines = Vec::new();
+    memory::reserve(&mut out, room).map_err(TiktokenError::NoMemory)?;
+    memory::reserve(&mut lines, room).map_err(TiktokenError::NoMemory)?;
     let mut seen_ranks: FxHashMap<u64, usize> = FxHashMap::default();
+    seen_ranks.try_reserve(room).map_err(no_memory)?;
     for (n, raw) in split_lines(data).enumerate() {
         let line = n + 1;
         if trim(raw).is_empty() {
@@ -94,7 +104,10 @@ pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError>
             line,
             shown: shown(),
         };
-        let token = decode_base64(token).ok_or_else(bad)?;
+        // (a token is as long as its line: its room is asked for, as the lines' is)
+        let mut bytes = Vec::new();
+        memory::reserve(&mut bytes, token.len() / 4 * 3).map_err(TiktokenError::NoMemory)?;
+        let token = decode_base64(token, bytes).ok_or_else(bad)?;
         let rank = parse_rank(rank).ok_or_else(bad)?;
         if token.is_empty() {
             return Err(TiktokenError::EmptyToken {
@@ -105,14 +118,15 @@ pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError>
         if rank > u64::from(super::MAX_ID) {
             return Err(TiktokenError::RankTooLarge { line, rank });
         }
+        seen_ranks.try_reserve(1).map_err(no_memory)?;
         if let Some(first) = seen_ranks.insert(rank, line) {
             return Err(TiktokenError::RankTwice { line, rank, first });
         }
-        out.push((token, rank as u32));
-        lines.push(line);
+        memory::push(&mut out, (token, rank as u32)).map_err(TiktokenError::NoMemory)?;
+        memory::push(&mut lines, line).map_err(TiktokenError::NoMemory)?;
     }
     let mut seen_tokens: FxHashMap<&[u8], ()> = FxHashMap::default();
-    seen_tokens.reserve(out.len());
+    seen_tokens.try_reserve(out.len()).map_err(no_memory)?;
     for ((token, _), &line) in out.iter().zip(&lines) {
         if seen_tokens.insert(token.as_slice(), ()).is_some() {
             return Err(TiktokenError::TokenTwice {
@@ -174,7 +188,8 @@ fn parse_rank(field: &[u8]) -> Option<u64> {
 }
 
 /// Strict standard base64 (as Python's `b64decode(validate=True)`): padding required.
-fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
+/// Written to `out` (empty, its room reserved by the caller).
+fn decode_base64(s: &[u8], mut out: Vec<u8>) -> Option<Vec<u8>> {
     if s.len() % 4 != 0 {
         return None;
     }
@@ -188,7 +203,6 @@ fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
             _ => return None,
         } as u32)
     };
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
     let chunks = s.len() / 4;
     for (k, chunk) in s.chunks_exact(4).enumerate() {
         let last = k + 1 == chunks;
@@ -233,8 +247,8 @@ mod tests {
             let err = parse_tiktoken(data).unwrap_err().to_string();
             assert!(err.starts_with(want), "{err} vs {want}");
         }
-        assert_eq!(decode_base64(b"/w=="), Some(vec![255]));
-        assert_eq!(decode_base64(b"YQ"), None);
-        assert_eq!(decode_base64(b"YQ==YQ=="), None);
+        assert_eq!(decode_base64(b"/w==", Vec::new()), Some(vec![255]));
+        assert_eq!(decode_base64(b"YQ", Vec::new()), None);
+        assert_eq!(decode_base64(b"YQ==YQ==", Vec::new()), None);
     }
 }

@@ -186,9 +186,21 @@ impl<const W: usize, const I: usize> Table<W, I> {
         }
     }
 
-    /// An empty table of `size` pairs, which may grow to `most`.
+    /// An empty table of `size` pairs, which may grow to `most`. Where memory is short, the
+    /// least table that a memo works with, which does not grow (a memo only saves work).
     fn start(&mut self, most: usize, size: usize) {
-        self.pairs = HugeSlice::new(size, Pair([Slot::EMPTY; 2]));
+        let empty = Pair([Slot::EMPTY; 2]);
+        let (size, most) = match HugeSlice::try_new(size, empty) {
+            Ok(pairs) => {
+                self.pairs = pairs;
+                (size, most)
+            }
+            Err(_) => {
+                let least = size.min(FIRST_PAIRS);
+                self.pairs = HugeSlice::new(least, empty);
+                (least, least)
+            }
+        };
         (self.size, self.most, self.written) = (size, most, 0);
     }
 

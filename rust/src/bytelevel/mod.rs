@@ -250,7 +250,7 @@ impl ByteLevel {
             .iter()
             .filter(|(b, _)| b.len() <= table::SHORT)
             .count();
-        let mut encoder = TokenTable::with_capacity(model.ranks.len(), short);
+        let mut encoder = TokenTable::with_capacity(model.ranks.len(), short)?;
         let mut add = |label: &str, id: u32, bytes: &[u8]| -> Result<(), Error> {
             vocab.insert(id, bytes).map_err(|old| {
                 Error::Vocab(format!(
@@ -381,14 +381,15 @@ impl ByteLevel {
                 }
             }
         }
-        let mut windows = crate::huge::HugeSlice::new(1 << 18, 0u64);
+        let mut windows = crate::huge::HugeSlice::try_filled(1 << 18, 0u64)?;
         for &(bytes, _) in &model.ranks {
             for w in bytes.windows(3) {
                 let bit = (usize::from(w[0]) << 16) | (usize::from(w[1]) << 8) | usize::from(w[2]);
                 windows[bit / 64] |= 1 << (bit % 64);
             }
         }
-        let mut windows4 = crate::huge::HugeSlice::new(1 << (ranks::WINDOW4_BITS - 6), 0u64);
+        let mut windows4 =
+            crate::huge::HugeSlice::try_filled(1 << (ranks::WINDOW4_BITS - 6), 0u64)?;
         for &(bytes, _) in &model.ranks {
             for w in bytes.windows(4) {
                 let bit = ranks::window4_bit(w);

@@ -10,6 +10,7 @@
 
 use super::memo::fetch;
 use crate::huge::HugeSlice;
+use crate::memory::NoMemory;
 use rustc_hash::FxHashMap;
 
 const EMPTY: u32 = u32::MAX;
@@ -138,15 +139,15 @@ impl<K: Copy + Default + PartialEq + Into<Keys>> Slots<K> {
         }
     }
 
-    fn new(n: usize) -> Slots<K> {
+    fn new(n: usize) -> Result<Slots<K>, NoMemory> {
         // Load at most 2/3 after `n` inserts: a probe seldom leaves its cache line, and the
         // table stays small enough that a cold lookup finds it in the CPU's caches more often.
         let size = (n + n / 2).next_power_of_two().max(16);
-        Slots {
-            slots: HugeSlice::new(size, Self::empty()),
+        Ok(Slots {
+            slots: HugeSlice::try_filled(size, Self::empty())?,
             mask: size - 1,
             count: 0,
-        }
+        })
     }
 
     fn insert(&mut self, key: K, len: u32, id: u32, h: u64) -> Result<(), u32> {
@@ -259,14 +260,18 @@ fn bloom_bits(h: u64) -> (usize, u64) {
 }
 
 impl TokenTable {
-    /// A table sized for `n` tokens, `short` of them of at most 8 bytes (it grows past either).
-    pub fn with_capacity(n: usize, short: usize) -> TokenTable {
-        TokenTable {
-            short: Slots::new(short),
-            mid: Slots::new(n.saturating_sub(short)),
+    /// A table sized for `n` tokens, `short` of them of at most 8 bytes (it grows past either),
+    /// or [`NoMemory`] where its slots cannot be had (a construction's error, not an abort).
+    pub fn with_capacity(n: usize, short: usize) -> Result<TokenTable, NoMemory> {
+        let mut bloom = Vec::new();
+        crate::memory::reserve(&mut bloom, (1 << BLOOM_BITS) / 64)?;
+        bloom.resize((1 << BLOOM_BITS) / 64, 0);
+        Ok(TokenTable {
+            short: Slots::new(short)?,
+            mid: Slots::new(n.saturating_sub(short))?,
             long: FxHashMap::default(),
-            bloom: vec![0; (1 << BLOOM_BITS) / 64],
-        }
+            bloom,
+        })
     }
 
     /// Insert a token; Err(the id it already has) if present.
@@ -400,7 +405,7 @@ mod tests {
 
     #[test]
     fn lookups_and_trailing_zero_bytes() {
-        let mut t = TokenTable::with_capacity(4, 2);
+        let mut t = TokenTable::with_capacity(4, 2).unwrap();
         let tokens: Vec<Vec<u8>> = vec![
             b"".to_vec(),
             b"a".to_vec(),
@@ -443,7 +448,7 @@ mod tests {
         // Tokens longer than PACKED, some sharing their first PACKED bytes with each other
         // (same length or not): each is found, whatever the filter holds of the others; pieces
         // that are no token are found by no one, and most are answered by the filter.
-        let mut t = TokenTable::with_capacity(16, 8);
+        let mut t = TokenTable::with_capacity(16, 8).unwrap();
         let mut tokens = Vec::new();
         for i in 0..300u32 {
             let head = format!("{:016}", i / 3);

@@ -105,7 +105,10 @@ fn regex_err(err: RegexError) -> PyErr {
 fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
     let ranks = guard(|| {
         py.detach(|| crate::bytelevel::files::parse_tiktoken(data))
-            .map_err(|e| CoreVocabError::new_err(e.to_string()))
+            .map_err(|e| match e {
+                crate::bytelevel::files::TiktokenError::NoMemory(e) => no_memory(e),
+                e => CoreVocabError::new_err(e.to_string()),
+            })
     })?;
     let out = PyDict::new(py);
     for (token, rank) in ranks {
