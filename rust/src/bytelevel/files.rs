@@ -38,7 +38,7 @@ pub enum TiktokenError {
     NoTokens,
     /// Memory for the tokens read so far could not be had (the file is large, or the
     /// process's memory limit low).
-    NoMemory(crate::memory::NoMemory),
+    NoMemory(NoMemory),
 }
 
 impl std::fmt::Display for TiktokenError {
@@ -80,13 +80,11 @@ pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError>
     // read one, and the process aborted where the allocation failed.
     // Each growth is asked for, so that a low memory limit is an error, not an abort.
     let room = (data.len() / 12).min(RESERVED_LINES);
-    let no_memory = |_| TiktokenError::NoMemory(NoMemory::of::<(u64, usize)>(room));
     let mut out = Vec::new();
     let mut lines = Vec::new();
     memory::reserve(&mut out, room).map_err(TiktokenError::NoMemory)?;
     memory::reserve(&mut lines, room).map_err(TiktokenError::NoMemory)?;
     let mut seen_ranks: FxHashMap<u64, usize> = FxHashMap::default();
-    seen_ranks.try_reserve(room).map_err(no_memory)?;
     for (n, raw) in split_lines(data).enumerate() {
         let line = n + 1;
         if trim(raw).is_empty() {
@@ -118,7 +116,11 @@ pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError>
         if rank > u64::from(super::MAX_ID) {
             return Err(TiktokenError::RankTooLarge { line, rank });
         }
-        seen_ranks.try_reserve(1).map_err(no_memory)?;
+        // (a full map doubles: about as many entries again as it holds)
+        let more = seen_ranks.len().max(1);
+        seen_ranks
+            .try_reserve(1)
+            .map_err(|_| TiktokenError::NoMemory(NoMemory::of::<(u64, usize)>(more)))?;
         if let Some(first) = seen_ranks.insert(rank, line) {
             return Err(TiktokenError::RankTwice { line, rank, first });
         }
@@ -126,7 +128,9 @@ pub fn parse_tiktoken(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, TiktokenError>
         memory::push(&mut lines, line).map_err(TiktokenError::NoMemory)?;
     }
     let mut seen_tokens: FxHashMap<&[u8], ()> = FxHashMap::default();
-    seen_tokens.try_reserve(out.len()).map_err(no_memory)?;
+    seen_tokens
+        .try_reserve(out.len())
+        .map_err(|_| TiktokenError::NoMemory(NoMemory::of::<&[u8]>(out.len())))?;
     for ((token, _), &line) in out.iter().zip(&lines) {
         if seen_tokens.insert(token.as_slice(), ()).is_some() {
             return Err(TiktokenError::TokenTwice {

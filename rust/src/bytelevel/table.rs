@@ -263,14 +263,11 @@ impl TokenTable {
     /// A table sized for `n` tokens, `short` of them of at most 8 bytes (it grows past either),
     /// or [`NoMemory`] where its slots cannot be had (a construction's error, not an abort).
     pub fn with_capacity(n: usize, short: usize) -> Result<TokenTable, NoMemory> {
-        let mut bloom = Vec::new();
-        crate::memory::reserve(&mut bloom, (1 << BLOOM_BITS) / 64)?;
-        bloom.resize((1 << BLOOM_BITS) / 64, 0);
         Ok(TokenTable {
             short: Slots::new(short)?,
             mid: Slots::new(n.saturating_sub(short))?,
             long: FxHashMap::default(),
-            bloom,
+            bloom: crate::memory::filled(0, (1 << BLOOM_BITS) / 64)?,
         })
     }
 
