@@ -7,9 +7,13 @@
 //! `MemoryError`. Growth stays amortized (`try_reserve` doubles as `push` does), and a buffer
 //! with room left costs one comparison.
 //!
+//! A byte-level tokenizer's construction asks for its large tables the same way (a ranks
+//! file's lines, the token table; `HugeSlice::try_filled`), so that a low memory limit is a
+//! `MemoryError` there too.
+//!
 //! This module does not bound anything or decide what is too long (the callers' limits do), and
-//! it does not cover allocations of a fixed or table-bounded size (a vocabulary's, a scratch
-//! word's): only those that grow with one input.
+//! the small allocations of a fixed or table-bounded size (a scratch word's, a vocabulary's
+//! entries) still abort where they fail.
 
 use std::fmt;
 
