@@ -522,16 +522,3 @@ def test_decode_reads_a_pipe_without_ids_as_encode_does(tmp_path, small_sgpe, de
     assert back.returncode == 0 and back.stdout.decode("utf-8") == text, back.stderr
 
 
-@pytest.mark.parametrize("top", [30, 1 << 24])  # ids from the table of id strings, and past it
-def test_ids_of_long_lines_are_written_in_pieces_exactly(monkeypatch, top):
-    """``wwho encode --ids`` writes a line of more than ``IDS_AT_ONCE`` ids in pieces (a long
-    line's text is never held whole): the output is the plain join, whatever the pieces' bounds."""
-    import io
-
-    from wwho.cli import encode
-
-    monkeypatch.setattr(encode, "IDS_AT_ONCE", 3)
-    results = [[1, 2, 3, 4, 5, 6, 7], [], [8], [9, 10, 11], [12, 13], list(range(20)), [top], []]
-    out = io.BytesIO()
-    encode._IdText().write(out, results)
-    assert out.getvalue().decode() == "".join(" ".join(map(str, ids)) + "\n" for ids in results)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 
 from wwho.cli.binary import parse_ids
-from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file, write_text
+from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import IDS_INSTEAD, results_output, standard_input
+from wwho.cli.results_text import write_text
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.loading import detect_kind, load_tokenizer

@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import inspect
 import io
-import json
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from wwho.cli.outputs import names_a_file, results_output, standard_input
+from wwho.cli.results_text import id_text, json_text, token_text
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
@@ -112,18 +112,14 @@ def run(args: argparse.Namespace) -> int:
     encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
                                  threads=args.threads)
     show = args.show or "ids"
-    id_text = _IdText()
+    if show == "ids":
+        writer = id_text()
+    else:
+        writer = (token_text if show == "tokens" else json_text)(token_shower(tok))
     with output as out, _special_advice(args) as done:
         for results in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
             done[0] += len(results)
-            if show == "ids":
-                id_text.write(out, results)
-            elif show == "tokens":
-                write_text(out, "".join(" | ".join(token_strings(tok, ids)) + "\n" for ids in results))
-            else:  # backslashreplace turns a lone surrogate into its JSON escape \udXXX
-                text = "".join(json.dumps({"ids": ids, "tokens": token_strings(tok, ids)}, ensure_ascii=False)
-                               + "\n" for ids in results)
-                write_text(out, text, errors="backslashreplace")
+            writer.write(out, results)
     return 0
 
 
@@ -152,54 +148,6 @@ def _encoded_ahead(blocks: Iterator[list[str]], encode_batch: Callable[[list[str
             pending = future
         if pending is not None:
             yield pending.result()
-
-
-#: The largest id :class:`_IdText` makes a table entry for (16M ids: more than any vocabulary).
-MAX_ID_TABLE = 1 << 24
-
-
-#: Ids turned into text at a time: a line of more is written in pieces of this many, so that its
-#: text is never held whole (a string reference per id while a piece is made: about 8 MB).
-IDS_AT_ONCE = 1 << 20
-
-
-class _IdText:
-    """Lines of ids as text, ``" ".join(map(str, ids))``, with the text of each id made once
-    (a table as long as the largest id seen: bounded by the vocabulary)."""
-
-    def __init__(self) -> None:
-        self.table: list[str] = []
-
-    def write(self, out: IO[bytes], results: list[list[int]]) -> None:
-        """The lines of ``results`` to ``out``; a long line :data:`IDS_AT_ONCE` ids at a time."""
-        top = max((max(ids) for ids in results if ids), default=-1)
-        texts = self._texts(top)
-        pending: list[str] = []
-        held = 0
-        for ids in results:
-            if len(ids) <= IDS_AT_ONCE:  # (the usual line: whole)
-                pending.append(" ".join(texts(ids)) + "\n")
-                held += len(ids)
-            else:
-                for start in range(0, len(ids), IDS_AT_ONCE):
-                    end = min(len(ids), start + IDS_AT_ONCE)
-                    write_text(out, "".join(pending) + " ".join(texts(ids[start:end]))
-                               + ("\n" if end == len(ids) else " "))
-                    pending, held = [], 0
-            if held >= IDS_AT_ONCE:
-                write_text(out, "".join(pending))
-                pending, held = [], 0
-        if pending:
-            write_text(out, "".join(pending))
-
-    def _texts(self, top: int) -> Callable[[list[int]], list[str]]:
-        """``ids -> their strings`` for ids up to ``top``."""
-        if top >= MAX_ID_TABLE:  # not a vocabulary's id: no table for it
-            return lambda ids: list(map(str, ids))
-        if top >= len(self.table):
-            self.table += [str(i) for i in range(len(self.table), top + 1)]
-        table = self.table
-        return lambda ids: [table[i] for i in ids]
 
 
 def _lines(args: argparse.Namespace) -> Iterator[str]:
@@ -325,12 +273,6 @@ def _special_advice(args: argparse.Namespace) -> Iterator[list[int]]:
                              "encode it as plain text") from None
 
 
-def write_text(out: IO[bytes], text: str, *, errors: str = "surrogatepass") -> None:
-    """UTF-8; a lone surrogate (SGPE decodes them losslessly) as its surrogate-pass bytes."""
-    out.write(text.encode("utf-8", errors))
-    out.flush()
-
-
 def use_tiktoken_file(args: argparse.Namespace) -> None:
     """``--tiktoken-file PATH`` is the same as ``WWHO_TIKTOKEN_FILE=PATH`` for this command
     (and wins over ``WWHO_TIKTOKEN_FILE_<NAME>``, as ``tiktoken_file=`` does in Python)."""
@@ -354,15 +296,15 @@ def warn_if_tiktoken_file_unused() -> None:
                       "by its name (o200k_base, tiktoken:cl100k_base, ...)", WwhoWarning, stacklevel=2)
 
 
-def token_strings(tok, ids: list[int]) -> list[str]:
+def token_shower(tok) -> Callable[[int], str]:
     """How each id is shown: the token's bytes as readable text (:func:`wwho.readable.readable`:
     invalid UTF-8 and control bytes as ``<0xE0>``), the same for every kind; a tokenizer
     without ``token_bytes`` (a plain HF one) shows its token strings."""
     from wwho.readable import readable
 
     if hasattr(tok, "token_bytes"):
-        return [readable(tok.token_bytes(i)) for i in ids]
+        return lambda i: readable(tok.token_bytes(i))
     convert = getattr(tok.tokenizer, "id_to_token", None) if hasattr(tok, "tokenizer") else None
     if convert is not None:
-        return [convert(i) for i in ids]
-    return [tok.decode([i]) for i in ids]
+        return convert
+    return lambda i: tok.decode([i])
