@@ -12,6 +12,7 @@ own batch for o200k. Speed is measured by ``benchmarks/bench_batch.py``, not her
 from __future__ import annotations
 
 import os
+import textwrap
 import threading
 
 import pytest
@@ -232,3 +233,53 @@ def test_a_forked_child_runs_threaded_batches(kind, corpus):
         child.kill()
         pytest.fail("a threaded batch in a forked child never finished")
     assert child.exitcode == 0 and queue.get(timeout=10)
+
+
+#: A batch run under an address-space limit a little above what the process holds, so that the
+#: pool's threads cannot have their stacks: ``ok`` and the threads the process has after it, or
+#: the error. Argument: the tokenizer directory, then the room left in kB.
+BATCH_WITHOUT_THREADS = textwrap.dedent("""
+    import os, resource, sys
+    from wwho.sgpe import SGPETokenizer
+    tok = SGPETokenizer.load(sys.argv[1])
+    texts = ["ශ්‍රී ලංකාව " * 600] * 12  # (just large enough to be shared among threads)
+    want = [tok.encode(t) for t in texts]
+    size = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize:"))
+    limit = (size + int(sys.argv[2])) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        same = tok.encode_batch(texts, num_threads=8) == want
+        print("ok" if same else "wrong ids", len(os.listdir("/proc/self/task")))
+    except MemoryError as exc:
+        print("MemoryError", exc)
+    except BaseException as exc:
+        print("failed", type(exc).__name__, exc)
+""")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc to count threads")
+def test_a_batch_whose_threads_are_refused_runs_on_the_calling_thread(tmp_path):
+    """Found by review: where the system refused the pool's threads (memory for their stacks),
+    the core panicked and ``encode_batch`` raised "internal error ... (please report this)". The
+    calling thread now does the work alone, with the same ids. Swept over the room left, below
+    what one thread's stack needs: a ``MemoryError`` while the room is too small for the batch
+    itself, then the ids, with no thread started."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from wwho.sgpe import SGPETokenizer, train_sgpe
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    SGPETokenizer(train_sgpe(sample, vocab_size=1000, progress=False, workers=1)).save(tmp_path / "tok")
+    for room_kb in range(256, 2048, 128):  # (a thread's stack is 2 MiB: none fits)
+        done = subprocess.run([sys.executable, "-c", BATCH_WITHOUT_THREADS, str(tmp_path / "tok"), str(room_kb)],
+                              capture_output=True, text=True, timeout=120)
+        words = done.stdout.split()
+        assert done.returncode == 0 and words and words[0] in ("ok", "MemoryError"), (room_kb, done.stdout,
+                                                                                     done.stderr[-2000:])
+        if words[0] == "ok":
+            assert words == ["ok", "1"], (room_kb, words)
+            break
+    else:
+        pytest.fail("no room below a thread's stack sufficed for the batch: the case was not tried")

@@ -87,12 +87,14 @@ pub fn ordered_chunks<T: Sync, C: Send, E>(
     let bounds = chunk_bounds(items, &weight, threads);
     let chunks = bounds.len() - 1;
     let threads = threads.min(chunks);
-    if threads <= 1 {
+    // Threads the system refuses (memory, a process limit): the calling thread does the work.
+    let pool = if threads > 1 { pool(threads - 1) } else { None };
+    let Some(pool) = pool else {
         for c in 0..chunks {
             consume(bounds[c], work(&items[bounds[c]..bounds[c + 1]]))?;
         }
         return Ok(());
-    }
+    };
     let shared = Shared {
         items,
         bounds: &bounds,
@@ -102,7 +104,7 @@ pub fn ordered_chunks<T: Sync, C: Send, E>(
         slots: (0..chunks).map(|_| Mutex::new(None)).collect(),
         caller: std::thread::current(),
     };
-    let outcome = pool(threads - 1).in_place_scope(|scope| {
+    let outcome = pool.in_place_scope(|scope| {
         for _ in 1..threads {
             scope.spawn(|_| while shared.take_one() {});
         }
@@ -179,13 +181,18 @@ where
     };
     let mut runs = runs.into_iter();
     let first = runs.next();
-    if runs.len() == 0 {
-        first.into_iter().for_each(copy);
-        return;
-    }
     // The batch's own pool (`threads - 1` besides the caller; `runs` holds fewer than `threads`
-    // runs now), so the copy makes no pool of another size.
-    pool(threads - 1).in_place_scope(|scope| {
+    // runs now), so the copy makes no pool of another size; none (threads refused): the caller.
+    let pool = if runs.len() == 0 {
+        None
+    } else {
+        pool(threads - 1)
+    };
+    let Some(pool) = pool else {
+        first.into_iter().chain(runs).for_each(copy);
+        return;
+    };
+    pool.in_place_scope(|scope| {
         for run in runs {
             scope.spawn(move |_| copy(run));
         }
@@ -288,14 +295,15 @@ fn lock<X>(m: &Mutex<X>) -> std::sync::MutexGuard<'_, X> {
 
 /// A pool of `n` threads, kept for this thread's next call with the same count (at most
 /// [`MAX_POOLS`] counts are kept; the oldest is dropped, its threads ending when its last call
-/// does).
+/// does). `None` where the system refuses a thread (no memory for its stack, a process limit):
+/// the caller then does the work alone, with the same results, and the next call tries again.
 ///
 /// Kept per calling thread, so no lock guards them: a lock held by another thread when the
 /// process forks would be copied held into the child. A child made by `fork` has none of its
 /// parent's threads: its first batch finds pools of an earlier [`fork::generation`], forgets
 /// them (their threads are not there to stop) and makes its own, where waiting on the parent's
 /// would never end.
-pub(crate) fn pool(n: usize) -> Arc<rayon::ThreadPool> {
+pub(crate) fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
     thread_local! {
         static POOLS: RefCell<Pools> = const { RefCell::new((0, Vec::new())) };
     }
@@ -306,20 +314,20 @@ pub(crate) fn pool(n: usize) -> Arc<rayon::ThreadPool> {
             *made_in = now;
         }
         if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
-            return p.clone();
+            return Some(p.clone());
         }
         let p = Arc::new(
             rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .thread_name(|i| format!("wwho-batch-{i}"))
                 .build()
-                .unwrap_or_else(|e| panic!("cannot start {n} threads: {e}")),
+                .ok()?,
         );
         if pools.len() >= MAX_POOLS {
             pools.remove(0);
         }
         pools.push((n, p.clone()));
-        p
+        Some(p)
     })
 }
 

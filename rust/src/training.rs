@@ -306,14 +306,17 @@ impl WordCounts {
         // On all cores: most of this stage's time on a large corpus (a quarter of a million
         // word types) is this sort. In a pool of this process's own (`batch::pool`), never
         // rayon's global one, whose threads a child made by `fork` does not have.
+        // Where the system refuses the threads, this thread sorts alone.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        crate::batch::pool(cores).install(|| {
-            sorted.par_sort_unstable_by(|(a, _), (b, _)| {
-                a.iter()
-                    .map(|&s| rank[s as usize])
-                    .cmp(b.iter().map(|&s| rank[s as usize]))
-            })
-        });
+        let by_rank = |(a, _): &(Box<[u32]>, u64), (b, _): &(Box<[u32]>, u64)| {
+            a.iter()
+                .map(|&s| rank[s as usize])
+                .cmp(b.iter().map(|&s| rank[s as usize]))
+        };
+        match crate::batch::pool(cores) {
+            Some(pool) => pool.install(|| sorted.par_sort_unstable_by(by_rank)),
+            None => sorted.sort_unstable_by(by_rank),
+        }
         self.words = sorted;
         let size = (self.words.len() * 2).next_power_of_two().max(16);
         let mut slots = vec![0u32; size];
