@@ -154,9 +154,38 @@ def run_encode(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A line of only ASCII digits and whitespace: its ids are read a piece at a time (:func:`_plain_ids`).
+_PLAIN_IDS = re.compile(r"[0-9\s]*")
+_SPACE = re.compile(r"\s")
+#: Characters of such a line split into words at a time (more, to the next whitespace): a word
+#: string is held only for its piece, not one per id of the line.
+SPLIT_CHARS = 1 << 18
+
+
+def _plain_ids(text: str) -> list[int] | None:
+    """The ids of ``text`` (stripped; ASCII digits and whitespace only), or None where a word has
+    more digits than an id can (the general path names it)."""
+    ids: list[int] = []
+    start = 0
+    while start < len(text):
+        end = start + SPLIT_CHARS
+        space = _SPACE.search(text, end) if end < len(text) else None  # (no number cut in two)
+        end = space.start() if space else len(text)
+        words = text[start:end].split()
+        if words and max(map(len, words)) > 20:
+            return None
+        ids += map(int, words)
+        start = end
+    return ids
+
+
 def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
     """Ids from whitespace/comma separated integers (ASCII digits only), a JSON list, or encode's JSON object."""
     stripped = text.strip()
+    if _PLAIN_IDS.fullmatch(stripped):  # the usual line (what encode writes): read without a regex per id
+        ids = _plain_ids(stripped)
+        if ids is not None:
+            return ids
     if stripped.startswith(("[", "{")):
         try:
             data = json.loads(stripped, object_pairs_hook=unique_keys)  # {"ids": [1], "ids": [2]} is refused
