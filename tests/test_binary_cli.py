@@ -544,3 +544,65 @@ def test_a_long_line_of_ids_holds_no_string_per_id():
         tracemalloc.stop()
     assert ids == [int(word) for word in line.split()]
     assert peak - held < 2 * len(line), (peak - held, len(line))
+
+
+@pytest.fixture(scope="module")
+def long_binary(tmp_path_factory) -> tuple[Path, Path]:
+    """A tokenizer with a template, and 1.5 MB of data: more than two parts of pieces."""
+    from conftest import binary_corpus
+
+    root = tmp_path_factory.mktemp("long-binary")
+    data = binary_corpus(7, 1_500_000)
+    (root / "data.bin").write_bytes(data)
+    tok = binary.train([root / "data.bin"], vocab_size=600, min_frequency=2, template=True, progress=False)
+    tok.save(str(root / "tok.json"))
+    return root / "tok.json", root / "data.bin"
+
+
+def _written(tok: Path, data: Path, flag: str, tmp_path: Path) -> bytes:
+    assert main(["encode", "--tokenizer", str(tok), "--binary", str(data), flag, "--specials",
+                 "-o", str(tmp_path / "out.txt"), "--force"]) == 0
+    return (tmp_path / "out.txt").read_bytes()
+
+
+@pytest.mark.parametrize("flag", ["--ids", "--tokens", "--json", "--table"])
+def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, tmp_path, flag):
+    """``wwho encode --binary`` writes a part of the encoding at a time; the output is what the
+    whole encoding (``encode_bytes``: HF's ids, tested elsewhere) gives by the formats' plain
+    definitions, template tokens included."""
+    from wwho.binary.mapping import encode_bytes
+    from wwho.readable import readable
+
+    tok, data = long_binary
+    enc = encode_bytes(binary.load(tok), data.read_bytes(), add_special_tokens=True)
+    shown = [t.decode("utf-8") if special else t.hex() for t, special in zip(enc.tokens, enc.special_tokens_mask)]
+    expected = {
+        "--ids": " ".join(map(str, enc.ids)) + "\n",
+        "--tokens": " | ".join(t.decode("utf-8") if special else readable(t)
+                               for t, special in zip(enc.tokens, enc.special_tokens_mask)) + "\n",
+        "--json": json.dumps({"ids": enc.ids, "tokens": shown, "offsets": [list(o) for o in enc.offsets]}) + "\n",
+        "--table": "".join(f"{i}\t{t}\t{s}\t{e}\n" for i, t, (s, e) in zip(enc.ids, shown, enc.offsets)),
+    }[flag]
+    assert sum(enc.special_tokens_mask) == 2 and len(enc.ids) > 200_000
+    assert _written(tok, data, flag, tmp_path).decode("utf-8") == expected
+
+
+@pytest.mark.parametrize("flag", ["--tokens", "--json"])
+def test_a_long_binary_file_holds_no_python_object_per_token(long_binary, tmp_path, flag):
+    """Found by review: ``wwho encode --binary FILE --tokens`` (or ``--json``, ``--table``) held
+    every token's bytes, text and offsets, and the whole output, as Python objects: a 12 MB
+    executable took 3.1-3.6 GB and 9-20 s. Now the encoding is written a part at a time: for 3 MB,
+    Python's traced memory stays under 80 times the file (a part's tokens, the cut search's arrays;
+    ``--json`` 20 bytes a token for its three lists), where it was 180-220 times it."""
+    import tracemalloc
+
+    tok, data = long_binary
+    twice = tmp_path / "twice.bin"
+    twice.write_bytes(data.read_bytes() * 2)
+    tracemalloc.start()
+    try:
+        _written(tok, twice, flag, tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80 * twice.stat().st_size, (peak / twice.stat().st_size)

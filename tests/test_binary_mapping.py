@@ -228,6 +228,28 @@ def test_long_data_in_pieces_gives_hfs_ids_on_the_whole(tok, seed, size, chunk, 
     assert pieces == encode_bytes(tok, data, add_special_tokens=specials, chunk_bytes=10**9)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), size=st.integers(0, 9000), chunk=st.integers(1, 700), specials=st.booleans())
+def test_the_parts_of_an_encoding_are_hfs_whole_encoding(tok, seed, size, chunk, specials):
+    """``encode_bytes_parts`` (what ``wwho encode --binary`` writes a part at a time) and its ids
+    form give, joined, HF's encoding of the whole data: the template's tokens, ids, tokens and
+    offsets; and a part holds ``_PART_PIECES`` pieces (the template's tokens, a part each)."""
+    from wwho.binary.mapping import _PART_PIECES, _pieces, encode_bytes_ids_parts, encode_bytes_parts
+
+    data = binary_corpus(seed, size)
+    whole = tok.encode(bytes_to_text(data), add_special_tokens=specials)
+    parts = list(encode_bytes_parts(tok, data, add_special_tokens=specials, chunk_bytes=chunk))
+    assert [i for p in parts for i in p.ids] == whole.ids
+    assert [o for p in parts for o in p.offsets] == [tuple(o) for o in whole.offsets]
+    assert [m for p in parts for m in p.special_tokens_mask] == whole.special_tokens_mask
+    assert [t for p in parts for t in p.tokens] == encode_bytes(tok, data, add_special_tokens=specials).tokens
+    assert [p.ids for p in parts] == list(encode_bytes_ids_parts(tok, data, add_special_tokens=specials,
+                                                                 chunk_bytes=chunk))
+    pieces = _pieces(tok, data, chunk) if len(data) > chunk else None
+    framed = 2 if specials and pieces and tok.post_processor is not None else 0
+    assert len(parts) == (1 if pieces is None else -(-len(pieces) // _PART_PIECES) + framed)
+
+
 @pytest.mark.parametrize("threads", [None, 1, 2])
 def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
     items = [binary_corpus(seed, 3000) for seed in range(20)] + [b"", b"<|end|>"]

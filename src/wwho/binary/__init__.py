@@ -22,6 +22,7 @@ from wwho.binary.mapping import (
     decode_to_bytes,
     encode_bytes,
     encode_bytes_batch,
+    encode_bytes_parts,
     text_to_bytes,
 )
 from wwho.binary.tokenizer import BinaryTokenizer
@@ -39,6 +40,7 @@ __all__ = [
     "decode_to_bytes",
     "encode_bytes",
     "encode_bytes_batch",
+    "encode_bytes_parts",
     "is_binary_tokenizer",
     "iter_files",
     "iter_sampled",

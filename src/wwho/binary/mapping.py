@@ -29,6 +29,7 @@ from wwho.threads import rayon_threads, thread_count
 #: Data longer than this is encoded in pieces (see :func:`encode_bytes`).
 CHUNK_BYTES = 1 << 16
 _BATCH = 32  # pieces per encode_batch call: HF's memory holds about this many pieces
+_PART_PIECES = 8  # pieces per part of encode_bytes_parts (a part's tokens are held as Python objects)
 
 
 def bytes_to_text(data: bytes | bytearray | memoryview, position: int | None = None) -> str:
@@ -129,45 +130,83 @@ def _chunk_size(chunk_bytes: object) -> int:
     return chunk_bytes
 
 
+def encode_bytes_parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
+                       add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[BinaryEncoding]:
+    """:func:`encode_bytes` as consecutive parts, in order: joined, they are its result (offsets
+    are into the whole ``data``). Long data gives a part per batch of pieces (about ``_BATCH *
+    chunk_bytes`` bytes), and the template's tokens before and after it are parts of their own, so
+    a caller that writes each part as it comes holds one part's tokens at a time, not the data's.
+    (Dense data gives a token per two bytes or so, and a token costs a few hundred bytes of Python
+    objects here: a part is ``_PART_PIECES`` pieces.)"""
+    tokenizer = _hf_tokenizer(tokenizer)
+    _check_data(data)
+    return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True, batch=_PART_PIECES)
+
+
+def encode_bytes_ids_parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
+                           add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[list[int]]:
+    """The ids of :func:`encode_bytes_parts`' parts alone."""
+    tokenizer = _hf_tokenizer(tokenizer)
+    _check_data(data)
+    return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=False, batch=_PART_PIECES)
+
+
 def _encode(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_special_tokens: bool,
             chunk_bytes: int, *, full: bool, serial: bool = False) -> BinaryEncoding | list[int]:
     """:func:`encode_bytes` (``full``) or :func:`encode_bytes_ids` on checked arguments; ``serial``:
     the pieces one by one on this thread, not on HF's pool."""
+    parts = list(_parts(tokenizer, data, add_special_tokens, chunk_bytes, full=full, serial=serial))
+    if not full:
+        return parts[0] if len(parts) == 1 else [i for part in parts for i in part]
+    if len(parts) == 1:
+        return parts[0]
+    return BinaryEncoding(ids=[i for part in parts for i in part.ids],
+                          tokens=[t for part in parts for t in part.tokens],
+                          offsets=[o for part in parts for o in part.offsets],
+                          special_tokens_mask=[m for part in parts for m in part.special_tokens_mask])
+
+
+def _parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_special_tokens: bool,
+           chunk_bytes: int, *, full: bool, serial: bool = False,
+           batch: int = _BATCH) -> Iterator[BinaryEncoding | list[int]]:
+    """The parts of :func:`encode_bytes_parts` (``full``), or their ids alone; ``batch`` pieces a part."""
     data = bytes(data) if not isinstance(data, bytes) else data
     _special_tokens_as_data(tokenizer)
     pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None
     if pieces is None:
         enc = tokenizer.encode(bytes_to_text(data), add_special_tokens=add_special_tokens)
-        return _encoding(enc) if full else enc.ids
-    ids: list[int] = []
-    tokens: list[bytes] = []
-    offsets: list[tuple[int, int]] = []
-    for k in range(0, len(pieces), _BATCH):
-        starts = pieces[k:k + _BATCH]
+        yield _encoding(enc) if full else enc.ids
+        return
+    frame = None
+    if add_special_tokens and tokenizer.post_processor is not None:
+        # The template's specials around one data token: [prefix..., data, suffix...].
+        frame = _encoding(tokenizer.encode("\x00", add_special_tokens=True))
+        cut = frame.special_tokens_mask.index(0)
+        yield _frame_part(frame, slice(0, cut), full)
+    for k in range(0, len(pieces), batch):
+        starts = pieces[k:k + batch]
         texts = [data[a:b].decode("latin-1") for a, b in starts]
         encodings = [tokenizer.encode(t, add_special_tokens=False) for t in texts] if serial else \
             tokenizer.encode_batch(texts, add_special_tokens=False)
+        ids: list[int] = []
+        tokens: list[bytes] = []
+        offsets: list[tuple[int, int]] = []
         for (start, _), enc in zip(starts, encodings):
             ids += enc.ids
             if full:
                 tokens += [t.encode("latin-1") for t in enc.tokens]
                 offsets += [(a + start, b + start) for a, b in enc.offsets]
-    if add_special_tokens and tokenizer.post_processor is not None:
-        # The template's specials around one data token: [prefix..., data, suffix...].
-        frame = _encoding(tokenizer.encode("\x00", add_special_tokens=True))
-        cut = frame.special_tokens_mask.index(0)
-        before, after = slice(0, cut), slice(cut + 1, None)
-        data_ids = len(ids)
-        ids = frame.ids[before] + ids + frame.ids[after]
-        if not full:
-            return ids
-        tokens = frame.tokens[before] + tokens + frame.tokens[after]
-        offsets = frame.offsets[before] + offsets + frame.offsets[after]
-        mask = frame.special_tokens_mask[before] + [0] * data_ids + frame.special_tokens_mask[after]
-        return BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=mask)
+        yield BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=[0] * len(ids)) \
+            if full else ids
+    if frame is not None:
+        yield _frame_part(frame, slice(cut + 1, None), full)
+
+
+def _frame_part(frame: BinaryEncoding, where: slice, full: bool) -> BinaryEncoding | list[int]:
     if not full:
-        return ids
-    return BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=[0] * len(ids))
+        return frame.ids[where]
+    return BinaryEncoding(ids=frame.ids[where], tokens=frame.tokens[where], offsets=frame.offsets[where],
+                          special_tokens_mask=frame.special_tokens_mask[where])
 
 
 def _encoding(enc) -> BinaryEncoding:

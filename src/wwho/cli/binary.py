@@ -17,11 +17,13 @@ import json
 import os
 import re
 import shlex
+from array import array
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
-from wwho.binary.mapping import decode_to_bytes, encode_bytes, encode_bytes_ids
+from wwho.binary.mapping import BinaryEncoding, decode_to_bytes, encode_bytes_ids_parts, encode_bytes_parts
 from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
 from wwho.errors import CorpusError, TokenizerError, VocabError, brief
 from wwho.fileio import (
@@ -128,30 +130,100 @@ def run_encode(args: argparse.Namespace) -> int:
                           "pipe it: printf '%s' TEXT | wwho encode --tokenizer ... --binary -")
     # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
     fmt = getattr(args, "show", None) or getattr(args, "format", None) or "json"
-    if fmt == "ids":  # the ids alone: no token bytes, offsets or hex strings (a tenth of the memory)
-        ids = encode_bytes_ids(tokenizer, _read_input(name), add_special_tokens=bool(args.specials))
-        with output as out:
-            for k in range(0, len(ids), 65536):  # written in slices: no one string of every id
-                out.write((" ".join(map(str, ids[k:k + 65536])) + (" " if k + 65536 < len(ids) else "\n"))
-                          .encode("ascii"))
-            if not ids:
-                out.write(b"\n")
-        return 0
-    enc = encode_bytes(tokenizer, _read_input(name), add_special_tokens=bool(args.specials))
-    shown = [tok.decode("utf-8") if special else tok.hex()
-             for tok, special in zip(enc.tokens, enc.special_tokens_mask)]
-    if fmt == "tokens":
-        from wwho.readable import readable
-
-        text = " | ".join(tok.decode("utf-8") if special else readable(tok)
-                          for tok, special in zip(enc.tokens, enc.special_tokens_mask)) + "\n"
-    elif fmt == "table":
-        text = "".join(f"{i}\t{tok}\t{s}\t{e}\n" for i, tok, (s, e) in zip(enc.ids, shown, enc.offsets))
-    else:
-        text = json.dumps({"ids": enc.ids, "tokens": shown, "offsets": [list(o) for o in enc.offsets]}) + "\n"
+    data = _read_input(name)
+    specials = bool(args.specials)
     with output as out:
-        out.write(text.encode("utf-8"))
+        # A part at a time (a batch of pieces): no list of every token's id, bytes, text or offsets.
+        if fmt == "ids":  # the ids alone: no token bytes, offsets or hex strings (a tenth of the memory)
+            first = True
+            for ids in encode_bytes_ids_parts(tokenizer, data, add_special_tokens=specials):
+                for k in range(0, len(ids), 65536):  # written in slices: no one string of a part's ids
+                    out.write((("" if first else " ") + " ".join(map(str, ids[k:k + 65536]))).encode("ascii"))
+                    first = False
+                ids = None  # (not held while the next part is made)
+            out.write(b"\n")
+        else:
+            write = {"tokens": _write_tokens, "table": _write_table, "json": _write_json}[fmt]
+            write(out, encode_bytes_parts(tokenizer, data, add_special_tokens=specials))
     return 0
+
+
+def _shown(part: BinaryEncoding, show: Callable[[bytes], str], known: dict[int, str]) -> list[str]:
+    """Each token of ``part`` as text: a special token's name, another's ``show(bytes)``, made
+    once per id (``known``: bounded by the vocabulary)."""
+    out = []
+    for i, token, special in zip(part.ids, part.tokens, part.special_tokens_mask):
+        if special:
+            out.append(token.decode("utf-8"))
+            continue
+        text = known.get(i)
+        if text is None:
+            text = known[i] = show(token)
+        out.append(text)
+    return out
+
+
+def _write_tokens(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
+    """``--tokens``: every token readable (:func:`wwho.readable.readable`), one line, ``" | "`` between."""
+    from wwho.readable import readable
+
+    known: dict[int, str] = {}
+    first = True
+    for part in parts:
+        if part.ids:
+            out.write((("" if first else " | ") + " | ".join(_shown(part, readable, known))).encode("utf-8"))
+            first = False
+        part = None  # (not held while the next one is made)
+    out.write(b"\n")
+
+
+def _write_table(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
+    """``--table``: ``id, hex (a special token: its name), start, end`` per line, tab-separated."""
+    known: dict[int, str] = {}
+    for part in parts:
+        shown = _shown(part, bytes.hex, known)
+        out.write("".join(f"{i}\t{tok}\t{s}\t{e}\n" for i, tok, (s, e) in zip(part.ids, shown, part.offsets))
+                  .encode("utf-8"))
+        part = shown = None  # (not held while the next one is made)
+
+
+def _write_json(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
+    """``--json``: ``json.dumps({"ids", "tokens" (hex; a special token: its name), "offsets"})``.
+    The ids and offsets are kept in arrays (20 bytes a token) while the parts go by, and each id's
+    hex once; the three lists are then written from them."""
+    ids, starts, ends = array("I"), array("Q"), array("Q")
+    names: dict[int, str] = {}  # position -> a special token's name
+    hexes: dict[int, str] = {}  # id -> its bytes in hex
+    for part in parts:
+        for k, (i, token, special) in enumerate(zip(part.ids, part.tokens, part.special_tokens_mask)):
+            if special:
+                names[len(ids) + k] = token.decode("utf-8")
+            elif i not in hexes:
+                hexes[i] = token.hex()
+        ids.extend(part.ids)
+        starts.extend(s for s, _ in part.offsets)
+        ends.extend(e for _, e in part.offsets)
+        part = None  # (not held while the next one is made)
+    out.write(b'{"ids": [')
+    _write_joined(out, (str(i) for i in ids))
+    out.write(b'], "tokens": [')
+    _write_joined(out, (json.dumps(names[k]) if k in names else f'"{hexes[i]}"' for k, i in enumerate(ids)))
+    out.write(b'], "offsets": [')
+    _write_joined(out, (f"[{s}, {e}]" for s, e in zip(starts, ends)))
+    out.write(b"]}\n")
+
+
+def _write_joined(out: IO[bytes], texts: Iterable[str], *, at_once: int = 65536) -> None:
+    """``", ".join(texts)`` to ``out``, ``at_once`` texts at a time."""
+    batch: list[str] = []
+    first = True
+    for text in texts:
+        batch.append(text)
+        if len(batch) == at_once:
+            out.write((("" if first else ", ") + ", ".join(batch)).encode("utf-8"))
+            batch, first = [], False
+    if batch:
+        out.write((("" if first else ", ") + ", ".join(batch)).encode("utf-8"))
 
 
 #: A line of only ASCII digits and whitespace: its ids are read a piece at a time (:func:`_plain_ids`).
