@@ -30,6 +30,7 @@ from wwho.threads import rayon_threads, thread_count
 CHUNK_BYTES = 1 << 16
 _BATCH = 32  # pieces per encode_batch call: HF's memory holds about this many pieces
 _PART_PIECES = 8  # pieces per part of encode_bytes_parts (a part's tokens are held as Python objects)
+_SCAN_BYTES = 1 << 20  # positions searched for cuts at a time (the search's arrays: about 12 bytes each)
 
 
 def bytes_to_text(data: bytes | bytearray | memoryview, position: int | None = None) -> str:
@@ -247,14 +248,20 @@ def _pieces(tokenizer: Tokenizer, data: bytes, size: int) -> list[tuple[int, int
             inside[x << 8 | y] = 1
     np = import_module("numpy")  # (under the lock a fork waits for: wwho.imports)
 
-    codes = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
-    free = np.flatnonzero(np.frombuffer(bytes(inside), dtype=np.uint8)[(codes[:-1] << 8) | codes[1:]] == 0) + 1
+    table = np.frombuffer(bytes(inside), dtype=np.uint8)
+    view = np.frombuffer(data, dtype=np.uint8)
+    # Each cut is the first free position (no token holds the bytes on its two sides) at least
+    # `size` after the one before; positions are searched _SCAN_BYTES at a time, so the search's
+    # arrays stay that size whatever the data's.
     cuts = [0]
-    while True:
-        k = int(np.searchsorted(free, cuts[-1] + size))
-        if k == len(free):
-            break
-        cuts.append(int(free[k]))
+    for lo in range(1, len(data), _SCAN_BYTES):
+        hi = min(len(data), lo + _SCAN_BYTES)
+        if cuts[-1] + size >= hi:  # (no cut falls in this stretch)
+            continue
+        pairs = (view[lo - 1:hi - 1].astype(np.uint16) << 8) | view[lo:hi]
+        free = np.flatnonzero(table[pairs] == 0) + lo
+        while (k := int(np.searchsorted(free, cuts[-1] + size))) < len(free):
+            cuts.append(int(free[k]))
     cuts.append(len(data))
     return list(zip(cuts, cuts[1:]))
 
