@@ -291,6 +291,26 @@ def test_a_jsonl_line_giving_the_text_field_twice_is_a_bad_line(tmp_path):
     assert stats.bad_lines == 1
 
 
+@pytest.mark.parametrize(("field", "second"), [
+    ("text", r'"te\u0078t"'),          # an ASCII letter escaped
+    ("text", r'"\u0074\u0065xt"'),    # two, upper part of the key plain
+    ("body/x", r'"body\/x"'),          # JSON's escaped slash
+    ("මූලය", r'"\u0db8\u0dd6\u0dbd\u0dba"'),  # a key of another script, escaped throughout
+])
+def test_the_text_field_given_twice_with_escapes_is_a_bad_line(tmp_path, field, second):
+    """Found by review: the second spelling of the field was looked for only where the field
+    occurred twice as it is, so ``{"text": "a", "te\\u0078t": "b"}`` was read as "b" in silence.
+    JSON's own parser (``json.loads`` keeps the last of two equal keys) decides which keys are equal."""
+    first = json.dumps(field, ensure_ascii=False)
+    assert json.loads("{" + f"{first}: 1, {second}: 2" + "}") == {field: 2}  # the same key to JSON
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({field: "one"}, ensure_ascii=False) + "\n" + "{" + f'{first}: "a", {second}: "b"'
+                    + "}\n" + "{" + f'{second}: "two"' + "}\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"d.jsonl:2: the field .* is given twice"):
+        list(iter_documents(path, text_field=field))
+    assert list(iter_documents(path, text_field=field, skip_bad_lines=True)) == ["one", "two"]
+
+
 def test_a_directory_corpus_leaves_out_hidden_folders(tmp_path):
     """Before: files inside .git/ (a cloned dataset repository) were read as corpus."""
     (tmp_path / "data").mkdir()

@@ -40,6 +40,7 @@ more for a line that is one long word, see docs/reliability.md.)
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import io
 import json
@@ -438,10 +439,24 @@ def _skip_line(f: io.BufferedIOBase, start: bytes) -> int:
 
 
 def _given_twice(line: str, key: str) -> bool:
-    """Whether the JSON object ``line`` has ``key`` twice at its top level (a key written with
-    escapes, as ``"te\\u0078t"``, is found only where ``key`` also occurs as it is)."""
+    """Whether the JSON object ``line`` has ``key`` twice at its top level, however spelled
+    (``"text"`` and ``"te\\u0078t"`` are one key)."""
     pairs = json.loads(line, object_pairs_hook=lambda pairs: pairs)  # every object as its (key, value) list
     return sum(1 for pair in pairs if isinstance(pair, tuple) and pair[0] == key) > 1
+
+
+@functools.lru_cache(maxsize=16)
+def _spelling_clue(key: str) -> str:
+    """Text that a line must hold for ``key`` to be in it spelt with an escape: ``\\u00`` for a
+    plain ASCII key (JSON escapes an ASCII character only so, ``\\/`` aside), any backslash for
+    another. A line without it, and with ``key`` once as it is, cannot give it twice."""
+    plain = key.isascii() and key.isprintable() and not any(c in key for c in '"\\/')
+    return "\\u00" if plain else "\\"
+
+
+def _may_give_twice(line: str, key: str) -> bool:
+    """A cheap test before :func:`_given_twice` parses ``line`` again (rarely needed)."""
+    return line.count(key) > 1 or _spelling_clue(key) in line
 
 
 def _parse_line(raw: bytes, kind: str, text_field: str) -> str:
@@ -464,7 +479,7 @@ def _parse_line(raw: bytes, kind: str, text_field: str) -> str:
         raise ValueError("a JSONL line must be an object")
     if text_field not in obj:
         raise ValueError(f"no field {text_field!r} (use --text-field to choose another)")
-    if line.count(text_field) > 1 and _given_twice(line, text_field):  # (the count: cheap, so rarely parsed again)
+    if _may_give_twice(line, text_field) and _given_twice(line, text_field):
         raise ValueError(f"the field {text_field!r} is given twice (JSON keeps the last one, silently)")
     value = obj[text_field]
     if not isinstance(value, str):
