@@ -215,3 +215,47 @@ def test_encoding_a_line_longer_than_memory_holds_is_one_line_never_an_abort(tmp
             limit_mb *= 1.15
             assert limit_mb < 4000, (name, "no limit of the sweep sufficed")
         assert failed, (name, "the line needed no more memory than an empty one: the case was not tried")
+
+
+#: ``wwho encode`` with its batches taken as arrays (``encode_batch_to_numpy``, each text's ids
+#: then as a list for the writer), on the file given last: the flat form's buffers made under a
+#: memory limit. Arguments: the limit in MB, the tokenizer, the file.
+ARRAYS_ENCODE = textwrap.dedent("""
+    import resource, sys
+    import numpy  # (first: its import under the limit is numpy's own matter, OpenBLAS's threads)
+    limit = int(float(sys.argv[1]) * (1 << 20))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    from wwho.cli import encode, main
+    def batch_encoder(tok, **options):
+        return lambda texts: [ids.tolist() for ids in tok.encode_batch_to_numpy(texts, num_threads=2).split()]
+    encode.batch_encoder = batch_encoder
+    sys.exit(main(["encode", "--tokenizer", sys.argv[2], "-o", sys.argv[3] + ".ids", "--force", "--file", sys.argv[3]]))
+""")
+
+
+def test_a_flat_batch_that_memory_cannot_hold_is_one_memory_error(tmp_path, saved_tokenizers):
+    """Found by a probe: under a limit met by the flat form's ``bytearray``, Python printed
+    ``SystemError: deallocated bytearray object has exported buffers`` beside the MemoryError
+    (CPython frees a bytearray whose bytes it could not allocate before setting its count of
+    exports). The core now makes the bytearray empty and resizes it. Swept in 2 MB steps from
+    the least limit that an empty line needs up to one that suffices: one error line or the ids."""
+    line = tmp_path / "line.txt"
+    line.write_text(LONG_LINES["latin1"] + "\n", encoding="utf-8")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    tokenizer = saved_tokenizers["bytelevel"][0]
+
+    def run(limit_mb: float, path: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", ARRAYS_ENCODE, str(limit_mb), tokenizer, str(path)],
+                              capture_output=True, text=True, timeout=300)
+
+    limit_mb = 100.0
+    while run(limit_mb, empty).returncode != 0:
+        limit_mb += 10
+        assert limit_mb < 4000, "the command fails on an empty line at every limit"
+    while (done := run(limit_mb, line)).returncode != 0:
+        lines = [text for text in done.stderr.splitlines() if text.strip()]
+        assert done.returncode == 2 and len(lines) == 1, (limit_mb, done.returncode, done.stderr[-2000:])
+        assert lines[0].startswith("wwho: error: out of memory"), (limit_mb, lines)
+        limit_mb += 2
+        assert limit_mb < 4000, "no limit of the sweep sufficed"

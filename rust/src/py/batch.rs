@@ -273,14 +273,11 @@ fn gathered<'py>(
         .checked_mul(4)
         .and_then(|n| ffi::Py_ssize_t::try_from(n).ok())
         .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err("too many ids for one array"))?;
-    // SAFETY: a bytearray of `size` unwritten bytes (or NULL with MemoryError set); no other
-    // code holds it until it is returned, so writing its buffer without the GIL is safe, and
-    // `gather` writes every one of its bytes (it checks the total) before it is returned.
+    // SAFETY: a bytearray of `size` unwritten bytes; no other code holds it until it is
+    // returned, so writing its buffer without the GIL is safe, and `gather` writes every one of
+    // its bytes (it checks the total) before it is returned.
     unsafe {
-        let array = Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyByteArray_FromStringAndSize(std::ptr::null(), size),
-        )?;
+        let array = unwritten_bytearray(py, size)?;
         if total > 0 {
             let start = ffi::PyByteArray_AsString(array.as_ptr()).cast::<u8>();
             let dest = Dest(start);
@@ -295,7 +292,7 @@ fn gathered<'py>(
                 crate::batch::gather(&parts_bytes, bytes, threads);
             });
         }
-        Ok(array.cast_into_unchecked::<PyByteArray>())
+        Ok(array)
     }
 }
 
@@ -385,18 +382,44 @@ fn find_array_api(py: Python<'_>) -> PyResult<()> {
     }
 }
 
+/// A `bytearray` of `size` bytes, their values unwritten (`MemoryError` where they cannot be
+/// had). Made empty, then resized: where `PyByteArray_FromStringAndSize` cannot allocate the
+/// bytes, CPython (3.11 here) frees the new object before it has set its count of exported
+/// buffers and prints `SystemError: deallocated bytearray object has exported buffers` beside
+/// the `MemoryError`; a resize that fails leaves a whole, empty object.
+///
+/// # Safety
+/// The caller holds the GIL (`py`) and writes every byte before Python sees the object.
+unsafe fn unwritten_bytearray(
+    py: Python<'_>,
+    size: ffi::Py_ssize_t,
+) -> PyResult<Bound<'_, PyByteArray>> {
+    let array =
+        Bound::from_owned_ptr_or_err(py, ffi::PyByteArray_FromStringAndSize(std::ptr::null(), 0))?;
+    if ffi::PyByteArray_Resize(array.as_ptr(), size) != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(array.cast_into_unchecked::<PyByteArray>())
+}
+
 /// Numbers as a `bytearray` of their native-endian bytes.
 fn native_bytes<'py, T: Copy + NativeBytes>(
     py: Python<'py>,
     values: &[T],
 ) -> PyResult<Bound<'py, PyByteArray>> {
     let width = std::mem::size_of::<T>();
-    PyByteArray::new_with(py, std::mem::size_of_val(values), |buf| {
+    let size = ffi::Py_ssize_t::try_from(std::mem::size_of_val(values))
+        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("too many numbers for one array"))?;
+    // SAFETY: the GIL is held, and every byte is written below before the array is returned.
+    unsafe {
+        let array = unwritten_bytearray(py, size)?;
+        let start = ffi::PyByteArray_AsString(array.as_ptr()).cast::<u8>();
+        let buf = std::slice::from_raw_parts_mut(start, std::mem::size_of_val(values));
         for (out, v) in buf.chunks_exact_mut(width).zip(values) {
             out.copy_from_slice((*v).native().as_ref());
         }
-        Ok(())
-    })
+        Ok(array)
+    }
 }
 
 /// A number's native-endian bytes.
