@@ -134,11 +134,10 @@ def _chunk_size(chunk_bytes: object) -> int:
 def encode_bytes_parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
                        add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[BinaryEncoding]:
     """:func:`encode_bytes` as consecutive parts, in order: joined, they are its result (offsets
-    are into the whole ``data``). Long data gives a part per batch of pieces (about ``_BATCH *
-    chunk_bytes`` bytes), and the template's tokens before and after it are parts of their own, so
-    a caller that writes each part as it comes holds one part's tokens at a time, not the data's.
-    (Dense data gives a token per two bytes or so, and a token costs a few hundred bytes of Python
-    objects here: a part is ``_PART_PIECES`` pieces.)"""
+    are into the whole ``data``). Long data gives a part per ``_PART_PIECES`` pieces (dense data
+    gives a token per two bytes or so, and a token costs a few hundred bytes of Python objects
+    here), and the template's tokens before and after it are parts of their own, so a caller that
+    writes each part as it comes holds one part's tokens at a time, not the data's."""
     tokenizer = _hf_tokenizer(tokenizer)
     _check_data(data)
     return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True, batch=_PART_PIECES)

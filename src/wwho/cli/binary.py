@@ -18,7 +18,7 @@ import os
 import re
 import shlex
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -135,12 +135,8 @@ def run_encode(args: argparse.Namespace) -> int:
     with output as out:
         # A part at a time (a batch of pieces): no list of every token's id, bytes, text or offsets.
         if fmt == "ids":  # the ids alone: no token bytes, offsets or hex strings (a tenth of the memory)
-            first = True
-            for ids in encode_bytes_ids_parts(tokenizer, data, add_special_tokens=specials):
-                for k in range(0, len(ids), 65536):  # written in slices: no one string of a part's ids
-                    out.write((("" if first else " ") + " ".join(map(str, ids[k:k + 65536]))).encode("ascii"))
-                    first = False
-                ids = None  # (not held while the next part is made)
+            parts = encode_bytes_ids_parts(tokenizer, data, add_special_tokens=specials)
+            _write_joined(out, (str(i) for ids in parts for i in ids), sep=" ")
             out.write(b"\n")
         else:
             write = {"tokens": _write_tokens, "table": _write_table, "json": _write_json}[fmt]
@@ -168,12 +164,14 @@ def _write_tokens(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
     from wwho.readable import readable
 
     known: dict[int, str] = {}
-    first = True
-    for part in parts:
-        if part.ids:
-            out.write((("" if first else " | ") + " | ".join(_shown(part, readable, known))).encode("utf-8"))
-            first = False
-        part = None  # (not held while the next one is made)
+
+    def texts() -> Iterator[str]:
+        for part in parts:
+            shown = _shown(part, readable, known)
+            part = None  # (not held while the next one is made)
+            yield from shown
+
+    _write_joined(out, texts(), sep=" | ")
     out.write(b"\n")
 
 
@@ -213,17 +211,17 @@ def _write_json(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
     out.write(b"]}\n")
 
 
-def _write_joined(out: IO[bytes], texts: Iterable[str], *, at_once: int = 65536) -> None:
-    """``", ".join(texts)`` to ``out``, ``at_once`` texts at a time."""
+def _write_joined(out: IO[bytes], texts: Iterable[str], *, sep: str = ", ", at_once: int = 65536) -> None:
+    """``sep.join(texts)`` to ``out``, ``at_once`` texts at a time (never one string of them all)."""
     batch: list[str] = []
     first = True
     for text in texts:
         batch.append(text)
         if len(batch) == at_once:
-            out.write((("" if first else ", ") + ", ".join(batch)).encode("utf-8"))
+            out.write((("" if first else sep) + sep.join(batch)).encode("utf-8"))
             batch, first = [], False
     if batch:
-        out.write((("" if first else ", ") + ", ".join(batch)).encode("utf-8"))
+        out.write((("" if first else sep) + sep.join(batch)).encode("utf-8"))
 
 
 #: A line of only ASCII digits and whitespace: its ids are read a piece at a time (:func:`_plain_ids`).
