@@ -40,7 +40,6 @@ more for a line that is one long word, see docs/reliability.md.)
 from __future__ import annotations
 
 import bz2
-import functools
 import gzip
 import io
 import json
@@ -445,7 +444,6 @@ def _given_twice(line: str, key: str) -> bool:
     return sum(1 for pair in pairs if isinstance(pair, tuple) and pair[0] == key) > 1
 
 
-@functools.lru_cache(maxsize=16)
 def _spelling_clue(key: str) -> str:
     """Text that a line must hold for ``key`` to be in it spelt with an escape: ``\\u00`` for a
     plain ASCII key (JSON escapes an ASCII character only so, ``\\/`` aside), any backslash for
