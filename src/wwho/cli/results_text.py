@@ -1,11 +1,11 @@
 """The text ``wwho encode`` writes for a block of encoded lines: ``--ids``, ``--tokens`` or ``--json``.
 
 Each writer takes a block's results (one id list per input line) and writes one output line per
-input line. A line of more than
-:data:`IDS_AT_ONCE` ids is written in pieces of that many, so neither its text nor a Python object
-per id is ever held whole: the memory of a long line's output is bounded, whatever its length. The
-text of each id (its decimal digits, its readable token, its JSON string) is made once per id and
-kept in a table bounded by the vocabulary. This module does not encode, read input or open files.
+input line. A line of more than :data:`IDS_AT_ONCE` ids is written in pieces of that many, so its
+output is never held whole: beyond the line's own ids, the memory of its output is bounded,
+whatever its length. The text of each id (its decimal digits, its readable token, its JSON string)
+is made once per id and kept in a table bounded by the vocabulary. This module does not encode,
+read input or open files.
 """
 
 from __future__ import annotations
