@@ -53,6 +53,7 @@ from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
+from wwho.encoding_names import EncodingNames, first_ids_by_bytes
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -323,8 +324,10 @@ def _saved_byte_level(name: str, config: Mapping[str, Any], tiktoken_file: str |
     return check_model(model, f"{source}: 'tiktoken_special_tokens'"), _part_of(model)
 
 
-class MetaTokenizer:
-    """tiktoken + SGPE in one id space; see the module docstring."""
+class MetaTokenizer(EncodingNames):
+    """tiktoken + SGPE in one id space; see the module docstring. It answers to
+    ``tiktoken.Encoding``'s names too (:mod:`wwho.encoding_names`): code written for o200k_base runs
+    on it unchanged."""
 
     def __init__(self, sgpe_tokenizer: Any, tiktoken_encoding: Any = "o200k_base", *,
                  tiktoken_file: str | os.PathLike | None = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
@@ -365,6 +368,7 @@ class MetaTokenizer:
                                 cache_bytes)
         self._strings: list[str] | None = None
         self._string_ids: dict[str, int] | None = None
+        self._bytes_ids: dict[bytes, int] | None = None
 
     # -- construction and files --------------------------------------------------------
 
@@ -437,6 +441,12 @@ class MetaTokenizer:
     @property
     def vocab_size(self) -> int:
         """Ids: the tiktoken part's (its unassigned ids included), then the SGPE part's."""
+        return self.vocab.size
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for the ids: one more than the largest, :attr:`vocab_size` here (the tiktoken
+        part's unassigned ids are counted in both)."""
         return self.vocab.size
 
     def __len__(self) -> int:
@@ -515,6 +525,15 @@ class MetaTokenizer:
             return self._core.encode_batch(texts, *self._batch_args(allowed_special, disallowed_special, texts),
                                            thread_count(num_threads) or 0)
         except TypeError as exc:  # the core takes only str texts; which one was not, is said here
+            raise not_texts(texts, exc) from None
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in order, on ``num_threads`` threads (default: all
+        cores) without the GIL."""
+        texts = as_batch(texts, "encode_ordinary_batch")
+        try:
+            return self._core.encode_batch(texts, [], [], thread_count(num_threads) or 0)
+        except TypeError as exc:
             raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
@@ -607,6 +626,24 @@ class MetaTokenizer:
         """Token string -> id for every id (unassigned tiktoken ids included, by their placeholder)."""
         return dict(self._string_table()[1])
 
+    # -- tiktoken's names (wwho.encoding_names) -----------------------------------------
+
+    def _special_ids(self) -> dict[str, int]:
+        return self.special_tokens
+
+    _single_token = EncodingNames.single_token_of
+
+    def _token_ids_by_bytes(self) -> dict[bytes, int]:
+        """Bytes -> id of the ordinary tokens, made on first use: the tiktoken part's, then the SGPE
+        part's whose bytes the tiktoken part has no token of (tiktoken's answer first)."""
+        if self._bytes_ids is None:
+            specials = set(self.tiktoken_specials.values())
+            token_bytes = self._core.token_bytes
+            table = first_ids_by_bytes((i, token_bytes(i)) for i in range(self.offset) if i not in specials)
+            self._bytes_ids = first_ids_by_bytes(
+                ((self.offset + i, data) for data, i in self.sgpe._token_ids_by_bytes().items()), table)
+        return self._bytes_ids
+
     # -- decoding ----------------------------------------------------------------------
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -643,7 +680,7 @@ class MetaTokenizer:
                 return data.decode("utf-8", "replace")
         check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
-            special = self._special_ids()
+            special = self._special_id_set()
             ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
         return self.decode_bytes(ids).decode("utf-8", errors)
 
@@ -663,7 +700,7 @@ class MetaTokenizer:
         """:meth:`decode` of each list of ids, in order."""
         return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
-    def _special_ids(self) -> frozenset[int]:
+    def _special_id_set(self) -> frozenset[int]:
         sgpe = (self.offset + self.sgpe.vocab[s] for s in self.sgpe.special_tokens)
         return frozenset([*self.tiktoken.special_tokens.values(), *sgpe])
 

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from wwho import _core
+from wwho.encoding_names import EncodingNames, first_ids_by_bytes
 from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoWarning
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -75,8 +76,9 @@ from wwho.sgpe.words import WordSplitter
 from wwho.threads import thread_count
 
 
-class SGPETokenizer:
-    """A syllable-aware BPE tokenizer. Build it with :meth:`train` or :meth:`load`."""
+class SGPETokenizer(EncodingNames):
+    """A syllable-aware BPE tokenizer. Build it with :meth:`train` or :meth:`load`. It answers to
+    ``tiktoken.Encoding``'s names too (:mod:`wwho.encoding_names`)."""
 
     def __init__(self, vocab_file: VocabFile, *, unk: str | None = None) -> None:
         fallback = {None: vocab_file.fallback, "bytes": "bytes", "token": "unk", "unk": "unk"}.get(unk)
@@ -94,6 +96,8 @@ class SGPETokenizer:
         self.merges = vocab_file.merges
         self.syllable_merges = vocab_file.syllable_merges
         self.special_tokens = vocab_file.special_tokens
+        self._special_table = {s: self.vocab[s] for s in self.special_tokens}
+        self._bytes_ids: dict[bytes, int] | None = None
         self.script = vocab_file.script
         self.splitter = WordSplitter(vocab_file.script, split_punctuation=vocab_file.split_punctuation)
         self.split_punctuation = vocab_file.split_punctuation
@@ -207,6 +211,12 @@ class SGPETokenizer:
         """Ids, special and byte tokens included."""
         return len(self.vocab)
 
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for the ids: one more than the largest, here :attr:`vocab_size` (SGPE's ids
+        have no holes)."""
+        return len(self.vocab)
+
     def __len__(self) -> int:
         return len(self.vocab)
 
@@ -242,6 +252,23 @@ class SGPETokenizer:
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode(text)
         return self._core.encode(text, self._allowed_ids(allowed_special))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """tiktoken's name for :meth:`encode` with every special token's text as ordinary text (the
+        default here)."""
+        if not isinstance(text, str):
+            raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
+        return self._core.encode(text)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in order, on ``num_threads`` threads (default: all
+        cores) without the GIL."""
+        texts = as_batch(texts, "encode_ordinary_batch")
+        threads = thread_count(num_threads)
+        try:
+            return self._core.encode_batch(texts, [], threads or 0)
+        except TypeError as exc:
+            raise not_texts(texts, exc) from None
 
     def _allowed_ids(self, allowed: Iterable[str] | str) -> list[int]:
         return [self.vocab[s] for s in special_names(allowed, self.special_tokens, "allowed_special")]
@@ -348,6 +375,24 @@ class SGPETokenizer:
               for t in sorted(self.vocab, key=lambda t: (-len(t), t))[:top]),
         ]
         return "\n".join(lines)
+
+    # -- tiktoken's names (wwho.encoding_names) -----------------------------------------
+
+    def _special_ids(self) -> dict[str, int]:
+        return self._special_table
+
+    _single_token = EncodingNames.single_token_of
+
+    def _token_ids_by_bytes(self) -> dict[bytes, int]:
+        """Bytes -> id of the ordinary tokens, made on first use: a character's (or syllable's)
+        token keeps its bytes before a byte-fallback token of the same bytes."""
+        if self._bytes_ids is None:
+            named = {*self._special_table.values(), *(self.vocab[t] for t in BYTE_TOKENS if t in self.vocab)}
+            token_bytes = self._core.token_bytes
+            table = first_ids_by_bytes((i, token_bytes(i)) for i in range(len(self.tokens)) if i not in named)
+            self._bytes_ids = first_ids_by_bytes(
+                ((self.vocab[t], token_bytes(self.vocab[t])) for t in BYTE_TOKENS if t in self.vocab), table)
+        return self._bytes_ids
 
     # -- decoding ----------------------------------------------------------------------
 
