@@ -522,3 +522,41 @@ def test_decode_reads_a_pipe_without_ids_as_encode_does(tmp_path, small_sgpe, de
     assert back.returncode == 0 and back.stdout.decode("utf-8") == text, back.stderr
 
 
+
+
+# --- special tokens of an SGPE vocabulary from the command line ----------------------------------
+
+
+def test_sgpe_special_tokens_are_named_on_the_command_line(small_sgpe, tmp_path):
+    """Found by comparing the kinds' flags: ``wwho train --kind bytelevel`` took ``--special``, while the
+    SGPE kind had no way to name its special tokens (the API's ``special_tokens=``), so a vocabulary
+    with ``<|endoftext|>`` could not be trained from the command line. HF ``tokenizers``, reading the
+    exported tokenizer.json, takes their text as those tokens, as ``--allow-special`` does."""
+    import tokenizers
+    from cli_run import wwho
+
+    from wwho.sgpe import SGPETokenizer
+
+    corpus, out = small_sgpe.parent / "c.txt", tmp_path / "tok"
+    done = wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--quiet", "--special", "<|endoftext|>",
+                "--special", "<|im_start|>", "-o", out, corpus)
+    assert done.returncode == 0, done.stderr.decode()
+    tok = SGPETokenizer.load(out)
+    assert tok.special_tokens == ("<|endoftext|>", "<|im_start|>") and "[CLS]" not in tok.vocab
+    assert (tok.eot_token, tok.encode_single_token("<|im_start|>")) == (0, 1)
+    text = "<|im_start|>ශ්‍රී ලංකාව<|endoftext|>"
+    hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer.json")).encode(text, add_special_tokens=False).ids
+    assert hf == tok.encode(text, allowed_special="all") and hf[0] == 1 and hf[-1] == 0
+    shown = wwho("encode", "--tokenizer", out, "--allow-special", "--ids", text)
+    assert shown.returncode == 0 and [int(i) for i in shown.stdout.split()] == hf
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_a_special_token_the_meta_tokenizer_has_already_is_refused_before_training(small_sgpe, tmp_path):
+    from cli_run import one_line_error, wwho
+
+    line = one_line_error(wwho("train", "--kind", "sgpe", "--vocab-size", "600", "--meta", "--special",
+                               "<|endoftext|>", "--tiktoken-file", O200K_FILE, "-o", tmp_path / "out",
+                               small_sgpe.parent / "c.txt"))
+    assert "--special <|endoftext|>: o200k_base has this special token already" in line
+    assert not (tmp_path / "out").exists()

@@ -189,6 +189,16 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["train", "--kind", "bytelevel", "--vocab-size", "100", "--special", "<s>", "-o", "{out}", "{corpus}"],
      "--vocab-size 100 is too small: a byte-level vocabulary holds its 256 byte tokens and 1 special token, "
      "so at least 257"),
+    # SGPE's --special, checked before anything is read
+    (["train", "--kind", "sgpe", "--vocab-size", "257", "--special", "<s>", "-o", "{out}", "{corpus}"],
+     "--vocab-size 257 is too small: an SGPE vocabulary holds its 1 special token and 256 byte tokens, "
+     "so at least 258"),
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "--special", "<s>", "--special", "<s>", "-o", "{out}",
+      "{corpus}"], "--special <s>: given twice"),
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "--special", "<0x41>", "-o", "{out}", "{corpus}"],
+     "--special <0x41>: this is the text of a byte token"),
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "--special=", "-o", "{out}", "{corpus}"],
+     "--special: a special token is a non-empty string"),
 ])
 def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, words):
     """Before the fixes: tracebacks (--block-mb nan, inf), an empty -o taken for standard output or the

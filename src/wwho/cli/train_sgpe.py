@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split-punctuation", action="store_true",
                    help="the script's own punctuation (the dandas) ends a word, as Latin punctuation does, so "
                         "that with --merge-scope words or runs no token joins a word and its danda")
+    p.add_argument("--special", action="append", default=None, metavar="TOKEN",
+                   help="a special token (repeat for several): the vocabulary's special tokens are then the ones "
+                        f"given, in that order, ids from 0 (default: {' '.join(SPECIAL_TOKENS)})")
     p.add_argument("--workers", type=WORKERS, default=None, help="counting threads, 1-1024 (default: all cores)")
     p.add_argument("--text-field", default=None,
                    help="JSONL field holding the text (default 'text'); given, every corpus file must be "
@@ -165,10 +168,11 @@ def main(argv: list[str]) -> int:
     from wwho.savedir import check_target, recover
     from wwho.sgpe import checkpoints
 
-    smallest = smallest_vocab_size()  # (said now, of the flag: the API names vocab_size)
+    specials = _special_tokens(args.special)
+    smallest = smallest_vocab_size(specials)  # (said now, of the flag: the API names vocab_size)
     if args.vocab_size < smallest:
         raise WwhoError(f"--vocab-size {args.vocab_size:,} is too small: an SGPE vocabulary holds its "
-                        f"{len(SPECIAL_TOKENS)} special tokens and {len(BYTE_TOKENS)} byte tokens, so at least {smallest:,}")
+                        f"{plural(len(specials), 'special token')} and {len(BYTE_TOKENS)} byte tokens, so at least {smallest:,}")
     out = check_target(args.out)
     encoding = None
     if args.meta and args.prefix_space:  # (the API's own message names its arguments, not these flags)
@@ -178,6 +182,10 @@ def main(argv: list[str]) -> int:
         from wwho.meta import resolve_encoding
 
         encoding = resolve_encoding(args.tiktoken_encoding, tiktoken_file=args.tiktoken_file)
+        both = [s for s in specials if s in _names_of_specials(encoding)]
+        if both:  # the meta tokenizer refuses them, once the training is done
+            raise WwhoError(f"--special {both[0]}: {args.tiktoken_encoding} has this special token already; the meta "
+                            "tokenizer has it (and gives its id), so leave it out")
     elif args.tiktoken_file or args.tiktoken_encoding != "o200k_base":
         raise WwhoError("--tiktoken-file and --tiktoken-encoding are options of --meta")
     resolve_paths(args.corpus)  # a missing corpus fails now, before a checkpoint folder or a word about one
@@ -215,10 +223,32 @@ def main(argv: list[str]) -> int:
         return _finish(args, tok, out, encoding, checkpoint_dir, stats, time.perf_counter() - t0)
 
 
+def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
+    """The special tokens ``--special`` names (the default ones without it), checked before anything
+    is read: a token given twice, empty or the text of a byte token is refused naming the flag."""
+    if given is None:
+        return SPECIAL_TOKENS
+    for token in given:
+        if not token:
+            raise WwhoError("--special: a special token is a non-empty string")
+        if token in BYTE_TOKENS:
+            raise WwhoError(f"--special {token}: this is the text of a byte token, which decodes to its byte")
+        if given.count(token) > 1:
+            raise WwhoError(f"--special {token}: given twice")
+    return tuple(given)
+
+
+def _names_of_specials(encoding) -> set[str]:
+    """The special tokens' names of what ``resolve_encoding`` gives: a model, or a ``tiktoken.Encoding``."""
+    names = getattr(encoding, "special_tokens", None)
+    return set(names) if names is not None else set(encoding.special_tokens_set)
+
+
 def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPETokenizer:
     return SGPETokenizer.train(
         args.corpus,
         vocab_size=args.vocab_size,
+        special_tokens=_special_tokens(args.special),
         script=args.script,
         min_freq=args.min_freq,
         prune_freq=args.prune_freq,
