@@ -130,6 +130,9 @@ def run_encode(args: argparse.Namespace) -> int:
                           "pipe it: printf '%s' TEXT | wwho encode --tokenizer ... --binary -")
     # ``wwho encode``'s --ids/--tokens/--json/--table (its --format is an alias of them), or this module's --format
     fmt = getattr(args, "show", None) or getattr(args, "format", None) or "json"
+    if fmt == "npy" or getattr(args, "eot", None) is not None:
+        raise CorpusError("--npy and --eot are for text tokenizers (one array of every line's ids); a binary "
+                          "tokenizer writes --ids, --tokens, --json or --table")
     data = _read_input(name)
     specials = bool(args.specials)
     with output as out:

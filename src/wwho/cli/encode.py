@@ -1,5 +1,5 @@
 """``wwho encode --tokenizer PATH [--ids | --tokens | --json] [TEXT | - | --file FILE]`` (and ``--binary FILE``,
-which also takes ``--table``).
+which also takes ``--table``; ``--npy --eot TOKEN -o FILE.npy``: :mod:`wwho.cli.npy_output`).
 
 Text comes from the argument, from a file (``--file``; ``.gz``, ``.xz`` and ``.bz2`` read decompressed), or with ``-`` (the default) from standard
 input, one document per line. All are read as UTF-8 with lone surrogates allowed in their
@@ -75,7 +75,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="print {ids, tokens} as JSON (--binary: tokens as hex, and byte offsets)")
     out.add_argument("--table", dest="show", action="store_const", const="table",
                      help="--binary only: id, hex, start, end per line")
-    out.add_argument("--format", dest="show", choices=("ids", "tokens", "json", "table"), help=argparse.SUPPRESS)
+    out.add_argument("--npy", dest="show", action="store_const", const="npy",
+                     help="write every line's ids, in order, as one flat NumPy array to -o FILE.npy (uint16 where "
+                          "the vocabulary's ids fit, else uint32), with --eot's id after each line")
+    out.add_argument("--format", dest="show", choices=("ids", "tokens", "json", "table", "npy"), help=argparse.SUPPRESS)
+    p.add_argument("--eot", metavar="TOKEN|none",
+                   help="--npy: the special token written after each line's ids (e.g. <|endoftext|>), or none")
     from wwho.cli import binary
 
     binary.add_encode_arguments(p)
@@ -103,12 +108,22 @@ def run(args: argparse.Namespace) -> int:
     if args.show == "table":
         raise CorpusError("--table is for binary tokenizers (--binary); text tokenizers print --ids, --tokens "
                           "or --json")
+    if args.eot is not None and args.show != "npy":
+        raise CorpusError("--eot is an option of --npy")
+    if args.show == "npy":
+        from wwho.cli.outputs import stream_kind
+
+        if not args.output or args.output == "-" or stream_kind(args.output) is not None:
+            raise CorpusError("--npy writes a .npy file, whose header is completed at the end: give -o FILE.npy "
+                              "(a file, not standard output or a pipe)")
     streamed = args.file or ("-" if args.input == "-" else None)  # what is read as the results are written
     output = results_output(args, reads=[streamed] if streamed else [])
     if args.file == "-" or (not args.file and args.input == "-"):
         standard_input()  # closed: said before the tokenizer is loaded
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
+    if args.show == "npy":
+        return _write_npy(args, tok, output)
     encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
                                  threads=args.threads)
     show = args.show or "ids"
@@ -120,6 +135,22 @@ def run(args: argparse.Namespace) -> int:
         for results in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
             done[0] += len(results)
             writer.write(out, results)
+    return 0
+
+
+def _write_npy(args: argparse.Namespace, tok, output) -> int:
+    """``--npy``: the lines' ids as one flat array (:mod:`wwho.cli.npy_output`), a block at a time."""
+    from wwho.cli.npy_output import NpyWriter, eot_id, npy_dtype
+
+    eot = eot_id(tok, args.eot)
+    encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
+                                 threads=args.threads, method="encode_batch_to_numpy")
+    with output as out, _special_advice(args) as done:
+        writer = NpyWriter(out, npy_dtype(tok), eot)
+        for flat in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
+            done[0] += len(flat[1]) - 1
+            writer.write(flat)
+        writer.finish()
     return 0
 
 
@@ -237,12 +268,13 @@ def _blocks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def batch_encoder(tok, *, allow_special: bool = False, special_as_text: bool = False,
-                  threads: int | None = None) -> Callable[[list[str]], list]:
-    """``texts -> ids`` for any tokenizer kind: its ``encode_batch`` with ``num_threads`` where it
-    takes one (byte-level, SGPE, HF), else its ``encode_batch``, else ``encode`` line by line.
-    ``special_as_text``: special-token text is plain text where the kind would refuse it."""
+                  threads: int | None = None, method: str = "encode_batch") -> Callable[[list[str]], list]:
+    """``texts -> ids`` for any tokenizer kind: its ``encode_batch`` (or ``method``) with
+    ``num_threads`` where it takes one (byte-level, SGPE, HF), else its ``encode_batch``, else
+    ``encode`` line by line. ``special_as_text``: special-token text is plain text where the kind
+    would refuse it."""
     options: dict = {"allowed_special": "all"} if allow_special else {}
-    batch = getattr(tok, "encode_batch", None)
+    batch = getattr(tok, method, None)
     if batch is not None:
         params = inspect.signature(batch).parameters
         if "num_threads" in params:

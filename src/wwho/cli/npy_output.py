@@ -1,0 +1,105 @@
+"""``wwho encode --npy``: every line's ids in one NumPy ``.npy`` file, written block by block.
+
+Pretraining pipelines store a corpus's ids as one flat array (nanoGPT's ``train.bin`` is a
+memory-mapped ``uint16`` stream with ``<|endoftext|>`` after each document). This writes that
+array as a ``.npy`` file, whose header says its dtype and length, so that
+``numpy.load(path, mmap_mode="r")`` opens it without being told either: ``uint16`` where every id
+of the vocabulary fits (ids below 65,536), else ``uint32``, little-endian; after each line, the id
+of the special token ``--eot`` names, or nothing (``--eot none``: the lines' ids run together).
+
+The header is written first with a length of 0 and again, in place, at the end (numpy's header
+keeps room for any length), so the ids are written once, in order, block by block, into the
+temporary file that is renamed over the output at the end: memory stays at a block's ids, and a
+failed or interrupted run leaves no half-written output. Hence a regular file only: a pipe cannot
+be gone back over. Deliberately not here: other layouts (Megatron's ``.bin``/``.idx``, Hugging
+Face ``datasets``), and a second file of each line's place (``--eot`` marks the lines).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import IO, Any
+
+from wwho.errors import CorpusError, TokenizerError
+
+
+def npy_dtype(tok: Any) -> str:
+    """``"<u2"`` where every id of ``tok`` fits in 16 bits, else ``"<u4"``."""
+    n_vocab = getattr(tok, "n_vocab", None)
+    if n_vocab is None:
+        n_vocab = tok.vocab_size  # (an HF tokenizer: its ids, added tokens included)
+    return "<u2" if n_vocab <= 1 << 16 else "<u4"
+
+
+def eot_id(tok: Any, name: str | None) -> int | None:
+    """The id ``--eot NAME`` names: a special token of ``tok``; None for ``none``."""
+    if name is None:
+        raise CorpusError("--npy needs --eot: the special token written after each line's ids (as nanoGPT's "
+                          "train.bin has <|endoftext|>), or --eot none to run the lines together"
+                          + _specials_said(tok))
+    if name == "none":
+        return None
+    specials = getattr(tok, "special_tokens_set", None)
+    if specials is not None:
+        if name in specials:
+            return tok.encode_single_token(name)
+    else:  # an HF tokenizer: its added special tokens
+        hf = tok.tokenizer
+        added = {t.content for t in hf.get_added_tokens_decoder().values() if t.special}
+        if name in added:
+            return hf.token_to_id(name)
+    raise CorpusError(f"--eot {name}: not a special token of this tokenizer{_specials_said(tok)}")
+
+
+def _specials_said(tok: Any) -> str:
+    specials = getattr(tok, "special_tokens_set", None)
+    if specials is None:
+        hf = tok.tokenizer
+        specials = {t.content for t in hf.get_added_tokens_decoder().values() if t.special}
+    if not specials:
+        return "; this tokenizer has no special tokens: give --eot none"
+    names = sorted(specials)
+    return "; its special tokens: " + ", ".join(names[:12]) + (f" (and {len(names) - 12} more)" if len(names) > 12 else "")
+
+
+def _header(dtype: str, length: int) -> bytes:
+    import numpy as np
+
+    out = io.BytesIO()
+    np.lib.format.write_array_header_1_0(out, {"descr": dtype, "fortran_order": False, "shape": (length,)})
+    return out.getvalue()
+
+
+class NpyWriter:
+    """Writes a flat ``.npy`` array of ids to ``out`` (a seekable binary file), a block at a time."""
+
+    def __init__(self, out: IO[bytes], dtype: str, eot: int | None) -> None:
+        self.out, self.dtype, self.eot = out, dtype, eot
+        self.length = 0
+        self.start = out.tell()
+        self.header_bytes = len(_header(dtype, 0))
+        out.write(_header(dtype, 0))
+
+    def write(self, flat: Any) -> None:
+        """A block's ids: a flat form (``ids``, ``offsets``) of ``encode_batch_to_numpy``."""
+        import numpy as np
+
+        ids, offsets = flat
+        if self.eot is not None:
+            ids = np.insert(ids, offsets[1:], self.eot)  # after each line's ids, an empty line's too
+        if self.dtype == "<u2" and len(ids) and int(ids.max()) >= 1 << 16:
+            raise TokenizerError(f"id {int(ids.max())} does not fit the uint16 array this vocabulary's size chose")
+        data = np.ascontiguousarray(ids, dtype=self.dtype)
+        self.out.write(memoryview(data).cast("B"))
+        self.length += len(data)
+
+    def finish(self) -> int:
+        """Writes the header again with the array's length; returns that length."""
+        header = _header(self.dtype, self.length)
+        if len(header) != self.header_bytes:  # numpy keeps room for 21 digits: never expected
+            raise TokenizerError(f"the .npy header for {self.length:,} ids is longer than the one written first")
+        end = self.out.tell()
+        self.out.seek(self.start)
+        self.out.write(header)
+        self.out.seek(end)
+        return self.length
