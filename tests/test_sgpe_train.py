@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from conftest import CORPORA, kill_after_checkpoints, require_data
@@ -123,6 +124,28 @@ def test_resume_with_other_options_names_them(tmp_path):
                                          r"\(now True\); resume"):
         train_sgpe(path, vocab_size=1600, prefix_space=True, progress=False, workers=1, checkpoint_dir=ckpt,
                    resume=True)
+
+
+def test_resume_with_other_special_tokens_is_refused(tmp_path):
+    """Found when --special came to the command line: the special tokens were not part of a checkpoint's
+    fingerprint, so a resume with others went on, and its vocabulary (their count sets the merges' ids)
+    was not the one a training from the start with them gives. The default ones' checkpoints are those
+    of earlier versions, still valid."""
+    path = news_slice(tmp_path, 300)
+    ckpt = tmp_path / "ckpt"
+    custom = ("<|endoftext|>", "<|a|>", "<|b|>", "<|c|>", "<|d|>", "<|e|>", "<|f|>", "<|g|>")
+    whole = train_sgpe(path, vocab_size=1500, progress=False, workers=1, special_tokens=custom)
+    train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt)
+    with pytest.raises(VocabError, match=r"other options: special_tokens the default \(now \['<\|endoftext\|>', "):
+        train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt, resume=True,
+                   special_tokens=custom)
+    shutil.rmtree(ckpt)
+    train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt, special_tokens=custom)
+    with pytest.raises(VocabError, match=r"special_tokens \['<\|endoftext\|>', .*\] \(now the default\)"):
+        train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt, resume=True)
+    resumed = train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt, resume=True,
+                         special_tokens=custom)
+    assert resumed.to_bytes() == whole.to_bytes()
 
 
 def test_resume_from_a_checkpoint_without_options_says_what_it_can(tmp_path):

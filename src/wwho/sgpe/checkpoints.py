@@ -304,8 +304,10 @@ def _what_differs(data: dict[str, Any], options: dict[str, Any] | None, input_sh
     if isinstance(saved, dict) and options is not None:
         changed = [f"{name} {brief(saved[name])} (now {brief(options[name])})" for name in options
                    if name in saved and saved[name] != options[name]]
-        changed += [f"{name} unset (now {brief(options[name])})" for name in options if name not in saved]
-        changed += [f"{name} {brief(saved[name])} (now unset)" for name in saved if name not in options]
+        # An option a checkpoint does not name had its default then (one added to the checkpoints since, or
+        # one named only when it is not the default, as special_tokens).
+        changed += [f"{name} the default (now {brief(options[name])})" for name in options if name not in saved]
+        changed += [f"{name} {brief(saved[name])} (now the default)" for name in saved if name not in options]
         if changed:
             return "other options: " + ", ".join(changed[:8]) + (", ..." if len(changed) > 8 else "")
         if isinstance(data.get("input_sha256"), str) and input_sha256 is not None \

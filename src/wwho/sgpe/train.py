@@ -605,6 +605,11 @@ def _train_on_pieces(
              "vocab_size": vocab_size, "segments_only": segments_only, "merge_scope": merge_scope,
              "prefix_space": prefix_space, "superword_share": superword_share, "script_characters": bool(auto and script_characters),
              "bare_syllables": bare_syllables, "split_punctuation": splitter.split_punctuation}
+    if tuple(special_tokens) != SPECIAL_TOKENS:  # (earlier checkpoints, of the default ones, stay valid)
+        # Their count sets how many ids the merges get: a resume with others would give another
+        # vocabulary than a training from the start with them.
+        options += [["special_tokens", *special_tokens]]
+        named["special_tokens"] = list(special_tokens)
     fingerprint, input_sha256 = ("", "") if checkpoint_dir is None else _fingerprint(engine_arrays, symbols, *options)
     del engine_arrays
     if resume and checkpoint_dir is not None and (Path(checkpoint_dir) / checkpoints.FILE).exists():
