@@ -68,6 +68,23 @@ def test_every_public_name_of_tiktoken_is_there(tok, tiktoken_o200k):
     assert sorted(n for n in names if not hasattr(type(tok), n)) == []
 
 
+def test_every_keyword_of_tiktokens_methods_is_taken(tok, tiktoken_o200k):
+    """Found next: decode_batch(batch, num_threads=8), as tiktoken code calls it, was a TypeError on both
+    kinds. (The first parameters are positional in tiktoken's use; wwho names them ids and texts.)"""
+    import inspect
+
+    missing = []
+    for name in dir(type(tiktoken_o200k)):
+        theirs = getattr(type(tiktoken_o200k), name)
+        if name.startswith("_") or not callable(theirs) or name in BYTE_LEVEL_ONLY:
+            continue
+        ours = inspect.signature(getattr(type(tok), name)).parameters
+        keywords = [p.name for p in inspect.signature(theirs).parameters.values()
+                    if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        missing += [f"{name}({k}=)" for k in keywords if k not in ours]
+    assert missing == []
+
+
 # -- the meta vocabulary against tiktoken --------------------------------------------------
 
 
@@ -204,8 +221,11 @@ def test_byte_values_are_every_ordinary_tokens_bytes_once(tok):
 def test_decode_bytes_batch_is_each_decode_bytes(tok):
     batch = [tok.encode(t, allowed_special="all") for t in TEXTS]
     assert tok.decode_bytes_batch(batch, num_threads=2) == [tok.decode_bytes(ids) for ids in batch]
+    assert tok.decode_batch(batch, num_threads=2) == [tok.decode(ids) for ids in batch]
     with pytest.raises(TokenizerError):
         tok.decode_bytes_batch(batch, num_threads=0)
+    with pytest.raises(TokenizerError):
+        tok.decode_batch(batch, num_threads=0)
     with pytest.raises(TypeError, match="a single id"):
         tok.decode_bytes_batch([1, 2])
 

@@ -454,8 +454,10 @@ class SGPETokenizer(EncodingNames):
         return b"".join(parts).decode("utf-8", "surrogatepass"), char_offsets(parts)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
-                     skip_special_tokens: bool = False) -> list[str]:
-        """:meth:`decode` of each list of ids, in order."""
+                     skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
+        """:meth:`decode` of each list of ids, in order (``num_threads`` is checked and accepted, as
+        tiktoken's signature has it; decoding is a copy per token, done on the calling thread)."""
+        thread_count(num_threads)
         return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
 
