@@ -73,7 +73,10 @@ class EncodingNames:
                     return False
             except TypeError:
                 pass  # not an integer: token_id says so
-        return token_id(token) in self._special_ids().values()  # type: ignore[attr-defined]
+        values = self.__dict__.get("_special_values")  # (a set: a vocabulary may hold thousands)
+        if values is None:
+            values = self.__dict__["_special_values"] = frozenset(self._special_ids().values())  # type: ignore[attr-defined]
+        return token_id(token) in values
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text (or bytes) that is one whole token, ordinary or special (see the module
