@@ -560,3 +560,53 @@ def test_a_special_token_the_meta_tokenizer_has_already_is_refused_before_traini
                                small_sgpe.parent / "c.txt"))
     assert "--special <|endoftext|>: o200k_base has this special token already" in line
     assert not (tmp_path / "out").exists()
+
+
+# --- a progress bar for encode --file, on a terminal only ------------------------------------------
+
+
+def _on_a_terminal(*args) -> tuple[int, str]:
+    """``wwho ARGS`` with standard error on a pseudo-terminal of 100 columns (tqdm draws nothing on
+    one of 0): its exit code and what it wrote there."""
+    import fcntl
+    import struct
+    import subprocess
+    import termios
+
+    from conftest import wwho_command
+
+    main_end, terminal = os.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen([*wwho_command(), *map(str, args)], stderr=terminal, stdout=subprocess.DEVNULL)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main_end, 1 << 16)
+        except OSError:  # (EIO: the other end is closed)
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main_end)
+    return proc.wait(timeout=120), shown.decode("utf-8", "replace")
+
+
+def test_encode_of_a_file_draws_a_progress_bar_on_a_terminal(small_sgpe, tmp_path):
+    """Found by trying encode as a user with a large corpus: minutes with no sign of life, where train
+    and eval draw bars. The bar counts the file's bytes; a log (standard error not a terminal) and
+    --quiet get none, and the results are the same."""
+    from cli_run import wwho
+
+    corpus = small_sgpe.parent / "c.txt"
+    code, shown = _on_a_terminal("encode", "--tokenizer", small_sgpe, "--file", corpus, "-o", tmp_path / "a.txt",
+                                 "--block-mb", "0.01")
+    size = corpus.stat().st_size
+    assert code == 0 and "encode c.txt:" in shown and "100%" in shown, shown
+    assert f"/{size / 1024:.0f}k" in shown or f"/{size / 1024:.1f}k" in shown, shown
+    code, shown = _on_a_terminal("encode", "--tokenizer", small_sgpe, "--file", corpus, "-o", tmp_path / "b.txt",
+                                 "--quiet")
+    assert code == 0 and shown == ""
+    logged = wwho("encode", "--tokenizer", small_sgpe, "--file", corpus, "-o", tmp_path / "c.txt")
+    assert logged.returncode == 0 and logged.stderr == b""
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes() == (tmp_path / "c.txt").read_bytes()

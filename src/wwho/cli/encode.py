@@ -22,6 +22,7 @@ import contextlib
 import inspect
 import io
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -58,6 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "a line is encoded whole, in memory several times its size; a longer one is an error")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress bar (one is drawn for --file FILE when standard error is a terminal)")
     special = p.add_mutually_exclusive_group()
     special.add_argument("--allow-special", action="store_true",
                          help="encode special-token text (e.g. <|endoftext|>, [CLS]) as the special token")
@@ -131,11 +134,40 @@ def run(args: argparse.Namespace) -> int:
         writer = id_text()
     else:
         writer = (token_text if show == "tokens" else json_text)(token_shower(tok))
-    with output as out, _special_advice(args) as done:
-        for results in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
+    read = [0]
+    with output as out, _special_advice(args) as done, _progress(args) as bar:
+        for results in _encoded_ahead(_blocks(_lines(args, read), int(args.block_mb * 1e6)), encode_batch):
             done[0] += len(results)
             writer.write(out, results)
+            bar.update(read[0] - bar.n)
     return 0
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace) -> Iterator:
+    """A bar of the bytes of ``--file FILE`` read so far (of its size, where it is not compressed),
+    drawn only where standard error is a terminal (a log or a test gets none) and the results do not
+    go to that terminal too, and not with ``--quiet``."""
+    from wwho.progress import progress_bar, stderr_is_a_terminal
+
+    shown = bool(args.file) and args.file != "-" and not getattr(args, "quiet", False) and stderr_is_a_terminal()
+    if shown and (not args.output or args.output == "-"):  # ids printed on the terminal would break the bar
+        try:
+            shown = not os.isatty(sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):
+            pass
+    total = None
+    if shown:
+        from wwho.corpus import compressed_by_name
+
+        path = Path(args.file)
+        total = None if compressed_by_name(path) or not path.is_file() else path.stat().st_size
+    bar = progress_bar(disable=not shown, total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                       desc=f"encode {Path(args.file).name}" if shown else None)
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 def _write_npy(args: argparse.Namespace, tok, output) -> int:
@@ -145,11 +177,13 @@ def _write_npy(args: argparse.Namespace, tok, output) -> int:
     eot = eot_id(tok, args.eot)
     encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
                                  threads=args.threads, method="encode_batch_to_numpy")
-    with output as out, _special_advice(args) as done:
+    read = [0]
+    with output as out, _special_advice(args) as done, _progress(args) as bar:
         writer = NpyWriter(out, npy_dtype(tok), eot)
-        for flat in _encoded_ahead(_blocks(_lines(args), int(args.block_mb * 1e6)), encode_batch):
+        for flat in _encoded_ahead(_blocks(_lines(args, read), int(args.block_mb * 1e6)), encode_batch):
             done[0] += len(flat[1]) - 1
             writer.write(flat)
+            bar.update(read[0] - bar.n)
         writer.finish()
     return 0
 
@@ -181,13 +215,14 @@ def _encoded_ahead(blocks: Iterator[list[str]], encode_batch: Callable[[list[str
             yield pending.result()
 
 
-def _lines(args: argparse.Namespace) -> Iterator[str]:
+def _lines(args: argparse.Namespace, read: list[int] | None = None) -> Iterator[str]:
+    """The input's lines; ``read[0]`` counts the bytes of ``--file FILE``'s lines read so far."""
     if args.file and args.file != "-":  # (--file -: standard input, as usual)
         from wwho.corpus import READ_ERRORS
 
         try:
             with open_input_file(args.file, what="file to encode") as f:
-                yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file)
+                yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file, read)
         except READ_ERRORS as exc:
             raise read_failed(args.file, exc) from None
     elif args.file or args.input == "-":
@@ -218,8 +253,10 @@ def read_failed(path: str, exc: BaseException) -> CorpusError:
     return CorpusError(f"{path}: cannot read (corrupt or truncated file?): {exc}")
 
 
-def _decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
+def _decoded(lines: Iterable[bytes], name: str, read: list[int] | None = None) -> Iterator[str]:
     for n, raw in enumerate(lines, start=1):
+        if read is not None:
+            read[0] += len(raw)
         try:
             yield raw.decode("utf-8", "surrogatepass").rstrip("\r\n")
         except UnicodeDecodeError as exc:
