@@ -136,3 +136,63 @@ def test_a_binary_tokenizer_says_npy_is_for_text(tmp_path):
     line = one_line_error(run_wwho("encode", "--tokenizer", tmp_path / "bin", "--binary", data, "--npy", "--eot", "none",
                                    "-o", tmp_path / "ids.npy"))
     assert "--npy and --eot are for text tokenizers" in line
+
+
+# -- wwho decode --npy: the array back to lines --------------------------------------------
+
+
+def test_decode_gives_the_lines_back_byte_for_byte(sgpe_dir, tmp_path):
+    """encode --npy, then decode --npy: the input file again (every line ended by its newline)."""
+    corpus = sgpe_dir / "lines.txt"
+    _npy("--tokenizer", sgpe_dir / "tok", "--file", corpus, "--eot", "<|endoftext|>", "--block-mb", "0.002",
+         out=tmp_path / "ids.npy")
+    done = run_wwho("decode", "--tokenizer", sgpe_dir / "tok", "--npy", tmp_path / "ids.npy", "--eot",
+                    "<|endoftext|>", "-o", tmp_path / "back.txt")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "back.txt").read_bytes() == corpus.read_bytes()
+
+
+@pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_decode_of_o200k_ids_made_by_numpy_itself(tmp_path):
+    """An array numpy wrote (int64, tiktoken's ids): a line per end token, a last line without one
+    too, and --eot none makes the whole array one line."""
+    from wwho.bytelevel.tiktoken_loader import get_encoding
+
+    theirs = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
+    lines = ["hello world", "", "ශ්‍රී ලංකාව 🏏", "last, without its end"]
+    ids = [i for line in lines[:3] for i in [*theirs.encode_ordinary(line), theirs.eot_token]]
+    np.save(tmp_path / "ids.npy", np.array(ids + theirs.encode_ordinary(lines[3]), dtype=np.int64))
+    args = ("decode", "--tokenizer", "o200k_base", "--tiktoken-file", O200K_FILE, "--npy", tmp_path / "ids.npy")
+    done = run_wwho(*args, "--eot", "<|endoftext|>")
+    assert done.returncode == 0 and done.stdout == "\n".join(lines) + "\n", done.stderr
+    done = run_wwho(*args, "--eot", "none")
+    assert done.stdout == "<|endoftext|>".join(lines) + "\n"
+
+
+def test_decode_refuses_what_is_no_array_of_ids(sgpe_dir, tmp_path):
+    np.save(tmp_path / "square.npy", np.zeros((2, 2), dtype=np.int32))
+    np.save(tmp_path / "floats.npy", np.zeros(3))
+    np.savez(tmp_path / "both.npz", ids=np.zeros(3, dtype=np.uint32))
+    np.save(tmp_path / "whole.npy", np.arange(100, dtype=np.uint32))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "whole.npy").read_bytes()[:200])
+    np.save(tmp_path / "far.npy", np.array([5, 10**6], dtype=np.uint32))
+    cases = {
+        "square.npy": "a 2-dimensional array of int32, not a flat array of integer ids",
+        "floats.npy": "a 1-dimensional array of float64, not a flat array of integer ids",
+        "both.npz": "an .npz archive; give the .npy array of ids that wwho encode --npy writes",
+        "cut.npy": "not a .npy array of ids",
+        "far.npy": "far.npy: line 1 (ids 0 to 2): token id 1000000 at position 1 is out of range",
+        ".": "not a regular file",
+    }
+    for name, words in cases.items():
+        line = one_line_error(run_wwho("decode", "--tokenizer", sgpe_dir / "tok", "--npy", tmp_path / name,
+                                       "--eot", "none", "-o", tmp_path / "out.txt"))
+        assert words in line, (name, line)
+        assert not (tmp_path / "out.txt").exists()
+    line = one_line_error(run_wwho("decode", "--tokenizer", sgpe_dir / "tok", "--npy", sgpe_dir / "lines.txt",
+                                   "--eot", "none"))
+    assert "not a .npy file (no NumPy header)" in line
+    assert "--eot is an option of --npy" in one_line_error(run_wwho("decode", "--tokenizer", sgpe_dir / "tok",
+                                                                    "--eot", "none", "5"))
+    assert "as --npy FILE or as IDs, not both" in one_line_error(
+        run_wwho("decode", "--tokenizer", sgpe_dir / "tok", "--npy", tmp_path / "whole.npy", "--eot", "none", "5"))

@@ -1,4 +1,5 @@
-"""``wwho decode --tokenizer PATH [ID... | -]``: ids back to text (``--binary``: to bytes).
+"""``wwho decode --tokenizer PATH [ID... | -]``: ids back to text (``--binary``: to bytes; ``--npy FILE
+--eot TOKEN``: the array ``wwho encode --npy`` wrote, a line at each end token).
 
 Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids at all (as
 ``wwho encode`` reads its text), they are read from standard input, one sequence per line (space or comma separated, or the JSON printed by
@@ -29,12 +30,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
                    help=f"with -: longest line of ids in bytes, k/M/G suffixes allowed (default "
                         f"{MAX_LINE_BYTES >> 20}M); a longer one is an error")
+    p.add_argument("--npy", metavar="FILE", help="decode the flat array of ids `wwho encode --npy` wrote, a line at "
+                   "each --eot token")
+    p.add_argument("--eot", metavar="TOKEN|none",
+                   help="--npy: the special token that ends each line (as encode --npy --eot wrote it), or none: "
+                        "the whole array is one line")
     from wwho.cli import binary
 
     binary.add_decode_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.npy is not None or args.eot is not None:
+        return _run_npy(args)
     if not args.ids:  # `wwho encode ... | wwho decode ...`, as encode reads a pipe by default
         args.ids = ["-"]
     if "-" in args.ids and len(args.ids) > 1:  # (it read as "item 0 is '-', not a token id")
@@ -80,3 +88,41 @@ def _decoded(tok, ids: list[int], where: str) -> str:
         except TypeError:  # an error class of other arguments
             error = WwhoError(f"{where}: {exc}")
         raise error from None
+
+
+#: Ids looked at at once for the line ends of ``--npy`` (a flag per id: bounded memory).
+NPY_CHUNK = 1 << 22
+
+
+def _run_npy(args: argparse.Namespace) -> int:
+    """``--npy FILE --eot TOKEN|none``: one line of text for each line of ids the array holds."""
+    import numpy as np
+
+    from wwho.cli.npy_output import eot_id, read_npy
+    from wwho.errors import CorpusError
+
+    if args.npy is None:
+        raise CorpusError("--eot is an option of --npy (decode --npy FILE --eot TOKEN)")
+    if args.ids:
+        raise CorpusError("give the ids as --npy FILE or as IDs, not both")
+    kind = detect_kind(args.tokenizer)
+    if kind == "binary" or args.binary:
+        raise CorpusError("--npy is for text tokenizers (one array of every line's ids)")
+    ids = read_npy(args.npy)  # (checked before the output is made or the tokenizer loaded)
+    output = results_output(args, reads=[args.npy])
+    use_tiktoken_file(args)
+    tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
+    eot = eot_id(tok, args.eot)
+    with output as out:
+        start, line = 0, 0
+        if eot is not None:
+            for at in range(0, len(ids), NPY_CHUNK):  # (a flag per id of one chunk at a time)
+                for end in (at + np.flatnonzero(ids[at:at + NPY_CHUNK] == eot)).tolist():
+                    line += 1
+                    where = f"{args.npy}: line {line:,} (ids {start:,} to {end:,})"
+                    write_text(out, _decoded(tok, np.asarray(ids[start:end]), where) + "\n")
+                    start = end + 1
+        if start < len(ids) or eot is None:  # a last line without its end token; --eot none: the one line
+            where = f"{args.npy}: line {line + 1:,} (ids {start:,} to {len(ids):,})"
+            write_text(out, _decoded(tok, np.asarray(ids[start:]), where) + "\n")
+    return 0

@@ -11,8 +11,10 @@ The header is written first with a length of 0 and again, in place, at the end (
 keeps room for any length), so the ids are written once, in order, block by block, into the
 temporary file that is renamed over the output at the end: memory stays at a block's ids, and a
 failed or interrupted run leaves no half-written output. Hence a regular file only: a pipe cannot
-be gone back over. Deliberately not here: other layouts (Megatron's ``.bin``/``.idx``, Hugging
-Face ``datasets``), and a second file of each line's place (``--eot`` marks the lines).
+be gone back over. ``wwho decode --npy FILE --eot TOKEN`` reads such an array back
+(:func:`read_npy`), a line at each end token. Deliberately not here: other layouts (Megatron's
+``.bin``/``.idx``, Hugging Face ``datasets``), and a second file of each line's place (``--eot``
+marks the lines).
 """
 
 from __future__ import annotations
@@ -60,6 +62,39 @@ def _specials_said(tok: Any) -> str:
         return "; this tokenizer has no special tokens: give --eot none"
     names = sorted(specials)
     return "; its special tokens: " + ", ".join(names[:12]) + (f" (and {len(names) - 12} more)" if len(names) > 12 else "")
+
+
+def read_npy(path: str) -> Any:
+    """The flat array of ids in the ``.npy`` file ``path`` (one dimension, integers), memory-mapped
+    (``wwho decode --npy``); a :class:`CorpusError` naming the file for anything else."""
+    import os
+    import stat
+
+    import numpy as np
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise CorpusError(f"{path}: not a regular file (a .npy array of ids is one)")
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(6)
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if magic != b"\x93NUMPY":  # (numpy would try it as a pickle, and say so)
+        what = "an .npz archive" if magic[:2] == b"PK" else "not a .npy file (no NumPy header)"
+        raise CorpusError(f"{path}: {what}; give the .npy array of ids that wwho encode --npy writes")
+    try:
+        ids = np.load(path, mmap_mode="r", allow_pickle=False)
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, EOFError) as exc:  # not the .npy format, cut short, or of Python objects
+        raise CorpusError(f"{path}: not a .npy array of ids ({exc})") from None
+    if ids.ndim != 1 or ids.dtype.kind not in "ui":
+        raise CorpusError(f"{path}: a {ids.ndim}-dimensional array of {ids.dtype}, not a flat array of integer ids")
+    return ids
 
 
 def _header(dtype: str, length: int) -> bytes:
