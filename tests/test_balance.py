@@ -203,3 +203,34 @@ def test_the_order_of_the_corpora_changes_nothing(corpora):
     a = train_sgpe([big, small], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
     b = train_sgpe([small, big], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
     assert a.to_bytes() == b.to_bytes()
+
+
+@pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
+def test_cli_balance_seed_is_the_apis(corpora, tmp_path, capsys, kind):
+    """The command line had no way to the API's balance_seed: one stream of draws only."""
+    from wwho.bytelevel.train import train_bytelevel
+    from wwho.cli import main
+
+    big, small = corpora
+    options = dict(script="mixed") if kind == "sgpe" else {}
+    train = train_sgpe if kind == "sgpe" else train_bytelevel
+    seeded = train([big, small], vocab_size=400, progress=False, workers=1, balance=0.3, balance_seed=7, **options)
+    unseeded = train([big, small], vocab_size=400, progress=False, workers=1, balance=0.3, **options)
+    out = tmp_path / "out"
+    assert main(["train", "--kind", kind, "--vocab-size", "400", "--balance", "0.3", "--balance-seed", "7",
+                 "--workers", "1", "--quiet", *(["--script", "mixed"] if kind == "sgpe" else []), "--out", str(out),
+                 str(big), str(small)]) == 0
+    if kind == "sgpe":
+        assert (out / "vocab.json").read_bytes() == seeded.to_bytes() != unseeded.to_bytes()
+    else:
+        from wwho.bytelevel import ByteBPE
+
+        assert ByteBPE.load(out).ranks == seeded.ranks != unseeded.ranks
+    capsys.readouterr()
+    assert main(["train", "--kind", kind, "--balance-seed", "7", "--out", str(tmp_path / "x"), str(big)]) == 2
+    assert "--balance-seed is an option of --balance" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "--kind", kind, "--balance", "0.3", "--balance-seed", "1.5", "--out", str(tmp_path / "x"),
+              str(big)])
+    assert "expected an integer, not '1.5'" in capsys.readouterr().err

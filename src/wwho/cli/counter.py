@@ -51,8 +51,25 @@ def _alpha(value: str) -> float:
     return alpha
 
 
+def check_balance(args: argparse.Namespace) -> None:
+    """``--balance-seed`` only with ``--balance`` (it would be left unused without, in silence)."""
+    from wwho.errors import WwhoError
+
+    if args.balance is None and args.balance_seed != 0:
+        raise WwhoError("--balance-seed is an option of --balance (the seed of its draws)")
+
+
+def _seed(value: str) -> int:
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, not {value!r}") from None
+
+
 def add_balance_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--balance", type=_alpha, default=None, metavar="ALPHA",
                    help="each corpus argument is one language (a file or a folder): sample them into one stream, "
                         "each with the share size**ALPHA of it (0.3 as mT5; 1: as given; 0: all alike), for one "
                         "tokenizer of many languages")
+    p.add_argument("--balance-seed", type=_seed, default=0, metavar="N",
+                   help="--balance: the seed of its draws (default 0; the same seed, the same stream)")

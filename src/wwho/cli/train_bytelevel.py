@@ -16,7 +16,7 @@ from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.portable import hf_pattern
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import smallest_vocab_size
-from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
+from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
 from wwho.cli.options import path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    check_balance(args)
     args.text_field = text_field(args.text_field, args.corpus)
     smallest = smallest_vocab_size(args.special)  # (said now, of the flag: the API names vocab_size)
     if args.vocab_size < smallest:
@@ -94,6 +95,7 @@ def main(argv: list[str]) -> int:
         stats=stats,
         max_line_bytes=args.max_line_bytes,
         balance=args.balance,
+        balance_seed=args.balance_seed,
         **engine_options(args),
     )
     seconds = time.perf_counter() - t0

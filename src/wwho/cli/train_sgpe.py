@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from wwho.cli.counter import add_balance_argument, add_engine_arguments, engine_options
+from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
 from wwho.cli.options import path_argument, strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    check_balance(args)
     args.text_field = text_field(args.text_field, args.corpus)
     from wwho.savedir import check_target, recover
     from wwho.sgpe import checkpoints
@@ -264,6 +265,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
         complete_endings=args.complete_endings,
         complete_superwords=args.complete_superwords,
         balance=args.balance,
+        balance_seed=args.balance_seed,
         workers=args.workers,
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,
