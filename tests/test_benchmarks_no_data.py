@@ -34,6 +34,7 @@ COMMANDS: dict[str, list[str]] = {
     "bench_large_inputs.py": [],
     "bench_lm.py": ["--langs", "si"],
     "bench_meta.py": ["--sizes", "32000", "--news-mb", "1"],
+    "bench_npy.py": ["--runs", "1"],
     "bench_peers.py": ["--rounds", "1", "--mb", "0.1"],
     "bench_scale.py": [],
     "bench_scripts.py": ["--langs", "bn", "--plot", "{tmp}/scripts.png"],
