@@ -45,6 +45,8 @@ BENCHMARKS = {
     "calls": ("What one call costs: each entry point on a tiny input, against tiktoken and HF tokenizers",
               ["bench_calls.py"]),
     "meta": ("Meta tokenizer (o200k_base + SGPE) on code-switched text", ["bench_meta.py"]),
+    "npy": ("A corpus as one array of ids: wwho encode --npy against nanoGPT's way with tiktoken",
+            ["bench_npy.py"]),
     "extend": ("Extending Llama 3, Qwen2 and o200k_base with Sinhala or Devanagari syllables (`wwho extend`)",
                ["bench_extend.py"]),
     # 40 MB, not the 200 MB: HF's BpeTrainer needs about 80 bytes of memory per input byte
