@@ -575,7 +575,10 @@ def _on_a_terminal(*args) -> tuple[int, str]:
 
     from conftest import wwho_command
 
-    main_end, terminal = os.openpty()
+    try:
+        main_end, terminal = os.openpty()
+    except OSError as exc:  # a container without /dev/pts: nothing of wwho's to test there
+        pytest.skip(f"no pseudo-terminal can be opened here: {exc}")
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     proc = subprocess.Popen([*wwho_command(), *map(str, args)], stderr=terminal, stdout=subprocess.DEVNULL)
     os.close(terminal)
