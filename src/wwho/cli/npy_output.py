@@ -41,26 +41,25 @@ def eot_id(tok: Any, name: str | None) -> int | None:
                           + _specials_said(tok))
     if name == "none":
         return None
-    specials = getattr(tok, "special_tokens_set", None)
-    if specials is not None:
-        if name in specials:
-            return tok.encode_single_token(name)
-    else:  # an HF tokenizer: its added special tokens
-        hf = tok.tokenizer
-        added = {t.content for t in hf.get_added_tokens_decoder().values() if t.special}
-        if name in added:
-            return hf.token_to_id(name)
-    raise CorpusError(f"--eot {name}: not a special token of this tokenizer{_specials_said(tok)}")
+    if name not in _special_names(tok):
+        raise CorpusError(f"--eot {name}: not a special token of this tokenizer{_specials_said(tok)}")
+    if hasattr(tok, "special_tokens_set"):
+        return tok.encode_single_token(name)
+    return tok.tokenizer.token_to_id(name)
+
+
+def _special_names(tok: Any) -> set[str]:
+    """The special tokens' names: wwho's kinds say them; an HF tokenizer's are its special added tokens."""
+    names = getattr(tok, "special_tokens_set", None)
+    if names is not None:
+        return names
+    return {t.content for t in tok.tokenizer.get_added_tokens_decoder().values() if t.special}
 
 
 def _specials_said(tok: Any) -> str:
-    specials = getattr(tok, "special_tokens_set", None)
-    if specials is None:
-        hf = tok.tokenizer
-        specials = {t.content for t in hf.get_added_tokens_decoder().values() if t.special}
-    if not specials:
+    names = sorted(_special_names(tok))
+    if not names:
         return "; this tokenizer has no special tokens: give --eot none"
-    names = sorted(specials)
     return "; its special tokens: " + ", ".join(names[:12]) + (f" (and {len(names) - 12} more)" if len(names) > 12 else "")
 
 
