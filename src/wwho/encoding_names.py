@@ -43,8 +43,7 @@ class EncodingNames:
     """tiktoken's ``Encoding`` names (see the module docstring). The class using it gives
     ``n_vocab``, ``token_bytes``, ``decode_bytes``, ``encode_ordinary``, ``_special_ids()`` (name ->
     id of its special tokens), ``_token_ids_by_bytes()`` (bytes -> id of its ordinary tokens, each
-    bytes once) and ``_single_token(data)`` (the id of the one token ``data`` is, or None:
-    :meth:`single_token_of` for the SGPE and meta kinds)."""
+    bytes once); :meth:`_single_token` may be given too (``ByteBPE`` gives tiktoken's own lookup)."""
 
     @property
     def max_token_value(self) -> int:
@@ -73,10 +72,14 @@ class EncodingNames:
                     return False
             except TypeError:
                 pass  # not an integer: token_id says so
-        values = self.__dict__.get("_special_values")  # (a set: a vocabulary may hold thousands)
+        return token_id(token) in self._special_id_values()
+
+    def _special_id_values(self) -> frozenset[int]:
+        """The special tokens' ids, a set made on first use (a vocabulary may hold thousands)."""
+        values = self.__dict__.get("_special_values")
         if values is None:
             values = self.__dict__["_special_values"] = frozenset(self._special_ids().values())  # type: ignore[attr-defined]
-        return token_id(token) in values
+        return values
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text (or bytes) that is one whole token, ordinary or special (see the module
@@ -87,13 +90,13 @@ class EncodingNames:
             data = bytes(text_or_bytes)
         else:
             raise WrongTypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
-        found = self._single_token(data)  # type: ignore[attr-defined]
+        found = self._single_token(data)
         if found is not None:
             return found
         raise UnknownTokenError(f"{brief(text_or_bytes)} is not a single token of this vocabulary")
 
-    def single_token_of(self, data: bytes) -> int | None:
-        """``_single_token`` of the SGPE and meta kinds: a special token by its name, then what
+    def _single_token(self, data: bytes) -> int | None:
+        """The id of the one token ``data`` is, or None: a special token by its name, then what
         ``encode_ordinary`` makes of the text when that is one token of these bytes, then the table
         of token bytes (:meth:`_token_ids_by_bytes`)."""
         try:

@@ -230,7 +230,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
         # transformers' registered tokens (eos, pad, added ones) and every special of the meta
         # tokenizer, registered or not (tiktoken's <|endofprompt|>, SGPE's [MASK]): what
         # MetaTokenizer.decode(skip_special_tokens=True) drops.
-        return set(self.all_special_ids) | self.meta._special_id_set()
+        return set(self.all_special_ids) | self.meta._special_id_values()
 
     def _appended(self) -> list[int]:
         if not self.append_eos:

@@ -57,10 +57,8 @@ from wwho.encoding_names import EncodingNames, first_ids_by_bytes
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.ids import (
     DEFAULT_ERRORS,
-    char_offsets,
     check_decode_options,
     each_decoded,
-    each_token_bytes,
     id_batch,
     no_token_string,
     not_texts,
@@ -631,8 +629,6 @@ class MetaTokenizer(EncodingNames):
     def _special_ids(self) -> dict[str, int]:
         return self.special_tokens
 
-    _single_token = EncodingNames.single_token_of
-
     def _token_ids_by_bytes(self) -> dict[bytes, int]:
         """Bytes -> id of the ordinary tokens, made on first use: the tiktoken part's, then the SGPE
         part's whose bytes the tiktoken part has no token of (tiktoken's answer first)."""
@@ -680,20 +676,9 @@ class MetaTokenizer(EncodingNames):
                 return data.decode("utf-8", "replace")
         check_decode_options(errors, skip_special_tokens)
         if skip_special_tokens:
-            special = self._special_id_set()
+            special = self._special_id_values()
             ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
         return self.decode_bytes(ids).decode("utf-8", errors)
-
-    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
-        """Each token's bytes, as tiktoken's method of that name."""
-        return each_token_bytes(ids, self.token_bytes)
-
-    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
-        """The text of ``ids`` (strict UTF-8) and where in it each token starts, in characters, as
-        tiktoken's method of that name: a token that starts inside a character starts at that
-        character."""
-        parts = self.decode_tokens_bytes(ids)
-        return b"".join(parts).decode("utf-8", errors="strict"), char_offsets(parts)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
@@ -701,10 +686,6 @@ class MetaTokenizer(EncodingNames):
         tiktoken's signature has it; decoding is a copy per token, done on the calling thread)."""
         thread_count(num_threads)
         return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
-
-    def _special_id_set(self) -> frozenset[int]:
-        sgpe = (self.offset + self.sgpe.vocab[s] for s in self.sgpe.special_tokens)
-        return frozenset([*self.tiktoken.special_tokens.values(), *sgpe])
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``)."""

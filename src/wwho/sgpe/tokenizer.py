@@ -381,8 +381,6 @@ class SGPETokenizer(EncodingNames):
     def _special_ids(self) -> dict[str, int]:
         return self._special_table
 
-    _single_token = EncodingNames.single_token_of
-
     def _token_ids_by_bytes(self) -> dict[bytes, int]:
         """Bytes -> id of the ordinary tokens, made on first use: a character's (or syllable's)
         token keeps its bytes before a byte-fallback token of the same bytes."""
