@@ -26,7 +26,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from wwho.cli.outputs import names_a_file, results_output, standard_input
 from wwho.cli.results_text import id_text, json_text, token_text
@@ -134,13 +134,27 @@ def run(args: argparse.Namespace) -> int:
         writer = id_text()
     else:
         writer = (token_text if show == "tokens" else json_text)(token_shower(tok))
+    with _encoding(args, output, encode_batch, len) as (out, blocks):
+        for results in blocks:
+            writer.write(out, results)
+    return 0
+
+
+@contextlib.contextmanager
+def _encoding(args: argparse.Namespace, output, encode_batch: Callable[[list[str]], Any],
+              lines_of: Callable[[Any], int]) -> Iterator[tuple[IO[bytes], Iterator[Any]]]:
+    """``(out, blocks)``: the output opened, and ``encode_batch`` of each block of the input's lines,
+    in order, for the caller to write; ``lines_of(result)`` counts a block's lines, so that a refused
+    special token names its line; the progress bar follows the input read."""
     read = [0]
     with output as out, _special_advice(args) as done, _progress(args) as bar:
-        for results in _encoded_ahead(_blocks(_lines(args, read), int(args.block_mb * 1e6)), encode_batch):
-            done[0] += len(results)
-            writer.write(out, results)
-            bar.update(read[0] - bar.n)
-    return 0
+        def blocks() -> Iterator[Any]:
+            for results in _encoded_ahead(_blocks(_lines(args, read), int(args.block_mb * 1e6)), encode_batch):
+                yield results
+                done[0] += lines_of(results)
+                bar.update(read[0] - bar.n)
+
+        yield out, blocks()
 
 
 @contextlib.contextmanager
@@ -177,13 +191,10 @@ def _write_npy(args: argparse.Namespace, tok, output) -> int:
     eot = eot_id(tok, args.eot)
     encode_batch = batch_encoder(tok, allow_special=args.allow_special, special_as_text=args.special_as_text,
                                  threads=args.threads, method="encode_batch_to_numpy")
-    read = [0]
-    with output as out, _special_advice(args) as done, _progress(args) as bar:
+    with _encoding(args, output, encode_batch, lambda flat: len(flat.offsets) - 1) as (out, blocks):
         writer = NpyWriter(out, npy_dtype(tok), eot)
-        for flat in _encoded_ahead(_blocks(_lines(args, read), int(args.block_mb * 1e6)), encode_batch):
-            done[0] += len(flat[1]) - 1
+        for flat in blocks:
             writer.write(flat)
-            bar.update(read[0] - bar.n)
         writer.finish()
     return 0
 
