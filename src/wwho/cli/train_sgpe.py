@@ -169,7 +169,7 @@ def main(argv: list[str]) -> int:
     from wwho.savedir import check_target, recover
     from wwho.sgpe import checkpoints
 
-    specials = _special_tokens(args.special)
+    specials = args.special = _special_tokens(args.special)  # (checked once, before anything is read)
     smallest = smallest_vocab_size(specials)  # (said now, of the flag: the API names vocab_size)
     if args.vocab_size < smallest:
         raise WwhoError(f"--vocab-size {args.vocab_size:,} is too small: an SGPE vocabulary holds its "
@@ -249,7 +249,7 @@ def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPE
     return SGPETokenizer.train(
         args.corpus,
         vocab_size=args.vocab_size,
-        special_tokens=_special_tokens(args.special),
+        special_tokens=args.special,
         script=args.script,
         min_freq=args.min_freq,
         prune_freq=args.prune_freq,
