@@ -251,8 +251,8 @@ def test_errors_are_typed_and_a_key_error_where_tiktoken_raises_one(tok, call, e
 
 
 def test_special_ids_of_a_vocabulary_of_thousands_of_special_tokens():
-    """Answered from a set made on first use (a scan of the specials' ids, 70 us a call with 5,000 of them,
-    before): the same answers, and the same after pickling, which does not carry the set."""
+    """Answered from a set made on first use (docs/benchmarks.md has its speed): the same answers, and
+    the same after pickling, which does not carry the set."""
     import pickle
 
     from wwho.bytelevel import ByteBPE
