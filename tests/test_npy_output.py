@@ -11,6 +11,8 @@ from importlib import resources
 import numpy as np
 import pytest
 from conftest import O200K_FILE, one_line_error, run_wwho
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SAMPLE = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
 LINES = SAMPLE[:400] + ["", "Hello, world 123!", "", "ශ්‍රී ලංකාව 2024 🏏", " " * 40]
@@ -196,3 +198,117 @@ def test_decode_refuses_what_is_no_array_of_ids(sgpe_dir, tmp_path):
                                                                     "--eot", "none", "5"))
     assert "as --npy FILE or as IDs, not both" in one_line_error(
         run_wwho("decode", "--tokenizer", sgpe_dir / "tok", "--npy", tmp_path / "whole.npy", "--eot", "none", "5"))
+
+
+# -- a line longer than a block: decoded a block of ids at a time, as decode gives it whole --------
+
+
+@pytest.fixture(scope="module")
+def long_line_kinds(sgpe_dir):
+    """SGPE (special tokens, and the dummy prefix), and with the shared o200k_base file o200k itself and the
+    meta tokenizer: the kinds whose decode ``decode --npy`` cuts into blocks."""
+    from wwho.sgpe import SGPETokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prefixed = SGPETokenizer.train_from_iterator(SAMPLE[:600], vocab_size=600, script="sinhala", progress=False,
+                                                     prefix_space=True)
+        plain = SGPETokenizer.train_from_iterator(SAMPLE[:600], vocab_size=600, script="sinhala", progress=False)
+    kinds = {"sgpe": SGPETokenizer.load(sgpe_dir / "tok"), "sgpe-prefix": prefixed}
+    if O200K_FILE.is_file():
+        from wwho.bytelevel import ByteBPE
+        from wwho.meta import MetaTokenizer
+
+        kinds["o200k"] = ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)
+        kinds["meta"] = MetaTokenizer(plain, "o200k_base", tiktoken_file=O200K_FILE)
+    return kinds
+
+
+def _line_in_blocks(tok, ids: list[int], block: int, before: int = 0) -> bytes:
+    """What ``decode --npy`` writes for ``ids`` as one line (after ``before`` other ids), ``block`` ids at a time."""
+    import io
+    from unittest import mock
+
+    from wwho.cli import decode
+
+    out = io.BytesIO()
+    array = np.asarray([0] * before + ids, dtype=np.uint32)
+    with mock.patch.object(decode, "NPY_LINE_BLOCK", block):
+        decode._write_line(out, tok, array, before, len(array), "line 1")
+    return out.getvalue()
+
+
+def _assigned(tok, i: int) -> bool:
+    from wwho.errors import TokenizerError
+
+    try:
+        return tok.token_bytes(i) is not None
+    except TokenizerError:  # (o200k_base leaves a few ids unassigned)
+        return False
+
+
+TEXTS = st.text(st.sampled_from([*"ශ්‍රීලංකා ව", "\u200d", " ", "a", "🏏", "\ud800", "\udfff", "\n", "é"]), max_size=60)
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "sgpe-prefix", "o200k", "meta"])
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_a_long_line_in_blocks_is_decode_of_the_whole_line(long_line_kinds, kind, data):
+    """Any ids (valid UTF-8 or not: a token may end inside a character, SGPE's byte tokens spell lone
+    surrogates), cut into blocks of any size after any other ids: the bytes decode's text gives."""
+    if kind not in long_line_kinds:
+        pytest.skip(f"{O200K_FILE} is absent")
+    tok = long_line_kinds[kind]
+    if data.draw(st.booleans()):
+        ids = tok.encode(data.draw(TEXTS))
+    else:
+        ids = data.draw(st.lists(st.integers(0, tok.n_vocab - 1).filter(lambda i: _assigned(tok, i)), max_size=40))
+    block = data.draw(st.integers(1, max(1, len(ids))))
+    expected = tok.decode(ids).encode("utf-8", "surrogatepass") + b"\n"
+    assert _line_in_blocks(tok, ids, block, before=data.draw(st.integers(0, 3))) == expected
+
+
+def test_decode_of_one_long_line_holds_a_block_at_a_time(sgpe_dir, tmp_path, monkeypatch):
+    """--eot none makes the whole array one line: its text is never held whole (traced memory stays
+    far below the line's text), and the file written is the whole line's decode."""
+    import tracemalloc
+
+    from wwho.cli import decode, main
+    from wwho.sgpe import SGPETokenizer
+
+    tok = SGPETokenizer.load(sgpe_dir / "tok")
+    ids = np.tile(np.asarray(tok.encode(" ".join(LINES)), dtype=np.uint16), 40)  # about 4 MB of text
+    np.save(tmp_path / "ids.npy", ids)
+    monkeypatch.setattr(decode, "NPY_LINE_BLOCK", 1 << 14, raising=False)
+    monkeypatch.setattr(decode, "load_tokenizer", lambda *args, **kwargs: tok)
+    tracemalloc.start()
+    try:
+        code = main(["decode", "--tokenizer", str(sgpe_dir / "tok"), "--npy", str(tmp_path / "ids.npy"), "--eot", "none",
+                     "-o", str(tmp_path / "back.txt")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 0
+    text = (tmp_path / "back.txt").read_bytes()
+    assert text == tok.decode(ids).encode("utf-8") + b"\n" and len(text) > 3_000_000
+    assert peak < 2_000_000, f"{peak:,} bytes traced at the peak"
+
+
+def test_a_tokenizer_json_line_longer_than_it_decodes_at_once_is_refused(tmp_path, monkeypatch, capsys):
+    """A Hugging Face tokenizer.json decodes a line whole: one longer than NPY_HF_LINE ids is an error
+    naming the line, and no output is left."""
+    from tokenizers import Tokenizer, models
+
+    from wwho.cli import decode, main
+
+    Tokenizer(models.WordLevel({"a": 0, "b": 1, "[UNK]": 2}, unk_token="[UNK]")).save(str(tmp_path / "tokenizer.json"))
+    np.save(tmp_path / "ids.npy", np.zeros(50, dtype=np.uint16))
+    args = ["decode", "--tokenizer", str(tmp_path / "tokenizer.json"), "--npy", str(tmp_path / "ids.npy"),
+            "--eot", "none", "-o", str(tmp_path / "out.txt")]
+    monkeypatch.setattr(decode, "NPY_HF_LINE", 40, raising=False)
+    assert main(args) == 2
+    assert "ids.npy: line 1: 50 ids, more than the 40 a Hugging Face tokenizer.json" in capsys.readouterr().err
+    assert not (tmp_path / "out.txt").exists()
+    monkeypatch.setattr(decode, "NPY_HF_LINE", 50)
+    assert main(args) == 0
+    assert (tmp_path / "out.txt").read_text() == " ".join("a" * 50) + "\n"

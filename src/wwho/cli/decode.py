@@ -1,5 +1,7 @@
 """``wwho decode --tokenizer PATH [ID... | -]``: ids back to text (``--binary``: to bytes; ``--npy FILE
---eot TOKEN``: the array ``wwho encode --npy`` wrote, a line at each end token).
+--eot TOKEN``: the array ``wwho encode --npy`` wrote, a line at each end token, memory-mapped, and a
+long line, the whole array with ``--eot none``, decoded a block of ids at a time into the bytes its
+whole decode gives).
 
 Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids at all (as
 ``wwho encode`` reads its text), they are read from standard input, one sequence per line (space or comma separated, or the JSON printed by
@@ -12,6 +14,7 @@ as its surrogate-pass UTF-8 bytes (``ED A0 80`` for U+D800), never as a tracebac
 from __future__ import annotations
 
 import argparse
+import codecs
 
 from wwho.cli.binary import parse_ids
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
@@ -75,13 +78,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decoded(tok, ids: list[int], where: str) -> str:
-    """``tok.decode(ids)``; an id it refuses (out of range) is an error naming the input line, as a
-    malformed id is (the tokenizer's message says only the position in the line)."""
+def _decoded(tok, ids: list[int], where: str, *, decode=None):
+    """``tok.decode(ids)`` (or ``decode(ids)``); an id it refuses (out of range) is an error naming the
+    input line, as a malformed id is (the tokenizer's message says only the position in the line)."""
     from wwho.errors import WwhoError
 
     try:
-        return tok.decode(ids)
+        return (decode or tok.decode)(ids)
     except WwhoError as exc:
         try:
             error = type(exc)(f"{where}: {exc}")
@@ -92,6 +95,13 @@ def _decoded(tok, ids: list[int], where: str) -> str:
 
 #: Ids looked at at once for the line ends of ``--npy`` (a flag per id: bounded memory).
 NPY_CHUNK = 1 << 22
+
+#: A line of a ``--npy`` array longer than this many ids is decoded a block of ids at a time (``--eot
+#: none`` makes the whole array one line).
+NPY_LINE_BLOCK = 1 << 20
+
+#: The longest line a Hugging Face tokenizer.json decodes, in ids: its decoders take a line whole.
+NPY_HF_LINE = 1 << 22
 
 
 def _run_npy(args: argparse.Namespace) -> int:
@@ -119,10 +129,63 @@ def _run_npy(args: argparse.Namespace) -> int:
             for at in range(0, len(ids), NPY_CHUNK):  # (a flag per id of one chunk at a time)
                 for end in (at + np.flatnonzero(ids[at:at + NPY_CHUNK] == eot)).tolist():
                     line += 1
-                    where = f"{args.npy}: line {line:,} (ids {start:,} to {end:,})"
-                    write_text(out, _decoded(tok, np.asarray(ids[start:end]), where) + "\n")
+                    _write_line(out, tok, ids, start, end, f"{args.npy}: line {line:,}")
                     start = end + 1
         if start < len(ids) or eot is None:  # a last line without its end token; --eot none: the one line
-            where = f"{args.npy}: line {line + 1:,} (ids {start:,} to {len(ids):,})"
-            write_text(out, _decoded(tok, np.asarray(ids[start:]), where) + "\n")
+            _write_line(out, tok, ids, start, len(ids), f"{args.npy}: line {line + 1:,}")
     return 0
+
+
+def _write_line(out, tok, ids, start: int, end: int, line: str) -> None:
+    """The text of ``ids[start:end]`` and a newline, as ``tok.decode`` gives it, a block of
+    :data:`NPY_LINE_BLOCK` ids at a time (errors name the block's ids: positions count from its start)."""
+    import numpy as np
+
+    whole = NPY_LINE_BLOCK if hasattr(tok, "token_bytes") else NPY_HF_LINE
+    if end - start <= whole:
+        write_text(out, _decoded(tok, np.asarray(ids[start:end]), f"{line} (ids {start:,} to {end:,})") + "\n")
+        return
+    if not hasattr(tok, "token_bytes"):
+        from wwho.errors import CorpusError
+
+        raise CorpusError(f"{line}: {end - start:,} ids, more than the {NPY_HF_LINE:,} a Hugging Face "
+                          "tokenizer.json decodes at once (its decoders take a line whole); end the lines with "
+                          "an --eot token, or decode them in Python")
+    blocks = range(start, end, NPY_LINE_BLOCK)
+
+    def block_bytes(at: int) -> bytes:
+        block = np.asarray(ids[at:min(at + NPY_LINE_BLOCK, end)])
+        data = _decoded(tok, block, f"{line} (ids {at:,} to {at + len(block):,})", decode=tok.decode_bytes)
+        if at > start and getattr(tok, "prefix_space", False):
+            # decode_bytes drops a leading space as the dummy space of a text's start; inside a line
+            # it is the line's own
+            first = next((b for b in (tok.token_bytes(int(i)) for i in block) if b), b"")
+            if first[:1] == b" ":
+                data = b" " + data
+        return data
+
+    # SGPE's decode keeps a lone surrogate's bytes where all of the line's bytes are otherwise UTF-8
+    # (its byte fallback spells them); any other invalid bytes, and every other kind, become U+FFFD.
+    from wwho.sgpe import SGPETokenizer
+
+    if isinstance(tok, SGPETokenizer) and _utf8_but_surrogates(block_bytes(at) for at in blocks):
+        for at in blocks:
+            out.write(block_bytes(at))
+    else:
+        text = codecs.getincrementaldecoder("utf-8")("replace")
+        for at in blocks:
+            out.write(text.decode(block_bytes(at)).encode("utf-8"))
+        out.write(text.decode(b"", final=True).encode("utf-8"))
+    write_text(out, "\n")
+
+
+def _utf8_but_surrogates(blocks) -> bool:
+    """Whether the bytes of ``blocks``, joined, are UTF-8 with lone surrogates allowed."""
+    check = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+    try:
+        for data in blocks:
+            check.decode(data)
+        check.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
