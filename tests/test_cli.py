@@ -613,3 +613,24 @@ def test_encode_of_a_file_draws_a_progress_bar_on_a_terminal(small_sgpe, tmp_pat
     logged = wwho("encode", "--tokenizer", small_sgpe, "--file", corpus, "-o", tmp_path / "c.txt")
     assert logged.returncode == 0 and logged.stderr == b""
     assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes() == (tmp_path / "c.txt").read_bytes()
+
+
+def test_syllabify_of_a_file_draws_a_progress_bar_on_a_terminal(small_sgpe, tmp_path):
+    """As encode's: the bar counts the file's bytes where standard error is a terminal; --quiet and a
+    log get none, and the syllables are the same."""
+    import subprocess
+
+    from conftest import wwho_command
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(((small_sgpe.parent / "c.txt").read_bytes().rstrip(b"\n") + b"\n") * 20)  # blocks of the reader
+    code, shown = _on_a_terminal("syllabify", "--file", corpus)
+    size = corpus.stat().st_size
+    assert code == 0 and "syllabify c.txt:" in shown and "100%" in shown, shown
+    assert f"/{size / 1024 ** 2:.3g}M" in shown, shown  # (tqdm: three significant digits)
+    code, shown = _on_a_terminal("syllabify", "--file", corpus, "--quiet")
+    assert code == 0 and shown == ""
+    logged = subprocess.run([*wwho_command(), "syllabify", "--file", str(corpus)], capture_output=True)
+    quiet = subprocess.run([*wwho_command(), "syllabify", "--file", str(corpus), "--quiet"], capture_output=True)
+    assert logged.returncode == 0 and logged.stderr == b"" and logged.stdout == quiet.stdout
+    assert logged.stdout.count(b"\n") == corpus.read_bytes().count(b"\n")

@@ -159,13 +159,21 @@ def _encoding(args: argparse.Namespace, output, encode_batch: Callable[[list[str
 
 @contextlib.contextmanager
 def _progress(args: argparse.Namespace) -> Iterator:
-    """A bar of the bytes of ``--file FILE`` read so far (of its size, where it is not compressed),
-    drawn only where standard error is a terminal (a log or a test gets none) and the results do not
-    go to that terminal too, and not with ``--quiet``."""
+    """:func:`file_progress` of ``--file FILE`` for ``encode``."""
+    with file_progress(args.file, verb="encode", output=args.output, quiet=getattr(args, "quiet", False)) as bar:
+        yield bar
+
+
+@contextlib.contextmanager
+def file_progress(path: str | None, *, verb: str, output: str | None, quiet: bool) -> Iterator:
+    """A bar of the bytes of the input file ``path`` read so far (of its size, where it is not
+    compressed), drawn only where standard error is a terminal (a log or a test gets none) and the
+    results (``output``; None or ``-``: standard output) do not go to that terminal too, and not
+    when ``quiet``; none for standard input (``path`` None or ``-``)."""
     from wwho.progress import progress_bar, stderr_is_a_terminal
 
-    shown = bool(args.file) and args.file != "-" and not getattr(args, "quiet", False) and stderr_is_a_terminal()
-    if shown and (not args.output or args.output == "-"):  # ids printed on the terminal would break the bar
+    shown = bool(path) and path != "-" and not quiet and stderr_is_a_terminal()
+    if shown and (not output or output == "-"):  # results printed on the terminal would break the bar
         try:
             shown = not os.isatty(sys.stdout.fileno())
         except (AttributeError, OSError, ValueError):
@@ -174,10 +182,10 @@ def _progress(args: argparse.Namespace) -> Iterator:
     if shown:
         from wwho.corpus import compressed_by_name
 
-        path = Path(args.file)
-        total = None if compressed_by_name(path) or not path.is_file() else path.stat().st_size
+        file = Path(path)
+        total = None if compressed_by_name(file) or not file.is_file() else file.stat().st_size
     bar = progress_bar(disable=not shown, total=total, unit="B", unit_scale=True, unit_divisor=1024,
-                       desc=f"encode {Path(args.file).name}" if shown else None)
+                       desc=f"{verb} {Path(path).name}" if shown else None)
     try:
         yield bar
     finally:

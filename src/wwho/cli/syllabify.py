@@ -12,7 +12,8 @@ are read in blocks of whole lines, each block syllabified by the core in one cal
 threads and written in order as bytes: a call and a string per line would cost more than the
 syllables. ``--json`` goes line by line. A line is syllabified whole, in memory several times its
 size, so one longer than ``--max-line-bytes`` (default 64 MiB) is an error naming it, found before
-it is held whole.
+it is held whole. ``--file`` draws a bar of the bytes read where standard error is a terminal and
+standard output is not (``--quiet``: none).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 
-from wwho.cli.encode import argument_text, open_input_file, read_failed
+from wwho.cli.encode import argument_text, file_progress, open_input_file, read_failed
 from wwho.cli.outputs import StandardOutput, refuse_reading_own_output, require_stdout, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
@@ -45,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
                    help=f"with - or --file: longest input line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
                         "a line is split whole, in memory several times its size; a longer one is an error")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress bar (--file draws one of the bytes read where standard error is a terminal "
+                        "and standard output is not)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,16 +73,17 @@ def run(args: argparse.Namespace) -> int:
         syl = Syllabifier.from_schema(args.schema) if args.schema else Syllabifier.for_script(script)
         scripts, keeps = (script,), syllabifying_keeps(syl.schema.keep_clusters)
     letters: Counter = Counter()
-    if reads is None:
-        texts = [_argument(args.text)]
-    elif stdin is not None:
-        texts = _texts(stdin, args.max_line_bytes)
-    else:
-        texts = _file_texts(reads, args.max_line_bytes)
-    if not args.json and hasattr(sys.stdout, "buffer"):
-        _blocks(syl, args, texts, letters)
-    else:
-        _lines(syl, args, (line for text in texts for line in _split(text)), letters)
+    with file_progress(args.file, verb="syllabify", output=None, quiet=args.quiet) as bar:
+        if reads is None:
+            texts = [_argument(args.text)]
+        elif stdin is not None:
+            texts = _texts(stdin, args.max_line_bytes)
+        else:
+            texts = _file_texts(reads, args.max_line_bytes, bar.update)
+        if not args.json and hasattr(sys.stdout, "buffer"):
+            _blocks(syl, args, texts, letters)
+        else:
+            _lines(syl, args, (line for text in texts for line in _split(text)), letters)
     if not args.schema:
         warn_if_other_script(letters, scripts, what="the input", option="--script ", latin=keeps, mode=script)
     return 0
@@ -135,23 +141,24 @@ def _blocks(syl: Syllabifier | WordSplitter, args: argparse.Namespace, texts, le
     stdout.flush()
 
 
-def _file_texts(path: str, max_line_bytes: int):
+def _file_texts(path: str, max_line_bytes: int, read: Callable[[int], object] | None = None):
     """:func:`_texts` of the file ``path``; an error reading it (not one of the caller's, between
     blocks) names the file."""
     from wwho.corpus import READ_ERRORS
 
     try:
         with open_input_file(path, what="file to split") as f:
-            yield from _texts(f, max_line_bytes, name=path)
+            yield from _texts(f, max_line_bytes, name=path, read=read)
     except READ_ERRORS as exc:
         raise read_failed(path, exc) from None
 
 
-def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES, name: str = "stdin"):
+def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES, name: str = "stdin", read: Callable[[int], object] | None = None):
     """Blocks of whole lines of ``stdin`` (bytes; errors name it ``name``), decoded; the part of a
     line not yet ended is kept for the next block (a list of reads, so a long line costs linear time). A line longer
     than ``max_line_bytes`` (its line end counted, as for a corpus) is an error once that many
-    bytes of it are held, not after the whole line is."""
+    bytes of it are held, not after the whole line is. ``read(n)`` is told the bytes of each block
+    handed out (a progress bar)."""
     from wwho.errors import CorpusError
 
     offset, lines, unended, held = 0, 0, [], 0
@@ -188,8 +195,13 @@ def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES, name: str = "stdin"):
         yield decode(raw)
         offset += len(raw)
         lines += raw.count(b"\n")
+        if read is not None:
+            read(len(raw))
     if unended:
-        yield decode(b"".join(unended))
+        raw = b"".join(unended)
+        yield decode(raw)
+        if read is not None:
+            read(len(raw))
 
 
 def _lines(syl: Syllabifier | WordSplitter, args: argparse.Namespace, lines, letters: Counter) -> None:
