@@ -11,10 +11,10 @@ from conftest import wwho_command
 
 
 def wwho(*args: object, input: bytes | None = None, timeout: float = 600,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``wwho ARGS...`` with stdout/stderr as bytes."""
+         env: dict[str, str] | None = None, preexec_fn=None) -> subprocess.CompletedProcess:
+    """``wwho ARGS...`` with stdout/stderr as bytes (``preexec_fn``: as :mod:`subprocess` takes it)."""
     return subprocess.run([*wwho_command(), *map(str, args)], input=input, capture_output=True, timeout=timeout,
-                          check=False, env={**os.environ, **(env or {})})
+                          check=False, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:

@@ -192,6 +192,32 @@ def wwho_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "wwho"]
 
 
+def bound_by_permissions():
+    """A ``preexec_fn`` for :mod:`subprocess` under which file permissions bind the child as they bind
+    an ordinary user, so that a test of a refusal the kernel gives runs as root too: there the child
+    drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (what lets root read and write any file) from its
+    capability bounding set, so the command it starts has neither. None where not root; the test is
+    skipped, saying why, where they cannot be dropped."""
+    import ctypes
+    import subprocess
+    import sys
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+
+    def drop() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+            if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+    try:
+        subprocess.run([sys.executable, "-c", "pass"], preexec_fn=drop, check=True, timeout=60)
+    except (subprocess.SubprocessError, OSError) as exc:
+        pytest.skip(f"running as root, and root's file capabilities cannot be dropped here: {exc}")
+    return drop
+
+
 def run_wwho(*args, env: dict | None = None, timeout: float = 300, **kwargs):
     """Run ``wwho ARGS...``; returns the CompletedProcess (text output)."""
     import subprocess
