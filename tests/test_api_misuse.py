@@ -389,3 +389,25 @@ def test_a_special_token_allowed_and_disallowed_at_once_is_refused_with_the_righ
         theirs = get_encoding("o200k_base", tiktoken_file=O200K_FILE)
         with pytest.raises(ValueError, match="disallowed special token"):
             theirs.encode(text, allowed_special={name}, disallowed_special={name})
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+def test_allowed_special_as_an_iterator_is_read_as_its_set_with_disallowed_special(kinds, kind):
+    """Found by a hostile probe of the API: SGPE read ``allowed_special`` twice when
+    ``disallowed_special`` was given (once for the refusal, once for the ids), so an iterator, which
+    the type ``Iterable[str]`` allows, was used up by the first read and the special token encoded as
+    plain text, without a word. (tiktoken takes sets only: it refuses an iterator with "all".) Every
+    kind reads it as its set, on each encoder."""
+    tok = _get(kinds, kind)
+    name = "<|endoftext|>" if kind == "o200k" else "[CLS]"
+    text = f"ab{name} cd"
+    calls = {"encode": lambda **kw: list(tok.encode(text, **kw)),
+             "encode_batch": lambda **kw: tok.encode_batch(["x", text], **kw)[1],
+             "encode_to_numpy": lambda **kw: tok.encode_to_numpy(text, **kw).tolist(),
+             "encode_batch_to_numpy": lambda **kw: tok.encode_batch_to_numpy(["x", text], **kw).ids.tolist()}
+    for method, call in calls.items():
+        for disallowed in ("all", {"[SEP]"}, ()):
+            expected = call(allowed_special={name}, disallowed_special=disallowed)
+            assert call(allowed_special=iter([name]), disallowed_special=disallowed) == expected, (method, disallowed)
+            assert call(allowed_special=(n for n in [name]), disallowed_special=disallowed) == expected
+    assert tok.encode_single_token(name) in tok.encode(text, allowed_special=iter([name]), disallowed_special="all")

@@ -248,7 +248,7 @@ class SGPETokenizer(EncodingNames):
         if not isinstance(text, str):
             raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         if disallowed_special is not NO_SPECIALS:
-            self._refuse([text], allowed_special, disallowed_special, batch=False)
+            allowed_special = self._refuse([text], allowed_special, disallowed_special, batch=False)
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode(text)
         return self._core.encode(text, self._allowed_ids(allowed_special))
@@ -274,22 +274,23 @@ class SGPETokenizer(EncodingNames):
         return [self.vocab[s] for s in special_names(allowed, self.special_tokens, "allowed_special")]
 
     def _refuse(self, texts: Sequence[object], allowed_special: Iterable[str] | str,
-                disallowed_special: Iterable[str] | str, *, batch: bool) -> None:
+                disallowed_special: Iterable[str] | str, *, batch: bool) -> frozenset[str]:
         """Raises :class:`wwho.errors.DisallowedSpecialError` for the first of ``texts`` holding the
         text of a disallowed special token (or of a disallowed name the vocabulary lacks), as tiktoken
         reads the two options: ``"all"`` disallows every token not allowed, while a token named in
-        both sets is refused, as the byte-level and meta kinds refuse it."""
+        both sets is refused, as the byte-level and meta kinds refuse it. Returns the allowed names,
+        for the encode to use: ``allowed_special`` may be an iterator, which can be read only once."""
+        allowed = special_names(allowed_special, self.special_tokens, "allowed_special")
         if no_names(disallowed_special):
-            return
+            return allowed
         if all_names(disallowed_special):
-            allowed = special_names(allowed_special, self.special_tokens, "allowed_special")
             names = frozenset(self.special_tokens) - allowed
         else:
-            special_names(allowed_special, self.special_tokens, "allowed_special")  # checked all the same
             known, others = special_name_sets(disallowed_special, self.special_tokens, "disallowed_special")
             names = known | others
         if names:
             refuse_named_text(texts, names, batch=batch, known=self.special_tokens)
+        return allowed
 
     def encode_batch(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                      disallowed_special: Iterable[str] | str = NO_SPECIALS,
@@ -298,7 +299,7 @@ class SGPETokenizer(EncodingNames):
         texts = as_batch(texts)
         threads = thread_count(num_threads)
         if disallowed_special is not NO_SPECIALS:
-            self._refuse(texts, allowed_special, disallowed_special, batch=True)
+            allowed_special = self._refuse(texts, allowed_special, disallowed_special, batch=True)
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         try:
             return self._core.encode_batch(texts, allowed, threads or 0)
@@ -312,7 +313,7 @@ class SGPETokenizer(EncodingNames):
         if not isinstance(text, str):
             raise WrongTypeError(f"expected text as str, got {type(text).__name__}")
         if disallowed_special is not NO_SPECIALS:
-            self._refuse([text], allowed_special, disallowed_special, batch=False)
+            allowed_special = self._refuse([text], allowed_special, disallowed_special, batch=False)
         if allowed_special is NO_SPECIALS or no_names(allowed_special):
             return self._core.encode_array(text)
         return self._core.encode_array(text, self._allowed_ids(allowed_special))
@@ -325,7 +326,7 @@ class SGPETokenizer(EncodingNames):
         arrays = arrays_module()
         texts = as_batch(texts, "encode_batch_to_numpy")
         if disallowed_special is not NO_SPECIALS:
-            self._refuse(texts, allowed_special, disallowed_special, batch=True)
+            allowed_special = self._refuse(texts, allowed_special, disallowed_special, batch=True)
         allowed = self._allowed_ids(allowed_special) if not no_names(allowed_special) else []
         try:
             flat = self._core.encode_batch_flat(texts, allowed, thread_count(num_threads) or 0)
