@@ -335,3 +335,41 @@ def test_a_save_with_unk_token_says_it_writes_no_hugging_face_files(tokenizers, 
     assert sorted(p.name for p in (tmp_path / "u").iterdir()) == ["vocab.json", "wwho-manifest.json"]
     SGPETokenizer.load(tmp_path / "u").save(tmp_path / "b")  # the same vocabulary, byte fallback: exported
     assert (tmp_path / "b" / "tokenizer.json").exists()
+
+
+def test_a_special_token_that_is_a_syllable_is_text_unless_allowed(tmp_path):
+    """Found by a hostile probe of the command line: with a special token that is a syllable the
+    vocabulary has no ordinary token for (ශ්‍රී in a small vocabulary), text holding that syllable was
+    encoded as the special token, by default and with ``--special-as-text``: the encoder looked each
+    syllable up among all the tokens, the special ones too. It is ordinary text unless allowed, as
+    ``[CLS]`` is; the Hugging Face export (whose special tokens are always matched) and
+    ``allowed_special="all"`` give the special token, in the SGPE and the meta tokenizer alike."""
+    from importlib import resources
+
+    import tokenizers
+    from conftest import O200K_FILE
+
+    sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
+    special = "ශ්\u200dරී"
+    tok = SGPETokenizer.train_from_iterator(sample, vocab_size=1000, script="sinhala", progress=False,
+                                            special_tokens=(special, "<|eot|>"))
+    sid = tok.vocab[special]
+    texts = [f"{special} ලංකාව", f"ලංකා{special}", special, f"a{special}b <|eot|>"]
+    tok.save(tmp_path / "tok")
+    theirs = tokenizers.Tokenizer.from_file(str(tmp_path / "tok" / "tokenizer.json"))
+    reference = ReferenceEncoder(tok.file)
+    for text in texts:
+        ids = tok.encode(text)
+        assert sid not in ids and tok.decode(ids) == text, text
+        assert ids == reference.encode(text) == tok.encode_to_numpy(text).tolist() == tok.encode_batch([text])[0]
+        allowed = tok.encode(text, allowed_special="all")
+        assert sid in allowed and tok.decode(allowed) == text
+        assert theirs.encode(text, add_special_tokens=False).ids == allowed
+    if O200K_FILE.is_file():
+        from wwho.meta import MetaTokenizer
+
+        meta = MetaTokenizer(tok, "o200k_base", tiktoken_file=O200K_FILE)
+        for text in texts:
+            ids = meta.encode(text)
+            assert meta.offset + sid not in ids and meta.decode(ids) == text
+            assert meta.offset + sid in meta.encode(text, allowed_special={special})

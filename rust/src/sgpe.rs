@@ -187,7 +187,9 @@ impl Encoder {
                 Err(VocabError::Id { what, id, size: n })
             }
         };
-        let vocab = Vocab::new(&spec.tokens)?;
+        // A special token's text in a text is ordinary text unless allowed (matched apart, by
+        // `Encoder::encode`): no syllable or piece is ever looked up as one.
+        let vocab = Vocab::with_hidden(&spec.tokens, &spec.special_ids)?;
         let mut pairs = PairTable::with_capacity(spec.merges.len());
         let mut span_pairs = if spec.superword_merges.is_empty() {
             None

@@ -47,6 +47,13 @@ fn hash<U: Unit>(s: &[U]) -> u64 {
 impl Vocab {
     /// `tokens[i]` is the string of id `i` as code points; strings must be distinct.
     pub fn new(tokens: &[Vec<u32>]) -> Result<Self, VocabError> {
+        Self::with_hidden(tokens, &[])
+    }
+
+    /// As [`Vocab::new`], but [`Vocab::get`] never finds the ids of `hidden` (their strings are
+    /// still checked distinct, and [`Vocab::token`] still gives them): the special tokens, whose
+    /// text in a text is ordinary text unless the caller matches it itself.
+    pub fn with_hidden(tokens: &[Vec<u32>], hidden: &[u32]) -> Result<Self, VocabError> {
         let total: usize = tokens.iter().map(|t| t.len() + 2).sum();
         if total >= u32::MAX as usize || tokens.len() >= u32::MAX as usize {
             return Err(VocabError::TooLarge);
@@ -67,7 +74,19 @@ impl Vocab {
             mask: size - 1,
             singles: FxHashMap::default(),
         };
-        for (id, t) in tokens.iter().enumerate() {
+        let mut is_hidden = vec![false; tokens.len()];
+        for &id in hidden {
+            if let Some(flag) = is_hidden.get_mut(id as usize) {
+                *flag = true;
+            }
+        }
+        // The hidden ones last, so that each is checked against every other string.
+        let order = (0..tokens.len())
+            .filter(|&id| !is_hidden[id])
+            .chain((0..tokens.len()).filter(|&id| is_hidden[id]));
+        let mut hidden_slots = Vec::new();
+        for id in order {
+            let t = &tokens[id];
             if let Some(other) = vocab.get(t) {
                 return Err(VocabError::SameString {
                     first: other,
@@ -83,6 +102,18 @@ impl Vocab {
             if let [cp] = t[..] {
                 vocab.singles.insert(cp, id as u32);
             }
+            if is_hidden[id] {
+                hidden_slots.push((slot, t.len() == 1));
+            }
+        }
+        // Inserted to check them, then taken out: nothing was inserted after them, so no probe
+        // of another string passes through their slots.
+        for (slot, single) in hidden_slots {
+            let at = vocab.slots[slot] as u32 as usize;
+            if single {
+                vocab.singles.remove(&vocab.records[at + 2]);
+            }
+            vocab.slots[slot] = EMPTY;
         }
         Ok(vocab)
     }
@@ -164,5 +195,30 @@ mod tests {
         let many: Vec<Vec<u32>> = (0..5000u32).map(|i| vec![i % 97, i / 97, 7]).collect();
         let v = Vocab::new(&many).unwrap();
         assert!((0..5000u32).all(|i| v.get(&many[i as usize]) == Some(i)));
+    }
+
+    #[test]
+    fn hidden_ids_are_not_found_but_kept_distinct() {
+        let many: Vec<Vec<u32>> = (0..5000u32).map(|i| vec![i % 97, i / 97, 7]).collect();
+        let mut with_singles = many.clone();
+        with_singles.extend((0..50u32).map(|c| vec![0x0D80 + c]));
+        let hidden: Vec<u32> = (0..with_singles.len() as u32)
+            .filter(|i| i % 3 == 0)
+            .collect();
+        let v = Vocab::with_hidden(&with_singles, &hidden).unwrap();
+        for (i, t) in with_singles.iter().enumerate() {
+            let expected = (i % 3 != 0).then_some(i as u32);
+            assert_eq!(v.get(t), expected, "id {i}");
+            assert_eq!(v.token(i as u32), &t[..]);
+        }
+        // a hidden string equal to another (hidden or not) is refused, whichever id comes first
+        for pair in [[vec![1, 2], vec![1, 2]], [vec![5], vec![5]]] {
+            for hide in [&[0u32][..], &[1], &[0, 1]] {
+                assert!(
+                    Vocab::with_hidden(&pair, hide).is_err(),
+                    "{pair:?} hidden {hide:?}"
+                );
+            }
+        }
     }
 }

@@ -25,6 +25,8 @@ _SPANS = re.compile(SPANS)
 class Encoder:
     def __init__(self, vocab_file: VocabFile, *, fallback: str | None = None) -> None:
         self.vocab = vocab_file.vocab
+        # A special token's text is ordinary text here: no unit is looked up as one.
+        self._units = {t: i for t, i in self.vocab.items() if t not in set(vocab_file.special_tokens)}
         self.fallback = fallback or vocab_file.fallback
         self.splitter = WordSplitter(vocab_file.script, split_punctuation=vocab_file.split_punctuation)
         self._learned_ranks = {pair: i for i, pair in reversed(list(enumerate(vocab_file.merges)))}
@@ -54,7 +56,7 @@ class Encoder:
         return ids
 
     def encode_piece(self, piece: str) -> list[int]:
-        vocab = self.vocab
+        vocab = self._units
         ids: list[int] = []
         parts = self.splitter.split(piece)
         if self.scope != "words":
@@ -62,7 +64,7 @@ class Encoder:
         for _, word in parts:
             if self.fallback == "unk":
                 units = [s if s in vocab else "[UNK]" for s in word]
-                ids.extend(vocab[u] for u in merge_units(units, self._learned_ranks))
+                ids.extend(self.vocab[u] for u in merge_units(units, self._learned_ranks))
                 continue
             unit_ids: list[int] = []
             for syllable in word:
