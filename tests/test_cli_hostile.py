@@ -393,3 +393,19 @@ def test_a_deleted_current_directory_and_a_full_standard_output_are_named(sgpe_d
         done = subprocess.run([*wwho_command(), "export", "hf", str(sgpe_dir), "-o", str(tmp_path / "hf"), "--quiet"],
                               stdout=full, stderr=subprocess.PIPE, timeout=300, check=False)
     assert "standard output: cannot write" in one_line_error(done)
+
+
+def test_a_failed_verb_leaves_no_folder_it_made_for_its_output(sgpe_dir, tmp_path):
+    """Found by a hostile probe: decode with an id that is none, or encode of a file that is not
+    UTF-8, each with ``-o`` in folders that did not exist, failed as it should but left the folders
+    made for the output behind (train, whose save takes them back, did not)."""
+    (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\n")
+    runs = [("decode", "--tokenizer", sgpe_dir, "abc", "-o", tmp_path / "a" / "sub" / "x.txt"),
+            ("encode", "--tokenizer", sgpe_dir, "--file", tmp_path / "bad.txt", "-o", tmp_path / "b" / "x.txt"),
+            ("encode", "--tokenizer", sgpe_dir, "--file", tmp_path / "bad.txt", "--npy", "--eot", "none",
+             "-o", tmp_path / "c" / "x.npy")]
+    for args in runs:
+        one_line_error(wwho(*args))
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
+    one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-o", tmp_path / "d" / "x.txt", input=b"1 2\nabc\n"))
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt"]

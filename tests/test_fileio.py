@@ -549,3 +549,25 @@ def test_json_too_large_for_memory_is_the_callers_error_naming_the_file(tmp_path
     monkeypatch.setattr(fileio.json, "loads", no_memory)
     with pytest.raises(VocabError, match=r"vocab.json: not enough memory to parse its 8 bytes of JSON"):
         fileio.read_json(path, error=VocabError)
+
+
+def test_a_failed_write_takes_back_the_folders_it_made(tmp_path):
+    """Found by a hostile probe of the command line: ``wwho decode ... -o new/sub/x.txt`` that failed
+    (or was interrupted) left ``new/sub/`` behind, made for its output. The folders made are removed
+    again, deepest first, each only if empty; those that were there, and one that someone else put a
+    file in meanwhile, stay."""
+    (tmp_path / "was").mkdir()
+    for error in (RuntimeError("failed"), KeyboardInterrupt()):
+        with pytest.raises(type(error)):
+            with atomic_open(tmp_path / "was" / "new" / "sub" / "x.txt") as f:
+                f.write("half")
+                raise error
+        assert os.listdir(tmp_path / "was") == []
+    with pytest.raises(RuntimeError):
+        with atomic_open(tmp_path / "was" / "new" / "sub" / "x.txt") as f:
+            (tmp_path / "was" / "new" / "theirs.txt").write_text("theirs")  # another process, meanwhile
+            raise RuntimeError("failed")
+    assert sorted(os.listdir(tmp_path / "was" / "new")) == ["theirs.txt"]
+    with atomic_open(tmp_path / "a" / "b" / "x.txt") as f:
+        f.write("whole")
+    assert (tmp_path / "a" / "b" / "x.txt").read_text() == "whole"

@@ -655,6 +655,26 @@ def test_an_interrupted_save_leaves_nothing(tmp_path):
         if not interrupted:
             break
     assert step > 8
+    # into folders that do not exist yet: those made for it go too, unless the save went through
+    for step in range(1, 100):
+        os.environ["WWHO_INTERRUPT_AFTER"] = str(step)
+        try:
+            save_files(tmp_path / f"new{step}" / "sub" / "out", {"a.json": b"1"}, kind="x")
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            interrupted = False
+        finally:
+            del os.environ["WWHO_INTERRUPT_AFTER"]
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        made = tmp_path / f"new{step}"
+        if made.exists():  # the save was whole before the interrupt came
+            assert sorted(os.listdir(made / "sub" / "out")) == ["a.json", MANIFEST], step
+        else:
+            assert interrupted, step
+        if not interrupted:
+            break
+    assert step > 4
 
 
 @pytest.mark.parametrize("value", ["\u00b2", "\u0663", "x", ""])

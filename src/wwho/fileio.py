@@ -26,7 +26,7 @@ import select
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -89,12 +89,43 @@ def temp_name(path: Path, suffix: str = ".tmp") -> Path:
     return path.parent / f"{TEMP_PREFIX}{temp_stem(path.name)}.{os.getpid()}.{os.urandom(6).hex()}{suffix}"
 
 
+def make_dirs(path: str | Path) -> list[Path]:
+    """Create ``path`` and the missing folders above it; returns those this call created, top first,
+    for :func:`remove_made_dirs` to take back where what was to go in them fails. An error removes
+    them again."""
+    missing = []
+    p = Path(os.path.abspath(path))
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    made: list[Path] = []
+    try:
+        for p in reversed(missing):
+            try:
+                os.mkdir(p)
+            except FileExistsError:
+                continue  # made meanwhile by someone else: not ours to remove
+            made.append(p)
+    except BaseException:
+        remove_made_dirs(made)
+        raise
+    return made
+
+
+def remove_made_dirs(made: Sequence[Path]) -> None:
+    """Remove the folders :func:`make_dirs` created, deepest first, each only if it is empty (what
+    another process put there meanwhile stays, and so does its folder)."""
+    for p in reversed(made):
+        with contextlib.suppress(OSError):
+            os.rmdir(p)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it to ``path``.
 
     On any exception (a Ctrl-C included, at any instant once the temporary file exists) the
-    temporary file is removed and ``path`` is left untouched; a failed write (disk full,
+    temporary file is removed, and the folders made for ``path``, and ``path`` is left untouched; a failed write (disk full,
     permission) becomes a :class:`WriteError` naming ``path``. A ``path`` that is a symbolic link is
     written where it points, as the shell's ``>`` writes (the link stays a link); one that ends with
     a slash names a directory and is refused (``Path`` would drop the slash and write a file).
@@ -107,13 +138,14 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
         path = Path(os.path.realpath(path))
     binary = "b" in mode
     made: list[Path] = []
+    dirs: list[Path] = []
     # Where an OSError came from: the caller's own work inside the block (a read of its input) is
     # the caller's to report unless it is a failed write; every step of ours names ``path``.
     in_block = False
     if path.is_dir():  # found only at the rename otherwise, named by the temporary file
         raise WriteError(f"{path}: is a directory; give a file name to write")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        dirs = make_dirs(path.parent)
         remove_stale_temps(path.parent)
         fd = _create_temp(path, made)
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as f:
@@ -128,6 +160,7 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
         for tmp in made:
             with contextlib.suppress(OSError):  # absent, or never made (a name the system refused)
                 os.unlink(tmp)
+        remove_made_dirs(dirs)
         if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not in_block):
             raise write_failed(path, exc) from None
         raise

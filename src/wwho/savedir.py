@@ -57,9 +57,11 @@ from wwho.errors import VocabError, WriteError, WwhoWarning
 from wwho.fileio import (
     TEMP_PREFIX,
     json_bytes,
+    make_dirs,
     parse_json,
     process_alive,
     read_bytes,
+    remove_made_dirs,
     remove_stale_temps,
     temp_owner,
     temp_stem,
@@ -169,17 +171,20 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     staging = target.parent / f"{TEMP_PREFIX}{temp_stem(target.name)}.{os.getpid()}.{token}"
     marker = {"format": MARKER_FORMAT, "target": target.name, "pid": os.getpid(), "token": token,
               "files": sorted(files), "back": []}
+    dirs: list[Path] = []  # the folders made for the target: taken back if the save fails
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        dirs = make_dirs(target.parent)
         recover(target)
         os.mkdir(staging, 0o700)
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and target.is_dir():
             return _save_in_place(target, files, manifest, steps)
+        remove_made_dirs(dirs)
         raise write_failed(target, exc, directory=True) from None
     except BaseException:
         with contextlib.suppress(OSError):
             staging.rmdir()
+        remove_made_dirs(dirs)
         raise
     try:
         steps()
@@ -214,6 +219,7 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
         # Before the exchange the new files were never visible: they go. After it (an interrupt just
         # then), the old directory's entries are put back as on success. The marker says which.
         _settle(target, staging, token, own=True)
+        remove_made_dirs(dirs)  # (only those left empty: a target renamed into place stays)
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise write_failed(target, exc, directory=True) from None
         raise

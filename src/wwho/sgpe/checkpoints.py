@@ -42,7 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from wwho.errors import VocabError, WriteError, brief
-from wwho.fileio import TEMP_PREFIX, parse_json, read_bytes, temp_owner, write_bytes, write_json
+from wwho.fileio import (
+    TEMP_PREFIX,
+    make_dirs,
+    parse_json,
+    read_bytes,
+    remove_made_dirs,
+    temp_owner,
+    write_bytes,
+    write_json,
+)
 
 try:
     import fcntl
@@ -225,39 +234,10 @@ def _read_marker(marker: Path) -> str:
         return ""
 
 
-def _make_dirs(path: Path) -> list[Path]:
-    """Create ``path`` and the missing folders above it; returns those this call created, top first.
-    An error removes them again."""
-    missing = []
-    p = Path(os.path.abspath(path))
-    while not os.path.lexists(p) and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    made: list[Path] = []
-    try:
-        for p in reversed(missing):
-            try:
-                os.mkdir(p)
-            except FileExistsError:
-                continue  # made meanwhile by someone else: not ours to remove
-            made.append(p)
-    except BaseException:
-        _unmake(made)
-        raise
-    return made
-
-
-def _unmake(made: Sequence[Path]) -> None:
-    """Remove the folders :func:`_make_dirs` created, deepest first, each only if it is empty."""
-    for p in reversed(made):
-        with contextlib.suppress(OSError):
-            os.rmdir(p)
-
-
 def _prepare(path: Path) -> list[Path]:
     """Create the directory (if needed), lock it, and write the marker that says whether wwho
-    created it. Returns the folders it created (see :func:`_make_dirs`)."""
-    made = _make_dirs(path)
+    created it. Returns the folders it created (see :func:`wwho.fileio.make_dirs`)."""
+    made = make_dirs(path)
     try:
         _lock(path)
         if not os.path.lexists(path / MARKER):
@@ -265,7 +245,7 @@ def _prepare(path: Path) -> list[Path]:
             # made would then never be removed.
             write_bytes(path / MARKER, b"created\n" if made else b"adopted\n")
     except BaseException:
-        _unmake(made)
+        remove_made_dirs(made)
         raise
     return made
 
@@ -348,7 +328,7 @@ def save(directory: Path, *, merges: list[tuple[str, str]], fingerprint: str, el
     except BaseException:
         if not (directory / FILE).exists():  # the first one failed (a full disk): no folder of a marker alone
             remove(directory)
-            _unmake(made)
+            remove_made_dirs(made)
         raise
 
 
