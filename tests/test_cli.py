@@ -71,6 +71,16 @@ def test_decode_takes_ascii_digits_only(sgpe_dir, ids):
     assert "not a token id" in one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-", input=f"{ids}\n".encode()))
 
 
+def test_decode_names_a_byte_that_is_no_utf8_as_that_byte(sgpe_dir):
+    """Found by a hostile probe: it was named '\\udcff', the code point Python keeps such a byte in."""
+    from cli_run import one_line_error, wwho
+
+    line = one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-", input=b"1 2\n3 \xff4\n"))
+    assert "stdin:2: item 1 is b'\\xff4', not a token id" in line, line
+    line = one_line_error(wwho("decode", "--tokenizer", sgpe_dir, os.fsdecode(b"\xff")))
+    assert "arguments: item 0 is b'\\xff', not a token id" in line, line
+
+
 def test_lone_surrogates_through_encode_and_decode(sgpe_dir):
     """SGPE round-trips U+D800 (byte fallback); the CLI writes it as its surrogate-pass bytes ED A0 80
     and reads those back, instead of a traceback."""

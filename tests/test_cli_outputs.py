@@ -276,7 +276,8 @@ def test_a_dash_is_standard_input_and_output(inputs):
     (["encode", "--binary", "x.bin"], "--binary is for binary tokenizers; {sgpe} is an SGPE vocabulary"),
     (["decode", "--binary", "5", "6"], "--binary is for binary tokenizers; {sgpe} is an SGPE vocabulary"),
     (["encode", "--specials", "ශ්‍රී"], "--specials is for binary tokenizers"),
-    (["inspect", "--top", "-1"], "--top must be a count from 0, not '-1'"),
+    (["inspect", "--top", "-1"], "--top must be a count from 0 to 999,999,999, not '-1'"),
+    (["inspect", "--top", "1000000000"], "--top must be a count from 0 to 999,999,999, not '1000000000'"),
 ])
 def test_binary_only_flags_on_a_text_tokenizer_say_so(inputs, args, words):
     # --binary said "is a directory, not a tokenizer" of an SGPE folder that loads; --specials did

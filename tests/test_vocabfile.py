@@ -77,6 +77,9 @@ def test_merges_must_name_tokens(tmp_path, saved):
     (lambda d: d.update(special_tokens=["[PAD]", "[PAD]"]), r"lists a token twice"),
     (lambda d: d.update(merges=[["a"]]), r"'merges'\[0\]: a merge is a pair of non-empty strings"),
     (lambda d: d.update(vocab_size=[1]), r"'vocab_size' is \[1\]"),
+    # (an empty token was "'vocab' entry '': 5 is not an id", of a valid id)
+    (lambda d: d["vocab"].update({"": len(d["vocab"])}), r"'vocab' entry '': an empty token; tokens are non-empty"),
+    (lambda d: d["vocab"].update({"x": "5"}), r"'vocab' entry 'x': '5' is not an id; ids are integers"),
 ])
 def test_fields_of_the_wrong_type_are_named(tmp_path, saved, change, message):
     with pytest.raises(VocabError, match=r"vocab.json: .*" + message):

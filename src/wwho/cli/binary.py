@@ -280,11 +280,21 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
         if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
             hint = (f" (it names a file: read the ids from it with - < {shlex.quote(word)})"
                     if where == "arguments" and names_a_file(word) else "")
-            raise TokenizerError(f"{where}: item {n} is {brief(word)}, not a token id{hint}")
+            raise TokenizerError(f"{where}: item {n} is {_as_read(word)}, not a token id{hint}")
         if len(word) > 20:  # no id has that many digits, and Python refuses int() of thousands
             raise TokenizerError(f"{where}: item {n} ({len(word):,} digits) is too large to be a token id")
         ids.append(int(word))
     return ids
+
+
+def _as_read(word: str) -> str:
+    """``word`` quoted as the input had it: bytes that were no UTF-8 (read with ``surrogateescape``)
+    as those bytes (``b'\\xff'``), not as the code points Python keeps them in."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return brief(word.encode("utf-8", "surrogateescape"))
+    return brief(word)
 
 
 def run_decode(args: argparse.Namespace) -> int:

@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
 def _top(value: str) -> int:
     """``--top``: a count from 0 (-1 would slice off the last merge, not show none)."""
     if not value.isdigit() or len(value) > 9:
-        raise argparse.ArgumentTypeError(f"--top must be a count from 0, not {value!r}")
+        raise argparse.ArgumentTypeError(f"--top must be a count from 0 to 999,999,999, not {value!r}")
     return int(value)

@@ -129,9 +129,10 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
         raise fail("'vocab' must be a non-empty object of token -> id")
     by_id: dict[int, str] = {}
     for token, i in vocab.items():
-        if not token or type(i) is not int:
-            raise fail(f"'vocab' entry {brief(token)}: {brief(i)} is not an id; tokens are non-empty strings and ids "
-                       "integers")
+        if not token:
+            raise fail(f"'vocab' entry {brief(token)}: an empty token; tokens are non-empty strings")
+        if type(i) is not int:
+            raise fail(f"'vocab' entry {brief(token)}: {brief(i)} is not an id; ids are integers")
         if _SURROGATE.search(token):
             # JSON can write one ("\\ud800"), but it is no Unicode: tokenizer.json could not hold it.
             raise fail(f"'vocab' entry {brief(token)} holds a lone surrogate: a token is valid Unicode")
