@@ -188,3 +188,32 @@ def test_ctrl_c_before_uvicorn_serves_is_one_line():
     )
     err = [line for line in done.stderr.splitlines() if not line.startswith("wwho serve: ")]
     assert done.returncode == 130 and err == ["wwho: interrupted"], done.stderr
+
+
+@pytest.mark.parametrize("version, status, words", [
+    (b"HTTP/9.9", 505, "speaks HTTP/1.1 and HTTP/1.0, not HTTP/9.9"),
+    (b"HTTP/2.0", 505, "not HTTP/2.0"),
+    (b"HTTP/1.7", 505, "not HTTP/1.7"),
+    (b"HTTP/1.0", 200, None),
+    (b"HTTP/1.1", 200, None),
+])
+def test_only_http_1_0_and_1_1_are_answered(server, version, status, words):
+    """Found by a hostile probe: h11 reads any ``HTTP/d.d`` as its own, and the server answered
+    HTTP/9.9 and HTTP/2.0 requests as HTTP/1.1 ones. They get a one-line JSON 505 now."""
+    port, log = server
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"GET /api/tokenizers %s\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (version, port))
+        head, _, body = read_answer(s).partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == str(status).encode(), head
+    if words:
+        assert words in json.loads(body)["error"]
+    assert "Traceback" not in log.read_text()
+
+
+def test_an_empty_host_is_named_as_such(server):
+    """Found by a hostile probe: ``Host:`` with no name got the message for a missing Host."""
+    port, _ = server
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"GET /api/tokenizers HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")
+        head, _, body = read_answer(s).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 421 ") and "not to Host ''" in json.loads(body)["error"], (head, body)

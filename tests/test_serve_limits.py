@@ -906,3 +906,28 @@ def test_a_chunked_body_is_refused_and_the_connection_closed(server):
     head, _, body = got.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 411 "), head
     assert "chunked bodies are not read" in json.loads(body)["error"] and took is not None and took < 2
+
+
+def test_the_addresses_of_one_ipv6_network_are_one_client_for_every_limit(loaded, monkeypatch):
+    """Found by a hostile review: the connection limit counted an IPv6 client by its /64 network,
+    the per-client request limits and the fair queue by its whole address, so one client could
+    spread its requests over its network's addresses. Every limit takes ``client_key`` now."""
+    from types import SimpleNamespace
+
+    from wwho.serve import app as serve_app
+    from wwho.serve.connections import _address
+
+    seen = []
+
+    async def run(self, job, *, cost, client, large, request):
+        seen.append(client)
+        return b'{"results": []}'
+
+    monkeypatch.setattr(serve_app.Worker, "run", run)
+    app = serve_app.create_app(loaded, hosts=None)
+    hosts = ["2001:db8::1", "2001:db8::ffff:2", "2001:db8:0:1::1", "::ffff:192.0.2.7", "192.0.2.7"]
+    for host in hosts:
+        response = TestClient(app, client=(host, 5000)).post("/api/tokenize", json={"text": "a"})
+        assert response.status_code == 200, response.text
+    assert seen == ["2001:db8::/64", "2001:db8::/64", "2001:db8:0:1::/64", "192.0.2.7", "192.0.2.7"]
+    assert [_address(SimpleNamespace(client=(host, 5000))) for host in hosts] == seen

@@ -224,7 +224,7 @@ def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),
         except ClientDisconnect:  # left before sending the whole body: nobody to answer, nothing to log
             return Response(status_code=204)
         chosen = [by_name[n] for n in names]
-        client = request.client.host if request.client else ""
+        client = client_key(request.client.host) if request.client else ""  # (as the connection limit counts)
         try:
             body = await worker.run(lambda stop: _tokenize(text, chosen, limits.max_tokens, stop),
                                     cost=(len(text) + 1) * max(len(chosen), 1), client=client,
@@ -295,7 +295,8 @@ def _ip_literal(host: str) -> bool:
 
 
 class HostGuard:
-    """Refuses, before routing, a request whose ``Host`` is not one of ``hosts`` (nor, with
+    """Refuses, before routing, a request of another HTTP version than 1.1 or 1.0 (505: h11 reads any
+    ``HTTP/d.d`` as its own), one whose ``Host`` is not one of ``hosts`` (nor, with
     ``ip_literals``, an IP address) (421: a page that rebound its own name to this address) or whose
     ``Origin``, when sent, is not ``http://`` + its ``Host`` (403: another site's page). ``hosts=None``
     accepts any ``Host``."""
@@ -308,13 +309,17 @@ class HostGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = Headers(scope=scope)
-            host = headers.get("host", "").lower()
+            given = headers.get("host")
+            host = (given or "").lower()
             origin = headers.get("origin")
             refusal = None
-            if self.hosts is not None and host not in self.hosts and not (self.ip_literals and _ip_literal(host)):
+            if scope.get("http_version") not in ("1.0", "1.1"):  # (h11 takes any HTTP/d.d as its own)
+                refusal = 505, (f"this server speaks HTTP/1.1 and HTTP/1.0, not "
+                                f"HTTP/{_clip(str(scope.get('http_version')))}")
+            elif self.hosts is not None and host not in self.hosts and not (self.ip_literals and _ip_literal(host)):
                 names = "its IP addresses and own names" if self.ip_literals else ", ".join(LOOPBACK_NAMES)
                 refusal = 421, (f"this server answers only to {names} (wwho serve --allow-host NAME adds one), "
-                                f"not to Host {_clip(host)!r}" if host else "a request needs a Host header")
+                                f"not to Host {_clip(host)!r}" if given is not None else "a request needs a Host header")
             elif origin is not None and origin.lower() != f"http://{host}":
                 refusal = 403, f"requests from another site's page (Origin {_clip(origin)!r}) are refused"
             if refusal:
@@ -690,3 +695,19 @@ def _error_text(exc: Exception, loaded: Sequence[Loaded]) -> str:
     for t in sorted(loaded, key=lambda t: -len(t.spec)):
         message = message.replace(t.spec, t.name)
     return _ABSOLUTE_PATH.sub("…", message)
+
+
+def client_key(host: str) -> str:
+    """What counts as one client of the address ``host``, for every per-client limit (requests, large
+    texts and the fair queue here; connections in :mod:`wwho.serve.connections`): an IPv6 address as its
+    /64 network (one client's, as a rule: otherwise one client could spread its requests over the
+    addresses of its network), an IPv4 one mapped into IPv6 as itself."""
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.split("%")[0])
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))

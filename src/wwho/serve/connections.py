@@ -37,14 +37,13 @@ module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 from collections import OrderedDict
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from wwho.serve.app import Limits
+from wwho.serve.app import Limits, client_key
 
 
 def guarded_protocol(limits: Limits) -> type[H11Protocol]:
@@ -246,17 +245,5 @@ def _to_close(new: H11Protocol, opened: _ByAddress, waiting: _ByAddress) -> H11P
 
 
 def _address(conn: H11Protocol) -> str:
-    """The client's address, an IPv6 one as its /64 network (one client's, as a rule), an IPv4 one
-    mapped into IPv6 as itself."""
-    if not conn.client:
-        return ""
-    host = conn.client[0]
-    if ":" not in host:
-        return host
-    try:
-        address = ipaddress.IPv6Address(host.split("%")[0])
-    except ValueError:
-        return host
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(ipaddress.IPv6Network((address, 64), strict=False))
+    """:func:`client_key` of the connection's client."""
+    return client_key(conn.client[0]) if conn.client else ""
