@@ -233,7 +233,7 @@ def _line_in_blocks(tok, ids: list[int], block: int, before: int = 0) -> bytes:
 
     out = io.BytesIO()
     array = np.asarray([0] * before + ids, dtype=np.uint32)
-    with mock.patch.object(decode, "NPY_LINE_BLOCK", block):
+    with mock.patch.object(decode, "LINE_BLOCK", block):
         decode._write_line(out, tok, array, before, len(array), "line 1")
     return out.getvalue()
 
@@ -279,7 +279,7 @@ def test_decode_of_one_long_line_holds_a_block_at_a_time(sgpe_dir, tmp_path, mon
     tok = SGPETokenizer.load(sgpe_dir / "tok")
     ids = np.tile(np.asarray(tok.encode(" ".join(LINES)), dtype=np.uint16), 40)  # about 4 MB of text
     np.save(tmp_path / "ids.npy", ids)
-    monkeypatch.setattr(decode, "NPY_LINE_BLOCK", 1 << 14, raising=False)
+    monkeypatch.setattr(decode, "LINE_BLOCK", 1 << 14, raising=False)
     monkeypatch.setattr(decode, "load_tokenizer", lambda *args, **kwargs: tok)
     tracemalloc.start()
     try:
@@ -295,7 +295,7 @@ def test_decode_of_one_long_line_holds_a_block_at_a_time(sgpe_dir, tmp_path, mon
 
 
 def test_a_tokenizer_json_line_longer_than_it_decodes_at_once_is_refused(tmp_path, monkeypatch, capsys):
-    """A Hugging Face tokenizer.json decodes a line whole: one longer than NPY_HF_LINE ids is an error
+    """A Hugging Face tokenizer.json decodes a line whole: one longer than HF_LINE ids is an error
     naming the line, and no output is left."""
     from tokenizers import Tokenizer, models
 
@@ -305,10 +305,39 @@ def test_a_tokenizer_json_line_longer_than_it_decodes_at_once_is_refused(tmp_pat
     np.save(tmp_path / "ids.npy", np.zeros(50, dtype=np.uint16))
     args = ["decode", "--tokenizer", str(tmp_path / "tokenizer.json"), "--npy", str(tmp_path / "ids.npy"),
             "--eot", "none", "-o", str(tmp_path / "out.txt")]
-    monkeypatch.setattr(decode, "NPY_HF_LINE", 40, raising=False)
+    monkeypatch.setattr(decode, "HF_LINE", 40, raising=False)
     assert main(args) == 2
     assert "ids.npy: line 1: 50 ids, more than the 40 a Hugging Face tokenizer.json" in capsys.readouterr().err
     assert not (tmp_path / "out.txt").exists()
-    monkeypatch.setattr(decode, "NPY_HF_LINE", 50)
+    monkeypatch.setattr(decode, "HF_LINE", 50)
     assert main(args) == 0
     assert (tmp_path / "out.txt").read_text() == " ".join("a" * 50) + "\n"
+
+
+def test_decode_of_standard_input_holds_a_line_as_an_array_and_decodes_it_in_blocks(sgpe_dir, tmp_path, monkeypatch,
+                                                                                   capsys):
+    """``wwho decode -``: a line of plain ids longer than a block is decoded a block at a time into
+    its whole decode; an id out of range is named by its line, and, in a long line, by its block."""
+    import io
+
+    from wwho.cli import decode, main
+    from wwho.sgpe import SGPETokenizer
+
+    tok = SGPETokenizer.load(sgpe_dir / "tok")
+    lines = [tok.encode(" ".join(LINES[:150])), [], tok.encode("ශ්‍රී ලංකාව"), tok.encode(" ".join(LINES[150:]))]
+    assert len(lines[0]) > 3_000 and len(lines[3]) > 3_000
+    monkeypatch.setattr(decode, "LINE_BLOCK", 1000)
+
+    def run(data: bytes) -> int:
+        monkeypatch.setattr(decode, "standard_input", lambda *args, **kwargs: io.BytesIO(data))
+        return main(["decode", "--tokenizer", str(sgpe_dir / "tok"), "-", "-o", str(tmp_path / "out.txt"), "--force"])
+
+    assert run(b"".join(" ".join(map(str, ids)).encode() + b"\n" for ids in lines)) == 0
+    expected = b"".join(tok.decode(ids).encode("utf-8", "surrogatepass") + b"\n" for ids in lines)
+    assert (tmp_path / "out.txt").read_bytes() == expected
+    far = list(lines[0])
+    far[1005] = 10**6
+    assert run(b"5 6\n" + " ".join(map(str, far)).encode() + b"\n") == 2
+    assert "stdin:2 (ids 1,000 to 2,000): token id 1000000 at position 5 is out of range" in capsys.readouterr().err
+    assert run(b"5 1000000\n") == 2
+    assert "stdin:1: token id 1000000 at position 1 is out of range" in capsys.readouterr().err

@@ -6,7 +6,9 @@ whole decode gives).
 Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids at all (as
 ``wwho encode`` reads its text), they are read from standard input, one sequence per line (space or comma separated, or the JSON printed by
 ``wwho encode --json``), each decoded to one line: an empty line (``wwho encode``'s ids of an
-empty line) to an empty line, so a round trip keeps every line in its place. The text goes to standard output, or to ``-o FILE`` (an existing
+empty line) to an empty line, so a round trip keeps every line in its place. A line of plain ids
+is held as an array of them (8 bytes an id), and a long one decoded a block at a time, as a long
+``--npy`` line is. The text goes to standard output, or to ``-o FILE`` (an existing
 file needs ``--force``); a lone surrogate in it (SGPE decodes them losslessly) is written
 as its surrogate-pass UTF-8 bytes (``ED A0 80`` for U+D800), never as a traceback.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import codecs
 
-from wwho.cli.binary import parse_ids
+from wwho.cli.binary import parse_id_array, parse_ids
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.outputs import IDS_INSTEAD, results_output, standard_input
 from wwho.cli.results_text import write_text
@@ -68,11 +70,14 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:
         if stdin is not None:
-            # One line out per line in (an empty one too), each read in bounded memory: a line of ids
-            # is held whole, with a Python int per id.
+            # One line out per line in (an empty one too), each read in bounded memory: a line of
+            # plain ids is held as an array of them, and decoded a block at a time.
             for n, raw in enumerate(bounded_lines(stdin, "stdin", args.max_line_bytes), start=1):
                 line = raw.decode("utf-8", "surrogateescape")  # a byte that is no digit: parse_ids names it
-                write_text(out, _decoded(tok, parse_ids(line, where=f"stdin:{n}"), f"stdin:{n}") + "\n")
+                del raw
+                ids = parse_id_array(line, where=f"stdin:{n}")
+                del line
+                _write_line(out, tok, ids, 0, len(ids), f"stdin:{n}", whole_named=True)
         else:
             write_text(out, tok.decode(parse_ids(" ".join(args.ids), where="arguments")) + "\n")
     return 0
@@ -96,12 +101,12 @@ def _decoded(tok, ids: list[int], where: str, *, decode=None):
 #: Ids looked at at once for the line ends of ``--npy`` (a flag per id: bounded memory).
 NPY_CHUNK = 1 << 22
 
-#: A line of a ``--npy`` array longer than this many ids is decoded a block of ids at a time (``--eot
-#: none`` makes the whole array one line).
-NPY_LINE_BLOCK = 1 << 20
+#: A line longer than this many ids (of a ``--npy`` array, where ``--eot none`` makes the whole array
+#: one line, or of standard input) is decoded a block of ids at a time.
+LINE_BLOCK = 1 << 20
 
 #: The longest line a Hugging Face tokenizer.json decodes, in ids: its decoders take a line whole.
-NPY_HF_LINE = 1 << 22
+HF_LINE = 1 << 22
 
 
 def _run_npy(args: argparse.Namespace) -> int:
@@ -136,25 +141,27 @@ def _run_npy(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_line(out, tok, ids, start: int, end: int, line: str) -> None:
+def _write_line(out, tok, ids, start: int, end: int, line: str, *, whole_named: bool = False) -> None:
     """The text of ``ids[start:end]`` and a newline, as ``tok.decode`` gives it, a block of
-    :data:`NPY_LINE_BLOCK` ids at a time (errors name the block's ids: positions count from its start)."""
+    :data:`LINE_BLOCK` ids at a time (errors name the block's ids: positions count from its
+    start; with ``whole_named``, a line decoded whole is named ``line`` alone)."""
     import numpy as np
 
-    whole = NPY_LINE_BLOCK if hasattr(tok, "token_bytes") else NPY_HF_LINE
+    whole = LINE_BLOCK if hasattr(tok, "token_bytes") else HF_LINE
     if end - start <= whole:
-        write_text(out, _decoded(tok, np.asarray(ids[start:end]), f"{line} (ids {start:,} to {end:,})") + "\n")
+        where = line if whole_named else f"{line} (ids {start:,} to {end:,})"
+        write_text(out, _decoded(tok, np.asarray(ids[start:end]), where) + "\n")
         return
     if not hasattr(tok, "token_bytes"):
         from wwho.errors import CorpusError
 
-        raise CorpusError(f"{line}: {end - start:,} ids, more than the {NPY_HF_LINE:,} a Hugging Face "
-                          "tokenizer.json decodes at once (its decoders take a line whole); end the lines with "
-                          "an --eot token, or decode them in Python")
-    blocks = range(start, end, NPY_LINE_BLOCK)
+        raise CorpusError(f"{line}: {end - start:,} ids, more than the {HF_LINE:,} a Hugging Face "
+                          "tokenizer.json decodes at once (its decoders take a line whole); cut it into shorter "
+                          "lines (with --npy: an --eot token after each), or decode it in Python")
+    blocks = range(start, end, LINE_BLOCK)
 
     def block_bytes(at: int) -> bytes:
-        block = np.asarray(ids[at:min(at + NPY_LINE_BLOCK, end)])
+        block = np.asarray(ids[at:min(at + LINE_BLOCK, end)])
         data = _decoded(tok, block, f"{line} (ids {at:,} to {at + len(block):,})", decode=tok.decode_bytes)
         if at > start and getattr(tok, "prefix_space", False):
             # decode_bytes drops a leading space as the dummy space of a text's start; inside a line
