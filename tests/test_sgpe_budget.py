@@ -39,6 +39,33 @@ def test_auto_threshold_when_nothing_can_merge():
     assert auto_prune_freq(probe_engine(words, freq, set()), freq, set(), ids=6, min_freq=1) == 1
 
 
+@pytest.mark.parametrize("ids, expected", [
+    (11, 1),    # 6 characters and 5 syllables fit; nothing merges at min_freq 1000
+    (10, 3),    # one id short: ku goes
+    (9, 40),    # two short: ko and ku
+    (8, 100),   # three short: ke too
+    (6, 101),   # every syllable goes, to its characters
+])
+def test_auto_threshold_when_no_pair_reaches_min_freq_and_the_pieces_do_not_fit(ids, expected):
+    """Found by a hostile probe: this case raised IndexError (the probe's merge frequencies were
+    empty), from ``wwho train --kind sgpe --min-freq 50`` on a small corpus with a tight size."""
+    assert auto_prune_freq(probe_engine(WORDS, FREQ, set()), FREQ, set(), ids=ids, min_freq=1000) == expected
+
+
+def test_a_min_freq_no_pair_reaches_with_a_tight_size_trains(tmp_path):
+    """The probe's case (five lines of the bundled sample, 500 ids, ``min_freq`` 50): syllables are
+    pruned until the pieces fit."""
+    from importlib import resources
+
+    from wwho.sgpe import SGPETokenizer
+
+    lines = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()[:5]
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tok = SGPETokenizer(train_sgpe(path, vocab_size=500, min_freq=50, progress=False, workers=1))
+    assert tok.vocab_size == 500 and all(tok.decode(tok.encode(line)) == line for line in lines)
+
+
 def test_bad_prune_and_min_freq(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("ලංකාව\n", encoding="utf-8")
@@ -56,3 +83,35 @@ def test_auto_prunes_more_for_a_smaller_vocabulary(tmp_path):
     large = train_sgpe(path, vocab_size=2000, progress=False, workers=1)
     assert small.prune_freq > 2 and large.prune_freq <= 2
     assert all(s not in small.vocab for s in rare) and all(s in large.vocab for s in rare)
+
+
+def test_a_size_too_small_names_the_size_that_fits_and_why_it_is_larger(tmp_path):
+    """Found by a hostile probe: asking 270 ids gave 437 with "use vocab_size >= 451", and asking 437
+    gave 451: the script's characters the text lacks join from a size on. The warning names the size
+    that fits, and where it is larger than the tokens made, the size from which those characters join;
+    a size from that one on gives the size that fits."""
+    import re
+    import warnings
+    from importlib import resources
+
+    from wwho.errors import VocabSizeWarning
+    from wwho.sgpe import SGPETokenizer
+
+    sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8")
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(sample.splitlines()[:1424]) + "\n", encoding="utf-8")  # lacks some letters
+
+    def trained(size: int) -> tuple[int, str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tok = SGPETokenizer(train_sgpe(path, vocab_size=size, progress=False, workers=1))
+        said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
+        return tok.vocab_size, said[0] if said else ""
+
+    got, said = trained(270)
+    fits, joins = map(int, re.search(r"Use vocab_size >= ([\d,]+) \(from vocab_size ([\d,]+) on", said).groups())
+    assert got < fits and joins <= fits and f"the vocabulary has {got:,} tokens" in said
+    assert trained(joins - 1)[0] == got
+    for size in (joins, fits):
+        assert trained(size)[0] == fits
+    assert trained(fits)[1] == ""

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -250,6 +251,17 @@ def _train_balanced(corpus, alpha: float, seed: int, *, vocab_size: int, script:
     docs = balance.stream(corpus, alpha, seed=seed, text_field=text_field, skip_bad_lines=skip_bad_lines,
                           max_line_bytes=max_line_bytes, stats=stats, progress=options.get("progress", True))
     return train_sgpe_from_iterator(docs, vocab_size=vocab_size, script=script, stats=stats, **options)
+
+
+def _smallest_taking(characters: int) -> int:
+    """The smallest ``vocab_size`` that takes ``characters`` of the script the training text lacks
+    (those may take at most :data:`MAX_SCRIPT_CHARACTERS_SHARE` of it)."""
+    size = math.ceil(characters / MAX_SCRIPT_CHARACTERS_SHARE)
+    while characters > size * MAX_SCRIPT_CHARACTERS_SHARE:  # (the float division's rounding)
+        size += 1
+    while size > 1 and characters <= (size - 1) * MAX_SCRIPT_CHARACTERS_SHARE:
+        size -= 1
+    return size
 
 
 def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
@@ -576,6 +588,9 @@ def _train_on_pieces(
             f"the vocabulary has {need:,} tokens, more than the {vocab_size:,} asked: this corpus's "
             f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
             f"tokens do not fit in fewer, and no merge is learned. Use vocab_size >= {fits:,}"
+            + (f" (from vocab_size {_smallest_taking(skipped_characters):,} on, the vocabulary also takes "
+               f"the script's {skipped_characters:,} characters the training text lacks, left out here)"
+               if fits != need else "")
             + ("" if auto else f", or a higher prune_freq (now {prune_freq})"),
             VocabSizeWarning, stacklevel=5)
     if max_symbols < len(symbols):
