@@ -199,6 +199,9 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
      "--special <0x41>: this is the text of a byte token"),
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--special=", "-o", "{out}", "{corpus}"],
      "--special: a special token is a non-empty string"),
+    # bytelevel took a repeat once, where sgpe refused it (found by a hostile probe)
+    (["train", "--kind", "bytelevel", "--vocab-size", "600", "--special", "<s>", "--special", "<s>", "-o", "{out}",
+      "{corpus}"], "--special <s>: given twice"),
 ])
 def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, words):
     """Before the fixes: tracebacks (--block-mb nan, inf), an empty -o taken for standard output or the

@@ -62,6 +62,9 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     check_balance(args)
     args.text_field = text_field(args.text_field, args.corpus)
+    for token in args.special:  # as train --kind sgpe refuses them (the API takes a repeat once)
+        if args.special.count(token) > 1:
+            raise WwhoError(f"--special {token}: given twice")
     smallest = smallest_vocab_size(args.special)  # (said now, of the flag: the API names vocab_size)
     if args.vocab_size < smallest:
         held = "256 byte tokens" + (f" and {plural(smallest - 256, 'special token')}" if smallest > 256 else "")
