@@ -73,6 +73,9 @@ def test_missing_inputs(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(CorpusError, match="no corpus files"):
         resolve_paths(tmp_path / "empty")
+    # an empty list was "the folders given hold none that is read", of no folder (found by a probe)
+    with pytest.raises(CorpusError, match="no corpus files given: the list of files, directories or globs is empty"):
+        resolve_paths([])
 
 
 @pytest.mark.parametrize(("corpus", "message"), [

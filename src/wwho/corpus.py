@@ -129,6 +129,8 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             looks_like_text = len(text) > 255 or "\n" in text or " " in text.strip()
             hint = f" (to train on texts in memory use {texts_hint})" if texts_hint and looks_like_text else ""
             raise CorpusError(f"{_shown(text)}: no such file or directory{hint}")
+    if not named:
+        raise CorpusError("no corpus files given: the list of files, directories or globs is empty")
     if not files:
         which = f"{_shown(named[0])} holds" if len(named) == 1 else "the folders given hold"
         raise CorpusError(f"no corpus files given: {which} none that is read (hidden files and "
