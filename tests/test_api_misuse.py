@@ -411,3 +411,28 @@ def test_allowed_special_as_an_iterator_is_read_as_its_set_with_disallowed_speci
             assert call(allowed_special=iter([name]), disallowed_special=disallowed) == expected, (method, disallowed)
             assert call(allowed_special=(n for n in [name]), disallowed_special=disallowed) == expected
     assert tok.encode_single_token(name) in tok.encode(text, allowed_special=iter([name]), disallowed_special="all")
+
+
+@pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
+def test_bytes_that_are_no_utf8_are_one_error_class_for_every_decoder(kinds, kind):
+    """Found by a hostile probe: ``decode(ids, errors="strict")`` raised a plain UnicodeDecodeError,
+    which ``except TokenizerError`` misses, where the streaming decoder raises NotUTF8Error (both
+    classes) for the same ids. Every decoder raises NotUTF8Error now, with the text before the bytes."""
+    from wwho import StreamingDecoder
+    from wwho.errors import NotUTF8Error
+
+    tok = _get(kinds, kind)
+    bad = tok.encode_single_token(b"\xff") if kind != "sgpe" else tok.vocab["<0xFF>"]
+    ids = [*tok.encode("ab"), bad]
+    offset = len(tok.decode(ids[:-1]).encode())
+    calls = {"strict": lambda: tok.decode(ids, errors="strict"),
+             "surrogatepass": lambda: tok.decode(ids, errors="surrogatepass"),
+             "decode_with_offsets": lambda: tok.decode_with_offsets(ids),
+             "decode_batch": lambda: tok.decode_batch([ids[:-1], ids], errors="strict"),
+             "stream": lambda: [StreamingDecoder(tok, errors="strict").decode_tokens(ids)]}
+    for name, call in calls.items():
+        with pytest.raises(NotUTF8Error) as caught:
+            call()
+        assert isinstance(caught.value, TokenizerError) and isinstance(caught.value, UnicodeDecodeError), name
+        assert caught.value.start == offset and caught.value.text == "ab", (name, caught.value.start)
+    assert tok.decode(ids) == "ab\ufffd"

@@ -33,7 +33,7 @@ import operator
 from collections.abc import Iterable, Sequence
 
 from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief
-from wwho.ids import char_offsets, each_decoded, each_token_bytes, id_batch, token_id
+from wwho.ids import char_offsets, each_decoded, each_token_bytes, id_batch, token_id, utf8_text
 from wwho.threads import thread_count
 
 END_OF_TEXT = "<|endoftext|>"
@@ -130,7 +130,7 @@ class EncodingNames:
         """The text of ``tokens`` (strict UTF-8, as tiktoken) and where in it each token starts, in
         characters; a token that starts inside a character starts at that character."""
         parts = self.decode_tokens_bytes(tokens)
-        return b"".join(parts).decode("utf-8", errors="strict"), char_offsets(parts)
+        return utf8_text(b"".join(parts)), char_offsets(parts)
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = 8) -> list[bytes]:
         """:meth:`decode_bytes` of each list of ids (``num_threads`` is checked and accepted, as

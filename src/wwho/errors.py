@@ -30,9 +30,10 @@ class TokenizerError(WwhoError, ValueError):
 
 
 class NotUTF8Error(TokenizerError, UnicodeDecodeError):
-    """Tokens' bytes that are not UTF-8, decoded with ``errors="strict"`` by a streaming decoder: a
-    :class:`TokenizerError`, and a ``UnicodeDecodeError`` as ``decode(ids, errors="strict")`` raises,
-    so that code catching either catches it. ``text``: the whole characters before the bad bytes."""
+    """Tokens' bytes that are not UTF-8, decoded with ``errors="strict"`` (by ``decode``,
+    ``decode_with_offsets`` or a streaming decoder): a :class:`TokenizerError`, and a
+    ``UnicodeDecodeError`` as Python's codec raises, so that code catching either catches it.
+    ``text``: the whole characters before the bad bytes."""
 
     def __init__(self, message: str, cause: UnicodeDecodeError, text: str = "") -> None:
         UnicodeDecodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end, cause.reason)

@@ -257,6 +257,22 @@ def _sequence(ids: object) -> list:
 DEFAULT_ERRORS = "replace"
 
 
+def utf8_text(data: bytes, errors: str = "strict") -> str:
+    """``data.decode("utf-8", errors)``, where bytes the handler refuses (``"strict"``; with
+    ``"surrogatepass"``, what is no surrogate either) raise :class:`wwho.errors.NotUTF8Error`: a
+    ``UnicodeDecodeError`` as Python's codec raises, and a :class:`TokenizerError`, as every
+    decoder's other errors are (the streaming decoder raises the same)."""
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError as exc:
+        from wwho.errors import NotUTF8Error
+
+        bad = bytes(exc.object[exc.start:exc.end])
+        before = bytes(exc.object[:exc.start]).decode("utf-8", "surrogatepass")
+        raise NotUTF8Error(f"the tokens' bytes are not UTF-8 ({exc.reason}: {bad!r} at byte {exc.start:,})",
+                           exc, before) from None
+
+
 def check_decode_options(errors: object, skip_special_tokens: object) -> None:
     """A decode's options: ``errors`` a registered error handler's name (a typo would only fail on
     the first bad byte, or never), ``skip_special_tokens`` True or False."""

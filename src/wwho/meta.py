@@ -64,6 +64,7 @@ from wwho.ids import (
     not_texts,
     token_id,
     token_ids,
+    utf8_text,
 )
 from wwho.ids import batch as as_batch
 from wwho.imports import arrays as arrays_module
@@ -678,7 +679,7 @@ class MetaTokenizer(EncodingNames):
         if skip_special_tokens:
             special = self._special_id_values()
             ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
-        return self.decode_bytes(ids).decode("utf-8", errors)
+        return utf8_text(self.decode_bytes(ids), errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:

@@ -58,6 +58,7 @@ from wwho.ids import (
     no_token_string,
     prepare_arrays,
     token_ids,
+    utf8_text,
 )
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
@@ -293,8 +294,8 @@ class ByteBPE(TiktokenNames):
                 # (the dropped special tokens shifted it).
                 self.decode_bytes(ids)
                 raise
-            return data.decode("utf-8", errors)
-        return self.decode_bytes(ids).decode("utf-8", errors)
+            return utf8_text(data, errors)
+        return utf8_text(self.decode_bytes(ids), errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:

@@ -56,6 +56,7 @@ from wwho.ids import (
     not_texts,
     prepare_arrays,
     token_ids,
+    utf8_text,
 )
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as checked_id
@@ -425,17 +426,17 @@ class SGPETokenizer(EncodingNames):
     def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
         included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
-        ``errors="strict"`` raises ``UnicodeDecodeError`` on them, a lone surrogate's bytes included
-        (they are no UTF-8), as Python's codec does."""
+        ``errors="strict"`` raises :class:`wwho.errors.NotUTF8Error` (a ``UnicodeDecodeError``) on
+        them, a lone surrogate's bytes included (they are no UTF-8), as Python's codec does."""
         if errors is not DEFAULT_ERRORS or skip_special_tokens is not False:  # the defaults need no check
             check_decode_options(errors, skip_special_tokens)
         data = self.decode_bytes(ids, skip_special_tokens=skip_special_tokens)
         if errors == "strict":
-            return data.decode("utf-8")
+            return utf8_text(data)
         try:
             return data.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
-            return data.decode("utf-8", errors)
+            return utf8_text(data, errors)
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
         """Each token's bytes, as tiktoken's method of that name (``decode_bytes`` joins them; with
@@ -450,7 +451,7 @@ class SGPETokenizer(EncodingNames):
         parts = self.decode_tokens_bytes(ids)
         if self.prefix_space and parts and parts[0][:1] == b" ":
             parts[0] = parts[0][1:]
-        return b"".join(parts).decode("utf-8", "surrogatepass"), char_offsets(parts)
+        return utf8_text(b"".join(parts), "surrogatepass"), char_offsets(parts)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
