@@ -324,7 +324,12 @@ def test_wrong_magic_empty_and_missing_files(tmp_path):
     with pytest.raises(GGUFError, match="absent.gguf: no such GGUF file"):
         ByteBPE.from_gguf(tmp_path / "absent.gguf")
     bad.write_bytes(b"GGUF" + (7).to_bytes(4, "little") + bytes(100))
-    with pytest.raises(GGUFError, match="version 7"):
+    with pytest.raises(GGUFError, match="version 7 is not supported"):
+        ByteBPE.from_gguf(bad)
+    # a version whose low bytes are 0 is read as a big-endian file's, and said so (found by a probe:
+    # 65536 was "version 256", with no word of why)
+    bad.write_bytes(b"GGUF" + (65536).to_bytes(4, "little") + bytes(100))
+    with pytest.raises(GGUFError, match=r"version 256 \(read as a big-endian file's: its low bytes are 0\) is not"):
         ByteBPE.from_gguf(bad)
 
 

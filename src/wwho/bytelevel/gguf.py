@@ -311,7 +311,8 @@ def _parse(r: _Reader, raw_keys: frozenset[str]) -> dict[str, Any]:
         r.endian = ">"
         version = struct.unpack(">I", struct.pack("<I", version))[0]
     if version not in (2, 3):
-        raise GGUFError(f"{r.path}: GGUF version {version} is not supported (only 2 and 3)")
+        read = " (read as a big-endian file's: its low bytes are 0)" if r.endian == ">" else ""
+        raise GGUFError(f"{r.path}: GGUF version {version}{read} is not supported (only 2 and 3)")
     r.unpack("Q")  # tensor count
     n_kv = r.unpack("Q")
     if n_kv > MAX_METADATA_ENTRIES:
