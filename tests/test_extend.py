@@ -515,6 +515,11 @@ def test_bad_input_errors(bases, tmp_path):
     with pytest.raises(VocabError, match="add must be"):
         extend_tokenizer(bases["llama3"], corpus, add=0)
     corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 50_000), encoding="utf-8")
+    # one script of two without text: it got no token, yet its text a changed pre-tokenizer (more
+    # tokens than the base's on Hindi), without a word (found by a hostile probe)
+    with pytest.raises(CorpusError, match=r"holds no devanagari text; give text of each script to extend for, or "
+                                          r"leave devanagari out of the scripts"):
+        extend_tokenizer(bases["llama3"], corpus, add=100, scripts=["sinhala", "devanagari"], progress=False, workers=1)
     with pytest.raises(VocabError, match="too small"):
         extend_tokenizer(bases["llama3"], corpus, add=5, scripts="sinhala", progress=False, workers=1)
     with pytest.raises(VocabError, match="not a byte-level BPE|SentencePiece"):

@@ -285,9 +285,14 @@ def extend_tokenizer(
         )
     else:
         words = word_counts
-    if not words:
+    present = {script_set.script_of(word).name for word in words}
+    missing = [name for name in script_set.names if name not in present]
+    if missing:
+        # (one script of several without text would get no token, yet its text a changed pre-tokenizer)
         named = ", ".join(os.fspath(p) for p in paths[:3]) + (f" and {len(paths) - 3:,} more" if len(paths) > 3 else "")
-        raise CorpusError(f"the corpus ({named}) holds no {script_set.label} text; give text of the script to extend for")
+        what = script_set.label if not present else "+".join(missing)
+        raise CorpusError(f"the corpus ({named}) holds no {what} text; give text of each script to extend for"
+                          + ("" if not present else f", or leave {'+'.join(missing)} out of the scripts"))
     merges = NewMerges(tok.ranks, tok.n_vocab, script_set)
     known, learn_stats = learn(
         words,
