@@ -199,6 +199,11 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
      "--special <0x41>: this is the text of a byte token"),
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--special=", "-o", "{out}", "{corpus}"],
      "--special: a special token is a non-empty string"),
+    # an output name ending with a slash was refused by the write, after the work (found by a probe)
+    (["eval", "--tokenizer", "{tok}", "--corpus", "{corpus}", "--plot", "{out}.png/"],
+     "--plot names a directory (it ends with '/'); give a file name such as"),
+    (["encode", "--tokenizer", "{tok}", "--file", "{corpus}", "-o", "{out}.txt/"],
+     "-o/--output names a directory (it ends with '/')"),
     # bytelevel took a repeat once, where sgpe refused it (found by a hostile probe)
     (["train", "--kind", "bytelevel", "--vocab-size", "600", "--special", "<s>", "--special", "<s>", "-o", "{out}",
       "{corpus}"], "--special <s>: given twice"),

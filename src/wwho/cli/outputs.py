@@ -52,7 +52,12 @@ def add_force(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None
 def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output", example: str = "out") -> Path:
     """Refuse an output file that exists (unless ``force``), is a directory, lies below a file, or
     whose nearest existing folder cannot be written: each would be found only after the work.
-    ``example``: a file name the advice for a directory suggests inside it."""
+    ``example``: a file name the advice for a directory suggests inside it. A name ending with a
+    slash names a directory too (``Path`` would drop the slash; the write refuses it, after the work)."""
+    name = os.fsdecode(path)
+    if name.endswith(("/", os.sep)):
+        raise WwhoError(f"{printable(name)}: {flag} names a directory (it ends with {name[-1]!r}); give a file name "
+                        f"such as {printable(name.rstrip('/' + os.sep) or '/' + example)}")
     p = Path(path)
     kind = stream_kind(p)
     if kind is not None:
