@@ -512,6 +512,9 @@ def test_bad_input_errors(bases, tmp_path):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts="sinhala", progress=False, workers=1)
     with pytest.raises(SchemaError, match="unknown script"):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts="klingon")
+    for base in (None, 5):  # a bare TypeError before (found by a hostile probe)
+        with pytest.raises(VocabError, match=f"base must be a ByteBPE, a path or a tiktoken name, not {type(base).__name__}"):
+            extend_tokenizer(base, corpus, add=100, scripts="sinhala")
     with pytest.raises(VocabError, match="add must be"):
         extend_tokenizer(bases["llama3"], corpus, add=0)
     corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 50_000), encoding="utf-8")

@@ -72,6 +72,8 @@ def load_base(
                          "every other base carries its own")
     if isinstance(base, ByteBPE):
         return base, {}
+    if not isinstance(base, (str, os.PathLike)):
+        raise VocabError(f"base must be a ByteBPE, a path or a tiktoken name, not {type(base).__name__}")
     spec = os.fspath(base)
     name = spec.removeprefix("tiktoken:")
     if spec.startswith("tiktoken:") or (name in TIKTOKEN_ENCODINGS and not Path(spec).exists()):
