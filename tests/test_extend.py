@@ -406,7 +406,7 @@ def test_wwho_eval_counts_cuts_inside_the_extensions_syllables(extensions, case)
     assert want > 0
 
 
-def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path):
+def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path, capsys):
     import shutil
 
     from wwho.evaluate import load_spec
@@ -414,12 +414,22 @@ def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path):
     _, directory, _ = extensions["llama3-si"]
     copy = Path(shutil.copytree(directory, tmp_path / "ext"))
     record = json.loads((copy / "wwho_extend.json").read_text(encoding="utf-8"))
-    for scripts, known in ((["sinhala"], 5), ("sinhala", []), (["sinhala"], [1, 2])):
-        (copy / "wwho_extend.json").write_text(
-            json.dumps({**record, "scripts": scripts, "known_syllables": known}), encoding="utf-8")
+    from wwho.cli import main
+
+    # eval and inspect alike: inspect left a bad field out of its summary, without a word (found by
+    # a hostile probe)
+    for change, words in (({"known_syllables": 5}, "'known_syllables' must be a list of strings, not 5"),
+                          ({"scripts": "sinhala"}, "'scripts' must be a list of strings, not 'sinhala'"),
+                          ({"known_syllables": [1, 2]}, "'known_syllables' must be a list of strings"),
+                          ({"new_tokens": -3}, "'new_tokens' must be a count from 0, not -3"),
+                          ({"first_new_id": "x"}, "'first_new_id' must be a count from 0, not 'x'")):
+        (copy / "wwho_extend.json").write_text(json.dumps({**record, **change}), encoding="utf-8")
         with pytest.warns(WwhoWarning, match="changed since wwho saved"):
-            with pytest.raises(VocabError, match="must be lists of strings"):
+            with pytest.raises(VocabError, match=re.escape(words)):
                 load_spec(str(copy))
+        assert main(["inspect", str(copy)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "changed since wwho saved" in err, err
     # a script this wwho does not bundle (a schema file's name): the column is not counted
     (copy / "wwho_extend.json").write_text(
         json.dumps({**record, "scripts": ["my-script"]}), encoding="utf-8")

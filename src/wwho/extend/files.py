@@ -22,7 +22,7 @@ from pathlib import Path
 from wwho import savedir
 from wwho.bytelevel.hf_files import hf_json, hf_post_processor, model_roles
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.errors import VocabError
+from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes
 from wwho.manifest import MANIFEST
 
@@ -74,6 +74,15 @@ def read_record(directory: str | Path) -> dict:
     data = read_json(path, error=VocabError, what="extension record")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise VocabError(f"{path}: not a wwho extension record (format is not {FORMAT!r})")
+    # Checked here, for every reader alike (eval counted with it, inspect left a bad field out).
+    for key in ("scripts", "known_syllables"):
+        value = data.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise VocabError(f"{path}: {key!r} must be a list of strings, not {brief(value)}")
+    for key in ("first_new_id", "new_tokens", "base_n_vocab"):
+        value = data.get(key)
+        if value is not None and not (type(value) is int and value >= 0):
+            raise VocabError(f"{path}: {key!r} must be a count from 0, not {brief(value)}")
     return data
 
 
