@@ -638,16 +638,7 @@ def test_an_interrupted_save_leaves_nothing(tmp_path):
         save_files(target, {"a.json": b"1", "b.json": b"2"}, kind="x")
         (target / "mine.txt").write_text("mine")
         (target / "data").mkdir()
-        os.environ["WWHO_INTERRUPT_AFTER"] = str(step)
-        try:
-            save_files(target, {"a.json": b"11", "c.json": b"3"}, kind="x")
-        except KeyboardInterrupt:
-            interrupted = True
-        else:
-            interrupted = False
-        finally:
-            del os.environ["WWHO_INTERRUPT_AFTER"]
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupted = _interrupted_save(step, target, {"a.json": b"11", "c.json": b"3"})
         assert sorted(os.listdir(target.parent)) == ["out"], (step, os.listdir(target.parent))
         names = set(os.listdir(target))
         assert names in ({"a.json", "b.json", "mine.txt", "data", MANIFEST},
@@ -657,16 +648,7 @@ def test_an_interrupted_save_leaves_nothing(tmp_path):
     assert step > 8
     # into folders that do not exist yet: those made for it go too, unless the save went through
     for step in range(1, 100):
-        os.environ["WWHO_INTERRUPT_AFTER"] = str(step)
-        try:
-            save_files(tmp_path / f"new{step}" / "sub" / "out", {"a.json": b"1"}, kind="x")
-        except KeyboardInterrupt:
-            interrupted = True
-        else:
-            interrupted = False
-        finally:
-            del os.environ["WWHO_INTERRUPT_AFTER"]
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupted = _interrupted_save(step, tmp_path / f"new{step}" / "sub" / "out", {"a.json": b"1"})
         made = tmp_path / f"new{step}"
         if made.exists():  # the save was whole before the interrupt came
             assert sorted(os.listdir(made / "sub" / "out")) == ["a.json", MANIFEST], step
@@ -675,6 +657,23 @@ def test_an_interrupted_save_leaves_nothing(tmp_path):
         if not interrupted:
             break
     assert step > 4
+
+
+def _interrupted_save(step: int, target, files: dict) -> bool:
+    """``save_files(target, files)`` with a SIGINT after its ``step``-th step: whether it came."""
+    import signal
+
+    from wwho.savedir import save_files
+
+    os.environ["WWHO_INTERRUPT_AFTER"] = str(step)
+    try:
+        save_files(target, files, kind="x")
+    except KeyboardInterrupt:
+        return True
+    finally:
+        del os.environ["WWHO_INTERRUPT_AFTER"]
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return False
 
 
 @pytest.mark.parametrize("value", ["\u00b2", "\u0663", "x", ""])
