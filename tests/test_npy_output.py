@@ -327,6 +327,7 @@ def test_decode_of_standard_input_holds_a_line_as_an_array_and_decodes_it_in_blo
     lines = [tok.encode(" ".join(LINES[:150])), [], tok.encode("ශ්‍රී ලංකාව"), tok.encode(" ".join(LINES[150:]))]
     assert len(lines[0]) > 3_000 and len(lines[3]) > 3_000
     monkeypatch.setattr(decode, "LINE_BLOCK", 1000)
+    monkeypatch.setattr(decode, "SHORT_LINE_BYTES", 1000)  # (a line of more bytes: an array)
 
     def run(data: bytes) -> int:
         monkeypatch.setattr(decode, "standard_input", lambda *args, **kwargs: io.BytesIO(data))

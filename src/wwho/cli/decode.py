@@ -7,8 +7,8 @@ Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids
 ``wwho encode`` reads its text), they are read from standard input, one sequence per line (space or comma separated, or the JSON printed by
 ``wwho encode --json``), each decoded to one line: an empty line (``wwho encode``'s ids of an
 empty line) to an empty line, so a round trip keeps every line in its place. A line of plain ids
-is held as an array of them (8 bytes an id), and a long one decoded a block at a time, as a long
-``--npy`` line is. The text goes to standard output, or to ``-o FILE`` (an existing
+of a MiB or more is held as an array of them (8 bytes an id), and a long one decoded a block at a
+time, as a long ``--npy`` line is. The text goes to standard output, or to ``-o FILE`` (an existing
 file needs ``--force``); a lone surrogate in it (SGPE decodes them losslessly) is written
 as its surrogate-pass UTF-8 bytes (``ED A0 80`` for U+D800), never as a traceback.
 """
@@ -70,10 +70,16 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     with output as out:
         if stdin is not None:
-            # One line out per line in (an empty one too), each read in bounded memory: a line of
-            # plain ids is held as an array of them, and decoded a block at a time.
+            # One line out per line in (an empty one too), each read in bounded memory: a long line
+            # of plain ids is held as an array of them, and decoded a block at a time.
+            from wwho.imports import import_module
+
+            import_module("numpy")  # (now: under a tight memory limit, after a long line, it may fail)
             for n, raw in enumerate(bounded_lines(stdin, "stdin", args.max_line_bytes), start=1):
                 line = raw.decode("utf-8", "surrogateescape")  # a byte that is no digit: parse_ids names it
+                if len(raw) < SHORT_LINE_BYTES:  # (a list costs less than an array for a few ids)
+                    write_text(out, _decoded(tok, parse_ids(line, where=f"stdin:{n}"), f"stdin:{n}") + "\n")
+                    continue
                 del raw
                 ids = parse_id_array(line, where=f"stdin:{n}")
                 del line
@@ -104,6 +110,10 @@ NPY_CHUNK = 1 << 22
 #: A line longer than this many ids (of a ``--npy`` array, where ``--eot none`` makes the whole array
 #: one line, or of standard input) is decoded a block of ids at a time.
 LINE_BLOCK = 1 << 20
+
+#: A line of standard input shorter than this many bytes is read as a list of ids, a longer one as
+#: an array (8 bytes an id, not a Python int's 36).
+SHORT_LINE_BYTES = 1 << 20
 
 #: The longest line a Hugging Face tokenizer.json decodes, in ids: its decoders take a line whole.
 HF_LINE = 1 << 22
