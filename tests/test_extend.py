@@ -1068,3 +1068,16 @@ def test_min_syllable_freq_auto_is_the_default_it_names(tmp_path):
                     "--add", "100", "--quiet", "--workers", "1", "-o", tmp_path / name, *extra)
         assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "auto" / "tokenizer.json").read_bytes() == (tmp_path / "default" / "tokenizer.json").read_bytes()
+
+
+def test_a_hugging_face_base_is_named_by_its_folder(bases, extensions, capsys):
+    """Found by a hostile probe: the record of an extension of a ``tokenizer.json`` (an extension
+    extended again, too) named its base "tokenizer", the file's stem, which every such base shares."""
+    from wwho.cli import main
+
+    _, directory, _ = extensions["hf-hi"]
+    folder = Path(bases["hf"]).parent.name
+    assert read_record(directory)["base"] == folder and folder != "tokenizer"
+    assert ByteBPE.from_hf(Path(bases["hf"])).name == folder
+    assert main(["inspect", str(directory)]) == 0
+    assert capsys.readouterr().out.startswith(f"wwho extension of {folder} (128,256 ids)")

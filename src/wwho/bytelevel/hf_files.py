@@ -329,7 +329,7 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         add_bos=add_bos,
         eos_id=eos_id,
         add_eos=add_eos,
-        name=path.stem,
+        name=path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem,
     ), where)
 
 
