@@ -237,6 +237,19 @@ def test_a_strict_error_is_also_the_unicode_decode_error_decode_raises(bytes_onl
     assert (str(again), again.text, again.start, again.end) == (str(error), "ok", error.start, error.end)
 
 
+def test_surrogatepass_bytes_that_are_no_utf8_after_a_surrogate_are_not_utf8_error(bytes_only):
+    """Found in review: with ``errors="surrogatepass"``, bad bytes after a lone surrogate's bytes made
+    the error's own text (decoded strictly) raise a plain UnicodeDecodeError instead."""
+    from wwho.errors import NotUTF8Error
+
+    ids = [*bytes_only.encode("ok"), 0xED, 0xA0, 0x80, 0xFF]
+    for call in (lambda: StreamingDecoder(bytes_only, errors="surrogatepass").decode_tokens(ids),
+                 lambda: bytes_only.decode(ids, errors="surrogatepass")):
+        with pytest.raises(NotUTF8Error) as caught:
+            call()
+        assert caught.value.text == "ok\ud800" and caught.value.start == 5
+
+
 @pytest.mark.parametrize("errors", ["bogus", 5, None])
 def test_errors_must_name_an_error_handler(bytes_only, errors):
     # A typo was accepted and failed only at the first bad byte (a LookupError).

@@ -39,6 +39,14 @@ class NotUTF8Error(TokenizerError, UnicodeDecodeError):
         UnicodeDecodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end, cause.reason)
         self.message, self.text = message, text
 
+    @classmethod
+    def of(cls, cause: UnicodeDecodeError, note: str = "") -> NotUTF8Error:
+        """The error for ``cause``, a UTF-8 decode's (``note``: what follows the message). Its
+        ``text`` keeps a lone surrogate before the bad bytes: ``errors="surrogatepass"`` let it pass."""
+        bad = bytes(cause.object[cause.start:cause.end])
+        text = bytes(cause.object[:cause.start]).decode("utf-8", "surrogatepass")
+        return cls(f"the tokens' bytes are not UTF-8 ({cause.reason}: {bad!r} at byte {cause.start:,}){note}", cause, text)
+
     def __str__(self) -> str:
         return self.message
 

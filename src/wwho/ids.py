@@ -267,10 +267,7 @@ def utf8_text(data: bytes, errors: str = "strict") -> str:
     except UnicodeDecodeError as exc:
         from wwho.errors import NotUTF8Error
 
-        bad = bytes(exc.object[exc.start:exc.end])
-        before = bytes(exc.object[:exc.start]).decode("utf-8", "surrogatepass")
-        raise NotUTF8Error(f"the tokens' bytes are not UTF-8 ({exc.reason}: {bad!r} at byte {exc.start:,})",
-                           exc, before) from None
+        raise NotUTF8Error.of(exc) from None
 
 
 def check_decode_options(errors: object, skip_special_tokens: object) -> None:

@@ -67,8 +67,7 @@ class StreamingDecoder:
         # that the next token starts a new one, not the same error again.
         self.reset()
         # The bytes before the invalid ones are whole characters that this call did not return.
-        return NotUTF8Error(f"the tokens' bytes are not UTF-8 ({exc.reason}: {exc.object[exc.start:exc.end]!r}); "
-                            "the decoder is emptied", exc, bytes(exc.object[:exc.start]).decode("utf-8"))
+        return NotUTF8Error.of(exc, "; the decoder is emptied")
 
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished)."""
