@@ -74,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
             # of plain ids is held as an array of them, and decoded a block at a time.
             from wwho.imports import import_module
 
-            import_module("numpy")  # (now: under a tight memory limit, after a long line, it may fail)
+            # numpy before the first line: imported after a long one, under a tight memory limit,
+            # its BLAS threads may fail to start
+            import_module("numpy")
             for n, raw in enumerate(bounded_lines(stdin, "stdin", args.max_line_bytes), start=1):
                 line = raw.decode("utf-8", "surrogateescape")  # a byte that is no digit: parse_ids names it
                 if len(raw) < SHORT_LINE_BYTES:  # (a list costs less than an array for a few ids)

@@ -74,7 +74,7 @@ def read_record(directory: str | Path) -> dict:
     data = read_json(path, error=VocabError, what="extension record")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise VocabError(f"{path}: not a wwho extension record (format is not {FORMAT!r})")
-    # Checked here, for every reader alike (eval counted with it, inspect left a bad field out).
+    # Checked here, so that every reader (eval, inspect) refuses a bad field alike.
     for key in ("scripts", "known_syllables"):
         value = data.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
