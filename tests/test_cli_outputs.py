@@ -437,3 +437,39 @@ def test_a_reader_gone_before_the_output_is_flushed_ends_quietly(args):
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+
+
+class _FillingRawFile:
+    """Standard output as PYTHONUNBUFFERED leaves it: a raw file whose write takes only part of a
+    large block, as a disk filling up does, then fails."""
+
+    def __init__(self, room: int):
+        self.room, self.data = room, bytearray()
+
+    def write(self, data) -> int:
+        if len(self.data) >= self.room:
+            raise OSError(28, "No space left on device")
+        taken = bytes(data[: min(4096, self.room - len(self.data))])
+        self.data += taken
+        return len(taken)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("room", [10**6, 10_000])
+def test_standard_output_writes_every_byte_or_says_why(monkeypatch, room):
+    from wwho.cli.outputs import StandardOutput
+    from wwho.errors import WriteError
+
+    raw = _FillingRawFile(room)
+    text_stream = type("Text", (), {"buffer": raw, "flush": lambda self: None})()
+    monkeypatch.setattr("sys.stdout", text_stream)
+    block = bytes(range(256)) * 1000
+    out = StandardOutput()
+    if room >= len(block):
+        assert out.write(block) == len(block)
+        assert raw.data == block
+    else:
+        with pytest.raises(WriteError, match="standard output.*No space left"):
+            out.write(block)

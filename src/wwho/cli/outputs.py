@@ -323,8 +323,19 @@ class StandardOutput:
             self.flush()
 
     def write(self, data: bytes) -> int:
+        # With PYTHONUNBUFFERED (common in containers) the stream is the raw file, whose write may
+        # take only part of the bytes (a disk filling up): the rest is written again, so that the
+        # error that stopped it is raised, not lost.
+        view = memoryview(data).cast("B")
         with writes_to("standard output"):
-            return self.stream.write(data)
+            done = 0
+            while done < len(view):
+                wrote = self.stream.write(view[done:])
+                if not wrote:  # None: a non-blocking descriptor that is full; 0: nothing taken
+                    raise OSError(errno.EAGAIN if wrote is None else errno.EIO,
+                                  "the output took no more bytes")
+                done += wrote
+        return done
 
     def flush(self) -> None:
         with writes_to("standard output"):
