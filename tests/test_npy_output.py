@@ -178,7 +178,14 @@ def test_decode_refuses_what_is_no_array_of_ids(sgpe_dir, tmp_path):
     np.save(tmp_path / "whole.npy", np.arange(100, dtype=np.uint32))
     (tmp_path / "cut.npy").write_bytes((tmp_path / "whole.npy").read_bytes()[:200])
     np.save(tmp_path / "far.npy", np.array([5, 10**6], dtype=np.uint32))
+    whole = (tmp_path / "whole.npy").read_bytes()
+    # one byte of the header changed: numpy's parser fails with tokenize.TokenError
+    (tmp_path / "open.npy").write_bytes(whole.replace(b"(100,)", b"(100, "))
+    # a header that says fewer ids than the file holds: numpy maps them and ignores the rest
+    (tmp_path / "short.npy").write_bytes(whole.replace(b"(100,)", b"(40,) "))
     cases = {
+        "open.npy": "open.npy: not a .npy array of ids (TokenError",
+        "short.npy": "short.npy: its header says 40 ids (160 bytes after a header of 128), but the file holds 400",
         "square.npy": "a 2-dimensional array of int32, not a flat array of integer ids",
         "floats.npy": "a 1-dimensional array of float64, not a flat array of integer ids",
         "both.npz": "an .npz archive; give the .npy array of ids that wwho encode --npy writes",

@@ -89,10 +89,18 @@ def read_npy(path: str) -> Any:
         ids = np.load(path, mmap_mode="r", allow_pickle=False)
     except OSError as exc:
         raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (ValueError, EOFError) as exc:  # not the .npy format, cut short, or of Python objects
-        raise CorpusError(f"{path}: not a .npy array of ids ({exc})") from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - numpy's header parser raises ValueError, SyntaxError,
+        # tokenize.TokenError... for a mutated header: each is this file's fault, not wwho's
+        raise CorpusError(f"{path}: not a .npy array of ids ({type(exc).__name__}: {exc})") from None
     if ids.ndim != 1 or ids.dtype.kind not in "ui":
         raise CorpusError(f"{path}: a {ids.ndim}-dimensional array of {ids.dtype}, not a flat array of integer ids")
+    size = os.stat(path).st_size
+    if size != ids.offset + ids.nbytes:  # numpy maps what the header says and ignores bytes past it
+        raise CorpusError(f"{path}: its header says {len(ids):,} ids ({ids.nbytes:,} bytes after a header of "
+                          f"{ids.offset:,}), but the file holds {size - ids.offset:,} bytes there: it was cut or "
+                          "changed")
     return ids
 
 
