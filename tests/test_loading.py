@@ -437,3 +437,37 @@ def test_a_file_or_folder_that_may_not_be_read_is_named_so(two, tmp_path):
         assert loaded(tmp_path / "t").startswith(f"VocabError {tmp_path / 't'}: cannot read: Permission denied")
     finally:
         (tmp_path / "t").chmod(0o755)
+
+
+def test_a_tokenizer_json_whose_ids_have_a_gap_decodes_what_it_encodes(tmp_path):
+    """A WordPiece vocab.txt with a line twice leaves no id 2, and an added token may sit far past the
+    rest: the id space is one past the largest id (as tiktoken's n_vocab), not HF's count of tokens,
+    and HF ``tokenizers`` itself is the oracle for the ids and the text."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    from wwho.errors import UnknownTokenError
+
+    (tmp_path / "vocab.txt").write_text("[UNK]\n[CLS]\nhello\nworld\nhello\n", encoding="utf-8")
+    hf = Tokenizer(models.WordPiece.from_file(str(tmp_path / "vocab.txt"), unk_token="[UNK]"))
+    hf.pre_tokenizer, hf.decoder = pre_tokenizers.Whitespace(), decoders.WordPiece()
+    hf.add_tokens([AddedToken("<extra>", special=False)])
+    spec = json.loads(hf.to_str())
+    spec["added_tokens"][0]["id"] = 70000
+    spec["model"]["vocab"]["<extra>"] = 70000
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    hf = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    tok = load_tokenizer(tmp_path / "tokenizer.json")
+    text = "hello <extra> world"
+    ids = hf.encode(text).ids
+    assert 70000 in ids and tok.encode(text) == ids and list(tok.encode_to_numpy(text)) == ids
+    assert tok.decode(ids) == hf.decode(ids) and tok.id_to_token(70000) == "<extra>"
+    assert tok.vocab_size == len(tok) == 70001
+    with pytest.raises(UnknownTokenError, match="token id 2 at position 1 is not in this vocabulary"):
+        tok.decode([3, 2])  # in the gap: HF would drop it without a word
+    (tmp_path / "text.txt").write_text(text + "\n", encoding="utf-8")
+    run = run_wwho("encode", "--tokenizer", tmp_path / "tokenizer.json", "--file", tmp_path / "text.txt", "--npy",
+                   "--eot", "none", "-o", tmp_path / "ids.npy")
+    assert run.returncode == 0, run.stderr
+    import numpy as np
+
+    assert np.load(tmp_path / "ids.npy").tolist() == ids

@@ -200,11 +200,17 @@ class HFTokenizer:
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
+        ids = tokenizer.get_vocab(with_added_tokens=True).values()
+        # The id space, as tiktoken's n_vocab: one past the largest id. HF's get_vocab_size counts the
+        # tokens, which is less where the ids have a gap (a vocab.txt with a line twice), and would
+        # refuse ids this tokenizer's own encode gives.
+        self._size = max(ids, default=-1) + 1
+        self._gapped = self._size != len(ids)
 
     @property
     def vocab_size(self) -> int:
-        """Ids, added tokens included."""
-        return self.tokenizer.get_vocab_size(with_added_tokens=True)
+        """The id space, added tokens included: one more than the largest id."""
+        return self._size
 
     def __repr__(self) -> str:
         model = type(self.tokenizer.model).__name__
@@ -262,6 +268,11 @@ class HFTokenizer:
         from wwho.ids import token_ids
 
         ids = token_ids(ids, self.vocab_size)
+        if self._gapped:  # an id in a gap has no token: HF would drop it without a word
+            for position, i in enumerate(ids):
+                if self.tokenizer.id_to_token(i) is None:
+                    raise UnknownTokenError(f"token id {i} at position {position} is not in this vocabulary "
+                                            "(its ids have gaps)")
         return _hf_call(self.tokenizer.decode, ids, skip_special_tokens=skip_special_tokens)
 
     def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
