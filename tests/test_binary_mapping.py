@@ -6,6 +6,7 @@ Oracles we did not write: Python's own ``chr``/``bytes``, and stock HF ``tokeniz
 
 from __future__ import annotations
 
+import array
 import json
 import random
 
@@ -49,7 +50,11 @@ def test_text_above_latin1_is_an_error_naming_the_offset():
 
 
 @pytest.mark.parametrize("data,message", [("text", "encodes bytes, not str: pass text.encode"),
-                                          (5, "expected bytes, got int"), (None, "expected bytes, got NoneType")])
+                                          (5, "expected bytes, got int"), (None, "expected bytes, got NoneType"),
+                                          # numpy's str arrays have the buffer protocol: their UCS-4 bytes
+                                          # were encoded, and decoded to b"a\x00\x00\x00b..."
+                                          (np.array(["ab"]), r"encodes bytes, not text \(ndarray of characters"),
+                                          (array.array("u", "ab"), r"encodes bytes, not text \(array of characters")])
 def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
     # bytes(5) would be five zero bytes and bytes("text") a TypeError from inside: neither.
     with pytest.raises(TokenizerError, match=message):

@@ -49,9 +49,12 @@ def _check_data(data: object, position: int | None = None) -> None:
                              "(or use a text tokenizer)")
     if not isinstance(data, (bytes, bytearray, memoryview)):
         try:  # any other bytes-like object (a numpy uint8 array, an mmap): its bytes, as hashlib takes them
-            memoryview(data)
+            view = memoryview(data)
         except TypeError:
             raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}") from None
+        if view.format.lstrip("0123456789<>=!@") in ("w", "u"):  # text in UCS-4 (numpy's str arrays, array('u'))
+            raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not text ({type(data).__name__} of "
+                                 "characters): encode each text with .encode('utf-8') (or use a text tokenizer)")
 
 
 def text_to_bytes(text: str) -> bytes:
