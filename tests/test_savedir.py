@@ -224,6 +224,38 @@ def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
     assert _litter(tmp_path) == []
 
 
+@pytest.mark.parametrize("name", [".wwho-save", ".wwho-save.next"])
+def test_a_file_of_yours_at_a_name_the_save_uses_for_itself_is_refused_not_removed(tmp_path, name):
+    """Found by a hostile probe: the save removed a user's ``.wwho-save`` when it was done, as its own."""
+    from wwho.errors import WriteError
+    from wwho.savedir import check_target, save_files
+
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / name).write_text("my notes")
+    with pytest.raises(WriteError, match=re.escape(name) + ": a save into .* no wwho save's: move it away"):
+        check_target(target)
+    with pytest.raises(WriteError, match="no wwho save's"):
+        save_files(target, {"a.json": b"1"}, kind="x")
+    assert os.listdir(target) == [name] and (target / name).read_text() == "my notes"
+    assert os.listdir(tmp_path) == ["out"]
+
+
+def test_a_file_of_yours_named_like_a_temporary_file_stays_in_the_directory(tmp_path):
+    """Found by a hostile probe: an entry named like a wwho temporary file of a live process (pid 1)
+    was not linked into the new directory and ended in a hidden sibling, "left alone"."""
+    from wwho.savedir import save_files
+
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / ".wwho-tmp-notes.1.2.tmp").write_text("mine")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save_files(target, {"a.json": b"1"}, kind="x")
+    assert (target / ".wwho-tmp-notes.1.2.tmp").read_text() == "mine"
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
 def test_a_file_of_yours_that_would_decide_the_directorys_kind_is_refused_not_left(tmp_path):
     """Found by a hostile probe of training: a ``meta_config.json`` that no manifest listed (yours, or
     an old save's whose manifest you removed) stayed beside a new SGPE save, which then loaded as a

@@ -137,7 +137,18 @@ def check_target(directory: str | os.PathLike) -> Path:
                 raise WriteError(f"{path}: {'exists' if p == path else f'{p} exists'} and is not a directory; "
                                  "give a directory for the tokenizer's files")
             break
+    _refuse_foreign_markers(path)
     return path
+
+
+def _refuse_foreign_markers(target: Path) -> None:
+    """A save writes its marker under names of its own and removes them when it is done: a file of
+    the user's there (not a marker of a wwho save into this directory) would be lost, so it is refused."""
+    for name in (MARKER, _MARKER_NEXT):
+        path = target / name
+        if os.path.lexists(path) and _read_marker(path, Path(os.path.abspath(target)).name, None, None) is None:
+            raise WriteError(f"{path}: a save into {target} writes a file of this name for itself and removes it "
+                             "when done, and this one is no wwho save's: move it away, or save in another folder")
 
 
 def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind: str) -> Path:
@@ -175,7 +186,11 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     try:
         dirs = make_dirs(target.parent)
         recover(target)
+        _refuse_foreign_markers(target)
         os.mkdir(staging, 0o700)
+    except WriteError:
+        remove_made_dirs(dirs)
+        raise
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and target.is_dir():
             return _save_in_place(target, files, manifest, steps)
@@ -279,8 +294,8 @@ def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps:
     device = os.stat(target).st_dev
     for entry in os.scandir(target):
         name = entry.name
-        if name in files or name in (MANIFEST, MARKER, _MARKER_NEXT) or temp_owner(name) is not None:
-            continue
+        if name in files or name in (MANIFEST, MARKER, _MARKER_NEXT):
+            continue  # (a temporary file of a live process is linked too: its rename then lands in the new one)
         if name in old and entry.is_file(follow_symlinks=False) and matches(Path(entry.path), old[name]):
             continue  # a file of the previous save that this one does not write: it goes with the old directory
         try:
