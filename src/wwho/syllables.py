@@ -60,7 +60,7 @@ class Syllabifier:
 
     def __init__(self, schema: Schema, *, engine: str = "auto") -> None:
         if engine not in ("auto", "regex", "table"):
-            raise ValueError(f"engine must be 'auto', 'regex' or 'table', not {engine!r}")
+            raise TokenizerError(f"engine must be 'auto', 'regex' or 'table', not {engine!r}")
         if engine == "regex" and schema.grammar is None:
             raise SchemaError(f"{schema.path}: grammar: engine='regex' needs a grammar")
         self.schema = schema
