@@ -33,6 +33,9 @@ from wwho.errors import SchemaError
 MAX_POSITIONS = 2000
 #: Group nesting deeper than this is refused (each level is a recursion of the parser).
 MAX_DEPTH = 64
+#: Pairs of positions the exponential check may look at, and states the polynomial one may
+#: visit, in all (each costs some hundred bytes and a microsecond): a bound on a schema's load.
+MAX_PAIR_WORK = 500_000
 
 _TOKEN = re.compile(r"\s*(?:([A-Z][A-Za-z0-9_]*)|([()|?*+]))")
 
@@ -180,13 +183,26 @@ def check_grammar(grammar: str, *, source: str = "<schema>") -> None:
     members: dict[int, list[int]] = defaultdict(list)
     for p in range(n):
         members[component[p]].append(p)
+    work = 0
     for group in members.values():
         inside = set(group)
+        # Only the pairs that two runs from one position can reach matter (a diagonal pair's
+        # component): built from the diagonal outwards, within a bound of work, which a grammar
+        # with many overlapping alternatives inside one repetition exceeds.
         pair_edges: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        for p in group:
-            for q in group:
-                pair_edges[(p, q)] = [(p2, q2) for p2 in edges[p] if p2 in inside for q2 in edges[q]
-                                      if q2 in inside and meets(p2, q2)]
+        todo = [(p, p) for p in group]
+        while todo:
+            p, q = todo.pop()
+            if (p, q) in pair_edges:
+                continue
+            outs = [(p2, q2) for p2 in edges[p] if p2 in inside for q2 in edges[q] if q2 in inside and meets(p2, q2)]
+            work += len(edges[p]) * len(edges[q]) + 1
+            if work > MAX_PAIR_WORK:
+                raise a.fail(f"the repetition around {where(p)} is too large to check for ambiguity (more than "
+                             f"{MAX_PAIR_WORK:,} steps: many alternatives in one repetition begin with the same "
+                             "classes); factor their common beginnings (C (V | N) for C V | C N) or drop repeats")
+            pair_edges[(p, q)] = outs
+            todo.extend(outs)
         pair_component = _components_of(pair_edges)
         for (p, q), outs in pair_edges.items():
             if p != q:
@@ -208,19 +224,32 @@ def check_grammar(grammar: str, *, source: str = "<schema>") -> None:
     looping = [p for p in range(n) if any(component[q] == component[p] for q in edges[p])]
     for p in looping:
         for q in looping:
-            if component[p] != component[q] and _three_paths(p, q, edges, component, meets):
+            if component[p] == component[q]:
+                continue
+            found, steps = _three_paths(p, q, edges, component, meets)
+            work += steps
+            if work > MAX_PAIR_WORK:
+                raise a.fail(f"the repetitions around {where(p)} and {where(q)} are too many to check for "
+                             f"ambiguity (more than {MAX_PAIR_WORK:,} steps); write the grammar with fewer "
+                             "repetitions of the same classes")
+            if found:
                 raise a.fail(f"the repetitions around {where(p)} and {where(q)} can split the same text in "
                              "many ways (like C* C*): a backtracking regex engine would take polynomial time "
                              "on long runs; merge them into one")
 
 
-def _three_paths(p: int, q: int, edges, component, meets) -> bool:
-    """Is there a word w with p -w-> p, p -w-> q and q -w-> q (first and last stay in their components)?"""
+def _three_paths(p: int, q: int, edges, component, meets) -> tuple[bool, int]:
+    """Is there a word w with p -w-> p, p -w-> q and q -w-> q (first and last stay in their components)?
+    With the number of states looked at."""
     start, goal = (p, p, q), (p, q, q)
     seen = {start}
     todo = [start]
+    steps = 0
     while todo:
         x, y, z = todo.pop()
+        steps += 1
+        if steps > MAX_PAIR_WORK:
+            break
         for x2 in edges[x]:
             if component[x2] != component[p]:
                 continue
@@ -232,11 +261,11 @@ def _three_paths(p: int, q: int, edges, component, meets) -> bool:
                         continue
                     state = (x2, y2, z2)
                     if state == goal:
-                        return True
+                        return True, steps
                     if state not in seen:
                         seen.add(state)
                         todo.append(state)
-    return False
+    return False, steps
 
 
 def _components(n: int, edges: dict[int, dict[int, int]]) -> list[int]:
