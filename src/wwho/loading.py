@@ -32,6 +32,7 @@ from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongType
 from wwho.fileio import parse_json, read_bytes
 from wwho.ids import no_token_string
 from wwho.ids import token_id as token_id_of
+from wwho.wholeload import loads_whole
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 
@@ -102,6 +103,7 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     raise VocabError(f"unknown tokenizer kind {kind!r}; known: {', '.join(KINDS)}")
 
 
+@loads_whole
 def _load_hf(path: Path) -> Any:
     from wwho.bytelevel import ByteBPE
     from wwho.bytelevel.hf_files import NotByteLevel

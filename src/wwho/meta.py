@@ -76,6 +76,7 @@ from wwho.protocol import (
     special_names,
 )
 from wwho.threads import thread_count
+from wwho.wholeload import loads_whole
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 
@@ -372,6 +373,7 @@ class MetaTokenizer(EncodingNames):
     # -- construction and files --------------------------------------------------------
 
     @classmethod
+    @loads_whole
     def load(cls, directory: str | os.PathLike, *, tiktoken_file: str | os.PathLike | None = None,
              cache_bytes: int = DEFAULT_CACHE_BYTES) -> MetaTokenizer:
         """Load a directory written by :meth:`save` or ``wwho train --meta``; checks the tiktoken sha256.

@@ -28,6 +28,7 @@ from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.imports import import_module
+from wwho.wholeload import loads_whole
 
 
 class BinaryTokenizer:
@@ -46,6 +47,7 @@ class BinaryTokenizer:
         return cls(train(paths, **options))
 
     @classmethod
+    @loads_whole
     def load(cls, path: str | os.PathLike) -> BinaryTokenizer:
         """The tokenizer saved at ``path`` (its ``tokenizer.json``), checked before HF reads it."""
         from wwho.binary.io import load

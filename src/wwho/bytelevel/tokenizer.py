@@ -72,6 +72,7 @@ from wwho.protocol import (
     special_names,
 )
 from wwho.threads import thread_count
+from wwho.wholeload import loads_whole
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
 #: shard grew out of included). Sized so that every distinct o200k piece of the Sinhala news in
@@ -591,6 +592,7 @@ class ByteBPE(TiktokenNames):
         return cls.from_model(load_gguf(_path(path, "from_gguf"), **options), cache_bytes=cache_bytes)
 
     @classmethod
+    @loads_whole
     def from_hf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
         from wwho.bytelevel.hf_files import from_hf
@@ -598,6 +600,7 @@ class ByteBPE(TiktokenNames):
         return cls.from_model(from_hf(_path(path, "from_hf")), cache_bytes=cache_bytes)
 
     @classmethod
+    @loads_whole
     def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a directory written by :meth:`save`. Another kind of tokenizer is an error that
         names it (:func:`wwho.load_tokenizer` loads any kind)."""

@@ -75,6 +75,7 @@ from wwho.sgpe.superwords import SPAN_BREAKS
 from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
 from wwho.threads import thread_count
+from wwho.wholeload import loads_whole
 
 
 class SGPETokenizer(EncodingNames):
@@ -156,6 +157,7 @@ class SGPETokenizer(EncodingNames):
         return cls(train_sgpe_from_counts(counts, vocab_size=vocab_size, script=script, **options))
 
     @classmethod
+    @loads_whole
     def load(cls, path: str | os.PathLike, *, unk: str | None = None) -> SGPETokenizer:
         """Load a ``vocab.json``, or a directory holding one. Another kind of tokenizer is an error
         that names it (:func:`wwho.load_tokenizer` loads any kind)."""

@@ -1,0 +1,64 @@
+"""Loads that see one save whole, even when another process saves into the directory meanwhile.
+
+A save (:mod:`wwho.savedir`) swaps a directory's files in at once, but a loader reads them one by one:
+the manifest and ``vocab.json``, or a meta tokenizer's three files, may come from both sides of the
+swap. Each file is checked against the manifest, so such a mix is refused ("files of different
+saves"), or, where each file was checked against its own save's manifest, it could even pass.
+:func:`loads_whole` wraps a loader: when the directory (or its manifest) changed while it read, the
+load runs again, a few times, and the last try's result or error stands. It does not lock anything
+(a save never waits for a reader) and does not hide a mix that no save in progress explains.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from wwho.manifest import MANIFEST
+
+T = TypeVar("T")
+
+#: Loads tried in all while saves keep replacing the directory.
+TRIES = 5
+
+
+def _identity(path: object) -> tuple | None:
+    """What a save changes: the directory (exchanged: a new inode) and its manifest (renamed over)."""
+    try:
+        directory = os.fspath(path)  # type: ignore[arg-type]
+        if not os.path.isdir(directory):
+            directory = os.path.dirname(directory) or "."
+        st = os.stat(directory)
+        try:
+            m = os.lstat(os.path.join(directory, MANIFEST))
+            manifest = (m.st_ino, m.st_mtime_ns, m.st_size)
+        except OSError:
+            manifest = None
+        return st.st_dev, st.st_ino, st.st_mtime_ns, manifest
+    except (OSError, TypeError, ValueError):
+        return None
+
+
+def loads_whole(load: Callable[..., T]) -> Callable[..., T]:
+    """Decorate a loader whose first argument (after ``cls``) is the path it reads."""
+
+    @functools.wraps(load)
+    def wrapper(*args, **kwargs) -> T:
+        path = next((a for a in args[:2] if isinstance(a, (str, os.PathLike))), None)
+        for attempt in range(TRIES - 1):
+            before = _identity(path)
+            try:
+                result = load(*args, **kwargs)
+            except Exception:
+                if before is None or _identity(path) == before:
+                    raise
+            else:
+                if _identity(path) == before:
+                    return result
+            time.sleep(0.01 * (attempt + 1))  # the save finishes its swap
+        return load(*args, **kwargs)
+
+    return wrapper
