@@ -428,3 +428,35 @@ def test_fork_while_another_thread_imports_a_module_of_wwho(phase):
     an audit). The child now forgets imports under way and makes the module afresh (wwho.imports)."""
     done = run_child(SLOW_WWHO_IMPORT.format(phase=phase), timeout=90)
     assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])
+
+
+#: A library whose module, like a C extension's, can be run once per process, and a Ctrl-C that lands
+#: inside its first import (from the main thread, through wwho.imports).
+CTRL_C_IN_AN_IMPORT = r"""
+import os, sys
+sys.path.insert(0, {folder!r})
+with open(os.path.join({folder!r}, "oncemod.py"), "w") as f:
+    f.write("import builtins, os, signal, time\n"
+            "if getattr(builtins, '_oncemod_ran', False):\n"
+            "    raise ImportError('cannot load module more than once per process')\n"
+            "builtins._oncemod_ran = True\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "time.sleep(0.5)\n"
+            "VALUE = 7\n")
+from wwho.imports import import_module
+try:
+    import_module("oncemod")
+    print("no interrupt")
+except KeyboardInterrupt:
+    print("interrupted")
+print(import_module("oncemod").VALUE)
+"""
+
+
+def test_a_ctrl_c_inside_a_first_import_leaves_the_library_whole(tmp_path):
+    """Found by a probe: a Ctrl-C during the first ``ByteBPE.from_gguf`` or ``encode_to_numpy`` (numpy's
+    and gguf's imports) left numpy half made for the rest of the process ("cannot load module more
+    than once per process", "module 'numpy' has no attribute 'nonzero'"). Such an import now runs on
+    a helper thread; the Ctrl-C stops the wait for it, not the import."""
+    done = run_child(CTRL_C_IN_AN_IMPORT.format(folder=str(tmp_path)), timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["interrupted", "7"], (done.stdout, done.stderr[-2000:])
