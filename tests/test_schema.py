@@ -261,3 +261,29 @@ def test_the_property_cache_is_bounded_and_keyed_as_regex_reads_names(monkeypatc
     assert list(schema._property_cache) == ["nd"] and ord("7") in digits and 0x0DE7 in digits
     upper = schema._property_codepoints("Lu")  # more than the bound alone: kept, the older one goes
     assert list(schema._property_cache) == ["lu"] and ord("A") in upper
+
+
+def test_the_properties_of_a_schema_are_bounded(tmp_path):
+    """Found by a probe: 90 spellings of one property (1.2 KB of schema) took 34 s to load, each a
+    scan of every code point; a file near the 16 MB bound would have run for days."""
+    from wwho.schema import MAX_PROPERTIES
+
+    props = ["^gc=Lu", "^General_Category=Lu", "^Lu"] * 6
+    data = mutate(char_classes={"C": [["U+0915", "U+0939"]], "M": {"properties": props[:MAX_PROPERTIES + 1]}},
+                  grammar="C M?")
+    with pytest.raises(SchemaError, match=r"char_classes\.M\.properties: more than 16 Unicode properties"):
+        load_schema(write(tmp_path, data))
+    data["char_classes"]["M"]["properties"] = ["Lu"] * MAX_PROPERTIES  # the bound itself loads
+    assert ord("A") in load_schema(write(tmp_path, data, "at-bound.json")).classes["M"]
+
+
+def test_a_property_set_is_the_regex_modules_own(tmp_path):
+    # built from the ranges of the matches over every code point: checked against regex itself
+    import regex
+
+    from wwho import schema
+
+    for prop in ("Mn", "^L", "InCB=Linker", "Script=Tamil"):
+        found = schema._property_set(prop)
+        want = {cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and regex.match(rf"\p{{{prop}}}", chr(cp))}
+        assert found == want, prop

@@ -274,6 +274,9 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
                                "'InCB=Linker' or 'Mn'")
             if props:
                 by_property.append((label, props))
+                if sum(len(p) for _, p in by_property) > MAX_PROPERTIES:
+                    raise fail(f"{key}.properties", f"more than {MAX_PROPERTIES} Unicode properties in the schema "
+                               "(each is a scan of every code point): list the code points, or join properties")
             if not members and not props:
                 raise fail(key, "class has no members")
         else:
@@ -478,6 +481,9 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
     return []
 
 
+#: Unicode properties a schema may name, in all its classes (the bundled ones name at most 5): each
+#: costs a scan of every code point at load.
+MAX_PROPERTIES = 16
 #: Code points the property cache holds at most, of all its sets together (a set of a large
 #: property, all the unassigned code points, is about a million, some 56 MB).
 PROPERTY_CACHE_CODE_POINTS = 2_500_000
@@ -516,8 +522,9 @@ def _property_set(prop: str) -> frozenset[int]:
         return frozenset(cp for cp in known if not 0xD800 <= cp < 0xE000)
     pattern = regex.compile(rf"\p{{{prop}}}+")
     cps: set[int] = set()
-    for m in pattern.finditer(every_code_point()):
-        cps.update(cp for cp in map(ord, m.group()) if not 0xD800 <= cp < 0xE000)
+    for m in pattern.finditer(every_code_point()):  # (a code point is at the index of its value)
+        start, end = m.span()
+        cps.update(range(start, min(end, 0xD800)), range(max(start, 0xE000), end))
     return frozenset(cps)
 
 
