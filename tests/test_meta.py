@@ -393,6 +393,14 @@ def test_tokenizer_meta_json_is_the_unified_vocabulary_and_not_hf(meta, tmp_path
     assert data["sgpe"]["vocab"] == {t: i + O200K_N_VOCAB for t, i in meta.sgpe.vocab.items()}
     assert data["sgpe"]["merges"] == [list(m) for m in meta.sgpe.merges]
     assert data["vocab_size"] == meta.vocab_size
+    # all that the encoder needs, as the SGPE part's own vocab.json has it (the scope, the dummy space and
+    # the superword merges were left out, found by a probe)
+    saved = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
+    for key in ("merges", "syllable_merges", "script", "fallback"):
+        assert data["sgpe"][key] == saved[key], key
+    for key, default in (("merge_scope", "words"), ("prefix_space", False), ("superword_merges", [])):
+        assert data["sgpe"][key] == saved.get(key, default), key
+    assert data["sgpe"]["superword_merges"] == [list(m) for m in meta.sgpe.superword_merges]
     with pytest.raises(Exception):  # noqa: B017 (HF raises its own untyped error for a file it cannot read)
         tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer_meta.json"))
 

@@ -109,6 +109,11 @@ def meta_vocab_json(tok: Any) -> dict[str, Any]:
             "vocab": {t: tok.offset + i for t, i in sgpe.vocab.items()},
             "syllable_merges": [list(m) for m in sgpe.syllable_merges],
             "merges": [list(m) for m in sgpe.merges],
+            # what else the encoder needs (wwho.sgpe.vocabfile's format 2): without them the merges
+            # above would be applied in the wrong scope, and the superword tokens never made
+            "merge_scope": sgpe.merge_scope,
+            "prefix_space": sgpe.prefix_space,
+            "superword_merges": [list(m) for m in sgpe.superword_merges],
         },
     }
 
