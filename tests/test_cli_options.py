@@ -148,3 +148,17 @@ def test_an_unknown_option_of_a_verb_names_the_verb_and_its_help(args):
     verb = args[0]
     line = one_line_error(run_wwho(*args, "--bogus"))
     assert f"wwho: error: {verb}: unrecognized arguments: --bogus (options: wwho {verb} --help)" in line, line
+
+
+HELP_PAGES = [["train", "--kind", kind] for kind in ("sgpe", "bytelevel", "binary")] + [
+    [verb] for verb in ("syllabify", "schema", "encode", "decode", "inspect", "export", "eval", "extend", "serve")]
+
+
+@pytest.mark.parametrize("verb", HELP_PAGES, ids=" ".join)
+def test_help_names_no_design_document_the_package_does_not_ship(verb):
+    # tests/test_docs.py holds the docs to this; --help said "'words' spec 000: words of syllables only"
+    import re
+
+    done = run_wwho(*verb, "--help")
+    assert done.returncode == 0 and "usage: wwho" in done.stdout, done.stderr
+    assert not re.search(r"\bspec 0\d\d\b", done.stdout, re.IGNORECASE), done.stdout

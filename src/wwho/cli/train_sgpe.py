@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge-scope", choices=MERGE_SCOPES, default="pieces",
                    help="where merges may join units: 'pieces' (default) a whole whitespace-free chunk, "
                         "punctuation included; 'runs' a word of syllables, or a run of digits, letters and "
-                        "punctuation, apart; 'words' spec 000: words of syllables only")
+                        "punctuation, apart; 'words' words of syllables only, as the original SGPE")
     p.add_argument("--superwords", type=_share, default=0.15, metavar="SHARE",
                    help="share of the vocabulary learned last as superword merges, across the spaces of a sentence "
                         "(default 0.15; 0 turns them off)")
