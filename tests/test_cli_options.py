@@ -162,3 +162,25 @@ def test_help_names_no_design_document_the_package_does_not_ship(verb):
     done = run_wwho(*verb, "--help")
     assert done.returncode == 0 and "usage: wwho" in done.stdout, done.stderr
     assert not re.search(r"\bspec 0\d\d\b", done.stdout, re.IGNORECASE), done.stdout
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "binary"])
+def test_vocab_size_takes_a_k_suffix_on_every_kind(tmp_path, kind):
+    """The README says training flags mean the same on every kind; --vocab-size 1k trained a binary
+    tokenizer and was refused by the other two ("expected an integer"). 1k is 1,024, as binary's
+    sizes are read (docs/binary.md)."""
+    import json
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    out = tmp_path / ("b.json" if kind == "binary" else "out")
+    done = run_wwho("train", "--kind", kind, sample, "--vocab-size", "1k", "-o", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    if kind == "binary":
+        size = len(json.loads(out.read_text(encoding="utf-8"))["model"]["vocab"])
+    else:
+        from wwho import load_tokenizer
+
+        size = load_tokenizer(out).vocab_size
+    assert size <= 1024 and (kind == "binary" or size == 1024), size
+    assert "expected a size such as 4096, 4k" in run_wwho("train", "--kind", kind, sample, "--vocab-size", "1q",
+                                                          "-o", tmp_path / "x", "--quiet").stderr

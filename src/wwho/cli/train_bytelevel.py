@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output directory; if it already holds a byte-level tokenizer, --force is needed")
     add_force(p)
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
-                   help="total vocabulary size: 256 bytes + merges + special tokens, up to 16,777,216 (default 32000)")
+                   help="total vocabulary size: 256 bytes + merges + special tokens, up to 16,777,216; 8k is 8,192 (default 32000)")
     p.add_argument("--pattern", default="gpt4",
                    help="pre-tokenizer: gpt2, gpt4 (cl100k), o200k, or a regex (default gpt4)")
     p.add_argument("--no-hf", dest="hf", action="store_false",

@@ -42,7 +42,7 @@ def count_arg(flag: str, low: int) -> object:
     return arg_type(lambda v, w: check_range(v, w, low, MAX_COUNT), flag)
 
 
-VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size")
+VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size", size=True)  # 32k, as binary takes it
 WORKERS = arg_type(check_workers, "--workers")
 LINE_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**40), "--max-line-bytes", size=True)
 LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M); a longer "
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"script mode: {', '.join(SCRIPT_MODES)} (mixed: sinhala + devanagari; indic: all ten "
                    "scripts, each run syllabified by its own schema; default sinhala)")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,
-                   help="total vocabulary size, up to 16,777,216 (default 32000)")
+                   help="total vocabulary size, up to 16,777,216; 8k is 8,192 (default 32000)")
     p.add_argument("--min-freq", "--min-frequency", dest="min_freq", type=count_arg("--min-freq", 1), default=1,
                    help="stop when the best pair is rarer than this (default 1)")
     p.add_argument("--prune-freq", type=_prune_freq, default="auto", metavar="auto|N",
