@@ -36,7 +36,7 @@ def test_a_short_run_tells_one_size(corpus, tmp_path):
     proc = run_wwho("train", "--kind", "binary", corpus, "-o", tmp_path / "t.json", "--vocab-size", "4096",
                     "--min-frequency", "400", "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    assert "warning" in proc.stderr and "lower --min-frequency (now 400)" in proc.stderr
+    assert "warning" in proc.stderr and "lower --min-frequency / min_frequency (now 400)" in proc.stderr
     (size,) = _sizes(proc.stderr)  # the warning and the summary say the same size
     assert "reserved (power-of-two padding)" in proc.stderr
     summary = proc.stderr.strip().splitlines()[-1]

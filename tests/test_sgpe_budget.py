@@ -109,7 +109,7 @@ def test_a_size_too_small_names_the_size_that_fits_and_why_it_is_larger(tmp_path
         return tok.vocab_size, said[0] if said else ""
 
     got, said = trained(270)
-    fits, joins = map(int, re.search(r"Use vocab_size >= ([\d,]+) \(from vocab_size ([\d,]+) on", said).groups())
+    fits, joins = map(int, re.search(r"Use --vocab-size / vocab_size >= ([\d,]+) \(from vocab_size ([\d,]+) on", said).groups())
     assert got < fits and joins <= fits and f"the vocabulary has {got:,} tokens" in said
     assert trained(joins - 1)[0] == got
     for size in (joins, fits):

@@ -238,8 +238,10 @@ def _warn_short(model_size: int, specials: int, padding: int, asked: int, min_fr
     room = asked - len(ALPHABET) - specials
     why = ("no pair of tokens is left to merge" if min_frequency <= 1 else
            f"no pair of tokens occurs {min_frequency:,} times or more after that")
-    fix = "train on more data" + ("" if min_frequency <= 1 else f" or lower --min-frequency (now {min_frequency:,})")
-    warnings.warn(f"{model_size - len(ALPHABET):,} merges learned, not the {room:,} that --vocab-size {asked:,} "
+    # (said for the command line and for Python alike: this function cannot tell which called)
+    fix = "train on more data" + ("" if min_frequency <= 1 else
+                                  f" or lower --min-frequency / min_frequency (now {min_frequency:,})")
+    warnings.warn(f"{model_size - len(ALPHABET):,} merges learned, not the {room:,} that a vocabulary size of {asked:,} "
                   f"has room for: {why}; the vocabulary is {describe_size(model_size, specials, padding)}. "
                   f"To reach {asked:,}, {fix}", VocabSizeWarning, stacklevel=3)
 

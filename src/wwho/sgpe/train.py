@@ -587,7 +587,7 @@ def _train_on_pieces(
         warnings.warn(
             f"the vocabulary has {need:,} tokens, more than the {vocab_size:,} asked: this corpus's "
             f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
-            f"tokens do not fit in fewer, and no merge is learned. Use vocab_size >= {fits:,}"
+            f"tokens do not fit in fewer, and no merge is learned. Use --vocab-size / vocab_size >= {fits:,}"
             + (f" (from vocab_size {_smallest_taking(skipped_characters):,} on, the vocabulary also takes "
                f"the script's {skipped_characters:,} characters the training text lacks, left out here)"
                if fits != need else "")
