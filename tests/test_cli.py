@@ -45,6 +45,30 @@ def test_inspect_cuts_a_regex_of_thousands_of_characters(tmp_path, capsys):
     assert shown[0].endswith(f"... ({len(long):,} characters; the tokenizer's file holds it whole)")
 
 
+def test_inspect_a_tokenizer_json_of_another_model_shows_its_merges_and_tokens(tmp_path, capsys):
+    """Found by a probe: ``wwho inspect out/tokenizer.json --top 3`` of an SGPE export printed one line
+    (kind and size), though the README lists it with --top. The merges are read back from the file."""
+    import json
+
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    hf = Tokenizer(models.BPE(unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.train_from_iterator(["ශ්‍රී ලංකාව ලස්සන රටකි", "hello world"] * 50,
+                           trainers.BpeTrainer(vocab_size=120, special_tokens=["[UNK]", "[PAD]"], show_progress=False))
+    hf.save(str(tmp_path / "tokenizer.json"))
+    assert main(["inspect", str(tmp_path / "tokenizer.json"), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    merges = json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))["model"]["merges"]
+    first = [m.split(" ") if isinstance(m, str) else m for m in merges[:3]]
+    assert f"BPE model, {hf.get_vocab_size():,} tokens" in out and "special tokens: [UNK] [PAD]" in out
+    assert f"merges: {len(merges):,}; first 3:" in out
+    assert all(f"{a!r} + {b!r} -> {a + b!r}" in out for a, b in first)
+    longest = max(hf.get_vocab(), key=len)
+    assert "longest 3 tokens:" in out and len(longest) == max(len(t) for t in hf.get_vocab())
+    assert f"({len(longest)} chars" in out
+
+
 def test_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err

@@ -218,6 +218,38 @@ class HFTokenizer:
         model = type(self.tokenizer.model).__name__
         return f"<HFTokenizer {model} vocab_size={self.vocab_size}>"
 
+    def describe(self, *, top: int = 10) -> str:
+        """A human-readable summary (``wwho inspect``): the model and its parts, the special tokens,
+        the first merges (a BPE model) and the longest tokens."""
+        import json
+
+        spec = json.loads(self.tokenizer.to_str())
+        model = spec.get("model") or {}
+        vocab = self.get_vocab()
+
+        def kind(part: object) -> str:
+            if not isinstance(part, dict):
+                return "none"
+            inner = part.get("pretokenizers") or part.get("normalizers") or part.get("decoders") or []
+            return str(part.get("type")) + (f" of {', '.join(kind(p) for p in inner)}" if inner else "")
+
+        specials = [t["content"] for t in spec.get("added_tokens", []) if t.get("special")]
+        lines = [
+            (f"Hugging Face tokenizer: {model.get('type', '?')} model, {len(vocab):,} tokens, ids 0 to "
+             f"{self.vocab_size - 1:,}{' (with gaps)' if self._gapped else ''}"),
+            f"  normalizer: {kind(spec.get('normalizer'))}; pre-tokenizer: {kind(spec.get('pre_tokenizer'))}; "
+            f"decoder: {kind(spec.get('decoder'))}",
+            f"  special tokens: {' '.join(specials) if specials else 'none'}",
+        ]
+        merges = model.get("merges")
+        if isinstance(merges, list):
+            shown = [m.split(" ", 1) if isinstance(m, str) else m for m in merges[:top]]
+            lines += [f"  merges: {len(merges):,}; first {len(shown)}:",
+                      *(f"    {a!r} + {b!r} -> {a + b!r}" for a, b in shown)]
+        longest = sorted(vocab, key=lambda t: (-len(t), t))[:top]
+        lines += [f"  longest {len(longest)} tokens:", *(f"    {t!r} ({len(t)} chars, id {vocab[t]})" for t in longest)]
+        return "\n".join(lines)
+
     def encode(self, text: str) -> list[int]:
         """Ids of ``text``, without the post-processor's special tokens (a lone surrogate is read as
         U+FFFD, as tiktoken reads it: HF ``tokenizers`` refuses such a ``str`` with a TypeError)."""
