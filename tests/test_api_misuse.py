@@ -435,4 +435,7 @@ def test_bytes_that_are_no_utf8_are_one_error_class_for_every_decoder(kinds, kin
             call()
         assert isinstance(caught.value, TokenizerError) and isinstance(caught.value, UnicodeDecodeError), name
         assert caught.value.start == offset and caught.value.text == "ab", (name, caught.value.start)
+        # a batch names the item, as its other errors do (the name was in args, which str() ignored)
+        assert str(caught.value).startswith("batch[1]: the tokens' bytes" if name == "decode_batch" else
+                                            "the tokens' bytes"), (name, str(caught.value))
     assert tok.decode(ids) == "ab\ufffd"

@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from wwho.errors import (
     IdRangeError,
+    NotUTF8Error,
     TokenizerError,
     UnknownHandlerError,
     UnknownTokenError,
@@ -152,6 +153,9 @@ def _each(items: list, f: Callable, name: str) -> list:
     for k, item in enumerate(items):
         try:
             out.append(f(item))
+        except NotUTF8Error as exc:  # (its args are UnicodeDecodeError's; its message is its own)
+            exc.message = f"{name}[{k}]: {exc.message}"
+            raise
         except TokenizerError as exc:
             exc.args = (f"{name}[{k}]: {exc}", *exc.args[1:])
             raise
