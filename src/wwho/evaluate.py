@@ -41,7 +41,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbcSet
 from dataclasses import asdict, dataclass, field
-from itertools import accumulate, islice
+from itertools import accumulate
 from pathlib import Path
 
 import regex
@@ -273,7 +273,8 @@ def _tiktoken(name: str) -> Evaluated:
     def encode(text: str):
         ids = enc.encode_ordinary(text)
         return ids, _ends(token_bytes(i) for i in ids)
-    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.n_vocab, token_bytes)
+    # vocab_size: the tokens, as for every other kind (n_vocab counts the ids, gaps included)
+    return Evaluated(f"tiktoken:{name}", encode, enc.decode, lambda i: False, enc.vocab_size, token_bytes)
 
 
 def _hf(path: str, name: str) -> Evaluated:
@@ -522,11 +523,15 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
             m.unmeasured_lines += 1
             continue
         inside_cluster, inside_syllable = _line_structure(line)
-        inner = len(ends) - 1  # the line's end is not a boundary
-        if inner > 0:
-            m.boundaries += inner
-            m.boundaries_in_cluster += inside_cluster.count_in(islice(ends, inner))
-            m.boundaries_in_syllable += inside_syllable.count_in(islice(ends, inner))
+        size = len(line.encode("utf-8", "surrogatepass"))
+        # Boundaries are the places strictly inside the line where one token ends and the next
+        # begins, each once: not the line's end, and not its start, where a token of no text of the
+        # line ends (the dummy space a prefix-space SGPE or Metaspace adds: found by a probe).
+        inner = [e for k, e in enumerate(ends) if 0 < e < size and (k == 0 or e != ends[k - 1])]
+        if inner:
+            m.boundaries += len(inner)
+            m.boundaries_in_cluster += inside_cluster.count_in(inner)
+            m.boundaries_in_syllable += inside_syllable.count_in(inner)
         if tok.known_cuts is not None:
             m.known_syllable_cuts = (m.known_syllable_cuts or 0) + tok.known_cuts(line, ends)
     m.vocab_used = len(m.ids_used)
