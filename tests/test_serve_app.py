@@ -116,7 +116,7 @@ def test_tokenizers_listed_with_limits(client, loaded):
     data = client.get("/api/tokenizers").json()
     assert [t["name"] for t in data["tokenizers"]] == ["tiktoken:o200k_base", LLAMA3.name]  # names, not paths
     assert [t["kind"] for t in data["tokenizers"]] == ["tiktoken", "gguf"]
-    assert data["tokenizers"][0]["vocab_size"] == 200_019
+    assert data["tokenizers"][0]["vocab_size"] == 200_000  # its tokens, as every kind counts them (n_vocab: 200,019)
     assert data["limits"] == {"max_chars": 1000, "max_body_bytes": 12 * 1000 + 65_536, "max_tokens": 40_000}
 
 

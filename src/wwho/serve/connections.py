@@ -15,16 +15,17 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with these addi
   (uvicorn would read and drop it as fast as it comes): the connection closes when idle;
 * when more than ``max_connections`` are open, opening one closes a connection of the client address
   that holds the most of them open (an IPv6 address counted by its /64 network, which one client
-  usually has whole): the one of them that has waited longest for a whole request (its headers or
-  the rest of its body) or whose client has stopped reading its answer, else, where all of that
-  address's connections are being answered, the oldest of them (its answer is dropped). So clients
+  usually has whole; where addresses tie, of any of them): the one that has waited longest for a whole
+  request (its headers or the rest of its body) or whose client has stopped reading its answer, else,
+  where all of those connections are being answered, the oldest of them (its answer is dropped). So clients
   that send headers and never their bodies, pipelined requests whose answers are never read, or an
   address that keeps every connection busy with one cheap request after another cannot hold every
   place against another address; and one address opening connections as fast as it can closes its
   own (a waiting one, else the new one), not another client's that has just opened and not yet been
   read;
 * a client that closes its side of the connection once it has sent a whole request
-  (``shutdown(SHUT_WR)``) is still answered; the connection then closes;
+  (``shutdown(SHUT_WR)``) is still answered, and so is every whole request it pipelined before; the
+  connection then closes;
 * an ``Upgrade`` header (any web page can send one) is answered without uvicorn's two log lines;
 * a request the protocol cannot parse gets a one-line JSON 400, as every other error does, and one
   whose head (request line and headers) is longer than 16 KiB or 100 header lines a 431, however it
@@ -37,6 +38,7 @@ module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections import OrderedDict
 
@@ -94,6 +96,8 @@ def guarded_protocol(limits: Limits) -> type[H11Protocol]:
             if self.transport.is_closing():
                 return
             if self._eof:  # the client has closed its side: nothing more will come
+                if self.conn.our_state is h11.SEND_RESPONSE and self.conn.their_state is h11.DONE:
+                    return  # but a whole request it sent before (pipelined) is being answered now
                 self.transport.close()
                 return
             if self.conn.their_state is h11.SEND_BODY:
@@ -206,15 +210,17 @@ def _answer(status: bytes, error: str) -> bytes:
 
 
 class _ByAddress:
-    """Connections by client address (:func:`_address`), oldest first."""
+    """Connections by client address (:func:`_address`), oldest first, each with the number of its
+    arrival among all addresses' (which is older across addresses)."""
 
     def __init__(self) -> None:
-        self.groups: dict[str, OrderedDict[H11Protocol, None]] = {}
+        self.groups: dict[str, OrderedDict[H11Protocol, int]] = {}
+        self._arrivals = itertools.count()
 
     def add(self, conn: H11Protocol) -> None:
         """``conn`` is one from now (moved to the end of its address's connections if it already was)."""
         group = self.groups.setdefault(_address(conn), OrderedDict())
-        group[conn] = None
+        group[conn] = next(self._arrivals)
         group.move_to_end(conn)
 
     def discard(self, conn: H11Protocol) -> None:
@@ -228,20 +234,29 @@ class _ByAddress:
     def holds(self, conn: H11Protocol) -> bool:
         return conn in self.groups.get(_address(conn), ())
 
-    def of(self, address: str) -> OrderedDict[H11Protocol, None]:
+    def of(self, address: str) -> OrderedDict[H11Protocol, int]:
         return self.groups.get(address, OrderedDict())
 
 
 def _to_close(new: H11Protocol, opened: _ByAddress, waiting: _ByAddress) -> H11Protocol:
-    """The connection to close to make room for ``new``: of the address with the most open (the one
-    whose oldest connection opened first among equals), its longest waiting, else its oldest; where
-    that is ``new``'s own address, its longest waiting but ``new``, else ``new`` itself."""
+    """The connection to close to make room for ``new``. Where ``new``'s address alone has the most
+    open, its own: its longest waiting but ``new``, else ``new`` itself (an address opening connections
+    as fast as it can closes its own). Otherwise, of the addresses with the most open (``new``'s among
+    them where it ties), the connection that has waited longest for a whole request, else the one
+    opened first: so addresses holding one idle connection each (any local process may use every
+    127.x.y.z) give way to a newcomer instead of shutting it out (found by a probe)."""
     own = _address(new)
-    most = max(len(group) for group in opened.groups.values())
-    if len(opened.of(own)) >= most:
+    counts = {address: len(group) for address, group in opened.groups.items()}
+    most = max(counts.values())
+    if counts.get(own, 0) >= most and all(n < most for address, n in counts.items() if address != own):
         return next((c for c in waiting.of(own) if c is not new), new)
-    address = next(a for a, group in opened.groups.items() if len(group) == most)
-    return next(iter(waiting.of(address)), None) or next(iter(opened.of(address)))
+    tied = [address for address, n in counts.items() if n == most]
+    for pool in (waiting, opened):
+        oldest = min(((tag, conn) for address in tied for conn, tag in pool.of(address).items() if conn is not new),
+                     key=lambda pair: pair[0], default=None)
+        if oldest is not None:
+            return oldest[1]
+    return new
 
 
 def _address(conn: H11Protocol) -> str:
