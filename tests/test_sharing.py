@@ -456,7 +456,7 @@ print(import_module("oncemod").VALUE)
 def test_a_ctrl_c_inside_a_first_import_leaves_the_library_whole(tmp_path):
     """Found by a probe: a Ctrl-C during the first ``ByteBPE.from_gguf`` or ``encode_to_numpy`` (numpy's
     and gguf's imports) left numpy half made for the rest of the process ("cannot load module more
-    than once per process", "module 'numpy' has no attribute 'nonzero'"). Such an import now runs on
-    a helper thread; the Ctrl-C stops the wait for it, not the import."""
+    than once per process", "module 'numpy' has no attribute 'nonzero'"). The Ctrl-C is now held
+    back until such an import is done, then raised."""
     done = run_child(CTRL_C_IN_AN_IMPORT.format(folder=str(tmp_path)), timeout=60)
     assert done.returncode == 0 and done.stdout.split() == ["interrupted", "7"], (done.stdout, done.stderr[-2000:])

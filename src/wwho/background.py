@@ -12,6 +12,8 @@ results pass through ``queue.SimpleQueue`` (whose ``put`` and ``get`` are single
 Python-level lock to leave held; a blocked ``get`` still lets Ctrl-C through), and after an
 exception nothing waits for a helper: neither the ``with`` block nor the process's exit.
 
+:func:`interrupts_held` holds a Ctrl-C back for a block that must not stop half way.
+
 What this module does not do: stop work already running. A helper that was inside a call when the
 block ended finishes that call on its own and its result is dropped; it takes no further work.
 Without an exception, the ``with`` block waits for every call submitted, as an executor's does.
@@ -19,7 +21,9 @@ Without an exception, the ``with`` block waits for every call submitted, as an e
 
 from __future__ import annotations
 
+import contextlib
 import queue
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -121,3 +125,27 @@ class Background:
 
     def __exit__(self, kind, value, traceback) -> None:
         self.close(wait=kind is None)
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Ctrl-C (SIGINT) waits until the block is done, then acts as it would have: for steps that must
+    not stop half way (a save's renames, a C extension's first import). Only the main thread can be
+    interrupted, and only it may set a handler: elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    if signal.getsignal(signal.SIGINT) is None:  # a handler not set from Python: it could not be put back
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)

@@ -33,6 +33,7 @@ with ``spawn``/``forkserver``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 # Before-fork hooks run last registered first. logging's takes its own lock, which an import under
@@ -41,7 +42,6 @@ import importlib
 # by a probe: the fork stalled the whole wait, then the child hung in gguf's import).
 import logging  # noqa: F401
 import os
-import queue
 import sys
 import threading
 import time
@@ -138,30 +138,18 @@ os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
 
 def import_module(name: str) -> ModuleType:
     """``importlib.import_module(name)``; a first import (or one still running on another thread)
-    under the lock a fork waits for. Another library's first import from the main thread runs on a
-    helper thread, which a Ctrl-C cannot reach: the main thread's wait for it is interrupted, the
-    import goes on to its end. (A KeyboardInterrupt inside numpy's own import left it half made for
-    the rest of the process: "cannot load module more than once per process", found by a probe.)"""
+    under the lock a fork waits for. A Ctrl-C during another library's first import is held back
+    until the import is done: a KeyboardInterrupt inside numpy's own import left it half made for the
+    rest of the process ("cannot load module more than once per process", found by a probe)."""
     module = sys.modules.get(name)
     if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
         return module
-    if name.split(".")[0] == "wwho" or threading.current_thread() is not threading.main_thread():
-        with _lock:  # (wwho's modules run only definitions: one stopped half way is imported again)
-            return importlib.import_module(name)
-    done: queue.SimpleQueue = queue.SimpleQueue()  # (a blocked get lets Ctrl-C through: wwho.background)
+    from wwho.background import interrupts_held
 
-    def run() -> None:
-        try:
-            with _lock:
-                done.put((True, importlib.import_module(name)))
-        except BaseException as exc:  # handed to the waiting thread
-            done.put((False, exc))
-
-    threading.Thread(target=run, name=f"wwho import {name}", daemon=True).start()
-    ok, value = done.get()
-    if ok:
-        return value
-    raise value
+    # (wwho's own modules run only definitions: one stopped half way is imported again)
+    held = contextlib.nullcontext() if name.split(".")[0] == "wwho" else interrupts_held()
+    with _lock, held:
+        return importlib.import_module(name)
 
 
 def arrays() -> ModuleType:

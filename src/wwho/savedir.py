@@ -53,6 +53,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from wwho.background import interrupts_held
 from wwho.errors import VocabError, WriteError, WwhoWarning
 from wwho.fileio import (
     TEMP_PREFIX,
@@ -354,7 +355,7 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise write_failed(writing, exc, directory=True) from None
         raise
-    with _interrupts_held():
+    with interrupts_held():
         for temp, path in zip(temps, finals, strict=True):
             os.replace(temp, path)
             steps()
@@ -364,31 +365,6 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
                 path.unlink()
     _fsync_dir(target)
     return target
-
-
-@contextlib.contextmanager
-def _interrupts_held():
-    """Ctrl-C (SIGINT) waits until the block is done, then acts as it would have. Only the main
-    thread can be interrupted, and only it may set a handler: elsewhere this does nothing."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    if signal.getsignal(signal.SIGINT) is None:  # a handler not set from Python: it could not be put back
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            if callable(previous):
-                previous(signal.SIGINT, None)
-            elif previous == signal.SIG_DFL:
-                signal.raise_signal(signal.SIGINT)
 
 
 def _fsync_dir(path: Path) -> None:

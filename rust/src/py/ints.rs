@@ -156,13 +156,29 @@ pub fn buffer_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
     if !BUFFER_TYPES.contains(&name) || unsafe { ffi::PyObject_CheckBuffer(ids.as_ptr()) } == 0 {
         return None;
     }
-    fn read<T: Element + TryInto<u32>>(ids: &Bound<'_, PyAny>) -> Option<Option<Vec<u32>>> {
+    fn read<T: Element + Copy + Default + TryInto<u32>>(
+        ids: &Bound<'_, PyAny>,
+    ) -> Option<Option<Vec<u32>>> {
         let buffer = PyBuffer::<T>::get(ids).ok()?; // another item type: try the next
         if buffer.dimensions() != 1 {
             return Some(None);
         }
-        let values = buffer.to_vec(ids.py()).ok()?;
-        Some(values.into_iter().map(|v| v.try_into().ok()).collect())
+        // Both vectors are asked for fallibly: an infallible one aborted the process where memory
+        // was short (no memory: the checking path says so as a MemoryError).
+        let n = buffer.item_count();
+        let (mut values, mut out) = (Vec::<T>::new(), Vec::<u32>::new());
+        if values.try_reserve_exact(n).is_err() || out.try_reserve_exact(n).is_err() {
+            return Some(None);
+        }
+        values.resize(n, T::default()); // (within the capacity: no allocation)
+        buffer.copy_to_slice(ids.py(), &mut values).ok()?;
+        for value in values {
+            let Ok(id) = value.try_into() else {
+                return Some(None);
+            };
+            out.push(id);
+        }
+        Some(Some(out))
     }
     read::<u32>(ids)
         .or_else(|| read::<i64>(ids))
