@@ -151,12 +151,13 @@ def test_devanagari_regex_equals_table_engine_hypothesis(text, leading_space):
     tokens = syl.tokenize(text, leading_space)
     assert tokens == syl.tokenize_table(text, leading_space)
     assert "".join(tokens) == text
-    # and no token spans a break Unicode always makes around a control, CR or LF (GB4, GB5), told by
-    # the regex module's property (a space held for the next token stayed with a ZWSP, a BOM or NUL
-    # after it: found by a probe)
+    # and no syllable spans a break Unicode always makes around a control, CR or LF (GB4, GB5), told by
+    # the regex module's property; a leading space held for a token is no part of its syllable, and
+    # goes with a control too (the regex engine split " \u200b" where the core did not: found by a probe)
     for token in tokens:
-        if len(token) > 1 and token != "\r\n":
-            assert not regex.search(r"\p{Grapheme_Cluster_Break=Control}|[\r\n]", token), (text, tokens)
+        syllable = token[1:] if leading_space and token[:1] == " " else token
+        if len(syllable) > 1 and syllable != "\r\n":
+            assert not regex.search(r"\p{Grapheme_Cluster_Break=Control}|[\r\n]", syllable), (text, tokens)
 
 
 @pytest.mark.parametrize(

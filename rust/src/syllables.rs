@@ -87,15 +87,6 @@ impl Automaton {
                 pos = end;
                 continue;
             }
-            if pending {
-                // The held space goes with this token only where Unicode joins them: before a
-                // control (ZWSP, a BOM, NUL) it always breaks (GB5), and the space stays alone.
-                if let Some(g) = self.graphemes() {
-                    if g.first_hard_break(text, pos - 1, pos + 1) == pos {
-                        ends.push(pos);
-                    }
-                }
-            }
             let end = self.longest_match(text, pos, leading_space);
             pos = match self.graphemes() {
                 Some(g) => {

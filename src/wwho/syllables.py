@@ -145,7 +145,10 @@ class Syllabifier:
         pos, n = 0, len(text)
         while pos < n:
             end = pattern.match(text, pos).end()  # type: ignore[union-attr]  # "|." always matches
-            end = first_hard_break(text, pos, end)
+            # (a leading space held for the token is no part of its syllable: it goes with the token
+            # whatever follows, a control too, as every space-prefixed token does)
+            held = 1 if leading_space and text[pos] == " " and end > pos + 1 else 0
+            end = first_hard_break(text, pos + held, end)
             while end < n and end not in ends and not (leading_space and text[end] in WHITESPACE):
                 end += 1
             tokens.append(text[pos:end])

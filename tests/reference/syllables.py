@@ -36,9 +36,6 @@ def tokenize_table(schema: Schema, text: str, leading_space: bool = False) -> li
                 tokens.extend(run)
             pos = end
             continue
-        if pending and cluster_ends is not None and _hard_break(pending, text[pos]):
-            tokens.append(pending)  # the held space stays alone before a control
-            pending = ""
         end = longest_match(schema, text, pos, leading_space)
         if cluster_ends is not None:
             # never across a break Unicode always makes (GB4, GB5: around a control, CR or LF)
