@@ -46,6 +46,7 @@ def test_a_mix_that_no_save_explains_is_still_refused(models, tmp_path):  # noqa
         SGPETokenizer.load(target)
 
 
+@pytest.mark.filterwarnings("error::wwho.errors.ChangedFileWarning")  # (a load overtaken warned of the next save)
 def test_loads_while_another_process_saves_in_a_loop(models, tmp_path):  # noqa: F811
     target = tmp_path / "x"
     shutil.copytree(models["A"], target)

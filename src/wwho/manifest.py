@@ -151,6 +151,10 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
             f"(size or sha256): files of different saves were mixed, or changed after saving; "
             f"save the tokenizer again")
     if changed:
+        from wwho.wholeload import Overtaken, overtaken
+
+        if overtaken(directory):  # a save replaced the directory while this load read it: read it again
+            raise Overtaken(directory)
         warnings.warn(
             f"{directory}: {', '.join(sorted(changed))} changed since wwho saved this tokenizer (Hugging Face's "
             f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}, and so does a save into this "

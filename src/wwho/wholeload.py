@@ -11,6 +11,7 @@ load runs again, a few times, and the last try's result or error stands. It does
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 import time
@@ -21,8 +22,34 @@ from wwho.manifest import MANIFEST
 
 T = TypeVar("T")
 
-#: Loads tried in all while saves keep replacing the directory.
-TRIES = 5
+#: Loads tried in all while saves keep replacing the directory (waiting between them doubles from
+#: 10 ms, at most 200 ms: about 1.5 s in all, for a directory saved into without a pause).
+TRIES = 10
+
+
+#: The directory the load running on this thread reads and its identity when it began (None: no
+#: load to run again).
+_started: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("wwho_load_started", default=None)
+
+
+class Overtaken(Exception):
+    """Raised inside a load, where it would warn of a changed file, when a save replaced the directory
+    meanwhile: the load runs again (a warning then would be about files of the next save)."""
+
+
+def overtaken(directory: object) -> bool:
+    """Whether a load running again (not the last try) finds ``directory``, the one it began with,
+    changed since (another directory a loader reads is not its business)."""
+    start = _started.get()
+    return start is not None and _directory(directory) == start[0] and _identity(directory) != start[1]
+
+
+def _directory(path: object) -> str | None:
+    try:
+        name = os.fspath(path)  # type: ignore[arg-type]
+        return os.path.abspath(name if os.path.isdir(name) else os.path.dirname(name) or ".")
+    except (TypeError, ValueError):
+        return None
 
 
 def _identity(path: object) -> tuple | None:
@@ -50,6 +77,7 @@ def loads_whole(load: Callable[..., T]) -> Callable[..., T]:
         path = next((a for a in args[:2] if isinstance(a, (str, os.PathLike))), None)
         for attempt in range(TRIES - 1):
             before = _identity(path)
+            token = _started.set((_directory(path), before))
             try:
                 result = load(*args, **kwargs)
             except Exception:
@@ -58,7 +86,13 @@ def loads_whole(load: Callable[..., T]) -> Callable[..., T]:
             else:
                 if _identity(path) == before:
                     return result
-            time.sleep(0.01 * (attempt + 1))  # the save finishes its swap
-        return load(*args, **kwargs)
+            finally:
+                _started.reset(token)
+            time.sleep(min(0.01 * 2**attempt, 0.2))  # the save finishes its swap
+        token = _started.set(None)  # the last try: what it finds stands, warnings too
+        try:
+            return load(*args, **kwargs)
+        finally:
+            _started.reset(token)
 
     return wrapper
