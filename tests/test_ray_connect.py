@@ -229,3 +229,46 @@ def test_cli_ctrl_c_while_joining_is_one_line_and_130_at_once(tmp_path, answer):
     assert time.monotonic() - t0 < 5, err
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["wwho: interrupted"], err
+
+
+class _RecordingRay:
+    """A stand-in for ``ray`` that records how ``init`` was called."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **options) -> None:
+        self.calls.append(options)
+
+
+def test_no_address_starts_a_new_local_instance_never_joins_one_running(monkeypatch):
+    """Found by a probe: with a cluster already running on the machine, ray.init() without an address
+    joined it (silently, or refused --workers with a garbled message)."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    ray = _RecordingRay()
+    assert ray_counter.connect(ray, None, 2) is True
+    assert ray.calls and ray.calls[0]["address"] == "local" and ray.calls[0]["num_cpus"] == 2
+
+
+def test_ray_address_in_the_environment_is_joined_as_an_address_given(monkeypatch):
+    """Found by a probe: with RAY_ADDRESS set (job submission sets it) and no --address, Ray's own
+    default read it and waited without bound, deaf to Ctrl-C. It is now checked and joined within
+    the bound, as --address is."""
+    with listener(None, close=True) as (port, _):
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+        ray = _RecordingRay()
+        t0 = time.monotonic()
+        with pytest.raises(WwhoError, match=f"127.0.0.1:{port}.*closed the connection without answering"):
+            ray_counter.connect(ray, None, 2, timeout=2)
+        assert time.monotonic() - t0 < 5 and ray.calls == []
+
+
+@pytest.mark.parametrize("address", [6379, b"127.0.0.1:6379", ["127.0.0.1:6379"]])
+def test_an_address_that_is_no_str_is_a_typed_error(address):
+    from wwho.errors import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match="the Ray address must be a str"):
+        ray_counter.connect(_RecordingRay(), address, 2)

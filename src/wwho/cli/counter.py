@@ -19,7 +19,8 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                    help="count on this machine (local, default) or in Ray tasks (ray); same result")
     g.add_argument("--address", metavar="ADDR",
                    help="with --engine ray: a running Ray cluster (HOST:PORT, ray://HOST:10001 or auto); "
-                        "default: start a local Ray instance with --workers CPUs")
+                        "default: RAY_ADDRESS where it is set, else a new local Ray instance with --workers "
+                        "CPUs (not --balance, which counts locally)")
     g.add_argument("--shard-bytes", type=SHARD_BYTES, metavar="BYTES",
                    help="with --engine ray: bytes of plain text per task, k/M/G suffixes (default 32M)")
 

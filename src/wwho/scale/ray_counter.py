@@ -59,7 +59,7 @@ from contextlib import contextmanager
 from wwho import _core
 from wwho.background import start_thread
 from wwho.corpus import CorpusStats
-from wwho.errors import WwhoError, brief, printable
+from wwho.errors import WrongTypeError, WwhoError, brief, printable
 from wwho.progress import progress_bar
 from wwho.scale.counts import MAX_COUNT
 from wwho.scale.shards import CountOptions, Shard, count_shard
@@ -226,6 +226,14 @@ def connect(ray, address: str | None, workers: int | None, *, timeout: float | N
     CPUs; ``True`` when this call started or joined (and the caller shuts down). An empty address
     (an unset variable in a script) is an error, not a quiet local run in place of the cluster.
     Joining an address takes at most ``timeout`` seconds (default: :func:`join_seconds`)."""
+    if address is not None and not isinstance(address, str):
+        raise WrongTypeError(f"the Ray address must be a str (HOST:PORT, ray://HOST:PORT or auto), not "
+                             f"{type(address).__name__}")
+    if address is None:
+        # Ray's own default reads RAY_ADDRESS (job submission sets it), or attaches to a cluster
+        # already running on this machine, and then waits without bound, deaf to Ctrl-C: the
+        # variable is joined as an address given, and otherwise a new local instance is started.
+        address = os.environ.get("RAY_ADDRESS", "").strip() or None
     if address is not None and not address.strip():
         raise WwhoError("the Ray address is empty; give HOST:PORT, ray://HOST:PORT or auto, or none (None) "
                         "for a new local Ray instance")
@@ -241,7 +249,8 @@ def connect(ray, address: str | None, workers: int | None, *, timeout: float | N
             if address:
                 _join_within(ray, address, timeout)
             else:
-                ray.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+                ray.init(address="local", num_cpus=workers, include_dashboard=False, logging_level="WARNING",
+                         log_to_driver=False)
     except WwhoError:
         raise
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... one line, naming it
