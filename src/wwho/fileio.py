@@ -32,6 +32,10 @@ from typing import IO, Any
 
 from wwho.errors import WriteError, WwhoError, brief, printable
 
+#: The file of a saved tokenizer directory that lists its files with their sizes and sha256
+#: (:mod:`wwho.manifest` reads and checks it; :mod:`wwho.wholeload` watches it).
+MANIFEST = "wwho-manifest.json"
+
 #: Every temporary name wwho creates starts with this (files here, directories in savedir).
 TEMP_PREFIX = ".wwho-tmp-"
 #: errno values that mean "this write failed", as opposed to an unrelated error in the caller's code.

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from wwho.errors import ChangedFileWarning, VocabError
-from wwho.fileio import open_regular, parse_json, read_bytes
+from wwho.fileio import MANIFEST, open_regular, parse_json, read_bytes
 
-MANIFEST = "wwho-manifest.json"
 MANIFEST_FORMAT = "wwho-manifest/1"
 #: The most bytes a manifest (or a save's marker) is read to.
 MAX_MANIFEST_BYTES = 64 * 2**20

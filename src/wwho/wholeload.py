@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from wwho.manifest import MANIFEST
+from wwho.fileio import MANIFEST
 
 T = TypeVar("T")
 
