@@ -5,8 +5,11 @@ the manifest and ``vocab.json``, or a meta tokenizer's three files, may come fro
 swap. Each file is checked against the manifest, so such a mix is refused ("files of different
 saves"), or, where each file was checked against its own save's manifest, it could even pass.
 :func:`loads_whole` wraps a loader: when the directory (or its manifest) changed while it read, the
-load runs again, a few times, and the last try's result or error stands. It does not lock anything
-(a save never waits for a reader) and does not hide a mix that no save in progress explains.
+load runs again, a few times, and the last try's result or error stands; a load nested in another
+of the same directory leaves the trying to the outer one. Where a load would warn of a changed file
+it raises :class:`Overtaken` instead while the directory changed under it (the warning would be of
+the next save's file). It does not lock anything (a save never waits for a reader) and does not
+hide a mix that no save in progress explains.
 """
 
 from __future__ import annotations
@@ -54,19 +57,19 @@ def _directory(path: object) -> str | None:
 
 def _identity(path: object) -> tuple | None:
     """What a save changes: the directory (exchanged: a new inode) and its manifest (renamed over)."""
-    try:
-        directory = os.fspath(path)  # type: ignore[arg-type]
-        if not os.path.isdir(directory):
-            directory = os.path.dirname(directory) or "."
-        st = os.stat(directory)
-        try:
-            m = os.lstat(os.path.join(directory, MANIFEST))
-            manifest = (m.st_ino, m.st_mtime_ns, m.st_size)
-        except OSError:
-            manifest = None
-        return st.st_dev, st.st_ino, st.st_mtime_ns, manifest
-    except (OSError, TypeError, ValueError):
+    directory = _directory(path)
+    if directory is None:
         return None
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    try:
+        m = os.lstat(os.path.join(directory, MANIFEST))
+        manifest = (m.st_ino, m.st_mtime_ns, m.st_size)
+    except OSError:
+        manifest = None
+    return st.st_dev, st.st_ino, st.st_mtime_ns, manifest
 
 
 def loads_whole(load: Callable[..., T]) -> Callable[..., T]:
@@ -75,6 +78,9 @@ def loads_whole(load: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(load)
     def wrapper(*args, **kwargs) -> T:
         path = next((a for a in args[:2] if isinstance(a, (str, os.PathLike))), None)
+        start = _started.get()
+        if start is not None and start[0] == _directory(path):
+            return load(*args, **kwargs)  # inside a load of this directory (load_tokenizer's): it tries again
         for attempt in range(TRIES - 1):
             before = _identity(path)
             token = _started.set((_directory(path), before))
