@@ -34,7 +34,7 @@ MAX_POSITIONS = 2000
 #: Group nesting deeper than this is refused (each level is a recursion of the parser).
 MAX_DEPTH = 64
 #: Pairs of positions the exponential check may look at, and states the polynomial one may
-#: visit, in all (each costs some hundred bytes and a microsecond): a bound on a schema's load.
+#: visit, in all (each costs memory and time): a bound on a schema's load.
 MAX_PAIR_WORK = 500_000
 
 _TOKEN = re.compile(r"\s*(?:([A-Z][A-Za-z0-9_]*)|([()|?*+]))")

@@ -526,7 +526,7 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
         size = len(line.encode("utf-8", "surrogatepass"))
         # Boundaries are the places strictly inside the line where one token ends and the next
         # begins, each once: not the line's end, and not its start, where a token of no text of the
-        # line ends (the dummy space a prefix-space SGPE or Metaspace adds: found by a probe).
+        # line ends (the dummy space a prefix-space SGPE or Metaspace adds).
         inner = [e for k, e in enumerate(ends) if 0 < e < size and (k == 0 or e != ends[k - 1])]
         if inner:
             m.boundaries += len(inner)

@@ -269,8 +269,6 @@ def utf8_text(data: bytes, errors: str = "strict") -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
-        from wwho.errors import NotUTF8Error
-
         raise NotUTF8Error.of(exc) from None
 
 

@@ -139,8 +139,8 @@ os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
 def import_module(name: str) -> ModuleType:
     """``importlib.import_module(name)``; a first import (or one still running on another thread)
     under the lock a fork waits for. A Ctrl-C during another library's first import is held back
-    until the import is done: a KeyboardInterrupt inside numpy's own import left it half made for the
-    rest of the process ("cannot load module more than once per process", found by a probe)."""
+    until the import is done: a KeyboardInterrupt inside numpy's own import would leave it half made
+    for the rest of the process ("cannot load module more than once per process")."""
     module = sys.modules.get(name)
     if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
         return module

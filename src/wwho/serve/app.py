@@ -354,7 +354,7 @@ class EveryAnswer:
         started = False
         # Whether the request's body has been read whole: an answer sent before (a 415, a 404) leaves
         # the rest unread, and the connection is not read again (wwho.serve.connections), so the answer
-        # says Connection: close instead of inviting the client's next request (found by a probe).
+        # says Connection: close instead of inviting the client's next request.
         body_read = not any(k == b"transfer-encoding" or (k == b"content-length" and v.strip(b" \t") != b"0")
                             for k, v in scope["headers"])
 
@@ -476,8 +476,8 @@ def _parse(body: bytes, by_name: dict[str, Loaded], limits: Limits) -> tuple[str
     # be built whole on the event loop before the check below refuses it. The API's one array is
     # counted first, outside strings, by a regular expression over the bytes.
     # A body of the API's shape holds a few strings: two keys, the text, the names. One of many short
-    # strings (a list of tens of thousands of "[") cost the scan below tens of milliseconds on the
-    # event loop before its refusal: counted in C first (a quote after a backslash counted as escaped).
+    # strings (a list of "[" strings) would cost the scan below a step per string on the event loop
+    # before its refusal: they are counted in C first (a quote after a backslash counted as escaped).
     strings = (body.count(b'"') - body.count(b'\\"')) // 2
     if strings > 8 + 2 * len(by_name):
         raise BadRequest(400, f"request body holds {strings:,} strings or more; expected {SHAPE}")

@@ -244,11 +244,11 @@ def _to_close(new: H11Protocol, opened: _ByAddress, waiting: _ByAddress) -> H11P
     as fast as it can closes its own). Otherwise, of the addresses with the most open (``new``'s among
     them where it ties), the connection that has waited longest for a whole request, else the one
     opened first: so addresses holding one idle connection each (any local process may use every
-    127.x.y.z) give way to a newcomer instead of shutting it out (found by a probe)."""
+    127.x.y.z) give way to a newcomer instead of shutting it out."""
     own = _address(new)
     counts = {address: len(group) for address, group in opened.groups.items()}
     most = max(counts.values())
-    if counts.get(own, 0) >= most and all(n < most for address, n in counts.items() if address != own):
+    if all(n < most for address, n in counts.items() if address != own):  # (own has the most, alone)
         return next((c for c in waiting.of(own) if c is not new), new)
     tied = [address for address, n in counts.items() if n == most]
     for pool in (waiting, opened):
