@@ -45,7 +45,6 @@ import io
 import json
 import lzma
 import os
-import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ from pathlib import Path
 
 from wwho.errors import CorpusError, WwhoWarning, brief
 from wwho.fileio import file_type, open_regular
+from wwho.notices import warn
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
@@ -166,16 +166,16 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
     if MARKER in names:
         kept = [name for name in names if not is_checkpoint_file(name)]
         if len(kept) < len(names) - 1:
-            warnings.warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
-                          "corpus", WwhoWarning, stacklevel=2)
+            warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
+                 "corpus", WwhoWarning)
         names = kept
     if MANIFEST not in names:
         return names
     saved = {MANIFEST, *listed(folder)}
     kept = [name for name in names if name not in saved]
     if len(kept) < len(names):
-        warnings.warn(f"{_shown(str(folder))}: the files of a tokenizer wwho saved there ({MANIFEST} and the "
-                      f"{len(names) - len(kept) - 1:,} it lists) are not read as corpus", WwhoWarning, stacklevel=2)
+        warn(f"{_shown(str(folder))}: the files of a tokenizer wwho saved there ({MANIFEST} and the "
+             f"{len(names) - len(kept) - 1:,} it lists) are not read as corpus", WwhoWarning)
     return kept
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbcSet
@@ -51,6 +50,7 @@ from wwho.corpus import MAX_LINE_BYTES, check_max_line_bytes
 from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError, WwhoWarning, brief, printable
 from wwho.fileio import read_bytes
 from wwho.graphemes import cluster_bounds
+from wwho.notices import warn
 from wwho.syllables import Syllabifier
 
 #: encode(text) -> (ids, token end offsets in UTF-8 bytes, or None when unknown); the offsets are any
@@ -601,9 +601,9 @@ def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: s
     if reference is not None:
         for corpus, lines in texts.items():
             if len(lines) != len(reference):  # asked for, and not given: said, not left to a null
-                warnings.warn(f"no parity for {printable(corpus)}: it has {len(lines):,} lines and "
-                              f"{printable(parity_with)} has {len(reference):,}; parity needs line-aligned "
-                              f"corpora (the same sentences, line by line)", WwhoWarning, stacklevel=2)
+                warn(f"no parity for {printable(corpus)}: it has {len(lines):,} lines and "
+                     f"{printable(parity_with)} has {len(reference):,}; parity needs line-aligned "
+                     f"corpora (the same sentences, line by line)", WwhoWarning)
     tokenizers = [load_spec(s, pattern=pattern) for s in specs]
     results = []
     for tok in tokenizers:

@@ -32,6 +32,7 @@ from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongType
 from wwho.fileio import parse_json, read_bytes
 from wwho.ids import no_token_string
 from wwho.ids import token_id as token_id_of
+from wwho.notices import warn
 from wwho.wholeload import loads_whole
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
@@ -59,12 +60,11 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     p = Path(path)
     by_name = kind == "bytelevel" and not p.exists()  # o200k_base, tiktoken:o200k_base
     if tiktoken_file is not None and kind != "meta" and not by_name:
-        import warnings
 
         from wwho.errors import WwhoWarning
 
-        warnings.warn(f"tiktoken_file= is unused: {path} is no meta directory nor a tiktoken encoding's name, and "
-                      "reads no ranks file", WwhoWarning, stacklevel=2)
+        warn(f"tiktoken_file= is unused: {path} is no meta directory nor a tiktoken encoding's name, and "
+             "reads no ranks file", WwhoWarning)
     if pattern is not None and kind != "gguf" and not (kind == "bytelevel" and (p.suffix == ".tiktoken"
                                                                              or not p.exists())):
         from wwho.kinds import KIND_NAMES

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import warnings
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from wwho.errors import ChangedFileWarning, VocabError
 from wwho.fileio import MANIFEST, open_regular, parse_json, read_bytes
+from wwho.notices import warn
 
 MANIFEST_FORMAT = "wwho-manifest/1"
 #: The most bytes a manifest (or a save's marker) is read to.
@@ -154,13 +154,13 @@ def check_saved(directory: str | os.PathLike, read: Mapping[str, bytes], *, only
 
         if overtaken(directory):  # a save replaced the directory while this load read it: read it again
             raise Overtaken(directory)
-        warnings.warn(
+        warn(
             f"{directory}: {', '.join(sorted(changed))} changed since wwho saved this tokenizer (Hugging Face's "
             f"save_pretrained rewrites {'it' if len(changed) == 1 else 'them'}, and so does a save into this "
             f"directory killed while it replaced its files: if you did not, save the tokenizer again); "
             + ("wwho loads the files as they are now, checked whole" if only_listed else
                f"wwho loads {', '.join(sorted(read))}, which {'is' if len(read) == 1 else 'are'} as saved"),
-            ChangedFileWarning, stacklevel=3)
+            ChangedFileWarning)
 
 
 def member(directory: str | os.PathLike, name: Any, *, source: str, key: str) -> Path:

@@ -4,13 +4,38 @@ A trainer stops merging when no pair is frequent enough; the vocabulary is then 
 ``vocab_size``. That is legal, never silent: :func:`warn_short_vocabulary` warns
 (:class:`wwho.errors.VocabSizeWarning`, printed as ``wwho: warning: ...`` by the CLI) with both
 sizes and what to change. This module does not train.
+
+Every warning of the package goes through :func:`warn`, which names the caller's line (the first
+frame outside wwho), as a library's warning should: that is where a user can act on it, and where
+Python's default filters look (a ``DeprecationWarning`` is shown when ``__main__`` triggers it).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
-from wwho.errors import VocabSizeWarning
+from wwho.errors import VocabSizeWarning, WwhoWarning
+
+#: The package's folder: frames whose code lives under it are wwho's own.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` in the function calling this one name the
+    first frame outside the package (the outermost frame where all are wwho's, as under ``wwho``)."""
+    frame = sys._getframe(1)  # the frame that will call warnings.warn: stacklevel 1
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = WwhoWarning) -> None:
+    """``warnings.warn(message, category)`` at the caller's line (see the module's docstring)."""
+    warnings.warn(message, category, stacklevel=caller_level())
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -19,7 +44,7 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def warn_short_vocabulary(got: int, asked: int, *, min_freq: int, option: str = "--min-freq",
-                          stacklevel: int = 3, reason: str | None = None) -> str | None:
+                          reason: str | None = None) -> str | None:
     """Warn when training gave ``got`` < ``asked`` tokens; return the message (None: no warning).
     ``reason``: why, where the trainer knows better than the merges running out of pairs."""
     if got >= asked:
@@ -33,5 +58,5 @@ def warn_short_vocabulary(got: int, asked: int, *, min_freq: int, option: str = 
         message = (f"the vocabulary has {got:,} tokens, not the {asked:,} asked: no pair of tokens occurs "
                    f"{min_freq:,} times or more after that. To reach {asked:,}, "
                    f"train on more text or lower {option} (now {min_freq:,})")
-    warnings.warn(message, VocabSizeWarning, stacklevel=stacklevel)
+    warn(message, VocabSizeWarning)
     return message

@@ -48,7 +48,6 @@ import os
 import signal
 import stat
 import sys
-import warnings
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -80,6 +79,7 @@ from wwho.manifest import (
     read_manifest,
     sha256,
 )
+from wwho.notices import warn
 
 #: The files a loader looks for in a directory, in this order: the first one there decides what the
 #: directory is (:mod:`wwho.kinds`). A save must not leave one it does not write before its own.
@@ -628,9 +628,9 @@ def _dead_temp(path: Path) -> bool:
 
 
 def _left_alone(path: Path, target: Path, why: str) -> None:
-    warnings.warn(f"{path}: left alone: it is named like a leftover of a wwho save into {target}, but {why}; "
-                  "wwho neither moves anything out of it nor deletes it (look inside, then remove it yourself)",
-                  WwhoWarning, stacklevel=3)
+    warn(f"{path}: left alone: it is named like a leftover of a wwho save into {target}, but {why}; "
+         "wwho neither moves anything out of it nor deletes it (look inside, then remove it yourself)",
+         WwhoWarning)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -16,11 +16,11 @@ This module does not tokenize and never changes what the caller does.
 from __future__ import annotations
 
 import unicodedata
-import warnings
 from collections import Counter
 from collections.abc import Iterable
 
 from wwho.errors import ScriptWarning
+from wwho.notices import warn
 from wwho.router import segment
 
 #: below this many letters there is too little to judge
@@ -70,7 +70,7 @@ def syllabifying_keeps(keep_clusters: bool) -> str:
 
 
 def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str, option: str,
-                         stacklevel: int = 3, latin: str = TRAINING_KEEPS, mode: str | None = None) -> str | None:
+                         latin: str = TRAINING_KEEPS, mode: str | None = None) -> str | None:
     """Warn when ``chosen`` holds under half of ``letters``; return the message (None: no warning).
 
     ``what`` names the input ("the text", "the corpus"); ``option`` how to choose a script
@@ -90,5 +90,5 @@ def warn_if_other_script(letters: Counter, chosen: tuple[str, ...], *, what: str
     else:
         fix = f"it is {n / total:.0%} {top}: pass {option}{top}"
     message = f"only {mine / total:.0%} of the letters of {what} are {shown}; {fix}"
-    warnings.warn(message, ScriptWarning, stacklevel=stacklevel)
+    warn(message, ScriptWarning)
     return message

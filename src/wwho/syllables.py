@@ -200,7 +200,7 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
 
     if isinstance(text, str):
         warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
-                             option="script=", stacklevel=3, latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
+                             option="script=", latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
     return syllabifier.tokenize(text, leading_space)
 
 

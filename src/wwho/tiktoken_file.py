@@ -23,8 +23,9 @@ This module only names files; it does not read or parse them.
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
+
+from wwho.notices import warn
 
 ENV = "WWHO_TIKTOKEN_FILE"
 FLAG = "--tiktoken-file"
@@ -80,11 +81,11 @@ def missing(name: str, looked: str | None = None) -> str:
             f"(the file is {name}.tiktoken, tiktoken's download)")
 
 
-def renamed(old: str, value: object, new: object, *, stacklevel: int = 3) -> object:
+def renamed(old: str, value: object, new: object) -> object:
     """Accept a deprecated keyword ``old`` as an alias of ``tiktoken_file`` (with a DeprecationWarning)."""
     if value is None:
         return new
     if new is not None:
         raise TypeError(f"give {KEYWORD}= only ({old}= is its old name)")
-    warnings.warn(f"{old}= is deprecated; use {KEYWORD}= (same meaning)", DeprecationWarning, stacklevel=stacklevel)
+    warn(f"{old}= is deprecated; use {KEYWORD}= (same meaning)", DeprecationWarning)
     return value

@@ -28,14 +28,13 @@ import dataclasses
 import itertools
 import math
 import os
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wwho.binary.ingest import MAX_EXP, IngestOptions, IngestStats, OptionError, iter_files
 from wwho.errors import WwhoWarning
-from wwho.notices import plural
+from wwho.notices import plural, warn
 
 #: HF BpeTrainer's peak RSS per byte of distinct windows fed (measured, see the module docstring)
 BYTES_PER_INPUT_BYTE = 80
@@ -237,10 +236,9 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
     est = estimate(paths, options, exclude=exclude)
     if options.mode == "file" and est.largest > SLOW_FILE_WINDOW:
         # Not refused (it ends), but said before the wait: HF's trainer is superlinear in a window's length.
-        warnings.warn(f"--mode file makes each file one window, and the largest here is {human(est.largest)}: HF's "
-                      "BPE trainer slows down faster than the window grows (docs/binary.md has the measurements); "
-                      "--mode fixed (the default) cuts files into --window-bytes pieces", WwhoWarning,
-                      stacklevel=2)
+        warn(f"--mode file makes each file one window, and the largest here is {human(est.largest)}: HF's "
+             "BPE trainer slows down faster than the window grows (docs/binary.md has the measurements); "
+             "--mode fixed (the default) cuts files into --window-bytes pieces", WwhoWarning)
     if est.peak <= budget:
         return options, est, None
     rate, docs = fit(est, options, budget)

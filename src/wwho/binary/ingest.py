@@ -51,7 +51,7 @@ from typing import BinaryIO, TypeVar
 
 from wwho.errors import CorpusError, WwhoError, brief, printable
 from wwho.fileio import open_regular
-from wwho.notices import plural
+from wwho.notices import plural, warn
 from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
 MODES = ("file", "fixed", "random", "delim")
@@ -527,7 +527,6 @@ def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = I
 def _warn_changed(stats: IngestStats) -> None:
     """One warning line for the files that grew after the memory estimate (read up to the size
     estimated) and one for those that appeared after it (not read), each naming the first."""
-    import warnings
 
     from wwho.errors import WwhoWarning
 
@@ -536,9 +535,9 @@ def _warn_changed(stats: IngestStats) -> None:
 
     if stats.grown:
         path, estimated, now = stats.grown[0]
-        warnings.warn(f"{shown(path)}: grew after the memory estimate ({estimated:,} bytes then, {now:,} when read); "
-                      f"only its first {estimated:,} bytes were read{more(len(stats.grown) - 1)}",
-                      WwhoWarning, stacklevel=3)
+        warn(f"{shown(path)}: grew after the memory estimate ({estimated:,} bytes then, {now:,} when read); "
+             f"only its first {estimated:,} bytes were read{more(len(stats.grown) - 1)}",
+             WwhoWarning)
     if stats.appeared:
-        warnings.warn(f"{shown(stats.appeared[0])}: appeared after the memory estimate; not read"
-                      f"{more(len(stats.appeared) - 1)}", WwhoWarning, stacklevel=3)
+        warn(f"{shown(stats.appeared[0])}: appeared after the memory estimate; not read"
+             f"{more(len(stats.appeared) - 1)}", WwhoWarning)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 from wwho.background import start_thread
 from wwho.binary.ingest import IngestOptions, NothingSampledError, OptionError, count_windows, input_paths
 from wwho.errors import CorpusError, VocabError, brief
+from wwho.notices import warn
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS
 
 ALPHABET = [chr(b) for b in range(256)]
@@ -231,7 +232,6 @@ def describe_size(model_size: int, specials: int, padding: int) -> str:
 
 def _warn_short(model_size: int, specials: int, padding: int, asked: int, min_frequency: int) -> None:
     """Training stopped before ``asked``: say it with the size the summary prints, and what to change."""
-    import warnings
 
     from wwho.errors import VocabSizeWarning
 
@@ -241,9 +241,9 @@ def _warn_short(model_size: int, specials: int, padding: int, asked: int, min_fr
     # (said for the command line and for Python alike: this function cannot tell which called)
     fix = "train on more data" + ("" if min_frequency <= 1 else
                                   f" or lower --min-frequency / min_frequency (now {min_frequency:,})")
-    warnings.warn(f"{model_size - len(ALPHABET):,} merges learned, not the {room:,} that a vocabulary size of {asked:,} "
-                  f"has room for: {why}; the vocabulary is {describe_size(model_size, specials, padding)}. "
-                  f"To reach {asked:,}, {fix}", VocabSizeWarning, stacklevel=3)
+    warn(f"{model_size - len(ALPHABET):,} merges learned, not the {room:,} that a vocabulary size of {asked:,} "
+         f"has room for: {why}; the vocabulary is {describe_size(model_size, specials, padding)}. "
+         f"To reach {asked:,}, {fix}", VocabSizeWarning)
 
 
 def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trainer: trainers.BpeTrainer, *,
@@ -372,8 +372,7 @@ def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, v
 
 def _warn(note: str) -> None:
     """Say what changed the run (sampling to fit the budget) even when progress is off."""
-    import warnings
 
     from wwho.errors import WwhoWarning
 
-    warnings.warn(note, WwhoWarning, stacklevel=3)
+    warn(note, WwhoWarning)

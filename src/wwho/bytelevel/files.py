@@ -213,7 +213,7 @@ def from_tiktoken(
     """
     from wwho.tiktoken_file import FIX, missing, ranks_file_for, renamed
 
-    tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file, stacklevel=4)
+    tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file)
     # Checked before any file is read: a list of names or a misspelt pattern name is the caller's slip.
     if not isinstance(name_or_path, (str, os.PathLike)):  # b"o200k_base" failed inside str.removeprefix
         raise VocabError(f"expected an encoding name or a path to a .tiktoken file, not {brief(name_or_path)}")

@@ -39,6 +39,7 @@ from wwho.bytelevel.validate import check_model, merge_problem, pretokenizer_opt
 from wwho.errors import VocabError, brief
 from wwho.fileio import open_regular
 from wwho.imports import import_module
+from wwho.notices import warn
 from wwho.sizes import MAX_VOCAB_SIZE
 
 # numpy and gguf (which imports numpy and yaml) under the lock a fork waits for: a child forked while
@@ -370,14 +371,13 @@ def _few_lost(problem: tuple, tokens: int, path: Path) -> bool:
     """Whether the core's merges finding is a few tokens no merge makes (warned about), not a fault."""
     if problem[0] != "lost" or problem[1] > min(MAX_LOST, MAX_LOST_SHARE * tokens):
         return False
-    import warnings
 
     from wwho.errors import WwhoWarning
 
     _, count, first, id_ = problem
-    warnings.warn(f"{path}: {count} NORMAL token(s) of several bytes are the result of no merge, e.g. "
-                  f"{brief(first.decode('utf-8', 'backslashreplace'))} (id {id_}): they decode, and encoding never "
-                  "produces them (as in llama.cpp)", WwhoWarning, stacklevel=4)
+    warn(f"{path}: {count} NORMAL token(s) of several bytes are the result of no merge, e.g. "
+         f"{brief(first.decode('utf-8', 'backslashreplace'))} (id {id_}): they decode, and encoding never "
+         "produces them (as in llama.cpp)", WwhoWarning)
     return True
 
 

@@ -135,7 +135,7 @@ def _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t
                                    progress=progress)
     say(f"learned {len(merges):,} merges, {len(symbols):,} tokens + {len(specials)} special, "
         f"{time.perf_counter() - t0:.1f}s in all")
-    warn_short_vocabulary(len(symbols) + len(specials), vocab_size, min_freq=min_freq, stacklevel=4)
+    warn_short_vocabulary(len(symbols) + len(specials), vocab_size, min_freq=min_freq)
     ranks = {s: i for i, s in enumerate(symbols)}
     special_ids = {s: len(symbols) + k for k, s in enumerate(specials)}
     return ByteLevelModel(ranks, pretok, special_tokens=special_ids, merges=merges, ignore_merges=False,

@@ -23,7 +23,6 @@ import inspect
 import io
 import os
 import sys
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +34,7 @@ from wwho.corpus import MAX_LINE_BYTES, bounded_lines
 from wwho.errors import CorpusError, TokenizerError
 from wwho.kinds import KIND_NAMES
 from wwho.loading import detect_kind, load_tokenizer
+from wwho.notices import warn
 from wwho.threads import MAX_THREADS
 
 PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding, or of a .gguf file without "
@@ -287,7 +287,6 @@ def argument_text(text: str) -> str:
     still the text itself (as documented), with a warning saying how to read the file instead:
     ``wwho encode corpus.txt`` would otherwise print the ids of the word "corpus.txt" and exit 0."""
     import shlex
-    import warnings
 
     from wwho.errors import WwhoWarning
 
@@ -297,8 +296,8 @@ def argument_text(text: str) -> str:
     except UnicodeDecodeError as exc:
         raise CorpusError(f"arguments: the text is not UTF-8 (invalid byte at {exc.start})") from None
     if names_a_file(text):
-        warnings.warn(f"{decoded!r} is taken as the text itself, not read, though it names a file; to read "
-                      f"the file, give --file {shlex.quote(decoded)}", WwhoWarning, stacklevel=2)
+        warn(f"{decoded!r} is taken as the text itself, not read, though it names a file; to read "
+             f"the file, give --file {shlex.quote(decoded)}", WwhoWarning)
     return decoded
 
 
@@ -380,8 +379,8 @@ def warn_if_tiktoken_file_unused() -> None:
     if path is not None:
         from wwho.errors import WwhoWarning
 
-        warnings.warn(f"--tiktoken-file {path} was not used: no tokenizer given is a tiktoken encoding named "
-                      "by its name (o200k_base, tiktoken:cl100k_base, ...)", WwhoWarning, stacklevel=2)
+        warn(f"--tiktoken-file {path} was not used: no tokenizer given is a tiktoken encoding named "
+             "by its name (o200k_base, tiktoken:cl100k_base, ...)", WwhoWarning)
 
 
 def token_shower(tok) -> Callable[[int], str]:

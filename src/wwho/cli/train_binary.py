@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import warnings
 
 from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
@@ -20,7 +19,7 @@ from wwho.binary.train import check_options, describe_size, train_from_counts
 from wwho.cli.options import path_argument, strict
 from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
 from wwho.errors import WwhoWarning
-from wwho.notices import plural
+from wwho.notices import plural, warn
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,7 +114,7 @@ def main(argv: list[str]) -> int:
     ingest, estimate, note = check_budget(run.inputs, run.ingest, budget=run.memory_budget,
                                           over_budget=run.over_budget, exclude=exclude)
     if note:
-        warnings.warn(note, WwhoWarning, stacklevel=1)  # it changes the result: said even with --quiet
+        warn(note, WwhoWarning)  # it changes the result: said even with --quiet
     say = _say if progress else _silent
     if not note:
         say(estimate.describe())

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import os
 import stat
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -49,6 +48,7 @@ from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import NotExtendable, extend_pretokenizer
 from wwho.extend.scripts import ScriptSet
 from wwho.fileio import file_type
+from wwho.notices import warn
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
 
@@ -148,17 +148,16 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
         if _valid_setting(key, config[key]):
             carried[key] = config[key]
         else:  # written as it is, a NaN would be no JSON a strict reader takes, a 7 no padding side
-            warnings.warn(f"{folder}: the base's {key} {brief(config[key])} is not one transformers takes, so the "
-                          "extension leaves it out", WwhoWarning, stacklevel=2)
+            warn(f"{folder}: the base's {key} {brief(config[key])} is not one transformers takes, so the "
+                 "extension leaves it out", WwhoWarning)
     for role in ROLES:
         value = roles.get(role, config.get(role))  # special_tokens_map.json first, as transformers reads them
         text = value.get("content") if isinstance(value, dict) else value
         if isinstance(text, str) and text in tok.get_vocab():
             carried[role] = text
         elif isinstance(text, str):  # transformers would add it as a new token; the extension keeps base ids
-            warnings.warn(f"{folder}: the base's {role} {text!r} is no token of its vocabulary, so the extension "
-                          f"has no {role} (set one, e.g. tokenizer.{role} = ..., after loading it)", WwhoWarning,
-                          stacklevel=2)
+            warn(f"{folder}: the base's {role} {text!r} is no token of its vocabulary, so the extension "
+                 f"has no {role} (set one, e.g. tokenizer.{role} = ..., after loading it)", WwhoWarning)
     extra = roles.get(EXTRA_ROLE, config.get(EXTRA_ROLE))  # a chat model's <|im_start|>, <|im_end|> ...
     if isinstance(extra, list):
         texts = [t.get("content") if isinstance(t, dict) else t for t in extra]
@@ -168,8 +167,8 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
             carried[EXTRA_ROLE] = kept
         missing = [t for t in texts if t not in kept]
         if missing:
-            warnings.warn(f"{folder}: the base's {EXTRA_ROLE} {', '.join(map(repr, missing))} are no tokens of its "
-                          "vocabulary, so the extension leaves them out", WwhoWarning, stacklevel=2)
+            warn(f"{folder}: the base's {EXTRA_ROLE} {', '.join(map(repr, missing))} are no tokens of its "
+                 "vocabulary, so the extension leaves them out", WwhoWarning)
     return carried
 
 

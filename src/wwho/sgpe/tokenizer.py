@@ -38,7 +38,6 @@ Training lives in :mod:`wwho.sgpe.train`; the file format in :mod:`wwho.sgpe.voc
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -62,6 +61,7 @@ from wwho.ids import batch as as_batch
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.manifest import listed
+from wwho.notices import warn
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -169,10 +169,10 @@ class SGPETokenizer(EncodingNames):
             if not (path / "vocab.json").exists():
                 check_kind(path, "sgpe", "SGPETokenizer.load")
             if (path / "meta_config.json").exists():  # (its vocab.json named itself is taken as asked)
-                warnings.warn(f"{path} is a meta tokenizer (meta_config.json): SGPETokenizer.load reads its SGPE "
-                              "part alone, whose ids start at 0, not after the byte-level ids as the meta "
-                              "tokenizer's do (and its save or export is that part alone); MetaTokenizer.load "
-                              "or wwho.load_tokenizer reads the whole", WwhoWarning, stacklevel=2)
+                warn(f"{path} is a meta tokenizer (meta_config.json): SGPETokenizer.load reads its SGPE "
+                     "part alone, whose ids start at 0, not after the byte-level ids as the meta "
+                     "tokenizer's do (and its save or export is that part alone); MetaTokenizer.load "
+                     "or wwho.load_tokenizer reads the whole", WwhoWarning)
             path = path / "vocab.json"
         try:
             return cls(load_vocab_file(path), unk=unk)
@@ -191,10 +191,9 @@ class SGPETokenizer(EncodingNames):
         tokenizer loaded with ``unk="token"`` writes ``vocab.json`` alone, with a warning: HF's
         unknown token is per character, so no ``tokenizer.json`` encodes as it does."""
         if self.fallback != "bytes":
-            warnings.warn(f"{directory}: writing vocab.json without the Hugging Face files: with unk='token' no "
-                          "tokenizer.json encodes as this tokenizer does (HF's unknown token is per character); the "
-                          "same vocab.json loaded with the default unk='bytes' exports exactly", WwhoWarning,
-                          stacklevel=2)
+            warn(f"{directory}: writing vocab.json without the Hugging Face files: with unk='token' no "
+                 "tokenizer.json encodes as this tokenizer does (HF's unknown token is per character); the "
+                 "same vocab.json loaded with the default unk='bytes' exports exactly", WwhoWarning)
         save_files(directory, dict(self.files()), kind="sgpe")
         return Path(directory) / "vocab.json"
 

@@ -70,7 +70,6 @@ import math
 import os
 import sys
 import time
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,7 +81,7 @@ from wwho.bpe.engine import MergeError
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
 from wwho.counting import count_corpus
 from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, brief, check_flag
-from wwho.notices import plural, warn_short_vocabulary
+from wwho.notices import plural, warn, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
 from wwho.schema import OTHER, bundled_schema
@@ -535,10 +534,10 @@ def _train_on_pieces(
     fixed = len(special_tokens) + len(BYTE_TOKENS)
     superword_ids = round(superword_share * vocab_size)
     if superword_ids and stage is not None and merge_scope != "pieces":
-        warnings.warn(f"merge_scope={merge_scope!r} keeps words apart from their punctuation (and other runs), but "
-                      f"superword merges (superword_share={superword_share}) join any tokens of a sentence span, so "
-                      "some of them will join what the scope keeps apart; superword_share=0 keeps the scope's rule "
-                      "everywhere (docs/compression.md)", WwhoWarning, stacklevel=5)
+        warn(f"merge_scope={merge_scope!r} keeps words apart from their punctuation (and other runs), but "
+             f"superword merges (superword_share={superword_share}) join any tokens of a sentence span, so "
+             "some of them will join what the scope keeps apart; superword_share=0 keeps the scope's rule "
+             "everywhere (docs/compression.md)", WwhoWarning)
     auto = prune_freq == "auto"
     if auto:
         # The pieces each syllable needs (Python) are worked out while the core builds the probe
@@ -584,7 +583,7 @@ def _train_on_pieces(
         fits = need  # the smallest size that holds it all, the characters it would add included
         if skipped_characters and skipped_characters <= (need + skipped_characters) * MAX_SCRIPT_CHARACTERS_SHARE:
             fits = need + skipped_characters
-        warnings.warn(
+        warn(
             f"the vocabulary has {need:,} tokens, more than the {vocab_size:,} asked: this corpus's "
             f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
             f"tokens do not fit in fewer, and no merge is learned. Use --vocab-size / vocab_size >= {fits:,}"
@@ -592,7 +591,7 @@ def _train_on_pieces(
                f"the script's {skipped_characters:,} characters the training text lacks, left out here)"
                if fits != need else "")
             + ("" if auto else f", or a higher prune_freq (now {prune_freq})"),
-            VocabSizeWarning, stacklevel=5)
+            VocabSizeWarning)
     if max_symbols < len(symbols):
         say(f"note: the {len(symbols):,} base symbols and {len(support):,} building pieces leave no room for "
             f"syllable merges besides the {superword_ids:,} ids kept for superwords")
@@ -644,8 +643,7 @@ def _train_on_pieces(
             raise VocabError(f"{checkpoint}: {exc}; delete the checkpoint to start over") from None
         say(f"resumed from {checkpoint}: {len(done):,} merges replayed")
     elif resume:  # a mistyped folder would redo hours of work without a word: said even with --quiet
-        warnings.warn(f"resume: no checkpoint in {checkpoint_dir}; training from the start", WwhoWarning,
-                      stacklevel=3)
+        warn(f"resume: no checkpoint in {checkpoint_dir}; training from the start", WwhoWarning)
     t1 = time.perf_counter()
 
     def save_checkpoint() -> None:
@@ -737,7 +735,7 @@ def _train_on_pieces(
         reason = (f"no pair of units is left to merge among the syllables seen {prune_freq:,} times or more "
                   f"(prune_freq; rarer ones are not merged). To reach {vocab_size:,}, lower prune_freq "
                   "(--prune-freq) or train on more text")
-    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, stacklevel=5, reason=reason)
+    warn_short_vocabulary(len(vocab), vocab_size, min_freq=min_freq, reason=reason)
     return VocabFile(vocab=vocab, merges=merges, syllable_merges=build, superword_merges=superword_merges,
                      script=script, special_tokens=tuple(special_tokens), prune_freq=prune_freq,
                      min_freq=min_freq, merge_scope=merge_scope, prefix_space=prefix_space,
@@ -817,7 +815,7 @@ def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables:
         return
     letters = letters_by_script(boundary.items())
     letters[scripts[0]] += own
-    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", stacklevel=5, mode=mode)
+    warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", mode=mode)
 
 
 def indic_segments(documents, scripts: tuple[str, ...]):
