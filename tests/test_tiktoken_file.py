@@ -54,6 +54,46 @@ def test_from_tiktoken_honours_the_environment_variable(monkeypatch, tmp_path):
         wwho.ByteBPE.from_tiktoken("o200k_base")
 
 
+def test_the_shared_variable_serves_only_the_encoding_whose_file_it_holds(monkeypatch, tmp_path):
+    """WWHO_TIKTOKEN_FILE set for o200k_base (as the README says) does not stand for cl100k_base: the
+    message says so and names the variable for one encoding, and tiktoken's cache is looked at."""
+    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, tiktoken_cache_path
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(ENV, str(O200K_FILE))
+    with pytest.raises(VocabError) as caught:
+        wwho.ByteBPE.from_tiktoken("cl100k_base")
+    message = str(caught.value)
+    assert "WWHO_TIKTOKEN_FILE names o200k_base's, which serves o200k_base only" in message
+    assert "set WWHO_TIKTOKEN_FILE_CL100K_BASE=PATH" in message and "truncated" not in message
+    cached = tiktoken_cache_path(TIKTOKEN_ENCODINGS["cl100k_base"].url)
+    cached.write_bytes(b"not the ranks\n")
+    with pytest.raises(VocabError, match=rf"{cached.name}: sha256 .* not that of the official cl100k_base"):
+        wwho.ByteBPE.from_tiktoken("cl100k_base")  # the cache's file was read
+    assert wwho.ByteBPE.from_tiktoken("o200k_base").encode("Hello world") == [13225, 2375]
+
+
+@pytest.mark.parametrize("how", ["argument", "variable for the encoding"])
+def test_another_encodings_file_given_for_one_is_refused_by_name(monkeypatch, how):
+    monkeypatch.delenv(ENV, raising=False)
+    options = {}
+    if how == "argument":
+        options["tiktoken_file"] = O200K_FILE
+    else:
+        monkeypatch.setenv(ENV + "_CL100K_BASE", str(O200K_FILE))
+    with pytest.raises(VocabError, match=r"this is the official o200k_base ranks file, not cl100k_base's"):
+        wwho.ByteBPE.from_tiktoken("cl100k_base", **options)
+
+
+def test_a_changed_file_is_named_with_where_it_came_from(monkeypatch, tmp_path):
+    changed = tmp_path / "o200k_base.tiktoken"
+    changed.write_bytes(O200K_FILE.read_bytes()[:-40])
+    monkeypatch.setenv(ENV, str(changed))
+    with pytest.raises(VocabError, match=r"o200k_base.tiktoken \(from WWHO_TIKTOKEN_FILE\): sha256 .* To fix: "
+                                         r".* \(or WWHO_TIKTOKEN_FILE_O200K_BASE=PATH, for o200k_base alone\)"):
+        wwho.ByteBPE.from_tiktoken("o200k_base")
+
+
 def test_the_same_keyword_everywhere(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     from wwho.bytelevel.tiktoken_loader import get_encoding

@@ -7,7 +7,8 @@ vocabulary, ``wwho eval tiktoken:NAME``, ``wwho encode/decode/inspect``, ``make 
 
 1. the argument: ``tiktoken_file=PATH`` in Python, ``--tiktoken-file PATH`` on the command line;
 2. ``WWHO_TIKTOKEN_FILE_<NAME>`` (e.g. ``WWHO_TIKTOKEN_FILE_CL100K_BASE``), for one encoding;
-3. ``WWHO_TIKTOKEN_FILE``, for the encoding asked (usually ``o200k_base``).
+3. ``WWHO_TIKTOKEN_FILE``, for the encoding asked (usually ``o200k_base``); a file there that is
+   another known encoding's official one is passed over (the caller checks the content).
 
 Without any of them, every entry point looks in tiktoken's cache (``TIKTOKEN_CACHE_DIR``) and never
 downloads (the meta vocabulary and ``tiktoken:NAME`` in ``wwho eval`` read the file as ``ByteBPE``

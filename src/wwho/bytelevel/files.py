@@ -211,7 +211,7 @@ def from_tiktoken(
     ``pattern=``. ``ranks_path=``
     is the deprecated name of ``tiktoken_file=``.
     """
-    from wwho.tiktoken_file import FIX, missing, ranks_file_for, renamed
+    from wwho.tiktoken_file import FIX, env_name, renamed
 
     tiktoken_file = renamed("ranks_path", ranks_path, tiktoken_file)
     # Checked before any file is read: a list of names or a misspelt pattern name is the caller's slip.
@@ -226,25 +226,19 @@ def from_tiktoken(
     if known is not None and pattern is not None:  # it would be ignored: the encoding has its regex
         raise VocabError(f"pattern= is for a .tiktoken file of your own; {known.name} has its own pattern "
                          f"(to use another regex with its ranks, give the file: from_tiktoken(PATH, pattern=...))")
+    data = None
     if known is not None:
-        fix = f"give the official {known.name}.tiktoken: {FIX}"
-        given = ranks_file_for(known.name, tiktoken_file)
-        if given is not None:
-            path, source = given
-            if not path.exists():  # a FIFO or device is refused by the reader, which says what it is
-                raise VocabError(f"{path} (from {source}): no such file. To fix: point {source} at the "
-                                 f"{known.name}.tiktoken ranks file")
-        else:
-            path = tiktoken_cache_path(known.url)
-            if not path.is_file():
-                raise VocabError(missing(known.name, f"tiktoken's cache, {path}"))
+        path, shown, data = _known_file(known, tiktoken_file)
+        fix = (f"give the official {known.name}.tiktoken: {FIX} (or {env_name(known.name)}=PATH, for "
+               f"{known.name} alone)")
     else:
-        path = Path(name_or_path)
+        path = shown = Path(name_or_path)
         if not path.exists():
             names = ", ".join(TIKTOKEN_ENCODINGS)
             raise VocabError(f"{name_or_path}: no such ranks file, and not a known encoding ({names})")
         known = TIKTOKEN_ENCODINGS.get(path.name.removesuffix(".tiktoken")) if pattern is None else None
-    data = read_file(path)
+    if data is None:
+        data = read_file(path)
     if known is None and pattern is None:  # a renamed official file is still that encoding
         known = known_by_content(data)
     if known is not None:
@@ -252,7 +246,7 @@ def from_tiktoken(
         if digest != known.sha256:
             lines = data.count(b"\n")
             raise VocabError(
-                f"{path}: sha256 {digest} is not that of the official {known.name} ranks file "
+                f"{shown}: sha256 {digest} is not that of the official {known.name} ranks file "
                 f"({known.sha256}; {known.lines:,} lines, this one has {lines:,}): truncated or "
                 f"changed? To fix: {fix}"
             )
@@ -265,6 +259,39 @@ def from_tiktoken(
     name = known.name if known else path.stem
     model = ByteLevelModel(ranks, Pretokenizer.coerce(pattern), special_tokens=dict(special_tokens or {}), name=name)
     return check_model(model, str(path))
+
+
+def _known_file(known: KnownEncoding, tiktoken_file: str | Path | None) -> tuple[Path, str, bytes | None]:
+    """The ranks file for the known encoding ``known``: ``(path, path as said in errors, its bytes if
+    read here)``. ``WWHO_TIKTOKEN_FILE`` serves whichever encoding is asked, so a file there that is
+    another known encoding's official one is not taken for this one: tiktoken's cache is looked at
+    instead (a file given for this encoding alone, or as an argument, is refused by name)."""
+    from wwho.tiktoken_file import ENV, FLAG, KEYWORD, env_name, missing, ranks_file_for
+
+    other = None
+    given = ranks_file_for(known.name, tiktoken_file)
+    if given is not None:
+        path, source = given
+        shown = f"{path} (from {source})"
+        if not path.exists():  # a FIFO or device is refused by the reader, which says what it is
+            raise VocabError(f"{shown}: no such file. To fix: point {source} at the {known.name}.tiktoken "
+                             "ranks file")
+        data = read_file(path)
+        other = known_by_content(data)
+        if other is None or other.name == known.name:
+            return path, shown, data
+        if source != ENV:
+            raise VocabError(f"{shown}: this is the official {other.name} ranks file, not {known.name}'s. To fix: "
+                             f"give the official {known.name}.tiktoken there")
+    path = tiktoken_cache_path(known.url)
+    if not path.is_file() and other is not None:
+        raise VocabError(f"the {known.name} ranks file is not available offline: {ENV} names {other.name}'s, "
+                         f"which serves {other.name} only, and tiktoken's cache has none ({path}). To fix: set "
+                         f"{env_name(known.name)}=PATH or pass {KEYWORD}=PATH (command line: {FLAG} PATH) "
+                         f"(the file is {known.name}.tiktoken, tiktoken's download)")
+    if not path.is_file():
+        raise VocabError(missing(known.name, f"tiktoken's cache, {path}"))
+    return path, str(path), None
 
 
 def read_file(path: Path) -> bytes:
