@@ -277,8 +277,14 @@ def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
     from wwho.errors import WrongTypeError
 
     tok = _get(kinds, kind)
-    with pytest.raises(WrongTypeError, match="got memoryview"):
+    with pytest.raises(WrongTypeError, match="got a memoryview of bytes .*numpy.asarray"):
         tok.decode(memoryview(b"AB"))
+    import numpy as np
+
+    one_byte = np.asarray([65, 66], dtype=np.uint8)  # ids 65 and 66, not the bytes "AB"
+    with pytest.raises(WrongTypeError, match=r"memoryview of bytes \(format 'B'\)"):
+        tok.decode(memoryview(one_byte))  # as README says; numpy.asarray of it decodes
+    assert tok.decode(np.asarray(memoryview(one_byte))) == tok.decode(one_byte.tolist())
     texts = [TEXT[kind], "", TEXT[kind]]
     ids, offsets = tok.encode_batch_to_numpy(texts)
     with pytest.raises(WrongTypeError, match=r"tuple \(ids, offsets\).*FlatIds"):
@@ -352,7 +358,7 @@ def test_memoryviews_of_ids_and_masked_arrays_take_one_rule_on_every_method(kind
         assert method(np.ma.array(u32)) == expected  # nothing masked
         with pytest.raises(WrongTypeError, match="masked array with masked entries"):
             method(masked)
-        with pytest.raises(WrongTypeError, match="got memoryview"):
+        with pytest.raises(WrongTypeError, match="got a memoryview of bytes"):
             method(memoryview(bytes(u32)))
         # A byte order Python's memoryview cannot read: a typed error, not NotImplementedError.
         with pytest.raises(WrongTypeError, match="memoryview of format '>I'.*numpy.asarray"):

@@ -235,6 +235,9 @@ def _sequence(ids: object) -> list:
         except NotImplementedError:  # a format Python's memoryview cannot read (">I", a struct)
             raise WrongTypeError(f"{what}, got a memoryview of format {brief(ids.format)}, which Python cannot "
                                  "read: pass numpy.asarray(ids) (it reads byte orders) or a list") from None
+    if isinstance(ids, memoryview) and ids.format in _BYTE_FORMATS:
+        raise WrongTypeError(f"{what}, got a memoryview of bytes (format {ids.format!r}), refused as bytes are: "
+                             "for ids of one byte each pass numpy.asarray(view) or list(view)")
     if isinstance(ids, (str, bytes, bytearray, memoryview)):
         raise WrongTypeError(f"{what}, got {_name(ids)}")
     if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration
