@@ -215,6 +215,26 @@ def test_special_tokens_of_ones_own_get_their_roles(tmp_path):
     assert batch["input_ids"][1] == tok.encode("ශ්‍රී ලංකාව")
 
 
+def test_cls_and_sep_of_the_text_are_no_template(tmp_path):
+    """Found by a probe: trained with special tokens of its own on text holding the words [CLS] and
+    [SEP], the vocabulary learned them as ordinary tokens, and the export still wrapped every text
+    in them (``TemplateProcessing``), where ``skip_special_tokens`` could not take them off."""
+    from tokenizers import Tokenizer
+
+    lines = read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 60_000).splitlines()
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"{'[CLS]' if i % 2 else '[SEP]'} {line}" for i, line in enumerate(lines))
+                      + "\n", encoding="utf-8")
+    tok = SGPETokenizer.train([corpus], vocab_size=1500, script="sinhala", progress=False, workers=1,
+                              special_tokens=("<pad>", "<unk>"))
+    assert {"[CLS]", "[SEP]"} <= tok.vocab.keys() - set(tok.special_tokens)  # the text's own tokens
+    tok.save(tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "tokenizer.json").read_text(encoding="utf-8"))
+    assert data["post_processor"] is None
+    hf = Tokenizer.from_file(str(tmp_path / "out" / "tokenizer.json"))
+    assert hf.encode("ශ්‍රී ලංකාව").ids == tok.encode("ශ්‍රී ලංකාව")  # add_special_tokens=True: nothing added
+
+
 def test_a_byte_level_mismatch_is_reported_not_a_crash(tmp_path):
     """Found by a probe: the report of a mismatch asked ``tok.tokenize``, which byte-level
     tokenizers lack, so ``wwho export hf --verify`` died with an AttributeError exactly where it

@@ -96,3 +96,30 @@ def test_export_hf_directory_loads_in_transformers(tmp_path):
     out = tok.export_hf(tmp_path / "llama3-base")
     auto = transformers.AutoTokenizer.from_pretrained(str(out))
     assert auto("hello")["input_ids"] == [tok.bos_id, *tok.encode("hello")]
+
+
+def test_a_hugging_face_folder_loads_from_its_tokenizer_json(tmp_path):
+    """Found by a probe: a folder as gpt2, roberta and Qwen2 ship it (tokenizer.json beside a
+    vocab.json of token -> id and merges.txt) was read as an SGPE vocabulary and refused
+    ("vocab.json: missing key 'vocab'"), though its tokenizer.json loads."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from wwho.loading import detect_kind, load_tokenizer
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    hf.train_from_iterator(["hello world, hello there"] * 50,
+                           trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    hf.save(str(folder / "tokenizer.json"))
+    hf.model.save(str(folder))  # vocab.json and merges.txt
+    assert detect_kind(folder) == detect_kind(folder / "tokenizer.json")
+    text = "hello world, hello there!"
+    assert load_tokenizer(folder).encode(text) == hf.encode(text).ids
+    proc = run_wwho("encode", "--tokenizer", str(folder), "--ids", text)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(i) for i in hf.encode(text).ids]
+    with pytest.raises(VocabError, match="Hugging Face"):
+        SGPETokenizer.load(folder)  # names what the folder is

@@ -54,6 +54,8 @@ def _detect_kind(path: str | os.PathLike) -> str:
         for name in LOAD_ORDER:
             kind = _KIND_OF[name]
             if os.path.lexists(p / name):  # what is not a regular file (a dangling link) is refused by its loader
+                if kind == "sgpe" and _hub_folder(p):
+                    return _detect_kind(p / "tokenizer.json")
                 return kind or _detect_kind(p / name)
         if not os.access(p, os.R_OK | os.X_OK):  # (lexists says False for every name in such a folder)
             raise VocabError(f"{p}: cannot read: Permission denied")
@@ -112,6 +114,18 @@ def _check_one_kind(directory: Path) -> None:
     if os.path.lexists(directory / "tokenizer_meta.json") and not os.path.lexists(directory / "meta_config.json"):
         raise VocabError(f"{directory}: meta_config.json is missing beside tokenizer_meta.json: this was saved as "
                          "a meta tokenizer; put it back or save the tokenizer again")
+
+
+def _hub_folder(directory: Path) -> bool:
+    """Whether ``directory`` is a Hugging Face tokenizer folder (gpt2, roberta and Qwen2 ship
+    ``tokenizer.json`` beside a ``vocab.json`` of token -> id and ``merges.txt``), not a wwho save:
+    no manifest of wwho's, a ``tokenizer.json``, and a ``vocab.json`` that is no SGPE vocabulary."""
+    from wwho.manifest import MANIFEST
+
+    if os.path.lexists(directory / MANIFEST) or not os.path.isfile(directory / "tokenizer.json"):
+        return False
+    data = _read_json(directory / "vocab.json")
+    return isinstance(data, dict) and "vocab" not in data
 
 
 def _head(path: Path) -> bytes:

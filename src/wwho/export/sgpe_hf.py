@@ -24,7 +24,8 @@ exactly :meth:`SGPETokenizer.encode`'s ids. How:
   would decode to a byte: when the vocabulary has one, a ``Replace`` before ``ByteFallback`` hides
   it (:data:`BYTE_LOOKALIKE`) and one after it restores it;
 * **post-processor**: spec 000's ``TemplateProcessing``: ``[CLS] $A [SEP]`` and
-  ``[CLS] $A [SEP] $B [SEP]``, used when ``add_special_tokens=True``.
+  ``[CLS] $A [SEP] $B [SEP]``, used when ``add_special_tokens=True``; only when ``[CLS]`` and
+  ``[SEP]`` are special tokens of the vocabulary (ordinary tokens of that text are not wrapped around).
 
 Limits (see ``docs/hf-export.md``): HF always recognizes special-token text such as
 ``[CLS]`` in the input (native: ``allowed_special="all"``); Rust strings cannot hold lone
@@ -112,7 +113,7 @@ def tokenizer_json(tok: Any) -> dict[str, Any]:
         steps.append(decoders.Replace(Regex(r"\A "), ""))
     hf.decoder = decoders.Sequence(steps)
     hf.add_special_tokens(list(tok.special_tokens))
-    if "[CLS]" in tok.vocab and "[SEP]" in tok.vocab:
+    if "[CLS]" in tok.special_tokens and "[SEP]" in tok.special_tokens:  # not ordinary tokens of that text
         cls, sep = ("[CLS]", tok.vocab["[CLS]"]), ("[SEP]", tok.vocab["[SEP]"])
         hf.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[cls, sep]

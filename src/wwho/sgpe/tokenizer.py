@@ -164,7 +164,7 @@ class SGPETokenizer(EncodingNames):
         from wwho.fileio import tokenizer_path
         from wwho.kinds import check_kind
 
-        path = Path(tokenizer_path(path, "SGPETokenizer.load"))
+        path = given = Path(tokenizer_path(path, "SGPETokenizer.load"))
         if path.is_dir():
             if not (path / "vocab.json").exists():
                 check_kind(path, "sgpe", "SGPETokenizer.load")
@@ -181,7 +181,7 @@ class SGPETokenizer(EncodingNames):
                 raise
             # (without the frames that hold the file's bytes: check_kind may read it again)
             exc.with_traceback(None)
-            check_kind(path, "sgpe", "SGPETokenizer.load")
+            check_kind(given, "sgpe", "SGPETokenizer.load")  # (a folder: what the folder is, as a whole)
             raise exc from None
 
     def save(self, directory: str | os.PathLike) -> Path:
