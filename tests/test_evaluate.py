@@ -93,6 +93,15 @@ def test_unknown_specs_are_clear_errors(tmp_path):
         load_spec("tiktoken:no_such_encoding")
 
 
+def test_spm_without_sentencepiece_names_the_extra(tmp_path, monkeypatch):
+    """As every optional package's message does: the extra to install, ``wwho[spm]``."""
+    model = tmp_path / "m.model"
+    model.write_bytes(b"x")
+    monkeypatch.setitem(__import__("sys").modules, "sentencepiece", None)  # import fails
+    with pytest.raises(VocabError, match=r"needs? the optional package sentencepiece \(pip install 'wwho\[spm\]'\)"):
+        load_spec(f"spm:{model}")
+
+
 def test_unreadable_corpus_is_a_clear_error(tmp_path):
     from wwho.cli import main
 

@@ -347,7 +347,7 @@ def _spm(model: str, name: str) -> Evaluated:
     try:
         import sentencepiece as spm
     except ImportError:
-        raise VocabError("spm: SPECs need the optional package sentencepiece (pip install sentencepiece)") from None
+        raise VocabError("spm: SPECs need the optional package sentencepiece (pip install 'wwho[spm]')") from None
     # read here, not by the library: a FIFO or a device is refused, and a huge file is bounded
     raw = read_bytes(model, error=VocabError, what="SentencePiece model")
     try:
