@@ -114,3 +114,36 @@ def test_decode_says_how_to_read_ids_from_a_file_an_argument_names(tmp_path, tok
         f", not a token id (it names a file: read the ids from it with - < {shlex.quote(str(ids))})"), line
     ids.unlink()
     assert one_line_error(wwho("decode", "--tokenizer", sgpe, ids)).endswith(", not a token id")
+
+
+def test_decode_says_how_to_read_a_npy_file(tmp_path, tokenizers):
+    """A .npy of ids named as an argument, or on standard input, is pointed at --npy (before: read
+    it with ``- <``, which then failed on numpy's header)."""
+    sgpe = tmp_path / "sgpe"
+    tokenizers["sinhala"].save(sgpe)
+    text = tmp_path / "t.txt"
+    text.write_text("ශ්‍රී ලංකාව\n", encoding="utf-8")
+    npy = tmp_path / "ids.npy"
+    assert wwho("encode", "--tokenizer", sgpe, "--file", text, "--npy", "-o", npy, "--eot", "none").returncode == 0
+    assert one_line_error(wwho("decode", "--tokenizer", sgpe, npy)).endswith(
+        f"(it names a file: read the ids from it with --npy {shlex.quote(str(npy))})")
+    assert one_line_error(wwho("decode", "--tokenizer", sgpe, "-", input=npy.read_bytes())).endswith(
+        "(this is a .npy file of ids: decode it with --npy FILE, as encode --npy writes it)")
+
+
+def test_encode_keeps_a_carriage_return_that_ends_no_line(tmp_path, tokenizers):
+    """Only the line end (``\\n`` or ``\\r\\n``) is taken off a line: a ``\\r`` before it, or at
+    the end of the last line, is text, and comes back from ``wwho decode`` (before: every ``\\r``
+    at a line's end was dropped, so ``ab\\r\\r\\n`` encoded as ``ab``)."""
+    sgpe = tmp_path / "sgpe"
+    tokenizers["sinhala"].save(sgpe)
+    tok = tokenizers["sinhala"]
+    path = tmp_path / "cr.txt"
+    path.write_bytes("ශ්‍රී\r\r\nලංකාව\r\n\rx\r".encode())
+    for source in (["--file", path], ["-"]):
+        proc = wwho("encode", "--tokenizer", sgpe, *source, input=path.read_bytes() if source == ["-"] else None)
+        assert proc.returncode == 0, proc.stderr
+        lines = [[int(i) for i in line.split()] for line in proc.stdout.decode().splitlines()]
+        assert lines == [tok.encode("ශ්‍රී\r"), tok.encode("ලංකාව"), tok.encode("\rx\r")]
+        back = wwho("decode", "--tokenizer", sgpe, "-", input=proc.stdout)
+        assert back.stdout.decode() == "ශ්‍රී\r\nලංකාව\n\rx\r\n"

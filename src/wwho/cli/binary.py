@@ -306,8 +306,12 @@ def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
         if not word:  # "326,,2": an id left out, not a separator
             raise TokenizerError(f"{where}: item {n} is empty (two commas in a row, or a comma at an end)")
         if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
-            hint = (f" (it names a file: read the ids from it with - < {shlex.quote(word)})"
-                    if where == "arguments" and names_a_file(word) else "")
+            hint = ""
+            if n == 0 and word[1:6] == "NUMPY":  # numpy's magic string, \x93NUMPY, as read
+                hint = " (this is a .npy file of ids: decode it with --npy FILE, as encode --npy writes it)"
+            elif where == "arguments" and names_a_file(word):
+                hint = (f" (it names a file: read the ids from it with "
+                        f"{'--npy ' if word.endswith('.npy') else '- < '}{shlex.quote(word)})")
             raise TokenizerError(f"{where}: item {n} is {_as_read(word)}, not a token id{hint}")
         if len(word) > 20:  # no id has that many digits, and Python refuses int() of thousands
             raise TokenizerError(f"{where}: item {n} ({len(word):,} digits) is too large to be a token id")

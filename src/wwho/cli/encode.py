@@ -273,11 +273,15 @@ def read_failed(path: str, exc: BaseException) -> CorpusError:
 
 
 def _decoded(lines: Iterable[bytes], name: str, read: list[int] | None = None) -> Iterator[str]:
+    """Each line's text without its line end, ``\n`` or ``\r\n``: a ``\r`` before that is text,
+    which ``wwho decode`` must give back (the training reader strips them all, a corpus convention)."""
     for n, raw in enumerate(lines, start=1):
         if read is not None:
             read[0] += len(raw)
+        if raw.endswith(b"\n"):
+            raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
         try:
-            yield raw.decode("utf-8", "surrogatepass").rstrip("\r\n")
+            yield raw.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError as exc:
             raise CorpusError(f"{name}:{n}: invalid UTF-8 at byte {exc.start}") from None
 
