@@ -147,3 +147,18 @@ def test_encode_keeps_a_carriage_return_that_ends_no_line(tmp_path, tokenizers):
         assert lines == [tok.encode("ශ්‍රී\r"), tok.encode("ලංකාව"), tok.encode("\rx\r")]
         back = wwho("decode", "--tokenizer", sgpe, "-", input=proc.stdout)
         assert back.stdout.decode() == "ශ්‍රී\r\nලංකාව\n\rx\r\n"
+
+
+def test_a_refused_byte_is_named_by_its_line_in_the_file(tmp_path):
+    """Found by a probe: a byte a vocabulary has no token for (Falcon's GGUF lacks ``\\x0b``) was
+    named by its place in an internal block of lines (``texts[37856]``, moving with --block-mb),
+    not by the line of the file, as a refused special token is."""
+    from conftest import DATA, require_data
+
+    falcon = require_data(DATA / "gguf-vocab" / "ggml-vocab-falcon.gguf")
+    path = tmp_path / "f.txt"
+    path.write_text("hello world line\n" * 3_000 + "bad \x0b here\n", encoding="utf-8")
+    for block in ("0.001", "4"):
+        line = one_line_error(wwho("encode", "--tokenizer", falcon, "--file", path, "--block-mb", block,
+                                   "-o", tmp_path / "out.txt"))
+        assert line == f"wwho: error: {path}: line 3,001: byte b'\\x0b' at offset 4 has no token in this vocabulary"

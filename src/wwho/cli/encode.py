@@ -22,6 +22,7 @@ import contextlib
 import inspect
 import io
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -354,14 +355,24 @@ def _special_advice(args: argparse.Namespace) -> Iterator[list[int]]:
     from wwho.bytelevel.tokenizer import DisallowedSpecialError
 
     done = [0]
+    where = args.file or ("standard input" if args.input == "-" else "the argument")
     try:
         yield done
     except DisallowedSpecialError as exc:
-        where = args.file or ("standard input" if args.input == "-" else "the argument")
         line = done[0] + (exc.text_index or 0) + 1
         raise TokenizerError(f"{where}: line {line:,}: the special token {exc.token!r} at offset {exc.offset}: "
                              "add --allow-special to encode it as the special token, or --special-as-text to "
                              "encode it as plain text") from None
+    except TokenizerError as exc:  # any other text refused (a byte without a token): its line, not its block's
+        place = _BATCH_PLACE.match(str(exc))
+        if place is None:
+            raise
+        line = done[0] + int(place[1]) + 1
+        raise TokenizerError(f"{where}: line {line:,}: {str(exc)[place.end():]}") from None
+
+
+#: How a batch's error names its text: ``texts[7]: ...`` (its place in the block of lines encoded).
+_BATCH_PLACE = re.compile(r"texts\[([0-9]+)\]: ")
 
 
 def use_tiktoken_file(args: argparse.Namespace) -> None:
