@@ -136,3 +136,31 @@ def test_every_option_equals_tokenizers_on_hostile_text(variants, name, text):
     assert hf.decode(ids, skip_special_tokens=False) == tok.decode(ids)
     assert hf.decode(ids, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
     assert tok.decode(tok.encode(text)) == text
+
+
+@pytest.mark.parametrize("prune_freq", ["auto", 1])
+@pytest.mark.parametrize("unit", [
+    "a" + "\u0301" * 3_000,    # one grapheme cluster of Latin: a boundary token
+    "क" + "\u093c" * 3_000,    # one Devanagari syllable of 3,001 code points
+    "क्" + "\u200d" * 3_000,   # a run of joiners
+])
+def test_an_endless_unit_takes_no_ids_of_its_own(tmp_path, unit, prune_freq):
+    """Found by a probe: one made-up unit (a letter and thousands of marks) became a symbol, whose
+    building pieces (every prefix) took an id each, and bytes, time and memory in the square of its
+    length (8,000 marks: 28 s, 1.2 GB, a vocab.json of 128 MB). A unit longer than the core's
+    MAX_SYMBOL_UNITS code points is spelt by its characters, as a pruned syllable is."""
+    from wwho import _core
+
+    text = "नमस्ते दुनिया, यह एक वाक्य है।\n" * 40
+    plain, hostile = tmp_path / "plain.txt", tmp_path / "hostile.txt"
+    plain.write_text(text, encoding="utf-8")
+    hostile.write_text(text + unit + "\n", encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a vocabulary smaller than asked, from so little text
+        base, tok = (SGPETokenizer.train([p], vocab_size=600, script="devanagari", progress=False, workers=1,
+                                         prune_freq=prune_freq)
+                     for p in (plain, hostile))
+    added = tok.vocab.keys() - base.vocab.keys()
+    assert all(len(t) == 1 for t in added), sorted(added, key=len)[-3:]  # its characters at most
+    assert max(map(len, tok.vocab)) <= max(map(len, base.vocab)) < _core.MAX_SYMBOL_UNITS
+    assert tok.decode(tok.encode(unit)) == unit

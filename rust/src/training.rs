@@ -61,6 +61,20 @@ impl Interner {
 /// Longest word ending, in units, that [`WordCounts::endings`] gives.
 pub const MAX_ENDING: usize = 32;
 
+/// Longest unit (a syllable or a boundary token), in code points, that may be a symbol. No
+/// syllable or grapheme cluster of real text comes near it, while one made up (a letter and
+/// thousands of combining marks, a run of joiners) would otherwise take an id for each of its
+/// prefixes (its building pieces) and time and memory in the square of its length. A longer
+/// unit is no symbol: it is spelt by its characters, as a syllable pruned for its rarity is.
+pub const MAX_SYMBOL_UNITS: usize = 32;
+
+/// Whether the unit `units` may be a symbol: not too long, and no lone surrogate in it (no
+/// UTF-8 file, vocab.json or tokenizer.json, can hold one; words keep such a unit as an
+/// unknown one, and encoders give it to byte fallback).
+pub fn may_be_symbol(units: &[u32]) -> bool {
+    units.len() <= MAX_SYMBOL_UNITS && !units.iter().any(|c| (0xD800..0xE000).contains(c))
+}
+
 /// What the pieces of a corpus hold (`collect_words` in `wwho.sgpe.train`).
 #[derive(Debug, Default)]
 pub struct WordCounts {
@@ -368,15 +382,7 @@ impl WordCounts {
     }
 
     pub fn engine_input(&self, prune_freq: u64) -> EngineInput {
-        // A lone surrogate is never a symbol: no UTF-8 file (vocab.json, tokenizer.json) can
-        // hold it. Words keep it as an unknown unit, and encoders give it to byte fallback.
-        let storable = |s: u32| {
-            !self
-                .strings
-                .get(s)
-                .iter()
-                .any(|c| (0xD800..0xE000).contains(c))
-        };
+        let storable = |s: u32| may_be_symbol(self.strings.get(s));
         let mut boundary: Vec<u32> = self
             .boundary_symbols
             .keys()

@@ -14,7 +14,7 @@ use crate::pretokenize::general::RegexError;
 use crate::router::Router;
 use crate::spans::Breaks;
 use crate::superwords::{self, pieces_of, Failure, Grouping, Input, Preparation, SpanTable};
-use crate::training::{collect_words, WordCounts};
+use crate::training::{collect_words, WordCounts, MAX_SYMBOL_UNITS};
 use crate::units::{decode_wtf8_into, Text};
 use crate::with_text;
 use crate::words::Scope;
@@ -555,6 +555,9 @@ impl PyWordCounts {
     ) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (&s, &n) in counts {
+            if self.inner.strings.get(s).len() > MAX_SYMBOL_UNITS {
+                continue; // never a symbol (`may_be_symbol`): its building pieces would be many
+            }
             d.set_item(
                 super::text::from_code_points(py, self.inner.strings.get(s))?,
                 n,
@@ -571,7 +574,8 @@ impl PyWordCounts {
         self.inner.words.len()
     }
 
-    /// `{syllable: count}` for every syllable.
+    /// `{syllable: count}` for every syllable that may be a symbol (of at most
+    /// `MAX_SYMBOL_UNITS` code points; the same for the two below).
     fn syllable_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.string_counts(py, &self.inner.syllable_freq)
     }
@@ -799,6 +803,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPieceCounter>()?;
     m.add_class::<PyWordCounts>()?;
     m.add_class::<PyCoreCounts>()?;
+    m.add("MAX_SYMBOL_UNITS", MAX_SYMBOL_UNITS)?;
     m.add_function(wrap_pyfunction!(building_merges, m)?)?;
     Ok(())
 }

@@ -12,7 +12,9 @@ Phases (each with a progress bar when ``progress=True``):
    with ``split_punctuation``, the scripts' own punctuation (the dandas) is a boundary token too,
    so in the ``"words"`` and ``"runs"`` scopes no token joins a word and its danda;
 3. **symbols**: syllables rarer than ``prune_freq`` become the ``UNK`` sentinel (left to
-   their characters and byte fallback at encoding time); ``"auto"`` chooses the threshold
+   their characters and byte fallback at encoding time), and so does a unit longer than the
+   core's ``MAX_SYMBOL_UNITS`` code points (a made-up cluster: its prefixes would each take an
+   id); ``"auto"`` chooses the threshold
    (:mod:`wwho.sgpe.budget`); the symbol table is the boundary tokens (sorted) then the
    syllables (most frequent first, ties by string);
 4. **merges**: :class:`wwho.bpe.MergeEngine`, most frequent pair first (``freq >= min_freq``,
