@@ -36,6 +36,12 @@ class BinaryTokenizer:
 
     def __init__(self, hf: Tokenizer) -> None:
         self.hf = hf
+        # HF's BPE cache keys whole inputs here (there is no pre-tokenizer): windows, which do not
+        # repeat. It would hold up to 10,000 of them per tokenizer, and tokenizers (0.23) does not
+        # give that memory back when the tokenizer is dropped. Off, encoding is as fast.
+        resize = getattr(hf.model, "_resize_cache", None)
+        if resize is not None:
+            resize(0)
         self._specials = frozenset(i for i, t in hf.get_added_tokens_decoder().items() if t.special)
         prepare_arrays()
 
