@@ -61,6 +61,11 @@ def o200k():
     return get_encoding("o200k_base", tiktoken_file=O200K_FILE)
 
 
+def size_label(vocab_size: int) -> str:
+    """A vocabulary's size as the tables name it: ``32k`` for 32,000, else the number (``32,768``)."""
+    return f"{vocab_size // 1000}k" if vocab_size % 1000 == 0 else f"{vocab_size:,}"
+
+
 def measure(code: str, *, interval: float = 0.02, cpu: bool = False):
     """``(seconds, peak RSS MB, stdout)``; with ``cpu=True`` also the CPU seconds (user + system) of
     the job and its children, which a busy shared machine inflates less than wall time."""

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
+from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require, size_label
 
 HELD_OUT = ["wikipedia-floresv1.txt", "ntrex128-newstest2019.txt", "flores200-devtest.txt"]
 MB = 1e6
@@ -97,8 +97,9 @@ def main() -> None:
         if not (args.vocab / "vocab.json").exists():
             sys.exit(f"{args.vocab}: no SGPE vocabulary (run bench_train.py, or pass --vocab)")
         tok = SGPETokenizer.load(args.vocab)
+        name = f"SGPE {size_label(tok.vocab_size)}"  # --vocab's own size
         for label, lines in data.items():
-            compare(f"SGPE 32k, {label}", lambda ls, n: tok.encode_batch(ls, num_threads=n), lines, args.repeat,
+            compare(f"{name}, {label}", lambda ls, n: tok.encode_batch(ls, num_threads=n), lines, args.repeat,
                     check=lambda ids, ls=lines, at=label: _check(tok.encode, ls, ids, f"SGPE, {at}"))
     if "bytelevel" in kinds:
         from wwho.bytelevel import ByteBPE

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 ROOTS = ["/usr/lib", "/usr/bin", "/usr/sbin", "/usr/libexec"]
+RUNS = ("wwho", "hf", "capped", "feed")  # see the module docstring
 MAX_FILE = 64 << 20
 
 
@@ -194,7 +195,7 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=32768)
     ap.add_argument("--min-frequency", type=int, default=1024)
     ap.add_argument("--window", type=int, default=4096)
-    ap.add_argument("--runs", default="wwho,hf,capped")
+    ap.add_argument("--runs", default="wwho,hf,capped", help=f"comma separated, of: {', '.join(RUNS)}")
     ap.add_argument("--max-docs", type=int, help="for the capped run (default: a quarter of the windows)")
     ap.add_argument("--heldout-mb", type=float, default=20)
     ap.add_argument("--threads", type=int)
@@ -204,6 +205,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(json.loads(Path(args.child).read_text()))))
         return
+    runs = args.runs.split(",")
+    unknown = [run for run in runs if run not in RUNS]
+    if unknown:  # child() would measure any other name as the wwho run
+        ap.error(f"--runs: unknown run {', '.join(map(repr, unknown))}; the runs: {', '.join(RUNS)}")
 
     files = elf_files()
     train, held = split(files, args.mb, args.heldout_mb)
@@ -215,8 +220,8 @@ def main() -> None:
           f"threads {args.threads or 'all'}")
     if n_train < args.mb * 1e6 * 0.9:
         print(f"note: only {n_train / 1e6:.1f} MB of ELF files on this machine")
-    results = {}
-    for run in args.runs.split(","):
+    results, failed = {}, []
+    for run in runs:
         spec = {"run": run, "files": [str(p) for p in train], "vocab": args.vocab,
                 "min_frequency": args.min_frequency, "window": args.window, "threads": args.threads}
         if run == "wwho":
@@ -233,6 +238,7 @@ def main() -> None:
             os.unlink(f.name)
         if proc.returncode != 0:
             print(f"{run}: failed\n{proc.stderr}")
+            failed.append(run)
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         results[run] = r
@@ -260,6 +266,8 @@ def main() -> None:
                   f"{h['bytes_per_token']:.3f} bytes/token; "
                   f"round trip {'exact' if h['round_trip'] else 'FAILED'}; "
                   f"encode+decode {h['bytes'] / 1e6 / h['encode_decode_s']:.2f} MB/s")
+            if not h["round_trip"]:
+                failed.append(f"{run} (round trip)")
     if "wwho" in results and "hf" in results:
         w, h = results["wwho"], results["hf"]
         print(f"ratios wwho/hf: time {w['total_s'] / h['total_s']:.2f}x, peak RSS "
@@ -269,6 +277,8 @@ def main() -> None:
         w, c = results["wwho"], results["capped"]
         print(f"ratios capped/wwho: time {c['total_s'] / w['total_s']:.2f}x, peak RSS "
               f"{c['peak_rss_mb'] / w['peak_rss_mb']:.2f}x")
+    if failed:  # after the others' figures, but never a success: run_all.py records the exit status
+        sys.exit(f"failed: {', '.join(failed)} (see above)")
 
 
 if __name__ == "__main__":

@@ -44,10 +44,11 @@ def run(mode: str, path: str, docs: int, after: float) -> tuple[float, str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--input", default="/usr/bin")
-    ap.add_argument("--docs", type=int, default=2500)
-    ap.add_argument("--after", type=float, default=8.0)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", default="/usr/bin", help="a file or folder of binaries (default /usr/bin)")
+    ap.add_argument("--docs", type=int, default=2500, help="windows counted before training (default 2500)")
+    ap.add_argument("--after", type=float, default=8.0,
+                    help="seconds from the start of training to SIGINT (default 8)")
     args = ap.parse_args()
     for mode in ("direct", "wwho"):
         seconds, how = run(mode, args.input, args.docs, args.after)

@@ -61,10 +61,13 @@ def corpus(lang: str, quick: bool) -> list[str]:
     return lines
 
 
-def tiktoken_o200k() -> tiktoken.Encoding:
-    cache = tempfile.mkdtemp()
-    os.symlink(O200K, Path(cache) / O200K_CACHE_KEY)
-    os.environ["TIKTOKEN_CACHE_DIR"] = cache
+def tiktoken_o200k(work: Path) -> tiktoken.Encoding:
+    """tiktoken's own o200k_base, offline: the shared file linked into a cache folder under ``work``,
+    which stays tiktoken's cache for the run (``construction`` loads it again)."""
+    cache = work / "tiktoken-cache"
+    cache.mkdir()
+    os.symlink(O200K, cache / O200K_CACHE_KEY)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     return tiktoken.get_encoding("o200k_base")
 
 
@@ -94,7 +97,7 @@ def exactness(ours: ByteBPE, ref: tiktoken.Encoding, quick: bool) -> None:
             print(f"  {lang}/{path.name}: {len(lines)} lines, {status}")
 
 
-def construction() -> None:
+def construction(work: Path) -> None:
     print("== construction (best of 3, wall time)")
 
     def best(fn) -> float:
@@ -115,7 +118,7 @@ def construction() -> None:
     ours, theirs = best(lambda: ByteBPE.from_tiktoken(O200K)), best(fresh_tiktoken)
     print(f"  o200k_base: ours {ours * 1e3:.0f} ms | tiktoken {theirs * 1e3:.0f} ms (x{theirs / ours:.2f})")
     if LLAMA.exists():
-        path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+        path = work / "llama-bpe.json"
         ByteBPE.from_gguf(LLAMA).export_hf(path)
         ours = best(lambda: ByteBPE.from_gguf(LLAMA))
         theirs = best(lambda: tokenizers.Tokenizer.from_file(str(path)))
@@ -320,8 +323,20 @@ def main(argv: list[str] | None = None) -> int:
     require(O200K,
             *([] if args.no_speed else [corpora / "en" / "*.txt", corpora / "si" / "*.txt"]),
             *([corpora / "en" / "news-lk_news.txt", corpora / "si" / "news-*.txt"] if args.train else []))
+    # tiktoken's cache folder and the llama-bpe exports (6.6 MB each): removed at the end, whatever happens
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="bench-bytelevel-") as work:
+        try:
+            return run(args, Path(work))
+        finally:  # not left naming the removed folder (main can be called in a process that goes on)
+            if cache is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = cache
 
-    ref = tiktoken_o200k()
+
+def run(args: argparse.Namespace, work: Path) -> int:
+    ref = tiktoken_o200k(work)
     if not args.no_exactness:
         exactness(ByteBPE.from_tiktoken(O200K), ref, args.quick)
     print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -330,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_speed:
         return 0
     if not args.o200k_only:
-        construction()
+        construction(work)
     english, sinhala = corpus("en", args.quick), corpus("si", args.quick)
     print("== speed: o200k_base, one thread, encode() per line")
     per_byte = []
@@ -343,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     hf = None
     if LLAMA.exists():
         print("== speed: llama-bpe (GGUF), one thread, encode per line, vs HF tokenizers on our export")
-        path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+        path = work / "tokenizer.json"
         ByteBPE.from_gguf(LLAMA).export_hf(path)
         hf = tokenizers.Tokenizer.from_file(str(path))
 

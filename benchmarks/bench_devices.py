@@ -215,7 +215,9 @@ def setup() -> None:
 
 
 def summary(path: Path, devices: list[str]) -> None:
-    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
+    if not rows:  # (--rounds 0 writes none)
+        sys.exit(f"{path}: no results")
     loads = [r["load"] for r in rows]
     print(f"{len(rows)} processes; load average (1 min) {min(loads):.2f}-{max(loads):.2f}, "
           f"median {statistics.median(loads):.2f}")
@@ -253,6 +255,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=CACHE / "devices.jsonl")
     ap.add_argument("--summary", action="store_true", help="only print the table of --out")
     args = ap.parse_args()
+    if args.summary and not args.out.is_file():
+        ap.error(f"--summary: {args.out}: no such file (a run without --summary writes it)")
     if args.worker:
         require(*NEEDS[args.worker])
         off = {x for x in os.environ.get("WWHO_AB_OFF", "").split(",") if x}

@@ -25,6 +25,9 @@ Measured per base, script and size:
 
 Next to them, the meta vocabulary (o200k_base + a 32k SGPE part, ``bench_meta.py``'s, trained on
 the Sinhala news without si-en lines plus hi/; cached under .cache/bench_meta/).
+
+``--quick`` takes 2 MB of training text per script and leaves out the whole-corpus check; it trains
+nothing on the full text, so its meta row is there only if bench_meta.py's vocabulary is cached.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import os
 import sys
 import tempfile
 import time
@@ -147,14 +151,22 @@ def full_check(ext_dir: Path, base, script: str) -> tuple[int, int, int, int, in
     return n, bad, bad_auto, plain, bad_base
 
 
-def meta_row() -> dict[str, float] | None:
-    """FLORES tokens per word of the meta vocabulary (o200k_base + 32k SGPE), bench_meta's training."""
+def meta_row(train: bool = True) -> dict[str, float] | None:
+    """FLORES tokens per word of the meta vocabulary (o200k_base + 32k SGPE), bench_meta's training;
+    with ``train=False`` (``--quick``) only if it is cached: training it takes bench_meta's 74 MB of
+    text, which ``--quick`` is there to avoid."""
     try:
         import bench_meta
 
         from wwho.meta import MetaTokenizer
 
-        directory, _ = bench_meta.train(32_000, bench_meta.training_text(), retrain=False)
+        directory = bench_meta.CACHE / "meta-32000"  # where bench_meta.train(32_000, ...) keeps it
+        if not (directory / "meta_config.json").exists():
+            if not train:
+                print(f"meta vocabulary left out: --quick does not train it ({directory} is absent; "
+                      "bench_meta.py makes it)")
+                return None
+            directory, _ = bench_meta.train(32_000, bench_meta.training_text(), retrain=False)
         meta = MetaTokenizer.load(directory, tiktoken_file=O200K_FILE)
     except Exception as exc:  # noqa: BLE001 (a missing peer is reported, not fatal)
         print(f"meta vocabulary skipped: {exc}")
@@ -165,29 +177,12 @@ def meta_row() -> dict[str, float] | None:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[8_000, 16_000, 32_000])
-    ap.add_argument("--bases", nargs="+", default=list(BASES), choices=list(BASES))
-    ap.add_argument("--scripts", nargs="+", default=list(LANG), choices=list(LANG))
-    ap.add_argument(
-        "--check-size", type=int, default=16_000, help="size whose files get the whole-corpus check"
-    )
-    ap.add_argument("--quick", action="store_true", help="2 MB of training text per script, no full check")
-    args = ap.parse_args()
-    training = {"sinhala": [CORPORA / "si" / "news-*.txt"], "devanagari": [CORPORA / "hi" / "*.txt"]}
-    require(O200K_FILE,  # tiktoken offline (o200k_base, and the meta vocabulary's)
-            *(p for script in args.scripts for p in training[script]),
-            *(CORPORA / lang / "flores200-devtest.txt" for lang in ("en", "si", "hi")),
-            *(BASES[b] for b in args.bases if isinstance(BASES[b], Path)))
-    import os
-
-    os.environ.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+def extensions(args, tmp: Path):
+    """Every extension of ``args``, measured: (English FLORES, rows, whole-corpus checks, speeds);
+    its files go to ``tmp``."""
     from wwho.extend import count_words, extend_tokenizer, load_base
     from wwho.extend.scripts import ScriptSet
 
-    print(f"machine: {machine()} (shared with other jobs: timings are indicative)")
-    tmp = Path(tempfile.mkdtemp(prefix="bench-extend-"))
     counts, train_paths = {}, {}
     for script in args.scripts:
         paths = training_files(script)
@@ -276,8 +271,10 @@ def main() -> None:
             rows.append(row)
         del base
         gc.collect()
-    meta = meta_row()
+    return en, rows, checks, speeds
 
+
+def report(args, en, rows, checks, speeds, meta) -> None:
     print()
     print("FLORES-200 devtest, tokens per whitespace word (share of token boundaries inside a syllable):")
     print()
@@ -325,6 +322,31 @@ def main() -> None:
         c[4] or c[5] or c[7] for c in checks
     ):
         sys.exit("an extension broke a promise (see above)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[8_000, 16_000, 32_000])
+    ap.add_argument("--bases", nargs="+", default=list(BASES), choices=list(BASES))
+    ap.add_argument("--scripts", nargs="+", default=list(LANG), choices=list(LANG))
+    ap.add_argument(
+        "--check-size", type=int, default=16_000, help="size whose files get the whole-corpus check"
+    )
+    ap.add_argument("--quick", action="store_true", help="2 MB of training text per script, no full check, "
+                    "the meta row only if cached")
+    args = ap.parse_args()
+    training = {"sinhala": [CORPORA / "si" / "news-*.txt"], "devanagari": [CORPORA / "hi" / "*.txt"]}
+    require(O200K_FILE,  # tiktoken offline (o200k_base, and the meta vocabulary's)
+            *(p for script in args.scripts for p in training[script]),
+            *(CORPORA / lang / "flores200-devtest.txt" for lang in ("en", "si", "hi")),
+            *(BASES[b] for b in args.bases if isinstance(BASES[b], Path)))
+    os.environ.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+    print(f"machine: {machine()} (shared with other jobs: timings are indicative)")
+    # The --quick texts, the saved extensions and the bases' tokenizer.json (tens of MB): gone at the end.
+    with tempfile.TemporaryDirectory(prefix="bench-extend-") as folder:
+        en, rows, checks, speeds = extensions(args, Path(folder))
+    meta = meta_row(train=not args.quick)
+    report(args, en, rows, checks, speeds, meta)
 
 
 if __name__ == "__main__":

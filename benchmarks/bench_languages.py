@@ -531,7 +531,14 @@ def main() -> None:
     for spec in args.sgpe:
         name, _, rest = spec.partition("=")
         options, _, pairing = rest.partition("@")
-        SGPE_KINDS[name] = (pairing or "word-bounded", json.loads(options))
+        if pairing and pairing not in PEERS:
+            ap.error(f"--sgpe {spec}: unknown pairing {pairing!r}; the pairings: {', '.join(PEERS)}")
+        try:
+            SGPE_KINDS[name] = (pairing or "word-bounded", json.loads(options))
+        except json.JSONDecodeError as exc:
+            ap.error(f"--sgpe {spec}: the options after NAME= are not JSON ({exc})")
+        if not isinstance(SGPE_KINDS[name][1], dict):
+            ap.error(f"--sgpe {spec}: the options after NAME= must be a JSON object of SGPE options")
         LABELS[name] = name
     require(CORPORA)
     print(f"machine: {machine()}")

@@ -83,6 +83,11 @@ print(f"{{time.perf_counter() - t0:.1f}}\\t{{outcome}}")
 """
 
 
+#: The binary kinds: (kind, the expression timed on BINARY's ``tok`` and ``data``).
+BINARY_KINDS = {"binary (encode_bytes, in pieces)": "encode_bytes(tok, data).ids",
+                "peer: HF on the whole binary data": "tok.encode(data.decode('latin-1')).ids"}
+
+
 def loaders(sgpe_dir: Path, hf_json: Path) -> dict[str, tuple[str, str]]:
     """kind -> (code that makes ``tok``, the expression timed)."""
     o200k = f"tiktoken_file={str(O200K_FILE)!r}"
@@ -267,38 +272,48 @@ def classes(reps: int = 5) -> None:
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", help="substrings of the kinds to run")
-    parser.add_argument("--classes", action="store_true", help="the bad input classes against English (see above)")
-    args = parser.parse_args()
-    if args.classes:
-        require(CORPORA / "en" / "news-lk_news.txt", O200K_FILE)
-        classes()
-        return 0
-    require(CORPORA / "si" / "news-bbcsinhala.txt", CORPORA / "en" / "news-lk_news.txt", O200K_FILE, GGUF)
+def kinds_of_text(args, work: Path) -> None:
+    """The rows of the text kinds (the mixed text and spaces), their models made under ``work``."""
     from wwho.bytelevel import ByteBPE
     from wwho.sgpe import SGPETokenizer
 
-    work = Path(tempfile.mkdtemp(prefix="wwho-bench-large-"))
+    chosen = {kind: job for kind, job in loaders(work / "sgpe", work / "llama.json").items()
+              if not args.only or any(o.lower() in kind.lower() for o in args.only)}
+    if not chosen:  # only binary kinds: no model to make
+        return
     sample = work / "train.txt"
     with open(CORPORA / "si" / "news-bbcsinhala.txt", encoding="utf-8") as f:
         sample.write_text(f.read(1_000_000), encoding="utf-8")
     SGPETokenizer.train([sample], vocab_size=4000, progress=False, workers=1).save(work / "sgpe")
     ByteBPE.from_gguf(GGUF).export_hf(work / "llama.json")
-
-    print("kind | input | encode s | peak RSS MB | outcome")
-    print("---|---|---:|---:|---")
-    for kind, (load, expr) in loaders(work / "sgpe", work / "llama.json").items():
-        if args.only and not any(o.lower() in kind.lower() for o in args.only):
-            continue
+    for kind, (load, expr) in chosen.items():
         for name in ("mixed", "spaces"):
             code = load + f"\nINPUT = {name!r}\n" + TEXT + TIMED.format().replace("ENCODE", expr)
             _, peak, out = measure(code)
             took, outcome = out.strip().splitlines()[-1].split("\t")
             print(f"{kind} | {name} 10 MB | {took} | {peak:.0f} | {outcome}", flush=True)
-    for kind, expr in (("binary (encode_bytes, in pieces)", "encode_bytes(tok, data).ids"),
-                       ("peer: HF on the whole binary data", "tok.encode(data.decode('latin-1')).ids")):
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="substrings of the kinds to run")
+    parser.add_argument("--classes", action="store_true", help="the bad input classes against English (see above)")
+    args = parser.parse_args()
+    kinds = [*loaders(Path(), Path()), *BINARY_KINDS]
+    unknown = [o for o in args.only or [] if not any(o.lower() in kind.lower() for kind in kinds)]
+    if unknown:  # else the run measures nothing and prints an empty table
+        parser.error(f"--only: no kind matches {', '.join(map(repr, unknown))}; the kinds: {'; '.join(kinds)}")
+    if args.classes:
+        require(CORPORA / "en" / "news-lk_news.txt", O200K_FILE)
+        classes()
+        return 0
+    require(CORPORA / "si" / "news-bbcsinhala.txt", CORPORA / "en" / "news-lk_news.txt", O200K_FILE, GGUF)
+    print("kind | input | encode s | peak RSS MB | outcome")
+    print("---|---|---:|---:|---")
+    # the sample, its SGPE model and the llama-bpe export (about 9 MB): removed at the end
+    with tempfile.TemporaryDirectory(prefix="wwho-bench-large-") as work:
+        kinds_of_text(args, Path(work))
+    for kind, expr in BINARY_KINDS.items():
         if args.only and not any(o.lower() in kind.lower() for o in args.only):
             continue
         _, peak, out = measure(BINARY + TIMED.format().replace("ENCODE", expr))

@@ -11,7 +11,8 @@ a message (``pip install fastokens quicktok-v1 riptoken bpe-openai``).
 Every tokenizer is loaded offline from the shared ranks file (``tiktoken/o200k_base.tiktoken`` in
 ``WWHO_SHARED_DATA``, else ``../shared/data``) where the library allows it:
 
-- tiktoken: ``tiktoken.Encoding`` over ``load_tiktoken_bpe(file)``, o200k's pattern and specials;
+- tiktoken: ``tiktoken.Encoding`` over ``load_tiktoken_bpe(file)`` (its cache off: ``shared_ranks``),
+  o200k's pattern and specials;
 - wwho: ``ByteBPE.from_tiktoken("o200k_base", tiktoken_file=file)``;
 - fastokens: ``Tokenizer.from_tiktoken(file, encoding="o200k_base")`` (its o200k pattern preset);
 - riptoken: ``CoreBPE(load_tiktoken_bpe(file), specials, o200k pattern)``;
@@ -123,6 +124,23 @@ def o200k_pattern() -> str:
     return get_encoding("o200k_base", tiktoken_file=O200K_FILE)._pat_str
 
 
+def shared_ranks() -> dict[bytes, int]:
+    """The shared file's ranks, parsed by tiktoken's own ``load_tiktoken_bpe`` with its cache off:
+    it caches a local path as it does a download, a 3.6 MB copy in $TMPDIR/data-gym-cache left
+    behind, unless ``TIKTOKEN_CACHE_DIR`` is empty (its switch for no cache, tiktoken/load.py)."""
+    import tiktoken.load
+
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    try:
+        return tiktoken.load.load_tiktoken_bpe(str(O200K_FILE))
+    finally:
+        if before is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
 def prepare() -> None:
     """The files that some peers load instead of the ``.tiktoken`` one (made once, cached)."""
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -137,10 +155,8 @@ def prepare() -> None:
     except ImportError:
         return
     if not (QT_DIR / "o200k_shared.enc").exists():
-        import tiktoken.load
-
         QT_DIR.mkdir(parents=True, exist_ok=True)
-        ranks = tiktoken.load.load_tiktoken_bpe(str(O200K_FILE))
+        ranks = shared_ranks()
         qt_core.write_files(str(QT_DIR), "o200k_shared", ranks, SPECIALS, "o200k", False)
         qt_core.ensure_tables(str(QT_DIR), str(Path(qt_core.__file__).parent / "data"), "o200k", False)
 
@@ -163,14 +179,13 @@ def entries(pattern: str) -> list[dict]:
         out.append({"name": name, "lib": lib, "kind": kind, "load": load, "line": line, "batch": batch})
 
     import tiktoken
-    import tiktoken.load
 
     def tiktoken_load():
         return tiktoken.Encoding(
             name="o200k_base",
             pat_str=pattern,
             special_tokens=SPECIALS,
-            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(O200K_FILE)),
+            mergeable_ranks=shared_ranks(),
         )
 
     add(
@@ -596,9 +611,7 @@ def report(args) -> None:
               f"which ranks nothing on a shared machine; take --mb {SHORTEST_ROUND_MB * args.rounds:g} or more "
               f"for {args.rounds} rounds")
     prepare()
-    import tiktoken.load
-
-    shared = tiktoken.load.load_tiktoken_bpe(str(O200K_FILE))
+    shared = shared_ranks()
     try:
         from bpe_openai import registry
 
@@ -711,6 +724,8 @@ def main() -> None:
     ap.add_argument("--lang", help=argparse.SUPPRESS)
     ap.add_argument("--round", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds must be 1 or more, got {args.rounds}")
     # o200k_base from the shared data, and the text of the languages run (the precheck has its own)
     langs = [] if args.precheck else [args.lang] if args.worker and args.lang else args.langs
     require(O200K_FILE, *(CORPUS[lang] for lang in langs))

@@ -27,9 +27,11 @@ from _measure import CORPORA, machine, require, skip  # noqa: E402
 
 from wwho.corpus import iter_documents  # noqa: E402
 from wwho.counting import count_corpus  # noqa: E402
-from wwho.sizes import parse_size  # noqa: E402
+from wwho.sizes import arg_type, check_range  # noqa: E402
 
 FILES = sorted((CORPORA / "si").glob("news-*.txt"))
+#: ``--shard-bytes``: a size (16M, 4096, 64k), refused by argparse in one line otherwise.
+SHARD_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**50), "--shard-bytes", size=True)
 
 
 def rss_mb() -> float:
@@ -49,9 +51,10 @@ def run(label, fn, total_bytes, base=None):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bytelevel", action="store_true", help="also byte-level BPE (gpt4 pattern; slow)")
-    ap.add_argument("--shard-bytes", default="16M")
+    ap.add_argument("--shard-bytes", type=SHARD_BYTES, default="16M", metavar="BYTES",
+                    help="bytes per Ray shard, k/M/G suffixes allowed (default 16M)")
     args = ap.parse_args()
     require(CORPORA / "si" / "news-*.txt")
     if len(FILES) != 4:
@@ -61,7 +64,7 @@ def main() -> int:
     from wwho.scale.ray_counter import count_on_ray
     from wwho.scale.shards import CountOptions, plan_shards
 
-    shard_bytes = parse_size(args.shard_bytes, "--shard-bytes")
+    shard_bytes = args.shard_bytes
     size = sum(p.stat().st_size for p in FILES)
     for p in FILES:  # warm the page cache
         p.read_bytes()

@@ -36,7 +36,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads would spin beside us
 
 import numpy as np
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
+from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require, size_label
 
 MB = 1e6
 NEWS = sorted((CORPORA / "si").glob("news-*.txt"))
@@ -162,7 +162,7 @@ def main() -> None:
     sgpe = SGPETokenizer.load(args.vocab)
     ours = ByteBPE.from_tiktoken(O200K_FILE)
     for label, tok, as_lists in (
-        ("SGPE 32k", sgpe, sgpe.encode_batch),
+        (f"SGPE {size_label(sgpe.vocab_size)}", sgpe, sgpe.encode_batch),  # --vocab's own size
         ("ByteBPE o200k", ours, ours.encode_ordinary_batch),
     ):
         lists = scale(

@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import DATA, o200k, require  # noqa: E402
+from bench_languages import SCRIPTS  # noqa: E402  (the Indic languages of the shared data)
 
 LANGS = ["hi", "mr", "ne", "sa", "bn", "pa", "gu", "or", "ta", "te", "kn", "ml", "si"]
 
@@ -126,7 +127,9 @@ def merges(piece: bytes, ranks: dict[bytes, int]) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--langs", nargs="+", default=LANGS)
+    # choices: a mistyped code would otherwise read as FLORES missing from the shared data (skipped)
+    ap.add_argument("--langs", nargs="+", default=LANGS, choices=list(SCRIPTS), metavar="LANG",
+                    help=f"FLORES languages, of: {' '.join(SCRIPTS)} (default: all)")
     args = ap.parse_args()
     files = {lang: DATA / "corpora" / lang / "flores200-devtest.txt" for lang in args.langs}
     require(*files.values())

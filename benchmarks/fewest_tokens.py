@@ -87,7 +87,9 @@ def measure(lang: str, model: Path) -> tuple[float, float, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--langs", nargs="+", default=sorted(SCRIPTS))
+    # choices: a mistyped code would otherwise read as FLORES missing from the shared data (skipped)
+    parser.add_argument("--langs", nargs="+", default=sorted(SCRIPTS), choices=sorted(SCRIPTS),
+                        metavar="LANG", help=f"of: {' '.join(sorted(SCRIPTS))} (default: all)")
     parser.add_argument("--size", type=int, default=8000)
     parser.add_argument("--kind", default="sgpe-words-prefix",
                         help="the bench_languages model (default: word-bounded SGPE with the dummy prefix)")

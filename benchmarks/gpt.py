@@ -34,6 +34,7 @@ tokenizer, or read FLORES before the weights are chosen.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -230,9 +231,10 @@ def train(path: Path, steps: int, batch: int, seed: int, every: int, device: str
     }
 
 
-def run_all(paths: list[Path], args) -> None:
-    """One process per (stream, seed), ``--jobs`` at a time; a seed's wave only while it fits."""
-    started, out = time.perf_counter(), Path(args.out)
+def run_all(paths: list[Path], args) -> list[str]:
+    """One process per (stream, seed), ``--jobs`` at a time; a seed's wave only while it fits.
+    Returns the runs that failed, each as ``STREAM seed N``."""
+    started, out, failed = time.perf_counter(), Path(args.out), []
     for n, seed in enumerate(args.seeds):
         wave = time.perf_counter()
         # later seeds: only the streams named by --more-seeds-for (all of them when it is not given)
@@ -241,37 +243,21 @@ def run_all(paths: list[Path], args) -> None:
             for p in paths
             if n == 0 or not args.more_seeds_for or p.stem.split("-", 1)[1] in args.more_seeds_for
         ]
-        pending = [
-            [
-                sys.executable,
-                __file__,
-                "--one",
-                str(p),
-                "--seed",
-                str(seed),
-                "--steps",
-                str(args.steps),
-                "--batch",
-                str(args.batch),
-                "--every",
-                str(args.every),
-                "--size",
-                args.size,
-                "--out",
-                str(out),
-            ]
-            + (["--cpu"] if args.cpu else [])
-            for p in chosen
-        ]
-        running: list[subprocess.Popen] = []
+        options = ["--seed", str(seed), "--steps", str(args.steps), "--batch", str(args.batch), "--every",
+                   str(args.every), "--size", args.size, "--out", str(out)] + (["--cpu"] if args.cpu else [])
+        # (what a failure names, the command)
+        pending = [(f"{p} seed {seed}", [sys.executable, __file__, "--one", str(p), *options]) for p in chosen]
+        running: list[tuple[str, subprocess.Popen]] = []
         while pending or running:
             while pending and len(running) < args.jobs:
-                running.append(subprocess.Popen(pending.pop(0)))
+                label, command = pending.pop(0)
+                running.append((label, subprocess.Popen(command)))
             time.sleep(0.5)
-            for proc in [p for p in running if p.poll() is not None]:
-                running.remove(proc)
+            for label, proc in [r for r in running if r[1].poll() is not None]:
+                running.remove((label, proc))
                 if proc.returncode:
-                    print(f"a run failed ({proc.returncode}): {' '.join(proc.args[3:5])}", flush=True)
+                    print(f"a run failed (exit status {proc.returncode}): {label}", flush=True)
+                    failed.append(label)
         took = time.perf_counter() - wave
         print(f"seed {seed}: {len(chosen)} runs in {took:.0f} s", flush=True)
         if args.deadline and time.perf_counter() - started + took > args.deadline:
@@ -280,6 +266,7 @@ def run_all(paths: list[Path], args) -> None:
                 flush=True,
             )
             break
+    return failed
 
 
 def table(out: Path) -> None:
@@ -328,12 +315,18 @@ def main() -> None:
     ap.add_argument("--table", type=Path, help="print the table of a results file and exit")
     args = ap.parse_args()
     if args.table:
+        if not args.table.is_file():
+            ap.error(f"--table: {args.table}: no such file")
         table(args.table)
         return
     global LAYERS, WIDTH, HEADS, DROPOUT
     LAYERS, WIDTH, HEADS, DROPOUT = SIZES[args.size]
     if args.one:
         device = "cpu" if args.cpu else "cuda"
+        import torch
+
+        if device == "cuda" and not torch.cuda.is_available():  # said in one line, not by a CUDA traceback
+            sys.exit("gpt.py: no CUDA device here (--cpu runs on the CPU, as a check of the code)")
         result = train(args.streams[0], args.steps, args.batch, args.seed, args.every, device)
         with open(args.out, "a", encoding="utf-8") as f:  # one short line per run: appends do not interleave
             f.write(json.dumps(result) + "\n")
@@ -345,9 +338,18 @@ def main() -> None:
         return
     if not args.streams:
         sys.exit("no streams: bench_lm.py --export DIR writes them")
+    missing = [str(p) for p in args.streams if not p.is_file()]
+    if missing:  # else each run would fail on it, one traceback per seed
+        ap.error(f"no such streams file: {', '.join(missing)} (bench_lm.py --export DIR writes them)")
+    if importlib.util.find_spec("torch") is None:
+        sys.exit("gpt.py: PyTorch is not installed here (the model needs it; bench_lm.py --export DIR writes "
+                 "the streams for a machine that has it)")
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    run_all(args.streams, args)
-    table(Path(args.out))
+    failed = run_all(args.streams, args)
+    if Path(args.out).is_file():  # the runs that ended (and any earlier ones the file holds)
+        table(Path(args.out))
+    if failed:
+        sys.exit(f"gpt.py: {len(failed)} run{'s' if len(failed) > 1 else ''} failed: {'; '.join(failed)}")
 
 
 if __name__ == "__main__":

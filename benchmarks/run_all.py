@@ -7,19 +7,21 @@ already prints us vs peer with ratios) goes into the report verbatim, under the 
 the library versions and the data used. Comparison tokenizers (HF BPE, SentencePiece) are
 trained on the same data by bench_train.py and cached under .cache/. Then ``wwho eval``
 compares everything on the FLORES devtest of Sinhala and Hindi (parity against English) and
-draws docs/img/eval.png. Peers that are not installed are skipped with a message.
+draws docs/img/eval-si.png and docs/img/eval-hi.png. Peers that are not installed are skipped
+with a message.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, HI_TRAIN, O200K_FILE, ROOT, machine, require
+from _measure import CORPORA, DATA, HI_TRAIN, O200K_FILE, ROOT, machine, require
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "bench_train"
@@ -77,6 +79,34 @@ def versions() -> str:
         except md.PackageNotFoundError:
             out.append(f"{name} (not installed)")
     return ", ".join(out)
+
+
+def shown(cmd: list[str]) -> str:
+    """The command a section quotes: ``python benchmarks/SCRIPT ARGS``, every argument that was run,
+    as typed from the repository: the shared data's paths as ``$WWHO_SHARED_DATA/...``, the
+    repository's relative to it, and all the ``*.txt`` files of a folder (sorted, as BENCHMARKS
+    lists them) as ``FOLDER/*.txt``, so that a section's line says what ran without a screenful of
+    machine-specific paths."""
+
+    def short(arg: str) -> str:
+        path = Path(arg)
+        if path.is_absolute() and path.is_relative_to(DATA):
+            return "$WWHO_SHARED_DATA/" + shlex.quote(path.relative_to(DATA).as_posix())
+        if path.is_absolute() and path.is_relative_to(ROOT):
+            return shlex.quote(path.relative_to(ROOT).as_posix())
+        return shlex.quote(arg)
+
+    words, i = [f"benchmarks/{cmd[0]}"], 1
+    while i < len(cmd):
+        folder = Path(cmd[i]).parent
+        every = [str(p) for p in sorted(folder.glob("*.txt"))] if Path(cmd[i]).is_absolute() else []
+        if len(every) > 1 and cmd[i : i + len(every)] == every:
+            words.append(short(str(folder)) + "/*.txt")
+            i += len(every)
+        else:
+            words.append(short(cmd[i]))
+            i += 1
+    return "python " + " ".join(words)
 
 
 def run(args: list[str], cwd: Path = HERE) -> tuple[str, float, int]:
@@ -162,7 +192,7 @@ def main() -> None:
         print(text, flush=True)
         status = "" if code == 0 else f" (FAILED, exit code {code})"
         body = [text.strip()] if name in MARKDOWN_OUTPUT and not code else ["```", text.strip(), "```"]
-        report += [f"## {title}{status}", "", f"`python benchmarks/{' '.join(cmd[:1])}` ({seconds:.0f} s)", "",
+        report += [f"## {title}{status}", "", f"`{shown(cmd)}` ({seconds:.0f} s)", "",
                    *body, ""]
     if not args.only or "eval" in args.only:
         eval_section(report)

@@ -7,6 +7,7 @@ the GPT is scored on, and the documents it is trained on, against counts made he
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -106,3 +107,55 @@ def test_every_run_gets_the_model_size_and_tables_keep_sizes_apart(monkeypatch, 
     gpt.table(out)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("hi")]
     assert [line.split()[1:3] for line in lines] == [["pfx", "1.400"], ["pfx", "(small)"]]
+
+
+def test_failed_runs_are_named_by_stream_and_seed(monkeypatch, tmp_path, capsys):
+    class Failed:
+        returncode = 1
+
+        def __init__(self, args):
+            self.args = args
+
+        def poll(self):
+            return 1
+
+    monkeypatch.setattr(gpt.subprocess, "Popen", Failed)
+    monkeypatch.setattr(gpt.time, "sleep", lambda _: None)
+    args = gpt.argparse.Namespace(
+        seeds=[0, 3], more_seeds_for=[], steps=5, batch=2, every=5, size="small", cpu=True, jobs=2, deadline=0,
+        out=str(tmp_path / "out.jsonl"),
+    )
+    assert gpt.run_all([Path("hi-sgpe.npz")], args) == ["hi-sgpe.npz seed 0", "hi-sgpe.npz seed 3"]
+    assert "a run failed (exit status 1): hi-sgpe.npz seed 3\n" in capsys.readouterr().out
+
+
+def test_a_failed_run_fails_the_whole(monkeypatch, tmp_path, capsys):
+    """The runs that ended are tabled, and the exit status says that one did not."""
+    stream = tmp_path / "hi-pfx.npz"
+    stream.write_bytes(b"")
+    out = tmp_path / "results.jsonl"
+    row = {"lang": "hi", "kind": "pfx", "seed": 0, "tokens_per_word": 1.4, "bits_per_char": 2.4,
+           "best_step": 100, "ngram": {"2": 2.5}}
+    out.write_text(gpt.json.dumps(row) + "\n")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # PyTorch "installed"
+    monkeypatch.setattr(gpt, "run_all", lambda paths, args: [f"{stream} seed 1"])
+    monkeypatch.setattr(sys, "argv", ["gpt.py", str(stream), "--seeds", "0", "1", "--out", str(out)])
+    with pytest.raises(SystemExit) as stop:
+        gpt.main()
+    assert stop.value.code == f"gpt.py: 1 run failed: {stream} seed 1"
+    assert any(line.split()[:3] == ["hi", "pfx", "1.400"] for line in capsys.readouterr().out.splitlines())
+
+
+def test_without_pytorch_nothing_starts(monkeypatch, tmp_path):
+    stream = tmp_path / "hi-pfx.npz"
+    stream.write_bytes(b"")
+
+    def never(paths, args):
+        raise AssertionError("a run was started without PyTorch")
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(gpt, "run_all", never)
+    monkeypatch.setattr(sys, "argv", ["gpt.py", str(stream), "--out", str(tmp_path / "results.jsonl")])
+    with pytest.raises(SystemExit) as stop:
+        gpt.main()
+    assert str(stop.value.code).startswith("gpt.py: PyTorch is not installed here")
