@@ -123,3 +123,23 @@ def test_a_hugging_face_folder_loads_from_its_tokenizer_json(tmp_path):
     assert proc.stdout.split() == [str(i) for i in hf.encode(text).ids]
     with pytest.raises(VocabError, match="Hugging Face"):
         SGPETokenizer.load(folder)  # names what the folder is
+
+
+def test_another_tools_tokenizer_json_takes_the_decode_options_of_every_kind(tmp_path):
+    """Found by a probe: ``decode_batch(..., num_threads=2)`` was a TypeError, and a flag that is no
+    bool came from HF as a TokenizerError where every other kind raises WrongTypeError."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from wwho.errors import WrongTypeError
+    from wwho.loading import load_tokenizer
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    hf.train_from_iterator(["hello world"] * 20, trainers.BpeTrainer(vocab_size=280))
+    hf.save(str(tmp_path / "tokenizer.json"))
+    tok = load_tokenizer(tmp_path / "tokenizer.json")
+    ids = tok.encode("hello world")
+    assert tok.decode_batch([ids, ids], num_threads=2, skip_special_tokens=True) == ["hello world"] * 2
+    with pytest.raises(WrongTypeError, match="skip_special_tokens must be True or False"):
+        tok.decode(ids, skip_special_tokens="yes")

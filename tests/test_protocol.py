@@ -170,3 +170,53 @@ def test_decode_only_token_strings_are_hf_tokenizers_own(tmp_path):
     hf = HFTokenizer.from_file(str(tok.export_hf(tmp_path / "tokenizer.json")))
     assert hf.get_vocab(with_added_tokens=True) == tok.get_vocab()
     assert [tok.id_to_token(i) for i in range(len(tok))] == [hf.id_to_token(i) for i in range(len(tok))]
+
+
+def test_every_kind_takes_the_protocols_first_arguments_by_position(kind_tok):
+    """The protocol's first arguments are positional (each kind names them for what they are); the
+    options after them are keywords of the same names on every kind (found by a probe:
+    ``decode_batch(..., num_threads=2)`` was a TypeError on binary)."""
+    kind, tok = kind_tok
+    ids = tok.encode(_data(kind, TEXTS[1]))
+    assert tok.encode_batch([_data(kind, TEXTS[1])]) == [ids]
+    assert tok.decode_batch([ids], skip_special_tokens=True, num_threads=2) == [tok.decode(ids)]
+    assert tok.id_to_token(ids[0]) == tok.id_to_token(token_id=ids[0])
+    assert tok.token_bytes(ids[0])
+    with pytest.raises(WrongTypeError, match="skip_special_tokens must be True or False"):
+        tok.decode(ids, skip_special_tokens="yes")
+
+
+def test_tiktoken_names_take_ids_and_drop_specials_alike(kind_tok):
+    """``decode_tokens_bytes``/``decode_with_offsets`` take ``ids`` on every text kind (byte-level
+    and meta named it ``tokens``, SGPE ``ids``), and ``decode_bytes`` drops special tokens where
+    ``decode`` does (SGPE's alone did)."""
+    kind, tok = kind_tok
+    if kind == "binary":
+        pytest.skip("tiktoken's names are the text kinds'")
+    ids = tok.encode(TEXTS[1])
+    special = tok.encode(next(iter(tok.special_tokens)), allowed_special="all")
+    assert len(special) == 1
+    assert tok.decode_tokens_bytes(ids=ids) == tok.decode_tokens_bytes(ids)
+    assert tok.decode_with_offsets(ids=ids) == tok.decode_with_offsets(ids)
+    with_special = [*special, *ids, *special]
+    assert tok.decode_bytes(with_special, skip_special_tokens=True) == tok.decode_bytes(ids)
+    assert tok.decode_bytes(with_special, skip_special_tokens=True).decode() == \
+        tok.decode(with_special, skip_special_tokens=True) == TEXTS[1]
+    with pytest.raises(WrongTypeError, match="skip_special_tokens must be True or False"):
+        tok.decode_bytes(ids, skip_special_tokens=1)
+
+
+def test_tables_a_tokenizer_encodes_with_are_read_only(kind_tok):
+    """Found by a probe: ``meta.special_tokens[...] = ...`` was taken and the next encode failed
+    with a bare KeyError; ``sgpe.vocab[...] = ...`` made a save that does not load."""
+    kind, tok = kind_tok
+    tables = {"sgpe": [tok.vocab] if kind == "sgpe" else [],
+              "meta": [getattr(tok, "special_tokens", None), getattr(tok, "tiktoken_specials", None)],
+              "bytelevel": [tok.special_tokens] if kind == "bytelevel" else [],
+              "binary": []}[kind]
+    for table in tables:
+        with pytest.raises(TypeError):
+            table["<|new|>"] = 1
+    before = tok.get_vocab()
+    before["<|new|>"] = 1  # a copy: the tokenizer is unchanged
+    assert "<|new|>" not in tok.get_vocab()

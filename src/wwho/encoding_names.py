@@ -122,14 +122,14 @@ class EncodingNames:
         except TokenizerError as exc:
             raise UnknownTokenError(str(exc)) from None
 
-    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
-        """Each token's bytes."""
-        return each_token_bytes(tokens, self.token_bytes)  # type: ignore[attr-defined]
+    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """Each token's bytes (tiktoken names the argument ``tokens``; wwho's kinds all say ``ids``)."""
+        return each_token_bytes(ids, self.token_bytes)  # type: ignore[attr-defined]
 
-    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """The text of ``tokens`` (strict UTF-8, as tiktoken) and where in it each token starts, in
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` (strict UTF-8, as tiktoken) and where in it each token starts, in
         characters; a token that starts inside a character starts at that character."""
-        parts = self.decode_tokens_bytes(tokens)
+        parts = self.decode_tokens_bytes(ids)
         return utf8_text(b"".join(parts)), char_offsets(parts)
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = 8) -> list[bytes]:

@@ -299,8 +299,11 @@ class HFTokenizer:
     def decode(self, ids: list[int], *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``, each checked as every wwho decode checks it (HF drops an id it does not
         know without a word)."""
+        from wwho.errors import WrongTypeError, check_flag
         from wwho.ids import token_ids
 
+        # WrongTypeError (a TypeError too), as the other kinds' decode raises for a flag that is no bool
+        skip_special_tokens = check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
         ids = token_ids(ids, self.vocab_size)
         if self._gapped:  # an id in a gap has no token: HF would drop it without a word
             for position, i in enumerate(ids):
@@ -309,9 +312,13 @@ class HFTokenizer:
                                             "(its ids have gaps)")
         return _hf_call(self.tokenizer.decode, ids, skip_special_tokens=skip_special_tokens)
 
-    def decode_batch(self, batch, *, skip_special_tokens: bool = False) -> list[str]:
+    def decode_batch(self, batch, *, skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
+        """:meth:`decode` of each list of ids, in order (``num_threads`` is checked and accepted, as on
+        every kind; decoding is done on the calling thread)."""
         from wwho.ids import each_decoded, id_batch
+        from wwho.threads import thread_count
 
+        thread_count(num_threads)
         return each_decoded(id_batch(batch), lambda ids: self.decode(ids, skip_special_tokens=skip_special_tokens))
 
     def __len__(self) -> int:

@@ -47,6 +47,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from wwho import _core
@@ -354,12 +355,13 @@ class MetaTokenizer(EncodingNames):
         self.tiktoken = part
         self.vocab = MetaVocab(part.n_vocab, sgpe_tokenizer.vocab)
         self.offset = self.vocab.offset
-        self.tiktoken_specials: dict[str, int] = dict(part.special_tokens)
+        # Read-only views: the core was given these tables, which a change would leave behind.
+        self.tiktoken_specials: Mapping[str, int] = MappingProxyType(dict(part.special_tokens))
         clash = set(self.tiktoken_specials) & set(sgpe_tokenizer.special_tokens)
         if clash:
             raise VocabError(f"special tokens in both tiktoken and SGPE: {sorted(clash)}")
-        self.special_tokens: dict[str, int] = {
-            **self.tiktoken_specials, **{s: self.offset + sgpe_tokenizer.vocab[s] for s in sgpe_tokenizer.special_tokens}}
+        self.special_tokens: Mapping[str, int] = MappingProxyType({
+            **self.tiktoken_specials, **{s: self.offset + sgpe_tokenizer.vocab[s] for s in sgpe_tokenizer.special_tokens}})
         self._special_index = {s: k for k, s in enumerate(self.special_tokens)}
         self._scripts = sgpe_tokenizer.splitter.scripts
         self._pattern = model.pattern
@@ -606,9 +608,9 @@ class MetaTokenizer(EncodingNames):
             self._strings, self._string_ids = strings, ids
         return self._strings, self._string_ids  # type: ignore[return-value]
 
-    def id_to_token(self, uid: int) -> str:
+    def id_to_token(self, token_id: int) -> str:
         """The token string of an id (:meth:`get_vocab`'s spelling)."""
-        return self._string_table()[0][self.vocab._check(uid)]
+        return self._string_table()[0][self.vocab._check(token_id)]
 
     def token_to_id(self, token: str) -> int:
         """The id of a token string (:meth:`get_vocab`'s spelling); a ``TokenizerError`` if none."""
@@ -657,8 +659,14 @@ class MetaTokenizer(EncodingNames):
             raise UnknownTokenError(f"token id {uid} is not assigned in tiktoken's {self.tiktoken.name}")
         return data
 
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes of ``ids``, joined (in the core)."""
+    def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of ``ids``, joined (in the core). ``skip_special_tokens``: drop tiktoken's
+        special tokens and the SGPE part's, as :meth:`decode` does."""
+        if skip_special_tokens is not False:
+            check_decode_options(DEFAULT_ERRORS, skip_special_tokens)
+            if skip_special_tokens:
+                special = self._special_id_values()
+                ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
         data = self._core.decode_plain(ids)  # a list of plain ints with tokens, the usual case
         if data is not None:
             return data
@@ -678,10 +686,7 @@ class MetaTokenizer(EncodingNames):
             if data is not None:
                 return data.decode("utf-8", "replace")
         check_decode_options(errors, skip_special_tokens)
-        if skip_special_tokens:
-            special = self._special_id_values()
-            ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]
-        return utf8_text(self.decode_bytes(ids), errors)
+        return utf8_text(self.decode_bytes(ids, skip_special_tokens=skip_special_tokens), errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
@@ -713,7 +718,7 @@ def _check_cache_bytes(cache_bytes: object) -> None:
         raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
 
 
-def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: dict[str, int],
+def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: Mapping[str, int],
                defaults: Mapping[str, int], cache_bytes: int) -> Any:
     """The core's meta encoder: the SGPE tokenizer's own encoder (shared) and the byte-level part's
     tables as ``ByteBPE`` hands them to its own."""

@@ -28,6 +28,7 @@ from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.imports import import_module
+from wwho.threads import thread_count
 from wwho.wholeload import loads_whole
 
 
@@ -135,8 +136,12 @@ class BinaryTokenizer:
         skip = check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
         return decode_to_bytes(self.hf, ids, skip_special=skip)
 
-    def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[bytes]:
-        """:meth:`decode` of each list of ids (or of :meth:`encode_batch_to_numpy`'s flat form)."""
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False,
+                     num_threads: int | None = 8) -> list[bytes]:
+        """:meth:`decode` of each list of ids (or of :meth:`encode_batch_to_numpy`'s flat form), in
+        order (``num_threads`` is checked and accepted, as on every kind; decoding is done on the
+        calling thread)."""
+        thread_count(num_threads)
         return each_decoded(id_batch(batch), lambda ids: self.decode(ids, skip_special_tokens=skip_special_tokens))
 
 

@@ -262,8 +262,13 @@ class ByteBPE(TiktokenNames):
 
     # --- decoding -------------------------------------------------------------------------
 
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools)."""
+    def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
+        ``skip_special_tokens``: drop the special tokens, as :meth:`decode` does."""
+        if skip_special_tokens is not False:
+            check_decode_options(DEFAULT_ERRORS, skip_special_tokens)
+            if skip_special_tokens:
+                return self._bytes_without_specials(ids)
         data = self._core.decode_plain(ids)  # a list of plain ints with tokens, the usual case
         if data is not None:
             return data
@@ -284,19 +289,18 @@ class ByteBPE(TiktokenNames):
             if data is not None:
                 return data.decode("utf-8", "replace")
         check_decode_options(errors, skip_special_tokens)
-        if skip_special_tokens:
-            ids = token_ids(ids)
-            special = set(self.special_tokens.values())
-            kept = [i for i in ids if i not in special]
-            try:
-                data = self.decode_bytes(kept)
-            except TokenizerError:
-                # Raised again on the ids as given, so that the position it names is the caller's
-                # (the dropped special tokens shifted it).
-                self.decode_bytes(ids)
-                raise
-            return utf8_text(data, errors)
-        return utf8_text(self.decode_bytes(ids), errors)
+        return utf8_text(self.decode_bytes(ids, skip_special_tokens=skip_special_tokens), errors)
+
+    def _bytes_without_specials(self, ids: Iterable[int]) -> bytes:
+        ids = token_ids(ids)
+        special = set(self.special_tokens.values())
+        try:
+            return self.decode_bytes([i for i in ids if i not in special])
+        except TokenizerError:
+            # Raised again on the ids as given, so that the position it names is the caller's
+            # (the dropped special tokens shifted it).
+            self.decode_bytes(ids)
+            raise
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace", *,
                      skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:

@@ -38,8 +38,9 @@ Training lives in :mod:`wwho.sgpe.train`; the file format in :mod:`wwho.sgpe.voc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from wwho import _core
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
@@ -90,7 +91,8 @@ class SGPETokenizer(EncodingNames):
             raise VocabError("this vocabulary has no byte tokens: it can only be used with unk='token'")
         self.file = vocab_file
         self.fallback = fallback
-        self.vocab: dict[str, int] = vocab_file.vocab
+        #: token string -> id, read-only: the encoder, the lookups and the saved files share it
+        self.vocab: Mapping[str, int] = MappingProxyType(vocab_file.vocab)
         #: token strings by id (``id_to_token`` was this list before it became a method)
         self.tokens: list[str] = [""] * len(self.vocab)
         for token, i in self.vocab.items():
@@ -410,6 +412,8 @@ class SGPETokenizer(EncodingNames):
         """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
         With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
         does the same)."""
+        if skip_special_tokens is not False:
+            check_decode_options(DEFAULT_ERRORS, skip_special_tokens)
         data = None
         # The usual cases: a list, or a numpy array (read by the core as one block of integers):
         # the core checks the ids itself. (Never an iterator, which a failed try would use up.)
