@@ -368,3 +368,42 @@ def test_the_api_does_not_replace_an_earlier_checkpoint_without_being_told(corpu
     assert (kept / "checkpoint.json").read_bytes() != before
     assert SGPETokenizer.train_from_iterator(texts[:400], **options, resume=True).file.to_bytes() == \
         other.file.to_bytes()
+
+
+def test_a_training_on_another_thread_cannot_share_the_directory(tmp_path):
+    """Found by a probe: two trainings on two threads of one process, given one checkpoint_dir, were
+    both let in (the directory's lock belongs to the process) and overwrote each other's
+    checkpoints; two processes were refused. A thread's own nested use still goes in."""
+    import threading
+
+    from wwho.sgpe import checkpoints
+
+    directory = tmp_path / "ckpt"
+    directory.mkdir()
+    inside, leave, outcome = threading.Event(), threading.Event(), {}
+
+    def first():
+        with checkpoints.using(directory), checkpoints.using(directory):  # nested on one thread: fine
+            inside.set()
+            leave.wait(30)
+
+    def second():
+        try:
+            with checkpoints.using(directory):
+                outcome["second"] = "in"
+        except VocabError as exc:
+            outcome["second"] = str(exc)
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    assert inside.wait(30)
+    other = threading.Thread(target=second)
+    other.start()
+    other.join(30)
+    leave.set()
+    holder.join(30)
+    assert "another wwho training (on another thread of this process) is using it" in outcome["second"]
+    other = threading.Thread(target=second)  # once the first has left, the directory is free
+    other.start()
+    other.join(30)
+    assert outcome["second"] == "in"

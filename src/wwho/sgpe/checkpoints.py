@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,23 @@ MARKER = ".wwho-checkpoints"
 _MARKER_BYTES = 64
 
 #: Directories a :func:`using` block of this process is in (absolute path -> how deeply nested),
-#: and the descriptors holding the locks taken for them.
+#: the thread whose training is in it (a training on another thread is another training: the
+#: directory's lock, taken by the process, cannot tell them apart), and the descriptors holding
+#: the locks taken for them. ``_guard`` keeps the first two in step across threads.
 _depth: dict[str, int] = {}
+_owner: dict[str, int] = {}
 _held: dict[str, int] = {}
+_guard = threading.Lock()
+
+
+def _fresh_guard() -> None:
+    """A child made by ``fork`` gets its own guard (one held by another thread at the fork would
+    be copied held)."""
+    global _guard
+    _guard = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_guard)
 
 
 def is_checkpoint_file(name: str) -> bool:
@@ -169,18 +184,27 @@ def using(directory: str | os.PathLike) -> Iterator[None]:
     until the outermost ``using`` of it in this process ends. Another training holding it is a
     :class:`VocabError`."""
     key = os.path.abspath(directory)
-    _depth[key] = _depth.get(key, 0) + 1
+    me = threading.get_ident()
+    with _guard:
+        if _owner.get(key, me) != me:
+            raise VocabError(f"checkpoint directory {directory}: another wwho training (on another thread of this "
+                             "process) is using it; two trainings cannot share checkpoints (give each its own "
+                             "--out or --checkpoint-dir)")
+        _owner[key] = me
+        _depth[key] = _depth.get(key, 0) + 1
     try:
         if os.path.isdir(key):
             _lock(Path(directory))
         yield
     finally:
-        _depth[key] -= 1
-        if not _depth[key]:
-            del _depth[key]
-            fd = _held.pop(key, None)
-            if fd is not None:
-                os.close(fd)
+        fd = None
+        with _guard:
+            _depth[key] -= 1
+            if not _depth[key]:
+                del _depth[key], _owner[key]
+                fd = _held.pop(key, None)
+        if fd is not None:
+            os.close(fd)
 
 
 def _open_locked(path: Path) -> int | None:
