@@ -407,3 +407,23 @@ def test_a_training_on_another_thread_cannot_share_the_directory(tmp_path):
     other.start()
     other.join(30)
     assert outcome["second"] == "in"
+
+
+def test_an_output_inside_the_corpus_folder_is_not_warned_of_by_the_export_check(tmp_path):
+    """Found by a probe: with --out inside the corpus folder, the export check after training read
+    the corpus again and warned of the checkpoint folder the same run had written there since."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "c.txt").write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:800]), encoding="utf-8")
+    proc = run_wwho("train", "--kind", "sgpe", folder, "--out", folder / "out", "--vocab-size", "1500",
+                    "--workers", "1", "--checkpoint-every", "100", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr, proc.stderr
+    (folder / "out" / "checkpoints").mkdir(exist_ok=True)
+    (folder / "out" / "checkpoints" / ".wwho-checkpoints").write_text("created\n", encoding="utf-8")
+    (folder / "out" / "checkpoints" / "checkpoint.json").write_text("{}", encoding="utf-8")
+    again = run_wwho("train", "--kind", "sgpe", folder, "--out", tmp_path / "other", "--vocab-size", "1500",
+                     "--workers", "1", "--quiet")
+    assert again.returncode == 0, again.stderr  # a first reading still says it, once each
+    assert again.stderr.count("the files of a wwho training checkpoint there are not read as corpus") == 1
+    assert again.stderr.count("the files of a tokenizer wwho saved there") == 1

@@ -40,6 +40,7 @@ more for a line that is one long word, see docs/reliability.md.)
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import json
@@ -47,6 +48,7 @@ import lzma
 import os
 import zlib
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,6 +156,22 @@ def _walk(root: Path, shown: str) -> list[Path]:
     return sorted(files)
 
 
+#: True while a corpus is read again (the export check after training, :func:`read_again`).
+_again: ContextVar[bool] = ContextVar("wwho_corpus_read_again", default=False)
+
+
+@contextlib.contextmanager
+def read_again() -> Iterator[None]:
+    """While a corpus is read a second time (the export check after training), what the first
+    reading said about wwho's own files in it is not said again: the checkpoints training wrote into
+    its output folder since then, when that folder is inside the corpus, are passed over quietly."""
+    token = _again.set(True)
+    try:
+        yield
+    finally:
+        _again.reset(token)
+
+
 def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
     """``names`` less the files of a tokenizer wwho saved in ``folder`` (its manifest and the files
     the manifest lists) and of a training checkpoint folder (its marker, checkpoint and temporary
@@ -165,7 +183,7 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
 
     if MARKER in names:
         kept = [name for name in names if not is_checkpoint_file(name)]
-        if len(kept) < len(names) - 1:
+        if len(kept) < len(names) - 1 and not _again.get():
             warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
                  "corpus", WwhoWarning)
         names = kept
@@ -173,7 +191,7 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
         return names
     saved = {MANIFEST, *listed(folder)}
     kept = [name for name in names if name not in saved]
-    if len(kept) < len(names):
+    if len(kept) < len(names) and not _again.get():
         warn(f"{_shown(str(folder))}: the files of a tokenizer wwho saved there ({MANIFEST} and the "
              f"{len(names) - len(kept) - 1:,} it lists) are not read as corpus", WwhoWarning)
     return kept

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.corpus import iter_documents
+from wwho.corpus import iter_documents, read_again
 from wwho.errors import WwhoError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -137,8 +137,9 @@ def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text
 
     def check(text: bytes) -> VerifyReport:
         hf = Tokenizer.from_str(text.decode("utf-8"))
-        docs = _first(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines, max_bytes)
-        return verify(tok, hf, docs, progress=progress)
+        with read_again():  # (training read it first, and said what it had to)
+            docs = _first(iter_documents(corpus, text_field=text_field, skip_bad_lines=True), lines, max_bytes)
+            return verify(tok, hf, docs, progress=progress)
 
     path = Path(directory) / "tokenizer.json"
     files: dict[str, bytes] = {}
