@@ -235,6 +235,27 @@ def test_cls_and_sep_of_the_text_are_no_template(tmp_path):
     assert hf.encode("ශ්‍රී ලංකාව").ids == tok.encode("ශ්‍රී ලංකාව")  # add_special_tokens=True: nothing added
 
 
+def test_special_token_text_in_the_corpus_is_said(tmp_path):
+    """Found by a probe: a special token that is ordinary text of the corpus (a frequent word) passed
+    the export check (which reads special-token text as HF does), though HF, unlike encode(), turns
+    each such word of the training text into the special token. Training now says so."""
+    from cli_run import wwho
+
+    lines = read_slice(require_data(CORPORA / "si" / "flores200-devtest.txt"), 80_000).splitlines()
+    word = "විසින්"
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    held = sum(word in line for line in lines[:2000])
+    assert held > 5
+    proc = wwho("train", "--kind", "sgpe", "--vocab-size", "1500", "--quiet", "--special", "[PAD]", "--special", word,
+                "-o", tmp_path / "tok", corpus)
+    assert proc.returncode == 0, proc.stderr
+    assert f"wwho: warning: special-token text occurs in the lines checked ({word!r} in {held:,} lines)" \
+        in proc.stderr.decode()
+    quiet = wwho("train", "--kind", "sgpe", "--vocab-size", "1500", "--quiet", "-o", tmp_path / "plain", corpus)
+    assert quiet.returncode == 0 and b"warning" not in quiet.stderr, quiet.stderr
+
+
 def test_a_byte_level_mismatch_is_reported_not_a_crash(tmp_path):
     """Found by a probe: the report of a mismatch asked ``tok.tokenize``, which byte-level
     tokenizers lack, so ``wwho export hf --verify`` died with an AttributeError exactly where it

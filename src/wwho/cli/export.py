@@ -18,11 +18,11 @@ from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
 from wwho.cli.options import path_argument, text_field
 from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir, printing
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
-from wwho.errors import VocabError
+from wwho.errors import VocabError, WwhoWarning
 from wwho.export.verify import verify
 from wwho.kinds import KIND_NAMES
 from wwho.loading import detect_kind, load_tokenizer
-from wwho.notices import plural
+from wwho.notices import plural, warn
 from wwho.savedir import check_target, save_files
 from wwho.sgpe import SGPETokenizer
 
@@ -107,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
         report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
         print(report.summary())
+        note = report.special_text_note()
+        if note:
+            warn(note, WwhoWarning)
         if not report.lines:  # a gate that checked nothing (an empty file, a wrong --text-field) must not pass
             from wwho.errors import CorpusError
 

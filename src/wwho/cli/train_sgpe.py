@@ -27,8 +27,8 @@ from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_b
 from wwho.cli.options import path_argument, strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
-from wwho.errors import WwhoError
-from wwho.notices import plural
+from wwho.errors import WwhoError, WwhoWarning
+from wwho.notices import plural, warn
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
 from wwho.sgpe.train import smallest_vocab_size
@@ -321,6 +321,9 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
         return 0 if args.no_verify else _verify_meta(meta, args.corpus, args.text_field)
     if not args.no_verify:
         report.check(out / "tokenizer.json")
+        note = report.special_text_note()
+        if note:
+            warn(note, WwhoWarning)
     return 0
 
 

@@ -36,6 +36,18 @@ class VerifyReport:
     id_mismatches: int = 0
     decode_mismatches: int = 0
     examples: list[str] = field(default_factory=list)
+    #: special token -> lines checked that hold its text: the export (as HF always does) and
+    #: ``allowed_special="all"`` read it as the special token there; ``encode()`` reads it as text
+    special_text: dict[str, int] = field(default_factory=dict)
+
+    def special_text_note(self) -> str | None:
+        """What :attr:`special_text` means to the user, or None when no line held such text."""
+        if not self.special_text:
+            return None
+        shown = ", ".join(f"{name!r} in {n:,} {'line' if n == 1 else 'lines'}" for name, n in self.special_text.items())
+        return (f"special-token text occurs in the lines checked ({shown}): the tokenizer.json, as HF always "
+                "does, reads it as the special token, where encode() reads it as text unless allowed_special "
+                "names it; choose special tokens the text does not contain to keep the two alike")
 
     @property
     def ok(self) -> bool:
@@ -61,6 +73,7 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
     from wwho.progress import progress_bar  # tqdm only when a bar is shown
 
     report = VerifyReport()
+    specials = _special_text_pattern(tok)
     docs = iter(documents)
     bar = progress_bar(desc="verifying export", unit="line", disable=not progress)
     while True:
@@ -79,6 +92,9 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
         decoded = hf.decode_batch(hf_ids, skip_special_tokens=False)
         for doc, native, ids, text in zip(chunk, natives, hf_ids, decoded):
             report.lines += 1
+            if specials is not None:
+                for name in set(specials.findall(doc)):
+                    report.special_text[name] = report.special_text.get(name, 0) + 1
             if native != ids:
                 report.id_mismatches += 1
                 if len(report.examples) < max_examples:
@@ -95,6 +111,12 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
                     report.examples.append(f"  HF decode differs for {doc[:60]!r}")
     bar.close()
     return report
+
+
+def _special_text_pattern(tok) -> re.Pattern | None:
+    """A regex of the tokenizer's special tokens' names (the longest first), or None without any."""
+    names = sorted(tok.special_tokens, key=lambda name: (-len(name), name))
+    return re.compile("|".join(map(re.escape, names))) if names else None
 
 
 #: How much of the corpus ``wwho train`` checks the export on: the first 2,000 documents, at most
