@@ -73,8 +73,10 @@ def unseen_syllables(syllable_freq: Mapping[str, int], *, in_script: Callable[[s
         joins.add((letter_class(parts[0][-1]), parts[1][:1]))
     # The best pairs without scoring all of them: walk onsets and tails in falling frequency and
     # keep a heap of the frontier (each pair's score only falls along either list).
-    onset_list = onsets.most_common()
-    tail_list = tails.most_common()
+    # Ties by string, not by Counter's insertion order, which follows the order the training text's
+    # syllables were first counted in (the number of workers, the order of the files).
+    onset_list = sorted(onsets.items(), key=lambda kv: (-kv[1], kv[0]))
+    tail_list = sorted(tails.items(), key=lambda kv: (-kv[1], kv[0]))
     if not onset_list or not tail_list:
         return []
     found: list[str] = []
