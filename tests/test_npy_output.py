@@ -349,3 +349,32 @@ def test_decode_of_standard_input_holds_a_line_as_an_array_and_decodes_it_in_blo
     assert "stdin:2 (ids 1,000 to 2,000): token id 1000000 at position 5 is out of range" in capsys.readouterr().err
     assert run(b"5 1000000\n") == 2
     assert "stdin:1: token id 1000000 at position 1 is out of range" in capsys.readouterr().err
+
+
+def test_npy_output_must_be_named_npy_and_hf_special_text_is_refused(tmp_path):
+    """Found by a probe following docs/pretraining.md: ``-o train.bin`` wrote a .npy file, whose
+    header nanoGPT's raw reader took for 64 ids; and with a tokenizer.json, special-token text in
+    a document silently became the --eot id (an extra document boundary), --special-as-text was
+    ignored and --allow-special was a traceback."""
+    from cli_run import one_line_error, wwho
+
+    from wwho.sgpe import SGPETokenizer
+
+    tok = SGPETokenizer.train_from_iterator(["ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී"] * 50, vocab_size=310, progress=False,
+                                            special_tokens=("<|endoftext|>", "[PAD]"), superword_share=0)
+    tok.save(tmp_path / "sgpe")
+    hf = tmp_path / "sgpe" / "tokenizer.json"
+    doc = tmp_path / "doc.txt"
+    doc.write_text("ශ්‍රී\nලංකාව <|endoftext|> ශ්‍රී\n", encoding="utf-8")
+    npy = ["--npy", "--eot", "<|endoftext|>"]
+    assert "--npy writes a .npy file (numpy's header, then the ids), not raw ids: name it -o NAME.npy" in \
+        one_line_error(wwho("encode", "--tokenizer", tmp_path / "sgpe", "--file", doc, *npy, "-o", tmp_path / "t.bin"))
+    assert not (tmp_path / "t.bin").exists()
+    line = one_line_error(wwho("encode", "--tokenizer", hf, "--file", doc, *npy, "-o", tmp_path / "t.npy"))
+    assert line.endswith(f"{doc}: line 2: the special token '<|endoftext|>' at offset 6: a tokenizer.json reads it "
+                         "as that token; add --allow-special to encode it so"), line
+    assert "cannot encode that text as plain text" in one_line_error(
+        wwho("encode", "--tokenizer", hf, "--file", doc, "--special-as-text"))
+    allowed = wwho("encode", "--tokenizer", hf, "--file", doc, "--allow-special")
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.decode().splitlines()[1].split().count(str(tok.vocab["<|endoftext|>"])) == 1

@@ -120,6 +120,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.output or args.output == "-" or stream_kind(args.output) is not None:
             raise CorpusError("--npy writes a .npy file, whose header is completed at the end: give -o FILE.npy "
                               "(a file, not standard output or a pipe)")
+        if not args.output.lower().endswith(".npy"):  # a reader of raw ids (nanoGPT's train.bin) would take
+            # numpy's header for ids
+            raise CorpusError(f"--npy writes a .npy file (numpy's header, then the ids), not raw ids: name it "
+                              f"-o NAME.npy, not {args.output!r} (for nanoGPT's raw train.bin: "
+                              "numpy.load('NAME.npy').tofile('train.bin'))")
     streamed = args.file or ("-" if args.input == "-" else None)  # what is read as the results are written
     output = results_output(args, reads=[streamed] if streamed else [])
     if args.file == "-" or (not args.file and args.input == "-"):
@@ -333,6 +338,11 @@ def batch_encoder(tok, *, allow_special: bool = False, special_as_text: bool = F
     ``num_threads`` where it takes one (byte-level, SGPE, HF), else its ``encode_batch``, else
     ``encode`` line by line. ``special_as_text``: special-token text is plain text where the kind
     would refuse it."""
+    from wwho.loading import HFTokenizer
+
+    if isinstance(tok, HFTokenizer):
+        return _hf_batch_encoder(tok, allow_special=allow_special, special_as_text=special_as_text,
+                                 threads=threads, method=method)
     options: dict = {"allowed_special": "all"} if allow_special else {}
     batch = getattr(tok, method, None)
     if batch is not None:
@@ -345,6 +355,35 @@ def batch_encoder(tok, *, allow_special: bool = False, special_as_text: bool = F
     if special_as_text and "disallowed_special" in inspect.signature(tok.encode).parameters:
         options["disallowed_special"] = ()
     return lambda texts: [tok.encode(t, **options) for t in texts]
+
+
+def _hf_batch_encoder(tok, *, allow_special: bool, special_as_text: bool, threads: int | None,
+                      method: str) -> Callable[[list[str]], list]:
+    """:func:`batch_encoder` for a ``tokenizer.json`` read by HF ``tokenizers``, which reads
+    special-token text as its special token whatever it is asked: a line holding such text is
+    refused as the other kinds refuse it, unless ``--allow-special`` (a stray ``<|endoftext|>`` in a
+    document would otherwise end it in an ``--npy`` array); ``--special-as-text`` cannot be done."""
+    if special_as_text:
+        raise TokenizerError("--special-as-text: a tokenizer.json always reads special-token text as its special "
+                             "token (as Hugging Face tokenizers does), so it cannot encode that text as plain text; "
+                             "give another kind (a wwho folder) or --allow-special")
+    batch = getattr(tok, method)
+    options = {"num_threads": threads or os.cpu_count() or 1}
+    names = sorted((t.content for t in tok.tokenizer.get_added_tokens_decoder().values() if t.special),
+                   key=lambda name: (-len(name), name))
+    if allow_special or not names:
+        return lambda texts: batch(texts, **options)
+    specials = re.compile("|".join(map(re.escape, names)))
+
+    def refusing(texts: list[str]) -> list:
+        for n, text in enumerate(texts):
+            found = specials.search(text) if isinstance(text, str) else None
+            if found:
+                raise TokenizerError(f"texts[{n}]: the special token {found[0]!r} at offset {found.start()}: a "
+                                     "tokenizer.json reads it as that token; add --allow-special to encode it so")
+        return batch(texts, **options)
+
+    return refusing
 
 
 @contextlib.contextmanager
