@@ -392,3 +392,18 @@ def test_a_mismatch_is_reported_once(tmp_path):
     problems = check_schema(load_schema(path), max_length=3)
     assert problems and len(problems) == len(set(problems))
     assert "'ab' (leading_space=False): automaton ['ab'], grammar ['a', 'b']" in problems
+
+
+def test_check_schema_takes_a_path_or_a_bundled_name(tmp_path):
+    """Found by a probe: the docs pair ``wwho.check_schema`` with ``wwho schema check FILE``, but
+    a path was an AttributeError from inside wwho. It takes what the command takes."""
+    from importlib import resources
+
+    from wwho.errors import WrongTypeError
+
+    path = tmp_path / "sinhala-copy.json"
+    path.write_bytes(resources.files("wwho.schemas").joinpath("sinhala.json").read_bytes())
+    assert check_schema(path, max_length=2) == check_schema(str(path), max_length=2) == []
+    assert check_schema("sinhala", max_length=2) == []
+    with pytest.raises(WrongTypeError, match="expected a Schema, a schema file's path or a bundled script's name"):
+        check_schema(3)

@@ -38,13 +38,22 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import os
 import re
 from pathlib import Path
 
 from wwho import _core
 from wwho.errors import SchemaError, TokenizerError, WrongTypeError, brief
 from wwho.graphemes import cluster_ends, first_hard_break, property_ranges
-from wwho.schema import Schema, bundled_schema, code_point_ranges, grammar_regex, load_schema, script_name
+from wwho.schema import (
+    Schema,
+    available_scripts,
+    bundled_schema,
+    code_point_ranges,
+    grammar_regex,
+    load_schema,
+    script_name,
+)
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
 WHITESPACE = frozenset(" \t\n\r")
@@ -266,8 +275,22 @@ def _check_length(value: object, name: str, lowest: int) -> int:
     return value
 
 
-def check_schema(schema: Schema, *, max_length: int = 5, progress: bool = False) -> list[str]:
+def _as_schema(schema: object) -> Schema:
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, str) and not os.path.exists(schema) and schema in available_scripts():
+        return bundled_schema(schema)
+    if isinstance(schema, (str, os.PathLike)):
+        return load_schema(schema)
+    raise WrongTypeError(f"expected a Schema, a schema file's path or a bundled script's name, not "
+                         f"{type(schema).__name__}")
+
+
+def check_schema(schema: Schema | str | os.PathLike, *, max_length: int = 5, progress: bool = False) -> list[str]:
     """Compare the grammar (a Python regex) with the automaton (the core) exhaustively.
+
+    ``schema``: a :class:`~wwho.schema.Schema`, a schema file's path, or a bundled script's name
+    (as ``wwho schema check`` takes them).
 
     Every string of up to ``max_length`` characters over one representative of each
     class, plus a Latin letter, a space, a tab and a newline, is tokenized by both
@@ -280,6 +303,7 @@ def check_schema(schema: Schema, *, max_length: int = 5, progress: bool = False)
     means the grammar is a faithful compilation of the automaton).
     """
     _check_length(max_length, "max_length", 1)
+    schema = _as_schema(schema)
     if schema.grammar is None:
         return ["the schema has no grammar: there is nothing to compare the automaton with"]
     refuse_a_long_check(schema, max_length)

@@ -200,7 +200,11 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
     from wwho.sgpe.words import SCRIPT_MODES, mode_scripts
 
     if script not in SCRIPT_MODES:
-        raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {brief(script)}")
+        # A vocabulary names its script; the schema is wwho's (a schema file of one's own is not saved
+        # with it: docs/schemas.md, "Adding a script").
+        raise fail(f"'script' must be one of {', '.join(SCRIPT_MODES)}, not {brief(script)}: the vocabulary was "
+                   "trained with a schema this wwho does not bundle (a vocabulary names its script's schema, "
+                   "and does not hold it)")
     if "scripts" in data and data["scripts"] != list(mode_scripts(script)):
         raise fail(f"'scripts' is {brief(data['scripts'])} but script mode {script!r} covers "
                    f"{list(mode_scripts(script))!r}")
