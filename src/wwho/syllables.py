@@ -286,6 +286,14 @@ def _as_schema(schema: object) -> Schema:
                          f"{type(schema).__name__}")
 
 
+def _spelled(text: str, labels: dict[str, str]) -> str:
+    """A test string as a mismatch shows it: its code points (a mark may not show on a terminal)
+    and the classes they stand for, the sequence the grammar and the automaton read."""
+    points = " ".join(f"U+{ord(c):04X}" for c in text)
+    classes = " ".join(labels.get(c, repr(c)) for c in text)
+    return f"{text!r} = {points} (classes {classes})"
+
+
 def check_schema(schema: Schema | str | os.PathLike, *, max_length: int = 5, progress: bool = False) -> list[str]:
     """Compare the grammar (a Python regex) with the automaton (the core) exhaustively.
 
@@ -312,6 +320,7 @@ def check_schema(schema: Schema | str | os.PathLike, *, max_length: int = 5, pro
     grammar = Syllabifier(schema, engine="regex")
     table = Syllabifier(schema, engine="table")
     alphabet = [chr(min(cps)) for cps in schema.classes.values()]
+    labels = {chr(min(cps)): label for label, cps in schema.classes.items()}
     alphabet = list(dict.fromkeys([*alphabet, "a", " ", "\t", "\n"]))  # once each: a class of "a" too
     from wwho.progress import progress_bar
 
@@ -327,9 +336,8 @@ def check_schema(schema: Schema | str | os.PathLike, *, max_length: int = 5, pro
                     want = table.tokenize(text, leading_space)
                     got = grammar.tokenize(text, leading_space)
                     if got != want:
-                        problems.append(
-                            f"{text!r} (leading_space={leading_space}): automaton {want!r}, grammar {got!r}"
-                        )
+                        problems.append(f"{_spelled(text, labels)} (leading_space={leading_space}): automaton "
+                                        f"{want!r}, grammar {got!r}")
                         if len(problems) >= 20:
                             return problems
     return problems
