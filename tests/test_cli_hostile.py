@@ -409,3 +409,89 @@ def test_a_failed_verb_leaves_no_folder_it_made_for_its_output(sgpe_dir, tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
     one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-o", tmp_path / "d" / "x.txt", input=b"1 2\nabc\n"))
     assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
+
+
+def test_export_refuses_a_closed_standard_output_before_writing(sgpe_dir, tmp_path):
+    """Found by a probe: ``wwho export hf`` wrote its files, then failed (exit 2) on a closed
+    standard output, where it says what it wrote; run again, it refused the files it had just
+    written. A closed one is refused first; the --verify report, a result, is written before any
+    file, so a full one stops it there."""
+    out = tmp_path / "out"
+    assert "standard output is closed" in one_line_error(closed(1, "export", "hf", sgpe_dir, "-o", out))
+    assert not out.exists()
+    if FULL.exists():
+        corpus = tmp_path / "c.txt"
+        corpus.write_text("ශ්‍රී ලංකාව\n", encoding="utf-8")
+        line = one_line_error(to_full("export", "hf", sgpe_dir, "-o", tmp_path / "checked", "--quiet", "--verify",
+                                      corpus))
+        assert "standard output: cannot write" in line
+        assert not (tmp_path / "checked").exists()
+
+
+def test_serve_with_a_closed_standard_output_is_one_line(sgpe_dir):
+    """Found by a probe: uvicorn's logging set-up needs standard output, so this was a traceback."""
+    pytest.importorskip("uvicorn")
+    line = one_line_error(closed(1, "serve", "--tokenizer", sgpe_dir, "--port", "0"))
+    assert "standard output is closed" in line
+
+
+def test_a_non_blocking_standard_output_that_fills_is_an_error_for_printing_verbs(sgpe_dir):
+    """Found by a probe: Python's text stream loses what a non-blocking standard output (as some CI
+    runners leave it) did not take: ``wwho inspect`` ended with success, its output cut at 64 KiB."""
+    import fcntl
+    import time
+
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETFL, fcntl.fcntl(write, fcntl.F_GETFL) | os.O_NONBLOCK)
+    proc = subprocess.Popen([*wwho_command(), "inspect", str(sgpe_dir), "--top", "5000"], stdout=write,
+                            stderr=subprocess.PIPE)
+    os.close(write)
+    time.sleep(3)  # a slow reader: the pipe fills
+    got = b""
+    while chunk := os.read(read, 1 << 16):
+        got += chunk
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 2, (len(got), err)
+    assert "standard output: cannot write" in err
+
+
+@pytest.mark.parametrize("verb", [["train", "--kind", "sgpe"], ["train", "--kind", "bytelevel"],
+                                  ["train", "--kind", "binary"], ["export", "hf"]])
+def test_an_output_of_files_named_dash_is_refused(sgpe_dir, tmp_path, verb):
+    """Found by a probe: ``-o -`` is standard output to encode and decode; train and export made a
+    file or folder named ``-`` in the current directory instead."""
+    args = [sgpe_dir] if verb[0] == "export" else ["--vocab-size", "1000", sgpe_dir / "vocab.json"]
+    proc = subprocess.run([*wwho_command(), *verb, "-o", "-", *map(str, args)], capture_output=True,
+                          cwd=tmp_path, timeout=300)
+    assert "this command writes files, not to standard output" in one_line_error(proc)
+    assert not (tmp_path / "-").exists()
+
+
+def test_train_takes_a_file_named_help_after_double_dash(tmp_path):
+    """Found by a probe: without --kind, ``wwho train ... -- --help`` printed the kinds' help."""
+    corpus = tmp_path / "--help"
+    corpus.write_text("ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී\n" * 50, encoding="utf-8")
+    proc = subprocess.run([*wwho_command(), "train", "-o", "out", "--vocab-size", "300", "--quiet", "--", "--help"],
+                          capture_output=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "vocab.json").is_file()
+    assert "expected one of" in one_line_error(subprocess.run([*wwho_command(), "train", "--kind"],
+                                                              capture_output=True, timeout=300))
+
+
+def test_an_output_file_that_appears_meanwhile_is_kept_without_force(tmp_path):
+    """Found by a probe: ``-o FILE`` was checked to be absent at the start and replaced at the end,
+    so a file another process wrote meanwhile (a second run) was lost without a word."""
+    from wwho.errors import WriteError
+    from wwho.fileio import atomic_open
+
+    path = tmp_path / "out.txt"
+    with pytest.raises(WriteError, match="appeared while this command ran .* pass --force to replace it"):
+        with atomic_open(path, "w", replace=False) as f:
+            f.write("mine")
+            path.write_text("theirs", encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == "theirs"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left
+    with atomic_open(path, "w") as f:  # replace=True (--force, the API's saves): replaced
+        f.write("mine")
+    assert path.read_text(encoding="utf-8") == "mine"

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbcSet
 from dataclasses import asdict, dataclass, field
 from itertools import accumulate
@@ -224,7 +224,7 @@ def _native(tok, name: str) -> Evaluated:
     fallback_ids = set()
     sgpe = getattr(tok, "sgpe", None)  # a meta tokenizer: its SGPE part's fallback tokens, shifted
     vocab, offset = (sgpe.vocab, tok.offset) if sgpe is not None else (getattr(tok, "vocab", None), 0)
-    if isinstance(vocab, dict):
+    if isinstance(vocab, Mapping):  # (an SGPE vocabulary: a read-only view)
         fallback_ids = {offset + i for t, i in vocab.items() if t.startswith("<0x") and len(t) == 6 or t == "[UNK]"}
     return Evaluated(name, encode, tok.decode, fallback_ids.__contains__, int(tok.vocab_size),
                      getattr(tok, "token_bytes", None), _known_cuts(tok))
@@ -238,7 +238,7 @@ def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
     kinds."""
     sgpe = getattr(tok, "sgpe", tok)  # a meta tokenizer's Indic runs are its SGPE part's
     splitter, vocab = getattr(sgpe, "splitter", None), getattr(sgpe, "vocab", None)
-    if splitter is None or not isinstance(vocab, dict):
+    if splitter is None or not isinstance(vocab, Mapping):
         return None
     dummy = 1 if getattr(sgpe, "prefix_space", False) else 0
 

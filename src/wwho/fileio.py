@@ -125,8 +125,13 @@ def remove_made_dirs(made: Sequence[Path]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8",
+                replace: bool = True) -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it to ``path``.
+
+    ``replace=False``: a ``path`` that exists by then (made by another process while this one
+    worked, after the caller found it absent) is kept, and the write is a :class:`WriteError`
+    saying to pass ``--force``, not a silent replacement.
 
     On any exception (a Ctrl-C included, at any instant once the temporary file exists) the
     temporary file is removed, and the folders made for ``path``, and ``path`` is left untouched; a failed write (disk full,
@@ -158,7 +163,10 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
             in_block = False
             _seal(f)
             # Renamed while still open: its lock (_create_temp) holds until the name is gone.
-            os.replace(made[-1], path)  # (the folder removed or replaced meanwhile: ENOENT, named as path's)
+            if replace:
+                os.replace(made[-1], path)  # (the folder removed or replaced meanwhile: ENOENT, named as path's)
+            else:
+                _rename_new(made[-1], path)
         made.clear()
     except BaseException as exc:
         for tmp in made:
@@ -168,6 +176,26 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
         if isinstance(exc, OSError) and not isinstance(exc, WwhoError) and (exc.errno in WRITE_ERRORS or not in_block):
             raise write_failed(path, exc) from None
         raise
+
+
+def _rename_new(tmp: Path, path: Path) -> None:
+    """``tmp`` renamed to ``path``, which must not exist: a hard link is made (refused where the name
+    is taken), then ``tmp`` unlinked. Where the filesystem has no hard links, the name is looked at
+    just before ``os.replace``."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise WriteError(f"{path}: appeared while this command ran (another process wrote it?); it is left "
+                         "as it is: pass --force to replace it") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        if os.path.lexists(path):
+            raise WriteError(f"{path}: appeared while this command ran (another process wrote it?); it is left "
+                             "as it is: pass --force to replace it") from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def write_temp(path: Path, data: bytes, made: list[Path]) -> None:

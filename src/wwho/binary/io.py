@@ -198,8 +198,9 @@ def _check_id(value: object, source: str, what: str) -> int:
     return value
 
 
-def save(tokenizer: Tokenizer, path: str | Path, *, pretty: bool = False) -> None:
-    """Write ``tokenizer.json`` atomically (temp file + rename): never a torn file."""
+def save(tokenizer: Tokenizer, path: str | Path, *, pretty: bool = False, replace: bool = True) -> None:
+    """Write ``tokenizer.json`` atomically (temp file + rename): never a torn file. ``replace=False``:
+    a file that appeared at ``path`` meanwhile is kept (:func:`wwho.fileio.atomic_open`)."""
     text = tokenizer.to_str(pretty=pretty)
-    with atomic_open(path, "w") as f:
+    with atomic_open(path, "w", replace=replace) as f:
         f.write(text)

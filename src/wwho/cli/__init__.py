@@ -68,8 +68,12 @@ def train_help() -> str:
 def _dispatch_train(argv: list[str]) -> int:
     pre = argparse.ArgumentParser(prog="wwho train", add_help=False)
     pre.add_argument("--kind", default="sgpe")
-    known, _ = pre.parse_known_args(argv)
-    if ("-h" in argv or "--help" in argv) and "--kind" not in " ".join(argv):
+    head = argv[:argv.index("--")] if "--" in argv else argv  # after --, every argument is an input
+    for i, arg in enumerate(head):
+        if arg == "--kind" and (i + 1 == len(head) or head[i + 1].startswith("-")):
+            raise WwhoError(f"argument --kind: expected one of {', '.join(TRAIN_KINDS)}")
+    known, _ = pre.parse_known_args(head)
+    if ("-h" in head or "--help" in head) and "--kind" not in " ".join(head):
         print(train_help())
         return 0
     if known.kind not in TRAIN_KINDS:

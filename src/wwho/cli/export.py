@@ -15,8 +15,15 @@ from pathlib import Path
 
 from wwho.bytelevel.hf_files import hf_directory_files
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
-from wwho.cli.options import path_argument, text_field
-from wwho.cli.outputs import BYTELEVEL_HF_FILES, SGPE_FILES, add_force, check_output_dir, printing
+from wwho.cli.options import output_path, path_argument, text_field
+from wwho.cli.outputs import (
+    BYTELEVEL_HF_FILES,
+    SGPE_FILES,
+    add_force,
+    check_output_dir,
+    printing,
+    require_stdout,
+)
 from wwho.corpus import CorpusStats, iter_documents, resolve_paths
 from wwho.errors import VocabError, WwhoWarning
 from wwho.export.verify import verify
@@ -33,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "a .tiktoken or .gguf file, or a known encoding such as o200k_base")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
-    p.add_argument("-o", "--out", "--output", dest="out", required=True,
+    p.add_argument("-o", "--out", "--output", dest="out", required=True, type=output_path,
                    help="output directory: gets the HF files (and an SGPE vocabulary's vocab.json; other files in "
                         "it stay); "
                         "if it already holds them, --force is needed")
@@ -94,6 +101,7 @@ def _load(args: argparse.Namespace, kind: str):
 def run(args: argparse.Namespace) -> int:
     from tokenizers import Tokenizer
 
+    require_stdout()  # what was written is said there: closed, it is an error before any file is written
     args.text_field = text_field(args.text_field, args.verify)
     kind = _kind(args)
     names = SGPE_FILES if kind == "sgpe" else BYTELEVEL_HF_FILES
@@ -106,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         stats = CorpusStats()
         docs = iter_documents(corpora, text_field=args.text_field, skip_bad_lines=True, stats=stats)
         report = verify(tok, hf, docs, progress=not args.quiet, max_examples=10)
-        print(report.summary())
+        with printing():  # the report is the result: written (or its failure said) before any file is
+            print(report.summary())
         note = report.special_text_note()
         if note:
             warn(note, WwhoWarning)

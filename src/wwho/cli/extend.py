@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from wwho.cli.options import text_field
+from wwho.cli.options import output_path, text_field
 from wwho.cli.outputs import add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
@@ -80,6 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--output",
         dest="out",
         required=True,
+        type=output_path,
         help="output directory (created; if it already holds these files, --force is needed; other files stay)",
     )
     add_force(p)

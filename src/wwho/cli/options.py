@@ -131,6 +131,16 @@ def path_argument(value: str) -> str:
     return value
 
 
+def output_path(value: str) -> str:
+    """``-o`` of a verb that writes files (``type=``): ``-``, standard output to ``encode`` and
+    ``decode``, would be a file or folder named ``-`` here (``./-`` names one), and an empty one the
+    current directory."""
+    if value == "-":
+        raise argparse.ArgumentTypeError("this command writes files, not to standard output: give a path "
+                                         "(./- names a file or folder called -)")
+    return path_argument(value)
+
+
 def text_field(value: str | None, corpus) -> str:
     """``--text-field``: left out, ``"text"`` (JSONL files by their name, plain text otherwise);
     given, every corpus file must be JSONL by its name (:func:`wwho.corpus.check_named_jsonl`), or

@@ -31,7 +31,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from wwho.errors import CorpusError, WriteError, WwhoError, printable
 
@@ -190,7 +190,7 @@ def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--outpu
         from wwho.fileio import atomic_open
 
         check_output_file(path, force=force, flag=flag)
-        return atomic_open(path, "wb", encoding=None)
+        return atomic_open(path, "wb", encoding=None, replace=force)  # (one made meanwhile: kept)
     return _open_stream(Path(path), kind)
 
 
@@ -296,11 +296,40 @@ def require_stdout() -> None:
 
 @contextlib.contextmanager
 def printing() -> Iterator[None]:
-    """Text printed in the block reaches standard output (flushed at its end), or the error names it."""
+    """Text printed in the block reaches standard output whole (flushed at its end), or the error
+    names it: it is written through :class:`StandardOutput`, since Python's text stream loses what a
+    non-blocking standard output (as some CI runners leave it) did not take, and says nothing."""
     require_stdout()
-    with writes_to("standard output"):
-        yield
-        sys.stdout.flush()
+    original = sys.stdout
+    original.flush()
+    sys.stdout = _PrintedText(original)
+    try:
+        with writes_to("standard output"):
+            yield
+            sys.stdout.flush()
+    finally:
+        sys.stdout = original
+
+
+class _PrintedText:
+    """``sys.stdout`` inside :func:`printing`: text encoded as the stream encodes it, every byte
+    written (:meth:`StandardOutput.write`)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._out = StandardOutput()
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+        self.errors = getattr(stream, "errors", None) or "strict"
+
+    def write(self, text: str) -> int:
+        self._out.write(text.encode(self.encoding, self.errors))
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, buffer: the stream's own
+        return getattr(self._stream, name)
 
 
 class StandardOutput:

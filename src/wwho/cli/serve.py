@@ -23,6 +23,7 @@ import warnings
 
 from wwho.background import start_thread
 from wwho.cli.encode import PATTERN_HELP
+from wwho.cli.outputs import require_stdout
 from wwho.errors import WwhoError
 
 DEFAULT_TOKENIZERS = ["tiktoken:o200k_base"]
@@ -51,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_stdout()  # the page's address is printed there (and uvicorn's logging needs the stream)
     try:
         import uvicorn
 

@@ -16,7 +16,7 @@ from wwho.binary.config import resolve
 from wwho.binary.ingest import MODES, NothingSampledError, count_windows, shown
 from wwho.binary.io import save
 from wwho.binary.train import check_options, describe_size, train_from_counts
-from wwho.cli.options import path_argument, strict
+from wwho.cli.options import output_path, path_argument, strict
 from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
 from wwho.errors import WwhoWarning
 from wwho.notices import plural, warn
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Writes a standard tokenizer.json. Sizes accept k/M/G suffixes (binary).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
     p.add_argument("inputs", nargs="*", metavar="INPUT", type=path_argument, help="files and directories to train on")
-    p.add_argument("-o", "--output", "--out", dest="output",
+    p.add_argument("-o", "--output", "--out", dest="output", type=output_path,
                    help="tokenizer.json to write (an existing file needs --force)")
     add_force(p)
     p.add_argument("--config", help="TOML file with any of these options (flags override it)")
@@ -133,7 +133,7 @@ def main(argv: list[str]) -> int:
 
     tokenizer = train_from_counts(counted.counts, **run.train)
     del counted
-    save(tokenizer, run.output, pretty=run.pretty)
+    save(tokenizer, run.output, pretty=run.pretty, replace=args.force)
     total = tokenizer.get_vocab_size(with_added_tokens=True)
     model = tokenizer.get_vocab_size(with_added_tokens=False)
     say(f"wrote {shown(run.output)}: {describe_size(model, specials, total - model - specials)} "

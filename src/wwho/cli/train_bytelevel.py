@@ -17,7 +17,7 @@ from wwho.bytelevel.portable import hf_pattern
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import smallest_vocab_size
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
-from wwho.cli.options import path_argument, strict, text_field
+from wwho.cli.options import output_path, path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a byte-level BPE vocabulary (GPT-2 / tiktoken style).")
     p.add_argument("--kind", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", type=path_argument, help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", "--output", dest="out", required=True,
+    p.add_argument("--out", "-o", "--output", dest="out", required=True, type=output_path,
                    help="output directory; if it already holds a byte-level tokenizer, --force is needed")
     add_force(p)
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32_000,

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
-from wwho.cli.options import path_argument, strict, text_field
+from wwho.cli.options import output_path, path_argument, strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
 from wwho.errors import WwhoError, WwhoWarning
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a syllable-aware BPE (SGPE) vocabulary.")
     p.add_argument("--kind", default="sgpe", help=argparse.SUPPRESS)
     p.add_argument("corpus", nargs="+", type=path_argument, help="text or JSONL files (.gz/.xz/.bz2 too), directories or globs")
-    p.add_argument("--out", "-o", "--output", dest="out", required=True,
+    p.add_argument("--out", "-o", "--output", dest="out", required=True, type=output_path,
                    help="output directory: vocab.json and the Hugging Face files, written all at once; if it "
                         "already holds them, --force is needed to replace them (other files stay)")
     add_force(p)
