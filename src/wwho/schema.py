@@ -401,6 +401,13 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     for cp in sorted(punctuation):
         if not any(b.first <= cp <= b.last for b in blocks) and cp not in word_chars:
             raise fail("punctuation", f"U+{cp:04X} is not a character of the script's blocks or word_chars")
+    if punctuation:
+        import regex  # (the Unicode database of regex, newer than Python's unicodedata)
+
+        other = [cp for cp in sorted(punctuation) if not regex.match(r"\p{Po}", chr(cp))]
+        if other:
+            raise fail("punctuation", f"U+{other[0]:04X} is not punctuation (General_Category Po), which a "
+                       "vocabulary trained with split_punctuation would cut words at")
 
     word_classes = names("word_classes", classes, "class")
     attach_classes = names("attach_classes", classes, "class")
