@@ -217,6 +217,16 @@ def test_tables_a_tokenizer_encodes_with_are_read_only(kind_tok):
     for table in tables:
         with pytest.raises(TypeError):
             table["<|new|>"] = 1
+        # Still a dict to read: JSON writes it, and a pickle (a worker process returning it) or a
+        # copy is a plain dict, which may be changed.
+        import copy
+        import json
+        import pickle
+
+        assert json.loads(json.dumps(table)) == dict(table)
+        for copied in (pickle.loads(pickle.dumps(table)), copy.copy(table), copy.deepcopy(table)):
+            assert type(copied) is dict and copied == table
+            copied["<|new|>"] = 1
     before = tok.get_vocab()
     before["<|new|>"] = 1  # a copy: the tokenizer is unchanged
     assert "<|new|>" not in tok.get_vocab()

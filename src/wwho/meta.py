@@ -47,7 +47,6 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from wwho import _core
@@ -56,6 +55,7 @@ from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
+from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
     check_decode_options,
@@ -356,11 +356,11 @@ class MetaTokenizer(EncodingNames):
         self.vocab = MetaVocab(part.n_vocab, sgpe_tokenizer.vocab)
         self.offset = self.vocab.offset
         # Read-only views: the core was given these tables, which a change would leave behind.
-        self.tiktoken_specials: Mapping[str, int] = MappingProxyType(dict(part.special_tokens))
+        self.tiktoken_specials: dict[str, int] = FrozenDict(part.special_tokens)
         clash = set(self.tiktoken_specials) & set(sgpe_tokenizer.special_tokens)
         if clash:
             raise VocabError(f"special tokens in both tiktoken and SGPE: {sorted(clash)}")
-        self.special_tokens: Mapping[str, int] = MappingProxyType({
+        self.special_tokens: dict[str, int] = FrozenDict({
             **self.tiktoken_specials, **{s: self.offset + sgpe_tokenizer.vocab[s] for s in sgpe_tokenizer.special_tokens}})
         self._special_index = {s: k for k, s in enumerate(self.special_tokens)}
         self._scripts = sgpe_tokenizer.splitter.scripts

@@ -49,6 +49,7 @@ from wwho.errors import (
     brief,
     check_flag,
 )
+from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
     check_decode_options,
@@ -133,9 +134,8 @@ class ByteBPE(TiktokenNames):
         if not self._encoder:  # as every loader refuses a file of no tokens
             raise VocabError("ranks is empty: a byte-level vocabulary needs its tokens (bytes -> id)")
         # Read-only views: the core holds its own copies, which a changed dict would no longer match.
-        self.special_tokens: Mapping[str, int] = MappingProxyType(
-            table_option(special_tokens, "special_tokens", "name -> id"))
-        self.added_tokens: Mapping[str, int] = MappingProxyType(table_option(added_tokens, "added_tokens", "text -> id"))
+        self.special_tokens: dict[str, int] = FrozenDict(table_option(special_tokens, "special_tokens", "name -> id"))
+        self.added_tokens: dict[str, int] = FrozenDict(table_option(added_tokens, "added_tokens", "text -> id"))
         self._extra: dict[int, bytes] = table_option(extra_tokens, "extra_tokens", "id -> bytes")
         self.merges: list[tuple[bytes, bytes]] | None = None
         if merges is not None:

@@ -38,13 +38,13 @@ Training lives in :mod:`wwho.sgpe.train`; the file format in :mod:`wwho.sgpe.voc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from types import MappingProxyType
 
 from wwho import _core
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
 from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoWarning
+from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
     char_offsets,
@@ -92,7 +92,7 @@ class SGPETokenizer(EncodingNames):
         self.file = vocab_file
         self.fallback = fallback
         #: token string -> id, read-only: the encoder, the lookups and the saved files share it
-        self.vocab: Mapping[str, int] = MappingProxyType(vocab_file.vocab)
+        self.vocab: dict[str, int] = FrozenDict(vocab_file.vocab)
         #: token strings by id (``id_to_token`` was this list before it became a method)
         self.tokens: list[str] = [""] * len(self.vocab)
         for token, i in self.vocab.items():

@@ -1,0 +1,35 @@
+"""``FrozenDict``: a table a tokenizer encodes with, shown to its users read-only.
+
+An SGPE vocabulary (``SGPETokenizer.vocab``) and a meta tokenizer's special tokens were plain
+dicts that the core had already read: a change was taken, then encode failed with a bare
+``KeyError`` or a save did not load. A ``FrozenDict`` refuses changes with a ``TypeError``, and is
+otherwise a ``dict``: ``json.dumps`` writes it, ``isinstance(x, dict)`` holds, and pickling or
+copying it gives a plain (mutable) ``dict``, a copy (``types.MappingProxyType`` cannot be
+pickled, so a worker process could not return one). This module does not copy tables on read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+
+class FrozenDict(dict):
+    """A ``dict`` whose items cannot be changed (see the module docstring)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("this table is read-only: the tokenizer encodes with it (copy it with dict(...) to change "
+                        "a copy)")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self):  # a plain dict: a copy, which may be changed
+        return dict, (dict(self),)
+
+    def __copy__(self) -> dict:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict) -> dict:
+        return dict(self)
