@@ -159,6 +159,15 @@ def test_o200k_view_property(o200k_spec, text):
     check_against_bytes(token_view(o200k_spec, TextLayout(text)), text, *tiktoken_truth(text))
 
 
+@pytest.mark.parametrize("text, limit", [("", None), ("ශ්‍රී ලංකාව", 0), ("Hello world", 1)])
+def test_every_column_has_one_entry_per_shown_token(o200k_spec, text, limit):
+    """Found by a probe: with no token shown (an empty text, a share of 0) the ``start`` column
+    held one entry, [0], where docs/serve.md says one entry per shown token."""
+    columns = token_view(o200k_spec, TextLayout(text), limit).to_json()
+    assert {name: len(column) for name, column in columns["tokens"].items()} == \
+        dict.fromkeys(columns["tokens"], columns["shown"])
+
+
 def test_shri_is_one_syllable_cut_by_o200k(o200k_spec):
     # ශ්‍රී is one syllable: every boundary o200k_base puts inside it is a cut inside a syllable.
     view = token_view(o200k_spec, TextLayout("ශ්‍රී"))

@@ -335,6 +335,9 @@ class EveryAnswer:
     * the page's Content-Security-Policy and ``X-Content-Type-Options: nosniff`` on every response,
       files and JSON alike: the page is the same under ``/static/index.html``, where no other site
       may frame it either, and no browser reads an error that echoes its request as anything but JSON;
+    * ``Cache-Control: no-cache`` where an answer has none: the static files' URLs are the same in
+      every release, so a browser asks again (a 304 if unchanged) rather than pair a new page with
+      an old script;
     * files sent whole: a request's ``Range`` and ``If-Range`` are dropped. Starlette answers a
       malformed or unsatisfiable range with plain text or an empty body, not the one line of JSON
       every other error is; the files are small and nothing here asks for part of one;
@@ -373,6 +376,8 @@ class EveryAnswer:
                            if k not in (b"content-security-policy", b"x-content-type-options")]
                 if not body_read and not any(k.lower() == b"connection" for k, _ in headers):
                     headers.append((b"connection", b"close"))
+                if not any(k.lower() == b"cache-control" for k, _ in headers):  # the files' URLs carry no
+                    headers.append((b"cache-control", b"no-cache"))  # version: an old app.js is asked again
                 message = {**message, "headers": [*headers, *SAFETY_HEADERS]}
             await send(message)
         try:

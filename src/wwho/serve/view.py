@@ -279,7 +279,7 @@ def _lay_over(view: TokenizerView, pieces: Sequence[bytes], layout: TextLayout, 
     view.covered = ends[-1] if ends else 0
     # the first character at or after each token's end: token k holds characters [stops[k-1], stops[k])
     stops = [bisect.bisect_left(starts, b) for b in ends]
-    firsts = [0, *stops[:-1]]
+    firsts = [0, *stops[:-1]][:len(stops)]  # (no token shown: no column entry)
     view.starts, view.stops = firsts, stops
     view.texts = [text[a:b] for a, b in zip(firsts, stops)]
     view.hex = [p.hex() for p in pieces[:shown]]
