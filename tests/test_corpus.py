@@ -432,3 +432,22 @@ def test_a_checkpoint_folder_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
     assert [p.relative_to(folder).as_posix() for p in files] == ["out/checkpoints/mine.txt", "text.txt"]
     (folder / "out" / "checkpoints" / checkpoints.MARKER).unlink()  # no marker: a file like any other
     assert len(resolve_paths([folder])) == 3
+
+
+def test_a_binary_tokenizer_saved_in_the_folder_is_not_text(tmp_path):
+    """Found by a probe: README says a folder's files are read but not those of a tokenizer wwho
+    saved there; a binary training's -o (one tokenizer.json, no manifest) was read as text by the
+    text trainers, without a word (binary training already skipped it)."""
+    from conftest import train_binary_sample
+
+    from wwho.errors import WwhoWarning
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "text.txt").write_text("ශ්‍රී ලංකාව\n" * 20, encoding="utf-8")
+    train_binary_sample(20_000).save(str(folder / "tok.json"))
+    (folder / "other.json").write_text('{"text": "a JSON file of ones own is read"}\n', encoding="utf-8")
+    with pytest.warns(WwhoWarning, match="tok.json: a binary tokenizer wwho saved, not read as corpus"):
+        files = resolve_paths([folder])
+    assert [p.name for p in files] == ["other.json", "text.txt"]
+    assert [p.name for p in resolve_paths([folder / "tok.json"])] == ["tok.json"]  # named itself: read

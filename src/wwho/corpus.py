@@ -178,6 +178,7 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
     files), with a warning: ``wwho train -o corpus corpus`` run twice would otherwise read the first
     run's ``vocab.json`` and ``tokenizer.json`` as training text, and a run resumed with its
     checkpoints inside the corpus its own checkpoint (another corpus, so the resume was refused)."""
+    from wwho.binary.io import is_saved_binary_tokenizer
     from wwho.manifest import MANIFEST, listed
     from wwho.sgpe.checkpoints import MARKER, is_checkpoint_file
 
@@ -187,6 +188,14 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
             warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
                  "corpus", WwhoWarning)
         names = kept
+    tokenizers = [name for name in names if name.lower().endswith(".json") and name not in (MANIFEST, *listed(folder))
+                  and is_saved_binary_tokenizer(folder / name)] if any(n.lower().endswith(".json") for n in names) else []
+    if tokenizers:  # a binary training's -o (one file, no manifest): as binary training skips it
+        names = [name for name in names if name not in tokenizers]
+        if not _again.get():
+            warn(f"{_shown(str(folder / tokenizers[0]))}: a binary tokenizer wwho saved"
+                 f"{f' (and {len(tokenizers) - 1:,} more)' if len(tokenizers) > 1 else ''}, not read as corpus",
+                 WwhoWarning)
     if MANIFEST not in names:
         return names
     saved = {MANIFEST, *listed(folder)}

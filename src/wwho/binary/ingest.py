@@ -42,7 +42,6 @@ from __future__ import annotations
 import io
 import os
 import random
-import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -265,21 +264,14 @@ def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tupl
 
 #: How a ``tokenizer.json`` that HF ``tokenizers`` wrote begins (compact or indented): its version, then
 #: its truncation (a data file that begins with a version of its own is not parsed).
-_TOKENIZER_JSON = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*"[^"]{0,16}"\s*,\s*"truncation"\s*:')
 
 
 def _saved_tokenizer(path: Path) -> bool:
     """Whether ``path``, found inside an input folder, is a binary tokenizer (an earlier run's ``-o``
-    in the folder trained on: read as data, it would change the vocabulary). Only a file that begins
-    as a ``tokenizer.json`` does is parsed."""
-    from wwho.binary.io import is_binary_tokenizer
+    in the folder trained on: read as data, it would change the vocabulary)."""
+    from wwho.binary.io import is_saved_binary_tokenizer
 
-    try:
-        with open_regular(path) as f:
-            head = f.read(64)
-    except (OSError, WwhoError):
-        return False  # reading it says why
-    return bool(_TOKENIZER_JSON.match(head)) and is_binary_tokenizer(path)
+    return is_saved_binary_tokenizer(path)
 
 
 def _readable(path: Path) -> Path:

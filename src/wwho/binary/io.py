@@ -12,6 +12,7 @@ tokenizer formats.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,25 @@ def looks_binary(data: Any) -> bool:
     if any(chr(b) not in vocab for b in range(256)):
         return False
     return all(isinstance(tok, str) and tok and max(tok) <= "\xff" for tok in vocab)
+
+
+#: How HF ``tokenizers`` begins a ``tokenizer.json`` (compact or pretty, maybe after a BOM).
+_TOKENIZER_JSON = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*"[^"]{0,16}"\s*,\s*"truncation"\s*:')
+
+
+def is_saved_binary_tokenizer(path: str | Path) -> bool:
+    """Whether ``path`` is a binary tokenizer's ``tokenizer.json`` (a training's ``-o``), cheaply: only
+    a file that begins as a ``tokenizer.json`` does is parsed. For the walks of corpus folders, which
+    do not read one as training data."""
+    from wwho.errors import WwhoError
+    from wwho.fileio import open_regular
+
+    try:
+        with open_regular(path) as f:
+            head = f.read(64)
+    except (OSError, WwhoError):
+        return False  # reading it says why
+    return bool(_TOKENIZER_JSON.match(head)) and is_binary_tokenizer(path)
 
 
 def is_binary_tokenizer(path: str | Path) -> bool:
