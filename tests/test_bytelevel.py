@@ -1208,3 +1208,18 @@ def test_describe_counts_no_more_merges_or_tokens_than_there_are(tokenizers):
     sgpe = tokenizers["sinhala"]
     text = sgpe.describe(top=10**8)
     assert f"first {len(sgpe.merges)} merges:" in text and "100000000" not in text
+
+
+@pytest.mark.parametrize("allowed", [{"<|end|>"}, "all"])
+def test_a_special_token_allowed_and_disallowed_is_refused_saying_so(allowed):
+    """Found by a probe of the docs: such a text is refused as tiktoken refuses it, but the advice
+    was to pass allowed_special={'<|end|>'}, which the caller had done."""
+    from wwho.errors import DisallowedSpecialError
+
+    enc = ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens={"<|end|>": 256})
+    assert enc.encode("x", allowed_special=allowed, disallowed_special={"<|end|>"}) == [120]
+    for call in (lambda: enc.encode("x<|end|>", allowed_special=allowed, disallowed_special={"<|end|>"}),
+                 lambda: enc.encode_batch(["a", "x<|end|>"], allowed_special=allowed, disallowed_special={"<|end|>"})):
+        with pytest.raises(DisallowedSpecialError, match=r"is in both allowed_special and disallowed_special .*"
+                                                         r"take it out of disallowed_special"):
+            call()

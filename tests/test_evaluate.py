@@ -239,6 +239,10 @@ def test_a_binary_tokenizer_is_refused_when_loaded(binary_dir, tmp_path):
     assert "is a binary tokenizer" in one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus, "--tokenizer",
                                                               binary_dir / "tokenizer.json"))
     assert evaluate(load_spec(f"hf:{binary_dir / 'tokenizer.json'}"), ["Hello world"]).tokens > 0  # what it suggests
+    # wwho serve loads its tokenizers the same way: its message names it (it named wwho eval alone)
+    served = run_wwho("serve", "--port", "0", "--tokenizer", binary_dir / "tokenizer.json")
+    assert served.returncode == 2  # (after its "loading" line)
+    assert "wwho eval and wwho serve take text tokenizers" in served.stderr.splitlines()[-1]
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")

@@ -58,10 +58,14 @@ class NotUTF8Error(TokenizerError, UnicodeDecodeError):
 class DisallowedSpecialError(TokenizerError):
     """The text contains a special token that the caller did not allow."""
 
-    def __init__(self, token: str, offset: int, text_index: int | None = None, *, known: bool = True) -> None:
+    def __init__(self, token: str, offset: int, text_index: int | None = None, *, known: bool = True,
+                 both: bool = False) -> None:
         self.token, self.offset, self.text_index = token, offset, text_index
         where = "" if text_index is None else f"texts[{text_index}]: "
-        if known:
+        if both:  # allowed and disallowed at once: the advice to allow it would be what was done
+            fix = (f"{token!r} is in both allowed_special and disallowed_special (tiktoken refuses such a text too): "
+                   "take it out of disallowed_special to encode it as a special token")
+        elif known:
             fix = (f"pass allowed_special={{{token!r}}} (or 'all') to encode it as a special token, or "
                    f"disallowed_special=() to encode it as plain text")
         else:  # a name disallowed_special gave that the vocabulary lacks: only leaving it out helps

@@ -154,8 +154,9 @@ def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
     kind = detect_kind(path)
     if kind == "binary":  # its encode takes bytes: every line would fail
         json_file = path if path.is_file() else path / "tokenizer.json"
-        raise VocabError(f"{printable(spec)}: is a binary tokenizer (bytes in, bytes out); wwho eval measures "
-                         f"text tokenizers: give hf:{printable(str(json_file))} to measure it as a plain HF tokenizer")
+        raise VocabError(f"{printable(spec)}: is a binary tokenizer (bytes in, bytes out); wwho eval and wwho serve "
+                         f"take text tokenizers: give hf:{printable(str(json_file))} to take it as a plain HF "
+                         "tokenizer of text")
     evaluated = _native(load_tokenizer(path, kind=kind, pattern=pattern), spec)
     if evaluated.known_cuts is None:
         evaluated.known_cuts = _extension_cuts(path)

@@ -74,6 +74,7 @@ from wwho.protocol import (
     all_names,
     disallowed_names,
     no_names,
+    refuse_allowed_and_disallowed,
     special_names,
 )
 from wwho.threads import thread_count
@@ -494,7 +495,9 @@ class MetaTokenizer(EncodingNames):
         if all_names(disallowed_special):
             every = self.tiktoken_specials if disallowed_special is TIKTOKEN_SPECIALS else self.special_tokens
             return allowed, frozenset(every) - allowed
-        return allowed, disallowed_names(disallowed_special, self.special_tokens, texts, batch=batch)
+        disallowed = disallowed_names(disallowed_special, self.special_tokens, texts, batch=batch)
+        refuse_allowed_and_disallowed(texts, allowed, disallowed, batch=batch)
+        return allowed, disallowed
 
     def _defaults(self, allowed_special: object, disallowed_special: object) -> bool:
         """Whether the options are the core's defaults: no special allowed, tiktoken's disallowed

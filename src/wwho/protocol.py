@@ -133,8 +133,19 @@ def disallowed_names(value: object, known: Collection[str], texts: Sequence[obje
     return names
 
 
+def refuse_allowed_and_disallowed(texts: Sequence[object], allowed: object, disallowed: object, *,
+                                  batch: bool) -> None:
+    """A special token both allowed and disallowed (sets of names, or ``"all"`` allowed): a text
+    holding it is refused, as tiktoken refuses it, with an error that says it is in both."""
+    if not allowed or not disallowed or isinstance(disallowed, str):
+        return
+    both = frozenset(disallowed) if allowed == "all" else frozenset(disallowed) & frozenset(allowed)
+    if both:
+        refuse_named_text(texts, both, batch=batch, known=both, both=True)
+
+
 def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch: bool,
-                      known: Collection[str] = frozenset()) -> None:
+                      known: Collection[str] = frozenset(), both: bool = False) -> None:
     """Raises :class:`wwho.errors.DisallowedSpecialError` for the first text (of ``texts``) that
     holds one of ``names`` (disallowed names: tiktoken refuses such a text), at the leftmost place,
     the longest name there. The error's advice depends on whether the name is one of ``known``, the
@@ -145,7 +156,7 @@ def refuse_named_text(texts: Sequence[object], names: Collection[str], *, batch:
         found = [(at, -len(n), n) for n in names if (at := text.find(n)) >= 0]
         if found:
             at, _, name = min(found)
-            raise DisallowedSpecialError(name, at, text_index=i if batch else None, known=name in known)
+            raise DisallowedSpecialError(name, at, text_index=i if batch else None, known=name in known, both=both)
 
 
 def special_token_list(special_tokens: object) -> list[str]:

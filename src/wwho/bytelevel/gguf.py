@@ -513,7 +513,8 @@ def load_gguf(
     if pretokenizer is None:
         if pre is None:
             raise GGUFError(f"{path}: no 'tokenizer.ggml.pre' key, so its pre-tokenizer must be given: pass "
-                            "pretokenizer= (e.g. 'gpt-2'), or --pattern gpt2 on the command line")
+                            f"pretokenizer= (known: {', '.join(sorted(GGUF_PRETOKENIZERS))}; or a regex), or --pattern "
+                            "on the command line")
         if pre not in GGUF_PRETOKENIZERS:
             raise GGUFError(
                 f"{path}: unknown pre-tokenizer tokenizer.ggml.pre={brief(pre)}; "

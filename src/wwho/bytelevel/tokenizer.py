@@ -70,6 +70,7 @@ from wwho.protocol import (
     all_names,
     default_specials,
     disallowed_names,
+    refuse_allowed_and_disallowed,
     special_names,
 )
 from wwho.threads import thread_count
@@ -460,7 +461,9 @@ class ByteBPE(TiktokenNames):
                    else special_names(allowed_special, self._special_set, "allowed_special") or None)
         if all_names(disallowed_special):
             return allowed, (None if allowed == "all" else "all")
-        return allowed, disallowed_names(disallowed_special, self._special_set, texts, batch=batch) or None
+        disallowed = disallowed_names(disallowed_special, self._special_set, texts, batch=batch) or None
+        refuse_allowed_and_disallowed(texts, allowed, disallowed, batch=batch)
+        return allowed, disallowed
 
     def _encode_error(self, exc: Exception, text: object) -> Exception:
         """The error an encode raises: not a str, or the core's error mapped (the core itself turns

@@ -89,8 +89,8 @@ def _kind(args: argparse.Namespace) -> str:
 
 
 def _load(args: argparse.Namespace, kind: str):
+    use_tiktoken_file(args)  # (an SGPE vocabulary reads none: the flag's warning says it was not used)
     if kind == "bytelevel-hf":
-        use_tiktoken_file(args)
         return load_tokenizer(args.path, pattern=args.pattern)
     tok = SGPETokenizer.load(args.path)
     if tok.fallback != "bytes":
