@@ -67,6 +67,7 @@ from wwho.protocol import (
     NO_SPECIALS,
     all_names,
     no_names,
+    refuse_allowed_and_disallowed,
     refuse_named_text,
     special_name_sets,
     special_names,
@@ -292,6 +293,7 @@ class SGPETokenizer(EncodingNames):
         else:
             known, others = special_name_sets(disallowed_special, self.special_tokens, "disallowed_special")
             names = known | others
+            refuse_allowed_and_disallowed(texts, allowed, known, batch=batch)  # (advice of its own)
         if names:
             refuse_named_text(texts, names, batch=batch, known=self.special_tokens)
         return allowed
