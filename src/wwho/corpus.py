@@ -188,9 +188,12 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
             warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
                  "corpus", WwhoWarning)
         names = kept
-    tokenizers = [name for name in names if name.lower().endswith(".json") and name not in (MANIFEST, *listed(folder))
-                  and is_saved_binary_tokenizer(folder / name)] if any(n.lower().endswith(".json") for n in names) else []
-    if tokenizers:  # a binary training's -o (one file, no manifest): as binary training skips it
+    # A binary training's -o (one tokenizer.json, no manifest), as binary training skips it; a save's
+    # own files are its manifest's, below.
+    saved = {MANIFEST, *listed(folder)} if MANIFEST in names else set()
+    tokenizers = [name for name in names if name.lower().endswith(".json") and name not in saved
+                  and is_saved_binary_tokenizer(folder / name)]
+    if tokenizers:
         names = [name for name in names if name not in tokenizers]
         if not _again.get():
             warn(f"{_shown(str(folder / tokenizers[0]))}: a binary tokenizer wwho saved"
@@ -198,7 +201,6 @@ def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
                  WwhoWarning)
     if MANIFEST not in names:
         return names
-    saved = {MANIFEST, *listed(folder)}
     kept = [name for name in names if name not in saved]
     if len(kept) < len(names) and not _again.get():
         warn(f"{_shown(str(folder))}: the files of a tokenizer wwho saved there ({MANIFEST} and the "

@@ -1,8 +1,8 @@
 """``FrozenDict``: a table a tokenizer encodes with, shown to its users read-only.
 
-An SGPE vocabulary (``SGPETokenizer.vocab``) and a meta tokenizer's special tokens were plain
-dicts that the core had already read: a change was taken, then encode failed with a bare
-``KeyError`` or a save did not load. A ``FrozenDict`` refuses changes with a ``TypeError``, and is
+The core reads an SGPE vocabulary (``SGPETokenizer.vocab``) and the special tokens once, when the
+tokenizer is made: a plain dict would take a change the core never sees, after which encode fails
+with a bare ``KeyError`` or a save does not load. A ``FrozenDict`` refuses changes with a ``TypeError``, and is
 otherwise a ``dict``: ``json.dumps`` writes it, ``isinstance(x, dict)`` holds, and pickling or
 copying it gives a plain (mutable) ``dict``, a copy (``types.MappingProxyType`` cannot be
 pickled, so a worker process could not return one). This module does not copy tables on read.

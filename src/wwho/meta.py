@@ -54,7 +54,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief, check_flag
 from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -666,7 +666,7 @@ class MetaTokenizer(EncodingNames):
         """The bytes of ``ids``, joined (in the core). ``skip_special_tokens``: drop tiktoken's
         special tokens and the SGPE part's, as :meth:`decode` does."""
         if skip_special_tokens is not False:
-            check_decode_options(DEFAULT_ERRORS, skip_special_tokens)
+            check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
             if skip_special_tokens:
                 special = self._special_id_values()
                 ids = [i for i in token_ids(ids, self.vocab.size) if i not in special]

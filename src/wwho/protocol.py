@@ -24,6 +24,7 @@ This module holds no implementation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -131,6 +132,13 @@ def disallowed_names(value: object, known: Collection[str], texts: Sequence[obje
     if others:
         refuse_named_text(texts, others, batch=batch)
     return names
+
+
+def special_text_pattern(names: Iterable[str]) -> re.Pattern | None:
+    """A regex that finds any of the special tokens ``names`` in a text (the longest where several
+    start at one place), or None without any."""
+    names = sorted({name for name in names if name}, key=lambda name: (-len(name), name))
+    return re.compile("|".join(map(re.escape, names))) if names else None
 
 
 def refuse_allowed_and_disallowed(texts: Sequence[object], allowed: object, disallowed: object, *,

@@ -267,7 +267,7 @@ class ByteBPE(TiktokenNames):
         """The bytes of ``ids`` joined (ids: ints, numpy integers or ``__index__`` objects; not bools).
         ``skip_special_tokens``: drop the special tokens, as :meth:`decode` does."""
         if skip_special_tokens is not False:
-            check_decode_options(DEFAULT_ERRORS, skip_special_tokens)
+            check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
             if skip_special_tokens:
                 return self._bytes_without_specials(ids)
         data = self._core.decode_plain(ids)  # a list of plain ints with tokens, the usual case

@@ -36,6 +36,7 @@ from wwho.errors import CorpusError, TokenizerError
 from wwho.kinds import KIND_NAMES
 from wwho.loading import detect_kind, load_tokenizer
 from wwho.notices import warn
+from wwho.protocol import special_text_pattern
 from wwho.threads import MAX_THREADS
 
 PATTERN_HELP = ("pre-tokenizer of a .tiktoken file that is not a known encoding, or of a .gguf file without "
@@ -369,11 +370,9 @@ def _hf_batch_encoder(tok, *, allow_special: bool, special_as_text: bool, thread
                              "give another kind (a wwho folder) or --allow-special")
     batch = getattr(tok, method)
     options = {"num_threads": threads or os.cpu_count() or 1}
-    names = sorted((t.content for t in tok.tokenizer.get_added_tokens_decoder().values() if t.special),
-                   key=lambda name: (-len(name), name))
-    if allow_special or not names:
+    specials = special_text_pattern(t.content for t in tok.tokenizer.get_added_tokens_decoder().values() if t.special)
+    if allow_special or specials is None:
         return lambda texts: batch(texts, **options)
-    specials = re.compile("|".join(map(re.escape, names)))
 
     def refusing(texts: list[str]) -> list:
         for n, text in enumerate(texts):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from wwho.corpus import iter_documents, read_again
 from wwho.errors import WwhoError
+from wwho.protocol import special_text_pattern
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -73,7 +74,7 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
     from wwho.progress import progress_bar  # tqdm only when a bar is shown
 
     report = VerifyReport()
-    specials = _special_text_pattern(tok)
+    specials = special_text_pattern(tok.special_tokens)
     docs = iter(documents)
     bar = progress_bar(desc="verifying export", unit="line", disable=not progress)
     while True:
@@ -111,12 +112,6 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
                     report.examples.append(f"  HF decode differs for {doc[:60]!r}")
     bar.close()
     return report
-
-
-def _special_text_pattern(tok) -> re.Pattern | None:
-    """A regex of the tokenizer's special tokens' names (the longest first), or None without any."""
-    names = sorted(tok.special_tokens, key=lambda name: (-len(name), name))
-    return re.compile("|".join(map(re.escape, names))) if names else None
 
 
 #: How much of the corpus ``wwho train`` checks the export on: the first 2,000 documents, at most

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from wwho import _core
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
-from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoWarning
+from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoWarning, check_flag
 from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -415,7 +415,7 @@ class SGPETokenizer(EncodingNames):
         With ``prefix_space``, one leading space is dropped (the encoder's dummy space; HF's decoder
         does the same)."""
         if skip_special_tokens is not False:
-            check_decode_options(DEFAULT_ERRORS, skip_special_tokens)
+            check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
         data = None
         # The usual cases: a list, or a numpy array (read by the core as one block of integers):
         # the core checks the ids itself. (Never an iterator, which a failed try would use up.)
