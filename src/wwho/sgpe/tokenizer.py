@@ -92,7 +92,7 @@ class SGPETokenizer(EncodingNames):
             raise VocabError("this vocabulary has no byte tokens: it can only be used with unk='token'")
         self.file = vocab_file
         self.fallback = fallback
-        #: token string -> id, read-only: the encoder, the lookups and the saved files share it
+        #: token string -> id, read-only (a copy of the file's table, which the core has read)
         self.vocab: dict[str, int] = FrozenDict(vocab_file.vocab)
         #: token strings by id (``id_to_token`` was this list before it became a method)
         self.tokens: list[str] = [""] * len(self.vocab)
