@@ -337,7 +337,7 @@ def json_rows_bytes(data: dict[str, Any]) -> bytes:
     of string lists (merge pairs) one ``["a", "b"]`` per line; other values are written on
     their key's line. Readable and greppable like ``indent=1``, but built by ``json``'s C
     string encoder: ``indent`` sends ``json.dumps`` through its pure-Python encoder, which
-    takes about twice as long on a 32k vocabulary (see docs/benchmarks.md). Lone surrogates
+    is markedly slower on a large vocabulary (see docs/benchmarks.md). Lone surrogates
     are escaped as in :func:`json_bytes`.
     """
     quote = json.encoder.encode_basestring  # the C encoder, non-ASCII kept
@@ -377,7 +377,7 @@ def write_bytes(path: str | Path, data: bytes) -> None:
 
 #: The most bytes a loader reads from one file (a vocabulary, a ``tokenizer.json``, a checkpoint):
 #: 2 GiB. A vocabulary of the largest size wwho allows (2**24 tokens) with its merges is well under it;
-#: a JSON file that size already takes some 20 GB to parse. ``WWHO_MAX_FILE_BYTES`` (``4G``, ``512M``)
+#: parsing a JSON file that size already needs many times its size in memory. ``WWHO_MAX_FILE_BYTES`` (``4G``, ``512M``)
 #: sets another bound.
 MAX_FILE_BYTES = 2 * 2**30
 MAX_FILE_ENV = "WWHO_MAX_FILE_BYTES"

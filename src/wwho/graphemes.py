@@ -112,7 +112,7 @@ def every_code_point() -> str:
     """Every code point, lone surrogates included, at the index equal to its value (4.4 MB).
 
     Built as UTF-32-LE bytes by slice assignment (each byte lane is a repeating pattern) and
-    decoded once: a million ints or one-character strings from Python were several times slower.
+    decoded once: a million ints or one-character strings built in Python would be far slower.
     """
     n = 0x110000  # 17 planes of 65,536
     data = bytearray(4 * n)
@@ -145,7 +145,7 @@ def cluster_bounds(text: str) -> Iterator[int]:
     """The end position (in code points) of each extended grapheme cluster of ``text``, in order,
     one at a time (no string per cluster).
 
-    ``\\X`` is quadratic on a run of regional indicators (20,000 take a second). A run is cut into
+    ``\\X`` is quadratic on a run of regional indicators (a long run stalls it). A run is cut into
     pairs from its start (GB12, GB13), so each pair is handed to ``\\X`` as a letter and a
     combining mark, which cluster exactly as the pair does with what comes before and after it
     (GB9, GB9b; the letter ends any Indic conjunct run of GB9c), and an odd last one as a letter.

@@ -250,7 +250,7 @@ def _train_interruptibly(tokenizer: Tokenizer, counts: Mapping[bytes, int], trai
                          progress: bool) -> None:
     """Run HF's training on a worker thread so that Ctrl-C stops it at once.
 
-    HF's merge loop is Rust that never looks at signals (44 s to react on a large run); it runs
+    HF's merge loop is Rust that never looks at signals (on a large run Ctrl-C would go unanswered for a long time); it runs
     without the GIL, so this thread keeps waiting in short slices and gets ``KeyboardInterrupt``
     at once. The worker is then told to stop at its next window and abandoned: a daemon thread
     does not keep the process alive (the CLI exits with 130), and in a library call it finishes

@@ -86,8 +86,8 @@ CACHE_BYTES = 128 << 20
 
 def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """``merges`` as a new list of ``(bytes, bytes)`` tuples. A list of them already (what every
-    loader gives) is only copied, its items being immutable: rebuilding 280,000 tuples took 80 ms
-    of loading a GGUF file."""
+    loader gives) is only copied, its items being immutable: rebuilding every tuple was a visible
+    part of loading a large GGUF file."""
     pairs = list(merges)
     if _core.are_byte_pairs(pairs):
         return pairs

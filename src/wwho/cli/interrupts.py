@@ -2,7 +2,7 @@
 
 An interrupt can arrive at five kinds of moment, and each is handled here once:
 
-* while Python imports wwho (a tenth of a second, before :func:`wwho.cli.main` runs):
+* while Python imports wwho (before :func:`wwho.cli.main` runs):
   ``wwho/__init__.py`` imports this module first, and importing it calls :func:`guard_startup`,
   which, when the process is the ``wwho`` command (the console script or ``python -m wwho``),
   makes an uncaught ``KeyboardInterrupt`` print the line and exit 130 instead of a traceback,

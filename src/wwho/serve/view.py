@@ -333,7 +333,7 @@ def compare(views: Sequence[TokenizerView], layout: TextLayout) -> list[Span]:
 
 def warm_up() -> None:
     """Build every bundled script's syllable tables now rather than on the first request that needs them
-    (building one takes about a second)."""
+    (building one is slow enough to delay that request)."""
     from wwho.schema import available_scripts, bundled_schema
 
     inside_offsets(" ".join(chr(bundled_schema(name).blocks[0].first + 0x15) for name in available_scripts()))

@@ -813,7 +813,7 @@ def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables:
     own = sum(len(s.strip()) * n for s, n in syllables.items())  # of the chosen scripts by construction
     if own >= sum(letter_count(t) * n for t, n in boundary.items()):
         # Half of all letters at least are the chosen scripts' whatever the boundary tokens hold:
-        # no warning, and no need for the router of every script (a tenth of a second to build).
+        # no warning, and no need for the router of every script (each is costly to build).
         return
     letters = letters_by_script(boundary.items())
     letters[scripts[0]] += own
