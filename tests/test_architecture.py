@@ -9,7 +9,9 @@ is an edge to ``wwho.a.b`` when that is a module, else to ``wwho.a``.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wwho"
@@ -328,3 +330,78 @@ def test_the_core_reports_typed_errors():
     found = [f"{path.relative_to(RUST.parent.parent).as_posix()}: {sig}" for path in sorted(RUST.rglob("*.rs"))
              for sig in _string_errors(path.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+#: A measured figure in the package's prose: a time something took or costs, a size something
+#: took to do, a speed ratio or a throughput. A limit or default stated as its value (``at most
+#: 5 s``, ``default 64 MiB``, ``16 MiB``) is a constant of the design, not a measurement.
+_NUMBER = r"\d[\d,.]*(?:\s*[-–]\s*\d[\d,.]*)?"
+_TIME = (rf"(?:{_NUMBER}\s*(?:ns|µs|us|ms|s|sec|seconds?|minutes?|hours?)\b"
+         r"|(?:a|one|half\s+a|a\s+tenth\s+of\s+a|a\s+few|several)\s+(?:seconds?|minutes?|hours?)\b)")
+_SIZE = rf"{_NUMBER}\s*(?:[KMGT]i?B|bytes)\b"
+_ABOUT = r"(?:(?:about|some|nearly|almost|roughly|around|over|under|only|just|~)\s*)?"
+MEASURED = re.compile(
+    rf"\b(?:took|takes?|taking|costs?|costing|spent|spends?|lasts?|lasted|needs?|needed)\s+{_ABOUT}{_TIME}"
+    rf"|\b(?:took|kept|some)\s+{_ABOUT}{_SIZE}"
+    rf"|(?:{_TIME}|{_SIZE})\s+to\s+(?:react|parse|build|load|run|read|write|train|encode|decode|compile|import)\b"
+    r"|\b(?:twice|thrice|half|\w+\s+times)\s+as\s+(?:fast|slow|long|quick)\b"
+    r"|(?:\btimes|%|\dx)\s+(?:faster|slower|quicker)\b"
+    r"|(?<![\\\w])x\d+(?:\.\d+)?\b"
+    rf"|{_NUMBER}\s*(?:[KMGT]i?B|tokens?|lines?|chars?|characters?|bytes?)\s*/\s*s\b",
+    re.I)
+#: Modules whose figures their owners are still rephrasing: take each out once it is clean.
+FIGURES_PENDING = {"src/wwho/schema.py", "src/wwho/bytelevel/validate.py"}
+
+
+def _prose(path: Path) -> list[tuple[int, str]]:
+    """The comments and docstrings of a module, each as ``(first line, text)``; a block of
+    comment lines is one text, its lines kept (a figure may run over a line break)."""
+    source = path.read_text(encoding="utf-8")
+    found: list[tuple[int, str]] = []
+    block: list[str] = []
+    start = last = 0
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type != tokenize.COMMENT:
+            continue
+        line = token.start[0]
+        if block and line != last + 1:
+            found.append((start, "\n".join(block)))
+            block = []
+        if not block:
+            start = line
+        block.append(token.string.lstrip("#:").strip())
+        last = line
+    if block:
+        found.append((start, "\n".join(block)))
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            found.append((node.lineno, node.value.value))
+    return found
+
+
+def measured_figures(path: Path) -> list[str]:
+    """Each measured figure in ``path``'s comments and docstrings, as ``path:line: figure in context``."""
+    return [f"{path.relative_to(ROOT)}:{line + text.count(chr(10), 0, m.start())}: {m.group(0)!r} in "
+            f"{' '.join(text[max(0, m.start() - 40):m.end() + 40].split())!r}"
+            for line, text in _prose(path) for m in MEASURED.finditer(text)]
+
+
+def test_the_package_prose_carries_no_measured_figures():
+    """Measurements live in docs/benchmarks.md and the README's results; a comment that carries one
+    drifts from the code it describes. Say the reason in words, or point at docs/benchmarks.md."""
+    found = [hit for path in sorted(PACKAGE.rglob("*.py"))
+             if path.relative_to(ROOT).as_posix() not in FIGURES_PENDING for hit in measured_figures(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_measured_figure_pattern():
+    for measured in ("rebuilding them took 80 ms", "costs about a second", "20,000 take a second",
+                     "(44 s to react on a large run)", "some 20 GB to parse", "takes about twice as long",
+                     "several times slower", "x2.3 over HF", "12% faster", "85 MB/s", "a tenth of a second to build",
+                     "merges cost 0.12-0.18 s as Python sets", "kept 56 MB for good", "2.5x faster"):
+        assert MEASURED.search(measured), measured
+    for constant in ("at most 5 s", "(default 64 MiB)", "a row longer than 16 MiB", "batches of about 8 MB of text",
+                     "10 ms, at most 200 ms", "(4.4 MB)", "``\\x1b``", "0x41", "four times as large",
+                     "ends: shrinking by 1%", "keeps one line under ~400 MB", "2**24 tokens", "a tenth of the memory"):
+        assert not MEASURED.search(constant), constant
