@@ -137,7 +137,7 @@ def speed(lang: str) -> dict:
     mb = len(text.encode()) / 1e6
     syl = Syllabifier.for_script(LANGS[lang])
     syl.tokenize("warm up")
-    ours = mb / best_of(lambda: syl.tokenize(text, True))
+    ours = mb / best_of(lambda: syl.tokenize(text, leading_space=True))
     pattern = regex.compile(r"\X")
     peer = mb / best_of(lambda: pattern.findall(text))
     return {"lang": lang, "mb": mb, "wwho": ours, "regex_X": peer}

@@ -64,8 +64,8 @@ def main() -> None:
     print(f"input: {', '.join(p.name for p in files)}: {mb:.1f} MB, {len(text):,} characters, script {args.script}")
     rows = []
     for name, fn in [
-        ("wwho.syllabify (leading_space=True)", lambda: syl.tokenize(text, True)),
-        ("wwho.syllabify (leading_space=False)", lambda: syl.tokenize(text, False)),
+        ("wwho.syllabify (leading_space=True)", lambda: syl.tokenize(text, leading_space=True)),
+        ("wwho.syllabify (leading_space=False)", lambda: syl.tokenize(text, leading_space=False)),
         ("regex.findall(r'\\X')", lambda: regex.findall(r"\X", text)),
         ("wwho.syllabify(text, script) (public API)", lambda: wwho.syllabify(text, args.script)),
     ]:
@@ -97,7 +97,7 @@ def main() -> None:
     if syl.schema.keep_clusters:
         # What keeping grapheme clusters whole costs: the same automaton without the cluster rule.
         alone = Syllabifier(dataclasses.replace(syl.schema, keep_clusters=False))
-        seconds, out = best_of(lambda: alone.tokenize(text, True), args.repeat)
+        seconds, out = best_of(lambda: alone.tokenize(text, leading_space=True), args.repeat)
         rows.append(("wwho, keep_clusters off (leading_space=True)", mb / seconds, f"{len(out):,} tokens"))
     # The spec loop is pure Python per character: time it on a prefix only.
     prefix = text.encode()[: int(args.spec_mb * 1e6)].decode("utf-8", "ignore")
@@ -109,7 +109,7 @@ def main() -> None:
     rows.append((f"pure-Python table walk ({pmb:.0f} MB)", pmb / seconds, f"{len(out):,} tokens"))
     if syl.schema.grammar is not None:
         grammar = Syllabifier(syl.schema, engine="regex")
-        seconds, out = best_of(lambda: grammar.tokenize(prefix, True), 1)
+        seconds, out = best_of(lambda: grammar.tokenize(prefix, leading_space=True), 1)
         rows.append((f"grammar as a Python re pattern ({pmb:.0f} MB)", pmb / seconds, f"{len(out):,} tokens"))
     base = rows[2][1]
     header = ("method", "MB/s", "vs \\X", "output")

@@ -206,7 +206,7 @@ def test_syllabify_a_multi_script_mode_prints_each_line_as_the_splitter_splits_i
                           capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = data.replace("\r\n", "\n").split("\n")
-    tokens = [WordSplitter(mode).tokenize(line, "--leading-space" in options) for line in lines]
+    tokens = [WordSplitter(mode).tokenize(line, leading_space="--leading-space" in options) for line in lines]
     if "--json" in options:
         assert [json.loads(line) for line in proc.stdout.decode().splitlines()] == tokens
     else:

@@ -285,7 +285,7 @@ def reference_inside_offsets(text):
     for seg in segment(text):
         pos += seg.has_leading_space
         if seg.is_indic:
-            for syl in Syllabifier.for_script(seg.script.value).tokenize(seg.text, False):
+            for syl in Syllabifier.for_script(seg.script.value).tokenize(seg.text, leading_space=False):
                 inside_syllable.update(range(starts[pos] + 1, starts[pos + len(syl)]))
                 pos += len(syl)
         else:

@@ -49,7 +49,7 @@ def known_spans(text: str, vocab) -> list[tuple[int, int]]:
             pos += len(seg.text) + seg.has_leading_space
             continue
         run = " " + seg.text if seg.has_leading_space else seg.text
-        for syl in Syllabifier.for_script(seg.script.value).tokenize(run, True):
+        for syl in Syllabifier.for_script(seg.script.value).tokenize(run, leading_space=True):
             end = pos + len(syl)
             if syl in vocab:
                 spans.append((starts[pos], starts[end]))
@@ -282,7 +282,7 @@ def test_spaced_syllables_bring_their_bare_forms(tmp_path):
 
     def lacking(tok):
         return [s for s in tok.vocab if s[:1] == " " and len(s) > 1 and s[1:] not in tok.vocab
-                and splitter.tokenize(s, True) == [s]]
+                and splitter.tokenize(s, leading_space=True) == [s]]
 
     before = _train(path, 1000, "devanagari", bare_syllables=False)
     assert " गं" in before.vocab and "गं" not in before.vocab and lacking(before)

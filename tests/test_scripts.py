@@ -87,9 +87,9 @@ def test_hypothesis_no_cut_cluster_lossless_and_engines_agree(script):
     @given(text=st.text(alphabet=st.sampled_from(script_alphabet(script)), max_size=30), leading_space=st.booleans())
     @settings(max_examples=300, deadline=None)
     def check(text, leading_space):
-        tokens = syl.tokenize(text, leading_space)
+        tokens = syl.tokenize(text, leading_space=leading_space)
         assert "".join(tokens) == text
-        assert tokens == syl.tokenize_table(text, leading_space)
+        assert tokens == syl.tokenize_table(text, leading_space=leading_space)
         bad = [p for p in cuts(text, tokens) if not (leading_space and allowed_cut(text, p))]
         assert bad == [], f"{script}: cluster cut at {bad} in {text!r}: {tokens!r}"
 
@@ -116,10 +116,10 @@ def test_hypothesis_foreign_clusters_are_kept_whole(script):
            leading_space=st.booleans())
     @settings(max_examples=300, deadline=None)
     def check(text, leading_space):
-        tokens = syl.tokenize(text, leading_space)
+        tokens = syl.tokenize(text, leading_space=leading_space)
         assert "".join(tokens) == text
         assert tokens == reference_tokenize(schema, text, leading_space)
-        assert tokens == grammar.tokenize(text, leading_space)
+        assert tokens == grammar.tokenize(text, leading_space=leading_space)
         bad = [p for p in cuts(text, tokens) if not (leading_space and allowed_cut(text, p))]
         assert bad == [], f"{script}: cluster cut at {bad} in {text!r}: {tokens!r}"
 
@@ -140,7 +140,7 @@ def test_keeping_clusters_changes_nothing_inside_words(script):
     def check(text):
         for m in pattern.finditer(text):
             if m.group(1):
-                assert keep.tokenize(m.group(), True) == alone.tokenize(m.group(), True)
+                assert keep.tokenize(m.group(), leading_space=True) == alone.tokenize(m.group(), leading_space=True)
 
     check()
 

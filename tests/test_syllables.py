@@ -35,7 +35,7 @@ def test_sinhala_equals_spec_loop_on_every_short_string(leading_space):
     for length in range(1, 5):
         for chars in itertools.product(ALPHABET, repeat=length):
             text = "".join(chars)
-            assert SINHALA.tokenize(text, leading_space) == spec.tokenize(text, leading_space), repr(text)
+            assert SINHALA.tokenize(text, leading_space=leading_space) == spec.tokenize(text, leading_space), repr(text)
 
 
 sinhala_text = st.text(
@@ -47,14 +47,14 @@ sinhala_text = st.text(
 @given(text=sinhala_text, leading_space=st.booleans())
 @settings(max_examples=400, deadline=None)
 def test_sinhala_equals_spec_loop_hypothesis(text, leading_space):
-    assert SINHALA.tokenize(text, leading_space) == spec.tokenize(text, leading_space)
-    assert SINHALA.tokenize_table(text, leading_space) == spec.tokenize(text, leading_space)
+    assert SINHALA.tokenize(text, leading_space=leading_space) == spec.tokenize(text, leading_space)
+    assert SINHALA.tokenize_table(text, leading_space=leading_space) == spec.tokenize(text, leading_space)
 
 
 @given(text=st.text(max_size=60), leading_space=st.booleans())
 @settings(max_examples=300, deadline=None)
 def test_any_unicode_equals_spec_loop_and_is_lossless(text, leading_space):
-    tokens = SINHALA.tokenize(text, leading_space)
+    tokens = SINHALA.tokenize(text, leading_space=leading_space)
     assert tokens == spec.tokenize(text, leading_space)
     assert "".join(tokens) == text
 
@@ -148,8 +148,8 @@ devanagari_text = st.text(
 @settings(max_examples=400, deadline=None)
 def test_devanagari_regex_equals_table_engine_hypothesis(text, leading_space):
     syl = Syllabifier(bundled_schema("devanagari"), engine="regex")
-    tokens = syl.tokenize(text, leading_space)
-    assert tokens == syl.tokenize_table(text, leading_space)
+    tokens = syl.tokenize(text, leading_space=leading_space)
+    assert tokens == syl.tokenize_table(text, leading_space=leading_space)
     assert "".join(tokens) == text
     # and no syllable spans a break Unicode always makes around a control, CR or LF (GB4, GB5), told by
     # the regex module's property; a leading space held for a token is no part of its syllable, and
@@ -204,7 +204,7 @@ def test_engine_choice_is_explicit():
     for engine in ("table", "regex"):
         syl = Syllabifier(bundled_schema("sinhala"), engine=engine)
         assert syl.engine == engine
-        assert syl.tokenize("ශ්‍රී ලංකාව", True) == ["ශ්‍රී", " ලං", "කා", "ව"]
+        assert syl.tokenize("ශ්‍රී ලංකාව", leading_space=True) == ["ශ්‍රී", " ලං", "කා", "ව"]
     with pytest.raises(TokenizerError, match="engine must be 'auto', 'regex' or 'table', not 'fast'"):
         Syllabifier(bundled_schema("sinhala"), engine="fast")
 
@@ -251,7 +251,7 @@ ALL_SCRIPT_CHARS = [ch for name in available_scripts() for ch in (
 @settings(max_examples=150, deadline=None)
 def test_core_equals_the_reference_table_walk(script, text, leading_space):
     schema = bundled_schema(script)
-    assert Syllabifier.for_script(script).tokenize(text, leading_space) == reference_tokenize(
+    assert Syllabifier.for_script(script).tokenize(text, leading_space=leading_space) == reference_tokenize(
         schema, text, leading_space)
 
 
@@ -260,7 +260,7 @@ def test_core_equals_the_reference_table_walk(script, text, leading_space):
 @settings(max_examples=100, deadline=None)
 def test_core_equals_the_reference_on_any_unicode(script, text, leading_space):
     schema = bundled_schema(script)
-    assert Syllabifier.for_script(script).tokenize(text, leading_space) == reference_tokenize(
+    assert Syllabifier.for_script(script).tokenize(text, leading_space=leading_space) == reference_tokenize(
         schema, text, leading_space)
 
 
@@ -269,7 +269,7 @@ def test_core_reads_every_string_storage():
     syl = Syllabifier.for_script("sinhala")
     for text in ["abc é", "ශ්‍රී ලංකාව", "ශ්‍රී ලංකාව 🙂", "\x00\xff", "\ud800ක"]:
         for ls in (False, True):
-            assert syl.tokenize(text, ls) == reference_tokenize(syl.schema, text, ls)
+            assert syl.tokenize(text, leading_space=ls) == reference_tokenize(syl.schema, text, ls)
 
 
 def test_a_long_text_releases_the_gil_and_agrees():
@@ -279,7 +279,7 @@ def test_a_long_text_releases_the_gil_and_agrees():
     text = "ශ්‍රී ලංකාව " * 5000
     want = reference_tokenize(syl.schema, text, True)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(syl.tokenize(text, True))) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: results.append(syl.tokenize(text, leading_space=True))) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -303,7 +303,7 @@ def test_a_schema_of_ones_own_runs_in_the_core(tmp_path):
     syl = Syllabifier.from_schema(path)
     for text in ["axxb-c", "a x", "🙂xx?", "zz", ""]:
         for ls in (False, True):
-            assert syl.tokenize(text, ls) == reference_tokenize(syl.schema, text, ls), text
+            assert syl.tokenize(text, leading_space=ls) == reference_tokenize(syl.schema, text, ls), text
 
 
 @settings(max_examples=300, deadline=None)
@@ -312,7 +312,7 @@ def test_a_schema_of_ones_own_runs_in_the_core(tmp_path):
 def test_joined_equals_joining_the_tokens(text, leading_space, script):
     """What ``wwho syllabify`` prints, made in the core without a string per syllable."""
     syl = Syllabifier.for_script(script)
-    assert syl.joined(text, " | ", leading_space) == " | ".join(syl.tokenize(text, leading_space))
+    assert syl.joined(text, " | ", leading_space=leading_space) == " | ".join(syl.tokenize(text, leading_space=leading_space))
 
 
 LINES_ALPHABET = FUZZ_INDIC + [" ", "\t", "\r", "\n", "\n", "a", "|", "\ud800"]
@@ -325,9 +325,9 @@ LINES_ALPHABET = FUZZ_INDIC + [" ", "\t", "\r", "\n", "\n", "a", "|", "\ud800"]
 def test_joined_lines_is_joined_per_line(script, leading_space, text):
     """What ``wwho syllabify`` prints for a block equals each line syllabified alone."""
     syl = Syllabifier.for_script(script)
-    want = "\n".join(" | ".join(syl.tokenize(line, leading_space)) for line in text.split("\n"))
-    assert syl.joined_lines(text, " | ", leading_space) == want.encode("utf-8", "surrogatepass")
-    assert syl.joined(text, " | ", leading_space) == " | ".join(syl.tokenize(text, leading_space))
+    want = "\n".join(" | ".join(syl.tokenize(line, leading_space=leading_space)) for line in text.split("\n"))
+    assert syl.joined_lines(text, " | ", leading_space=leading_space) == want.encode("utf-8", "surrogatepass")
+    assert syl.joined(text, " | ", leading_space=leading_space) == " | ".join(syl.tokenize(text, leading_space=leading_space))
 
 
 def test_joined_lines_on_a_real_corpus():
@@ -342,8 +342,8 @@ def test_joined_lines_on_a_real_corpus():
     (lambda syl: syl.joined("ශ්‍රී", "\ud800"), "separator holds a lone surrogate"),
     (lambda syl: syl.joined("ශ්‍රී", b"|"), "separator must be text"),
     (lambda syl: syl.joined_lines("ශ්‍රී", None), "separator must be text"),
-    (lambda syl: syl.tokenize("ශ්‍රී", "no"), "leading_space must be True or False, not 'no'"),
-    (lambda syl: syl.joined("ශ්‍රී", "|", 1), "leading_space must be True or False, not 1"),
+    (lambda syl: syl.tokenize("ශ්‍රී", leading_space="no"), "leading_space must be True or False, not 'no'"),
+    (lambda syl: syl.joined("ශ්‍රී", "|", leading_space=1), "leading_space must be True or False, not 1"),
 ])
 def test_options_of_the_wrong_kind_are_typed_errors(call, words):
     # A surrogate separator was a UnicodeEncodeError, bytes an internal TypeError, and
@@ -352,6 +352,22 @@ def test_options_of_the_wrong_kind_are_typed_errors(call, words):
 
     with pytest.raises(TokenizerError, match=words):
         call(Syllabifier.for_script("sinhala"))
+
+
+@pytest.mark.parametrize("kind, method, args", [
+    *[("syllabifier", m, ("ශ්‍රී", True)) for m in ("tokenize", "tokenize_table")],
+    *[(kind, m, ("ශ්‍රී", "|", True)) for kind in ("syllabifier", "splitter") for m in ("joined", "joined_lines")],
+    ("splitter", "tokenize", ("ශ්‍රී", True)),
+])
+def test_leading_space_is_keyword_only(kind, method, args):
+    # tokenize(text, True) was taken: a bare flag that says nothing where it is read (the style's
+    # tiktoken model: the data positional, options keyword-only).
+    from wwho.sgpe.words import WordSplitter
+
+    tokenizer = Syllabifier.for_script("sinhala") if kind == "syllabifier" else WordSplitter("sinhala")
+    with pytest.raises(TypeError, match="positional argument"):
+        getattr(tokenizer, method)(*args)
+    assert getattr(tokenizer, method)(*args[:-1], leading_space=True)
 
 
 @pytest.mark.parametrize("length", [0, -5, 7, 2.0, True])

@@ -129,14 +129,14 @@ def glued_spaces_apart(tokens):
 @settings(max_examples=80, deadline=None)
 def test_tokenize_is_split_in_order_its_glued_spaces_apart_without_leading_space(mode, text):
     splitter = WordSplitter(mode)
-    glued = splitter.tokenize(text, True)
+    glued = splitter.tokenize(text, leading_space=True)
     assert glued == [t for _, tokens in splitter.split(text) for t in tokens]
-    apart = splitter.tokenize(text, False)
+    apart = splitter.tokenize(text, leading_space=False)
     assert apart == glued_spaces_apart(glued) and "".join(apart) == text
     for leading_space, tokens in ((True, glued), (False, apart)):
-        assert splitter.joined(text, " | ", leading_space) == " | ".join(tokens)
-        lines = "\n".join(" | ".join(splitter.tokenize(line, leading_space)) for line in text.split("\n"))
-        assert splitter.joined_lines(text, " | ", leading_space) == lines.encode("utf-8", "surrogatepass")
+        assert splitter.joined(text, " | ", leading_space=leading_space) == " | ".join(tokens)
+        lines = "\n".join(" | ".join(splitter.tokenize(line, leading_space=leading_space)) for line in text.split("\n"))
+        assert splitter.joined_lines(text, " | ", leading_space=leading_space) == lines.encode("utf-8", "surrogatepass")
 
 
 @pytest.mark.parametrize("mode", ["mixed", "indic"])
@@ -160,10 +160,10 @@ def test_a_multi_script_mode_syllabifies_each_run_as_its_own_script_does(mode):
         for script in scripts:
             line = (" " if text else "") + flores[script][i]
             text += line
-            want += (Syllabifier.for_script(script).tokenize(line, True) if script
+            want += (Syllabifier.for_script(script).tokenize(line, leading_space=True) if script
                      else [t for _, tokens in WordSplitter("sinhala").split(line) for t in tokens])
-        assert splitter.tokenize(text, True) == want
-        assert splitter.tokenize(text, False) == glued_spaces_apart(want)
+        assert splitter.tokenize(text, leading_space=True) == want
+        assert splitter.tokenize(text, leading_space=False) == glued_spaces_apart(want)
 
 
 def test_the_syllables_of_several_scripts_come_from_the_word_splitter():
@@ -174,7 +174,7 @@ def test_the_syllables_of_several_scripts_come_from_the_word_splitter():
     indic = WordSplitter("indic")
     assert indic.tokenize(text) == ["ශ්\u200dරී", " ", "l", "a", "n", "k", "a", " ", "न", "म", "स्ते", " ", "த", "மி",
                                     "ழ்"]
-    assert indic.tokenize(text, True) == ["ශ්\u200dරී", " l", "a", "n", "k", "a", " न", "म", "स्ते", " த", "மி", "ழ்"]
+    assert indic.tokenize(text, leading_space=True) == ["ශ්\u200dරී", " l", "a", "n", "k", "a", " न", "म", "स्ते", " த", "மி", "ழ்"]
     # they said "unknown script 'indic'" though training takes it
     for call in (lambda: syllabify(text, "indic"), lambda: Syllabifier.for_script("indic")):
         with pytest.raises(SchemaError, match=r"^'indic' is a mode of several scripts \(bengali, .*\), not one schema: "

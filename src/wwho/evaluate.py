@@ -487,7 +487,7 @@ def _syllable_ends(syllabifier: Syllabifier, run: str) -> Iterator[int]:
     """The UTF-8 end of each syllable of ``run`` but the last, from the automaton's syllables joined
     by NUL bytes (UTF-8 has no other zero byte): no string per syllable."""
     if syllabifier.engine != "table" or "\x00" in run:
-        ends = list(accumulate(map(_utf8_len, syllabifier.tokenize(run, False))))
+        ends = list(accumulate(map(_utf8_len, syllabifier.tokenize(run, leading_space=False))))
         yield from ends[:-1]
         return
     joined = syllabifier.automaton.joined(run, False, "\x00", False)

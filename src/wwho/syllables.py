@@ -115,23 +115,23 @@ class Syllabifier:
     def __repr__(self) -> str:
         return f"Syllabifier(script={self.schema.name!r}, engine={self.engine!r})"
 
-    def tokenize(self, text: str, leading_space: bool = False) -> list[str]:
+    def tokenize(self, text: str, *, leading_space: bool = False) -> list[str]:
         """Split ``text`` into syllables (and single-character tokens between them)."""
         _check_text(text)
         if self.engine == "regex":
             return self._tokenize_grammar(text, _flag(leading_space))
         return self.automaton.tokenize(text, _flag(leading_space))
 
-    def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
-        """``separator.join(self.tokenize(text, leading_space))``, made in the core without a string
+    def joined(self, text: str, separator: str, *, leading_space: bool = False) -> str:
+        """``separator.join(self.tokenize(text, leading_space=leading_space))``, made in the core without a string
         per syllable when the engine is the automaton."""
         _check_text(text)
         _check_separator(separator)
         if self.engine == "table":
             return self.automaton.joined(text, _flag(leading_space), separator, False).decode("utf-8", "surrogatepass")
-        return separator.join(self.tokenize(text, leading_space))
+        return separator.join(self.tokenize(text, leading_space=leading_space))
 
-    def joined_lines(self, text: str, separator: str, leading_space: bool = False) -> bytes:
+    def joined_lines(self, text: str, separator: str, *, leading_space: bool = False) -> bytes:
         """The UTF-8 of :meth:`joined` applied to each line of ``text`` (split at ``"\\n"`` only, line
         ends kept; lone surrogates as "surrogatepass" writes them): what ``wwho syllabify`` prints
         for a block of its input. The automaton does a whole block in one call, without the GIL."""
@@ -139,7 +139,7 @@ class Syllabifier:
         _check_separator(separator)
         if self.engine == "table":
             return self.automaton.joined(text, _flag(leading_space), separator, True)
-        lines = (self.joined(line, separator, leading_space) for line in text.split("\n"))
+        lines = (self.joined(line, separator, leading_space=leading_space) for line in text.split("\n"))
         return "\n".join(lines).encode("utf-8", "surrogatepass")
 
     def _tokenize_grammar(self, text: str, leading_space: bool) -> list[str]:
@@ -164,7 +164,7 @@ class Syllabifier:
             pos = end
         return tokens
 
-    def tokenize_table(self, text: str, leading_space: bool = False) -> list[str]:
+    def tokenize_table(self, text: str, *, leading_space: bool = False) -> list[str]:
         """The automaton's tokens, whatever ``engine`` is (the authoritative engine)."""
         _check_text(text)
         return self.automaton.tokenize(text, _flag(leading_space))
@@ -210,7 +210,7 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
     if isinstance(text, str):
         warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
                              option="script=", latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
-    return syllabifier.tokenize(text, leading_space)
+    return syllabifier.tokenize(text, leading_space=leading_space)
 
 
 def _check_text(text: object) -> None:
@@ -333,8 +333,8 @@ def check_schema(schema: Schema | str | os.PathLike, *, max_length: int = 5, pro
                 text = "".join(chars)
                 bar.update(1)
                 for leading_space in (False, True):
-                    want = table.tokenize(text, leading_space)
-                    got = grammar.tokenize(text, leading_space)
+                    want = table.tokenize(text, leading_space=leading_space)
+                    got = grammar.tokenize(text, leading_space=leading_space)
                     if got != want:
                         problems.append(f"{_spelled(text, labels)} (leading_space={leading_space}): automaton "
                                         f"{want!r}, grammar {got!r}")

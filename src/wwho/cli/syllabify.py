@@ -131,7 +131,7 @@ def _blocks(syl: Syllabifier | WordSplitter, args: argparse.Namespace, texts, le
             last = text[-1:]  # "" for an empty argument: one empty line
             # A block holds whole lines, so a CRLF is never cut between two blocks.
             text = text.replace("\r\n", "\n")
-            pending.append(pool.submit(syl.joined_lines, text, " | ", args.leading_space))
+            pending.append(pool.submit(syl.joined_lines, text, " | ", leading_space=args.leading_space))
             if len(pending) > 2 * workers:  # bounded read-ahead
                 stdout.write(pending.pop(0).result())
         for job in pending:
@@ -212,9 +212,9 @@ def _lines(syl: Syllabifier | WordSplitter, args: argparse.Namespace, lines, let
             letters.update(letters_by_script([(line[:SAMPLE_CHARS - judged], 1)]))
             judged += len(line)
         if args.json:
-            out.append(json.dumps(syl.tokenize(line, args.leading_space), ensure_ascii=False))
+            out.append(json.dumps(syl.tokenize(line, leading_space=args.leading_space), ensure_ascii=False))
         else:
-            out.append(syl.joined(line, " | ", args.leading_space))
+            out.append(syl.joined(line, " | ", leading_space=args.leading_space))
         if len(out) >= 1024:  # written in blocks: one write per line costs more than the syllables
             _write(out)
     _write(out)

@@ -79,7 +79,7 @@ class WordSplitter:
         """The words of ``text``: lists of syllables, or one-token lists for boundary tokens."""
         return [tokens for _, tokens in self.split(text)]
 
-    def tokenize(self, text: str, leading_space: bool = False) -> list[str]:
+    def tokenize(self, text: str, *, leading_space: bool = False) -> list[str]:
         """Every token of :meth:`split` in order; without ``leading_space``, a space glued to the
         token after it is a token of its own: the syllables of text in several scripts (what
         ``wwho syllabify --script indic`` prints).
@@ -92,11 +92,11 @@ class WordSplitter:
         _check_text(text)
         return self.core.tokenize(text, _flag(leading_space))
 
-    def joined(self, text: str, separator: str, leading_space: bool = False) -> str:
-        """``separator.join(self.tokenize(text, leading_space))``, made in the core."""
+    def joined(self, text: str, separator: str, *, leading_space: bool = False) -> str:
+        """``separator.join(self.tokenize(text, leading_space=leading_space))``, made in the core."""
         return self._joined(text, separator, leading_space, False).decode("utf-8", "surrogatepass")
 
-    def joined_lines(self, text: str, separator: str, leading_space: bool = False) -> bytes:
+    def joined_lines(self, text: str, separator: str, *, leading_space: bool = False) -> bytes:
         """The UTF-8 of :meth:`joined` applied to each line of ``text`` (split at ``"\\n"`` only,
         line ends kept): what ``wwho syllabify --script indic`` prints for a block of its input."""
         return self._joined(text, separator, leading_space, True)
