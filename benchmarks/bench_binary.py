@@ -108,7 +108,7 @@ def child(spec: dict) -> dict:
         out["windows"] = len(windows)
     else:
         options = IngestOptions(window_bytes=spec["window"], max_docs=spec.get("max_docs"))
-        counted = count_windows(files, options)
+        counted = count_windows(files, options=options)
         out["ingest_s"] = time.perf_counter() - t0
         out["rss_after_ingest_mb"] = rss_mb()
         out["windows"] = counted.stats.windows_seen

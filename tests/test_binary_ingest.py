@@ -52,7 +52,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def names(paths, **opts) -> list[str]:
-    return [key for _, key in iter_files(paths, IngestOptions(**opts))]
+    return [key for _, key in iter_files(paths, options=IngestOptions(**opts))]
 
 
 def windows_of(data: bytes, seed: int = 0, **opts) -> list[bytes]:
@@ -70,7 +70,7 @@ def test_walk_order_and_skips(tree):
 
 def test_follow_symlinks_includes_linked_files_and_dirs(tree):
     stats = IngestStats()
-    found = [k for _, k in iter_files([tree], IngestOptions(follow_symlinks=True), stats=stats)]
+    found = [k for _, k in iter_files([tree], options=IngestOptions(follow_symlinks=True), stats=stats)]
     # linkdir/d.bin is the file link.bin reached: read once, under the first path
     assert found == ["a.bin", "b.bin", "link.bin", "sub/c.so"]
     assert stats.skipped["already read by another path"] == 1
@@ -80,7 +80,7 @@ def test_symlink_loop_is_not_followed_forever(tmp_path):
     write(tmp_path / "d" / "x.bin", b"x")
     os.symlink(tmp_path / "d", tmp_path / "d" / "loop")
     stats = IngestStats()
-    found = [k for _, k in iter_files([tmp_path / "d"], IngestOptions(follow_symlinks=True), stats=stats)]
+    found = [k for _, k in iter_files([tmp_path / "d"], options=IngestOptions(follow_symlinks=True), stats=stats)]
     assert found == ["x.bin"] and stats.skipped == {"already read by another path": 1}
 
 
@@ -96,7 +96,7 @@ def test_extension_filter_applies_inside_directories(tree):
 
 def test_max_file_size_skips_larger_files(tree):
     stats = IngestStats()
-    found = [k for _, k in iter_files([tree], IngestOptions(max_file_size=4), stats=stats)]
+    found = [k for _, k in iter_files([tree], options=IngestOptions(max_file_size=4), stats=stats)]
     assert found == ["b.bin", "sub/c.so"] and stats.skipped["larger than max_file_size"] == 1
 
 
@@ -111,13 +111,13 @@ def test_file_mode_gives_whole_files_and_counts_duplicates(tmp_path):
     write(tmp_path / "x" / "1", b"same content")
     write(tmp_path / "x" / "2", b"same content")
     write(tmp_path / "x" / "3", b"other" * 2000)
-    counted = count_windows([tmp_path / "x"], IngestOptions(mode="file"))
+    counted = count_windows([tmp_path / "x"], options=IngestOptions(mode="file"))
     assert counted.counts == {b"same content": 2, b"other" * 2000: 1}
 
 
 def test_identical_windows_are_aggregated(tmp_path):
     write(tmp_path / "f", b"abcd" * 5 + b"xy")
-    counted = count_windows([tmp_path / "f"], IngestOptions(window_bytes=4))
+    counted = count_windows([tmp_path / "f"], options=IngestOptions(window_bytes=4))
     assert counted.counts == {b"abcd": 5, b"xy": 1}
     assert counted.stats.windows_seen == 6 and counted.stats.distinct == 2 and counted.total == 6
 
@@ -134,19 +134,19 @@ def test_random_mode_sizes_stay_in_range_and_concatenate_to_the_file():
 
 def test_random_mode_is_seeded(tmp_path):
     write(tmp_path / "f", bytes(range(256)) * 200)
-    one = count_windows([tmp_path / "f"], IngestOptions(mode="random", seed=1)).counts
-    again = count_windows([tmp_path / "f"], IngestOptions(mode="random", seed=1)).counts
-    other = count_windows([tmp_path / "f"], IngestOptions(mode="random", seed=2)).counts
+    one = count_windows([tmp_path / "f"], options=IngestOptions(mode="random", seed=1)).counts
+    again = count_windows([tmp_path / "f"], options=IngestOptions(mode="random", seed=1)).counts
+    other = count_windows([tmp_path / "f"], options=IngestOptions(mode="random", seed=2)).counts
     assert list(one.items()) == list(again.items())
     assert one != other
 
 
 def test_a_files_random_windows_do_not_depend_on_other_files(tmp_path):
     write(tmp_path / "t" / "b", bytes(range(256)) * 100)
-    alone = count_windows([tmp_path / "t"], IngestOptions(mode="random", seed=3)).counts
+    alone = count_windows([tmp_path / "t"], options=IngestOptions(mode="random", seed=3)).counts
     write(tmp_path / "t" / "a", os.urandom(5000))
     write(tmp_path / "t" / "c", os.urandom(5000))
-    together = count_windows([tmp_path / "t"], IngestOptions(mode="random", seed=3)).counts
+    together = count_windows([tmp_path / "t"], options=IngestOptions(mode="random", seed=3)).counts
     assert all(together[w] >= n for w, n in alone.items())
 
 
@@ -196,16 +196,16 @@ def opts(**kw) -> IngestOptions:
 
 
 def test_sample_rate_keeps_a_seeded_subset_of_about_that_fraction(many):
-    full = count_windows([many], opts()).counts
-    half = count_windows([many], opts(sample_rate=0.5, seed=4)).counts
+    full = count_windows([many], options=opts()).counts
+    half = count_windows([many], options=opts(sample_rate=0.5, seed=4)).counts
     assert set(half) < set(full)
     assert 200 < sum(half.values()) < 310  # Binomial(505, 0.5); fixed seed, so not flaky
-    assert count_windows([many], opts(sample_rate=0.5, seed=4)).counts == half
-    assert count_windows([many], opts(sample_rate=0.5, seed=5)).counts != half
+    assert count_windows([many], options=opts(sample_rate=0.5, seed=4)).counts == half
+    assert count_windows([many], options=opts(sample_rate=0.5, seed=5)).counts != half
 
 
 def test_max_docs_per_file_caps_each_file(many):
-    counted = count_windows([many], opts(max_docs_per_file=20, seed=1))
+    counted = count_windows([many], options=opts(max_docs_per_file=20, seed=1))
     by_file = {name: sum(1 for w in counted.counts if w[:1] == name.encode()) for name in "abc"}
     assert by_file == {"a": 20, "b": 20, "c": 5}
     a_windows = [w for w in counted.counts if w.startswith(b"a")]
@@ -214,15 +214,15 @@ def test_max_docs_per_file_caps_each_file(many):
 
 
 def test_max_docs_caps_the_total_with_a_uniform_sample(many):
-    counted = count_windows([many], opts(max_docs=50, seed=2))
+    counted = count_windows([many], options=opts(max_docs=50, seed=2))
     assert counted.total == 50 and counted.stats.windows_seen == 505
-    full = count_windows([many], opts()).counts
+    full = count_windows([many], options=opts()).counts
     assert set(counted.counts) <= set(full)
     assert {w[:1] for w in counted.counts} >= {b"a", b"b"}  # not just the first file
 
 
 def test_caps_combine_in_the_documented_order(many):
-    counted = count_windows([many], opts(sample_rate=0.5, max_docs_per_file=30, max_docs=40, seed=9))
+    counted = count_windows([many], options=opts(sample_rate=0.5, max_docs_per_file=30, max_docs=40, seed=9))
     st_ = counted.stats
     assert st_.windows_seen == 505
     assert st_.windows_sampled <= 30 + 30 + 5
@@ -231,17 +231,17 @@ def test_caps_combine_in_the_documented_order(many):
 
 def test_same_seed_same_counts_in_the_same_order(many):
     o = opts(sample_rate=0.7, max_docs_per_file=50, max_docs=60, seed=11)
-    assert list(count_windows([many], o).counts.items()) == list(count_windows([many], o).counts.items())
+    assert list(count_windows([many], options=o).counts.items()) == list(count_windows([many], options=o).counts.items())
 
 
 def test_memory_is_bounded_by_the_caps_not_the_input(tmp_path):
     big = write(tmp_path / "big.bin", random.Random(0).randbytes(8 << 20))
     tracemalloc.start()
     try:
-        counted = count_windows([big], IngestOptions(max_docs=8, window_bytes=4096))
+        counted = count_windows([big], options=IngestOptions(max_docs=8, window_bytes=4096))
         _, capped_peak = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        uncapped = count_windows([big], IngestOptions(window_bytes=4096))
+        uncapped = count_windows([big], options=IngestOptions(window_bytes=4096))
         _, full_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -333,10 +333,10 @@ def test_sampling_keeps_a_bounded_sub_multiset_deterministically(tmp_path_factor
     root = tmp_path_factory.mktemp("prop")
     for i, n in enumerate(sizes):
         (root / f"f{i}").write_bytes(b"".join(f"{i:02d}{j:06d}".encode() for j in range(n)))  # 8-byte windows
-    full = count_windows([root], IngestOptions(window_bytes=8)).counts
+    full = count_windows([root], options=IngestOptions(window_bytes=8)).counts
     o = IngestOptions(window_bytes=8, sample_rate=rate, max_docs_per_file=per_file, max_docs=total, seed=seed)
     try:
-        got = count_windows([root], o)
+        got = count_windows([root], options=o)
     except CorpusError:  # everything sampled away: only possible with a low rate
         assert rate < 1.0
         return
@@ -348,7 +348,7 @@ def test_sampling_keeps_a_bounded_sub_multiset_deterministically(tmp_path_factor
         assert got.total <= total
     if rate == 1.0 and per_file is None and total is not None:
         assert got.total == min(total, sum(sizes))
-    assert list(count_windows([root], o).counts.items()) == list(got.counts.items())
+    assert list(count_windows([root], options=o).counts.items()) == list(got.counts.items())
 
 
 @given(n=st.integers(0, 200), k=st.integers(1, 50), seed=st.integers(0, 10))
@@ -377,7 +377,7 @@ def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_pa
 
     path = tmp_path / "a.bin"
     path.write_bytes(b"x" * 100)
-    listed = list(ingest.iter_files([tmp_path], ingest.IngestOptions()))
+    listed = list(ingest.iter_files([tmp_path], options=ingest.IngestOptions()))
     assert [p for p, _ in listed] == [path]
     path.unlink()
     os.mkfifo(path)
@@ -415,7 +415,7 @@ def test_a_file_that_grew_after_the_estimate_is_read_only_up_to_its_estimated_si
         f.write(b"X" * 50_000)
     write(root / "new.bin", b"N" * 5000)
     with pytest.warns(WwhoWarning) as said:
-        counted = count_windows([root], options, sizes=est.sizes)
+        counted = count_windows([root], options=options, sizes=est.sizes)
     assert counted.stats.bytes_read == est.file_bytes
     assert not any(b"X" in w or b"N" in w for w in counted.counts)
     messages = [str(w.message) for w in said]
@@ -435,7 +435,7 @@ def test_every_mode_stops_at_the_estimated_size(tmp_path, mode):
     with open(path, "ab") as f:
         f.write(b"more\n" * 10_000)
     with pytest.warns(Warning, match="grew after the memory estimate"):
-        counted = count_windows([path], options, sizes=est.sizes)
+        counted = count_windows([path], options=options, sizes=est.sizes)
     assert counted.stats.bytes_read == 9000
     assert sum(len(w) * n for w, n in counted.counts.items()) == 9000
 
@@ -450,7 +450,7 @@ def test_file_mode_samples_a_file_before_reading_it(tmp_path):
     options = IngestOptions(mode="file", sample_rate=0.3, seed=5)
     kept = [f"f{i:02}.bin" for i in range(40) if ingest._rng(options, "keep", f"f{i:02}.bin").random() < 0.3]
     assert 0 < len(kept) < 40
-    counted = count_windows([root], options)
+    counted = count_windows([root], options=options)
     assert list(counted.counts) == [(root / name).read_bytes() for name in kept]
     st = counted.stats
     assert st.files == len(kept) and st.bytes_read == sum((root / name).stat().st_size for name in kept)
@@ -465,7 +465,19 @@ def test_a_sample_that_keeps_nothing_says_the_sample_rate_did(tmp_path):
     write(root / "b.bin", b"b" * 100)
     for mode in ("file", "fixed"):
         with pytest.raises(ingest.NothingSampledError) as info:
-            count_windows([root], IngestOptions(mode=mode, sample_rate=1e-9))
+            count_windows([root], options=IngestOptions(mode=mode, sample_rate=1e-9))
         assert str(info.value) == f"no data to train on in {root}: sample_rate 1e-09 kept none of its 2 windows; " \
                                   "raise sample_rate"
         assert isinstance(info.value, CorpusError)
+
+
+def test_options_are_keyword_only(tmp_path):
+    """The data positional, the options keyword-only: ``IngestOptions("random", 4096)`` took its twelve
+    fields by position, and ``count_windows(paths, options)`` a second positional argument."""
+    (tmp_path / "f").write_bytes(b"x" * 64)
+    with pytest.raises(TypeError):
+        IngestOptions("random", 4096)
+    for call in (count_windows, iter_files, ingest.iter_sampled):
+        with pytest.raises(TypeError):
+            list(call([tmp_path], IngestOptions()))
+    assert count_windows([tmp_path], options=IngestOptions(window_bytes=8)).counts == {b"x" * 8: 8}

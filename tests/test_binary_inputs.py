@@ -41,8 +41,8 @@ def test_a_file_name_that_is_not_utf8_is_read_in_every_mode(tmp_path, opts):
     with open(root + b"/f\xfe.bin", "wb") as f:
         f.write(corpus_bytes(0, 5000))
     options = IngestOptions(**opts)
-    by_dir = count_windows([os.fsdecode(root)], options)  # a str holding a surrogate, as os.listdir gives
-    by_name = count_windows([root + b"/f\xfe.bin"], options)
+    by_dir = count_windows([os.fsdecode(root)], options=options)  # a str holding a surrogate, as os.listdir gives
+    by_name = count_windows([root + b"/f\xfe.bin"], options=options)
     assert by_dir.stats.files == by_name.stats.files == 1 and by_dir.counts == by_name.counts
 
 
@@ -53,7 +53,7 @@ def test_the_seed_of_a_utf8_name_is_unchanged(tmp_path):
 
     write(tmp_path / "d" / "é.bin", corpus_bytes(1, 500))
     options = IngestOptions(mode="random", seed=5)
-    got = list(count_windows([tmp_path / "d"], options).counts)
+    got = list(count_windows([tmp_path / "d"], options=options).counts)
     rng = stdlib_random.Random("wwho.binary:5:size:é.bin")
     with open(tmp_path / "d" / "é.bin", "rb") as f:
         want = list(binary.iter_windows(f, options, rng))
@@ -100,7 +100,7 @@ def test_a_file_reached_through_many_symlinked_paths_is_read_once(tmp_path):
             os.symlink(tmp_path / f"d{i + 1}", tmp_path / f"d{i}" / name)
     write(tmp_path / f"d{levels}" / "f.bin", b"only once")
     stats = IngestStats()
-    found = [key for _, key in iter_files([tmp_path / "d0"], IngestOptions(follow_symlinks=True), stats=stats)]
+    found = [key for _, key in iter_files([tmp_path / "d0"], options=IngestOptions(follow_symlinks=True), stats=stats)]
     assert found == ["a/" * levels + "f.bin"]
     assert stats.skipped == {"already read by another path": levels}
 

@@ -48,7 +48,7 @@ def test_the_default_min_frequency_reaches_the_asked_size(corpus):
     assert MIN_FREQUENCY == 2
     from wwho.binary.ingest import IngestOptions, count_windows
 
-    counts = count_windows([corpus], IngestOptions()).counts
+    counts = count_windows([corpus], options=IngestOptions()).counts
     with warnings.catch_warnings():
         warnings.simplefilter("error", VocabSizeWarning)
         tok = train_from_counts(counts, vocab_size=1024)

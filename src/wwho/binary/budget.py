@@ -130,7 +130,7 @@ def estimate(paths: Iterable[str | os.PathLike], options: IngestOptions | None =
     """Bound the memory of training on ``paths`` from file sizes alone (nothing is read)."""
     options = options or IngestOptions()
     sizes: dict[str, int] = {}
-    for path, _ in iter_files(paths, options, stats=IngestStats(), exclude=exclude):
+    for path, _ in iter_files(paths, options=options, stats=IngestStats(), exclude=exclude):
         try:
             sizes[os.fspath(path)] = Path(path).stat().st_size
         except OSError:

@@ -77,7 +77,7 @@ class NothingSampledError(CorpusError):
                          f"{plural(windows, 'window')}; {advice or 'raise ' + name}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IngestOptions:
     """How files become windows; see the module docstring for the exact semantics."""
 
@@ -184,7 +184,7 @@ def shown(path: str | bytes | os.PathLike) -> str:
     return printable(os.fsdecode(path))
 
 
-def iter_files(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
+def iter_files(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
                stats: IngestStats | None = None,
                exclude: Iterable[str | os.PathLike] = ()) -> Iterator[tuple[Path, str]]:
     """Yield ``(path, key)`` for each file to read; ``key`` is the path relative to its input.
@@ -456,7 +456,7 @@ def _counted(windows: Iterator[bytes], stats: IngestStats, progress: object | No
         raise CorpusError(f"{shown(path)}: read error after {stats.bytes_read} bytes: {exc.strerror}") from None
 
 
-def iter_sampled(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
+def iter_sampled(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
                  stats: IngestStats | None = None, progress: object | None = None,
                  exclude: Iterable[str | os.PathLike] = (),
                  sizes: Mapping[str, int] | None = None) -> Iterator[bytes]:
@@ -466,7 +466,7 @@ def iter_sampled(paths: Iterable[str | os.PathLike], options: IngestOptions = In
     (:attr:`wwho.binary.budget.Estimate.sizes`): each file is read up to that size at most, and a
     file not in it (it appeared since) is not read; both are recorded in ``stats``."""
     stats = stats if stats is not None else IngestStats()
-    for path, key in iter_files(paths, options, stats=stats, exclude=exclude):
+    for path, key in iter_files(paths, options=options, stats=stats, exclude=exclude):
         limit = None
         if sizes is not None:
             limit = sizes.get(os.fspath(path))
@@ -477,7 +477,7 @@ def iter_sampled(paths: Iterable[str | os.PathLike], options: IngestOptions = In
         yield from _file_windows(path, key, options, stats, progress, limit)
 
 
-def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = IngestOptions(), *,
+def count_windows(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
                   progress: bool = False, exclude: Iterable[str | os.PathLike] = (),
                   sizes: Mapping[str, int] | None = None) -> WindowCounts:
     """Walk, chunk, sample and count. :class:`CorpusError` if no window is left
@@ -493,7 +493,7 @@ def count_windows(paths: Iterable[str | os.PathLike], options: IngestOptions = I
 
         bar = tqdm(unit="B", unit_scale=True, unit_divisor=1024, desc="reading", dynamic_ncols=True)
     try:
-        windows = iter_sampled(paths, options, stats=stats, progress=bar, exclude=exclude, sizes=sizes)
+        windows = iter_sampled(paths, options=options, stats=stats, progress=bar, exclude=exclude, sizes=sizes)
         if options.max_docs is not None:
             windows = iter(reservoir(windows, options.max_docs, _rng(options, "global")))
         counts: dict[bytes, int] = {}

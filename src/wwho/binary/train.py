@@ -357,7 +357,7 @@ def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, v
     elif note:
         _warn(note)
     try:  # (no more of each file than was estimated: one that grew since is cut there)
-        counted = count_windows(paths, options, progress=progress, sizes=estimate.sizes)
+        counted = count_windows(paths, options=options, progress=progress, sizes=estimate.sizes)
     except NothingSampledError as exc:
         if note is None:
             raise

@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
         say(estimate.describe())
     started = time.perf_counter()
     try:  # (no more of each file than was estimated: one that grew since is cut there, and said)
-        counted = count_windows(run.inputs, ingest, progress=progress, exclude=exclude, sizes=estimate.sizes)
+        counted = count_windows(run.inputs, options=ingest, progress=progress, exclude=exclude, sizes=estimate.sizes)
     except NothingSampledError as exc:  # said with the flags, and why the rate was what it was
         advice = ("--over-budget sample chose that rate to fit --memory-budget: raise --memory-budget, or "
                   "bound the data with --max-docs N instead of sampling") if note else None
