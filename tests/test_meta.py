@@ -91,9 +91,9 @@ def test_metavocab_errors(sgpe):
             mv.decode_id(bad)
     with pytest.raises(VocabError, match="not a token"):
         mv.encode_sgpe_token("no such token")
-    assert mv.encode_sgpe_token("no such token", sgpe.vocab["[UNK]"]) == O200K_N_VOCAB + sgpe.vocab["[UNK]"]
+    assert mv.encode_sgpe_token("no such token", unk_id_raw=sgpe.vocab["[UNK]"]) == O200K_N_VOCAB + sgpe.vocab["[UNK]"]
     with pytest.raises(VocabError):
-        mv.encode_sgpe_token("no such token", mv.sgpe_size)
+        mv.encode_sgpe_token("no such token", unk_id_raw=mv.sgpe_size)
     with pytest.raises(TokenizerError):
         mv.sgpe_id(5)
     with pytest.raises(VocabError):

@@ -143,7 +143,7 @@ class MetaVocab:
     def __repr__(self) -> str:
         return f"MetaVocab(offset={self.offset}, sgpe_size={self.sgpe_size}, size={self.size})"
 
-    def encode_sgpe_token(self, token: str, unk_id_raw: int | None = None) -> int:
+    def encode_sgpe_token(self, token: str, *, unk_id_raw: int | None = None) -> int:
         """The unified id of an SGPE token; an unknown token gets ``unk_id_raw`` (shifted) if given."""
         raw = self.sgpe_vocab.get(token)
         if raw is None:
