@@ -212,6 +212,7 @@ INSC = {
     "T": {"Consonant_Dead"},
     "K": {"Consonant_Dead"},
     "R": {"Consonant_Preceding_Repha"},
+    "S": {"Consonant_With_Stacker"},
 }
 ALL_INSC = sorted({v for vs in INSC.values() for v in vs} | {"Other", "Avagraha", "Consonant_With_Stacker"})
 
@@ -275,6 +276,13 @@ SRC = {
                  "ಅಂಗ (aṅga with anusvāra)",
     "ml-wiki": "Wikipedia, 'Malayalam script', Chillus in Unicode: avan അവൻ = a അ + va വ + chillu-n ൻ; "
                "avanŭ അവന് ends in na + virama",
+    "explicit-virama": "The Unicode Standard, Version 16.0, Core Specification, section 12.1 Devanagari, 'Explicit "
+                       "Virama (Halant)': ZWNJ after a virama asks for the visible virama instead of a conjunct "
+                       "(the same model for the Indic scripts of chapter 12); UAX #29 rule GB9c joins a conjunct "
+                       "only across InCB Extend or Linker characters, and ZWNJ is neither",
+    "kn-stacker": "The Unicode Standard, Version 16.0, Core Specification, section 12.8 Kannada: jihvamuliya U+0CF1 "
+                  "and upadhmaniya U+0CF2 are written with the following ka/kha or pa/pha stacked; "
+                  "IndicSyllabicCategory.txt: Consonant_With_Stacker, like the Vedic U+1CF5/U+1CF6",
     "ml-ganesan": "N. Ganesan, 'Joiners (ZWJ/ZWNJ) with semantic content' (Unicode L2 document): CHILLU N "
                   "U+0D7B = <na, virama, zwj>",
 }
@@ -295,6 +303,8 @@ EXAMPLES = [
     ("bengali", "গণতান্ত্রিক", ["গ", "ণ", "তা", "ন্ত্রি", "ক"], "bn-conj"),
     ("bengali", "র\u200d্যাব", ["র\u200d্যা", "ব"], "tdbangla"),
     ("bengali", "র্যাব", ["র্যা", "ব"], "tdbangla"),
+    ("bengali", "উত্\u200cসব", ["উ", "ত্\u200c", "স", "ব"], "penguin"),  # khondo-ta spelt out
+    ("bengali", "উৎসব", ["উ", "ৎ", "স", "ব"], "bn-wiki-khanda"),
     # Gurmukhi
     ("gurmukhi", "ਪਕਾ", ["ਪ", "ਕਾ"], "scsa-pa"),
     ("gurmukhi", "ਪੱਕਾ", ["ਪੱ", "ਕਾ"], "scsa-pa"),
@@ -337,6 +347,8 @@ EXAMPLES = [
     ("kannada", "ತ್ರ್ಯ", ["ತ್ರ್ಯ"], "kn-kalike"),
     ("kannada", "ಸ್ಕೃ", ["ಸ್ಕೃ"], "kn-kalike"),
     ("kannada", "ಅಂಗ", ["ಅಂ", "ಗ"], "kn-kalike"),
+    ("kannada", "\u0cf1\u0c95", ["\u0cf1\u0c95"], "kn-stacker"),
+    ("kannada", "\u0cf2\u0cab", ["\u0cf2\u0cab"], "kn-stacker"),
     # Malayalam
     ("malayalam", "അവൻ", ["അ", "വ", "ൻ"], "ml-wiki"),
     ("malayalam", "അവന്", ["അ", "വ", "ന്"], "ml-wiki"),
@@ -364,6 +376,8 @@ def test_every_script_has_examples():
     ("malayalam", "\u0d4eക്ക", ["\u0d4eക്ക"]),  # dot reph is a prepended sign (GCB=Prepend)
     ("tamil", "ஸ்ர", ["ஸ்", "ர"]),             # not shrii: roll back
     ("tamil", "க்‍ஷ", ["க்‍", "ஷ"]),            # a joiner between pulli and ssa: not the ligature
+    ("malayalam", "ഡെയ്ൻ", ["ഡെ", "യ്", "ൻ"]),   # a chillu after a virama: a dead consonant, not a conjunct's
+    ("malayalam", "നെയ്ൽസൻ", ["നെ", "യ്", "ൽ", "സ", "ൻ"]),
 ])
 def test_encoding_model_cases(script, text, expected):
     assert syllabify(text, script) == expected
@@ -376,3 +390,43 @@ def test_punctuation_is_the_blocks_other_punctuation(script):
     schema = bundled_schema(script)
     block = {cp for b in schema.blocks for cp in range(b.first, b.last + 1)}
     assert schema.punctuation == {cp for cp in block if regex.match(r"\p{Po}", chr(cp))}
+
+
+# --- a zero width non-joiner after a virama ends the syllable ------------------------------------------------------
+
+# Real words with <consonant, virama, ZWNJ, consonant>, from the shared corpora (FLORES-200, NTREX-128).
+ZWNJ_WORDS = [
+    ("devanagari", "क्\u200cष", ["क्\u200c", "ष"]),
+    ("bengali", "সেট্\u200cসের", ["সে", "ট্\u200c", "সে", "র"]),
+    ("gujarati", "ક્\u200cષ", ["ક્\u200c", "ષ"]),
+    ("gurmukhi", "ਕ੍\u200cਸ", ["ਕ੍\u200c", "ਸ"]),
+    ("odia", "ଏଶନ୍\u200cର", ["ଏ", "ଶ", "ନ୍\u200c", "ର"]),
+    ("telugu", "పెట్\u200cల", ["పె", "ట్\u200c", "ల"]),
+    ("kannada", "ರ್ಕ್\u200cಶೈರ್", ["ರ್ಕ್\u200c", "ಶೈ", "ರ್"]),
+    ("malayalam", "ലെയ്\u200cഡ്", ["ലെ", "യ്\u200c", "ഡ്"]),
+]
+
+
+@pytest.mark.parametrize("script, text, expected", ZWNJ_WORDS, ids=[s for s, *_ in ZWNJ_WORDS])
+def test_a_non_joiner_after_a_virama_ends_the_syllable(script, text, expected):
+    # SRC["explicit-virama"]: the writer asked for no conjunct, and \X ends a cluster after the ZWNJ.
+    assert syllabify(text, script) == expected
+    assert Syllabifier(bundled_schema(script), engine="table").tokenize(text) == expected
+    assert text.index("\u200c") + 1 in {m.end() for m in regex.finditer(r"\X", text)}
+
+
+@pytest.mark.parametrize("script", [s for s, *_ in ZWNJ_WORDS])
+def test_no_syllable_continues_after_a_virama_and_a_non_joiner(script):
+    # Every class of the schema, in every order of four: after <virama, ZWNJ> a syllable holds marks only.
+    schema = bundled_schema(script)
+    table = Syllabifier(schema, engine="table")
+    virama = min(schema.classes["H"])
+    letters = [min(cps) for label, cps in schema.classes.items() if cps and label not in ("H", "ZN")]
+    for a in letters:
+        for b in letters:
+            text = chr(a) + chr(virama) + "\u200c" + chr(b)
+            for syllable in table.tokenize(text):
+                if chr(virama) + "\u200c" in syllable:
+                    rest = syllable.split(chr(virama) + "\u200c", 1)[1]
+                    assert all(schema.class_of.get(ord(c)) in schema.attach_classes or
+                               regex.match(r"\p{M}", c) for c in rest), (script, text, syllable)
