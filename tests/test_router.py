@@ -138,3 +138,21 @@ def test_scripts_that_are_no_collection_of_names_are_a_typed_error(scripts, mess
     with pytest.raises(TokenizerError, match=message):
         segment("ක a", scripts=scripts)
     assert segment("ක a", scripts=["sinhala"]) == segment("ක a", scripts=("sinhala",))
+
+
+def test_the_routers_kept_are_bounded_whatever_scripts_a_caller_names():
+    # Every tuple of scripts a caller passes would otherwise keep a compiled router for good:
+    # repeats of a name are one router, and the distinct tuples kept are at most ROUTERS_KEPT.
+    from wwho.router import ROUTERS_KEPT, _core_router, _run_pattern, run_pattern
+
+    _core_router.cache_clear()
+    for n in range(1, 40):
+        assert [s.script for s in segment("a இ", scripts=["tamil"] * n)] == [Script.LATIN, Script.TAMIL]
+    assert _core_router.cache_info().currsize == 1
+    names = available_scripts()
+    for i in range(len(names)):
+        for j in range(len(names)):
+            segment("a", scripts=(names[i], names[j]))
+            run_pattern((names[i], names[j]))
+    assert _core_router.cache_info().currsize <= ROUTERS_KEPT
+    assert _run_pattern.cache_info().currsize <= ROUTERS_KEPT

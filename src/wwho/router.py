@@ -69,9 +69,24 @@ def script_sets(name: str) -> tuple[frozenset[int], frozenset[int]]:
     return frozenset(block), frozenset(block | more)
 
 
-@functools.cache
+#: Routers (and patterns) kept, one per tuple of scripts in their order of priority. A caller
+#: naming many different tuples cannot grow the caches past this many entries, and repeats of a
+#: name are dropped before the lookup (the first one counts), so an entry is at most one router
+#: of every bundled script.
+ROUTERS_KEPT = 16
+
+
+def _unique(scripts: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(scripts))
+
+
 def run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
     """The regex whose matches are the Indic runs of a text; the group name is the script."""
+    return _run_pattern(_unique(scripts))
+
+
+@functools.lru_cache(maxsize=ROUTERS_KEPT)
+def _run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
     groups = []
     for name in scripts:
         block, cont = script_sets(name)
@@ -79,9 +94,13 @@ def run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(groups))
 
 
-@functools.cache
 def core_router(scripts: tuple[str, ...]) -> _core.Router:
     """The compiled router for these scripts (first one wins where blocks overlap)."""
+    return _core_router(_unique(scripts))
+
+
+@functools.lru_cache(maxsize=ROUTERS_KEPT)
+def _core_router(scripts: tuple[str, ...]) -> _core.Router:
     return _core.Router([tuple(map(code_point_ranges, script_sets(name))) for name in scripts])
 
 
@@ -93,6 +112,7 @@ def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSe
     unknown = [name for name in names if not isinstance(name, str) or name not in Script._value2member_map_]
     if unknown:
         raise TokenizerError(f"unknown script {unknown[0]!r}; choose from {', '.join(available_scripts())}")
+    names = _unique(names)
     kinds = [Script(name) for name in names]
     return [TextSegment(text[start:end], Script.LATIN if k < 0 else kinds[k], leading)
             for start, end, k, leading in core_router(names).segment(text)]

@@ -40,10 +40,23 @@ WHITESPACE = " \t\n\r"
 _WS = (" ", "\t", "\n", "\r")
 
 
-@functools.cache
+#: Patterns kept per set of scripts. A set's patterns do not depend on the order its scripts are
+#: named in, so the caches key on the sorted names; a caller naming many different sets (ten
+#: scripts make a thousand) can still not grow them past this many entries each.
+PATTERNS_KEPT = 16
+
+
+def _key(scripts: str | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(set(_names(scripts))))
+
+
 def script_char_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:
     """A regex matching one character that belongs to the given script(s)."""
-    names = (scripts,) if isinstance(scripts, str) else scripts
+    return _script_char_pattern(_key(scripts))
+
+
+@functools.lru_cache(maxsize=PATTERNS_KEPT)
+def _script_char_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     cps: set[int] = set()
     for name in names:
         for first, last in bundled_schema(name).script_chars():
@@ -118,15 +131,23 @@ def word_pattern_source(scripts: str | tuple[str, ...] = "sinhala", *, onig: boo
     return f"({glued}{word_start}{word_char}*)|{glued}{other}{marks}|[ \\t\\n\\r]"
 
 
-@functools.cache
 def word_pattern(scripts: str | tuple[str, ...] = "sinhala", *, split_punctuation: bool = False) -> re.Pattern[str]:
     """A compiled regex whose matches are the words and boundary tokens of a text, in order."""
-    return re.compile(word_pattern_source(scripts, split_punctuation=split_punctuation), re.DOTALL)
+    return _word_pattern(_key(scripts), split_punctuation)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=PATTERNS_KEPT)
+def _word_pattern(names: tuple[str, ...], split_punctuation: bool) -> re.Pattern[str]:
+    return re.compile(word_pattern_source(names, split_punctuation=split_punctuation), re.DOTALL)
+
+
 def single_word_pattern(scripts: str | tuple[str, ...] = "sinhala", *,
                         split_punctuation: bool = False) -> re.Pattern[str]:
     """Matches (with ``fullmatch``) a text that :func:`word_pattern` finds to be exactly one word."""
-    starts, attach = word_char_sets(scripts, split_punctuation=split_punctuation)
+    return _single_word_pattern(_key(scripts), split_punctuation)
+
+
+@functools.lru_cache(maxsize=PATTERNS_KEPT)
+def _single_word_pattern(names: tuple[str, ...], split_punctuation: bool) -> re.Pattern[str]:
+    starts, attach = word_char_sets(names, split_punctuation=split_punctuation)
     return re.compile(f"(?: (?=[^ \\t\\n\\r]))?{char_class(starts)}{char_class(starts | attach)}*")

@@ -73,7 +73,7 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-@functools.cache
+@functools.lru_cache(maxsize=32)  # a few ranks files per process; the key changes with each edit of one
 def _sha256_cached(path: str, mtime: float, size: int) -> str:
     return file_sha256(Path(path))
 
