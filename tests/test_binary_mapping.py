@@ -68,6 +68,20 @@ def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
             encode([b"a", b"b", data])
 
 
+@pytest.mark.parametrize("data", [np.int64(3), np.array(3, dtype=np.int64), np.int64(-1), np.uint64(10**12),
+                                  np.arange(6, dtype=np.uint16).reshape(2, 3),
+                                  np.arange(12, dtype=np.uint16).reshape(3, 4)[:, ::2]])
+def test_a_buffer_is_encoded_as_its_bytes(tok, data):
+    # As hashlib takes it: the object's bytes. bytes(np.int64(3)) would be three zero bytes (a
+    # negative one a ValueError, a large one a MemoryError), and len() of a 2-D array counts rows.
+    expected = memoryview(data).tobytes()
+    wrapped = binary.BinaryTokenizer(tok)
+    assert wrapped.decode(wrapped.encode(data)) == expected
+    assert encode_bytes(tok, data).ids == encode_bytes(tok, expected).ids
+    assert wrapped.encode_batch([b"a", data]) == [wrapped.encode(b"a"), wrapped.encode(expected)]
+    assert bytes_to_text(data) == bytes_to_text(expected)
+
+
 def test_each_byte_is_its_own_token_with_id_equal_to_the_byte(tok):
     for b in range(256):
         assert tok.token_to_id(chr(b)) == b

@@ -36,25 +36,28 @@ _SCAN_BYTES = 1 << 20  # positions searched for cuts at a time (the search's arr
 def bytes_to_text(data: bytes | bytearray | memoryview, position: int | None = None) -> str:
     """Map each byte to the character with the same code point (Latin-1); ``position``, the
     item's place in a batch, is named in the error."""
-    _check_data(data, position)
-    return bytes(data).decode("latin-1")
+    return bytes(_as_data(data, position)).decode("latin-1")
 
 
-def _check_data(data: object, position: int | None = None) -> None:
-    """A TokenizerError unless ``data`` is bytes-like: bytes, or any object with the buffer protocol
-    (``bytes(5)`` would be five zero bytes)."""
+def _as_data(data: object, position: int | None = None) -> bytes | bytearray | memoryview:
+    """``data``'s bytes, as hashlib takes them: bytes and bytearray as they are, any other object
+    with the buffer protocol (a memoryview, a numpy array, an mmap) as a flat view of its bytes
+    (``len`` then counts bytes, and a numpy integer is its own bytes, not that many zero bytes as
+    ``bytes(5)`` would make). A TokenizerError for anything else, str included."""
     where = "" if position is None else f"texts[{position}]: "
     if isinstance(data, str):
         raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
                              "(or use a text tokenizer)")
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        try:  # any other bytes-like object (a numpy uint8 array, an mmap): its bytes, as hashlib takes them
-            view = memoryview(data)
-        except TypeError:
-            raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}") from None
-        if view.format.lstrip("0123456789<>=!@") in ("w", "u"):  # text in UCS-4 (numpy's str arrays, array('u'))
-            raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not text ({type(data).__name__} of "
-                                 "characters): encode each text with .encode('utf-8') (or use a text tokenizer)")
+    if isinstance(data, (bytes, bytearray)):
+        return data
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}") from None
+    if view.format.lstrip("0123456789<>=!@") in ("w", "u"):  # text in UCS-4 (numpy's str arrays, array('u'))
+        raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not text ({type(data).__name__} of "
+                             "characters): encode each text with .encode('utf-8') (or use a text tokenizer)")
+    return view.cast("B") if view.c_contiguous else view.tobytes()
 
 
 def text_to_bytes(text: str) -> bytes:
@@ -115,7 +118,7 @@ def encode_bytes(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
     and the pieces encoded in parallel (``encode_batch``).
     """
     tokenizer = _hf_tokenizer(tokenizer)
-    _check_data(data)
+    data = _as_data(data)
     return _encode(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True)
 
 
@@ -124,7 +127,7 @@ def encode_bytes_ids(tokenizer: Tokenizer, data: bytes | bytearray | memoryview,
     """The ids of :func:`encode_bytes` alone: no token bytes nor offsets are built (a tenth of the
     memory per token)."""
     tokenizer = _hf_tokenizer(tokenizer)
-    _check_data(data)
+    data = _as_data(data)
     return _encode(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=False)
 
 
@@ -142,7 +145,7 @@ def encode_bytes_parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryvie
     here), and the template's tokens before and after it are parts of their own, so a caller that
     writes each part as it comes holds one part's tokens at a time, not the data's."""
     tokenizer = _hf_tokenizer(tokenizer)
-    _check_data(data)
+    data = _as_data(data)
     return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True, batch=_PART_PIECES)
 
 
@@ -150,7 +153,7 @@ def encode_bytes_ids_parts(tokenizer: Tokenizer, data: bytes | bytearray | memor
                            add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[list[int]]:
     """The ids of :func:`encode_bytes_parts`' parts alone."""
     tokenizer = _hf_tokenizer(tokenizer)
-    _check_data(data)
+    data = _as_data(data)
     return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=False, batch=_PART_PIECES)
 
 
@@ -297,8 +300,7 @@ def _encode_batch(tokenizer: Tokenizer, items: Sequence[bytes | bytearray | memo
     tokenizer = _hf_tokenizer(tokenizer)
     items = as_batch(items, of="byte strings", one="data")
     num_threads = thread_count(num_threads)
-    for k, data in enumerate(items):
-        _check_data(data, k)
+    items = [_as_data(data, k) for k, data in enumerate(items)]
     _special_tokens_as_data(tokenizer)
     out: list = [None] * len(items)
     # A long item one HF word would cost HF memory and time out of proportion (its merges run on
