@@ -24,9 +24,9 @@ kind can say what it is (:func:`wwho.kinds.check_kind`) without an import cycle.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
 from wwho.fileio import parse_json, read_bytes
@@ -34,6 +34,12 @@ from wwho.ids import no_token_string
 from wwho.ids import token_id as token_id_of
 from wwho.notices import warn
 from wwho.wholeload import loads_whole
+
+if TYPE_CHECKING:  # numpy is imported by the first call that makes an array, not by `import wwho`
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wwho.arrays import FlatIds
 
 KINDS = ("sgpe", "meta", "bytelevel", "gguf", "binary", "hf")
 
@@ -271,7 +277,7 @@ class HFTokenizer:
             return [_hf_call(self.tokenizer.encode, t, add_special_tokens=False).ids for t in texts]
         return [e.ids for e in _hf_call(self.tokenizer.encode_batch, texts, add_special_tokens=False)]
 
-    def encode_to_numpy(self, text: str):
+    def encode_to_numpy(self, text: str) -> NDArray[np.uint32]:
         """:meth:`encode` as a ``numpy.uint32`` array, as every kind gives it."""
         from wwho.imports import import_module
 
@@ -279,7 +285,7 @@ class HFTokenizer:
 
         return np.asarray(self.encode(text), dtype=np.uint32)
 
-    def encode_batch_to_numpy(self, texts: list[str], *, num_threads: int | None = None):
+    def encode_batch_to_numpy(self, texts: list[str], *, num_threads: int | None = None) -> FlatIds:
         """:meth:`encode_batch` in the flat form of every kind (:mod:`wwho.arrays`): ``(ids, offsets)``,
         converted from HF ``tokenizers``' lists a slice of texts at a time (HF's objects for a whole
         batch would hold tens of times the ids' memory)."""
@@ -312,7 +318,8 @@ class HFTokenizer:
                                             "(its ids have gaps)")
         return _hf_call(self.tokenizer.decode, ids, skip_special_tokens=skip_special_tokens)
 
-    def decode_batch(self, batch, *, skip_special_tokens: bool = False, num_threads: int | None = 8) -> list[str]:
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False,
+                     num_threads: int | None = 8) -> list[str]:
         """:meth:`decode` of each list of ids, in order (``num_threads`` is checked and accepted, as on
         every kind; decoding is done on the calling thread)."""
         from wwho.ids import each_decoded, id_batch

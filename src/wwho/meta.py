@@ -47,7 +47,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
@@ -79,6 +79,12 @@ from wwho.protocol import (
 )
 from wwho.threads import thread_count
 from wwho.wholeload import loads_whole
+
+if TYPE_CHECKING:  # numpy is imported by the first call that makes an array, not by `import wwho`
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wwho.arrays import FlatIds
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
 
@@ -543,7 +549,7 @@ class MetaTokenizer(EncodingNames):
             raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
-                        disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS):
+                        disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS) -> NDArray[np.uint32]:
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
         if self._defaults(allowed_special, disallowed_special):  # one call
@@ -555,7 +561,7 @@ class MetaTokenizer(EncodingNames):
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = frozenset(),
                               disallowed_special: Iterable[str] | str = TIKTOKEN_SPECIALS,
-                              num_threads: int | None = None):
+                              num_threads: int | None = None) -> FlatIds:
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
         arrays = arrays_module()

@@ -16,10 +16,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
+if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without them
+    import numpy as np
+    from numpy.typing import NDArray
     from tokenizers import Tokenizer
+
+    from wwho.arrays import FlatIds
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes_batch_ids, encode_bytes_ids, text_to_bytes
 from wwho.errors import UnknownTokenError, WrongTypeError, check_flag
@@ -47,7 +51,7 @@ class BinaryTokenizer:
         prepare_arrays()
 
     @classmethod
-    def train(cls, paths: Iterable[str | os.PathLike], **options) -> BinaryTokenizer:
+    def train(cls, paths: Iterable[str | os.PathLike], **options: Any) -> BinaryTokenizer:
         """:func:`wwho.binary.train` (same options), wrapped."""
         from wwho.binary.train import train
 
@@ -115,14 +119,14 @@ class BinaryTokenizer:
         flag = check_flag(add_special_tokens, "add_special_tokens")
         return encode_bytes_batch_ids(self.hf, items, add_special_tokens=flag, num_threads=num_threads)
 
-    def encode_to_numpy(self, data: bytes, *, add_special_tokens: bool = False):
+    def encode_to_numpy(self, data: bytes, *, add_special_tokens: bool = False) -> NDArray[np.uint32]:
         """:meth:`encode` as a ``numpy.uint32`` array."""
         np = import_module("numpy")  # (under the lock a fork waits for: wwho.imports)
 
         return np.asarray(self.encode(data, add_special_tokens=add_special_tokens), dtype=np.uint32)
 
     def encode_batch_to_numpy(self, items: Sequence[bytes], *, add_special_tokens: bool = False,
-                              num_threads: int | None = None):
+                              num_threads: int | None = None) -> FlatIds:
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``. Binary
         tokenizers run on Hugging Face ``tokenizers``, whose lists are converted here."""
         arrays = arrays_module()

@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
@@ -75,6 +75,14 @@ from wwho.protocol import (
 )
 from wwho.threads import thread_count
 from wwho.wholeload import loads_whole
+
+if TYPE_CHECKING:  # numpy is imported by the first call that makes an array, not by `import wwho`
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wwho.arrays import FlatIds
+    from wwho.scale.counts import CountSource
+    from wwho.scale.texts import TextSource
 
 #: Default bound of the piece cache, in bytes (keys, ids and bookkeeping counted, the tables a
 #: shard grew out of included). Sized so that every distinct o200k piece of the Sinhala news in
@@ -389,7 +397,7 @@ class ByteBPE(TiktokenNames):
         allowed_special: Literal["all"] | Iterable[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Iterable[str] = ALL_SPECIALS,
         add_special: bool = False,
-    ):
+    ) -> NDArray[np.uint32]:
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
         a Python int per id or a list: the core makes the array through numpy's C API (numpy is
         imported on the first call)."""
@@ -419,7 +427,7 @@ class ByteBPE(TiktokenNames):
         allowed_special: Literal["all"] | Iterable[str] = frozenset(),
         disallowed_special: Literal["all"] | Iterable[str] = "all",
         add_special: bool = False,
-    ):
+    ) -> FlatIds:
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets, text ``i``'s ids
         being ``ids[offsets[i]:offsets[i + 1]]`` (a :class:`wwho.arrays.FlatIds`, which
@@ -498,7 +506,7 @@ class ByteBPE(TiktokenNames):
     # --- training, constructors and files (wwho.bytelevel.train, .files, .gguf) ------------
 
     @classmethod
-    def from_model(cls, model: ByteLevelModel, **options) -> ByteBPE:
+    def from_model(cls, model: ByteLevelModel, **options: Any) -> ByteBPE:
         """The tokenizer of a :class:`ByteLevelModel` (``options``: ``cache_bytes``)."""
         return cls(
             model.ranks,
@@ -537,7 +545,7 @@ class ByteBPE(TiktokenNames):
     @classmethod
     def train(
         cls,
-        corpus,
+        corpus: str | os.PathLike | Iterable[str | os.PathLike],
         *,
         vocab_size: int,
         pattern: str = "gpt4",
@@ -545,7 +553,7 @@ class ByteBPE(TiktokenNames):
         min_freq: int = 2,
         workers: int | None = None,
         progress: bool = True,
-        **options,
+        **options: Any,
     ) -> ByteBPE:
         """Train on text/JSONL files; ``vocab_size`` counts bytes, merges and specials.
 
@@ -559,25 +567,27 @@ class ByteBPE(TiktokenNames):
             min_freq=min_freq, workers=workers, progress=progress, **options))
 
     @classmethod
-    def train_from_iterator(cls, iterator, *, vocab_size: int, length: int | None = None, **options) -> ByteBPE:
+    def train_from_iterator(cls, iterator: TextSource, *, vocab_size: int, length: int | None = None,
+                            **options: Any) -> ByteBPE:
         """Train on an iterable of strings or of batches of strings (a ``datasets`` column); each
-        string is one document. See :func:`wwho.bytelevel.train.train_bytelevel_from_iterator`."""
+        string is one document. See :func:`wwho.bytelevel.train.train_bytelevel_from_iterator` (the
+        options)."""
         from wwho.bytelevel.train import train_bytelevel_from_iterator
 
         return cls.from_model(train_bytelevel_from_iterator(iterator, vocab_size=vocab_size, length=length,
                                                             **options))
 
     @classmethod
-    def train_from_counts(cls, counts, *, vocab_size: int, **options) -> ByteBPE:
+    def train_from_counts(cls, counts: CountSource, *, vocab_size: int, **options: Any) -> ByteBPE:
         """Train on piece counts: a dict or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
-        See :func:`wwho.bytelevel.train.train_bytelevel_from_counts`."""
+        See :func:`wwho.bytelevel.train.train_bytelevel_from_counts` (the options)."""
         from wwho.bytelevel.train import train_bytelevel_from_counts
 
         return cls.from_model(train_bytelevel_from_counts(counts, vocab_size=vocab_size, **options))
 
     @classmethod
     def from_tiktoken(cls, name_or_path: str | Path, *, tiktoken_file: str | Path | None = None,
-                      cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
+                      cache_bytes: int = CACHE_BYTES, **options: Any) -> ByteBPE:
         """From a ``.tiktoken`` ranks file or a known name (``o200k_base``, ``cl100k_base``).
 
         A known name finds its file at ``tiktoken_file=``, else ``WWHO_TIKTOKEN_FILE``, else
@@ -592,8 +602,9 @@ class ByteBPE(TiktokenNames):
                               cache_bytes=cache_bytes)
 
     @classmethod
-    def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options) -> ByteBPE:
-        """From the tokenizer metadata of a GGUF file (byte-level BPE models only)."""
+    def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options: Any) -> ByteBPE:
+        """From the tokenizer metadata of a GGUF file (byte-level BPE models only). ``options``
+        (``pretokenizer``, ``engine``) go to :func:`wwho.bytelevel.gguf.load_gguf`."""
         from wwho.bytelevel.gguf import load_gguf
 
         return cls.from_model(load_gguf(_path(path, "from_gguf"), **options), cache_bytes=cache_bytes)

@@ -28,6 +28,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import regex
 
@@ -44,6 +45,10 @@ from wwho.notices import plural, warn_short_vocabulary
 from wwho.progress import progress_bar
 from wwho.protocol import special_token_list
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
+
+if TYPE_CHECKING:  # for the annotations only
+    from wwho.scale.counts import CountSource
+    from wwho.scale.texts import TextSource
 
 _SURROGATE = regex.compile("[\ud800-\udfff]")
 
@@ -232,7 +237,7 @@ def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[st
             yield from (part for part in splitter.split(doc) if part)
 
 
-def smallest_vocab_size(special_tokens) -> int:
+def smallest_vocab_size(special_tokens: Iterable[str]) -> int:
     """The least ``vocab_size`` with these special tokens (repeats counted once): the 256 byte
     tokens and they."""
     return 256 + len(_specials(special_tokens))
@@ -258,7 +263,7 @@ def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tup
 
 
 def train_bytelevel_from_iterator(
-    iterator, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
+    iterator: TextSource, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
     workers: int | None = None, progress: bool = True, length: int | None = None, engine: str = "local",
     address: str | None = None, text_column: str = "text",
 ) -> ByteLevelModel:
@@ -292,7 +297,7 @@ def train_bytelevel_from_iterator(
 
 
 def train_bytelevel_from_counts(
-    counts, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
+    counts: CountSource, *, vocab_size: int, pattern: str = "gpt4", special_tokens: Iterable[str] = (), min_freq: int = 2,
     progress: bool = True,
 ) -> ByteLevelModel:
     """Train on piece counts: a dict, or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`). The

@@ -19,6 +19,7 @@ from wwho.errors import VocabError
 
 if TYPE_CHECKING:  # imported where used: `wwho --version` does without numpy
     import numpy as np
+    from numpy.typing import ArrayLike
 
 
 def base_ids_of(base: ByteBPE, token: bytes) -> list[int]:
@@ -32,7 +33,7 @@ def base_ids_of(base: ByteBPE, token: bytes) -> list[int]:
         return ids + [ranks[bytes([b])] for b in rest]
 
 
-def init_embeddings(base: ByteBPE, extended: ByteBPE, matrix) -> np.ndarray:
+def init_embeddings(base: ByteBPE, extended: ByteBPE, matrix: ArrayLike) -> np.ndarray:
     """The extended embedding matrix: base rows copied, each new row the mean of its base tokens' rows.
 
     ``matrix``: the base model's embedding (or output) matrix, rows indexed by base id, at least

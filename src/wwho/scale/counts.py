@@ -42,11 +42,12 @@ _ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 _ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
 _DIGITS = re.compile(r"[0-9]+")
 _MAX_ROW_BYTES = 1 << 24  # a row longer than 16 MiB is not a piece count; bounds memory
+#: What ``train_from_counts`` takes: a ``{piece: count}`` mapping, or count files (paths, a
+#: directory, a glob).
+CountSource = Mapping[str, int] | str | os.PathLike | Iterable[str | os.PathLike]
 
 
-def iter_counts(
-    counts: Mapping[str, int] | str | os.PathLike | Iterable[str | os.PathLike],
-) -> Iterator[tuple[str, int]]:
+def iter_counts(counts: CountSource) -> Iterator[tuple[str, int]]:
     """``(piece, count)`` of a dict or of count files (see the module docstring), checked."""
     if isinstance(counts, Mapping):
         return _mapping_counts(counts)

@@ -15,10 +15,15 @@ This module does not read files (:mod:`wwho.corpus` does) and does not count.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from wwho.errors import CorpusError
 from wwho.progress import progress_bar
+
+#: What ``train_from_iterator`` takes: strings, batches (lists, tuples) of strings, or a table shaped
+#: like ``datasets.Dataset`` (iterated, its rows are mappings; read by :func:`dataset_texts`).
+TextSource = Iterable[str] | Iterable[Sequence[str]] | Iterable[Mapping[str, Any]]
 
 
 def iter_texts(
@@ -61,7 +66,8 @@ def iter_texts(
 DATASET_SLICE = 1000
 
 
-def dataset_texts(data, text_column: str = "text", length: int | None = None):
+def dataset_texts(data: TextSource, text_column: str = "text",
+                  length: int | None = None) -> tuple[TextSource, int | None]:
     """``(iterable, length)`` for :func:`iter_texts`. A table of columns, as
     ``datasets.Dataset`` is (``column_names``; rows by ``len`` and slices), gives its ``text_column``
     in slices of :data:`DATASET_SLICE` rows (as HF ``tokenizers`` users write ``dataset[i:i + 1000]["text"]``;

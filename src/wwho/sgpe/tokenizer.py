@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
@@ -78,6 +79,14 @@ from wwho.sgpe.vocabfile import BYTE_TOKENS, VocabFile, load_vocab_file
 from wwho.sgpe.words import WordSplitter
 from wwho.threads import thread_count
 from wwho.wholeload import loads_whole
+
+if TYPE_CHECKING:  # numpy is imported by the first call that makes an array, not by `import wwho`
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wwho.arrays import FlatIds
+    from wwho.scale.counts import CountSource
+    from wwho.scale.texts import TextSource
 
 
 class SGPETokenizer(EncodingNames):
@@ -134,27 +143,30 @@ class SGPETokenizer(EncodingNames):
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def train(cls, corpus, *, vocab_size: int, script: str = "sinhala", **options) -> SGPETokenizer:
-        """Train on a corpus (files, directories, globs). See :func:`wwho.sgpe.train.train_sgpe`."""
+    def train(cls, corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int, script: str = "sinhala",
+              **options: Any) -> SGPETokenizer:
+        """Train on a corpus (files, directories, globs). See :func:`wwho.sgpe.train.train_sgpe` (the
+        options)."""
         from wwho.sgpe.train import train_sgpe
 
         return cls(train_sgpe(corpus, vocab_size=vocab_size, script=script, **options))
 
     @classmethod
-    def train_from_iterator(cls, iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
-                            **options) -> SGPETokenizer:
+    def train_from_iterator(cls, iterator: TextSource, *, vocab_size: int, script: str = "sinhala",
+                            length: int | None = None, **options: Any) -> SGPETokenizer:
         """Train on an iterable of strings or of batches of strings, or a ``datasets.Dataset``
         (its ``text_column=``, default ``"text"``); each string is one document. See
-        :func:`wwho.sgpe.train.train_sgpe_from_iterator`."""
+        :func:`wwho.sgpe.train.train_sgpe_from_iterator` (the options)."""
         from wwho.sgpe.train import train_sgpe_from_iterator
 
         return cls(train_sgpe_from_iterator(iterator, vocab_size=vocab_size, script=script, length=length,
                                             **options))
 
     @classmethod
-    def train_from_counts(cls, counts, *, vocab_size: int, script: str = "sinhala", **options) -> SGPETokenizer:
+    def train_from_counts(cls, counts: CountSource, *, vocab_size: int, script: str = "sinhala",
+                          **options: Any) -> SGPETokenizer:
         """Train on piece counts: a dict or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
-        See :func:`wwho.sgpe.train.train_sgpe_from_counts`."""
+        See :func:`wwho.sgpe.train.train_sgpe_from_counts` (the options)."""
         from wwho.sgpe.train import train_sgpe_from_counts
 
         return cls(train_sgpe_from_counts(counts, vocab_size=vocab_size, script=script, **options))
@@ -313,7 +325,7 @@ class SGPETokenizer(EncodingNames):
             raise not_texts(texts, exc) from None
 
     def encode_to_numpy(self, text: str, *, allowed_special: Iterable[str] | str = NO_SPECIALS,
-                        disallowed_special: Iterable[str] | str = NO_SPECIALS):
+                        disallowed_special: Iterable[str] | str = NO_SPECIALS) -> NDArray[np.uint32]:
         """:meth:`encode` as a ``numpy.uint32`` array, made without a Python int per id or a list
         (numpy is imported on the first call)."""
         if not isinstance(text, str):
@@ -326,7 +338,7 @@ class SGPETokenizer(EncodingNames):
 
     def encode_batch_to_numpy(self, texts: Sequence[str], *, allowed_special: Iterable[str] | str = (),
                               disallowed_special: Iterable[str] | str = NO_SPECIALS,
-                              num_threads: int | None = None):
+                              num_threads: int | None = None) -> FlatIds:
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets."""
         arrays = arrays_module()

@@ -73,8 +73,9 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.background import Background
@@ -99,6 +100,10 @@ from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS, VocabFile
 from wwho.sgpe.words import WordSplitter
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
 
+if TYPE_CHECKING:  # for the annotations only
+    from wwho.scale.counts import CountSource
+    from wwho.scale.texts import TextSource
+
 #: ``script_characters`` adds the schema's unseen characters only while they take at most this
 #: share of the vocabulary (a tiny vocabulary is better spent on merges).
 MAX_SCRIPT_CHARACTERS_SHARE = 0.05
@@ -117,7 +122,7 @@ ENGINES = ("local", "ray")
 
 
 def train_sgpe(
-    corpus,
+    corpus: str | os.PathLike | Iterable[str | os.PathLike],
     *,
     vocab_size: int,
     script: str = "sinhala",
@@ -265,10 +270,10 @@ def _smallest_taking(characters: int) -> int:
     return size
 
 
-def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
+def train_sgpe_from_iterator(iterator: TextSource, *, vocab_size: int, script: str = "sinhala", length: int | None = None,
                              workers: int | None = None, progress: bool = True, segments_only: bool = False,
                              engine: str = "local", address: str | None = None, text_column: str = "text",
-                             stats: CorpusStats | None = None, **options) -> VocabFile:
+                             stats: CorpusStats | None = None, **options: Any) -> VocabFile:
     """Train on texts from an iterable of strings or of batches of strings (:mod:`wwho.scale.texts`),
     or from a Hugging Face ``datasets.Dataset`` (its ``text_column``, read in slices: :func:`wwho.scale.texts.dataset_texts`).
 
@@ -321,14 +326,14 @@ def train_sgpe_from_iterator(iterator, *, vocab_size: int, script: str = "sinhal
                            **options)
 
 
-def train_sgpe_from_counts(counts, *, vocab_size: int, script: str = "sinhala", progress: bool = True,
-                           **options) -> VocabFile:
+def train_sgpe_from_counts(counts: CountSource, *, vocab_size: int, script: str = "sinhala", progress: bool = True,
+                           **options: Any) -> VocabFile:
     """Train on piece counts: a dict, or ``piece<TAB>count`` files (:mod:`wwho.scale.counts`).
 
     The counts of a corpus's pieces (``PIECES``) give the same vocabulary as the corpus trained with
     ``superword_share=0`` (the default here: piece counts hold no sentences, so superword merges
     cannot be learned from them; a nonzero share is refused). With ``prefix_space=True`` the
-    counts must be of text with the dummy space before each document."""
+    counts must be of text with the dummy space before each document. Other options as :func:`train_sgpe`."""
     from wwho.scale.counts import iter_counts
 
     options.setdefault("superword_share", 0)
@@ -395,7 +400,7 @@ def _split_punctuation(options: dict) -> bool:
     return options.pop("split_punctuation", False)
 
 
-def check_special_tokens(special_tokens) -> None:
+def check_special_tokens(special_tokens: Iterable[str]) -> None:
     """Special tokens must be distinct non-empty strings, given as a list (a single string would be
     taken as its characters), none of them the text of a byte token (``<0x41>`` decodes to ``A``)."""
     tokens = special_token_list(special_tokens)
@@ -449,7 +454,8 @@ def _check_options(vocab_size, min_freq, prune_freq, checkpoint_every, workers, 
                              "from it, or overwrite_checkpoint=True to start over (it is replaced)")
 
 
-def train_on_pieces(pieces: _core.PieceCounter, *, checkpoint_dir: str | Path | None = None, **options) -> VocabFile:
+def train_on_pieces(pieces: _core.PieceCounter, *, checkpoint_dir: str | Path | None = None,
+                    **options: Any) -> VocabFile:
     """Phases 2 to 5 on counted pieces (whatever counted them); the options as :func:`_train_on_pieces`.
 
     With ``checkpoint_dir``, this training holds the directory's lock until it returns
@@ -820,7 +826,7 @@ def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables:
     warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", mode=mode)
 
 
-def indic_segments(documents, scripts: tuple[str, ...]):
+def indic_segments(documents: Iterable[str], scripts: tuple[str, ...]) -> Iterator[str]:
     """Each Indic run of each document (with its leading space) as a document of its own.
 
     For the meta tokenizer: tiktoken encodes everything else, so it takes no SGPE vocabulary.
