@@ -451,3 +451,14 @@ def test_a_binary_tokenizer_saved_in_the_folder_is_not_text(tmp_path):
         files = resolve_paths([folder])
     assert [p.name for p in files] == ["other.json", "text.txt"]
     assert [p.name for p in resolve_paths([folder / "tok.json"])] == ["tok.json"]  # named itself: read
+
+
+def test_a_deeply_nested_json_file_in_the_folder_is_read_like_any_other(tmp_path):
+    # It starts as a tokenizer.json does, so the walk parses it to see whether it is a binary
+    # tokenizer: nesting past Python's recursion limit was a RecursionError from that check.
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "text.txt").write_text("ශ්‍රී ලංකාව\n", encoding="utf-8")
+    (folder / "notes.json").write_text('{"version":"1.0","truncation":' + "[" * 100_000 + "]" * 100_000 + "}",
+                                       encoding="utf-8")
+    assert [p.name for p in resolve_paths([folder])] == ["notes.json", "text.txt"]

@@ -11,7 +11,6 @@ tokenizer formats.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,14 +66,15 @@ def is_binary_tokenizer(path: str | Path) -> bool:
     Any file that is not such JSON (missing, unreadable, GGUF, a text tokenizer) gives False.
     """
     from wwho.errors import WwhoError
-    from wwho.fileio import open_regular
+    from wwho.fileio import open_regular, parse_json
 
     try:
         with open_regular(path) as f:  # a regular file only: a FIFO would block, a device never end
             head = f.read(1)
         if head not in (b"{", b" ", b"\n", b"\r", b"\t", b"\xef"):  # JSON object, maybe after a BOM
             return False
-        data = json.loads(read_bytes(path).decode("utf-8-sig"))
+        # parse_json: JSON nested too deeply is an error like any other, not a RecursionError
+        data = parse_json(read_bytes(path).decode("utf-8-sig"), source=str(path))
     except (OSError, ValueError, WwhoError):
         return False
     return looks_binary(data)
