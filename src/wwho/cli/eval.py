@@ -3,6 +3,10 @@
 Prints a table (default), ``--markdown``, or ``--json`` (schema: ``wwho/data/eval.schema.json``,
 documented in ``docs/eval.md``); ``--plot out.png`` draws one bar chart per metric
 (needs matplotlib). SPECs: see :mod:`wwho.evaluate`.
+
+The metrics are measured by :mod:`wwho.evaluate`; this module only reads the options and
+formats the results. It does not train, save or change any tokenizer, and writes no file but the
+--plot image.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ a known encoding's name, a GGUF file). OUT gets the Hugging Face files (and an S
 ``vocab.json``) as one save (as ``SGPETokenizer.save`` and ``ByteBPE.export_hf``), so the files in
 it always belong together. With ``--verify``, the check runs on the files before they are
 saved: an export that fails it, or a corpus that cannot be read, leaves OUT as it was.
+
+It does not export a meta vocabulary (its SGPE part alone would give other ids: :func:`refuse_meta`
+says what to use instead), nor a binary or Hugging Face tokenizer (already in that format), and it
+does not train; the files are written by :mod:`wwho.export`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""``wwho inspect PATH``: what a tokenizer file holds (kind, sizes, specials, merges, longest tokens)."""
+"""``wwho inspect PATH``: what a tokenizer file holds (kind, sizes, specials, merges, longest tokens).
+
+It only reads and prints: it writes no file, changes nothing, and encodes no text (``wwho encode``
+and ``wwho eval`` do).
+"""
 
 from __future__ import annotations
 

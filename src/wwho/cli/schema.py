@@ -1,6 +1,9 @@
 """``wwho schema check FILE|SCRIPT``: validate a schema and prove its grammar equals its automaton.
 
 ``SCRIPT`` is the name of a bundled schema (``tamil``), or ``all`` for every bundled one.
+
+It only checks and reports (exit status 1 on a mismatch): it does not repair or rewrite a schema,
+and writes no file.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Flags override ``--config config.toml``, which overrides the defaults. Everything is
 checked before the first file is read, and the output is written atomically at the
 end, so a failed run leaves no file behind. The work is done by ``wwho.binary``.
+
+It does not train text tokenizers (``--kind sgpe`` and ``--kind bytelevel`` are
+:mod:`wwho.cli.train_sgpe` and :mod:`wwho.cli.train_bytelevel`), and it does not resume: a binary
+run keeps no checkpoints.
 """
 
 from __future__ import annotations
