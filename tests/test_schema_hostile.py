@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wwho import SchemaError, Syllabifier, load_schema
-from wwho.schema import MAX_CLASSES, MAX_STATES
+from wwho.schema import MAX_CLASSES, MAX_LISTED, MAX_STATES
 from wwho.syllables import LOAD_CHECK_STRINGS, MAX_CHECK_STRINGS, check_schema, check_strings
 
 TOY = {
@@ -273,3 +273,17 @@ def test_a_code_point_is_written_with_its_prefix(tmp_path, member):
     """Found by an audit: the prefix was optional, so a member "add" was U+0ADD, a Gujarati letter."""
     with pytest.raises(SchemaError, match=r"expected a code point like 'U\+0D9A'"):
         load_schema(write(tmp_path, with_edit("char_classes", {"H": [member]})))
+
+
+def test_a_class_listing_more_code_points_than_a_script_has_is_refused_before_they_are_read(tmp_path):
+    # Before: every range was walked code point by code point into sets, so a few kilobytes repeating
+    # ["U+E000", "U+10FFFF"] took seconds per hundred repeats and 450 MB for one.
+    big = with_edit("char_classes", {"C": [["U+0915", "U+0939"]] + [["U+E000", "U+10FFFF"]] * 2000})
+    with pytest.raises(SchemaError, match=r"char_classes.C\[1\]: the classes list more than 65,536 code points"):
+        load_schema(write(tmp_path, big))
+    singles = with_edit("char_classes", {"C": [f"U+{0x10000 + i:05X}" for i in range(MAX_LISTED + 1)]})
+    with pytest.raises(SchemaError, match=rf"char_classes.C\[{MAX_LISTED}\]: the classes list more than"):
+        load_schema(write(tmp_path, singles))
+    fits = with_edit("char_classes", {"C": [["U+0915", "U+0939"]], "H": ["U+094D"],
+                                      "Q": [["U+E000", f"U+{0xE000 + MAX_LISTED - 39:04X}"]]})
+    assert load_schema(write(tmp_path, fits)).classes["Q"]

@@ -40,6 +40,10 @@ _CODEPOINT = re.compile(r"U\+([0-9A-Fa-f]{1,6})\Z")
 #: the key and ``wwho schema check`` never calls a schema valid that no engine can run.
 MAX_CLASSES = 254
 MAX_STATES = 16383
+#: Code points the classes of a schema may list, counted range by range before any is expanded: a
+#: script's classes list a few thousand, and each listed one costs memory in every table built from
+#: the schema, so a file of a few kilobytes repeating ``["U+0000", "U+10FFFF"]`` is refused at once.
+MAX_LISTED = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     class_names: dict[str, str] = {}
     class_of: dict[int, str] = {}
     listed: set[int] = set()
+    listed_count = 0
     by_property: list[tuple[str, list[str]]] = []
     for label, spec in raw_classes.items():
         key = f"char_classes.{_part(label)}"
@@ -290,10 +295,19 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
                 first, last = codepoint(member[0], mkey), codepoint(member[1], mkey)
                 if first > last:
                     raise fail(mkey, f"range first {member[0]} is after last {member[1]}")
+                listed_count += last - first + 1
+                if listed_count > MAX_LISTED:
+                    raise fail(mkey, f"the classes list more than {MAX_LISTED:,} code points up to here (this "
+                               f"range holds {last - first + 1:,}); a script's classes list a few thousand: use "
+                               "'properties' for a large set, or leave characters unlisted (class O)")
                 # Surrogates are no characters (properties leave them out too).
                 cps.update(cp for cp in range(first, last + 1) if not _SURROGATES[0] <= cp <= _SURROGATES[1])
             else:
                 cp = codepoint(member, mkey)
+                listed_count += 1
+                if listed_count > MAX_LISTED:
+                    raise fail(mkey, f"the classes list more than {MAX_LISTED:,} code points up to here; a "
+                               "script's classes list a few thousand")
                 if _SURROGATES[0] <= cp <= _SURROGATES[1]:
                     raise fail(mkey, f"U+{cp:04X} is a surrogate code point, not a character")
                 cps.add(cp)
