@@ -83,9 +83,19 @@ def test_a_missing_column_and_a_dataset_dict_are_named():
         _train(Splits())
 
 
-def test_the_real_datasets_package_when_installed(expected):
-    datasets = pytest.importorskip("datasets", reason="datasets is not installed (the stand-in above covers it)")
-    assert _train(datasets.Dataset.from_dict({"text": SINHALA})).file.to_bytes() == expected
+def test_the_real_datasets_package(expected):
+    # The stand-ins above are what wwho reads of a dataset; this checks them against the real package
+    # (a test dependency), in memory: a Dataset, one streamed (IterableDataset), another column, and a
+    # DatasetDict, which is refused with the names of its splits.
+    import datasets
+
+    table = datasets.Dataset.from_dict({"sentence": SINHALA, "n": [1] * len(SINHALA)})
+    assert _train(table, text_column="sentence").file.to_bytes() == expected
+    assert _train(table.rename_column("sentence", "text").to_iterable_dataset()).file.to_bytes() == expected
+    with pytest.raises(CorpusError, match=r"no column 'text' \(its columns: sentence, n\); pass text_column="):
+        _train(table)
+    with pytest.raises(CorpusError, match=r"DatasetDict of splits train, test: pass one split"):
+        _train(datasets.DatasetDict({"train": table, "test": table}))
 
 
 def test_byte_level_training_takes_a_dataset_too():

@@ -75,11 +75,11 @@ def dataset_texts(data: TextSource, text_column: str = "text",
     of each row; anything else is returned as is. ``datasets`` itself is not imported: any object of
     that shape works."""
     names = getattr(data, "column_names", None)
-    if names is None or isinstance(data, (str, bytes, dict)):
-        return data, length
-    if isinstance(names, dict):  # a DatasetDict: {split: columns}
+    if isinstance(names, dict):  # a DatasetDict (a dict of its splits): {split: columns}
         raise CorpusError(f"train_from_iterator got a DatasetDict of splits {', '.join(map(str, names))}: "
                           "pass one split, e.g. dataset['train']")
+    if names is None or isinstance(data, (str, bytes, dict)):
+        return data, length
     if text_column not in names:
         raise CorpusError(f"the dataset has no column {text_column!r} (its columns: {', '.join(map(str, names))}); "
                           "pass text_column= to name the one holding the text")
