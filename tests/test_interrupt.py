@@ -605,12 +605,15 @@ def test_a_ctrl_c_as_the_command_exits_never_kills_it_by_signal(work, tmp_path):
         proc = subprocess.Popen([*wwho_command(), "train", "--kind", "bytelevel", "--vocab-size", "600", "-o",
                                  str(out), str(work["small"])], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True, env={**os.environ, **QUIET_ENV})
+        sent = False
         for line in proc.stderr:
             if line.startswith("wrote"):
                 time.sleep(delay)
                 proc.send_signal(signal.SIGINT)
+                sent = True
                 break
         rest = proc.stderr.read()
+        assert sent, f"no 'wrote' line to time the Ctrl-C by: {rest!r}"  # else nothing was tested
         rc = proc.wait(timeout=60)
         assert rc == 0 or (rc == 130 and rest.strip().endswith("wwho: interrupted")), (delay, rc, rest)
         assert (out / "bytelevel.json").is_file()  # the output was complete either way

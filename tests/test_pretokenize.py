@@ -80,17 +80,23 @@ for _name, _patterns in _SEQUENCES.items():
     _DISTINCT.setdefault(_patterns, _name)
 
 
+# The regex lists whose split of U+0295 the reference cannot give: it matches an 'a' in the
+# character's place, which their literal ranges also match (test_the_reference_stand_in_is_not_the_character).
+_STAND_IN_DIFFERS = {"deepseek-llm"}
+
+
 @pytest.mark.parametrize("patterns", list(_DISTINCT), ids=list(_DISTINCT.values()))
 def test_core_splits_like_the_reference(patterns):
     core, ref = Pretokenizer(patterns), ReferencePretokenizer(patterns)
+    stand_in_differs = _DISTINCT[patterns] in _STAND_IN_DIFFERS
+    assert stand_in_differs == any(core.split(text) != ref.split(text) for text in ("A\u0295", "\u0295a"))
 
     @FUZZ
     @given(text=texts)
     def check(text):
-        got, expected = core.split(text), ref.split(text)
-        if got != expected and "\u0295" in text:
-            return  # the reference's stand-in for U+0295 (test_the_reference_stand_in_is_not_the_character)
-        assert got == expected
+        if stand_in_differs and "\u0295" in text:
+            text = text.replace("\u0295", "\u01bb")  # a letter of one category in every Unicode version
+        assert core.split(text) == ref.split(text)
 
     check()
 
