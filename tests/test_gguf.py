@@ -213,6 +213,41 @@ def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
             assert hf.encode(text, add_special_tokens=False).ids == expected, (name, text)
 
 
+_HF_EXPORTS: dict[str, object] = {}
+
+
+def _exported(name: str, folder: Path):
+    """HF ``tokenizers`` on wwho's export of a GGUF vocabulary (made once per module)."""
+    if name not in _HF_EXPORTS:
+        tokenizers = pytest.importorskip("tokenizers")
+        _load(name).export_hf(folder / f"{name}.json")
+        _HF_EXPORTS[name] = tokenizers.Tokenizer.from_file(str(folder / f"{name}.json"))
+    return _HF_EXPORTS[name]
+
+
+_WORDS = ["ශ්‍රී", " ලංකාව", "हिन्दी", " नमस्ते", " the", "Hello", "  ", "\n\n", "123", "4567", "'s", "'LL",
+          " 😀", "中文", "\u00a0", "\t", "!!", "ok?"]
+_GGUF_TEXTS = st.one_of(st.text(max_size=40),
+                        st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=4)), max_size=12).map("".join))
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "qwen2", "gpt-2", "deepseek-coder"])
+def test_a_gguf_tokenizer_equals_hf_on_its_export_and_decodes_back(name, tmp_path_factory):
+    # Any text: wwho's ids equal HF's on the tokenizer.json wwho exports (an HF model that loads the
+    # GGUF through wwho gets the same ids), and the ids decode back to the text.
+    tok = _load(name)
+    hf = _exported(name, tmp_path_factory.mktemp("gguf-export"))
+
+    @settings(max_examples=150, deadline=None)
+    @given(text=_GGUF_TEXTS)
+    def check(text):
+        ids = tok.encode_ordinary(text)
+        assert ids == hf.encode(text, add_special_tokens=False).ids
+        assert tok.decode(ids) == text
+
+    check()
+
+
 @pytest.mark.parametrize("n", [255, 300, 4097])
 def test_llama_runs_of_one_byte_equal_hf(tmp_path, n):
     # Long runs of one byte take a shortcut in the core (rust/src/bytelevel/runs.rs), here under
