@@ -117,7 +117,14 @@ class Schema:
 
 def available_scripts() -> list[str]:
     """Names of the schemas bundled with wwho."""
-    return sorted(p.stem for p in SCHEMA_DIR.glob("*.json"))
+    return list(_bundled_list())
+
+
+@functools.cache
+def _bundled_list() -> tuple[str, ...]:
+    # Read once: the package's files do not change while it runs (wwho.Script is made from them at
+    # import), and a directory listing on every wwho.syllabify call cost more than the call's work.
+    return tuple(sorted(p.stem for p in SCHEMA_DIR.glob("*.json")))
 
 
 #: Modes of training (``script="indic"``) that route each script run to its own bundled schema, and
@@ -137,7 +144,7 @@ MAX_SCHEMA_BYTES = 16 * 2**20
 
 @functools.cache
 def _bundled_names() -> frozenset[str]:
-    return frozenset(available_scripts())
+    return frozenset(_bundled_list())
 
 
 def script_name(script: object) -> str:

@@ -15,13 +15,15 @@ This module does not tokenize and never changes what the caller does.
 
 from __future__ import annotations
 
-import unicodedata
+import functools
+import re
 from collections import Counter
 from collections.abc import Iterable
 
 from wwho.errors import ScriptWarning
 from wwho.notices import warn
-from wwho.router import segment
+from wwho.router import core_router
+from wwho.schema import available_scripts
 
 #: below this many letters there is too little to judge
 MIN_LETTERS = 2
@@ -41,19 +43,58 @@ def sample(text: str, max_chars: int = SAMPLE_CHARS) -> str:
     return "\n".join(text[k * step:k * step + width] for k in range(WINDOWS))
 
 
+@functools.cache
+def _letter_runs():
+    import regex  # Python's re has no Unicode property classes
+
+    return regex.compile(r"[\p{L}\p{M}]+").findall
+
+
 def letter_count(text: str) -> int:
     """The letters and combining marks of ``text`` (what :func:`letters_by_script` counts)."""
-    return sum(1 for c in text if c.isalpha() or unicodedata.category(c)[0] == "M")
+    # Runs of them, found and measured in C: the check runs on every wwho.syllabify call, where a
+    # test per character in Python cost many times the syllabification itself.
+    return sum(map(len, _letter_runs()(text)))
+
+
+@functools.cache  # one per bundled script
+def _block_letters(script: str):
+    import regex
+
+    from wwho.schema import bundled_schema, char_class
+
+    is_letter = regex.compile(r"[\p{L}\p{M}]").match
+    cps = {cp for b in bundled_schema(script).blocks for cp in range(b.first, b.last + 1) if is_letter(chr(cp))}
+    return re.compile(char_class(cps)).findall
+
+
+def plainly_in(text: str, script: str) -> bool:
+    """True when the letters of ``text`` in the blocks of the bundled ``script`` are at least half of
+    its characters other than spaces (more than all its letters): then :func:`warn_if_other_script`
+    would not warn, and the runs need not be counted. False says only that they must be. Two scans
+    in C, where the exact count costs many times a short text's syllabification."""
+    return 2 * len(_block_letters(script)(text)) >= len(text) - text.count(" ")
 
 
 def letters_by_script(texts: Iterable[tuple[str, int]]) -> Counter:
     """``{script name: letters}`` over ``(text, count)`` pairs (a count weighs repeated text)."""
+    names = tuple(available_scripts())
+    router = core_router(names)  # the runs of wwho.router.segment, as offsets
     out: Counter = Counter()
     for text, count in texts:
-        for run in segment(text):
-            n = letter_count(run.text)
+        runs: dict[int, list[str]] = {}
+        for start, end, k, _ in router.segment(text):
+            if k >= 0:
+                runs.setdefault(k, []).append(text[start:end])
+        indic = 0
+        for k, pieces in runs.items():  # one count per script, not one per run (a run is often a word)
+            n = letter_count("".join(pieces))
+            indic += n
             if n:
-                out[run.script.value] += n * count
+                out[names[k]] += n * count
+        latin = letter_count(text) - indic
+        if latin:
+            out["latin"] += latin * count
     return out
 
 

@@ -205,10 +205,16 @@ def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False
     of training, ``"indic"``): ``wwho.sgpe.words.WordSplitter("indic").tokenize(text)``."""
     script = script_name(script)
     syllabifier = _for_script(script)
-    from wwho.scriptcheck import letters_by_script, sample, syllabifying_keeps, warn_if_other_script
+    from wwho.scriptcheck import (
+        letters_by_script,
+        plainly_in,
+        sample,
+        syllabifying_keeps,
+        warn_if_other_script,
+    )
 
-    if isinstance(text, str):
-        warn_if_other_script(letters_by_script([(sample(text), 1)]), (script,), what="the text",
+    if isinstance(text, str) and not plainly_in(judged := sample(text), script):
+        warn_if_other_script(letters_by_script([(judged, 1)]), (script,), what="the text",
                              option="script=", latin=syllabifying_keeps(syllabifier.schema.keep_clusters))
     return syllabifier.tokenize(text, leading_space=leading_space)
 
