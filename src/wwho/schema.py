@@ -166,7 +166,7 @@ def bundled_schema(name: str) -> Schema:
     """Load a bundled schema by script name (cached; see :func:`script_name`).
 
     Its grammar is not compiled here: a bundled grammar passes :func:`load_schema`'s full check in
-    the tests (``tests/test_schema.py``), and compiling all ten costs about a second that every
+    the tests (``tests/test_schema.py``), and compiling all ten is a cost that every
     caller needing only the blocks (the script router, the script check of training) would pay."""
     return _bundled_schema(script_name(name))
 
@@ -513,7 +513,7 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
 #: costs a scan of every code point at load.
 MAX_PROPERTIES = 16
 #: Code points the property cache holds at most, of all its sets together (a set of a large
-#: property, all the unassigned code points, is about a million, some 56 MB).
+#: property, all the unassigned code points, holds about a million).
 PROPERTY_CACHE_CODE_POINTS = 2_500_000
 _property_cache: dict[str, frozenset[int]] = {}
 
@@ -521,8 +521,8 @@ _property_cache: dict[str, frozenset[int]] = {}
 def _property_codepoints(prop: str) -> frozenset[int]:
     """:func:`_property_set`, cached by the name as ``regex`` reads it (case, spaces, ``_`` and ``-``
     aside), bounded in code points (:data:`PROPERTY_CACHE_CODE_POINTS`), the oldest out first: a
-    schema may spell a property in endless ways (found by a probe: each new spelling of a large one
-    kept 56 MB for good). No lock (a fork could copy one held): each step is one dict operation,
+    schema may spell a property in endless ways (each new spelling of a large one would otherwise
+    be kept for good). No lock (a fork could copy one held): each step is one dict operation,
     and two threads at worst compute a set twice."""
     key = re.sub(r"[\s_-]", "", prop).lower()
     found = _property_cache.get(key)
@@ -626,7 +626,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
     Class labels become character classes; ``O`` becomes "any character in no class",
     minus the characters in ``exclude`` (the whitespace that the leading-space mode
     keeps out of syllables). Groups become non-capturing. ``bmp_only=True`` leaves the
-    astral members out of the classes (not out of ``O``): exact, and several times faster
+    astral members out of the classes (not out of ``O``): exact, and faster
     in ``re``, for any text without an astral character of a class (see
     :func:`astral_class_chars`).
     """
