@@ -180,3 +180,25 @@ def test_the_syllables_of_several_scripts_come_from_the_word_splitter():
         with pytest.raises(SchemaError, match=r"^'indic' is a mode of several scripts \(bengali, .*\), not one schema: "
                                               r"wwho.sgpe.words.WordSplitter\('indic'\).tokenize\(text\) splits"):
             call()
+
+
+def test_the_word_patterns_kept_are_bounded_and_shared_by_order():
+    # A set of scripts named in another order, or with a name twice, is the same set: one pattern.
+    from wwho.schema import available_scripts
+    from wwho.words import (
+        PATTERNS_KEPT,
+        _script_char_pattern,
+        _word_pattern,
+        script_char_pattern,
+        word_pattern,
+    )
+
+    assert script_char_pattern(("tamil", "sinhala")) is script_char_pattern(("sinhala", "tamil", "tamil"))
+    assert word_pattern(("tamil", "sinhala")) is word_pattern(("sinhala", "tamil"))
+    names = available_scripts()
+    for i in range(len(names)):
+        for j in range(len(names)):
+            script_char_pattern((names[i], names[j]))
+            word_pattern((names[i], names[j]))
+    assert _script_char_pattern.cache_info().currsize <= PATTERNS_KEPT
+    assert _word_pattern.cache_info().currsize <= PATTERNS_KEPT
