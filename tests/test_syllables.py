@@ -425,3 +425,12 @@ def test_check_schema_takes_a_path_or_a_bundled_name(tmp_path):
     assert check_schema("sinhala", max_length=2) == []
     with pytest.raises(WrongTypeError, match="expected a Schema, a schema file's path or a bundled script's name"):
         check_schema(3)
+
+
+@pytest.mark.parametrize("given, hint", [("sinhala", "Syllabifier.for_script('sinhala')"), (5, "not int")])
+def test_a_syllabifier_of_something_not_a_schema_is_a_clear_error(given, hint):
+    # Before: AttributeError: 'str' object has no attribute 'classes', from deep inside.
+    from wwho.errors import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match=regex.escape(hint)):
+        Syllabifier(given)

@@ -68,6 +68,11 @@ class Syllabifier:
     """
 
     def __init__(self, schema: Schema, *, engine: str = "auto") -> None:
+        if not isinstance(schema, Schema):
+            hint = (f": Syllabifier.for_script({schema!r}) for a bundled script, Syllabifier.from_schema(path) "
+                    "for a file" if isinstance(schema, (str, Path)) or hasattr(schema, "value") else "")
+            raise WrongTypeError(f"Syllabifier takes a Schema (load_schema(path), bundled_schema(name)), "
+                                 f"not {type(schema).__name__}{hint}")
         if engine not in ("auto", "regex", "table"):
             raise TokenizerError(f"engine must be 'auto', 'regex' or 'table', not {engine!r}")
         if engine == "regex" and schema.grammar is None:
