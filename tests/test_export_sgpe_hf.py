@@ -297,3 +297,17 @@ def test_prefix_space_training_on_special_token_text_passes_its_check(tmp_path):
     with pytest.raises(ExportMismatch, match=r"^[^\n]*1 not decoded as the native tokenizer decodes them; "
                                              r"HF decode differs for 'x'$"):
         report.check(tmp_path / "t.json")
+
+
+def test_a_verify_batch_is_bounded_by_its_text_not_its_documents():
+    # Both encoders hold a whole batch's ids (HF its Encodings): 1,000 documents of 16 KiB took
+    # 1.9 GB. A batch now ends at BATCH_CHARS characters or `batch` documents, and a longer
+    # document goes alone.
+    from wwho.export import verify as module
+
+    docs = ["a" * 100] * 50 + ["b" * (module.BATCH_CHARS + 5)] + ["c" * 1000] * 600
+    chunks = list(module._chunks(iter(docs), 1000, module.BATCH_CHARS))
+    assert [d for c in chunks for d in c] == docs
+    assert all(len(c) == 1 or sum(map(len, c)) <= module.BATCH_CHARS for c in chunks)
+    assert [len(c) for c in chunks] == [50, 1, 262, 262, 76]
+    assert list(module._chunks(iter(["x"] * 2500), 1000, module.BATCH_CHARS)) == [["x"] * 1000] * 2 + [["x"] * 500]

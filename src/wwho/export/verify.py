@@ -13,7 +13,6 @@ surrogate are counted apart and not compared: HF ``tokenizers`` takes only valid
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -69,6 +68,25 @@ class VerifyReport:
         return self
 
 
+#: Characters of the documents checked at a time (or ``batch`` documents, whichever comes first): both
+#: encoders hold every id and HF every ``Encoding`` of a batch, so the memory of a batch follows its
+#: text, not its number of documents. A document longer than this is checked alone.
+BATCH_CHARS = 1 << 18
+
+
+def _chunks(docs: Iterator[str], batch: int, max_chars: int) -> Iterator[list[str]]:
+    chunk: list[str] = []
+    chars = 0
+    for doc in docs:
+        if chunk and (len(chunk) >= batch or chars + len(doc) > max_chars):
+            yield chunk
+            chunk, chars = [], 0
+        chunk.append(doc)
+        chars += len(doc)
+    if chunk:
+        yield chunk
+
+
 def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bool = False,
            max_examples: int = 5) -> VerifyReport:
     from wwho.progress import progress_bar  # tqdm only when a bar is shown
@@ -77,10 +95,7 @@ def verify(tok, hf, documents: Iterable[str], *, batch: int = 1000, progress: bo
     specials = special_text_pattern(tok.special_tokens)
     docs = iter(documents)
     bar = progress_bar(desc="verifying export", unit="line", disable=not progress)
-    while True:
-        chunk = list(itertools.islice(docs, batch))
-        if not chunk:
-            break
+    for chunk in _chunks(docs, batch, BATCH_CHARS):
         bar.update(len(chunk))
         valid = [doc for doc in chunk if not _SURROGATE.search(doc)]
         report.skipped_surrogates += len(chunk) - len(valid)
