@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import sys
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbcSet
 from dataclasses import asdict, dataclass, field
@@ -235,16 +236,20 @@ def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
     """For an SGPE tokenizer (or a meta tokenizer's SGPE part): a count of the token boundaries
     strictly inside a syllable of a word that the vocabulary knows, as it is or with a leading space
     (of a syllable known only bare, the boundary right after its space is no cut). The syllables are
-    the tokenizer's own splitter's, so they are the units its encoder never cuts. None for other
-    kinds."""
+    the tokenizer's own splitter's, so they are the units its encoder never cuts. The count takes
+    the line and its tokens' ends (UTF-8 offsets, increasing). None for other kinds."""
     sgpe = getattr(tok, "sgpe", tok)  # a meta tokenizer's Indic runs are its SGPE part's
     splitter, vocab = getattr(sgpe, "splitter", None), getattr(sgpe, "vocab", None)
     if splitter is None or not isinstance(vocab, Mapping):
         return None
     dummy = 1 if getattr(sgpe, "prefix_space", False) else 0
+    from wwho.words import script_char_pattern
+
+    has_script = script_char_pattern(tuple(splitter.scripts)).search
 
     def count(line: str, ends: Sequence[int]) -> int:
-        cut = set(ends)
+        if has_script(line) is None:  # no word of the script: nothing to cut (and a long line of
+            return 0                  # other text is not split into units one by one)
         text, pos = (" " + line, -1) if dummy and line else (line, 0)  # offsets in `line`
         cuts = 0
         for is_word, units in splitter.split(text):
@@ -257,7 +262,8 @@ def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
                         first = pos + 2
                     else:
                         first = pos + n  # unknown: no boundary counted
-                    cuts += sum(1 for b in range(first, pos + n) if b in cut)
+                    if first < pos + n:  # the ends (sorted) in [first, pos + n): no set of them all
+                        cuts += bisect_left(ends, pos + n) - bisect_left(ends, first)
                 pos += n
         return cuts
     return count
