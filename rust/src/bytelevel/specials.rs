@@ -26,7 +26,8 @@ pub enum SpecialSet {
 
 pub struct Matcher {
     ac: AhoCorasick,
-    /// Pattern number -> index into `Specials::texts`.
+    /// Pattern number -> index into `Specials::texts` (`usize::MAX` for a spacer, never
+    /// found; see [`Specials::build`]).
     index: Vec<usize>,
 }
 
@@ -61,6 +62,47 @@ impl std::ops::Deref for MatcherRef<'_> {
 /// Special or added token texts longer than this (in bytes) are matched by an NFA (see
 /// [`Specials::build`]).
 const MAX_DFA_PATTERN: usize = 256;
+
+/// Sets of more tokens than this get spacers (see [`Specials::build`]). The swaps of smaller
+/// sets cost next to nothing, and their automaton stays as the crate builds it: a DFA below 100
+/// patterns, with a packed-search prefilter below 128.
+const SPACED_FROM: usize = 128;
+
+/// The crate's rare-byte prefilter takes no pattern of this many bytes or more.
+const RARE_BYTES_MAX_LEN: usize = 256;
+
+/// Patterns that never match, for a set of `tokens` tokens whose first is `first`, that make
+/// the automaton's construction linear (see [`Specials::build`]): together they have more
+/// non-match states than the set and they have match states.
+///
+/// Each is `first`, a distinct code of 0xC0 and 0xC1 bytes (never in UTF-8, so never in a
+/// `&str` haystack) and a run of NULs. Starting with `first`, they add no start byte and no
+/// rare byte to the crate's prefilters and put no byte of `first` at a new offset: the
+/// prefilter is that of the tokens alone (unless a token holds a NUL, whose offset the runs
+/// raise). Under 256 bytes unless `first` is long, they keep the rare-byte prefilter. Their
+/// states past `first`, a match state, fail to the dead state, whose transitions the crate
+/// scans in byte order for each of them: low bytes keep that short.
+fn spacers(first: &[u8], tokens: usize) -> Vec<Vec<u8>> {
+    let mut width = 1;
+    loop {
+        let run = (RARE_BYTES_MAX_LEN - 1)
+            .saturating_sub(first.len() + width)
+            .max(16);
+        // `run` non-match states in each, for the tokens, the spacers and the first token.
+        let count = (tokens + 1).div_ceil(run - 2);
+        if count <= 1 << width {
+            return (0..count)
+                .map(|j| {
+                    let mut s = first.to_vec();
+                    s.extend((0..width).map(|bit| 0xC0 | ((j >> bit) & 1) as u8));
+                    s.resize(s.len() + run, 0);
+                    s
+                })
+                .collect();
+        }
+        width += 1;
+    }
+}
 
 /// (indices of the tokens, whether added tokens are in) -> matcher.
 type MatcherMap = FxHashMap<(Vec<usize>, bool), Arc<Matcher>>;
@@ -113,17 +155,41 @@ impl Specials {
         if index.is_empty() {
             return Ok(None);
         }
-        let patterns: Vec<&str> = index.iter().map(|&i| self.texts[i].as_str()).collect();
         // The automaton the crate picks for a few patterns is a DFA, whose construction takes
         // time quadratic in a long repetitive pattern and a kilobyte or so per byte of a long
         // random one. No real special token is long; where one is, the matcher is an NFA, built
         // in linear time and space.
-        let long = patterns.iter().any(|p| p.len() > MAX_DFA_PATTERN);
+        let long = index.iter().any(|&i| self.texts[i].len() > MAX_DFA_PATTERN);
+        // The crate's construction moves every match state ahead of the non-match states by
+        // swaps and then resolves the swaps cycle by cycle, in time quadratic in a cycle's
+        // length. A non-match state that comes before many match states (the "1" of tokens
+        // "10", "11", ..., "1999", each a prefix of the next ones) is swapped once per match
+        // state after it, all in one cycle. Spacers, added right after the first token, bring
+        // more non-match states than there are match states: each match state is swapped with
+        // one of them, none more than a few times, and every cycle is short.
+        let tokens: Vec<&[u8]> = index.iter().map(|&i| self.texts[i].as_bytes()).collect();
+        let spacers = if index.len() > SPACED_FROM {
+            spacers(tokens[0], tokens.len())
+        } else {
+            Vec::new()
+        };
+        let patterns = tokens[..1]
+            .iter()
+            .copied()
+            .chain(spacers.iter().map(Vec::as_slice))
+            .chain(tokens[1..].iter().copied());
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .kind(long.then_some(AhoCorasickKind::ContiguousNFA))
-            .build(&patterns)
+            .build(patterns)
             .map_err(|e| Error::Vocab(format!("cannot build the special-token matcher: {e}")))?;
+        // Spacers never match: their pattern numbers map to no token.
+        let index = index[..1]
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(usize::MAX, spacers.len()))
+            .chain(index[1..].iter().copied())
+            .collect();
         Ok(Some(Arc::new(Matcher { ac, index })))
     }
 
@@ -262,5 +328,81 @@ mod tests {
             all.find_iter(&huge).collect::<Vec<_>>(),
             vec![(0, 0, 200_000)]
         );
+    }
+
+    /// Tokens "10" to "199999", each a prefix of ten others: leftmost-longest matches, in
+    /// every set, and a build linear in the number of tokens (it was quadratic).
+    #[test]
+    fn prefix_chained_tokens_build_at_once() {
+        let texts: Vec<String> = (0..100_000).map(|i| format!("1{i}")).collect();
+        let special: Vec<(&str, u32)> = texts[..50_000]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_str(), i as u32))
+            .collect();
+        let added: Vec<(&str, u32)> = texts[50_000..]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_str(), 50_000 + i as u32))
+            .collect();
+        let start = std::time::Instant::now();
+        let s = Specials::new(&special, &added).unwrap();
+        let elapsed = start.elapsed();
+        // Specials are "10" to "149999", added tokens "150000" to "199999".
+        let text = "156789 1234567 16";
+        let found = |set: &SpecialSet, with_added: bool| -> Vec<(usize, usize, usize)> {
+            let m = s.matcher(set, with_added).unwrap().unwrap();
+            m.find_iter(text).collect()
+        };
+        assert_eq!(
+            found(&SpecialSet::All, false),
+            vec![(5678, 0, 5), (23456, 7, 13), (6, 15, 17)]
+        );
+        assert_eq!(
+            found(&SpecialSet::All, true),
+            vec![(56789, 0, 6), (23456, 7, 13), (6, 15, 17)]
+        );
+        assert_eq!(found(&SpecialSet::None, true), vec![(56789, 0, 6)]);
+        assert_eq!(
+            found(&SpecialSet::Some(vec![6, 23, 234]), false),
+            vec![(234, 7, 11), (6, 15, 17)]
+        );
+        // Three builds (of 50,000, 50,000 and 100,000 tokens): a bound far above a linear
+        // construction's time and below a quadratic one's.
+        assert!(elapsed.as_secs_f64() < 5.0, "{elapsed:?}");
+    }
+
+    /// Spacers change no match: the same leftmost-longest matches as an automaton of the
+    /// tokens alone, whatever the first token (a long one makes more, longer spacers).
+    #[test]
+    fn spacers_change_no_match() {
+        for first in ["<|a|>", "", "é", &"x".repeat(250), &"x".repeat(300)] {
+            let mut texts = vec![first.to_string()];
+            texts.extend((0..150).map(|i| format!("1{i}")));
+            texts.extend((0..50).map(|i| format!("<|{i}|>")));
+            texts.extend(["<|1|><|2|>", "x", "xx", "é\0", "\0"].map(String::from));
+            texts.retain(|t| !t.is_empty());
+            let tokens: Vec<(&str, u32)> = texts.iter().map(|t| (t.as_str(), 0)).collect();
+            let s = Specials::new(&tokens, &[]).unwrap();
+            let m = s.matcher(&SpecialSet::All, false).unwrap().unwrap();
+            assert!(m.index.len() > texts.len(), "no spacer for {first:?}");
+            let alone = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&texts)
+                .unwrap();
+            let x300 = "x".repeat(301);
+            for text in [
+                "1234 <|1|><|2|>1499 <|3|>",
+                "é\0\0 x\u{80}\0 <|a|>\0\0\0",
+                &x300,
+                &format!("{first}{}{first}", "\0".repeat(300)),
+            ] {
+                let expected: Vec<_> = alone
+                    .find_iter(text)
+                    .map(|f| (f.pattern().as_usize(), f.start(), f.end()))
+                    .collect();
+                assert_eq!(m.find_iter(text).collect::<Vec<_>>(), expected, "{text:?}");
+            }
+        }
     }
 }
