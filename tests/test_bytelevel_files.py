@@ -229,6 +229,40 @@ def test_an_added_token_that_a_merge_makes_too_is_read_as_hf_reads_it(tmp_path, 
     assert again.encode(f"x{word}y {word}").ids == hf.encode(f"x{word}y {word}").ids
 
 
+@pytest.mark.parametrize("special", [False, True])
+def test_long_added_tokens_in_the_vocab_load_in_linear_time_as_hf_reads_them(tmp_path, special):
+    """Whether an added token that model.vocab also lists is an ordinary token too (a merge makes it)
+    was found by cutting it at every offset, in time quadratic in its length. A long token is looked
+    up among the merges' products instead, with the same answer: one a merge makes is both, one none
+    makes is only an added token."""
+    import time
+
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.pre_tokenizer, hf.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    word = "x" * 100
+    hf.train_from_iterator([f"{word} ab"] * 50, trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    assert any("".join(pair) == word for pair in json.loads(hf.to_str())["model"]["merges"])
+    (hf.add_special_tokens if special else hf.add_tokens)([tokenizers.AddedToken(word, special=special)])
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    unmade, unmade_id = "y" * 200_000, hf.get_vocab_size()
+    data["model"]["vocab"][unmade] = unmade_id
+    data["added_tokens"].append({**data["added_tokens"][0], "id": unmade_id, "content": unmade})
+    path.write_text(json.dumps(data), encoding="utf-8")
+    start = time.perf_counter()
+    ours = ByteBPE.from_hf(path)
+    assert time.perf_counter() - start < 3  # linear: far less; quadratic: far more
+    assert ours.n_vocab == hf.get_vocab_size() + 1 and ours.token_bytes(unmade_id) == unmade.encode()
+    for text in (word, f"x{word}y {word}{word}", f"{word[:50]} {word[50:]}", word + "x"):
+        assert ours.encode(text, allowed_special="all") == hf.encode(text).ids, text
+    assert ours.encode(f"{unmade}y", allowed_special="all") == [unmade_id, hf.token_to_id("y")]
+    assert unmade_id not in ours.encode(unmade[1:], allowed_special="all")
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d["added_tokens"][0].update(lstrip=True), r"added_tokens\[0\] has lstrip=true"),
     (lambda d: d["added_tokens"][0].update(rstrip=True, single_word=True), "has rstrip/single_word=true"),

@@ -217,6 +217,11 @@ class NotByteLevel(VocabError):
     unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``."""
 
 
+# An added token also in model.vocab is an ordinary token too if a merge makes it; one up to this
+# many bytes long is checked by cutting it at every offset (see ``made`` in from_hf).
+_CUT_AT_EVERY_OFFSET = 64
+
+
 def from_hf(path: str | Path) -> ByteLevelModel:
     """A merges-rule model from a byte-level BPE ``tokenizer.json``; :class:`NotByteLevel` if it is
     a tokenizer of another kind, :class:`VocabError` if it is broken."""
@@ -270,8 +275,18 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
         last = {pair: n for n, pair in enumerate(pairs) if pair is not None}
 
+        long_made: set[bytes] | None = None
+
         def made(token: bytes) -> bool:  # whether a merge makes the token
-            return any((token[:k], token[k:]) in last for k in range(1, len(token)))
+            # Cutting a token at every offset takes time quadratic in its length: a long one is
+            # looked up among the long tokens the merges make, listed once, when first needed.
+            nonlocal long_made
+            if len(token) <= _CUT_AT_EVERY_OFFSET:
+                return any((token[:k], token[k:]) in last for k in range(1, len(token)))
+            if long_made is None:
+                long_made = {left + right for left, right in last
+                             if len(left) + len(right) > _CUT_AT_EVERY_OFFSET}
+            return token in long_made
 
         texts = list(vocab)
         for text, i, token in zip(texts, vocab.values(), _core.gpt2_bytes(texts)):
