@@ -5,6 +5,7 @@ directory, field types. Errors name the file and the entry and never show a fore
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -314,6 +315,16 @@ def test_a_directory_with_a_file_cut_at_a_line_end_is_refused(trained, tmp_path)
 
 
 @pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
+def test_a_huge_rank_in_a_tiktoken_file_is_cut_short_in_the_error(tmp_path):
+    # Python reads up to 4,300 digits: the one-line error shows the start, as for any other value.
+    path = tmp_path / "huge.tiktoken"
+    lines = [f"{base64.b64encode(bytes([i])).decode()} {i}" for i in range(256)]
+    path.write_text("\n".join([*lines, f"{base64.b64encode(b'ab').decode()} {'9' * 4000}"]) + "\n")
+    with pytest.raises(VocabError, match=r"huge.tiktoken:257: rank: id 9{20,}\.\.\. is out of range") as info:
+        ByteBPE.from_tiktoken(path, pattern="gpt2")
+    assert len(str(info.value)) < 200 + len(str(tmp_path))
+
+
 def test_a_known_tiktoken_file_cut_at_a_line_end_is_refused(tmp_path):
     cut = tmp_path / "o200k_base.tiktoken"
     cut.write_bytes(b"".join(O200K_FILE.read_bytes().splitlines(keepends=True)[:150_000]))

@@ -41,6 +41,14 @@ def test_ids_must_be_0_to_n_minus_1_each_once(tmp_path, saved, change, message):
         _load(tmp_path, edited(saved, change))
 
 
+def test_a_huge_id_is_cut_short_in_the_error(tmp_path, saved):
+    # JSON has no limit on an integer's digits and Python reads up to 4,300 of them: the one-line
+    # error shows the start, as it does for every other value from the file.
+    with pytest.raises(VocabError, match=r"'vocab' entry .*: id 10{20,}\.\.\. is out of range") as info:
+        _load(tmp_path, edited(saved, lambda d: d["vocab"].update({_first_token(d, 7): 10 ** 4000})))
+    assert len(str(info.value)) < 200 + len(str(tmp_path))
+
+
 def test_a_truncated_merge_list_is_reported(tmp_path, saved):
     for key in ("merges", "syllable_merges"):
         for keep in (0, len(saved[key]) // 2, len(saved[key]) - 1):

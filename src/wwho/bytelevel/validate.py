@@ -90,7 +90,7 @@ def check_id(value: object, source: str, what: str) -> int:
     if type(value) is not int:
         raise VocabError(f"{source}: {what}: id {brief(value)} is not an integer")
     if not 0 <= value < MAX_ID:
-        raise VocabError(f"{source}: {what}: id {value} is out of range [0, 2**31)")
+        raise VocabError(f"{source}: {what}: id {brief(value)} is out of range [0, 2**31)")
     return value
 
 

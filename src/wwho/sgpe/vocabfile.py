@@ -137,7 +137,8 @@ def parse_vocab(data: Any, *, source: str = "<vocab>") -> VocabFile:
             # JSON can write one ("\\ud800"), but it is no Unicode: tokenizer.json could not hold it.
             raise fail(f"'vocab' entry {brief(token)} holds a lone surrogate: a token is valid Unicode")
         if not 0 <= i < len(vocab):
-            raise fail(f"'vocab' entry {brief(token)}: id {i} is out of range (ids are 0..{len(vocab) - 1})")
+            raise fail(f"'vocab' entry {brief(token)}: id {brief(i)} is out of range "
+                       f"(ids are 0..{len(vocab) - 1})")
         if i in by_id:
             raise fail(f"'vocab' entries {brief(by_id[i])} and {brief(token)} have the same id {i}")
         by_id[i] = token
