@@ -931,3 +931,14 @@ def test_an_array_of_more_strings_than_a_vocabulary_holds_is_refused_before_it_i
                      + struct.pack("<IIQ", 9, 8, MAX_VOCAB_SIZE + 1) + struct.pack("<Q", 0) * 64)
     with pytest.raises(GGUFError, match=f"an array of {MAX_VOCAB_SIZE + 1:,} strings, more than"):
         read_metadata(path)
+
+
+def test_a_whitespace_run_past_the_backtracking_stack_encodes_as_hf(tmp_path_factory):
+    # DeepSeek LLM's `\s+$` went to the backtracking engine (for `$`'s lookahead), whose stack a run
+    # of a million spaces overflowed: a TokenizerError, where HF encodes the text.
+    tok = _load("deepseek-llm")
+    hf = _exported("deepseek-llm", tmp_path_factory.mktemp("gguf-export"))
+    text = "x" + " " * 1_000_001 + "y"
+    assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
+    for text in (" " * 1_000_001, "x" + "\t" * 1_000_001 + "\n"):  # (HF is slow on these: the round trip)
+        assert tok.decode(tok.encode_ordinary(text)) == text

@@ -201,6 +201,12 @@ fn has_possessive(pattern: &str) -> bool {
 
 /// Python `regex` syntax -> Rust `regex`/`fancy-regex` syntax (see the module docs).
 pub fn translate(pattern: &str) -> String {
+    // A run of whitespace at the end (DeepSeek LLM's rule): `\n` is whitespace, so the greedy run
+    // that reaches a final newline reaches the end, and `$` may be `\z`. The lookahead would send
+    // the pattern to the backtracking engine, whose stack a run of a million spaces overflows.
+    if pattern == r"\s+$" {
+        return r"\s+\z".to_string();
+    }
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut chars = pattern.chars().peekable();
     let mut class_depth = 0usize; // Python classes do not nest: 0 or 1
@@ -275,7 +281,8 @@ mod tests {
 
     #[test]
     fn translation() {
-        assert_eq!(translate(r"\s+$"), r"\s+(?=\n?\z)");
+        assert_eq!(translate(r"\s+$"), r"\s+\z");
+        assert_eq!(translate(r"a\s+$"), r"a\s+(?=\n?\z)");
         assert_eq!(translate(r"[$]\Z"), r"[$]\z");
         assert_eq!(translate(r"[[a]"), r"[\[a]");
         assert_eq!(translate(r"[]a]"), r"[]a]");
@@ -283,6 +290,35 @@ mod tests {
         assert_eq!(translate(r"[a&&b~~c]"), r"[a\&\&b\~\~c]");
         assert_eq!(translate(r"[+--]"), r"[+-\-]");
         assert_eq!(translate(r"[\]]x"), r"[\]]x");
+    }
+
+    #[test]
+    fn a_whitespace_run_at_the_end_is_the_lookahead_form_without_backtracking() {
+        let plain = GeneralRegex::new(r"\s+$").unwrap();
+        assert!(plain.is_plain());
+        let looking = fancy_regex::Regex::new(r"\s+(?=\n?\z)").unwrap();
+        let alphabet = [" ", "\n", "\t", "a", "\u{a0}", "\r"];
+        // Every string of up to five characters of the alphabet.
+        let mut texts = vec![String::new()];
+        let mut longest = vec![String::new()];
+        for _ in 0..5 {
+            longest = longest
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longest.iter().cloned());
+        }
+        for text in &texts {
+            let want: Vec<(usize, usize)> = looking
+                .find_iter(text)
+                .map(|m| m.unwrap())
+                .filter(|m| m.start() < m.end())
+                .map(|m| (m.start(), m.end()))
+                .collect();
+            assert_eq!(spans(&plain, text), want, "{text:?}");
+        }
+        let run = format!("x{}\n", " ".repeat(2_000_000));
+        assert_eq!(spans(&plain, &run), vec![(1, run.len())]);
     }
 
     #[test]
