@@ -328,3 +328,23 @@ def test_a_cut_file_that_changed_before_its_shard_is_counted_is_refused(tmp_path
     with pytest.raises(CorpusError, match="c.txt: the file changed while it was read"):
         count_shard(shards[1], options)
     assert plan_shards([path], shard_bytes=10**9)[0].stamp is None  # a file read whole is not cut
+
+
+def test_counts_whose_pieces_are_not_text_are_refused_not_emptied():
+    # Counts travel between processes as to_bytes buffers; one that is not of counted text gave
+    # every such piece as '' (two pieces became two ('', n) entries), silently.
+    import struct
+
+    from wwho import _core
+    from wwho.errors import CorpusError
+
+    def entry(piece: bytes, n: int) -> bytes:
+        return struct.pack("<I", len(piece)) + piece + struct.pack("<Q", n)
+
+    c = _core.PieceCounter()
+    c.add_bytes(b"WWHOCNT1" + entry(b"\xff\xfe", 5) + entry("ශ්‍රී".encode(), 3))
+    with pytest.raises(CorpusError, match="a counted piece is not UTF-8 text"):
+        c.items()
+    good = _core.PieceCounter()
+    good.add_bytes(b"WWHOCNT1" + entry(b"", 3) + entry("ශ්‍රී".encode(), 2))
+    assert dict(good.items()) == {"": 3, "ශ්‍රී": 2}
