@@ -3,7 +3,7 @@
 ``syllabify("नमस्ते")`` with the default script (Sinhala) returns bare code points, and training
 SGPE with ``--script devanagari`` on Sinhala text learns no merges: both are legal and both
 surprise. :func:`letters_by_script` counts letters (and combining marks) per bundled script, by
-the router's script runs (:func:`wwho.router.segment`), ``latin`` for everything no schema claims;
+the Unicode blocks of its schema, ``latin`` for everything no schema claims;
 :func:`warn_if_other_script` warns (:class:`wwho.errors.ScriptWarning`) when the chosen scripts hold
 less than half of them, naming the script that does and the option to pass.
 
@@ -22,7 +22,6 @@ from collections.abc import Iterable
 
 from wwho.errors import ScriptWarning
 from wwho.notices import warn
-from wwho.router import core_router
 from wwho.schema import available_scripts
 
 #: below this many letters there is too little to judge
@@ -57,49 +56,60 @@ def letter_count(text: str) -> int:
     return sum(map(len, _letter_runs()(text)))
 
 
-@functools.cache  # one per bundled script
-def _block_letters(script: str):
+@functools.lru_cache(maxsize=16)  # a bundled script, or the scripts of a mode
+def _block_letters(scripts: tuple[str, ...]):
     import regex
 
     from wwho.schema import bundled_schema, char_class
 
     is_letter = regex.compile(r"[\p{L}\p{M}]").match
-    cps = {cp for b in bundled_schema(script).blocks for cp in range(b.first, b.last + 1) if is_letter(chr(cp))}
+    cps = {cp for name in scripts for b in bundled_schema(name).blocks for cp in range(b.first, b.last + 1)
+           if is_letter(chr(cp))}
     return re.compile(char_class(cps)).findall
+
+
+def block_letter_count(text: str, scripts: tuple[str, ...]) -> int:
+    """The letters and marks of ``text`` in the Unicode blocks of the bundled ``scripts``: letters of
+    those scripts whatever unit holds them (a schema keeps another script's clusters whole, so a
+    syllable of the chosen script's syllabifier may be of another script)."""
+    return len(_block_letters(scripts)(text))
 
 
 def plainly_in(text: str, script: str) -> bool:
     """True when the letters of ``text`` in the blocks of the bundled ``script`` are at least half of
     its characters other than spaces (more than all its letters): then :func:`warn_if_other_script`
-    would not warn, and the runs need not be counted. False says only that they must be. Two scans
-    in C, where the exact count costs many times a short text's syllabification."""
-    return 2 * len(_block_letters(script)(text)) >= len(text) - text.count(" ")
+    would not warn, as the script's letters are those of its blocks (:func:`letters_by_script`).
+    False says only that the letters must be counted. Two scans in C, where the full count costs
+    many times a short text's syllabification."""
+    return 2 * block_letter_count(text, (script,)) >= len(text) - text.count(" ")
 
 
 def letters_by_script(texts: Iterable[tuple[str, int]]) -> Counter:
-    """``{script name: letters}`` over ``(text, count)`` pairs (a count weighs repeated text)."""
+    """``{script name: letters}`` over ``(text, count)`` pairs (a count weighs repeated text): a
+    letter or mark belongs to the bundled script whose Unicode blocks hold it, every other one to
+    ``latin``. (By blocks, not by the router's runs: a run of one script goes on through another
+    Brahmic script's consonants and any combining marks, so where a run starts would decide whose
+    letters those are, and a count of one script's letters could not be had in one scan.)"""
     names = tuple(available_scripts())
-    router = core_router(names)  # the runs of wwho.router.segment, as offsets
     out: Counter = Counter()
     for text, count in texts:
-        runs: dict[int, list[str]] = {}
-        for start, end, k, _ in router.segment(text):
-            if k >= 0:
-                runs.setdefault(k, []).append(text[start:end])
+        total = letter_count(text)
+        if not total:
+            continue
         indic = 0
-        for k, pieces in runs.items():  # one count per script, not one per run (a run is often a word)
-            n = letter_count("".join(pieces))
-            indic += n
-            if n:
-                out[names[k]] += n * count
-        latin = letter_count(text) - indic
-        if latin:
-            out["latin"] += latin * count
+        if not text.isascii():
+            for name in names:
+                n = block_letter_count(text, (name,))
+                if n:
+                    out[name] += n * count
+                    indic += n
+        if total > indic:
+            out["latin"] += (total - indic) * count
     return out
 
 
 #: What becomes of Latin text, by what is done with it.
-TRAINING_KEEPS = "which {shown} keeps whole, byte by byte"
+TRAINING_KEEPS = "which {shown} learns as other text, without syllables"
 SYLLABIFYING_KEEPS = "which {shown} has no syllables for: each of its characters is a piece of its own"
 #: The same, for a schema that keeps grapheme clusters whole (every bundled one but Sinhala's).
 SYLLABIFYING_CLUSTERS = "which {shown} has no syllables for: each of its grapheme clusters is a piece of its own"

@@ -88,7 +88,7 @@ from wwho.notices import plural, warn, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
 from wwho.schema import OTHER, bundled_schema
-from wwho.scriptcheck import letter_count, letters_by_script, warn_if_other_script
+from wwho.scriptcheck import block_letter_count, letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs
 from wwho.sgpe.building import bare_forms, building_merges
@@ -816,13 +816,17 @@ def _check_script(scripts: tuple[str, ...], boundary: dict[str, int], syllables:
     """Warn when most of the corpus is not in the chosen script(s): its text then becomes boundary
     tokens and bytes, and no syllable-aware merges are learned for it (see :mod:`wwho.scriptcheck`).
     ``boundary``: every boundary token's occurrences, lone or inside a span."""
-    own = sum(len(s.strip()) * n for s, n in syllables.items())  # of the chosen scripts by construction
-    if own >= sum(letter_count(t) * n for t, n in boundary.items()):
-        # Half of all letters at least are the chosen scripts' whatever the boundary tokens hold:
-        # no warning, and no need for the router of every script (each is costly to build).
+    # A syllable holds letters of the chosen scripts, or a cluster of another script kept whole (every
+    # bundled schema but Sinhala's keeps them): only the letters in the chosen scripts' blocks count.
+    own = sum(block_letter_count(s, scripts) * n for s, n in syllables.items())
+    total = sum(letter_count(s) * n for s, n in syllables.items()) + sum(letter_count(t) * n
+                                                                         for t, n in boundary.items())
+    if 2 * own >= total:
+        # Half of all letters at least are the chosen scripts': no warning, and no need for the
+        # router of every script (each is costly to build).
         return
     letters = letters_by_script(boundary.items())
-    letters[scripts[0]] += own
+    letters.update(letters_by_script(syllables.items()))
     warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=", mode=mode)
 
 
