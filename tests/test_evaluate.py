@@ -639,3 +639,22 @@ def test_known_cuts_on_a_line_without_the_script_split_nothing(tokenizers, tmp_p
     monkeypatch.setattr(type(tok.splitter), "split", lambda *a: pytest.fail("split a line without the script"))
     line = "a" * 10_000 + " 123 " + "\u0915" * 50  # Latin, digits, Devanagari: no Sinhala
     assert evaluated.known_cuts(line, evaluated.encode(line)[1]) == 0
+
+
+def test_known_cuts_of_a_line_whose_words_start_with_another_scripts_consonants():
+    # A Devanagari splitter's words also start with other Brahmic consonants (kept whole as a
+    # conjunct would be): a Bengali line under a Devanagari tokenizer that knows its syllables has
+    # words, and cuts in them count (a shortcut on the script's own characters counted none).
+    import itertools
+
+    from wwho import SGPETokenizer
+    from wwho.evaluate import _known_cuts
+
+    hindi = "नमस्ते दुनिया भारत देश है"
+    bengali = "কলকাতা শহর বাংলা ভাষা"
+    docs = [hindi + " क" + bengali.replace(" ", "")] * 30 + [hindi] * 30
+    tok = SGPETokenizer.train_from_iterator(docs, vocab_size=400, script="devanagari", progress=False)
+    count = _known_cuts(tok)
+    assert "কা" in tok.vocab
+    ends = [len(c.encode()) for c in itertools.accumulate(bengali)]  # a cut after every character
+    assert count(bengali, ends) > 0

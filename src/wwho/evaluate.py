@@ -243,13 +243,19 @@ def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
     if splitter is None or not isinstance(vocab, Mapping):
         return None
     dummy = 1 if getattr(sgpe, "prefix_space", False) else 0
-    from wwho.words import script_char_pattern
+    import re
 
-    has_script = script_char_pattern(tuple(splitter.scripts)).search
+    from wwho.schema import char_class
+    from wwho.words import word_char_sets
+
+    # What may start a word of the splitter's (its scripts' characters and, for most schemas, other
+    # Brahmic scripts' consonants): a line with none has no word, so nothing to cut, and a long
+    # line of other text is not split into units one by one.
+    may_start_word = re.compile(char_class(word_char_sets(tuple(splitter.scripts))[0])).search
 
     def count(line: str, ends: Sequence[int]) -> int:
-        if has_script(line) is None:  # no word of the script: nothing to cut (and a long line of
-            return 0                  # other text is not split into units one by one)
+        if may_start_word(line) is None:
+            return 0
         text, pos = (" " + line, -1) if dummy and line else (line, 0)  # offsets in `line`
         cuts = 0
         for is_word, units in splitter.split(text):
