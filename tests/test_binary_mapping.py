@@ -54,6 +54,7 @@ def test_text_above_latin1_is_an_error_naming_the_offset():
                                           # numpy's str arrays have the buffer protocol: their UCS-4 bytes
                                           # were encoded, and decoded to b"a\x00\x00\x00b..."
                                           (np.array(["ab"]), r"encodes bytes, not text \(ndarray of characters"),
+                                          (np.array(["2020-01-01"], dtype="datetime64[D]"), "expected bytes, got ndarray"),
                                           (array.array("u", "ab"), r"encodes bytes, not text \(array of characters")])
 def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
     # bytes(5) would be five zero bytes and bytes("text") a TypeError from inside: neither.
@@ -70,7 +71,8 @@ def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
 
 @pytest.mark.parametrize("data", [np.int64(3), np.array(3, dtype=np.int64), np.int64(-1), np.uint64(10**12),
                                   np.arange(6, dtype=np.uint16).reshape(2, 3),
-                                  np.arange(12, dtype=np.uint16).reshape(3, 4)[:, ::2]])
+                                  np.arange(12, dtype=np.uint16).reshape(3, 4)[:, ::2],
+                                  np.zeros((0, 3), np.uint8), np.zeros((3, 0))])
 def test_a_buffer_is_encoded_as_its_bytes(tok, data):
     # As hashlib takes it: the object's bytes. bytes(np.int64(3)) would be three zero bytes (a
     # negative one a ValueError, a large one a MemoryError), and len() of a 2-D array counts rows.

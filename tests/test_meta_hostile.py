@@ -214,3 +214,19 @@ def test_no_indic_syllable_straddles_a_run_boundary(text):
             end += len(syllable)
             ends.add(end)
         assert cut in ends, (text, cut, script)
+
+
+def test_a_huge_number_in_the_meta_config_is_named_cut_short(tmp_path):
+    # Printed whole, a 4,000-digit offset made a 4 kB error line.
+    import json
+
+    from wwho.errors import VocabError
+    from wwho.export.meta_files import CONFIG_FILE, CONFIG_FORMAT, FORMAT_VERSION, read_meta_config
+
+    path = tmp_path / CONFIG_FILE
+    huge = "1" + "0" * 4000
+    path.write_text(f'{{"format": {json.dumps(CONFIG_FORMAT)}, "format_version": {FORMAT_VERSION}, "offset": {huge}}}',
+                    encoding="utf-8")
+    with pytest.raises(VocabError, match="'offset' is 1000") as caught:
+        read_meta_config(path)
+    assert len(str(caught.value)) < 300

@@ -202,3 +202,16 @@ def test_the_word_patterns_kept_are_bounded_and_shared_by_order():
             word_pattern((names[i], names[j]))
     assert _script_char_pattern.cache_info().currsize <= PATTERNS_KEPT
     assert _word_pattern.cache_info().currsize <= PATTERNS_KEPT
+
+
+def test_an_unknown_script_in_a_set_is_a_schema_error():
+    import pytest
+
+    from wwho.errors import SchemaError
+    from wwho.words import is_boundary_token, word_pattern
+
+    for scripts in [("sinhala", None), ("sinhala", "klingon"), ("sinhala", 5)]:
+        with pytest.raises(SchemaError, match="unknown script"):
+            word_pattern(scripts)
+        with pytest.raises(SchemaError, match="unknown script"):
+            is_boundary_token("x", scripts)

@@ -47,7 +47,10 @@ PATTERNS_KEPT = 16
 
 
 def _key(scripts: str | tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(set(_names(scripts))))
+    names = _names(scripts)
+    for name in names:  # an unknown name (None, 5, "klingon") is the schema layer's typed error
+        bundled_schema(name)
+    return tuple(sorted(set(names)))
 
 
 def script_char_pattern(scripts: str | tuple[str, ...] = "sinhala") -> re.Pattern[str]:

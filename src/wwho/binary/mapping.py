@@ -52,11 +52,13 @@ def _as_data(data: object, position: int | None = None) -> bytes | bytearray | m
         return data
     try:
         view = memoryview(data)  # type: ignore[arg-type]
-    except TypeError:
+    except (TypeError, ValueError):  # (ValueError: a numpy dtype with no buffer format, datetime64)
         raise WrongTypeError(f"{where}expected bytes, got {type(data).__name__}") from None
     if view.format.lstrip("0123456789<>=!@") in ("w", "u"):  # text in UCS-4 (numpy's str arrays, array('u'))
         raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not text ({type(data).__name__} of "
                              "characters): encode each text with .encode('utf-8') (or use a text tokenizer)")
+    if not view.nbytes:  # (cast refuses a shape with a 0 in it)
+        return b""
     return view.cast("B") if view.c_contiguous else view.tobytes()
 
 

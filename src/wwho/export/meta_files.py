@@ -184,7 +184,7 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
         if type(data[key]) is not kind:
             raise VocabError(f"{path}: {key!r} must be a {kind.__name__}, not {brief(data[key])}")
         if kind is int and not 0 <= data[key] < 1 << 31:
-            raise VocabError(f"{path}: {key!r} is {data[key]}, out of range for a vocabulary")
+            raise VocabError(f"{path}: {key!r} is {brief(data[key])}, out of range for a vocabulary")
     if data["offset"] != data["tiktoken_n_vocab"]:
         raise VocabError(f"{path}: 'offset' {data['offset']} is not 'tiktoken_n_vocab' {data['tiktoken_n_vocab']}")
     if data["vocab_size"] != data["offset"] + data["sgpe_vocab_size"]:

@@ -290,8 +290,8 @@ def _check_building(syllable_merges, script, split_punctuation, fail) -> None:
             starts = {t[:k] for t in built if len(units(t)) == 1 for k in range(2, len(t))}
         if a + b not in starts:
             raise fail(f"'syllable_merges'[{i}] ({brief(a, 40)}, {brief(b, 40)}) joins {len(found)} syllables "
-                       f"or boundary tokens {brief(found, 80)}: a building merge stays inside one (a vocabulary "
-                       f"trained by a wwho whose {script!r} schema joined them: train it again with this one)")
+                       f"or boundary tokens {brief(found, 80)}: a building merge stays inside one (if an earlier "
+                       f"wwho trained it, whose {script!r} schema did not split them, train it again)")
 
 
 #: The original SGPE's ``version`` (spec 000: ``"sgpe_v1.0.0"``), whose syllable tokens come from no merge.
