@@ -545,8 +545,12 @@ def test_meta_training_on_a_corpus_without_indic_text_says_so(tmp_path):
     """Before: 'the corpus has no text (1 file, 2 documents)', which contradicted itself."""
     corpus = tmp_path / "en.txt"
     corpus.write_text("hello world\nonly english here\n", encoding="utf-8")
-    with pytest.raises(CorpusError, match="no text in an Indic script .*1 file, 2 documents"):
+    with pytest.raises(CorpusError, match="the corpus has no sinhala text .*1 file, 2 documents"):
         train_sgpe(corpus, vocab_size=600, segments_only=True, progress=False, workers=1)
+    # Text of another Indic script is not the script chosen: the message names the one chosen.
+    corpus.write_text("శ్రీ తెలుగు\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="has no tamil text .*runs of the script chosen"):
+        train_sgpe(corpus, vocab_size=600, script="tamil", segments_only=True, progress=False, workers=1)
 
 
 def test_a_vocabulary_short_for_its_prune_freq_names_it(tmp_path):

@@ -510,9 +510,10 @@ def _train_on_pieces(
         if stats is None:
             raise CorpusError("the counts are empty")
         if segments_only and stats.documents:  # the meta tokenizer trains SGPE on the Indic runs only
-            raise CorpusError(f"the corpus has no text in an Indic script ({plural(stats.files, 'file')}, "
+            shown = splitter.script if len(splitter.scripts) > 2 else "/".join(splitter.scripts)
+            raise CorpusError(f"the corpus has no {shown} text ({plural(stats.files, 'file')}, "
                               f"{plural(stats.documents, 'document')}): the meta tokenizer's SGPE part is "
-                              "trained on the Indic runs, and there are none")
+                              f"trained on the runs of the script chosen (--script / script=), and there are none")
         raise CorpusError(f"the corpus has no text ({plural(stats.files, 'file')}, "
                           f"{plural(stats.documents, 'document')})")
     where = "" if stats is None else f" in {stats.documents:,} documents"
