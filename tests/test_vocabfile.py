@@ -111,3 +111,15 @@ def test_a_valid_file_still_loads(tmp_path, saved):
 def test_the_original_sgpe_version_still_loads(tmp_path, saved):
     # spec 000's "sgpe_v1.0.0": its syllable tokens come from no merge, so no truncation check
     _load(tmp_path, edited(saved, lambda d: d.update(version="sgpe_v1.0.0")))
+
+
+def test_a_trained_tokenizer_describes_the_format_it_is_saved_in(tmp_path):
+    # Before: a fresh tokenizer said format wwho-sgpe/1, the same one saved wwho-sgpe/2.
+    from wwho import SGPETokenizer
+
+    for options in ({}, {"merge_scope": "words", "superword_share": 0}):
+        tok = SGPETokenizer.train_from_iterator(["ශ්‍රී ලංකාව ශ්‍රී ලංකාව"] * 20, vocab_size=400, progress=False,
+                                                **options)
+        again = SGPETokenizer.load(tok.save(tmp_path / str(len(options))))
+        assert tok.describe(top=0).splitlines()[0] == again.describe(top=0).splitlines()[0]
+        assert f"format {again.file.format}" in tok.describe(top=0).splitlines()[0]

@@ -379,7 +379,7 @@ class SGPETokenizer(EncodingNames):
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
             (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
-             f"({', '.join(self.splitter.scripts)}), format {self.file.version}"),
+             f"({', '.join(self.splitter.scripts)}), format {self.file.written_version}"),
             f"  special tokens: {' '.join(self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
             (f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "

@@ -68,15 +68,24 @@ class VocabFile:
     split_punctuation: bool = False
     version: str = FORMAT
 
+    @property
+    def format(self) -> str:
+        """The format this vocabulary is written in: format 2 where an option is not spec 000's."""
+        extended = (self.merge_scope != "words" or self.prefix_space or bool(self.superword_merges)
+                    or self.split_punctuation)
+        return FORMAT_2 if extended else FORMAT
+
+    @property
+    def written_version(self) -> str:
+        """``version`` as saved: the format, or the original SGPE's version string it was read with."""
+        return self.format if self.version in (FORMAT, FORMAT_2) else self.version
+
     def to_json(self) -> dict[str, Any]:
         from wwho.sgpe.words import WordSplitter
 
-        extended = (self.merge_scope != "words" or self.prefix_space or bool(self.superword_merges)
-                    or self.split_punctuation)
-        fmt = FORMAT_2 if extended else FORMAT
         data = {
-            "version": fmt if self.version in (FORMAT, FORMAT_2) else self.version,
-            "format": fmt,
+            "version": self.written_version,
+            "format": self.format,
             "script": self.script,
             "scripts": list(WordSplitter(self.script).scripts),
             "vocab_size": len(self.vocab),
@@ -90,7 +99,7 @@ class VocabFile:
             "syllable_merges": [list(m) for m in self.syllable_merges],
             "vocab": self.vocab,
         }
-        if extended:  # only then: a default file stays byte-identical to format 1
+        if self.format == FORMAT_2:  # only then: a default file stays byte-identical to format 1
             data["merge_scope"] = self.merge_scope
             data["prefix_space"] = self.prefix_space
             data["superword_merges"] = [list(m) for m in self.superword_merges]
