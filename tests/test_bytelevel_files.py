@@ -506,3 +506,25 @@ def test_a_flag_that_is_no_boolean_is_refused_as_hf_refuses_it(tmp_path, edit):
         Tokenizer.from_file(str(tmp_path / "t.json"))  # HF's own refusal
     with pytest.raises(VocabError, match="t.json: pre_tokenizer (ByteLevel|Digits): .* must be true or false"):
         ByteBPE.from_hf(tmp_path / "t.json")
+
+
+def test_an_added_token_that_is_a_base_byte_loads_as_hf_reads_it(tmp_path):
+    # An added token "a" that is also a byte token of the vocabulary: it was dropped from the
+    # ranks (no merge makes a one-byte token), and the first merge ('a' + 'n') then named a token
+    # that was not there: a file HF loads and runs was refused.
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from wwho import load_tokenizer
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    hf.train_from_iterator(["banana bandana " * 50], trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    hf.add_tokens([AddedToken("a", normalized=False)])
+    hf.save(str(tmp_path / "tokenizer.json"))
+    hf = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    ours = load_tokenizer(tmp_path / "tokenizer.json")
+    for text in ("banana", "a bandana band", "xyz"):
+        assert ours.encode(text) == hf.encode(text).ids, text
+        assert ours.decode(ours.encode(text)) == text

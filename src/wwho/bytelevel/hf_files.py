@@ -295,9 +295,10 @@ def from_hf(path: str | Path) -> ByteLevelModel:
             if text in named:
                 if named[text] != i:
                     raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
-                if not token or not made(token):
+                if not token or (len(token) > 1 and not made(token)):
                     continue
-                # Also an ordinary token, made by a merge ('ab' from 'a' + 'b'), as HF keeps it.
+                # Also an ordinary token: one byte (a base token, which every text is spelt with) or made
+                # by a merge ('ab' from 'a' + 'b'), as HF keeps it.
             if token is None or not token:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
