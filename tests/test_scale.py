@@ -332,7 +332,8 @@ def test_a_cut_file_that_changed_before_its_shard_is_counted_is_refused(tmp_path
 
 def test_counts_whose_pieces_are_not_text_are_refused_not_emptied():
     # Counts travel between processes as to_bytes buffers; one that is not of counted text gave
-    # every such piece as '' (two pieces became two ('', n) entries), silently.
+    # every such piece as '' in items() (two pieces became two ('', n) entries) and dropped it from
+    # the words training reads, silently.
     import struct
 
     from wwho import _core
@@ -341,10 +342,12 @@ def test_counts_whose_pieces_are_not_text_are_refused_not_emptied():
     def entry(piece: bytes, n: int) -> bytes:
         return struct.pack("<I", len(piece)) + piece + struct.pack("<Q", n)
 
-    c = _core.PieceCounter()
-    c.add_bytes(b"WWHOCNT1" + entry(b"\xff\xfe", 5) + entry("ශ්‍රී".encode(), 3))
-    with pytest.raises(CorpusError, match="a counted piece is not UTF-8 text"):
-        c.items()
+    for counter in (_core.PieceCounter(), _core.PieceCounter(span_breaks=".")):  # (items and words both read it)
+        with pytest.raises(CorpusError, match="a piece-count buffer holding a piece that is not UTF-8 text"):
+            counter.add_bytes(b"WWHOCNT1" + entry(b"\xff\xfe", 5) + entry("ශ්‍රී".encode(), 3))
+    lone = _core.PieceCounter()
+    lone.add_bytes(b"WWHOCNT1" + entry("\ud800".encode("utf-8", "surrogatepass"), 2))  # WTF-8: a lone surrogate
+    assert dict(lone.items()) == {"\ud800": 2}
     good = _core.PieceCounter()
     good.add_bytes(b"WWHOCNT1" + entry(b"", 3) + entry("ශ්‍රී".encode(), 2))
     assert dict(good.items()) == {"": 3, "ශ්‍රී": 2}

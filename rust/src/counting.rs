@@ -261,6 +261,13 @@ pub fn for_each_entry(
         let bad = CountError::Truncated;
         let len = u32::from_le_bytes(data.get(..4).ok_or(bad)?.try_into().unwrap()) as usize;
         let piece = data.get(4..4 + len).ok_or(CountError::Truncated)?;
+        // Counts are of text: a piece that is not UTF-8 (nor WTF-8, for lone surrogates) would be
+        // read back as something else, or merged with another such piece.
+        if simdutf8::basic::from_utf8(piece).is_err()
+            && crate::units::decode_wtf8_into(piece, &mut Vec::new()).is_err()
+        {
+            return Err(CountError::NotText);
+        }
         let n = u64::from_le_bytes(
             data.get(4 + len..12 + len)
                 .ok_or(CountError::Truncated)?
@@ -401,6 +408,8 @@ pub enum CountError {
     NoHeader,
     /// A buffer that ends inside an entry.
     Truncated,
+    /// A buffer holding a piece that is not text (UTF-8, WTF-8 for lone surrogates).
+    NotText,
     /// The count of this key (UTF-8, WTF-8 for lone surrogates) would pass `u64::MAX`.
     Overflow(Vec<u8>),
 }
@@ -414,6 +423,9 @@ impl std::fmt::Display for CountError {
             | CountError::Stopped(m) => f.write_str(m),
             CountError::NoHeader => f.write_str("not a piece-count buffer (no header)"),
             CountError::Truncated => f.write_str("a truncated piece-count buffer"),
+            CountError::NotText => {
+                f.write_str("a piece-count buffer holding a piece that is not UTF-8 text")
+            }
             CountError::Overflow(key) => write!(
                 f,
                 "the count of {:?} passes 2**64 - 1",

@@ -422,21 +422,12 @@ impl PyPieceCounter {
     /// span counter).
     fn items<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, u64)>> {
         let mut keys: Vec<(Vec<u32>, u64)> = Vec::new();
-        let mut bad = false;
         self.for_each(|key, n| {
+            // Every piece is text: counted from text, or refused by `add_bytes` when it is not.
             let mut cps = Vec::new();
-            // Counted text is always text, but `add_bytes` takes any buffer: a piece that is not
-            // (WTF-8) text is an error, not an empty string that would merge with others.
-            bad |= decode_wtf8_into(key, &mut cps).is_err();
+            let _ = decode_wtf8_into(key, &mut cps);
             keys.push((cps, n));
         });
-        if bad {
-            return Err(error(
-                py,
-                Kind::Corpus,
-                "a counted piece is not UTF-8 text (a counts buffer given to add_bytes was not written by to_bytes)",
-            ));
-        }
         keys.into_iter()
             .map(|(cps, n)| Ok((super::text::from_code_points(py, &cps)?, n)))
             .collect()
