@@ -96,6 +96,16 @@ def test_the_real_datasets_package(expected):
         _train(table)
     with pytest.raises(CorpusError, match=r"DatasetDict of splits train, test: pass one split"):
         _train(datasets.DatasetDict({"train": table, "test": table}))
+    # A streamed dataset made from a generator knows its columns only from its rows.
+
+    def rows(column="text"):
+        yield from ({column: line, "n": 1} for line in SINHALA)
+
+    generated = datasets.IterableDataset.from_generator(rows)
+    assert generated.column_names is None
+    assert _train(generated).file.to_bytes() == expected
+    with pytest.raises(CorpusError, match=r"row 0 of the dataset has no column 'text' \(it has: body, n\)"):
+        _train(datasets.IterableDataset.from_generator(rows, gen_kwargs={"column": "body"}))
 
 
 def test_byte_level_training_takes_a_dataset_too():

@@ -62,6 +62,15 @@ def iter_texts(
                                   f"expected a string or a list of strings{hint}")
 
 
+def _column_of_rows(rows: Iterable[Any], text_column: str) -> Iterator[Any]:
+    for index, row in enumerate(rows):
+        if not isinstance(row, Mapping) or text_column not in row:
+            columns = ", ".join(map(str, row)) if isinstance(row, Mapping) else type(row).__name__
+            raise CorpusError(f"row {index} of the dataset has no column {text_column!r} (it has: {columns}); "
+                              "pass text_column= to name the one holding the text")
+        yield row[text_column]
+
+
 #: Rows of a dataset read per slice by :func:`dataset_texts`.
 DATASET_SLICE = 1000
 
@@ -78,8 +87,10 @@ def dataset_texts(data: TextSource, text_column: str = "text",
     if isinstance(names, dict):  # a DatasetDict (a dict of its splits): {split: columns}
         raise CorpusError(f"train_from_iterator got a DatasetDict of splits {', '.join(map(str, names))}: "
                           "pass one split, e.g. dataset['train']")
-    if names is None or isinstance(data, (str, bytes, dict)):
+    if isinstance(data, (str, bytes, dict)) or not hasattr(data, "column_names"):
         return data, length
+    if names is None:  # a streamed dataset whose columns are known only from its rows (from_generator)
+        return _column_of_rows(data, text_column), length
     if text_column not in names:
         raise CorpusError(f"the dataset has no column {text_column!r} (its columns: {', '.join(map(str, names))}); "
                           "pass text_column= to name the one holding the text")
