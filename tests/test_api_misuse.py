@@ -375,7 +375,7 @@ def test_a_special_token_allowed_and_disallowed_at_once_is_refused_with_the_righ
     calls = [lambda **kw: tok.encode(text, **kw), lambda **kw: tok.encode_batch(["x", text], **kw),
              lambda **kw: tok.encode_to_numpy(text, **kw), lambda **kw: tok.encode_batch_to_numpy([text], **kw)]
     advice = r"at offset 2; pass allowed_special=\{'.*'\} \(or 'all'\)"
-    # (named in both: not the advice to allow it, which was done; found by a probe of the docs)
+    # (named in both: not the advice to allow it, which was done)
     both = r"at offset 2; '.*' is in both allowed_special and disallowed_special .*take it out of disallowed_special"
     for call in calls:
         for allowed in ({name}, "all"):

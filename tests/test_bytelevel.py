@@ -1212,7 +1212,7 @@ def test_describe_counts_no_more_merges_or_tokens_than_there_are(tokenizers):
 
 @pytest.mark.parametrize("allowed", [{"<|end|>"}, "all"])
 def test_a_special_token_allowed_and_disallowed_is_refused_saying_so(allowed):
-    """Found by a probe of the docs: such a text is refused as tiktoken refuses it, but the advice
+    """Such a text is refused as tiktoken refuses it, but the advice
     was to pass allowed_special={'<|end|>'}, which the caller had done."""
     from wwho.errors import DisallowedSpecialError
 

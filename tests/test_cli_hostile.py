@@ -412,7 +412,7 @@ def test_a_failed_verb_leaves_no_folder_it_made_for_its_output(sgpe_dir, tmp_pat
 
 
 def test_export_refuses_a_closed_standard_output_before_writing(sgpe_dir, tmp_path):
-    """Found by a probe: ``wwho export hf`` wrote its files, then failed (exit 2) on a closed
+    """Before: ``wwho export hf`` wrote its files, then failed (exit 2) on a closed
     standard output, where it says what it wrote; run again, it refused the files it had just
     written. A closed one is refused first; the --verify report, a result, is written before any
     file, so a full one stops it there."""
@@ -429,14 +429,14 @@ def test_export_refuses_a_closed_standard_output_before_writing(sgpe_dir, tmp_pa
 
 
 def test_serve_with_a_closed_standard_output_is_one_line(sgpe_dir):
-    """Found by a probe: uvicorn's logging set-up needs standard output, so this was a traceback."""
+    """Before: uvicorn's logging set-up needs standard output, so this was a traceback."""
     pytest.importorskip("uvicorn")
     line = one_line_error(closed(1, "serve", "--tokenizer", sgpe_dir, "--port", "0"))
     assert "standard output is closed" in line
 
 
 def test_a_non_blocking_standard_output_that_fills_is_an_error_for_printing_verbs(sgpe_dir):
-    """Found by a probe: Python's text stream loses what a non-blocking standard output (as some CI
+    """Python's text stream loses what a non-blocking standard output (as some CI
     runners leave it) did not take: ``wwho inspect`` ended with success, its output cut at 64 KiB."""
     import fcntl
     import time
@@ -458,7 +458,7 @@ def test_a_non_blocking_standard_output_that_fills_is_an_error_for_printing_verb
 @pytest.mark.parametrize("verb", [["train", "--kind", "sgpe"], ["train", "--kind", "bytelevel"],
                                   ["train", "--kind", "binary"], ["export", "hf"]])
 def test_an_output_of_files_named_dash_is_refused(sgpe_dir, tmp_path, verb):
-    """Found by a probe: ``-o -`` is standard output to encode and decode; train and export made a
+    """``-o -`` is standard output to encode and decode; train and export made a
     file or folder named ``-`` in the current directory instead."""
     args = [sgpe_dir] if verb[0] == "export" else ["--vocab-size", "1000", sgpe_dir / "vocab.json"]
     proc = subprocess.run([*wwho_command(), *verb, "-o", "-", *map(str, args)], capture_output=True,
@@ -468,7 +468,7 @@ def test_an_output_of_files_named_dash_is_refused(sgpe_dir, tmp_path, verb):
 
 
 def test_train_takes_a_file_named_help_after_double_dash(tmp_path):
-    """Found by a probe: without --kind, ``wwho train ... -- --help`` printed the kinds' help."""
+    """Before: without --kind, ``wwho train ... -- --help`` printed the kinds' help."""
     corpus = tmp_path / "--help"
     corpus.write_text("ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී\n" * 50, encoding="utf-8")
     proc = subprocess.run([*wwho_command(), "train", "-o", "out", "--vocab-size", "300", "--quiet", "--", "--help"],
@@ -480,7 +480,7 @@ def test_train_takes_a_file_named_help_after_double_dash(tmp_path):
 
 
 def test_an_output_file_that_appears_meanwhile_is_kept_without_force(tmp_path):
-    """Found by a probe: ``-o FILE`` was checked to be absent at the start and replaced at the end,
+    """Before: ``-o FILE`` was checked to be absent at the start and replaced at the end,
     so a file another process wrote meanwhile (a second run) was lost without a word."""
     from wwho.errors import WriteError
     from wwho.fileio import atomic_open

@@ -277,7 +277,7 @@ def test_a_tiktoken_file_no_tokenizer_used_is_said(small_corpus, tmp_path):
     corpus, tok = small_corpus, tmp_path / "tok"
     assert run_wwho("train", "--kind", "sgpe", "--vocab-size", "300", "--quiet", "-o", tok, corpus).returncode == 0
     unused = f"wwho: warning: --tiktoken-file {O200K_FILE} was not used: no tokenizer given is a tiktoken encoding"
-    # (export of an SGPE folder was silent, found by a probe of the docs)
+    # (export of an SGPE folder was silent before)
     for args in (["encode", "--tokenizer", tok, "--ids", "x"], ["eval", "--quiet", "--corpus", corpus, "--tokenizer", tok],
                  ["export", "hf", tok, "-o", tmp_path / "exported"]):
         proc = run_wwho(*args, "--tiktoken-file", O200K_FILE)

@@ -435,7 +435,7 @@ def test_a_checkpoint_folder_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
 
 
 def test_a_binary_tokenizer_saved_in_the_folder_is_not_text(tmp_path):
-    """Found by a probe: README says a folder's files are read but not those of a tokenizer wwho
+    """README says a folder's files are read but not those of a tokenizer wwho
     saved there; a binary training's -o (one tokenizer.json, no manifest) was read as text by the
     text trainers, without a word (binary training already skipped it)."""
     from conftest import train_binary_sample

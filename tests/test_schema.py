@@ -105,7 +105,7 @@ def mutate(**changes):
         # punctuation of the script is its own: a character outside its blocks and word_chars is an error
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063"}], punctuation=["U+0964"]),
          r"punctuation: U\+0964 is not a character of the script"),
-        # a letter of the script among the punctuation (found by a probe: taken without a word)
+        # a letter of the script among the punctuation (before: taken without a word)
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063"}], punctuation=["U+0061"]),
          r"punctuation: U\+0061 is not punctuation \(General_Category Po\)"),
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063", "extension": "yes"}]),

@@ -76,7 +76,7 @@ def test_every_answer_has_the_policy_and_nosniff(client, path):
     assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
     assert r.headers["x-content-type-options"] == "nosniff"
     # The files' URLs carry no version: a browser asks again, not pairing a new page with an old
-    # app.js (found by a probe: only / said no-cache).
+    # app.js (before: only / said no-cache).
     assert r.headers["cache-control"] == "no-cache"
     refused = client.get(path, headers={"Origin": "http://elsewhere.example"})  # HostGuard's own answer
     assert refused.status_code == 403 and refused.headers["x-content-type-options"] == "nosniff"

@@ -80,7 +80,7 @@ def test_a_building_merge_across_two_syllables_is_refused(tmp_path, saved):
 
 
 def test_a_syllable_built_through_a_start_that_is_no_syllable_loads(tmp_path):
-    """Found by a probe: Tamil's ஸ்ரீ is built through ஸ்ர, which alone splits as two syllables
+    """Tamil's ஸ்ரீ is built through ஸ்ர, which alone splits as two syllables
     (the schema's state after ஸ்ர accepts only ீ), so the load check refused the vocabulary that
     training had just written. A merge that builds the start of a unit is inside it."""
     from tokenizers import Tokenizer

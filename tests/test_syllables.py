@@ -413,7 +413,7 @@ def test_a_mismatch_is_reported_once(tmp_path):
 
 
 def test_check_schema_takes_a_path_or_a_bundled_name(tmp_path):
-    """Found by a probe: the docs pair ``wwho.check_schema`` with ``wwho schema check FILE``, but
+    """The docs pair ``wwho.check_schema`` with ``wwho schema check FILE``, but
     a path was an AttributeError from inside wwho. It takes what the command takes."""
     from importlib import resources
 
