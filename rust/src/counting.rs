@@ -263,9 +263,7 @@ pub fn for_each_entry(
         let piece = data.get(4..4 + len).ok_or(CountError::Truncated)?;
         // Counts are of text: a piece that is not UTF-8 (nor WTF-8, for lone surrogates) would be
         // read back as something else, or merged with another such piece.
-        if simdutf8::basic::from_utf8(piece).is_err()
-            && crate::units::decode_wtf8_into(piece, &mut Vec::new()).is_err()
-        {
+        if simdutf8::basic::from_utf8(piece).is_err() && crate::units::decode_wtf8(piece).is_err() {
             return Err(CountError::NotText);
         }
         let n = u64::from_le_bytes(
