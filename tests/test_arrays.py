@@ -146,7 +146,7 @@ def test_one_text_array_takes_encodes_options(kinds, kind):
     if special is not None:
         texts.append(f"a{special}b")
     _one_text_arrays_are_encode(tok, texts, [{}, {"disallowed_special": ()}, {"allowed_special": "all"},
-                                             {"add_special": True}])
+                                             {"add_special_tokens": True}])
     assert len(tok.encode_to_numpy(texts[-2] if special is not None else texts[-1])) > 1 << 14
 
 

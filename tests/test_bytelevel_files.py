@@ -170,7 +170,7 @@ def _same_as_hf(ours, path: Path) -> None:
     hf = tokenizers.Tokenizer.from_file(str(path))
     for text in TEXTS:
         ids = hf.encode(text, add_special_tokens=True).ids
-        assert ours.encode(text, allowed_special="all", add_special=True) == ids, text
+        assert ours.encode(text, allowed_special="all", add_special_tokens=True) == ids, text
         assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=False), text
 
 

@@ -26,24 +26,45 @@ def with_bos():
 
 
 @pytest.mark.parametrize("value", ["no", "False", 0, 1, None, np.True_, [True]])
-def test_add_special_is_true_or_false(with_bos, value):
+def test_add_special_tokens_is_true_or_false(with_bos, value):
     # "no" used to add BOS and EOS (any truthy value did), and None or 0 to add nothing, silently.
     calls = [
-        lambda: with_bos.encode("ab", add_special=value),
-        lambda: with_bos.encode_to_numpy("ab", add_special=value),
-        lambda: with_bos.encode_batch(["ab"], add_special=value),
-        lambda: with_bos.encode_batch_to_numpy(["ab"], add_special=value),
+        lambda: with_bos.encode("ab", add_special_tokens=value),
+        lambda: with_bos.encode_to_numpy("ab", add_special_tokens=value),
+        lambda: with_bos.encode_batch(["ab"], add_special_tokens=value),
+        lambda: with_bos.encode_batch_to_numpy(["ab"], add_special_tokens=value),
     ]
     for call in calls:
-        with pytest.raises(TokenizerError, match="add_special must be True or False"):
+        with pytest.raises(TokenizerError, match="add_special_tokens must be True or False"):
             call()
 
 
-def test_add_special_true_and_false_still_work(with_bos):
-    assert with_bos.encode("ab", add_special=True) == [257, 256, 258]
-    assert with_bos.encode("ab", add_special=False) == [256]
-    assert with_bos.encode_to_numpy("ab", add_special=True).tolist() == [257, 256, 258]
-    assert with_bos.encode_batch(["ab", ""], add_special=True) == [[257, 256, 258], [257, 258]]
+def test_add_special_tokens_true_and_false(with_bos):
+    assert with_bos.encode("ab", add_special_tokens=True) == [257, 256, 258]
+    assert with_bos.encode("ab", add_special_tokens=False) == [256]
+    assert with_bos.encode_to_numpy("ab", add_special_tokens=True).tolist() == [257, 256, 258]
+    assert with_bos.encode_batch(["ab", ""], add_special_tokens=True) == [[257, 256, 258], [257, 258]]
+
+
+def test_add_special_is_the_deprecated_name_of_add_special_tokens(with_bos):
+    """The former keyword still works in every encode method, with a DeprecationWarning that
+    points at the caller; given with the new name and a different value, it is an error."""
+    calls = [
+        (lambda **kw: with_bos.encode("ab", **kw), [257, 256, 258]),
+        (lambda **kw: with_bos.encode_to_numpy("ab", **kw).tolist(), [257, 256, 258]),
+        (lambda **kw: with_bos.encode_batch(["ab"], **kw), [[257, 256, 258]]),
+        (lambda **kw: with_bos.encode_batch_to_numpy(["ab"], **kw).ids.tolist(), [257, 256, 258]),
+    ]
+    for call, want in calls:
+        with pytest.warns(DeprecationWarning, match="add_special_tokens") as caught:
+            assert call(add_special=True) == want
+        assert caught[0].filename == __file__
+        with pytest.warns(DeprecationWarning):
+            assert call(add_special=True, add_special_tokens=True) == want
+        with pytest.warns(DeprecationWarning), pytest.raises(TokenizerError, match="give one of them"):
+            call(add_special=False, add_special_tokens=True)
+        with pytest.warns(DeprecationWarning), pytest.raises(TokenizerError, match="add_special must be True"):
+            call(add_special="no")
 
 
 @pytest.mark.parametrize("option", ["add_bos", "add_eos"])

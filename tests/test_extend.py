@@ -343,7 +343,7 @@ def test_transformers_autotokenizer_without_custom_code(extensions, case):
     lines = _lines(*SCRIPT_LANGS, size=25_000)
     want = [ext.tokenizer.encode(line) for line in lines]
     assert auto(lines, add_special_tokens=False)["input_ids"] == want
-    bos = [ext.tokenizer.encode(line, add_special=True) for line in lines[:500]]
+    bos = [ext.tokenizer.encode(line, add_special_tokens=True) for line in lines[:500]]
     assert auto(lines[:500])["input_ids"] == bos  # Llama 3: its BOS first; the others add nothing
     assert any(b != w for b, w in zip(bos, want)) == ext.model.add_bos
     assert auto.batch_decode(want[:500]) == lines[:500]

@@ -138,7 +138,7 @@ def test_metadata_reader_equals_gguf_package():
 def test_special_and_bos_handling():
     llama = _load("llama-bpe")
     assert llama.bos_id == 128000 and llama.eos_id == 128001 and llama.add_bos
-    assert llama.encode("Hello", add_special=True) == [128000, 9906]
+    assert llama.encode("Hello", add_special_tokens=True) == [128000, 9906]
     assert llama.encode("<|begin_of_text|>Hi", allowed_special="all")[0] == 128000
     with pytest.raises(TokenizerError, match="special token '<\\|begin_of_text\\|>' at offset 0"):
         llama.encode("<|begin_of_text|>")
@@ -148,7 +148,7 @@ def test_special_and_bos_handling():
     # USER_DEFINED tokens are split out of the text without asking (llama.cpp and HF do too).
     assert command_r.encode("x<|START_OF_TURN_TOKEN|>y")[1] == 255000
     gpt2 = _load("gpt-2")
-    assert not gpt2.add_bos and gpt2.encode("Hello", add_special=True) == gpt2.encode("Hello")
+    assert not gpt2.add_bos and gpt2.encode("Hello", add_special_tokens=True) == gpt2.encode("Hello")
 
 
 def test_describe():

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import operator
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -90,6 +91,19 @@ if TYPE_CHECKING:  # numpy is imported by the first call that makes an array, no
 #: merges again, and one kept in the map costs every thread reading it a shared lock.
 #: Pieces over 256 or under 6 bytes are never cached.
 CACHE_BYTES = 128 << 20
+
+
+def _template_flag(add_special_tokens: object, add_special: object) -> bool:
+    """The BOS / EOS option of an encode call: ``add_special_tokens``, or its former name
+    ``add_special`` (a DeprecationWarning; both given and different is an error)."""
+    if add_special is not None:
+        warnings.warn("ByteBPE's add_special is now add_special_tokens (HF tokenizers' name, and the binary "
+                      "tokenizer's)", DeprecationWarning, stacklevel=3)
+        check_flag(add_special, "add_special")
+        if add_special_tokens is not False and add_special_tokens is not add_special:
+            raise TokenizerError("add_special is the former name of add_special_tokens: give one of them")
+        return add_special
+    return check_flag(add_special_tokens, "add_special_tokens")
 
 
 def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -333,15 +347,17 @@ class ByteBPE(TiktokenNames):
         *,
         allowed_special: Literal["all"] | Iterable[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Iterable[str] = ALL_SPECIALS,
-        add_special: bool = False,
+        add_special_tokens: bool = False,
+        add_special: bool | None = None,
     ) -> list[int]:
         """Ids of ``text`` (tiktoken semantics for special tokens; see the module docstring).
 
-        ``add_special`` prepends BOS / appends EOS when the vocabulary asks for it
-        (``add_bos`` / ``add_eos``, read from GGUF files).
+        ``add_special_tokens`` prepends BOS / appends EOS when the vocabulary asks for it
+        (``add_bos`` / ``add_eos``, read from GGUF files), as HF ``tokenizers`` names it.
+        ``add_special`` is its former name (deprecated).
         """
-        if add_special is not False:  # an identity test on the default: this is the per-call path
-            check_flag(add_special, "add_special")
+        if add_special_tokens is not False or add_special is not None:  # identity tests: the per-call path
+            add_special_tokens = _template_flag(add_special_tokens, add_special)
         if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
             allowed_special, disallowed_special
         ):  # one call
@@ -355,7 +371,7 @@ class ByteBPE(TiktokenNames):
                 ids = self._core.encode_with(text, allowed, disallowed)
             except Exception as exc:  # noqa: BLE001
                 raise self._encode_error(exc, text) from None
-        if add_special:
+        if add_special_tokens:
             if self.add_bos and self.bos_id is not None:
                 ids.insert(0, self.bos_id)
             if self.add_eos and self.eos_id is not None:
@@ -369,15 +385,16 @@ class ByteBPE(TiktokenNames):
         num_threads: int | None = None,
         allowed_special: Literal["all"] | Iterable[str] = frozenset(),
         disallowed_special: Literal["all"] | Iterable[str] = "all",
-        add_special: bool = False,
+        add_special_tokens: bool = False,
+        add_special: bool | None = None,
     ) -> list[list[int]]:
         """``[encode(t, ...) for t in texts]`` on ``num_threads`` threads (default: all cores),
         in order, without holding the GIL. The first text that fails raises its error."""
         texts = as_batch(texts)
-        check_flag(add_special, "add_special")
+        add_special_tokens = _template_flag(add_special_tokens, add_special)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special, texts, batch=True)
         out = self._batch(texts, allowed, disallowed, num_threads)
-        if add_special and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
+        if add_special_tokens and ((self.add_bos and self.bos_id is not None) or (self.add_eos and self.eos_id is not None)):
             for ids in out:
                 if self.add_bos and self.bos_id is not None:
                     ids.insert(0, self.bos_id)
@@ -396,13 +413,14 @@ class ByteBPE(TiktokenNames):
         *,
         allowed_special: Literal["all"] | Iterable[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Iterable[str] = ALL_SPECIALS,
-        add_special: bool = False,
+        add_special_tokens: bool = False,
+        add_special: bool | None = None,
     ) -> NDArray[np.uint32]:
         """:meth:`encode` as a ``numpy.uint32`` array (tiktoken's ``encode_to_numpy``), made without
         a Python int per id or a list: the core makes the array through numpy's C API (numpy is
         imported on the first call)."""
-        if add_special is not False:
-            check_flag(add_special, "add_special")
+        if add_special_tokens is not False or add_special is not None:
+            add_special_tokens = _template_flag(add_special_tokens, add_special)
         if (allowed_special is NO_SPECIALS and disallowed_special is ALL_SPECIALS) or default_specials(
             allowed_special, disallowed_special
         ):
@@ -413,7 +431,7 @@ class ByteBPE(TiktokenNames):
             ids = self._core.encode_array(text, allowed, disallowed)
         except Exception as exc:  # noqa: BLE001
             raise self._encode_error(exc, text) from None
-        if add_special:
+        if add_special_tokens:
             arrays = arrays_module()
             ids, _ = arrays.add_bos_eos(ids, arrays.one_text(ids), self.bos_id if self.add_bos else None,
                                         self.eos_id if self.add_eos else None)
@@ -426,7 +444,8 @@ class ByteBPE(TiktokenNames):
         num_threads: int | None = None,
         allowed_special: Literal["all"] | Iterable[str] = frozenset(),
         disallowed_special: Literal["all"] | Iterable[str] = "all",
-        add_special: bool = False,
+        add_special_tokens: bool = False,
+        add_special: bool | None = None,
     ) -> FlatIds:
         """:meth:`encode_batch` in the flat form (:mod:`wwho.arrays`): ``(ids, offsets)``, every
         text's ids in one ``uint32`` array and ``len(texts) + 1`` ``int64`` offsets, text ``i``'s ids
@@ -434,11 +453,11 @@ class ByteBPE(TiktokenNames):
         :meth:`decode_batch` takes back whole). No Python object is made per text or per id."""
         arrays = arrays_module()
         texts = as_batch(texts, "encode_batch_to_numpy")
-        check_flag(add_special, "add_special")
+        add_special_tokens = _template_flag(add_special_tokens, add_special)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special, texts, batch=True)
         flat = arrays.from_core(self._in_core(
             texts, lambda: self._core.encode_batch_flat(texts, allowed, disallowed, thread_count(num_threads))))
-        if add_special:
+        if add_special_tokens:
             flat = arrays.add_bos_eos(*flat, self.bos_id if self.add_bos else None,
                                       self.eos_id if self.add_eos else None)
         return flat
