@@ -13,7 +13,7 @@ as UTF-8 bytes over the 256 byte symbols; tie-break "greater".
 
 Input preparation is timed apart and is not the engine's. Printed: input size, engine init (pair
 counting and index), the merge loop (merges/s), ``symbol_frequencies``, the RSS the engine adds.
-The engine is the compiled core's (``rust/src/engine.rs``); ``--reference`` also times the
+The engine is the compiled core's (``rust/src/engine/``); ``--reference`` also times the
 pure-Python engine it replaced (``tests/reference/engine.py``) on the same input and checks that
 both make the same merges; ``--profile`` shows the top functions of that Python loop. The whole-training
 comparison with HF tokenizers and SentencePiece is ``bench_train.py``.

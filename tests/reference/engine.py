@@ -1,6 +1,6 @@
 """The pure-Python merge engine that ``wwho.bpe.engine`` ran before the compiled core (a test reference).
 
-The compiled engine (``rust/src/engine.rs``) must make exactly the same merges; the tests compare
+The compiled engine (``rust/src/engine/``) must make exactly the same merges; the tests compare
 them, and both with the naive trainer of ``bpe_reference.py``.
 
 

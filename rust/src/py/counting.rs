@@ -702,7 +702,7 @@ impl PyWordCounts {
     /// the new engine counts its pairs: `spans` and these word counts are left empty, and
     /// `engine`'s words are released (its symbols and merges stay). `min_freq`: the least
     /// frequency the new engine will be asked to merge; rarer pairs are left out of its index
-    /// (see `rust/src/engine.rs`, `from_flat_forgetting`; the results are the same). `letters`:
+    /// (see `rust/src/engine/mod.rs`, `from_flat_forgetting`; the results are the same). `letters`:
     /// superwords join only pieces that hold a letter (`superwords::Grouping::letters`).
     #[pyo3(signature = (spans, splitter, engine, *, scope, reserved=Vec::new(), min_freq=1, letters=true))]
     #[allow(clippy::too_many_arguments)]

@@ -18,7 +18,7 @@ A merged symbol is ``symbols[left] + symbols[right]``; if that string (or bytes)
 table its id is reused (spec 000's ``SymbolTable.get_or_add``), so two merges may share an id.
 Counts are 64-bit; pair frequencies must fit in 62 bits.
 
-The loop runs in the compiled core (``wwho._core.MergeEngine``, ``rust/src/engine.rs``); this class
+The loop runs in the compiled core (``wwho._core.MergeEngine``, ``rust/src/engine/``); this class
 keeps the Python API, the progress bar and the ``on_merge`` callback. The pure-Python engine it
 replaced is the tests' reference (``tests/reference/engine.py``).
 
