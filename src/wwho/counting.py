@@ -3,7 +3,7 @@
 Trainers do not tokenize every occurrence of every word: they count the pieces of the corpus
 once, and the expensive part (syllables, words) then runs once per *distinct* piece. For SGPE
 the pieces are whitespace-delimited chunks with the space before them (:data:`PIECES`), counted
-by the core (:func:`count_corpus`, ``rust/src/counting.rs``): plain-text files are read there in
+by the core (:func:`count_corpus`, ``rust/src/counting/``): plain-text files are read there in
 blocks shared among threads without the GIL, other formats come through
 :func:`wwho.corpus.iter_documents` in batches (:func:`batches`), and the counts (64-bit) stay in
 the core for the SGPE trainer's next phase. Counts are held in memory: about 60 bytes plus the

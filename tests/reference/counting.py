@@ -1,6 +1,6 @@
 """Counting a corpus in pure Python: documents -> piece frequencies with ``findall``, in worker processes.
 
-The tests' reference for the core's counting (``rust/src/counting.rs``: :func:`wwho.counting.count_corpus`
+The tests' reference for the core's counting (``rust/src/counting/``: :func:`wwho.counting.count_corpus`
 for SGPE's pieces, :func:`wwho.bytelevel.train.count_bytelevel` for a pre-tokenizer, which ``wwho
 extend`` uses too). Production never runs it.
 

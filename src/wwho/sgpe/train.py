@@ -53,7 +53,7 @@ training.
 for the meta tokenizer, where tiktoken takes everything else.
 
 Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
-building merges, the merge loop: ``rust/src/counting.rs``, ``training.rs``, ``engine/``; the
+building merges, the merge loop: ``rust/src/counting/``, ``training.rs``, ``engine/``; the
 superword stage: ``superwords.rs``); the counts and word types never become Python objects. This
 module keeps the orchestration, the checkpoints and the vocabulary file; the superword stage's
 steps are :class:`wwho.sgpe.superwords.SuperwordStage`'s.
