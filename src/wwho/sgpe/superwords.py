@@ -22,7 +22,7 @@ span becomes the sequence of its pieces' tokens as that engine left them and a s
 learns the superword merges (:class:`SuperwordStage`, which :mod:`wwho.sgpe.train` runs). The
 work runs in the compiled core (``rust/src/spans.rs``: span cutting; ``rust/src/superwords.rs``:
 the span table, the second engine's input, freeing what the first stage leaves; a span holding a
-special or byte token's text is left unmerged); encoding too (``rust/src/sgpe.rs``). This module
+special or byte token's text is left unmerged); encoding too (``rust/src/sgpe/``). This module
 holds the rule as data (``SPAN_BREAKS``, ``SPANS``), its Python statement for the tests and the
 Hugging Face export, and the stage's steps; and, for the ids every other stage leaves on a small
 corpus, the superwords of a word's ending (or the word) and the next word or its beginning
