@@ -16,6 +16,7 @@ mod ints;
 mod meta;
 mod sgpe;
 mod text;
+mod training;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sgpe::register(m)?;
     engine::register(m)?;
     counting::register(m)?;
+    training::register(m)?;
     bytelevel::register(m)?;
     gguf::register(m)?;
     meta::register(m)?;
