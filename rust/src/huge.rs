@@ -39,7 +39,7 @@ impl<T: Copy> HugeSlice<T> {
         Self::try_new(len, fill).unwrap_or_else(|layout| handle_alloc_error(layout))
     }
 
-    /// [`Self::new`], or [`NoMemory`]: a tokenizer's table that its construction reports.
+    /// [`Self::new`], or [`crate::memory::NoMemory`]: a tokenizer's table that its construction reports.
     pub fn try_filled(len: usize, fill: T) -> Result<HugeSlice<T>, crate::memory::NoMemory> {
         Self::try_new(len, fill).map_err(|layout| crate::memory::NoMemory {
             bytes: layout.size(),

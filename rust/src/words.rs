@@ -11,7 +11,7 @@
 //! scripts, the word is routed first ([`Router`]): each script run by its own automaton, and
 //! everything else one token per character (a space glued to the character after it).
 //!
-//! SGPE *pieces* (`wwho.bpe.count.PIECES`, ` ?[^ \t\n\r]+|[ \t\n\r]`) are cut here too: no word
+//! SGPE *pieces* (`wwho.counting.PIECES`, ` ?[^ \t\n\r]+|[ \t\n\r]`) are cut here too: no word
 //! or syllable crosses one. This module does not know vocabularies or merges.
 
 use crate::charset::{check_range, is_ws, CharMap};

@@ -1,4 +1,4 @@
-//! Counting a corpus: documents -> SGPE piece frequencies (`wwho.bpe.count` for `PIECES`).
+//! Counting a corpus: documents -> SGPE piece frequencies (`wwho.counting.PIECES`).
 //!
 //! A piece is a whitespace-free chunk with the one space before it, or one whitespace
 //! character (` ?[^ \t\n\r]+|[ \t\n\r]`). The whitespace is ASCII, so pieces are cut straight

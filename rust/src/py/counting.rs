@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::path::{Path, PathBuf};
 
-/// SGPE piece counts of a corpus (`wwho.bpe.count`, the `PIECES` pattern), held in the core;
+/// SGPE piece counts of a corpus (`wwho.counting.PIECES`), held in the core;
 /// with `span_breaks`, superword span counts (as piece ids: `crate::superwords::SpanTable`).
 #[pyclass(module = "wwho._core", name = "PieceCounter")]
 pub struct PyPieceCounter {

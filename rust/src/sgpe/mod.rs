@@ -32,7 +32,7 @@
 //! An [`Encoder`] is immutable after construction, so one can serve many threads at once;
 //! the Python layer's batches use several. There is no cache that fills as text is encoded.
 //! Buffers as long as a text or a piece grow through [`crate::memory`], so that a text too
-//! long for the memory left is [`NoMemory`], not an abort.
+//! long for the memory left is [`crate::memory::NoMemory`], not an abort.
 //! This module does not train and does not read files.
 //!
 //! A text's encoding (special tokens, the dummy space, superword spans, script runs) is in
@@ -233,7 +233,7 @@ impl Encoder {
     /// anywhere in a piece) starts with one, no element inside a piece can be such a right
     /// token: a piece holds a space only as its first character, and an element's string
     /// begins with the string of its first unit. So at first only the pairs across pieces can
-    /// merge; pairs formed later are looked up as usual ([`merge_seeded`]).
+    /// merge; pairs formed later are looked up as usual ([`crate::merge::try_merge_seeded`]).
     fn seeds_suffice(spec: &EncoderSpec, byte_of: &[Option<u8>]) -> bool {
         let starts_with_space = |id: u32| spec.tokens[id as usize].first() == Some(&0x20);
         let unk_ok = match &spec.fallback {
