@@ -15,7 +15,7 @@ from wwho.graphemes import (
     property_code_points,
     property_ranges,
 )
-from wwho.schema import _property_codepoints
+from wwho.unicode_properties import codepoints_with_property
 
 # Every code point at its own index, built the plain way, independent of every_code_point.
 EVERY = "".join(map(chr, range(0x110000)))
@@ -42,9 +42,9 @@ def test_property_code_points_match_regex_and_schemas_skip_surrogates():
     for prop in ("InCB=Linker", "Grapheme_Cluster_Break=SpacingMark", "Grapheme_Cluster_Break=Control"):
         cps = property_code_points(prop)
         assert cps == scanned(prop)
-        assert _property_codepoints(prop) == {cp for cp in cps if not 0xD800 <= cp < 0xE000}
+        assert codepoints_with_property(prop) == {cp for cp in cps if not 0xD800 <= cp < 0xE000}
     assert property_code_points("Script=Sinhala") is None
-    assert _property_codepoints("Script=Sinhala") == scanned("Script=Sinhala")  # other properties: a scan
+    assert codepoints_with_property("Script=Sinhala") == scanned("Script=Sinhala")  # other properties: a scan
 
 
 # Flag letters (regional indicators) with every kind of neighbour their pairs can have: a letter, marks

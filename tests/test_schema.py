@@ -166,16 +166,6 @@ def test_cli_schema_check_reports_a_grammar_that_disagrees(tmp_path, capsys):
     assert "MISMATCH" in capsys.readouterr().out
 
 
-def test_bmp_only_class_of_astral_code_points_matches_nothing():
-    import re
-
-    from wwho.schema import char_class
-
-    pattern = re.compile(char_class({0x1D167}, bmp_only=True))
-    assert pattern.search("\uffff a \U0001d167") is None
-    assert re.fullmatch(char_class({0x61, 0x1D167}, bmp_only=True), "a")
-
-
 @pytest.mark.parametrize("key, value, words", [("keep_cluster", False, "did you mean 'keep_clusters'"),
                                                ("bogus", 1, "unknown key"), ("sources", 5, "list of strings")])
 def test_unknown_keys_and_bad_sources_are_errors(key, value, words):
@@ -252,20 +242,6 @@ def test_a_script_member_names_its_script():
     assert Syllabifier.for_script(wwho.Script.TAMIL) is Syllabifier.for_script("tamil")
 
 
-def test_the_property_cache_is_bounded_and_keyed_as_regex_reads_names(monkeypatch):
-    """Found by a probe: a schema may spell a property in endless ways ("Cn", "cn", "un_assigned"),
-    and each spelling of a large one kept 56 MB for good (an unbounded functools.cache)."""
-    from wwho import schema
-
-    monkeypatch.setattr(schema, "_property_cache", {})
-    monkeypatch.setattr(schema, "PROPERTY_CACHE_CODE_POINTS", 1000)
-    digits = schema._property_codepoints("Nd")
-    assert schema._property_codepoints("n_d") is digits and schema._property_codepoints(" N-d") is digits
-    assert list(schema._property_cache) == ["nd"] and ord("7") in digits and 0x0DE7 in digits
-    upper = schema._property_codepoints("Lu")  # more than the bound alone: kept, the older one goes
-    assert list(schema._property_cache) == ["lu"] and ord("A") in upper
-
-
 def test_the_properties_of_a_schema_are_bounded(tmp_path):
     """Found by a probe: 90 spellings of one property (1.2 KB of schema) took 34 s to load, each a
     scan of every code point; a file near the 16 MB bound would have run for days."""
@@ -278,15 +254,3 @@ def test_the_properties_of_a_schema_are_bounded(tmp_path):
         load_schema(write(tmp_path, data))
     data["char_classes"]["M"]["properties"] = ["Lu"] * MAX_PROPERTIES  # the bound itself loads
     assert ord("A") in load_schema(write(tmp_path, data, "at-bound.json")).classes["M"]
-
-
-def test_a_property_set_is_the_regex_modules_own(tmp_path):
-    # built from the ranges of the matches over every code point: checked against regex itself
-    import regex
-
-    from wwho import schema
-
-    for prop in ("Mn", "^L", "InCB=Linker", "Script=Tamil"):
-        found = schema._property_set(prop)
-        want = {cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and regex.match(rf"\p{{{prop}}}", chr(cp))}
-        assert found == want, prop

@@ -50,7 +50,7 @@ _EXPORTS = {
     "TextSegment": "wwho.router",
     "join_segments": "wwho.router",
     "segment": "wwho.router",
-    "Schema": "wwho.schema",
+    "Schema": "wwho.schema_types",
     "available_scripts": "wwho.schema",
     "load_schema": "wwho.schema",
     "SGPETokenizer": "wwho.sgpe",
@@ -88,7 +88,8 @@ if TYPE_CHECKING:  # what type checkers and editors see: the names above, as if 
     from wwho.meta import MetaTokenizer, MetaVocab
     from wwho.protocol import Tokenizer
     from wwho.router import Script, TextSegment, join_segments, segment
-    from wwho.schema import Schema, available_scripts, load_schema
+    from wwho.schema import available_scripts, load_schema
+    from wwho.schema_types import Schema
     from wwho.sgpe import SGPETokenizer
     from wwho.syllables import Syllabifier, check_schema, syllabify
 

@@ -28,8 +28,9 @@ import re
 from dataclasses import dataclass
 
 from wwho import _core
+from wwho.codepoints import char_class, code_point_ranges
 from wwho.errors import TokenizerError, WrongTypeError
-from wwho.schema import available_scripts, bundled_schema, char_class, code_point_ranges
+from wwho.schema import available_scripts, bundled_schema
 
 #: Characters that continue an Indic run of any script.
 JOINERS = "\u200c\u200d"

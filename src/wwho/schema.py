@@ -3,9 +3,10 @@
 A schema is a JSON file (format documented in ``docs/schemas.md``) holding character
 classes, a deterministic finite automaton over those classes, the same grammar in a
 compact notation, and the script's Unicode blocks. This module loads and validates
-schemas and compiles the grammar notation into a regular expression.
+schemas (the keys, the classes, the automaton) and names the bundled scripts.
 
-It deliberately does not tokenize anything: :mod:`wwho.syllables` runs schemas.
+It deliberately does not tokenize anything (:mod:`wwho.syllables` runs schemas), nor compile the
+grammar notation (:mod:`wwho.grammar`); the types it builds are :mod:`wwho.schema_types`'.
 """
 
 from __future__ import annotations
@@ -15,25 +16,22 @@ import enum
 import functools
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wwho.ambiguity import check_grammar as refuse_backtracking
 from wwho.errors import SchemaError, brief
+from wwho.grammar import grammar_regex
+from wwho.schema_types import OTHER, Block, Schema
+from wwho.unicode_properties import PROPERTY_NAME, codepoints_with_property
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_FORMAT = "wwho-schema/1"
 
-#: Class label of every code point that no class lists.
-OTHER = "O"
-
 _LABEL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
-#: What may stand inside \p{...}: a property name, or name=value (regex module syntax), nothing else.
 #: The whitespace the automaton keeps outside syllables: no class may hold it.
 _SPACES = frozenset(map(ord, " \t\n\r"))
 _SURROGATES = (0xD800, 0xDFFF)
-_PROPERTY = re.compile(r"\^?[A-Za-z][A-Za-z0-9_ .-]*(?:[=:][A-Za-z0-9_ .-]+)?")
 _CODEPOINT = re.compile(r"U\+([0-9A-Fa-f]{1,6})\Z")
 #: The core's limits (rust/src/errors.rs): class indices are bytes (0 is ``O``, 255 unused), state
 #: indices 14 bits beside two flag bits (rust/src/schema.rs). Checked here so that the error names
@@ -44,75 +42,9 @@ MAX_STATES = 16383
 #: script's classes list a few thousand, and each listed one costs memory in every table built from
 #: the schema, so a file of a few kilobytes repeating ``["U+0000", "U+10FFFF"]`` is refused at once.
 MAX_LISTED = 1 << 16
-
-
-@dataclass(frozen=True)
-class Block:
-    name: str
-    first: int
-    last: int
-    #: An extension block (Vedic accents, letters of historic or minority orthographies): its
-    #: characters get a token of their own in training only where the training text has them.
-    extension: bool = False
-
-
-@dataclass(frozen=True)
-class Schema:
-    """A validated script schema. Build one with :func:`load_schema`."""
-
-    name: str
-    path: str
-    description: str
-    blocks: tuple[Block, ...]
-    word_chars: frozenset[int]
-    classes: dict[str, frozenset[int]]
-    class_names: dict[str, str]
-    grammar: str | None
-    start: str
-    transitions: dict[str, dict[str, str]]
-    accept_states: frozenset[str]
-    emit_states: frozenset[str]
-    class_of: dict[int, str] = field(repr=False)
-    word_classes: tuple[str, ...] = ()
-    attach_classes: tuple[str, ...] = ()
-    #: No token ends inside an extended grapheme cluster (UAX #29): see :mod:`wwho.graphemes`.
-    keep_clusters: bool = True
-    #: The characters the classes list by code point (not those a Unicode property adds): the
-    #: script's own alphabet, as its schema spells it out.
-    listed: frozenset[int] = frozenset()
-    #: The script's own punctuation (the dandas): word characters unless a vocabulary is trained
-    #: with ``split_punctuation``, which makes them end a word as Latin punctuation does.
-    punctuation: frozenset[int] = frozenset()
-
-    def classify(self, ch: str) -> str:
-        """The class label of one character (``"O"`` when no class lists it)."""
-        return self.class_of.get(ord(ch), OTHER)
-
-    def common_listed(self) -> frozenset[int]:
-        """The :attr:`listed` characters outside the blocks marked ``extension``: those SGPE
-        training's ``script_characters`` gives a token even where the training text lacks them."""
-        rare = [(b.first, b.last) for b in self.blocks if b.extension]
-        return frozenset(cp for cp in self.listed if not any(first <= cp <= last for first, last in rare))
-
-    def script_chars(self) -> list[tuple[int, int]]:
-        """Code point ranges that belong to this script for word grouping and routing."""
-        ranges = [(b.first, b.last) for b in self.blocks]
-        ranges += [(cp, cp) for cp in sorted(self.word_chars)]
-        return ranges
-
-    def script_codepoints(self) -> frozenset[int]:
-        cps: set[int] = set()
-        for first, last in self.script_chars():
-            cps.update(range(first, last + 1))
-        return frozenset(cps)
-
-    def word_codepoints(self) -> frozenset[int]:
-        """Characters outside the script that still belong to its words (``word_classes``)."""
-        return frozenset().union(*(self.classes[c] for c in self.word_classes)) - self.script_codepoints()
-
-    def attach_codepoints(self) -> frozenset[int]:
-        """Marks that stay with the character before them, whatever it is (``attach_classes``)."""
-        return frozenset().union(*(self.classes[c] for c in self.attach_classes))
+#: Unicode properties a schema may name, in all its classes (the bundled ones name at most 5): each
+#: costs a scan of every code point at load.
+MAX_PROPERTIES = 16
 
 
 def available_scripts() -> list[str]:
@@ -281,7 +213,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
             if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
                 raise fail(f"{key}.properties", "must be a list of Unicode properties like 'InCB=Linker'")
             for prop in props:  # pasted into a regex: only property syntax may get there
-                if not _PROPERTY.fullmatch(prop):
+                if not PROPERTY_NAME.fullmatch(prop):
                     raise fail(f"{key}.properties", f"{brief(prop)} is not a Unicode property name like "
                                "'InCB=Linker' or 'Mn'")
             if props:
@@ -339,7 +271,7 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         extra: set[int] = set()
         for prop in props:
             try:
-                extra |= _property_codepoints(prop)
+                extra |= codepoints_with_property(prop)
             except MemoryError:  # not the schema's fault: said as what it is
                 raise
             except Exception as exc:  # regex raises its own error type for bad names
@@ -507,198 +439,3 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
             on_path.add(target)
             edges.append(iter(transitions[target].values()))
     return []
-
-
-#: Unicode properties a schema may name, in all its classes (the bundled ones name at most 5): each
-#: costs a scan of every code point at load.
-MAX_PROPERTIES = 16
-#: Code points the property cache holds at most, of all its sets together (a set of a large
-#: property, all the unassigned code points, holds about a million).
-PROPERTY_CACHE_CODE_POINTS = 2_500_000
-_property_cache: dict[str, frozenset[int]] = {}
-
-
-def _property_codepoints(prop: str) -> frozenset[int]:
-    """:func:`_property_set`, cached by the name as ``regex`` reads it (case, spaces, ``_`` and ``-``
-    aside), bounded in code points (:data:`PROPERTY_CACHE_CODE_POINTS`), the oldest out first: a
-    schema may spell a property in endless ways (each new spelling of a large one would otherwise
-    be kept for good). No lock (a fork could copy one held): each step is one dict operation,
-    and two threads at worst compute a set twice."""
-    key = re.sub(r"[\s_-]", "", prop).lower()
-    found = _property_cache.get(key)
-    if found is None:
-        found = _property_cache[key] = _property_set(prop)
-        while sum(map(len, list(_property_cache.values()))) > PROPERTY_CACHE_CODE_POINTS:
-            oldest = next(iter(list(_property_cache)), None)
-            if oldest is None or oldest == key:
-                break
-            _property_cache.pop(oldest, None)
-    return found
-
-
-def _property_set(prop: str) -> frozenset[int]:
-    """Every code point but the surrogates with a Unicode property, e.g. ``InCB=Linker`` (via the
-    ``regex`` module; the grapheme properties from :mod:`wwho.graphemes`' table)."""
-    import regex  # only schemas that use properties pay for it
-
-    from wwho.graphemes import every_code_point, property_code_points
-
-    if not _PROPERTY.fullmatch(prop):  # never paste anything else into the pattern
-        raise ValueError(f"not a property name: {brief(prop)}")
-    known = property_code_points(prop)
-    if known is not None:
-        return frozenset(cp for cp in known if not 0xD800 <= cp < 0xE000)
-    pattern = regex.compile(rf"\p{{{prop}}}+")
-    cps: set[int] = set()
-    for m in pattern.finditer(every_code_point()):  # (a code point is at the index of its value)
-        start, end = m.span()
-        cps.update(range(start, min(end, 0xD800)), range(max(start, 0xE000), end))
-    return frozenset(cps)
-
-
-# ---------------------------------------------------------------------------
-# Grammar notation -> regular expression
-# ---------------------------------------------------------------------------
-
-def char_class(codepoints: set[int] | frozenset[int], *, negate: bool = False, onig: bool = False,
-               bmp_only: bool = False) -> str:
-    """A regex character class for a set of code points, as ranges.
-
-    ``onig=True`` writes escapes as ``\\x{...}`` for Oniguruma (HF ``tokenizers``' regex engine).
-    """
-    escape = _escape_onig if onig else _escape_cp
-    if bmp_only and not negate:
-        codepoints = {cp for cp in codepoints if cp <= 0xFFFF}
-        if not codepoints:
-            return "(?!)"  # an all-astral class: on the BMP-only path it can match nothing
-    astral = [cp for cp in codepoints if cp > 0xFFFF]
-    if not onig and not negate and astral and len(astral) < len(codepoints):
-        # Python's re keeps a bitmap only for classes inside the BMP; a class that also holds
-        # astral code points is scanned range by range. Split it: a bitmap for the BMP part,
-        # a short range list for the rest (same single-character matches).
-        bmp = char_class({cp for cp in codepoints if cp <= 0xFFFF})
-        rest = char_class(set(astral))
-        return f"(?:{bmp}|{rest})"
-    parts: list[str] = []
-    cps = sorted(codepoints)
-    i = 0
-    while i < len(cps):
-        j = i
-        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
-            j += 1
-        lo, hi = escape(cps[i]), escape(cps[j])
-        parts.append(lo if i == j else f"{lo}-{hi}")
-        i = j + 1
-    return "[" + ("^" if negate else "") + "".join(parts) + "]"
-
-
-def code_point_ranges(codepoints) -> list[tuple[int, int]]:
-    """Sorted, merged ``(first, last)`` ranges of a set of code points (what the core takes)."""
-    ranges: list[tuple[int, int]] = []
-    for cp in sorted(codepoints):
-        if ranges and ranges[-1][1] == cp - 1:
-            ranges[-1] = (ranges[-1][0], cp)
-        else:
-            ranges.append((cp, cp))
-    return ranges
-
-
-def astral_class_chars(schema: Schema) -> frozenset[int]:
-    """Code points above U+FFFF that some class of the schema lists."""
-    return frozenset(cp for cp in schema.class_of if cp > 0xFFFF)
-
-
-def _escape_onig(cp: int) -> str:
-    return f"\\x{{{cp:04X}}}"
-
-
-def _escape_cp(cp: int) -> str:
-    return f"\\x{cp:02x}" if cp < 0x100 else (f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}")
-
-
-_GRAMMAR_TOKEN = re.compile(r"\s*(?:([A-Z][A-Za-z0-9_]*)|([()|?*+]))")
-_CLASS_GROUP = re.compile(r"\(\s*([A-Z][A-Za-z0-9_]*(?:\s*\|\s*[A-Z][A-Za-z0-9_]*)*)\s*\)")
-
-
-def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) -> str:
-    """Translate the schema's grammar notation into a Python regex (no flags needed).
-
-    Class labels become character classes; ``O`` becomes "any character in no class",
-    minus the characters in ``exclude`` (the whitespace that the leading-space mode
-    keeps out of syllables). Groups become non-capturing. ``bmp_only=True`` leaves the
-    astral members out of the classes (not out of ``O``): exact, and faster
-    in ``re``, for any text without an astral character of a class (see
-    :func:`astral_class_chars`).
-    """
-    grammar = schema.grammar
-    if grammar is None:
-        raise SchemaError(f"{schema.path}: grammar: the schema has no grammar")
-    every = set().union(*schema.classes.values()) | {ord(c) for c in exclude}
-    out: list[str] = []
-    pos = 0
-    depth = 0
-    prev_atom = False
-    repeated = False  # the last token was ? * or +
-    while pos < len(grammar):
-        if grammar[pos:].strip() == "":
-            break
-        m = _GRAMMAR_TOKEN.match(grammar, pos)
-        if not m:
-            raise SchemaError(f"{schema.path}: grammar: unexpected {grammar[pos:].strip()[:10]!r} at offset {pos}")
-        label, op = m.groups()
-        pos = m.end()
-        if op in ("?", "*", "+") and repeated:
-            # Python's regex would read it as lazy (*?) or possessive (*+), not as another repetition.
-            raise SchemaError(f"{schema.path}: grammar: {op!r} right after another repetition at offset "
-                              f"{m.start(2)}: group what it repeats, as (C*)?")
-        repeated = op in ("?", "*", "+")
-        if label:
-            if label == OTHER:
-                out.append(char_class(every, negate=True))
-            elif label in schema.classes:
-                out.append(char_class(schema.classes[label], bmp_only=bmp_only))
-            else:
-                raise SchemaError(f"{schema.path}: grammar: unknown class {brief(label)} at offset {m.start(1)}")
-            prev_atom = True
-        elif op == "(" and (group := _CLASS_GROUP.match(grammar, m.start(2))) and OTHER not in (
-                labels := re.split(r"\s*\|\s*", group.group(1))):
-            # "(N | Z | P)" is one character of any of these classes: one merged character class
-            # matches the same strings and is far cheaper for the regex engine than an alternation.
-            unknown = [x for x in labels if x not in schema.classes]
-            if unknown:
-                raise SchemaError(f"{schema.path}: grammar: unknown class {unknown[0]!r} at offset {m.start(2)}")
-            out.append(char_class(set().union(*(schema.classes[x] for x in labels)), bmp_only=bmp_only))
-            pos = group.end()
-            prev_atom = True
-        elif op == "(":
-            out.append("(?:")
-            depth += 1
-            prev_atom = False
-        elif op == ")":
-            if depth == 0 or not prev_atom:
-                raise SchemaError(f"{schema.path}: grammar: unbalanced or empty group at offset {m.start(2)}")
-            depth -= 1
-            out.append(")")
-            prev_atom = True
-        elif op == "|":
-            if not prev_atom:
-                raise SchemaError(f"{schema.path}: grammar: empty alternative at offset {m.start(2)}")
-            out.append("|")
-            prev_atom = False
-        else:  # ? * +
-            if not prev_atom:
-                raise SchemaError(f"{schema.path}: grammar: {op!r} with nothing to repeat at offset {m.start(2)}")
-            out.append(op)
-    if depth or not prev_atom:
-        raise SchemaError(f"{schema.path}: grammar: incomplete expression (unclosed group or trailing operator)")
-    pattern = "".join(out)
-    try:
-        re.compile(pattern)
-    except re.error as exc:  # e.g. a doubled quantifier such as "C**"
-        raise SchemaError(f"{schema.path}: grammar: not a valid expression ({exc})") from None
-    except RecursionError:
-        raise SchemaError(f"{schema.path}: grammar: groups nested too deeply") from None
-    if re.fullmatch(pattern, ""):  # a syllable has a character at least (the start state never accepts)
-        raise SchemaError(f"{schema.path}: grammar: it matches the empty string; every alternative needs a class "
-                          "that is not repeated with ? or *")
-    return pattern

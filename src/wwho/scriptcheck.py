@@ -60,7 +60,8 @@ def letter_count(text: str) -> int:
 def _block_letters(scripts: tuple[str, ...]):
     import regex
 
-    from wwho.schema import bundled_schema, char_class
+    from wwho.codepoints import char_class
+    from wwho.schema import bundled_schema
 
     is_letter = regex.compile(r"[\p{L}\p{M}]").match
     cps = {cp for name in scripts for b in bundled_schema(name).blocks for cp in range(b.first, b.last + 1)

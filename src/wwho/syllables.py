@@ -43,17 +43,12 @@ import re
 from pathlib import Path
 
 from wwho import _core
+from wwho.codepoints import code_point_ranges
 from wwho.errors import SchemaError, TokenizerError, WrongTypeError, brief
+from wwho.grammar import grammar_regex
 from wwho.graphemes import cluster_ends, first_hard_break, property_ranges
-from wwho.schema import (
-    Schema,
-    available_scripts,
-    bundled_schema,
-    code_point_ranges,
-    grammar_regex,
-    load_schema,
-    script_name,
-)
+from wwho.schema import available_scripts, bundled_schema, load_schema, script_name
+from wwho.schema_types import Schema
 
 #: The whitespace of the leading-space rule (exactly spec 000's set).
 WHITESPACE = frozenset(" \t\n\r")
@@ -308,7 +303,7 @@ def _spelled(text: str, labels: dict[str, str]) -> str:
 def check_schema(schema: Schema | str | os.PathLike, *, max_length: int = 5, progress: bool = False) -> list[str]:
     """Compare the grammar (a Python regex) with the automaton (the core) exhaustively.
 
-    ``schema``: a :class:`~wwho.schema.Schema`, a schema file's path, or a bundled script's name
+    ``schema``: a :class:`~wwho.schema_types.Schema`, a schema file's path, or a bundled script's name
     (as ``wwho schema check`` takes them).
 
     Every string of up to ``max_length`` characters over one representative of each

@@ -33,7 +33,8 @@ import functools
 import re
 from collections.abc import Iterable
 
-from wwho.schema import bundled_schema, char_class
+from wwho.codepoints import char_class
+from wwho.schema import bundled_schema
 
 WHITESPACE = " \t\n\r"
 

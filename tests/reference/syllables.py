@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import regex
 
-from wwho.schema import OTHER, Schema
+from wwho.schema_types import OTHER, Schema
 
 WHITESPACE = frozenset(" \t\n\r")
 

@@ -22,7 +22,8 @@ import wwho
 from reference.building import building_merges
 from reference.engine import MergeEngine
 from reference.words import WordSplitter
-from wwho.schema import OTHER, bundled_schema
+from wwho.schema import bundled_schema
+from wwho.schema_types import OTHER
 from wwho.sgpe.budget import auto_prune_freq, base_symbols
 from wwho.sgpe.completion import unseen_syllables
 from wwho.sgpe.scopes import group_spans, reserved_pattern

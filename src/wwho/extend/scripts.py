@@ -38,7 +38,8 @@ from pathlib import Path
 import regex
 
 from wwho.errors import SchemaError
-from wwho.schema import Schema, bundled_schema, load_schema
+from wwho.schema import bundled_schema, load_schema
+from wwho.schema_types import Schema
 from wwho.syllables import Syllabifier
 
 _WHITESPACE = frozenset(map(ord, " \t\n\r\v\f\x85\u00a0\u1680\u2028\u2029\u202f\u205f\u3000")) | frozenset(

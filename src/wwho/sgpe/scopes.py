@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 
+from wwho.codepoints import char_class
 from wwho.counting import PIECES
 from wwho.errors import VocabError
-from wwho.schema import char_class
 from wwho.words import word_char_sets, word_pattern_source
 
 MERGE_SCOPES = ("words", "runs", "pieces")

@@ -87,7 +87,8 @@ from wwho.errors import CorpusError, VocabError, VocabSizeWarning, WwhoWarning, 
 from wwho.notices import plural, warn, warn_short_vocabulary
 from wwho.protocol import special_token_list
 from wwho.router import core_router, script_sets
-from wwho.schema import OTHER, bundled_schema
+from wwho.schema import bundled_schema
+from wwho.schema_types import OTHER
 from wwho.scriptcheck import block_letter_count, letter_count, letters_by_script, warn_if_other_script
 from wwho.sgpe import checkpoints
 from wwho.sgpe.budget import auto_prune_freq, piece_needs

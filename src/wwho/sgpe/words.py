@@ -31,9 +31,10 @@ import functools
 import re
 
 from wwho import _core, counting
+from wwho.codepoints import code_point_ranges
 from wwho.errors import TokenizerError
 from wwho.router import core_router
-from wwho.schema import MULTI_SCRIPT_MODES, available_scripts, code_point_ranges
+from wwho.schema import MULTI_SCRIPT_MODES, available_scripts
 from wwho.syllables import Syllabifier, _check_separator, _check_text, _flag
 from wwho.words import word_char_sets
 
