@@ -560,7 +560,8 @@ def test_a_killed_save_is_recovered_at_every_step(tmp_path):
     """What a genuinely killed save leaves (its marker, manifest, files, the old directory after the
     exchange) is cleaned up by the next recover(): your files and folders are back, nothing is left.
     After the exchange, the folder the save moved out is what recover() moves back."""
-    from wwho.savedir import recover, save_files
+    from wwho.save_recovery import recover
+    from wwho.savedir import save_files
 
     moved_back = []
     for step in range(1, 100):
@@ -598,7 +599,8 @@ def test_a_planted_directory_is_never_adopted(tmp_path):
     of yours wrote. Before: the next save (here one that adds tokenizer.json, as ``hf=True``) moved
     the planted files into the tokenizer directory. Now they stay where they are, with a warning."""
     from wwho.errors import WwhoWarning
-    from wwho.savedir import recover, save_files
+    from wwho.save_recovery import recover
+    from wwho.savedir import save_files
 
     target = tmp_path / "tok"
     save_files(target, {"ranks.tiktoken": b"r", "bytelevel.json": b"{}"}, kind="x")

@@ -6,7 +6,8 @@ A tokenizer is several files that must agree: ``vocab.json`` and the Hugging Fac
 ``kill -9`` at any instant leaves the whole old directory or the whole new one, for wwho and
 for any other reader (Hugging Face reads ``tokenizer.json`` alone):
 
-1. leftovers of an earlier killed save into the same directory are cleaned up (:func:`recover`);
+1. leftovers of an earlier killed save into the same directory are cleaned up
+   (:func:`wwho.save_recovery.recover`);
 2. a marker (``.wwho-save``: this process, a random token, the target's name, the files it
    writes), then ``wwho-manifest.json`` (size and sha256 of every file), then every file, is
    written into a new sibling directory ``.wwho-tmp-<name>.<pid>.<token>`` and fsynced;
@@ -22,7 +23,7 @@ for any other reader (Hugging Face reads ``tokenizer.json`` alone):
 Only names wwho creates are ever removed, and an entry is removed only when its data is still
 in the directory (a hard-link twin) or it is a file a wwho save wrote (listed in a manifest or
 the marker). A leftover sibling is adopted only when it is this user's and a marker of the save
-that made it vouches for it (:func:`recover`): a directory someone else planted beside yours
+that made it vouches for it (:mod:`wwho.save_recovery`): a directory someone else planted beside yours
 (in a shared directory anyone may create ``.wwho-tmp-...``) is left alone, with a warning.
 An interrupt (Ctrl-C) at any step leaves the old directory or the new one, like a kill, and
 no sibling: the save cleans up before it lets the interrupt through.
@@ -36,7 +37,8 @@ which is then *detected* at load instead of avoided. Two saves into one director
 
 At load, :func:`wwho.manifest.check_saved` compares the files against the manifest, so files of
 different saves (a kill in the fallback mode, a ``tokenizer.json`` copied in from elsewhere) are an
-error that names them. This module knows no tokenizer format.
+error that names them. This module knows no tokenizer format, and does not clean up after a killed
+save itself (:mod:`wwho.save_recovery` does, before each save).
 """
 
 from __future__ import annotations
@@ -46,53 +48,29 @@ import ctypes
 import errno
 import os
 import signal
-import stat
 import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from wwho.background import interrupts_held
-from wwho.errors import VocabError, WriteError, WwhoWarning
+from wwho.errors import VocabError, WriteError
 from wwho.fileio import (
     TEMP_PREFIX,
     json_bytes,
     make_dirs,
-    parse_json,
-    process_alive,
-    read_bytes,
     remove_made_dirs,
-    remove_stale_temps,
-    temp_owner,
     temp_stem,
     umask,
     write_failed,
     write_temp,
 )
-from wwho.manifest import (
-    MANIFEST,
-    MANIFEST_FORMAT,
-    MAX_MANIFEST_BYTES,
-    listed,
-    matches,
-    plain_name,
-    read_manifest,
-    sha256,
-)
-from wwho.notices import warn
+from wwho.manifest import MANIFEST, MANIFEST_FORMAT, listed, matches, plain_name, read_manifest, sha256
+from wwho.save_recovery import MARKER, MARKER_FORMAT, MARKER_NEXT, read_marker, recover, settle
 
 #: The files a loader looks for in a directory, in this order: the first one there decides what the
 #: directory is (:mod:`wwho.kinds`). A save must not leave one it does not write before its own.
 LOAD_ORDER = ("meta_config.json", "vocab.json", "bytelevel.json", "tokenizer.json")
-#: The first file a save writes into its new directory, and the proof, for :func:`recover`, that a
-#: leftover directory is a save's: who made it (pid, and a random token that is also the end of the
-#: directory's name), for which target, the files it writes, and the entries of the old directory it
-#: moves back after the exchange (name, device, inode). It moves with the new files into the target
-#: and is removed from there when the save is done.
-MARKER = ".wwho-save"
-MARKER_FORMAT = "wwho-save/1"
-_MARKER_NEXT = MARKER + ".next"  # the marker's final version, written beside it and renamed over it
-_MAX_MARKER_BYTES = MAX_MANIFEST_BYTES
 #: Test hook: ``WWHO_CRASH_AFTER=N`` makes a save SIGKILL its own process after its N-th step.
 CRASH_ENV = "WWHO_CRASH_AFTER"
 #: Test hook: ``WWHO_INTERRUPT_AFTER=N`` sends the save's own process SIGINT (Ctrl-C) after its N-th step.
@@ -102,15 +80,12 @@ _NO_EXCHANGE = frozenset({errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.EBUSY, 
                           errno.ENOTSUP, errno.EROFS})
 
 
-# --- writing --------------------------------------------------------------------------------
-
-
 class _Steps:
     """Counts the steps of one save, for the test hooks (``WWHO_CRASH_AFTER``, ``WWHO_INTERRUPT_AFTER``)."""
 
-    def __init__(self, *, crash: bool = True) -> None:
-        self.crash_after = _step_number(CRASH_ENV) if crash else None
-        self.interrupt_after = _step_number(INTERRUPT_ENV) if crash else None
+    def __init__(self) -> None:
+        self.crash_after = _step_number(CRASH_ENV)
+        self.interrupt_after = _step_number(INTERRUPT_ENV)
         self.done = 0
 
     def __call__(self) -> None:
@@ -145,9 +120,9 @@ def check_target(directory: str | os.PathLike) -> Path:
 def _refuse_foreign_markers(target: Path) -> None:
     """A save writes its marker under names of its own and removes them when it is done: a file of
     the user's there (not a marker of a wwho save into this directory) would be lost, so it is refused."""
-    for name in (MARKER, _MARKER_NEXT):
+    for name in (MARKER, MARKER_NEXT):
         path = target / name
-        if os.path.lexists(path) and _read_marker(path, Path(os.path.abspath(target)).name, None, None) is None:
+        if os.path.lexists(path) and read_marker(path, Path(os.path.abspath(target)).name, None, None) is None:
             raise WriteError(f"{path}: a save into {target} writes a file of this name for itself and removes it "
                              "when done, and this one is no wwho save's: move it away, or save in another folder")
 
@@ -158,7 +133,7 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     leaves the directory as it was."""
     target = Path(directory)
     for name in files:
-        if not plain_name(name) or name in (MANIFEST, MARKER, _MARKER_NEXT) or name.startswith(TEMP_PREFIX):
+        if not plain_name(name) or name in (MANIFEST, MARKER, MARKER_NEXT) or name.startswith(TEMP_PREFIX):
             raise ValueError(f"not a file name a save may write: {name!r}")
     if target.is_symlink() and target.resolve().is_dir():
         target = target.resolve()  # save into the directory the link points at; keep the link
@@ -219,22 +194,22 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
             else:
                 _fsync_dir(target.parent)
                 steps()
-                _settle(target, staging, token, own=True, steps=steps)  # removes the marker
+                settle(target, staging, token, own=True, steps=steps)  # removes the marker
                 return target
         marker["back"] = _link_others(target, staging, files, steps)
-        _write(staging, _MARKER_NEXT, json_bytes(marker), target, steps)
-        os.replace(staging / _MARKER_NEXT, staging / MARKER)
+        _write(staging, MARKER_NEXT, json_bytes(marker), target, steps)
+        os.replace(staging / MARKER_NEXT, staging / MARKER)
         _fsync_dir(staging)
         if _worked_in(target):  # an exchange would leave that process in a deleted directory
             raise _CannotExchange
         _exchange(staging, target)
     except _CannotExchange:
-        _settle(target, staging, token, own=True)
+        settle(target, staging, token, own=True)
         return _save_in_place(target, files, manifest, steps)
     except BaseException as exc:
         # Before the exchange the new files were never visible: they go. After it (an interrupt just
         # then), the old directory's entries are put back as on success. The marker says which.
-        _settle(target, staging, token, own=True)
+        settle(target, staging, token, own=True)
         remove_made_dirs(dirs)  # (only those left empty: a target renamed into place stays)
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise write_failed(target, exc, directory=True) from None
@@ -242,9 +217,9 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     try:
         steps()
         _fsync_dir(target.parent)
-        _settle(target, staging, token, own=True, steps=steps)
+        settle(target, staging, token, own=True, steps=steps)
     except BaseException:  # an interrupt while putting things back: finish putting them back, then stop
-        _settle(target, staging, token, own=True)
+        settle(target, staging, token, own=True)
         raise
     return target
 
@@ -295,7 +270,7 @@ def _link_others(target: Path, staging: Path, files: Mapping[str, bytes], steps:
     device = os.stat(target).st_dev
     for entry in os.scandir(target):
         name = entry.name
-        if name in files or name in (MANIFEST, MARKER, _MARKER_NEXT):
+        if name in files or name in (MANIFEST, MARKER, MARKER_NEXT):
             continue  # (a temporary file of a live process is linked too: its rename then lands in the new one)
         if name in old and entry.is_file(follow_symlinks=False) and matches(Path(entry.path), old[name]):
             continue  # a file of the previous save that this one does not write: it goes with the old directory
@@ -401,241 +376,3 @@ def _worked_in(target: Path) -> bool:
         if under(cwd):
             return True
     return False
-
-
-# --- cleaning up after a killed save -----------------------------------------------------------
-
-
-def recover(directory: str | os.PathLike) -> list[str]:
-    """Finish what killed saves into ``directory`` left beside it; returns the names moved back.
-
-    A save leaves a sibling directory ``.wwho-tmp-<name>.<pid>.<token>`` when it is killed: its
-    new directory (never exchanged), or the old directory (after the exchange). One is adopted
-    only if all of these hold: its process is gone; it is a real directory (not a link) owned by
-    this user; and a marker written by that save (``.wwho-save``, owned by this user, naming this
-    target, the pid and the token) is inside it (a new directory) or inside ``directory`` (after
-    the exchange). Then only what the save wrote is removed (the files its marker and manifests
-    list, hard-link twins of ``directory``'s entries, its temporary files), and only the entries
-    its marker lists as moved out of ``directory`` (same name, device and inode) move back in.
-    Anything else stays where it is, and so does the sibling, with a :class:`WwhoWarning`
-    naming it: a directory someone else planted beside yours is never moved in, never deleted.
-    """
-    target = Path(os.path.abspath(directory))
-    moved: list[str] = []
-    prefix = TEMP_PREFIX + temp_stem(target.name)
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        entries = []
-    for entry in entries:
-        pid = temp_owner(entry.name)
-        if pid is None or entry.name.rsplit(".", 2)[0] != prefix or process_alive(pid):
-            continue
-        if not entry.is_dir(follow_symlinks=False):
-            continue  # a file (remove_stale_temps' business) or a link: not a save's directory
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not _mine(st):
-            _left_alone(Path(entry.path), target, f"it belongs to another user (uid {st.st_uid})")
-            continue
-        moved += _settle(target, Path(entry.path), entry.name.rsplit(".", 1)[1])
-    _drop_stale_marker(target)
-    if target.is_dir():
-        remove_stale_temps(target)
-    return moved
-
-
-def _settle(target: Path, old: Path, token: str, *, own: bool = False, steps: _Steps | None = None) -> list[str]:
-    """Clean up the sibling ``old`` of a save with ``token`` (``own``: this process's save, just
-    now): discard it if it is a new directory never exchanged (its marker is inside it), finish
-    it if it is the target's old directory (the marker is in the target). Returns names moved back."""
-    steps = steps or _Steps(crash=False)
-    pid = os.getpid() if own else temp_owner(old.name)
-    if pid is None:
-        return []
-    inside = _read_marker(old / MARKER, target.name, pid, token)
-    if inside is not None:  # never exchanged: a new directory that did not become the target
-        _discard(old, target, inside, steps)
-        return []
-    outside = _read_marker(target / MARKER, target.name, pid, token)
-    if outside is not None:  # exchanged (or renamed into place): ``old`` is what the target held before
-        moved = _finish(old, target, outside, steps, adopt=own) if os.path.lexists(old) else []
-        if not os.path.lexists(old):
-            with contextlib.suppress(FileNotFoundError):
-                (target / MARKER).unlink()
-                steps()
-        return moved
-    # No marker names it: a save killed before its marker was written leaves its directory empty, or
-    # with the marker half-written; anything else is not known to be a save's.
-    with contextlib.suppress(OSError):
-        names = os.listdir(old)
-        if set(names) <= {MARKER, _MARKER_NEXT} and all(_mine_file(old / name) for name in names):
-            for name in names:
-                (old / name).unlink()
-            old.rmdir()
-            return []
-    if os.path.lexists(old):
-        _left_alone(old, target, "no marker of a wwho save of yours is in it or in the directory")
-    return []
-
-
-def _discard(new: Path, target: Path, marker: dict[str, Any], steps: _Steps) -> None:
-    """A save's new directory that never became the target: remove what the save wrote (the
-    files its marker lists, its manifest, hard links of the target's entries), then the directory."""
-    written = {*marker["files"], MANIFEST, _MARKER_NEXT}
-    kept = []
-    for entry in list(os.scandir(new)):
-        name, path = entry.name, Path(entry.path)
-        if name == MARKER:
-            continue  # last: it is what makes the directory a save's
-        if _same_file(path, target / name) or (name in written and _mine_file(path)) or _dead_temp(path):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-                steps()
-        else:
-            kept.append(name)
-    if kept:
-        _left_alone(new, target, f"it holds {', '.join(sorted(kept)[:3])}, which no wwho save wrote")
-        return
-    with contextlib.suppress(FileNotFoundError):
-        (new / MARKER).unlink()
-        steps()
-    with contextlib.suppress(OSError):
-        new.rmdir()
-        steps()
-
-
-def _finish(old: Path, target: Path, marker: dict[str, Any], steps: _Steps, *, adopt: bool = False) -> list[str]:
-    """The target's previous directory after the exchange: move back the entries the marker lists
-    (same device and inode), remove what is wwho's (hard-link twins, the old model's files, the
-    versions of the files the new save replaced, manifests, markers), then the directory.
-
-    ``adopt``: this process exchanged ``old`` just now, so it is the directory the user had a moment
-    ago (with its permissions), and any other entry in it was made there during the save: it moves
-    into the target too, where its name is free. A sibling found later (:func:`recover`) is never
-    adopted: anyone may plant a directory of that name beside yours."""
-    previous = listed(old)  # the old model's files (its manifest is removed last)
-    back = {name: (dev, ino) for name, dev, ino in marker["back"]}
-    replaced = set(marker["files"])
-    moved: list[str] = []
-    kept = []
-    for entry in list(os.scandir(old)):
-        name, path = entry.name, Path(entry.path)
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if back.get(name) == (st.st_dev, st.st_ino):
-            there = target / name
-            if not os.path.lexists(there):
-                with contextlib.suppress(OSError):
-                    os.rename(path, there)
-                    moved.append(name)
-                    steps()
-                    continue
-            kept.append(name)
-        elif name == MANIFEST and _mine_file(path):
-            continue  # last: the rule below reads it
-        elif _same_file(path, target / name) or _dead_temp(path) or (_mine_file(path) and (
-                name in replaced or name in (MARKER, _MARKER_NEXT)
-                or (name in previous and matches(path, previous[name])))) or (
-                name in replaced and _mine_file(path, link=True)):  # a link at a name the save replaced: as a file there
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-                steps()
-        else:
-            there = target / name
-            if adopt and temp_owner(name) is None and not os.path.lexists(there):
-                # Made in the directory by another program during the save, after the links: it
-                # belongs there, as the entries linked before the exchange do.
-                with contextlib.suppress(OSError):
-                    os.rename(path, there)
-                    moved.append(name)
-                    steps()
-                    continue
-            kept.append(name)
-    with contextlib.suppress(FileNotFoundError):
-        if _mine_file(old / MANIFEST):
-            (old / MANIFEST).unlink()
-            steps()
-    if kept:
-        _left_alone(old, target, f"it holds {', '.join(sorted(kept)[:3])}, which no wwho save wrote "
-                                 "(or whose name is taken in the directory)")
-        return moved
-    with contextlib.suppress(OSError):
-        old.rmdir()
-        steps()
-    return moved
-
-
-def _drop_stale_marker(target: Path) -> None:
-    """A marker left in the target by a save killed after its rename or exchange, whose old
-    directory is gone already: remove it (only a marker of this user's, of a process that is gone)."""
-    path = target / MARKER
-    if not _mine_file(path):
-        return
-    data = _read_marker(path, target.name, None, None)
-    if data is None or process_alive(data["pid"]):
-        return
-    if not os.path.lexists(target.parent / f"{TEMP_PREFIX}{temp_stem(target.name)}.{data['pid']}.{data['token']}"):
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-
-
-def _read_marker(path: Path, target_name: str, pid: int | None, token: str | None) -> dict[str, Any] | None:
-    """The marker at ``path`` if it is a regular file of this user's written by the save of
-    ``target_name`` with this ``pid`` and ``token`` (None: any); otherwise None."""
-    if not _mine_file(path):
-        return None
-    try:
-        data = parse_json(read_bytes(path, error=VocabError, limit=_MAX_MARKER_BYTES), source=str(path),
-                          error=VocabError)
-    except VocabError:
-        return None
-    if not (isinstance(data, dict) and data.get("format") == MARKER_FORMAT and data.get("target") == target_name
-            and type(data.get("pid")) is int and isinstance(data.get("token"), str)
-            and (pid is None or data["pid"] == pid) and (token is None or data["token"] == token)):
-        return None
-    files, back = data.get("files"), data.get("back")
-    if not (isinstance(files, list) and all(plain_name(n) for n in files) and isinstance(back, list)
-            and all(isinstance(b, list) and len(b) == 3 and plain_name(b[0]) and type(b[1]) is int
-                    and type(b[2]) is int for b in back)):
-        return None
-    return data
-
-
-def _mine(st: os.stat_result) -> bool:
-    uid = os.geteuid() if hasattr(os, "geteuid") else None
-    return uid is None or st.st_uid == uid
-
-
-def _mine_file(path: Path, *, link: bool = False) -> bool:
-    """A regular file (not a link) owned by this user; ``link``: a symbolic link owned by this user
-    (removing it leaves what it points to)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return (stat.S_ISLNK if link else stat.S_ISREG)(st.st_mode) and _mine(st)
-
-
-def _dead_temp(path: Path) -> bool:
-    """A temporary file of this user's whose wwho process is gone."""
-    pid = temp_owner(path.name)
-    return pid is not None and _mine_file(path) and not process_alive(pid)
-
-
-def _left_alone(path: Path, target: Path, why: str) -> None:
-    warn(f"{path}: left alone: it is named like a leftover of a wwho save into {target}, but {why}; "
-         "wwho neither moves anything out of it nor deletes it (look inside, then remove it yourself)",
-         WwhoWarning)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        sa, sb = os.lstat(a), os.lstat(b)
-    except OSError:
-        return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)

@@ -166,7 +166,8 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     check_balance(args)
     args.text_field = text_field(args.text_field, args.corpus)
-    from wwho.savedir import check_target, recover
+    from wwho.save_recovery import recover
+    from wwho.savedir import check_target
     from wwho.sgpe import checkpoints
 
     specials = args.special = _special_tokens(args.special)  # (checked once, before anything is read)
