@@ -106,7 +106,8 @@ def _load_file(path: Path, pattern: str | None) -> tuple[ByteBPE, dict]:
         raise VocabError(f"{path}: no tokenizer.json or bytelevel.json here")
     suffix = path.suffix.lower()
     if suffix == ".gguf":
-        from wwho.bytelevel.gguf import command_line_pretokenizer, read_metadata
+        from wwho.bytelevel.gguf import command_line_pretokenizer
+        from wwho.bytelevel.gguf_metadata import read_metadata
 
         template = read_metadata(path).get("tokenizer.chat_template")
         tok = ByteBPE.from_gguf(path, pretokenizer=command_line_pretokenizer(path, pattern))
