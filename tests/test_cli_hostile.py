@@ -482,8 +482,8 @@ def test_train_takes_a_file_named_help_after_double_dash(tmp_path):
 def test_an_output_file_that_appears_meanwhile_is_kept_without_force(tmp_path):
     """Before: ``-o FILE`` was checked to be absent at the start and replaced at the end,
     so a file another process wrote meanwhile (a second run) was lost without a word."""
+    from wwho.atomic_write import atomic_open
     from wwho.errors import WriteError
-    from wwho.fileio import atomic_open
 
     path = tmp_path / "out.txt"
     with pytest.raises(WriteError, match="appeared while this command ran .* pass --force to replace it"):

@@ -633,8 +633,8 @@ def test_a_planted_directory_is_never_adopted(tmp_path):
 def test_another_users_directory_or_temporary_file_is_never_touched(tmp_path):
     """Even with a marker that would pass, a sibling owned by another user (uid 65534) is left
     alone; so is another user's temporary file, which before was deleted by the next write."""
+    from wwho.atomic_write import write_bytes
     from wwho.errors import WwhoWarning
-    from wwho.fileio import write_bytes
     from wwho.savedir import save_files
 
     target = tmp_path / "tok"

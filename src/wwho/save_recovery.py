@@ -20,16 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wwho.atomic_write import TEMP_PREFIX, process_alive, remove_stale_temps, temp_owner, temp_stem
 from wwho.errors import VocabError, WwhoWarning
-from wwho.fileio import (
-    TEMP_PREFIX,
-    parse_json,
-    process_alive,
-    read_bytes,
-    remove_stale_temps,
-    temp_owner,
-    temp_stem,
-)
+from wwho.fileio import parse_json, read_bytes
 from wwho.manifest import MANIFEST, MAX_MANIFEST_BYTES, listed, matches, plain_name
 from wwho.notices import warn
 

@@ -53,11 +53,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from wwho.background import interrupts_held
-from wwho.errors import VocabError, WriteError
-from wwho.fileio import (
+from wwho.atomic_write import (
     TEMP_PREFIX,
-    json_bytes,
     make_dirs,
     remove_made_dirs,
     temp_stem,
@@ -65,6 +62,9 @@ from wwho.fileio import (
     write_failed,
     write_temp,
 )
+from wwho.background import interrupts_held
+from wwho.errors import VocabError, WriteError
+from wwho.fileio import json_bytes
 from wwho.manifest import MANIFEST, MANIFEST_FORMAT, listed, matches, plain_name, read_manifest, sha256
 from wwho.save_recovery import MARKER, MARKER_FORMAT, MARKER_NEXT, read_marker, recover, settle
 

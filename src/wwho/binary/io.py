@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without HF tokenizers
     from tokenizers import Tokenizer
 
+from wwho.atomic_write import atomic_open
 from wwho.errors import VocabError, brief
-from wwho.fileio import atomic_open, parse_json, read_bytes
+from wwho.fileio import parse_json, read_bytes
 from wwho.manifest import check_saved
 
 
@@ -220,7 +221,7 @@ def _check_id(value: object, source: str, what: str) -> int:
 
 def save(tokenizer: Tokenizer, path: str | Path, *, pretty: bool = False, replace: bool = True) -> None:
     """Write ``tokenizer.json`` atomically (temp file + rename): never a torn file. ``replace=False``:
-    a file that appeared at ``path`` meanwhile is kept (:func:`wwho.fileio.atomic_open`)."""
+    a file that appeared at ``path`` meanwhile is kept (:func:`wwho.atomic_write.atomic_open`)."""
     text = tokenizer.to_str(pretty=pretty)
     with atomic_open(path, "w", replace=replace) as f:
         f.write(text)

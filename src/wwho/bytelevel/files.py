@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wwho import _core
+from wwho.atomic_write import write_bytes
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import (
     CL100K_PATTERN,
@@ -35,7 +36,7 @@ from wwho.bytelevel.pretokenize import (
 )
 from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id, pretokenizer_option, table_option
 from wwho.errors import VocabError, brief
-from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
+from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved, check_saved_size, member, sha256
 from wwho.savedir import save_files
 

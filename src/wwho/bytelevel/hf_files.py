@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wwho import _core
+from wwho.atomic_write import write_bytes
 from wwho.bytelevel.files import merge_pairs, read_file
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.portable import check_portable, hf_pattern
@@ -29,7 +30,7 @@ from wwho.bytelevel.pretokenize import (
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import check_id, check_model, is_id
 from wwho.errors import VocabError, brief
-from wwho.fileio import json_bytes, parse_json, read_bytes, write_bytes
+from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved
 from wwho.savedir import save_files
 

@@ -251,7 +251,7 @@ def plot(results: list[Metrics], path: str) -> None:
         ax.set_xticklabels([_label(names[c]) for c in corpora], fontsize=7)
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
-    from wwho.fileio import atomic_open
+    from wwho.atomic_write import atomic_open
 
     with atomic_open(path, "wb") as f:
         fig.savefig(f, format="png", dpi=110)

@@ -12,7 +12,7 @@ An interrupt can arrive at five kinds of moment, and each is handled here once:
 * inside a verb: :func:`handling` installs a SIGINT handler for the duration of ``main``. The
   first SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, so every ``finally``
   and ``except BaseException`` on the way out runs (an atomic write removes its temporary
-  file, a directory save drops its staging directory: :mod:`wwho.fileio`, :mod:`wwho.savedir`);
+  file, a directory save drops its staging directory: :mod:`wwho.atomic_write`, :mod:`wwho.savedir`);
   later SIGINTs are ignored while that cleanup runs, so a second Ctrl-C cannot leave it half done.
 * inside compiled code that turns the exception into an error message (the core's counting
   reports ``KeyboardInterrupt:`` as a :class:`~wwho.errors.WwhoError`): the handler records

@@ -5,7 +5,7 @@ costs an existing model (or a long training run that then cannot be saved). A fi
 is refused if the path exists. A directory output is refused only if it already holds one
 of the files the verb writes: an empty directory, or one with other files, is fine (the
 new files are added beside them). With ``--force`` the files are replaced (each one
-atomically, see :mod:`wwho.fileio`); nothing else in the directory is touched. An output that
+atomically, see :mod:`wwho.atomic_write`); nothing else in the directory is touched. An output that
 could not be written (below a file, or in a folder without write permission) is refused first
 too, whatever ``--force`` says.
 
@@ -183,11 +183,11 @@ def _own_descriptor(p: Path) -> int | None:
 
 def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output"):
     """A context manager giving the binary file to write ``-o PATH`` to: a new file renamed over
-    ``path`` at the end (:func:`wwho.fileio.atomic_open`, checked first by :func:`check_output_file`),
+    ``path`` at the end (:func:`wwho.atomic_write.atomic_open`, checked first by :func:`check_output_file`),
     or, for a stream (``/dev/null``, a FIFO, ``/dev/stdout``), the stream itself."""
     kind = stream_kind(path)
     if kind is None or kind in ("a block device", "a socket"):
-        from wwho.fileio import atomic_open
+        from wwho.atomic_write import atomic_open
 
         check_output_file(path, force=force, flag=flag)
         return atomic_open(path, "wb", encoding=None, replace=force)  # (one made meanwhile: kept)

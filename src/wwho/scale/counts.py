@@ -32,9 +32,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from wwho.atomic_write import atomic_open
 from wwho.corpus import BOM, READ_ERRORS, check_not_compressed, open_binary, resolve_paths
 from wwho.errors import CorpusError, brief
-from wwho.fileio import atomic_open
 
 MAX_COUNT = 2**64 - 1
 _HEADER = "piece\tcount"

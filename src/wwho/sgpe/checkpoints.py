@@ -42,17 +42,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from wwho.atomic_write import TEMP_PREFIX, make_dirs, remove_made_dirs, temp_owner, write_bytes
 from wwho.errors import VocabError, WriteError, brief
-from wwho.fileio import (
-    TEMP_PREFIX,
-    make_dirs,
-    parse_json,
-    read_bytes,
-    remove_made_dirs,
-    temp_owner,
-    write_bytes,
-    write_json,
-)
+from wwho.fileio import parse_json, read_bytes, write_json
 
 try:
     import fcntl
@@ -260,7 +252,7 @@ def _read_marker(marker: Path) -> str:
 
 def _prepare(path: Path) -> list[Path]:
     """Create the directory (if needed), lock it, and write the marker that says whether wwho
-    created it. Returns the folders it created (see :func:`wwho.fileio.make_dirs`)."""
+    created it. Returns the folders it created (see :func:`wwho.atomic_write.make_dirs`)."""
     made = make_dirs(path)
     try:
         _lock(path)

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wwho.atomic_write import write_bytes
 from wwho.errors import VocabError, brief
-from wwho.fileio import json_rows_bytes, parse_json, read_bytes, write_bytes
+from wwho.fileio import json_rows_bytes, parse_json, read_bytes
 from wwho.manifest import HF_FILES, check_saved, check_saved_size
 
 FORMAT = "wwho-sgpe/1"
