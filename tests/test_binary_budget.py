@@ -15,7 +15,7 @@ from conftest import run_wwho
 
 from wwho import binary
 from wwho.binary.budget import BASE_BYTES, BYTES_PER_INPUT_BYTE, BudgetError, check, estimate
-from wwho.binary.ingest import IngestOptions
+from wwho.binary.ingest_types import IngestOptions
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Ingestion: the walk, each chunk mode, each sampling option and cap, determinism, errors.
+"""Ingestion: each chunk mode, each sampling option and cap, determinism, errors.
 
 Expected values come from small hand-made trees and hand-written byte strings; the
 delimiter splitter is also checked against a naive whole-buffer splitter with
@@ -19,14 +19,9 @@ from hypothesis import strategies as st
 
 from wwho.binary import ingest
 from wwho.binary.config import ConfigError, parse_hex
-from wwho.binary.ingest import (
-    IngestOptions,
-    IngestStats,
-    OptionError,
-    count_windows,
-    iter_files,
-    iter_windows,
-)
+from wwho.binary.ingest import count_windows, iter_windows
+from wwho.binary.ingest_types import IngestOptions, IngestStats
+from wwho.binary.walk import iter_files
 from wwho.errors import CorpusError
 
 
@@ -36,68 +31,8 @@ def write(path: Path, data: bytes) -> Path:
     return path
 
 
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    write(root / "b.bin", b"BBBB")
-    write(root / "a.bin", b"AAAAAAAA")
-    write(root / "sub" / "c.so", b"CC")
-    write(root / "sub" / "empty.bin", b"")
-    write(root / ".git" / "HEAD", b"ref: refs/heads/main")
-    write(root / ".DS_Store", b"junk")
-    write(tmp_path / "outside" / "d.bin", b"DDD")
-    os.symlink(tmp_path / "outside" / "d.bin", root / "link.bin")
-    os.symlink(tmp_path / "outside", root / "linkdir")
-    return root
-
-
-def names(paths, **opts) -> list[str]:
-    return [key for _, key in iter_files(paths, options=IngestOptions(**opts))]
-
-
 def windows_of(data: bytes, seed: int = 0, **opts) -> list[bytes]:
     return list(iter_windows(io.BytesIO(data), IngestOptions(**opts), random.Random(seed)))
-
-
-# --- walking ---------------------------------------------------------------------------------------
-
-def test_walk_order_and_skips(tree):
-    stats = IngestStats()
-    found = [key for _, key in iter_files([tree], stats=stats)]
-    assert found == ["a.bin", "b.bin", "sub/c.so"]  # sorted, depth first
-    assert stats.skipped == {"hidden": 2, "empty": 1, "symlink": 2}  # .git/ and .DS_Store are hidden
-
-
-def test_follow_symlinks_includes_linked_files_and_dirs(tree):
-    stats = IngestStats()
-    found = [k for _, k in iter_files([tree], options=IngestOptions(follow_symlinks=True), stats=stats)]
-    # linkdir/d.bin is the file link.bin reached: read once, under the first path
-    assert found == ["a.bin", "b.bin", "link.bin", "sub/c.so"]
-    assert stats.skipped["already read by another path"] == 1
-
-
-def test_symlink_loop_is_not_followed_forever(tmp_path):
-    write(tmp_path / "d" / "x.bin", b"x")
-    os.symlink(tmp_path / "d", tmp_path / "d" / "loop")
-    stats = IngestStats()
-    found = [k for _, k in iter_files([tmp_path / "d"], options=IngestOptions(follow_symlinks=True), stats=stats)]
-    assert found == ["x.bin"] and stats.skipped == {"already read by another path": 1}
-
-
-def test_named_inputs_are_used_in_the_given_order_even_through_symlinks(tree):
-    assert names([tree / "sub" / "c.so", tree / "link.bin", tree / "a.bin"]) == ["c.so", "link.bin", "a.bin"]
-
-
-def test_extension_filter_applies_inside_directories(tree):
-    assert names([tree], extensions=("so",)) == ["sub/c.so"]
-    assert names([tree], extensions=(".SO", "bin")) == ["a.bin", "b.bin", "sub/c.so"]
-    assert names([tree / "a.bin"], extensions=("so",)) == ["a.bin"]  # named explicitly: always read
-
-
-def test_max_file_size_skips_larger_files(tree):
-    stats = IngestStats()
-    found = [k for _, k in iter_files([tree], options=IngestOptions(max_file_size=4), stats=stats)]
-    assert found == ["b.bin", "sub/c.so"] and stats.skipped["larger than max_file_size"] == 1
 
 
 # --- chunk modes -----------------------------------------------------------------------------------
@@ -285,21 +220,6 @@ def test_empty_corpus_is_a_corpus_error_saying_what_was_skipped(tmp_path):
         count_windows([])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"mode": "lines"}, "mode 'lines' is not one of"),
-    ({"window_bytes": 0}, "window_bytes must be an integer from 1 to 16,777,216"),
-    ({"sample_rate": 0}, r"sample_rate must be in \(0, 1\]"),
-    ({"sample_rate": 1.5}, r"sample_rate must be in \(0, 1\]"),
-    ({"min_exp": 9, "max_exp": 4}, "min_exp .9. is larger than max_exp .4."),
-    ({"mode": "delim"}, "needs a delimiter"),
-    ({"delimiter": b"\n"}, "only applies to mode 'delim'"),
-    ({"max_docs": 0}, "max_docs must be an integer from 1 to "),
-])
-def test_bad_options_are_option_errors(kwargs, message):
-    with pytest.raises(OptionError, match=message):
-        IngestOptions(**kwargs)
-
-
 def test_delimiter_hex_parsing():
     assert parse_hex("0a", "--delimiter-hex") == b"\n"
     assert parse_hex("0x0D0A", "--delimiter-hex") == b"\r\n"
@@ -357,19 +277,6 @@ def test_reservoir_sample_size_order_and_membership(n, k, seed):
     assert len(got) == min(n, k) and got == sorted(set(got)) and all(0 <= x < n for x in got)
 
 
-def test_an_unreadable_file_is_found_while_listing_not_after_reading(tmp_path, monkeypatch):
-    # One unreadable file among many was found only when its turn came to be read, after the
-    # estimate's walk and the reading of every file before it.
-    write(tmp_path / "d" / "a.bin", b"data")
-    secret = write(tmp_path / "d" / "z.bin", b"data")
-    real_access = os.access
-    monkeypatch.setattr(ingest.os, "access", lambda path, mode: Path(path) != secret and real_access(path, mode))
-    files = iter_files([tmp_path / "d"])
-    assert next(files)[1] == "a.bin"
-    with pytest.raises(CorpusError, match=r"z.bin: cannot read: Permission denied"):
-        next(files)
-
-
 def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_path, monkeypatch):
     # Listing refuses a FIFO; one put in a listed file's place before it is read blocked a plain
     # open() until a writer came, for ever. The alarm turns such a hang into a failure.
@@ -377,7 +284,7 @@ def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_pa
 
     path = tmp_path / "a.bin"
     path.write_bytes(b"x" * 100)
-    listed = list(ingest.iter_files([tmp_path], options=ingest.IngestOptions()))
+    listed = list(iter_files([tmp_path], options=IngestOptions()))
     assert [p for p, _ in listed] == [path]
     path.unlink()
     os.mkfifo(path)
@@ -389,7 +296,7 @@ def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_pa
     signal.alarm(10)
     try:
         with pytest.raises(CorpusError, match="a.bin: .*FIFO"):
-            list(ingest._file_windows(*listed[0], ingest.IngestOptions(), ingest.IngestStats(), None))
+            list(ingest._file_windows(*listed[0], IngestOptions(), IngestStats(), None))
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

@@ -46,7 +46,8 @@ def test_a_short_run_tells_one_size(corpus, tmp_path):
 
 def test_the_default_min_frequency_reaches_the_asked_size(corpus):
     assert MIN_FREQUENCY == 2
-    from wwho.binary.ingest import IngestOptions, count_windows
+    from wwho.binary.ingest import count_windows
+    from wwho.binary.ingest_types import IngestOptions
 
     counts = count_windows([corpus], options=IngestOptions()).counts
     with warnings.catch_warnings():

@@ -5,16 +5,8 @@ windows (``ingest``); HF's ``BpeTrainer`` learns the merges (``train``); the res
 a standard ``tokenizer.json`` (``io``). See ``docs/binary.md``.
 """
 
-from wwho.binary.ingest import (
-                                IngestOptions,
-                                IngestStats,
-                                OptionError,
-                                WindowCounts,
-                                count_windows,
-                                iter_files,
-                                iter_sampled,
-                                iter_windows,
-)
+from wwho.binary.ingest import count_windows, iter_sampled, iter_windows
+from wwho.binary.ingest_types import IngestOptions, IngestStats, OptionError, WindowCounts
 from wwho.binary.io import is_binary_tokenizer, load, save
 from wwho.binary.mapping import (
     BinaryEncoding,
@@ -27,6 +19,7 @@ from wwho.binary.mapping import (
 )
 from wwho.binary.tokenizer import BinaryTokenizer
 from wwho.binary.train import special_tokens, train, train_from_counts
+from wwho.binary.walk import iter_files
 
 __all__ = [
     "BinaryEncoding",

@@ -32,7 +32,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.binary.ingest import MAX_EXP, IngestOptions, IngestStats, OptionError, iter_files
+from wwho.binary.ingest_types import MAX_EXP, IngestOptions, IngestStats, OptionError
+from wwho.binary.walk import iter_files
 from wwho.errors import WwhoWarning
 from wwho.notices import plural, warn
 

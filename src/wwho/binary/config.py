@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wwho.binary.ingest import MAX_EXP, MODES, IngestOptions, OptionError
+from wwho.binary.ingest_types import MAX_EXP, MODES, IngestOptions, OptionError
 from wwho.binary.train import MIN_TOKEN_LENGTH, check_options
 from wwho.errors import WwhoError, brief
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WINDOW_BYTES, MAX_WORKERS, SizeError, check_range

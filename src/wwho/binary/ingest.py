@@ -33,8 +33,9 @@ path relative to its input (``os.fsencode``: any name the system allows), so res
 other files. Memory: one read block, plus at most ``max_docs_per_file`` windows of the
 current file, plus the counted windows (at most ``max_docs`` of them); never the input.
 
-What this module deliberately does not do: decompress archives, or insert special
-tokens into the data (they are added by the tokenizer's template, never trained on).
+This module chunks, samples and counts; the walk is :mod:`wwho.binary.walk`, the options and
+results are :mod:`wwho.binary.ingest_types`. What it deliberately does not do: decompress archives,
+or insert special tokens into the data (they are added by the tokenizer's template, never trained on).
 """
 
 from __future__ import annotations
@@ -42,282 +43,19 @@ from __future__ import annotations
 import io
 import os
 import random
-import stat
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from wwho.errors import CorpusError, WwhoError, brief, printable
+from wwho.binary.ingest_types import IngestOptions, IngestStats, NothingSampledError, WindowCounts
+from wwho.binary.walk import input_paths, iter_files, shown
+from wwho.errors import CorpusError, printable
 from wwho.fileio import open_regular
 from wwho.notices import plural, warn
-from wwho.sizes import MAX_COUNT, MAX_WINDOW_BYTES
 
-MODES = ("file", "fixed", "random", "delim")
-#: Largest ``min_exp``/``max_exp``: random windows are at most MAX_WINDOW_BYTES (16 MiB).
-MAX_EXP = MAX_WINDOW_BYTES.bit_length() - 1
 _BLOCK = 1 << 20  # read size in delim mode
 
 T = TypeVar("T")
-
-
-class OptionError(WwhoError, ValueError):
-    """An ingestion or training option is invalid (names the option and the value)."""
-
-
-class NothingSampledError(CorpusError):
-    """``sample_rate`` kept none of the windows: no data to train on. ``rate``, ``windows`` (how
-    many there were) and ``where`` (the inputs) let a caller say it in its own terms: ``name`` is
-    the rate's name (``--sample-rate`` on the command line), ``advice`` what to do."""
-
-    def __init__(self, rate: float, windows: int, where: str, *, name: str = "sample_rate",
-                 advice: str | None = None) -> None:
-        self.rate, self.windows, self.where = rate, windows, where
-        super().__init__(f"no data to train on in {where}: {name} {rate:g} kept none of its "
-                         f"{plural(windows, 'window')}; {advice or 'raise ' + name}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class IngestOptions:
-    """How files become windows; see the module docstring for the exact semantics."""
-
-    mode: str = "fixed"
-    window_bytes: int = 4096
-    min_exp: int = 3
-    max_exp: int = 14
-    delimiter: bytes | None = None
-    max_docs: int | None = None
-    max_docs_per_file: int | None = None
-    sample_rate: float = 1.0
-    seed: int = 0
-    follow_symlinks: bool = False
-    extensions: tuple[str, ...] = ()
-    max_file_size: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise OptionError(f"mode {self.mode!r} is not one of {', '.join(MODES)}")
-        _positive("window_bytes", self.window_bytes, MAX_WINDOW_BYTES)
-        for name in ("min_exp", "max_exp"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXP:
-                raise OptionError(f"{name} must be an integer from 0 to {MAX_EXP}, got {value!r}")
-        if self.min_exp > self.max_exp:
-            raise OptionError(f"min_exp ({self.min_exp}) is larger than max_exp ({self.max_exp})")
-        if self.mode == "delim" and not self.delimiter:
-            raise OptionError("mode 'delim' needs a delimiter (--delimiter-hex, e.g. 0a)")
-        if self.delimiter is not None and self.mode != "delim":
-            raise OptionError(f"a delimiter only applies to mode 'delim', not {self.mode!r}")
-        if self.delimiter is not None and not isinstance(self.delimiter, bytes):
-            raise OptionError(f"delimiter must be bytes, got {type(self.delimiter).__name__}")
-        for name in ("max_docs", "max_docs_per_file", "max_file_size"):
-            if getattr(self, name) is not None:
-                _positive(name, getattr(self, name))
-        rate = self.sample_rate
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
-            raise OptionError(f"sample_rate must be in (0, 1], got {rate!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise OptionError(f"seed must be an integer, got {self.seed!r}")
-        if not isinstance(self.extensions, (tuple, list)) or not all(isinstance(e, str) for e in self.extensions):
-            raise OptionError(f"extensions must be a tuple of strings such as ('so', 'gz'), "
-                              f"got {brief(self.extensions)}")
-        exts = tuple(e if e.startswith(".") else "." + e for e in self.extensions)
-        if any(e == "." for e in exts):
-            raise OptionError("empty extension in extensions")
-        object.__setattr__(self, "extensions", tuple(e.lower() for e in exts))  # matched case-insensitively
-
-
-def _positive(name: str, value: object, high: int = MAX_COUNT) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-        raise OptionError(f"{name} must be an integer from 1 to {high:,}, got {value!r}")
-
-
-@dataclass
-class IngestStats:
-    """What the walk and the sampling did (for progress reports and tests)."""
-
-    files: int = 0
-    bytes_read: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    windows_seen: int = 0  # produced by chunking
-    windows_sampled: int = 0  # left after sample_rate and max_docs_per_file
-    windows_counted: int = 0  # left after max_docs: the sum of the counts
-    distinct: int = 0
-    #: files read only up to the size estimated before reading: (path, estimated, size when read)
-    grown: list[tuple[Path, int, int]] = field(default_factory=list)
-    appeared: list[Path] = field(default_factory=list)  # found when reading, not when estimating: not read
-
-    def skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
-
-
-@dataclass
-class WindowCounts:
-    """Distinct windows with their multiplicities, in first-seen order."""
-
-    counts: dict[bytes, int]
-    stats: IngestStats
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-
-def input_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """The input paths as a list; one path or text given where a list belongs is refused in one line."""
-    if isinstance(paths, (str, bytes, os.PathLike)):
-        raise OptionError(f"paths must be a list of files or directories, not one {type(paths).__name__}: "
-                          f"pass [{brief(paths, 60)}]")
-    if not isinstance(paths, Iterable):
-        raise OptionError(f"paths must be a list of files or directories, not {type(paths).__name__}")
-    out = []
-    for n, item in enumerate(paths):
-        if not isinstance(item, (str, bytes, os.PathLike)):
-            raise OptionError(f"paths[{n}] is {type(item).__name__}, not a file or directory path")
-        out.append(Path(os.fsdecode(item)))
-    return out
-
-
-def shown(path: str | bytes | os.PathLike) -> str:
-    """A path for a message (:func:`wwho.errors.printable`): a name that is not valid UTF-8 shows
-    its odd bytes as escapes."""
-    return printable(os.fsdecode(path))
-
-
-def iter_files(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
-               stats: IngestStats | None = None,
-               exclude: Iterable[str | os.PathLike] = ()) -> Iterator[tuple[Path, str]]:
-    """Yield ``(path, key)`` for each file to read; ``key`` is the path relative to its input.
-
-    ``exclude``: files never read (the output of the run), skipped as ``"output"``. Raises
-    :class:`CorpusError` for a missing input or an unlistable directory.
-    """
-    stats = stats if stats is not None else IngestStats()
-    seen = _identities(exclude)
-    excluded = set(seen)
-    for top in input_paths(paths):
-        try:
-            st = top.stat()  # a named input is followed even if it is a symlink
-        except FileNotFoundError:
-            raise CorpusError(f"{shown(top)}: no such file or directory") from None
-        except OSError as exc:
-            raise CorpusError(f"{shown(top)}: cannot access: {exc.strerror}") from None
-        if _seen_before(st, seen, excluded, stats):
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            yield from _walk(top, options, stats, seen, excluded)
-        elif _wanted_file(st, options, stats):
-            yield _readable(top), top.name
-
-
-def _identities(paths: Iterable[str | os.PathLike]) -> set[tuple[int, int]]:
-    found = set()
-    for path in input_paths(paths):
-        try:
-            st = path.stat()
-        except OSError:
-            continue  # not there yet: nothing to skip
-        found.add((st.st_dev, st.st_ino))
-    return found
-
-
-def _seen_before(st: os.stat_result, seen: set[tuple[int, int]], excluded: set[tuple[int, int]],
-                 stats: IngestStats) -> bool:
-    """True (and counted) for an excluded file or one already reached; else marks it seen."""
-    ident = (st.st_dev, st.st_ino)
-    if ident in excluded:
-        stats.skip("output")
-        return True
-    if ident in seen:
-        stats.skip("already read by another path")
-        return True
-    seen.add(ident)
-    return False
-
-
-def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tuple[int, int]],
-          excluded: set[tuple[int, int]]) -> Iterator[tuple[Path, str]]:
-    """Depth-first in sorted name order, with a stack instead of recursion: any depth of folders."""
-    stack = [iter(_entries(root))]
-    while stack:
-        entry = next(stack[-1], None)
-        if entry is None:
-            stack.pop()
-            continue
-        if entry.name.startswith("."):
-            stats.skip("hidden")
-            continue
-        path = Path(entry.path)
-        st = _entry_stat(entry, path, options, stats)
-        if st is None or _seen_before(st, seen, excluded, stats):
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            stack.append(iter(_entries(path)))
-        elif options.extensions and not entry.name.lower().endswith(options.extensions):
-            stats.skip("extension")
-        elif _wanted_file(st, options, stats):
-            if _saved_tokenizer(path):
-                stats.skip("a binary tokenizer (an earlier run's output)")
-                continue
-            yield _readable(path), path.relative_to(root).as_posix()
-
-
-#: How a ``tokenizer.json`` that HF ``tokenizers`` wrote begins (compact or indented): its version, then
-#: its truncation (a data file that begins with a version of its own is not parsed).
-
-
-def _saved_tokenizer(path: Path) -> bool:
-    """Whether ``path``, found inside an input folder, is a binary tokenizer (an earlier run's ``-o``
-    in the folder trained on: read as data, it would change the vocabulary)."""
-    from wwho.binary.io import is_saved_binary_tokenizer
-
-    return is_saved_binary_tokenizer(path)
-
-
-def _readable(path: Path) -> Path:
-    """``path``, or the error it would give when read, found while the files are listed (the
-    estimate's walk) rather than minutes into reading them."""
-    if not os.access(path, os.R_OK):
-        raise CorpusError(f"{shown(path)}: cannot read: Permission denied")
-    return path
-
-
-def _entries(directory: Path) -> list[os.DirEntry]:
-    try:
-        with os.scandir(directory) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        raise CorpusError(f"{shown(directory)}: cannot list directory: {exc.strerror}") from None
-
-
-def _entry_stat(entry: os.DirEntry, path: Path, options: IngestOptions, stats: IngestStats) -> os.stat_result | None:
-    """The entry's stat (its target's, for a followed symlink); None for a skipped symlink."""
-    if not entry.is_symlink():
-        try:
-            return entry.stat(follow_symlinks=False)
-        except OSError as exc:
-            raise CorpusError(f"{shown(path)}: cannot access: {exc.strerror}") from None
-    if not options.follow_symlinks:
-        stats.skip("symlink")
-        return None
-    try:
-        return path.stat()
-    except OSError:
-        stats.skip("broken symlink")
-        return None
-
-
-def _wanted_file(st: os.stat_result, options: IngestOptions, stats: IngestStats) -> bool:
-    if not stat.S_ISREG(st.st_mode):
-        stats.skip("not a regular file")
-        return False
-    if st.st_size == 0:
-        stats.skip("empty")
-        return False
-    if options.max_file_size is not None and st.st_size > options.max_file_size:
-        stats.skip("larger than max_file_size")
-        return False
-    return True
 
 
 def iter_windows(f: BinaryIO, options: IngestOptions, rng: random.Random) -> Iterator[bytes]:

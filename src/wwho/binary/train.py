@@ -38,7 +38,9 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from tokenizers import Tokenizer, trainers
 
 from wwho.background import start_thread
-from wwho.binary.ingest import IngestOptions, NothingSampledError, OptionError, count_windows, input_paths
+from wwho.binary.ingest import count_windows
+from wwho.binary.ingest_types import IngestOptions, NothingSampledError, OptionError
+from wwho.binary.walk import input_paths
 from wwho.errors import CorpusError, VocabError, brief
 from wwho.notices import warn
 from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WORKERS

@@ -17,9 +17,11 @@ import time
 
 from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
-from wwho.binary.ingest import MODES, NothingSampledError, count_windows, shown
+from wwho.binary.ingest import count_windows
+from wwho.binary.ingest_types import MODES, NothingSampledError
 from wwho.binary.io import save
 from wwho.binary.train import check_options, describe_size, train_from_counts
+from wwho.binary.walk import shown
 from wwho.cli.options import output_path, path_argument, strict
 from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
 from wwho.errors import WwhoWarning

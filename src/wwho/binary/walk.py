@@ -1,0 +1,169 @@
+"""The walk of binary training's inputs (:func:`iter_files`): the files to read, each once, with its
+path relative to its input; the rules of what is skipped are in :mod:`wwho.binary.ingest`'s docstring.
+
+It deliberately does not read the files (:mod:`wwho.binary.ingest` does), only lists them and
+checks that each can be opened, so that a file that cannot is found before reading starts.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from wwho.binary.ingest_types import IngestOptions, IngestStats, OptionError
+from wwho.errors import CorpusError, brief, printable
+
+
+def input_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """The input paths as a list; one path or text given where a list belongs is refused in one line."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise OptionError(f"paths must be a list of files or directories, not one {type(paths).__name__}: "
+                          f"pass [{brief(paths, 60)}]")
+    if not isinstance(paths, Iterable):
+        raise OptionError(f"paths must be a list of files or directories, not {type(paths).__name__}")
+    out = []
+    for n, item in enumerate(paths):
+        if not isinstance(item, (str, bytes, os.PathLike)):
+            raise OptionError(f"paths[{n}] is {type(item).__name__}, not a file or directory path")
+        out.append(Path(os.fsdecode(item)))
+    return out
+
+
+def shown(path: str | bytes | os.PathLike) -> str:
+    """A path for a message (:func:`wwho.errors.printable`): a name that is not valid UTF-8 shows
+    its odd bytes as escapes."""
+    return printable(os.fsdecode(path))
+
+
+def iter_files(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
+               stats: IngestStats | None = None,
+               exclude: Iterable[str | os.PathLike] = ()) -> Iterator[tuple[Path, str]]:
+    """Yield ``(path, key)`` for each file to read; ``key`` is the path relative to its input.
+
+    ``exclude``: files never read (the output of the run), skipped as ``"output"``. Raises
+    :class:`CorpusError` for a missing input or an unlistable directory.
+    """
+    stats = stats if stats is not None else IngestStats()
+    seen = _identities(exclude)
+    excluded = set(seen)
+    for top in input_paths(paths):
+        try:
+            st = top.stat()  # a named input is followed even if it is a symlink
+        except FileNotFoundError:
+            raise CorpusError(f"{shown(top)}: no such file or directory") from None
+        except OSError as exc:
+            raise CorpusError(f"{shown(top)}: cannot access: {exc.strerror}") from None
+        if _seen_before(st, seen, excluded, stats):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            yield from _walk(top, options, stats, seen, excluded)
+        elif _wanted_file(st, options, stats):
+            yield _readable(top), top.name
+
+
+def _identities(paths: Iterable[str | os.PathLike]) -> set[tuple[int, int]]:
+    found = set()
+    for path in input_paths(paths):
+        try:
+            st = path.stat()
+        except OSError:
+            continue  # not there yet: nothing to skip
+        found.add((st.st_dev, st.st_ino))
+    return found
+
+
+def _seen_before(st: os.stat_result, seen: set[tuple[int, int]], excluded: set[tuple[int, int]],
+                 stats: IngestStats) -> bool:
+    """True (and counted) for an excluded file or one already reached; else marks it seen."""
+    ident = (st.st_dev, st.st_ino)
+    if ident in excluded:
+        stats.skip("output")
+        return True
+    if ident in seen:
+        stats.skip("already read by another path")
+        return True
+    seen.add(ident)
+    return False
+
+
+def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tuple[int, int]],
+          excluded: set[tuple[int, int]]) -> Iterator[tuple[Path, str]]:
+    """Depth-first in sorted name order, with a stack instead of recursion: any depth of folders."""
+    stack = [iter(_entries(root))]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        if entry.name.startswith("."):
+            stats.skip("hidden")
+            continue
+        path = Path(entry.path)
+        st = _entry_stat(entry, path, options, stats)
+        if st is None or _seen_before(st, seen, excluded, stats):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            stack.append(iter(_entries(path)))
+        elif options.extensions and not entry.name.lower().endswith(options.extensions):
+            stats.skip("extension")
+        elif _wanted_file(st, options, stats):
+            if _saved_tokenizer(path):
+                stats.skip("a binary tokenizer (an earlier run's output)")
+                continue
+            yield _readable(path), path.relative_to(root).as_posix()
+
+
+def _saved_tokenizer(path: Path) -> bool:
+    """Whether ``path``, found inside an input folder, is a binary tokenizer (an earlier run's ``-o``
+    in the folder trained on: read as data, it would change the vocabulary)."""
+    from wwho.binary.io import is_saved_binary_tokenizer
+
+    return is_saved_binary_tokenizer(path)
+
+
+def _readable(path: Path) -> Path:
+    """``path``, or the error it would give when read, found while the files are listed (the
+    estimate's walk) rather than minutes into reading them."""
+    if not os.access(path, os.R_OK):
+        raise CorpusError(f"{shown(path)}: cannot read: Permission denied")
+    return path
+
+
+def _entries(directory: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(directory) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        raise CorpusError(f"{shown(directory)}: cannot list directory: {exc.strerror}") from None
+
+
+def _entry_stat(entry: os.DirEntry, path: Path, options: IngestOptions, stats: IngestStats) -> os.stat_result | None:
+    """The entry's stat (its target's, for a followed symlink); None for a skipped symlink."""
+    if not entry.is_symlink():
+        try:
+            return entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            raise CorpusError(f"{shown(path)}: cannot access: {exc.strerror}") from None
+    if not options.follow_symlinks:
+        stats.skip("symlink")
+        return None
+    try:
+        return path.stat()
+    except OSError:
+        stats.skip("broken symlink")
+        return None
+
+
+def _wanted_file(st: os.stat_result, options: IngestOptions, stats: IngestStats) -> bool:
+    if not stat.S_ISREG(st.st_mode):
+        stats.skip("not a regular file")
+        return False
+    if st.st_size == 0:
+        stats.skip("empty")
+        return False
+    if options.max_file_size is not None and st.st_size > options.max_file_size:
+        stats.skip("larger than max_file_size")
+        return False
+    return True
