@@ -59,15 +59,22 @@ def test_sample_mode_lowers_the_rate_and_says_so(tree):
 
 
 def test_library_train_refuses_before_reading(tree, monkeypatch):
-    opened = []
-    def recording_open(*args, **kwargs):
-        opened.append(args)
-        return open(*args, **kwargs)  # the caller closes it
+    import wwho.binary.ingest as ingest
 
-    monkeypatch.setattr("wwho.binary.ingest.open", recording_open, raising=False)
+    opened = []
+    real_open = ingest.open_regular
+
+    def recording_open(path, *args, **kwargs):
+        opened.append(path)
+        return real_open(path, *args, **kwargs)  # the caller closes it
+
+    monkeypatch.setattr(ingest, "open_regular", recording_open)  # what ingestion opens every file with
     with pytest.raises(BudgetError, match="To fix, pass --sample-rate"):
         binary.train([tree], vocab_size=400, min_frequency=2, memory_budget=BASE_BYTES + (1 << 20), progress=False)
     assert opened == []
+    # the recorder sees what a run within the budget reads, so the empty list above means something
+    binary.train([tree], vocab_size=400, min_frequency=2, ingest=IngestOptions(max_docs=2), progress=False)
+    assert opened
 
 
 def test_a_path_string_is_not_a_list_of_paths(tree):
