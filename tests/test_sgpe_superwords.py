@@ -301,8 +301,8 @@ def test_span_counter_add_counts_spans_and_refuses_overflow():
 def test_superword_stage_from_span_texts_equals_from_span_counts():
     # The Ray driver hands the trainer span texts in a plain counter; the result is the same.
     from wwho import _core
+    from wwho.sgpe.phases import train_on_pieces
     from wwho.sgpe.superwords import SPAN_BREAKS
-    from wwho.sgpe.train import train_on_pieces
     from wwho.sgpe.words import WordSplitter
 
     lines = ["ශ්‍රී ලංකාව දිවයිනකි. ලංකාව යනු", "ලංකාව දිවයිනකි", "x [CLS] y", "ශ්‍රී ලංකාව දිවයිනකි"] * 10

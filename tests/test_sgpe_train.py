@@ -301,46 +301,6 @@ def test_the_cli_trains_on_lone_surrogates(tmp_path):
     assert (tmp_path / "out" / "vocab.json").is_file()
 
 
-def _full_script_check(scripts, boundary, syllables):
-    """The training's script check without its shortcut: every boundary token through the router."""
-    from wwho.scriptcheck import letters_by_script, warn_if_other_script
-
-    letters = letters_by_script(boundary.items())
-    letters.update(letters_by_script(syllables.items()))
-    return warn_if_other_script(letters, scripts, what="the corpus", option="--script / script=")
-
-
-@pytest.mark.parametrize("script, boundary, syllables, warns", [
-    ("sinhala", {"नमस्ते": 40, "abc": 3}, {"ක": 10}, True),  # mostly Devanagari: the router runs
-    ("sinhala", {"नमस्ते": 1, "abc": 1}, {"ක": 50, "ලං": 20}, False),  # the syllables outweigh anything: shortcut
-    ("sinhala", {"ab": 10}, {"ක": 20}, False),  # exactly half is enough
-    ("sinhala", {"abc": 10}, {"ක": 20}, True),
-    ("sinhala", {"abcde": 10}, {"ක": 20, "x": 0}, True),
-    ("sinhala", {"12": 100, "..": 100}, {}, False),  # no letters at all
-    # Every schema but Sinhala's keeps another script's clusters whole: a "syllable" of the Tamil
-    # syllabifier may be Telugu. Before, every syllable counted as the chosen script's: no warning.
-    ("tamil", {}, {"శ్రీ": 30, " తెలు": 20, "గు": 20}, True),
-    ("tamil", {"abc": 1}, {"శ్రీ": 3, "தமி": 20, "ழ்": 20}, False),
-    ("devanagari", {}, {"ক্ষ": 5, "क्ष": 4}, True),
-])
-def test_the_script_check_warns_as_the_full_check_does(script, boundary, syllables, warns):
-    import warnings
-
-    from wwho.errors import ScriptWarning
-    from wwho.sgpe.train import _check_script
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        _check_script((script,), boundary, syllables)
-    got = [str(w.message) for w in caught if issubclass(w.category, ScriptWarning)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = _full_script_check((script,), boundary, syllables)
-    assert got == ([want] if want else [])
-    assert bool(got) == warns
-
-
-
 @pytest.mark.parametrize("scope", ["pieces", "words", "runs"])
 @pytest.mark.parametrize("lang, script, warns", [
     ("hi", "sinhala", "devanagari"),  # the wrong script: Hindi is boundary tokens inside spans

@@ -31,7 +31,7 @@ from wwho.errors import WwhoError, WwhoWarning
 from wwho.notices import plural, warn
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
-from wwho.sgpe.train import smallest_vocab_size
+from wwho.sgpe.train_options import smallest_vocab_size
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 from wwho.sgpe.words import SCRIPT_MODES
 from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers

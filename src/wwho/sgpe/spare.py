@@ -15,7 +15,7 @@ Each stage gives its words to a merge engine of their own, cut as the merges so 
 (:meth:`~wwho.bpe.engine.MergeEngine.apply`: each merge, in order, where its pair occurs), and
 trains on from there, most frequent pair first. Its merges come after every other, so no piece
 of the training text is cut differently, and like every SGPE merge they join whole syllables.
-The trainer (:mod:`wwho.sgpe.train`) runs them in this order, then gives what is left to unseen
+The trainer (:mod:`wwho.sgpe.phases`) runs them in this order, then gives what is left to unseen
 syllables (:mod:`wwho.sgpe.completion`).
 
 This module does not decide that ids are left, count the words, or build the vocabulary.

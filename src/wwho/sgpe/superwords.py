@@ -19,7 +19,7 @@ what Hugging Face's BPE does with ``SPANS`` as its ``Split`` pre-tokenizer.
 Training: the spans of the corpus are counted (as sequences of piece ids, the piece counts kept
 as they are counted: :func:`piece_counts`' rule), the word-level engine runs as usual, then each
 span becomes the sequence of its pieces' tokens as that engine left them and a second engine
-learns the superword merges (:class:`SuperwordStage`, which :mod:`wwho.sgpe.train` runs). The
+learns the superword merges (:class:`SuperwordStage`, which :mod:`wwho.sgpe.phases` runs). The
 work runs in the compiled core (``rust/src/spans.rs``: span cutting; ``rust/src/superwords.rs``:
 the span table, the second engine's input, freeing what the first stage leaves; a span holding a
 special or byte token's text is left unmerged); encoding too (``rust/src/sgpe/``). This module
