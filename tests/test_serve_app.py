@@ -17,7 +17,9 @@ from starlette.testclient import TestClient
 from wwho.cli import main
 from wwho.errors import VocabError
 from wwho.evaluate import Evaluated
-from wwho.serve.app import STATIC, Limits, Loaded, create_app, load_tokenizers
+from wwho.serve.app import STATIC, create_app
+from wwho.serve.limits import Limits
+from wwho.serve.tokenizers import Loaded, load_tokenizers
 
 LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 
@@ -80,32 +82,6 @@ def test_every_answer_has_the_policy_and_nosniff(client, path):
     assert r.headers["cache-control"] == "no-cache"
     refused = client.get(path, headers={"Origin": "http://elsewhere.example"})  # HostGuard's own answer
     assert refused.status_code == 403 and refused.headers["x-content-type-options"] == "nosniff"
-
-
-def test_a_request_stopped_before_its_answer_gets_a_json_503():
-    """Ctrl-C: uvicorn cancels the requests still running after a second; one whose body was still
-    arriving, or whose turn had not come, got a plain-text 500 from uvicorn. Now a one-line JSON 503."""
-    import asyncio
-
-    from wwho.serve.app import EveryAnswer
-
-    async def stopped(scope, receive, send):
-        raise asyncio.CancelledError
-
-    sent = []
-
-    async def send(message):
-        sent.append(message)
-
-    async def receive():
-        return {"type": "http.request", "body": b""}
-
-    scope = {"type": "http", "method": "POST", "path": "/api/tokenize", "headers": []}
-    with pytest.raises(asyncio.CancelledError):
-        asyncio.run(EveryAnswer(stopped)(scope, receive, send))
-    assert sent[0]["status"] == 503
-    assert (b"x-content-type-options", b"nosniff") in sent[0]["headers"]
-    assert "the server is stopping" in json.loads(sent[1]["body"])["error"]
 
 
 def test_static_files_fetch_nothing_from_elsewhere():
@@ -208,14 +184,14 @@ def test_bad_requests(client, body, status, words):
 def test_an_array_inside_a_value_is_refused_before_the_body_is_parsed(client, monkeypatch):
     """Before: json.loads built every nested array of a body (a few hundred kB of them held the event
     loop for a tenth of a second) before "tokenizers" was checked."""
-    import wwho.serve.app as app_module
+    import wwho.serve.body as body_module
 
     def parse(*args, **kwargs):
         raise AssertionError("the body was parsed")
 
     nested = b'{"text": "a[\\"[", "tokenizers": [' + b",".join([b"[[[[]]]]"] * 1000) + b"]}"
     with monkeypatch.context() as m:  # (json is one module: the answer is read after)
-        m.setattr(app_module.json, "loads", parse)
+        m.setattr(body_module.json, "loads", parse)
         answer = client.post("/api/tokenize", content=nested, headers={"content-type": "application/json"})
     msg = error_of(answer, 400)
     assert msg.startswith("request body has an array inside a value")
@@ -261,25 +237,6 @@ def test_unknown_route_and_method(client):
 
 # -- loading and the serve verb --------------------------------------------------------------------------
 
-def test_load_tokenizers_errors(tmp_path):
-    with pytest.raises(VocabError, match="given twice"):
-        load_tokenizers(["tiktoken:o200k_base", "tiktoken:o200k_base"])
-    with pytest.raises(VocabError, match="no such file"):
-        load_tokenizers([str(tmp_path / "missing")])
-
-
-def test_names_are_short_and_two_files_of_one_name_are_told_apart_by_folder(tmp_path):
-    if not LLAMA3.is_file():
-        pytest.skip(f"{LLAMA3} is absent")
-    for folder in ("a", "b"):
-        (tmp_path / folder / "x").mkdir(parents=True)
-        (tmp_path / folder / "x" / "llama.gguf").symlink_to(LLAMA3)
-    specs = [str(LLAMA3), str(tmp_path / "a" / "x" / "llama.gguf"), str(tmp_path / "b" / "x" / "llama.gguf"),
-             f"{tmp_path}/a/./x/llama.gguf"]
-    assert [t.name for t in load_tokenizers(specs)] == [LLAMA3.name, "a/x/llama.gguf (1)", "b/x/llama.gguf",
-                                                        "a/x/llama.gguf (2)"]
-
-
 def test_serve_without_the_extra_says_which_to_install(monkeypatch, capsys):
     import sys
 
@@ -321,15 +278,6 @@ def test_bind_tells_loopback_apart():
         sock, is_loopback = bind(host, 0)
         sock.close()
         assert is_loopback is loopback, host
-
-
-def test_the_host_a_browser_sends_for_an_ipv6_form_of_loopback_is_answered():
-    """A browser writes http://[::ffff:127.0.0.1]:8000/ as [::ffff:7f00:1]:8000 in Host (found in
-    review: the address the server printed got 421)."""
-    from wwho.serve.app import loopback_hosts
-
-    hosts = loopback_hosts(8000, "::ffff:127.0.0.1")
-    assert "[::ffff:7f00:1]:8000" in hosts and "[::ffff:127.0.0.1]:8000" in hosts and "localhost:8000" in hosts
 
 
 def test_an_ipv4_loopback_address_written_as_ipv6_is_loopback():

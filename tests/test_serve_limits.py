@@ -43,7 +43,7 @@ MAX_TOKENS = 40_000  # Limits().max_tokens
 
 @pytest.fixture(scope="module")
 def loaded():
-    from wwho.serve.app import load_tokenizers
+    from wwho.serve.tokenizers import load_tokenizers
 
     if not (O200K_FILE.is_file() and LLAMA3.is_file()):
         pytest.skip(f"{O200K_FILE} or {LLAMA3} is absent")
@@ -170,7 +170,8 @@ def test_no_local_path_reaches_the_page(client, loaded):
 
 
 def test_a_tokenizer_error_does_not_show_its_path(loaded):
-    from wwho.serve.app import Loaded, create_app
+    from wwho.serve.app import create_app
+    from wwho.serve.tokenizers import Loaded
 
     spec = str(DATA / "private" / "broken.json")
 
@@ -183,7 +184,8 @@ def test_a_tokenizer_error_does_not_show_its_path(loaded):
 
 
 def test_on_loopback_only_loopback_names_are_answered(loaded):
-    from wwho.serve.app import create_app, loopback_hosts
+    from wwho.serve.app import create_app
+    from wwho.serve.middleware import loopback_hosts
 
     app = create_app(loaded, hosts=loopback_hosts(8000))
     assert {"tok.lan", "tok.lan:8000"} <= loopback_hosts(8000, names=["TOK.lan"])  # --allow-host on loopback
@@ -216,7 +218,8 @@ def test_off_loopback_only_ip_addresses_and_the_machines_names_are_answered(load
     the machine's own names and ``--allow-host`` names only."""
     import socket
 
-    from wwho.serve.app import create_app, served_hosts
+    from wwho.serve.app import create_app
+    from wwho.serve.middleware import served_hosts
 
     app = create_app(loaded, hosts=served_hosts(8000, ["tok.lan"]), ip_literals=True)
     for host in ("192.0.2.7:8000", "10.0.0.1", "[2001:db8::1]:8000", "[::1]", "localhost:8000", "TOK.lan:8000",
@@ -243,7 +246,7 @@ def test_a_worst_case_text_sends_at_most_max_tokens(client, loaded):
     assert WORST.startswith(compared) and 0 < len(compared) < len(WORST)
     for x in data["results"]:
         assert "".join(x["tokens"]["text"]).startswith(compared)
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     assert Limits().max_tokens == MAX_TOKENS
 
@@ -267,7 +270,8 @@ def blocked_job(gate: threading.Event, result="first"):
 
 
 def test_the_cheapest_waiting_request_runs_next():
-    from wwho.serve.app import Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, gate, order = Worker(Limits()), threading.Event(), []
@@ -294,7 +298,9 @@ def test_a_full_queue_refuses_the_request_tagged_last_at_once():
     """Fair by cost: a client's second request is tagged after its first, so when more work waits than
     the queue holds, a new client's request takes the place of another client's second, and the same
     client's third is refused at once."""
-    from wwho.serve.app import REQUEST_COST, Busy, Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.refusals import Busy
+    from wwho.serve.worker import REQUEST_COST, Worker
 
     async def main():
         limits = Limits(queue=2, max_chars=1000)  # 2,002 of work may wait
@@ -325,7 +331,8 @@ def test_a_flood_of_cheap_requests_does_not_starve_a_costlier_one():
     """Before the fix: the cheapest waiting request always went next and a full queue refused anything
     costlier than what it held, so a few addresses sending empty texts as fast as they were answered
     kept every other client's text waiting until it was refused (503)."""
-    from wwho.serve.app import Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, gate, order = Worker(Limits(queue=8)), threading.Event(), []
@@ -362,7 +369,9 @@ def test_a_flood_of_cheap_requests_does_not_starve_a_costlier_one():
 
 
 def test_one_client_has_a_few_large_requests_at_most():
-    from wwho.serve.app import Busy, Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.refusals import Busy
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, gate = Worker(Limits(per_client=2)), threading.Event()
@@ -384,7 +393,9 @@ def test_one_client_has_a_few_large_requests_at_most():
 def test_one_client_cannot_fill_the_queue_with_cheap_requests():
     """Before the fix: one address could keep the queue full of one-character requests, and every other
     client's text, costlier than those, was refused with 503."""
-    from wwho.serve.app import Busy, Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.refusals import Busy
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, gate = Worker(Limits(per_client_requests=3, queue=4)), threading.Event()
@@ -405,7 +416,9 @@ def test_one_client_cannot_fill_the_queue_with_cheap_requests():
 
 
 def test_a_request_that_runs_too_long_is_stopped_and_holds_the_thread_until_it_stops():
-    from wwho.serve.app import Busy, Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.refusals import Busy
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, events = Worker(Limits(work_seconds=0.2)), []
@@ -434,7 +447,9 @@ def test_a_request_that_runs_too_long_is_stopped_and_holds_the_thread_until_it_s
 
 
 def test_waiting_too_long_or_leaving_drops_the_request():
-    from wwho.serve.app import Busy, Limits, Worker, _ClientGone
+    from wwho.serve.limits import Limits
+    from wwho.serve.refusals import Busy, ClientGone
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, gate, ran = Worker(Limits(wait_seconds=0.3)), threading.Event(), []
@@ -448,7 +463,7 @@ def test_waiting_too_long_or_leaving_drops_the_request():
                                                 request=FakeRequest()))
         await asyncio.sleep(0.05)
         leaving.left.set()
-        with pytest.raises(_ClientGone):
+        with pytest.raises(ClientGone):
             await gone
         with pytest.raises(Busy) as refused:
             await late
@@ -459,7 +474,8 @@ def test_waiting_too_long_or_leaving_drops_the_request():
 
 
 def test_a_cancelled_request_does_not_keep_the_worker():
-    from wwho.serve.app import Limits, Worker
+    from wwho.serve.limits import Limits
+    from wwho.serve.worker import Worker
 
     async def main():
         worker, gate = Worker(Limits()), threading.Event()
@@ -693,7 +709,7 @@ def guarded_server(limits):
 
 
 def test_headers_sent_slowly_are_cut_off():
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(header_seconds=0.5)) as port, socket.create_connection(("127.0.0.1", port)) as s:
         t0 = time.monotonic()
@@ -714,7 +730,7 @@ def test_headers_sent_slowly_are_cut_off():
 
 
 def test_too_many_connections_close_the_oldest_idle_ones():
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=5)) as port:
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
@@ -731,7 +747,7 @@ def test_one_address_opening_connections_closes_its_own_not_another_clients():
     """Before the fix: opening one too many closed the connection that had waited longest for a whole
     request, whoever it was, so an address opening connections as fast as it could closed another
     client's connection whose request had not been read yet (it answered nothing)."""
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=5)) as port:
         honest = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0))
@@ -752,7 +768,7 @@ def test_an_address_keeping_every_connection_busy_makes_room_for_another():
     never closed for a new one, so an address sending one cheap request after another on 256
     connections closed nearly every newcomer instead. Now the address
     with the most connections open gives up its oldest one, busy or not."""
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=4)) as port:
         busy = []
@@ -812,7 +828,7 @@ def test_connections_that_never_send_their_body_make_room_for_new_ones():
     """Before the fix: a connection that had sent its headers counted as being answered and was never
     closed for a new one, so clients sending headers and no body could hold every place; a new
     connection was closed at once."""
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=4)) as port:
         stalled = []
@@ -832,7 +848,7 @@ def test_connections_that_never_send_their_body_make_room_for_new_ones():
 
 
 def test_a_request_that_is_not_http_gets_one_line_of_json():
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits()) as port:
         for request in (b"GARBAGE\r\n\r\n", b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
@@ -843,7 +859,7 @@ def test_a_request_that_is_not_http_gets_one_line_of_json():
 
 
 def test_an_answer_the_client_does_not_read_is_dropped():
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(write_seconds=0.5)) as port, socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -855,7 +871,7 @@ def test_an_answer_the_client_does_not_read_is_dropped():
 def test_connections_that_do_not_read_their_answers_make_room_for_new_ones():
     """Before the fix: pipelined requests whose answers a client never reads (a tiny receive window)
     counted as being answered, so 256 such connections shut everyone out for the write limit."""
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     pipelined = b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n" * 3
     with guarded_server(Limits(max_connections=4, write_seconds=30)) as port:
@@ -918,8 +934,9 @@ def test_the_addresses_of_one_ipv6_network_are_one_client_for_every_limit(loaded
     spread its requests over its network's addresses. Every limit takes ``client_key`` now."""
     from types import SimpleNamespace
 
-    from wwho.serve import app as serve_app
+    from wwho.serve.app import create_app
     from wwho.serve.connections import _address
+    from wwho.serve.worker import Worker
 
     seen = []
 
@@ -927,8 +944,8 @@ def test_the_addresses_of_one_ipv6_network_are_one_client_for_every_limit(loaded
         seen.append(client)
         return b'{"results": []}'
 
-    monkeypatch.setattr(serve_app.Worker, "run", run)
-    app = serve_app.create_app(loaded, hosts=None)
+    monkeypatch.setattr(Worker, "run", run)
+    app = create_app(loaded, hosts=None)
     hosts = ["2001:db8::1", "2001:db8::ffff:2", "2001:db8:0:1::1", "::ffff:192.0.2.7", "192.0.2.7"]
     for host in hosts:
         response = TestClient(app, client=(host, 5000)).post("/api/tokenize", json={"text": "a"})
@@ -941,7 +958,7 @@ def test_addresses_holding_one_idle_connection_each_give_way_to_a_newcomer():
     """Found by a probe: 256 idle sockets from 256 loopback addresses (any local process may use every
     127.x.y.z) shut every other client out: on a tie the new connection was the one closed. Now the
     longest waiting of the tied addresses' connections makes room."""
-    from wwho.serve.app import Limits
+    from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=4)) as port:
         idle = [socket.create_connection(("127.0.0.1", port), source_address=(f"127.0.1.{k}", 0)) for k in range(1, 5)]

@@ -6,7 +6,7 @@ default ``tiktoken:o200k_base``), binds the address itself (so a busy port is a 
 127.0.0.1 unless ``--host`` says otherwise, with a warning for any non-loopback address; on a loopback
 address the page answers only to loopback host names, on another only to IP addresses and the machine's
 own names (and ``--allow-host`` names on both). uvicorn runs with the connection limits of
-:mod:`wwho.serve.connections`; the request limits are :class:`wwho.serve.app.Limits` (docs/serve.md).
+:mod:`wwho.serve.connections`; the request limits are :class:`wwho.serve.limits.Limits` (docs/serve.md).
 The web framework (Starlette + uvicorn) is the optional extra ``wwho[serve]``, imported only here in
 ``run``.
 """
@@ -56,8 +56,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from wwho.serve.app import Limits, create_app, load_tokenizers, loopback_hosts, served_hosts
+        from wwho.serve.app import create_app
         from wwho.serve.connections import guarded_protocol
+        from wwho.serve.limits import Limits
+        from wwho.serve.middleware import loopback_hosts, served_hosts
+        from wwho.serve.tokenizers import load_tokenizers
         from wwho.serve.view import warm_up
     except ImportError as exc:
         if exc.name and exc.name.split(".")[0] in ("starlette", "uvicorn", "anyio", "h11"):

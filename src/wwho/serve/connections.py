@@ -31,8 +31,9 @@ forever. :func:`guarded_protocol` returns uvicorn's h11 protocol with these addi
   whose head (request line and headers) is longer than 16 KiB or 100 header lines a 431, however it
   arrives (h11 bounds only a head still incomplete).
 
-Request bodies, queues and timing of the work are the application's (:mod:`wwho.serve.app`). This
-module does not bind sockets or start the server: :mod:`wwho.cli.serve` does.
+Request bodies, queues and timing of the work are the application's (:mod:`wwho.serve.body`,
+:mod:`wwho.serve.worker`). This module does not bind sockets or start the server:
+:mod:`wwho.cli.serve` does.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from collections import OrderedDict
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from wwho.serve.app import Limits, client_key
+from wwho.serve.limits import Limits, client_key
 
 
 def guarded_protocol(limits: Limits) -> type[H11Protocol]:
