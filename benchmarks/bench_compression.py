@@ -132,8 +132,8 @@ def lines_of(lang: str, name: str) -> list[str]:
 
 
 def evaluate(spec: str, lines: list[str]):
+    from wwho.eval_specs import load_spec
     from wwho.evaluate import evaluate as run
-    from wwho.evaluate import load_spec
 
     return run(load_spec(spec), lines)
 
@@ -314,7 +314,7 @@ def word_kinds(lang: str, size: int) -> None:
     superwords do not count here: classic SGPE against the peers, to see where its gap was)."""
     import re
 
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
     from wwho.words import script_char_pattern
 
     scripts = ("sinhala",) if lang == "si" else ("devanagari",)

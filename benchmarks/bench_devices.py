@@ -182,10 +182,11 @@ def work_train_full(off: set[str]) -> dict[str, float]:
 
 
 def work_evaluate(off: set[str]) -> dict[str, float]:
+    import wwho.cut_structure as cuts
     import wwho.evaluate as ev
 
     if "evalcache" in off:
-        ev._STRUCTURES.max_bytes = 0
+        cuts._STRUCTURES.max_bytes = 0
     os.environ.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
     t0 = time.perf_counter()
     ev.evaluate_all([str(SGPE_DIR), "tiktoken:o200k_base"], [str(EVAL_FILE)])

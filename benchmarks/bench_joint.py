@@ -329,7 +329,8 @@ def measure_all(
     """(name -> lang -> {tokens, words, lines, lossless, known_cuts}, name -> lang -> the tokens of the
     English FLORES lines aligned with that language's test lines); cached per model file."""
 
-    from wwho.evaluate import evaluate, load_spec
+    from wwho.eval_specs import load_spec
+    from wwho.evaluate import evaluate
 
     en = test_lines("en", collapse=collapse)
     half = len(en) - len(tests["or"])  # Odia is measured on the second half of FLORES
@@ -435,7 +436,7 @@ def word_classes(ours: str, peer: str, tests: dict[str, list[str]]) -> dict:
     """lang -> word class -> [words, SGPE tokens, SentencePiece tokens], each word encoded alone."""
     import unicodedata
 
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
 
     a, b = load_spec(ours), load_spec(peer)
 
@@ -591,7 +592,7 @@ def main() -> None:
         return
     for name in args.peers:
         specs[name], records[name] = peer_spec(name), {}
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
 
     for name, spec in specs.items():
         records[name]["vocab"] = f"{load_spec(spec).vocab_size:,}"

@@ -231,7 +231,8 @@ class Cell:
 
 
 def measure_cell(lang: str, kind: str, size: int, split: str, fresh: bool) -> Cell:
-    from wwho.evaluate import evaluate, load_spec
+    from wwho.eval_specs import load_spec
+    from wwho.evaluate import evaluate
 
     cell = Cell()
     for files, test, tag in folds(lang, split):
@@ -418,7 +419,7 @@ def account(lang: str, size: int) -> None:
     import re
     from collections import Counter
 
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
     from wwho.sgpe import SGPETokenizer
     from wwho.words import script_char_pattern
 

@@ -31,7 +31,8 @@ import regex
 from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, require
 
 from wwho import Syllabifier
-from wwho.evaluate import Metrics, evaluate, load_spec, read_lines
+from wwho.eval_specs import load_spec
+from wwho.evaluate import Metrics, evaluate, read_lines
 
 CACHE = ROOT / ".cache" / "bench_scripts"
 LANGS = {"bn": "bengali", "pa": "gurmukhi", "gu": "gujarati", "or": "odia", "ta": "tamil", "te": "telugu",

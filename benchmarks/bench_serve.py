@@ -103,7 +103,7 @@ def main() -> None:
     ap.add_argument("--chromium")
     args = ap.parse_args()
     require(O200K_FILE, LLAMA3)
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
 
     os.environ["WWHO_TIKTOKEN_FILE"] = str(O200K_FILE)
     specs = ["tiktoken:o200k_base", str(LLAMA3), str(sgpe_dir())]

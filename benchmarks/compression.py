@@ -15,7 +15,8 @@ SPEC = {"wwho": "{out}", "hf": "hf:{out}", "spm": "spm:{out}.model"}
 def evaluate_all(trained: dict[str, tuple[str, str]], corpus: Path, *, script: str = "sinhala") -> list[dict]:
     import os
 
-    from wwho.evaluate import evaluate, load_spec, read_lines
+    from wwho.eval_specs import load_spec
+    from wwho.evaluate import evaluate, read_lines
 
     if O200K_FILE.is_file():
         os.environ.setdefault("WWHO_TIKTOKEN_FILE", str(O200K_FILE))

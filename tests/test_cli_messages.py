@@ -12,7 +12,8 @@ from importlib import resources
 import pytest
 from conftest import O200K_FILE, one_line_error, run_wwho
 
-from wwho.evaluate import Evaluated, evaluate, parity
+from wwho.eval_specs import Evaluated
+from wwho.evaluate import evaluate, parity
 
 SINHALA = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
 
@@ -95,7 +96,7 @@ def test_hf_peer_cuts_are_counted_inside_a_character(tmp_path):
     a character (o200k cuts rare Sinhala letters into bytes) is seen in hf: too."""
     pytest.importorskip("tokenizers")
     from wwho.bytelevel import ByteBPE
-    from wwho.evaluate import _native, load_spec
+    from wwho.eval_specs import _native, load_spec
 
     tok = ByteBPE.from_tiktoken(O200K_FILE)
     path = tok.export_hf(tmp_path / "o200k.json")

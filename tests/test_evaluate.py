@@ -10,7 +10,8 @@ import pytest
 from conftest import CORPORA, O200K_FILE, one_line_error, run_wwho
 
 from wwho.errors import CorpusError, TokenizerError, VocabError, WwhoError
-from wwho.evaluate import Evaluated, evaluate, evaluate_all, inside_offsets, load_spec, parity
+from wwho.eval_specs import Evaluated, load_spec
+from wwho.evaluate import evaluate, evaluate_all, parity
 
 
 def by_char():
@@ -76,30 +77,6 @@ def test_parity():
     assert parity(a, b) == 2.0
     with pytest.raises(TokenizerError, match="line-aligned"):
         parity(a, evaluate(tok, ["x"], corpus="c"))
-
-
-def test_unknown_specs_are_clear_errors(tmp_path):
-    with pytest.raises(VocabError, match="not a file or directory, nor tiktoken:NAME"):
-        load_spec("no-such-thing")
-    with pytest.raises(VocabError, match="HF tokenizers cannot load"):
-        bad = tmp_path / "t.json"
-        bad.write_text("{}")
-        load_spec(f"hf:{bad}")
-    with pytest.raises(VocabError, match="absent.model: no such SentencePiece model"):
-        load_spec(f"spm:{tmp_path / 'absent.model'}")
-    with pytest.raises(VocabError, match="SentencePiece cannot load"):
-        load_spec(f"spm:{bad}")
-    with pytest.raises(VocabError):
-        load_spec("tiktoken:no_such_encoding")
-
-
-def test_spm_without_sentencepiece_names_the_extra(tmp_path, monkeypatch):
-    """As every optional package's message does: the extra to install, ``wwho[spm]``."""
-    model = tmp_path / "m.model"
-    model.write_bytes(b"x")
-    monkeypatch.setitem(__import__("sys").modules, "sentencepiece", None)  # import fails
-    with pytest.raises(VocabError, match=r"needs? the optional package sentencepiece \(pip install 'wwho\[spm\]'\)"):
-        load_spec(f"spm:{model}")
 
 
 def test_unreadable_corpus_is_a_clear_error(tmp_path):
@@ -190,33 +167,6 @@ def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
         assert printed.out == "" and "cannot write" in printed.err, printed
 
 
-def test_spm_token_ends_are_byte_offsets_found_in_linear_time(tmp_path):
-    """SentencePiece token ends from the pieces' own bytes: a byte-fallback piece ends inside its
-    character (decoding every prefix gave the replacement characters' lengths there, and took time
-    quadratic in the line: a 20,000-emoji text held `wwho serve` for 30 s)."""
-    spm = pytest.importorskip("sentencepiece")
-    from wwho.evaluate import _spm_ends
-
-    corpus = tmp_path / "c.txt"
-    corpus.write_text(resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8"))
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=800,
-                                   model_type="bpe", minloglevel=2, byte_fallback=True)
-    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
-    for text in ["එය ඖපචාරික ලෙසින්", "Hello, world 123!", "👩‍👩‍👧‍👦 ශ්‍රී"]:
-        ids = sp.encode(text)
-        assert sp.decode(ids) == text
-        ends = _spm_ends(sp, ids, text)
-        pieces = [bytes([int(p[3:5], 16)]) if sp.is_byte(i) else p.replace("\u2581", " ").encode()
-                  for i, p in ((i, sp.id_to_piece(i)) for i in ids)]
-        whole = b"".join(pieces)
-        skip = len(whole) - len(text.encode())  # the dummy prefix space decode drops
-        assert whole[skip:] == text.encode() and skip in (0, 1)
-        assert ends == [max(sum(map(len, pieces[:k])) - skip, 0) for k in range(1, len(ids) + 1)]
-        assert ends == sorted(ends) and ends[-1] == len(text.encode())
-    long = "👩‍👩‍👧‍👦" * 20_000
-    assert _spm_ends(sp, sp.encode(long), long)[-1] == len(long.encode())
-
-
 @pytest.fixture(scope="module")
 def binary_dir(tmp_path_factory):
     """A small binary tokenizer saved as its tokenizer.json."""
@@ -266,65 +216,6 @@ def test_a_tokenizer_file_larger_than_the_read_limit_is_refused(spec_zoo, monkey
     for kind in ("hf tokenizer.json", "spm"):
         with pytest.raises(VocabError, match="more than the 100 wwho reads"):
             load_spec(spec_zoo[kind])
-
-
-def reference_inside_offsets(text):
-    """The computation inside_offsets replaced (sets of every offset), the oracle of the compact one."""
-    from wwho.graphemes import cluster_lengths
-    from wwho.router import segment
-    from wwho.syllables import Syllabifier
-
-    starts = [0]
-    for ch in text:
-        starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
-    inside_cluster, pos = set(), 0
-    for n in cluster_lengths(text):
-        inside_cluster.update(range(starts[pos] + 1, starts[pos + n]))
-        pos += n
-    inside_syllable, pos = set(), 0
-    for seg in segment(text):
-        pos += seg.has_leading_space
-        if seg.is_indic:
-            for syl in Syllabifier.for_script(seg.script.value).tokenize(seg.text, leading_space=False):
-                inside_syllable.update(range(starts[pos] + 1, starts[pos + len(syl)]))
-                pos += len(syl)
-        else:
-            pos += len(seg.text)
-    return inside_cluster, inside_syllable
-
-
-def test_inside_offsets_equal_the_set_computation_on_random_text():
-    import random
-
-    from wwho.schema import available_scripts, bundled_schema
-
-    pool = list("ab  .,1\t\r\x00\u200c\u200d\u0301\u0964é\U0001F1E6\U0001F1F1\U0001F469\ud800")
-    for name in available_scripts():
-        block = bundled_schema(name).blocks[0]
-        pool += map(chr, range(block.first, min(block.last, block.first + 0x7F) + 1))
-    rng = random.Random(7)
-    for _ in range(1500):
-        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 50)))
-        cluster, syllable = inside_offsets(text)
-        assert (set(cluster), set(syllable)) == reference_inside_offsets(text), repr(text)
-        size = len(text.encode("utf-8", "surrogatepass"))
-        assert all((o in cluster) == (o in set(cluster)) for o in range(-2, size + 3))
-
-
-def test_inside_offsets_cost_a_small_multiple_of_the_line():
-    """Before: a Python set of every offset, many times the line itself."""
-    import tracemalloc
-
-    line = " ".join(["ශ්‍රී ලංකාව යනු දිවයිනකි", "ප්‍රජාතාන්ත්‍රික", "Hello, world"] * 4000)
-    size = len(line.encode())
-    inside_offsets(line[:200])  # what is built once per process: the router's pattern, the schemas
-    tracemalloc.start()
-    try:
-        inside_offsets(line)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 6 * size, (peak, size)
 
 
 def test_a_corpus_or_tokenizer_given_twice_is_refused(tmp_path):
@@ -564,7 +455,7 @@ def test_hf_character_offsets_end_the_dummy_prefix_where_it_starts(tmp_path):
     character: a cut counted twice on every line whose first character was a token of its own."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    from wwho.evaluate import _hf_object
+    from wwho.eval_specs import _hf_object
 
     line = "\u0da9\u0dd0"  # ඩැ: one grapheme cluster, one syllable, two characters
     tok = Tokenizer(models.BPE({"▁": 0, "[UNK]": 1}, [], unk_token="[UNK]"))
@@ -581,7 +472,7 @@ def test_the_line_start_is_no_boundary_after_a_dummy_space_token(tmp_path):
     FLORES lines), lowering every cut rate. Counted here from the token strings themselves."""
     import warnings
 
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
     from wwho.sgpe import SGPETokenizer
 
     sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8").splitlines()
@@ -629,32 +520,3 @@ def test_one_tokenizer_has_one_vocab_size_however_it_is_named(spec_zoo, monkeypa
 
     ranks = load_tiktoken_bpe(str(O200K_FILE))  # tiktoken's own reader: 199,998 ranks, and two specials
     assert named == filed == len(ranks) + 2
-
-
-def test_known_cuts_on_a_line_without_the_script_split_nothing(tokenizers, tmp_path, monkeypatch):
-    # A long line of other text was split unit by unit and every token end put in a set: one
-    # line of 4 MiB of 'a' took 1.3 GB. Such a line has no word to cut: nothing is split.
-    tok = tokenizers["sinhala"]
-    evaluated = load_spec(str(tok.save(tmp_path / "t")))
-    monkeypatch.setattr(type(tok.splitter), "split", lambda *a: pytest.fail("split a line without the script"))
-    line = "a" * 10_000 + " 123 " + "\u0915" * 50  # Latin, digits, Devanagari: no Sinhala
-    assert evaluated.known_cuts(line, evaluated.encode(line)[1]) == 0
-
-
-def test_known_cuts_of_a_line_whose_words_start_with_another_scripts_consonants():
-    # A Devanagari splitter's words also start with other Brahmic consonants (kept whole as a
-    # conjunct would be): a Bengali line under a Devanagari tokenizer that knows its syllables has
-    # words, and cuts in them count (a shortcut on the script's own characters counted none).
-    import itertools
-
-    from wwho import SGPETokenizer
-    from wwho.evaluate import _known_cuts
-
-    hindi = "नमस्ते दुनिया भारत देश है"
-    bengali = "কলকাতা শহর বাংলা ভাষা"
-    docs = [hindi + " क" + bengali.replace(" ", "")] * 30 + [hindi] * 30
-    tok = SGPETokenizer.train_from_iterator(docs, vocab_size=400, script="devanagari", progress=False)
-    count = _known_cuts(tok)
-    assert "কা" in tok.vocab
-    ends = [len(c.encode()) for c in itertools.accumulate(bengali)]  # a cut after every character
-    assert count(bengali, ends) > 0

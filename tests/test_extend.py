@@ -390,7 +390,8 @@ def test_wwho_eval_counts_cuts_inside_the_extensions_syllables(extensions, case)
     """``wwho eval`` on an extension directory fills the known-syllable column: 0 for the extension's
     own tokens, and for a tokenizer cutting at every character, each known syllable of more than one
     character, found by its scripts' syllabifiers here."""
-    from wwho.evaluate import evaluate, load_spec
+    from wwho.eval_specs import load_spec
+    from wwho.evaluate import evaluate
 
     ext, directory, _ = extensions[case]
     evaluated = load_spec(str(directory))
@@ -409,7 +410,7 @@ def test_wwho_eval_counts_cuts_inside_the_extensions_syllables(extensions, case)
 def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path, capsys):
     import shutil
 
-    from wwho.evaluate import load_spec
+    from wwho.eval_specs import load_spec
 
     _, directory, _ = extensions["llama3-si"]
     copy = Path(shutil.copytree(directory, tmp_path / "ext"))

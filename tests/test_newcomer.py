@@ -160,7 +160,7 @@ def test_version_and_train_help():
 
 #: What neither ``import wwho`` nor ``wwho --version`` may import: each is imported where it is used.
 HEAVY = ("numpy", "tokenizers", "regex", "tqdm", "gguf", "tiktoken")
-HEAVY_WWHO = ("wwho.extend", "wwho.evaluate")
+HEAVY_WWHO = ("wwho.extend", "wwho.evaluate", "wwho.eval_specs", "wwho.cut_structure")
 
 
 def _imported_by(code: str) -> tuple[list[str], str]:

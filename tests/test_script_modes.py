@@ -115,7 +115,8 @@ def test_meta_tokenizer_with_an_indic_part(tokenizers, o200k):
 
 
 def test_eval_measures_syllable_cuts_in_every_script():
-    from wwho.evaluate import Evaluated, evaluate
+    from wwho.eval_specs import Evaluated
+    from wwho.evaluate import evaluate
 
     text = "বাংলা தமிழ் മലയാളം"
     chars = Evaluated("bytes", lambda t: (list(range(len(t.encode()))), list(range(1, len(t.encode()) + 1))),

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from wwho.cli import main
 from wwho.errors import VocabError
-from wwho.evaluate import Evaluated
+from wwho.eval_specs import Evaluated
 from wwho.serve.app import STATIC, create_app
 from wwho.serve.limits import Limits
 from wwho.serve.tokenizers import Loaded, load_tokenizers

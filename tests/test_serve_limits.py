@@ -33,7 +33,7 @@ import pytest
 from conftest import DATA, O200K_FILE, real_server
 from starlette.testclient import TestClient
 
-from wwho.evaluate import Evaluated
+from wwho.eval_specs import Evaluated
 
 LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # one emoji ZWJ sequence, 7 code points

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wwho import Syllabifier, segment
-from wwho.evaluate import Evaluated, load_spec
+from wwho.eval_specs import Evaluated, load_spec
 from wwho.serve.view import TextLayout, compare, fair_shares, token_pieces, token_view
 
 LLAMA3 = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"

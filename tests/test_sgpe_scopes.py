@@ -219,7 +219,8 @@ def test_variant_specials_and_any_unicode_identical(exported_variants, name, tex
 
 def test_evaluate_places_boundaries_after_the_dummy_space(variants, tmp_path):
     # wwho eval measures cuts from token bytes; the dummy space must not shift them by one byte.
-    from wwho.evaluate import evaluate, load_spec
+    from wwho.eval_specs import load_spec
+    from wwho.evaluate import evaluate
 
     for name in ("prefix", "pieces"):
         variants[name].save(tmp_path / name)

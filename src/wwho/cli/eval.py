@@ -2,7 +2,7 @@
 
 Prints a table (default), ``--markdown``, or ``--json`` (schema: ``wwho/data/eval.schema.json``,
 documented in ``docs/eval.md``); ``--plot out.png`` draws one bar chart per metric
-(needs matplotlib). SPECs: see :mod:`wwho.evaluate`.
+(needs matplotlib). SPECs: see :mod:`wwho.eval_specs`.
 
 The metrics are measured by :mod:`wwho.evaluate`; this module only reads the options and
 formats the results. It does not train, save or change any tokenizer, and writes no file but the

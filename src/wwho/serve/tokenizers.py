@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wwho.errors import VocabError
-from wwho.evaluate import Evaluated, load_spec
+from wwho.eval_specs import Evaluated, load_spec
 
 
 @dataclass

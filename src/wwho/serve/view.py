@@ -1,9 +1,9 @@
 """What the page shows for one text: each tokenizer's tokens laid over the input, and where they disagree.
 
-:func:`token_view` encodes a text with one :class:`wwho.evaluate.Evaluated` tokenizer and returns
+:func:`token_view` encodes a text with one :class:`wwho.eval_specs.Evaluated` tokenizer and returns
 its tokens with id, bytes, the input characters each token covers, and whether the boundary after it
 falls inside an Indic syllable or an extended grapheme cluster (``regex`` ``\\X``), measured exactly
-as ``wwho eval`` measures it (:func:`wwho.evaluate.inside_offsets`). :func:`compare` finds the spans
+as ``wwho eval`` measures it (:func:`wwho.cut_structure.inside_offsets`). :func:`compare` finds the spans
 of the text where the tokenizers' boundaries differ.
 
 **Characters and byte-level tokens.** A token's bytes need not be whole UTF-8 (o200k_base and Llama 3
@@ -39,7 +39,8 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from wwho.evaluate import Evaluated, inside_offsets
+from wwho.cut_structure import inside_offsets
+from wwho.eval_specs import Evaluated
 
 
 @dataclass(slots=True)
