@@ -18,7 +18,8 @@ import pytest
 from cli_run import one_line_error, wwho
 
 from wwho import _core
-from wwho.corpus import BOM, CorpusStats, iter_documents, resolve_paths
+from wwho.corpus import BOM, CorpusStats, iter_documents
+from wwho.corpus_files import resolve_paths
 from wwho.counting import PIECES, count_corpus, count_file
 from wwho.errors import CorpusError
 
@@ -129,7 +130,7 @@ def test_a_glob_through_two_link_loops_finishes(tmp_path):
     (tmp_path / "d" / "a" / "f.txt").write_text("f\n", encoding="utf-8")
     os.symlink("..", tmp_path / "d" / "a" / "up")
     os.symlink(".", tmp_path / "d" / "a" / "self")
-    code = "import sys; from wwho.corpus import resolve_paths; print(len(resolve_paths(sys.argv[1])))"
+    code = "import sys; from wwho.corpus_files import resolve_paths; print(len(resolve_paths(sys.argv[1])))"
     try:
         proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "d" / "**" / "*.txt")],
                               capture_output=True, text=True, timeout=120)
@@ -182,7 +183,7 @@ def test_a_format_that_is_neither_text_nor_jsonl_is_refused(tmp_path, format):
 def test_an_empty_corpus_path_is_refused_not_the_current_directory(tmp_path, monkeypatch):
     """Before: ``Path("")`` is ``.``, so ``train_sgpe([""])`` (a variable left unset) read every file
     under the current directory."""
-    from wwho.corpus import resolve_paths
+    from wwho.corpus_files import resolve_paths
     from wwho.errors import CorpusError
 
     (tmp_path / "a.txt").write_text("text\n", encoding="utf-8")
@@ -194,7 +195,7 @@ def test_an_empty_corpus_path_is_refused_not_the_current_directory(tmp_path, mon
 
 def test_a_folder_of_hidden_files_says_they_are_skipped(tmp_path):
     """Before: "directories were empty" for a folder whose files are all hidden (found by an audit)."""
-    from wwho.corpus import resolve_paths
+    from wwho.corpus_files import resolve_paths
     from wwho.errors import CorpusError
 
     folder = tmp_path / "hid"

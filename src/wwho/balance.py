@@ -29,7 +29,8 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_identity, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, iter_documents
+from wwho.corpus_files import file_identity, resolve_paths
 from wwho.errors import CorpusError, brief, printable
 
 

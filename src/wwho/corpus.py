@@ -7,15 +7,9 @@
   document is ``obj[text_field]`` (default ``"text"``);
 * ``.gz``, ``.xz``, ``.bz2`` of either (the format is read from the name under the suffix); a
   file compressed under another name, or in another format (zstd, zip, lz4), is refused by name;
-* directories (every regular file inside, recursively, sorted) and glob patterns.
+* directories (every regular file inside, recursively, sorted) and glob patterns, each file read
+  once however often it is named (:mod:`wwho.corpus_files`).
 
-A file named more than once (twice in the list, by name and inside a directory given too,
-through a symbolic or hard link, or by a glob through a link to a parent folder) is read once,
-where it is first named: the same bytes counted twice would weigh them double without a word
-(to weigh a corpus more, see :mod:`wwho.balance`). Symbolic links to folders are not followed,
-by directories or by ``**`` (through a link to a parent folder, ``glob`` lists each file again
-at every level, and two such links never finish). A folder inside a directory that cannot be listed
-is an error naming it, not a part of the corpus left out.
 A zero-byte file is empty whatever its name (``touch x.xz``: no documents, as for ``.gz``);
 a compressed file that is corrupt or cut short is a :class:`CorpusError` naming the file and
 the line it got to, also with ``skip_bad_lines`` (that skips lines, not a damaged stream).
@@ -24,7 +18,8 @@ A UTF-8 byte order mark at the start of a file is dropped, not read as text.
 A malformed line (invalid UTF-8, invalid JSON, missing or non-string field) raises
 :class:`CorpusError` naming ``file:line``; with ``skip_bad_lines=True`` it is skipped and
 counted in :class:`CorpusStats` instead. Files are visited in a deterministic (sorted)
-order. Empty lines are skipped (not documents). This module does not tokenize.
+order. Empty lines are skipped (not documents). This module does not tokenize, nor expand
+directories and globs (:mod:`wwho.corpus_files` does).
 
 Lines are read in bounded pieces: a line longer than ``max_line_bytes`` (its line end
 included; default :data:`MAX_LINE_BYTES`, 64 MiB) is a malformed line like the others, found
@@ -40,7 +35,6 @@ more for a line that is one long word, see docs/reliability.md.)
 from __future__ import annotations
 
 import bz2
-import contextlib
 import gzip
 import io
 import json
@@ -48,13 +42,12 @@ import lzma
 import os
 import zlib
 from collections.abc import Iterable, Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.errors import CorpusError, WwhoWarning, brief
-from wwho.fileio import file_type, open_regular
-from wwho.notices import warn
+from wwho.corpus_files import resolve_paths, shown_path
+from wwho.errors import CorpusError, brief
+from wwho.fileio import open_regular
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _JSONL = {".jsonl", ".ndjson"}
@@ -84,177 +77,6 @@ class CorpusStats:
     first_bad: list[str] = field(default_factory=list)
 
 
-def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, texts_hint: str = "") -> list[Path]:
-    """Expand directories and globs into a sorted list of files; missing inputs are an error.
-
-    ``texts_hint``: the API that takes strings instead (``"SGPETokenizer.train_from_iterator"``),
-    named in the error when an item is not a path but looks like text (a long string, a newline)."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    elif isinstance(paths, (bytes, bytearray, memoryview)):  # iterating would give ints
-        raise CorpusError(f"a corpus is file paths (str or os.PathLike), not a {type(paths).__name__} "
-                          f"object: os.fsdecode() turns a path in bytes into one")
-    elif not isinstance(paths, Iterable):
-        raise CorpusError(f"a corpus is file paths: a path, or a list of paths, not {type(paths).__name__}")
-    files: list[Path] = []
-    named: list[str] = []
-    for item in paths:
-        if not isinstance(item, (str, os.PathLike)):
-            hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
-            raise CorpusError(f"a corpus is file paths, not {type(item).__name__} objects{hint}")
-        text = str(item)
-        named.append(text)
-        path = Path(text)
-        if not text:  # Path("") is the current directory: every file under it would be read
-            raise CorpusError("an empty corpus path (an unset variable?): give files, directories or globs")
-        if text == "-" and not path.exists():  # (a file named "-" is read as any other)
-            raise CorpusError("-: standard input is not read as a corpus (it is read more than once, or "
-                              "counted in parallel): save it to a file first")
-        try:
-            path.is_dir()
-        except (OSError, ValueError):  # a name too long for the file system, a NUL: text, not a path
-            hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
-            raise CorpusError(f"{_shown(text)}: not a file name{hint}") from None
-        if path.is_dir():
-            files.extend(_walk(path, text))
-        elif path.is_file():
-            files.append(path)
-        elif os.path.exists(path):  # a FIFO, a device, a socket: it exists, but is no file to read twice
-            raise CorpusError(f"{_shown(text)}: is {file_type(os.stat(path).st_mode)}, not a corpus file: give "
-                              "regular files, directories or globs (a stream: save it to a file first)")
-        elif any(ch in text for ch in "*?["):
-            matches = _glob(text)
-            if not matches:
-                raise CorpusError(f"{text}: the pattern matches no file")
-            files.extend(matches)
-        else:
-            looks_like_text = len(text) > 255 or "\n" in text or " " in text.strip()
-            hint = f" (to train on texts in memory use {texts_hint})" if texts_hint and looks_like_text else ""
-            raise CorpusError(f"{_shown(text)}: no such file or directory{hint}")
-    if not named:
-        raise CorpusError("no corpus files given: the list of files, directories or globs is empty")
-    if not files:
-        which = f"{_shown(named[0])} holds" if len(named) == 1 else "the folders given hold"
-        raise CorpusError(f"no corpus files given: {which} none that is read (hidden files and "
-                          "folders, and a saved tokenizer's or checkpoint's files, are skipped)")
-    return _once(files)
-
-
-def _walk(root: Path, shown: str) -> list[Path]:
-    """The regular files under ``root``, sorted. Hidden files and everything inside hidden folders
-    (.git, .cache) are not the corpus; links to folders are not followed. A folder that cannot be
-    listed is an error: ``Path.rglob`` would skip it, and its files, without a word."""
-    def fail(exc: OSError) -> None:
-        where = _shown(exc.filename) if isinstance(exc.filename, str) else _shown(shown)
-        raise CorpusError(f"{where}: cannot list this folder of the corpus: {exc.strerror or exc}")
-
-    files = []
-    for folder, dirs, names in os.walk(root, onerror=fail):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        names = _not_saved_by_wwho(Path(folder), names)
-        files.extend(p for name in names if not name.startswith(".") and (p := Path(folder, name)).is_file())
-    return sorted(files)
-
-
-#: True while a corpus is read again (the export check after training, :func:`read_again`).
-_again: ContextVar[bool] = ContextVar("wwho_corpus_read_again", default=False)
-
-
-@contextlib.contextmanager
-def read_again() -> Iterator[None]:
-    """While a corpus is read a second time (the export check after training), what the first
-    reading said about wwho's own files in it is not said again: the checkpoints training wrote into
-    its output folder since then, when that folder is inside the corpus, are passed over quietly."""
-    token = _again.set(True)
-    try:
-        yield
-    finally:
-        _again.reset(token)
-
-
-def _not_saved_by_wwho(folder: Path, names: list[str]) -> list[str]:
-    """``names`` less the files of a tokenizer wwho saved in ``folder`` (its manifest and the files
-    the manifest lists) and of a training checkpoint folder (its marker, checkpoint and temporary
-    files), with a warning: ``wwho train -o corpus corpus`` run twice would otherwise read the first
-    run's ``vocab.json`` and ``tokenizer.json`` as training text, and a run resumed with its
-    checkpoints inside the corpus its own checkpoint (another corpus, so the resume was refused)."""
-    from wwho.binary.io import is_saved_binary_tokenizer
-    from wwho.manifest import MANIFEST, listed
-    from wwho.sgpe.checkpoints import MARKER, is_checkpoint_file
-
-    if MARKER in names:
-        kept = [name for name in names if not is_checkpoint_file(name)]
-        if len(kept) < len(names) - 1 and not _again.get():
-            warn(f"{_shown(str(folder))}: the files of a wwho training checkpoint there are not read as "
-                 "corpus", WwhoWarning)
-        names = kept
-    # A binary training's -o (one tokenizer.json, no manifest), as binary training skips it; a save's
-    # own files are its manifest's, below.
-    saved = {MANIFEST, *listed(folder)} if MANIFEST in names else set()
-    tokenizers = [name for name in names if name.lower().endswith(".json") and name not in saved
-                  and is_saved_binary_tokenizer(folder / name)]
-    if tokenizers:
-        names = [name for name in names if name not in tokenizers]
-        if not _again.get():
-            warn(f"{_shown(str(folder / tokenizers[0]))}: a binary tokenizer wwho saved"
-                 f"{f' (and {len(tokenizers) - 1:,} more)' if len(tokenizers) > 1 else ''}, not read as corpus",
-                 WwhoWarning)
-    if MANIFEST not in names:
-        return names
-    kept = [name for name in names if name not in saved]
-    if len(kept) < len(names) and not _again.get():
-        warn(f"{_shown(str(folder))}: the files of a tokenizer wwho saved there ({MANIFEST} and the "
-             f"{len(names) - len(kept) - 1:,} it lists) are not read as corpus", WwhoWarning)
-    return kept
-
-
-def _glob(pattern: str) -> list[Path]:
-    """The regular files matching ``pattern`` (``**``: any folders deep), sorted; hidden names match
-    only a pattern part that starts with a dot, as for ``glob.glob``. ``Path.glob`` and not
-    ``glob.glob``: the latter follows links to folders under ``**``, so through a link to a parent
-    folder it lists (and the corpus would count) each file again at every level, and two such links
-    never finish."""
-    parts = Path(pattern).parts
-    first = next(i for i, part in enumerate(parts) if any(ch in part for ch in "*?["))
-    root = Path(*parts[:first]) if first else Path(".")
-    rest = list(parts[first:])
-    if rest[-1] == "**":  # glob.glob's "**" matches files too; Path.glob's only folders
-        rest.append("*")
-    dotted = any(part.startswith(".") for part in rest)
-    try:
-        found = [p for p in root.glob("/".join(rest)) if p.is_file()
-                 and (dotted or not any(part.startswith(".") for part in p.relative_to(root).parts))]
-    except (OSError, ValueError):  # a root that is no folder; a pattern pathlib cannot take
-        return []
-    return sorted(found)
-
-
-def file_identity(path: str | os.PathLike) -> object:
-    """What tells one file from another: its device and inode (a hard or symbolic link is the file
-    it names), or, for one gone meanwhile (the reader names it), its real path."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return os.path.realpath(path)
-    return st.st_dev, st.st_ino
-
-
-def _once(files: list[Path]) -> list[Path]:
-    """``files`` with each file kept where it is first named (:func:`file_identity`)."""
-    seen: set[object] = set()
-    unique = []
-    for path in files:
-        key = file_identity(path)
-        if key not in seen:
-            seen.add(key)
-            unique.append(path)
-    return unique
-
-
-def _shown(text: str) -> str:
-    """A path for a one-line message: as is, or quoted and cut when it holds a line end or is long."""
-    return text if len(text) <= 255 and "\n" not in text and "\r" not in text else repr(text[:60]) + "..."
-
 
 def file_format(path: Path) -> str:
     """``"jsonl"`` or ``"text"``, from the name (``corpus.jsonl.gz`` is JSONL)."""
@@ -281,7 +103,7 @@ def check_named_jsonl(paths: str | os.PathLike | Iterable[str | os.PathLike], te
     trained on as raw JSON lines, the field ignored. Raises :class:`CorpusError` naming it."""
     for path in resolve_paths(paths):
         if file_format(path) != "jsonl":
-            raise CorpusError(f"{_shown(str(path))}: --text-field {text_field!r} applies to JSONL files, named "
+            raise CorpusError(f"{shown_path(str(path))}: --text-field {text_field!r} applies to JSONL files, named "
                               ".jsonl or .ndjson (then .gz, .xz or .bz2 if compressed); this one would be read as "
                               "plain text, one document per line: rename it, or leave out --text-field")
 
@@ -305,7 +127,7 @@ def check_not_compressed(path: Path) -> None:
         if head.startswith(magic) and (name != "bzip2" or head[3:4].isdigit() and head[4:10] == b"1AY&SY"):
             todo = (f"name it {path.name}{suffix} to have it read" if suffix else
                     "decompress it first (wwho reads .gz, .xz and .bz2 files, by their names)")
-            raise CorpusError(f"{_shown(str(path))}: is {name}-compressed, not text: {todo}")
+            raise CorpusError(f"{shown_path(str(path))}: is {name}-compressed, not text: {todo}")
 
 
 def open_binary(path: Path) -> io.BufferedIOBase:

@@ -38,7 +38,8 @@ from wwho.bpe import MergeEngine
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.validate import pretokenizer_option
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents
+from wwho.corpus_files import resolve_paths
 from wwho.counting import batches
 from wwho.errors import CorpusError, VocabError
 from wwho.notices import plural, warn_short_vocabulary

@@ -28,7 +28,8 @@ from wwho.cli.outputs import (
     printing,
     require_stdout,
 )
-from wwho.corpus import CorpusStats, iter_documents, resolve_paths
+from wwho.corpus import CorpusStats, iter_documents
+from wwho.corpus_files import resolve_paths
 from wwho.errors import VocabError, WwhoWarning
 from wwho.export.verify import verify
 from wwho.kinds import KIND_NAMES

@@ -26,7 +26,8 @@ from pathlib import Path
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
 from wwho.cli.options import output_path, path_argument, strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.corpus_files import resolve_paths
 from wwho.errors import WwhoError, WwhoWarning
 from wwho.notices import plural, warn
 from wwho.sgpe import SGPETokenizer

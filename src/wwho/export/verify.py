@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wwho.corpus import iter_documents, read_again
+from wwho.corpus import iter_documents
+from wwho.corpus_files import read_again
 from wwho.errors import WwhoError
 from wwho.protocol import special_text_pattern
 

@@ -39,7 +39,8 @@ from wwho.bytelevel.hf_files import reserved_tokens, tiktoken_merges
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import Pretokenizer
 from wwho.bytelevel.train import count_bytelevel
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_documents
+from wwho.corpus_files import resolve_paths
 from wwho.errors import CorpusError, VocabError, WwhoWarning, brief
 from wwho.extend.building import NewMerges
 from wwho.extend.files import EXTRA_ROLE, ROLES

@@ -33,7 +33,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from wwho.atomic_write import atomic_open
-from wwho.corpus import BOM, READ_ERRORS, check_not_compressed, open_binary, resolve_paths
+from wwho.corpus import BOM, READ_ERRORS, check_not_compressed, open_binary
+from wwho.corpus_files import resolve_paths
 from wwho.errors import CorpusError, brief
 
 MAX_COUNT = 2**64 - 1

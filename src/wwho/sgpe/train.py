@@ -77,7 +77,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wwho import _core
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, resolve_paths
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes
+from wwho.corpus_files import resolve_paths
 from wwho.counting import count_corpus
 from wwho.errors import VocabError
 from wwho.router import core_router
