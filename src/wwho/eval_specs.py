@@ -163,7 +163,7 @@ def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
     dummy = 1 if getattr(sgpe, "prefix_space", False) else 0
     import re
 
-    from wwho.schema import char_class
+    from wwho.codepoints import char_class
     from wwho.words import word_char_sets
 
     # What may start a word of the splitter's (its scripts' characters and, for most schemas, other
