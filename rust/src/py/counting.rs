@@ -3,7 +3,7 @@
 //! collect words (`training`'s `WordCounts` does, from its counts); Python gets back only what
 //! it writes to `vocab.json` or ships between processes.
 
-use super::bytelevel::Pretokenizer as PyPretokenizer;
+use super::bytelevel::pretokenizer::Pretokenizer as PyPretokenizer;
 use super::errors::{count_error, error, guard, raise, Kind};
 use super::sgpe::{PyRouter, PyWordSplitter};
 use super::training::PyWordCounts;

@@ -7,7 +7,8 @@
 //! the array of [`gguf_vocab`] ("tokens" or "merges"), empty for [`gguf_strings`]. [`gguf_skip`]'s
 //! are `("past", offset)`, `("type", kind, offset)` and `("deep", depth, offset)`.
 
-use super::bytelevel::{bytes_pair, merge_problem, CoreError};
+use super::bytelevel::exceptions::CoreError;
+use super::bytelevel::loaders::{bytes_pair, merge_problem};
 use crate::bytelevel::gguf::{self, Error};
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
@@ -135,7 +136,7 @@ fn texts<'a>(
 /// `load_gguf`'s loop over the raw `tokens` and `merges` arrays (as [`gguf_strings`] found
 /// them) and the token `types`: (ranks {bytes: id}, special {str: id}, added {str: id}, extra
 /// {id: bytes}, merges [(bytes, bytes)], problem), the merges' bytes being the ranks' own keys;
-/// `problem` is None or what `check_merges` (in `py::bytelevel`) would return.
+/// `problem` is None or what `check_merges` (in `py::bytelevel::loaders`) would return.
 #[pyfunction]
 #[pyo3(signature = (tokens, n_tokens, types, merges, n_merges, big_endian))]
 #[allow(clippy::type_complexity)]
