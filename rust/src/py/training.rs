@@ -226,7 +226,7 @@ impl PyWordCounts {
 
     /// Start working out, on a thread of its own, what `superword_engine` needs before the
     /// word-level engine has run: `spans`'s counting threads' tables merged, and what each of
-    /// its pieces becomes (`rust/src/superwords.rs`, `prepare`). The word-level training then
+    /// its pieces becomes (`rust/src/superwords/`, `prepare`). The word-level training then
     /// runs beside it. `spans` is left without its span counts; `superword_engine` takes the
     /// result.
     /// Arguments as for `superword_engine`; a counter given span texts as such is left alone.

@@ -20,7 +20,7 @@ Training: the spans of the corpus are counted (as sequences of piece ids, the pi
 as they are counted: :func:`piece_counts`' rule), the word-level engine runs as usual, then each
 span becomes the sequence of its pieces' tokens as that engine left them and a second engine
 learns the superword merges (:class:`SuperwordStage`, which :mod:`wwho.sgpe.phases` runs). The
-work runs in the compiled core (``rust/src/spans.rs``: span cutting; ``rust/src/superwords.rs``:
+work runs in the compiled core (``rust/src/spans.rs``: span cutting; ``rust/src/superwords/``:
 the span table, the second engine's input, freeing what the first stage leaves; a span holding a
 special or byte token's text is left unmerged); encoding too (``rust/src/sgpe/``). This module
 holds the rule as data (``SPAN_BREAKS``, ``SPANS``), its Python statement for the tests and the
@@ -74,7 +74,7 @@ def _letter():
 def holds_a_letter(piece: str) -> bool:
     """Whether ``piece`` holds a letter (Unicode's Alphabetic property, in any script): the rule
     by which, with ``superword_letters`` (the default), a piece may join the one before it in a
-    superword (the core's, ``rust/src/superwords.rs``, stated here for tests and readers). A piece
+    superword (the core's, ``rust/src/superwords/items.rs``, stated here for tests and readers). A piece
     of punctuation, digits or symbols after a space (a danda set apart in verse, a verse number)
     repeats with a training text's formatting, rarely in other text."""
     return _letter().search(piece) is not None

@@ -54,7 +54,7 @@ for the meta tokenizer, where tiktoken takes everything else.
 
 Phases 1 to 4 run in the compiled core (counting, words, symbol table and engine input,
 building merges, the merge loop: ``rust/src/counting/``, ``training.rs``, ``engine/``; the
-superword stage: ``superwords.rs``); the counts and word types never become Python objects.
+superword stage: ``superwords/``); the counts and word types never become Python objects.
 
 Resume: a checkpoint (:mod:`wwho.sgpe.checkpoints`) stores the merges as string pairs, their
 sha256, and a fingerprint of the engine input and options; ``resume=True`` recounts the corpus, checks the
