@@ -1,6 +1,6 @@
 """Merge application in pure Python (`wwho.bpe.apply`, which `wwho extend` runs to simulate its growing
 merge table, and `reference.apply` on ids): the heap path equals the scan path and a literal reading of
-spec 000 section 4.3, and on bytes equals the compiled encoder (`rust/src/merge.rs`) with the same merges."""
+spec 000 section 4.3, and on bytes equals the compiled encoder (`rust/src/merge/`) with the same merges."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ _PARTS = [b"a", b"b", b"\xe0", b"\xb6", b"\xb7", b"\x9a", b"\xbd", b"\x8a", b"ab
 @settings(max_examples=300, deadline=None)
 def test_merge_units_on_bytes_equals_the_core(text, merges):
     """What ``wwho extend`` simulates with :func:`merge_units` (bytes, merges by rank) is what the
-    compiled encoder (``rust/src/merge.rs``, the merges rule) makes of one piece with those merges."""
+    compiled encoder (``rust/src/merge/``, the merges rule) makes of one piece with those merges."""
     from wwho.bytelevel import ByteBPE
 
     singles = [bytes([b]) for b in range(256)]

@@ -2,7 +2,7 @@
 
 The tests' reference (``reference.sgpe``): :func:`merge_ids` is :func:`reference.merge_units.merge_units`
 on token ids with a table keyed by ``left << 32 | right`` (no string concatenation or hashing in the
-loop). Production never runs it: encoders run the core's ``rust/src/merge.rs``.
+loop). Production never runs it: encoders run the core's ``rust/src/merge/``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Applying merges to one word in pure Python: repeatedly merge the best-ranked adjacent pair.
 
-A test oracle, not part of the package: the encoders run the core's ``rust/src/merge.rs`` and
+A test oracle, not part of the package: the encoders run the core's ``rust/src/merge/`` and
 ``wwho extend`` builds on ``_core.GrowingMerges`` (the same rule). The tests compare this module
 with that encoder, with HF ``tokenizers`` through the extension's export, and with spec 000's loop;
 the id-table variant is ``reference.apply``.

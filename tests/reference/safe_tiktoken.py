@@ -8,7 +8,7 @@ tiktoken panics with ``pyo3_runtime.PanicException``, a ``BaseException`` that n
 whitespace characters first, cuts the text around each one where tiktoken's own pieces
 end anyway, hands the rest to tiktoken and has the run's piece merged with the encoding's
 ranks by wwho's compiled byte-level encoder (tiktoken's rule: the whole piece if it is a token,
-else the lowest-ranked pair first; ``rust/src/merge.rs``, linear in memory and O(n log n) on a
+else the lowest-ranked pair first; ``rust/src/merge/``, linear in memory and O(n log n) on a
 long piece), given the piece as one piece. Shorter runs never reach the new code.
 
 **Why the ids are tiktoken's.** For the three regex families tiktoken ships (``o200k_base``;
