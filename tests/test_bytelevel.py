@@ -1093,8 +1093,8 @@ def test_core_tiktoken_parser_is_at_least_as_strict_and_agrees(lines, sep):
 
 def test_o200k_equals_tiktoken_on_random_latin1(cache_dir, ref):
     # Many short new pieces: the core answers one- and two-byte pieces from its byte tables and
-    # leaves its shared piece cache alone while it misses (rust/src/bytelevel/cache.rs), which
-    # must change no id.
+    # leaves its shared piece cache alone while it misses (rust/src/bytelevel/cache/bypass.rs),
+    # which must change no id.
     tok = ByteBPE.from_tiktoken("o200k_base")
     text = random.Random(7).randbytes(300_000).decode("latin-1")
     assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
