@@ -3,8 +3,8 @@ counting on a Ray cluster.
 
 BPE training is a map-reduce followed by a loop: counting the pieces grows with the corpus and
 splits into shards; the merge loop runs on the *distinct* pieces only. This package feeds the
-first half from other sources and runs it elsewhere; the trainers (:mod:`wwho.sgpe.train`,
-:mod:`wwho.bytelevel.train`) keep the second half.
+first half from other sources and runs it elsewhere; the trainers keep the second half
+(:mod:`wwho.sgpe.phases`, :mod:`wwho.bytelevel.train`).
 
 * :mod:`wwho.scale.texts`: an iterable of strings or of batches of strings (a ``datasets``
   column) as documents, with a progress bar;
