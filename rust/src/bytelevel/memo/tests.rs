@@ -2,6 +2,8 @@
 //! and the slots that send a piece to them, growth, owners and their release, eviction to the
 //! shared cache (test builds only).
 
+use super::rest::{DENSE, REST, WINDOW};
+use super::slots::FIRST_SHARE;
 use super::*;
 
 #[test]
