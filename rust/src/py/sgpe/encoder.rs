@@ -1,271 +1,26 @@
-//! Python types for syllables, routing, words and SGPE encoding: `Automaton`, `Router`,
-//! `WordSplitter`, `SGPEEncoder`. Tables come in once (built by `wwho.schema`,
-//! `wwho.sgpe.tokenizer`); text comes in as `str` and is read in its own storage.
+//! `SGPEEncoder` for Python: an SGPE vocabulary taken in once, a text's ids as a list or an
+//! array, batches on threads without the GIL (plain, flat, routed by script), decoding checked
+//! id by id with the Python decoder's messages. Conversions and error mapping only: encoding and
+//! decoding are the core's (`crate::sgpe`).
 
-use super::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
-use super::errors::{error, guard, no_memory, no_memory_at, raise, Kind};
-use super::ints::{buffer_ids, IdInts};
-use super::text::{code_points, substrings, text};
-use crate::charset::Ranges;
-use crate::graphemes::Graphemes;
-use crate::memory;
-use crate::router::Router;
-use crate::schema::Automaton;
+use super::words::{PyRouter, PyWordSplitter};
+use super::DETACH_ABOVE;
+use crate::py::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
+use crate::py::errors::{error, guard, no_memory, no_memory_at, raise, Kind};
+use crate::py::ints::{buffer_ids, IdInts};
+use crate::py::text::{code_points, text};
 use crate::sgpe::{DecodeError, Encoder, EncoderSpec, Fallback, Routed, Scope};
-use crate::syllables::{joined, Tokens};
 use crate::units::Text;
 use crate::with_text;
-use crate::words::{Parts, WordSplitter};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 use std::sync::Arc;
-
-/// Texts longer than this release the GIL while they are encoded.
-const DETACH_ABOVE: usize = 4096;
-
-/// `run`, a walk of the automaton over a text of `len` code units, without the GIL when the
-/// text is long; a panic becomes the core's Python error.
-fn syllabifying<T: Send>(
-    py: Python<'_>,
-    len: usize,
-    run: impl FnOnce() -> T + Send,
-) -> PyResult<T> {
-    if len > DETACH_ABOVE {
-        py.detach(|| guard("syllabifying", run))
-    } else {
-        guard("syllabifying", run)
-    }
-    .map_err(|e| raise(py, e))
-}
-
-/// A schema's automaton (`wwho.schema.Schema` compiled; see `docs/schemas.md`).
-#[pyclass(frozen, module = "wwho._core", name = "Automaton")]
-pub struct PyAutomaton {
-    inner: Automaton,
-}
-
-#[pymethods]
-impl PyAutomaton {
-    /// `graphemes`: `(first, last, value)` ranges of `wwho.graphemes.property_ranges()` when the
-    /// schema keeps extended grapheme clusters whole, else `None`.
-    #[new]
-    #[pyo3(signature = (classes, transitions, start, accept, emit, *, graphemes=None))]
-    fn new(
-        py: Python<'_>,
-        classes: Vec<Ranges>,
-        transitions: Vec<Vec<(usize, usize)>>,
-        start: usize,
-        accept: Vec<usize>,
-        emit: Vec<usize>,
-        graphemes: Option<Vec<(u32, u32, u8)>>,
-    ) -> PyResult<Self> {
-        let mut inner = Automaton::new(&classes, &transitions, start, &accept, &emit)
-            .map_err(|e| raise(py, e))?;
-        if let Some(ranges) = graphemes {
-            let table = Graphemes::new(&ranges).map_err(|e| raise(py, e))?;
-            inner = inner.with_graphemes(table);
-        }
-        Ok(Self { inner })
-    }
-
-    /// The syllables of `text` (and the single characters between them), as strings.
-    fn tokenize<'py>(
-        &self,
-        s: &Bound<'py, PyString>,
-        leading_space: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        tokens_of(s, &token_ends(&self.inner, s, leading_space)?)
-    }
-
-    /// `sep.join(tokenize(text, leading_space))` as UTF-8 bytes, without a string object per token
-    /// (a lone surrogate in its 3-byte form); with `lines`, each line alone, the line ends kept
-    /// (what `wwho syllabify` prints for a block of its input). Long texts without the GIL.
-    fn joined<'py>(
-        &self,
-        s: &Bound<'py, PyString>,
-        leading_space: bool,
-        sep: &str,
-        lines: bool,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        joined_bytes(&self.inner, s, leading_space, sep, lines)
-    }
-}
-
-/// The end of every token of `s` as `tokens` cuts it (long texts without the GIL).
-fn token_ends<T: Tokens + Sync>(
-    tokens: &T,
-    s: &Bound<'_, PyString>,
-    leading_space: bool,
-) -> PyResult<Vec<usize>> {
-    let t = text(s)?;
-    let mut ends = Vec::new();
-    memory::reserve(&mut ends, t.len() + 1).map_err(no_memory)?; // (a token is a character at least)
-    syllabifying(
-        s.py(),
-        t.len(),
-        || with_text!(t, t => tokens.token_ends(t, leading_space, &mut ends)),
-    )?;
-    Ok(ends)
-}
-
-/// The tokens of `s` joined by `sep`, as UTF-8 bytes (`crate::syllables::joined`; long texts
-/// without the GIL).
-fn joined_bytes<'py, T: Tokens + Sync>(
-    tokens: &T,
-    s: &Bound<'py, PyString>,
-    leading_space: bool,
-    sep: &str,
-    lines: bool,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let t = text(s)?;
-    let mut out = Vec::new();
-    syllabifying(
-        s.py(),
-        t.len(),
-        || with_text!(t, t => joined(tokens, t, leading_space, lines, sep.as_bytes(), &mut out)),
-    )?
-    .map_err(no_memory)?;
-    super::errors::py_bytes(s.py(), &out)
-}
-
-/// The strings `s[ends[i-1]:ends[i]]`.
-fn tokens_of<'py>(s: &Bound<'py, PyString>, ends: &[usize]) -> PyResult<Bound<'py, PyList>> {
-    substrings(s, 0, ends)
-}
-
-/// The script runs of a text (`wwho.router.segment`).
-#[pyclass(frozen, module = "wwho._core", name = "Router")]
-pub struct PyRouter {
-    pub(super) inner: Router,
-}
-
-#[pymethods]
-impl PyRouter {
-    /// `scripts[i] = (block ranges, continuation ranges)`, in priority order.
-    #[new]
-    fn new(py: Python<'_>, scripts: Vec<(Ranges, Ranges)>) -> PyResult<Self> {
-        Ok(Self {
-            inner: Router::new(&scripts).map_err(|e| raise(py, e))?,
-        })
-    }
-
-    /// `(start, end, script, has_leading_space)` per run; `start` is after the leading space;
-    /// `script` is the script's index, or -1 for everything else.
-    fn segment(&self, s: &Bound<'_, PyString>) -> PyResult<Vec<(usize, usize, i64, bool)>> {
-        let t = text(s)?;
-        let mut runs = Vec::new();
-        guard(
-            "routing",
-            || with_text!(t, t => self.inner.segment(t, &mut runs)),
-        )
-        .map_err(|e| raise(s.py(), e))?;
-        Ok(runs
-            .iter()
-            .map(|r| {
-                let start = if r.leading { r.start + 1 } else { r.start };
-                (start, r.end, r.script.map_or(-1, |s| s as i64), r.leading)
-            })
-            .collect())
-    }
-}
-
-/// Words of syllables for one script mode (`wwho.sgpe.words.WordSplitter`).
-#[pyclass(frozen, module = "wwho._core", name = "WordSplitter")]
-pub struct PyWordSplitter {
-    pub(super) inner: WordSplitter,
-}
-
-#[pymethods]
-impl PyWordSplitter {
-    /// `starts`, `attach`: code point ranges; `automata`: one per script, in the router's order;
-    /// `router`: `None` for a single script.
-    #[new]
-    #[pyo3(signature = (starts, attach, automata, router=None))]
-    fn new(
-        py: Python<'_>,
-        starts: Ranges,
-        attach: Ranges,
-        automata: Vec<PyRef<'_, PyAutomaton>>,
-        router: Option<PyRef<'_, PyRouter>>,
-    ) -> PyResult<Self> {
-        let automata = automata.iter().map(|a| a.inner.clone()).collect();
-        let router = router.map(|r| r.inner.clone());
-        let inner =
-            WordSplitter::new(&starts, &attach, automata, router).map_err(|e| raise(py, e))?;
-        Ok(Self { inner })
-    }
-
-    /// `(is_word, tokens)` for each word and boundary token of `text`.
-    fn split<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        let t = text(s)?;
-        let mut parts = Parts::default();
-        memory::reserve(&mut parts.ends, t.len() + 1).map_err(no_memory)?;
-        memory::reserve(&mut parts.parts, t.len() + 1).map_err(no_memory)?;
-        guard(
-            "splitting words",
-            || with_text!(t, t => self.inner.split(t, &mut parts)),
-        )
-        .map_err(|e| raise(s.py(), e))?;
-        let py = s.py();
-        let mut first = 0;
-        let items = parts
-            .parts
-            .iter()
-            .map(|&(last, is_word)| {
-                let start = if first == 0 { 0 } else { parts.ends[first - 1] };
-                let tokens = substrings(s, start, &parts.ends[first..last])?;
-                first = last;
-                PyTuple::new(
-                    py,
-                    [
-                        is_word.into_pyobject(py)?.to_owned().into_any(),
-                        tokens.into_any(),
-                    ],
-                )
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
-    }
-
-    /// Every token of `text` (see `WordSplitter::tokens`), as strings.
-    fn tokenize<'py>(
-        &self,
-        s: &Bound<'py, PyString>,
-        leading_space: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        tokens_of(s, &token_ends(&self.inner, s, leading_space)?)
-    }
-
-    /// `sep.join(tokenize(text, leading_space))` as UTF-8 bytes, as `Automaton.joined` makes it.
-    fn joined<'py>(
-        &self,
-        s: &Bound<'py, PyString>,
-        leading_space: bool,
-        sep: &str,
-        lines: bool,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        joined_bytes(&self.inner, s, leading_space, sep, lines)
-    }
-
-    /// The syllable-level tokens of `text` taken as one word (leading-space mode).
-    fn syllables<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        let t = text(s)?;
-        let mut ends = Vec::new();
-        memory::reserve(&mut ends, t.len() + 1).map_err(no_memory)?;
-        guard(
-            "syllabifying",
-            || with_text!(t, t => self.inner.syllables(t, 0, t.len(), &mut ends)),
-        )
-        .map_err(|e| raise(s.py(), e))?;
-        tokens_of(s, &ends)
-    }
-}
 
 /// An SGPE encoder and decoder over one vocabulary (`wwho.sgpe.tokenizer.SGPETokenizer`).
 #[pyclass(frozen, module = "wwho._core", name = "SGPEEncoder")]
 pub struct PyEncoder {
     /// Shared with the meta encoder built over the same vocabulary (`MetaEncoder`).
-    pub(super) inner: Arc<Encoder>,
+    pub(in crate::py) inner: Arc<Encoder>,
     /// The Python ints of the ids, made on first use (a fresh int object per token would cost
     /// more than encoding the token).
     ints: IdInts,
@@ -483,7 +238,7 @@ impl PyEncoder {
                     "cannot hold the {size} bytes these ids decode to"
                 )),
             })?;
-        super::errors::py_bytes(py, &bytes)
+        crate::py::errors::py_bytes(py, &bytes)
     }
 
     /// The bytes of one token (a byte-fallback token is its byte).
@@ -565,12 +320,4 @@ fn batch_guard<'py, T>(py: Python<'py>, f: impl FnOnce() -> PyResult<T>) -> PyRe
 /// The texts of a batch as the core reads them (their own storage).
 fn views<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Text<'a>>> {
     texts.iter().map(text).collect()
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyAutomaton>()?;
-    m.add_class::<PyRouter>()?;
-    m.add_class::<PyWordSplitter>()?;
-    m.add_class::<PyEncoder>()?;
-    Ok(())
 }
