@@ -449,8 +449,8 @@ mod tests {
     }
 
     /// Long runs of random whitespace, which the scanners read sixteen bytes at a time once a
-    /// run passes sixteen (see `named::ascii_spaces`), between words and ending anywhere in a
-    /// block: the pieces are the regex engine's.
+    /// run passes sixteen (see `named::ascii::ascii_spaces`), between words and ending anywhere
+    /// in a block: the pieces are the regex engine's.
     #[test]
     fn long_whitespace_runs_equal_fancy_regex() {
         // A small generator of its own (xorshift; the byte-level tests' lives above this module).
