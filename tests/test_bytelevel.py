@@ -294,7 +294,7 @@ def test_o200k_equals_tiktoken_on_words_of_two_byte_characters(ours, ref, text):
 # Whitespace-heavy text: o200k makes one piece of a whitespace run up to its last newline, so a
 # random mix of whitespace is one long piece that the core cuts where no token can span and
 # merges part by part (short parts by a scan, parts up to 192 bytes with a heap, longer ones by
-# rank buckets: rust/src/bytelevel/ranks.rs), or, a piece of the bytes of whitespace characters
+# rank buckets: rust/src/bytelevel/ranks/), or, a piece of the bytes of whitespace characters
 # alone, in one pass (rust/src/bytelevel/whitespace.rs); and long runs of Latin-1 and CJK too.
 _WHITESPACE = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
 _mixed_ws = st.one_of(

@@ -1,0 +1,182 @@
+//! Where a long piece can be cut: byte positions no token can span (a byte pair that is no
+//! token and no three-byte window of a token around it; further, inside long parts, no
+//! four-byte window either), and the merge of a long piece part by part, under either rule,
+//! after its runs of one byte and its whitespace. It does not merge a part itself.
+
+use super::MAX_SHORT;
+use crate::bytelevel::{ByteLevel, NO_TOKEN};
+use crate::memory::{self, NoMemory};
+
+/// Bits of the hashed set of four-byte token windows (`ByteLevel::windows4`).
+pub const WINDOW4_BITS: u32 = 24;
+
+/// The bit of four bytes in `ByteLevel::windows4`.
+#[inline(always)]
+pub fn window4_bit(w: &[u8]) -> usize {
+    let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+    (v.wrapping_mul(0x9E37_79B1) >> (32 - WINDOW4_BITS)) as usize
+}
+
+impl ByteLevel {
+    /// Whether a piece of more than [`MIN_CUT`](super::MIN_CUT) and up to [`MAX_SHORT`] bytes is to
+    /// be cut where no token can span before it is merged ([`Self::merge_long`]), as longer ones
+    /// are: where a script's characters are tokens that no longer token joins (Odia in o200k_base),
+    /// each character is then merged alone, not every byte pair of the word in one scan or heap.
+    /// Asked at one place only, the first character boundary from the middle on, so that a word of
+    /// any other script pays a load or three.
+    #[inline]
+    pub(in crate::bytelevel) fn worth_cutting(&self, piece: &[u8]) -> bool {
+        let mut p = piece.len() / 2;
+        while p < piece.len() && piece[p] & 0xC0 == 0x80 {
+            p += 1;
+        }
+        0 < p && p < piece.len() && self.can_cut(piece, p)
+    }
+
+    /// Whether no token can ever span byte `p` of `piece` (0 < p < len): under either rule a
+    /// merge makes a token, and a token across `p` would hold bytes `p - 1` and `p`: as the
+    /// whole two-byte token, or inside one of the three-byte windows around them.
+    #[inline(always)]
+    fn can_cut(&self, piece: &[u8], p: usize) -> bool {
+        let pair = (usize::from(piece[p - 1]) << 8) | usize::from(piece[p]);
+        if self.byte_pairs[pair] != NO_TOKEN {
+            return false; // the common case inside runs that merge: decided in one load
+        }
+        let window = |i: usize| {
+            let bit = (usize::from(piece[i]) << 16)
+                | (usize::from(piece[i + 1]) << 8)
+                | usize::from(piece[i + 2]);
+            self.windows[bit / 64] & (1 << (bit % 64)) != 0
+        };
+        (p < 2 || !window(p - 2)) && (p + 1 >= piece.len() || !window(p - 1))
+    }
+
+    /// [`Self::can_cut`] looking further, where that said no: a token across `p` of three
+    /// bytes is one of those two windows itself, and a longer one holds one of the (up to)
+    /// three four-byte windows that contain bytes `p - 1` and `p`. Random whitespace, whose
+    /// three-byte windows all occur in tokens, is cut here. Asked only inside parts longer
+    /// than [`MAX_SHORT`]: elsewhere (CJK) the lookups cost more than they save.
+    fn can_cut_fine(&self, piece: &[u8], p: usize) -> bool {
+        let pair = (usize::from(piece[p - 1]) << 8) | usize::from(piece[p]);
+        if self.byte_pairs[pair] != NO_TOKEN {
+            return false;
+        }
+        let window4 = |a: usize| {
+            let bit = window4_bit(&piece[a..a + 4]);
+            self.windows4[bit / 64] & (1 << (bit % 64)) != 0
+        };
+        // The four-byte windows first: a bit each, where the tokens are lookups.
+        if (p.saturating_sub(3)..p).any(|a| a + 4 <= piece.len() && window4(a)) {
+            return false;
+        }
+        (p < 2 || self.rank_of(&piece[p - 2..=p]) == NO_TOKEN)
+            && (p + 1 >= piece.len() || self.rank_of(&piece[p - 1..=p + 1]) == NO_TOKEN)
+    }
+
+    /// The units of a long `piece` after every merge, into `units`: see [`Self::merge_in_parts`];
+    /// each part takes [`ByteLevel::merge_plain`] (under the ranks rule a short scan up to
+    /// [`MAX_SHORT`] bytes, a heap up to [`MAX_HEAP`](super::MAX_HEAP), rank buckets above). A run
+    /// of text no token spans (a piece of characters the vocabulary never joins) thus costs short
+    /// merges only.
+    #[cfg(test)]
+    pub(in crate::bytelevel) fn merge_long(&self, piece: &[u8], units: &mut Vec<u32>) {
+        self.try_merge_long(piece, units)
+            .unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Self::merge_long`], where memory that cannot be had is an error.
+    pub(in crate::bytelevel) fn try_merge_long(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+    ) -> Result<(), NoMemory> {
+        self.merge_in_parts(piece, units, |bytes, out, part| match self.rule {
+            // Each part's units straight onto the piece's: copying one or two ids a part would be
+            // a call to memcpy each (a piece of random CJK is cut at nearly every character).
+            // A part of up to four bytes (a character of random CJK, which such a piece is cut
+            // at) from the byte and token tables, as a short piece is.
+            crate::bytelevel::Rule::Ranks => {
+                if self.tiny_part(bytes, out) {
+                    return Ok(());
+                }
+                self.try_merge_onto(bytes, out)
+            }
+            // The merges rule's loop merges a whole `Vec`: the first part (the whole piece, where
+            // there is no cut) into `out` itself, the others beside it.
+            crate::bytelevel::Rule::Merges(_) if out.is_empty() => self.try_merge_plain(bytes, out),
+            crate::bytelevel::Rule::Merges(_) => {
+                self.try_merge_plain(bytes, part)?;
+                memory::extend(out, part)
+            }
+        })
+    }
+
+    /// The units of a long `piece` after every merge, into `units`, under either rule: a run of one
+    /// repeated byte is merged run by run ([`crate::bytelevel::runs`]); any other piece is cut
+    /// where no token can span (see [`Self::can_cut`]), and `merge` merges each part alone and
+    /// appends its units to the `Vec` it is given (the third argument, a scratch `Vec`, is its
+    /// own). Merges never cross a cut, so the result is the whole piece's.
+    pub(in crate::bytelevel) fn merge_in_parts(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+        merge: impl Fn(&[u8], &mut Vec<u32>, &mut Vec<u32>) -> Result<(), NoMemory>,
+    ) -> Result<(), NoMemory> {
+        units.clear();
+        if piece.len() >= crate::bytelevel::runs::MIN_RUN
+            && piece.iter().all(|&b| b == piece[0])
+            && self.merge_run(piece[0], piece.len(), units)
+        {
+            return Ok(());
+        }
+        if let Some(ws) = &self.whitespace {
+            if ws.covers(piece) && ws.encode(self, piece, units) {
+                return Ok(());
+            }
+        }
+        let mut coarse = (0, false);
+        let mut end = self.next_cut(piece, 0, &mut coarse);
+        let (mut start, mut part) = (0, Vec::new());
+        loop {
+            merge(&piece[start..end], units, &mut part)?;
+            if end == piece.len() {
+                return Ok(());
+            }
+            start = end;
+            end = self.next_cut(piece, start, &mut coarse);
+        }
+    }
+
+    /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
+    /// length.
+    ///
+    /// `coarse.0` is the next cut [`Self::can_cut`] allows (kept between calls): inside a part
+    /// longer than [`MAX_SHORT`] up to it, [`Self::can_cut_fine`] looks for one before it, so
+    /// every byte is asked about once by each. `coarse.1` says whether some byte pair before `coarse.0` is no token: where every pair
+    /// is one (random spaces and newlines), the finer test has nothing to find.
+    #[inline(always)]
+    fn next_cut(&self, piece: &[u8], start: usize, coarse: &mut (usize, bool)) -> usize {
+        if coarse.0 <= start {
+            let (mut end, mut open) = (start + 1, false);
+            while end < piece.len() && !self.can_cut(piece, end) {
+                let pair = (usize::from(piece[end - 1]) << 8) | usize::from(piece[end]);
+                open |= self.byte_pairs[pair] == NO_TOKEN;
+                end += 1;
+            }
+            *coarse = (end, open);
+        }
+        if coarse.1 && coarse.0 - start > MAX_SHORT {
+            if let Some(p) = self.fine_cut(piece, start, coarse.0) {
+                return p;
+            }
+        }
+        coarse.0
+    }
+
+    /// The first cut [`Self::can_cut_fine`] allows between `start` and `end` (out of line: the
+    /// loop of [`Self::next_cut`] stays as small as it was without it).
+    #[inline(never)]
+    fn fine_cut(&self, piece: &[u8], start: usize, end: usize) -> Option<usize> {
+        (start + 1..end).find(|&p| self.can_cut_fine(piece, p))
+    }
+}
