@@ -75,7 +75,7 @@ pub fn may_be_symbol(units: &[u32]) -> bool {
     units.len() <= MAX_SYMBOL_UNITS && !units.iter().any(|c| (0xD800..0xE000).contains(c))
 }
 
-/// What the pieces of a corpus hold (`collect_words` in `wwho.sgpe.train`).
+/// What the pieces of a corpus hold ([`collect_words`], which `wwho.sgpe.phases` asks for).
 #[derive(Debug, Default)]
 pub struct WordCounts {
     pub strings: Interner,

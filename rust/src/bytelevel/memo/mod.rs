@@ -96,12 +96,12 @@ const _: () =
 /// Slots of each table: pieces of up to [`KEY`] bytes with up to three ids, 32-byte slots,
 /// two to a cache line; up to [`LONG_KEY`] with up to seven ids, 64-byte slots; up to
 /// [`LONGEST_KEY`] (and those of the long table's length with more than seven ids), 128-byte
-/// slots, a key and its tag in the slot's first cache line. The short table is 4 MiB: a couple
-/// of megabytes of English news hold so many distinct short pieces that in a table of half
-/// this size those that fell three to a pair missed on every warm pass; the long tables are 2
-/// MiB each, since in tables of half that size words of an Odia page went to collisions in
-/// their pairs, asked again of the shared cache on every pass (the long table also holds the
-/// slots that say a piece is elsewhere).
+/// slots, a key and its tag in the slot's first cache line. The short table is 4 MiB: news
+/// text holds so many distinct short pieces that in a table of half this size those that fell
+/// three to a pair miss on every warm pass; the long tables are 2 MiB each, since in tables of
+/// half that size the words of a page of an Indic script collide in their pairs and are asked
+/// again of the shared cache on every pass (the long table also holds the slots that say a
+/// piece is elsewhere; docs/benchmarks.md has the measurements).
 pub const SLOTS: usize = 1 << 17;
 const LONG_SLOTS: usize = 1 << 15;
 const LONGEST_SLOTS: usize = 1 << 14;

@@ -34,8 +34,8 @@ pub const MAX_SHORT: usize = 64;
 pub const MIN_CUT: usize = 8;
 /// Longest part of a long piece merged with a heap ([`ByteLevel::merge_heap`]); longer ones
 /// take rank buckets ([`ByteLevel::merge_sweep`]), whose setup (a hash map, a heap of ranks,
-/// lists) costs more than the merging below about 200 bytes, while the heap's pops cost more
-/// above (measured on random whitespace, whose parts are of all lengths).
+/// lists) costs more than the merging of shorter parts, while the heap's pops cost more on
+/// longer ones (docs/benchmarks.md: random whitespace, whose parts are of all lengths).
 pub const MAX_HEAP: usize = 192;
 // The stack heap keeps byte positions in a u8.
 const _: () = assert!(MAX_HEAP < 256);
