@@ -16,7 +16,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from wwho.errors import IdRangeError, TokenizerError, UnknownTokenError
-from wwho.meta import SGPE_PREFIX, MetaTokenizer
+from wwho.meta import MetaTokenizer
+from wwho.meta_vocab import SGPE_PREFIX
 
 transformers = pytest.importorskip("transformers")
 from wwho.hf import WWHOTokenizer  # noqa: E402  (needs transformers)

@@ -1,10 +1,11 @@
-"""MetaVocab and MetaTokenizer: tiktoken o200k_base + SGPE in one id space.
+"""MetaTokenizer: tiktoken o200k_base + SGPE in one id space (MetaVocab and the token strings'
+mapping alone: ``test_meta_vocab.py``).
 
 Oracles we did not write: tiktoken itself (``encode_ordinary``/``encode`` ids, its o200k_base
-layout), the sha256 of the official ranks file, HF ``tokenizers``' ByteLevel mapping for the
-token strings, and the real corpora (si-en, hi-en, the Sinhala news) for round trips. The
-encoder runs in the core (router, SGPE, the byte-level o200k encoder); the Python encoder it
-replaced, tiktoken-backed, is the reference it is compared with (``tests/reference/meta_py.py``).
+layout), the sha256 of the official ranks file, and the real corpora (si-en, hi-en, the Sinhala
+news) for round trips. The encoder runs in the core (router, SGPE, the byte-level o200k encoder);
+the Python encoder it replaced, tiktoken-backed, is the reference it is compared with
+(``tests/reference/meta_py.py``).
 The SGPE part is a small vocabulary trained here on Indic runs only (``segments_only``).
 """
 
@@ -25,7 +26,8 @@ from hypothesis import strategies as st
 from reference.meta_py import MetaPy
 
 from wwho.errors import DisallowedSpecialError, TokenizerError, VocabError, WwhoError
-from wwho.meta import SGPE_PREFIX, MetaTokenizer, MetaVocab, bytes_to_token_string, sgpe_token_string
+from wwho.meta import MetaTokenizer
+from wwho.meta_vocab import SGPE_PREFIX, sgpe_token_string
 from wwho.router import Script, segment
 from wwho.schema import bundled_schema
 
@@ -66,38 +68,6 @@ def lines_of(*relative: str, max_bytes: int = 300_000) -> list[str]:
     for rel in relative:
         out += read_slice(require_data(CORPORA / rel), max_bytes).splitlines()
     return out
-
-
-# -- MetaVocab ---------------------------------------------------------------------------
-
-
-def test_metavocab_id_space(sgpe, o200k):
-    mv = MetaVocab(o200k.n_vocab, sgpe.vocab)
-    assert mv.offset == O200K_N_VOCAB
-    assert len(mv) == mv.size == O200K_N_VOCAB + len(sgpe.vocab)
-    ids = [mv.encode_sgpe_token(t) for t in sgpe.vocab]
-    assert sorted(ids) == list(range(O200K_N_VOCAB, mv.size))  # no collision, no gap, none in tiktoken's range
-    for token, raw in sgpe.vocab.items():
-        uid = raw + O200K_N_VOCAB
-        assert mv.decode_id(uid) == token and mv.sgpe_id(uid) == raw and not mv.is_tiktoken_id(uid)
-    assert mv.decode_id(0) is None and mv.decode_id(O200K_N_VOCAB - 1) is None
-    assert mv.is_tiktoken_id(O200K_N_VOCAB - 1) and mv.is_sgpe_id(O200K_N_VOCAB)
-
-
-def test_metavocab_errors(sgpe):
-    mv = MetaVocab(O200K_N_VOCAB, sgpe.vocab)
-    for bad in (-1, mv.size, True, 1.5, "3"):
-        with pytest.raises(TokenizerError):
-            mv.decode_id(bad)
-    with pytest.raises(VocabError, match="not a token"):
-        mv.encode_sgpe_token("no such token")
-    assert mv.encode_sgpe_token("no such token", unk_id_raw=sgpe.vocab["[UNK]"]) == O200K_N_VOCAB + sgpe.vocab["[UNK]"]
-    with pytest.raises(VocabError):
-        mv.encode_sgpe_token("no such token", unk_id_raw=mv.sgpe_size)
-    with pytest.raises(TokenizerError):
-        mv.sgpe_id(5)
-    with pytest.raises(VocabError):
-        MetaVocab(10, {"a": 0, "b": 0})
 
 
 # -- routing invariants ------------------------------------------------------------------
@@ -292,19 +262,6 @@ def test_disallowed_all_is_every_special_token_listed(meta, o200k, sgpe):
 
 
 # -- token strings -----------------------------------------------------------------------
-
-
-def test_token_strings_use_the_byte_level_mapping_of_hf_tokenizers(meta):
-    from tokenizers import pre_tokenizers
-
-    assert sorted(pre_tokenizers.ByteLevel.alphabet()) == sorted(set(map(bytes_to_token_string, map(bytes_chr, range(256)))))
-    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    for text in ("Hello world", " ශ්‍රී\t\n", "🦜 x\u00a0y", "\x00\x7f\xad"):
-        assert byte_level.pre_tokenize_str(text)[0][0] == bytes_to_token_string(text.encode())
-
-
-def bytes_chr(b: int) -> bytes:
-    return bytes([b])
 
 
 def test_token_strings_are_one_to_one(meta):

@@ -44,7 +44,7 @@ _EXPORTS = {
     "detect_kind": "wwho.loading",
     "load_tokenizer": "wwho.loading",
     "MetaTokenizer": "wwho.meta",
-    "MetaVocab": "wwho.meta",
+    "MetaVocab": "wwho.meta_vocab",
     "Tokenizer": "wwho.protocol",
     "Script": "wwho.router",
     "TextSegment": "wwho.router",
@@ -85,7 +85,8 @@ if TYPE_CHECKING:  # what type checkers and editors see: the names above, as if 
     from wwho.bytelevel.streaming import StreamingDecoder
     from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
     from wwho.loading import detect_kind, load_tokenizer
-    from wwho.meta import MetaTokenizer, MetaVocab
+    from wwho.meta import MetaTokenizer
+    from wwho.meta_vocab import MetaVocab
     from wwho.protocol import Tokenizer
     from wwho.router import Script, TextSegment, join_segments, segment
     from wwho.schema import available_scripts, load_schema

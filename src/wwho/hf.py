@@ -27,7 +27,7 @@ Special tokens, chosen for causal-LM training:
 Like every transformers tokenizer it recognizes the text of its special tokens
 (``<|endoftext|>``) in the input (``split_special_tokens=True`` turns that off); other text
 goes through :meth:`MetaTokenizer.encode` as ordinary text. Token strings are those of
-:mod:`wwho.meta` (GPT-2 byte mapping for tiktoken tokens, SGPE tokens as text), and
+:mod:`wwho.meta_vocab` (GPT-2 byte mapping for tiktoken tokens, SGPE tokens as text), and
 decoding works on the tokens' bytes, so ``decode(encode(text)) == text``.
 
 ``save_pretrained`` writes the meta tokenizer's files (``vocab.json``, ``meta_config.json``,
@@ -62,7 +62,8 @@ from wwho.errors import TokenizerError, UnknownTokenError
 from wwho.export.meta_files import AUTO_MODULE, AUTO_MODULE_SOURCE
 from wwho.ids import no_token
 from wwho.ids import token_ids as checked_ids
-from wwho.meta import SGPE_PREFIX, MetaTokenizer
+from wwho.meta import MetaTokenizer
+from wwho.meta_vocab import SGPE_PREFIX
 
 DEFAULT_EOS = "<|endoftext|>"
 

@@ -5,17 +5,17 @@ Ids (spec 001 section 5)::
     [0, n)          tiktoken's ids, unchanged (n = n_vocab, 200,019 for o200k_base)
     [n, n + k)      SGPE's ids plus n (k = len(sgpe vocabulary))
 
-:class:`MetaVocab` is only that arithmetic (it knows n and the SGPE vocabulary, never
-tiktoken). :class:`MetaTokenizer` encodes in the compiled core (``wwho._core.MetaEncoder``,
-``rust/src/meta.rs``): the router (:func:`wwho.router.segment`'s rule) cuts the text into
-script runs; a Latin/other run goes to the core's byte-level encoder with o200k_base's ranks
-(the encoder of :class:`wwho.bytelevel.ByteBPE`), an Indic run (with its leading space) to the
-SGPE encoder, whose ids are shifted by n. So text with no Indic character gets exactly
-tiktoken's ids, and an Indic run exactly SGPE's ids plus n. The ranks are read offline as
+:class:`MetaVocab` (:mod:`wwho.meta_vocab`) is only that arithmetic (it knows n and the SGPE
+vocabulary, never tiktoken). :class:`MetaTokenizer` encodes in the compiled core
+(``wwho._core.MetaEncoder``, ``rust/src/meta.rs``): the router (:func:`wwho.router.segment`'s
+rule) cuts the text into script runs; a Latin/other run goes to the core's byte-level encoder with
+o200k_base's ranks (the encoder of :class:`wwho.bytelevel.ByteBPE`), an Indic run (with its
+leading space) to the SGPE encoder, whose ids are shifted by n. So text with no Indic character
+gets exactly tiktoken's ids, and an Indic run exactly SGPE's ids plus n. The ranks are read offline as
 ``ByteBPE.from_tiktoken`` reads them (``tiktoken_file=``, ``WWHO_TIKTOKEN_FILE``, tiktoken's
-cache; never downloaded); the ``tiktoken`` package is not needed (a ``tiktoken.Encoding`` is
-still accepted, its ranks copied). tiktoken's special tokens (``<|endoftext|>``) follow
-tiktoken's model: disallowed in the text by default (a
+cache; never downloaded; :mod:`wwho.meta_tiktoken`); the ``tiktoken`` package is not needed (a
+``tiktoken.Encoding`` is still accepted, its ranks copied). tiktoken's special tokens
+(``<|endoftext|>``) follow tiktoken's model: disallowed in the text by default (a
 :class:`~wwho.errors.DisallowedSpecialError` names them), encoded as specials when listed in
 ``allowed_special``, ordinary text with ``disallowed_special=()``. SGPE's special tokens
 (``[CLS]``...) are ordinary text by default, as in :class:`~wwho.sgpe.SGPETokenizer`; an explicit
@@ -28,30 +28,23 @@ non-Indic text, as tiktoken does. Some o200k_base ids are unassigned (199,998 an
 200,000..200,017): decoding them is an error, as in tiktoken.
 
 ``tokenize`` shows each token as text (see its docstring). Token strings (``convert_ids_to_tokens``,
-``get_vocab``, the transformers class) must map one-to-one to ids, and
-tiktoken tokens are bytes, so: tiktoken tokens are written with the GPT-2 byte-to-
-character mapping (``"Ġthe"``), tiktoken specials as their text, SGPE tokens as their
-text when it has a character outside that mapping's alphabet (every Indic token), and
-otherwise (``[PAD]``, ``<0x41>``) as ``⟦sgpe⟧`` + text; unassigned ids are
-``⟦unassigned ID⟧``. The files (``meta_config.json``, ``tokenizer_meta.json``) are
-:mod:`wwho.export.meta_files`. This module does not train (see ``wwho train --meta``). The Python
-encoder the core replaced is the tests' reference (``tests/reference/meta_py.py``).
+``get_vocab``, the transformers class) map one-to-one to ids: GPT-2's byte-to-character mapping
+(``"Ġthe"``) for tiktoken tokens, SGPE tokens as their text (see :mod:`wwho.meta_vocab`). The
+files (``meta_config.json``, ``tokenizer_meta.json``) are :mod:`wwho.export.meta_files`, read
+back into checked parts by :mod:`wwho.meta_loading`. This module does not train (see ``wwho
+train --meta``). The Python encoder the core replaced is the tests' reference
+(``tests/reference/meta_py.py``).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
-from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
 from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief, check_flag
@@ -63,12 +56,14 @@ from wwho.ids import (
     id_batch,
     no_token_string,
     not_texts,
-    token_id,
     token_ids,
     utf8_text,
 )
 from wwho.ids import batch as as_batch
 from wwho.imports import arrays as arrays_module
+from wwho.meta_loading import load_parts
+from wwho.meta_tiktoken import TiktokenPart, byte_level_part
+from wwho.meta_vocab import MetaVocab, token_strings
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -86,8 +81,6 @@ if TYPE_CHECKING:  # numpy is imported by the first call that makes an array, no
 
     from wwho.arrays import FlatIds
 
-SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
-
 
 class _TiktokenSpecials(str):
     """The type of :data:`TIKTOKEN_SPECIALS` (a ``str``, so that it reads ``'all'`` in a signature)."""
@@ -99,237 +92,6 @@ class _TiktokenSpecials(str):
 #: special tokens (as tiktoken disallows them), not SGPE's (ordinary text unless named, as in
 #: ``SGPETokenizer``). A ``"all"`` passed by the caller is every special token listed, both kinds.
 TIKTOKEN_SPECIALS = _TiktokenSpecials("all")
-NAMESPACE = SGPE_PREFIX[0]
-
-
-# GPT-2's byte -> character mapping (shared with the byte-level pre-tokenizers).
-BYTE_CHARS = [BYTE_TO_UNICODE[b] for b in range(256)]
-ALPHABET = frozenset(BYTE_CHARS)
-_LATIN1_TO_CHARS = {b: c for b, c in enumerate(BYTE_CHARS)}
-
-
-def bytes_to_token_string(data: bytes) -> str:
-    """A tiktoken token's string form (GPT-2 byte mapping)."""
-    return data.decode("latin-1").translate(_LATIN1_TO_CHARS)
-
-
-def sgpe_token_string(token: str) -> str:
-    """An SGPE token's string form: itself, unless it could be read as a tiktoken token."""
-    if token.startswith(NAMESPACE) or all(c in ALPHABET for c in token):
-        return SGPE_PREFIX + token
-    return token
-
-
-class MetaVocab:
-    """The unified id space: tiktoken's ``[0, offset)`` then SGPE's ids plus ``offset``."""
-
-    def __init__(self, tiktoken_size: int, sgpe_vocab: Mapping[str, int]) -> None:
-        if type(tiktoken_size) is not int or tiktoken_size < 0:
-            raise VocabError(f"tiktoken_size must be a non-negative int, not {tiktoken_size!r}")
-        self.offset = tiktoken_size
-        self.sgpe_vocab = dict(sgpe_vocab)
-        self._tokens: list[str | None] = [None] * len(self.sgpe_vocab)
-        for token, i in self.sgpe_vocab.items():
-            if type(i) is not int or not 0 <= i < len(self._tokens) or self._tokens[i] is not None:
-                raise VocabError(f"SGPE ids must be 0..{len(self._tokens) - 1} without duplicates; {token!r} has {i!r}")
-            self._tokens[i] = token
-
-    @property
-    def sgpe_size(self) -> int:
-        return len(self._tokens)
-
-    @property
-    def size(self) -> int:
-        """``tiktoken n_vocab + len(sgpe)``: every id is below this."""
-        return self.offset + len(self._tokens)
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __repr__(self) -> str:
-        return f"MetaVocab(offset={self.offset}, sgpe_size={self.sgpe_size}, size={self.size})"
-
-    def encode_sgpe_token(self, token: str, *, unk_id_raw: int | None = None) -> int:
-        """The unified id of an SGPE token; an unknown token gets ``unk_id_raw`` (shifted) if given."""
-        raw = self.sgpe_vocab.get(token)
-        if raw is None:
-            if unk_id_raw is None:
-                raise VocabError(f"{token!r} is not a token of the SGPE vocabulary")
-            if type(unk_id_raw) is not int or not 0 <= unk_id_raw < self.sgpe_size:
-                raise VocabError(f"unk_id_raw {unk_id_raw!r} is not an SGPE id (0..{self.sgpe_size - 1})")
-            raw = unk_id_raw
-        return raw + self.offset
-
-    def is_tiktoken_id(self, uid: int) -> bool:
-        return 0 <= self._check(uid) < self.offset
-
-    def is_sgpe_id(self, uid: int) -> bool:
-        return self._check(uid) >= self.offset
-
-    def sgpe_id(self, uid: int) -> int:
-        """The SGPE vocabulary's own id of a unified SGPE id."""
-        if not self.is_sgpe_id(uid):
-            raise TokenizerError(f"id {uid} is a tiktoken id, not an SGPE one (those start at {self.offset})")
-        return uid - self.offset
-
-    def decode_id(self, uid: int) -> str | None:
-        """The SGPE token string of ``uid``; ``None`` for the tiktoken range (spec 001 section 3.4)."""
-        uid = self._check(uid)
-        return None if uid < self.offset else self._tokens[uid - self.offset]
-
-    def _check(self, uid: int) -> int:
-        return token_id(uid, self.size)  # ints, numpy integers, __index__ objects; never bools
-
-
-@dataclass(frozen=True)
-class TiktokenPart:
-    """What the meta tokenizer needs to know of its tiktoken encoding, computed once."""
-
-    name: str
-    n_vocab: int
-    special_tokens: dict[str, int]
-    sha256: str  # of the ranks in tiktoken's file format: for official files, the file's sha256
-    unassigned_ids: tuple[int, ...] = ()
-
-    @property
-    def unassigned(self) -> list[int]:
-        return list(self.unassigned_ids)
-
-
-def ranks_sha256(ranks: Mapping[bytes, int]) -> str:
-    """The sha256 of ``ranks`` in tiktoken's file format (``base64(token) rank`` lines, by rank)."""
-    h = hashlib.sha256()
-    for data, i in sorted(ranks.items(), key=lambda kv: kv[1]):
-        h.update(base64.b64encode(data) + b" %d\n" % i)
-    return h.hexdigest()
-
-
-def _part_of(model: ByteLevelModel, sha256: str | None = None) -> TiktokenPart:
-    ids = set(model.ranks.values())
-    ids.update(model.special_tokens.values())
-    n_vocab = max(ids) + 1 if ids else 0
-    return TiktokenPart(model.name, n_vocab, dict(model.special_tokens), sha256 or ranks_sha256(model.ranks),
-                        tuple(i for i in range(n_vocab) if i not in ids))
-
-
-def _model_of_encoding(encoding: Any) -> ByteLevelModel:
-    """A ``tiktoken.Encoding`` as a ranks-rule model (through its public API; the regex of an
-    encoding wwho does not know is read from ``_pat_str``)."""
-    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
-
-    specials = {s: encoding.encode_single_token(s) for s in encoding.special_tokens_set}
-    special_ids = set(specials.values())
-    known = getattr(encoding, "_mergeable_ranks", None)  # tiktoken's own dict: copied, not rebuilt
-    if isinstance(known, dict) and all(type(k) is bytes for k in list(known)[:16]):
-        ranks = dict(known)
-    else:
-        ranks = {}
-        for i in range(encoding.n_vocab):
-            if i in special_ids:
-                continue
-            try:
-                ranks[encoding.decode_single_token_bytes(i)] = i
-            except KeyError:
-                continue
-    if encoding.name in TIKTOKEN_ENCODINGS:
-        pattern = Pretokenizer.named(encoding.name)
-    else:
-        pattern = Pretokenizer.coerce(getattr(encoding, "_pat_str", None) or "o200k")
-    return ByteLevelModel(ranks, pattern, special_tokens=specials, name=encoding.name)
-
-
-def resolve_encoding(encoding: Any = "o200k_base", *, tiktoken_file: str | os.PathLike | None = None) -> Any:
-    """The byte-level part of a meta tokenizer, as :class:`MetaTokenizer` takes it: for a name, a
-    :class:`~wwho.bytelevel.ByteLevelModel` read offline like ``ByteBPE.from_tiktoken`` does
-    (``tiktoken_file=``, ``WWHO_TIKTOKEN_FILE``, tiktoken's cache; never downloaded); a name wwho
-    does not know goes to tiktoken (optional), which may download it. Anything else is returned as
-    given (a ``ByteBPE``, a ``ByteLevelModel``, a ``tiktoken.Encoding``)."""
-    if not isinstance(encoding, str):
-        return encoding
-    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, from_tiktoken
-    from wwho.tiktoken_file import ranks_file_for
-
-    found = ranks_file_for(encoding, tiktoken_file)
-    if found is not None and not found[0].is_file():
-        raise VocabError(f"{found[0]} (from {found[1]}): tiktoken ranks file not found. To fix: point "
-                         f"{'--tiktoken-file / tiktoken_file=' if found[1] == 'tiktoken_file' else found[1]} at "
-                         f"the {encoding}.tiktoken file")
-    if encoding in TIKTOKEN_ENCODINGS:
-        try:
-            return from_tiktoken(encoding, tiktoken_file=tiktoken_file)
-        except VocabError:
-            # Not in tiktoken's cache: an encoding tiktoken already holds in memory (this process
-            # loaded it) serves too; nothing is downloaded.
-            loaded = getattr(sys.modules.get("tiktoken.registry"), "ENCODINGS", {}).get(encoding)
-            if found is not None or loaded is None:
-                raise
-            return loaded
-    from wwho.bytelevel.tiktoken_loader import get_encoding
-
-    try:
-        return get_encoding(encoding, tiktoken_file=tiktoken_file)
-    except ImportError:
-        raise VocabError(f"unknown tiktoken encoding {encoding!r}: wwho knows {', '.join(TIKTOKEN_ENCODINGS)}; "
-                         "others need the tiktoken package") from None
-
-
-def _byte_level(encoding: Any, tiktoken_file: str | os.PathLike | None) -> tuple[ByteLevelModel, TiktokenPart]:
-    """The model and the facts of the byte-level part named or given by ``encoding``."""
-    from wwho.bytelevel import ByteBPE
-    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS
-
-    given = encoding
-    encoding = resolve_encoding(encoding, tiktoken_file=tiktoken_file)
-    if isinstance(encoding, ByteBPE):
-        model = encoding.model
-    elif isinstance(encoding, ByteLevelModel):
-        model = encoding
-    elif all(hasattr(encoding, a) for a in ("encode_single_token", "decode_single_token_bytes", "n_vocab", "name",
-                                            "special_tokens_set")):
-        model = _model_of_encoding(encoding)
-    else:
-        raise VocabError("tiktoken_encoding must be a name, a ByteBPE or a tiktoken.Encoding, not "
-                         f"{type(encoding).__name__}")
-    if model.merges is not None or model.added_tokens or model.extra_tokens:
-        raise VocabError("the byte-level part of a meta tokenizer must be a tiktoken-style vocabulary (ranks, "
-                         "special tokens), without merges, added or extra tokens")
-    known = TIKTOKEN_ENCODINGS.get(model.name)
-    # A known name read from its file was checked against the official file's sha256 already.
-    read = isinstance(given, str) and isinstance(encoding, ByteLevelModel)
-    sha256 = known.sha256 if read and known is not None else None
-    return model, _part_of(model, sha256)
-
-
-def _saved_byte_level(name: str, config: Mapping[str, Any], tiktoken_file: str | os.PathLike | None,
-                      source: Path) -> tuple[ByteLevelModel, TiktokenPart]:
-    """The byte-level part a version-2 ``meta_config.json`` describes: the ranks found as for a
-    name (one wwho does not know, only through ``tiktoken_file=`` or ``WWHO_TIKTOKEN_FILE``), with
-    the special tokens and pre-tokenizer the config holds. The caller checks the ranks' sha256."""
-    from wwho.bytelevel.files import TIKTOKEN_ENCODINGS, from_tiktoken
-    from wwho.bytelevel.validate import check_model
-    from wwho.tiktoken_file import FIX, ranks_file_for
-
-    saved = config["tiktoken_pretokenizer"]
-    if "patterns" not in saved:
-        raise VocabError(f"{source}: 'tiktoken_pretokenizer' has no 'patterns'")
-    try:
-        pattern = Pretokenizer.from_json(saved)
-    except VocabError as exc:
-        raise VocabError(f"{source}: 'tiktoken_pretokenizer': {exc}") from None
-    try:
-        if name in TIKTOKEN_ENCODINGS:
-            ranks = from_tiktoken(name, tiktoken_file=tiktoken_file).ranks
-        else:
-            found = ranks_file_for(name, tiktoken_file)
-            if found is None:
-                raise VocabError(f"{brief(name)} is no encoding wwho finds by name; its special tokens and pre-tokenizer "
-                                 f"are in the config, its ranks are not. To fix: {FIX} (the ranks file it was made "
-                                 "with)")
-            ranks = from_tiktoken(found[0], pattern=pattern).ranks
-    except VocabError as exc:
-        raise VocabError(f"{source}: needs the ranks of the tiktoken encoding {brief(name)}: {exc}") from None
-    model = ByteLevelModel(ranks, pattern, special_tokens=dict(config["tiktoken_special_tokens"]), name=name)
-    return check_model(model, f"{source}: 'tiktoken_special_tokens'"), _part_of(model)
 
 
 class MetaTokenizer(EncodingNames):
@@ -354,7 +116,7 @@ class MetaTokenizer(EncodingNames):
             raise VocabError("a meta tokenizer's SGPE part must fall back to bytes (it is lossless); this one was "
                              "loaded with unk='token', which maps unknown text to [UNK]: load it without unk=")
         _check_cache_bytes(cache_bytes)
-        model, part = _byte_level(tiktoken_encoding, tiktoken_file)
+        model, part = byte_level_part(tiktoken_encoding, tiktoken_file)
         self._setup(sgpe_tokenizer, model, part, cache_bytes)
 
     def _setup(self, sgpe_tokenizer: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> None:
@@ -389,41 +151,8 @@ class MetaTokenizer(EncodingNames):
         The ranks are found offline as ``ByteBPE.from_tiktoken`` finds them (``tiktoken_file=``,
         ``WWHO_TIKTOKEN_FILE``, tiktoken's cache). ``cache_bytes`` bounds the byte-level part's
         piece cache (the SGPE part, in the core, keeps none)."""
-        from wwho.export.meta_files import CONFIG_FILE, read_meta_config
-        from wwho.fileio import tokenizer_path
-        from wwho.manifest import member
-        from wwho.sgpe import SGPETokenizer
-
         _check_cache_bytes(cache_bytes)  # before the files are read, not deep in the core after
-        directory = Path(tokenizer_path(directory, "MetaTokenizer.load"))
-        path = directory / CONFIG_FILE
-        config = read_meta_config(path)
-        name = config["tiktoken_encoding"]
-        if "tiktoken_pretokenizer" in config:  # version 2: an encoding its name does not tell
-            model, part = _saved_byte_level(name, config, tiktoken_file, path)
-        else:
-            try:
-                model, part = _byte_level(name, tiktoken_file)
-            except VocabError as exc:
-                raise VocabError(f"{path}: needs the tiktoken encoding {brief(name)}: {exc}") from None
-        if part.sha256 != config["tiktoken_sha256"]:
-            where = tiktoken_file or "tiktoken's cache"
-            raise VocabError(f"{path}: was made with {name[:80]} ranks of sha256 {config['tiktoken_sha256'][:80]}, but the "
-                             f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
-        if part.n_vocab != config["offset"]:
-            raise VocabError(f"{path}: 'offset' {config['offset']} is not {name[:80]}'s n_vocab {part.n_vocab}")
-        vocab_path = member(directory, config["sgpe_vocab"], source=str(path), key="'sgpe_vocab'")
-        sgpe = SGPETokenizer.load(vocab_path)
-        if sgpe.vocab_size != config["sgpe_vocab_size"]:
-            raise VocabError(f"{path}: 'sgpe_vocab_size' is {config['sgpe_vocab_size']} but "
-                             f"{vocab_path} has {sgpe.vocab_size} tokens")
-        if config.get("sgpe_script", sgpe.script) != sgpe.script:  # the router would send other text to SGPE
-            raise VocabError(f"{path}: 'sgpe_script' is {brief(config['sgpe_script'])} but {vocab_path} is a "
-                             f"{sgpe.script!r} vocabulary")
-        if sgpe.prefix_space:
-            raise VocabError(f"{vocab_path}: trained with prefix_space, which a meta tokenizer's SGPE part "
-                             "cannot be (see MetaTokenizer)")
-        return _restore(sgpe, model, part, cache_bytes)
+        return _restore(*load_parts(directory, tiktoken_file), cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
@@ -433,6 +162,8 @@ class MetaTokenizer(EncodingNames):
 
     def __reduce__(self):
         # Pickled as the SGPE part and the byte-level part's model (read back from the core).
+        # A pickle names what it holds by module: _restore here, TiktokenPart in wwho.meta_tiktoken
+        # (a pickle of an earlier wwho names wwho.meta.TiktokenPart, which this module's import keeps).
         return (_restore, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes))
 
     def _model(self) -> ByteLevelModel:
@@ -604,17 +335,8 @@ class MetaTokenizer(EncodingNames):
 
     def _string_table(self) -> tuple[list[str], dict[str, int]]:
         if self._strings is None:
-            names = {i: s for s, i in self.tiktoken.special_tokens.items()}
-            token_bytes = self._core.token_bytes
-            strings = [names[i] if i in names else f"\u27e6unassigned {i}\u27e7" if b is None
-                       else bytes_to_token_string(b) for i, b in ((i, token_bytes(i)) for i in range(self.offset))]
-            strings += [sgpe_token_string(t) for t in self.sgpe.tokens]
-            ids = {s: i for i, s in enumerate(strings)}
-            if len(ids) != len(strings):  # only a special written like an ordinary token could do this
-                seen: set[str] = set()
-                dup = next(s for s in strings if s in seen or seen.add(s))
-                raise VocabError(f"two ids have the token string {dup!r}")
-            self._strings, self._string_ids = strings, ids
+            self._strings, self._string_ids = token_strings(self.offset, self.tiktoken.special_tokens,
+                                                            self._core.token_bytes, self.sgpe.tokens)
         return self._strings, self._string_ids  # type: ignore[return-value]
 
     def id_to_token(self, token_id: int) -> str:

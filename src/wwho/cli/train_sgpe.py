@@ -182,7 +182,7 @@ def main(argv: list[str]) -> int:
         raise WwhoError("--prefix-space cannot be used with --meta: the dummy space would be added to every "
                         "Indic run of the meta tokenizer")
     if args.meta:  # load tiktoken before training: a missing ranks file should fail now, not after it
-        from wwho.meta import resolve_encoding
+        from wwho.meta_tiktoken import resolve_encoding
 
         encoding = resolve_encoding(args.tiktoken_encoding, tiktoken_file=args.tiktoken_file)
         both = [s for s in specials if s in _names_of_specials(encoding)]
