@@ -21,9 +21,10 @@ as plain text. ``added_tokens`` (GGUF ``USER_DEFINED`` / HF non-special added to
 are always split out of the text first, as Hugging Face and llama.cpp do.
 
 Loading and saving live in :mod:`wwho.bytelevel.files`, :mod:`wwho.bytelevel.hf_files` and
-:mod:`wwho.bytelevel.gguf`, training in
-:mod:`wwho.bytelevel.train`; they produce and take a :class:`~wwho.bytelevel.model.ByteLevelModel`,
-which the constructors here wrap. This module itself reads no files. The pure-Python encoder that
+:mod:`wwho.bytelevel.gguf`, reached through :mod:`wwho.bytelevel.constructors` (which also writes
+``describe``'s summary), training in :mod:`wwho.bytelevel.train`; they produce and take a
+:class:`~wwho.bytelevel.model.ByteLevelModel`, which the constructors here wrap. This module itself
+reads no files. The pure-Python encoder that
 ran before the core is the tests' reference (``tests/reference/bytelevel_py.py``).
 """
 
@@ -38,10 +39,19 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from wwho import _core
+from wwho.bytelevel.constructors import (
+    describe,
+    gguf_model,
+    hf_model,
+    model_options,
+    save_model,
+    saved_model,
+    tiktoken_model,
+)
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.tiktoken_names import TiktokenNames
-from wwho.bytelevel.validate import pretokenizer_option, table_option
+from wwho.bytelevel.validate import merges_option, pretokenizer_option, table_option
 from wwho.errors import (
     DisallowedSpecialError,
     TokenizerError,
@@ -106,25 +116,6 @@ def _template_flag(add_special_tokens: object, add_special: object) -> bool:
     return check_flag(add_special_tokens, "add_special_tokens")
 
 
-def _pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``merges`` as a new list of ``(bytes, bytes)`` tuples. A list of them already (what every
-    loader gives) is only copied, its items being immutable: rebuilding every tuple was a visible
-    part of loading a large GGUF file."""
-    pairs = list(merges)
-    if _core.are_byte_pairs(pairs):
-        return pairs
-    out = []
-    for i, pair in enumerate(pairs):
-        try:
-            a, b = pair
-            if isinstance(a, str) or isinstance(b, str):  # bytes("ab") is a TypeError without a word of why
-                raise TypeError
-            out.append((bytes(a), bytes(b)))
-        except (TypeError, ValueError):
-            raise VocabError(f"merges[{i}]: expected a pair of bytes, not {brief(pair)}") from None
-    return out
-
-
 class ByteBPE(TiktokenNames):
     """A byte-level BPE tokenizer (see the module docstring for the two merge rules); tiktoken's
     ``Encoding`` methods too (:mod:`wwho.bytelevel.tiktoken_names`)."""
@@ -162,7 +153,7 @@ class ByteBPE(TiktokenNames):
         self._extra: dict[int, bytes] = table_option(extra_tokens, "extra_tokens", "id -> bytes")
         self.merges: list[tuple[bytes, bytes]] | None = None
         if merges is not None:
-            self.merges = _pairs(merges)
+            self.merges = merges_option(merges)
         self.ignore_merges = True if merges is None else bool(ignore_merges)
         if type(cache_bytes) is not int or not 0 <= cache_bytes < 1 << 63:
             raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
@@ -527,21 +518,7 @@ class ByteBPE(TiktokenNames):
     @classmethod
     def from_model(cls, model: ByteLevelModel, **options: Any) -> ByteBPE:
         """The tokenizer of a :class:`ByteLevelModel` (``options``: ``cache_bytes``)."""
-        return cls(
-            model.ranks,
-            pattern=model.pattern,
-            special_tokens=model.special_tokens,
-            merges=model.merges,
-            ignore_merges=model.ignore_merges,
-            added_tokens=model.added_tokens,
-            extra_tokens=model.extra_tokens,
-            bos_id=model.bos_id,
-            eos_id=model.eos_id,
-            add_bos=model.add_bos,
-            add_eos=model.add_eos,
-            name=model.name,
-            **options,
-        )
+        return cls(model.ranks, **model_options(model), **options)
 
     @property
     def model(self) -> ByteLevelModel:
@@ -613,53 +590,32 @@ class ByteBPE(TiktokenNames):
         tiktoken's cache (never downloaded; see :mod:`wwho.tiktoken_file`). ``options``
         (``pattern``, ``special_tokens``) go to :func:`wwho.bytelevel.files.from_tiktoken`.
         """
-        from wwho.bytelevel.files import from_tiktoken
-        from wwho.tiktoken_file import renamed
-
-        tiktoken_file = renamed("ranks_path", options.pop("ranks_path", None), tiktoken_file)
-        return cls.from_model(from_tiktoken(name_or_path, tiktoken_file=tiktoken_file, **options),
-                              cache_bytes=cache_bytes)
+        return cls.from_model(tiktoken_model(name_or_path, tiktoken_file, options), cache_bytes=cache_bytes)
 
     @classmethod
     def from_gguf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES, **options: Any) -> ByteBPE:
         """From the tokenizer metadata of a GGUF file (byte-level BPE models only). ``options``
         (``pretokenizer``, ``engine``) go to :func:`wwho.bytelevel.gguf.load_gguf`."""
-        from wwho.bytelevel.gguf import load_gguf
-
-        return cls.from_model(load_gguf(_path(path, "from_gguf"), **options), cache_bytes=cache_bytes)
+        return cls.from_model(gguf_model(path, options), cache_bytes=cache_bytes)
 
     @classmethod
     @loads_whole
     def from_hf(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a byte-level BPE Hugging Face ``tokenizer.json``."""
-        from wwho.bytelevel.hf_files import from_hf
-
-        return cls.from_model(from_hf(_path(path, "from_hf")), cache_bytes=cache_bytes)
+        return cls.from_model(hf_model(path), cache_bytes=cache_bytes)
 
     @classmethod
     @loads_whole
     def load(cls, path: str | Path, *, cache_bytes: int = CACHE_BYTES) -> ByteBPE:
         """From a directory written by :meth:`save`. Another kind of tokenizer is an error that
         names it (:func:`wwho.load_tokenizer` loads any kind)."""
-        from wwho.bytelevel.files import load
-        from wwho.kinds import check_kind
-
-        path = _path(path, "load")
-        try:
-            model = load(path)
-        except VocabError:
-            check_kind(path, "bytelevel", "ByteBPE.load")
-            raise
-        return cls.from_model(model, cache_bytes=cache_bytes)
+        return cls.from_model(saved_model(path), cache_bytes=cache_bytes)
 
     def save(self, directory: str | Path, *, hf: bool = False) -> Path:
         """Write ``ranks.tiktoken`` + ``bytelevel.json`` (+ ``merges.txt``; with ``hf=True`` also
         :meth:`export_hf`'s directory files, so that ``AutoTokenizer`` reads it) into ``directory``,
         all or nothing (:func:`wwho.savedir.save_files`)."""
-        from wwho.bytelevel.files import save
-        from wwho.bytelevel.hf_files import hf_directory_files
-
-        return save(self.model, directory, beside=hf_directory_files(self.model) if hf else None)
+        return save_model(self.model, directory, hf=hf)
 
     def export_hf(self, path: str | Path) -> Path:
         """Write this tokenizer for Hugging Face, encoding exactly like it. ``path`` ending in
@@ -673,51 +629,12 @@ class ByteBPE(TiktokenNames):
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``): model, pre-tokenizer, sizes, merges, specials."""
-        pre = self.pretokenizer
-        from wwho.readable import readable as show  # bytes of no character as <0xNN>, as the CLI shows them
-        lines = [
-            f"byte-level BPE {self.name or '(unnamed)'}: n_vocab {self.n_vocab:,}, {self.vocab_size:,} tokens",
-            f"  pre-tokenizer: {pre.name or 'custom'} ({len(pre.patterns) + len(pre.byte_patterns)} regex(es))",
-            *(f"    {_shortened(p)}" for p in (*pre.patterns, *pre.byte_patterns)),
-            f"  merge rule: {'ranks (tiktoken)' if self.merges is None else f'{len(self.merges):,} merges (in order)'}",
-            f"  special tokens ({len(self.special_tokens)}): "
-            + ", ".join(f"{t}={i}" for t, i in sorted(self.special_tokens.items(), key=lambda x: x[1])[:top])
-            + (" ..." if len(self.special_tokens) > top else ""),
-            f"  added tokens: {len(self.added_tokens)}; bos {self.bos_id} (add: {self.add_bos}), "
-            f"eos {self.eos_id} (add: {self.add_eos})",
-        ]
-        if self.merges:
-            lines += [f"  first {min(top, len(self.merges))} merges:",  # (no more than there are)
-                      *(f"    [{show(a)}] + [{show(b)}]" for a, b in self.merges[:top])]
-        everything = [(i, t) for t, i in self._encoder.items()] + list(self._extra.items())
-        everything += [(i, s.encode()) for s, i in {**self.special_tokens, **self.added_tokens}.items()]
-        longest = sorted(everything, key=lambda kv: (-len(kv[1]), kv[0]))[:top]
-        lines += [f"  longest {len(longest)} tokens:", *(f"    {i}: [{show(b)}] ({len(b)} bytes)" for i, b in longest)]
-        return "\n".join(lines)
+        return describe(self.model, n_vocab=self.n_vocab, vocab_size=self.vocab_size, top=top)
 
     def __repr__(self) -> str:
         rule = "ranks" if self.merges is None else f"{len(self.merges)} merges"
         label = f" {self.name!r}" if self.name else ""
         return f"<ByteBPE{label} n_vocab={self.n_vocab} {rule} specials={len(self.special_tokens)}>"
-
-
-#: A regex longer than this is shown cut to its first ``SHOWN_REGEX // 5`` characters: an
-#: extension's script-word regex runs to thousands, which would bury the rest of ``describe``,
-#: while the named ones (o200k's is the longest) are shown whole.
-SHOWN_REGEX = 1000
-
-
-def _shortened(pattern: str) -> str:
-    if len(pattern) <= SHOWN_REGEX:
-        return pattern
-    return f"{pattern[:SHOWN_REGEX // 5]}... ({len(pattern):,} characters; the tokenizer's file holds it whole)"
-
-
-def _path(path: object, method: str) -> str | os.PathLike:
-    """``path`` checked (:func:`wwho.fileio.tokenizer_path`), errors naming ``ByteBPE.method``."""
-    from wwho.fileio import tokenizer_path
-
-    return tokenizer_path(path, f"ByteBPE.{method}")
 
 
 def _byte_string(data: bytes) -> str:

@@ -17,13 +17,14 @@ sha256 (known encodings, wwho's ``bytelevel.json``); that check is the loaders'.
 
 The options a model is built from by hand are checked here too, for the constructor, the
 ``.tiktoken`` loader and the trainer alike: :func:`pretokenizer_option` (a misspelt name such as
-``gpt-4`` is an error, not a regex that matches nothing) and :func:`table_option` (a dict, not
-a list of names). This module reads no files and does not encode.
+``gpt-4`` is an error, not a regex that matches nothing), :func:`table_option` (a dict, not
+a list of names) and :func:`merges_option` (pairs of bytes, not of strings). This module reads
+no files and does not encode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from numbers import Integral
 
 from wwho import _core
@@ -62,6 +63,25 @@ def table_option(value: object, option: str, what: str, *, optional: bool = True
     if (set(map(type, value)) | set(map(type, value.values()))) <= _PLAIN:
         return dict(value)
     return {_plain_int(k): _plain_int(v) for k, v in value.items()}
+
+
+def merges_option(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``merges`` as a new list of ``(bytes, bytes)`` tuples. A list of them already (what every
+    loader gives) is only copied, its items being immutable: rebuilding every tuple was a visible
+    part of loading a large GGUF file."""
+    pairs = list(merges)
+    if _core.are_byte_pairs(pairs):
+        return pairs
+    out = []
+    for i, pair in enumerate(pairs):
+        try:
+            a, b = pair
+            if isinstance(a, str) or isinstance(b, str):  # bytes("ab") is a TypeError without a word of why
+                raise TypeError
+            out.append((bytes(a), bytes(b)))
+        except (TypeError, ValueError):
+            raise VocabError(f"merges[{i}]: expected a pair of bytes, not {brief(pair)}") from None
+    return out
 
 
 #: Types :func:`_plain_int` returns as they are.
