@@ -163,7 +163,7 @@ class MetaTokenizer(EncodingNames):
     def __reduce__(self):
         # Pickled as the SGPE part and the byte-level part's model (read back from the core).
         # A pickle names what it holds by module: _restore here, TiktokenPart in wwho.meta_tiktoken
-        # (a pickle of an earlier wwho names wwho.meta.TiktokenPart, which this module's import keeps).
+        # (older pickles name wwho.meta.TiktokenPart, which this module's import keeps loadable).
         return (_restore, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes))
 
     def _model(self) -> ByteLevelModel:

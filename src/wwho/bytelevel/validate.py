@@ -67,8 +67,8 @@ def table_option(value: object, option: str, what: str, *, optional: bool = True
 
 def merges_option(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """``merges`` as a new list of ``(bytes, bytes)`` tuples. A list of them already (what every
-    loader gives) is only copied, its items being immutable: rebuilding every tuple was a visible
-    part of loading a large GGUF file."""
+    loader gives) is only copied, its items being immutable: rebuilding every tuple would be a
+    visible part of loading a large GGUF file."""
     pairs = list(merges)
     if _core.are_byte_pairs(pairs):
         return pairs
