@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.bytelevel.model import ByteLevelModel
+from wwho.bytelevel.validate import cache_bytes_option
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief, check_flag
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, check_flag
 from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -115,7 +116,7 @@ class MetaTokenizer(EncodingNames):
             # Lossy, and its files could not say so: a saved meta directory reloads with byte fallback.
             raise VocabError("a meta tokenizer's SGPE part must fall back to bytes (it is lossless); this one was "
                              "loaded with unk='token', which maps unknown text to [UNK]: load it without unk=")
-        _check_cache_bytes(cache_bytes)
+        cache_bytes_option(cache_bytes)
         model, part = byte_level_part(tiktoken_encoding, tiktoken_file)
         self._setup(sgpe_tokenizer, model, part, cache_bytes)
 
@@ -151,7 +152,7 @@ class MetaTokenizer(EncodingNames):
         The ranks are found offline as ``ByteBPE.from_tiktoken`` finds them (``tiktoken_file=``,
         ``WWHO_TIKTOKEN_FILE``, tiktoken's cache). ``cache_bytes`` bounds the byte-level part's
         piece cache (the SGPE part, in the core, keeps none)."""
-        _check_cache_bytes(cache_bytes)  # before the files are read, not deep in the core after
+        cache_bytes_option(cache_bytes)  # before the files are read, not deep in the core after
         return _restore(*load_parts(directory, tiktoken_file), cache_bytes)
 
     def save(self, directory: str | os.PathLike) -> Path:
@@ -441,12 +442,6 @@ class MetaTokenizer(EncodingNames):
             f"  SGPE part ({self.sgpe.vocab_size:,} tokens, ids offset by {self.offset:,}):",
             sgpe,
         ])
-
-
-def _check_cache_bytes(cache_bytes: object) -> None:
-    """``cache_bytes`` as ``ByteBPE`` takes it: an int in [0, 2**63), never a bool."""
-    if type(cache_bytes) is not int or not 0 <= cache_bytes < 1 << 63:
-        raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
 
 
 def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: Mapping[str, int],

@@ -51,13 +51,12 @@ from wwho.bytelevel.constructors import (
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE, Pretokenizer
 from wwho.bytelevel.tiktoken_names import TiktokenNames
-from wwho.bytelevel.validate import merges_option, pretokenizer_option, table_option
+from wwho.bytelevel.validate import cache_bytes_option, merges_option, pretokenizer_option, table_option
 from wwho.errors import (
     DisallowedSpecialError,
     TokenizerError,
     VocabError,
     WrongTypeError,
-    brief,
     check_flag,
 )
 from wwho.frozen import FrozenDict
@@ -155,9 +154,7 @@ class ByteBPE(TiktokenNames):
         if merges is not None:
             self.merges = merges_option(merges)
         self.ignore_merges = True if merges is None else bool(ignore_merges)
-        if type(cache_bytes) is not int or not 0 <= cache_bytes < 1 << 63:
-            raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
-        self._cache_bytes = cache_bytes
+        self._cache_bytes = cache_bytes_option(cache_bytes)
         try:
             self._core = _core.ByteLevel(
                 self._encoder,

@@ -88,6 +88,14 @@ def merges_option(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, by
 _PLAIN = frozenset({int, bool, bytes, str})
 
 
+def cache_bytes_option(cache_bytes: object) -> int:
+    """``cache_bytes`` (of a byte-level tokenizer, or the meta tokenizer's byte-level part): an int
+    in [0, 2**63), never a bool."""
+    if type(cache_bytes) is not int or not 0 <= cache_bytes < 1 << 63:
+        raise VocabError(f"cache_bytes must be an int in [0, 2**63), not {brief(cache_bytes)}")
+    return cache_bytes
+
+
 def _plain_int(value: object) -> object:
     """A numpy (or other) integer as an ``int``; anything else, bools included, as it is."""
     if isinstance(value, Integral) and not isinstance(value, (int, bool)):
