@@ -15,10 +15,10 @@ use std::ptr::NonNull;
 /// Size of a huge page on x86-64 and most arm64 Linux systems.
 const HUGE: usize = 2 << 20;
 /// Tables of at least this many bytes are mappings of their own, returned to the kernel when
-/// dropped. From the system allocator's heap they were not: once glibc's mmap threshold had risen
-/// past their size, a thread's memo tables, made with each thread and freed with it, left that heap
-/// in pieces it kept, so a process making short-lived threads grew without the bound the memos
-/// promise (found by an audit).
+/// dropped. From the system allocator's heap they would not be: once glibc's mmap threshold has
+/// risen past their size, a thread's memo tables, made with each thread and freed with it, leave
+/// that heap in pieces it keeps, so a process making short-lived threads would grow without the
+/// bound the memos promise.
 const MAPPED: usize = 128 << 10;
 
 /// A fixed-length slice of plain values, on huge pages when it is at least [`HUGE`] bytes.

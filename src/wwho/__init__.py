@@ -59,7 +59,7 @@ _EXPORTS = {
     "syllabify": "wwho.syllables",
     "words": "wwho.words",
 }
-#: submodules that ``import wwho`` used to import, so ``wwho.sgpe.X`` worked after it: still does
+#: submodules reachable from ``import wwho`` alone (``wwho.sgpe.X`` works after it), imported on first use
 _SUBMODULES = frozenset({"bytelevel", "errors", "loading", "meta", "protocol", "router", "schema", "sgpe",
                          "syllables"})
 

@@ -250,7 +250,7 @@ def _hf_object(tok, name: str) -> Evaluated:
             return e.ids, array("q", (max(end - dummy, 0) for end in _ends(parts)))
         # HF gives a lone leading "▁" (Metaspace's dummy prefix, no character of the text) the first
         # character's offsets too: it ends where it starts, or the line start's boundary would be
-        # counted inside that character (found by a probe: a cut counted twice there).
+        # counted inside that character (a cut counted twice there).
         starts = _char_starts(text)
         return e.ids, array("q", (starts[a if piece(i) == b" " and not text[a:b].startswith(" ") else b]
                                   for i, (a, b) in zip(e.ids, e.offsets)))

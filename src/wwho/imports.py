@@ -11,24 +11,23 @@ thread holds (another library's before-fork hook may take a lock of its own, as 
 must not stop the fork for ever; past the bound the fork goes on, as it did without this module.
 
 wwho's own modules are imported on first use too (``wwho.ByteBPE``, a constructor's ``from
-wwho.bytelevel.gguf import ...``): a child forked while another thread was importing one waited for
-ever at its own first use of it, every kind of tokenizer alike (found by an audit). They are not
-imported under the lock (two threads importing two modules would then take a module's lock and this
-one in opposite orders, and could deadlock): instead the child forgets wwho's imports another thread
-had under way (:func:`_forget_imports_of_other_threads`), so that its own first use imports the
-module afresh (a module of wwho's runs nothing but definitions when imported).
+wwho.bytelevel.gguf import ...``): a child forked while another thread was importing one would wait
+for ever at its own first use of it, every kind of tokenizer alike. They are not imported under the
+lock (two threads importing two modules would then take a module's lock and this one in opposite
+orders, and could deadlock): instead the child forgets wwho's imports another thread had under way
+(:func:`_forget_imports_of_other_threads`), so that its own first use imports the module afresh (a
+module of wwho's runs nothing but definitions when imported).
 
 A fork also waits (bounded by :data:`FORK_WAIT`) until no other thread holds any module's import
 lock: a first constructor imports stdlib modules too (``json``, ``dataclasses``, ``regex``), and a
-child forked while another thread held one of those waited for ever at its own import of it (found
-by a probe, at the rate the wwho modules had). What this module does not do: forget another
-library's half-made module in the child. Run again there, its side effects would happen twice
-(handlers registered twice), a C extension cannot be loaded twice in one process, and a package's
-finished submodules would keep pointing at the half-made package (found by an audit of an earlier
-version that forgot every import). So where the wait runs out (an import that waits for the forking
-thread), a child forked while another thread imports such a library can still wait for it, CPython's
-documented hazard of ``fork`` with threads: make the tokenizers before forking, or start workers
-with ``spawn``/``forkserver``.
+child forked while another thread held one of those would wait for ever at its own import of it.
+What this module does not do: forget another library's half-made module in the child. Run again
+there, its side effects would happen twice (handlers registered twice), a C extension cannot be
+loaded twice in one process, and a package's finished submodules would keep pointing at the
+half-made package. So where the wait runs out (an
+import that waits for the forking thread), a child forked while another thread imports such a
+library can still wait for it, CPython's documented hazard of ``fork`` with threads: make the
+tokenizers before forking, or start workers with ``spawn``/``forkserver``.
 """
 
 from __future__ import annotations
@@ -38,8 +37,8 @@ import importlib
 
 # Before-fork hooks run last registered first. logging's takes its own lock, which an import under
 # way may need (gguf's calls logging.getLogger): imported first, so that this module's hook,
-# registered after logging's, waits for such an import before logging's hook takes that lock (found
-# by a probe: the fork stalled the whole wait, then the child hung in gguf's import).
+# registered after logging's, waits for such an import before logging's hook takes that lock
+# (otherwise the fork would stall for the whole wait, then the child hang in gguf's import).
 import logging  # noqa: F401
 import os
 import sys

@@ -159,7 +159,7 @@ def _cell(m: Metrics, attr: str, fmt: str) -> str:
 
 def _share(value: float, fmt: str) -> str:
     """A share as ``fmt`` prints it, except that one that is not all or nothing never reads as if it
-    were (found by a probe: 2,999 lossless lines of 3,000 printed 100.0%): ``>99.9%``, ``<0.01%``."""
+    were (a share just under 1 would print 100.0%): ``>99.9%``, ``<0.01%``."""
     text = fmt.format(value)
     if 0 < value < 1:
         smallest = fmt.format(0)[:-2] + "1%"  # "0.0%" -> "0.1%": the last digit shown

@@ -175,7 +175,7 @@ def _ignore_sigint_from_now() -> None:
         # KeyboardInterrupt raised inside code run by ``exec`` of a string (the methods a
         # dataclass or namedtuple generates while a module is imported) as unhandled even though
         # it was caught, and after its teardown kills the process with SIGINT, whatever the exit
-        # code (found by an audit).
+        # code.
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()

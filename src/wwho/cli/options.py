@@ -1,7 +1,7 @@
 """Strict command-line options: an option given twice never silently drops its first value.
 
 argparse keeps the last value of a repeated option, so ``wwho eval --tokenizer A --tokenizer B``
-used to evaluate only B. :func:`strict` fixes a parser (and its sub-parsers) in place:
+would evaluate only B. :func:`strict` fixes a parser (and its sub-parsers) in place:
 
 * an option taking a list (``nargs="+"`` / ``"*"``) accumulates: ``--corpus a b --corpus c`` is
   ``[a, b, c]``;

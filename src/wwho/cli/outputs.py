@@ -92,7 +92,7 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
         raise WwhoError(f"{p}: {flag} must be a directory, but this is a file")
     _check_folder(p, (p.absolute(), *p.absolute().parents), flag)
     names = list(dict.fromkeys(names))
-    if p.is_dir():  # with --force too: the file is not wwho's to remove (found by a hostile probe)
+    if p.is_dir():  # with --force too: the file is not wwho's to remove
         from wwho.savedir import shadow_message, shadowing_files
 
         shadow = shadowing_files(p, names)

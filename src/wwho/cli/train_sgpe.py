@@ -203,7 +203,7 @@ def main(argv: list[str]) -> int:
     checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
     if not args.resume and not args.force and os.path.lexists(checkpoint_dir / checkpoints.FILE):
         # An earlier training's work (killed, or kept with --checkpoint-dir): a run without --resume
-        # replaced it in silence (found by a hostile probe: hours lost to a forgotten flag).
+        # must not replace it in silence, where a forgotten flag would throw that work away.
         raise WwhoError(f"{checkpoint_dir / checkpoints.FILE}: an earlier training's checkpoint is there: "
                         "pass --resume to continue from it, or --force to start over (it is replaced)")
     stats = CorpusStats()

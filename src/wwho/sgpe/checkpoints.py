@@ -120,8 +120,8 @@ def _checkpoint_sign(folder: Path, *, itself: bool) -> str | None:
 def refuse_as_output(path: str | os.PathLike, flag: str = "--out", *, file: bool = False) -> None:
     """A :class:`VocabError` when ``path`` (an output folder, or with ``file`` an output file) is a
     checkpoint folder or lies inside one: the model's files would stay there, and every later
-    ``--resume`` from that folder would be refused for them (found by a probe: "holds files wwho did
-    not write", with no word of how they came there)."""
+    ``--resume`` from that folder would be refused for them ("holds files wwho did not write", with
+    no word of how they came there)."""
     p = Path(os.path.abspath(path))
     for folder in (p.parents if file else (p, *p.parents)):
         sign = _checkpoint_sign(folder, itself=folder == p)
