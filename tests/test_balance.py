@@ -74,9 +74,9 @@ def test_bad_plans(tmp_path, corpora):
 
 
 def test_a_file_in_two_corpora_is_refused(tmp_path, corpora):
-    """Found by an audit: a file named twice, or also inside a folder given as another corpus, was
-    read in both corpora (its language weighed twice, the report said two files), where the README
-    says a file named again gets no more weight."""
+    """A file named twice, or also inside a folder given as another corpus, is not read in both
+    corpora (its language weighed twice, the report saying two files): the README says a file named
+    again gets no more weight."""
     big, small = corpora
     with pytest.raises(CorpusError, match="corpus '.*big.txt' is given twice: balancing reads each file in one"):
         balance.plan([big, big], 0.3)
@@ -86,7 +86,7 @@ def test_a_file_in_two_corpora_is_refused(tmp_path, corpora):
     link.symlink_to(small)
     with pytest.raises(CorpusError, match="is in two corpora"):
         balance.plan([small, link], 0.3)
-    # found by a hostile probe: a hard link (another name, the same file) was read in both
+    # a hard link (another name, the same file) is not read in both either
     (tmp_path / "hi").mkdir()
     hard = tmp_path / "hi" / "same.txt"
     os.link(small, hard)
@@ -95,7 +95,7 @@ def test_a_file_in_two_corpora_is_refused(tmp_path, corpora):
 
 
 def test_an_empty_folder_among_the_corpora_is_named(tmp_path, corpora):
-    """Found by a hostile probe: "the folders given hold none", where the others held text."""
+    """Not "the folders given hold none", where the others hold text."""
     big, small = corpora
     (tmp_path / "empty").mkdir()
     with pytest.raises(CorpusError, match=r"no corpus files given: \S*empty holds none that is read"):
@@ -127,7 +127,7 @@ def test_cli_balance(tmp_path, corpora, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["train", "--kind", "sgpe", "--balance", "2", "--out", str(tmp_path / "x"), str(big)])
     assert exit_.value.code == 2 and "expected a number from 0 to 1" in capsys.readouterr().err
-    # With Ray, named as the command line names it (before: "balance is an option of engine='local'").
+    # With Ray, named as the command line names it (not "balance is an option of engine='local'").
     for kind in ("sgpe", "bytelevel"):
         assert main(["train", "--kind", kind, "--balance", "0.3", "--engine", "ray", "--out", str(tmp_path / "x"),
                      str(big), str(small)]) == 2
@@ -185,17 +185,17 @@ def test_a_balanced_training_resumes_to_the_same_bytes(corpora, tmp_path, monkey
 
 @pytest.mark.parametrize("seed", ["1", None, 1.5, True])
 def test_a_seed_that_is_no_integer_is_one_clear_error(corpora, seed):
-    """Before: a string or None failed deep inside the draws with a TypeError (after both corpora were
-    read for their sizes), and a float seeded another stream than the same integer."""
+    """A string or None is refused before both corpora are read for their sizes, not a TypeError deep
+    inside the draws, and a float must not seed another stream than the same integer."""
     with pytest.raises(CorpusError, match="the balancing seed must be an integer"):
         train_sgpe(list(corpora), vocab_size=400, balance=0.3, balance_seed=seed, script="mixed", progress=False,
                    workers=1)
 
 
 def test_the_order_of_the_corpora_changes_nothing(corpora):
-    """Before: each corpus's draws were seeded by its place in the argument list, so naming the same
-    corpora in another order sampled other documents and trained another tokenizer (found by an
-    audit). The trainers count, so the stream's own order never mattered."""
+    """Each corpus's draws are not seeded by its place in the argument list, or naming the same
+    corpora in another order would sample other documents and train another tokenizer. The trainers
+    count, so the stream's own order does not matter."""
     big, small = corpora
     forward = Counter(balance.documents(balance.plan([big, small], 0.3), seed=3))
     backward = Counter(balance.documents(balance.plan([small, big], 0.3), seed=3))

@@ -149,8 +149,8 @@ def test_ctrl_c_stops_training_at_once():
 
 
 def test_a_budget_no_sample_fits_says_to_raise_it(tree):
-    """Below what the process itself takes, no sampling fits. Before: the refusal still advised
-    --over-budget sample (also to a caller who had passed it) and read 'or or raise'."""
+    """Below what the process itself takes, no sampling fits: the refusal does not advise
+    --over-budget sample (also not to a caller who passed it), and does not read 'or or raise'."""
     for over_budget in ("refuse", "sample"):
         with pytest.raises(BudgetError) as refused:
             check([tree], IngestOptions(), budget=BASE_BYTES // 2, over_budget=over_budget)
@@ -233,9 +233,9 @@ def sparse(path, size):
 
 
 def test_the_estimate_counts_max_docs_per_file(tmp_path):
-    """Found by a probe: the estimate ignored --max-docs-per-file, so a run that keeps 3 windows of
-    each of 2 files (24 KiB) was refused as needing 80 GiB, and --over-budget sample lowered the
-    rate for nothing. Each file now counts for at most its max_docs_per_file largest windows."""
+    """Without --max-docs-per-file, the estimate would refuse a run that keeps 3 windows of each of 2
+    files (24 KiB) as needing tens of GiB, and --over-budget sample would lower the rate for nothing.
+    Each file counts for at most its max_docs_per_file largest windows."""
     root = tmp_path / "d"
     root.mkdir()
     sparse(root / "big", 64 << 20)

@@ -62,7 +62,7 @@ def test_encoding_anything_but_bytes_is_a_clear_error(tok, data, message):
         encode_bytes(tok, data)
     with pytest.raises(TokenizerError, match=message):
         binary.BinaryTokenizer(tok).encode(data)
-    # In a batch the error names the item, as the text kinds' do (before: the message alone).
+    # In a batch the error names the item, as the text kinds' do, not the message alone.
     wrapped = binary.BinaryTokenizer(tok)
     for encode in (wrapped.encode_batch, wrapped.encode_batch_to_numpy):
         with pytest.raises(TokenizerError, match=r"^texts\[2\]: .*" + message):
@@ -90,7 +90,7 @@ def test_each_byte_is_its_own_token_with_id_equal_to_the_byte(tok):
         enc = encode_bytes(tok, bytes([b]))
         assert enc.ids == [b] and enc.tokens == [bytes([b])] and enc.offsets == [(0, 1)]
     assert decode_to_bytes(tok, list(range(256))) == bytes(range(256))
-    # a BinaryTokenizer, which encode_bytes takes, too (it was an AttributeError, found by an audit)
+    # a BinaryTokenizer, which encode_bytes takes, too (not an AttributeError)
     wrapped = binary.BinaryTokenizer(tok)
     assert decode_to_bytes(wrapped, encode_bytes(wrapped, b"\x00\xff ab").ids) == b"\x00\xff ab"
     with pytest.raises(TokenizerError, match="expected a tokenizers.Tokenizer or a wwho BinaryTokenizer"):
@@ -328,9 +328,9 @@ def test_encode_bytes_batch_equals_one_at_a_time(tok, threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_batch_item_longer_than_a_piece_is_encoded_in_pieces(tok, threads, monkeypatch):
-    """Found by a probe: a batch encoded a long item as one HF word (a 6 MB file: 8 s and 1 GB, a
-    third of that in pieces), where one item alone was cut into pieces. The ids are HF's on the
-    whole item either way; the ids-only forms are the full forms' ids."""
+    """A batch cuts a long item into pieces, as one item alone is, rather than encoding it as one HF
+    word, whose time and memory grow with the item. The ids are HF's on the whole item either way;
+    the ids-only forms are the full forms' ids."""
     from wwho.binary import mapping
 
     monkeypatch.setattr(mapping, "CHUNK_BYTES", 500)  # (the cut is tested, not its size)
@@ -368,8 +368,8 @@ def test_special_token_names_decode_as_utf8_as_token_bytes_says(tok):
 
 
 def test_encode_bytes_takes_a_binary_tokenizer_too(tok):
-    """Before: given a wwho BinaryTokenizer (not its HF tokenizer), encode_bytes raised a bare
-    AttributeError on data longer than a piece, and took the bytes for text on shorter data."""
+    """Given a wwho BinaryTokenizer (not its HF tokenizer), encode_bytes gives its ids: not a bare
+    AttributeError on data longer than a piece, nor the bytes taken for text on shorter data."""
     wrapped = binary.BinaryTokenizer(tok)
     data = bytes(random.Random(3).randrange(256) for _ in range(5000))
     for chunk in (64, 1 << 16):
@@ -382,7 +382,7 @@ def test_encode_bytes_takes_a_binary_tokenizer_too(tok):
 
 def test_a_batch_is_encoded_in_calls_that_let_ctrl_c_through(tok, monkeypatch):
     """HF's ``encode_batch`` holds Python's signal handling back until it returns: a batch given to it
-    whole answered Ctrl-C only once every item was encoded (found by an audit). The batch now goes in
+    whole would answer Ctrl-C only once every item was encoded. The batch goes in
     calls of a bounded size per core, with the same ids; here, calls of a few items, and a SIGINT sent
     early is a KeyboardInterrupt long before a whole batch's time."""
     import os
@@ -416,8 +416,8 @@ def test_a_batch_is_encoded_in_calls_that_let_ctrl_c_through(tok, monkeypatch):
 
 
 def test_any_bytes_like_object_is_encoded_as_its_bytes(tok):
-    """Found by a hostile probe of the API: a numpy uint8 array (a bytes-like object, as hashlib and
-    bytes() take it) was refused where a memoryview of it was encoded."""
+    """A numpy uint8 array (a bytes-like object, as hashlib and bytes() take it) is encoded, as a
+    memoryview of it is."""
     import mmap
 
     import numpy as np

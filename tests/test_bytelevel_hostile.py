@@ -1,7 +1,7 @@
-"""Byte-level BPE used the wrong way on purpose: options of the wrong type or misspelt, where each
-used to be taken silently (a BOS added for ``add_special="no"``, a pre-tokenizer name such as
-``gpt-4`` taken as a regex that matches nothing) or to fail with a message that named nothing
-(``dict(["<|end|>"])``'s), and an error that named the wrong position.
+"""Byte-level BPE used the wrong way on purpose: options of the wrong type or misspelt, each of which
+could be taken silently (a BOS added for ``add_special="no"``, a pre-tokenizer name such as ``gpt-4``
+taken as a regex that matches nothing) or fail with a message that names nothing
+(``dict(["<|end|>"])``'s), and an error that could name the wrong position.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def with_bos():
 
 @pytest.mark.parametrize("value", ["no", "False", 0, 1, None, np.True_, [True]])
 def test_add_special_tokens_is_true_or_false(with_bos, value):
-    # "no" used to add BOS and EOS (any truthy value did), and None or 0 to add nothing, silently.
+    # Read as a truth value, "no" would add BOS and EOS, and None or 0 add nothing, silently.
     calls = [
         lambda: with_bos.encode("ab", add_special_tokens=value),
         lambda: with_bos.encode_to_numpy("ab", add_special_tokens=value),
@@ -75,7 +75,7 @@ def test_add_bos_and_add_eos_are_true_or_false(option):
 
 @pytest.mark.parametrize("option", ["bos", "eos"])
 def test_adding_a_bos_or_eos_needs_its_id(option):
-    # it was taken, and nothing was added (found by an audit)
+    # not taken with nothing added
     with pytest.raises(VocabError, match=f"add_{option}=True needs a {option}_id"):
         ByteBPE(RANKS, special_tokens={"<s>": 257}, **{f"add_{option}": True})
 
@@ -183,8 +183,8 @@ def test_a_path_that_is_no_path_is_named(method, path):
 
 @pytest.mark.parametrize("where", ["merges.txt", "tokenizer.json"])
 def test_an_error_about_a_huge_merge_shows_a_short_part_of_it(tmp_path, where):
-    """Found by a probe: the error repeated the whole entry (a 64 MiB merges.txt line made a
-    268 MB message; at 1 GiB, 14.7 GB of memory)."""
+    """The error does not repeat the whole entry: a merges.txt line of many MiB would make a message
+    of several times its size."""
     import json
 
     from wwho import load_tokenizer

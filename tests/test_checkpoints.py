@@ -152,7 +152,7 @@ def test_a_corrupted_checkpoint_is_one_clear_error(corpus, tmp_path, good_checkp
 
 
 def test_a_step_of_the_wrong_type_is_said_so(corpus, tmp_path, good_checkpoint):
-    """An audit: a step of "5178" against 5,178 merges read as a count that does not match."""
+    """A step of "5178" against 5,178 merges is a step of the wrong type, not a count that does not match."""
     folder = _checkpoint_folder(tmp_path / "ck")
     data = {**good_checkpoint, "step": str(good_checkpoint["step"])}
     (folder / "checkpoint.json").write_text(json.dumps(data), encoding="utf-8")
@@ -162,8 +162,8 @@ def test_a_step_of_the_wrong_type_is_said_so(corpus, tmp_path, good_checkpoint):
 
 @pytest.mark.parametrize("kind", ["truncated", "binary"])
 def test_a_damaged_checkpoint_says_what_and_to_start_over(corpus, tmp_path, good_checkpoint, kind):
-    """Before: one cut short said only where its JSON stopped (or that it was not UTF-8), not that it
-    was damaged nor what to do."""
+    """One cut short says that it is damaged and what to do, not only where its JSON stopped (or that
+    it was not UTF-8)."""
     words = "damaged, not the JSON wwho wrote"
     folder = _checkpoint_folder(tmp_path / "ck")
     (folder / "checkpoint.json").write_bytes(_corrupt(kind, good_checkpoint))
@@ -182,7 +182,7 @@ def test_a_corrupted_checkpoint_from_the_cli(corpus, tmp_path, good_checkpoint, 
 
 
 def test_a_first_checkpoint_that_cannot_be_written_leaves_no_folder(tmp_path, monkeypatch):
-    """Before: a full disk at the first checkpoint left a checkpoints folder holding only wwho's
+    """A full disk at the first checkpoint must not leave a checkpoints folder holding only wwho's
     marker inside the old model's directory."""
     from wwho.errors import WriteError
     from wwho.sgpe import checkpoints
@@ -200,7 +200,7 @@ def test_a_first_checkpoint_that_cannot_be_written_leaves_no_folder(tmp_path, mo
 
 
 def test_checkpoints_in_the_output_directory_are_refused_at_once(tmp_path):
-    """Before: the first run took it, and every later run (--resume too) refused the folder for the
+    """Taken by the first run, the folder would be refused by every later run (--resume too) for the
     model's own files."""
     from cli_run import one_line_error, wwho
 
@@ -261,10 +261,9 @@ def test_checkpoints_every_merge_cost_linear_work_and_resume_exactly(corpus, tmp
 
 
 def test_a_run_writes_only_the_checkpoints_it_announces(corpus, tmp_path):
-    """Before: a checkpoint was written when the merges ended whatever --checkpoint-every said (0
-    too), while a run of fewer merges than it announced none, so a Ctrl-C after the merges left an
-    unannounced OUT/checkpoints (found by an audit). Now 0 writes none; a short run writes none into
-    OUT/checkpoints, and with --checkpoint-dir the one it writes when the merges end is announced."""
+    """A Ctrl-C after the merges must not leave an unannounced OUT/checkpoints: --checkpoint-every 0
+    writes none; a short run (fewer merges than it) writes none into OUT/checkpoints, and with
+    --checkpoint-dir the one it writes when the merges end is announced."""
     kept = tmp_path / "kept"
 
     def train(out, *extra):
@@ -284,8 +283,8 @@ def test_a_run_writes_only_the_checkpoints_it_announces(corpus, tmp_path):
 
 
 def test_a_checkpoint_directory_that_cannot_be_written_is_refused_before_the_corpus_is_read(tmp_path, monkeypatch):
-    """Before: found at the first checkpoint, after the counting and the merges (found by an audit,
-    on a read-only mount). os.access says what such a mount says."""
+    """Not at the first checkpoint, after the counting and the merges (a read-only mount, say).
+    os.access says what such a mount says."""
     from wwho.sgpe import checkpoints
 
     real = os.access
@@ -296,9 +295,9 @@ def test_a_checkpoint_directory_that_cannot_be_written_is_refused_before_the_cor
 
 
 def test_a_run_without_resume_does_not_replace_an_earlier_checkpoint(corpus, tmp_path):
-    """Found by a hostile probe: a training started without --resume replaced an earlier run's
-    checkpoint (a killed run's in OUT/checkpoints, or one kept with --checkpoint-dir) in silence, so a
-    forgotten flag lost that run's work. It is now refused, naming both ways on; --force starts over."""
+    """A training started without --resume must not replace an earlier run's checkpoint (a killed
+    run's in OUT/checkpoints, or one kept with --checkpoint-dir) in silence, or a forgotten flag loses
+    that run's work. It is refused, naming both ways on; --force starts over."""
     kept = tmp_path / "kept"
     proc = _train(corpus, tmp_path / "out", "--checkpoint-dir", kept)
     assert proc.returncode == 0, proc.stderr
@@ -313,10 +312,9 @@ def test_a_run_without_resume_does_not_replace_an_earlier_checkpoint(corpus, tmp
 
 
 def test_an_output_that_is_a_kept_checkpoint_folder_is_refused(corpus, tmp_path):
-    """Found by a probe: ``-o`` naming a kept --checkpoint-dir of an earlier run was accepted, the
-    model went into it, and every later ``--resume --checkpoint-dir`` of it was refused as "holds
-    files wwho did not write". Refused now (SGPE and byte-level, the folder and inside it), and the
-    checkpoint still resumes."""
+    """Accepted, ``-o`` naming a kept --checkpoint-dir of an earlier run would put the model into it,
+    and every later ``--resume --checkpoint-dir`` of it would be refused as "holds files wwho did not
+    write". Refused (SGPE and byte-level, the folder and inside it), and the checkpoint still resumes."""
     kept = tmp_path / "kept"
     assert _train(corpus, tmp_path / "out", "--quiet", "--checkpoint-dir", kept).returncode == 0
     before = sorted(p.name for p in kept.iterdir())
@@ -344,9 +342,9 @@ def test_an_output_inside_the_checkpoint_dir_of_the_same_run_is_refused(corpus, 
 
 
 def test_the_api_does_not_replace_an_earlier_checkpoint_without_being_told(corpus, tmp_path):
-    """Found by a probe: ``train_from_iterator(checkpoint_dir=X)`` (and ``train``) without ``resume``
-    replaced the checkpoint in X in silence, which ``wwho train`` refuses without --resume or --force.
-    Now a VocabError before any work; ``overwrite_checkpoint=True`` starts over, ``resume=True``
+    """``train_from_iterator(checkpoint_dir=X)`` (and ``train``) without ``resume`` does not replace
+    the checkpoint in X in silence, as ``wwho train`` refuses it without --resume or --force: a
+    VocabError before any work; ``overwrite_checkpoint=True`` starts over, ``resume=True``
     continues."""
     from wwho.sgpe import SGPETokenizer
 
@@ -371,9 +369,9 @@ def test_the_api_does_not_replace_an_earlier_checkpoint_without_being_told(corpu
 
 
 def test_a_training_on_another_thread_cannot_share_the_directory(tmp_path):
-    """Found by a probe: two trainings on two threads of one process, given one checkpoint_dir, were
-    both let in (the directory's lock belongs to the process) and overwrote each other's
-    checkpoints; two processes were refused. A thread's own nested use still goes in."""
+    """Two trainings on two threads of one process, given one checkpoint_dir, are not both let in
+    (the directory's lock belongs to the process), where they would overwrite each other's
+    checkpoints; two processes are refused too. A thread's own nested use still goes in."""
     import threading
 
     from wwho.sgpe import checkpoints
@@ -410,8 +408,8 @@ def test_a_training_on_another_thread_cannot_share_the_directory(tmp_path):
 
 
 def test_an_output_inside_the_corpus_folder_is_not_warned_of_by_the_export_check(tmp_path):
-    """Found by a probe: with --out inside the corpus folder, the export check after training read
-    the corpus again and warned of the checkpoint folder the same run had written there since."""
+    """With --out inside the corpus folder, the export check after training reads the corpus again
+    and must not warn of the checkpoint folder the same run has written there since."""
     folder = tmp_path / "corpus"
     folder.mkdir()
     (folder / "c.txt").write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:800]), encoding="utf-8")

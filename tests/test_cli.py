@@ -46,8 +46,8 @@ def test_inspect_cuts_a_regex_of_thousands_of_characters(tmp_path, capsys):
 
 
 def test_inspect_a_tokenizer_json_of_another_model_shows_its_merges_and_tokens(tmp_path, capsys):
-    """Found by a probe: ``wwho inspect out/tokenizer.json --top 3`` of an SGPE export printed one line
-    (kind and size), though the README lists it with --top. The merges are read back from the file."""
+    """``wwho inspect out/tokenizer.json --top 3`` of an SGPE export prints its merges and tokens, not
+    one line of kind and size: the README lists it with --top. The merges are read back from the file."""
     import json
 
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
@@ -96,7 +96,7 @@ def test_decode_takes_ascii_digits_only(sgpe_dir, ids):
 
 
 def test_decode_names_a_byte_that_is_no_utf8_as_that_byte(sgpe_dir):
-    """Found by a hostile probe: it was named '\\udcff', the code point Python keeps such a byte in."""
+    """As the byte itself (``b'\\xff4'``), not as '\\udcff', the code point Python keeps such a byte in."""
     from cli_run import one_line_error, wwho
 
     line = one_line_error(wwho("decode", "--tokenizer", sgpe_dir, "-", input=b"1 2\n3 \xff4\n"))
@@ -181,10 +181,10 @@ def test_encode_refuses_text_and_file_together(tmp_path, capsys):
     ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
     assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / "x"), "hello"]) == 2
     assert "either TEXT (or -) or --file" in capsys.readouterr().err
-    # "-" too: standard input was left unread without a word (found by an audit)
+    # "-" too: standard input would be left unread without a word
     assert main(["encode", "--tokenizer", str(tmp_path / "bytes"), "--file", str(tmp_path / "x"), "-"]) == 2
     assert "either TEXT (or -) or --file" in capsys.readouterr().err
-    # the batch API's bound, said of the flag (it named the Python parameter, found by an audit)
+    # the batch API's bound, said of the flag (not of the Python parameter)
     from wwho.threads import MAX_THREADS
 
     for threads in ("0", str(MAX_THREADS + 1)):
@@ -239,9 +239,9 @@ def small_sgpe(tmp_path_factory):
 
 
 def test_inputs_that_are_not_files_are_one_line(tmp_path, small_sgpe):
-    """A corpus that is a FIFO or a device says what it is (before: ``no such file or directory``);
-    ``/dev/zero`` given to a loader or to ``encode --file`` is refused at once (before: read until
-    memory ran out); a schema or config FIFO is refused instead of waiting for a writer."""
+    """A corpus that is a FIFO or a device says what it is (not ``no such file or directory``);
+    ``/dev/zero`` given to a loader or to ``encode --file`` is refused at once (not read until memory
+    runs out); a schema or config FIFO is refused instead of waiting for a writer."""
     import os
 
     from cli_run import one_line_error, wwho
@@ -294,7 +294,7 @@ def test_encode_reads_a_fifo_as_a_stream(tmp_path, small_sgpe):
     assert streamed.returncode == 0, streamed.stderr
     expected = wwho("encode", "--tokenizer", small_sgpe, "--file", regular).stdout
     assert streamed.stdout == expected
-    # A writer that comes after wwho has opened the FIFO. Before the fix: nothing encoded, exit 0.
+    # A writer that comes after wwho has opened the FIFO: its lines are encoded too, not none with exit 0.
     late = threading.Timer(1.5, feed)
     late.start()
     streamed = wwho("encode", "--tokenizer", small_sgpe, "--file", fifo, timeout=60)
@@ -303,7 +303,7 @@ def test_encode_reads_a_fifo_as_a_stream(tmp_path, small_sgpe):
 
 
 def test_an_encode_decode_round_trip_keeps_every_line(tmp_path, small_sgpe):
-    """Before the fix: decode skipped the empty ids line of an empty input line."""
+    """decode keeps the empty ids line of an empty input line, so no line is lost on the way back."""
     from cli_run import wwho
 
     text = "ශ්‍රී ලංකාව\n\nHello\n\n\nලෝකය\n"
@@ -317,8 +317,8 @@ def test_an_encode_decode_round_trip_keeps_every_line(tmp_path, small_sgpe):
 @pytest.mark.parametrize("where, ids", [("arguments", None), ("stdin", "[" * 100_000),
                                         ("stdin", "[" + "9" * 5000 + "]"), ("stdin", "9" * 5000)])
 def test_decode_of_hostile_ids_is_one_line(small_sgpe, where, ids):
-    """Before the fix: a ValueError (Python's limit on int() of 4,300 digits) or a RecursionError
-    from json, as a traceback."""
+    """Not a traceback of a ValueError (Python's limit on int() of 4,300 digits) or of a
+    RecursionError from json."""
     from cli_run import one_line_error, wwho
 
     if where == "arguments":
@@ -329,7 +329,7 @@ def test_decode_of_hostile_ids_is_one_line(small_sgpe, where, ids):
 
 
 def test_syllabify_refuses_an_argument_that_is_not_utf8():
-    """Before: the raw bytes were echoed, inside --json too (invalid JSON)."""
+    """The raw bytes are not echoed, inside --json too (they would make invalid JSON)."""
     import os
 
     from cli_run import one_line_error, wwho
@@ -340,8 +340,8 @@ def test_syllabify_refuses_an_argument_that_is_not_utf8():
 
 
 def test_special_token_text_in_encode_names_the_line_and_the_flags(tmp_path, o200k):
-    """Before: the library's advice (``pass allowed_special=...``), which the command has no way to
-    follow for plain text, and ``texts[0]`` instead of the line."""
+    """Not the library's advice (``pass allowed_special=...``), which the command has no way to
+    follow for plain text, and not ``texts[0]`` instead of the line."""
     from cli_run import one_line_error, wwho
     from conftest import O200K_FILE
 
@@ -361,8 +361,8 @@ def test_special_token_text_in_encode_names_the_line_and_the_flags(tmp_path, o20
 
 
 def test_export_verify_writes_nothing_until_the_check_has_passed(tmp_path, small_sgpe):
-    """Before: the files were saved first and then checked, so a corpus that could not be read (or an
-    export that failed the check) left the new files in OUT, over the previous export with --force."""
+    """The files are not saved first and checked after: a corpus that cannot be read (or an export
+    that fails the check) must not leave new files in OUT, over the previous export with --force."""
     from cli_run import one_line_error, wwho
 
     from wwho.sgpe import SGPETokenizer, train_sgpe
@@ -383,8 +383,8 @@ def test_export_verify_writes_nothing_until_the_check_has_passed(tmp_path, small
 
 
 def test_export_verify_checks_its_corpus_first_and_says_what_it_left_out(tmp_path, small_sgpe):
-    """Before: a FIFO given to --verify was refused only after the files were written, and lines that
-    are not text were left out of the check without a word."""
+    """A FIFO given to --verify is refused before any file is written, and lines that are not text,
+    left out of the check, are said."""
     import os
 
     from cli_run import one_line_error, wwho
@@ -402,7 +402,7 @@ def test_export_verify_checks_its_corpus_first_and_says_what_it_left_out(tmp_pat
 
 
 def test_export_hf_of_a_folder_of_no_tokenizer_says_what_it_expected(tmp_path):
-    """Before: '.../vocab.json: no such file', where every other verb says what a folder should hold."""
+    """Not '.../vocab.json: no such file': as every other verb, it says what a folder should hold."""
     from cli_run import one_line_error, wwho
 
     (tmp_path / "empty").mkdir()
@@ -412,8 +412,8 @@ def test_export_hf_of_a_folder_of_no_tokenizer_says_what_it_expected(tmp_path):
 
 
 def test_export_hf_of_a_byte_level_tokenizer(tmp_path, o200k, small_sgpe):
-    """Before: `wwho export hf` read SGPE vocabularies only, and on o200k_base or a GGUF said to use
-    wwho.load_tokenizer, which writes no Hugging Face files."""
+    """`wwho export hf` reads byte-level tokenizers too (o200k_base, a GGUF), not SGPE vocabularies
+    only, and does not send the user to wwho.load_tokenizer, which writes no Hugging Face files."""
     import tokenizers
     from cli_run import one_line_error, wwho
     from conftest import CORPORA, read_slice, require_data
@@ -448,9 +448,9 @@ def _corpus(tmp_path):
 
 
 def test_standard_error_that_cannot_be_written_decides_nothing(tmp_path):
-    """Before: a training whose progress went to a pipe with no reader (`2>&1 | head -1`) stopped at
-    the first progress line, saved nothing and exited 0 (a broken pipe was taken for standard
-    output's); on a full disk (2>/dev/full) a saved model exited 1, and an error 1 instead of 2."""
+    """A training whose progress goes to a pipe with no reader (`2>&1 | head -1`) or to a full disk
+    (2>/dev/full) trains, saves and exits 0 (a broken pipe on standard error is not standard
+    output's), and an error there still exits 2."""
     import subprocess
 
     from conftest import wwho_command
@@ -474,8 +474,8 @@ def test_standard_error_that_cannot_be_written_decides_nothing(tmp_path):
 
 
 def test_control_characters_of_a_name_are_escaped_in_the_message(tmp_path):
-    """Before: a file name found in a corpus folder went into the message raw: an escape sequence
-    reached the terminal, a newline split the one-line error."""
+    """A file name found in a corpus folder is escaped in the message: raw, an escape sequence would
+    reach the terminal and a newline split the one-line error."""
     from cli_run import one_line_error, wwho
 
     folder = tmp_path / "corpus"
@@ -488,8 +488,8 @@ def test_control_characters_of_a_name_are_escaped_in_the_message(tmp_path):
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
 def test_rayon_num_threads_beyond_the_bound_is_lowered(tmp_path):
-    """Before: RAYON_NUM_THREADS=10000 made `wwho train` start that many threads (Hugging Face
-    tokenizers' pool, for the export check), for tens of seconds in which Ctrl-C did nothing."""
+    """Unbounded, RAYON_NUM_THREADS=10000 would make `wwho train` start that many threads (Hugging
+    Face tokenizers' pool, for the export check), a long start in which Ctrl-C does nothing."""
     import subprocess
     import sys
 
@@ -520,7 +520,7 @@ def test_rayon_num_threads_is_read_as_rayon_reads_it(monkeypatch, value, threads
 
 
 def test_encode_file_reads_compressed_files_as_train_does(tmp_path, capsys):
-    # a .gz file was read as raw bytes: "invalid UTF-8 at byte 1" (found by an audit)
+    # a .gz file is read decompressed, not as raw bytes ("invalid UTF-8 at byte 1")
     import bz2
     import gzip
     import lzma
@@ -546,8 +546,8 @@ def test_encode_file_reads_compressed_files_as_train_does(tmp_path, capsys):
 
 @pytest.mark.parametrize("decode_args", [["-"], []])
 def test_decode_reads_a_pipe_without_ids_as_encode_does(tmp_path, small_sgpe, decode_args):
-    """Before: ``wwho encode ... | wwho decode --tokenizer T`` stopped at "the following arguments
-    are required: ID"; encode reads standard input when given no text, and so does decode now."""
+    """``wwho encode ... | wwho decode --tokenizer T`` does not stop at "the following arguments are
+    required: ID": encode reads standard input when given no text, and so does decode."""
     from cli_run import wwho
 
     text = "ශ්‍රී ලංකාව\nHello\n"
@@ -562,10 +562,10 @@ def test_decode_reads_a_pipe_without_ids_as_encode_does(tmp_path, small_sgpe, de
 
 
 def test_sgpe_special_tokens_are_named_on_the_command_line(small_sgpe, tmp_path):
-    """Found by comparing the kinds' flags: ``wwho train --kind bytelevel`` took ``--special``, while the
-    SGPE kind had no way to name its special tokens (the API's ``special_tokens=``), so a vocabulary
-    with ``<|endoftext|>`` could not be trained from the command line. HF ``tokenizers``, reading the
-    exported tokenizer.json, takes their text as those tokens, as ``--allow-special`` does."""
+    """``wwho train --kind bytelevel`` takes ``--special``, and so does the SGPE kind (the API's
+    ``special_tokens=``), so a vocabulary with ``<|endoftext|>`` can be trained from the command line.
+    HF ``tokenizers``, reading the exported tokenizer.json, takes their text as those tokens, as
+    ``--allow-special`` does."""
     import tokenizers
     from cli_run import wwho
 
@@ -630,8 +630,7 @@ def _on_a_terminal(*args) -> tuple[int, str]:
 
 
 def test_encode_of_a_file_draws_a_progress_bar_on_a_terminal(small_sgpe, tmp_path):
-    """Found by trying encode as a user with a large corpus: minutes with no sign of life, where train
-    and eval draw bars. The bar counts the file's bytes; a log (standard error not a terminal) and
+    """Encoding a large corpus may take minutes: encode draws a bar, as train and eval do. The bar counts the file's bytes; a log (standard error not a terminal) and
     --quiet get none, and the results are the same."""
     from cli_run import wwho
 

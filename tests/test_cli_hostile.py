@@ -74,7 +74,7 @@ def test_a_closed_standard_input_is_one_line(sgpe_dir, verb):
     }[verb]
     line = one_line_error(closed(0, *args))
     assert "standard input is closed" in line
-    # decode reads ids there, not text (its advice said "the text", found by an audit)
+    # decode reads ids there, not text (so its advice does not say "the text")
     assert ("give the ids as arguments" if verb == "decode" else "give the text as an argument") in line
 
 
@@ -208,8 +208,8 @@ def test_an_output_that_names_standard_output_writes_there(sgpe_dir, tmp_path):
         )
     assert proc.returncode == 0, proc.stderr
     assert log.read_bytes() == b"before\n" + want
-    # Found by a hostile probe: behind `> FILE` (not appending), wwho opened /dev/stdout again, at a
-    # position of its own, so what the shell wrote next landed over wwho's output.
+    # Behind `> FILE` (not appending), opening /dev/stdout again would write at a position of its
+    # own, so what the shell writes next would land over wwho's output.
     command = shlex.join([*wwho_command(), "encode", "--tokenizer", str(sgpe_dir), "ශ්‍රී", "-o", "/dev/stdout"])
     for target in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
         if os.path.exists(target):
@@ -337,8 +337,8 @@ def test_a_closed_standard_error_keeps_messages_out_of_the_results(sgpe_dir):
 
 @pytest.mark.parametrize("verb", ["encode --file", "encode -", "encode - -o /dev/stdin", "syllabify -", "decode -"])
 def test_an_input_that_is_the_output_file_is_refused(sgpe_dir, tmp_path, verb):
-    """Before: `wwho encode --file F >> F` (or `-o /dev/stdin < F`, `syllabify - < F >> F`) read its
-    own results back and wrote on without end, until the disk was full. Now refused, as cat does."""
+    """`wwho encode --file F >> F` (or `-o /dev/stdin < F`, `syllabify - < F >> F`) would read its
+    own results back and write on without end, until the disk was full: refused, as cat does."""
     path = tmp_path / "text.txt"
     text = "0 1 2\n" if verb == "decode -" else "ශ්‍රී ලංකාව\n" * 50
     path.write_text(text, encoding="utf-8")
@@ -367,9 +367,9 @@ def test_an_input_that_is_the_output_file_is_refused(sgpe_dir, tmp_path, verb):
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_standard_output_that_cannot_hold_the_text(sgpe_dir, tmp_path, encoding):
-    """Before: inspect, eval, schema check and export printed with print() and ended in a
-    UnicodeEncodeError traceback (exit 1) where standard output was not UTF-8, export after writing
-    its files. What the encoding cannot hold is now written as Python escapes."""
+    """Where standard output is not UTF-8, inspect, eval, schema check and export end in no
+    UnicodeEncodeError traceback (exit 1), export none after writing its files: what the encoding
+    cannot hold is written as Python escapes."""
     env = {"PYTHONIOENCODING": encoding}
     shown = wwho("inspect", sgpe_dir, env=env)
     assert shown.returncode == 0 and b"Traceback" not in shown.stderr, shown.stderr[-2000:]
@@ -381,8 +381,8 @@ def test_standard_output_that_cannot_hold_the_text(sgpe_dir, tmp_path, encoding)
 
 
 def test_a_deleted_current_directory_and_a_full_standard_output_are_named(sgpe_dir, tmp_path):
-    """Before: a relative -o from a current directory deleted under the shell was `wwho: error: No
-    such file or directory`, and export's summary on a full standard output named nothing."""
+    """A relative -o from a current directory deleted under the shell names that directory, not
+    `wwho: error: No such file or directory`, and export's summary on a full standard output names it."""
     gone = tmp_path / "gone"
     gone.mkdir()
     done = subprocess.run([*wwho_command(), "encode", "--tokenizer", str(sgpe_dir), "x", "-o", "out.txt"],
@@ -396,9 +396,9 @@ def test_a_deleted_current_directory_and_a_full_standard_output_are_named(sgpe_d
 
 
 def test_a_failed_verb_leaves_no_folder_it_made_for_its_output(sgpe_dir, tmp_path):
-    """Found by a hostile probe: decode with an id that is none, or encode of a file that is not
-    UTF-8, each with ``-o`` in folders that did not exist, failed as it should but left the folders
-    made for the output behind (train, whose save takes them back, did not)."""
+    """Decode with an id that is none, or encode of a file that is not UTF-8, each with ``-o`` in
+    folders that did not exist, fail as they should and take back the folders made for the output,
+    as train's save does."""
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\n")
     runs = [("decode", "--tokenizer", sgpe_dir, "abc", "-o", tmp_path / "a" / "sub" / "x.txt"),
             ("encode", "--tokenizer", sgpe_dir, "--file", tmp_path / "bad.txt", "-o", tmp_path / "b" / "x.txt"),
@@ -412,9 +412,9 @@ def test_a_failed_verb_leaves_no_folder_it_made_for_its_output(sgpe_dir, tmp_pat
 
 
 def test_export_refuses_a_closed_standard_output_before_writing(sgpe_dir, tmp_path):
-    """Before: ``wwho export hf`` wrote its files, then failed (exit 2) on a closed
-    standard output, where it says what it wrote; run again, it refused the files it had just
-    written. A closed one is refused first; the --verify report, a result, is written before any
+    """``wwho export hf`` must not write its files and then fail (exit 2) on a closed standard output,
+    where it says what it wrote: run again, it would refuse the files it had just written. A closed
+    one is refused first; the --verify report, a result, is written before any
     file, so a full one stops it there."""
     out = tmp_path / "out"
     assert "standard output is closed" in one_line_error(closed(1, "export", "hf", sgpe_dir, "-o", out))
@@ -429,7 +429,7 @@ def test_export_refuses_a_closed_standard_output_before_writing(sgpe_dir, tmp_pa
 
 
 def test_serve_with_a_closed_standard_output_is_one_line(sgpe_dir):
-    """Before: uvicorn's logging set-up needs standard output, so this was a traceback."""
+    """uvicorn's logging set-up needs standard output: one line, not a traceback."""
     pytest.importorskip("uvicorn")
     line = one_line_error(closed(1, "serve", "--tokenizer", sgpe_dir, "--port", "0"))
     assert "standard output is closed" in line
@@ -468,7 +468,8 @@ def test_an_output_of_files_named_dash_is_refused(sgpe_dir, tmp_path, verb):
 
 
 def test_train_takes_a_file_named_help_after_double_dash(tmp_path):
-    """Before: without --kind, ``wwho train ... -- --help`` printed the kinds' help."""
+    """Without --kind too, ``wwho train ... -- --help`` trains on a file named --help rather than
+    printing the kinds' help."""
     corpus = tmp_path / "--help"
     corpus.write_text("ශ්‍රී ලංකාව ප්‍රජාතන්ත්‍රවාදී\n" * 50, encoding="utf-8")
     proc = subprocess.run([*wwho_command(), "train", "-o", "out", "--vocab-size", "300", "--quiet", "--", "--help"],
@@ -480,8 +481,8 @@ def test_train_takes_a_file_named_help_after_double_dash(tmp_path):
 
 
 def test_an_output_file_that_appears_meanwhile_is_kept_without_force(tmp_path):
-    """Before: ``-o FILE`` was checked to be absent at the start and replaced at the end,
-    so a file another process wrote meanwhile (a second run) was lost without a word."""
+    """``-o FILE`` checked to be absent at the start and replaced at the end would lose a file
+    another process wrote meanwhile (a second run) without a word: that file is kept."""
     from wwho.atomic_write import atomic_open
     from wwho.errors import WriteError
 

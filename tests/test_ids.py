@@ -85,8 +85,8 @@ def test_integer_types_decode_alike(kinds, kind):
 @pytest.mark.parametrize("make", [int, np.int64, Index])
 @pytest.mark.parametrize("value", [-1, 2**40])
 def test_an_id_outside_32_bits_is_an_id_range_error_whatever_its_integer_type(kinds, kind, make, value):
-    """Before: ByteBPE.token_bytes(np.int64(-1)) raised an UnknownTokenError, where -1 and the
-    other kinds raised IdRangeError (an OverflowError, as tiktoken), found by an audit."""
+    """ByteBPE.token_bytes(np.int64(-1)) raises IdRangeError (an OverflowError, as tiktoken), as -1
+    and the other kinds do, not an UnknownTokenError."""
     from wwho.errors import IdRangeError
 
     tok = _get(kinds, kind)
@@ -244,10 +244,9 @@ def test_a_new_tokenizer_loads_the_arrays_module_where_numpy_is_loaded(kind, sav
 
 @pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
 def test_single_id_and_batch_errors_name_what_they_should(kinds):
-    """Found by an audit: SGPE's id_to_token named a position (0) for its one id; ByteBPE's
-    decode_bytes_batch named the position but not the list; the binary kind's decode refused a
-    flag that is no bool with a TokenizerError that is no TypeError, where the others raise
-    WrongTypeError (a TypeError too)."""
+    """SGPE's id_to_token names no position (0) for its one id; ByteBPE's decode_bytes_batch names
+    the list as well as the position; the binary kind's decode refuses a flag that is no bool with
+    WrongTypeError (a TypeError), as the others do, not a TokenizerError that is no TypeError."""
     from wwho.errors import UnknownTokenError, WrongTypeError
     from wwho.sgpe import SGPETokenizer
 
@@ -270,9 +269,9 @@ def test_single_id_and_batch_errors_name_what_they_should(kinds):
 
 @pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
 def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
-    """Found by an audit: ``decode(memoryview(b"AB"))`` decoded the bytes as ids 65 and 66 (bytes
-    and bytearray were refused); ``decode_batch((ids, offsets))``, a FlatIds unpacked and packed
-    again as a plain tuple, decoded the offsets as a second text's ids, silently."""
+    """``decode(memoryview(b"AB"))`` must not decode the bytes as ids 65 and 66 (bytes and bytearray
+    are refused); ``decode_batch((ids, offsets))``, a FlatIds unpacked and packed again as a plain
+    tuple, must not decode the offsets as a second text's ids, silently."""
     from wwho.arrays import FlatIds
     from wwho.errors import WrongTypeError
 
@@ -290,7 +289,7 @@ def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
     with pytest.raises(WrongTypeError, match=r"tuple \(ids, offsets\).*FlatIds"):
         tok.decode_batch((ids, offsets))
     # Unpacked into two arguments, the offsets land on errors: said once, naming the flat form
-    # (before: "batch[0]: errors must be the name of an error handler ... not ndarray").
+    # (not "batch[0]: errors must be the name of an error handler ... not ndarray").
     for second in (offsets, list(offsets)):
         with pytest.raises(WrongTypeError, match=r"takes the batch as one argument.*FlatIds.*not (numpy.ndarray|list)"):
             tok.decode_batch(ids, second)
@@ -332,10 +331,9 @@ def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, k
 
 @pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
 def test_memoryviews_of_ids_and_masked_arrays_take_one_rule_on_every_method(kinds, kind):
-    """Found by a probe: a memoryview of uint32 ids decoded on the core's fast path of some methods
-    and was refused on others (and on every uint16 one); a numpy masked array decoded the ids it
-    masks out on that path, silently, and was refused elsewhere. Now a memoryview of integers is ids
-    everywhere, one of bytes nowhere, and a masked array with masked entries is refused everywhere."""
+    """The core's fast path of some methods and the others must agree: a memoryview of uint32 (or
+    uint16) ids decoded by some and refused by others, and a numpy masked array whose masked-out ids
+    are decoded silently on that path, are not. A memoryview of integers is ids everywhere, one of bytes nowhere, and a masked array with masked entries is refused everywhere."""
     from wwho.errors import WrongTypeError
 
     tok = _get(kinds, kind)

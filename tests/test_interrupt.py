@@ -320,7 +320,7 @@ VERBS = ["train-sgpe", "train-bytelevel", "train-binary", "encode", "decode", "e
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_ctrl_c_at_start_up(work, tmp_path, verb):
-    """Before the fix: a KeyboardInterrupt traceback from the imports (killed by SIGINT)."""
+    """Not a KeyboardInterrupt traceback from the imports (killed by SIGINT)."""
     out = tmp_path / "out"
     rc, _, err = interrupt(_verbs(work, out)[verb], starting(), stdin=work["big"] if verb == "syllabify" else None)
     assert_interrupted(rc, err)
@@ -370,8 +370,8 @@ sys.meta_path.insert(0, Interrupting)
 
 def test_ctrl_c_inside_exec_of_a_string_under_python_m_wwho_exits_130(tmp_path):
     """CPython marks a KeyboardInterrupt raised in exec'd code as unhandled although it was caught,
-    and ``python -m`` then killed the process by SIGINT after the line (4-6 of 100 Ctrl-Cs during
-    start-up, found by an audit)."""
+    and ``python -m`` then kills the process by SIGINT after the line (for some Ctrl-Cs during
+    start-up)."""
     from wwho.bytelevel import ByteBPE
 
     ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
@@ -387,8 +387,8 @@ def test_ctrl_c_inside_exec_of_a_string_under_python_m_wwho_exits_130(tmp_path):
 
 
 def test_train_sgpe_while_the_core_counts(work, tmp_path):
-    """Before the fix: ``wwho: error: KeyboardInterrupt:`` and exit 2 (the core turned the
-    interrupt into an error message)."""
+    """Not ``wwho: error: KeyboardInterrupt:`` and exit 2 (the core must not turn the interrupt
+    into an error message)."""
     out = tmp_path / "out"
     args = ["train", "--kind", "sgpe", "--script", "devanagari", "--quiet", "--workers", "1", "-o", out, work["big"]]
     rc, _, err = interrupt(args, read_or_past(work["big"]))
@@ -430,8 +430,8 @@ def test_train_bytelevel_mid_corpus(work, tmp_path):
 
 def test_extend_with_worker_processes(work, tmp_path):
     """``extend`` counts in a pool of forked worker processes; they get the Ctrl-C too (a terminal
-    sends it to the whole group). Before the fix a worker printed ``Process ForkPoolWorker-2:`` and
-    its traceback; now they ignore it and the main process stops them."""
+    sends it to the whole group). They ignore it, printing no ``Process ForkPoolWorker-2:`` and
+    traceback, and the main process stops them."""
     out = tmp_path / "out"
     args = ["extend", "--base", work["bytelevel"], "--corpus", work["big"], "--add", "500", "--script", "devanagari",
             "--workers", "2", "--quiet", "-o", out]
@@ -598,8 +598,8 @@ def test_schema_check_mid_check(work):
 def test_a_ctrl_c_as_the_command_exits_never_kills_it_by_signal(work, tmp_path):
     """Once the output is written, a Ctrl-C while Python shuts down ends the command with 130 and
     the line (exit handlers still running) or with its own exit code (later: SIGINT is ignored
-    there). Before the fix: 5-20 ms after the output, Python had put the default handler back
-    and the process died of the signal, without a word."""
+    there). Python puts the default handler back soon after the output: the process must not then
+    die of the signal, without a word."""
     for run, delay in enumerate((0.002, 0.005, 0.01, 0.02, 0.04) * 2):
         out = tmp_path / f"out-{run}"
         proc = subprocess.Popen([*wwho_command(), "train", "--kind", "bytelevel", "--vocab-size", "600", "-o",
@@ -672,8 +672,8 @@ with interrupts.handling() as state:
 @pytest.mark.parametrize("finalizers", [1, 3])
 def test_an_interrupt_a_finalizer_drops_still_stops_the_work(finalizers):
     """A SIGINT whose ``KeyboardInterrupt`` is raised in a finalizer (``__del__``, a weakref callback
-    of a worker pool) is raised again in the main flow, without a traceback. The hook used to raise
-    it from inside itself, where Python dropped it a second time and the verb ran on to exit 0."""
+    of a worker pool) is raised again in the main flow, without a traceback. Raised from inside the
+    hook itself, Python would drop it a second time and the verb run on to exit 0."""
     proc = subprocess.run([sys.executable, "-c", FINALIZER_PROGRAM, str(finalizers)], capture_output=True,
                           text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "interrupted\n", "")
@@ -739,9 +739,9 @@ def test_the_core_counter_raises_a_callback_exception_as_itself(tmp_path, raised
 @pytest.mark.parametrize("sig,code,line", ENDINGS, ids=["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("moment", ["imports", "exit"])
 def test_kill_before_and_after_the_verb_is_one_line_too(tmp_path, sig, code, line, moment):
-    """Found by an audit: SIGTERM or SIGHUP during the imports (before ``main`` installs its handler)
-    or while the command exits (after ``main`` put the default back) killed it without a word: exit
-    -15 or -1 for a run whose output was complete. The signal comes from the process itself at the
+    """SIGTERM or SIGHUP during the imports (before ``main`` installs its handler) or while the
+    command exits (after ``main`` puts the default back) must not kill it without a word: exit -15
+    or -1 for a run whose output was complete. The signal comes from the process itself at the
     moment: a script named ``wwho`` (so that it is the command) sends it after importing the CLI, or
     from an exit handler that runs before wwho's own last one."""
     script = tmp_path / "wwho"

@@ -284,7 +284,7 @@ def test_named_and_errors():
     assert Pretokenizer.named("gpt4").patterns == (PATTERNS["cl100k"],)
     assert Pretokenizer.coerce("O200K").patterns == (O200K_PATTERN,)
     assert Pretokenizer.coerce(["a+", "b|c"]).patterns == ("a+", "b|c")
-    # Found by a probe: ["gpt2"] was the regex "gpt2" (every text one piece), where "gpt2" alone is the name.
+    # ["gpt2"] would be the regex "gpt2" (every text one piece), where "gpt2" alone is the name: refused.
     with pytest.raises(VocabError, match="plain word 'gpt2'.*given alone"):
         Pretokenizer.coerce([r"\s+", "gpt2"])
     with pytest.raises(VocabError, match="unknown pre-tokenizer 'nope'; known: .*deepseek-llm.*o200k"):

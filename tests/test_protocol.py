@@ -86,7 +86,7 @@ def test_token_strings_and_ids_agree(kind_tok):
         assert isinstance(token, str)
         assert vocab[token] == i and tok.token_to_id(token) == i, (kind, i, token)
     # an UnknownTokenError (a KeyError, as for an id without a token) and a TypeError for a non-str,
-    # on every kind (found by a hostile probe: a plain TokenizerError either way)
+    # on every kind (not a plain TokenizerError either way)
     with pytest.raises(UnknownTokenError, match="not a token string"):
         tok.token_to_id("\x00no such token\x00")
     for wrong in (None, 5, b"a"):
@@ -170,8 +170,8 @@ def test_load_tokenizer_gives_the_interface_for_binary(tokenizers, tmp_path):
 
 def test_decode_only_token_strings_are_hf_tokenizers_own(tmp_path):
     """A GGUF vocabulary's decode-only tokens (command-r has 1,403: control and unused tokens) have
-    the strings its HF export gives them. Before the fix: their bytes in GPT-2's byte characters,
-    so 43 of them shared a string with an ordinary token and ``token_to_id(id_to_token(i)) != i``."""
+    the strings its HF export gives them, not their bytes in GPT-2's byte characters, where some
+    would share a string with an ordinary token and ``token_to_id(id_to_token(i)) != i``."""
     path = DATA / "gguf-vocab" / "ggml-vocab-command-r.gguf"
     if not path.is_file():
         pytest.skip(f"{path} is absent")
@@ -183,8 +183,8 @@ def test_decode_only_token_strings_are_hf_tokenizers_own(tmp_path):
 
 def test_every_kind_takes_the_protocols_first_arguments_by_position(kind_tok):
     """The protocol's first arguments are positional (each kind names them for what they are); the
-    options after them are keywords of the same names on every kind (found by a probe:
-    ``decode_batch(..., num_threads=2)`` was a TypeError on binary)."""
+    options after them are keywords of the same names on every kind (``decode_batch(...,
+    num_threads=2)`` too, on binary)."""
     kind, tok = kind_tok
     ids = tok.encode(_data(kind, TEXTS[1]))
     assert tok.encode_batch([_data(kind, TEXTS[1])]) == [ids]
@@ -214,8 +214,8 @@ def test_tiktoken_names_take_ids_and_drop_specials_alike(text_kind_tok):
 
 
 def test_tables_a_tokenizer_encodes_with_are_read_only(kind_tok):
-    """Found by a probe: ``meta.special_tokens[...] = ...`` was taken and the next encode failed
-    with a bare KeyError; ``sgpe.vocab[...] = ...`` made a save that does not load."""
+    """Taken, ``meta.special_tokens[...] = ...`` would make the next encode fail with a bare KeyError,
+    and ``sgpe.vocab[...] = ...`` a save that does not load."""
     kind, tok = kind_tok
     tables = {"sgpe": [tok.vocab] if kind == "sgpe" else [],
               "meta": [getattr(tok, "special_tokens", None), getattr(tok, "tiktoken_specials", None)],

@@ -1,8 +1,8 @@
 """Joining a Ray cluster and importing Ray (``wwho.scale.ray_counter``): bounded, one line each.
 
-Found by a probe: ``--engine ray --address`` at a port that accepts TCP and never
-answers waited 400 s and more with Ray's C++ log lines, and a Ctrl-C took 10 to 21 s; a Ray whose
-import raised something other than ``ImportError`` (a protobuf mismatch) gave a traceback. No
+``--engine ray --address`` at a port that accepts TCP and never answers must end within a bound,
+without Ray's C++ log lines, and at once on Ctrl-C; a Ray whose import raises something other than
+``ImportError`` (a protobuf mismatch) is one line, not a traceback. No
 cluster is started here: the "clusters" are sockets of this process that accept and stay silent,
 or answer the HTTP/2 greeting and then stay silent (ray.init itself then waits), or speak HTTP/1.
 """
@@ -245,8 +245,8 @@ class _RecordingRay:
 
 
 def test_no_address_starts_a_new_local_instance_never_joins_one_running(monkeypatch):
-    """Found by a probe: with a cluster already running on the machine, ray.init() without an address
-    joined it (silently, or refused --workers with a garbled message)."""
+    """With a cluster already running on the machine, ray.init() without an address would join it
+    (silently, or refusing --workers with a garbled message)."""
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     ray = _RecordingRay()
     assert ray_counter.connect(ray, None, 2) is True
@@ -254,9 +254,8 @@ def test_no_address_starts_a_new_local_instance_never_joins_one_running(monkeypa
 
 
 def test_ray_address_in_the_environment_is_joined_as_an_address_given(monkeypatch):
-    """Found by a probe: with RAY_ADDRESS set (job submission sets it) and no --address, Ray's own
-    default read it and waited without bound, deaf to Ctrl-C. It is now checked and joined within
-    the bound, as --address is."""
+    """With RAY_ADDRESS set (job submission sets it) and no --address, Ray's own default reads it and
+    waits without bound, deaf to Ctrl-C. It is checked and joined within the bound, as --address is."""
     with listener(None, close=True) as (port, _):
         monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
         ray = _RecordingRay()

@@ -151,10 +151,10 @@ def test_iterators_through_ray_equal_local(cluster, corpus, tmp_path):
 
 
 def test_a_command_line_that_is_not_utf8_is_explained_and_rays_notice_kept_back():
-    """Found by an audit: a corpus named by a file name that is not UTF-8 stopped ``ray.init`` (Ray
-    sends the command line read from /proc to its cluster as UTF-8) with "cannot connect to the Ray
-    cluster ...: 'utf-8' codec can't encode character '\\udcfe'", and every start printed Ray's
-    token-authentication notice before wwho's own lines. A stand-in for ``ray`` raises what Ray's
+    """A corpus named by a file name that is not UTF-8 would stop ``ray.init`` (Ray sends the command
+    line read from /proc to its cluster as UTF-8) with "cannot connect to the Ray cluster ...: 'utf-8'
+    codec can't encode character '\\udcfe'", and Ray's token-authentication notice must not come
+    before wwho's own lines at every start. A stand-in for ``ray`` raises what Ray's
     ``init`` raised there (the real case was checked by hand: it needs a second Ray start)."""
     import logging
 

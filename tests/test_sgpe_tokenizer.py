@@ -127,8 +127,7 @@ def test_special_tokens_are_text_unless_allowed(tokenizers):
 
 
 def test_disallowed_special_refuses_texts_holding_them(tokenizers):
-    """Before: SGPE's encoders had no disallowed_special, which the other kinds (and tiktoken) take.
-    The default disallows none (SGPE's special tokens are ordinary text unless allowed)."""
+    """SGPE's encoders take disallowed_special, as the other kinds (and tiktoken) do. The default disallows none (SGPE's special tokens are ordinary text unless allowed)."""
     from wwho.errors import DisallowedSpecialError
 
     tok = tokenizers["sinhala"]
@@ -325,8 +324,8 @@ def test_decode_with_offsets_names_each_tokens_first_character(variants, name, t
 
 
 def test_a_save_with_unk_token_says_it_writes_no_hugging_face_files(tokenizers, tmp_path):
-    """Found by a probe: such a save wrote vocab.json alone without a word, where the docs promise an
-    exact tokenizer.json beside it."""
+    """Such a save must not write vocab.json alone without a word: the docs promise an exact
+    tokenizer.json beside it."""
     from wwho.errors import WwhoWarning
 
     lossy = SGPETokenizer(tokenizers["sinhala"].file, unk="token")
@@ -338,10 +337,10 @@ def test_a_save_with_unk_token_says_it_writes_no_hugging_face_files(tokenizers, 
 
 
 def test_a_special_token_that_is_a_syllable_is_text_unless_allowed(tmp_path):
-    """Found by a hostile probe of the command line: with a special token that is a syllable the
-    vocabulary has no ordinary token for (ශ්‍රී in a small vocabulary), text holding that syllable was
-    encoded as the special token, by default and with ``--special-as-text``: the encoder looked each
-    syllable up among all the tokens, the special ones too. It is ordinary text unless allowed, as
+    """With a special token that is a syllable the vocabulary has no ordinary token for (ශ්‍රී in a
+    small vocabulary), text holding that syllable is not encoded as the special token, by default
+    and with ``--special-as-text``: the encoder must not look each syllable up among all the tokens,
+    the special ones too. It is ordinary text unless allowed, as
     ``[CLS]`` is; the Hugging Face export (whose special tokens are always matched) and
     ``allowed_special="all"`` give the special token, in the SGPE and the meta tokenizer alike."""
     from importlib import resources
