@@ -85,8 +85,8 @@ def test_from_schema_refuses_a_grammar_that_is_not_the_automaton(tmp_path):
     "C (" + " | ".join(f"{a} {b} {c}" for a in "CVNHP" for b in "CVNHP" for c in "CVNHP") + ")*",  # not
 ])
 def test_a_grammar_of_many_overlapping_alternatives_is_checked_in_bounded_memory(grammar):
-    """Found by a probe: the pair graph was built whole, about n^4 in the alternatives (1.6 GB and 15 s
-    for 40 of them, 15 GB for 400). It is now built from the diagonal out, within a bound of work."""
+    """Built whole, the pair graph would be about n^4 in the alternatives: it is built from the
+    diagonal out, within a bound of work."""
     import tracemalloc
 
     tracemalloc.start()

@@ -1,9 +1,10 @@
 """Misuse of the public methods is answered with a TokenizerError that says what was wrong, the same
 for every tokenizer kind (issue 27, item 11; the checks live in ``wwho.ids`` and ``wwho.threads``).
 
-Before: ``encode_batch("hello")`` encoded each character, ``decode({5: 1})`` decoded the dict's
-keys, ``decode(np.int64(5))`` raised a bare ``TypeError``, ``num_threads=2**64`` a bare
-``OverflowError``, and ``num_threads=100_000`` was accepted and left hundreds of pool threads alive.
+None of these may pass or fail obscurely: ``encode_batch("hello")`` encoding each character,
+``decode({5: 1})`` decoding the dict's keys, ``decode(np.int64(5))`` raising a bare ``TypeError``,
+``num_threads=2**64`` a bare ``OverflowError``, or ``num_threads=100_000`` accepted, leaving hundreds
+of pool threads alive.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def test_a_large_thread_count_leaves_no_crowd_of_threads(kind):
 @pytest.mark.parametrize("bad, words", [("[CLS]", "must be 'all' or a collection"), (5, "not int"),
                                         ([1, "a"], r"names \(str\), not 1")])
 def test_a_bad_special_token_set_is_one_typed_error_on_every_encoder(kinds, kind, bad, words):
-    """Before the fix: a TypeError from inside (numbers), or a name taken as its characters (SGPE)."""
+    """Not a TypeError from inside (numbers), nor a name taken as its characters (SGPE)."""
     tok = _get(kinds, kind)
     encoders = [tok.encode, lambda t, **o: tok.encode_batch([t], **o), tok.encode_to_numpy]
     for encode in encoders:
@@ -163,9 +164,9 @@ def test_a_bad_special_token_set_is_one_typed_error_on_every_encoder(kinds, kind
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
 def test_names_the_vocabulary_lacks_are_left_out_as_tiktoken_leaves_them(kinds, kind):
-    """Before the fix: a name the vocabulary lacks was a TokenizerError, so one allowed set written
-    for several encodings (tiktoken code passing {"<|endoftext|>", "<|fim_prefix|>"} to each) failed.
-    Now, as tiktoken does: an allowed one is left out; a disallowed one is looked for in the text."""
+    """A name the vocabulary lacks is no TokenizerError, so one allowed set written for several
+    encodings (tiktoken code passing {"<|endoftext|>", "<|fim_prefix|>"} to each) works. As tiktoken
+    does: an allowed one is left out; a disallowed one is looked for in the text."""
     from wwho.bytelevel import DisallowedSpecialError
 
     tok = _get(kinds, kind)
@@ -182,8 +183,8 @@ def test_names_the_vocabulary_lacks_are_left_out_as_tiktoken_leaves_them(kinds, 
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
 def test_none_is_no_special_token_on_every_encoder(kinds, kind):
-    """Before the fix: ``allowed_special=None`` was a TypeError in the meta tokenizer's encode and
-    taken in its encode_batch."""
+    """``allowed_special=None`` allows none on every encoder, encode and encode_batch alike (not a
+    TypeError in the meta tokenizer's encode and taken in its encode_batch)."""
     tok = _get(kinds, kind)
     text = "a [CLS] b"
     plain = tok.encode(text)
@@ -198,9 +199,9 @@ def test_none_is_no_special_token_on_every_encoder(kinds, kind):
     (["<0x41>"], "text of a byte token"), (["ශ"], "also an ordinary token"),
 ])
 def test_sgpe_training_refuses_special_tokens_its_loader_would_refuse(special_tokens, words):
-    """Before the fix: training and saving succeeded, and loading the saved directory failed (a name
-    twice, an empty one), or a special token shared an ordinary token's id (skipping special tokens
-    in decode then deleted ordinary text)."""
+    """Refused at training: otherwise training and saving succeed and loading the saved directory
+    fails (a name twice, an empty one), or a special token shares an ordinary token's id (skipping
+    special tokens in decode then deletes ordinary text)."""
     from wwho.errors import VocabError
     from wwho.sgpe import SGPETokenizer
 
@@ -211,8 +212,8 @@ def test_sgpe_training_refuses_special_tokens_its_loader_would_refuse(special_to
 
 
 def test_bytelevel_training_refuses_one_string_of_special_tokens():
-    """Before the fix: ``special_tokens="<s>"`` made '<', 's' and '>' special, and every text with an
-    's' was then refused."""
+    """``special_tokens="<s>"`` must not make '<', 's' and '>' special, where every text with an 's'
+    would then be refused."""
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError
 
@@ -227,7 +228,7 @@ def test_bytelevel_training_refuses_one_string_of_special_tokens():
     (dict(pattern=None), "pattern must be a name, a regex or a list of regexes"),
 ])
 def test_bytebpe_constructor_arguments_are_typed_errors(options, words):
-    """Before the fix: a TypeError, an OverflowError, or a TypeError from inside the pre-tokenizer."""
+    """Not a TypeError, an OverflowError, or a TypeError from inside the pre-tokenizer."""
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError
 
@@ -283,10 +284,10 @@ def test_decode_takes_errors_by_position_in_every_text_kind():
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta", "binary"])
 def test_errors_name_the_item_of_a_batch_and_no_position_for_one_id(kinds, kind):
-    """Before the fix: an id out of range in a batch's second list named its position in that list
-    but not the list; SGPE's and the meta tokenizer's encode_batch did not name the text that was
-    not a str; a binary tokenizer's token_bytes(-1) spoke of "position 0", and its
-    encode_batch_to_numpy(b"ab") of encode_batch."""
+    """An id out of range in a batch's second list names the list as well as its position in it;
+    SGPE's and the meta tokenizer's encode_batch name the text that is not a str; a binary
+    tokenizer's token_bytes(-1) does not speak of "position 0", nor its encode_batch_to_numpy(b"ab")
+    of encode_batch."""
     tok = _get(kinds, kind)
     with pytest.raises(TokenizerError, match=r"^batch\[1\]: token id 1000000000 at position 1 "):
         tok.decode_batch([[5], [5, 10**9]])
@@ -303,8 +304,8 @@ def test_errors_name_the_item_of_a_batch_and_no_position_for_one_id(kinds, kind)
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta", "binary"])
 def test_an_id_without_a_token_is_a_key_error_on_every_decoder(kinds, kind):
-    """Before the fix: ByteBPE's decode of an id without a token raised a TokenizerError that is no
-    KeyError, where tiktoken raises KeyError; now every kind raises UnknownTokenError, both."""
+    """tiktoken raises KeyError for an id without a token: every kind raises UnknownTokenError, both a
+    TokenizerError and a KeyError."""
     from wwho.errors import UnknownTokenError
 
     tok = _get(kinds, kind)
@@ -338,8 +339,8 @@ def _loaders():
                                         # Path("") is the current directory, which was then loaded
                                         ("", "an empty path")])
 def test_a_path_that_names_no_file_is_one_vocab_error_naming_the_call(name, bad, words):
-    """Before: a bare TypeError from os.fspath, or the ValueError of an embedded NUL, from every
-    loader but ByteBPE's (which named the type, not the NUL)."""
+    """One VocabError naming the call from every loader, not a bare TypeError from os.fspath nor the
+    ValueError of an embedded NUL."""
     from wwho.errors import VocabError
 
     with pytest.raises(VocabError, match=rf"^{re.escape(name)}\b.*{re.escape(words)}"):
@@ -347,7 +348,7 @@ def test_a_path_that_names_no_file_is_one_vocab_error_naming_the_call(name, bad,
 
 
 def test_a_path_like_of_bytes_is_one_vocab_error():
-    """Found in review: an os.PathLike whose __fspath__ gives bytes escaped as a bare TypeError."""
+    """An os.PathLike whose __fspath__ gives bytes is a VocabError, not a bare TypeError."""
     from wwho.errors import VocabError
 
     class Bytes:
@@ -361,11 +362,11 @@ def test_a_path_like_of_bytes_is_one_vocab_error():
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
 def test_a_special_token_allowed_and_disallowed_at_once_is_refused_with_the_right_advice(kinds, kind):
-    """Found by a hostile probe of the API: SGPE encoded a special token named in both
-    ``allowed_special`` and ``disallowed_special`` (tiktoken, the byte-level and the meta kinds
-    refuse the text: an explicit disallowed name is looked for whatever is allowed), and it refused a
-    disallowed token of its own vocabulary with the advice meant for a name it lacks ("leave it out
-    of disallowed_special"), where allowing it or disallowing nothing is the fix."""
+    """SGPE refuses the text of a special token named in both ``allowed_special`` and
+    ``disallowed_special``, as tiktoken, the byte-level and the meta kinds do (an explicit disallowed
+    name is looked for whatever is allowed), and it refuses a disallowed token of its own vocabulary
+    without the advice meant for a name it lacks ("leave it out of disallowed_special"): allowing it
+    or disallowing nothing is the fix."""
     from wwho.errors import DisallowedSpecialError
 
     tok = _get(kinds, kind)
@@ -395,10 +396,9 @@ def test_a_special_token_allowed_and_disallowed_at_once_is_refused_with_the_righ
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
 def test_allowed_special_as_an_iterator_is_read_as_its_set_with_disallowed_special(kinds, kind):
-    """Found by a hostile probe of the API: SGPE read ``allowed_special`` twice when
-    ``disallowed_special`` was given (once for the refusal, once for the ids), so an iterator, which
-    the type ``Iterable[str]`` allows, was used up by the first read and the special token encoded as
-    plain text, without a word. (tiktoken takes sets only: it refuses an iterator with "all".) Every
+    """Read twice when ``disallowed_special`` is given (once for the refusal, once for the ids),
+    ``allowed_special`` as an iterator, which the type ``Iterable[str]`` allows, would be used up by
+    the first read and the special token encoded as plain text, without a word. (tiktoken takes sets only: it refuses an iterator with "all".) Every
     kind reads it as its set, on each encoder."""
     tok = _get(kinds, kind)
     name = "<|endoftext|>" if kind == "o200k" else "[CLS]"
@@ -417,9 +417,9 @@ def test_allowed_special_as_an_iterator_is_read_as_its_set_with_disallowed_speci
 
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
 def test_bytes_that_are_no_utf8_are_one_error_class_for_every_decoder(kinds, kind):
-    """Found by a hostile probe: ``decode(ids, errors="strict")`` raised a plain UnicodeDecodeError,
-    which ``except TokenizerError`` misses, where the streaming decoder raises NotUTF8Error (both
-    classes) for the same ids. Every decoder raises NotUTF8Error now, with the text before the bytes."""
+    """``decode(ids, errors="strict")`` raises no plain UnicodeDecodeError, which ``except
+    TokenizerError`` misses, but NotUTF8Error (both classes), as the streaming decoder does for the
+    same ids: every decoder raises NotUTF8Error, with the text before the bytes."""
     from wwho import StreamingDecoder
     from wwho.errors import NotUTF8Error
 

@@ -126,7 +126,7 @@ TRUNCATION = {"direction": "Right", "max_length": 2, "strategy": "LongestFirst",
 @pytest.mark.parametrize("settings", [{"padding": PADDING}, {"truncation": TRUNCATION},
                                       {"padding": PADDING, "truncation": TRUNCATION}])
 def test_a_files_padding_and_truncation_do_not_shape_its_ids(tmp_path, settings):
-    """Before: fixed padding of two billion ids aborted the process on the first encode (an 8 GB
+    """Fixed padding of two billion ids would abort the process on the first encode (an 8 GB
     allocation), and truncation at 2 ids cut every text without a word."""
     tok = load_tokenizer(_word_level(tmp_path / "tokenizer.json", **settings))
     assert tok.encode("a b a b a") == [0, 1, 0, 1, 0]
@@ -204,10 +204,9 @@ def test_tokenizer_json_variants_encode_and_decode_as_hf(trained, tmp_path, chan
 
 @pytest.mark.parametrize("special", [False, True])
 def test_an_added_token_that_a_merge_makes_too_is_read_as_hf_reads_it(tmp_path, special):
-    """Found by a probe of the ecosystem: an added token whose text is also an ordinary token made by a
-    merge (HF's `add_tokens(["ab"])` on a vocabulary with `ab`) keeps its one id in HF, which cuts it out
-    of the text first and merges it too; ByteBPE.from_hf refused the file ("merge 0: 'ab' is not a
-    token", and as a VocabError, so not even handed to HF)."""
+    """An added token whose text is also an ordinary token made by a merge (HF's `add_tokens(["ab"])`
+    on a vocabulary with `ab`) keeps its one id in HF, which cuts it out of the text first and merges
+    it too; ByteBPE.from_hf loads such a file rather than refuse it ("merge 0: 'ab' is not a token")."""
     from tokenizers import decoders, models, pre_tokenizers, trainers
 
     hf = tokenizers.Tokenizer(models.BPE())
@@ -346,12 +345,12 @@ def test_a_known_tiktoken_file_cut_at_a_line_end_is_refused(tmp_path):
     (lambda c: c["pretokenizer"].update(patterns="abc"), r"pretokenizer: pretokenizer.patterns must be a list"),
     (lambda c: c.update(files=[]), r"'files' must be a dict"),
     (lambda c: c.update(bos_id=10 ** 6), r"bos_id 1000000 is not the id of any token"),
-    # found by an audit: a hundred thousand regexes took gigabytes to compile; a flag of any type
-    # loaded; add_bos without a BOS added nothing, in silence
+    # a hundred thousand regexes would take gigabytes to compile; a flag of any type must not load;
+    # add_bos without a BOS would add nothing, in silence
     (lambda c: c["pretokenizer"].update(patterns=["."] * 65), r"pretokenizer: a pre-tokenizer of 65 regexes"),
     (lambda c: c["pretokenizer"].update(space_split="no"), r"pretokenizer: pretokenizer\.space_split must be true or false"),
     (lambda c: c.update(add_bos=True, bos_id=None), r"add_bos is true but there is no bos_id"),
-    # found by a hostile probe of the CLI: the core's message, without the file's name
+    # the field is named, not the core's message alone, without the file's name
     (lambda c: c.update(special_tokens={"": 300}), r"special_tokens: a special or added token cannot be empty"),
     (lambda c: c.update(added_tokens={"": 300}), r"added_tokens: a special or added token cannot be empty"),
 ])
@@ -437,8 +436,8 @@ def test_merges_txt_errors_name_their_line(tmp_path):
 
 @pytest.mark.parametrize("key", ["²", "9" * 5000, "99999999999"])
 def test_an_extra_token_id_that_is_no_ascii_number_is_named(trained, tmp_path, key):
-    """Before the fix: a bare ValueError from ``int()`` ('²' is a digit to ``str.isdigit``; Python
-    refuses to read thousands of digits)."""
+    """Not a bare ValueError from ``int()`` ('²' is a digit to ``str.isdigit``; Python refuses to
+    read thousands of digits)."""
     by_hand = _copy(trained, tmp_path / "d", manifest=False)
     config = json.loads((by_hand / "bytelevel.json").read_text())
     config["extra_tokens"] = {key: "QQ=="}
@@ -472,9 +471,9 @@ def test_a_bad_split_regex_is_an_error_naming_the_file(trained, tmp_path, regex)
 
 @pytest.mark.parametrize("pattern", ["", r"\w*", r"\s*|\S+"])
 def test_a_pretokenizer_matching_the_empty_string_is_not_exported(tmp_path, pattern):
-    """Found by a probe: such a pre-tokenizer (``from_gguf(..., pretokenizer=r"\\w*")``) exported a
-    tokenizer.json whose ids differ, HF's Split cutting around empty matches its own way. Training
-    refuses these regexes already; the export now does too, rather than write other ids."""
+    """Such a pre-tokenizer (``from_gguf(..., pretokenizer=r"\\w*")``) would export a tokenizer.json
+    whose ids differ, HF's Split cutting around empty matches its own way. Training refuses these
+    regexes; the export does too, rather than write other ids."""
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError
 
@@ -490,8 +489,8 @@ def test_a_pretokenizer_matching_the_empty_string_is_not_exported(tmp_path, patt
     lambda pre: pre["pretokenizers"].insert(0, {"type": "Digits", "individual_digits": "false"}),
 ])
 def test_a_flag_that_is_no_boolean_is_refused_as_hf_refuses_it(tmp_path, edit):
-    """Found by a probe: ``"use_regex": "false"`` was read as true (and ``"individual_digits":
-    "false"`` split digits one by one), in files HF tokenizers itself refuses."""
+    """``"use_regex": "false"`` must not be read as true (nor ``"individual_digits": "false"`` split
+    digits one by one): HF tokenizers itself refuses such files."""
     import json
 
     from tokenizers import Tokenizer

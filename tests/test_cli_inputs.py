@@ -117,8 +117,8 @@ def test_decode_says_how_to_read_ids_from_a_file_an_argument_names(tmp_path, tok
 
 
 def test_decode_says_how_to_read_a_npy_file(tmp_path, tokenizers):
-    """A .npy of ids named as an argument, or on standard input, is pointed at --npy (before: read
-    it with ``- <``, which then failed on numpy's header)."""
+    """A .npy of ids named as an argument, or on standard input, is pointed at --npy (not told to
+    read it with ``- <``, which then fails on numpy's header)."""
     sgpe = tmp_path / "sgpe"
     tokenizers["sinhala"].save(sgpe)
     text = tmp_path / "t.txt"
@@ -133,8 +133,8 @@ def test_decode_says_how_to_read_a_npy_file(tmp_path, tokenizers):
 
 def test_encode_keeps_a_carriage_return_that_ends_no_line(tmp_path, tokenizers):
     """Only the line end (``\\n`` or ``\\r\\n``) is taken off a line: a ``\\r`` before it, or at
-    the end of the last line, is text, and comes back from ``wwho decode`` (before: every ``\\r``
-    at a line's end was dropped, so ``ab\\r\\r\\n`` encoded as ``ab``)."""
+    the end of the last line, is text, and comes back from ``wwho decode`` (so ``ab\\r\\r\\n``
+    does not encode as ``ab``)."""
     sgpe = tmp_path / "sgpe"
     tokenizers["sinhala"].save(sgpe)
     tok = tokenizers["sinhala"]
@@ -150,9 +150,9 @@ def test_encode_keeps_a_carriage_return_that_ends_no_line(tmp_path, tokenizers):
 
 
 def test_a_refused_byte_is_named_by_its_line_in_the_file(tmp_path):
-    """Found by a probe: a byte a vocabulary has no token for (Falcon's GGUF lacks ``\\x0b``) was
-    named by its place in an internal block of lines (``texts[37856]``, moving with --block-mb),
-    not by the line of the file, as a refused special token is."""
+    """A byte a vocabulary has no token for (Falcon's GGUF lacks ``\\x0b``) is named by the line of
+    the file, as a refused special token is, not by its place in an internal block of lines
+    (``texts[37856]``, moving with --block-mb)."""
     from conftest import DATA, require_data
 
     falcon = require_data(DATA / "gguf-vocab" / "ggml-vocab-falcon.gguf")

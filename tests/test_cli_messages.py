@@ -157,34 +157,34 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["encode", "--tokenizer", "{tok}", "--block-mb", "inf", "--file", "{corpus}"], "--block-mb must be a number"),
     (["encode", "--tokenizer", "{tok}", "x", "-o", ""], "-o is empty"),
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--out=", "{corpus}"], "--out is empty"),
-    # an empty value was taken as not given: the default script, no parity, no file (found by an audit)
+    # an empty value is not taken as not given (the default script, no parity, no file)
     (["syllabify", "--script", "", "x"], "--script is empty (an unset shell variable?)"),
     (["syllabify", "--schema=", "x"], "--schema is empty"),
     (["eval", "--corpus", "{corpus}", "--tokenizer", "{tok}", "--parity-with", ""], "--parity-with is empty"),
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "", "hi"], "--tiktoken-file is empty"),
     (["encode", "--tokenizer", "", "hi"], "--tokenizer is empty"),
-    # an empty positional path was the current directory: training read every file under it
+    # an empty positional path would be the current directory: training would read every file under it
     (["train", "--kind", "sgpe", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),
     (["train", "--kind", "bytelevel", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),
     (["train", "--kind", "binary", "--vocab-size", "600", "-o", "{out}", ""], "argument INPUT: an empty path"),
     (["inspect", ""], "argument path: an empty path"),
-    # it named the API's arguments (prefix_space, segments_only), found by an audit
+    # named by the flags, not the API's arguments (prefix_space, segments_only)
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--meta", "--prefix-space", "-o", "{out}", "{corpus}"],
      "--prefix-space cannot be used with --meta"),
     (["export", "hf", "", "-o", "{out}"], "argument path: an empty path"),
     (["schema", "check", ""], "argument path: an empty path"),
     (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),
-    # it blamed WWHO_TIKTOKEN_FILE, which the user never set (found by an audit)
+    # blames the flag, not WWHO_TIKTOKEN_FILE, which the user never set
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "{missing}", "hi"],
      "(from --tiktoken-file): no such file. To fix: point --tiktoken-file at"),
-    # it said "item 0 is '-', not a token id" (found by an audit)
+    # not "item 0 is '-', not a token id"
     (["decode", "--tokenizer", "{tok}", "-", "5"], "- (read the ids from standard input) must be the only ID"),
     (["decode", "--tokenizer", "{tok}", "5", "-"], "- (read the ids from standard input) must be the only ID"),
-    # it listed the bundled scripts only, though syllabify takes the modes of several too
+    # the modes of several scripts too, not the bundled scripts only
     (["syllabify", "--script", "latin", "x"], "unknown script mode 'latin'; choose from bengali, devanagari, "
                                               "gujarati, gurmukhi, kannada, malayalam, odia, sinhala, tamil, "
                                               "telugu, mixed, indic"),
-    # the floor was said of vocab_size, the API's name, after the checkpoint plan (found by an audit)
+    # the floor is said of --vocab-size, not the API's vocab_size, and before the checkpoint plan
     (["train", "--kind", "sgpe", "--vocab-size", "5", "-o", "{out}", "{corpus}"],
      "--vocab-size 5 is too small: an SGPE vocabulary holds its 5 special tokens and 256 byte tokens, so at least 262"),
     (["train", "--kind", "bytelevel", "--vocab-size", "100", "--special", "<s>", "-o", "{out}", "{corpus}"],
@@ -200,18 +200,18 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
      "--special <0x41>: this is the text of a byte token"),
     (["train", "--kind", "sgpe", "--vocab-size", "600", "--special=", "-o", "{out}", "{corpus}"],
      "--special: a special token is a non-empty string"),
-    # an output name ending with a slash was refused by the write, after the work (found by a probe)
+    # an output name ending with a slash is refused before the work, not by the write after it
     (["eval", "--tokenizer", "{tok}", "--corpus", "{corpus}", "--plot", "{out}.png/"],
      "--plot names a directory (it ends with '/'); give a file name such as"),
     (["encode", "--tokenizer", "{tok}", "--file", "{corpus}", "-o", "{out}.txt/"],
      "-o/--output names a directory (it ends with '/')"),
-    # bytelevel took a repeat once, where sgpe refused it (found by a hostile probe)
+    # bytelevel refuses a repeat, as sgpe does
     (["train", "--kind", "bytelevel", "--vocab-size", "600", "--special", "<s>", "--special", "<s>", "-o", "{out}",
       "{corpus}"], "--special <s>: given twice"),
 ])
 def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, words):
-    """Before the fixes: tracebacks (--block-mb nan, inf), an empty -o taken for standard output or the
-    current directory, and eval advising --skip-bad-lines, an option it does not have."""
+    """No tracebacks (--block-mb nan, inf), no empty -o taken for standard output or the current
+    directory, and eval never advises --skip-bad-lines, an option it does not have."""
     from cli_run import one_line_error, wwho
 
     tok = tmp_path / "tok"
@@ -226,7 +226,8 @@ def test_hostile_arguments_are_one_line_errors(small_corpus, tmp_path, args, wor
 
 
 def test_schema_check_lengths_are_bounded(capsys):
-    """Before: -5 was taken ("equals the automaton on every string up to length -5") and 8 ran for minutes."""
+    """-5 is refused (not "equals the automaton on every string up to length -5"), and so are lengths
+    past the bound, which would run for minutes."""
     from wwho.cli import main
 
     for bad in ("-5", "0", "7"):
@@ -236,7 +237,7 @@ def test_schema_check_lengths_are_bounded(capsys):
 
 
 def test_eval_markdown_escapes_a_bar_in_a_name():
-    """Before: a corpus or tokenizer named with '|' added a column to its row."""
+    """A corpus or tokenizer named with '|' adds no column to its row."""
     from wwho.cli.eval import table
 
     m = evaluate(_by_char("my|tok"), ["ab", "c"], corpus="we|ird.txt")
@@ -270,9 +271,8 @@ def test_printable_names_stay_on_one_line():
 
 
 def test_a_tiktoken_file_no_tokenizer_used_is_said(small_corpus, tmp_path):
-    """Found by a hostile probe of the CLI: ``--tiktoken-file`` was silently left unused when no
-    tokenizer given was an encoding named by its name (a typo in ``--tokenizer`` looked as if it had
-    read the file)."""
+    """``--tiktoken-file`` is not silently left unused when no tokenizer given is an encoding named by
+    its name (a typo in ``--tokenizer`` would look as if it had read the file)."""
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent: the shared data folder is needed for this test")
     corpus, tok = small_corpus, tmp_path / "tok"

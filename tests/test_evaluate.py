@@ -122,7 +122,7 @@ def test_every_spec_kind_loads_and_evaluates(spec_zoo, monkeypatch):
 
 
 def test_parity_with_a_corpus_of_other_lines_is_said_not_left_null(spec_zoo, tmp_path):
-    """Before: a --parity-with corpus of another line count gave parity null without a word."""
+    """A --parity-with corpus of another line count is said, not a parity of null without a word."""
     from wwho.errors import WwhoWarning
 
     corpus = tmp_path / "c.txt"
@@ -154,8 +154,8 @@ def test_cli_json_validates_and_plot_is_a_png(spec_zoo, tmp_path, capsys):
     assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                  "--markdown"]) == 0
     assert capsys.readouterr().out.startswith("| tokenizer | corpus | tokens/word")
-    # a plot that cannot be written: the error, and no table printed before it (found by an audit)
-    # PNG bytes under another name were written without a word (found by an audit)
+    # a plot that cannot be written: the error, and no table printed before it
+    # PNG bytes under another name are not written without a word
     assert main(["eval", "--quiet", "--corpus", str(corpus), "--tokenizer", spec_zoo["sgpe directory"],
                  "--plot", str(tmp_path / "out.svg")]) == 2
     printed = capsys.readouterr()
@@ -180,7 +180,7 @@ def binary_dir(tmp_path_factory):
 
 
 def test_a_binary_tokenizer_is_refused_when_loaded(binary_dir, tmp_path):
-    """Before: it loaded, and failed on the corpus's first line (its encode takes bytes)."""
+    """Refused at load, not failing on the corpus's first line (its encode takes bytes)."""
     for spec in (binary_dir, binary_dir / "tokenizer.json"):
         with pytest.raises(VocabError, match=f"binary tokenizer .* give hf:{binary_dir / 'tokenizer.json'} "):
             load_spec(str(spec))
@@ -197,8 +197,8 @@ def test_a_binary_tokenizer_is_refused_when_loaded(binary_dir, tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")
 def test_hf_and_spm_paths_must_be_regular_files(tmp_path):
-    """Before: the libraries opened them: a FIFO hung, /dev/zero hung (spm:) or was read until memory
-    ran out (hf:)."""
+    """Opened by the libraries, a FIFO would hang, and /dev/zero hang (spm:) or be read until memory
+    runs out (hf:)."""
     pytest.importorskip("sentencepiece")
     fifo = tmp_path / "f"
     os.mkfifo(fifo)
@@ -219,7 +219,7 @@ def test_a_tokenizer_file_larger_than_the_read_limit_is_refused(spec_zoo, monkey
 
 
 def test_a_corpus_or_tokenizer_given_twice_is_refused(tmp_path):
-    """Before: a repeated corpus gave one row, a repeated tokenizer two identical ones."""
+    """Refused: otherwise a repeated corpus gives one row, a repeated tokenizer two identical ones."""
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello\n")
     spec = f"hf:{tmp_path / 'no.json'}"  # refused before anything is loaded or read
@@ -235,7 +235,7 @@ def test_a_corpus_or_tokenizer_given_twice_is_refused(tmp_path):
 
 
 def test_a_corpus_without_text_is_refused(tmp_path):
-    """Before: it was measured: lossless 0.0% and rates of 0.00 over no text."""
+    """Not measured: not lossless 0.0% and rates of 0.00 over no text."""
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "blank.txt").write_text("\n\r\n\n")
     (tmp_path / "good.txt").write_text("text\n")
@@ -256,7 +256,7 @@ def test_lines_counts_the_non_empty_lines(tmp_path):
 
 
 def test_names_with_line_ends_stay_on_one_line(tmp_path):
-    """Before: a corpus named with a line end broke the table's row, and messages ran over two lines."""
+    """A corpus named with a line end breaks no table row, and messages stay on one line."""
     from wwho.cli.eval import table
 
     m = evaluate(by_char(), ["ab"], corpus="we\nird\x1b.txt")
@@ -282,8 +282,8 @@ def test_fallback_counts_tokens_not_dropped_characters(binary_dir):
 
 
 def test_rows_of_corpora_with_the_same_short_name_are_told_apart():
-    """``a/si/f.txt`` and ``b/si/f.txt`` both read ``si/f.txt`` (found by an audit): the rows now take
-    as many folders as tell them apart; others keep ``lang/file.txt``."""
+    """``a/si/f.txt`` and ``b/si/f.txt`` would both read ``si/f.txt``: the rows take as many folders
+    as tell them apart; others keep ``lang/file.txt``."""
     from wwho.cli.eval import short_names, table
     from wwho.evaluate import Metrics
 
@@ -296,8 +296,8 @@ def test_rows_of_corpora_with_the_same_short_name_are_told_apart():
 
 
 def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
-    """A corpus of spaces has tokens and no words: its tokens per word showed as a measured 0.000
-    (found by an audit); now "-" in the table and null in JSON."""
+    """A corpus of spaces has tokens and no words: its tokens per word is not a measured 0.000 but "-"
+    in the table and null in JSON."""
     from wwho.cli.eval import table
     from wwho.evaluate import Metrics
 
@@ -312,7 +312,7 @@ def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
     assert table([spaces]).splitlines()[2].split()[2] == "-"
     assert Metrics("t", "e.txt", lines=1).bytes_per_token is None
     # No token at all (an hf: BPE without an unknown token, on a script it lacks): its fallback rate
-    # was a measured 0.00% (found by another audit).
+    # is not a measured 0.00%.
     none = Metrics("t", "e.txt", lines=2, words=3, chars=10, bytes=30)
     assert none.fallback_rate is None and none.to_json()["fallback_rate"] is None
     jsonschema.validate(to_json([none], None), schema)
@@ -320,9 +320,9 @@ def test_a_ratio_over_nothing_is_not_measured_rather_than_zero():
 
 
 def test_cut_rates_over_no_boundary_are_not_measured_rather_than_zero():
-    """Before: with no token boundary measured (a corpus of spaces, or every line normalized by a
-    SentencePiece model) the cut rates were 0.00%, "0.00% (200 unmeasured lines)": a measured,
-    perfect score. Now "-" and null, as every other ratio over nothing (found by an audit)."""
+    """With no token boundary measured (a corpus of spaces, or every line normalized by a
+    SentencePiece model) the cut rates are not 0.00%, "0.00% (200 unmeasured lines)", a measured,
+    perfect score, but "-" and null, as every other ratio over nothing."""
     from wwho.cli.eval import table, to_json
     from wwho.evaluate import Metrics
 
@@ -410,8 +410,8 @@ def test_known_syllable_cuts_of_a_meta_tokenizer_and_none_for_others(tokenizers,
 
 
 def test_a_meta_tokenizer_counts_its_sgpe_parts_fallback_tokens(tokenizers, tmp_path, monkeypatch):
-    """Found by a probe: the fallback column read the vocabulary of a meta tokenizer as a dict, and a
-    meta tokenizer's is not one, so its byte-fallback tokens were never counted (0%)."""
+    """A meta tokenizer's vocabulary is not a dict: read as one by the fallback column, its
+    byte-fallback tokens would never be counted (0%)."""
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
     monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
@@ -429,8 +429,8 @@ def test_a_meta_tokenizer_counts_its_sgpe_parts_fallback_tokens(tokenizers, tmp_
 
 @pytest.mark.parametrize("kind", ["meta", "bytelevel", "sgpe"])
 def test_special_token_text_in_a_corpus_line_is_ordinary_text(kind, tokenizers, tmp_path, monkeypatch):
-    """Found by a probe: a corpus line holding "<|endoftext|>" ended ``wwho eval`` of a meta or
-    byte-level tokenizer with DisallowedSpecialError, where tiktoken:NAME reads it as text."""
+    """A corpus line holding "<|endoftext|>" does not end ``wwho eval`` of a meta or byte-level
+    tokenizer with DisallowedSpecialError: it is read as text, as tiktoken:NAME reads it."""
     if kind != "sgpe" and not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
     monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
@@ -450,9 +450,9 @@ def test_special_token_text_in_a_corpus_line_is_ordinary_text(kind, tokenizers, 
 
 
 def test_hf_character_offsets_end_the_dummy_prefix_where_it_starts(tmp_path):
-    """Found by a probe of eval: HF gives a lone leading "▁" (Metaspace's dummy prefix) the first
-    character's offsets too, so taking each token's end counted the line start's boundary inside that
-    character: a cut counted twice on every line whose first character was a token of its own."""
+    """HF gives a lone leading "▁" (Metaspace's dummy prefix) the first character's offsets too, so
+    taking each token's end would count the line start's boundary inside that character: a cut
+    counted twice on every line whose first character is a token of its own."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     from wwho.eval_specs import _hf_object
@@ -467,9 +467,9 @@ def test_hf_character_offsets_end_the_dummy_prefix_where_it_starts(tmp_path):
 
 
 def test_the_line_start_is_no_boundary_after_a_dummy_space_token(tmp_path):
-    """Found by a probe of eval: a prefix-space SGPE whose dummy space is a token of its own ended that
-    token at offset 0, which was counted as a boundary (18 for an 18-byte line, on 963 of 1,012 Hindi
-    FLORES lines), lowering every cut rate. Counted here from the token strings themselves."""
+    """A prefix-space SGPE whose dummy space is a token of its own ends that token at offset 0, which
+    must not count as a boundary (it would lower every cut rate). Counted here from the token strings
+    themselves."""
     import warnings
 
     from wwho.eval_specs import load_spec
@@ -496,8 +496,8 @@ def test_the_line_start_is_no_boundary_after_a_dummy_space_token(tmp_path):
 
 
 def test_a_share_that_is_not_all_or_nothing_never_prints_as_if_it_were():
-    """Found by a probe of eval: 2,999 lossless lines of 3,000 printed "100.0%" (and a share under
-    0.005% printed "0.00%"), which reads as every line exact (or none cut)."""
+    """2,999 lossless lines of 3,000 must not print "100.0%" (nor a share under 0.005% "0.00%"),
+    which reads as every line exact (or none cut)."""
     from wwho.cli.eval import table
     from wwho.evaluate import Metrics
 
@@ -510,8 +510,8 @@ def test_a_share_that_is_not_all_or_nothing_never_prints_as_if_it_were():
 
 
 def test_one_tokenizer_has_one_vocab_size_however_it_is_named(spec_zoo, monkeypatch):
-    """Found by a probe: tiktoken:o200k_base reported 200,019 (the id space) where the same ranks file
-    named as a file reported 200,000 (the tokens), as every other kind reports."""
+    """tiktoken:o200k_base reports 200,000 (the tokens), as the same ranks file named as a file and
+    every other kind report, not 200,019 (the id space)."""
     if "tiktoken" not in spec_zoo:
         pytest.skip("the shared o200k_base ranks file is absent (set WWHO_SHARED_DATA)")
     monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))

@@ -125,9 +125,9 @@ def test_cli_export_with_verify(exported, tmp_path, capsys):
 
 @pytest.mark.parametrize("content", ["", '{"text": 5}\n{"body": "ශ්‍රී"}\n'])
 def test_cli_export_verify_that_checks_no_line_fails(exported, tmp_path, content):
-    """Found by a probe: an empty corpus, or a JSONL corpus none of whose lines has the text field
-    (a wrong --text-field), printed "0 lines checked", wrote the export and exited 0: a CI gate
-    that checked nothing passed."""
+    """An empty corpus, or a JSONL corpus none of whose lines has the text field (a wrong
+    --text-field), must not print "0 lines checked", write the export and exit 0: a CI gate that
+    checked nothing would pass."""
     from cli_run import one_line_error, wwho
 
     _, directory, _ = exported["sinhala"]
@@ -185,8 +185,8 @@ def test_save_verified_saves_the_files_and_checks_the_bytes_it_saves(exported, t
 
 
 def test_the_export_check_samples_a_long_first_document():
-    """Before the fix: the first document was always checked whole, so a corpus of one 50 MB line made
-    the check of ``wwho train`` encode all of it in both encoders (2 GB of memory)."""
+    """The first document is not always checked whole: a corpus of one long line would make the
+    check of ``wwho train`` encode all of it in both encoders, at many times its size in memory."""
     from wwho.export.verify import _first
 
     assert list(_first(iter(["ශ" * 100_000, "b"]), lines=10, max_bytes=1000)) == ["ශ" * 333]  # cut at a character
@@ -194,8 +194,8 @@ def test_the_export_check_samples_a_long_first_document():
 
 
 def test_special_tokens_of_ones_own_get_their_roles(tmp_path):
-    """Before: a vocabulary trained with special_tokens=("<pad>", ...) was exported with no roles
-    (padding=True failed in transformers) and a BPE unk_token "[UNK]" that was not in it."""
+    """A vocabulary trained with special_tokens=("<pad>", ...) is exported with their roles
+    (padding=True works in transformers) and no BPE unk_token "[UNK]" that is not in it."""
     from tokenizers import Tokenizer
 
     AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
@@ -216,9 +216,9 @@ def test_special_tokens_of_ones_own_get_their_roles(tmp_path):
 
 
 def test_cls_and_sep_of_the_text_are_no_template(tmp_path):
-    """Found by a probe: trained with special tokens of its own on text holding the words [CLS] and
-    [SEP], the vocabulary learned them as ordinary tokens, and the export still wrapped every text
-    in them (``TemplateProcessing``), where ``skip_special_tokens`` could not take them off."""
+    """Trained with special tokens of its own on text holding the words [CLS] and [SEP], the
+    vocabulary learns them as ordinary tokens: the export must not wrap every text in them
+    (``TemplateProcessing``), where ``skip_special_tokens`` cannot take them off."""
     from tokenizers import Tokenizer
 
     lines = read_slice(require_data(CORPORA / "si" / "news-bbcsinhala.txt"), 60_000).splitlines()
@@ -236,9 +236,9 @@ def test_cls_and_sep_of_the_text_are_no_template(tmp_path):
 
 
 def test_special_token_text_in_the_corpus_is_said(tmp_path):
-    """Found by a probe: a special token that is ordinary text of the corpus (a frequent word) passed
-    the export check (which reads special-token text as HF does), though HF, unlike encode(), turns
-    each such word of the training text into the special token. Training now says so."""
+    """A special token that is ordinary text of the corpus (a frequent word) passes the export check
+    (which reads special-token text as HF does), though HF, unlike encode(), turns each such word of
+    the training text into the special token. Training says so."""
     from cli_run import wwho
 
     lines = read_slice(require_data(CORPORA / "si" / "flores200-devtest.txt"), 80_000).splitlines()
@@ -257,9 +257,8 @@ def test_special_token_text_in_the_corpus_is_said(tmp_path):
 
 
 def test_a_byte_level_mismatch_is_reported_not_a_crash(tmp_path):
-    """Found by a probe: the report of a mismatch asked ``tok.tokenize``, which byte-level
-    tokenizers lack, so ``wwho export hf --verify`` died with an AttributeError exactly where it
-    found a difference."""
+    """The report of a mismatch does not ask ``tok.tokenize``, which byte-level tokenizers lack, or
+    ``wwho export hf --verify`` would die with an AttributeError exactly where it finds a difference."""
     from tokenizers import Tokenizer
 
     from wwho.bytelevel import ByteBPE
@@ -277,10 +276,10 @@ def test_a_byte_level_mismatch_is_reported_not_a_crash(tmp_path):
 
 
 def test_prefix_space_training_on_special_token_text_passes_its_check(tmp_path):
-    """Found by a probe: with ``--prefix-space``, a corpus line like ``... [CLS]x`` decodes as
-    ``[CLS] x`` in wwho and in HF alike (documented), yet the training's export check counted it as
-    HF decoding otherwise and ``wwho train`` exited 2 after writing the files. The export's promise
-    is wwho's own decode; a real difference is still one line naming it."""
+    """With ``--prefix-space``, a corpus line like ``... [CLS]x`` decodes as ``[CLS] x`` in wwho and
+    in HF alike (documented): the training's export check must not count it as HF decoding
+    otherwise, and ``wwho train`` exits 0. The export's promise is wwho's own decode; a real
+    difference is still one line naming it."""
     from wwho.cli import main
     from wwho.export.verify import ExportMismatch, VerifyReport
 

@@ -93,9 +93,9 @@ def test_missing_pre_tokenizer_key():
 
 
 def test_the_command_line_gives_a_gguf_without_pre_key_its_pattern(tmp_path):
-    """Before: the error said to pass pretokenizer=, which the command line has no way to do, and
-    --pattern was refused for a .gguf (found by an audit). Now --pattern is that pre-tokenizer, and
-    is refused for a GGUF that names its own, which it would silently replace."""
+    """The error does not say to pass pretokenizer=, which the command line has no way to do:
+    --pattern is that pre-tokenizer for a .gguf, and is refused for a GGUF that names its own, which
+    it would silently replace."""
     from cli_run import one_line_error, wwho
 
     from wwho.loading import load_tokenizer
@@ -142,8 +142,8 @@ def test_describe():
     ("token_type", 8, struct.pack("<Q", 3) + b"abc", "tokenizer.ggml.token_type must be an array of integers"),
 ])
 def test_describe_names_a_key_of_the_wrong_type(tmp_path, key, value_type, value, message):
-    """Found by a probe: describe() raised a bare TypeError (len() of a bool), or counted the
-    characters of a lone string as tokens."""
+    """describe() raises no bare TypeError (len() of a bool), and does not count the characters of a
+    lone string as tokens."""
     def s(b: bytes) -> bytes:
         return struct.pack("<Q", len(b)) + b
 
@@ -314,8 +314,8 @@ def test_wrong_magic_empty_and_missing_files(tmp_path):
     bad.write_bytes(b"GGUF" + (7).to_bytes(4, "little") + bytes(100))
     with pytest.raises(GGUFError, match="version 7 is not supported"):
         ByteBPE.from_gguf(bad)
-    # a version whose low bytes are 0 is read as a big-endian file's, and said so (found by a probe:
-    # 65536 was "version 256", with no word of why)
+    # a version whose low bytes are 0 is read as a big-endian file's, and said so (not 65536 as
+    # "version 256", with no word of why)
     bad.write_bytes(b"GGUF" + (65536).to_bytes(4, "little") + bytes(100))
     with pytest.raises(GGUFError, match=r"version 256 \(read as a big-endian file's: its low bytes are 0\) is not"):
         ByteBPE.from_gguf(bad)
@@ -408,8 +408,8 @@ def _byte_gguf(path: Path, extra: list[str], merges: list[str], *, types: list[i
 
 
 def test_string_arrays_a_tokenizer_does_not_use_are_not_read(tmp_path):
-    """Before: every tokenizer.* string array was decoded, a Python str per item, used or not (an
-    audit's 200 MB file of one unused array of 20 million strings took 19 s and 1.96 GB)."""
+    """Not every tokenizer.* string array is decoded, a Python str per item, used or not: an unused
+    array of millions of strings would take long and gigabytes."""
     path = tmp_path / "g.gguf"
     writer = gguf.GGUFWriter(str(path), "gpt2")
     writer.add_tokenizer_model("gpt2")
@@ -470,9 +470,9 @@ def test_a_real_vocabulary_with_its_last_merges_dropped_is_refused(tmp_path):
 
 @pytest.mark.skipif(not (VOCABS / "ggml-vocab-aquila.gguf").is_file(), reason="the Aquila GGUF vocabulary is absent")
 def test_a_few_tokens_no_merge_makes_load_with_a_warning(tmp_path):
-    """Found by a probe: llama.cpp's own ggml-vocab-aquila.gguf has one NORMAL token no merge makes
-    (``<|endoftext|>``, id 0) and was refused as a merge list cut short; llama.cpp and HF load it.
-    A few such tokens load now (they decode; encoding never makes them), with a warning; the
+    """llama.cpp's own ggml-vocab-aquila.gguf has one NORMAL token no merge makes (``<|endoftext|>``,
+    id 0), and llama.cpp and HF load it: it is not refused as a merge list cut short. A few such
+    tokens load (they decode; encoding never makes them), with a warning; the
     merge lists cut short above are still refused."""
     from tokenizers import Tokenizer
 
@@ -599,7 +599,7 @@ def test_strings_that_are_not_utf8_are_named(tmp_path):
     with pytest.raises(GGUFError, match=r"u.gguf: string 257 of an array is not UTF-8 at byte offset "
                                         rf"{at} \(while reading metadata entry \d+, key 'tokenizer.ggml.tokens'(, after '[\w.]+')?\)"):
         read_metadata(path)
-    # Found by a probe: the gguf package's engine let the UnicodeDecodeError out.
+    # The gguf package's engine would let the UnicodeDecodeError out.
     with pytest.raises(GGUFError, match=r"u.gguf: tokenizer.ggml.tokens: string 257 of the array is not UTF-8"):
         read_metadata(path, engine="gguf")
     patched = _write_gguf(tmp_path / "p.gguf", pre="gpt-\u00e9")
@@ -614,16 +614,16 @@ def test_strings_that_are_not_utf8_are_named(tmp_path):
     (["gpt2"], "plain word 'gpt2'"),
 ])
 def test_a_pretokenizer_of_the_wrong_kind_is_a_vocab_error(tmp_path, pretokenizer, message):
-    """Found by a probe: pretokenizer=5 was a bare TypeError from deep inside, and ["gpt2"] the
-    regex "gpt2", under which every text is one piece."""
+    """pretokenizer=5 is no bare TypeError from deep inside, and ["gpt2"] not the regex "gpt2", under
+    which every text is one piece."""
     with pytest.raises(VocabError, match=message):
         ByteBPE.from_gguf(_write_gguf(tmp_path / "ok.gguf"), pretokenizer=pretokenizer)
 
 
 def test_a_gguf_naming_an_unknown_pre_tokenizer_takes_pattern_on_the_command_line(tmp_path):
-    """Found by a probe: a GGUF whose tokenizer.ggml.pre wwho does not know (llama.cpp knows more
-    names) was refused without --pattern, and --pattern was refused for it because it names one:
-    no way to use it from the command line."""
+    """A GGUF whose tokenizer.ggml.pre wwho does not know (llama.cpp knows more names) is refused
+    without --pattern, so --pattern must be taken for it though it names one: otherwise there is no
+    way to use it from the command line."""
     from cli_run import one_line_error, wwho
 
     path = _write_gguf(tmp_path / "new.gguf", pre="some-new-model")
@@ -697,8 +697,8 @@ def _mixed_arrays(key: str, n: int) -> bytes:
 
 @pytest.mark.parametrize("key", ["llama.junk", "general.junk", "tokenizer.ggml.junk"])
 def test_an_array_of_millions_of_arrays_is_walked_over_not_read(tmp_path, key):
-    """Before: an array of 4M empty arrays (48 MB) took 8 s and 760 MB to load (a Python list and
-    a numpy array per item); now the core walks it, and what the file says of it is its type and size."""
+    """An array of 4M empty arrays (48 MB) is not loaded as a Python list and a numpy array per item:
+    the core walks it, and what the file says of it is its type and size."""
     import time
 
     path = _raw_gguf(tmp_path / "m.gguf", _empty_arrays(key, 4_000_000), _mixed_arrays("other.mixed", 400_000))
@@ -732,8 +732,8 @@ def test_skipping_a_large_array_of_arrays_costs_little_memory(tmp_path):
 
 @pytest.mark.parametrize("count", [255, 257])
 def test_token_types_not_one_per_token_are_refused(tmp_path, count):
-    """Before: a token_type array longer than the tokens loaded (its extra entries, even invalid ones,
-    ignored); one shorter was refused."""
+    """A token_type array longer than the tokens is refused, as one shorter is, not loaded with its
+    extra entries, even invalid ones, ignored."""
     path = _raw_gguf(tmp_path / "t.gguf", types=[1] * (count - 1) + [9])
     with pytest.raises(GGUFError, match=rf"tokenizer.ggml.token_type has {count} entries for 256 tokens"):
         ByteBPE.from_gguf(path)
@@ -782,8 +782,8 @@ def test_repeats_that_encoding_never_produces_are_allowed(tmp_path, extra, types
 
 
 def test_a_file_without_token_types_says_every_token_counts_as_normal(tmp_path):
-    """Before: a special token without types was blamed on the merge list ("looks truncated") alone,
-    though the missing key is why it counts as NORMAL (found by an audit)."""
+    """A special token without types is not blamed on the merge list ("looks truncated") alone: the
+    missing key is why it counts as NORMAL."""
     path = _write_gguf(tmp_path / "untyped.gguf", types=False)
     with pytest.raises(GGUFError, match="looks truncated; this file has no tokenizer.ggml.token_type, so every"):
         ByteBPE.from_gguf(path)
@@ -791,16 +791,16 @@ def test_a_file_without_token_types_says_every_token_counts_as_normal(tmp_path):
 
 
 def test_a_file_of_no_normal_token_is_a_gguf_error_naming_it(tmp_path):
-    """Before: ``VocabError: ranks is empty``, naming neither the file nor the token types."""
+    """Not ``VocabError: ranks is empty``, naming neither the file nor the token types."""
     path = _byte_gguf(tmp_path / "control.gguf", [bytes_to_unicode(b"ab")], ["a b"], types=[3] * 257)
     with pytest.raises(GGUFError, match=r"control\.gguf: none of its 257 tokens is NORMAL or BYTE"):
         ByteBPE.from_gguf(path)
 
 
 def test_a_wrong_array_count_names_the_key_before_what_it_misreads(tmp_path):
-    """A token array one item shorter than its tokens: the next token is read as a key name. Before,
-    the message named only that token as the key being read (found by an audit); it now names the
-    entry and the key before it, the array whose count is wrong."""
+    """A token array one item shorter than its tokens: the next token is read as a key name. The
+    message names the entry and the key before it, the array whose count is wrong, not only that
+    token as the key being read."""
     path = _write_gguf(tmp_path / "ok.gguf")
     data = bytearray(path.read_bytes())
     count_at = data.index(b"tokenizer.ggml.tokens") + len("tokenizer.ggml.tokens") + 4 + 4

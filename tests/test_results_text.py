@@ -68,11 +68,10 @@ def test_a_negative_id_in_a_list_is_its_own_text():
 
 @pytest.mark.parametrize("show_flag", ["--tokens", "--json"])
 def test_a_long_lines_tokens_are_never_all_held(tmp_path, show_flag):
-    """Found by review: ``--tokens`` and ``--json`` made a Python string per token of a line, all at
-    once (a line of 16 MB: millions of strings, many times its size). Now a line's ids are turned
-    into text ``IDS_AT_ONCE`` at a time: the memory Python traces while a line of 1.8M tokens or more is
-    written stays under 15 times the line (its text, its UTF-8, the list of its ids: 9-10 times); it was
-    21-34 times it."""
+    """``--tokens`` and ``--json`` do not make a Python string per token of a line all at once (for a
+    long line, millions of strings, many times its size): a line's ids are turned into text
+    ``IDS_AT_ONCE`` at a time, so the memory Python traces while a line of 1.8M tokens or more is
+    written stays under 15 times the line (its text, its UTF-8 and the list of its ids take most)."""
     from wwho.bytelevel import ByteBPE
     from wwho.cli import main
 
