@@ -47,8 +47,8 @@ def test_a_line_larger_than_memory_is_a_memory_error(tmp_path):
 
 
 def test_a_large_ranks_file_reserves_no_memory_by_its_size(tmp_path):
-    """Found by a probe: the core reserved about 2.7 times a ``.tiktoken`` file's size before it
-    read a line; a 1 GiB file under a 3 GiB cap aborted the process (SIGABRT, a Rust backtrace)."""
+    """The core reserves no memory by a ``.tiktoken`` file's size before it reads a line: a 1 GiB file
+    under a 3 GiB cap must not abort the process (SIGABRT, a Rust backtrace)."""
     source = textwrap.dedent("""
         import resource, sys
         path = sys.argv[1]
@@ -70,10 +70,10 @@ def test_a_large_ranks_file_reserves_no_memory_by_its_size(tmp_path):
 
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel", "o200k", "meta"])
 def test_decoding_more_ids_than_memory_holds_is_one_line_never_a_hang(tmp_path, saved_tokenizers, kind):
-    """Found by a probe: ``wwho decode`` of 8M ids under ``ulimit -v`` was a MemoryError traceback or
-    a ``PanicException`` (``PyBytes::new`` panics where Python cannot allocate), and with
-    ``RUST_BACKTRACE=1`` 30M ids hung for ever, deaf to SIGINT and SIGTERM (the panic's backtrace
-    printer could not get memory either, and waited on its own lock). Each limit of a sweep gives
+    """``wwho decode`` of more ids than memory holds under ``ulimit -v`` is no MemoryError traceback
+    nor a ``PanicException`` (``PyBytes::new`` panics where Python cannot allocate), and with
+    ``RUST_BACKTRACE=1`` no hang, deaf to SIGINT and SIGTERM (the panic's backtrace printer cannot
+    get memory either, and waits on its own lock). Each limit of a sweep gives
     the text or one error line, within the timeout, for every kind whose core decodes."""
     from conftest import wwho_command
 
@@ -188,10 +188,9 @@ def _limited(command: list[str], limit_mb: float) -> subprocess.CompletedProcess
 
 @pytest.mark.parametrize("text", sorted(LONG_LINES))
 def test_encoding_a_line_longer_than_memory_holds_is_one_line_never_an_abort(tmp_path, long_line_commands, text):
-    """Found by a probe: one line of tens of MB (within the default ``--max-line-bytes``) under
-    ``ulimit -v`` made ``wwho encode`` abort (exit 134, a Rust backtrace, the temporary output left
-    behind) for every kind, and ``wwho syllabify`` too: the core grew buffers as long as the line
-    with ordinary allocations. For each command, the limits of a sweep go from the least that the
+    """One line of tens of MB (within the default ``--max-line-bytes``) under ``ulimit -v`` must not
+    make ``wwho encode`` abort (exit 134, a Rust backtrace, the temporary output left behind) for any
+    kind, nor ``wwho syllabify``, where the core grows buffers as long as the line. For each command, the limits of a sweep go from the least that the
     same command needs for an empty line up to the first that suffices for the long one: each gives
     the ids or one error line, and leaves no file behind."""
     line = tmp_path / "line.txt"
@@ -234,10 +233,9 @@ ARRAYS_ENCODE = textwrap.dedent("""
 
 
 def test_a_flat_batch_that_memory_cannot_hold_is_one_memory_error(tmp_path, saved_tokenizers):
-    """Found by a probe: under a limit met by the flat form's ``bytearray``, Python printed
-    ``SystemError: deallocated bytearray object has exported buffers`` beside the MemoryError
-    (CPython frees a bytearray whose bytes it could not allocate before setting its count of
-    exports). The core now makes the bytearray empty and resizes it. Swept in 2 MB steps from
+    """Under a limit met by the flat form's ``bytearray``, Python must not print ``SystemError:
+    deallocated bytearray object has exported buffers`` beside the MemoryError (CPython frees a
+    bytearray whose bytes it could not allocate before setting its count of exports). The core makes the bytearray empty and resizes it. Swept in 2 MB steps from
     the least limit that an empty line needs up to one that suffices: one error line or the ids."""
     line = tmp_path / "line.txt"
     line.write_text(LONG_LINES["latin1"] + "\n", encoding="utf-8")

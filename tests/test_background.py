@@ -110,8 +110,8 @@ def test_threads_must_be_at_least_one():
 
 
 def test_a_thread_the_system_refuses_is_a_memory_error_and_the_started_ones_end(monkeypatch):
-    """Found by a probe: under ``ulimit -v`` a new thread's stack may not be had, and Python's bare
-    ``RuntimeError("can't start new thread")`` came out of ``wwho syllabify`` as a traceback."""
+    """Under ``ulimit -v`` a new thread's stack may not be had: Python's bare ``RuntimeError("can't
+    start new thread")`` must not come out of ``wwho syllabify`` as a traceback."""
     start = threading.Thread.start
     started = []
 

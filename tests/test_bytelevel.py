@@ -624,8 +624,8 @@ def test_constructor_validates_vocabulary():
 
 
 def test_a_byte_without_a_token_is_named_with_its_place():
-    """An audit: on a vocabulary without some byte tokens (falcon's, starcoder's GGUF) the error named
-    the byte only. The offset is in characters of the whole text, as for a disallowed special token,
+    """On a vocabulary without some byte tokens (falcon's, starcoder's GGUF) the error names more than
+    the byte. The offset is in characters of the whole text, as for a disallowed special token,
     and is the first byte left without a token: an earlier one may be inside a token (``ab``)."""
     tok = ByteBPE({b"a": 0, b"b": 1, b"ab": 2, b" ": 3}, pattern="gpt2", special_tokens={"<s>": 10})
     for text, where in [("ab c", "b'c' at offset 3"), ("ab \u0dc1c", "b'\\xe0' at offset 3"),
@@ -731,7 +731,7 @@ def test_save_load_round_trip(ours, tmp_path):
     [
         (lambda c: c.update(format="other"), "not a wwho byte-level tokenizer"),
         (lambda c: c.update(version=99), "format version 99"),
-        (lambda c: c.update(version=True), "format version True"),  # before: True == 1 loaded
+        (lambda c: c.update(version=True), "format version True"),  # not loaded as True == 1
         (lambda c: c.update(version=1.0), "format version 1.0"),
         (lambda c: c.pop("pretokenizer"), "missing key 'pretokenizer'"),
         (lambda c: c.update(merge_rule="magic"), "merge_rule"),
@@ -784,9 +784,9 @@ def test_export_hf_fuzzed(ours, o200k_hf, text):
 
 
 def test_export_hf_directory_has_the_end_of_text_role_and_every_id(ours, tmp_path):
-    """Before: the HF directory of o200k_base named no eos_token, and its 200,000 tokens left
+    """The HF directory of o200k_base names its eos_token, and its 200,000 tokens alone would leave
     len(tokenizer) below the ids it gives (<|endofprompt|> is 200,018), so that
-    resize_token_embeddings(len(tok)) made too few rows. The ids without a token are filled with
+    resize_token_embeddings(len(tok)) would make too few rows. The ids without a token are filled with
     special <|reserved_ID|> tokens, as wwho extend fills them."""
     ours.export_hf(tmp_path / "o200k")
     config = json.loads((tmp_path / "o200k" / "tokenizer_config.json").read_text(encoding="utf-8"))
@@ -810,8 +810,8 @@ def test_export_hf_directory_has_the_end_of_text_role_and_every_id(ours, tmp_pat
 
 
 def test_from_hf_reads_the_roles_of_the_files_beside_it(tmp_path):
-    """Before: a tokenizer.json names no roles, so an HF export or a saved extension read back had no
-    EOS (wwho inspect showed 'eos None' for a Llama 3 extension; found by an audit). The roles come
+    """A tokenizer.json names no roles, so an HF export or a saved extension read back would have no
+    EOS (wwho inspect showing 'eos None' for a Llama 3 extension). The roles come
     from special_tokens_map.json / tokenizer_config.json beside it, as transformers reads them."""
     from conftest import require_data
 
@@ -1108,7 +1108,7 @@ def test_o200k_equals_tiktoken_on_random_latin1(cache_dir, ref):
 
 
 def test_describe_shows_bytes_of_no_character_as_the_cli_does():
-    """Before: '\\\\xe0' (repr of a backslash escape): the same as a token whose text is the four
+    """Not '\\\\xe0' (repr of a backslash escape): the same as a token whose text is the four
     characters \\xe0."""
     from wwho.bytelevel import ByteBPE
 
@@ -1198,8 +1198,8 @@ def test_every_allowed_and_disallowed_set_acts_as_tiktoken(ours, ref):
 
 
 def test_describe_counts_no_more_merges_or_tokens_than_there_are(tokenizers):
-    """Before: ``wwho inspect --top 100000000`` printed "first 100000000 merges" over the few there
-    were (found by an audit); the binary inspector already counted them."""
+    """``wwho inspect --top 100000000`` does not print "first 100000000 merges" over the few there
+    are; it counts them, as the binary inspector does."""
     from wwho.bytelevel import ByteBPE
 
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}

@@ -269,7 +269,7 @@ def test_a_bad_hugging_face_base_is_an_error_naming_it(tmp_path, pre_tokenizer, 
 
 
 def test_a_base_that_is_not_a_regular_file_says_what_it_is(tmp_path):
-    """Before: a FIFO given as the base was called "not a byte-level BPE file", like a file of the
+    """A FIFO given as the base is named as such, not "not a byte-level BPE file", like a file of the
     wrong kind."""
     import os
 
@@ -308,10 +308,10 @@ VEDIC = "कों को कों मं\u1cd0 कों\u1cd3 मं\u1cd0 �
 
 @pytest.mark.parametrize("verify", [True, False])
 def test_a_cluster_never_merges_onto_a_character_that_starts_a_syllable(tmp_path, verify):
-    """Before: the cluster ं + U+1CD0 was built byte by byte onto the anusvara, and its first merge
-    (ं, E1), ranked before every syllable's, fired on any character led by E1, U+1CD3 too: the known
-    syllable कों was cut (को | ं<E1><B3> | <93>), so `wwho extend` refused this corpus, and with
-    --no-verify wrote a tokenizer that broke its own promise (found by an audit)."""
+    """Built byte by byte onto the anusvara, the cluster ं + U+1CD0 would have a first merge (ं, E1),
+    ranked before every syllable's, that fires on any character led by E1, U+1CD3 too: the known
+    syllable कों would be cut (को | ं<E1><B3> | <93>), so `wwho extend` would refuse this corpus, and
+    with --no-verify write a tokenizer that breaks its own promise."""
     from tokenizers import Tokenizer
 
     corpus = tmp_path / "vedic.txt"
@@ -328,8 +328,8 @@ def test_a_cluster_never_merges_onto_a_character_that_starts_a_syllable(tmp_path
 
 
 def test_a_cut_is_reported_with_the_text_around_it(tmp_path, corpus, monkeypatch):
-    """Before: the message quoted the line's first 80 characters, which need not hold the syllable
-    it named (found by an audit, on a line whose cut came later)."""
+    """The message does not quote the line's first 80 characters, which need not hold the syllable it
+    names (on a line whose cut comes later)."""
     from wwho.extend import verify
 
     ext = extend_tokenizer(_gguf(tmp_path / "bytes.gguf"), [corpus], add=100, scripts=["sinhala"],

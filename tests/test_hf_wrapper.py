@@ -145,7 +145,7 @@ def test_save_pretrained_from_pretrained(tok, meta, tmp_path):
 
 
 def test_offsets_are_refused_not_dropped(tok, meta):
-    """Found by an audit: return_offsets_mapping=True gave input_ids and attention_mask only, in silence."""
+    """return_offsets_mapping=True gives the offsets, not input_ids and attention_mask only, in silence."""
     with pytest.raises(TokenizerError, match="gives no offset_mapping"):
         tok(["ශ්‍රී x"], return_offsets_mapping=True)
     text, offsets = meta.decode_with_offsets(meta.encode("ශ්‍රී x"))
@@ -153,8 +153,8 @@ def test_offsets_are_refused_not_dropped(tok, meta):
 
 
 def test_from_pretrained_of_a_directory_without_meta_config_says_so(tok, tmp_path):
-    """Found by an audit: it said WWHOTokenizer needs "a saved directory (WWHOTokenizer.from_pretrained(
-    directory))", which was the call made."""
+    """It must not say WWHOTokenizer needs "a saved directory (WWHOTokenizer.from_pretrained(
+    directory))", which is the call made."""
     tok.save_pretrained(tmp_path)
     (tmp_path / "meta_config.json").unlink()
     with pytest.raises(TokenizerError, match=r"has no meta_config.json, so it is no meta tokenizer's directory"):
@@ -162,9 +162,9 @@ def test_from_pretrained_of_a_directory_without_meta_config_says_so(tok, tmp_pat
 
 
 def test_auto_tokenizer_loads_a_saved_directory(tok, meta, tmp_path):
-    """Before: transformers knew no class named WWHOTokenizer, fell back to its Rust backend and failed
-    with "You need to have sentencepiece or tiktoken installed", with or without trust_remote_code.
-    Now tokenizer_config.json's auto_map names the module save_pretrained writes, which imports the
+    """transformers knows no class named WWHOTokenizer: without more it falls back to its Rust backend
+    and fails with "You need to have sentencepiece or tiktoken installed", with or without
+    trust_remote_code. tokenizer_config.json's auto_map names the module save_pretrained writes, which imports the
     class from wwho. In a child interpreter: transformers copies that module into HF_MODULES_CACHE."""
     import os
     import subprocess
@@ -226,8 +226,9 @@ def test_errors(tok, meta):
         tok.decode([1, 200_005])
     with pytest.raises(TokenizerError):
         tok.decode([len(tok) + 5])
-    # The error classes and positions of every wwho decode (before: a plain TokenizerError, no
-    # position; an unassigned id was placed within the stretch between special tokens).
+    # The error classes and positions of every wwho decode (not a plain TokenizerError without a
+    # position; an unassigned id's position is in the whole list, not in the stretch between special
+    # tokens).
     eos = tok.eos_token_id
     for bad, error, message in [([5, -1], IdRangeError, "token id -1 at position 1 is out of range"),
                                 ([5, 2**32], IdRangeError, "at position 1 is out of range"),
@@ -236,7 +237,7 @@ def test_errors(tok, meta):
         with pytest.raises(error, match=message):
             tok.decode(bad)
     # An unknown token string is None without an unknown token, as transformers' own tokenizers
-    # answer (code asks ``convert_tokens_to_ids("<|im_start|>") is None``); before: an error.
+    # answer (code asks ``convert_tokens_to_ids("<|im_start|>") is None``), not an error.
     assert tok.convert_tokens_to_ids(["no such token string"]) == [None]
     assert tok.convert_tokens_to_ids("<|im_start|>") is None
     # Every value meta.decode refuses, the wrapper refuses too: int() would have made ids of them.
@@ -263,8 +264,8 @@ def test_pickles_for_worker_processes(tok):
 
 
 def test_a_special_token_of_the_sgpe_part_decodes_to_its_token_string(tok):
-    """Before: the pad token ⟦sgpe⟧[PAD] decoded to "[PAD]" (its SGPE bytes), so the text of the
-    pad token in an input did not come back from decode(encode(text))."""
+    """The pad token ⟦sgpe⟧[PAD] must not decode to "[PAD]" (its SGPE bytes), or the text of the pad
+    token in an input would not come back from decode(encode(text))."""
     ids = tok("x", padding="max_length", max_length=3)["input_ids"]
     assert tok.decode(ids) == "".join(tok.convert_ids_to_tokens(ids)) == "x" + tok.pad_token * 2
     for text in ("a " + tok.pad_token + " b", "a<|endoftext|>b"):
@@ -272,7 +273,7 @@ def test_a_special_token_of_the_sgpe_part_decodes_to_its_token_string(tok):
 
 
 def test_an_unregistered_special_of_the_sgpe_part_decodes_as_the_meta_tokenizer_does(tok, meta):
-    """Before: every SGPE special decoded to its prefixed token string (⟦sgpe⟧[MASK]), text neither
+    """An SGPE special does not decode to its prefixed token string (⟦sgpe⟧[MASK]), text neither
     MetaTokenizer.decode gives nor that encodes back to the id; only the pad token is registered."""
     mask = N + meta.sgpe.vocab["[MASK]"]
     ids = meta.encode("ශ්‍රී [MASK] ලංකා", allowed_special="all")
@@ -281,9 +282,8 @@ def test_an_unregistered_special_of_the_sgpe_part_decodes_as_the_meta_tokenizer_
 
 
 def test_skipping_special_tokens_drops_what_the_meta_tokenizer_drops(tok, meta):
-    """Before: ``skip_special_tokens=True`` dropped only the registered eos and pad tokens, so
-    tiktoken's <|endofprompt|> and SGPE's [CLS]/[MASK] stayed in the text, where
-    MetaTokenizer.decode(skip_special_tokens=True) drops them (found by an audit)."""
+    """``skip_special_tokens=True`` drops tiktoken's <|endofprompt|> and SGPE's [CLS]/[MASK] too, not
+    only the registered eos and pad tokens, as MetaTokenizer.decode(skip_special_tokens=True) does."""
     prompt = meta.tiktoken.special_tokens["<|endofprompt|>"]
     ids = meta.encode("a<|endoftext|>b<|endofprompt|>c [MASK] d", allowed_special="all")
     ids += [tok.pad_token_id]

@@ -145,8 +145,8 @@ def test_encode_batch_in_order_on_any_thread_count(hf, threads):
 
 
 def test_a_tokenizer_file_named_without_its_suffix_is_told_by_its_content(tmp_path):
-    """Before: ``wwho train --kind binary -o mytok`` wrote a file that inspect, encode and decode could
-    not tell the kind of; a GGUF file renamed likewise."""
+    """``wwho train --kind binary -o mytok`` writes a file whose kind inspect, encode and decode can
+    tell; a GGUF file renamed likewise."""
     import shutil
 
     from conftest import DATA
@@ -169,8 +169,8 @@ def test_a_tokenizer_file_named_without_its_suffix_is_told_by_its_content(tmp_pa
 
 
 def test_a_directory_without_its_kinds_own_file_is_refused(tmp_path):
-    """Before: a meta directory without meta_config.json loaded as its SGPE vocabulary, silently
-    giving other ids; a byte-level one without bytelevel.json as its tokenizer.json."""
+    """A meta directory without meta_config.json must not load as its SGPE vocabulary, silently
+    giving other ids, nor a byte-level one without bytelevel.json as its tokenizer.json."""
     from wwho.bytelevel import ByteBPE
 
     directory = tmp_path / "bl"
@@ -189,8 +189,8 @@ def test_a_directory_without_its_kinds_own_file_is_refused(tmp_path):
 
 
 def test_a_directory_of_two_kinds_without_a_manifest_is_refused(two, tmp_path):
-    """Before: with no manifest to say which, a folder holding a byte-level save and an SGPE one loaded
-    as SGPE, and a meta folder whose meta_config.json was gone as its SGPE vocabulary: silently."""
+    """With no manifest to say which, a folder holding a byte-level save and an SGPE one must not load
+    as SGPE, nor a meta folder whose meta_config.json is gone as its SGPE vocabulary, silently."""
     from wwho.bytelevel import ByteBPE
     from wwho.manifest import MANIFEST
 
@@ -228,7 +228,7 @@ def test_an_sgpe_folder_without_its_vocab_json_is_refused(tmp_path, how):
 
 
 def test_a_fifo_named_without_a_suffix_is_refused_by_name(tmp_path):
-    """Before: 'cannot tell what kind of tokenizer this is' for a FIFO or /dev/zero."""
+    """A FIFO or /dev/zero is named as such, not 'cannot tell what kind of tokenizer this is'."""
     os.mkfifo(tmp_path / "tok")
     with pytest.raises(VocabError, match="is a FIFO"):
         detect_kind(tmp_path / "tok")
@@ -291,8 +291,8 @@ def test_the_hf_adapter_checks_ids_and_texts_as_every_kind(hf):
 
 @pytest.mark.parametrize("num_threads", [0, -1, True, 2**64, 1.5, "2"])
 def test_the_hf_adapter_checks_threads_batches_and_single_ids_as_every_kind(hf, num_threads):
-    """Found by an audit: the adapter took any num_threads without a word, its decode_batch errors
-    did not name the batch's item, and id_to_token(2**32) was HF's bare OverflowError."""
+    """The adapter checks num_threads, its decode_batch errors name the batch's item, and
+    id_to_token(2**32) is not HF's bare OverflowError."""
     from wwho.errors import IdRangeError, TokenizerError
 
     for encode in (hf.encode_batch, hf.encode_batch_to_numpy):
@@ -307,7 +307,7 @@ def test_the_hf_adapter_checks_threads_batches_and_single_ids_as_every_kind(hf, 
 
 def test_the_hf_adapter_reads_a_lone_surrogate_as_tiktoken_does(hf):
     """HF ``tokenizers`` refuses a ``str`` holding a lone surrogate with a TypeError (a traceback from
-    ``wwho encode``, found by an audit): read as U+FFFD, as tiktoken reads it."""
+    ``wwho encode``): read as U+FFFD, as tiktoken reads it."""
     from wwho.errors import WrongTypeError
 
     assert hf.encode("hello \ud800") == hf.encode("hello \ufffd") == [1, 0]
@@ -319,8 +319,8 @@ def test_the_hf_adapter_reads_a_lone_surrogate_as_tiktoken_does(hf):
 
 
 def test_a_pattern_for_a_kind_that_names_its_own_is_refused(tmp_path):
-    """``--pattern`` with an SGPE folder (or any kind but a .tiktoken file) was accepted and ignored
-    (found by an audit); it is refused, naming the kind."""
+    """``--pattern`` with an SGPE folder (or any kind but a .tiktoken file) is not accepted and
+    ignored: it is refused, naming the kind."""
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError
     from wwho.loading import load_tokenizer
@@ -332,8 +332,8 @@ def test_a_pattern_for_a_kind_that_names_its_own_is_refused(tmp_path):
 
 
 def test_the_hf_adapter_gives_the_array_forms_of_every_kind(hf):
-    """Before: another tool's tokenizer.json loaded as an HFTokenizer without encode_to_numpy and
-    encode_batch_to_numpy, which the README promises of every kind (found by an audit)."""
+    """Another tool's tokenizer.json loads as an HFTokenizer with encode_to_numpy and
+    encode_batch_to_numpy, which the README promises of every kind."""
     import numpy as np
 
     texts = ["hello world", "", "abc ? hello"]
@@ -346,8 +346,8 @@ def test_the_hf_adapter_gives_the_array_forms_of_every_kind(hf):
 
 
 def test_tiktoken_file_is_given_to_the_kinds_that_read_ranks(two, tmp_path, monkeypatch):
-    """Found by a probe: ``load_tokenizer`` had no ``tiktoken_file=``, so a meta directory loaded
-    only with ``WWHO_TIKTOKEN_FILE`` set, where the README says the keyword works everywhere."""
+    """``load_tokenizer`` takes ``tiktoken_file=``, so a meta directory loads without
+    ``WWHO_TIKTOKEN_FILE`` set: the README says the keyword works everywhere."""
     from wwho import ByteBPE, MetaTokenizer
     from wwho.errors import WwhoWarning
 
@@ -374,8 +374,8 @@ def test_tiktoken_file_is_given_to_the_kinds_that_read_ranks(two, tmp_path, monk
 
 @pytest.mark.parametrize("not_a_batch", ["hello", {"hello": 1}, {"hello", "world"}])
 def test_the_hf_adapter_refuses_what_is_no_batch_as_every_kind(hf, not_a_batch):
-    """Found by a probe: the adapter's encode_batch took "hello" as five texts (and a dict's keys,
-    a set in no order), which every kind refuses."""
+    """The adapter's encode_batch refuses "hello" (five texts) and a dict's keys or a set in no order,
+    as every kind does."""
     from wwho.errors import WrongTypeError
 
     for method in (hf.encode_batch, hf.encode_batch_to_numpy):
@@ -385,8 +385,8 @@ def test_the_hf_adapter_refuses_what_is_no_batch_as_every_kind(hf, not_a_batch):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_hf_adapters_flat_batch_is_built_a_slice_at_a_time(hf, threads, monkeypatch):
-    """Found by a probe: one HF call over a whole batch held every Encoding at once (about 45 times
-    the ids' memory); the slices give the same flat form, and errors name the text's place."""
+    """One HF call over a whole batch would hold every Encoding at once, many times the ids' memory:
+    the slices give the same flat form, and errors name the text's place."""
     from wwho import loading
     from wwho.errors import WrongTypeError
 
@@ -403,8 +403,8 @@ def test_the_hf_adapters_flat_batch_is_built_a_slice_at_a_time(hf, threads, monk
 
 
 def test_a_link_loop_is_named_as_one_not_as_a_missing_file(tmp_path):
-    """Found by a probe: load_tokenizer, ``wwho encode`` and ``wwho inspect`` said "no such file or
-    directory" for a symbolic-link loop."""
+    """load_tokenizer, ``wwho encode`` and ``wwho inspect`` name a symbolic-link loop as such, not
+    "no such file or directory"."""
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     with pytest.raises(VocabError, match="a: cannot read: Too many levels of symbolic links"):
@@ -413,8 +413,8 @@ def test_a_link_loop_is_named_as_one_not_as_a_missing_file(tmp_path):
 
 
 def test_a_file_or_folder_that_may_not_be_read_is_named_so(two, tmp_path):
-    """Found by a probe: an unreadable file under a manifest was "does not match wwho-manifest.json
-    ... save the tokenizer again", and a folder that may not be searched "no tokenizer here"."""
+    """An unreadable file under a manifest is not "does not match wwho-manifest.json ... save the
+    tokenizer again", nor a folder that may not be searched "no tokenizer here"."""
     import subprocess
 
     from conftest import bound_by_permissions

@@ -351,7 +351,7 @@ def test_tokenizer_meta_json_is_the_unified_vocabulary_and_not_hf(meta, tmp_path
     assert data["sgpe"]["merges"] == [list(m) for m in meta.sgpe.merges]
     assert data["vocab_size"] == meta.vocab_size
     # all that the encoder needs, as the SGPE part's own vocab.json has it (the scope, the dummy space and
-    # the superword merges were left out, found by a probe)
+    # the superword merges must not be left out)
     saved = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
     for key in ("merges", "syllable_merges", "script", "fallback"):
         assert data["sgpe"][key] == saved[key], key
@@ -690,9 +690,9 @@ def test_byte_level_part_from_a_name_a_bytebpe_or_an_encoding(sgpe, meta, monkey
 @pytest.mark.parametrize("name, chat_id", [("o200k_im", 200_264), ("o200k_base", 200_005)])
 def test_an_encoding_its_name_does_not_tell_is_saved_with_its_specials(sgpe, o200k, tmp_path, monkeypatch,
                                                                        name, chat_id):
-    """Found by a probe: ``meta_config.json`` held the encoding's name and its ranks' sha256 only.
-    A ``tiktoken.Encoding`` with a chat token added saved without a word; named ``o200k_im`` it
-    could never be loaded, named ``o200k_base`` it loaded without its token (other ids)."""
+    """``meta_config.json`` holds more than the encoding's name and its ranks' sha256: a
+    ``tiktoken.Encoding`` with a chat token added must not save without a word, where named
+    ``o200k_im`` it could never be loaded, named ``o200k_base`` it loads without its token (other ids)."""
     import tiktoken
 
     monkeypatch.delenv("WWHO_TIKTOKEN_FILE", raising=False)
@@ -720,8 +720,8 @@ def test_an_encoding_as_tiktoken_ships_it_keeps_a_version_1_config(meta, tmp_pat
 
 
 def test_an_sgpe_part_that_maps_unknown_text_to_unk_is_refused(sgpe, o200k, tmp_path):
-    """Found by a probe: a part loaded with ``unk="token"`` was taken, lost text to [UNK], and a
-    saved directory came back with byte fallback (other ids)."""
+    """A part loaded with ``unk="token"`` is refused: taken, it would lose text to [UNK], and a saved
+    directory come back with byte fallback (other ids)."""
     from wwho.sgpe import SGPETokenizer
 
     sgpe.save(tmp_path / "s")
@@ -770,8 +770,8 @@ def test_decode_with_offsets_names_each_tokens_first_character(meta, text):
 
 
 def test_loading_a_meta_directory_as_sgpe_warns_that_it_is_the_part_alone(meta, sgpe, tmp_path):
-    """Found by a probe: ``SGPETokenizer.load(meta_dir).save(out)`` exported the SGPE part with ids
-    from 0, which ``wwho export hf`` refuses for that directory, without a word. Now it warns; the
+    """``SGPETokenizer.load(meta_dir).save(out)`` exports the SGPE part with ids from 0, which ``wwho
+    export hf`` refuses for that directory: it warns, not silent; the
     part's own vocab.json named as a file loads as asked."""
     from wwho.errors import WwhoWarning
     from wwho.sgpe import SGPETokenizer

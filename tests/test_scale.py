@@ -177,9 +177,9 @@ def test_header_and_crlf_are_accepted(tmp_path):
 
 
 def test_a_byte_order_mark_and_compressed_count_files(tmp_path):
-    """Found by an audit: a byte order mark before the header made it a bad row, and before a first
-    piece went into the piece (a token '\\ufeff ...' trained); Spark's part-00000.gz was 'invalid
-    UTF-8 at byte 1'. The mark is dropped as the corpus readers drop it; .gz/.xz/.bz2 are read by
+    """A byte order mark before the header must not make it a bad row, nor before a first piece go
+    into the piece (a token '\\ufeff ...' trained); Spark's part-00000.gz is not 'invalid UTF-8 at
+    byte 1'. The mark is dropped as the corpus readers drop it; .gz/.xz/.bz2 are read by
     their names, compressed files under other names are named as such, a cut one by its line."""
     import gzip
 
@@ -312,9 +312,8 @@ def test_a_text_shard_counts_its_texts():
 
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
 def test_a_cut_file_that_changed_before_its_shard_is_counted_is_refused(tmp_path, kind):
-    """Found by an audit: a corpus file replaced between the driver's cut and a task's count was
-    counted with lines split at the old cut points (Ray counted 3,656 documents of a 3,648-line
-    file, a vocabulary of neither file), without a word. Each cut shard carries the file's size,
+    """A corpus file replaced between the driver's cut and a task's count must not be counted with
+    lines split at the old cut points (a vocabulary of neither file), without a word. Each cut shard carries the file's size,
     change time and inode, and a task refuses another file, before its count and after it."""
     from wwho.bytelevel.train import count_bytelevel
 

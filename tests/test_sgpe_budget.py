@@ -47,8 +47,8 @@ def test_auto_threshold_when_nothing_can_merge():
     (6, 101),   # every syllable goes, to its characters
 ])
 def test_auto_threshold_when_no_pair_reaches_min_freq_and_the_pieces_do_not_fit(ids, expected):
-    """Found by a hostile probe: this case raised IndexError (the probe's merge frequencies were
-    empty), from ``wwho train --kind sgpe --min-freq 50`` on a small corpus with a tight size."""
+    """No IndexError where the probe's merge frequencies are empty, as from ``wwho train --kind sgpe
+    --min-freq 50`` on a small corpus with a tight size."""
     assert auto_prune_freq(probe_engine(WORDS, FREQ, set()), FREQ, set(), ids=ids, min_freq=1000) == expected
 
 
@@ -86,8 +86,8 @@ def test_auto_prunes_more_for_a_smaller_vocabulary(tmp_path):
 
 
 def test_a_size_too_small_names_the_size_that_fits_and_why_it_is_larger(tmp_path):
-    """Found by a hostile probe: asking 270 ids gave 437 with "use vocab_size >= 451", and asking 437
-    gave 451: the script's characters the text lacks join from a size on. The warning names the size
+    """Asking 270 ids gives 437 with "use vocab_size >= 451", and asking 437 gives 451: the script's
+    characters the text lacks join from a size on. The warning names the size
     that fits, and where it is larger than the tokens made, the size from which those characters join;
     a size from that one on gives the size that fits."""
     import re

@@ -48,9 +48,9 @@ def test_unseen_pairings_best_first_where_the_text_joins_their_letter_and_mark()
 
 
 def test_unseen_syllables_do_not_follow_the_order_syllables_were_counted_in():
-    """Found by a probe: ties between equally frequent onsets or tails were broken by the order the
-    training text's syllables were first counted in, so ``--workers 2`` or the files in another
-    order gave another vocabulary (README: byte-identical whatever the number of workers)."""
+    """Ties between equally frequent onsets or tails are not broken by the order the training text's
+    syllables were first counted in, or ``--workers 2`` or the files in another order would give
+    another vocabulary (README: byte-identical whatever the number of workers)."""
     import random
 
     freq = {"कि": 1, "खा": 1, "गु": 1, "घे": 1}  # every onset and every tail as frequent: all tie
