@@ -234,7 +234,7 @@ def test_split_and_add_bos_eos_check_offsets(ids, offsets, message):
 
 @pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.uint8, np.int32])
 def test_split_and_add_bos_eos_take_offsets_of_any_integer_dtype(dtype):
-    # Before: uint64 offsets plus the int64 shifts were float64, and add_bos_eos an IndexError.
+    # uint64 offsets plus the int64 shifts must not become float64, nor add_bos_eos an IndexError.
     ids, offsets = arrays.from_lists([[5, 6], [], [7]])
     offsets = offsets.astype(dtype)
     assert [p.tolist() for p in arrays.split(ids, offsets)] == [[5, 6], [], [7]]
@@ -245,7 +245,7 @@ def test_split_and_add_bos_eos_take_offsets_of_any_integer_dtype(dtype):
 
 @pytest.mark.parametrize("bos", [True, 1.5, np.float64(2.0), "1"])
 def test_add_bos_eos_refuses_a_bos_that_is_no_integer(bos):
-    # Before: True was stored as token 1 and 1.5 as 1.
+    # True must not be stored as token 1, nor 1.5 as 1.
     from wwho.errors import TokenizerError
 
     ids, offsets = arrays.from_lists([[5, 6]])
@@ -283,8 +283,8 @@ def test_special_names_as_an_array_read_as_a_collection(kinds, kind):
 @pytest.mark.parametrize("when", ["first array", "construction"])
 def test_a_ctrl_c_while_numpys_c_api_is_found_is_a_keyboard_interrupt(when):
     """Finding numpy's C API runs numpy's version check; a Ctrl-C arriving then (here: sent from
-    inside that check) was raised inside it, and the binding made a Rust panic of it
-    (``PanicException``, which ``except KeyboardInterrupt`` misses; found by an audit). Now it is a
+    inside that check) is raised inside it, and the binding must not make a Rust panic of it
+    (``PanicException``, which ``except KeyboardInterrupt`` misses). It is a
     ``KeyboardInterrupt`` at the caller's next step, and the next array is made. The API is found
     on the first array of a process whose tokenizer was made before numpy was imported, or when a
     tokenizer is made where numpy is imported: both moments are checked."""

@@ -259,9 +259,9 @@ BATCH_WITHOUT_THREADS = textwrap.dedent("""
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc to count threads")
 def test_a_batch_whose_threads_are_refused_runs_on_the_calling_thread(tmp_path):
-    """Found by review: where the system refused the pool's threads (memory for their stacks),
-    the core panicked and ``encode_batch`` raised "internal error ... (please report this)". The
-    calling thread now does the work alone, with the same ids. Swept over the room left, below
+    """Where the system refuses the pool's threads (memory for their stacks), the core must not panic
+    and ``encode_batch`` raise "internal error ... (please report this)": the calling thread does the
+    work alone, with the same ids. Swept over the room left, below
     what one thread's stack needs: a ``MemoryError`` while the room is too small for the batch
     itself, then the ids, with no thread started."""
     import subprocess

@@ -73,7 +73,7 @@ def test_pretty_output_and_size_suffixes(corpus, tmp_path):
 
 @pytest.mark.parametrize("pretty", [[], ["--pretty"]], ids=["compact", "pretty"])
 def test_an_earlier_output_inside_the_input_folder_is_not_trained_on(corpus, tmp_path, pretty):
-    """Before: only this run's -o was left out, so a second run with another -o in the folder trained on
+    """Not only this run's -o is left out: a second run with another -o in the folder would train on
     the first run's tokenizer.json as data (the same tokenizer as training on it beside the corpus)."""
     first = corpus / "tok.json"
     assert run_train(corpus, "-o", first, *pretty, *FAST) == 0
@@ -318,7 +318,7 @@ def test_is_binary_tokenizer_is_exported_from_the_cli_module(tok_path, tmp_path)
 
 
 def test_encode_file_reads_that_file_not_standard_input(tok_path, tmp_path, capsys, monkeypatch):
-    """Before the fix: ``wwho encode --tokenizer BIN --file F`` read standard input and ignored F."""
+    """``wwho encode --tokenizer BIN --file F`` reads F, not standard input."""
     import io
 
     src = tmp_path / "in.bin"
@@ -332,9 +332,9 @@ def test_encode_file_reads_that_file_not_standard_input(tok_path, tmp_path, caps
 
 
 def test_text_given_to_a_binary_tokenizer_says_it_encodes_files(tok_path, tmp_path, capsys):
-    """Before: ``wwho encode --tokenizer BIN "ÿ"`` said ``ÿ: cannot read: No such file or directory``,
-    where encode's help calls INPUT text (a file only with --binary); found by an audit. A file
-    named without --binary is still read."""
+    """``wwho encode --tokenizer BIN "ÿ"`` encodes the text, not ``ÿ: cannot read: No such file or
+    directory``: encode's help calls INPUT text (a file only with --binary). A file named without
+    --binary is still read."""
     assert main(["encode", "--tokenizer", str(tok_path), "ÿ"]) == 2
     err = capsys.readouterr().err
     assert "a binary tokenizer encodes the bytes of a file (--binary FILE" in err and len(err.splitlines()) == 1
@@ -347,9 +347,9 @@ def test_text_given_to_a_binary_tokenizer_says_it_encodes_files(tok_path, tmp_pa
 
 
 def test_a_folder_holding_a_binary_tokenizer_is_taken_by_every_verb(tok_path, tmp_path, capsys):
-    """Before: ``--tokenizer DIR`` (and ``inspect DIR``) with DIR/tokenizer.json a binary tokenizer
-    said "is a directory, not a tokenizer" in encode, decode and inspect, where load_tokenizer, eval
-    and export take the folder (found by an audit)."""
+    """``--tokenizer DIR`` (and ``inspect DIR``) with DIR/tokenizer.json a binary tokenizer is taken
+    by encode, decode and inspect, as load_tokenizer, eval and export take the folder, not "is a
+    directory, not a tokenizer"."""
     import shutil
 
     folder = tmp_path / "bdir"
@@ -369,9 +369,8 @@ def test_a_folder_holding_a_binary_tokenizer_is_taken_by_every_verb(tok_path, tm
 
 @pytest.mark.parametrize("specials", [False, True])
 def test_encode_ids_writes_the_ids_alone_in_slices(tok_path, tmp_path, capsys, monkeypatch, specials):
-    """Found by a probe: ``encode --binary FILE --ids`` built every token's bytes, offsets and hex
-    string to print the ids (10 MB of input: 2.2 GB). The ids path builds ids only, written a slice
-    at a time; the output is the same."""
+    """``encode --binary FILE --ids`` does not build every token's bytes, offsets and hex string to
+    print the ids: the ids path builds ids only, written a slice at a time; the output is the same."""
     from conftest import binary_corpus
 
     from wwho.binary.mapping import encode_bytes_ids
@@ -393,8 +392,8 @@ def test_encode_ids_writes_the_ids_alone_in_slices(tok_path, tmp_path, capsys, m
 # --- bounds: what was estimated is what is read; standard input --------------------------------------
 
 def test_a_file_growing_after_the_estimate_is_read_up_to_its_estimated_size(corpus, tmp_path, capsys, monkeypatch):
-    """Found by a probe: a file appended to after the memory estimate was read to its new end (2.6 GB
-    resident against a 700M budget). Here it grows by 200 KB between the estimate and the read: the
+    """A file appended to after the memory estimate is not read to its new end, past the budget. Here
+    it grows by 200 KB between the estimate and the read: the
     run reads the bytes estimated, says which file grew, and trains on the rest."""
     from wwho.cli import train_binary
 
@@ -418,8 +417,8 @@ def test_a_file_growing_after_the_estimate_is_read_up_to_its_estimated_size(corp
 
 
 def test_a_rate_over_budget_sample_chose_that_keeps_nothing_says_so(tmp_path, capsys):
-    """Found by a probe: --mode file --over-budget sample chose --sample-rate 0.0024, which kept no
-    file, and the run ended with "no data to train on" alone. The error now names the rate, that
+    """--mode file --over-budget sample may choose a --sample-rate (0.0024) that keeps no file: the
+    run does not end with "no data to train on" alone. The error names the rate, that
     --over-budget sample chose it, and what to do instead."""
     from wwho.binary.budget import BASE_BYTES, check
     from wwho.binary.ingest import _rng
@@ -462,8 +461,8 @@ class Endless(io.RawIOBase):
 
 @pytest.mark.parametrize("verb, unit", [("encode", b"\0"), ("decode", b"256\n")])
 def test_standard_input_is_read_up_to_the_file_bound(tok_path, capsys, monkeypatch, verb, unit):
-    """Found by a probe: ``wwho encode --binary -`` and ``wwho decode --binary -`` read all of standard
-    input: /dev/zero (or `yes 256`) ended in a MemoryError traceback. Standard input is bounded as a
+    """``wwho encode --binary -`` and ``wwho decode --binary -`` do not read all of standard input,
+    where /dev/zero (or `yes 256`) would end in a MemoryError traceback. Standard input is bounded as a
     file is (WWHO_MAX_FILE_BYTES), in one line naming it, the bound and how to raise it."""
     limit = tok_path.stat().st_size + 5000  # (the tokenizer file is read under the same bound)
     monkeypatch.setenv("WWHO_MAX_FILE_BYTES", str(limit))
@@ -589,11 +588,10 @@ def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, t
 
 @pytest.mark.parametrize("flag", ["--tokens", "--json"])
 def test_a_long_binary_file_holds_no_python_object_per_token(long_binary, tmp_path, flag):
-    """Found by review: ``wwho encode --binary FILE --tokens`` (or ``--json``, ``--table``) held
-    every token's bytes, text and offsets, and the whole output, as Python objects: a 12 MB
-    executable took 3.1-3.6 GB and 9-20 s. Now the encoding is written a part at a time: for 3 MB,
-    Python's traced memory stays under 80 times the file (a part's tokens, the cut search's arrays;
-    ``--json`` 20 bytes a token for its three lists), where it was 180-220 times it."""
+    """``wwho encode --binary FILE --tokens`` (or ``--json``, ``--table``) does not hold every token's
+    bytes, text and offsets, and the whole output, as Python objects: the encoding is written a part
+    at a time, so for 3 MB Python's traced memory stays under 80 times the file (a part's tokens, the
+    cut search's arrays; ``--json`` 20 bytes a token for its three lists)."""
     import tracemalloc
 
     tok, data = long_binary

@@ -99,7 +99,7 @@ def test_a_setting_that_changes_the_bytes_is_refused_at_load(saved, tmp_path, ke
 
 @pytest.mark.parametrize("merges", [5, True, "a b"])
 def test_merges_that_are_no_list_are_a_vocab_error(saved, tmp_path, merges):
-    """Found by a probe: model.merges of 5 or true was a bare TypeError traceback."""
+    """model.merges of 5 or true is no bare TypeError traceback."""
     path = _write(tmp_path, _edit(saved, lambda d: d["model"].update(merges=merges)))
     with pytest.raises(VocabError, match=r"tokenizer\.json: model\.merges must be a list of merges"):
         binary.load(path)
@@ -270,10 +270,10 @@ def test_the_load_checks_are_the_modules_own(saved):
 
 
 def test_tokenizers_used_and_dropped_give_their_memory_back(tmp_path):
-    """Found by a probe: HF's BPE cache, which here keys whole inputs (no pre-tokenizer), held up
-    to 10,000 windows per tokenizer, and tokenizers does not give it back when the tokenizer is
-    dropped: loading, using and dropping binary tokenizers grew a process by about 0.7 MB each
-    (+432 MB after 600). The wrapper turns that cache off."""
+    """HF's BPE cache, which here keys whole inputs (no pre-tokenizer), holds up to 10,000 windows
+    per tokenizer, and tokenizers does not give it back when the tokenizer is dropped: loading, using
+    and dropping binary tokenizers would grow a process without bound. The wrapper turns that cache
+    off."""
     from memory import measure
 
     train_binary_sample(40_000).save(str(tmp_path / "tokenizer.json"))

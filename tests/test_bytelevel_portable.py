@@ -25,8 +25,8 @@ def hf_split(pattern: str, text: str) -> list[str]:
     return [piece for piece, _ in split.pre_tokenize_str(text)]
 
 
-# (regex, a text it splits otherwise in Hugging Face, what the refusal names); found by a probe
-# that exported such regexes and compared the ids.
+# (regex, a text it splits otherwise in Hugging Face, what the refusal names); each exported would
+# give other ids than wwho's.
 DIFFERING = [
     (r"[^\n]+$|\S+|\s+", "ab cd\nef gh\n", "'\\$'"),
     (r"^\S+|\S|\s+", "ab cd\nef gh\n", "'\\^'"),
@@ -113,7 +113,7 @@ def joiner_model():
 
 
 def test_export_of_a_regex_that_differs_is_refused(joiner_model, tmp_path):
-    """Before: written, and Hugging Face cut every word at its joiner (other ids)."""
+    """Not written, where Hugging Face would cut every word at its joiner (other ids)."""
     for write in (lambda: joiner_model.export_hf(tmp_path / "t.json"), lambda: joiner_model.save(tmp_path / "d", hf=True)):
         with pytest.raises(VocabError, match=r"cannot export: .*\\w, which holds ZWJ"):
             write()

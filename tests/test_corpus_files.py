@@ -19,7 +19,7 @@ def test_missing_inputs(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(CorpusError, match="no corpus files"):
         resolve_paths(tmp_path / "empty")
-    # an empty list was "the folders given hold none that is read", of no folder (found by a probe)
+    # an empty list is said, not "the folders given hold none that is read", of no folder
     with pytest.raises(CorpusError, match="no corpus files given: the list of files, directories or globs is empty"):
         resolve_paths([])
 
@@ -28,14 +28,14 @@ def test_missing_inputs(tmp_path):
     (b"corpus/c.txt", "not a bytes object: os.fsdecode"), (bytearray(b"c.txt"), "not a bytearray object"),
     (None, "a path, or a list of paths, not NoneType"), (5, "not int"), ([b"c.txt"], "not bytes objects")])
 def test_a_corpus_that_is_no_paths_is_named(corpus, message):
-    """Found by a hostile probe of the API: a path in bytes was iterated (the error said "not int
-    objects") and ``None`` was a bare TypeError from the loop."""
+    """A path in bytes is not iterated (an error saying "not int objects"), nor ``None`` a bare
+    TypeError from the loop."""
     with pytest.raises(CorpusError, match=message):
         resolve_paths(corpus)
 
 
 def test_a_fifo_or_a_device_says_what_it_is(tmp_path):
-    """Before: ``no such file or directory`` for a path that exists. Corpora are read more than
+    """Not ``no such file or directory`` for a path that exists. Corpora are read more than
     once (counting, then checking the export), so a stream is refused, saying so."""
 
     fifo = tmp_path / "corpus.txt"
@@ -50,7 +50,7 @@ def test_a_fifo_or_a_device_says_what_it_is(tmp_path):
 
 
 def test_a_directory_corpus_leaves_out_hidden_folders(tmp_path):
-    """Before: files inside .git/ (a cloned dataset repository) were read as corpus."""
+    """Files inside .git/ (a cloned dataset repository) are not read as corpus."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "a.txt").write_text("text\n")
     (tmp_path / ".git" / "objects").mkdir(parents=True)
@@ -61,8 +61,8 @@ def test_a_directory_corpus_leaves_out_hidden_folders(tmp_path):
 
 
 def test_a_checkpoint_folder_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
-    """Before: with the output (and so its checkpoints) inside the corpus folder, a resumed run read
-    checkpoint.json as a document, found another corpus and refused to resume, every time."""
+    """With the output (and so its checkpoints) inside the corpus folder, a resumed run must not read
+    checkpoint.json as a document, find another corpus and refuse to resume, every time."""
     from wwho.errors import WwhoWarning
     from wwho.sgpe import checkpoints
 

@@ -181,7 +181,7 @@ def test_a_format_that_is_neither_text_nor_jsonl_is_refused(tmp_path, format):
 
 
 def test_an_empty_corpus_path_is_refused_not_the_current_directory(tmp_path, monkeypatch):
-    """Before: ``Path("")`` is ``.``, so ``train_sgpe([""])`` (a variable left unset) read every file
+    """``Path("")`` is ``.``, so ``train_sgpe([""])`` (a variable left unset) would read every file
     under the current directory."""
     from wwho.corpus_files import resolve_paths
     from wwho.errors import CorpusError
@@ -194,7 +194,7 @@ def test_an_empty_corpus_path_is_refused_not_the_current_directory(tmp_path, mon
 
 
 def test_a_folder_of_hidden_files_says_they_are_skipped(tmp_path):
-    """Before: "directories were empty" for a folder whose files are all hidden (found by an audit)."""
+    """Not "directories were empty" for a folder whose files are all hidden."""
     from wwho.corpus_files import resolve_paths
     from wwho.errors import CorpusError
 

@@ -220,8 +220,8 @@ def test_o200k_extension_equals_tiktoken_on_english(extensions, o200k):
 
 
 def test_an_o200k_extension_names_its_end_of_text_as_export_hf_does(extensions):
-    """Before: `wwho export hf o200k_base` named <|endoftext|> as eos_token and an extension of
-    o200k_base named no role at all (found by a docs audit)."""
+    """An extension of o200k_base names <|endoftext|> as eos_token, as `wwho export hf o200k_base`
+    does, not no role at all."""
     _, directory, _ = extensions["o200k-si+hi"]
     roles = json.loads((directory / "special_tokens_map.json").read_text(encoding="utf-8"))
     config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
@@ -417,8 +417,7 @@ def test_wwho_eval_refuses_a_tampered_extension_record(extensions, tmp_path, cap
     record = json.loads((copy / "wwho_extend.json").read_text(encoding="utf-8"))
     from wwho.cli import main
 
-    # eval and inspect alike: inspect left a bad field out of its summary, without a word (found by
-    # a hostile probe)
+    # eval and inspect alike: inspect does not leave a bad field out of its summary, without a word
     for change, words in (({"known_syllables": 5}, "'known_syllables' must be a list of strings, not 5"),
                           ({"scripts": "sinhala"}, "'scripts' must be a list of strings, not 'sinhala'"),
                           ({"known_syllables": [1, 2]}, "'known_syllables' must be a list of strings"),
@@ -523,14 +522,14 @@ def test_bad_input_errors(bases, tmp_path):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts="sinhala", progress=False, workers=1)
     with pytest.raises(SchemaError, match="unknown script"):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts="klingon")
-    for base in (None, 5):  # a bare TypeError before (found by a hostile probe)
+    for base in (None, 5):  # not a bare TypeError
         with pytest.raises(VocabError, match=f"base must be a ByteBPE, a path or a tiktoken name, not {type(base).__name__}"):
             extend_tokenizer(base, corpus, add=100, scripts="sinhala")
     with pytest.raises(VocabError, match="add must be"):
         extend_tokenizer(bases["llama3"], corpus, add=0)
     corpus.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 50_000), encoding="utf-8")
-    # one script of two without text: it got no token, yet its text a changed pre-tokenizer (more
-    # tokens than the base's on Hindi), without a word (found by a hostile probe)
+    # one script of two without text: it gets no token, yet its text a changed pre-tokenizer (more
+    # tokens than the base's on Hindi), so it is said
     with pytest.raises(CorpusError, match=r"holds no devanagari text; give text of each script to extend for, or "
                                           r"leave devanagari out of the scripts"):
         extend_tokenizer(bases["llama3"], corpus, add=100, scripts=["sinhala", "devanagari"], progress=False, workers=1)
@@ -882,9 +881,9 @@ def test_whole_corpora(extensions, case):
 
 def test_a_hugging_face_base_keeps_its_roles_and_survives_save_pretrained(tmp_path):
     """A base given as a Hugging Face folder: the extension keeps its bos, eos and pad tokens (a
-    tokenizer.json holds the tokens, tokenizer_config.json which one ends a text). Before: only the
-    BOS a post-processor adds survived, so a Qwen2-style folder lost all three and a chat template
-    carried over rendered ``{{ eos_token }}`` as nothing. And a folder that transformers'
+    tokenizer.json holds the tokens, tokenizer_config.json which one ends a text). Keeping only the
+    BOS a post-processor adds, a Qwen2-style folder would lose all three and a chat template carried
+    over render ``{{ eos_token }}`` as nothing. And a folder that transformers'
     ``save_pretrained`` has rewritten still loads in wwho (a warning names the files)."""
     transformers = pytest.importorskip("transformers")
     from wwho.errors import ChangedFileWarning
@@ -1019,8 +1018,8 @@ def test_a_role_whose_token_the_base_lacks_is_left_out_with_a_warning(tmp_path):
 
 
 def test_a_hugging_face_base_keeps_its_additional_special_tokens(tmp_path):
-    """Before: a chat model's additional_special_tokens (<|im_start|>, <|im_end|>) were dropped
-    without a word, so transformers' all_special_tokens of the extension lost them (found by an audit)."""
+    """A chat model's additional_special_tokens (<|im_start|>, <|im_end|>) are kept, so transformers'
+    all_special_tokens of the extension has them."""
     transformers = pytest.importorskip("transformers")
     from wwho.errors import WwhoWarning
 
@@ -1040,8 +1039,8 @@ def test_a_hugging_face_base_keeps_its_additional_special_tokens(tmp_path):
 
 
 def test_an_extension_with_no_new_token_is_refused(tmp_path):
-    """Before: --min-syllable-freq above every count (or a corpus of one letter) wrote a directory
-    equal to the base and exited 0, with a warning that blamed --min-freq (found by an audit)."""
+    """--min-syllable-freq above every count (or a corpus of one letter) must not write a directory
+    equal to the base and exit 0, with a warning that blames --min-freq."""
     from cli_run import one_line_error, wwho
 
     require_data(GGUF)
@@ -1058,8 +1057,7 @@ def test_an_extension_with_no_new_token_is_refused(tmp_path):
 
 
 def test_min_syllable_freq_auto_is_the_default_it_names(tmp_path):
-    """Found by a hostile probe: the help names 'auto' as the default, and '--min-syllable-freq auto'
-    was refused."""
+    """The help names 'auto' as the default, so '--min-syllable-freq auto' is taken."""
     from cli_run import wwho
 
     require_data(GGUF)
@@ -1072,8 +1070,8 @@ def test_min_syllable_freq_auto_is_the_default_it_names(tmp_path):
 
 
 def test_a_hugging_face_base_is_named_by_its_folder(bases, extensions, capsys):
-    """Found by a hostile probe: the record of an extension of a ``tokenizer.json`` (an extension
-    extended again, too) named its base "tokenizer", the file's stem, which every such base shares."""
+    """The record of an extension of a ``tokenizer.json`` (an extension extended again, too) does not
+    name its base "tokenizer", the file's stem, which every such base shares."""
     from wwho.cli import main
 
     _, directory, _ = extensions["hf-hi"]

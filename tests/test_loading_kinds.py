@@ -75,8 +75,8 @@ def test_export_hf_without_json_suffix_writes_a_directory(tmp_path):
     text = "hello world, again"
     assert hf.encode(text).ids == [tok.bos_id, *tok.encode(text)]  # BOS added, as the GGUF says
     assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text)
-    # the one file and save(hf=True) add BOS too (they had no post-processor, so the same call gave
-    # [9906] there and [128000, 9906] from the directory, found by an audit)
+    # the one file and save(hf=True) add BOS too (without a post-processor the same call would give
+    # [9906] there and [128000, 9906] from the directory)
     single = tok.export_hf(tmp_path / "t.json")
     assert tokenizers.Tokenizer.from_file(str(single)).encode(text).ids == [tok.bos_id, *tok.encode(text)]
     saved = tok.save(tmp_path / "saved", hf=True)
@@ -99,9 +99,9 @@ def test_export_hf_directory_loads_in_transformers(tmp_path):
 
 
 def test_a_hugging_face_folder_loads_from_its_tokenizer_json(tmp_path):
-    """Found by a probe: a folder as gpt2, roberta and Qwen2 ship it (tokenizer.json beside a
-    vocab.json of token -> id and merges.txt) was read as an SGPE vocabulary and refused
-    ("vocab.json: missing key 'vocab'"), though its tokenizer.json loads."""
+    """A folder as gpt2, roberta and Qwen2 ship it (tokenizer.json beside a vocab.json of token -> id
+    and merges.txt) loads by its tokenizer.json, not read as an SGPE vocabulary and refused
+    ("vocab.json: missing key 'vocab'")."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     from wwho.loading import detect_kind, load_tokenizer
@@ -126,8 +126,8 @@ def test_a_hugging_face_folder_loads_from_its_tokenizer_json(tmp_path):
 
 
 def test_another_tools_tokenizer_json_takes_the_decode_options_of_every_kind(tmp_path):
-    """Found by a probe: ``decode_batch(..., num_threads=2)`` was a TypeError, and a flag that is no
-    bool came from HF as a TokenizerError where every other kind raises WrongTypeError."""
+    """``decode_batch(..., num_threads=2)`` is taken, and a flag that is no bool is WrongTypeError, as
+    every other kind raises, not HF's TokenizerError."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     from wwho.errors import WrongTypeError

@@ -59,7 +59,7 @@ def meta(sgpe):
 
 
 def test_convert_ids_to_tokens_takes_what_decode_takes(meta):
-    # Before: a dict gave its keys' tokens and a set its ids in hash order, one id alone a bare
+    # A dict would give its keys' tokens and a set its ids in hash order, one id alone a bare
     # TypeError ("'int' object is not iterable"); decode refuses all three by name.
     ids = meta.encode("ශ්‍රී ලංකා Cricket 2024")
     want = [meta.id_to_token(i) for i in ids]
@@ -107,8 +107,8 @@ def test_decode_takes_arrays_of_every_integer_dtype_and_refuses_the_rest(meta):
 
 
 def test_decode_batch_of_a_flat_form_with_unsigned_offsets(meta):
-    # Before: unsigned offsets that go backwards wrapped in numpy's diff and were taken: texts
-    # came back empty or twice, silently.
+    # Unsigned offsets that go backwards would wrap in numpy's diff: texts would come back empty or
+    # twice, silently.
     texts = ["ශ්‍රී ලංකා", "Cricket", "2024 🏏"]
     flat = meta.encode_batch_to_numpy(texts)
     assert meta.decode_batch(arrays.FlatIds(flat.ids, flat.offsets.astype(np.uint64))) == texts
@@ -123,8 +123,8 @@ def test_decode_batch_of_a_flat_form_with_unsigned_offsets(meta):
 
 @pytest.mark.parametrize("cache_bytes", [-1, 2**70, True, 1.5, "256M", None])
 def test_cache_bytes_is_checked_by_load_as_by_the_constructor(meta, sgpe, tmp_path, cache_bytes):
-    # Before: load handed it to the core after reading every file: OverflowError, TypeError, or
-    # True taken as a one-byte cache; the constructor let 2**70 through to an OverflowError.
+    # Checked before any file is read, not handed to the core after (OverflowError, TypeError, or
+    # True taken as a one-byte cache); the constructor does not let 2**70 through to an OverflowError.
     meta.save(tmp_path / "m")
     message = r"cache_bytes must be an int in \[0, 2\*\*63\)"
     with pytest.raises(VocabError, match=message):

@@ -226,7 +226,7 @@ def test_a_save_keeps_your_files_and_drops_the_old_models_files(tmp_path):
 
 @pytest.mark.parametrize("name", [".wwho-save", ".wwho-save.next"])
 def test_a_file_of_yours_at_a_name_the_save_uses_for_itself_is_refused_not_removed(tmp_path, name):
-    """Found by a hostile probe: the save removed a user's ``.wwho-save`` when it was done, as its own."""
+    """The save does not remove a user's ``.wwho-save`` when it is done, as if it were its own."""
     from wwho.errors import WriteError
     from wwho.savedir import check_target, save_files
 
@@ -242,8 +242,8 @@ def test_a_file_of_yours_at_a_name_the_save_uses_for_itself_is_refused_not_remov
 
 
 def test_a_file_of_yours_named_like_a_temporary_file_stays_in_the_directory(tmp_path):
-    """Found by a hostile probe: an entry named like a wwho temporary file of a live process (pid 1)
-    was not linked into the new directory and ended in a hidden sibling, "left alone"."""
+    """An entry named like a wwho temporary file of a live process (pid 1) is linked into the new
+    directory, not left to end in a hidden sibling, "left alone"."""
     from wwho.savedir import save_files
 
     target = tmp_path / "out"
@@ -257,10 +257,10 @@ def test_a_file_of_yours_named_like_a_temporary_file_stays_in_the_directory(tmp_
 
 
 def test_a_file_of_yours_that_would_decide_the_directorys_kind_is_refused_not_left(tmp_path):
-    """Found by a hostile probe of training: a ``meta_config.json`` that no manifest listed (yours, or
-    an old save's whose manifest you removed) stayed beside a new SGPE save, which then loaded as a
-    meta tokenizer and was refused ("not listed in wwho-manifest.json"), after the save had said it
-    wrote the model. It is now refused before anything is written, and left where it is."""
+    """A ``meta_config.json`` that no manifest lists (yours, or an old save's whose manifest you
+    removed) beside a new SGPE save would make it load as a meta tokenizer and be refused ("not listed
+    in wwho-manifest.json"), after the save had said it wrote the model. It is refused before anything
+    is written, and left where it is."""
     from wwho.errors import WriteError
     from wwho.savedir import save_files
 
@@ -317,8 +317,8 @@ def _mount_point_in(target: Path, monkeypatch) -> Path:
 
 
 def test_a_mount_point_in_the_directory_stays_in_it(tmp_path, monkeypatch):
-    """No rename moves a mount point: the save left it (and what is mounted there) in the hidden
-    sibling directory, exiting 0 (found by an audit). Now such a directory is saved in place."""
+    """No rename moves a mount point: a save by renaming would leave it (and what is mounted there) in
+    the hidden sibling directory, exiting 0. Such a directory is saved in place."""
     from wwho.savedir import save_files
 
     target = tmp_path / "out"
@@ -357,8 +357,8 @@ def test_a_real_mount_point_in_the_directory_stays_in_it(tmp_path):
 
 def test_a_link_at_a_name_the_save_writes_is_replaced_as_a_file_there_is(tmp_path):
     """Your symbolic link named ``a.json``: the save's file takes the name, as it does from a file
-    of yours there, and what the link points to is left alone. The old directory holding the link
-    was left beside the target, and warned about at every later save (found by an audit)."""
+    of yours there, and what the link points to is left alone. The old directory holding the link is
+    not left beside the target, to be warned about at every later save."""
     from wwho.savedir import save_files
 
     target = tmp_path / "out"
@@ -460,7 +460,7 @@ def test_fallback_in_place_keeps_the_old_save_when_a_write_fails(models, tmp_pat
 
     monkeypatch.setattr(os, "fsync", full_disk)
     monkeypatch.setattr(savedir, "_save_in_place", in_place)
-    # the file being written is named, not only its directory (found by an audit)
+    # the file being written is named, not only its directory
     with pytest.raises(WriteError, match=re.escape(str(target)) + r"/[\w.]+: cannot write: No space left on device"):
         SGPETokenizer.load(models["B"]).save(target)
     monkeypatch.setattr(os, "fsync", real_fsync)
@@ -526,7 +526,7 @@ def test_files_of_different_saves_are_named_at_load(models, tmp_path):
 
 
 def test_a_byte_identical_copy_of_a_saved_file_loads(models, tmp_path):
-    """Before: ``vocab-backup.json`` beside the save's ``vocab.json`` was refused as not listed."""
+    """``vocab-backup.json`` beside the save's ``vocab.json`` is not refused as not listed."""
     import shutil
 
     target = tmp_path / "out"
@@ -596,8 +596,8 @@ def _planted(parent: Path, name: str = ".wwho-tmp-tok.4000000.x") -> Path:
 
 def test_a_planted_directory_is_never_adopted(tmp_path):
     """The issue's case: a sibling ``.wwho-tmp-tok.<dead pid>.x/tokenizer_config.json`` that no save
-    of yours wrote. Before: the next save (here one that adds tokenizer.json, as ``hf=True``) moved
-    the planted files into the tokenizer directory. Now they stay where they are, with a warning."""
+    of yours wrote. The next save (here one that adds tokenizer.json, as ``hf=True``) must not move
+    the planted files into the tokenizer directory: they stay where they are, with a warning."""
     from wwho.errors import WwhoWarning
     from wwho.save_recovery import recover
     from wwho.savedir import save_files
@@ -712,7 +712,7 @@ def _interrupted_save(step: int, target, files: dict) -> bool:
 
 @pytest.mark.parametrize("value", ["\u00b2", "\u0663", "x", ""])
 def test_a_test_hook_that_is_no_ascii_number_is_off(tmp_path, monkeypatch, value):
-    """Before: WWHO_CRASH_AFTER='²' passed str.isdigit, failed in int() and ended the save in a
+    """WWHO_CRASH_AFTER='²' passes str.isdigit and fails in int(): it must not end the save in a
     ValueError traceback."""
     from wwho.savedir import save_files
 
@@ -724,9 +724,9 @@ def test_a_test_hook_that_is_no_ascii_number_is_off(tmp_path, monkeypatch, value
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="another process's working directory is read in /proc")
 def test_a_process_working_in_the_directory_is_not_left_in_a_deleted_one(tmp_path):
-    """Before: the save exchanged the directory itself, so a shell after ``wwho train -o .`` (or an
-    editor, a notebook) working in it was left in the deleted old one, where every relative path
-    failed (found by an audit). Such a save is now made in place."""
+    """Exchanging the directory itself would leave a shell after ``wwho train -o .`` (or an editor, a
+    notebook) working in it in the deleted old one, where every relative path fails. Such a save is
+    made in place."""
     from wwho.savedir import save_files
 
     target = tmp_path / "tok"
@@ -744,9 +744,9 @@ def test_a_process_working_in_the_directory_is_not_left_in_a_deleted_one(tmp_pat
 
 
 def test_a_file_made_in_the_directory_during_a_save_stays_in_it(tmp_path, monkeypatch):
-    """Before: a file another program created in the directory after the save linked the entries it
-    keeps went with the old directory into a hidden ``.wwho-tmp-*`` sibling, left there without a
-    word (found by an audit: 1,212 of 37,195 files of a busy writer)."""
+    """A file another program creates in the directory after the save linked the entries it keeps
+    must not go with the old directory into a hidden ``.wwho-tmp-*`` sibling, left there without a
+    word."""
     from wwho import savedir
 
     target = tmp_path / "tok"
@@ -767,9 +767,8 @@ def test_a_file_made_in_the_directory_during_a_save_stays_in_it(tmp_path, monkey
 
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
 def test_a_saved_file_of_another_size_is_refused_before_it_is_read(tmp_path, kind):
-    """Found by a probe: a saved vocab.json grown to a gigabyte was read and parsed (twice, for
-    SGPE: 4.2 GB of memory, 8.5 s) before the manifest said it was not the file saved. Its size is
-    compared first now, and the file is never read."""
+    """A saved vocab.json grown to a gigabyte is not read and parsed (twice, for SGPE) before the
+    manifest says it is not the file saved: its size is compared first, and the file is never read."""
     from wwho import load_tokenizer
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError

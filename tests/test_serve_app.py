@@ -72,13 +72,13 @@ def test_page_and_static_files(client):
 
 @pytest.mark.parametrize("path", ["/", "/static/index.html", "/static/app.js", "/api/tokenizers", "/nowhere"])
 def test_every_answer_has_the_policy_and_nosniff(client, path):
-    """Before: only GET / had the Content-Security-Policy (the same page under /static/index.html
-    could be framed by any site), and no answer said nosniff."""
+    """Every answer has the Content-Security-Policy, not GET / alone (the same page under
+    /static/index.html could be framed by any site), and says nosniff."""
     r = client.get(path)
     assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
     assert r.headers["x-content-type-options"] == "nosniff"
     # The files' URLs carry no version: a browser asks again, not pairing a new page with an old
-    # app.js (before: only / said no-cache).
+    # app.js (every file says no-cache, not / alone).
     assert r.headers["cache-control"] == "no-cache"
     refused = client.get(path, headers={"Origin": "http://elsewhere.example"})  # HostGuard's own answer
     assert refused.status_code == 403 and refused.headers["x-content-type-options"] == "nosniff"
@@ -154,7 +154,7 @@ def test_bad_json(client):
     msg = error_of(client.post("/api/tokenize", content=b'{"text": ', headers={"content-type": "application/json"}),
                    400)
     assert msg.startswith("request body is not JSON")
-    # found by a hostile probe: json's own "... starting at" came out as "starting at at line 1"
+    # json's own "... starting at" must not come out as "starting at at line 1"
     msg = error_of(client.post("/api/tokenize", content=b'{"text": "abc', headers={"content-type": "application/json"}),
                    400)
     assert msg == "request body is not JSON: Unterminated string starting at line 1 column 10", msg
@@ -182,8 +182,8 @@ def test_bad_requests(client, body, status, words):
 
 
 def test_an_array_inside_a_value_is_refused_before_the_body_is_parsed(client, monkeypatch):
-    """Before: json.loads built every nested array of a body (a few hundred kB of them held the event
-    loop for a tenth of a second) before "tokenizers" was checked."""
+    """"tokenizers" is checked before json.loads builds every nested array of a body, which would
+    hold the event loop."""
     import wwho.serve.body as body_module
 
     def parse(*args, **kwargs):
@@ -260,7 +260,7 @@ def test_serve_on_a_busy_port_is_one_line(capsys):
 @pytest.mark.parametrize(("args", "words"), [
     (["--port", "70000"], "--port must be in 0..65535"),
     (["--max-chars", "0"], "--max-chars must be from 1 to 1,000,000, got 0"),
-    # it had no upper bound, and with it no bound on a request's body (found by an audit)
+    # --max-chars has an upper bound, and so a request's body has one
     (["--max-chars", "99999999999999"], "--max-chars must be from 1 to 1,000,000"),
     (["--host", "no-such-host.invalid"], "cannot resolve"),
     (["--port", "0", "--tokenizer", "/no/such/file.json"], "no such file"),
@@ -281,7 +281,7 @@ def test_bind_tells_loopback_apart():
 
 
 def test_an_ipv4_loopback_address_written_as_ipv6_is_loopback():
-    """Before: --host ::ffff:127.0.0.1 warned that anyone could reach it and turned the Host check off."""
+    """--host ::ffff:127.0.0.1 is loopback: no warning that anyone can reach it, and the Host check on."""
     from wwho.cli.serve import _is_loopback
 
     assert _is_loopback("::ffff:127.0.0.1") and _is_loopback("::1") and _is_loopback("127.0.0.2")
@@ -308,7 +308,7 @@ def test_serve_warns_when_not_on_loopback(tmp_path):
 
 
 def test_a_tiktoken_file_of_no_known_encoding_is_served_with_its_pattern(tmp_path):
-    # serve's own error asked for --pattern, which serve did not take (found by an audit)
+    # serve's own error does not ask for --pattern, which serve does not take
     import base64
 
     ranks = tmp_path / "mine.tiktoken"

@@ -38,7 +38,7 @@ def _add_token(data, token):
 
 
 def test_a_token_with_a_lone_surrogate_is_refused(tmp_path, saved):
-    # Before: it loaded, and save() wrote a tokenizer.json that tokenizers refused to read
+    # Loaded, its save() would write a tokenizer.json that tokenizers refuses to read
     # ("unexpected end of hex escape").
     data = edited(saved, lambda d: _add_token(d, "\ud800"))
     with pytest.raises(VocabError, match=r"vocab.json: 'vocab' entry '\\ud800' holds a lone surrogate"):
@@ -47,8 +47,8 @@ def test_a_token_with_a_lone_surrogate_is_refused(tmp_path, saved):
 
 @pytest.mark.parametrize("which", ["left", "right", "result"])
 def test_a_special_token_that_a_merge_uses_is_refused(tmp_path, saved, which):
-    # Before: it loaded (the trainer refuses such a vocabulary), and plain text gave the special
-    # id, which decode(..., skip_special_tokens=True) then dropped.
+    # Loaded (the trainer refuses such a vocabulary), plain text would give the special id, which
+    # decode(..., skip_special_tokens=True) then drops.
     a, b = saved["merges"][0]
     special = {"left": a, "right": b, "result": a + b}[which]
     data = edited(saved, lambda d: d["special_tokens"].append(special))
@@ -64,8 +64,8 @@ def test_a_special_token_no_merge_uses_still_loads(tmp_path, saved):
 
 
 def test_a_building_merge_across_two_syllables_is_refused(tmp_path, saved):
-    # Before: it loaded, and the export merged the end of one syllable with the start of the next,
-    # which the native encoder (known syllables are units) never does: 'කාලා' gave different ids.
+    # Loaded, its export would merge the end of one syllable with the start of the next, which the
+    # native encoder (known syllables are units) never does: 'කාලා' would give different ids.
     units = SGPETokenizer.load(_write(tmp_path, saved)).splitter.split("කාලා")[0][1]
     assert units == ["කා", "ලා"]
 
@@ -104,7 +104,7 @@ LOOKALIKES = "<0x6a>\t<0x+A>\t<0xe0>\t<0xBe>"
 
 @pytest.mark.parametrize("scope", ["runs", "pieces"])
 def test_tokens_that_look_like_byte_tokens_decode_as_text_in_the_export(tmp_path, scope):
-    # Before: HF decoded the exported ids of "<0x6a>\t<0x+A>\t<0xe0>" as "j\t\n\t\ufffd".
+    # HF must not decode the exported ids of "<0x6a>\t<0x+A>\t<0xe0>" as "j\t\n\t\ufffd".
     from tokenizers import Tokenizer
 
     docs = [LOOKALIKES + " ශ්‍රී ලංකාව"] * 200 + ["ලංකාව ශ්‍රී x"] * 100
@@ -165,9 +165,9 @@ def test_every_option_equals_tokenizers_on_hostile_text(variants, name, text):
     "क्" + "\u200d" * 3_000,   # a run of joiners
 ])
 def test_an_endless_unit_takes_no_ids_of_its_own(tmp_path, unit, prune_freq):
-    """Found by a probe: one made-up unit (a letter and thousands of marks) became a symbol, whose
-    building pieces (every prefix) took an id each, and bytes, time and memory in the square of its
-    length (8,000 marks: 28 s, 1.2 GB, a vocab.json of 128 MB). A unit longer than the core's
+    """One made-up unit (a letter and thousands of marks) must not become a symbol, whose building
+    pieces (every prefix) would take an id each, and bytes, time and memory in the square of its
+    length. A unit longer than the core's
     MAX_SYMBOL_UNITS code points is spelt by its characters, as a pruned syllable is."""
     from wwho import _core
 

@@ -284,8 +284,8 @@ def test_a_meta_tokenizer_takes_a_split_punctuation_part(variants, o200k):
 @pytest.mark.parametrize("scope, share, warns", [("words", 0.15, True), ("runs", 0.1, True), ("words", 0, False),
                                                   ("pieces", 0.15, False)])
 def test_superwords_beside_a_scope_that_keeps_words_apart_are_warned_of(tmp_path, scope, share, warns):
-    """Found by a probe: superword merges join any tokens of a sentence span, so with the words or
-    runs scope they joined a word and its punctuation (`" है।"`), which the scope keeps apart."""
+    """Superword merges join any tokens of a sentence span: with the words or runs scope they must
+    not join a word and its punctuation (`" है।"`), which the scope keeps apart."""
     import warnings
 
     from wwho.errors import WwhoWarning

@@ -170,7 +170,7 @@ def test_stream_equals_decode_for_sgpe_and_meta(tokenizers, o200k, kind):
 
 @pytest.mark.parametrize("variant", ["prefix", "words-superwords-prefix"])
 def test_stream_drops_the_dummy_space_as_decode_does(variants, variant):
-    """Before the fix: with ``prefix_space`` the stream kept the leading space ``decode`` drops."""
+    """With ``prefix_space`` the stream drops the leading space, as ``decode`` does."""
     tok = variants[variant]
     assert tok.prefix_space
     dec = StreamingDecoder(tok)
@@ -219,8 +219,9 @@ def test_a_strict_error_carries_the_text_completed_before_the_bad_bytes(bytes_on
 
 
 def test_a_strict_error_is_also_the_unicode_decode_error_decode_raises(bytes_only):
-    """Found by a probe: ``decode(ids, errors="strict")`` raises UnicodeDecodeError (as tiktoken)
-    and the streaming decoder a TokenizerError that is none, so code catching one missed the other."""
+    """``decode(ids, errors="strict")`` raises UnicodeDecodeError (as tiktoken), and the streaming
+    decoder must raise one too, not a TokenizerError that is none, or code catching one misses the
+    other."""
     import pickle
 
     from wwho.errors import NotUTF8Error
@@ -238,8 +239,8 @@ def test_a_strict_error_is_also_the_unicode_decode_error_decode_raises(bytes_onl
 
 
 def test_surrogatepass_bytes_that_are_no_utf8_after_a_surrogate_are_not_utf8_error(bytes_only):
-    """Found in review: with ``errors="surrogatepass"``, bad bytes after a lone surrogate's bytes made
-    the error's own text (decoded strictly) raise a plain UnicodeDecodeError instead."""
+    """With ``errors="surrogatepass"``, bad bytes after a lone surrogate's bytes must not make the
+    error's own text (decoded strictly) raise a plain UnicodeDecodeError instead."""
     from wwho.errors import NotUTF8Error
 
     ids = [*bytes_only.encode("ok"), 0xED, 0xA0, 0x80, 0xFF]

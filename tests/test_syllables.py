@@ -153,7 +153,7 @@ def test_devanagari_regex_equals_table_engine_hypothesis(text, leading_space):
     assert "".join(tokens) == text
     # and no syllable spans a break Unicode always makes around a control, CR or LF (GB4, GB5), told by
     # the regex module's property; a leading space held for a token is no part of its syllable, and
-    # goes with a control too (the regex engine split " \u200b" where the core did not: found by a probe)
+    # goes with a control too (so the regex engine and the core both keep " \u200b" whole)
     for token in tokens:
         syllable = token[1:] if leading_space and token[:1] == " " else token
         if len(syllable) > 1 and syllable != "\r\n":
@@ -394,8 +394,8 @@ def test_check_schema_shows_its_progress_only_when_asked(capsys):
 
 
 def test_a_mismatch_is_reported_once(tmp_path):
-    """Found by a hostile probe of the CLI: a class whose first letter is "a", which the check also
-    tries on its own, made every mismatch holding an "a" twice in the report (20 lines, 10 cases)."""
+    """A class whose first letter is "a", which the check also tries on its own, must not put every
+    mismatch holding an "a" twice in the report."""
     import json
 
     from wwho.schema import load_schema
@@ -429,7 +429,7 @@ def test_check_schema_takes_a_path_or_a_bundled_name(tmp_path):
 
 @pytest.mark.parametrize("given, hint", [("sinhala", "Syllabifier.for_script('sinhala')"), (5, "not int")])
 def test_a_syllabifier_of_something_not_a_schema_is_a_clear_error(given, hint):
-    # Before: AttributeError: 'str' object has no attribute 'classes', from deep inside.
+    # Not AttributeError: 'str' object has no attribute 'classes', from deep inside.
     from wwho.errors import WrongTypeError
 
     with pytest.raises(WrongTypeError, match=regex.escape(hint)):
