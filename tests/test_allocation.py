@@ -189,10 +189,11 @@ def _limited(command: list[str], limit_mb: float) -> subprocess.CompletedProcess
 @pytest.mark.parametrize("text", sorted(LONG_LINES))
 def test_encoding_a_line_longer_than_memory_holds_is_one_line_never_an_abort(tmp_path, long_line_commands, text):
     """One line of tens of MB (within the default ``--max-line-bytes``) under ``ulimit -v`` must not
-    make ``wwho encode`` abort (exit 134, a Rust backtrace, the temporary output left behind) for any
-    kind, nor ``wwho syllabify``, where the core grows buffers as long as the line. For each command, the limits of a sweep go from the least that the
-    same command needs for an empty line up to the first that suffices for the long one: each gives
-    the ids or one error line, and leaves no file behind."""
+    make ``wwho encode`` abort (exit 134, a Rust backtrace, the temporary output left behind) for
+    any kind, nor ``wwho syllabify``, where the core grows buffers as long as the line. For each
+    command, the limits of a sweep go from the least that the same command needs for an empty line
+    up to the first that suffices for the long one: each gives the ids or one error line, and leaves
+    no file behind."""
     line = tmp_path / "line.txt"
     line.write_text(LONG_LINES[text] + "\n", encoding="utf-8")
     for name, (command, limit_mb) in long_line_commands.items():
@@ -235,8 +236,9 @@ ARRAYS_ENCODE = textwrap.dedent("""
 def test_a_flat_batch_that_memory_cannot_hold_is_one_memory_error(tmp_path, saved_tokenizers):
     """Under a limit met by the flat form's ``bytearray``, Python must not print ``SystemError:
     deallocated bytearray object has exported buffers`` beside the MemoryError (CPython frees a
-    bytearray whose bytes it could not allocate before setting its count of exports). The core makes the bytearray empty and resizes it. Swept in 2 MB steps from
-    the least limit that an empty line needs up to one that suffices: one error line or the ids."""
+    bytearray whose bytes it could not allocate before setting its count of exports). The core makes
+    the bytearray empty and resizes it. Swept in 2 MB steps from the least limit that an empty line
+    needs up to one that suffices: one error line or the ids."""
     line = tmp_path / "line.txt"
     line.write_text(LONG_LINES["latin1"] + "\n", encoding="utf-8")
     empty = tmp_path / "empty.txt"

@@ -398,8 +398,8 @@ def test_a_special_token_allowed_and_disallowed_at_once_is_refused_with_the_righ
 def test_allowed_special_as_an_iterator_is_read_as_its_set_with_disallowed_special(kinds, kind):
     """Read twice when ``disallowed_special`` is given (once for the refusal, once for the ids),
     ``allowed_special`` as an iterator, which the type ``Iterable[str]`` allows, would be used up by
-    the first read and the special token encoded as plain text, without a word. (tiktoken takes sets only: it refuses an iterator with "all".) Every
-    kind reads it as its set, on each encoder."""
+    the first read and the special token encoded as plain text, without a word. (tiktoken takes sets
+    only: it refuses an iterator with "all".) Every kind reads it as its set, on each encoder."""
     tok = _get(kinds, kind)
     name = "<|endoftext|>" if kind == "o200k" else "[CLS]"
     text = f"ab{name} cd"

@@ -305,8 +305,8 @@ def test_a_file_replaced_by_a_fifo_after_listing_is_refused_not_waited_on(tmp_pa
 # --- what the memory estimate saw bounds what is read ----------------------------------------------
 
 def test_a_file_that_grew_after_the_estimate_is_read_only_up_to_its_estimated_size(tmp_path):
-    """Found by a probe: a file appended to between the estimate (its stat) and the read was read
-    to its new end: 2.6 GB resident against a 700 MB budget. Given the estimate's sizes, each file
+    """A file appended to between the estimate (its stat) and the read is not read to its new end,
+    past the budget. Given the estimate's sizes, each file
     is read up to that size and the growth is said in one warning naming the file; a file that
     appeared after the estimate is not read."""
     from wwho.binary.budget import estimate
@@ -348,9 +348,9 @@ def test_every_mode_stops_at_the_estimated_size(tmp_path, mode):
 
 
 def test_file_mode_samples_a_file_before_reading_it(tmp_path):
-    """Found by a probe: --mode file read each file whole, then sampled it: 1.07 GB resident for a
-    282 MiB estimate. Whether a file is kept is drawn before it is opened (the same draw as before,
-    so the same files are kept); a file sampled out is never read."""
+    """--mode file does not read each file whole and then sample it: whether a file is kept is drawn
+    before it is opened (the same draw, so the same files are kept); a file sampled out is never
+    read."""
     root = tmp_path / "d"
     for i in range(40):
         write(root / f"f{i:02}.bin", bytes([i]) * (100 + i))
@@ -365,7 +365,7 @@ def test_file_mode_samples_a_file_before_reading_it(tmp_path):
 
 
 def test_a_sample_that_keeps_nothing_says_the_sample_rate_did(tmp_path):
-    """Before: "no data to train on in d (2 files read; skipped: nothing)", with nothing about the
+    """Not "no data to train on in d (2 files read; skipped: nothing)", with nothing about the
     sampling that dropped every window."""
     root = tmp_path / "d"
     write(root / "a.bin", b"a" * 100)

@@ -630,8 +630,9 @@ def _on_a_terminal(*args) -> tuple[int, str]:
 
 
 def test_encode_of_a_file_draws_a_progress_bar_on_a_terminal(small_sgpe, tmp_path):
-    """Encoding a large corpus may take minutes: encode draws a bar, as train and eval do. The bar counts the file's bytes; a log (standard error not a terminal) and
-    --quiet get none, and the results are the same."""
+    """Encoding a large corpus may take minutes: encode draws a bar, as train and eval do. The bar
+    counts the file's bytes; a log (standard error not a terminal) and --quiet get none, and the
+    results are the same."""
     from cli_run import wwho
 
     corpus = small_sgpe.parent / "c.txt"

@@ -86,7 +86,7 @@ def test_eval_plot_needs_force(inputs, tmp_path):
 
 @pytest.mark.parametrize("which", ["corpus", "parity", "tokenizer", "link to the corpus"])
 def test_eval_plot_over_one_of_its_inputs_is_refused_even_with_force(inputs, tmp_path, which):
-    """Before: with --force the plot replaced the corpus, the parity corpus or the tokenizer file
+    """With --force too, the plot does not replace the corpus, the parity corpus or the tokenizer file
     named as --plot (through a link too)."""
     pytest.importorskip("matplotlib")
     corpus = tmp_path / "c.png"
@@ -109,7 +109,7 @@ def test_eval_plot_over_one_of_its_inputs_is_refused_even_with_force(inputs, tmp
 
 
 def test_a_plot_named_as_a_directory_is_told_a_png_name(inputs, tmp_path):
-    """Before: the advice was a name ending in /out, which --plot then refused for not ending in .png."""
+    """The advice is a name ending in .png, not in /out, which --plot would refuse."""
     folder = tmp_path / "d.png"
     folder.mkdir()
     line = one_line_error(wwho("eval", "--corpus", inputs["corpus"], "--tokenizer", inputs["sgpe"], "--quiet",
@@ -125,8 +125,8 @@ def test_plot_labels_are_text_not_mathtext():
 
 @pytest.mark.parametrize("name", ["b\udcff.txt", "a$\\foo$.txt"])
 def test_eval_plot_draws_any_corpus_name(inputs, tmp_path, name):
-    """Before: a name that is no UTF-8, or one matplotlib reads as mathtext ($...$), failed the plot
-    with a matplotlib traceback (or drew a formula)."""
+    """A name that is no UTF-8, or one matplotlib reads as mathtext ($...$), does not fail the plot
+    with a matplotlib traceback (nor draw a formula)."""
     pytest.importorskip("matplotlib")
     corpus = tmp_path / os.fsdecode(os.fsencode(name))
     corpus.write_bytes(inputs["corpus"].read_bytes())
@@ -161,7 +161,7 @@ def test_a_file_output_that_is_a_directory_is_refused(inputs, tmp_path):
 @pytest.mark.parametrize("case", ["train binary", "encode --binary -o", "decode -o (text)", "encode -o (text)",
                                   "train sgpe", "export hf -o"])
 def test_an_output_below_a_file_is_refused_before_any_work(inputs, tmp_path, case):
-    # Before: the binary trainer and encode -o did the whole job, then failed with "File exists".
+    # The binary trainer and encode -o refuse first, not after the whole job with "File exists".
     afile = tmp_path / "afile"
     afile.write_text("mine")
     args, _ = _cases(inputs, afile / "sub" / "out")[case]
@@ -378,8 +378,8 @@ def test_an_output_folder_that_cannot_be_written_is_refused_first(tmp_path, monk
 
 
 def test_the_refusal_names_the_files_of_the_old_save_that_force_removes(tmp_path):
-    """Before: a byte-level save over an SGPE directory named only tokenizer.json in its refusal,
-    and with --force the SGPE vocab.json (and the other files of that save) were gone too."""
+    """The refusal of a byte-level save over an SGPE directory names more than tokenizer.json: the
+    SGPE vocab.json (and the other files of that save), which --force removes too."""
     from cli_run import one_line_error, wwho
 
     corpus = tmp_path / "c.txt"
@@ -395,8 +395,7 @@ def test_the_refusal_names_the_files_of_the_old_save_that_force_removes(tmp_path
     again = one_line_error(wwho("train", "--kind", "sgpe", "--script", "sinhala", "--vocab-size", "300", "--quiet",
                                 "-o", out, corpus))
     assert "a saved tokenizer's" not in again  # the same kind of save: the same files, nothing else goes
-    # Found by a probe: a file of that save changed since (a note added) was named as removed too,
-    # where the save keeps it.
+    # A file of that save changed since (a note added) is not named as removed: the save keeps it.
     with open(out / "vocab.json", "a", encoding="utf-8") as f:
         f.write("\n")
     line = one_line_error(wwho("train", "--kind", "bytelevel", "--vocab-size", "300", "--quiet", "-o", out, corpus))
@@ -404,8 +403,8 @@ def test_the_refusal_names_the_files_of_the_old_save_that_force_removes(tmp_path
 
 
 def test_a_file_of_yours_named_like_the_manifest_needs_force(tmp_path):
-    """Before: a file of the user's own named wwho-manifest.json in --out was taken for wwho's and
-    replaced by the save without --force; a manifest of wwho's own is replaced as before."""
+    """A file of the user's own named wwho-manifest.json in --out is not taken for wwho's and replaced
+    by the save without --force; a manifest of wwho's own is replaced."""
     from wwho.cli.outputs import SGPE_FILES, check_output_dir
     from wwho.errors import WwhoError
     from wwho.manifest import MANIFEST
@@ -424,9 +423,9 @@ def test_a_file_of_yours_named_like_the_manifest_needs_force(tmp_path):
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["syllabify", "--script", "sinhala", "ශ්‍රී ලංකාව"],
                                   ["schema", "check", "sinhala"]])
 def test_a_reader_gone_before_the_output_is_flushed_ends_quietly(args):
-    """Found by an audit: with standard output buffered (no ``PYTHONUNBUFFERED``), a reader gone
-    before the output was written (``| head -1``, ``| true``) made Python fail at exit: ``Exception
-    ignored ... BrokenPipeError`` and exit 120, where the promise is a quiet exit 0. The pipe's
+    """With standard output buffered (no ``PYTHONUNBUFFERED``), a reader gone before the output is
+    written (``| head -1``, ``| true``) must not make Python fail at exit (``Exception ignored ...
+    BrokenPipeError`` and exit 120): the promise is a quiet exit 0. The pipe's
     read end is closed before the command starts."""
     read, write = os.pipe()
     os.close(read)

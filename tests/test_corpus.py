@@ -235,7 +235,7 @@ def test_compressed_files_close_the_file_under_them(tmp_path):
 
 
 def test_a_jsonl_line_nested_too_deeply_is_a_bad_line(tmp_path):
-    """Before: a RecursionError traceback from json, even with skip_bad_lines."""
+    """Not a RecursionError traceback from json, with skip_bad_lines or without."""
     path = tmp_path / "d.jsonl"
     path.write_text('{"text": "one"}\n{"text": "x", "n": ' + "[" * 5000 + "]" * 5000 + '}\n{"text": "two"}\n')
     with pytest.raises(CorpusError, match=r"d.jsonl:2: JSON nested too deeply"):
@@ -245,8 +245,8 @@ def test_a_jsonl_line_nested_too_deeply_is_a_bad_line(tmp_path):
 
 
 def test_a_jsonl_line_giving_the_text_field_twice_is_a_bad_line(tmp_path):
-    """Found by a probe: ``{"text": "ශ්‍රී", "text": "abc"}`` was read as "abc" (JSON keeps the last), in
-    silence; a nested object's own "text", and the word in the text, are no second field."""
+    """``{"text": "ශ්‍රී", "text": "abc"}`` must not be read as "abc" (JSON keeps the last) in silence;
+    a nested object's own "text", and the word in the text, are no second field."""
     path = tmp_path / "d.jsonl"
     path.write_text('{"text": "one"}\n{"text": "ශ්\u200dරී", "text": "abc"}\n'
                     '{"meta": {"text": "inner"}, "text": "two text"}\n', encoding="utf-8")
@@ -264,9 +264,9 @@ def test_a_jsonl_line_giving_the_text_field_twice_is_a_bad_line(tmp_path):
     ("මූලය", r'"\u0db8\u0dd6\u0dbd\u0dba"'),  # a key of another script, escaped throughout
 ])
 def test_the_text_field_given_twice_with_escapes_is_a_bad_line(tmp_path, field, second):
-    """Found by review: the second spelling of the field was looked for only where the field
-    occurred twice as it is, so ``{"text": "a", "te\\u0078t": "b"}`` was read as "b" in silence.
-    JSON's own parser (``json.loads`` keeps the last of two equal keys) decides which keys are equal."""
+    """A second spelling of the field counts as the field twice, not only the field as it is, or
+    ``{"text": "a", "te\\u0078t": "b"}`` would be read as "b" in silence. JSON's own parser
+    (``json.loads`` keeps the last of two equal keys) decides which keys are equal."""
     first = json.dumps(field, ensure_ascii=False)
     assert json.loads("{" + f"{first}: 1, {second}: 2" + "}") == {field: 2}  # the same key to JSON
     path = tmp_path / "d.jsonl"
@@ -346,9 +346,8 @@ def test_a_dash_as_a_corpus_says_standard_input_is_not_read(tmp_path, monkeypatc
 
 @pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
 def test_a_tokenizer_saved_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
-    """Before: `wwho train -o corpus corpus` run a second time read the first run's vocab.json,
-    tokenizer.json and manifest as training text (18,609 documents from 6 files instead of 15,000
-    from 1) and learned another vocabulary."""
+    """`wwho train -o corpus corpus` run a second time must not read the first run's vocab.json,
+    tokenizer.json and manifest as training text, and learn another vocabulary."""
     from wwho.errors import WwhoWarning
     from wwho.sgpe import SGPETokenizer
 

@@ -152,9 +152,9 @@ def test_core_refuses_or_skips_an_over_long_line_like_iter_documents(tmp_path, w
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs as on POSIX")
 def test_a_fifo_put_in_place_of_a_corpus_file_is_refused_not_waited_on(tmp_path):
     """The paths are checked before the core counts them; a file replaced by a FIFO in between
-    made the core's blocking open wait for a writer for ever, deaf to Ctrl-C and kill (found by an
-    audit). The core opens without blocking and refuses what is not a regular file. In a child
-    process, so that the old behaviour fails the test by its timeout instead of hanging the run."""
+    would make a blocking open wait for a writer for ever, deaf to Ctrl-C and kill. The core opens
+    without blocking and refuses what is not a regular file. In a child process, so that a blocking
+    open fails the test by its timeout instead of hanging the run."""
     fifo = tmp_path / "corpus.txt"
     os.mkfifo(fifo)
     source = ("import sys\nfrom pathlib import Path\nfrom wwho.counting import count_corpus\n"

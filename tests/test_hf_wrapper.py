@@ -162,10 +162,11 @@ def test_from_pretrained_of_a_directory_without_meta_config_says_so(tok, tmp_pat
 
 
 def test_auto_tokenizer_loads_a_saved_directory(tok, meta, tmp_path):
-    """transformers knows no class named WWHOTokenizer: without more it falls back to its Rust backend
-    and fails with "You need to have sentencepiece or tiktoken installed", with or without
-    trust_remote_code. tokenizer_config.json's auto_map names the module save_pretrained writes, which imports the
-    class from wwho. In a child interpreter: transformers copies that module into HF_MODULES_CACHE."""
+    """transformers knows no class named WWHOTokenizer: without more it falls back to its Rust
+    backend and fails with "You need to have sentencepiece or tiktoken installed", with or without
+    trust_remote_code. tokenizer_config.json's auto_map names the module save_pretrained writes,
+    which imports the class from wwho. In a child interpreter: transformers copies that module into
+    HF_MODULES_CACHE."""
     import os
     import subprocess
     import sys

@@ -333,7 +333,8 @@ def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, k
 def test_memoryviews_of_ids_and_masked_arrays_take_one_rule_on_every_method(kinds, kind):
     """The core's fast path of some methods and the others must agree: a memoryview of uint32 (or
     uint16) ids decoded by some and refused by others, and a numpy masked array whose masked-out ids
-    are decoded silently on that path, are not. A memoryview of integers is ids everywhere, one of bytes nowhere, and a masked array with masked entries is refused everywhere."""
+    are decoded silently on that path, are not. A memoryview of integers is ids everywhere, one of
+    bytes nowhere, and a masked array with masked entries is refused everywhere."""
     from wwho.errors import WrongTypeError
 
     tok = _get(kinds, kind)

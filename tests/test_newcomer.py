@@ -39,8 +39,8 @@ def test_syllabify_warns_on_another_script():
 
 
 def test_syllabify_says_what_it_does_with_latin_text():
-    """Before: the warning said Latin text is kept whole, byte by byte (what training does), above an
-    output that cut it into characters."""
+    """The warning says what the output shows, not that Latin text is kept whole, byte by byte (what
+    training does), above an output that cuts it into characters."""
     with pytest.warns(ScriptWarning, match="which sinhala has no syllables for: each of its characters is a "
                                            "piece of its own"):
         assert wwho.syllabify("hello world") == list("hello world")
@@ -250,8 +250,8 @@ def test_source_build_without_cargo_fails_at_once(tmp_path):
 
 
 def test_the_latin_warning_says_what_the_schema_keeps_whole():
-    """Before: every script's warning said each character of Latin text is a piece of its own, where
-    every bundled schema but Sinhala's keeps grapheme clusters whole (found by an audit)."""
+    """Each script's warning says what it does with Latin text: every bundled schema but Sinhala's
+    keeps grapheme clusters whole, not each character as a piece of its own."""
     import warnings
 
     from wwho import syllabify
@@ -265,7 +265,7 @@ def test_the_latin_warning_says_what_the_schema_keeps_whole():
 
 
 def test_wwho_hf_with_a_broken_transformers_says_why_not_install_it():
-    # a dependency of transformers failing was reported as "transformers ... is not installed" (an audit)
+    # a dependency of transformers failing is not reported as "transformers ... is not installed"
     code = ("import sys, types\nbroken = types.ModuleType('transformers')\n"
             "def __getattr__(name):\n    raise ImportError('cannot import name X from huggingface_hub.utils', "
             "name='huggingface_hub.utils')\nbroken.__getattr__ = __getattr__\nsys.modules['transformers'] = broken\n"

@@ -313,8 +313,9 @@ def test_a_text_shard_counts_its_texts():
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
 def test_a_cut_file_that_changed_before_its_shard_is_counted_is_refused(tmp_path, kind):
     """A corpus file replaced between the driver's cut and a task's count must not be counted with
-    lines split at the old cut points (a vocabulary of neither file), without a word. Each cut shard carries the file's size,
-    change time and inode, and a task refuses another file, before its count and after it."""
+    lines split at the old cut points (a vocabulary of neither file), without a word. Each cut shard
+    carries the file's size, change time and inode, and a task refuses another file, before its
+    count and after it."""
     from wwho.bytelevel.train import count_bytelevel
 
     path = tmp_path / "c.txt"

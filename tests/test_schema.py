@@ -105,7 +105,7 @@ def mutate(**changes):
         # punctuation of the script is its own: a character outside its blocks and word_chars is an error
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063"}], punctuation=["U+0964"]),
          r"punctuation: U\+0964 is not a character of the script"),
-        # a letter of the script among the punctuation (before: taken without a word)
+        # a letter of the script among the punctuation (not taken without a word)
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063"}], punctuation=["U+0061"]),
          r"punctuation: U\+0061 is not punctuation \(General_Category Po\)"),
         (mutate(blocks=[{"name": "toy", "first": "U+0061", "last": "U+0063", "extension": "yes"}]),
@@ -169,7 +169,7 @@ def test_cli_schema_check_reports_a_grammar_that_disagrees(tmp_path, capsys):
 @pytest.mark.parametrize("key, value, words", [("keep_cluster", False, "did you mean 'keep_clusters'"),
                                                ("bogus", 1, "unknown key"), ("sources", 5, "list of strings")])
 def test_unknown_keys_and_bad_sources_are_errors(key, value, words):
-    """Before: accepted without a word (a typo in an optional key then changed nothing)."""
+    """Not accepted without a word (a typo in an optional key would change nothing)."""
     data = copy.deepcopy(json.loads((SCHEMA_DIR / "sinhala.json").read_text(encoding="utf-8")))
     data[key] = value
     with pytest.raises(SchemaError, match=words):
@@ -180,8 +180,8 @@ def test_unknown_keys_and_bad_sources_are_errors(key, value, words):
 
 
 def test_unknown_keys_of_a_class_or_a_block_are_errors():
-    """A misspelt key inside a class object or a block (``propertes``, ``extensoin``) was accepted
-    without a word, and changed what the class held (found by an audit)."""
+    """A misspelt key inside a class object or a block (``propertes``, ``extensoin``) is not accepted
+    without a word, where it would change what the class holds."""
     base = json.loads((SCHEMA_DIR / "devanagari.json").read_text(encoding="utf-8"))
     label = next(k for k, v in base["char_classes"].items() if isinstance(v, dict))
     data = copy.deepcopy(base)
@@ -199,8 +199,8 @@ def test_unknown_keys_of_a_class_or_a_block_are_errors():
 
 
 def test_a_schema_path_of_another_type_is_a_wwho_error():
-    """None or a number raised pathlib's own TypeError from inside it (found by an audit); a bytes
-    path is a path."""
+    """None or a number does not raise pathlib's own TypeError from inside it; a bytes path is a
+    path."""
     from wwho.errors import WrongTypeError
 
     for path in (None, 5):
@@ -243,8 +243,8 @@ def test_a_script_member_names_its_script():
 
 
 def test_the_properties_of_a_schema_are_bounded(tmp_path):
-    """Found by a probe: 90 spellings of one property (1.2 KB of schema) took 34 s to load, each a
-    scan of every code point; a file near the 16 MB bound would have run for days."""
+    """Many spellings of one property must not each be a scan of every code point: a file near the
+    16 MB bound would run for days."""
     from wwho.schema import MAX_PROPERTIES
 
     props = ["^gc=Lu", "^General_Category=Lu", "^Lu"] * 6

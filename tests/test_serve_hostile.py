@@ -68,8 +68,8 @@ def read_answer(sock: socket.socket, timeout: float = 10) -> bytes:
     ids=["page", "wrong-type"],
 )
 def test_a_body_nobody_reads_is_not_read(server, request_head):
-    """Before the fix: once the answer was sent, uvicorn read the rest of the body and dropped it as
-    fast as the client sent it (gigabytes in a few seconds of a core) until the request deadline."""
+    """Once the answer is sent, the rest of the body is not read and dropped as fast as the client
+    sends it (as uvicorn would) until the request deadline."""
     port, _ = server
     limit = 64 * 2**20  # far more than the system's socket buffers hold
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
@@ -93,7 +93,7 @@ def test_a_body_nobody_reads_is_not_read(server, request_head):
 
 
 def test_unparseable_requests_write_nothing_to_the_console(server):
-    """Before the fix: uvicorn wrote 'Invalid HTTP request received.' for each, as fast as they came."""
+    """Not uvicorn's 'Invalid HTTP request received.' for each, as fast as they come."""
     port, log = server
     before = log.read_text()
     for request in (
@@ -113,8 +113,8 @@ def test_unparseable_requests_write_nothing_to_the_console(server):
 @pytest.mark.parametrize("extra", [b"X-a: y\r\n" * 2000, b"X-a: " + b"y" * 20_000 + b"\r\n"],
                          ids=["many-lines", "long-line"])
 def test_a_long_head_is_refused_however_it_arrives(server, pipelined, extra):
-    """Before: h11 bounds a head only while it is incomplete, so 2,000 header lines in one write (or
-    behind another request) were parsed, at a cost per line, and answered 200."""
+    """h11 bounds a head only while it is incomplete, so 2,000 header lines in one write (or behind
+    another request) would be parsed, at a cost per line, and answered 200: they are refused."""
     port, _ = server
     ok = b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port
     long = b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s\r\n" % (port, extra)
@@ -145,7 +145,7 @@ def client():
 @pytest.mark.parametrize("path", ["/", "/static/app.js"])
 @pytest.mark.parametrize("asked", ["junk", "bytes=99999999-", "bytes=0-10", "bytes=0-1,5-9", "lines=0-1"])
 def test_ranges_are_ignored_and_files_sent_whole(client, path, asked):
-    """Before the fix: a malformed range got a plain-text 400, an unsatisfiable one an empty 416."""
+    """Not a plain-text 400 for a malformed range, nor an empty 416 for an unsatisfiable one."""
     whole = client.get(path)
     r = client.get(path, headers={"Range": asked, "If-Range": whole.headers["etag"]})
     assert r.status_code == 200 and r.content == whole.content
@@ -179,7 +179,7 @@ sys.exit(main(["serve", "--port", "0", "--tokenizer", "tiktoken:o200k_base"]))
 
 
 def test_ctrl_c_before_uvicorn_serves_is_one_line():
-    """Before the fix: Python's 'coroutine 'Server.serve' was never awaited' warning, two more lines."""
+    """Not Python's 'coroutine 'Server.serve' was never awaited' warning, two more lines."""
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent")
     env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
@@ -198,8 +198,8 @@ def test_ctrl_c_before_uvicorn_serves_is_one_line():
     (b"HTTP/1.1", 200, None),
 ])
 def test_only_http_1_0_and_1_1_are_answered(server, version, status, words):
-    """Found by a hostile probe: h11 reads any ``HTTP/d.d`` as its own, and the server answered
-    HTTP/9.9 and HTTP/2.0 requests as HTTP/1.1 ones. They get a one-line JSON 505 now."""
+    """h11 reads any ``HTTP/d.d`` as its own: HTTP/9.9 and HTTP/2.0 requests are not answered as
+    HTTP/1.1 ones but get a one-line JSON 505."""
     port, log = server
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(b"GET /api/tokenizers %s\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (version, port))
@@ -211,7 +211,7 @@ def test_only_http_1_0_and_1_1_are_answered(server, version, status, words):
 
 
 def test_an_empty_host_is_named_as_such(server):
-    """Found by a hostile probe: ``Host:`` with no name got the message for a missing Host."""
+    """``Host:`` with no name does not get the message for a missing Host."""
     port, _ = server
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(b"GET /api/tokenizers HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")

@@ -78,11 +78,11 @@ def post_raw(client, body: bytes):
     (b'{"text": "a", "tokenizers": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "array inside a value"),
     # (deep nesting needs a key a level: refused for its many strings before it is parsed)
     (b'{"text": ' + b'{"a":' * 40_000 + b'"b"' + b"}" * 40_001, "holds 40,002 strings or more"),
-    # a list of many short strings holding "[": the scan for arrays outside strings held the event
-    # loop for tens of milliseconds (900 ms for 12 MB) before the refusal (found by a probe)
+    # a list of many short strings holding "[": a scan for arrays outside strings before the refusal
+    # would hold the event loop for a time that grows with the body
     (b'{"text": "a", "tokenizers": [' + b", ".join([b'"["'] * 60_000) + b"]}", "holds 60,003 strings or more"),
-    # an unclosed string of escaped quotes: the array count's first regex retried at every quote
-    # (minutes for a body this size, found in review), and needed Python 3.11's possessive quantifiers
+    # an unclosed string of escaped quotes: a regex for the array count that retries at every quote
+    # would take minutes for a body this size, or need Python 3.11's possessive quantifiers
     (b'[["' + b'\\"' * 100_000, "array inside a value"),
     (b'{"text": "a", "x": ' + b"7" * 200_000 + b"}", "a number (7777777777777777777"),
     (b'{"text": "a", "x": 1.' + b"5" * 200_000 + b"}", "a number (1.555555555555555555"),
@@ -113,7 +113,7 @@ def test_the_real_server_logs_no_traceback_for_bad_bodies(server):
 
 
 def test_a_client_that_leaves_mid_body_is_dropped_without_a_log(server):
-    """Before the fix: each such client made the server log a ``ClientDisconnect`` traceback."""
+    """Such a client does not make the server log a ``ClientDisconnect`` traceback."""
     port, log = server
     for _ in range(20):
         with socket.create_connection(("127.0.0.1", port)) as s:
@@ -125,8 +125,8 @@ def test_a_client_that_leaves_mid_body_is_dropped_without_a_log(server):
 
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_is_one_line_and_does_not_wait_for_a_client(tmp_path, presses):
-    """Before the fix: one Ctrl-C waited for a client that sent headers and no body until its body's
-    time limit (10 s), and a second Ctrl-C meanwhile printed uvicorn's traceback of the request."""
+    """One Ctrl-C does not wait for a client that sent headers and no body until its body's time
+    limit (10 s), where a second Ctrl-C meanwhile would print uvicorn's traceback of the request."""
     log = tmp_path / "stderr.txt"
     with real_server(log, "tiktoken:o200k_base", LLAMA3) as (proc, port), socket.create_connection(("127.0.0.1", port)) as stalled:
         stalled.sendall(request_bytes(port, b'{"text": "abc"}')[:-5])
@@ -144,8 +144,8 @@ def test_ctrl_c_is_one_line_and_does_not_wait_for_a_client(tmp_path, presses):
 
 
 def test_an_ignored_ctrl_c_is_ignored_as_by_every_verb(tmp_path):
-    """Before: started with SIGINT ignored (a background job of a shell that is not interactive),
-    the server stopped on one anyway and exited 0 without a word (found by an audit)."""
+    """Started with SIGINT ignored (a background job of a shell that is not interactive), the server
+    does not stop on one and exit 0 without a word."""
     log = tmp_path / "stderr.txt"
     with real_server(log, "tiktoken:o200k_base", ignore_sigint=True) as (proc, port):
         assert ask(port, "serving")[0] == 200  # (uvicorn's handlers are in place once it answers)
@@ -212,9 +212,9 @@ def test_any_host_when_not_on_loopback_but_still_same_origin(loaded):
 
 
 def test_off_loopback_only_ip_addresses_and_the_machines_names_are_answered(loaded):
-    """Found by a hostile probe of ``wwho serve``: on a non-loopback address any ``Host`` was answered,
-    so a page that rebinds its own name to this machine's address (DNS rebinding) could use the
-    server from a visitor's browser. Now, as ``wwho serve --host 0.0.0.0`` makes it: IP addresses,
+    """On a non-loopback address, answering any ``Host`` would let a page that rebinds its own name to
+    this machine's address (DNS rebinding) use the server from a visitor's browser. As ``wwho serve
+    --host 0.0.0.0`` makes it: IP addresses,
     the machine's own names and ``--allow-host`` names only."""
     import socket
 
@@ -328,9 +328,9 @@ def test_a_full_queue_refuses_the_request_tagged_last_at_once():
 
 
 def test_a_flood_of_cheap_requests_does_not_starve_a_costlier_one():
-    """Before the fix: the cheapest waiting request always went next and a full queue refused anything
-    costlier than what it held, so a few addresses sending empty texts as fast as they were answered
-    kept every other client's text waiting until it was refused (503)."""
+    """If the cheapest waiting request always went next and a full queue refused anything costlier
+    than what it held, a few addresses sending empty texts as fast as they are answered would keep
+    every other client's text waiting until it was refused (503)."""
     from wwho.serve.limits import Limits
     from wwho.serve.worker import Worker
 
@@ -391,8 +391,8 @@ def test_one_client_has_a_few_large_requests_at_most():
 
 
 def test_one_client_cannot_fill_the_queue_with_cheap_requests():
-    """Before the fix: one address could keep the queue full of one-character requests, and every other
-    client's text, costlier than those, was refused with 503."""
+    """One address must not keep the queue full of one-character requests, where every other client's
+    text, costlier than those, would be refused with 503."""
     from wwho.serve.limits import Limits
     from wwho.serve.refusals import Busy
     from wwho.serve.worker import Worker
@@ -744,9 +744,9 @@ def test_too_many_connections_close_the_oldest_idle_ones():
 
 
 def test_one_address_opening_connections_closes_its_own_not_another_clients():
-    """Before the fix: opening one too many closed the connection that had waited longest for a whole
-    request, whoever it was, so an address opening connections as fast as it could closed another
-    client's connection whose request had not been read yet (it answered nothing)."""
+    """Opening one too many must not close the connection that has waited longest for a whole request,
+    whoever it is, or an address opening connections as fast as it can would close another client's
+    connection whose request has not been read yet (answering nothing)."""
     from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=5)) as port:
@@ -764,10 +764,9 @@ def test_one_address_opening_connections_closes_its_own_not_another_clients():
 
 
 def test_an_address_keeping_every_connection_busy_makes_room_for_another():
-    """Found by a hostile probe of ``wwho serve``: connections whose requests were being answered were
-    never closed for a new one, so an address sending one cheap request after another on 256
-    connections closed nearly every newcomer instead. Now the address
-    with the most connections open gives up its oldest one, busy or not."""
+    """Were connections whose requests are being answered never closed for a new one, an address
+    sending one cheap request after another on 256 connections would close nearly every newcomer
+    instead. The address with the most connections open gives up its oldest one, busy or not."""
     from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=4)) as port:
@@ -801,9 +800,9 @@ def test_the_connections_of_one_client_are_counted_by_address_and_ipv6_network()
 
 
 def test_accepted_connections_send_without_waiting_for_acknowledgements():
-    """Before the fix: the listening socket was made with protocol 0, so asyncio left Nagle's algorithm
-    on for the connections it accepted, and every answer after the first on a kept-alive connection
-    waited for the client's delayed acknowledgement (about 40 ms)."""
+    """Made with protocol 0, the listening socket would make asyncio leave Nagle's algorithm on for
+    the connections it accepts, and every answer after the first on a kept-alive connection wait for
+    the client's delayed acknowledgement (about 40 ms)."""
     from wwho.cli.serve import bind
 
     sock, _ = bind("127.0.0.1", 0)
@@ -825,9 +824,9 @@ def test_accepted_connections_send_without_waiting_for_acknowledgements():
 
 
 def test_connections_that_never_send_their_body_make_room_for_new_ones():
-    """Before the fix: a connection that had sent its headers counted as being answered and was never
-    closed for a new one, so clients sending headers and no body could hold every place; a new
-    connection was closed at once."""
+    """A connection that has sent its headers does not count as being answered, never closed for a
+    new one: otherwise clients sending headers and no body could hold every place, and a new
+    connection would be closed at once."""
     from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=4)) as port:
@@ -869,8 +868,8 @@ def test_an_answer_the_client_does_not_read_is_dropped():
 
 
 def test_connections_that_do_not_read_their_answers_make_room_for_new_ones():
-    """Before the fix: pipelined requests whose answers a client never reads (a tiny receive window)
-    counted as being answered, so 256 such connections shut everyone out for the write limit."""
+    """Pipelined requests whose answers a client never reads (a tiny receive window) do not count as
+    being answered, or 256 such connections would shut everyone out for the write limit."""
     from wwho.serve.limits import Limits
 
     pipelined = b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n" * 3
@@ -890,9 +889,9 @@ def test_connections_that_do_not_read_their_answers_make_room_for_new_ones():
 
 
 def test_a_request_sent_before_the_client_closes_its_side_is_answered(server):
-    """Before the fix: a client that sent its request and then shut its side of the connection down
-    (``shutdown(SHUT_WR)``) got nothing: the end of its stream was taken for a client that had gone,
-    and the request was dropped."""
+    """A client that sends its request and then shuts its side of the connection down
+    (``shutdown(SHUT_WR)``) gets its answer: the end of its stream is not taken for a client that has
+    gone, with the request dropped."""
     port, _ = server
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(request_bytes(port, json.dumps({"text": "half closed"}).encode()))
@@ -929,9 +928,9 @@ def test_a_chunked_body_is_refused_and_the_connection_closed(server):
 
 
 def test_the_addresses_of_one_ipv6_network_are_one_client_for_every_limit(loaded, monkeypatch):
-    """Found by a hostile review: the connection limit counted an IPv6 client by its /64 network,
-    the per-client request limits and the fair queue by its whole address, so one client could
-    spread its requests over its network's addresses. Every limit takes ``client_key`` now."""
+    """Were the connection limit to count an IPv6 client by its /64 network and the per-client request
+    limits and the fair queue by its whole address, one client could spread its requests over its
+    network's addresses. Every limit takes ``client_key``."""
     from types import SimpleNamespace
 
     from wwho.serve.app import create_app
@@ -955,9 +954,9 @@ def test_the_addresses_of_one_ipv6_network_are_one_client_for_every_limit(loaded
 
 
 def test_addresses_holding_one_idle_connection_each_give_way_to_a_newcomer():
-    """Found by a probe: 256 idle sockets from 256 loopback addresses (any local process may use every
-    127.x.y.z) shut every other client out: on a tie the new connection was the one closed. Now the
-    longest waiting of the tied addresses' connections makes room."""
+    """256 idle sockets from 256 loopback addresses (any local process may use every 127.x.y.z) must
+    not shut every other client out by closing the new connection on a tie: the longest waiting of
+    the tied addresses' connections makes room."""
     from wwho.serve.limits import Limits
 
     with guarded_server(Limits(max_connections=4)) as port:
@@ -977,7 +976,7 @@ def test_addresses_holding_one_idle_connection_each_give_way_to_a_newcomer():
 
 
 def test_whole_requests_pipelined_before_a_half_close_are_all_answered(server):
-    """Found by a probe: three POSTs in one packet, then ``shutdown(SHUT_WR)``: one or two answers."""
+    """Three POSTs in one packet, then ``shutdown(SHUT_WR)``: three answers, not one or two."""
     port, _ = server
     for _ in range(3):
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
@@ -988,8 +987,8 @@ def test_whole_requests_pipelined_before_a_half_close_are_all_answered(server):
 
 
 def test_an_answer_sent_before_the_body_arrived_says_the_connection_closes(server):
-    """Found by a probe: a 415 sent after the headers, before the body, invited keep-alive, but the
-    connection was never read again: the client's body and next request got a reset after seconds."""
+    """A 415 sent after the headers, before the body, must not invite keep-alive on a connection that
+    is never read again, where the client's body and next request would get a reset after seconds."""
     port, _ = server
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: text/plain\r\n"

@@ -127,7 +127,8 @@ def test_special_tokens_are_text_unless_allowed(tokenizers):
 
 
 def test_disallowed_special_refuses_texts_holding_them(tokenizers):
-    """SGPE's encoders take disallowed_special, as the other kinds (and tiktoken) do. The default disallows none (SGPE's special tokens are ordinary text unless allowed)."""
+    """SGPE's encoders take disallowed_special, as the other kinds (and tiktoken) do. The default
+    disallows none (SGPE's special tokens are ordinary text unless allowed)."""
     from wwho.errors import DisallowedSpecialError
 
     tok = tokenizers["sinhala"]

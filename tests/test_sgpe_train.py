@@ -127,10 +127,10 @@ def test_resume_with_other_options_names_them(tmp_path):
 
 
 def test_resume_with_other_special_tokens_is_refused(tmp_path):
-    """Found when --special came to the command line: the special tokens were not part of a checkpoint's
-    fingerprint, so a resume with others went on, and its vocabulary (their count sets the merges' ids)
-    was not the one a training from the start with them gives. The default ones' checkpoints are those
-    of earlier versions, still valid."""
+    """The special tokens are part of a checkpoint's fingerprint: a resume with others must not go on,
+    as its vocabulary (their count sets the merges' ids) would not be the one a training from the
+    start with them gives. With the default ones the fingerprint leaves them out, so checkpoints that
+    name no special tokens stay valid."""
     path = news_slice(tmp_path, 300)
     ckpt = tmp_path / "ckpt"
     custom = ("<|endoftext|>", "<|a|>", "<|b|>", "<|c|>", "<|d|>", "<|e|>", "<|f|>", "<|g|>")
@@ -211,7 +211,7 @@ def test_vocab_size_smaller_than_specials(tmp_path):
         (lambda d: d.update(script="klingon"), "'script' must be one of"),
         (lambda d: d["vocab"].update({"zz": d["vocab"].pop("<0x41>")}), "byte tokens"),
         (lambda d: d.update(leading_space=False), "'leading_space' false is not supported"),
-        # found by a hostile probe: every value but true was reported as false
+        # every value but true must not be reported as false
         (lambda d: d.update(leading_space="yes"), "'leading_space' must be true, not 'yes'"),
         (lambda d: d.update(leading_space=None), "'leading_space' must be true, not None"),
     ],
@@ -412,8 +412,8 @@ def test_script_characters_stay_out_of_a_vocabulary_too_small_for_them(tmp_path,
 
 def test_a_vocabulary_larger_than_asked_is_a_warning_even_when_quiet(tmp_path):
     """The base symbols, the characters and the byte tokens of a corpus may not fit in a small
-    vocab_size; the vocabulary is then larger than asked. Before: a bare ``warning:`` line that
-    ``--quiet`` hid, not a ``VocabSizeWarning``."""
+    vocab_size; the vocabulary is then larger than asked, said by a ``VocabSizeWarning``, not a bare
+    ``warning:`` line that ``--quiet`` hides."""
     import warnings
 
     from conftest import run_wwho
@@ -436,7 +436,7 @@ def test_a_vocabulary_larger_than_asked_is_a_warning_even_when_quiet(tmp_path):
 @pytest.mark.parametrize("script", ["mixed", "indic"])
 def test_a_stray_mark_both_alone_and_after_a_letter_trains(tmp_path, script):
     """A combining mark after a space is a boundary token, after a letter part of a syllable: one
-    symbol. Before: 'symbols 0 and 1 are equal' in the multi-script modes."""
+    symbol, in the multi-script modes too (not 'symbols 0 and 1 are equal')."""
     import warnings
 
     corpus = tmp_path / "m.txt"
@@ -449,7 +449,7 @@ def test_a_stray_mark_both_alone_and_after_a_letter_trains(tmp_path, script):
 
 
 def test_superword_merges_follow_min_freq(tmp_path):
-    """Before: superword merges took phrases seen twice whatever --min-freq said."""
+    """Superword merges take no phrase seen fewer times than --min-freq says."""
     import warnings
 
     from conftest import read_slice
@@ -486,8 +486,8 @@ def test_the_size_a_larger_vocabulary_warning_names_fits(tmp_path):
 
 
 def test_a_vocabulary_short_for_its_superword_share_says_so(tmp_path):
-    """Before: with superword_share 0.99 the warning said the text had no pair left to merge, where
-    the merges had stopped at their share (the same text gives thousands at the default)."""
+    """With superword_share 0.99 the warning says the merges stopped at their share, not that the
+    text had no pair left to merge (the same text gives thousands at the default)."""
     from conftest import read_slice
 
     from wwho.errors import VocabSizeWarning
@@ -502,7 +502,7 @@ def test_a_vocabulary_short_for_its_superword_share_says_so(tmp_path):
 
 
 def test_meta_training_on_a_corpus_without_indic_text_says_so(tmp_path):
-    """Before: 'the corpus has no text (1 file, 2 documents)', which contradicted itself."""
+    """Not 'the corpus has no text (1 file, 2 documents)', which contradicts itself."""
     corpus = tmp_path / "en.txt"
     corpus.write_text("hello world\nonly english here\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="the corpus has no sinhala text .*1 file, 2 documents"):
@@ -514,8 +514,8 @@ def test_meta_training_on_a_corpus_without_indic_text_says_so(tmp_path):
 
 
 def test_a_vocabulary_short_for_its_prune_freq_names_it(tmp_path):
-    """Before: with prune_freq far above any syllable's count the warning advised more text only,
-    where the same text reaches the size with the default (found by an audit)."""
+    """With prune_freq far above any syllable's count the warning advises a lower prune_freq, not
+    more text only: the same text reaches the size with the default."""
     import warnings
 
     from wwho.errors import VocabSizeWarning
@@ -531,8 +531,8 @@ def test_a_vocabulary_short_for_its_prune_freq_names_it(tmp_path):
 
 @pytest.mark.parametrize("method", ["train_from_iterator", "train_from_counts"])
 def test_a_misspelt_option_is_refused_before_any_text_is_read(method):
-    """Found by a probe: train_from_iterator(superword_shares=0.1) counted every document, then
-    failed naming a private function; train_from_counts took prefix_space with segments_only."""
+    """train_from_iterator(superword_shares=0.1) is refused before counting any document, naming no
+    private function; train_from_counts refuses prefix_space with segments_only."""
     from wwho.errors import VocabError
     from wwho.sgpe import SGPETokenizer
 

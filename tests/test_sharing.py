@@ -209,9 +209,9 @@ def test_training_again_in_a_forked_child():
 
 
 def test_fork_while_another_thread_loads_a_tiktoken_encoding():
-    """tiktoken's registry holds its lock while its first ``get_encoding`` builds the encoding; a fork
-    meanwhile copied it held, and the child's ``get_encoding`` waited for ever (found by an
-    audit). The loader gives the child fresh locks, its own and the registry's."""
+    """tiktoken's registry holds its lock while its first ``get_encoding`` builds the encoding; a
+    fork meanwhile copies it held, and the child's ``get_encoding`` would wait for ever. The loader
+    gives the child fresh locks, its own and the registry's."""
     if not O200K_FILE.is_file():
         pytest.skip(f"{O200K_FILE} is absent: the shared o200k_base ranks file is needed")
     source = textwrap.dedent(f"""
@@ -257,8 +257,8 @@ sys.meta_path.insert(0, _Slow())
 @pytest.mark.parametrize("kind", ["bytelevel", "sgpe"])
 def test_fork_while_another_thread_imports_numpy_for_its_first_array(kind, call, sgpe_dir):
     """The array methods import numpy on their first call. A fork while another thread was in that
-    import copied numpy's import lock held into the child, whose own first array waited for ever
-    (every time, in an audit). A fork now waits for the import (wwho.imports)."""
+    import would copy numpy's import lock held into the child, whose own first array would wait for
+    ever. A fork waits for the import (wwho.imports)."""
     arg = "'ශ්‍රී ලංකාව hello'" if call == "encode_to_numpy" else "['ශ්‍රී ලංකාව hello']"
     source = SLOW_NUMPY + loader(kind, sgpe_dir) + textwrap.dedent(f"""
         import os, signal, threading, time
@@ -280,9 +280,9 @@ def test_fork_while_another_thread_imports_numpy_for_its_first_array(kind, call,
 
 
 def test_fork_while_another_thread_trains_a_binary_tokenizer_on_threads():
-    """Training a binary tokenizer on 2 threads set TOKENIZERS_PARALLELISM=true for the run, so a
-    child forked meanwhile kept HF's thread pool (whose threads it does not have), and its own
-    training waited for ever (every time, in an audit)."""
+    """Training a binary tokenizer on 2 threads must not set TOKENIZERS_PARALLELISM=true for the run,
+    or a child forked meanwhile keeps HF's thread pool (whose threads it does not have), and its own
+    training waits for ever."""
     source = textwrap.dedent(f"""
         import os, signal, threading, time
         from wwho.binary import BinaryTokenizer
@@ -306,8 +306,8 @@ def test_fork_while_another_thread_trains_a_binary_tokenizer_on_threads():
 
 def test_training_without_progress_makes_no_progress_bar(monkeypatch):
     """A tqdm bar takes tqdm's class lock when it is made, disabled or not; a child forked while
-    another thread made one (SGPE training from an iterator, progress=False) waited for that lock
-    for ever (5 of 12 forks, in an audit). Without progress no bar is made."""
+    another thread made one (SGPE training from an iterator, progress=False) could wait for that
+    lock for ever. Without progress no bar is made."""
     import tqdm.std
 
     from wwho.sgpe import SGPETokenizer
@@ -322,7 +322,7 @@ def test_training_without_progress_makes_no_progress_bar(monkeypatch):
 
 def test_a_fork_does_not_wait_for_ever_on_the_import_lock():
     """The fork's wait for an import under wwho.imports' lock is bounded: an import that needs what the
-    forking thread holds (logging's before-fork hook takes logging's lock; found in review) must not
+    forking thread holds (logging's before-fork hook takes logging's lock) must not
     stop the fork. Here another thread holds the lock and never lets go."""
     source = textwrap.dedent("""
         import os, threading, time
@@ -411,21 +411,21 @@ print(os.waitstatus_to_exitcode(status), "slow" if took > 5 else "quick")
 
 
 def test_fork_while_another_thread_imports_any_module_waits_for_it(tmp_path):
-    """Found by a probe: a first constructor imports stdlib modules too (json, dataclasses, regex),
-    and a child forked while another thread held one of their import locks waited for ever (1 to 6
-    children of 8, every kind). The fork now waits for imports under way in other threads; and
-    since logging's own before-fork hook takes a lock such an import may need (gguf's import calls
-    logging.getLogger), wwho's hook runs before it (else the fork stalled the whole wait)."""
+    """A first constructor imports stdlib modules too (json, dataclasses, regex), and a child forked
+    while another thread holds one of their import locks could wait for ever, every kind. The fork
+    waits for imports under way in other threads; and since logging's own before-fork hook takes a
+    lock such an import may need (gguf's import calls logging.getLogger), wwho's hook runs before
+    it (else the fork would stall for the whole wait)."""
     done = run_child(SLOW_OTHER_IMPORT.format(folder=str(tmp_path)), timeout=90)
     assert done.returncode == 0 and done.stdout.split() == ["0", "quick"], (done.stdout, done.stderr[-3000:])
 
 
 @pytest.mark.parametrize("phase", ["create", "exec"])
 def test_fork_while_another_thread_imports_a_module_of_wwho(phase):
-    """A constructor imports its module on first use (``ByteBPE.from_gguf``: wwho.bytelevel.gguf, and
-    gguf and numpy with it). A child forked while another thread was in that import waited for ever
-    on the module's import lock, which the fork had copied held (every kind, 1 to 6 children of 8 in
-    an audit). The child now forgets imports under way and makes the module afresh (wwho.imports)."""
+    """A constructor imports its module on first use (``ByteBPE.from_gguf``: wwho.bytelevel.gguf,
+    and gguf and numpy with it). A child forked while another thread was in that import would wait
+    for ever on the module's import lock, which the fork copied held (every kind). The child forgets
+    imports under way and makes the module afresh (wwho.imports)."""
     done = run_child(SLOW_WWHO_IMPORT.format(phase=phase), timeout=90)
     assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])
 
@@ -454,9 +454,9 @@ print(import_module("oncemod").VALUE)
 
 
 def test_a_ctrl_c_inside_a_first_import_leaves_the_library_whole(tmp_path):
-    """Found by a probe: a Ctrl-C during the first ``ByteBPE.from_gguf`` or ``encode_to_numpy`` (numpy's
-    and gguf's imports) left numpy half made for the rest of the process ("cannot load module more
-    than once per process", "module 'numpy' has no attribute 'nonzero'"). The Ctrl-C is now held
+    """A Ctrl-C during the first ``ByteBPE.from_gguf`` or ``encode_to_numpy`` (numpy's and gguf's
+    imports) must not leave numpy half made for the rest of the process ("cannot load module more
+    than once per process", "module 'numpy' has no attribute 'nonzero'"). The Ctrl-C is held
     back until such an import is done, then raised."""
     done = run_child(CTRL_C_IN_AN_IMPORT.format(folder=str(tmp_path)), timeout=60)
     assert done.returncode == 0 and done.stdout.split() == ["interrupted", "7"], (done.stdout, done.stderr[-2000:])

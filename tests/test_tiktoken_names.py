@@ -35,8 +35,8 @@ def small():
 
 
 def test_the_special_tokens_set_and_decode_batch_are_tiktokens(pair):
-    """Found by an audit: special_tokens_set was a frozenset (tiktoken's is a new set, which code may
-    change), and decode_batch took no num_threads."""
+    """special_tokens_set is a new set, as tiktoken's (which code may change), not a frozenset, and
+    decode_batch takes num_threads."""
     ours, theirs = pair
     names = ours.special_tokens_set
     assert type(names) is set and names == theirs.special_tokens_set
@@ -47,8 +47,8 @@ def test_the_special_tokens_set_and_decode_batch_are_tiktokens(pair):
 
 
 def test_a_disallowed_name_the_vocabulary_lacks_is_not_advised_to_be_allowed(pair):
-    """Found in review: the refusal advised allowed_special={name}, which cannot help for a name that
-    is no special token; it now says to leave it out of disallowed_special."""
+    """The refusal does not advise allowed_special={name}, which cannot help for a name that is no
+    special token: it says to leave it out of disallowed_special."""
     ours, _ = pair
     for name in ("", "<|nope|>"):
         with pytest.raises(TokenizerError, match="is no special token of this vocabulary.*leave it out of "
@@ -65,7 +65,7 @@ def test_every_method_of_tiktoken_is_there(pair):
 @pytest.mark.parametrize("call", ["decode([None])", "decode([1.5])", "decode([-1])", "decode([2**40])",
                                   "decode([199998])", "encode(None)", "encode_batch(['a', None])",
                                   "decode_single_token_bytes(-1)", "encode_ordinary(b'x')",
-                                  # found by a second audit: each was a ValueError (or a KeyError) only
+                                  # each also the class tiktoken raises, not a ValueError (or KeyError) alone
                                   "decode_single_token_bytes(2**32)", "decode(5)", "decode('ab')",
                                   "decode(np.int64(5))", "decode_bytes(5)", "decode_tokens_bytes(5)",
                                   "decode_with_offsets(5)", "decode_batch([5])", "decode_bytes_batch([5])",
@@ -77,7 +77,7 @@ def test_every_method_of_tiktoken_is_there(pair):
 def test_errors_are_of_the_classes_tiktoken_raises(pair, call):
     """Code written for tiktoken catches what it catches there (a TypeError for a wrong type, an
     OverflowError for an id outside 32 bits, a KeyError for an id without a token); wwho's own
-    class, with its clearer message, is a subclass of each (found by an audit)."""
+    class, with its clearer message, is a subclass of each."""
     ours, theirs = pair
     raised = []
     for tok in (theirs, ours):
@@ -156,7 +156,7 @@ def test_what_is_no_token_is_a_key_error_and_a_tokenizer_error(small):
 
 def test_an_encoding_built_from_the_private_names_as_tiktoken_shows(pair):
     """tiktoken's README extends an Encoding from ``_pat_str``, ``_mergeable_ranks`` and
-    ``_special_tokens``; a ByteBPE lacked them (found by an audit). Built from ours, a tiktoken
+    ``_special_tokens``; a ByteBPE has them too. Built from ours, a tiktoken
     Encoding gives tiktoken's ids, the new special token included."""
     import tiktoken
 

@@ -64,8 +64,8 @@ def _move_forward(data):
 
 @pytest.mark.parametrize("edit", [_swap_two, _move_forward])
 def test_merges_edited_in_a_valid_checkpoint_are_refused(corpus, tmp_path, trained, edit):
-    """Before: merges put in another order (by hand, or a damaged byte that left valid JSON) were
-    replayed without a word, and the resumed vocabulary differed from an uninterrupted one."""
+    """Merges put in another order (by hand, or a damaged byte that left valid JSON) are not replayed
+    without a word, where the resumed vocabulary would differ from an uninterrupted one."""
     _, folder = trained
     copy = _copy_checkpoint(folder, tmp_path / "ck", edit)
     with pytest.raises(VocabError, match=r"ck/checkpoint.json: its merges do not match the sha256"):
@@ -93,8 +93,8 @@ def test_a_checkpoint_of_a_newer_format_says_so(corpus, tmp_path, trained):
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "link"])
 def test_a_marker_that_is_no_regular_file_is_refused_and_left(tmp_path, kind):
-    """Before: a FIFO named like the marker hung the end of training (removal read it) forever, and a
-    folder of that name failed it with a bare 'Is a directory' after the model was saved."""
+    """A FIFO named like the marker must not hang the end of training (if removal read it), nor a
+    folder of that name fail it with a bare 'Is a directory' after the model is saved."""
     folder = tmp_path / "ck"
     folder.mkdir()
     marker = folder / checkpoints.MARKER
@@ -112,8 +112,8 @@ def test_a_marker_that_is_no_regular_file_is_refused_and_left(tmp_path, kind):
 
 
 def test_a_first_checkpoint_whose_marker_cannot_be_written_leaves_nothing(corpus, tmp_path):
-    """Before: the marker was written in place; a full disk left the output folder, its checkpoints
-    folder and an empty marker, which made the folder look adopted: never removed afterwards."""
+    """Written in place, the marker on a full disk would leave the output folder, its checkpoints
+    folder and an empty marker, which makes the folder look adopted: never removed afterwards."""
 
     def small_files():  # every file may grow to 4 bytes: the marker's write fails as on a full disk
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -147,8 +147,8 @@ def _hold(folder: Path) -> int:
 
 
 def test_a_checkpoint_folder_another_training_uses_is_refused(corpus, tmp_path, trained):
-    """Before: the second training overwrote the first one's checkpoint, and the end of either
-    deleted the other's."""
+    """The second training must not overwrite the first one's checkpoint, nor the end of either
+    delete the other's."""
     _, folder = trained
     copy = _copy_checkpoint(folder, tmp_path / "ck")
     before = (copy / checkpoints.FILE).read_bytes()
@@ -195,8 +195,8 @@ def test_a_second_training_into_the_same_output_is_refused(corpus, tmp_path):
 def test_an_output_written_while_training_is_not_replaced_without_force(
     corpus, tmp_path, monkeypatch, capsys
 ):
-    """Before: the output was checked only before training; one written meanwhile (another run with
-    its own --checkpoint-dir) was replaced without --force."""
+    """The output is checked after training too: one written meanwhile (another run with its own
+    --checkpoint-dir) is not replaced without --force."""
     from wwho.cli import main, train_sgpe
 
     real = train_sgpe._train
@@ -221,7 +221,7 @@ def test_an_output_written_while_training_is_not_replaced_without_force(
 
 @pytest.mark.parametrize("value", [b"ck", 5, ""])
 def test_a_checkpoint_dir_of_the_wrong_type_is_one_clear_error(corpus, tmp_path, monkeypatch, value):
-    """Before: bytes and numbers failed deep inside pathlib with a TypeError, and "" kept
+    """Bytes and numbers do not fail deep inside pathlib with a TypeError, and "" does not keep
     checkpoints in the working directory."""
     monkeypatch.chdir(tmp_path)
     with pytest.raises(VocabError, match="checkpoint_dir"):
@@ -231,8 +231,8 @@ def test_a_checkpoint_dir_of_the_wrong_type_is_one_clear_error(corpus, tmp_path,
 
 @pytest.mark.parametrize("kind, stray", [("sgpe", "meta_config.json"), ("bytelevel", "vocab.json")])
 def test_training_into_a_folder_with_another_kinds_file_is_refused_first(corpus, tmp_path, kind, stray):
-    """Found by a hostile probe: training exited 0 into a folder holding a file no manifest listed
-    that decides a saved folder's kind, and the model it wrote could not be loaded."""
+    """Training must not exit 0 into a folder holding a file no manifest lists that decides a saved
+    folder's kind, where the model it writes could not be loaded."""
     out = tmp_path / "out"
     out.mkdir()
     (out / stray).write_text("yours")
