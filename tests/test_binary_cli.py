@@ -515,8 +515,8 @@ SPACES = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2003
        lead=st.text(st.sampled_from(SPACES), max_size=2), piece=st.integers(1, 12))
 def test_a_line_of_plain_ids_is_read_in_pieces_as_whole(words, lead, piece):
     """``wwho decode`` reads a line of digits and whitespace (what ``encode`` writes) a piece of
-    ``SPLIT_CHARS`` characters at a time, without a regex per id (a line of 4M ids: 2.7 s and
-    over 500 MB before): the ids are ``str.split``'s, whatever the pieces, and a word too long
+    ``SPLIT_CHARS`` characters at a time, without a regex per id (whose cost a line of millions of
+    ids would pay): the ids are ``str.split``'s, whatever the pieces, and a word too long
     to be an id is still named by its item number."""
     line = lead + "".join(digits + space for digits, space in words)
     too_long = [n for n, (digits, _) in enumerate(words) if len(digits) > 20]

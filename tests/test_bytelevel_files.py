@@ -232,8 +232,8 @@ def test_an_added_token_that_a_merge_makes_too_is_read_as_hf_reads_it(tmp_path, 
 @pytest.mark.parametrize("special", [False, True])
 def test_long_added_tokens_in_the_vocab_load_in_linear_time_as_hf_reads_them(tmp_path, special):
     """Whether an added token that model.vocab also lists is an ordinary token too (a merge makes it)
-    was found by cutting it at every offset, in time quadratic in its length. A long token is looked
-    up among the merges' products instead, with the same answer: one a merge makes is both, one none
+    is not found by cutting it at every offset, in time quadratic in its length: a long token is
+    looked up among the merges' products instead, with the same answer: one a merge makes is both, one none
     makes is only an added token."""
     import time
 

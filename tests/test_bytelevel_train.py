@@ -263,7 +263,7 @@ def test_training_reads_every_format_and_bound_like_before(tmp_path):
 
 @pytest.mark.parametrize("pattern", [r"\w*", r"\s*|\S+", "x?", ""])
 def test_a_pre_tokenizer_that_matches_the_empty_string_is_refused(tmp_path, pattern):
-    """Before: training went on, and its HF export cut 13-100% of lines other than the tokenizer."""
+    """Refused: trained, its HF export would cut many lines otherwise than the tokenizer does."""
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError
 
@@ -274,7 +274,7 @@ def test_a_pre_tokenizer_that_matches_the_empty_string_is_refused(tmp_path, patt
 
 
 def test_a_one_byte_special_token_is_refused_before_training(tmp_path):
-    """Before: refused only at the export, once counting and merging were done."""
+    """Refused before training, not only at the export, once counting and merging are done."""
     from wwho.bytelevel import ByteBPE
     from wwho.errors import VocabError
 

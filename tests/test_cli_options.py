@@ -107,8 +107,8 @@ def test_the_real_command_evaluates_every_tokenizer_given(tmp_path):
     ["nosuchverb"],
 ])
 def test_argument_errors_are_one_line_for_every_verb(args):
-    """Before: argparse printed its usage block first (17 lines for ``train --kind sgpe``), while
-    every other error of the command is one line."""
+    """argparse's usage block is not printed first (many lines for ``train --kind sgpe``): as every
+    other error of the command, one line."""
     from cli_run import one_line_error, wwho
 
     line = one_line_error(wwho(*args))

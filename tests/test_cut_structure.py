@@ -50,7 +50,7 @@ def test_inside_offsets_equal_the_set_computation_on_random_text():
 
 
 def test_inside_offsets_cost_a_small_multiple_of_the_line():
-    """Before: a Python set of every offset, many times the line itself."""
+    """Not a Python set of every offset, many times the line itself."""
     import tracemalloc
 
     line = " ".join(["ශ්‍රී ලංකාව යනු දිවයිනකි", "ප්‍රජාතාන්ත්‍රික", "Hello, world"] * 4000)

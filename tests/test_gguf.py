@@ -717,8 +717,8 @@ def test_an_array_of_millions_of_arrays_is_walked_over_not_read(tmp_path, key):
 
 
 def test_skipping_a_large_array_of_arrays_costs_little_memory(tmp_path):
-    """1M empty arrays (12 MB): the peak resident memory of loading rose by 170 MB before; now by
-    about the file's own pages (the file is mapped)."""
+    """1M empty arrays (12 MB): the peak resident memory of loading rises by about the file's own
+    pages (the file is mapped), not by a Python object per array."""
     from memory import MB, measure
 
     path = _raw_gguf(tmp_path / "m.gguf", _empty_arrays("llama.junk", 1_000_000))

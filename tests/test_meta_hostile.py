@@ -188,7 +188,7 @@ def test_one_tokenizer_on_many_threads_equals_one_thread(meta):
 
 @pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")  # mixed text, on purpose
 @given(text=MIXED)
-@example(text="\U0001f642\u093c\u200d\U0001f642")  # found by hypothesis: a run with no letter
+@example(text="\U0001f642\u093c\u200d\U0001f642")  # a run with no letter
 @settings(max_examples=300, deadline=None)
 def test_no_indic_syllable_straddles_a_run_boundary(text):
     # Every place where an Indic run meets other text is a syllable boundary of that run's

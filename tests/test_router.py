@@ -117,7 +117,7 @@ def test_core_router_equals_the_regex_router_on_any_unicode(text):
 
 
 def test_an_unknown_script_is_a_typed_error():
-    """Before: a bare ValueError from the Script enum."""
+    """Not a bare ValueError from the Script enum."""
     import pytest
 
     from wwho import segment
@@ -128,10 +128,10 @@ def test_an_unknown_script_is_a_typed_error():
 
 
 @pytest.mark.parametrize("scripts, message", [
-    # Before: "unknown script 's'", the first character of the name.
+    # Not "unknown script 's'", the first character of the name.
     ("sinhala", r"collection of script names, not the single str 'sinhala': scripts=\('sinhala',\)"),
-    (5, "scripts must be a collection of script names, not int"),  # before: a bare TypeError
-    ([["sinhala"]], r"unknown script \['sinhala'\]"),  # before: unhashable type
+    (5, "scripts must be a collection of script names, not int"),  # not a bare TypeError
+    ([["sinhala"]], r"unknown script \['sinhala'\]"),  # not "unhashable type"
     (("sinhala", 5), "unknown script 5"),
 ])
 def test_scripts_that_are_no_collection_of_names_are_a_typed_error(scripts, message):

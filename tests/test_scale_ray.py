@@ -181,9 +181,9 @@ def test_a_command_line_that_is_not_utf8_is_explained_and_rays_notice_kept_back(
 
 
 def test_rays_sigterm_handler_is_not_left_in_the_process():
-    """Found while a `make test` hung: ``ray.init`` sets a SIGTERM handler of its own (``sys.exit``) in
-    the process that calls it and keeps it, so `wwho train --engine ray` lost its "wwho: terminated"
-    and a program's own handler was replaced. A stand-in does what Ray's ``init`` does there."""
+    """``ray.init`` sets a SIGTERM handler of its own (``sys.exit``) in the process that calls it and
+    keeps it: left there, `wwho train --engine ray` would lose its "wwho: terminated", a program's own
+    handler would be replaced, and a test run could hang. A stand-in does what Ray's ``init`` does there."""
     from wwho.scale.ray_counter import connect
 
     class StandIn:

@@ -35,7 +35,7 @@ def test_a_request_stopped_before_its_answer_gets_a_json_503():
 
 
 def test_the_host_a_browser_sends_for_an_ipv6_form_of_loopback_is_answered():
-    """A browser writes http://[::ffff:127.0.0.1]:8000/ as [::ffff:7f00:1]:8000 in Host (found in
-    review: the address the server printed got 421)."""
+    """A browser writes http://[::ffff:127.0.0.1]:8000/ as [::ffff:7f00:1]:8000 in Host: the address
+    the server prints must not get 421."""
     hosts = loopback_hosts(8000, "::ffff:127.0.0.1")
     assert "[::ffff:7f00:1]:8000" in hosts and "[::ffff:127.0.0.1]:8000" in hosts and "localhost:8000" in hosts

@@ -162,8 +162,8 @@ def test_o200k_view_property(o200k_spec, text):
 
 @pytest.mark.parametrize("text, limit", [("", None), ("ශ්‍රී ලංකාව", 0), ("Hello world", 1)])
 def test_every_column_has_one_entry_per_shown_token(o200k_spec, text, limit):
-    """Before: with no token shown (an empty text, a share of 0) the ``start`` column
-    held one entry, [0], where docs/serve.md says one entry per shown token."""
+    """With no token shown (an empty text, a share of 0) the ``start`` column holds no entry, not
+    [0]: docs/serve.md says one entry per shown token."""
     columns = token_view(o200k_spec, TextLayout(text), limit).to_json()
     assert {name: len(column) for name, column in columns["tokens"].items()} == \
         dict.fromkeys(columns["tokens"], columns["shown"])

@@ -114,7 +114,7 @@ def test_the_original_sgpe_version_still_loads(tmp_path, saved):
 
 
 def test_a_trained_tokenizer_describes_the_format_it_is_saved_in(tmp_path):
-    # Before: a fresh tokenizer said format wwho-sgpe/1, the same one saved wwho-sgpe/2.
+    # A fresh tokenizer and the same one saved name the same format.
     from wwho import SGPETokenizer
 
     for options in ({}, {"merge_scope": "words", "superword_share": 0}):

@@ -23,8 +23,8 @@ pub struct GeneralRegex {
     /// For a backtracking pattern `A|B...` whose first branch `A` the `regex` crate compiles:
     /// `\A(?:A)`. A text that `A` matches whole from its start is then one match of the
     /// pattern (the first branch that matches at the leftmost start wins), found in linear time;
-    /// `wwho extend`'s `(?:W)|(?:B)` meets its script words (`W`) so, and a word of a million
-    /// characters exceeded the backtracking engine's stack.
+    /// `wwho extend`'s `(?:W)|(?:B)` meets its script words (`W`) so, where a word of a million
+    /// characters would exceed the backtracking engine's stack.
     whole: Option<regex::Regex>,
 }
 

@@ -170,8 +170,8 @@ class Pretokenizer:
     """A sequence of splitting regexes (see the module docstring), compiled by the core.
 
     Character classes (``\\p{L}``, ``\\s``, ``\\d`` ...) see characters as Unicode 16.0 does.
-    ``unicode`` records that (``"16.0"``, the default); ``None``, which used to mean "the installed
-    ``regex`` module's tables", is accepted from older files and also means the core's 16.0 tables.
+    ``unicode`` records that (``"16.0"``, the default); ``None``, which older files write for "the
+    installed ``regex`` module's tables", is accepted and also means the core's 16.0 tables.
     """
 
     patterns: tuple[str, ...]
