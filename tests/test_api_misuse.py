@@ -127,8 +127,8 @@ def test_thread_count():
 
 @pytest.mark.parametrize("kind", ["bytelevel", "sgpe"])
 def test_a_large_thread_count_leaves_no_crowd_of_threads(kind):
-    """The core keeps a pool of threads per count asked for: ``num_threads=200`` kept 200 threads alive
-    (100_000 kept 241). Now a count is lowered to the CPUs the process may use."""
+    """The core keeps a pool of threads per count asked for, so ``num_threads=200`` would keep 200
+    threads alive: a count is lowered to the CPUs the process may use."""
     make = ("from wwho.bytelevel import ByteBPE\n"
             "tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern='gpt2')" if kind == "bytelevel" else
             "import warnings\nwarnings.simplefilter('ignore')\nfrom wwho.sgpe import SGPETokenizer\n"

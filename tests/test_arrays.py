@@ -215,11 +215,11 @@ def test_decode_batch_takes_the_flat_form_back_whole(kinds, kind):
     (np.arange(6), np.array([1, 6]), "must start at 0"),
     (np.arange(6), np.array([0.0, 6.0]), "offsets must be a one-dimensional array of integers"),
     (np.arange(6).reshape(2, 3), np.array([0, 6]), "ids must be a one-dimensional array of integers"),
-    # Unsigned offsets: before, numpy's diff wrapped (4 then 2 a step of 2**64 - 2) and they were taken.
+    # Unsigned offsets: numpy's diff wraps (4 then 2 a step of 2**64 - 2), which must not be taken.
     (np.arange(6), np.array([0, 4, 2, 6], dtype=np.uint64), r"offsets go backwards at index 2 \(4 then 2\)"),
     (np.arange(6), np.array([0, 4, 2, 6], dtype=np.uint8), r"offsets go backwards at index 2 \(4 then 2\)"),
     (np.arange(6), np.array([0, 2**64 - 1], dtype=np.uint64), r"offsets must be below 2\*\*63"),
-    # A step back whose difference wraps: before, np.diff saw none and split sliced from -2.
+    # A step back whose difference wraps: np.diff sees none, and a split must not slice from -2.
     (np.arange(6), np.array([0, 2**63 - 1, -2, 6]), r"offsets go backwards at index 2"),
     ([[1, 2], [3]], np.array([0, 2]), "ids and offsets must be one-dimensional arrays"),
 ])

@@ -82,9 +82,9 @@ def test_a_temporary_file_its_writer_holds_is_never_removed(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to act as two users")
 def test_another_users_temporary_name_in_a_shared_directory_is_left_alone():
-    """In a sticky (1777) directory a temporary name of another user's (dead pid) was removed by
-    the next write, which failed with EPERM for an ordinary user: one planted file stopped every
-    write there. Now it is not this user's, so it is left, and the write succeeds."""
+    """In a sticky (1777) directory, removing a temporary name of another user's (dead pid) fails
+    with EPERM for an ordinary user, so one planted file would stop every write there: it is not
+    this user's, so it is left, and the write succeeds."""
     import shutil
     import subprocess
     import sys

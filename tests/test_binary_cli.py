@@ -529,9 +529,9 @@ def test_a_line_of_plain_ids_is_read_in_pieces_as_whole(words, lead, piece):
 
 
 def test_a_long_line_of_ids_holds_no_string_per_id():
-    """Before, a line of ids was split whole by a regex: a string per id (and a match per id) on top
-    of the ids, 9.8 times the line for 600,000 ids. Now only a piece of it is split at a time:
-    beyond the ids themselves, Python's traced memory peaks below twice the line."""
+    """A line of ids split whole by a regex would make a string per id (and a match per id) on top of
+    the ids: only a piece of it is split at a time, so beyond the ids themselves, Python's traced
+    memory peaks below twice the line."""
     import tracemalloc
 
     line = " ".join(str(1000 + (i * 7919) % 199_000) for i in range(600_000))

@@ -147,8 +147,8 @@ def test_a_byte_level_files_truncation_does_not_cut_its_ids(trained, tmp_path):
 
 
 def test_a_panic_of_hf_tokenizers_while_encoding_is_a_tokenizer_error(tmp_path):
-    """A pattern that backtracks past the limit of HF's regex engine makes it panic: before, a
-    PanicException (no Exception) and a Rust backtrace came out of encode."""
+    """A pattern that backtracks past the limit of HF's regex engine makes it panic: no
+    PanicException (no Exception) and Rust backtrace come out of encode."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
     hf = Tokenizer(models.WordLevel({"a": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))

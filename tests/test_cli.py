@@ -508,8 +508,8 @@ def test_rayon_num_threads_beyond_the_bound_is_lowered(tmp_path):
 @pytest.mark.parametrize("value,threads", [("4", 4), ("0", None), ("", None), ("\u00b2", None), (" 4", None),
                                            ("x", None), ("300", 300)])
 def test_rayon_num_threads_is_read_as_rayon_reads_it(monkeypatch, value, threads):
-    """One reading for the command's bound and the binary kind's call sizes. Before, the binary kind
-    took RAYON_NUM_THREADS='²' (str.isdigit) and failed in int() with a ValueError."""
+    """One reading for the command's bound and the binary kind's call sizes: RAYON_NUM_THREADS='²'
+    passes str.isdigit, and must not fail in int() with a ValueError."""
     from wwho.binary.mapping import _calls
     from wwho.threads import rayon_threads
 

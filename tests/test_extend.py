@@ -583,8 +583,8 @@ def test_load_base_specs(bases, tmp_path):
     (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
     hf, config = load_base(directory)
     assert hf.n_vocab == 128_256 and config == {"chat_template": "{{ messages }}", "model_max_length": 8192}
-    # Values transformers would not take are left out, with a warning: before, a NaN was written into
-    # the extension's tokenizer_config.json as bare NaN (no JSON), a padding side of 7 as it was.
+    # Values transformers would not take are left out, with a warning: not a NaN written into the
+    # extension's tokenizer_config.json as bare NaN (no JSON), nor a padding side of 7 as it is.
     settings = {"chat_template": 5, "model_max_length": float("nan"), "padding_side": 7,
                 "model_input_names": ["input_ids", 3]}
     (directory / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")

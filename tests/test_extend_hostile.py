@@ -57,10 +57,10 @@ def corpus(tmp_path) -> Path:
 
 @pytest.mark.parametrize("verify", [True, False])
 def test_a_base_without_a_byte_of_the_script_is_refused_before_the_corpus(tmp_path, corpus, verify):
-    """A base lacking the byte 0xE0 (the lead byte of every Sinhala character): the extension wrote a
-    merge of that byte into tokenizer.json, and Hugging Face refused the file ("Token `à` out of
-    vocabulary"); with the checks on, that refusal came as a traceback, with --no-verify as a written
-    output that nothing could load. Now it is refused at once, naming the file and the byte."""
+    """A base lacking the byte 0xE0 (the lead byte of every Sinhala character): an extension would
+    write a merge of that byte into tokenizer.json, which Hugging Face refuses ("Token `à` out of
+    vocabulary"), as a traceback with the checks on, with --no-verify as a written output that
+    nothing can load. It is refused at once, naming the file and the byte."""
     tokens = [bytes_to_unicode(bytes([b])) for b in range(256) if b != 0xE0]
     base = _gguf(tmp_path / "no-e0.gguf", tokens)
     with pytest.raises(NotExtendable, match=r"no-e0.gguf: the base has no token for 1 byte\(s\) \(0xE0\)"):

@@ -225,8 +225,8 @@ def fifo(tmp_path):
 @pytest.mark.parametrize("loader, name", [("sgpe", "vocab.json"), ("bytelevel", "bytelevel.json"),
                                           ("any", "vocab.json"), ("detect", "vocab.json")])
 def test_a_tokenizer_file_linked_to_dev_zero_is_refused_at_once(tmp_path, loader, name):
-    """``D/vocab.json -> /dev/zero``: before, ``SGPETokenizer.load(D)`` read until memory ran out
-    (here a MemoryError at the 1 GiB cap); now one line naming the file and what it is."""
+    """``D/vocab.json -> /dev/zero``: ``SGPETokenizer.load(D)`` does not read until memory runs out
+    (here a MemoryError at the 1 GiB cap), but says one line naming the file and what it is."""
     (tmp_path / name).symlink_to("/dev/zero")
     proc = _capped(LOADERS, loader, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

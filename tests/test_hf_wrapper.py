@@ -297,8 +297,8 @@ def test_skipping_special_tokens_drops_what_the_meta_tokenizer_drops(tok, meta):
 
 @pytest.mark.parametrize("pair", [False, True])
 def test_append_eos_without_transformers_special_tokens_pattern(meta, pair):
-    """transformers 4 ignores the special_tokens_pattern that transformers 5 builds sequences from:
-    before, append_eos appended nothing there. The sequences are built by the class itself now."""
+    """transformers 4 ignores the special_tokens_pattern that transformers 5 builds sequences from,
+    so append_eos would append nothing there: the sequences are built by the class itself."""
     tok = WWHOTokenizer(meta_tokenizer=meta, append_eos=True)
     tok.special_tokens_pattern = None  # as transformers 4 leaves it
     a, b = meta.encode("ශ්‍රී"), meta.encode("hello")

@@ -1,7 +1,7 @@
 """Every decoder takes the same ids (wwho.ids): ints, numpy integers, ``__index__`` objects; never bools.
 
-Before, ``ByteBPE.decode([True])`` returned token 1 while SGPE refused bools, and SGPE refused
-``numpy.int64`` ids that the other kinds took.
+So ``ByteBPE.decode([True])`` does not return token 1 where SGPE refuses bools, and SGPE takes the
+``numpy.int64`` ids that the other kinds take.
 """
 
 from __future__ import annotations
@@ -301,8 +301,8 @@ def test_a_memoryview_and_a_flat_form_packed_again_are_refused(kinds, kind):
 
 @pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
 def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, kind):
-    """An integer array is read by the core as one block (no int object per id; before, its ids
-    went through a list made of it, several times a list's memory). Each layout the block read
+    """An integer array is read by the core as one block (no int object per id, not a list made of
+    it, several times a list's memory). Each layout the block read
     takes or leaves to the checking path gives the list's text; a bad id is named with its
     position either way."""
     import array

@@ -349,7 +349,7 @@ import wwho
 
 def test_ctrl_c_while_the_first_module_imports_its_own():
     """The milliseconds before the start-up guard is installed (its module's imports of threading,
-    contextlib, signal): before, a KeyboardInterrupt traceback, killed by SIGINT."""
+    contextlib, signal): no KeyboardInterrupt traceback, nor a death by SIGINT."""
     proc = subprocess.run([sys.executable, "-c", EARLY_IMPORT_PROGRAM], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "wwho: interrupted\n")
 
@@ -512,8 +512,8 @@ def test_signals_the_command_started_ignoring_stay_ignored(work, tmp_path):
 @pytest.mark.parametrize("sig,code,line", ENDINGS, ids=["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("verb", ["encode", "train-bytelevel", "extend"])
 def test_kill_and_a_closed_terminal_end_a_verb_as_ctrl_c_does(work, tmp_path, verb, sig, code, line):
-    """SIGTERM (``kill``, ``timeout``, a job scheduler) and SIGHUP killed the process where it
-    stood: no line, and the output's temporary file left behind. Now the clean-up runs and one
+    """SIGTERM (``kill``, ``timeout``, a job scheduler) and SIGHUP do not kill the process where it
+    stands, with no line and the output's temporary file left behind: the clean-up runs and one
     line says why. Forked workers (``extend``'s pool) still end at once on SIGTERM, which their
     pool uses to stop them: none is left when the command has ended."""
     out = tmp_path / "out"

@@ -352,10 +352,10 @@ def test_decode_of_standard_input_holds_a_line_as_an_array_and_decodes_it_in_blo
 
 
 def test_npy_output_must_be_named_npy_and_hf_special_text_is_refused(tmp_path):
-    """Before, following docs/pretraining.md: ``-o train.bin`` wrote a .npy file, whose
-    header nanoGPT's raw reader took for 64 ids; and with a tokenizer.json, special-token text in
-    a document silently became the --eot id (an extra document boundary), --special-as-text was
-    ignored and --allow-special was a traceback."""
+    """Following docs/pretraining.md: ``-o train.bin`` must not write a .npy file, whose header
+    nanoGPT's raw reader takes for 64 ids; and with a tokenizer.json, special-token text in a
+    document must not silently become the --eot id (an extra document boundary), --special-as-text
+    is not ignored and --allow-special is no traceback."""
     from cli_run import one_line_error, wwho
 
     from wwho.sgpe import SGPETokenizer

@@ -49,7 +49,7 @@ def with_edit(key, value):
     return data
 
 
-# Keys that are not plain names: before, the error printed them raw, so a newline made it two lines.
+# Keys that are not plain names are escaped in the error: raw, a newline would make it two lines.
 ODD_KEYS = [
     (with_edit("char_classes", {"Q\n": ["U+0930"]}), "char_classes.'Q\\n'"),
     (with_edit("char_classes", {"H\ud800": ["U+0930"]}), "char_classes.'H\\ud800'"),
@@ -108,7 +108,7 @@ def test_a_chain_of_the_most_states_runs_as_written(tmp_path):
 
 def refuse_to_check(monkeypatch):
     """Make any string the check would tokenize an error: these tests must show the check is not
-    started at all (before, it ran for a minute at load and for days under `wwho schema check`)."""
+    started at all (it would run for a minute at load and for days under `wwho schema check`)."""
     def started(self, text, leading_space=False):
         raise AssertionError("the exhaustive check started")
 

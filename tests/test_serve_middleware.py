@@ -13,8 +13,8 @@ from wwho.serve.middleware import EveryAnswer, loopback_hosts
 
 
 def test_a_request_stopped_before_its_answer_gets_a_json_503():
-    """Ctrl-C: uvicorn cancels the requests still running after a second; one whose body was still
-    arriving, or whose turn had not come, got a plain-text 500 from uvicorn. Now a one-line JSON 503."""
+    """Ctrl-C: uvicorn cancels the requests still running after a second; one whose body is still
+    arriving, or whose turn has not come, gets a one-line JSON 503, not uvicorn's plain-text 500."""
     async def stopped(scope, receive, send):
         raise asyncio.CancelledError
 

@@ -27,7 +27,7 @@ def _full_script_check(scripts, boundary, syllables):
     ("sinhala", {"abcde": 10}, {"ක": 20, "x": 0}, True),
     ("sinhala", {"12": 100, "..": 100}, {}, False),  # no letters at all
     # Every schema but Sinhala's keeps another script's clusters whole: a "syllable" of the Tamil
-    # syllabifier may be Telugu. Before, every syllable counted as the chosen script's: no warning.
+    # syllabifier may be Telugu: not every syllable counts as the chosen script's.
     ("tamil", {}, {"శ్రీ": 30, " తెలు": 20, "గు": 20}, True),
     ("tamil", {"abc": 1}, {"శ్రీ": 3, "தமி": 20, "ழ்": 20}, False),
     ("devanagari", {}, {"ক্ষ": 5, "क्ष": 4}, True),
