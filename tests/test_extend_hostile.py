@@ -185,9 +185,9 @@ def test_the_checks_read_a_bounded_sample(tmp_path):
 
 
 def test_padding_is_bounded_and_the_cli_says_the_same_bound(tmp_path, corpus):
-    """pad_to_multiple_of=1,048,576 was accepted and then ran for more than ten minutes (every
-    padding id is a special token, and the checks encode with all of them allowed), while the
-    command's help claimed 2**63 - 1."""
+    """pad_to_multiple_of=1,048,576 is refused, where it would run for a long time (every padding id
+    is a special token, and the checks encode with all of them allowed), and the command's help
+    says the same bound."""
     from wwho.cli import build_parser
     from wwho.cli import extend as cli_extend
 

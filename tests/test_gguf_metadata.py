@@ -46,8 +46,8 @@ def test_metadata_reader_equals_gguf_package():
     (8, struct.pack("<Q", 1 << 60), "a 1152921504606846976-byte string"),
 ])
 def test_a_count_no_file_could_hold_is_refused_at_once_in_a_model_sized_file(tmp_path, value_type, value, what):
-    """In a file larger than the first read (a model's), such a count was read on, 16, 64 then
-    256 MiB, and ended with an error naming neither the key nor the offset."""
+    """In a file larger than the first read (a model's), such a count is not read on, a larger read
+    at a time, to end with an error naming neither the key nor the offset."""
     def s(b: bytes) -> bytes:
         return struct.pack("<Q", len(b)) + b
 
