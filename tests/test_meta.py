@@ -38,8 +38,7 @@ O200K_SPECIALS = {"<|endoftext|>": 199_999, "<|endofprompt|>": 200_018}
 O200K_UNASSIGNED = [199_998, *range(200_000, 200_018)]
 
 
-@pytest.fixture(scope="module")
-def sgpe(tmp_path_factory):
+def mixed_sgpe_part(tmp_path_factory):
     """A mixed (Sinhala + Devanagari) SGPE part trained on the Indic runs of corpus slices."""
     from wwho.sgpe import SGPETokenizer
 
@@ -48,6 +47,11 @@ def sgpe(tmp_path_factory):
     path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 300_000)
                     + read_slice(CORPORA / "hi" / "tico19-test.txt", 300_000), encoding="utf-8")
     return SGPETokenizer.train(path, vocab_size=3000, script="mixed", segments_only=True, progress=False, workers=1)
+
+
+@pytest.fixture(scope="module")
+def sgpe(tmp_path_factory):
+    return mixed_sgpe_part(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -8,25 +8,15 @@ Indic runs of corpus slices (``segments_only``), as in ``test_meta.py``.
 from __future__ import annotations
 
 import pytest
-from conftest import CORPORA, read_slice, require_data
+from test_meta import O200K_N_VOCAB, mixed_sgpe_part
 
 from wwho.errors import TokenizerError, VocabError
 from wwho.meta_vocab import MetaVocab, bytes_to_token_string
 
-#: tiktoken's o200k_base ``n_vocab`` (tiktoken_ext/openai_public.py and the file itself).
-O200K_N_VOCAB = 200_019
-
 
 @pytest.fixture(scope="module")
 def sgpe(tmp_path_factory):
-    """A mixed (Sinhala + Devanagari) SGPE part trained on the Indic runs of corpus slices."""
-    from wwho.sgpe import SGPETokenizer
-
-    require_data(CORPORA)
-    path = tmp_path_factory.mktemp("meta-train") / "train.txt"
-    path.write_text(read_slice(CORPORA / "si" / "news-bbcsinhala.txt", 300_000)
-                    + read_slice(CORPORA / "hi" / "tico19-test.txt", 300_000), encoding="utf-8")
-    return SGPETokenizer.train(path, vocab_size=3000, script="mixed", segments_only=True, progress=False, workers=1)
+    return mixed_sgpe_part(tmp_path_factory)
 
 
 def test_metavocab_id_space(sgpe, o200k):
