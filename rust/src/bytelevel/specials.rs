@@ -383,8 +383,8 @@ mod tests {
         assert!(elapsed.as_secs_f64() < 5.0, "{elapsed:?}");
     }
 
-    /// A long first token is not copied into the spacers (its 400,000 bytes in each of 1,430
-    /// spacers of 20,000 tokens took 654 MB to build).
+    /// A long first token is not copied into the spacers (every spacer would hold a copy of it,
+    /// so memory would grow as its length times the number of spacers).
     #[test]
     fn a_long_first_token_makes_no_long_spacers() {
         let mut texts = vec!["x".repeat(100_000)];

@@ -32,8 +32,6 @@ from wwho.sgpe.vocabfile import SPECIAL_TOKENS
 #: Past ``checkpoint_every`` times this many merges, checkpoints are the merges so far divided
 #: by this apart (see ``checkpoint_due`` in :func:`train_with_checkpoints`).
 CHECKPOINT_SPACING = 10
-CHECKPOINT_FORMAT = checkpoints.FORMAT
-CHECKPOINT_NAME = checkpoints.FILE
 
 
 def checkpoint_options(*, script: str, min_freq: int, prune_freq: int, auto: bool, vocab_size: int,
