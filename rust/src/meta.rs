@@ -9,6 +9,7 @@
 //! same leftmost-longest rule, matches never overlapping), any other is ordinary text. This module
 //! does not know Python; `py::meta` wraps it.
 
+use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::{ByteLevel, Error as ByteError};
 use crate::errors::VocabError;
 use crate::memory::{self, NoMemory};
@@ -196,12 +197,15 @@ impl Meta {
                 start
             };
             self.encode_other(&text[pos..run_start], out)?;
-            let ids = self
-                .sgpe
-                .encode_ordinary(&text[run_start..end])
+            // Straight onto `out`, then moved into the unified id space: no vector of its own per
+            // run (a line of many short runs would allocate one each).
+            let at = out.len();
+            self.sgpe
+                .encode_onto(&text[run_start..end], &[], out)
                 .map_err(Error::NoMemory)?;
-            memory::reserve(out, ids.len()).map_err(Error::NoMemory)?;
-            out.extend(ids.iter().map(|&i| i + self.offset));
+            for id in &mut out[at..] {
+                *id += self.offset;
+            }
             pos = end;
         }
         self.encode_other(&text[pos..], out)
@@ -212,16 +216,12 @@ impl Meta {
         if text.is_empty() {
             return Ok(());
         }
-        let ids = with_utf8(U::text(text), |s| self.bytes.encode_ordinary(s))
-            .map_err(Error::NoMemory)?
-            .map_err(Error::Bytes)?;
-        // (An empty `out` with room reserved is a batch chunk's: its guess is kept.)
-        if out.is_empty() && out.capacity() < ids.len() {
-            *out = ids;
-        } else {
-            memory::extend(out, &ids).map_err(Error::NoMemory)?;
-        }
-        Ok(())
+        with_utf8(U::text(text), |s| {
+            self.bytes
+                .encode_into(s, &SpecialSet::None, &SpecialSet::None, out)
+        })
+        .map_err(Error::NoMemory)?
+        .map_err(Error::Bytes)
     }
 
     /// The bytes of `ids` joined.
