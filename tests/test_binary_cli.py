@@ -547,15 +547,25 @@ def test_a_long_line_of_ids_holds_no_string_per_id():
 
 @pytest.fixture(scope="module")
 def long_binary(tmp_path_factory) -> tuple[Path, Path]:
-    """A tokenizer with a template, and 1.5 MB of data: more than two parts of pieces."""
+    """A tokenizer with a template, and 400 kB of data: six pieces or so, each a part of its own under
+    :func:`one_piece_parts`."""
     from conftest import binary_corpus
 
     root = tmp_path_factory.mktemp("long-binary")
-    data = binary_corpus(7, 1_500_000)
+    data = binary_corpus(7, 400_000)
     (root / "data.bin").write_bytes(data)
     tok = binary.train([root / "data.bin"], vocab_size=600, min_frequency=2, template=True, progress=False)
     tok.save(str(root / "tok.json"))
     return root / "tok.json", root / "data.bin"
+
+
+@pytest.fixture
+def one_piece_parts(monkeypatch):
+    """A part of the encoding per piece (of ``CHUNK_BYTES``), not per eight: the parts and their joins
+    are the same, with an eighth of the data (and of the time) to have several."""
+    from wwho.binary import mapping
+
+    monkeypatch.setattr(mapping, "_PART_PIECES", 1)
 
 
 def _written(tok: Path, data: Path, flag: str, tmp_path: Path) -> bytes:
@@ -565,11 +575,11 @@ def _written(tok: Path, data: Path, flag: str, tmp_path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("flag", ["--ids", "--tokens", "--json", "--table"])
-def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, tmp_path, flag):
+def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, one_piece_parts, tmp_path, flag):
     """``wwho encode --binary`` writes a part of the encoding at a time; the output is what the
     whole encoding (``encode_bytes``: HF's ids, tested elsewhere) gives by the formats' plain
     definitions, template tokens included."""
-    from wwho.binary.mapping import encode_bytes
+    from wwho.binary.mapping import encode_bytes, encode_bytes_parts
     from wwho.readable import readable
 
     tok, data = long_binary
@@ -582,15 +592,17 @@ def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, t
         "--json": json.dumps({"ids": enc.ids, "tokens": shown, "offsets": [list(o) for o in enc.offsets]}) + "\n",
         "--table": "".join(f"{i}\t{t}\t{s}\t{e}\n" for i, t, (s, e) in zip(enc.ids, shown, enc.offsets)),
     }[flag]
-    assert sum(enc.special_tokens_mask) == 2 and len(enc.ids) > 200_000
+    assert sum(enc.special_tokens_mask) == 2 and len(enc.ids) > 50_000
+    parts = list(encode_bytes_parts(binary.load(tok), data.read_bytes(), add_special_tokens=True))
+    assert len(parts) >= 2 + 4, len(parts)  # the template's two and several of the data
     assert _written(tok, data, flag, tmp_path).decode("utf-8") == expected
 
 
 @pytest.mark.parametrize("flag", ["--tokens", "--json"])
-def test_a_long_binary_file_holds_no_python_object_per_token(long_binary, tmp_path, flag):
+def test_a_long_binary_file_holds_no_python_object_per_token(long_binary, one_piece_parts, tmp_path, flag):
     """``wwho encode --binary FILE --tokens`` (or ``--json``, ``--table``) does not hold every token's
     bytes, text and offsets, and the whole output, as Python objects: the encoding is written a part
-    at a time, so for 3 MB Python's traced memory stays under 80 times the file (a part's tokens, the
+    at a time, so for 800 kB Python's traced memory stays under 80 times the file (a part's tokens, the
     cut search's arrays; ``--json`` 20 bytes a token for its three lists)."""
     import tracemalloc
 
