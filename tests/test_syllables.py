@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import pytest
@@ -144,10 +145,16 @@ devanagari_text = st.text(
 )
 
 
+@functools.cache
+def regex_syllabifier(script: str) -> Syllabifier:
+    """One regex-engine Syllabifier a script (its pattern takes long to build; the object is immutable)."""
+    return Syllabifier(bundled_schema(script), engine="regex")
+
+
 @given(text=devanagari_text, leading_space=st.booleans())
 @settings(max_examples=400, deadline=None)
 def test_devanagari_regex_equals_table_engine_hypothesis(text, leading_space):
-    syl = Syllabifier(bundled_schema("devanagari"), engine="regex")
+    syl = regex_syllabifier("devanagari")
     tokens = syl.tokenize(text, leading_space=leading_space)
     assert tokens == syl.tokenize_table(text, leading_space=leading_space)
     assert "".join(tokens) == text
