@@ -13,16 +13,9 @@ use crate::units::Unit;
 use crate::words::piece_end;
 
 impl Encoder {
-    /// The ids of `text`, special-token text included as ordinary text.
-    pub fn encode_ordinary<U: Unit>(&self, text: &[U]) -> Result<Vec<u32>, NoMemory> {
-        let mut out = Vec::new();
-        memory::reserve(&mut out, text.len() / 3 + 4)?;
-        with_scratch(|scratch| self.encode_into(text, scratch, &mut out))?;
-        Ok(out)
-    }
-
     /// The ids of `text`, where the text of the tokens in `allowed` (ids; the special tokens)
-    /// becomes those tokens (the longest one where several start at the same place).
+    /// becomes those tokens (the longest one where several start at the same place); with none
+    /// allowed, special-token text is ordinary text.
     pub fn encode<U: Unit>(&self, text: &[U], allowed: &[u32]) -> Result<Vec<u32>, NoMemory> {
         let mut out = Vec::new();
         memory::reserve(&mut out, text.len() / 3 + 4)?;

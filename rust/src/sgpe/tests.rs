@@ -74,12 +74,12 @@ const TOKENS: &[&str] = &[
 fn a_whole_piece_token_bpe_does_not_reach_is_not_taken() {
     // "ab" is a token, but no merge makes it: the piece "ab" stays two tokens.
     let e = encoder(TOKENS, &[(" ", "a"), (" ", "b")], &[]);
-    assert_eq!(e.encode_ordinary(&cps("ab")).unwrap(), [256, 257]);
-    assert_eq!(e.encode_ordinary(&cps(" a")).unwrap(), [260]);
+    assert_eq!(e.encode(&cps("ab"), &[]).unwrap(), [256, 257]);
+    assert_eq!(e.encode(&cps(" a"), &[]).unwrap(), [260]);
     // " ab" is the boundary tokens " a" and "b" (no script characters), merged.
     let e = encoder(TOKENS, &[("a", "b"), (" a", "b")], &[]);
-    assert_eq!(e.encode_ordinary(&cps("ab")).unwrap(), [262]);
-    assert_eq!(e.encode_ordinary(&cps(" ab")).unwrap(), [263]);
+    assert_eq!(e.encode(&cps("ab"), &[]).unwrap(), [262]);
+    assert_eq!(e.encode(&cps(" ab"), &[]).unwrap(), [263]);
 }
 
 #[test]
@@ -91,15 +91,12 @@ fn shortcuts_give_the_plain_ids() {
         plain(TOKENS, &merges, &superword),
     );
     assert!(fast.seeded_spans);
-    assert_eq!(fast.encode_ordinary(&cps("a a b")).unwrap(), [265]);
-    assert_eq!(
-        fast.encode_ordinary(&cps("a. a b")).unwrap(),
-        [267, 260, 261]
-    );
+    assert_eq!(fast.encode(&cps("a a b"), &[]).unwrap(), [265]);
+    assert_eq!(fast.encode(&cps("a. a b"), &[]).unwrap(), [267, 260, 261]);
     for text in texts("ab .\n\u{0D9A}", 20_000) {
         assert_eq!(
-            fast.encode_ordinary(&text).unwrap(),
-            slow.encode_ordinary(&text).unwrap(),
+            fast.encode(&text, &[]).unwrap(),
+            slow.encode(&text, &[]).unwrap(),
             "{text:?}"
         );
     }
@@ -125,22 +122,22 @@ fn a_space_prefixed_syllable_the_vocabulary_lacks_keeps_its_bare_syllable() {
     let shown =
         |ids: Vec<u32>| -> Vec<String> { ids.iter().map(|&id| text(e.vocab.token(id))).collect() };
     assert_eq!(
-        shown(e.encode_ordinary(&cps(" ශ්\u{200D}රී")).unwrap()),
+        shown(e.encode(&cps(" ශ්\u{200D}රී"), &[]).unwrap()),
         [" ", "ශ්\u{200D}රී"]
     );
     assert_eq!(
-        shown(e.encode_ordinary(&cps(" ශ්\u{200D}")).unwrap()),
+        shown(e.encode(&cps(" ශ්\u{200D}"), &[]).unwrap()),
         [" ශ්\u{200D}"]
     );
     assert_eq!(
-        shown(e.encode_ordinary(&cps("ශ්\u{200D}රී")).unwrap()),
+        shown(e.encode(&cps("ශ්\u{200D}රී"), &[]).unwrap()),
         ["ශ්\u{200D}රී"]
     );
     // The space's merges first (the order before): the syllable is cut.
     let mut spaced_first = pairs.clone();
     spaced_first.sort_by_key(|&(a, _)| !a.starts_with(' '));
     let old = encoder(&tokens, &spaced_first, &[]);
-    let ids = old.encode_ordinary(&cps(" ශ්\u{200D}රී")).unwrap();
+    let ids = old.encode(&cps(" ශ්\u{200D}රී"), &[]).unwrap();
     assert_eq!(ids.len(), 2);
     assert_eq!(text(old.vocab.token(ids[0])), " ශ්\u{200D}");
 }
@@ -155,11 +152,11 @@ fn a_superword_merge_inside_a_piece_turns_the_shortcut_off() {
         plain(TOKENS, &[(" ", "a")], &superword),
     );
     assert!(!fast.seeded_spans);
-    assert_eq!(fast.encode_ordinary(&cps("ab")).unwrap(), [262]);
+    assert_eq!(fast.encode(&cps("ab"), &[]).unwrap(), [262]);
     for text in texts("ab .", 5_000) {
         assert_eq!(
-            fast.encode_ordinary(&text).unwrap(),
-            slow.encode_ordinary(&text).unwrap(),
+            fast.encode(&text, &[]).unwrap(),
+            slow.encode(&text, &[]).unwrap(),
             "{text:?}"
         );
     }
