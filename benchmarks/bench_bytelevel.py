@@ -45,6 +45,7 @@ import tiktoken
 import tokenizers
 from _measure import DATA, O200K_FILE, require  # $WWHO_SHARED_DATA, else ../shared/data beside the repository
 
+from wwho import load_tokenizer
 from wwho.bytelevel import ByteBPE
 
 O200K = O200K_FILE
@@ -125,6 +126,10 @@ def construction(work: Path) -> None:
         print(f"  llama-bpe: ours from GGUF {ours * 1e3:.0f} ms | HF from its tokenizer.json "
               f"{theirs * 1e3:.0f} ms "
               f"(x{theirs / ours:.2f})")
+        # The same tokenizer.json read by both; load_tokenizer tells its kind first, as the CLI does.
+        ours = best(lambda: load_tokenizer(path))
+        print(f"  llama-bpe tokenizer.json: ours (load_tokenizer) {ours * 1e3:.0f} ms | HF "
+              f"{theirs * 1e3:.0f} ms (x{theirs / ours:.2f})")
 
 
 def floor(label: str, lines: list[str]) -> float:

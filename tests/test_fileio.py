@@ -375,3 +375,44 @@ def test_json_too_large_for_memory_is_the_callers_error_naming_the_file(tmp_path
         fileio.read_json(path, error=VocabError)
 
 
+
+
+# --- one parse of a file told apart and then loaded ------------------------------------------
+
+
+def test_a_kept_parse_goes_once_to_the_same_bytes_inside_a_scope_only():
+    from wwho import fileio
+    from wwho.fileio import drop_kept, parse_json, parsing_once
+
+    raw = b'{"model": {"vocab": {"a": 0}}}'
+    outside = parse_json(raw, source="x", keep=True)
+    assert parse_json(raw, source="x") is not outside  # no scope: nothing was kept
+    with parsing_once():
+        kept = parse_json(raw, source="x", keep=True)
+        assert parse_json(b'{"model": 1}', source="x") == {"model": 1}  # other bytes: parsed as they are
+        assert parse_json(raw.decode(), source="x") is not kept  # (text is never matched)
+        assert parse_json(raw, source="x") is kept  # the same bytes: the kept value, once
+        assert parse_json(raw, source="x") is not kept
+        again = parse_json(raw, source="x", keep=True)
+        assert parse_json(raw, source="x", keep=True) is again  # a kind told twice: still kept
+        assert parse_json(raw, source="x") is again
+        parse_json(raw, source="x", keep=True)
+        with parsing_once():  # an inner scope is the outer one
+            assert fileio._kept.get()
+        drop_kept()
+        assert parse_json(raw, source="x") == kept and not fileio._kept.get()
+    assert fileio._kept.get() is None
+
+
+def test_a_file_changed_after_its_kind_was_told_is_parsed_as_it_is_now(tmp_path):
+    """What detect_kind parsed is handed on only for the very same bytes: a loader that reads the
+    file again after a writer changed it gets the new contents."""
+    from wwho.fileio import parse_json, parsing_once, read_bytes
+    from wwho.kinds import detect_kind
+
+    path = tmp_path / "tokenizer.json"
+    write_json(path, {"vocab": {"a": 0}, "merges": []})
+    with parsing_once():
+        assert detect_kind(path) == "sgpe"
+        write_json(path, {"vocab": {"b": 1}, "merges": []})
+        assert parse_json(read_bytes(path), source=str(path)) == {"vocab": {"b": 1}, "merges": []}

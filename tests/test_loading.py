@@ -471,3 +471,25 @@ def test_a_tokenizer_json_whose_ids_have_a_gap_decodes_what_it_encodes(tmp_path)
     import numpy as np
 
     assert np.load(tmp_path / "ids.npy").tolist() == ids
+
+
+def test_a_tokenizer_json_is_parsed_once_to_tell_its_kind_and_load_it(tmp_path, monkeypatch):
+    """``load_tokenizer`` and the CLI tell a file's kind and then load it: its JSON is parsed once
+    (Llama 3's takes about a tenth of a second), and nothing parsed is held once it has loaded."""
+    from wwho import fileio
+    from wwho.bytelevel import ByteBPE
+    from wwho.cli import main
+
+    ByteBPE.train(SAMPLE, vocab_size=400, progress=False, workers=1).export_hf(tmp_path / "hf")
+    path = tmp_path / "hf" / "tokenizer.json"
+    parsed = []
+    real = fileio._parse_json
+    monkeypatch.setattr(fileio, "_parse_json", lambda data, **kw: parsed.append(kw["source"]) or real(data, **kw))
+    for given in (path, path.parent):
+        parsed.clear()
+        assert load_tokenizer(given).encode("abc ශ්‍රී") == ByteBPE.from_hf(path).encode("abc ශ්‍රී")
+        assert parsed.count(str(path)) == 2, parsed  # once for load_tokenizer, once for from_hf
+        assert fileio._kept.get() is None
+    parsed.clear()
+    assert main(["encode", "--tokenizer", str(path), "abc"]) == 0
+    assert parsed.count(str(path)) == 1, parsed

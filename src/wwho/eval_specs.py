@@ -58,6 +58,13 @@ class Evaluated:
 
 def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
     """Load a tokenizer from a SPEC (see the module docstring); unknown specs are a clear error."""
+    from wwho.fileio import parsing_once
+
+    with parsing_once():  # the kind told from a tokenizer.json, then the file loaded: one parse
+        return _load_spec(spec, pattern)
+
+
+def _load_spec(spec: str, pattern: str | None) -> Evaluated:
     kind, _, rest = spec.partition(":")
     if kind == "tiktoken" and rest:
         return _tiktoken(rest)

@@ -4,7 +4,8 @@ Reading: :func:`read_bytes` (and :func:`read_json`) reads only regular files, an
 :func:`max_file_bytes` of them: a directory, a device such as ``/dev/zero``, a FIFO or a socket
 is refused before anything is read, never read until memory runs out or blocked on.
 :func:`parse_json` refuses duplicate keys and nesting deeper than the parser can take. Each
-is one line naming the file. :func:`tokenizer_path` checks a path a loader is given.
+is one line naming the file. :func:`tokenizer_path` checks a path a loader is given. Inside
+:func:`parsing_once`, a file parsed to tell its kind is not parsed again by its loader.
 
 It deliberately does not write files itself: every write is atomic, through
 :mod:`wwho.atomic_write` (:func:`write_json` included); directories of several files that must
@@ -13,6 +14,8 @@ agree are :mod:`wwho.savedir`. Nothing here knows any format.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import re
@@ -253,8 +256,52 @@ def _line_column(text: str, offset: int) -> str:
     return f"line {text.count(chr(10), 0, offset) + 1}, column {offset - text.rfind(chr(10), 0, offset)}"
 
 
-def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoError) -> Any:
-    """Parse UTF-8 JSON; a syntax error, a duplicate key or too deep nesting raises ``error``."""
+#: Inside :func:`parsing_once`: at most one (bytes, parsed value) that :func:`parse_json` was asked
+#: to keep, handed out once to the next parse of the same bytes. Each thread and task has its own.
+_kept: contextvars.ContextVar[list[tuple[bytes, Any]] | None] = contextvars.ContextVar("wwho_kept_json",
+                                                                                      default=None)
+
+
+@contextlib.contextmanager
+def parsing_once():
+    """A scope in which a JSON file read to tell what kind of tokenizer it holds (``keep=True``)
+    is not parsed a second time by the loader that reads the same bytes (a ``tokenizer.json`` of
+    Llama 3 takes about a tenth of a second to parse). What was kept is dropped at the scope's end,
+    or by :func:`drop_kept`; an inner scope is the outer one."""
+    if _kept.get() is not None:
+        yield
+        return
+    token = _kept.set([])
+    try:
+        yield
+    finally:
+        _kept.reset(token)
+
+
+def drop_kept() -> None:
+    """Drop what :func:`parse_json` keeps in this scope (a loader's end: nothing is held longer)."""
+    kept = _kept.get()
+    if kept:
+        kept.clear()
+
+
+def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoError, keep: bool = False) -> Any:
+    """Parse UTF-8 JSON; a syntax error, a duplicate key or too deep nesting raises ``error``.
+    ``keep``: inside :func:`parsing_once`, the value is handed to the next parse of the same bytes
+    (which must not change it: both get one object)."""
+    kept = _kept.get()
+    if kept and isinstance(data, bytes) and kept[0][0] == data:
+        value = kept[0][1]
+        if not keep:  # (a kind told twice keeps it for the loader still)
+            kept.clear()
+        return value
+    value = _parse_json(data, source=source, error=error)
+    if keep and kept is not None and isinstance(data, bytes):
+        kept[:] = [(data, value)]
+    return value
+
+
+def _parse_json(data: bytes | str, *, source: str, error: type[WwhoError]) -> Any:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         return json.loads(text, object_pairs_hook=unique_keys)

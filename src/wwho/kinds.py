@@ -68,7 +68,7 @@ def _detect_kind(path: str | os.PathLike) -> str:
     if suffix == ".tiktoken":
         return "bytelevel"
     if suffix == ".json" or head.lstrip().startswith(b"{"):
-        data = _read_json(p)
+        data = _read_json(p, keep=True)  # (kept for its loader inside fileio.parsing_once)
         if isinstance(data, dict) and "model" in data:
             from wwho.binary.io import looks_binary
 
@@ -165,5 +165,5 @@ def check_kind(path: str | os.PathLike, expected: str, loader: str) -> None:
                      "To fix: wwho.load_tokenizer(path) loads any kind (and wwho commands take it as is)")
 
 
-def _read_json(path: Path) -> object:
-    return parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError)
+def _read_json(path: Path, *, keep: bool = False) -> object:
+    return parse_json(read_bytes(path, error=VocabError), source=str(path), error=VocabError, keep=keep)

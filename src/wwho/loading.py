@@ -59,10 +59,17 @@ def load_tokenizer(path: str | os.PathLike, *, kind: str | None = None, pattern:
     a known encoding, which the file itself does not say. ``tiktoken_file``: the ranks file of a
     meta directory's or a name's tiktoken encoding (:mod:`wwho.tiktoken_file`); a kind that reads
     none warns that it is unused, as ``--tiktoken-file`` does."""
-    from wwho.fileio import tokenizer_path
+    from wwho.fileio import drop_kept, parsing_once, tokenizer_path
 
     path = tokenizer_path(path, "load_tokenizer")
-    kind = kind or detect_kind(path)
+    with parsing_once():  # the file detect_kind parses is not parsed again to load it
+        try:
+            return _load(path, kind or detect_kind(path), pattern, tiktoken_file)
+        finally:
+            drop_kept()
+
+
+def _load(path: str | os.PathLike, kind: str, pattern: str | None, tiktoken_file: str | os.PathLike | None) -> Any:
     p = Path(path)
     by_name = kind == "bytelevel" and not p.exists()  # o200k_base, tiktoken:o200k_base
     if tiktoken_file is not None and kind != "meta" and not by_name:

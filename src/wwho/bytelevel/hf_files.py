@@ -28,7 +28,7 @@ from wwho.bytelevel.pretokenize import (
     bytes_to_unicode,
 )
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
-from wwho.bytelevel.validate import check_id, check_model, is_id
+from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved
@@ -274,7 +274,8 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         ranks, extra = {}, {}
         named = {**special, **added}
         # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
-        last = {pair: n for n, pair in enumerate(pairs) if pair is not None}
+        last = dict(zip(pairs, range(len(pairs))))
+        unmapped = last.pop(None, None) is not None  # (None: a pair of strings that are not byte-level)
 
         long_made: set[bytes] | None = None
 
@@ -290,13 +291,24 @@ def from_hf(path: str | Path) -> ByteLevelModel:
             return token in long_made
 
         texts = list(vocab)
-        for text, i, token in zip(texts, vocab.values(), _core.gpt2_bytes(texts)):
+        tokens = _core.gpt2_bytes(texts)
+        ids = list(vocab.values())
+        entries = zip(texts, ids, tokens)
+        if None not in tokens and b"" not in tokens and _all_ids(ids):
+            # The usual file at C speed: every entry an ordinary token but the named ones, which the
+            # loop below then takes out where its rule says so (in the order of their ids).
+            ranks = dict(zip(tokens, ids))
+            both = sorted(named.keys() & vocab.keys(), key=vocab.__getitem__)
+            entries = zip(both, [vocab[t] for t in both], _core.gpt2_bytes(both))
+        for text, i, token in entries:
             if not is_id(i):
                 check_id(i, where, f"model.vocab entry {brief(text, 60)}")
             if text in named:
                 if named[text] != i:
                     raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
                 if not token or (len(token) > 1 and not made(token)):
+                    if ranks.get(token) == i:  # (put there by the bulk step above)
+                        del ranks[token]
                     continue
                 # Also an ordinary token: one byte (a base token, which every text is spelt with) or made
                 # by a merge ('ab' from 'a' + 'b'), as HF keeps it.
@@ -304,8 +316,11 @@ def from_hf(path: str | Path) -> ByteLevelModel:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
                 ranks[token] = i
-        merges = [pair for n, pair in enumerate(pairs) if pair is not None and last[pair] == n]
-        for n in (n for n, pair in enumerate(pairs) if pair is None):
+        if len(last) == len(pairs):  # no pair twice and none unmapped (the usual file)
+            merges = pairs
+        else:
+            merges = [pair for n, pair in enumerate(pairs) if pair is not None and last[pair] == n]
+        for n in (n for n, pair in enumerate(pairs) if pair is None) if unmapped else ():
             # A pair of non-byte-level strings never applies to bytes, but must name tokens (as HF requires).
             merge = raw_merges[n]
             cut = merge.find(" ", 1) if isinstance(merge, str) else -1
@@ -348,6 +363,11 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         add_eos=add_eos,
         name=path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem,
     ), where)
+
+
+def _all_ids(ids: list) -> bool:
+    """Whether :func:`~wwho.bytelevel.validate.is_id` holds for every one of ``ids``, in bulk."""
+    return not ids or (set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) < MAX_ID)
 
 
 def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:

@@ -138,8 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         # errors and warnings to standard output, into the results. They go nowhere instead; the
         # exit code still says what happened.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process's life)
+    from wwho.fileio import parsing_once
+
     try:
-        code = _run(argv)
+        with parsing_once():  # a verb tells the tokenizer's kind, then loads it: one parse of its JSON
+            code = _run(argv)
         interrupts.finished(code)
         return code
     finally:  # also after argparse's --help, --version and usage errors, which print, then exit
