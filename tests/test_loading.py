@@ -475,7 +475,7 @@ def test_a_tokenizer_json_whose_ids_have_a_gap_decodes_what_it_encodes(tmp_path)
 
 def test_a_tokenizer_json_is_parsed_once_to_tell_its_kind_and_load_it(tmp_path, monkeypatch):
     """``load_tokenizer`` and the CLI tell a file's kind and then load it: its JSON is parsed once
-    (Llama 3's takes about a tenth of a second), and nothing parsed is held once it has loaded."""
+    (a large vocabulary's is slow to parse), and nothing parsed is held once it has loaded."""
     from wwho import fileio
     from wwho.bytelevel import ByteBPE
     from wwho.cli import main

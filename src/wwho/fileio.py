@@ -265,9 +265,9 @@ _kept: contextvars.ContextVar[list[tuple[bytes, Any]] | None] = contextvars.Cont
 @contextlib.contextmanager
 def parsing_once():
     """A scope in which a JSON file read to tell what kind of tokenizer it holds (``keep=True``)
-    is not parsed a second time by the loader that reads the same bytes (a ``tokenizer.json`` of
-    Llama 3 takes about a tenth of a second to parse). What was kept is dropped at the scope's end,
-    or by :func:`drop_kept`; an inner scope is the outer one."""
+    is not parsed a second time by the loader that reads the same bytes (a large vocabulary's
+    ``tokenizer.json`` is slow to parse). What was kept is dropped at the scope's end, or by
+    :func:`drop_kept`; an inner scope is the outer one."""
     if _kept.get() is not None:
         yield
         return
