@@ -202,6 +202,26 @@ def test_tokenizer_json_variants_encode_and_decode_as_hf(trained, tmp_path, chan
     _same_as_hf(ByteBPE.from_hf(path), path)
 
 
+def test_a_merge_listed_twice_has_its_last_place_as_in_hf(tmp_path):
+    """HF's BPE gives a pair listed twice the rank of its last place: with the merges `a b`,
+    `b c`, `a b`, the text `abc` is `a` + `bc`, where the first place would give `ab` + `c`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer, hf.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    data = json.loads(hf.to_str())
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    data["model"]["vocab"] = {**{c: i for i, c in enumerate(alphabet)}, "ab": 256, "bc": 257}
+    data["model"]["merges"] = ["a b", "b c", "a b"]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    hf = Tokenizer.from_file(str(path))
+    assert hf.encode("abc").tokens == ["a", "bc"]
+    ours = ByteBPE.from_hf(path)
+    for text in ("abc", "xabcab", "ab bc abc"):
+        assert ours.encode(text) == hf.encode(text).ids, text
+
+
 @pytest.mark.parametrize("special", [False, True])
 def test_an_added_token_that_a_merge_makes_too_is_read_as_hf_reads_it(tmp_path, special):
     """An added token whose text is also an ordinary token made by a merge (HF's `add_tokens(["ab"])`

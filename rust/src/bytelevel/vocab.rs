@@ -5,7 +5,7 @@
 //! which case the ones past the dense range go to a hash map, so an id like 2^31 in a file
 //! costs one entry, not gigabytes. This module does not encode.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
 const MISSING: u32 = u32::MAX;
@@ -131,6 +131,32 @@ pub fn check_merges(ranks: &[(&[u8], u32)], merges: &[(&[u8], &[u8])]) -> Result
     lost(ranks, &produced).map_or(Ok(()), Err)
 }
 
+/// Whether some pair of `merges` is listed twice, and for each of `tokens` whether some merge's
+/// two parts joined make it: what a loader of Hugging Face files asks of an added token that the
+/// vocabulary also lists (HF keeps it an ordinary token too where a merge makes it). Linear in the
+/// merges whatever the tokens' lengths: no token is cut at every offset.
+pub fn merge_facts(merges: &[(&[u8], &[u8])], tokens: &[&[u8]]) -> (bool, Vec<bool>) {
+    let mut seen: FxHashSet<(&[u8], &[u8])> =
+        FxHashSet::with_capacity_and_hasher(merges.len(), Default::default());
+    let wanted: FxHashSet<&[u8]> = tokens.iter().copied().collect();
+    let lengths: FxHashSet<usize> = tokens.iter().map(|t| t.len()).collect();
+    let mut made: FxHashSet<&[u8]> = FxHashSet::default();
+    let mut repeated = false;
+    let mut joined = Vec::new();
+    for &(a, b) in merges {
+        repeated |= !seen.insert((a, b));
+        if lengths.contains(&(a.len() + b.len())) {
+            joined.clear();
+            joined.extend_from_slice(a);
+            joined.extend_from_slice(b);
+            if let Some(&token) = wanted.get(joined.as_slice()) {
+                made.insert(token);
+            }
+        }
+    }
+    (repeated, tokens.iter().map(|t| made.contains(t)).collect())
+}
+
 /// The [`MergeProblem::Lost`] finding for the tokens of two or more bytes that no merge produces
 /// (`produced[i]` for `ranks[i]`), naming the one with the lowest id; None if there are none.
 pub(super) fn lost<B: AsRef<[u8]>>(ranks: &[(B, u32)], produced: &[bool]) -> Option<MergeProblem> {
@@ -224,6 +250,17 @@ mod tests {
         assert_eq!(v.len(), 3);
         let ids: Vec<u32> = v.iter().map(|(i, _)| i).collect();
         assert_eq!(ids, vec![0, 5, 1 << 30]);
+    }
+
+    #[test]
+    fn merge_facts_find_repeats_and_the_tokens_a_merge_makes() {
+        let merges: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"ab", b"b"), (b"a", b"bb")];
+        let tokens: Vec<&[u8]> = vec![b"abb", b"ab", b"ba", b"abb", b"a", b""];
+        let facts = merge_facts(&merges, &tokens);
+        assert_eq!(facts, (false, vec![true, true, false, true, false, false]));
+        let again: Vec<(&[u8], &[u8])> = vec![(b"a", b"b"), (b"b", b"a"), (b"a", b"b")];
+        assert_eq!(merge_facts(&again, &[b"ba"]), (true, vec![true]));
+        assert_eq!(merge_facts(&[], &[b"ab"]), (false, vec![false]));
     }
 
     #[test]

@@ -218,11 +218,6 @@ class NotByteLevel(VocabError):
     unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``."""
 
 
-# An added token also in model.vocab is an ordinary token too if a merge makes it; one up to this
-# many bytes long is checked by cutting it at every offset (see ``made`` in from_hf).
-_CUT_AT_EVERY_OFFSET = 64
-
-
 def from_hf(path: str | Path) -> ByteLevelModel:
     """A merges-rule model from a byte-level BPE ``tokenizer.json``; :class:`NotByteLevel` if it is
     a tokenizer of another kind, :class:`VocabError` if it is broken."""
@@ -273,32 +268,20 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         pairs = merge_pairs(raw_merges, lambda k: f"{path}: model.merges[{k}]")
         ranks, extra = {}, {}
         named = {**special, **added}
-        # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
-        last = dict(zip(pairs, range(len(pairs))))
-        unmapped = last.pop(None, None) is not None  # (None: a pair of strings that are not byte-level)
-
-        long_made: set[bytes] | None = None
-
-        def made(token: bytes) -> bool:  # whether a merge makes the token
-            # Cutting a token at every offset takes time quadratic in its length: a long one is
-            # looked up among the long tokens the merges make, listed once, when first needed.
-            nonlocal long_made
-            if len(token) <= _CUT_AT_EVERY_OFFSET:
-                return any((token[:k], token[k:]) in last for k in range(1, len(token)))
-            if long_made is None:
-                long_made = {left + right for left, right in last
-                             if len(left) + len(right) > _CUT_AT_EVERY_OFFSET}
-            return token in long_made
-
         texts = list(vocab)
         tokens = _core.gpt2_bytes(texts)
+        # An added token that model.vocab lists is an ordinary token too where a merge makes it (the
+        # core joins every merge's parts once: no token is cut at every offset).
+        both = [text for text in texts if text in named] if named else []  # (in the file's order)
+        spelled = [token for token in _core.gpt2_bytes(both) if token]
+        repeated, found = _core.merge_facts(pairs, spelled)
+        made = {token for token, yes in zip(spelled, found) if yes}
         ids = list(vocab.values())
         entries = zip(texts, ids, tokens)
         if None not in tokens and b"" not in tokens and _all_ids(ids):
             # The usual file at C speed: every entry an ordinary token but the named ones, which the
-            # loop below then takes out where its rule says so (in the order of their ids).
+            # loop below then takes out where its rule says so.
             ranks = dict(zip(tokens, ids))
-            both = sorted(named.keys() & vocab.keys(), key=vocab.__getitem__)
             entries = zip(both, [vocab[t] for t in both], _core.gpt2_bytes(both))
         for text, i, token in entries:
             if not is_id(i):
@@ -306,7 +289,7 @@ def from_hf(path: str | Path) -> ByteLevelModel:
             if text in named:
                 if named[text] != i:
                     raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
-                if not token or (len(token) > 1 and not made(token)):
+                if not token or (len(token) > 1 and token not in made):
                     if ranks.get(token) == i:  # (put there by the bulk step above)
                         del ranks[token]
                     continue
@@ -316,10 +299,13 @@ def from_hf(path: str | Path) -> ByteLevelModel:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
                 ranks[token] = i
-        if len(last) == len(pairs):  # no pair twice and none unmapped (the usual file)
-            merges = pairs
-        else:
+        unmapped = None in pairs  # (None: a pair of strings that are not byte-level)
+        if repeated or unmapped:
+            # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
+            last = {pair: n for n, pair in enumerate(pairs)}
             merges = [pair for n, pair in enumerate(pairs) if pair is not None and last[pair] == n]
+        else:
+            merges = pairs
         for n in (n for n, pair in enumerate(pairs) if pair is None) if unmapped else ():
             # A pair of non-byte-level strings never applies to bytes, but must name tokens (as HF requires).
             merge = raw_merges[n]

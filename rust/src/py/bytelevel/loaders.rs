@@ -145,6 +145,33 @@ pub(super) fn merge_pairs<'py>(
     PyList::new(py, out)
 }
 
+/// `(repeated, made)` for `wwho.bytelevel.hf_files.from_hf`: whether a pair of `pairs` (the list
+/// `merge_pairs` gave; its None entries are skipped) is listed twice, and which of `tokens`
+/// (bytes) a merge makes, its two parts joined ([`crate::bytelevel::vocab::merge_facts`]).
+#[pyfunction]
+pub(super) fn merge_facts<'py>(
+    py: Python<'py>,
+    pairs: &Bound<'py, PyList>,
+    tokens: &Bound<'py, PyList>,
+) -> PyResult<(bool, Vec<bool>)> {
+    let mut held: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> = Vec::with_capacity(pairs.len());
+    for pair in pairs.iter() {
+        if !pair.is_none() {
+            held.push(pair.extract()?);
+        }
+    }
+    let wanted: Vec<Bound<'py, PyBytes>> = tokens
+        .iter()
+        .map(|t| t.cast_into::<PyBytes>().map_err(PyErr::from))
+        .collect::<PyResult<_>>()?;
+    let merges: Vec<(&[u8], &[u8])> = held
+        .iter()
+        .map(|(a, b)| (a.as_bytes(), b.as_bytes()))
+        .collect();
+    let tokens: Vec<&[u8]> = wanted.iter().map(|t| t.as_bytes()).collect();
+    Ok(py.detach(|| crate::bytelevel::vocab::merge_facts(&merges, &tokens)))
+}
+
 /// Whether every item of `items` is a tuple of exactly two `bytes` (exact types, no subclasses):
 /// what `ByteBPE` keeps as its merges without rebuilding them.
 #[pyfunction]

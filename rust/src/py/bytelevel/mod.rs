@@ -28,7 +28,7 @@ use exceptions::{
     batch_error, guard, to_py, CoreError, CoreMergeError, CoreVocabError, DisallowedSpecial,
     UnknownId, UnknownSpecial,
 };
-use loaders::{are_byte_pairs, check_merges, gpt2_bytes, merge_pairs, read_tiktoken};
+use loaders::{are_byte_pairs, check_merges, gpt2_bytes, merge_facts, merge_pairs, read_tiktoken};
 use pretokenizer::Pretokenizer;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -46,6 +46,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(are_byte_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(merge_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_facts, m)?)?;
     m.add_function(wrap_pyfunction!(super::batch::ready_numpy, m)?)?;
     m.add("CoreMergeError", py.get_type::<CoreMergeError>())?;
     Ok(())
