@@ -398,10 +398,38 @@ def test_a_kept_parse_goes_once_to_the_same_bytes_inside_a_scope_only():
         assert parse_json(raw, source="x") is again
         parse_json(raw, source="x", keep=True)
         with parsing_once():  # an inner scope is the outer one
-            assert fileio._kept.get()
+            assert fileio._kept_here()
         drop_kept()
-        assert parse_json(raw, source="x") == kept and not fileio._kept.get()
+        assert parse_json(raw, source="x") == kept and not fileio._kept_here()
     assert fileio._kept.get() is None
+
+
+def test_a_scope_copied_into_another_thread_hands_nothing_between_threads():
+    """``asyncio.to_thread`` and ``copy_context`` carry a scope into another thread: there it is
+    no scope, so two threads never share (or clear) one kept value."""
+    import contextvars
+    import threading
+
+    from wwho.fileio import drop_kept, parse_json, parsing_once
+
+    raw = b'{"a": [1, 2]}'
+    seen = {}
+
+    def other_thread():
+        seen["kept"] = parse_json(raw, source="x")
+        with parsing_once():  # its own scope there
+            seen["own"] = parse_json(raw, source="x", keep=True)
+            seen["again"] = parse_json(raw, source="x")
+        drop_kept()
+
+    with parsing_once():
+        kept = parse_json(raw, source="x", keep=True)
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(other_thread,))
+        thread.start()
+        thread.join()
+        assert seen["kept"] == kept and seen["kept"] is not kept
+        assert seen["again"] is seen["own"] is not kept
+        assert parse_json(raw, source="x") is kept  # still here for this thread's loader
 
 
 def test_a_file_changed_after_its_kind_was_told_is_parsed_as_it_is_now(tmp_path):

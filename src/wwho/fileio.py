@@ -22,6 +22,7 @@ import re
 import select
 import stat
 import sys
+import threading
 from pathlib import Path
 from typing import IO, Any
 
@@ -256,10 +257,16 @@ def _line_column(text: str, offset: int) -> str:
     return f"line {text.count(chr(10), 0, offset) + 1}, column {offset - text.rfind(chr(10), 0, offset)}"
 
 
-#: Inside :func:`parsing_once`: at most one (bytes, parsed value) that :func:`parse_json` was asked
-#: to keep, handed out once to the next parse of the same bytes. Each thread and task has its own.
-_kept: contextvars.ContextVar[list[tuple[bytes, Any]] | None] = contextvars.ContextVar("wwho_kept_json",
-                                                                                      default=None)
+#: Inside :func:`parsing_once`: (the scope's thread, at most one (bytes, parsed value) that
+#: :func:`parse_json` was asked to keep). A context copied into another thread (``asyncio.to_thread``)
+#: sees the scope as absent there: the one value is never handed between threads.
+_kept: contextvars.ContextVar[tuple[int, list[tuple[bytes, Any]]] | None] = contextvars.ContextVar(
+    "wwho_kept_json", default=None)
+
+
+def _kept_here() -> list[tuple[bytes, Any]] | None:
+    scope = _kept.get()
+    return scope[1] if scope is not None and scope[0] == threading.get_ident() else None
 
 
 @contextlib.contextmanager
@@ -267,11 +274,11 @@ def parsing_once():
     """A scope in which a JSON file read to tell what kind of tokenizer it holds (``keep=True``)
     is not parsed a second time by the loader that reads the same bytes (a large vocabulary's
     ``tokenizer.json`` is slow to parse). What was kept is dropped at the scope's end, or by
-    :func:`drop_kept`; an inner scope is the outer one."""
-    if _kept.get() is not None:
+    :func:`drop_kept`; an inner scope in the same thread is the outer one."""
+    if _kept_here() is not None:
         yield
         return
-    token = _kept.set([])
+    token = _kept.set((threading.get_ident(), []))
     try:
         yield
     finally:
@@ -280,7 +287,7 @@ def parsing_once():
 
 def drop_kept() -> None:
     """Drop what :func:`parse_json` keeps in this scope (a loader's end: nothing is held longer)."""
-    kept = _kept.get()
+    kept = _kept_here()
     if kept:
         kept.clear()
 
@@ -289,7 +296,7 @@ def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoE
     """Parse UTF-8 JSON; a syntax error, a duplicate key or too deep nesting raises ``error``.
     ``keep``: inside :func:`parsing_once`, the value is handed to the next parse of the same bytes
     (which must not change it: both get one object)."""
-    kept = _kept.get()
+    kept = _kept_here()
     if kept and isinstance(data, bytes) and kept[0][0] == data:
         value = kept[0][1]
         if not keep:  # (a kind told twice keeps it for the loader still)
