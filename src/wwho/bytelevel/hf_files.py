@@ -28,7 +28,7 @@ from wwho.bytelevel.pretokenize import (
     bytes_to_unicode,
 )
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
-from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id
+from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id
 from wwho.errors import VocabError, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved
@@ -273,16 +273,17 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         # An added token that model.vocab lists is an ordinary token too where a merge makes it (the
         # core joins every merge's parts once: no token is cut at every offset).
         both = [text for text in texts if text in named] if named else []  # (in the file's order)
-        spelled = [token for token in _core.gpt2_bytes(both) if token]
+        both_tokens = _core.gpt2_bytes(both)
+        spelled = [token for token in both_tokens if token]
         repeated, found = _core.merge_facts(pairs, spelled)
         made = {token for token, yes in zip(spelled, found) if yes}
         ids = list(vocab.values())
         entries = zip(texts, ids, tokens)
-        if None not in tokens and b"" not in tokens and _all_ids(ids):
+        if None not in tokens and b"" not in tokens and all_ids(ids):
             # The usual file at C speed: every entry an ordinary token but the named ones, which the
             # loop below then takes out where its rule says so.
             ranks = dict(zip(tokens, ids))
-            entries = zip(both, [vocab[t] for t in both], _core.gpt2_bytes(both))
+            entries = zip(both, [vocab[t] for t in both], both_tokens)
         for text, i, token in entries:
             if not is_id(i):
                 check_id(i, where, f"model.vocab entry {brief(text, 60)}")
@@ -349,11 +350,6 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         add_eos=add_eos,
         name=path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem,
     ), where)
-
-
-def _all_ids(ids: list) -> bool:
-    """Whether :func:`~wwho.bytelevel.validate.is_id` holds for every one of ``ids``, in bulk."""
-    return not ids or (set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) < MAX_ID)
 
 
 def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:

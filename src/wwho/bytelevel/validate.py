@@ -111,6 +111,11 @@ def is_id(value: object) -> bool:
     return type(value) is int and 0 <= value < MAX_ID
 
 
+def all_ids(ids: list) -> bool:
+    """:func:`is_id` of every one of ``ids`` (none: True), in bulk: C-speed set and min/max work."""
+    return not ids or (set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) < MAX_ID)
+
+
 def check_id(value: object, source: str, what: str) -> int:
     """An id read from a file: a non-negative ``int`` below :data:`MAX_ID` (not a bool or float)."""
     if is_id(value):
@@ -145,10 +150,7 @@ def _ids_look_right(model: ByteLevelModel) -> bool:
     vocabulary of 200,000 tokens is checked in milliseconds; only a failing one is walked."""
     ids = [*model.ranks.values(), *model.special_tokens.values(), *model.added_tokens.values(),
            *model.extra_tokens]
-    if not ids or set(map(type, ids)) != {int}:
-        return False
-    low, top = min(ids), max(ids)
-    return 0 <= low and top < MAX_ID and len(set(ids)) == len(ids) and top < len(ids) + MAX_ID_GAP
+    return bool(ids) and all_ids(ids) and len(set(ids)) == len(ids) and max(ids) < len(ids) + MAX_ID_GAP
 
 
 def _check_ids(model: ByteLevelModel, source: str) -> None:
