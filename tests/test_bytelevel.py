@@ -476,6 +476,16 @@ def test_one_tokenizer_shared_by_many_threads(ours):
         assert all(pool.map(work, range(16)))
 
 
+def test_the_ids_of_texts_before_and_after_one_of_many_ids(ours, ref):
+    """A list of ids is made from a vector the thread keeps for its next call, and lets go after a
+    text of more ids than it keeps (a mebibyte's worth): every text around such a one, and that
+    text itself, get tiktoken's ids, whatever the previous call left in the vector."""
+    many = "a " * 300_000
+    for text in ["hello world", many, "ශ්‍රී ලංකාව", many[:1001], "x", "", "<|endoftext|>"]:
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+        assert ours.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+
+
 def _shuffled_vocabulary(seed: int) -> dict[bytes, int]:
     """The 256 bytes and every string of two to four of ``abcd``, in an order of the seed's: the
     same piece has other ids and other merges in each."""

@@ -38,6 +38,7 @@ use crate::pretokenize::{Pieces, Pretokenizer};
 use cache::{Bypass, PieceCache};
 use specials::{SpecialSet, Specials};
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 use table::{Packed, TokenTable, PACKED};
 use vocab::{bytes_repr, str_repr, Vocab};
@@ -736,8 +737,9 @@ impl ByteLevel {
                 scratch,
                 bypass: &mut bypass,
                 together,
-                waiting: [Waiting::NONE; AHEAD],
+                waiting: [MaybeUninit::uninit(); AHEAD],
                 next: 0,
+                held: 0,
             };
             short.memo.begin_text();
             let done = self
@@ -859,9 +861,12 @@ struct ShortPieces<'a> {
     bypass: &'a mut Bypass,
     /// One of a batch's calls on several threads (see [`ByteLevel::encode_into_batch`]).
     together: bool,
-    /// The pieces found but not yet answered, in a ring, the oldest at `next`.
-    waiting: [Waiting; AHEAD],
+    /// The pieces found but not yet answered, in a ring: the `held` slots before `next`, the
+    /// oldest first, and only those written. (Counted rather than marked empty, so that a short
+    /// text neither clears the ring nor visits the slots it never filled.)
+    waiting: [MaybeUninit<Waiting>; AHEAD],
     next: usize,
+    held: usize,
 }
 
 /// Pieces a piece's memo slots are asked for ahead of its lookup: when the memo's lines are not
@@ -921,11 +926,16 @@ impl Pieces<Error> for ShortPieces<'_> {
         } else {
             self.memo.fetch_long(self.bytes, at, piece);
         }
-        let old = std::mem::replace(&mut self.waiting[self.next], new);
+        let slot = &mut self.waiting[self.next];
         self.next = (self.next + 1) % AHEAD;
-        if old.len == 0 {
+        if self.held < AHEAD {
+            slot.write(new); // a free slot
+            self.held += 1;
             return Ok(());
         }
+        // SAFETY: with every slot held, each was written since `held` was last 0.
+        let old = unsafe { slot.assume_init_read() };
+        slot.write(new);
         self.answer(old)
     }
 }
@@ -933,12 +943,12 @@ impl Pieces<Error> for ShortPieces<'_> {
 impl ShortPieces<'_> {
     /// The pieces still waiting, in order.
     fn finish(&mut self) -> Result<(), Error> {
-        for k in 0..AHEAD {
-            let i = (self.next + k) % AHEAD;
-            let old = std::mem::replace(&mut self.waiting[i], Waiting::NONE);
-            if old.len > 0 {
-                self.answer(old)?;
-            }
+        let held = std::mem::take(&mut self.held);
+        for k in 0..held {
+            // SAFETY: the `held` slots before `next` were written (see `waiting`).
+            let old =
+                unsafe { self.waiting[(self.next + AHEAD - held + k) % AHEAD].assume_init_read() };
+            self.answer(old)?;
         }
         Ok(())
     }
@@ -948,10 +958,9 @@ impl ShortPieces<'_> {
     /// now, a piece of up to four bytes straight from the byte tables.
     #[inline(never)]
     fn resting(&mut self, at: usize, piece: &[u8]) -> Result<(), Error> {
-        // The scanners hand out no empty piece and `finish` empties every slot, so a piece
-        // waits exactly when the slot written last holds one: one load where a scan of the
-        // ring cost more than a tiny piece's answer, on every piece of a resting text.
-        if self.waiting[(self.next + AHEAD - 1) % AHEAD].len > 0 {
+        // (a test of the count: a scan of the ring cost more than a tiny piece's answer, on
+        // every piece of a resting text)
+        if self.held > 0 {
             self.finish()?;
         }
         if self.tok.tiny_piece(piece, self.out) {

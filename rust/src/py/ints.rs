@@ -33,6 +33,37 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// The per-thread buffer of [`with_ids`] is released when a text needed more ids than this
+/// (a mebibyte).
+const KEEP_IDS: usize = 1 << 18;
+
+thread_local! {
+    static IDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `f` on an empty vector for a text's ids that this thread keeps between calls (a list is made
+/// from them, then they are dropped): a call then allocates and frees no vector of its own,
+/// a fixed cost that weighs most on short texts. Kept up to [`KEEP_IDS`]; a call that finds the
+/// buffer in use (none should: no Python runs during an encode) or gone (the thread is ending)
+/// gets a new vector.
+pub fn with_ids<R>(f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
+    let mut f = Some(f);
+    let kept = IDS.try_with(|cell| {
+        let mut ids = cell.try_borrow_mut().ok()?;
+        ids.clear();
+        let out = (f.take()?)(&mut ids);
+        if ids.capacity() > KEEP_IDS {
+            *ids = Vec::new();
+        }
+        Some(out)
+    });
+    match kept {
+        Ok(Some(out)) => out,
+        // The buffer in use or gone: `f` has not run.
+        _ => (f.take().expect("f has not run"))(&mut Vec::new()),
+    }
+}
+
 pub struct IdInts {
     /// One slot per id below the vocabulary size (at most [`MAX_KEPT`]): null until made.
     slots: Box<[AtomicPtr<ffi::PyObject>]>,

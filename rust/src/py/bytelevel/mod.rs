@@ -9,7 +9,7 @@
 
 use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
 use super::errors::no_memory;
-use super::ints::{decode_plain, IdInts};
+use super::ints::{decode_plain, with_ids, IdInts};
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::{ByteLevel as Core, Error, Model, MAX_ID};
@@ -161,19 +161,7 @@ impl ByteLevel {
         py: Python<'py>,
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let core = &self.inner;
-        let ids = with_utf8(super::text::text(text)?, |s| {
-            guard(|| {
-                if s.len() < 512 {
-                    core.encode(s, &SpecialSet::None, &SpecialSet::All)
-                } else {
-                    py.detach(|| core.encode(s, &SpecialSet::None, &SpecialSet::All))
-                }
-                .map_err(to_py)
-            })
-        })
-        .map_err(no_memory)??;
-        self.ints.list(py, &ids)
+        self.id_list(py, text, &SpecialSet::None, &SpecialSet::All)
     }
 
     /// `data` merged as one piece with no lookup of the whole (tiktoken's `byte_pair_encode`).
@@ -187,20 +175,7 @@ impl ByteLevel {
         py: Python<'py>,
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let core = &self.inner;
-        // As `encode`: short texts keep the GIL (releasing it costs more than they take).
-        let ids = with_utf8(super::text::text(text)?, |s| {
-            guard(|| {
-                if s.len() < 512 {
-                    core.encode_ordinary(s)
-                } else {
-                    py.detach(|| core.encode_ordinary(s))
-                }
-                .map_err(to_py)
-            })
-        })
-        .map_err(no_memory)??;
-        self.ints.list(py, &ids)
+        self.id_list(py, text, &SpecialSet::None, &SpecialSet::None)
     }
 
     /// Ids of `text` with `allowed` / `disallowed` special tokens: "all", None or names.
@@ -211,8 +186,8 @@ impl ByteLevel {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids_with(py, text, allowed, disallowed)?;
-        self.ints.list(py, &ids)
+        let (allowed, disallowed) = special_pair(&self.inner, allowed, disallowed)?;
+        self.id_list(py, text, &allowed, &disallowed)
     }
 
     /// [`encode_with`](Self::encode_with) as a numpy `uint32` array (see `batch::ids_array`): no
@@ -355,13 +330,42 @@ impl ByteLevel {
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<u32>> {
         let (allowed, disallowed) = special_pair(&self.inner, allowed, disallowed)?;
+        let mut ids = Vec::new();
+        self.ids_into(py, text, &allowed, &disallowed, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// The ids of `text` as a list, made from this thread's ids buffer ([`with_ids`]).
+    fn id_list<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+    ) -> PyResult<Bound<'py, PyList>> {
+        with_ids(|ids| {
+            self.ids_into(py, text, allowed, disallowed, ids)?;
+            self.ints.list(py, ids)
+        })
+    }
+
+    /// The ids of `text` appended to `ids`; a short text keeps the GIL (releasing it costs more
+    /// than such a text takes).
+    fn ids_into(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        ids: &mut Vec<u32>,
+    ) -> PyResult<()> {
         let core = &self.inner;
         with_utf8(super::text::text(text)?, |s| {
             guard(|| {
                 if s.len() < 512 {
-                    core.encode(s, &allowed, &disallowed)
+                    core.encode_into(s, allowed, disallowed, ids)
                 } else {
-                    py.detach(|| core.encode(s, &allowed, &disallowed))
+                    py.detach(|| core.encode_into(s, allowed, disallowed, ids))
                 }
                 .map_err(to_py)
             })

@@ -7,7 +7,7 @@ use super::words::{PyRouter, PyWordSplitter};
 use super::DETACH_ABOVE;
 use crate::py::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
 use crate::py::errors::{error, guard, no_memory, no_memory_at, raise, Kind};
-use crate::py::ints::{buffer_ids, IdInts};
+use crate::py::ints::{buffer_ids, with_ids, IdInts};
 use crate::py::text::{code_points, text};
 use crate::sgpe::{DecodeError, Encoder, EncoderSpec, Fallback, Routed, Scope};
 use crate::units::Text;
@@ -87,8 +87,10 @@ impl PyEncoder {
         s: &Bound<'py, PyString>,
         allowed: Vec<u32>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids(s, &allowed)?;
-        self.id_list(s.py(), &ids)
+        with_ids(|ids| {
+            self.ids_into(s, &allowed, ids)?;
+            self.id_list(s.py(), ids)
+        })
     }
 
     /// [`encode`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no list.
@@ -278,11 +280,23 @@ impl PyEncoder {
     /// The ids of the text of `s` (without the GIL for a long one), the special tokens `allowed`
     /// (ids) taken as such.
     fn ids(&self, s: &Bound<'_, PyString>, allowed: &[u32]) -> PyResult<Vec<u32>> {
+        let mut ids = Vec::new();
+        self.ids_into(s, allowed, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// [`Self::ids`] appended to `ids`.
+    fn ids_into(
+        &self,
+        s: &Bound<'_, PyString>,
+        allowed: &[u32],
+        ids: &mut Vec<u32>,
+    ) -> PyResult<()> {
         let py = s.py();
         self.check_allowed(py, allowed)?;
         let t = text(s)?;
         let enc = &self.inner;
-        let run = || with_text!(t, t => enc.encode(t, allowed));
+        let run = || with_text!(t, t => enc.encode_onto(t, allowed, &mut *ids));
         if t.len() > DETACH_ABOVE {
             py.detach(|| guard("encoding", run))
         } else {
