@@ -67,6 +67,28 @@ def test_arrays_equal_the_lists(kinds, kind, threads):
     assert tok.encode_batch_to_numpy(texts[:3])[0].tolist() == [i for ids in lists[:3] for i in ids]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_array_shares_no_memory_with_a_later_call(kinds, kind):
+    """An array of many ids takes the vector they were made in; a few are copied out of a vector the
+    thread keeps for its next call. Either way an array is the caller's own: writing to it changes
+    no later result, and no later call writes to it."""
+    tok = _get(kinds, kind)
+    texts = [t for t in _inputs(kind) if t.strip()]
+    many = (b" " if kind == "binary" else " ").join(texts * 2)
+    expected = {i: tok.encode(text) for i, text in enumerate([many, texts[0], texts[1]])}
+    assert len(expected[0]) >= 16_384  # past the count from which the vector is handed over
+    arrays_made = []
+    for _ in range(3):
+        for i, text in enumerate([many, texts[0], texts[1]]):
+            array = tok.encode_to_numpy(text)
+            assert array.tolist() == expected[i] == tok.encode(text)
+            arrays_made.append(array)
+        for array in arrays_made[-3:]:
+            array[:] = 7
+    for array in arrays_made[:-3]:
+        assert (array == 7).all()  # written by the caller only
+
+
 @pytest.mark.parametrize("kind", ["o200k", "sgpe", "meta"])
 def test_large_batches_are_gathered_whole(kinds, kind):
     # Over a million ids (4 MiB): the result is copied together on several threads, each a run

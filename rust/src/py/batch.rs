@@ -309,10 +309,17 @@ unsafe impl Send for Dest {}
 /// memory, whose pages the kernel must first hand out and zero. A few are copied: an array over
 /// a vector is one more Python object to make.
 pub fn ids_array<'py>(py: Python<'py>, mut ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
+    ids_array_from(py, &mut ids)
+}
+
+/// [`ids_array`] of the ids in `ids`, a vector kept for other calls (`ints::with_ids`): a few are
+/// copied and the vector kept; many take it, and leave an empty one in its place.
+pub fn ids_array_from<'py>(py: Python<'py>, ids: &mut Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
     ready_numpy(py)?;
     if ids.len() < HANDED_OVER {
-        return Ok(numpy::PyArray1::from_slice(py, &ids).into_any());
+        return Ok(numpy::PyArray1::from_slice(py, ids).into_any());
     }
+    let mut ids = std::mem::take(ids);
     // (its spare capacity would be held as long as the array: given back in place)
     ids.shrink_to_fit();
     Ok(numpy::PyArray1::from_vec(py, ids).into_any())

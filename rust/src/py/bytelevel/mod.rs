@@ -7,7 +7,7 @@
 //! exceptions and the mapping of core errors onto them in `exceptions`, `Pretokenizer` in
 //! `pretokenizer`, and the loaders' free functions in `loaders`.
 
-use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
+use super::batch::{encode_flat, encode_texts_into, ids_array_from, thread_count};
 use super::errors::no_memory;
 use super::ints::{decode_plain, with_ids, IdInts};
 use super::text::{text, with_utf8};
@@ -199,8 +199,11 @@ impl ByteLevel {
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let ids = self.ids_with(py, text, allowed, disallowed)?;
-        ids_array(py, ids)
+        let (allowed, disallowed) = special_pair(&self.inner, allowed, disallowed)?;
+        with_ids(|ids| {
+            self.ids_into(py, text, &allowed, &disallowed, ids)?;
+            ids_array_from(py, ids)
+        })
     }
 
     /// `[encode_with(t, allowed, disallowed) for t in texts]` on `num_threads` threads (None:
@@ -317,22 +320,6 @@ impl ByteLevel {
             .unwrap_or_else(|e| Err(Error::NoMemory(e)))
         };
         guard(|| run(&views, &work))
-    }
-
-    /// The ids of one text with `allowed` / `disallowed` special tokens, for `encode_with` and
-    /// `encode_array`. As in `encode`, short texts keep the GIL (releasing it costs more than
-    /// they take).
-    fn ids_with<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyString>,
-        allowed: &Bound<'py, PyAny>,
-        disallowed: &Bound<'py, PyAny>,
-    ) -> PyResult<Vec<u32>> {
-        let (allowed, disallowed) = special_pair(&self.inner, allowed, disallowed)?;
-        let mut ids = Vec::new();
-        self.ids_into(py, text, &allowed, &disallowed, &mut ids)?;
-        Ok(ids)
     }
 
     /// The ids of `text` as a list, made from this thread's ids buffer ([`with_ids`]).

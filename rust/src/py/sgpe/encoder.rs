@@ -5,7 +5,9 @@
 
 use super::words::{PyRouter, PyWordSplitter};
 use super::DETACH_ABOVE;
-use crate::py::batch::{encode_flat, encode_texts, encode_texts_into, ids_array, thread_count};
+use crate::py::batch::{
+    encode_flat, encode_texts, encode_texts_into, ids_array_from, thread_count,
+};
 use crate::py::errors::{error, guard, no_memory, no_memory_at, raise, Kind};
 use crate::py::ints::{buffer_ids, with_ids, IdInts};
 use crate::py::text::{code_points, text};
@@ -100,8 +102,10 @@ impl PyEncoder {
         s: &Bound<'py, PyString>,
         allowed: Vec<u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let ids = self.ids(s, &allowed)?;
-        ids_array(s.py(), ids)
+        with_ids(|ids| {
+            self.ids_into(s, &allowed, ids)?;
+            ids_array_from(s.py(), ids)
+        })
     }
 
     /// [`encode`] for each text, on `num_threads` threads (all cores when 0) without the GIL.
@@ -278,14 +282,7 @@ impl PyEncoder {
 
 impl PyEncoder {
     /// The ids of the text of `s` (without the GIL for a long one), the special tokens `allowed`
-    /// (ids) taken as such.
-    fn ids(&self, s: &Bound<'_, PyString>, allowed: &[u32]) -> PyResult<Vec<u32>> {
-        let mut ids = Vec::new();
-        self.ids_into(s, allowed, &mut ids)?;
-        Ok(ids)
-    }
-
-    /// [`Self::ids`] appended to `ids`.
+    /// (ids) taken as such, appended to `ids`.
     fn ids_into(
         &self,
         s: &Bound<'_, PyString>,
