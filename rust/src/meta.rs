@@ -140,6 +140,11 @@ impl Meta {
         self.encode_with(text, &[], &self.defaults)
     }
 
+    /// [`Self::encode`], the ids appended to `out`.
+    pub fn encode_into<U: Unit>(&self, text: &[U], out: &mut Vec<u32>) -> Result<(), Error> {
+        self.encode_onto(text, &[], &self.defaults, out)
+    }
+
     /// The ids of `text`: the specials `allowed` (indices) become their ids, the text of one of
     /// `disallowed` is an error, every other text is ordinary.
     pub fn encode_with<U: Unit>(
@@ -184,7 +189,12 @@ impl Meta {
         Ok(out)
     }
 
-    fn encode_ordinary_into<U: Unit>(&self, text: &[U], out: &mut Vec<u32>) -> Result<(), Error> {
+    /// [`Self::encode_ordinary`], the ids appended to `out`.
+    pub fn encode_ordinary_into<U: Unit>(
+        &self,
+        text: &[U],
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
         if std::mem::size_of::<U>() == 1 && self.latin1_free {
             return self.encode_other(text, out); // Latin-1 text: no run to look for
         }

@@ -304,16 +304,11 @@ struct Dest(*mut u8);
 unsafe impl Send for Dest {}
 
 /// One text's ids as a numpy `uint32` array, made through numpy's C API (`numpy.frombuffer`
-/// over a `bytearray` would be a call through Python's machinery per text). Many ids are handed
-/// over in their vector, which the array then owns: a copy would write them all again to new
-/// memory, whose pages the kernel must first hand out and zero. A few are copied: an array over
-/// a vector is one more Python object to make.
-pub fn ids_array<'py>(py: Python<'py>, mut ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
-    ids_array_from(py, &mut ids)
-}
-
-/// [`ids_array`] of the ids in `ids`, a vector kept for other calls (`ints::with_ids`): a few are
-/// copied and the vector kept; many take it, and leave an empty one in its place.
+/// over a `bytearray` would be a call through Python's machinery per text), from `ids`, the
+/// vector the thread keeps for its calls (`ints::with_ids`). Many ids are handed over in their
+/// vector, which the array then owns (an empty one left in its place): a copy would write them
+/// all again to new memory, whose pages the kernel must first hand out and zero. A few are
+/// copied and the vector kept: an array over a vector is one more Python object to make.
 pub fn ids_array_from<'py>(py: Python<'py>, ids: &mut Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
     ready_numpy(py)?;
     if ids.len() < HANDED_OVER {
@@ -325,7 +320,7 @@ pub fn ids_array_from<'py>(py: Python<'py>, ids: &mut Vec<u32>) -> PyResult<Boun
     Ok(numpy::PyArray1::from_vec(py, ids).into_any())
 }
 
-/// Ids from which [`ids_array`] hands its vector over rather than copying it.
+/// Ids from which [`ids_array_from`] hands its vector over rather than copying it.
 const HANDED_OVER: usize = 1 << 14;
 
 /// Import numpy if it is not yet, and have the binding find its C API, once per process. Every

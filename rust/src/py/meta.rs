@@ -3,9 +3,9 @@
 //! them, the byte-level part's (tiktoken's ranks) as `ByteLevel` takes them, the special tokens
 //! with their unified ids. Text comes in as `str`, read in its own storage.
 
-use super::batch::{encode_flat, encode_texts_into, ids_array, thread_count};
+use super::batch::{encode_flat, encode_texts_into, ids_array_from, thread_count};
 use super::errors::{error, guard, no_memory_at, raise, Kind};
-use super::ints::{decode_plain, IdInts};
+use super::ints::{decode_plain, with_ids, IdInts};
 use super::sgpe::{PyEncoder, PyRouter};
 use super::text::{code_points, text};
 use crate::bytelevel::{ByteLevel, Error as ByteError, Model};
@@ -106,13 +106,16 @@ impl PyMeta {
     /// The ids of `text`; the text of tiktoken's special tokens is an error.
     fn encode<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         let meta = &self.inner;
-        self.one(s, |t| with_text!(t, t => meta.encode(t)))
+        self.one(s, |t, out| with_text!(t, t => meta.encode_into(t, out)))
     }
 
     /// The ids of `text`, every special token's text ordinary.
     fn encode_ordinary<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         let meta = &self.inner;
-        self.one(s, |t| with_text!(t, t => meta.encode_ordinary(t)))
+        self.one(
+            s,
+            |t, out| with_text!(t, t => meta.encode_ordinary_into(t, out)),
+        )
     }
 
     /// The ids of `text` with the specials `allowed` (indices) as their ids and the text of those
@@ -123,11 +126,13 @@ impl PyMeta {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids_with(s, &allowed, &disallowed)?;
-        self.ints.list(s.py(), &ids)
+        with_ids(|ids| {
+            self.ids_with(s, &allowed, &disallowed, ids)?;
+            self.ints.list(s.py(), ids)
+        })
     }
 
-    /// [`encode_with`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no
+    /// [`encode_with`] as a numpy `uint32` array (see `batch::ids_array_from`): no int per id, no
     /// list; `allowed`/`disallowed` None: [`encode`]'s defaults.
     #[pyo3(signature = (s, allowed=None, disallowed=None))]
     fn encode_array<'py>(
@@ -137,11 +142,19 @@ impl PyMeta {
         disallowed: Option<Vec<usize>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let meta = &self.inner;
-        let ids = match (allowed, disallowed) {
-            (Some(allowed), Some(disallowed)) => self.ids_with(s, &allowed, &disallowed)?,
-            _ => self.ids(s, |t| with_text!(t, t => meta.encode(t)))?,
-        };
-        ids_array(s.py(), ids)
+        with_ids(|ids| {
+            match (allowed, disallowed) {
+                (Some(allowed), Some(disallowed)) => {
+                    self.ids_with(s, &allowed, &disallowed, ids)?
+                }
+                _ => self.ids(
+                    s,
+                    |t, out| with_text!(t, t => meta.encode_into(t, out)),
+                    ids,
+                )?,
+            }
+            ids_array_from(s.py(), ids)
+        })
     }
 
     /// [`encode_with`] for each text (`allowed`/`disallowed` None: the defaults of `encode`), on
@@ -249,41 +262,46 @@ impl PyMeta {
     fn one<'py>(
         &self,
         s: &Bound<'py, PyString>,
-        f: impl Fn(Text<'_>) -> Result<Vec<u32>, Error> + Send + Sync,
+        f: impl Fn(Text<'_>, &mut Vec<u32>) -> Result<(), Error> + Send + Sync,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids(s, f)?;
-        self.ints.list(s.py(), &ids)
+        with_ids(|ids| {
+            self.ids(s, f, ids)?;
+            self.ints.list(s.py(), ids)
+        })
     }
 
     /// The ids of the text of `s` with the specials `allowed` (indices) as their ids and the text
-    /// of those `disallowed` an error (see [`encode_with`]).
+    /// of those `disallowed` an error (see [`encode_with`]), appended to `ids`.
     fn ids_with(
         &self,
         s: &Bound<'_, PyString>,
         allowed: &[usize],
         disallowed: &[usize],
-    ) -> PyResult<Vec<u32>> {
+        ids: &mut Vec<u32>,
+    ) -> PyResult<()> {
         self.check(s.py(), allowed)?;
         self.check(s.py(), disallowed)?;
         let meta = &self.inner;
         self.ids(
             s,
-            |t| with_text!(t, t => meta.encode_with(t, allowed, disallowed)),
+            |t, out| with_text!(t, t => meta.encode_onto(t, allowed, disallowed, out)),
+            ids,
         )
     }
 
-    /// `f` on the text of `s` (without the GIL for a long one), its errors raised.
+    /// `f` on the text of `s` and `ids` (without the GIL for a long text), its errors raised.
     fn ids(
         &self,
         s: &Bound<'_, PyString>,
-        f: impl Fn(Text<'_>) -> Result<Vec<u32>, Error> + Send + Sync,
-    ) -> PyResult<Vec<u32>> {
+        f: impl Fn(Text<'_>, &mut Vec<u32>) -> Result<(), Error> + Send + Sync,
+        ids: &mut Vec<u32>,
+    ) -> PyResult<()> {
         let py = s.py();
         let t = text(s)?;
         if t.len() > DETACH_ABOVE {
-            py.detach(|| guard("encoding", || f(t)))
+            py.detach(|| guard("encoding", || f(t, ids)))
         } else {
-            guard("encoding", || f(t))
+            guard("encoding", || f(t, ids))
         }
         .map_err(|e| error(py, Kind::Tokenizer, e))?
         .map_err(|e| self.error(py, e))

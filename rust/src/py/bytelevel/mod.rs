@@ -190,8 +190,9 @@ impl ByteLevel {
         self.id_list(py, text, &allowed, &disallowed)
     }
 
-    /// [`encode_with`](Self::encode_with) as a numpy `uint32` array (see `batch::ids_array`): no
-    /// int per id, no list, and none of a batch's machinery (threads, chunks, offsets).
+    /// [`encode_with`](Self::encode_with) as a numpy `uint32` array (see
+    /// `batch::ids_array_from`): no int per id, no list, and none of a batch's machinery (threads,
+    /// chunks, offsets).
     fn encode_array<'py>(
         &self,
         py: Python<'py>,

@@ -95,7 +95,7 @@ impl PyEncoder {
         })
     }
 
-    /// [`encode`] as a numpy `uint32` array (see `batch::ids_array`): no int per id, no list.
+    /// [`encode`] as a numpy `uint32` array (see `batch::ids_array_from`): no int per id, no list.
     #[pyo3(signature = (s, allowed=Vec::new()))]
     fn encode_array<'py>(
         &self,
