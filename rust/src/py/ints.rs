@@ -44,8 +44,9 @@ thread_local! {
 /// `f` on an empty vector for a text's ids that this thread keeps between calls (a list is made
 /// from them, then they are dropped): a call then allocates and frees no vector of its own,
 /// a fixed cost that weighs most on short texts. Kept up to [`KEEP_IDS`]; a call that finds the
-/// buffer in use (none should: no Python runs during an encode) or gone (the thread is ending)
-/// gets a new vector.
+/// buffer in use or gone gets a new vector: the ints of a list are Python objects, so the garbage
+/// collector may run while one is made, and a finalizer it runs may encode on this thread; and a
+/// thread's storage is gone while the thread ends.
 pub fn with_ids<R>(f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
     let mut f = Some(f);
     let kept = IDS.try_with(|cell| {
