@@ -494,3 +494,31 @@ def test_a_tokenizer_json_is_parsed_once_to_tell_its_kind_and_load_it(tmp_path, 
     parsed.clear()
     assert main(["encode", "--tokenizer", str(path), "abc"]) == 0
     assert parsed.count(str(path)) == 1, parsed
+
+
+def test_a_tokenizer_json_that_hf_runs_is_parsed_once(tmp_path, monkeypatch):
+    """A ``tokenizer.json`` that ``ByteBPE`` does not run (here a WordLevel model) goes to HF
+    ``tokenizers``: wwho still parses its JSON once, telling its kind, trying ``ByteBPE`` and checking
+    it, and HF reads those very bytes, not the file again."""
+    import tokenizers
+    from tokenizers import models, pre_tokenizers
+
+    from wwho import fileio
+    from wwho.cli import main
+
+    hf = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0, "ශ්‍රී": 1, "abc": 2}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    parsed = []
+    real = fileio._parse_json
+    monkeypatch.setattr(fileio, "_parse_json", lambda data, **kw: parsed.append(kw["source"]) or real(data, **kw))
+    monkeypatch.setattr(tokenizers.Tokenizer, "from_file", None)  # (a read of the file again fails)
+    for given in (path, tmp_path):
+        parsed.clear()
+        assert load_tokenizer(given).encode("abc ශ්‍රී zz") == [2, 1, 0]
+        assert parsed.count(str(path)) == 1, parsed
+        assert fileio._kept.get() is None
+    parsed.clear()
+    assert main(["encode", "--tokenizer", str(path), "abc"]) == 0
+    assert parsed.count(str(path)) == 1, parsed

@@ -123,23 +123,26 @@ def _load_hf(path: Path) -> Any:
 
     try:
         return ByteBPE.from_hf(path)  # a broken byte-level file is an error, not a reason to try HF
-    except NotByteLevel:
-        pass
+    except NotByteLevel as exc:
+        raw, data = exc.raw, exc.data  # (read, checked against a manifest and parsed already)
     import tokenizers
 
     from wwho.binary.io import check_ids
-    from wwho.manifest import check_saved
 
-    raw = read_bytes(path, error=VocabError)
-    check_saved(path.parent, {path.name: raw}, only_listed=True)
-    data = parse_json(raw, source=str(path), error=VocabError)
+    if raw is None:
+        from wwho.manifest import check_saved
+
+        raw = read_bytes(path, error=VocabError)
+        check_saved(path.parent, {path.name: raw}, only_listed=True)
+        data = parse_json(raw, source=str(path), error=VocabError)
     model = data.get("model") if isinstance(data, dict) else None
     if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
         check_ids(data, str(path))  # HF would keep the last of two tokens with one id
     if isinstance(model, dict):
         _check_subword_prefix(model, path)
     try:
-        tokenizer = tokenizers.Tokenizer.from_file(str(path))
+        # (the bytes checked above, not the file read again: it may have changed since)
+        tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
     except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
         if not _from_hf_tokenizers(exc):
             raise  # KeyboardInterrupt, SystemExit

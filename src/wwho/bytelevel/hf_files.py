@@ -15,6 +15,7 @@ SGPE's export (:mod:`wwho.export.sgpe_hf`), and tokenizer.json files of other mo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from wwho import _core
 from wwho.atomic_write import write_bytes
@@ -215,7 +216,13 @@ def _hf_split(pattern: str, *, byte_level: bool = False) -> dict:
 
 class NotByteLevel(VocabError):
     """A valid ``tokenizer.json`` that ``ByteBPE`` does not run (another model, a normalizer, an
-    unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``."""
+    unsupported pre-tokenizer): :func:`wwho.load_tokenizer` hands it to HF ``tokenizers``.
+    ``raw`` and ``data`` are the file's bytes and their parse, where :func:`from_hf` raised it, so
+    that the loader that takes the file on reads and parses it no more (a large vocabulary's JSON
+    is slow to parse) and hands HF the very bytes checked here."""
+
+    raw: bytes | None = None
+    data: Any = None
 
 
 def from_hf(path: str | Path) -> ByteLevelModel:
@@ -225,6 +232,15 @@ def from_hf(path: str | Path) -> ByteLevelModel:
     raw = read_file(path)
     check_saved(path.parent, {path.name: raw}, only_listed=True)
     data = parse_json(raw, source=str(path), error=VocabError)
+    try:
+        return _from_parsed(data, path)
+    except NotByteLevel as exc:
+        exc.raw, exc.data = raw, data
+        raise
+
+
+def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
+    """:func:`from_hf` of the file's parsed JSON."""
     where = str(path)
     try:
         model = data["model"]
