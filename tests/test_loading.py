@@ -522,3 +522,13 @@ def test_a_tokenizer_json_that_hf_runs_is_parsed_once(tmp_path, monkeypatch):
     parsed.clear()
     assert main(["encode", "--tokenizer", str(path), "abc"]) == 0
     assert parsed.count(str(path)) == 1, parsed
+    import pickle
+
+    from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel.hf_files import NotByteLevel
+
+    with pytest.raises(NotByteLevel) as caught:
+        ByteBPE.from_hf(path)
+    assert caught.value.raw == path.read_bytes()
+    again = pickle.loads(pickle.dumps(caught.value))  # (to another process: the message, not the file)
+    assert str(again) == str(caught.value) and again.raw is None and again.data is None

@@ -224,6 +224,9 @@ class NotByteLevel(VocabError):
     raw: bytes | None = None
     data: Any = None
 
+    def __reduce__(self):  # (pickled, as for another process, it is its message alone: not the file)
+        return type(self), self.args
+
 
 def from_hf(path: str | Path) -> ByteLevelModel:
     """A merges-rule model from a byte-level BPE ``tokenizer.json``; :class:`NotByteLevel` if it is
