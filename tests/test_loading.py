@@ -256,6 +256,29 @@ def test_a_merge_shorter_than_the_subword_prefix_is_an_error_not_a_panic(tmp_pat
     assert "continuing_subword_prefix '##'" in line
 
 
+def test_a_merge_whose_result_is_no_token_is_named_and_hf_never_panics(tmp_path, capfd):
+    """Each merge of a Metaspace BPE that HF runs, its result taken out of ``model.vocab`` in turn: a
+    VocabError naming that merge, and nothing printed from inside HF (which panics on some such
+    files, printing the panic before its exception)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    text = tmp_path / "text.txt"
+    text.write_text(SAMPLE.read_text(encoding="utf-8")[:150_000] + "\nThe quick brown fox, 2024.\n", encoding="utf-8")
+    hf = Tokenizer(models.BPE(byte_fallback=True))
+    hf.pre_tokenizer = pre_tokenizers.Metaspace()
+    hf.decoder = decoders.Metaspace()
+    hf.train([str(text)], trainers.BpeTrainer(vocab_size=600, show_progress=False))
+    data = json.loads(hf.to_str())
+    path = tmp_path / "tokenizer.json"
+    for n, (left, right) in enumerate(data["model"]["merges"]):
+        broken = json.loads(json.dumps(data))
+        del broken["model"]["vocab"][left + right]
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        with pytest.raises(VocabError, match=rf"model\.merges\[{n}\] .*: .* is not a token of model\.vocab"):
+            load_tokenizer(path)
+    assert "panicked" not in capfd.readouterr().err
+
+
 def test_a_merge_with_the_subword_prefix_loads_in_hf(tmp_path):
     tok = load_tokenizer(_bpe_json(tmp_path / "tokenizer.json", ["a ##b"], "##"))
     assert tok.vocab_size == 6

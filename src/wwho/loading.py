@@ -139,7 +139,7 @@ def _load_hf(path: Path) -> Any:
     if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
         check_ids(data, str(path))  # HF would keep the last of two tokens with one id
     if isinstance(model, dict):
-        _check_subword_prefix(model, path)
+        _check_merges(model, path)
     try:
         # (the bytes checked above, not the file read again: it may have changed since)
         tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
@@ -173,21 +173,47 @@ def _hf_call(call, *args, **kwargs):
         raise TokenizerError(f"HF tokenizers failed: {brief(str(exc), 200)}") from None
 
 
-def _check_subword_prefix(model: dict, path: Path) -> None:
-    """HF ``tokenizers`` cuts a BPE model's ``continuing_subword_prefix`` off the right part of
-    every merge, and panics (a traceback past ``except Exception``) where that part is shorter."""
-    prefix, merges = model.get("continuing_subword_prefix"), model.get("merges")
-    if model.get("type") != "BPE" or not isinstance(prefix, str) or not prefix or not isinstance(merges, list):
+def _check_merges(model: dict, path: Path) -> None:
+    """A BPE model's merges, checked as HF ``tokenizers`` builds them, before it does: it panics on
+    some broken ones (a message printed from inside it, and an exception past ``except
+    Exception``). Each merge's parts and its result must be tokens of ``model.vocab``; and HF cuts
+    a ``continuing_subword_prefix``'s bytes off the right part of every merge (the result is the
+    left part and the rest of the right), which must leave whole characters there."""
+    merges, vocab = model.get("merges"), model.get("vocab")
+    if model.get("type", "BPE") != "BPE" or not isinstance(merges, list) or not isinstance(vocab, dict):
+        return  # (HF's own error names what is wrong)
+    prefix = model.get("continuing_subword_prefix")
+    cut = len(prefix.encode("utf-8", "surrogatepass")) if isinstance(prefix, str) else 0
+    if not cut and _merges_in_vocab(merges, vocab):
         return
-    cut = len(prefix.encode("utf-8", "surrogatepass"))
-    for n, merge in enumerate(merges):
-        right = merge.split(" ", 1)[-1] if isinstance(merge, str) else merge[-1] if isinstance(merge, list) and merge else None
-        if not isinstance(right, str):
+    for n, merge in enumerate(merges):  # (the first merge that is wrong, named)
+        parts = merge.split(" ") if isinstance(merge, str) else merge
+        if not isinstance(parts, list) or len(parts) != 2 or not isinstance(parts[0], str) or not isinstance(parts[1], str):
             continue  # HF's own error names it
-        raw = right.encode("utf-8", "surrogatepass")
-        if len(raw) < cut or (cut < len(raw) and 0x80 <= raw[cut] < 0xC0):
-            raise VocabError(f"{path}: model.merges[{n}]: its right part {brief(right)} does not go on past "
-                             f"continuing_subword_prefix {brief(prefix)}")
+        left, right = parts
+        made = left + right
+        if cut:
+            raw = right.encode("utf-8", "surrogatepass")
+            if len(raw) < cut or (cut < len(raw) and 0x80 <= raw[cut] < 0xC0):
+                raise VocabError(f"{path}: model.merges[{n}]: its right part {brief(right)} does not go on past "
+                                 f"continuing_subword_prefix {brief(prefix)}")
+            made = left + raw[cut:].decode("utf-8", "surrogatepass")
+        for part in (left, right, made):
+            if part not in vocab:
+                raise VocabError(f"{path}: model.merges[{n}] ({brief(left)} + {brief(right)}): {brief(part)} is "
+                                 "not a token of model.vocab")
+
+
+def _merges_in_vocab(merges: list, vocab: dict) -> bool:
+    """Whether every merge is two strings whose concatenation is a token of ``vocab`` (no prefix),
+    at C speed. (Its parts HF checks itself, with a clean error, before its result.)"""
+    from itertools import starmap
+
+    try:
+        pairs = [merge.split(" ") if type(merge) is str else merge for merge in merges]
+        return {*map(len, pairs)} <= {2} and all(map(vocab.__contains__, starmap(str.__add__, pairs)))
+    except TypeError:  # (entries of other types: the loop that names them)
+        return False
 
 
 def _unicode(text: object, position: int | None = None) -> str:
