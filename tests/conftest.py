@@ -280,6 +280,25 @@ def sgpe_vocab_json(tmp_path_factory) -> dict:
     return train_sgpe(corpus, vocab_size=2500, progress=False, workers=1).to_json()
 
 
+@pytest.fixture(scope="module")
+def metaspace_bpe_json(tmp_path_factory) -> dict:
+    """An HF Metaspace BPE (byte fallback, 600 tokens) trained by HF ``tokenizers`` on 150,000
+    characters of the bundled Sinhala sample, as the JSON of its tokenizer.json: a file that
+    ``load_tokenizer`` hands to HF (``ByteBPE`` does not run it)."""
+    import json
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    text = tmp_path_factory.mktemp("metaspace") / "text.txt"
+    text.write_text(sample.read_text(encoding="utf-8")[:150_000] + "\nThe quick brown fox, 2024.\n", encoding="utf-8")
+    hf = Tokenizer(models.BPE(byte_fallback=True))
+    hf.pre_tokenizer = pre_tokenizers.Metaspace()
+    hf.decoder = decoders.Metaspace()
+    hf.train([str(text)], trainers.BpeTrainer(vocab_size=600, show_progress=False))
+    return json.loads(hf.to_str())
+
+
 def edited(data: dict, change) -> dict:
     """A deep copy of ``data`` after ``change(copy)``."""
     import json
@@ -287,6 +306,15 @@ def edited(data: dict, change) -> dict:
     copy = json.loads(json.dumps(data))
     change(copy)
     return copy
+
+
+def without_each_merge_result(data: dict):
+    """``(n, text)`` for each merge of an HF BPE ``tokenizer.json``'s JSON: the file's text with
+    merge ``n``'s result taken out of ``model.vocab``."""
+    import json
+
+    for n, (left, right) in enumerate(data["model"]["merges"]):
+        yield n, json.dumps(edited(data, lambda d, made=left + right: d["model"]["vocab"].pop(made)))
 
 
 def binary_corpus(seed: int, n: int) -> bytes:

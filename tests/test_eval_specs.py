@@ -3,9 +3,11 @@ loaded, SentencePiece token ends, and the count of cuts inside known syllables."
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 
 import pytest
+from conftest import without_each_merge_result
 
 from wwho.errors import VocabError
 from wwho.eval_specs import _known_cuts, _spm_ends, load_spec
@@ -24,6 +26,19 @@ def test_unknown_specs_are_clear_errors(tmp_path):
         load_spec(f"spm:{bad}")
     with pytest.raises(VocabError):
         load_spec("tiktoken:no_such_encoding")
+
+
+def test_an_hf_file_whose_merge_makes_no_token_is_named_and_hf_never_panics(tmp_path, capfd, metaspace_bpe_json):
+    """``hf:PATH`` runs the file as HF reads it, but a merge whose result is no token (on some of
+    which HF panics, printing from inside it) is refused first, naming the merge."""
+    path = tmp_path / "tokenizer.json"
+    for n, text in without_each_merge_result(metaspace_bpe_json):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(VocabError, match=rf"model\.merges\[{n}\] .*: .* is not a token of model\.vocab"):
+            load_spec(f"hf:{path}")
+    assert "panicked" not in capfd.readouterr().err
+    path.write_text(json.dumps(metaspace_bpe_json), encoding="utf-8")
+    assert load_spec(f"hf:{path}").encode("ශ්‍රී ලංකාව")[0]  # the file itself loads
 
 
 def test_spm_without_sentencepiece_names_the_extra(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import O200K_FILE, one_line_error, run_wwho
+from conftest import O200K_FILE, one_line_error, run_wwho, without_each_merge_result
 
 from wwho import load_tokenizer
 from wwho.errors import VocabError
@@ -256,24 +256,13 @@ def test_a_merge_shorter_than_the_subword_prefix_is_an_error_not_a_panic(tmp_pat
     assert "continuing_subword_prefix '##'" in line
 
 
-def test_a_merge_whose_result_is_no_token_is_named_and_hf_never_panics(tmp_path, capfd):
+def test_a_merge_whose_result_is_no_token_is_named_and_hf_never_panics(tmp_path, capfd, metaspace_bpe_json):
     """Each merge of a Metaspace BPE that HF runs, its result taken out of ``model.vocab`` in turn: a
     VocabError naming that merge, and nothing printed from inside HF (which panics on some such
     files, printing the panic before its exception)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    text = tmp_path / "text.txt"
-    text.write_text(SAMPLE.read_text(encoding="utf-8")[:150_000] + "\nThe quick brown fox, 2024.\n", encoding="utf-8")
-    hf = Tokenizer(models.BPE(byte_fallback=True))
-    hf.pre_tokenizer = pre_tokenizers.Metaspace()
-    hf.decoder = decoders.Metaspace()
-    hf.train([str(text)], trainers.BpeTrainer(vocab_size=600, show_progress=False))
-    data = json.loads(hf.to_str())
     path = tmp_path / "tokenizer.json"
-    for n, (left, right) in enumerate(data["model"]["merges"]):
-        broken = json.loads(json.dumps(data))
-        del broken["model"]["vocab"][left + right]
-        path.write_text(json.dumps(broken), encoding="utf-8")
+    for n, text in without_each_merge_result(metaspace_bpe_json):
+        path.write_text(text, encoding="utf-8")
         with pytest.raises(VocabError, match=rf"model\.merges\[{n}\] .*: .* is not a token of model\.vocab"):
             load_tokenizer(path)
     assert "panicked" not in capfd.readouterr().err

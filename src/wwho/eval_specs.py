@@ -216,7 +216,11 @@ def _tiktoken(name: str) -> Evaluated:
 
 
 def _hf(path: str, name: str) -> Evaluated:
+    import json
+
     from tokenizers import Tokenizer
+
+    from wwho.loading import check_hf_merges
 
     # read here, not by the library: a FIFO or a device is refused, and a huge file is bounded
     raw = read_bytes(path, error=VocabError, what="tokenizer file")
@@ -224,6 +228,13 @@ def _hf(path: str, name: str) -> Evaluated:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise VocabError(f"{printable(path)}: not UTF-8 (byte offset {exc.start}), not a tokenizer.json") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None  # (HF's own error names it)
+    model = data.get("model") if isinstance(data, dict) else None
+    if isinstance(model, dict):
+        check_hf_merges(model, printable(path))  # HF panics on some broken merges, printing from inside it
     try:
         tok = Tokenizer.from_str(text)
     except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some

@@ -139,7 +139,7 @@ def _load_hf(path: Path) -> Any:
     if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
         check_ids(data, str(path))  # HF would keep the last of two tokens with one id
     if isinstance(model, dict):
-        _check_merges(model, path)
+        check_hf_merges(model, path)
     try:
         # (the bytes checked above, not the file read again: it may have changed since)
         tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
@@ -173,12 +173,13 @@ def _hf_call(call, *args, **kwargs):
         raise TokenizerError(f"HF tokenizers failed: {brief(str(exc), 200)}") from None
 
 
-def _check_merges(model: dict, path: Path) -> None:
+def check_hf_merges(model: dict, where: object) -> None:
     """A BPE model's merges, checked as HF ``tokenizers`` builds them, before it does: it panics on
     some broken ones (a message printed from inside it, and an exception past ``except
     Exception``). Each merge's parts and its result must be tokens of ``model.vocab``; and HF cuts
     a ``continuing_subword_prefix``'s bytes off the right part of every merge (the result is the
-    left part and the rest of the right), which must leave whole characters there."""
+    left part and the rest of the right), which must leave whole characters there. ``where`` names
+    the file in the errors."""
     merges, vocab = model.get("merges"), model.get("vocab")
     if model.get("type", "BPE") != "BPE" or not isinstance(merges, list) or not isinstance(vocab, dict):
         return  # (HF's own error names what is wrong)
@@ -195,12 +196,12 @@ def _check_merges(model: dict, path: Path) -> None:
         if cut:
             raw = right.encode("utf-8", "surrogatepass")
             if len(raw) < cut or (cut < len(raw) and 0x80 <= raw[cut] < 0xC0):
-                raise VocabError(f"{path}: model.merges[{n}]: its right part {brief(right)} does not go on past "
+                raise VocabError(f"{where}: model.merges[{n}]: its right part {brief(right)} does not go on past "
                                  f"continuing_subword_prefix {brief(prefix)}")
             made = left + raw[cut:].decode("utf-8", "surrogatepass")
         for part in (left, right, made):
             if part not in vocab:
-                raise VocabError(f"{path}: model.merges[{n}] ({brief(left)} + {brief(right)}): {brief(part)} is "
+                raise VocabError(f"{where}: model.merges[{n}] ({brief(left)} + {brief(right)}): {brief(part)} is "
                                  "not a token of model.vocab")
 
 
