@@ -218,9 +218,7 @@ def _tiktoken(name: str) -> Evaluated:
 def _hf(path: str, name: str) -> Evaluated:
     import json
 
-    from tokenizers import Tokenizer
-
-    from wwho.loading import check_hf_merges
+    from wwho.loading import hf_tokenizer
 
     # read here, not by the library: a FIFO or a device is refused, and a huge file is bounded
     raw = read_bytes(path, error=VocabError, what="tokenizer file")
@@ -233,15 +231,7 @@ def _hf(path: str, name: str) -> Evaluated:
     except (ValueError, RecursionError):
         data = None  # (HF's own error names it)
     model = data.get("model") if isinstance(data, dict) else None
-    if isinstance(model, dict):
-        check_hf_merges(model, printable(path))  # HF panics on some broken merges, printing from inside it
-    try:
-        tok = Tokenizer.from_str(text)
-    except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
-        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
-            raise  # KeyboardInterrupt, SystemExit
-        raise VocabError(f"{printable(path)}: HF tokenizers cannot load it: {printable(brief(str(exc), 200))}") from None
-    return _hf_object(tok, name)
+    return _hf_object(hf_tokenizer(text, model, printable(path)), name)
 
 
 def _hf_object(tok, name: str) -> Evaluated:

@@ -28,8 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief
-from wwho.fileio import parse_json, read_bytes
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief, printable
 from wwho.ids import no_token_string
 from wwho.ids import token_id as token_id_of
 from wwho.notices import warn
@@ -125,34 +124,35 @@ def _load_hf(path: Path) -> Any:
         return ByteBPE.from_hf(path)  # a broken byte-level file is an error, not a reason to try HF
     except NotByteLevel as exc:
         raw, data = exc.raw, exc.data  # (read, checked against a manifest and parsed already)
-    import tokenizers
-
     from wwho.binary.io import check_ids
 
-    if raw is None:
-        from wwho.manifest import check_saved
-
-        raw = read_bytes(path, error=VocabError)
-        check_saved(path.parent, {path.name: raw}, only_listed=True)
-        data = parse_json(raw, source=str(path), error=VocabError)
     model = data.get("model") if isinstance(data, dict) else None
     if isinstance(model, dict) and isinstance(model.get("vocab"), dict):
         check_ids(data, str(path))  # HF would keep the last of two tokens with one id
-    if isinstance(model, dict):
-        check_hf_merges(model, path)
-    try:
-        # (the bytes checked above, not the file read again: it may have changed since)
-        tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
-    except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
-        if not _from_hf_tokenizers(exc):
-            raise  # KeyboardInterrupt, SystemExit
-        raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
+    # (the bytes checked above, not the file read again: it may have changed since)
+    tokenizer = hf_tokenizer(raw.decode("utf-8"), model, path)
     # A text's ids are all of its ids: the file's padding and truncation shape a model's inputs, and
     # transformers too applies them only where a call asks. (Fixed padding of two billion ids would
     # also abort the process on its first encode.)
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return HFTokenizer(tokenizer)
+
+
+def hf_tokenizer(text: str, model: object, where: object) -> Any:
+    """HF ``tokenizers``' ``Tokenizer`` of a ``tokenizer.json``'s ``text``, whose parsed ``model``
+    (None where it is no object) has its BPE merges checked first (:func:`check_hf_merges`); HF's
+    failure to load it (a panic included) is a :class:`VocabError` naming ``where``."""
+    import tokenizers
+
+    if isinstance(model, dict):
+        check_hf_merges(model, where)
+    try:
+        return tokenizers.Tokenizer.from_str(text)
+    except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
+        if not _from_hf_tokenizers(exc):
+            raise  # KeyboardInterrupt, SystemExit
+        raise VocabError(f"{where}: HF tokenizers cannot load it: {printable(brief(str(exc), 200))}") from None
 
 
 def _from_hf_tokenizers(exc: BaseException) -> bool:
