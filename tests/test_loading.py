@@ -512,10 +512,14 @@ def test_a_tokenizer_json_that_hf_runs_is_parsed_once(tmp_path, monkeypatch):
     """A ``tokenizer.json`` that ``ByteBPE`` does not run (here a WordLevel model) goes to HF
     ``tokenizers``: wwho still parses its JSON once, telling its kind, trying ``ByteBPE`` and checking
     it, and HF reads those very bytes, not the file again."""
+    import pickle
+
     import tokenizers
     from tokenizers import models, pre_tokenizers
 
     from wwho import fileio
+    from wwho.bytelevel import ByteBPE
+    from wwho.bytelevel.hf_files import NotByteLevel
     from wwho.cli import main
 
     hf = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0, "ශ්‍රී": 1, "abc": 2}, unk_token="[UNK]"))
@@ -534,11 +538,6 @@ def test_a_tokenizer_json_that_hf_runs_is_parsed_once(tmp_path, monkeypatch):
     parsed.clear()
     assert main(["encode", "--tokenizer", str(path), "abc"]) == 0
     assert parsed.count(str(path)) == 1, parsed
-    import pickle
-
-    from wwho.bytelevel import ByteBPE
-    from wwho.bytelevel.hf_files import NotByteLevel
-
     with pytest.raises(NotByteLevel) as caught:
         ByteBPE.from_hf(path)
     assert caught.value.raw == path.read_bytes()
