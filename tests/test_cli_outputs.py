@@ -108,6 +108,67 @@ def test_eval_plot_over_one_of_its_inputs_is_refused_even_with_force(inputs, tmp
     assert {p: p.read_bytes() for p in (corpus, vocab)} == before
 
 
+@pytest.mark.parametrize("which", ["--file", "tokenizer file", "tokenizer folder's file", "tokenizer folder's name",
+                                   "ranks file", "ranks file by variable", "--npy", "standard input", "link"])
+def test_encode_and_decode_output_over_one_of_their_inputs_is_refused_even_with_force(inputs, tmp_path, which):
+    """``-o`` naming what the verb reads (the text, the tokenizer, a file of its folder, the ranks file,
+    the array, the ids on standard input; through a link too) would replace it with the results:
+    refused, ``--force`` or not, and the input left as it was. A file of the tokenizer folder's names
+    is refused where it is not there yet too: it would change what the folder loads as."""
+    import shutil
+
+    from conftest import O200K_FILE
+
+    text = tmp_path / "text.txt"
+    text.write_text("ශ්‍රී ලංකාව hello\n", encoding="utf-8")
+    sgpe = tmp_path / "sgpe"
+    shutil.copytree(inputs["sgpe"], sgpe)
+    ranks = tmp_path / "ranks.tiktoken"
+    encode = ["encode", "--tokenizer", sgpe, "--file", text, "--force", "-o"]
+    stdin, env = None, None
+    if which == "--file":
+        args, output = encode, text
+    elif which == "link":
+        output = tmp_path / "link.txt"
+        output.symlink_to(text)
+        args = encode
+    elif which == "tokenizer file":
+        args, output = ["encode", "--tokenizer", sgpe / "vocab.json", "--file", text, "--force", "-o"], sgpe / "vocab.json"
+    elif which == "tokenizer folder's file":
+        args, output = encode, sgpe / "tokenizer.json"
+    elif which == "tokenizer folder's name":  # (no merges.txt there: it would make the folder another save's)
+        args, output = encode, sgpe / "merges.txt"
+    elif which.startswith("ranks file"):
+        if not O200K_FILE.is_file():
+            pytest.skip("the shared o200k_base ranks file is absent")
+        shutil.copyfile(O200K_FILE, ranks)
+        args, output = ["encode", "--tokenizer", "o200k_base", "--file", text, "--force", "-o"], ranks
+        if which == "ranks file":
+            args[3:3] = ["--tiktoken-file", ranks]
+        else:
+            env = {**os.environ, "WWHO_TIKTOKEN_FILE": str(ranks)}
+    elif which == "--npy":
+        output = tmp_path / "ids.npy"
+        assert wwho("encode", "--tokenizer", sgpe, "--file", text, "--npy", "--eot", "none", "-o", output).returncode == 0
+        args = ["decode", "--tokenizer", sgpe, "--npy", output, "--eot", "none", "--force", "-o"]
+    else:  # standard input: decode -o ids.txt < ids.txt
+        output = tmp_path / "ids.txt"
+        output.write_text("10 11\n", encoding="utf-8")
+        args, stdin = ["decode", "--tokenizer", sgpe, "--force", "-o"], output
+    watched = [p for p in (text, output, *sgpe.iterdir()) if p.exists()]
+    before = {p: p.read_bytes() for p in watched}
+    if stdin is not None:
+        with open(stdin, "rb") as f:
+            done = subprocess.run([*wwho_command(), *map(str, args), str(output)], stdin=f, capture_output=True,
+                                  timeout=120)
+    else:
+        done = wwho(*args, output, env=env)
+    message = one_line_error(done)
+    assert "-o/--output is also an input" in message or "is a file of the tokenizer folder" in message, message
+    assert {p: p.read_bytes() for p in watched} == before
+    assert sorted(p.name for p in sgpe.iterdir()) == sorted(p.name for p in inputs["sgpe"].iterdir())
+
+
 def test_a_plot_named_as_a_directory_is_told_a_png_name(inputs, tmp_path):
     """The advice is a name ending in .png, not in /out, which --plot would refuse."""
     folder = tmp_path / "d.png"

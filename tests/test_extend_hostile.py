@@ -389,3 +389,30 @@ def test_the_check_takes_ctrl_c_while_hugging_face_loads_the_export(tmp_path, co
                            str(corpus)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert float(done.stdout) < 1.0, done.stdout  # the load it interrupted takes 5 s
+
+
+@pytest.mark.parametrize("base", ["folder", "its tokenizer.json", "corpus"])
+def test_an_output_that_is_the_base_or_a_file_it_reads_is_refused_even_with_force(tmp_path, corpus, base):
+    """``-o`` naming the base's own folder, or a folder whose file of the save's names is the base or a
+    corpus file, would replace what the extension is made from: refused before any work, ``--force``
+    or not, every file left as it was."""
+    def extend(base: Path, out: Path, *more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "wwho", "extend", "--base", str(base), "--corpus", str(corpus),
+                               *more, "--add", "100", "--script", "sinhala", "-o", str(out), "--no-verify"],
+                              capture_output=True, text=True, timeout=120)
+
+    first = tmp_path / "ext"
+    assert extend(_gguf(tmp_path / "base.gguf"), first).returncode == 0
+    if base == "folder":
+        args = (first, first)
+    elif base == "its tokenizer.json":
+        args = (first / "tokenizer.json", first)
+    else:  # a corpus file named as a file of the save, in the output folder
+        corpus.replace(first / "tokenizer_config.json")
+        corpus = first / "tokenizer_config.json"
+        args = (_gguf(tmp_path / "base.gguf"), first)
+    before = {p.name: p.read_bytes() for p in first.iterdir()}
+    done = extend(*args, "--force")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert "-o/--out is also an input" in done.stderr, done.stderr
+    assert {p.name: p.read_bytes() for p in first.iterdir()} == before

@@ -12,11 +12,12 @@ The work is :func:`wwho.extend.extend_tokenizer`; this module parses options and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from wwho.cli.options import output_path, text_field
-from wwho.cli.outputs import add_force, check_output_dir
+from wwho.cli.outputs import add_force, check_output_dir, refuse_output_among_inputs
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.manifest import MANIFEST
@@ -155,6 +156,11 @@ def run(args: argparse.Namespace) -> int:
         if known_encoding_name(args.base) is None:  # the base is a file of its own: it would be ignored
             raise WwhoError(f"--tiktoken-file is for a BASE named as a tiktoken encoding (tiktoken:NAME), "
                             f"not {args.base}, which is read from its own file")
+    # The base's own folder, or a file the save would replace (a base or corpus file of those names
+    # in -o), would be replaced by what is made from it, --force or not.
+    refuse_output_among_inputs(args.out, [args.base], flag="-o/--out")
+    for name in (*FILES, MANIFEST):
+        refuse_output_among_inputs(os.path.join(args.out, name), [args.base, *args.corpus], flag="-o/--out")
     out = check_output_dir(check_target(args.out), (*FILES, MANIFEST), force=args.force)
     stats = CorpusStats()
     t0 = time.perf_counter()

@@ -73,12 +73,17 @@ def check_output_file(path: str | os.PathLike, *, force: bool, flag: str = "-o/-
 
 def refuse_output_among_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike], *,
                                flag: str) -> None:
-    """An output that is one of the inputs (or a link to one) would replace what the run reads."""
+    """An output that is one of the inputs (or a link to one; ``-``: standard input, ``< FILE``) would
+    replace what the run reads."""
     for path in inputs:
         try:
-            same = os.path.samefile(output, path)
-        except OSError:  # one of them does not exist (or is no path, such as tiktoken:NAME): not the same file
-            continue
+            if path == "-":
+                st, out = os.fstat(sys.stdin.fileno()), os.stat(output)
+                same, path = (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino), "standard input"
+            else:
+                same = os.path.samefile(output, path)
+        except (OSError, ValueError, AttributeError):  # one of them does not exist (or is no path, such as
+            continue  # tiktoken:NAME; or standard input is closed): not the same file
         if same:
             raise WwhoError(f"{printable(os.fsdecode(output))}: {flag} is also an input "
                             f"({printable(os.fsdecode(path))}), which it would replace; choose another output")
@@ -250,14 +255,48 @@ def results_output(args: argparse.Namespace, *, reads: Iterable[str] = ()):
     :func:`open_output` (checked now, before any work; a stream is written into as it is), or
     standard output (``-o -`` or none; a closed one is an error now). ``reads``: the inputs the
     verb streams (paths, ``-`` for standard input), none of which may be where the results go
-    (:func:`refuse_reading_own_output`)."""
+    (:func:`refuse_reading_own_output`). A file ``-o`` names may be none of the files the verb reads
+    either (:func:`read_paths`), ``--force`` or not: the new file renamed over it would replace it."""
     if getattr(args, "output", None) and args.output != "-":
         if stream_kind(args.output) is not None:  # a regular file is written anew and renamed: no loop
             refuse_reading_own_output(args.output, reads)
+        else:
+            refuse_output_among_inputs(args.output, [*read_paths(args), *reads], flag="-o/--output")
+            refuse_output_in_tokenizer(args.output, getattr(args, "tokenizer", None))
         return open_output(args.output, force=getattr(args, "force", False))
     output = StandardOutput()
     refuse_reading_own_output("-", reads)
     return output
+
+
+def read_paths(args: argparse.Namespace) -> list[str]:
+    """The files a verb of ``encode`` and ``decode`` reads besides what it streams: ``--file``,
+    ``--npy``, the ranks file (``--tiktoken-file``, ``WWHO_TIKTOKEN_FILE``) and the tokenizer, a file
+    or, for a folder, the file of ``-o``'s name in it (a folder's files are read whole)."""
+    paths = [getattr(args, name, None) for name in ("file", "npy", "tiktoken_file", "tokenizer")]
+    paths += [value for name, value in os.environ.items() if name.startswith("WWHO_TIKTOKEN_FILE")]
+    tokenizer, output = getattr(args, "tokenizer", None), getattr(args, "output", None)
+    if tokenizer and output and os.path.isdir(tokenizer):
+        paths.append(os.path.join(tokenizer, os.path.basename(output)))
+    return [path for path in paths if path and path != "-"]
+
+
+def refuse_output_in_tokenizer(output: str, tokenizer: str | None) -> None:
+    """A file of the tokenizer folder's names written into it (``-o TOK/vocab.json``) would change what
+    the folder loads as, or make it refused as a mix of two saves, even where no such file was there."""
+    from wwho.manifest import MANIFEST
+    from wwho.savedir import LOAD_ORDER
+
+    names = {*LOAD_ORDER, *SGPE_FILES, *META_FILES, *BYTELEVEL_FILES, MANIFEST}
+    if not tokenizer or os.path.basename(output) not in names or not os.path.isdir(tokenizer):
+        return
+    try:
+        inside = os.path.samefile(os.path.dirname(os.path.abspath(output)), tokenizer)
+    except OSError:  # (the output's folder does not exist: said when the output is checked)
+        return
+    if inside:
+        raise WwhoError(f"{printable(output)}: -o/--output is a file of the tokenizer folder "
+                        f"{printable(tokenizer)}, which it would change; choose another output")
 
 
 def refuse_reading_own_output(output: str, reads: Iterable[str]) -> None:
