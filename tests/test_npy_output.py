@@ -189,7 +189,7 @@ def test_decode_refuses_what_is_no_array_of_ids(sgpe_dir, tmp_path):
         "square.npy": "a 2-dimensional array of int32, not a flat array of integer ids",
         "floats.npy": "a 1-dimensional array of float64, not a flat array of integer ids",
         "both.npz": "an .npz archive; give the .npy array of ids that wwho encode --npy writes",
-        "cut.npy": "not a .npy array of ids",
+        "cut.npy": "cut.npy: its header says 100 ids (400 bytes after a header of 128), but the file holds 72",
         "far.npy": "far.npy: line 1 (ids 0 to 2): token id 1000000 at position 1 is out of range",
         ".": "not a regular file",
     }
@@ -205,6 +205,25 @@ def test_decode_refuses_what_is_no_array_of_ids(sgpe_dir, tmp_path):
                                                                     "--eot", "none", "5"))
     assert "as --npy FILE or as IDs, not both" in one_line_error(
         run_wwho("decode", "--tokenizer", sgpe_dir / "tok", "--npy", tmp_path / "whole.npy", "--eot", "none", "5"))
+
+
+def test_an_array_cut_while_it_is_read_is_an_error_naming_it(tmp_path):
+    """A ``.npy`` file cut short while ``decode --npy`` reads it (a copy written over it) is an error
+    naming the file, in a process that lives on: a memory map of it would die of SIGBUS there, with
+    no message and the output's temporary file left behind. Run in a child, which such a death would
+    end, not this test process."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "ids.npy"
+    np.save(path, np.arange(1 << 20, dtype=np.uint32))
+    code = ("import os, sys\nfrom wwho.cli.npy_output import read_npy\nfrom wwho.errors import CorpusError\n"
+            "ids = read_npy(sys.argv[1])\nassert int(ids[5:6][0]) == 5 and len(ids) == 1 << 20\n"
+            "os.truncate(sys.argv[1], 1000)\n"
+            "try:\n    ids[0:len(ids)].sum()\nexcept CorpusError as exc:\n    print(exc)")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.startswith(f"{path}: cut while it was read: it ends before byte "), done.stdout
 
 
 # -- a line longer than a block: decoded a block of ids at a time, as decode gives it whole --------

@@ -1,6 +1,6 @@
 """``wwho decode --tokenizer PATH [ID... | -]``: ids back to text (``--binary``: to bytes; ``--npy FILE
---eot TOKEN``: the array ``wwho encode --npy`` wrote, a line at each end token, memory-mapped, and a
-long line, the whole array with ``--eot none``, decoded a block of ids at a time into the bytes its
+--eot TOKEN``: the array ``wwho encode --npy`` wrote, a line at each end token, read a slice at a
+time (a file cut meanwhile is an error naming it, not a crash), and a long line, the whole array with ``--eot none``, decoded a block of ids at a time into the bytes its
 whole decode gives).
 
 Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids at all (as
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 
 from wwho.cli.binary import parse_id_array, parse_ids
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
@@ -140,7 +141,7 @@ def _run_npy(args: argparse.Namespace) -> int:
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     eot = eot_id(tok, args.eot)
-    with output as out:
+    with output as out, contextlib.closing(ids):
         start, line = 0, 0
         if eot is not None:
             for at in range(0, len(ids), NPY_CHUNK):  # (a flag per id of one chunk at a time)

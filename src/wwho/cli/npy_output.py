@@ -63,45 +63,96 @@ def _specials_said(tok: Any) -> str:
     return "; its special tokens: " + ", ".join(names[:12]) + (f" (and {len(names) - 12} more)" if len(names) > 12 else "")
 
 
-def read_npy(path: str) -> Any:
-    """The flat array of ids in the ``.npy`` file ``path`` (one dimension, integers), memory-mapped
-    (``wwho decode --npy``); a :class:`CorpusError` naming the file for anything else."""
+def read_npy(path: str) -> NpyIds:
+    """The flat array of ids in the ``.npy`` file ``path`` (one dimension, integers), read a slice at
+    a time (``wwho decode --npy``); a :class:`CorpusError` naming the file for anything else."""
     import os
     import stat
 
+    try:
+        mode = os.stat(path).st_mode  # (first: a FIFO would block the open until it has a writer)
+        if not stat.S_ISREG(mode):
+            raise CorpusError(f"{path}: not a regular file (a .npy array of ids is one)")
+        f = open(path, "rb")  # (held open: every slice is read from this file, whatever replaces the name)
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        shape, dtype, offset = _array_header(f, path)
+        if len(shape) != 1 or dtype.kind not in "ui":
+            raise CorpusError(f"{path}: a {len(shape)}-dimensional array of {dtype}, not a flat array of integer ids")
+        ids = NpyIds(path, f, dtype, offset, shape[0])
+        size = os.fstat(f.fileno()).st_size
+        if size != offset + ids.nbytes:  # bytes past what the header says are no ids of it
+            raise CorpusError(f"{path}: its header says {len(ids):,} ids ({ids.nbytes:,} bytes after a header of "
+                              f"{offset:,}), but the file holds {size - offset:,} bytes there: it was cut or changed")
+    except BaseException:
+        f.close()
+        raise
+    return ids
+
+
+def _array_header(f: IO[bytes], path: str) -> tuple[tuple[int, ...], Any, int]:
+    """(shape, dtype, offset of the data) of the ``.npy`` file open as ``f``, at its start."""
     import numpy as np
 
     try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise CorpusError(f"{path}: not a regular file (a .npy array of ids is one)")
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(6)
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if magic != b"\x93NUMPY":  # (numpy would try it as a pickle, and say so)
-        what = "an .npz archive" if magic[:2] == b"PK" else "not a .npy file (no NumPy header)"
-        raise CorpusError(f"{path}: {what}; give the .npy array of ids that wwho encode --npy writes")
-    try:
-        ids = np.load(path, mmap_mode="r", allow_pickle=False)
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except MemoryError:
+        magic = f.read(6)
+        if magic != b"\x93NUMPY":  # (numpy would try it as a pickle, and say so)
+            what = "an .npz archive" if magic[:2] == b"PK" else "not a .npy file (no NumPy header)"
+            raise CorpusError(f"{path}: {what}; give the .npy array of ids that wwho encode --npy writes")
+        f.seek(0)
+        version = np.lib.format.read_magic(f)
+        # (a version 3 header is version 2's in UTF-8: the same for an array of integers)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(f)
+        return shape, dtype, f.tell()
+    except (CorpusError, MemoryError):
         raise
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except Exception as exc:  # noqa: BLE001 - numpy's header parser raises ValueError, SyntaxError,
         # tokenize.TokenError... for a mutated header: each is this file's fault, not wwho's
         raise CorpusError(f"{path}: not a .npy array of ids ({type(exc).__name__}: {exc})") from None
-    if ids.ndim != 1 or ids.dtype.kind not in "ui":
-        raise CorpusError(f"{path}: a {ids.ndim}-dimensional array of {ids.dtype}, not a flat array of integer ids")
-    size = os.stat(path).st_size
-    if size != ids.offset + ids.nbytes:  # numpy maps what the header says and ignores bytes past it
-        raise CorpusError(f"{path}: its header says {len(ids):,} ids ({ids.nbytes:,} bytes after a header of "
-                          f"{ids.offset:,}), but the file holds {size - ids.offset:,} bytes there: it was cut or "
-                          "changed")
-    return ids
+
+
+class NpyIds:
+    """The ids of a ``.npy`` file, ``ids[start:stop]`` read from it when asked (``os.pread``), as an
+    array: memory for one slice, as a memory map would take, but a file cut while it is read (a copy
+    written over it) is an error naming it, where a map's pages past the new end kill the process
+    (SIGBUS, no message, the output's temporary file left behind)."""
+
+    def __init__(self, path: str, file: IO[bytes], dtype: Any, offset: int, length: int) -> None:
+        self.path, self.file, self.dtype, self.offset, self.length = path, file, dtype, offset, length
+        self.nbytes = length * dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, key: slice) -> Any:
+        import os
+
+        import numpy as np
+
+        start, stop, step = key.indices(self.length)
+        if step != 1:
+            raise TypeError("only slices of consecutive ids are read")
+        wanted = max(stop - start, 0) * self.dtype.itemsize
+        at, parts = self.offset + start * self.dtype.itemsize, []
+        while wanted:
+            try:
+                part = os.pread(self.file.fileno(), min(wanted, 1 << 30), at)
+            except OSError as exc:
+                raise CorpusError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+            if not part:
+                raise CorpusError(f"{self.path}: cut while it was read: it ends before byte {at:,} now, where its "
+                                  f"header says {self.offset + self.nbytes:,} bytes")
+            parts.append(part)
+            wanted -= len(part)
+            at += len(part)
+        return np.frombuffer(b"".join(parts) if len(parts) != 1 else parts[0], dtype=self.dtype)
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def _header(dtype: str, length: int) -> bytes:
