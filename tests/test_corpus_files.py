@@ -34,6 +34,32 @@ def test_a_corpus_that_is_no_paths_is_named(corpus, message):
         resolve_paths(corpus)
 
 
+def test_a_path_that_cannot_be_looked_at_says_why(tmp_path):
+    """A loop of links, or a file in a folder that may not be searched, is not "no such file or
+    directory" nor "not a file name": the system's reason is said, as ``encode --file`` says it."""
+    import subprocess
+    import sys
+
+    from conftest import bound_by_permissions
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(CorpusError, match=r"a: cannot read: Too many levels of symbolic links"):
+        resolve_paths(tmp_path / "a")
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    (closed / "c.txt").write_text("text\n", encoding="utf-8")
+    closed.chmod(0o600)  # listed by its owner, not searched
+    try:
+        code = ("import sys\nfrom wwho.corpus_files import resolve_paths\nfrom wwho.errors import CorpusError\n"
+                "try:\n    resolve_paths(sys.argv[1])\nexcept CorpusError as exc:\n    print(exc)")
+        done = subprocess.run([sys.executable, "-c", code, str(closed / "c.txt")], capture_output=True, text=True,
+                              timeout=60, preexec_fn=bound_by_permissions())
+    finally:
+        closed.chmod(0o700)
+    assert done.stdout.strip() == f"{closed / 'c.txt'}: cannot read: Permission denied", (done.stdout, done.stderr)
+
+
 def test_a_fifo_or_a_device_says_what_it_is(tmp_path):
     """Not ``no such file or directory`` for a path that exists. Corpora are read more than
     once (counting, then checking the export), so a stream is refused, saying so."""

@@ -18,7 +18,9 @@ This module does not open or read the files (:mod:`wwho.corpus` does).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -55,16 +57,22 @@ def resolve_paths(paths: str | os.PathLike | Iterable[str | os.PathLike], *, tex
             raise CorpusError("-: standard input is not read as a corpus (it is read more than once, or "
                               "counted in parallel): save it to a file first")
         try:
-            path.is_dir()
-        except (OSError, ValueError):  # a name too long for the file system, a NUL: text, not a path
-            hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
-            raise CorpusError(f"{shown_path(text)}: not a file name{hint}") from None
-        if path.is_dir():
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError) as exc:
+            # A NUL, a name too long for the file system: text, not a path.
+            if not isinstance(exc, OSError) or exc.errno == errno.ENAMETOOLONG:
+                hint = f"; to train on texts in memory use {texts_hint}" if texts_hint else ""
+                raise CorpusError(f"{shown_path(text)}: not a file name{hint}") from None
+            # A folder on the way that may not be searched, a loop of links: the reason, not "no such file".
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                raise CorpusError(f"{shown_path(text)}: cannot read: {exc.strerror or exc}") from None
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
             files.extend(_walk(path, text))
-        elif path.is_file():
+        elif mode is not None and stat.S_ISREG(mode):
             files.append(path)
-        elif os.path.exists(path):  # a FIFO, a device, a socket: it exists, but is no file to read twice
-            raise CorpusError(f"{shown_path(text)}: is {file_type(os.stat(path).st_mode)}, not a corpus file: give "
+        elif mode is not None:  # a FIFO, a device, a socket: it exists, but is no file to read twice
+            raise CorpusError(f"{shown_path(text)}: is {file_type(mode)}, not a corpus file: give "
                               "regular files, directories or globs (a stream: save it to a file first)")
         elif any(ch in text for ch in "*?["):
             matches = _glob(text)
