@@ -164,3 +164,55 @@ def test_a_fifo_put_in_place_of_a_corpus_file_is_refused_not_waited_on(tmp_path)
     done = subprocess.run([sys.executable, "-c", source, str(fifo)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "corpus.txt: cannot open: not a regular file" in done.stdout
+
+
+class _CutWhileRead:
+    """A counter that cuts the file at a byte inside a character before the core reads it: what a
+    truncation while the core reads looks like (its last line is no UTF-8)."""
+
+    def __init__(self, at: int):
+        from wwho import _core
+
+        self.counter, self.at = _core.PieceCounter(None, prefix_space=False, span_breaks=None), at
+
+    def count_files(self, paths, **options):
+        os.truncate(paths[0], self.at)
+        return self.counter.count_files(paths, **options)
+
+
+@pytest.mark.parametrize("skip_bad_lines", [False, True])
+def test_a_file_cut_while_it_is_counted_is_said_so(tmp_path, skip_bad_lines):
+    """Not "invalid UTF-8" at a line that is valid text, nor (with ``skip_bad_lines``) a count of
+    part of the file with one bad line skipped: the file changed while it was read."""
+    from wwho.corpus import CorpusStats
+    from wwho.counting import count_file
+    from wwho.errors import CorpusError
+
+    path = tmp_path / "c.txt"
+    path.write_text("ශ්‍රී ලංකාව\n" * 1000, encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"c.txt: the file changed while it was read"):
+        count_file(_CutWhileRead(len("ශ්‍රී ලංකාව\n".encode()) * 500 + 4), path, skip_bad_lines=skip_bad_lines,
+                   stats=CorpusStats(), workers=1)
+
+
+@pytest.mark.parametrize("change", ["cut", "appended", "replaced"])
+def test_a_file_that_changes_while_its_documents_are_read_is_said_so(tmp_path, change):
+    """The Python reader (JSONL, compressed files, byte-level training) says so too, at the file's
+    end, where a cut or a line written meanwhile would otherwise go unnoticed."""
+    from wwho.corpus import file_documents
+    from wwho.errors import CorpusError
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "ශ්‍රී ලංකාව"}\n' * 100, encoding="utf-8")
+    documents = file_documents(path)
+    assert next(documents) == "ශ්‍රී ලංකාව"
+    if change == "cut":
+        os.truncate(path, 40)
+    elif change == "appended":
+        with open(path, "a", encoding="utf-8") as f:
+            f.write('{"text": "x"}\n')
+    else:
+        (tmp_path / "new.jsonl").write_text('{"text": "y"}\n', encoding="utf-8")
+        os.replace(tmp_path / "new.jsonl", path)
+    with pytest.raises(CorpusError, match=r"c.jsonl: the file changed while it was read"):
+        list(documents)

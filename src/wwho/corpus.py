@@ -35,6 +35,7 @@ more for a line that is one long word, see docs/reliability.md.)
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import json
@@ -155,6 +156,44 @@ def open_binary(path: Path) -> io.BufferedIOBase:
     return stream  # type: ignore[return-value]
 
 
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file changed while it was read: its size, modification time and inode (None
+    where it cannot be looked at: the read says why)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def check_unchanged(path: Path, stamp: tuple[int, int, int] | None, *, what: str = "") -> None:
+    """A :class:`CorpusError` if ``path`` is no longer the file ``stamp`` was taken of (written to,
+    cut, or replaced): what was read of it is no one version of the file. ``what``: how it was read."""
+    if stamp is None:
+        return
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise CorpusError(f"{shown_path(str(path))}: cannot read: {exc.strerror or exc}") from None
+    if (st.st_size, st.st_mtime_ns, st.st_ino) != stamp:
+        raise CorpusError(f"{shown_path(str(path))}: the file changed while it was read{what}, so what was "
+                          "read is no one version of it: train again once it is written")
+
+
+@contextlib.contextmanager
+def unchanged_while_read(path: Path) -> Iterator[None]:
+    """Check that ``path`` does not change while the block reads it: after the block, and, where the
+    block fails on the file's text (a line cut mid-character by a truncation reads as bad UTF-8),
+    before its error is told, so that the error says what happened."""
+    stamp = file_stamp(path)
+    try:
+        yield
+    except CorpusError:
+        check_unchanged(path, stamp)
+        raise
+    check_unchanged(path, stamp)
+
+
 #: What the error of a bad corpus line says to do, by default.
 SKIP_HINT = "use --skip-bad-lines to skip such lines"
 
@@ -204,7 +243,7 @@ def file_documents(
     if ranged and path.suffix.lower() in _OPENERS:
         raise ValueError(f"{path}: a compressed file cannot be read by byte range")
     stop = end if end is not None else float("inf")
-    with open_binary(path) as f:
+    with unchanged_while_read(path), open_binary(path) as f:
         if start:
             f.seek(start)
         pos = start

@@ -21,7 +21,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wwho import _core
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_not_compressed, file_format, iter_documents
+from wwho.corpus import (
+    MAX_LINE_BYTES,
+    CorpusStats,
+    check_not_compressed,
+    file_format,
+    iter_documents,
+    unchanged_while_read,
+)
 from wwho.progress import progress_bar
 
 #: SGPE pieces: a whitespace-free chunk with the single space before it, or one whitespace character.
@@ -108,9 +115,10 @@ def count_file(
     if not start:
         check_not_compressed(path)
     if core_reads(path, max_line_bytes):
-        n_files, documents, size, bad, first_bad = counter.count_files(
-            [path], threads=threads, skip_bad_lines=skip_bad_lines, progress=progress,
-            block_bytes=_block_bytes(max_line_bytes), max_line_bytes=max_line_bytes, start=start, end=end)
+        with unchanged_while_read(path):
+            n_files, documents, size, bad, first_bad = counter.count_files(
+                [path], threads=threads, skip_bad_lines=skip_bad_lines, progress=progress,
+                block_bytes=_block_bytes(max_line_bytes), max_line_bytes=max_line_bytes, start=start, end=end)
         stats.files += n_files
         stats.documents += documents
         stats.bytes += size

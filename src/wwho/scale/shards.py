@@ -13,16 +13,14 @@ This module does not schedule shards (:mod:`wwho.scale.ray_counter` does) and do
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wwho import _core
-from wwho.corpus import MAX_LINE_BYTES, CorpusStats, file_documents
+from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_unchanged, file_documents, file_stamp
 from wwho.counting import core_reads, count_file
-from wwho.errors import CorpusError
 from wwho.sizes import check_range
 
 #: Default shard size: big enough that a task's start-up is noise, small enough to spread a
@@ -79,7 +77,7 @@ def plan_shards(files: list[Path], *, shard_bytes: int | None = None, max_line_b
             continue
         start = 0
         with open(path, "rb") as f:
-            stamp = _stamp(os.fstat(f.fileno()))
+            stamp = file_stamp(path)
             while start < size:
                 cut = _line_end_after(f, start + shard_bytes) if start + shard_bytes < size else size
                 shards.append(Shard(len(shards), path, start, None if cut >= size else cut, cut - start, stamp=stamp))
@@ -87,22 +85,12 @@ def plan_shards(files: list[Path], *, shard_bytes: int | None = None, max_line_b
     return shards
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_size, st.st_mtime_ns, st.st_ino
-
-
 def _check_unchanged(shard: Shard) -> None:
     """A :class:`CorpusError` if the cut file is no longer the one that was cut (replaced, or
     written to): its lines would be counted cut in two at the shards' ends, without a word."""
-    if shard.stamp is None or shard.path is None:
-        return
-    try:
-        now = _stamp(os.stat(shard.path))
-    except OSError as exc:
-        raise CorpusError(f"{shard.path}: cannot read: {exc.strerror or exc}") from None
-    if now != shard.stamp:
-        raise CorpusError(f"{shard.path}: the file changed while it was read (it was cut into shards at its "
-                          "line ends, which are no longer there): train again once it is written")
+    if shard.path is not None:
+        check_unchanged(shard.path, shard.stamp, what=" (it was cut into shards at its line ends, which are no "
+                                                      "longer there)")
 
 
 def _line_end_after(f, offset: int) -> int:
