@@ -470,6 +470,49 @@ def test_fallback_in_place_keeps_the_old_save_when_a_write_fails(models, tmp_pat
     SGPETokenizer.load(target)
 
 
+def test_fallback_in_place_keeps_the_old_save_when_a_rename_is_refused(tmp_path, monkeypatch):
+    """A rename refused half-way through a save in place (a folder anyone may write in, with the
+    sticky bit, does not let one user replace another's file): every file is put back, the old save
+    loads whole, no temporary file stays, and the error names the file. Before, the renames done
+    stayed (a directory of two saves) and each try left its temporary files."""
+    import errno
+
+    from wwho.errors import WriteError
+    from wwho.manifest import check_saved
+    from wwho.savedir import save_files
+
+    _no_exchange(monkeypatch)
+    old, new = {"a.json": b"1", "b.json": b"2"}, {"a.json": b"11", "b.json": b"22", "c.json": b"3"}
+    real_rename, real_replace = os.rename, os.replace
+    for refused in range(1, 20):
+        target = tmp_path / f"case{refused}"
+        save_files(target, old, kind="x")
+        before = {p.name: p.read_bytes() for p in target.iterdir()}
+        calls = [0]
+
+        def rename(src, dst, *, real, refused=refused, calls=calls):
+            calls[0] += 1
+            if calls[0] == refused:
+                raise PermissionError(errno.EPERM, "Operation not permitted")
+            return real(src, dst)
+
+        monkeypatch.setattr(os, "rename", lambda a, b: rename(a, b, real=real_rename))
+        monkeypatch.setattr(os, "replace", lambda a, b: rename(a, b, real=real_replace))
+        try:
+            save_files(target, new, kind="x")
+        except WriteError as exc:
+            assert "Operation not permitted" in str(exc) and str(target) in str(exc), exc
+            assert {p.name: p.read_bytes() for p in target.iterdir()} == before, refused
+            check_saved(target, old)
+            continue
+        finally:
+            monkeypatch.setattr(os, "rename", real_rename)
+            monkeypatch.setattr(os, "replace", real_replace)
+        assert {p.name: p.read_bytes() for p in target.iterdir() if p.name != MANIFEST} == new
+        break
+    assert refused > 4  # every rename of the save was refused once
+
+
 def test_fallback_in_place_interrupted_leaves_the_old_save_or_the_new(tmp_path, monkeypatch):
     """Ctrl-C after any step of a save in place: the old files or the new ones, each set loading,
     never a mix; no temporary file."""

@@ -331,15 +331,52 @@ def _save_in_place(target: Path, files: Mapping[str, bytes], manifest: dict[str,
             raise write_failed(writing, exc, directory=True) from None
         raise
     with interrupts_held():
-        for temp, path in zip(temps, finals, strict=True):
-            os.replace(temp, path)
-            steps()
+        _rename_all(temps, finals, steps)
         for name, record in old.items():
             path = target / name
             if name not in files and path.is_file() and not path.is_symlink() and matches(path, record):
                 path.unlink()
     _fsync_dir(target)
     return target
+
+
+def _rename_all(temps: list[Path], finals: list[Path], steps: _Steps) -> None:
+    """Each of ``temps`` renamed over its one of ``finals`` (the manifest last), all or none: where a
+    rename fails (a folder anyone may write in, with the sticky bit, refuses to replace another
+    user's file), those done are undone, every old file is put back and no temporary file stays,
+    so the directory holds the old save whole. The old files are first moved aside, as
+    ``.wwho-tmp-...old`` beside them, so that they can be put back; the manifest is replaced last, in
+    one rename, so that a kill on the way leaves the old manifest, which names what no longer matches."""
+    token = os.urandom(6).hex()
+    aside: list[tuple[Path, Path]] = []  # (final, where its old file is)
+    done: list[tuple[Path, Path]] = []  # (temp, final) renamed
+    failed = finals[0]
+    try:
+        for path in finals[:-1]:
+            if os.path.lexists(path):
+                failed = path
+                moved = path.with_name(f"{TEMP_PREFIX}{temp_stem(path.name)}.{os.getpid()}.{token}.old")
+                os.rename(path, moved)
+                aside.append((path, moved))
+        for temp, path in zip(temps, finals, strict=True):
+            failed = path
+            os.replace(temp, path)
+            done.append((temp, path))
+            steps()
+    except OSError as exc:
+        for temp, path in reversed(done):
+            with contextlib.suppress(OSError):
+                os.rename(path, temp)
+        for path, moved in reversed(aside):
+            with contextlib.suppress(OSError):
+                os.rename(moved, path)
+        for temp in temps:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+        raise write_failed(failed, exc, directory=True) from None
+    for _, moved in aside:
+        with contextlib.suppress(OSError):
+            moved.unlink()
 
 
 def _fsync_dir(path: Path) -> None:
