@@ -163,6 +163,9 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["eval", "--corpus", "{corpus}", "--tokenizer", "{tok}", "--parity-with", ""], "--parity-with is empty"),
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "", "hi"], "--tiktoken-file is empty"),
     (["encode", "--tokenizer", "", "hi"], "--tokenizer is empty"),
+    # (an empty name was added to the Host headers served on loopback: a request with an empty Host answered)
+    (["serve", "--allow-host", "", "--port", "0"], "--allow-host is empty"),
+    (["serve", "--allow-host=", "--port", "0"], "--allow-host is empty"),
     # an empty positional path would be the current directory: training would read every file under it
     (["train", "--kind", "sgpe", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),
     (["train", "--kind", "bytelevel", "--vocab-size", "600", "-o", "{out}", ""], "argument corpus: an empty path"),

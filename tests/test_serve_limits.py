@@ -189,6 +189,7 @@ def test_on_loopback_only_loopback_names_are_answered(loaded):
 
     app = create_app(loaded, hosts=loopback_hosts(8000))
     assert {"tok.lan", "tok.lan:8000"} <= loopback_hosts(8000, names=["TOK.lan"])  # --allow-host on loopback
+    assert not {"", ":8000"} & loopback_hosts(8000, names=[""])  # (an empty Host is no name to answer)
     for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000", "LOCALHOST:8000", "localhost", "127.0.0.1"):
         assert TestClient(app, base_url=f"http://{host}").get("/api/tokenizers").status_code == 200, host
     for host in ("rebound.example:8000", "rebound.example", "localhost:8001", "127.0.0.2:8000", "localhost.:8000"):
@@ -997,3 +998,66 @@ def test_an_answer_sent_before_the_body_arrived_says_the_connection_closes(serve
                                  enough=lambda got: b"\r\n\r\n" in got)
     head = got.partition(b"\r\n\r\n")[0].lower()
     assert head.startswith(b"http/1.1 415 ") and b"\r\nconnection: close" in head, head
+
+
+@pytest.mark.parametrize("length", [b"13", b"0000000000000013", b"0" * 18 + b"13"])
+def test_a_content_length_is_judged_by_its_value_not_its_digits(server, length):
+    """A valid Content-Length of 16 or more digits (leading zeros) was a 413, "larger than" the limit."""
+    port, _ = server
+    body = b'{"text": "a"}'
+    assert len(body) == 13
+    got = raw_exchange(port, b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %s\r\nConnection: close\r\n\r\n%s" % (port, length, body))
+    assert got.startswith(b"HTTP/1.1 200 "), got[:300]
+
+
+@pytest.mark.parametrize("version", [b"HTTP/1.1", b"HTTP/1.0"])
+def test_a_body_sent_without_a_content_length_is_told_that(server, version):
+    """Without a Content-Length (nor chunked framing) the body is empty by HTTP's rules: a 411 saying
+    so, not "request body is not JSON", which blamed JSON the server never saw."""
+    port, _ = server
+    got = raw_exchange(port, b"POST /api/tokenize %s\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                             b"Connection: close\r\n\r\n{\"text\": \"a\"}" % (version, port))
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 411 "), head
+    assert "send the body with a Content-Length" in json.loads(body)["error"]
+
+
+def test_a_forwarded_for_header_does_not_change_the_client_every_limit_counts():
+    """uvicorn takes the client's address from ``X-Forwarded-For`` when the client connects from
+    loopback, unless told not to: a local process could pass as any client and use up that client's
+    share of the per-client limits (or escape its own). The server's configuration, run as ``wwho
+    serve`` runs it, must give the application the socket's peer."""
+    import threading
+
+    import uvicorn
+
+    from wwho.cli.serve import server_config
+    from wwho.serve.connections import guarded_protocol
+    from wwho.serve.limits import Limits
+
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["client"][0])
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(server_config(uvicorn, app, guarded_protocol(Limits())))
+    server.install_signal_handlers = lambda: None  # (uvicorn < 0.29; later ones install none off the main thread)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for forwarded in (b"X-Forwarded-For: 10.9.9.9\r\n", b"Forwarded: for=10.9.9.9\r\n"):
+            got = raw_exchange(port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n%sConnection: close\r\n\r\n" % forwarded)
+            assert got.startswith(b"HTTP/1.1 200 "), got[:300]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+    assert seen == ["127.0.0.1", "127.0.0.1"]

@@ -273,7 +273,7 @@ OUTPUT_OPTIONS = ("-o", "--out", "--output", "--plot", "--checkpoint-dir")
 #: Options whose empty value would be taken as not given (``--script ""``: the default script) or as
 #: the current directory: refused as well.
 INPUT_OPTIONS = ("--script", "--schema", "--parity-with", "--tiktoken-file", "--pattern", "--tokenizer",
-                 "--file", "--base", "--corpus")
+                 "--file", "--base", "--corpus", "--allow-host")
 
 
 def _refuse_empty_outputs(argv: list[str]) -> None:

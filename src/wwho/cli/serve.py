@@ -99,14 +99,22 @@ def run(args: argparse.Namespace) -> int:
     start_thread(warm_up, name="wwho-warm-up")
     # On Ctrl-C, requests still running get a second to finish, then are cancelled (a client that
     # never sends its body cannot hold the exit for the body's time limit).
-    config = uvicorn.Config(app, http=guarded_protocol(limits), timeout_keep_alive=5, log_level="warning",
-                            access_log=False, lifespan="off", timeout_graceful_shutdown=1)
+    config = server_config(uvicorn, app, guarded_protocol(limits))
     logging.getLogger("uvicorn.error").addFilter(_quiet)
     # A Ctrl-C between uvicorn making its server coroutine and running it drops the coroutine
     # unstarted, and Python warns about that on the way out: the command says `wwho: interrupted` only.
     warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
     _server(uvicorn, config).run(sockets=[sock])
     return 0
+
+
+def server_config(uvicorn, app, protocol):
+    """uvicorn's configuration of the server. ``proxy_headers=False``: uvicorn otherwise takes the
+    client's address from an ``X-Forwarded-For`` header of any client connecting from loopback (its
+    default ``FORWARDED_ALLOW_IPS``), so a local process could pass as other clients and use up
+    their share of every per-client limit, or escape its own; the limits count the socket's peer."""
+    return uvicorn.Config(app, http=protocol, timeout_keep_alive=5, log_level="warning", access_log=False,
+                          lifespan="off", timeout_graceful_shutdown=1, proxy_headers=False)
 
 
 def _server(uvicorn, config):

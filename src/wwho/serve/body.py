@@ -39,7 +39,10 @@ async def read_body(request: Request, limits: Limits) -> bytes:
     # the body is left unread: the connection closes after the answer
     too_large = BadRequest(413, f"request body larger than {limits.max_body_bytes:,} bytes "
                                 f"(texts are limited to {limits.max_chars:,} characters)", {"Connection": "close"})
-    declared = request.headers.get("content-length", "")
+    if "content-length" not in request.headers:  # (a body without one is empty by HTTP's rules)
+        raise BadRequest(411, "send the body with a Content-Length (none was given, so the body is empty)",
+                         {"Connection": "close"})
+    declared = request.headers["content-length"].lstrip("0")  # (its value, not its digits, is judged)
     if declared.isdigit() and (len(declared) > 15 or int(declared) > limits.max_body_bytes):
         raise too_large
 

@@ -38,7 +38,7 @@ def loopback_hosts(port: int, address: str = "127.0.0.1", names: Collection[str]
     """The ``Host`` headers of a server on loopback ``address``:``port``: its loopback names and
     ``names``, with the port or without it."""
     shown = f"[{address}]" if ":" in address else address
-    names = {*LOOPBACK_NAMES, shown.lower(), *(n.lower() for n in names)}
+    names = {*LOOPBACK_NAMES, shown.lower(), *(n.lower() for n in names if n)}
     if ":" in address:  # as a browser writes it (::ffff:127.0.0.1 is [::ffff:7f00:1])
         try:
             names.add(f"[{ipaddress.ip_address(address.split('%')[0]).compressed}]")
