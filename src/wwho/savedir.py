@@ -31,9 +31,10 @@ no sibling: the save cleans up before it lets the interrupt through.
 Where the exchange is impossible or unwelcome (a process works in the directory, which the exchange
 would leave in a deleted one; not Linux, a filesystem without it, a directory that is or holds a
 mount point, a parent that is not writable) every new file is first written beside its old one
-(a full disk or a Ctrl-C then leaves the old save whole), then each is renamed over its old one,
-the manifest last, with Ctrl-C held back for those renames: only a kill during them leaves a mix,
-which is then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
+(a full disk or a Ctrl-C then leaves the old save whole), then the old files are moved aside and
+each new one renamed into its place, the manifest last, with Ctrl-C held back for those renames; a
+rename refused on the way puts every old file back. Only a kill during them leaves a mix, which is
+then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
 
 At load, :func:`wwho.manifest.check_saved` compares the files against the manifest, so files of
 different saves (a kill in the fallback mode, a ``tokenizer.json`` copied in from elsewhere) are an
