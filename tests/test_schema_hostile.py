@@ -287,3 +287,41 @@ def test_a_class_listing_more_code_points_than_a_script_has_is_refused_before_th
     fits = with_edit("char_classes", {"C": [["U+0915", "U+0939"]], "H": ["U+094D"],
                                       "Q": [["U+E000", f"U+{0xE000 + MAX_LISTED - 39:04X}"]]})
     assert load_schema(write(tmp_path, fits)).classes["Q"]
+
+
+def test_a_grammar_past_the_label_bound_is_refused_before_its_classes_are_built(tmp_path, monkeypatch):
+    """A grammar of 100,000 alternatives (1.1 MB, within the file cap) was translated whole, a
+    character class made for each label and the pattern compiled, for a minute, before the bound
+    of class labels refused it: the bound is counted while the grammar is read."""
+    from wwho import grammar
+    from wwho.ambiguity import MAX_POSITIONS
+
+    built = [0]
+    real = grammar.char_class
+
+    def counted(*args, **kwargs):
+        built[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grammar, "char_class", counted)
+    path = write(tmp_path, {**TOY, "grammar": " | ".join(["C (H C)*"] * 100_000)})
+    with pytest.raises(SchemaError, match=f"grammar: more than {MAX_POSITIONS} class labels"):
+        load_schema(path)
+    assert built[0] <= MAX_POSITIONS + 1
+    deep = write(tmp_path, {**TOY, "grammar": "(" * 100_000 + "C" + ")" * 100_000}, "deep.json")
+    with pytest.raises(SchemaError, match="grammar: groups nested more than 64 deep"):
+        load_schema(deep)
+
+
+def test_a_grammar_with_a_long_run_of_spaces_is_read_once():
+    """Each token of a grammar looked at the whole rest of it (``grammar[pos:].strip()``): 2,000
+    labels before 8 MB of spaces took hours. A run in a child, which must end within a minute."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom wwho.schema import parse_schema\n"
+            f"data = {TOY!r}\n"
+            "data['grammar'] = ' | '.join(['C'] * 1900) + ' ' * 8_000_000\n"
+            "parse_schema(data, source='spaces', check_grammar=True)\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]

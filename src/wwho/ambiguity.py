@@ -52,8 +52,9 @@ class _Analysis:
 
     def __init__(self, grammar: str, source: str) -> None:
         self.grammar, self.source = grammar, source
+        # (the trailing whitespace left out: there each start of the search ran through all of it, and failed)
         self.tokens = [(m.start(1) if m.group(1) else m.start(2), m.group(1) or m.group(2))
-                       for m in _TOKEN.finditer(grammar)]
+                       for m in _TOKEN.finditer(grammar.rstrip())]
         self.i = 0
         self.labels: list[frozenset[str]] = []
         self.offsets: list[int] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from wwho.ambiguity import MAX_DEPTH, MAX_POSITIONS
 from wwho.codepoints import char_class
 from wwho.errors import SchemaError, brief
 from wwho.schema_types import OTHER, Schema
@@ -42,9 +43,11 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
     depth = 0
     prev_atom = False
     repeated = False  # the last token was ? * or +
-    while pos < len(grammar):
-        if grammar[pos:].strip() == "":
-            break
+    positions = 0  # class labels, a group of alternative classes counting one (as wwho.ambiguity counts)
+    end = len(grammar.rstrip())  # (once: looking at the rest of the grammar at each token was quadratic)
+    while pos < end:
+        if positions > MAX_POSITIONS:  # before a character class is built for each of a huge grammar's
+            raise SchemaError(f"{schema.path}: grammar: more than {MAX_POSITIONS} class labels")
         m = _GRAMMAR_TOKEN.match(grammar, pos)
         if not m:
             raise SchemaError(f"{schema.path}: grammar: unexpected {grammar[pos:].strip()[:10]!r} at offset {pos}")
@@ -63,6 +66,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
             else:
                 raise SchemaError(f"{schema.path}: grammar: unknown class {brief(label)} at offset {m.start(1)}")
             prev_atom = True
+            positions += 1
         elif op == "(" and (group := _CLASS_GROUP.match(grammar, m.start(2))) and OTHER not in (
                 labels := re.split(r"\s*\|\s*", group.group(1))):
             # "(N | Z | P)" is one character of any of these classes: one merged character class
@@ -73,9 +77,12 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
             out.append(char_class(set().union(*(schema.classes[x] for x in labels)), bmp_only=bmp_only))
             pos = group.end()
             prev_atom = True
+            positions += 1
         elif op == "(":
             out.append("(?:")
             depth += 1
+            if depth > MAX_DEPTH:  # (before the regex compiler recurses through each level)
+                raise SchemaError(f"{schema.path}: grammar: groups nested more than {MAX_DEPTH} deep")
             prev_atom = False
         elif op == ")":
             if depth == 0 or not prev_atom:
