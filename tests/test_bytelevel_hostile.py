@@ -166,6 +166,24 @@ def test_numpy_integer_ids_are_ids(tmp_path):
     assert tok.decode([256, 257, 258]) == "abcd<s>"
 
 
+def test_a_numpy_bos_id_is_kept_as_an_int_and_a_bool_is_refused(tmp_path):
+    """``eos_id=np.int64(258)`` was kept as given: ``encode`` put a numpy integer among the ints (no
+    JSON), and ``save`` failed on it with a bare TypeError; ``bos_id=True`` was taken as id 1 by the
+    check and then given out as ``True``, and the saved folder refused to load."""
+    import json
+
+    tok = ByteBPE(RANKS, special_tokens={"<s>": 257, "</s>": 258}, bos_id=np.uint32(257), eos_id=np.int64(258),
+                  add_bos=True, add_eos=True)
+    ids = tok.encode("ab", add_special_tokens=True)
+    assert ids == [257, 256, 258] and all(type(i) is int for i in ids) and json.dumps(ids)
+    assert type(tok.bos_id) is int and type(tok.eos_id) is int
+    tok.save(tmp_path / "tok")
+    assert ByteBPE.load(tmp_path / "tok").encode("ab", add_special_tokens=True) == ids
+    for option in ("bos_id", "eos_id"):
+        with pytest.raises(VocabError, match=rf"{option}=True is not a token id"):
+            ByteBPE(RANKS, **{option: True})
+
+
 def test_an_empty_vocabulary_is_refused():
     # ByteBPE({}) built a tokenizer of no tokens, where every file loader refuses one.
     with pytest.raises(VocabError, match="ranks is empty"):

@@ -829,3 +829,18 @@ def test_a_saved_file_of_another_size_is_refused_before_it_is_read(tmp_path, kin
     # (the size, named, comes from the check before any read: after one, the message has no size)
     with pytest.raises(VocabError, match=rf"{name} does not match wwho-manifest.json .*it is 67,108,864 bytes"):
         load_tokenizer(tmp_path / "t")
+
+
+def test_an_empty_path_is_refused_not_the_working_directory(tmp_path, monkeypatch):
+    """``save("")`` (an unset variable) wrote a whole tokenizer into the working directory, where
+    ``load("")`` is refused as an empty path."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import WriteError
+    from wwho.savedir import save_files
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(WriteError, match="an empty path: give the directory to save the tokenizer in"):
+        save_files("", {"a.json": b"1"}, kind="x")
+    with pytest.raises(WriteError, match="an empty path"):
+        ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save("")
+    assert list(tmp_path.iterdir()) == []

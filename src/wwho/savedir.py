@@ -132,6 +132,8 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     """Write ``files`` (name -> content) and a manifest into ``directory`` as one unit; see the
     module docstring. Returns the directory. A failed write raises :class:`WriteError` and
     leaves the directory as it was."""
+    if not os.fspath(directory):  # Path("") is the working directory: an unset variable, most likely
+        raise WriteError("an empty path: give the directory to save the tokenizer in")
     target = Path(directory)
     for name in files:
         if not plain_name(name) or name in (MANIFEST, MARKER, MARKER_NEXT) or name.startswith(TEMP_PREFIX):

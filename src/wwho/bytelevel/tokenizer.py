@@ -169,10 +169,14 @@ class ByteBPE(TiktokenNames):
             )
         except _core.CoreVocabError as exc:
             raise VocabError(str(exc)) from None
+        ids = []
         for label, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if value is not None and not self._has_id(value):
+            # (True is no id, though operator.index takes it; a numpy integer is kept as an int, the
+            # type of every other id the encoder gives and what save() writes)
+            if value is not None and (isinstance(value, bool) or not self._has_id(value)):
                 raise VocabError(f"{label}={value!r} is not a token id of this vocabulary")
-        self.bos_id, self.eos_id = bos_id, eos_id
+            ids.append(None if value is None else operator.index(value))
+        self.bos_id, self.eos_id = ids
         self.add_bos = check_flag(add_bos, "add_bos", VocabError)
         self.add_eos = check_flag(add_eos, "add_eos", VocabError)
         for label, asked, value in (("bos", self.add_bos, bos_id), ("eos", self.add_eos, eos_id)):
