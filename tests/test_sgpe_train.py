@@ -126,6 +126,20 @@ def test_resume_with_other_options_names_them(tmp_path):
                    resume=True)
 
 
+def test_wwho_train_names_the_flags_that_changed(tmp_path):
+    """The command names its flags, not the API's arguments: a resume without ``--meta`` said
+    ``segments_only True (now False)``."""
+    from cli_run import one_line_error, wwho
+
+    path = news_slice(tmp_path, 300)
+    args = ["train", "--kind", "sgpe", "--quiet", "--checkpoint-dir", tmp_path / "ckpt", "--no-verify", path]
+    assert wwho(*args, "--vocab-size", "1500", "-o", tmp_path / "first").returncode == 0
+    line = one_line_error(wwho(*args, "-o", tmp_path / "second", "--resume", "--vocab-size", "1600",
+                               "--prefix-space", "--no-bare-syllables", "--superwords", "0.1"))
+    assert ("other options: --vocab-size 1500 (now 1600), without --prefix-space (now with --prefix-space), "
+            "--superwords 0.15 (now 0.1), without --no-bare-syllables (now with --no-bare-syllables)") in line, line
+
+
 def test_resume_with_other_special_tokens_is_refused(tmp_path):
     """The special tokens are part of a checkpoint's fingerprint: a resume with others must not go on,
     as its vocabulary (their count sets the merges' ids) would not be the one a training from the

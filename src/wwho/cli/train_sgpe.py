@@ -247,7 +247,28 @@ def _names_of_specials(encoding) -> set[str]:
     return set(names) if names is not None else set(encoding.special_tokens_set)
 
 
+#: The training options a checkpoint is bound to, as this command's flags (for a refused resume):
+#: the option -> (flag, the option's value when the flag is given; None for a flag with a value).
+CHECKPOINT_FLAGS = {
+    "script": ("--script", None), "min_freq": ("--min-freq", None), "prune_freq": ("--prune-freq", None),
+    "vocab_size": ("--vocab-size", None), "segments_only": ("--meta", True), "merge_scope": ("--merge-scope", None),
+    "prefix_space": ("--prefix-space", True), "superword_share": ("--superwords", None),
+    "script_characters": ("--no-script-characters", False), "bare_syllables": ("--no-bare-syllables", False),
+    "split_punctuation": ("--split-punctuation", True), "special_tokens": ("--special", None),
+}
+
+
 def _train(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPETokenizer:
+    from wwho.sgpe.checkpoints import OPTION_FLAGS
+
+    spelled = OPTION_FLAGS.set(CHECKPOINT_FLAGS)
+    try:
+        return _train_with_flags(args, checkpoint_dir, stats)
+    finally:
+        OPTION_FLAGS.reset(spelled)
+
+
+def _train_with_flags(args: argparse.Namespace, checkpoint_dir, stats: CorpusStats) -> SGPETokenizer:
     return SGPETokenizer.train(
         args.corpus,
         vocab_size=args.vocab_size,

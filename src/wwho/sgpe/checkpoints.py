@@ -38,7 +38,8 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,10 @@ FILE = "checkpoint.json"
 MARKER = ".wwho-checkpoints"
 #: The most bytes :func:`remove` reads of a marker ("created" or "adopted").
 _MARKER_BYTES = 64
+#: How a refused resume names the options that changed: by the API's arguments (``segments_only
+#: True``) unless a caller spells them otherwise, as ``wwho train`` does by its flags: argument ->
+#: (flag, the argument's value when the flag is given; None for a flag that takes a value).
+OPTION_FLAGS: ContextVar[Mapping[str, tuple[str, Any]] | None] = ContextVar("option_flags", default=None)
 
 #: Directories a :func:`using` block of this process is in (absolute path -> how deeply nested),
 #: the thread whose training is in it (a training on another thread is another training: the
@@ -297,13 +302,22 @@ def _what_differs(data: dict[str, Any], options: dict[str, Any] | None, input_sh
     """What a checkpoint's training had that this one has not, as far as the checkpoint says (those
     of earlier versions, and hand-edited ones, say nothing of it)."""
     saved = data.get("options")
+    flags = OPTION_FLAGS.get() or {}
+
+    def said(name: str, value: Any, *, named: bool = True) -> str:
+        flag, given = flags.get(name, (name, None))
+        if given is None:
+            return f"{flag} {brief(value)}" if named else brief(value)
+        return f"{'with' if value == given else 'without'} {flag}"
+
     if isinstance(saved, dict) and options is not None:
-        changed = [f"{name} {brief(saved[name])} (now {brief(options[name])})" for name in options
+        changed = [f"{said(name, saved[name])} (now {said(name, options[name], named=False)})" for name in options
                    if name in saved and saved[name] != options[name]]
         # An option a checkpoint does not name had its default then (one added to the checkpoints since, or
         # one named only when it is not the default, as special_tokens).
-        changed += [f"{name} the default (now {brief(options[name])})" for name in options if name not in saved]
-        changed += [f"{name} {brief(saved[name])} (now the default)" for name in saved if name not in options]
+        changed += [f"{flags.get(name, (name,))[0]} the default (now {said(name, options[name], named=False)})"
+                    for name in options if name not in saved]
+        changed += [f"{said(name, saved[name])} (now the default)" for name in saved if name not in options]
         if changed:
             return "other options: " + ", ".join(changed[:8]) + (", ..." if len(changed) > 8 else "")
         if isinstance(data.get("input_sha256"), str) and input_sha256 is not None \
