@@ -205,3 +205,56 @@ def test_fork_pool_of_the_transformers_class_while_a_thread_encodes(kinds, tmp_p
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the pool hung; its output: {exc.stdout!r} {exc.stderr!r}")
     assert done.returncode == 0 and done.stdout.split()[-1:] == ["same"], (done.returncode, done.stderr[-3000:])
+
+
+@pytest.mark.parametrize("change", ["two tokens of one id", "a special token not in the vocabulary",
+                                    "a merge of tokens it lacks", "an unknown fallback"])
+def test_an_altered_sgpe_pickle_is_a_vocab_error(kinds, change):
+    """A pickle whose vocabulary was altered on the way gave a bare KeyError or IndexError, or was
+    taken with two tokens of one id; it is checked as it is unpickled, more cheaply than a file is."""
+    import dataclasses
+    import pickle
+
+    from wwho.errors import VocabError
+    from wwho.sgpe.tokenizer import _restore
+
+    file = get(kinds, "sgpe").file
+    first, second = list(file.vocab)[5:7]
+    unk = "token"
+    if change == "two tokens of one id":
+        file = dataclasses.replace(file, vocab={**file.vocab, second: file.vocab[first]})
+    elif change == "a special token not in the vocabulary":
+        file = dataclasses.replace(file, special_tokens=(*file.special_tokens, "[NEW]"))
+    elif change == "a merge of tokens it lacks":
+        file = dataclasses.replace(file, merges=[("\ue000", "\ue001"), *file.merges])
+    else:
+        unk = "tokens"
+
+    class Altered:
+        def __reduce__(self):
+            return (_restore, (file, unk))
+
+    with pytest.raises(VocabError, match="a pickled SGPETokenizer"):
+        pickle.loads(pickle.dumps(Altered()))
+
+
+def test_an_altered_binary_pickle_is_a_vocab_error(kinds):
+    """HF's own pickle of the tokenizer gave a bare ``Exception`` for altered bytes (neither a
+    WwhoError nor a ValueError): the tokenizer.json is checked as a file is."""
+    import pickle
+
+    from wwho.errors import VocabError
+
+    data = pickle.dumps(get(kinds, "binary"))
+    assert b'"special"' in data
+    with pytest.raises(VocabError, match="a pickled BinaryTokenizer"):
+        pickle.loads(data.replace(b'"special"', b'"spatial"', 1))
+
+
+def test_an_unpickled_binary_tokenizer_keeps_special_token_text_as_bytes(kinds):
+    """HF's own pickle dropped ``encode_special_tokens``, which wwho's loader sets (special-token text
+    inside the data is bytes)."""
+    import pickle
+
+    tok = get(kinds, "binary")
+    assert pickle.loads(pickle.dumps(tok)).hf.encode_special_tokens is True

@@ -99,14 +99,19 @@ def load(path: str | Path) -> Tokenizer:
     path = tokenizer_file(path)
     raw = read_bytes(path, error=VocabError, what="tokenizer")
     check_saved(path.parent, {path.name: raw}, only_listed=True)
-    data = parse_json(raw, source=str(path), error=VocabError)
+    return loads(raw, source=str(path))
+
+
+def loads(raw: bytes, *, source: str) -> Tokenizer:
+    """:func:`load` of a ``tokenizer.json``'s bytes (an unpickled tokenizer's too), ``source`` naming them."""
+    data = parse_json(raw, source=source, error=VocabError)
     if not looks_binary(data):
-        raise VocabError(f"{path}: not a binary tokenizer (need a BPE model over all 256 Latin-1 bytes, "
+        raise VocabError(f"{source}: not a binary tokenizer (need a BPE model over all 256 Latin-1 bytes, "
                          "no normalizer or pre-tokenizer, decoder null or Fuse)")
-    check_ids(data, str(path))
-    check_dense_ids(data, str(path))
-    check_merges(data, str(path))
-    check_bytes_kept(data, str(path))
+    check_ids(data, source)
+    check_dense_ids(data, source)
+    check_merges(data, source)
+    check_bytes_kept(data, source)
     from tokenizers import Tokenizer
 
     try:
@@ -114,9 +119,9 @@ def load(path: str | Path) -> Tokenizer:
     except BaseException as exc:  # noqa: BLE001 -- a plain Exception for bad files, a panic for some
         if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
             raise  # KeyboardInterrupt, SystemExit
-        raise VocabError(f"{path}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
+        raise VocabError(f"{source}: HF tokenizers cannot load it: {brief(str(exc), 200)}") from None
     tokenizer.encode_special_tokens = True
-    check_template(tokenizer, str(path))
+    check_template(tokenizer, source)
     return tokenizer
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from wwho.arrays import FlatIds
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes_batch_ids, encode_bytes_ids, text_to_bytes
-from wwho.errors import UnknownTokenError, WrongTypeError, check_flag
+from wwho.errors import UnknownTokenError, VocabError, WrongTypeError, check_flag
 from wwho.ids import batch as as_batch
 from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
@@ -49,6 +49,12 @@ class BinaryTokenizer:
             resize(0)
         self._specials = frozenset(i for i, t in hf.get_added_tokens_decoder().items() if t.special)
         prepare_arrays()
+
+    def __reduce__(self):
+        # Pickled as its tokenizer.json and loaded back through the checks a file gets: HF's own
+        # pickle gave a bare Exception for altered bytes, and dropped encode_special_tokens (HF does
+        # not save it), which load() sets.
+        return (_restore, (self.hf.to_str(),))
 
     @classmethod
     def train(cls, paths: Iterable[str | os.PathLike], **options: Any) -> BinaryTokenizer:
@@ -152,3 +158,11 @@ class BinaryTokenizer:
 
 
 __all__ = ["BinaryTokenizer"]
+
+
+def _restore(text: str) -> BinaryTokenizer:
+    from wwho.binary.io import loads
+
+    if not isinstance(text, str):
+        raise VocabError("a pickled BinaryTokenizer: not a tokenizer.json")
+    return BinaryTokenizer(loads(text.encode("utf-8", "surrogatepass"), source="a pickled BinaryTokenizer"))

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
-from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoWarning, check_flag
+from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoError, WwhoWarning, brief, check_flag
 from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -481,4 +481,22 @@ class SGPETokenizer(EncodingNames):
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
-    return SGPETokenizer(vocab_file, unk=unk)
+    """An unpickled tokenizer. Pickle bytes altered on the way gave a bare ``KeyError`` or
+    ``IndexError``, or two tokens of one id: a :class:`VocabError` now, from checks far cheaper than
+    a loaded ``vocab.json``'s (a pickle of a tokenizer may be sent with each task of a pool)."""
+    where = "a pickled SGPETokenizer"
+    vocab = getattr(vocab_file, "vocab", None)
+    if not isinstance(vocab_file, VocabFile) or not isinstance(vocab, dict) or unk not in ("bytes", "token"):
+        raise VocabError(f"{where}: not an SGPE vocabulary")
+    ids = set(vocab.values())
+    if len(ids) != len(vocab) or ids != set(range(len(vocab))):
+        raise VocabError(f"{where}: its ids are not 0..{len(vocab) - 1}, one a token")
+    missing = [s for s in getattr(vocab_file, "special_tokens", ()) if s not in vocab]
+    if missing:
+        raise VocabError(f"{where}: special token {brief(missing[0])} is not in its vocabulary")
+    try:
+        return SGPETokenizer(vocab_file, unk=unk)
+    except WwhoError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what altered fields make the tables' building raise
+        raise VocabError(f"{where}: not a vocabulary ({type(exc).__name__}: {exc})") from None
