@@ -258,3 +258,24 @@ def test_an_unpickled_binary_tokenizer_keeps_special_token_text_as_bytes(kinds):
 
     tok = get(kinds, "binary")
     assert pickle.loads(pickle.dumps(tok)).hf.encode_special_tokens is True
+
+
+def test_an_altered_meta_pickle_is_a_vocab_error(kinds):
+    """A meta tokenizer's pickle whose tiktoken part names its special token by another id was taken,
+    and decoded that id as the special token (``&``, id 5 of o200k_base, as ``<|endoftext|>``)."""
+    import dataclasses
+    import pickle
+
+    from wwho.errors import VocabError
+    from wwho.meta import _unpickled
+
+    meta = get(kinds, "meta")
+    part = dataclasses.replace(meta.tiktoken, special_tokens={**meta.tiktoken.special_tokens, "<|endoftext|>": 5})
+
+    class Altered:
+        def __reduce__(self):
+            return (_unpickled, (meta.sgpe, meta._model(), part, 1 << 20))
+
+    with pytest.raises(VocabError, match="a pickled MetaTokenizer: its tiktoken part does not agree"):
+        pickle.loads(pickle.dumps(Altered()))
+    assert pickle.loads(pickle.dumps(meta)).encode("hello ශ්‍රී") == meta.encode("hello ශ්‍රී")

@@ -63,7 +63,7 @@ from wwho.ids import (
 from wwho.ids import batch as as_batch
 from wwho.imports import arrays as arrays_module
 from wwho.meta_loading import load_parts
-from wwho.meta_tiktoken import TiktokenPart, byte_level_part
+from wwho.meta_tiktoken import TiktokenPart, byte_level_part, part_of
 from wwho.meta_vocab import MetaVocab, token_strings
 from wwho.protocol import (
     NO_SPECIALS,
@@ -165,7 +165,7 @@ class MetaTokenizer(EncodingNames):
         # Pickled as the SGPE part and the byte-level part's model (read back from the core).
         # A pickle names what it holds by module: _restore here, TiktokenPart in wwho.meta_tiktoken
         # (older pickles name wwho.meta.TiktokenPart, which this module's import keeps loadable).
-        return (_restore, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes))
+        return (_unpickled, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes))
 
     def _model(self) -> ByteLevelModel:
         """The byte-level part as a model (its ranks read from the core)."""
@@ -474,3 +474,12 @@ def _restore(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: 
     tok = MetaTokenizer.__new__(MetaTokenizer)
     tok._setup(sgpe, model, part, cache_bytes)
     return tok
+
+
+def _unpickled(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> MetaTokenizer:
+    """:func:`_restore` of a pickle's parts, once its tiktoken part is found to be the byte-level
+    model's (an altered pickle whose special tokens had other ids decoded them as other tokens)."""
+    if not isinstance(model, ByteLevelModel) or not isinstance(part, TiktokenPart) \
+            or not isinstance(part.sha256, str) or part != part_of(model, part.sha256):
+        raise VocabError("a pickled MetaTokenizer: its tiktoken part does not agree with its byte-level model")
+    return _restore(sgpe, model, part, cache_bytes)

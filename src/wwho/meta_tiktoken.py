@@ -50,7 +50,8 @@ def ranks_sha256(ranks: Mapping[bytes, int]) -> str:
     return h.hexdigest()
 
 
-def _part_of(model: ByteLevelModel, sha256: str | None = None) -> TiktokenPart:
+def part_of(model: ByteLevelModel, sha256: str | None = None) -> TiktokenPart:
+    """The facts of ``model`` the meta tokenizer keeps (``sha256``: of its ranks, where known)."""
     ids = set(model.ranks.values())
     ids.update(model.special_tokens.values())
     n_vocab = max(ids) + 1 if ids else 0
@@ -143,7 +144,7 @@ def byte_level_part(encoding: Any, tiktoken_file: str | os.PathLike | None) -> t
     # A known name read from its file was checked against the official file's sha256 already.
     read = isinstance(given, str) and isinstance(encoding, ByteLevelModel)
     sha256 = known.sha256 if read and known is not None else None
-    return model, _part_of(model, sha256)
+    return model, part_of(model, sha256)
 
 
 def saved_byte_level_part(name: str, config: Mapping[str, Any], tiktoken_file: str | os.PathLike | None,
@@ -175,5 +176,5 @@ def saved_byte_level_part(name: str, config: Mapping[str, Any], tiktoken_file: s
     except VocabError as exc:
         raise VocabError(f"{source}: needs the ranks of the tiktoken encoding {brief(name)}: {exc}") from None
     model = ByteLevelModel(ranks, pattern, special_tokens=dict(config["tiktoken_special_tokens"]), name=name)
-    return check_model(model, f"{source}: 'tiktoken_special_tokens'"), _part_of(model)
+    return check_model(model, f"{source}: 'tiktoken_special_tokens'"), part_of(model)
 
