@@ -312,3 +312,21 @@ def test_append_eos_without_transformers_special_tokens_pattern(meta, pair):
     assert plain("ශ්‍රී")["input_ids"] == a and plain.num_special_tokens_to_add() == 0
     with pytest.raises(TokenizerError, match="append_eos=True needs an eos_token"):
         WWHOTokenizer(meta_tokenizer=meta, append_eos=True, eos_token=None)("x")
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    ({"added_tokens_decoder": {"5": {"content": "hello", "special": False}}}, "has id 5, which is another token"),
+    ({"added_tokens_decoder": {"300000": {"content": "<far>", "special": False}}}, "has id 300000, past the next"),
+    ({"append_eos": "false"}, "append_eos must be True or False, not 'false'"),
+])
+def test_a_config_that_would_change_ids_is_refused(tok, tmp_path, edit, words):
+    """A ``tokenizer_config.json`` naming an added token at another token's id made one id two tokens
+    (``decode(encode("&"))`` gave "hello"); one past the vocabulary gave ids ``decode`` refuses and an
+    embedding of ``len(tokenizer)`` rows cannot hold; ``"append_eos": "false"`` turned appending on."""
+    tok.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    for key, value in edit.items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(TokenizerError, match=words):
+        WWHOTokenizer.from_pretrained(tmp_path)

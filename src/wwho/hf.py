@@ -58,7 +58,7 @@ except ImportError as exc:
     # installed, and failing for a reason of its own (a dependency): that reason, not "install it"
     raise ImportError(f"wwho.hf cannot import transformers: {exc}") from exc
 
-from wwho.errors import TokenizerError, UnknownTokenError
+from wwho.errors import TokenizerError, UnknownTokenError, check_flag
 from wwho.export.meta_files import AUTO_MODULE, AUTO_MODULE_SOURCE
 from wwho.ids import no_token
 from wwho.ids import token_ids as checked_ids
@@ -96,11 +96,28 @@ class WWHOTokenizer(PreTrainedTokenizer):
         self._base_vocab = meta_tokenizer.get_vocab()
         if pad_token == SGPE_PREFIX + "[PAD]" and pad_token not in self._base_vocab:
             pad_token = None  # an SGPE vocabulary without [PAD]: set one with add_special_tokens
-        self.append_eos = bool(append_eos)
+        self.append_eos = check_flag(append_eos, "append_eos", TokenizerError)  # ("false" is no False)
         kwargs.setdefault("clean_up_tokenization_spaces", False)  # spaces are part of the tokens
         kwargs["special_tokens_pattern"] = "eos" if self.append_eos else "none"
         super().__init__(eos_token=eos_token, pad_token=pad_token, bos_token=bos_token, unk_token=unk_token,
                          append_eos=self.append_eos, **kwargs)
+        self._check_added_ids()
+
+    def _check_added_ids(self) -> None:
+        """The added tokens a ``tokenizer_config.json`` names (``added_tokens_decoder``) must be the meta
+        tokenizer's own at their ids, or follow its ids without a gap: at another token's id, an added
+        token made one id two tokens (``decode(encode(s)) != s``); past the end, ids no embedding of
+        ``len(tokenizer)`` rows holds and ``decode`` refuses."""
+        n = self.meta.vocab_size
+        beyond = sorted(i for i in self._added_tokens_decoder if i >= n)
+        for i, token in sorted(self._added_tokens_decoder.items()):
+            if i < n and self._base_vocab.get(token.content) != i:
+                raise TokenizerError(f"added token {token.content!r} has id {i}, which is another token of the meta "
+                                     f"tokenizer: give it no id (add_tokens gives the next free one)")
+        if beyond != list(range(n, n + len(beyond))):
+            gap = next(i for k, i in enumerate(beyond) if i != n + k)
+            raise TokenizerError(f"added token {self._added_tokens_decoder[gap].content!r} has id {gap}, past the "
+                                 f"next free id {n + beyond.index(gap)}: added ids follow the vocabulary's without a gap")
 
     @classmethod
     def register_for_auto_class(cls, auto_class: str = "AutoTokenizer") -> None:
