@@ -330,3 +330,19 @@ def test_a_config_that_would_change_ids_is_refused(tok, tmp_path, edit, words):
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(TokenizerError, match=words):
         WWHOTokenizer.from_pretrained(tmp_path)
+
+
+def test_a_save_pretrained_that_fails_leaves_the_folder_as_it_was(meta, tmp_path):
+    """transformers wrote ``tokenizer_config.json`` before it asked for the meta tokenizer's files: a
+    save whose meta part then failed left the new config (``append_eos``, ``model_max_length``) over
+    the old vocabulary, and the folder loaded with appending on. The meta part is saved first now."""
+    from wwho.errors import WriteError
+
+    WWHOTokenizer(meta_tokenizer=meta).save_pretrained(tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    (tmp_path / "tokenization_wwho.py").unlink()
+    (tmp_path / "tokenization_wwho.py").mkdir()  # (a name the save needs for a file)
+    with pytest.raises(WriteError, match="tokenization_wwho.py: is a directory"):
+        WWHOTokenizer(meta_tokenizer=meta, append_eos=True, model_max_length=7).save_pretrained(tmp_path)
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert after == {name: data for name, data in before.items() if name != "tokenization_wwho.py"}

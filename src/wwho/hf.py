@@ -46,6 +46,7 @@ rebuilt from the meta tokenizer on arrival.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,10 @@ from wwho.meta import MetaTokenizer
 from wwho.meta_vocab import SGPE_PREFIX
 
 DEFAULT_EOS = "<|endoftext|>"
+
+
+#: The folder whose meta tokenizer files this context's ``save_pretrained`` has saved already.
+_SAVED_META: ContextVar[str | None] = ContextVar("saved_meta", default=None)
 
 
 class WWHOTokenizer(PreTrainedTokenizer):
@@ -259,11 +264,32 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     # -- files -------------------------------------------------------------------------
 
+    def save_pretrained(self, save_directory: str | os.PathLike, *args: Any, **kwargs: Any) -> tuple[str, ...]:
+        """transformers' ``save_pretrained``, with the meta tokenizer's files (one all-or-nothing save)
+        written first: transformers writes its ``tokenizer_config.json`` before it asks for them, so a
+        save that then failed (a ``vocab.json`` that is a folder) left the new config beside the old
+        files, and the folder loaded with the new options over the old vocabulary."""
+        if kwargs.get("filename_prefix") or os.path.isfile(save_directory):  # (refused, or logged, there)
+            return super().save_pretrained(save_directory, *args, **kwargs)
+        directory = os.path.abspath(save_directory)
+        self._save_meta(directory)
+        saved = _SAVED_META.set(directory)
+        try:
+            return super().save_pretrained(save_directory, *args, **kwargs)
+        finally:
+            _SAVED_META.reset(saved)
+
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         if filename_prefix:
             raise TokenizerError("WWHOTokenizer files have fixed names: filename_prefix is not supported")
-        from wwho.export.meta_files import CONFIG_FILE, META_FILE, VOCAB_FILE, save_meta
+        if _SAVED_META.get() != os.path.abspath(save_directory):  # (save_pretrained saved them already)
+            self._save_meta(save_directory)
+        from wwho.export.meta_files import CONFIG_FILE, META_FILE, VOCAB_FILE
 
-        module = f"{AUTO_MODULE}.py"
-        save_meta(self.meta, save_directory, extra={module: AUTO_MODULE_SOURCE.encode("utf-8")})
-        return tuple(str(Path(save_directory) / name) for name in (VOCAB_FILE, META_FILE, CONFIG_FILE, module))
+        names = (VOCAB_FILE, META_FILE, CONFIG_FILE, f"{AUTO_MODULE}.py")
+        return tuple(str(Path(save_directory) / name) for name in names)
+
+    def _save_meta(self, directory: str | os.PathLike) -> None:
+        from wwho.export.meta_files import save_meta
+
+        save_meta(self.meta, directory, extra={f"{AUTO_MODULE}.py": AUTO_MODULE_SOURCE.encode("utf-8")})
