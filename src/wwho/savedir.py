@@ -31,9 +31,9 @@ no sibling: the save cleans up before it lets the interrupt through.
 Where the exchange is impossible or unwelcome (a process works in the directory, which the exchange
 would leave in a deleted one; not Linux, a filesystem without it, a directory that is or holds a
 mount point, a parent that is not writable) every new file is first written beside its old one
-(a full disk or a Ctrl-C then leaves the old save whole), then the old files are moved aside and
-each new one renamed into its place, the manifest last, with Ctrl-C held back for those renames; a
-rename refused on the way puts every old file back. Only a kill during them leaves a mix, which is
+(a full disk or a Ctrl-C then leaves the old save whole), then each new one is renamed into its
+place, its old one moved aside just before, the manifest last, with Ctrl-C held back for those
+renames; a rename refused on the way puts every old file back. Only a kill during them leaves a mix, which is
 then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
 
 At load, :func:`wwho.manifest.check_saved` compares the files against the manifest, so files of
@@ -347,22 +347,21 @@ def _rename_all(temps: list[Path], finals: list[Path], steps: _Steps) -> None:
     """Each of ``temps`` renamed over its one of ``finals`` (the manifest last), all or none: where a
     rename fails (a folder anyone may write in, with the sticky bit, refuses to replace another
     user's file), those done are undone, every old file is put back and no temporary file stays,
-    so the directory holds the old save whole. The old files are first moved aside, as
-    ``.wwho-tmp-...old`` beside them, so that they can be put back; the manifest is replaced last, in
-    one rename, so that a kill on the way leaves the old manifest, which names what no longer matches."""
+    so the directory holds the old save whole. Each old file is moved aside (``.wwho-tmp-...old``
+    beside it) just before its new one takes its place, so that it can be put back; the manifest is
+    replaced in one rename, last, so that a kill on the way leaves the old manifest, which names
+    what no longer matches (and the old files moved aside stay beside them)."""
     token = os.urandom(6).hex()
     aside: list[tuple[Path, Path]] = []  # (final, where its old file is)
     done: list[tuple[Path, Path]] = []  # (temp, final) renamed
     failed = finals[0]
     try:
-        for path in finals[:-1]:
-            if os.path.lexists(path):
-                failed = path
+        for temp, path in zip(temps, finals, strict=True):
+            failed = path
+            if path != finals[-1] and os.path.lexists(path):
                 moved = path.with_name(f"{TEMP_PREFIX}{temp_stem(path.name)}.{os.getpid()}.{token}.old")
                 os.rename(path, moved)
                 aside.append((path, moved))
-        for temp, path in zip(temps, finals, strict=True):
-            failed = path
             os.replace(temp, path)
             done.append((temp, path))
             steps()
