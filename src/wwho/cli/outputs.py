@@ -271,24 +271,24 @@ def results_output(args: argparse.Namespace, *, reads: Iterable[str] = ()):
 
 def read_paths(args: argparse.Namespace) -> list[str]:
     """The files a verb of ``encode`` and ``decode`` reads besides what it streams: ``--file``,
-    ``--npy``, the ranks file (``--tiktoken-file``, ``WWHO_TIKTOKEN_FILE``) and the tokenizer, a file
-    or, for a folder, the file of ``-o``'s name in it (a folder's files are read whole)."""
+    ``--npy``, the ranks file (``--tiktoken-file``, ``WWHO_TIKTOKEN_FILE``) and the tokenizer's file
+    (a tokenizer folder: :func:`refuse_output_in_tokenizer`)."""
     paths = [getattr(args, name, None) for name in ("file", "npy", "tiktoken_file", "tokenizer")]
     paths += [value for name, value in os.environ.items() if name.startswith("WWHO_TIKTOKEN_FILE")]
-    tokenizer, output = getattr(args, "tokenizer", None), getattr(args, "output", None)
-    if tokenizer and output and os.path.isdir(tokenizer):
-        paths.append(os.path.join(tokenizer, os.path.basename(output)))
     return [path for path in paths if path and path != "-"]
 
 
 def refuse_output_in_tokenizer(output: str, tokenizer: str | None) -> None:
-    """A file of the tokenizer folder's names written into it (``-o TOK/vocab.json``) would change what
-    the folder loads as, or make it refused as a mix of two saves, even where no such file was there."""
+    """An output in the tokenizer folder that is one of its files (read whole by the loader), or has
+    one of the names a tokenizer folder loads by (``-o TOK/vocab.json``), which would change what the
+    folder loads as, or make it refused as a mix of two saves, even where no such file was there."""
     from wwho.manifest import MANIFEST
     from wwho.savedir import LOAD_ORDER
 
     names = {*LOAD_ORDER, *SGPE_FILES, *META_FILES, *BYTELEVEL_FILES, MANIFEST}
-    if not tokenizer or os.path.basename(output) not in names or not os.path.isdir(tokenizer):
+    if not tokenizer or not os.path.isdir(tokenizer):
+        return
+    if os.path.basename(output) not in names and not os.path.lexists(output):
         return
     try:
         inside = os.path.samefile(os.path.dirname(os.path.abspath(output)), tokenizer)
