@@ -111,8 +111,8 @@ class WWHOTokenizer(PreTrainedTokenizer):
     def _check_added_ids(self) -> None:
         """The added tokens a ``tokenizer_config.json`` names (``added_tokens_decoder``) must be the meta
         tokenizer's own at their ids, or follow its ids without a gap: at another token's id, an added
-        token made one id two tokens (``decode(encode(s)) != s``); past the end, ids no embedding of
-        ``len(tokenizer)`` rows holds and ``decode`` refuses."""
+        token would make one id two tokens (``decode(encode(s)) != s``); past the end, ids no embedding
+        of ``len(tokenizer)`` rows holds and ``decode`` refuses."""
         n = self.meta.vocab_size
         beyond = sorted(i for i in self._added_tokens_decoder if i >= n)
         for i, token in sorted(self._added_tokens_decoder.items()):
@@ -264,18 +264,27 @@ class WWHOTokenizer(PreTrainedTokenizer):
 
     # -- files -------------------------------------------------------------------------
 
-    def save_pretrained(self, save_directory: str | os.PathLike, *args: Any, **kwargs: Any) -> tuple[str, ...]:
+    def save_pretrained(self, save_directory: str | os.PathLike, legacy_format: bool | None = None,
+                        filename_prefix: str | None = None, push_to_hub: bool = False,
+                        **kwargs: Any) -> tuple[str, ...]:
         """transformers' ``save_pretrained``, with the meta tokenizer's files (one all-or-nothing save)
         written first: transformers writes its ``tokenizer_config.json`` before it asks for them, so a
-        save that then failed (a ``vocab.json`` that is a folder) left the new config beside the old
-        files, and the folder loaded with the new options over the old vocabulary."""
-        if kwargs.get("filename_prefix") or os.path.isfile(save_directory):  # (refused, or logged, there)
-            return super().save_pretrained(save_directory, *args, **kwargs)
+        save that failed there (a ``vocab.json`` that is a folder) would leave the new config beside
+        the old files, and the folder would load with the new options over the old vocabulary."""
+        def save() -> tuple[str, ...]:
+            return super(WWHOTokenizer, self).save_pretrained(
+                save_directory, legacy_format=legacy_format, filename_prefix=filename_prefix,
+                push_to_hub=push_to_hub, **kwargs)
+
+        if filename_prefix:  # (before transformers writes a file of that prefix)
+            raise TokenizerError("WWHOTokenizer files have fixed names: filename_prefix is not supported")
+        if os.path.isfile(save_directory):  # (transformers logs it and returns None)
+            return save()
         directory = os.path.abspath(save_directory)
         self._save_meta(directory)
         saved = _SAVED_META.set(directory)
         try:
-            return super().save_pretrained(save_directory, *args, **kwargs)
+            return save()
         finally:
             _SAVED_META.reset(saved)
 
