@@ -52,7 +52,7 @@ class _Analysis:
 
     def __init__(self, grammar: str, source: str) -> None:
         self.grammar, self.source = grammar, source
-        # (the trailing whitespace left out: there each start of the search ran through all of it, and failed)
+        # (the trailing whitespace left out: there each start of the search would run through all of it)
         self.tokens = [(m.start(1) if m.group(1) else m.start(2), m.group(1) or m.group(2))
                        for m in _TOKEN.finditer(grammar.rstrip())]
         self.i = 0

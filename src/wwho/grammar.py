@@ -44,7 +44,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
     prev_atom = False
     repeated = False  # the last token was ? * or +
     positions = 0  # class labels, a group of alternative classes counting one (as wwho.ambiguity counts)
-    end = len(grammar.rstrip())  # (once: looking at the rest of the grammar at each token was quadratic)
+    end = len(grammar.rstrip())  # (once: the rest of the grammar looked at for each token is quadratic)
     while pos < end:
         if positions > MAX_POSITIONS:  # before a character class is built for each of a huge grammar's
             raise SchemaError(f"{schema.path}: grammar: more than {MAX_POSITIONS} class labels")

@@ -478,7 +478,7 @@ def _restore(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: 
 
 def _unpickled(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> MetaTokenizer:
     """:func:`_restore` of a pickle's parts, once its tiktoken part is found to be the byte-level
-    model's (an altered pickle whose special tokens had other ids decoded them as other tokens)."""
+    model's (an altered pickle whose special tokens had other ids would decode them as other tokens)."""
     if not isinstance(model, ByteLevelModel) or not isinstance(part, TiktokenPart) \
             or not isinstance(part.sha256, str) or part != part_of(model, part.sha256):
         raise VocabError("a pickled MetaTokenizer: its tiktoken part does not agree with its byte-level model")

@@ -52,8 +52,8 @@ class BinaryTokenizer:
 
     def __reduce__(self):
         # Pickled as its tokenizer.json and loaded back through the checks a file gets: HF's own
-        # pickle gave a bare Exception for altered bytes, and dropped encode_special_tokens (HF does
-        # not save it), which load() sets.
+        # pickle gives a bare Exception for altered bytes and drops encode_special_tokens (HF does
+        # not save it), which loads() sets.
         return (_restore, (self.hf.to_str(),))
 
     @classmethod

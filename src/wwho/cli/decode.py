@@ -1,7 +1,7 @@
 """``wwho decode --tokenizer PATH [ID... | -]``: ids back to text (``--binary``: to bytes; ``--npy FILE
 --eot TOKEN``: the array ``wwho encode --npy`` wrote, a line at each end token, read a slice at a
-time (a file cut meanwhile is an error naming it, not a crash), and a long line, the whole array with ``--eot none``, decoded a block of ids at a time into the bytes its
-whole decode gives).
+time (a file cut meanwhile is an error naming it, not a crash), and a long line, the whole array
+with ``--eot none``, decoded a block of ids at a time into the bytes its whole decode gives).
 
 Ids are ASCII digits (``١٢`` or ``１２`` are not ids). With ``-``, or no ids at all (as
 ``wwho encode`` reads its text), they are read from standard input, one sequence per line (space or comma separated, or the JSON printed by

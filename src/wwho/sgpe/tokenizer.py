@@ -481,9 +481,9 @@ class SGPETokenizer(EncodingNames):
 
 
 def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
-    """An unpickled tokenizer. Pickle bytes altered on the way gave a bare ``KeyError`` or
-    ``IndexError``, or two tokens of one id: a :class:`VocabError` now, from checks far cheaper than
-    a loaded ``vocab.json``'s (a pickle of a tokenizer may be sent with each task of a pool)."""
+    """An unpickled tokenizer. Pickle bytes altered on the way, which would give a bare ``KeyError``
+    or ``IndexError``, or two tokens of one id, are a :class:`VocabError`, from checks far cheaper
+    than a loaded ``vocab.json``'s (a pickle of a tokenizer may be sent with each task of a pool)."""
     where = "a pickled SGPETokenizer"
     vocab = getattr(vocab_file, "vocab", None)
     if not isinstance(vocab_file, VocabFile) or not isinstance(vocab, dict) or unk not in ("bytes", "token"):
