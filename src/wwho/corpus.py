@@ -160,9 +160,12 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
     """What tells a file changed while it was read: its size, modification time and inode (None
     where it cannot be looked at: the read says why)."""
     try:
-        st = os.stat(path)
+        return _stamp(os.stat(path))
     except OSError:
         return None
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
@@ -175,7 +178,7 @@ def check_unchanged(path: Path, stamp: tuple[int, int, int] | None, *, what: str
         st = os.stat(path)
     except OSError as exc:
         raise CorpusError(f"{shown_path(str(path))}: cannot read: {exc.strerror or exc}") from None
-    if (st.st_size, st.st_mtime_ns, st.st_ino) != stamp:
+    if _stamp(st) != stamp:
         raise CorpusError(f"{shown_path(str(path))}: the file changed while it was read{what}, so what was "
                           "read is no one version of it: train again once it is written")
 
