@@ -192,13 +192,13 @@ def test_encode_bytes_refuses_a_piece_size_that_is_not_positive(tmp_path):
     assert binary.encode_bytes(tok, corpus_bytes(7), chunk_bytes=1).ids == binary.encode_bytes(tok, corpus_bytes(7)).ids
 
 
-def test_one_path_as_a_string_is_refused_where_a_list_belongs(tmp_path):
+def test_one_path_is_a_list_of_one(tmp_path):
+    # Refused before ("pass [path]"), while SGPETokenizer.train and ByteBPE.train took one path.
     write(tmp_path / "c1" / "x.bin", b"data")
     path = str(tmp_path / "c1")
-    with pytest.raises(OptionError, match="paths must be a list of files or directories, not one str"):
-        count_windows(path)
-    with pytest.raises(OptionError, match="not one str"):
-        list(iter_files(path))
+    for one in (path, tmp_path / "c1", os.fsencode(path)):
+        assert [p for p, _ in iter_files(one)] == [p for p, _ in iter_files([path])]
+        assert count_windows(one).counts == count_windows([path]).counts
     with pytest.raises(OptionError, match=r"paths\[1\] is int, not a file or directory path"):
         list(iter_files([path, 3]))
 

@@ -366,3 +366,52 @@ def test_a_tokenizer_saved_in_a_corpus_folder_is_not_read_as_corpus(tmp_path):
     assert again.file.to_bytes() == first.file.to_bytes()
 
 
+
+
+@pytest.mark.parametrize("encoding, name, sign", [
+    ("utf-16", "UTF-16LE", "byte order mark FF FE"),  # Python writes a little-endian BOM
+    ("utf-16-be", "UTF-16BE", "a NUL byte beside each character"),
+    ("utf-16-le", "UTF-16LE", "a NUL byte beside each character"),
+    ("utf-32", "UTF-32LE", "byte order mark FF FE 00 00"),
+])
+def test_utf16_and_utf32_files_are_named_not_trained_on(tmp_path, encoding, name, sign):
+    # ASCII in UTF-16 without a byte order mark is valid UTF-8 with a NUL between the characters:
+    # it was trained on with exit 0 (tokens such as ' \x00'); with a mark, "invalid UTF-8 at byte 0".
+    from wwho import ByteBPE, SGPETokenizer
+
+    path = tmp_path / "c.txt"
+    path.write_bytes("the quick brown fox jumps over the lazy dog\n".encode(encoding) * 50)
+    message = f"c.txt: is {name} text \\({'it begins with the ' if 'mark' in sign else ''}{sign}.*iconv -f {name}"
+    with pytest.raises(CorpusError, match=message):
+        list(iter_documents(path, skip_bad_lines=True))
+    with pytest.raises(CorpusError, match=message):
+        ByteBPE.train(path, vocab_size=300, progress=False, workers=1)
+    with pytest.raises(CorpusError, match=message):  # the core's own reader of plain text
+        SGPETokenizer.train(path, vocab_size=500, progress=False, skip_bad_lines=True)
+
+
+def test_utf16_input_to_encode_and_syllabify_is_named(tmp_path):
+    from conftest import run_wwho
+
+    from wwho import ByteBPE
+
+    text = tmp_path / "text.txt"
+    text.write_text("the quick brown fox\n" * 20, encoding="utf-8")
+    ByteBPE.train(text, vocab_size=265, progress=False, workers=1).save(tmp_path / "tok")
+    path = tmp_path / "c.txt"
+    path.write_bytes("ශ්‍රී ලංකාව\n".encode("utf-16"))
+    for args in (("encode", "--tokenizer", tmp_path / "tok", "--file", path), ("syllabify", "--file", path)):
+        done = run_wwho(*args)
+        assert done.returncode == 2 and "is UTF-16LE text (it begins with the byte order mark FF FE)" in done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "\x00" * 10,  # too short to tell
+    "a\x00b\x00c\x00" * 3,
+    ("word\x00" * 100),  # NULs, but not one beside each character
+    "\x00a" * 20 + "ශ්‍රී ලංකාව " * 20,  # a NUL beside each character of only part of the head
+])
+def test_utf8_text_holding_nul_characters_is_read(tmp_path, text):
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    assert list(iter_documents(path)) == [text]

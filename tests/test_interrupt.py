@@ -383,6 +383,33 @@ def test_ctrl_c_inside_exec_of_a_string_under_python_m_wwho_exits_130(tmp_path):
     assert (proc.returncode, proc.stderr) == (130, "wwho: interrupted\n")
 
 
+SITECUSTOMIZE_SET_NAME_INTERRUPT = """
+import os, signal, sys
+def profile(frame, event, arg):  # Ctrl-C inside the first cached_property.__set_name__ after the guard
+    if (event == "call" and frame.f_code.co_name == "__set_name__" and frame.f_code.co_filename.endswith(
+            "functools.py") and "wwho.cli.interrupts" in sys.modules):
+        sys.setprofile(None)
+        open(os.environ["MARK"], "w").close()
+        os.kill(os.getpid(), signal.SIGINT)  # raised at the next bytecode, inside __set_name__
+sys.setprofile(profile)
+"""
+
+
+@pytest.mark.parametrize("command", [["wwho"], [sys.executable, "-m", "wwho"]])
+def test_ctrl_c_inside_a_classs_set_name_at_start_up_exits_130(tmp_path, command):
+    """Python wraps a KeyboardInterrupt that lands in ``__set_name__`` (a class body of a module
+    imported at start-up, ``ipaddress`` through ``pathlib``) in a ``RuntimeError``: that was a
+    26-line traceback and exit 1."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE_SET_NAME_INTERRUPT)
+    mark = tmp_path / "sent"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "MARK": str(mark)}
+    argv = [*wwho_command(), "syllabify", "ශ්‍රී"] if command == ["wwho"] else [*command, "syllabify", "ශ්‍රී"]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, preexec_fn=deliver_signals)
+    assert mark.exists(), "no __set_name__ ran after the guard: the test no longer interrupts where it means to"
+    assert (proc.returncode, proc.stderr) == (130, "wwho: interrupted\n")
+
+
 # --- every verb that can run long, mid-work --------------------------------------------------------
 
 

@@ -86,32 +86,57 @@ def test_auto_prunes_more_for_a_smaller_vocabulary(tmp_path):
 
 
 def test_a_size_too_small_names_the_size_that_fits_and_why_it_is_larger(tmp_path):
-    """Asking 270 ids gives 437 with "use vocab_size >= 451", and asking 437 gives 451: the script's
-    characters the text lacks join from a size on. The warning names the size
-    that fits, and where it is larger than the tokens made, the size from which those characters join;
-    a size from that one on gives the size that fits."""
+    """Asking 270 ids gives the base symbols' 437, with "use vocab_size >= 437 (from 451 on ...)":
+    the warning names the smallest size that fits, and the size from which the script's characters
+    the text lacks join too (they must fit beside the rest). Each size does what it says, warning
+    no more. (Before, sizes from 280 to 450 gave 451 tokens, more than asked, for those characters.)"""
     import re
     import warnings
     from importlib import resources
 
     from wwho.errors import VocabSizeWarning
-    from wwho.sgpe import SGPETokenizer
 
     sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8")
     path = tmp_path / "c.txt"
     path.write_text("\n".join(sample.splitlines()[:1424]) + "\n", encoding="utf-8")  # lacks some letters
+    letters = set(path.read_text(encoding="utf-8"))
 
-    def trained(size: int) -> tuple[int, str]:
+    def trained(size: int) -> tuple[set[str], str]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            tok = SGPETokenizer(train_sgpe(path, vocab_size=size, progress=False, workers=1))
+            vocab = train_sgpe(path, vocab_size=size, progress=False, workers=1).vocab
         said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
-        return tok.vocab_size, said[0] if said else ""
+        return set(vocab), said[0] if said else ""
 
     got, said = trained(270)
     fits, joins = map(int, re.search(r"Use --vocab-size / vocab_size >= ([\d,]+) \(from vocab_size ([\d,]+) on", said).groups())
-    assert got < fits and joins <= fits and f"the vocabulary has {got:,} tokens" in said
-    assert trained(joins - 1)[0] == got
-    for size in (joins, fits):
-        assert trained(size)[0] == fits
-    assert trained(fits)[1] == ""
+    assert f"the vocabulary has {len(got):,} tokens" in said and len(got) == fits < joins
+    unseen = {t for t in got if len(t) == 1 and t not in letters}
+    for size in (300, fits - 1):
+        assert trained(size) == (got, said.replace("270 asked", f"{size} asked"))
+    for size in (fits, joins - 1):
+        vocab, said = trained(size)
+        assert len(vocab) <= size and said == "" and {t for t in vocab if len(t) == 1 and t not in letters} == unseen
+    vocab, said = trained(joins)
+    assert len(vocab) == joins and said == ""
+    assert len({t for t in vocab if len(t) == 1 and t not in letters} - unseen) == joins - fits  # the characters
+
+
+@pytest.mark.parametrize("lines, min_freq, size", [(150, 1, 500), (300, 1, 540), (150, 1000, 580), (600, 300, 620)])
+def test_no_vocabulary_is_larger_than_asked_where_a_threshold_fits(tmp_path, lines, min_freq, size):
+    """The automatic threshold left no room for the schema's characters the text lacks (the base
+    symbols plus those were 1-3% over the size asked, said to be the smallest size that fits), and
+    with a high min_freq it chose a threshold where the base symbols alone did not fit."""
+    import warnings
+    from importlib import resources
+
+    from wwho.errors import VocabSizeWarning
+
+    sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8")
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(sample.splitlines()[:lines]) + "\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vocab = train_sgpe(path, vocab_size=size, min_freq=min_freq, superword_share=0, progress=False, workers=1)
+    assert len(vocab.vocab) <= size
+    assert not [w for w in caught if issubclass(w.category, VocabSizeWarning) and "more than" in str(w.message)]

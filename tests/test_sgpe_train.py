@@ -562,3 +562,19 @@ def test_a_misspelt_option_is_refused_before_any_text_is_read(method):
     if method == "train_from_counts":
         with pytest.raises(VocabError, match="prefix_space cannot be used with segments_only"):
             train(source, vocab_size=500, prefix_space=True, segments_only=True)
+
+
+def test_a_vocabulary_short_for_its_min_freq_names_it_not_the_superword_share(tmp_path):
+    """With a high min_freq the base symbols take the merges' share and the superword stage finds
+    nothing that frequent: the warning advised a smaller --superwords, which gave no more tokens."""
+    from importlib import resources
+
+    from wwho.errors import VocabSizeWarning
+
+    sample = resources.files("wwho.data").joinpath("sinhala-wikipedia-sample.txt").read_text("utf-8")
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(sample.splitlines()[:300]) + "\n", encoding="utf-8")
+    with pytest.warns(VocabSizeWarning) as caught:
+        train_sgpe(corpus, vocab_size=1000, min_freq=10**6, progress=False, workers=1)
+    said = [str(w.message) for w in caught if issubclass(w.category, VocabSizeWarning)]
+    assert len(said) == 1 and "lower --min-freq (now 1,000,000)" in said[0] and "smaller share" not in said[0]

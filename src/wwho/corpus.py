@@ -115,13 +115,16 @@ def compressed_by_name(path: Path) -> bool:
 
 
 def check_not_compressed(path: Path) -> None:
-    """Refuse a file that is compressed although its name does not say so (``.gz``, ``.xz``, ``.bz2``
-    are read by their names), or in a format wwho does not read (zstd, zip, lz4), naming the format."""
+    """Refuse a file whose first bytes say it is not UTF-8 text, naming what it is instead: compressed
+    although its name does not say so (``.gz``, ``.xz``, ``.bz2`` are read by their names), or in a
+    format wwho does not read (zstd, zip, lz4); or UTF-16 or UTF-32 text (by its byte order mark, or
+    the NUL byte beside each ASCII character that UTF-16 without one has), which reads as valid UTF-8
+    with a NUL between the characters and would be trained on as such."""
     if compressed_by_name(path):
         return
     try:
         with open_regular(path, error=CorpusError, what="corpus file") as f:  # never blocks on a FIFO
-            head = f.read(10)
+            head = f.read(_HEAD_BYTES)
     except (OSError, CorpusError):
         return  # the reader names the problem
     for magic, name, suffix in _COMPRESSED:
@@ -129,6 +132,35 @@ def check_not_compressed(path: Path) -> None:
             todo = (f"name it {path.name}{suffix} to have it read" if suffix else
                     "decompress it first (wwho reads .gz, .xz and .bz2 files, by their names)")
             raise CorpusError(f"{shown_path(str(path))}: is {name}-compressed, not text: {todo}")
+    wide = wide_encoding(head)
+    if wide is not None:
+        name, sign = wide
+        raise CorpusError(f"{shown_path(str(path))}: is {name} text ({sign}), and wwho reads UTF-8: convert it "
+                          f"first, e.g. iconv -f {name} -t UTF-8")
+
+
+#: How much of a file :func:`check_not_compressed` reads.
+_HEAD_BYTES = 4096
+#: Byte order marks of the encodings that are not UTF-8, longest first (UTF-32LE's begins as UTF-16LE's).
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+              (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+
+
+def wide_encoding(head: bytes) -> tuple[str, str] | None:
+    """The UTF-16 or UTF-32 encoding ``head`` (a file's first bytes) is in and how that shows, where
+    it tells: a byte order mark, or (UTF-16 without one) a NUL as every other byte of mostly ASCII
+    text, which UTF-8 text has only if NUL characters are most of it. None otherwise."""
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            return name, f"it begins with the byte order mark {bom.hex(' ').upper()}"
+    pairs = len(head) // 2
+    if pairs < 16:
+        return None  # too little to tell
+    even, odd = head[0:2 * pairs:2].count(0), head[1:2 * pairs:2].count(0)
+    for nuls, others, name in ((odd, even, "UTF-16LE"), (even, odd, "UTF-16BE")):
+        if nuls >= 0.9 * pairs and others <= 0.1 * pairs:
+            return name, f"a NUL byte beside each character of its first {2 * pairs:,} bytes"
+    return None
 
 
 def open_binary(path: Path) -> io.BufferedIOBase:

@@ -215,7 +215,7 @@ def iter_sampled(paths: Iterable[str | os.PathLike], *, options: IngestOptions =
         yield from _file_windows(path, key, options, stats, progress, limit)
 
 
-def count_windows(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
+def count_windows(paths: str | os.PathLike | Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
                   progress: bool = False, exclude: Iterable[str | os.PathLike] = (),
                   sizes: Mapping[str, int] | None = None) -> WindowCounts:
     """Walk, chunk, sample and count. :class:`CorpusError` if no window is left

@@ -57,7 +57,7 @@ class BinaryTokenizer:
         return (_restore, (self.hf.to_str(),))
 
     @classmethod
-    def train(cls, paths: Iterable[str | os.PathLike], **options: Any) -> BinaryTokenizer:
+    def train(cls, paths: str | os.PathLike | Iterable[str | os.PathLike], **options: Any) -> BinaryTokenizer:
         """:func:`wwho.binary.train` (same options), wrapped."""
         from wwho.binary.train import train
 

@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
@@ -330,7 +329,8 @@ def _add_specials(tokenizer: Tokenizer, names: list[str], first_id: int) -> None
                              f"expected {first_id + offset}")
 
 
-def train(paths: Iterable[str | Path], *, ingest: IngestOptions | None = None, vocab_size: int = 32768,
+def train(paths: str | os.PathLike | Iterable[str | os.PathLike], *, ingest: IngestOptions | None = None,
+          vocab_size: int = 32768,
           min_frequency: int = MIN_FREQUENCY, max_token_length: int | None = None, standard_specials: bool = True,
           mask: bool = True, unk: bool = True, reserve: int = 128, template: bool = False,
           pad_to_power_of_two: bool = True, threads: int | None = None, progress: bool = True,

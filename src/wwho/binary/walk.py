@@ -13,14 +13,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wwho.binary.ingest_types import IngestOptions, IngestStats, OptionError
-from wwho.errors import CorpusError, brief, printable
+from wwho.errors import CorpusError, printable
 
 
-def input_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """The input paths as a list; one path or text given where a list belongs is refused in one line."""
+def input_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """The input paths as a list; one path is a list of one, as the text trainers take it."""
     if isinstance(paths, (str, bytes, os.PathLike)):
-        raise OptionError(f"paths must be a list of files or directories, not one {type(paths).__name__}: "
-                          f"pass [{brief(paths, 60)}]")
+        paths = [paths]
     if not isinstance(paths, Iterable):
         raise OptionError(f"paths must be a list of files or directories, not {type(paths).__name__}")
     out = []
@@ -37,7 +36,7 @@ def shown(path: str | bytes | os.PathLike) -> str:
     return printable(os.fsdecode(path))
 
 
-def iter_files(paths: Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
+def iter_files(paths: str | os.PathLike | Iterable[str | os.PathLike], *, options: IngestOptions = IngestOptions(),
                stats: IngestStats | None = None,
                exclude: Iterable[str | os.PathLike] = ()) -> Iterator[tuple[Path, str]]:
     """Yield ``(path, key)`` for each file to read; ``key`` is the path relative to its input.

@@ -69,10 +69,23 @@ def _is_command() -> bool:
     return name in ("wwho", "wwho.exe", "wwho-script.py")
 
 
+def _interrupted(value: BaseException | None) -> bool:
+    """Whether ``value`` is a KeyboardInterrupt or was raised while handling one: Python wraps one
+    that lands in a class's ``__set_name__`` (``functools.cached_property``, during an import) in
+    a ``RuntimeError``, its cause."""
+    for _ in range(16):  # (a chain is short; a bound, not a set, keeps this free of imports)
+        if value is None:
+            return False
+        if isinstance(value, KeyboardInterrupt):
+            return True
+        value = value.__cause__ or value.__context__
+    return False
+
+
 def _early_hook(kind, value, traceback) -> None:
     # Ctrl-C during the imports just below (milliseconds in which guard_startup is not yet
     # installed): the line and 130, with nothing but the modules Python started with.
-    if issubclass(kind, KeyboardInterrupt):
+    if _interrupted(value):
         sys.stderr.write(MESSAGE + "\n")
         sys.stderr.flush()
         os._exit(EXIT_CODE)
@@ -123,7 +136,7 @@ def guard_startup() -> bool:
     previous = sys.excepthook
 
     def hook(kind, value, traceback) -> None:
-        if issubclass(kind, KeyboardInterrupt):
+        if _interrupted(value):
             report()
             os._exit(EXIT_CODE)  # an excepthook cannot choose the exit code otherwise
         previous(kind, value, traceback)

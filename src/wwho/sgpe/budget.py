@@ -98,7 +98,9 @@ def auto_prune_freq(probe: MergeEngine, syllable_freq: Mapping[str, int], bounda
                 continue
             if not freqs:  # no pair reaches min_freq, and the pieces do not fit: only a higher p makes room
                 continue
-            if p >= PRUNE_RATIO * freqs[max(merges, 1) - 1]:
+            # (only where the base fits: a threshold that leaves no room even for the base
+            # symbols would make a vocabulary larger than asked, where a higher one fits)
+            if merges >= 0 and p >= PRUNE_RATIO * freqs[max(merges, 1) - 1]:
                 return p
     return max(syllable_freq.values(), default=0) + 1  # every syllable is worth less than a merge
 

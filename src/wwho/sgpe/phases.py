@@ -172,26 +172,31 @@ def train_phases(
         # not its three UTF-8 bytes. Not in a vocabulary too small for them to be worth their ids.
         scripts = scripts_present(splitter.scripts, syllable_freq)
         extra = schema_characters(scripts) - characters - set(index) - set(pieces_needed)
-        if len(extra) <= vocab_size * MAX_SCRIPT_CHARACTERS_SHARE:
-            characters |= extra
-        else:
+        base = len(symbols) + len((set(pieces_needed) | characters) - set(index)) + fixed
+        if len(extra) > vocab_size * MAX_SCRIPT_CHARACTERS_SHARE:
             skipped_characters = len(extra)
             say(f"note: the script's {len(extra):,} characters not in the training text would take more than "
                 f"{MAX_SCRIPT_CHARACTERS_SHARE:.0%} of vocab_size={vocab_size:,}; they are left to byte fallback")
+        elif extra and base + len(extra) > vocab_size:
+            # Optional ids: never the reason a vocabulary is larger than asked.
+            skipped_characters = len(extra)
+            say(f"note: the script's {len(extra):,} characters not in the training text do not fit beside the "
+                f"{base:,} base tokens in vocab_size={vocab_size:,}; they are left to byte fallback")
+        else:
+            characters |= extra
     support = sorted((set(pieces_needed) | characters) - set(index), key=lambda t: (len(t), t))
     max_symbols = vocab_size - superword_ids - fixed - len(support)
     need = len(symbols) + len(support) + fixed
     if need > vocab_size:  # never silent: an embedding table of vocab_size rows would overflow
-        fits = need  # the smallest size that holds it all, the characters it would add included
-        if skipped_characters and skipped_characters <= (need + skipped_characters) * MAX_SCRIPT_CHARACTERS_SHARE:
-            fits = need + skipped_characters
+        # From which size the schema's characters left out here join too: they must fit beside the
+        # rest and take at most their share.
+        joins = max(need + skipped_characters, smallest_taking(skipped_characters)) if skipped_characters else 0
         warn(
             f"the vocabulary has {need:,} tokens, more than the {vocab_size:,} asked: this corpus's "
             f"{len(symbols):,} base symbols, {len(support):,} building pieces and {fixed:,} special and byte "
-            f"tokens do not fit in fewer, and no merge is learned. Use --vocab-size / vocab_size >= {fits:,}"
-            + (f" (from vocab_size {smallest_taking(skipped_characters):,} on, the vocabulary also takes "
-               f"the script's {skipped_characters:,} characters the training text lacks, left out here)"
-               if fits != need else "")
+            f"tokens do not fit in fewer, and no merge is learned. Use --vocab-size / vocab_size >= {need:,}"
+            + (f" (from vocab_size {joins:,} on, the vocabulary also takes the script's {skipped_characters:,} "
+               "characters the training text lacks, left out here)" if joins else "")
             + ("" if auto else f", or a higher prune_freq (now {prune_freq})"),
             VocabSizeWarning)
     if max_symbols < len(symbols):
@@ -234,11 +239,18 @@ def train_phases(
         final = stage.train(engine, max_symbols=vocab_size - fixed - len(support), progress=progress,
                             min_freq=min_freq, letters=superword_letters)
         if not ran_out and len(final.symbols) < vocab_size - fixed - len(support):
-            short_superwords = (
-                f"the syllable merges stopped at their share, and the superword stage found words to join for "
-                f"only {len(final.symbols) - len(engine.symbols):,} of the {superword_ids:,} ids kept for "
-                f"superwords (superword_share {superword_share:g}). A smaller share (--superwords) leaves more "
-                "ids to the merges")
+            found = len(final.symbols) - len(engine.symbols)
+            if min_freq > 1:  # the threshold may be what stopped both stages, not the share
+                short_superwords = (
+                    f"the syllable merges stopped at their share, and the superword stage found words joined "
+                    f"{min_freq:,} times or more (--min-freq) for only {found:,} of the {superword_ids:,} ids kept "
+                    f"for superwords (superword_share {superword_share:g}). To reach {vocab_size:,}, lower "
+                    f"--min-freq (now {min_freq:,}) or train on more text")
+            else:
+                short_superwords = (
+                    f"the syllable merges stopped at their share, and the superword stage found words to join for "
+                    f"only {found:,} of the {superword_ids:,} ids kept for superwords (superword_share "
+                    f"{superword_share:g}). A smaller share (--superwords) leaves more ids to the merges")
         say(f"[4/{stages}] {len(final.merges):,} superword merges in {time.perf_counter() - t2:.1f}s")
     stage = None
 
