@@ -844,3 +844,38 @@ def test_an_empty_path_is_refused_not_the_working_directory(tmp_path, monkeypatc
     with pytest.raises(WriteError, match="an empty path"):
         ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save("")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_threads_saving_into_one_directory_at_once_leave_one_save_and_nothing_else(tmp_path):
+    """Two threads saving into one directory each took the other's exchanged directory for a
+    leftover: whole old saves stayed beside it as hidden siblings (3 of 5 tries in a probe), some
+    with a warning to remove them by hand. A process's saves into one directory go one at a time."""
+    import threading
+
+    from wwho.bytelevel import ByteBPE
+
+    tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2")
+    for trial in range(12):
+        parent = tmp_path / str(trial)
+        out = parent / "model"
+        tok.save(out)  # an existing save, replaced by both
+        start = threading.Barrier(3)
+        failed: list[BaseException] = []
+
+        def save() -> None:
+            start.wait()
+            try:
+                tok.save(out)
+            except BaseException as exc:  # noqa: BLE001 (reported below)
+                failed.append(exc)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            threads = [threading.Thread(target=save) for _ in range(3)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        assert failed == [] and [str(w.message) for w in caught] == []
+        assert os.listdir(parent) == ["model"]
+        assert ByteBPE.load(out).encode("hello") == tok.encode("hello")

@@ -34,7 +34,8 @@ mount point, a parent that is not writable) every new file is first written besi
 (a full disk or a Ctrl-C then leaves the old save whole), then each new one is renamed into its
 place, its old one moved aside just before, the manifest last, with Ctrl-C held back for those
 renames; a rename refused on the way puts every old file back. Only a kill during them leaves a mix, which is
-then *detected* at load instead of avoided. Two saves into one directory at the same time are not supported.
+then *detected* at load instead of avoided. Saves of one process into one directory go one at a time;
+two processes saving into one directory at the same time are not supported.
 
 At load, :func:`wwho.manifest.check_saved` compares the files against the manifest, so files of
 different saves (a kill in the fallback mode, a ``tokenizer.json`` copied in from elsewhere) are an
@@ -50,6 +51,7 @@ import errno
 import os
 import signal
 import sys
+import threading
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -128,6 +130,22 @@ def _refuse_foreign_markers(target: Path) -> None:
                              "when done, and this one is no wwho save's: move it away, or save in another folder")
 
 
+#: Saves of this process into one directory go one at a time (a lock for each of a fixed number of
+#: groups of paths): two threads saving into one directory at once each took the other's exchanged
+#: directory for a leftover, and left whole old saves beside it as hidden siblings.
+_SAVES = [threading.RLock() for _ in range(64)]
+
+
+def _fresh_locks() -> None:
+    """A child made by ``fork`` gets its own locks (one held by another thread at the fork would be
+    copied held, and nobody in the child would release it)."""
+    global _SAVES
+    _SAVES = [threading.RLock() for _ in range(64)]
+
+
+os.register_at_fork(after_in_child=_fresh_locks)
+
+
 def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind: str) -> Path:
     """Write ``files`` (name -> content) and a manifest into ``directory`` as one unit; see the
     module docstring. Returns the directory. A failed write raises :class:`WriteError` and
@@ -146,6 +164,12 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     if clash:
         raise WriteError(f"{target / clash[0]}: is a directory; the tokenizer needs that name for a file")
     target = Path(os.path.abspath(target))
+    with _SAVES[hash(os.fspath(target)) % len(_SAVES)]:
+        return _save_into(target, files, kind)
+
+
+def _save_into(target: Path, files: Mapping[str, bytes], kind: str) -> Path:
+    """:func:`save_files` into ``target`` (an absolute path), this process's other saves into it held off."""
     shadow = shadowing_files(target, files)
     if shadow:
         raise WriteError(shadow_message(target, shadow[0]))
