@@ -862,7 +862,7 @@ def test_threads_saving_into_one_directory_at_once_leave_one_save_and_nothing_el
         start = threading.Barrier(3)
         failed: list[BaseException] = []
 
-        def save() -> None:
+        def save(start: threading.Barrier = start, out: Path = out, failed: list = failed) -> None:
             start.wait()
             try:
                 tok.save(out)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -217,3 +218,32 @@ def test_an_empty_host_is_named_as_such(server):
         s.sendall(b"GET /api/tokenizers HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")
         head, _, body = read_answer(s).partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 421 ") and "not to Host ''" in json.loads(body)["error"], (head, body)
+
+
+def test_the_page_is_served_when_nobody_reads_standard_output(tmp_path):
+    """`wwho serve | true` (or a closed log pipe) exited 0 before serving, without a word: the line
+    with its address met a broken pipe. The line goes to standard error then, and the page is served."""
+    import time
+    import urllib.request
+
+    from wwho.bytelevel import ByteBPE
+
+    ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
+    read, write = os.pipe()
+    os.close(read)  # nobody reads standard output
+    with open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--port", "0", "--tokenizer",
+                                 str(tmp_path / "bytes")], stdout=write, stderr=err)
+    os.close(write)
+    try:
+        deadline = time.monotonic() + 90
+        while "http://" not in (tmp_path / "err").read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        said = (tmp_path / "err").read_text()
+        assert proc.poll() is None, (proc.returncode, said)
+        url = said.split("wwho serve: ", 2)[2].split()[0]
+        with urllib.request.urlopen(url, timeout=30) as page:
+            assert page.status == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130

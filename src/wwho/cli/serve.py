@@ -94,7 +94,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"wwho serve: warning: listening on {args.host}, not a loopback address: anyone who can reach this "
               "machine can use the page and make it tokenize", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
-    print(f"wwho serve: http://{shown}:{port}/  (Ctrl-C to stop)", flush=True)
+    url = f"wwho serve: http://{shown}:{port}/  (Ctrl-C to stop)"
+    try:
+        print(url, flush=True)
+    except OSError:  # nobody reads standard output (| true, a closed pipe): serve anyway, said on stderr
+        from wwho.cli import _drop_standard_output
+
+        _drop_standard_output()
+        print(url, file=sys.stderr, flush=True)
     # The syllable tables of every script are built while the first page loads, not in its first request.
     start_thread(warm_up, name="wwho-warm-up")
     # On Ctrl-C, requests still running get a second to finish, then are cancelled (a client that
