@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import os
 import random
 import sys
@@ -32,7 +33,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+if __name__ == "__main__" and importlib.util.find_spec("wwho") is None:
+    # run from a checkout whose package is not installed: its own (only then: a test importing this
+    # module must not put an unbuilt src/ before the installed package, for itself or the processes
+    # it spawns, which inherit sys.path)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from wwho import _core  # noqa: E402
 from wwho.errors import WwhoError  # noqa: E402

@@ -415,3 +415,17 @@ def test_utf8_text_holding_nul_characters_is_read(tmp_path, text):
     path = tmp_path / "c.txt"
     path.write_text(text, encoding="utf-8")
     assert list(iter_documents(path)) == [text]
+
+
+@pytest.mark.parametrize("depth, bad", [(399, False), (499, False), (500, True), (600, True)])  # (+1: the line's object)
+def test_jsonl_nesting_has_one_limit_on_every_python(tmp_path, depth, bad):
+    # Python up to 3.12 refused about 1,000 levels (its recursion limit), 3.13 far more: one corpus
+    # read two ways. Brackets inside strings do not nest.
+    path = tmp_path / "d.jsonl"
+    strings = '"' + "[{" * 1000 + '\\"]"'
+    path.write_text('{"text": "x", "s": ' + strings + ', "n": ' + "[" * depth + "]" * depth + "}\n", encoding="utf-8")
+    if bad:
+        with pytest.raises(CorpusError, match=r"d.jsonl:1: JSON nested too deeply"):
+            list(iter_documents(path))
+    else:
+        assert list(iter_documents(path)) == ["x"]

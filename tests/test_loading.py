@@ -100,11 +100,13 @@ def test_binary_tokenizer_ids_are_checked_before_hf_sees_them(tmp_path):
             load_tokenizer(path)
 
 
+# Short ids: pytest 8.0 puts a test's id (here 100 kB) in PYTEST_CURRENT_TEST, and every command it
+# starts then fails with "Argument list too long".
 @pytest.mark.parametrize("name, content", [
     ("tokenizer.json", '{"model": ' + "[" * 200_000 + "]" * 200_000 + "}"),
     ("vocab.json", "[" * 200_000),
     ("bytelevel.json", '{"format": "wwho-bytelevel", "version": 1, "x": ' + "{\"a\":" * 100_000 + "1" + "}" * 100_001),
-])
+], ids=["tokenizer.json", "vocab.json", "bytelevel.json"])
 def test_deeply_nested_json_is_one_line(tmp_path, name, content):
     (tmp_path / name).write_text(content, encoding="utf-8")
     line = one_line_error(run_wwho("inspect", tmp_path / name if name == "tokenizer.json" else tmp_path))

@@ -152,7 +152,8 @@ def test_spawn_pool_workers_give_the_parents_ids(kinds, texts):
     parts = [texts[i:i + 50] for i in range(0, len(texts), 50)]
     want = {kind: ids(kind, tok, texts) for kind, tok in kinds.items()}
     with multiprocessing.get_context("spawn").Pool(2, initializer=_pool_init, initargs=(kinds,)) as pool:
-        got = pool.map(_pool_job, parts)
+        # (bounded: a worker whose start fails is started again and again, and map would wait for ever)
+        got = pool.map_async(_pool_job, parts).get(timeout=600)
     for kind in kinds:
         assert [row for part in got for row in part[kind]] == want[kind], kind
 

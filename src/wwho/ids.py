@@ -189,7 +189,8 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
             return WrongTypeError(f"token id {value!r} is {what}")
         return WrongTypeError(f"token id at position {position} is {value!r}, {what}")
 
-    if isinstance(value, bool):  # numpy's bool has no __index__: refused below
+    # (numpy's bool has an __index__ before numpy 2)
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
         raise refuse("a bool, not an integer")
     try:
         i = operator.index(value)

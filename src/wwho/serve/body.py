@@ -56,7 +56,7 @@ async def read_body(request: Request, limits: Limits) -> bytes:
         return b"".join(chunks)
     try:
         return await asyncio.wait_for(read(), limits.body_seconds)
-    except TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):  # (one class from Python 3.11 on, two before)
         raise BadRequest(408, f"the request body did not arrive within {limits.body_seconds:g} seconds",
                          {"Connection": "close"}) from None
 

@@ -41,9 +41,15 @@ def loopback_hosts(port: int, address: str = "127.0.0.1", names: Collection[str]
     names = {*LOOPBACK_NAMES, shown.lower(), *(n.lower() for n in names if n)}
     if ":" in address:  # as a browser writes it (::ffff:127.0.0.1 is [::ffff:7f00:1])
         try:
-            names.add(f"[{ipaddress.ip_address(address.split('%')[0]).compressed}]")
+            ip = ipaddress.ip_address(address.split("%")[0])
         except ValueError:
             pass
+        else:
+            names.add(f"[{ip.compressed}]")
+            mapped = getattr(ip, "ipv4_mapped", None)
+            if mapped is not None:  # in hex, as browsers write it (Python 3.13 writes the IPv4 form)
+                high, low = divmod(int(mapped), 1 << 16)
+                names.add(f"[::ffff:{high:x}:{low:x}]")
     return frozenset(names | {f"{n}:{port}" for n in names})
 
 
