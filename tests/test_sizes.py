@@ -76,7 +76,7 @@ def test_binary_toml_sizes_fail_before_any_allocation(corpus, tmp_path, key, val
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
 @pytest.mark.parametrize("flag, value, message", [
     ("--vocab-size", "1000000000000", "must be an integer from 1 to 16,777,216"),
-    ("--vocab-size", "١٢", "expected a size such as 4096, 4k or 16MiB"),  # ASCII digits only
+    ("--vocab-size", "١٢", "expected a size such as 32000 or 32k"),  # ASCII digits; a count, not bytes
     ("--workers", "1000000", "must be an integer from 1 to 1,024"),
     ("--min-freq", "0", "must be an integer from 1 to"),
     ("--max-line-bytes", "2T", "--max-line-bytes must be an integer from 1 to 1,099,511,627,776"),

@@ -40,13 +40,14 @@ class SizeError(VocabError):
     :class:`VocabError`, as the trainers raised for bad sizes before this module existed."""
 
 
-def parse_size(value: Any, where: str) -> int:
-    """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples). ASCII digits only."""
+def parse_size(value: Any, where: str, *, example: str = "4096, 4k or 16MiB") -> int:
+    """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples). ASCII digits only.
+    ``example``: what the error shows (a count of tokens is no number of bytes)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str) and (m := _SIZE.fullmatch(value)):
         return int(m.group(1)) << (10 * " kmgt".index(m.group(2).lower() or " "))
-    raise SizeError(f"{where}: expected a size such as 4096, 4k or 16MiB, got {value!r}")
+    raise SizeError(f"{where}: expected a size such as {example}, got {value!r}")
 
 
 def parse_int(value: Any, where: str) -> int:
@@ -73,12 +74,14 @@ def check_workers(value: Any, where: str = "workers") -> int | None:
     return None if value is None else check_range(value, where, 1, MAX_WORKERS)
 
 
-def arg_type(check: Callable[[int, str], Any], flag: str, *, size: bool = False) -> Callable[[str], int]:
-    """An argparse ``type=``: ASCII digits (with a k/M/G suffix when ``size``), then ``check``."""
+def arg_type(check: Callable[[int, str], Any], flag: str, *, size: bool = False,
+             example: str = "4096, 4k or 16MiB") -> Callable[[str], int]:
+    """An argparse ``type=``: ASCII digits (with a k/M/G suffix when ``size``: ``example`` in errors),
+    then ``check``."""
 
     def convert(text: str) -> int:
         try:
-            value = parse_size(text, flag) if size else parse_int(text, flag)
+            value = parse_size(text, flag, example=example) if size else parse_int(text, flag)
             check(value, flag)
         except SizeError as exc:
             raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from None

@@ -37,10 +37,10 @@ class ConfigError(OptionError):
     """A config file or flag value is invalid (names the file or flag, and the key)."""
 
 
-def parse_size(value: Any, where: str) -> int:
+def parse_size(value: Any, where: str, *, example: str = "4096, 4k or 16MiB") -> int:
     """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples; ASCII digits)."""
     try:
-        return _parse_size(value, where)
+        return _parse_size(value, where, example=example)
     except SizeError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -70,8 +70,8 @@ def _int(value: Any, where: str, low: int | None = None, high: int = MAX_COUNT) 
     return value
 
 
-def _size(low: int, high: int) -> Callable[[Any, str], int]:
-    return lambda v, w: _int(parse_size(v, w), w, low, high)
+def _size(low: int, high: int, example: str = "4096, 4k or 16MiB") -> Callable[[Any, str], int]:
+    return lambda v, w: _int(parse_size(v, w, example=example), w, low, high)
 
 
 def _float(value: Any, where: str) -> float:
@@ -135,7 +135,7 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "inputs": _str_list,
     "output": _str,
     "pretty": _bool,
-    "vocab_size": _size(1, MAX_VOCAB_SIZE),
+    "vocab_size": _size(1, MAX_VOCAB_SIZE, "32768 or 32k"),
     "min_frequency": lambda v, w: _int(v, w, 0),
     "max_token_length": lambda v, w: _int(v, w, MIN_TOKEN_LENGTH),
     "mode": _mode,

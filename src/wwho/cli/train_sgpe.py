@@ -43,7 +43,7 @@ def count_arg(flag: str, low: int) -> object:
     return arg_type(lambda v, w: check_range(v, w, low, MAX_COUNT), flag)
 
 
-VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size", size=True)  # 32k, as binary takes it
+VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size", size=True, example="32000 or 32k")  # 32k, as binary takes it
 WORKERS = arg_type(check_workers, "--workers")
 LINE_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**40), "--max-line-bytes", size=True)
 LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M); a longer "
