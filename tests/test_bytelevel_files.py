@@ -548,3 +548,45 @@ def test_an_added_token_that_is_a_base_byte_loads_as_hf_reads_it(tmp_path):
     for text in ("banana", "a bandana band", "xyz"):
         assert ours.encode(text) == hf.encode(text).ids, text
         assert ours.decode(ours.encode(text)) == text
+
+
+@pytest.mark.parametrize("behavior", ["isolated", "contiguous"])
+def test_a_punctuation_pre_tokenizer_cuts_where_hf_does(tmp_path, behavior):
+    """HF's Punctuation reads older Unicode tables than the core's \\p{P}: the Telugu and Kannada
+    siddham signs, U+113D4 and others were cut out as punctuation by ByteBPE.from_hf, not by HF."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Punctuation(behavior),
+                                                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf.decoder = decoders.ByteLevel()
+    data = json.loads(hf.to_str())
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {c: i for i, c in enumerate(alphabet)}
+    mapping = dict(enumerate(_byte_chars()))
+    merges = []
+    for token in ("a\u0c77", "x\U000113d4", "\u0c84!"):
+        raw = token.encode()
+        pieces = [mapping[b] for b in raw]
+        while len(pieces) > 1:  # merge left to right into one token
+            merges.append(f"{pieces[0]} {pieces[1]}")
+            joined = pieces[0] + pieces[1]
+            vocab.setdefault(joined, len(vocab))
+            pieces = [joined, *pieces[2:]]
+    data["model"]["vocab"], data["model"]["merges"] = vocab, merges
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    hf = Tokenizer.from_file(str(path))
+    ours = ByteBPE.from_hf(path)
+    for text in ("a\u0c77 x\U000113d4 \u0c84!", "a\u0c77\u0c77!!x\U000113d4", "(a\u0c77)"):
+        assert ours.encode(text) == hf.encode(text).ids, text
+    assert len(hf.encode("a\u0c77").ids) == 1  # the merges are used, so a cut would show
+    exported = Tokenizer.from_file(str(ours.export_hf(tmp_path / "out") / "tokenizer.json"))  # HF reads it alike
+    for text in ("a\u0c77 x\U000113d4 \u0c84!", "a\u0c77\u0c77!!x\U000113d4", "(a\u0c77)", "[-]^\\"):
+        assert exported.encode(text).ids == hf.encode(text).ids, text
+
+
+def _byte_chars() -> list[str]:
+    from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
+
+    return [BYTE_TO_UNICODE[b] for b in range(256)]

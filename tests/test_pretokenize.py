@@ -31,6 +31,7 @@ from wwho.bytelevel.pretokenize import (
     PATTERNS,
     Pretokenizer,
     bytes_to_unicode,
+    hf_punctuation_class,
     unicode_to_bytes,
 )
 from wwho.errors import VocabError
@@ -65,8 +66,8 @@ _HF_FORMS = {
     "hf-gpt2": (_HF_GPT2,),
     "hf-digits": (r"\p{N}",),
     "hf-digits-contiguous": (r"\p{N}+",),
-    "hf-punct-contiguous": (_PUNCT_RUN,),
-    "hf-punct-isolated": (_PUNCT_RUN[:-1],),
+    "hf-punct-contiguous": (hf_punctuation_class() + "+",),
+    "hf-punct-isolated": (hf_punctuation_class(),),
     "llama3-split-then-bytelevel": (_LLAMA3, _HF_GPT2),
     "qwen2": (_QWEN2,),
 }
@@ -251,8 +252,8 @@ def test_hf_digits_and_punctuation_forms_split_like_huggingface(text):
     cases = [
         ((r"\p{N}",), pre_tokenizers.Digits(individual_digits=True)),
         ((r"\p{N}+",), pre_tokenizers.Digits(individual_digits=False)),
-        ((_PUNCT_RUN,), pre_tokenizers.Punctuation("contiguous")),
-        ((_PUNCT_RUN[:-1],), pre_tokenizers.Punctuation("isolated")),
+        ((hf_punctuation_class() + "+",), pre_tokenizers.Punctuation("contiguous")),
+        ((hf_punctuation_class(),), pre_tokenizers.Punctuation("isolated")),
     ]
     for patterns, hf in cases:
         assert Pretokenizer(patterns).split(text) == [p for p, _ in hf.pre_tokenize_str(text)], patterns
@@ -349,3 +350,22 @@ def test_literal_ranges_are_not_pinned():
     assert Pretokenizer(("[\u0500-\u05ff]+",)).split("a" + new) == ["a", new]
     assert ReferencePretokenizer(("[\u0500-\u05ff]+",)).split("a" + new) == ["a", new]
 
+
+
+def test_the_punctuation_data_is_the_installed_huggingfaces():
+    """wwho/data/hf_punctuation.json against HF's Punctuation on every code point: Unicode 16's \\p{P},
+    which GGUF's forms use, differs from it (U+113D4, U+0C77 ... were cut otherwise than HF)."""
+    import regex
+
+    hf = pre_tokenizers.Punctuation("isolated")
+    ours = regex.compile(hf_punctuation_class())
+    punct = regex.compile(_PUNCT_RUN[:-1])
+    differs = 0
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        c = chr(cp)
+        theirs = len(hf.pre_tokenize_str("a" + c + "a")) == 3
+        assert bool(ours.fullmatch(c)) == theirs, hex(cp)
+        differs += bool(punct.fullmatch(c)) != theirs
+    assert differs  # (else the data could go: the two tables would agree)

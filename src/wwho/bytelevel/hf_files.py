@@ -24,9 +24,9 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.portable import check_portable, hf_pattern
 from wwho.bytelevel.pretokenize import (
     _HF_GPT2,
-    _PUNCT_RUN,
     Pretokenizer,
     bytes_to_unicode,
+    hf_punctuation_class,
 )
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id
@@ -434,7 +434,8 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
             behavior = step.get("behavior", "Isolated")
             if behavior not in ("Isolated", "Contiguous"):
                 raise NotByteLevel(f"{path}: Punctuation behaviour {brief(behavior)} is not supported")
-            target.append(_PUNCT_RUN if behavior == "Contiguous" else _PUNCT_RUN[:-1])
+            punctuation = hf_punctuation_class()  # HF's own tables, not Unicode 16's \p{P}
+            target.append(punctuation + "+" if behavior == "Contiguous" else punctuation)
         else:
             raise NotByteLevel(f"{path}: pre-tokenizer {brief(kind)} is not supported by ByteBPE")
     if not seen_byte_level:

@@ -28,9 +28,12 @@ those out first), BPE itself.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 
 from wwho import _core
 from wwho.errors import VocabError, brief
@@ -153,8 +156,18 @@ _DEEPSEEK_LLM = (
     "\\p{N}+",
 )
 _DEEPSEEK_CODER = ("[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", _char_class(_CJK) + "+", "\\p{N}")
-# Hugging Face Punctuation(): ASCII punctuation (incl. the symbols $+<=>^`|~) or Unicode P*.
+# Hugging Face Punctuation(): ASCII punctuation (incl. the symbols $+<=>^`|~) or Unicode P* (as
+# llama.cpp reads it in GGUF files; HF's own tables are older: hf_punctuation_class).
 _PUNCT_RUN = r"""[\p{P}$+<=>^`|~]+"""
+
+
+@functools.lru_cache(maxsize=1)
+def hf_punctuation_class() -> str:
+    """A regex class of the characters Hugging Face's ``Punctuation`` pre-tokenizer splits on, by its
+    own Unicode tables (``wwho/data/hf_punctuation.json``), older than the core's: some characters that
+    Unicode 16 counts as punctuation, Indic signs among them, are none to it (docs/reliability.md)."""
+    ranges = json.loads(resources.files("wwho.data").joinpath("hf_punctuation.json").read_text("utf-8"))["ranges"]
+    return _char_class(tuple((a, b) for a, b in ranges))  # the characters themselves: every engine reads them
 
 
 #: Unicode version the pre-tokenizers classify characters by (that of tiktoken 0.14's Rust regex and
