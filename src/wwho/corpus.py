@@ -115,7 +115,7 @@ def compressed_by_name(path: Path) -> bool:
     return path.suffix.lower() in _OPENERS
 
 
-def check_not_compressed(path: Path) -> None:
+def check_text_file(path: Path) -> None:
     """Refuse a file whose first bytes say it is not UTF-8 text, naming what it is instead: compressed
     although its name does not say so (``.gz``, ``.xz``, ``.bz2`` are read by their names), or in a
     format wwho does not read (zstd, zip, lz4); or UTF-16 or UTF-32 text (by its byte order mark, or
@@ -140,7 +140,7 @@ def check_not_compressed(path: Path) -> None:
                           f"first, e.g. iconv -f {name} -t UTF-8")
 
 
-#: How much of a file :func:`check_not_compressed` reads.
+#: How much of a file :func:`check_text_file` reads.
 _HEAD_BYTES = 4096
 #: Byte order marks of the encodings that are not UTF-8, longest first (UTF-32LE's begins as UTF-16LE's).
 _WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
@@ -272,7 +272,7 @@ def file_documents(
     check_format(format)
     limit = check_max_line_bytes(max_line_bytes)
     if not start:
-        check_not_compressed(path)
+        check_text_file(path)
     stats.files += 1
     kind = format or file_format(path)
     ranged = start != 0 or end is not None

@@ -24,7 +24,7 @@ from wwho import _core
 from wwho.corpus import (
     MAX_LINE_BYTES,
     CorpusStats,
-    check_not_compressed,
+    check_text_file,
     file_format,
     iter_documents,
     unchanged_while_read,
@@ -113,7 +113,7 @@ def count_file(
     line numbers in messages stay the file's. ``progress(n)`` is called with bytes read."""
     threads = 0 if workers is None else max(1, int(workers))
     if not start:
-        check_not_compressed(path)
+        check_text_file(path)
     if core_reads(path, max_line_bytes):
         with unchanged_while_read(path):
             n_files, documents, size, bad, first_bad = counter.count_files(

@@ -262,12 +262,12 @@ def open_input_file(path: str, *, what: str) -> IO[bytes]:
     standard input is); never a directory or a device (/dev/zero is one endless line). A .gz,
     .xz or .bz2 file is read decompressed, as train and eval read it; another compressed file
     is refused by its format's name. Errors while reading it: :func:`read_failed`."""
-    from wwho.corpus import check_not_compressed, compressed_by_name, open_binary
+    from wwho.corpus import check_text_file, compressed_by_name, open_binary
     from wwho.fileio import open_regular
 
     if compressed_by_name(Path(path)):
         return open_binary(Path(path))
-    check_not_compressed(Path(path))
+    check_text_file(Path(path))
     return io.BufferedReader(open_regular(path, error=CorpusError, what=what, fifo=True))
 
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from wwho.atomic_write import atomic_open
-from wwho.corpus import BOM, READ_ERRORS, check_not_compressed, open_binary
+from wwho.corpus import BOM, READ_ERRORS, check_text_file, open_binary
 from wwho.corpus_files import resolve_paths
 from wwho.errors import CorpusError, brief
 
@@ -73,7 +73,7 @@ def read_counts(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Itera
 
 
 def _file_counts(path: Path) -> Iterator[tuple[str, int]]:
-    check_not_compressed(path)  # compressed under another name: said so, not "invalid UTF-8"
+    check_text_file(path)  # compressed under another name, or UTF-16: said so, not "invalid UTF-8"
     lineno = 0
     try:
         with open_binary(path) as f:  # decompressed by its name; never blocks on a FIFO
