@@ -133,14 +133,18 @@ def _refuse_foreign_markers(target: Path) -> None:
 #: Saves of this process into one directory go one at a time (a lock for each of a fixed number of
 #: groups of paths): two threads saving into one directory at once each took the other's exchanged
 #: directory for a leftover, and left whole old saves beside it as hidden siblings.
-_SAVES = [threading.RLock() for _ in range(64)]
+def _save_locks() -> list[threading.RLock]:
+    return [threading.RLock() for _ in range(64)]
+
+
+_SAVES = _save_locks()
 
 
 def _fresh_locks() -> None:
     """A child made by ``fork`` gets its own locks (one held by another thread at the fork would be
     copied held, and nobody in the child would release it)."""
     global _SAVES
-    _SAVES = [threading.RLock() for _ in range(64)]
+    _SAVES = _save_locks()
 
 
 os.register_at_fork(after_in_child=_fresh_locks)

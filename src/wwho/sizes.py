@@ -35,12 +35,17 @@ _SIZE = re.compile(r"\s*([0-9]+)\s*([kmgtKMGT]?)(?:i?[bB])?\s*")
 _INT = re.compile(r"\s*-?[0-9]+\s*")
 
 
+#: What a size's error shows as examples: of a number of bytes, and of a count of tokens.
+BYTES_EXAMPLE = "4096, 4k or 16MiB"
+COUNT_EXAMPLE = "32000 or 32k"
+
+
 class SizeError(VocabError):
     """A size or count is not a number or is outside its accepted range (names both). A
     :class:`VocabError`, as the trainers raised for bad sizes before this module existed."""
 
 
-def parse_size(value: Any, where: str, *, example: str = "4096, 4k or 16MiB") -> int:
+def parse_size(value: Any, where: str, *, example: str = BYTES_EXAMPLE) -> int:
     """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples). ASCII digits only.
     ``example``: what the error shows (a count of tokens is no number of bytes)."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -75,7 +80,7 @@ def check_workers(value: Any, where: str = "workers") -> int | None:
 
 
 def arg_type(check: Callable[[int, str], Any], flag: str, *, size: bool = False,
-             example: str = "4096, 4k or 16MiB") -> Callable[[str], int]:
+             example: str = BYTES_EXAMPLE) -> Callable[[str], int]:
     """An argparse ``type=``: ASCII digits (with a k/M/G suffix when ``size``: ``example`` in errors),
     then ``check``."""
 

@@ -23,7 +23,16 @@ from typing import Any
 from wwho.binary.ingest_types import MAX_EXP, MODES, IngestOptions, OptionError
 from wwho.binary.train import MIN_TOKEN_LENGTH, check_options
 from wwho.errors import WwhoError, brief
-from wwho.sizes import MAX_COUNT, MAX_VOCAB_SIZE, MAX_WINDOW_BYTES, MAX_WORKERS, SizeError, check_range
+from wwho.sizes import (
+    BYTES_EXAMPLE,
+    COUNT_EXAMPLE,
+    MAX_COUNT,
+    MAX_VOCAB_SIZE,
+    MAX_WINDOW_BYTES,
+    MAX_WORKERS,
+    SizeError,
+    check_range,
+)
 from wwho.sizes import parse_int as _parse_int
 from wwho.sizes import parse_size as _parse_size
 
@@ -37,7 +46,7 @@ class ConfigError(OptionError):
     """A config file or flag value is invalid (names the file or flag, and the key)."""
 
 
-def parse_size(value: Any, where: str, *, example: str = "4096, 4k or 16MiB") -> int:
+def parse_size(value: Any, where: str, *, example: str = BYTES_EXAMPLE) -> int:
     """``4096``, ``"4096"``, ``"4k"``, ``"4KiB"``, ``"2M"`` -> bytes (binary multiples; ASCII digits)."""
     try:
         return _parse_size(value, where, example=example)
@@ -70,7 +79,7 @@ def _int(value: Any, where: str, low: int | None = None, high: int = MAX_COUNT) 
     return value
 
 
-def _size(low: int, high: int, example: str = "4096, 4k or 16MiB") -> Callable[[Any, str], int]:
+def _size(low: int, high: int, example: str = BYTES_EXAMPLE) -> Callable[[Any, str], int]:
     return lambda v, w: _int(parse_size(v, w, example=example), w, low, high)
 
 
@@ -135,7 +144,7 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "inputs": _str_list,
     "output": _str,
     "pretty": _bool,
-    "vocab_size": _size(1, MAX_VOCAB_SIZE, "32768 or 32k"),
+    "vocab_size": _size(1, MAX_VOCAB_SIZE, COUNT_EXAMPLE),
     "min_frequency": lambda v, w: _int(v, w, 0),
     "max_token_length": lambda v, w: _int(v, w, MIN_TOKEN_LENGTH),
     "mode": _mode,

@@ -35,7 +35,7 @@ from wwho.sgpe.scopes import MERGE_SCOPES
 from wwho.sgpe.train_options import smallest_vocab_size
 from wwho.sgpe.vocabfile import BYTE_TOKENS, SPECIAL_TOKENS
 from wwho.sgpe.words import SCRIPT_MODES
-from wwho.sizes import MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
+from wwho.sizes import COUNT_EXAMPLE, MAX_COUNT, arg_type, check_range, check_vocab_size, check_workers
 
 
 def count_arg(flag: str, low: int) -> object:
@@ -43,7 +43,7 @@ def count_arg(flag: str, low: int) -> object:
     return arg_type(lambda v, w: check_range(v, w, low, MAX_COUNT), flag)
 
 
-VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size", size=True, example="32000 or 32k")  # 32k, as binary takes it
+VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size", size=True, example=COUNT_EXAMPLE)  # 32k, as binary takes it
 WORKERS = arg_type(check_workers, "--workers")
 LINE_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**40), "--max-line-bytes", size=True)
 LINE_HELP = (f"longest corpus line in bytes, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M); a longer "
