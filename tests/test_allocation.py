@@ -104,10 +104,8 @@ def test_decoding_more_ids_than_memory_holds_is_one_line_never_a_hang(tmp_path, 
 
     # From the least limit under which the tokenizer decodes one id (loading it needs memory too)
     # up to the first under which the 1M ids decode.
-    limit_mb = 40.0
-    while decode(one, limit_mb).returncode != 0:
-        limit_mb *= 1.15
-        assert limit_mb < 4000, "one id fails to decode at every limit"
+    limit_mb = _least(lambda limit: decode(one, limit).returncode == 0, _steps(40.0, lambda limit: limit * 1.15))
+    assert limit_mb is not None, "one id fails to decode at every limit"
     failed = 0
     while (done := decode(ids, limit_mb)).returncode != 0:
         failed += 1
@@ -170,12 +168,31 @@ def long_line_commands(tmp_path_factory, saved_tokenizers) -> dict[str, tuple[li
     empty.write_text("\n", encoding="utf-8")
     found = {}
     for name, command in commands.items():
-        limit_mb = 40.0
-        while _limited([*command, str(empty)], limit_mb).returncode != 0:
-            limit_mb *= 1.15
-            assert limit_mb < 4000, (name, "the command fails on an empty line at every limit")
+        limit_mb = _least(lambda limit, command=command: _limited([*command, str(empty)], limit).returncode == 0,
+                          _steps(40.0, lambda limit: limit * 1.15))
+        assert limit_mb is not None, (name, "the command fails on an empty line at every limit")
         found[name] = (command, limit_mb)
     return found
+
+
+def _steps(first: float, step) -> list[float]:
+    """The limits of a sweep in MB, from ``first``, each ``step`` of the one before, below 4000."""
+    limits = [first]
+    while (limit := step(limits[-1])) < 4000:
+        limits.append(limit)
+    return limits
+
+
+def _least(runs, limits: list[float]) -> float | None:
+    """The first of ``limits`` under which ``runs(limit)`` is true (None if none), as trying them in
+    turn finds it where a limit that sufficed is never followed by one that does not: every other
+    one is tried until one suffices, then the one skipped below it. The limits below the least
+    are each a run that fails; this tries half of them."""
+    for k in range(1, len(limits) + 1, 2):
+        i = min(k, len(limits) - 1)
+        if runs(limits[i]):
+            return limits[i - 1] if i > 0 and runs(limits[i - 1]) else limits[i]
+    return None
 
 
 def _limited(command: list[str], limit_mb: float) -> subprocess.CompletedProcess:
@@ -249,10 +266,8 @@ def test_a_flat_batch_that_memory_cannot_hold_is_one_memory_error(tmp_path, save
         return subprocess.run([sys.executable, "-c", ARRAYS_ENCODE, str(limit_mb), tokenizer, str(path)],
                               capture_output=True, text=True, timeout=300)
 
-    limit_mb = 100.0
-    while run(limit_mb, empty).returncode != 0:
-        limit_mb += 10
-        assert limit_mb < 4000, "the command fails on an empty line at every limit"
+    limit_mb = _least(lambda limit: run(limit, empty).returncode == 0, _steps(100.0, lambda limit: limit + 10))
+    assert limit_mb is not None, "the command fails on an empty line at every limit"
     while (done := run(limit_mb, line)).returncode != 0:
         lines = [text for text in done.stderr.splitlines() if text.strip()]
         assert done.returncode == 2 and len(lines) == 1, (limit_mb, done.returncode, done.stderr[-2000:])

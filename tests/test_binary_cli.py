@@ -568,6 +568,21 @@ def one_piece_parts(monkeypatch):
     monkeypatch.setattr(mapping, "_PART_PIECES", 1)
 
 
+@pytest.fixture(scope="module")
+def long_encoding(long_binary):
+    """The whole encoding of :func:`long_binary`'s data, template tokens included (``encode_bytes``),
+    and how many parts ``encode_bytes_parts`` gives of it under :func:`one_piece_parts`: made once,
+    the same for every format."""
+    from wwho.binary import mapping
+
+    tok, data = long_binary
+    enc = mapping.encode_bytes(binary.load(tok), data.read_bytes(), add_special_tokens=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mapping, "_PART_PIECES", 1)
+        parts = list(mapping.encode_bytes_parts(binary.load(tok), data.read_bytes(), add_special_tokens=True))
+    return enc, len(parts)
+
+
 def _written(tok: Path, data: Path, flag: str, tmp_path: Path) -> bytes:
     assert main(["encode", "--tokenizer", str(tok), "--binary", str(data), flag, "--specials",
                  "-o", str(tmp_path / "out.txt"), "--force"]) == 0
@@ -575,26 +590,26 @@ def _written(tok: Path, data: Path, flag: str, tmp_path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("flag", ["--ids", "--tokens", "--json", "--table"])
-def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, one_piece_parts, tmp_path, flag):
+def test_a_long_binary_file_is_written_as_the_whole_encoding_says(long_binary, long_encoding, one_piece_parts,
+                                                                  tmp_path, flag):
     """``wwho encode --binary`` writes a part of the encoding at a time; the output is what the
     whole encoding (``encode_bytes``: HF's ids, tested elsewhere) gives by the formats' plain
     definitions, template tokens included."""
-    from wwho.binary.mapping import encode_bytes, encode_bytes_parts
     from wwho.readable import readable
 
     tok, data = long_binary
-    enc = encode_bytes(binary.load(tok), data.read_bytes(), add_special_tokens=True)
+    enc, parts = long_encoding
     shown = [t.decode("utf-8") if special else t.hex() for t, special in zip(enc.tokens, enc.special_tokens_mask)]
-    expected = {
-        "--ids": " ".join(map(str, enc.ids)) + "\n",
-        "--tokens": " | ".join(t.decode("utf-8") if special else readable(t)
-                               for t, special in zip(enc.tokens, enc.special_tokens_mask)) + "\n",
-        "--json": json.dumps({"ids": enc.ids, "tokens": shown, "offsets": [list(o) for o in enc.offsets]}) + "\n",
-        "--table": "".join(f"{i}\t{t}\t{s}\t{e}\n" for i, t, (s, e) in zip(enc.ids, shown, enc.offsets)),
-    }[flag]
+    expected = {  # (each made only for its own flag)
+        "--ids": lambda: " ".join(map(str, enc.ids)) + "\n",
+        "--tokens": lambda: " | ".join(t.decode("utf-8") if special else readable(t)
+                                       for t, special in zip(enc.tokens, enc.special_tokens_mask)) + "\n",
+        "--json": lambda: json.dumps({"ids": enc.ids, "tokens": shown,
+                                      "offsets": [list(o) for o in enc.offsets]}) + "\n",
+        "--table": lambda: "".join(f"{i}\t{t}\t{s}\t{e}\n" for i, t, (s, e) in zip(enc.ids, shown, enc.offsets)),
+    }[flag]()
     assert sum(enc.special_tokens_mask) == 2 and len(enc.ids) > 50_000
-    parts = list(encode_bytes_parts(binary.load(tok), data.read_bytes(), add_special_tokens=True))
-    assert len(parts) >= 2 + 4, len(parts)  # the template's two and several of the data
+    assert parts >= 2 + 4, parts  # the template's two and several of the data
     assert _written(tok, data, flag, tmp_path).decode("utf-8") == expected
 
 

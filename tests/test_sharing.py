@@ -69,14 +69,20 @@ def run_child(source: str, timeout: float) -> subprocess.CompletedProcess:
 
 
 # Lines of words never seen before, 6 to 12 letters (the shared piece cache holds pieces of 6 bytes
-# and more, and each new one takes a lock twice), in two scripts.
+# and more, and each new one takes a lock twice), in two scripts. A word is 3 to 6 random bytes, each
+# read as a letter by str.translate: a call of the random module per letter made the texts take
+# longer than the encoding they are for.
 TEXTS = """
 import random
 _r = random.Random(5)
-_latin, _sinhala = "abcdefghijklmnopqrstuvwxyz", "කගචජටඩණතදනපබමයරලවසහළ"
-def _word(letters):
-    return "".join(_r.choice(letters) + ("ා" if letters is _sinhala else "") for _ in range(_r.randint(3, 6)))
-texts = [" ".join(_word(_latin if k % 3 else _sinhala) for k in range(12)) for i in range(N)]
+def _letters(alphabet, sign=""):
+    return {b: alphabet[b % len(alphabet)] + sign for b in range(256)}
+_latin, _sinhala = _letters("abcdefghijklmnopqrstuvwxyz"), _letters("කගචජටඩණතදනපබමයරලවසහළ", "ා")
+def _line():
+    sizes, stream = _r.randbytes(12), _r.randbytes(72).decode("latin-1")
+    words = (stream[6 * k:6 * k + 3 + sizes[k] % 4] for k in range(12))
+    return " ".join(word.translate(_latin if k % 3 else _sinhala) for k, word in enumerate(words))
+texts = [_line() for i in range(N)]
 """
 
 
