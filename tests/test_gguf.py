@@ -155,12 +155,9 @@ def test_describe_names_a_key_of_the_wrong_type(tmp_path, key, value_type, value
         describe(path)
 
 
-def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
+def test_export_hf_of_gguf_vocab_runs_in_tokenizers(tmp_path_factory):
     for name in ("llama-bpe", "deepseek-coder"):
-        tok = _load(name)
-        tok.export_hf(tmp_path / f"{name}.json")
-        hf = tokenizers.Tokenizer.from_file(str(tmp_path / f"{name}.json"))
+        hf = _exported(name, tmp_path_factory.mktemp("gguf-export"))
         for text, expected in _vectors(name):
             assert hf.encode(text, add_special_tokens=False).ids == expected, (name, text)
 
@@ -201,13 +198,11 @@ def test_a_gguf_tokenizer_equals_hf_on_its_export_and_decodes_back(name, tmp_pat
 
 
 @pytest.mark.parametrize("n", [255, 300, 4097])
-def test_llama_runs_of_one_byte_equal_hf(tmp_path, n):
+def test_llama_runs_of_one_byte_equal_hf(tmp_path_factory, n):
     # Long runs of one byte take a shortcut in the core (rust/src/bytelevel/runs.rs), here under
     # the merges rule (GGUF); HF tokenizers on the exported tokenizer.json is the oracle.
-    tokenizers = pytest.importorskip("tokenizers")
     tok = _load("llama-bpe")
-    tok.export_hf(tmp_path / "llama.json")
-    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "llama.json"))
+    hf = _exported("llama-bpe", tmp_path_factory.mktemp("gguf-export"))
     for char in [chr(c) for c in range(0x21, 0x7F)] + [" ", "\n", "\t"]:
         text = char * n
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (char, n)
@@ -218,16 +213,14 @@ _UNICODE_SPACES = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2003\u2007\u200a\u2028\u
 
 @pytest.mark.parametrize("pool", [" \t\n\r", " \n", ["  ", "\t", "\n"], [" " * n for n in range(1, 140)] + ["\t", "\n"],
                                   _UNICODE_SPACES, ["\u3000", "\xa0", " ", "\n", "\xa9", "\u201f"]])
-def test_llama_whitespace_equals_hf(tmp_path, pool):
+def test_llama_whitespace_equals_hf(tmp_path_factory, pool):
     # A long piece made of the UTF-8 bytes of whitespace characters is encoded in one pass by
     # compatible token pairs (rust/src/bytelevel/whitespace.rs), under the merges rule too (a
     # run of U+00A9 or U+201F, of the same bytes, is such a piece); HF is the oracle.
-    tokenizers = pytest.importorskip("tokenizers")
     import random
 
     tok = _load("llama-bpe")
-    tok.export_hf(tmp_path / "llama.json")
-    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "llama.json"))
+    hf = _exported("llama-bpe", tmp_path_factory.mktemp("gguf-export"))
     rng = random.Random(str(pool))
     for length in (70, 300, 3000, 30_000):
         text = "".join(rng.choice(pool) for _ in range(length))
@@ -237,15 +230,13 @@ def test_llama_whitespace_equals_hf(tmp_path, pool):
 
 @pytest.mark.parametrize("first, last", [(0x4E00, 0x9FA5), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x0400, 0x04FF),
                                          (0x61, 0x7A), (0xE0, 0xFF)])
-def test_llama_long_pieces_equal_hf(tmp_path, first, last):
+def test_llama_long_pieces_equal_hf(tmp_path_factory, first, last):
     # Long pieces (one run of letters) are cut where no token can span and each part is merged
     # alone, under the merges rule too; HF tokenizers on the exported tokenizer.json is the oracle.
-    tokenizers = pytest.importorskip("tokenizers")
     import random
 
     tok = _load("llama-bpe")
-    tok.export_hf(tmp_path / "llama.json")
-    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "llama.json"))
+    hf = _exported("llama-bpe", tmp_path_factory.mktemp("gguf-export"))
     rng = random.Random(first)
     for length in (70, 300, 3000):
         text = "".join(chr(rng.randint(first, last)) for _ in range(length))
