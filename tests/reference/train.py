@@ -10,6 +10,7 @@ reference for the tests (``tests/test_sgpe_train_reference.py``), small corpora 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -43,13 +44,23 @@ from wwho.sgpe.words import PIECES
 MAX_ENDING = 32
 
 
+@functools.cache
+def _splitter(script: str, split_punctuation: bool) -> WordSplitter:
+    """One reference splitter a mode, its answers kept (they are only read): the tests train many
+    times on one corpus, and splitting its pieces again each time was most of the reference's time."""
+    splitter = WordSplitter(script, split_punctuation=split_punctuation)
+    splitter.split = functools.lru_cache(maxsize=1 << 16)(splitter.split)
+    splitter.syllables = functools.lru_cache(maxsize=1 << 16)(splitter.syllables)
+    return splitter
+
+
 def train(lines: list[str], *, vocab_size: int, script: str = "sinhala", min_freq: int = 1,
           prune_freq: int | str = "auto", merge_scope: str = "pieces", prefix_space: bool = False,
           superword_share: float = 0.15, superword_letters: bool = True, script_characters: bool = True,
           bare_syllables: bool = True, split_punctuation: bool = False,
           complete_syllables: bool = True, complete_words: bool = True, complete_endings: bool = True,
           complete_superwords: bool = True, special_tokens: tuple[str, ...] = SPECIAL_TOKENS) -> VocabFile:
-    splitter = WordSplitter(script, split_punctuation=split_punctuation)
+    splitter = _splitter(script, split_punctuation)
     documents = [line for line in lines if line]
     if prefix_space:
         documents = [" " + d for d in documents]
