@@ -124,6 +124,9 @@ def test_skip_special_tokens_drops_specials(kind_tok):
 @pytest.mark.parametrize("options, words", [
     ({"errors": 5}, "errors must be the name of an error handler"),
     ({"errors": "bogus"}, "errors='bogus' is no error handler"),
+    # (codecs raises ValueError, not LookupError, for these names)
+    ({"errors": "replace\x00"}, "is no error handler"),
+    ({"errors": "\ud800"}, "is no error handler"),
     ({"skip_special_tokens": "yes"}, "skip_special_tokens must be True or False"),
 ])
 def test_decode_options_are_checked(kind_tok, options, words):

@@ -5,6 +5,7 @@ works with any object that has ``token_bytes``.
 
 from __future__ import annotations
 
+import copy
 from typing import ClassVar
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.streaming import StreamingDecoder
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, WrongTypeError
 
 O200K_FILE = DATA / "tiktoken" / "o200k_base.tiktoken"
 
@@ -106,8 +107,23 @@ def test_bad_ids_and_bad_tokenizers(bytes_only):
     dec = StreamingDecoder(bytes_only)
     with pytest.raises(TokenizerError):
         dec.decode_token(999)
-    with pytest.raises(TypeError, match="token_bytes"):
-        StreamingDecoder(object())
+    for tokenizer in (object(), None):  # a TypeError, and one of wwho's, as every refusal of wwho's
+        with pytest.raises(WrongTypeError, match="token_bytes"):
+            StreamingDecoder(tokenizer)
+
+
+@pytest.mark.parametrize("copy", [copy.copy, copy.deepcopy])
+def test_a_copy_is_a_stream_of_its_own(bytes_only, copy):
+    # copy.copy shared the unfinished character's buffer: the copy's tokens completed it and the
+    # original then gave two U+FFFD for the same tokens.
+    ids = list("😀".encode())
+    dec = StreamingDecoder(bytes_only)
+    assert dec.decode_token(ids[0]) == ""
+    branch = copy(dec)
+    assert branch.pending == dec.pending != b""
+    assert "".join(map(branch.decode_token, ids[1:])) + branch.flush() == "😀"
+    assert dec.pending != b""
+    assert "".join(map(dec.decode_token, ids[1:])) + dec.flush() == "😀"
 
 
 @pytest.mark.parametrize("ids, message", [
@@ -251,7 +267,7 @@ def test_surrogatepass_bytes_that_are_no_utf8_after_a_surrogate_are_not_utf8_err
         assert caught.value.text == "ok\ud800" and caught.value.start == 5
 
 
-@pytest.mark.parametrize("errors", ["bogus", 5, None])
+@pytest.mark.parametrize("errors", ["bogus", 5, None, "replace\x00", "\ud800"])
 def test_errors_must_name_an_error_handler(bytes_only, errors):
     # A typo was accepted and failed only at the first bad byte (a LookupError).
     with pytest.raises(TokenizerError, match="errors"):

@@ -285,8 +285,10 @@ def check_decode_options(errors: object, skip_special_tokens: object) -> None:
         raise WrongTypeError(f"errors must be the name of an error handler (str), not {type(errors).__name__}")
     try:
         codecs.lookup_error(errors)
-    except LookupError:
-        raise UnknownHandlerError(f"errors={errors!r} is no error handler ('replace', 'strict', "
+    # (a name holding a NUL or a lone surrogate is no handler either: those raise ValueError and
+    # UnicodeEncodeError, a ValueError, before the registry is asked)
+    except (LookupError, ValueError):
+        raise UnknownHandlerError(f"errors={errors!r:.60} is no error handler ('replace', 'strict', "
                              "'surrogatepass', ...)") from None
     if skip_special_tokens is not True and skip_special_tokens is not False:
         raise WrongTypeError(f"skip_special_tokens must be True or False, not {skip_special_tokens!r:.40}")

@@ -28,7 +28,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Protocol
 
-from wwho.errors import NotUTF8Error
+from wwho.errors import NotUTF8Error, WrongTypeError
 from wwho.ids import check_decode_options
 
 
@@ -41,7 +41,8 @@ class StreamingDecoder:
 
     def __init__(self, tokenizer: HasTokenBytes, *, errors: str = "replace") -> None:
         if not callable(getattr(tokenizer, "token_bytes", None)):
-            raise TypeError(f"{type(tokenizer).__name__} has no token_bytes(id) method")
+            raise WrongTypeError(f"{type(tokenizer).__name__} has no token_bytes(id) method: a StreamingDecoder "
+                                 "decodes the ids of a ByteBPE, SGPE or meta tokenizer")
         check_decode_options(errors, False)
         self.tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
@@ -100,6 +101,15 @@ class StreamingDecoder:
         """Drop any buffered bytes without emitting them; the next token starts a new text."""
         self._decoder.reset()
         self._at_start = True
+
+    def __copy__(self) -> StreamingDecoder:
+        # A copy is a stream of its own (a branch of a beam, say): it takes the unfinished character
+        # with it, and neither one's later tokens reach the other's buffer.
+        clone = object.__new__(StreamingDecoder)
+        clone.__dict__.update(self.__dict__)
+        clone._decoder = codecs.getincrementaldecoder("utf-8")(errors=self._decoder.errors)
+        clone._decoder.setstate(self._decoder.getstate())
+        return clone
 
     @property
     def pending(self) -> bytes:
