@@ -619,6 +619,35 @@ def test_load_base_specs(bases, tmp_path):
         load_base(tmp_path / "x.json", pattern="o200k")
 
 
+def test_a_base_saved_as_transformers_5_saves_keeps_its_templates_and_extra_tokens(bases, tmp_path):
+    """transformers 5 writes a folder's chat template only to ``chat_template.jinja`` (named ones to
+    ``additional_chat_templates/``) and its list of extra special tokens as ``extra_special_tokens``:
+    both were left behind without a word. transformers 4's dict of named extra tokens is kept as such."""
+    from wwho.extend import load_base
+
+    directory = tmp_path / "hf"
+    directory.mkdir()
+    (directory / "tokenizer.json").write_bytes(bases["hf"].read_bytes())
+    start, end = "<|reserved_special_token_0|>", "<|reserved_special_token_1|>"
+    config = {"tokenizer_class": "TokenizersBackend", "eos_token": end, "extra_special_tokens": [start, end],
+              "chat_template": "the config's, which the file overrides"}
+    (directory / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    template = "{% for m in messages %}" + start + "{{ m['content'] }}" + end + "{% endfor %}"
+    (directory / "chat_template.jinja").write_text(template, encoding="utf-8")
+    _, carried = load_base(directory)
+    assert carried["chat_template"] == template and carried["additional_special_tokens"] == [start, end]
+    (directory / "additional_chat_templates").mkdir()
+    (directory / "additional_chat_templates" / "tool_use.jinja").write_text("{{ tools }}", encoding="utf-8")
+    _, carried = load_base(directory)
+    assert carried["chat_template"] == [{"name": "default", "template": template},
+                                        {"name": "tool_use", "template": "{{ tools }}"}]
+    config["extra_special_tokens"] = {"image_token": start, "audio_token": "<no such token>"}
+    (directory / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.warns(WwhoWarning, match="'<no such token>' are no tokens"):
+        _, carried = load_base(directory)
+    assert carried["extra_special_tokens"] == {"image_token": start} and "additional_special_tokens" not in carried
+
+
 def _renamed(source: Path, target: Path) -> Path:
     target.symlink_to(source)
     return target
@@ -905,14 +934,24 @@ def test_a_hugging_face_base_keeps_its_roles_and_survives_save_pretrained(tmp_pa
     (base / "special_tokens_map.json").unlink()  # the roles in tokenizer_config.json alone, as many Hub folders
     config = json.loads((base / "tokenizer_config.json").read_text(encoding="utf-8"))
     config.update(pad_token="<|endoftext|>", eos_token="<|im_end|>", bos_token=None)
+    # the chat template and turn markers as transformers 5 saves them
+    config.pop("chat_template", None)
+    config["extra_special_tokens"] = ["<|im_start|>", "<|im_end|>"]
+    template = "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}{{ eos_token }}"
+    (base / "chat_template.jinja").write_text(template, encoding="utf-8")
     (base / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     ext = extend_tokenizer(base, _corpus_file(tmp_path), add=200, scripts=("sinhala",), min_syllable_freq=2,
                            workers=1, verify=False, progress=False)
     out = ext.save(tmp_path / "out")
-    want = transformers.AutoTokenizer.from_pretrained(str(base))
     got = transformers.AutoTokenizer.from_pretrained(str(out))
     roles = ("bos_token", "eos_token", "pad_token")
-    assert [getattr(got, r) for r in roles] == [getattr(want, r) for r in roles] == [None, "<|im_end|>", "<|endoftext|>"]
+    assert [getattr(got, r) for r in roles] == [None, "<|im_end|>", "<|endoftext|>"]
+    if int(transformers.__version__.split(".")[0]) >= 5:  # (transformers 4 reads no such folder)
+        want = transformers.AutoTokenizer.from_pretrained(str(base))
+        assert [getattr(got, r) for r in roles] == [getattr(want, r) for r in roles]
+        assert got.chat_template == want.chat_template == template
+        assert list(got.extra_special_tokens) == list(want.extra_special_tokens) == ["<|im_start|>", "<|im_end|>"]
+    assert got.chat_template == template
     ids = ext.tokenizer.encode("ශ්‍රී ලංකාව and English")
     got.save_pretrained(str(out))  # what a Trainer does with the folder
     with pytest.warns(ChangedFileWarning, match="tokenizer"):

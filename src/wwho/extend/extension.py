@@ -43,7 +43,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_
 from wwho.corpus_files import resolve_paths
 from wwho.errors import CorpusError, VocabError, WwhoWarning, brief
 from wwho.extend.building import NewMerges
-from wwho.extend.files import EXTRA_ROLE, ROLES
+from wwho.extend.files import EXTRA_ROLE, NAMED_EXTRA_ROLE, ROLES
 from wwho.extend.learn import learn
 from wwho.extend.model import Extension
 from wwho.extend.pretokenizer import NotExtendable, extend_pretokenizer
@@ -145,6 +145,9 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
         return data if isinstance(data, dict) else {}
 
     config, roles = read("tokenizer_config.json"), read("special_tokens_map.json")
+    templates = _template_files(folder)
+    if templates is not None:  # (transformers' own order: these files before the config's template)
+        config["chat_template"] = templates
     carried = {}
     for key in (k for k in CARRIED_CONFIG if k in config):
         if _valid_setting(key, config[key]):
@@ -160,7 +163,19 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
         elif isinstance(text, str):  # transformers would add it as a new token; the extension keeps base ids
             warn(f"{folder}: the base's {role} {text!r} is no token of its vocabulary, so the extension "
                  f"has no {role} (set one, e.g. tokenizer.{role} = ..., after loading it)", WwhoWarning)
-    extra = roles.get(EXTRA_ROLE, config.get(EXTRA_ROLE))  # a chat model's <|im_start|>, <|im_end|> ...
+    # A chat model's <|im_start|>, <|im_end|> ...; transformers 5 writes that list as extra_special_tokens,
+    # which transformers 4 reads as a dict of tokens with roles of their own (image_token ...).
+    extra, named = roles.get(EXTRA_ROLE, config.get(EXTRA_ROLE)), config.get(NAMED_EXTRA_ROLE)
+    if extra is None and isinstance(named, list):
+        extra, named = named, None
+    if isinstance(named, dict):
+        kept_named = {role: text for role, text in named.items() if isinstance(text, str) and text in tok.get_vocab()}
+        if kept_named:
+            carried[NAMED_EXTRA_ROLE] = kept_named
+        missing = [text for role, text in named.items() if role not in kept_named]
+        if missing:
+            warn(f"{folder}: the base's {NAMED_EXTRA_ROLE} {', '.join(map(brief, missing))} are no tokens of its "
+                 "vocabulary, so the extension leaves them out", WwhoWarning)
     if isinstance(extra, list):
         texts = [t.get("content") if isinstance(t, dict) else t for t in extra]
         texts = [t for t in texts if isinstance(t, str)]
@@ -172,6 +187,32 @@ def _hf_config(folder: Path, tok: ByteBPE) -> dict:
             warn(f"{folder}: the base's {EXTRA_ROLE} {', '.join(map(repr, missing))} are no tokens of its "
                  "vocabulary, so the extension leaves them out", WwhoWarning)
     return carried
+
+
+#: transformers' files of a folder's chat templates (from 4.43; the only place transformers 5 writes
+#: them): the default one, and a folder of named ones.
+TEMPLATE_FILE, TEMPLATE_FOLDER = "chat_template.jinja", "additional_chat_templates"
+
+
+def _template_files(folder: Path) -> str | list[dict] | None:
+    """The chat templates of a folder's template files, as ``tokenizer_config.json`` holds them (one
+    template, or named ones), or None where it has none."""
+    found = {}
+    if (folder / TEMPLATE_FILE).is_file():
+        found["default"] = folder / TEMPLATE_FILE
+    if (folder / TEMPLATE_FOLDER).is_dir():
+        found.update((path.stem, path) for path in sorted((folder / TEMPLATE_FOLDER).glob("*.jinja")))
+    texts = {}
+    for name, path in found.items():
+        try:
+            texts[name] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VocabError(f"{path}: cannot read the base's chat template: {exc}") from None
+    if not texts:
+        return None
+    if list(texts) == ["default"]:
+        return texts["default"]
+    return [{"name": name, "template": text} for name, text in texts.items()]
 
 
 def _valid_setting(key: str, value: object) -> bool:

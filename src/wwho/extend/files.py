@@ -47,6 +47,8 @@ def dumps_tokenizer(model: ByteLevelModel) -> str:
 ROLES = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 #: The role of a list of tokens (a chat model's turn markers), carried over as the single roles are.
 EXTRA_ROLE = "additional_special_tokens"
+#: Tokens of a role of their own each (``{"image_token": "<image>"}``), transformers' dict form.
+NAMED_EXTRA_ROLE = "extra_special_tokens"
 
 
 def transformers_config(model: ByteLevelModel, *, carried: dict, provenance: dict) -> tuple[dict, dict]:
