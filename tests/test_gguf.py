@@ -197,6 +197,22 @@ def test_a_gguf_tokenizer_equals_hf_on_its_export_and_decodes_back(name, tmp_pat
     check()
 
 
+@pytest.mark.parametrize("name", ["deepseek-coder", "deepseek-llm", "llama-bpe"])
+def test_wwho_reads_its_own_export_of_a_gguf_vocabulary(name, tmp_path):
+    """deepseek's user-defined tokens 'õ', 'ø' ... hold the ids of the byte tokens their strings spell
+    (F5, F8: bytes no UTF-8 text holds), so the export lists those ids as added tokens and in
+    model.vocab; ByteBPE.from_hf refused it ("id 32000 belongs to both ..."). It reads them as HF
+    does, the added token's text: the same ids as the GGUF tokenizer and HF, decoded back."""
+    tok, path = _load(name), tmp_path / "tokenizer.json"
+    tok.export_hf(path)
+    again = ByteBPE.from_hf(path)
+    hf = pytest.importorskip("tokenizers").Tokenizer.from_file(str(path))
+    for text in ["õ ö ø ÷", "helloõworld", "Ñoño ÿ", *(text for text, _ in _vectors(name))]:
+        ids = tok.encode(text, allowed_special="all")
+        assert again.encode(text, allowed_special="all") == ids == hf.encode(text, add_special_tokens=False).ids, text
+        assert again.decode(ids) == text
+
+
 @pytest.mark.parametrize("n", [255, 300, 4097])
 def test_llama_runs_of_one_byte_equal_hf(tmp_path_factory, n):
     # Long runs of one byte take a shortcut in the core (rust/src/bytelevel/runs.rs), here under

@@ -99,6 +99,10 @@ def model_roles(model: ByteLevelModel) -> dict[str, str]:
     return roles
 
 
+#: The bytes that no UTF-8 text holds (C0, C1 would start overlong forms; F5-FF no code point).
+NEVER_UTF8 = frozenset((0xC0, 0xC1, *range(0xF5, 0x100)))
+
+
 def token_text(model: ByteLevelModel, token_id: int) -> str:
     for table in (model.special_tokens, model.added_tokens):
         for text, i in table.items():
@@ -309,12 +313,14 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
             if text in named:
                 if named[text] != i:
                     raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
-                if not token or (len(token) > 1 and token not in made):
+                if not token or (token not in made and (len(token) > 1 or token[0] in NEVER_UTF8)):
                     if ranks.get(token) == i:  # (put there by the bulk step above)
                         del ranks[token]
                     continue
                 # Also an ordinary token: one byte (a base token, which every text is spelt with) or made
-                # by a merge ('ab' from 'a' + 'b'), as HF keeps it.
+                # by a merge ('ab' from 'a' + 'b'), as HF keeps it. A byte no UTF-8 text holds is no such
+                # base token: deepseek's added 'õ' and 'ø' are listed as the bytes F5 and F8, which only
+                # the added token reaches (as in llama.cpp, which reads them as that text).
             if token is None or not token:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
