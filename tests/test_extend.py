@@ -312,6 +312,20 @@ def test_fuzzed_text_same_ids_lossless_and_no_cut_syllable(extensions, case, tex
     assert syllable_cuts(tok, text, ext.scripts, set(ext.known_syllables)) == []
 
 
+@pytest.mark.parametrize("case", ["llama3-si", "qwen2-hi", "o200k-si+hi"])
+def test_a_million_whitespace_characters_get_the_base_ids(extensions, case):
+    """A run of a million spaces or newlines stopped the extension's encode ("Max stack size exceeded
+    for backtracking": the wrapped regex's \\s+(?!\\S) on fancy-regex) where the base encodes it;
+    between script words the base's own scanner now splits it: the base's ids, and HF's."""
+    ext, _, hf = extensions[case]
+    for text in (" " * 1_000_000 + "x", " \n" * 500_000 + "ශ්‍රී ලංකා", "a\t" + "\t" * 1_000_000):
+        ids = ext.tokenizer.encode_ordinary(text)
+        assert ids == hf.encode(text, add_special_tokens=False).ids
+        if not ext.scripts.has_block_char(text):
+            assert ids == ext.base.encode_ordinary(text)
+        assert ext.tokenizer.decode(ids) == text
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_any_text_same_ids_and_lossless(extensions, case):
     ext, _, hf = extensions[case]

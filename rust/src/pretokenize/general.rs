@@ -11,6 +11,9 @@
 //! in docs/bytelevel.md): after an empty match Python may find a non-empty one at the same
 //! position, Rust moves on; a pattern neither engine accepts is an error, not a fallback.
 
+use super::classes;
+use super::named::Named;
+
 #[derive(Debug)]
 pub enum Engine {
     Plain(regex::Regex),
@@ -26,6 +29,11 @@ pub struct GeneralRegex {
     /// `wwho extend`'s `(?:W)|(?:B)` meets its script words (`W`) so, where a word of a million
     /// characters would exceed the backtracking engine's stack.
     whole: Option<regex::Regex>,
+    /// For such a pattern `A|(?:N)` whose rest is a named regex (`wwho extend`'s `(?:W)|(?:B)` over
+    /// o200k, Llama 3, Qwen2 or GPT-2): `A` anywhere, and `N`'s scanner. In a text where `A` matches
+    /// at no position, every match is `N`'s, so the scanner finds them in one pass; the backtracking
+    /// engine's stack would not hold `N`'s `\s+(?!\S)` over a run of a million spaces.
+    rest: Option<(regex::Regex, Named)>,
 }
 
 /// A regex that could not be compiled or run; the message names the pattern.
@@ -46,7 +54,7 @@ impl GeneralRegex {
                 .build()
                 .map_err(|_| ())
         };
-        let mut whole = None;
+        let (mut whole, mut rest) = (None, None);
         let engine = match plain {
             Ok(rx) => Engine::Plain(rx),
             Err(_) => match fancy_regex::RegexBuilder::new(&translated)
@@ -62,6 +70,17 @@ impl GeneralRegex {
                                 .build()
                                 .ok()
                         });
+                    rest = first_branch(pattern)
+                        .and_then(|branch| named_rest(pattern, branch))
+                        .and_then(|named| {
+                            let branch = first_branch(&translated)?;
+                            let anywhere = regex::RegexBuilder::new(branch)
+                                .size_limit(64 << 20)
+                                .build()
+                                .ok()?;
+                            Some((anywhere, named))
+                        })
+                        .filter(|_| whole.is_some());
                     Engine::Fancy(rx)
                 }
                 Err(err) => {
@@ -71,7 +90,17 @@ impl GeneralRegex {
                 }
             },
         };
-        Ok(GeneralRegex { engine, whole })
+        Ok(GeneralRegex {
+            engine,
+            whole,
+            rest,
+        })
+    }
+
+    /// Without the named scanner of a pattern's rest (the tests' reference: the engine alone).
+    pub fn without_scanners(mut self) -> GeneralRegex {
+        self.rest = None;
+        self
     }
 
     pub fn is_plain(&self) -> bool {
@@ -96,6 +125,22 @@ impl GeneralRegex {
                 if let Some(whole) = &self.whole {
                     if !text.is_empty() && whole.find(text).is_some_and(|m| m.end() == text.len()) {
                         f(0, text.len());
+                        return Ok(());
+                    }
+                }
+                if let Some((anywhere, named)) = &self.rest {
+                    if !anywhere.is_match(text) {
+                        let (table, s) = (classes::classes(), text.as_bytes());
+                        let mut pos = 0;
+                        while pos < s.len() {
+                            match named.match_at(table, s, pos) {
+                                Some(end) => {
+                                    f(pos, end);
+                                    pos = end;
+                                }
+                                None => pos += classes::decode(s, pos).1,
+                            }
+                        }
                         return Ok(());
                     }
                 }
@@ -155,6 +200,13 @@ fn first_branch(pattern: &str) -> Option<&str> {
         class_start = class_start && c == b'^';
     }
     None
+}
+
+/// The named regex `N` of a pattern `A|(?:N)` (its `first_branch` `A` given), or None: the rest must
+/// be one group holding exactly a named regex's text, as `wwho extend` writes it.
+fn named_rest(pattern: &str, branch: &str) -> Option<Named> {
+    let rest = pattern.get(branch.len() + 1..)?;
+    Named::from_pattern(rest.strip_prefix("(?:")?.strip_suffix(')')?)
 }
 
 /// Whether a (translated) pattern has a possessive quantifier: `*+`, `++`, `?+` or `}+`
@@ -376,6 +428,7 @@ mod tests {
             let plain = GeneralRegex {
                 engine: Engine::Fancy(fancy_regex::Regex::new(&translate(pattern)).unwrap()),
                 whole: None,
+                rest: None,
             };
             for len in 1..=6u32 {
                 for code in 0..alphabet.len().pow(len) {
@@ -408,8 +461,51 @@ mod tests {
                 .unwrap(),
             ),
             whole: None,
+            rest: None,
         };
         assert!(plain.for_each_match(&word, |_, _| {}).is_err()); // what it replaces
+    }
+
+    /// `(?:W)|(?:B)` over a named `B`: where `W` matches nowhere, `B`'s scanner gives the engine's
+    /// spans, and a run of a million spaces, which overflows the engine's stack, is split as `B`
+    /// alone splits it.
+    #[test]
+    fn a_named_rest_gives_the_engines_spans_and_takes_a_million_spaces() {
+        use super::super::named::{LLAMA3, O200K, QWEN2};
+        let alphabet = [
+            'a', 'B', '1', ' ', '\n', '\t', '!', '\'', 's', 'ක', '\u{0DCA}', 'é', '\u{00A0}',
+        ];
+        for named in [O200K, LLAMA3, QWEN2] {
+            let pattern = format!(r"(?: ?[ක-ෆ][ක-ෆ\x{{0DCA}}-\x{{0DDF}}]*)|(?:{named})");
+            let rx = GeneralRegex::new(&pattern).unwrap();
+            assert!(rx.rest.is_some(), "{pattern}");
+            let engine = GeneralRegex::new(&pattern).unwrap().without_scanners();
+            for len in 1..=5u32 {
+                for code in 0..alphabet.len().pow(len) {
+                    let (mut text, mut rest) = (String::new(), code);
+                    for _ in 0..len {
+                        text.push(alphabet[rest % alphabet.len()]);
+                        rest /= alphabet.len();
+                    }
+                    assert_eq!(
+                        spans(&rx, &text),
+                        spans(&engine, &text),
+                        "{named} on {text:?}"
+                    );
+                }
+            }
+            let base = super::super::Pretokenizer::new(&[named], &[]).unwrap();
+            for run in [" ", "\n", " \n", "\t "] {
+                let text = format!("{}x", run.repeat(100_000));
+                assert_eq!(spans(&rx, &text), spans(&engine, &text), "{run:?}");
+                let text = format!("{}x", run.repeat(1_000_000));
+                assert!(engine.for_each_match(&text, |_, _| {}).is_err()); // what it replaces
+                assert_eq!(spans(&rx, &text), base.split(&text).unwrap(), "{run:?}");
+            }
+        }
+        // Not a group holding exactly a named regex: the engine alone.
+        let other = GeneralRegex::new(&format!(r"(?:a)|(?:{O200K}|b)")).unwrap();
+        assert!(other.rest.is_none());
     }
 
     #[test]

@@ -29,7 +29,8 @@ impl Stage {
     fn new(pattern: &str, scanners: bool) -> Result<Stage, RegexError> {
         Ok(match Named::from_pattern(pattern).filter(|_| scanners) {
             Some(named) => Stage::Named(named),
-            None => Stage::Regex(GeneralRegex::new(pattern)?),
+            None if scanners => Stage::Regex(GeneralRegex::new(pattern)?),
+            None => Stage::Regex(GeneralRegex::new(pattern)?.without_scanners()),
         })
     }
 
