@@ -412,6 +412,22 @@ mod tests {
 
     /// The whole-text shortcut of a backtracking alternation gives the spans the backtracking
     /// engine gives, on every short text over an alphabet that makes the branches compete.
+    /// Every text of 1 to `longest` characters of `alphabet`.
+    fn every_text(alphabet: &[char], longest: u32) -> impl Iterator<Item = String> + '_ {
+        (1..=longest).flat_map(move |len| {
+            (0..alphabet.len().pow(len)).map(move |code| {
+                let mut rest = code;
+                (0..len)
+                    .map(|_| {
+                        let c = alphabet[rest % alphabet.len()];
+                        rest /= alphabet.len();
+                        c
+                    })
+                    .collect()
+            })
+        })
+    }
+
     #[test]
     fn whole_text_shortcut_equals_the_backtracking_engine() {
         let patterns = [
@@ -430,19 +446,12 @@ mod tests {
                 whole: None,
                 rest: None,
             };
-            for len in 1..=6u32 {
-                for code in 0..alphabet.len().pow(len) {
-                    let (mut text, mut rest) = (String::new(), code);
-                    for _ in 0..len {
-                        text.push(alphabet[rest % alphabet.len()]);
-                        rest /= alphabet.len();
-                    }
-                    assert_eq!(
-                        spans(&rx, &text),
-                        spans(&plain, &text),
-                        "{pattern} on {text:?}"
-                    );
-                }
+            for text in every_text(&alphabet, 6) {
+                assert_eq!(
+                    spans(&rx, &text),
+                    spans(&plain, &text),
+                    "{pattern} on {text:?}"
+                );
             }
         }
     }
@@ -480,19 +489,12 @@ mod tests {
             let rx = GeneralRegex::new(&pattern).unwrap();
             assert!(rx.rest.is_some(), "{pattern}");
             let engine = GeneralRegex::new(&pattern).unwrap().without_scanners();
-            for len in 1..=5u32 {
-                for code in 0..alphabet.len().pow(len) {
-                    let (mut text, mut rest) = (String::new(), code);
-                    for _ in 0..len {
-                        text.push(alphabet[rest % alphabet.len()]);
-                        rest /= alphabet.len();
-                    }
-                    assert_eq!(
-                        spans(&rx, &text),
-                        spans(&engine, &text),
-                        "{named} on {text:?}"
-                    );
-                }
+            for text in every_text(&alphabet, 5) {
+                assert_eq!(
+                    spans(&rx, &text),
+                    spans(&engine, &text),
+                    "{named} on {text:?}"
+                );
             }
             let base = super::super::Pretokenizer::new(&[named], &[]).unwrap();
             for run in [" ", "\n", " \n", "\t "] {
