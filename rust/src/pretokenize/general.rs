@@ -46,41 +46,25 @@ impl GeneralRegex {
         // The regex crate reads a possessive `x++` as a repeated repetition `(x+)+`, which can
         // match where the possessive form cannot: those patterns must go to fancy-regex.
         let plain = if has_possessive(&translated) {
-            Err(())
+            None
         } else {
-            // A generous size limit: user patterns with big Unicode classes are fine.
-            regex::RegexBuilder::new(&translated)
-                .size_limit(64 << 20)
-                .build()
-                .map_err(|_| ())
+            plain_regex(&translated)
         };
         let (mut whole, mut rest) = (None, None);
         let engine = match plain {
-            Ok(rx) => Engine::Plain(rx),
-            Err(_) => match fancy_regex::RegexBuilder::new(&translated)
+            Some(rx) => Engine::Plain(rx),
+            None => match fancy_regex::RegexBuilder::new(&translated)
                 .backtrack_limit(10_000_000)
                 .build()
             {
                 Ok(rx) => {
-                    whole = first_branch(&translated)
-                        .filter(|branch| !has_possessive(branch))
-                        .and_then(|branch| {
-                            regex::RegexBuilder::new(&format!(r"\A(?:{branch})"))
-                                .size_limit(64 << 20)
-                                .build()
-                                .ok()
-                        });
-                    rest = first_branch(pattern)
-                        .and_then(|branch| named_rest(pattern, branch))
-                        .and_then(|named| {
-                            let branch = first_branch(&translated)?;
-                            let anywhere = regex::RegexBuilder::new(branch)
-                                .size_limit(64 << 20)
-                                .build()
-                                .ok()?;
-                            Some((anywhere, named))
-                        })
-                        .filter(|_| whole.is_some());
+                    // (a possessive first branch stays with the backtracking engine, as above)
+                    if let Some(branch) = first_branch(&translated).filter(|b| !has_possessive(b)) {
+                        whole = plain_regex(&format!(r"\A(?:{branch})"));
+                        rest = first_branch(pattern)
+                            .and_then(|first| named_rest(pattern, first))
+                            .and_then(|named| Some((plain_regex(branch)?, named)));
+                    }
                     Engine::Fancy(rx)
                 }
                 Err(err) => {
@@ -200,6 +184,15 @@ fn first_branch(pattern: &str) -> Option<&str> {
         class_start = class_start && c == b'^';
     }
     None
+}
+
+/// `pattern` compiled by the `regex` crate, with a generous size limit (user patterns with big
+/// Unicode classes are fine), or None where it cannot take it.
+fn plain_regex(pattern: &str) -> Option<regex::Regex> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(64 << 20)
+        .build()
+        .ok()
 }
 
 /// The named regex `N` of a pattern `A|(?:N)` (its `first_branch` `A` given), or None: the rest must
@@ -410,8 +403,6 @@ mod tests {
         assert_eq!(first_branch("ශ්‍රී|b"), Some("ශ්‍රී"));
     }
 
-    /// The whole-text shortcut of a backtracking alternation gives the spans the backtracking
-    /// engine gives, on every short text over an alphabet that makes the branches compete.
     /// Every text of 1 to `longest` characters of `alphabet`.
     fn every_text(alphabet: &[char], longest: u32) -> impl Iterator<Item = String> + '_ {
         (1..=longest).flat_map(move |len| {
@@ -428,6 +419,8 @@ mod tests {
         })
     }
 
+    /// The whole-text shortcut of a backtracking alternation gives the spans the backtracking
+    /// engine gives, on every short text over an alphabet that makes the branches compete.
     #[test]
     fn whole_text_shortcut_equals_the_backtracking_engine() {
         let patterns = [
