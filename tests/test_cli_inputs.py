@@ -6,6 +6,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import os
 import shlex
 import subprocess
 
@@ -162,3 +163,60 @@ def test_a_refused_byte_is_named_by_its_line_in_the_file(tmp_path):
         line = one_line_error(wwho("encode", "--tokenizer", falcon, "--file", path, "--block-mb", block,
                                    "-o", tmp_path / "out.txt"))
         assert line == f"wwho: error: {path}: line 3,001: byte b'\\x0b' at offset 4 has no token in this vocabulary"
+
+
+LINE = "ශ්‍රී ලංකාව and नमस्ते\n"
+
+
+def _changed_after_the_first_line(path, change: str):
+    """A reader of lines that changes ``path`` once the first line is read, as a writer would while
+    the verb reads it: cut at a line end (what is left reads as a shorter corpus), cut inside a
+    character, or appended to."""
+    def change_file():
+        if change == "cut at a line end":
+            os.truncate(path, len(LINE.encode()) * 500)
+        elif change == "cut inside a character":
+            os.truncate(path, len(LINE.encode()) * 500 + 2)
+        else:
+            with open(path, "ab") as f:
+                f.write(LINE.encode())
+
+    def wrap(read):
+        def changed(*args, **kwargs):
+            for n, item in enumerate(read(*args, **kwargs)):
+                yield item
+                if n == 0:
+                    change_file()
+        return changed
+    return wrap
+
+
+@pytest.mark.parametrize("change", ["cut at a line end", "cut inside a character", "appended"])
+@pytest.mark.parametrize("verb", ["encode", "encode --npy", "syllabify"])
+def test_a_file_that_changes_while_it_is_read_is_said_so(tmp_path, monkeypatch, capsys, verb, change):
+    """Exit 2 and no output file where ``--file``'s file is written to while it is read: before, a
+    file cut at a line end was read as a shorter corpus (exit 0, the ids of part of it), and one
+    cut inside a character as bad UTF-8 at a line that was good text."""
+    from wwho.cli import encode as encode_verb
+    from wwho.cli import main
+    from wwho.cli import syllabify as syllabify_verb
+    from wwho.sgpe import train_sgpe
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(LINE * 1000, encoding="utf-8")
+    sgpe = tmp_path / "sgpe"
+    train_sgpe(path, vocab_size=300, progress=False, workers=1).save(sgpe)
+    wrap = _changed_after_the_first_line(path, change)
+    if verb == "syllabify":
+        monkeypatch.setattr(syllabify_verb, "BLOCK_BYTES", 4096)
+        monkeypatch.setattr(syllabify_verb, "_texts", wrap(syllabify_verb._texts))
+    else:
+        monkeypatch.setattr(encode_verb, "bounded_lines", wrap(encode_verb.bounded_lines))
+    out = tmp_path / ("out.npy" if "npy" in verb else "out")
+    args = {"encode": ["encode", "--tokenizer", str(sgpe), "-o", str(out)],
+            "encode --npy": ["encode", "--tokenizer", str(sgpe), "--npy", "--eot", "none", "-o", str(out)],
+            "syllabify": ["syllabify"]}[verb]  # (to standard output, as it goes)
+    assert main([*args, "--file", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: the file changed while it was read, so what was read is no one version of it" in err, err
+    assert not out.exists() and sorted(os.listdir(tmp_path)) == ["corpus.txt", "sgpe"]

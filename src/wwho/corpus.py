@@ -42,10 +42,12 @@ import json
 import lzma
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from wwho.corpus_files import resolve_paths, shown_path
 from wwho.errors import CorpusError, brief
@@ -202,9 +204,11 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
-def check_unchanged(path: Path, stamp: tuple[int, int, int] | None, *, what: str = "") -> None:
+def check_unchanged(path: Path, stamp: tuple[int, int, int] | None, *, what: str = "",
+                    redo: str = "train again") -> None:
     """A :class:`CorpusError` if ``path`` is no longer the file ``stamp`` was taken of (written to,
-    cut, or replaced): what was read of it is no one version of the file. ``what``: how it was read."""
+    cut, or replaced): what was read of it is no one version of the file. ``what``: how it was read;
+    ``redo``: what to do once the file is written."""
     if stamp is None:
         return
     try:
@@ -212,8 +216,12 @@ def check_unchanged(path: Path, stamp: tuple[int, int, int] | None, *, what: str
     except OSError as exc:
         raise CorpusError(f"{shown_path(str(path))}: cannot read: {exc.strerror or exc}") from None
     if _stamp(st) != stamp:
-        raise CorpusError(f"{shown_path(str(path))}: the file changed while it was read{what}, so what was "
-                          "read is no one version of it: train again once it is written")
+        raise _changed(path, what, redo)
+
+
+def _changed(path: Path | str, what: str, redo: str) -> CorpusError:
+    return CorpusError(f"{shown_path(str(path))}: the file changed while it was read{what}, so what was "
+                       f"read is no one version of it: {redo} once it is written")
 
 
 @contextlib.contextmanager
@@ -228,6 +236,29 @@ def unchanged_while_read(path: Path) -> Iterator[None]:
         check_unchanged(path, stamp)
         raise
     check_unchanged(path, stamp)
+
+
+@contextlib.contextmanager
+def unchanged_while_open(f: IO[bytes], path: Path | str, *, redo: str) -> Iterator[None]:
+    """:func:`unchanged_while_read` for the file ``f`` is open on, told by that file (``fstat``):
+    a file moved over ``path`` meanwhile leaves what ``f`` reads whole, one written to or cut does
+    not. A FIFO or another stream is one version whatever comes through it: not checked."""
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, io.UnsupportedOperation):
+        st = None
+    stamp = _stamp(st) if st is not None and stat.S_ISREG(st.st_mode) else None
+
+    def check() -> None:
+        if stamp is not None and _stamp(os.fstat(f.fileno())) != stamp:
+            raise _changed(path, "", redo)
+
+    try:
+        yield
+    except CorpusError:
+        check()  # a line cut mid-character by a truncation reads as bad UTF-8: say what happened
+        raise
+    check()
 
 
 #: What the error of a bad corpus line says to do, by default.

@@ -244,10 +244,11 @@ def _encoded_ahead(blocks: Iterator[list[str]], encode_batch: Callable[[list[str
 def _lines(args: argparse.Namespace, read: list[int] | None = None) -> Iterator[str]:
     """The input's lines; ``read[0]`` counts the bytes of ``--file FILE``'s lines read so far."""
     if args.file and args.file != "-":  # (--file -: standard input, as usual)
-        from wwho.corpus import READ_ERRORS
+        from wwho.corpus import READ_ERRORS, unchanged_while_open
 
         try:
-            with open_input_file(args.file, what="file to encode") as f:
+            with (open_input_file(args.file, what="file to encode") as f,
+                  unchanged_while_open(f, args.file, redo="encode it again")):
                 yield from _decoded(bounded_lines(f, args.file, args.max_line_bytes), args.file, read)
         except READ_ERRORS as exc:
             raise read_failed(args.file, exc) from None

@@ -144,10 +144,11 @@ def _blocks(syl: Syllabifier | WordSplitter, args: argparse.Namespace, texts, le
 def _file_texts(path: str, max_line_bytes: int, read: Callable[[int], object] | None = None):
     """:func:`_texts` of the file ``path``; an error reading it (not one of the caller's, between
     blocks) names the file."""
-    from wwho.corpus import READ_ERRORS
+    from wwho.corpus import READ_ERRORS, unchanged_while_open
 
     try:
-        with open_input_file(path, what="file to split") as f:
+        with (open_input_file(path, what="file to split") as f,
+              unchanged_while_open(f, path, redo="split it again")):
             yield from _texts(f, max_line_bytes, name=path, read=read)
     except READ_ERRORS as exc:
         raise read_failed(path, exc) from None
