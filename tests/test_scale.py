@@ -5,8 +5,10 @@ over the shard's lines for the shard sums, and the local run's own error message
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 from collections import Counter
 from pathlib import Path
 
@@ -146,10 +148,17 @@ def test_counts_past_32_bits_train_like_their_ratio(corpus):
     assert big.merges == small.merges and big.vocab == small.vocab
 
 
-def test_whitespace_pieces_round_trip_through_a_counts_file(tmp_path):
+@pytest.mark.parametrize("suffix", ["", ".gz", ".xz", ".bz2"])
+def test_whitespace_pieces_round_trip_through_a_counts_file(tmp_path, suffix):
+    """A counts file named as compressed is written compressed (it was plain text under a .gz
+    name, which read_counts then refused), and the standard library's decompressor reads it."""
     counts = {"\t": 3, "\n": 2, "\r": 1, " ": 9, "\\": 4, "a\\tb": 5, " ශ්‍රී": MAX_COUNT}
-    write_counts(tmp_path / "c.tsv", counts)
-    assert dict(read_counts(tmp_path / "c.tsv")) == counts
+    path = write_counts(tmp_path / f"c.tsv{suffix}", counts)
+    assert dict(read_counts(path)) == counts
+    plain = write_counts(tmp_path / "plain.tsv", counts).read_bytes()
+    opener = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}.get(suffix, open)
+    with opener(path, "rb") as f:
+        assert f.read() == plain
 
 
 @pytest.mark.parametrize("content, message", [

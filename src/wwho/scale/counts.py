@@ -20,13 +20,18 @@ compressed ``part-00000.gz`` outputs are written)::
 
 Any other row is a :class:`~wwho.errors.CorpusError` naming ``file:line``. Many files, a
 directory or a glob (``part-*``) are read in sorted order. :func:`write_counts` writes the
-format (sorted, atomically).
+format (sorted, atomically; compressed by the same names).
 
 This module does not count corpora and does not train.
 """
 
 from __future__ import annotations
 
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -133,13 +138,29 @@ def escape(piece: str) -> str:
     return piece.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
+#: Compressors by a name's suffix, for the names :func:`read_counts` reads decompressed (gzip's
+#: time stamp is 0: the same counts make the same bytes).
+_COMPRESSORS = {
+    ".gz": lambda f: gzip.GzipFile(filename="", fileobj=f, mode="wb", mtime=0),
+    ".xz": lambda f: lzma.LZMAFile(f, "wb"),
+    ".bz2": lambda f: bz2.BZ2File(f, "wb"),
+}
+
+
 def write_counts(path: str | os.PathLike, counts: Mapping[str, int] | Iterable[tuple[str, int]]) -> Path:
-    """Write counts as a ``piece<TAB>count`` file with a header, sorted by piece, atomically."""
+    """Write counts as a ``piece<TAB>count`` file with a header, sorted by piece, atomically;
+    compressed where the name ends in ``.gz``, ``.xz`` or ``.bz2``, as :func:`read_counts` reads it."""
     items = counts.items() if isinstance(counts, Mapping) else counts
-    with atomic_open(path, "w", encoding="utf-8") as f:
-        f.write(_HEADER + "\n")
-        for piece, count in sorted(items):
-            f.write(f"{escape(piece)}\t{count}\n")
+    compress = _COMPRESSORS.get(Path(path).suffix.lower())
+    with atomic_open(path, "wb", encoding=None) as raw:
+        # Closing the compressor writes its end; the temporary file stays open for atomic_open.
+        with (compress(raw) if compress else contextlib.nullcontext(raw)) as out:
+            text = io.TextIOWrapper(out, encoding="utf-8", newline="\n", write_through=False)
+            text.write(_HEADER + "\n")
+            for piece, count in sorted(items):
+                text.write(f"{escape(piece)}\t{count}\n")
+            text.flush()
+            text.detach()  # (closing it would close what it wraps)
     return Path(path)
 
 
