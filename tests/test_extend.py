@@ -350,6 +350,8 @@ def test_from_hf_reads_back_the_same_model(extensions, case):
     assert back.special_tokens == model.special_tokens and back.added_tokens == model.added_tokens
     assert back.ignore_merges == model.ignore_merges
     assert (back.bos_id, back.add_bos) == (model.bos_id, model.add_bos)
+    # the base's padding id (Qwen2's GGUF names one, Llama 3's none) is the extension's, and its export's
+    assert back.pad_id == model.pad_id == ext.base.pad_id == {"llama3-si": None, "qwen2-hi": 151643}[case]
     # the roles come from the files beside tokenizer.json: a tiktoken base's end of text is the EOS there
     assert back.eos_id == (model.eos_id if model.eos_id is not None else model.special_tokens.get("<|endoftext|>"))
 

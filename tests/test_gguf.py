@@ -213,6 +213,42 @@ def test_wwho_reads_its_own_export_of_a_gguf_vocabulary(name, tmp_path):
         assert again.decode(ids) == text
 
 
+#: tokenizer.ggml.padding_token_id of the shared GGUF vocabularies, as llama.cpp's own reader,
+#: gguf-py 0.17's GGUFReader, reads them (None: no such key). Written out: that reader takes
+#: seconds a file.
+_PADDING_IDS = {"qwen2": 151643, "deepseek-coder": 32014, "deepseek-llm": 100001, "command-r": 0,
+                "llama-bpe": None, "gpt-2": None}
+
+
+@pytest.mark.parametrize("name", _PADDING_IDS)
+def test_a_ggufs_padding_token_is_its_pad_id_and_the_exports_pad_role(name):
+    """The GGUF's padding id was dropped: its export had no pad token, so transformers refused to
+    pad a batch. It is the tokenizer's ``pad_id`` and the export's ``pad_token``; a GGUF that names
+    none gives none (llama-bpe, gpt-2)."""
+    from wwho.bytelevel.hf_files import model_roles
+
+    tok, want = _load(name), _PADDING_IDS[name]
+    assert tok.pad_id == want
+    role = model_roles(tok.model).get("pad_token")
+    assert (None if role is None else tok.get_vocab()[role]) == want
+
+
+@pytest.mark.parametrize("name", ["deepseek-coder", "gpt-2"])
+def test_a_ggufs_padding_token_survives_every_file_form(name, tmp_path):
+    """wwho's own files, the HF export read by transformers (a padded batch) and ``from_hf`` of it."""
+    transformers = pytest.importorskip("transformers")
+    tok, want = _load(name), _PADDING_IDS[name]
+    tok.save(tmp_path / "own")
+    assert ByteBPE.load(tmp_path / "own").pad_id == want
+    tok.export_hf(tmp_path / "hf")
+    assert ByteBPE.from_hf(tmp_path / "hf" / "tokenizer.json").pad_id == want
+    hf = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
+    assert hf.pad_token_id == want
+    if want is not None:
+        batch = hf(["a", "hello there"], padding=True, add_special_tokens=False)["input_ids"]
+        assert batch[1] == tok.encode("hello there") and batch[0] == tok.encode("a") + [want] * (len(batch[1]) - 1)
+
+
 @pytest.mark.parametrize("n", [255, 300, 4097])
 def test_llama_runs_of_one_byte_equal_hf(tmp_path_factory, n):
     # Long runs of one byte take a shortcut in the core (rust/src/bytelevel/runs.rs), here under

@@ -32,6 +32,7 @@ def model_options(model: ByteLevelModel) -> dict[str, Any]:
         extra_tokens=model.extra_tokens,
         bos_id=model.bos_id,
         eos_id=model.eos_id,
+        pad_id=model.pad_id,
         add_bos=model.add_bos,
         add_eos=model.add_eos,
         name=model.name,
@@ -113,7 +114,7 @@ def describe(model: ByteLevelModel, *, n_vocab: int, vocab_size: int, top: int) 
         + ", ".join(f"{t}={i}" for t, i in sorted(model.special_tokens.items(), key=lambda x: x[1])[:top])
         + (" ..." if len(model.special_tokens) > top else ""),
         f"  added tokens: {len(model.added_tokens)}; bos {model.bos_id} (add: {model.add_bos}), "
-        f"eos {model.eos_id} (add: {model.add_eos})",
+        f"eos {model.eos_id} (add: {model.add_eos}); pad {model.pad_id}",
     ]
     if model.merges:
         lines += [f"  first {min(top, len(model.merges))} merges:",  # (no more than there are)

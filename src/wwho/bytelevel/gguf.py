@@ -118,6 +118,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         "token_types": counts,
         "bos_token_id": meta.get("tokenizer.ggml.bos_token_id"),
         "eos_token_id": meta.get("tokenizer.ggml.eos_token_id"),
+        "padding_token_id": meta.get("tokenizer.ggml.padding_token_id"),
         "add_bos_token": meta.get("tokenizer.ggml.add_bos_token"),
         "skipped": {key: str(value) for key, value in meta.items() if isinstance(value, Skipped)},
     }
@@ -277,6 +278,7 @@ def load_gguf(
         extra_tokens=extra,
         bos_id=bos_id,
         eos_id=token_id("tokenizer.ggml.eos_token_id"),
+        pad_id=token_id("tokenizer.ggml.padding_token_id"),
         add_bos=bool(add_bos) if add_bos is not None else ignore_merges and pre is not None and bos_id is not None,
         add_eos=typed("tokenizer.ggml.add_eos_token", bool, False),
         name=typed("general.name", str) or pre or path.stem,

@@ -65,7 +65,7 @@ def export_hf(tok: ByteLevelModel, path: str | Path) -> Path:
 
 def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
     """``tokenizer.json`` (with a post-processor adding BOS/EOS where the model adds them: a GGUF's
-    ``add_bos``), ``tokenizer_config.json`` (``PreTrainedTokenizerFast``, the BOS/EOS roles,
+    ``add_bos``), ``tokenizer_config.json`` (``PreTrainedTokenizerFast``, the BOS/EOS/padding roles,
     ``add_bos_token``/``add_eos_token``) and ``special_tokens_map.json``."""
     data = hf_json(tok)
     roles = model_roles(tok)
@@ -86,9 +86,10 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
 
 
 def model_roles(model: ByteLevelModel) -> dict[str, str]:
-    """transformers' BOS and EOS roles of ``model``: the tokens of its ``bos_id`` and ``eos_id`` (a
-    GGUF's), and for a tiktoken encoding, which names neither, its ``<|endoftext|>`` as the end of a
-    text, as GPT-2's files on the Hub name it."""
+    """transformers' BOS, EOS and padding roles of ``model``: the tokens of its ``bos_id``,
+    ``eos_id`` and ``pad_id`` (a GGUF's), and for a tiktoken encoding, which names none, its
+    ``<|endoftext|>`` as the end of a text, as GPT-2's files on the Hub name it (no padding role:
+    GPT-2's files name none either)."""
     roles = {}
     if model.bos_id is not None:
         roles["bos_token"] = token_text(model, model.bos_id)
@@ -96,6 +97,8 @@ def model_roles(model: ByteLevelModel) -> dict[str, str]:
         roles["eos_token"] = token_text(model, model.eos_id)
     elif END_OF_TEXT in model.special_tokens:
         roles["eos_token"] = END_OF_TEXT
+    if model.pad_id is not None:
+        roles["pad_token"] = token_text(model, model.pad_id)
     return roles
 
 
@@ -345,6 +348,7 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         roles = _folder_roles(path.parent, {**vocab, **named})  # where no post-processor says (not added)
         bos_id = roles.get("bos_token") if bos_id is None else bos_id
         eos_id = roles.get("eos_token") if eos_id is None else eos_id
+        pad_id = roles.get("pad_token")
         try:
             pretokenizer = Pretokenizer(tuple(patterns), tuple(byte_patterns), name=path.name)
         except VocabError as exc:  # a bad or empty regex: say which file holds it
@@ -373,12 +377,13 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         add_bos=add_bos,
         eos_id=eos_id,
         add_eos=add_eos,
+        pad_id=pad_id,
         name=path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem,
     ), where)
 
 
 def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
-    """The ids of the BOS and EOS roles that transformers' files beside a ``tokenizer.json`` name
+    """The ids of the BOS, EOS and padding roles that transformers' files beside a ``tokenizer.json`` name
     (``special_tokens_map.json`` first, then ``tokenizer_config.json``, as transformers reads them),
     where the token is in ``ids``: a tokenizer.json alone names no role, and without these a saved
     extension or HF export read back would have no EOS. Files that cannot be read name none (they
@@ -393,7 +398,7 @@ def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
             continue
         if not isinstance(data, dict):
             continue
-        for role in ("bos_token", "eos_token"):
+        for role in ("bos_token", "eos_token", "pad_token"):
             value = data.get(role)
             text = value.get("content") if isinstance(value, dict) else value
             if role not in found and isinstance(text, str) and is_id(ids.get(text)):

@@ -35,6 +35,7 @@ class ByteLevelModel:
     extra_tokens: dict[int, bytes] = field(default_factory=dict)
     bos_id: int | None = None
     eos_id: int | None = None
+    pad_id: int | None = None
     add_bos: bool = False
     add_eos: bool = False
     name: str = ""

@@ -131,6 +131,7 @@ class ByteBPE(TiktokenNames):
         extra_tokens: Mapping[int, bytes] | None = None,
         bos_id: int | None = None,
         eos_id: int | None = None,
+        pad_id: int | None = None,
         add_bos: bool = False,
         add_eos: bool = False,
         name: str = "",
@@ -139,7 +140,9 @@ class ByteBPE(TiktokenNames):
         """``ranks``: token bytes -> id (the rank, for the ranks rule). ``merges``: ordered pairs
         (switches to the merges rule). ``extra_tokens``: id -> bytes of tokens that decode but
         are never produced by encoding (e.g. a GGUF token that is not byte-level text).
-        ``cache_bytes``: the piece cache's bound in bytes (0: no cache)."""
+        ``bos_id``, ``eos_id``, ``pad_id``: the ids of those roles (``add_bos``/``add_eos``: put
+        around each encoding with ``add_special_tokens=True``; the padding id is for the
+        Hugging Face export and batches padded by the caller). ``cache_bytes``: the piece cache's bound in bytes (0: no cache)."""
         self.pretokenizer = pretokenizer_option(pattern)
         self.name = name
         # (None is no table for the optional ones; the ranks are not optional)
@@ -170,13 +173,13 @@ class ByteBPE(TiktokenNames):
         except _core.CoreVocabError as exc:
             raise VocabError(str(exc)) from None
         ids = []
-        for label, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        for label, value in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
             # (True is no id, though operator.index takes it; a numpy integer is kept as an int, the
             # type of every other id the encoder gives and what save() writes)
             if value is not None and (isinstance(value, bool) or not self._has_id(value)):
                 raise VocabError(f"{label}={value!r} is not a token id of this vocabulary")
             ids.append(None if value is None else operator.index(value))
-        self.bos_id, self.eos_id = ids
+        self.bos_id, self.eos_id, self.pad_id = ids
         self.add_bos = check_flag(add_bos, "add_bos", VocabError)
         self.add_eos = check_flag(add_eos, "add_eos", VocabError)
         for label, asked, value in (("bos", self.add_bos, bos_id), ("eos", self.add_eos, eos_id)):
@@ -534,6 +537,7 @@ class ByteBPE(TiktokenNames):
             extra_tokens=dict(self._extra),
             bos_id=self.bos_id,
             eos_id=self.eos_id,
+            pad_id=self.pad_id,
             add_bos=self.add_bos,
             add_eos=self.add_eos,
             name=self.name,

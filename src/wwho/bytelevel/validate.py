@@ -9,7 +9,7 @@ Every loader (wwho's directory, Hugging Face ``tokenizer.json``, GGUF, ``.tiktok
 * tokens of more than one byte that no merge produces (merges rule): a merge list cut short,
   from a truncated ``merges.txt`` or ``tokenizer.json``. Every byte-level BPE vocabulary in
   ``shared/data`` (ten GGUF models, 50k to 256k tokens) has none;
-* ``bos_id``/``eos_id`` that are not token ids.
+* ``bos_id``/``eos_id``/``pad_id`` that are not token ids.
 
 Errors name the source file and the first offending entry. A ``.tiktoken`` file cut at a line
 end is a smaller valid vocabulary and cannot be told from one, except by a recorded size or
@@ -134,7 +134,7 @@ def check_model(model: ByteLevelModel, source: str, *, merges_checked: bool = Fa
         _check_ids(model, source)  # finds the first offending entry and raises
     owner = set(model.ranks.values()) | set(model.special_tokens.values()) | set(model.added_tokens.values())
     owner |= set(model.extra_tokens)
-    for label, value in (("bos_id", model.bos_id), ("eos_id", model.eos_id)):
+    for label, value in (("bos_id", model.bos_id), ("eos_id", model.eos_id), ("pad_id", model.pad_id)):
         if value is not None and check_id(value, source, label) not in owner:
             raise VocabError(f"{source}: {label} {value} is not the id of any token")
     for label, asked, value in (("bos", model.add_bos, model.bos_id), ("eos", model.add_eos, model.eos_id)):

@@ -451,6 +451,7 @@ def assemble(
         extra_tokens=dict(base.extra_tokens),
         bos_id=base.bos_id,
         eos_id=base.eos_id,
+        pad_id=base.pad_id,
         add_bos=base.add_bos,
         add_eos=base.add_eos,
         name=f"{base.name or 'base'}+{scripts.label}",
