@@ -8,6 +8,7 @@ API and through the real ``wwho`` command), or loads in bounded work.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from cli_run import one_line_error, wwho
@@ -71,6 +72,25 @@ def test_an_odd_key_is_quoted_and_the_error_is_one_line(tmp_path, data, key):
     assert message.isprintable(), message  # no newline, no control character, no lone surrogate
     for args in (("schema", "check", path), ("syllabify", "--schema", path, "क")):
         assert f"{key}: " in one_line_error(wwho(*args))
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"char_classes": {1: ["U+0930"], "C": [["U+0915", "U+0939"]], "H": ["U+094D"]}}, "char_classes.1: class labels"),
+    ({"transitions": {**TOY["transitions"], 5: {}}}, "transitions.5: a state's name is a string, got 5"),
+    ({"char_classes": {**TOY["char_classes"], "H": {"members": ["U+094D"], "name": [1]}}},
+     "char_classes.H.name: must be a string, got [1]"),
+    ({"blocks": [{"name": {"a": [1]}, "first": "U+0900", "last": "U+097F"}]}, "blocks[0].name: must be a string"),
+    ({"description": ["x"]}, "description: must be a string, got ['x']"),
+    ({"word_chars": ["U+0020"]}, "word_chars: U+0020 is whitespace, which separates words"),
+])
+def test_a_value_of_the_wrong_type_is_named_not_taken_as_text(edit, message):
+    """Through the Python API (``parse_schema`` of a mapping, where keys need not be strings): a
+    label that is no string raised a bare ``TypeError`` from a regex match, and names of any type
+    were taken through ``str()``; whitespace among a script's word characters was taken too."""
+    from wwho.schema import parse_schema
+
+    with pytest.raises(SchemaError, match=re.escape(f"toy: {message}")):
+        parse_schema({**TOY, **edit}, source="toy")
 
 
 def test_the_engine_limits_name_the_key_and_no_schema_past_them_is_called_valid(tmp_path):
@@ -229,6 +249,68 @@ def test_the_loop_check_equals_a_brute_force_walk(data):
         assert all(b in transitions[a].values() for a, b in zip(loop, loop[1:]))
 
 
+def _chain(n: int) -> dict:
+    """S -C-> Q1 -C-> ... -C-> Qn -H-> A: ``n + 1`` states in a row that do not accept (S first)."""
+    transitions = {"S": {"C": "Q1"}, **{f"Q{i}": {"C": f"Q{i + 1}"} for i in range(1, n)}, f"Q{n}": {"H": "A"},
+                   "A": {}}
+    return _automaton(transitions)
+
+
+def test_a_long_chain_of_states_that_do_not_accept_is_refused(tmp_path):
+    """No loop, but 16,381 states in a row that do not accept: at each position of a text of C the
+    engine read thousands of characters ahead and rolled back, a megabyte in a minute."""
+    from wwho.schema import MAX_READ_AHEAD
+
+    refused = write(tmp_path, _chain(2000))
+    with pytest.raises(SchemaError, match=r"accept_states: 2,001 states in a row do not accept \('S' \.\.\. 'Q2000'\)"):
+        load_schema(refused)
+    assert f"at most {MAX_READ_AHEAD} are allowed" in one_line_error(wwho("schema", "check", refused))
+    # (no grapheme clusters: a virama and the consonant after it are one, which would join the two)
+    kept = Syllabifier(load_schema(write(tmp_path, {**_chain(MAX_READ_AHEAD - 1), "keep_clusters": False},
+                                        "kept.json")))
+    text = "क" * (MAX_READ_AHEAD - 1) + "्" + "क" * 40
+    assert kept.tokenize(text) == [text[:MAX_READ_AHEAD]] + ["क"] * 40
+
+
+def _longest_walk(start, transitions, accept, emit) -> int:
+    """The brute-force answer: the most states a walk from ``start`` visits in a row that do not
+    accept (every walk, depth first; the automata are small and have no such loop)."""
+    def walk(state) -> int:
+        if state in accept:  # (emit states accept too)
+            return 0
+        return 1 + max((walk(t) for t in transitions[state].values()), default=0)
+
+    best, todo, seen = 0, [start], {start}
+    while todo:  # from the start and from every state a walk reaches past an accept
+        state = todo.pop()
+        if state in emit:  # a syllable ends there: nothing is reached through it
+            continue
+        best = max(best, walk(state) if state not in accept else
+                   max((walk(t) for t in transitions[state].values()), default=0))
+        for target in transitions[state].values():
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return best
+
+
+@given(st.data())
+@settings(max_examples=300, deadline=None)
+def test_the_read_ahead_equals_a_brute_force_walk(data):
+    from wwho.schema import _longest_read_ahead, _loop_without_accepting
+
+    states = [f"Q{i}" for i in range(data.draw(st.integers(1, 7)))]
+    transitions = {q: data.draw(st.dictionaries(st.sampled_from(["C", "H", "O"]), st.sampled_from(states),
+                                                max_size=3)) for q in states}
+    accept = frozenset(data.draw(st.sets(st.sampled_from(states[1:])))) if len(states) > 1 else frozenset()
+    emit = frozenset(data.draw(st.sets(st.sampled_from(sorted(accept))))) if accept else frozenset()
+    if _loop_without_accepting(states[0], transitions, accept, emit):
+        return  # refused before the read-ahead is asked
+    chain = _longest_read_ahead(states[0], transitions, accept, emit)
+    assert len(chain) == _longest_walk(states[0], transitions, accept, emit)
+    assert not set(chain) & accept and all(b in transitions[a].values() for a, b in zip(chain, chain[1:]))
+
+
 @pytest.mark.parametrize("grammar, message", [
     ("C (H C)* ?", r"'\?' right after another repetition at offset 9: group what it repeats"),
     ("C (H C)*+", r"'\+' right after another repetition at offset 8"),
@@ -311,6 +393,29 @@ def test_a_grammar_past_the_label_bound_is_refused_before_its_classes_are_built(
     deep = write(tmp_path, {**TOY, "grammar": "(" * 100_000 + "C" + ")" * 100_000}, "deep.json")
     with pytest.raises(SchemaError, match="grammar: groups nested more than 64 deep"):
         load_schema(deep)
+
+
+def test_a_long_grammar_over_a_large_class_is_refused_at_once(tmp_path, monkeypatch):
+    """1,999 places of a class of every letter (``L``: some 700 ranges) made a regex of 20 MB, each
+    place's class built again: three minutes and 500 MB to load, for a 4 kB file. Each class is
+    built once, and a regex past MAX_REGEX_CHARS is refused, naming where the grammar got to."""
+    from wwho import grammar
+
+    built = [0]
+    real = grammar.char_class
+
+    def counted(*args, **kwargs):
+        built[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grammar, "char_class", counted)
+    letters = {**TOY, "char_classes": {"X": {"properties": ["L"]}}, "transitions": {"S": {"X": "E"}, "E": {"X": "E"}},
+               "accept_states": ["E"], "grammar": " ".join(["X"] * 1999)}
+    path = write(tmp_path, letters)
+    with pytest.raises(SchemaError, match=rf"grammar: its regex would be over {grammar.MAX_REGEX_CHARS:,} "
+                                          r"characters at offset \d+ "):
+        load_schema(path)
+    assert built[0] == 1  # the one class, written out at each of its places until the bound
 
 
 def test_a_grammar_with_a_long_run_of_spaces_is_read_once():

@@ -42,6 +42,18 @@ def test_modes_are_the_bundled_scripts_then_mixed_and_indic():
         WordSplitter("klingon")
 
 
+@pytest.mark.parametrize("script", [{"name": "toy"}, ["sinhala"], 3, None])
+def test_a_script_that_is_no_name_is_a_typed_error(script):
+    """A schema's mapping (``script=load_schema(...)``) gave a bare ``TypeError: unhashable type``
+    from deep inside training; every other type, an error about an unknown name."""
+    from wwho.errors import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match=rf"script must be the name of a script mode, not {type(script).__name__}"):
+        SGPETokenizer.train_from_iterator(["ශ්‍රී ලංකා"], vocab_size=300, script=script, progress=False)
+    with pytest.raises(WrongTypeError):
+        WordSplitter(script)
+
+
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/data/corpora is absent")
 @pytest.mark.parametrize("mode", OLD_MODES)
 def test_earlier_vocab_files_load_with_identical_ids(mode):

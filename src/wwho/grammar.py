@@ -20,6 +20,11 @@ def astral_class_chars(schema: Schema) -> frozenset[int]:
     return frozenset(cp for cp in schema.class_of if cp > 0xFFFF)
 
 
+#: The most characters a grammar's regex may have. Its classes are written out at each place a label
+#: stands, so a long grammar over a class of a large property (``L``) made a regex of tens of
+#: megabytes that took minutes to build and compile; the bundled grammars' regexes are far smaller.
+MAX_REGEX_CHARS = 1_000_000
+
 _GRAMMAR_TOKEN = re.compile(r"\s*(?:([A-Z][A-Za-z0-9_]*)|([()|?*+]))")
 _CLASS_GROUP = re.compile(r"\(\s*([A-Z][A-Za-z0-9_]*(?:\s*\|\s*[A-Z][A-Za-z0-9_]*)*)\s*\)")
 
@@ -39,6 +44,26 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
         raise SchemaError(f"{schema.path}: grammar: the schema has no grammar")
     every = set().union(*schema.classes.values()) | {ord(c) for c in exclude}
     out: list[str] = []
+    size = 0  # the characters of ``out``
+    written: dict[tuple[str, ...], str] = {}  # each class (or group of classes) written out once
+
+    def class_regex(labels: tuple[str, ...]) -> str:
+        if labels not in written:
+            if labels == (OTHER,):
+                written[labels] = char_class(every, negate=True)
+            else:
+                written[labels] = char_class(set().union(*(schema.classes[x] for x in labels)), bmp_only=bmp_only)
+        return written[labels]
+
+    def add(piece: str, at: int) -> None:
+        nonlocal size
+        size += len(piece)
+        if size > MAX_REGEX_CHARS:
+            raise SchemaError(f"{schema.path}: grammar: its regex would be over {MAX_REGEX_CHARS:,} characters "
+                              f"at offset {at} (each class is written out where its label stands): name "
+                              "large classes (a property's) at fewer places, or group labels into one class")
+        out.append(piece)
+
     pos = 0
     depth = 0
     prev_atom = False
@@ -59,10 +84,8 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
                               f"{m.start(2)}: group what it repeats, as (C*)?")
         repeated = op in ("?", "*", "+")
         if label:
-            if label == OTHER:
-                out.append(char_class(every, negate=True))
-            elif label in schema.classes:
-                out.append(char_class(schema.classes[label], bmp_only=bmp_only))
+            if label == OTHER or label in schema.classes:
+                add(class_regex((label,)), m.start(1))
             else:
                 raise SchemaError(f"{schema.path}: grammar: unknown class {brief(label)} at offset {m.start(1)}")
             prev_atom = True
@@ -74,7 +97,7 @@ def grammar_regex(schema: Schema, *, exclude: str = "", bmp_only: bool = False) 
             unknown = [x for x in labels if x not in schema.classes]
             if unknown:
                 raise SchemaError(f"{schema.path}: grammar: unknown class {unknown[0]!r} at offset {m.start(2)}")
-            out.append(char_class(set().union(*(schema.classes[x] for x in labels)), bmp_only=bmp_only))
+            add(class_regex(tuple(sorted(set(labels)))), m.start(2))
             pos = group.end()
             prev_atom = True
             positions += 1

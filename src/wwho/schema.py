@@ -45,6 +45,10 @@ MAX_LISTED = 1 << 16
 #: Unicode properties a schema may name, in all its classes (the bundled ones name at most 5): each
 #: costs a scan of every code point at load.
 MAX_PROPERTIES = 16
+#: States in a row that do not accept: how far the engine may read past a syllable's last accept
+#: before it rolls back, at each position of a text: the bundled schemas need very few, and a
+#: chain of thousands made syllabifying a text take thousands of times as long.
+MAX_READ_AHEAD = 32
 
 
 def available_scripts() -> list[str]:
@@ -202,13 +206,15 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     by_property: list[tuple[str, list[str]]] = []
     for label, spec in raw_classes.items():
         key = f"char_classes.{_part(label)}"
-        if not _LABEL.match(label) or label == OTHER:
+        if not isinstance(label, str) or not _LABEL.match(label) or label == OTHER:
             raise fail(key, f"class labels are identifiers starting with an uppercase letter, and {OTHER!r} is reserved for unlisted characters")
         if isinstance(spec, list):
             members, title = spec, label
         elif isinstance(spec, dict) and isinstance(spec.get("members", []), list):
             known_keys(spec, CLASS_KEYS, f"{key}.")
-            members, title = spec.get("members", []), str(spec.get("name", label))
+            members, title = spec.get("members", []), spec.get("name", label)
+            if not isinstance(title, str):
+                raise fail(f"{key}.name", f"must be a string, got {brief(title)}")
             props = spec.get("properties", [])
             if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
                 raise fail(f"{key}.properties", "must be a list of Unicode properties like 'InCB=Linker'")
@@ -294,6 +300,8 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     transitions: dict[str, dict[str, str]] = {}
     for state, edges in transitions_raw.items():
         key = f"transitions.{_part(state)}"
+        if not isinstance(state, str):
+            raise fail(key, f"a state's name is a string, got {brief(state)}")
         if not isinstance(edges, dict):
             raise fail(key, "must be an object of class label -> next state")
         for label, target in edges.items():
@@ -328,6 +336,12 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         raise fail("accept_states", f"the states {' -> '.join(map(repr, loop))} loop without accepting: a "
                    "syllable would read ahead without bound and roll back, so syllabifying text that stays in "
                    "the loop takes time quadratic in its length; let a state of the loop accept, or end the loop")
+    chain = _longest_read_ahead(start, transitions, accept_states, emit_states)
+    if len(chain) > MAX_READ_AHEAD:
+        raise fail("accept_states", f"{len(chain):,} states in a row do not accept ({chain[0]!r} ... {chain[-1]!r}): "
+                   f"the engine reads up to that many characters past a syllable's last accept at each position "
+                   f"and rolls back, time that many times the text's length; at most {MAX_READ_AHEAD} are "
+                   "allowed: let states of the chain accept")
 
     blocks: list[Block] = []
     for key in ("blocks", "word_chars", "punctuation"):
@@ -341,16 +355,21 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         first, last = codepoint(block["first"], key), codepoint(block["last"], key)
         if first > last:
             raise fail(key, "first is after last")
+        if not isinstance(block["name"], str):
+            raise fail(f"{key}.name", f"must be a string, got {brief(block['name'])}")
         extension = block.get("extension", False)
         if not isinstance(extension, bool):
             raise fail(key, f"'extension' must be true or false, got {brief(extension)}")
-        blocks.append(Block(str(block["name"]), first, last, extension))
+        blocks.append(Block(block["name"], first, last, extension))
     word_chars = frozenset(codepoint(c, f"word_chars[{i}]") for i, c in enumerate(data.get("word_chars", [])))
     punctuation = frozenset(codepoint(c, f"punctuation[{i}]") for i, c in enumerate(data.get("punctuation", [])))
     for key, cps in (("word_chars", word_chars), ("punctuation", punctuation)):
         surrogates = sorted(cp for cp in cps if _SURROGATES[0] <= cp <= _SURROGATES[1])
         if surrogates:
             raise fail(key, f"U+{surrogates[0]:04X} is a surrogate code point, not a character")
+        spaces = sorted(cps & _SPACES)
+        if spaces:  # whitespace separates words; it is no word's character
+            raise fail(key, f"U+{spaces[0]:04X} is whitespace, which separates words")
     for cp in sorted(punctuation):
         if not any(b.first <= cp <= b.last for b in blocks) and cp not in word_chars:
             raise fail("punctuation", f"U+{cp:04X} is not a character of the script's blocks or word_chars")
@@ -372,11 +391,14 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
     grammar = data.get("grammar")
     if grammar is not None and not isinstance(grammar, str):
         raise fail("grammar", "must be a string in the notation of docs/schemas.md")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise fail("description", f"must be a string, got {brief(description)}")
 
     schema = Schema(
         name=name,
         path=source,
-        description=str(data.get("description", "")),
+        description=description,
         blocks=tuple(blocks),
         word_chars=word_chars,
         classes=classes,
@@ -439,3 +461,35 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
             on_path.add(target)
             edges.append(iter(transitions[target].values()))
     return []
+
+
+def _longest_read_ahead(start: str, transitions: dict[str, dict[str, str]], accept: frozenset[str],
+                        emit: frozenset[str]) -> list[str]:
+    """The longest path of states that do not accept, reachable from ``start`` (no loop of them: see
+    :func:`_loop_without_accepting`): the most characters the engine reads past a last accept."""
+    reached, waiting = {start}, [start]
+    while waiting:
+        state = waiting.pop()
+        if state in emit:
+            continue
+        for target in transitions[state].values():
+            if target not in reached:
+                reached.add(target)
+                waiting.append(target)
+    inside = {q for q in reached if q not in accept}
+    longest: dict[str, list[str]] = {}  # state -> the longest path from it (itself first)
+    for root in inside:  # depth first without recursion: states finish after all they lead to
+        stack = [root]
+        while stack:
+            state = stack[-1]
+            if state in longest:
+                stack.pop()
+                continue
+            later = [t for t in transitions[state].values() if t in inside and t not in longest]
+            if later:
+                stack.extend(later)
+                continue
+            stack.pop()
+            after = max((longest[t] for t in transitions[state].values() if t in inside), key=len, default=[])
+            longest[state] = [state, *after]
+    return max(longest.values(), key=len, default=[])

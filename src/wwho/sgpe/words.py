@@ -32,7 +32,7 @@ import re
 
 from wwho import _core, counting
 from wwho.codepoints import code_point_ranges
-from wwho.errors import TokenizerError
+from wwho.errors import TokenizerError, WrongTypeError
 from wwho.router import core_router
 from wwho.schema import MULTI_SCRIPT_MODES, available_scripts
 from wwho.syllables import Syllabifier, _check_separator, _check_text, _flag
@@ -44,6 +44,10 @@ SCRIPT_MODES: tuple[str, ...] = (*available_scripts(), *MULTI_SCRIPT_MODES)
 
 def mode_scripts(script: str) -> tuple[str, ...]:
     """The bundled scripts a script mode covers (a TokenizerError names the modes if unknown)."""
+    if not isinstance(script, str):  # (a str Enum member is a str; a schema's dict is no key to look up)
+        raise WrongTypeError(f"script must be the name of a script mode, not {type(script).__name__}; choose "
+                             f"from {', '.join(SCRIPT_MODES)} (a schema of your own trains once it is bundled: "
+                             "docs/schemas.md, 'Adding a script')")
     if script in MULTI_SCRIPT_MODES:
         return MULTI_SCRIPT_MODES[script]
     if script in SCRIPT_MODES:
