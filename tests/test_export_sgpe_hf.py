@@ -173,15 +173,19 @@ def test_save_verified_saves_the_files_and_checks_the_bytes_it_saves(exported, t
     assert report.ok and report.lines == 6
     for name in ("vocab.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         assert (tmp_path / "out" / name).read_bytes() == (directory / name).read_bytes(), name
-    # Devanagari's vocabulary with Sinhala's tokenizer.json: saved, and the report says they differ.
+    # Devanagari's vocabulary with Sinhala's tokenizer.json: the report says they differ, and only
+    # vocab.json is saved (a tokenizer.json known to give other ids was left for transformers).
     wrong = dict(sinhala.files())["tokenizer.json"]
     files = SGPETokenizer.files
     monkeypatch.setattr(SGPETokenizer, "files", lambda self: (
         (name, wrong if name == "tokenizer.json" else data) for name, data in files(self)))
     bad = save_verified(devanagari, tmp_path / "bad", corpus)
     assert not bad.ok and bad.id_mismatches
-    with pytest.raises(ExportMismatch, match="does not reproduce the native tokenizer"):
+    with pytest.raises(ExportMismatch, match=r"does not reproduce the native tokenizer \(so the Hugging Face "
+                                             r"files were not saved; vocab.json was\)"):
         bad.check(tmp_path / "bad" / "tokenizer.json")
+    assert sorted(p.name for p in (tmp_path / "bad").iterdir()) == ["vocab.json", "wwho-manifest.json"]
+    assert SGPETokenizer.load(tmp_path / "bad").encode("नमस्ते") == devanagari.encode("नमस्ते")
 
 
 def test_the_export_check_samples_a_long_first_document():

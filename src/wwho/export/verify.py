@@ -40,6 +40,8 @@ class VerifyReport:
     #: special token -> lines checked that hold its text: the export (as HF always does) and
     #: ``allowed_special="all"`` read it as the special token there; ``encode()`` reads it as text
     special_text: dict[str, int] = field(default_factory=dict)
+    #: False where :func:`save_verified` left the Hugging Face files out of the save, as they differ
+    hf_saved: bool = True
 
     def special_text_note(self) -> str | None:
         """What :attr:`special_text` means to the user, or None when no line held such text."""
@@ -65,7 +67,8 @@ class VerifyReport:
         """This report, or :class:`ExportMismatch` naming the exported ``path`` if the ids or texts
         differ (one line, as the command line prints errors)."""
         if not self.ok:
-            raise ExportMismatch(f"{path} does not reproduce the native tokenizer: {self.summary(sep='; ')}")
+            unsaved = "" if self.hf_saved else " (so the Hugging Face files were not saved; vocab.json was)"
+            raise ExportMismatch(f"{path} does not reproduce the native tokenizer{unsaved}: {self.summary(sep='; ')}")
         return self
 
 
@@ -161,8 +164,9 @@ def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text
     of ``corpus`` (at most ``max_bytes`` of them; the first always, cut to ``max_bytes``), in about the time of the
     longer one: the check runs on a second thread from the bytes of ``tokenizer.json``
     while ``vocab.json`` is built and the save is written (both encoders release the GIL).
-    The files are saved either way; the report says whether they match (its :meth:`VerifyReport.check`
-    raises :class:`ExportMismatch` if not)."""
+    Where they differ, ``vocab.json`` is saved alone: a ``tokenizer.json`` known to give other ids
+    is no file to leave for transformers to load. The report says whether they match (its
+    :meth:`VerifyReport.check` raises :class:`ExportMismatch` if not)."""
     from tokenizers import Tokenizer
 
     from wwho.background import Background
@@ -184,6 +188,10 @@ def save_verified(tok, directory: str | Path, corpus, *, text_field: str = "text
                 report = pool.submit(check, data)
         if report is None:
             raise ExportMismatch(f"{path}: this vocabulary has no Hugging Face export to check (it uses [UNK])")
+        result = report.result()
+        if not result.ok:
+            files = {"vocab.json": files["vocab.json"]}
+            result.hf_saved = False
         save_files(directory, files, kind="sgpe")
-        return report.result()
+        return result
 
