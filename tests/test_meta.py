@@ -382,11 +382,18 @@ def edit_config(directory, **changes):
     (directory / "wwho-manifest.json").unlink()
 
 
-def test_sha256_mismatch_is_a_clear_error(meta, tmp_path):
+def test_sha256_mismatch_is_a_clear_error(meta, tmp_path, monkeypatch):
     meta.save(tmp_path)
     edit_config(tmp_path, tiktoken_sha256="0" * 64)
     with pytest.raises(VocabError, match=f"sha256 0{{64}}.*{O200K_SHA256}"):
         MetaTokenizer.load(tmp_path)
+    # the ranks file is named as the loader found it (it said "tiktoken's cache", which was never read)
+    monkeypatch.delenv("WWHO_TIKTOKEN_FILE_O200K_BASE", raising=False)
+    monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
+    with pytest.raises(VocabError, match=re.escape(f"the ranks in use ({O200K_FILE}, from WWHO_TIKTOKEN_FILE)")):
+        MetaTokenizer.load(tmp_path)
+    with pytest.raises(VocabError, match=re.escape(f"the ranks in use ({O200K_FILE}, from tiktoken_file)")):
+        MetaTokenizer.load(tmp_path, tiktoken_file=O200K_FILE)
 
 
 def test_wrong_ranks_file_is_a_clear_error(meta, tmp_path):

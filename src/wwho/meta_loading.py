@@ -41,7 +41,10 @@ def load_parts(directory: str | os.PathLike,
         except VocabError as exc:
             raise VocabError(f"{path}: needs the tiktoken encoding {brief(name)}: {exc}") from None
     if part.sha256 != config["tiktoken_sha256"]:
-        where = tiktoken_file or "tiktoken's cache"
+        from wwho.tiktoken_file import ranks_file_for
+
+        named = ranks_file_for(name, tiktoken_file)  # the file read, as the loaders choose it
+        where = f"{named[0]}, from {named[1]}" if named else "tiktoken's cache"
         raise VocabError(f"{path}: was made with {name[:80]} ranks of sha256 {config['tiktoken_sha256'][:80]}, but the "
                          f"ranks in use ({where}) have sha256 {part.sha256}; ids would not match")
     if part.n_vocab != config["offset"]:
