@@ -82,7 +82,8 @@ def test_parity_is_lower_is_better_either_way():
     assert parity(cheap, cheap) == 1.0
 
 
-def test_eval_bars_show_short_names(tmp_path, capsys):
+def test_eval_bars_show_short_names(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("wwho.evaluate.BAR_DELAY", 0)  # (a bar is drawn after a second)
     corpus = tmp_path / "deep" / "folder" / "si" / "c.txt"
     corpus.parent.mkdir(parents=True)
     evaluate(_by_char(str(tmp_path / "models" / "mine")), ["ab"] * 3, corpus=str(corpus), progress=True)

@@ -18,6 +18,9 @@ def test_unknown_specs_are_clear_errors(tmp_path):
         load_spec("no-such-thing")
     with pytest.raises(VocabError, match="HF tokenizers cannot load"):
         bad = tmp_path / "t.json"
+        bad.write_text('{"model": {"type": "Nonesuch"}}')
+        load_spec(f"hf:{bad}")
+    with pytest.raises(VocabError, match=r"t.json: not a tokenizer.json \(no 'model' object\)"):
         bad.write_text("{}")
         load_spec(f"hf:{bad}")
     with pytest.raises(VocabError, match="absent.model: no such SentencePiece model"):

@@ -64,7 +64,8 @@ def test_latin_text_has_no_syllables_but_clusters():
 
 @pytest.mark.parametrize(("corpus", "shown"), [("flores.txt", "words on flores.txt:"),
                                                ("data/si/flores.txt", "words on si/flores.txt:")])
-def test_the_progress_bar_names_the_corpus_and_its_folder(capsys, corpus, shown):
+def test_the_progress_bar_names_the_corpus_and_its_folder(capsys, monkeypatch, corpus, shown):
+    monkeypatch.setattr("wwho.evaluate.BAR_DELAY", 0)  # (a bar is drawn after a second)
     evaluate(by_words(), ["a b"], corpus=corpus, progress=True)
     err = capsys.readouterr().err
     assert shown in err and "on /" not in err
@@ -234,25 +235,65 @@ def test_a_corpus_or_tokenizer_given_twice_is_refused(tmp_path):
     assert "tokenizer tiktoken:o200k_base is given twice" in message
 
 
-def test_a_corpus_without_text_is_refused(tmp_path):
+def test_a_corpus_without_text_is_refused(tmp_path, monkeypatch):
     """Not measured: not lossless 0.0% and rates of 0.00 over no text."""
+    monkeypatch.setattr("wwho.evaluate.load_spec", lambda spec, pattern=None: by_char())
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "blank.txt").write_text("\n\r\n\n")
     (tmp_path / "good.txt").write_text("text\n")
     for name in ("empty.txt", "blank.txt"):
         corpus = tmp_path / name
         with pytest.raises(CorpusError, match=f"{name}: no text to measure"):
-            evaluate_all(["hf:x"], [str(corpus)])
+            evaluate_all(["chars"], [str(corpus)])
         with pytest.raises(CorpusError, match=f"{name}: no text to measure"):
-            evaluate_all(["hf:x"], [str(tmp_path / "good.txt")], parity_with=str(corpus))
+            evaluate_all(["chars"], [str(tmp_path / "good.txt")], parity_with=str(corpus))
 
 
-def test_lines_counts_the_non_empty_lines(tmp_path):
-    from wwho.evaluate import read_lines
-
+def test_lines_counts_the_non_empty_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr("wwho.evaluate.load_spec", lambda spec, pattern=None: by_char())
     corpus = tmp_path / "c.txt"
     corpus.write_text("a\n\n   \nb\n")
-    assert read_lines(corpus) == ["a", "   ", "b"]  # an empty line is no line; one of spaces is
+    (m,) = evaluate_all(["chars"], [str(corpus)])
+    assert (m.lines, m.chars) == (3, 5)  # an empty line is no line; one of spaces is
+
+
+def test_a_misspelt_tokenizer_is_refused_before_any_corpus_is_read(tmp_path):
+    """Every corpus was read whole first (a 151 MB one in a second), then a typo in a SPEC refused."""
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\n")
+    with pytest.raises(VocabError, match="tiktokn"):
+        evaluate_all(["tiktokn:o200k_base"], [str(bad)])
+
+
+def test_each_tokenizer_reads_the_corpus_again_and_the_same_text(tmp_path, monkeypatch):
+    """Corpora are read a line at a time for each tokenizer, not held whole (a corpus cost its size
+    in memory, and several corpora their sum); a corpus that changes between two tokenizers' passes
+    would give rows of other texts, and is refused."""
+    corpus, reference = tmp_path / "c.txt", tmp_path / "r.txt"
+    corpus.write_text("ab\ncd\n")
+    reference.write_text("x\ny\n")
+    read = []
+
+    def counting(name, on_first=None):
+        tok = by_char()
+        encode = tok.encode
+
+        def counted(text):
+            read.append((name, text))
+            if on_first is not None and len(read) == 5:  # B's first line: its pass over the reference
+                on_first()
+            return encode(text)
+        return Evaluated(name, counted, tok.decode, tok.is_fallback, tok.vocab_size)
+
+    specs = {"A": counting("A"), "B": counting("B")}
+    monkeypatch.setattr("wwho.evaluate.load_spec", lambda spec, pattern=None: specs[spec])
+    rows = evaluate_all(["A", "B"], [str(corpus)], parity_with=str(reference))
+    assert [r.tokens for r in rows] == [4, 4] and [r.parity for r in rows] == [2.0, 2.0]
+    assert read == [(t, line) for t in "AB" for line in ("x", "y", "ab", "cd")]
+    read.clear()
+    specs["B"] = counting("B", on_first=lambda: corpus.write_text("ab\ncd\nef\n"))
+    with pytest.raises(CorpusError, match="c.txt: changed while the tokenizers were measured on it"):
+        evaluate_all(["A", "B"], [str(corpus)], parity_with=str(reference))
 
 
 def test_names_with_line_ends_stay_on_one_line(tmp_path):
@@ -520,3 +561,43 @@ def test_one_tokenizer_has_one_vocab_size_however_it_is_named(spec_zoo, monkeypa
 
     ranks = load_tiktoken_bpe(str(O200K_FILE))  # tiktoken's own reader: 199,998 ranks, and two specials
     assert named == filed == len(ranks) + 2
+
+
+def test_a_pattern_no_tokenizer_takes_is_refused_not_ignored(spec_zoo):
+    """``--pattern`` was dropped in silence for ``tiktoken:``, ``hf:`` and ``spm:`` SPECs (and a
+    ``tiktoken:PATH`` of one's own was refused for want of the pattern it was given)."""
+    for kind in ("hf tokenizer.json", "spm", "tiktoken"):
+        if kind in spec_zoo:
+            with pytest.raises(VocabError, match="pattern"):
+                load_spec(spec_zoo[kind], pattern="gpt2")
+    if ".tiktoken file" in spec_zoo:  # the file's regex is o200k's own: given as another, it is the one used
+        ids = load_spec(f"tiktoken:{spec_zoo['.tiktoken file']}", pattern="gpt2").encode("Hello world's 12345")[0]
+        assert ids != load_spec("tiktoken:o200k_base").encode("Hello world's 12345")[0]
+
+
+def test_eval_reads_the_text_field_it_is_told(tmp_path, monkeypatch):
+    """``--text-field``, which the JSONL errors of ``wwho eval`` told users to give, and it lacked."""
+    monkeypatch.setattr("wwho.evaluate.load_spec", lambda spec, pattern=None: by_char())
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"body": "ab c"}\n{"body": "d"}\n')
+    (m,) = evaluate_all(["chars"], [str(corpus)], text_field="body")
+    assert (m.lines, m.chars, m.words) == (2, 5, 3)
+    with pytest.raises(CorpusError, match="no field 'text' \\(use --text-field"):
+        evaluate_all(["chars"], [str(corpus)])
+
+
+def test_eval_refuses_a_plot_of_too_many_bars_and_a_json_that_is_no_tokenizer(tmp_path):
+    from wwho.cli.eval import MAX_PLOT_BARS
+
+    corpora = []
+    for i in range(MAX_PLOT_BARS + 1):
+        corpora.append(tmp_path / f"c{i}.txt")
+        corpora[-1].write_text("x\n")
+    message = one_line_error(run_wwho("eval", "--quiet", "--corpus", *corpora, "--tokenizer", "o200k_base",
+                                      "--plot", tmp_path / "p.png"))
+    assert f"{MAX_PLOT_BARS + 1:,} bars, more than the {MAX_PLOT_BARS}" in message
+    assert not (tmp_path / "p.png").exists()
+    notok = tmp_path / "notok.json"
+    notok.write_text('{"a": 1}')
+    with pytest.raises(VocabError, match="not a tokenizer.json \\(no 'model' object\\)"):
+        load_spec(f"hf:{notok}")

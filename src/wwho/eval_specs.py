@@ -67,7 +67,11 @@ def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
 def _load_spec(spec: str, pattern: str | None) -> Evaluated:
     kind, _, rest = spec.partition(":")
     if kind == "tiktoken" and rest:
-        return _tiktoken(rest)
+        return _tiktoken(rest, pattern)
+    if kind in ("hf", "spm") and rest and pattern is not None:  # it would be ignored, in silence
+        raise VocabError(f"{printable(spec)}: --pattern (pattern=) is for a .tiktoken file of your own; an "
+                         f"{'HF tokenizer.json' if kind == 'hf' else 'SentencePiece model'} names its own "
+                         "pre-tokenizer")
     if kind == "hf" and rest:
         return _hf(rest, spec)
     if kind == "spm" and rest:
@@ -200,12 +204,13 @@ def _known_cuts(tok) -> Callable[[str, Sequence[int]], int] | None:
     return count
 
 
-def _tiktoken(name: str) -> Evaluated:
+def _tiktoken(name: str, pattern: str | None = None) -> Evaluated:
     """A tiktoken encoding by name, read offline as ``ByteBPE.from_tiktoken`` reads it (the ranks
-    file from ``WWHO_TIKTOKEN_FILE`` or tiktoken's cache) and encoded by the core: tiktoken's ids."""
+    file from ``WWHO_TIKTOKEN_FILE`` or tiktoken's cache) and encoded by the core: tiktoken's ids.
+    ``pattern``: the regex of a ``.tiktoken`` file of one's own (a known name refuses one)."""
     from wwho.bytelevel import ByteBPE
 
-    enc = ByteBPE.from_tiktoken(name)
+    enc = ByteBPE.from_tiktoken(name, pattern=pattern)
     token_bytes = enc.token_bytes
 
     def encode(text: str):
@@ -231,6 +236,9 @@ def _hf(path: str, name: str) -> Evaluated:
     except (ValueError, RecursionError):
         data = None  # (HF's own error names it)
     model = data.get("model") if isinstance(data, dict) else None
+    if data is not None and not isinstance(model, dict):  # JSON, but no tokenizer: said so, not HF's parse error
+        raise VocabError(f"{printable(path)}: not a tokenizer.json (no 'model' object); hf:PATH takes the "
+                         "tokenizer.json of HF tokenizers")
     return _hf_object(hf_tokenizer(text, model, printable(path)), name)
 
 

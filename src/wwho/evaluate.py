@@ -26,7 +26,7 @@ This module does not load tokenizers (:mod:`wwho.eval_specs` does) or print: out
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,6 +35,10 @@ from wwho.cut_structure import line_structure
 from wwho.errors import CorpusError, TokenizerError, WwhoError, WwhoWarning, printable
 from wwho.eval_specs import Evaluated, load_spec
 from wwho.notices import warn
+
+#: Seconds before a corpus's progress bar is drawn: a bad line found at once is then the one line
+#: said, with no bar before it (the corpora are read as they are measured).
+BAR_DELAY = 1.0
 
 
 @dataclass
@@ -108,7 +112,7 @@ def evaluate(tok: Evaluated, lines: Iterable[str], *, corpus: str = "", progress
     # The file and its folder (si/flores200-devtest.txt: the language), not "/name" for a bare name.
     shown_corpus = f"{where.parent.name}/{where.name}" if where.parent.name else where.name
     shown = printable(f"{Path(tok.name).name or tok.name} on {shown_corpus}")
-    for line in progress_bar(lines, desc=shown, unit="line", disable=not progress, leave=False):
+    for line in progress_bar(lines, desc=shown, unit="line", disable=not progress, leave=False, delay=BAR_DELAY):
         try:
             ids, ends = tok.encode(line)
         except Exception as exc:  # a peer failing on a line is reported with the line
@@ -153,17 +157,37 @@ def parity(metrics: Metrics, reference: Metrics) -> float | None:
     return high / low if low else None
 
 
-def read_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
-    """The corpus's lines, empty lines left out (as every corpus reader does); a corpus with none
-    is a :class:`CorpusError`: rates over no text would read as measured zeros."""
-    from wwho.corpus import iter_documents
+class _Corpus:
+    """A corpus read again for each tokenizer, a line at a time (its memory is a line's, not the
+    corpus's), with empty lines left out as every corpus reader does; refused where its files differ
+    from those the first tokenizer read, so that every row measures the same text."""
 
-    # every line counts (parity pairs corpora line by line): a bad one is fixed, not skipped
-    lines = list(iter_documents(path, max_line_bytes=max_line_bytes,
-                                bad_line_hint="every line is measured: fix or remove it"))
-    if not lines:
-        raise CorpusError(f"{printable(str(path))}: no text to measure (the corpus is empty or has only empty lines)")
-    return lines
+    def __init__(self, name: str, max_line_bytes: int, text_field: str) -> None:
+        self.name, self.max_line_bytes, self.text_field = name, max_line_bytes, text_field
+        self.files: list[tuple[Path, tuple[int, int, int] | None]] | None = None
+
+    def lines(self) -> Iterator[str]:
+        from wwho.corpus import file_stamp, iter_documents
+        from wwho.corpus_files import resolve_paths
+
+        files = [(path, file_stamp(path)) for path in resolve_paths(self.name)]
+        if self.files is None:
+            self.files = files
+        elif files != self.files:
+            raise CorpusError(f"{printable(self.name)}: changed while the tokenizers were measured on it (written "
+                              "to, or files added or removed), so their rows would measure other texts: "
+                              "measure again once it is written")
+        # every line counts (parity pairs corpora line by line): a bad one is fixed, not skipped
+        yield from iter_documents([path for path, _ in files], max_line_bytes=self.max_line_bytes,
+                                  text_field=self.text_field, bad_line_hint="every line is measured: fix or remove it")
+
+
+def _measured(tok: Evaluated, corpus: _Corpus, *, progress: bool = False) -> Metrics:
+    m = evaluate(tok, corpus.lines(), corpus=corpus.name, progress=progress)
+    if not m.lines:  # rates over no text would read as measured zeros
+        raise CorpusError(f"{printable(corpus.name)}: no text to measure (the corpus is empty or has only "
+                          "empty lines)")
+    return m
 
 
 def check_unique(names: Sequence[str], what: str) -> None:
@@ -191,28 +215,28 @@ def _identity(name: str) -> str:
 
 def evaluate_all(specs: Sequence[str], corpora: Sequence[str], *, parity_with: str | None = None,
                  progress: bool = False, max_line_bytes: int = MAX_LINE_BYTES,
-                 pattern: str | None = None) -> list[Metrics]:
+                 pattern: str | None = None, text_field: str = "text") -> list[Metrics]:
     """Every tokenizer on every corpus (and its parity when ``parity_with`` is given).
-    ``pattern``: the pre-tokenizer of ``.tiktoken`` files that are not a known encoding. A corpus or
+    ``pattern``: the pre-tokenizer of ``.tiktoken`` files that are not a known encoding;
+    ``text_field``: the field of JSONL corpora that holds the text. A corpus or
     tokenizer given twice, and a corpus with no text, are errors."""
     check_max_line_bytes(max_line_bytes)
     check_unique(corpora, "corpus")
     check_unique(specs, "tokenizer")
-    texts = {c: read_lines(c, max_line_bytes=max_line_bytes) for c in corpora}
-    reference = read_lines(parity_with, max_line_bytes=max_line_bytes) if parity_with else None
-    if reference is not None:
-        for corpus, lines in texts.items():
-            if len(lines) != len(reference):  # asked for, and not given: said, not left to a null
-                warn(f"no parity for {printable(corpus)}: it has {len(lines):,} lines and "
-                     f"{printable(parity_with)} has {len(reference):,}; parity needs line-aligned "
-                     f"corpora (the same sentences, line by line)", WwhoWarning)
-    tokenizers = [load_spec(s, pattern=pattern) for s in specs]
-    results = []
+    tokenizers = [load_spec(s, pattern=pattern) for s in specs]  # (a misspelt one before any corpus is read)
+    texts = [_Corpus(c, max_line_bytes, text_field) for c in corpora]
+    reference = _Corpus(parity_with, max_line_bytes, text_field) if parity_with else None
+    results, unaligned = [], set()
     for tok in tokenizers:
-        ref = evaluate(tok, reference, corpus=str(parity_with)) if reference is not None else None
-        for corpus, lines in texts.items():
-            m = evaluate(tok, lines, corpus=corpus, progress=progress)
+        ref = _measured(tok, reference) if reference is not None else None
+        for corpus in texts:
+            m = _measured(tok, corpus, progress=progress)
             if ref is not None and m.lines == ref.lines:
                 m.parity = parity(m, ref)
+            elif ref is not None and corpus.name not in unaligned:  # asked for, and not given: said, not left to a null
+                unaligned.add(corpus.name)
+                warn(f"no parity for {printable(corpus.name)}: it has {m.lines:,} lines and "
+                     f"{printable(parity_with)} has {ref.lines:,}; parity needs line-aligned "
+                     f"corpora (the same sentences, line by line)", WwhoWarning)
             results.append(m)
     return results

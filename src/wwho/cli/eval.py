@@ -49,6 +49,8 @@ PLOTTED = ["fertility", "bytes_per_token", "cluster_cut_rate", "syllable_cut_rat
 #: metrics that are shares: plotted as percentages, as the table prints them
 RATES = {"cluster_cut_rate", "syllable_cut_rate", "fallback_rate", "lossless_rate"}
 UNMEASURED = "n/m"  # written where a bar would be for a value that was not measured
+#: The most bars (corpora x tokenizers) a --plot draws: its width grows with them.
+MAX_PLOT_BARS = 120
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -64,6 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "an existing file needs --force)")
     add_force(p)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
+    p.add_argument("--text-field", default=None,
+                   help="JSONL field holding the text (default 'text'); given, every corpus file must be "
+                        "JSONL by its name (.jsonl, .ndjson)")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
                    help=LINE_HELP.split(";")[0] + "; a longer line is an error")
@@ -74,7 +79,15 @@ def run(args: argparse.Namespace) -> int:
     from wwho.evaluate import evaluate_all  # here: `wwho --version` does without wwho.evaluate
 
     require_stdout()  # closed: said before the work, not after
+    from wwho.cli.options import text_field
+
+    args.text_field = text_field(args.text_field, [*args.corpus, *filter(None, [args.parity_with])])
     if args.plot:
+        bars = len(args.corpus) * len(args.tokenizer)
+        if bars > MAX_PLOT_BARS:  # its image grew with them: 3,000 corpora drew 528,000 pixels wide in 7 GB
+            raise WwhoError(f"--plot draws a bar for each corpus and tokenizer: {len(args.corpus):,} x "
+                            f"{len(args.tokenizer):,} is {bars:,} bars, more than the {MAX_PLOT_BARS} one image "
+                            "shows; plot fewer at a time, or plot the --json output yourself")
         if Path(args.plot).suffix.lower() != ".png":  # (PNG bytes under another name, before)
             raise WwhoError(f"--plot {printable(args.plot)}: the plot is a PNG image; give a file name ending in "
                             ".png, such as plot.png")
@@ -86,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     use_tiktoken_file(args)
     try:
         results = evaluate_all(tiktoken_specs(args.tokenizer), args.corpus, parity_with=args.parity_with,
-                               progress=not args.quiet, max_line_bytes=args.max_line_bytes, pattern=args.pattern)
+                               progress=not args.quiet, max_line_bytes=args.max_line_bytes, pattern=args.pattern,
+                               text_field=args.text_field)
     except WwhoError as exc:
         raise one_line(exc) from None
     if args.plot:  # first: a plot that cannot be written is an error with nothing printed
