@@ -436,6 +436,52 @@ def test_fork_while_another_thread_imports_a_module_of_wwho(phase):
     assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])
 
 
+#: A child forked while another thread is in its first ``import wwho``, held (at most a second) in the
+#: run of a module that import makes: wwho.cli (argparse, the Ctrl-C guard) or logging.
+FIRST_IMPORT_OF_WWHO = """
+import importlib.util, os, signal, sys, threading
+module, parent, started = {module!r}, os.getpid(), threading.Event()
+class _Slow:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != module or os.getpid() != parent:
+            return None
+        sys.meta_path.remove(_Slow)
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+        def held(made):
+            started.set()
+            threading.Event().wait(1.0)  # the fork is made meanwhile; it waits for this import
+            return run(made)
+        spec.loader.exec_module = held
+        return spec
+sys.meta_path.insert(0, _Slow)
+first = threading.Thread(target=lambda: __import__("wwho"))
+first.start()
+started.wait()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(20)
+    import wwho
+    os._exit(0 if wwho.available_scripts() else 3)
+_, status = os.waitpid(pid, 0)
+first.join()
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.parametrize("module", ["wwho.cli", "logging"])
+def test_fork_during_another_threads_first_import_of_wwho(module):
+    """wwho's fork hooks were registered after it imported its command-line package (argparse and
+    logging with it, some 20 ms): a child forked meanwhile found the wwho package's import lock
+    copied held, and waited for ever at its own ``import wwho``. They are now registered first."""
+    done = run_child(FIRST_IMPORT_OF_WWHO.format(module=module), timeout=90)
+    assert done.returncode == 0 and done.stdout.split() == ["0"], (done.stdout, done.stderr[-3000:])
+    # logging, imported while the fork waited, registered its after-fork hook too late for its before
+    # one: it released a lock it had not taken ("Exception ignored ... cannot release un-acquired lock")
+    assert "Exception ignored" not in done.stderr, done.stderr[-3000:]
+
+
 #: A library whose module, like a C extension's, can be run once per process, and a Ctrl-C that lands
 #: inside its first import (from the main thread, through wwho.imports).
 CTRL_C_IN_AN_IMPORT = r"""

@@ -7,12 +7,17 @@ imported on first use (PEP 562): ``import wwho`` loads only the compiled core, s
 before.
 """
 
-# First: for the `wwho` command, Ctrl-C during the imports below is one line and exit 130 (the import
-# installs that guard; for a program importing wwho it does nothing).
-from wwho.cli import interrupts as _interrupts  # noqa: F401
+# First, for the `wwho` command, Ctrl-C during the imports below is one line and exit 130 (these
+# imports install that guard; for a program importing wwho they do nothing).
+from wwho import startup as _startup  # noqa: F401
 
 # isort: split
-from wwho import imports as _imports  # noqa: F401 (its fork handler: a child forgets wwho imports under way)
+# Then the fork handlers: a fork while another thread imports wwho waits for that import (a child
+# forked before them, while argparse or a module of wwho's was half imported, waited for ever).
+from wwho import imports as _imports  # noqa: F401
+
+# isort: split
+from wwho.cli import interrupts as _interrupts  # noqa: F401
 
 # isort: split
 import importlib

@@ -30,21 +30,12 @@ library can still wait for it, CPython's documented hazard of ``fork`` with thre
 tokenizers before forking, or start workers with ``spawn``/``forkserver``.
 """
 
-from __future__ import annotations
-
-import contextlib
-import importlib
-
-# Before-fork hooks run last registered first. logging's takes its own lock, which an import under
-# way may need (gguf's calls logging.getLogger): imported first, so that this module's hook,
-# registered after logging's, waits for such an import before logging's hook takes that lock
-# (otherwise the fork would stall for the whole wait, then the child hang in gguf's import).
-import logging  # noqa: F401
+# (Only what the fork handlers need, before they are registered: no `from __future__` import, no
+# contextlib, importlib or logging, which a program may not have loaded yet; see the end.)
 import os
 import sys
 import threading
 import time
-from types import ModuleType
 
 #: The longest a fork waits for an import under the lock, in seconds.
 FORK_WAIT = 10.0
@@ -58,15 +49,40 @@ def _before_fork() -> None:
     :data:`_lock` (numpy, :mod:`wwho.arrays`, gguf) or not (a stdlib or wwho module that a first
     constructor, syllabify or training imports), so that the child finds no module lock copied
     held. The lock is not held while it waits for the others: an import under way may itself ask
-    for it."""
+    for it. (The first of one fork's calls does this: see :func:`_register`.)"""
+    depth = getattr(_fork, "depth", 0)
+    _fork.depth = depth + 1
+    if depth:
+        return
+    had_logging = _imported("logging")
     deadline = time.monotonic() + FORK_WAIT
     while True:
         held = _lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
         if not held or not _imports_of_other_threads() or time.monotonic() >= deadline:
             _fork.held = held
-            return
+            break
         _lock.release()
         time.sleep(0.001)
+    if not had_logging and _imported("logging"):
+        _take_logging_lock()
+
+
+def _imported(name: str) -> bool:
+    """Whether module ``name`` is imported whole (not under way: it is in ``sys.modules`` from the
+    start of its import)."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
+
+
+def _take_logging_lock() -> None:
+    """What logging's before-fork hook does, for a fork during whose wait another thread imported
+    logging (wwho's own first import does): the fork's before-hooks were chosen when it started,
+    its after-hooks when they run, so logging's after-hook, registered meanwhile, would release a
+    lock its before-hook never took ("cannot release un-acquired lock", printed by the fork)."""
+    logging = sys.modules["logging"]
+    take = getattr(logging, "_prepareFork", None) or getattr(logging, "_acquireLock", None)  # 3.13+, before
+    if callable(take):
+        take()
 
 
 def _imports_of_other_threads() -> bool:
@@ -74,9 +90,7 @@ def _imports_of_other_threads() -> bool:
     ``_bootstrap._module_locks``, each recording its owner; an interpreter that keeps them otherwise:
     False)."""
     try:
-        from importlib import _bootstrap
-
-        refs = list(_bootstrap._module_locks.values())
+        refs = list(_bootstrap()._module_locks.values())
     except (ImportError, AttributeError):
         return False
     except RuntimeError:  # changed while read: an import is starting or ending
@@ -90,14 +104,22 @@ def _imports_of_other_threads() -> bool:
     return False
 
 
+def _last_after_fork() -> bool:
+    """Whether this is the last of one fork's after-hook calls (see :func:`_register`)."""
+    _fork.depth = max(0, getattr(_fork, "depth", 1) - 1)
+    return not _fork.depth
+
+
 def _after_fork_in_parent() -> None:
-    if getattr(_fork, "held", False):
+    if _last_after_fork() and getattr(_fork, "held", False):
         _fork.held = False
         _lock.release()
 
 
 def _after_fork_in_child() -> None:
     global _lock
+    if not _last_after_fork():
+        return
     _lock = threading.RLock()  # the forking thread's hold is the child's own: a fresh lock is simpler
     _fork.held = False
     _forget_imports_of_other_threads()
@@ -111,9 +133,7 @@ def _forget_imports_of_other_threads() -> None:
     ``_bootstrap._module_locks`` (a lock records the thread holding it); where an interpreter keeps
     them otherwise, nothing is done."""
     try:
-        from importlib import _bootstrap
-
-        locks = _bootstrap._module_locks
+        locks = _bootstrap()._module_locks
     except (ImportError, AttributeError):
         return
     me = threading.get_ident()  # the forking thread, the child's only one
@@ -130,9 +150,39 @@ def _forget_imports_of_other_threads() -> None:
             del sys.modules[name]  # half run: its code stopped with the thread
 
 
-# (logging is imported above: see there)
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                    after_in_child=_after_fork_in_child)
+def _bootstrap():
+    """importlib's bootstrap module (``importlib._bootstrap``), which the interpreter loads before
+    anything: found without importing :mod:`importlib` inside a fork's hook."""
+    module = sys.modules.get("_frozen_importlib")
+    if module is None:
+        from importlib import _bootstrap as module
+    return module
+
+
+def _register() -> None:
+    """The hooks, registered once more. One fork calls each registration's: the first before-hook
+    call waits, the last after-hook call (in the parent, in the child) undoes it; the calls between
+    only count (``_fork.depth``)."""
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
+
+
+# At once, before the imports below or any other of wwho's: a fork while another thread has begun
+# to import wwho waits for that import, where a child forked before the hooks were registered found
+# a module lock of wwho's (or argparse's) copied held, and waited for ever at its own import.
+_register()
+if "logging" not in sys.modules:
+    # Before-fork hooks run last registered first. logging's takes its own lock, which an import
+    # under way may need (gguf's calls logging.getLogger): registered again after logging's, this
+    # module's hook waits for such an import before logging's takes that lock (otherwise the fork
+    # would stall for the whole wait, then the child hang in gguf's import).
+    import logging  # noqa: F401
+
+    _register()
+
+import contextlib  # noqa: E402 (after the registration: see above)
+import importlib  # noqa: E402
+from types import ModuleType  # noqa: E402
 
 
 def import_module(name: str) -> ModuleType:

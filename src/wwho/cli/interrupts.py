@@ -3,7 +3,8 @@
 An interrupt can arrive at five kinds of moment, and each is handled here once:
 
 * while Python imports wwho (before :func:`wwho.cli.main` runs):
-  ``wwho/__init__.py`` imports this module first, and importing it calls :func:`guard_startup`,
+  ``wwho/__init__.py`` imports :mod:`wwho.startup` first (its guard needs nothing Python has not
+  loaded), then wwho's fork handlers, then this module, and importing it calls :func:`guard_startup`,
   which, when the process is the ``wwho`` command (the console script or ``python -m wwho``),
   makes an uncaught ``KeyboardInterrupt`` print the line and exit 130 instead of a traceback,
   and so does one that Python would drop because it was raised in a finalizer run by the
@@ -50,52 +51,14 @@ from __future__ import annotations
 import os
 import sys
 
-MESSAGE = "wwho: interrupted"
-#: The exit code of an interrupted command (128 + SIGINT), as shells report it.
-EXIT_CODE = 130
+from wwho.startup import EXIT_CODE, MESSAGE
+from wwho.startup import interrupted as _interrupted
+from wwho.startup import is_command as _is_command
+
 #: The other signals that end a verb as Ctrl-C does: their line (the exit code is 128 + the number).
 ENDINGS = {"SIGTERM": "wwho: terminated", "SIGHUP": "wwho: hung up"}
 
-
-def _is_command() -> bool:
-    """Whether this process is the ``wwho`` command: its console script, or ``python -m wwho``."""
-    argv = list(getattr(sys, "orig_argv", []) or [])
-    for i, arg in enumerate(argv[:-1]):
-        if arg == "-m":
-            return argv[i + 1] == "wwho"
-    if any(arg == "-mwwho" for arg in argv):
-        return True
-    name = os.path.basename(sys.argv[0]) if sys.argv else ""
-    return name in ("wwho", "wwho.exe", "wwho-script.py")
-
-
-def _interrupted(value: BaseException | None) -> bool:
-    """Whether ``value`` is a KeyboardInterrupt or was raised while handling one: Python wraps one
-    that lands in a class's ``__set_name__`` (``functools.cached_property``, during an import) in
-    a ``RuntimeError``, its cause."""
-    for _ in range(16):  # (a chain is short; a bound, not a set, keeps this free of imports)
-        if value is None:
-            return False
-        if isinstance(value, KeyboardInterrupt):
-            return True
-        value = value.__cause__ or value.__context__
-    return False
-
-
-def _early_hook(kind, value, traceback) -> None:
-    # Ctrl-C during the imports just below (milliseconds in which guard_startup is not yet
-    # installed): the line and 130, with nothing but the modules Python started with.
-    if _interrupted(value):
-        sys.stderr.write(MESSAGE + "\n")
-        sys.stderr.flush()
-        os._exit(EXIT_CODE)
-    sys.__excepthook__(kind, value, traceback)
-
-
-if _is_command():
-    sys.excepthook = _early_hook
-
-import _thread  # noqa: E402 (after the early guard, which they would otherwise delay)
+import _thread  # noqa: E402
 import atexit  # noqa: E402
 import contextlib  # noqa: E402
 import signal  # noqa: E402
@@ -114,8 +77,8 @@ _last = False  # the exit handler of guard_startup is the process's last one
 
 
 class State:
-    """What the handler saw during one ``main``. (A plain class: this module is imported first of
-    all wwho, and only what Python loads anyway is imported here, to start guarding sooner.)"""
+    """What the handler saw during one ``main``. (A plain class: this module is imported early, and
+    imports little, to start guarding sooner.)"""
 
     def __init__(self) -> None:
         self.pid = os.getpid()
