@@ -178,6 +178,12 @@ def test_extend_refuses_a_tiktoken_file_it_would_ignore(tmp_path):
     (["export", "hf", "", "-o", "{out}"], "argument path: an empty path"),
     (["schema", "check", ""], "argument path: an empty path"),
     (["eval", "--corpus", "{bad}", "--tokenizer", "{tok}"], "every line is measured: fix or remove it"),
+    # bytes that are no UTF-8 in an argument (Python holds them as lone surrogates): a traceback
+    # from deep inside training, after the corpus was counted
+    (["train", "--kind", "sgpe", "--vocab-size", "600", "--special", "\udcff", "-o", "{out}", "{corpus}"],
+     "special token '\\udcff' holds a lone surrogate, which is not valid Unicode"),
+    (["train", "--kind", "bytelevel", "--vocab-size", "600", "--pattern", "a\udcff", "-o", "{out}", "{corpus}"],
+     "the pre-tokenizer regex 'a\\udcff' holds a lone surrogate, which is not valid Unicode"),
     # blames the flag, not WWHO_TIKTOKEN_FILE, which the user never set
     (["encode", "--tokenizer", "o200k_base", "--tiktoken-file", "{missing}", "hi"],
      "(from --tiktoken-file): no such file. To fix: point --tiktoken-file at"),

@@ -209,6 +209,9 @@ class Pretokenizer:
         for p in (*self.patterns, *self.byte_patterns):
             if not isinstance(p, str):
                 raise VocabError(f"a pre-tokenizer regex must be a str, not {brief(p)}")
+            if not p.isascii() and any("\ud800" <= c <= "\udfff" for c in p):
+                raise VocabError(f"the pre-tokenizer regex {brief(p)} holds a lone surrogate, which is not valid "
+                                 "Unicode (bytes that are no UTF-8, from the command line?)")
         try:
             compiled = _core.Pretokenizer(list(self.patterns), list(self.byte_patterns))
         except _core.CoreVocabError as exc:

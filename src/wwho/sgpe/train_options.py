@@ -62,9 +62,14 @@ def split_punctuation_option(options: dict) -> bool:
 
 def check_special_tokens(special_tokens: Iterable[str]) -> None:
     """Special tokens must be distinct non-empty strings, given as a list (a single string would be
-    taken as its characters), none of them the text of a byte token (``<0x41>`` decodes to ``A``)."""
+    taken as its characters), none of them the text of a byte token (``<0x41>`` decodes to ``A``) or
+    holding a lone surrogate."""
     tokens = special_token_list(special_tokens)
     for token in tokens:
+        if not token.isascii() and any("\ud800" <= c <= "\udfff" for c in token):
+            # (a vocab.json and a tokenizer.json hold valid Unicode: found before any text is counted)
+            raise VocabError(f"special token {token!r} holds a lone surrogate, which is not valid Unicode "
+                             "(bytes that are no UTF-8, from the command line?)")
         if token in BYTE_TOKENS:
             raise VocabError(f"special token {token!r} is the text of a byte token, which decodes to its byte")
     twice = sorted({t for t in tokens if tokens.count(t) > 1})
