@@ -197,6 +197,7 @@ def test_none_is_no_special_token_on_every_encoder(kinds, kind):
 @pytest.mark.parametrize("special_tokens, words", [
     ("[A]", "not the string '\\[A\\]'"), (["[A]", "[A]"], "lists '\\[A\\]' twice"), ([""], "non-empty strings"),
     (["<0x41>"], "text of a byte token"), (["ශ"], "also an ordinary token"),
+    (5, "must be a list of strings, not 5"), ({"[A]": 1}, "must be a list of strings, not {"),
 ])
 def test_sgpe_training_refuses_special_tokens_its_loader_would_refuse(special_tokens, words):
     """Refused at training: otherwise training and saving succeed and loading the saved directory
@@ -441,3 +442,62 @@ def test_bytes_that_are_no_utf8_are_one_error_class_for_every_decoder(kinds, kin
         assert str(caught.value).startswith("batch[1]: the tokens' bytes" if name == "decode_batch" else
                                             "the tokens' bytes"), (name, str(caught.value))
     assert tok.decode(ids) == "ab\ufffd"
+
+
+def test_a_bad_path_to_save_or_read_is_one_typed_error():
+    """save(None), save(5) and a NUL gave bare TypeError and ValueError; a lone surrogate (no file
+    name) a UnicodeEncodeError from inside, in a save and a load alike; tiktoken_file=5 a bare
+    TypeError; a misspelt unk= a bare ValueError, once the file was looked for."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.errors import VocabError, WriteError
+    from wwho.sgpe import SGPETokenizer
+
+    tok = ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2")
+    for bad, words in [(None, "save takes a path (str or os.PathLike), not None"), (5, "not 5"),
+                       ("a\0b", "holds a NUL character"), ("x\ud800", "holds a lone surrogate")]:
+        with pytest.raises(WriteError, match=re.escape(words)):
+            tok.save(bad)
+        with pytest.raises(WriteError, match=re.escape(words)):
+            _sgpe().save(bad)
+    for load in _loaders().values():
+        with pytest.raises(VocabError, match="holds a lone surrogate, which no file name does"):
+            load("x\ud800")
+    with pytest.raises(VocabError, match=re.escape("tiktoken_file= takes a path (str or os.PathLike), not 5")):
+        ByteBPE.from_tiktoken("o200k_base", tiktoken_file=5)
+    with pytest.raises(VocabError, match="unk must be 'bytes' or 'token', not 'nope'"):
+        SGPETokenizer.load("/no/such/vocab.json", unk="nope")
+
+
+def test_small_api_misuse_is_a_typed_error(kinds):
+    """describe(top=None) and top=1.5 raised from inside, top=-1 printed every token; join_segments
+    of anything but segments, and MetaVocab's token lookup of a list, raised bare errors."""
+    import wwho
+    from wwho.errors import WrongTypeError
+
+    for kind in ("bytelevel", "sgpe", "meta"):
+        if kind not in kinds:
+            continue
+        for bad in (None, 1.5, True):
+            with pytest.raises(WrongTypeError, match="top must be a whole number of 0 or more"):
+                kinds[kind].describe(top=bad)
+        with pytest.raises(TokenizerError, match="top must be a whole number of 0 or more, not -1"):
+            kinds[kind].describe(top=-1)
+    for bad in (None, ["a"], "text"):
+        with pytest.raises(WrongTypeError, match="join_segments takes"):
+            wwho.join_segments(bad)
+    text = "ශ්‍රී ලංකාව and ok"
+    assert wwho.join_segments(wwho.segment(text)) == text
+    if "meta" in kinds:
+        vocab = kinds["meta"].vocab
+        with pytest.raises(WrongTypeError, match="an SGPE token is a str, not list"):
+            vocab.encode_sgpe_token(["a"])
+        assert type(vocab.sgpe_id(np.int64(vocab.offset + 1))) is int
+
+
+def test_equal_schemas_hash_alike():
+    """A frozen dataclass promises a hash; its dict fields made hash() a bare TypeError."""
+    import wwho
+
+    path = "src/wwho/schemas/sinhala.json"
+    a, b = wwho.load_schema(path), wwho.load_schema(path)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1

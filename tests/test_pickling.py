@@ -280,3 +280,56 @@ def test_an_altered_meta_pickle_is_a_vocab_error(kinds):
     with pytest.raises(VocabError, match="a pickled MetaTokenizer: its tiktoken part does not agree"):
         pickle.loads(pickle.dumps(Altered()))
     assert pickle.loads(pickle.dumps(meta)).encode("hello ශ්‍රී") == meta.encode("hello ශ්‍රී")
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel", "binary"])
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "copy"])
+def test_a_subclass_comes_back_as_itself(kinds, kind, how):
+    """A subclass's copy came back as the base class, losing its methods (tiktoken keeps an
+    Encoding subclass); like tiktoken's, the copy does not carry attributes set on the instance."""
+    tok = get(kinds, kind)
+    mine = type(f"My{type(tok).__name__}", (type(tok),), {"mine": lambda self: "mine"})
+    # (the pickle finds the class by name, as it finds any class a program defines)
+    globals()[mine.__name__], mine.__module__, mine.__qualname__ = mine, __name__, mine.__name__
+    sub = copy.copy(tok)
+    sub.__class__ = mine
+    back = {"pickle": lambda t: pickle.loads(pickle.dumps(t)), "deepcopy": copy.deepcopy, "copy": copy.copy}[how](sub)
+    assert type(back) is mine and back.mine() == "mine"
+    assert ids(kind, back, HOSTILE) == ids(kind, tok, HOSTILE)
+    assert type({"pickle": lambda t: pickle.loads(pickle.dumps(t)), "deepcopy": copy.deepcopy,
+                 "copy": copy.copy}[how](tok)) is type(tok)  # (the base class's pickle is as before)
+
+
+def test_a_pickle_naming_a_class_that_is_no_tokenizer_is_refused(kinds):
+    from wwho.errors import VocabError
+    from wwho.sgpe.tokenizer import _restore
+
+    sgpe = kinds["sgpe"]
+    with pytest.raises(VocabError, match="names <class 'dict'>, which is no subclass of SGPETokenizer"):
+        _restore(sgpe.file, "bytes", dict)
+
+
+def test_a_meta_subclass_loads_as_itself(kinds, tmp_path):
+    meta = get(kinds, "meta")
+    meta.save(tmp_path / "m")
+    mine = type("MyMeta", (type(meta),), {})
+    assert type(mine.load(tmp_path / "m", tiktoken_file=O200K_FILE)) is mine
+
+
+@pytest.mark.parametrize("engine", ["auto", "regex"])
+def test_a_syllabifier_pickles_and_copies(engine):
+    """It could not be pickled ("cannot pickle 'wwho._core.Automaton'"), so no worker process could
+    get one; a bundled script's goes by its name."""
+    from wwho import Syllabifier, load_schema
+    from wwho.schema import bundled_schema
+
+    bundled = Syllabifier(bundled_schema("tamil"), engine=engine)
+    own = Syllabifier(load_schema("src/wwho/schemas/tamil.json"), engine=engine)
+    text = "தமிழ் ஸ்ரீ ශ්‍රී abc " * 3
+    for syllabifier in (bundled, own):
+        for back in (pickle.loads(pickle.dumps(syllabifier)), copy.deepcopy(syllabifier), copy.copy(syllabifier)):
+            assert (type(back), back.engine, back.schema) == (Syllabifier, engine if engine == "regex" else "table",
+                                                              syllabifier.schema)
+            assert back.tokenize(text) == syllabifier.tokenize(text)
+            assert back.tokenize(text, leading_space=True) == syllabifier.tokenize(text, leading_space=True)
+    assert len(pickle.dumps(bundled)) < 200 < len(pickle.dumps(own))

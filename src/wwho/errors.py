@@ -121,7 +121,18 @@ def check_flag(value: object, name: str, error: type[WwhoError] = TokenizerError
     would be true, and a library's own TypeError names no option)."""
     if value is True or value is False:
         return value
+    if error is TokenizerError:  # a TypeError too, as the other wrong types of an argument
+        error = WrongTypeError
     raise error(f"{name} must be True or False, not {brief(value)}")
+
+
+def check_count(value: object, name: str, error: type[WwhoError] = TokenizerError) -> int:
+    """``value`` if it is a whole number of 0 or more (not a bool); else ``error`` naming ``name``."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    if error is TokenizerError and not (isinstance(value, int) and not isinstance(value, bool)):
+        error = WrongTypeError  # a TypeError too, as the other wrong types of an argument
+    raise error(f"{name} must be a whole number of 0 or more, not {brief(value)}")
 
 
 #: Characters that would break a one-line message or a table row, or cannot be written as UTF-8:

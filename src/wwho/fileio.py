@@ -34,24 +34,29 @@ from wwho.errors import WwhoError, brief, printable
 MANIFEST = "wwho-manifest.json"
 
 
-def tokenizer_path(path: object, caller: str) -> str | os.PathLike:
+def tokenizer_path(path: object, caller: str, *, error: type[WwhoError] | None = None) -> str | os.PathLike:
     """``path`` when it can name a file (a ``str`` or ``os.PathLike`` without a NUL); else a
-    :class:`~wwho.errors.VocabError` naming ``caller`` (``os.fspath``'s TypeError, or the ValueError of
-    an embedded NUL, names neither the value nor the call)."""
+    :class:`~wwho.errors.VocabError` (or ``error``) naming ``caller`` (``os.fspath``'s TypeError, or
+    the ValueError of an embedded NUL, names neither the value nor the call)."""
     from wwho.errors import VocabError
 
+    raised = error or VocabError
     if not isinstance(path, (str, os.PathLike)):
-        raise VocabError(f"{caller} takes a path (str or os.PathLike), not {brief(path)}")
+        raise raised(f"{caller} takes a path (str or os.PathLike), not {brief(path)}")
     try:
         text = os.fspath(path)
     except TypeError:  # a __fspath__ that gives neither str nor bytes
         text = None
     if not isinstance(text, str):
-        raise VocabError(f"{caller} takes a path (str or os.PathLike of str), not {brief(path)}")
+        raise raised(f"{caller} takes a path (str or os.PathLike of str), not {brief(path)}")
     if "\0" in text:
-        raise VocabError(f"{caller}: {brief(text)} holds a NUL character, which no file name does")
+        raise raised(f"{caller}: {brief(text)} holds a NUL character, which no file name does")
     if not text:  # Path("") is the current directory
-        raise VocabError(f"{caller}: an empty path: give a tokenizer file or directory")
+        raise raised(f"{caller}: an empty path: give a tokenizer file or directory")
+    try:
+        os.fsencode(text)  # (a byte of no UTF-8 is a surrogate the file system takes back; others are not)
+    except UnicodeEncodeError:
+        raise raised(f"{caller}: {brief(text)} holds a lone surrogate, which no file name does") from None
     return path
 
 

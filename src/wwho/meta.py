@@ -48,7 +48,7 @@ from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.validate import cache_bytes_option
 from wwho.cache import DEFAULT_CACHE_BYTES
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, check_flag
+from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, check_count, check_flag
 from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -65,6 +65,7 @@ from wwho.imports import arrays as arrays_module
 from wwho.meta_loading import load_parts
 from wwho.meta_tiktoken import TiktokenPart, byte_level_part, part_of
 from wwho.meta_vocab import MetaVocab, token_strings
+from wwho.pickling import pickled_class, restored_as
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -153,7 +154,7 @@ class MetaTokenizer(EncodingNames):
         ``WWHO_TIKTOKEN_FILE``, tiktoken's cache). ``cache_bytes`` bounds the byte-level part's
         piece cache (the SGPE part, in the core, keeps none)."""
         cache_bytes_option(cache_bytes)  # before the files are read, not deep in the core after
-        return _restore(*load_parts(directory, tiktoken_file), cache_bytes)
+        return _restore(*load_parts(directory, tiktoken_file), cache_bytes, cls=cls)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` (SGPE part), ``tokenizer_meta.json`` and ``meta_config.json``."""
@@ -165,7 +166,9 @@ class MetaTokenizer(EncodingNames):
         # Pickled as the SGPE part and the byte-level part's model (read back from the core).
         # A pickle names what it holds by module: _restore here, TiktokenPart in wwho.meta_tiktoken
         # (older pickles name wwho.meta.TiktokenPart, which this module's import keeps loadable).
-        return (_unpickled, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes))
+        # A subclass's pickle names it (wwho.pickling).
+        cls = pickled_class(self, MetaTokenizer)
+        return (_unpickled, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes) + ((cls,) if cls else ()))
 
     def _model(self) -> ByteLevelModel:
         """The byte-level part as a model (its ranks read from the core)."""
@@ -428,7 +431,8 @@ class MetaTokenizer(EncodingNames):
         return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
     def describe(self, *, top: int = 10) -> str:
-        """A human-readable summary (``wwho inspect``)."""
+        """A human-readable summary (``wwho inspect``); ``top``: how many of each kind of entry it shows."""
+        top = check_count(top, "top")
         part = self.tiktoken
         sgpe = "\n".join("    " + line for line in self.sgpe.describe(top=top).splitlines())
         return "\n".join([
@@ -465,21 +469,24 @@ def _meta_core(sgpe: Any, model: ByteLevelModel, offset: int, specials: Mapping[
     )
 
 
-def _restore(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> MetaTokenizer:
-    """A tokenizer of parts already checked (loading, unpickling)."""
+def _restore(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int, *,
+             cls: type[MetaTokenizer] = MetaTokenizer) -> MetaTokenizer:
+    """A tokenizer (an instance of ``cls``: :meth:`MetaTokenizer.load`'s class) of parts already
+    checked (loading, unpickling)."""
     from wwho.sgpe import SGPETokenizer
 
     if not isinstance(sgpe, SGPETokenizer) or sgpe.prefix_space or not isinstance(model, ByteLevelModel):
         raise VocabError("not the parts of a meta tokenizer")
-    tok = MetaTokenizer.__new__(MetaTokenizer)
+    tok = cls.__new__(cls)
     tok._setup(sgpe, model, part, cache_bytes)
     return tok
 
 
-def _unpickled(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int) -> MetaTokenizer:
+def _unpickled(sgpe: Any, model: ByteLevelModel, part: TiktokenPart, cache_bytes: int,
+               cls: type | None = None) -> MetaTokenizer:
     """:func:`_restore` of a pickle's parts, once its tiktoken part is found to be the byte-level
     model's (an altered pickle whose special tokens had other ids would decode them as other tokens)."""
     if not isinstance(model, ByteLevelModel) or not isinstance(part, TiktokenPart) \
             or not isinstance(part.sha256, str) or part != part_of(model, part.sha256):
         raise VocabError("a pickled MetaTokenizer: its tiktoken part does not agree with its byte-level model")
-    return _restore(sgpe, model, part, cache_bytes)
+    return restored_as(_restore(sgpe, model, part, cache_bytes), cls, "a pickled MetaTokenizer")

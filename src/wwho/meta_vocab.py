@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
-from wwho.errors import TokenizerError, VocabError
+from wwho.errors import TokenizerError, VocabError, WrongTypeError
 from wwho.ids import token_id
 
 SGPE_PREFIX = "\u27e6sgpe\u27e7"  # ⟦sgpe⟧
@@ -91,6 +91,8 @@ class MetaVocab:
 
     def encode_sgpe_token(self, token: str, *, unk_id_raw: int | None = None) -> int:
         """The unified id of an SGPE token; an unknown token gets ``unk_id_raw`` (shifted) if given."""
+        if not isinstance(token, str):  # (a list was an unhashable TypeError from the dict)
+            raise WrongTypeError(f"an SGPE token is a str, not {type(token).__name__}")
         raw = self.sgpe_vocab.get(token)
         if raw is None:
             if unk_id_raw is None:
@@ -110,7 +112,7 @@ class MetaVocab:
         """The SGPE vocabulary's own id of a unified SGPE id."""
         if not self.is_sgpe_id(uid):
             raise TokenizerError(f"id {uid} is a tiktoken id, not an SGPE one (those start at {self.offset})")
-        return uid - self.offset
+        return self._check(uid) - self.offset  # an int, for a numpy integer too
 
     def decode_id(self, uid: int) -> str | None:
         """The SGPE token string of ``uid``; ``None`` for the tiktoken range (spec 001 section 3.4)."""

@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
-from wwho.errors import DisallowedSpecialError, VocabError, WrongTypeError
+from wwho.errors import DisallowedSpecialError, VocabError, WrongTypeError, brief
 
 Data = TypeVar("Data", str, bytes)
 
@@ -173,6 +173,8 @@ def special_token_list(special_tokens: object) -> list[str]:
     if isinstance(special_tokens, (str, bytes)):
         raise VocabError(f"special_tokens must be a list of strings, not the string {special_tokens!r} "
                          f"(which would make each of its characters special): write [{special_tokens!r}]")
+    if isinstance(special_tokens, dict) or not hasattr(special_tokens, "__iter__"):
+        raise VocabError(f"special_tokens must be a list of strings, not {brief(special_tokens)}")
     tokens = list(special_tokens)  # type: ignore[call-overload]
     for token in tokens:
         if not isinstance(token, str) or not token:

@@ -134,4 +134,11 @@ def _script_names(scripts: object) -> tuple:
 
 def join_segments(segments: list[TextSegment]) -> str:
     """The inverse of :func:`segment`: restores the moved spaces."""
-    return "".join((" " + s.text) if s.has_leading_space else s.text for s in segments)
+    if isinstance(segments, (str, bytes)) or not hasattr(segments, "__iter__"):
+        raise WrongTypeError(f"join_segments takes the list segment() gives, not {type(segments).__name__}")
+    parts = []
+    for s in segments:
+        if not isinstance(s, TextSegment):
+            raise WrongTypeError(f"join_segments takes TextSegments (what segment() gives), not {type(s).__name__}")
+        parts.append((" " + s.text) if s.has_leading_space else s.text)
+    return "".join(parts)

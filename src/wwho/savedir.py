@@ -67,7 +67,7 @@ from wwho.atomic_write import (
 )
 from wwho.background import interrupts_held
 from wwho.errors import VocabError, WriteError
-from wwho.fileio import json_bytes
+from wwho.fileio import json_bytes, tokenizer_path
 from wwho.manifest import MANIFEST, MANIFEST_FORMAT, listed, matches, plain_name, read_manifest, sha256
 from wwho.save_recovery import MARKER, MARKER_FORMAT, MARKER_NEXT, read_marker, recover, settle
 
@@ -154,9 +154,10 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     """Write ``files`` (name -> content) and a manifest into ``directory`` as one unit; see the
     module docstring. Returns the directory. A failed write raises :class:`WriteError` and
     leaves the directory as it was."""
-    if not os.fspath(directory):  # Path("") is the working directory: an unset variable, most likely
+    if isinstance(directory, (str, os.PathLike)) and not os.fspath(directory):
+        # Path("") is the working directory: an unset variable, most likely
         raise WriteError("an empty path: give the directory to save the tokenizer in")
-    target = Path(directory)
+    target = Path(tokenizer_path(directory, "save", error=WriteError))  # (None, 5, a NUL: said so, typed)
     for name in files:
         if not plain_name(name) or name in (MANIFEST, MARKER, MARKER_NEXT) or name.startswith(TEMP_PREFIX):
             raise ValueError(f"not a file name a save may write: {name!r}")

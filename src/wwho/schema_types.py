@@ -52,6 +52,11 @@ class Schema:
     #: with ``split_punctuation``, which makes them end a word as Latin punctuation does.
     punctuation: frozenset[int] = frozenset()
 
+    def __hash__(self) -> int:
+        # Its tables are dicts, which the dataclass's own hash could not take: a hash of fields that
+        # equal schemas share (equal schemas hash alike, as a frozen dataclass promises).
+        return hash((self.name, self.start, self.grammar, self.accept_states, len(self.transitions)))
+
     def classify(self, ch: str) -> str:
         """The class label of one character (``"O"`` when no class lists it)."""
         return self.class_of.get(ord(ch), OTHER)

@@ -115,6 +115,12 @@ class Syllabifier:
     def __repr__(self) -> str:
         return f"Syllabifier(script={self.schema.name!r}, engine={self.engine!r})"
 
+    def __reduce__(self):
+        # The compiled automaton is rebuilt from the schema (a worker process gets a syllabifier as
+        # it gets a tokenizer); a bundled schema goes by its name, not its tables.
+        bundled = self.schema.name in available_scripts() and self.schema is bundled_schema(self.schema.name)
+        return (_unpickled, (self.schema.name if bundled else self.schema, self.engine, type(self)))
+
     def tokenize(self, text: str, *, leading_space: bool = False) -> list[str]:
         """Split ``text`` into syllables (and single-character tokens between them)."""
         _check_text(text)
@@ -193,6 +199,13 @@ def compile_automaton(schema: Schema) -> _core.Automaton:
 @functools.cache
 def _for_script(name: str) -> Syllabifier:
     return Syllabifier(bundled_schema(name))
+
+
+def _unpickled(schema: str | Schema, engine: str, cls: type = Syllabifier) -> Syllabifier:
+    """A pickled syllabifier: of a bundled script by its name, else of its schema."""
+    if not (isinstance(cls, type) and issubclass(cls, Syllabifier)):
+        raise SchemaError(f"a pickled Syllabifier: it names {cls!r}, which is no Syllabifier")
+    return cls(bundled_schema(schema) if isinstance(schema, str) else schema, engine=engine)
 
 
 def syllabify(text: str, script: str = "sinhala", *, leading_space: bool = False) -> list[str]:

@@ -57,8 +57,11 @@ def use_flag(path: str) -> None:
 
 def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) -> tuple[Path, str] | None:
     """``(path, where it came from)`` for encoding ``name``, or None when nothing names a file."""
-    if tiktoken_file is not None and str(tiktoken_file) != "":
-        return Path(tiktoken_file), KEYWORD
+    if tiktoken_file is not None and not (isinstance(tiktoken_file, str) and not tiktoken_file):
+        from wwho.errors import VocabError
+        from wwho.fileio import tokenizer_path
+
+        return Path(tokenizer_path(tiktoken_file, "tiktoken_file=", error=VocabError)), KEYWORD
     global _flag_read
     for var in (env_name(name), ENV):
         value = os.environ.get(var)

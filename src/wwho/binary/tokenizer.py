@@ -32,6 +32,7 @@ from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.imports import import_module
+from wwho.pickling import pickled_class, restored_as
 from wwho.threads import thread_count
 from wwho.wholeload import loads_whole
 
@@ -54,7 +55,8 @@ class BinaryTokenizer:
         # Pickled as its tokenizer.json and loaded back through the checks a file gets: HF's own
         # pickle gives a bare Exception for altered bytes and drops encode_special_tokens (HF does
         # not save it), which loads() sets.
-        return (_restore, (self.hf.to_str(),))
+        cls = pickled_class(self, BinaryTokenizer)  # a subclass's pickle names it (wwho.pickling)
+        return (_restore, (self.hf.to_str(),) + ((cls,) if cls else ()))
 
     @classmethod
     def train(cls, paths: str | os.PathLike | Iterable[str | os.PathLike], **options: Any) -> BinaryTokenizer:
@@ -160,9 +162,10 @@ class BinaryTokenizer:
 __all__ = ["BinaryTokenizer"]
 
 
-def _restore(text: str) -> BinaryTokenizer:
+def _restore(text: str, cls: type | None = None) -> BinaryTokenizer:
     from wwho.binary.io import loads
 
     if not isinstance(text, str):
         raise VocabError("a pickled BinaryTokenizer: not a tokenizer.json")
-    return BinaryTokenizer(loads(text.encode("utf-8", "surrogatepass"), source="a pickled BinaryTokenizer"))
+    tok = BinaryTokenizer(loads(text.encode("utf-8", "surrogatepass"), source="a pickled BinaryTokenizer"))
+    return restored_as(tok, cls, "a pickled BinaryTokenizer")

@@ -57,6 +57,7 @@ from wwho.errors import (
     TokenizerError,
     VocabError,
     WrongTypeError,
+    check_count,
     check_flag,
 )
 from wwho.frozen import FrozenDict
@@ -74,6 +75,7 @@ from wwho.ids import (
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
 from wwho.imports import arrays as arrays_module
+from wwho.pickling import pickled_class, restored_as
 from wwho.protocol import (
     ALL_SPECIALS,
     NO_SPECIALS,
@@ -514,8 +516,10 @@ class ByteBPE(TiktokenNames):
         self._core.clear_cache()
 
     def __reduce__(self):
-        # Worker processes get the data and rebuild the core (the cache is not sent).
-        return (_rebuild, (self.model, self._cache_bytes))
+        # Worker processes get the data and rebuild the core (the cache is not sent); a subclass's
+        # pickle names it (wwho.pickling).
+        cls = pickled_class(self, ByteBPE)
+        return (_rebuild, (self.model, self._cache_bytes) + ((cls,) if cls else ()))
 
     # --- training, constructors and files (wwho.bytelevel.train, .files, .gguf) ------------
 
@@ -633,7 +637,9 @@ class ByteBPE(TiktokenNames):
         return export_hf(self.model, path)
 
     def describe(self, *, top: int = 10) -> str:
-        """A human-readable summary (``wwho inspect``): model, pre-tokenizer, sizes, merges, specials."""
+        """A human-readable summary (``wwho inspect``): model, pre-tokenizer, sizes, merges, specials
+        (``top``: how many of each kind of entry it shows)."""
+        top = check_count(top, "top")
         return describe(self.model, n_vocab=self.n_vocab, vocab_size=self.vocab_size, top=top)
 
     def __repr__(self) -> str:
@@ -652,8 +658,8 @@ def _extra_string(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def _rebuild(model: ByteLevelModel, cache_bytes: int) -> ByteBPE:
-    return ByteBPE.from_model(model, cache_bytes=cache_bytes)
+def _rebuild(model: ByteLevelModel, cache_bytes: int, cls: type | None = None) -> ByteBPE:
+    return restored_as(ByteBPE.from_model(model, cache_bytes=cache_bytes), cls, "a pickled ByteBPE")
 
 
 def _below(token_id: object, n_vocab: int) -> bool:

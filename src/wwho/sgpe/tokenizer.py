@@ -44,7 +44,16 @@ from typing import TYPE_CHECKING, Any
 
 from wwho import _core
 from wwho.encoding_names import EncodingNames, first_ids_by_bytes
-from wwho.errors import TokenizerError, VocabError, WrongTypeError, WwhoError, WwhoWarning, brief, check_flag
+from wwho.errors import (
+    TokenizerError,
+    VocabError,
+    WrongTypeError,
+    WwhoError,
+    WwhoWarning,
+    brief,
+    check_count,
+    check_flag,
+)
 from wwho.frozen import FrozenDict
 from wwho.ids import (
     DEFAULT_ERRORS,
@@ -64,6 +73,7 @@ from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.manifest import listed
 from wwho.notices import warn
+from wwho.pickling import pickled_class, restored_as
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -94,9 +104,7 @@ class SGPETokenizer(EncodingNames):
     ``tiktoken.Encoding``'s names too (:mod:`wwho.encoding_names`)."""
 
     def __init__(self, vocab_file: VocabFile, *, unk: str | None = None) -> None:
-        fallback = {None: vocab_file.fallback, "bytes": "bytes", "token": "unk", "unk": "unk"}.get(unk)
-        if fallback is None:
-            raise ValueError(f"unk must be 'bytes' or 'token', not {unk!r}")
+        fallback = _fallback(unk, vocab_file.fallback)
         if fallback == "bytes" and vocab_file.fallback != "bytes":
             raise VocabError("this vocabulary has no byte tokens: it can only be used with unk='token'")
         self.file = vocab_file
@@ -137,8 +145,10 @@ class SGPETokenizer(EncodingNames):
         prepare_arrays()
 
     def __reduce__(self):
-        # Pickled as its vocabulary (for worker processes); the core tables are rebuilt.
-        return (_restore, (self.file, "bytes" if self.fallback == "bytes" else "token"))
+        # Pickled as its vocabulary (for worker processes); the core tables are rebuilt. A
+        # subclass's pickle names it (wwho.pickling).
+        cls = pickled_class(self, SGPETokenizer)
+        return (_restore, (self.file, "bytes" if self.fallback == "bytes" else "token") + ((cls,) if cls else ()))
 
     # -- construction ------------------------------------------------------------------
 
@@ -179,6 +189,7 @@ class SGPETokenizer(EncodingNames):
         from wwho.fileio import tokenizer_path
         from wwho.kinds import check_kind
 
+        _fallback(unk, "bytes")  # (a misspelt unk= before the file is looked for)
         path = given = Path(tokenizer_path(path, "SGPETokenizer.load"))
         if path.is_dir():
             if not (path / "vocab.json").exists():
@@ -375,7 +386,8 @@ class SGPETokenizer(EncodingNames):
         return [self.tokens[i] for i in self.encode(text)]
 
     def describe(self, *, top: int = 10) -> str:
-        """A human-readable summary (``wwho inspect``)."""
+        """A human-readable summary (``wwho inspect``); ``top``: how many of each kind of entry it shows."""
+        top = check_count(top, "top")
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
             (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
@@ -480,7 +492,16 @@ class SGPETokenizer(EncodingNames):
         return each_decoded(id_batch(batch, errors=errors), lambda ids: self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens))
 
 
-def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
+def _fallback(unk: object, default: str) -> str:
+    """The fallback ``unk=`` asks for (None: ``default``, the file's own)."""
+    fallback = {None: default, "bytes": "bytes", "token": "unk", "unk": "unk"}.get(unk) if (
+        unk is None or isinstance(unk, str)) else None
+    if fallback is None:
+        raise VocabError(f"unk must be 'bytes' or 'token', not {brief(unk)}")
+    return fallback
+
+
+def _restore(vocab_file: VocabFile, unk: str, cls: type | None = None) -> SGPETokenizer:
     """An unpickled tokenizer. Pickle bytes altered on the way, which would give a bare ``KeyError``
     or ``IndexError``, or two tokens of one id, are a :class:`VocabError`, from checks far cheaper
     than a loaded ``vocab.json``'s (a pickle of a tokenizer may be sent with each task of a pool)."""
@@ -495,8 +516,9 @@ def _restore(vocab_file: VocabFile, unk: str) -> SGPETokenizer:
     if missing:
         raise VocabError(f"{where}: special token {brief(missing[0])} is not in its vocabulary")
     try:
-        return SGPETokenizer(vocab_file, unk=unk)
+        tok = SGPETokenizer(vocab_file, unk=unk)
     except WwhoError:
         raise
     except Exception as exc:  # noqa: BLE001 - what altered fields make the tables' building raise
         raise VocabError(f"{where}: not a vocabulary ({type(exc).__name__}: {exc})") from None
+    return restored_as(tok, cls, where)
