@@ -563,9 +563,11 @@ def test_one_tokenizer_has_one_vocab_size_however_it_is_named(spec_zoo, monkeypa
     assert named == filed == len(ranks) + 2
 
 
-def test_a_pattern_no_tokenizer_takes_is_refused_not_ignored(spec_zoo):
+def test_a_pattern_no_tokenizer_takes_is_refused_not_ignored(spec_zoo, monkeypatch):
     """``--pattern`` was dropped in silence for ``tiktoken:``, ``hf:`` and ``spm:`` SPECs (and a
     ``tiktoken:PATH`` of one's own was refused for want of the pattern it was given)."""
+    if O200K_FILE.is_file():
+        monkeypatch.setenv("WWHO_TIKTOKEN_FILE", str(O200K_FILE))
     for kind in ("hf tokenizer.json", "spm", "tiktoken"):
         if kind in spec_zoo:
             with pytest.raises(VocabError, match="pattern"):
