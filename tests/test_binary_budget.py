@@ -86,7 +86,7 @@ def test_one_path_string_trains_as_a_list_of_one(tree):
 def test_cli_refuses_over_budget_at_once(tree, tmp_path):
     started = time.monotonic()
     proc = run_wwho("train", "--kind", "binary", tree, "-o", tmp_path / "t.json", "--vocab-size", "32768",
-                    "--with-template", "--memory-budget", "210M")
+                    "--with-template", "--memory-budget", "250M")  # (its reserved tokens take some 40 MB)
     assert time.monotonic() - started < 60
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     line = proc.stderr.strip().splitlines()[-1]
@@ -274,3 +274,21 @@ def test_a_rate_chosen_under_max_docs_per_file_fits(tmp_path):
     rate = float(str(refused.value).split("--sample-rate ")[1].split()[0])
     assert rate == fitted.sample_rate
     assert check([root], IngestOptions(max_docs_per_file=2000, sample_rate=rate), budget=budget)[1].peak <= budget
+
+
+def test_reserved_tokens_count_in_the_estimate(tree, tmp_path):
+    """A million reserved tokens took some 1 GB (HF's added vocabulary) where the estimate said 212
+    MiB, and a 300M budget let it run: they count now, and no sample of the data makes room for them."""
+    from wwho.binary.budget import BYTES_PER_ADDED_TOKEN
+    from wwho.binary.train import added_tokens_at_most, special_tokens
+
+    proc = run_wwho("train", "--kind", "binary", tree, "-o", tmp_path / "t.json", "--vocab-size", "2M",
+                    "--reserve", "1000000", "--memory-budget", "300M")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "special and reserved tokens at most takes more" in proc.stderr and "fewer --reserve" in proc.stderr
+    assert not (tmp_path / "t.json").exists()
+    # padded to a power of two, a vocabulary of few merges is filled with reserved tokens: the bound
+    names = len(special_tokens(reserve=1_000_000))
+    assert added_tokens_at_most(names, 2_000_000, True) == (1 << 21) - 256
+    assert added_tokens_at_most(names, 2_000_000, False) == names
+    assert BYTES_PER_ADDED_TOKEN * 1_000_000 > 1 << 30

@@ -420,15 +420,18 @@ def test_a_rate_over_budget_sample_chose_that_keeps_nothing_says_so(tmp_path, ca
     """--mode file --over-budget sample may choose a --sample-rate (0.0024) that keeps no file: the
     run does not end with "no data to train on" alone. The error names the rate, that
     --over-budget sample chose it, and what to do instead."""
-    from wwho.binary.budget import BASE_BYTES, check
+    from wwho.binary.budget import BASE_BYTES, BYTES_PER_ADDED_TOKEN, check
     from wwho.binary.ingest import _rng
+    from wwho.binary.train import added_tokens_at_most, special_tokens
 
     root = tmp_path / "d"
     root.mkdir()
     for name in ("a.bin", "b.bin"):
         (root / name).write_bytes(os.urandom(100_000))
-    budget = BASE_BYTES + (1 << 20)
-    rate = check([root], IngestOptions(mode="file"), budget=budget, over_budget="sample")[0].sample_rate
+    added = added_tokens_at_most(len(special_tokens()), 512, True)  # FAST's vocabulary, padded as by default
+    budget = BASE_BYTES + added * BYTES_PER_ADDED_TOKEN + (1 << 20)
+    rate = check([root], IngestOptions(mode="file"), budget=budget, over_budget="sample",
+                 added_tokens=added)[0].sample_rate
     assert 0 < rate < 0.2
     seed = next(s for s in range(1000)
                 if all(_rng(IngestOptions(seed=s), "keep", name).random() >= rate for name in ("a.bin", "b.bin")))

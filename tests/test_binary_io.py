@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from cli_run import one_line_error, wwho
@@ -95,6 +96,35 @@ def test_a_setting_that_changes_the_bytes_is_refused_at_load(saved, tmp_path, ke
     data = tmp_path / "data.bin"
     data.write_bytes(binary_corpus(2, 3000))
     assert key in one_line_error(wwho("encode", "--tokenizer", path, "--binary", data))
+
+
+def _special_spelt_as_a_byte(d: dict) -> None:
+    entry = next(e for e in d["added_tokens"] if e["special"])
+    entry["content"] = "a"
+
+
+def _template_special_at_a_byte_id(d: dict) -> None:
+    name = next(iter(d["post_processor"]["special_tokens"]))
+    d["post_processor"]["special_tokens"][name]["ids"] = [97]
+
+
+@pytest.mark.parametrize("change, words", [
+    (_special_spelt_as_a_byte, "added_tokens[0] 'a' is a special token spelt as the model token of id 97"),
+    (_template_special_at_a_byte_id, "as ids [97], not as the special tokens of those names"),
+])
+def test_special_tokens_that_would_drop_or_add_data_are_refused_at_load(saved, tmp_path, change, words):
+    """Both loaded, and a round trip then lost every byte 'a' (decode drops special tokens, and the
+    byte's token was spelt as one), or gained one (the template added byte 0x61's id as its
+    special token); stock HF does the same with such a file."""
+    path = _write(tmp_path, _edit(saved, change))
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"xa" + binary_corpus(2, 300))
+    hf = Tokenizer.from_file(str(path))  # (what the file does where it is not refused)
+    ids = hf.encode(bytes_to_text(data.read_bytes()), add_special_tokens=True).ids
+    assert hf.decode(ids).encode("latin-1") != data.read_bytes()
+    with pytest.raises(VocabError, match=re.escape(words)):
+        binary.load(path)
+    assert words in one_line_error(wwho("encode", "--tokenizer", path, "--binary", data))
 
 
 @pytest.mark.parametrize("merges", [5, True, "a b"])

@@ -43,6 +43,9 @@ BYTES_PER_INPUT_BYTE = 80
 BYTES_PER_WINDOW = 300
 #: the interpreter, HF and the rest, before any data
 BASE_BYTES = 200 << 20
+#: per special or reserved token: HF's added vocabulary holds each in several tables (measured, see
+#: docs/binary.md; a million reserved tokens took some 1 GB, which the estimate left out)
+BYTES_PER_ADDED_TOKEN = 1200
 OVER_BUDGET = ("refuse", "sample")
 
 
@@ -224,17 +227,20 @@ def _fitting_rate(sizes: _Sizes, options: IngestOptions, largest: int, budget: i
 
 
 def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget: int | None = None,
-          over_budget: str = "refuse",
-          exclude: Iterable[str | os.PathLike] = ()) -> tuple[IngestOptions, Estimate, str | None]:
+          over_budget: str = "refuse", exclude: Iterable[str | os.PathLike] = (),
+          added_tokens: int = 0) -> tuple[IngestOptions, Estimate, str | None]:
     """``(options to use, estimate, note)``: the options unchanged when the estimate fits the
     budget; else :class:`BudgetError` (``"refuse"``) or a lower ``sample_rate`` and a note saying so
-    (``"sample"``)."""
+    (``"sample"``). ``added_tokens``: at most how many special and reserved tokens the vocabulary
+    gets (:func:`wwho.binary.train.added_tokens_at_most`), whose memory no sample of the data lowers."""
     if over_budget not in OVER_BUDGET:
         raise OptionError(f"over_budget must be one of {', '.join(OVER_BUDGET)}, not {over_budget!r}")
     budget = default_budget() if budget is None else budget
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise OptionError(f"memory_budget must be a positive number of bytes, not {budget!r}")
-    est = estimate(paths, options, exclude=exclude)
+    extra = added_tokens * BYTES_PER_ADDED_TOKEN
+    data_only = estimate(paths, options, exclude=exclude)
+    est = dataclasses.replace(data_only, peak=data_only.peak + extra)
     if options.mode == "file" and est.largest > SLOW_FILE_WINDOW:
         # Not refused (it ends), but said before the wait: HF's trainer is superlinear in a window's length.
         warn(f"--mode file makes each file one window, and the largest here is {human(est.largest)}: HF's "
@@ -242,15 +248,18 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
              "--mode fixed (the default) cuts files into --window-bytes pieces", WwhoWarning)
     if est.peak <= budget:
         return options, est, None
-    rate, docs = fit(est, options, budget)
+    rate, docs = fit(data_only, options, budget - extra)
     if over_budget == "sample" and rate > 0:
         fitted = dataclasses.replace(options, sample_rate=rate)
         return fitted, est, (f"{est.describe()}, over the budget of {human(budget)}: sampling "
                              f"{rate:g} of the windows (--sample-rate {rate:g}) to fit")
     raise_budget = f"raise --memory-budget (memory_budget=; now {human(budget)})"
     if rate <= 0 and docs <= 0:  # below what the process itself takes: no sample of the data fits
+        tokens = f" and {added_tokens:,} special and reserved tokens at most" if added_tokens else ""
+        fewer = ", or use fewer --reserve (or --no-pad)" if added_tokens else ""
         raise BudgetError(f"training on {est.describe()}, over the memory budget of {human(budget)}, which no "
-                          f"sample of the data can fit (the process alone takes more). To fix, {raise_budget}")
+                          f"sample of the data can fit (the process alone{tokens} takes more). To fix, "
+                          f"{raise_budget}{fewer}")
     fixes = []
     if rate > 0:
         fixes.append(f"pass --sample-rate {rate:g} (sample_rate={rate:g})")

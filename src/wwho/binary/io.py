@@ -109,6 +109,7 @@ def loads(raw: bytes, *, source: str) -> Tokenizer:
         raise VocabError(f"{source}: not a binary tokenizer (need a BPE model over all 256 Latin-1 bytes, "
                          "no normalizer or pre-tokenizer, decoder null or Fuse)")
     check_ids(data, source)
+    check_special_tokens(data, source)
     check_dense_ids(data, source)
     check_merges(data, source)
     check_bytes_kept(data, source)
@@ -147,6 +148,32 @@ def check_ids(data: dict, source: str) -> None:
             raise VocabError(f"{source}: added_tokens[{n}] {brief(entry['content'], 60)} has id {i}, which is "
                              f"{brief(owner[i], 60)}")
         owner[i] = entry["content"]
+
+
+def check_special_tokens(data: dict, source: str) -> None:
+    """No special token is spelt as a model token (its bytes), and a template adds special tokens by
+    their own ids: decode drops special tokens, so in either case the bytes encoded would not come
+    back (a special token "a" dropped every byte 0x61; a template's special token given byte 0x61's
+    id added an "a" to the data)."""
+    vocab = data["model"]["vocab"]
+    specials: dict[str, int] = {}
+    for n, entry in enumerate(data.get("added_tokens") or []):
+        if entry.get("special") is True:
+            if entry["content"] in vocab:
+                raise VocabError(f"{source}: added_tokens[{n}] {brief(entry['content'], 60)} is a special token spelt as "
+                                 f"the model token of id {vocab[entry['content']]}, whose bytes decode would then drop")
+            specials[entry["content"]] = entry["id"]
+    processor = data.get("post_processor")
+    processors = processor.get("processors") if isinstance(processor, dict) else None
+    for each in processors if isinstance(processors, list) else [processor]:
+        table = each.get("special_tokens") if isinstance(each, dict) else None
+        for name, spec in (table.items() if isinstance(table, dict) else ()):
+            tokens = spec.get("tokens") if isinstance(spec, dict) else None
+            ids = spec.get("ids") if isinstance(spec, dict) else None
+            if not (isinstance(tokens, list) and isinstance(ids, list) and len(tokens) == len(ids)
+                    and all(isinstance(t, str) and specials.get(t) == i for t, i in zip(tokens, ids))):
+                raise VocabError(f"{source}: post_processor adds {brief(name, 60)} as ids {brief(ids, 60)}, not as "
+                                 "the special tokens of those names (decode would give their ids' bytes as data)")
 
 
 def check_dense_ids(data: dict, source: str) -> None:

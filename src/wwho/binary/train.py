@@ -73,6 +73,15 @@ def special_tokens(*, standard_specials: bool = True, mask: bool = True, unk: bo
     return names + [reserved(i) for i in range(reserve)]
 
 
+def added_tokens_at_most(specials: int, vocab_size: int, pad_to_power_of_two: bool) -> int:
+    """How many special and reserved tokens a vocabulary of ``specials`` special tokens can get: with
+    the padding, up to the power of two at or above ``vocab_size`` less the 256 bytes (a model that
+    learned few merges is padded with reserved tokens from just past its size)."""
+    if not pad_to_power_of_two:
+        return specials
+    return max(specials, (1 << (max(vocab_size, 2) - 1).bit_length()) - 256)
+
+
 def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY, max_token_length: int | None = None,
                   standard_specials: bool = True, mask: bool = True, unk: bool = True, reserve: int = 128,
                   template: bool = False, pad_to_power_of_two: bool = True, threads: int | None = None,
@@ -352,8 +361,10 @@ def train(paths: str | os.PathLike | Iterable[str | os.PathLike], *, ingest: Ing
     if ingest is not None and not isinstance(ingest, IngestOptions):
         raise OptionError(f"ingest must be an IngestOptions, not {type(ingest).__name__}: "
                           "pass ingest=IngestOptions(...)")
+    added = added_tokens_at_most(len(special_tokens(standard_specials=standard_specials, mask=mask, unk=unk,
+                                                    reserve=reserve)), vocab_size, pad_to_power_of_two)
     options, estimate, note = check(paths, ingest or IngestOptions(), budget=memory_budget,
-                                    over_budget=over_budget)
+                                    over_budget=over_budget, added_tokens=added)
     if progress:
         print(note or estimate.describe(), file=sys.stderr, flush=True)
     elif note:

@@ -20,7 +20,7 @@ from wwho.binary.config import resolve
 from wwho.binary.ingest import count_windows
 from wwho.binary.ingest_types import MODES, NothingSampledError
 from wwho.binary.io import save
-from wwho.binary.train import check_options, describe_size, train_from_counts
+from wwho.binary.train import added_tokens_at_most, check_options, describe_size, train_from_counts
 from wwho.binary.walk import shown
 from wwho.cli.options import output_path, path_argument, strict
 from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
@@ -117,8 +117,9 @@ def main(argv: list[str]) -> int:
 
     progress = run.train["progress"]
     exclude = [run.output]  # an existing output inside an input directory is not training data
+    added = added_tokens_at_most(specials, run.train["vocab_size"], run.train["pad_to_power_of_two"])
     ingest, estimate, note = check_budget(run.inputs, run.ingest, budget=run.memory_budget,
-                                          over_budget=run.over_budget, exclude=exclude)
+                                          over_budget=run.over_budget, exclude=exclude, added_tokens=added)
     if note:
         warn(note, WwhoWarning)  # it changes the result: said even with --quiet
     say = _say if progress else _silent
