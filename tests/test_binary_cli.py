@@ -634,3 +634,24 @@ def test_a_long_binary_file_holds_no_python_object_per_token(long_binary, one_pi
     finally:
         tracemalloc.stop()
     assert peak < 80 * twice.stat().st_size, (peak / twice.stat().st_size)
+
+
+@pytest.mark.parametrize("fmt", ["--ids", "--json"])
+def test_encode_draws_a_bar_of_the_bytes_encoded(tmp_path, monkeypatch, capsys, fmt):
+    """Encoding 100 MB ran minutes with nothing on a terminal: a bar of the bytes, as --file draws
+    for text (on a terminal only, the results going elsewhere), and the same output as without it."""
+    from conftest import binary_corpus, train_binary_sample
+
+    import wwho.progress as progress
+
+    path = tmp_path / "t.json"
+    path.write_text(train_binary_sample(20_000).to_str(), encoding="utf-8")
+    data = tmp_path / "data.bin"
+    data.write_bytes(binary_corpus(3, 300_000))
+    assert main(["encode", "--tokenizer", str(path), "--binary", str(data), fmt, "-o", str(tmp_path / "plain")]) == 0
+    assert "encoding data.bin" not in capsys.readouterr().err
+    monkeypatch.setattr(progress, "stderr_is_a_terminal", lambda: True)
+    assert main(["encode", "--tokenizer", str(path), "--binary", str(data), fmt, "-o", str(tmp_path / "bar")]) == 0
+    err = capsys.readouterr().err
+    assert "encoding data.bin: 100%" in err and f"{len(data.read_bytes()) / 1024:.0f}k" in err.replace("kB", "k"), err
+    assert (tmp_path / "bar").read_bytes() == (tmp_path / "plain").read_bytes()

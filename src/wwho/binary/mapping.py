@@ -13,7 +13,7 @@ What this module deliberately does not do: load or train tokenizers (see ``io`` 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -140,23 +140,28 @@ def _chunk_size(chunk_bytes: object) -> int:
 
 
 def encode_bytes_parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
-                       add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[BinaryEncoding]:
+                       add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES,
+                       read: Callable[[int], object] | None = None) -> Iterator[BinaryEncoding]:
     """:func:`encode_bytes` as consecutive parts, in order: joined, they are its result (offsets
     are into the whole ``data``). Long data gives a part per ``_PART_PIECES`` pieces (dense data
     gives a token per two bytes or so, and a token costs a few hundred bytes of Python objects
     here), and the template's tokens before and after it are parts of their own, so a caller that
-    writes each part as it comes holds one part's tokens at a time, not the data's."""
+    writes each part as it comes holds one part's tokens at a time, not the data's. ``read(n)`` is
+    told the bytes of the data each part covers, as it is made (a progress bar)."""
     tokenizer = _hf_tokenizer(tokenizer)
     data = _as_data(data)
-    return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True, batch=_PART_PIECES)
+    return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=True, batch=_PART_PIECES,
+                  read=read)
 
 
 def encode_bytes_ids_parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, *,
-                           add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[list[int]]:
-    """The ids of :func:`encode_bytes_parts`' parts alone."""
+                           add_special_tokens: bool = False, chunk_bytes: int = CHUNK_BYTES,
+                           read: Callable[[int], object] | None = None) -> Iterator[list[int]]:
+    """The ids of :func:`encode_bytes_parts`' parts alone (``read``: as there)."""
     tokenizer = _hf_tokenizer(tokenizer)
     data = _as_data(data)
-    return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=False, batch=_PART_PIECES)
+    return _parts(tokenizer, data, add_special_tokens, _chunk_size(chunk_bytes), full=False, batch=_PART_PIECES,
+                  read=read)
 
 
 def _encode(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_special_tokens: bool,
@@ -175,14 +180,17 @@ def _encode(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_spec
 
 
 def _parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_special_tokens: bool,
-           chunk_bytes: int, *, full: bool, serial: bool = False,
-           batch: int = _BATCH) -> Iterator[BinaryEncoding | list[int]]:
-    """The parts of :func:`encode_bytes_parts` (``full``), or their ids alone; ``batch`` pieces a part."""
+           chunk_bytes: int, *, full: bool, serial: bool = False, batch: int = _BATCH,
+           read: Callable[[int], object] | None = None) -> Iterator[BinaryEncoding | list[int]]:
+    """The parts of :func:`encode_bytes_parts` (``full``), or their ids alone; ``batch`` pieces a
+    part; ``read(n)``: the bytes each part covers."""
     data = bytes(data) if not isinstance(data, bytes) else data
     _special_tokens_as_data(tokenizer)
     pieces = _pieces(tokenizer, data, chunk_bytes) if len(data) > chunk_bytes else None
     if pieces is None:
         enc = tokenizer.encode(bytes_to_text(data), add_special_tokens=add_special_tokens)
+        if read is not None:
+            read(len(data))
         yield _encoding(enc) if full else enc.ids
         return
     frame = None
@@ -204,6 +212,8 @@ def _parts(tokenizer: Tokenizer, data: bytes | bytearray | memoryview, add_speci
             if full:
                 tokens += [t.encode("latin-1") for t in enc.tokens]
                 offsets += [(a + start, b + start) for a, b in enc.offsets]
+        if read is not None:
+            read(sum(b - a for a, b in starts))
         yield BinaryEncoding(ids=ids, tokens=tokens, offsets=offsets, special_tokens_mask=[0] * len(ids)) \
             if full else ids
     if frame is not None:

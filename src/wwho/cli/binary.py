@@ -135,15 +135,19 @@ def run_encode(args: argparse.Namespace) -> int:
                           "tokenizer writes --ids, --tokens, --json or --table")
     data = _read_input(name)
     specials = bool(args.specials)
-    with output as out:
+    from wwho.cli.encode import file_progress
+
+    # (a bar of the bytes encoded, where standard error is a terminal the results do not go to)
+    with output as out, file_progress(None if name == "-" else name, verb="encoding", quiet=getattr(args, "quiet", False),
+                                      output=getattr(args, "output", None)) as bar:
         # A part at a time (a batch of pieces): no list of every token's id, bytes, text or offsets.
         if fmt == "ids":  # the ids alone: no token bytes, offsets or hex strings (a tenth of the memory)
-            parts = encode_bytes_ids_parts(tokenizer, data, add_special_tokens=specials)
+            parts = encode_bytes_ids_parts(tokenizer, data, add_special_tokens=specials, read=bar.update)
             _write_joined(out, (str(i) for ids in parts for i in ids), sep=" ")
             out.write(b"\n")
         else:
             write = {"tokens": _write_tokens, "table": _write_table, "json": _write_json}[fmt]
-            write(out, encode_bytes_parts(tokenizer, data, add_special_tokens=specials))
+            write(out, encode_bytes_parts(tokenizer, data, add_special_tokens=specials, read=bar.update))
     return 0
 
 
