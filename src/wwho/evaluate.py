@@ -182,6 +182,15 @@ class _Corpus:
                                   text_field=self.text_field, bad_line_hint="every line is measured: fix or remove it")
 
 
+def read_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
+    """A corpus's lines as :func:`evaluate_all` reads them, held as a list (for callers that keep a
+    corpus anyway, as the benchmarks do); a corpus with none is a :class:`CorpusError`."""
+    lines = list(_Corpus(str(path), check_max_line_bytes(max_line_bytes), "text").lines())
+    if not lines:
+        raise CorpusError(f"{printable(str(path))}: no text to measure (the corpus is empty or has only empty lines)")
+    return lines
+
+
 def _measured(tok: Evaluated, corpus: _Corpus, *, progress: bool = False) -> Metrics:
     m = evaluate(tok, corpus.lines(), corpus=corpus.name, progress=progress)
     if not m.lines:  # rates over no text would read as measured zeros

@@ -47,7 +47,7 @@ MAX_LISTED = 1 << 16
 MAX_PROPERTIES = 16
 #: States in a row that do not accept: how far the engine may read past a syllable's last accept
 #: before it rolls back, at each position of a text: the bundled schemas need very few, and a
-#: chain of thousands made syllabifying a text take thousands of times as long.
+#: long chain makes syllabifying cost that chain's length at every position.
 MAX_READ_AHEAD = 32
 
 

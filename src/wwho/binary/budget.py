@@ -44,7 +44,7 @@ BYTES_PER_WINDOW = 300
 #: the interpreter, HF and the rest, before any data
 BASE_BYTES = 200 << 20
 #: per special or reserved token: HF's added vocabulary holds each in several tables (measured, see
-#: docs/binary.md; a million reserved tokens took some 1 GB, which the estimate left out)
+#: docs/binary.md)
 BYTES_PER_ADDED_TOKEN = 1200
 OVER_BUDGET = ("refuse", "sample")
 

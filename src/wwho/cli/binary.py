@@ -135,7 +135,7 @@ def run_encode(args: argparse.Namespace) -> int:
                           "tokenizer writes --ids, --tokens, --json or --table")
     data = _read_input(name)
     specials = bool(args.specials)
-    from wwho.cli.encode import file_progress
+    from wwho.cli.bars import file_progress
 
     # (a bar of the bytes encoded, where standard error is a terminal the results do not go to)
     with output as out, file_progress(None if name == "-" else name, verb="encoding", quiet=getattr(args, "quiet", False),

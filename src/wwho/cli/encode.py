@@ -23,11 +23,11 @@ import inspect
 import io
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from wwho.cli.bars import file_progress
 from wwho.cli.outputs import names_a_file, results_output, standard_input
 from wwho.cli.results_text import id_text, json_text, token_text
 from wwho.cli.train_sgpe import LINE_BYTES
@@ -169,34 +169,6 @@ def _progress(args: argparse.Namespace) -> Iterator:
     """:func:`file_progress` of ``--file FILE`` for ``encode``."""
     with file_progress(args.file, verb="encode", output=args.output, quiet=getattr(args, "quiet", False)) as bar:
         yield bar
-
-
-@contextlib.contextmanager
-def file_progress(path: str | None, *, verb: str, output: str | None, quiet: bool) -> Iterator:
-    """A bar of the bytes of the input file ``path`` read so far (of its size, where it is not
-    compressed), drawn only where standard error is a terminal (a log or a test gets none) and the
-    results (``output``; None or ``-``: standard output) do not go to that terminal too, and not
-    when ``quiet``; none for standard input (``path`` None or ``-``)."""
-    from wwho.progress import progress_bar, stderr_is_a_terminal
-
-    shown = bool(path) and path != "-" and not quiet and stderr_is_a_terminal()
-    if shown and (not output or output == "-"):  # results printed on the terminal would break the bar
-        try:
-            shown = not os.isatty(sys.stdout.fileno())
-        except (AttributeError, OSError, ValueError):
-            pass
-    total = None
-    if shown:
-        from wwho.corpus import compressed_by_name
-
-        file = Path(path)
-        total = None if compressed_by_name(file) or not file.is_file() else file.stat().st_size
-    bar = progress_bar(disable=not shown, total=total, unit="B", unit_scale=True, unit_divisor=1024,
-                       desc=f"{verb} {Path(path).name}" if shown else None)
-    try:
-        yield bar
-    finally:
-        bar.close()
 
 
 def _write_npy(args: argparse.Namespace, tok, output) -> int:

@@ -24,7 +24,8 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 
-from wwho.cli.encode import argument_text, file_progress, open_input_file, read_failed
+from wwho.cli.bars import file_progress
+from wwho.cli.encode import argument_text, open_input_file, read_failed
 from wwho.cli.outputs import StandardOutput, refuse_reading_own_output, require_stdout, standard_input
 from wwho.cli.train_sgpe import LINE_BYTES
 from wwho.corpus import MAX_LINE_BYTES
