@@ -232,16 +232,23 @@ def _reads_without_bound(start, transitions, accept, emit) -> bool:
     return False
 
 
+def _random_automaton(data, most: int):
+    """States Q0 (the start) .. Q<n-1>, n up to ``most``, random edges over three classes, random
+    accept states (not the start) and emit states among them."""
+    states = [f"Q{i}" for i in range(data.draw(st.integers(1, most)))]
+    transitions = {q: data.draw(st.dictionaries(st.sampled_from(["C", "H", "O"]), st.sampled_from(states),
+                                                max_size=3)) for q in states}
+    accept = frozenset(data.draw(st.sets(st.sampled_from(states[1:])))) if len(states) > 1 else frozenset()
+    emit = frozenset(data.draw(st.sets(st.sampled_from(sorted(accept))))) if accept else frozenset()
+    return states, transitions, accept, emit
+
+
 @given(st.data())
 @settings(max_examples=300, deadline=None)
 def test_the_loop_check_equals_a_brute_force_walk(data):
     from wwho.schema import _loop_without_accepting
 
-    states = [f"Q{i}" for i in range(data.draw(st.integers(1, 6)))]
-    transitions = {q: data.draw(st.dictionaries(st.sampled_from(["C", "H", "O"]), st.sampled_from(states),
-                                                max_size=3)) for q in states}
-    accept = frozenset(data.draw(st.sets(st.sampled_from(states[1:])))) if len(states) > 1 else frozenset()
-    emit = frozenset(data.draw(st.sets(st.sampled_from(sorted(accept))))) if accept else frozenset()
+    states, transitions, accept, emit = _random_automaton(data, 6)
     loop = _loop_without_accepting(states[0], transitions, accept, emit)
     assert bool(loop) == _reads_without_bound(states[0], transitions, accept, emit)
     if loop:  # a real cycle, of states that never accept, each a step of the automaton
@@ -299,11 +306,7 @@ def _longest_walk(start, transitions, accept, emit) -> int:
 def test_the_read_ahead_equals_a_brute_force_walk(data):
     from wwho.schema import _longest_read_ahead, _loop_without_accepting
 
-    states = [f"Q{i}" for i in range(data.draw(st.integers(1, 7)))]
-    transitions = {q: data.draw(st.dictionaries(st.sampled_from(["C", "H", "O"]), st.sampled_from(states),
-                                                max_size=3)) for q in states}
-    accept = frozenset(data.draw(st.sets(st.sampled_from(states[1:])))) if len(states) > 1 else frozenset()
-    emit = frozenset(data.draw(st.sets(st.sampled_from(sorted(accept))))) if accept else frozenset()
+    states, transitions, accept, emit = _random_automaton(data, 7)
     if _loop_without_accepting(states[0], transitions, accept, emit):
         return  # refused before the read-ahead is asked
     chain = _longest_read_ahead(states[0], transitions, accept, emit)
@@ -371,12 +374,9 @@ def test_a_class_listing_more_code_points_than_a_script_has_is_refused_before_th
     assert load_schema(write(tmp_path, fits)).classes["Q"]
 
 
-def test_a_grammar_past_the_label_bound_is_refused_before_its_classes_are_built(tmp_path, monkeypatch):
-    """A grammar of 100,000 alternatives (1.1 MB, within the file cap) was translated whole, a
-    character class made for each label and the pattern compiled, for a minute, before the bound
-    of class labels refused it: the bound is counted while the grammar is read."""
+def _count_class_builds(monkeypatch) -> list[int]:
+    """A one-item list counting the character classes the grammar's translation builds."""
     from wwho import grammar
-    from wwho.ambiguity import MAX_POSITIONS
 
     built = [0]
     real = grammar.char_class
@@ -386,6 +386,16 @@ def test_a_grammar_past_the_label_bound_is_refused_before_its_classes_are_built(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(grammar, "char_class", counted)
+    return built
+
+
+def test_a_grammar_past_the_label_bound_is_refused_before_its_classes_are_built(tmp_path, monkeypatch):
+    """A grammar of 100,000 alternatives (1.1 MB, within the file cap) was translated whole, a
+    character class made for each label and the pattern compiled, for a minute, before the bound
+    of class labels refused it: the bound is counted while the grammar is read."""
+    from wwho.ambiguity import MAX_POSITIONS
+
+    built = _count_class_builds(monkeypatch)
     path = write(tmp_path, {**TOY, "grammar": " | ".join(["C (H C)*"] * 100_000)})
     with pytest.raises(SchemaError, match=f"grammar: more than {MAX_POSITIONS} class labels"):
         load_schema(path)
@@ -401,14 +411,7 @@ def test_a_long_grammar_over_a_large_class_is_refused_at_once(tmp_path, monkeypa
     built once, and a regex past MAX_REGEX_CHARS is refused, naming where the grammar got to."""
     from wwho import grammar
 
-    built = [0]
-    real = grammar.char_class
-
-    def counted(*args, **kwargs):
-        built[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(grammar, "char_class", counted)
+    built = _count_class_builds(monkeypatch)
     letters = {**TOY, "char_classes": {"X": {"properties": ["L"]}}, "transitions": {"S": {"X": "E"}, "E": {"X": "E"}},
                "accept_states": ["E"], "grammar": " ".join(["X"] * 1999)}
     path = write(tmp_path, letters)

@@ -429,16 +429,7 @@ def _loop_without_accepting(start: str, transitions: dict[str, dict[str, str]], 
     The engine reads as far as the automaton goes and rolls back to the last accept. Without such a
     cycle it reads at most one state count past it, so the walk is linear; with one, text that keeps
     to the cycle is read to its end from each of its positions."""
-    reached, waiting = {start}, [start]
-    while waiting:
-        state = waiting.pop()
-        if state in emit:
-            continue
-        for target in transitions[state].values():
-            if target not in reached:
-                reached.add(target)
-                waiting.append(target)
-    inside = {q for q in reached if q not in accept}
+    inside = _reached_without_accepting(start, transitions, accept, emit)
     done: set[str] = set()
     for root in inside:  # a depth-first walk without recursion (up to MAX_STATES states)
         if root in done:
@@ -467,16 +458,7 @@ def _longest_read_ahead(start: str, transitions: dict[str, dict[str, str]], acce
                         emit: frozenset[str]) -> list[str]:
     """The longest path of states that do not accept, reachable from ``start`` (no loop of them: see
     :func:`_loop_without_accepting`): the most characters the engine reads past a last accept."""
-    reached, waiting = {start}, [start]
-    while waiting:
-        state = waiting.pop()
-        if state in emit:
-            continue
-        for target in transitions[state].values():
-            if target not in reached:
-                reached.add(target)
-                waiting.append(target)
-    inside = {q for q in reached if q not in accept}
+    inside = _reached_without_accepting(start, transitions, accept, emit)
     longest: dict[str, list[str]] = {}  # state -> the longest path from it (itself first)
     for root in inside:  # depth first without recursion: states finish after all they lead to
         stack = [root]
@@ -493,3 +475,19 @@ def _longest_read_ahead(start: str, transitions: dict[str, dict[str, str]], acce
             after = max((longest[t] for t in transitions[state].values() if t in inside), key=len, default=[])
             longest[state] = [state, *after]
     return max(longest.values(), key=len, default=[])
+
+
+def _reached_without_accepting(start: str, transitions: dict[str, dict[str, str]], accept: frozenset[str],
+                               emit: frozenset[str]) -> set[str]:
+    """The states reachable from ``start`` that do not accept (an emit state ends a syllable, so
+    nothing is reached through one)."""
+    reached, waiting = {start}, [start]
+    while waiting:
+        state = waiting.pop()
+        if state in emit:
+            continue
+        for target in transitions[state].values():
+            if target not in reached:
+                reached.add(target)
+                waiting.append(target)
+    return {q for q in reached if q not in accept}
