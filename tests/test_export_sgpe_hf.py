@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 
 import pytest
 from conftest import CORPORA, EVAL, FUZZ_INDIC, corpus_files, read_slice, require_data
@@ -314,3 +315,20 @@ def test_a_verify_batch_is_bounded_by_its_text_not_its_documents():
     assert all(len(c) == 1 or sum(map(len, c)) <= module.BATCH_CHARS for c in chunks)
     assert [len(c) for c in chunks] == [50, 1, 262, 262, 76]
     assert list(module._chunks(iter(["x"] * 2500), 1000, module.BATCH_CHARS)) == [["x"] * 1000] * 2 + [["x"] * 500]
+
+
+def test_the_special_text_note_names_tokens_in_the_order_the_lines_hold_them():
+    """The names were gathered through a set, so the warning listed them in another order from one
+    run to the next (Python's string hashes are seeded per process): each seed here gives one text."""
+    import subprocess
+    import sys
+
+    code = ("import warnings\nwarnings.simplefilter('ignore')\nimport wwho\nfrom tokenizers import Tokenizer\n"
+            "from wwho.export.verify import verify\n"
+            "tok = wwho.SGPETokenizer.train_from_iterator(['ශ්‍රී ලංකාව'] * 40, vocab_size=300, progress=False)\n"
+            "hf = Tokenizer.from_str(dict(tok.files())['tokenizer.json'].decode())\n"
+            "print(verify(tok, hf, ['a [MASK] b [CLS] c [SEP] [PAD]', '[CLS] x']).special_text_note())\n")
+    notes = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(4)}
+    assert len(notes) == 1, notes
+    assert "('[MASK]' in 1 line, '[CLS]' in 2 lines, '[SEP]' in 1 line, '[PAD]' in 1 line)" in notes.pop()
