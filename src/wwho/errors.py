@@ -135,6 +135,13 @@ def check_count(value: object, name: str, error: type[WwhoError] = TokenizerErro
     raise error(f"{name} must be a whole number of 0 or more, not {brief(value)}")
 
 
+def holds_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (bytes of no UTF-8, as Python keeps them from a
+    command line or a file name), which no UTF-8 file, regex or token can hold."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: Characters that would break a one-line message or a table row, or cannot be written as UTF-8:
 #: control characters, line and paragraph separators, lone surrogates.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")

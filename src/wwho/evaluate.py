@@ -187,15 +187,18 @@ def read_lines(path: str | Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> lis
     corpus anyway, as the benchmarks do); a corpus with none is a :class:`CorpusError`."""
     lines = list(_Corpus(str(path), check_max_line_bytes(max_line_bytes), "text").lines())
     if not lines:
-        raise CorpusError(f"{printable(str(path))}: no text to measure (the corpus is empty or has only empty lines)")
+        raise _no_text(str(path))
     return lines
+
+
+def _no_text(name: str) -> CorpusError:
+    return CorpusError(f"{printable(name)}: no text to measure (the corpus is empty or has only empty lines)")
 
 
 def _measured(tok: Evaluated, corpus: _Corpus, *, progress: bool = False) -> Metrics:
     m = evaluate(tok, corpus.lines(), corpus=corpus.name, progress=progress)
     if not m.lines:  # rates over no text would read as measured zeros
-        raise CorpusError(f"{printable(corpus.name)}: no text to measure (the corpus is empty or has only "
-                          "empty lines)")
+        raise _no_text(corpus.name)
     return m
 
 

@@ -65,7 +65,7 @@ from wwho.imports import arrays as arrays_module
 from wwho.meta_loading import load_parts
 from wwho.meta_tiktoken import TiktokenPart, byte_level_part, part_of
 from wwho.meta_vocab import MetaVocab, token_strings
-from wwho.pickling import pickled_class, restored_as
+from wwho.pickling import class_arg, restored_as
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -167,8 +167,7 @@ class MetaTokenizer(EncodingNames):
         # A pickle names what it holds by module: _restore here, TiktokenPart in wwho.meta_tiktoken
         # (older pickles name wwho.meta.TiktokenPart, which this module's import keeps loadable).
         # A subclass's pickle names it (wwho.pickling).
-        cls = pickled_class(self, MetaTokenizer)
-        return (_unpickled, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes) + ((cls,) if cls else ()))
+        return (_unpickled, (self.sgpe, self._model(), self.tiktoken, self._cache_bytes, *class_arg(self, MetaTokenizer)))
 
     def _model(self) -> ByteLevelModel:
         """The byte-level part as a model (its ranks read from the core)."""

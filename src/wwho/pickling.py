@@ -17,10 +17,10 @@ from wwho.errors import VocabError
 T = TypeVar("T")
 
 
-def pickled_class(obj: object, base: type) -> type | None:
-    """What a pickle of ``obj`` names as its class: None for ``base`` itself (pickles stay as
-    they were), the subclass otherwise."""
-    return None if type(obj) is base else type(obj)
+def class_arg(obj: object, base: type) -> tuple[type, ...]:
+    """The last argument of a pickle of ``obj``, its class: none for ``base`` itself (pickles of it
+    stay as they were), ``(the subclass,)`` otherwise."""
+    return () if type(obj) is base else (type(obj),)
 
 
 def restored_as(obj: T, cls: Any, where: str) -> T:

@@ -32,7 +32,7 @@ from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.imports import import_module
-from wwho.pickling import pickled_class, restored_as
+from wwho.pickling import class_arg, restored_as
 from wwho.threads import thread_count
 from wwho.wholeload import loads_whole
 
@@ -55,8 +55,7 @@ class BinaryTokenizer:
         # Pickled as its tokenizer.json and loaded back through the checks a file gets: HF's own
         # pickle gives a bare Exception for altered bytes and drops encode_special_tokens (HF does
         # not save it), which loads() sets.
-        cls = pickled_class(self, BinaryTokenizer)  # a subclass's pickle names it (wwho.pickling)
-        return (_restore, (self.hf.to_str(),) + ((cls,) if cls else ()))
+        return (_restore, (self.hf.to_str(), *class_arg(self, BinaryTokenizer)))  # a subclass's: wwho.pickling
 
     @classmethod
     def train(cls, paths: str | os.PathLike | Iterable[str | os.PathLike], **options: Any) -> BinaryTokenizer:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from wwho import _core
-from wwho.errors import VocabError, brief
+from wwho.errors import VocabError, brief, holds_surrogate
 
 # --- the GPT-2 byte <-> unicode mapping ---------------------------------------------------
 # Printable Latin-1 bytes stand for themselves; the other 68 bytes (controls, space,
@@ -209,7 +209,7 @@ class Pretokenizer:
         for p in (*self.patterns, *self.byte_patterns):
             if not isinstance(p, str):
                 raise VocabError(f"a pre-tokenizer regex must be a str, not {brief(p)}")
-            if not p.isascii() and any("\ud800" <= c <= "\udfff" for c in p):
+            if holds_surrogate(p):
                 raise VocabError(f"the pre-tokenizer regex {brief(p)} holds a lone surrogate, which is not valid "
                                  "Unicode (bytes that are no UTF-8, from the command line?)")
         try:

@@ -75,7 +75,7 @@ from wwho.ids import (
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id as token_id_of
 from wwho.imports import arrays as arrays_module
-from wwho.pickling import pickled_class, restored_as
+from wwho.pickling import class_arg, restored_as
 from wwho.protocol import (
     ALL_SPECIALS,
     NO_SPECIALS,
@@ -518,8 +518,7 @@ class ByteBPE(TiktokenNames):
     def __reduce__(self):
         # Worker processes get the data and rebuild the core (the cache is not sent); a subclass's
         # pickle names it (wwho.pickling).
-        cls = pickled_class(self, ByteBPE)
-        return (_rebuild, (self.model, self._cache_bytes) + ((cls,) if cls else ()))
+        return (_rebuild, (self.model, self._cache_bytes, *class_arg(self, ByteBPE)))
 
     # --- training, constructors and files (wwho.bytelevel.train, .files, .gguf) ------------
 

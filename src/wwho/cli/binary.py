@@ -138,7 +138,7 @@ def run_encode(args: argparse.Namespace) -> int:
     from wwho.cli.bars import file_progress
 
     # (a bar of the bytes encoded, where standard error is a terminal the results do not go to)
-    with output as out, file_progress(None if name == "-" else name, verb="encoding", quiet=getattr(args, "quiet", False),
+    with output as out, file_progress(name, verb="encoding", quiet=getattr(args, "quiet", False),
                                       output=getattr(args, "output", None)) as bar:
         # A part at a time (a batch of pieces): no list of every token's id, bytes, text or offsets.
         if fmt == "ids":  # the ids alone: no token bytes, offsets or hex strings (a tenth of the memory)

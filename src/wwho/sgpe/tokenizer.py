@@ -73,7 +73,7 @@ from wwho.ids import token_id as checked_id
 from wwho.imports import arrays as arrays_module
 from wwho.manifest import listed
 from wwho.notices import warn
-from wwho.pickling import pickled_class, restored_as
+from wwho.pickling import class_arg, restored_as
 from wwho.protocol import (
     NO_SPECIALS,
     all_names,
@@ -147,8 +147,7 @@ class SGPETokenizer(EncodingNames):
     def __reduce__(self):
         # Pickled as its vocabulary (for worker processes); the core tables are rebuilt. A
         # subclass's pickle names it (wwho.pickling).
-        cls = pickled_class(self, SGPETokenizer)
-        return (_restore, (self.file, "bytes" if self.fallback == "bytes" else "token") + ((cls,) if cls else ()))
+        return (_restore, (self.file, "bytes" if self.fallback == "bytes" else "token", *class_arg(self, SGPETokenizer)))
 
     # -- construction ------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from wwho.errors import VocabError, check_flag
+from wwho.errors import VocabError, check_flag, holds_surrogate
 from wwho.protocol import special_token_list
 from wwho.sgpe import checkpoints
 from wwho.sgpe.phases import train_phases
@@ -66,7 +66,7 @@ def check_special_tokens(special_tokens: Iterable[str]) -> None:
     holding a lone surrogate."""
     tokens = special_token_list(special_tokens)
     for token in tokens:
-        if not token.isascii() and any("\ud800" <= c <= "\udfff" for c in token):
+        if holds_surrogate(token):
             # (a vocab.json and a tokenizer.json hold valid Unicode: found before any text is counted)
             raise VocabError(f"special token {token!r} holds a lone surrogate, which is not valid Unicode "
                              "(bytes that are no UTF-8, from the command line?)")
