@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     args.text_field = text_field(args.text_field, [*args.corpus, *filter(None, [args.parity_with])])
     if args.plot:
         bars = len(args.corpus) * len(args.tokenizer)
-        if bars > MAX_PLOT_BARS:  # its image grew with them: 3,000 corpora drew 528,000 pixels wide in 7 GB
+        if bars > MAX_PLOT_BARS:  # the image grows with them, and its memory (docs/eval.md)
             raise WwhoError(f"--plot draws a bar for each corpus and tokenizer: {len(args.corpus):,} x "
                             f"{len(args.tokenizer):,} is {bars:,} bars, more than the {MAX_PLOT_BARS} one image "
                             "shows; plot fewer at a time, or plot the --json output yourself")
