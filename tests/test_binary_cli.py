@@ -15,11 +15,8 @@ import random
 import re
 import sys
 from pathlib import Path
-from unittest import mock
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from wwho import binary
@@ -494,58 +491,26 @@ def test_standard_input_within_the_bound_is_read_whole(tok_path, tmp_path, capsy
     assert (list(map(int, out.split())) if verb == "encode" else out) == (ids if verb == "encode" else data)
 
 
-@pytest.mark.parametrize(("ids", "named"), [
-    ('{"ids": [326], "ids": [2]}', "the key 'ids' appears twice"),  # decoded [2], in silence
-    ("326,,2", "item 1 is empty"),  # read as [326, 2]
-    ("326, 2,", "item 2 is empty"),
-])
-def test_decode_refuses_ids_given_twice_or_left_out(ids, named):
-    from wwho.cli.binary import parse_ids
-    from wwho.errors import TokenizerError
+@pytest.mark.parametrize("form", ["ids", "json"])
+def test_decode_writes_blocks_and_nothing_before_a_bad_id(tok_path, capsysbinary, monkeypatch, form):
+    """``wwho decode --binary -`` decodes and writes a block of ids at a time (encode's JSON read
+    without its tokens and offsets), the bytes as all at once; an id out of range at the end is
+    named before the first block is written."""
+    from wwho.binary import mapping
 
-    with pytest.raises(TokenizerError, match=re.escape(named)):
-        parse_ids(ids)
-    assert parse_ids(" 326 , 2\n7 ") == [326, 2, 7] and parse_ids("") == []
-
-
-#: Whitespace as ``str.split`` and the regex ``\s`` take it, Unicode's included.
-SPACES = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2003", "\u3000"]
-
-
-@settings(max_examples=300, deadline=None)
-@given(words=st.lists(st.tuples(st.from_regex(r"[0-9]{1,22}", fullmatch=True),
-                                st.text(st.sampled_from(SPACES), min_size=1, max_size=3)), max_size=40),
-       lead=st.text(st.sampled_from(SPACES), max_size=2), piece=st.integers(1, 12))
-def test_a_line_of_plain_ids_is_read_in_pieces_as_whole(words, lead, piece):
-    """``wwho decode`` reads a line of digits and whitespace (what ``encode`` writes) a piece of
-    ``SPLIT_CHARS`` characters at a time, without a regex per id (whose cost a line of millions of
-    ids would pay): the ids are ``str.split``'s, whatever the pieces, and a word too long
-    to be an id is still named by its item number."""
-    line = lead + "".join(digits + space for digits, space in words)
-    too_long = [n for n, (digits, _) in enumerate(words) if len(digits) > 20]
-    with mock.patch.object(bcli, "SPLIT_CHARS", piece):
-        if too_long:
-            with pytest.raises(TokenizerError, match=rf"item {too_long[0]} \({len(words[too_long[0]][0])} digits\)"):
-                bcli.parse_ids(line)
+    data = bytes(range(256)) * 40
+    tok = binary.load(tok_path)
+    encoding = binary.encode_bytes(tok, data)
+    monkeypatch.setattr(mapping, "DECODE_BLOCK", 7)
+    for ids, expected in ((encoding.ids, 0), (encoding.ids + [10**6], 2)):
+        if form == "ids":
+            given = " ".join(map(str, ids))
         else:
-            assert bcli.parse_ids(line) == [int(word) for word in line.split()]
-
-
-def test_a_long_line_of_ids_holds_no_string_per_id():
-    """A line of ids split whole by a regex would make a string per id (and a match per id) on top of
-    the ids: only a piece of it is split at a time, so beyond the ids themselves, Python's traced
-    memory peaks below twice the line."""
-    import tracemalloc
-
-    line = " ".join(str(1000 + (i * 7919) % 199_000) for i in range(600_000))
-    tracemalloc.start()
-    try:
-        ids = bcli.parse_ids(line)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert ids == [int(word) for word in line.split()]
-    assert peak - held < 2 * len(line), (peak - held, len(line))
+            given = json.dumps({"ids": ids, "tokens": ["00"] * len(ids), "offsets": [[0, 1]] * len(ids)})
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(given.encode())))
+        assert main(["decode", "--tokenizer", str(tok_path), "--binary", "-"]) == expected
+        out = capsysbinary.readouterr().out
+        assert out == (data if expected == 0 else b"")
 
 
 @pytest.fixture(scope="module")

@@ -431,3 +431,31 @@ def test_any_bytes_like_object_is_encoded_as_its_bytes(tok):
     for same in (np.frombuffer(data, dtype=np.uint8), spread[::2], region):  # (spread[::2]: not contiguous)
         assert wrapped.encode(same) == want and encode_bytes(tok, same).ids == want
     assert wrapped.encode_batch([b"ab", np.frombuffer(b"ab", dtype=np.uint8)]) == [wrapped.encode(b"ab")] * 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), block=st.integers(1, 9), keep=st.booleans(),
+       kind=st.sampled_from(["list", "int64", "uint32"]))
+def test_decoding_in_blocks_gives_the_bytes_of_all_at_once(tok, data, block, keep, kind):
+    """``wwho decode --binary`` writes the bytes of a block of ids at a time: joined, they are the
+    bytes of the whole (special tokens dropped or spelt out), for a list and for arrays of ids."""
+    from wwho.binary.mapping import decode_to_byte_blocks
+
+    size = tok.get_vocab_size(with_added_tokens=True)
+    ids = data.draw(st.lists(st.integers(0, size - 1), max_size=40))
+    given_ids = ids if kind == "list" else np.array(ids, dtype=kind)
+    joined = b"".join(decode_to_byte_blocks(tok, given_ids, skip_special=not keep, block=block))
+    assert joined == decode_to_bytes(tok, ids, skip_special=not keep)
+
+
+@pytest.mark.parametrize("kind", ["list", "int64"])
+@pytest.mark.parametrize("bad", [-1, 10**6])
+def test_every_id_is_checked_before_the_first_block(tok, kind, bad):
+    """An id out of range after many good ones is named, with its position, before any block is
+    made: ``wwho decode --binary`` then writes nothing, not the bytes before it."""
+    from wwho.binary.mapping import decode_to_byte_blocks
+
+    ids = [65] * 50 + [bad]
+    given_ids = ids if kind == "list" else np.array(ids, dtype=np.int64)
+    with pytest.raises(TokenizerError, match="position 50"):
+        decode_to_byte_blocks(tok, given_ids, block=4)

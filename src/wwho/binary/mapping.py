@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
 
 from wwho.errors import TokenizerError, WrongTypeError
 from wwho.ids import batch as as_batch
-from wwho.ids import token_ids
+from wwho.ids import token_id, token_ids
 from wwho.imports import import_module
 from wwho.threads import rayon_threads, thread_count
 
@@ -372,6 +372,39 @@ def decode_to_bytes(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: b
             start = k + 1
     parts.append(_plain_bytes(tokenizer, ids[start:], specials))
     return b"".join(parts)
+
+
+#: Ids :func:`decode_to_byte_blocks` decodes at a time: a list of them and their bytes are held, not all.
+DECODE_BLOCK = 1 << 20
+
+
+def decode_to_byte_blocks(tokenizer: Tokenizer, ids: Sequence[int], *, skip_special: bool = True,
+                          block: int | None = None) -> Iterator[bytes]:
+    """:func:`decode_to_bytes` of ``ids`` a block of ``block`` ids at a time (each token stands for
+    bytes of its own, so the blocks joined are the bytes of all). A numpy array of ids is read a
+    block at a time too. Every id is checked before this returns, so an error comes before any
+    block is written. ``block`` defaults to :data:`DECODE_BLOCK`."""
+    block = DECODE_BLOCK if block is None else block
+    tokenizer = _hf_tokenizer(tokenizer)
+    size = tokenizer.get_vocab_size(with_added_tokens=True)
+    if getattr(getattr(ids, "dtype", None), "kind", None) in ("i", "u") and getattr(ids, "ndim", None) == 1:
+        import numpy as np
+
+        outside = (ids < 0) | (ids >= size) if ids.dtype.kind == "i" else ids >= size
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            token_id(int(ids[first]), size, position=first)  # raises, as token_ids names it
+        del outside
+    else:
+        ids = token_ids(ids, size)
+
+    def blocks() -> Iterator[bytes]:
+        for at in range(0, len(ids), block):
+            part = ids[at:at + block]
+            yield decode_to_bytes(tokenizer, part if isinstance(part, list) else part.tolist(),
+                                  skip_special=skip_special)
+
+    return blocks()
 
 
 def _plain_bytes(tokenizer: Tokenizer, ids: Sequence[int], specials: dict[int, str]) -> bytes:

@@ -15,25 +15,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shlex
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from wwho.binary.io import is_binary_tokenizer, load, tokenizer_file
-from wwho.binary.mapping import BinaryEncoding, decode_to_bytes, encode_bytes_ids_parts, encode_bytes_parts
-from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, names_a_file, results_output, standard_input
-from wwho.errors import CorpusError, TokenizerError, VocabError, brief
+from wwho.binary.mapping import (
+    BinaryEncoding,
+    decode_to_byte_blocks,
+    encode_bytes_ids_parts,
+    encode_bytes_parts,
+)
+from wwho.cli.id_input import parse_id_array, parse_ids
+from wwho.cli.outputs import FORCE_HELP, IDS_INSTEAD, results_output, standard_input
+from wwho.errors import CorpusError, TokenizerError, VocabError
 from wwho.fileio import (
     MAX_FILE_ENV,
-    DuplicateKey,
     max_file_bytes,
     parse_json,
     read_bytes,
     read_upto,
-    unique_keys,
 )
 
 __all__ = ["add_decode_arguments", "add_encode_arguments", "inspect_tokenizer", "is_binary_tokenizer",
@@ -231,124 +233,23 @@ def _write_joined(out: IO[bytes], texts: Iterable[str], *, sep: str = ", ", at_o
         out.write((("" if first else sep) + sep.join(batch)).encode("utf-8"))
 
 
-#: A line of only ASCII digits and whitespace: its ids are read a piece at a time (:func:`_plain_ids`).
-_PLAIN_IDS = re.compile(r"[0-9\s]*")
-_SPACE = re.compile(r"\s")
-#: Characters of such a line split into words at a time (more, to the next whitespace): a word
-#: string is held only for its piece, not one per id of the line.
-SPLIT_CHARS = 1 << 18
-
-
-def _plain_ids(text: str) -> list[int] | None:
-    """The ids of ``text`` (stripped; ASCII digits and whitespace only), or None where a word has
-    more digits than an id can (the general path names it)."""
-    ids: list[int] = []
-    for part in _plain_id_parts(text):
-        if part is None:
-            return None
-        ids += part
-    return ids
-
-
-def _plain_id_parts(text: str) -> Iterator[list[int] | None]:
-    """:func:`_plain_ids` a piece of :data:`SPLIT_CHARS` characters at a time; None for a piece with
-    a word of more digits than an id can have."""
-    start = 0
-    while start < len(text):
-        end = start + SPLIT_CHARS
-        space = _SPACE.search(text, end) if end < len(text) else None  # (no number cut in two)
-        end = space.start() if space else len(text)
-        words = text[start:end].split()
-        yield None if words and max(map(len, words)) > 20 else list(map(int, words))
-        start = end
-
-
-def parse_id_array(text: str, *, where: str = "stdin") -> Any:
-    """:func:`parse_ids` as a ``numpy.int64`` array, made a piece at a time for a line of plain ids
-    (8 bytes an id, not a Python int's 36: ``wwho decode`` of a long line); any other line, and one
-    whose ids do not fit 64 bits, as :func:`parse_ids` gives it."""
-    import numpy as np
-
-    stripped = text.strip()
-    if _PLAIN_IDS.fullmatch(stripped):
-        parts = []
-        for part in _plain_id_parts(stripped):
-            if part is None:
-                break
-            try:
-                parts.append(np.array(part, dtype=np.int64))
-            except OverflowError:
-                break
-        else:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return parse_ids(text, where=where)
-
-
-def parse_ids(text: str, *, where: str = "stdin") -> list[int]:
-    """Ids from whitespace/comma separated integers (ASCII digits only), a JSON list, or encode's JSON object."""
-    stripped = text.strip()
-    if _PLAIN_IDS.fullmatch(stripped):  # the usual line (what encode writes): read without a regex per id
-        ids = _plain_ids(stripped)
-        if ids is not None:
-            return ids
-    if stripped.startswith(("[", "{")):
-        try:
-            data = json.loads(stripped, object_pairs_hook=unique_keys)  # {"ids": [1], "ids": [2]} is refused
-        except json.JSONDecodeError as exc:
-            raise TokenizerError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-        except DuplicateKey as exc:
-            raise TokenizerError(f"{where}: the key {brief(exc.args[0])} appears twice in one JSON object") from None
-        except (RecursionError, ValueError):  # nested too deeply; a number of thousands of digits
-            raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\" "
-                                 f"(this JSON is nested too deeply or has a number too long to read)") from None
-        ids = data.get("ids") if isinstance(data, dict) else data
-        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-            raise TokenizerError(f"{where}: expected a JSON list of integer ids or an object with \"ids\"")
-        return ids
-    ids = []
-    for n, word in enumerate(re.split(r"\s*,\s*|\s+", stripped) if stripped else ()):
-        if not word:  # "326,,2": an id left out, not a separator
-            raise TokenizerError(f"{where}: item {n} is empty (two commas in a row, or a comma at an end)")
-        if not re.fullmatch(r"[0-9]+", word):  # not \d: int() would read "١٢" and "１２" as 12
-            hint = ""
-            if n == 0 and word[1:6] == "NUMPY":  # numpy's magic string, \x93NUMPY, as read
-                hint = " (this is a .npy file of ids: decode it with --npy FILE, as encode --npy writes it)"
-            elif where == "arguments" and names_a_file(word):
-                hint = (f" (it names a file: read the ids from it with "
-                        f"{'--npy ' if word.endswith('.npy') else '- < '}{shlex.quote(word)})")
-            raise TokenizerError(f"{where}: item {n} is {_as_read(word)}, not a token id{hint}")
-        if len(word) > 20:  # no id has that many digits, and Python refuses int() of thousands
-            raise TokenizerError(f"{where}: item {n} ({len(word):,} digits) is too large to be a token id")
-        ids.append(int(word))
-    return ids
-
-
-def _as_read(word: str) -> str:
-    """``word`` quoted as the input had it: bytes that were no UTF-8 (read with ``surrogateescape``)
-    as those bytes (``b'\\xff'``), not as the code points Python keeps them in."""
-    try:
-        word.encode("utf-8")
-    except UnicodeEncodeError:
-        return brief(word.encode("utf-8", "surrogateescape"))
-    return brief(word)
-
-
 def run_decode(args: argparse.Namespace) -> int:
     output = results_output(args)
     tokenizer = load(args.tokenizer)
     if args.ids == ["-"]:
         text = read_standard_input(IDS_INSTEAD).decode("utf-8", "surrogateescape")  # a stray byte is named
         try:
-            ids = parse_ids(text)
+            ids = parse_id_array(text)  # 8 bytes an id; encode's JSON without its tokens and offsets
         except MemoryError:
             raise TokenizerError(f"stdin: not enough memory for the ids of its {len(text):,} characters "
                                  f"(wwho reads up to {max_file_bytes():,} bytes, set by {MAX_FILE_ENV})") from None
         del text
     else:
         ids = parse_ids(" ".join(args.ids), where="arguments")
-    data = decode_to_bytes(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))
+    blocks = decode_to_byte_blocks(tokenizer, ids, skip_special=not getattr(args, "keep_specials", False))
     with output as out:
-        out.write(data)
+        for data in blocks:
+            out.write(data)
     return 0
 
 

@@ -19,8 +19,8 @@ import argparse
 import codecs
 import contextlib
 
-from wwho.cli.binary import parse_id_array, parse_ids
 from wwho.cli.encode import PATTERN_HELP, TIKTOKEN_FILE_HELP, use_tiktoken_file
+from wwho.cli.id_input import parse_id_array, parse_ids
 from wwho.cli.outputs import IDS_INSTEAD, results_output, standard_input
 from wwho.cli.results_text import write_text
 from wwho.cli.train_sgpe import LINE_BYTES
