@@ -61,6 +61,21 @@ def test_the_probe_finds_what_no_construct_names():
         check_portable(pattern)
 
 
+@pytest.mark.parametrize(("pattern", "text"), [
+    (r"(?i)ß|[^\s]+|\s+", "SSH keys"),  # SS alone is one piece in both engines; SSH is not
+    (r"(?i:ß)|\S+|\s+", "ssl"),
+    (r"(?i)ß|[a-z]+|\S|\s+", "SSH"),
+    (r"(?i)ﬁ|\S+|\s+", "first"),
+])
+def test_a_fold_into_several_characters_inside_a_word_is_found(pattern, text):
+    """Oniguruma folds one character into several (``ß`` into ``ss``) and so cuts ``SS`` out of
+    ``SSH``, where wwho keeps the word: the probe spells every such fold inside words."""
+    assert construct_that_differs(pattern) is None
+    assert hf_split(pattern, text) != Pretokenizer((pattern,)).split(text)  # the engines do differ
+    with pytest.raises(VocabError, match="splits text differently"):
+        check_portable(pattern)
+
+
 @pytest.mark.parametrize("pattern", [
     r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+",
     r"[\p{L}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|[^\p{L}\p{M}\p{Nd}\p{Pc}\s]+|\s+",

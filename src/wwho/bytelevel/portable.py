@@ -11,11 +11,13 @@ loaded one) gives other ids, silently:
   and ``(?s)`` is an error there;
 * ``\\w`` (hence ``\\W``, ``\\b``, ``\\B``) takes ZWJ and ZWNJ, which Indic words hold, in wwho
   and not in Oniguruma; POSIX classes (``[[:alpha:]]``) are ASCII in wwho, Unicode there;
-* case-insensitive matching folds ``ß`` to ``ss`` in Oniguruma only.
+* case-insensitive matching folds ``ß`` to ``ss`` in Oniguruma only (and every other fold of one
+  character into several).
 
 :func:`check_portable` refuses such a regex, naming the construct, and runs every other custom
 regex in both engines over a probe text (lines of several scripts with joiners, newlines,
-case folds, and every character up to U+3000 and of a few more blocks, each in several contexts):
+case folds, every character up to U+3000 and of a few more blocks, each in several contexts, and
+the folds of one character into several spelt out in words):
 the first piece that differs is an error that shows it. A probe cannot prove two regexes equal;
 it catches the differences of the kinds above and of classes (a script's characters, digits,
 spaces). This module does not export or load anything.
@@ -54,7 +56,24 @@ _PROBE_LINES = (
 
 
 def _probe_texts() -> list[str]:
-    return list(_PROBE_LINES) + ["\n".join(_PROBE_LINES) + "\n", _sweep()]
+    return list(_PROBE_LINES) + ["\n".join(_PROBE_LINES) + "\n", _sweep(), _folds()]
+
+
+@lru_cache(maxsize=1)
+def _folds() -> str:
+    """The case folds of more than one character (Unicode's full folding, as ``str.casefold``
+    gives it: ``ß`` is ``ss``, ``ﬁ`` is ``fi``) spelt out in words, in each case: Oniguruma's
+    ``(?i)ß`` matches the ``SS`` of ``SSH``, wwho's does not, and ``SS`` alone is one piece in both."""
+    parts = []
+    for lo, hi in _PROBE_RANGES:
+        for cp in range(lo, hi):
+            if 0xD800 <= cp < 0xE000:
+                continue
+            fold = chr(cp).casefold()
+            if len(fold) > 1:
+                for form in dict.fromkeys((fold, fold.upper(), fold.title())):
+                    parts.append(f"{form}a {form}A a{form}a {form}1 {form}\n")
+    return "".join(parts)
 
 
 @lru_cache(maxsize=1)
