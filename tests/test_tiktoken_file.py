@@ -183,3 +183,32 @@ def test_demo_shows_o200k_tokens_without_replacement_characters(tmp_path):
     assert shown, proc.stdout
     assert not any("\ufffd" in line for line in shown)
     assert any("<0x" in line for line in shown)  # the sample has characters that o200k cuts
+
+
+@pytest.mark.parametrize("setting", ["none", "o200k's file in the shared variable"])
+def test_an_encoding_read_through_tiktoken_is_never_downloaded(monkeypatch, tmp_path, setting):
+    """r50k_base and p50k_base are read through the tiktoken package: without their file, or with
+    WWHO_TIKTOKEN_FILE holding o200k_base's (which serves o200k_base only), and with a cached file
+    that is not the official one, the error says what to pass; tiktoken's download is never called."""
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    from wwho.bytelevel.files import tiktoken_cache_path
+    from wwho.bytelevel.tiktoken_loader import KNOWN, get_encoding
+
+    def download(*args, **kwargs):
+        raise AssertionError("tiktoken was asked to download")
+
+    monkeypatch.setattr(tiktoken_load, "read_file", download)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    for var in [v for v in os.environ if v.startswith(ENV)]:
+        monkeypatch.delenv(var)
+    if setting != "none":
+        monkeypatch.setenv(ENV, str(O200K_FILE))
+    expected = ("WWHO_TIKTOKEN_FILE names o200k_base's, which serves o200k_base only" if setting != "none"
+                else "the r50k_base ranks file is not available offline")
+    with pytest.raises(VocabError, match=expected):
+        get_encoding("r50k_base")
+    cached = tiktoken_cache_path(KNOWN["p50k_base"][0])
+    cached.write_bytes(b"not the ranks\n")
+    with pytest.raises(VocabError, match=rf"{cached.name} \(tiktoken's cache of p50k_base\): sha256 .* wwho does not "
+                                         "download it again"):
+        get_encoding("p50k_base")

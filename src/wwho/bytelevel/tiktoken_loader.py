@@ -1,17 +1,19 @@
-"""Load tiktoken encodings through tiktoken itself, offline when a ranks file is provided.
+"""Load tiktoken encodings through tiktoken itself, offline.
 
-``get_encoding("o200k_base")`` returns ``tiktoken.get_encoding``'s own object. When
-tiktoken cannot download its ranks file (no network), give the file instead:
+``get_encoding("p50k_base")`` returns ``tiktoken.get_encoding``'s own object, for the encodings
+whose ranks wwho does not read natively (``wwho.bytelevel.files`` reads o200k_base and
+cl100k_base). The ranks file is never downloaded; it is
 
 * ``get_encoding(name, tiktoken_file=PATH)`` (the CLI's ``--tiktoken-file PATH``), or
 * the environment variable ``WWHO_TIKTOKEN_FILE=PATH`` (or ``WWHO_TIKTOKEN_FILE_<NAME>``), or
 * tiktoken's own cache, ``TIKTOKEN_CACHE_DIR``.
 
-The first two are resolved by :mod:`wwho.tiktoken_file`, as for every other entry point.
-
+The first two are resolved by :mod:`wwho.tiktoken_file`, as for every other entry point; a file in
+``WWHO_TIKTOKEN_FILE`` that is another encoding's official one serves that encoding only.
 The file's sha256 is checked against the hash tiktoken expects for that encoding before
 it is used; it is then handed to tiktoken through a private cache directory (the
 mechanism tiktoken documents), so the pattern, special tokens and ranks are tiktoken's.
+A name wwho does not know (a tiktoken plugin's) goes to tiktoken as it is.
 This module does not tokenize.
 """
 
@@ -26,6 +28,7 @@ import threading
 from pathlib import Path
 
 from wwho.errors import VocabError
+from wwho.tiktoken_file import FIX
 
 #: name -> (URL tiktoken downloads, sha256 tiktoken expects): facts from tiktoken_ext/openai_public.py
 KNOWN = {
@@ -57,6 +60,24 @@ def _fresh_lock() -> None:
 os.register_at_fork(after_in_child=_fresh_lock)
 
 
+def _in_cache(name: str) -> bool:
+    """Whether tiktoken's cache holds the official ranks file of ``name`` (one of :data:`KNOWN`);
+    a :class:`VocabError` for a cached file of another sha256, which tiktoken would download again."""
+    from wwho.bytelevel.files import tiktoken_cache_path
+
+    url, expected = KNOWN[name]
+    path = tiktoken_cache_path(url)
+    if not path.is_file():
+        return False
+    stat = path.stat()
+    actual = _sha256_cached(str(path.resolve()), stat.st_mtime, stat.st_size)
+    if actual != expected:
+        raise VocabError(f"{path} (tiktoken's cache of {name}): sha256 {actual} is not that of the official "
+                         f"{name} ranks file ({expected}), and wwho does not download it again. To fix: remove "
+                         f"it, or {FIX}")
+    return True
+
+
 def ranks_file_for(name: str, tiktoken_file: str | os.PathLike | None = None) -> Path | None:
     """The local ranks file to use for ``name``, from the argument or the environment."""
     from wwho.tiktoken_file import ranks_file_for as find
@@ -85,12 +106,16 @@ def get_encoding(name: str = "o200k_base", *, tiktoken_file: str | os.PathLike |
     import tiktoken
     import tiktoken.registry
 
-    from wwho.tiktoken_file import missing, ranks_file_for, renamed
+    from wwho.bytelevel.files import tiktoken_cache_path
+    from wwho.tiktoken_file import ENV, FLAG, KEYWORD, env_name, missing, ranks_file_for, renamed
 
     tiktoken_file = renamed("ranks_file", ranks_file, tiktoken_file)
     if name in getattr(tiktoken.registry, "ENCODINGS", {}):
         return tiktoken.get_encoding(name)
     found = ranks_file_for(name, tiktoken_file)
+    if found is not None and name not in KNOWN and found[1] == ENV:
+        found = None  # the file for every encoding wwho knows; a plugin's encoding is tiktoken's to find
+    local = None
     if found is not None:
         local, source = found
         if name not in KNOWN:
@@ -101,9 +126,18 @@ def get_encoding(name: str = "o200k_base", *, tiktoken_file: str | os.PathLike |
         url, expected = KNOWN[name]
         stat = local.stat()
         actual = _sha256_cached(str(local.resolve()), stat.st_mtime, stat.st_size)
-        if actual != expected:
+        other = next((known for known, (_, sha) in KNOWN.items() if sha == actual), None)
+        if actual != expected and not (other and source == ENV):
             raise VocabError(f"{local} (from {source}): sha256 {actual} is not the {name} file tiktoken expects "
                              f"({expected}). To fix: point {source} at the official {name}.tiktoken")
+        if actual != expected:  # WWHO_TIKTOKEN_FILE holds another encoding's file: it serves that one only
+            if not _in_cache(name):
+                raise VocabError(f"the {name} ranks file is not available offline: {ENV} names {other}'s, which "
+                                 f"serves {other} only, and tiktoken's cache has none "
+                                 f"({tiktoken_cache_path(url)}). To fix: set {env_name(name)}=PATH or pass "
+                                 f"{KEYWORD}=PATH (command line: {FLAG} PATH)")
+            local = None
+    if local is not None:
         with _lock, tempfile.TemporaryDirectory(prefix="wwho-tiktoken-") as cache:
             os.symlink(local.resolve(), os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()))
             old = os.environ.get("TIKTOKEN_CACHE_DIR")
@@ -115,8 +149,12 @@ def get_encoding(name: str = "o200k_base", *, tiktoken_file: str | os.PathLike |
                     del os.environ["TIKTOKEN_CACHE_DIR"]
                 else:
                     os.environ["TIKTOKEN_CACHE_DIR"] = old
+    if name in KNOWN and not _in_cache(name):
+        # tiktoken would download it: wwho reads ranks files offline only, from a file it is given
+        # or tiktoken's cache (a plugin's encoding, of a name wwho does not know, is tiktoken's affair)
+        raise VocabError(missing(name, f"tiktoken's cache, {tiktoken_cache_path(KNOWN[name][0])}"))
     try:
         return tiktoken.get_encoding(name)
-    except Exception as exc:  # requests/urllib errors when offline, ValueError for unknown names
+    except Exception as exc:  # a plugin's own errors, ValueError for unknown names
         raise VocabError(f"cannot load tiktoken encoding {name!r} ({type(exc).__name__}: {str(exc)[:200]}); "
                          + missing(name)) from None
