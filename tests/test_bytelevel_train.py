@@ -273,6 +273,19 @@ def test_a_pre_tokenizer_that_matches_the_empty_string_is_refused(tmp_path, patt
         ByteBPE.train(corpus, vocab_size=300, pattern=pattern, progress=False)
 
 
+@pytest.mark.parametrize("pattern", [r"\w*", r"\s*|\S+"])
+def test_the_cli_names_the_empty_match_first(tmp_path, pattern):
+    """``wwho train --kind bytelevel --pattern`` of a regex that matches the empty string says so,
+    not that Hugging Face's engine reads it otherwise (whose advice, --no-hf, would only lead to
+    this refusal)."""
+    from conftest import run_wwho
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat, sat\n" * 20)
+    proc = run_wwho("train", "--kind", "bytelevel", str(corpus), "--out", str(tmp_path / "o"), "--pattern", pattern)
+    assert proc.returncode == 2 and "matches the empty string" in proc.stderr and "--no-hf" not in proc.stderr
+
+
 def test_a_one_byte_special_token_is_refused_before_training(tmp_path):
     """Refused before training, not only at the export, once counting and merging are done."""
     from wwho.bytelevel import ByteBPE

@@ -97,7 +97,7 @@ def train_bytelevel(
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)
     check_max_line_bytes(max_line_bytes)
-    pretok = _pretokenizer(pattern)
+    pretok = training_pretokenizer(pattern)
     stats = stats if stats is not None else CorpusStats()
 
     t0 = time.perf_counter()
@@ -148,7 +148,9 @@ def _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t
                           name="bytelevel")
 
 
-def _pretokenizer(pattern) -> Pretokenizer:
+def training_pretokenizer(pattern) -> Pretokenizer:
+    """The pre-tokenizer training runs ``pattern`` with: one regex, of no empty match (else a
+    :class:`VocabError`); the command line asks it before any other check of ``--pattern``."""
     pretok = pretokenizer_option(pattern)
     if len(pretok.patterns) != 1 or pretok.has_byte_stage:
         raise VocabError(
@@ -181,7 +183,7 @@ def count_bytelevel(
     if specials:
         documents = split_specials(documents, specials)
     counter = _core.PieceCounter()
-    core_pretokenizer = _pretokenizer(pattern)._core  # the same package
+    core_pretokenizer = training_pretokenizer(pattern)._core  # the same package
     threads = 0 if workers is None else max(1, int(workers))
 
     def count(batch: list[str]) -> None:
@@ -260,7 +262,7 @@ def _checked(vocab_size, pattern, special_tokens, min_freq, workers=None) -> tup
     check_vocab_size(vocab_size, low=256 + len(specials))
     check_range(min_freq, "min_freq", 1, MAX_COUNT)
     check_workers(workers)
-    return _pretokenizer(pattern), specials
+    return training_pretokenizer(pattern), specials
 
 
 def train_bytelevel_from_iterator(

@@ -14,8 +14,7 @@ import time
 
 from wwho.bytelevel import ByteBPE
 from wwho.bytelevel.portable import hf_pattern
-from wwho.bytelevel.pretokenize import Pretokenizer
-from wwho.bytelevel.train import smallest_vocab_size
+from wwho.bytelevel.train import smallest_vocab_size, training_pretokenizer
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
 from wwho.cli.options import output_path, path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
@@ -75,8 +74,8 @@ def main(argv: list[str]) -> int:
 
     checkpoints.refuse_as_output(out)  # an SGPE training's kept --checkpoint-dir: it could not resume after
     check_output_dir(out, BYTELEVEL_FILES, force=args.force)
+    pre = training_pretokenizer(args.pattern)  # a regex training refuses (one of the empty string) first
     if args.hf:  # before any work: the tokenizer.json written at the end must encode as wwho does
-        pre = Pretokenizer.coerce(args.pattern)
         for pattern in pre.patterns:
             try:
                 hf_pattern(pattern)
