@@ -212,3 +212,12 @@ def test_an_encoding_read_through_tiktoken_is_never_downloaded(monkeypatch, tmp_
     with pytest.raises(VocabError, match=rf"{cached.name} \(tiktoken's cache of p50k_base\): sha256 .* wwho does not "
                                          "download it again"):
         get_encoding("p50k_base")
+
+
+def test_a_changed_file_of_a_known_name_tells_the_command_line_its_option(tmp_path):
+    """A cut ``o200k_base.tiktoken`` given to ``wwho encode``: the fix names ``--pattern``, the
+    option the command line has, besides Python's ``pattern=``."""
+    cut = tmp_path / "o200k_base.tiktoken"
+    cut.write_bytes(b"".join(O200K_FILE.read_bytes().splitlines(keepends=True)[:1000]))
+    proc = run_wwho("encode", "--tokenizer", str(cut), "hello world")
+    assert proc.returncode == 2 and "1,000" in proc.stderr and "--pattern" in proc.stderr, proc.stderr

@@ -223,7 +223,8 @@ def from_tiktoken(
     if pattern is not None:
         pattern = pretokenizer_option(pattern)
     known = TIKTOKEN_ENCODINGS.get(known_encoding_name(name_or_path) or "")
-    fix = "pass pattern= (and special_tokens=) to load it as a custom file"
+    fix = ("load it as a ranks file of your own: pass pattern= (command line: --pattern), and in Python "
+           "special_tokens= for its special tokens")
     if known is not None and pattern is not None:  # it would be ignored: the encoding has its regex
         raise VocabError(f"pattern= is for a .tiktoken file of your own; {known.name} has its own pattern "
                          f"(to use another regex with its ranks, give the file: from_tiktoken(PATH, pattern=...))")
