@@ -72,6 +72,23 @@ def test_extension_filter_applies_inside_directories(tree):
     assert names([tree / "a.bin"], extensions=("so",)) == ["a.bin"]  # named explicitly: always read
 
 
+def test_a_named_file_its_folder_left_out_by_extension_is_read(tree):
+    """``--ext so`` leaves ``a.bin`` out of its folder's walk; named too, after the folder, it is
+    read (the filter is for files inside folders), not skipped as "already read by another path"."""
+    stats = IngestStats()
+    found = [k for _, k in iter_files([tree, tree / "a.bin"], options=IngestOptions(extensions=("so",)), stats=stats)]
+    assert found == ["sub/c.so", "a.bin"]
+    assert "already read by another path" not in stats.skipped and stats.skipped["extension"] == 3  # a, b, sub/empty
+
+
+def test_a_file_left_out_twice_is_counted_once(tree):
+    """A file too large, reached by its folder and by name: one file left out, for its reason."""
+    stats = IngestStats()
+    found = [k for _, k in iter_files([tree, tree / "a.bin"], options=IngestOptions(max_file_size=4), stats=stats)]
+    assert found == ["b.bin", "sub/c.so"]
+    assert stats.skipped["larger than max_file_size"] == 1 and "already read by another path" not in stats.skipped
+
+
 def test_max_file_size_skips_larger_files(tree):
     stats = IngestStats()
     found = [k for _, k in iter_files([tree], options=IngestOptions(max_file_size=4), stats=stats)]

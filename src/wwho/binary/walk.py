@@ -45,8 +45,7 @@ def iter_files(paths: str | os.PathLike | Iterable[str | os.PathLike], *, option
     :class:`CorpusError` for a missing input or an unlistable directory.
     """
     stats = stats if stats is not None else IngestStats()
-    seen = _identities(exclude)
-    excluded = set(seen)
+    walk = _Walk(options, stats, _identities(exclude))
     for top in input_paths(paths):
         try:
             st = top.stat()  # a named input is followed even if it is a symlink
@@ -54,11 +53,12 @@ def iter_files(paths: str | os.PathLike | Iterable[str | os.PathLike], *, option
             raise CorpusError(f"{shown(top)}: no such file or directory") from None
         except OSError as exc:
             raise CorpusError(f"{shown(top)}: cannot access: {exc.strerror}") from None
-        if _seen_before(st, seen, excluded, stats):
+        if walk.seen_before(st):
             continue
         if stat.S_ISDIR(st.st_mode):
-            yield from _walk(top, options, stats, seen, excluded)
-        elif _wanted_file(st, options, stats):
+            walk.seen.add((st.st_dev, st.st_ino))
+            yield from walk.folder(top)
+        elif walk.wanted(st, top, named=True):
             yield _readable(top), top.name
 
 
@@ -73,45 +73,62 @@ def _identities(paths: Iterable[str | os.PathLike]) -> set[tuple[int, int]]:
     return found
 
 
-def _seen_before(st: os.stat_result, seen: set[tuple[int, int]], excluded: set[tuple[int, int]],
-                 stats: IngestStats) -> bool:
-    """True (and counted) for an excluded file or one already reached; else marks it seen."""
-    ident = (st.st_dev, st.st_ino)
-    if ident in excluded:
-        stats.skip("output")
-        return True
-    if ident in seen:
-        stats.skip("already read by another path")
-        return True
-    seen.add(ident)
-    return False
+class _Walk:
+    """What a walk has met: the files and folders taken (``seen``: each is read once, under the
+    first path that takes it), the files left out (each counted once, however many paths reach
+    it: a file named on its own is still read after its folder's walk left it out by extension),
+    and those never read (``excluded``: the run's output)."""
 
+    def __init__(self, options: IngestOptions, stats: IngestStats, excluded: set[tuple[int, int]]):
+        self.options, self.stats, self.excluded = options, stats, excluded
+        self.seen: set[tuple[int, int]] = set()
+        self.left_out: set[tuple[int, int]] = set()
 
-def _walk(root: Path, options: IngestOptions, stats: IngestStats, seen: set[tuple[int, int]],
-          excluded: set[tuple[int, int]]) -> Iterator[tuple[Path, str]]:
-    """Depth-first in sorted name order, with a stack instead of recursion: any depth of folders."""
-    stack = [iter(_entries(root))]
-    while stack:
-        entry = next(stack[-1], None)
-        if entry is None:
-            stack.pop()
-            continue
-        if entry.name.startswith("."):
-            stats.skip("hidden")
-            continue
-        path = Path(entry.path)
-        st = _entry_stat(entry, path, options, stats)
-        if st is None or _seen_before(st, seen, excluded, stats):
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            stack.append(iter(_entries(path)))
-        elif options.extensions and not entry.name.lower().endswith(options.extensions):
+    def seen_before(self, st: os.stat_result) -> bool:
+        """True (and counted) for an excluded file or one already taken."""
+        ident = (st.st_dev, st.st_ino)
+        if ident in self.excluded:
+            self.stats.skip("output")
+            return True
+        if ident in self.seen:
+            self.stats.skip("already read by another path")
+            return True
+        return False
+
+    def wanted(self, st: os.stat_result, path: Path, *, named: bool = False) -> bool:
+        """Whether the file is read (then it is seen); why not is counted the first time only."""
+        ident = (st.st_dev, st.st_ino)
+        stats = self.stats if ident not in self.left_out else IngestStats()
+        if not named and self.options.extensions and not path.name.lower().endswith(self.options.extensions):
             stats.skip("extension")
-        elif _wanted_file(st, options, stats):
-            if _saved_tokenizer(path):
-                stats.skip("a binary tokenizer (an earlier run's output)")
+        elif _wanted_file(st, self.options, stats):
+            if named or not _saved_tokenizer(path):
+                self.seen.add(ident)
+                return True
+            stats.skip("a binary tokenizer (an earlier run's output)")
+        self.left_out.add(ident)
+        return False
+
+    def folder(self, root: Path) -> Iterator[tuple[Path, str]]:
+        """Depth-first in sorted name order, with a stack instead of recursion: any depth of folders."""
+        stack = [iter(_entries(root))]
+        while stack:
+            entry = next(stack[-1], None)
+            if entry is None:
+                stack.pop()
                 continue
-            yield _readable(path), path.relative_to(root).as_posix()
+            if entry.name.startswith("."):
+                self.stats.skip("hidden")
+                continue
+            path = Path(entry.path)
+            st = _entry_stat(entry, path, self.options, self.stats)
+            if st is None or self.seen_before(st):
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                self.seen.add((st.st_dev, st.st_ino))
+                stack.append(iter(_entries(path)))
+            elif self.wanted(st, path):
+                yield _readable(path), path.relative_to(root).as_posix()
 
 
 def _saved_tokenizer(path: Path) -> bool:
