@@ -284,7 +284,7 @@ def test_reserved_tokens_count_in_the_estimate(tree, tmp_path):
     proc = run_wwho("train", "--kind", "binary", tree, "-o", tmp_path / "t.json", "--vocab-size", "2M",
                     "--reserve", "1000000", "--memory-budget", "300M")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert "special and reserved tokens at most takes more" in proc.stderr and "fewer --reserve" in proc.stderr
+    assert "special and reserved tokens at most takes more" in proc.stderr and "reserve fewer tokens (--reserve, reserve=)" in proc.stderr
     assert not (tmp_path / "t.json").exists()
     # padded to a power of two, a vocabulary of few merges is filled with reserved tokens: the bound
     names = len(special_tokens(reserve=1_000_000))

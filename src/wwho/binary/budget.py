@@ -256,7 +256,8 @@ def check(paths: Iterable[str | os.PathLike], options: IngestOptions, *, budget:
     raise_budget = f"raise --memory-budget (memory_budget=; now {human(budget)})"
     if rate <= 0 and docs <= 0:  # below what the process itself takes: no sample of the data fits
         tokens = f" and {added_tokens:,} special and reserved tokens at most" if added_tokens else ""
-        fewer = ", or use fewer --reserve (or --no-pad)" if added_tokens else ""
+        fewer = (", or reserve fewer tokens (--reserve, reserve=) or pad none (--no-pad, pad_to_power_of_two=False)"
+                 if added_tokens else "")
         raise BudgetError(f"training on {est.describe()}, over the memory budget of {human(budget)}, which no "
                           f"sample of the data can fit (the process alone{tokens} takes more). To fix, "
                           f"{raise_budget}{fewer}")

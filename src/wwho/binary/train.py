@@ -98,7 +98,7 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY
     names = special_tokens(standard_specials=standard_specials, mask=mask, unk=unk, reserve=reserve)
     if vocab_size < len(ALPHABET) + len(names):
         raise VocabError(f"vocab_size {vocab_size} is smaller than the 256-byte alphabet plus {len(names)} "
-                         f"special tokens ({len(ALPHABET) + len(names)}); raise it or use fewer --reserve")
+                         f"special tokens ({len(ALPHABET) + len(names)}); raise it or reserve fewer tokens (--reserve, reserve=)")
     if template and not standard_specials:
         raise OptionError("a template needs the standard special tokens (<|start|>, <|end|>, <|sep|>)")
     return names
