@@ -54,7 +54,8 @@ class TiktokenNames(EncodingNames):
         return None
 
     # tiktoken's private names that code extending an Encoding reads (tiktoken's README builds a new
-    # Encoding from ``_pat_str``, ``_mergeable_ranks`` and ``_special_tokens``): copies, as there.
+    # Encoding from ``_pat_str``, ``_mergeable_ranks`` and ``_special_tokens``): copies, as there
+    # (``_mergeable_ranks`` one copy, kept, as tiktoken keeps its dict).
 
     @property
     def _pat_str(self) -> str:
@@ -67,8 +68,13 @@ class TiktokenNames(EncodingNames):
 
     @property
     def _mergeable_ranks(self) -> dict[bytes, int]:
-        """The ordinary tokens' bytes -> id (a new dict: :attr:`ranks` is the read-only view)."""
-        return dict(self._encoder)  # type: ignore[attr-defined]
+        """The ordinary tokens' bytes -> id: a copy made on the first read, then the same dict on
+        every read, as tiktoken's attribute is (code reads it a token at a time); changing it changes
+        no encoding. :attr:`ranks` is the read-only view."""
+        ranks = self.__dict__.get("_mergeable_ranks_copy")
+        if ranks is None:  # (two threads may both build one; the first kept serves both after)
+            ranks = self.__dict__.setdefault("_mergeable_ranks_copy", dict(self._encoder))  # type: ignore[attr-defined]
+        return ranks
 
     @property
     def _special_tokens(self) -> dict[str, int]:
