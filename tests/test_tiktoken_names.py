@@ -194,3 +194,13 @@ def test_a_pre_tokenizer_of_several_regexes_has_no_single_pattern():
     assert not hasattr(tok, "_pat_str")  # (an AttributeError, as for an attribute an object lacks)
     with pytest.raises(AttributeError, match="regexes in turn"):
         getattr(tok, "_pat_str")  # noqa: B009
+
+
+def test_disallowed_special_false_checks_nothing_as_in_tiktoken(pair):
+    """``disallowed_special=False`` appears in code written for tiktoken, which reads it as no
+    check: the special text is encoded as plain text, as with ``()``."""
+    ours, theirs = pair
+    text = "a <|endoftext|> b"
+    assert ours.encode(text, disallowed_special=False) == theirs.encode(text, disallowed_special=False)
+    # (tiktoken's encode_batch raises TypeError for False; ours reads it as encode does)
+    assert ours.encode_batch([text], disallowed_special=False) == theirs.encode_batch([text], disallowed_special=())

@@ -94,7 +94,7 @@ def no_names(value: object) -> bool:
 
 def special_names(value: object, known: Collection[str], option: str) -> frozenset[str]:
     """``allowed_special`` / ``disallowed_special`` as every kind reads them: ``"all"`` (each of
-    ``known``), ``None`` or an empty collection (none), or a collection of names, of which those
+    ``known``), ``None``, ``False`` or an empty collection (none), or a collection of names, of which those
     in ``known`` are the answer. A name the vocabulary lacks is left out, as tiktoken leaves it: one
     set written for several encodings works with each (a disallowed one is still looked for in the
     text: :func:`special_name_sets`). Anything else (one name as a string, which would be taken as
@@ -107,7 +107,7 @@ def special_name_sets(value: object, known: Collection[str], option: str) -> tup
     ``disallowed_special``, tiktoken refuses a text holding one (:func:`refuse_named_text`)."""
     if all_names(value):
         return frozenset(known), frozenset()
-    if value is None:
+    if value is None or value is False:  # (tiktoken reads disallowed_special=False as none)
         return frozenset(), frozenset()
     if isinstance(value, (str, bytes)):
         raise WrongTypeError(f"{option} must be 'all' or a collection of special-token names, not {value!r}")
