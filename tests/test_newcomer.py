@@ -187,6 +187,20 @@ def test_import_wwho_is_light():
         wwho.NoSuchThing  # noqa: B018
 
 
+def test_the_binary_kind_is_reached_from_import_wwho_alone():
+    """``wwho.binary`` (and ``wwho.BinaryTokenizer``, one of the four kinds) after ``import wwho``
+    alone, in a fresh interpreter: not only once another import has loaded it."""
+    out = _imported_by("import wwho\nprint(wwho.binary.BinaryTokenizer is wwho.BinaryTokenizer)")[1]
+    assert out.split() == ["True"]
+
+
+def test_the_package_tells_type_checkers_it_is_typed():
+    """PEP 561: without ``py.typed`` mypy skips an installed wwho and every value is ``Any``."""
+    from importlib.resources import files
+
+    assert files("wwho").joinpath("py.typed").is_file()
+
+
 def test_version_imports_nothing_heavy():
     """``wwho --version`` builds the parser of every verb, none of which imports a heavy module."""
     loaded, out = _imported_by("import sys\nsys.argv = ['wwho', '--version']\nfrom wwho.cli import main\n"

@@ -39,6 +39,7 @@ if _core.__version__ != __version__:  # a stale build from an older checkout
 
 #: public name -> the module it comes from (a module named ``wwho.<name>`` is the name itself)
 _EXPORTS = {
+    "BinaryTokenizer": "wwho.binary",
     "ByteBPE": "wwho.bytelevel",
     "StreamingDecoder": "wwho.bytelevel.streaming",
     "CorpusError": "wwho.errors",
@@ -65,7 +66,7 @@ _EXPORTS = {
     "words": "wwho.words",
 }
 #: submodules reachable from ``import wwho`` alone (``wwho.sgpe.X`` works after it), imported on first use
-_SUBMODULES = frozenset({"bytelevel", "errors", "loading", "meta", "protocol", "router", "schema", "sgpe",
+_SUBMODULES = frozenset({"binary", "bytelevel", "errors", "loading", "meta", "protocol", "router", "schema", "sgpe",
                          "syllables"})
 
 
@@ -86,6 +87,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and editors see: the names above, as if imported here
     from wwho import words
+    from wwho.binary import BinaryTokenizer
     from wwho.bytelevel import ByteBPE
     from wwho.bytelevel.streaming import StreamingDecoder
     from wwho.errors import CorpusError, SchemaError, TokenizerError, VocabError, WwhoError
@@ -100,7 +102,9 @@ if TYPE_CHECKING:  # what type checkers and editors see: the names above, as if 
     from wwho.syllables import Syllabifier, check_schema, syllabify
 
 __all__ = [
-    "ByteBPE",    "CorpusError",
+    "BinaryTokenizer",
+    "ByteBPE",
+    "CorpusError",
     "MetaTokenizer",
     "MetaVocab",
     "SGPETokenizer",
