@@ -801,3 +801,36 @@ def test_an_exit_handler_registered_before_wwho_still_runs(tmp_path, args, code)
                           text=True, timeout=60)
     assert proc.returncode == code, proc.stderr[-2000:]
     assert marker.read_text() == "ran"
+
+
+_STARTUP_ALONE = (
+    "import importlib.util, os, signal, sys, time\n"
+    "sys.argv[0] = 'wwho'\n"  # the command's own name: the guard is for the command only
+    "spec = importlib.util.spec_from_file_location('startup_alone', {path!r})\n"
+    "module = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(module)\n"
+    "os.kill(os.getpid(), {signum})\n"
+    "time.sleep(0.5)\n"
+)
+
+
+@pytest.mark.parametrize("sig,code,line", ENDINGS, ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("ignored", [False, True])
+def test_a_signal_before_the_full_guard_is_its_line(sig, code, line, ignored):
+    """SIGTERM or SIGHUP in the milliseconds after wwho's first module ran and before
+    ``cli.interrupts`` guards the command (its imports take tens of milliseconds): the signal's line
+    and exit code, not a silent death by the signal; ignored at the start, it stays ignored. Only
+    ``wwho/startup.py`` is run here, so the full guard cannot be what answers."""
+    import wwho.startup
+
+    code_text = _STARTUP_ALONE.format(path=wwho.startup.__file__, signum=int(sig))
+
+    def start_ignoring():
+        signal.signal(sig, signal.SIG_IGN)
+
+    proc = subprocess.run([sys.executable, "-c", code_text], capture_output=True, text=True, timeout=60,
+                          preexec_fn=start_ignoring if ignored else None)
+    if ignored:
+        assert (proc.returncode, proc.stderr) == (0, "")
+    else:
+        assert (proc.returncode, proc.stderr) == (code, line)

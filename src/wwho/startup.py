@@ -1,22 +1,28 @@
-"""The ``wwho`` command's first guard: a Ctrl-C in the milliseconds before its full guard exists.
+"""The ``wwho`` command's first guard: a Ctrl-C, ``kill`` or hang-up in the milliseconds before its
+full guard exists.
 
 ``wwho/__init__.py`` imports this module before anything else of wwho's, and it imports nothing
-Python has not loaded at start-up (``os``, ``sys``): when the process is the ``wwho`` command (its
-console script, or ``python -m wwho``), an uncaught ``KeyboardInterrupt`` from here on prints
-``wwho: interrupted`` and exits 130, not a traceback, until :mod:`wwho.cli.interrupts` installs the
-full guard. In a program that imports wwho it does nothing.
+Python has not loaded at start-up (``os``, ``sys``, the built-in ``_signal``): when the process is
+the ``wwho`` command (its console script, or ``python -m wwho``), an uncaught ``KeyboardInterrupt``
+from here on prints ``wwho: interrupted`` and exits 130, not a traceback, and SIGTERM and SIGHUP
+print their line (:data:`ENDINGS`) and exit 143 and 129, until :mod:`wwho.cli.interrupts` installs
+the full guard. A signal the command was started with ignored stays ignored. In a program that
+imports wwho it does nothing.
 
 It deliberately handles nothing else: the messages, signals and exit handlers of a verb are
 :mod:`wwho.cli.interrupts`'.
 """
 
 # (No `from __future__` import: only what Python has loaded at start-up)
+import _signal  # (built into the interpreter and loaded at start-up: signal.py would import enum)
 import os
 import sys
 
 MESSAGE = "wwho: interrupted"
 #: The exit code of an interrupted command (128 + SIGINT), as shells report it.
 EXIT_CODE = 130
+#: The other signals that end the command as Ctrl-C does: their line (the exit code is 128 + the number).
+ENDINGS = {"SIGTERM": "wwho: terminated", "SIGHUP": "wwho: hung up"}
 
 
 def is_command() -> bool:
@@ -54,5 +60,16 @@ def _early_hook(kind, value, traceback) -> None:
     sys.__excepthook__(kind, value, traceback)
 
 
+def _early_ending(signum, frame) -> None:
+    # SIGTERM or SIGHUP during wwho's first imports: nothing is written yet; the line and 128 + it.
+    names = {getattr(_signal, name, None): line for name, line in ENDINGS.items()}
+    os.write(2, (names.get(signum, MESSAGE) + "\n").encode())
+    os._exit(128 + signum)
+
+
 if is_command():
     sys.excepthook = _early_hook
+    for _name in ENDINGS:
+        _number = getattr(_signal, _name, None)
+        if _number is not None and _signal.getsignal(_number) != _signal.SIG_IGN:
+            _signal.signal(_number, _early_ending)

@@ -48,23 +48,19 @@ Nothing here writes a file. ``main`` calls :func:`report` to print the line.
 
 from __future__ import annotations
 
+import _thread
+import atexit
+import contextlib
 import os
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
 
-from wwho.startup import EXIT_CODE, MESSAGE
+from wwho.startup import ENDINGS, EXIT_CODE, MESSAGE
 from wwho.startup import interrupted as _interrupted
 from wwho.startup import is_command as _is_command
-
-#: The other signals that end a verb as Ctrl-C does: their line (the exit code is 128 + the number).
-ENDINGS = {"SIGTERM": "wwho: terminated", "SIGHUP": "wwho: hung up"}
-
-import _thread  # noqa: E402
-import atexit  # noqa: E402
-import contextlib  # noqa: E402
-import signal  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 
 #: How often a KeyboardInterrupt that a finalizer dropped is sent to the main thread again.
 RESEND_SECONDS = 0.01
