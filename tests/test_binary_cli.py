@@ -586,7 +586,7 @@ def test_a_long_binary_file_holds_no_python_object_per_token(long_binary, one_pi
     """``wwho encode --binary FILE --tokens`` (or ``--json``, ``--table``) does not hold every token's
     bytes, text and offsets, and the whole output, as Python objects: the encoding is written a part
     at a time, so for 800 kB Python's traced memory stays under 80 times the file (a part's tokens, the
-    cut search's arrays; ``--json`` 20 bytes a token for its three lists)."""
+    cut search's arrays; ``--json`` 4 bytes a token for its ids)."""
     import tracemalloc
 
     tok, data = long_binary

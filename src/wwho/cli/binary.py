@@ -196,27 +196,44 @@ def _write_table(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
 
 def _write_json(out: IO[bytes], parts: Iterable[BinaryEncoding]) -> None:
     """``--json``: ``json.dumps({"ids", "tokens" (hex; a special token: its name), "offsets"})``.
-    The ids and offsets are kept in arrays (20 bytes a token) while the parts go by, and each id's
-    hex once; the three lists are then written from them."""
-    ids, starts, ends = array("I"), array("Q"), array("Q")
+    The ids are kept in an array (4 bytes a token) while the parts go by, and each id's hex and
+    length once; the three lists are then written from them. A token covers the bytes after the one
+    before it (a special token none: ``[0, 0]``), which the parts' offsets are checked to show."""
+    ids = array("I")
     names: dict[int, str] = {}  # position -> a special token's name
     hexes: dict[int, str] = {}  # id -> its bytes in hex
+    at = 0
     for part in parts:
-        for k, (i, token, special) in enumerate(zip(part.ids, part.tokens, part.special_tokens_mask)):
+        for k, (i, token, special, (start, end)) in enumerate(
+                zip(part.ids, part.tokens, part.special_tokens_mask, part.offsets)):
             if special:
                 names[len(ids) + k] = token.decode("utf-8")
-            elif i not in hexes:
+                continue
+            if i not in hexes:
                 hexes[i] = token.hex()
+            if (start, end) != (at, at + len(token)):  # (never, for a binary tokenizer's Latin-1 text)
+                raise TokenizerError(f"token {len(ids) + k:,} covers bytes {start:,} to {end:,}, not the "
+                                     f"{len(token)} after byte {at:,}: not a binary tokenizer's encoding")
+            at = end
         ids.extend(part.ids)
-        starts.extend(s for s, _ in part.offsets)
-        ends.extend(e for _, e in part.offsets)
         part = None  # (not held while the next one is made)
     out.write(b'{"ids": [')
     _write_joined(out, (str(i) for i in ids))
     out.write(b'], "tokens": [')
     _write_joined(out, (json.dumps(names[k]) if k in names else f'"{hexes[i]}"' for k, i in enumerate(ids)))
     out.write(b'], "offsets": [')
-    _write_joined(out, (f"[{s}, {e}]" for s, e in zip(starts, ends)))
+
+    def offsets() -> Iterator[str]:
+        at = 0
+        for k, i in enumerate(ids):
+            if k in names:
+                yield "[0, 0]"
+            else:
+                end = at + len(hexes[i]) // 2
+                yield f"[{at}, {end}]"
+                at = end
+
+    _write_joined(out, offsets())
     out.write(b"]}\n")
 
 
