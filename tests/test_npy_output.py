@@ -397,3 +397,32 @@ def test_npy_output_must_be_named_npy_and_hf_special_text_is_refused(tmp_path):
     allowed = wwho("encode", "--tokenizer", hf, "--file", doc, "--allow-special")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.decode().splitlines()[1].split().count(str(tok.vocab["<|endoftext|>"])) == 1
+
+
+@pytest.mark.parametrize(("chunk", "at_once"), [(7, 3), (64, 1), (1 << 22, 1 << 12)])
+def test_decode_of_many_lines_written_together_is_each_lines_decode(sgpe_dir, tmp_path, monkeypatch, capsys,
+                                                                     chunk, at_once):
+    """``decode --npy --eot``: the lines of a chunk of the array are decoded from it in memory and
+    written a group at a time (a read, a write and a flush a line took 7 us a line); lines across
+    chunks, in any grouping, give the file back byte for byte, and an id out of range is named by
+    its line and ids, with no output."""
+    from wwho.cli import decode, main
+
+    corpus = sgpe_dir / "lines.txt"
+    ids = np.array(_npy("--tokenizer", sgpe_dir / "tok", "--file", corpus, "--eot", "<|endoftext|>",
+                        out=tmp_path / "ids.npy"), dtype=np.uint32)
+    monkeypatch.setattr(decode, "NPY_CHUNK", chunk)
+    monkeypatch.setattr(decode, "TEXTS_AT_ONCE", at_once)
+    args = ["decode", "--tokenizer", str(sgpe_dir / "tok"), "--eot", "<|endoftext|>"]
+    assert main([*args, "--npy", str(tmp_path / "ids.npy"), "-o", str(tmp_path / "back.txt")]) == 0
+    assert (tmp_path / "back.txt").read_bytes() == corpus.read_bytes()
+    eot = int(ids[-1])
+    ends = np.flatnonzero(ids == eot)
+    line = len(ends) // 2  # a line in the middle, with an id no vocabulary has
+    start = int(ends[line - 2]) + 1
+    ids[start] = 10**6
+    np.save(tmp_path / "far.npy", ids)
+    assert main([*args, "--npy", str(tmp_path / "far.npy"), "-o", str(tmp_path / "far.txt")]) == 2
+    assert (f"far.npy: line {line:,} (ids {start:,} to {int(ends[line - 1]):,}): token id 1000000 at position 0"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "far.txt").exists()

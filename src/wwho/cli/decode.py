@@ -118,6 +118,9 @@ LINE_BLOCK = 1 << 20
 #: an array (8 bytes an id, not a Python int's 36).
 SHORT_LINE_BYTES = 1 << 20
 
+#: Lines of a ``--npy`` array written together (their texts held until then).
+TEXTS_AT_ONCE = 1 << 12
+
 #: The longest line a Hugging Face tokenizer.json decodes, in ids: its decoders take a line whole.
 HF_LINE = 1 << 22
 
@@ -127,7 +130,7 @@ def _run_npy(args: argparse.Namespace) -> int:
     import numpy as np
 
     from wwho.cli.npy_output import eot_id, read_npy
-    from wwho.errors import CorpusError
+    from wwho.errors import CorpusError, WwhoError
 
     if args.npy is None:
         raise CorpusError("--eot is an option of --npy (decode --npy FILE --eot TOKEN)")
@@ -141,17 +144,41 @@ def _run_npy(args: argparse.Namespace) -> int:
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     eot = eot_id(tok, args.eot)
+    whole = LINE_BLOCK if hasattr(tok, "token_bytes") else HF_LINE
+    decode = tok.decode
     with output as out, contextlib.closing(ids):
         start, line = 0, 0
         if eot is not None:
             for at in range(0, len(ids), NPY_CHUNK):  # (a flag per id of one chunk at a time)
-                for end in (at + np.flatnonzero(ids[at:at + NPY_CHUNK] == eot)).tolist():
+                chunk = ids[at:at + NPY_CHUNK]
+                texts: list[str] = []  # the chunk's lines decoded from it, written together
+                for end in (at + np.flatnonzero(chunk == eot)).tolist():
                     line += 1
-                    _write_line(out, tok, ids, start, end, f"{args.npy}: line {line:,}")
+                    if start >= at and end - start <= whole:  # a line of this chunk, decoded whole
+                        try:
+                            texts.append(decode(chunk[start - at:end - at]))
+                        except WwhoError:  # said again, naming the line
+                            _decoded(tok, chunk[start - at:end - at], f"{args.npy}: line {line:,} (ids {start:,} "
+                                     f"to {end:,})")
+                            raise
+                        if len(texts) == TEXTS_AT_ONCE:
+                            _write_texts(out, texts)
+                    else:
+                        _write_texts(out, texts)
+                        _write_line(out, tok, ids, start, end, f"{args.npy}: line {line:,}")
                     start = end + 1
+                _write_texts(out, texts)
         if start < len(ids) or eot is None:  # a last line without its end token; --eot none: the one line
             _write_line(out, tok, ids, start, len(ids), f"{args.npy}: line {line + 1:,}")
     return 0
+
+
+def _write_texts(out, texts: list[str]) -> None:
+    """Each of ``texts`` and a newline, written together (not a write and flush a line), and
+    ``texts`` emptied."""
+    if texts:
+        write_text(out, "\n".join(texts) + "\n")
+        texts.clear()
 
 
 def _write_line(out, tok, ids, start: int, end: int, line: str, *, whole_named: bool = False) -> None:
