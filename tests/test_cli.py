@@ -128,6 +128,21 @@ def test_lone_surrogates_through_encode_and_decode(sgpe_dir):
     assert bad.returncode == 2 and b"stdin:2: invalid UTF-8" in bad.stderr
 
 
+@pytest.mark.parametrize("flag", ["--ids", "--json"])
+def test_encode_output_decodes_back_line_by_line(sgpe_dir, flag):
+    """``wwho encode [--json] | wwho decode``: every line back, a short one (a list of ids) and one
+    whose ids or JSON pass a MiB (read as an array; encode's JSON object without its tokens)."""
+    from cli_run import wwho
+
+    long_line = " ".join(f"ලංකාව {i}" for i in range(60_000))  # (digits: a token each, many ids)
+    text = ("ශ්‍රී ලංකාව\n\nHello, world 123!\n" + long_line + "\n").encode("utf-8")
+    encoded = wwho("encode", "--tokenizer", sgpe_dir, flag, input=text)
+    assert encoded.returncode == 0 and max(map(len, encoded.stdout.splitlines())) > 1 << 20
+    decoded = wwho("decode", "--tokenizer", sgpe_dir, input=encoded.stdout)
+    assert decoded.returncode == 0, decoded.stderr
+    assert decoded.stdout == text
+
+
 @pytest.mark.skipif(not O200K_FILE.is_file(), reason=f"{O200K_FILE} is absent")
 def test_a_custom_tiktoken_file_loads_with_pattern(tmp_path):
     from cli_run import one_line_error, wwho
