@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from conftest import O200K_FILE, run_wwho
@@ -288,3 +289,17 @@ def test_wwho_hf_with_a_broken_transformers_says_why_not_install_it():
     assert proc.returncode == 1
     assert "wwho.hf cannot import transformers: cannot import name X from huggingface_hub.utils" in proc.stderr
     assert "not installed" not in proc.stderr
+
+
+def test_one_version_in_the_three_places_it_is_written():
+    """``pyproject.toml`` (the wheel's metadata), ``rust/Cargo.toml`` (the core, checked against the
+    package at import) and ``wwho.__version__`` (``wwho --version``) say the same version: bumping
+    one alone gave a wheel whose metadata and command disagree."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    crate = tomllib.loads((root / "rust" / "Cargo.toml").read_text(encoding="utf-8"))["package"]["version"]
+    assert project == crate == wwho.__version__

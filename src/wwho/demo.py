@@ -5,7 +5,7 @@ trained on the first 90% of the lines and every figure is measured on the last 1
 is saved to ``wwho-demo/`` in the current directory (or the folder given as the first argument),
 and the demo says so. The
 o200k_base column needs tiktoken's ranks file: it is found through ``WWHO_TIKTOKEN_FILE``,
-tiktoken's cache, the network, or ``../shared/data/tiktoken`` next to the repository;
+tiktoken's cache, or ``../shared/data/tiktoken`` next to the repository (never downloaded);
 without it the comparison is skipped with a message.
 """
 
@@ -46,7 +46,7 @@ def o200k():
 def _shared_ranks() -> Path | None:
     """A developer's checkout may hold the ranks file in the shared data folder (``WWHO_SHARED_DATA``,
     else ``../shared/data`` beside the repository); a user's install never does, and finds it the
-    usual way (``WWHO_TIKTOKEN_FILE``, tiktoken's cache or download)."""
+    usual way (``WWHO_TIKTOKEN_FILE`` or tiktoken's cache)."""
     if os.environ.get("WWHO_TIKTOKEN_FILE"):
         return None
     roots = [os.environ.get("WWHO_SHARED_DATA"), Path(__file__).resolve().parents[3] / "shared" / "data"]
