@@ -17,6 +17,19 @@ from wwho.cli.id_input import parse_id_array, parse_ids
 from wwho.errors import TokenizerError
 
 
+def _traced(parse, line: str):
+    """``parse(line)``, and how far Python's traced memory peaked above what the result holds."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        got = parse(line)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return got, peak - held
+
+
 @pytest.mark.parametrize(("ids", "named"), [
     ('{"ids": [326], "ids": [2]}', "the key 'ids' appears twice"),  # decoded [2], in silence
     ("326,,2", "item 1 is empty"),  # read as [326, 2]
@@ -55,17 +68,10 @@ def test_a_long_line_of_ids_holds_no_string_per_id():
     """A line of ids split whole by a regex would make a string per id (and a match per id) on top of
     the ids: only a piece of it is split at a time, so beyond the ids themselves, Python's traced
     memory peaks below twice the line."""
-    import tracemalloc
-
     line = " ".join(str(1000 + (i * 7919) % 199_000) for i in range(600_000))
-    tracemalloc.start()
-    try:
-        ids = parse_ids(line)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    ids, beyond = _traced(parse_ids, line)
     assert ids == [int(word) for word in line.split()]
-    assert peak - held < 2 * len(line), (peak - held, len(line))
+    assert beyond < 2 * len(line), (beyond, len(line))
 
 
 
@@ -154,20 +160,13 @@ def test_encode_json_is_read_without_its_tokens_as_python_objects():
     """A long line of encode's JSON (ids, tokens, offsets): reading its ids builds neither the
     token strings nor the offset pairs (``json.loads`` of it peaks near ten times the line); traced
     memory beyond the array stays below half the line (a piece of the ids is read at a time)."""
-    import tracemalloc
-
     n = 600_000
     ids = [(i * 7919) % 199_000 for i in range(n)]
     line = json.dumps({"ids": ids, "tokens": [format(i, "x") for i in ids],
                        "offsets": [[i, i + 1] for i in range(n)]})
-    tracemalloc.start()
-    try:
-        got = parse_id_array(line)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    got, beyond = _traced(parse_id_array, line)
     assert got.tolist() == ids
-    assert peak - held < len(line) // 2, (peak - held, len(line))
+    assert beyond < len(line) // 2, (beyond, len(line))
 
 
 @pytest.mark.parametrize("text", ["1, 2 ,3", "[5,6]", '{"ids": []}', "[]"])

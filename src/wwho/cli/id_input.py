@@ -168,19 +168,11 @@ def _json_id_array(text: str, at: int, where: str, *, whole: bool = False) -> An
 def _json_object_ids(text: str, where: str) -> Any:
     """The ``"ids"`` of encode's JSON object, as an array; its other values are read (and checked
     as JSON) one item at a time and dropped. None where the ids are not plain (the general path)."""
-    ids, keys, at = None, set(), _skip_space(text, 1)
+    ids, at = None, _skip_space(text, 1)
+    keys: set[str] = set()
     if text[at:at + 1] != "}":
         while True:
-            if text[at:at + 1] != '"':
-                _fail(text, at, "Expecting property name enclosed in double quotes", where)
-            key, at = _decode(text, at, where)
-            if key in keys:
-                raise TokenizerError(f"{where}: the key {brief(key)} appears twice in one JSON object")
-            keys.add(key)
-            at = _skip_space(text, at)
-            if text[at:at + 1] != ":":
-                _fail(text, at, "Expecting ':' delimiter", where)
-            at = _skip_space(text, at + 1)
+            key, at = _key(text, at, keys, where)
             if key == "ids":
                 read = _json_id_array(text, at, where) if text[at:at + 1] == "[" else None
                 if read is None:
@@ -201,6 +193,21 @@ def _json_object_ids(text: str, where: str) -> Any:
     return ids
 
 
+def _key(text: str, at: int, keys: set[str], where: str) -> tuple[str, int]:
+    """The key of an object's member at ``text[at]`` (one of ``keys`` is refused, and it is added to
+    them) and the offset of its value, past the colon and spaces."""
+    if text[at:at + 1] != '"':
+        _fail(text, at, "Expecting property name enclosed in double quotes", where)
+    key, at = _decode(text, at, where)
+    if key in keys:
+        raise TokenizerError(f"{where}: the key {brief(key)} appears twice in one JSON object")
+    keys.add(key)
+    at = _skip_space(text, at)
+    if text[at:at + 1] != ":":
+        _fail(text, at, "Expecting ':' delimiter", where)
+    return key, _skip_space(text, at + 1)
+
+
 def _skip_value(text: str, at: int, where: str, depth: int = 0) -> int:
     """The offset after the JSON value at ``text[at]``, its lists and objects read an item at a time."""
     if depth > 100:
@@ -212,19 +219,10 @@ def _skip_value(text: str, at: int, where: str, depth: int = 0) -> int:
     at = _skip_space(text, at + 1)
     if text[at:at + 1] == closing:
         return at + 1
-    keys = set()
+    keys: set[str] = set()
     while True:
         if opening == "{":
-            if text[at:at + 1] != '"':
-                _fail(text, at, "Expecting property name enclosed in double quotes", where)
-            key, at = _decode(text, at, where)
-            if key in keys:
-                raise TokenizerError(f"{where}: the key {brief(key)} appears twice in one JSON object")
-            keys.add(key)
-            at = _skip_space(text, at)
-            if text[at:at + 1] != ":":
-                _fail(text, at, "Expecting ':' delimiter", where)
-            at = _skip_space(text, at + 1)
+            _, at = _key(text, at, keys, where)
         else:
             run = _ITEM_RUN.match(text, at)
             if run:  # (it ends after a comma: an item follows)
