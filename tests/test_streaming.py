@@ -126,6 +126,21 @@ def test_a_copy_is_a_stream_of_its_own(bytes_only, copy):
     assert "".join(map(dec.decode_token, ids[1:])) + dec.flush() == "😀"
 
 
+@pytest.mark.parametrize("copy", [copy.copy, copy.deepcopy])
+def test_a_copy_is_of_the_class_copied_and_shares_the_tokenizer(bytes_only, copy):
+    """A subclass's copy is the subclass (a copy made a plain decoder, which lost its methods), and
+    the tokenizer is shared, never copied: a deep copy of a decoder of o200k copied its 200,000
+    tokens for each branch of a beam."""
+
+    class Numbered(StreamingDecoder):
+        pass
+
+    dec = Numbered(bytes_only)
+    dec.decode_token(0xF0)
+    branch = copy(dec)
+    assert type(branch) is Numbered and branch.tokenizer is bytes_only and branch.pending == b"\xf0"
+
+
 @pytest.mark.parametrize("ids, message", [
     (b"ab", "got bytes"),  # its ints, 97 and 98, would be decoded
     ({97: 0, 98: 0}, "not a dict"),  # its keys would be
@@ -280,3 +295,32 @@ def test_a_bad_id_is_named_by_its_position(tokenizers):
     ok = sgpe.encode("ශ්‍රී")
     with pytest.raises(TokenizerError, match=rf"ids\[{len(ok)}\]: token id -1 is out of range"):
         StreamingDecoder(sgpe).decode_tokens([*ok, -1])
+
+
+@pytest.mark.parametrize("kind", ["bytes", "sgpe", "prefix", "meta"])
+def test_skipping_special_tokens_streams_what_decode_skipping_them_gives(bytes_only, tokenizers, variants, o200k,
+                                                                          kind):
+    """``StreamingDecoder(tok, skip_special_tokens=True)``, token by token and in chunks, gives
+    ``decode(ids, skip_special_tokens=True)``, as HF's ``DecodeStream`` takes the option; with a
+    dummy space, the first token after skipped ones at the start still loses it."""
+    import random
+
+    from wwho.meta import MetaTokenizer
+
+    tok = {"bytes": lambda: bytes_only, "sgpe": lambda: tokenizers["sinhala"], "prefix": lambda: variants["prefix"],
+           "meta": lambda: MetaTokenizer(tokenizers["sinhala"], o200k)}[kind]()
+    specials = [i for i in range(tok.vocab_size + 300) if tok.is_special_token(i)]
+    assert specials
+    rng = random.Random(7)
+    texts = ["ශ්‍රී ලංකාව", " hello 😀 world", "", "a"]
+    for _ in range(300):
+        ids = tok.encode(rng.choice(texts))
+        for _ in range(rng.randint(0, 3)):
+            ids.insert(rng.randint(0, len(ids)), rng.choice(specials))
+        dec = StreamingDecoder(tok, skip_special_tokens=True)
+        expected = tok.decode(ids, skip_special_tokens=True)
+        assert "".join(map(dec.decode_token, ids)) + dec.flush() == expected
+        cut = rng.randint(0, len(ids))
+        assert dec.decode_tokens(ids[:cut]) + dec.decode_tokens(ids[cut:]) + dec.flush() == expected
+    with pytest.raises(WrongTypeError, match="skip_special_tokens"):
+        StreamingDecoder(tok, skip_special_tokens="yes")
