@@ -125,6 +125,8 @@ def test_special_token_learned_from_the_data_is_refused():
     ({"reserve": -1}, OptionError, "reserve must be an integer from 0 to 16,777,216"),
     ({"min_frequency": -1}, OptionError, "min_frequency must be an integer from 0 to "),
     ({"threads": 0}, OptionError, "threads must be an integer from 1 to 1,024"),
+    # (the byte alphabet is the least: "from 1" named a bound that the next check then refused)
+    ({"vocab_size": "1024"}, OptionError, "vocab_size must be an integer from 256 to 16,777,216, got '1024'"),
 ])
 def test_bad_training_options_fail_before_reading_any_input(tmp_path, kwargs, error, message):
     with pytest.raises(error, match=message):

@@ -87,7 +87,7 @@ def check_options(*, vocab_size: int = 32768, min_frequency: int = MIN_FREQUENCY
                   template: bool = False, pad_to_power_of_two: bool = True, threads: int | None = None,
                   progress: bool = False) -> list[str]:
     """Validate training options before any work; return the special tokens they imply."""
-    for name, value, low, high in (("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE),
+    for name, value, low, high in (("vocab_size", vocab_size, len(ALPHABET), MAX_VOCAB_SIZE),
                                    ("min_frequency", min_frequency, 0, MAX_COUNT),
                                    ("max_token_length", max_token_length, MIN_TOKEN_LENGTH, MAX_COUNT),
                                    ("threads", threads, 1, MAX_WORKERS)):
