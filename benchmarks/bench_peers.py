@@ -553,8 +553,10 @@ def span(values: list[float], fmt: str) -> str:
 MODE_COLUMNS = ["cold", "warm"]
 
 
-def table(lang: str, runs: list[dict], threads: list[int], clock: int, names: list[str]) -> list[str]:
-    """One Markdown table: rows = tokenizers, columns = modes; ``clock`` 0/1 CPU, 2 wall."""
+def table(lang: str, runs: list[dict], threads: list[int], clock: int, names: list[str],
+          not_exact: frozenset[str] = frozenset()) -> list[str]:
+    """One Markdown table: rows = tokenizers, columns = modes; ``clock`` 0/1 CPU, 2 wall. The lead
+    rows compare wwho with the best of the exact peers (``not_exact``: left out of them)."""
     cols = MODE_COLUMNS + [f"batch {m} {n}t" for n in threads for m in ("cold", "warm")]
 
     def mbps(run, name, col):
@@ -574,7 +576,7 @@ def table(lang: str, runs: list[dict], threads: list[int], clock: int, names: li
     lines = ["| " + lang + " | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
     for name in names:
         lines.append(f"| {name} | " + " | ".join(cell(name, c) for c in cols) + " |")
-    peers = [n for n in names if not n.startswith("wwho")]
+    peers = [n for n in names if not n.startswith("wwho") and n not in not_exact]
 
     def lead(ours: list[str], theirs: list[str], col):
         ratios = []
@@ -595,6 +597,10 @@ def table(lang: str, runs: list[dict], threads: list[int], clock: int, names: li
         lines.append(f"| **{label}** | " + " | ".join(lead(ours, theirs, c) for c in cols) + " |")
     return lines
 
+
+#: The peers' libraries (a name of the tables starts with one): one not installed is named beside the
+#: lead rows, which then compare with fewer peers.
+PEER_LIBRARIES = ("fastokens", "quicktok", "riptoken", "bpe-openai")
 
 #: Rounds shorter than this (MB) were measured to rank nothing (docs/benchmarks.md, "English and
 #: Sinhala news in a quiet hour").
@@ -642,6 +648,7 @@ def report(args) -> None:
     )
     for name, bad in pre["bad"].items():
         print(f"  {name}: " + ("exact on every case" if not bad else "NOT EXACT:\n    " + "\n    ".join(bad)))
+    inexact = {name for name, bad in pre["bad"].items() if bad}
     loads = [os.getloadavg()[0]]
     runs: dict[str, list[dict]] = {lang: [] for lang in args.langs}
     for r in range(args.rounds):
@@ -666,8 +673,16 @@ def report(args) -> None:
     names = list(runs[args.langs[0]][0]["times"])
     order = ["wwho", "wwho arrays", "tiktoken", "tiktoken encode_to_numpy"]
     names = [n for n in order if n in names] + [n for n in names if n not in order]
+    missing = [lib for lib in PEER_LIBRARIES if not any(n.startswith(lib) for n in names)]
     for lang in args.langs:
         rs = runs[lang]
+        bad: dict[tuple[str, str], list] = {}  # (tokenizer, mode) -> [lines over all rounds, first, its text]
+        for r in rs:
+            for n, modes in r["bad"].items():
+                for m, (count, first, text) in modes.items():
+                    seen = bad.setdefault((n, m), [0, first, text])
+                    seen[0] += count
+        not_exact = frozenset(inexact | {n for n, _ in bad if not n.startswith("wwho")})
         per_round = rs[0]["bytes"] / MB
         print(
             f"\n### {lang}: {CORPUS[lang].name}, {args.rounds} rounds of {per_round:.2f} MB "
@@ -678,7 +693,11 @@ def report(args) -> None:
             (2, "wall time"),
         ):
             print(f"{what}: x tiktoken's same mode (MB/s), min-max over rounds\n")
-            print("\n".join(table(lang, rs, args.threads, clock, names)) + "\n")
+            print("\n".join(table(lang, rs, args.threads, clock, names, not_exact)) + "\n")
+        compared = [n for n in names if not n.startswith("wwho") and n not in not_exact]
+        print("best peer among: " + ", ".join(compared)
+              + (f"; left out, not exact: {', '.join(sorted(not_exact))}" if not_exact else "")
+              + (f"; not installed: {', '.join(missing)}" if missing else ""))
         print(
             "load (CPU s, every fresh object of the run): "
             + ", ".join(
@@ -698,7 +717,6 @@ def report(args) -> None:
                 "per-line passes whose process CPU time exceeds the calling thread's: "
                 + ", ".join(f"{n} x{x:.2f}" for n, x in helpers.items())
             )
-        bad = {(n, m): v for r in rs for n, modes in r["bad"].items() for m, v in modes.items()}
         checked = sum(r["lines"] for r in rs)
         if not bad:
             print(f"ids equal to tiktoken's on every line ({checked:,}) of every mode, every tokenizer")
