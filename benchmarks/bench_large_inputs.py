@@ -13,7 +13,7 @@ tiktoken (o200k_base), Hugging Face ``tokenizers`` running the exported llama-bp
 
     python benchmarks/bench_large_inputs.py --classes
 
-instead times 1 MB of each bad input class (one character, spaces, newlines, random
+instead times 1 MB of each bad input class (one character, ASCII or Sinhala, spaces, newlines, random
 whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
 process: ByteBPE o200k_base (lists, then arrays from ``encode_to_numpy``) and tiktoken
 alternating, each call cold (the piece cache cleared), best of 5. It also times the first encode after construction against later cold ones of other
@@ -131,6 +131,8 @@ def class_inputs() -> dict[str, str]:
     return {
         "English news (the baseline)": english,
         "one character (a)": "a" * MB,
+        # (one piece of three-byte characters: every byte a symbol of the long-piece merge)
+        "one character (Sinhala ශ)": "ශ" * (MB // 3),
         "spaces": " " * MB,
         "newlines": "\n" * MB,
         "random whitespace, Unicode": _random_text(UNICODE_SPACES, MB, 1),
