@@ -265,7 +265,7 @@ def test_split_and_add_bos_eos_take_offsets_of_any_integer_dtype(dtype):
     assert [p.tolist() for p in arrays.split(out, out_offsets)] == [[1, 5, 6, 2], [1, 2], [1, 7, 2]]
 
 
-@pytest.mark.parametrize("bos", [True, 1.5, np.float64(2.0), "1"])
+@pytest.mark.parametrize("bos", [True, 1.5, np.float64(2.0), "1", 2**32, np.uint64(2**32)])
 def test_add_bos_eos_refuses_a_bos_that_is_no_integer(bos):
     # True must not be stored as token 1, nor 1.5 as 1.
     from wwho.errors import TokenizerError

@@ -507,6 +507,18 @@ def test_hf_character_offsets_end_the_dummy_prefix_where_it_starts(tmp_path):
     assert m.boundaries == 1 and m.boundaries_in_cluster == 1  # inside ඩැ, once (the line start is none)
 
 
+def test_a_boundary_two_tokens_share_and_a_line_of_tabs_count_once():
+    """Token ends repeat where a token covers no text (an end of 1, then 1 again): one boundary,
+    not two; words are split on any whitespace run, tabs and double spaces too."""
+    from wwho.eval_specs import Evaluated
+
+    line = "a\tb  c"
+    tok = Evaluated(name="stub", encode=lambda text: ([1, 2, 3], [1, 1, len(text)]),
+                    decode=lambda ids: line, is_fallback=lambda i: False, vocab_size=4)
+    m = evaluate(tok, [line])
+    assert m.boundaries == 1 and m.words == 3 and m.tokens == 3
+
+
 def test_the_line_start_is_no_boundary_after_a_dummy_space_token(tmp_path):
     """A prefix-space SGPE whose dummy space is a token of its own ends that token at offset 0, which
     must not count as a boundary (it would lower every cut rate). Counted here from the token strings

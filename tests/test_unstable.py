@@ -23,7 +23,9 @@ tiktoken = pytest.importorskip("tiktoken")
 #: before the last piece, one character, nothing.
 CASES = ["hello fan", "hello fanta", "a", "", "x<|endoftext|>", "x<|endoftext|>y", "hello\n \n",
          "tab\t\t", "Hello, world!!", "ශ්‍රී ලංකා", "नमस्ते दुनि", "emoji 🇱🇰", "a\n\n", "3.14159",
-         "don't", "x \ud83d", "a" * 300]
+         "don't", "x \ud83d", "a" * 300,
+         # a whitespace token before a last piece that starts with whitespace: the widening itself
+         " \n  ", "\t\t\t\u093f", "\t  \t\t\t\u093f"]
 
 
 @pytest.fixture(scope="module")
