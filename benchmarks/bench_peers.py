@@ -46,9 +46,11 @@ Measured, for each tokenizer and each mode where the library has one:
   per line, ``encode_to_numpy`` (wwho and tiktoken).
 
 How: each round of each language runs in fresh processes (one for the per-line modes and the
-1-thread batches, one per further thread count), so cold means cold for the process too: the
-first object of each library pays that library's one-time setup (wwho's Unicode class table is
-built on its first encode), as a user's fresh process does. Within a process the tokenizers are
+1-thread batches, one per further thread count), so the per-line cold pass is cold for the process
+too: the first object of each library pays that library's one-time setup (wwho's Unicode class
+table is built on its first encode), as a user's fresh process does. The 1-thread batches run
+after the per-line passes in that process: their objects are fresh, but each library's one-time
+setup is already paid there (in the processes of the other thread counts it is not). Within a process the tokenizers are
 interleaved so drift in the machine's load hits all of them alike: the per-line passes go chunk
 by chunk (``--chunk-kb``), every tokenizer on each chunk before the next chunk, the order rotated
 each chunk; batch passes go round-robin, the order rotated each round. Every timed pass reads its
