@@ -26,6 +26,7 @@ spaces). This module does not export or load anything.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from wwho.bytelevel.pretokenize import _HF_GPT2, CL100K_PATTERN, GGUF_PRETOKENIZERS, GPT2_PATTERN, PATTERNS
@@ -65,27 +66,25 @@ def _folds() -> str:
     gives it: ``ß`` is ``ss``, ``ﬁ`` is ``fi``) spelt out in words, in each case: Oniguruma's
     ``(?i)ß`` matches the ``SS`` of ``SSH``, wwho's does not, and ``SS`` alone is one piece in both."""
     parts = []
+    for c in _probe_characters():
+        fold = c.casefold()
+        if len(fold) > 1:
+            for form in dict.fromkeys((fold, fold.upper(), fold.title())):
+                parts.append(f"{form}a {form}A a{form}a {form}1 {form}\n")
+    return "".join(parts)
+
+
+def _probe_characters() -> Iterator[str]:
+    """Each character of :data:`_PROBE_RANGES` but the surrogates."""
     for lo, hi in _PROBE_RANGES:
         for cp in range(lo, hi):
-            if 0xD800 <= cp < 0xE000:
-                continue
-            fold = chr(cp).casefold()
-            if len(fold) > 1:
-                for form in dict.fromkeys((fold, fold.upper(), fold.title())):
-                    parts.append(f"{form}a {form}A a{form}a {form}1 {form}\n")
-    return "".join(parts)
+            if not 0xD800 <= cp < 0xE000:
+                yield chr(cp)
 
 
 @lru_cache(maxsize=1)
 def _sweep() -> str:
-    parts = []
-    for lo, hi in _PROBE_RANGES:
-        for cp in range(lo, hi):
-            if 0xD800 <= cp < 0xE000:
-                continue
-            c = chr(cp)
-            parts.append(f"{c}a{c}{c} {c}A\u200d{c}1{c}\n{c}")
-    return "".join(parts)
+    return "".join(f"{c}a{c}{c} {c}A\u200d{c}1{c}\n{c}" for c in _probe_characters())
 
 
 #: Inline flags wwho and Oniguruma read alike: case-insensitive (the probe checks its folds) and

@@ -82,7 +82,8 @@ class StreamingDecoder:
     def decode_token(self, token_id: int) -> str:
         """The text completed by this token ("" while a character is still unfinished, and for a
         special token with ``skip_special_tokens``)."""
-        data = self._token_bytes(token_id)
+        # (without the option, the generation loop's per-token path calls the tokenizer directly)
+        data = self._token_bytes(token_id) if self.skip_special_tokens else self.tokenizer.token_bytes(token_id)
         if self._at_start:
             return self._feed(data)
         # (the per-token path of a generation loop: _feed and _decode written out)
@@ -128,8 +129,8 @@ class StreamingDecoder:
         return clone
 
     def __deepcopy__(self, memo: dict) -> StreamingDecoder:
-        # The tokenizer is never changed by decoding: a deep copy shares it, as a copy does (copying
-        # a vocabulary of 200,000 tokens for a branch of a beam took a quarter of a second or more).
+        # The tokenizer is never changed by decoding: a deep copy shares it, as a copy does (a
+        # branch of a beam needs a buffer of its own, not a copy of the whole vocabulary).
         return self.__copy__()
 
     @property
