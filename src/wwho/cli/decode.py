@@ -100,11 +100,17 @@ def _decoded(tok, ids: list[int], where: str, *, decode=None):
     try:
         return (decode or tok.decode)(ids)
     except WwhoError as exc:
-        try:
-            error = type(exc)(f"{where}: {exc}")
-        except TypeError:  # an error class of other arguments
-            error = WwhoError(f"{where}: {exc}")
-        raise error from None
+        raise _named(exc, where) from None
+
+
+def _named(exc, where: str):
+    """``exc`` said again with ``where`` (the input line) before its message, of its own class."""
+    from wwho.errors import WwhoError
+
+    try:
+        return type(exc)(f"{where}: {exc}")
+    except TypeError:  # an error class of other arguments
+        return WwhoError(f"{where}: {exc}")
 
 
 #: Ids looked at at once for the line ends of ``--npy`` (a flag per id: bounded memory).
@@ -144,7 +150,7 @@ def _run_npy(args: argparse.Namespace) -> int:
     use_tiktoken_file(args)
     tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     eot = eot_id(tok, args.eot)
-    whole = LINE_BLOCK if hasattr(tok, "token_bytes") else HF_LINE
+    whole = _longest_whole(tok)
     decode = tok.decode
     with output as out, contextlib.closing(ids):
         start, line = 0, 0
@@ -155,12 +161,10 @@ def _run_npy(args: argparse.Namespace) -> int:
                 for end in (at + np.flatnonzero(chunk == eot)).tolist():
                     line += 1
                     if start >= at and end - start <= whole:  # a line of this chunk, decoded whole
-                        try:
+                        try:  # (the line's name made only for an error)
                             texts.append(decode(chunk[start - at:end - at]))
-                        except WwhoError:  # said again, naming the line
-                            _decoded(tok, chunk[start - at:end - at], f"{args.npy}: line {line:,} (ids {start:,} "
-                                     f"to {end:,})")
-                            raise
+                        except WwhoError as exc:
+                            raise _named(exc, f"{args.npy}: line {line:,} (ids {start:,} to {end:,})") from None
                         if len(texts) == TEXTS_AT_ONCE:
                             _write_texts(out, texts)
                     else:
@@ -171,6 +175,12 @@ def _run_npy(args: argparse.Namespace) -> int:
         if start < len(ids) or eot is None:  # a last line without its end token; --eot none: the one line
             _write_line(out, tok, ids, start, len(ids), f"{args.npy}: line {line + 1:,}")
     return 0
+
+
+def _longest_whole(tok) -> int:
+    """The most ids of a line decoded at once: a wwho kind decodes a longer line a block at a time,
+    a Hugging Face tokenizer.json (no ``token_bytes``) only whole, up to :data:`HF_LINE`."""
+    return LINE_BLOCK if hasattr(tok, "token_bytes") else HF_LINE
 
 
 def _write_texts(out, texts: list[str]) -> None:
@@ -187,7 +197,7 @@ def _write_line(out, tok, ids, start: int, end: int, line: str, *, whole_named: 
     start; with ``whole_named``, a line decoded whole is named ``line`` alone)."""
     import numpy as np
 
-    whole = LINE_BLOCK if hasattr(tok, "token_bytes") else HF_LINE
+    whole = _longest_whole(tok)
     if end - start <= whole:
         where = line if whole_named else f"{line} (ids {start:,} to {end:,})"
         write_text(out, _decoded(tok, np.asarray(ids[start:end]), where) + "\n")
