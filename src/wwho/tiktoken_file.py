@@ -85,6 +85,14 @@ def missing(name: str, looked: str | None = None) -> str:
             f"(the file is {name}.tiktoken, tiktoken's download)")
 
 
+def serves_another(name: str, other: str, cached: object) -> str:
+    """The message for ``name`` when ``WWHO_TIKTOKEN_FILE`` holds ``other``'s official file (which
+    serves ``other`` only) and tiktoken's cache (``cached``) has none, ending with the fix."""
+    return (f"the {name} ranks file is not available offline: {ENV} names {other}'s, which serves {other} "
+            f"only, and tiktoken's cache has none ({cached}). To fix: set {env_name(name)}=PATH or pass "
+            f"{KEYWORD}=PATH (command line: {FLAG} PATH) (the file is {name}.tiktoken, tiktoken's download)")
+
+
 def renamed(old: str, value: object, new: object) -> object:
     """Accept a deprecated keyword ``old`` as an alias of ``tiktoken_file`` (with a DeprecationWarning)."""
     if value is None:

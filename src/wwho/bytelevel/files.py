@@ -268,7 +268,7 @@ def _known_file(known: KnownEncoding, tiktoken_file: str | Path | None) -> tuple
     read here)``. ``WWHO_TIKTOKEN_FILE`` serves whichever encoding is asked, so a file there that is
     another known encoding's official one is not taken for this one: tiktoken's cache is looked at
     instead (a file given for this encoding alone, or as an argument, is refused by name)."""
-    from wwho.tiktoken_file import ENV, FLAG, KEYWORD, env_name, missing, ranks_file_for
+    from wwho.tiktoken_file import ENV, missing, ranks_file_for, serves_another
 
     other = None
     given = ranks_file_for(known.name, tiktoken_file)
@@ -287,10 +287,7 @@ def _known_file(known: KnownEncoding, tiktoken_file: str | Path | None) -> tuple
                              f"give the official {known.name}.tiktoken there")
     path = tiktoken_cache_path(known.url)
     if not path.is_file() and other is not None:
-        raise VocabError(f"the {known.name} ranks file is not available offline: {ENV} names {other.name}'s, "
-                         f"which serves {other.name} only, and tiktoken's cache has none ({path}). To fix: set "
-                         f"{env_name(known.name)}=PATH or pass {KEYWORD}=PATH (command line: {FLAG} PATH) "
-                         f"(the file is {known.name}.tiktoken, tiktoken's download)")
+        raise VocabError(serves_another(known.name, other.name, path))
     if not path.is_file():
         raise VocabError(missing(known.name, f"tiktoken's cache, {path}"))
     return path, str(path), None

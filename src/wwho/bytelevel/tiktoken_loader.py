@@ -107,7 +107,7 @@ def get_encoding(name: str = "o200k_base", *, tiktoken_file: str | os.PathLike |
     import tiktoken.registry
 
     from wwho.bytelevel.files import tiktoken_cache_path
-    from wwho.tiktoken_file import ENV, FLAG, KEYWORD, env_name, missing, ranks_file_for, renamed
+    from wwho.tiktoken_file import ENV, missing, ranks_file_for, renamed, serves_another
 
     tiktoken_file = renamed("ranks_file", ranks_file, tiktoken_file)
     if name in getattr(tiktoken.registry, "ENCODINGS", {}):
@@ -126,16 +126,14 @@ def get_encoding(name: str = "o200k_base", *, tiktoken_file: str | os.PathLike |
         url, expected = KNOWN[name]
         stat = local.stat()
         actual = _sha256_cached(str(local.resolve()), stat.st_mtime, stat.st_size)
-        other = next((known for known, (_, sha) in KNOWN.items() if sha == actual), None)
-        if actual != expected and not (other and source == ENV):
-            raise VocabError(f"{local} (from {source}): sha256 {actual} is not the {name} file tiktoken expects "
-                             f"({expected}). To fix: point {source} at the official {name}.tiktoken")
-        if actual != expected:  # WWHO_TIKTOKEN_FILE holds another encoding's file: it serves that one only
+        if actual != expected:
+            other = next((known for known, (_, sha) in KNOWN.items() if sha == actual), None)
+            if other is None or source != ENV:
+                raise VocabError(f"{local} (from {source}): sha256 {actual} is not the {name} file tiktoken "
+                                 f"expects ({expected}). To fix: point {source} at the official {name}.tiktoken")
+            # WWHO_TIKTOKEN_FILE holds another encoding's file, which serves that one only
             if not _in_cache(name):
-                raise VocabError(f"the {name} ranks file is not available offline: {ENV} names {other}'s, which "
-                                 f"serves {other} only, and tiktoken's cache has none "
-                                 f"({tiktoken_cache_path(url)}). To fix: set {env_name(name)}=PATH or pass "
-                                 f"{KEYWORD}=PATH (command line: {FLAG} PATH)")
+                raise VocabError(serves_another(name, other, tiktoken_cache_path(url)))
             local = None
     if local is not None:
         with _lock, tempfile.TemporaryDirectory(prefix="wwho-tiktoken-") as cache:
