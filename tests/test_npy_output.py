@@ -403,7 +403,7 @@ def test_npy_output_must_be_named_npy_and_hf_special_text_is_refused(tmp_path):
 def test_decode_of_many_lines_written_together_is_each_lines_decode(sgpe_dir, tmp_path, monkeypatch, capsys,
                                                                      chunk, at_once):
     """``decode --npy --eot``: the lines of a chunk of the array are decoded from it in memory and
-    written a group at a time (a read, a write and a flush a line took 7 us a line); lines across
+    written a group at a time (not a read, a write and a flush a line); lines across
     chunks, in any grouping, give the file back byte for byte, and an id out of range is named by
     its line and ids, with no output."""
     from wwho.cli import decode, main
