@@ -165,10 +165,10 @@ def flat(ids: list[list[int]]) -> tuple[array, array]:
     return array("I", chain.from_iterable(ids)), array("I", map(len, ids))
 
 
-def speed(name: str, ours_factory, theirs, theirs_name: str, lines: list[str], chunk: int = 5000) -> float:
+def speed(name: str, ours_factory, theirs, theirs_name: str, lines: list[str], chunk: int = 5000) -> None:
     """Ours (a first, cold pass, then a warm one) vs theirs, in chunks whose outputs are compared
     and dropped, so the ids of a whole corpus are never all in memory; every pass on fresh copies
-    of the lines (see ``fresh``). Returns ours (cold) in ns/byte."""
+    of the lines (see ``fresh``)."""
     nbytes = sum(len(line.encode("utf-8")) for line in lines)
     mb = nbytes / MB
     ours = ours_factory()
@@ -201,7 +201,6 @@ def speed(name: str, ours_factory, theirs, theirs_name: str, lines: list[str], c
         f"(x{c_theirs / c_cold:.2f}) | ours warm {mb / c_warm:6.2f} MB/s (x{c_theirs / c_warm:.2f}) | "
         f"load average {os.getloadavg()[0]:.1f}"
     )
-    return t_cold * 1e9 / nbytes
 
 
 ADVERSARIAL = {
