@@ -15,6 +15,7 @@ import os
 import random
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -253,6 +254,60 @@ def test_o200k_equals_tiktoken_on_runs_of_one_byte(ours, ref, n):
 @given(char=st.sampled_from(_RUN_CHARS), n=st.integers(200, 20_000), before=st.text(max_size=3),
        after=st.text(max_size=3))
 def test_o200k_equals_tiktoken_on_fuzzed_runs(ours, ref, char, n, before, after):
+    text = before + char * n + after
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+# Long runs of one character of two to four bytes: the core merges each copy alone, then the
+# copies as a run of one byte's parts are merged, where no token across copies ranks below a
+# copy's own merges (rust/src/bytelevel/runs.rs). Characters of every plane's letters, marks,
+# digits, signs and symbols, at lengths around the shortcut's threshold and far past it.
+_RUN_CHARACTERS = [
+    chr(c) for c in range(0x80, 0x30000, 61)
+    if not 0xD800 <= c < 0xE000 and unicodedata.category(chr(c))[0] in "LMNPS"
+]
+
+
+@pytest.mark.parametrize("copies", [43, 86, 129, 400, 3001])
+def test_o200k_equals_tiktoken_on_runs_of_one_character(ours, ref, copies):
+    for char in _RUN_CHARACTERS:
+        text = char * copies
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text), (hex(ord(char)), copies)
+
+
+def _random_run_vocabulary(seed: int, char: str) -> dict[bytes, int]:
+    """Every byte, then at random ranks: the pieces of `char` of two bytes or more, substrings of
+    `char` repeated that cross a copy's end, and runs of `char` (so that a merge across copies
+    ranks below a copy's own merges in some vocabularies and not in others)."""
+    rng = random.Random(seed)
+    c = char.encode()
+    stream = c * 12
+    inside = [c[a:b] for a in range(len(c)) for b in range(a + 2, len(c) + 1)]
+    crossing = [stream[a:a + rng.randrange(len(c) - a + 1, 3 * len(c))]
+                for a in (rng.randrange(len(c)) for _ in range(rng.randrange(12)))]
+    runs = [c * m for m in range(2, 10) if rng.random() < 0.6]
+    listed = inside + crossing + runs
+    rng.shuffle(listed)
+    tokens = [bytes([b]) for b in range(256)]
+    tokens += [t for t in dict.fromkeys(listed) if t not in tokens]
+    return {token: rank for rank, token in enumerate(tokens)}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), char=st.sampled_from(["é", "ශ", "한", "🦙"]))
+def test_random_vocabularies_equal_tiktoken_on_runs_of_one_character(ref, seed, char):
+    ranks = _random_run_vocabulary(seed, char)
+    theirs = tiktoken.Encoding(f"runs-{seed}", pat_str=ref._pat_str, mergeable_ranks=ranks, special_tokens={})
+    ours = ByteBPE(ranks, pattern="o200k")
+    for copies in (43, 100, 257, 1000):
+        text = char * copies
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (seed, char, copies)
+
+
+@FUZZ
+@given(char=st.characters(min_codepoint=0x80, exclude_categories=["Cs"]), n=st.integers(40, 5_000),
+       before=st.text(max_size=3), after=st.text(max_size=3))
+def test_o200k_equals_tiktoken_on_fuzzed_runs_of_one_character(ours, ref, char, n, before, after):
     text = before + char * n + after
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 

@@ -232,6 +232,7 @@ impl ByteLevel {
             characters,
             two_byte,
             run_tokens,
+            longest: model.ranks.iter().map(|(b, _)| b.len()).max().unwrap_or(0),
             whole_piece_first: model.merges.is_none() || model.ignore_merges,
             encoder,
             vocab,

@@ -98,6 +98,8 @@ pub struct ByteLevel {
     /// `run_tokens[b][k]` is the token of byte `b` repeated `k` times (k >= 2), or NO_TOKEN
     /// (see [`runs`]); empty for bytes with no such token.
     run_tokens: Vec<Vec<u32>>,
+    /// The length in bytes of the longest token.
+    longest: usize,
     encoder: TokenTable,
     vocab: Vocab,
     /// Initial unit of each byte: its token's id, or a pseudo id.

@@ -1,5 +1,7 @@
 //! BPE of a long piece of one repeated byte (a run of spaces, newlines, dashes or one letter),
-//! simulated on groups of equal parts instead of part by part.
+//! simulated on groups of equal parts instead of part by part; and of one repeated character of
+//! several bytes, whose copies merge alone first and then as one byte's parts do (see
+//! [`ByteLevel::merge_char_run`], ranks rule only).
 //!
 //! Every part of such a piece is `b^k` for some length `k`, and (ranks rule) two adjacent
 //! parts of lengths `i` and `j` merge if `b^(i+j)` is a token, whose id is the merge's rank.
@@ -24,6 +26,17 @@ pub const MIN_RUN: usize = 256;
 const MAX_GROUPS: usize = 64;
 const MAX_STEPS: usize = 4096;
 
+/// The length of the UTF-8 character a byte leads (0 for a continuation byte).
+pub fn char_len(lead: u8) -> usize {
+    match lead {
+        0..=0x7F => 1,
+        0x80..=0xBF => 0,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
 /// `count` adjacent parts of `len` bytes each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Group {
@@ -45,6 +58,77 @@ fn normalize(groups: &mut Vec<Group>) {
 }
 
 impl ByteLevel {
+    /// The units of a long `piece` that is one character of `k` (2 to 4) bytes repeated, ranks
+    /// rule, after every merge, into `units`; false (and `units` untouched) where it does not
+    /// apply or gave up.
+    ///
+    /// Each copy of the character `c` first merges alone, as the tables of [`super::characters`]
+    /// let a word's characters start merged: every merge across a boundary between copies makes
+    /// a token that spans it, a substring of `c c c ...` crossing a copy's end, and the lowest
+    /// rank of those, the *limit*, is found by looking up each such substring (up to the longest
+    /// token, and only as far as its three- and four-byte windows occur in some token). Where
+    /// every token inside `c` ranks below the limit and `c` alone merges to one token, the rule
+    /// passes through `c`'s token repeated: each copy's own next merge is always the lowest pair
+    /// (leftmost first), and a pair across a boundary never is until no copy has one left.
+    /// From there two adjacent parts of `i` and `j` copies merge into the token of `c` repeated
+    /// `i + j` times, the problem [`simulate`] solves for one repeated byte.
+    pub(super) fn merge_char_run(&self, piece: &[u8], k: usize, units: &mut Vec<u32>) -> bool {
+        if !matches!(self.rule, Rule::Ranks)
+            || !(2..=4).contains(&k)
+            || piece.len() % k != 0
+            || piece.len() < k + self.longest
+            || piece[k..] != piece[..piece.len() - k]
+        {
+            return false;
+        }
+        let c = &piece[..k];
+        // The highest rank of a token inside `c` (two bytes or more): `c`'s own merges are
+        // among them.
+        let inside = (0..k)
+            .flat_map(|a| (a + 2..=k).map(move |b| (a, b)))
+            .map(|(a, b)| self.rank_of(&c[a..b]))
+            .filter(|&r| r != NO_TOKEN)
+            .max();
+        let Some(inside) = inside else {
+            return false; // no merge inside `c`: it stays bytes, which are not one unit
+        };
+        let mut own = Vec::new();
+        self.merge_plain(c, &mut own);
+        let [token] = own[..] else {
+            return false;
+        };
+        if self.crossing_limit(piece, k) <= inside {
+            return false;
+        }
+        // tokens[m]: the token of `c` repeated m times (m >= 1), or NO_TOKEN.
+        let mut tokens = vec![NO_TOKEN, token];
+        tokens.extend((2..=self.longest / k).map(|m| self.rank_of(&piece[..m * k])));
+        let unit = |m: usize| tokens.get(m).copied().unwrap_or(NO_TOKEN);
+        simulate(piece.len() / k, &|i, j| unit(i + j), &unit, units)
+    }
+
+    /// The lowest rank of a token that is a substring of `piece` (`c` repeated, `c` of `k` bytes,
+    /// at least `k` plus the longest token long) starting inside the first copy and ending past
+    /// it, or NO_TOKEN. A substring holding a three- or four-byte window that no token holds
+    /// is no token, nor is any longer one from the same start.
+    fn crossing_limit(&self, piece: &[u8], k: usize) -> u32 {
+        let mut limit = NO_TOKEN;
+        for a in 0..k {
+            for end in a + 2..=a + self.longest {
+                if end - a >= 3 && !self.in_some_token3(&piece[end - 3..end]) {
+                    break;
+                }
+                if end - a >= 4 && !self.in_some_token4(&piece[end - 4..end]) {
+                    break;
+                }
+                if end > k {
+                    limit = limit.min(self.rank_of(&piece[a..end]));
+                }
+            }
+        }
+        limit
+    }
+
     /// The units of `byte` repeated `n` times after every merge, into `units`; false (and
     /// `units` untouched) if it gave up. Either merge rule: under the ranks rule two parts
     /// merge by the rank of their concatenation, under the merges rule by the listed pair.
@@ -274,6 +358,107 @@ mod tests {
             }
         }
         assert!(gave_up < 700, "gave up {gave_up} times of 1400");
+    }
+
+    /// Runs of one multi-byte character against the general loop from bytes, on random
+    /// vocabularies of the character's substrings, substrings of its repetition that cross a
+    /// copy's end, and its runs. Orderly ones rank the character's substrings first, then the
+    /// others shorter first; the others
+    /// rank everything at random, so that a merge across copies often comes before a copy's own
+    /// (where the run must not be taken). The same units whenever it is taken, and it is taken
+    /// on the orderly ones.
+    #[test]
+    fn character_runs_equal_the_general_loop() {
+        let mut next = generator(0xD1B5_4A32_D192_ED03);
+        let characters: [&[u8]; 3] = ["é".as_bytes(), "ශ".as_bytes(), "😀".as_bytes()];
+        let (mut taken, mut refused) = (0, 0);
+        for round in 0..300 {
+            let c = characters[round % 3];
+            let k = c.len();
+            let orderly = round % 2 == 0;
+            let stream: Vec<u8> = c.iter().copied().cycle().take(k * 12).collect();
+            let inside: Vec<Vec<u8>> = (0..k)
+                .flat_map(|a| (a + 2..=k).map(move |b| c[a..b].to_vec()))
+                .filter(|t| orderly || t == c || next(4) > 0)
+                .collect();
+            let mut rest: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..next(12) {
+                let a = next(k as u64) as usize;
+                let len = (k - a + 1) + next(2 * k as u64) as usize;
+                rest.push(stream[a..a + len].to_vec());
+            }
+            for m in 2..10 {
+                if next(3) > 0 {
+                    rest.push(c.repeat(m));
+                }
+            }
+            let mut listed = if orderly {
+                inside.clone()
+            } else {
+                [inside.clone(), rest.clone()].concat()
+            };
+            if orderly {
+                // Shorter first, as in a learned vocabulary (runs out of order may make the
+                // simulation give up).
+                rest.sort_by_key(|t| t.len());
+                listed.extend(rest);
+            } else {
+                for i in (1..listed.len()).rev() {
+                    listed.swap(i, next(i as u64 + 1) as usize);
+                }
+            }
+            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            for t in listed {
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            let tok = crate::bytelevel::testing::ranked(&tokens);
+            for copies in [30, 31, 64, 255, 1000, 3001 + next(3000) as usize] {
+                let piece = c.repeat(copies);
+                let mut units = Vec::new();
+                if tok.merge_char_run(&piece, k, &mut units) {
+                    let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
+                    merge_with(&mut want, &RankPairs { tok: &tok });
+                    assert_eq!(units, want, "tokens {tokens:?}, {copies} copies");
+                    taken += 1;
+                } else {
+                    assert!(
+                        !orderly,
+                        "refused orderly tokens {tokens:?}, {copies} copies"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+        // Both sides are exercised.
+        assert!(
+            taken > 900 && refused > 100,
+            "taken {taken}, refused {refused}"
+        );
+    }
+
+    /// A piece that is not one character repeated, or too short to find the limit in, is
+    /// refused: one byte changed, a length that is not a whole number of copies.
+    #[test]
+    fn only_whole_runs_of_one_character_are_taken() {
+        let c = "ශ".as_bytes();
+        let tok = crate::bytelevel::testing::ranked(
+            &(0..=255u8)
+                .map(|b| vec![b])
+                .chain([c[..2].to_vec(), c.to_vec(), c.repeat(2)])
+                .collect::<Vec<_>>(),
+        );
+        let mut units = Vec::new();
+        let piece = c.repeat(1000);
+        assert!(tok.merge_char_run(&piece, 3, &mut units));
+        assert_eq!(units.len(), 500);
+        let mut changed = piece.clone();
+        changed[1500] = b'x';
+        assert!(!tok.merge_char_run(&changed, 3, &mut units));
+        assert!(!tok.merge_char_run(&piece[..piece.len() - 1], 3, &mut units));
+        assert!(!tok.merge_char_run(&piece[1..piece.len() - 2], 3, &mut units));
+        assert!(!tok.merge_char_run(&piece[..3], 3, &mut units));
     }
 
     /// Runs where the pair of a merged part and the next one ranks below the inner pairs:

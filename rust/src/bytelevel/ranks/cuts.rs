@@ -42,13 +42,22 @@ impl ByteLevel {
         if self.byte_pairs[pair] != NO_TOKEN {
             return false; // the common case inside runs that merge: decided in one load
         }
-        let window = |i: usize| {
-            let bit = (usize::from(piece[i]) << 16)
-                | (usize::from(piece[i + 1]) << 8)
-                | usize::from(piece[i + 2]);
-            self.windows[bit / 64] & (1 << (bit % 64)) != 0
-        };
+        let window = |i: usize| self.in_some_token3(&piece[i..i + 3]);
         (p < 2 || !window(p - 2)) && (p + 1 >= piece.len() || !window(p - 1))
+    }
+
+    /// Whether some token holds the three bytes `w` (exact).
+    #[inline(always)]
+    pub(in crate::bytelevel) fn in_some_token3(&self, w: &[u8]) -> bool {
+        let bit = (usize::from(w[0]) << 16) | (usize::from(w[1]) << 8) | usize::from(w[2]);
+        self.windows[bit / 64] & (1 << (bit % 64)) != 0
+    }
+
+    /// Whether some token may hold the four bytes `w` (hashed: false only where none does).
+    #[inline(always)]
+    pub(in crate::bytelevel) fn in_some_token4(&self, w: &[u8]) -> bool {
+        let bit = window4_bit(w);
+        self.windows4[bit / 64] & (1 << (bit % 64)) != 0
     }
 
     /// [`Self::can_cut`] looking further, where that said no: a token across `p` of three
@@ -61,10 +70,7 @@ impl ByteLevel {
         if self.byte_pairs[pair] != NO_TOKEN {
             return false;
         }
-        let window4 = |a: usize| {
-            let bit = window4_bit(&piece[a..a + 4]);
-            self.windows4[bit / 64] & (1 << (bit % 64)) != 0
-        };
+        let window4 = |a: usize| self.in_some_token4(&piece[a..a + 4]);
         // The four-byte windows first: a bit each, where the tokens are lookups.
         if (p.saturating_sub(3)..p).any(|a| a + 4 <= piece.len() && window4(a)) {
             return false;
@@ -123,11 +129,15 @@ impl ByteLevel {
         merge: impl Fn(&[u8], &mut Vec<u32>, &mut Vec<u32>) -> Result<(), NoMemory>,
     ) -> Result<(), NoMemory> {
         units.clear();
-        if piece.len() >= crate::bytelevel::runs::MIN_RUN
-            && piece.iter().all(|&b| b == piece[0])
-            && self.merge_run(piece[0], piece.len(), units)
-        {
-            return Ok(());
+        if piece.len() >= crate::bytelevel::runs::MIN_RUN {
+            let done = if piece.iter().all(|&b| b == piece[0]) {
+                self.merge_run(piece[0], piece.len(), units)
+            } else {
+                self.merge_char_run(piece, crate::bytelevel::runs::char_len(piece[0]), units)
+            };
+            if done {
+                return Ok(());
+            }
         }
         if let Some(ws) = &self.whitespace {
             if ws.covers(piece) && ws.encode(self, piece, units) {
