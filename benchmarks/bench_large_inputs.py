@@ -13,8 +13,8 @@ tiktoken (o200k_base), Hugging Face ``tokenizers`` running the exported llama-bp
 
     python benchmarks/bench_large_inputs.py --classes
 
-instead times 1 MB of each bad input class (one character, ASCII or Sinhala, spaces, newlines, random
-whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
+instead times 1 MB of each bad input class (one character, ASCII or Sinhala, alone or after a space,
+spaces, newlines, random whitespace, random Latin-1, random CJK) against 1 MB of English news, per byte, in one
 process: ByteBPE o200k_base (lists, then arrays from ``encode_to_numpy``) and tiktoken
 alternating, each call cold (the piece cache cleared), best of 5. It also times the first encode after construction against later cold ones of other
 text, after other memory traffic and right after another call (lists and arrays, a fresh process
@@ -131,8 +131,10 @@ def class_inputs() -> dict[str, str]:
     return {
         "English news (the baseline)": english,
         "one character (a)": "a" * MB,
-        # (one piece of three-byte characters: every byte a symbol of the long-piece merge)
+        # (one piece of one three-byte character repeated; after a space, a piece that is not only
+        # the run)
         "one character (Sinhala ශ)": "ශ" * (MB // 3),
+        "a space and one character (Sinhala ශ)": " " + "ශ" * (MB // 3),
         "spaces": " " * MB,
         "newlines": "\n" * MB,
         "random whitespace, Unicode": _random_text(UNICODE_SPACES, MB, 1),

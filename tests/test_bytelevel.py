@@ -269,24 +269,28 @@ _RUN_CHARACTERS = [
 
 
 @pytest.mark.parametrize("copies", [43, 86, 129, 400, 3001])
-def test_o200k_equals_tiktoken_on_runs_of_one_character(ours, ref, copies):
+@pytest.mark.parametrize("before,after", [("", ""), (" ", ""), ("(", "'s"), ("a", ".")])
+def test_o200k_equals_tiktoken_on_runs_of_one_character(ours, ref, copies, before, after):
     for char in _RUN_CHARACTERS:
-        text = char * copies
+        text = before + char * copies + after
         assert ours.encode_ordinary(text) == ref.encode_ordinary(text), (hex(ord(char)), copies)
 
 
 def _random_run_vocabulary(seed: int, char: str) -> dict[bytes, int]:
     """Every byte, then at random ranks: the pieces of `char` of two bytes or more, substrings of
-    `char` repeated that cross a copy's end, and runs of `char` (so that a merge across copies
-    ranks below a copy's own merges in some vocabularies and not in others)."""
+    `char` repeated that cross a copy's end (in most vocabularies, none), runs of `char` (so that
+    a merge across copies ranks below a copy's own merges in some vocabularies and not in
+    others), and tokens from a space or `(` into the run and from the run into `'s`."""
     rng = random.Random(seed)
     c = char.encode()
     stream = c * 12
     inside = [c[a:b] for a in range(len(c)) for b in range(a + 2, len(c) + 1)]
     crossing = [stream[a:a + rng.randrange(len(c) - a + 1, 3 * len(c))]
-                for a in (rng.randrange(len(c)) for _ in range(rng.randrange(12)))]
-    runs = [c * m for m in range(2, 10) if rng.random() < 0.6]
-    listed = inside + crossing + runs
+                for a in (rng.randrange(len(c)) for _ in range(rng.choice([0, 0, 3, 12])))]
+    runs = [c * m for m in range(2, 10) if rng.random() < 0.6] if crossing else []
+    edges = [before + stream[:m] for before in (b" ", b"(") for m in range(1, 2 * len(c)) if rng.random() < 0.5]
+    edges += [stream[-m:] + b"'s" for m in range(1, 2 * len(c)) if rng.random() < 0.5]
+    listed = inside + crossing + runs + edges
     rng.shuffle(listed)
     tokens = [bytes([b]) for b in range(256)]
     tokens += [t for t in dict.fromkeys(listed) if t not in tokens]
@@ -300,8 +304,8 @@ def test_random_vocabularies_equal_tiktoken_on_runs_of_one_character(ref, seed, 
     theirs = tiktoken.Encoding(f"runs-{seed}", pat_str=ref._pat_str, mergeable_ranks=ranks, special_tokens={})
     ours = ByteBPE(ranks, pattern="o200k")
     for copies in (43, 100, 257, 1000):
-        text = char * copies
-        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (seed, char, copies)
+        for text in (char * copies, " " + char * copies, "(" + char * copies + "'s"):
+            assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (seed, char, copies)
 
 
 @FUZZ

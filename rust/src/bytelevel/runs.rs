@@ -111,7 +111,7 @@ impl ByteLevel {
     /// at least `k` plus the longest token long) starting inside the first copy and ending past
     /// it, or NO_TOKEN. A substring holding a three- or four-byte window that no token holds
     /// is no token, nor is any longer one from the same start.
-    fn crossing_limit(&self, piece: &[u8], k: usize) -> u32 {
+    pub(super) fn crossing_limit(&self, piece: &[u8], k: usize) -> u32 {
         let mut limit = NO_TOKEN;
         for a in 0..k {
             for end in a + 2..=a + self.longest {
@@ -436,6 +436,115 @@ mod tests {
             taken > 900 && refused > 100,
             "taken {taken}, refused {refused}"
         );
+    }
+
+    /// A random vocabulary around one character `c`: every byte, `c`'s substrings, tokens from
+    /// the signs that may come before a run into a prefix of `c` and from a suffix of `c` into
+    /// those that may come after, a long token elsewhere (so that the longest token varies),
+    /// and where `crossing`, substrings of `c` repeated across a copy's end; ranks at random.
+    fn vocabulary_around(
+        next: &mut dyn FnMut(u64) -> u64,
+        c: &[u8],
+        crossing: bool,
+    ) -> Vec<Vec<u8>> {
+        let k = c.len();
+        let stream = c.repeat(12);
+        let mut listed: Vec<Vec<u8>> = (0..k)
+            .flat_map(|a| (a + 2..=k).map(move |b| c[a..b].to_vec()))
+            .collect();
+        for before in [&b" "[..], b"(", b" ("] {
+            for m in 1..=2 * k {
+                if next(2) == 0 {
+                    listed.push([before, &stream[..m]].concat());
+                }
+            }
+        }
+        for after in [&b"'s"[..], b".", b"'"] {
+            for m in 1..=2 * k {
+                if next(2) == 0 {
+                    listed.push([&stream[stream.len() - m..], after].concat());
+                }
+            }
+        }
+        listed.push(vec![b'q'; 2 + next(60) as usize]);
+        if crossing {
+            for _ in 0..1 + next(4) {
+                let a = next(k as u64) as usize;
+                listed.push(stream[a..a + k - a + 1 + next(2 * k as u64) as usize].to_vec());
+            }
+        }
+        for i in (1..listed.len()).rev() {
+            listed.swap(i, next(i as u64 + 1) as usize);
+        }
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for t in listed {
+            if !tokens.contains(&t) {
+                tokens.push(t);
+            }
+        }
+        tokens
+    }
+
+    /// Long pieces holding a run of one character after and before a few signs, under both
+    /// rules, against the general loop from bytes: the same units. Where no token crosses a
+    /// copy's end, the run is found and cut between its copies.
+    #[test]
+    fn runs_inside_pieces_equal_the_general_loop() {
+        let mut next = generator(0x94D0_49BB_1331_11EB);
+        let characters: [&[u8]; 4] = [
+            "é".as_bytes(),
+            "ශ".as_bytes(),
+            "한".as_bytes(),
+            "🦙".as_bytes(),
+        ];
+        let mut found = 0;
+        for round in 0..240 {
+            let c = characters[round % 4];
+            let crossing = round % 3 == 0;
+            let tokens = vocabulary_around(&mut next, c, crossing);
+            let ranked = crate::bytelevel::testing::ranked(&tokens);
+            // The merges rule: each token made from one of its splits into two tokens, in
+            // rank order.
+            let merges: Vec<(&[u8], &[u8])> = tokens[256..]
+                .iter()
+                .filter_map(|t| {
+                    let splits: Vec<usize> = (1..t.len())
+                        .filter(|&i| {
+                            tokens.contains(&t[..i].to_vec()) && tokens.contains(&t[i..].to_vec())
+                        })
+                        .collect();
+                    let i = *splits.get(next(splits.len().max(1) as u64) as usize)?;
+                    Some((&t[..i], &t[i..]))
+                })
+                .collect();
+            let ranks: Vec<(Vec<u8>, u32)> = tokens.iter().cloned().zip(0..).collect();
+            let listed = crate::bytelevel::testing::build(&ranks, Some(merges));
+            for copies in [90, 200, 1000, 2001 + next(2000) as usize] {
+                let before = [&b""[..], b" ", b"(", b" ("][next(4) as usize];
+                let after = [&b""[..], b"'s", b".", b"'"][next(4) as usize];
+                let piece = [before, &c.repeat(copies), after].concat();
+                let mut units = Vec::new();
+                ranked.merge_long(&piece, &mut units);
+                let mut want: Vec<u32> = piece.iter().map(|&b| u32::from(b)).collect();
+                merge_with(&mut want, &RankPairs { tok: &ranked });
+                assert_eq!(units, want, "ranks {tokens:?}, {piece:?}");
+                let Rule::Merges(table) = &listed.rule else {
+                    panic!("a merges list gives the merges rule")
+                };
+                listed.merge_long(&piece, &mut units);
+                let mut want: Vec<u32> = piece
+                    .iter()
+                    .map(|&b| listed.byte_units[usize::from(b)])
+                    .collect();
+                merge_with(&mut want, table);
+                assert_eq!(units, want, "merges {tokens:?}, {piece:?}");
+                if !crossing && ranked.uncrossed_run(&piece).is_some() {
+                    found += 1;
+                }
+            }
+        }
+        // Most runs without tokens across copies are long enough to be cut.
+        assert!(found > 400, "found {found}");
     }
 
     /// A piece that is not one character repeated, or too short to find the limit in, is

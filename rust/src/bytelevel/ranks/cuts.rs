@@ -118,10 +118,11 @@ impl ByteLevel {
     }
 
     /// The units of a long `piece` after every merge, into `units`, under either rule: a run of one
-    /// repeated byte is merged run by run ([`crate::bytelevel::runs`]); any other piece is cut
-    /// where no token can span (see [`Self::can_cut`]), and `merge` merges each part alone and
-    /// appends its units to the `Vec` it is given (the third argument, a scratch `Vec`, is its
-    /// own). Merges never cross a cut, so the result is the whole piece's.
+    /// repeated byte or character is merged run by run ([`crate::bytelevel::runs`]); any other
+    /// piece is cut where no token can span (see [`Self::can_cut`], and
+    /// [`Self::uncrossed_run`] for a long run of one character inside it), and `merge` merges each
+    /// part alone and appends its units to the `Vec` it is given (the third argument, a scratch
+    /// `Vec`, is its own). Merges never cross a cut, so the result is the whole piece's.
     pub(in crate::bytelevel) fn merge_in_parts(
         &self,
         piece: &[u8],
@@ -144,17 +145,90 @@ impl ByteLevel {
                 return Ok(());
             }
         }
+        let mut part = Vec::new();
+        let Some((first, last, k)) = self.uncrossed_run(piece) else {
+            return self.merge_cut(piece, units, &mut part, &merge);
+        };
+        // Each copy of the run between the cuts merges alone, to the same units.
+        self.merge_cut(&piece[..first], units, &mut part, &merge)?;
+        let at = units.len();
+        merge(&piece[first..first + k], units, &mut part)?;
+        let (copies, one) = ((last - first) / k, units.len() - at);
+        memory::reserve(units, (copies - 1) * one)?;
+        let mut have = 1;
+        while have < copies {
+            let more = have.min(copies - have); // doubling: a few copies of memory, not one per copy
+            units.extend_from_within(at..at + more * one);
+            have += more;
+        }
+        self.merge_cut(&piece[last..], units, &mut part, &merge)
+    }
+
+    /// `piece` cut where no token can span, each part merged by `merge` onto `units` (see
+    /// [`Self::merge_in_parts`]).
+    fn merge_cut(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+        part: &mut Vec<u32>,
+        merge: &impl Fn(&[u8], &mut Vec<u32>, &mut Vec<u32>) -> Result<(), NoMemory>,
+    ) -> Result<(), NoMemory> {
+        if piece.is_empty() {
+            return Ok(());
+        }
         let mut coarse = (0, false);
         let mut end = self.next_cut(piece, 0, &mut coarse);
-        let (mut start, mut part) = (0, Vec::new());
+        let mut start = 0;
         loop {
-            merge(&piece[start..end], units, &mut part)?;
+            merge(&piece[start..end], units, part)?;
             if end == piece.len() {
                 return Ok(());
             }
             start = end;
             end = self.next_cut(piece, start, &mut coarse);
         }
+    }
+
+    /// Where a long run of one character inside `piece` (found from its middle) can be cut
+    /// between every two copies: `(first, last, k)`, the first and last such cut and the
+    /// character's length, or None. No token is a substring of the character repeated that
+    /// crosses a copy's end ([`Self::crossing_limit`]; in o200k_base, most characters), so a
+    /// token across a cut would have to reach outside the run; every cut at least the longest
+    /// token from both of its ends is therefore one no token spans. (The window tests of
+    /// [`Self::can_cut`] find no such cut where the character's bytes occur in tokens with
+    /// other characters around them, as a Sinhala letter's do.)
+    pub(in crate::bytelevel) fn uncrossed_run(
+        &self,
+        piece: &[u8],
+    ) -> Option<(usize, usize, usize)> {
+        let room = 2 * self.longest;
+        if piece.len() < crate::bytelevel::runs::MIN_RUN.max(room + 8) {
+            return None;
+        }
+        let mut middle = piece.len() / 2;
+        while middle > 0 && piece[middle] & 0xC0 == 0x80 {
+            middle -= 1;
+        }
+        let k = crate::bytelevel::runs::char_len(piece[middle]);
+        if k == 0 || middle + k > piece.len() {
+            return None;
+        }
+        let c = &piece[middle..middle + k];
+        let mut start = middle;
+        while start >= k && &piece[start - k..start] == c {
+            start -= k;
+        }
+        let mut end = middle + k;
+        while end + k <= piece.len() && &piece[end..end + k] == c {
+            end += k;
+        }
+        // The cuts, copy ends at least the longest token from the run's ends.
+        let first = start + self.longest.div_ceil(k) * k;
+        let last = end - self.longest.div_ceil(k) * k;
+        if last < first + 2 * k || end - start < room + 2 * k {
+            return None;
+        }
+        (self.crossing_limit(&piece[start..end], k) == NO_TOKEN).then_some((first, last, k))
     }
 
     /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
