@@ -231,6 +231,15 @@ def test_an_output_below_a_file_is_refused_before_any_work(inputs, tmp_path, cas
     assert afile.read_text() == "mine"
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where nothing can be created")
+@pytest.mark.parametrize("case", CASES)
+def test_an_output_where_nothing_can_be_created_is_refused_before_any_work(inputs, case):
+    # As root, access() says /proc can be written in; the first write then failed after the work.
+    args, _ = _cases(inputs, "/proc/wwho-nowhere/out")[case]
+    message = one_line_error(wwho(*args))
+    assert "cannot be written: nothing can be created in /proc" in message, message
+
+
 def test_eval_plot_below_a_file_is_refused_before_any_work(inputs, tmp_path):
     (tmp_path / "afile").write_text("mine")
     message = one_line_error(wwho("eval", "--corpus", inputs["corpus"], "--tokenizer", inputs["sgpe"], "--plot",

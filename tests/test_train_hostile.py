@@ -219,6 +219,32 @@ def test_an_output_written_while_training_is_not_replaced_without_force(
     assert (out / "vocab.json").read_text() != "theirs" and not (out / "checkpoints").exists()
 
 
+def test_a_byte_level_output_written_while_training_is_not_replaced_without_force(
+    corpus, tmp_path, monkeypatch, capsys
+):
+    """As for SGPE: another run's save to the same --out while this one trained is kept."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.cli import main
+
+    real = ByteBPE.train.__func__
+
+    def train_while_another_saves(cls, *args, **kwargs):
+        tok = real(cls, *args, **kwargs)
+        real(cls, *args, **{**kwargs, "vocab_size": 260}).save(out)  # the other run's
+        return tok
+
+    monkeypatch.setattr(ByteBPE, "train", classmethod(train_while_another_saves))
+    out = tmp_path / "out"
+    argv = ["train", "--kind", "bytelevel", "--quiet", "--vocab-size", "300", "-o", str(out), str(corpus)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "already holds ranks.tiktoken" in err and "written while this training ran" in err
+    assert ByteBPE.load(out).vocab_size == 260
+    monkeypatch.setattr(ByteBPE, "train", classmethod(real))
+    assert main([*argv, "--force"]) == 0
+    assert ByteBPE.load(out).vocab_size == 300
+
+
 @pytest.mark.parametrize("value", [b"ck", 5, ""])
 def test_a_checkpoint_dir_of_the_wrong_type_is_one_clear_error(corpus, tmp_path, monkeypatch, value):
     """Bytes and numbers do not fail deep inside pathlib with a TypeError, and "" does not keep

@@ -125,6 +125,17 @@ def check_output_dir(path: str | os.PathLike, names: Iterable[str], *, force: bo
     return p
 
 
+def written_since(path: Path, names: Iterable[str]) -> WwhoError | None:
+    """The refusal of :func:`check_output_dir` (without ``force``) for files that appeared in
+    ``path`` while a command ran (another run that saved to the same output), or None: checked
+    before the work too, and what appeared since is not replaced without --force either."""
+    try:
+        check_output_dir(path, names, force=False)
+    except WwhoError as exc:
+        return WwhoError(f"{exc} (written while this training ran)")
+    return None
+
+
 def _check_folder(p: Path, folders: Iterable[Path], flag: str) -> None:
     """Refuse ``p`` if, of ``folders`` (nearest first), one that exists before the first folder is a
     file, or that first folder cannot be written in: found only when the finished output is written
@@ -135,6 +146,16 @@ def _check_folder(p: Path, folders: Iterable[Path], flag: str) -> None:
         if folder.is_dir():
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise WwhoError(f"{p}: {flag} cannot be written: no permission to write in {folder}")
+            # Tried too: for root, access() allows what a read-only mount or /proc still refuses.
+            from wwho.atomic_write import temp_name
+
+            probe = temp_name(folder / "check", suffix="")
+            try:
+                os.mkdir(probe)
+                os.rmdir(probe)
+            except OSError as exc:
+                raise WwhoError(f"{p}: {flag} cannot be written: nothing can be created in {folder} "
+                                f"({exc.strerror or exc})") from None
             return
 
 

@@ -17,7 +17,7 @@ from wwho.bytelevel.portable import hf_pattern
 from wwho.bytelevel.train import smallest_vocab_size, training_pretokenizer
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
 from wwho.cli.options import output_path, path_argument, strict, text_field
-from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir
+from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir, written_since
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.errors import VocabError, WwhoError
@@ -101,6 +101,8 @@ def main(argv: list[str]) -> int:
         **engine_options(args),
     )
     seconds = time.perf_counter() - t0
+    if not args.force and (refused := written_since(out, BYTELEVEL_FILES)):
+        raise refused
     out = tok.save(out, hf=args.hf)
     print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
           f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"

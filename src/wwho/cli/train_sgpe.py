@@ -25,7 +25,7 @@ from pathlib import Path
 
 from wwho.cli.counter import add_balance_argument, add_engine_arguments, check_balance, engine_options
 from wwho.cli.options import output_path, path_argument, strict, text_field
-from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir
+from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir, written_since
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.corpus_files import resolve_paths
 from wwho.errors import WwhoError, WwhoWarning
@@ -308,15 +308,11 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
             seconds: float) -> int:
     from wwho.sgpe import checkpoints
 
-    if not args.force:
-        # Checked before training too; what appeared since (another run that wrote the same OUT, with
-        # another --checkpoint-dir) is not replaced without --force either.
-        try:
-            check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=False)
-        except WwhoError as exc:
-            kept = (f"; the last checkpoint is kept in {checkpoint_dir}: add --resume --force to save this training "
-                    "without training again") if (checkpoint_dir / checkpoints.FILE).exists() else ""
-            raise WwhoError(f"{exc} (written while this training ran){kept}") from None
+    # (another run that wrote the same OUT, with another --checkpoint-dir)
+    if not args.force and (refused := written_since(out, META_FILES if args.meta else SGPE_FILES)):
+        kept = (f"; the last checkpoint is kept in {checkpoint_dir}: add --resume --force to save this training "
+                "without training again") if (checkpoint_dir / checkpoints.FILE).exists() else ""
+        raise WwhoError(f"{refused}{kept}")
     if args.meta:
         from wwho.meta import MetaTokenizer
 
