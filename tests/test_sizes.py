@@ -45,7 +45,8 @@ def corpus(tmp_path_factory):
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--vocab-size", "1G", "--vocab-size must be an integer from 1 to 16,777,216, got 1073741824"),
+    ("--vocab-size", "1G", "--vocab-size must be an integer from 256 to 16,777,216, got 1073741824"),
+    ("--vocab-size", "1", "--vocab-size must be an integer from 256 to 16,777,216, got 1"),  # one range both ways
     ("--vocab-size", "999T", "got 1098412116148224"),
     ("--window-bytes", "999T", "--window-bytes must be an integer from 1 to 16,777,216"),
     ("--max-exp", "40", "--max-exp must be an integer from 0 to 24"),
@@ -60,8 +61,9 @@ def test_binary_sizes_fail_before_any_allocation(corpus, tmp_path, flag, value, 
 
 
 @pytest.mark.parametrize("key, value, message", [
-    ("vocab_size", '"999T"', "key 'vocab_size' must be an integer from 1 to 16,777,216"),
-    ("vocab_size", "1099511627776", "key 'vocab_size' must be an integer from 1 to 16,777,216"),
+    ("vocab_size", '"999T"', "key 'vocab_size' must be an integer from 256 to 16,777,216"),
+    ("vocab_size", "1099511627776", "key 'vocab_size' must be an integer from 256 to 16,777,216"),
+    ("vocab_size", "1", "key 'vocab_size' must be an integer from 256 to 16,777,216"),
     ("window_bytes", '"1G"', "key 'window_bytes' must be an integer from 1 to 16,777,216"),
     ("max_docs", '"١٢"', "expected an integer"),
 ])

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from wwho.binary.ingest_types import MAX_EXP, MODES, IngestOptions, OptionError
-from wwho.binary.train import MIN_TOKEN_LENGTH, check_options
+from wwho.binary.train import ALPHABET, MIN_TOKEN_LENGTH, check_options
 from wwho.errors import WwhoError, brief
 from wwho.sizes import (
     BYTES_EXAMPLE,
@@ -144,7 +144,7 @@ _KEYS: dict[str, Callable[[Any, str], Any]] = {
     "inputs": _str_list,
     "output": _str,
     "pretty": _bool,
-    "vocab_size": _size(1, MAX_VOCAB_SIZE, COUNT_EXAMPLE),
+    "vocab_size": _size(len(ALPHABET), MAX_VOCAB_SIZE, COUNT_EXAMPLE),  # as the trainer says
     "min_frequency": lambda v, w: _int(v, w, 0),
     "max_token_length": lambda v, w: _int(v, w, MIN_TOKEN_LENGTH),
     "mode": _mode,
