@@ -140,6 +140,17 @@ def test_wwho_train_names_the_flags_that_changed(tmp_path):
             "--superwords 0.15 (now 0.1), without --no-bare-syllables (now with --no-bare-syllables)") in line, line
 
 
+def test_a_resume_names_the_option_that_decides_another(tmp_path):
+    """A --prune-freq given where the checkpoint had auto changes what --script-characters does, but
+    the user changed only --prune-freq: only it is named."""
+    path = news_slice(tmp_path, 300)
+    ckpt = tmp_path / "ckpt"
+    train_sgpe(path, vocab_size=1500, progress=False, workers=1, checkpoint_dir=ckpt)
+    with pytest.raises(VocabError, match=r"other options: prune_freq 'auto' \(now 3\); resume"):
+        train_sgpe(path, vocab_size=1500, prune_freq=3, progress=False, workers=1, checkpoint_dir=ckpt,
+                   resume=True)
+
+
 def test_resume_with_other_special_tokens_is_refused(tmp_path):
     """The special tokens are part of a checkpoint's fingerprint: a resume with others must not go on,
     as its vocabulary (their count sets the merges' ids) would not be the one a training from the

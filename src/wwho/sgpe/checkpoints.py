@@ -298,6 +298,11 @@ def remove(directory: str | os.PathLike) -> None:
             os.close(fd)
 
 
+#: Options a checkpoint keeps as their effect, by the option that decides it (``script_characters``
+#: does something only with ``prune_freq`` auto; see ``wwho.sgpe.checkpointing.checkpoint_options``).
+_DECIDED_BY = {"script_characters": "prune_freq"}
+
+
 def _what_differs(data: dict[str, Any], options: dict[str, Any] | None, input_sha256: str | None) -> str:
     """What a checkpoint's training had that this one has not, as far as the checkpoint says (those
     of earlier versions, and hand-edited ones, say nothing of it)."""
@@ -311,8 +316,11 @@ def _what_differs(data: dict[str, Any], options: dict[str, Any] | None, input_sh
         return f"{'with' if value == given else 'without'} {flag}"
 
     if isinstance(saved, dict) and options is not None:
+        differs = {name for name in options if name in saved and saved[name] != options[name]}
+        # An option kept as its effect, which another decides, changes with that other: only it is named.
+        differs -= {name for name, decider in _DECIDED_BY.items() if decider in differs}
         changed = [f"{said(name, saved[name])} (now {said(name, options[name], named=False)})" for name in options
-                   if name in saved and saved[name] != options[name]]
+                   if name in differs]
         # An option a checkpoint does not name had its default then (one added to the checkpoints since, or
         # one named only when it is not the default, as special_tokens).
         changed += [f"{flags.get(name, (name,))[0]} the default (now {said(name, options[name], named=False)})"
