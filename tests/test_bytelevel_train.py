@@ -295,3 +295,19 @@ def test_a_one_byte_special_token_is_refused_before_training(tmp_path):
     corpus.write_text("the cat, sat\n" * 20)
     with pytest.raises(VocabError, match="special token 'e' is one byte"):
         ByteBPE.train(corpus, vocab_size=300, special_tokens=["e"], progress=False)
+
+
+def test_a_special_token_found_as_words_of_the_text_is_warned_of(recwarn):
+    """A special token that is a word of the pre-tokenizer's, found in the training text, is cut out
+    of it there: said, with the count. Markup between documents is not warned of."""
+    from wwho.errors import WwhoWarning
+
+    docs = ["in the end the cat sat<|endoftext|>on the mat"] * 10
+    tok = ByteBPE.train_from_iterator(docs, vocab_size=265, special_tokens=[" the", "<|endoftext|>"],
+                                      progress=False)
+    said = [str(w.message) for w in recwarn if issubclass(w.category, WwhoWarning)]
+    assert said == ["special token ' the' occurs 30 times in the training text, where it is ordinary text (a word "
+                    "of the pre-tokenizer's): training left it out there, and encode refuses text holding it unless "
+                    "allowed_special names it; choose special tokens that text does not contain, such as "
+                    "'<|endoftext|>'"], said
+    assert tok.encode("the end", disallowed_special=()) == tok.encode_ordinary("the end")

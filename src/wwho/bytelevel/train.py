@@ -42,7 +42,7 @@ from wwho.corpus import MAX_LINE_BYTES, CorpusStats, check_max_line_bytes, iter_
 from wwho.corpus_files import resolve_paths
 from wwho.counting import batches
 from wwho.errors import CorpusError, VocabError
-from wwho.notices import plural, warn_short_vocabulary
+from wwho.notices import plural, warn, warn_short_vocabulary
 from wwho.progress import progress_bar
 from wwho.protocol import special_token_list
 from wwho.sizes import MAX_COUNT, check_range, check_vocab_size, check_workers
@@ -180,10 +180,12 @@ def count_bytelevel(
     thread reads the next batch.
     """
     documents = replace_surrogates(documents)
+    found: Counter[str] = Counter()
     if specials:
-        documents = split_specials(documents, specials)
+        documents = split_specials(documents, specials, found=found)
+    pretok = training_pretokenizer(pattern)
+    core_pretokenizer = pretok._core  # the same package
     counter = _core.PieceCounter()
-    core_pretokenizer = training_pretokenizer(pattern)._core  # the same package
     threads = 0 if workers is None else max(1, int(workers))
 
     def count(batch: list[str]) -> None:
@@ -199,8 +201,20 @@ def count_bytelevel(
             bar.update(sum(map(len, batch)))
         if pending is not None:
             pending.result()
+    _warn_specials_in_text(found, pretok)
     # Pieces are cut from valid UTF-8 at character boundaries: they decode.
     return Counter({piece.decode("utf-8"): n for piece, n in counter.byte_items()})
+
+
+def _warn_specials_in_text(found: Mapping[str, int], pretok: Pretokenizer) -> None:
+    """Warn of a special token found in the training text where it is ordinary text there (one piece
+    of the pre-tokenizer: a word, not markup such as ``<|endoftext|>`` between documents)."""
+    for special, count in found.items():
+        if count and pretok.split(special) == [special]:
+            warn(f"special token {special!r} occurs {plural(count, 'time')} in the training text, where it is "
+                 "ordinary text (a word of the pre-tokenizer's): training left it out there, and encode refuses "
+                 "text holding it unless allowed_special names it; choose special tokens that text does not "
+                 "contain, such as '<|endoftext|>'")
 
 
 def learn_merges(
@@ -230,14 +244,19 @@ def replace_surrogates(documents: Iterable[str]) -> Iterator[str]:
             yield doc.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def split_specials(documents: Iterable[str], specials: list[str]) -> Iterator[str]:
-    """Each document cut at special-token text (longest first), without the special tokens."""
-    splitter = regex.compile("|".join(map(regex.escape, sorted(specials, key=lambda s: (-len(s), s)))))
+def split_specials(documents: Iterable[str], specials: list[str], *,
+                   found: Counter[str] | None = None) -> Iterator[str]:
+    """Each document cut at special-token text (longest first), without the special tokens (counted
+    into ``found``, if given)."""
+    splitter = regex.compile("(" + "|".join(map(regex.escape, sorted(specials, key=lambda s: (-len(s), s)))) + ")")
     for doc in documents:
         if splitter.search(doc) is None:
             yield doc
-        else:
-            yield from (part for part in splitter.split(doc) if part)
+            continue
+        parts = splitter.split(doc)  # text, special, text, ..., text
+        if found is not None:
+            found.update(parts[1::2])
+        yield from (part for part in parts[::2] if part)
 
 
 def smallest_vocab_size(special_tokens: Iterable[str]) -> int:
