@@ -26,6 +26,12 @@ pub const MIN_RUN: usize = 256;
 const MAX_GROUPS: usize = 64;
 const MAX_STEPS: usize = 4096;
 
+/// Longest token of a vocabulary whose runs of one character take the shortcuts here (the longest
+/// tokens of o200k_base and of llama.cpp's BPE vocabularies are within it): finding the limit looks
+/// up substrings up to that long from each byte of a character, so a vocabulary of much longer
+/// tokens would make it cost more than the merge it saves.
+pub const MAX_LONGEST: usize = 512;
+
 /// The length of the UTF-8 character a byte leads (0 for a continuation byte).
 pub fn char_len(lead: u8) -> usize {
     match lead {
@@ -75,6 +81,7 @@ impl ByteLevel {
     pub(super) fn merge_char_run(&self, piece: &[u8], k: usize, units: &mut Vec<u32>) -> bool {
         if !matches!(self.rule, Rule::Ranks)
             || !(2..=4).contains(&k)
+            || self.longest > MAX_LONGEST
             || piece.len() % k != 0
             || piece.len() < k + self.longest
             || piece[k..] != piece[..piece.len() - k]
@@ -568,6 +575,22 @@ mod tests {
         assert!(!tok.merge_char_run(&piece[..piece.len() - 1], 3, &mut units));
         assert!(!tok.merge_char_run(&piece[1..piece.len() - 2], 3, &mut units));
         assert!(!tok.merge_char_run(&piece[..3], 3, &mut units));
+        // A vocabulary with a token longer than MAX_LONGEST takes the plain loop.
+        let long = crate::bytelevel::testing::ranked(
+            &(0..=255u8)
+                .map(|b| vec![b])
+                .chain([
+                    c[..2].to_vec(),
+                    c.to_vec(),
+                    vec![b'q'; super::MAX_LONGEST + 1],
+                ])
+                .collect::<Vec<_>>(),
+        );
+        let piece = c.repeat(2000);
+        assert!(!long.merge_char_run(&piece, 3, &mut units));
+        assert!(long.uncrossed_run(&[b" ", &piece[..]].concat()).is_none());
+        long.merge_long(&piece, &mut units);
+        assert_eq!(units, vec![257; 2000]);
     }
 
     /// Runs where the pair of a merged part and the next one ranks below the inner pairs:

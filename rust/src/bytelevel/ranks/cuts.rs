@@ -202,7 +202,9 @@ impl ByteLevel {
         piece: &[u8],
     ) -> Option<(usize, usize, usize)> {
         let room = 2 * self.longest;
-        if piece.len() < crate::bytelevel::runs::MIN_RUN.max(room + 8) {
+        if piece.len() < crate::bytelevel::runs::MIN_RUN.max(room + 8)
+            || self.longest > crate::bytelevel::runs::MAX_LONGEST
+        {
             return None;
         }
         let mut middle = piece.len() / 2;
