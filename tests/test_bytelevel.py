@@ -276,6 +276,26 @@ def test_o200k_equals_tiktoken_on_runs_of_one_character(ours, ref, copies, befor
         assert ours.encode_ordinary(text) == ref.encode_ordinary(text), (hex(ord(char)), copies)
 
 
+# Repeats of a short string in one piece (a word repeated without spaces): where no token
+# crosses a copy's end, or the string merges to one token below every token that does, the core
+# merges one copy and then the copies (rust/src/bytelevel/runs.rs).
+_REPEATED = ["ab", "xy", "the", "abc1", "කා", "ලංකා", "නම", "नमस्ते", "日本", "한국", "é1", "😀a", "ශ්\u200d"]
+
+
+@pytest.mark.parametrize("copies", [60, 129, 1001])
+def test_o200k_equals_tiktoken_on_repeated_strings(ours, ref, copies):
+    for unit in _REPEATED:
+        for text in (unit * copies, " " + unit * copies):
+            assert ours.encode_ordinary(text) == ref.encode_ordinary(text), (unit, copies)
+
+
+@FUZZ
+@given(unit=st.text(min_size=2, max_size=8), n=st.integers(20, 3_000), before=st.text(max_size=2))
+def test_o200k_equals_tiktoken_on_fuzzed_repeats(ours, ref, unit, n, before):
+    text = before + unit * n
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 def _random_run_vocabulary(seed: int, char: str) -> dict[bytes, int]:
     """Every byte, then at random ranks: the pieces of `char` of two bytes or more, substrings of
     `char` repeated that cross a copy's end (in most vocabularies, none), runs of `char` (so that
@@ -298,7 +318,7 @@ def _random_run_vocabulary(seed: int, char: str) -> dict[bytes, int]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), char=st.sampled_from(["é", "ශ", "한", "🦙"]))
+@given(seed=st.integers(0, 2**32 - 1), char=st.sampled_from(["é", "ශ", "한", "🦙", "ab", "කා"]))
 def test_random_vocabularies_equal_tiktoken_on_runs_of_one_character(ref, seed, char):
     ranks = _random_run_vocabulary(seed, char)
     theirs = tiktoken.Encoding(f"runs-{seed}", pat_str=ref._pat_str, mergeable_ranks=ranks, special_tokens={})

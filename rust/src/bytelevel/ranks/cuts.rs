@@ -134,7 +134,7 @@ impl ByteLevel {
             let done = if piece.iter().all(|&b| b == piece[0]) {
                 self.merge_run(piece[0], piece.len(), units)
             } else {
-                self.merge_char_run(piece, crate::bytelevel::runs::char_len(piece[0]), units)
+                self.merge_repeated(piece, units)?
             };
             if done {
                 return Ok(());
