@@ -222,11 +222,12 @@ def test_off_loopback_only_ip_addresses_and_the_machines_names_are_answered(load
     from wwho.serve.app import create_app
     from wwho.serve.middleware import served_hosts
 
-    app = create_app(loaded, hosts=served_hosts(8000, ["tok.lan"]), ip_literals=True)
+    app = create_app(loaded, hosts=served_hosts(8000, ["tok.lan"]), ip_literals=8000)
     for host in ("192.0.2.7:8000", "10.0.0.1", "[2001:db8::1]:8000", "[::1]", "localhost:8000", "TOK.lan:8000",
                  f"{socket.gethostname()}:8000"):
         assert TestClient(app, base_url=f"http://{host}").get("/api/tokenizers").status_code == 200, host
-    for host in ("rebound.example:8000", "rebound.example", "192.0.2.7.rebound.example", "tok.lan.evil:8000"):
+    for host in ("rebound.example:8000", "rebound.example", "192.0.2.7.rebound.example", "tok.lan.evil:8000",
+                 "192.0.2.7:99", "[2001:db8::1]:99"):
         msg = error_of(TestClient(app, base_url=f"http://{host}").get("/api/tokenizers"), 421)
         assert "its IP addresses and own names (wwho serve --allow-host NAME adds one)" in msg, host
 

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         # loopback one, elsewhere any but an IP address, this machine's names and --allow-host's
         hosts = loopback_hosts(port, host, args.allow_host) if loopback else served_hosts(port, args.allow_host)
         app = create_app(load_tokenizers(specs, pattern=args.pattern), limits=limits, hosts=hosts,
-                         ip_literals=not loopback)
+                         ip_literals=None if loopback else port)
     except BaseException:
         sock.close()
         raise

@@ -62,11 +62,11 @@ class _Stopped(Exception):
 
 
 def create_app(tokenizers: Sequence[Loaded], *, limits: Limits = Limits(),  # noqa: B008 (frozen: safe to share)
-               hosts: Collection[str] | None = None, ip_literals: bool = False) -> Starlette:
+               hosts: Collection[str] | None = None, ip_literals: int | None = None) -> Starlette:
     """The Starlette application serving ``tokenizers``. ``hosts``: the only ``Host`` headers answered
     (lower case, with the port where the client sends one; see
     :func:`wwho.serve.middleware.loopback_hosts` and :func:`wwho.serve.middleware.served_hosts`), and
-    with ``ip_literals`` any IP address too; None: any."""
+    where ``ip_literals`` is the server's port any IP address too, with that port or none; None: any."""
     by_name = {t.name: t for t in tokenizers}
     worker = Worker(limits)
 

@@ -62,9 +62,17 @@ def served_hosts(port: int, names: Collection[str] = ()) -> frozenset[str]:
     return frozenset(own | {f"{n}:{port}" for n in own})
 
 
-def _ip_literal(host: str) -> bool:
-    """Whether a ``Host`` header names an IP address (``10.0.0.7``, ``[2001:db8::1]``, with a port or not)."""
-    name = host[1:host.find("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+def _ip_literal(host: str, port: int) -> bool:
+    """Whether a ``Host`` header names an IP address (``10.0.0.7``, ``[2001:db8::1]``), with ``port`` or
+    none."""
+    if host.startswith("["):
+        name, _, rest = host[1:].partition("]")
+        given = rest.removeprefix(":") if rest.startswith(":") else (None if not rest else "?")
+    else:
+        name, colon, given = host.rpartition(":") if host.count(":") == 1 else (host, "", None)
+        given = given if colon else None
+    if given is not None and given != str(port):
+        return False
     try:
         ipaddress.ip_address(name)
     except ValueError:
@@ -74,12 +82,13 @@ def _ip_literal(host: str) -> bool:
 
 class HostGuard:
     """Refuses, before routing, a request of another HTTP version than 1.1 or 1.0 (505: h11 reads any
-    ``HTTP/d.d`` as its own), one whose ``Host`` is not one of ``hosts`` (nor, with
-    ``ip_literals``, an IP address) (421: a page that rebound its own name to this address) or whose
+    ``HTTP/d.d`` as its own), one whose ``Host`` is not one of ``hosts`` (nor, where ``ip_literals``
+    is the server's port, an IP address with that port or none) (421: a page that rebound its own
+    name to this address; also a request without a ``Host``, which HTTP/1.0 allows) or whose
     ``Origin``, when sent, is not ``http://`` + its ``Host`` (403: another site's page). ``hosts=None``
     accepts any ``Host``."""
 
-    def __init__(self, app: ASGIApp, hosts: Collection[str] | None, ip_literals: bool = False) -> None:
+    def __init__(self, app: ASGIApp, hosts: Collection[str] | None, ip_literals: int | None = None) -> None:
         self.app = app
         self.hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
         self.ip_literals = ip_literals
@@ -94,8 +103,9 @@ class HostGuard:
             if scope.get("http_version") not in ("1.0", "1.1"):  # (h11 takes any HTTP/d.d as its own)
                 refusal = 505, (f"this server speaks HTTP/1.1 and HTTP/1.0, not "
                                 f"HTTP/{clip(str(scope.get('http_version')))}")
-            elif self.hosts is not None and host not in self.hosts and not (self.ip_literals and _ip_literal(host)):
-                names = "its IP addresses and own names" if self.ip_literals else ", ".join(LOOPBACK_NAMES)
+            elif self.hosts is not None and host not in self.hosts \
+                    and not (self.ip_literals is not None and _ip_literal(host, self.ip_literals)):
+                names = "its IP addresses and own names" if self.ip_literals is not None else ", ".join(LOOPBACK_NAMES)
                 refusal = 421, (f"this server answers only to {names} (wwho serve --allow-host NAME adds one), "
                                 f"not to Host {clip(host)!r}" if given is not None else "a request needs a Host header")
             elif origin is not None and origin.lower() != f"http://{host}":
