@@ -271,6 +271,39 @@ def test_tokens_whose_bytes_are_not_the_input_are_shown_unaligned():
     assert not view.aligned and [t.id for t in view.tokens] == [97, 98]
 
 
+def test_an_hf_unknown_token_is_shown_unaligned_as_the_tokenizers_pieces(tmp_path):
+    """HF gives an [UNK] the offsets of the text it stands for: cut from the input there, it looked like
+    a token holding that text. A line with one is shown unaligned, as the tokenizer's own pieces."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"hello": 0, "world": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path / "unk.json"
+    tok.save(str(path))
+    spec = load_spec(f"hf:{path}")
+    view = token_view(spec, TextLayout("hello zzz"))
+    assert not view.aligned
+    assert [(t.id, t.text, t.bytes) for t in view.tokens] == [(0, "hello", ""), (2, "[UNK]", "")]
+    assert token_view(spec, TextLayout("hello world")).aligned  # no [UNK]: laid over the input
+
+
+def test_a_normalizing_sentencepiece_model_is_shown_as_its_pieces(tmp_path):
+    """A SentencePiece model that normalizes the text (spaces collapsed, a dummy space added) does not
+    decode back to it: shown unaligned as its pieces, not as a row of empty tokens."""
+    spm = pytest.importorskip("sentencepiece")
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b c ab bc abc\n" * 200, encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=12,
+                                   model_type="bpe", minloglevel=2)
+    spec = load_spec(f"spm:{tmp_path / 'm.model'}")
+    view = token_view(spec, TextLayout("ab  c"))
+    assert not view.aligned
+    ids = [t.id for t in view.tokens]
+    assert [t.text for t in view.tokens] == [spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+                                             .id_to_piece(i) for i in ids]
+    assert "".join(t.text for t in view.tokens).replace("\u2581", " ").strip() == "ab c"
+
+
 def test_a_dummy_space_before_the_text_is_not_laid_over_it():
     """SentencePiece-style tokenizers (and SGPE with prefix_space) encode " " + text."""
     def encode(text):

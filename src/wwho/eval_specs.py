@@ -52,6 +52,11 @@ class Evaluated:
     vocab_size: int
     #: id -> the token's bytes where the tokenizer defines them (wwho kinds, tiktoken), else None
     token_bytes: Callable[[int], bytes] | None = None
+    #: id -> the tokenizer's own text of a token (a SentencePiece piece ``▁a``, an HF token string such
+    #: as ``[UNK]``), shown where its tokens do not rebuild the text; None where ``token_bytes`` serves
+    piece: Callable[[int], str] | None = None
+    #: id -> whether it stands for text it does not hold (``[UNK]``): a line with one does not rebuild
+    unknown: Callable[[int], bool] | None = None
     #: (line, token end offsets) -> boundaries inside a syllable the vocabulary knows (SGPE, meta)
     known_cuts: Callable[[str, Sequence[int]], int] | None = None
 
@@ -271,7 +276,8 @@ def _hf_object(tok, name: str) -> Evaluated:
         return e.ids, array("q", (starts[a if piece(i) == b" " and not text[a:b].startswith(" ") else b]
                                   for i, (a, b) in zip(e.ids, e.offsets)))
     return Evaluated(name, encode, lambda ids: tok.decode(ids, skip_special_tokens=False),
-                     (unk | byte_ids).__contains__, tok.get_vocab_size(with_added_tokens=True))
+                     (unk | byte_ids).__contains__, tok.get_vocab_size(with_added_tokens=True),
+                     piece=lambda i: tok.id_to_token(i) or "", unknown=unk.__contains__)
 
 
 _BYTE_TOKEN = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -307,7 +313,8 @@ def _spm(model: str, name: str) -> Evaluated:
         if sp.decode(ids) != text:
             return ids, None
         return ids, _spm_ends(sp, ids, text)
-    return Evaluated(name, encode, sp.decode, lambda i: sp.is_byte(i) or sp.is_unknown(i), sp.get_piece_size())
+    return Evaluated(name, encode, sp.decode, lambda i: sp.is_byte(i) or sp.is_unknown(i), sp.get_piece_size(),
+                     piece=sp.id_to_piece, unknown=sp.is_unknown)
 
 
 #: Longest id list whose token ends may be found by decoding every prefix (quadratic), when the

@@ -205,7 +205,11 @@ def encode(tok: Evaluated, layout: TextLayout) -> Encoded:
     t0 = time.perf_counter()
     ids, ends = tok.encode(layout.text)
     ids = [int(i) for i in ids]
-    return Encoded(tok, ids, token_pieces(tok, ids, ends, layout.data), time.perf_counter() - t0)
+    # An [UNK] holds none of the text it stands for: bytes cut from the input at its offsets would
+    # show it as if it did.
+    known = tok.unknown is None or not any(map(tok.unknown, set(ids)))
+    pieces = token_pieces(tok, ids, ends, layout.data) if known else None
+    return Encoded(tok, ids, pieces, time.perf_counter() - t0)
 
 
 def lay_out(enc: Encoded, layout: TextLayout, limit: int | None = None) -> TokenizerView:
@@ -218,7 +222,13 @@ def lay_out(enc: Encoded, layout: TextLayout, limit: int | None = None) -> Token
     pieces = real = enc.pieces
     if pieces is not None and layout.data:
         pieces, view.prefix = _without_dummy_prefix(pieces, layout.data)
-    if pieces is None or b"".join(pieces) != layout.data:
+    if pieces is None and enc.tok.piece is not None:
+        # Bytes unknown (a normalized text, an [UNK]): the tokenizer's own pieces, no bytes.
+        view.aligned = False
+        view.texts = [enc.tok.piece(i) for i in ids[:shown]]
+        view.hex = [""] * shown
+        view.partial = view.lead = view.cut_syllable = view.cut_cluster = [0] * shown
+    elif pieces is None or b"".join(pieces) != layout.data:
         view.aligned = False
         pieces = (pieces or [b""] * count)[:shown]
         view.texts = [p.decode("utf-8", "replace") for p in pieces]
