@@ -52,13 +52,13 @@ class Evaluated:
     vocab_size: int
     #: id -> the token's bytes where the tokenizer defines them (wwho kinds, tiktoken), else None
     token_bytes: Callable[[int], bytes] | None = None
+    #: (line, token end offsets) -> boundaries inside a syllable the vocabulary knows (SGPE, meta)
+    known_cuts: Callable[[str, Sequence[int]], int] | None = None
     #: id -> the tokenizer's own text of a token (a SentencePiece piece ``▁a``, an HF token string such
     #: as ``[UNK]``), shown where its tokens do not rebuild the text; None where ``token_bytes`` serves
     piece: Callable[[int], str] | None = None
     #: id -> whether it stands for text it does not hold (``[UNK]``): a line with one does not rebuild
     unknown: Callable[[int], bool] | None = None
-    #: (line, token end offsets) -> boundaries inside a syllable the vocabulary knows (SGPE, meta)
-    known_cuts: Callable[[str, Sequence[int]], int] | None = None
 
 
 def load_spec(spec: str, *, pattern: str | None = None) -> Evaluated:
