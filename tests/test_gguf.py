@@ -260,6 +260,18 @@ def test_llama_runs_of_one_byte_equal_hf(tmp_path_factory, n):
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (char, n)
 
 
+@pytest.mark.parametrize("unit", ["ශ", "क", "é", "日", "😀", "ab", "කා", "日本"])
+def test_llama_repeated_strings_equal_hf(tmp_path_factory, unit):
+    # A piece of one short string repeated is merged from one copy where no token crosses a copy's
+    # end, and a long run of one character inside a piece is cut between its copies
+    # (rust/src/bytelevel/runs.rs, cuts.rs), under the merges rule too; HF is the oracle.
+    tok = _load("llama-bpe")
+    hf = _exported("llama-bpe", tmp_path_factory.mktemp("gguf-export"))
+    for copies in (100, 701):
+        for text in (unit * copies, " " + unit * copies, "(" + unit * copies + "'s", "a" + unit * copies + "."):
+            assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (unit, copies)
+
+
 _UNICODE_SPACES = " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2003\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
