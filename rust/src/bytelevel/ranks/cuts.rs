@@ -189,48 +189,48 @@ impl ByteLevel {
         }
     }
 
-    /// Where a long run of one character inside `piece` (found from its middle) can be cut
-    /// between every two copies: `(first, last, k)`, the first and last such cut and the
-    /// character's length, or None. No token is a substring of the character repeated that
-    /// crosses a copy's end ([`Self::crossing_limit`]; in o200k_base, most characters), so a
-    /// token across a cut would have to reach outside the run; every cut at least the longest
-    /// token from both of its ends is therefore one no token spans. (The window tests of
-    /// [`Self::can_cut`] find no such cut where the character's bytes occur in tokens with
-    /// other characters around them, as a Sinhala letter's do.)
+    /// Where a long run of one short string repeated inside `piece` (found from its middle: a
+    /// character, a syllable) can be cut at the same place in every copy: `(first, last, p)`, the
+    /// first and last such cut and the string's length (each `p` bytes between them a copy that
+    /// merges alone), or None. Where no token that is a substring of the run spans some place of
+    /// the copies ([`Self::uncut_phase`]; in o200k_base, the copies' ends for most characters and
+    /// most Indic syllables of two characters), a token across such a place would have to reach
+    /// outside the run; every one at least the longest token from both of its ends is therefore a
+    /// cut no token spans. (The window tests of [`Self::can_cut`] find no such cut where
+    /// the string's bytes occur in tokens with other characters around them, as a Sinhala
+    /// letter's do.)
     pub(in crate::bytelevel) fn uncrossed_run(
         &self,
         piece: &[u8],
     ) -> Option<(usize, usize, usize)> {
+        use crate::bytelevel::runs::{MAX_LONGEST, MAX_PERIOD, MIN_RUN};
         let room = 2 * self.longest;
-        if piece.len() < crate::bytelevel::runs::MIN_RUN.max(room + 8)
-            || self.longest > crate::bytelevel::runs::MAX_LONGEST
-        {
+        if piece.len() < MIN_RUN.max(room + 8) || self.longest > MAX_LONGEST {
             return None;
         }
-        let mut middle = piece.len() / 2;
-        while middle > 0 && piece[middle] & 0xC0 == 0x80 {
-            middle -= 1;
-        }
-        let k = crate::bytelevel::runs::char_len(piece[middle]);
-        if k == 0 || middle + k > piece.len() {
-            return None;
-        }
-        let c = &piece[middle..middle + k];
+        // The shortest string of which three copies start at the middle.
+        let middle = piece.len() / 2;
+        let p = (1..=MAX_PERIOD).find(|&p| {
+            middle + 3 * p <= piece.len()
+                && piece[middle..middle + 2 * p] == piece[middle + p..middle + 3 * p]
+        })?;
+        let u = &piece[middle..middle + p];
         let mut start = middle;
-        while start >= k && &piece[start - k..start] == c {
-            start -= k;
+        while start >= p && &piece[start - p..start] == u {
+            start -= p;
         }
-        let mut end = middle + k;
-        while end + k <= piece.len() && &piece[end..end + k] == c {
-            end += k;
+        let mut end = middle + p;
+        while end + p <= piece.len() && &piece[end..end + p] == u {
+            end += p;
         }
-        // The cuts, copy ends at least the longest token from the run's ends.
-        let first = start + self.longest.div_ceil(k) * k;
-        let last = end - self.longest.div_ceil(k) * k;
-        if last < first + 2 * k || end - start < room + 2 * k {
+        if end - start < room + 3 * p {
             return None;
         }
-        (self.crossing_limit(&piece[start..end], k) == NO_TOKEN).then_some((first, last, k))
+        let r = self.uncut_phase(&piece[start..end], p)?;
+        // The cuts: the places `r` into each copy at least the longest token from the run's ends.
+        let first = start + r + (self.longest.saturating_sub(r)).div_ceil(p) * p;
+        let last = first + (end - self.longest - first) / p * p;
+        (last >= first + 2 * p).then_some((first, last, p))
     }
 
     /// The first place after `start` where `piece` can be cut (see [`Self::can_cut`]), or its
