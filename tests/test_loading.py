@@ -340,8 +340,9 @@ def test_a_pattern_for_a_kind_that_names_its_own_is_refused(tmp_path):
     from wwho.loading import load_tokenizer
 
     ByteBPE({bytes([b]): b for b in range(256)}, pattern="gpt2").save(tmp_path / "bytes")
-    with pytest.raises(VocabError, match=r"pattern= \(--pattern\) is for a .tiktoken file .* byte-level BPE"):
+    with pytest.raises(VocabError, match=r"pattern= \(--pattern\) is for a .tiktoken file .* byte-level BPE") as e:
         load_tokenizer(tmp_path / "bytes", pattern="gpt2")
+    assert "encoding's name" not in str(e.value)  # a named encoding refuses pattern= too
     assert load_tokenizer(tmp_path / "bytes").encode("ab") == [97, 98]
 
 

@@ -82,8 +82,8 @@ def _load(path: str | os.PathLike, kind: str, pattern: str | None, tiktoken_file
         from wwho.kinds import KIND_NAMES
 
         # (it would be ignored: every other kind's files name their own pre-tokenizer, or have none)
-        raise VocabError(f"{path}: pattern= (--pattern) is for a .tiktoken file or a tiktoken encoding's name, or "
-                         f"a GGUF file without tokenizer.ggml.pre, which hold no pre-tokenizer; this is "
+        raise VocabError(f"{path}: pattern= (--pattern) is for a .tiktoken file of your own or a GGUF file "
+                         f"without tokenizer.ggml.pre, which hold no pre-tokenizer; this is "
                          f"{KIND_NAMES.get(kind, kind)}, which names its own")
     if kind == "sgpe":
         from wwho.sgpe import SGPETokenizer

@@ -88,7 +88,7 @@ def _kind(args: argparse.Namespace) -> str:
                          "tokenizers.Tokenizer.from_file and AutoTokenizer read it as it is")
     refuse_meta(args.path)
     if args.pattern is not None:
-        raise VocabError("--pattern is for a .tiktoken file, a tiktoken encoding's name or a GGUF file without "
+        raise VocabError("--pattern is for a .tiktoken file of your own or a GGUF file without "
                          "tokenizer.ggml.pre; an SGPE vocabulary names its own pre-tokenizer")
     return "sgpe"
 
