@@ -563,6 +563,13 @@ def test_describe(meta):
     text = meta.describe(top=3)
     assert "o200k_base" in text and "200,019" in text and O200K_SHA256 in text and "SGPE vocabulary" in text
     assert repr(meta).startswith("MetaTokenizer(")
+    # The SGPE part's ids are its own: the summary says how to get a meta id from one.
+    import ast
+    import re
+
+    token, local = re.search(r"\n\s+('.*?') \(\d+ chars, id (\d+)\)", text).groups()
+    assert "the ids below are the part's own, a meta id is the id + 200,019" in text
+    assert meta.encode(ast.literal_eval(token)) == [int(local) + 200_019]
 
 
 def test_encode_batch_and_cache_are_consistent(meta, o200k):

@@ -442,7 +442,8 @@ class MetaTokenizer(EncodingNames):
             + f", {len(part.unassigned)} unassigned ids; ranks sha256 {part.sha256}",
             f"  routing: {', '.join(self._scripts)} runs -> SGPE (ids + {self.offset:,}); everything else -> "
             f"{part.name} (the core's byte-level encoder)",
-            f"  SGPE part ({self.sgpe.vocab_size:,} tokens, ids offset by {self.offset:,}):",
+            f"  SGPE part ({self.sgpe.vocab_size:,} tokens; the ids below are the part's own, a meta id is "
+            f"the id + {self.offset:,}):",
             sgpe,
         ])
 
