@@ -616,3 +616,13 @@ def test_eval_refuses_a_plot_of_too_many_bars_and_a_json_that_is_no_tokenizer(tm
     notok.write_text('{"a": 1}')
     with pytest.raises(VocabError, match="not a tokenizer.json \\(no 'model' object\\)"):
         load_spec(f"hf:{notok}")
+
+
+@pytest.mark.parametrize("n", [1, 10, 12, 20, 21, 120])
+def test_every_tokenizer_of_a_plot_has_its_own_color(n):
+    """matplotlib's default cycle repeats after ten tokenizers: the eleventh looked like the first."""
+    pytest.importorskip("matplotlib")
+    from wwho.cli.eval import series_colors
+
+    colors = series_colors(n)
+    assert len(colors) == n and len({tuple(round(x, 6) for x in c) for c in colors}) == n

@@ -235,6 +235,17 @@ def _label(name: str) -> str:
     return printable(name).encode("utf-8", "backslashreplace").decode("utf-8").replace("$", r"\$")
 
 
+def series_colors(n: int) -> list:
+    """A color for each of ``n`` tokenizers, all different: matplotlib's default cycle repeats after
+    ten, which made two tokenizers' bars and legend entries alike."""
+    from matplotlib import colormaps
+
+    if n <= 20:
+        palette = colormaps["tab10" if n <= 10 else "tab20"]
+        return [palette(k) for k in range(n)]
+    return [colormaps["turbo"](k / (n - 1)) for k in range(n)]
+
+
 def plot(results: list[Metrics], path: str) -> None:
     try:
         import matplotlib
@@ -252,11 +263,12 @@ def plot(results: list[Metrics], path: str) -> None:
     fig, axes = plt.subplots(len(series), 1, figsize=(max(6, 1.6 * len(corpora) * max(1, len(tokenizers)) / 2),
                                                       2.6 * len(series)), squeeze=False)
     width = 0.8 / max(1, len(tokenizers))
+    colors = series_colors(len(tokenizers))
     for ax, (title, values_by_tokenizer) in zip(axes[:, 0], series):
         for k, name in enumerate(tokenizers):
             xs = [i + k * width for i in range(len(corpora))]
             values = values_by_tokenizer[name]
-            ax.bar(xs, [0 if v is None else v for v in values], width, label=_label(name))
+            ax.bar(xs, [0 if v is None else v for v in values], width, label=_label(name), color=colors[k])
             for x, v in zip(xs, values):
                 if v is None:  # no bar is not a zero: say it
                     ax.text(x, 0, UNMEASURED, ha="center", va="bottom", fontsize=6, rotation=90)
