@@ -544,3 +544,22 @@ def test_standard_output_writes_every_byte_or_says_why(monkeypatch, room):
     else:
         with pytest.raises(WriteError, match="standard output.*No space left"):
             out.write(block)
+
+
+def test_a_ctrl_c_while_the_output_folder_is_tried_leaves_nothing(tmp_path, monkeypatch):
+    """The folder made to try the output's place is removed before a Ctrl-C acts (a run of the
+    interrupt tests found it left in the output folder)."""
+    import signal
+
+    from wwho.cli import outputs
+
+    real = os.rmdir
+
+    def interrupted_first(path):
+        signal.raise_signal(signal.SIGINT)
+        real(path)
+
+    monkeypatch.setattr(os, "rmdir", interrupted_first)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.check_output_dir(tmp_path / "out", ["vocab.json"], force=False)
+    assert os.listdir(tmp_path) == []

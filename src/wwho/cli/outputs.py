@@ -146,16 +146,23 @@ def _check_folder(p: Path, folders: Iterable[Path], flag: str) -> None:
         if folder.is_dir():
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise WwhoError(f"{p}: {flag} cannot be written: no permission to write in {folder}")
-            # Tried too: for root, access() allows what a read-only mount or /proc still refuses.
+            # Tried too: for root, access() allows what a read-only mount or /proc still refuses. A
+            # Ctrl-C waits until the folder made is gone again (never left in the user's folder).
             from wwho.atomic_write import temp_name
+            from wwho.background import interrupts_held
 
             probe = temp_name(folder / "check", suffix="")
-            try:
-                os.mkdir(probe)
-                os.rmdir(probe)
-            except OSError as exc:
+            with interrupts_held():
+                try:
+                    os.mkdir(probe)
+                    os.rmdir(probe)
+                except OSError as exc:
+                    failed = exc
+                else:
+                    failed = None
+            if failed is not None:
                 raise WwhoError(f"{p}: {flag} cannot be written: nothing can be created in {folder} "
-                                f"({exc.strerror or exc})") from None
+                                f"({failed.strerror or failed})")
             return
 
 
