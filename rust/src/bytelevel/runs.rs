@@ -27,10 +27,10 @@ pub const MIN_RUN: usize = 256;
 const MAX_GROUPS: usize = 64;
 const MAX_STEPS: usize = 4096;
 
-/// Longest token of a vocabulary whose runs of one character take the shortcuts here (the longest
-/// tokens of o200k_base and of llama.cpp's BPE vocabularies are within it): finding the limit looks
-/// up substrings up to that long from each byte of a character, so a vocabulary of much longer
-/// tokens would make it cost more than the merge it saves.
+/// Longest token of a vocabulary whose repeated strings take the shortcuts here (the longest
+/// tokens of o200k_base and of llama.cpp's BPE vocabularies are within it): the scan for the tokens
+/// in a run looks up substrings up to that long from each byte of a copy, so a vocabulary of much
+/// longer tokens would make it cost more than the merge it saves.
 pub const MAX_LONGEST: usize = 512;
 
 /// Bytes of substrings a scan of [`ByteLevel::tokens_in_run`] may look up for `run`: eight times
@@ -80,9 +80,10 @@ impl ByteLevel {
     /// `u u u …` crossing a copy's end; the lowest rank of those, the *limit*, is found by
     /// looking up each such substring (up to the longest token, and only as far as its three-
     /// and four-byte windows occur in some token). Where every token inside `u` ranks below the
-    /// limit and `u` alone merges to one token, each copy first merges alone, as the tables of [`super::characters`] let a word's
-    /// characters start merged: each copy's own next merge is always the lowest pair (leftmost
-    /// first), and a pair across a boundary never is until no copy has one left. The rule thus
+    /// limit and `u` alone merges to one token, each copy first merges alone, as the tables of
+    /// [`super::characters`] let a word's characters start merged: each copy's own next merge is
+    /// always the lowest pair (leftmost first), and a pair across a boundary never is until no
+    /// copy has one left. The rule thus
     /// passes through `u`'s token repeated, and from there two adjacent parts of `i` and `j`
     /// copies merge into the token of `u` repeated `i + j` times, the problem [`simulate`] solves
     /// for one repeated byte.
@@ -91,16 +92,15 @@ impl ByteLevel {
         piece: &[u8],
         units: &mut Vec<u32>,
     ) -> Result<bool, NoMemory> {
-        if self.longest > MAX_LONGEST || piece.len() < MIN_RUN {
+        // (the rule first: under the merges rule no piece needs the scan for a period)
+        if !matches!(self.rule, Rule::Ranks) || self.longest > MAX_LONGEST || piece.len() < MIN_RUN
+        {
             return Ok(false);
         }
         let Some(p) = period(piece) else {
             return Ok(false);
         };
         if piece.len() < p + self.longest {
-            return Ok(false);
-        }
-        if !matches!(self.rule, Rule::Ranks) {
             return Ok(false);
         }
         let (u, copies) = (&piece[..p], piece.len() / p);

@@ -118,11 +118,11 @@ impl ByteLevel {
     }
 
     /// The units of a long `piece` after every merge, into `units`, under either rule: a run of one
-    /// repeated byte or character is merged run by run ([`crate::bytelevel::runs`]); any other
-    /// piece is cut where no token can span (see [`Self::can_cut`], and
-    /// [`Self::uncrossed_run`] for a long run of one character inside it), and `merge` merges each
-    /// part alone and appends its units to the `Vec` it is given (the third argument, a scratch
-    /// `Vec`, is its own). Merges never cross a cut, so the result is the whole piece's.
+    /// repeated byte or short string is merged run by run ([`crate::bytelevel::runs`]); any other
+    /// piece is cut where no token can span (see [`Self::can_cut`], and [`Self::uncrossed_run`]
+    /// for a long run of one short string repeated inside it), and `merge` merges each part alone
+    /// and appends its units to the `Vec` it is given (the third argument, a scratch `Vec`, is its
+    /// own). Merges never cross a cut, so the result is the whole piece's.
     pub(in crate::bytelevel) fn merge_in_parts(
         &self,
         piece: &[u8],
