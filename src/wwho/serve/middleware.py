@@ -65,12 +65,15 @@ def served_hosts(port: int, names: Collection[str] = ()) -> frozenset[str]:
 def _ip_literal(host: str, port: int) -> bool:
     """Whether a ``Host`` header names an IP address (``10.0.0.7``, ``[2001:db8::1]``), with ``port`` or
     none."""
-    if host.startswith("["):
+    if host.startswith("["):  # [IPv6], with :port or not
         name, _, rest = host[1:].partition("]")
-        given = rest.removeprefix(":") if rest.startswith(":") else (None if not rest else "?")
-    else:
-        name, colon, given = host.rpartition(":") if host.count(":") == 1 else (host, "", None)
-        given = given if colon else None
+        if rest and not rest.startswith(":"):
+            return False
+        given = rest[1:] if rest else None
+    elif host.count(":") == 1:  # IPv4 or a name, with :port
+        name, _, given = host.partition(":")
+    else:  # without a port (a bare IPv6 address has several colons)
+        name, given = host, None
     if given is not None and given != str(port):
         return False
     try:
