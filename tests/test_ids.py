@@ -330,6 +330,67 @@ def test_arrays_of_every_layout_decode_as_their_lists_and_name_a_bad_id(kinds, k
 
 
 @pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+def test_arrays_of_any_integer_width_and_memory_maps_are_read_as_one_block(kinds, kind, tmp_path, monkeypatch):
+    """uint16 (what ``wwho encode --npy`` writes for vocabularies up to 65,536), the other widths,
+    and a memory-mapped array (``np.load(..., mmap_mode="r")``, as pipelines keep ids) are read by
+    the core as one block: Python's traced memory stays far below an int object per id, which the
+    checking path's ``tolist()`` made (a memmap, an ndarray subclass, took it: 4-5 times slower)."""
+    import array
+    import tracemalloc
+
+    tok = _get(kinds, kind)
+    ids = tok.encode(TEXT[kind]) * 20_000
+    want = tok.decode(ids)
+    u32 = np.array(ids, dtype=np.uint32)
+    np.save(tmp_path / "ids.npy", u32)
+    mapped = np.load(tmp_path / "ids.npy", mmap_mode="r")
+    assert type(mapped) is np.memmap
+    layouts = {"memmap": mapped, "memmap slice": mapped[3:], "int64 memmap": u32.astype(np.int64)}
+    if max(ids) < 2**15:
+        layouts.update(uint16=u32.astype(np.uint16), int16=u32.astype(np.int16),
+                       array_H=array.array("H", u32.astype(np.uint16).tobytes()))
+    if max(ids) < 2**7:
+        layouts.update(uint8=u32.astype(np.uint8), int8=u32.astype(np.int8))
+    assert len(layouts) > 3 or kind == "meta"  # (o200k's ids need 32 bits)
+
+    def traced(layout) -> tuple[str, int]:
+        tracemalloc.start()
+        try:
+            return tok.decode(layout), tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    block = traced(u32)[1]  # the text made, and nothing per id
+    expected = {"memmap slice": tok.decode(ids[3:])}
+
+    def per_id(*args):
+        raise AssertionError("a memmap read an id at a time")
+
+    for method in ("tolist", "__iter__", "__getitem__"):  # (what the checking path reads a memmap by)
+        monkeypatch.setattr(np.memmap, method, per_id)
+    for name, layout in layouts.items():
+        got, peak = traced(layout)
+        assert got == expected.get(name, want), name
+        # a list of the ids would be 8 bytes an id (its int objects more, but the ones below 257)
+        assert peak < block + 2 * len(ids), (name, peak, block, len(ids))
+    with pytest.raises(TokenizerError, match="got a memoryview of bytes"):
+        tok.decode(memoryview(bytes(range(4))))  # bytes: still refused
+
+
+@pytest.mark.parametrize("value", [np.zeros((2, 300_000), np.uint32), np.zeros((0, 3), np.uint32),
+                                   [[1] * 300_000], [1, "x" * 1_000_000]])
+def test_a_wrong_id_is_named_in_a_short_message(kinds, value):
+    """A 2-D array (an empty one too: its rows would be ids) is refused as one, naming its shape;
+    a wrong item is shown cut, not as its whole repr (megabytes of message)."""
+    tok = _get(kinds, "bytelevel")
+    with pytest.raises(TokenizerError) as info:
+        tok.decode(value)
+    assert len(str(info.value)) < 300, len(str(info.value))
+    if isinstance(value, np.ndarray):
+        assert f"2-D array of shape {value.shape}" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
 def test_memoryviews_of_ids_and_masked_arrays_take_one_rule_on_every_method(kinds, kind):
     """The core's fast path of some methods and the others must agree: a memoryview of uint32 (or
     uint16) ids decoded by some and refused by others, and a numpy masked array whose masked-out ids

@@ -112,6 +112,8 @@ def brief(value: object, limit: int = 80) -> str:
         value = value[:limit]  # not the repr of a whole untrusted line, then cut
         text = repr(value)
         return text[: limit - 3] + "..."
+    if isinstance(value, int) and value.bit_length() > 200:  # (whose repr Python may refuse to make)
+        return f"an integer of {value.bit_length():,} bits"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -186,8 +186,8 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
 
     def refuse(what: str) -> TokenizerError:
         if position is None:
-            return WrongTypeError(f"token id {value!r} is {what}")
-        return WrongTypeError(f"token id at position {position} is {value!r}, {what}")
+            return WrongTypeError(f"token id {brief(value)} is {what}")
+        return WrongTypeError(f"token id at position {position} is {brief(value)}, {what}")
 
     # (numpy's bool has an __index__ before numpy 2)
     if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
@@ -241,8 +241,12 @@ def _sequence(ids: object) -> list:
                              "for ids of one byte each pass numpy.asarray(view) or list(view)")
     if isinstance(ids, (str, bytes, bytearray, memoryview)):
         raise WrongTypeError(f"{what}, got {_name(ids)}")
-    if getattr(ids, "ndim", None) == 0:  # a numpy scalar or 0-d array: no iteration
+    ndim = getattr(ids, "ndim", None)
+    if ndim == 0:  # a numpy scalar or 0-d array: no iteration
         raise WrongTypeError(one)
+    if isinstance(ndim, int) and ndim > 1:  # (its rows would be taken as ids, an empty one as none)
+        raise WrongTypeError(f"{what}, got a {ndim}-D array of shape {brief(getattr(ids, 'shape', '?'))}: pass one "
+                             "text's ids as a 1-D array (ids.ravel() joins the rows), or the rows to decode_batch")
     mask = getattr(ids, "mask", None)  # a numpy masked array: its masked entries are no ids
     if mask is not None and callable(getattr(ids, "compressed", None)) and mask.any():
         raise WrongTypeError(f"{what}, got a masked array with masked entries, which hold no id: pass "

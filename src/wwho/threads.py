@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 import os
 
-from wwho.errors import TokenizerError, WrongTypeError
+from wwho.errors import TokenizerError, WrongTypeError, brief
 
 
 def cpus() -> int:
@@ -43,9 +43,9 @@ def thread_count(num_threads: object) -> int | None:
     try:
         n = operator.index(num_threads)  # type: ignore[arg-type]
     except TypeError:  # (a TypeError too, as tiktoken's: num_threads="x")
-        raise WrongTypeError(f"{bounds}; not {num_threads!r}") from None
+        raise WrongTypeError(f"{bounds}; not {brief(num_threads)}") from None
     if not 1 <= n <= MAX_THREADS:
-        raise TokenizerError(f"{bounds}; not {n}")
+        raise TokenizerError(f"{bounds}; not {brief(n)}")
     return min(n, cpus())
 
 

@@ -176,16 +176,29 @@ pub fn plain_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
 /// checking path.
 const BUFFER_TYPES: [&CStr; 3] = [c"numpy.ndarray", c"array.array", c"memoryview"];
 
-/// `ids` as token ids when it is a one-dimensional buffer of native-endian integers (a numpy
-/// array as `encode_to_numpy` returns it, or of int64 as other libraries hold ids; an
-/// `array.array`, a `memoryview`), each in [0, 2^32): read as one block, with no int object per
-/// id. None for anything else (other types and layouts, bools, floats, an id out of range), which
+/// Whether `ids` is a `numpy.memmap` (`np.load(..., mmap_mode="r")`: ids kept on disk, as
+/// pipelines keep them), a subclass of `numpy.ndarray` that adds nothing to its buffer's meaning.
+/// A class defined in Python, whose `tp_name` is its bare name: its module is asked too.
+fn is_memmap(ids: &Bound<'_, PyAny>, name: &CStr) -> bool {
+    name == c"memmap"
+        && ids
+            .get_type()
+            .module()
+            .is_ok_and(|module| module.to_str().is_ok_and(|m| m == "numpy"))
+}
+
+/// `ids` as token ids when it is a one-dimensional buffer of native-endian integers of any width
+/// (a numpy array as `encode_to_numpy` returns it, of uint16 as `wwho encode --npy` writes small
+/// vocabularies' ids, or of int64 as other libraries hold ids; a memory-mapped one; an
+/// `array.array`, a `memoryview` of integers wider than a byte), each in [0, 2^32): read as one
+/// block, with no int object per id. None for anything else (other types and layouts, bools, floats, an id out of range), which
 /// takes the checking path.
 pub fn buffer_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
     // SAFETY: a read of a live object's type name, and a test of its type slots; `ids` keeps the
     // object, and so its type, alive.
     let name = unsafe { CStr::from_ptr((*ffi::Py_TYPE(ids.as_ptr())).tp_name) };
-    if !BUFFER_TYPES.contains(&name) || unsafe { ffi::PyObject_CheckBuffer(ids.as_ptr()) } == 0 {
+    let known = BUFFER_TYPES.contains(&name) || is_memmap(ids, name);
+    if !known || unsafe { ffi::PyObject_CheckBuffer(ids.as_ptr()) } == 0 {
         return None;
     }
     fn read<T: Element + Copy + Default + TryInto<u32>>(
@@ -212,10 +225,17 @@ pub fn buffer_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
         }
         Some(Some(out))
     }
+    // Ids of one byte from an array only: a memoryview of bytes is refused as bytes are (the
+    // checking path says so).
+    let arrays = name != c"memoryview";
     read::<u32>(ids)
         .or_else(|| read::<i64>(ids))
+        .or_else(|| read::<u16>(ids))
         .or_else(|| read::<u64>(ids))
         .or_else(|| read::<i32>(ids))
+        .or_else(|| read::<i16>(ids))
+        .or_else(|| arrays.then(|| read::<u8>(ids)).flatten())
+        .or_else(|| arrays.then(|| read::<i8>(ids)).flatten())
         .flatten()
 }
 

@@ -440,9 +440,10 @@ class SGPETokenizer(EncodingNames):
         if skip_special_tokens is not False:
             check_flag(skip_special_tokens, "skip_special_tokens", WrongTypeError)
         data = None
-        # The usual cases: a list, or a numpy array (read by the core as one block of integers):
-        # the core checks the ids itself. (Never an iterator, which a failed try would use up.)
-        if type(ids) is list or type(ids).__name__ == "ndarray":
+        # The usual cases: a list, or a numpy array, memory-mapped too (read by the core as one
+        # block of integers): the core checks the ids itself. (Never an iterator, which a failed
+        # try would use up.)
+        if type(ids) is list or (type(ids).__module__ == "numpy" and type(ids).__name__ in ("ndarray", "memmap")):
             try:
                 data = self._core.decode_bytes(ids, bool(skip_special_tokens))
             except TokenizerError:
