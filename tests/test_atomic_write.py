@@ -206,3 +206,42 @@ def test_a_failed_write_takes_back_the_folders_it_made(tmp_path):
     with atomic_open(tmp_path / "a" / "b" / "x.txt") as f:
         f.write("whole")
     assert (tmp_path / "a" / "b" / "x.txt").read_text() == "whole"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "link to a fifo"])
+def test_a_device_fifo_or_socket_is_never_replaced_by_a_file(tmp_path, kind):
+    """A new file renamed over a FIFO, a socket or a device replaces it: ``binary.save(tok,
+    "/dev/null")`` turned /dev/null into a regular file, as root. Every writer through atomic_open
+    (the Python API's saves too, not only the CLI's checked outputs) refuses, naming what it is."""
+    import socket
+
+    from wwho.errors import WriteError
+    from wwho.fileio import write_json
+
+    target = tmp_path / "out"
+    if kind == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(target))
+    else:
+        os.mkfifo(target)
+    path = target
+    if kind == "link to a fifo":
+        path = tmp_path / "link"
+        path.symlink_to(target)
+    before = os.stat(target).st_mode
+    with pytest.raises(WriteError, match=r"out: is a (FIFO \(named pipe\)|socket), not a file"):
+        write_json(path, {"a": 1})
+    assert os.stat(target).st_mode == before
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".wwho-tmp")]
+
+
+def test_a_binary_tokenizer_saved_over_a_fifo_leaves_it_a_fifo(tmp_path):
+    from conftest import train_binary_sample
+
+    from wwho import binary
+    from wwho.errors import WriteError
+
+    os.mkfifo(tmp_path / "tok.json")
+    with pytest.raises(WriteError, match="is a FIFO"):
+        binary.save(train_binary_sample(20_000), tmp_path / "tok.json")
+    assert (tmp_path / "tok.json").is_fifo()

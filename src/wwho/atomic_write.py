@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -92,6 +93,16 @@ def remove_made_dirs(made: Sequence[Path]) -> None:
             os.rmdir(p)
 
 
+def file_type(mode: int) -> str:
+    """What a file that is not a regular file is, for a message: ``a FIFO (named pipe)``, ..."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "utf-8",
                 replace: bool = True) -> Iterator[IO[Any]]:
@@ -105,7 +116,8 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     temporary file is removed, and the folders made for ``path``, and ``path`` is left untouched; a failed write (disk full,
     permission) becomes a :class:`WriteError` naming ``path``. A ``path`` that is a symbolic link is
     written where it points, as the shell's ``>`` writes (the link stays a link); one that ends with
-    a slash names a directory and is refused (``Path`` would drop the slash and write a file).
+    a slash names a directory and is refused (``Path`` would drop the slash and write a file), and
+    so is one that is no regular file (a device, a FIFO, a socket: the rename would replace it).
     """
     name = os.fspath(path)
     if isinstance(name, str) and name.endswith(("/", os.sep)):
@@ -121,6 +133,14 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     in_block = False
     if path.is_dir():  # found only at the rename otherwise, named by the temporary file
         raise WriteError(f"{path}: is a directory; give a file name to write")
+    try:
+        mode_found = os.stat(path).st_mode
+    except (OSError, ValueError):
+        mode_found = None
+    if mode_found is not None and not stat.S_ISREG(mode_found):
+        # (a new file renamed over a device or a FIFO replaces it: /dev/null became a file)
+        raise WriteError(f"{path}: is {file_type(mode_found)}, not a file: the output is written to a new file "
+                         "renamed over it, which would replace it; give a file name")
     try:
         dirs = make_dirs(path.parent)
         remove_stale_temps(path.parent)

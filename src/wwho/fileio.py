@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from wwho.atomic_write import write_bytes
+from wwho.atomic_write import file_type, write_bytes
 from wwho.errors import WwhoError, brief, printable
 
 #: The file of a saved tokenizer directory that lists its files with their sizes and sha256
@@ -132,16 +132,6 @@ def max_file_bytes() -> int:
     if limit < 1:
         raise WwhoError(f"{MAX_FILE_ENV} must be at least 1 byte, not {value!r}")
     return limit
-
-
-def file_type(mode: int) -> str:
-    """What a file that is not a regular file is, for a message: ``a FIFO (named pipe)``, ..."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def _refuse(path: Path, mode: int, error: type[WwhoError], what: str, fifo: bool = False) -> WwhoError:
