@@ -143,6 +143,23 @@ def test_an_existing_output_inside_an_input_directory_is_not_trained_on(tmp_path
     assert out.read_text(encoding="utf-8") == first  # the previous tokenizer was not trained on
 
 
+@pytest.mark.parametrize("through", ["named", "a link"])
+def test_a_corpus_file_inside_an_input_directory_is_never_the_output(tmp_path, capsys, through):
+    """``-o data/f.bin --force`` (or ``-o out.json --force`` with out.json a link to it), with ``data``
+    an input, replaced a file of the corpus (a program the run was skipping as its output): refused,
+    --force or not, unless the file is a binary tokenizer (an earlier run's output, above)."""
+    victim = write(tmp_path / "data" / "f.bin", corpus_bytes(5))
+    write(tmp_path / "data" / "g.bin", corpus_bytes(6))
+    out = victim
+    if through == "a link":
+        out = tmp_path / "out.json"
+        out.symlink_to(victim)
+    assert main(["train", "--kind", "binary", str(victim.parent), "-o", str(out), *FAST, "--force", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "is a file in the input directory" in err and "which --force would replace" in err, err
+    assert victim.read_bytes() == corpus_bytes(5)
+
+
 def test_an_output_directory_that_cannot_be_written_is_refused_before_reading(tmp_path, monkeypatch, capsys):
     write(tmp_path / "in.bin", corpus_bytes(4))
     monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path / "ro")

@@ -12,8 +12,10 @@ run keeps no checkpoints.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from pathlib import Path
 
 from wwho.binary.budget import check as check_budget
 from wwho.binary.config import resolve
@@ -24,7 +26,7 @@ from wwho.binary.train import added_tokens_at_most, check_options, describe_size
 from wwho.binary.walk import shown
 from wwho.cli.options import output_path, path_argument, strict
 from wwho.cli.outputs import add_force, check_output_file, refuse_output_among_inputs
-from wwho.errors import WwhoWarning
+from wwho.errors import WwhoError, WwhoWarning, printable
 from wwho.notices import plural, warn
 
 
@@ -104,12 +106,31 @@ def _switch(g: argparse._ArgumentGroup, dest: str, help_text: str, *, on: str, o
     g.add_argument(off, dest=dest, action="store_false", default=None, help=argparse.SUPPRESS)
 
 
+def _refuse_a_corpus_file(output: Path, inputs: list[Path]) -> None:
+    """An existing output inside an input directory (where it points, for a link) is left out of the
+    training data and replaced with ``--force``: only a binary tokenizer, an earlier run's output. Any
+    other file there is the user's corpus (``-o run/ls --force`` with ``run`` an input replaced a
+    program that was training data), refused with ``--force`` too."""
+    from wwho.binary.io import is_binary_tokenizer
+
+    if not output.exists():
+        return
+    where = Path(os.path.realpath(output))
+    for path in inputs:
+        folder = Path(os.path.realpath(path))
+        if folder.is_dir() and folder in where.parents and not is_binary_tokenizer(where):
+            raise WwhoError(f"{printable(str(output))}: -o/--output is a file in the input directory "
+                            f"{printable(str(path))} and no binary tokenizer (an earlier output), so it is "
+                            "part of the data, which --force would replace; choose another output")
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if k not in ("kind", "config", "force")}
     run = resolve(flags, args.config)
     check_output_file(run.output, force=args.force)
     refuse_output_among_inputs(run.output, run.inputs, flag="-o/--output")
+    _refuse_a_corpus_file(run.output, run.inputs)
     from wwho.sgpe import checkpoints
 
     checkpoints.refuse_as_output(run.output, flag="-o/--output", file=True)  # a kept SGPE --checkpoint-dir
