@@ -347,6 +347,54 @@ def test_every_mode_stops_at_the_estimated_size(tmp_path, mode):
     assert sum(len(w) * n for w, n in counted.counts.items()) == 9000
 
 
+def test_a_file_removed_or_truncated_while_the_inputs_are_read_is_a_warning(tmp_path, monkeypatch):
+    """A folder being written to, as tar takes one: a file listed and then removed before it is read
+    stopped the whole run (``cannot access: No such file or directory``, after every other file was
+    read), and one truncated after the estimate was read short without a word. Both are now one
+    warning naming the file, and the rest is trained on."""
+    from wwho.binary.budget import estimate
+    from wwho.errors import WwhoWarning
+
+    root = tmp_path / "d"
+    write(root / "a.bin", bytes(range(64)) * 32)
+    shrinks = write(root / "shrinks.bin", b"S" * 1000)
+    gone = write(root / "z.bin", b"Z" * 500)
+    options = IngestOptions(window_bytes=64)
+    est = estimate([root], options)
+    os.truncate(shrinks, 300)
+    real = ingest.open_regular
+
+    def removed_first(path, **kwargs):  # (removed between the listing and the open)
+        if Path(path) == gone:
+            gone.unlink()
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(ingest, "open_regular", removed_first)
+    with pytest.warns(WwhoWarning) as said:
+        counted = count_windows([root], options=options, sizes=est.sizes)
+    assert counted.stats.bytes_read == 2048 + 300
+    messages = [str(w.message) for w in said]
+    assert f"{shrinks}: shrank after the memory estimate (1,000 bytes then); only the 300 left were read" in messages
+    assert f"{gone}: removed while the inputs were read; not read" in messages
+    assert counted.stats.skipped == {"removed while read": 1}
+
+
+@pytest.mark.parametrize("mode", ["file", "fixed", "random", "delim"])
+def test_a_file_read_as_estimated_is_not_warned_of_in_any_mode(tmp_path, mode):
+    import warnings
+
+    from wwho.binary.budget import estimate
+
+    path = write(tmp_path / "f.bin", b"ab\n" * 3000)
+    options = IngestOptions(mode=mode, window_bytes=100, delimiter=b"\n" if mode == "delim" else None,
+                            max_docs_per_file=5)
+    est = estimate([path], options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        counted = count_windows([path], options=options, sizes=est.sizes)
+    assert counted.stats.bytes_read == 9000 and not counted.stats.shrunk
+
+
 def test_file_mode_samples_a_file_before_reading_it(tmp_path):
     """--mode file does not read each file whole and then sample it: whether a file is kept is drawn
     before it is opened (the same draw, so the same files are kept); a file sampled out is never

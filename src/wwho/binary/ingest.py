@@ -134,6 +134,10 @@ def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestSta
     try:
         f = io.BufferedReader(open_regular(path, error=CorpusError))
     except CorpusError as exc:
+        if not os.path.lexists(path):  # listed, then removed: a folder being written to (as tar, not an error)
+            stats.skip("removed while read")
+            stats.removed.append(path)
+            return
         raise CorpusError(printable(str(exc))) from None  # a name of odd bytes shown as escapes
     with f:
         stats.files += 1
@@ -149,6 +153,8 @@ def _file_windows(path: Path, key: str, options: IngestOptions, stats: IngestSta
             yield window
         if capped is not None and capped.left == 0 and _grew(f):
             stats.grown.append((path, capped.limit, _size_now(f, capped.limit)))
+        elif capped is not None and capped.left > 0:  # (every window read: the file ended early)
+            stats.shrunk.append((path, capped.limit, capped.limit - capped.left))
 
 
 class _Capped:
@@ -256,7 +262,8 @@ def count_windows(paths: str | os.PathLike | Iterable[str | os.PathLike], *, opt
 
 def _warn_changed(stats: IngestStats) -> None:
     """One warning line for the files that grew after the memory estimate (read up to the size
-    estimated) and one for those that appeared after it (not read), each naming the first."""
+    estimated), one for those that appeared after it (not read), one for those that shrank (read
+    as they were) and one for those removed meanwhile (not read), each naming the first."""
 
     from wwho.errors import WwhoWarning
 
@@ -271,3 +278,10 @@ def _warn_changed(stats: IngestStats) -> None:
     if stats.appeared:
         warn(f"{shown(stats.appeared[0])}: appeared after the memory estimate; not read"
              f"{more(len(stats.appeared) - 1)}", WwhoWarning)
+    if stats.shrunk:
+        path, estimated, read = stats.shrunk[0]
+        warn(f"{shown(path)}: shrank after the memory estimate ({estimated:,} bytes then); only the {read:,} "
+             f"left were read{more(len(stats.shrunk) - 1)}", WwhoWarning)
+    if stats.removed:
+        warn(f"{shown(stats.removed[0])}: removed while the inputs were read; not read"
+             f"{more(len(stats.removed) - 1)}", WwhoWarning)

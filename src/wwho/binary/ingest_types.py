@@ -105,6 +105,9 @@ class IngestStats:
     #: files read only up to the size estimated before reading: (path, estimated, size when read)
     grown: list[tuple[Path, int, int]] = field(default_factory=list)
     appeared: list[Path] = field(default_factory=list)  # found when reading, not when estimating: not read
+    #: files shorter when read than estimated (truncated meanwhile): (path, estimated, bytes read)
+    shrunk: list[tuple[Path, int, int]] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)  # listed, then gone before they were read
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1

@@ -160,6 +160,10 @@ def _entry_stat(entry: os.DirEntry, path: Path, options: IngestOptions, stats: I
     if not entry.is_symlink():
         try:
             return entry.stat(follow_symlinks=False)
+        except FileNotFoundError:  # listed, then removed: a folder being written to (as tar, not an error)
+            stats.skip("removed while read")
+            stats.removed.append(path)
+            return None
         except OSError as exc:
             raise CorpusError(f"{shown(path)}: cannot access: {exc.strerror}") from None
     if not options.follow_symlinks:
