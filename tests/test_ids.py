@@ -377,6 +377,15 @@ def test_arrays_of_any_integer_width_and_memory_maps_are_read_as_one_block(kinds
         tok.decode(memoryview(bytes(range(4))))  # bytes: still refused
 
 
+@pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
+def test_a_batchs_flat_form_given_to_decode_says_what_to_call(kinds, kind):
+    tok = _get(kinds, kind)
+    flat = tok.encode_batch_to_numpy([TEXT[kind], TEXT[kind]])
+    with pytest.raises(TokenizerError, match=r"the flat form of a batch \(FlatIds\): decode_batch\(flat\)"):
+        tok.decode(flat)
+    assert tok.decode(flat.ids) == TEXT[kind] * 2
+
+
 @pytest.mark.parametrize("value", [np.zeros((2, 300_000), np.uint32), np.zeros((0, 3), np.uint32),
                                    [[1] * 300_000], [1, "x" * 1_000_000]])
 def test_a_wrong_id_is_named_in_a_short_message(kinds, value):

@@ -230,6 +230,9 @@ def _sequence(ids: object) -> list:
     """``ids`` (not a list) as a list, or the TokenizerError that says why it is not a sequence of ids."""
     what = "expected a sequence of token ids"
     one = f"{what}, got {_name(ids)}, a single id: for one id use decode([id])"
+    if isinstance(ids, tuple) and type(ids).__name__ == "FlatIds":  # (its two arrays would be read as two ids)
+        raise WrongTypeError(f"{what}, got the flat form of a batch (FlatIds): decode_batch(flat) gives each "
+                             "text, decode(flat.ids) all of them as one")
     if isinstance(ids, memoryview) and ids.format not in _BYTE_FORMATS and ids.ndim == 1:
         try:
             return ids.tolist()  # of integers, as an array.array or a numpy array of them is taken
