@@ -292,10 +292,19 @@ class ByteBPE(TiktokenNames):
         data = self._core.decode_plain(ids)  # a list of plain ints with tokens, the usual case
         if data is not None:
             return data
+        if _id_array(ids):  # an id without a token in an array: named by the core, no list made of it
+            try:
+                return self._core.decode_bytes(ids)
+            except _core.UnknownId as exc:
+                raise self._bad_id(*exc.args) from None
+            except (TypeError, OverflowError):
+                pass  # an id outside 32 bits: named below
         ids = token_ids(ids)
         try:
             return self._core.decode_bytes(ids)
-        except (TypeError, OverflowError, _core.UnknownId):
+        except _core.UnknownId as exc:  # (the core names the first: no loop over millions of ids)
+            raise self._bad_id(*exc.args) from None
+        except (TypeError, OverflowError):  # an id of 2**32 or more
             for position, i in enumerate(ids):
                 if not self._has_id(i):
                     raise self._bad_id(i, position) from None
@@ -659,6 +668,14 @@ def _extra_string(data: bytes) -> str:
 
 def _rebuild(model: ByteLevelModel, cache_bytes: int, cls: type | None = None) -> ByteBPE:
     return restored_as(ByteBPE.from_model(model, cache_bytes=cache_bytes), cls, "a pickled ByteBPE")
+
+
+def _id_array(ids: object) -> bool:
+    """Whether ``ids`` is a one-dimensional numpy array of integers (memory-mapped too), which the
+    core reads as one block."""
+    kind = type(ids)
+    return (kind.__module__ == "numpy" and kind.__name__ in ("ndarray", "memmap") and ids.ndim == 1  # type: ignore[attr-defined]
+            and ids.dtype.kind in "iu" and ids.dtype.isnative)  # type: ignore[attr-defined]
 
 
 def _below(token_id: object, n_vocab: int) -> bool:

@@ -9,7 +9,7 @@
 
 use super::batch::{encode_flat, encode_texts_into, ids_array_from, thread_count};
 use super::errors::no_memory;
-use super::ints::{decode_plain, with_ids, IdInts};
+use super::ints::{decode_plain, plain_ids, with_ids, IdInts};
 use super::text::{text, with_utf8};
 use crate::bytelevel::specials::SpecialSet;
 use crate::bytelevel::{ByteLevel as Core, Error, Model, MAX_ID};
@@ -257,8 +257,24 @@ impl ByteLevel {
         guard(|| decode_plain(py, ids, |ids| self.inner.decode_bytes(ids).ok()))
     }
 
-    /// The bytes of `ids`; `UnknownId((id, position))` for an id with no token.
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+    /// The bytes of `ids` (a list of ints, or an array of them read as one block); `UnknownId((id,
+    /// position))` for an id with no token, so that no caller looks for it id by id.
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ids: Vec<u32> = match plain_ids(ids) {
+            Some(ids) => ids,
+            None if ids.is_instance_of::<PyList>() => ids.extract()?, // (an id outside 32 bits)
+            // An array the block read leaves (another byte order, an id outside 32 bits): the
+            // caller's checking path reads it (pyo3 reads a buffer in the native byte order).
+            None => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "ids: a list of ints, or a one-dimensional array of native integers",
+                ))
+            }
+        };
         let data = guard(|| self.inner.decode_bytes(&ids).map_err(to_py))?;
         super::errors::py_bytes(py, &data)
     }
