@@ -875,3 +875,54 @@ def test_a_whitespace_run_past_the_backtracking_stack_encodes_as_hf(tmp_path_fac
     assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
     for text in (" " * 1_000_001, "x" + "\t" * 1_000_001 + "\n"):  # (HF is slow on these: the round trip)
         assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+#: sha256 of tokenizer.chat_template in the shared GGUF vocabularies as gguf-py 0.19's GGUFReader
+#: reads it (None: no such key). Written out: that reader takes seconds a file.
+_CHAT_TEMPLATES = {"qwen2": "af9c0233881b083b52ff773580215222b5440ac3d0beeeca99b76329b048f8db",
+                   "command-r": "9db2cf47ce03bfd0aab6ec59942503714fa0372f09f7e1d54cbcd71a1110b863",
+                   "llama-bpe": None}
+
+
+@pytest.mark.parametrize("name", _CHAT_TEMPLATES)
+def test_a_ggufs_chat_template_reaches_the_hugging_face_export(name, tmp_path):
+    """``wwho export hf model.gguf`` dropped the file's chat template (``wwho extend`` kept it):
+    transformers' ``apply_chat_template`` then had none. It is the tokenizer's ``chat_template``,
+    kept by wwho's own files, and the export's, as transformers reads it."""
+    import hashlib
+
+    transformers = pytest.importorskip("transformers")
+    from wwho.cli import main
+
+    tok, want = _load(name), _CHAT_TEMPLATES[name]
+    got = tok.chat_template
+    assert (None if got is None else hashlib.sha256(got.encode()).hexdigest()) == want
+    assert main(["export", "hf", str(_vocab(name)), "-o", str(tmp_path / "hf"), "--quiet"]) == 0
+    hf = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
+    assert hf.chat_template == got
+    tok.save(tmp_path / "own")
+    assert ByteBPE.load(tmp_path / "own").chat_template == got
+
+
+def test_an_ordinary_token_named_as_bos_is_no_role_of_the_export(tmp_path):
+    """aquila's GGUF names its NORMAL token ``<|endoftext|>`` (id 0, produced by no merge) as BOS and
+    EOS: the export gave it those roles, transformers made it special and split it out of text
+    (``x<|endoftext|>y`` became ``[88, 0, 89]``, and skip_special_tokens lost it), where the
+    tokenizer and the export's own tokenizer.json read it as bytes. Left out of the roles, with a
+    warning; the ids of transformers, HF ``tokenizers`` and wwho agree."""
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer
+
+    from wwho.errors import WwhoWarning
+
+    with pytest.warns(WwhoWarning, match="NORMAL token"):
+        tok = ByteBPE.from_gguf(_vocab("aquila"), pretokenizer="llama-bpe")
+    with pytest.warns(WwhoWarning, match=r"bos_token 0 \('<\|endoftext\|>'\) is an ordinary token"):
+        tok.export_hf(tmp_path / "hf")
+    text = "x<|endoftext|>y <|endoftext|>"
+    ids = tok.encode(text)
+    assert 0 not in ids
+    assert Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json")).encode(text, add_special_tokens=False).ids == ids
+    hf = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
+    assert hf.encode(text, add_special_tokens=False) == ids
+    assert hf.decode(ids, skip_special_tokens=True) == text

@@ -112,9 +112,12 @@ def brief(value: object, limit: int = 80) -> str:
         value = value[:limit]  # not the repr of a whole untrusted line, then cut
         text = repr(value)
         return text[: limit - 3] + "..."
-    if isinstance(value, int) and value.bit_length() > 200:  # (whose repr Python may refuse to make)
-        return f"an integer of {value.bit_length():,} bits"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's limit on digits converted (sys.set_int_max_str_digits)
+        if not isinstance(value, int):
+            raise
+        return f"<an integer of {value.bit_length():,} bits>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

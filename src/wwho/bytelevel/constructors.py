@@ -36,6 +36,7 @@ def model_options(model: ByteLevelModel) -> dict[str, Any]:
         add_bos=model.add_bos,
         add_eos=model.add_eos,
         name=model.name,
+        chat_template=model.chat_template,
     )
 
 

@@ -329,6 +329,7 @@ def save(tok: ByteLevelModel, directory: str | Path, *, beside: dict[str, bytes]
         "pad_id": tok.pad_id,
         "add_bos": tok.add_bos,
         "add_eos": tok.add_eos,
+        **({"chat_template": tok.chat_template} if tok.chat_template is not None else {}),
         "files": {"ranks": RANKS_FILE, "merges": MERGES_FILE if tok.merges is not None else None},
         # What the files hold, so that a file cut at a line end is caught even without the manifest.
         "checks": checks,
@@ -400,6 +401,7 @@ def load(path: str | Path) -> ByteLevelModel:
         add_bos=get("add_bos", bool, False),
         add_eos=get("add_eos", bool, False),
         name=get("name", str, ""),
+        chat_template=get("chat_template", str, None),
     )
     return check_model(model, where)
 

@@ -282,6 +282,8 @@ def load_gguf(
         add_bos=bool(add_bos) if add_bos is not None else ignore_merges and pre is not None and bos_id is not None,
         add_eos=typed("tokenizer.ggml.add_eos_token", bool, False),
         name=typed("general.name", str) or pre or path.stem,
+        # (not the tokenizer's to check: a template of another type is left out, as llama.cpp skips it)
+        chat_template=template if isinstance(template := meta.get("tokenizer.chat_template"), str) else None,
     )
     try:
         check_model(model_data, str(path), merges_checked=True)

@@ -76,6 +76,7 @@ def hf_directory_files(tok: ByteLevelModel) -> dict[str, bytes]:
         "add_eos_token": bool(tok.add_eos),
         # Spaces are part of byte-level tokens: any clean-up would change the decoded text.
         "clean_up_tokenization_spaces": False,
+        **({"chat_template": tok.chat_template} if tok.chat_template is not None else {}),
         "wwho": {"kind": "bytelevel", "name": tok.name},
     }
     return {
@@ -91,14 +92,24 @@ def model_roles(model: ByteLevelModel) -> dict[str, str]:
     ``<|endoftext|>`` as the end of a text, as GPT-2's files on the Hub name it (no padding role:
     GPT-2's files name none either)."""
     roles = {}
-    if model.bos_id is not None:
-        roles["bos_token"] = token_text(model, model.bos_id)
-    if model.eos_id is not None:
-        roles["eos_token"] = token_text(model, model.eos_id)
-    elif END_OF_TEXT in model.special_tokens:
+    named = {*model.special_tokens.values(), *model.added_tokens.values()}
+    for role, token_id in (("bos_token", model.bos_id), ("eos_token", model.eos_id), ("pad_token", model.pad_id)):
+        if token_id is None:
+            continue
+        if token_id not in named:
+            # transformers makes a role's token special, split out of any text that holds it, where
+            # this vocabulary reads that text as ordinary bytes (a GGUF's NORMAL token named as BOS):
+            # the export would give other ids than the tokenizer.
+            from wwho.errors import WwhoWarning
+            from wwho.notices import warn
+
+            warn(f"{role} {token_id} ({brief(token_text(model, token_id))}) is an ordinary token of this vocabulary, "
+                 "not a special one: left out of the Hugging Face files' roles, where transformers would make it "
+                 "special and split its text out (the ids added around encodings stay)", WwhoWarning)
+            continue
+        roles[role] = token_text(model, token_id)
+    if model.eos_id is None and END_OF_TEXT in model.special_tokens:
         roles["eos_token"] = END_OF_TEXT
-    if model.pad_id is not None:
-        roles["pad_token"] = token_text(model, model.pad_id)
     return roles
 
 

@@ -39,6 +39,8 @@ class ByteLevelModel:
     add_bos: bool = False
     add_eos: bool = False
     name: str = ""
+    #: The chat template a GGUF file carries (``tokenizer.chat_template``), for the Hugging Face export.
+    chat_template: str | None = None
 
     def __post_init__(self) -> None:
         # The ranks rule always looks a whole piece up first; only the merges rule may not.

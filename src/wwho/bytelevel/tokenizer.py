@@ -137,6 +137,7 @@ class ByteBPE(TiktokenNames):
         add_bos: bool = False,
         add_eos: bool = False,
         name: str = "",
+        chat_template: str | None = None,
         cache_bytes: int = CACHE_BYTES,
     ) -> None:
         """``ranks``: token bytes -> id (the rank, for the ranks rule). ``merges``: ordered pairs
@@ -144,9 +145,14 @@ class ByteBPE(TiktokenNames):
         are never produced by encoding (e.g. a GGUF token that is not byte-level text).
         ``bos_id``, ``eos_id``, ``pad_id``: the ids of those roles (``add_bos``/``add_eos``: put
         around each encoding with ``add_special_tokens=True``; the padding id is for the
-        Hugging Face export and batches padded by the caller). ``cache_bytes``: the piece cache's bound in bytes (0: no cache)."""
+        Hugging Face export and batches padded by the caller). ``chat_template``: a Jinja chat
+        template (a GGUF file's), written by the Hugging Face export. ``cache_bytes``: the piece
+        cache's bound in bytes (0: no cache)."""
         self.pretokenizer = pretokenizer_option(pattern)
         self.name = name
+        if chat_template is not None and not isinstance(chat_template, str):
+            raise VocabError(f"chat_template must be a str (a Jinja template) or None, not {type(chat_template).__name__}")
+        self.chat_template = chat_template
         # (None is no table for the optional ones; the ranks are not optional)
         self._encoder: dict[bytes, int] = table_option(ranks, "ranks", "token bytes -> id", optional=False)
         if not self._encoder:  # as every loader refuses a file of no tokens
@@ -553,6 +559,7 @@ class ByteBPE(TiktokenNames):
             add_bos=self.add_bos,
             add_eos=self.add_eos,
             name=self.name,
+            chat_template=self.chat_template,
         )
 
     @classmethod
