@@ -324,3 +324,31 @@ def test_skipping_special_tokens_streams_what_decode_skipping_them_gives(bytes_o
         assert dec.decode_tokens(ids[:cut]) + dec.decode_tokens(ids[cut:]) + dec.flush() == expected
     with pytest.raises(WrongTypeError, match="skip_special_tokens"):
         StreamingDecoder(tok, skip_special_tokens="yes")
+
+
+@pytest.mark.parametrize("value", ["text", None, 7])
+def test_a_tokenizer_whose_token_bytes_is_no_bytes_is_named(value):
+    """Any object with ``token_bytes`` is taken (a tokenizer of the caller's own): one that returns a
+    str or None was a TypeError from inside the UTF-8 decoder; it is named, on every method. Bytes-like
+    values are taken as bytes."""
+    from wwho import StreamingDecoder
+    from wwho.errors import WrongTypeError
+
+    class Mine:
+        def __init__(self, value):
+            self.value = value
+
+        def token_bytes(self, token_id):
+            return self.value
+
+        def is_special_token(self, token_id):
+            return False
+
+    for options in ({}, {"skip_special_tokens": True}):
+        dec = StreamingDecoder(Mine(value), **options)
+        with pytest.raises(WrongTypeError, match=rf"Mine.token_bytes\(3\) returned {type(value).__name__}, not bytes"):
+            dec.decode_token(3)
+        with pytest.raises(WrongTypeError, match="not bytes"):
+            dec.decode_tokens([3])
+    assert StreamingDecoder(Mine(bytearray(b"ab"))).decode_token(3) == "ab"
+    assert StreamingDecoder(Mine(memoryview(b"cd"))).decode_tokens([3, 3]) == "cdcd"

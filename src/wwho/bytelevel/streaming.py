@@ -31,7 +31,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Protocol
 
-from wwho.errors import NotUTF8Error, WrongTypeError
+from wwho.errors import NotUTF8Error, WrongTypeError, brief
 from wwho.ids import check_decode_options
 
 
@@ -84,6 +84,8 @@ class StreamingDecoder:
         special token with ``skip_special_tokens``)."""
         # (without the option, the generation loop's per-token path calls the tokenizer directly)
         data = self._token_bytes(token_id) if self.skip_special_tokens else self.tokenizer.token_bytes(token_id)
+        if type(data) is not bytes:
+            data = self._checked(data, token_id)
         if self._at_start:
             return self._feed(data)
         # (the per-token path of a generation loop: _feed and _decode written out)
@@ -101,8 +103,18 @@ class StreamingDecoder:
         parts = each_token_bytes(ids, self._token_bytes)
         return self._feed(b"".join(parts))
 
+    def _checked(self, data: object, token_id: int) -> bytes:
+        """``data``, which a tokenizer's ``token_bytes`` returned, as bytes; a tokenizer of the caller's
+        own that returns something else is named, not a TypeError from the UTF-8 decoder."""
+        if isinstance(data, (bytearray, memoryview)):
+            return bytes(data)
+        raise WrongTypeError(f"{type(self.tokenizer).__name__}.token_bytes({brief(token_id)}) returned "
+                             f"{type(data).__name__}, not bytes: a StreamingDecoder decodes token bytes")
+
     def _token_bytes(self, token_id: int) -> bytes:
         data = self.tokenizer.token_bytes(token_id)  # (checks the id first, for either setting)
+        if type(data) is not bytes:
+            data = self._checked(data, token_id)
         if self.skip_special_tokens and self.tokenizer.is_special_token(token_id):  # type: ignore[attr-defined]
             return b""  # as decode(ids, skip_special_tokens=True) drops it: no bytes, no text started
         return data
