@@ -93,23 +93,26 @@ def model_roles(model: ByteLevelModel) -> dict[str, str]:
     GPT-2's files name none either)."""
     roles = {}
     named = {*model.special_tokens.values(), *model.added_tokens.values()}
+    plain = []
     for role, token_id in (("bos_token", model.bos_id), ("eos_token", model.eos_id), ("pad_token", model.pad_id)):
         if token_id is None:
             continue
-        if token_id not in named:
-            # transformers makes a role's token special, split out of any text that holds it, where
-            # this vocabulary reads that text as ordinary bytes (a GGUF's NORMAL token named as BOS):
-            # the export would give other ids than the tokenizer.
-            from wwho.errors import WwhoWarning
-            from wwho.notices import warn
-
-            warn(f"{role} {token_id} ({brief(token_text(model, token_id))}) is an ordinary token of this vocabulary, "
-                 "not a special one: left out of the Hugging Face files' roles, where transformers would make it "
-                 "special and split its text out (the ids added around encodings stay)", WwhoWarning)
-            continue
-        roles[role] = token_text(model, token_id)
+        if token_id in named:
+            roles[role] = token_text(model, token_id)
+        else:
+            plain.append(f"{role} {token_id} ({brief(token_text(model, token_id))})")
     if model.eos_id is None and END_OF_TEXT in model.special_tokens:
         roles["eos_token"] = END_OF_TEXT
+    if plain:
+        # transformers makes a role's token special, split out of any text that holds it, where this
+        # vocabulary reads that text as ordinary bytes (a GGUF's NORMAL token named as BOS): the
+        # export would give other ids than the tokenizer.
+        from wwho.errors import WwhoWarning
+        from wwho.notices import warn
+
+        warn(f"{' and '.join(plain)}: an ordinary token of this vocabulary, not a special one, left out of the "
+             "Hugging Face files' roles, where transformers would make it special and split its text out "
+             "(the ids added around encodings stay)", WwhoWarning)
     return roles
 
 
