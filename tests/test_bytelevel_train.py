@@ -126,6 +126,28 @@ def test_special_tokens_are_never_merged(tmp_path):
     assert tok.encode(f"a{SPECIAL}b", allowed_special="all") == expected
 
 
+def test_special_tokens_of_usual_names_are_the_exports_roles(tmp_path):
+    """A trained tokenizer's ``--special <pad>`` was no role of its Hugging Face files: transformers
+    refused ``padding=True``. Tokens with usual names take their roles, as SGPE's do; nothing is added
+    to encodings, and a token of another name takes none."""
+    transformers = pytest.importorskip("transformers")
+
+    corpus = _write(tmp_path, ["hello world", "hello there world", "the world says hello"] * 20)
+    assert wwho_main(["train", "--kind", "bytelevel", str(corpus), "--out", str(tmp_path / "out"),
+                      "--vocab-size", "300", "--special", "<pad>", "--special", SPECIAL, "--special", "<tool>",
+                      "--quiet", "--workers", "1"]) == 0
+    tok = ByteBPE.load(tmp_path / "out")
+    assert (tok.pad_id, tok.eos_id, tok.bos_id) == (tok.special_tokens["<pad>"], tok.special_tokens[SPECIAL], None)
+    assert not tok.add_bos and not tok.add_eos
+    hf = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
+    assert (hf.pad_token, hf.eos_token, hf.bos_token) == ("<pad>", SPECIAL, None)
+    batch = hf(["hello", "hello world says"], padding=True)
+    short, long = batch["input_ids"]
+    assert long == tok.encode("hello world says") and short[: len(tok.encode("hello"))] == tok.encode("hello")
+    assert set(short[len(tok.encode("hello")):]) == {tok.pad_id} and len(short) == len(long)
+    assert tok.encode("hello", add_special_tokens=True) == tok.encode("hello")
+
+
 def test_cli(tmp_path, capsys):
     corpus = _write(tmp_path, ["hello world", "hello there world", "the world says hello"] * 20)
     code = wwho_main(["train", "--kind", "bytelevel", str(corpus), "--out", str(tmp_path / "out"),

@@ -144,8 +144,14 @@ def _train_on_pieces(pieces, pretok, specials, vocab_size, min_freq, progress, t
     warn_short_vocabulary(len(symbols) + len(specials), vocab_size, min_freq=min_freq)
     ranks = {s: i for i, s in enumerate(symbols)}
     special_ids = {s: len(symbols) + k for k, s in enumerate(specials)}
+    # A special token with a usual name (<pad>, </s>, <|endoftext|>...) has its role, as SGPE's do: the
+    # Hugging Face export names it, so that transformers pads a batch. Nothing is added to encodings.
+    from wwho.export.sgpe_hf import special_roles
+
+    roles = {role: special_ids[token] for role, token in special_roles(list(specials)).items()}
     return ByteLevelModel(ranks, pretok, special_tokens=special_ids, merges=merges, ignore_merges=False,
-                          name="bytelevel")
+                          name="bytelevel", bos_id=roles.get("bos_token"), eos_id=roles.get("eos_token"),
+                          pad_id=roles.get("pad_token"))
 
 
 def training_pretokenizer(pattern) -> Pretokenizer:
