@@ -157,6 +157,7 @@ def test_a_corpus_file_inside_an_input_directory_is_never_the_output(tmp_path, c
     assert main(["train", "--kind", "binary", str(victim.parent), "-o", str(out), *FAST, "--force", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "is a file in the input directory" in err and "which --force would replace" in err, err
+    assert "no binary tokenizer" in err
     assert victim.read_bytes() == corpus_bytes(5)
 
 

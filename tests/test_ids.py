@@ -397,6 +397,19 @@ def test_an_id_without_a_token_in_an_array_is_named_without_a_list_made_of_it(ki
     assert peak < len(ids), (peak, len(ids))  # a list of them is 8 bytes an id
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_id_too_long_for_python_to_print_is_an_id_error(kinds, kind):
+    """``decode([1 << 100000])`` was a bare ValueError from formatting the message (Python converts at
+    most 4,300 digits to text): an id error like any other, its number described."""
+    from wwho.errors import IdRangeError
+
+    tok = _get(kinds, kind)
+    for ids in ([1 << 100_000], np.array([1 << 100_000], dtype=object)):
+        with pytest.raises((IdRangeError, TokenizerError)) as info:
+            tok.decode(ids)
+        assert "an integer of 100,001 bits" in str(info.value) or len(str(info.value)) < 300, str(info.value)[:300]
+
+
 @pytest.mark.parametrize("kind", ["sgpe", "meta", "bytelevel"])
 def test_a_batchs_flat_form_given_to_decode_says_what_to_call(kinds, kind):
     tok = _get(kinds, kind)

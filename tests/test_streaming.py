@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import ClassVar
 
+import numpy as np
 import pytest
 from conftest import DATA
 from hypothesis import given, settings
@@ -351,4 +352,5 @@ def test_a_tokenizer_whose_token_bytes_is_no_bytes_is_named(value):
         with pytest.raises(WrongTypeError, match="not bytes"):
             dec.decode_tokens([3])
     assert StreamingDecoder(Mine(bytearray(b"ab"))).decode_token(3) == "ab"
+    assert StreamingDecoder(Mine(np.bytes_(b"ef"))).decode_token(3) == "ef"  # a subclass of bytes
     assert StreamingDecoder(Mine(memoryview(b"cd"))).decode_tokens([3, 3]) == "cdcd"

@@ -59,7 +59,7 @@ except ImportError as exc:
     # installed, and failing for a reason of its own (a dependency): that reason, not "install it"
     raise ImportError(f"wwho.hf cannot import transformers: {exc}") from exc
 
-from wwho.errors import TokenizerError, UnknownTokenError, check_flag
+from wwho.errors import TokenizerError, UnknownTokenError, brief, check_flag
 from wwho.export.meta_files import AUTO_MODULE, AUTO_MODULE_SOURCE
 from wwho.ids import no_token
 from wwho.ids import token_ids as checked_ids
@@ -197,7 +197,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
         run = ids[start:end]
         if run and max(run) >= self.meta.vocab_size:  # an id transformers knows, not the meta tokenizer
             k, i = next((k, i) for k, i in enumerate(run) if i >= self.meta.vocab_size)
-            raise no_token(i, f"token id {i} at position {start + k} is not a token of this tokenizer")
+            raise no_token(i, f"token id {brief(i)} at position {start + k} is not a token of this tokenizer")
         try:
             return self.meta.decode_bytes(run)
         except UnknownTokenError:
@@ -205,7 +205,7 @@ class WWHOTokenizer(PreTrainedTokenizer):
                 try:
                     self.meta.token_bytes(i)
                 except UnknownTokenError:
-                    raise UnknownTokenError(f"token id {i} at position {start + k} is not assigned in tiktoken's "
+                    raise UnknownTokenError(f"token id {brief(i)} at position {start + k} is not assigned in tiktoken's "
                                             f"{self.meta.tiktoken.name}") from None
             raise
 

@@ -198,7 +198,7 @@ def token_id(value: object, size: int | None = None, *, position: int | None = N
         raise refuse("not an integer") from None
     if i < 0 or (size is not None and i >= size):
         bound = "negative" if size is None else f"out of range [0, {size})"
-        raise no_token(i, f"token id {i}{where} is {bound}")
+        raise no_token(i, f"token id {brief(i)}{where} is {bound}")
     return i
 
 

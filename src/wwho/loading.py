@@ -351,7 +351,7 @@ class HFTokenizer:
         if self._gapped:  # an id in a gap has no token: HF would drop it without a word
             for position, i in enumerate(ids):
                 if self.tokenizer.id_to_token(i) is None:
-                    raise UnknownTokenError(f"token id {i} at position {position} is not in this vocabulary "
+                    raise UnknownTokenError(f"token id {brief(i)} at position {position} is not in this vocabulary "
                                             "(its ids have gaps)")
         return _hf_call(self.tokenizer.decode, ids, skip_special_tokens=skip_special_tokens)
 
@@ -380,5 +380,5 @@ class HFTokenizer:
     def id_to_token(self, token_id: int) -> str:
         token = self.tokenizer.id_to_token(token_id_of(token_id, self.vocab_size))
         if token is None:
-            raise UnknownTokenError(f"token id {token_id!r} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {brief(token_id)} is not in this vocabulary")
         return token

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do 
     from wwho.arrays import FlatIds
 
 from wwho.binary.mapping import decode_to_bytes, encode_bytes_batch_ids, encode_bytes_ids, text_to_bytes
-from wwho.errors import UnknownTokenError, VocabError, WrongTypeError, check_flag
+from wwho.errors import UnknownTokenError, VocabError, WrongTypeError, brief, check_flag
 from wwho.ids import batch as as_batch
 from wwho.ids import each_decoded, id_batch, no_token_string, prepare_arrays
 from wwho.ids import token_id as checked_id
@@ -107,7 +107,7 @@ class BinaryTokenizer:
         i = checked_id(token_id, self.vocab_size)
         token = self.hf.id_to_token(i)
         if token is None:
-            raise UnknownTokenError(f"token id {i} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {brief(i)} is not in this vocabulary")
         return token
 
     def token_bytes(self, token_id: int) -> bytes:

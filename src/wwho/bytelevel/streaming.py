@@ -106,7 +106,7 @@ class StreamingDecoder:
     def _checked(self, data: object, token_id: int) -> bytes:
         """``data``, which a tokenizer's ``token_bytes`` returned, as bytes; a tokenizer of the caller's
         own that returns something else is named, not a TypeError from the UTF-8 decoder."""
-        if isinstance(data, (bytearray, memoryview)):
+        if isinstance(data, (bytes, bytearray, memoryview)):  # (a subclass of bytes too: numpy.bytes_)
             return bytes(data)
         raise WrongTypeError(f"{type(self.tokenizer).__name__}.token_bytes({brief(token_id)}) returned "
                              f"{type(data).__name__}, not bytes: a StreamingDecoder decodes token bytes")

@@ -57,6 +57,7 @@ from wwho.errors import (
     TokenizerError,
     VocabError,
     WrongTypeError,
+    brief,
     check_count,
     check_flag,
 )
@@ -151,7 +152,7 @@ class ByteBPE(TiktokenNames):
         self.pretokenizer = pretokenizer_option(pattern)
         self.name = name
         if chat_template is not None and not isinstance(chat_template, str):
-            raise VocabError(f"chat_template must be a str (a Jinja template) or None, not {type(chat_template).__name__}")
+            raise WrongTypeError(f"chat_template must be a str (a Jinja template) or None, not {type(chat_template).__name__}")
         self.chat_template = chat_template
         # (None is no table for the optional ones; the ranks are not optional)
         self._encoder: dict[bytes, int] = table_option(ranks, "ranks", "token bytes -> id", optional=False)
@@ -244,7 +245,7 @@ class ByteBPE(TiktokenNames):
 
     def _bad_id(self, token_id: object, position: int | None) -> TokenizerError:
         where = "" if position is None else f" at position {position}"
-        message = f"token id {token_id!r}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
+        message = f"token id {brief(token_id)}{where} is not in this vocabulary (n_vocab={self.n_vocab})"
         if _below(token_id, self.n_vocab):
             # o200k_base leaves ids between its ordinary and special tokens without a token: an id
             # below n_vocab would otherwise read as a contradiction.

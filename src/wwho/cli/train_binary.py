@@ -120,8 +120,8 @@ def _refuse_a_corpus_file(output: Path, inputs: list[Path]) -> None:
         folder = Path(os.path.realpath(path))
         if folder.is_dir() and folder in where.parents and not is_binary_tokenizer(where):
             raise WwhoError(f"{printable(str(output))}: -o/--output is a file in the input directory "
-                            f"{printable(str(path))} and no binary tokenizer (an earlier output), so it is "
-                            "part of the data, which --force would replace; choose another output")
+                            f"{printable(str(path))} that is no binary tokenizer (an earlier output): a file "
+                            "of yours, which --force would replace; choose another output")
 
 
 def main(argv: list[str]) -> int:
