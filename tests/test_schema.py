@@ -254,3 +254,13 @@ def test_the_properties_of_a_schema_are_bounded(tmp_path):
         load_schema(write(tmp_path, data))
     data["char_classes"]["M"]["properties"] = ["Lu"] * MAX_PROPERTIES  # the bound itself loads
     assert ord("A") in load_schema(write(tmp_path, data, "at-bound.json")).classes["M"]
+
+
+def test_word_classes_of_the_wrong_type_are_named_in_plain_words(tmp_path):
+    """``"word_classes": "C"`` said ``must be a list of classs``."""
+    data = json.loads((SCHEMA_DIR / "sinhala.json").read_text(encoding="utf-8"))
+    data["word_classes"] = "C"
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SchemaError, match=r"word_classes: must be a list of classes$"):
+        load_schema(path)

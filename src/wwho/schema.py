@@ -315,10 +315,10 @@ def parse_schema(data: Any, *, source: str = "<schema>", check_grammar: bool = T
         raise fail("start", f"unknown state {brief(start)}")
 
     def names(key: str, known, what: str) -> tuple[str, ...]:
-        """``data[key]``: a list of names, each in ``known`` (states or class labels)."""
+        """``data[key]``: a list of names, each in ``known`` (states or class labels): each a ``what``."""
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-            raise fail(key, f"must be a list of {what}s")
+            raise fail(key, f"must be a list of {'classes' if what == 'class' else what + 's'}")
         for s in value:
             if s not in known:
                 raise fail(key, f"unknown {what} {s!r}")
