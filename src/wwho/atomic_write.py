@@ -131,14 +131,13 @@ def atomic_open(path: str | Path, mode: str = "w", *, encoding: str | None = "ut
     # Where an OSError came from: the caller's own work inside the block (a read of its input) is
     # the caller's to report unless it is a failed write; every step of ours names ``path``.
     in_block = False
-    if path.is_dir():  # found only at the rename otherwise, named by the temporary file
-        raise WriteError(f"{path}: is a directory; give a file name to write")
     try:
         mode_found = os.stat(path).st_mode
     except (OSError, ValueError):
         mode_found = None
-    if mode_found is not None and not stat.S_ISREG(mode_found):
-        # (a new file renamed over a device or a FIFO replaces it: /dev/null became a file)
+    if mode_found is not None and stat.S_ISDIR(mode_found):  # found only at the rename otherwise
+        raise WriteError(f"{path}: is a directory; give a file name to write")
+    if mode_found is not None and not stat.S_ISREG(mode_found):  # (the rename would replace a device or FIFO)
         raise WriteError(f"{path}: is {file_type(mode_found)}, not a file: the output is written to a new file "
                          "renamed over it, which would replace it; give a file name")
     try:

@@ -191,8 +191,8 @@ fn is_memmap(ids: &Bound<'_, PyAny>, name: &CStr) -> bool {
 /// (a numpy array as `encode_to_numpy` returns it, of uint16 as `wwho encode --npy` writes small
 /// vocabularies' ids, or of int64 as other libraries hold ids; a memory-mapped one; an
 /// `array.array`, a `memoryview` of integers wider than a byte), each in [0, 2^32): read as one
-/// block, with no int object per id. None for anything else (other types and layouts, bools, floats, an id out of range), which
-/// takes the checking path.
+/// block, with no int object per id. None for anything else (other types and layouts, bools,
+/// floats, an id out of range), which takes the checking path.
 pub fn buffer_ids(ids: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
     // SAFETY: a read of a live object's type name, and a test of its type slots; `ids` keeps the
     // object, and so its type, alive.

@@ -30,9 +30,10 @@ from wwho.bytelevel.pretokenize import (
 )
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id
-from wwho.errors import VocabError, brief
+from wwho.errors import VocabError, WwhoWarning, brief
 from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved
+from wwho.notices import warn
 from wwho.savedir import save_files
 
 
@@ -107,9 +108,6 @@ def model_roles(model: ByteLevelModel) -> dict[str, str]:
         # transformers makes a role's token special, split out of any text that holds it, where this
         # vocabulary reads that text as ordinary bytes (a GGUF's NORMAL token named as BOS): the
         # export would give other ids than the tokenizer.
-        from wwho.errors import WwhoWarning
-        from wwho.notices import warn
-
         warn(f"{' and '.join(plain)}: an ordinary token of this vocabulary, not a special one, left out of the "
              "Hugging Face files' roles, where transformers would make it special and split its text out "
              "(the ids added around encodings stay)", WwhoWarning)
