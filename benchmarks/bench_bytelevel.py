@@ -216,6 +216,11 @@ ADVERSARIAL = {
         "abcdefghijklmnopqrstuvwxyz"[i * 7919 % 26] for i in range(MB)),
     "alternating scripts (aශ), 1 MB": "aශ" * (MB // 4),
     "random Latin-1 text, 1 MB": random.Random(0).randbytes(MB).decode("latin-1"),
+    # o200k's tokens span nearly every place in these, so their pieces are cut into long parts
+    "words of 300 random letters a-j, 1 MB": " ".join(
+        "".join(random.Random(i).choices("abcdefghij", k=300)) for i in range(MB // 301)),
+    "lines of 10,000 random ACGT, 1 MB": "\n".join(
+        "".join(random.Random(i).choices("ACGT", k=10_000)) for i in range(MB // 10_001)),
 }
 
 

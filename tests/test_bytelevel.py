@@ -166,6 +166,18 @@ def test_o200k_equals_tiktoken_on_long_pieces(ours, ref, text):
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+# One word of random letters from a small alphabet, which o200k's tokens span nearly everywhere, so
+# the core finds few places to cut it: its parts take the short scan, the heap on the stack, the
+# heap in memory or the rank buckets by length (rust/src/bytelevel/ranks/mod.rs), on either side of
+# each limit.
+@pytest.mark.parametrize("length", [64, 65, 192, 193, 194, 3000, 16_384, 16_385, 20_000])
+@pytest.mark.parametrize("alphabet", ["abcdefghij", "ACGT", "ab"])
+def test_o200k_equals_tiktoken_on_words_of_random_letters(ours, ref, alphabet, length):
+    rng = random.Random(length)
+    text = "".join(rng.choice(alphabet) for _ in range(length))
+    assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
 # Short words of random characters of one Indic block (with joiners, a Latin letter, an emoji):
 # character pairs no text has, and o200k tokens that end inside a character, in every merge path
 # of short pieces (the scan up to 16 bytes, the heap on the stack, cut long pieces).

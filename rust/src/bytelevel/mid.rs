@@ -1,5 +1,5 @@
 //! tiktoken's merge rule with a heap kept on the stack: pieces of medium length, and the parts
-//! of long pieces up to [`MAX_HEAP`] bytes.
+//! of long pieces up to [`MAX_HEAP`] bytes; and the same heap in memory for longer parts.
 //!
 //! The short merge ([`ByteLevel::merge_short`]) scans every pair's rank for the lowest one
 //! before each merge: O(n²) in the piece's length, and the fastest way for words of one- and
@@ -13,6 +13,7 @@
 use super::ranks::{Padded, MAX_HEAP, MAX_SHORT};
 use super::table::PACKED;
 use super::{ByteLevel, NO_TOKEN};
+use crate::memory::{self, NoMemory};
 
 /// Pieces longer than this (up to [`MAX_SHORT`] bytes) are merged here; a scan costs less
 /// below it (docs/benchmarks.md has the measurements).
@@ -22,35 +23,41 @@ pub const MIN_MID: usize = 16;
 /// before every merge, and most words of the Indic scripts need half of [`MAX_SHORT`].
 const HALF: usize = MAX_SHORT / 2;
 
-/// A binary min-heap of `rank << 8 | position` keys in a fixed array of `CAP`: the lowest key
-/// is the lowest rank, leftmost among equals, which is the rule's next merge. Every slot at or
-/// past `len` holds `u64::MAX`, so the top of an empty heap is `u64::MAX` and a node's second
+/// A binary min-heap of `rank << SHIFT | position` keys in a fixed array (`S`: an array of
+/// `CAP` on the stack, or a `Vec` for the parts of [`ByteLevel::merge_heap_long`]): the lowest
+/// key is the lowest rank, leftmost among equals, which is the rule's next merge. Every slot at
+/// or past `len` holds `u64::MAX`, so the top of an empty heap is `u64::MAX` and a node's second
 /// child can be read without a bounds test. A pop moves the hole to the bottom choosing the
 /// smaller child without a branch on the comparison (std's `BinaryHeap` branches on it, and on
 /// merge keys that branch is a coin toss), then sifts the last key up from there: new keys of
 /// a merge usually rank above most others, so that sift is a step or two.
-struct StackHeap<const CAP: usize> {
-    keys: [u64; CAP],
+struct KeyHeap<S> {
+    keys: S,
     len: usize,
 }
 
+/// The heap of the merges on the stack.
+type StackHeap<const CAP: usize> = KeyHeap<[u64; CAP]>;
+
 impl<const CAP: usize> StackHeap<CAP> {
     fn new() -> Self {
-        StackHeap {
+        KeyHeap {
             keys: [u64::MAX; CAP],
             len: 0,
         }
     }
+}
 
+impl<S: AsRef<[u64]> + AsMut<[u64]>> KeyHeap<S> {
     /// The lowest key, or `u64::MAX` when empty.
     #[inline(always)]
     fn top(&self) -> u64 {
-        self.keys[0]
+        self.keys.as_ref()[0]
     }
 
     #[inline(always)]
     fn push(&mut self, key: u64) {
-        let h = &mut self.keys;
+        let h = self.keys.as_mut();
         let mut hole = self.len;
         self.len += 1;
         while hole > 0 {
@@ -67,7 +74,7 @@ impl<const CAP: usize> StackHeap<CAP> {
     /// Remove the top key (the heap is not empty).
     #[inline(always)]
     fn pop(&mut self) {
-        let h = &mut self.keys;
+        let h = self.keys.as_mut();
         self.len -= 1;
         let n = self.len;
         let last = h[n];
@@ -194,6 +201,94 @@ impl ByteLevel {
             units.push(id[i]);
             i = usize::from(next[i]);
         }
+    }
+
+    /// The units of `piece` (2 bytes or more, ranks rule) after every merge, appended to
+    /// `units`, by [`Self::merge_stack`]'s heap with its arrays in memory and positions of 32
+    /// bits: for the parts of long pieces too long for the stack and short enough for the heap
+    /// to beat [`Self::merge_sweep`] (up to [`MAX_LONG_HEAP`](super::ranks::MAX_LONG_HEAP) bytes). Every byte starts as a
+    /// part, as in the sweep. Memory that cannot be had is an error.
+    #[inline(never)]
+    pub(super) fn merge_heap_long(
+        &self,
+        piece: &[u8],
+        units: &mut Vec<u32>,
+    ) -> Result<(), NoMemory> {
+        let n = piece.len();
+        debug_assert!(n >= 2 && n < u32::MAX as usize);
+        // As in merge_stack, with u32 positions.
+        let mut next: Vec<u32> = memory::filled(0, n)?;
+        let mut prev: Vec<u32> = memory::filled(0, n)?;
+        let mut id: Vec<u32> = memory::filled(0, n)?;
+        let mut rank: Vec<u32> = memory::filled(NO_TOKEN, n)?;
+        let mut run: Vec<u64> = memory::filled(u64::MAX, n)?;
+        let mut heap = KeyHeap {
+            keys: memory::filled(u64::MAX, 2 * n)?,
+            len: 0,
+        };
+        let key = |r: u32, i: usize| (u64::from(r) << 32) | i as u64;
+        for (i, &b) in piece.iter().enumerate() {
+            next[i] = i as u32 + 1;
+            prev[i] = (i as u32).wrapping_sub(1);
+            id[i] = self.byte_units[usize::from(b)];
+        }
+        let mut run_len = 0;
+        for i in 0..n - 1 {
+            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
+            rank[i] = r;
+            if r != NO_TOKEN {
+                run[run_len] = key(r, i);
+                run_len += 1;
+            }
+        }
+        run[..run_len].sort_unstable(); // (run[run_len] stays u64::MAX: run_len < n)
+        let mut taken = 0;
+        loop {
+            let (next_run, top) = (run[taken], heap.top());
+            let k = if next_run < top {
+                taken += 1;
+                next_run
+            } else if top != u64::MAX {
+                heap.pop();
+                top
+            } else {
+                break;
+            };
+            let (r, at) = ((k >> 32) as u32, (k & 0xffff_ffff) as usize);
+            if rank[at] != r {
+                continue; // stale
+            }
+            let j = next[at] as usize;
+            let k = next[j] as usize;
+            id[at] = r;
+            next[at] = k as u32;
+            rank[j] = NO_TOKEN;
+            rank[at] = if k < n {
+                prev[k] = at as u32;
+                let r2 = self.rank_of(&piece[at..next[k] as usize]);
+                if r2 != NO_TOKEN {
+                    heap.push(key(r2, at));
+                }
+                r2
+            } else {
+                NO_TOKEN
+            };
+            if at > 0 {
+                let p = prev[at] as usize;
+                let r2 = self.rank_of(&piece[p..k]);
+                rank[p] = r2;
+                if r2 != NO_TOKEN {
+                    heap.push(key(r2, p));
+                }
+            }
+        }
+        memory::reserve(units, n)?;
+        let mut i = 0;
+        while i < n {
+            units.push(id[i]);
+            i = next[i] as usize;
+        }
+        Ok(())
     }
 }
 

@@ -5,9 +5,9 @@
 //! slice of the piece itself, so it can be looked up directly, without first fetching each
 //! part's bytes by id from a table of megabytes (what the general loop in [`crate::merge`],
 //! driven by ids, has to do). Pieces longer than [`MAX_SHORT`] bytes are cut where no token
-//! can span, and parts longer than that take the heap on the stack of [`super::mid`] (up to
-//! [`MAX_HEAP`] bytes) or buckets
-//! swept rank by rank, both by byte positions too; the short merge is O(n²) in the piece's
+//! can span, and parts longer than that take the heap of [`super::mid`] (on the stack up to
+//! [`MAX_HEAP`] bytes, in memory up to [`MAX_LONG_HEAP`]) or buckets swept rank by rank, all
+//! by byte positions too; the short merge is O(n²) in the piece's
 //! length, and fastest for words.
 //!
 //! The cuts of long pieces are in `cuts`, the parts a merge by byte positions starts from (and
@@ -39,6 +39,10 @@ pub const MIN_CUT: usize = 8;
 pub const MAX_HEAP: usize = 192;
 // The stack heap keeps byte positions in a u8.
 const _: () = assert!(MAX_HEAP < 256);
+/// Longest part merged with a heap in memory ([`ByteLevel::merge_heap_long`]); longer ones take
+/// rank buckets ([`ByteLevel::merge_sweep`]), whose linear passes cost less than the heap's pops
+/// once the heap outgrows the caches (docs/benchmarks.md: words of random letters and DNA).
+pub const MAX_LONG_HEAP: usize = 1 << 14;
 
 impl ByteLevel {
     /// The units of `piece` (at most [`MIN_MID`] bytes, ranks rule) after every merge, appended

@@ -118,7 +118,7 @@ fn equals_the_general_loop() {
         );
     }
     assert!(cut > 100 && whole > 100, "cut {cut}, whole {whole}");
-    // Each merger of whole parts alone, uncut, from 2 bytes up: the heap, and the sweep,
+    // Each merger of whole parts alone, uncut, from 2 bytes up: the heaps, and the sweep,
     // which stops and refiles its bucket where a merge makes a pair of its rank or lower
     // (here tokens rank below their parts).
     let mut next = testing::generator(0x0DDB_1A5E_5BAD_5EED);
@@ -128,9 +128,16 @@ fn equals_the_general_loop() {
         let piece: Vec<u8> = (0..len)
             .map(|_| alphabet[next(alphabet.len() as u64) as usize])
             .collect();
-        let (mut heap, mut sweep) = (Vec::new(), Vec::new());
+        let (mut heap, mut sweep, mut long) = (Vec::new(), Vec::new(), Vec::new());
         tok.merge_sweep(&piece, &mut sweep).unwrap();
+        tok.merge_heap_long(&piece, &mut long).unwrap();
         let expected = general(&piece);
+        assert_eq!(
+            long,
+            expected,
+            "long heap {:?}",
+            String::from_utf8_lossy(&piece)
+        );
         if piece.len() <= MAX_HEAP {
             // (the heap's arrays are sized for the parts it is given)
             tok.merge_heap(&piece, &mut heap);
@@ -142,6 +149,13 @@ fn equals_the_general_loop() {
             "sweep {:?}",
             String::from_utf8_lossy(&piece)
         );
+    }
+    // Whole pieces on either side of the length where the heap in memory gives way to the sweep.
+    for len in [MAX_HEAP, MAX_HEAP + 1, MAX_LONG_HEAP, MAX_LONG_HEAP + 1] {
+        let piece: Vec<u8> = (0..len).map(|_| b"abczde"[next(6) as usize]).collect();
+        let mut plain = Vec::new();
+        tok.merge_plain(&piece, &mut plain);
+        assert_eq!(plain, general(&piece), "{len} bytes");
     }
     // The short scan, and the heap on the stack (`mid`) from two bytes up.
     let alphabet = b"abcz";
