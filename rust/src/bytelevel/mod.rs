@@ -187,9 +187,7 @@ impl ByteLevel {
             Rule::Ranks if bytes.len() <= mid::MIN_MID => self.merge_short(bytes, units),
             Rule::Ranks if bytes.len() <= ranks::MAX_SHORT => self.merge_mid(bytes, units),
             Rule::Ranks if bytes.len() <= ranks::MAX_HEAP => self.merge_heap(bytes, units),
-            Rule::Ranks if bytes.len() <= ranks::MAX_LONG_HEAP => {
-                return self.merge_heap_long(bytes, units)
-            }
+            Rule::Ranks if Self::suits_heap(bytes) => return self.merge_heap_long(bytes, units),
             Rule::Ranks => return self.merge_sweep(bytes, units),
             Rule::Merges(table) => {
                 memory::reserve(units, bytes.len())?;

@@ -41,10 +41,36 @@ pub const MAX_HEAP: usize = 192;
 const _: () = assert!(MAX_HEAP < 256);
 /// Longest part merged with a heap in memory ([`ByteLevel::merge_heap_long`]); longer ones take
 /// rank buckets ([`ByteLevel::merge_sweep`]), whose linear passes cost less than the heap's pops
-/// once the heap outgrows the caches (docs/benchmarks.md: words of random letters and DNA).
+/// once the heap outgrows the caches, and so do parts of few distinct byte pairs, where ranks
+/// repeat and each bucket is a long run taken in one pass (see [`ByteLevel::suits_heap`];
+/// docs/benchmarks.md: words of random letters, DNA, a short string repeated).
 pub const MAX_LONG_HEAP: usize = 1 << 14;
+/// Longest part of fewer than [`MANY_PAIRS`] distinct byte pairs (and at least [`FEW_PAIRS`])
+/// merged with the heap in memory.
+const MAX_FEW_HEAP: usize = 1 << 12;
+/// Distinct byte pairs a part needs for the heap in memory up to [`MAX_LONG_HEAP`] bytes.
+const MANY_PAIRS: u32 = 32;
+/// Distinct byte pairs a part needs for the heap in memory at all.
+const FEW_PAIRS: u32 = 12;
 
 impl ByteLevel {
+    /// Whether a part of more than [`MAX_HEAP`] bytes is merged by the heap in memory rather
+    /// than the rank buckets: by its length and about how many distinct byte pairs it holds (a
+    /// cheap measure of how many ranks its merges have: the buckets win where few ranks repeat,
+    /// as in a short string repeated; pairs are counted in 1,024 slots, so two may share one).
+    pub(super) fn suits_heap(part: &[u8]) -> bool {
+        if part.len() > MAX_LONG_HEAP {
+            return false;
+        }
+        let mut seen = [0u64; 16];
+        for w in part.windows(2) {
+            let slot = (usize::from(w[0]) * 31 + usize::from(w[1])) & 1023;
+            seen[slot >> 6] |= 1 << (slot & 63);
+        }
+        let distinct: u32 = seen.iter().map(|w| w.count_ones()).sum();
+        distinct >= MANY_PAIRS || (distinct >= FEW_PAIRS && part.len() <= MAX_FEW_HEAP)
+    }
+
     /// The units of `piece` (at most [`MIN_MID`] bytes, ranks rule) after every merge, appended
     /// to `units`: token ids, or pseudo ids of bytes left without a token. (Its arrays are sized
     /// for the pieces it is given: a cold English word is a few bytes, and arrays for 64

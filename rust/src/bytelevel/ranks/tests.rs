@@ -150,12 +150,17 @@ fn equals_the_general_loop() {
             String::from_utf8_lossy(&piece)
         );
     }
-    // Whole pieces on either side of the length where the heap in memory gives way to the sweep.
-    for len in [MAX_HEAP, MAX_HEAP + 1, MAX_LONG_HEAP, MAX_LONG_HEAP + 1] {
-        let piece: Vec<u8> = (0..len).map(|_| b"abczde"[next(6) as usize]).collect();
-        let mut plain = Vec::new();
-        tok.merge_plain(&piece, &mut plain);
-        assert_eq!(plain, general(&piece), "{len} bytes");
+    // Whole pieces on either side of the lengths where the heap in memory gives way to the
+    // sweep, of many byte pairs and of few.
+    for alphabet in [b"abczde".as_slice(), b"ab"] {
+        for len in [MAX_HEAP, MAX_HEAP + 1, MAX_LONG_HEAP, MAX_LONG_HEAP + 1] {
+            let piece: Vec<u8> = (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            let mut plain = Vec::new();
+            tok.merge_plain(&piece, &mut plain);
+            assert_eq!(plain, general(&piece), "{len} bytes");
+        }
     }
     // The short scan, and the heap on the stack (`mid`) from two bytes up.
     let alphabet = b"abcz";
@@ -190,4 +195,24 @@ fn equals_the_general_loop() {
             .collect();
         check(&piece);
     }
+}
+
+/// The heap in memory takes parts of many distinct byte pairs up to its limit, of a dozen or so
+/// up to a shorter one, and leaves a short string repeated to the rank buckets.
+#[test]
+fn the_heap_in_memory_takes_parts_of_many_byte_pairs() {
+    let mut next = testing::generator(0xB1_7E5);
+    let mut random = |alphabet: &[u8], len: usize| -> Vec<u8> {
+        (0..len)
+            .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+            .collect()
+    };
+    let letters = b"abcdefghij";
+    assert!(ByteLevel::suits_heap(&random(letters, 300)));
+    assert!(ByteLevel::suits_heap(&random(letters, MAX_LONG_HEAP)));
+    assert!(!ByteLevel::suits_heap(&random(letters, MAX_LONG_HEAP + 1)));
+    assert!(ByteLevel::suits_heap(&random(b"ACGT", MAX_FEW_HEAP)));
+    assert!(!ByteLevel::suits_heap(&random(b"ACGT", MAX_FEW_HEAP + 1)));
+    assert!(!ByteLevel::suits_heap(&b" abc".repeat(500)));
+    assert!(!ByteLevel::suits_heap(&b"ab".repeat(500)));
 }
