@@ -528,6 +528,70 @@ def test_a_flag_that_is_no_boolean_is_refused_as_hf_refuses_it(tmp_path, edit):
         ByteBPE.from_hf(tmp_path / "t.json")
 
 
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d.update(version=7), r"version must be '1.0', not 7"),
+    (lambda d: d.update(version="x"), r"version must be '1.0', not 'x'"),
+    (lambda d: d.update(added_tokens={}), r"added_tokens must be a list, not \{\}"),
+    (lambda d: d.update(added_tokens=None), r"added_tokens must be a list, not None"),
+    (lambda d: d.update(truncation="x"), r"truncation must be an object or null"),
+    (lambda d: d.update(padding=7), r"padding must be an object or null"),
+    (lambda d: d["model"].update(unk_token={}), r"model.unk_token must be a string or null"),
+    (lambda d: d["decoder"].pop("trim_offsets"), r"decoder ByteLevel: trim_offsets is missing"),
+    (lambda d: d["decoder"].update(use_regex=None), r"decoder ByteLevel: use_regex must be true or false"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][-1].pop("add_prefix_space"),
+     r"pre_tokenizer ByteLevel: add_prefix_space is missing"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][-1].update(trim_offsets=[]),
+     r"pre_tokenizer ByteLevel: trim_offsets must be true or false"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0].pop("invert"), r"pre_tokenizer Split: invert is missing"),
+])
+def test_fields_hf_refuses_by_their_type_are_refused_though_bytebpe_does_not_read_them(trained, tmp_path, change,
+                                                                                       message):
+    """Loaded, such a file would encode while HF tokenizers (and transformers, which reads it)
+    cannot load it; HF's own refusal is the oracle."""
+    from tokenizers import Tokenizer
+
+    path = _hf(trained, tmp_path, change)
+    with pytest.raises(Exception):  # noqa: B017 (HF raises an Exception of its own)
+        Tokenizer.from_file(str(path))
+    with pytest.raises(VocabError, match=r"tokenizer.json: " + message):
+        ByteBPE.from_hf(path)
+
+
+@pytest.mark.parametrize("where", ["added_tokens", "name", "pretokenizer", "special_tokens"])
+def test_a_lone_surrogate_in_a_saved_byte_level_file_is_named(trained, tmp_path, where):
+    """A lone surrogate (a JSON escape) in a name or a token is refused where the file is read, naming
+    the field: read in, it failed later, where the string was printed or handed to the core."""
+    directory = _copy(trained, tmp_path / "d", manifest=False)
+    if where == "added_tokens":  # tokenizer.json: HF refuses such a file too
+        data = json.loads((trained / "tokenizer.json").read_text(encoding="utf-8"))
+        data["added_tokens"][0]["content"] = "\ud800"
+        path = tmp_path / "tokenizer.json"
+        path.write_text(json.dumps(data), encoding="utf-8")  # (ensure_ascii: the escape)
+        with pytest.raises(VocabError, match=r"tokenizer.json: added_tokens\[0\]: content '\\ud800' holds a lone"):
+            ByteBPE.from_hf(path)
+        return
+    config = json.loads((directory / "bytelevel.json").read_text())
+    if where == "special_tokens":
+        config["special_tokens"]["x\udfff"] = max(config["special_tokens"].values()) + 1
+        expected = r"a key of 'special_tokens' holds a lone surrogate \('x\\udfff'\)"
+    elif where == "pretokenizer":
+        config["pretokenizer"]["name"] = "\ud800"
+        expected = r"'pretokenizer'\['name'\] holds a lone surrogate"
+    else:
+        config["name"] = "a\ud800"
+        expected = r"'name' holds a lone surrogate \('a\\ud800'\)"
+    (directory / "bytelevel.json").write_text(json.dumps(config))  # (ensure_ascii: the escape)
+    with pytest.raises(VocabError, match=r"bytelevel.json: " + expected):
+        ByteBPE.load(directory)
+    proc = run_wwho("inspect", str(directory))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_lone_surrogate_in_a_token_given_to_bytebpe_is_shown_escaped():
+    with pytest.raises(VocabError, match=r"special_tokens: the token '\\ud800' holds a lone surrogate"):
+        ByteBPE({bytes([b]): b for b in range(256)}, special_tokens={"\ud800": 300})
+
+
 def test_an_added_token_that_is_a_base_byte_loads_as_hf_reads_it(tmp_path):
     # An added token "a" that is also a byte token of the vocabulary: it was dropped from the
     # ranks (no merge makes a one-byte token), and the first merge ('a' + 'n') then named a token

@@ -48,6 +48,13 @@ def test_parse_json_refuses_duplicate_keys_and_deep_nesting():
     with pytest.raises(VocabError, match=r"f.json: not UTF-8 \(byte offset 1\)"):
         parse_json(b'"\xff"', source="f.json", error=VocabError)
     assert parse_json(b'{"a": "\\ud800"}', source="f.json") == {"a": "\ud800"}
+    # refused where asked, naming where the string is; a pair of escapes is one character
+    for raw, where in ((b'{"a": ["x", {"b": "\\udfff"}]}', r"'a'\[1\]\['b'\]"), (b'"\\ud800"', "the value"),
+                       (b'{"k": {"\\ud800": 1}}', "a key of 'k'")):
+        with pytest.raises(VocabError, match=rf"f.json: {where} holds a lone surrogate"):
+            parse_json(raw, source="f.json", error=VocabError, surrogates=False)
+    assert parse_json(b'{"e": "\\ud83d\\ude00", "f": "\\\\ud800"}', source="f.json", surrogates=False) == {
+        "e": "\U0001F600", "f": "\\ud800"}
     # More digits than Python turns into an int (its limit, 4,300 by default): json's ValueError.
     with pytest.raises(VocabError, match="f.json: a number in the JSON is too long to be read at line 2, "
                                          "column 13, of 5,001 digits"):

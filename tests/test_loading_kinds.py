@@ -125,6 +125,28 @@ def test_a_hugging_face_folder_loads_from_its_tokenizer_json(tmp_path):
         SGPETokenizer.load(folder)  # names what the folder is
 
 
+@pytest.mark.parametrize("broken", [{}, "no vocab key"])
+def test_an_sgpe_directory_whose_vocab_json_is_broken_is_not_read_as_its_tokenizer_json(tmp_path, broken):
+    """Without a manifest, a vocab.json emptied or without its "vocab" key made the directory look
+    like a Hugging Face folder: the tokenizer.json beside it loaded in silence."""
+    from wwho.loading import load_tokenizer
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ශ්‍රී ලංකාව ශ්‍රී ලංකා\n" * 50, encoding="utf-8")
+    tok = SGPETokenizer.train(corpus, vocab_size=280, progress=False, superword_share=0)
+    tok.save(tmp_path / "s")
+    (tmp_path / "s" / "wwho-manifest.json").unlink(missing_ok=True)
+    assert (tmp_path / "s" / "tokenizer.json").is_file()
+    data = json.loads((tmp_path / "s" / "vocab.json").read_text(encoding="utf-8"))
+    data = {} if broken == {} else {k: v for k, v in data.items() if k != "vocab"}
+    (tmp_path / "s" / "vocab.json").write_text(json.dumps(data), encoding="utf-8")
+    for load in (load_tokenizer, SGPETokenizer.load):
+        with pytest.raises(VocabError, match=r"vocab.json: missing key 'vocab'"):
+            load(tmp_path / "s")
+    proc = run_wwho("inspect", str(tmp_path / "s"))
+    assert proc.returncode == 2 and "missing key 'vocab'" in proc.stderr
+
+
 def test_another_tools_tokenizer_json_takes_the_decode_options_of_every_kind(tmp_path):
     """``decode_batch(..., num_threads=2)`` is taken, and a flag that is no bool is WrongTypeError, as
     every other kind raises, not HF's TokenizerError."""

@@ -417,7 +417,7 @@ def test_wrong_ranks_file_is_a_clear_error(meta, tmp_path):
     ({"sgpe_vocab_size": 10, "vocab_size": O200K_N_VOCAB + 10}, "sgpe_vocab_size"),
     ({"tiktoken_encoding": "no_such_encoding"}, "no_such_encoding"),
     # A lone surrogate as the file name was a UnicodeEncodeError traceback from os.stat
-    ({"sgpe_vocab": "\ud800"}, "'sgpe_vocab' must be a file name in the same directory"),
+    ({"sgpe_vocab": "\ud800"}, "'sgpe_vocab' holds a lone surrogate"),
     # Loaded silently: a vocabulary of another script (the router would send other text to SGPE),
     # and values of the wrong kind (True == 1, 1.0 == 1)
     ({"sgpe_script": "devanagari"}, "'sgpe_script' is 'devanagari' but .*vocab.json is a 'mixed' vocabulary"),
@@ -729,6 +729,24 @@ def test_an_encoding_its_name_does_not_tell_is_saved_with_its_specials(sgpe, o20
     if name == "o200k_im":  # its ranks are found only where a file is given
         with pytest.raises(VocabError, match="'o200k_im' is no encoding wwho finds by name.*tiktoken_file=PATH"):
             MetaTokenizer.load(tmp_path / "m")
+
+
+@pytest.mark.parametrize("tiktoken_file", [None, O200K_FILE])
+def test_a_lone_surrogate_in_the_encoding_name_is_named(meta, tmp_path, monkeypatch, tiktoken_file):
+    """Read in, the name made an environment variable's name, and os.environ raised
+    UnicodeEncodeError from deep inside the loader (the CLI printed a traceback)."""
+    from conftest import run_wwho
+
+    meta.save(tmp_path / "m")
+    (tmp_path / "m" / "wwho-manifest.json").unlink()  # a directory edited by hand
+    config = json.loads((tmp_path / "m" / "meta_config.json").read_text(encoding="utf-8"))
+    config["tiktoken_encoding"] = "o200k\ud800"
+    (tmp_path / "m" / "meta_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(VocabError, match=r"meta_config.json: 'tiktoken_encoding' holds a lone surrogate "
+                                         r"\('o200k\\ud800'\)"):
+        MetaTokenizer.load(tmp_path / "m", tiktoken_file=tiktoken_file)
+    proc = run_wwho("inspect", str(tmp_path / "m"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "lone surrogate" in proc.stderr
 
 
 def test_an_encoding_as_tiktoken_ships_it_keeps_a_version_1_config(meta, tmp_path):

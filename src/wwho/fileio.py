@@ -287,26 +287,31 @@ def drop_kept() -> None:
         kept.clear()
 
 
-def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoError, keep: bool = False) -> Any:
+def parse_json(data: bytes | str, *, source: str, error: type[WwhoError] = WwhoError, keep: bool = False,
+               surrogates: bool = True) -> Any:
     """Parse UTF-8 JSON; a syntax error, a duplicate key or too deep nesting raises ``error``.
     ``keep``: inside :func:`parsing_once`, the value is handed to the next parse of the same bytes
-    (which must not change it: both get one object)."""
+    (which must not change it: both get one object). ``surrogates=False``: a string holding a lone
+    surrogate (an escape such as ``\\ud800``) raises ``error`` naming where it is; by default such
+    strings are read (:func:`json_bytes` writes them, for bytes that are no UTF-8)."""
     kept = _kept_here()
     if kept and isinstance(data, bytes) and kept[0][0] == data:
         value = kept[0][1]
         if not keep:  # (a kind told twice keeps it for the loader still)
             kept.clear()
-        return value
-    value = _parse_json(data, source=source, error=error)
-    if keep and kept is not None and isinstance(data, bytes):
-        kept[:] = [(data, value)]
+    else:
+        value = _parse_json(data, source=source, error=error)
+        if keep and kept is not None and isinstance(data, bytes):
+            kept[:] = [(data, value)]
+    if not surrogates and _SURROGATE_ESCAPE.search(data if isinstance(data, str) else data.decode("utf-8")):
+        _refuse_lone_surrogates(value, source=source, error=error)  # (UTF-8 itself cannot hold one)
     return value
 
 
 def _parse_json(data: bytes | str, *, source: str, error: type[WwhoError]) -> Any:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        return json.loads(text, object_pairs_hook=unique_keys)
+        value = json.loads(text, object_pairs_hook=unique_keys)
     except UnicodeDecodeError as exc:
         raise error(f"{source}: not UTF-8 (byte offset {exc.start})") from None
     except json.JSONDecodeError as exc:
@@ -324,6 +329,41 @@ def _parse_json(data: bytes | str, *, source: str, error: type[WwhoError]) -> An
         found = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
         where = f" at {_line_column(text, found.start())}, of {len(found.group()):,} digits" if found else ""
         raise error(f"{source}: a number in the JSON is too long to be read{where}") from None
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (which UTF-8 cannot encode)."""
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+def _refuse_lone_surrogates(value: Any, *, source: str, error: type[WwhoError]) -> None:
+    """Raise ``error`` naming where in ``value`` (parsed JSON) a string holds a lone surrogate: it is
+    no character, and one read into a name or a token would fail later, far from the file, wherever
+    the string is encoded or printed."""
+    lone = lone_surrogate
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if lone(item):
+                raise error(f"{source}: {where or 'the value'} holds a lone surrogate ({brief(item, 80)}), "
+                            "which is no character")
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if lone(key):
+                    raise error(f"{source}: a key{' of ' + where if where else ''} holds a lone surrogate "
+                                f"({brief(key, 80)}), which is no character")
+                stack.append((inner, f"{where}[{brief(key, 60)}]" if where else brief(key, 60)))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{where}[{i}]") for i, inner in enumerate(item))
 
 
 def read_json(path: str | Path, *, error: type[WwhoError] = WwhoError, what: str = "file") -> Any:

@@ -10,6 +10,7 @@ kind without an import cycle through :mod:`wwho.loading`, which does the loading
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -119,13 +120,16 @@ def _check_one_kind(directory: Path) -> None:
 def _hub_folder(directory: Path) -> bool:
     """Whether ``directory`` is a Hugging Face tokenizer folder (gpt2, roberta and Qwen2 ship
     ``tokenizer.json`` beside a ``vocab.json`` of token -> id and ``merges.txt``), not a wwho save:
-    no manifest of wwho's, a ``tokenizer.json``, and a ``vocab.json`` that is no SGPE vocabulary."""
+    no manifest of wwho's, a ``tokenizer.json``, and a ``vocab.json`` of token -> id."""
     from wwho.manifest import MANIFEST
 
     if os.path.lexists(directory / MANIFEST) or not os.path.isfile(directory / "tokenizer.json"):
         return False
     data = _read_json(directory / "vocab.json")
-    return isinstance(data, dict) and "vocab" not in data
+    # (a hub's vocab.json maps tokens to ids; an SGPE vocab.json that lost its "vocab" key, or was
+    # emptied, is broken, and its loader says so, rather than the tokenizer.json beside it loading)
+    return (isinstance(data, dict) and bool(data) and "vocab" not in data
+            and all(type(i) is int for i in itertools.islice(data.values(), 1000)))
 
 
 def _head(path: Path) -> bytes:

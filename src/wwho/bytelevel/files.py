@@ -346,7 +346,7 @@ def load(path: str | Path) -> ByteLevelModel:
     check_saved_size(config_path)
     raw = read_file(config_path)
     check_saved(config_path.parent, {config_path.name: raw})  # and the other files, against the manifest
-    config = parse_json(raw, source=str(config_path), error=VocabError)
+    config = parse_json(raw, source=str(config_path), error=VocabError, surrogates=False)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise VocabError(f"{config_path}: not a wwho byte-level tokenizer (format is not {FORMAT!r})")
     if type(config.get("version")) is not int or config["version"] != FORMAT_VERSION:  # (true == 1.0 == 1)

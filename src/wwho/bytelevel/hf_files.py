@@ -31,7 +31,7 @@ from wwho.bytelevel.pretokenize import (
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id
 from wwho.errors import VocabError, WwhoWarning, brief
-from wwho.fileio import json_bytes, parse_json, read_bytes
+from wwho.fileio import json_bytes, lone_surrogate, parse_json, read_bytes
 from wwho.manifest import check_saved
 from wwho.notices import warn
 from wwho.savedir import save_files
@@ -261,9 +261,48 @@ def from_hf(path: str | Path) -> ByteLevelModel:
         raise
 
 
+def _check_hf_types(data: Any, path: Path) -> None:
+    """Refuse a ``tokenizer.json`` whose fields outside the model HF ``tokenizers`` would refuse by
+    their type (or absence), though ByteBPE itself does not read them: loaded here, the file would
+    encode while HF, and the transformers that reads it, cannot load it."""
+    if not isinstance(data, dict):
+        return  # (the model's checks say what is wrong)
+
+    def refuse(key: str, should: str, value: Any) -> None:
+        raise VocabError(f"{path}: {key} must be {should}, not {brief(value)} (HF tokenizers refuses it too)")
+
+    if "version" in data and data["version"] != "1.0":
+        refuse("version", "'1.0'", data["version"])
+    if "added_tokens" in data and not isinstance(data["added_tokens"], list):
+        refuse("added_tokens", "a list", data["added_tokens"])
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            refuse(key, "an object or null", data[key])
+    model = data.get("model")
+    if isinstance(model, dict) and model.get("unk_token") is not None and not isinstance(model["unk_token"], str):
+        refuse("model.unk_token", "a string or null", model["unk_token"])
+    flags = {"ByteLevel": (("add_prefix_space", True), ("trim_offsets", True), ("use_regex", False)),
+             "Split": (("invert", True),)}
+    for part in ("pre_tokenizer", "decoder"):
+        spec = data.get(part)
+        steps = [spec]
+        if isinstance(spec, dict) and spec.get("type") == "Sequence":
+            steps = spec.get("pretokenizers" if part == "pre_tokenizer" else "decoders") or []
+        for step in steps if isinstance(steps, list) else []:
+            if not isinstance(step, dict):
+                continue
+            for key, needed in flags.get(step.get("type"), ()):
+                if key not in step and needed:
+                    raise VocabError(f"{path}: {part} {step['type']}: {key} is missing, which HF tokenizers "
+                                     "needs")
+                if key in step and not isinstance(step[key], bool):
+                    refuse(f"{part} {step['type']}: {key}", "true or false", step[key])
+
+
 def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
     """:func:`from_hf` of the file's parsed JSON."""
     where = str(path)
+    _check_hf_types(data, path)
     try:
         model = data["model"]
         if model.get("type", "BPE") != "BPE":
@@ -293,6 +332,9 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
                                    "does not run")
             if not isinstance(text, str) or not text:
                 raise VocabError(f"{path}: added_tokens[{n}]: content must be a non-empty string")
+            if not text.isascii() and lone_surrogate(text):
+                raise VocabError(f"{path}: added_tokens[{n}]: content {brief(text)} holds a lone surrogate, "
+                                 "which is no character")
             table = special if entry.get("special") else added
             if text in special or text in added:
                 raise VocabError(f"{path}: added_tokens[{n}]: {brief(text)} is listed twice")

@@ -158,7 +158,7 @@ def read_meta_config(path: str | os.PathLike) -> dict[str, Any]:
     check_saved_size(path)
     raw = read_bytes(path, error=VocabError, what=f"file (a meta tokenizer directory has {CONFIG_FILE})")
     check_saved(path.parent, {path.name: raw})
-    data = parse_json(raw, source=str(path), error=VocabError)
+    data = parse_json(raw, source=str(path), error=VocabError, surrogates=False)
     if not isinstance(data, dict):
         raise VocabError(f"{path}: a {CONFIG_FILE} is a JSON object")
     if data.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:

@@ -110,20 +110,23 @@ impl ByteLevel {
             })?;
             extra_items.push((id, bytes));
         }
-        let str_of = |s: &Bound<'_, PyString>| -> PyResult<String> {
+        // (the token's repr: its own text would print the surrogate as replacement characters)
+        let str_of = |what: &str, s: &Bound<'_, PyString>| -> PyResult<String> {
             s.to_str().map(str::to_string).map_err(|_| {
+                let shown = s.repr().map(|r| r.to_string()).unwrap_or_default();
+                let shown: String = shown.chars().take(80).collect();
                 CoreVocabError::new_err(format!(
-                    "token {s} is not valid Unicode (a lone surrogate?)"
+                    "{what}: the token {shown} holds a lone surrogate, which no token can"
                 ))
             })
         };
         let special_owned: Vec<(String, u32)> = special_items
             .iter()
-            .map(|(s, i)| Ok((str_of(s)?, *i)))
+            .map(|(s, i)| Ok((str_of("special_tokens", s)?, *i)))
             .collect::<PyResult<_>>()?;
         let added_owned: Vec<(String, u32)> = added_items
             .iter()
-            .map(|(s, i)| Ok((str_of(s)?, *i)))
+            .map(|(s, i)| Ok((str_of("added_tokens", s)?, *i)))
             .collect::<PyResult<_>>()?;
         let model = Model {
             ranks: rank_items.iter().map(|(b, i)| (b.as_bytes(), *i)).collect(),
