@@ -945,6 +945,8 @@ def test_from_hf_rejects_unsupported(tmp_path):
         ({**base, "model": {"type": "WordPiece", "vocab": {}}}, "not BPE"),
         ({**base, "normalizer": {"type": "NFC"}}, "normalizer"),
         ({**base, "pre_tokenizer": {"type": "Whitespace"}}, "not supported"),
+        ({**base, "pre_tokenizer": {"type": ["ByteLevel"]}}, "not supported"),  # (a TypeError once)
+        ({**base, "decoder": {"type": {}}}, "not ByteLevel"),
         ({**base, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Isolated"}},
          "no ByteLevel"),
         ({"pre_tokenizer": None}, "the entry 'model' is missing"),

@@ -557,12 +557,11 @@ def test_fields_hf_refuses_by_their_type_are_refused_though_bytebpe_does_not_rea
         ByteBPE.from_hf(path)
 
 
-@pytest.mark.parametrize("where", ["added_tokens", "name", "pretokenizer", "special_tokens"])
-def test_a_lone_surrogate_in_a_saved_byte_level_file_is_named(trained, tmp_path, where):
-    """A lone surrogate (a JSON escape) in a name or a token is refused where the file is read, naming
-    the field: read in, it failed later, where the string was printed or handed to the core."""
-    directory = _copy(trained, tmp_path / "d", manifest=False)
-    if where == "added_tokens":  # tokenizer.json: HF refuses such a file too
+@pytest.mark.parametrize("where", ["added_tokens", "special_tokens", "hf"])
+def test_a_lone_surrogate_in_a_saved_token_is_named(trained, tmp_path, where):
+    """A lone surrogate (a JSON escape) in a token is refused where the file is read, naming the
+    field: the core refused it with replacement characters for the token and no file."""
+    if where == "hf":  # tokenizer.json: HF refuses such a file too
         data = json.loads((trained / "tokenizer.json").read_text(encoding="utf-8"))
         data["added_tokens"][0]["content"] = "\ud800"
         path = tmp_path / "tokenizer.json"
@@ -570,25 +569,37 @@ def test_a_lone_surrogate_in_a_saved_byte_level_file_is_named(trained, tmp_path,
         with pytest.raises(VocabError, match=r"tokenizer.json: added_tokens\[0\]: content '\\ud800' holds a lone"):
             ByteBPE.from_hf(path)
         return
+    directory = _copy(trained, tmp_path / "d", manifest=False)
     config = json.loads((directory / "bytelevel.json").read_text())
-    if where == "special_tokens":
-        config["special_tokens"]["x\udfff"] = max(config["special_tokens"].values()) + 1
-        expected = r"a key of 'special_tokens' holds a lone surrogate \('x\\udfff'\)"
-    elif where == "pretokenizer":
-        config["pretokenizer"]["name"] = "\ud800"
-        expected = r"'pretokenizer'\['name'\] holds a lone surrogate"
-    else:
-        config["name"] = "a\ud800"
-        expected = r"'name' holds a lone surrogate \('a\\ud800'\)"
+    config[where]["x\udfff"] = 600
     (directory / "bytelevel.json").write_text(json.dumps(config))  # (ensure_ascii: the escape)
-    with pytest.raises(VocabError, match=r"bytelevel.json: " + expected):
+    with pytest.raises(VocabError, match=rf"bytelevel.json: {where} entry 'x\\udfff' holds a lone surrogate"):
         ByteBPE.load(directory)
     proc = run_wwho("inspect", str(directory))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
 
 
+def test_a_name_from_a_file_name_of_no_utf8_saves_and_loads(tmp_path):
+    """A tokenizer named after a file whose name is no UTF-8 (Python keeps its bytes as lone
+    surrogates) is named with U+FFFD instead: its saved bytelevel.json loads back, and `wwho
+    inspect` prints it; a name holding a lone surrogate in a file saved before loads too."""
+    ranks = tmp_path / os.fsdecode(b"r\xff.tiktoken")
+    ranks.write_bytes(b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256)))
+    tok = ByteBPE.from_tiktoken(ranks, pattern="gpt2")
+    assert tok.name == "r\ufffd"
+    tok.save(tmp_path / "d")
+    assert ByteBPE.load(tmp_path / "d").name == "r\ufffd"
+    (tmp_path / "d" / "wwho-manifest.json").unlink()
+    config = json.loads((tmp_path / "d" / "bytelevel.json").read_text())
+    config["name"] = "r\udcff"
+    (tmp_path / "d" / "bytelevel.json").write_text(json.dumps(config))
+    assert ByteBPE.load(tmp_path / "d").name == "r\udcff"
+    proc = run_wwho("inspect", str(tmp_path / "d"))
+    assert proc.returncode == 0 and "byte-level BPE r<0xED><0xB3><0xBF>" in proc.stdout, proc.stderr
+
+
 def test_a_lone_surrogate_in_a_token_given_to_bytebpe_is_shown_escaped():
-    with pytest.raises(VocabError, match=r"special_tokens: the token '\\ud800' holds a lone surrogate"):
+    with pytest.raises(VocabError, match=r"special_tokens: the token '\\ud800' holds a lone surrogate, which is no character"):
         ByteBPE({bytes([b]): b for b in range(256)}, special_tokens={"\ud800": 300})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
 import pytest
 from conftest import DATA, O200K_FILE
@@ -43,6 +44,25 @@ def test_inspect_cuts_a_regex_of_thousands_of_characters(tmp_path, capsys):
     shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("    (?:word0|")]
     assert len(shown) == 1 and len(shown[0]) < 300
     assert shown[0].endswith(f"... ({len(long):,} characters; the tokenizer's file holds it whole)")
+
+
+def test_inspect_shows_control_characters_of_names_and_special_tokens_escaped(tmp_path, capsys):
+    """A GGUF's or a saved file's name and special tokens are printed by ``wwho inspect``: a NUL or
+    an escape sequence in them went to the terminal as it was (one could clear the screen)."""
+    from wwho.bytelevel import ByteBPE
+    from wwho.sgpe import SGPETokenizer
+
+    tok = ByteBPE({bytes([b]): b for b in range(256)}, special_tokens={"<a\0\x1b[31m>": 300}, name="x\x1b[2Jy")
+    tok.save(tmp_path / "tok")
+    assert main(["inspect", str(tmp_path / "tok")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\0" not in out
+    assert "byte-level BPE x<0x1B>[2Jy" in out and "<a<0x00><0x1B>[31m>=300" in out
+    sample = Path(__file__).resolve().parents[1] / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(sample.read_text(encoding="utf-8")[:20_000], encoding="utf-8")
+    sgpe = SGPETokenizer.train(corpus, vocab_size=400, special_tokens=["<s\x07>"], progress=False, superword_share=0)
+    assert "<s<0x07>>" in sgpe.describe() and "\x07" not in sgpe.describe()
 
 
 def test_inspect_a_tokenizer_json_of_another_model_shows_its_merges_and_tokens(tmp_path, capsys):

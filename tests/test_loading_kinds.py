@@ -109,12 +109,14 @@ def test_a_hugging_face_folder_loads_from_its_tokenizer_json(tmp_path):
     hf = Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = decoders.ByteLevel()
-    hf.train_from_iterator(["hello world, hello there"] * 50,
+    hf.train_from_iterator(["hello world, hello there", "vocab"] * 50,
                            trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     folder = tmp_path / "hub"
     folder.mkdir()
     hf.save(str(folder / "tokenizer.json"))
     hf.model.save(str(folder))  # vocab.json and merges.txt
+    # a token "vocab" (Qwen2's and Llama 3's vocabularies have one) does not make it an SGPE file
+    assert "vocab" in json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
     assert detect_kind(folder) == detect_kind(folder / "tokenizer.json")
     text = "hello world, hello there!"
     assert load_tokenizer(folder).encode(text) == hf.encode(text).ids

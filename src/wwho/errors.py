@@ -146,6 +146,12 @@ def holds_surrogate(text: str) -> bool:
     return not text.isascii() and _SURROGATE.search(text) is not None
 
 
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD: for a name taken from a file name whose
+    bytes are no UTF-8 (a label, which a saved file must be able to hold and read back)."""
+    return _SURROGATE.sub("\ufffd", text) if holds_surrogate(text) else text
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Characters that would break a one-line message or a table row, or cannot be written as UTF-8:
 #: control characters, line and paragraph separators, lone surrogates.

@@ -335,20 +335,12 @@ def _parse_json(data: bytes | str, *, source: str, error: type[WwhoError]) -> An
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def lone_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a lone surrogate (which UTF-8 cannot encode)."""
-    try:
-        text.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True
-
-
 def _refuse_lone_surrogates(value: Any, *, source: str, error: type[WwhoError]) -> None:
     """Raise ``error`` naming where in ``value`` (parsed JSON) a string holds a lone surrogate: it is
     no character, and one read into a name or a token would fail later, far from the file, wherever
     the string is encoded or printed."""
-    lone = lone_surrogate
+    from wwho.errors import holds_surrogate as lone
+
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, where = stack.pop()

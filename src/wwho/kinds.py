@@ -126,9 +126,10 @@ def _hub_folder(directory: Path) -> bool:
     if os.path.lexists(directory / MANIFEST) or not os.path.isfile(directory / "tokenizer.json"):
         return False
     data = _read_json(directory / "vocab.json")
-    # (a hub's vocab.json maps tokens to ids; an SGPE vocab.json that lost its "vocab" key, or was
-    # emptied, is broken, and its loader says so, rather than the tokenizer.json beside it loading)
-    return (isinstance(data, dict) and bool(data) and "vocab" not in data
+    # (a hub's vocab.json maps tokens to ids, "vocab" among them in Qwen2's and Llama 3's; an SGPE
+    # vocab.json holds objects and lists, and one emptied is broken: its loader says so, rather than
+    # the tokenizer.json beside it loading)
+    return (isinstance(data, dict) and bool(data)
             and all(type(i) is int for i in itertools.islice(data.values(), 1000)))
 
 

@@ -431,6 +431,8 @@ class MetaTokenizer(EncodingNames):
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``); ``top``: how many of each kind of entry it shows."""
+        from wwho.readable import readable_text
+
         top = check_count(top, "top")
         part = self.tiktoken
         sgpe = "\n".join("    " + line for line in self.sgpe.describe(top=top).splitlines())
@@ -438,7 +440,8 @@ class MetaTokenizer(EncodingNames):
             f"WWHO meta vocabulary: {self.vocab.size:,} ids = tiktoken {part.name} [0, {self.offset:,}) "
             f"+ SGPE [{self.offset:,}, {self.vocab.size:,})",
             f"  tiktoken {part.name}: n_vocab {part.n_vocab:,}, special tokens "
-            + ", ".join(f"{s} = {i}" for s, i in sorted(part.special_tokens.items(), key=lambda kv: kv[1]))
+            + ", ".join(f"{readable_text(s)} = {i}" for s, i in sorted(part.special_tokens.items(),
+                                                                      key=lambda kv: kv[1]))
             + f", {len(part.unassigned)} unassigned ids; ranks sha256 {part.sha256}",
             f"  routing: {', '.join(self._scripts)} runs -> SGPE (ids + {self.offset:,}); everything else -> "
             f"{part.name} (the core's byte-level encoder)",

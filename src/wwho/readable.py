@@ -31,3 +31,10 @@ def readable(data: bytes) -> str:
             out.append(_escaped(data[exc.start:exc.end]))
             data = data[exc.end:]
     return "".join(out)
+
+
+def readable_text(text: str) -> str:
+    """:func:`readable` of a ``str`` (a name or a token from a file): control characters as
+    ``<0xNN>``, so that printing it cannot move the cursor or hide what follows; a lone surrogate
+    as its surrogate-pass bytes."""
+    return readable(text.encode("utf-8", "surrogatepass"))

@@ -106,13 +106,15 @@ def describe(model: ByteLevelModel, *, n_vocab: int, vocab_size: int, top: int) 
     counts them): model, pre-tokenizer, sizes, merges, specials."""
     pre = model.pattern
     from wwho.readable import readable as show  # bytes of no character as <0xNN>, as the CLI shows them
+    from wwho.readable import readable_text as text  # (names and tokens from a file: no control characters)
+
     lines = [
-        f"byte-level BPE {model.name or '(unnamed)'}: n_vocab {n_vocab:,}, {vocab_size:,} tokens",
-        f"  pre-tokenizer: {pre.name or 'custom'} ({len(pre.patterns) + len(pre.byte_patterns)} regex(es))",
-        *(f"    {_shortened(p)}" for p in (*pre.patterns, *pre.byte_patterns)),
+        f"byte-level BPE {text(model.name or '(unnamed)')}: n_vocab {n_vocab:,}, {vocab_size:,} tokens",
+        f"  pre-tokenizer: {text(pre.name or 'custom')} ({len(pre.patterns) + len(pre.byte_patterns)} regex(es))",
+        *(f"    {text(_shortened(p))}" for p in (*pre.patterns, *pre.byte_patterns)),
         f"  merge rule: {'ranks (tiktoken)' if model.merges is None else f'{len(model.merges):,} merges (in order)'}",
         f"  special tokens ({len(model.special_tokens)}): "
-        + ", ".join(f"{t}={i}" for t, i in sorted(model.special_tokens.items(), key=lambda x: x[1])[:top])
+        + ", ".join(f"{text(t)}={i}" for t, i in sorted(model.special_tokens.items(), key=lambda x: x[1])[:top])
         + (" ..." if len(model.special_tokens) > top else ""),
         f"  added tokens: {len(model.added_tokens)}; bos {model.bos_id} (add: {model.add_bos}), "
         f"eos {model.eos_id} (add: {model.add_eos}); pad {model.pad_id}",

@@ -35,7 +35,7 @@ from wwho.bytelevel.pretokenize import (
     bytes_to_unicode,
 )
 from wwho.bytelevel.validate import MAX_ID, check_id, check_model, is_id, pretokenizer_option, table_option
-from wwho.errors import VocabError, brief
+from wwho.errors import VocabError, brief, holds_surrogate, without_surrogates
 from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved, check_saved_size, member, sha256
 from wwho.savedir import save_files
@@ -258,7 +258,7 @@ def from_tiktoken(
         raise VocabError(f"{path}: not a known encoding, so its pre-tokenizer must be given: pattern= (or "
                          "--pattern on the command line): a regex, or gpt2, gpt4, o200k")
     ranks = read_tiktoken_ranks(path, data, contiguous=True)
-    name = known.name if known else path.stem
+    name = known.name if known else without_surrogates(path.stem)  # (a label a saved file can hold)
     model = ByteLevelModel(ranks, Pretokenizer.coerce(pattern), special_tokens=dict(special_tokens or {}), name=name)
     return check_model(model, str(path))
 
@@ -346,7 +346,7 @@ def load(path: str | Path) -> ByteLevelModel:
     check_saved_size(config_path)
     raw = read_file(config_path)
     check_saved(config_path.parent, {config_path.name: raw})  # and the other files, against the manifest
-    config = parse_json(raw, source=str(config_path), error=VocabError, surrogates=False)
+    config = parse_json(raw, source=str(config_path), error=VocabError)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise VocabError(f"{config_path}: not a wwho byte-level tokenizer (format is not {FORMAT!r})")
     if type(config.get("version")) is not int or config["version"] != FORMAT_VERSION:  # (true == 1.0 == 1)
@@ -433,6 +433,8 @@ def _text_ids(table: dict, where: str, key: str) -> dict[str, int]:
             check_id(i, where, f"{key} entry {brief(text, 60)}")
         if not text:  # (the core refuses it too, without knowing the file)
             raise VocabError(f"{where}: {key}: a special or added token cannot be empty (id {i})")
+        if holds_surrogate(text):  # (and this one too)
+            raise VocabError(f"{where}: {key} entry {brief(text, 60)} holds a lone surrogate, which is no character")
     return dict(table)
 
 

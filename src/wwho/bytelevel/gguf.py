@@ -34,7 +34,7 @@ from wwho.bytelevel.gguf_metadata import (
 from wwho.bytelevel.model import ByteLevelModel
 from wwho.bytelevel.pretokenize import GGUF_PRETOKENIZERS, Pretokenizer, unicode_to_bytes
 from wwho.bytelevel.validate import check_model, merge_problem, pretokenizer_option
-from wwho.errors import VocabError, brief
+from wwho.errors import VocabError, brief, without_surrogates
 from wwho.imports import import_module
 from wwho.notices import warn
 
@@ -281,7 +281,7 @@ def load_gguf(
         pad_id=token_id("tokenizer.ggml.padding_token_id"),
         add_bos=bool(add_bos) if add_bos is not None else ignore_merges and pre is not None and bos_id is not None,
         add_eos=typed("tokenizer.ggml.add_eos_token", bool, False),
-        name=typed("general.name", str) or pre or path.stem,
+        name=typed("general.name", str) or pre or without_surrogates(path.stem),
         # (not the tokenizer's to check: a template of another type is left out, as llama.cpp skips it)
         chat_template=template if isinstance(template := meta.get("tokenizer.chat_template"), str) else None,
     )

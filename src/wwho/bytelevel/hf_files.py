@@ -30,8 +30,8 @@ from wwho.bytelevel.pretokenize import (
 )
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
 from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id
-from wwho.errors import VocabError, WwhoWarning, brief
-from wwho.fileio import json_bytes, lone_surrogate, parse_json, read_bytes
+from wwho.errors import VocabError, WwhoWarning, brief, holds_surrogate, without_surrogates
+from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved
 from wwho.notices import warn
 from wwho.savedir import save_files
@@ -291,7 +291,8 @@ def _check_hf_types(data: Any, path: Path) -> None:
         for step in steps if isinstance(steps, list) else []:
             if not isinstance(step, dict):
                 continue
-            for key, needed in flags.get(step.get("type"), ()):
+            kind = step.get("type")
+            for key, needed in flags.get(kind, ()) if isinstance(kind, str) else ():
                 if key not in step and needed:
                     raise VocabError(f"{path}: {part} {step['type']}: {key} is missing, which HF tokenizers "
                                      "needs")
@@ -302,7 +303,6 @@ def _check_hf_types(data: Any, path: Path) -> None:
 def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
     """:func:`from_hf` of the file's parsed JSON."""
     where = str(path)
-    _check_hf_types(data, path)
     try:
         model = data["model"]
         if model.get("type", "BPE") != "BPE":
@@ -324,6 +324,7 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         patterns, byte_patterns = _hf_pretokenizer(data.get("pre_tokenizer"), path)
         special, added = {}, {}
         _hf_decoder(data.get("decoder"), path)
+        _check_hf_types(data, path)  # (after what hands a file of another kind to HF)
         for n, entry in enumerate(data.get("added_tokens") or []):
             text, i = entry["content"], check_id(entry["id"], where, f"added_tokens[{n}]")
             flags = [flag for flag in ("lstrip", "rstrip", "single_word") if entry.get(flag)]
@@ -332,7 +333,7 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
                                    "does not run")
             if not isinstance(text, str) or not text:
                 raise VocabError(f"{path}: added_tokens[{n}]: content must be a non-empty string")
-            if not text.isascii() and lone_surrogate(text):
+            if holds_surrogate(text):
                 raise VocabError(f"{path}: added_tokens[{n}]: content {brief(text)} holds a lone surrogate, "
                                  "which is no character")
             table = special if entry.get("special") else added
@@ -432,7 +433,8 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         eos_id=eos_id,
         add_eos=add_eos,
         pad_id=pad_id,
-        name=path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem,
+        name=without_surrogates(path.parent.name if path.name == "tokenizer.json" and path.parent.name
+                                else path.stem),
     ), where)
 
 

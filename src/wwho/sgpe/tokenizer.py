@@ -386,12 +386,14 @@ class SGPETokenizer(EncodingNames):
 
     def describe(self, *, top: int = 10) -> str:
         """A human-readable summary (``wwho inspect``); ``top``: how many of each kind of entry it shows."""
+        from wwho.readable import readable_text
+
         top = check_count(top, "top")
         byte_tokens = sum(1 for t in BYTE_TOKENS if t in self.vocab)
         lines = [
             (f"SGPE vocabulary: {self.vocab_size:,} tokens, script {self.script!r} "
              f"({', '.join(self.splitter.scripts)}), format {self.file.written_version}"),
-            f"  special tokens: {' '.join(self.special_tokens)}",
+            f"  special tokens: {' '.join(readable_text(t) for t in self.special_tokens)}",
             f"  learned merges: {len(self.merges):,}; syllable-building merges: {len(self.syllable_merges):,}",
             (f"  superword merges: {len(self.superword_merges):,}; merge scope: {self.merge_scope}; "
              f"prefix space: {'yes' if self.prefix_space else 'no'}"

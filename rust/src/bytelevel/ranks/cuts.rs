@@ -81,8 +81,8 @@ impl ByteLevel {
 
     /// The units of a long `piece` after every merge, into `units`: see [`Self::merge_in_parts`];
     /// each part takes [`ByteLevel::merge_plain`] (under the ranks rule a short scan up to
-    /// [`MAX_SHORT`] bytes, a heap up to [`MAX_LONG_HEAP`](super::MAX_LONG_HEAP), rank buckets
-    /// above). A run
+    /// [`MAX_SHORT`] bytes, a heap up to [`MAX_LONG_HEAP`](super::MAX_LONG_HEAP) where the part
+    /// holds many distinct byte pairs ([`ByteLevel::suits_heap`]), rank buckets otherwise). A run
     /// of text no token spans (a piece of characters the vocabulary never joins) thus costs short
     /// merges only.
     #[cfg(test)]

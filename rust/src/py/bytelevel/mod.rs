@@ -116,7 +116,7 @@ impl ByteLevel {
                 let shown = s.repr().map(|r| r.to_string()).unwrap_or_default();
                 let shown: String = shown.chars().take(80).collect();
                 CoreVocabError::new_err(format!(
-                    "{what}: the token {shown} holds a lone surrogate, which no token can"
+                    "{what}: the token {shown} holds a lone surrogate, which is no character"
                 ))
             })
         };
