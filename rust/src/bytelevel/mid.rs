@@ -71,6 +71,22 @@ impl<S: AsRef<[u64]> + AsMut<[u64]>> KeyHeap<S> {
         h[hole] = key;
     }
 
+    /// The lower of `run[*taken]` (a sorted run that ends in `u64::MAX`) and the heap's top, taken
+    /// from where it is; None when both are spent.
+    #[inline(always)]
+    fn take_lowest(&mut self, run: &[u64], taken: &mut usize) -> Option<u64> {
+        let (next_run, top) = (run[*taken], self.top());
+        if next_run < top {
+            *taken += 1;
+            Some(next_run)
+        } else if top != u64::MAX {
+            self.pop();
+            Some(top)
+        } else {
+            None
+        }
+    }
+
     /// Remove the top key (the heap is not empty).
     #[inline(always)]
     fn pop(&mut self) {
@@ -156,17 +172,7 @@ impl ByteLevel {
             }
         }
         run[..run_len].sort_unstable(); // (run[run_len] stays u64::MAX: run_len < n <= N)
-        loop {
-            let (next_run, top) = (run[taken], heap.top());
-            let k = if next_run < top {
-                taken += 1;
-                next_run
-            } else if top != u64::MAX {
-                heap.pop();
-                top
-            } else {
-                break;
-            };
+        while let Some(k) = heap.take_lowest(&run, &mut taken) {
             let (r, at) = ((k >> 8) as u32, (k & 0xff) as usize);
             if rank[at] != r {
                 continue; // stale
@@ -206,8 +212,8 @@ impl ByteLevel {
     /// The units of `piece` (2 bytes or more, ranks rule) after every merge, appended to
     /// `units`, by [`Self::merge_stack`]'s heap with its arrays in memory and positions of 32
     /// bits: for the parts of long pieces too long for the stack and short enough for the heap
-    /// to beat [`Self::merge_sweep`] (up to [`MAX_LONG_HEAP`](super::ranks::MAX_LONG_HEAP) bytes). Every byte starts as a
-    /// part, as in the sweep. Memory that cannot be had is an error.
+    /// to beat [`Self::merge_sweep`] (see [`Self::suits_heap`]). Every byte starts as a part, as
+    /// in the sweep. Memory that cannot be had is an error.
     #[inline(never)]
     pub(super) fn merge_heap_long(
         &self,
@@ -243,17 +249,7 @@ impl ByteLevel {
         }
         run[..run_len].sort_unstable(); // (run[run_len] stays u64::MAX: run_len < n)
         let mut taken = 0;
-        loop {
-            let (next_run, top) = (run[taken], heap.top());
-            let k = if next_run < top {
-                taken += 1;
-                next_run
-            } else if top != u64::MAX {
-                heap.pop();
-                top
-            } else {
-                break;
-            };
+        while let Some(k) = heap.take_lowest(&run, &mut taken) {
             let (r, at) = ((k >> 32) as u32, (k & 0xffff_ffff) as usize);
             if rank[at] != r {
                 continue; // stale
