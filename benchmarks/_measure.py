@@ -6,7 +6,8 @@ tokenizer's memory from counting against the next.
 
 Where the shared data a benchmark needs is absent, every script ends the same way, through
 ``require(*paths)`` (or ``skip(reason)``): one line starting ``skipped:`` on stderr, naming what is
-missing, and exit status 0, before anything is written. Nothing is ever downloaded.
+missing, and exit status 0, before anything is written; so does one whose optional package is not
+installed (``need(module, extra)``). Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
-
-import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 # $WWHO_SHARED_DATA, else ../shared/data beside the repository (a checkout elsewhere sets the variable)
@@ -35,6 +35,33 @@ def skip(reason: str) -> NoReturn:
     copies the line into its report)."""
     print(f"skipped: {reason}", file=sys.stderr, flush=True)
     raise SystemExit(0)
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (an optional package: SentencePiece, matplotlib, Ray)."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def need(module: str, extra: str | None = None) -> ModuleType:
+    """``module``, imported; the benchmark is skipped (see :func:`skip`) where it is not installed,
+    naming the package to install (wwho's extra ``extra`` where it has one)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        how = f"pip install 'wwho[{extra}]'" if extra else f"pip install {module}"
+        skip(f"{module} is not installed ({how})")
+
+
+def _psutil() -> ModuleType:
+    return need("psutil", "test")
 
 
 def _present(path: Path) -> bool:
@@ -71,6 +98,7 @@ def measure(code: str, *, interval: float = 0.02, cpu: bool = False):
     the job and its children, which a busy shared machine inflates less than wall time."""
     import resource
 
+    psutil = _psutil()  # (before the job starts: a skip leaves no child behind)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -97,5 +125,6 @@ def measure(code: str, *, interval: float = 0.02, cpu: bool = False):
 def machine() -> str:
     import platform
 
+    psutil = _psutil()
     return (f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} cores, "
             f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Python {platform.python_version()}")

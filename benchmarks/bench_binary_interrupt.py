@@ -21,7 +21,7 @@ import sys
 from tokenizers import Tokenizer, models, trainers
 from wwho.binary import IngestOptions, count_windows
 from wwho.binary.train import ALPHABET, _feed, train_from_counts
-counts = count_windows([sys.argv[2]], IngestOptions(max_docs=int(sys.argv[3]))).counts
+counts = count_windows([sys.argv[2]], options=IngestOptions(max_docs=int(sys.argv[3]))).counts
 print("ready", flush=True)
 if sys.argv[1] == "direct":
     trainer = trainers.BpeTrainer(vocab_size=32768, min_frequency=2, show_progress=False, initial_alphabet=ALPHABET)
@@ -35,7 +35,10 @@ print("finished", flush=True)
 def run(mode: str, path: str, docs: int, after: float) -> tuple[float, str]:
     child = subprocess.Popen([sys.executable, "-c", CHILD, mode, path, str(docs)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "ready"
+    if child.stdout.readline().strip() != "ready":  # it failed: say why, not a bare AssertionError
+        child.wait()
+        raise SystemExit(f"the {mode} child failed before training (exit {child.returncode}):\n"
+                         f"{child.stderr.read()[-2000:]}")
     time.sleep(after)
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)

@@ -26,7 +26,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from _measure import CORPORA, HI_TRAIN, ROOT, machine, measure, require
+from _measure import CORPORA, HI_TRAIN, ROOT, machine, measure, need, require
 
 CACHE = ROOT / ".cache" / "bench_compression"
 SI_TRAIN = sorted((CORPORA / "si").glob("news-*.txt"))
@@ -235,7 +235,7 @@ def sgpe_account(lang: str, kind: str, size: int) -> None:
             return "word merge"
         return "syllable" if tok.splitter.syllables(t) == [t] else "building piece"
 
-    cats = {i: category(t) for i, t in enumerate(tok.id_to_token)}
+    cats = {i: category(t) for i, t in enumerate(tok.tokens)}
     held = [line for name in LANGS[lang][2] for line in lines_of(lang, name)]
     used_held = {i for line in held for i in tok.encode(line)}
     used_train: set[int] = set()
@@ -259,7 +259,7 @@ def sgpe_account(lang: str, kind: str, size: int) -> None:
         if alloc[c]:
             print(f"{c:18} {alloc[c]:7,} {unused_held[c]:21,} {unused_train[c]:26,}")
     print(f"{'total':18} {len(cats):7,} {sum(unused_held.values()):21,} {sum(unused_train.values()):26,}")
-    spaced = sum(1 for i, c in cats.items() if c == "syllable" and tok.id_to_token[i].startswith(" "))
+    spaced = sum(1 for i, c in cats.items() if c == "syllable" and tok.tokens[i].startswith(" "))
     print(
         f"held-out: {len(held):,} lines; syllable ids with a leading space: {spaced:,} of "
         f"{alloc['syllable']:,}; "
@@ -271,7 +271,7 @@ def sgpe_account(lang: str, kind: str, size: int) -> None:
     kinds: Counter[str] = Counter()
     for line in flores:
         for i in tok.encode(line):
-            t = tok.id_to_token[i]
+            t = tok.tokens[i]
             other = script_char.sub("", t).replace(" ", "")  # what is not script nor space
             if cats[i] == "byte":
                 kinds["byte fallback"] += 1
@@ -409,6 +409,7 @@ def main() -> None:
     training = {"si": [CORPORA / "si" / "news-*.txt"]}
     require(*(p for lang in args.langs for p in training.get(lang, LANGS[lang][0])),
             *(CORPORA / lang / name for lang in args.langs for name in LANGS[lang][2]))
+    need("sentencepiece", "spm")
     CACHE.mkdir(parents=True, exist_ok=True)
     print(f"machine: {machine()}")
     compression_table(args.langs, args.sizes, args.fresh)

@@ -31,6 +31,7 @@ import gc
 import pstats
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import regex
@@ -40,6 +41,7 @@ from _measure import CORPORA, require  # noqa: E402
 
 import wwho  # noqa: E402
 from wwho.bpe import UNK, MergeEngine  # noqa: E402
+from wwho.errors import ScriptWarning  # noqa: E402
 from wwho.words import segment_into_words  # noqa: E402
 
 DATA = CORPORA / "si"
@@ -53,9 +55,11 @@ def syllable_word_types(files: list[Path], prune_freq: int) -> tuple[list[list[i
             for line in f:
                 chunks.update(line.rstrip("\n").split(" "))
     words: collections.Counter[tuple[str, ...]] = collections.Counter()
-    for chunk, n in chunks.items():
-        for word in segment_into_words(wwho.syllabify(" " + chunk, leading_space=True)):
-            words[tuple(word)] += n
+    with warnings.catch_warnings():  # (the news's Latin chunks: a ScriptWarning each, as the trainer meets them too)
+        warnings.simplefilter("ignore", ScriptWarning)
+        for chunk, n in chunks.items():
+            for word in segment_into_words(wwho.syllabify(" " + chunk, leading_space=True)):
+                words[tuple(word)] += n
     syllables: collections.Counter[str] = collections.Counter()
     for word, n in words.items():
         for s in word:

@@ -75,7 +75,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, measure, require
+from _measure import CORPORA, DATA, O200K_FILE, ROOT, machine, measure, need, require
 from bench_languages import FLORES, collapse_whitespace, training_files
 
 from wwho import balance
@@ -582,6 +582,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     require(CORPORA)
+    if any(kind.startswith("spm") for kind in args.kinds):
+        need("sentencepiece", "spm")
     print(f"machine: {machine()}; load average at the start {os.getloadavg()[0]:.1f}")
     mixture, info = build_mixture(args.alpha, args.total_mb, args.seed, args.word_tilt)
     print_mixture(mixture, info)

@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from _measure import CORPORA, ROOT, machine, measure, require
+from _measure import CORPORA, ROOT, installed, machine, measure, need, require
 
 CACHE = ROOT / ".cache" / "bench_languages"
 SCRIPTS = {
@@ -336,7 +336,9 @@ def sweep(langs: list[str], plot: str | None) -> None:
             print(f"| {lang} | {LABELS[kind]} | " + " | ".join(shown) + " |", flush=True)
         if lang in PAPER_128K:
             print(f"| {lang} | WWHO paper (its own test set, not FLORES) | | | | | {PAPER_128K[lang]:.3f} |")
-    if plot:
+    if plot and not installed("matplotlib"):
+        print("plot: skipped (matplotlib is not installed: pip install 'wwho[plot]')")
+    elif plot:
         import matplotlib
 
         matplotlib.use("Agg")
@@ -373,6 +375,9 @@ def sweep(langs: list[str], plot: str | None) -> None:
 def tradeoff_plot(langs: list[str], sizes: list[int], split: str, results: dict, path: str) -> None:
     """Tokens per word (relative to the language's best peer of the pairing) against the share of
     token boundaries inside a syllable, every language and tokenizer: one panel per pairing and size."""
+    if not installed("matplotlib"):
+        print("plot: skipped (matplotlib is not installed: pip install 'wwho[plot]')")
+        return
     import matplotlib
 
     matplotlib.use("Agg")
@@ -542,6 +547,7 @@ def main() -> None:
             ap.error(f"--sgpe {spec}: the options after NAME= must be a JSON object of SGPE options")
         LABELS[name] = name
     require(CORPORA)
+    need("sentencepiece", "spm")  # (the peers' columns)
     print(f"machine: {machine()}")
     langs = [lang for lang in args.langs if args.split != "domain" or lang in DOMAIN]
     if args.sweep:

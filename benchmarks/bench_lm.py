@@ -56,7 +56,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import CORPORA, ROOT, machine, require
+from _measure import CORPORA, ROOT, machine, need, require
 
 CACHE = ROOT / ".cache" / "bench_lm"
 #: SGPE variants of docs/language-model.md, trained here (``sgpe`` and ``sgpe-words`` come from bench_languages)
@@ -795,6 +795,8 @@ def main() -> None:
             ap.error(f"--sgpe {spec}: the options after NAME= must be a JSON object of SGPE options")
     args.kinds = args.kinds or [*DEFAULT_KINDS, *(v for v in variants if v not in VARIANTS), *PEERS]
     require(*(CORPORA / lang / "flores200-devtest.txt" for lang in args.langs))  # and the training text beside it
+    if args.gpu:  # (checked before anything is trained: the GPT is the run's last step)
+        need("torch")
     # Odia has FLORES only: bench_languages.py cross-fits it (trains on each half of FLORES, measures
     # on the other), which would take two models per kind and two n-gram fits here: not done.
     flores_only = [lang for lang in args.langs if not bl.training_files(lang)]

@@ -20,10 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import CORPORA, machine, require, skip  # noqa: E402
+from _measure import CORPORA, machine, need, require, skip  # noqa: E402
 
 from wwho.corpus import iter_documents  # noqa: E402
 from wwho.counting import count_corpus  # noqa: E402
@@ -35,7 +33,7 @@ SHARD_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**50), "--shard-bytes"
 
 
 def rss_mb() -> float:
-    return psutil.Process().memory_info().rss / 1e6
+    return need("psutil", "test").Process().memory_info().rss / 1e6
 
 
 def run(label, fn, total_bytes, base=None):
@@ -59,7 +57,7 @@ def main() -> int:
     require(CORPORA / "si" / "news-*.txt")
     if len(FILES) != 4:
         skip(f"{len(FILES)} Sinhala news files under {CORPORA / 'si'}, not the 4 of the shared data")
-    import ray
+    ray = need("ray", "ray")
 
     from wwho.scale.ray_counter import count_on_ray
     from wwho.scale.shards import CountOptions, plan_shards

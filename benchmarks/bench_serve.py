@@ -32,6 +32,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -60,8 +61,10 @@ def sgpe_dir() -> Path:
 
 def start_server(specs: list[str]) -> tuple[subprocess.Popen, str]:
     env = dict(os.environ, WWHO_TIKTOKEN_FILE=str(O200K_FILE))
+    # The server's messages go to a file (a pipe nobody reads would fill), shown where it fails to start.
+    errors = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
     proc = subprocess.Popen([sys.executable, "-m", "wwho", "serve", "--port", "0", "--tokenizer", *specs],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if select.select([proc.stdout], [], [], 1)[0]:
@@ -69,7 +72,10 @@ def start_server(specs: list[str]) -> tuple[subprocess.Popen, str]:
             if line.startswith("wwho serve: http://"):
                 return proc, line.split()[2]
     proc.kill()
-    raise SystemExit("wwho serve did not start")
+    proc.wait()
+    errors.seek(0)
+    said = errors.read()[-2000:].strip()
+    raise SystemExit("wwho serve did not start" + (f":\n{said}" if said else ""))
 
 
 def post(url: str, text: str) -> tuple[float, float]:

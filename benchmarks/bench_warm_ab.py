@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 
-from _measure import require
+from _measure import need, require
 from bench_peers import CORPUS, O200K_FILE, fast_flat, fresh, round_lines
 
 
@@ -29,10 +28,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
     require(O200K_FILE, CORPUS["en"])  # the shared data's o200k_base ranks and English news
-    try:
-        import fastokens
-    except ImportError:
-        sys.exit("fastokens is not installed: pip install fastokens")
+    fastokens = need("fastokens")
     import wwho
 
     lines = round_lines("en", 4.0, 3, 0)

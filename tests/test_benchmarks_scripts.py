@@ -225,3 +225,62 @@ def test_bench_threads_labels_sgpe_by_its_size(tmp_path):
 
     assert f"SGPE {size_label(tok.vocab_size)}, lists" in proc.stdout, proc.stdout
     assert "SGPE 32k" not in proc.stdout
+
+
+def test_bench_compression_accounts_for_an_sgpe_vocabulary(monkeypatch, tmp_path, capsys):
+    """`sgpe_account` (every run of bench_compression.py) read the tokenizer's id list by a name
+    that had become a method, and the run ended in a traceback after its tables."""
+    require_data(CORPORA / "si" / "flores200-devtest.txt")
+    import bench_compression
+
+    from wwho.sgpe import SGPETokenizer
+
+    corpus = tmp_path / "train.txt"
+    sample = ROOT / "src" / "wwho" / "data" / "sinhala-wikipedia-sample.txt"
+    corpus.write_text(sample.read_text(encoding="utf-8")[:60_000], encoding="utf-8")
+    SGPETokenizer.train(corpus, vocab_size=600, progress=False).save(tmp_path / "si-sgpe-600")
+    monkeypatch.setattr(bench_compression, "CACHE", tmp_path)
+    monkeypatch.setitem(bench_compression.LANGS, "si", ([corpus], "sinhala", ["flores200-devtest.txt"]))
+    bench_compression.sgpe_account("si", "sgpe", 600)
+    out = capsys.readouterr().out
+    assert "where the ids go" in out and "syllable ids with a leading space" in out
+
+
+def test_bench_binary_interrupt_child_counts_and_trains(tmp_path):
+    """The child of bench_binary_interrupt.py called count_windows with its options as a positional
+    argument, so every run ended in a bare AssertionError."""
+    import bench_binary_interrupt
+
+    data = tmp_path / "blob.bin"
+    data.write_bytes(bytes(range(256)) * 64)
+    proc = subprocess.run([sys.executable, "-c", bench_binary_interrupt.CHILD, "wwho", str(data), "5"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["ready", "finished"]
+
+
+def test_a_missing_optional_package_skips_in_one_line(tmp_path):
+    """SentencePiece, Ray, PyTorch, psutil or fastokens not installed: a ``skipped:`` line naming
+    the package to install and exit 0, as for missing data (several scripts ended in a traceback)."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); sys.modules['sentencepiece'] = None; "
+            "from _measure import need; need('sentencepiece', 'spm'); print('went on')")
+    proc = subprocess.run([sys.executable, "-c", code, str(BENCHMARKS)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "went on" not in proc.stdout, proc.stderr
+    assert proc.stderr.strip() == "skipped: sentencepiece is not installed (pip install 'wwho[spm]')"
+    if not O200K_FILE.is_file() or not (CORPORA / "si").is_dir():
+        return
+    # a whole script: bench_languages.py with the data present and SentencePiece hidden
+    run = ("import os, runpy, sys; sys.modules['sentencepiece'] = None; sys.argv = [sys.argv[1], '--langs', 'si']; "
+           "sys.path.insert(0, os.path.dirname(sys.argv[0])); runpy.run_path(sys.argv[0], run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", run, str(BENCHMARKS / "bench_languages.py")], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "skipped: sentencepiece is not installed" in proc.stderr
+
+
+def test_bench_languages_plots_are_skipped_without_matplotlib(monkeypatch, capsys):
+    import bench_languages
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    bench_languages.tradeoff_plot(["si"], [8000], "flores", {}, "never-written.png")
+    assert capsys.readouterr().out.strip() == "plot: skipped (matplotlib is not installed: pip install 'wwho[plot]')"
