@@ -4,7 +4,8 @@
 
 Batches: every line of the English corpora (6.3 MB) and of the Sinhala held-out files plus the BBC
 Sinhala news (15 MB), each one ``encode_batch`` call. Tokenizers: SGPE with the 32k vocabulary of
-bench_train.py (``--vocab``; .cache/bench_train/si-wwho-32000) and ``ByteBPE.from_tiktoken
+bench_train.py (``--vocab``; .cache/bench_train/si-wwho-32000, trained here from the Sinhala news
+where it is absent, as bench_encode.py does) and ``ByteBPE.from_tiktoken
 ("o200k_base")``, each warmed by one pass over the batch first (so both thread counts see the same
 caches). For each thread count: the best wall time of ``--repeat`` runs (1 and 2 threads taking
 turns, so a burst of load from elsewhere hits both alike), the CPU time of that run (this
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -86,16 +86,20 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20,000 lines per batch")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
+    train = "sgpe" in kinds and not (args.vocab / "vocab.json").exists()
     require(CORPORA / "en" / "*.txt", *(CORPORA / "si" / f for f in [*HELD_OUT, "news-bbcsinhala.txt"]),
-            *([O200K_FILE] if {"bytelevel", "tiktoken"} & set(kinds) else []))
+            *([O200K_FILE] if {"bytelevel", "tiktoken"} & set(kinds) else []),
+            *([CORPORA / "si" / "news-*.txt"] if train else []))
     data = batches(args.quick)
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start")
     print(f"encode_batch, best of {args.repeat}, 1 vs 2 threads (CPU/wall = cores obtained):")
     if "sgpe" in kinds:
         from wwho.sgpe import SGPETokenizer
 
-        if not (args.vocab / "vocab.json").exists():
-            sys.exit(f"{args.vocab}: no SGPE vocabulary (run bench_train.py, or pass --vocab)")
+        if train:  # (as bench_encode.py does: the same vocabulary)
+            print(f"training the 32k vocabulary into {args.vocab} (run bench_train.py to time it)")
+            news = sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
+            SGPETokenizer.train(news, vocab_size=32_000, progress=False).save(args.vocab)
         tok = SGPETokenizer.load(args.vocab)
         name = f"SGPE {size_label(tok.vocab_size)}"  # --vocab's own size
         for label, lines in data.items():
