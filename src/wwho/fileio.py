@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from wwho.atomic_write import file_type, write_bytes
-from wwho.errors import WwhoError, brief, printable
+from wwho.errors import WwhoError, brief, holds_surrogate, printable
 
 #: The file of a saved tokenizer directory that lists its files with their sizes and sha256
 #: (:mod:`wwho.manifest` reads and checks it; :mod:`wwho.wholeload` watches it).
@@ -339,18 +339,16 @@ def _refuse_lone_surrogates(value: Any, *, source: str, error: type[WwhoError]) 
     """Raise ``error`` naming where in ``value`` (parsed JSON) a string holds a lone surrogate: it is
     no character, and one read into a name or a token would fail later, far from the file, wherever
     the string is encoded or printed."""
-    from wwho.errors import holds_surrogate as lone
-
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, where = stack.pop()
         if isinstance(item, str):
-            if lone(item):
+            if holds_surrogate(item):
                 raise error(f"{source}: {where or 'the value'} holds a lone surrogate ({brief(item, 80)}), "
                             "which is no character")
         elif isinstance(item, dict):
             for key, inner in item.items():
-                if lone(key):
+                if holds_surrogate(key):
                     raise error(f"{source}: a key{' of ' + where if where else ''} holds a lone surrogate "
                                 f"({brief(key, 80)}), which is no character")
                 stack.append((inner, f"{where}[{brief(key, 60)}]" if where else brief(key, 60)))
