@@ -222,68 +222,35 @@ impl ByteLevel {
     ) -> Result<(), NoMemory> {
         let n = piece.len();
         debug_assert!(n >= 2 && n < u32::MAX as usize);
-        // As in merge_stack, with u32 positions.
-        let mut next: Vec<u32> = memory::filled(0, n)?;
-        let mut prev: Vec<u32> = memory::filled(0, n)?;
-        let mut id: Vec<u32> = memory::filled(0, n)?;
-        let mut rank: Vec<u32> = memory::filled(NO_TOKEN, n)?;
+        // As in merge_stack, with the parts in memory and 32-bit positions.
         let mut run: Vec<u64> = memory::filled(u64::MAX, n)?;
         let mut heap = KeyHeap {
             keys: memory::filled(u64::MAX, 2 * n)?,
             len: 0,
         };
         let key = |r: u32, i: usize| (u64::from(r) << 32) | i as u64;
-        for (i, &b) in piece.iter().enumerate() {
-            next[i] = i as u32 + 1;
-            prev[i] = (i as u32).wrapping_sub(1);
-            id[i] = self.byte_units[usize::from(b)];
-        }
         let mut run_len = 0;
-        for i in 0..n - 1 {
-            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
-            rank[i] = r;
-            if r != NO_TOKEN {
-                run[run_len] = key(r, i);
-                run_len += 1;
-            }
-        }
+        let mut parts = self.long_parts(piece, |i, r| {
+            run[run_len] = key(r, i);
+            run_len += 1;
+            Ok(())
+        })?;
         run[..run_len].sort_unstable(); // (run[run_len] stays u64::MAX: run_len < n)
         let mut taken = 0;
         while let Some(k) = heap.take_lowest(&run, &mut taken) {
             let (r, at) = ((k >> 32) as u32, (k & 0xffff_ffff) as usize);
-            if rank[at] != r {
+            if parts.rank[at] != r {
                 continue; // stale
             }
-            let j = next[at] as usize;
-            let k = next[j] as usize;
-            id[at] = r;
-            next[at] = k as u32;
-            rank[j] = NO_TOKEN;
-            rank[at] = if k < n {
-                prev[k] = at as u32;
-                let r2 = self.rank_of(&piece[at..next[k] as usize]);
-                if r2 != NO_TOKEN {
-                    heap.push(key(r2, at));
-                }
-                r2
-            } else {
-                NO_TOKEN
-            };
-            if at > 0 {
-                let p = prev[at] as usize;
-                let r2 = self.rank_of(&piece[p..k]);
-                rank[p] = r2;
-                if r2 != NO_TOKEN {
-                    heap.push(key(r2, p));
-                }
+            let (right, left) = parts.join(self, piece, at, r);
+            if right != NO_TOKEN {
+                heap.push(key(right, at));
+            }
+            if let Some((p, r2)) = left.filter(|&(_, r2)| r2 != NO_TOKEN) {
+                heap.push(key(r2, p));
             }
         }
-        memory::reserve(units, n)?;
-        let mut i = 0;
-        while i < n {
-            units.push(id[i]);
-            i = next[i] as usize;
-        }
+        parts.units_into(units)?;
         Ok(())
     }
 }

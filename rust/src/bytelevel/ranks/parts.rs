@@ -1,11 +1,75 @@
 //! The parts a merge by byte positions starts from: a piece held in [`Padded`] with slack
 //! after it, so that a part is packed by one load; the rank of two parts, by bytes or in a
 //! padded piece; every byte a part, or a word's characters and a piece's two-byte characters
-//! already merged as `characters.rs` and `two_byte.rs` say. It does not merge.
+//! already merged as `characters.rs` and `two_byte.rs` say; and the parts of a long part in
+//! memory ([`LongParts`]), which the heap in memory and the rank buckets join. It chooses no
+//! merge.
 
 use crate::bytelevel::table::{Packed, PACKED};
 use crate::bytelevel::two_byte::TwoByte;
 use crate::bytelevel::{ByteLevel, NO_TOKEN};
+use crate::memory::{self, NoMemory};
+
+/// No part before (the first part's `prev`).
+const NONE: u32 = u32::MAX;
+
+/// The parts of a long part of a piece (up to `u32::MAX` bytes), linked by byte positions in
+/// memory, every byte a part at first: the part starting at byte `i` (if one does) ends at
+/// `end[i]`, follows the part at `prev[i]` ([`NONE`] for the first), and is unit `id[i]`;
+/// `rank[i]` is the token it and the part after it make (NO_TOKEN: none, or no part starts at
+/// `i`). The merges that use it choose which pair to join; this joins it.
+pub(in crate::bytelevel) struct LongParts {
+    end: Vec<u32>,
+    prev: Vec<u32>,
+    id: Vec<u32>,
+    pub rank: Vec<u32>,
+}
+
+impl LongParts {
+    /// Join the part at `at` (its pair's token `r`) and the next one, and rank the joined part
+    /// with the part after it and the part before it with the joined part: `(the part after's
+    /// rank, the part before and its rank)`, each NO_TOKEN where no token is.
+    #[inline(always)]
+    pub fn join(
+        &mut self,
+        tok: &ByteLevel,
+        piece: &[u8],
+        at: usize,
+        r: u32,
+    ) -> (u32, Option<(usize, u32)>) {
+        let n = piece.len();
+        let j = self.end[at] as usize;
+        let after = self.end[j] as usize;
+        self.rank[j] = NO_TOKEN;
+        self.end[at] = after as u32;
+        self.id[at] = r;
+        let right = if after < n {
+            self.prev[after] = at as u32;
+            tok.rank_of(&piece[at..self.end[after] as usize])
+        } else {
+            NO_TOKEN
+        };
+        self.rank[at] = right;
+        let p = self.prev[at];
+        let left = (p != NONE).then(|| {
+            let r2 = tok.rank_of(&piece[p as usize..after]);
+            self.rank[p as usize] = r2;
+            (p as usize, r2)
+        });
+        (right, left)
+    }
+
+    /// The units, in order, appended to `units`.
+    pub fn units_into(&self, units: &mut Vec<u32>) -> Result<(), NoMemory> {
+        memory::reserve(units, self.id.len())?;
+        let mut i = 0;
+        while i < self.id.len() {
+            units.push(self.id[i]);
+            i = self.end[i] as usize;
+        }
+        Ok(())
+    }
+}
 
 /// A piece copied with [`PACKED`] bytes of slack after it (`M` is the longest piece plus
 /// that), so that a part of up to [`PACKED`] bytes is read as one unaligned 16-byte load and a
@@ -60,6 +124,37 @@ fn linker<'a>(
 }
 
 impl ByteLevel {
+    /// The [`LongParts`] of `piece` (2 bytes or more): every byte a part, each byte pair's rank
+    /// set, and `pair(i, rank)` told of each pair that is a token, in order. Memory that cannot
+    /// be had is an error.
+    pub(in crate::bytelevel) fn long_parts(
+        &self,
+        piece: &[u8],
+        mut pair: impl FnMut(usize, u32) -> Result<(), NoMemory>,
+    ) -> Result<LongParts, NoMemory> {
+        let n = piece.len();
+        debug_assert!(n >= 2 && n < NONE as usize);
+        let mut parts = LongParts {
+            end: memory::filled(0, n)?,
+            prev: memory::filled(0, n)?,
+            id: memory::filled(0, n)?,
+            rank: memory::filled(NO_TOKEN, n)?,
+        };
+        for (i, &b) in piece.iter().enumerate() {
+            parts.end[i] = i as u32 + 1;
+            parts.prev[i] = (i as u32).wrapping_sub(1); // (NONE for the first)
+            parts.id[i] = self.byte_units[usize::from(b)];
+        }
+        for i in 0..n - 1 {
+            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
+            parts.rank[i] = r;
+            if r != NO_TOKEN {
+                pair(i, r)?;
+            }
+        }
+        Ok(parts)
+    }
+
     /// [`Self::rank_of`] for bytes `start..end` (three or more) of `piece`, held in `padded`.
     #[inline(always)]
     pub(in crate::bytelevel) fn rank_in<const M: usize>(

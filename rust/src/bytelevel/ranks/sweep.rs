@@ -3,7 +3,7 @@
 //! It does not cut pieces or start from merged characters.
 
 use crate::bytelevel::{ByteLevel, NO_TOKEN};
-use crate::memory::{self, NoMemory};
+use crate::memory::NoMemory;
 use crate::merge::RankBuckets;
 
 impl ByteLevel {
@@ -22,64 +22,26 @@ impl ByteLevel {
         piece: &[u8],
         units: &mut Vec<u32>,
     ) -> Result<(), NoMemory> {
-        const NONE: u32 = u32::MAX;
-        let n = piece.len();
-        debug_assert!(n >= 2 && n < NONE as usize);
-        // The part starting at byte i (if one does) ends at end[i], follows the part at
-        // prev[i], and is unit id[i]; rank[i] is the token it and the part after it make
-        // (NO_TOKEN: none, or no part starts at i).
-        let mut end: Vec<u32> = memory::filled(0, n)?;
-        let mut prev: Vec<u32> = memory::filled(0, n)?;
-        let mut id: Vec<u32> = memory::filled(0, n)?;
-        for (i, &b) in piece.iter().enumerate() {
-            end[i] = i as u32 + 1;
-            prev[i] = (i as u32).wrapping_sub(1);
-            id[i] = self.byte_units[usize::from(b)];
-        }
-        let mut rank = memory::filled(NO_TOKEN, n)?;
         let mut queue = RankBuckets::default();
-        for i in 0..n - 1 {
-            let r = self.byte_pairs[(usize::from(piece[i]) << 8) | usize::from(piece[i + 1])];
-            rank[i] = r;
-            if r != NO_TOKEN {
-                queue.push(r, i as u32)?;
-            }
-        }
+        let mut parts = self.long_parts(piece, |i, r| queue.push(r, i as u32))?;
         let mut round: Vec<u32> = Vec::new();
         while let Some(r) = queue.next_round(&mut round) {
             let mut k = 0;
             while k < round.len() {
                 let i = round[k] as usize;
                 k += 1;
-                if rank[i] != r {
+                if parts.rank[i] != r {
                     continue; // stale
                 }
-                // Parts i and j = its next become one, ending where the part after j starts.
-                let j = end[i] as usize;
-                let after = end[j] as usize;
-                rank[j] = NO_TOKEN;
-                end[i] = after as u32;
-                id[i] = r;
+                let (right, left) = parts.join(self, piece, i, r);
                 let mut lower = false;
-                rank[i] = if after < n {
-                    prev[after] = i as u32;
-                    let r2 = self.rank_of(&piece[i..end[after] as usize]);
-                    if r2 != NO_TOKEN {
-                        queue.push(r2, i as u32)?;
-                        lower |= r2 <= r;
-                    }
-                    r2
-                } else {
-                    NO_TOKEN
-                };
-                let p = prev[i];
-                if p != NONE {
-                    let r2 = self.rank_of(&piece[p as usize..after]);
-                    rank[p as usize] = r2;
-                    if r2 != NO_TOKEN {
-                        queue.push(r2, p)?;
-                        lower |= r2 <= r;
-                    }
+                if right != NO_TOKEN {
+                    queue.push(right, i as u32)?;
+                    lower |= right <= r;
+                }
+                if let Some((p, r2)) = left.filter(|&(_, r2)| r2 != NO_TOKEN) {
+                    queue.push(r2, p as u32)?;
+                    lower |= r2 <= r;
                 }
                 if lower {
                     for &rest in &round[k..] {
@@ -89,11 +51,7 @@ impl ByteLevel {
                 }
             }
         }
-        let mut i = 0;
-        while i < n {
-            memory::push(units, id[i])?;
-            i = end[i] as usize;
-        }
+        parts.units_into(units)?;
         Ok(())
     }
 }
