@@ -543,6 +543,11 @@ def test_a_flag_that_is_no_boolean_is_refused_as_hf_refuses_it(tmp_path, edit):
     (lambda d: d["pre_tokenizer"]["pretokenizers"][-1].update(trim_offsets=[]),
      r"pre_tokenizer ByteLevel: trim_offsets must be true or false"),
     (lambda d: d["pre_tokenizer"]["pretokenizers"][0].pop("invert"), r"pre_tokenizer Split: invert is missing"),
+    (lambda d: d.update(post_processor={"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}),
+     r"post_processor ByteLevel: trim_offsets is missing"),
+    (lambda d: d.update(post_processor={"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": 0, "trim_offsets": False}]}),
+     r"post_processor ByteLevel: add_prefix_space must be true or false"),
 ])
 def test_fields_hf_refuses_by_their_type_are_refused_though_bytebpe_does_not_read_them(trained, tmp_path, change,
                                                                                        message):

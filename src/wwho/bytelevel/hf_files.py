@@ -283,11 +283,12 @@ def _check_hf_types(data: Any, path: Path) -> None:
         refuse("model.unk_token", "a string or null", model["unk_token"])
     flags = {"ByteLevel": (("add_prefix_space", True), ("trim_offsets", True), ("use_regex", False)),
              "Split": (("invert", True),)}
-    for part in ("pre_tokenizer", "decoder"):
+    inner = {"pre_tokenizer": "pretokenizers", "decoder": "decoders", "post_processor": "processors"}
+    for part, sequence in inner.items():
         spec = data.get(part)
         steps = [spec]
         if isinstance(spec, dict) and spec.get("type") == "Sequence":
-            steps = spec.get("pretokenizers" if part == "pre_tokenizer" else "decoders") or []
+            steps = spec.get(sequence) or []
         for step in steps if isinstance(steps, list) else []:
             if not isinstance(step, dict):
                 continue
