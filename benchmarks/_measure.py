@@ -37,6 +37,22 @@ def skip(reason: str) -> NoReturn:
     raise SystemExit(0)
 
 
+#: The 32k SGPE vocabulary of the Sinhala news that bench_train.py trains and times, which the
+#: encoding benchmarks use (:func:`ensure_vocabulary`).
+SI_32K = ROOT / ".cache" / "bench_train" / "si-wwho-32000"
+
+
+def ensure_vocabulary(path: Path) -> None:
+    """Where no SGPE vocabulary is saved at ``path``, train :data:`SI_32K`'s into it (32k, on the
+    Sinhala news; the caller requires those files). The caller loads it, fresh where it times that."""
+    if not (path / "vocab.json").exists():
+        from wwho.sgpe import SGPETokenizer
+
+        print(f"training the 32k vocabulary into {path} (run bench_train.py to time it)")
+        news = sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
+        SGPETokenizer.train(news, vocab_size=32_000, progress=False).save(path)
+
+
 def installed(module: str) -> bool:
     """Whether ``module`` can be imported (an optional package: SentencePiece, matplotlib, Ray)."""
     import importlib

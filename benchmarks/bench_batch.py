@@ -27,7 +27,7 @@ import os
 import time
 from pathlib import Path
 
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require, size_label
+from _measure import CORPORA, O200K_FILE, SI_32K, ensure_vocabulary, machine, o200k, require, size_label
 
 HELD_OUT = ["wikipedia-floresv1.txt", "ntrex128-newstest2019.txt", "flores200-devtest.txt"]
 MB = 1e6
@@ -80,13 +80,13 @@ def compare(name: str, run, lines: list[str], repeat: int, check=None, split: bo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--vocab", type=Path, default=ROOT / ".cache" / "bench_train" / "si-wwho-32000")
+    ap.add_argument("--vocab", type=Path, default=SI_32K)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--kinds", default="sgpe,bytelevel,tiktoken")
     ap.add_argument("--quick", action="store_true", help="20,000 lines per batch")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
-    train = "sgpe" in kinds and not (args.vocab / "vocab.json").exists()
+    train = "sgpe" in kinds and not (args.vocab / "vocab.json").exists()  # (the news needed then)
     require(CORPORA / "en" / "*.txt", *(CORPORA / "si" / f for f in [*HELD_OUT, "news-bbcsinhala.txt"]),
             *([O200K_FILE] if {"bytelevel", "tiktoken"} & set(kinds) else []),
             *([CORPORA / "si" / "news-*.txt"] if train else []))
@@ -96,10 +96,7 @@ def main() -> None:
     if "sgpe" in kinds:
         from wwho.sgpe import SGPETokenizer
 
-        if train:  # (as bench_encode.py does: the same vocabulary)
-            print(f"training the 32k vocabulary into {args.vocab} (run bench_train.py to time it)")
-            news = sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
-            SGPETokenizer.train(news, vocab_size=32_000, progress=False).save(args.vocab)
+        ensure_vocabulary(args.vocab)
         tok = SGPETokenizer.load(args.vocab)
         name = f"SGPE {size_label(tok.vocab_size)}"  # --vocab's own size
         for label, lines in data.items():

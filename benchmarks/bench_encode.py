@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import CORPORA, O200K_FILE, ROOT, machine, o200k, require
+from _measure import CORPORA, O200K_FILE, SI_32K, ensure_vocabulary, machine, o200k, require
 
 HELD_OUT = ["wikipedia-floresv1.txt", "ntrex128-newstest2019.txt", "flores200-devtest.txt"]
 
@@ -61,7 +61,7 @@ def adversarial(tok, n_bytes: int) -> dict[str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--vocab", type=Path, default=ROOT / ".cache" / "bench_train" / "si-wwho-32000")
+    ap.add_argument("--vocab", type=Path, default=SI_32K)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--adversarial-mb", type=float, default=1.0)
     args = ap.parse_args()
@@ -72,12 +72,9 @@ def main() -> None:
     files = [f for f in files if f.exists()]
     if not files:
         sys.exit("no input")
+    ensure_vocabulary(args.vocab)
     from wwho.sgpe import SGPETokenizer
 
-    if not (args.vocab / "vocab.json").exists():
-        print(f"training the 32k vocabulary into {args.vocab} (run bench_train.py to time it)")
-        news = sorted(str(p) for p in (CORPORA / "si").glob("news-*.txt"))
-        SGPETokenizer.train(news, vocab_size=32_000, progress=False).save(args.vocab)
     lines = [line for f in files for line in f.read_text(encoding="utf-8").splitlines()]
     mb = sum(len(line.encode()) for line in lines) / 1e6
     print(f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}")
