@@ -435,16 +435,17 @@ class MetaTokenizer(EncodingNames):
 
         top = check_count(top, "top")
         part = self.tiktoken
+        name = readable_text(part.name)  # (a version-2 config names its encoding as it likes)
         sgpe = "\n".join("    " + line for line in self.sgpe.describe(top=top).splitlines())
         return "\n".join([
-            f"WWHO meta vocabulary: {self.vocab.size:,} ids = tiktoken {part.name} [0, {self.offset:,}) "
+            f"WWHO meta vocabulary: {self.vocab.size:,} ids = tiktoken {name} [0, {self.offset:,}) "
             f"+ SGPE [{self.offset:,}, {self.vocab.size:,})",
-            f"  tiktoken {part.name}: n_vocab {part.n_vocab:,}, special tokens "
+            f"  tiktoken {name}: n_vocab {part.n_vocab:,}, special tokens "
             + ", ".join(f"{readable_text(s)} = {i}" for s, i in sorted(part.special_tokens.items(),
                                                                       key=lambda kv: kv[1]))
             + f", {len(part.unassigned)} unassigned ids; ranks sha256 {part.sha256}",
             f"  routing: {', '.join(self._scripts)} runs -> SGPE (ids + {self.offset:,}); everything else -> "
-            f"{part.name} (the core's byte-level encoder)",
+            f"{name} (the core's byte-level encoder)",
             f"  SGPE part ({self.sgpe.vocab_size:,} tokens; the ids below are the part's own, a meta id is "
             f"the id + {self.offset:,}):",
             sgpe,

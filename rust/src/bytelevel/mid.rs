@@ -23,8 +23,8 @@ pub const MIN_MID: usize = 16;
 /// before every merge, and most words of the Indic scripts need half of [`MAX_SHORT`].
 const HALF: usize = MAX_SHORT / 2;
 
-/// A binary min-heap of `rank << SHIFT | position` keys in a fixed array (`S`: an array of
-/// `CAP` on the stack, or a `Vec` for the parts of [`ByteLevel::merge_heap_long`]): the lowest
+/// A binary min-heap of `rank << 8 | position` keys in a fixed array of `CAP` on the stack (or of
+/// `rank << 32 | position` keys in a `Vec`, for [`ByteLevel::merge_heap_long`]): the lowest
 /// key is the lowest rank, leftmost among equals, which is the rule's next merge. Every slot at
 /// or past `len` holds `u64::MAX`, so the top of an empty heap is `u64::MAX` and a node's second
 /// child can be read without a bounds test. A pop moves the hole to the bottom choosing the

@@ -295,10 +295,9 @@ def _check_hf_types(data: Any, path: Path) -> None:
             kind = step.get("type")
             for key, needed in flags.get(kind, ()) if isinstance(kind, str) else ():
                 if key not in step and needed:
-                    raise VocabError(f"{path}: {part} {step['type']}: {key} is missing, which HF tokenizers "
-                                     "needs")
+                    raise VocabError(f"{path}: {part} {kind}: {key} is missing, which HF tokenizers needs")
                 if key in step and not isinstance(step[key], bool):
-                    refuse(f"{part} {step['type']}: {key}", "true or false", step[key])
+                    refuse(f"{part} {kind}: {key}", "true or false", step[key])
 
 
 def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
