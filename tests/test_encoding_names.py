@@ -153,6 +153,21 @@ def test_a_nanogpt_style_pipeline_runs_on_the_meta_vocabulary(meta, tiktoken_o20
     assert stream.count(meta.eot_token) == len(docs)
 
 
+def test_a_lone_surrogate_is_no_single_token_and_says_so(tok, tiktoken_o200k):
+    """tiktoken raises UnicodeEncodeError from inside the codec; wwho's error is that too, and a
+    TokenizerError naming the method and the character, on every kind."""
+    from wwho import ByteBPE
+
+    with pytest.raises(UnicodeEncodeError):
+        tiktoken_o200k.encode_single_token("a\ud800")
+    for kind in (tok, ByteBPE.from_tiktoken("o200k_base", tiktoken_file=O200K_FILE)):
+        with pytest.raises(UnicodeEncodeError) as caught:
+            kind.encode_single_token("a\ud800")
+        assert isinstance(caught.value, TokenizerError)
+        assert str(caught.value) == ("encode_single_token: '\\ud800' at character 1 is a lone surrogate, "
+                                     "which has no UTF-8 bytes and so is in no token")
+
+
 # -- SGPE ----------------------------------------------------------------------------------
 
 

@@ -108,6 +108,26 @@ def test_strict_decode_refuses_what_is_no_utf8_surrogates_included(tokenizers):
     assert tok.decode(tok.encode("ශ්‍රී"), errors="strict") == "ශ්‍රී"
 
 
+
+@given(parts=st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=4),
+                                st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+                                st.just(b"\xff")), max_size=12),
+       errors=st.sampled_from(["replace", "ignore", "backslashreplace"]))
+@settings(max_examples=200, deadline=None)
+def test_a_lone_surrogate_decodes_alike_whatever_bytes_are_around_it(tokenizers, parts, errors):
+    # Text, lone surrogates and the byte 0xFF (no UTF-8 wherever it is): each part's text is
+    # Python's own decode of it alone, since none of them runs into its neighbours. A byte that was
+    # not UTF-8 anywhere in the ids used to turn every surrogate into U+FFFD as well.
+    tok = tokenizers["sinhala"]
+    ids, expected = [], []
+    for part in parts:
+        if isinstance(part, bytes):
+            ids.append(tok.encode_single_token(part))
+            expected.append(part.decode("utf-8", errors))
+        else:
+            ids += tok.encode(part)
+            expected.append(part)
+    assert tok.decode(ids, errors=errors) == "".join(expected)
 def test_encode_batch_and_tokenize(tokenizers):
     tok = tokenizers["sinhala"]
     texts = ["ශ්‍රී ලංකාව", "", "abc ලංකා"]

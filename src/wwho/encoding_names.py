@@ -32,7 +32,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Sequence
 
-from wwho.errors import TokenizerError, UnknownTokenError, WrongTypeError, brief
+from wwho.errors import SurrogateError, TokenizerError, UnknownTokenError, WrongTypeError, brief
 from wwho.ids import char_offsets, each_decoded, each_token_bytes, id_batch, token_id, utf8_text
 from wwho.threads import thread_count
 
@@ -85,7 +85,10 @@ class EncodingNames:
         """The id of a text (or bytes) that is one whole token, ordinary or special (see the module
         docstring for a text more than one token has the bytes of)."""
         if isinstance(text_or_bytes, str):
-            data = text_or_bytes.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, as tiktoken
+            try:
+                data = text_or_bytes.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate
+                raise SurrogateError.of(exc, "encode_single_token") from None
         elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
             data = bytes(text_or_bytes)
         else:

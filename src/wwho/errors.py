@@ -55,6 +55,29 @@ class NotUTF8Error(TokenizerError, UnicodeDecodeError):
         return (type(self), (self.message, cause, self.text))
 
 
+class SurrogateError(TokenizerError, UnicodeEncodeError):
+    """A str holding a lone surrogate where only a token's own text will do
+    (``encode_single_token``): it has no UTF-8 bytes, so it is no token. A
+    ``UnicodeEncodeError`` too, as tiktoken raises there, so that code catching either catches it."""
+
+    def __init__(self, message: str, cause: UnicodeEncodeError) -> None:
+        UnicodeEncodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end, cause.reason)
+        self.message = message
+
+    @classmethod
+    def of(cls, cause: UnicodeEncodeError, what: str) -> SurrogateError:
+        bad = cause.object[cause.start:cause.end]
+        return cls(f"{what}: {bad!r} at character {cause.start:,} is a lone surrogate, which has no UTF-8 "
+                   "bytes and so is in no token", cause)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        cause = UnicodeEncodeError(self.encoding, self.object, self.start, self.end, self.reason)
+        return (type(self), (self.message, cause))
+
+
 class DisallowedSpecialError(TokenizerError):
     """The text contains a special token that the caller did not allow."""
 

@@ -23,6 +23,7 @@ This module does not decode or encode anything.
 from __future__ import annotations
 
 import operator
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import TypeVar
@@ -281,6 +282,29 @@ def utf8_text(data: bytes, errors: str = "strict") -> str:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
         raise NotUTF8Error.of(exc) from None
+
+
+#: A lone surrogate's bytes as ``"surrogatepass"`` writes them (ED A0-BF 80-BF). 0xED is a
+#: lead byte, never a continuation, so a match always starts a sequence of its own.
+_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+
+
+def utf8_keeping_surrogates(data: bytes, errors: str) -> str:
+    """``data`` as text, each lone surrogate's bytes as that surrogate and every other byte that
+    is not UTF-8 as ``errors`` says: the same for the same bytes whatever is around them
+    (``"surrogatepass"`` alone would raise on the others, and ``errors`` alone would replace
+    the surrogates too, so that one bad byte elsewhere changed them)."""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        pass
+    parts, start = [], 0
+    for match in _SURROGATE_BYTES.finditer(data):
+        parts.append(utf8_text(data[start:match.start()], errors))
+        parts.append(match.group().decode("utf-8", "surrogatepass"))
+        start = match.end()
+    parts.append(utf8_text(data[start:], errors))
+    return "".join(parts)
 
 
 def check_decode_options(errors: object, skip_special_tokens: object) -> None:

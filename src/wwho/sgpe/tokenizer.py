@@ -66,6 +66,7 @@ from wwho.ids import (
     not_texts,
     prepare_arrays,
     token_ids,
+    utf8_keeping_surrogates,
     utf8_text,
 )
 from wwho.ids import batch as as_batch
@@ -458,7 +459,8 @@ class SGPETokenizer(EncodingNames):
 
     def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
-        included); bytes that are not valid UTF-8 become U+FFFD (``errors="replace"``).
+        included: their bytes are the surrogate, whatever ids are around them); other bytes that are
+        not valid UTF-8 become U+FFFD (``errors="replace"``, or as another handler says).
         ``errors="strict"`` raises :class:`wwho.errors.NotUTF8Error` (a ``UnicodeDecodeError``) on
         them, a lone surrogate's bytes included (they are no UTF-8), as Python's codec does."""
         if errors is not DEFAULT_ERRORS or skip_special_tokens is not False:  # the defaults need no check
@@ -466,10 +468,7 @@ class SGPETokenizer(EncodingNames):
         data = self.decode_bytes(ids, skip_special_tokens=skip_special_tokens)
         if errors == "strict":
             return utf8_text(data)
-        try:
-            return data.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            return utf8_text(data, errors)
+        return utf8_keeping_surrogates(data, errors)
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
         """Each token's bytes, as tiktoken's method of that name (``decode_bytes`` joins them; with
