@@ -13,10 +13,9 @@ It works with any tokenizer that has ``token_bytes(id) -> bytes`` (ByteBPE, SGPE
 Meta). A tokenizer with ``prefix_space`` (SGPE's dummy space) has its first leading
 space dropped, as its ``decode`` does. It does not detokenize other text-level
 conventions (leading-space markers and the like): tokens are bytes, and that is all it
-decodes. One difference it cannot avoid: SGPE's ``decode`` keeps lone surrogates (its
-byte fallback spells them) when every byte of the ids is otherwise valid, a choice that
-needs all of the ids; the stream replaces them unless made with
-``errors="surrogatepass"``. With ``errors="strict"``, bytes that are not UTF-8 raise
+decodes. One difference: SGPE's ``decode`` keeps lone surrogates (its byte fallback
+spells them), and the stream, Python's incremental decoder, replaces them unless made
+with ``errors="surrogatepass"`` (which raises on other invalid bytes). With ``errors="strict"``, bytes that are not UTF-8 raise
 :class:`wwho.errors.NotUTF8Error` (a ``TokenizerError`` and a ``UnicodeDecodeError``) and empty the decoder (the next token starts a new text);
 the error's ``text`` attribute holds the text completed before the invalid bytes, which that
 call would otherwise have returned (``decode_tokens`` of a long stream loses nothing valid).
