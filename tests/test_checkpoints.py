@@ -39,6 +39,21 @@ def test_an_existing_checkpoints_folder_of_yours_is_refused_and_kept(corpus, tmp
     assert not (out / "vocab.json").exists()  # refused before training, not after
 
 
+@pytest.mark.parametrize("every", ["0", "5000"])
+def test_a_checkpoints_folder_of_yours_is_left_alone_where_none_is_written(corpus, tmp_path, every):
+    # --checkpoint-every 0, or more merges than the run makes: no checkpoint is written, so a model
+    # folder's own checkpoints/ (a common name) is no reason to refuse the training.
+    out = tmp_path / "out"
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "checkpoints" / "model.pt").write_text("mine")
+    result = run_wwho("train", "--kind", "sgpe", corpus, "--out", out, "--vocab-size", "1500", "--workers", "1",
+                      "--checkpoint-every", every, "--no-verify", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert (out / "vocab.json").exists()
+    assert os.listdir(out / "checkpoints") == ["model.pt"]
+    assert (out / "checkpoints" / "model.pt").read_text() == "mine"
+
+
 @pytest.mark.parametrize("where", ["default", "given"])
 def test_a_file_of_yours_named_checkpoint_json_is_refused_and_kept(corpus, tmp_path, where):
     # Its name alone made it wwho's: overwritten by the first checkpoint, deleted at the end.

@@ -178,6 +178,27 @@ def test_a_plot_named_as_a_directory_is_told_a_png_name(inputs, tmp_path):
     assert f"give a file name such as {folder / 'plot.png'}" in line
 
 
+def test_an_npy_output_named_as_a_directory_is_told_an_npy_name(inputs, tmp_path):
+    """--npy refuses any name but NAME.npy, so the advice for a folder is one."""
+    folder = tmp_path / "d.npy"
+    folder.mkdir()
+    line = one_line_error(wwho("encode", "--tokenizer", inputs["sgpe"], "--file", inputs["corpus"], "--npy",
+                               "--eot", "none", "-o", folder))
+    assert f"give a file name such as {folder / 'out.npy'}" in line
+
+
+@pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
+def test_the_line_saying_what_was_written_escapes_the_name(inputs, tmp_path, kind):
+    """A newline in the output's name split the success line in two (the errors escaped it already)."""
+    out = tmp_path / "a\nb"
+    done = wwho("train", "--kind", kind, inputs["corpus"], "--vocab-size", "300" if kind == "bytelevel" else "600",
+                "--quiet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.decode().splitlines()  # (and a warning: this corpus runs out of pairs)
+    assert lines[-1].startswith(f"wrote {tmp_path}/a\\nb"), lines
+    assert not any(line.startswith("b") for line in lines), lines
+
+
 def test_plot_labels_are_text_not_mathtext():
     from wwho.cli.eval import _label
 

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -388,6 +389,53 @@ def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monke
     assert Path("a.json").read_bytes() == b"2" and os.path.samefile(os.getcwd(), real)
 
 
+def test_two_processes_saving_into_one_directory_take_turns(tmp_path):
+    """Each took the other's exchanged directory for a leftover and left whole old saves beside it
+    as hidden siblings, with a warning at every later save (a probe: 20-30 in 120 saves)."""
+    child = textwrap.dedent("""
+        import sys, warnings
+        from wwho.savedir import save_files
+        warnings.simplefilter("error")  # a sibling "left alone" is a warning: fail on it
+        target, tag = sys.argv[1], sys.argv[2]
+        for i in range(60):
+            save_files(target, {"a.json": f"{tag}{i}".encode() * 1000, "b.json": tag.encode()}, kind="x")
+    """)
+    (tmp_path / "mine.txt").write_text("mine")
+    runs = [subprocess.Popen([sys.executable, "-c", child, str(tmp_path / "out"), tag], stderr=subprocess.PIPE)
+            for tag in "AB"]
+    errors = [run.communicate(timeout=120)[1].decode() for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], errors
+    assert sorted(os.listdir(tmp_path)) == ["mine.txt", "out"]
+    tag = (tmp_path / "out" / "b.json").read_text()
+    assert (tmp_path / "out" / "a.json").read_text() == f"{tag}59" * 1000  # one save's files, both
+
+
+def test_a_child_forked_during_a_save_does_not_keep_the_folders_lock(tmp_path):
+    """The child inherits the descriptor holding the lock; kept open, the lock would outlive the
+    parent's save for as long as the child runs, and hold every other process's save off."""
+    import fcntl
+
+    from wwho.savedir import _folder_lock
+
+    ready, up = os.pipe()
+    with _folder_lock(tmp_path):
+        pid = os.fork()
+        if pid == 0:  # the child (its fork handlers have run): runs on well past the parent's save
+            os.write(up, b"1")
+            time.sleep(1)
+            os._exit(0)
+    os.read(ready, 1)
+    os.close(ready), os.close(up)
+    try:
+        fd = os.open(tmp_path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError while the child holds a copy
+        finally:
+            os.close(fd)
+    finally:
+        os.waitpid(pid, 0)
+
+
 def test_refusals(tmp_path):
     from wwho.errors import WriteError
     from wwho.savedir import save_files
@@ -395,6 +443,12 @@ def test_refusals(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(WriteError, match="exists and is not a directory"):
         save_files(tmp_path / "file", {"a.json": b"1"}, kind="x")
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")  # said so: "exists and is not a directory" was a riddle
+    for target in (tmp_path / "dangling", tmp_path / "dangling" / "below"):
+        with pytest.raises(WriteError, match=f"is a symbolic link to {re.escape(str(tmp_path / 'gone'))}, which "
+                                             "does not exist"):
+            save_files(target, {"a.json": b"1"}, kind="x")
+    assert not (tmp_path / "gone").exists()
     (tmp_path / "d" / "a.json").mkdir(parents=True)
     with pytest.raises(WriteError, match="is a directory"):
         save_files(tmp_path / "d", {"a.json": b"1"}, kind="x")

@@ -34,8 +34,8 @@ mount point, a parent that is not writable) every new file is first written besi
 (a full disk or a Ctrl-C then leaves the old save whole), then each new one is renamed into its
 place, its old one moved aside just before, the manifest last, with Ctrl-C held back for those
 renames; a rename refused on the way puts every old file back. Only a kill during them leaves a mix, which is
-then *detected* at load instead of avoided. Saves of one process into one directory go one at a time;
-two processes saving into one directory at the same time are not supported.
+then *detected* at load instead of avoided. Saves into one directory go one at a time: of one process by
+a lock, of several by an ``flock`` on the folder the directory is in (where the filesystem has one).
 
 At load, :func:`wwho.manifest.check_saved` compares the files against the manifest, so files of
 different saves (a kill in the fallback mode, a ``tokenizer.json`` copied in from elsewhere) are an
@@ -66,7 +66,7 @@ from wwho.atomic_write import (
     write_temp,
 )
 from wwho.background import interrupts_held
-from wwho.errors import VocabError, WriteError
+from wwho.errors import VocabError, WriteError, printable
 from wwho.fileio import json_bytes, tokenizer_path
 from wwho.manifest import MANIFEST, MANIFEST_FORMAT, listed, matches, plain_name, read_manifest, sha256
 from wwho.save_recovery import MARKER, MARKER_FORMAT, MARKER_NEXT, read_marker, recover, settle
@@ -112,12 +112,25 @@ def check_target(directory: str | os.PathLike) -> Path:
     path = Path(directory)
     for p in (path, *path.absolute().parents):
         if p.exists() or p.is_symlink():
+            _refuse_dangling(path, "give another directory for the tokenizer's files")
             if not p.is_dir():
                 raise WriteError(f"{path}: {'exists' if p == path else f'{p} exists'} and is not a directory; "
                                  "give a directory for the tokenizer's files")
             break
     _refuse_foreign_markers(path)
     return path
+
+
+def _refuse_dangling(path: Path, advice: str) -> None:
+    """A :class:`WriteError` where ``path``, or the nearest of its folders that is there, is a
+    symbolic link to nothing (which no save can make a directory of)."""
+    for p in (path, *path.absolute().parents):
+        if p.is_symlink() and not p.exists():
+            where = "is" if p == path else f"{p} is"
+            raise WriteError(f"{path}: {where} a symbolic link to {printable(os.readlink(p))}, which does not "
+                             f"exist; make that directory, or {advice}")
+        if p.exists():
+            return
 
 
 def _refuse_foreign_markers(target: Path) -> None:
@@ -132,19 +145,55 @@ def _refuse_foreign_markers(target: Path) -> None:
 
 #: Saves of this process into one directory go one at a time (a lock for each of a fixed number of
 #: groups of paths): two threads saving into one directory at once each took the other's exchanged
-#: directory for a leftover, and left whole old saves beside it as hidden siblings.
+#: directory for a leftover, and left whole old saves beside it as hidden siblings. Saves of other
+#: processes are held off by :func:`_folder_lock`.
 def _save_locks() -> list[threading.RLock]:
     return [threading.RLock() for _ in range(64)]
 
 
 _SAVES = _save_locks()
 
+#: Descriptors holding a folder's lock (:func:`_folder_lock`) for a save of this process.
+_FOLDER_LOCKS: set[int] = set()
+
 
 def _fresh_locks() -> None:
     """A child made by ``fork`` gets its own locks (one held by another thread at the fork would be
-    copied held, and nobody in the child would release it)."""
+    copied held, and nobody in the child would release it), and closes its copies of the descriptors
+    holding folders' locks (the lock stays the parent's, and goes when the parent's save ends)."""
     global _SAVES
     _SAVES = _save_locks()
+    for fd in list(_FOLDER_LOCKS):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _FOLDER_LOCKS.clear()
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path):
+    """Saves of other processes into ``folder`` held off while this one runs: an exclusive
+    ``flock`` on the folder itself (no file is made; the system drops it when a process ends,
+    killed or not). Two processes saving into one directory at once left whole old saves beside
+    it as hidden siblings, as two threads did. Where it cannot be taken (no such folder yet, a
+    system or network filesystem without ``flock``) the save goes on without it."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        yield
+        return
+    _FOLDER_LOCKS.add(fd)
+    try:
+        with contextlib.suppress(OSError):  # (not BlockingIOError: it waits its turn)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        _FOLDER_LOCKS.discard(fd)
+        os.close(fd)
 
 
 os.register_at_fork(after_in_child=_fresh_locks)
@@ -163,13 +212,14 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
             raise ValueError(f"not a file name a save may write: {name!r}")
     if target.is_symlink() and target.resolve().is_dir():
         target = target.resolve()  # save into the directory the link points at; keep the link
+    _refuse_dangling(target, "give another directory to save the tokenizer in")
     if target.exists() and not target.is_dir():
         raise WriteError(f"{target}: exists and is not a directory; give a directory to save the tokenizer in")
     clash = [name for name in files if (target / name).is_dir()]
     if clash:
         raise WriteError(f"{target / clash[0]}: is a directory; the tokenizer needs that name for a file")
     target = Path(os.path.abspath(target))
-    with _SAVES[hash(os.fspath(target)) % len(_SAVES)]:
+    with _SAVES[hash(os.fspath(target)) % len(_SAVES)], _folder_lock(target.parent):
         return _save_into(target, files, kind)
 
 

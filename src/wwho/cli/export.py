@@ -30,7 +30,7 @@ from wwho.cli.outputs import (
 )
 from wwho.corpus import CorpusStats, iter_documents
 from wwho.corpus_files import resolve_paths
-from wwho.errors import VocabError, WwhoWarning
+from wwho.errors import VocabError, WwhoWarning, printable
 from wwho.export.verify import verify
 from wwho.kinds import KIND_NAMES
 from wwho.loading import detect_kind, load_tokenizer
@@ -146,5 +146,5 @@ def run(args: argparse.Namespace) -> int:
     save_files(out, files, kind=kind)
     paths = [out / name for name in names]
     with printing():
-        print(f"wrote {', '.join(str(p) for p in paths)}")
+        print(f"wrote {', '.join(printable(str(p)) for p in paths)}")
     return 0

@@ -20,6 +20,7 @@ from wwho.cli.options import output_path, text_field
 from wwho.cli.outputs import add_force, check_output_dir, refuse_output_among_inputs
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
+from wwho.errors import printable
 from wwho.manifest import MANIFEST
 from wwho.savedir import check_target
 from wwho.sizes import arg_type, check_range, check_vocab_size
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     ext.save(out, force=args.force)
     s = ext.stats
     print(
-        f"wrote {out}: {ext.base.name} ({ext.first_id:,} ids) + {ext.n_new:,} new tokens "
+        f"wrote {printable(str(out))}: {ext.base.name} ({ext.first_id:,} ids) + {ext.n_new:,} new tokens "
         f"(ids {ext.first_id:,}..{ext.first_id + ext.n_new - 1:,}) for {ext.scripts.label}; "
         f"{s.known_syllables:,} syllables known ({s.known_share:.2%} of the corpus's), "
         f"{s.learned_merges:,} merges learned; {stats.documents:,} documents from {stats.files} file(s) "

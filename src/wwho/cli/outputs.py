@@ -214,7 +214,7 @@ def _own_descriptor(p: Path) -> int | None:
     return int(found.group(2))
 
 
-def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output"):
+def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--output", example: str = "out"):
     """A context manager giving the binary file to write ``-o PATH`` to: a new file renamed over
     ``path`` at the end (:func:`wwho.atomic_write.atomic_open`, checked first by :func:`check_output_file`),
     or, for a stream (``/dev/null``, a FIFO, ``/dev/stdout``), the stream itself."""
@@ -222,7 +222,7 @@ def open_output(path: str | os.PathLike, *, force: bool, flag: str = "-o/--outpu
     if kind is None or kind in ("a block device", "a socket"):
         from wwho.atomic_write import atomic_open
 
-        check_output_file(path, force=force, flag=flag)
+        check_output_file(path, force=force, flag=flag, example=example)
         return atomic_open(path, "wb", encoding=None, replace=force)  # (one made meanwhile: kept)
     return _open_stream(Path(path), kind)
 
@@ -291,7 +291,9 @@ def results_output(args: argparse.Namespace, *, reads: Iterable[str] = ()):
         else:
             refuse_output_among_inputs(args.output, [*read_paths(args), *reads], flag="-o/--output")
             refuse_output_in_tokenizer(args.output, getattr(args, "tokenizer", None))
-        return open_output(args.output, force=getattr(args, "force", False))
+        # (--npy takes a name of that suffix only: the advice for a folder gives one)
+        example = "out.npy" if getattr(args, "show", None) == "npy" else "out"
+        return open_output(args.output, force=getattr(args, "force", False), example=example)
     output = StandardOutput()
     refuse_reading_own_output("-", reads)
     return output

@@ -20,7 +20,7 @@ from wwho.cli.options import output_path, path_argument, strict, text_field
 from wwho.cli.outputs import BYTELEVEL_FILES, add_force, check_output_dir, written_since
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, VOCAB_SIZE, WORKERS, count_arg
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
-from wwho.errors import VocabError, WwhoError
+from wwho.errors import VocabError, WwhoError, printable
 from wwho.notices import plural
 from wwho.savedir import check_target
 
@@ -104,7 +104,7 @@ def main(argv: list[str]) -> int:
     if not args.force and (refused := written_since(out, BYTELEVEL_FILES)):
         raise refused
     out = tok.save(out, hf=args.hf)
-    print(f"wrote {out} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
+    print(f"wrote {printable(str(out))} ({tok.vocab_size:,} tokens, {len(tok.merges or ()):,} merges) in {seconds:.1f}s; "
           f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     return 0

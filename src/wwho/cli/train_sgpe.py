@@ -28,7 +28,7 @@ from wwho.cli.options import output_path, path_argument, strict, text_field
 from wwho.cli.outputs import META_FILES, SGPE_FILES, add_force, check_output_dir, written_since
 from wwho.corpus import MAX_LINE_BYTES, CorpusStats
 from wwho.corpus_files import resolve_paths
-from wwho.errors import WwhoError, WwhoWarning
+from wwho.errors import WwhoError, WwhoWarning, printable
 from wwho.notices import plural, warn
 from wwho.sgpe import SGPETokenizer
 from wwho.sgpe.scopes import MERGE_SCOPES
@@ -200,20 +200,24 @@ def main(argv: list[str]) -> int:
     checkpoints.refuse_as_output(out)  # and the other way round: a kept --checkpoint-dir of an earlier run
     recover(out)  # a save killed earlier may have left your files beside OUT: put them back first
     check_output_dir(out, META_FILES if args.meta else SGPE_FILES, force=args.force)
-    checkpoint_dir = checkpoints.claim(args.checkpoint_dir or out / "checkpoints")
+    # A run of fewer merges than --checkpoint-every (seconds of work) keeps no checkpoint in OUT unless
+    # resuming; with --checkpoint-dir, one is written when the merges end as the API writes it.
+    short = args.checkpoint_every >= args.vocab_size
+    if not args.checkpoint_dir and short and not args.resume:
+        args.checkpoint_every = 0
+    default_dir = out / "checkpoints"
+    if (args.checkpoint_every == 0 and not args.resume and not args.checkpoint_dir
+            and not checkpoints.is_checkpoint_folder(default_dir)):
+        # No checkpoint is written or read: a folder of that name in OUT is the user's (a model
+        # folder's checkpoints/ is common), not to be checked, locked or emptied.
+        return _train_and_finish(args, out, encoding, None)
+    checkpoint_dir = checkpoints.claim(args.checkpoint_dir or default_dir)
     if not args.resume and not args.force and os.path.lexists(checkpoint_dir / checkpoints.FILE):
         # An earlier training's work (killed, or kept with --checkpoint-dir): a run without --resume
         # must not replace it in silence, where a forgotten flag would throw that work away.
         raise WwhoError(f"{checkpoint_dir / checkpoints.FILE}: an earlier training's checkpoint is there: "
                         "pass --resume to continue from it, or --force to start over (it is replaced)")
-    stats = CorpusStats()
-    t0 = time.perf_counter()
-    # A run of fewer merges than --checkpoint-every (seconds of work) keeps no checkpoint in OUT unless
-    # resuming; with --checkpoint-dir, one is written when the merges end as the API writes it. Said
-    # whenever one will be written: a Ctrl-C then leaves it behind.
-    short = args.checkpoint_every >= args.vocab_size
-    if not args.checkpoint_dir and short and not args.resume:
-        args.checkpoint_every = 0
+    # Said whenever a checkpoint will be written: a Ctrl-C then leaves it behind.
     if not args.quiet and args.checkpoint_every > 0:
         fate = "kept" if args.checkpoint_dir else "removed after success"
         when = "when the merges end" if short else f"every {args.checkpoint_every:,} merges and when they end"
@@ -222,8 +226,15 @@ def main(argv: list[str]) -> int:
     # Held from training to the removal of the checkpoints after the save: a second training into the
     # same OUT (or --checkpoint-dir) stops instead of overwriting this one's checkpoints or deleting them.
     with checkpoints.using(checkpoint_dir):
-        tok = _train(args, checkpoint_dir, stats)
-        return _finish(args, tok, out, encoding, checkpoint_dir, stats, time.perf_counter() - t0)
+        return _train_and_finish(args, out, encoding, checkpoint_dir)
+
+
+def _train_and_finish(args: argparse.Namespace, out, encoding, checkpoint_dir) -> int:
+    """Train, save and report; ``checkpoint_dir`` None where no checkpoint is written or read."""
+    stats = CorpusStats()
+    t0 = time.perf_counter()
+    tok = _train(args, checkpoint_dir, stats)
+    return _finish(args, tok, out, encoding, checkpoint_dir, stats, time.perf_counter() - t0)
 
 
 def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
@@ -311,7 +322,7 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
     # (another run that wrote the same OUT, with another --checkpoint-dir)
     if not args.force and (refused := written_since(out, META_FILES if args.meta else SGPE_FILES)):
         kept = (f"; the last checkpoint is kept in {checkpoint_dir}: add --resume --force to save this training "
-                "without training again") if (checkpoint_dir / checkpoints.FILE).exists() else ""
+                "without training again") if checkpoint_dir and (checkpoint_dir / checkpoints.FILE).exists() else ""
         raise WwhoError(f"{refused}{kept}")
     if args.meta:
         from wwho.meta import MetaTokenizer
@@ -329,13 +340,13 @@ def _finish(args: argparse.Namespace, tok: SGPETokenizer, out, encoding, checkpo
 
         report = save_verified(tok, out, args.corpus, text_field=args.text_field, progress=not args.quiet)
         path = out / "vocab.json"
-    if not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
+    if checkpoint_dir and not args.checkpoint_dir:  # the default checkpoint folder is only for --resume of this run
         checkpoints.remove(checkpoint_dir)  # wwho's files only, then the folder if it is empty
-    print(f"wrote {path} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
+    print(f"wrote {printable(str(path))} ({tok.vocab_size:,} tokens, {len(tok.merges):,} merges) in {seconds:.1f}s; "
           f"{plural(stats.documents, 'document')} from {plural(stats.files, 'file')}"
           + (f", {stats.bad_lines} bad lines skipped" if stats.bad_lines else ""), file=sys.stderr)
     if args.meta:
-        print(f"wrote {out / 'meta_config.json'}: {meta.vocab_size:,} ids = {encoding.name} [0, {meta.offset:,}) "
+        print(f"wrote {printable(str(out / 'meta_config.json'))}: {meta.vocab_size:,} ids = {encoding.name} [0, {meta.offset:,}) "
               f"+ SGPE [{meta.offset:,}, {meta.vocab_size:,})", file=sys.stderr)
         return 0 if args.no_verify else _verify_meta(meta, args.corpus, args.text_field)
     if not args.no_verify:

@@ -122,6 +122,11 @@ def _checkpoint_sign(folder: Path, *, itself: bool) -> str | None:
         return None
 
 
+def is_checkpoint_folder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds wwho's checkpoint marker, or a checkpoint file wwho wrote."""
+    return _checkpoint_sign(Path(folder), itself=True) is not None
+
+
 def refuse_as_output(path: str | os.PathLike, flag: str = "--out", *, file: bool = False) -> None:
     """A :class:`VocabError` when ``path`` (an output folder, or with ``file`` an output file) is a
     checkpoint folder or lies inside one: the model's files would stay there, and every later
