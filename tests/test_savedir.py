@@ -396,6 +396,7 @@ def test_two_processes_saving_into_one_directory_take_turns(tmp_path):
         import sys, warnings
         from wwho.savedir import save_files
         warnings.simplefilter("error")  # a sibling "left alone" is a warning: fail on it
+        warnings.filterwarnings("ignore", message=".*another process is saving")  # (the turns, said)
         target, tag = sys.argv[1], sys.argv[2]
         for i in range(60):
             save_files(target, {"a.json": f"{tag}{i}".encode() * 1000, "b.json": tag.encode()}, kind="x")
@@ -408,6 +409,25 @@ def test_two_processes_saving_into_one_directory_take_turns(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["mine.txt", "out"]
     tag = (tmp_path / "out" / "b.json").read_text()
     assert (tmp_path / "out" / "a.json").read_text() == f"{tag}59" * 1000  # one save's files, both
+
+
+def test_a_save_that_waits_for_another_process_says_so(tmp_path):
+    from wwho.errors import WwhoWarning
+    from wwho.savedir import save_files
+
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, time
+        from pathlib import Path
+        from wwho.savedir import _folder_lock
+        with _folder_lock(Path(sys.argv[1])):
+            print("held", flush=True)
+            time.sleep(1)
+    """), str(tmp_path)], stdout=subprocess.PIPE)
+    assert holder.stdout.readline() == b"held\n"
+    with pytest.warns(WwhoWarning, match="another process is saving into this folder; waiting for it"):
+        save_files(tmp_path / "out", {"a.json": b"1"}, kind="x")
+    assert holder.wait(timeout=60) == 0  # (the save went on once the other one was done)
+    assert (tmp_path / "out" / "a.json").read_bytes() == b"1"
 
 
 def test_a_child_forked_during_a_save_does_not_keep_the_folders_lock(tmp_path):

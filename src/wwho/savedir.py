@@ -188,8 +188,19 @@ def _folder_lock(folder: Path):
         return
     _FOLDER_LOCKS.add(fd)
     try:
-        with contextlib.suppress(OSError):  # (not BlockingIOError: it waits its turn)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # said, then waited for: a silent wait would look like a hang
+            import warnings
+
+            from wwho.errors import WwhoWarning
+
+            warnings.warn(f"{printable(str(folder))}: another process is saving into this folder; waiting for it "
+                          "to finish", WwhoWarning, stacklevel=4)
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass  # a filesystem without locks
         yield
     finally:
         _FOLDER_LOCKS.discard(fd)
